@@ -1,0 +1,41 @@
+/* matrix.h: the dense row-major matrix every stage is kept in. */
+#ifndef ATTNVIZ_MATRIX_H
+#define ATTNVIZ_MATRIX_H
+
+#include <stddef.h>
+
+/*
+ * A rows × cols matrix of doubles, row-major: element (i, j) is a[i*cols + j].
+ * An empty matrix has rows == cols == 0 and a == NULL; "absent" matrices
+ * (no W_o, no cross-attention source) are empty.
+ * The owner frees with mat_free(); a Mat passed as const is never written.
+ */
+typedef struct Mat {
+	int rows;
+	int cols;
+	double *a;
+} Mat;
+
+#define MAT_AT(m, i, j) ((m).a[(size_t)(i) * (size_t)(m).cols + (size_t)(j)])
+
+/* Allocate a zero-filled rows × cols matrix. Returns 0, or -1 when out of memory. */
+int mat_alloc(Mat *m, int rows, int cols);
+void mat_free(Mat *m);
+/* Deep copy; dst is overwritten (not freed first). Returns 0 or -1. */
+int mat_copy(Mat *dst, const Mat *src);
+int mat_empty(const Mat *m);
+/* Exact equality of shape and every element (NaN never equal). */
+int mat_equal(const Mat *x, const Mat *y);
+
+/*
+ * Shapes: A is r × k, B is k × c, C is r × c (already allocated).
+ * C = A · B. The reference loop (mat_mul_naive) is kept beside the
+ * blocked one (mat_mul) so tests can compare the two.
+ */
+void mat_mul_naive(const Mat *A, const Mat *B, Mat *C);
+void mat_mul(const Mat *A, const Mat *B, Mat *C);
+
+/* Mean and sample standard deviation (n − 1, as torch.std) of the finite cells; returns their count. */
+size_t mat_stats(const Mat *m, double *mean, double *std);
+
+#endif
