@@ -1,0 +1,126 @@
+# attnviz — build, test, run, install.  `make run` and `make test` do all the set-up.
+#
+#   make              build ./build/attnviz (readline when pkg-config finds it)
+#   make run          check dependencies, build, open the default lesson
+#   make test         check dependencies, build, run every test; ends "N passed, N failed"
+#   make deps         check (and on Debian/Ubuntu install) the build dependencies
+#   make READLINE=0   build with the built-in line editor instead of GNU readline
+#   make SAN=1        build with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz         build and run the libFuzzer target for the lesson loader (clang)
+#   make bench        print speed and memory figures
+#   make install PREFIX=/usr/local   binary, lessons, man page
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+PKG_CONFIG ?= pkg-config
+VERSION  := 1.0.0
+
+# Readline is optional: on when pkg-config knows it, unless READLINE=0.
+ifeq ($(origin READLINE), undefined)
+READLINE := $(shell $(PKG_CONFIG) --exists readline 2>/dev/null && echo 1 || echo 0)
+endif
+
+BUILD ?= build
+ifeq ($(READLINE),0)
+BUILD := $(BUILD)-norl
+endif
+ifeq ($(SAN),1)
+BUILD := $(BUILD)-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+WARN := -Wall -Wextra -Wpedantic -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
+	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
+	-DHAVE_READLINE=$(READLINE) -Isrc -I$(BUILD)
+
+PKGS := ncursesw libcjson
+ifeq ($(READLINE),1)
+PKGS += readline
+endif
+DEP_CFLAGS = $(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null))
+DEP_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
+CMOCKA_CFLAGS = $(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null))
+CMOCKA_LIBS   = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+# Every src/*.c but main.c is library code the tests link against; the two
+# line editors are chosen by READLINE.
+LIB_SRC := $(filter-out src/main.c src/lineedit-readline.c src/lineedit-basic.c,$(wildcard src/*.c))
+ifeq ($(READLINE),1)
+LIB_SRC += $(wildcard src/lineedit-readline.c)
+else
+LIB_SRC += $(wildcard src/lineedit-basic.c)
+endif
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/default_lesson.o
+BIN     := $(BUILD)/attnviz
+UNIT_SRC := $(wildcard tests/unit_*.c)
+UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+TOOL_BIN := $(BUILD)/tests/jsoncmp
+
+.PHONY: all run test deps bench fuzz install uninstall clean check-deps
+all: $(BIN)
+
+$(BUILD)/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
+
+# The default lesson is compiled in, so `attnviz` works from any directory.
+$(BUILD)/default_lesson.c: lessons/selfattn.json | $(BUILD)
+	{ echo '/* generated from lessons/selfattn.json by the Makefile */'; \
+	  echo '#include <stddef.h>'; \
+	  echo 'const unsigned char default_lesson_json[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00 };'; \
+	  echo 'const size_t default_lesson_len = sizeof default_lesson_json - 1;'; } > $@
+$(BUILD)/default_lesson.o: $(BUILD)/default_lesson.c
+	$(CC) -std=c11 $(CFLAGS) $(SANFLAGS) -c $< -o $@
+
+$(BIN): $(BUILD)/main.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) $(SANFLAGS) $^ -o $@ $(DEP_LIBS)
+
+$(BUILD):
+	mkdir -p $(BUILD) $(BUILD)/tests
+
+$(BUILD)/tests/unit_%: tests/unit_%.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(CMOCKA_CFLAGS) $< $(LIB_OBJ) -o $@ $(CMOCKA_LIBS) $(DEP_LIBS)
+
+$(BUILD)/tests/jsoncmp: tests/jsoncmp.c | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $< -o $@ $(DEP_LIBS)
+
+check-deps deps:
+	@sh assets/deps.sh $(if $(filter 0,$(READLINE)),--no-readline) $(if $(filter test,$(MAKECMDGOALS)),--test)
+
+run: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	$(BIN) $(ARGS)
+
+test: deps
+	@$(MAKE) --no-print-directory $(BIN) $(UNIT_BIN) $(TOOL_BIN)
+	@sh tests/run.sh $(BUILD)
+
+bench: $(BIN)
+	@sh tests/bench.sh $(BIN)
+
+FUZZ_BUILD := build-fuzz
+fuzz:
+	@mkdir -p $(FUZZ_BUILD)
+	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Isrc \
+		$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags libcjson)) tests/fuzz_lesson.c src/lesson.c src/text.c src/prng.c src/matrix.c \
+		-o $(FUZZ_BUILD)/fuzz_lesson $(shell $(PKG_CONFIG) --libs libcjson) -lm
+	mkdir -p $(FUZZ_BUILD)/corpus
+	$(FUZZ_BUILD)/fuzz_lesson -max_total_time=$${FUZZ_SECONDS:-60} -max_len=4096 \
+		-dict=tests/fuzz/lesson.dict $(FUZZ_BUILD)/corpus tests/fuzz/corpus
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnviz/lessons $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/attnviz
+	cp -R lessons/. $(DESTDIR)$(PREFIX)/share/attnviz/lessons/
+	if [ -d assets/themes ]; then install -d $(DESTDIR)$(PREFIX)/share/attnviz/themes && cp assets/themes/*.json $(DESTDIR)$(PREFIX)/share/attnviz/themes/; fi
+	install -m 644 assets/attnviz.1 $(DESTDIR)$(PREFIX)/share/man/man1/attnviz.1
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/bin/attnviz $(DESTDIR)$(PREFIX)/share/attnviz $(DESTDIR)$(PREFIX)/share/man/man1/attnviz.1
+
+clean:
+	rm -rf build build-norl build-san build-norl-san build-fuzz

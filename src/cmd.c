@@ -1,0 +1,973 @@
+/* cmd.c: every command, one table. The TUI's `:` line, the plain REPL and demo
+ * scripts all come through cmd_run(); `help` is printed from the table. */
+#include "cmd.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "explain.h"
+#include "textfmt.h"
+
+/* ------------------------------------------------------------ output */
+
+static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	s = malloc((size_t)len + 1);
+	if (s == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	if (out != NULL && out->message != NULL)
+		out->message(out->ctx, kind, title, s);
+	free(s);
+}
+
+/* Report a heap error string from the session layer and free it; returns -1. */
+static int fail(CmdOut *out, char *err)
+{
+	say(out, MSG_ERROR, NULL, "%s", err ? err : "out of memory");
+	free(err);
+	return -1;
+}
+
+static int usage(CmdOut *out, const char *name);
+
+/* ------------------------------------------------------------ arguments */
+
+/* A whole number in [lo, hi]; -1 and a message otherwise. */
+static int parse_int(const char *s, long lo, long hi, long *v, CmdOut *out, const char *what)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	if (end == s || *end != '\0' || errno != 0 || *v < lo || *v > hi) {
+		say(out, MSG_ERROR, NULL, "%s: expected a whole number from %ld to %ld, got \"%s\"", what, lo, hi, s);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_double(const char *s, double *v, CmdOut *out, const char *what)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(*v)) {
+		say(out, MSG_ERROR, NULL, "%s: expected a finite number, got \"%s\"", what, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* A matrix by name, present in this lesson. */
+static int parse_matrix(const Session *s, const char *name, CmdOut *out)
+{
+	int w = attn_matrix_find(name);
+
+	if (w < 0) {
+		char list[512] = "";
+		int i;
+		for (i = 0; i < AM_COUNT; i++)
+			if (attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL) {
+				strcat(list, i ? " " : "");
+				strcat(list, attn_matrix_name((AttnMatrix)i));
+			}
+		say(out, MSG_ERROR, NULL, "unknown matrix: %s (this lesson has: %s)", name, list);
+		return -1;
+	}
+	if (attn_matrix(s->attn, (AttnMatrix)w, 0) == NULL) {
+		say(out, MSG_ERROR, NULL, "%s is not part of this lesson", attn_matrix_name((AttnMatrix)w));
+		return -1;
+	}
+	return w;
+}
+
+static int parse_head(const Session *s, const char *arg, int *head, CmdOut *out)
+{
+	long v;
+
+	if (arg == NULL) {
+		*head = s->head;
+		return 0;
+	}
+	if (parse_int(arg, 0, s->lesson->heads - 1, &v, out, "head") != 0)
+		return -1;
+	*head = (int)v;
+	return 0;
+}
+
+/* ------------------------------------------------------------ moving */
+
+static int cmd_next(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	(void)argc; (void)argv;
+	return session_next(s, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_prev(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	(void)argc; (void)argv;
+	return session_prev(s, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_first(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	(void)argc; (void)argv;
+	return session_goto_step(s, 0, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_last(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	(void)argc; (void)argv;
+	return session_goto_step(s, s->nwalk - 1, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_step(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	long v;
+	(void)argc;
+	if (parse_int(argv[1], 1, s->nwalk, &v, out, "step") != 0)
+		return -1;
+	return session_goto_step(s, (int)v - 1, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_goto(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	int st = stage_find(argv[1]);
+	(void)argc;
+	if (st < 0) {
+		char list[256] = "";
+		int i;
+		for (i = 0; i < STAGE_COUNT; i++)
+			if (lesson_stage_present(s->lesson, (Stage)i)) {
+				strcat(list, list[0] ? " " : "");
+				strcat(list, stage_name((Stage)i));
+			}
+		say(out, MSG_ERROR, NULL, "unknown stage: %s (this lesson's stages: %s)", argv[1], list);
+		return -1;
+	}
+	return session_goto_stage(s, (Stage)st, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_head(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	char *end;
+	long v;
+	(void)argc;
+	errno = 0;
+	v = strtol(argv[1], &end, 10);
+	if (end == argv[1] || *end != '\0' || errno != 0 || v < 0 || v > LESSON_MAX_HEADS) {
+		say(out, MSG_ERROR, NULL, "head: expected a head number from 0 to %d, got \"%s\"", s->lesson->heads - 1, argv[1]);
+		return -1;
+	}
+	return session_set_head(s, (int)v, &err) == 0 ? 0 : fail(out, err);
+}
+
+/* ------------------------------------------------------------ lessons */
+
+static int cmd_load(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL, *warn = NULL;
+	(void)argc;
+	if (session_load(s, argv[1], &err, &warn) != 0) {
+		free(warn);
+		return fail(out, err);
+	}
+	if (warn != NULL)
+		say(out, MSG_TEXT, "warnings", "%s", warn);
+	free(warn);
+	{
+		char *title = text_escape(session_text(s, &s->lesson->title), "");
+		say(out, MSG_INFO, NULL, "loaded %s: %s", s->source, title ? title : "");
+		free(title);
+	}
+	return 0;
+}
+
+static int cmd_reload(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *args[2];
+	(void)argc; (void)argv;
+	if (s->source == NULL) {
+		char *err = NULL;
+		Lesson *l = session_default_lesson(&err);
+		Session fresh;
+		if (l == NULL || session_init(&fresh, l, NULL, &err) != 0) {
+			lesson_free(l);
+			return fail(out, err);
+		}
+		strcpy(fresh.lang, s->lang);
+		session_free(s);
+		*s = fresh;
+		say(out, MSG_INFO, NULL, "reloaded the built-in lesson");
+		return 0;
+	}
+	args[0] = "load";
+	args[1] = s->source;
+	{
+		char *src = strdup(s->source);
+		int rc;
+		args[1] = src;
+		rc = cmd_load(s, 2, args, out);
+		free(src);
+		return rc;
+	}
+}
+
+/* The teaching order of lessons/README.md; other lesson files follow alphabetically. */
+static const char *const lesson_order[] = {
+	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
+	"mask", "padding", "prefix", "cross", "additive", "positional", "bug", NULL
+};
+
+static int order_of(const char *name)
+{
+	int i;
+	for (i = 0; lesson_order[i] != NULL; i++)
+		if (strcmp(lesson_order[i], name) == 0)
+			return i;
+	return i;
+}
+
+static int compare_names(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+	int oa = order_of(a), ob = order_of(b);
+	return oa != ob ? oa - ob : strcmp(a, b);
+}
+
+/* The title of a lesson file, read cheaply (no computation); heap string or NULL. */
+static char *lesson_title(const char *path, const char *lang)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL, *title = NULL;
+	long len;
+	cJSON *root, *t;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 && len < LESSON_MAX_BYTES &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len)) != NULL &&
+	    fread(buf, 1, (size_t)len, f) == (size_t)len) {
+		root = cJSON_ParseWithLength(buf, (size_t)len);
+		t = cJSON_GetObjectItemCaseSensitive(root, "title");
+		if (cJSON_IsObject(t)) {
+			cJSON *v = cJSON_GetObjectItemCaseSensitive(t, lang);
+			t = cJSON_IsString(v) ? v : cJSON_GetObjectItemCaseSensitive(t, "en");
+		}
+		if (cJSON_IsString(t))
+			title = text_escape(t->valuestring, "");
+		cJSON_Delete(root);
+	}
+	free(buf);
+	fclose(f);
+	return title;
+}
+
+/* Names (without .json) of the lessons in the first search directory that has any. */
+static int list_lessons(char ***names, const char **dir_out)
+{
+	const char *dirs[3] = { getenv("ATTNVIZ_LESSONS"), "lessons", ATTNVIZ_SHARE "/lessons" };
+	int i, count = 0;
+
+	*names = NULL;
+	for (i = 0; i < 3 && count == 0; i++) {
+		DIR *d;
+		struct dirent *e;
+		if (dirs[i] == NULL || dirs[i][0] == '\0' || (d = opendir(dirs[i])) == NULL)
+			continue;
+		while ((e = readdir(d)) != NULL) {
+			size_t len = strlen(e->d_name);
+			char **grown;
+			if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
+				continue;
+			grown = realloc(*names, (size_t)(count + 1) * sizeof **names);
+			if (grown == NULL)
+				break;
+			*names = grown;
+			(*names)[count++] = strndup(e->d_name, len - 5);
+		}
+		closedir(d);
+		*dir_out = dirs[i];
+	}
+	if (count > 1)
+		qsort(*names, (size_t)count, sizeof **names, compare_names);
+	return count;
+}
+
+static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char **names;
+	const char *dir = NULL;
+	int i, count = list_lessons(&names, &dir);
+	size_t cap = 256, len = 0;
+	char *text = malloc(cap);
+	(void)argc; (void)argv;
+
+	if (count == 0 || text == NULL) {
+		free(text);
+		free(names);
+		say(out, MSG_ERROR, NULL, "no lessons found in $ATTNVIZ_LESSONS, ./lessons or %s/lessons", ATTNVIZ_SHARE);
+		return -1;
+	}
+	text[0] = '\0';
+	for (i = 0; i < count; i++) {
+		char path[4096], line[600];
+		char *title;
+		snprintf(path, sizeof path, "%s/%s.json", dir, names[i]);
+		title = lesson_title(path, s->lang);
+		snprintf(line, sizeof line, "%2d. %-11s %s\n", i + 1, names[i], title ? title : "(unreadable)");
+		free(title);
+		free(names[i]);
+		if (len + strlen(line) + 1 > cap) {
+			char *grown = realloc(text, cap * 2 + strlen(line));
+			if (grown == NULL)
+				break;
+			text = grown;
+			cap = cap * 2 + strlen(line);
+		}
+		strcpy(text + len, line);
+		len += strlen(line);
+	}
+	for (; i < count; i++)
+		free(names[i]);
+	free(names);
+	say(out, MSG_TEXT, "lessons (load NAME)", "%s", text);
+	free(text);
+	return 0;
+}
+
+/* ------------------------------------------------------------ looking */
+
+static int cmd_show(Session *s, int argc, char **argv, CmdOut *out)
+{
+	int w = parse_matrix(s, argv[1], out), head;
+
+	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0)
+		return -1;
+	if (out->show != NULL)
+		out->show(out->ctx, (AttnMatrix)w, head);
+	return 0;
+}
+
+static int cmd_explain(Session *s, int argc, char **argv, CmdOut *out)
+{
+	int w = parse_matrix(s, argv[1], out), head;
+	long row, col;
+	char *text, *err = NULL;
+	const Mat *m;
+
+	if (w < 0 || parse_head(s, argc > 4 ? argv[4] : NULL, &head, out) != 0)
+		return -1;
+	m = attn_matrix(s->attn, (AttnMatrix)w, head);
+	if (parse_int(argv[2], 0, m->rows - 1, &row, out, "row") != 0 ||
+	    parse_int(argv[3], 0, m->cols - 1, &col, out, "column") != 0)
+		return -1;
+	text = explain_cell(s->attn, (AttnMatrix)w, head, (int)row, (int)col, out->utf8, &err);
+	if (text == NULL)
+		return fail(out, err);
+	say(out, MSG_TEXT, "explain", "%s", text);
+	free(text);
+	return 0;
+}
+
+static int cmd_lang(Session *s, int argc, char **argv, CmdOut *out)
+{
+	(void)argc;
+	if (strcmp(argv[1], "en") != 0 && strcmp(argv[1], "zh") != 0) {
+		say(out, MSG_ERROR, NULL, "lang: expected en or zh, got \"%s\"", argv[1]);
+		return -1;
+	}
+	strcpy(s->lang, argv[1]);
+	s->dirty |= DIRTY_LANG;
+	say(out, MSG_INFO, NULL, "%s", strcmp(argv[1], "zh") == 0 ? "语言：中文" : "language: English");
+	return 0;
+}
+
+/* ------------------------------------------------------------ edits */
+
+typedef struct SetArg {
+	AttnMatrix which;
+	int row, col;
+	double value;
+} SetArg;
+
+static Mat *lesson_matrix(Lesson *l, AttnMatrix w)
+{
+	switch (w) {
+	case AM_INPUT: return &l->input;
+	case AM_SOURCE_INPUT: return &l->source_input;
+	case AM_W_Q: return &l->W_q;
+	case AM_W_K: return &l->W_k;
+	case AM_W_V: return &l->W_v;
+	case AM_W_O: return &l->W_o;
+	case AM_W_E: return &l->w_e;
+	default: return NULL;
+	}
+}
+
+static int edit_set(Lesson *l, void *arg, char **err)
+{
+	const SetArg *a = arg;
+	Mat *m = lesson_matrix(l, a->which);
+	(void)err;
+	MAT_AT(*m, a->row, a->col) = a->value;
+	return 0;
+}
+
+/* "W_q[0][1]" or "W_q" followed by ROW COL words. */
+static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char name[32];
+	const char *p = argv[1], *br = strchr(p, '[');
+	const char *rs, *cs, *vs;
+	char rowbuf[24], colbuf[24];
+	SetArg a;
+	long row, col;
+	char *err = NULL;
+	int w;
+	const Mat *m;
+
+	if (br != NULL) {
+		const char *close1 = strchr(br, ']');
+		const char *br2 = close1 ? strchr(close1, '[') : NULL;
+		const char *close2 = br2 ? strchr(br2, ']') : NULL;
+		if (close2 == NULL || close2[1] != '\0' || argc != 3 || (size_t)(br - p) >= sizeof name ||
+		    (size_t)(close1 - br) >= sizeof rowbuf || (size_t)(close2 - br2) >= sizeof colbuf)
+			return usage(out, "set");
+		snprintf(name, sizeof name, "%.*s", (int)(br - p), p);
+		snprintf(rowbuf, sizeof rowbuf, "%.*s", (int)(close1 - br - 1), br + 1);
+		snprintf(colbuf, sizeof colbuf, "%.*s", (int)(close2 - br2 - 1), br2 + 1);
+		rs = rowbuf;
+		cs = colbuf;
+		vs = argv[2];
+	} else {
+		if (argc != 5 || strlen(p) >= sizeof name)
+			return usage(out, "set");
+		snprintf(name, sizeof name, "%s", p);
+		rs = argv[2];
+		cs = argv[3];
+		vs = argv[4];
+	}
+	w = parse_matrix(s, name, out);
+	if (w < 0)
+		return -1;
+	if (!attn_matrix_editable((AttnMatrix)w)) {
+		say(out, MSG_ERROR, NULL, "%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)",
+		    attn_matrix_name((AttnMatrix)w), s->lesson->has_source ? ", source_input" : "");
+		return -1;
+	}
+	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
+	if (parse_int(rs, 0, m->rows - 1, &row, out, "row") != 0 || parse_int(cs, 0, m->cols - 1, &col, out, "column") != 0 ||
+	    parse_double(vs, &a.value, out, "value") != 0)
+		return -1;
+	a.which = (AttnMatrix)w;
+	a.row = (int)row;
+	a.col = (int)col;
+	if (session_edit(s, edit_set, &a, &err) != 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, "%s[%ld][%ld] = %s; everything after it is recomputed", attn_matrix_name(a.which), row, col, vs);
+	return 0;
+}
+
+typedef struct MaskArg {
+	MaskKind kind;
+	Mat padding;
+} MaskArg;
+
+static int edit_mask(Lesson *l, void *arg, char **err)
+{
+	MaskArg *a = arg;
+	(void)err;
+	mat_free(&l->mask_matrix);
+	l->mask = a->kind;
+	if (a->kind == MASK_PADDING) {
+		l->mask_matrix = a->padding;
+		a->padding.a = NULL;
+	}
+	return 0;
+}
+
+static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
+{
+	MaskArg a = { MASK_NONE, { 0, 0, NULL } };
+	char *err = NULL;
+
+	if (strcmp(argv[1], "none") == 0 && argc == 2)
+		a.kind = MASK_NONE;
+	else if (strcmp(argv[1], "causal") == 0 && argc == 2)
+		a.kind = MASK_CAUSAL;
+	else if (strcmp(argv[1], "padding") == 0 && argc >= 3) {
+		/* "1,1,0" or "1 1 0" */
+		char joined[4 * LESSON_MAX_TOKENS + 16] = "", *tok, *save;
+		int i, j = 0;
+		for (i = 2; i < argc; i++) {
+			if (strlen(joined) + strlen(argv[i]) + 2 >= sizeof joined)
+				break;
+			strcat(joined, argv[i]);
+			strcat(joined, ",");
+		}
+		if (mat_alloc(&a.padding, 1, s->lesson->m) != 0)
+			return fail(out, NULL);
+		for (tok = strtok_r(joined, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save), j++) {
+			if (j >= s->lesson->m || (strcmp(tok, "0") != 0 && strcmp(tok, "1") != 0)) {
+				mat_free(&a.padding);
+				say(out, MSG_ERROR, NULL, "mask padding: expected %d values of 0 or 1 (1 = may attend), e.g. mask padding %s",
+				    s->lesson->m, s->lesson->m >= 3 ? "1,1,0" : "1,0");
+				return -1;
+			}
+			a.padding.a[j] = tok[0] == '1';
+		}
+		if (j != s->lesson->m) {
+			mat_free(&a.padding);
+			say(out, MSG_ERROR, NULL, "mask padding: expected %d values (one per key), got %d", s->lesson->m, j);
+			return -1;
+		}
+		a.kind = MASK_PADDING;
+	} else
+		return usage(out, "mask");
+	if (session_edit(s, edit_mask, &a, &err) != 0) {
+		mat_free(&a.padding);
+		return fail(out, err);
+	}
+	mat_free(&a.padding);
+	say(out, MSG_INFO, NULL, "mask is now %s", argv[1]);
+	return 0;
+}
+
+typedef struct ScaleArg {
+	ScaleKind kind;
+	double value;
+} ScaleArg;
+
+static int edit_scale(Lesson *l, void *arg, char **err)
+{
+	const ScaleArg *a = arg;
+	(void)err;
+	l->scale = a->kind;
+	l->scale_value = a->value;
+	l->scale_explicit = 1;
+	return 0;
+}
+
+static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
+{
+	ScaleArg a = { SCALE_SQRT_DK, 0.0 };
+	char *err = NULL;
+	(void)argc;
+	if (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "true") == 0)
+		a.kind = SCALE_SQRT_DK;
+	else if (strcmp(argv[1], "off") == 0 || strcmp(argv[1], "false") == 0)
+		a.kind = SCALE_NONE;
+	else if (parse_double(argv[1], &a.value, out, "scale (on, off or a number)") == 0)
+		a.kind = SCALE_VALUE;
+	else
+		return -1;
+	if (session_edit(s, edit_scale, &a, &err) != 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, "scale factor is now %.6g", s->attn->factor);
+	return 0;
+}
+
+static int edit_heads(Lesson *l, void *arg, char **err)
+{
+	const int h = *(const int *)arg;
+	int i;
+
+	if (l->W_q.cols % h != 0 || l->W_v.cols % h != 0) {
+		char buf[200];
+		snprintf(buf, sizeof buf, "heads: %d does not divide the %d columns of W_q%s", h,
+		         l->W_q.cols % h ? l->W_q.cols : l->W_v.cols, l->W_q.cols % h ? "" : " (of W_v)");
+		if (l->W_q.cols % h == 0)
+			snprintf(buf, sizeof buf, "heads: %d does not divide the %d columns of W_v", h, l->W_v.cols);
+		*err = strdup(buf);
+		return -1;
+	}
+	l->heads = h;
+	l->d_k = l->W_q.cols / h;
+	l->d_v = l->W_v.cols / h;
+	/* Steps written for more heads point at head 0 now. */
+	for (i = 0; i < l->nsteps; i++) {
+		if (l->steps[i].head >= h)
+			l->steps[i].head = 0;
+		if (l->steps[i].has_focus && l->steps[i].focus.head >= h)
+			l->steps[i].focus.head = 0;
+		if (l->steps[i].has_quiz && l->steps[i].quiz.answer_cell.head >= h)
+			l->steps[i].quiz.answer_cell.head = 0;
+	}
+	return 0;
+}
+
+static int cmd_heads(Session *s, int argc, char **argv, CmdOut *out)
+{
+	long v;
+	int h;
+	char *err = NULL;
+	(void)argc;
+	if (parse_int(argv[1], 1, LESSON_MAX_HEADS, &v, out, "heads") != 0)
+		return -1;
+	h = (int)v;
+	if (session_edit(s, edit_heads, &h, &err) != 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, "%d head%s: d_k = %d, d_v = %d", h, h == 1 ? "" : "s", s->lesson->d_k, s->lesson->d_v);
+	return 0;
+}
+
+/* ------------------------------------------------------------ quizzes */
+
+static int cmd_answer(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *feedback = NULL, *err = NULL;
+	int rc;
+	(void)argc;
+	rc = session_answer(s, argv[1], &feedback, &err);
+	if (rc < 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, "%s  (score %d/%d)", feedback ? feedback : "", s->quiz_right, s->quiz_asked);
+	free(feedback);
+	return 0;
+}
+
+static int cmd_skip(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *feedback = NULL, *err = NULL;
+	(void)argc; (void)argv;
+	if (session_skip(s, &feedback, &err) != 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, "%s", feedback ? feedback : "skipped");
+	free(feedback);
+	return 0;
+}
+
+static int cmd_hint(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const Step *st = session_step(s);
+	char *hint;
+	(void)argc; (void)argv;
+	if (!st->has_quiz) {
+		say(out, MSG_ERROR, NULL, "no question on this step");
+		return -1;
+	}
+	if (text_empty(&st->quiz.hint)) {
+		say(out, MSG_INFO, NULL, "no hint for this question");
+		return 0;
+	}
+	hint = text_escape(session_text(s, &st->quiz.hint), "\n\t");
+	say(out, MSG_TEXT, "hint", "%s", hint ? hint : "");
+	free(hint);
+	return 0;
+}
+
+/* ------------------------------------------------------------ the rest */
+
+static int cmd_help(Session *s, int argc, char **argv, CmdOut *out);
+
+static int cmd_quit(Session *s, int argc, char **argv, CmdOut *out)
+{
+	(void)argc; (void)argv; (void)out;
+	s->quit = 1;
+	return 0;
+}
+
+/*
+ * The table. usage: the words after the name (UPPER = a value, [optional], a|b = one of);
+ * cmd_run checks the count of required and optional words from it.
+ */
+const CmdEntry cmd_table[] = {
+	{ "load", NULL, ARG_LESSON, "load FILE|NAME", "open a lesson file, or a lesson by name (see lessons)", cmd_load },
+	{ "lessons", NULL, ARG_NONE, "lessons", "list the lessons in teaching order, with their titles", cmd_lessons },
+	{ "reload", NULL, ARG_NONE, "reload", "load the current lesson again from its file (drops your edits)", cmd_reload },
+	{ "next", "n", ARG_NONE, "next", "go to the next step", cmd_next },
+	{ "prev", "p", ARG_NONE, "prev", "go back one step", cmd_prev },
+	{ "first", NULL, ARG_NONE, "first", "go to the first step", cmd_first },
+	{ "last", NULL, ARG_NONE, "last", "go to the last step", cmd_last },
+	{ "step", NULL, ARG_NONE, "step N", "go to step N of the walk", cmd_step },
+	{ "goto", NULL, ARG_STAGE, "goto STAGE", "show a stage: input positional project split scores scale mask softmax weighted concat output", cmd_goto },
+	{ "head", NULL, ARG_NONE, "head N", "show head N (from 0)", cmd_head },
+	{ "show", NULL, ARG_MATRIX, "show MATRIX [HEAD]", "show a matrix (e.g. show weights 1)", cmd_show },
+	{ "explain", NULL, ARG_MATRIX, "explain MATRIX ROW COL [HEAD]", "show the arithmetic behind one cell", cmd_explain },
+	{ "set", NULL, ARG_MATRIX, "set MATRIX[ROW][COL] VALUE", "edit an input or a weight; everything after it is recomputed", cmd_set },
+	{ "mask", NULL, ARG_WORDS, "mask causal|none|padding 1,1,0", "change the mask", cmd_mask },
+	{ "scale", NULL, ARG_WORDS, "scale on|off|VALUE", "scale scores by 1/sqrt(d_k) (on), 1 (off) or a number", cmd_scale },
+	{ "heads", NULL, ARG_NONE, "heads N", "split Q, K and V into N heads (N must divide their columns)", cmd_heads },
+	{ "answer", "a", ARG_NONE, "answer VALUE", "answer this step's question (a choice number or letter, or a number)", cmd_answer },
+	{ "skip", NULL, ARG_NONE, "skip", "skip this step's question and see the answer", cmd_skip },
+	{ "hint", NULL, ARG_NONE, "hint", "a hint for this step's question", cmd_hint },
+	{ "lang", NULL, ARG_WORDS, "lang en|zh", "narration language: English or Chinese", cmd_lang },
+	{ "help", "?", ARG_COMMAND, "help [COMMAND]", "list the commands, or explain one", cmd_help },
+	{ "quit", "q", ARG_NONE, "quit", "leave attnviz", cmd_quit },
+	{ NULL, NULL, ARG_NONE, NULL, NULL, NULL }
+};
+
+/* Required and optional argument counts, from the usage string. */
+static void arg_counts(const char *usage_text, int *req, int *opt, int *rest)
+{
+	const char *p = strchr(usage_text, ' ');
+	*req = *opt = *rest = 0;
+	while (p != NULL) {
+		p++;
+		if (*p == '[')
+			(*opt)++;
+		else
+			(*req)++;
+		p = strchr(p, ' ');
+	}
+	/* "padding 1,1,0" style words and "causal|none|padding 1,1,0": allow more */
+	if (strstr(usage_text, "1,1,0") != NULL) {
+		*req = 1;
+		*rest = 1;
+	}
+}
+
+static int usage(CmdOut *out, const char *name)
+{
+	const CmdEntry *e;
+	for (e = cmd_table; e->name != NULL; e++)
+		if (strcmp(e->name, name) == 0)
+			say(out, MSG_ERROR, NULL, "usage: %s", e->usage);
+	return -1;
+}
+
+static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const CmdEntry *e;
+	char *text, *err = NULL;
+	size_t len = 0;
+	(void)s;
+
+	if (argc > 1) {
+		e = cmd_find(argv[1], &err);
+		if (e == NULL)
+			return fail(out, err);
+		say(out, MSG_TEXT, e->name, "%s\n  %s%s%s\n", e->usage, e->help, e->alias ? "\n  also: " : "",
+		    e->alias ? e->alias : "");
+		return 0;
+	}
+	for (e = cmd_table; e->name != NULL; e++)
+		len += strlen(e->usage) + strlen(e->help) + 40;
+	text = malloc(len + 1);
+	if (text == NULL)
+		return fail(out, NULL);
+	text[0] = '\0';
+	for (e = cmd_table; e->name != NULL; e++) {
+		char line[512];
+		snprintf(line, sizeof line, "%-32s %s\n", e->usage, e->help);
+		strcat(text, line);
+	}
+	say(out, MSG_TEXT, "commands (a unique prefix is enough)", "%s", text);
+	free(text);
+	return 0;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+const CmdEntry *cmd_find(const char *name, char **err)
+{
+	const CmdEntry *e, *found = NULL;
+	char list[512] = "";
+	int matches = 0;
+	const size_t len = strlen(name);
+
+	*err = NULL;
+	for (e = cmd_table; e->name != NULL; e++)
+		if (strcmp(e->name, name) == 0 || (e->alias != NULL && strcmp(e->alias, name) == 0))
+			return e;
+	for (e = cmd_table; e->name != NULL && len > 0; e++)
+		if (strncmp(e->name, name, len) == 0) {
+			found = e;
+			matches++;
+			if (strlen(list) + strlen(e->name) + 3 < sizeof list) {
+				strcat(list, list[0] ? ", " : "");
+				strcat(list, e->name);
+			}
+		}
+	if (matches == 1)
+		return found;
+	{
+		char *safe = text_escape(name, "");
+		size_t cap = strlen(list) + (safe ? strlen(safe) : 0) + 64;
+		*err = malloc(cap);
+		if (*err != NULL) {
+			if (matches == 0)
+				snprintf(*err, cap, "unknown command: %s (try help)", safe ? safe : "");
+			else
+				snprintf(*err, cap, "ambiguous command: %s, could be: %s", safe ? safe : "", list);
+		}
+		free(safe);
+	}
+	return NULL;
+}
+
+int cmd_split(const char *line, char ***argv_out)
+{
+	char **argv = NULL;
+	int argc = 0;
+	const char *p = line;
+
+	*argv_out = NULL;
+	for (;;) {
+		char *word, **grown;
+		size_t len = 0, cap;
+		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+			p++;
+		if (*p == '\0' || *p == '#')
+			break;
+		cap = strlen(p) + 1;
+		word = malloc(cap);
+		if (word == NULL)
+			goto oom;
+		while (*p != '\0' && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
+			if (*p == '"' || *p == '\'') {
+				const char q = *p++;
+				while (*p != '\0' && *p != q)
+					word[len++] = *p++;
+				if (*p == q)
+					p++;
+			} else
+				word[len++] = *p++;
+		}
+		word[len] = '\0';
+		grown = realloc(argv, (size_t)(argc + 2) * sizeof *argv);
+		if (grown == NULL) {
+			free(word);
+			goto oom;
+		}
+		argv = grown;
+		argv[argc++] = word;
+		argv[argc] = NULL;
+	}
+	*argv_out = argv;
+	return argc;
+oom:
+	cmd_free_words(argc, argv);
+	return -1;
+}
+
+void cmd_free_words(int argc, char **argv)
+{
+	int i;
+	for (i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+int cmd_run(Session *s, const char *line, CmdOut *out)
+{
+	const CmdEntry *e;
+	char **argv, *err = NULL;
+	int argc, req, opt, rest, rc;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line == ':')
+		line++;
+	argc = cmd_split(line, &argv);
+	if (argc < 0)
+		return fail(out, NULL);
+	if (argc == 0) {
+		free(argv);
+		return 0;
+	}
+	e = cmd_find(argv[0], &err);
+	if (e == NULL) {
+		cmd_free_words(argc, argv);
+		return fail(out, err);
+	}
+	arg_counts(e->usage, &req, &opt, &rest);
+	if (argc - 1 < req || (!rest && argc - 1 > req + opt && strcmp(e->name, "set") != 0)) {
+		cmd_free_words(argc, argv);
+		return usage(out, e->name);
+	}
+	if (e->exec != NULL)
+		rc = e->exec(s, argc, argv, out);
+	else if (out->frontend != NULL && out->frontend(out->ctx, e->name, argc, argv))
+		rc = 0;
+	else {
+		say(out, MSG_ERROR, NULL, "%s works only in the full-screen view", e->name);
+		rc = -1;
+	}
+	cmd_free_words(argc, argv);
+	return rc;
+}
+
+/* ------------------------------------------------------------ completion */
+
+static int add_candidate(char ***list, int *count, const char *word, const char *cand)
+{
+	char **grown;
+	if (strncmp(cand, word, strlen(word)) != 0)
+		return 0;
+	grown = realloc(*list, (size_t)(*count + 2) * sizeof **list);
+	if (grown == NULL)
+		return -1;
+	*list = grown;
+	(*list)[(*count)++] = strdup(cand);
+	(*list)[*count] = NULL;
+	return 0;
+}
+
+char **cmd_complete(const Session *s, CmdArg kind, const char *word)
+{
+	char **list = NULL;
+	int count = 0, i;
+
+	switch (kind) {
+	case ARG_COMMAND: {
+		const CmdEntry *e;
+		for (e = cmd_table; e->name != NULL; e++)
+			add_candidate(&list, &count, word, e->name);
+		break;
+	}
+	case ARG_STAGE:
+		for (i = 0; i < STAGE_COUNT; i++)
+			if (s == NULL || lesson_stage_present(s->lesson, (Stage)i))
+				add_candidate(&list, &count, word, stage_name((Stage)i));
+		break;
+	case ARG_MATRIX:
+		for (i = 0; i < AM_COUNT; i++)
+			if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
+				add_candidate(&list, &count, word, attn_matrix_name((AttnMatrix)i));
+		break;
+	case ARG_LESSON: {
+		char **names;
+		const char *dir = NULL;
+		int n = list_lessons(&names, &dir);
+		for (i = 0; i < n; i++) {
+			add_candidate(&list, &count, word, names[i]);
+			free(names[i]);
+		}
+		free(names);
+		break;
+	}
+	default:
+		break;
+	}
+	return list;
+}

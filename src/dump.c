@@ -1,0 +1,189 @@
+/* dump.c: every stage as JSON, with round-trip precision (cJSON prints %.17g when needed). */
+#include "dump.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+cJSON *dump_matrix(const Mat *m)
+{
+	cJSON *rows = cJSON_CreateArray();
+	int i, j;
+
+	if (rows == NULL)
+		return NULL;
+	for (i = 0; i < m->rows; i++) {
+		cJSON *row = cJSON_CreateArray();
+		if (row == NULL || !cJSON_AddItemToArray(rows, row)) {
+			cJSON_Delete(row);
+			goto fail;
+		}
+		for (j = 0; j < m->cols; j++) {
+			const double x = MAT_AT(*m, i, j);
+			cJSON *cell = isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
+			if (cell == NULL || !cJSON_AddItemToArray(row, cell)) {
+				cJSON_Delete(cell);
+				goto fail;
+			}
+		}
+	}
+	return rows;
+fail:
+	cJSON_Delete(rows);
+	return NULL;
+}
+
+static cJSON *dump_strings(char *const *s, int count)
+{
+	return cJSON_CreateStringArray((const char *const *)s, count);
+}
+
+/* Add a matrix under key; returns 0, or -1 when out of memory. */
+static int add_matrix(cJSON *obj, const char *key, const Mat *m)
+{
+	cJSON *j = dump_matrix(m);
+	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	return 0;
+}
+
+static int add_number(cJSON *obj, const char *key, double x)
+{
+	return cJSON_AddNumberToObject(obj, key, x) ? 0 : -1;
+}
+
+static cJSON *dump_heads(const Attn *a)
+{
+	cJSON *heads = cJSON_CreateArray();
+	int h;
+
+	for (h = 0; heads != NULL && h < a->heads; h++) {
+		const AttnHead *hd = &a->head[h];
+		cJSON *o = cJSON_CreateObject();
+		if (o == NULL || !cJSON_AddItemToArray(heads, o)) {
+			cJSON_Delete(o);
+			goto fail;
+		}
+		if (add_matrix(o, "scores", &hd->scores) || add_matrix(o, "scaled", &hd->scaled) ||
+		    add_matrix(o, "masked", &hd->masked) || add_matrix(o, "weights", &hd->weights) ||
+		    add_matrix(o, "output", &hd->weighted))
+			goto fail;
+	}
+	return heads;
+fail:
+	cJSON_Delete(heads);
+	return NULL;
+}
+
+static int add_stages(cJSON *o, const Lesson *l)
+{
+	cJSON *st = cJSON_AddArrayToObject(o, "stages");
+	int s;
+
+	if (st == NULL)
+		return -1;
+	for (s = 0; s < STAGE_COUNT; s++)
+		if (lesson_stage_present(l, (Stage)s) && !cJSON_AddItemToArray(st, cJSON_CreateString(stage_name((Stage)s))))
+			return -1;
+	return 0;
+}
+
+static int add_compare(cJSON *o, const Lesson *l, char **err)
+{
+	Attn *b;
+	cJSON *j;
+
+	if (l->compare == NULL)
+		return 0;
+	b = attn_compute(l->compare, err);
+	if (b == NULL)
+		return -1;
+	j = dump_attn(b, err);
+	attn_free(b);
+	if (j == NULL)
+		return -1;
+	if (!text_empty(&l->compare_label) && !cJSON_AddStringToObject(j, "label", text_get(&l->compare_label, "en"))) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	if (!cJSON_AddItemToObject(o, "compare", j)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	return 0;
+}
+
+cJSON *dump_attn(const Attn *a, char **err)
+{
+	const Lesson *l = a->lesson;
+	cJSON *o = cJSON_CreateObject(), *rows;
+	int i;
+
+	*err = NULL;
+	if (o == NULL)
+		goto oom;
+	if (add_number(o, "attnviz", 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
+	    add_number(o, "n", l->n) || add_number(o, "m", l->m) || add_number(o, "d_model", l->d_model) ||
+	    add_number(o, "heads", l->heads) || add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	    add_number(o, "scale_factor", a->factor) || add_stages(o, l) ||
+	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)))
+		goto oom;
+	if (l->has_source && !cJSON_AddItemToObject(o, "source_tokens", dump_strings(l->source_tokens, l->m)))
+		goto oom;
+	if (add_matrix(o, "W_q", &l->W_q) || add_matrix(o, "W_k", &l->W_k) || add_matrix(o, "W_v", &l->W_v))
+		goto oom;
+	if (!mat_empty(&l->W_o) && add_matrix(o, "W_o", &l->W_o))
+		goto oom;
+	if (l->score == SCORE_ADDITIVE &&
+	    !cJSON_AddItemToObject(o, "w_e", cJSON_CreateDoubleArray(l->w_e.a, l->w_e.cols)))
+		goto oom;
+	if (add_matrix(o, "input", &l->input))
+		goto oom;
+	if (!mat_empty(&a->PE) && add_matrix(o, "PE", &a->PE))
+		goto oom;
+	if (add_matrix(o, "X", &a->X))
+		goto oom;
+	if (l->has_source) {
+		if (add_matrix(o, "source_input", &l->source_input) ||
+		    (!mat_empty(&a->PE_src) && add_matrix(o, "PE_src", &a->PE_src)) || add_matrix(o, "S", &a->S))
+			goto oom;
+	}
+	if (add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V))
+		goto oom;
+	if (!cJSON_AddItemToObject(o, "heads", dump_heads(a)))
+		goto oom;
+	if (add_matrix(o, "concat", &a->concat) ||
+	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))
+		goto oom;
+	rows = cJSON_AddArrayToObject(o, "row_all_masked");
+	if (rows == NULL)
+		goto oom;
+	for (i = 0; i < l->n; i++)
+		if (a->row_all_masked[i] && !cJSON_AddItemToArray(rows, cJSON_CreateNumber(i)))
+			goto oom;
+	if (add_compare(o, l, err) != 0) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+oom:
+	cJSON_Delete(o);
+	*err = strdup("out of memory writing the dump");
+	return NULL;
+}
+
+char *dump_string(const Attn *a, int compact, char **err)
+{
+	cJSON *o = dump_attn(a, err);
+	char *s;
+
+	if (o == NULL)
+		return NULL;
+	s = compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o);
+	cJSON_Delete(o);
+	if (s == NULL)
+		*err = strdup("out of memory writing the dump");
+	return s;
+}

@@ -1,0 +1,349 @@
+/* main.c: arguments, and which face of attnviz to show (TUI, plain REPL or batch). */
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attention.h"
+#include "dump.h"
+#include "lesson.h"
+#include "plain.h"
+#include "session.h"
+#include "tui.h"
+
+static const char usage_text[] =
+	"usage: attnviz [OPTIONS] [LESSON]\n"
+	"       attnviz --check [--strict] FILE...\n"
+	"       attnviz --dump FILE\n"
+	"       attnviz --bench FILE [--repeat R]\n"
+	"\n"
+	"Step through self-attention, multi-head and masked attention, number by number.\n"
+	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS,\n"
+	"./lessons and " ATTNVIZ_SHARE "/lessons; without one, the built-in \"I saw a saw\".\n"
+	"\n"
+	"  --plain          line-oriented REPL instead of the full-screen view\n"
+	"                   (automatic when stdin or stdout is not a terminal, or TERM=dumb)\n"
+	"  --lang en|zh     narration language (default en)\n"
+	"  --check FILE...  check lessons; one summary line each; exit 1 if any is unusable\n"
+	"  --strict         with --check: a text without both English and Chinese is an error\n"
+	"  --dump FILE      print every stage of the computation as JSON\n"
+	"  --bench FILE     time the computation alone (--repeat R times, default 5)\n"
+	"  -h, --help       this help\n"
+	"  -V, --version    the version\n"
+	"\n"
+	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
+	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history). See attnviz(1) and lessons/FORMAT.md.\n";
+
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH };
+
+typedef struct Args {
+	enum Mode mode;
+	int strict;
+	int repeat;
+	const char *lang;
+	int nfiles;
+	char **files;
+} Args;
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("attnviz: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'attnviz --help'.\n", stderr);
+	return 2;
+}
+
+/* Returns -1 to go on, else an exit status. */
+static int parse_args(int argc, char **argv, Args *a)
+{
+	int i;
+
+	memset(a, 0, sizeof *a);
+	a->repeat = 5;
+	a->lang = "en";
+	a->files = calloc((size_t)argc, sizeof *a->files);
+	if (a->files == NULL)
+		return 1;
+	for (i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (strcmp(o, "-V") == 0 || strcmp(o, "--version") == 0) {
+			printf("attnviz %s (line editor: %s)\n", ATTNVIZ_VERSION, HAVE_READLINE ? "GNU readline" : "built-in");
+			return 0;
+		} else if (strcmp(o, "--plain") == 0)
+			a->mode = MODE_PLAIN;
+		else if (strcmp(o, "--check") == 0)
+			a->mode = MODE_CHECK;
+		else if (strcmp(o, "--strict") == 0)
+			a->strict = 1;
+		else if (strcmp(o, "--dump") == 0)
+			a->mode = MODE_DUMP;
+		else if (strcmp(o, "--bench") == 0)
+			a->mode = MODE_BENCH;
+		else if (strcmp(o, "--repeat") == 0 || strcmp(o, "--lang") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a value", o);
+			if (strcmp(o, "--lang") == 0) {
+				a->lang = argv[++i];
+				if (strcmp(a->lang, "en") != 0 && strcmp(a->lang, "zh") != 0)
+					return usage_error("--lang: expected en or zh, got \"%s\"", a->lang);
+			} else {
+				char *end;
+				long r = strtol(argv[++i], &end, 10);
+				if (*end != '\0' || end == argv[i] || r < 1 || r > 100000)
+					return usage_error("--repeat: expected a whole number from 1 to 100000, got \"%s\"", argv[i]);
+				a->repeat = (int)r;
+			}
+		} else if (strcmp(o, "--") == 0) {
+			for (i++; i < argc; i++)
+				a->files[a->nfiles++] = argv[i];
+		} else if (o[0] == '-' && o[1] != '\0')
+			return usage_error("unknown option: %s", o);
+		else
+			a->files[a->nfiles++] = argv[i];
+	}
+	if (a->strict && a->mode != MODE_CHECK)
+		return usage_error("%s goes with --check", "--strict");
+	if ((a->mode == MODE_CHECK) && a->nfiles == 0)
+		return usage_error("%s needs at least one lesson file", "--check");
+	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
+		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
+	if ((a->mode == MODE_AUTO || a->mode == MODE_PLAIN) && a->nfiles > 1)
+		return usage_error("give one lesson at a time (got %s and more)", a->files[0]);
+	return -1;
+}
+
+/* Load a lesson file for a batch mode; prints the error and returns NULL on failure. */
+static Lesson *batch_load(const char *path, int show_warnings)
+{
+	char *err = NULL, *warn = NULL;
+	Lesson *l = lesson_load(path, &err, &warn);
+
+	if (warn != NULL && show_warnings)
+		fputs(warn, stderr);
+	free(warn);
+	if (l == NULL) {
+		fprintf(stderr, "%s\n", err ? err : "out of memory");
+		free(err);
+	}
+	return l;
+}
+
+static int run_check(const Args *a)
+{
+	static const char *const langs[] = { "en", "zh", NULL };
+	int i, bad = 0;
+
+	for (i = 0; i < a->nfiles; i++) {
+		char *err = NULL, *report = NULL;
+		Lesson *l = batch_load(a->files[i], 1);
+		Attn *at;
+		int missing;
+		if (l == NULL) {
+			bad = 1;
+			continue;
+		}
+		at = attn_compute(l, &err);
+		if (at == NULL) {
+			fprintf(stderr, "%s: %s\n", a->files[i], err ? err : "out of memory");
+			free(err);
+			lesson_free(l);
+			bad = 1;
+			continue;
+		}
+		missing = lesson_check_languages(l, langs, &report);
+		if (missing > 0 && report != NULL) {
+			if (a->strict) {
+				/* the report's lines are warnings; under --strict they are errors */
+				fputs(report, stderr);
+				fprintf(stderr, "%s: %d text%s without both English and Chinese (--strict)\n", a->files[i],
+				        missing, missing == 1 ? "" : "s");
+				bad = 1;
+			} else
+				fputs(report, stderr);
+		}
+		free(report);
+		if (!(a->strict && missing > 0) && l->has_source)
+			printf("%s: ok, n=%d, m=%d, d_model=%d, heads=%d, %d steps\n", a->files[i], l->n, l->m,
+			       l->d_model, l->heads, l->nsteps);
+		else if (!(a->strict && missing > 0))
+			printf("%s: ok, n=%d, d_model=%d, heads=%d, %d steps\n", a->files[i], l->n, l->d_model,
+			       l->heads, l->nsteps);
+		attn_free(at);
+		lesson_free(l);
+	}
+	return bad;
+}
+
+static int run_dump(const Args *a)
+{
+	char *err = NULL, *s;
+	Lesson *l = batch_load(a->files[0], 1);
+	Attn *at;
+
+	if (l == NULL)
+		return 1;
+	at = attn_compute(l, &err);
+	s = at ? dump_string(at, 0, &err) : NULL;
+	if (s == NULL) {
+		fprintf(stderr, "%s: %s\n", a->files[0], err ? err : "out of memory");
+		free(err);
+		attn_free(at);
+		lesson_free(l);
+		return 1;
+	}
+	fputs(s, stdout);
+	fputc('\n', stdout);
+	free(s);
+	attn_free(at);
+	lesson_free(l);
+	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int compare_doubles(const void *x, const void *y)
+{
+	const double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static int run_bench(const Args *a)
+{
+	Lesson *l = batch_load(a->files[0], 0);
+	double *ms;
+	struct rusage ru;
+	int r;
+
+	if (l == NULL)
+		return 1;
+	ms = calloc((size_t)a->repeat, sizeof *ms);
+	if (ms == NULL) {
+		lesson_free(l);
+		return 1;
+	}
+	for (r = 0; r < a->repeat; r++) {
+		char *err = NULL;
+		double t0 = now_ms();
+		Attn *at = attn_compute(l, &err);
+		ms[r] = now_ms() - t0;
+		if (at == NULL) {
+			fprintf(stderr, "%s: %s\n", a->files[0], err ? err : "out of memory");
+			free(err);
+			free(ms);
+			lesson_free(l);
+			return 1;
+		}
+		attn_free(at);
+	}
+	qsort(ms, (size_t)a->repeat, sizeof *ms, compare_doubles);
+	getrusage(RUSAGE_SELF, &ru);
+	printf("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%ld\n", ms[a->repeat / 2], ms[0],
+	       ms[a->repeat - 1], ru.ru_maxrss);
+	free(ms);
+	lesson_free(l);
+	return 0;
+}
+
+/* The learner's lesson: a file or name, or the built-in one. */
+static int open_session(Session *s, const char *name, const char *lang)
+{
+	char *err = NULL, *warn = NULL;
+	Lesson *l;
+
+	if (name == NULL) {
+		l = session_default_lesson(&err);
+		if (l == NULL || session_init(s, l, NULL, &err) != 0) {
+			fprintf(stderr, "attnviz: built-in lesson: %s\n", err ? err : "out of memory");
+			lesson_free(l);
+			free(err);
+			return 1;
+		}
+	} else {
+		Lesson *none = session_default_lesson(&err);
+		/* session_load keeps the current lesson on failure; start from the built-in one */
+		if (none == NULL || session_init(s, none, NULL, &err) != 0) {
+			fprintf(stderr, "attnviz: built-in lesson: %s\n", err ? err : "out of memory");
+			lesson_free(none);
+			free(err);
+			return 1;
+		}
+		if (session_load(s, name, &err, &warn) != 0) {
+			fprintf(stderr, "%s\n", err ? err : "out of memory");
+			free(err);
+			free(warn);
+			session_free(s);
+			return 1;
+		}
+		if (warn != NULL)
+			fputs(warn, stderr);
+		free(warn);
+	}
+	snprintf(s->lang, sizeof s->lang, "%s", lang);
+	return 0;
+}
+
+static int locale_is_utf8(void)
+{
+	const char *cs = nl_langinfo(CODESET);
+	return cs != NULL && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+}
+
+int main(int argc, char **argv)
+{
+	Args a;
+	Session s;
+	int rc;
+	const char *term = getenv("TERM"), *nocolor = getenv("NO_COLOR");
+
+	setlocale(LC_ALL, "");
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0) {
+		free(a.files);
+		return rc;
+	}
+	switch (a.mode) {
+	case MODE_CHECK: rc = run_check(&a); break;
+	case MODE_DUMP: rc = run_dump(&a); break;
+	case MODE_BENCH: rc = run_bench(&a); break;
+	default:
+		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
+		if (rc != 0)
+			break;
+		if (a.mode == MODE_AUTO && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term != NULL &&
+		    term[0] != '\0' && strcmp(term, "dumb") != 0) {
+			TuiOptions to = { NULL, 0, NULL, NULL };
+			rc = tui_run(&s, &to);
+		} else {
+			PlainOptions po;
+			po.interactive = isatty(STDIN_FILENO);
+			po.color = isatty(STDOUT_FILENO) && (nocolor == NULL || nocolor[0] == '\0') && term != NULL &&
+			           strcmp(term, "dumb") != 0;
+			po.utf8 = locale_is_utf8();
+			rc = plain_run(&s, stdin, &po);
+		}
+		session_free(&s);
+		break;
+	}
+	free(a.files);
+	return rc;
+}

@@ -1,0 +1,18 @@
+/* plain.h: the line-oriented REPL (no curses): same commands, text tables. */
+#ifndef ATTNVIZ_PLAIN_H
+#define ATTNVIZ_PLAIN_H
+
+#include <stdio.h>
+
+#include "session.h"
+
+typedef struct PlainOptions {
+	int color;        /* ANSI colour in tables */
+	int utf8;         /* −∞ and × rather than -inf and x */
+	int interactive;  /* print prompts */
+} PlainOptions;
+
+/* Read commands from in until end of input or `quit`; returns the exit status (0). */
+int plain_run(Session *s, FILE *in, const PlainOptions *opt);
+
+#endif

@@ -1,0 +1,410 @@
+/* session.c: the learner's state, and the only functions that change it. */
+#include "session.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "textfmt.h"
+
+extern const unsigned char default_lesson_json[];
+extern const size_t default_lesson_len;
+
+static char *errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *errorf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	s = malloc((size_t)len + 1);
+	if (s == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* ------------------------------------------------------------ the walk */
+
+/* One step per present stage, or the lesson's own steps. Texts stay owned by the lesson. */
+static int build_walk(Session *s)
+{
+	const Lesson *l = s->lesson;
+	int st, k = 0;
+
+	free(s->walk);
+	free(s->quiz);
+	s->walk = NULL;
+	s->quiz = NULL;
+	if (l->nsteps > 0) {
+		s->nwalk = l->nsteps;
+		s->walk = malloc((size_t)l->nsteps * sizeof *s->walk);
+		if (s->walk == NULL)
+			return -1;
+		memcpy(s->walk, l->steps, (size_t)l->nsteps * sizeof *s->walk);
+	} else {
+		s->walk = calloc(STAGE_COUNT, sizeof *s->walk);
+		if (s->walk == NULL)
+			return -1;
+		for (st = 0; st < STAGE_COUNT; st++)
+			if (lesson_stage_present(l, (Stage)st))
+				s->walk[k++].stage = (Stage)st;
+		s->nwalk = k;
+	}
+	s->quiz = calloc((size_t)s->nwalk, sizeof *s->quiz);
+	if (s->quiz == NULL)
+		return -1;
+	s->quiz_right = s->quiz_asked = 0;
+	return 0;
+}
+
+static void place_at(Session *s, int step)
+{
+	s->step = step;
+	s->stage = s->walk[step].stage;
+	s->head = s->walk[step].head < s->lesson->heads ? s->walk[step].head : 0;
+	s->dirty |= DIRTY_PLACE;
+}
+
+static void drop_prev(Session *s)
+{
+	attn_free(s->prev_attn);
+	lesson_free(s->prev_lesson);
+	s->prev_attn = NULL;
+	s->prev_lesson = NULL;
+}
+
+int session_init(Session *s, Lesson *l, const char *source, char **err)
+{
+	memset(s, 0, sizeof *s);
+	strcpy(s->lang, "en");
+	s->lesson = l;
+	s->attn = attn_compute(l, err);
+	if (s->attn == NULL) {
+		s->lesson = NULL;
+		return -1;
+	}
+	if (source != NULL)
+		s->source = strdup(source);
+	if (build_walk(s) != 0) {
+		*err = errorf("out of memory");
+		attn_free(s->attn);
+		s->attn = NULL;
+		s->lesson = NULL;
+		return -1;
+	}
+	place_at(s, 0);
+	s->dirty = DIRTY_ALL;
+	return 0;
+}
+
+void session_free(Session *s)
+{
+	drop_prev(s);
+	attn_free(s->attn);
+	lesson_free(s->lesson);
+	free(s->source);
+	free(s->walk);
+	free(s->quiz);
+	memset(s, 0, sizeof *s);
+}
+
+/* ------------------------------------------------------------ loading */
+
+Lesson *session_default_lesson(char **err)
+{
+	char *warn = NULL;
+	Lesson *l = lesson_load_string("(built-in selfattn)", (const char *)default_lesson_json,
+	                               default_lesson_len, err, &warn);
+	free(warn);
+	return l;
+}
+
+static int is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int looks_like_path(const char *name)
+{
+	const size_t len = strlen(name);
+	return strchr(name, '/') != NULL || (len > 5 && strcmp(name + len - 5, ".json") == 0);
+}
+
+char *session_find_lesson(const char *name, char **err)
+{
+	const char *dirs[3];
+	int i;
+
+	if (looks_like_path(name) || is_file(name))
+		return strdup(name);
+	dirs[0] = getenv("ATTNVIZ_LESSONS");
+	dirs[1] = "lessons";
+	dirs[2] = ATTNVIZ_SHARE "/lessons";
+	for (i = 0; i < 3; i++) {
+		char *path;
+		if (dirs[i] == NULL || dirs[i][0] == '\0')
+			continue;
+		path = errorf("%s/%s.json", dirs[i], name);
+		if (path != NULL && is_file(path))
+			return path;
+		free(path);
+	}
+	*err = errorf("no lesson named \"%s\" in $ATTNVIZ_LESSONS, ./lessons or %s/lessons (try `lessons`)",
+	              name, ATTNVIZ_SHARE);
+	return NULL;
+}
+
+int session_load(Session *s, const char *file_or_name, char **err, char **warn)
+{
+	Session fresh;
+	char *path;
+	Lesson *l;
+
+	*warn = NULL;
+	path = session_find_lesson(file_or_name, err);
+	if (path == NULL)
+		return -1;
+	l = lesson_load(path, err, warn);
+	if (l == NULL || session_init(&fresh, l, path, err) != 0) {
+		lesson_free(l);
+		free(path);
+		return -1;
+	}
+	free(path);
+	strcpy(fresh.lang, s->lang);
+	session_free(s);
+	*s = fresh;
+	s->dirty = DIRTY_ALL;
+	return 0;
+}
+
+/* ------------------------------------------------------------ edits */
+
+int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
+{
+	Lesson *copy = lesson_clone(s->lesson);
+	Attn *a;
+
+	if (copy == NULL) {
+		*err = errorf("out of memory");
+		return -1;
+	}
+	if (edit(copy, arg, err) != 0 || lesson_validate(copy, err) != 0 ||
+	    (a = attn_compute(copy, err)) == NULL) {
+		lesson_free(copy);
+		return -1;
+	}
+	drop_prev(s);
+	s->prev_lesson = s->lesson;
+	s->prev_attn = s->attn;
+	s->lesson = copy;
+	s->attn = a;
+	/* The walk copies steps by value; re-point it at the new lesson's, keeping the place. */
+	{
+		const int step = s->step, head = s->head;
+		const Stage stage = s->stage;
+		QuizState *quiz = s->quiz;
+		const int right = s->quiz_right, asked = s->quiz_asked, nwalk = s->nwalk;
+		s->quiz = NULL;
+		if (build_walk(s) != 0) {
+			*err = errorf("out of memory");
+			free(quiz);
+			return -1;
+		}
+		if (s->nwalk == nwalk) {
+			memcpy(s->quiz, quiz, (size_t)nwalk * sizeof *quiz);
+			s->quiz_right = right;
+			s->quiz_asked = asked;
+		}
+		free(quiz);
+		s->step = step < s->nwalk ? step : 0;
+		s->stage = lesson_stage_present(copy, stage) ? stage : s->walk[s->step].stage;
+		s->head = head < copy->heads ? head : 0;
+	}
+	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
+	return 0;
+}
+
+/* ------------------------------------------------------------ moving */
+
+int session_goto_step(Session *s, int step, char **err)
+{
+	if (step < 0 || step >= s->nwalk) {
+		*err = errorf("no step %d: this lesson has steps 1 to %d", step + 1, s->nwalk);
+		return -1;
+	}
+	place_at(s, step);
+	return 0;
+}
+
+int session_next(Session *s, char **err)
+{
+	if (s->step + 1 >= s->nwalk) {
+		*err = errorf("this is the last step (%d/%d)", s->nwalk, s->nwalk);
+		return -1;
+	}
+	place_at(s, s->step + 1);
+	return 0;
+}
+
+int session_prev(Session *s, char **err)
+{
+	if (s->step == 0) {
+		*err = errorf("this is the first step");
+		return -1;
+	}
+	place_at(s, s->step - 1);
+	return 0;
+}
+
+int session_goto_stage(Session *s, Stage st, char **err)
+{
+	int k;
+
+	if (!lesson_stage_present(s->lesson, st)) {
+		*err = errorf("stage %s is not part of this lesson", stage_name(st));
+		return -1;
+	}
+	for (k = 0; k < s->nwalk; k++)
+		if (s->walk[k].stage == st) {
+			place_at(s, k);
+			return 0;
+		}
+	/* The lesson's steps skip this stage: show it without moving in the walk. */
+	s->stage = st;
+	s->dirty |= DIRTY_PLACE;
+	return 0;
+}
+
+int session_set_head(Session *s, int head, char **err)
+{
+	if (head < 0 || head >= s->lesson->heads) {
+		*err = s->lesson->heads == 1 ? errorf("this lesson has one head (head 0)")
+		                             : errorf("no head %d: this lesson has heads 0 to %d", head, s->lesson->heads - 1);
+		return -1;
+	}
+	s->head = head;
+	s->dirty |= DIRTY_PLACE;
+	return 0;
+}
+
+const Step *session_step(const Session *s)
+{
+	return &s->walk[s->step];
+}
+
+const char *session_text(const Session *s, const Text *t)
+{
+	return text_get(t, s->lang);
+}
+
+int session_quiz_pending(const Session *s)
+{
+	const Step *st = session_step(s);
+	return st->has_quiz && s->quiz[s->step] == QUIZ_OPEN && s->stage == st->stage;
+}
+
+/* ------------------------------------------------------------ quizzes */
+
+/* The number a numeric quiz asks for. */
+static int quiz_value(const Session *s, const Quiz *q, double *value)
+{
+	int which = attn_matrix_find(q->answer_cell.matrix);
+	const Mat *m = which < 0 ? NULL : attn_matrix(s->attn, (AttnMatrix)which, q->answer_cell.head);
+
+	if (m == NULL || q->answer_cell.row >= m->rows || q->answer_cell.col >= m->cols)
+		return -1;
+	*value = MAT_AT(*m, q->answer_cell.row, q->answer_cell.col);
+	return 0;
+}
+
+static void record(Session *s, QuizState st)
+{
+	s->quiz[s->step] = st;
+	s->quiz_asked++;
+	if (st == QUIZ_RIGHT)
+		s->quiz_right++;
+	s->dirty |= DIRTY_PLACE | DIRTY_STATUS;
+}
+
+int session_answer(Session *s, const char *value, char **feedback, char **err)
+{
+	const Step *st = session_step(s);
+	const Quiz *q = &st->quiz;
+	char *end;
+	double x, actual;
+	int right;
+
+	*feedback = NULL;
+	if (!st->has_quiz || s->quiz[s->step] != QUIZ_OPEN) {
+		*err = errorf("no open question on this step");
+		return -1;
+	}
+	if (q->nchoices > 0) {
+		long k;
+		if (value[0] != '\0' && value[1] == '\0' &&
+		    ((value[0] >= 'a' && value[0] <= 'z') || (value[0] >= 'A' && value[0] <= 'Z')))
+			k = (value[0] | 0x20) - 'a' + 1;
+		else {
+			errno = 0;
+			k = strtol(value, &end, 10);
+			if (end == value || *end != '\0' || errno != 0)
+				k = 0;
+		}
+		if (k < 1 || k > q->nchoices) {
+			*err = errorf("answer with a choice from 1 to %d", q->nchoices);
+			return -1;
+		}
+		right = (int)k - 1 == q->answer_choice;
+		record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
+		*feedback = right ? errorf("Right: %d) is the answer.", q->answer_choice + 1)
+		                  : errorf("Not quite: you chose %ld), the answer is %d).", k, q->answer_choice + 1);
+		return right;
+	}
+	errno = 0;
+	x = strtod(value, &end);
+	if (end == value || *end != '\0' || errno != 0 || !isfinite(x)) {
+		*err = errorf("answer with a number, e.g. answer 0.25");
+		return -1;
+	}
+	if (quiz_value(s, q, &actual) != 0) {
+		*err = errorf("this question's answer cell is not in the lesson any more");
+		return -1;
+	}
+	right = fabs(x - actual) <= q->tolerance || (isinf(actual) && x == actual);
+	record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
+	*feedback = errorf("%s %s[%d][%d] is %.6g; you said %.6g (within %g counts).",
+	                   right ? "Right:" : "Not quite:", q->answer_cell.matrix, q->answer_cell.row,
+	                   q->answer_cell.col, actual, x, q->tolerance);
+	return right;
+}
+
+int session_skip(Session *s, char **feedback, char **err)
+{
+	const Step *st = session_step(s);
+	double actual;
+
+	*feedback = NULL;
+	if (!st->has_quiz || s->quiz[s->step] != QUIZ_OPEN) {
+		*err = errorf("no open question on this step");
+		return -1;
+	}
+	record(s, QUIZ_SKIPPED);
+	if (st->quiz.nchoices > 0)
+		*feedback = errorf("Skipped: the answer is %d).", st->quiz.answer_choice + 1);
+	else if (quiz_value(s, &st->quiz, &actual) == 0)
+		*feedback = errorf("Skipped: %s[%d][%d] is %.6g.", st->quiz.answer_cell.matrix,
+		                   st->quiz.answer_cell.row, st->quiz.answer_cell.col, actual);
+	return 0;
+}

@@ -1,0 +1,103 @@
+/* session.h: the learner's state — lesson, computation, place in the walk, quiz score.
+ *
+ * The TUI and the plain REPL both read a Session; only commands (cmd.c) and
+ * the functions below write it. Views never write the model: they read the
+ * Session and the Attn it owns, and keep their own view state (cursor, pane).
+ */
+#ifndef ATTNVIZ_SESSION_H
+#define ATTNVIZ_SESSION_H
+
+#include "attention.h"
+
+/* What changed since the view last drew (bits of Session.dirty). */
+enum {
+	DIRTY_LESSON = 1 << 0, /* a new lesson: everything */
+	DIRTY_VALUES = 1 << 1, /* numbers changed (an edit): panes, flash */
+	DIRTY_PLACE  = 1 << 2, /* step, stage or head changed */
+	DIRTY_STATUS = 1 << 3, /* the message line */
+	DIRTY_LANG   = 1 << 4, /* narration language */
+	DIRTY_ALL    = 0xff
+};
+
+/* A quiz's state for one step of the walk. */
+typedef enum QuizState { QUIZ_OPEN, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_SKIPPED } QuizState;
+
+typedef struct Session {
+	Lesson *lesson;       /* owned: the lesson with the learner's edits */
+	Attn *attn;           /* owned: computed from lesson */
+	char *source;         /* owned: the path loaded (for reload); NULL for the built-in lesson */
+
+	/* The walk: the lesson's steps, or one step per present stage. */
+	int nwalk;
+	Step *walk;           /* owned copies (texts borrowed from lesson->steps when it has them) */
+	int walk_owned_texts; /* 0: walk[i].text/quiz point into lesson->steps */
+	int step;             /* index into walk */
+	Stage stage;          /* stage shown: walk[step].stage, or where `goto` went */
+	int head;             /* head shown, 0-based */
+
+	QuizState *quiz;      /* nwalk entries */
+	int quiz_right, quiz_asked;
+
+	char lang[8];         /* "en" or "zh" */
+
+	/* The computation before the last edit, for flashing what changed (may be NULL). */
+	Lesson *prev_lesson;
+	Attn *prev_attn;
+
+	unsigned dirty;
+	int quit;
+} Session;
+
+/*
+ * Start a session on a loaded lesson (takes ownership of l; source may be NULL).
+ * Returns 0, or -1 with *err set.
+ */
+int session_init(Session *s, Lesson *l, const char *source, char **err);
+void session_free(Session *s);
+
+/*
+ * Load FILE or NAME (found in $ATTNVIZ_LESSONS, ./lessons, then the installed
+ * share directory) and, only when it loads and computes, replace the session's
+ * lesson. On failure the session is unchanged and *err says why.
+ * *warn gets the loader's warnings (may be NULL).
+ */
+int session_load(Session *s, const char *file_or_name, char **err, char **warn);
+/* The built-in default lesson (lessons/selfattn.json, compiled in). */
+Lesson *session_default_lesson(char **err);
+/* Resolve a lesson name to a path (heap string), or NULL with *err. */
+char *session_find_lesson(const char *name, char **err);
+
+/*
+ * Replace the lesson by an edited copy: edit() changes the copy, and the
+ * result is validated and recomputed; only then does it replace the current
+ * one (the old computation is kept in prev_* for the flash). On a refused
+ * edit nothing changes and *err gives the reason.
+ */
+typedef int (*SessionEdit)(Lesson *copy, void *arg, char **err);
+int session_edit(Session *s, SessionEdit edit, void *arg, char **err);
+
+/* Moving. Each returns 0, or -1 with *err (e.g. "already at the last step"). */
+int session_goto_step(Session *s, int step, char **err);
+int session_next(Session *s, char **err);
+int session_prev(Session *s, char **err);
+int session_goto_stage(Session *s, Stage st, char **err);
+int session_set_head(Session *s, int head, char **err);
+
+/* The step shown now (never NULL). */
+const Step *session_step(const Session *s);
+/* Text in the session's language, else English, else any. */
+const char *session_text(const Session *s, const Text *t);
+/* 1 when the step shown has a quiz still open: its revealing pane stays hidden. */
+int session_quiz_pending(const Session *s);
+
+/*
+ * Answer the open quiz of the current step. For choices, value is the
+ * 1-based choice number (or its letter A, B, …); for numbers, a number.
+ * Returns 1 for right, 0 for wrong, -1 with *err when nothing is open or the
+ * answer is not understood. *feedback gets a heap string that says right or
+ * wrong with the actual numbers.
+ */
+int session_answer(Session *s, const char *value, char **feedback, char **err);
+int session_skip(Session *s, char **feedback, char **err);
+
+#endif

@@ -1,0 +1,351 @@
+/* textfmt.c: matrices as aligned text tables, stages as text (plain REPL, batch). */
+#include "textfmt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "explain.h"
+
+char *textfmt_number(char *buf, double x, int utf8)
+{
+	const double ax = fabs(x);
+
+	if (x == -INFINITY)
+		snprintf(buf, 16, "%s", utf8 ? "-\u221e" : "-inf");
+	else if (x == INFINITY)
+		snprintf(buf, 16, "%s", utf8 ? "\u221e" : "inf");
+	else if (isnan(x))
+		snprintf(buf, 16, "nan");
+	else if (x == 0.0)
+		snprintf(buf, 16, "0");
+	else if (ax >= 1e5 || ax < 1e-4)
+		snprintf(buf, 16, "%.2e", x);
+	else if (ax >= 1000)
+		snprintf(buf, 16, "%.1f", x);
+	else
+		snprintf(buf, 16, "%.4f", x);
+	return buf;
+}
+
+/* The rows of these matrices are the key/value (source) tokens. */
+static int rows_are_keys(AttnMatrix w)
+{
+	return w == AM_SOURCE_INPUT || w == AM_PE_SRC || w == AM_S || w == AM_K || w == AM_V;
+}
+
+static int rows_are_queries(AttnMatrix w)
+{
+	return w == AM_INPUT || w == AM_PE || w == AM_X || w == AM_Q || attn_matrix_per_head(w) ||
+	       w == AM_CONCAT || w == AM_OUTPUT;
+}
+
+int textfmt_token_columns(const Attn *a, AttnMatrix which)
+{
+	(void)a;
+	return which >= AM_SCORES && which <= AM_WEIGHTS;
+}
+
+static char *label_index(int i)
+{
+	char buf[16];
+	snprintf(buf, sizeof buf, "%d", i);
+	return strdup(buf);
+}
+
+static char *label_token(const Attn *a, int key, int i)
+{
+	const Lesson *l = a->lesson;
+	char *const *tok = key && l->has_source ? l->source_tokens : l->tokens;
+	return text_escape(tok[i], "");
+}
+
+char *textfmt_col_label(const Attn *a, AttnMatrix which, int c)
+{
+	return textfmt_token_columns(a, which) ? label_token(a, 1, c) : label_index(c);
+}
+
+char *textfmt_row_label(const Attn *a, AttnMatrix which, int r)
+{
+	if (rows_are_keys(which))
+		return label_token(a, 1, r);
+	if (rows_are_queries(which))
+		return label_token(a, 0, r);
+	return label_index(r);
+}
+
+/* Display width of a UTF-8 string (wide characters count 2). */
+static int display_width(const char *s)
+{
+	mbstate_t st;
+	int w = 0;
+	size_t len = strlen(s);
+
+	memset(&st, 0, sizeof st);
+	while (len > 0) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, s, len, &st);
+		int cw;
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+			/* not decodable in this locale: count bytes */
+			w += 1;
+			s++;
+			len--;
+			memset(&st, 0, sizeof st);
+			continue;
+		}
+		cw = wcwidth(wc);
+		w += cw > 0 ? cw : 0;
+		s += k;
+		len -= k;
+	}
+	return w;
+}
+
+static void put_padded(FILE *f, const char *s, int width, int right)
+{
+	int pad = width - display_width(s);
+	if (right)
+		for (; pad > 0; pad--)
+			fputc(' ', f);
+	fputs(s, f);
+	if (!right)
+		for (; pad > 0; pad--)
+			fputc(' ', f);
+}
+
+/* An xterm-256 background for value x on the matrix's scale. */
+static int heat_color(double x, double lo, double hi, int diverging)
+{
+	/* blue … white … red, and white … green for weights */
+	static const int div[] = { 21, 27, 33, 75, 117, 231, 224, 217, 210, 203, 196 };
+	static const int seq[] = { 231, 194, 157, 120, 83, 46, 40, 34 };
+	double t;
+	int k;
+
+	if (!isfinite(x))
+		return 240;
+	if (diverging) {
+		double bound = fmax(fabs(lo), fabs(hi));
+		t = bound > 0 ? (x / bound + 1.0) / 2.0 : 0.5;
+		k = (int)lround(t * 10);
+		return div[k < 0 ? 0 : k > 10 ? 10 : k];
+	}
+	t = hi > lo ? (x - lo) / (hi - lo) : 0.0;
+	k = (int)lround(t * 7);
+	return seq[k < 0 ? 0 : k > 7 ? 7 : k];
+}
+
+static int is_weights(AttnMatrix w)
+{
+	return w == AM_WEIGHTS;
+}
+
+void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8)
+{
+	const Mat *m = attn_matrix(a, which, h);
+	char num[16];
+	int i, j, lw = 1, cw = 6;
+	double lo = INFINITY, hi = -INFINITY;
+	size_t count;
+
+	if (m == NULL) {
+		fprintf(f, "%s: not in this lesson\n", attn_matrix_name(which));
+		return;
+	}
+	count = (size_t)m->rows * (size_t)m->cols;
+	for (size_t k = 0; k < count; k++) {
+		if (isfinite(m->a[k])) {
+			lo = fmin(lo, m->a[k]);
+			hi = fmax(hi, m->a[k]);
+		}
+		cw = fmax(cw, display_width(textfmt_number(num, m->a[k], utf8)));
+	}
+	for (i = 0; i < m->rows; i++) {
+		char *s = textfmt_row_label(a, which, i);
+		lw = fmax(lw, display_width(s));
+		free(s);
+	}
+	for (j = 0; j < m->cols; j++) {
+		char *s = textfmt_col_label(a, which, j);
+		cw = fmax(cw, display_width(s));
+		free(s);
+	}
+	if (attn_matrix_per_head(which) && a->heads > 1)
+		fprintf(f, "%s (head %d)  %d %s %d\n", attn_matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
+	else
+		fprintf(f, "%s  %d %s %d\n", attn_matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
+	put_padded(f, "", lw, 0);
+	for (j = 0; j < m->cols; j++) {
+		char *s = textfmt_col_label(a, which, j);
+		fputc(' ', f);
+		put_padded(f, s, cw, 1);
+		free(s);
+	}
+	fputc('\n', f);
+	for (i = 0; i < m->rows; i++) {
+		char *s = textfmt_row_label(a, which, i);
+		put_padded(f, s, lw, 0);
+		free(s);
+		for (j = 0; j < m->cols; j++) {
+			const double x = MAT_AT(*m, i, j);
+			fputc(' ', f);
+			if (color)
+				fprintf(f, "\033[38;5;16;48;5;%dm", heat_color(x, lo, hi, !is_weights(which)));
+			put_padded(f, textfmt_number(num, x, utf8), cw, 1);
+			if (color)
+				fputs("\033[0m", f);
+		}
+		fputc('\n', f);
+	}
+}
+
+int textfmt_stage_matrices(const Attn *a, Stage st, AttnMatrix out[TEXTFMT_MAX_PANES])
+{
+	const Lesson *l = a->lesson;
+	int k = 0;
+
+	switch (st) {
+	case STAGE_INPUT:
+		out[k++] = AM_INPUT;
+		if (l->has_source)
+			out[k++] = AM_SOURCE_INPUT;
+		break;
+	case STAGE_POSITIONAL:
+		out[k++] = AM_INPUT;
+		out[k++] = AM_PE;
+		out[k++] = AM_X;
+		if (l->has_source) {
+			out[k++] = AM_SOURCE_INPUT;
+			out[k++] = AM_PE_SRC;
+			out[k++] = AM_S;
+		}
+		break;
+	case STAGE_PROJECT:
+		out[k++] = AM_X;
+		out[k++] = AM_W_Q;
+		out[k++] = AM_Q;
+		if (l->has_source)
+			out[k++] = AM_S;
+		out[k++] = AM_W_K;
+		out[k++] = AM_K;
+		out[k++] = AM_W_V;
+		out[k++] = AM_V;
+		break;
+	case STAGE_SPLIT:
+		out[k++] = AM_Q;
+		out[k++] = AM_K;
+		out[k++] = AM_V;
+		break;
+	case STAGE_SCORES:
+		out[k++] = AM_Q;
+		out[k++] = AM_K;
+		if (l->score == SCORE_ADDITIVE)
+			out[k++] = AM_W_E;
+		out[k++] = AM_SCORES;
+		break;
+	case STAGE_SCALE:
+		out[k++] = AM_SCORES;
+		out[k++] = AM_SCALED;
+		break;
+	case STAGE_MASK:
+		out[k++] = AM_SCALED;
+		out[k++] = AM_MASKED;
+		break;
+	case STAGE_SOFTMAX:
+		out[k++] = AM_MASKED;
+		out[k++] = AM_WEIGHTS;
+		break;
+	case STAGE_WEIGHTED:
+		out[k++] = AM_WEIGHTS;
+		out[k++] = AM_V;
+		out[k++] = AM_WEIGHTED;
+		break;
+	case STAGE_CONCAT:
+		out[k++] = AM_WEIGHTED;
+		out[k++] = AM_CONCAT;
+		break;
+	case STAGE_OUTPUT:
+		out[k++] = AM_CONCAT;
+		out[k++] = AM_W_O;
+		out[k++] = AM_OUTPUT;
+		break;
+	default:
+		break;
+	}
+	return k;
+}
+
+static void put_escaped(FILE *f, const char *s, const char *keep)
+{
+	char *e = text_escape(s, keep);
+	if (e != NULL)
+		fputs(e, f);
+	free(e);
+}
+
+void textfmt_step(FILE *f, const Session *s, int color, int utf8)
+{
+	const Step *step = session_step(s);
+	const char *text = session_text(s, &step->text);
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	int k, count;
+
+	fputs("== ", f);
+	put_escaped(f, session_text(s, &s->lesson->title), "");
+	fprintf(f, " == step %d/%d, stage: %s", s->step + 1, s->nwalk, stage_name(s->stage));
+	if (s->lesson->heads > 1)
+		fprintf(f, ", head %d/%d", s->head, s->lesson->heads);
+	fputc('\n', f);
+	if (text[0] == '\0')
+		text = explain_stage_blurb(s->stage, s->lang);
+	put_escaped(f, text, "\n\t");
+	fputc('\n', f);
+	fprintf(f, "  %s\n", explain_formula(s->stage, utf8));
+	count = textfmt_stage_matrices(s->attn, s->stage, panes);
+	for (k = 0; k < count; k++) {
+		if (session_quiz_pending(s) && k == count - 1) {
+			fprintf(f, "\n%s: hidden until you answer (answer VALUE, skip, hint)\n",
+			        attn_matrix_name(panes[k]));
+			break;
+		}
+		fputc('\n', f);
+		textfmt_matrix(f, s->attn, panes[k], s->head, color, utf8);
+	}
+	if (step->has_quiz && s->quiz[s->step] == QUIZ_OPEN) {
+		const Quiz *q = &step->quiz;
+		fputs("\nQuestion: ", f);
+		put_escaped(f, session_text(s, &q->question), "\n\t");
+		fputc('\n', f);
+		for (k = 0; k < q->nchoices; k++) {
+			fprintf(f, "  %d) ", k + 1);
+			put_escaped(f, session_text(s, &q->choices[k]), "");
+			fputc('\n', f);
+		}
+	}
+}
+
+void textfmt_lesson(FILE *f, const Session *s, int color, int utf8)
+{
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	int st, k, h, count;
+
+	fputs("== ", f);
+	put_escaped(f, text_get(&s->lesson->title, s->lang), "");
+	fputs(" ==\n", f);
+	put_escaped(f, text_get(&s->lesson->summary, s->lang), "\n\t");
+	fputc('\n', f);
+	for (st = 0; st < STAGE_COUNT; st++) {
+		if (!lesson_stage_present(s->lesson, (Stage)st))
+			continue;
+		fprintf(f, "\n-- stage: %s --\n  %s\n", stage_name((Stage)st), explain_formula((Stage)st, utf8));
+		count = textfmt_stage_matrices(s->attn, (Stage)st, panes);
+		for (k = 0; k < count; k++)
+			for (h = 0; h < (attn_matrix_per_head(panes[k]) ? s->attn->heads : 1); h++) {
+				fputc('\n', f);
+				textfmt_matrix(f, s->attn, panes[k], h, color, utf8);
+			}
+	}
+}

@@ -1,0 +1,35 @@
+/* textfmt.h: matrices and lessons as plain text (plain REPL, make run without a terminal). */
+#ifndef ATTNVIZ_TEXTFMT_H
+#define ATTNVIZ_TEXTFMT_H
+
+#include <stdio.h>
+
+#include "session.h"
+
+/*
+ * Print matrix `which` (head h) as an aligned table with row labels (tokens)
+ * and column labels (tokens for n × m matrices, dimension indices otherwise),
+ * a title line "name (head h) rows × cols". color: ANSI heatmap backgrounds.
+ * utf8: "-∞" rather than "-inf". Labels are escaped.
+ */
+void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8);
+/* The matrices a stage shows, in order (operands, then result): returns the count (≤ 8). */
+#define TEXTFMT_MAX_PANES 8
+int textfmt_stage_matrices(const Attn *a, Stage st, AttnMatrix out[TEXTFMT_MAX_PANES]);
+/*
+ * A cell's number in at most 9 columns: "0.7071", "-12.35", "1.2e+04", "-∞"
+ * ("-inf" when !utf8). buf needs 16 bytes. Returns buf.
+ */
+char *textfmt_number(char *buf, double x, int utf8);
+/* 1 when matrix `which` is n × m with token labels on both axes. */
+int textfmt_token_columns(const Attn *a, AttnMatrix which);
+/* Column label c of matrix `which` (a token, escaped, or the index): heap string. */
+char *textfmt_col_label(const Attn *a, AttnMatrix which, int c);
+/* Row label r (a token, escaped, or the index): heap string. */
+char *textfmt_row_label(const Attn *a, AttnMatrix which, int r);
+/* Print the current step: header, narration, formula and the stage's matrices. */
+void textfmt_step(FILE *f, const Session *s, int color, int utf8);
+/* Print every stage of the lesson in order (what `make run` shows without a terminal). */
+void textfmt_lesson(FILE *f, const Session *s, int color, int utf8);
+
+#endif
