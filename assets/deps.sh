@@ -1,0 +1,64 @@
+#!/bin/sh
+# assets/deps.sh [--test] [--no-readline] — check attnviz's build dependencies and,
+# on Debian/Ubuntu, install what is missing (as root, or through password-less sudo).
+# Otherwise print the exact command for Debian/Ubuntu, Fedora and macOS, and fail.
+test_deps=0
+readline=1
+for a in "$@"; do
+	case "$a" in
+	--test) test_deps=1 ;;
+	--no-readline) readline=0 ;;
+	esac
+done
+
+missing_pc=""
+missing_deb=""
+missing_rpm=""
+missing_brew=""
+need() { # pkg-config name, Debian package, Fedora package, Homebrew formula
+	if ! pkg-config --exists "$1" 2>/dev/null; then
+		missing_pc="$missing_pc $1"
+		missing_deb="$missing_deb $2"
+		missing_rpm="$missing_rpm $3"
+		missing_brew="$missing_brew $4"
+	fi
+}
+if ! command -v pkg-config >/dev/null 2>&1; then
+	missing_pc="pkg-config"
+	missing_deb="pkg-config"; missing_rpm="pkgconf-pkg-config"; missing_brew="pkg-config"
+fi
+command -v cc >/dev/null 2>&1 || { missing_deb="$missing_deb gcc make"; missing_rpm="$missing_rpm gcc make"; missing_pc="$missing_pc cc"; }
+if command -v pkg-config >/dev/null 2>&1; then
+	need ncursesw libncurses-dev ncurses-devel ncurses
+	need libcjson libcjson-dev cjson-devel cjson
+	[ "$readline" = 1 ] && need readline libreadline-dev readline-devel readline
+	[ "$test_deps" = 1 ] && need cmocka libcmocka-dev libcmocka-devel cmocka
+fi
+if [ "$test_deps" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
+	missing_pc="$missing_pc tmux"; missing_deb="$missing_deb tmux"; missing_rpm="$missing_rpm tmux"; missing_brew="$missing_brew tmux"
+fi
+[ -z "$missing_pc" ] && exit 0
+
+echo "attnviz: missing build dependencies:$missing_pc" >&2
+if command -v apt-get >/dev/null 2>&1; then
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo=none; fi
+	fi
+	if [ "$sudo" != none ]; then
+		echo "attnviz: installing with apt-get:$missing_deb" >&2
+		if $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing_deb >/dev/null 2>&1 ||
+		   { $sudo apt-get update -q >/dev/null 2>&1 &&
+		     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing_deb >/dev/null; }; then
+			exit 0
+		fi
+		echo "attnviz: apt-get could not install them." >&2
+	fi
+fi
+cat >&2 <<MSG
+Install them, then run make again:
+  Debian/Ubuntu:  sudo apt-get install$missing_deb
+  Fedora:         sudo dnf install$missing_rpm
+  macOS:          brew install$missing_brew
+MSG
+exit 1

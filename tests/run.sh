@@ -1,0 +1,54 @@
+#!/bin/sh
+# tests/run.sh BUILD — run every unit test binary and every tests/t_*.sh script
+# against the attnviz in BUILD, and end with one line "N passed, N failed".
+#   unit_*:  cmocka binaries; each test case counts once
+#   t_*.sh:  scripts printing "ok - NAME" / "not ok - NAME" lines
+build=${1:-build}
+ATTNVIZ=$(cd "$build" && pwd)/attnviz
+BUILD=$(cd "$build" && pwd)
+export ATTNVIZ BUILD ATTNVIZ_SRCDIR=$(pwd)
+# Tests must not depend on the person's environment.
+unset NO_COLOR ATTNVIZ_LESSONS
+export XDG_STATE_HOME="${TMPDIR:-/tmp}/attnviz-test-state-$$"
+passed=0
+failed=0
+log="${TMPDIR:-/tmp}/attnviz-test-$$.log"
+
+for t in "$BUILD"/tests/unit_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	"$t" >"$log" 2>&1
+	rc=$?
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	p=${p:-0}
+	f=${f:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed before reporting
+	if [ "$f" -ne 0 ]; then
+		echo "FAIL $name"
+		sed -n '/\[  FAILED  \]\|\[  ERROR   \]\|Failure\|failure\|error/p' "$log" | head -n 40 | sed 's/^/    /'
+	else
+		echo "ok   $name ($p)"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+done
+
+for t in tests/t_*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	sh "$t" >"$log" 2>&1
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^not ok - ' "$log")
+	if [ "$f" -ne 0 ]; then
+		echo "FAIL $name"
+		grep -A 8 '^not ok - ' "$log" | head -n 60 | sed 's/^/    /'
+	else
+		echo "ok   $name ($p)"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+done
+rm -rf "$log" "$XDG_STATE_HOME"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
