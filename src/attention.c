@@ -252,8 +252,9 @@ static void build_visibility(Attn *a, const Lesson *l)
  *   weighted n × d_v weights · v                   (row i = Σ_j w_ij v_j)
  * With a −∞ fill, the hidden cells cost nothing after the scores: their
  * weight is exactly 0, so softmax and the weighted sum skip them.
+ * Kt is scratch space for d_k × m numbers (NULL: use the plain loop).
  */
-static void pass_head(Attn *a, const Lesson *l, int h)
+static void pass_head(Attn *a, const Lesson *l, int h, double *Kt)
 {
 	AttnHead *hd = &a->head[h];
 	const int n = l->n, m = l->m, dk = l->d_k, dv = l->d_v;
@@ -262,12 +263,34 @@ static void pass_head(Attn *a, const Lesson *l, int h)
 	int i, j, c;
 
 	/* Pass 2, scores: how well query i matches key j. */
-	for (i = 0; i < n; i++) {
-		const double *q_i = &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * dk];
-		double *scores_i = &hd->scores.a[(size_t)i * m];
-		for (j = 0; j < m; j++) {
-			const double *k_j = &a->K.a[(size_t)j * a->K.cols + (size_t)h * dk];
-			scores_i[j] = w_e ? additive(q_i, k_j, w_e, dk) : dot(q_i, k_j, dk);
+	if (w_e != NULL || Kt == NULL) {
+		for (i = 0; i < n; i++) {
+			const double *q_i = &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * dk];
+			double *scores_i = &hd->scores.a[(size_t)i * m];
+			for (j = 0; j < m; j++) {
+				const double *k_j = &a->K.a[(size_t)j * a->K.cols + (size_t)h * dk];
+				scores_i[j] = w_e ? additive(q_i, k_j, w_e, dk) : dot(q_i, k_j, dk);
+			}
+		}
+	} else {
+		/*
+		 * The same dot products, a whole row of scores at a time: with the
+		 * head's keys transposed (Kt: d_k × m), row i of scores is
+		 * Σ_c q_ic · Kt[c], which walks memory in order. Each cell still adds
+		 * its terms in the order c = 0 … d_k−1, exactly as dot() does.
+		 */
+		for (c = 0; c < dk; c++)
+			for (j = 0; j < m; j++)
+				Kt[(size_t)c * m + j] = a->K.a[(size_t)j * a->K.cols + (size_t)h * dk + c];
+		for (i = 0; i < n; i++) {
+			const double *q_i = &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * dk];
+			double *restrict scores_i = &hd->scores.a[(size_t)i * m];
+			for (c = 0; c < dk; c++) {
+				const double q_ic = q_i[c];
+				const double *restrict kt_c = &Kt[(size_t)c * m];
+				for (j = 0; j < m; j++)
+					scores_i[j] += q_ic * kt_c[j];
+			}
 		}
 	}
 
@@ -291,11 +314,11 @@ static void pass_head(Attn *a, const Lesson *l, int h)
 
 	/* Pass 6, weighted: row i of the output is Σ_j w_ij · v_j. */
 	for (i = 0; i < n; i++) {
-		const double *w_i = &hd->weights.a[(size_t)i * m];
-		double *out_i = &hd->weighted.a[(size_t)i * dv];
+		const double *restrict w_i = &hd->weights.a[(size_t)i * m];
+		double *restrict out_i = &hd->weighted.a[(size_t)i * dv];
 		const int len = skip_hidden && l->mask == MASK_CAUSAL ? i + 1 : m;
 		for (j = 0; j < len; j++) {
-			const double *v_j = &a->V.a[(size_t)j * a->V.cols + (size_t)h * dv];
+			const double *restrict v_j = &a->V.a[(size_t)j * a->V.cols + (size_t)h * dv];
 			if (skip_hidden && !a->visible[(size_t)i * m + j])
 				continue;
 			for (c = 0; c < dv; c++)
@@ -338,6 +361,7 @@ static double count_numbers(const Lesson *l)
 Attn *attn_compute(const Lesson *l, char **err)
 {
 	Attn *a = calloc(1, sizeof *a);
+	double *Kt;
 	int h;
 
 	*err = NULL;
@@ -374,14 +398,18 @@ Attn *attn_compute(const Lesson *l, char **err)
 			a->any_row_all_masked |= !seen;
 		}
 	}
+	Kt = malloc((size_t)l->d_k * (size_t)l->m * sizeof *Kt);
 	for (h = 0; h < l->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		if (mat_alloc(&hd->scores, l->n, l->m) != 0 || mat_alloc(&hd->scaled, l->n, l->m) != 0 ||
 		    mat_alloc(&hd->masked, l->n, l->m) != 0 || mat_alloc(&hd->weights, l->n, l->m) != 0 ||
-		    mat_alloc(&hd->weighted, l->n, l->d_v) != 0)
+		    mat_alloc(&hd->weighted, l->n, l->d_v) != 0) {
+			free(Kt);
 			goto oom;
-		pass_head(a, l, h);
+		}
+		pass_head(a, l, h, Kt);
 	}
+	free(Kt);
 	if (mat_alloc(&a->concat, l->n, l->heads * l->d_v) != 0)
 		goto oom;
 	pass_concat(a, l);

@@ -366,11 +366,22 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 
 /* ------------------------------------------------------------ looking */
 
+/* While a question is open, the matrix that answers it stays hidden. */
+static int hidden(const Session *s, int which, CmdOut *out)
+{
+	if (which >= 0 && which == session_hidden_matrix(s)) {
+		say(out, MSG_ERROR, NULL, "%s stays hidden until you answer the question (answer VALUE, skip, hint)",
+		    attn_matrix_name((AttnMatrix)which));
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_show(Session *s, int argc, char **argv, CmdOut *out)
 {
 	int w = parse_matrix(s, argv[1], out), head;
 
-	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0)
+	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
 		return -1;
 	if (out->show != NULL)
 		out->show(out->ctx, (AttnMatrix)w, head);
@@ -384,7 +395,7 @@ static int cmd_explain(Session *s, int argc, char **argv, CmdOut *out)
 	char *text, *err = NULL;
 	const Mat *m;
 
-	if (w < 0 || parse_head(s, argc > 4 ? argv[4] : NULL, &head, out) != 0)
+	if (w < 0 || parse_head(s, argc > 4 ? argv[4] : NULL, &head, out) != 0 || hidden(s, w, out))
 		return -1;
 	m = attn_matrix(s->attn, (AttnMatrix)w, head);
 	if (parse_int(argv[2], 0, m->rows - 1, &row, out, "row") != 0 ||

@@ -126,7 +126,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 		goto oom;
 	if (add_number(o, "attnviz", 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
 	    add_number(o, "n", l->n) || add_number(o, "m", l->m) || add_number(o, "d_model", l->d_model) ||
-	    add_number(o, "heads", l->heads) || add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	    add_number(o, "h", l->heads) || add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, l) ||
 	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)))
 		goto oom;

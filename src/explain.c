@@ -160,8 +160,9 @@ static void explain_softmax(Buf *b, const Attn *a, int h, int i, int j, int utf8
 	{
 		const double s = MAT_AT(hd->masked, i, j);
 		const double e = s == -INFINITY ? 0.0 : exp(s - max);
+		char x4[32];
 		buf_add(b, "sum = %s\nweight = %s / %s = %s\n", num(x1, sum, utf8), num(x2, e, utf8), num(x3, sum, utf8),
-		        num(x1, MAT_AT(hd->weights, i, j), utf8));
+		        num(x4, MAT_AT(hd->weights, i, j), utf8));
 	}
 }
 

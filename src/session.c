@@ -315,6 +315,17 @@ int session_quiz_pending(const Session *s)
 	return st->has_quiz && s->quiz[s->step] == QUIZ_OPEN && s->stage == st->stage;
 }
 
+int session_hidden_matrix(const Session *s)
+{
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	int count;
+
+	if (!session_quiz_pending(s))
+		return -1;
+	count = textfmt_stage_matrices(s->attn, s->stage, panes);
+	return count > 0 ? (int)panes[count - 1] : -1;
+}
+
 /* ------------------------------------------------------------ quizzes */
 
 /* The number a numeric quiz asks for. */

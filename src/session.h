@@ -89,6 +89,8 @@ const Step *session_step(const Session *s);
 const char *session_text(const Session *s, const Text *t);
 /* 1 when the step shown has a quiz still open: its revealing pane stays hidden. */
 int session_quiz_pending(const Session *s);
+/* The matrix kept hidden while a quiz is open (the stage's result), or -1 when none is. */
+int session_hidden_matrix(const Session *s);
 
 /*
  * Answer the open quiz of the current step. For choices, value is the

@@ -14,8 +14,8 @@ Each lesson is also recomputed a second way (all heads at once with
 torch.einsum) and, when its shapes allow, with PyTorch's own
 multi_head_attention_forward; any disagreement aborts the script.
 
-Output: the --dump JSON object (keys as in notes/CONTEXT.md, in that
-order; "heads" appears twice, the count and then the list, as src/dump.c
+Output: the --dump JSON object (keys as in lessons/FORMAT.md, in that
+order; the head count is "h" and "heads" is the list of per-head stages, as src/dump.c
 writes it). Floats are written with repr() (shortest round-trip form), −∞
 as null.
 
@@ -345,7 +345,7 @@ def rows(t):
 
 def dump(L, R):
     d = Pairs([("attnviz", 1), ("title", L["title"]), ("n", L["n"]), ("m", L["m"]),
-               ("d_model", L["d_model"]), ("heads", L["h"]), ("d_k", L["d_k"]), ("d_v", L["d_v"])])
+               ("d_model", L["d_model"]), ("h", L["h"]), ("d_k", L["d_k"]), ("d_v", L["d_v"])])
     present = {"input", "project", "scores", "scale", "softmax", "weighted"}
     if L["positional"] != "none":
         present.add("positional")
