@@ -1,0 +1,171 @@
+/* text.c: lesson texts in several languages, and showing them safely on a terminal. */
+#include "text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *text_get(const Text *t, const char *lang)
+{
+	int i;
+
+	if (t == NULL || t->count == 0)
+		return "";
+	if (lang != NULL)
+		for (i = 0; i < t->count; i++)
+			if (strcmp(t->v[i].lang, lang) == 0)
+				return t->v[i].s;
+	for (i = 0; i < t->count; i++)
+		if (strcmp(t->v[i].lang, "en") == 0)
+			return t->v[i].s;
+	return t->v[0].s;
+}
+
+int text_has(const Text *t, const char *lang)
+{
+	int i;
+
+	if (t == NULL || lang == NULL)
+		return 0;
+	for (i = 0; i < t->count; i++)
+		if (strcmp(t->v[i].lang, lang) == 0)
+			return 1;
+	return 0;
+}
+
+int text_empty(const Text *t)
+{
+	return t == NULL || t->count == 0;
+}
+
+void text_free(Text *t)
+{
+	int i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->count; i++)
+		free(t->v[i].s);
+	free(t->v);
+	t->v = NULL;
+	t->count = 0;
+}
+
+int text_copy(Text *dst, const Text *src)
+{
+	int i;
+
+	dst->count = 0;
+	dst->v = NULL;
+	if (src == NULL || src->count == 0)
+		return 0;
+	dst->v = calloc((size_t)src->count, sizeof *dst->v);
+	if (dst->v == NULL)
+		return -1;
+	for (i = 0; i < src->count; i++) {
+		memcpy(dst->v[i].lang, src->v[i].lang, sizeof dst->v[i].lang);
+		dst->v[i].s = strdup(src->v[i].s);
+		dst->count = i + 1;
+		if (dst->v[i].s == NULL) {
+			text_free(dst);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Length of the valid UTF-8 sequence at s (at most avail bytes), with its
+ * code point in *cp; 0 when the bytes there are not valid UTF-8 (overlong
+ * forms, surrogates and code points above U+10FFFF are invalid).
+ */
+static size_t utf8_decode(const unsigned char *s, size_t avail, unsigned long *cp)
+{
+	unsigned long c;
+	size_t len, i;
+
+	if (avail == 0)
+		return 0;
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+		len = 2;
+		c = s[0] & 0x1F;
+	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		len = 3;
+		c = s[0] & 0x0F;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		len = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (avail < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3F);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) || c > 0x10FFFF ||
+	    (c >= 0xD800 && c <= 0xDFFF))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+int text_valid_utf8(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+	unsigned long cp;
+
+	while (i < len) {
+		k = utf8_decode(p + i, len - i, &cp);
+		if (k == 0)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+char *text_escape(const char *s, const char *keep)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len, i = 0, o = 0, k;
+	unsigned long cp;
+	char *out;
+
+	if (s == NULL)
+		s = "";
+	if (keep == NULL)
+		keep = "";
+	len = strlen(s);
+	/* At worst every byte becomes \xNN: four bytes out for one in. */
+	out = malloc(len * 4 + 1);
+	if (out == NULL)
+		return NULL;
+	while (i < len) {
+		k = utf8_decode(p + i, len - i, &cp);
+		if (k == 0) {
+			/* An invalid byte: shown, never sent raw. */
+			o += (size_t)sprintf(out + o, "\\x%02x", p[i]);
+			i++;
+		} else if ((cp < 0x20 || cp == 0x7F) && strchr(keep, (int)cp) == NULL) {
+			o += (size_t)sprintf(out + o, "\\x%02lx", cp);
+			i++;
+		} else if (cp >= 0x80 && cp <= 0x9F) {
+			/* C1 controls (CSI is U+009B) drive terminals just like ESC. */
+			o += (size_t)sprintf(out + o, "\\x%02lx", cp);
+			i += k;
+		} else {
+			memcpy(out + o, s + i, k);
+			o += k;
+			i += k;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
