@@ -1,0 +1,2565 @@
+/*
+ * lesson.c: a lesson file (format v1, lessons/FORMAT.md) turned into a
+ * checked Lesson.
+ *
+ * Loading runs in four passes, so that nothing large is allocated before
+ * the lesson is known to fit the documented limits:
+ *   1. parse the JSON (cJSON) and report syntax errors as FILE:LINE:COL;
+ *   2. read every scalar and the *shape* of every matrix from the tree
+ *      (MatSrc: a literal array or a generator, not yet filled in);
+ *   3. check the shapes against each other and against the limits
+ *      (check_shapes, shared with lesson_validate), then the steps;
+ *   4. allocate and fill the matrices, and load the "compare" variant.
+ * Every content error names the JSON path of the value at fault.
+ */
+#include "lesson.h"
+
+#include "attention.h"
+#include "prng.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Stage names                                                         */
+/* ------------------------------------------------------------------ */
+
+static const char *const stage_names[STAGE_COUNT] = {
+	"input", "positional", "project", "split", "scores", "scale",
+	"mask", "softmax", "weighted", "concat", "output",
+};
+
+const char *stage_name(Stage s)
+{
+	return (unsigned)s < STAGE_COUNT ? stage_names[s] : NULL;
+}
+
+int stage_find(const char *name)
+{
+	int i;
+
+	if (name == NULL)
+		return -1;
+	for (i = 0; i < STAGE_COUNT; i++)
+		if (strcmp(name, stage_names[i]) == 0)
+			return i;
+	for (i = 0; i < STAGE_COUNT; i++)
+		if (strcasecmp(name, stage_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* A growing string                                                    */
+/* ------------------------------------------------------------------ */
+
+typedef struct Buf {
+	char *s;
+	size_t len, cap;
+	int oom;
+} Buf;
+
+static void buf_add(Buf *b, const char *s, size_t n)
+{
+	char *p;
+	size_t cap;
+
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		cap = b->cap ? b->cap : 128;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		p = realloc(b->s, cap);
+		if (p == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void buf_vprintf(Buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+static void buf_vprintf(Buf *b, const char *fmt, va_list ap)
+{
+	char small[512], *big;
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(small, sizeof small, fmt, aq);
+	va_end(aq);
+	if (n < 0) {
+		b->oom = 1;
+		return;
+	}
+	if ((size_t)n < sizeof small) {
+		buf_add(b, small, (size_t)n);
+		return;
+	}
+	big = malloc((size_t)n + 1);
+	if (big == NULL) {
+		b->oom = 1;
+		return;
+	}
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	buf_add(b, big, (size_t)n);
+	free(big);
+}
+
+static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(Buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------------ */
+/* The loading context: file name, JSON path, first error, warnings    */
+/* ------------------------------------------------------------------ */
+
+#define PATH_SIZE 256
+
+typedef struct Ctx {
+	const char *name;      /* the file, as given: the start of every message */
+	char path[PATH_SIZE];  /* JSON path of the value being read: "steps[2].focus.row" */
+	size_t pathlen;
+	char *err;             /* the first error (heap), NULL while all is well */
+	Buf *warn;             /* warnings; NULL drops them (the compare variant) */
+} Ctx;
+
+static void ctx_init(Ctx *c, const char *name, Buf *warn)
+{
+	c->name = name;
+	c->path[0] = '\0';
+	c->pathlen = 0;
+	c->err = NULL;
+	c->warn = warn;
+}
+
+static void path_set(Ctx *c, size_t len)
+{
+	c->pathlen = len;
+	c->path[len] = '\0';
+}
+
+static size_t path_append(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static size_t path_append(Ctx *c, const char *fmt, ...)
+{
+	size_t old = c->pathlen;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(c->path + old, PATH_SIZE - old, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= PATH_SIZE - old)
+		c->pathlen = strlen(c->path); /* truncated, still terminated */
+	else
+		c->pathlen = old + (size_t)n;
+	return old;
+}
+
+/* Enter a key: "W_q", or ".row" below something. Returns the length to pop back to. */
+static size_t path_key(Ctx *c, const char *key)
+{
+	return c->pathlen ? path_append(c, ".%s", key) : path_append(c, "%s", key);
+}
+
+static size_t path_index(Ctx *c, int i)
+{
+	return path_append(c, "[%d]", i);
+}
+
+/* Record an error at the current path (only the first one is kept). Returns -1. */
+static int fail(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(Ctx *c, const char *fmt, ...)
+{
+	Buf b = { 0 };
+	va_list ap;
+
+	if (c->err != NULL)
+		return -1;
+	if (c->pathlen)
+		buf_printf(&b, "%s: %s: ", c->name, c->path);
+	else
+		buf_printf(&b, "%s: ", c->name);
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (b.oom) {
+		free(b.s);
+		c->err = strdup("out of memory");
+	} else {
+		c->err = b.s;
+	}
+	return -1;
+}
+
+static void warnf(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warnf(Ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->warn == NULL)
+		return;
+	if (c->pathlen)
+		buf_printf(c->warn, "%s: warning: %s: ", c->name, c->path);
+	else
+		buf_printf(c->warn, "%s: warning: ", c->name);
+	va_start(ap, fmt);
+	buf_vprintf(c->warn, fmt, ap);
+	va_end(ap);
+	buf_add(c->warn, "\n", 1);
+}
+
+static int fail_oom(Ctx *c)
+{
+	size_t old = c->pathlen;
+	int r;
+
+	path_set(c, 0);
+	r = fail(c, "out of memory");
+	path_set(c, old);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Describing values from the file in messages                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A string from the file, made safe to print (control characters and bad
+ * UTF-8 escaped) and cut to about max bytes, into out (size ≥ max + 8).
+ */
+static void quote_into(char *out, size_t size, const char *s, size_t max)
+{
+	char *esc = text_escape(s, "");
+	size_t len, cut;
+
+	if (esc == NULL) {
+		snprintf(out, size, "\"…\"");
+		return;
+	}
+	len = strlen(esc);
+	if (len <= max) {
+		snprintf(out, size, "\"%s\"", esc);
+	} else {
+		cut = max;
+		while (cut > 0 && ((unsigned char)esc[cut] & 0xC0) == 0x80)
+			cut--; /* never split a UTF-8 sequence */
+		snprintf(out, size, "\"%.*s…\"", (int)cut, esc);
+	}
+	free(esc);
+}
+
+/* The shortest %g form of x that reads back as x. */
+static void number_into(char *out, size_t size, double x)
+{
+	int prec;
+
+	if (isinf(x)) {
+		snprintf(out, size, x > 0 ? "infinity" : "-infinity");
+		return;
+	}
+	for (prec = 6; prec <= 17; prec++) {
+		snprintf(out, size, "%.*g", prec, x);
+		if (strtod(out, NULL) == x)
+			return;
+	}
+}
+
+/* What the file holds, for "expected …, got WHAT". */
+typedef struct Got {
+	char s[96];
+} Got;
+
+static Got got(const cJSON *v)
+{
+	Got g;
+
+	if (v == NULL)
+		snprintf(g.s, sizeof g.s, "nothing");
+	else if (cJSON_IsString(v))
+		quote_into(g.s, sizeof g.s, v->valuestring, 40);
+	else if (cJSON_IsNumber(v))
+		number_into(g.s, sizeof g.s, v->valuedouble);
+	else if (cJSON_IsTrue(v))
+		snprintf(g.s, sizeof g.s, "true");
+	else if (cJSON_IsFalse(v))
+		snprintf(g.s, sizeof g.s, "false");
+	else if (cJSON_IsNull(v))
+		snprintf(g.s, sizeof g.s, "null");
+	else if (cJSON_IsArray(v))
+		snprintf(g.s, sizeof g.s, "an array");
+	else if (cJSON_IsObject(v))
+		snprintf(g.s, sizeof g.s, "an object");
+	else
+		snprintf(g.s, sizeof g.s, "something else");
+	return g;
+}
+
+static Got quoted(const char *s)
+{
+	Got g;
+
+	quote_into(g.s, sizeof g.s, s, 40);
+	return g;
+}
+
+/* ------------------------------------------------------------------ */
+/* "Did you mean": the closest known name                              */
+/* ------------------------------------------------------------------ */
+
+/* Levenshtein distance, ignoring case; words longer than 63 bytes are never close. */
+static int edit_distance(const char *a, const char *b)
+{
+	int prev[64], cur[64];
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	int best;
+
+	if (la > 63 || lb > 63)
+		return 1000;
+	for (j = 0; j <= lb; j++)
+		prev[j] = (int)j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = (int)i;
+		for (j = 1; j <= lb; j++) {
+			int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+			best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (sub < best)
+				best = sub;
+			cur[j] = best;
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof *prev);
+	}
+	return prev[lb];
+}
+
+/* The candidate closest to word, when it is close enough to be a typo; else NULL. */
+static const char *closest(const char *word, const char *const *cands, int ncands)
+{
+	const char *best = NULL;
+	int i, d, bestd = 1000;
+
+	for (i = 0; i < ncands; i++) {
+		if (cands[i] == NULL)
+			continue;
+		d = edit_distance(word, cands[i]);
+		if (d < bestd) {
+			bestd = d;
+			best = cands[i];
+		}
+	}
+	if (best == NULL || bestd > 2 || (size_t)bestd * 2 > strlen(best))
+		return NULL;
+	return best;
+}
+
+/* " (did you mean "x"?)" or "" */
+typedef struct Hint {
+	char s[96];
+} Hint;
+
+static Hint did_you_mean(const char *word, const char *const *cands, int ncands)
+{
+	Hint h;
+	const char *c = closest(word, cands, ncands);
+
+	if (c != NULL)
+		snprintf(h.s, sizeof h.s, " (did you mean \"%s\"?)", c);
+	else
+		h.s[0] = '\0';
+	return h;
+}
+
+/* Warn about every key of obj not in known (NULL-terminated). */
+static void warn_unknown_keys(Ctx *c, const cJSON *obj, const char *const *known)
+{
+	const cJSON *it;
+	int n = 0, i;
+
+	while (known[n] != NULL)
+		n++;
+	cJSON_ArrayForEach(it, obj) {
+		for (i = 0; i < n; i++)
+			if (strcmp(it->string, known[i]) == 0)
+				break;
+		if (i == n)
+			warnf(c, "unknown key %s%s", quoted(it->string).s, did_you_mean(it->string, known, n).s);
+	}
+}
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* ------------------------------------------------------------------ */
+/* Scalars                                                             */
+/* ------------------------------------------------------------------ */
+
+#define MAX_SEED 9007199254740992.0 /* 2^53: every whole number up to here is exact in JSON */
+
+/* A whole number of v in [lo, hi] into *out; expect says what was wanted. */
+static int read_whole(Ctx *c, const cJSON *v, double lo, double hi, const char *expect, long long *out)
+{
+	double x;
+
+	if (!cJSON_IsNumber(v))
+		return fail(c, "expected %s, got %s", expect, got(v).s);
+	x = v->valuedouble;
+	if (!isfinite(x) || x != floor(x) || x < lo || x > hi)
+		return fail(c, "expected %s, got %s", expect, got(v).s);
+	*out = (long long)x;
+	return 0;
+}
+
+/* read_whole for an optional key: *out keeps its default when the key is absent. */
+static int key_whole(Ctx *c, const cJSON *obj, const char *key, double lo, double hi, const char *expect,
+                     long long *out)
+{
+	const cJSON *v = get(obj, key);
+	size_t old;
+	int r;
+
+	if (v == NULL)
+		return 0;
+	old = path_key(c, key);
+	r = read_whole(c, v, lo, hi, expect, out);
+	path_set(c, old);
+	return r;
+}
+
+static int read_finite(Ctx *c, const cJSON *v, double *out)
+{
+	if (!cJSON_IsNumber(v))
+		return fail(c, "expected a number, got %s", got(v).s);
+	if (!isfinite(v->valuedouble))
+		return fail(c, "the number is too large (it overflows to infinity)");
+	*out = v->valuedouble;
+	return 0;
+}
+
+static int key_finite(Ctx *c, const cJSON *obj, const char *key, double *out)
+{
+	const cJSON *v = get(obj, key);
+	size_t old;
+	int r;
+
+	if (v == NULL)
+		return 0;
+	old = path_key(c, key);
+	r = read_finite(c, v, out);
+	path_set(c, old);
+	return r;
+}
+
+/* One of the words in choices (NULL-terminated) into *out (its index). */
+static int key_choice(Ctx *c, const cJSON *obj, const char *key, const char *const *choices, int *out)
+{
+	const cJSON *v = get(obj, key);
+	Buf list = { 0 };
+	size_t old;
+	int i, n = 0;
+
+	if (v == NULL)
+		return 0;
+	while (choices[n] != NULL)
+		n++;
+	if (cJSON_IsString(v))
+		for (i = 0; i < n; i++)
+			if (strcmp(v->valuestring, choices[i]) == 0) {
+				*out = i;
+				return 0;
+			}
+	for (i = 0; i < n; i++)
+		buf_printf(&list, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", choices[i]);
+	old = path_key(c, key);
+	if (cJSON_IsString(v))
+		fail(c, "expected %s, got %s%s", list.s ? list.s : "?", got(v).s,
+		     did_you_mean(v->valuestring, choices, n).s);
+	else
+		fail(c, "expected %s, got %s", list.s ? list.s : "?", got(v).s);
+	path_set(c, old);
+	free(list.s);
+	return -1;
+}
+
+/* A string that must be valid UTF-8 (a token, a text), copied. */
+static int read_string(Ctx *c, const cJSON *v, char **out)
+{
+	const char *s;
+	size_t len;
+
+	if (!cJSON_IsString(v))
+		return fail(c, "expected a string, got %s", got(v).s);
+	s = v->valuestring;
+	len = strlen(s);
+	if (!text_valid_utf8(s, len)) {
+		size_t i = 0, k = 0;
+		/* Find the first byte that starts no valid character. */
+		while (i < len) {
+			for (k = 1; k <= 4 && i + k <= len; k++)
+				if (text_valid_utf8(s + i, k))
+					break;
+			if (k > 4 || i + k > len)
+				break;
+			i += k;
+		}
+		return fail(c, "invalid UTF-8 (byte 0x%02x at byte %zu of the string); save the file as UTF-8",
+		            (unsigned char)s[i], i);
+	}
+	*out = strdup(s);
+	return *out ? 0 : fail_oom(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Texts: a string (English) or {"en": …, "zh": …}                    */
+/* ------------------------------------------------------------------ */
+
+/* "en", "zh", "pt-BR", "zh_TW": 2–3 letters, optionally - or _ and 2–3 letters or digits. */
+static int lang_code_ok(const char *s)
+{
+	size_t i = 0, j;
+
+	while (isalpha((unsigned char)s[i]))
+		i++;
+	if (i < 2 || i > 3)
+		return 0;
+	if (s[i] == '\0')
+		return 1;
+	if (s[i] != '-' && s[i] != '_')
+		return 0;
+	for (j = i + 1; isalnum((unsigned char)s[j]); j++)
+		;
+	return s[j] == '\0' && j - i - 1 >= 2 && j - i - 1 <= 3;
+}
+
+static int read_text(Ctx *c, const cJSON *v, Text *t)
+{
+	const cJSON *it;
+	size_t old;
+	int n = 0, r = 0;
+
+	t->count = 0;
+	t->v = NULL;
+	if (cJSON_IsString(v)) {
+		t->v = calloc(1, sizeof *t->v);
+		if (t->v == NULL)
+			return fail_oom(c);
+		strcpy(t->v[0].lang, "en");
+		if (read_string(c, v, &t->v[0].s) != 0) {
+			text_free(t);
+			return -1;
+		}
+		t->count = 1;
+		return 0;
+	}
+	if (!cJSON_IsObject(v))
+		return fail(c, "expected a text (a string, or an object such as {\"en\": \"…\", \"zh\": \"…\"}), got %s",
+		            got(v).s);
+	cJSON_ArrayForEach(it, v)
+		n++;
+	if (n == 0)
+		return fail(c, "expected a text, got an empty object (give at least {\"en\": \"…\"})");
+	t->v = calloc((size_t)n, sizeof *t->v);
+	if (t->v == NULL)
+		return fail_oom(c);
+	cJSON_ArrayForEach(it, v) {
+		if (!lang_code_ok(it->string)) {
+			r = fail(c, "%s is not a language code (expected a short code such as \"en\" or \"zh\")",
+			         quoted(it->string).s);
+			break;
+		}
+		if (text_has(t, it->string)) {
+			warnf(c, "language \"%s\" given twice; the first is used", it->string);
+			continue;
+		}
+		old = path_key(c, it->string);
+		r = read_string(c, it, &t->v[t->count].s);
+		path_set(c, old);
+		if (r != 0)
+			break;
+		snprintf(t->v[t->count].lang, sizeof t->v[t->count].lang, "%s", it->string);
+		t->count++;
+	}
+	if (r != 0)
+		text_free(t);
+	return r;
+}
+
+static int key_text(Ctx *c, const cJSON *obj, const char *key, Text *t)
+{
+	const cJSON *v = get(obj, key);
+	size_t old;
+	int r;
+
+	t->count = 0;
+	t->v = NULL;
+	if (v == NULL)
+		return 0;
+	old = path_key(c, key);
+	r = read_text(c, v, t);
+	path_set(c, old);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Matrices: their shape first (MatSrc), their numbers later           */
+/* ------------------------------------------------------------------ */
+
+typedef enum SrcKind { SRC_ABSENT, SRC_ROWS, SRC_FLAT, SRC_NORMAL, SRC_UNIFORM, SRC_IDENTITY } SrcKind;
+
+typedef struct MatSrc {
+	SrcKind kind;
+	const cJSON *item;  /* the array (SRC_ROWS, SRC_FLAT) */
+	char path[PATH_SIZE];
+	int rows, cols;
+	uint64_t seed;
+	double a, b;        /* mean, std or low, high */
+} MatSrc;
+
+/* What a matrix's rows and columns stand for, for limit messages. */
+typedef struct Limits {
+	long max_rows;
+	const char *rows_unit;  /* " tokens" or "" */
+	const char *rows_name;  /* "LESSON_MAX_TOKENS" */
+	long max_cols;
+	const char *cols_name;
+	int flat_ok;            /* a flat array of numbers is one row (w_e, padding) */
+	int generator_ok;
+	int zero_one;           /* every number must be 0 or 1 (masks) */
+} Limits;
+
+static const Limits LIM_TOKENS_DIM = { LESSON_MAX_TOKENS, " tokens", "LESSON_MAX_TOKENS",
+                                       LESSON_MAX_DIM, "LESSON_MAX_DIM", 0, 1, 0 };
+static const Limits LIM_DIM_DIM = { LESSON_MAX_DIM, "", "LESSON_MAX_DIM",
+                                    LESSON_MAX_DIM, "LESSON_MAX_DIM", 0, 1, 0 };
+static const Limits LIM_VECTOR = { 1, "", "", LESSON_MAX_DIM, "LESSON_MAX_DIM", 1, 1, 0 };
+static const Limits LIM_MASK = { LESSON_MAX_TOKENS, " tokens", "LESSON_MAX_TOKENS",
+                                 LESSON_MAX_TOKENS, "LESSON_MAX_TOKENS", 0, 0, 1 };
+static const Limits LIM_PADDING = { 1, "", "", LESSON_MAX_TOKENS, "LESSON_MAX_TOKENS", 1, 0, 1 };
+
+static int check_rows_limit(Ctx *c, const Limits *lim, long rows)
+{
+	if (lim->max_rows == 1 && rows != 1)
+		return fail(c, "expected 1 row (one vector), got %ld", rows);
+	if (rows > lim->max_rows)
+		return fail(c, "%ld rows is over the limit of %ld%s (%s)", rows, lim->max_rows, lim->rows_unit,
+		            lim->rows_name);
+	return 0;
+}
+
+static int check_cols_limit(Ctx *c, const Limits *lim, long cols)
+{
+	if (cols > lim->max_cols)
+		return fail(c, "%ld columns is over the limit of %ld (%s)", cols, lim->max_cols, lim->cols_name);
+	return 0;
+}
+
+/* One number of a literal matrix, at the current path. */
+static int check_cell_value(Ctx *c, const cJSON *v, const Limits *lim)
+{
+	double x;
+
+	if (read_finite(c, v, &x) != 0)
+		return -1;
+	if (lim->zero_one && x != 0.0 && x != 1.0)
+		return fail(c, "expected 0 or 1, got %s", got(v).s);
+	return 0;
+}
+
+static const char *const generator_keys[] = { "random", "rows", "cols", "seed", "mean", "std", "low", "high", NULL };
+static const char *const identity_keys[] = { "identity", NULL };
+
+static int read_generator(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src)
+{
+	static const char *const kinds[] = { "normal", "uniform", NULL };
+	const cJSON *rnd = get(v, "random"), *id = get(v, "identity");
+	long long rows = 0, cols = 0, seed = 0;
+	int kind = 0;
+	size_t old;
+
+	if (rnd != NULL && id != NULL)
+		return fail(c, "a generator is either \"random\" or \"identity\", not both");
+	if (id != NULL) {
+		warn_unknown_keys(c, v, identity_keys);
+		old = path_key(c, "identity");
+		if (read_whole(c, id, 1, 1e9, "a whole number ≥ 1 (the size N of the N × N identity)", &rows) != 0)
+			return -1;
+		path_set(c, old);
+		if (check_rows_limit(c, lim, (long)rows) != 0 || check_cols_limit(c, lim, (long)rows) != 0)
+			return -1;
+		src->kind = SRC_IDENTITY;
+		src->rows = src->cols = (int)rows;
+		return 0;
+	}
+	if (rnd == NULL)
+		return fail(c, "expected a matrix (an array of rows) or a generator ({\"random\": \"normal\", …} or "
+		               "{\"identity\": N}), got an object without \"random\" or \"identity\"");
+	warn_unknown_keys(c, v, generator_keys);
+	if (key_choice(c, v, "random", kinds, &kind) != 0)
+		return -1;
+	if (get(v, "rows") == NULL)
+		return fail(c, "missing \"rows\" (a generator needs \"rows\" and \"cols\")");
+	if (get(v, "cols") == NULL)
+		return fail(c, "missing \"cols\" (a generator needs \"rows\" and \"cols\")");
+	if (key_whole(c, v, "rows", 1, 1e9, "a whole number ≥ 1", &rows) != 0 ||
+	    key_whole(c, v, "cols", 1, 1e9, "a whole number ≥ 1", &cols) != 0)
+		return -1;
+	/* rows × cols is checked here, before a single number is generated. */
+	if (check_rows_limit(c, lim, (long)rows) != 0 || check_cols_limit(c, lim, (long)cols) != 0)
+		return -1;
+	if (key_whole(c, v, "seed", 0, MAX_SEED, "a whole number from 0 to 2^53 = 9007199254740992", &seed) != 0)
+		return -1;
+	src->rows = (int)rows;
+	src->cols = (int)cols;
+	src->seed = (uint64_t)seed;
+	if (kind == 0) {
+		src->kind = SRC_NORMAL;
+		src->a = 0.0;
+		src->b = 1.0;
+		if (key_finite(c, v, "mean", &src->a) != 0 || key_finite(c, v, "std", &src->b) != 0)
+			return -1;
+		if (src->b < 0) {
+			old = path_key(c, "std");
+			return fail(c, "expected a number ≥ 0, got %s", got(get(v, "std")).s);
+		}
+		if (get(v, "low") != NULL || get(v, "high") != NULL)
+			warnf(c, "\"low\" and \"high\" are for \"random\": \"uniform\"; a normal generator uses \"mean\" and \"std\"");
+	} else {
+		src->kind = SRC_UNIFORM;
+		src->a = -1.0;
+		src->b = 1.0;
+		if (key_finite(c, v, "low", &src->a) != 0 || key_finite(c, v, "high", &src->b) != 0)
+			return -1;
+		if (src->a > src->b)
+			return fail(c, "\"low\" (%g) is above \"high\" (%g)", src->a, src->b);
+		if (get(v, "mean") != NULL || get(v, "std") != NULL)
+			warnf(c, "\"mean\" and \"std\" are for \"random\": \"normal\"; a uniform generator uses \"low\" and \"high\"");
+	}
+	return 0;
+}
+
+/*
+ * Read the shape of the matrix at key (absent: SRC_ABSENT) and check its
+ * structure: every row the same length, every entry a finite number.
+ */
+static int read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim, MatSrc *src)
+{
+	const cJSON *v = get(obj, key), *row, *x;
+	size_t old = c->pathlen, old2;
+	long rows = 0, cols = -1, k;
+	int r = -1;
+
+	memset(src, 0, sizeof *src);
+	if (v == NULL)
+		return 0;
+	path_key(c, key);
+	snprintf(src->path, sizeof src->path, "%s", c->path);
+	src->item = v;
+	if (cJSON_IsObject(v)) {
+		if (!lim->generator_ok) {
+			fail(c, "expected an array, got an object (this matrix cannot be generated)");
+			goto out;
+		}
+		r = read_generator(c, v, lim, src);
+		goto out;
+	}
+	if (!cJSON_IsArray(v)) {
+		fail(c, "expected %s, got %s", lim->flat_ok ? "an array of numbers" : "a matrix (an array of rows)",
+		     got(v).s);
+		goto out;
+	}
+	if (cJSON_GetArraySize(v) == 0) {
+		fail(c, "expected at least one %s, got an empty array", lim->flat_ok ? "number" : "row");
+		goto out;
+	}
+	if (lim->flat_ok && !cJSON_IsArray(v->child)) {
+		/* A flat vector: one row. */
+		src->kind = SRC_FLAT;
+		cols = 0;
+		cJSON_ArrayForEach(x, v)
+			cols++;
+		if (check_cols_limit(c, lim, cols) != 0)
+			goto out;
+		k = 0;
+		cJSON_ArrayForEach(x, v) {
+			old2 = path_index(c, (int)k++);
+			if (check_cell_value(c, x, lim) != 0)
+				goto out;
+			path_set(c, old2);
+		}
+		src->rows = 1;
+		src->cols = (int)cols;
+		r = 0;
+		goto out;
+	}
+	src->kind = SRC_ROWS;
+	cJSON_ArrayForEach(row, v)
+		rows++;
+	if (check_rows_limit(c, lim, rows) != 0)
+		goto out;
+	rows = 0;
+	cJSON_ArrayForEach(row, v) {
+		old2 = path_index(c, (int)rows);
+		if (!cJSON_IsArray(row)) {
+			fail(c, "expected a row (an array of numbers), got %s", got(row).s);
+			goto out;
+		}
+		k = 0;
+		cJSON_ArrayForEach(x, row)
+			k++;
+		if (cols < 0) {
+			if (k == 0) {
+				fail(c, "expected at least one number, got an empty row");
+				goto out;
+			}
+			if (check_cols_limit(c, lim, k) != 0)
+				goto out;
+			cols = k;
+		} else if (k != cols) {
+			fail(c, "expected %ld numbers, got %ld", cols, k);
+			goto out;
+		}
+		k = 0;
+		cJSON_ArrayForEach(x, row) {
+			size_t old3 = path_index(c, (int)k++);
+			if (check_cell_value(c, x, lim) != 0)
+				goto out;
+			path_set(c, old3);
+		}
+		path_set(c, old2);
+		rows++;
+	}
+	src->rows = (int)rows;
+	src->cols = (int)cols;
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/* Allocate and fill m from src (already checked). */
+static int fill_mat(Ctx *c, const MatSrc *src, Mat *m)
+{
+	const cJSON *row, *x;
+	double *p;
+	size_t i, count;
+	Prng rng;
+
+	m->rows = m->cols = 0;
+	m->a = NULL;
+	if (src->kind == SRC_ABSENT)
+		return 0;
+	if (mat_alloc(m, src->rows, src->cols) != 0)
+		return fail_oom(c);
+	p = m->a;
+	count = (size_t)src->rows * (size_t)src->cols;
+	switch (src->kind) {
+	case SRC_ROWS:
+		cJSON_ArrayForEach(row, src->item)
+			cJSON_ArrayForEach(x, row)
+				*p++ = x->valuedouble;
+		break;
+	case SRC_FLAT:
+		cJSON_ArrayForEach(x, src->item)
+			*p++ = x->valuedouble;
+		break;
+	case SRC_IDENTITY:
+		for (i = 0; i < (size_t)src->rows; i++)
+			MAT_AT(*m, i, i) = 1.0;
+		break;
+	case SRC_NORMAL:
+		/* One generator per matrix, seeded with its seed; row by row. */
+		prng_seed(&rng, src->seed);
+		for (i = 0; i < count; i++)
+			p[i] = src->a + src->b * prng_normal(&rng);
+		break;
+	case SRC_UNIFORM:
+		prng_seed(&rng, src->seed);
+		for (i = 0; i < count; i++)
+			p[i] = src->a + (src->b - src->a) * prng_uniform(&rng);
+		break;
+	case SRC_ABSENT:
+		break;
+	}
+	for (i = 0; i < count; i++)
+		if (!isfinite(m->a[i])) {
+			size_t old = c->pathlen;
+			path_set(c, 0);
+			path_append(c, "%s", src->path);
+			fail(c, "the generated numbers overflow to infinity (mean, std, low or high too large)");
+			path_set(c, old);
+			mat_free(m);
+			return -1;
+		}
+	return 0;
+}
+
+static int is_generated(const MatSrc *s)
+{
+	return s->kind == SRC_NORMAL || s->kind == SRC_UNIFORM || s->kind == SRC_IDENTITY;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shapes, checked against each other and the limits                   */
+/* ------------------------------------------------------------------ */
+
+/* Everything the shape rules need: filled from the file, or from a Lesson. */
+typedef struct Shapes {
+	int n, m, d_model, d_src, heads;
+	int has_source;
+	int ntokens, nsource_tokens;  /* -1: generated labels */
+	int wq_r, wq_c, wk_r, wk_c, wv_r, wv_c;
+	int has_wo, wo_r, wo_c;
+	int has_we, we_r, we_c;
+	Positional positional;
+	ScoreKind score;
+	MaskKind mask;
+	int mask_r, mask_c;
+	int d_k, d_v, d_out;          /* derived by check_shapes */
+} Shapes;
+
+/* The shape rules of lessons/FORMAT.md. Fills s->d_k, d_v, d_out. Paths are top-level keys. */
+static int check_shapes(Ctx *c, Shapes *s)
+{
+	const size_t base = c->pathlen;
+	const char *src_x = s->has_source ? "source.X" : "X";
+	double total;
+	int r = -1;
+
+#define AT(key) path_key(c, key)
+	if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS) {
+		AT(s->n > LESSON_MAX_TOKENS ? "X" : "source.X");
+		fail(c, "%d rows is over the limit of %d tokens (LESSON_MAX_TOKENS)",
+		     s->n > LESSON_MAX_TOKENS ? s->n : s->m, LESSON_MAX_TOKENS);
+		goto out;
+	}
+	if (s->ntokens >= 0 && s->ntokens != s->n) {
+		AT("tokens");
+		fail(c, "%d labels, but X has %d rows (one label per row)", s->ntokens, s->n);
+		goto out;
+	}
+	if (s->has_source && s->nsource_tokens >= 0 && s->nsource_tokens != s->m) {
+		AT("source.tokens");
+		fail(c, "%d labels, but source.X has %d rows (one label per row)", s->nsource_tokens, s->m);
+		goto out;
+	}
+	if (s->heads > LESSON_MAX_HEADS) {
+		AT("heads");
+		fail(c, "%d is over the limit of %d heads (LESSON_MAX_HEADS)", s->heads, LESSON_MAX_HEADS);
+		goto out;
+	}
+	if (s->wq_r != s->d_model) {
+		AT("W_q");
+		fail(c, "expected %d rows (d_model, the columns of X), got %d", s->d_model, s->wq_r);
+		goto out;
+	}
+	if (s->wk_r != s->d_src) {
+		AT("W_k");
+		fail(c, "expected %d rows (the columns of %s), got %d", s->d_src, src_x, s->wk_r);
+		goto out;
+	}
+	if (s->wv_r != s->d_src) {
+		AT("W_v");
+		fail(c, "expected %d rows (the columns of %s), got %d", s->d_src, src_x, s->wv_r);
+		goto out;
+	}
+	if (s->wk_c != s->wq_c) {
+		AT("W_k");
+		fail(c, "expected %d columns (as many as W_q: heads × d_k), got %d", s->wq_c, s->wk_c);
+		goto out;
+	}
+	if (s->wq_c % s->heads != 0) {
+		AT("heads");
+		fail(c, "%d does not divide the %d columns of W_q", s->heads, s->wq_c);
+		goto out;
+	}
+	if (s->wv_c % s->heads != 0) {
+		AT("heads");
+		fail(c, "%d does not divide the %d columns of W_v", s->heads, s->wv_c);
+		goto out;
+	}
+	s->d_k = s->wq_c / s->heads;
+	s->d_v = s->wv_c / s->heads;
+	if (s->has_wo && s->wo_r != s->wv_c) {
+		AT("W_o");
+		fail(c, "expected %d rows (heads × d_v, the columns of W_v), got %d", s->wv_c, s->wo_r);
+		goto out;
+	}
+	s->d_out = s->has_wo ? s->wo_c : s->wv_c;
+	if (s->score == SCORE_ADDITIVE) {
+		if (!s->has_we) {
+			AT("w_e");
+			fail(c, "missing: \"score\": \"additive\" needs w_e, %d numbers (the columns of W_q)", s->wq_c);
+			goto out;
+		}
+		if (s->we_r != 1 || s->we_c != s->wq_c) {
+			AT("w_e");
+			fail(c, "expected %d numbers (heads × d_k, the columns of W_q), got %d",
+			     s->wq_c, s->we_r * s->we_c);
+			goto out;
+		}
+	}
+	switch (s->mask) {
+	case MASK_CAUSAL:
+		if (s->n != s->m) {
+			AT("mask");
+			fail(c, "\"causal\" needs a square score matrix, but n = %d and m = %d", s->n, s->m);
+			goto out;
+		}
+		break;
+	case MASK_PADDING:
+		if (s->mask_c != s->m) {
+			AT("mask.padding");
+			fail(c, "expected %d numbers (one per key, m = %d), got %d", s->m, s->m, s->mask_c);
+			goto out;
+		}
+		break;
+	case MASK_MATRIX:
+		if (s->mask_r != s->n) {
+			AT("mask");
+			fail(c, "expected %d rows (n, one per query), got %d", s->n, s->mask_r);
+			goto out;
+		}
+		if (s->mask_c != s->m) {
+			AT("mask");
+			fail(c, "expected %d columns (m, one per key), got %d", s->m, s->mask_c);
+			goto out;
+		}
+		break;
+	case MASK_NONE:
+		break;
+	}
+	/*
+	 * Every stage matrix together (the same count as attention.c):
+	 * input and X, source and S, Q, K, V, five per-head matrices
+	 * (scores, scaled, masked, weights: n × m; weighted: n × d_v),
+	 * concat, output, and the n × m visibility of the mask.
+	 */
+	{
+		const double n = s->n, m = s->m, h = s->heads;
+		total = 2 * n * s->d_model + 2 * m * s->d_src + n * h * s->d_k + m * h * (s->d_k + s->d_v) +
+		        h * (4 * n * m + n * s->d_v) + n * h * s->d_v + n * s->d_out + n * m;
+	}
+	if (total > (double)LESSON_MAX_NUMBERS) {
+		fail(c, "too large: its stage matrices would hold %.0f numbers, over the limit of %ld "
+		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller",
+		     total, (long)LESSON_MAX_NUMBERS);
+		goto out;
+	}
+	r = 0;
+out:
+#undef AT
+	path_set(c, base);
+	return r;
+}
+
+static int shapes_stage_present(const Shapes *s, Stage st)
+{
+	switch (st) {
+	case STAGE_POSITIONAL: return s->positional != POS_NONE;
+	case STAGE_SPLIT:
+	case STAGE_CONCAT: return s->heads > 1;
+	case STAGE_MASK: return s->mask != MASK_NONE;
+	case STAGE_OUTPUT: return s->has_wo;
+	case STAGE_INPUT:
+	case STAGE_PROJECT:
+	case STAGE_SCORES:
+	case STAGE_SCALE:
+	case STAGE_SOFTMAX:
+	case STAGE_WEIGHTED: return 1;
+	case STAGE_COUNT: break;
+	}
+	return 0;
+}
+
+static const char *stage_absent_reason(Stage st)
+{
+	switch (st) {
+	case STAGE_POSITIONAL: return "it has no positional encoding";
+	case STAGE_SPLIT:
+	case STAGE_CONCAT: return "it has one head";
+	case STAGE_MASK: return "it has no mask";
+	case STAGE_OUTPUT: return "it has no W_o";
+	default: return "";
+	}
+}
+
+/*
+ * The shape of a named matrix in this lesson (rows, cols), or NULL and
+ * a reason when the lesson does not have it.
+ */
+static const char *matrix_shape(const Shapes *s, AttnMatrix which, int *rows, int *cols)
+{
+	const int hdk = s->heads * s->d_k, hdv = s->heads * s->d_v;
+
+	switch (which) {
+	case AM_INPUT:
+	case AM_X: *rows = s->n; *cols = s->d_model; return NULL;
+	case AM_PE:
+		*rows = s->n; *cols = s->d_model;
+		return s->positional == POS_NONE ? "it has no positional encoding" : NULL;
+	case AM_SOURCE_INPUT:
+	case AM_S:
+		*rows = s->m; *cols = s->d_src;
+		return s->has_source ? NULL : "it has no source (it is self-attention)";
+	case AM_PE_SRC:
+		*rows = s->m; *cols = s->d_src;
+		if (!s->has_source)
+			return "it has no source (it is self-attention)";
+		return s->positional == POS_NONE ? "it has no positional encoding" : NULL;
+	case AM_W_Q: *rows = s->wq_r; *cols = s->wq_c; return NULL;
+	case AM_W_K: *rows = s->wk_r; *cols = s->wk_c; return NULL;
+	case AM_W_V: *rows = s->wv_r; *cols = s->wv_c; return NULL;
+	case AM_W_O:
+		*rows = s->wo_r; *cols = s->wo_c;
+		return s->has_wo ? NULL : "it has no W_o";
+	case AM_W_E:
+		*rows = 1; *cols = hdk;
+		return s->score == SCORE_ADDITIVE ? NULL : "it uses dot-product scores";
+	case AM_Q: *rows = s->n; *cols = hdk; return NULL;
+	case AM_K: *rows = s->m; *cols = hdk; return NULL;
+	case AM_V: *rows = s->m; *cols = hdv; return NULL;
+	case AM_SCORES:
+	case AM_SCALED:
+	case AM_MASKED:
+	case AM_WEIGHTS: *rows = s->n; *cols = s->m; return NULL;
+	case AM_WEIGHTED: *rows = s->n; *cols = s->d_v; return NULL;
+	case AM_CONCAT: *rows = s->n; *cols = hdv; return NULL;
+	case AM_OUTPUT: *rows = s->n; *cols = s->d_out; return NULL;
+	case AM_COUNT: break;
+	}
+	*rows = *cols = 0;
+	return "unknown";
+}
+
+/* Check a cell reference (focus, quiz answer) at the current path. */
+static int check_cellref(Ctx *c, const Shapes *s, const CellRef *ref)
+{
+	const char *names[AM_COUNT], *why;
+	int which = attn_matrix_find(ref->matrix), rows, cols, i, r = -1;
+	size_t old = c->pathlen;
+
+	if (which < 0) {
+		for (i = 0; i < AM_COUNT; i++)
+			names[i] = attn_matrix_name((AttnMatrix)i);
+		path_key(c, "matrix");
+		fail(c, "unknown matrix %s%s", quoted(ref->matrix).s, did_you_mean(ref->matrix, names, AM_COUNT).s);
+		goto out;
+	}
+	why = matrix_shape(s, (AttnMatrix)which, &rows, &cols);
+	if (why != NULL) {
+		path_key(c, "matrix");
+		fail(c, "this lesson has no %s (%s)", attn_matrix_name((AttnMatrix)which), why);
+		goto out;
+	}
+	if (attn_matrix_per_head((AttnMatrix)which) && (ref->head < 0 || ref->head >= s->heads)) {
+		path_key(c, "head");
+		fail(c, "%d is outside the %d head%s of this lesson", ref->head, s->heads, s->heads == 1 ? "" : "s");
+		goto out;
+	}
+	if (ref->row < 0 || ref->row >= rows) {
+		path_key(c, "row");
+		fail(c, "%d is outside the %d row%s of %s", ref->row, rows, rows == 1 ? "" : "s",
+		     attn_matrix_name((AttnMatrix)which));
+		goto out;
+	}
+	if (ref->col < 0 || ref->col >= cols) {
+		path_key(c, "col");
+		fail(c, "%d is outside the %d column%s of %s", ref->col, cols, cols == 1 ? "" : "s",
+		     attn_matrix_name((AttnMatrix)which));
+		goto out;
+	}
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/* A step's stage and head against this lesson (paths: steps[i].stage, steps[i].head). */
+static int check_step_stage(Ctx *c, const Shapes *s, const Step *st)
+{
+	size_t old = c->pathlen;
+	int r = 0;
+
+	if (!shapes_stage_present(s, st->stage)) {
+		path_key(c, "stage");
+		r = fail(c, "the stage \"%s\" is not in this lesson (%s)", stage_name(st->stage),
+		         stage_absent_reason(st->stage));
+	} else if (st->head < 0 || st->head >= s->heads) {
+		path_key(c, "head");
+		r = fail(c, "%d is outside the %d head%s of this lesson", st->head, s->heads, s->heads == 1 ? "" : "s");
+	}
+	path_set(c, old);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Steps and quizzes                                                   */
+/* ------------------------------------------------------------------ */
+
+static const char *const step_keys[] = { "stage", "head", "text", "focus", "quiz", NULL };
+static const char *const cell_keys[] = { "matrix", "head", "row", "col", NULL };
+static const char *const quiz_keys[] = { "question", "choices", "answer", "tolerance", "hint", NULL };
+
+static void step_free(Step *st)
+{
+	int i;
+
+	text_free(&st->text);
+	if (st->has_quiz) {
+		text_free(&st->quiz.question);
+		for (i = 0; i < st->quiz.nchoices; i++)
+			text_free(&st->quiz.choices[i]);
+		free(st->quiz.choices);
+		text_free(&st->quiz.hint);
+	}
+	memset(st, 0, sizeof *st);
+}
+
+/* {"matrix": NAME, "head": H, "row": R, "col": C} at the current path; head defaults to def_head. */
+static int read_cellref(Ctx *c, const Shapes *s, const cJSON *v, int def_head, CellRef *ref)
+{
+	const cJSON *name;
+	long long head = def_head, row = 0, col = 0;
+	size_t old;
+
+	if (!cJSON_IsObject(v))
+		return fail(c, "expected a cell {\"matrix\": \"weights\", \"head\": 0, \"row\": 1, \"col\": 0}, got %s",
+		            got(v).s);
+	warn_unknown_keys(c, v, cell_keys);
+	name = get(v, "matrix");
+	if (name == NULL)
+		return fail(c, "missing \"matrix\" (the name of a matrix, such as \"weights\")");
+	if (get(v, "row") == NULL)
+		return fail(c, "missing \"row\"");
+	if (get(v, "col") == NULL)
+		return fail(c, "missing \"col\"");
+	old = path_key(c, "matrix");
+	if (!cJSON_IsString(name))
+		return fail(c, "expected a matrix name, got %s", got(name).s);
+	path_set(c, old);
+	if (key_whole(c, v, "head", 0, 1e9, "a whole number ≥ 0", &head) != 0 ||
+	    key_whole(c, v, "row", -1e9, 1e9, "a whole number ≥ 0", &row) != 0 ||
+	    key_whole(c, v, "col", -1e9, 1e9, "a whole number ≥ 0", &col) != 0)
+		return -1;
+	memset(ref, 0, sizeof *ref);
+	if (strlen(name->valuestring) >= sizeof ref->matrix || attn_matrix_find(name->valuestring) < 0) {
+		const char *names[AM_COUNT];
+		int i;
+		for (i = 0; i < AM_COUNT; i++)
+			names[i] = attn_matrix_name((AttnMatrix)i);
+		old = path_key(c, "matrix");
+		return fail(c, "unknown matrix %s%s", got(name).s, did_you_mean(name->valuestring, names, AM_COUNT).s);
+	}
+	/* The canonical spelling, whatever case the file used. */
+	snprintf(ref->matrix, sizeof ref->matrix, "%s",
+	         attn_matrix_name((AttnMatrix)attn_matrix_find(name->valuestring)));
+	ref->head = (int)head;
+	ref->row = (int)row;
+	ref->col = (int)col;
+	return check_cellref(c, s, ref);
+}
+
+static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz *q)
+{
+	const cJSON *choices = NULL, *answer, *it;
+	size_t old;
+	long long idx;
+	int n = 0;
+
+	memset(q, 0, sizeof *q);
+	q->tolerance = 0.01;
+	if (!cJSON_IsObject(v))
+		return fail(c, "expected an object {\"question\": …, \"answer\": …}, got %s", got(v).s);
+	warn_unknown_keys(c, v, quiz_keys);
+	if (get(v, "question") == NULL)
+		return fail(c, "missing \"question\"");
+	if (key_text(c, v, "question", &q->question) != 0 || key_text(c, v, "hint", &q->hint) != 0)
+		return -1;
+	answer = get(v, "answer");
+	if (answer == NULL)
+		return fail(c, "missing \"answer\" (the index of the right choice, or a cell {\"matrix\": …})");
+	choices = get(v, "choices");
+	if (choices != NULL) {
+		old = path_key(c, "choices");
+		if (!cJSON_IsArray(choices)) {
+			fail(c, "expected an array of texts, got %s", got(choices).s);
+			goto out;
+		}
+		cJSON_ArrayForEach(it, choices)
+			n++;
+		if (n < 2) {
+			fail(c, "expected at least 2 choices, got %d", n);
+			goto out;
+		}
+		q->choices = calloc((size_t)n, sizeof *q->choices);
+		if (q->choices == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		cJSON_ArrayForEach(it, choices) {
+			size_t old2 = path_index(c, q->nchoices);
+			if (read_text(c, it, &q->choices[q->nchoices]) != 0)
+				goto out;
+			q->nchoices++;
+			path_set(c, old2);
+		}
+		path_set(c, old);
+		old = path_key(c, "answer");
+		if (!cJSON_IsNumber(answer)) {
+			fail(c, "expected the index of the right choice (0 to %d), got %s", n - 1, got(answer).s);
+			goto out;
+		}
+		if (read_whole(c, answer, -1e9, 1e9, "a whole number (the index of the right choice, from 0)", &idx) != 0)
+			goto out;
+		if (idx < 0 || idx >= n) {
+			fail(c, "%lld is outside the %d choices (0 to %d; the first choice is 0)", idx, n, n - 1);
+			goto out;
+		}
+		q->answer_choice = (int)idx;
+		path_set(c, old);
+		if (get(v, "tolerance") != NULL)
+			warnf(c, "\"tolerance\" is not used by a question with choices");
+	} else {
+		old = path_key(c, "answer");
+		if (!cJSON_IsObject(answer)) {
+			fail(c, "expected a cell {\"matrix\": …, \"row\": …, \"col\": …} (or give \"choices\" and "
+			        "the index of the right one), got %s", got(answer).s);
+			goto out;
+		}
+		if (read_cellref(c, s, answer, def_head, &q->answer_cell) != 0)
+			goto out;
+		path_set(c, old);
+		if (key_finite(c, v, "tolerance", &q->tolerance) != 0)
+			goto out;
+		if (!(q->tolerance > 0)) {
+			old = path_key(c, "tolerance");
+			fail(c, "expected a number > 0, got %s", got(get(v, "tolerance")).s);
+			goto out;
+		}
+	}
+	return 0;
+out:
+	return -1;
+}
+
+static int read_step(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
+{
+	const cJSON *stage, *focus, *quiz;
+	long long head = 0;
+	size_t old;
+	int k;
+
+	memset(st, 0, sizeof *st);
+	if (!cJSON_IsObject(v))
+		return fail(c, "expected a step {\"stage\": …, \"text\": …}, got %s", got(v).s);
+	warn_unknown_keys(c, v, step_keys);
+	stage = get(v, "stage");
+	if (stage == NULL)
+		return fail(c, "missing \"stage\" (one of input, positional, project, split, scores, scale, mask, "
+		               "softmax, weighted, concat, output)");
+	old = path_key(c, "stage");
+	if (!cJSON_IsString(stage))
+		return fail(c, "expected a stage name, got %s", got(stage).s);
+	k = stage_find(stage->valuestring);
+	if (k < 0)
+		return fail(c, "unknown stage %s%s", got(stage).s,
+		            did_you_mean(stage->valuestring, stage_names, STAGE_COUNT).s);
+	path_set(c, old);
+	st->stage = (Stage)k;
+	if (key_whole(c, v, "head", 0, 1e9, "a whole number ≥ 0", &head) != 0)
+		return -1;
+	st->head = (int)head;
+	if (check_step_stage(c, s, st) != 0)
+		return -1;
+	if (key_text(c, v, "text", &st->text) != 0)
+		return -1;
+	focus = get(v, "focus");
+	if (focus != NULL) {
+		old = path_key(c, "focus");
+		if (read_cellref(c, s, focus, st->head, &st->focus) != 0)
+			return -1;
+		path_set(c, old);
+		st->has_focus = 1;
+	}
+	quiz = get(v, "quiz");
+	if (quiz != NULL) {
+		old = path_key(c, "quiz");
+		st->has_quiz = 1; /* so step_free frees what read_quiz made, even on failure */
+		if (read_quiz(c, s, quiz, st->head, &st->quiz) != 0)
+			return -1;
+		path_set(c, old);
+	}
+	return 0;
+}
+
+static int read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l)
+{
+	const cJSON *steps = get(root, "steps"), *it;
+	size_t old;
+	int n = 0;
+
+	if (steps == NULL)
+		return 0;
+	old = path_key(c, "steps");
+	if (!cJSON_IsArray(steps))
+		return fail(c, "expected an array of steps, got %s", got(steps).s);
+	cJSON_ArrayForEach(it, steps)
+		n++;
+	if (n > LESSON_MAX_STEPS)
+		return fail(c, "%d steps is over the limit of %d (LESSON_MAX_STEPS)", n, LESSON_MAX_STEPS);
+	if (n == 0) {
+		path_set(c, old);
+		return 0;
+	}
+	l->steps = calloc((size_t)n, sizeof *l->steps);
+	if (l->steps == NULL)
+		return fail_oom(c);
+	cJSON_ArrayForEach(it, steps) {
+		size_t old2 = path_index(c, l->nsteps);
+		int r = read_step(c, s, it, &l->steps[l->nsteps]);
+		l->nsteps++; /* counted even on failure: lesson_free frees its parts */
+		if (r != 0)
+			return -1;
+		path_set(c, old2);
+	}
+	path_set(c, old);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tokens                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Labels from an array of strings, or generated prefix0 … when arr is NULL. */
+static int read_tokens(Ctx *c, const cJSON *arr, int n, const char *prefix, char ***out)
+{
+	const cJSON *it;
+	char **t, label[32];
+	int i = 0;
+
+	t = calloc((size_t)n + 1, sizeof *t);
+	*out = t;
+	if (t == NULL)
+		return fail_oom(c);
+	if (arr == NULL) {
+		for (i = 0; i < n; i++) {
+			snprintf(label, sizeof label, "%s%d", prefix, i);
+			t[i] = strdup(label);
+			if (t[i] == NULL)
+				return fail_oom(c);
+		}
+		return 0;
+	}
+	cJSON_ArrayForEach(it, arr) {
+		size_t old = path_index(c, i);
+		if (read_string(c, it, &t[i]) != 0)
+			return -1;
+		path_set(c, old);
+		i++;
+	}
+	return 0;
+}
+
+static void tokens_free(char **t, int n)
+{
+	int i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		free(t[i]);
+	free(t);
+}
+
+/* Count the labels of the tokens array at key (path key), or -1 when absent. */
+static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON **arr)
+{
+	const cJSON *v = get(obj, key), *it;
+	size_t old;
+	int n = 0;
+
+	*arr = v;
+	if (v == NULL)
+		return -1;
+	old = path_key(c, key);
+	if (!cJSON_IsArray(v)) {
+		fail(c, "expected an array of labels (strings), got %s", got(v).s);
+		return -2;
+	}
+	cJSON_ArrayForEach(it, v)
+		n++;
+	if (n == 0) {
+		fail(c, "expected at least one label, got an empty array");
+		return -2;
+	}
+	if (n > LESSON_MAX_TOKENS) {
+		fail(c, "%d labels is over the limit of %d tokens (LESSON_MAX_TOKENS)", n, LESSON_MAX_TOKENS);
+		return -2;
+	}
+	path_set(c, old);
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* The whole lesson                                                    */
+/* ------------------------------------------------------------------ */
+
+static const char *const top_keys[] = {
+	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
+	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare", NULL
+};
+static const char *const source_keys[] = { "tokens", "X", NULL };
+static const char *const mask_keys[] = { "padding", NULL };
+
+void lesson_free(Lesson *l)
+{
+	int i;
+
+	if (l == NULL)
+		return;
+	free(l->path);
+	text_free(&l->title);
+	text_free(&l->summary);
+	tokens_free(l->tokens, l->n);
+	tokens_free(l->source_tokens, l->m);
+	mat_free(&l->input);
+	mat_free(&l->source_input);
+	mat_free(&l->W_q);
+	mat_free(&l->W_k);
+	mat_free(&l->W_v);
+	mat_free(&l->W_o);
+	mat_free(&l->w_e);
+	mat_free(&l->mask_matrix);
+	for (i = 0; i < l->nsteps; i++)
+		step_free(&l->steps[i]);
+	free(l->steps);
+	lesson_free(l->compare);
+	text_free(&l->compare_label);
+	free(l);
+}
+
+static int read_version(Ctx *c, const cJSON *root)
+{
+	const cJSON *v = get(root, "attnviz");
+	size_t old = path_key(c, "attnviz");
+	int r = 0;
+
+	if (v == NULL)
+		r = fail(c, "missing: a lesson starts with \"attnviz\": 1 (the format version)");
+	else if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
+		r = fail(c, "expected the format version 1, got %s", got(v).s);
+	else if (v->valuedouble != 1)
+		r = fail(c, "this file is format %s, but this build of attnviz reads format 1%s", got(v).s,
+		         v->valuedouble > 1 ? " (a newer attnviz may read it)" : "");
+	path_set(c, old);
+	return r;
+}
+
+static int read_mask(Ctx *c, const cJSON *root, Lesson *l, MatSrc *ms)
+{
+	const cJSON *v = get(root, "mask");
+	size_t old;
+	int r = 0;
+
+	memset(ms, 0, sizeof *ms);
+	l->mask = MASK_NONE;
+	if (v == NULL)
+		return 0;
+	old = path_key(c, "mask");
+	if (cJSON_IsString(v)) {
+		if (strcmp(v->valuestring, "none") == 0) {
+			l->mask = MASK_NONE;
+		} else if (strcmp(v->valuestring, "causal") == 0) {
+			l->mask = MASK_CAUSAL;
+		} else {
+			static const char *const words[] = { "none", "causal" };
+			r = fail(c, "expected \"none\", \"causal\", {\"padding\": [1, 1, 0, …]} or an n × m matrix of 0/1, "
+			            "got %s%s", got(v).s, did_you_mean(v->valuestring, words, 2).s);
+		}
+	} else if (cJSON_IsObject(v)) {
+		warn_unknown_keys(c, v, mask_keys);
+		if (get(v, "padding") == NULL) {
+			r = fail(c, "expected {\"padding\": [1, 1, 0, …]} (1 = may attend, 0 = masked)");
+		} else {
+			l->mask = MASK_PADDING;
+			r = read_matsrc(c, v, "padding", &LIM_PADDING, ms);
+		}
+	} else if (cJSON_IsArray(v)) {
+		l->mask = MASK_MATRIX;
+		path_set(c, old);
+		r = read_matsrc(c, root, "mask", &LIM_MASK, ms);
+	} else {
+		r = fail(c, "expected \"none\", \"causal\", {\"padding\": […]} or an n × m matrix of 0/1, got %s",
+		         got(v).s);
+	}
+	path_set(c, old);
+	return r;
+}
+
+static int read_scalars(Ctx *c, const cJSON *root, Lesson *l)
+{
+	static const char *const positionals[] = { "none", "sinusoidal", NULL };
+	static const char *const scores[] = { "dot", "additive", NULL };
+	const cJSON *v;
+	long long heads = 1;
+	int k;
+	size_t old;
+
+	k = 0;
+	if (key_choice(c, root, "positional", positionals, &k) != 0)
+		return -1;
+	l->positional = (Positional)k;
+	k = 0;
+	if (key_choice(c, root, "score", scores, &k) != 0)
+		return -1;
+	l->score = (ScoreKind)k;
+	if (key_whole(c, root, "heads", 1, 1e9, "a whole number ≥ 1", &heads) != 0)
+		return -1;
+	if (heads > LESSON_MAX_HEADS) {
+		old = path_key(c, "heads");
+		fail(c, "%lld is over the limit of %d heads (LESSON_MAX_HEADS)", heads, LESSON_MAX_HEADS);
+		path_set(c, old);
+		return -1;
+	}
+	l->heads = (int)heads;
+
+	l->scale = SCALE_SQRT_DK;
+	v = get(root, "scale");
+	if (v != NULL) {
+		l->scale_explicit = 1;
+		old = path_key(c, "scale");
+		if (cJSON_IsTrue(v)) {
+			l->scale = SCALE_SQRT_DK;
+		} else if (cJSON_IsFalse(v)) {
+			l->scale = SCALE_NONE;
+		} else if (cJSON_IsNumber(v)) {
+			if (read_finite(c, v, &l->scale_value) != 0)
+				return -1;
+			l->scale = SCALE_VALUE;
+		} else {
+			return fail(c, "expected true (× 1/√d_k), false (× 1) or a number (× that number), got %s",
+			            got(v).s);
+		}
+		path_set(c, old);
+	}
+
+	l->mask_fill_inf = 1;
+	v = get(root, "mask_fill");
+	if (v != NULL) {
+		old = path_key(c, "mask_fill");
+		if (cJSON_IsString(v) && strcmp(v->valuestring, "-inf") == 0) {
+			l->mask_fill_inf = 1;
+		} else if (cJSON_IsNumber(v)) {
+			if (read_finite(c, v, &l->mask_fill) != 0)
+				return -1;
+			l->mask_fill_inf = 0;
+		} else {
+			return fail(c, "expected \"-inf\" or a number, got %s", got(v).s);
+		}
+		path_set(c, old);
+	}
+	return 0;
+}
+
+/* The top-level keys a "compare" may not change. */
+static const char *const compare_fixed[] = { "attnviz", "title", "summary", "steps", "compare", NULL };
+
+static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
+
+/* "compare": the same lesson with some top-level keys replaced. */
+static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *cmp = get(root, "compare"), *it;
+	cJSON *variant = NULL, *copy;
+	Buf *saved_warn;
+	size_t old;
+	int i, k, nchanged = 0, r = -1;
+
+	if (cmp == NULL)
+		return 0;
+	old = path_key(c, "compare");
+	if (!cJSON_IsObject(cmp)) {
+		fail(c, "expected an object {\"label\": …, KEY: VALUE, …}, got %s", got(cmp).s);
+		goto out;
+	}
+	if (key_text(c, cmp, "label", &l->compare_label) != 0)
+		goto out;
+	variant = cJSON_Duplicate(root, 1);
+	if (variant == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(variant, "compare");
+	cJSON_DeleteItemFromObjectCaseSensitive(variant, "steps");
+	cJSON_ArrayForEach(it, cmp) {
+		if (strcmp(it->string, "label") == 0)
+			continue;
+		for (i = 0; compare_fixed[i] != NULL; i++)
+			if (strcmp(it->string, compare_fixed[i]) == 0)
+				break;
+		if (compare_fixed[i] != NULL) {
+			size_t old2 = path_key(c, it->string);
+			fail(c, "a comparison cannot change \"%s\" (it changes the computation: keys such as "
+			        "\"mask\", \"scale\" or \"W_q\")", it->string);
+			path_set(c, old2);
+			goto out;
+		}
+		for (k = 0; top_keys[k] != NULL; k++)
+			if (strcmp(it->string, top_keys[k]) == 0)
+				break;
+		if (top_keys[k] == NULL) {
+			const char *const *cands = top_keys;
+			int nc = 0;
+			while (cands[nc] != NULL)
+				nc++;
+			warnf(c, "unknown key %s%s", quoted(it->string).s, did_you_mean(it->string, cands, nc).s);
+			continue;
+		}
+		copy = cJSON_Duplicate(it, 1);
+		if (copy == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		if (get(variant, it->string) != NULL)
+			cJSON_ReplaceItemInObjectCaseSensitive(variant, it->string, copy);
+		else
+			cJSON_AddItemToObject(variant, it->string, copy);
+		nchanged++;
+	}
+	if (nchanged == 0)
+		warnf(c, "changes nothing (give the keys whose values differ, e.g. \"mask_fill\": 0)");
+	/* The variant's own warnings would only repeat this lesson's. */
+	saved_warn = c->warn;
+	c->warn = NULL;
+	l->compare = lesson_from_json(c, variant, 1);
+	c->warn = saved_warn;
+	if (l->compare == NULL)
+		goto out;
+	r = 0;
+out:
+	cJSON_Delete(variant);
+	path_set(c, old);
+	return r;
+}
+
+/* Turn a parsed lesson object into a Lesson, or NULL with c->err set. */
+static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
+{
+	const cJSON *src = NULL, *tok_arr = NULL, *src_tok_arr = NULL, *we;
+	MatSrc ms_x, ms_s, ms_q, ms_k, ms_v, ms_o, ms_e, ms_mask;
+	Shapes sh;
+	Lesson *l;
+	size_t base = c->pathlen, old;
+	int ok = 0;
+
+	memset(&ms_s, 0, sizeof ms_s);
+	memset(&ms_e, 0, sizeof ms_e);
+	l = calloc(1, sizeof *l);
+	if (l == NULL) {
+		fail_oom(c);
+		return NULL;
+	}
+	l->path = strdup(c->name);
+	if (l->path == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	if (!cJSON_IsObject(root)) {
+		fail(c, "a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s", got(root).s);
+		goto out;
+	}
+	if (!is_variant)
+		warn_unknown_keys(c, root, top_keys);
+	if (read_version(c, root) != 0)
+		goto out;
+	if (key_text(c, root, "title", &l->title) != 0 || key_text(c, root, "summary", &l->summary) != 0)
+		goto out;
+	if (read_scalars(c, root, l) != 0)
+		goto out;
+
+	/* Shapes of every matrix, nothing allocated yet. */
+	if (get(root, "X") == NULL) {
+		old = path_key(c, "X");
+		fail(c, "missing: the input rows, one per token (an n × d_model matrix or a generator)");
+		path_set(c, old);
+		goto out;
+	}
+	if (read_matsrc(c, root, "X", &LIM_TOKENS_DIM, &ms_x) != 0)
+		goto out;
+	src = get(root, "source");
+	if (src != NULL) {
+		old = path_key(c, "source");
+		if (!cJSON_IsObject(src)) {
+			fail(c, "expected an object {\"tokens\": […], \"X\": […]}, got %s", got(src).s);
+			goto out;
+		}
+		warn_unknown_keys(c, src, source_keys);
+		if (get(src, "X") == NULL) {
+			path_key(c, "X");
+			fail(c, "missing: the source rows (an m × d_src matrix or a generator)");
+			goto out;
+		}
+		if (read_matsrc(c, src, "X", &LIM_TOKENS_DIM, &ms_s) != 0)
+			goto out;
+		path_set(c, old);
+	}
+	{
+		static const char *const need[] = { "W_q", "W_k", "W_v" };
+		int i;
+		for (i = 0; i < 3; i++)
+			if (get(root, need[i]) == NULL) {
+				old = path_key(c, need[i]);
+				fail(c, "missing (every lesson gives W_q, W_k and W_v)");
+				path_set(c, old);
+				goto out;
+			}
+	}
+	if (read_matsrc(c, root, "W_q", &LIM_DIM_DIM, &ms_q) != 0 ||
+	    read_matsrc(c, root, "W_k", &LIM_DIM_DIM, &ms_k) != 0 ||
+	    read_matsrc(c, root, "W_v", &LIM_DIM_DIM, &ms_v) != 0 ||
+	    read_matsrc(c, root, "W_o", &LIM_DIM_DIM, &ms_o) != 0)
+		goto out;
+	we = get(root, "w_e");
+	if (we != NULL && l->score != SCORE_ADDITIVE) {
+		old = path_key(c, "w_e");
+		warnf(c, "not used: w_e is for \"score\": \"additive\"");
+		path_set(c, old);
+	} else if (read_matsrc(c, root, "w_e", &LIM_VECTOR, &ms_e) != 0) {
+		goto out;
+	}
+	if (read_mask(c, root, l, &ms_mask) != 0)
+		goto out;
+
+	/* Tokens: counted now, read once the shapes agree. */
+	memset(&sh, 0, sizeof sh);
+	sh.ntokens = count_tokens(c, root, "tokens", &tok_arr);
+	if (sh.ntokens == -2)
+		goto out;
+	if (sh.ntokens < 0 && !is_generated(&ms_x)) {
+		old = path_key(c, "tokens");
+		fail(c, "missing: one label per row of X (only a generated X may leave them out)");
+		path_set(c, old);
+		goto out;
+	}
+	sh.nsource_tokens = -1;
+	if (src != NULL) {
+		old = path_key(c, "source");
+		sh.nsource_tokens = count_tokens(c, src, "tokens", &src_tok_arr);
+		if (sh.nsource_tokens == -2)
+			goto out;
+		if (sh.nsource_tokens < 0 && !is_generated(&ms_s)) {
+			path_key(c, "tokens");
+			fail(c, "missing: one label per row of source.X (only a generated source.X may leave them out)");
+			goto out;
+		}
+		path_set(c, old);
+	}
+
+	sh.n = ms_x.rows;
+	sh.d_model = ms_x.cols;
+	sh.has_source = src != NULL;
+	sh.m = src != NULL ? ms_s.rows : sh.n;
+	sh.d_src = src != NULL ? ms_s.cols : sh.d_model;
+	sh.heads = l->heads;
+	sh.wq_r = ms_q.rows; sh.wq_c = ms_q.cols;
+	sh.wk_r = ms_k.rows; sh.wk_c = ms_k.cols;
+	sh.wv_r = ms_v.rows; sh.wv_c = ms_v.cols;
+	sh.has_wo = ms_o.kind != SRC_ABSENT;
+	sh.wo_r = ms_o.rows; sh.wo_c = ms_o.cols;
+	sh.has_we = ms_e.kind != SRC_ABSENT;
+	sh.we_r = ms_e.rows; sh.we_c = ms_e.cols;
+	sh.positional = l->positional;
+	sh.score = l->score;
+	sh.mask = l->mask;
+	sh.mask_r = ms_mask.rows;
+	sh.mask_c = ms_mask.cols;
+	if (check_shapes(c, &sh) != 0)
+		goto out;
+	l->n = sh.n;
+	l->m = sh.m;
+	l->d_model = sh.d_model;
+	l->d_src = sh.d_src;
+	l->d_k = sh.d_k;
+	l->d_v = sh.d_v;
+	l->d_out = sh.d_out;
+	l->has_source = sh.has_source;
+
+	old = path_key(c, "tokens");
+	if (read_tokens(c, tok_arr, l->n, "t", &l->tokens) != 0)
+		goto out;
+	path_set(c, old);
+	if (src != NULL) {
+		old = path_key(c, "source.tokens");
+		if (read_tokens(c, src_tok_arr, l->m, "s", &l->source_tokens) != 0)
+			goto out;
+		path_set(c, old);
+	}
+	if (!is_variant && read_steps(c, &sh, root, l) != 0)
+		goto out;
+
+	/* Now the numbers. */
+	if (fill_mat(c, &ms_x, &l->input) != 0 || fill_mat(c, &ms_s, &l->source_input) != 0 ||
+	    fill_mat(c, &ms_q, &l->W_q) != 0 || fill_mat(c, &ms_k, &l->W_k) != 0 ||
+	    fill_mat(c, &ms_v, &l->W_v) != 0 || fill_mat(c, &ms_o, &l->W_o) != 0 ||
+	    fill_mat(c, &ms_e, &l->w_e) != 0 || fill_mat(c, &ms_mask, &l->mask_matrix) != 0)
+		goto out;
+
+	if (!is_variant && read_compare(c, root, l) != 0)
+		goto out;
+	ok = 1;
+out:
+	path_set(c, base);
+	if (!ok) {
+		/* l->n and l->m are set before the token arrays are made: lesson_free can count them. */
+		lesson_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing: text to cJSON, with syntax errors as FILE:LINE:COL         */
+/* ------------------------------------------------------------------ */
+
+/* Terminal columns of a code point: 2 for East Asian wide characters, else 1. */
+static int cp_width(unsigned long cp)
+{
+	if ((cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+	    (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+	    (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) || (cp >= 0x20000 && cp <= 0x3FFFD))
+		return 2;
+	return 1;
+}
+
+/* Display width of an escaped (printable) UTF-8 string. */
+static size_t display_width(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, w = 0;
+	unsigned long cp;
+	int k;
+
+	while (i < len) {
+		if (p[i] < 0x80) {
+			cp = p[i];
+			k = 1;
+		} else {
+			k = p[i] >= 0xF0 ? 4 : p[i] >= 0xE0 ? 3 : 2;
+			cp = p[i] & (0x3F >> (k - 1));
+			for (int j = 1; j < k && i + (size_t)j < len; j++)
+				cp = (cp << 6) | (p[i + j] & 0x3F);
+		}
+		w += (size_t)cp_width(cp);
+		i += (size_t)k;
+	}
+	return w;
+}
+
+#define SHOW_BEFORE 60 /* characters of context shown before and after a syntax error */
+#define SHOW_AFTER 40
+
+/* Is byte b the first byte of a character (not a UTF-8 continuation byte)? */
+static int char_start(char b)
+{
+	return ((unsigned char)b & 0xC0) != 0x80;
+}
+
+/*
+ * "FILE:LINE:COL: REASON\n<the line>\n<a caret under COL>". LINE and COL
+ * count from 1; COL counts characters. The shown line is escaped and, when
+ * long, cut to SHOW_BEFORE characters before the position and SHOW_AFTER after.
+ */
+static char *syntax_error(const char *name, const char *buf, size_t len, size_t pos, const char *reason)
+{
+	size_t line = 1, col = 1, ls = 0, le, i, from, to, chars, w;
+	char *piece = NULL, *before = NULL, *shown = NULL, *shown_before = NULL;
+	Buf b = { 0 };
+
+	if (pos > len)
+		pos = len;
+	for (i = 0; i < pos; i++)
+		if (buf[i] == '\n') {
+			line++;
+			ls = i + 1;
+		}
+	for (i = ls; i < pos; i++)
+		col += char_start(buf[i]);
+	for (le = pos; le < len && buf[le] != '\n'; le++)
+		;
+	if (le > ls && buf[le - 1] == '\r')
+		le--;
+	if (pos > le)
+		pos = le; /* at a "\r": the caret goes after the line */
+	for (from = pos, chars = 0; from > ls && chars < SHOW_BEFORE; chars += char_start(buf[from]))
+		from--;
+	while (from > ls && !char_start(buf[from]))
+		from--;
+	for (to = pos, chars = 0; to < le && chars < SHOW_AFTER; chars++) {
+		to++;
+		while (to < le && !char_start(buf[to]))
+			to++;
+	}
+	piece = strndup(buf + from, to - from);
+	before = strndup(buf + from, pos - from);
+	if (piece != NULL && before != NULL) {
+		shown = text_escape(piece, "");
+		shown_before = text_escape(before, "");
+	}
+	if (shown == NULL || shown_before == NULL) {
+		b.oom = 1;
+		goto out;
+	}
+	buf_printf(&b, "%s:%zu:%zu: %s\n%s%s%s\n", name, line, col, reason, from > ls ? "…" : "", shown,
+	           to < le ? "…" : "");
+	w = display_width(shown_before, strlen(shown_before)) + (from > ls ? 1 : 0);
+	for (i = 0; i < w; i++)
+		buf_add(&b, " ", 1);
+	buf_add(&b, "^", 1);
+out:
+	free(piece);
+	free(before);
+	free(shown);
+	free(shown_before);
+	if (b.oom) {
+		free(b.s);
+		return strdup("out of memory");
+	}
+	return b.s;
+}
+
+static char *errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *errorf(const char *fmt, ...)
+{
+	Buf b = { 0 };
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (b.oom) {
+		free(b.s);
+		return strdup("out of memory");
+	}
+	return b.s;
+}
+
+Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char **err, char **warn_out)
+{
+	Lesson *l = NULL;
+	cJSON *root = NULL;
+	char *copy = NULL, *e = NULL;
+	const char *end = NULL, *text;
+	const char *nul;
+	Buf w = { 0 };
+	Ctx c;
+	size_t i;
+
+	if (name == NULL)
+		name = "(lesson)";
+	if (warn_out != NULL && *warn_out != NULL) {
+		/* Append to what the caller already has. */
+		w.s = *warn_out;
+		w.len = strlen(w.s);
+		w.cap = w.len + 1;
+		*warn_out = NULL;
+	}
+	if (len > (size_t)LESSON_MAX_BYTES) {
+		e = errorf("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", name, len,
+		           (long)LESSON_MAX_BYTES);
+		goto out;
+	}
+	if (len >= 2 && (((unsigned char)buf[0] == 0xFF && (unsigned char)buf[1] == 0xFE) ||
+	                 ((unsigned char)buf[0] == 0xFE && (unsigned char)buf[1] == 0xFF))) {
+		e = errorf("%s: the file is UTF-16; save it as UTF-8", name);
+		goto out;
+	}
+	text = buf;
+	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+		text += 3; /* a byte-order mark, as some editors write */
+		len -= 3;
+	}
+	for (i = 0; i < len && isspace((unsigned char)text[i]); i++)
+		;
+	if (i == len) {
+		e = errorf("%s: empty file (a lesson is one JSON object: {\"attnviz\": 1, …})", name);
+		goto out;
+	}
+	nul = memchr(text, '\0', len);
+	if (nul != NULL) {
+		e = syntax_error(name, text, len, (size_t)(nul - text), "NUL byte in the file (a lesson is UTF-8 text)");
+		goto out;
+	}
+	/* cJSON wants the terminating NUL inside the length when it must check what follows the value. */
+	copy = malloc(len + 1);
+	if (copy == NULL) {
+		e = errorf("%s: out of memory", name);
+		goto out;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
+	if (root == NULL) {
+		size_t pos = end != NULL && end >= copy ? (size_t)(end - copy) : 0;
+		e = syntax_error(name, copy, len, pos, "JSON syntax error near here");
+		goto out;
+	}
+	free(copy);
+	copy = NULL;
+	ctx_init(&c, name, &w);
+	l = lesson_from_json(&c, root, 0);
+	cJSON_Delete(root);
+	e = c.err;
+out:
+	free(copy);
+	if (e == NULL && l == NULL)
+		e = errorf("%s: out of memory", name);
+	if (err != NULL)
+		*err = e;
+	else
+		free(e);
+	if (warn_out != NULL && w.len > 0 && !w.oom)
+		*warn_out = w.s;
+	else
+		free(w.s);
+	return l;
+}
+
+Lesson *lesson_load(const char *path, char **err, char **warn_out)
+{
+	struct stat st;
+	Lesson *l = NULL;
+	char *buf = NULL, *p;
+	size_t len = 0, cap;
+	ssize_t got_bytes;
+	int fd, flags;
+
+	if (err != NULL)
+		*err = NULL;
+	/* O_NONBLOCK: opening a FIFO nobody writes to must not hang. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (err != NULL)
+			*err = errorf("%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0) {
+		if (err != NULL)
+			*err = errorf("%s: cannot read: %s", path, strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (err != NULL)
+			*err = errorf("%s: is a directory, not a lesson file", path);
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > (off_t)LESSON_MAX_BYTES) {
+		if (err != NULL)
+			*err = errorf("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", path,
+			              (long long)st.st_size, (long)LESSON_MAX_BYTES);
+		goto out;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	buf = malloc(cap);
+	if (buf == NULL) {
+		if (err != NULL)
+			*err = errorf("%s: out of memory", path);
+		goto out;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap > (size_t)LESSON_MAX_BYTES)
+				break; /* over the limit: lesson_load_string says so */
+			cap *= 2;
+			p = realloc(buf, cap);
+			if (p == NULL) {
+				if (err != NULL)
+					*err = errorf("%s: out of memory", path);
+				goto out;
+			}
+			buf = p;
+		}
+		got_bytes = read(fd, buf + len, cap - len);
+		if (got_bytes < 0) {
+			if (errno == EINTR)
+				continue;
+			if (err != NULL)
+				*err = errorf("%s: cannot read: %s", path, strerror(errno));
+			goto out;
+		}
+		if (got_bytes == 0)
+			break;
+		len += (size_t)got_bytes;
+	}
+	l = lesson_load_string(path, buf, len, err, warn_out);
+out:
+	free(buf);
+	close(fd);
+	return l;
+}
+
+/* ------------------------------------------------------------------ */
+/* Stages present, clone, validate, languages                          */
+/* ------------------------------------------------------------------ */
+
+static void shapes_from_lesson(const Lesson *l, Shapes *s)
+{
+	memset(s, 0, sizeof *s);
+	s->n = l->input.rows;
+	s->d_model = l->input.cols;
+	s->has_source = l->has_source;
+	s->m = l->has_source ? l->source_input.rows : s->n;
+	s->d_src = l->has_source ? l->source_input.cols : s->d_model;
+	s->heads = l->heads;
+	s->ntokens = -1;
+	s->nsource_tokens = -1;
+	s->wq_r = l->W_q.rows; s->wq_c = l->W_q.cols;
+	s->wk_r = l->W_k.rows; s->wk_c = l->W_k.cols;
+	s->wv_r = l->W_v.rows; s->wv_c = l->W_v.cols;
+	s->has_wo = !mat_empty(&l->W_o);
+	s->wo_r = l->W_o.rows; s->wo_c = l->W_o.cols;
+	s->has_we = !mat_empty(&l->w_e);
+	s->we_r = l->w_e.rows; s->we_c = l->w_e.cols;
+	s->positional = l->positional;
+	s->score = l->score;
+	s->mask = l->mask;
+	s->mask_r = l->mask_matrix.rows;
+	s->mask_c = l->mask_matrix.cols;
+	s->d_k = l->heads > 0 ? l->W_q.cols / l->heads : 0;
+	s->d_v = l->heads > 0 ? l->W_v.cols / l->heads : 0;
+	s->d_out = s->has_wo ? l->W_o.cols : l->W_v.cols;
+}
+
+int lesson_stage_present(const Lesson *l, Stage s)
+{
+	Shapes sh;
+
+	if (l == NULL || (unsigned)s >= STAGE_COUNT)
+		return 0;
+	shapes_from_lesson(l, &sh);
+	return shapes_stage_present(&sh, s);
+}
+
+static int mat_check_values(Ctx *c, const Mat *m, const char *key, int zero_one)
+{
+	size_t i, count = (size_t)m->rows * (size_t)m->cols, old;
+	int r = 0;
+
+	for (i = 0; i < count && r == 0; i++) {
+		double x = m->a[i];
+		if (isfinite(x) && (!zero_one || x == 0.0 || x == 1.0))
+			continue;
+		old = path_key(c, key);
+		if (m->rows > 1)
+			path_append(c, "[%zu]", i / (size_t)m->cols);
+		path_append(c, "[%zu]", i % (size_t)m->cols);
+		if (!isfinite(x))
+			r = fail(c, "expected a finite number, got %g", x);
+		else
+			r = fail(c, "expected 0 or 1, got %g", x);
+		path_set(c, old);
+	}
+	return r;
+}
+
+static int validate_into(Ctx *c, const Lesson *l)
+{
+	Shapes s;
+	size_t old;
+	int i;
+
+	if (l->heads < 1) {
+		old = path_key(c, "heads");
+		fail(c, "expected a whole number ≥ 1, got %d", l->heads);
+		path_set(c, old);
+		return -1;
+	}
+	if (mat_empty(&l->input) || mat_empty(&l->W_q) || mat_empty(&l->W_k) || mat_empty(&l->W_v) ||
+	    (l->has_source && mat_empty(&l->source_input)))
+		return fail(c, "a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)");
+	shapes_from_lesson(l, &s);
+	if (s.n > LESSON_MAX_TOKENS || s.m > LESSON_MAX_TOKENS || s.d_model > LESSON_MAX_DIM ||
+	    s.d_src > LESSON_MAX_DIM || s.wq_c > LESSON_MAX_DIM || s.wv_c > LESSON_MAX_DIM ||
+	    s.d_out > LESSON_MAX_DIM) {
+		if (s.n > LESSON_MAX_TOKENS || s.m > LESSON_MAX_TOKENS)
+			return check_shapes(c, &s);
+		return fail(c, "a matrix is over the limit of %d columns (LESSON_MAX_DIM)", LESSON_MAX_DIM);
+	}
+	if (check_shapes(c, &s) != 0)
+		return -1;
+	/* The cached sizes must agree with the matrices (after an edit, update them first). */
+	if (l->n != s.n || l->m != s.m || l->d_model != s.d_model || l->d_src != s.d_src || l->d_k != s.d_k ||
+	    l->d_v != s.d_v || l->d_out != s.d_out)
+		return fail(c, "the sizes n, m, d_model, d_src, d_k, d_v, d_out (%d, %d, %d, %d, %d, %d, %d) do not "
+		               "match the matrices (%d, %d, %d, %d, %d, %d, %d)",
+		            l->n, l->m, l->d_model, l->d_src, l->d_k, l->d_v, l->d_out,
+		            s.n, s.m, s.d_model, s.d_src, s.d_k, s.d_v, s.d_out);
+	if (l->tokens == NULL || (l->has_source && l->source_tokens == NULL))
+		return fail(c, "the token labels are missing");
+	if (mat_check_values(c, &l->input, "X", 0) != 0 ||
+	    mat_check_values(c, &l->source_input, "source.X", 0) != 0 ||
+	    mat_check_values(c, &l->W_q, "W_q", 0) != 0 || mat_check_values(c, &l->W_k, "W_k", 0) != 0 ||
+	    mat_check_values(c, &l->W_v, "W_v", 0) != 0 || mat_check_values(c, &l->W_o, "W_o", 0) != 0 ||
+	    mat_check_values(c, &l->w_e, "w_e", 0) != 0 ||
+	    mat_check_values(c, &l->mask_matrix, l->mask == MASK_PADDING ? "mask.padding" : "mask", 1) != 0)
+		return -1;
+	if (l->scale == SCALE_VALUE && !isfinite(l->scale_value))
+		return fail(c, "scale: expected a finite number");
+	if (!l->mask_fill_inf && !isfinite(l->mask_fill))
+		return fail(c, "mask_fill: expected \"-inf\" or a finite number");
+	if (l->nsteps > LESSON_MAX_STEPS)
+		return fail(c, "steps: %d steps is over the limit of %d (LESSON_MAX_STEPS)", l->nsteps, LESSON_MAX_STEPS);
+	for (i = 0; i < l->nsteps; i++) {
+		const Step *st = &l->steps[i];
+		int r = 0;
+		old = path_append(c, "%ssteps[%d]", c->pathlen ? "." : "", i);
+		if ((unsigned)st->stage >= STAGE_COUNT) {
+			path_key(c, "stage");
+			r = fail(c, "unknown stage %d", (int)st->stage);
+		} else {
+			r = check_step_stage(c, &s, st);
+		}
+		if (r == 0 && st->has_focus) {
+			size_t o2 = path_key(c, "focus");
+			r = check_cellref(c, &s, &st->focus);
+			path_set(c, o2);
+		}
+		if (r == 0 && st->has_quiz) {
+			size_t o2 = path_key(c, "quiz");
+			if (st->quiz.nchoices > 0) {
+				if (st->quiz.nchoices < 2 || st->quiz.answer_choice < 0 ||
+				    st->quiz.answer_choice >= st->quiz.nchoices) {
+					path_key(c, "answer");
+					r = fail(c, "%d is outside the %d choices", st->quiz.answer_choice, st->quiz.nchoices);
+				}
+			} else {
+				path_key(c, "answer");
+				r = check_cellref(c, &s, &st->quiz.answer_cell);
+			}
+			path_set(c, o2);
+		}
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	if (l->compare != NULL) {
+		old = path_key(c, "compare");
+		i = validate_into(c, l->compare);
+		path_set(c, old);
+		if (i != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int lesson_validate(const Lesson *l, char **err)
+{
+	Ctx c;
+
+	ctx_init(&c, l != NULL && l->path != NULL ? l->path : "(lesson)", NULL);
+	if (l == NULL)
+		fail(&c, "no lesson");
+	else
+		validate_into(&c, l);
+	if (err != NULL)
+		*err = c.err;
+	else
+		free(c.err);
+	return c.err != NULL ? -1 : 0;
+}
+
+static char **tokens_copy(char *const *t, int n)
+{
+	char **out;
+	int i;
+
+	if (t == NULL)
+		return NULL;
+	out = calloc((size_t)n + 1, sizeof *out);
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		out[i] = strdup(t[i]);
+		if (out[i] == NULL) {
+			tokens_free(out, n);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+static int step_copy(Step *dst, const Step *src)
+{
+	int i;
+
+	*dst = *src;
+	memset(&dst->text, 0, sizeof dst->text);
+	memset(&dst->quiz.question, 0, sizeof dst->quiz.question);
+	memset(&dst->quiz.hint, 0, sizeof dst->quiz.hint);
+	dst->quiz.choices = NULL;
+	dst->quiz.nchoices = 0;
+	if (text_copy(&dst->text, &src->text) != 0)
+		return -1;
+	if (!src->has_quiz)
+		return 0;
+	if (text_copy(&dst->quiz.question, &src->quiz.question) != 0 ||
+	    text_copy(&dst->quiz.hint, &src->quiz.hint) != 0)
+		return -1;
+	if (src->quiz.nchoices > 0) {
+		dst->quiz.choices = calloc((size_t)src->quiz.nchoices, sizeof *dst->quiz.choices);
+		if (dst->quiz.choices == NULL)
+			return -1;
+		for (i = 0; i < src->quiz.nchoices; i++) {
+			if (text_copy(&dst->quiz.choices[i], &src->quiz.choices[i]) != 0)
+				return -1;
+			dst->quiz.nchoices = i + 1;
+		}
+	}
+	return 0;
+}
+
+Lesson *lesson_clone(const Lesson *l)
+{
+	Lesson *c;
+	int i, ok = 0;
+
+	if (l == NULL)
+		return NULL;
+	c = calloc(1, sizeof *c);
+	if (c == NULL)
+		return NULL;
+	/* Scalars first; every owned pointer is then replaced by a copy (or NULL). */
+	*c = *l;
+	c->path = NULL;
+	memset(&c->title, 0, sizeof c->title);
+	memset(&c->summary, 0, sizeof c->summary);
+	memset(&c->compare_label, 0, sizeof c->compare_label);
+	c->tokens = c->source_tokens = NULL;
+	memset(&c->input, 0, sizeof c->input);
+	memset(&c->source_input, 0, sizeof c->source_input);
+	memset(&c->W_q, 0, sizeof c->W_q);
+	memset(&c->W_k, 0, sizeof c->W_k);
+	memset(&c->W_v, 0, sizeof c->W_v);
+	memset(&c->W_o, 0, sizeof c->W_o);
+	memset(&c->w_e, 0, sizeof c->w_e);
+	memset(&c->mask_matrix, 0, sizeof c->mask_matrix);
+	c->nsteps = 0;
+	c->steps = NULL;
+	c->compare = NULL;
+
+	if (l->path != NULL && (c->path = strdup(l->path)) == NULL)
+		goto out;
+	if (text_copy(&c->title, &l->title) != 0 || text_copy(&c->summary, &l->summary) != 0 ||
+	    text_copy(&c->compare_label, &l->compare_label) != 0)
+		goto out;
+	if (l->tokens != NULL && (c->tokens = tokens_copy(l->tokens, l->n)) == NULL)
+		goto out;
+	if (l->source_tokens != NULL && (c->source_tokens = tokens_copy(l->source_tokens, l->m)) == NULL)
+		goto out;
+	if (mat_copy(&c->input, &l->input) != 0 || mat_copy(&c->source_input, &l->source_input) != 0 ||
+	    mat_copy(&c->W_q, &l->W_q) != 0 || mat_copy(&c->W_k, &l->W_k) != 0 ||
+	    mat_copy(&c->W_v, &l->W_v) != 0 || mat_copy(&c->W_o, &l->W_o) != 0 ||
+	    mat_copy(&c->w_e, &l->w_e) != 0 || mat_copy(&c->mask_matrix, &l->mask_matrix) != 0)
+		goto out;
+	if (l->nsteps > 0) {
+		c->steps = calloc((size_t)l->nsteps, sizeof *c->steps);
+		if (c->steps == NULL)
+			goto out;
+		for (i = 0; i < l->nsteps; i++) {
+			c->nsteps = i + 1;
+			if (step_copy(&c->steps[i], &l->steps[i]) != 0)
+				goto out;
+		}
+	}
+	if (l->compare != NULL && (c->compare = lesson_clone(l->compare)) == NULL)
+		goto out;
+	ok = 1;
+out:
+	if (!ok) {
+		lesson_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* One text against every language; path is its place in the file. */
+static int text_languages(const Lesson *l, const Text *t, const char *const *langs, Buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int text_languages(const Lesson *l, const Text *t, const char *const *langs, Buf *b, const char *fmt, ...)
+{
+	char path[PATH_SIZE];
+	va_list ap;
+	int i, missing = 0;
+
+	if (text_empty(t))
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof path, fmt, ap);
+	va_end(ap);
+	for (i = 0; langs[i] != NULL; i++)
+		if (!text_has(t, langs[i])) {
+			buf_printf(b, "%s: %s: no \"%s\" text\n", l->path ? l->path : "(lesson)", path, langs[i]);
+			missing = 1;
+		}
+	return missing;
+}
+
+int lesson_check_languages(const Lesson *l, const char *const *langs, char **report)
+{
+	Buf b = { 0 };
+	int count = 0, i, j;
+
+	if (report != NULL && *report != NULL) {
+		b.s = *report;
+		b.len = strlen(b.s);
+		b.cap = b.len + 1;
+		*report = NULL;
+	}
+	if (l != NULL && langs != NULL) {
+		count += text_languages(l, &l->title, langs, &b, "title");
+		count += text_languages(l, &l->summary, langs, &b, "summary");
+		for (i = 0; i < l->nsteps; i++) {
+			const Step *st = &l->steps[i];
+			count += text_languages(l, &st->text, langs, &b, "steps[%d].text", i);
+			if (!st->has_quiz)
+				continue;
+			count += text_languages(l, &st->quiz.question, langs, &b, "steps[%d].quiz.question", i);
+			for (j = 0; j < st->quiz.nchoices; j++)
+				count += text_languages(l, &st->quiz.choices[j], langs, &b, "steps[%d].quiz.choices[%d]", i, j);
+			count += text_languages(l, &st->quiz.hint, langs, &b, "steps[%d].quiz.hint", i);
+		}
+		count += text_languages(l, &l->compare_label, langs, &b, "compare.label");
+	}
+	if (report != NULL && b.len > 0 && !b.oom)
+		*report = b.s;
+	else
+		free(b.s);
+	return count;
+}
