@@ -1,0 +1,781 @@
+/* unit_engine.c: the kernels (matrix product, softmax, positional encoding),
+ * the PRNG against its reference, and whole computations on small lessons
+ * whose numbers can be checked by hand: causal and fully masked rows, fills,
+ * scale factors, explain's arithmetic and the built-in default lesson. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "explain.h"
+#include "lesson.h"
+#include "matrix.h"
+#include "prng.h"
+#include "session.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* Load a lesson from a string; fails the test with the loader's message. */
+static Lesson *load(const char *json)
+{
+	char *err = NULL, *warn = NULL;
+	Lesson *l = lesson_load_string("(test)", json, strlen(json), &err, &warn);
+
+	if (l == NULL)
+		print_error("lesson_load_string: %s\n", err ? err : "(no message)");
+	free(err);
+	free(warn);
+	assert_non_null(l);
+	return l;
+}
+
+static Attn *compute(const Lesson *l)
+{
+	char *err = NULL;
+	Attn *a = attn_compute(l, &err);
+
+	if (a == NULL)
+		print_error("attn_compute: %s\n", err ? err : "(no message)");
+	free(err);
+	assert_non_null(a);
+	return a;
+}
+
+static void fill_random(Mat *m, Prng *p)
+{
+	size_t i, count = (size_t)m->rows * (size_t)m->cols;
+
+	for (i = 0; i < count; i++)
+		m->a[i] = 2.0 * prng_uniform(p) - 1.0;
+}
+
+/* 1 when text contains needle; prints the text otherwise, to make a failure readable. */
+static int contains(const char *text, const char *needle)
+{
+	if (text != NULL && strstr(text, needle) != NULL)
+		return 1;
+	print_error("expected \"%s\" in:\n%s\n", needle, text ? text : "(null)");
+	return 0;
+}
+
+/* ------------------------------------------------------------ mat_mul */
+
+static void test_mat_mul_matches_naive(void **state)
+{
+	/* r, k, c: tiny, odd, and past the KB = 128 and JB = 512 blocks */
+	static const int shapes[][3] = {
+		{ 1, 1, 1 }, { 1, 7, 1 }, { 3, 5, 7 }, { 17, 1, 9 }, { 1, 130, 1 },
+		{ 2, 127, 511 }, { 5, 128, 512 }, { 7, 129, 513 }, { 33, 300, 600 },
+		{ 129, 257, 1031 }, { 1, 1, 1500 },
+	};
+	Prng p;
+	size_t s;
+	(void)state;
+
+	prng_seed(&p, 12345);
+	for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		const int r = shapes[s][0], k = shapes[s][1], c = shapes[s][2];
+		Mat A, B, C, N;
+		size_t i;
+		assert_int_equal(mat_alloc(&A, r, k), 0);
+		assert_int_equal(mat_alloc(&B, k, c), 0);
+		assert_int_equal(mat_alloc(&C, r, c), 0);
+		assert_int_equal(mat_alloc(&N, r, c), 0);
+		fill_random(&A, &p);
+		fill_random(&B, &p);
+		/* garbage in C: mat_mul must overwrite, not accumulate */
+		for (i = 0; i < (size_t)r * (size_t)c; i++)
+			C.a[i] = 1e300;
+		mat_mul(&A, &B, &C);
+		mat_mul_naive(&A, &B, &N);
+		for (i = 0; i < (size_t)r * (size_t)c; i++) {
+			/* |entries| ≤ 1, so |C_ij| ≤ k: an absolute bound scaled by k */
+			const double tol = 1e-13 * k;
+			if (fabs(C.a[i] - N.a[i]) > tol)
+				fail_msg("%d×%d · %d×%d: cell %zu: blocked %.17g, naive %.17g", r, k, k, c, i, C.a[i], N.a[i]);
+		}
+		mat_free(&A);
+		mat_free(&B);
+		mat_free(&C);
+		mat_free(&N);
+	}
+}
+
+static void test_mat_mul_by_hand(void **state)
+{
+	/* [1 2; 3 4] · [5 6; 7 8] = [19 22; 43 50] */
+	Mat A, B, C;
+	(void)state;
+
+	assert_int_equal(mat_alloc(&A, 2, 2), 0);
+	assert_int_equal(mat_alloc(&B, 2, 2), 0);
+	assert_int_equal(mat_alloc(&C, 2, 2), 0);
+	A.a[0] = 1; A.a[1] = 2; A.a[2] = 3; A.a[3] = 4;
+	B.a[0] = 5; B.a[1] = 6; B.a[2] = 7; B.a[3] = 8;
+	mat_mul(&A, &B, &C);
+	assert_true(C.a[0] == 19 && C.a[1] == 22 && C.a[2] == 43 && C.a[3] == 50);
+	mat_free(&A);
+	mat_free(&B);
+	mat_free(&C);
+}
+
+static void test_mat_basics(void **state)
+{
+	Mat a, b, e;
+	double mean, std;
+	(void)state;
+
+	assert_int_equal(mat_alloc(&e, 0, 5), 0);
+	assert_true(mat_empty(&e));
+	assert_null(e.a);
+	mat_free(&e);
+	assert_int_equal(mat_alloc(&a, 2, 3), 0);
+	assert_false(mat_empty(&a));
+	a.a[0] = 1; a.a[1] = 2; a.a[2] = 3; a.a[3] = 4; a.a[4] = -INFINITY; a.a[5] = NAN;
+	assert_int_equal(mat_copy(&b, &a), 0);
+	assert_false(mat_equal(&a, &b)); /* NaN is never equal */
+	a.a[5] = b.a[5] = 0;
+	assert_true(mat_equal(&a, &b));
+	b.a[0] = 1.5;
+	assert_false(mat_equal(&a, &b));
+	/* finite cells 1 2 3 4 0: mean 2, sample std sqrt(2.5) */
+	assert_int_equal(mat_stats(&a, &mean, &std), 5);
+	assert_float_equal(mean, 2.0, 1e-15);
+	assert_float_equal(std, sqrt(2.5), 1e-15);
+	mat_free(&a);
+	mat_free(&b);
+}
+
+/* ------------------------------------------------------------ softmax */
+
+static void test_softmax_extremes(void **state)
+{
+	const double x[3] = { 1000, 1, -1000 };
+	double out[3];
+	(void)state;
+
+	assert_int_equal(attn_softmax_row(x, out, 3), 0);
+	assert_false(isnan(out[0]) || isnan(out[1]) || isnan(out[2]));
+	assert_float_equal(out[0], 1.0, 1e-15);
+	assert_true(out[1] >= 0 && out[1] < 1e-300);
+	assert_true(out[2] == 0.0);
+	assert_float_equal(out[0] + out[1] + out[2], 1.0, 1e-15);
+}
+
+static void test_softmax_all_masked(void **state)
+{
+	const double x[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+	double out[4] = { 7, 7, 7, 7 };
+	(void)state;
+
+	assert_int_equal(attn_softmax_row(x, out, 4), 1);
+	assert_true(out[0] == 0 && out[1] == 0 && out[2] == 0 && out[3] == 0);
+}
+
+static void test_softmax_values(void **state)
+{
+	/* [0, ln 3, −∞, 0] → [1/5, 3/5, 0, 1/5] */
+	const double x[4] = { 0, log(3.0), -INFINITY, 0 };
+	const double one[1] = { -123.0 };
+	double out[4], sum = 0;
+	Prng p;
+	int i, t;
+	(void)state;
+
+	assert_int_equal(attn_softmax_row(x, out, 4), 0);
+	assert_float_equal(out[0], 0.2, 1e-15);
+	assert_float_equal(out[1], 0.6, 1e-15);
+	assert_true(out[2] == 0.0);
+	assert_float_equal(out[3], 0.2, 1e-15);
+	assert_int_equal(attn_softmax_row(one, out, 1), 0);
+	assert_true(out[0] == 1.0);
+	/* random rows, wide range: positive, sum 1, order kept */
+	prng_seed(&p, 99);
+	for (t = 0; t < 200; t++) {
+		double r[17], w[17];
+		for (i = 0; i < 17; i++)
+			r[i] = (prng_uniform(&p) - 0.5) * 200.0;
+		assert_int_equal(attn_softmax_row(r, w, 17), 0);
+		sum = 0;
+		for (i = 0; i < 17; i++) {
+			assert_true(w[i] >= 0 && w[i] <= 1);
+			sum += w[i];
+		}
+		assert_float_equal(sum, 1.0, 1e-12);
+		for (i = 1; i < 17; i++)
+			assert_true((r[i] > r[0]) == (w[i] > w[0]) || r[i] == r[0] || w[i] == w[0]);
+	}
+}
+
+/* ------------------------------------------------------------ positional */
+
+static void test_positional(void **state)
+{
+	Mat pe;
+	(void)state;
+
+	/* 3 positions × 5 features (odd width: column 4 is a lone sine) */
+	assert_int_equal(mat_alloc(&pe, 3, 5), 0);
+	attn_positional(&pe);
+	/* position 0: sin 0 = 0, cos 0 = 1 */
+	assert_true(MAT_AT(pe, 0, 0) == 0 && MAT_AT(pe, 0, 1) == 1 && MAT_AT(pe, 0, 2) == 0 &&
+	            MAT_AT(pe, 0, 3) == 1 && MAT_AT(pe, 0, 4) == 0);
+	/* position 1: columns 0/1 angle 1, columns 2/3 angle 1/10000^(2/5), column 4 angle 1/10000^(4/5) */
+	assert_float_equal(MAT_AT(pe, 1, 0), 0.8414709848078965, 1e-15);
+	assert_float_equal(MAT_AT(pe, 1, 1), 0.5403023058681398, 1e-15);
+	assert_float_equal(MAT_AT(pe, 1, 2), sin(1.0 / pow(10000.0, 0.4)), 1e-15);
+	assert_float_equal(MAT_AT(pe, 1, 2), 0.025116222909773774, 1e-15); /* sin(0.025118864315095794) */
+	assert_float_equal(MAT_AT(pe, 1, 3), cos(0.025118864315095794), 1e-15);
+	assert_float_equal(MAT_AT(pe, 1, 4), sin(0.0006309573444801933), 1e-15);
+	/* position 2: sin 2, cos 2 */
+	assert_float_equal(MAT_AT(pe, 2, 0), 0.9092974268256817, 1e-15);
+	assert_float_equal(MAT_AT(pe, 2, 1), -0.4161468365471424, 1e-15);
+	mat_free(&pe);
+
+	/* 2 × 4 (even): position 1, columns 2/3: angle 1/10000^(2/4) = 0.01 */
+	assert_int_equal(mat_alloc(&pe, 2, 4), 0);
+	attn_positional(&pe);
+	assert_float_equal(MAT_AT(pe, 1, 2), sin(0.01), 1e-15);
+	assert_float_equal(MAT_AT(pe, 1, 3), cos(0.01), 1e-15);
+	mat_free(&pe);
+}
+
+/* ------------------------------------------------------------ prng */
+
+static FILE *open_reference(void)
+{
+	const char *dir = getenv("ATTNVIZ_SRCDIR");
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/tests/golden/prng_reference.txt", dir && dir[0] ? dir : ".");
+	f = fopen(path, "r");
+	if (f == NULL)
+		print_error("cannot open %s: %s (set ATTNVIZ_SRCDIR to the repository)\n", path, strerror(errno));
+	return f;
+}
+
+static void test_prng_reference(void **state)
+{
+	FILE *f = open_reference();
+	char line[2048];
+	int lines = 0;
+	(void)state;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof line, f) != NULL) {
+		char kind[16], *p, *end;
+		unsigned long long seed;
+		int used, k;
+		Prng g;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%15s %llu%n", kind, &seed, &used) != 2)
+			fail_msg("bad reference line: %s", line);
+		prng_seed(&g, (uint64_t)seed);
+		p = line + used;
+		for (k = 0; k < 8; k++) {
+			if (strcmp(kind, "next") == 0) {
+				const unsigned long long want = strtoull(p, &end, 10);
+				const uint64_t got = prng_next(&g);
+				if (got != want)
+					fail_msg("next seed %llu value %d: got %llu, want %llu", seed, k, (unsigned long long)got, want);
+			} else {
+				const double want = strtod(p, &end);
+				const double got = strcmp(kind, "uniform") == 0 ? prng_uniform(&g) : prng_normal(&g);
+				/* shortest round-trip decimals: must be bit-identical */
+				if (got != want)
+					fail_msg("%s seed %llu value %d: got %.17g, want %.17g", kind, seed, k, got, want);
+			}
+			assert_true(end != p);
+			p = end;
+		}
+		lines++;
+	}
+	fclose(f);
+	assert_true(lines >= 9);
+}
+
+static void test_prng_ranges(void **state)
+{
+	Prng p;
+	double sum = 0, sq = 0;
+	int i;
+	const int count = 100000;
+	(void)state;
+
+	prng_seed(&p, 7);
+	for (i = 0; i < count; i++) {
+		const double u = prng_uniform(&p);
+		assert_true(u >= 0.0 && u < 1.0);
+	}
+	for (i = 0; i < count; i++) {
+		const double z = prng_normal(&p);
+		sum += z;
+		sq += z * z;
+	}
+	assert_true(fabs(sum / count) < 0.02);
+	assert_true(fabs(sq / count - 1.0) < 0.03);
+}
+
+/* A generated matrix in a lesson uses the documented generator, row by row. */
+static void test_generated_matrix(void **state)
+{
+	Lesson *l = load("{\"attnviz\":1,\"title\":\"g\","
+	                 "\"X\":{\"random\":\"uniform\",\"rows\":3,\"cols\":2,\"seed\":5,\"low\":-2,\"high\":2},"
+	                 "\"W_q\":{\"random\":\"normal\",\"rows\":2,\"cols\":2,\"seed\":9,\"mean\":1,\"std\":0.5},"
+	                 "\"W_k\":{\"identity\":2},\"W_v\":{\"identity\":2}}");
+	Prng p;
+	int i;
+	(void)state;
+
+	assert_int_equal(l->n, 3);
+	assert_string_equal(l->tokens[0], "t0");
+	assert_string_equal(l->tokens[2], "t2");
+	prng_seed(&p, 5);
+	for (i = 0; i < 6; i++)
+		assert_true(l->input.a[i] == -2.0 + 4.0 * prng_uniform(&p));
+	prng_seed(&p, 9);
+	for (i = 0; i < 4; i++)
+		assert_true(l->W_q.a[i] == 1.0 + 0.5 * prng_normal(&p));
+	assert_true(MAT_AT(l->W_k, 0, 0) == 1 && MAT_AT(l->W_k, 0, 1) == 0 && MAT_AT(l->W_k, 1, 1) == 1);
+	lesson_free(l);
+}
+
+/* ------------------------------------------------------------ whole computations */
+
+/* X = [[1,2],[3,4],[0,1]], identity weights: Q = K = V = X. */
+#define SMALL_HEAD "{\"attnviz\":1,\"title\":\"small\",\"tokens\":[\"a\",\"b\",\"c\"]," \
+	"\"X\":[[1,2],[3,4],[0,1]],\"W_q\":{\"identity\":2},\"W_k\":{\"identity\":2},\"W_v\":{\"identity\":2}"
+
+static void test_small_by_hand(void **state)
+{
+	Lesson *l = load(SMALL_HEAD ",\"scale\":false}");
+	Attn *a = compute(l);
+	const Mat *s;
+	double e[3], sum;
+	int j;
+	(void)state;
+
+	assert_true(a->factor == 1.0);
+	s = attn_matrix(a, AM_SCORES, 0);
+	assert_non_null(s);
+	/* scores = X·Xᵀ */
+	assert_true(MAT_AT(*s, 0, 0) == 5 && MAT_AT(*s, 0, 1) == 11 && MAT_AT(*s, 0, 2) == 2);
+	assert_true(MAT_AT(*s, 1, 1) == 25 && MAT_AT(*s, 2, 1) == 4 && MAT_AT(*s, 2, 2) == 1);
+	/* weights row 0 = softmax([5, 11, 2]) */
+	sum = exp(5.0 - 11) + 1 + exp(2.0 - 11);
+	e[0] = exp(5.0 - 11) / sum;
+	e[1] = 1 / sum;
+	e[2] = exp(2.0 - 11) / sum;
+	for (j = 0; j < 3; j++)
+		assert_float_equal(MAT_AT(a->head[0].weights, 0, j), e[j], 1e-15);
+	/* weighted row 0 = Σ_j w_0j x_j */
+	assert_float_equal(MAT_AT(a->head[0].weighted, 0, 0), e[0] * 1 + e[1] * 3 + e[2] * 0, 1e-14);
+	assert_float_equal(MAT_AT(a->head[0].weighted, 0, 1), e[0] * 2 + e[1] * 4 + e[2] * 1, 1e-14);
+	/* no W_o: output is concat, which is the one head's output */
+	assert_true(mat_empty(&a->output));
+	assert_ptr_equal(attn_matrix(a, AM_OUTPUT, 0), &a->concat);
+	assert_true(mat_equal(&a->concat, &a->head[0].weighted));
+	assert_null(attn_matrix(a, AM_PE, 0));
+	assert_null(attn_matrix(a, AM_W_O, 0));
+	assert_null(attn_matrix(a, AM_SCORES, 1));
+	assert_false(a->any_row_all_masked);
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void test_scale_factors(void **state)
+{
+	Lesson *l;
+	Attn *a;
+	(void)state;
+
+	l = load(SMALL_HEAD "}");
+	a = compute(l);
+	assert_float_equal(a->factor, 1.0 / sqrt(2.0), 1e-16);
+	assert_float_equal(MAT_AT(a->head[0].scaled, 0, 1), 11.0 / sqrt(2.0), 1e-14);
+	attn_free(a);
+	lesson_free(l);
+	l = load(SMALL_HEAD ",\"scale\":0.25}");
+	a = compute(l);
+	assert_true(a->factor == 0.25);
+	assert_true(MAT_AT(a->head[0].scaled, 1, 1) == 6.25);
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void check_rows_sum_to_one(const Mat *w, const unsigned char *all_masked)
+{
+	int i, j;
+
+	for (i = 0; i < w->rows; i++) {
+		double sum = 0;
+		for (j = 0; j < w->cols; j++)
+			sum += MAT_AT(*w, i, j);
+		if (all_masked != NULL && all_masked[i])
+			assert_true(sum == 0.0);
+		else
+			assert_float_equal(sum, 1.0, 1e-12);
+	}
+}
+
+static void test_causal(void **state)
+{
+	Lesson *l = load("{\"attnviz\":1,\"title\":\"c\",\"heads\":2,\"mask\":\"causal\","
+	                 "\"X\":{\"random\":\"normal\",\"rows\":9,\"cols\":6,\"seed\":3},"
+	                 "\"W_q\":{\"random\":\"normal\",\"rows\":6,\"cols\":8,\"seed\":4},"
+	                 "\"W_k\":{\"random\":\"normal\",\"rows\":6,\"cols\":8,\"seed\":5},"
+	                 "\"W_v\":{\"random\":\"normal\",\"rows\":6,\"cols\":6,\"seed\":6},"
+	                 "\"W_o\":{\"random\":\"normal\",\"rows\":6,\"cols\":5,\"seed\":7}}");
+	Attn *a = compute(l);
+	int h, i, j, c;
+	(void)state;
+
+	assert_int_equal(a->heads, 2);
+	assert_false(a->any_row_all_masked);
+	for (h = 0; h < 2; h++) {
+		const AttnHead *hd = &a->head[h];
+		for (i = 0; i < 9; i++)
+			for (j = 0; j < 9; j++) {
+				assert_int_equal(a->visible[i * 9 + j], j <= i);
+				if (j > i) {
+					assert_true(MAT_AT(hd->weights, i, j) == 0.0);
+					assert_true(MAT_AT(hd->masked, i, j) == -INFINITY);
+				} else {
+					assert_true(MAT_AT(hd->masked, i, j) == MAT_AT(hd->scaled, i, j));
+					assert_true(MAT_AT(hd->weights, i, j) > 0.0);
+				}
+			}
+		check_rows_sum_to_one(&hd->weights, NULL);
+		/* the first query sees only itself: weight 1, output = v_0 of this head */
+		assert_true(MAT_AT(hd->weights, 0, 0) == 1.0);
+		for (c = 0; c < l->d_v; c++)
+			assert_float_equal(MAT_AT(hd->weighted, 0, c), MAT_AT(a->V, 0, h * l->d_v + c), 1e-15);
+		/* the concat holds this head's output in its columns */
+		for (i = 0; i < 9; i++)
+			for (c = 0; c < l->d_v; c++)
+				assert_true(MAT_AT(a->concat, i, h * l->d_v + c) == MAT_AT(hd->weighted, i, c));
+	}
+	/* output = concat · W_o */
+	{
+		Mat ref;
+		assert_int_equal(mat_alloc(&ref, 9, 5), 0);
+		mat_mul_naive(&a->concat, &l->W_o, &ref);
+		for (i = 0; i < 45; i++)
+			assert_float_equal(a->output.a[i], ref.a[i], 1e-12);
+		mat_free(&ref);
+	}
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void test_fully_masked_row(void **state)
+{
+	/* query b (row 1) may see no key at all */
+	Lesson *l = load(SMALL_HEAD ",\"mask\":[[1,1,0],[0,0,0],[1,0,1]]}");
+	Attn *a = compute(l);
+	int j;
+	(void)state;
+
+	assert_true(a->any_row_all_masked);
+	assert_int_equal(a->row_all_masked[0], 0);
+	assert_int_equal(a->row_all_masked[1], 1);
+	assert_int_equal(a->row_all_masked[2], 0);
+	for (j = 0; j < 3; j++) {
+		assert_true(MAT_AT(a->head[0].masked, 1, j) == -INFINITY);
+		assert_true(MAT_AT(a->head[0].weights, 1, j) == 0.0);
+		assert_false(isnan(MAT_AT(a->head[0].weights, 1, j)));
+	}
+	assert_true(MAT_AT(a->head[0].weighted, 1, 0) == 0.0 && MAT_AT(a->head[0].weighted, 1, 1) == 0.0);
+	check_rows_sum_to_one(&a->head[0].weights, a->row_all_masked);
+	assert_true(MAT_AT(a->head[0].weights, 0, 2) == 0.0 && MAT_AT(a->head[0].weights, 2, 1) == 0.0);
+	/* explain says why rather than dividing 0 by 0 */
+	{
+		char *err = NULL, *t = explain_cell(a, AM_WEIGHTS, 0, 1, 0, 0, &err);
+		assert_non_null(t);
+		assert_true(contains(t, "every key of row 1 is masked"));
+		free(t);
+	}
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void test_mask_fill_number(void **state)
+{
+	/* fill 0 replaces masked cells: padded key c still gets weight, no row is flagged */
+	Lesson *l = load(SMALL_HEAD ",\"scale\":false,\"mask\":{\"padding\":[1,1,0]},\"mask_fill\":0}");
+	Attn *a = compute(l);
+	double sum;
+	(void)state;
+
+	assert_false(a->any_row_all_masked);
+	assert_true(MAT_AT(a->head[0].masked, 0, 2) == 0.0);
+	assert_true(MAT_AT(a->head[0].masked, 0, 1) == 11.0);
+	/* row 0: softmax([5, 11, 0]) */
+	sum = exp(-6.0) + 1 + exp(-11.0);
+	assert_float_equal(MAT_AT(a->head[0].weights, 0, 2), exp(-11.0) / sum, 1e-15);
+	assert_true(MAT_AT(a->head[0].weights, 0, 2) > 0.0);
+	check_rows_sum_to_one(&a->head[0].weights, NULL);
+	attn_free(a);
+	lesson_free(l);
+
+	/* a padding row all 0 with −∞: every row is flagged */
+	l = load(SMALL_HEAD ",\"mask\":{\"padding\":[0,0,0]}}");
+	a = compute(l);
+	assert_true(a->any_row_all_masked);
+	assert_true(a->row_all_masked[0] && a->row_all_masked[1] && a->row_all_masked[2]);
+	check_rows_sum_to_one(&a->head[0].weights, a->row_all_masked);
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void test_additive_by_hand(void **state)
+{
+	/* e_ij = Σ_c w_e[c]·tanh(q_ic + k_jc), scale off */
+	Lesson *l = load(SMALL_HEAD ",\"score\":\"additive\",\"w_e\":[0.5,-1],\"scale\":false}");
+	Attn *a = compute(l);
+	(void)state;
+
+	assert_float_equal(MAT_AT(a->head[0].scores, 0, 1), 0.5 * tanh(1.0 + 3) - tanh(2.0 + 4), 1e-15);
+	assert_float_equal(MAT_AT(a->head[0].scores, 2, 0), 0.5 * tanh(0.0 + 1) - tanh(1.0 + 2), 1e-15);
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void test_positional_in_lesson(void **state)
+{
+	Lesson *l = load(SMALL_HEAD ",\"positional\":\"sinusoidal\"}");
+	Attn *a = compute(l);
+	(void)state;
+
+	assert_non_null(attn_matrix(a, AM_PE, 0));
+	/* X = input + PE; position 1: sin 1, cos 1 */
+	assert_float_equal(MAT_AT(a->X, 1, 0), 3 + sin(1.0), 1e-15);
+	assert_float_equal(MAT_AT(a->X, 1, 1), 4 + cos(1.0), 1e-15);
+	assert_true(MAT_AT(a->X, 0, 0) == 1.0 && MAT_AT(a->X, 0, 1) == 3.0);
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void test_cross(void **state)
+{
+	Lesson *l = load("{\"attnviz\":1,\"title\":\"x\",\"tokens\":[\"a\",\"b\"],\"X\":[[1,0],[0,1]],"
+	                 "\"source\":{\"tokens\":[\"p\",\"q\",\"r\"],\"X\":[[1,1,0],[0,1,1],[2,0,0]]},"
+	                 "\"W_q\":{\"identity\":2},\"W_k\":[[1,0],[0,1],[1,1]],\"W_v\":[[1],[2],[3]],\"scale\":false}");
+	Attn *a = compute(l);
+	(void)state;
+
+	assert_int_equal(l->m, 3);
+	assert_int_equal(a->head[0].scores.rows, 2);
+	assert_int_equal(a->head[0].scores.cols, 3);
+	/* K = S·W_k: [[1,1],[1,2],[2,0]]; scores row 1 = q_1 · k_j = [1, 2, 0] */
+	assert_true(MAT_AT(a->head[0].scores, 1, 0) == 1 && MAT_AT(a->head[0].scores, 1, 1) == 2 &&
+	            MAT_AT(a->head[0].scores, 1, 2) == 0);
+	/* V = S·W_v = [3, 5, 2] */
+	assert_true(MAT_AT(a->V, 0, 0) == 3 && MAT_AT(a->V, 1, 0) == 5 && MAT_AT(a->V, 2, 0) == 2);
+	assert_non_null(attn_matrix(a, AM_S, 0));
+	attn_free(a);
+	lesson_free(l);
+}
+
+/* ------------------------------------------------------------ explain */
+
+static void test_explain_numbers(void **state)
+{
+	Lesson *l = load(SMALL_HEAD "}");
+	Attn *a = compute(l);
+	char *err = NULL, *t;
+	(void)state;
+
+	/* scores[0][1] = q_0 · k_1 = 1×3 + 2×4 = 11 */
+	t = explain_cell(a, AM_SCORES, 0, 0, 1, 1, &err);
+	assert_non_null(t);
+	assert_true(contains(t, "scores[0][1] = 11"));
+	assert_true(contains(t, "1\u00d73 + 2\u00d74"));
+	assert_true(contains(t, "query a, key b"));
+	free(t);
+	/* ASCII only */
+	t = explain_cell(a, AM_SCORES, 0, 0, 1, 0, &err);
+	assert_non_null(t);
+	assert_true(contains(t, "1*3 + 2*4"));
+	{
+		const unsigned char *p;
+		for (p = (const unsigned char *)t; *p; p++)
+			assert_true(*p < 0x80 && (*p >= 0x20 || *p == '\n'));
+	}
+	free(t);
+	/* scaled[0][1] = 11 × 1/√2 */
+	t = explain_cell(a, AM_SCALED, 0, 0, 1, 0, &err);
+	assert_non_null(t);
+	assert_true(contains(t, "7.77817"));
+	assert_true(contains(t, "11 * 0.707107"));
+	assert_true(contains(t, "d_k = 2"));
+	free(t);
+	/* weights[0][1]: the exps, with max of the row 11/√2 = 7.77817; exp(−6/√2) = 0.0143696 */
+	t = explain_cell(a, AM_WEIGHTS, 0, 0, 1, 0, &err);
+	assert_non_null(t);
+	assert_true(contains(t, "max of row 0 = 7.77817"));
+	assert_true(contains(t, "exp(3.53553 - 7.77817) = 0.0143696"));
+	free(t);
+	/* weighted[2][0] = Σ_j w_2j · v_j[0] */
+	t = explain_cell(a, AM_WEIGHTED, 0, 2, 0, 0, &err);
+	assert_non_null(t);
+	{
+		char want[64];
+		snprintf(want, sizeof want, "= %.6g\n", MAT_AT(a->head[0].weighted, 2, 0));
+		assert_true(contains(t, want));
+	}
+	free(t);
+	/* Q[1][0] = X row 1 · W_q column 0 = 3×1 + 4×0 */
+	t = explain_cell(a, AM_Q, 0, 1, 0, 0, &err);
+	assert_non_null(t);
+	assert_true(contains(t, "3*1 + 4*0"));
+	free(t);
+	/* a cell that does not exist */
+	t = explain_cell(a, AM_SCORES, 0, 3, 0, 1, &err);
+	assert_null(t);
+	assert_non_null(err);
+	assert_true(contains(err, "rows 0..2"));
+	free(err);
+	err = NULL;
+	t = explain_cell(a, AM_W_O, 0, 0, 0, 1, &err);
+	assert_null(t);
+	assert_non_null(err);
+	free(err);
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void test_explain_masked_and_operands(void **state)
+{
+	Lesson *l = load(SMALL_HEAD ",\"mask\":\"causal\"}");
+	Attn *a = compute(l);
+	ExplainOperand op[4];
+	char *err = NULL, *t;
+	int k;
+	(void)state;
+
+	t = explain_cell(a, AM_MASKED, 0, 0, 2, 0, &err);
+	assert_non_null(t);
+	assert_true(contains(t, "query 0 may not see key 2"));
+	assert_true(contains(t, "causal"));
+	assert_true(contains(t, "-inf"));
+	free(t);
+	t = explain_cell(a, AM_WEIGHTS, 0, 1, 2, 1, &err);
+	assert_non_null(t);
+	assert_true(contains(t, "(masked)"));
+	free(t);
+	k = explain_operands(a, AM_SCORES, 0, 1, 2, op);
+	assert_int_equal(k, 2);
+	assert_true(op[0].which == AM_Q && op[0].row == 1 && op[0].col == -1);
+	assert_true(op[1].which == AM_K && op[1].row == 2 && op[1].col == -1);
+	k = explain_operands(a, AM_WEIGHTED, 0, 2, 1, op);
+	assert_int_equal(k, 2);
+	assert_true(op[0].which == AM_WEIGHTS && op[0].row == 2 && op[0].col == -1);
+	assert_true(op[1].which == AM_V && op[1].row == -1 && op[1].col == 1);
+	attn_free(a);
+	lesson_free(l);
+}
+
+static void test_matrix_names(void **state)
+{
+	int i;
+	(void)state;
+
+	for (i = 0; i < AM_COUNT; i++) {
+		assert_non_null(attn_matrix_name((AttnMatrix)i));
+		assert_int_equal(attn_matrix_find(attn_matrix_name((AttnMatrix)i)), i);
+	}
+	assert_null(attn_matrix_name(AM_COUNT));
+	assert_int_equal(attn_matrix_find("WEIGHTS"), AM_WEIGHTS);
+	assert_int_equal(attn_matrix_find("w_q"), AM_W_Q);
+	assert_int_equal(attn_matrix_find("nope"), -1);
+	assert_true(attn_matrix_per_head(AM_SCORES) && attn_matrix_per_head(AM_WEIGHTED));
+	assert_false(attn_matrix_per_head(AM_Q) || attn_matrix_per_head(AM_CONCAT));
+	assert_true(attn_matrix_editable(AM_INPUT) && attn_matrix_editable(AM_W_E) && attn_matrix_editable(AM_W_Q));
+	assert_false(attn_matrix_editable(AM_Q) || attn_matrix_editable(AM_X) || attn_matrix_editable(AM_WEIGHTS));
+}
+
+/* ------------------------------------------------------------ the default lesson */
+
+static void test_default_lesson(void **state)
+{
+	char *err = NULL;
+	Lesson *l = session_default_lesson(&err);
+	Attn *a;
+	const double row0[4] = { 5, 2, 1, 2 };
+	double sum = 0;
+	int j;
+	(void)state;
+
+	if (l == NULL)
+		print_error("default lesson: %s\n", err ? err : "?");
+	free(err);
+	assert_non_null(l);
+	assert_int_equal(l->n, 4);
+	assert_int_equal(l->d_model, 3);
+	assert_string_equal(l->tokens[1], "saw");
+	a = compute(l);
+	/* one-hot inputs, identity keys: scores row i is row i of W_q, at the tokens' columns */
+	for (j = 0; j < 4; j++)
+		assert_true(MAT_AT(a->head[0].scores, 0, j) == row0[j]);
+	/* the unnormalised example b¹ = Σ_j α_1j a_j = [5, 4, 1]: weights sum to 10, not 1 */
+	{
+		double b[3] = { 0, 0, 0 };
+		int c;
+		for (j = 0; j < 4; j++)
+			for (c = 0; c < 3; c++)
+				b[c] += row0[j] * MAT_AT(l->input, j, c);
+		assert_true(b[0] == 5 && b[1] == 4 && b[2] == 1);
+	}
+	/* scale false: scaled = scores; softmax row 0 */
+	assert_true(a->factor == 1.0);
+	for (j = 0; j < 4; j++)
+		sum += exp(row0[j] - 5);
+	for (j = 0; j < 4; j++)
+		assert_float_equal(MAT_AT(a->head[0].weights, 0, j), exp(row0[j] - 5) / sum, 1e-15);
+	/* the two "saw" rows are the same input, so the same query, scores and weights */
+	for (j = 0; j < 4; j++)
+		assert_true(MAT_AT(a->head[0].weights, 1, j) == MAT_AT(a->head[0].weights, 3, j));
+	attn_free(a);
+	lesson_free(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mat_mul_matches_naive),
+		cmocka_unit_test(test_mat_mul_by_hand),
+		cmocka_unit_test(test_mat_basics),
+		cmocka_unit_test(test_softmax_extremes),
+		cmocka_unit_test(test_softmax_all_masked),
+		cmocka_unit_test(test_softmax_values),
+		cmocka_unit_test(test_positional),
+		cmocka_unit_test(test_prng_reference),
+		cmocka_unit_test(test_prng_ranges),
+		cmocka_unit_test(test_generated_matrix),
+		cmocka_unit_test(test_small_by_hand),
+		cmocka_unit_test(test_scale_factors),
+		cmocka_unit_test(test_causal),
+		cmocka_unit_test(test_fully_masked_row),
+		cmocka_unit_test(test_mask_fill_number),
+		cmocka_unit_test(test_additive_by_hand),
+		cmocka_unit_test(test_positional_in_lesson),
+		cmocka_unit_test(test_cross),
+		cmocka_unit_test(test_explain_numbers),
+		cmocka_unit_test(test_explain_masked_and_operands),
+		cmocka_unit_test(test_matrix_names),
+		cmocka_unit_test(test_default_lesson),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
