@@ -681,7 +681,7 @@ static int check_cols_limit(Ctx *c, const Limits *lim, long cols)
 /* One number of a literal matrix, at the current path. */
 static int check_cell_value(Ctx *c, const cJSON *v, const Limits *lim)
 {
-	double x;
+	double x = 0.0;
 
 	if (read_finite(c, v, &x) != 0)
 		return -1;
