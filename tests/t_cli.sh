@@ -1,0 +1,226 @@
+#!/bin/sh
+# t_cli.sh: the batch command line — --help/--version, usage errors (exit 2),
+# --check on every good and bad lesson, --dump of unusable files, files that
+# are not lessons, and lesson text that must never reach the terminal raw
+# (control characters) or be used as a format string (%s %n).
+# Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
+# "not ok - NAME" lines and always exits 0.
+
+ATTNVIZ=${ATTNVIZ:-build/attnviz}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-cli.XXXXXX") || exit 0
+trap 'rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/out
+err=$tmp/err
+ESC=$(printf '\033')
+
+ok() { echo "ok - $1"; }
+not_ok() {
+	echo "not ok - $1"
+	shift
+	for line in "$@"; do echo "# $line"; done
+	if [ -s "$err" ]; then sed -n '1,5s/^/# stderr: /p' "$err"; fi
+}
+# check NAME CONDITION-COMMAND...: ok when the command succeeds
+check() {
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
+empty() { [ ! -s "$1" ]; }
+nonempty() { [ -s "$1" ]; }
+has() { grep -q -F -e "$2" "$1"; }
+no_esc() { ! grep -q "$ESC" "$1"; }
+
+# ------------------------------------------------------------ help, version, usage errors
+
+run --help
+check "--help exits 0" [ "$rc" -eq 0 ]
+check "--help prints usage on stdout" has "$out" "usage: attnviz"
+check "--help writes nothing on stderr" empty "$err"
+run -h
+check "-h exits 0" [ "$rc" -eq 0 ]
+run --version
+check "--version exits 0" [ "$rc" -eq 0 ]
+check "--version prints the version" grep -q '^attnviz [0-9][0-9.]*' "$out"
+run -V
+check "-V exits 0" [ "$rc" -eq 0 ]
+
+usage_case() { # NAME ARGS...: exit 2, nothing on stdout, a message on stderr
+	name=$1
+	shift
+	run "$@"
+	if [ "$rc" -eq 2 ] && empty "$out" && nonempty "$err" && has "$err" "attnviz"; then
+		ok "usage error: $name"
+	else
+		not_ok "usage error: $name" "exit $rc (want 2), stdout $(wc -c <"$out") bytes"
+	fi
+}
+usage_case "unknown option" --frobnicate
+usage_case "unknown short option" -x
+usage_case "--check without files" --check
+usage_case "--dump without a file" --dump
+usage_case "--dump with two files" --dump lessons/selfattn.json lessons/mask.json
+usage_case "--bench without a file" --bench
+usage_case "--repeat without a value" --bench lessons/selfattn.json --repeat
+usage_case "--repeat 0" --bench lessons/selfattn.json --repeat 0
+usage_case "--repeat not a number" --bench lessons/selfattn.json --repeat many
+usage_case "--lang without a value" --lang
+usage_case "--lang fr" --lang fr
+usage_case "--strict without --check" --strict lessons/selfattn.json
+usage_case "two lessons for the REPL" --plain lessons/selfattn.json lessons/mask.json
+run --frobnicate
+check "unknown option is named" has "$err" "--frobnicate"
+
+# ------------------------------------------------------------ --check on usable lessons
+
+for f in tests/good/*.json lessons/*.json; do
+	[ -f "$f" ] || continue
+	run --check "$f"
+	if [ "$rc" -eq 0 ] && [ "$(wc -l <"$out")" -eq 1 ] && grep -q "^$f: ok, n=[0-9]*, .*d_model=[0-9]*, heads=[0-9]*, [0-9]* steps\$" "$out"; then
+		ok "--check $f"
+	else
+		not_ok "--check $f" "exit $rc (want 0); stdout: $(head -c 200 "$out")"
+	fi
+done
+run --check lessons/*.json
+n=$(ls lessons/*.json | wc -l)
+check "--check of several files prints one line each" [ "$rc" -eq 0 ] && [ "$(grep -c ': ok, ' "$out")" -eq "$n" ]
+
+# ------------------------------------------------------------ --check and --dump on unusable lessons
+
+# exit 1, nothing on stdout, and one message on stderr whose first line names the file
+bad_case() { # LABEL FILE MODE
+	label=$1 f=$2 mode=$3
+	run "$mode" "$f"
+	first=$(head -n 1 "$err")
+	names=$(grep -c -F -e "$f" "$err")
+	case $first in
+	"$f:"*) starts=1 ;;
+	*) starts=0 ;;
+	esac
+	if [ "$rc" -eq 1 ] && empty "$out" && [ "$starts" -eq 1 ] && [ "$names" -eq 1 ] && no_esc "$err"; then
+		ok "$mode $label"
+	else
+		not_ok "$mode $label" "exit $rc (want 1), stdout $(wc -c <"$out") bytes (want 0)," \
+			"stderr lines naming the file: $names (want 1), first line starts with it: $starts"
+	fi
+}
+nbad=0
+for f in tests/bad/*.json; do
+	[ -f "$f" ] || continue
+	nbad=$((nbad + 1))
+	bad_case "$f" "$f" --check
+done
+check "tests/bad holds malformed lessons" [ "$nbad" -gt 0 ]
+for f in tests/bad/*.json; do
+	[ -f "$f" ] || continue
+	bad_case "$f" "$f" --dump
+done
+
+# not lesson files at all
+mkdir "$tmp/dir.json"
+: >"$tmp/empty.json"
+printf '   \n\t\n' >"$tmp/blank.json"
+bad_case "a directory" "$tmp/dir.json" --check
+bad_case "a directory" "$tmp/dir.json" --dump
+bad_case "an empty file" "$tmp/empty.json" --check
+bad_case "an empty file" "$tmp/empty.json" --dump
+bad_case "a blank file" "$tmp/blank.json" --dump
+bad_case "a missing file" "$tmp/missing.json" --check
+bad_case "a missing file" "$tmp/missing.json" --dump
+bad_case "a missing file" "$tmp/missing.json" --bench
+printf '\377\376\000\001garbage' >"$tmp/binary.json"
+bad_case "a binary file" "$tmp/binary.json" --dump
+
+# a good and a bad file together: the good one still gets its line, the exit status is 1
+run --check lessons/selfattn.json tests/bad/row_length.json
+if [ "$rc" -eq 1 ] && [ "$(wc -l <"$out")" -eq 1 ] && has "$out" "lessons/selfattn.json: ok" && has "$err" "tests/bad/row_length.json"; then
+	ok "--check of a good and a bad file"
+else
+	not_ok "--check of a good and a bad file" "exit $rc (want 1)"
+fi
+
+# the documented messages, word for word
+msg_case() { # FILE TEXT
+	run --check "$1"
+	if has "$err" "$2"; then ok "message for $1"; else not_ok "message for $1" "want: $2"; fi
+}
+[ -f tests/bad/row_length.json ] && msg_case tests/bad/row_length.json "tests/bad/row_length.json: W_q[2]: expected 4 numbers, got 3"
+[ -f tests/bad/heads_divide.json ] && msg_case tests/bad/heads_divide.json "tests/bad/heads_divide.json: heads: 3 does not divide the 8 columns of W_q"
+[ -f tests/bad/syntax.json ] && msg_case tests/bad/syntax.json "tests/bad/syntax.json:3:"
+
+# a syntax error shows the line and a caret
+printf '{"attnviz": 1,\n  "title": "x",,\n}\n' >"$tmp/syntax.json"
+run --check "$tmp/syntax.json"
+if [ "$rc" -eq 1 ] && grep -q "^$tmp/syntax.json:2:[0-9]*: " "$err" && grep -q '^ *\^' "$err"; then
+	ok "syntax error: FILE:LINE:COL and a caret"
+else
+	not_ok "syntax error: FILE:LINE:COL and a caret"
+fi
+
+# ------------------------------------------------------------ --dump of a usable lesson
+
+run --dump lessons/selfattn.json
+if [ "$rc" -eq 0 ] && head -c 1 "$out" | grep -q '{' && has "$out" '"weights"' && has "$out" '"row_all_masked"' && empty "$err"; then
+	ok "--dump lessons/selfattn.json"
+else
+	not_ok "--dump lessons/selfattn.json" "exit $rc"
+fi
+run --bench lessons/selfattn.json --repeat 2
+check "--bench prints compute_ms" grep -q '^compute_ms=[0-9.]* min_ms=[0-9.]* max_ms=[0-9.]* peak_rss_kb=[0-9]*$' "$out"
+
+# ------------------------------------------------------------ hostile text in a lesson
+
+# control characters in the title, summary, tokens and narration; printf-style directives
+cat >"$tmp/hostile.json" <<'EOF'
+{
+  "attnviz": 1,
+  "title": "Evil \u001b[2J\u001b]0;pwned\u0007 title %s%n%x",
+  "summary": "Line one\n\tindented \u001b[31mred\u001b[0m %n%n%n",
+  "tokens": ["\u001b[31mtok", "%s%s%s%s", "%n", "c\u009bd"],
+  "X": [[1, 0], [0, 1], [1, 1], [0, 0]],
+  "W_q": {"identity": 2}, "W_k": {"identity": 2}, "W_v": {"identity": 2},
+  "mask": "causal",
+  "steps": [
+    {"stage": "input", "text": "narration \u001b[5mblink\u001b[0m and %s %n %p literally\n\tsecond paragraph"},
+    {"stage": "scores", "quiz": {"question": "q \u001b[1m%n", "choices": ["\u001b[7m%s", "b"], "answer": 0, "hint": "\u001b[8mhint %n"}},
+    {"stage": "softmax", "text": "x"}
+  ]
+}
+EOF
+run --check "$tmp/hostile.json"
+check "hostile lesson loads" [ "$rc" -eq 0 ]
+check "--check output has no ESC" no_esc "$out"
+run --dump "$tmp/hostile.json"
+check "--dump of hostile text has no raw ESC" no_esc "$out"
+check "--dump keeps the title (JSON-escaped)" has "$out" 'Evil \u001b[2J'
+
+printf 'next\nhint\nanswer 2\nprev\nshow X\nshow weights\nexplain weights 3 1\nexplain scores 1 0\nexplain masked 0 3\nlessons\nhelp\n' >"$tmp/cmds"
+"$ATTNVIZ" --plain "$tmp/hostile.json" <"$tmp/cmds" >"$out" 2>"$err"
+rc=$?
+check "plain REPL on hostile lesson exits 0" [ "$rc" -eq 0 ]
+check "plain output has no ESC byte" [ "$(grep -c "$ESC" "$out")" -eq 0 ]
+check "plain stderr has no ESC byte" [ "$(grep -c "$ESC" "$err")" -eq 0 ]
+check "plain output has no BEL byte" [ "$(grep -c "$(printf '\007')" "$out")" -eq 0 ]
+check "plain output has no C1 CSI (U+009B)" [ "$(grep -c "$(printf '\302\233')" "$out")" -eq 0 ]
+check "control characters are shown escaped" has "$out" 'Evil \x1b[2J'
+check "title %s%n%x printed literally" has "$out" 'title %s%n%x'
+check "narration %s %n %p printed literally" has "$out" 'and %s %n %p literally'
+check "token %s%s%s%s printed literally" has "$out" '%s%s%s%s'
+check "hint printed literally" has "$out" 'hint %n'
+check "narration keeps its newline and tab" grep -q "^$(printf '\t')second paragraph" "$out"
+LC_ALL=C "$ATTNVIZ" --plain "$tmp/hostile.json" <"$tmp/cmds" >"$out" 2>"$err"
+check "plain output in the C locale has no ESC byte" no_esc "$out"
+TERM=xterm-256color "$ATTNVIZ" "$tmp/hostile.json" </dev/null >"$out" 2>"$err"
+check "no terminal: automatic plain mode, no ESC byte" no_esc "$out"
+
+# a bad lesson whose error quotes hostile text: still escaped
+printf '{"attnviz": 1, "title": "t", "tokens": ["a"], "X": [[1]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]], "mask": "\\u001b[2J%%n"}\n' >"$tmp/hostile_bad.json"
+run --check "$tmp/hostile_bad.json"
+if [ "$rc" -eq 1 ] && no_esc "$err" && empty "$out"; then
+	ok "error quoting hostile text has no ESC"
+else
+	not_ok "error quoting hostile text has no ESC" "exit $rc"
+fi
+exit 0
