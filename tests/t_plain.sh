@@ -1,0 +1,321 @@
+#!/bin/sh
+# t_plain.sh: the plain REPL driven by scripted input — every command of the
+# command table and its errors (errors on stderr, the REPL carries on), exit 0
+# at end of input and on quit, no prompts and no ANSI escapes when stdin and
+# stdout are not terminals, NO_COLOR and TERM=dumb respected on a terminal
+# (through util-linux script(1), when it is installed).
+# Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
+# "not ok - NAME" lines and always exits 0.
+
+ATTNVIZ=${ATTNVIZ:-build/attnviz}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-plain.XXXXXX") || exit 0
+trap 'rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/out
+err=$tmp/err
+ESC=$(printf '\033')
+export LC_ALL=C
+unset NO_COLOR ATTNVIZ_LESSONS
+
+ok() { echo "ok - $1"; }
+not_ok() {
+	echo "not ok - $1"
+	shift
+	for line in "$@"; do echo "# $line"; done
+	sed -n '1,4s/^/# stderr: /p' "$err"
+}
+check() {
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+has() { grep -q -F -e "$2" "$1"; }
+hasnt() { ! grep -q -F -e "$2" "$1"; }
+count() { grep -c -F -e "$2" "$1"; }
+
+# repl INPUT [ARGS...]: run the plain REPL on INPUT (printf format), output in $out/$err, status in $rc
+repl() {
+	input=$1
+	shift
+	# shellcheck disable=SC2059 # the input is a printf format on purpose (\n)
+	printf "$input" >"$tmp/in"
+	TERM=xterm-256color "$ATTNVIZ" --plain "$@" <"$tmp/in" >"$out" 2>"$err"
+	rc=$?
+}
+# ok_cmd NAME: the REPL exited 0 and wrote no error
+clean() {
+	if [ "$rc" -eq 0 ] && [ ! -s "$err" ]; then ok "$1"; else not_ok "$1" "exit $rc"; fi
+}
+# err_cmd NAME TEXT: exit 0, TEXT in an "error: " line on stderr, not on stdout, and the REPL went on
+# (every error case is followed by `step 2`, whose header must appear after it)
+err_cmd() {
+	if [ "$rc" -eq 0 ] && grep -q '^error: ' "$err" && has "$err" "$2" && hasnt "$out" "error:" && has "$out" "step 2/"; then
+		ok "$1"
+	else
+		not_ok "$1" "exit $rc, want an error containing: $2"
+	fi
+}
+
+# ------------------------------------------------------------ starting and ending
+
+repl ''
+clean "built-in lesson at end of input: exit 0"
+check "built-in lesson opens at step 1" has "$out" "== Self-attention: I saw a saw == step 1/9, stage: input"
+check "no prompt when stdin is not a terminal" hasnt "$out" "attnviz>"
+check "no ANSI escapes when stdout is not a terminal" [ "$(grep -c "$ESC" "$out")" -eq 0 ]
+"$ATTNVIZ" </dev/null >"$out" 2>"$err"
+rc=$?
+clean "no terminal: plain mode without --plain"
+check "plain mode without --plain shows step 1" has "$out" "step 1/9"
+TERM=dumb "$ATTNVIZ" lessons/mask.json </dev/null >"$out" 2>"$err"
+rc=$?
+clean "TERM=dumb: plain mode"
+repl 'next\nquit\nnext\nnext\n'
+clean "quit: exit 0"
+check "quit stops reading" [ "$(count "$out" "step 3/")" -eq 0 ] && has "$out" "step 2/9"
+repl 'q\n'
+clean "q (alias of quit)"
+repl 'next'
+check "a last line without a newline still runs" has "$out" "step 2/9"
+repl '\n\n   \n# a comment\n:next\n  :  next  \n'
+clean "blank lines, comments and a leading colon"
+check "leading colon runs the command" has "$out" "step 3/9"
+repl 'frobnicate\nstep 2\n'
+err_cmd "unknown command" "unknown command: frobnicate"
+repl 's\nstep 2\n'
+err_cmd "ambiguous command" "ambiguous command: s, could be:"
+repl 'next please\nstep 2\n'
+err_cmd "too many words" "usage: next"
+
+# ------------------------------------------------------------ moving: next prev first last step goto head
+
+repl 'next\nnext\nprev\n'
+clean "next/prev"
+check "next/prev: steps 1 2 3 2" [ "$(count "$out" "step 2/9")" -eq 2 ] && has "$out" "step 3/9"
+repl 'n\np\n'
+clean "n/p aliases"
+repl 'prev\nstep 2\n'
+err_cmd "prev at the first step" "this is the first step"
+repl 'last\nnext\nstep 2\n'
+err_cmd "next at the last step" "this is the last step (9/9)"
+check "last goes to step 9" has "$out" "step 9/9"
+repl 'last\nfirst\n'
+clean "first/last"
+check "first after last" [ "$(count "$out" "step 1/9")" -eq 2 ]
+repl 'step 5\n'
+clean "step N"
+check "step 5" has "$out" "step 5/9"
+repl 'step 10\nstep 2\n'
+err_cmd "step out of range" "from 1 to 9"
+repl 'step\nstep 2\n'
+err_cmd "step without N" "usage: step N"
+repl 'goto softmax\n'
+clean "goto STAGE"
+check "goto softmax" has "$out" "stage: softmax"
+repl 'goto softmx\nstep 2\n'
+err_cmd "goto unknown stage lists the stages" "unknown stage: softmx (this lesson's stages: input project scores scale softmax weighted)"
+repl 'goto mask\nstep 2\n'
+err_cmd "goto a stage the lesson lacks" "not part of this lesson"
+repl 'goto\nstep 2\n'
+err_cmd "goto without a stage" "usage: goto STAGE"
+repl 'head 1\n' lessons/mask.json
+clean "head N"
+check "head 1 of 2" has "$out" "head 1/2"
+repl 'head 2\nstep 2\n' lessons/mask.json
+err_cmd "head out of range" "heads 0 to 1"
+repl 'head 1\nstep 2\n'
+err_cmd "head on a one-head lesson" "one head"
+
+# ------------------------------------------------------------ looking: show explain
+
+repl 'show weights\n'
+clean "show MATRIX"
+check "show prints the table" has "$out" "weights  4 x 4"
+check "show: token column labels" grep -q '^ *I  *saw  *a  *saw *$' "$out"
+repl 'show weights 1\n' lessons/mask.json
+clean "show MATRIX HEAD"
+check "show weights 1 says its head" has "$out" "weights (head 1)  7 x 7"
+repl 'show nosuch\nstep 2\n'
+err_cmd "show unknown matrix" "unknown matrix: nosuch"
+repl 'show W_o\nstep 2\n'
+err_cmd "show absent matrix" "not part of this lesson"
+repl 'show weights 3\nstep 2\n' lessons/mask.json
+err_cmd "show bad head" "head"
+repl 'explain scores 0 1\n'
+clean "explain MATRIX ROW COL"
+check "explain shows the arithmetic" has "$out" "scores[0][1] = 2"
+check "explain shows the terms" has "$out" "5*0 + 2*1 + 1*0"
+repl 'explain weights 0 1\n'
+check "explain a weight" has "$out" "max of row 0 = 5"
+repl 'explain scores 4 0\nstep 2\n'
+err_cmd "explain row out of range" "row"
+repl 'explain scores 0\nstep 2\n'
+err_cmd "explain without a column" "usage: explain MATRIX ROW COL [HEAD]"
+repl 'explain masked 0 3 1\n' lessons/mask.json
+clean "explain with a head"
+check "explain a masked cell" has "$out" "may not see key 3"
+
+# ------------------------------------------------------------ edits: set mask scale heads
+
+repl 'goto project\nset W_q[0][0] 7\n'
+clean "set MATRIX[ROW][COL] VALUE"
+check "set says what changed" has "$out" "W_q[0][0] = 7; everything after it is recomputed"
+check "set recomputes Q" grep -q '^I  *7\.0000  *2\.0000  *1\.0000' "$out"
+repl 'set W_q 0 1 3\n'
+clean "set MATRIX ROW COL VALUE"
+repl 'set Q[0][0] 1\nstep 2\n'
+err_cmd "set on a computed matrix" "Q is computed, not given"
+repl 'set W_q[5][0] 1\nstep 2\n'
+err_cmd "set out of range" "row"
+repl 'set W_q[0][0] x\nstep 2\n'
+err_cmd "set not a number" "value"
+repl 'set\nstep 2\n'
+err_cmd "set without arguments" "usage: set"
+repl 'mask causal\ngoto mask\nshow masked\n'
+clean "mask causal"
+check "mask causal confirmed" has "$out" "mask is now causal"
+check "masked cells shown as -inf (C locale)" has "$out" "-inf"
+repl 'mask padding 1,1,1,0\n'
+clean "mask padding"
+repl 'mask padding 1 1 0 1\n'
+clean "mask padding as words"
+repl 'mask padding 1,0\nstep 2\n'
+err_cmd "mask padding of the wrong length" "expected 4 values (one per key), got 2"
+repl 'mask padding 1,2,0,1\nstep 2\n'
+err_cmd "mask padding not 0/1" "0 or 1"
+repl 'mask causal\nmask none\ngoto mask\nstep 2\n'
+err_cmd "mask none removes the mask stage" "not part of this lesson"
+repl 'mask sideways\nstep 2\n'
+err_cmd "mask unknown kind" "usage: mask"
+repl 'scale on\nscale 0.5\nscale off\n'
+clean "scale on/VALUE/off"
+check "scale on" has "$out" "scale factor is now 0.57735"
+check "scale 0.5" has "$out" "scale factor is now 0.5"
+check "scale off" has "$out" "scale factor is now 1"
+repl 'scale sideways\nstep 2\n'
+err_cmd "scale bad value" "scale"
+repl 'heads 4\n' lessons/mask.json
+clean "heads N"
+check "heads 4: d_k = 1" has "$out" "4 heads: d_k = 1"
+repl 'heads 3\nstep 2\n' lessons/mask.json
+err_cmd "heads that do not divide" "heads: 3 does not divide the 4 columns of W_q"
+repl 'heads 0\nstep 2\n'
+err_cmd "heads 0" "heads"
+
+# ------------------------------------------------------------ quizzes: answer skip hint
+
+repl 'step 3\nhint\nanswer 2\n'
+clean "hint and a right answer"
+check "the answer's matrix is hidden until answered" has "$out" "scores: hidden until you answer"
+check "hint shown" has "$out" "-- hint --"
+check "right answer" has "$out" "Right: scores[0][1] is 2"
+repl 'step 3\nanswer 7\n'
+check "wrong answer" has "$out" "Not quite: scores[0][1] is 2; you said 7"
+repl 'step 3\nskip\n'
+clean "skip"
+check "skip gives the answer" has "$out" "Skipped: scores[0][1] is 2"
+repl 'step 3\na 2\n'
+check "a (alias of answer)" has "$out" "Right:"
+repl 'answer 1\nstep 2\n'
+err_cmd "answer with no question" "no open question"
+repl 'skip\nstep 2\n'
+err_cmd "skip with no question" "no open question"
+repl 'hint\nstep 2\n'
+err_cmd "hint with no question" "no question on this step"
+repl 'step 3\nanswer lots\nstep 2\n'
+err_cmd "answer not a number" "number"
+repl 'step 3\nanswer 2\nanswer 2\nstep 2\n'
+err_cmd "answer twice" "no open question"
+
+# ------------------------------------------------------------ lessons: load lessons reload lang help
+
+repl 'load lessons/mask.json\n'
+clean "load FILE"
+check "load says so" has "$out" "loaded lessons/mask.json: Masked attention"
+check "load shows the new lesson" has "$out" "step 1/12"
+repl 'load mask\n'
+clean "load NAME"
+check "load NAME finds lessons/NAME.json" has "$out" "step 1/12"
+repl 'next\nload /nonexistent/missing.json\nnext\n'
+check "load of a missing file: error" has "$err" "missing.json"
+check "load of a missing file keeps the lesson and place" has "$out" "Self-attention: I saw a saw == step 3/9"
+repl 'load tests/bad/row_length.json\nstep 2\n'
+err_cmd "load of a bad file gives the loader's message" "tests/bad/row_length.json: W_q[2]: expected 4 numbers, got 3"
+repl 'load nosuchlesson\nstep 2\n'
+err_cmd "load of an unknown name" "no lesson named \"nosuchlesson\""
+repl 'load\nstep 2\n'
+err_cmd "load without a file" "usage: load FILE|NAME"
+repl 'lessons\n'
+clean "lessons"
+check "lessons lists selfattn first, with titles" grep -q '^ *1\. selfattn  *Self-attention' "$out"
+check "lessons lists mask" grep -q '^ *[0-9]*\. mask ' "$out"
+mkdir "$tmp/nolessons"
+(cd "$tmp/nolessons" && printf 'lessons\n' | ATTNVIZ_LESSONS="$tmp/nolessons" "$ATTNVIZ" --plain >"$out" 2>"$err")
+check "lessons with none found: error, exit 0" has "$err" "no lessons found"
+repl 'set W_q[0][0] 9\nreload\nshow W_q\n' lessons/selfattn.json
+clean "reload"
+check "reload drops edits" grep -q '^0  *5\.0000' "$out"
+repl 'reload\n'
+clean "reload of the built-in lesson"
+check "reload of the built-in lesson says so" has "$out" "reloaded the built-in lesson"
+repl 'lang zh\n'
+clean "lang zh"
+check "lang zh switches the narration" has "$out" "自注意力"
+repl 'lang en\n' --lang zh
+clean "lang en"
+repl 'lang fr\nstep 2\n'
+err_cmd "lang unknown" "expected en or zh"
+repl 'help\n'
+clean "help"
+check "help lists commands" has "$out" "-- commands"
+repl 'help goto\n'
+clean "help COMMAND"
+check "help goto" has "$out" "goto STAGE"
+repl '? next\n'
+clean "? (alias of help)"
+repl 'help zzz\nstep 2\n'
+err_cmd "help unknown command" "unknown command: zzz"
+
+# every command that help lists is covered above (a new one must get its test)
+covered=" load lessons reload next prev first last step goto head show explain set mask scale heads answer skip hint lang help quit "
+repl 'help\n'
+missing=""
+for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do
+	case $covered in *" $c "*) ;; *) missing="$missing $c" ;; esac
+done
+check "every command in help has a test here" [ -z "$missing" ]
+[ -n "$missing" ] && echo "# not covered:$missing"
+
+# ------------------------------------------------------------ typed text echoed in errors
+
+repl "goto $(printf '\033')[2J\nshow $(printf '\033')[31m\nstep 2\n"
+check "typed control characters are escaped in error messages" [ "$(grep -c "$ESC" "$err")" -eq 0 ]
+
+# ------------------------------------------------------------ UTF-8 locale
+
+if locale -a 2>/dev/null | grep -qi '^c\.utf-*8$'; then
+	printf 'mask causal\ngoto mask\nshow masked\n' >"$tmp/in"
+	LC_ALL=C.UTF-8 "$ATTNVIZ" --plain <"$tmp/in" >"$out" 2>"$err"
+	check "UTF-8 locale: -∞ and ×" has "$out" "-∞" && has "$out" "4 × 4"
+fi
+
+# ------------------------------------------------------------ on a terminal (script(1) gives one)
+
+if command -v script >/dev/null 2>&1 && script -qc true /dev/null </dev/null >/dev/null 2>&1; then
+	printf 'show weights\nquit\n' >"$tmp/in"
+	TERM=xterm-256color script -qec "$ATTNVIZ --plain <$tmp/in" /dev/null </dev/null >"$out" 2>&1
+	check "terminal: colour on" [ "$(grep -c "$ESC" "$out")" -gt 0 ]
+	NO_COLOR=1 TERM=xterm-256color script -qec "$ATTNVIZ --plain <$tmp/in" /dev/null </dev/null >"$out" 2>&1
+	check "terminal: NO_COLOR turns colour off" [ "$(grep -c "$ESC" "$out")" -eq 0 ]
+	NO_COLOR='' TERM=xterm-256color script -qec "$ATTNVIZ --plain <$tmp/in" /dev/null </dev/null >"$out" 2>&1
+	check "terminal: an empty NO_COLOR keeps colour" [ "$(grep -c "$ESC" "$out")" -gt 0 ]
+	TERM=dumb script -qec "$ATTNVIZ --plain <$tmp/in" /dev/null </dev/null >"$out" 2>&1
+	check "terminal: TERM=dumb, no colour" [ "$(grep -c "$ESC" "$out")" -eq 0 ]
+	TERM=xterm-256color script -qec "$ATTNVIZ --plain lessons/mask.json <$tmp/in >$tmp/piped" /dev/null </dev/null >/dev/null 2>&1
+	check "terminal stdin, stdout piped: no colour" [ "$(grep -c "$ESC" "$tmp/piped")" -eq 0 ]
+	# stdin a terminal: a prompt. Feed the pty through script's own stdin.
+	printf 'next\nquit\n' | TERM=dumb script -qec "$ATTNVIZ --plain" /dev/null >"$out" 2>&1
+	check "terminal stdin: a prompt" has "$out" "attnviz> "
+else
+	echo "# script(1) not usable: terminal checks skipped"
+fi
+exit 0
