@@ -14,7 +14,10 @@
 #include <cjson/cJSON.h>
 
 #include "explain.h"
+#include "export.h"
+#include "fileio.h"
 #include "textfmt.h"
+#include "themefile.h"
 
 /* ------------------------------------------------------------ output */
 
@@ -696,6 +699,81 @@ static int cmd_hint(Session *s, int argc, char **argv, CmdOut *out)
 	return 0;
 }
 
+/* ------------------------------------------------------------ files out */
+
+/* PATH for export and save: a file; "-" would write into the screen. */
+static int check_out_path(const char *path, const char *cmd, CmdOut *out)
+{
+	if (path[0] == '\0' || strcmp(path, "-") == 0) {
+		say(out, MSG_ERROR, NULL, "%s: give a file name to write (attnviz --export … -o - prints to stdout)", cmd);
+		return -1;
+	}
+	return 0;
+}
+
+/* export FORMAT [MATRIX|STAGE] PATH: the current stage (or the one named) as a figure or table. */
+static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const char *path = argv[argc - 1];
+	char *err = NULL, *data, *safe;
+	ExportTarget t;
+	int fmt = export_format_find(argv[1]);
+
+	if (fmt < 0) {
+		safe = text_escape(argv[1], "");
+		say(out, MSG_ERROR, NULL, "export: unknown format \"%s\" (svg, csv, md, tex, json)", safe ? safe : "");
+		free(safe);
+		return -1;
+	}
+	if (check_out_path(path, "export", out) != 0)
+		return -1;
+	if (export_target_parse(s->attn, argc == 4 ? argv[2] : NULL, s->stage, s->head, &t, &err) != 0)
+		return fail(out, err);
+	data = export_render(s->attn, s, (ExportFormat)fmt, &t, themefile_current(), &err);
+	if (data == NULL)
+		return fail(out, err);
+	if (fileio_write_atomic(path, data, strlen(data), &err) != 0) {
+		free(data);
+		return fail(out, err);
+	}
+	free(data);
+	safe = text_escape(path, "");
+	if (fmt == EXPORT_CSV && t.whole_stage) {
+		AttnMatrix panes[TEXTFMT_MAX_PANES];
+		int n = textfmt_stage_matrices(s->attn, t.stage, panes);
+		say(out, MSG_INFO, NULL, "wrote %s (the result of stage %s) as csv to %s", attn_matrix_name(panes[n - 1]),
+		    stage_name(t.stage), safe ? safe : "");
+	} else
+		say(out, MSG_INFO, NULL, "wrote %s %s as %s to %s", t.whole_stage ? "stage" : "matrix",
+		    t.whole_stage ? stage_name(t.stage) : attn_matrix_name(t.matrix), export_format_name((ExportFormat)fmt),
+		    safe ? safe : "");
+	free(safe);
+	return 0;
+}
+
+/* save PATH: the lesson with the learner's edits, every matrix written out (format v1). */
+static int cmd_save(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL, *data, *safe;
+	(void)argc;
+
+	if (check_out_path(argv[1], "save", out) != 0)
+		return -1;
+	data = export_lesson_json(s->lesson, &err);
+	if (data == NULL)
+		return fail(out, err);
+	if (fileio_write_atomic(argv[1], data, strlen(data), &err) != 0) {
+		free(data);
+		return fail(out, err);
+	}
+	free(data);
+	safe = text_escape(argv[1], "");
+	say(out, MSG_INFO, NULL, "saved the lesson with your edits to %s (attnviz %s opens it)", safe ? safe : "",
+	    safe ? safe : "");
+	free(safe);
+	return 0;
+}
+
 /* ------------------------------------------------------------ the rest */
 
 static int cmd_help(Session *s, int argc, char **argv, CmdOut *out);
@@ -723,7 +801,7 @@ const CmdEntry cmd_table[] = {
 	{ "goto", NULL, ARG_STAGE, "goto STAGE", "show a stage: input positional project split scores scale mask softmax weighted concat output", cmd_goto },
 	{ "head", NULL, ARG_NONE, "head N", "show head N (from 0)", cmd_head },
 	{ "show", NULL, ARG_MATRIX, "show MATRIX [HEAD]", "show a matrix (e.g. show weights 1)", cmd_show },
-	{ "explain", NULL, ARG_MATRIX, "explain MATRIX ROW COL [HEAD]", "show the arithmetic behind one cell", cmd_explain },
+	{ "explain", "ex", ARG_MATRIX, "explain MATRIX ROW COL [HEAD]", "show the arithmetic behind one cell", cmd_explain },
 	{ "set", NULL, ARG_MATRIX, "set MATRIX[ROW][COL] VALUE", "edit an input or a weight; everything after it is recomputed", cmd_set },
 	{ "mask", NULL, ARG_WORDS, "mask causal|none|padding 1,1,0", "change the mask", cmd_mask },
 	{ "scale", NULL, ARG_WORDS, "scale on|off|VALUE", "scale scores by 1/sqrt(d_k) (on), 1 (off) or a number", cmd_scale },
@@ -732,6 +810,8 @@ const CmdEntry cmd_table[] = {
 	{ "skip", NULL, ARG_NONE, "skip", "skip this step's question and see the answer", cmd_skip },
 	{ "hint", NULL, ARG_NONE, "hint", "a hint for this step's question", cmd_hint },
 	{ "lang", NULL, ARG_WORDS, "lang en|zh", "narration language: English or Chinese", cmd_lang },
+	{ "export", NULL, ARG_WORDS, "export FORMAT [MATRIX|STAGE] PATH", "write this stage (or a matrix, or another stage) as svg, csv, md, tex or json", cmd_export },
+	{ "save", NULL, ARG_FILE, "save PATH", "write this lesson with your edits as a lesson file", cmd_save },
 	{ "help", "?", ARG_COMMAND, "help [COMMAND]", "list the commands, or explain one", cmd_help },
 	{ "quit", "q", ARG_NONE, "quit", "leave attnviz", cmd_quit },
 	{ NULL, NULL, ARG_NONE, NULL, NULL, NULL }

@@ -13,9 +13,12 @@
 
 #include "attention.h"
 #include "dump.h"
+#include "export.h"
+#include "fileio.h"
 #include "lesson.h"
 #include "plain.h"
 #include "session.h"
+#include "textfmt.h"
 #include "tui.h"
 
 static const char usage_text[] =
@@ -23,6 +26,7 @@ static const char usage_text[] =
 	"       attnviz --check [--strict] FILE...\n"
 	"       attnviz --dump FILE\n"
 	"       attnviz --bench FILE [--repeat R]\n"
+	"       attnviz --export FORMAT --stage NAME [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"\n"
 	"Step through self-attention, multi-head and masked attention, number by number.\n"
 	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS,\n"
@@ -35,19 +39,25 @@ static const char usage_text[] =
 	"  --strict         with --check: a text without both English and Chinese is an error\n"
 	"  --dump FILE      print every stage of the computation as JSON\n"
 	"  --bench FILE     time the computation alone (--repeat R times, default 5)\n"
+	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
+	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
+	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
+	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  -h, --help       this help\n"
 	"  -V, --version    the version\n"
 	"\n"
 	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
 	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history). See attnviz(1) and lessons/FORMAT.md.\n";
 
-enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH };
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT };
 
 typedef struct Args {
 	enum Mode mode;
 	int strict;
 	int repeat;
 	const char *lang;
+	const char *export_format, *stage, *matrix, *head, *output; /* --export and its options */
+	const char *transcript;
 	int nfiles;
 	char **files;
 } Args;
@@ -108,6 +118,37 @@ static int parse_args(int argc, char **argv, Args *a)
 					return usage_error("--repeat: expected a whole number from 1 to 100000, got \"%s\"", argv[i]);
 				a->repeat = (int)r;
 			}
+		} else if (strcmp(o, "--export") == 0 || strcmp(o, "--stage") == 0 || strcmp(o, "--matrix") == 0 ||
+		           strcmp(o, "--head") == 0 || strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0 ||
+		           strcmp(o, "--transcript") == 0) {
+			const char *v;
+			if (i + 1 >= argc)
+				return usage_error("%s needs a value", o);
+			v = argv[++i];
+			if (strcmp(o, "--export") == 0) {
+				a->mode = MODE_EXPORT;
+				a->export_format = v;
+				if (export_format_find(v) < 0)
+					return usage_error("--export: expected svg, csv, md, tex or json, got \"%s\"", v);
+			} else if (strcmp(o, "--stage") == 0) {
+				a->stage = v;
+				if (stage_find(v) < 0)
+					return usage_error("--stage: unknown stage \"%s\" (input positional project split scores "
+					                   "scale mask softmax weighted concat output)", v);
+			} else if (strcmp(o, "--matrix") == 0) {
+				a->matrix = v;
+				if (attn_matrix_find(v) < 0)
+					return usage_error("--matrix: unknown matrix \"%s\"", v);
+			} else if (strcmp(o, "--head") == 0) {
+				char *end;
+				long h = strtol(v, &end, 10);
+				if (*end != '\0' || end == v || h < 0 || h >= LESSON_MAX_HEADS)
+					return usage_error("--head: expected a head number from 0, got \"%s\"", v);
+				a->head = v;
+			} else if (strcmp(o, "--transcript") == 0)
+				a->transcript = v;
+			else
+				a->output = v;
 		} else if (strcmp(o, "--") == 0) {
 			for (i++; i < argc; i++)
 				a->files[a->nfiles++] = argv[i];
@@ -122,6 +163,18 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("%s needs at least one lesson file", "--check");
 	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
 		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
+	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || a->output))
+		return usage_error("%s goes with --export", a->stage ? "--stage" : a->matrix ? "--matrix" : a->head ? "--head" : "-o");
+	if (a->mode == MODE_EXPORT) {
+		if (a->nfiles != 1)
+			return usage_error("--export needs exactly one lesson");
+		if (a->output == NULL)
+			return usage_error("--export needs -o PATH (- for standard output)");
+		if (a->stage == NULL && a->matrix == NULL)
+			return usage_error("--export needs --stage NAME or --matrix NAME");
+	}
+	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
+		return usage_error("--transcript goes with the plain REPL");
 	if ((a->mode == MODE_AUTO || a->mode == MODE_PLAIN) && a->nfiles > 1)
 		return usage_error("give one lesson at a time (got %s and more)", a->files[0]);
 	return -1;
@@ -264,6 +317,78 @@ static int run_bench(const Args *a)
 	return 0;
 }
 
+/* --export: one stage or matrix of a lesson as a file (or stdout). 1 for lesson errors. */
+static int run_export(const Args *a)
+{
+	char *err = NULL, *data = NULL, *path;
+	Lesson *l;
+	Session s;
+	ExportTarget t;
+	int rc = 1, head = a->head ? atoi(a->head) : 0;
+
+	path = session_find_lesson(a->files[0], &err);
+	if (path == NULL) {
+		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+		free(err);
+		return 1;
+	}
+	l = batch_load(path, 1);
+	free(path);
+	if (l == NULL)
+		return 1;
+	if (session_init(&s, l, a->files[0], &err) != 0) {
+		fprintf(stderr, "%s: %s\n", a->files[0], err ? err : "out of memory");
+		free(err);
+		lesson_free(l);
+		return 1;
+	}
+	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
+	if (a->stage != NULL && !lesson_stage_present(s.lesson, (Stage)stage_find(a->stage))) {
+		fprintf(stderr, "%s: this lesson has no %s stage\n", a->files[0], a->stage);
+		goto out;
+	}
+	/* the head is checked here; what to export is set below */
+	if (export_target_parse(s.attn, NULL, STAGE_INPUT, head, &t, &err) != 0)
+		goto fail;
+	if (a->matrix != NULL) {
+		t.whole_stage = 0;
+		t.matrix = (AttnMatrix)attn_matrix_find(a->matrix);
+		if (attn_matrix(s.attn, t.matrix, head) == NULL) {
+			fprintf(stderr, "%s: this lesson has no matrix %s\n", a->files[0], a->matrix);
+			goto out;
+		}
+	} else
+		t.stage = (Stage)stage_find(a->stage);
+	if (a->matrix != NULL && a->stage != NULL) {
+		/* both: the matrix must be one the stage shows */
+		AttnMatrix panes[TEXTFMT_MAX_PANES];
+		int k, n = textfmt_stage_matrices(s.attn, (Stage)stage_find(a->stage), panes);
+		for (k = 0; k < n && panes[k] != t.matrix; k++)
+			;
+		if (k == n) {
+			fprintf(stderr, "%s: stage %s does not show %s\n", a->files[0], a->stage, a->matrix);
+			goto out;
+		}
+	}
+	data = export_render(s.attn, &s, (ExportFormat)export_format_find(a->export_format), &t, NULL, &err);
+	if (data == NULL)
+		goto fail;
+	if (fileio_write_atomic(a->output, data, strlen(data), &err) != 0) {
+		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+		free(err);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "%s: %s\n", a->files[0], err ? err : "out of memory");
+	free(err);
+out:
+	free(data);
+	session_free(&s);
+	return rc;
+}
+
 /* The learner's lesson: a file or name, or the built-in one. */
 static int open_session(Session *s, const char *name, const char *lang)
 {
@@ -325,11 +450,12 @@ int main(int argc, char **argv)
 	case MODE_CHECK: rc = run_check(&a); break;
 	case MODE_DUMP: rc = run_dump(&a); break;
 	case MODE_BENCH: rc = run_bench(&a); break;
+	case MODE_EXPORT: rc = run_export(&a); break;
 	default:
 		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
 		if (rc != 0)
 			break;
-		if (a.mode == MODE_AUTO && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term != NULL &&
+		if (a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term != NULL &&
 		    term[0] != '\0' && strcmp(term, "dumb") != 0) {
 			TuiOptions to = { NULL, 0, NULL, NULL };
 			rc = tui_run(&s, &to);
@@ -339,7 +465,18 @@ int main(int argc, char **argv)
 			po.color = isatty(STDOUT_FILENO) && (nocolor == NULL || nocolor[0] == '\0') && term != NULL &&
 			           strcmp(term, "dumb") != 0;
 			po.utf8 = locale_is_utf8();
+			po.transcript = NULL;
+			if (a.transcript != NULL && (po.transcript = fopen(a.transcript, "a")) == NULL) {
+				fprintf(stderr, "attnviz: cannot open transcript %s: %s\n", a.transcript, strerror(errno));
+				session_free(&s);
+				rc = 1;
+				break;
+			}
 			rc = plain_run(&s, stdin, &po);
+			if (po.transcript != NULL && fclose(po.transcript) != 0) {
+				fprintf(stderr, "attnviz: cannot write transcript %s: %s\n", a.transcript, strerror(errno));
+				rc = 1;
+			}
 		}
 		session_free(&s);
 		break;

@@ -10,6 +10,8 @@ typedef struct PlainOptions {
 	int color;        /* ANSI colour in tables */
 	int utf8;         /* −∞ and × rather than -inf and x */
 	int interactive;  /* print prompts */
+	FILE *transcript; /* NULL, or where every command line and its printed result is also written
+	                     (no colour; errors included as "error: …"); the caller opens and closes it */
 } PlainOptions;
 
 /* Read commands from in until end of input or `quit`; returns the exit status (0). */

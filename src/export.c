@@ -1,0 +1,1167 @@
+/* export.c: figures and tables of a stage for slides and handouts (SVG, CSV, Markdown,
+ * TeX, JSON), and the lesson itself written back as JSON (`save`). Pure: no files,
+ * no terminal; the callers write the result with fileio_write_atomic(). */
+#include "export.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "dump.h"
+#include "explain.h"
+#include "textfmt.h"
+
+/* ------------------------------------------------------------ a growing string */
+
+typedef struct Buf {
+	char *s;
+	size_t len, cap;
+	int oom;
+} Buf;
+
+static void buf_put(Buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 1024;
+		char *grown;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		grown = realloc(b->s, cap);
+		if (grown == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->s = grown;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void buf_puts(Buf *b, const char *s)
+{
+	buf_put(b, s, strlen(s));
+}
+
+/* Formatted text; fmt is always a literal here (never lesson text). */
+static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(Buf *b, const char *fmt, ...)
+{
+	char small[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = 1;
+		return;
+	}
+	if ((size_t)n < sizeof small) {
+		buf_put(b, small, (size_t)n);
+		return;
+	}
+	{
+		char *big = malloc((size_t)n + 1);
+		if (big == NULL) {
+			b->oom = 1;
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+		buf_put(b, big, (size_t)n);
+		free(big);
+	}
+}
+
+/* The finished string, or NULL with *err (and the buffer freed). */
+static char *buf_finish(Buf *b, char **err)
+{
+	if (b->oom || b->s == NULL) {
+		free(b->s);
+		b->s = NULL;
+		*err = strdup("out of memory writing the export");
+		return NULL;
+	}
+	return b->s;
+}
+
+/* ------------------------------------------------------------ names */
+
+static const char *const format_names[EXPORT_FORMAT_COUNT] = { "svg", "csv", "md", "tex", "json" };
+
+const char *export_format_name(ExportFormat f)
+{
+	return (unsigned)f < EXPORT_FORMAT_COUNT ? format_names[f] : NULL;
+}
+
+int export_format_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < EXPORT_FORMAT_COUNT; i++)
+		if (strcasecmp(name, format_names[i]) == 0)
+			return i;
+	if (strcasecmp(name, "markdown") == 0)
+		return EXPORT_MD;
+	if (strcasecmp(name, "latex") == 0)
+		return EXPORT_TEX;
+	return -1;
+}
+
+static char *error_string(const char *a, const char *b, const char *c)
+{
+	char *safe = text_escape(b, "");
+	char *s = malloc(strlen(a) + strlen(safe ? safe : "") + strlen(c) + 1);
+	if (s != NULL)
+		sprintf(s, "%s%s%s", a, safe ? safe : "", c);
+	free(safe);
+	return s;
+}
+
+int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int head, ExportTarget *t, char **err)
+{
+	const Lesson *l = a->lesson;
+	int st, w, i;
+
+	*err = NULL;
+	memset(t, 0, sizeof *t);
+	t->head = head;
+	if (head < 0 || head >= a->heads) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "head %d: this lesson has %d head%s (0 to %d)", head, a->heads,
+		         a->heads == 1 ? "" : "s", a->heads - 1);
+		*err = strdup(msg);
+		return -1;
+	}
+	if (word == NULL) {
+		t->whole_stage = 1;
+		t->stage = dflt_stage;
+		return 0;
+	}
+	st = stage_find(word);
+	if (st >= 0 && lesson_stage_present(l, (Stage)st)) {
+		t->whole_stage = 1;
+		t->stage = (Stage)st;
+		return 0;
+	}
+	w = attn_matrix_find(word);
+	if (w >= 0 && attn_matrix(a, (AttnMatrix)w, head) != NULL) {
+		t->whole_stage = 0;
+		t->matrix = (AttnMatrix)w;
+		return 0;
+	}
+	{
+		char list[768] = "";
+		for (i = 0; i < STAGE_COUNT; i++)
+			if (lesson_stage_present(l, (Stage)i)) {
+				strcat(list, list[0] ? " " : "");
+				strcat(list, stage_name((Stage)i));
+			}
+		strcat(list, "; matrices:");
+		for (i = 0; i < AM_COUNT; i++)
+			if (attn_matrix(a, (AttnMatrix)i, 0) != NULL) {
+				strcat(list, " ");
+				strcat(list, attn_matrix_name((AttnMatrix)i));
+			}
+		if (st >= 0 || w >= 0) {
+			*err = error_string("", word, " is not part of this lesson");
+		} else {
+			char *tail = malloc(strlen(list) + 32);
+			if (tail != NULL) {
+				sprintf(tail, " (stages: %s)", list);
+				*err = error_string("unknown stage or matrix: ", word, tail);
+			}
+			free(tail);
+		}
+	}
+	if (*err == NULL)
+		*err = strdup("out of memory");
+	return -1;
+}
+
+/* ------------------------------------------------------------ what a target shows */
+
+/* The stage that computes matrix w, or -1 for given matrices (weights, inputs). */
+static int matrix_stage(const Lesson *l, AttnMatrix w)
+{
+	switch (w) {
+	case AM_PE: case AM_PE_SRC: return STAGE_POSITIONAL;
+	case AM_X: case AM_S: return l->positional != POS_NONE ? STAGE_POSITIONAL : -1;
+	case AM_Q: case AM_K: case AM_V: return STAGE_PROJECT;
+	case AM_SCORES: return STAGE_SCORES;
+	case AM_SCALED: return STAGE_SCALE;
+	case AM_MASKED: return STAGE_MASK;
+	case AM_WEIGHTS: return STAGE_SOFTMAX;
+	case AM_WEIGHTED: return STAGE_WEIGHTED;
+	case AM_CONCAT: return STAGE_CONCAT;
+	case AM_OUTPUT: return mat_empty(&l->W_o) ? STAGE_CONCAT : STAGE_OUTPUT;
+	default: return -1;
+	}
+}
+
+/* The matrices of t that exist in a, in order; returns the count (0: nothing to show). */
+static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[TEXTFMT_MAX_PANES])
+{
+	AttnMatrix all[TEXTFMT_MAX_PANES];
+	int n, k, i;
+
+	if (!t->whole_stage) {
+		if (attn_matrix(a, t->matrix, t->head) == NULL)
+			return 0;
+		out[0] = t->matrix;
+		return 1;
+	}
+	if (!lesson_stage_present(a->lesson, t->stage))
+		return 0;
+	n = textfmt_stage_matrices(a, t->stage, all);
+	for (i = k = 0; i < n; i++)
+		if (attn_matrix(a, all[i], t->head) != NULL)
+			out[k++] = all[i];
+	return k;
+}
+
+/* The formula of the target: its stage's, or the stage that computes the matrix; "" for given ones. */
+static const char *target_formula(const Attn *a, const ExportTarget *t, int utf8)
+{
+	int st = t->whole_stage ? (int)t->stage : matrix_stage(a->lesson, t->matrix);
+	return st >= 0 ? explain_formula((Stage)st, utf8) : "";
+}
+
+static const char *lang_of(const Session *s)
+{
+	return s != NULL && s->lang[0] ? s->lang : "en";
+}
+
+/* "weights (head 1)" or "weights". */
+static void pane_name(char *buf, size_t size, const Attn *a, AttnMatrix w, int head)
+{
+	if (attn_matrix_per_head(w) && a->heads > 1)
+		snprintf(buf, size, "%s (head %d)", attn_matrix_name(w), head);
+	else
+		snprintf(buf, size, "%s", attn_matrix_name(w));
+}
+
+/* "softmax, head 1" / "weights, head 1" / "W_q": what the export shows, for titles. */
+static void target_title(char *buf, size_t size, const Attn *a, const ExportTarget *t)
+{
+	int per_head = 0, i, n;
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+
+	n = target_panes(a, t, panes);
+	for (i = 0; i < n; i++)
+		per_head |= attn_matrix_per_head(panes[i]);
+	snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
+	         t->whole_stage ? stage_name(t->stage) : attn_matrix_name(t->matrix));
+	if (per_head && a->heads > 1)
+		snprintf(buf + strlen(buf), size - strlen(buf), ", head %d", t->head);
+}
+
+/* ------------------------------------------------------------ SVG */
+
+/* Append s as XML character data: & < > " ' escaped, characters XML 1.0 forbids dropped. */
+static void xml_puts(Buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p; p++) {
+		switch (*p) {
+		case '&': buf_puts(b, "&amp;"); continue;
+		case '<': buf_puts(b, "&lt;"); continue;
+		case '>': buf_puts(b, "&gt;"); continue;
+		case '"': buf_puts(b, "&quot;"); continue;
+		case '\'': buf_puts(b, "&apos;"); continue;
+		default: break;
+		}
+		if (*p < 0x20) {
+			/* only tab, newline and carriage return are allowed; in one-line labels a space is better */
+			if (*p == '\t' || *p == '\n' || *p == '\r')
+				buf_puts(b, " ");
+			continue;
+		}
+		/* U+FFFE and U+FFFF (EF BF BE / EF BF BF) are not XML characters */
+		if (p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf)) {
+			p += 2;
+			continue;
+		}
+		buf_put(b, (const char *)p, 1);
+	}
+}
+
+/* Approximate width in character cells of a UTF-8 string (CJK and other wide scripts: 2). */
+static int text_cells(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int w = 0;
+
+	while (*p) {
+		unsigned cp;
+		int k;
+		if (*p < 0x80) {
+			cp = *p;
+			k = 1;
+		} else if ((*p & 0xe0) == 0xc0) {
+			cp = *p & 0x1fu;
+			k = 2;
+		} else if ((*p & 0xf0) == 0xe0) {
+			cp = *p & 0x0fu;
+			k = 3;
+		} else {
+			cp = *p & 0x07u;
+			k = 4;
+		}
+		for (int i = 1; i < k; i++)
+			cp = p[i] ? (cp << 6) | (p[i] & 0x3fu) : cp;
+		for (int i = 0; i < k && *p; i++)
+			p++;
+		w += (cp >= 0x1100 && (cp <= 0x115f || (cp >= 0x2e80 && cp <= 0xa4cf) || (cp >= 0xac00 && cp <= 0xd7a3) ||
+		                       (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
+		                       (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) ||
+		                       (cp >= 0x20000 && cp <= 0x3fffd))) ? 2 : 1;
+	}
+	return w;
+}
+
+/* A label cut to at most max cells, with "…" when cut: heap string. */
+static char *label_cut(char *label, int max)
+{
+	const unsigned char *p;
+	size_t keep = 0;
+	int w = 0;
+
+	if (label == NULL || text_cells(label) <= max)
+		return label;
+	for (p = (const unsigned char *)label; *p;) {
+		size_t k = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : 4;
+		char ch[5] = { 0 };
+		size_t i;
+		for (i = 0; i < k && p[i]; i++)
+			ch[i] = (char)p[i];
+		if (w + text_cells(ch) > max - 1)
+			break;
+		w += text_cells(ch);
+		keep += i;
+		p += i;
+	}
+	strcpy(label + keep, "\u2026");
+	return label;
+}
+
+#define SVG_FONT "DejaVu Sans Mono, Menlo, Consolas, Noto Sans Mono CJK SC, monospace"
+#define SVG_CHAR_W 7.3  /* width of one cell of 12px monospace text */
+#define SVG_LABEL_MAX 16
+#define SVG_CELL_H 26
+#define SVG_GAP 48
+#define SVG_MARGIN 24
+
+static void rgb_hex(char out[8], int colour, unsigned long dflt)
+{
+	snprintf(out, 8, "#%06lx", themefile_rgb(colour, dflt) & 0xffffffUL);
+}
+
+/* Sizes of one pane, measured before drawing. */
+typedef struct Pane {
+	AttnMatrix which;
+	const Mat *m;
+	int diverging;
+	double lo, hi, bound;  /* finite range; bound = max |x| */
+	int any_inf;
+	int label_w, cell_w;   /* pixels */
+	int width, height;
+} Pane;
+
+static void svg_measure(const Attn *a, int head, Pane *p)
+{
+	char num[16];
+	int i, j, maxnum = 4, maxcol = 1, maxrow = 1;
+	size_t k, count = (size_t)p->m->rows * (size_t)p->m->cols;
+
+	(void)head;
+	p->diverging = p->which != AM_WEIGHTS;
+	p->lo = INFINITY;
+	p->hi = -INFINITY;
+	p->any_inf = 0;
+	for (k = 0; k < count; k++) {
+		const double x = p->m->a[k];
+		if (isfinite(x)) {
+			p->lo = fmin(p->lo, x);
+			p->hi = fmax(p->hi, x);
+		} else
+			p->any_inf = 1;
+		maxnum = (int)fmax(maxnum, text_cells(textfmt_number(num, x, 1)));
+	}
+	if (p->lo > p->hi)
+		p->lo = p->hi = 0.0;
+	p->bound = fmax(fabs(p->lo), fabs(p->hi));
+	for (i = 0; i < p->m->rows; i++) {
+		char *s = label_cut(textfmt_row_label(a, p->which, i), SVG_LABEL_MAX);
+		maxrow = (int)fmax(maxrow, text_cells(s ? s : ""));
+		free(s);
+	}
+	for (j = 0; j < p->m->cols; j++) {
+		char *s = label_cut(textfmt_col_label(a, p->which, j), SVG_LABEL_MAX);
+		maxcol = (int)fmax(maxcol, text_cells(s ? s : ""));
+		free(s);
+	}
+	p->cell_w = (int)ceil(fmax(maxnum, maxcol) * SVG_CHAR_W) + 14;
+	p->label_w = (int)ceil(maxrow * SVG_CHAR_W) + 12;
+	p->width = (int)fmax(p->label_w + p->m->cols * p->cell_w, 200);
+	/* title 20, column labels 20, grid, legend 50 */
+	p->height = 40 + p->m->rows * SVG_CELL_H + 56;
+}
+
+/* Background colour of value x in pane p. */
+static int svg_colour(const ThemeFile *th, const Pane *p, double x)
+{
+	if (!isfinite(x))
+		return th->masked;
+	if (p->diverging)
+		return th->div[themefile_ramp_index(p->bound > 0 ? x / p->bound : 0.0, 1, th->ndiv)];
+	return th->seq[themefile_ramp_index(p->hi > p->lo ? (x - p->lo) / (p->hi - p->lo) : 0.0, 0, th->nseq)];
+}
+
+static void svg_number(char buf[16], double x)
+{
+	if (x == -INFINITY)
+		strcpy(buf, "\u2212\u221e");
+	else
+		textfmt_number(buf, x, 1);
+}
+
+static void svg_pane(Buf *b, const Attn *a, const ThemeFile *th, const Pane *p, int head, int x0, int y0)
+{
+	char name[64], fill[8], ink[8], num[16];
+	int i, j, gx = x0 + p->label_w, gy = y0 + 40;
+	const int n = p->diverging ? th->ndiv : th->nseq;
+	int lw, ly;
+
+	pane_name(name, sizeof name, a, p->which, head);
+	buf_printf(b, "<g class=\"pane\" id=\"pane-%s\">\n", attn_matrix_name(p->which));
+	buf_printf(b, "<text class=\"pane-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\" font-size=\"13\">", x0, y0 + 14);
+	xml_puts(b, name);
+	buf_printf(b, "  %d \u00d7 %d</text>\n", p->m->rows, p->m->cols);
+	for (j = 0; j < p->m->cols; j++) {
+		char *s = label_cut(textfmt_col_label(a, p->which, j), SVG_LABEL_MAX);
+		buf_printf(b, "<text class=\"col-label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#444444\">",
+		           gx + j * p->cell_w + p->cell_w / 2, y0 + 34);
+		xml_puts(b, s ? s : "");
+		buf_puts(b, "</text>\n");
+		free(s);
+	}
+	for (i = 0; i < p->m->rows; i++) {
+		char *s = label_cut(textfmt_row_label(a, p->which, i), SVG_LABEL_MAX);
+		const int cy = gy + i * SVG_CELL_H;
+		buf_printf(b, "<text class=\"row-label\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#444444\">",
+		           gx - 6, cy + SVG_CELL_H / 2 + 4);
+		xml_puts(b, s ? s : "");
+		buf_puts(b, "</text>\n");
+		free(s);
+		for (j = 0; j < p->m->cols; j++) {
+			const double x = MAT_AT(*p->m, i, j);
+			const int c = svg_colour(th, p, x);
+			rgb_hex(fill, c, 0xffffff);
+			rgb_hex(ink, themefile_text_on(c), 0);
+			svg_number(num, x);
+			buf_printf(b, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#ffffff\"/>"
+			              "<text class=\"num\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
+			           gx + j * p->cell_w, cy, p->cell_w, SVG_CELL_H, fill,
+			           gx + j * p->cell_w + p->cell_w / 2, cy + SVG_CELL_H / 2 + 4, ink, num);
+		}
+	}
+	/* the legend: the ramp as swatches, the range under its ends, a masked swatch when needed */
+	ly = gy + p->m->rows * SVG_CELL_H + 14;
+	lw = (int)fmin(16, fmax(8, 176 / (n > 0 ? n : 1)));
+	buf_printf(b, "<g class=\"legend\">\n");
+	for (i = 0; i < n; i++) {
+		rgb_hex(fill, p->diverging ? th->div[i] : th->seq[i], 0xffffff);
+		buf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>\n",
+		           gx + i * lw, ly, lw, fill);
+	}
+	if (p->diverging) {
+		char lo[16], hi[16];
+		textfmt_number(lo, -p->bound, 1);
+		textfmt_number(hi, p->bound, 1);
+		buf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
+		buf_printf(b, "<text class=\"legend-mid\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">0</text>\n",
+		           gx + n * lw / 2, ly + 24);
+		buf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
+		           gx + n * lw, ly + 24, hi);
+	} else {
+		char lo[16], hi[16];
+		textfmt_number(lo, p->lo, 1);
+		textfmt_number(hi, p->hi, 1);
+		buf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
+		buf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
+		           gx + n * lw, ly + 24, hi);
+	}
+	if (p->any_inf) {
+		rgb_hex(fill, th->masked, 0x808080);
+		buf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>"
+		              "<text x=\"%d\" y=\"%d\" font-size=\"10\">\u2212\u221e masked</text>\n",
+		           gx + n * lw + 12, ly, fill, gx + n * lw + 28, ly + 10);
+	}
+	buf_puts(b, "</g>\n</g>\n");
+}
+
+static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, const ThemeFile *th, char **err)
+{
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	Pane pane[TEXTFMT_MAX_PANES];
+	Buf b = { NULL, 0, 0, 0 };
+	char what[96];
+	const char *title = text_get(&a->lesson->title, lang_of(s));
+	const char *formula = target_formula(a, t, 1);
+	int n = target_panes(a, t, panes), i, x, width = SVG_MARGIN, height = 0, top = 84;
+
+	target_title(what, sizeof what, a, t);
+	for (i = 0; i < n; i++) {
+		pane[i].which = panes[i];
+		pane[i].m = attn_matrix(a, panes[i], t->head);
+		svg_measure(a, t->head, &pane[i]);
+		width += pane[i].width + (i + 1 < n ? SVG_GAP : 0);
+		height = (int)fmax(height, pane[i].height);
+	}
+	width = (int)fmax(width + SVG_MARGIN, fmax(text_cells(formula), text_cells(title) * 1.5) * SVG_CHAR_W + 2 * SVG_MARGIN);
+	height += top + SVG_MARGIN;
+	buf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	buf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+	               "viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"12\">\n",
+	           width, height, width, height);
+	buf_puts(&b, "<title>");
+	xml_puts(&b, title);
+	buf_puts(&b, " \u2014 ");
+	xml_puts(&b, what);
+	buf_puts(&b, "</title>\n");
+	buf_printf(&b, "<desc>attnviz export, theme ");
+	xml_puts(&b, th->name);
+	buf_puts(&b, "</desc>\n");
+	buf_printf(&b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
+	buf_printf(&b, "<text class=\"title\" x=\"%d\" y=\"32\" font-size=\"18\" font-weight=\"bold\" fill=\"#111111\">", SVG_MARGIN);
+	xml_puts(&b, title);
+	buf_puts(&b, " \u2014 ");
+	xml_puts(&b, what);
+	buf_puts(&b, "</text>\n");
+	if (formula[0] != '\0') {
+		buf_printf(&b, "<text class=\"formula\" x=\"%d\" y=\"58\" font-size=\"13\" fill=\"#333333\">", SVG_MARGIN);
+		xml_puts(&b, formula);
+		buf_puts(&b, "</text>\n");
+	}
+	for (i = 0, x = SVG_MARGIN; i < n; i++) {
+		svg_pane(&b, a, th, &pane[i], t->head, x, top);
+		x += pane[i].width + SVG_GAP;
+	}
+	buf_puts(&b, "</svg>\n");
+	return buf_finish(&b, err);
+}
+
+/* ------------------------------------------------------------ CSV */
+
+/* RFC 4180: a field with , " CR or LF is quoted, quotes doubled. */
+static void csv_field(Buf *b, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		buf_puts(b, s);
+		return;
+	}
+	buf_puts(b, "\"");
+	for (; *s; s++)
+		buf_put(b, *s == '"' ? "\"\"" : s, *s == '"' ? 2 : 1);
+	buf_puts(b, "\"");
+}
+
+static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
+{
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	int n = target_panes(a, t, panes), i, j;
+	AttnMatrix w = panes[n - 1]; /* a stage's result */
+	const Mat *m = attn_matrix(a, w, t->head);
+	Buf b = { NULL, 0, 0, 0 };
+
+	csv_field(&b, attn_matrix_name(w));
+	for (j = 0; j < m->cols; j++) {
+		char *s = textfmt_col_label(a, w, j);
+		buf_puts(&b, ",");
+		csv_field(&b, s ? s : "");
+		free(s);
+	}
+	buf_puts(&b, "\r\n");
+	for (i = 0; i < m->rows; i++) {
+		char *s = textfmt_row_label(a, w, i);
+		csv_field(&b, s ? s : "");
+		free(s);
+		for (j = 0; j < m->cols; j++) {
+			const double x = MAT_AT(*m, i, j);
+			if (isnan(x))
+				buf_puts(&b, ",nan");
+			else if (isinf(x))
+				buf_puts(&b, x < 0 ? ",-inf" : ",inf");
+			else
+				buf_printf(&b, ",%.17g", x);
+		}
+		buf_puts(&b, "\r\n");
+	}
+	return buf_finish(&b, err);
+}
+
+/* ------------------------------------------------------------ Markdown */
+
+/* Backslash-escape what Markdown would read as markup; newlines become spaces (one-line cells). */
+static void md_puts(Buf *b, const char *s, int oneline)
+{
+	for (; *s; s++) {
+		if (*s == '\n' && !oneline) {
+			buf_puts(b, "\n> ");
+			continue;
+		}
+		if ((unsigned char)*s < 0x20) {
+			buf_puts(b, " ");
+			continue;
+		}
+		if (strchr("\\`*_[]<>|#&", *s) != NULL)
+			buf_puts(b, "\\");
+		buf_put(b, s, 1);
+	}
+}
+
+/* The narration a handout shows for the target: the current step when it is on the stage, else the first step on it. */
+static const char *md_narration(const Session *s, const ExportTarget *t)
+{
+	int st = t->whole_stage ? (int)t->stage : matrix_stage(s->lesson, t->matrix), i;
+	const Step *cur = session_step(s);
+
+	if (st < 0 || (int)cur->stage == st)
+		return session_text(s, &cur->text);
+	for (i = 0; i < s->nwalk; i++)
+		if ((int)s->walk[i].stage == st && !text_empty(&s->walk[i].text))
+			return session_text(s, &s->walk[i].text);
+	return explain_stage_blurb((Stage)st, s->lang);
+}
+
+static void md_table(Buf *b, const Attn *a, AttnMatrix w, int head)
+{
+	const Mat *m = attn_matrix(a, w, head);
+	char name[64], num[16];
+	int i, j;
+
+	pane_name(name, sizeof name, a, w, head);
+	buf_puts(b, "\n### ");
+	md_puts(b, name, 1);
+	buf_printf(b, " (%d \u00d7 %d)\n\n|  |", m->rows, m->cols);
+	for (j = 0; j < m->cols; j++) {
+		char *s = textfmt_col_label(a, w, j);
+		buf_puts(b, " ");
+		md_puts(b, s ? s : "", 1);
+		buf_puts(b, " |");
+		free(s);
+	}
+	buf_puts(b, "\n|---|");
+	for (j = 0; j < m->cols; j++)
+		buf_puts(b, "---:|");
+	buf_puts(b, "\n");
+	for (i = 0; i < m->rows; i++) {
+		char *s = textfmt_row_label(a, w, i);
+		buf_puts(b, "| **");
+		md_puts(b, s ? s : "", 1);
+		buf_puts(b, "** |");
+		free(s);
+		for (j = 0; j < m->cols; j++) {
+			const double x = MAT_AT(*m, i, j);
+			buf_printf(b, " %s |", x == -INFINITY ? "\u2212\u221e" : textfmt_number(num, x, 1));
+		}
+		buf_puts(b, "\n");
+	}
+}
+
+static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, char **err)
+{
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	int n = target_panes(a, t, panes), i;
+	Buf b = { NULL, 0, 0, 0 };
+	char what[96];
+	const char *formula = target_formula(a, t, 1);
+
+	target_title(what, sizeof what, a, t);
+	buf_puts(&b, "## ");
+	md_puts(&b, text_get(&a->lesson->title, lang_of(s)), 1);
+	buf_puts(&b, " \u2014 ");
+	md_puts(&b, what, 1);
+	buf_puts(&b, "\n");
+	if (formula[0] != '\0') {
+		buf_puts(&b, "\n*Formula:* ");
+		md_puts(&b, formula, 1);
+		buf_puts(&b, "\n");
+	}
+	if (s != NULL) {
+		const char *narr = md_narration(s, t);
+		if (narr != NULL && narr[0] != '\0') {
+			buf_puts(&b, "\n> ");
+			md_puts(&b, narr, 0);
+			buf_puts(&b, "\n");
+		}
+	}
+	for (i = 0; i < n; i++)
+		md_table(&b, a, panes[i], t->head);
+	return buf_finish(&b, err);
+}
+
+/* ------------------------------------------------------------ TeX */
+
+/* Text for \text{…} or a comment: TeX specials escaped, control characters dropped. */
+static void tex_puts(Buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\': buf_puts(b, "\\textbackslash{}"); break;
+		case '{': buf_puts(b, "\\{"); break;
+		case '}': buf_puts(b, "\\}"); break;
+		case '$': buf_puts(b, "\\$"); break;
+		case '&': buf_puts(b, "\\&"); break;
+		case '#': buf_puts(b, "\\#"); break;
+		case '%': buf_puts(b, "\\%"); break;
+		case '_': buf_puts(b, "\\_"); break;
+		case '^': buf_puts(b, "\\textasciicircum{}"); break;
+		case '~': buf_puts(b, "\\textasciitilde{}"); break;
+		case '<': buf_puts(b, "\\textless{}"); break;
+		case '>': buf_puts(b, "\\textgreater{}"); break;
+		case '|': buf_puts(b, "\\textbar{}"); break;
+		default:
+			if ((unsigned char)*s < 0x20)
+				buf_puts(b, " ");
+			else
+				buf_put(b, s, 1);
+		}
+	}
+}
+
+/* A number in math mode: 0.1234, -\infty, 1.20 \times 10^{4}. */
+static void tex_number(Buf *b, double x)
+{
+	char num[16], *e;
+
+	if (x == -INFINITY || x == INFINITY) {
+		buf_puts(b, x < 0 ? "-\\infty" : "\\infty");
+		return;
+	}
+	if (isnan(x)) {
+		buf_puts(b, "\\mathrm{NaN}");
+		return;
+	}
+	textfmt_number(num, x, 0);
+	e = strchr(num, 'e');
+	if (e == NULL) {
+		buf_puts(b, num);
+		return;
+	}
+	*e = '\0';
+	buf_printf(b, "%s \\times 10^{%d}", num, atoi(e + 1));
+}
+
+static void tex_labels(Buf *b, const Attn *a, AttnMatrix w, const Mat *m)
+{
+	int i;
+
+	buf_puts(b, "  &\\quad\\text{\\footnotesize rows: ");
+	for (i = 0; i < m->rows; i++) {
+		char *s = textfmt_row_label(a, w, i);
+		if (i)
+			buf_puts(b, ", ");
+		tex_puts(b, s ? s : "");
+		free(s);
+	}
+	buf_puts(b, "; columns: ");
+	for (i = 0; i < m->cols; i++) {
+		char *s = textfmt_col_label(a, w, i);
+		if (i)
+			buf_puts(b, ", ");
+		tex_puts(b, s ? s : "");
+		free(s);
+	}
+	buf_puts(b, "}");
+}
+
+static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, char **err)
+{
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	int n = target_panes(a, t, panes), i, r, c, maxcols = 0;
+	Buf b = { NULL, 0, 0, 0 };
+	char what[96];
+	const char *formula = target_formula(a, t, 0);
+
+	target_title(what, sizeof what, a, t);
+	buf_puts(&b, "% attnviz export: ");
+	tex_puts(&b, text_get(&a->lesson->title, lang_of(s)));
+	buf_puts(&b, " -- ");
+	tex_puts(&b, what);
+	buf_puts(&b, "\n% needs \\usepackage{amsmath}\n");
+	for (i = 0; i < n; i++)
+		maxcols = (int)fmax(maxcols, attn_matrix(a, panes[i], t->head)->cols);
+	if (maxcols > 10)
+		buf_printf(&b, "\\setcounter{MaxMatrixCols}{%d}\n", maxcols);
+	buf_puts(&b, "\\begin{align*}\n");
+	if (formula[0] != '\0') {
+		buf_puts(&b, "  &\\text{");
+		tex_puts(&b, formula);
+		buf_puts(&b, "} \\\\\n");
+	}
+	for (i = 0; i < n; i++) {
+		const Mat *m = attn_matrix(a, panes[i], t->head);
+		char name[64];
+		pane_name(name, sizeof name, a, panes[i], t->head);
+		buf_puts(&b, "  \\text{");
+		tex_puts(&b, name);
+		buf_puts(&b, "} &= \\begin{bmatrix}\n");
+		for (r = 0; r < m->rows; r++) {
+			buf_puts(&b, "    ");
+			for (c = 0; c < m->cols; c++) {
+				if (c)
+					buf_puts(&b, " & ");
+				tex_number(&b, MAT_AT(*m, r, c));
+			}
+			buf_puts(&b, r + 1 < m->rows ? " \\\\\n" : "\n");
+		}
+		buf_puts(&b, "  \\end{bmatrix}");
+		tex_labels(&b, a, panes[i], m);
+		buf_puts(&b, i + 1 < n ? " \\\\\n" : "\n");
+	}
+	buf_puts(&b, "\\end{align*}\n");
+	return buf_finish(&b, err);
+}
+
+/* ------------------------------------------------------------ JSON */
+
+static char *render_json(const Attn *a, const ExportTarget *t, char **err)
+{
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	int n = target_panes(a, t, panes), i;
+	cJSON *o = cJSON_CreateObject(), *names;
+	const char *formula = target_formula(a, t, 1);
+	char *s = NULL;
+
+	if (o == NULL)
+		goto oom;
+	if (t->whole_stage ? !cJSON_AddStringToObject(o, "stage", stage_name(t->stage))
+	                   : !cJSON_AddStringToObject(o, "matrix", attn_matrix_name(t->matrix)))
+		goto oom;
+	if (!cJSON_AddNumberToObject(o, "head", t->head) || !cJSON_AddStringToObject(o, "formula", formula))
+		goto oom;
+	names = cJSON_AddArrayToObject(o, "matrices");
+	if (names == NULL)
+		goto oom;
+	for (i = 0; i < n; i++) {
+		cJSON *m = dump_matrix(attn_matrix(a, panes[i], t->head));
+		if (!cJSON_AddItemToArray(names, cJSON_CreateString(attn_matrix_name(panes[i]))) || m == NULL ||
+		    !cJSON_AddItemToObject(o, attn_matrix_name(panes[i]), m)) {
+			cJSON_Delete(m);
+			goto oom;
+		}
+	}
+	s = cJSON_Print(o);
+	if (s == NULL)
+		goto oom;
+	cJSON_Delete(o);
+	{
+		size_t len = strlen(s);
+		char *grown = realloc(s, len + 2);
+		if (grown == NULL) {
+			free(s);
+			*err = strdup("out of memory writing the export");
+			return NULL;
+		}
+		grown[len] = '\n';
+		grown[len + 1] = '\0';
+		return grown;
+	}
+oom:
+	cJSON_Delete(o);
+	*err = strdup("out of memory writing the export");
+	return NULL;
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const ExportTarget *t,
+                    const ThemeFile *theme, char **err)
+{
+	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	ThemeFile builtin;
+
+	*err = NULL;
+	if (t->head < 0 || t->head >= a->heads) {
+		*err = strdup("export: no such head in this lesson");
+		return NULL;
+	}
+	if (target_panes(a, t, panes) == 0) {
+		*err = error_string("", t->whole_stage ? stage_name(t->stage) : attn_matrix_name(t->matrix),
+		                    " is not part of this lesson");
+		return NULL;
+	}
+	if (theme == NULL) {
+		themefile_default(&builtin);
+		theme = &builtin;
+	}
+	switch (fmt) {
+	case EXPORT_SVG: return render_svg(a, s, t, theme, err);
+	case EXPORT_CSV: return render_csv(a, t, err);
+	case EXPORT_MD: return render_md(a, s, t, err);
+	case EXPORT_TEX: return render_tex(a, s, t, err);
+	case EXPORT_JSON: return render_json(a, t, err);
+	default:
+		*err = strdup("export: unknown format (svg, csv, md, tex, json)");
+		return NULL;
+	}
+}
+
+/* ------------------------------------------------------------ the lesson as JSON */
+
+static cJSON *json_text(const Text *t)
+{
+	cJSON *o;
+	int i;
+
+	if (t->count == 1 && strcmp(t->v[0].lang, "en") == 0)
+		return cJSON_CreateString(t->v[0].s);
+	o = cJSON_CreateObject();
+	for (i = 0; o != NULL && i < t->count; i++)
+		if (!cJSON_AddStringToObject(o, t->v[i].lang, t->v[i].s)) {
+			cJSON_Delete(o);
+			return NULL;
+		}
+	return o;
+}
+
+/* Add item under key; 0, or -1 (item freed) when it is NULL or cannot be added. */
+static int put(cJSON *o, const char *key, cJSON *item)
+{
+	if (item == NULL || !cJSON_AddItemToObject(o, key, item)) {
+		cJSON_Delete(item);
+		return -1;
+	}
+	return 0;
+}
+
+static int put_text(cJSON *o, const char *key, const Text *t)
+{
+	return text_empty(t) ? 0 : put(o, key, json_text(t));
+}
+
+/*
+ * A number that reads back as exactly x: the shortest of %.15g, %.16g, %.17g
+ * that round-trips. (cJSON's own printing accepts a difference of one
+ * DBL_EPSILON, which a saved lesson must not have.) x is finite here.
+ */
+static cJSON *json_num(double x)
+{
+	char buf[32];
+	int prec;
+
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	if (prec == 17)
+		snprintf(buf, sizeof buf, "%.17g", x);
+	return cJSON_CreateRaw(buf);
+}
+
+static cJSON *json_numbers(const double *x, int n)
+{
+	cJSON *a = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; a != NULL && i < n; i++) {
+		cJSON *v = json_num(x[i]);
+		if (v == NULL || !cJSON_AddItemToArray(a, v)) {
+			cJSON_Delete(v);
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static cJSON *json_flat(const Mat *m)
+{
+	return json_numbers(m->a, m->rows * m->cols);
+}
+
+/* Rows of exact numbers. */
+static cJSON *json_matrix(const Mat *m)
+{
+	cJSON *rows = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; rows != NULL && i < m->rows; i++) {
+		cJSON *r = json_numbers(m->a + (size_t)i * (size_t)m->cols, m->cols);
+		if (r == NULL || !cJSON_AddItemToArray(rows, r)) {
+			cJSON_Delete(r);
+			cJSON_Delete(rows);
+			return NULL;
+		}
+	}
+	return rows;
+}
+
+static cJSON *json_cell(const CellRef *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	if (o == NULL || !cJSON_AddStringToObject(o, "matrix", c->matrix) || !cJSON_AddNumberToObject(o, "head", c->head) ||
+	    !cJSON_AddNumberToObject(o, "row", c->row) || !cJSON_AddNumberToObject(o, "col", c->col)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *json_quiz(const Quiz *q)
+{
+	cJSON *o = cJSON_CreateObject(), *ch;
+	int i;
+
+	if (o == NULL || put_text(o, "question", &q->question) != 0)
+		goto fail;
+	if (q->nchoices > 0) {
+		if ((ch = cJSON_AddArrayToObject(o, "choices")) == NULL)
+			goto fail;
+		for (i = 0; i < q->nchoices; i++) {
+			cJSON *c = json_text(&q->choices[i]);
+			if (c == NULL || !cJSON_AddItemToArray(ch, c)) {
+				cJSON_Delete(c);
+				goto fail;
+			}
+		}
+		if (!cJSON_AddNumberToObject(o, "answer", q->answer_choice))
+			goto fail;
+	} else if (put(o, "answer", json_cell(&q->answer_cell)) != 0 || put(o, "tolerance", json_num(q->tolerance)) != 0)
+		goto fail;
+	if (put_text(o, "hint", &q->hint) != 0)
+		goto fail;
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+static cJSON *json_steps(const Lesson *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; a != NULL && i < l->nsteps; i++) {
+		const Step *st = &l->steps[i];
+		cJSON *o = cJSON_CreateObject();
+		if (o == NULL || !cJSON_AddItemToArray(a, o)) {
+			cJSON_Delete(o);
+			goto fail;
+		}
+		if (!cJSON_AddStringToObject(o, "stage", stage_name(st->stage)) || !cJSON_AddNumberToObject(o, "head", st->head) ||
+		    put_text(o, "text", &st->text) != 0 || (st->has_focus && put(o, "focus", json_cell(&st->focus)) != 0) ||
+		    (st->has_quiz && put(o, "quiz", json_quiz(&st->quiz)) != 0))
+			goto fail;
+	}
+	return a;
+fail:
+	cJSON_Delete(a);
+	return NULL;
+}
+
+/* The keys that define the computation (everything a "compare" may change). */
+static int json_compute_keys(cJSON *o, const Lesson *l)
+{
+	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->tokens, l->n)) != 0 ||
+	    put(o, "X", json_matrix(&l->input)) != 0 ||
+	    !cJSON_AddStringToObject(o, "positional", l->positional == POS_SINUSOIDAL ? "sinusoidal" : "none"))
+		return -1;
+	if (l->has_source) {
+		cJSON *src = cJSON_CreateObject();
+		if (put(o, "source", src) != 0 ||
+		    put(src, "tokens", cJSON_CreateStringArray((const char *const *)l->source_tokens, l->m)) != 0 ||
+		    put(src, "X", json_matrix(&l->source_input)) != 0)
+			return -1;
+	}
+	if (!cJSON_AddNumberToObject(o, "heads", l->heads) || put(o, "W_q", json_matrix(&l->W_q)) != 0 ||
+	    put(o, "W_k", json_matrix(&l->W_k)) != 0 || put(o, "W_v", json_matrix(&l->W_v)) != 0)
+		return -1;
+	if (!mat_empty(&l->W_o) && put(o, "W_o", json_matrix(&l->W_o)) != 0)
+		return -1;
+	if (!cJSON_AddStringToObject(o, "score", l->score == SCORE_ADDITIVE ? "additive" : "dot"))
+		return -1;
+	if (l->score == SCORE_ADDITIVE && put(o, "w_e", json_flat(&l->w_e)) != 0)
+		return -1;
+	if (l->scale == SCALE_VALUE ? put(o, "scale", json_num(l->scale_value)) != 0
+	                            : !cJSON_AddBoolToObject(o, "scale", l->scale == SCALE_SQRT_DK))
+		return -1;
+	switch (l->mask) {
+	case MASK_NONE:
+		if (!cJSON_AddStringToObject(o, "mask", "none"))
+			return -1;
+		break;
+	case MASK_CAUSAL:
+		if (!cJSON_AddStringToObject(o, "mask", "causal"))
+			return -1;
+		break;
+	case MASK_PADDING: {
+		cJSON *m = cJSON_CreateObject();
+		if (put(o, "mask", m) != 0 || put(m, "padding", json_flat(&l->mask_matrix)) != 0)
+			return -1;
+		break;
+	}
+	case MASK_MATRIX:
+		if (put(o, "mask", json_matrix(&l->mask_matrix)) != 0)
+			return -1;
+		break;
+	}
+	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
+	                     : put(o, "mask_fill", json_num(l->mask_fill)) != 0)
+		return -1;
+	return 0;
+}
+
+char *export_lesson_json(const Lesson *l, char **err)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *s = NULL;
+
+	*err = NULL;
+	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", 1) || put_text(o, "title", &l->title) != 0 ||
+	    put_text(o, "summary", &l->summary) != 0 || json_compute_keys(o, l) != 0)
+		goto oom;
+	if (l->compare != NULL) {
+		cJSON *c = cJSON_CreateObject();
+		if (put(o, "compare", c) != 0 || put_text(c, "label", &l->compare_label) != 0 ||
+		    json_compute_keys(c, l->compare) != 0)
+			goto oom;
+	}
+	if (l->nsteps > 0 && put(o, "steps", json_steps(l)) != 0)
+		goto oom;
+	s = cJSON_Print(o);
+	if (s == NULL)
+		goto oom;
+	cJSON_Delete(o);
+	{
+		size_t len = strlen(s);
+		char *grown = realloc(s, len + 2);
+		if (grown == NULL) {
+			free(s);
+			*err = strdup("out of memory writing the lesson");
+			return NULL;
+		}
+		grown[len] = '\n';
+		grown[len + 1] = '\0';
+		return grown;
+	}
+oom:
+	cJSON_Delete(o);
+	*err = strdup("out of memory writing the lesson");
+	return NULL;
+}

@@ -1,0 +1,59 @@
+/* export.h: a matrix or a whole stage as SVG, CSV, Markdown, TeX or JSON (`export`, `--export`). */
+#ifndef ATTNVIZ_EXPORT_H
+#define ATTNVIZ_EXPORT_H
+
+#include "session.h"
+#include "themefile.h"
+
+typedef enum ExportFormat {
+	EXPORT_SVG,   /* a labelled heatmap figure: the stage's operands and result side by side */
+	EXPORT_CSV,   /* one matrix: a header row of column labels, then label, numbers (%.17g) */
+	EXPORT_MD,    /* Markdown tables of the stage, with its formula and narration */
+	EXPORT_TEX,   /* an align* with one bmatrix per matrix and the formula (needs amsmath) */
+	EXPORT_JSON,  /* the stage's slice of --dump: stage, head, formula, each matrix by name */
+	EXPORT_FORMAT_COUNT
+} ExportFormat;
+
+/* "svg", "csv", "md", "tex", "json"; NULL when out of range. */
+const char *export_format_name(ExportFormat f);
+/* By name (case-insensitive; "markdown" and "latex" too); -1 when unknown. */
+int export_format_find(const char *name);
+
+/* What to export: a whole stage, or one matrix; per-head matrices use head. */
+typedef struct ExportTarget {
+	int whole_stage;     /* 1: stage (its matrices as textfmt_stage_matrices lists them); 0: matrix */
+	Stage stage;
+	AttnMatrix matrix;
+	int head;            /* 0-based */
+} ExportTarget;
+
+/*
+ * Resolve a word to a target of lesson a: NULL means dflt_stage; else a stage
+ * name present in the lesson, else a matrix name present in it. (Where the
+ * names collide — "output" — the stage wins; "mask"/"masked" and
+ * "scale"/"scaled" do not collide.) head must be a head of the lesson.
+ * Returns 0, or -1 with *err ("unknown stage or matrix: x (…)").
+ */
+int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int head, ExportTarget *t, char **err);
+
+/*
+ * Render target t of a as format fmt: a NUL-terminated heap string (UTF-8,
+ * with a final newline). s (may be NULL) gives the narration language and
+ * the current step's narration (md) ; theme (NULL: the built-in default)
+ * gives the SVG palettes. CSV of a whole stage writes the stage's result
+ * (its last matrix). NULL with *err when the target is not in this lesson or
+ * out of memory.
+ */
+char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const ExportTarget *t,
+                    const ThemeFile *theme, char **err);
+
+/*
+ * The lesson with every matrix written out (format v1), so that it loads
+ * with --check and computes to the same --dump: title, summary, tokens, X,
+ * positional, source, heads, W_*, score, w_e, scale, mask, mask_fill, steps
+ * and compare (with all of its keys concrete). Heap string (pretty JSON, a
+ * final newline), or NULL with *err when out of memory.
+ */
+char *export_lesson_json(const Lesson *l, char **err);
+
+#endif

@@ -1,0 +1,663 @@
+/* themefile.c: theme JSON files → a plain ThemeFile (no curses): search, parse, validate. */
+#include "themefile.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "fileio.h"
+#include "text.h"
+#include "theme.h"
+
+#define THEMEFILE_MAX_BYTES (1L << 20)
+#define D THEMEFILE_DEFAULT_COLOR
+
+/* Role names: theme.h's THEME_ROLES in lower case, in the same order. */
+static const char *const role_names[THEMEFILE_ROLE_COUNT] = {
+	"stage", "stage_name", "pane_title", "pane_focus", "label", "label_hi", "cursor", "operand",
+	"masked", "flash", "rule", "narr", "formula", "quiz", "placeholder", "keys", "key", "info",
+	"error", "cmdline", "popup", "popup_title", "notice"
+};
+
+/* theme.h is the authority: the count must match, and t_export/unit_export check the names. */
+_Static_assert(THEMEFILE_ROLE_COUNT == ROLE_COUNT, "themefile.h: THEMEFILE_ROLE_COUNT must equal ROLE_COUNT");
+#define THEMEFILE_CHECK_ROLE(name) #name,
+static const char *const theme_h_roles[] = { THEME_ROLES(THEMEFILE_CHECK_ROLE) NULL };
+#undef THEMEFILE_CHECK_ROLE
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} attr_names[] = {
+	{ "bold", THEMEFILE_BOLD }, { "dim", THEMEFILE_DIM }, { "underline", THEMEFILE_UNDERLINE },
+	{ "reverse", THEMEFILE_REVERSE }, { "standout", THEMEFILE_STANDOUT }, { "italic", THEMEFILE_ITALIC },
+	{ "blink", THEMEFILE_BLINK },
+};
+
+static const char *const basic_names[8] = { "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white" };
+
+const char *themefile_role_name(int role)
+{
+	return role >= 0 && role < THEMEFILE_ROLE_COUNT ? role_names[role] : NULL;
+}
+
+/* ------------------------------------------------------------ the built-in default */
+
+void themefile_default(ThemeFile *out)
+{
+	static const ThemeFileRole roles[THEMEFILE_ROLE_COUNT] = {
+		{ 231, 24, 0 },                                  /* stage */
+		{ 229, 24, THEMEFILE_BOLD },                     /* stage_name */
+		{ 110, D, 0 },                                   /* pane_title */
+		{ 229, D, THEMEFILE_BOLD },                      /* pane_focus */
+		{ 250, D, 0 },                                   /* label */
+		{ 229, D, THEMEFILE_BOLD },                      /* label_hi */
+		{ 16, 226, THEMEFILE_BOLD },                     /* cursor */
+		{ D, D, THEMEFILE_BOLD | THEMEFILE_UNDERLINE },  /* operand */
+		{ 245, 236, 0 },                                 /* masked */
+		{ 16, 214, THEMEFILE_BOLD },                     /* flash */
+		{ 60, D, 0 },                                    /* rule */
+		{ D, D, 0 },                                     /* narr */
+		{ 159, D, THEMEFILE_BOLD },                      /* formula */
+		{ 222, D, THEMEFILE_BOLD },                      /* quiz */
+		{ 244, D, THEMEFILE_DIM },                       /* placeholder */
+		{ 250, 236, 0 },                                 /* keys */
+		{ 229, 236, THEMEFILE_BOLD },                    /* key */
+		{ 151, D, 0 },                                   /* info */
+		{ 231, 124, THEMEFILE_BOLD },                    /* error */
+		{ D, D, 0 },                                     /* cmdline */
+		{ 231, 237, 0 },                                 /* popup */
+		{ 229, 237, THEMEFILE_BOLD },                    /* popup_title */
+		{ 229, D, THEMEFILE_BOLD },                      /* notice */
+	};
+	static const short div[] = { 18, 19, 26, 75, 153, D, 224, 217, 209, 160, 88 };
+	static const short seq[] = { D, 230, 229, 192, 150, 114, 71, 29, 23 };
+
+	memset(out, 0, sizeof *out);
+	strcpy(out->name, "default");
+	strcpy(out->description, "Dark terminal: blue-white-red scores, yellow-green-teal weights");
+	strcpy(out->path, "(built-in)");
+	memcpy(out->role, roles, sizeof roles);
+	out->ndiv = (int)(sizeof div / sizeof div[0]);
+	memcpy(out->div, div, sizeof div);
+	out->nseq = (int)(sizeof seq / sizeof seq[0]);
+	memcpy(out->seq, seq, sizeof seq);
+	out->masked = 236;
+}
+
+/* ------------------------------------------------------------ errors */
+
+typedef struct Ctx {
+	const char *file;
+	char path[128]; /* "roles.title.fg" */
+	char **err;
+} Ctx;
+
+static int fail(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(Ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+	char *file = text_escape(c->file, "");
+	size_t cap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cap = strlen(file ? file : "") + strlen(c->path) + strlen(msg) + 8;
+	*c->err = malloc(cap);
+	if (*c->err != NULL) {
+		if (c->path[0] != '\0')
+			snprintf(*c->err, cap, "%s: %s: %s", file ? file : "", c->path, msg);
+		else
+			snprintf(*c->err, cap, "%s: %s", file ? file : "", msg);
+	}
+	free(file);
+	return -1;
+}
+
+/* What a JSON value is, for "got …": "\"purplish\"", "300", "an object". */
+static void describe(const cJSON *v, char *buf, size_t size)
+{
+	if (v == NULL)
+		snprintf(buf, size, "nothing");
+	else if (cJSON_IsString(v)) {
+		char *e = text_escape(v->valuestring, "");
+		if (e != NULL && strlen(e) > 40)
+			snprintf(buf, size, "\"%.40s…\"", e);
+		else
+			snprintf(buf, size, "\"%s\"", e ? e : "");
+		free(e);
+	} else if (cJSON_IsNumber(v))
+		snprintf(buf, size, "%g", v->valuedouble);
+	else if (cJSON_IsBool(v))
+		snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
+	else if (cJSON_IsNull(v))
+		snprintf(buf, size, "null");
+	else if (cJSON_IsArray(v))
+		snprintf(buf, size, "an array");
+	else
+		snprintf(buf, size, "an object");
+}
+
+static size_t path_push(Ctx *c, const char *key)
+{
+	size_t old = strlen(c->path);
+	snprintf(c->path + old, sizeof c->path - old, "%s%s", old ? "." : "", key);
+	return old;
+}
+
+static size_t path_index(Ctx *c, int i)
+{
+	size_t old = strlen(c->path);
+	snprintf(c->path + old, sizeof c->path - old, "[%d]", i);
+	return old;
+}
+
+/* ------------------------------------------------------------ values */
+
+static int read_colour(Ctx *c, const cJSON *v, short *out)
+{
+	char got[80];
+	int i;
+
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 255 && v->valuedouble == floor(v->valuedouble)) {
+		*out = (short)v->valueint;
+		return 0;
+	}
+	if (cJSON_IsString(v)) {
+		if (strcmp(v->valuestring, "default") == 0) {
+			*out = D;
+			return 0;
+		}
+		for (i = 0; i < 8; i++)
+			if (strcmp(v->valuestring, basic_names[i]) == 0) {
+				*out = (short)i;
+				return 0;
+			}
+	}
+	describe(v, got, sizeof got);
+	return fail(c, "expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default), got %s", got);
+}
+
+static int read_attrs(Ctx *c, const cJSON *v, unsigned *out)
+{
+	const cJSON *it;
+	char got[80];
+	int i = 0;
+	size_t k;
+
+	if (!cJSON_IsArray(v)) {
+		describe(v, got, sizeof got);
+		return fail(c, "expected a list of attributes such as [\"bold\", \"underline\"], got %s", got);
+	}
+	*out = 0;
+	cJSON_ArrayForEach(it, v) {
+		size_t old = path_index(c, i++);
+		for (k = 0; k < sizeof attr_names / sizeof attr_names[0]; k++)
+			if (cJSON_IsString(it) && strcmp(it->valuestring, attr_names[k].name) == 0)
+				break;
+		if (k == sizeof attr_names / sizeof attr_names[0]) {
+			describe(it, got, sizeof got);
+			return fail(c, "expected one of bold dim underline reverse standout italic blink, got %s", got);
+		}
+		*out |= attr_names[k].bit;
+		c->path[old] = '\0';
+	}
+	return 0;
+}
+
+static int read_role(Ctx *c, const cJSON *v, ThemeFileRole *r)
+{
+	const cJSON *it;
+	char got[80];
+
+	if (!cJSON_IsObject(v)) {
+		describe(v, got, sizeof got);
+		return fail(c, "expected an object {\"fg\": COLOR, \"bg\": COLOR, \"attrs\": […]}, got %s", got);
+	}
+	cJSON_ArrayForEach(it, v) {
+		size_t old = path_push(c, it->string);
+		int rc;
+		if (strcmp(it->string, "fg") == 0)
+			rc = read_colour(c, it, &r->fg);
+		else if (strcmp(it->string, "bg") == 0)
+			rc = read_colour(c, it, &r->bg);
+		else if (strcmp(it->string, "attrs") == 0)
+			rc = read_attrs(c, it, &r->attrs);
+		else
+			rc = fail(c, "unknown key (a role has \"fg\", \"bg\" and \"attrs\")");
+		if (rc != 0)
+			return -1;
+		c->path[old] = '\0';
+	}
+	return 0;
+}
+
+static int read_roles(Ctx *c, const cJSON *v, ThemeFile *t)
+{
+	const cJSON *it;
+	char got[80];
+
+	if (!cJSON_IsObject(v)) {
+		describe(v, got, sizeof got);
+		return fail(c, "expected an object of role name → {\"fg\", \"bg\", \"attrs\"}, got %s", got);
+	}
+	cJSON_ArrayForEach(it, v) {
+		size_t old = path_push(c, it->string);
+		int i;
+		for (i = 0; i < THEMEFILE_ROLE_COUNT; i++)
+			if (strcmp(it->string, role_names[i]) == 0)
+				break;
+		if (i == THEMEFILE_ROLE_COUNT)
+			return fail(c, "unknown role (roles: stage stage_name pane_title pane_focus label label_hi cursor "
+			               "operand masked flash rule narr formula quiz placeholder keys key info error cmdline "
+			               "popup popup_title notice)");
+		if (read_role(c, it, &t->role[i]) != 0)
+			return -1;
+		c->path[old] = '\0';
+	}
+	return 0;
+}
+
+static int read_ramp(Ctx *c, const cJSON *v, int min, short *out, int *count)
+{
+	const cJSON *it;
+	char got[80];
+	int n = cJSON_GetArraySize(v), i = 0;
+
+	if (!cJSON_IsArray(v) || n < min || n > THEMEFILE_MAX_RAMP) {
+		if (cJSON_IsArray(v))
+			snprintf(got, sizeof got, "%d colour%s", n, n == 1 ? "" : "s");
+		else
+			describe(v, got, sizeof got);
+		return fail(c, "expected a list of %d to %d colours, got %s", min, THEMEFILE_MAX_RAMP, got);
+	}
+	cJSON_ArrayForEach(it, v) {
+		size_t old = path_index(c, i);
+		if (read_colour(c, it, &out[i]) != 0)
+			return -1;
+		c->path[old] = '\0';
+		i++;
+	}
+	*count = n;
+	return 0;
+}
+
+/* "FILE:LINE:COL" of the place cJSON stopped. */
+static int syntax_error(Ctx *c, const char *buf, const char *end)
+{
+	int line = 1, col = 1;
+	const char *p;
+
+	for (p = buf; end != NULL && p < end; p++) {
+		if (*p == '\n') {
+			line++;
+			col = 1;
+		} else if (((unsigned char)*p & 0xc0) != 0x80)
+			col++;
+	}
+	return fail(c, "line %d, column %d: JSON syntax error near here", line, col);
+}
+
+int themefile_parse(const char *file, const char *buf, size_t len, ThemeFile *out, char **err)
+{
+	Ctx c;
+	cJSON *root;
+	const cJSON *it;
+	const char *end = NULL;
+	ThemeFile t;
+	int rc = -1;
+	char got[80];
+
+	*err = NULL;
+	memset(&c, 0, sizeof c);
+	c.file = file;
+	c.err = err;
+	themefile_default(&t);
+	t.name[0] = '\0';
+	t.description[0] = '\0';
+	snprintf(t.path, sizeof t.path, "%s", file);
+	root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+	if (root == NULL) {
+		syntax_error(&c, buf, end);
+		goto out;
+	}
+	/* only blanks may follow the value */
+	while (end < buf + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+		end++;
+	if (end < buf + len) {
+		syntax_error(&c, buf, end);
+		goto out;
+	}
+	if (!cJSON_IsObject(root)) {
+		describe(root, got, sizeof got);
+		fail(&c, "expected a theme object {\"name\": …, \"roles\": …}, got %s", got);
+		goto out;
+	}
+	cJSON_ArrayForEach(it, root) {
+		size_t old = path_push(&c, it->string);
+		int r = 0;
+		if (strcmp(it->string, "name") == 0) {
+			size_t i, n = cJSON_IsString(it) ? strlen(it->valuestring) : 0;
+			for (i = 0; i < n && (isalnum((unsigned char)it->valuestring[i]) || strchr("_-", it->valuestring[i])); i++)
+				;
+			if (!cJSON_IsString(it) || n == 0 || n >= sizeof t.name || i != n) {
+				describe(it, got, sizeof got);
+				r = fail(&c, "expected a short name of letters, digits, - and _, got %s", got);
+			} else
+				strcpy(t.name, it->valuestring);
+		} else if (strcmp(it->string, "description") == 0) {
+			char *e = cJSON_IsString(it) ? text_escape(it->valuestring, "") : NULL;
+			if (e == NULL) {
+				describe(it, got, sizeof got);
+				r = fail(&c, "expected a string, got %s", got);
+			} else
+				snprintf(t.description, sizeof t.description, "%s", e);
+			free(e);
+		} else if (strcmp(it->string, "mono") == 0) {
+			if (!cJSON_IsBool(it)) {
+				describe(it, got, sizeof got);
+				r = fail(&c, "expected true or false, got %s", got);
+			} else
+				t.mono = cJSON_IsTrue(it);
+		} else if (strcmp(it->string, "roles") == 0)
+			r = read_roles(&c, it, &t);
+		else if (strcmp(it->string, "sequential") == 0)
+			r = read_ramp(&c, it, 2, t.seq, &t.nseq);
+		else if (strcmp(it->string, "diverging") == 0)
+			r = read_ramp(&c, it, 3, t.div, &t.ndiv);
+		else if (strcmp(it->string, "masked") == 0)
+			r = read_colour(&c, it, &t.masked);
+		else
+			r = fail(&c, "unknown key (a theme has name, description, mono, roles, sequential, diverging, masked)");
+		if (r != 0)
+			goto out;
+		c.path[old] = '\0';
+	}
+	if (t.name[0] == '\0') {
+		fail(&c, "missing \"name\"");
+		goto out;
+	}
+	*out = t;
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	if (rc != 0) {
+		themefile_default(out);
+		if (*err == NULL)
+			*err = strdup("out of memory reading a theme");
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ finding */
+
+static int is_path(const char *s)
+{
+	size_t n = strlen(s);
+	return strchr(s, '/') != NULL || (n > 5 && strcmp(s + n - 5, ".json") == 0);
+}
+
+static int valid_name(const char *s)
+{
+	if (*s == '\0' || *s == '.')
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.')
+			return 0;
+	return 1;
+}
+
+static void theme_dirs(const char *dirs[3])
+{
+	dirs[0] = getenv("ATTNVIZ_THEMES");
+	dirs[1] = "assets/themes";
+	dirs[2] = ATTNVIZ_SHARE "/themes";
+}
+
+int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
+{
+	const char *dirs[3];
+	char *buf = NULL, *path = NULL;
+	size_t len = 0;
+	int i, rc;
+
+	*err = NULL;
+	if (name_or_path == NULL || name_or_path[0] == '\0')
+		name_or_path = "default";
+	if (is_path(name_or_path)) {
+		buf = fileio_read_all(name_or_path, THEMEFILE_MAX_BYTES, &len, err);
+		if (buf == NULL) {
+			themefile_default(out);
+			return -1;
+		}
+		rc = themefile_parse(name_or_path, buf, len, out, err);
+		free(buf);
+		return rc;
+	}
+	if (!valid_name(name_or_path)) {
+		char *e = text_escape(name_or_path, "");
+		size_t cap = strlen(e ? e : "") + 96;
+		*err = malloc(cap);
+		if (*err != NULL)
+			snprintf(*err, cap, "theme \"%s\": a theme name has letters, digits, - and _ (or give a path)", e ? e : "");
+		free(e);
+		themefile_default(out);
+		return -1;
+	}
+	theme_dirs(dirs);
+	for (i = 0; i < 3; i++) {
+		FILE *f;
+		if (dirs[i] == NULL || dirs[i][0] == '\0')
+			continue;
+		path = malloc(strlen(dirs[i]) + strlen(name_or_path) + 8);
+		if (path == NULL)
+			break;
+		sprintf(path, "%s/%s.json", dirs[i], name_or_path);
+		if ((f = fopen(path, "rb")) != NULL) {
+			fclose(f);
+			buf = fileio_read_all(path, THEMEFILE_MAX_BYTES, &len, err);
+			rc = buf ? themefile_parse(path, buf, len, out, err) : -1;
+			if (buf == NULL)
+				themefile_default(out);
+			free(buf);
+			free(path);
+			return rc;
+		}
+		free(path);
+		path = NULL;
+	}
+	themefile_default(out);
+	if (strcmp(name_or_path, "default") == 0)
+		return 0; /* built in: works without any theme files installed */
+	{
+		char **names = themefile_list();
+		char list[512] = "";
+		size_t cap;
+		for (i = 0; names != NULL && names[i] != NULL; i++) {
+			if (strlen(list) + strlen(names[i]) + 2 < sizeof list) {
+				strcat(list, i ? " " : "");
+				strcat(list, names[i]);
+			}
+			free(names[i]);
+		}
+		free(names);
+		cap = strlen(name_or_path) + strlen(list) + 160;
+		*err = malloc(cap);
+		if (*err != NULL)
+			snprintf(*err, cap, "unknown theme \"%s\" (themes: %s; searched $ATTNVIZ_THEMES, ./assets/themes, %s/themes)",
+			         name_or_path, list[0] ? list : "default", ATTNVIZ_SHARE);
+	}
+	return -1;
+}
+
+static int compare_strings(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+char **themefile_list(void)
+{
+	const char *dirs[3];
+	char **names = NULL;
+	int count = 0, i, j;
+
+	theme_dirs(dirs);
+	for (i = 0; i < 3; i++) {
+		DIR *d;
+		struct dirent *e;
+		if (dirs[i] == NULL || dirs[i][0] == '\0' || (d = opendir(dirs[i])) == NULL)
+			continue;
+		while ((e = readdir(d)) != NULL) {
+			size_t n = strlen(e->d_name);
+			char **grown, *name;
+			if (n <= 5 || e->d_name[0] == '.' || strcmp(e->d_name + n - 5, ".json") != 0)
+				continue;
+			name = strndup(e->d_name, n - 5);
+			if (name == NULL)
+				break;
+			for (j = 0; j < count && strcmp(names[j], name) != 0; j++)
+				;
+			if (j < count) {
+				free(name);
+				continue;
+			}
+			grown = realloc(names, (size_t)(count + 2) * sizeof *names);
+			if (grown == NULL) {
+				free(name);
+				break;
+			}
+			names = grown;
+			names[count++] = name;
+			names[count] = NULL;
+		}
+		closedir(d);
+	}
+	if (count > 1)
+		qsort(names, (size_t)count, sizeof *names, compare_strings);
+	return names;
+}
+
+/* ------------------------------------------------------------ colours */
+
+unsigned long themefile_rgb(int colour, unsigned long dflt)
+{
+	static const unsigned long basic[16] = {
+		0x000000, 0x800000, 0x008000, 0x808000, 0x000080, 0x800080, 0x008080, 0xc0c0c0,
+		0x808080, 0xff0000, 0x00ff00, 0xffff00, 0x0000ff, 0xff00ff, 0x00ffff, 0xffffff
+	};
+	static const int level[6] = { 0, 95, 135, 175, 215, 255 };
+
+	if (colour < 0 || colour > 255)
+		return dflt;
+	if (colour < 16)
+		return basic[colour];
+	if (colour < 232) {
+		int k = colour - 16;
+		return ((unsigned long)level[k / 36] << 16) | ((unsigned long)level[(k / 6) % 6] << 8) |
+		       (unsigned long)level[k % 6];
+	}
+	{
+		unsigned long g = (unsigned long)(8 + 10 * (colour - 232));
+		return (g << 16) | (g << 8) | g;
+	}
+}
+
+int themefile_to8(int colour)
+{
+	unsigned long rgb;
+	int r, g, b, best = 0, i;
+	long bestd = -1;
+	static const int pal[8][3] = {
+		{ 0, 0, 0 }, { 205, 0, 0 }, { 0, 205, 0 }, { 205, 205, 0 },
+		{ 0, 0, 238 }, { 205, 0, 205 }, { 0, 205, 205 }, { 229, 229, 229 }
+	};
+
+	if (colour < 0)
+		return -1;
+	if (colour < 8)
+		return colour;
+	if (colour < 16)
+		return colour - 8;
+	rgb = themefile_rgb(colour, 0);
+	r = (int)(rgb >> 16 & 0xff);
+	g = (int)(rgb >> 8 & 0xff);
+	b = (int)(rgb & 0xff);
+	for (i = 0; i < 8; i++) {
+		long d = (long)(r - pal[i][0]) * (r - pal[i][0]) + (long)(g - pal[i][1]) * (g - pal[i][1]) +
+		         (long)(b - pal[i][2]) * (b - pal[i][2]);
+		if (bestd < 0 || d < bestd) {
+			bestd = d;
+			best = i;
+		}
+	}
+	return best;
+}
+
+int themefile_text_on(int colour)
+{
+	unsigned long rgb = themefile_rgb(colour, 0xffffff);
+	double r = (double)(rgb >> 16 & 0xff), g = (double)(rgb >> 8 & 0xff), b = (double)(rgb & 0xff);
+	/* perceived brightness (ITU-R BT.601 weights) */
+	return 0.299 * r + 0.587 * g + 0.114 * b >= 140 ? 16 : 231;
+}
+
+int themefile_ramp_index(double t, int diverging, int n)
+{
+	double u;
+	long i;
+
+	if (n <= 1)
+		return 0;
+	if (isnan(t))
+		t = 0.0;
+	if (diverging) {
+		t = t < -1 ? -1 : t > 1 ? 1 : t;
+		u = (t + 1) / 2;
+	} else
+		u = t < 0 ? 0 : t > 1 ? 1 : t;
+	i = lround(u * (n - 1));
+	return i < 0 ? 0 : i >= n ? n - 1 : (int)i;
+}
+
+/* ------------------------------------------------------------ the one in use */
+
+static ThemeFile current;
+static int current_set;
+
+const ThemeFile *themefile_current(void)
+{
+	if (!current_set) {
+		themefile_default(&current);
+		current_set = 1;
+	}
+	return &current;
+}
+
+void themefile_set_current(const ThemeFile *t)
+{
+	if (t == NULL)
+		themefile_default(&current);
+	else
+		current = *t;
+	current_set = 1;
+}
+
+/* Used by the unit test: 1 when role_names matches theme.h's THEME_ROLES (case-insensitively). */
+int themefile_roles_match_theme_h(void);
+int themefile_roles_match_theme_h(void)
+{
+	int i;
+	for (i = 0; i < THEMEFILE_ROLE_COUNT; i++)
+		if (theme_h_roles[i] == NULL || strcasecmp(theme_h_roles[i], role_names[i]) != 0)
+			return 0;
+	return theme_h_roles[THEMEFILE_ROLE_COUNT] == NULL;
+}
