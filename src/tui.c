@@ -1,0 +1,2043 @@
+/* tui.c: the ncurses visualizer — stage line, heatmap panes, narration, key line, `:` line.
+ *
+ * The screen, top to bottom (layout.h computes the rectangles):
+ *   stage line   title, step k/N, stage: NAME, head, quiz score
+ *   panes        the current stage's matrices (operands, then the result)
+ *   narration    the step's text wrapped by display width, then the formula
+ *   key line     the main keys (hidden in presenter mode)
+ *   status line  messages, the cursor cell's value, or the `:` command line
+ *
+ * Keys: n/space next step, p/Backspace previous, g/G first/last, arrows and
+ * hjkl move the cell cursor, Tab/Shift-Tab change pane, Enter explains the
+ * cell, H/L change head, z zooms a pane out, PgUp/PgDn scroll the narration,
+ * 1-9 answer a choice quiz, : command line, ? help, q quit.
+ *
+ * The view never writes the model: it changes the session only through
+ * session_* and cmd_run(), reads Session.dirty to know what to redraw, and
+ * keeps its own state (focus, cursors, scroll) here. Drawing happens once per
+ * loop turn with wnoutrefresh()/doupdate(); signal handlers only set a flag.
+ */
+#include <errno.h>
+#include <langinfo.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <wchar.h>
+
+#include <curses.h>
+
+#include "cmd.h"
+#include "explain.h"
+#include "layout.h"
+#include "lineedit.h"
+#include "textfmt.h"
+#include "theme.h"
+#include "tui.h"
+
+/* ------------------------------------------------------------------ */
+/* State                                                                */
+/* ------------------------------------------------------------------ */
+
+/* What to draw on the next loop turn (besides Session.dirty). */
+enum {
+	R_STAGE  = 1 << 0,
+	R_PANES  = 1 << 1,
+	R_NARR   = 1 << 2,
+	R_KEYS   = 1 << 3,
+	R_STATUS = 1 << 4,
+	R_POPUP  = 1 << 5,
+	R_LAYOUT = 1 << 6, /* recompute the layout and recreate the windows */
+	R_ALL    = 0x7f
+};
+
+typedef enum TuiMode { MODE_MAIN, MODE_CMD, MODE_POPUP } TuiMode;
+
+/* One matrix pane: a view of a matrix (maybe a column block, maybe transposed) plus its cursor. */
+typedef struct Pane {
+	AttnMatrix which;
+	int head;          /* the head for per-head matrices and head column blocks */
+	int transpose;     /* 1: drawn transposed (Kᵀ in the scores stage) */
+	int col0, ncols;   /* the source columns shown: [col0, col0 + ncols) */
+	int rows, cols;    /* of the view */
+	int hidden;        /* 1: an open quiz hides this pane */
+	char title[80];    /* UTF-8 or ASCII, no lesson text */
+	int diverging;     /* ramp: diverging (most) or sequential (weights) */
+	double maxabs;     /* largest finite |value|, for the diverging ramp */
+	int lw, cw;        /* row label width, cell width (both with their gap) */
+	int cur_r, cur_c;  /* cursor, in view coordinates */
+	int top, left;     /* first visible row and column */
+	int zoom;          /* 1: down-sampled heatmap without numbers */
+	WINDOW *win;
+} Pane;
+
+typedef struct Tui {
+	Session *s;
+	TuiOptions opt;
+	int utf8;             /* the locale is UTF-8: −∞, ×, ᵀ, box glyphs */
+	TuiMode mode;
+	unsigned redraw;      /* R_* bits */
+
+	Layout lay;
+	int have_layout;
+	WINDOW *w_stage, *w_narr, *w_keys, *w_status, *w_popup;
+
+	Pane pane[LAYOUT_MAX_PANES];
+	int npanes, focus;
+	int want_focus;       /* a pane to focus after the next rebuild: matrix + 1, or 0 */
+	int want_head;
+
+	char *narr;           /* narration text, escaped (newlines kept) */
+	int narr_top;         /* first narration line shown */
+	int narr_lines;       /* wrapped lines at the current width */
+
+	char *msg;            /* status message (escaped), or NULL */
+	int msg_error;
+
+	char *popup_title, *popup_text; /* escaped */
+	int popup_top, popup_lines;
+
+	LineEdit *le;
+
+	int flash;            /* 1: cells an edit changed are highlighted */
+	long long flash_until;/* monotonic ms */
+} Tui;
+
+static volatile sig_atomic_t tui_signal;
+static int tui_curses_on;
+
+/* Show heads 0-based, as the `head N` command takes them. */
+#define FLASH_MS 1000
+
+/* ------------------------------------------------------------------ */
+/* Text: display width, drawing, wrapping                               */
+/* ------------------------------------------------------------------ */
+
+/* Decode one character of s[0..len); returns its byte length (≥ 1); *w its width, *wc the char ('?' if invalid). */
+static int
+utf8_char(const char *s, int len, wchar_t *wc, int *w)
+{
+	mbstate_t st;
+	memset(&st, 0, sizeof st);
+	size_t n = mbrtowc(wc, s, (size_t)len, &st);
+
+	if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+		*wc = L'?';
+		*w = 1;
+		return 1;
+	}
+	int cw = wcwidth(*wc);
+	if (cw < 0) {
+		*wc = L'?';
+		cw = 1;
+	}
+	*w = cw;
+	return (int)n;
+}
+
+/* Display width of s[0..len) (len < 0: to the NUL). */
+static int
+str_width(const char *s, int len)
+{
+	int w = 0;
+
+	if (len < 0)
+		len = (int)strlen(s);
+	for (int i = 0; i < len;) {
+		wchar_t wc;
+		int cw;
+		i += utf8_char(s + i, len - i, &wc, &cw);
+		w += cw;
+	}
+	return w;
+}
+
+/*
+ * Draw s[0..len) at the window's cursor in at most maxw columns, skipping the
+ * first `skip` columns. Text that is not valid in the locale shows as '?'.
+ * Returns the columns drawn.
+ */
+static int
+draw_text(WINDOW *win, const char *s, int len, int maxw, int skip)
+{
+	int used = 0, col = 0;
+
+	if (len < 0)
+		len = (int)strlen(s);
+	for (int i = 0; i < len;) {
+		wchar_t wc;
+		int cw;
+		i += utf8_char(s + i, len - i, &wc, &cw);
+		if (col < skip) {
+			col += cw;
+			continue;
+		}
+		if (used + cw > maxw)
+			break;
+		waddnwstr(win, &wc, 1);
+		used += cw;
+		col += cw;
+	}
+	return used;
+}
+
+/* Draw s (UTF-8 of our own, or already escaped) at y, x with attributes; returns columns drawn. */
+static int
+put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw)
+{
+	if (maxw <= 0)
+		return 0;
+	wattrset(win, attr);
+	wmove(win, y, x);
+	int n = draw_text(win, s, -1, maxw, 0);
+	wattrset(win, A_NORMAL);
+	return n;
+}
+
+/* Lesson text (any bytes) on one line: escaped first, never a format string. */
+static int
+put_lesson(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw)
+{
+	char *e = text_escape(s ? s : "", "");
+	int n = put_at(win, y, x, attr, e ? e : "", maxw);
+	free(e);
+	return n;
+}
+
+typedef struct WrapLine {
+	int off, len;
+} WrapLine;
+
+/*
+ * Wrap s (escaped, '\n' kept) to width columns, breaking after blanks when
+ * there is one on the line, anywhere otherwise (CJK text has none).
+ * *out is a heap array the caller frees; returns the line count (≥ 1), -1 when out of memory.
+ */
+static int
+wrap_text(const char *s, int width, WrapLine **out)
+{
+	int cap = 16, n = 0, len = (int)strlen(s);
+	int ls = 0, w = 0, brk = -1, i = 0;
+	WrapLine *v = malloc(sizeof *v * (size_t)cap);
+
+	if (v == NULL)
+		return -1;
+	if (width < 1)
+		width = 1;
+	for (;;) {
+		int end = -1, next = 0;
+
+		if (i >= len || s[i] == '\n') {
+			end = i;
+			next = i + 1;
+		} else {
+			wchar_t wc;
+			int cw, bl = utf8_char(s + i, len - i, &wc, &cw);
+			if (w + cw <= width || i == ls) {
+				i += bl;
+				w += cw;
+				if (wc == L' ')
+					brk = i;
+				continue;
+			}
+			if (brk > ls) {
+				end = brk;
+				next = brk;
+				while (end > ls && s[end - 1] == ' ')
+					end--;
+			} else {
+				end = i;
+				next = i;
+			}
+		}
+		if (n == cap) {
+			WrapLine *nv = realloc(v, sizeof *v * (size_t)(cap *= 2));
+			if (nv == NULL) {
+				free(v);
+				return -1;
+			}
+			v = nv;
+		}
+		v[n].off = ls;
+		v[n].len = end - ls;
+		n++;
+		if (i >= len)
+			break;
+		ls = next;
+		if (next > i)
+			i = next;
+		w = str_width(s + ls, i - ls);
+		brk = -1;
+	}
+	*out = v;
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Time, signals, leaving                                               */
+/* ------------------------------------------------------------------ */
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+tui_on_signal(int sig)
+{
+	tui_signal = sig;
+}
+
+/* endwin() once, from any way out (atexit, signals, fatal errors, q). */
+static void
+tui_end(void)
+{
+	if (tui_curses_on) {
+		tui_curses_on = 0;
+		curs_set(1);
+		endwin();
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Panes: what the current stage shows                                  */
+/* ------------------------------------------------------------------ */
+
+static const Mat *
+pane_mat(const Tui *t, const Pane *p)
+{
+	return attn_matrix(t->s->attn, p->which, p->head);
+}
+
+/* View (r, c) → source (row, col). */
+static void
+pane_src(const Pane *p, int r, int c, int *R, int *C)
+{
+	if (p->transpose) {
+		*R = c;
+		*C = p->col0 + r;
+	} else {
+		*R = r;
+		*C = p->col0 + c;
+	}
+}
+
+static double
+pane_value(const Mat *m, const Pane *p, int r, int c)
+{
+	int R, C;
+	pane_src(p, r, c, &R, &C);
+	return MAT_AT(*m, R, C);
+}
+
+/* A masked cell: −∞ anywhere, or a hidden key in the masked matrix and the weights. */
+static int
+pane_masked(const Tui *t, const Pane *p, int R, int C, double v)
+{
+	const Attn *a = t->s->attn;
+
+	if (isinf(v) && v < 0)
+		return 1;
+	if ((p->which == AM_MASKED || p->which == AM_WEIGHTS) && a->visible && a->lesson->mask != MASK_NONE)
+		return !a->visible[(size_t)R * (size_t)a->lesson->m + (size_t)C];
+	return 0;
+}
+
+/* A cell's number in at most `width` columns (2 decimals, fewer when it would not fit). */
+static void
+fmt_cell(char *buf, size_t size, double v, int width, int utf8)
+{
+	if (isinf(v) || isnan(v)) {
+		snprintf(buf, size, "%s", isnan(v) ? "nan" : v < 0 ? (utf8 ? "-\u221e" : "-inf") : (utf8 ? "\u221e" : "inf"));
+		return;
+	}
+	for (int prec = 2; prec >= 0; prec--) {
+		int n = snprintf(buf, size, "%.*f", prec, v);
+		if (n <= width)
+			return;
+	}
+	snprintf(buf, size, "%.0e", v);
+	if ((int)strlen(buf) > width)
+		snprintf(buf, size, "%s", v < 0 ? "-#" : "#");
+}
+
+/* A view row is a source row, or a source column when transposed; likewise for columns. */
+static char *
+pane_row_label(const Tui *t, const Pane *p, int r)
+{
+	int R, C;
+	pane_src(p, r, 0, &R, &C);
+	return p->transpose ? textfmt_col_label(t->s->attn, p->which, C)
+	                    : textfmt_row_label(t->s->attn, p->which, R);
+}
+
+static char *
+pane_col_label(const Tui *t, const Pane *p, int c)
+{
+	int R, C;
+	pane_src(p, 0, c, &R, &C);
+	return p->transpose ? textfmt_row_label(t->s->attn, p->which, R)
+	                    : textfmt_col_label(t->s->attn, p->which, C);
+}
+
+/* Shape, widths and the value range of a pane whose which/head/block/transpose are set. */
+static void
+pane_measure(Tui *t, Pane *p)
+{
+	const Mat *m = pane_mat(t, p);
+	const char *times = t->utf8 ? "\u00d7" : "x";
+
+	if (m == NULL) {
+		p->rows = p->cols = 0;
+		snprintf(p->title, sizeof p->title, "%s (absent)", attn_matrix_name(p->which));
+		p->lw = p->cw = 1;
+		return;
+	}
+	if (p->ncols < 0 || p->col0 + p->ncols > m->cols) {
+		p->col0 = 0;
+		p->ncols = m->cols;
+	}
+	p->rows = p->transpose ? p->ncols : m->rows;
+	p->cols = p->transpose ? m->rows : p->ncols;
+	p->diverging = p->which != AM_WEIGHTS;
+
+	int numw = 4, lw = 1, labw = 1;
+	double mx = 0;
+	char buf[32];
+	for (int r = 0; r < p->rows; r++)
+		for (int c = 0; c < p->cols; c++) {
+			double v = pane_value(m, p, r, c);
+			if (isfinite(v)) {
+				if (fabs(v) > mx)
+					mx = fabs(v);
+				int n = snprintf(buf, sizeof buf, "%.2f", v);
+				if (n > numw)
+					numw = n;
+			}
+		}
+	p->maxabs = mx;
+	if (numw > 7)
+		numw = 7;
+	for (int r = 0; r < p->rows && r < 512; r++) {
+		char *l = pane_row_label(t, p, r);
+		int w = l ? str_width(l, -1) : 1;
+		if (w > lw)
+			lw = w;
+		free(l);
+	}
+	for (int c = 0; c < p->cols && c < 512; c++) {
+		char *l = pane_col_label(t, p, c);
+		int w = l ? str_width(l, -1) : 1;
+		if (w > labw)
+			labw = w;
+		free(l);
+	}
+	if (lw > 10)
+		lw = 10;
+	if (labw > 8)
+		labw = 8;
+	p->lw = lw + 1;
+	/* A gap, the number; without colour a shade glyph after it. */
+	p->cw = (numw > labw ? numw : labw) + 1 + (theme_mono() ? 1 : 0);
+
+	/* Title: name, ᵀ, head, shape — our own text only. */
+	const char *name = attn_matrix_name(p->which);
+	char head[32] = "";
+	if (t->s->lesson->heads > 1 && (attn_matrix_per_head(p->which) || p->ncols != m->cols))
+		snprintf(head, sizeof head, " head %d", p->head);
+	snprintf(p->title, sizeof p->title, "%s%s%s  %d%s%d", name,
+	         p->transpose ? (t->utf8 ? "\u1d40" : "^T") : "", head, p->rows, times, p->cols);
+}
+
+/* The natural size of a pane (for the layout). */
+static void
+pane_want(const Pane *p, int *w, int *h)
+{
+	int tw = str_width(p->title, -1) + 2;
+
+	if (p->zoom) {
+		*w = p->lw + 2 * p->cols;
+		*h = 2 + p->rows;
+		if (*w > 60)
+			*w = 60;
+		if (*h > 20)
+			*h = 20;
+	} else {
+		*w = p->lw + p->cw * p->cols;
+		*h = 2 + p->rows;
+	}
+	if (*w < tw)
+		*w = tw;
+	if (p->hidden && *w < 28)
+		*w = 28;
+	if (*w < 12)
+		*w = 12;
+}
+
+static int
+pane_same(const Pane *a, const Pane *b)
+{
+	return a->which == b->which && a->head == b->head && a->transpose == b->transpose && a->col0 == b->col0;
+}
+
+/* The pane an open quiz hides: the one with the answer's matrix, else the result (last). */
+static int
+quiz_hidden_pane(const Tui *t)
+{
+	const Step *st = session_step(t->s);
+
+	if (!session_quiz_pending(t->s) || t->npanes == 0)
+		return -1;
+	if (st->quiz.nchoices == 0) {
+		int w = attn_matrix_find(st->quiz.answer_cell.matrix);
+		for (int i = 0; i < t->npanes; i++)
+			if ((int)t->pane[i].which == w)
+				return i;
+	}
+	return t->npanes - 1;
+}
+
+/* Put the cursor of pane i on source cell (R, C) if it is in view. */
+static void
+pane_put_cursor(Pane *p, int R, int C)
+{
+	int r = p->transpose ? C - p->col0 : R, c = p->transpose ? R : C - p->col0;
+
+	if (r >= 0 && r < p->rows && c >= 0 && c < p->cols) {
+		p->cur_r = r;
+		p->cur_c = c;
+	}
+}
+
+/* Rebuild the pane list from the session's stage and head, keeping the view state of panes that stay. */
+static void
+tui_build_panes(Tui *t, int keep, int refocus)
+{
+	const Session *s = t->s;
+	const Attn *a = s->attn;
+	const Lesson *l = s->lesson;
+	Pane old[LAYOUT_MAX_PANES];
+	int nold = keep ? t->npanes : 0;
+	AttnMatrix ms[TEXTFMT_MAX_PANES];
+	int k, n = 0;
+
+	memcpy(old, t->pane, sizeof old);
+	k = textfmt_stage_matrices(a, s->stage, ms);
+	memset(t->pane, 0, sizeof t->pane);
+	/* The windows belong to the layout's slots, not to the matrices. */
+	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
+		t->pane[i].win = old[i].win;
+
+	if (s->stage == STAGE_SPLIT) {
+		/* Q cut into its heads, side by side (a window of heads around the current one). */
+		int h = l->heads, first = 0, cnt = h < LAYOUT_MAX_PANES ? h : LAYOUT_MAX_PANES;
+		if (s->head >= cnt)
+			first = s->head - cnt + 1;
+		for (int i = 0; i < cnt; i++) {
+			Pane *p = &t->pane[n++];
+			p->which = AM_Q;
+			p->head = first + i;
+			p->col0 = (first + i) * l->d_k;
+			p->ncols = l->d_k;
+		}
+	} else {
+		for (int i = 0; i < k && n < LAYOUT_MAX_PANES; i++) {
+			Pane *p = &t->pane[n++];
+			p->which = ms[i];
+			p->head = s->head;
+			p->col0 = 0;
+			p->ncols = -1;
+			int attn_stage = s->stage >= STAGE_SCORES && s->stage <= STAGE_WEIGHTED;
+			if (attn_stage && l->heads > 1 && (ms[i] == AM_Q || ms[i] == AM_K)) {
+				p->col0 = s->head * l->d_k;
+				p->ncols = l->d_k;
+			} else if (attn_stage && l->heads > 1 && ms[i] == AM_V) {
+				p->col0 = s->head * l->d_v;
+				p->ncols = l->d_v;
+			}
+			if (ms[i] == AM_K && s->stage == STAGE_SCORES)
+				p->transpose = 1;
+		}
+	}
+	t->npanes = n;
+	for (int i = 0; i < n; i++) {
+		Pane *p = &t->pane[i];
+		pane_measure(t, p);
+		for (int j = 0; j < nold; j++) {
+			if (!pane_same(&old[j], p))
+				continue;
+			p->cur_r = old[j].cur_r < p->rows ? old[j].cur_r : 0;
+			p->cur_c = old[j].cur_c < p->cols ? old[j].cur_c : 0;
+			p->top = old[j].top;
+			p->left = old[j].left;
+			p->zoom = old[j].zoom;
+			break;
+		}
+	}
+	int hid = quiz_hidden_pane(t);
+	if (hid >= 0)
+		t->pane[hid].hidden = 1;
+	if (t->focus >= n || t->focus < 0 || refocus)
+		t->focus = n > 0 ? n - 1 : 0;
+	if (n > 0 && t->pane[t->focus].hidden)
+		t->focus = 0;
+}
+
+/* Focus a matrix's pane (after `show`, or a step's focus); returns 1 when found. */
+static int
+tui_focus_matrix(Tui *t, int which, int head, int row, int col)
+{
+	for (int i = 0; i < t->npanes; i++) {
+		Pane *p = &t->pane[i];
+		if ((int)p->which != which || p->hidden)
+			continue;
+		if (attn_matrix_per_head((AttnMatrix)which) && p->head != head)
+			continue;
+		t->focus = i;
+		if (row >= 0 && col >= 0)
+			pane_put_cursor(p, row, col);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Narration                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Append lesson text (escaped, newlines kept) to a growing heap string. */
+static void
+sb_add(char **sb, const char *s, int escape)
+{
+	char *e = escape ? text_escape(s ? s : "", "\n") : NULL;
+	const char *src = escape ? e : s;
+	size_t old = *sb ? strlen(*sb) : 0, add = src ? strlen(src) : 0;
+	char *n = realloc(*sb, old + add + 1);
+
+	if (n != NULL) {
+		memcpy(n + old, src ? src : "", add);
+		n[old + add] = '\0';
+		*sb = n;
+	}
+	free(e);
+}
+
+static void
+tui_build_narr(Tui *t)
+{
+	const Session *s = t->s;
+	const Step *st = session_step(s);
+	char *sb = NULL;
+	const char *text = s->stage == st->stage ? session_text(s, &st->text) : "";
+
+	if (text == NULL || *text == '\0')
+		text = explain_stage_blurb(s->stage, s->lang);
+	sb_add(&sb, text ? text : "", 1);
+
+	if (st->has_quiz && s->stage == st->stage) {
+		const Quiz *q = &st->quiz;
+		char buf[96];
+		sb_add(&sb, "\n\n", 0);
+		sb_add(&sb, s->quiz[s->step] == QUIZ_OPEN ? "Quiz: " : "Quiz (", 0);
+		if (s->quiz[s->step] != QUIZ_OPEN) {
+			sb_add(&sb, s->quiz[s->step] == QUIZ_RIGHT ? "right" : s->quiz[s->step] == QUIZ_WRONG ? "wrong" : "skipped", 0);
+			sb_add(&sb, "): ", 0);
+		}
+		sb_add(&sb, session_text(s, &q->question), 1);
+		for (int i = 0; i < q->nchoices; i++) {
+			snprintf(buf, sizeof buf, "\n  %d) ", i + 1);
+			sb_add(&sb, buf, 0);
+			sb_add(&sb, session_text(s, &q->choices[i]), 1);
+		}
+		if (s->quiz[s->step] == QUIZ_OPEN) {
+			if (q->nchoices > 0 && q->nchoices <= 9)
+				snprintf(buf, sizeof buf, "\nPress 1-%d, or :answer N, :skip, :hint", q->nchoices);
+			else
+				snprintf(buf, sizeof buf, "\nType :answer VALUE, :skip or :hint");
+			sb_add(&sb, buf, 0);
+		}
+	}
+	free(t->narr);
+	t->narr = sb ? sb : strdup("");
+	t->narr_top = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Layout and windows                                                   */
+/* ------------------------------------------------------------------ */
+
+static void
+tui_free_windows(Tui *t)
+{
+	WINDOW **ws[] = { &t->w_stage, &t->w_narr, &t->w_keys, &t->w_status, &t->w_popup };
+
+	for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
+		if (*ws[i]) {
+			delwin(*ws[i]);
+			*ws[i] = NULL;
+		}
+	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
+		if (t->pane[i].win) {
+			delwin(t->pane[i].win);
+			t->pane[i].win = NULL;
+		}
+}
+
+static WINDOW *
+win_for(const LayoutRect *r)
+{
+	if (r->h <= 0 || r->w <= 0)
+		return NULL;
+	return newwin(r->h, r->w, r->y, r->x);
+}
+
+/* Count narration lines at width w. */
+static int
+narr_count(const Tui *t, int w)
+{
+	WrapLine *lines = NULL;
+	int n = wrap_text(t->narr ? t->narr : "", w, &lines);
+	free(lines);
+	return n < 1 ? 1 : n;
+}
+
+/* Compute the layout for the current panes; recreate windows when it changed. */
+static void
+tui_layout(Tui *t, int force)
+{
+	LayoutIn in;
+	Layout lay;
+
+	memset(&in, 0, sizeof in);
+	in.cols = COLS;
+	in.lines = LINES;
+	in.present = t->opt.present;
+	in.npanes = t->npanes;
+	for (int i = 0; i < t->npanes; i++)
+		pane_want(&t->pane[i], &in.want_w[i], &in.want_h[i]);
+	in.narr_lines = narr_count(t, COLS - 2) + 1;
+	layout_compute(&in, &lay);
+
+	if (!force && t->have_layout && memcmp(&lay, &t->lay, sizeof lay) == 0 && t->w_status != NULL)
+		return;
+	tui_free_windows(t);
+	t->lay = lay;
+	t->have_layout = 1;
+	werase(stdscr);
+	wnoutrefresh(stdscr);
+	t->redraw |= R_ALL;
+	if (lay.too_small)
+		return;
+	t->w_stage = win_for(&lay.stage);
+	t->w_narr = win_for(&lay.narr);
+	t->w_keys = win_for(&lay.keys);
+	t->w_status = win_for(&lay.status);
+	for (int i = 0; i < t->npanes; i++)
+		t->pane[i].win = win_for(&lay.pane[i]);
+	if (t->w_status)
+		keypad(t->w_status, TRUE);
+	t->narr_lines = narr_count(t, lay.narr.w - 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* Drawing                                                              */
+/* ------------------------------------------------------------------ */
+
+static void
+tui_draw_stage(Tui *t)
+{
+	const Session *s = t->s;
+	WINDOW *w = t->w_stage;
+	int W = getmaxx(w);
+	char right[160], stage[64];
+	attr_t base = theme_attr(ROLE_STAGE);
+
+	werase(w);
+	wbkgdset(w, ' ' | base);
+	wattrset(w, base);
+	wmove(w, 0, 0);
+	for (int i = 0; i < W; i++)
+		waddch(w, ' ');
+
+	/* "TITLE  step k/N  stage: NAME  head h of H  quiz r/a": the title gives way first. */
+	char step[32];
+	snprintf(step, sizeof step, "  step %d/%d  ", s->step + 1, s->nwalk);
+	snprintf(stage, sizeof stage, "stage: %s", stage_name(s->stage));
+	int rn = 0;
+	right[0] = '\0';
+	if (s->lesson->heads > 1)
+		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  head %d of %d", s->head, s->lesson->heads);
+	if (s->quiz_asked > 0 && rn < (int)sizeof right)
+		snprintf(right + rn, sizeof right - (size_t)rn, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
+
+	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
+	int title_max = W - 2 - need;
+	int x = 1;
+	if (title_max >= 8)
+		x += put_lesson(w, 0, x, base | A_BOLD, session_text(s, &s->lesson->title), title_max);
+	x += put_at(w, 0, x, base, step, W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_STAGE_NAME), stage, W - x);
+	put_at(w, 0, x, base, right, W - x);
+	wbkgdset(w, ' ');
+	wnoutrefresh(w);
+}
+
+static int
+key_item(WINDOW *w, int x, int W, const char *key, const char *what)
+{
+	int need = str_width(key, -1) + 1 + str_width(what, -1) + 2;
+
+	if (x + need > W)
+		return x;
+	x += put_at(w, 0, x, theme_attr(ROLE_KEY), key, W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), " ", W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), what, W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), "  ", W - x);
+	return x;
+}
+
+static void
+tui_draw_keys(Tui *t)
+{
+	WINDOW *w = t->w_keys;
+	int W, x = 1;
+
+	if (w == NULL)
+		return;
+	W = getmaxx(w);
+	werase(w);
+	wbkgdset(w, ' ' | theme_attr(ROLE_KEYS));
+	werase(w);
+	x = key_item(w, x, W, "n/spc", "next");
+	x = key_item(w, x, W, "p", "prev");
+	x = key_item(w, x, W, t->utf8 ? "\u2190\u2191\u2193\u2192" : "hjkl", "cell");
+	x = key_item(w, x, W, "Enter", "explain");
+	x = key_item(w, x, W, "Tab", "pane");
+	if (t->s->lesson->heads > 1)
+		x = key_item(w, x, W, "H/L", "head");
+	x = key_item(w, x, W, ":", "command");
+	x = key_item(w, x, W, "?", "help");
+	x = key_item(w, x, W, "q", "quit");
+	x = key_item(w, x, W, "z", "zoom");
+	(void)key_item(w, x, W, "g/G", "first/last");
+	wbkgdset(w, ' ');
+	wnoutrefresh(w);
+}
+
+/* Operands of the focused cell, for highlighting. */
+typedef struct Ops {
+	int n;
+	ExplainOperand op[4];
+} Ops;
+
+static int
+ops_hit(const Ops *o, const Pane *p, int R, int C)
+{
+	for (int i = 0; i < o->n; i++) {
+		const ExplainOperand *e = &o->op[i];
+		if (e->which != p->which)
+			continue;
+		if (attn_matrix_per_head(p->which) && e->head != p->head)
+			continue;
+		if ((e->row < 0 || e->row == R) && (e->col < 0 || e->col == C))
+			return 1;
+	}
+	return 0;
+}
+
+/* A whole row (row == 1) or column of the view that an operand covers. */
+static int
+ops_line(const Ops *o, const Pane *p, int row, int idx)
+{
+	/* A view row is a source row, or a source column when transposed. */
+	int src_row = row != p->transpose;
+	int src = src_row ? idx : p->col0 + idx;
+
+	for (int i = 0; i < o->n; i++) {
+		const ExplainOperand *e = &o->op[i];
+		if (e->which != p->which)
+			continue;
+		if (attn_matrix_per_head(p->which) && e->head != p->head)
+			continue;
+		if (src_row && e->col < 0 && e->row == src)
+			return 1;
+		if (!src_row && e->row < 0 && e->col == src)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+tui_ops(const Tui *t, Ops *o)
+{
+	o->n = 0;
+	if (t->npanes == 0 || t->mode == MODE_CMD)
+		return;
+	const Pane *p = &t->pane[t->focus];
+	if (p->hidden || p->rows == 0 || p->cols == 0)
+		return;
+	int R, C;
+	pane_src(p, p->cur_r, p->cur_c, &R, &C);
+	o->n = explain_operands(t->s->attn, p->which, p->head, R, C, o->op);
+	if (o->n < 0)
+		o->n = 0;
+	if (o->n > 4)
+		o->n = 4;
+}
+
+/* The previous computation's matrix for a pane, when an edit just changed it (same shape). */
+static const Mat *
+pane_prev(const Tui *t, const Pane *p, const Mat *cur)
+{
+	const Attn *pa = t->s->prev_attn;
+
+	if (!t->flash || pa == NULL)
+		return NULL;
+	if (attn_matrix_per_head(p->which) && p->head >= pa->heads)
+		return NULL;
+	const Mat *m = attn_matrix(pa, p->which, p->head);
+	if (m == NULL || m->rows != cur->rows || m->cols != cur->cols)
+		return NULL;
+	return m;
+}
+
+static void
+keep_cursor_visible(Pane *p, int vis_r, int vis_c)
+{
+	if (vis_r < 1)
+		vis_r = 1;
+	if (vis_c < 1)
+		vis_c = 1;
+	if (p->cur_r < p->top)
+		p->top = p->cur_r;
+	if (p->cur_r >= p->top + vis_r)
+		p->top = p->cur_r - vis_r + 1;
+	if (p->cur_c < p->left)
+		p->left = p->cur_c;
+	if (p->cur_c >= p->left + vis_c)
+		p->left = p->cur_c - vis_c + 1;
+	if (p->top > p->rows - vis_r)
+		p->top = p->rows - vis_r > 0 ? p->rows - vis_r : 0;
+	if (p->left > p->cols - vis_c)
+		p->left = p->cols - vis_c > 0 ? p->cols - vis_c : 0;
+	if (p->top < 0)
+		p->top = 0;
+	if (p->left < 0)
+		p->left = 0;
+}
+
+/* Draw a label right-aligned (or left) in a field of width fw. */
+static void
+put_label(WINDOW *w, int y, int x, int fw, attr_t attr, char *label, int right)
+{
+	int lw = label ? str_width(label, -1) : 0;
+	int pad = right && lw < fw ? fw - lw : 0;
+
+	put_at(w, y, x + pad, attr, label ? label : "", fw - pad);
+	free(label);
+}
+
+static void
+pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
+{
+	WINDOW *w = p->win;
+	int W = getmaxx(w);
+	attr_t at = theme_attr(t->focus == (int)(p - t->pane) && t->mode != MODE_CMD ? ROLE_PANE_FOCUS : ROLE_PANE_TITLE);
+	int x = put_at(w, 0, 0, at, p->title, W);
+	char more[64] = "";
+
+	if (p->hidden || p->rows == 0)
+		return;
+	if (p->zoom)
+		snprintf(more, sizeof more, "  zoom");
+	else if (vis_r < p->rows || vis_c < p->cols)
+		snprintf(more, sizeof more, "  r%d-%d c%d-%d", p->top, p->top + vis_r - 1, p->left, p->left + vis_c - 1);
+	put_at(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
+}
+
+/* The zoomed-out heatmap: each 2-column block is the mean of a block of cells, no numbers. */
+static void
+pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
+{
+	WINDOW *w = p->win;
+	int H = getmaxy(w), W = getmaxx(w);
+	int vis_r = H - 2, vis_c = (W - p->lw) / 2;
+
+	if (vis_r < 1 || vis_c < 1)
+		return;
+	int br = (p->rows + vis_r - 1) / vis_r, bc = (p->cols + vis_c - 1) / vis_c;
+	int nr = (p->rows + br - 1) / br, nc = (p->cols + bc - 1) / bc;
+	int cr = p->cur_r / br, cc = p->cur_c / bc;
+	int focused = t->focus == (int)(p - t->pane);
+	char lab[32];
+
+	pane_draw_title(t, p, vis_r, vis_c);
+	snprintf(lab, sizeof lab, "%dx%d/blk", br, bc);
+	put_at(w, 1, 0, theme_attr(ROLE_LABEL), lab, W);
+	for (int i = 0; i < nr; i++) {
+		char *l = pane_row_label(t, p, i * br);
+		put_label(w, 2 + i, 0, p->lw - 1, theme_attr(focused && i == cr ? ROLE_LABEL_HI : ROLE_LABEL), l, 0);
+		for (int j = 0; j < nc; j++) {
+			double sum = 0;
+			int cnt = 0, masked = 0, lv = 0;
+			for (int r = i * br; r < (i + 1) * br && r < p->rows; r++)
+				for (int c = j * bc; c < (j + 1) * bc && c < p->cols; c++) {
+					double v = pane_value(m, p, r, c);
+					if (isfinite(v)) {
+						sum += v;
+						cnt++;
+					} else {
+						masked++;
+					}
+				}
+			attr_t at;
+			const char *glyph = "  ";
+			if (cnt == 0 && masked > 0) {
+				at = theme_attr(ROLE_MASKED);
+				glyph = t->utf8 ? "\u00b7\u00b7" : "..";
+			} else {
+				double mean = cnt ? sum / cnt : 0;
+				double tv = p->diverging ? (p->maxabs > 0 ? mean / p->maxabs : 0) : mean;
+				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
+			}
+			if (focused && i == cr && j == cc)
+				at = theme_attr(ROLE_CURSOR);
+			wattrset(w, at);
+			wmove(w, 2 + i, p->lw + 2 * j);
+			if (theme_mono() && !(cnt == 0 && masked > 0)) {
+				const char *g = theme_shade(lv, t->utf8);
+				waddstr(w, g);
+				waddstr(w, g);
+			} else {
+				waddstr(w, glyph);
+			}
+		}
+	}
+	wattrset(w, A_NORMAL);
+}
+
+static void
+pane_draw(Tui *t, Pane *p, const Ops *ops)
+{
+	WINDOW *w = p->win;
+	const Mat *m;
+	int focused = t->focus == (int)(p - t->pane);
+
+	if (w == NULL)
+		return;
+	werase(w);
+	int H = getmaxy(w), W = getmaxx(w);
+	m = pane_mat(t, p);
+	if (p->hidden) {
+		pane_draw_title(t, p, 0, 0);
+		const char *msg[] = { "answer first:", ":answer VALUE", ":skip  :hint" };
+		for (int i = 0; i < 3 && 2 + i < H; i++)
+			put_at(w, 2 + i, 1, theme_attr(ROLE_PLACEHOLDER), msg[i], W - 1);
+		wnoutrefresh(w);
+		return;
+	}
+	if (m == NULL || p->rows == 0 || p->cols == 0) {
+		pane_draw_title(t, p, 0, 0);
+		wnoutrefresh(w);
+		return;
+	}
+	if (p->zoom) {
+		pane_draw_zoom(t, p, m);
+		wnoutrefresh(w);
+		return;
+	}
+
+	int lw = p->lw < W ? p->lw : W - 1;
+	int vis_r = H - 2, vis_c = (W - lw) / p->cw;
+	if (vis_c < 1)
+		vis_c = 1;
+	keep_cursor_visible(p, vis_r, vis_c);
+	pane_draw_title(t, p, vis_r < p->rows ? vis_r : p->rows, vis_c < p->cols ? vis_c : p->cols);
+
+	const Mat *prev = pane_prev(t, p, m);
+	int Rc, Cc;
+	pane_src(p, p->cur_r, p->cur_c, &Rc, &Cc);
+
+	/* Column labels. */
+	for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
+		int c = p->left + j, R, C;
+		pane_src(p, 0, c, &R, &C);
+		int hi = (focused && c == p->cur_c) || ops_line(ops, p, 0, c);
+		put_label(w, 1, lw + j * p->cw, p->cw, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL), pane_col_label(t, p, c), 1);
+	}
+	/* Rows. */
+	for (int i = 0; i < vis_r && p->top + i < p->rows; i++) {
+		int r = p->top + i;
+		int hi = (focused && r == p->cur_r) || ops_line(ops, p, 1, r);
+		put_label(w, 2 + i, 0, lw - 1, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL),
+		          pane_row_label(t, p, r), 0);
+		for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
+			int c = p->left + j, R, C, lv = 0;
+			char num[32];
+			pane_src(p, r, c, &R, &C);
+			double v = MAT_AT(*m, R, C);
+			attr_t at;
+
+			if (focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)
+				at = theme_attr(ROLE_CURSOR);
+			else if (prev && !(MAT_AT(*prev, R, C) == v) && !(isnan(v) && isnan(MAT_AT(*prev, R, C))))
+				at = theme_attr(ROLE_FLASH);
+			else if (pane_masked(t, p, R, C, v))
+				at = theme_attr(ROLE_MASKED);
+			else {
+				double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
+				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
+				if (ops_hit(ops, p, R, C))
+					at = theme_overlay(ROLE_OPERAND, at);
+			}
+			int mono = theme_mono();
+			int numw = p->cw - 1 - mono;
+			fmt_cell(num, sizeof num, v, numw, t->utf8);
+			int x = lw + j * p->cw;
+			int nw = str_width(num, -1);
+			wattrset(w, at);
+			wmove(w, 2 + i, x);
+			for (int k = 0; k < 1 + numw - nw; k++)
+				waddch(w, ' ');
+			draw_text(w, num, -1, numw, 0);
+			if (mono)
+				waddstr(w, theme_shade(lv, t->utf8));
+			wattrset(w, A_NORMAL);
+		}
+	}
+	(void)Rc;
+	(void)Cc;
+	wnoutrefresh(w);
+}
+
+static void
+tui_draw_panes(Tui *t)
+{
+	Ops ops;
+
+	tui_ops(t, &ops);
+	for (int i = 0; i < t->npanes; i++)
+		pane_draw(t, &t->pane[i], &ops);
+}
+
+static void
+tui_draw_narr(Tui *t)
+{
+	WINDOW *w = t->w_narr;
+	int H = getmaxy(w), W = getmaxx(w);
+	WrapLine *lines = NULL;
+	int n, text_h = H - 2;
+	const char *formula = explain_formula(t->s->stage, t->utf8);
+
+	werase(w);
+	wattrset(w, theme_attr(ROLE_RULE));
+	wmove(w, 0, 0);
+	if (t->utf8)
+		whline_set(w, WACS_HLINE, W);
+	else
+		whline(w, '-', W);
+	n = wrap_text(t->narr ? t->narr : "", W - 2, &lines);
+	t->narr_lines = n;
+	if (t->narr_top > n - text_h)
+		t->narr_top = n - text_h > 0 ? n - text_h : 0;
+	if (n > text_h) {
+		char more[48];
+		snprintf(more, sizeof more, " %d-%d/%d PgUp/PgDn ", t->narr_top + 1,
+		         t->narr_top + text_h < n ? t->narr_top + text_h : n, n);
+		put_at(w, 0, W - str_width(more, -1) - 1, theme_attr(ROLE_RULE), more, W);
+	}
+	for (int i = 0; i < text_h && t->narr_top + i < n; i++) {
+		const WrapLine *l = &lines[t->narr_top + i];
+		const char *p = t->narr + l->off;
+		attr_t at = theme_attr(ROLE_NARR);
+		if (strncmp(p, "Quiz", 4) == 0 || (l->len > 2 && p[0] == ' ' && p[1] == ' ' && p[2] >= '1' && p[2] <= '9'))
+			at = theme_attr(ROLE_QUIZ);
+		wattrset(w, at);
+		wmove(w, 1 + i, 1);
+		draw_text(w, p, l->len, W - 2, 0);
+	}
+	free(lines);
+	if (formula)
+		put_at(w, H - 1, 1, theme_attr(ROLE_FORMULA), formula, W - 2);
+	wattrset(w, A_NORMAL);
+	wnoutrefresh(w);
+}
+
+static void
+tui_draw_status(Tui *t)
+{
+	WINDOW *w = t->w_status;
+	int W = getmaxx(w);
+
+	werase(w);
+	if (t->mode == MODE_CMD && t->le) {
+		LineView v;
+		lineedit_view(t->le, &v);
+		int pw = str_width(v.prompt ? v.prompt : "", -1);
+		int skip = pw + v.cursor_col - (W - 2);
+		if (skip < 0)
+			skip = 0;
+		wattrset(w, theme_attr(ROLE_CMDLINE));
+		wmove(w, 0, 0);
+		int used = 0;
+		if (skip < pw)
+			used = draw_text(w, v.prompt, -1, W - 1, skip);
+		int tskip = skip > pw ? skip - pw : 0;
+		char *e = text_escape(v.text ? v.text : "", "");
+		draw_text(w, e ? e : "", -1, W - 1 - used, tskip);
+		free(e);
+		wattrset(w, A_NORMAL);
+		wmove(w, 0, pw + v.cursor_col - skip);
+		wnoutrefresh(w);
+		return;
+	}
+	if (t->msg) {
+		put_at(w, 0, 0, theme_attr(t->msg_error ? ROLE_ERROR : ROLE_INFO), t->msg, W - 1);
+	} else if (t->npanes > 0 && !t->pane[t->focus].hidden && t->pane[t->focus].rows > 0) {
+		const Pane *p = &t->pane[t->focus];
+		const Mat *m = pane_mat(t, p);
+		int R, C;
+		char num[16], line[160];
+		pane_src(p, p->cur_r, p->cur_c, &R, &C);
+		if (m) {
+			textfmt_number(num, MAT_AT(*m, R, C), t->utf8);
+			if (attn_matrix_per_head(p->which) && t->s->lesson->heads > 1)
+				snprintf(line, sizeof line, "%s[%d][%d] (head %d) = %s   Enter: where from?", attn_matrix_name(p->which), R, C, p->head, num);
+			else
+				snprintf(line, sizeof line, "%s[%d][%d] = %s   Enter: where from?", attn_matrix_name(p->which), R, C, num);
+			put_at(w, 0, 0, theme_attr(ROLE_LABEL), line, W - 1);
+		}
+	}
+	wnoutrefresh(w);
+}
+
+static void
+tui_draw_popup(Tui *t)
+{
+	WrapLine *lines = NULL;
+	int maxw = COLS - 4 > 20 ? COLS - 4 : COLS, ww, wh, n;
+
+	if (t->w_popup) {
+		delwin(t->w_popup);
+		t->w_popup = NULL;
+	}
+	/* Width: the longest line, within the screen. */
+	n = wrap_text(t->popup_text ? t->popup_text : "", maxw - 4, &lines);
+	ww = t->popup_title ? str_width(t->popup_title, -1) + 6 : 20;
+	for (int i = 0; i < n; i++) {
+		int lw = str_width(t->popup_text + lines[i].off, lines[i].len) + 4;
+		if (lw > ww)
+			ww = lw;
+	}
+	if (ww > maxw)
+		ww = maxw;
+	wh = n + 2 < LINES - 2 ? n + 2 : LINES - 2;
+	if (wh < 3)
+		wh = 3;
+	t->popup_lines = n;
+	int text_h = wh - 2;
+	if (t->popup_top > n - text_h)
+		t->popup_top = n - text_h > 0 ? n - text_h : 0;
+	if (t->popup_top < 0)
+		t->popup_top = 0;
+
+	t->w_popup = newwin(wh, ww, (LINES - wh) / 2, (COLS - ww) / 2);
+	if (t->w_popup == NULL) {
+		free(lines);
+		return;
+	}
+	WINDOW *w = t->w_popup;
+	wbkgd(w, ' ' | theme_attr(ROLE_POPUP));
+	werase(w);
+	wattrset(w, theme_attr(ROLE_POPUP_TITLE));
+	if (t->utf8)
+		box_set(w, WACS_VLINE, WACS_HLINE);
+	else
+		wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
+	if (t->popup_title) {
+		wmove(w, 0, 2);
+		waddch(w, ' ');
+		draw_text(w, t->popup_title, -1, ww - 6, 0);
+		waddch(w, ' ');
+	}
+	wattrset(w, theme_attr(ROLE_POPUP));
+	for (int i = 0; i < text_h && t->popup_top + i < n; i++) {
+		wmove(w, 1 + i, 2);
+		draw_text(w, t->popup_text + lines[t->popup_top + i].off, lines[t->popup_top + i].len, ww - 4, 0);
+	}
+	char foot[64];
+	if (n > text_h)
+		snprintf(foot, sizeof foot, " %d-%d/%d  arrows scroll, q close ", t->popup_top + 1,
+		         t->popup_top + text_h, n);
+	else
+		snprintf(foot, sizeof foot, " q/Esc/Enter close ");
+	put_at(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), foot, ww - 4);
+	free(lines);
+	wnoutrefresh(w);
+}
+
+static void
+tui_draw_small(Tui *t)
+{
+	char size[64];
+	const char *lines[3];
+
+	(void)t;
+	werase(stdscr);
+	snprintf(size, sizeof size, "%dx%d, need %dx%d", COLS, LINES, LAYOUT_MIN_COLS, LAYOUT_MIN_LINES);
+	lines[0] = "terminal too small";
+	lines[1] = size;
+	lines[2] = "q quits";
+	int y = (LINES - 3) / 2;
+	if (y < 0)
+		y = 0;
+	for (int i = 0; i < 3 && y + i < LINES; i++) {
+		int x = (COLS - (int)strlen(lines[i])) / 2;
+		put_at(stdscr, y + i, x > 0 ? x : 0, theme_attr(i == 0 ? ROLE_NOTICE : ROLE_LABEL), lines[i], COLS);
+	}
+	wnoutrefresh(stdscr);
+}
+
+/* Draw what changed, then update the screen once. */
+static void
+tui_draw(Tui *t)
+{
+	if (t->redraw & R_LAYOUT)
+		tui_layout(t, 1);
+	if (t->lay.too_small) {
+		if (t->redraw)
+			tui_draw_small(t);
+		t->redraw = 0;
+		curs_set(0);
+		doupdate();
+		return;
+	}
+	if (t->redraw & R_STAGE)
+		tui_draw_stage(t);
+	if (t->redraw & R_PANES)
+		tui_draw_panes(t);
+	if (t->redraw & R_NARR)
+		tui_draw_narr(t);
+	if (t->redraw & R_KEYS)
+		tui_draw_keys(t);
+	if (t->mode == MODE_POPUP && t->redraw)
+		tui_draw_popup(t);
+	if (t->redraw & R_STATUS || t->mode == MODE_CMD)
+		tui_draw_status(t);
+	t->redraw = 0;
+	curs_set(t->mode == MODE_CMD ? 1 : 0);
+	doupdate();
+}
+
+/* ------------------------------------------------------------------ */
+/* Messages, pop-ups, commands                                          */
+/* ------------------------------------------------------------------ */
+
+static void
+tui_set_msg(Tui *t, int error, const char *text)
+{
+	free(t->msg);
+	t->msg = NULL;
+	if (text != NULL) {
+		/* One line: up to the first newline. */
+		const char *nl = strchr(text, '\n');
+		char *one = nl ? strndup(text, (size_t)(nl - text)) : strdup(text);
+		t->msg = one ? text_escape(one, "") : NULL;
+		free(one);
+	}
+	t->msg_error = error;
+	t->redraw |= R_STATUS;
+}
+
+static void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+tui_msgf(Tui *t, int error, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	tui_set_msg(t, error, buf);
+}
+
+static void
+tui_popup(Tui *t, const char *title, const char *text)
+{
+	char *tt = text_escape(title ? title : "", "");
+	char *tx = text_escape(text ? text : "", "\n");
+
+	/* No blank lines at the end. */
+	for (size_t n = tx ? strlen(tx) : 0; n > 0 && tx[n - 1] == '\n'; n--)
+		tx[n - 1] = '\0';
+
+	if (t->mode == MODE_POPUP && t->popup_text && tx) {
+		/* A second text from the same command: append. */
+		size_t a = strlen(t->popup_text), b = strlen(tx);
+		char *n = malloc(a + b + 3);
+		if (n) {
+			memcpy(n, t->popup_text, a);
+			memcpy(n + a, "\n\n", 2);
+			memcpy(n + a + 2, tx, b + 1);
+			free(t->popup_text);
+			t->popup_text = n;
+		}
+		free(tt);
+		free(tx);
+	} else {
+		free(t->popup_title);
+		free(t->popup_text);
+		t->popup_title = tt;
+		t->popup_text = tx;
+		t->popup_top = 0;
+	}
+	t->mode = MODE_POPUP;
+	t->redraw |= R_POPUP;
+}
+
+static void
+tui_popup_close(Tui *t)
+{
+	if (t->w_popup) {
+		delwin(t->w_popup);
+		t->w_popup = NULL;
+	}
+	free(t->popup_title);
+	free(t->popup_text);
+	t->popup_title = t->popup_text = NULL;
+	t->mode = MODE_MAIN;
+	/* What the pop-up covered comes back. */
+	touchwin(stdscr);
+	wnoutrefresh(stdscr);
+	t->redraw |= R_ALL & ~R_LAYOUT;
+}
+
+static void
+out_message(void *ctx, CmdMsg kind, const char *title, const char *text)
+{
+	Tui *t = ctx;
+
+	if (kind == MSG_TEXT)
+		tui_popup(t, title, text);
+	else
+		tui_set_msg(t, kind == MSG_ERROR, text);
+}
+
+/* The stage that shows a matrix: where it is the result, else the first that shows it. */
+static int
+stage_showing(const Session *s, AttnMatrix which)
+{
+	AttnMatrix ms[TEXTFMT_MAX_PANES];
+	int first = -1;
+
+	for (int st = 0; st < STAGE_COUNT; st++) {
+		if (!lesson_stage_present(s->lesson, (Stage)st))
+			continue;
+		int k = textfmt_stage_matrices(s->attn, (Stage)st, ms);
+		for (int i = 0; i < k; i++) {
+			if (ms[i] != which)
+				continue;
+			if (i == k - 1)
+				return st;
+			if (first < 0)
+				first = st;
+		}
+	}
+	return first;
+}
+
+static void
+out_show(void *ctx, AttnMatrix which, int head)
+{
+	Tui *t = ctx;
+	Session *s = t->s;
+	char *err = NULL;
+	int st = stage_showing(s, which);
+
+	if (st < 0) {
+		tui_msgf(t, 1, "%s is not shown in any stage of this lesson", attn_matrix_name(which));
+		return;
+	}
+	if (head != s->head && session_set_head(s, head, &err) != 0) {
+		tui_set_msg(t, 1, err);
+		free(err);
+		return;
+	}
+	if ((Stage)st != s->stage && session_goto_stage(s, (Stage)st, &err) != 0) {
+		tui_set_msg(t, 1, err);
+		free(err);
+		return;
+	}
+	t->want_focus = (int)which + 1;
+	t->want_head = head;
+	tui_msgf(t, 0, "%s (stage %s)", attn_matrix_name(which), stage_name((Stage)st));
+}
+
+static int
+out_frontend(void *ctx, const char *name, int argc, char **argv)
+{
+	Tui *t = ctx;
+
+	if (strcmp(name, "theme") == 0 && argc >= 2) {
+		if (theme_init(argv[1], getenv("NO_COLOR") && *getenv("NO_COLOR")) != 0)
+			tui_msgf(t, 1, "unknown theme (have: default, mono)");
+		else
+			tui_msgf(t, 0, "theme %s", theme_name());
+		t->redraw |= R_ALL & ~R_LAYOUT;
+		return 1;
+	}
+	return 0;
+}
+
+static void
+tui_run_line(Tui *t, const char *line)
+{
+	CmdOut out;
+
+	memset(&out, 0, sizeof out);
+	out.ctx = t;
+	out.message = out_message;
+	out.show = out_show;
+	out.frontend = out_frontend;
+	out.color = 0;
+	out.utf8 = t->utf8;
+	out.interactive = 1;
+	cmd_run(t->s, line, &out);
+}
+
+static char *
+tui_help_text(void)
+{
+	static const char *const keys =
+		"Keys\n"
+		"  n  space  Shift-Right     next step\n"
+		"  p  Backspace  Shift-Left  previous step\n"
+		"  g  G                      first / last step\n"
+		"  arrows  h j k l           move the cell cursor\n"
+		"  Tab  Shift-Tab            next / previous pane\n"
+		"  Enter                     where did this number come from?\n"
+		"  H  L                      previous / next head\n"
+		"  z                         zoom the pane out to a heatmap\n"
+		"  PgUp  PgDn                scroll the narration\n"
+		"  1-9                       answer a multiple-choice quiz\n"
+		"  :                         command line: Tab completes,\n"
+		"                            Up/Down history, Esc cancels\n"
+		"  ?                         this help (arrows scroll)\n"
+		"  q                         quit\n"
+		"\nCommands (after :, unique prefixes work)\n";
+	size_t cap = strlen(keys) + 1;
+	const CmdEntry *e;
+
+	for (e = cmd_table; e->name; e++)
+		cap += strlen(e->usage ? e->usage : e->name) + strlen(e->help ? e->help : "") + 48;
+	char *s = malloc(cap);
+	if (s == NULL)
+		return NULL;
+	size_t n = (size_t)snprintf(s, cap, "%s", keys);
+	for (e = cmd_table; e->name && n < cap; e++)
+		n += (size_t)snprintf(s + n, cap - n, "  %-30s %s\n", e->usage ? e->usage : e->name,
+		                      e->help ? e->help : "");
+	return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* Session changes → view                                               */
+/* ------------------------------------------------------------------ */
+
+static void
+tui_sync(Tui *t)
+{
+	Session *s = t->s;
+	unsigned d = s->dirty;
+
+	if (d == 0 && !t->want_focus)
+		return;
+	s->dirty = 0;
+	if (d & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE)) {
+		int keep = !(d & DIRTY_LESSON);
+		int place = (d & (DIRTY_LESSON | DIRTY_PLACE)) != 0;
+		tui_build_panes(t, keep, place);
+		if (place) {
+			const Step *st = session_step(s);
+			if (st->has_focus && st->stage == s->stage)
+				tui_focus_matrix(t, attn_matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
+				                 st->focus.col);
+		}
+		t->redraw |= R_PANES | R_STAGE | R_STATUS | R_KEYS;
+	}
+	if (d & (DIRTY_LESSON | DIRTY_PLACE | DIRTY_LANG | DIRTY_VALUES)) {
+		tui_build_narr(t);
+		t->redraw |= R_NARR | R_STAGE;
+	}
+	if (d & DIRTY_STATUS)
+		t->redraw |= R_STATUS;
+	if ((d & DIRTY_VALUES) && !(d & DIRTY_LESSON) && s->prev_attn) {
+		t->flash = 1;
+		t->flash_until = now_ms() + FLASH_MS;
+	}
+	if (t->want_focus) {
+		tui_focus_matrix(t, t->want_focus - 1, t->want_head, -1, -1);
+		t->want_focus = 0;
+		t->redraw |= R_PANES | R_STATUS;
+	}
+	if (d)
+		tui_layout(t, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Keys                                                                 */
+/* ------------------------------------------------------------------ */
+
+static void
+tui_step(Tui *t, int (*go)(Session *, char **))
+{
+	char *err = NULL;
+
+	if (go(t->s, &err) != 0) {
+		tui_set_msg(t, 0, err ? err : "cannot move");
+		free(err);
+	}
+}
+
+static void
+tui_goto_step(Tui *t, int step)
+{
+	char *err = NULL;
+
+	if (session_goto_step(t->s, step, &err) != 0) {
+		tui_set_msg(t, 0, err ? err : "cannot move");
+		free(err);
+	}
+}
+
+static void
+tui_head(Tui *t, int delta)
+{
+	char *err = NULL;
+	int h = t->s->head + delta, n = t->s->lesson->heads;
+
+	if (n <= 1) {
+		tui_set_msg(t, 0, "this lesson has one head");
+		return;
+	}
+	if (h < 0)
+		h = n - 1;
+	if (h >= n)
+		h = 0;
+	if (session_set_head(t->s, h, &err) != 0) {
+		tui_set_msg(t, 1, err);
+		free(err);
+	}
+}
+
+static void
+tui_explain(Tui *t)
+{
+	char *err = NULL, title[64];
+
+	if (t->npanes == 0)
+		return;
+	Pane *p = &t->pane[t->focus];
+	if (p->hidden) {
+		tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
+		return;
+	}
+	if (p->rows == 0 || p->cols == 0)
+		return;
+	int R, C;
+	pane_src(p, p->cur_r, p->cur_c, &R, &C);
+	char *text = explain_cell(t->s->attn, p->which, p->head, R, C, t->utf8, &err);
+	if (text == NULL) {
+		tui_set_msg(t, 1, err ? err : "nothing to explain");
+		free(err);
+		return;
+	}
+	if (attn_matrix_per_head(p->which) && t->s->lesson->heads > 1)
+		snprintf(title, sizeof title, "%s[%d][%d] head %d", attn_matrix_name(p->which), R, C, p->head);
+	else
+		snprintf(title, sizeof title, "%s[%d][%d]", attn_matrix_name(p->which), R, C);
+	tui_popup(t, title, text);
+	free(text);
+}
+
+static void
+tui_move_cursor(Tui *t, int dr, int dc)
+{
+	if (t->npanes == 0)
+		return;
+	Pane *p = &t->pane[t->focus];
+	if (p->rows == 0 || p->hidden)
+		return;
+	if (p->zoom) {
+		/* move by one block */
+		WINDOW *w = p->win;
+		int vis_r = w ? getmaxy(w) - 2 : 1, vis_c = w ? (getmaxx(w) - p->lw) / 2 : 1;
+		if (vis_r < 1) vis_r = 1;
+		if (vis_c < 1) vis_c = 1;
+		dr *= (p->rows + vis_r - 1) / vis_r;
+		dc *= (p->cols + vis_c - 1) / vis_c;
+	}
+	p->cur_r += dr;
+	p->cur_c += dc;
+	if (p->cur_r < 0) p->cur_r = 0;
+	if (p->cur_c < 0) p->cur_c = 0;
+	if (p->cur_r >= p->rows) p->cur_r = p->rows - 1;
+	if (p->cur_c >= p->cols) p->cur_c = p->cols - 1;
+	t->redraw |= R_PANES | R_STATUS;
+}
+
+static void
+tui_next_pane(Tui *t, int delta)
+{
+	if (t->npanes == 0)
+		return;
+	for (int i = 0; i < t->npanes; i++) {
+		t->focus = (t->focus + delta + t->npanes) % t->npanes;
+		if (!t->pane[t->focus].hidden)
+			break;
+	}
+	t->redraw |= R_PANES | R_STATUS;
+}
+
+static void
+tui_key_main(Tui *t, int key)
+{
+	switch (key) {
+	case 'q':
+		t->s->quit = 1;
+		break;
+	case 'n': case ' ': case KEY_SRIGHT:
+		tui_step(t, session_next);
+		break;
+	case 'p': case KEY_BACKSPACE: case 127: case 8: case KEY_SLEFT:
+		tui_step(t, session_prev);
+		break;
+	case 'g': case KEY_HOME:
+		tui_goto_step(t, 0);
+		break;
+	case 'G': case KEY_END:
+		tui_goto_step(t, t->s->nwalk - 1);
+		break;
+	case KEY_LEFT: case 'h':
+		tui_move_cursor(t, 0, -1);
+		break;
+	case KEY_RIGHT: case 'l':
+		tui_move_cursor(t, 0, 1);
+		break;
+	case KEY_UP: case 'k':
+		tui_move_cursor(t, -1, 0);
+		break;
+	case KEY_DOWN: case 'j':
+		tui_move_cursor(t, 1, 0);
+		break;
+	case '\t':
+		tui_next_pane(t, 1);
+		break;
+	case KEY_BTAB:
+		tui_next_pane(t, -1);
+		break;
+	case '\r': case '\n': case KEY_ENTER:
+		tui_explain(t);
+		break;
+	case 'H':
+		tui_head(t, -1);
+		break;
+	case 'L':
+		tui_head(t, 1);
+		break;
+	case 'z':
+		if (t->npanes > 0) {
+			t->pane[t->focus].zoom = !t->pane[t->focus].zoom;
+			tui_layout(t, 0);
+			t->redraw |= R_PANES;
+		}
+		break;
+	case KEY_NPAGE:
+		t->narr_top += 3;
+		t->redraw |= R_NARR;
+		break;
+	case KEY_PPAGE:
+		t->narr_top = t->narr_top > 3 ? t->narr_top - 3 : 0;
+		t->redraw |= R_NARR;
+		break;
+	case ':':
+		if (t->le) {
+			t->mode = MODE_CMD;
+			lineedit_start(t->le, ":");
+			free(t->msg);
+			t->msg = NULL;
+			t->redraw |= R_STATUS | R_PANES;
+		}
+		break;
+	case '?': {
+		char *h = tui_help_text();
+		tui_popup(t, "attnviz: keys and commands", h ? h : "");
+		free(h);
+		break;
+	}
+	case 12: /* Ctrl-L */
+		clearok(curscr, TRUE);
+		t->redraw |= R_ALL;
+		break;
+	default:
+		if (key >= '1' && key <= '9' && session_quiz_pending(t->s) && session_step(t->s)->quiz.nchoices > 0) {
+			char line[32];
+			snprintf(line, sizeof line, "answer %c", key);
+			tui_run_line(t, line);
+		} else if (key < 256 && key > 32) {
+			tui_msgf(t, 0, "key %c does nothing here; ? shows the keys", key);
+		}
+		break;
+	}
+}
+
+static void
+tui_key_popup(Tui *t, int key)
+{
+	int page = LINES - 6 > 1 ? LINES - 6 : 1;
+
+	switch (key) {
+	case KEY_UP: case 'k':
+		t->popup_top--;
+		break;
+	case KEY_DOWN: case 'j':
+		t->popup_top++;
+		break;
+	case KEY_PPAGE:
+		t->popup_top -= page;
+		break;
+	case KEY_NPAGE: case ' ':
+		t->popup_top += page;
+		break;
+	case KEY_HOME: case 'g':
+		t->popup_top = 0;
+		break;
+	case KEY_END: case 'G':
+		t->popup_top = t->popup_lines;
+		break;
+	default:
+		tui_popup_close(t);
+		return;
+	}
+	if (t->popup_top < 0)
+		t->popup_top = 0;
+	t->redraw |= R_POPUP;
+}
+
+static void
+tui_key_cmd(Tui *t, int key)
+{
+	char *line = NULL;
+	int r = lineedit_feed(t->le, key, &line);
+
+	t->redraw |= R_STATUS;
+	if (r == 0)
+		return;
+	t->mode = MODE_MAIN;
+	t->redraw |= R_PANES;
+	if (r == 1 && line)
+		tui_run_line(t, line);
+	free(line);
+}
+
+/* ------------------------------------------------------------------ */
+/* Start and the loop                                                   */
+/* ------------------------------------------------------------------ */
+
+/* $XDG_STATE_HOME/attnviz/history (default ~/.local/state/attnviz/history); the directory is created. */
+static char *
+tui_history_path(void)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char dir[4096];
+
+	if (xdg && *xdg == '/')
+		snprintf(dir, sizeof dir, "%s/attnviz", xdg);
+	else if (home && *home)
+		snprintf(dir, sizeof dir, "%s/.local/state/attnviz", home);
+	else
+		return NULL;
+	/* mkdir -p */
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(dir, 0700);
+		*p = '/';
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return NULL;
+	size_t n = strlen(dir) + sizeof "/history";
+	char *path = malloc(n);
+	if (path)
+		snprintf(path, n, "%s/history", dir);
+	return path;
+}
+
+static int
+locale_utf8(void)
+{
+	const char *cs = nl_langinfo(CODESET);
+	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+}
+
+int
+tui_run(Session *s, const TuiOptions *opt)
+{
+	static int atexit_done;
+	struct sigaction sa, old_int, old_term, old_hup;
+	Tui t;
+	SCREEN *scr;
+	int rc = 0, errs = 0;
+	char *hist;
+
+	memset(&t, 0, sizeof t);
+	t.s = s;
+	if (opt)
+		t.opt = *opt;
+	t.utf8 = locale_utf8();
+
+	/* The line editor first: readline must not touch the terminal set-up ncurses owns. */
+	hist = tui_history_path();
+	t.le = lineedit_new(hist, s);
+	free(hist);
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = tui_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: a blocked read returns so the loop sees the flag */
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	tui_signal = 0;
+
+	scr = newterm(NULL, stdout, stdin);
+	if (scr == NULL) {
+		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n",
+		        getenv("TERM") ? getenv("TERM") : "");
+		rc = 1;
+		goto out;
+	}
+	tui_curses_on = 1;
+	if (!atexit_done) {
+		atexit(tui_end);
+		atexit_done = 1;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	intrflush(stdscr, FALSE);
+	keypad(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	const char *nc = getenv("NO_COLOR");
+	if (theme_init(t.opt.theme, nc != NULL && *nc != '\0') != 0)
+		tui_msgf(&t, 1, "unknown theme %s; using the default (themes: default, mono)", t.opt.theme);
+
+	s->dirty |= DIRTY_ALL;
+	t.redraw = R_ALL;
+	if (t.msg == NULL)
+		tui_msgf(&t, 0, "attnviz: n next, Enter explains a cell, : commands, ? help, q quit");
+
+	while (!s->quit) {
+		tui_sync(&t);
+		tui_draw(&t);
+
+		WINDOW *in = t.lay.too_small || t.w_status == NULL ? stdscr : t.w_status;
+		long long wait = 1000;
+		if (t.flash) {
+			wait = t.flash_until - now_ms();
+			if (wait < 0)
+				wait = 0;
+		}
+		wtimeout(in, (int)wait);
+		long long before = now_ms();
+		int key = wgetch(in);
+
+		if (tui_signal) {
+			int sig = tui_signal;
+			tui_signal = 0;
+			if (sig == SIGINT && t.mode == MODE_CMD) {
+				char *line = NULL;
+				lineedit_feed(t.le, 3, &line); /* Ctrl-C cancels the line */
+				free(line);
+				t.mode = MODE_MAIN;
+				t.redraw |= R_STATUS | R_PANES;
+				continue;
+			}
+			if (sig == SIGINT && t.mode == MODE_POPUP) {
+				tui_popup_close(&t);
+				continue;
+			}
+			rc = 128 + sig;
+			break;
+		}
+		if (key == ERR) {
+			if (t.flash && now_ms() >= t.flash_until) {
+				t.flash = 0;
+				t.redraw |= R_PANES;
+			}
+			/* Returning at once without a key, again and again: the input is gone. */
+			if (now_ms() - before < wait / 2 && wait > 50) {
+				if (++errs > 50)
+					break;
+			} else {
+				errs = 0;
+			}
+			continue;
+		}
+		errs = 0;
+		if (t.flash) {
+			t.flash = 0;
+			t.redraw |= R_PANES;
+		}
+		if (key == KEY_RESIZE) {
+			t.redraw |= R_LAYOUT;
+			continue;
+		}
+		if (t.lay.too_small) {
+			if (key == 'q')
+				break;
+			continue;
+		}
+		if (t.mode == MODE_MAIN && t.msg && key != ':') {
+			free(t.msg);
+			t.msg = NULL;
+			t.redraw |= R_STATUS;
+		}
+		switch (t.mode) {
+		case MODE_MAIN:
+			tui_key_main(&t, key);
+			break;
+		case MODE_POPUP:
+			tui_key_popup(&t, key);
+			break;
+		case MODE_CMD:
+			tui_key_cmd(&t, key);
+			break;
+		}
+	}
+
+out:
+	tui_free_windows(&t);
+	tui_end();
+	if (scr)
+		delscreen(scr);
+	lineedit_free(t.le);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	free(t.narr);
+	free(t.msg);
+	free(t.popup_title);
+	free(t.popup_text);
+	return rc;
+}

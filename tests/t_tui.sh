@@ -1,0 +1,275 @@
+#!/bin/sh
+# tests/t_tui.sh — the full-screen visualizer end to end: the real binary ($ATTNVIZ)
+# in a real terminal (tmux on a private socket), at 80×24 and 200×60, UTF-8 and C
+# locales, with and without colour. Prints "ok - NAME" / "not ok - NAME"; exits 0.
+#
+# Each scenario starts attnviz inside `sh -c`, which prints "EXITED <status>" and
+# whether the tty modes came back ("TTY-RESTORED") after attnviz returns.
+# Screens are polled with capture-pane until a pattern shows or a timeout passes.
+
+ATTNVIZ=${ATTNVIZ:-$(pwd)/build/attnviz}
+SRCDIR=${ATTNVIZ_SRCDIR:-$(pwd)}
+SOCK="attnviz-test-$$"
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-tui.XXXXXX")
+STATE="$TMPD/state"
+
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+
+cleanup() {
+	tm kill-server >/dev/null 2>&1
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT INT TERM
+
+ok() { echo "ok - $1"; }
+notok() {
+	echo "not ok - $1"
+	if [ -n "$2" ] && [ -f "$2" ]; then sed 's/^/    | /' "$2" | head -n 30; fi
+}
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "ok - tui: tmux not installed, skipped # SKIP"
+	exit 0
+fi
+if [ ! -x "$ATTNVIZ" ]; then
+	echo "not ok - tui: no binary at $ATTNVIZ"
+	exit 0
+fi
+
+# start NAME COLS LINES LANG EXTRA_ENV [ARGS…] — a session NAME running attnviz.
+# The shell runs attnviz as a job (set -m), so Ctrl-Z stops it for real; after
+# a stop it waits for the file resume-NAME and brings it back with fg.
+start() {
+	st_name=$1 st_cols=$2 st_lines=$3 st_lang=$4 st_extra=$5
+	shift 5
+	cat >"$TMPD/run-$st_name.sh" <<EOF
+cd "$SRCDIR" || exit 1
+set -m
+before=\$(stty -g)
+"$ATTNVIZ" $*
+rc=\$?
+while [ "\$rc" = 148 ]; do
+	echo SUSPENDED
+	while [ ! -e "$TMPD/resume-$st_name" ]; do sleep 0.05; done
+	rm -f "$TMPD/resume-$st_name"
+	fg >/dev/null
+	rc=\$?
+done
+if [ "\$(stty -g)" = "\$before" ]; then r=TTY-RESTORED; else r=TTY-CHANGED; fi
+echo "EXITED \$rc \$r"
+exec sleep 600
+EOF
+	tm new-session -d -s "$st_name" -x "$st_cols" -y "$st_lines" \
+		"env -u NO_COLOR TERM=xterm-256color LANG=$st_lang LC_ALL=$st_lang XDG_STATE_HOME=$STATE $st_extra sh $TMPD/run-$st_name.sh"
+}
+
+cap() { tm capture-pane -p -t "$1" 2>/dev/null; }
+cape() { tm capture-pane -p -e -t "$1" 2>/dev/null; }
+
+# wait_for SESSION PATTERN [SECONDS] — poll until the screen matches (grep -E).
+wait_for() {
+	w_s=$1 w_pat=$2 w_secs=${3:-5}
+	w_i=0
+	while [ "$w_i" -lt $((w_secs * 20)) ]; do
+		if cap "$w_s" | grep -Eq -- "$w_pat"; then return 0; fi
+		sleep 0.05
+		w_i=$((w_i + 1))
+	done
+	cap "$w_s" >"$TMPD/last-screen"
+	return 1
+}
+
+# wait_gone SESSION PATTERN [SECONDS] — poll until the screen no longer matches.
+wait_gone() {
+	g_s=$1 g_pat=$2 g_secs=${3:-5}
+	g_i=0
+	while [ "$g_i" -lt $((g_secs * 20)) ]; do
+		if ! cap "$g_s" | grep -Eq -- "$g_pat"; then return 0; fi
+		sleep 0.05
+		g_i=$((g_i + 1))
+	done
+	cap "$g_s" >"$TMPD/last-screen"
+	return 1
+}
+
+check() { # check NAME SESSION PATTERN [SECONDS]
+	if wait_for "$2" "$3" "${4:-5}"; then ok "$1"; else notok "$1" "$TMPD/last-screen"; fi
+}
+
+keys() { k_s=$1; shift; tm send-keys -t "$k_s" "$@"; }
+# cmd SESSION LINE — type a `:` command and Enter.
+cmd() {
+	tm send-keys -t "$1" ':'
+	tm send-keys -t "$1" -l "$2"
+	tm send-keys -t "$1" Enter
+	# The command line closes when the command ran.
+	wait_gone "$1" "^:" 3 >/dev/null
+}
+
+stages_of() { # the stages --dump lists for a lesson
+	"$ATTNVIZ" --dump "$1" 2>/dev/null | grep '"stages"' | sed 's/.*\[//; s/\].*//; s/[",]/ /g'
+}
+
+attnviz_pid() { # the attnviz process under a session's shell
+	p_pp=$(tm display-message -p -t "$1" '#{pane_pid}')
+	ps -o pid= -o comm= --ppid "$p_pp" 2>/dev/null | awk '$2 ~ /attnviz/ { print $1; exit }'
+}
+
+# ---------------------------------------------------------------------------
+# Scenarios at a given size: start-up, every step and stage, explain, load,
+# a bad load, set, resize, quit.
+scenarios() {
+	tag=$1 cols=$2 lines=$3
+	s="main$cols"
+	start "$s" "$cols" "$lines" C.UTF-8 ""
+
+	check "$tag: start-up shows the default lesson's title" "$s" 'Self-attention: I saw a saw'
+	check "$tag: start-up shows the stage line" "$s" 'step 1/[0-9]+ +stage: input'
+
+	# Step with n until the last step, collecting the stage names seen.
+	seen=" "
+	last=0
+	i=0
+	while [ "$i" -lt 80 ]; do
+		line=$(cap "$s" | grep -E 'step [0-9]+/[0-9]+' | head -n 1)
+		k=$(echo "$line" | sed -n 's/.*step \([0-9]*\)\/\([0-9]*\).*/\1/p')
+		n=$(echo "$line" | sed -n 's/.*step \([0-9]*\)\/\([0-9]*\).*/\2/p')
+		st=$(echo "$line" | sed -n 's/.*stage: \([a-z]*\).*/\1/p')
+		case "$seen" in *" $st "*) ;; *) seen="$seen$st " ;; esac
+		if [ -n "$k" ] && [ "$k" = "$n" ]; then last=1; break; fi
+		prev="step $k/$n"
+		keys "$s" n
+		wait_gone "$s" "$prev " 3 >/dev/null 2>&1
+		i=$((i + 1))
+	done
+	if [ "$last" = 1 ]; then ok "$tag: n steps to the last step"; else notok "$tag: n steps to the last step" "$TMPD/last-screen"; fi
+	# The walk of the default lesson visits these stages.
+	missing=""
+	for st in input project scores softmax weighted; do
+		case "$seen" in *" $st "*) ;; *) missing="$missing $st" ;; esac
+	done
+	if [ -z "$missing" ]; then ok "$tag: stepping shows every stage of the walk"; else notok "$tag: stepping misses:$missing (saw:$seen)"; fi
+	keys "$s" n
+	check "$tag: n at the last step says so and stays" "$s" 'last step'
+
+	keys "$s" g
+	check "$tag: g goes back to the first step" "$s" 'step 1/[0-9]+ +stage: input'
+
+	# Every stage the lesson has, by :goto.
+	for st in $(stages_of "$SRCDIR/lessons/selfattn.json"); do
+		cmd "$s" "goto $st"
+		check "$tag: goto $st shows stage $st" "$s" "stage: $st( |\$)"
+	done
+
+	# Explain the cell under the cursor (the first step focuses input[1][1]).
+	keys "$s" g
+	wait_for "$s" 'stage: input' >/dev/null
+	keys "$s" Enter
+	check "$tag: Enter explains the cell under the cursor" "$s" 'input\[[0-9]+\]\[[0-9]+\] = '
+	keys "$s" Escape
+	wait_gone "$s" 'close' 3 >/dev/null
+
+	# Cursor moves and operands: scores after the quiz.
+	cmd "$s" "goto scores"
+	cmd "$s" "skip"
+	keys "$s" Right
+	check "$tag: arrows move the cell cursor" "$s" 'scores\[[0-9]+\]\[[0-9]+\] = '
+	if cape "$s" | grep -q '4m'; then ok "$tag: operands of the cursor cell are highlighted"; else notok "$tag: operands of the cursor cell are highlighted"; fi
+
+	# An edit recomputes: W_q row 0 of the default lesson is 5 2 1, Q row "I" follows it.
+	cmd "$s" "goto project"
+	check "$tag: project shows Q" "$s" 'I +5\.00 +2\.00 +1\.00'
+	cmd "$s" "set W_q[0][0] 2"
+	check "$tag: set W_q[0][0] 2 recomputes Q" "$s" 'I +2\.00 +2\.00 +1\.00'
+
+	# A lesson by file.
+	cmd "$s" "load lessons/mask.json"
+	check "$tag: :load lessons/mask.json shows its title" "$s" 'Masked attention'
+	# A bad file: the error in the status line, the lesson kept.
+	printf '{ "attnviz": 1, nope\n' >"$TMPD/bad.json"
+	cmd "$s" "load $TMPD/bad.json"
+	check "$tag: :load of a bad file shows the error" "$s" 'bad\.json:[0-9]+'
+	if cap "$s" | grep -q 'Masked attention'; then ok "$tag: :load of a bad file keeps the lesson"; else notok "$tag: :load of a bad file keeps the lesson"; fi
+	cmd "$s" "goto nowhere"
+	check "$tag: a bad command argument is reported" "$s" 'unknown stage|nowhere'
+	cmd "$s" "frobnicate"
+	check "$tag: an unknown command is reported" "$s" 'unknown command'
+
+	# Help overlay from the command table.
+	keys "$s" '?'
+	check "$tag: ? shows the keys" "$s" 'where did this number come from'
+	keys "$s" G
+	check "$tag: ? lists the commands (scrolled to the end)" "$s" 'quit +leave attnviz|help \[COMMAND\]'
+	keys "$s" q
+	wait_gone "$s" 'where did this number|leave attnviz' 3 >/dev/null
+
+	# Resize below the minimum and back.
+	tm resize-window -t "$s" -x 30 -y 10
+	check "$tag: a 30x10 terminal says too small" "$s" 'too small'
+	tm resize-window -t "$s" -x "$cols" -y "$lines"
+	check "$tag: growing back redraws the lesson" "$s" 'Masked attention.*step'
+
+	keys "$s" q
+	check "$tag: q quits with status 0" "$s" 'EXITED 0'
+	check "$tag: the terminal modes are restored" "$s" 'TTY-RESTORED'
+	alt=$(tm display-message -p -t "$s" '#{alternate_on}')
+	if [ "$alt" = 0 ]; then ok "$tag: the alternate screen is left"; else notok "$tag: the alternate screen is left (alternate_on=$alt)"; fi
+	if cap "$s" | grep -q 'stage:'; then notok "$tag: the shell's screen is back" ; else ok "$tag: the shell's screen is back"; fi
+	tm kill-session -t "$s"
+}
+
+scenarios "80x24" 80 24
+scenarios "200x60" 200 60
+
+# ---------------------------------------------------------------------------
+# C locale: ASCII only (-inf, x), lesson text that is not ASCII shown as '?'.
+s=clocale
+start "$s" 80 24 C "" lessons/mask.json
+check "C locale: starts" "$s" 'Masked attention'
+cmd "$s" "goto mask"
+cmd "$s" "skip"
+check "C locale: masked cells show -inf" "$s" '-inf'
+if cap "$s" | grep -q '∞'; then notok "C locale: no UTF-8 -∞"; else ok "C locale: no UTF-8 -∞"; fi
+keys "$s" q
+check "C locale: q quits and restores" "$s" 'EXITED 0 TTY-RESTORED'
+
+# NO_COLOR: no colour escapes, glyph shading instead.
+s=nocolor
+start "$s" 80 24 C.UTF-8 "NO_COLOR=1"
+check "NO_COLOR: starts" "$s" 'stage: input'
+cmd "$s" "goto softmax"
+cmd "$s" "skip"
+wait_for "$s" 'weights' >/dev/null
+if cape "$s" | grep -Eq '\[(3|4)8;5;|\[3[0-7]m|\[4[0-7]m'; then notok "NO_COLOR: no colours"; else ok "NO_COLOR: no colours"; fi
+if cap "$s" | grep -q '[░▒▓█]'; then ok "NO_COLOR: cells carry shade glyphs"; else notok "NO_COLOR: cells carry shade glyphs"; fi
+keys "$s" q
+check "NO_COLOR: q quits" "$s" 'EXITED 0'
+
+# Signals: SIGTERM restores the terminal; Ctrl-Z suspends and SIGCONT redraws.
+s=sigterm
+start "$s" 80 24 C.UTF-8 ""
+wait_for "$s" 'stage: input' >/dev/null
+pid=$(attnviz_pid "$s")
+if [ -n "$pid" ]; then
+	kill -TERM "$pid"
+	check "SIGTERM: exits" "$s" 'EXITED 143'
+	check "SIGTERM: terminal restored" "$s" 'TTY-RESTORED'
+else
+	notok "SIGTERM: no attnviz process found"
+fi
+
+s=suspend
+start "$s" 80 24 C.UTF-8 ""
+wait_for "$s" 'stage: input' >/dev/null
+keys "$s" n
+wait_for "$s" 'step 2/' >/dev/null
+keys "$s" C-z
+check "Ctrl-Z: suspends and gives the terminal back" "$s" 'SUSPENDED'
+alt=$(tm display-message -p -t "$s" '#{alternate_on}')
+if [ "$alt" = 0 ]; then ok "Ctrl-Z: the alternate screen is left while stopped"; else notok "Ctrl-Z: the alternate screen is left while stopped"; fi
+: >"$TMPD/resume-$s"
+check "Ctrl-Z: resuming redraws the same step" "$s" 'step 2/[0-9]+ +stage: project'
+keys "$s" q
+check "Ctrl-Z: quits normally after resuming" "$s" 'EXITED 0 TTY-RESTORED'
+
+exit 0
