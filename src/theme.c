@@ -1,142 +1,172 @@
 /* theme.c: role → colour tables (256, 8 and no colours) and the heatmap ramps. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "theme.h"
+#include "themefile.h"
 
-/* A colour pair: foreground and background (-1: the terminal's default). */
+/*
+ * The colours come from a ThemeFile (themefile.h: the built-in default or
+ * assets/themes/NAME.json). Each role gets one colour pair; each ramp step a
+ * pair of its background and a readable text colour. On 8-colour terminals
+ * the default theme uses hand-picked ramps, other themes the nearest basic
+ * colours. Without colour, roles use the attributes below plus the file's.
+ */
+
+#define RAMP8 5
+#define MONO_LEVELS 5
+
 typedef struct ThemePair {
 	short fg, bg;
 } ThemePair;
 
-typedef struct ThemeRoleSpec {
-	ThemePair c256, c8;
-	attr_t attr;  /* added to the pair when drawing in colour */
-	attr_t mono;  /* the whole look without colour */
-} ThemeRoleSpec;
+/* The default theme on 8 colours: blue … default … red, and default … yellow. */
+static const ThemePair div8[RAMP8] = {
+	{ COLOR_WHITE, COLOR_BLUE }, { COLOR_BLACK, COLOR_CYAN }, { -1, -1 },
+	{ COLOR_BLACK, COLOR_YELLOW }, { COLOR_WHITE, COLOR_RED }
+};
+static const attr_t div8_attr[RAMP8] = { A_BOLD, 0, 0, 0, A_BOLD };
+static const ThemePair seq8[RAMP8] = {
+	{ -1, -1 }, { COLOR_WHITE, COLOR_BLUE }, { COLOR_BLACK, COLOR_CYAN },
+	{ COLOR_BLACK, COLOR_GREEN }, { COLOR_BLACK, COLOR_YELLOW }
+};
+static const attr_t seq8_attr[RAMP8] = { 0, A_BOLD, 0, 0, A_BOLD };
 
-#define DIV256 11
-#define SEQ256 9
-#define RAMP8  5
-#define MONO_LEVELS 5
-
-typedef struct Theme {
-	const char *name;
-	int mono;                      /* 1: never colour */
-	ThemeRoleSpec role[ROLE_COUNT];
-	ThemePair div256[DIV256], seq256[SEQ256];
-	ThemePair div8[RAMP8], seq8[RAMP8];
-	attr_t div8_attr[RAMP8], seq8_attr[RAMP8];
-} Theme;
-
-#define D (-1) /* the terminal's default colour */
-
-static const Theme theme_default = {
-	.name = "default",
-	.role = {
-		[ROLE_STAGE]       = { { 231, 24 },  { COLOR_WHITE, COLOR_BLUE },  0,         A_REVERSE },
-		[ROLE_STAGE_NAME]  = { { 229, 24 },  { COLOR_YELLOW, COLOR_BLUE }, A_BOLD,    A_REVERSE | A_BOLD },
-		[ROLE_PANE_TITLE]  = { { 110, D },   { COLOR_CYAN, D },            0,         A_UNDERLINE },
-		[ROLE_PANE_FOCUS]  = { { 229, D },   { COLOR_YELLOW, D },          A_BOLD,    A_BOLD | A_UNDERLINE },
-		[ROLE_LABEL]       = { { 250, D },   { COLOR_WHITE, D },           0,         A_DIM },
-		[ROLE_LABEL_HI]    = { { 229, D },   { COLOR_YELLOW, D },          A_BOLD,    A_BOLD },
-		[ROLE_CURSOR]      = { { 16, 226 },  { COLOR_BLACK, COLOR_YELLOW }, A_BOLD,   A_REVERSE | A_BOLD },
-		[ROLE_OPERAND]     = { { D, D },     { D, D },                     A_BOLD | A_UNDERLINE, A_BOLD | A_UNDERLINE },
-		[ROLE_MASKED]      = { { 245, 236 }, { COLOR_MAGENTA, D },         0,         A_DIM },
-		[ROLE_FLASH]       = { { 16, 214 },  { COLOR_BLACK, COLOR_MAGENTA }, A_BOLD,  A_STANDOUT | A_BOLD },
-		[ROLE_RULE]        = { { 60, D },    { COLOR_BLUE, D },            0,         A_DIM },
-		[ROLE_NARR]        = { { D, D },     { D, D },                     0,         0 },
-		[ROLE_FORMULA]     = { { 159, D },   { COLOR_CYAN, D },            A_BOLD,    A_BOLD },
-		[ROLE_QUIZ]        = { { 222, D },   { COLOR_YELLOW, D },          A_BOLD,    A_BOLD },
-		[ROLE_PLACEHOLDER] = { { 244, D },   { COLOR_WHITE, D },           A_DIM,     A_DIM },
-		[ROLE_KEYS]        = { { 250, 236 }, { COLOR_WHITE, COLOR_BLACK }, 0,         A_DIM },
-		[ROLE_KEY]         = { { 229, 236 }, { COLOR_YELLOW, COLOR_BLACK }, A_BOLD,   A_BOLD },
-		[ROLE_INFO]        = { { 151, D },   { COLOR_GREEN, D },           0,         0 },
-		[ROLE_ERROR]       = { { 231, 124 }, { COLOR_WHITE, COLOR_RED },   A_BOLD,    A_REVERSE | A_BOLD },
-		[ROLE_CMDLINE]     = { { D, D },     { D, D },                     0,         0 },
-		[ROLE_POPUP]       = { { 231, 237 }, { COLOR_WHITE, COLOR_BLACK }, 0,         0 },
-		[ROLE_POPUP_TITLE] = { { 229, 237 }, { COLOR_YELLOW, COLOR_BLACK }, A_BOLD,   A_BOLD },
-		[ROLE_NOTICE]      = { { 229, D },   { COLOR_YELLOW, D },          A_BOLD,    A_BOLD },
-	},
-	/* blue … default … red, light colours with black numbers near zero */
-	.div256 = { { 231, 18 }, { 231, 19 }, { 231, 26 }, { 16, 75 }, { 16, 153 }, { D, D },
-		    { 16, 224 }, { 16, 217 }, { 16, 209 }, { 231, 160 }, { 231, 88 } },
-	/* default … pale yellow … green … deep teal (viridis-like, reversed) */
-	.seq256 = { { D, D }, { 16, 230 }, { 16, 229 }, { 16, 192 }, { 16, 150 },
-		    { 16, 114 }, { 231, 71 }, { 231, 29 }, { 231, 23 } },
-	.div8 = { { COLOR_WHITE, COLOR_BLUE }, { COLOR_BLACK, COLOR_CYAN }, { D, D },
-		  { COLOR_BLACK, COLOR_YELLOW }, { COLOR_WHITE, COLOR_RED } },
-	.div8_attr = { A_BOLD, 0, 0, 0, A_BOLD },
-	.seq8 = { { D, D }, { COLOR_WHITE, COLOR_BLUE }, { COLOR_BLACK, COLOR_CYAN },
-		  { COLOR_BLACK, COLOR_GREEN }, { COLOR_BLACK, COLOR_YELLOW } },
-	.seq8_attr = { 0, A_BOLD, 0, 0, A_BOLD },
+/* Without colour: how each role looks (the theme file's attrs are added). */
+static const attr_t mono_role[ROLE_COUNT] = {
+	[ROLE_STAGE] = A_REVERSE,
+	[ROLE_STAGE_NAME] = A_REVERSE | A_BOLD,
+	[ROLE_PANE_TITLE] = A_UNDERLINE,
+	[ROLE_PANE_FOCUS] = A_BOLD | A_UNDERLINE,
+	[ROLE_LABEL] = A_DIM,
+	[ROLE_LABEL_HI] = A_BOLD,
+	[ROLE_CURSOR] = A_REVERSE | A_BOLD,
+	[ROLE_OPERAND] = A_BOLD | A_UNDERLINE,
+	[ROLE_MASKED] = A_DIM,
+	[ROLE_FLASH] = A_STANDOUT | A_BOLD,
+	[ROLE_RULE] = A_DIM,
+	[ROLE_FORMULA] = A_BOLD,
+	[ROLE_QUIZ] = A_BOLD,
+	[ROLE_PLACEHOLDER] = A_DIM,
+	[ROLE_KEYS] = A_DIM,
+	[ROLE_KEY] = A_BOLD,
+	[ROLE_ERROR] = A_REVERSE | A_BOLD,
+	[ROLE_POPUP_TITLE] = A_BOLD,
+	[ROLE_NOTICE] = A_BOLD,
 };
 
-#undef D
-
-/* Monochrome: the magnitude as dim … bold, plus a shade glyph in the cell. */
+/* Monochrome heat: the magnitude as dim … bold, plus a shade glyph in the cell. */
 static const attr_t mono_heat[MONO_LEVELS] = { A_DIM, 0, 0, A_BOLD, A_BOLD };
 
 static struct {
-	const Theme *t;
-	int colors;   /* 0 (monochrome), 8 or 256 */
+	ThemeFile tf;
+	int colors;               /* 0 (monochrome), 8 or 256 */
+	int builtin8;             /* 8 colours with the default theme's hand-picked ramps */
 	attr_t role[ROLE_COUNT];
+	int role_plain[ROLE_COUNT]; /* 1: the role has no colours of its own (an overlay) */
 	short div_pair, seq_pair; /* first pair of each ramp */
-} theme_state = { &theme_default, 0, { 0 }, 0, 0 };
+	int ndiv, nseq;
+} theme_state;
 
-static void
-theme_pair(short n, ThemePair p)
+static attr_t
+theme_attrs(unsigned bits)
 {
-	init_pair(n, p.fg, p.bg);
+	attr_t a = 0;
+
+	if (bits & THEMEFILE_BOLD) a |= A_BOLD;
+	if (bits & THEMEFILE_DIM) a |= A_DIM;
+	if (bits & THEMEFILE_UNDERLINE) a |= A_UNDERLINE;
+	if (bits & THEMEFILE_REVERSE) a |= A_REVERSE;
+	if (bits & THEMEFILE_STANDOUT) a |= A_STANDOUT;
+#ifdef A_ITALIC
+	if (bits & THEMEFILE_ITALIC) a |= A_ITALIC;
+#endif
+	if (bits & THEMEFILE_BLINK) a |= A_BLINK;
+	return a;
+}
+
+/* A theme colour on this terminal: itself on 256 colours, the nearest basic one on 8. */
+static short
+theme_colour(int c)
+{
+	if (c < 0)
+		return -1;
+	return (short)(theme_state.colors == 256 ? c : themefile_to8(c));
+}
+
+/* A ramp step: its background and black or white text. */
+static void
+theme_ramp_pair(short n, int bg)
+{
+	if (bg < 0)
+		init_pair(n, -1, -1);
+	else
+		init_pair(n, theme_colour(themefile_text_on(bg)), theme_colour(bg));
 }
 
 int
-theme_init(const char *name, int mono)
+theme_init(const char *name, int mono, char **err)
 {
 	int rc = 0;
-	int force_mono = mono;
 
-	theme_state.t = &theme_default;
-	if (name && strcmp(name, "mono") == 0)
-		force_mono = 1;
-	else if (name && *name && strcmp(name, "default") != 0)
-		rc = -1;
+	*err = NULL;
+	if (name == NULL || *name == '\0' || strcmp(name, "default") == 0) {
+		themefile_default(&theme_state.tf);
+	} else if (themefile_load(name, &theme_state.tf, err) != 0) {
+		/* tf holds the default now */
+		if (strcmp(name, "mono") == 0) {
+			/* "mono" works without its file too */
+			free(*err);
+			*err = NULL;
+			strcpy(theme_state.tf.name, "mono");
+			theme_state.tf.mono = 1;
+		} else {
+			rc = -1;
+		}
+	}
+	themefile_set_current(&theme_state.tf);
 
+	const ThemeFile *t = &theme_state.tf;
 	theme_state.colors = 0;
-	if (!force_mono && has_colors() && start_color() != ERR) {
+	if (!mono && !t->mono && has_colors() && start_color() != ERR) {
 		use_default_colors();
-		int need = ROLE_COUNT + DIV256 + SEQ256 + 1;
+		int need = ROLE_COUNT + t->ndiv + t->nseq + 1;
 		if (COLORS >= 256 && COLOR_PAIRS > need)
 			theme_state.colors = 256;
-		else if (COLORS >= 8 && COLOR_PAIRS > ROLE_COUNT + 2 * RAMP8)
+		else if (COLORS >= 8 && COLOR_PAIRS > ROLE_COUNT + 2 * THEMEFILE_MAX_RAMP + 1)
 			theme_state.colors = 8;
 	}
+	theme_state.builtin8 = theme_state.colors == 8 && strcmp(t->name, "default") == 0;
 
-	const Theme *t = theme_state.t;
 	short pair = 1;
 	for (int r = 0; r < ROLE_COUNT; r++) {
-		const ThemeRoleSpec *rs = &t->role[r];
+		const ThemeFileRole *fr = &t->role[r];
+		theme_state.role_plain[r] = fr->fg < 0 && fr->bg < 0;
 		if (theme_state.colors == 0) {
-			theme_state.role[r] = rs->mono;
+			theme_state.role[r] = mono_role[r] | theme_attrs(fr->attrs);
 			continue;
 		}
-		theme_pair(pair, theme_state.colors == 256 ? rs->c256 : rs->c8);
-		theme_state.role[r] = COLOR_PAIR(pair) | rs->attr;
+		init_pair(pair, theme_colour(fr->fg), theme_colour(fr->bg));
+		theme_state.role[r] = COLOR_PAIR(pair) | theme_attrs(fr->attrs);
 		pair++;
 	}
 	theme_state.div_pair = pair;
-	if (theme_state.colors == 256) {
-		for (int i = 0; i < DIV256; i++)
-			theme_pair(pair++, t->div256[i]);
-		theme_state.seq_pair = pair;
-		for (int i = 0; i < SEQ256; i++)
-			theme_pair(pair++, t->seq256[i]);
-	} else if (theme_state.colors == 8) {
+	if (theme_state.builtin8) {
+		theme_state.ndiv = theme_state.nseq = RAMP8;
 		for (int i = 0; i < RAMP8; i++)
-			theme_pair(pair++, t->div8[i]);
+			init_pair(pair++, div8[i].fg, div8[i].bg);
 		theme_state.seq_pair = pair;
 		for (int i = 0; i < RAMP8; i++)
-			theme_pair(pair++, t->seq8[i]);
+			init_pair(pair++, seq8[i].fg, seq8[i].bg);
+	} else if (theme_state.colors != 0) {
+		theme_state.ndiv = t->ndiv;
+		theme_state.nseq = t->nseq;
+		for (int i = 0; i < t->ndiv; i++)
+			theme_ramp_pair(pair++, t->div[i]);
+		theme_state.seq_pair = pair;
+		for (int i = 0; i < t->nseq; i++)
+			theme_ramp_pair(pair++, t->seq[i]);
 	}
 	return rc;
 }
@@ -154,41 +184,16 @@ theme_overlay(ThemeRole r, attr_t base)
 {
 	if ((int)r < 0 || r >= ROLE_COUNT)
 		return base;
-	const ThemeRoleSpec *rs = &theme_state.t->role[r];
-	if (theme_state.colors == 0)
-		return base | rs->mono;
-	ThemePair p = theme_state.colors == 256 ? rs->c256 : rs->c8;
-	if (p.fg == -1 && p.bg == -1)
-		return base | rs->attr;
+	if (theme_state.colors == 0 || theme_state.role_plain[r])
+		return base | (theme_state.role[r] & ~A_COLOR);
 	return theme_state.role[r];
-}
-
-/* Index 0 … n-1 of t on a ramp of n steps. */
-static int
-theme_step(ThemeRamp ramp, double t, int n)
-{
-	double u;
-
-	if (isnan(t))
-		t = 0.0;
-	if (ramp == RAMP_DIVERGING) {
-		if (t < -1) t = -1;
-		if (t > 1) t = 1;
-		u = (t + 1) / 2;
-	} else {
-		if (t < 0) t = 0;
-		if (t > 1) t = 1;
-		u = t;
-	}
-	int i = (int)lround(u * (n - 1));
-	return i < 0 ? 0 : i >= n ? n - 1 : i;
 }
 
 attr_t
 theme_heat(ThemeRamp ramp, double t, int *level)
 {
 	double mag = isnan(t) ? 0 : fabs(t);
-	int lv;
+	int lv, div = ramp == RAMP_DIVERGING;
 
 	if (mag > 1)
 		mag = 1;
@@ -196,20 +201,14 @@ theme_heat(ThemeRamp ramp, double t, int *level)
 	lv = mag < 0.1 ? 0 : 1 + (int)((mag - 0.1) / 0.9 * 3.999);
 	if (level)
 		*level = lv;
-	switch (theme_state.colors) {
-	case 256:
-		if (ramp == RAMP_DIVERGING)
-			return COLOR_PAIR(theme_state.div_pair + theme_step(ramp, t, DIV256));
-		return COLOR_PAIR(theme_state.seq_pair + theme_step(ramp, t, SEQ256));
-	case 8: {
-		int i = theme_step(ramp, t, RAMP8);
-		if (ramp == RAMP_DIVERGING)
-			return COLOR_PAIR(theme_state.div_pair + i) | theme_state.t->div8_attr[i];
-		return COLOR_PAIR(theme_state.seq_pair + i) | theme_state.t->seq8_attr[i];
-	}
-	default:
+	if (theme_state.colors == 0)
 		return mono_heat[lv];
-	}
+	int n = div ? theme_state.ndiv : theme_state.nseq;
+	int i = themefile_ramp_index(t, div, n);
+	attr_t a = COLOR_PAIR((div ? theme_state.div_pair : theme_state.seq_pair) + i);
+	if (theme_state.builtin8)
+		a |= div ? div8_attr[i] : seq8_attr[i];
+	return a;
 }
 
 int
@@ -234,7 +233,9 @@ theme_shade(int level, int utf8)
 const char *
 theme_name(void)
 {
-	return theme_state.colors == 0 && theme_state.t == &theme_default ? "mono" : theme_state.t->name;
+	if (theme_state.tf.name[0] == '\0')
+		return "default";
+	return theme_state.tf.name;
 }
 
 int

@@ -44,11 +44,14 @@ typedef enum ThemeRamp {
 
 /*
  * Choose the theme and set up colours; call after initscr(). name NULL or
- * "default": the default; "mono": monochrome. Colour is off (monochrome with
- * glyph shading) when mono is 1, when the terminal has no colours or too few
- * pairs. Returns 0, or -1 for an unknown name (the default is then in use).
+ * "default": the built-in default; otherwise a theme file by name or path
+ * (themefile.h: assets/themes/NAME.json), which also becomes the theme of
+ * exports (themefile_set_current). Colour is off (monochrome with glyph
+ * shading) when mono is 1, when the theme says "mono", when the terminal has
+ * no colours or too few pairs. Returns 0, or -1 with *err set (heap string,
+ * the caller frees) when the theme cannot be loaded: the default is then in use.
  */
-int theme_init(const char *name, int mono);
+int theme_init(const char *name, int mono, char **err);
 /* The attributes (colour pair included) of a role. */
 attr_t theme_attr(ThemeRole r);
 /*
@@ -62,7 +65,7 @@ attr_t theme_heat(ThemeRamp ramp, double t, int *level);
 int theme_mono(void);
 /* The shade glyph for level 0 … 4: " ░▒▓█" (utf8) or " ':*#". */
 const char *theme_shade(int level, int utf8);
-/* The theme in use ("default", "mono") and how many colours it draws with (0, 8, 256). */
+/* The theme in use ("default", "mono", …) and how many colours it draws with (0, 8, 256). */
 const char *theme_name(void);
 int theme_colors(void);
 

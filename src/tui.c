@@ -1487,11 +1487,16 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 	Tui *t = ctx;
 
 	if (strcmp(name, "theme") == 0 && argc >= 2) {
-		if (theme_init(argv[1], getenv("NO_COLOR") && *getenv("NO_COLOR")) != 0)
-			tui_msgf(t, 1, "unknown theme (have: default, mono)");
+		const char *nc = getenv("NO_COLOR");
+		char *err = NULL;
+		if (theme_init(argv[1], nc != NULL && *nc != '\0', &err) != 0)
+			tui_set_msg(t, 1, err ? err : "cannot load the theme");
 		else
-			tui_msgf(t, 0, "theme %s", theme_name());
-		t->redraw |= R_ALL & ~R_LAYOUT;
+			tui_msgf(t, 0, "theme %s (%d colours)", theme_name(), theme_colors());
+		free(err);
+		/* Pane widths depend on colour (glyphs without it). */
+		tui_build_panes(t, 1, 0);
+		t->redraw |= R_ALL;
 		return 1;
 	}
 	return 0;
@@ -1939,8 +1944,10 @@ tui_run(Session *s, const TuiOptions *opt)
 	set_escdelay(25);
 	curs_set(0);
 	const char *nc = getenv("NO_COLOR");
-	if (theme_init(t.opt.theme, nc != NULL && *nc != '\0') != 0)
-		tui_msgf(&t, 1, "unknown theme %s; using the default (themes: default, mono)", t.opt.theme);
+	char *terr = NULL;
+	if (theme_init(t.opt.theme, nc != NULL && *nc != '\0', &terr) != 0)
+		tui_set_msg(&t, 1, terr ? terr : "cannot load the theme; using the default");
+	free(terr);
 
 	s->dirty |= DIRTY_ALL;
 	t.redraw = R_ALL;
