@@ -132,9 +132,10 @@ theme_init(const char *name, int mono, char **err)
 	if (!mono && !t->mono && has_colors() && start_color() != ERR) {
 		use_default_colors();
 		int need = ROLE_COUNT + t->ndiv + t->nseq + 1;
+		int need8 = strcmp(t->name, "default") == 0 ? ROLE_COUNT + 2 * RAMP8 + 1 : need;
 		if (COLORS >= 256 && COLOR_PAIRS > need)
 			theme_state.colors = 256;
-		else if (COLORS >= 8 && COLOR_PAIRS > ROLE_COUNT + 2 * THEMEFILE_MAX_RAMP + 1)
+		else if (COLORS >= 8 && COLOR_PAIRS > need8)
 			theme_state.colors = 8;
 	}
 	theme_state.builtin8 = theme_state.colors == 8 && strcmp(t->name, "default") == 0;
@@ -151,6 +152,9 @@ theme_init(const char *name, int mono, char **err)
 		theme_state.role[r] = COLOR_PAIR(pair) | theme_attrs(fr->attrs);
 		pair++;
 	}
+	/* Eight colours are too few to keep the cursor apart from every ramp step. */
+	if (theme_state.colors == 8)
+		theme_state.role[ROLE_CURSOR] |= A_REVERSE;
 	theme_state.div_pair = pair;
 	if (theme_state.builtin8) {
 		theme_state.ndiv = theme_state.nseq = RAMP8;
