@@ -463,12 +463,9 @@ pane_want(const Pane *p, int *w, int *h)
 	int tw = str_width(p->title, -1) + 2;
 
 	if (p->zoom) {
-		*w = p->lw + 2 * p->cols;
-		*h = 2 + p->rows;
-		if (*w > 60)
-			*w = 60;
-		if (*h > 20)
-			*h = 20;
+		/* Zoomed out, a pane takes what it is given: ask for little. */
+		*w = p->lw + 2 * (p->cols < 24 ? p->cols : 24);
+		*h = 2 + (p->rows < 10 ? p->rows : 10);
 	} else {
 		*w = p->lw + p->cw * p->cols;
 		*h = 2 + p->rows;
@@ -962,7 +959,7 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 	put_at(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
 }
 
-/* The zoomed-out heatmap: each 2-column block is the mean of a block of cells, no numbers. */
+/* The zoomed-out heatmap: each 2-column cell stands for a block of cells, no numbers. */
 static void
 pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 {
@@ -985,13 +982,15 @@ pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 		char *l = pane_row_label(t, p, i * br);
 		put_label(w, 2 + i, 0, p->lw - 1, theme_attr(focused && i == cr ? ROLE_LABEL_HI : ROLE_LABEL), l, 0);
 		for (int j = 0; j < nc; j++) {
-			double sum = 0;
+			/* A block shows its strongest cell (the mean of random signs would be ~0). */
+			double peak = 0;
 			int cnt = 0, masked = 0, lv = 0;
 			for (int r = i * br; r < (i + 1) * br && r < p->rows; r++)
 				for (int c = j * bc; c < (j + 1) * bc && c < p->cols; c++) {
 					double v = pane_value(m, p, r, c);
 					if (isfinite(v)) {
-						sum += v;
+						if (cnt == 0 || fabs(v) > fabs(peak))
+							peak = v;
 						cnt++;
 					} else {
 						masked++;
@@ -1003,8 +1002,7 @@ pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 				at = theme_attr(ROLE_MASKED);
 				glyph = t->utf8 ? "\u00b7\u00b7" : "..";
 			} else {
-				double mean = cnt ? sum / cnt : 0;
-				double tv = p->diverging ? (p->maxabs > 0 ? mean / p->maxabs : 0) : mean;
+				double tv = p->diverging ? (p->maxabs > 0 ? peak / p->maxabs : 0) : peak;
 				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
 			}
 			if (focused && i == cr && j == cc)
