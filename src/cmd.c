@@ -38,8 +38,12 @@ static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ..
 	va_start(ap, fmt);
 	vsnprintf(s, (size_t)len + 1, fmt, ap);
 	va_end(ap);
-	if (out != NULL && out->message != NULL)
-		out->message(out->ctx, kind, title, s);
+	/* Messages quote what was typed and what lessons say: never let a control character through. */
+	if (out != NULL && out->message != NULL) {
+		char *safe = text_escape(s, kind == MSG_TEXT ? "\n\t" : "");
+		out->message(out->ctx, kind, title, safe ? safe : "");
+		free(safe);
+	}
 	free(s);
 }
 

@@ -2,8 +2,29 @@
 #include "dump.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * A number that reads back as exactly the same double: the shortest of
+ * %.15g, %.16g, %.17g that round-trips (cJSON's own printer accepts a
+ * difference of one epsilon). Non-finite numbers (−∞ masks) become null.
+ */
+cJSON *dump_number(double x)
+{
+	char buf[32];
+	int digits;
+
+	if (!isfinite(x))
+		return cJSON_CreateNull();
+	for (digits = 15; digits <= 17; digits++) {
+		snprintf(buf, sizeof buf, "%.*g", digits, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	return cJSON_CreateRaw(buf);
+}
 
 cJSON *dump_matrix(const Mat *m)
 {
@@ -20,7 +41,7 @@ cJSON *dump_matrix(const Mat *m)
 		}
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
-			cJSON *cell = isfinite(x) ? cJSON_CreateNumber(x) : cJSON_CreateNull();
+			cJSON *cell = dump_number(x);
 			if (cell == NULL || !cJSON_AddItemToArray(row, cell)) {
 				cJSON_Delete(cell);
 				goto fail;
@@ -51,7 +72,29 @@ static int add_matrix(cJSON *obj, const char *key, const Mat *m)
 
 static int add_number(cJSON *obj, const char *key, double x)
 {
-	return cJSON_AddNumberToObject(obj, key, x) ? 0 : -1;
+	cJSON *j = dump_number(x);
+	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	return 0;
+}
+
+/* A flat array of numbers (w_e). */
+static cJSON *dump_vector(const double *v, int count)
+{
+	cJSON *arr = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; arr != NULL && i < count; i++) {
+		cJSON *x = dump_number(v[i]);
+		if (x == NULL || !cJSON_AddItemToArray(arr, x)) {
+			cJSON_Delete(x);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
 }
 
 static cJSON *dump_heads(const Attn *a)
@@ -137,7 +180,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 	if (!mat_empty(&l->W_o) && add_matrix(o, "W_o", &l->W_o))
 		goto oom;
 	if (l->score == SCORE_ADDITIVE &&
-	    !cJSON_AddItemToObject(o, "w_e", cJSON_CreateDoubleArray(l->w_e.a, l->w_e.cols)))
+	    !cJSON_AddItemToObject(o, "w_e", dump_vector(l->w_e.a, l->w_e.cols)))
 		goto oom;
 	if (add_matrix(o, "input", &l->input))
 		goto oom;

@@ -6,6 +6,8 @@
 
 #include "attention.h"
 
+/* A number printed so that it reads back exactly; −∞ (and NaN) become null. */
+cJSON *dump_number(double x);
 /* A matrix as an array of row arrays; −∞ (and NaN) become null. */
 cJSON *dump_matrix(const Mat *m);
 /*
