@@ -1464,12 +1464,13 @@ out_show(void *ctx, AttnMatrix which, int head)
 		tui_msgf(t, 1, "%s is not shown in any stage of this lesson", attn_matrix_name(which));
 		return;
 	}
-	if (head != s->head && session_set_head(s, head, &err) != 0) {
+	/* The stage first: going to a stage may bring its step's head. */
+	if ((Stage)st != s->stage && session_goto_stage(s, (Stage)st, &err) != 0) {
 		tui_set_msg(t, 1, err);
 		free(err);
 		return;
 	}
-	if ((Stage)st != s->stage && session_goto_stage(s, (Stage)st, &err) != 0) {
+	if (head != s->head && session_set_head(s, head, &err) != 0) {
 		tui_set_msg(t, 1, err);
 		free(err);
 		return;

@@ -222,6 +222,34 @@ scenarios "80x24" 80 24
 scenarios "200x60" 200 60
 
 # ---------------------------------------------------------------------------
+# The command line: show focuses a matrix of a head, H/L change head, Tab completes,
+# history comes back with Up, Esc cancels.
+s=cmdline
+start "$s" 100 30 C.UTF-8 "" multihead
+check "cmdline: a lesson by name" "$s" 'Multi-head attention'
+cmd "$s" "show weights 1"
+check "cmdline: show weights 1 goes to its stage" "$s" 'stage: softmax +head 1 of 2'
+check "cmdline: show weights 1 shows head 1's weights" "$s" 'weights head 1'
+keys "$s" H
+check "cmdline: H goes to the previous head" "$s" 'head 0 of 2'
+keys "$s" L
+check "cmdline: L goes to the next head" "$s" 'head 1 of 2'
+keys "$s" : g o t
+keys "$s" Tab
+check "cmdline: Tab completes a command name" "$s" '^:goto( |$)'
+keys "$s" -l "sca"
+keys "$s" Tab
+check "cmdline: Tab completes a stage name" "$s" '^:goto scale'
+keys "$s" Escape
+wait_gone "$s" '^:goto' 3 >/dev/null
+keys "$s" : Up
+check "cmdline: Up brings back the last command" "$s" '^:show weights 1'
+keys "$s" Escape
+check "cmdline: Esc cancels the line" "$s" 'Enter: where from'
+keys "$s" q
+check "cmdline: q quits" "$s" 'EXITED 0 TTY-RESTORED'
+
+# ---------------------------------------------------------------------------
 # C locale: ASCII only (-inf, x), lesson text that is not ASCII shown as '?'.
 s=clocale
 start "$s" 80 24 C "" lessons/mask.json
