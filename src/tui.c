@@ -221,7 +221,7 @@ static int
 wrap_text(const char *s, int width, WrapLine **out)
 {
 	int cap = 16, n = 0, len = (int)strlen(s);
-	int ls = 0, w = 0, brk = -1, i = 0;
+	int ls = 0, w = 0, brk = -1, brk2 = -1, i = 0;
 	WrapLine *v = malloc(sizeof *v * (size_t)cap);
 
 	if (v == NULL)
@@ -238,10 +238,20 @@ wrap_text(const char *s, int width, WrapLine **out)
 			wchar_t wc;
 			int cw, bl = utf8_char(s + i, len - i, &wc, &cw);
 			if (w + cw <= width || i == ls) {
+				/* CJK text may break around any wide character, but never before closing punctuation. */
+				int closing = wc != 0 && wcschr(L"\uff0c\u3002\u3001\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b", wc) != NULL;
+				if (closing && brk == i)
+					brk = brk2;
+				else if (cw == 2 && i > ls && !closing && brk != i) {
+					brk2 = brk;
+					brk = i;
+				}
 				i += bl;
 				w += cw;
-				if (wc == L' ')
+				if (wc == L' ' || cw == 2) {
+					brk2 = brk;
 					brk = i;
+				}
 				continue;
 			}
 			if (brk > ls) {
@@ -271,7 +281,7 @@ wrap_text(const char *s, int width, WrapLine **out)
 		if (next > i)
 			i = next;
 		w = str_width(s + ls, i - ls);
-		brk = -1;
+		brk = brk2 = -1;
 	}
 	*out = v;
 	return n;
