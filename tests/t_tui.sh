@@ -286,6 +286,17 @@ else
 	notok "SIGTERM: no attnviz process found"
 fi
 
+s=sigint
+start "$s" 80 24 C.UTF-8 ""
+wait_for "$s" 'stage: input' >/dev/null
+keys "$s" : g o
+check "Ctrl-C: the command line is open" "$s" '^:go'
+keys "$s" C-c
+check "Ctrl-C on the command line cancels it" "$s" 'Enter: where from'
+if cap "$s" | grep -q 'EXITED'; then notok "Ctrl-C on the command line keeps attnviz running"; else ok "Ctrl-C on the command line keeps attnviz running"; fi
+keys "$s" C-c
+check "Ctrl-C quits (status 130)" "$s" 'EXITED 130 TTY-RESTORED'
+
 s=suspend
 start "$s" 80 24 C.UTF-8 ""
 wait_for "$s" 'stage: input' >/dev/null
