@@ -40,6 +40,15 @@ typedef struct Session {
 
 	char lang[8];         /* "en" or "zh" */
 
+	/*
+	 * The lesson's "compare" variant, computed beside it (NULL without one):
+	 * compare_attn is computed from lesson->compare; edits apply to both.
+	 * compare_on: views show the variant beside the main computation, with
+	 * the cells that differ marked (the `compare on|off` command).
+	 */
+	Attn *compare_attn;
+	int compare_on;
+
 	/* The computation before the last edit, for flashing what changed (may be NULL). */
 	Lesson *prev_lesson;
 	Attn *prev_attn;

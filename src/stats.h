@@ -1,0 +1,27 @@
+/* stats.h: the numbers a lesson shows about a matrix (scale.json's std, row sums, parameters). */
+#ifndef ATTNVIZ_STATS_H
+#define ATTNVIZ_STATS_H
+
+#include <stddef.h>
+
+#include "attention.h"
+
+typedef struct MatStats {
+	size_t finite;      /* how many cells are finite (masked −∞ cells are left out) */
+	double mean, std;   /* std is the sample standard deviation (n − 1), as torch.std() */
+	double min, max;
+} MatStats;
+
+/* Statistics of the finite cells of m. */
+void stats_matrix(const Mat *m, MatStats *out);
+/* sums[i] = Σ_j m[i][j] for each row (weights: 1, or 0 for a fully masked row). sums has m->rows entries. */
+void stats_row_sums(const Mat *m, double *sums);
+/* The learned numbers of the layer: W_q, W_k, W_v, W_o and w_e (independent of the number of heads). */
+long stats_param_count(const Lesson *l);
+/*
+ * 1 when two computations differ at a cell: shapes differ, one is −∞ and the
+ * other not, or |a − b| > atol + rtol·|b|.
+ */
+int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, double atol);
+
+#endif
