@@ -275,8 +275,55 @@ clean "? (alias of help)"
 repl 'help zzz\nstep 2\n'
 err_cmd "help unknown command" "unknown command: zzz"
 
+# save and export (present when the command table has them)
+repl 'help\n'
+if has "$out" "save PATH"; then
+	repl "set W_q[0][0] 9\nsave $tmp/saved.json\n"
+	clean "save PATH"
+	check "save says where" has "$out" "saved the lesson with your edits to $tmp/saved.json"
+	"$ATTNVIZ" --check "$tmp/saved.json" >"$tmp/check" 2>/dev/null
+	check "a saved lesson passes --check" grep -q ': ok, n=4, d_model=3' "$tmp/check"
+	"$ATTNVIZ" --dump "$tmp/saved.json" 2>/dev/null | tr -d ' \n\t' >"$tmp/dump"
+	check "a saved lesson keeps the edit" grep -q '"W_q":\[\[9,' "$tmp/dump"
+	repl 'save\nstep 2\n'
+	err_cmd "save without a path" "usage: save PATH"
+	repl 'save /nonexistent/dir/saved.json\nstep 2\n'
+	err_cmd "save to a directory that does not exist" "/nonexistent/dir/saved.json"
+fi
+if has "$out" "export FORMAT"; then
+	repl "export csv weights $tmp/w.csv\n"
+	clean "export FORMAT MATRIX PATH"
+	check "export wrote the file" [ -s "$tmp/w.csv" ]
+	repl "export bogus $tmp/x.out\nstep 2\n"
+	err_cmd "export unknown format" "unknown format"
+	repl 'export\nstep 2\n'
+	err_cmd "export without arguments" "usage: export"
+fi
+
+# stats and compare (present when the command table has them)
+repl 'help\n'
+cp "$out" "$tmp/help"
+if has "$tmp/help" "stats MATRIX"; then
+	repl 'stats weights\n'
+	clean "stats MATRIX"
+	check "stats gives mean and std" has "$out" "mean 0.25  std "
+	repl 'stats params\n'
+	check "stats params" has "$out" "parameters: 27"
+	repl 'stats nosuch\nstep 2\n'
+	err_cmd "stats unknown matrix" "unknown matrix: nosuch"
+fi
+if has "$tmp/help" "compare on|off"; then
+	repl 'compare on\ncompare off\n' lessons/scale.json
+	clean "compare on/off"
+	check "compare on names the variant" has "$out" "compare on:"
+	repl 'compare on\nstep 2\n'
+	err_cmd "compare on a lesson without a variant" "no compare variant"
+	repl 'compare maybe\nstep 2\n'
+	err_cmd "compare bad word" "usage: compare on|off"
+fi
+
 # every command that help lists is covered above (a new one must get its test)
-covered=" load lessons reload next prev first last step goto head show explain set mask scale heads answer skip hint lang help quit "
+covered=" load lessons reload next prev first last step goto head show explain set mask scale heads answer skip hint lang export save stats compare help quit "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do
