@@ -141,17 +141,6 @@ int attn_softmax_row(const double *x, double *out, int len)
 	return 0;
 }
 
-/* a, b: len. Σ_c a_c · b_c, in order. */
-static double dot(const double *a, const double *b, int len)
-{
-	double sum = 0.0;
-	int c;
-
-	for (c = 0; c < len; c++)
-		sum += a[c] * b[c];
-	return sum;
-}
-
 /* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
 static double additive(const double *q, const double *k, const double *w_e, int len)
 {
@@ -252,46 +241,29 @@ static void build_visibility(Attn *a, const Lesson *l)
  *   weighted n × d_v weights · v                   (row i = Σ_j w_ij v_j)
  * With a −∞ fill, the hidden cells cost nothing after the scores: their
  * weight is exactly 0, so softmax and the weighted sum skip them.
- * Kt is scratch space for d_k × m numbers (NULL: use the plain loop).
  */
-static void pass_head(Attn *a, const Lesson *l, int h, double *Kt)
+static void pass_head(Attn *a, const Lesson *l, int h)
 {
 	AttnHead *hd = &a->head[h];
 	const int n = l->n, m = l->m, dk = l->d_k, dv = l->d_v;
 	const int skip_hidden = l->mask != MASK_NONE && l->mask_fill_inf;
 	const double *w_e = l->score == SCORE_ADDITIVE ? &l->w_e.a[h * dk] : NULL;
-	int i, j, c;
+	int i, j;
 
 	/* Pass 2, scores: how well query i matches key j. */
-	if (w_e != NULL || Kt == NULL) {
+	if (w_e != NULL) {
 		for (i = 0; i < n; i++) {
 			const double *q_i = &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * dk];
 			double *scores_i = &hd->scores.a[(size_t)i * m];
 			for (j = 0; j < m; j++) {
 				const double *k_j = &a->K.a[(size_t)j * a->K.cols + (size_t)h * dk];
-				scores_i[j] = w_e ? additive(q_i, k_j, w_e, dk) : dot(q_i, k_j, dk);
+				scores_i[j] = additive(q_i, k_j, w_e, dk);
 			}
 		}
 	} else {
-		/*
-		 * The same dot products, a whole row of scores at a time: with the
-		 * head's keys transposed (Kt: d_k × m), row i of scores is
-		 * Σ_c q_ic · Kt[c], which walks memory in order. Each cell still adds
-		 * its terms in the order c = 0 … d_k−1, exactly as dot() does.
-		 */
-		for (c = 0; c < dk; c++)
-			for (j = 0; j < m; j++)
-				Kt[(size_t)c * m + j] = a->K.a[(size_t)j * a->K.cols + (size_t)h * dk + c];
-		for (i = 0; i < n; i++) {
-			const double *q_i = &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * dk];
-			double *restrict scores_i = &hd->scores.a[(size_t)i * m];
-			for (c = 0; c < dk; c++) {
-				const double q_ic = q_i[c];
-				const double *restrict kt_c = &Kt[(size_t)c * m];
-				for (j = 0; j < m; j++)
-					scores_i[j] += q_ic * kt_c[j];
-			}
-		}
+		/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
+		mat_mul_view(n, dk, m, &a->Q.a[(size_t)h * dk], (size_t)a->Q.cols, &a->K.a[(size_t)h * dk],
+		             (size_t)a->K.cols, 1, hd->scores.a, (size_t)m, 0);
 	}
 
 	/* Passes 3 and 4, scale then mask. */
@@ -312,19 +284,13 @@ static void pass_head(Attn *a, const Lesson *l, int h, double *Kt)
 		attn_softmax_row(&hd->masked.a[(size_t)i * m], &hd->weights.a[(size_t)i * m], len);
 	}
 
-	/* Pass 6, weighted: row i of the output is Σ_j w_ij · v_j. */
-	for (i = 0; i < n; i++) {
-		const double *restrict w_i = &hd->weights.a[(size_t)i * m];
-		double *restrict out_i = &hd->weighted.a[(size_t)i * dv];
-		const int len = skip_hidden && l->mask == MASK_CAUSAL ? i + 1 : m;
-		for (j = 0; j < len; j++) {
-			const double *restrict v_j = &a->V.a[(size_t)j * a->V.cols + (size_t)h * dv];
-			if (skip_hidden && !a->visible[(size_t)i * m + j])
-				continue;
-			for (c = 0; c < dv; c++)
-				out_i[c] += w_i[j] * v_j[c];
-		}
-	}
+	/*
+	 * Pass 6, weighted (n × d_v) = weights (n × m) · V_head (m × d_v): row i is
+	 * Σ_j w_ij · v_j. Under a causal −∞ mask, w_ij = 0 for j > i, and the
+	 * kernel skips those terms.
+	 */
+	mat_mul_view(n, m, dv, hd->weights.a, (size_t)m, &a->V.a[(size_t)h * dv], (size_t)a->V.cols, 0,
+	             hd->weighted.a, (size_t)dv, skip_hidden && l->mask == MASK_CAUSAL);
 }
 
 /* Pass 7, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
@@ -361,7 +327,6 @@ static double count_numbers(const Lesson *l)
 Attn *attn_compute(const Lesson *l, char **err)
 {
 	Attn *a = calloc(1, sizeof *a);
-	double *Kt;
 	int h;
 
 	*err = NULL;
@@ -398,18 +363,14 @@ Attn *attn_compute(const Lesson *l, char **err)
 			a->any_row_all_masked |= !seen;
 		}
 	}
-	Kt = malloc((size_t)l->d_k * (size_t)l->m * sizeof *Kt);
 	for (h = 0; h < l->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		if (mat_alloc(&hd->scores, l->n, l->m) != 0 || mat_alloc(&hd->scaled, l->n, l->m) != 0 ||
 		    mat_alloc(&hd->masked, l->n, l->m) != 0 || mat_alloc(&hd->weights, l->n, l->m) != 0 ||
-		    mat_alloc(&hd->weighted, l->n, l->d_v) != 0) {
-			free(Kt);
+		    mat_alloc(&hd->weighted, l->n, l->d_v) != 0)
 			goto oom;
-		}
-		pass_head(a, l, h, Kt);
+		pass_head(a, l, h);
 	}
-	free(Kt);
 	if (mat_alloc(&a->concat, l->n, l->heads * l->d_v) != 0)
 		goto oom;
 	pass_concat(a, l);

@@ -34,6 +34,17 @@ int mat_equal(const Mat *x, const Mat *y);
  */
 void mat_mul_naive(const Mat *A, const Mat *B, Mat *C);
 void mat_mul(const Mat *A, const Mat *B, Mat *C);
+/*
+ * The kernel behind mat_mul, on views into larger matrices (a head's columns):
+ * C (r × c, row stride ldc) = A (r × k, row stride lda) · B, where B is
+ * k × c with row stride ldb, or with b_trans the transpose of a c × k
+ * matrix with row stride ldb (so Q·Kᵀ needs no copy of K).
+ * lower = 1 promises that row i of A is 0 from column i+1 on (causal
+ * weights); those terms are skipped, which changes no result since they
+ * would add exact zeros.
+ */
+void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
+                  double *C, size_t ldc, int lower);
 
 /* Mean and sample standard deviation (n − 1, as torch.std) of the finite cells; returns their count. */
 size_t mat_stats(const Mat *m, double *mean, double *std);
