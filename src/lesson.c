@@ -2151,6 +2151,8 @@ out:
 
 Lesson *lesson_load(const char *path, char **err, char **warn_out)
 {
+	/* The name as messages show it: a file name may hold control characters too. */
+	char *shown = text_escape(path, "");
 	struct stat st;
 	Lesson *l = NULL;
 	char *buf = NULL, *p;
@@ -2160,26 +2162,32 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 
 	if (err != NULL)
 		*err = NULL;
+	if (shown == NULL) {
+		if (err != NULL)
+			*err = errorf("out of memory");
+		return NULL;
+	}
 	/* O_NONBLOCK: opening a FIFO nobody writes to must not hang. */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (err != NULL)
-			*err = errorf("%s: cannot open: %s", path, strerror(errno));
+			*err = errorf("%s: cannot open: %s", shown, strerror(errno));
+		free(shown);
 		return NULL;
 	}
 	if (fstat(fd, &st) != 0) {
 		if (err != NULL)
-			*err = errorf("%s: cannot read: %s", path, strerror(errno));
+			*err = errorf("%s: cannot read: %s", shown, strerror(errno));
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		if (err != NULL)
-			*err = errorf("%s: is a directory, not a lesson file", path);
+			*err = errorf("%s: is a directory, not a lesson file", shown);
 		goto out;
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > (off_t)LESSON_MAX_BYTES) {
 		if (err != NULL)
-			*err = errorf("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", path,
+			*err = errorf("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", shown,
 			              (long long)st.st_size, (long)LESSON_MAX_BYTES);
 		goto out;
 	}
@@ -2190,7 +2198,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 	buf = malloc(cap);
 	if (buf == NULL) {
 		if (err != NULL)
-			*err = errorf("%s: out of memory", path);
+			*err = errorf("%s: out of memory", shown);
 		goto out;
 	}
 	for (;;) {
@@ -2201,7 +2209,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			p = realloc(buf, cap);
 			if (p == NULL) {
 				if (err != NULL)
-					*err = errorf("%s: out of memory", path);
+					*err = errorf("%s: out of memory", shown);
 				goto out;
 			}
 			buf = p;
@@ -2211,16 +2219,17 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			if (errno == EINTR)
 				continue;
 			if (err != NULL)
-				*err = errorf("%s: cannot read: %s", path, strerror(errno));
+				*err = errorf("%s: cannot read: %s", shown, strerror(errno));
 			goto out;
 		}
 		if (got_bytes == 0)
 			break;
 		len += (size_t)got_bytes;
 	}
-	l = lesson_load_string(path, buf, len, err, warn_out);
+	l = lesson_load_string(shown, buf, len, err, warn_out);
 out:
 	free(buf);
+	free(shown);
 	close(fd);
 	return l;
 }

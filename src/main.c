@@ -43,6 +43,12 @@ static const char usage_text[] =
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
+	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
+	"  --demo FILE      play a demo script (commands, # comments, pause, wait SECONDS);\n"
+	"                   space pauses, n/p step by hand, q leaves the demo\n"
+	"  --record FILE.cast  record the screen as an asciicast v2 file (asciinema play)\n"
+	"  --theme NAME     colours: default projector light viridis blue-orange mono,\n"
+	"                   or a theme file (assets/themes/NAME.json)\n"
 	"  -h, --help       this help\n"
 	"  -V, --version    the version\n"
 	"\n"
@@ -58,20 +64,44 @@ typedef struct Args {
 	const char *lang;
 	const char *export_format, *stage, *matrix, *head, *output; /* --export and its options */
 	const char *transcript;
+	int present;                                    /* --present */
+	const char *demo, *record, *theme;              /* --demo, --record, --theme */
 	int nfiles;
 	char **files;
 } Args;
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A file name as messages show it (control characters escaped): the last
+ * few stay valid, which is all one message needs.
+ */
+static const char *shown(const char *name)
+{
+	static char *ring[4];
+	static int next;
+	char *e = text_escape(name, "");
+
+	if (e == NULL)
+		return "(out of memory)";
+	free(ring[next]);
+	ring[next] = e;
+	next = (next + 1) % 4;
+	return e;
+}
+
 static int usage_error(const char *fmt, ...)
 {
+	char msg[512];
+	char *safe;
 	va_list ap;
 
-	fputs("attnviz: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'attnviz --help'.\n", stderr);
+	/* what was typed is quoted back: escape it */
+	safe = text_escape(msg, "");
+	fprintf(stderr, "attnviz: %s\nTry 'attnviz --help'.\n", safe ? safe : msg);
+	free(safe);
 	return 2;
 }
 
@@ -100,6 +130,18 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_CHECK;
 		else if (strcmp(o, "--strict") == 0)
 			a->strict = 1;
+		else if (strcmp(o, "--present") == 0)
+			a->present = 1;
+		else if (strcmp(o, "--demo") == 0 || strcmp(o, "--record") == 0 || strcmp(o, "--theme") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a value", o);
+			if (strcmp(o, "--demo") == 0)
+				a->demo = argv[++i];
+			else if (strcmp(o, "--record") == 0)
+				a->record = argv[++i];
+			else
+				a->theme = argv[++i];
+		}
 		else if (strcmp(o, "--dump") == 0)
 			a->mode = MODE_DUMP;
 		else if (strcmp(o, "--bench") == 0)
@@ -175,8 +217,11 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
 		return usage_error("--transcript goes with the plain REPL");
+	if ((a->present || a->demo || a->record || a->theme) && a->mode != MODE_AUTO)
+		return usage_error("%s goes with the full-screen view",
+		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
 	if ((a->mode == MODE_AUTO || a->mode == MODE_PLAIN) && a->nfiles > 1)
-		return usage_error("give one lesson at a time (got %s and more)", a->files[0]);
+		return usage_error("give one lesson at a time (got %s and more)", shown(a->files[0]));
 	return -1;
 }
 
@@ -212,7 +257,7 @@ static int run_check(const Args *a)
 		}
 		at = attn_compute(l, &err);
 		if (at == NULL) {
-			fprintf(stderr, "%s: %s\n", a->files[i], err ? err : "out of memory");
+			fprintf(stderr, "%s: %s\n", shown(a->files[i]), err ? err : "out of memory");
 			free(err);
 			lesson_free(l);
 			bad = 1;
@@ -223,7 +268,7 @@ static int run_check(const Args *a)
 			if (a->strict) {
 				/* the report's lines are warnings; under --strict they are errors */
 				fputs(report, stderr);
-				fprintf(stderr, "%s: %d text%s without both English and Chinese (--strict)\n", a->files[i],
+				fprintf(stderr, "%s: %d text%s without both English and Chinese (--strict)\n", shown(a->files[i]),
 				        missing, missing == 1 ? "" : "s");
 				bad = 1;
 			} else
@@ -231,10 +276,10 @@ static int run_check(const Args *a)
 		}
 		free(report);
 		if (!(a->strict && missing > 0) && l->has_source)
-			printf("%s: ok, n=%d, m=%d, d_model=%d, heads=%d, %d steps\n", a->files[i], l->n, l->m,
+			printf("%s: ok, n=%d, m=%d, d_model=%d, heads=%d, %d steps\n", shown(a->files[i]), l->n, l->m,
 			       l->d_model, l->heads, l->nsteps);
 		else if (!(a->strict && missing > 0))
-			printf("%s: ok, n=%d, d_model=%d, heads=%d, %d steps\n", a->files[i], l->n, l->d_model,
+			printf("%s: ok, n=%d, d_model=%d, heads=%d, %d steps\n", shown(a->files[i]), l->n, l->d_model,
 			       l->heads, l->nsteps);
 		attn_free(at);
 		lesson_free(l);
@@ -253,7 +298,7 @@ static int run_dump(const Args *a)
 	at = attn_compute(l, &err);
 	s = at ? dump_string(at, 0, &err) : NULL;
 	if (s == NULL) {
-		fprintf(stderr, "%s: %s\n", a->files[0], err ? err : "out of memory");
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 		free(err);
 		attn_free(at);
 		lesson_free(l);
@@ -300,7 +345,7 @@ static int run_bench(const Args *a)
 		Attn *at = attn_compute(l, &err);
 		ms[r] = now_ms() - t0;
 		if (at == NULL) {
-			fprintf(stderr, "%s: %s\n", a->files[0], err ? err : "out of memory");
+			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 			free(err);
 			free(ms);
 			lesson_free(l);
@@ -337,14 +382,14 @@ static int run_export(const Args *a)
 	if (l == NULL)
 		return 1;
 	if (session_init(&s, l, a->files[0], &err) != 0) {
-		fprintf(stderr, "%s: %s\n", a->files[0], err ? err : "out of memory");
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 		free(err);
 		lesson_free(l);
 		return 1;
 	}
 	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
 	if (a->stage != NULL && !lesson_stage_present(s.lesson, (Stage)stage_find(a->stage))) {
-		fprintf(stderr, "%s: this lesson has no %s stage\n", a->files[0], a->stage);
+		fprintf(stderr, "%s: this lesson has no %s stage\n", shown(a->files[0]), a->stage);
 		goto out;
 	}
 	/* the head is checked here; what to export is set below */
@@ -354,7 +399,7 @@ static int run_export(const Args *a)
 		t.whole_stage = 0;
 		t.matrix = (AttnMatrix)attn_matrix_find(a->matrix);
 		if (attn_matrix(s.attn, t.matrix, head) == NULL) {
-			fprintf(stderr, "%s: this lesson has no matrix %s\n", a->files[0], a->matrix);
+			fprintf(stderr, "%s: this lesson has no matrix %s\n", shown(a->files[0]), a->matrix);
 			goto out;
 		}
 	} else
@@ -366,7 +411,7 @@ static int run_export(const Args *a)
 		for (k = 0; k < n && panes[k] != t.matrix; k++)
 			;
 		if (k == n) {
-			fprintf(stderr, "%s: stage %s does not show %s\n", a->files[0], a->stage, a->matrix);
+			fprintf(stderr, "%s: stage %s does not show %s\n", shown(a->files[0]), a->stage, a->matrix);
 			goto out;
 		}
 	}
@@ -381,7 +426,7 @@ static int run_export(const Args *a)
 	rc = 0;
 	goto out;
 fail:
-	fprintf(stderr, "%s: %s\n", a->files[0], err ? err : "out of memory");
+	fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 	free(err);
 out:
 	free(data);
@@ -457,8 +502,12 @@ int main(int argc, char **argv)
 			break;
 		if (a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term != NULL &&
 		    term[0] != '\0' && strcmp(term, "dumb") != 0) {
-			TuiOptions to = { NULL, 0, NULL, NULL };
+			TuiOptions to = { a.theme, a.present, a.demo, a.record };
 			rc = tui_run(&s, &to);
+		} else if (a.demo || a.record) {
+			fprintf(stderr, "attnviz: %s needs the full-screen view (a terminal; not --plain)\n",
+			        a.demo ? "--demo" : "--record");
+			rc = 2;
 		} else {
 			PlainOptions po;
 			po.interactive = isatty(STDIN_FILENO);
