@@ -16,6 +16,7 @@
 #include "explain.h"
 #include "export.h"
 #include "fileio.h"
+#include "stats.h"
 #include "textfmt.h"
 #include "themefile.h"
 
@@ -248,17 +249,12 @@ static int cmd_reload(Session *s, int argc, char **argv, CmdOut *out)
 	}
 }
 
-/* The teaching order of lessons/README.md; other lesson files follow alphabetically. */
-static const char *const lesson_order[] = {
-	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
-	"mask", "padding", "prefix", "cross", "additive", "positional", "bug", NULL
-};
-
+/* The teaching order (session_lesson_order); other lesson files follow alphabetically. */
 static int order_of(const char *name)
 {
 	int i;
-	for (i = 0; lesson_order[i] != NULL; i++)
-		if (strcmp(lesson_order[i], name) == 0)
+	for (i = 0; session_lesson_order[i] != NULL; i++)
+		if (strcmp(session_lesson_order[i], name) == 0)
 			return i;
 	return i;
 }
@@ -455,7 +451,14 @@ static int edit_set(Lesson *l, void *arg, char **err)
 {
 	const SetArg *a = arg;
 	Mat *m = lesson_matrix(l, a->which);
-	(void)err;
+	/* The compare variant may have other shapes (prefix.json: fewer tokens). */
+	if (m == NULL || a->row >= m->rows || a->col >= m->cols) {
+		char buf[160];
+		snprintf(buf, sizeof buf, "%s[%d][%d] is outside its %d × %d", attn_matrix_name(a->which), a->row, a->col,
+		         m ? m->rows : 0, m ? m->cols : 0);
+		*err = strdup(buf);
+		return -1;
+	}
 	MAT_AT(*m, a->row, a->col) = a->value;
 	return 0;
 }
@@ -522,13 +525,13 @@ typedef struct MaskArg {
 
 static int edit_mask(Lesson *l, void *arg, char **err)
 {
-	MaskArg *a = arg;
-	(void)err;
+	const MaskArg *a = arg;
 	mat_free(&l->mask_matrix);
 	l->mask = a->kind;
-	if (a->kind == MASK_PADDING) {
-		l->mask_matrix = a->padding;
-		a->padding.a = NULL;
+	/* Copied, not moved: the compare variant gets the same edit. */
+	if (a->kind == MASK_PADDING && mat_copy(&l->mask_matrix, &a->padding) != 0) {
+		*err = strdup("out of memory");
+		return -1;
 	}
 	return 0;
 }
@@ -703,6 +706,97 @@ static int cmd_hint(Session *s, int argc, char **argv, CmdOut *out)
 	return 0;
 }
 
+/* ------------------------------------------------------------ compare and stats */
+
+static int cmd_compare(Session *s, int argc, char **argv, CmdOut *out)
+{
+	(void)argc;
+	if (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0)
+		return usage(out, "compare");
+	if (s->compare_attn == NULL) {
+		say(out, MSG_ERROR, NULL, "this lesson has no compare variant");
+		return -1;
+	}
+	s->compare_on = strcmp(argv[1], "on") == 0;
+	s->dirty |= DIRTY_PLACE;
+	if (s->compare_on) {
+		char *label = text_escape(session_text(s, &s->lesson->compare_label), "");
+		say(out, MSG_INFO, NULL, "compare on: each stage's result is shown beside the variant \"%s\", differing cells marked *",
+		    label && label[0] ? label : "compare");
+		free(label);
+	} else
+		say(out, MSG_INFO, NULL, "compare off");
+	return 0;
+}
+
+/* "mean 2.5  std 1.2  min 0  max 5" of m, into buf. */
+static void stats_line(char *buf, size_t cap, const Mat *m)
+{
+	MatStats st;
+	stats_matrix(m, &st);
+	snprintf(buf, cap, "mean %.6g  std %.6g  min %.6g  max %.6g  (%zu finite of %d cells)", st.mean, st.std, st.min,
+	         st.max, st.finite, m->rows * m->cols);
+}
+
+static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const Lesson *l = s->lesson;
+	char title[64], line[256], *text;
+	const Mat *m;
+	size_t cap, len;
+	int w, head, i;
+
+	if (strcmp(argv[1], "params") == 0) {
+		if (argc > 2)
+			return usage(out, "stats");
+		text = textfmt_params_line(l, out->utf8);
+		if (text == NULL)
+			return fail(out, NULL);
+		say(out, MSG_INFO, NULL, "%s", text);
+		free(text);
+		return 0;
+	}
+	w = parse_matrix(s, argv[1], out);
+	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
+		return -1;
+	m = attn_matrix(s->attn, (AttnMatrix)w, head);
+	cap = 512 + (w == AM_WEIGHTS ? (size_t)m->rows * 96 : 0);
+	text = malloc(cap);
+	if (text == NULL)
+		return fail(out, NULL);
+	stats_line(line, sizeof line, m);
+	len = (size_t)snprintf(text, cap, "%s\n", line);
+	if (s->compare_on && s->compare_attn != NULL) {
+		const Mat *c = attn_matrix(s->compare_attn, (AttnMatrix)w, head < s->compare_attn->heads ? head : 0);
+		char *label = text_escape(session_text(s, &l->compare_label), "");
+		if (c != NULL) {
+			stats_line(line, sizeof line, c);
+			len += (size_t)snprintf(text + len, cap - len, "compare (%s): %s\n", label && label[0] ? label : "variant", line);
+		}
+		free(label);
+	}
+	if (w == AM_WEIGHTS) {
+		double *sums = malloc((size_t)m->rows * sizeof *sums);
+		if (sums != NULL) {
+			stats_row_sums(m, sums);
+			len += (size_t)snprintf(text + len, cap - len, "row sums (1, or 0 for a row with no visible key):\n");
+			for (i = 0; i < m->rows && len < cap; i++) {
+				char *tok = textfmt_row_label(s->attn, AM_WEIGHTS, i);
+				len += (size_t)snprintf(text + len, cap - len, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
+				free(tok);
+			}
+		}
+		free(sums);
+	}
+	if (attn_matrix_per_head((AttnMatrix)w) && l->heads > 1)
+		snprintf(title, sizeof title, "stats: %s (head %d)", attn_matrix_name((AttnMatrix)w), head);
+	else
+		snprintf(title, sizeof title, "stats: %s", attn_matrix_name((AttnMatrix)w));
+	say(out, MSG_TEXT, title, "%s", text);
+	free(text);
+	return 0;
+}
+
 /* ------------------------------------------------------------ files out */
 
 /* PATH for export and save: a file; "-" would write into the screen. */
@@ -813,9 +907,18 @@ const CmdEntry cmd_table[] = {
 	{ "answer", "a", ARG_NONE, "answer VALUE", "answer this step's question (a choice number or letter, or a number)", cmd_answer },
 	{ "skip", NULL, ARG_NONE, "skip", "skip this step's question and see the answer", cmd_skip },
 	{ "hint", NULL, ARG_NONE, "hint", "a hint for this step's question", cmd_hint },
+	{ "compare", NULL, ARG_WORDS, "compare on|off", "show the lesson's compare variant beside each result, differing cells marked", cmd_compare },
+	{ "stats", NULL, ARG_MATRIX, "stats MATRIX|params [HEAD]", "mean, std, min, max of a matrix (weights: row sums); params: the parameter count", cmd_stats },
 	{ "lang", NULL, ARG_WORDS, "lang en|zh", "narration language: English or Chinese", cmd_lang },
 	{ "export", NULL, ARG_WORDS, "export FORMAT [MATRIX|STAGE] PATH", "write this stage (or a matrix, or another stage) as svg, csv, md, tex or json", cmd_export },
 	{ "save", NULL, ARG_FILE, "save PATH", "write this lesson with your edits as a lesson file", cmd_save },
+	/* Front-end commands (exec NULL: out->frontend runs them). */
+	{ "source", NULL, ARG_FILE, "source FILE", "run a demo script: one command a line, # comments, pause, wait SECONDS", NULL },
+	{ "pause", NULL, ARG_NONE, "pause", "in a demo script: wait for a key (the REPL: for Enter)", NULL },
+	{ "wait", NULL, ARG_NONE, "wait SECONDS", "in a demo script: wait SECONDS (at most 600)", NULL },
+	{ "play", NULL, ARG_NONE, "play [SECONDS]", "step through the lesson every SECONDS (default 2); any key stops", NULL },
+	{ "present", NULL, ARG_WORDS, "present on|off", "presenter mode: larger cells, bigger narration, no key line", NULL },
+	{ "theme", NULL, ARG_WORDS, "theme NAME", "colours: default projector light viridis blue-orange mono", NULL },
 	{ "help", "?", ARG_COMMAND, "help [COMMAND]", "list the commands, or explain one", cmd_help },
 	{ "quit", "q", ARG_NONE, "quit", "leave attnviz", cmd_quit },
 	{ NULL, NULL, ARG_NONE, NULL, NULL, NULL }

@@ -83,6 +83,23 @@ static void drop_prev(Session *s)
 	s->prev_lesson = NULL;
 }
 
+/* The compare variant's computation (NULL without one); -1 with *err ("compare: …") when it fails. */
+static int compute_compare(const Lesson *l, Attn **out, char **err)
+{
+	char *e = NULL;
+
+	*out = NULL;
+	if (l->compare == NULL)
+		return 0;
+	*out = attn_compute(l->compare, &e);
+	if (*out == NULL) {
+		*err = errorf("compare: %s", e ? e : "out of memory");
+		free(e);
+		return -1;
+	}
+	return 0;
+}
+
 int session_init(Session *s, Lesson *l, const char *source, char **err)
 {
 	memset(s, 0, sizeof *s);
@@ -93,12 +110,19 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 		s->lesson = NULL;
 		return -1;
 	}
+	if (compute_compare(l, &s->compare_attn, err) != 0) {
+		attn_free(s->attn);
+		s->attn = NULL;
+		s->lesson = NULL;
+		return -1;
+	}
 	if (source != NULL)
 		s->source = strdup(source);
 	if (build_walk(s) != 0) {
 		*err = errorf("out of memory");
 		attn_free(s->attn);
-		s->attn = NULL;
+		attn_free(s->compare_attn);
+		s->attn = s->compare_attn = NULL;
 		s->lesson = NULL;
 		return -1;
 	}
@@ -111,6 +135,7 @@ void session_free(Session *s)
 {
 	drop_prev(s);
 	attn_free(s->attn);
+	attn_free(s->compare_attn);
 	lesson_free(s->lesson);
 	free(s->source);
 	free(s->walk);
@@ -189,22 +214,73 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 	return 0;
 }
 
+/* The teaching order of lessons/README.md. */
+const char *const session_lesson_order[] = {
+	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
+	"mask", "padding", "prefix", "cross", "additive", "positional", "bug", NULL
+};
+
+const char *session_next_lesson(const Session *s)
+{
+	const char *base, *name = "selfattn";
+	size_t len;
+	int i;
+
+	if (s->source != NULL) {
+		base = strrchr(s->source, '/');
+		base = base != NULL ? base + 1 : s->source;
+		len = strlen(base);
+		if (len > 5 && strcmp(base + len - 5, ".json") == 0)
+			len -= 5;
+		name = NULL;
+		for (i = 0; session_lesson_order[i] != NULL; i++)
+			if (strlen(session_lesson_order[i]) == len && strncmp(session_lesson_order[i], base, len) == 0)
+				name = session_lesson_order[i];
+		if (name == NULL)
+			return NULL;
+	}
+	for (i = 0; session_lesson_order[i] != NULL; i++)
+		if (strcmp(session_lesson_order[i], name) == 0)
+			return session_lesson_order[i + 1];
+	return NULL;
+}
+
 /* ------------------------------------------------------------ edits */
 
 int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 {
 	Lesson *copy = lesson_clone(s->lesson);
-	Attn *a;
+	Attn *a, *b = NULL;
 
 	if (copy == NULL) {
 		*err = errorf("out of memory");
 		return -1;
 	}
-	if (edit(copy, arg, err) != 0 || lesson_validate(copy, err) != 0 ||
-	    (a = attn_compute(copy, err)) == NULL) {
+	if (edit(copy, arg, err) != 0) {
 		lesson_free(copy);
 		return -1;
 	}
+	/* Edits apply to the compare variant too; a refusal there refuses the edit. */
+	if (copy->compare != NULL) {
+		char *e = NULL;
+		if (edit(copy->compare, arg, &e) != 0) {
+			*err = errorf("compare: %s", e ? e : "the variant refuses this edit");
+			free(e);
+			lesson_free(copy);
+			return -1;
+		}
+	}
+	if (lesson_validate(copy, err) != 0 || (a = attn_compute(copy, err)) == NULL) {
+		lesson_free(copy);
+		return -1;
+	}
+	if (compute_compare(copy, &b, err) != 0) {
+		attn_free(a);
+		lesson_free(copy);
+		return -1;
+	}
+	attn_free(s->compare_attn);
+	s->compare_attn = b;
 	drop_prev(s);
 	s->prev_lesson = s->lesson;
 	s->prev_attn = s->attn;
@@ -340,6 +416,20 @@ static int quiz_value(const Session *s, const Quiz *q, double *value)
 	return 0;
 }
 
+/* "3) about nine tenths" for choice k (0-based): the text in the session's language, escaped. Heap string. */
+static char *choice_quote(const Session *s, const Quiz *q, int k)
+{
+	char *text = text_escape(session_text(s, &q->choices[k]), ""), *quoted;
+	size_t len = text != NULL ? strlen(text) : 0;
+
+	/* The sentence ends with our own full stop. */
+	if (len > 0 && text[len - 1] == '.')
+		text[--len] = '\0';
+	quoted = errorf("%d) %s", k + 1, text != NULL ? text : "");
+	free(text);
+	return quoted;
+}
+
 static void record(Session *s, QuizState st)
 {
 	s->quiz[s->step] = st;
@@ -379,8 +469,14 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 		}
 		right = (int)k - 1 == q->answer_choice;
 		record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
-		*feedback = right ? errorf("Right: %d) is the answer.", q->answer_choice + 1)
-		                  : errorf("Not quite: you chose %ld), the answer is %d).", k, q->answer_choice + 1);
+		{
+			char *chosen = choice_quote(s, q, (int)k - 1), *answer = choice_quote(s, q, q->answer_choice);
+			*feedback = right ? errorf("Right: %s.", answer ? answer : "")
+			                  : errorf("Not quite: you chose %s; the answer is %s.", chosen ? chosen : "",
+			                           answer ? answer : "");
+			free(chosen);
+			free(answer);
+		}
 		return right;
 	}
 	errno = 0;
@@ -412,8 +508,11 @@ int session_skip(Session *s, char **feedback, char **err)
 		return -1;
 	}
 	record(s, QUIZ_SKIPPED);
-	if (st->quiz.nchoices > 0)
-		*feedback = errorf("Skipped: the answer is %d).", st->quiz.answer_choice + 1);
+	if (st->quiz.nchoices > 0) {
+		char *answer = choice_quote(s, &st->quiz, st->quiz.answer_choice);
+		*feedback = errorf("Skipped: the answer is %s.", answer ? answer : "");
+		free(answer);
+	}
 	else if (quiz_value(s, &st->quiz, &actual) == 0)
 		*feedback = errorf("Skipped: %s[%d][%d] is %.6g.", st->quiz.answer_cell.matrix,
 		                   st->quiz.answer_cell.row, st->quiz.answer_cell.col, actual);

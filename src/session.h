@@ -76,11 +76,21 @@ Lesson *session_default_lesson(char **err);
 /* Resolve a lesson name to a path (heap string), or NULL with *err. */
 char *session_find_lesson(const char *name, char **err);
 
+/* The lesson names of lessons/README.md in teaching order, NULL-terminated. */
+extern const char *const session_lesson_order[];
+/*
+ * The name of the lesson after this one in the teaching order (the built-in
+ * lesson is selfattn), or NULL after the last one or for a file not in it.
+ */
+const char *session_next_lesson(const Session *s);
+
 /*
  * Replace the lesson by an edited copy: edit() changes the copy, and the
  * result is validated and recomputed; only then does it replace the current
  * one (the old computation is kept in prev_* for the flash). On a refused
- * edit nothing changes and *err gives the reason.
+ * edit nothing changes and *err gives the reason. The same edit is applied
+ * to the compare variant (lesson->compare) when there is one; a refusal
+ * there refuses the edit ("compare: …"). compare_on is kept.
  */
 typedef int (*SessionEdit)(Lesson *copy, void *arg, char **err);
 int session_edit(Session *s, SessionEdit edit, void *arg, char **err);

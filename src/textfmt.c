@@ -8,6 +8,7 @@
 #include <wchar.h>
 
 #include "explain.h"
+#include "stats.h"
 
 char *textfmt_number(char *buf, double x, int utf8)
 {
@@ -143,13 +144,42 @@ static int is_weights(AttnMatrix w)
 	return w == AM_WEIGHTS;
 }
 
+/* What textfmt_step adds to a table: a title prefix, cells marked against another matrix, row sums. */
+typedef struct MatrixExtra {
+	const char *prefix; /* before the title (escaped), or NULL */
+	const Mat *ref;     /* mark with '*' the cells that differ from ref (the common rows and columns), or NULL */
+	int sums;           /* a Σ column: each row's sum */
+	long ndiff;         /* out: how many cells differ from ref (cells outside ref count too) */
+} MatrixExtra;
+
+/* 1 when cell (i, j) of m differs from ref (or ref has no such cell). */
+static int cell_differs(const Mat *m, const Mat *ref, int i, int j)
+{
+	Mat x, y;
+
+	if (i >= ref->rows || j >= ref->cols)
+		return 1;
+	x.rows = x.cols = y.rows = y.cols = 1;
+	x.a = &MAT_AT(*m, i, j);
+	y.a = &MAT_AT(*ref, i, j);
+	return stats_cell_differs(&x, &y, 0, 0, 1e-9, 1e-12);
+}
+
+static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8, MatrixExtra *extra);
+
 void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8)
+{
+	print_matrix(f, a, which, h, color, utf8, NULL);
+}
+
+static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8, MatrixExtra *extra)
 {
 	const Mat *m = attn_matrix(a, which, h);
 	char num[16];
 	int i, j, lw = 1, cw = 6;
 	double lo = INFINITY, hi = -INFINITY;
 	size_t count;
+	const Mat *ref = extra != NULL ? extra->ref : NULL;
 
 	if (m == NULL) {
 		fprintf(f, "%s: not in this lesson\n", attn_matrix_name(which));
@@ -173,6 +203,8 @@ void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, 
 		cw = fmax(cw, display_width(s));
 		free(s);
 	}
+	if (extra != NULL && extra->prefix != NULL)
+		fputs(extra->prefix, f);
 	if (attn_matrix_per_head(which) && a->heads > 1)
 		fprintf(f, "%s (head %d)  %d %s %d\n", attn_matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	else
@@ -183,8 +215,16 @@ void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, 
 		fputc(' ', f);
 		put_padded(f, s, cw, 1);
 		free(s);
+		if (ref != NULL)
+			fputc(' ', f);
+	}
+	if (extra != NULL && extra->sums) {
+		fputc(' ', f);
+		put_padded(f, utf8 ? "\u03a3" : "sum", cw, 1);
 	}
 	fputc('\n', f);
+	if (extra != NULL)
+		extra->ndiff = 0;
 	for (i = 0; i < m->rows; i++) {
 		char *s = textfmt_row_label(a, which, i);
 		put_padded(f, s, lw, 0);
@@ -197,6 +237,18 @@ void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, 
 			put_padded(f, textfmt_number(num, x, utf8), cw, 1);
 			if (color)
 				fputs("\033[0m", f);
+			if (ref != NULL) {
+				const int d = cell_differs(m, ref, i, j);
+				fputc(d ? '*' : ' ', f);
+				extra->ndiff += d;
+			}
+		}
+		if (extra != NULL && extra->sums) {
+			double sum = 0.0;
+			for (j = 0; j < m->cols; j++)
+				sum += MAT_AT(*m, i, j);
+			fputc(' ', f);
+			put_padded(f, textfmt_number(num, sum, utf8), cw, 1);
 		}
 		fputc('\n', f);
 	}
@@ -286,6 +338,64 @@ static void put_escaped(FILE *f, const char *s, const char *keep)
 	free(e);
 }
 
+char *textfmt_params_line(const Lesson *l, int utf8)
+{
+	char buf[200];
+
+	snprintf(buf, sizeof buf, "parameters: %ld (W_q, W_k, W_v%s%s) %s the same for any number of heads",
+	         stats_param_count(l), mat_empty(&l->W_o) ? "" : ", W_o", l->score == SCORE_ADDITIVE ? ", w_e" : "",
+	         utf8 ? "\u2014" : "--");
+	return strdup(buf);
+}
+
+/* "mean … std …" under a table of scores (they are what scale.json is about). */
+static void print_mean_std(FILE *f, const Attn *a, AttnMatrix which, int h)
+{
+	const Mat *m = attn_matrix(a, which, h);
+	MatStats st;
+
+	if (m == NULL || (which != AM_SCORES && which != AM_SCALED && which != AM_MASKED))
+		return;
+	stats_matrix(m, &st);
+	fprintf(f, "mean %.4g  std %.4g\n", st.mean, st.std);
+}
+
+/* A stage's matrix as the step shows it: weights with row sums, scores with mean and std. */
+static void print_pane(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8, MatrixExtra *extra)
+{
+	extra->sums = which == AM_WEIGHTS;
+	print_matrix(f, a, which, h, color, utf8, extra);
+	print_mean_std(f, a, which, h);
+}
+
+/* With compare on: the variant's matrix of the same name, cells that differ from the main one marked. */
+static void print_compare(FILE *f, const Session *s, AttnMatrix which, int color, int utf8)
+{
+	const Attn *b = s->compare_attn;
+	const int h = s->head < b->heads ? s->head : 0;
+	const Mat *main_m = attn_matrix(s->attn, which, s->head), *m = attn_matrix(b, which, h);
+	MatrixExtra extra = { NULL, main_m, 0, 0 };
+	char *label, *prefix;
+	size_t len;
+
+	if (m == NULL) {
+		fprintf(f, "\n(the compare variant has no %s)\n", attn_matrix_name(which));
+		return;
+	}
+	label = text_escape(session_text(s, &s->lesson->compare_label), "");
+	len = (label ? strlen(label) : 0) + 16;
+	prefix = malloc(len);
+	if (prefix != NULL)
+		snprintf(prefix, len, "%s: ", label && label[0] ? label : "compare");
+	extra.prefix = prefix;
+	fputc('\n', f);
+	print_pane(f, b, which, h, color, utf8, &extra);
+	fprintf(f, "%ld of %ld cells differ%s\n", extra.ndiff, (long)m->rows * m->cols,
+	        main_m != NULL && (main_m->rows != m->rows || main_m->cols != m->cols) ? " (the shapes differ: compared where both have a cell)" : "");
+	free(prefix);
+	free(label);
+}
+
 void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 {
 	const Step *step = session_step(s);
@@ -312,7 +422,18 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			break;
 		}
 		fputc('\n', f);
-		textfmt_matrix(f, s->attn, panes[k], s->head, color, utf8);
+		{
+			MatrixExtra extra = { NULL, NULL, 0, 0 };
+			print_pane(f, s->attn, panes[k], s->head, color, utf8, &extra);
+		}
+		if (k == count - 1 && s->compare_on && s->compare_attn != NULL)
+			print_compare(f, s, panes[k], color, utf8);
+	}
+	if (s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) {
+		char *params = textfmt_params_line(s->lesson, utf8);
+		if (params != NULL)
+			fprintf(f, "\n%s\n", params);
+		free(params);
 	}
 	if (step->has_quiz && s->quiz[s->step] == QUIZ_OPEN) {
 		const Quiz *q = &step->quiz;
@@ -325,6 +446,8 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			fputc('\n', f);
 		}
 	}
+	if (s->step == s->nwalk - 1 && session_next_lesson(s) != NULL)
+		fprintf(f, "\nFinished. Next lesson: load %s\n", session_next_lesson(s));
 }
 
 void textfmt_lesson(FILE *f, const Session *s, int color, int utf8)

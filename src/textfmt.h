@@ -27,7 +27,14 @@ int textfmt_token_columns(const Attn *a, AttnMatrix which);
 char *textfmt_col_label(const Attn *a, AttnMatrix which, int c);
 /* Row label r (a token, escaped, or the index): heap string. */
 char *textfmt_row_label(const Attn *a, AttnMatrix which, int r);
-/* Print the current step: header, narration, formula and the stage's matrices. */
+/* "parameters: N (W_q, W_k, W_v[, W_o]) — the same for any number of heads" (heap string, or NULL). */
+char *textfmt_params_line(const Lesson *l, int utf8);
+/*
+ * Print the current step: header, narration, formula and the stage's matrices
+ * (weights with a Σ column, scores with mean and std, and with compare_on the
+ * variant's result with the differing cells marked *), the parameter count on
+ * the project and output stages, the next lesson at the last step.
+ */
 void textfmt_step(FILE *f, const Session *s, int color, int utf8);
 /* Print every stage of the lesson in order (what `make run` shows without a terminal). */
 void textfmt_lesson(FILE *f, const Session *s, int color, int utf8);

@@ -10,13 +10,18 @@
 
 /*
  * usage: jsoncmp [--rtol R] [--atol A] [--ignore KEY[,KEY…]]… [--only-expected-keys]
- *                EXPECTED.json ACTUAL.json
+ *                [--summary] EXPECTED.json ACTUAL.json
  *
  * Walks both trees together. Objects must have the same keys (a key that
  * appears twice is matched occurrence by occurrence), arrays the same length,
  * strings and booleans the same value, null must meet null, and numbers must
  * satisfy |a − e| ≤ atol + rtol·|e|. Keys found only in ACTUAL are accepted
  * when --ignore names them or with --only-expected-keys.
+ * With --summary, an object in EXPECTED with the keys "shape" and "cells"
+ * (tests/golden/make_reference.py's summary of a big matrix: shape [r, c],
+ * mean, std (sample, n − 1), min and max of the finite cells, and cells
+ * [[i, j, value], …]) is compared with those numbers computed from the matrix
+ * (array of row arrays, null for −∞) at the same place in ACTUAL.
  * Prints each difference with its JSON path ($.heads[0].weights[2][1]), at
  * most MAX_SHOWN of them. Exit 0: equal, 1: different, 2: usage or I/O error.
  */
@@ -27,6 +32,7 @@
 typedef struct Cmp {
 	double rtol, atol;
 	int only_expected_keys;
+	int summary;       /* --summary */
 	const char *ignored[MAX_IGNORED]; /* --ignore arguments: "key" or "k1,k2,…" */
 	int nignored;
 	long ndiff;        /* differences found */
@@ -154,6 +160,97 @@ static int occurrence_of(const cJSON *obj, const cJSON *child)
 
 static int cmp_node(Cmp *c, Path *p, const cJSON *e, const cJSON *a);
 
+/* An expected summary of a matrix: {"shape": [r, c], "mean", "std", "min", "max", "cells": [[i, j, v], …]}. */
+static int is_summary(const Cmp *c, const cJSON *e)
+{
+	return c->summary && cJSON_IsObject(e) && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(e, "shape")) &&
+	       cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(e, "cells"));
+}
+
+static void cmp_number(Cmp *c, Path *p, const char *what, double x, double y)
+{
+	if (!(fabs(y - x) <= c->atol + c->rtol * fabs(x)))
+		cmp_diff(c, p, "%s: expected %.17g, got %.17g (diff %.3g)", what, x, y, y - x);
+}
+
+/* The cell (i, j) of a matrix given as an array of row arrays, or NULL. */
+static const cJSON *matrix_cell(const cJSON *a, int i, int j)
+{
+	return cJSON_GetArrayItem(cJSON_GetArrayItem(a, i), j);
+}
+
+/* Compare a summary e with the matrix a; returns 0 (differences counted). */
+static int cmp_summary(Cmp *c, Path *p, const cJSON *e, const cJSON *a)
+{
+	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape"), *row, *x, *cell;
+	int rows = cJSON_GetArraySize(a), cols = -1;
+	long finite = 0;
+	double sum = 0.0, sq = 0.0, lo = INFINITY, hi = -INFINITY, mean;
+	static const char *const keys[] = { "mean", "std", "min", "max" };
+
+	if (!cJSON_IsArray(a)) {
+		cmp_diff(c, p, "expected a matrix (summarised), got %s", type_name(a));
+		return 0;
+	}
+	cJSON_ArrayForEach(row, a) {
+		if (!cJSON_IsArray(row) || (cols >= 0 && cJSON_GetArraySize(row) != cols)) {
+			cmp_diff(c, p, "not a matrix: rows of different lengths");
+			return 0;
+		}
+		cols = cJSON_GetArraySize(row);
+		cJSON_ArrayForEach(x, row) {
+			if (cJSON_IsNumber(x) && isfinite(x->valuedouble)) {
+				sum += x->valuedouble;
+				lo = fmin(lo, x->valuedouble);
+				hi = fmax(hi, x->valuedouble);
+				finite++;
+			}
+		}
+	}
+	if (cJSON_GetArraySize(shape) != 2 || cJSON_GetArrayItem(shape, 0)->valuedouble != rows ||
+	    cJSON_GetArrayItem(shape, 1)->valuedouble != (cols < 0 ? 0 : cols)) {
+		cmp_diff(c, p, "shape: expected [%g, %g], got [%d, %d]", cJSON_GetArrayItem(shape, 0) ? cJSON_GetArrayItem(shape, 0)->valuedouble : -1,
+		         cJSON_GetArrayItem(shape, 1) ? cJSON_GetArrayItem(shape, 1)->valuedouble : -1, rows, cols);
+		return 0;
+	}
+	mean = finite ? sum / (double)finite : 0.0;
+	cJSON_ArrayForEach(row, a) {
+		cJSON_ArrayForEach(x, row) {
+			if (cJSON_IsNumber(x) && isfinite(x->valuedouble))
+				sq += (x->valuedouble - mean) * (x->valuedouble - mean);
+		}
+	}
+	{
+		const double got[4] = { mean, finite > 1 ? sqrt(sq / (double)(finite - 1)) : 0.0, lo, hi };
+		for (int k = 0; k < 4; k++) {
+			const cJSON *want = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
+			if (cJSON_IsNumber(want))
+				cmp_number(c, p, keys[k], want->valuedouble, got[k]);
+			else if (finite > 0)
+				cmp_diff(c, p, "%s: missing in the summary, but the matrix has %ld finite cells", keys[k], finite);
+		}
+	}
+	cJSON_ArrayForEach(cell, cJSON_GetObjectItemCaseSensitive(e, "cells")) {
+		const cJSON *ci = cJSON_GetArrayItem(cell, 0), *cj = cJSON_GetArrayItem(cell, 1);
+		const cJSON *want = cJSON_GetArrayItem(cell, 2), *got;
+		int old;
+		if (!cJSON_IsNumber(ci) || !cJSON_IsNumber(cj) || want == NULL) {
+			cmp_diff(c, p, "cells: expected [i, j, value] entries");
+			continue;
+		}
+		old = path_push(p, "[%d][%d]", ci->valueint, cj->valueint);
+		if (old < 0)
+			return -1;
+		got = matrix_cell(a, ci->valueint, cj->valueint);
+		if (got == NULL)
+			cmp_diff(c, p, "missing in actual");
+		else if (cmp_node(c, p, want, got) < 0)
+			return -1;
+		path_pop(p, old);
+	}
+	return 0;
+}
+
 static int cmp_object(Cmp *c, Path *p, const cJSON *e, const cJSON *a)
 {
 	const cJSON *it;
@@ -205,6 +302,8 @@ static int cmp_array(Cmp *c, Path *p, const cJSON *e, const cJSON *a)
 /* Returns 0 (differences counted in c), or -1 when out of memory. */
 static int cmp_node(Cmp *c, Path *p, const cJSON *e, const cJSON *a)
 {
+	if (is_summary(c, e))
+		return cmp_summary(c, p, e, a);
 	if (cJSON_IsNumber(e) && cJSON_IsNumber(a)) {
 		double x = e->valuedouble, y = a->valuedouble;
 		if (!(fabs(y - x) <= c->atol + c->rtol * fabs(x)))
@@ -286,7 +385,7 @@ done:
 static int usage(void)
 {
 	fprintf(stderr, "usage: jsoncmp [--rtol R] [--atol A] [--ignore KEY[,KEY...]] "
-	                "[--only-expected-keys] EXPECTED.json ACTUAL.json\n");
+	                "[--only-expected-keys] [--summary] EXPECTED.json ACTUAL.json\n");
 	return 2;
 }
 
@@ -322,6 +421,8 @@ int main(int argc, char **argv)
 			c.ignored[c.nignored++] = argv[++i];
 		} else if (strcmp(arg, "--only-expected-keys") == 0) {
 			c.only_expected_keys = 1;
+		} else if (strcmp(arg, "--summary") == 0) {
+			c.summary = 1;
 		} else if (strcmp(arg, "--help") == 0) {
 			usage();
 			status = 0;

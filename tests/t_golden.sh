@@ -39,4 +39,41 @@ for lesson in tests/golden/*.json; do
 		sed 's/^/# /' "$tmp.diff"
 	fi
 done
+
+# Every shipped lesson: --check --strict (both languages everywhere), and its
+# --dump (with the "compare" variant) against tests/golden/lessons/NAME.ref.json,
+# or, for a lesson whose reference would be over 1 MB, against the summary
+# NAME.summary.json (shapes, mean/std/min/max per matrix and sampled cells),
+# all made by `make_reference.py --lessons`.
+for lesson in lessons/*.json; do
+	name=$(basename "$lesson" .json)
+	if "$ATTNVIZ" --check --strict "$lesson" >/dev/null 2>"$tmp.err"; then
+		echo "ok - lesson check --strict $name"
+	else
+		echo "not ok - lesson check --strict $name"
+		sed -n '1,5s/^/# /p' "$tmp.err"
+	fi
+	ref=tests/golden/lessons/$name.ref.json
+	summary=
+	if [ ! -f "$ref" ]; then
+		ref=tests/golden/lessons/$name.summary.json
+		summary=--summary
+	fi
+	if [ ! -f "$ref" ]; then
+		echo "not ok - lesson golden $name"
+		echo "# no tests/golden/lessons/$name.ref.json: run /usr/bin/python3 tests/golden/make_reference.py --lessons"
+		continue
+	fi
+	if ! "$ATTNVIZ" --dump "$lesson" >"$tmp" 2>"$tmp.err"; then
+		echo "not ok - lesson golden $name"
+		sed -n '1,5s/^/# /p' "$tmp.err"
+		continue
+	fi
+	if "$JSONCMP" --rtol 1e-9 --only-expected-keys $summary "$ref" "$tmp" >"$tmp.diff" 2>&1; then
+		echo "ok - lesson golden $name${summary:+ (summary)}"
+	else
+		echo "not ok - lesson golden $name${summary:+ (summary)}"
+		sed 's/^/# /' "$tmp.diff"
+	fi
+done
 exit 0

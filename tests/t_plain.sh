@@ -226,6 +226,29 @@ err_cmd "answer not a number" "number"
 repl 'step 3\nanswer 2\nanswer 2\nstep 2\n'
 err_cmd "answer twice" "no open question"
 
+# ------------------------------------------------------------ compare and stats (the curriculum's view)
+
+repl 'compare on\ngoto softmax\nskip\ncompare off\n' lessons/bug.json
+clean "compare on|off"
+check "compare on names the variant" has "$out" 'compare on: each stage'
+check "compare shows the variant's result, titled" has "$out" "fixed: ÷√head_dim: weights (head 0)"
+check "compare marks differing cells" grep -q '[0-9]\* ' "$out"
+check "compare counts differing cells" has "$out" "16 of 16 cells differ"
+check "weights have a sum column (Σ in UTF-8)" grep -q "学习 *sum$" "$out"
+repl 'compare on\nstep 2\n'
+err_cmd "compare on a lesson without a variant" "this lesson has no compare variant"
+repl 'compare sideways\nstep 2\n' lessons/bug.json
+err_cmd "compare with a bad argument" "usage: compare on|off"
+repl 'stats scores\nstats weights\nstats params\n'
+clean "stats MATRIX, stats params"
+check "stats: mean and std" has "$out" "mean 1.8125  std 1.16726  min 0  max 5  (16 finite of 16 cells)"
+check "stats weights: row sums" has "$out" "row sums"
+check "stats params" has "$out" "parameters: 27 (W_q, W_k, W_v)"
+repl 'stats nothing\nstep 2\n'
+err_cmd "stats of an unknown matrix" "unknown matrix: nothing"
+repl 'goto scores\nstats scores 3\nstep 2\n'
+err_cmd "stats of a head the lesson lacks" "head"
+
 # ------------------------------------------------------------ lessons: load lessons reload lang help
 
 repl 'load lessons/mask.json\n'

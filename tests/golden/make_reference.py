@@ -5,6 +5,8 @@
     make_reference.py --all      # every tests/golden/*.json -> *.ref.json,
                                  # and tests/golden/prng_reference.txt
     make_reference.py --prng     # the PRNG reference on stdout
+    make_reference.py --lessons  # every lessons/NAME.json -> tests/golden/lessons/NAME.ref.json,
+                                 # or NAME.summary.json when the reference is over 1 MB
 
 Written from the lesson format (lessons/FORMAT.md, issue 2) and
 src/prng.h's description of the generator, not from the C code. Every
@@ -404,6 +406,68 @@ def reference(doc):
     return d, checks
 
 
+# ------------------------------------------------------------- summary
+SUMMARY_LIMIT = 1 << 20   # a reference bigger than this is committed as a summary
+
+
+def is_matrix(v):
+    return isinstance(v, list) and v and all(isinstance(r, list) for r in v) and \
+        all(x is None or is_number(x) for r in v for x in r)
+
+
+def summarise_matrix(v):
+    """A matrix (rows of numbers, null for -inf) -> its shape, the mean, sample
+    std, min and max of its finite cells (torch.float64), and a few cells:
+    what tests/jsoncmp.c --summary computes from an actual --dump."""
+    r, c = len(v), len(v[0])
+    t = torch.tensor([[float("-inf") if x is None else x for x in row] for row in v])
+    f = t[torch.isfinite(t)]
+    s = Pairs([("shape", [r, c])])
+    if f.numel() > 0:
+        s += [("mean", float(f.mean())), ("std", float(f.std()) if f.numel() > 1 else 0.0),
+              ("min", float(f.min())), ("max", float(f.max()))]
+    picks = sorted({(0, 0), (r - 1, c - 1), (r // 2, c // 3), (r // 3, c // 2), (r - 1, 0), (0, c - 1)})
+    s.append(("cells", [[i, j, v[i][j]] for i, j in picks]))
+    return s
+
+
+def summarise(v):
+    """The dump with every matrix replaced by its summary."""
+    if isinstance(v, dict):
+        v = Pairs(v.items())
+    if isinstance(v, Pairs):
+        return Pairs((k, summarise(x)) for k, x in v)
+    if is_matrix(v):
+        return summarise_matrix(v)
+    if isinstance(v, list):
+        return [summarise(x) for x in v]
+    return v
+
+
+def write_lessons():
+    """tests/golden/lessons/NAME.ref.json (or NAME.summary.json) for every lessons/NAME.json."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    outdir = os.path.join(HERE, "lessons")
+    os.makedirs(outdir, exist_ok=True)
+    for path in sorted(glob.glob(os.path.join(root, "lessons", "*.json"))):
+        name = os.path.basename(path)[:-len(".json")]
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        d, checks = reference(doc)
+        text = to_json(d) + "\n"
+        for old in (".ref.json", ".summary.json"):
+            if os.path.exists(os.path.join(outdir, name + old)):
+                os.remove(os.path.join(outdir, name + old))
+        if len(text.encode("utf-8")) > SUMMARY_LIMIT:
+            text = to_json(summarise(d)) + "\n"
+            out = os.path.join(outdir, name + ".summary.json")
+        else:
+            out = os.path.join(outdir, name + ".ref.json")
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+        print("%s: %s" % (os.path.relpath(out), ", ".join(checks)), file=sys.stderr)
+
+
 def write_reference(lesson_path, out):
     with open(lesson_path, encoding="utf-8") as f:
         doc = json.load(f)
@@ -427,10 +491,13 @@ def main(argv):
         with open(os.path.join(HERE, "prng_reference.txt"), "w") as out:
             out.write(prng_reference())
         return 0
+    if len(argv) == 2 and argv[1] == "--lessons":
+        write_lessons()
+        return 0
     if len(argv) == 2 and not argv[1].startswith("-"):
         write_reference(argv[1], sys.stdout)
         return 0
-    print("usage: make_reference.py LESSON.json > REF.json | --all | --prng", file=sys.stderr)
+    print("usage: make_reference.py LESSON.json > REF.json | --all | --lessons | --prng", file=sys.stderr)
     return 2
 
 

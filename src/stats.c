@@ -1,0 +1,65 @@
+/* stats.c: the numbers a lesson shows about a matrix — pure functions, no I/O. */
+#include "stats.h"
+
+#include <math.h>
+
+void stats_matrix(const Mat *m, MatStats *out)
+{
+	const size_t count = (size_t)m->rows * (size_t)m->cols;
+	size_t i;
+
+	out->finite = mat_stats(m, &out->mean, &out->std);
+	out->min = out->max = 0.0;
+	if (out->finite == 0)
+		return;
+	out->min = INFINITY;
+	out->max = -INFINITY;
+	for (i = 0; i < count; i++)
+		if (isfinite(m->a[i])) {
+			if (m->a[i] < out->min)
+				out->min = m->a[i];
+			if (m->a[i] > out->max)
+				out->max = m->a[i];
+		}
+}
+
+void stats_row_sums(const Mat *m, double *sums)
+{
+	int i, j;
+
+	for (i = 0; i < m->rows; i++) {
+		double s = 0.0;
+		for (j = 0; j < m->cols; j++)
+			s += MAT_AT(*m, i, j);
+		sums[i] = s;
+	}
+}
+
+static long cells(const Mat *m)
+{
+	return (long)m->rows * (long)m->cols;
+}
+
+long stats_param_count(const Lesson *l)
+{
+	return cells(&l->W_q) + cells(&l->W_k) + cells(&l->W_v) + cells(&l->W_o) +
+	       (l->score == SCORE_ADDITIVE ? cells(&l->w_e) : 0);
+}
+
+int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, double atol)
+{
+	double x, y;
+
+	if (a->rows != b->rows || a->cols != b->cols)
+		return 1;
+	if (i < 0 || j < 0 || i >= a->rows || j >= a->cols)
+		return 0;
+	x = MAT_AT(*a, i, j);
+	y = MAT_AT(*b, i, j);
+	if (!isfinite(x) || !isfinite(y)) {
+		if (isnan(x) && isnan(y))
+			return 0;
+		return !(x == y);
+	}
+	return fabs(x - y) > atol + rtol * fabs(y);
+}
