@@ -26,6 +26,7 @@ not_ok() {
 }
 
 # The teaching order of lessons/README.md ("1. `selfattn.json` — …").
+# shellcheck disable=SC2016 # the backquotes are README's, not a command
 order=$(sed -n 's/^[0-9]*\. `\([a-z]*\)\.json`.*/\1/p' lessons/README.md)
 
 # walk LESSON INPUTFILE: the plain REPL on the lesson, stdout in $tmp/out
@@ -66,6 +67,7 @@ for lesson in lessons/*.json; do
 		while [ "$i" -le "$steps" ]; do
 			line=$(awk -v s="$i" '$1 == s' "$tmp/answers")
 			if [ -n "$line" ]; then
+				# shellcheck disable=SC2086 # split "STEP KIND ANSWER" on purpose
 				set -- $line
 				if [ $run = right ]; then
 					a=$3
@@ -109,7 +111,7 @@ for lesson in lessons/*.json; do
 	done
 
 	# the last step offers the next lesson
-	next=$(printf '%s\n' $order | awk -v n="$name" 'found { print; exit } $0 == n { found = 1 }')
+	next=$(printf '%s\n' "$order" | awk -v n="$name" 'found { print; exit } $0 == n { found = 1 }')
 	if [ -n "$next" ]; then
 		if grep -q "^Finished. Next lesson: load $next\$" "$tmp/out"; then
 			ok "quiz $name: the last step offers $next"
