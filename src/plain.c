@@ -4,12 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "cmd.h"
+#include "demo.h"
 #include "textfmt.h"
+
+/* How deep `source` may nest (a script that sources itself stops here). */
+#define PLAIN_MAX_SOURCE 8
 
 typedef struct PlainCtx {
 	Session *s;
 	const PlainOptions *opt;
+	FILE *in;       /* where `pause` reads its Enter */
+	CmdOut *out;
+	int depth;      /* `source` nesting */
 } PlainCtx;
 
 static void plain_message_to(FILE *f, CmdMsg kind, const char *title, const char *text)
@@ -54,13 +63,124 @@ static void plain_step(PlainCtx *c, int blank_line)
 	}
 }
 
+/* One command, then the step again when it moved or changed anything. */
+static void plain_line(PlainCtx *c, const char *line)
+{
+	Session *s = c->s;
+
+	cmd_run(s, line, c->out);
+	if (!s->quit && (s->dirty & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE | DIRTY_LANG)))
+		plain_step(c, 1);
+	s->dirty = 0;
+	fflush(stdout);
+}
+
+static void plain_error(PlainCtx *c, const char *text)
+{
+	plain_message(c, MSG_ERROR, NULL, text);
+}
+
+/* `wait SECONDS`: sleeps only when a person is watching (scripted runs stay fast). */
+static void plain_wait(PlainCtx *c, double sec)
+{
+	struct timespec ts;
+
+	if (!c->opt->interactive || sec <= 0)
+		return;
+	ts.tv_sec = (time_t)sec;
+	ts.tv_nsec = (long)((sec - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/* `pause`: waits for Enter only when a person is typing. */
+static void plain_pause(PlainCtx *c)
+{
+	char buf[256];
+
+	if (!c->opt->interactive)
+		return;
+	fputs("-- paused: press Enter --", stdout);
+	fflush(stdout);
+	if (fgets(buf, sizeof buf, c->in) == NULL)
+		clearerr(c->in);
+}
+
+/* `source FILE`: the script's lines in order; an error is shown and the script goes on. */
+static void plain_source(PlainCtx *c, const char *path)
+{
+	char *err = NULL;
+	Demo *d;
+
+	if (c->depth >= PLAIN_MAX_SOURCE) {
+		plain_error(c, "source: scripts nested too deep (a script that sources itself?)");
+		return;
+	}
+	if ((d = demo_load(path, &err)) == NULL) {
+		char *safe = text_escape(err ? err : "out of memory", "");
+		plain_error(c, safe ? safe : "source: cannot read the script");
+		free(safe);
+		free(err);
+		return;
+	}
+	c->depth++;
+	for (int i = 0; i < d->n && !c->s->quit; i++) {
+		const DemoLine *e = &d->line[i];
+		if (c->opt->transcript != NULL) {
+			char *shown = text_escape(e->text, "");
+			fprintf(c->opt->transcript, "attnviz> %s\n", shown ? shown : "");
+			free(shown);
+		}
+		if (e->kind == DEMO_PAUSE)
+			plain_pause(c);
+		else if (e->kind == DEMO_WAIT)
+			plain_wait(c, e->seconds);
+		else
+			plain_line(c, e->text);
+	}
+	c->depth--;
+	demo_free(d);
+}
+
+/* The front-end commands the REPL knows: source, pause, wait (others: "works only in the full-screen view"). */
+static int plain_frontend(void *ctx, const char *name, int argc, char **argv)
+{
+	PlainCtx *c = ctx;
+
+	if (strcmp(name, "source") == 0 && argc >= 2) {
+		plain_source(c, argv[1]);
+		return 1;
+	}
+	if (strcmp(name, "pause") == 0) {
+		plain_pause(c);
+		return 1;
+	}
+	if (strcmp(name, "wait") == 0 && argc >= 2) {
+		char *end;
+		double sec = strtod(argv[1], &end);
+		if (end == argv[1] || *end != '\0' || !(sec >= 0 && sec <= DEMO_MAX_WAIT)) {
+			char *safe = text_escape(argv[1], "");
+			char msg[160];
+			snprintf(msg, sizeof msg, "wait: expected seconds from 0 to %g, got \"%.80s\"", DEMO_MAX_WAIT,
+			         safe ? safe : "");
+			free(safe);
+			plain_error(c, msg);
+			return 1;
+		}
+		plain_wait(c, sec);
+		return 1;
+	}
+	return 0;
+}
+
 int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 {
-	PlainCtx ctx = { s, opt };
-	CmdOut out = { &ctx, plain_message, plain_show, NULL, opt->color, opt->utf8, opt->interactive };
+	PlainCtx ctx = { s, opt, in, NULL, 0 };
+	CmdOut out = { &ctx, plain_message, plain_show, plain_frontend, opt->color, opt->utf8, opt->interactive };
 	char *line = NULL;
 	size_t cap = 0;
 
+	ctx.out = &out;
 	plain_step(&ctx, 0);
 	s->dirty = 0;
 	while (!s->quit) {
@@ -81,12 +201,8 @@ int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 			fprintf(opt->transcript, "attnviz> %s\n", shown ? shown : "");
 			free(shown);
 		}
-		cmd_run(s, line, &out);
 		/* Whatever moved or changed the numbers, show the step again. */
-		if (!s->quit && (s->dirty & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE | DIRTY_LANG)))
-			plain_step(&ctx, 1);
-		s->dirty = 0;
-		fflush(stdout);
+		plain_line(&ctx, line);
 		if (opt->transcript != NULL)
 			fflush(opt->transcript);
 	}

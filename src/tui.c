@@ -27,14 +27,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include <curses.h>
 
 #include "cmd.h"
+#include "demo.h"
 #include "explain.h"
 #include "layout.h"
 #include "lineedit.h"
+#include "record.h"
+#include "stats.h"
 #include "textfmt.h"
 #include "theme.h"
 #include "tui.h"
@@ -72,6 +76,15 @@ typedef struct Pane {
 	int cur_r, cur_c;  /* cursor, in view coordinates */
 	int top, left;     /* first visible row and column */
 	int zoom;          /* 1: down-sampled heatmap without numbers */
+	int variant;       /* 1: the lesson's compare variant (Session.compare_attn) */
+	int other;         /* the pane this one is compared with (cells that differ are marked), or -1 */
+	int ndiff;         /* cells that differ from the other pane */
+	int sums;          /* 1: a Σ column of row sums at the right (weights) */
+	int legend;        /* 1: a legend line under the rows (value range and ramp) */
+	int pad, rgap;     /* presenter mode: extra columns per cell, blank lines between rows */
+	int has_masked;    /* some cell is masked (the legend says how they look) */
+	double minv, maxv; /* finite range */
+	char stats[48];    /* "μ 0.12 σ 1.03" for score-like matrices, or "" */
 	WINDOW *win;
 } Pane;
 
@@ -105,6 +118,24 @@ typedef struct Tui {
 
 	int flash;            /* 1: cells an edit changed are highlighted */
 	long long flash_until;/* monotonic ms */
+
+	/* A demo script playing (--demo, :source): see "Demo scripts" below. */
+	Demo *demo;
+	int demo_pos;         /* the next entry to run */
+	int demo_paused;      /* space / n / p: stepping by hand */
+	int demo_at_pause;    /* stopped at a `pause` entry until space or Enter */
+	long long demo_due;   /* when the next entry runs (monotonic ms) */
+	int replaying;        /* p: replaying the script quietly on the starting lesson */
+	Lesson *demo_lesson;  /* the lesson as the demo found it (owned clone), for p */
+	char *demo_source;
+	int demo_step, demo_head, demo_compare, demo_present;
+	Stage demo_stage;
+	char demo_lang[8], demo_theme[32];
+
+	/* :play SECONDS */
+	long long play_ms, play_due; /* 0: not playing */
+
+	Recorder *rec;        /* --record: the asciicast being written, or NULL */
 } Tui;
 
 static volatile sig_atomic_t tui_signal;
@@ -112,6 +143,9 @@ static int tui_curses_on;
 
 /* Show heads 0-based, as the `head N` command takes them. */
 #define FLASH_MS 1000
+/* Cells of a result and its compare variant differ beyond this (stats_cell_differs). */
+#define TUI_DIFF_RTOL 1e-9
+#define TUI_DIFF_ATOL 1e-12
 
 /* ------------------------------------------------------------------ */
 /* Text: display width, drawing, wrapping                               */
@@ -320,10 +354,21 @@ tui_end(void)
 /* Panes: what the current stage shows                                  */
 /* ------------------------------------------------------------------ */
 
+/* The computation a pane shows: the lesson's, or its compare variant's. */
+static const Attn *
+pane_attn(const Tui *t, const Pane *p)
+{
+	return p->variant ? t->s->compare_attn : t->s->attn;
+}
+
 static const Mat *
 pane_mat(const Tui *t, const Pane *p)
 {
-	return attn_matrix(t->s->attn, p->which, p->head);
+	const Attn *a = pane_attn(t, p);
+
+	if (a == NULL || (attn_matrix_per_head(p->which) && p->head >= a->heads))
+		return NULL;
+	return attn_matrix(a, p->which, p->head);
 }
 
 /* View (r, c) → source (row, col). */
@@ -351,7 +396,7 @@ pane_value(const Mat *m, const Pane *p, int r, int c)
 static int
 pane_masked(const Tui *t, const Pane *p, int R, int C, double v)
 {
-	const Attn *a = t->s->attn;
+	const Attn *a = pane_attn(t, p);
 
 	if (isinf(v) && v < 0)
 		return 1;
@@ -384,8 +429,8 @@ pane_row_label(const Tui *t, const Pane *p, int r)
 {
 	int R, C;
 	pane_src(p, r, 0, &R, &C);
-	return p->transpose ? textfmt_col_label(t->s->attn, p->which, C)
-	                    : textfmt_row_label(t->s->attn, p->which, R);
+	return p->transpose ? textfmt_col_label(pane_attn(t, p), p->which, C)
+	                    : textfmt_row_label(pane_attn(t, p), p->which, R);
 }
 
 static char *
@@ -393,8 +438,8 @@ pane_col_label(const Tui *t, const Pane *p, int c)
 {
 	int R, C;
 	pane_src(p, 0, c, &R, &C);
-	return p->transpose ? textfmt_row_label(t->s->attn, p->which, R)
-	                    : textfmt_col_label(t->s->attn, p->which, C);
+	return p->transpose ? textfmt_row_label(pane_attn(t, p), p->which, R)
+	                    : textfmt_col_label(pane_attn(t, p), p->which, C);
 }
 
 /* Shape, widths and the value range of a pane whose which/head/block/transpose are set. */
@@ -418,21 +463,42 @@ pane_measure(Tui *t, Pane *p)
 	p->cols = p->transpose ? m->rows : p->ncols;
 	p->diverging = p->which != AM_WEIGHTS;
 
-	int numw = 4, lw = 1, labw = 1;
+	int numw = 4, lw = 1, labw = 1, any = 0;
 	double mx = 0;
 	char buf[32];
+	p->has_masked = 0;
+	p->minv = p->maxv = 0;
 	for (int r = 0; r < p->rows; r++)
 		for (int c = 0; c < p->cols; c++) {
 			double v = pane_value(m, p, r, c);
 			if (isfinite(v)) {
 				if (fabs(v) > mx)
 					mx = fabs(v);
+				if (!any || v < p->minv)
+					p->minv = v;
+				if (!any || v > p->maxv)
+					p->maxv = v;
+				any = 1;
 				int n = snprintf(buf, sizeof buf, "%.2f", v);
 				if (n > numw)
 					numw = n;
+			} else {
+				p->has_masked = 1;
 			}
 		}
 	p->maxabs = mx;
+	/* Row sums beside the weights (1, or 0 for a fully masked row). */
+	p->sums = p->which == AM_WEIGHTS && !p->transpose && p->ncols == m->cols;
+	/* Score-like matrices carry their mean and standard deviation in the title. */
+	p->stats[0] = '\0';
+	if (p->which == AM_SCORES || p->which == AM_SCALED || p->which == AM_MASKED) {
+		MatStats ms;
+		stats_matrix(m, &ms);
+		if (ms.finite > 1)
+			snprintf(p->stats, sizeof p->stats, t->utf8 ? "\u03bc %.2f \u03c3 %.2f" : "mean %.2f sd %.2f",
+			         ms.mean, ms.std);
+	}
+	p->legend = any;
 	if (numw > 7)
 		numw = 7;
 	for (int r = 0; r < p->rows && r < 512; r++) {
@@ -455,15 +521,21 @@ pane_measure(Tui *t, Pane *p)
 		labw = 8;
 	p->lw = lw + 1;
 	/* A gap, the number; without colour a shade glyph after it. */
-	p->cw = (numw > labw ? numw : labw) + 1 + (theme_mono() ? 1 : 0);
+	p->cw = (numw > labw ? numw : labw) + 1 + (theme_mono() ? 1 : 0) + (p->other >= 0 ? 1 : 0);
 
-	/* Title: name, ᵀ, head, shape — our own text only. */
+	/* Title: name, ᵀ, head, shape — our own text only (the variant's label is escaped). */
 	const char *name = attn_matrix_name(p->which);
 	char head[32] = "";
-	if (t->s->lesson->heads > 1 && (attn_matrix_per_head(p->which) || p->ncols != m->cols))
+	if (pane_attn(t, p)->lesson->heads > 1 && (attn_matrix_per_head(p->which) || p->ncols != m->cols))
 		snprintf(head, sizeof head, " head %d", p->head);
-	snprintf(p->title, sizeof p->title, "%s%s%s  %d%s%d", name,
+	char *label = NULL;
+	if (p->variant) {
+		const char *l = session_text(t->s, &t->s->lesson->compare_label);
+		label = text_escape(l && *l ? l : "compare", "");
+	}
+	snprintf(p->title, sizeof p->title, "%s%s%s%s%s  %d%s%d", label ? label : "", label ? ": " : "", name,
 	         p->transpose ? (t->utf8 ? "\u1d40" : "^T") : "", head, p->rows, times, p->cols);
+	free(label);
 }
 
 /* The natural size of a pane (for the layout). */
@@ -477,8 +549,8 @@ pane_want(const Pane *p, int *w, int *h)
 		*w = p->lw + 2 * (p->cols < 24 ? p->cols : 24);
 		*h = 2 + (p->rows < 10 ? p->rows : 10);
 	} else {
-		*w = p->lw + p->cw * p->cols;
-		*h = 2 + p->rows;
+		*w = p->lw + (p->cw + p->pad) * (p->cols + p->sums);
+		*h = 2 + p->rows + (p->rows > 0 ? (p->rows - 1) * p->rgap : 0) + p->legend;
 	}
 	if (*w < tw)
 		*w = tw;
@@ -505,10 +577,13 @@ quiz_hidden_pane(const Tui *t)
 	if (st->quiz.nchoices == 0) {
 		int w = attn_matrix_find(st->quiz.answer_cell.matrix);
 		for (int i = 0; i < t->npanes; i++)
-			if ((int)t->pane[i].which == w)
+			if ((int)t->pane[i].which == w && !t->pane[i].variant)
 				return i;
 	}
-	return t->npanes - 1;
+	for (int i = t->npanes - 1; i >= 0; i--)
+		if (!t->pane[i].variant)
+			return i;
+	return -1;
 }
 
 /* Put the cursor of pane i on source cell (R, C) if it is in view. */
@@ -573,6 +648,24 @@ tui_build_panes(Tui *t, int keep, int refocus)
 				p->transpose = 1;
 		}
 	}
+	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
+		t->pane[i].other = -1;
+	/* The comparison view: the stage's result in the compare variant, beside the lesson's. */
+	if (s->compare_on && s->compare_attn != NULL && n > 0 && n < LAYOUT_MAX_PANES && s->stage != STAGE_SPLIT) {
+		Pane *r = &t->pane[n - 1], *p = &t->pane[n];
+		WINDOW *keepw = p->win;
+		*p = *r;
+		p->win = keepw;
+		p->variant = 1;
+		p->col0 = 0;
+		p->ncols = -1;
+		p->transpose = 0;
+		if (pane_mat(t, p) != NULL) {
+			p->other = n - 1;
+			r->other = n;
+			n++;
+		}
+	}
 	t->npanes = n;
 	for (int i = 0; i < n; i++) {
 		Pane *p = &t->pane[i];
@@ -588,9 +681,27 @@ tui_build_panes(Tui *t, int keep, int refocus)
 			break;
 		}
 	}
+	/* Count the cells that differ between a result and its variant. */
+	for (int i = 0; i < n; i++) {
+		Pane *p = &t->pane[i];
+		const Mat *ma = pane_mat(t, p), *mb = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
+		p->ndiff = 0;
+		if (ma == NULL || mb == NULL)
+			continue;
+		for (int r = 0; r < p->rows; r++)
+			for (int c = 0; c < p->cols; c++) {
+				int R, C;
+				pane_src(p, r, c, &R, &C);
+				p->ndiff += stats_cell_differs(ma, mb, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
+			}
+	}
 	int hid = quiz_hidden_pane(t);
-	if (hid >= 0)
+	if (hid >= 0) {
 		t->pane[hid].hidden = 1;
+		/* The variant would give the answer away too. */
+		if (t->pane[hid].other >= 0)
+			t->pane[t->pane[hid].other].hidden = 1;
+	}
 	if (t->focus >= n || t->focus < 0 || refocus)
 		t->focus = n > 0 ? n - 1 : 0;
 	if (n > 0 && t->pane[t->focus].hidden)
@@ -603,7 +714,7 @@ tui_focus_matrix(Tui *t, int which, int head, int row, int col)
 {
 	for (int i = 0; i < t->npanes; i++) {
 		Pane *p = &t->pane[i];
-		if ((int)p->which != which || p->hidden)
+		if ((int)p->which != which || p->hidden || p->variant)
 			continue;
 		if (attn_matrix_per_head((AttnMatrix)which) && p->head != head)
 			continue;
@@ -727,10 +838,28 @@ tui_layout(Tui *t, int force)
 	in.lines = LINES;
 	in.present = t->opt.present;
 	in.npanes = t->npanes;
-	for (int i = 0; i < t->npanes; i++)
-		pane_want(&t->pane[i], &in.want_w[i], &in.want_h[i]);
-	in.narr_lines = narr_count(t, COLS - 2) + 1;
-	layout_compute(&in, &lay);
+	/* The formula has a line of its own; presenting, a blank line too. */
+	in.narr_lines = narr_count(t, COLS - 2) + 1 + (t->opt.present ? 1 : 0);
+	/*
+	 * Presenting, cells get wider and rows get blank lines between them as
+	 * far as every pane still shows whole: the first of these that fits.
+	 */
+	static const int tries[][2] = { { 6, 1 }, { 4, 1 }, { 2, 1 }, { 2, 0 }, { 1, 0 }, { 0, 0 } };
+	int ntries = sizeof tries / sizeof tries[0];
+	for (int k = t->opt.present ? 0 : ntries - 1; k < ntries; k++) {
+		for (int i = 0; i < t->npanes; i++) {
+			t->pane[i].pad = tries[k][0];
+			t->pane[i].rgap = tries[k][1];
+			pane_want(&t->pane[i], &in.want_w[i], &in.want_h[i]);
+		}
+		layout_compute(&in, &lay);
+		int fits = !lay.too_small;
+		for (int i = 0; i < t->npanes && fits; i++)
+			if (!t->pane[i].zoom && (lay.pane[i].w < in.want_w[i] || lay.pane[i].h < in.want_h[i]))
+				fits = 0;
+		if (fits)
+			break;
+	}
 
 	if (!force && t->have_layout && memcmp(&lay, &t->lay, sizeof lay) == 0 && t->w_status != NULL)
 		return;
@@ -782,7 +911,10 @@ tui_draw_stage(Tui *t)
 	if (s->lesson->heads > 1)
 		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  head %d of %d", s->head, s->lesson->heads);
 	if (s->quiz_asked > 0 && rn < (int)sizeof right)
-		snprintf(right + rn, sizeof right - (size_t)rn, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
+		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
+	/* The learned numbers of the layer, where they are used. */
+	if ((s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) && rn < (int)sizeof right)
+		snprintf(right + rn, sizeof right - (size_t)rn, "  params %ld", stats_param_count(s->lesson));
 
 	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
 	int title_max = W - 2 - need;
@@ -841,12 +973,15 @@ tui_draw_keys(Tui *t)
 /* Operands of the focused cell, for highlighting. */
 typedef struct Ops {
 	int n;
+	int variant;  /* the operands are in this computation (Pane.variant) */
 	ExplainOperand op[4];
 } Ops;
 
 static int
 ops_hit(const Ops *o, const Pane *p, int R, int C)
 {
+	if (p->variant != o->variant)
+		return 0;
 	for (int i = 0; i < o->n; i++) {
 		const ExplainOperand *e = &o->op[i];
 		if (e->which != p->which)
@@ -867,6 +1002,8 @@ ops_line(const Ops *o, const Pane *p, int row, int idx)
 	int src_row = row != p->transpose;
 	int src = src_row ? idx : p->col0 + idx;
 
+	if (p->variant != o->variant)
+		return 0;
 	for (int i = 0; i < o->n; i++) {
 		const ExplainOperand *e = &o->op[i];
 		if (e->which != p->which)
@@ -892,7 +1029,8 @@ tui_ops(const Tui *t, Ops *o)
 		return;
 	int R, C;
 	pane_src(p, p->cur_r, p->cur_c, &R, &C);
-	o->n = explain_operands(t->s->attn, p->which, p->head, R, C, o->op);
+	o->variant = p->variant;
+	o->n = explain_operands(pane_attn(t, p), p->which, p->head, R, C, o->op);
 	if (o->n < 0)
 		o->n = 0;
 	if (o->n > 4)
@@ -966,7 +1104,64 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 		snprintf(more, sizeof more, "  zoom");
 	else if (vis_r < p->rows || vis_c < p->cols)
 		snprintf(more, sizeof more, "  r%d-%d c%d-%d", p->top, p->top + vis_r - 1, p->left, p->left + vis_c - 1);
-	put_at(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
+	/* What fits of: the cells that differ from the variant, then mean and σ. */
+	if (p->other >= 0) {
+		char d[48];
+		snprintf(d, sizeof d, "  %d differ (*)", p->ndiff);
+		if (x + str_width(d, -1) <= W)
+			x += put_at(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
+	}
+	if (p->stats[0] && x + 2 + str_width(p->stats, -1) <= W) {
+		x += put_at(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);
+		put_at(w, 0, x, theme_attr(ROLE_LABEL), p->stats, W - x);
+	}
+}
+
+/* A number for the legend: 2 decimals, or %.3g when large. */
+static void
+fmt_legend(char *buf, size_t size, double v)
+{
+	if (fabs(v) >= 1e5)
+		snprintf(buf, size, "%.3g", v);
+	else
+		snprintf(buf, size, "%.2f", v);
+}
+
+/*
+ * The legend under a pane: "-2.31 ▁▂▃▄▅▆▇ 4.07", each step drawn in the ramp
+ * colour of the value it stands for, and how masked cells look.
+ */
+static void
+pane_draw_legend(Tui *t, Pane *p, int y)
+{
+	WINDOW *w = p->win;
+	int W = getmaxx(w), x = 0, steps = 7;
+	char lo[32], hi[32];
+	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587" };
+	static const char *const ascii[] = { ".", ":", "-", "=", "+", "*", "#" };
+
+	fmt_legend(lo, sizeof lo, p->minv);
+	fmt_legend(hi, sizeof hi, p->maxv);
+	if (str_width(lo, -1) + str_width(hi, -1) + steps + 2 > W)
+		return;
+	x += put_at(w, y, x, theme_attr(ROLE_LABEL), lo, W - x);
+	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
+	for (int i = 0; i < steps; i++) {
+		double v = p->minv + (p->maxv - p->minv) * i / (steps - 1);
+		double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
+		attr_t at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, NULL);
+		x += put_at(w, y, x, at, t->utf8 ? bars[i] : ascii[i], W - x);
+	}
+	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
+	x += put_at(w, y, x, theme_attr(ROLE_LABEL), hi, W - x);
+	if (p->has_masked) {
+		const char *m = t->utf8 ? "-\u221e masked" : "-inf masked";
+		if (x + 2 + str_width(m, -1) <= W) {
+			x += put_at(w, y, x, theme_attr(ROLE_LABEL), "  ", W - x);
+			put_at(w, y, x, theme_attr(ROLE_MASKED), m, W - x);
+		}
+	}
 }
 
 /* The zoomed-out heatmap: each 2-column cell stands for a block of cells, no numbers. */
@@ -1063,28 +1258,44 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	}
 
 	int lw = p->lw < W ? p->lw : W - 1;
-	int vis_r = H - 2, vis_c = (W - lw) / p->cw;
+	int cw = p->cw + p->pad, step = 1 + p->rgap;
+	int vis_r = (H - 2 + p->rgap) / step, vis_c = (W - lw) / cw;
+	if (vis_r < 1)
+		vis_r = 1;
 	if (vis_c < 1)
 		vis_c = 1;
+	/* The Σ column takes a cell's room when every column is in view. */
+	int sums = p->sums && vis_c > p->cols;
+	if (p->sums && vis_c > p->cols)
+		vis_c = p->cols;
 	keep_cursor_visible(p, vis_r, vis_c);
 	pane_draw_title(t, p, vis_r < p->rows ? vis_r : p->rows, vis_c < p->cols ? vis_c : p->cols);
 
 	const Mat *prev = pane_prev(t, p, m);
-	int Rc, Cc;
-	pane_src(p, p->cur_r, p->cur_c, &Rc, &Cc);
+	const Mat *cmp = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
+	int present = t->opt.present;
+	attr_t lab_bold = present ? A_BOLD : 0;
+	double *rowsum = NULL;
+	if (sums && (rowsum = calloc((size_t)m->rows, sizeof *rowsum)) != NULL)
+		stats_row_sums(m, rowsum);
 
 	/* Column labels. */
 	for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
 		int c = p->left + j, R, C;
 		pane_src(p, 0, c, &R, &C);
 		int hi = (focused && c == p->cur_c) || ops_line(ops, p, 0, c);
-		put_label(w, 1, lw + j * p->cw, p->cw, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL), pane_col_label(t, p, c), 1);
+		put_label(w, 1, lw + j * cw, cw - p->pad / 2, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold,
+		          pane_col_label(t, p, c), 1);
 	}
+	if (sums)
+		put_label(w, 1, lw + vis_c * cw, cw - p->pad / 2, theme_attr(ROLE_LABEL) | lab_bold,
+		          strdup(t->utf8 ? "\u03a3" : "sum"), 1);
 	/* Rows. */
-	for (int i = 0; i < vis_r && p->top + i < p->rows; i++) {
+	int y = 2;
+	for (int i = 0; i < vis_r && p->top + i < p->rows; i++, y += step) {
 		int r = p->top + i;
 		int hi = (focused && r == p->cur_r) || ops_line(ops, p, 1, r);
-		put_label(w, 2 + i, 0, lw - 1, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL),
+		put_label(w, y, 0, lw - 1, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold,
 		          pane_row_label(t, p, r), 0);
 		for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
 			int c = p->left + j, R, C, lv = 0;
@@ -1093,6 +1304,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			double v = MAT_AT(*m, R, C);
 			attr_t at;
 
+			int differs = cmp != NULL && stats_cell_differs(m, cmp, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
 			if (focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)
 				at = theme_attr(ROLE_CURSOR);
 			else if (prev && !(MAT_AT(*prev, R, C) == v) && !(isnan(v) && isnan(MAT_AT(*prev, R, C))))
@@ -1102,26 +1314,41 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			else {
 				double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
 				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
+				/* Operands: from the back of a room, reverse and bold. */
 				if (ops_hit(ops, p, R, C))
-					at = theme_overlay(ROLE_OPERAND, at);
+					at = theme_overlay(ROLE_OPERAND, at) | (present ? A_REVERSE | A_BOLD : 0);
 			}
+			if (differs)
+				at |= A_BOLD;
 			int mono = theme_mono();
-			int numw = p->cw - 1 - mono;
+			int numw = p->cw - 1 - mono, trail = p->pad / 2;
 			fmt_cell(num, sizeof num, v, numw, t->utf8);
-			int x = lw + j * p->cw;
+			int x = lw + j * cw;
 			int nw = str_width(num, -1);
 			wattrset(w, at);
-			wmove(w, 2 + i, x);
-			for (int k = 0; k < 1 + numw - nw; k++)
-				waddch(w, ' ');
+			wmove(w, y, x);
+			/* A cell that differs from the variant carries a '*' in its gap (not colour alone). */
+			int lead = 1 + p->pad - trail + numw - nw;
+			for (int k = 0; k < lead; k++)
+				waddch(w, differs && k == lead - 1 && lead > 1 ? '*' : ' ');
 			draw_text(w, num, -1, numw, 0);
 			if (mono)
 				waddstr(w, theme_shade(lv, t->utf8));
+			for (int k = 0; k < trail; k++)
+				waddch(w, ' ');
 			wattrset(w, A_NORMAL);
 		}
+		if (sums && rowsum != NULL) {
+			char sbuf[32];
+			fmt_cell(sbuf, sizeof sbuf, rowsum[r], p->cw - 1, t->utf8);
+			int sw = str_width(sbuf, -1);
+			put_at(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
+		}
 	}
-	(void)Rc;
-	(void)Cc;
+	/* The legend, when every row is in view and a line is left under them. */
+	if (p->legend && p->top == 0 && vis_r >= p->rows && y - p->rgap < H)
+		pane_draw_legend(t, p, y - p->rgap);
+	free(rowsum);
 	wnoutrefresh(w);
 }
 
@@ -1141,7 +1368,9 @@ tui_draw_narr(Tui *t)
 	WINDOW *w = t->w_narr;
 	int H = getmaxy(w), W = getmaxx(w);
 	WrapLine *lines = NULL;
-	int n, text_h = H - 2;
+	int present = t->opt.present && H >= 5;
+	/* Presenting, the formula comes first, bold, with a blank line under it. */
+	int n, text_h = H - 2 - (present ? 1 : 0), text_y = present ? 3 : 1;
 	const char *formula = explain_formula(t->s->stage, t->utf8);
 
 	werase(w);
@@ -1168,11 +1397,13 @@ tui_draw_narr(Tui *t)
 		if (strncmp(p, "Quiz", 4) == 0 || (l->len > 2 && p[0] == ' ' && p[1] == ' ' && p[2] >= '1' && p[2] <= '9'))
 			at = theme_attr(ROLE_QUIZ);
 		wattrset(w, at);
-		wmove(w, 1 + i, 1);
+		wmove(w, text_y + i, 1);
 		draw_text(w, p, l->len, W - 2, 0);
 	}
 	free(lines);
-	if (formula)
+	if (formula && present)
+		put_at(w, 1, 1, theme_attr(ROLE_FORMULA) | A_BOLD, formula, W - 2);
+	else if (formula)
 		put_at(w, H - 1, 1, theme_attr(ROLE_FORMULA), formula, W - 2);
 	wattrset(w, A_NORMAL);
 	wnoutrefresh(w);
@@ -1206,21 +1437,48 @@ tui_draw_status(Tui *t)
 		wnoutrefresh(w);
 		return;
 	}
+	/* At the right: the demo's place, or :play. */
+	char right[96] = "";
+	if (t->demo != NULL) {
+		const char *state = t->demo_at_pause ? "  paused: space goes on"
+		                  : t->demo_pos >= t->demo->n ? "  end: p back, q leaves"
+		                  : t->demo_paused ? "  paused: space plays, n/p step" : "";
+		snprintf(right, sizeof right, "demo: line %d/%d%s ", t->demo_pos, t->demo->n, state);
+	} else if (t->play_ms > 0) {
+		snprintf(right, sizeof right, "play %.3gs: any key stops ", (double)t->play_ms / 1000.0);
+	}
+	int rw = str_width(right, -1);
+	if (rw > W / 2)
+		rw = 0;
+	else if (rw > 0)
+		put_at(w, 0, W - rw, theme_attr(ROLE_KEY), right, rw);
+	int left = W - 1 - (rw > 0 ? rw + 1 : 0);
 	if (t->msg) {
-		put_at(w, 0, 0, theme_attr(t->msg_error ? ROLE_ERROR : ROLE_INFO), t->msg, W - 1);
-	} else if (t->npanes > 0 && !t->pane[t->focus].hidden && t->pane[t->focus].rows > 0) {
-		const Pane *p = &t->pane[t->focus];
-		const Mat *m = pane_mat(t, p);
-		int R, C;
-		char num[16], line[160];
-		pane_src(p, p->cur_r, p->cur_c, &R, &C);
-		if (m) {
-			textfmt_number(num, MAT_AT(*m, R, C), t->utf8);
-			if (attn_matrix_per_head(p->which) && t->s->lesson->heads > 1)
-				snprintf(line, sizeof line, "%s[%d][%d] (head %d) = %s   Enter: where from?", attn_matrix_name(p->which), R, C, p->head, num);
-			else
-				snprintf(line, sizeof line, "%s[%d][%d] = %s   Enter: where from?", attn_matrix_name(p->which), R, C, num);
-			put_at(w, 0, 0, theme_attr(ROLE_LABEL), line, W - 1);
+		put_at(w, 0, 0, theme_attr(t->msg_error ? ROLE_ERROR : ROLE_INFO), t->msg, left);
+	} else {
+		int x = 0;
+		const char *next = t->s->step == t->s->nwalk - 1 ? session_next_lesson(t->s) : NULL;
+		if (next != NULL) {
+			char offer[96];
+			snprintf(offer, sizeof offer, "finished! next: :load %s   ", next);
+			x += put_at(w, 0, 0, theme_attr(ROLE_INFO) | A_BOLD, offer, left);
+		}
+		if (t->npanes > 0 && !t->pane[t->focus].hidden && t->pane[t->focus].rows > 0) {
+			const Pane *p = &t->pane[t->focus];
+			const Mat *m = pane_mat(t, p);
+			int R, C;
+			char num[16], line[160];
+			pane_src(p, p->cur_r, p->cur_c, &R, &C);
+			if (m) {
+				textfmt_number(num, MAT_AT(*m, R, C), t->utf8);
+				if (attn_matrix_per_head(p->which) && pane_attn(t, p)->lesson->heads > 1)
+					snprintf(line, sizeof line, "%s%s[%d][%d] (head %d) = %s   Enter: where from?",
+					         p->variant ? "variant " : "", attn_matrix_name(p->which), R, C, p->head, num);
+				else
+					snprintf(line, sizeof line, "%s%s[%d][%d] = %s   Enter: where from?",
+					         p->variant ? "variant " : "", attn_matrix_name(p->which), R, C, num);
+				put_at(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
+			}
 		}
 	}
 	wnoutrefresh(w);
@@ -1433,6 +1691,8 @@ out_message(void *ctx, CmdMsg kind, const char *title, const char *text)
 {
 	Tui *t = ctx;
 
+	if (t->replaying)
+		return; /* p in a demo: the script replays quietly */
 	if (kind == MSG_TEXT)
 		tui_popup(t, title, text);
 	else
@@ -1490,22 +1750,69 @@ out_show(void *ctx, AttnMatrix which, int head)
 	tui_msgf(t, 0, "%s (stage %s)", attn_matrix_name(which), stage_name((Stage)st));
 }
 
+static void tui_demo_start(Tui *t, const char *path);
+static void tui_present(Tui *t, int on);
+static void tui_theme(Tui *t, const char *name);
+
+/* Seconds for play (positive) and wait (0 too), at most DEMO_MAX_WAIT; -1 with a message otherwise. */
+static double
+tui_seconds(Tui *t, const char *cmd, const char *arg, int positive)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end != '\0' || !(v >= 0 && v <= DEMO_MAX_WAIT) || (positive && v <= 0)) {
+		char *safe = text_escape(arg, "");
+		tui_msgf(t, 1, "%s: expected seconds%s up to %g, got \"%.60s\"", cmd, positive ? " above 0" : " from 0",
+		         DEMO_MAX_WAIT, safe ? safe : "");
+		free(safe);
+		return -1;
+	}
+	return v;
+}
+
+/* The front-end commands of the table (exec NULL): theme, present, play, source, pause, wait. */
 static int
 out_frontend(void *ctx, const char *name, int argc, char **argv)
 {
 	Tui *t = ctx;
 
 	if (strcmp(name, "theme") == 0 && argc >= 2) {
-		const char *nc = getenv("NO_COLOR");
-		char *err = NULL;
-		if (theme_init(argv[1], nc != NULL && *nc != '\0', &err) != 0)
-			tui_set_msg(t, 1, err ? err : "cannot load the theme");
+		tui_theme(t, argv[1]);
+		return 1;
+	}
+	if (strcmp(name, "present") == 0 && argc >= 2) {
+		if (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0) {
+			tui_set_msg(t, 1, "usage: present on|off");
+			return 1;
+		}
+		tui_present(t, strcmp(argv[1], "on") == 0);
+		return 1;
+	}
+	if (strcmp(name, "play") == 0) {
+		double sec = argc >= 2 ? tui_seconds(t, "play", argv[1], 1) : 2.0;
+		if (sec < 0 || t->replaying)
+			return 1;
+		t->play_ms = (long long)(sec * 1000 + 0.5);
+		if (t->play_ms < 1)
+			t->play_ms = 1;
+		t->play_due = now_ms() + t->play_ms;
+		tui_msgf(t, 0, "playing: the next step every %gs; any key stops", sec);
+		t->redraw |= R_STATUS;
+		return 1;
+	}
+	if (strcmp(name, "source") == 0 && argc >= 2) {
+		if (t->demo != NULL)
+			tui_set_msg(t, 1, "source: a demo is already playing (q leaves it)");
 		else
-			tui_msgf(t, 0, "theme %s (%d colours)", theme_name(), theme_colors());
-		free(err);
-		/* Pane widths depend on colour (glyphs without it). */
-		tui_build_panes(t, 1, 0);
-		t->redraw |= R_ALL;
+			tui_demo_start(t, argv[1]);
+		return 1;
+	}
+	if (strcmp(name, "pause") == 0 || strcmp(name, "wait") == 0) {
+		/* In a script these are entries of their own (demo.c); typed here, there is nothing to wait for. */
+		if (strcmp(name, "wait") == 0 && argc >= 2 && tui_seconds(t, "wait", argv[1], 0) < 0)
+			return 1;
+		tui_msgf(t, 0, "%s works in demo scripts (source FILE)", name);
 		return 1;
 	}
 	return 0;
@@ -1527,6 +1834,281 @@ tui_run_line(Tui *t, const char *line)
 	cmd_run(t->s, line, &out);
 }
 
+/* ------------------------------------------------------------------ */
+/* Themes, presenter mode                                               */
+/* ------------------------------------------------------------------ */
+
+static void
+tui_theme(Tui *t, const char *name)
+{
+	const char *nc = getenv("NO_COLOR");
+	char *err = NULL;
+
+	/* A theme that does not load leaves the default in use (theme_init says why). */
+	if (theme_init(name, nc != NULL && *nc != '\0', &err) != 0)
+		tui_msgf(t, 1, "using the default theme: %s", err ? err : "cannot load the theme");
+	else
+		tui_msgf(t, 0, "theme %s (%d colours)", theme_name(), theme_colors());
+	free(err);
+	/* Pane widths depend on colour (glyphs without it). */
+	tui_build_panes(t, 1, 0);
+	t->redraw |= R_ALL;
+}
+
+static void
+tui_present(Tui *t, int on)
+{
+	t->opt.present = on;
+	tui_msgf(t, 0, "presenter mode %s", on ? "on" : "off");
+	tui_build_panes(t, 1, 0);
+	t->redraw |= R_ALL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Demo scripts                                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A demo runs its entries one per loop turn when due: a command at once, a
+ * `wait` sets the time of the next, a `pause` waits for space or Enter.
+ * Space pauses and resumes; n runs the next command by hand; p goes back one
+ * command by replaying the script quietly, up to the command before, on a
+ * clone of the lesson the demo started from (commands are cheap; states of
+ * the session are not copyable, and a replay is always right); q leaves.
+ */
+
+static void
+tui_demo_free(Tui *t)
+{
+	demo_free(t->demo);
+	t->demo = NULL;
+	lesson_free(t->demo_lesson);
+	t->demo_lesson = NULL;
+	free(t->demo_source);
+	t->demo_source = NULL;
+	t->demo_at_pause = t->demo_paused = 0;
+	t->redraw |= R_STATUS;
+}
+
+static void
+tui_demo_start(Tui *t, const char *path)
+{
+	char *err = NULL;
+	Demo *d = demo_load(path, &err);
+	Session *s = t->s;
+
+	if (d == NULL) {
+		tui_set_msg(t, 1, err ? err : "cannot read the demo");
+		free(err);
+		return;
+	}
+	tui_demo_free(t);
+	t->demo_lesson = lesson_clone(s->lesson);
+	t->demo_source = s->source ? strdup(s->source) : NULL;
+	if (t->demo_lesson == NULL || (s->source && t->demo_source == NULL)) {
+		demo_free(d);
+		tui_demo_free(t);
+		tui_set_msg(t, 1, "demo: out of memory");
+		return;
+	}
+	t->demo = d;
+	t->demo_step = s->step;
+	t->demo_stage = s->stage;
+	t->demo_head = s->head;
+	t->demo_compare = s->compare_on;
+	t->demo_present = t->opt.present;
+	snprintf(t->demo_lang, sizeof t->demo_lang, "%s", s->lang);
+	snprintf(t->demo_theme, sizeof t->demo_theme, "%s", theme_name());
+	t->demo_pos = 0;
+	t->demo_due = now_ms();
+	t->demo_paused = t->demo_at_pause = 0;
+	t->play_ms = 0;
+	tui_msgf(t, 0, "demo: %d lines; space pauses, n/p step, q leaves", d->n);
+}
+
+/* Run entry i. live: waits and pauses count; otherwise (replaying) only commands run. */
+static void
+tui_demo_exec(Tui *t, int i, int live)
+{
+	const DemoLine *e = &t->demo->line[i];
+
+	if (e->kind == DEMO_CMD) {
+		if (t->mode == MODE_POPUP)
+			tui_popup_close(t);
+		if (!live)
+			t->replaying = 1;
+		tui_run_line(t, e->text);
+		t->replaying = 0;
+		if (live)
+			t->demo_due = now_ms();
+	} else if (live && e->kind == DEMO_WAIT) {
+		t->demo_due = now_ms() + (long long)(e->seconds * 1000 + 0.5);
+	} else if (live && e->kind == DEMO_PAUSE) {
+		t->demo_at_pause = 1;
+	}
+	t->redraw |= R_STATUS;
+}
+
+/* Run the entries that are due (one per loop turn, so each command is drawn). */
+static void
+tui_demo_tick(Tui *t)
+{
+	if (t->demo == NULL || t->demo_paused || t->demo_at_pause || t->mode == MODE_CMD ||
+	    t->demo_pos >= t->demo->n || now_ms() < t->demo_due)
+		return;
+	tui_demo_exec(t, t->demo_pos++, 1);
+	if (t->demo_pos >= t->demo->n && !t->demo_at_pause)
+		t->redraw |= R_STATUS;
+}
+
+/* n: the next command now, by hand (waits and pauses on the way are passed). */
+static void
+tui_demo_next(Tui *t)
+{
+	t->demo_paused = 1;
+	t->demo_at_pause = 0;
+	while (t->demo_pos < t->demo->n) {
+		int i = t->demo_pos++;
+		if (t->demo->line[i].kind == DEMO_CMD) {
+			tui_demo_exec(t, i, 1);
+			return;
+		}
+	}
+	tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
+}
+
+/* The session as the demo found it: the lesson cloned again, place, language, view. */
+static int
+tui_demo_restore(Tui *t)
+{
+	Session *s = t->s, fresh;
+	char *err = NULL;
+	Lesson *l = lesson_clone(t->demo_lesson);
+
+	if (l == NULL || session_init(&fresh, l, t->demo_source, &err) != 0) {
+		tui_set_msg(t, 1, err ? err : "demo: out of memory");
+		free(err);
+		if (l != NULL)
+			lesson_free(l); /* session_init keeps no lesson it fails on */
+		return -1;
+	}
+	session_free(s);
+	*s = fresh;
+	snprintf(s->lang, sizeof s->lang, "%s", t->demo_lang);
+	s->compare_on = t->demo_compare && s->compare_attn != NULL;
+	if (session_goto_step(s, t->demo_step, &err) != 0) {
+		free(err);
+		err = NULL;
+	}
+	if (s->stage != t->demo_stage && session_goto_stage(s, t->demo_stage, &err) != 0) {
+		free(err);
+		err = NULL;
+	}
+	if (s->head != t->demo_head && session_set_head(s, t->demo_head, &err) != 0)
+		free(err);
+	if (t->opt.present != t->demo_present)
+		t->opt.present = t->demo_present;
+	if (strcmp(theme_name(), t->demo_theme) != 0) {
+		const char *nc = getenv("NO_COLOR");
+		err = NULL;
+		theme_init(t->demo_theme, nc != NULL && *nc != '\0', &err);
+		free(err);
+	}
+	s->dirty = DIRTY_ALL;
+	t->redraw |= R_ALL;
+	return 0;
+}
+
+/* p: back one command — the state after every command before the last one run. */
+static void
+tui_demo_prev(Tui *t)
+{
+	int last = -1;
+
+	t->demo_paused = 1;
+	t->demo_at_pause = 0;
+	for (int i = t->demo_pos - 1; i >= 0; i--)
+		if (t->demo->line[i].kind == DEMO_CMD) {
+			last = i;
+			break;
+		}
+	if (last < 0) {
+		t->demo_pos = 0;
+		tui_set_msg(t, 0, "demo: at the start");
+		return;
+	}
+	if (tui_demo_restore(t) != 0)
+		return;
+	for (int i = 0; i < last; i++)
+		tui_demo_exec(t, i, 0);
+	t->demo_pos = last;
+	if (t->mode == MODE_POPUP)
+		tui_popup_close(t);
+	tui_msgf(t, 0, "demo: back before line %d: %.60s", last + 1, t->demo->line[last].text);
+}
+
+/* A key while a demo plays: 1 when the demo took it. */
+static int
+tui_demo_key(Tui *t, int key)
+{
+	if (t->demo == NULL)
+		return 0;
+	switch (key) {
+	case ' ': case '\r': case '\n': case KEY_ENTER:
+		if (key != ' ' && !t->demo_at_pause)
+			return 0; /* Enter explains, except at a pause */
+		if (t->mode == MODE_POPUP)
+			tui_popup_close(t);
+		if (t->demo_at_pause) {
+			t->demo_at_pause = 0;
+			t->demo_paused = 0;
+			t->demo_due = now_ms();
+		} else if (t->demo_pos >= t->demo->n) {
+			tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
+		} else {
+			t->demo_paused = !t->demo_paused;
+			t->demo_due = now_ms();
+		}
+		break;
+	case 'n':
+		if (t->mode == MODE_POPUP)
+			tui_popup_close(t);
+		tui_demo_next(t);
+		break;
+	case 'p':
+		tui_demo_prev(t);
+		break;
+	case 'q':
+		if (t->mode == MODE_POPUP)
+			return 0; /* q closes the pop-up first */
+		tui_demo_free(t);
+		tui_set_msg(t, 0, "demo left (q again quits)");
+		break;
+	default:
+		return 0;
+	}
+	t->redraw |= R_STATUS;
+	return 1;
+}
+
+/* :play — the next step every play_ms; stops at the last step. */
+static void
+tui_play_tick(Tui *t)
+{
+	char *err = NULL;
+
+	if (t->play_ms <= 0 || t->mode == MODE_CMD || now_ms() < t->play_due)
+		return;
+	if (session_next(t->s, &err) != 0) {
+		free(err);
+		t->play_ms = 0;
+		tui_set_msg(t, 0, "play: at the last step");
+		return;
+	}
+	t->play_due = now_ms() + t->play_ms;
+	t->redraw |= R_STATUS;
+}
+
 static char *
 tui_help_text(void)
 {
@@ -1546,6 +2128,12 @@ tui_help_text(void)
 		"                            Up/Down history, Esc cancels\n"
 		"  ?                         this help (arrows scroll)\n"
 		"  q                         quit\n"
+		"\nWhile a demo plays (--demo FILE, :source FILE)\n"
+		"  space                     pause / go on (at a pause: go on)\n"
+		"  n  p                      next / previous command by hand\n"
+		"  q                         leave the demo (q again quits)\n"
+		"\n:play [SECONDS] steps on by itself; any key stops it.\n"
+		"--present or :present on: larger cells, bigger narration.\n"
 		"\nCommands (after :, unique prefixes work)\n";
 	size_t cap = strlen(keys) + 1;
 	const CmdEntry *e;
@@ -1668,7 +2256,7 @@ tui_explain(Tui *t)
 		return;
 	int R, C;
 	pane_src(p, p->cur_r, p->cur_c, &R, &C);
-	char *text = explain_cell(t->s->attn, p->which, p->head, R, C, t->utf8, &err);
+	char *text = explain_cell(pane_attn(t, p), p->which, p->head, R, C, t->utf8, &err);
 	if (text == NULL) {
 		tui_set_msg(t, 1, err ? err : "nothing to explain");
 		free(err);
@@ -1933,7 +2521,25 @@ tui_run(Session *s, const TuiOptions *opt)
 	sigaction(SIGHUP, &sa, &old_hup);
 	tui_signal = 0;
 
-	scr = newterm(NULL, stdout, stdin);
+	FILE *tout = stdout;
+	if (t.opt.record != NULL) {
+		/* --record: ncurses writes to a pseudo-terminal; a thread copies to the screen and the file. */
+		int w, h;
+		char *rerr = NULL;
+		record_tty_size(STDOUT_FILENO, &w, &h);
+		t.rec = record_open(t.opt.record, w, h, session_text(s, &s->lesson->title), &rerr);
+		if (t.rec == NULL || record_tty_start(t.rec, STDOUT_FILENO, &tout, &rerr) != 0) {
+			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot record");
+			free(rerr);
+			if (t.rec != NULL && record_close(t.rec, &rerr) != 0)
+				free(rerr);
+			t.rec = NULL;
+			scr = NULL;
+			rc = 1;
+			goto out;
+		}
+	}
+	scr = newterm(NULL, tout, stdin);
 	if (scr == NULL) {
 		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n",
 		        getenv("TERM") ? getenv("TERM") : "");
@@ -1941,6 +2547,8 @@ tui_run(Session *s, const TuiOptions *opt)
 		goto out;
 	}
 	tui_curses_on = 1;
+	if (t.rec != NULL)
+		record_tty_signals(t.rec);
 	if (!atexit_done) {
 		atexit(tui_end);
 		atexit_done = 1;
@@ -1963,17 +2571,30 @@ tui_run(Session *s, const TuiOptions *opt)
 	if (t.msg == NULL)
 		tui_msgf(&t, 0, "attnviz: n next, Enter explains a cell, : commands, ? help, q quit");
 
+	if (t.opt.demo != NULL)
+		tui_demo_start(&t, t.opt.demo);
+
 	while (!s->quit) {
+		tui_demo_tick(&t);
+		tui_play_tick(&t);
+		if (s->quit)
+			break;
 		tui_sync(&t);
 		tui_draw(&t);
+		if (t.rec != NULL)
+			record_tty_sync(t.rec);
 
 		WINDOW *in = t.lay.too_small || t.w_status == NULL ? stdscr : t.w_status;
-		long long wait = 1000;
-		if (t.flash) {
-			wait = t.flash_until - now_ms();
-			if (wait < 0)
-				wait = 0;
-		}
+		long long wait = 1000, now = now_ms();
+		if (t.flash && t.flash_until - now < wait)
+			wait = t.flash_until - now;
+		if (t.demo && !t.demo_paused && !t.demo_at_pause && t.demo_pos < t.demo->n && t.mode != MODE_CMD &&
+		    t.demo_due - now < wait)
+			wait = t.demo_due - now;
+		if (t.play_ms > 0 && t.mode != MODE_CMD && t.play_due - now < wait)
+			wait = t.play_due - now;
+		if (wait < 0)
+			wait = 0;
 		wtimeout(in, (int)wait);
 		long long before = now_ms();
 		int key = wgetch(in);
@@ -2017,6 +2638,14 @@ tui_run(Session *s, const TuiOptions *opt)
 		}
 		if (key == KEY_RESIZE) {
 			t.redraw |= R_LAYOUT;
+			if (t.rec != NULL)
+				record_resize(t.rec, COLS, LINES);
+			continue;
+		}
+		/* Any key stops :play (and does nothing else). */
+		if (t.play_ms > 0 && t.mode != MODE_CMD) {
+			t.play_ms = 0;
+			tui_set_msg(&t, 0, "play stopped");
 			continue;
 		}
 		if (t.lay.too_small) {
@@ -2029,6 +2658,8 @@ tui_run(Session *s, const TuiOptions *opt)
 			t.msg = NULL;
 			t.redraw |= R_STATUS;
 		}
+		if (t.mode != MODE_CMD && tui_demo_key(&t, key))
+			continue;
 		switch (t.mode) {
 		case MODE_MAIN:
 			tui_key_main(&t, key);
@@ -2043,10 +2674,21 @@ tui_run(Session *s, const TuiOptions *opt)
 	}
 
 out:
+	tui_demo_free(&t);
 	tui_free_windows(&t);
 	tui_end();
 	if (scr)
 		delscreen(scr);
+	if (t.rec != NULL) {
+		char *rerr = NULL;
+		if (record_close(t.rec, &rerr) != 0) {
+			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot write the recording");
+			if (rc == 0)
+				rc = 1;
+		}
+		free(rerr);
+		t.rec = NULL;
+	}
 	lineedit_free(t.le);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

@@ -345,8 +345,35 @@ if has "$tmp/help" "compare on|off"; then
 	err_cmd "compare bad word" "usage: compare on|off"
 fi
 
+# demo scripts: source runs the lines in order; pause and wait take no time when
+# nobody is typing; an error is shown and the script goes on
+printf '# a demo\ngoto scores\npause\nwait 5\n\nbogus\n:goto softmax\n' >"$tmp/demo.txt"
+start_s=$(date +%s)
+repl "source $tmp/demo.txt\nstep 2\n"
+end_s=$(date +%s)
+check "source runs a script's lines in order" has "$out" "stage: softmax"
+check "source: scores came before softmax" [ "$(grep -n 'stage: scores' "$out" | head -n 1 | cut -d: -f1)" -lt "$(grep -n 'stage: softmax' "$out" | head -n 1 | cut -d: -f1)" ]
+err_cmd "source: a bad line is reported and the script goes on" "unknown command: bogus"
+check "source: pause and wait do not wait without a person" [ $((end_s - start_s)) -lt 4 ]
+repl 'source /nonexistent/demo.txt\nstep 2\n'
+err_cmd "source of a missing file" "/nonexistent/demo.txt"
+printf 'wait 700\n' >"$tmp/badwait.txt"
+repl "source $tmp/badwait.txt\nstep 2\n"
+err_cmd "source: wait over 600 seconds is refused" "badwait.txt:1: wait: expected seconds"
+printf 'source %s\n' "$tmp/self.txt" >"$tmp/self.txt"
+repl "source $tmp/self.txt\nstep 2\n"
+err_cmd "source: a script that sources itself stops" "nested too deep"
+repl 'pause\nwait 0.5\nstep 2\n'
+clean "pause and wait typed at the REPL"
+repl 'wait soon\nstep 2\n'
+err_cmd "wait needs seconds" "wait: expected seconds"
+for c in "play 1" "present on" "theme projector"; do
+	repl "$c\nstep 2\n"
+	err_cmd "$c works only in the full-screen view" "works only in the full-screen view"
+done
+
 # every command that help lists is covered above (a new one must get its test)
-covered=" load lessons reload next prev first last step goto head show explain set mask scale heads answer skip hint lang export save stats compare help quit "
+covered=" load lessons reload next prev first last step goto head show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do

@@ -311,4 +311,219 @@ check "Ctrl-Z: resuming redraws the same step" "$s" 'step 2/[0-9]+ +stage: proje
 keys "$s" q
 check "Ctrl-Z: quits normally after resuming" "$s" 'EXITED 0 TTY-RESTORED'
 
+# ---------------------------------------------------------------------------
+# Presenter mode: the key line hidden, the formula on the narration's first line,
+# at 80x24 (it degrades) and 200x60 (wider cells, blank lines between rows).
+for size in 80x24 200x60; do
+	c=${size%x*} l=${size#*x}
+	s="present$c"
+	start "$s" "$c" "$l" C.UTF-8 "" --present
+	check "present $size: starts" "$s" 'stage: input'
+	if cap "$s" | grep -q 'n/spc next'; then notok "present $size: no key line"; else ok "present $size: no key line"; fi
+	cmd "$s" "goto softmax"
+	cmd "$s" "skip"
+	check "present $size: the formula is on the narration's first line" "$s" '^ weights = softmax\(masked\)'
+	if cap "$s" | grep -A1 '^ weights = softmax' | tail -n 1 | grep -q '^ *$'; then ok "present $size: a blank line under the formula"; else notok "present $size: a blank line under the formula"; fi
+	if [ "$size" = 200x60 ]; then
+		# the rows of the matrices with blank lines between them, and wider cells
+		if cap "$s" | grep -A1 '^I  ' | tail -n 1 | grep -q '^ *$'; then ok "present $size: blank lines between rows"; else notok "present $size: blank lines between rows"; fi
+		if cap "$s" | grep -Eq '5\.00 {5,}2\.00'; then ok "present $size: wider cells"; else notok "present $size: wider cells"; fi
+	fi
+	cmd "$s" "present off"
+	check "present $size: :present off brings the key line back" "$s" 'n/spc next'
+	cmd "$s" "present on"
+	if wait_gone "$s" 'n/spc next' 3; then ok "present $size: :present on hides it again"; else notok "present $size: :present on hides it again"; fi
+	keys "$s" q
+	check "present $size: q quits" "$s" 'EXITED 0 TTY-RESTORED'
+	tm kill-session -t "$s"
+done
+
+# Operands in presenter mode: reverse + bold.
+s=presentops
+start "$s" 100 30 C.UTF-8 "" --present
+cmd "$s" "goto scores"
+cmd "$s" "skip"
+wait_for "$s" 'scores' >/dev/null
+if cape "$s" | grep -Eq '\[([0-9]+;)*7(;[0-9]+)*m'; then ok "present: operands in reverse video"; else notok "present: operands in reverse video"; fi
+keys "$s" q
+tm kill-session -t "$s"
+
+# ---------------------------------------------------------------------------
+# Demo scripts: one that plays to the end by itself (wait 0.1, no pause), one
+# with a pause answered with space; p goes back one command, q leaves.
+printf '# a tiny demo\ngoto scores\nwait 0.1\ngoto softmax\nwait 0.1\n\ngoto weighted\n' >"$TMPD/auto.txt"
+s=demo1
+start "$s" 100 30 C.UTF-8 "" --demo "$TMPD/auto.txt"
+check "demo: plays to the end by itself" "$s" 'stage: weighted'
+check "demo: the status line says where the demo is" "$s" 'demo: line 5/5'
+keys "$s" p
+check "demo: p goes back one command" "$s" 'stage: softmax'
+check "demo: p shows the line" "$s" 'demo: line 4/5'
+keys "$s" p
+check "demo: p again goes back to the command before" "$s" 'stage: scores'
+keys "$s" n
+check "demo: n runs the next command by hand" "$s" 'stage: softmax'
+keys "$s" q
+check "demo: q leaves the demo" "$s" 'demo left'
+if cap "$s" | grep -q 'EXITED'; then notok "demo: attnviz runs on after leaving the demo"; else ok "demo: attnviz runs on after leaving the demo"; fi
+keys "$s" q
+check "demo: a second q quits" "$s" 'EXITED 0 TTY-RESTORED'
+tm kill-session -t "$s"
+
+printf 'goto scores\npause\n# the class talks\ngoto softmax\nbogus-command\ngoto weighted\n' >"$TMPD/pause.txt"
+s=demo2
+start "$s" 100 30 C.UTF-8 "" --present --demo "$TMPD/pause.txt"
+check "demo pause: stops at the pause" "$s" 'demo: line 2/5 +paused'
+sleep 0.3
+if cap "$s" | grep -q 'stage: scores'; then ok "demo pause: stays at the pause"; else notok "demo pause: stays at the pause"; fi
+keys "$s" Space
+check "demo pause: space goes on, past a bad line, to the end" "$s" 'stage: weighted'
+check "demo pause: the end of the script" "$s" 'demo: line 5/5'
+keys "$s" q
+wait_for "$s" 'demo left' >/dev/null
+keys "$s" q
+check "demo pause: quits" "$s" 'EXITED 0 TTY-RESTORED'
+tm kill-session -t "$s"
+
+# A bad line in a demo is shown and the demo goes on (:source).
+printf 'goto nowhere\nwait 1\ngoto softmax\n' >"$TMPD/bad.txt"
+s=demo3
+start "$s" 100 30 C.UTF-8 ""
+cmd "$s" "source $TMPD/bad.txt"
+check "demo: an error in a line is shown" "$s" 'unknown stage|nowhere'
+check "demo: and the demo goes on" "$s" 'stage: softmax'
+keys "$s" q
+wait_for "$s" 'demo left' >/dev/null
+keys "$s" q
+check "demo: :source, then quit" "$s" 'EXITED 0'
+tm kill-session -t "$s"
+
+# The shipped demos play in the TUI (q after their first pause).
+for d in masking multihead; do
+	s="ship$d"
+	start "$s" 100 30 C.UTF-8 "" --present --demo "lessons/demos/$d.txt"
+	check "lessons/demos/$d.txt: plays to its first pause" "$s" 'demo: line [0-9]+/[0-9]+ +paused'
+	if cap "$s" | grep -Eq 'unknown|error'; then notok "lessons/demos/$d.txt: no error on the way"; else ok "lessons/demos/$d.txt: no error on the way"; fi
+	keys "$s" q
+	wait_for "$s" 'demo left' >/dev/null
+	keys "$s" q
+	check "lessons/demos/$d.txt: quits" "$s" 'EXITED 0 TTY-RESTORED'
+	tm kill-session -t "$s"
+done
+
+# :play 0.2 advances by itself; a key stops it.
+s=play
+start "$s" 100 30 C.UTF-8 ""
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "play 0.2"
+check ":play 0.2 advances" "$s" 'step 3/' 5
+keys "$s" x
+check ":play: a key stops it" "$s" 'play stopped'
+st1=$(cap "$s" | grep -Eo 'step [0-9]+/' | head -n 1)
+sleep 0.6
+st2=$(cap "$s" | grep -Eo 'step [0-9]+/' | head -n 1)
+if [ "$st1" = "$st2" ]; then ok ":play: stopped stays"; else notok ":play: stopped stays ($st1 then $st2)"; fi
+cmd "$s" "play 0"
+check ":play 0 is refused" "$s" 'play: expected seconds'
+keys "$s" q
+check ":play: quits" "$s" 'EXITED 0'
+tm kill-session -t "$s"
+
+# ---------------------------------------------------------------------------
+# --record: an asciicast v2 file (unit_record checks the format closely).
+s=record
+start "$s" 90 25 C.UTF-8 "" --record "$TMPD/rec.cast" lessons/mask.json
+check "record: starts" "$s" 'Masked attention'
+keys "$s" n
+check "record: steps" "$s" 'step 2/'
+tm resize-window -t "$s" -x 100 -y 30
+check "record: redraws at the new size" "$s" 'Masked attention.*step 2/'
+keys "$s" q
+check "record: quits and restores the terminal" "$s" 'EXITED 0 TTY-RESTORED'
+if [ -s "$TMPD/rec.cast" ] && [ ! -e "$TMPD/rec.cast.part" ]; then ok "record: the file is in place"; else notok "record: the file is in place"; fi
+if head -n 1 "$TMPD/rec.cast" | grep -q '^{"version": 2, "width": 90, "height": 25, "timestamp": [0-9]*, "env": {"TERM": "xterm-256color"'; then
+	ok "record: asciicast v2 header"; else notok "record: asciicast v2 header"; fi
+if sed -n '2,$p' "$TMPD/rec.cast" | grep -vq '^\[[0-9]*\.[0-9]*, "[or]", ".*"\]$'; then notok "record: every event is [time, code, data]"; else ok "record: every event is [time, code, data]"; fi
+if grep -q '"r", "100x30"' "$TMPD/rec.cast"; then ok "record: the resize is an r event"; else notok "record: the resize is an r event"; fi
+if grep -q 'Masked attention' "$TMPD/rec.cast"; then ok "record: the screen's text is in the events"; else notok "record: the screen's text is in the events"; fi
+if sed -n '2,$p' "$TMPD/rec.cast" | sed 's/^\[\([0-9.]*\),.*/\1/' | sort -n -c 2>/dev/null; then ok "record: times never go back"; else notok "record: times never go back"; fi
+tm kill-session -t "$s"
+if "$ATTNVIZ" --record "$TMPD/x.cast" --plain </dev/null >/dev/null 2>&1; then notok "record: refused with --plain"; else ok "record: refused with --plain"; fi
+
+# ---------------------------------------------------------------------------
+# Themes: every theme file loads with :theme; a malformed one is an error and
+# the default comes back.
+s=themes
+start "$s" 100 30 C.UTF-8 ""
+wait_for "$s" 'stage: input' >/dev/null
+for f in "$SRCDIR"/assets/themes/*.json; do
+	name=$(basename "$f" .json)
+	cmd "$s" "theme $name"
+	check ":theme $name loads" "$s" "theme $name \\([0-9]+ colours\\)"
+done
+printf '{ "name": "broken", "roles": { "stage": { "fg": "purplish" } } }\n' >"$TMPD/broken.json"
+cmd "$s" "theme $TMPD/broken.json"
+check ":theme of a malformed file is an error" "$s" 'using the default theme: .*broken\.json'
+cmd "$s" "theme nosuchtheme"
+check ":theme of a missing theme is an error" "$s" 'using the default theme: .*nosuchtheme'
+cmd "$s" "goto softmax"
+check ":theme: after a bad theme attnviz goes on" "$s" 'stage: softmax'
+keys "$s" q
+check ":theme: quits" "$s" 'EXITED 0'
+tm kill-session -t "$s"
+s=themeopt
+start "$s" 100 30 C.UTF-8 "" --theme projector
+check "--theme projector starts" "$s" 'stage: input'
+keys "$s" q
+check "--theme projector: quits" "$s" 'EXITED 0'
+tm kill-session -t "$s"
+
+# ---------------------------------------------------------------------------
+# Comparison view on scale.json: both variants, the differing cells marked;
+# mean and σ in the title of score panes; the parameter count on the stage line.
+s=compare
+start "$s" 200 60 C.UTF-8 "" lessons/scale.json
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "compare on"
+cmd "$s" "goto softmax"
+cmd "$s" "skip"
+check "compare: the variant's pane, with its label" "$s" 'scaled by 1/√d_k: weights'
+check "compare: the cells that differ are counted" "$s" '[0-9]+ differ \(\*\)'
+if cap "$s" | grep -Eq '\*0\.[0-9][0-9]'; then ok "compare: differing cells carry a *"; else notok "compare: differing cells carry a *"; fi
+check "stats: mean and sigma in a score pane's title" "$s" 'μ -?[0-9.]+ σ [0-9.]+'
+cmd "$s" "compare off"
+if wait_gone "$s" 'differ \(\*\)' 3; then ok "compare off: one variant again"; else notok "compare off: one variant again" "$TMPD/last-screen"; fi
+cmd "$s" "goto project"
+check "stats: the parameter count on the stage line" "$s" 'stage: project.*params [0-9]+'
+keys "$s" q
+tm kill-session -t "$s"
+
+# Row sums and the legend (UTF-8), then the legend in the C locale.
+s=sums
+start "$s" 100 30 C.UTF-8 ""
+cmd "$s" "goto softmax"
+cmd "$s" "skip"
+check "stats: a Σ column beside the weights" "$s" 'Σ'
+if cap "$s" | grep -E '^I ' | grep -Eq '1\.00 *$'; then ok "stats: row sums are 1"; else notok "stats: row sums are 1"; fi
+check "legend: the value range and the ramp under a pane" "$s" '[0-9.]+ ▁▂▃▄▅▆▇ [0-9.]+'
+keys "$s" q
+tm kill-session -t "$s"
+
+s=legendc
+start "$s" 100 30 C "" lessons/mask.json
+cmd "$s" "goto softmax"
+cmd "$s" "skip"
+check "legend: ASCII in the C locale" "$s" '[0-9.]+ \.:-=\+\*# [0-9.]+'
+keys "$s" q
+tm kill-session -t "$s"
+
+# The last step offers the next lesson.
+s=nextlesson
+start "$s" 100 30 C.UTF-8 ""
+wait_for "$s" 'stage: input' >/dev/null
+keys "$s" G
+check "the last step offers the next lesson" "$s" 'finished! next: :load [a-z]+'
+keys "$s" q
+tm kill-session -t "$s"
+
 exit 0

@@ -1,0 +1,182 @@
+/* demo.c: demo scripts parsed into command, pause and wait entries (no curses). */
+#include "demo.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "text.h"
+
+static char *demo_errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *
+demo_errf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* The word at the start of s: its length (up to a blank). */
+static size_t
+word_len(const char *s)
+{
+	size_t n = 0;
+	while (s[n] != '\0' && s[n] != ' ' && s[n] != '\t')
+		n++;
+	return n;
+}
+
+static int
+word_is(const char *s, const char *w)
+{
+	size_t n = word_len(s);
+	return n == strlen(w) && strncmp(s, w, n) == 0;
+}
+
+void
+demo_free(Demo *d)
+{
+	if (d == NULL)
+		return;
+	for (int i = 0; i < d->n; i++)
+		free(d->line[i].text);
+	free(d->line);
+	free(d->path);
+	free(d);
+}
+
+/* One trimmed, non-comment line → an entry; -1 with *err. */
+static int
+demo_entry(const char *path, int lineno, char *text, DemoLine *e, char **err)
+{
+	const char *rest;
+	char *safe;
+
+	e->lineno = lineno;
+	e->text = text;
+	e->kind = DEMO_CMD;
+	e->seconds = 0;
+	if (*text == ':')
+		memmove(text, text + 1, strlen(text));
+	while (*text == ' ' || *text == '\t')
+		memmove(text, text + 1, strlen(text));
+	rest = text + word_len(text);
+	while (*rest == ' ' || *rest == '\t')
+		rest++;
+	if (word_is(text, "pause")) {
+		if (*rest != '\0' && *rest != '#') {
+			*err = demo_errf("%s:%d: pause takes no argument", path, lineno);
+			return -1;
+		}
+		e->kind = DEMO_PAUSE;
+	} else if (word_is(text, "wait")) {
+		char *end;
+		size_t n = word_len(rest);
+		char num[64];
+		if (n == 0 || n >= sizeof num)
+			goto bad_wait;
+		memcpy(num, rest, n);
+		num[n] = '\0';
+		errno = 0;
+		e->seconds = strtod(num, &end);
+		if (end == num || *end != '\0' || errno != 0 || !isfinite(e->seconds) || e->seconds < 0 ||
+		    e->seconds > DEMO_MAX_WAIT)
+			goto bad_wait;
+		rest += n;
+		while (*rest == ' ' || *rest == '\t')
+			rest++;
+		if (*rest != '\0' && *rest != '#')
+			goto bad_wait;
+		e->kind = DEMO_WAIT;
+	}
+	return 0;
+bad_wait:
+	safe = text_escape(rest, "");
+	*err = demo_errf("%s:%d: wait: expected seconds from 0 to %g, got \"%s\"", path, lineno, DEMO_MAX_WAIT,
+	                 safe ? safe : "");
+	free(safe);
+	return -1;
+}
+
+Demo *
+demo_parse(const char *path, const char *buf, size_t len, char **err)
+{
+	Demo *d = calloc(1, sizeof *d);
+	size_t pos = 0;
+	int lineno = 0, cap = 0;
+
+	*err = NULL;
+	if (d == NULL || (d->path = strdup(path ? path : "demo")) == NULL)
+		goto oom;
+	while (pos < len) {
+		size_t end = pos, a, b;
+		char *text;
+
+		while (end < len && buf[end] != '\n')
+			end++;
+		lineno++;
+		a = pos;
+		b = end;
+		pos = end + 1;
+		while (a < b && (buf[a] == ' ' || buf[a] == '\t' || buf[a] == '\r'))
+			a++;
+		while (b > a && (buf[b - 1] == ' ' || buf[b - 1] == '\t' || buf[b - 1] == '\r'))
+			b--;
+		if (a == b || buf[a] == '#')
+			continue;
+		if (memchr(buf + a, '\0', b - a) != NULL) {
+			*err = demo_errf("%s:%d: a NUL byte (is this a text file?)", d->path, lineno);
+			goto fail;
+		}
+		if (d->n == cap) {
+			int ncap = cap ? cap * 2 : 16;
+			DemoLine *nl = realloc(d->line, sizeof *nl * (size_t)ncap);
+			if (nl == NULL)
+				goto oom;
+			d->line = nl;
+			cap = ncap;
+		}
+		if ((text = strndup(buf + a, b - a)) == NULL)
+			goto oom;
+		if (demo_entry(d->path, lineno, text, &d->line[d->n], err) != 0) {
+			free(text);
+			goto fail;
+		}
+		d->n++;
+	}
+	return d;
+oom:
+	*err = demo_errf("%s: out of memory", path ? path : "demo");
+fail:
+	demo_free(d);
+	return NULL;
+}
+
+Demo *
+demo_load(const char *path, char **err)
+{
+	size_t len = 0;
+	char *buf = fileio_read_all(path, DEMO_MAX_BYTES, &len, err);
+	Demo *d;
+
+	if (buf == NULL)
+		return NULL;
+	d = demo_parse(path, buf, len, err);
+	free(buf);
+	return d;
+}

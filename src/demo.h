@@ -1,0 +1,52 @@
+/* demo.h: demo scripts — commands one per line, `#` comments, `pause` and `wait SECONDS`.
+ *
+ * A script is plain text:
+ *   # what the teacher says (ignored)
+ *   load mask
+ *   goto scores
+ *   pause            wait for a key (TUI) / for Enter (an interactive REPL)
+ *   wait 1.5         wait 1.5 seconds (0 … 600, fractional allowed)
+ * Blank lines and lines whose first non-blank character is '#' are skipped;
+ * a leading ':' is allowed. Both front ends play scripts through this
+ * parser (no curses here): the TUI (`--demo`, `:source`) and the plain REPL
+ * (`source`).
+ */
+#ifndef ATTNVIZ_DEMO_H
+#define ATTNVIZ_DEMO_H
+
+#include <stddef.h>
+
+#define DEMO_MAX_WAIT 600.0
+#define DEMO_MAX_BYTES (1 << 20)
+
+typedef enum DemoKind {
+	DEMO_CMD,    /* a command for cmd_run() (or the front end) */
+	DEMO_PAUSE,  /* wait for a key */
+	DEMO_WAIT    /* wait `seconds` */
+} DemoKind;
+
+typedef struct DemoLine {
+	DemoKind kind;
+	int lineno;      /* 1-based line in the file */
+	double seconds;  /* DEMO_WAIT */
+	char *text;      /* the line without surrounding blanks (DEMO_CMD: the command) */
+} DemoLine;
+
+typedef struct Demo {
+	char *path;      /* as given, for messages */
+	int n;           /* entries (the script's non-comment lines) */
+	DemoLine *line;
+} Demo;
+
+/*
+ * Parse a script. Returns a heap Demo (demo_free), or NULL with *err
+ * ("demo.txt:4: wait: expected seconds from 0 to 600, got \"x\"", or
+ * "demo.txt:7: pause takes no argument"). Bytes that are not printable
+ * are kept: cmd_run() escapes what it echoes.
+ */
+Demo *demo_parse(const char *path, const char *buf, size_t len, char **err);
+/* Read and parse a file (at most DEMO_MAX_BYTES). */
+Demo *demo_load(const char *path, char **err);
+void demo_free(Demo *d);
+
+#endif

@@ -1,0 +1,234 @@
+/* unit_record.c: --record's asciicast v2 files (record.h), checked with cJSON. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "fileio.h"
+#include "record.h"
+
+typedef struct Cast {
+	cJSON *header;
+	int nevents;
+	cJSON *events[256];
+	char out[65536];  /* every "o" event's data, concatenated */
+	size_t outlen;
+	char resize[64];  /* the last "r" event's data */
+} Cast;
+
+static char dir[64];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/attnviz-unit-record.XXXXXX");
+	return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[128];
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Read and check a cast: a header line, then [time, "o"|"r", string] lines with times that never go back. */
+static void
+cast_read(const char *path, Cast *c)
+{
+	char *err = NULL;
+	size_t len = 0;
+	char *buf = fileio_read_all(path, 1 << 22, &len, &err);
+	double last = 0;
+
+	assert_non_null(buf);
+	memset(c, 0, sizeof *c);
+	char *line = buf, *nl;
+	int first = 1;
+	while (*line && (nl = strchr(line, '\n')) != NULL) {
+		*nl = '\0';
+		cJSON *j = cJSON_Parse(line);
+		assert_non_null(j);
+		if (first) {
+			c->header = j;
+			first = 0;
+		} else {
+			assert_true(cJSON_IsArray(j));
+			assert_int_equal(cJSON_GetArraySize(j), 3);
+			cJSON *t = cJSON_GetArrayItem(j, 0), *code = cJSON_GetArrayItem(j, 1), *data = cJSON_GetArrayItem(j, 2);
+			assert_true(cJSON_IsNumber(t));
+			assert_true(t->valuedouble >= last);
+			last = t->valuedouble;
+			assert_true(cJSON_IsString(code) && cJSON_IsString(data));
+			if (strcmp(code->valuestring, "o") == 0) {
+				size_t n = strlen(data->valuestring);
+				assert_true(c->outlen + n < sizeof c->out);
+				memcpy(c->out + c->outlen, data->valuestring, n + 1);
+				c->outlen += n;
+			} else {
+				assert_string_equal(code->valuestring, "r");
+				snprintf(c->resize, sizeof c->resize, "%s", data->valuestring);
+			}
+			assert_true(c->nevents < 256);
+			c->events[c->nevents++] = j;
+		}
+		line = nl + 1;
+	}
+	assert_string_equal(line, ""); /* the file ends with a newline */
+	assert_non_null(c->header);
+	free(buf);
+}
+
+static void
+cast_free(Cast *c)
+{
+	cJSON_Delete(c->header);
+	for (int i = 0; i < c->nevents; i++)
+		cJSON_Delete(c->events[i]);
+}
+
+static void
+test_header_and_events(void **state)
+{
+	char path[128], part[160], *err = NULL;
+	Cast c;
+	(void)state;
+
+	snprintf(path, sizeof path, "%s/a.cast", dir);
+	snprintf(part, sizeof part, "%s.part", path);
+	setenv("TERM", "xterm-256color", 1);
+	setenv("SHELL", "/bin/sh", 1);
+	Recorder *r = record_open(path, 80, 24, "Masked \"attention\" 机器", &err);
+	assert_non_null(r);
+	assert_int_equal(access(part, F_OK), 0); /* streaming to PATH.part */
+	record_output(r, "\x1b[2J\x1b[1;1HMasked attention", 27);
+	/* 机 = e6 9c ba, cut between two writes */
+	record_output(r, " \xe6\x9c", 3);
+	record_output(r, "\xba\r\n", 3);
+	record_resize(r, 100, 30);
+	record_output(r, "bad\xff byte\t\x01\x7f\\\"", 14);
+	/* a cut character at the very end */
+	record_output(r, "\xe5", 1);
+	assert_int_equal(record_close(r, &err), 0);
+	assert_null(err);
+	assert_int_equal(access(part, F_OK), -1);
+
+	cast_read(path, &c);
+	cJSON *h = c.header;
+	assert_int_equal(cJSON_GetObjectItem(h, "version")->valueint, 2);
+	assert_int_equal(cJSON_GetObjectItem(h, "width")->valueint, 80);
+	assert_int_equal(cJSON_GetObjectItem(h, "height")->valueint, 24);
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(h, "timestamp")));
+	cJSON *env = cJSON_GetObjectItem(h, "env");
+	assert_string_equal(cJSON_GetObjectItem(env, "TERM")->valuestring, "xterm-256color");
+	assert_string_equal(cJSON_GetObjectItem(env, "SHELL")->valuestring, "/bin/sh");
+	assert_string_equal(cJSON_GetObjectItem(h, "title")->valuestring, "Masked \"attention\" 机器");
+	/* The events, put together, are the bytes written; the cut character whole. */
+	assert_non_null(strstr(c.out, "\x1b[2J\x1b[1;1HMasked attention 机\r\n"));
+	/* Bytes that are not UTF-8 become U+FFFD; control characters survive. */
+	assert_non_null(strstr(c.out, "bad\xef\xbf\xbd byte\t\x01\x7f\\\""));
+	assert_string_equal(c.out + c.outlen - 3, "\xef\xbf\xbd");
+	assert_string_equal(c.resize, "100x30");
+	cast_free(&c);
+}
+
+static void
+test_open_fails(void **state)
+{
+	char *err = NULL;
+	(void)state;
+
+	Recorder *r = record_open("/nonexistent-dir/x.cast", 80, 24, "t", &err);
+	assert_null(r);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "/nonexistent-dir/x.cast.part"));
+	free(err);
+	assert_int_equal(record_close(NULL, &err), 0);
+}
+
+/*
+ * A short session through the pseudo-terminal: what a program writes to the
+ * FILE it is given reaches the "real" terminal (here another pseudo-terminal)
+ * and the recording; the real terminal gets its modes back at the end.
+ */
+static void
+test_tty_relay(void **state)
+{
+	char path[128], *err = NULL, got[4096];
+	struct termios before, after;
+	FILE *out = NULL;
+	Cast c;
+	size_t n = 0;
+	(void)state;
+
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(m >= 0);
+	assert_int_equal(grantpt(m), 0);
+	assert_int_equal(unlockpt(m), 0);
+	int tty = open(ptsname(m), O_RDWR | O_NOCTTY);
+	assert_true(tty >= 0);
+	assert_int_equal(tcgetattr(tty, &before), 0);
+
+	snprintf(path, sizeof path, "%s/b.cast", dir);
+	Recorder *r = record_open(path, 80, 24, "session", &err);
+	assert_non_null(r);
+	assert_int_equal(record_tty_start(r, tty, &out, &err), 0);
+	assert_non_null(out);
+	assert_true(isatty(fileno(out)));
+	record_tty_signals(r);
+	fputs("\x1b[?1049h\x1b[1;1HSelf-attention: I saw a saw", out);
+	fflush(out);
+	record_tty_sync(r);
+	/* The real terminal shows it. */
+	while (n < sizeof got - 1 && strstr(got, "I saw a saw") == NULL) {
+		struct pollfd pf = { m, POLLIN, 0 };
+		if (poll(&pf, 1, 2000) <= 0)
+			break;
+		ssize_t k = read(m, got + n, sizeof got - 1 - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		got[n] = '\0';
+	}
+	got[n] = '\0';
+	assert_non_null(strstr(got, "Self-attention: I saw a saw"));
+	fputs("\x1b[?1049l", out);
+	fflush(out);
+	assert_int_equal(record_close(r, &err), 0);
+	assert_int_equal(tcgetattr(tty, &after), 0);
+	assert_memory_equal(&before.c_lflag, &after.c_lflag, sizeof before.c_lflag);
+	assert_memory_equal(&before.c_oflag, &after.c_oflag, sizeof before.c_oflag);
+	close(tty);
+	close(m);
+
+	cast_read(path, &c);
+	assert_non_null(strstr(c.out, "Self-attention: I saw a saw"));
+	assert_non_null(strstr(c.out, "\x1b[?1049l"));
+	cast_free(&c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header_and_events),
+		cmocka_unit_test(test_open_fails),
+		cmocka_unit_test(test_tty_relay),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
