@@ -620,29 +620,18 @@ static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
 static int edit_heads(Lesson *l, void *arg, char **err)
 {
 	const int h = *(const int *)arg;
-	int i;
+	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % h != 0 ? &l->W_v : NULL;
 
-	if (l->W_q.cols % h != 0 || l->W_v.cols % h != 0) {
-		char buf[200];
-		snprintf(buf, sizeof buf, "heads: %d does not divide the %d columns of W_q%s", h,
-		         l->W_q.cols % h ? l->W_q.cols : l->W_v.cols, l->W_q.cols % h ? "" : " (of W_v)");
-		if (l->W_q.cols % h == 0)
-			snprintf(buf, sizeof buf, "heads: %d does not divide the %d columns of W_v", h, l->W_v.cols);
+	if (bad != NULL) {
+		char buf[160];
+		snprintf(buf, sizeof buf, "heads: %d does not divide the %d columns of %s", h, bad->cols,
+		         bad == &l->W_q ? "W_q" : "W_v");
 		*err = strdup(buf);
 		return -1;
 	}
 	l->heads = h;
 	l->d_k = l->W_q.cols / h;
 	l->d_v = l->W_v.cols / h;
-	/* Steps written for more heads point at head 0 now. */
-	for (i = 0; i < l->nsteps; i++) {
-		if (l->steps[i].head >= h)
-			l->steps[i].head = 0;
-		if (l->steps[i].has_focus && l->steps[i].focus.head >= h)
-			l->steps[i].focus.head = 0;
-		if (l->steps[i].has_quiz && l->steps[i].quiz.answer_cell.head >= h)
-			l->steps[i].quiz.answer_cell.head = 0;
-	}
 	return 0;
 }
 

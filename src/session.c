@@ -247,6 +247,56 @@ const char *session_next_lesson(const Session *s)
 
 /* ------------------------------------------------------------ edits */
 
+/* The stage shown instead of one an edit removed (heads 1: no split; mask none: no mask). */
+static Stage stage_instead(Stage st)
+{
+	switch (st) {
+	case STAGE_POSITIONAL: return STAGE_INPUT;
+	case STAGE_SPLIT: return STAGE_PROJECT;
+	case STAGE_MASK: return STAGE_SCALE;
+	case STAGE_OUTPUT: return STAGE_CONCAT;
+	case STAGE_CONCAT: return STAGE_WEIGHTED;
+	default: return STAGE_INPUT;
+	}
+}
+
+/* A cell the edited computation still has. */
+static int cell_exists(const Attn *a, const CellRef *c)
+{
+	const int which = attn_matrix_find(c->matrix);
+	const Mat *m = which < 0 ? NULL : attn_matrix(a, (AttnMatrix)which, c->head);
+	return m != NULL && c->row < m->rows && c->col < m->cols;
+}
+
+/*
+ * The learner's edit wins over the lesson's walk: a step on a stage the edit
+ * removed shows the stage before it, a step on a head that no longer exists
+ * shows head 0, and a focus or question on a cell that is gone is dropped
+ * (the question is counted as not asked).
+ */
+static void adapt_steps(Lesson *l, const Attn *a)
+{
+	int i;
+
+	for (i = 0; i < l->nsteps; i++) {
+		Step *st = &l->steps[i];
+		while (!lesson_stage_present(l, st->stage))
+			st->stage = stage_instead(st->stage);
+		if (st->head >= l->heads)
+			st->head = 0;
+		if (st->has_focus && st->focus.head >= l->heads)
+			st->focus.head = 0;
+		if (st->has_focus && !cell_exists(a, &st->focus))
+			st->has_focus = 0;
+		if (st->has_quiz && st->quiz.nchoices == 0) {
+			if (st->quiz.answer_cell.head >= l->heads)
+				st->quiz.answer_cell.head = 0;
+			if (!cell_exists(a, &st->quiz.answer_cell))
+				st->has_quiz = 0;
+		}
+	}
+}
+
 int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 {
 	Lesson *copy = lesson_clone(s->lesson);
@@ -270,7 +320,13 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 			return -1;
 		}
 	}
-	if (lesson_validate(copy, err) != 0 || (a = attn_compute(copy, err)) == NULL) {
+	if ((a = attn_compute(copy, err)) == NULL) {
+		lesson_free(copy);
+		return -1;
+	}
+	adapt_steps(copy, a);
+	if (lesson_validate(copy, err) != 0) {
+		attn_free(a);
 		lesson_free(copy);
 		return -1;
 	}

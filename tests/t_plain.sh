@@ -382,6 +382,17 @@ done
 check "every command in help has a test here" [ -z "$missing" ]
 [ -n "$missing" ] && echo "# not covered:$missing"
 
+# ------------------------------------------------------------ edits that remove a stage the walk uses
+# The learner's experiment wins: the steps on a removed stage show the stage before it.
+repl 'heads 1\nstep 3\n' lessons/multihead.json
+clean "heads 1 on a two-head lesson is allowed"
+check "heads 1: a step on the split stage shows project instead" has "$out" "step 3/12, stage: project"
+repl 'mask none\nlast\n' lessons/mask.json
+clean "mask none on the masking lesson is allowed"
+check "mask none: nothing is masked any more" hasnt "$out" "-inf"
+repl 'heads 3\nstep 2\n' lessons/multihead.json
+err_cmd "heads that do not divide are still refused" "does not divide the 4 columns of W_q"
+
 # ------------------------------------------------------------ typed text echoed in errors
 
 repl "goto $(printf '\033')[2J\nshow $(printf '\033')[31m\nstep 2\n"
