@@ -84,7 +84,7 @@ layout_grid(const LayoutIn *in, const LayoutRect *area, int r, LayoutRect *pane)
 
 		for (int i = 0; i < cnt; i++)
 			wants[i] = imax(1, in->want_w[first + i]);
-		layout_share(area->w - (cnt - 1), cnt, wants, roww);
+		layout_share(area->w - (cnt - 1) * LAYOUT_PANE_GAP, cnt, wants, roww);
 		int x = area->x;
 		for (int i = 0; i < cnt; i++) {
 			LayoutRect *p = &pane[first + i];
@@ -96,7 +96,7 @@ layout_grid(const LayoutIn *in, const LayoutRect *area, int r, LayoutRect *pane)
 			p->h = imin(h, wh);
 			if (p->h < 1 || p->w < 1)
 				p->h = p->w = 0;
-			x += roww[i] + 1;
+			x += roww[i] + LAYOUT_PANE_GAP;
 			long seen = (long)imin(p->w, ww) * imin(p->h, wh);
 			hidden += 1000 - seen * 1000 / ((long)ww * wh);
 		}
@@ -147,7 +147,7 @@ layout_compute(const LayoutIn *in, Layout *out)
 			break;
 		long hid = layout_grid(&clipped, &out->panes, r, tmp);
 		/* Panes narrower than a label and two cells are worse than any hidden area. */
-		if ((out->panes.w - (per - 1)) / per < LAYOUT_PANE_MIN_W)
+		if ((out->panes.w - (per - 1) * LAYOUT_PANE_GAP) / per < LAYOUT_PANE_MIN_W)
 			hid += 1000L * n;
 		if (best < 0 || hid < best) {
 			best = hid;

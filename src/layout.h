@@ -9,6 +9,8 @@
 /* A pane's smallest useful size: title, column labels, two rows; a label and two cells. */
 #define LAYOUT_PANE_MIN_H 4
 #define LAYOUT_PANE_MIN_W 20
+/* Blank columns between panes side by side, so one pane's numbers never read as the next one's. */
+#define LAYOUT_PANE_GAP 3
 
 typedef struct LayoutRect {
 	int y, x, h, w; /* h == 0 or w == 0: not shown */
