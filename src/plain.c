@@ -69,7 +69,7 @@ static void plain_line(PlainCtx *c, const char *line)
 	Session *s = c->s;
 
 	cmd_run(s, line, c->out);
-	if (!s->quit && (s->dirty & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE | DIRTY_LANG)))
+	if (!s->quit && (s->dirty & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE | DIRTY_LANG | DIRTY_QUIZ)))
 		plain_step(c, 1);
 	s->dirty = 0;
 	fflush(stdout);

@@ -492,7 +492,7 @@ static void record(Session *s, QuizState st)
 	s->quiz_asked++;
 	if (st == QUIZ_RIGHT)
 		s->quiz_right++;
-	s->dirty |= DIRTY_PLACE | DIRTY_STATUS;
+	s->dirty |= DIRTY_QUIZ | DIRTY_STATUS;
 }
 
 int session_answer(Session *s, const char *value, char **feedback, char **err)

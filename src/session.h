@@ -16,6 +16,7 @@ enum {
 	DIRTY_PLACE  = 1 << 2, /* step, stage or head changed */
 	DIRTY_STATUS = 1 << 3, /* the message line */
 	DIRTY_LANG   = 1 << 4, /* narration language */
+	DIRTY_QUIZ   = 1 << 5, /* a question was answered or skipped: its hidden pane is revealed */
 	DIRTY_ALL    = 0xff
 };
 

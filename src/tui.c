@@ -2163,7 +2163,7 @@ tui_sync(Tui *t)
 	if (d == 0 && !t->want_focus)
 		return;
 	s->dirty = 0;
-	if (d & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE)) {
+	if (d & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE | DIRTY_QUIZ)) {
 		int keep = !(d & DIRTY_LESSON);
 		int place = (d & (DIRTY_LESSON | DIRTY_PLACE)) != 0;
 		tui_build_panes(t, keep, place);
@@ -2172,10 +2172,17 @@ tui_sync(Tui *t)
 			if (st->has_focus && st->stage == s->stage)
 				tui_focus_matrix(t, attn_matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
 				                 st->focus.col);
+		} else if (d & DIRTY_QUIZ) {
+			/* The answer is out: look at the pane that was hidden (the stage's result). */
+			for (int i = t->npanes - 1; i >= 0; i--)
+				if (!t->pane[i].variant && !t->pane[i].hidden) {
+					t->focus = i;
+					break;
+				}
 		}
 		t->redraw |= R_PANES | R_STAGE | R_STATUS | R_KEYS;
 	}
-	if (d & (DIRTY_LESSON | DIRTY_PLACE | DIRTY_LANG | DIRTY_VALUES)) {
+	if (d & (DIRTY_LESSON | DIRTY_PLACE | DIRTY_LANG | DIRTY_VALUES | DIRTY_QUIZ)) {
 		tui_build_narr(t);
 		t->redraw |= R_NARR | R_STAGE;
 	}
