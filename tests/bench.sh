@@ -69,10 +69,11 @@ if command -v script >/dev/null 2>&1; then
 	: >"$tmp/frame_ms"
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
-		t0=$(now_ns)
-		printf q | TERM=xterm-256color script -qec "$BIN" /dev/null >/dev/null 2>&1
-		t1=$(now_ns)
-		echo "$t0 $t1" | awk '{ printf "%.3f\n", ($2 - $1) / 1e6 }' >>"$tmp/frame_ms"
+		# timed inside the pseudo-terminal: script(1) itself adds a delay of its own
+		printf q | TERM=xterm-256color script -qec \
+			"sh -c 't0=\$(date +%s%N); \"$BIN\"; t1=\$(date +%s%N); echo \$t0 \$t1 >\"$tmp/frame_t\"'" \
+			/dev/null >/dev/null 2>&1
+		awk '{ printf "%.3f\n", ($2 - $1) / 1e6 }' "$tmp/frame_t" >>"$tmp/frame_ms" 2>/dev/null
 		i=$((i + 1))
 	done
 	frame_ms=$(median <"$tmp/frame_ms")
