@@ -9,6 +9,7 @@
  * may see, weighted by how well query i matches each key.
  */
 #include "attention.h"
+#include "strbuf.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -153,20 +154,6 @@ static double additive(const double *q, const double *k, const double *w_e, int 
 }
 
 /* ---------------------------------------------------------------- passes */
-
-static char *errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *errorf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = malloc(256);
-
-	if (s == NULL)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, 256, fmt, ap);
-	va_end(ap);
-	return s;
-}
 
 /* Pass 0, input + positional: X = input + PE  (n × d_model); S likewise for a source. */
 static int pass_input(Attn *a, const Lesson *l)
@@ -334,7 +321,7 @@ Attn *attn_compute(const Lesson *l, char **err)
 		goto oom;
 	a->lesson = l;
 	if (count_numbers(l) > (double)LESSON_MAX_NUMBERS) {
-		*err = errorf("the computation would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
+		*err = str_printf("the computation would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
 		              count_numbers(l), (long)LESSON_MAX_NUMBERS);
 		attn_free(a);
 		return NULL;
@@ -378,7 +365,7 @@ Attn *attn_compute(const Lesson *l, char **err)
 		goto oom;
 	return a;
 oom:
-	*err = errorf("out of memory computing the lesson");
+	*err = str_printf("out of memory computing the lesson");
 	attn_free(a);
 	return NULL;
 }

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "explain.h"
+#include "strbuf.h"
 #include "export.h"
 #include "fileio.h"
 #include "stats.h"
@@ -28,17 +29,12 @@ static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ..
 {
 	va_list ap;
 	char *s;
-	int len;
 
 	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
+	s = str_vprintf(fmt, ap);
 	va_end(ap);
-	s = malloc((size_t)len + 1);
 	if (s == NULL)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)len + 1, fmt, ap);
-	va_end(ap);
 	/* Messages quote what was typed and what lessons say: never let a control character through. */
 	if (out != NULL && out->message != NULL) {
 		char *safe = text_escape(s, kind == MSG_TEXT ? "\n\t" : "");

@@ -11,25 +11,7 @@
 
 #include "fileio.h"
 #include "text.h"
-
-static char *demo_errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *
-demo_errf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
+#include "strbuf.h"
 
 /* The word at the start of s: its length (up to a blank). */
 static size_t
@@ -80,7 +62,7 @@ demo_entry(const char *path, int lineno, char *text, DemoLine *e, char **err)
 		rest++;
 	if (word_is(text, "pause")) {
 		if (*rest != '\0' && *rest != '#') {
-			*err = demo_errf("%s:%d: pause takes no argument", path, lineno);
+			*err = str_printf("%s:%d: pause takes no argument", path, lineno);
 			return -1;
 		}
 		e->kind = DEMO_PAUSE;
@@ -107,7 +89,7 @@ demo_entry(const char *path, int lineno, char *text, DemoLine *e, char **err)
 	return 0;
 bad_wait:
 	safe = text_escape(rest, "");
-	*err = demo_errf("%s:%d: wait: expected seconds from 0 to %g, got \"%s\"", path, lineno, DEMO_MAX_WAIT,
+	*err = str_printf("%s:%d: wait: expected seconds from 0 to %g, got \"%s\"", path, lineno, DEMO_MAX_WAIT,
 	                 safe ? safe : "");
 	free(safe);
 	return -1;
@@ -140,7 +122,7 @@ demo_parse(const char *path, const char *buf, size_t len, char **err)
 		if (a == b || buf[a] == '#')
 			continue;
 		if (memchr(buf + a, '\0', b - a) != NULL) {
-			*err = demo_errf("%s:%d: a NUL byte (is this a text file?)", d->path, lineno);
+			*err = str_printf("%s:%d: a NUL byte (is this a text file?)", d->path, lineno);
 			goto fail;
 		}
 		if (d->n == cap) {
@@ -161,7 +143,7 @@ demo_parse(const char *path, const char *buf, size_t len, char **err)
 	}
 	return d;
 oom:
-	*err = demo_errf("%s: out of memory", path ? path : "demo");
+	*err = str_printf("%s: out of memory", path ? path : "demo");
 fail:
 	demo_free(d);
 	return NULL;

@@ -8,45 +8,12 @@
 #include <string.h>
 
 #include "textfmt.h"
-
-/* A growing heap string. */
-typedef struct Buf {
-	char *s;
-	size_t len, cap;
-	int oom;
-} Buf;
-
-static void buf_add(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_add(Buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int need;
-
-	if (b->oom)
-		return;
-	va_start(ap, fmt);
-	need = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (b->len + (size_t)need + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)need;
-		char *s = realloc(b->s, cap);
-		if (s == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)need;
-}
+#include "strbuf.h"
 
 /* Add a label (token), escaped. */
-static void buf_label(Buf *b, char *label)
+static void buf_label(StrBuf *b, char *label)
 {
-	buf_add(b, "%s", label ? label : "?");
+	strbuf_printf(b, "%s", label ? label : "?");
 	free(label);
 }
 
@@ -67,26 +34,26 @@ static const char *sym(int utf8, const char *u, const char *a)
 }
 
 /* row of A (r × k) times column of B (k × c): "Σ_t A[row][t]·B[t][col]" with its terms. */
-static void explain_product(Buf *b, const Mat *A, int row, const Mat *B, int col, int utf8,
+static void explain_product(StrBuf *b, const Mat *A, int row, const Mat *B, int col, int utf8,
                             const char *aname, const char *bname, int acol0, int bcol0, int len)
 {
 	char x1[32], x2[32], x3[32];
 	double sum = 0.0;
 	int t;
 
-	buf_add(b, "= %s row %d %s %s column %d\n= ", aname, row, sym(utf8, "\u00b7", "."), bname, col);
+	strbuf_printf(b, "= %s row %d %s %s column %d\n= ", aname, row, sym(utf8, "\u00b7", "."), bname, col);
 	for (t = 0; t < len; t++) {
 		const double av = MAT_AT(*A, row, acol0 + t), bv = MAT_AT(*B, bcol0 + t, col);
 		sum += av * bv;
 		if (t < MAX_TERMS)
-			buf_add(b, "%s%s%s%s", t ? " + " : "", num(x1, av, utf8), sym(utf8, "\u00d7", "*"), num(x2, bv, utf8));
+			strbuf_printf(b, "%s%s%s%s", t ? " + " : "", num(x1, av, utf8), sym(utf8, "\u00d7", "*"), num(x2, bv, utf8));
 	}
 	if (len > MAX_TERMS)
-		buf_add(b, " + … (%d terms in all)", len);
-	buf_add(b, "\n= %s\n", num(x3, sum, utf8));
+		strbuf_printf(b, " + … (%d terms in all)", len);
+	strbuf_printf(b, "\n= %s\n", num(x3, sum, utf8));
 }
 
-static void explain_dot(Buf *b, const Attn *a, int h, int i, int j, int utf8)
+static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 {
 	const Lesson *l = a->lesson;
 	char x1[32], x2[32], x3[32], x4[32];
@@ -94,35 +61,35 @@ static void explain_dot(Buf *b, const Attn *a, int h, int i, int j, int utf8)
 	int c;
 
 	if (l->score == SCORE_ADDITIVE) {
-		buf_add(b, "additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= ", sym(utf8, "\u03a3", "sum"),
+		strbuf_printf(b, "additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= ", sym(utf8, "\u03a3", "sum"),
 		        sym(utf8, "\u00b7", "*"));
 		for (c = 0; c < l->d_k; c++) {
 			const double q = MAT_AT(a->Q, i, h * l->d_k + c), k = MAT_AT(a->K, j, h * l->d_k + c);
 			const double w = l->w_e.a[h * l->d_k + c];
 			sum += w * tanh(q + k);
 			if (c < MAX_TERMS)
-				buf_add(b, "%s%s%stanh(%s + %s)", c ? " + " : "", num(x1, w, utf8), sym(utf8, "\u00b7", "*"),
+				strbuf_printf(b, "%s%s%stanh(%s + %s)", c ? " + " : "", num(x1, w, utf8), sym(utf8, "\u00b7", "*"),
 				        num(x2, q, utf8), num(x3, k, utf8));
 		}
 		if (l->d_k > MAX_TERMS)
-			buf_add(b, " + … (%d terms in all)", l->d_k);
-		buf_add(b, "\n= %s\n", num(x4, sum, utf8));
+			strbuf_printf(b, " + … (%d terms in all)", l->d_k);
+		strbuf_printf(b, "\n= %s\n", num(x4, sum, utf8));
 		return;
 	}
-	buf_add(b, "score = q_%d %s k_%d  (query row %d of Q, key row %d of K%s)\n= ", i, sym(utf8, "\u00b7", "."), j, i, j,
+	strbuf_printf(b, "score = q_%d %s k_%d  (query row %d of Q, key row %d of K%s)\n= ", i, sym(utf8, "\u00b7", "."), j, i, j,
 	        a->heads > 1 ? ", this head's columns" : "");
 	for (c = 0; c < l->d_k; c++) {
 		const double q = MAT_AT(a->Q, i, h * l->d_k + c), k = MAT_AT(a->K, j, h * l->d_k + c);
 		sum += q * k;
 		if (c < MAX_TERMS)
-			buf_add(b, "%s%s%s%s", c ? " + " : "", num(x1, q, utf8), sym(utf8, "\u00d7", "*"), num(x2, k, utf8));
+			strbuf_printf(b, "%s%s%s%s", c ? " + " : "", num(x1, q, utf8), sym(utf8, "\u00d7", "*"), num(x2, k, utf8));
 	}
 	if (l->d_k > MAX_TERMS)
-		buf_add(b, " + … (%d terms in all)", l->d_k);
-	buf_add(b, "\n= %s\n", num(x3, sum, utf8));
+		strbuf_printf(b, " + … (%d terms in all)", l->d_k);
+	strbuf_printf(b, "\n= %s\n", num(x3, sum, utf8));
 }
 
-static void explain_softmax(Buf *b, const Attn *a, int h, int i, int j, int utf8)
+static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 {
 	const Lesson *l = a->lesson;
 	const AttnHead *hd = &a->head[h];
@@ -133,7 +100,7 @@ static void explain_softmax(Buf *b, const Attn *a, int h, int i, int j, int utf8
 	for (t = 0; t < l->m; t++)
 		max = fmax(max, MAT_AT(hd->masked, i, t));
 	if (max == -INFINITY) {
-		buf_add(b, "every key of row %d is masked: there is nothing to attend to,\n"
+		strbuf_printf(b, "every key of row %d is masked: there is nothing to attend to,\n"
 		           "so its weights (and its output row) are 0 rather than 0/0.\n", i);
 		return;
 	}
@@ -142,31 +109,31 @@ static void explain_softmax(Buf *b, const Attn *a, int h, int i, int j, int utf8
 		if (s != -INFINITY)
 			sum += exp(s - max);
 	}
-	buf_add(b, "weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n", i, j,
+	strbuf_printf(b, "weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n", i, j,
 	        sym(utf8, "\u2212", "-"), sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u2212", "-"), i, num(x1, max, utf8));
 	for (t = 0; t < l->m && t < MAX_TERMS; t++) {
 		const double s = MAT_AT(hd->masked, i, t);
 		char *lab = textfmt_col_label(a, AM_WEIGHTS, t);
-		buf_add(b, "  %s ", t == j ? "->" : "  ");
+		strbuf_printf(b, "  %s ", t == j ? "->" : "  ");
 		buf_label(b, lab);
 		if (s == -INFINITY)
-			buf_add(b, ": exp(%s) = 0  (masked)\n", sym(utf8, "-\u221e", "-inf"));
+			strbuf_printf(b, ": exp(%s) = 0  (masked)\n", sym(utf8, "-\u221e", "-inf"));
 		else
-			buf_add(b, ": exp(%s %s %s) = %s\n", num(x1, s, utf8), sym(utf8, "\u2212", "-"), num(x2, max, utf8),
+			strbuf_printf(b, ": exp(%s %s %s) = %s\n", num(x1, s, utf8), sym(utf8, "\u2212", "-"), num(x2, max, utf8),
 			        num(x3, exp(s - max), utf8));
 	}
 	if (l->m > MAX_TERMS)
-		buf_add(b, "  … (%d keys in all)\n", l->m);
+		strbuf_printf(b, "  … (%d keys in all)\n", l->m);
 	{
 		const double s = MAT_AT(hd->masked, i, j);
 		const double e = s == -INFINITY ? 0.0 : exp(s - max);
 		char x4[32];
-		buf_add(b, "sum = %s\nweight = %s / %s = %s\n", num(x1, sum, utf8), num(x2, e, utf8), num(x3, sum, utf8),
+		strbuf_printf(b, "sum = %s\nweight = %s / %s = %s\n", num(x1, sum, utf8), num(x2, e, utf8), num(x3, sum, utf8),
 		        num(x4, MAT_AT(hd->weights, i, j), utf8));
 	}
 }
 
-static void explain_weighted(Buf *b, const Attn *a, int h, int i, int c, int utf8)
+static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int utf8)
 {
 	const Lesson *l = a->lesson;
 	const AttnHead *hd = &a->head[h];
@@ -174,26 +141,26 @@ static void explain_weighted(Buf *b, const Attn *a, int h, int i, int c, int utf
 	double sum = 0.0;
 	int j, shown = 0;
 
-	buf_add(b, "output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n= ",
+	strbuf_printf(b, "output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n= ",
 	        sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u00b7", "*"), c, i, c);
 	for (j = 0; j < l->m; j++) {
 		const double w = MAT_AT(hd->weights, i, j), v = MAT_AT(a->V, j, h * l->d_v + c);
 		sum += w * v;
 		if (shown < MAX_TERMS) {
-			buf_add(b, "%s%s%s%s", shown ? " + " : "", num(x1, w, utf8), sym(utf8, "\u00d7", "*"), num(x2, v, utf8));
+			strbuf_printf(b, "%s%s%s%s", shown ? " + " : "", num(x1, w, utf8), sym(utf8, "\u00d7", "*"), num(x2, v, utf8));
 			shown++;
 		}
 	}
 	if (l->m > MAX_TERMS)
-		buf_add(b, " + … (%d terms in all)", l->m);
-	buf_add(b, "\n= %s\n", num(x3, sum, utf8));
+		strbuf_printf(b, " + … (%d terms in all)", l->m);
+	strbuf_printf(b, "\n= %s\n", num(x3, sum, utf8));
 }
 
 char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf8, char **err)
 {
 	const Lesson *l = a->lesson;
 	const Mat *m = attn_matrix(a, which, h);
-	Buf b = { 0 };
+	StrBuf b = { 0 };
 	char x1[32], x2[32];
 
 	*err = NULL;
@@ -208,32 +175,32 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 		*err = strdup(tmp);
 		return NULL;
 	}
-	buf_add(&b, "%s[%d][%d]", attn_matrix_name(which), i, j);
+	strbuf_printf(&b, "%s[%d][%d]", attn_matrix_name(which), i, j);
 	if (attn_matrix_per_head(which) && a->heads > 1)
-		buf_add(&b, " (head %d)", h);
-	buf_add(&b, " = %s", num(x1, MAT_AT(*m, i, j), utf8));
+		strbuf_printf(&b, " (head %d)", h);
+	strbuf_printf(&b, " = %s", num(x1, MAT_AT(*m, i, j), utf8));
 	if (textfmt_token_columns(a, which)) {
-		buf_add(&b, "   query ");
+		strbuf_printf(&b, "   query ");
 		buf_label(&b, textfmt_row_label(a, which, i));
-		buf_add(&b, ", key ");
+		strbuf_printf(&b, ", key ");
 		buf_label(&b, textfmt_col_label(a, which, j));
 	}
-	buf_add(&b, "\n");
+	strbuf_printf(&b, "\n");
 
 	switch (which) {
 	case AM_INPUT:
 	case AM_SOURCE_INPUT:
-		buf_add(&b, "an input number, as the lesson gives it (or its generator made it).\n");
+		strbuf_printf(&b, "an input number, as the lesson gives it (or its generator made it).\n");
 		break;
 	case AM_W_Q: case AM_W_K: case AM_W_V: case AM_W_O: case AM_W_E:
-		buf_add(&b, "a weight, as the lesson gives it: a learned parameter in a real model.\n"
+		strbuf_printf(&b, "a weight, as the lesson gives it: a learned parameter in a real model.\n"
 		            "Change it with `set %s[%d][%d] VALUE` and watch everything after it change.\n",
 		        attn_matrix_name(which), i, j);
 		break;
 	case AM_PE:
 	case AM_PE_SRC: {
 		const int even = j - j % 2;
-		buf_add(&b, "%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n", j % 2 ? "cos" : "sin", even,
+		strbuf_printf(&b, "%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n", j % 2 ? "cos" : "sin", even,
 		        which == AM_PE ? l->d_model : l->d_src, i, j % 2 ? "cos" : "sin",
 		        num(x1, i / pow(10000.0, (double)even / (which == AM_PE ? l->d_model : l->d_src)), utf8));
 		break;
@@ -243,46 +210,46 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 		const Mat *in = which == AM_X ? &l->input : &l->source_input;
 		const Mat *pe = which == AM_X ? &a->PE : &a->PE_src;
 		if (mat_empty(pe))
-			buf_add(&b, "the input itself (no positional encoding).\n");
+			strbuf_printf(&b, "the input itself (no positional encoding).\n");
 		else
-			buf_add(&b, "= input + PE = %s + %s\n", num(x1, MAT_AT(*in, i, j), utf8), num(x2, MAT_AT(*pe, i, j), utf8));
+			strbuf_printf(&b, "= input + PE = %s + %s\n", num(x1, MAT_AT(*in, i, j), utf8), num(x2, MAT_AT(*pe, i, j), utf8));
 		break;
 	}
 	case AM_Q:
 		explain_product(&b, &a->X, i, &l->W_q, j, utf8, "X", "W_q", 0, 0, l->d_model);
 		if (a->heads > 1)
-			buf_add(&b, "(column %d belongs to head %d)\n", j, j / l->d_k);
+			strbuf_printf(&b, "(column %d belongs to head %d)\n", j, j / l->d_k);
 		break;
 	case AM_K:
 	case AM_V:
 		explain_product(&b, l->has_source ? &a->S : &a->X, i, which == AM_K ? &l->W_k : &l->W_v, j, utf8,
 		                l->has_source ? "S" : "X", which == AM_K ? "W_k" : "W_v", 0, 0, l->d_src);
 		if (a->heads > 1)
-			buf_add(&b, "(column %d belongs to head %d)\n", j, j / (which == AM_K ? l->d_k : l->d_v));
+			strbuf_printf(&b, "(column %d belongs to head %d)\n", j, j / (which == AM_K ? l->d_k : l->d_v));
 		break;
 	case AM_SCORES:
 		explain_dot(&b, a, h, i, j, utf8);
 		break;
 	case AM_SCALED:
-		buf_add(&b, "= score %s factor = %s %s %s", sym(utf8, "\u00d7", "*"), num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
+		strbuf_printf(&b, "= score %s factor = %s %s %s", sym(utf8, "\u00d7", "*"), num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
 		        sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
 		if (l->scale == SCALE_SQRT_DK)
-			buf_add(&b, "  (1/%s%d: d_k = %d)\n", sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
+			strbuf_printf(&b, "  (1/%s%d: d_k = %d)\n", sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
 		else if (l->scale == SCALE_NONE)
-			buf_add(&b, "  (this lesson does not scale)\n");
+			strbuf_printf(&b, "  (this lesson does not scale)\n");
 		else
-			buf_add(&b, "  (the lesson's own factor)\n");
+			strbuf_printf(&b, "  (the lesson's own factor)\n");
 		break;
 	case AM_MASKED:
 		if (a->visible[(size_t)i * l->m + j])
-			buf_add(&b, "query %d may see key %d, so the scaled score passes through unchanged.\n", i, j);
+			strbuf_printf(&b, "query %d may see key %d, so the scaled score passes through unchanged.\n", i, j);
 		else {
-			buf_add(&b, "query %d may not see key %d (%s mask), so the cell becomes %s\n", i, j,
+			strbuf_printf(&b, "query %d may not see key %d (%s mask), so the cell becomes %s\n", i, j,
 			        l->mask == MASK_CAUSAL ? "causal: a later token" : l->mask == MASK_PADDING ? "padding" : "the lesson's",
 			        l->mask_fill_inf ? sym(utf8, "-\u221e: exp(-\u221e) = 0, no weight at all.", "-inf: exp(-inf) = 0, no weight at all.")
 			                         : "the fill value; it still gets exp(fill - max) of the weight.");
 			if (!l->mask_fill_inf)
-				buf_add(&b, "(mask_fill = %s)\n", num(x1, l->mask_fill, utf8));
+				strbuf_printf(&b, "(mask_fill = %s)\n", num(x1, l->mask_fill, utf8));
 		}
 		break;
 	case AM_WEIGHTS:
@@ -292,12 +259,12 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 		explain_weighted(&b, a, h, i, j, utf8);
 		break;
 	case AM_CONCAT:
-		buf_add(&b, "column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n", j,
+		strbuf_printf(&b, "column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n", j,
 		        j % l->d_v, j / l->d_v, j / l->d_v, (j / l->d_v) * l->d_v, (j / l->d_v + 1) * l->d_v - 1);
 		break;
 	case AM_OUTPUT:
 		if (mat_empty(&a->output))
-			buf_add(&b, "no W_o in this lesson: the output is concat itself.\n");
+			strbuf_printf(&b, "no W_o in this lesson: the output is concat itself.\n");
 		else
 			explain_product(&b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o", 0, 0, l->W_o.rows);
 		break;

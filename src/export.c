@@ -15,77 +15,11 @@
 #include "dump.h"
 #include "explain.h"
 #include "textfmt.h"
+#include "strbuf.h"
 
 /* ------------------------------------------------------------ a growing string */
 
-typedef struct Buf {
-	char *s;
-	size_t len, cap;
-	int oom;
-} Buf;
-
-static void buf_put(Buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		char *grown;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		grown = realloc(b->s, cap);
-		if (grown == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->s = grown;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void buf_puts(Buf *b, const char *s)
-{
-	buf_put(b, s, strlen(s));
-}
-
-/* Formatted text; fmt is always a literal here (never lesson text). */
-static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(Buf *b, const char *fmt, ...)
-{
-	char small[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof small, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->oom = 1;
-		return;
-	}
-	if ((size_t)n < sizeof small) {
-		buf_put(b, small, (size_t)n);
-		return;
-	}
-	{
-		char *big = malloc((size_t)n + 1);
-		if (big == NULL) {
-			b->oom = 1;
-			return;
-		}
-		va_start(ap, fmt);
-		vsnprintf(big, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-		buf_put(b, big, (size_t)n);
-		free(big);
-	}
-}
-
-/* The finished string, or NULL with *err (and the buffer freed). */
-static char *buf_finish(Buf *b, char **err)
+static char *buf_finish(StrBuf *b, char **err)
 {
 	if (b->oom || b->s == NULL) {
 		free(b->s);
@@ -270,23 +204,23 @@ static void target_title(char *buf, size_t size, const Attn *a, const ExportTarg
 /* ------------------------------------------------------------ SVG */
 
 /* Append s as XML character data: & < > " ' escaped, characters XML 1.0 forbids dropped. */
-static void xml_puts(Buf *b, const char *s)
+static void xml_puts(StrBuf *b, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	for (; *p; p++) {
 		switch (*p) {
-		case '&': buf_puts(b, "&amp;"); continue;
-		case '<': buf_puts(b, "&lt;"); continue;
-		case '>': buf_puts(b, "&gt;"); continue;
-		case '"': buf_puts(b, "&quot;"); continue;
-		case '\'': buf_puts(b, "&apos;"); continue;
+		case '&': strbuf_puts(b, "&amp;"); continue;
+		case '<': strbuf_puts(b, "&lt;"); continue;
+		case '>': strbuf_puts(b, "&gt;"); continue;
+		case '"': strbuf_puts(b, "&quot;"); continue;
+		case '\'': strbuf_puts(b, "&apos;"); continue;
 		default: break;
 		}
 		if (*p < 0x20) {
 			/* only tab, newline and carriage return are allowed; in one-line labels a space is better */
 			if (*p == '\t' || *p == '\n' || *p == '\r')
-				buf_puts(b, " ");
+				strbuf_puts(b, " ");
 			continue;
 		}
 		/* U+FFFE and U+FFFF (EF BF BE / EF BF BF) are not XML characters */
@@ -294,7 +228,7 @@ static void xml_puts(Buf *b, const char *s)
 			p += 2;
 			continue;
 		}
-		buf_put(b, (const char *)p, 1);
+		strbuf_add(b, (const char *)p, 1);
 	}
 }
 
@@ -438,7 +372,7 @@ static void svg_number(char buf[16], double x)
 		textfmt_number(buf, x, 1);
 }
 
-static void svg_pane(Buf *b, const Attn *a, const ThemeFile *th, const Pane *p, int head, int x0, int y0)
+static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *p, int head, int x0, int y0)
 {
 	char name[64], fill[8], ink[8], num[16];
 	int i, j, gx = x0 + p->label_w, gy = y0 + 40;
@@ -446,25 +380,25 @@ static void svg_pane(Buf *b, const Attn *a, const ThemeFile *th, const Pane *p, 
 	int lw, ly;
 
 	pane_name(name, sizeof name, a, p->which, head);
-	buf_printf(b, "<g class=\"pane\" id=\"pane-%s\">\n", attn_matrix_name(p->which));
-	buf_printf(b, "<text class=\"pane-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\" font-size=\"13\">", x0, y0 + 14);
+	strbuf_printf(b, "<g class=\"pane\" id=\"pane-%s\">\n", attn_matrix_name(p->which));
+	strbuf_printf(b, "<text class=\"pane-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\" font-size=\"13\">", x0, y0 + 14);
 	xml_puts(b, name);
-	buf_printf(b, "  %d \u00d7 %d</text>\n", p->m->rows, p->m->cols);
+	strbuf_printf(b, "  %d \u00d7 %d</text>\n", p->m->rows, p->m->cols);
 	for (j = 0; j < p->m->cols; j++) {
 		char *s = label_cut(textfmt_col_label(a, p->which, j), SVG_LABEL_MAX);
-		buf_printf(b, "<text class=\"col-label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#444444\">",
+		strbuf_printf(b, "<text class=\"col-label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#444444\">",
 		           gx + j * p->cell_w + p->cell_w / 2, y0 + 34);
 		xml_puts(b, s ? s : "");
-		buf_puts(b, "</text>\n");
+		strbuf_puts(b, "</text>\n");
 		free(s);
 	}
 	for (i = 0; i < p->m->rows; i++) {
 		char *s = label_cut(textfmt_row_label(a, p->which, i), SVG_LABEL_MAX);
 		const int cy = gy + i * SVG_CELL_H;
-		buf_printf(b, "<text class=\"row-label\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#444444\">",
+		strbuf_printf(b, "<text class=\"row-label\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#444444\">",
 		           gx - 6, cy + SVG_CELL_H / 2 + 4);
 		xml_puts(b, s ? s : "");
-		buf_puts(b, "</text>\n");
+		strbuf_puts(b, "</text>\n");
 		free(s);
 		for (j = 0; j < p->m->cols; j++) {
 			const double x = MAT_AT(*p->m, i, j);
@@ -472,7 +406,7 @@ static void svg_pane(Buf *b, const Attn *a, const ThemeFile *th, const Pane *p, 
 			rgb_hex(fill, c, 0xffffff);
 			rgb_hex(ink, themefile_text_on(c), 0);
 			svg_number(num, x);
-			buf_printf(b, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#ffffff\"/>"
+			strbuf_printf(b, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#ffffff\"/>"
 			              "<text class=\"num\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
 			           gx + j * p->cell_w, cy, p->cell_w, SVG_CELL_H, fill,
 			           gx + j * p->cell_w + p->cell_w / 2, cy + SVG_CELL_H / 2 + 4, ink, num);
@@ -481,43 +415,43 @@ static void svg_pane(Buf *b, const Attn *a, const ThemeFile *th, const Pane *p, 
 	/* the legend: the ramp as swatches, the range under its ends, a masked swatch when needed */
 	ly = gy + p->m->rows * SVG_CELL_H + 14;
 	lw = (int)fmin(16, fmax(8, 176 / (n > 0 ? n : 1)));
-	buf_printf(b, "<g class=\"legend\">\n");
+	strbuf_printf(b, "<g class=\"legend\">\n");
 	for (i = 0; i < n; i++) {
 		rgb_hex(fill, p->diverging ? th->div[i] : th->seq[i], 0xffffff);
-		buf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>\n",
+		strbuf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>\n",
 		           gx + i * lw, ly, lw, fill);
 	}
 	if (p->diverging) {
 		char lo[16], hi[16];
 		textfmt_number(lo, -p->bound, 1);
 		textfmt_number(hi, p->bound, 1);
-		buf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
-		buf_printf(b, "<text class=\"legend-mid\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">0</text>\n",
+		strbuf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
+		strbuf_printf(b, "<text class=\"legend-mid\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">0</text>\n",
 		           gx + n * lw / 2, ly + 24);
-		buf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
+		strbuf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
 		           gx + n * lw, ly + 24, hi);
 	} else {
 		char lo[16], hi[16];
 		textfmt_number(lo, p->lo, 1);
 		textfmt_number(hi, p->hi, 1);
-		buf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
-		buf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
+		strbuf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
+		strbuf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
 		           gx + n * lw, ly + 24, hi);
 	}
 	if (p->any_inf) {
 		rgb_hex(fill, th->masked, 0x808080);
-		buf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>"
+		strbuf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>"
 		              "<text x=\"%d\" y=\"%d\" font-size=\"10\">\u2212\u221e masked</text>\n",
 		           gx + n * lw + 12, ly, fill, gx + n * lw + 28, ly + 10);
 	}
-	buf_puts(b, "</g>\n</g>\n");
+	strbuf_puts(b, "</g>\n</g>\n");
 }
 
 static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, const ThemeFile *th, char **err)
 {
 	AttnMatrix panes[TEXTFMT_MAX_PANES];
 	Pane pane[TEXTFMT_MAX_PANES];
-	Buf b = { NULL, 0, 0, 0 };
+	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
 	const char *title = text_get(&a->lesson->title, lang_of(s));
 	const char *formula = target_formula(a, t, 1);
@@ -533,50 +467,50 @@ static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, 
 	}
 	width = (int)fmax(width + SVG_MARGIN, fmax(text_cells(formula), text_cells(title) * 1.5) * SVG_CHAR_W + 2 * SVG_MARGIN);
 	height += top + SVG_MARGIN;
-	buf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	buf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+	strbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	strbuf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
 	               "viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"12\">\n",
 	           width, height, width, height);
-	buf_puts(&b, "<title>");
+	strbuf_puts(&b, "<title>");
 	xml_puts(&b, title);
-	buf_puts(&b, " \u2014 ");
+	strbuf_puts(&b, " \u2014 ");
 	xml_puts(&b, what);
-	buf_puts(&b, "</title>\n");
-	buf_printf(&b, "<desc>attnviz export, theme ");
+	strbuf_puts(&b, "</title>\n");
+	strbuf_printf(&b, "<desc>attnviz export, theme ");
 	xml_puts(&b, th->name);
-	buf_puts(&b, "</desc>\n");
-	buf_printf(&b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
-	buf_printf(&b, "<text class=\"title\" x=\"%d\" y=\"32\" font-size=\"18\" font-weight=\"bold\" fill=\"#111111\">", SVG_MARGIN);
+	strbuf_puts(&b, "</desc>\n");
+	strbuf_printf(&b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
+	strbuf_printf(&b, "<text class=\"title\" x=\"%d\" y=\"32\" font-size=\"18\" font-weight=\"bold\" fill=\"#111111\">", SVG_MARGIN);
 	xml_puts(&b, title);
-	buf_puts(&b, " \u2014 ");
+	strbuf_puts(&b, " \u2014 ");
 	xml_puts(&b, what);
-	buf_puts(&b, "</text>\n");
+	strbuf_puts(&b, "</text>\n");
 	if (formula[0] != '\0') {
-		buf_printf(&b, "<text class=\"formula\" x=\"%d\" y=\"58\" font-size=\"13\" fill=\"#333333\">", SVG_MARGIN);
+		strbuf_printf(&b, "<text class=\"formula\" x=\"%d\" y=\"58\" font-size=\"13\" fill=\"#333333\">", SVG_MARGIN);
 		xml_puts(&b, formula);
-		buf_puts(&b, "</text>\n");
+		strbuf_puts(&b, "</text>\n");
 	}
 	for (i = 0, x = SVG_MARGIN; i < n; i++) {
 		svg_pane(&b, a, th, &pane[i], t->head, x, top);
 		x += pane[i].width + SVG_GAP;
 	}
-	buf_puts(&b, "</svg>\n");
+	strbuf_puts(&b, "</svg>\n");
 	return buf_finish(&b, err);
 }
 
 /* ------------------------------------------------------------ CSV */
 
 /* RFC 4180: a field with , " CR or LF is quoted, quotes doubled. */
-static void csv_field(Buf *b, const char *s)
+static void csv_field(StrBuf *b, const char *s)
 {
 	if (strpbrk(s, ",\"\r\n") == NULL) {
-		buf_puts(b, s);
+		strbuf_puts(b, s);
 		return;
 	}
-	buf_puts(b, "\"");
+	strbuf_puts(b, "\"");
 	for (; *s; s++)
-		buf_put(b, *s == '"' ? "\"\"" : s, *s == '"' ? 2 : 1);
-	buf_puts(b, "\"");
+		strbuf_add(b, *s == '"' ? "\"\"" : s, *s == '"' ? 2 : 1);
+	strbuf_puts(b, "\"");
 }
 
 static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
@@ -585,16 +519,16 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 	int n = target_panes(a, t, panes), i, j;
 	AttnMatrix w = panes[n - 1]; /* a stage's result */
 	const Mat *m = attn_matrix(a, w, t->head);
-	Buf b = { NULL, 0, 0, 0 };
+	StrBuf b = { NULL, 0, 0, 0 };
 
 	csv_field(&b, attn_matrix_name(w));
 	for (j = 0; j < m->cols; j++) {
 		char *s = textfmt_col_label(a, w, j);
-		buf_puts(&b, ",");
+		strbuf_puts(&b, ",");
 		csv_field(&b, s ? s : "");
 		free(s);
 	}
-	buf_puts(&b, "\r\n");
+	strbuf_puts(&b, "\r\n");
 	for (i = 0; i < m->rows; i++) {
 		char *s = textfmt_row_label(a, w, i);
 		csv_field(&b, s ? s : "");
@@ -602,13 +536,13 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
 			if (isnan(x))
-				buf_puts(&b, ",nan");
+				strbuf_puts(&b, ",nan");
 			else if (isinf(x))
-				buf_puts(&b, x < 0 ? ",-inf" : ",inf");
+				strbuf_puts(&b, x < 0 ? ",-inf" : ",inf");
 			else
-				buf_printf(&b, ",%.17g", x);
+				strbuf_printf(&b, ",%.17g", x);
 		}
-		buf_puts(&b, "\r\n");
+		strbuf_puts(&b, "\r\n");
 	}
 	return buf_finish(&b, err);
 }
@@ -616,20 +550,20 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 /* ------------------------------------------------------------ Markdown */
 
 /* Backslash-escape what Markdown would read as markup; newlines become spaces (one-line cells). */
-static void md_puts(Buf *b, const char *s, int oneline)
+static void md_puts(StrBuf *b, const char *s, int oneline)
 {
 	for (; *s; s++) {
 		if (*s == '\n' && !oneline) {
-			buf_puts(b, "\n> ");
+			strbuf_puts(b, "\n> ");
 			continue;
 		}
 		if ((unsigned char)*s < 0x20) {
-			buf_puts(b, " ");
+			strbuf_puts(b, " ");
 			continue;
 		}
 		if (strchr("\\`*_[]<>|#&", *s) != NULL)
-			buf_puts(b, "\\");
-		buf_put(b, s, 1);
+			strbuf_puts(b, "\\");
+		strbuf_add(b, s, 1);
 	}
 }
 
@@ -647,38 +581,38 @@ static const char *md_narration(const Session *s, const ExportTarget *t)
 	return explain_stage_blurb((Stage)st, s->lang);
 }
 
-static void md_table(Buf *b, const Attn *a, AttnMatrix w, int head)
+static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head)
 {
 	const Mat *m = attn_matrix(a, w, head);
 	char name[64], num[16];
 	int i, j;
 
 	pane_name(name, sizeof name, a, w, head);
-	buf_puts(b, "\n### ");
+	strbuf_puts(b, "\n### ");
 	md_puts(b, name, 1);
-	buf_printf(b, " (%d \u00d7 %d)\n\n|  |", m->rows, m->cols);
+	strbuf_printf(b, " (%d \u00d7 %d)\n\n|  |", m->rows, m->cols);
 	for (j = 0; j < m->cols; j++) {
 		char *s = textfmt_col_label(a, w, j);
-		buf_puts(b, " ");
+		strbuf_puts(b, " ");
 		md_puts(b, s ? s : "", 1);
-		buf_puts(b, " |");
+		strbuf_puts(b, " |");
 		free(s);
 	}
-	buf_puts(b, "\n|---|");
+	strbuf_puts(b, "\n|---|");
 	for (j = 0; j < m->cols; j++)
-		buf_puts(b, "---:|");
-	buf_puts(b, "\n");
+		strbuf_puts(b, "---:|");
+	strbuf_puts(b, "\n");
 	for (i = 0; i < m->rows; i++) {
 		char *s = textfmt_row_label(a, w, i);
-		buf_puts(b, "| **");
+		strbuf_puts(b, "| **");
 		md_puts(b, s ? s : "", 1);
-		buf_puts(b, "** |");
+		strbuf_puts(b, "** |");
 		free(s);
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
-			buf_printf(b, " %s |", x == -INFINITY ? "\u2212\u221e" : textfmt_number(num, x, 1));
+			strbuf_printf(b, " %s |", x == -INFINITY ? "\u2212\u221e" : textfmt_number(num, x, 1));
 		}
-		buf_puts(b, "\n");
+		strbuf_puts(b, "\n");
 	}
 }
 
@@ -686,27 +620,27 @@ static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, c
 {
 	AttnMatrix panes[TEXTFMT_MAX_PANES];
 	int n = target_panes(a, t, panes), i;
-	Buf b = { NULL, 0, 0, 0 };
+	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
 	const char *formula = target_formula(a, t, 1);
 
 	target_title(what, sizeof what, a, t);
-	buf_puts(&b, "## ");
+	strbuf_puts(&b, "## ");
 	md_puts(&b, text_get(&a->lesson->title, lang_of(s)), 1);
-	buf_puts(&b, " \u2014 ");
+	strbuf_puts(&b, " \u2014 ");
 	md_puts(&b, what, 1);
-	buf_puts(&b, "\n");
+	strbuf_puts(&b, "\n");
 	if (formula[0] != '\0') {
-		buf_puts(&b, "\n*Formula:* ");
+		strbuf_puts(&b, "\n*Formula:* ");
 		md_puts(&b, formula, 1);
-		buf_puts(&b, "\n");
+		strbuf_puts(&b, "\n");
 	}
 	if (s != NULL) {
 		const char *narr = md_narration(s, t);
 		if (narr != NULL && narr[0] != '\0') {
-			buf_puts(&b, "\n> ");
+			strbuf_puts(&b, "\n> ");
 			md_puts(&b, narr, 0);
-			buf_puts(&b, "\n");
+			strbuf_puts(&b, "\n");
 		}
 	}
 	for (i = 0; i < n; i++)
@@ -717,123 +651,123 @@ static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, c
 /* ------------------------------------------------------------ TeX */
 
 /* Text for \text{…} or a comment: TeX specials escaped, control characters dropped. */
-static void tex_puts(Buf *b, const char *s)
+static void tex_puts(StrBuf *b, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '\\': buf_puts(b, "\\textbackslash{}"); break;
-		case '{': buf_puts(b, "\\{"); break;
-		case '}': buf_puts(b, "\\}"); break;
-		case '$': buf_puts(b, "\\$"); break;
-		case '&': buf_puts(b, "\\&"); break;
-		case '#': buf_puts(b, "\\#"); break;
-		case '%': buf_puts(b, "\\%"); break;
-		case '_': buf_puts(b, "\\_"); break;
-		case '^': buf_puts(b, "\\textasciicircum{}"); break;
-		case '~': buf_puts(b, "\\textasciitilde{}"); break;
-		case '<': buf_puts(b, "\\textless{}"); break;
-		case '>': buf_puts(b, "\\textgreater{}"); break;
-		case '|': buf_puts(b, "\\textbar{}"); break;
+		case '\\': strbuf_puts(b, "\\textbackslash{}"); break;
+		case '{': strbuf_puts(b, "\\{"); break;
+		case '}': strbuf_puts(b, "\\}"); break;
+		case '$': strbuf_puts(b, "\\$"); break;
+		case '&': strbuf_puts(b, "\\&"); break;
+		case '#': strbuf_puts(b, "\\#"); break;
+		case '%': strbuf_puts(b, "\\%"); break;
+		case '_': strbuf_puts(b, "\\_"); break;
+		case '^': strbuf_puts(b, "\\textasciicircum{}"); break;
+		case '~': strbuf_puts(b, "\\textasciitilde{}"); break;
+		case '<': strbuf_puts(b, "\\textless{}"); break;
+		case '>': strbuf_puts(b, "\\textgreater{}"); break;
+		case '|': strbuf_puts(b, "\\textbar{}"); break;
 		default:
 			if ((unsigned char)*s < 0x20)
-				buf_puts(b, " ");
+				strbuf_puts(b, " ");
 			else
-				buf_put(b, s, 1);
+				strbuf_add(b, s, 1);
 		}
 	}
 }
 
 /* A number in math mode: 0.1234, -\infty, 1.20 \times 10^{4}. */
-static void tex_number(Buf *b, double x)
+static void tex_number(StrBuf *b, double x)
 {
 	char num[16], *e;
 
 	if (x == -INFINITY || x == INFINITY) {
-		buf_puts(b, x < 0 ? "-\\infty" : "\\infty");
+		strbuf_puts(b, x < 0 ? "-\\infty" : "\\infty");
 		return;
 	}
 	if (isnan(x)) {
-		buf_puts(b, "\\mathrm{NaN}");
+		strbuf_puts(b, "\\mathrm{NaN}");
 		return;
 	}
 	textfmt_number(num, x, 0);
 	e = strchr(num, 'e');
 	if (e == NULL) {
-		buf_puts(b, num);
+		strbuf_puts(b, num);
 		return;
 	}
 	*e = '\0';
-	buf_printf(b, "%s \\times 10^{%d}", num, atoi(e + 1));
+	strbuf_printf(b, "%s \\times 10^{%d}", num, atoi(e + 1));
 }
 
-static void tex_labels(Buf *b, const Attn *a, AttnMatrix w, const Mat *m)
+static void tex_labels(StrBuf *b, const Attn *a, AttnMatrix w, const Mat *m)
 {
 	int i;
 
-	buf_puts(b, "  &\\quad\\text{\\footnotesize rows: ");
+	strbuf_puts(b, "  &\\quad\\text{\\footnotesize rows: ");
 	for (i = 0; i < m->rows; i++) {
 		char *s = textfmt_row_label(a, w, i);
 		if (i)
-			buf_puts(b, ", ");
+			strbuf_puts(b, ", ");
 		tex_puts(b, s ? s : "");
 		free(s);
 	}
-	buf_puts(b, "; columns: ");
+	strbuf_puts(b, "; columns: ");
 	for (i = 0; i < m->cols; i++) {
 		char *s = textfmt_col_label(a, w, i);
 		if (i)
-			buf_puts(b, ", ");
+			strbuf_puts(b, ", ");
 		tex_puts(b, s ? s : "");
 		free(s);
 	}
-	buf_puts(b, "}");
+	strbuf_puts(b, "}");
 }
 
 static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, char **err)
 {
 	AttnMatrix panes[TEXTFMT_MAX_PANES];
 	int n = target_panes(a, t, panes), i, r, c, maxcols = 0;
-	Buf b = { NULL, 0, 0, 0 };
+	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
 	const char *formula = target_formula(a, t, 0);
 
 	target_title(what, sizeof what, a, t);
-	buf_puts(&b, "% attnviz export: ");
+	strbuf_puts(&b, "% attnviz export: ");
 	tex_puts(&b, text_get(&a->lesson->title, lang_of(s)));
-	buf_puts(&b, " -- ");
+	strbuf_puts(&b, " -- ");
 	tex_puts(&b, what);
-	buf_puts(&b, "\n% needs \\usepackage{amsmath}\n");
+	strbuf_puts(&b, "\n% needs \\usepackage{amsmath}\n");
 	for (i = 0; i < n; i++)
 		maxcols = (int)fmax(maxcols, attn_matrix(a, panes[i], t->head)->cols);
 	if (maxcols > 10)
-		buf_printf(&b, "\\setcounter{MaxMatrixCols}{%d}\n", maxcols);
-	buf_puts(&b, "\\begin{align*}\n");
+		strbuf_printf(&b, "\\setcounter{MaxMatrixCols}{%d}\n", maxcols);
+	strbuf_puts(&b, "\\begin{align*}\n");
 	if (formula[0] != '\0') {
-		buf_puts(&b, "  &\\text{");
+		strbuf_puts(&b, "  &\\text{");
 		tex_puts(&b, formula);
-		buf_puts(&b, "} \\\\\n");
+		strbuf_puts(&b, "} \\\\\n");
 	}
 	for (i = 0; i < n; i++) {
 		const Mat *m = attn_matrix(a, panes[i], t->head);
 		char name[64];
 		pane_name(name, sizeof name, a, panes[i], t->head);
-		buf_puts(&b, "  \\text{");
+		strbuf_puts(&b, "  \\text{");
 		tex_puts(&b, name);
-		buf_puts(&b, "} &= \\begin{bmatrix}\n");
+		strbuf_puts(&b, "} &= \\begin{bmatrix}\n");
 		for (r = 0; r < m->rows; r++) {
-			buf_puts(&b, "    ");
+			strbuf_puts(&b, "    ");
 			for (c = 0; c < m->cols; c++) {
 				if (c)
-					buf_puts(&b, " & ");
+					strbuf_puts(&b, " & ");
 				tex_number(&b, MAT_AT(*m, r, c));
 			}
-			buf_puts(&b, r + 1 < m->rows ? " \\\\\n" : "\n");
+			strbuf_puts(&b, r + 1 < m->rows ? " \\\\\n" : "\n");
 		}
-		buf_puts(&b, "  \\end{bmatrix}");
+		strbuf_puts(&b, "  \\end{bmatrix}");
 		tex_labels(&b, a, panes[i], m);
-		buf_puts(&b, i + 1 < n ? " \\\\\n" : "\n");
+		strbuf_puts(&b, i + 1 < n ? " \\\\\n" : "\n");
 	}
-	buf_puts(&b, "\\end{align*}\n");
+	strbuf_puts(&b, "\\end{align*}\n");
 	return buf_finish(&b, err);
 }
 

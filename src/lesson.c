@@ -16,6 +16,7 @@
 
 #include "attention.h"
 #include "prng.h"
+#include "strbuf.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -64,73 +65,6 @@ int stage_find(const char *name)
 /* A growing string                                                    */
 /* ------------------------------------------------------------------ */
 
-typedef struct Buf {
-	char *s;
-	size_t len, cap;
-	int oom;
-} Buf;
-
-static void buf_add(Buf *b, const char *s, size_t n)
-{
-	char *p;
-	size_t cap;
-
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		cap = b->cap ? b->cap : 128;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->s, cap);
-		if (p == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->s = p;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-static void buf_vprintf(Buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-static void buf_vprintf(Buf *b, const char *fmt, va_list ap)
-{
-	char small[512], *big;
-	va_list aq;
-	int n;
-
-	va_copy(aq, ap);
-	n = vsnprintf(small, sizeof small, fmt, aq);
-	va_end(aq);
-	if (n < 0) {
-		b->oom = 1;
-		return;
-	}
-	if ((size_t)n < sizeof small) {
-		buf_add(b, small, (size_t)n);
-		return;
-	}
-	big = malloc((size_t)n + 1);
-	if (big == NULL) {
-		b->oom = 1;
-		return;
-	}
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	buf_add(b, big, (size_t)n);
-	free(big);
-}
-
-static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(Buf *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	buf_vprintf(b, fmt, ap);
-	va_end(ap);
-}
 
 /* ------------------------------------------------------------------ */
 /* The loading context: file name, JSON path, first error, warnings    */
@@ -143,10 +77,10 @@ typedef struct Ctx {
 	char path[PATH_SIZE];  /* JSON path of the value being read: "steps[2].focus.row" */
 	size_t pathlen;
 	char *err;             /* the first error (heap), NULL while all is well */
-	Buf *warn;             /* warnings; NULL drops them (the compare variant) */
+	StrBuf *warn;             /* warnings; NULL drops them (the compare variant) */
 } Ctx;
 
-static void ctx_init(Ctx *c, const char *name, Buf *warn)
+static void ctx_init(Ctx *c, const char *name, StrBuf *warn)
 {
 	c->name = name;
 	c->path[0] = '\0';
@@ -193,17 +127,17 @@ static size_t path_index(Ctx *c, int i)
 static int fail(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(Ctx *c, const char *fmt, ...)
 {
-	Buf b = { 0 };
+	StrBuf b = { 0 };
 	va_list ap;
 
 	if (c->err != NULL)
 		return -1;
 	if (c->pathlen)
-		buf_printf(&b, "%s: %s: ", c->name, c->path);
+		strbuf_printf(&b, "%s: %s: ", c->name, c->path);
 	else
-		buf_printf(&b, "%s: ", c->name);
+		strbuf_printf(&b, "%s: ", c->name);
 	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
+	strbuf_vprintf(&b, fmt, ap);
 	va_end(ap);
 	if (b.oom) {
 		free(b.s);
@@ -222,13 +156,13 @@ static void warnf(Ctx *c, const char *fmt, ...)
 	if (c->warn == NULL)
 		return;
 	if (c->pathlen)
-		buf_printf(c->warn, "%s: warning: %s: ", c->name, c->path);
+		strbuf_printf(c->warn, "%s: warning: %s: ", c->name, c->path);
 	else
-		buf_printf(c->warn, "%s: warning: ", c->name);
+		strbuf_printf(c->warn, "%s: warning: ", c->name);
 	va_start(ap, fmt);
-	buf_vprintf(c->warn, fmt, ap);
+	strbuf_vprintf(c->warn, fmt, ap);
 	va_end(ap);
-	buf_add(c->warn, "\n", 1);
+	strbuf_add(c->warn, "\n", 1);
 }
 
 static int fail_oom(Ctx *c)
@@ -479,7 +413,7 @@ static int key_finite(Ctx *c, const cJSON *obj, const char *key, double *out)
 static int key_choice(Ctx *c, const cJSON *obj, const char *key, const char *const *choices, int *out)
 {
 	const cJSON *v = get(obj, key);
-	Buf list = { 0 };
+	StrBuf list = { 0 };
 	size_t old;
 	int i, n = 0;
 
@@ -494,7 +428,7 @@ static int key_choice(Ctx *c, const cJSON *obj, const char *key, const char *con
 				return 0;
 			}
 	for (i = 0; i < n; i++)
-		buf_printf(&list, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", choices[i]);
+		strbuf_printf(&list, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", choices[i]);
 	old = path_key(c, key);
 	if (cJSON_IsString(v))
 		fail(c, "expected %s, got %s%s", list.s ? list.s : "?", got(v).s,
@@ -1696,7 +1630,7 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 {
 	const cJSON *cmp = get(root, "compare"), *it;
 	cJSON *variant = NULL, *copy;
-	Buf *saved_warn;
+	StrBuf *saved_warn;
 	size_t old;
 	int i, k, nchanged = 0, r = -1;
 
@@ -1998,7 +1932,7 @@ static char *syntax_error(const char *name, const char *buf, size_t len, size_t 
 {
 	size_t line = 1, col = 1, ls = 0, le, i, from, to, chars, w;
 	char *piece = NULL, *before = NULL, *shown = NULL, *shown_before = NULL;
-	Buf b = { 0 };
+	StrBuf b = { 0 };
 
 	if (pos > len)
 		pos = len;
@@ -2034,33 +1968,17 @@ static char *syntax_error(const char *name, const char *buf, size_t len, size_t 
 		b.oom = 1;
 		goto out;
 	}
-	buf_printf(&b, "%s:%zu:%zu: %s\n%s%s%s\n", name, line, col, reason, from > ls ? "…" : "", shown,
+	strbuf_printf(&b, "%s:%zu:%zu: %s\n%s%s%s\n", name, line, col, reason, from > ls ? "…" : "", shown,
 	           to < le ? "…" : "");
 	w = display_width(shown_before, strlen(shown_before)) + (from > ls ? 1 : 0);
 	for (i = 0; i < w; i++)
-		buf_add(&b, " ", 1);
-	buf_add(&b, "^", 1);
+		strbuf_add(&b, " ", 1);
+	strbuf_add(&b, "^", 1);
 out:
 	free(piece);
 	free(before);
 	free(shown);
 	free(shown_before);
-	if (b.oom) {
-		free(b.s);
-		return strdup("out of memory");
-	}
-	return b.s;
-}
-
-static char *errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *errorf(const char *fmt, ...)
-{
-	Buf b = { 0 };
-	va_list ap;
-
-	va_start(ap, fmt);
-	buf_vprintf(&b, fmt, ap);
-	va_end(ap);
 	if (b.oom) {
 		free(b.s);
 		return strdup("out of memory");
@@ -2075,7 +1993,7 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 	char *copy = NULL, *e = NULL;
 	const char *end = NULL, *text;
 	const char *nul;
-	Buf w = { 0 };
+	StrBuf w = { 0 };
 	Ctx c;
 	size_t i;
 
@@ -2089,13 +2007,13 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 		*warn_out = NULL;
 	}
 	if (len > (size_t)LESSON_MAX_BYTES) {
-		e = errorf("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", name, len,
+		e = str_printf("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", name, len,
 		           (long)LESSON_MAX_BYTES);
 		goto out;
 	}
 	if (len >= 2 && (((unsigned char)buf[0] == 0xFF && (unsigned char)buf[1] == 0xFE) ||
 	                 ((unsigned char)buf[0] == 0xFE && (unsigned char)buf[1] == 0xFF))) {
-		e = errorf("%s: the file is UTF-16; save it as UTF-8", name);
+		e = str_printf("%s: the file is UTF-16; save it as UTF-8", name);
 		goto out;
 	}
 	text = buf;
@@ -2106,7 +2024,7 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 	for (i = 0; i < len && isspace((unsigned char)text[i]); i++)
 		;
 	if (i == len) {
-		e = errorf("%s: empty file (a lesson is one JSON object: {\"attnviz\": 1, …})", name);
+		e = str_printf("%s: empty file (a lesson is one JSON object: {\"attnviz\": 1, …})", name);
 		goto out;
 	}
 	nul = memchr(text, '\0', len);
@@ -2117,7 +2035,7 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 	/* cJSON wants the terminating NUL inside the length when it must check what follows the value. */
 	copy = malloc(len + 1);
 	if (copy == NULL) {
-		e = errorf("%s: out of memory", name);
+		e = str_printf("%s: out of memory", name);
 		goto out;
 	}
 	memcpy(copy, text, len);
@@ -2137,7 +2055,7 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 out:
 	free(copy);
 	if (e == NULL && l == NULL)
-		e = errorf("%s: out of memory", name);
+		e = str_printf("%s: out of memory", name);
 	if (err != NULL)
 		*err = e;
 	else
@@ -2164,30 +2082,30 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 		*err = NULL;
 	if (shown == NULL) {
 		if (err != NULL)
-			*err = errorf("out of memory");
+			*err = str_printf("out of memory");
 		return NULL;
 	}
 	/* O_NONBLOCK: opening a FIFO nobody writes to must not hang. */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (err != NULL)
-			*err = errorf("%s: cannot open: %s", shown, strerror(errno));
+			*err = str_printf("%s: cannot open: %s", shown, strerror(errno));
 		free(shown);
 		return NULL;
 	}
 	if (fstat(fd, &st) != 0) {
 		if (err != NULL)
-			*err = errorf("%s: cannot read: %s", shown, strerror(errno));
+			*err = str_printf("%s: cannot read: %s", shown, strerror(errno));
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		if (err != NULL)
-			*err = errorf("%s: is a directory, not a lesson file", shown);
+			*err = str_printf("%s: is a directory, not a lesson file", shown);
 		goto out;
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > (off_t)LESSON_MAX_BYTES) {
 		if (err != NULL)
-			*err = errorf("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", shown,
+			*err = str_printf("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", shown,
 			              (long long)st.st_size, (long)LESSON_MAX_BYTES);
 		goto out;
 	}
@@ -2198,7 +2116,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 	buf = malloc(cap);
 	if (buf == NULL) {
 		if (err != NULL)
-			*err = errorf("%s: out of memory", shown);
+			*err = str_printf("%s: out of memory", shown);
 		goto out;
 	}
 	for (;;) {
@@ -2209,7 +2127,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			p = realloc(buf, cap);
 			if (p == NULL) {
 				if (err != NULL)
-					*err = errorf("%s: out of memory", shown);
+					*err = str_printf("%s: out of memory", shown);
 				goto out;
 			}
 			buf = p;
@@ -2219,7 +2137,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			if (errno == EINTR)
 				continue;
 			if (err != NULL)
-				*err = errorf("%s: cannot read: %s", shown, strerror(errno));
+				*err = str_printf("%s: cannot read: %s", shown, strerror(errno));
 			goto out;
 		}
 		if (got_bytes == 0)
@@ -2519,9 +2437,9 @@ out:
 }
 
 /* One text against every language; path is its place in the file. */
-static int text_languages(const Lesson *l, const Text *t, const char *const *langs, Buf *b, const char *fmt, ...)
+static int text_languages(const Lesson *l, const Text *t, const char *const *langs, StrBuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-static int text_languages(const Lesson *l, const Text *t, const char *const *langs, Buf *b, const char *fmt, ...)
+static int text_languages(const Lesson *l, const Text *t, const char *const *langs, StrBuf *b, const char *fmt, ...)
 {
 	char path[PATH_SIZE];
 	va_list ap;
@@ -2534,7 +2452,7 @@ static int text_languages(const Lesson *l, const Text *t, const char *const *lan
 	va_end(ap);
 	for (i = 0; langs[i] != NULL; i++)
 		if (!text_has(t, langs[i])) {
-			buf_printf(b, "%s: %s: no \"%s\" text\n", l->path ? l->path : "(lesson)", path, langs[i]);
+			strbuf_printf(b, "%s: %s: no \"%s\" text\n", l->path ? l->path : "(lesson)", path, langs[i]);
 			missing = 1;
 		}
 	return missing;
@@ -2542,7 +2460,7 @@ static int text_languages(const Lesson *l, const Text *t, const char *const *lan
 
 int lesson_check_languages(const Lesson *l, const char *const *langs, char **report)
 {
-	Buf b = { 0 };
+	StrBuf b = { 0 };
 	int count = 0, i, j;
 
 	if (report != NULL && *report != NULL) {

@@ -1,5 +1,6 @@
 /* record.c: asciicast v2 recordings of the terminal (record.h), through a pseudo-terminal. */
 #include "record.h"
+#include "strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,26 +36,6 @@ struct Recorder {
 	struct sigaction old_winch, old_tstp;
 	int winch_on, tstp_on;
 };
-
-static char *
-rec_errf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *
-rec_errf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
 
 /* ------------------------------------------------------------ JSON */
 
@@ -168,14 +149,14 @@ record_open(const char *path, int width, int height, const char *title, char **e
 
 	*err = NULL;
 	if (r == NULL || (r->path = strdup(path)) == NULL || (r->part = malloc(strlen(path) + 6)) == NULL) {
-		*err = rec_errf("out of memory");
+		*err = str_printf("out of memory");
 		goto fail;
 	}
 	r->real = r->master = r->slave = -1;
 	r->stop[0] = r->stop[1] = -1;
 	sprintf(r->part, "%s.part", path);
 	if ((r->f = fopen(r->part, "w")) == NULL) {
-		*err = rec_errf("cannot write %s: %s", r->part, strerror(errno));
+		*err = str_printf("cannot write %s: %s", r->part, strerror(errno));
 		goto fail;
 	}
 	setvbuf(r->f, NULL, _IOFBF, 1 << 16);
@@ -190,7 +171,7 @@ record_open(const char *path, int width, int height, const char *title, char **e
 	rec_json_string(r->f, title ? title : "attnviz");
 	fputs("}\n", r->f);
 	if (fflush(r->f) != 0) {
-		*err = rec_errf("cannot write %s: %s", r->part, strerror(errno));
+		*err = str_printf("cannot write %s: %s", r->part, strerror(errno));
 		fclose(r->f);
 		unlink(r->part);
 		pthread_mutex_destroy(&r->lock);
@@ -270,15 +251,15 @@ record_close(Recorder *r, char **err)
 		fputs("\"]\n", r->f);
 	}
 	if (fflush(r->f) != 0 || r->failed || fsync(fileno(r->f)) != 0) {
-		*err = rec_errf("cannot write %s: %s", r->part, strerror(r->failed ? r->failed : errno));
+		*err = str_printf("cannot write %s: %s", r->part, strerror(r->failed ? r->failed : errno));
 		rc = -1;
 	}
 	if (fclose(r->f) != 0 && rc == 0) {
-		*err = rec_errf("cannot write %s: %s", r->part, strerror(errno));
+		*err = str_printf("cannot write %s: %s", r->part, strerror(errno));
 		rc = -1;
 	}
 	if (rc == 0 && rename(r->part, r->path) != 0) {
-		*err = rec_errf("cannot rename %s to %s: %s", r->part, r->path, strerror(errno));
+		*err = str_printf("cannot rename %s to %s: %s", r->part, r->path, strerror(errno));
 		rc = -1;
 	}
 	pthread_mutex_destroy(&r->lock);
@@ -359,13 +340,13 @@ record_tty_start(Recorder *r, int tty_fd, FILE **out, char **err)
 	*out = NULL;
 	r->real = tty_fd;
 	if (tcgetattr(tty_fd, &r->orig) != 0) {
-		*err = rec_errf("--record: the output is not a terminal");
+		*err = str_printf("--record: the output is not a terminal");
 		return -1;
 	}
 	r->have_orig = 1;
 	if ((r->master = posix_openpt(O_RDWR | O_NOCTTY)) < 0 || grantpt(r->master) != 0 || unlockpt(r->master) != 0 ||
 	    (name = ptsname(r->master)) == NULL || (r->slave = open(name, O_RDWR | O_NOCTTY)) < 0) {
-		*err = rec_errf("--record: cannot open a pseudo-terminal: %s", strerror(errno));
+		*err = str_printf("--record: cannot open a pseudo-terminal: %s", strerror(errno));
 		goto fail;
 	}
 	fcntl(r->master, F_SETFD, FD_CLOEXEC);
@@ -374,7 +355,7 @@ record_tty_start(Recorder *r, int tty_fd, FILE **out, char **err)
 	if (ioctl(tty_fd, TIOCGWINSZ, &ws) == 0)
 		ioctl(r->slave, TIOCSWINSZ, &ws);
 	if (pipe(r->stop) != 0 || (r->out = fdopen(r->slave, "w")) == NULL) {
-		*err = rec_errf("--record: %s", strerror(errno));
+		*err = str_printf("--record: %s", strerror(errno));
 		goto fail;
 	}
 	setvbuf(r->out, NULL, _IONBF, 0);
@@ -384,7 +365,7 @@ record_tty_start(Recorder *r, int tty_fd, FILE **out, char **err)
 	int e = pthread_create(&r->thread, NULL, rec_relay, r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e != 0) {
-		*err = rec_errf("--record: cannot start a thread: %s", strerror(e));
+		*err = str_printf("--record: cannot start a thread: %s", strerror(e));
 		goto fail;
 	}
 	r->thread_on = 1;

@@ -10,28 +10,10 @@
 #include <sys/stat.h>
 
 #include "textfmt.h"
+#include "strbuf.h"
 
 extern const unsigned char default_lesson_json[];
 extern const size_t default_lesson_len;
-
-static char *errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *errorf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	s = malloc((size_t)len + 1);
-	if (s == NULL)
-		return NULL;
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)len + 1, fmt, ap);
-	va_end(ap);
-	return s;
-}
 
 /* ------------------------------------------------------------ the walk */
 
@@ -93,7 +75,7 @@ static int compute_compare(const Lesson *l, Attn **out, char **err)
 		return 0;
 	*out = attn_compute(l->compare, &e);
 	if (*out == NULL) {
-		*err = errorf("compare: %s", e ? e : "out of memory");
+		*err = str_printf("compare: %s", e ? e : "out of memory");
 		free(e);
 		return -1;
 	}
@@ -119,7 +101,7 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 	if (source != NULL)
 		s->source = strdup(source);
 	if (build_walk(s) != 0) {
-		*err = errorf("out of memory");
+		*err = str_printf("out of memory");
 		attn_free(s->attn);
 		attn_free(s->compare_attn);
 		s->attn = s->compare_attn = NULL;
@@ -180,12 +162,12 @@ char *session_find_lesson(const char *name, char **err)
 		char *path;
 		if (dirs[i] == NULL || dirs[i][0] == '\0')
 			continue;
-		path = errorf("%s/%s.json", dirs[i], name);
+		path = str_printf("%s/%s.json", dirs[i], name);
 		if (path != NULL && is_file(path))
 			return path;
 		free(path);
 	}
-	*err = errorf("no lesson named \"%s\" in $ATTNVIZ_LESSONS, ./lessons or %s/lessons (try `lessons`)",
+	*err = str_printf("no lesson named \"%s\" in $ATTNVIZ_LESSONS, ./lessons or %s/lessons (try `lessons`)",
 	              name, ATTNVIZ_SHARE);
 	return NULL;
 }
@@ -303,7 +285,7 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 	Attn *a, *b = NULL;
 
 	if (copy == NULL) {
-		*err = errorf("out of memory");
+		*err = str_printf("out of memory");
 		return -1;
 	}
 	if (edit(copy, arg, err) != 0) {
@@ -314,7 +296,7 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 	if (copy->compare != NULL) {
 		char *e = NULL;
 		if (edit(copy->compare, arg, &e) != 0) {
-			*err = errorf("compare: %s", e ? e : "the variant refuses this edit");
+			*err = str_printf("compare: %s", e ? e : "the variant refuses this edit");
 			free(e);
 			lesson_free(copy);
 			return -1;
@@ -350,7 +332,7 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 		const int right = s->quiz_right, asked = s->quiz_asked, nwalk = s->nwalk;
 		s->quiz = NULL;
 		if (build_walk(s) != 0) {
-			*err = errorf("out of memory");
+			*err = str_printf("out of memory");
 			free(quiz);
 			return -1;
 		}
@@ -373,7 +355,7 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 int session_goto_step(Session *s, int step, char **err)
 {
 	if (step < 0 || step >= s->nwalk) {
-		*err = errorf("no step %d: this lesson has steps 1 to %d", step + 1, s->nwalk);
+		*err = str_printf("no step %d: this lesson has steps 1 to %d", step + 1, s->nwalk);
 		return -1;
 	}
 	place_at(s, step);
@@ -383,7 +365,7 @@ int session_goto_step(Session *s, int step, char **err)
 int session_next(Session *s, char **err)
 {
 	if (s->step + 1 >= s->nwalk) {
-		*err = errorf("this is the last step (%d/%d)", s->nwalk, s->nwalk);
+		*err = str_printf("this is the last step (%d/%d)", s->nwalk, s->nwalk);
 		return -1;
 	}
 	place_at(s, s->step + 1);
@@ -393,7 +375,7 @@ int session_next(Session *s, char **err)
 int session_prev(Session *s, char **err)
 {
 	if (s->step == 0) {
-		*err = errorf("this is the first step");
+		*err = str_printf("this is the first step");
 		return -1;
 	}
 	place_at(s, s->step - 1);
@@ -405,7 +387,7 @@ int session_goto_stage(Session *s, Stage st, char **err)
 	int k;
 
 	if (!lesson_stage_present(s->lesson, st)) {
-		*err = errorf("stage %s is not part of this lesson", stage_name(st));
+		*err = str_printf("stage %s is not part of this lesson", stage_name(st));
 		return -1;
 	}
 	for (k = 0; k < s->nwalk; k++)
@@ -422,8 +404,8 @@ int session_goto_stage(Session *s, Stage st, char **err)
 int session_set_head(Session *s, int head, char **err)
 {
 	if (head < 0 || head >= s->lesson->heads) {
-		*err = s->lesson->heads == 1 ? errorf("this lesson has one head (head 0)")
-		                             : errorf("no head %d: this lesson has heads 0 to %d", head, s->lesson->heads - 1);
+		*err = s->lesson->heads == 1 ? str_printf("this lesson has one head (head 0)")
+		                             : str_printf("no head %d: this lesson has heads 0 to %d", head, s->lesson->heads - 1);
 		return -1;
 	}
 	s->head = head;
@@ -481,7 +463,7 @@ static char *choice_quote(const Session *s, const Quiz *q, int k)
 	/* The sentence ends with our own full stop. */
 	if (len > 0 && text[len - 1] == '.')
 		text[--len] = '\0';
-	quoted = errorf("%d) %s", k + 1, text != NULL ? text : "");
+	quoted = str_printf("%d) %s", k + 1, text != NULL ? text : "");
 	free(text);
 	return quoted;
 }
@@ -505,7 +487,7 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 
 	*feedback = NULL;
 	if (!st->has_quiz || s->quiz[s->step] != QUIZ_OPEN) {
-		*err = errorf("no open question on this step");
+		*err = str_printf("no open question on this step");
 		return -1;
 	}
 	if (q->nchoices > 0) {
@@ -520,15 +502,15 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 				k = 0;
 		}
 		if (k < 1 || k > q->nchoices) {
-			*err = errorf("answer with a choice from 1 to %d", q->nchoices);
+			*err = str_printf("answer with a choice from 1 to %d", q->nchoices);
 			return -1;
 		}
 		right = (int)k - 1 == q->answer_choice;
 		record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
 		{
 			char *chosen = choice_quote(s, q, (int)k - 1), *answer = choice_quote(s, q, q->answer_choice);
-			*feedback = right ? errorf("Right: %s.", answer ? answer : "")
-			                  : errorf("Not quite: you chose %s; the answer is %s.", chosen ? chosen : "",
+			*feedback = right ? str_printf("Right: %s.", answer ? answer : "")
+			                  : str_printf("Not quite: you chose %s; the answer is %s.", chosen ? chosen : "",
 			                           answer ? answer : "");
 			free(chosen);
 			free(answer);
@@ -538,16 +520,16 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 	errno = 0;
 	x = strtod(value, &end);
 	if (end == value || *end != '\0' || errno != 0 || !isfinite(x)) {
-		*err = errorf("answer with a number, e.g. answer 0.25");
+		*err = str_printf("answer with a number, e.g. answer 0.25");
 		return -1;
 	}
 	if (quiz_value(s, q, &actual) != 0) {
-		*err = errorf("this question's answer cell is not in the lesson any more");
+		*err = str_printf("this question's answer cell is not in the lesson any more");
 		return -1;
 	}
 	right = fabs(x - actual) <= q->tolerance || (isinf(actual) && x == actual);
 	record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
-	*feedback = errorf("%s %s[%d][%d] is %.6g; you said %.6g (within %g counts).",
+	*feedback = str_printf("%s %s[%d][%d] is %.6g; you said %.6g (within %g counts).",
 	                   right ? "Right:" : "Not quite:", q->answer_cell.matrix, q->answer_cell.row,
 	                   q->answer_cell.col, actual, x, q->tolerance);
 	return right;
@@ -560,17 +542,17 @@ int session_skip(Session *s, char **feedback, char **err)
 
 	*feedback = NULL;
 	if (!st->has_quiz || s->quiz[s->step] != QUIZ_OPEN) {
-		*err = errorf("no open question on this step");
+		*err = str_printf("no open question on this step");
 		return -1;
 	}
 	record(s, QUIZ_SKIPPED);
 	if (st->quiz.nchoices > 0) {
 		char *answer = choice_quote(s, &st->quiz, st->quiz.answer_choice);
-		*feedback = errorf("Skipped: the answer is %s.", answer ? answer : "");
+		*feedback = str_printf("Skipped: the answer is %s.", answer ? answer : "");
 		free(answer);
 	}
 	else if (quiz_value(s, &st->quiz, &actual) == 0)
-		*feedback = errorf("Skipped: %s[%d][%d] is %.6g.", st->quiz.answer_cell.matrix,
+		*feedback = str_printf("Skipped: %s[%d][%d] is %.6g.", st->quiz.answer_cell.matrix,
 		                   st->quiz.answer_cell.row, st->quiz.answer_cell.col, actual);
 	return 0;
 }
