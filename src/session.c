@@ -350,6 +350,64 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 	return 0;
 }
 
+/* ------------------------------------------------------------ marks */
+
+int session_mark(const Session *s, SessionMark *m, char **err)
+{
+	memset(m, 0, sizeof *m);
+	m->lesson = lesson_clone(s->lesson);
+	m->source = s->source ? strdup(s->source) : NULL;
+	if (m->lesson == NULL || (s->source != NULL && m->source == NULL)) {
+		session_mark_free(m);
+		*err = str_printf("out of memory");
+		return -1;
+	}
+	m->step = s->step;
+	m->stage = s->stage;
+	m->head = s->head;
+	m->compare_on = s->compare_on;
+	memcpy(m->lang, s->lang, sizeof m->lang);
+	return 0;
+}
+
+int session_restore(Session *s, const SessionMark *m, char **err)
+{
+	Session fresh;
+	char *ignored = NULL;
+	Lesson *l = lesson_clone(m->lesson);
+
+	if (l == NULL) {
+		*err = str_printf("out of memory");
+		return -1;
+	}
+	if (session_init(&fresh, l, m->source, err) != 0) {
+		lesson_free(l);
+		return -1;
+	}
+	session_free(s);
+	*s = fresh;
+	memcpy(s->lang, m->lang, sizeof s->lang);
+	s->compare_on = m->compare_on && s->compare_attn != NULL;
+	/* The place as it was; a place the lesson no longer has is simply not restored. */
+	if (session_goto_step(s, m->step, &ignored) != 0)
+		free(ignored);
+	ignored = NULL;
+	if (s->stage != m->stage && session_goto_stage(s, m->stage, &ignored) != 0)
+		free(ignored);
+	ignored = NULL;
+	if (s->head != m->head && session_set_head(s, m->head, &ignored) != 0)
+		free(ignored);
+	s->dirty = DIRTY_ALL;
+	return 0;
+}
+
+void session_mark_free(SessionMark *m)
+{
+	lesson_free(m->lesson);
+	free(m->source);
+	memset(m, 0, sizeof *m);
+}
+
 /* ------------------------------------------------------------ moving */
 
 int session_goto_step(Session *s, int step, char **err)

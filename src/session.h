@@ -96,6 +96,25 @@ const char *session_next_lesson(const Session *s);
 typedef int (*SessionEdit)(Lesson *copy, void *arg, char **err);
 int session_edit(Session *s, SessionEdit edit, void *arg, char **err);
 
+/*
+ * A copy of the learner's state to come back to: the lesson with its edits,
+ * the place, the language and the comparison view. Demo scripts step back
+ * by restoring the mark taken when they started and replaying.
+ */
+typedef struct SessionMark {
+	Lesson *lesson;   /* owned clone */
+	char *source;     /* owned, may be NULL */
+	int step, head, compare_on;
+	Stage stage;
+	char lang[8];
+} SessionMark;
+
+/* Returns 0, or -1 with *err (out of memory). */
+int session_mark(const Session *s, SessionMark *m, char **err);
+/* Replace *s by the marked state (the mark is kept). On failure s is unchanged. */
+int session_restore(Session *s, const SessionMark *m, char **err);
+void session_mark_free(SessionMark *m);
+
 /* Moving. Each returns 0, or -1 with *err (e.g. "already at the last step"). */
 int session_goto_step(Session *s, int step, char **err);
 int session_next(Session *s, char **err);

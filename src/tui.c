@@ -126,11 +126,9 @@ typedef struct Tui {
 	int demo_at_pause;    /* stopped at a `pause` entry until space or Enter */
 	long long demo_due;   /* when the next entry runs (monotonic ms) */
 	int replaying;        /* p: replaying the script quietly on the starting lesson */
-	Lesson *demo_lesson;  /* the lesson as the demo found it (owned clone), for p */
-	char *demo_source;
-	int demo_step, demo_head, demo_compare, demo_present;
-	Stage demo_stage;
-	char demo_lang[8], demo_theme[32];
+	SessionMark demo_mark; /* the session as the demo found it, for p */
+	int demo_present;
+	char demo_theme[32];
 
 	/* :play SECONDS */
 	long long play_ms, play_due; /* 0: not playing */
@@ -1882,10 +1880,7 @@ tui_demo_free(Tui *t)
 {
 	demo_free(t->demo);
 	t->demo = NULL;
-	lesson_free(t->demo_lesson);
-	t->demo_lesson = NULL;
-	free(t->demo_source);
-	t->demo_source = NULL;
+	session_mark_free(&t->demo_mark);
 	t->demo_at_pause = t->demo_paused = 0;
 	t->redraw |= R_STATUS;
 }
@@ -1903,21 +1898,14 @@ tui_demo_start(Tui *t, const char *path)
 		return;
 	}
 	tui_demo_free(t);
-	t->demo_lesson = lesson_clone(s->lesson);
-	t->demo_source = s->source ? strdup(s->source) : NULL;
-	if (t->demo_lesson == NULL || (s->source && t->demo_source == NULL)) {
+	if (session_mark(s, &t->demo_mark, &err) != 0) {
 		demo_free(d);
-		tui_demo_free(t);
-		tui_set_msg(t, 1, "demo: out of memory");
+		tui_set_msg(t, 1, err ? err : "demo: out of memory");
+		free(err);
 		return;
 	}
 	t->demo = d;
-	t->demo_step = s->step;
-	t->demo_stage = s->stage;
-	t->demo_head = s->head;
-	t->demo_compare = s->compare_on;
 	t->demo_present = t->opt.present;
-	snprintf(t->demo_lang, sizeof t->demo_lang, "%s", s->lang);
 	snprintf(t->demo_theme, sizeof t->demo_theme, "%s", theme_name());
 	t->demo_pos = 0;
 	t->demo_due = now_ms();
@@ -1977,35 +1965,17 @@ tui_demo_next(Tui *t)
 	tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
 }
 
-/* The session as the demo found it: the lesson cloned again, place, language, view. */
+/* The session as the demo found it (session_restore), and the view's own state. */
 static int
 tui_demo_restore(Tui *t)
 {
-	Session *s = t->s, fresh;
 	char *err = NULL;
-	Lesson *l = lesson_clone(t->demo_lesson);
 
-	if (l == NULL || session_init(&fresh, l, t->demo_source, &err) != 0) {
+	if (session_restore(t->s, &t->demo_mark, &err) != 0) {
 		tui_set_msg(t, 1, err ? err : "demo: out of memory");
 		free(err);
-		if (l != NULL)
-			lesson_free(l); /* session_init keeps no lesson it fails on */
 		return -1;
 	}
-	session_free(s);
-	*s = fresh;
-	snprintf(s->lang, sizeof s->lang, "%s", t->demo_lang);
-	s->compare_on = t->demo_compare && s->compare_attn != NULL;
-	if (session_goto_step(s, t->demo_step, &err) != 0) {
-		free(err);
-		err = NULL;
-	}
-	if (s->stage != t->demo_stage && session_goto_stage(s, t->demo_stage, &err) != 0) {
-		free(err);
-		err = NULL;
-	}
-	if (s->head != t->demo_head && session_set_head(s, t->demo_head, &err) != 0)
-		free(err);
 	if (t->opt.present != t->demo_present)
 		t->opt.present = t->demo_present;
 	if (strcmp(theme_name(), t->demo_theme) != 0) {
@@ -2014,7 +1984,6 @@ tui_demo_restore(Tui *t)
 		theme_init(t->demo_theme, nc != NULL && *nc != '\0', &err);
 		free(err);
 	}
-	s->dirty = DIRTY_ALL;
 	t->redraw |= R_ALL;
 	return 0;
 }
