@@ -62,8 +62,17 @@ TOOL_BIN := $(BUILD)/tests/jsoncmp
 .PHONY: all run test deps bench fuzz install uninstall clean check-deps
 all: $(BIN)
 
-$(BUILD)/%.o: src/%.c $(wildcard src/*.h) | $(BUILD)
+$(BUILD)/%.o: src/%.c $(wildcard src/*.h) $(BUILD)/config.stamp | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
+
+# The settings compiled in (the share directory comes from PREFIX): when one
+# changes, everything is rebuilt, so `make install PREFIX=…` after `make`
+# installs a binary that looks for its lessons where they were put.
+CONFIG := PREFIX=$(PREFIX) VERSION=$(VERSION) READLINE=$(READLINE) SAN=$(SAN) CC=$(CC) CFLAGS=$(CFLAGS)
+$(BUILD)/config.stamp: FORCE | $(BUILD)
+	@echo '$(CONFIG)' | cmp -s - $@ || echo '$(CONFIG)' > $@
+.PHONY: FORCE
+FORCE:
 
 # The default lesson is compiled in, so `attnviz` works from any directory.
 $(BUILD)/default_lesson.c: lessons/selfattn.json | $(BUILD)
