@@ -59,7 +59,7 @@ UNIT_SRC := $(wildcard tests/unit_*.c)
 UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TOOL_BIN := $(BUILD)/tests/jsoncmp
 
-.PHONY: all run test deps bench fuzz install uninstall clean check-deps
+.PHONY: all run run-built test test-built deps bench fuzz install uninstall clean check-deps
 all: $(BIN)
 
 $(BUILD)/%.o: src/%.c $(wildcard src/*.h) $(BUILD)/config.stamp | $(BUILD)
@@ -98,14 +98,20 @@ $(BUILD)/tests/jsoncmp: tests/jsoncmp.c | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $< -o $@ $(DEP_LIBS)
 
 check-deps deps:
-	@sh assets/deps.sh $(if $(filter 0,$(READLINE)),--no-readline) $(if $(filter test,$(MAKECMDGOALS)),--test)
+	@sh assets/deps.sh $(if $(filter 0,$(READLINE)),--no-readline) $(if $(filter test test-built,$(MAKECMDGOALS)),--test)
 
+# deps may install readline, which changes the build directory: what follows
+# it runs in a new make that detects again.
 run: deps
-	@$(MAKE) --no-print-directory $(BIN)
+	@$(MAKE) --no-print-directory run-built
+
+run-built: $(BIN)
 	$(BIN) $(ARGS)
 
 test: deps
-	@$(MAKE) --no-print-directory $(BIN) $(UNIT_BIN) $(TOOL_BIN)
+	@$(MAKE) --no-print-directory test-built
+
+test-built: $(BIN) $(UNIT_BIN) $(TOOL_BIN)
 	@sh tests/run.sh $(BUILD)
 
 bench: $(BIN)

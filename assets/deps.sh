@@ -31,29 +31,45 @@ command -v cc >/dev/null 2>&1 || { missing_deb="$missing_deb gcc make"; missing_
 if command -v pkg-config >/dev/null 2>&1; then
 	need ncursesw libncurses-dev ncurses-devel ncurses
 	need libcjson libcjson-dev cjson-devel cjson
-	[ "$readline" = 1 ] && need readline libreadline-dev readline-devel readline
+	# readline is wanted, not needed: without it the built-in line editor is used
+	if [ "$readline" = 1 ] && ! pkg-config --exists readline 2>/dev/null; then
+		optional_deb="libreadline-dev"
+	fi
 	[ "$test_deps" = 1 ] && need cmocka libcmocka-dev libcmocka-devel cmocka
 fi
 if [ "$test_deps" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
 	missing_pc="$missing_pc tmux"; missing_deb="$missing_deb tmux"; missing_rpm="$missing_rpm tmux"; missing_brew="$missing_brew tmux"
 fi
-[ -z "$missing_pc" ] && exit 0
+optional_deb=${optional_deb:-}
+if [ -z "$missing_pc" ] && [ -z "$optional_deb" ]; then
+	exit 0
+fi
 
-echo "attnviz: missing build dependencies:$missing_pc" >&2
+[ -n "$missing_pc" ] && echo "attnviz: missing build dependencies:$missing_pc" >&2
 if command -v apt-get >/dev/null 2>&1; then
 	sudo=""
 	if [ "$(id -u)" -ne 0 ]; then
 		if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo=none; fi
 	fi
 	if [ "$sudo" != none ]; then
-		echo "attnviz: installing with apt-get:$missing_deb" >&2
-		if $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing_deb >/dev/null 2>&1 ||
+		echo "attnviz: installing with apt-get:$missing_deb $optional_deb" >&2
+		if $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing_deb $optional_deb >/dev/null 2>&1 ||
 		   { $sudo apt-get update -q >/dev/null 2>&1 &&
-		     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing_deb >/dev/null; }; then
+		     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing_deb $optional_deb >/dev/null; }; then
 			exit 0
 		fi
-		echo "attnviz: apt-get could not install them." >&2
+		# the optional one may be what failed: try without it
+		if [ -n "$missing_deb" ] && [ -n "$optional_deb" ] &&
+		   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing_deb >/dev/null 2>&1; then
+			missing_pc=""
+		fi
+		[ -n "$missing_pc" ] && echo "attnviz: apt-get could not install them." >&2
 	fi
+fi
+if [ -z "$missing_pc" ]; then
+	# only readline is missing: build with the built-in line editor
+	echo "attnviz: GNU readline not found: using the built-in line editor (for readline: sudo apt-get install libreadline-dev)" >&2
+	exit 0
 fi
 cat >&2 <<MSG
 Install them, then run make again:
