@@ -552,8 +552,15 @@ pane_want(const Pane *p, int *w, int *h)
 	}
 	if (*w < tw)
 		*w = tw;
-	if (p->hidden && *w < 28)
-		*w = 28;
+	/*
+	 * A pane hidden by a quiz shows three short lines ("answer first:",
+	 * ":answer VALUE", ":skip  :hint", 13 columns each): it needs that much
+	 * and no more.  Asking for more (it used to be 28) pushed the hidden
+	 * result onto a second grid row at 80 columns, which took the lines the
+	 * narration needed and hid the quiz question itself below the fold.
+	 */
+	if (p->hidden && *w < 15)
+		*w = 15;
 	if (*w < 12)
 		*w = 12;
 }
