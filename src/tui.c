@@ -230,16 +230,6 @@ put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw)
 	return n;
 }
 
-/* Lesson text (any bytes) on one line: escaped first, never a format string. */
-static int
-put_lesson(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw)
-{
-	char *e = text_escape(s ? s : "", "");
-	int n = put_at(win, y, x, attr, e ? e : "", maxw);
-	free(e);
-	return n;
-}
-
 typedef struct WrapLine {
 	int off, len;
 } WrapLine;
@@ -924,8 +914,23 @@ tui_draw_stage(Tui *t)
 	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
 	int title_max = W - 2 - need;
 	int x = 1;
-	if (title_max >= 8)
-		x += put_lesson(w, 0, x, base | A_BOLD, session_text(s, &s->lesson->title), title_max);
+	if (title_max >= 8) {
+		/*
+		 * A title that does not fit ends in an ellipsis, so it reads as cut
+		 * rather than as a title that really ends in "may not lo"; the
+		 * room left varies with the step and stage names.
+		 */
+		const char *raw = session_text(s, &s->lesson->title);
+		char *e = text_escape(raw ? raw : "", ""); /* lesson text: escaped, never a format */
+		const char *title = e ? e : "";
+		if (str_width(title, -1) > title_max) {
+			int n = put_at(w, 0, x, base | A_BOLD, title, title_max - (t->utf8 ? 1 : 3));
+			x += n + put_at(w, 0, x + n, base | A_BOLD, t->utf8 ? "\u2026" : "...", title_max - n);
+		} else {
+			x += put_at(w, 0, x, base | A_BOLD, title, title_max);
+		}
+		free(e);
+	}
 	x += put_at(w, 0, x, base, step, W - x);
 	x += put_at(w, 0, x, theme_attr(ROLE_STAGE_NAME), stage, W - x);
 	put_at(w, 0, x, base, right, W - x);
