@@ -1160,8 +1160,15 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 	for (int i = 0; i < steps; i++) {
 		double v = p->minv + (p->maxv - p->minv) * i / (steps - 1);
 		double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
-		attr_t at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, NULL);
-		x += put_at(w, y, x, at, t->utf8 ? bars[i] : ascii[i], W - x);
+		int lv = 0;
+		attr_t at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
+		/*
+		 * Without colour the cells carry shade glyphs (░▒▓█ or ' : * #), so
+		 * the legend shows those same glyphs: bars of another shape would not
+		 * tell a monochrome reader which glyph means which value.
+		 */
+		const char *g = theme_mono() ? theme_shade(lv, t->utf8) : t->utf8 ? bars[i] : ascii[i];
+		x += put_at(w, y, x, at, g, W - x);
 	}
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), hi, W - x);
