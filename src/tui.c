@@ -2422,6 +2422,14 @@ tui_key_popup(Tui *t, int key)
 		break;
 	default:
 		tui_popup_close(t);
+		/*
+		 * ':' closes the pop-up and opens the command line at once. It used
+		 * to be swallowed, so typing ":answer 21" right after reading a
+		 * :hint ran "answer 21" as keys: n and space stepped twice and 1
+		 * answered another step's question.
+		 */
+		if (key == ':')
+			tui_key_main(t, key);
 		return;
 	}
 	if (t->popup_top < 0)
