@@ -230,6 +230,22 @@ put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw)
 	return n;
 }
 
+/*
+ * put_at for text that may not fit: when it is wider than maxw it is cut one
+ * glyph short and ends in an ellipsis (... outside UTF-8), so a cut title or
+ * message reads as cut rather than as complete.
+ */
+static int
+put_fit(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw, int utf8)
+{
+	int ell = utf8 ? 1 : 3;
+
+	if (str_width(s, -1) <= maxw || maxw <= ell)
+		return put_at(win, y, x, attr, s, maxw);
+	int n = put_at(win, y, x, attr, s, maxw - ell);
+	return n + put_at(win, y, x + n, attr, utf8 ? "\u2026" : "...", maxw - n);
+}
+
 typedef struct WrapLine {
 	int off, len;
 } WrapLine;
@@ -923,12 +939,7 @@ tui_draw_stage(Tui *t)
 		const char *raw = session_text(s, &s->lesson->title);
 		char *e = text_escape(raw ? raw : "", ""); /* lesson text: escaped, never a format */
 		const char *title = e ? e : "";
-		if (str_width(title, -1) > title_max) {
-			int n = put_at(w, 0, x, base | A_BOLD, title, title_max - (t->utf8 ? 1 : 3));
-			x += n + put_at(w, 0, x + n, base | A_BOLD, t->utf8 ? "\u2026" : "...", title_max - n);
-		} else {
-			x += put_at(w, 0, x, base | A_BOLD, title, title_max);
-		}
+		x += put_fit(w, 0, x, base | A_BOLD, title, title_max, t->utf8);
 		free(e);
 	}
 	x += put_at(w, 0, x, base, step, W - x);
@@ -1471,7 +1482,8 @@ tui_draw_status(Tui *t)
 		put_at(w, 0, W - rw, theme_attr(ROLE_KEY), right, rw);
 	int left = W - 1 - (rw > 0 ? rw + 1 : 0);
 	if (t->msg) {
-		put_at(w, 0, 0, theme_attr(t->msg_error ? ROLE_ERROR : ROLE_INFO), t->msg, left);
+		/* A message wider than the line (a long path, the list of themes) ends in "…". */
+		put_fit(w, 0, 0, theme_attr(t->msg_error ? ROLE_ERROR : ROLE_INFO), t->msg, left, t->utf8);
 	} else {
 		int x = 0;
 		const char *next = t->s->step == t->s->nwalk - 1 ? session_next_lesson(t->s) : NULL;
