@@ -489,12 +489,18 @@ int session_quiz_pending(const Session *s)
 
 int session_hidden_matrix(const Session *s)
 {
+	const Step *st = session_step(s);
 	AttnMatrix panes[TEXTFMT_MAX_PANES];
-	int count;
+	int count, k;
 
 	if (!session_quiz_pending(s))
 		return -1;
 	count = textfmt_stage_matrices(s->attn, s->stage, panes);
+	/* A number asked for is hidden where the stage shows it; otherwise the stage's result is. */
+	if (st->quiz.nchoices == 0)
+		for (k = 0; k < count; k++)
+			if ((int)panes[k] == attn_matrix_find(st->quiz.answer_cell.matrix))
+				return (int)panes[k];
 	return count > 0 ? (int)panes[count - 1] : -1;
 }
 

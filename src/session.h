@@ -128,7 +128,11 @@ const Step *session_step(const Session *s);
 const char *session_text(const Session *s, const Text *t);
 /* 1 when the step shown has a quiz still open: its revealing pane stays hidden. */
 int session_quiz_pending(const Session *s);
-/* The matrix kept hidden while a quiz is open (the stage's result), or -1 when none is. */
+/*
+ * The matrix kept hidden while a quiz is open, or -1 when none is: the matrix
+ * a numeric question asks about when this stage shows it, else the stage's
+ * result. Every view hides this one (and `show`, `explain`, `stats` refuse it).
+ */
 int session_hidden_matrix(const Session *s);
 
 /*

@@ -416,10 +416,10 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	fprintf(f, "  %s\n", explain_formula(s->stage, utf8));
 	count = textfmt_stage_matrices(s->attn, s->stage, panes);
 	for (k = 0; k < count; k++) {
-		if (session_quiz_pending(s) && k == count - 1) {
+		if ((int)panes[k] == session_hidden_matrix(s)) {
 			fprintf(f, "\n%s: hidden until you answer (answer VALUE, skip, hint)\n",
 			        attn_matrix_name(panes[k]));
-			break;
+			continue;
 		}
 		fputc('\n', f);
 		{

@@ -581,18 +581,10 @@ pane_same(const Pane *a, const Pane *b)
 static int
 quiz_hidden_pane(const Tui *t)
 {
-	const Step *st = session_step(t->s);
+	const int w = session_hidden_matrix(t->s);
 
-	if (!session_quiz_pending(t->s) || t->npanes == 0)
-		return -1;
-	if (st->quiz.nchoices == 0) {
-		int w = attn_matrix_find(st->quiz.answer_cell.matrix);
-		for (int i = 0; i < t->npanes; i++)
-			if ((int)t->pane[i].which == w && !t->pane[i].variant)
-				return i;
-	}
-	for (int i = t->npanes - 1; i >= 0; i--)
-		if (!t->pane[i].variant)
+	for (int i = 0; w >= 0 && i < t->npanes; i++)
+		if ((int)t->pane[i].which == w && !t->pane[i].variant)
 			return i;
 	return -1;
 }
