@@ -37,7 +37,8 @@ static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ..
 		return;
 	/* Messages quote what was typed and what lessons say: never let a control character through. */
 	if (out != NULL && out->message != NULL) {
-		char *safe = text_escape(s, kind == MSG_TEXT ? "\n\t" : "");
+		/* errors may have lines too: a JSON syntax error shows the line and a caret */
+		char *safe = text_escape(s, kind == MSG_INFO ? "" : "\n\t");
 		out->message(out->ctx, kind, title, safe ? safe : "");
 		free(safe);
 	}
@@ -812,6 +813,9 @@ static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
 		return -1;
 	if (export_target_parse(s->attn, argc == 4 ? argv[2] : NULL, s->stage, s->head, &t, &err) != 0)
 		return fail(out, err);
+	/* An open question's answer is not written out either. */
+	if (hidden(s, !t.whole_stage ? (int)t.matrix : t.stage == s->stage ? session_hidden_matrix(s) : -1, out))
+		return -1;
 	data = export_render(s->attn, s, (ExportFormat)fmt, &t, themefile_current(), &err);
 	if (data == NULL)
 		return fail(out, err);

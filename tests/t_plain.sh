@@ -393,6 +393,16 @@ check "mask none: nothing is masked any more" hasnt "$out" "-inf"
 repl 'heads 3\nstep 2\n' lessons/multihead.json
 err_cmd "heads that do not divide are still refused" "does not divide the 4 columns of W_q"
 
+# ------------------------------------------------------------ an open question's answer stays hidden everywhere
+repl 'step 5\nexport csv scaled '"$tmp"'/hidden.csv\nstep 2\n' lessons/selfattn.json
+err_cmd "export of the hidden answer is refused" "stays hidden until you answer"
+check "export of the hidden answer wrote no file" test ! -e "$tmp/hidden.csv"
+# a loader error keeps its lines (the JSON line and the caret), not \x0a
+printf '{"attnviz": 1,\n  "title": oops}\n' >"$tmp/syntax.json"
+repl 'load '"$tmp"'/syntax.json\nstep 2\n'
+err_cmd "load of a syntax error reports it" "JSON syntax error"
+check "the error's lines are lines, not \\x0a" hasnt "$err" '\x0a'
+
 # ------------------------------------------------------------ typed text echoed in errors
 
 repl "goto $(printf '\033')[2J\nshow $(printf '\033')[31m\nstep 2\n"
