@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "explain.h"
+#include "paths.h"
 #include "strbuf.h"
 #include "export.h"
 #include "fileio.h"
@@ -294,14 +295,14 @@ static char *lesson_title(const char *path, const char *lang)
 /* Names (without .json) of the lessons in the first search directory that has any. */
 static int list_lessons(char ***names, const char **dir_out)
 {
-	const char *dirs[3] = { getenv("ATTNVIZ_LESSONS"), "lessons", ATTNVIZ_SHARE "/lessons" };
-	int i, count = 0;
+	const char *dirs[PATHS_MAX];
+	int i, count = 0, n = paths_search("ATTNVIZ_LESSONS", "lessons", "lessons", dirs);
 
 	*names = NULL;
-	for (i = 0; i < 3 && count == 0; i++) {
+	for (i = 0; i < n && count == 0; i++) {
 		DIR *d;
 		struct dirent *e;
-		if (dirs[i] == NULL || dirs[i][0] == '\0' || (d = opendir(dirs[i])) == NULL)
+		if ((d = opendir(dirs[i])) == NULL)
 			continue;
 		while ((e = readdir(d)) != NULL) {
 			size_t len = strlen(e->d_name);
@@ -334,7 +335,8 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 	if (count == 0 || text == NULL) {
 		free(text);
 		free(names);
-		say(out, MSG_ERROR, NULL, "no lessons found in $ATTNVIZ_LESSONS, ./lessons or %s/lessons", ATTNVIZ_SHARE);
+		say(out, MSG_ERROR, NULL, "no lessons found (looked in $ATTNVIZ_LESSONS, ./lessons, beside the program and in %s/lessons)",
+		    ATTNVIZ_SHARE);
 		return -1;
 	}
 	text[0] = '\0';

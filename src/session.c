@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "textfmt.h"
+#include "paths.h"
 #include "strbuf.h"
 
 extern const unsigned char default_lesson_json[];
@@ -150,25 +151,23 @@ static int looks_like_path(const char *name)
 
 char *session_find_lesson(const char *name, char **err)
 {
-	const char *dirs[3];
-	int i;
+	const char *dirs[PATHS_MAX];
+	StrBuf where = { 0 };
+	int i, n;
 
 	if (looks_like_path(name) || is_file(name))
 		return strdup(name);
-	dirs[0] = getenv("ATTNVIZ_LESSONS");
-	dirs[1] = "lessons";
-	dirs[2] = ATTNVIZ_SHARE "/lessons";
-	for (i = 0; i < 3; i++) {
-		char *path;
-		if (dirs[i] == NULL || dirs[i][0] == '\0')
-			continue;
-		path = str_printf("%s/%s.json", dirs[i], name);
+	n = paths_search("ATTNVIZ_LESSONS", "lessons", "lessons", dirs);
+	for (i = 0; i < n; i++) {
+		char *path = str_printf("%s/%s.json", dirs[i], name);
 		if (path != NULL && is_file(path))
 			return path;
 		free(path);
+		strbuf_printf(&where, "%s%s", i ? ", " : "", dirs[i]);
 	}
-	*err = str_printf("no lesson named \"%s\" in $ATTNVIZ_LESSONS, ./lessons or %s/lessons (try `lessons`)",
-	              name, ATTNVIZ_SHARE);
+	*err = str_printf("no lesson named \"%s\" in %s (try `lessons`, or give the file's path)", name,
+	                  where.s ? where.s : "");
+	free(where.s);
 	return NULL;
 }
 

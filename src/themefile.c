@@ -1,5 +1,6 @@
 /* themefile.c: theme JSON files → a plain ThemeFile (no curses): search, parse, validate. */
 #include "themefile.h"
+#include "paths.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -416,19 +417,18 @@ static int valid_name(const char *s)
 	return 1;
 }
 
-static void theme_dirs(const char *dirs[3])
+/* $ATTNVIZ_THEMES, ./assets/themes, beside the program, the installed share directory. */
+static int theme_dirs(const char *dirs[PATHS_MAX])
 {
-	dirs[0] = getenv("ATTNVIZ_THEMES");
-	dirs[1] = "assets/themes";
-	dirs[2] = ATTNVIZ_SHARE "/themes";
+	return paths_search("ATTNVIZ_THEMES", "assets/themes", "themes", dirs);
 }
 
 int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 {
-	const char *dirs[3];
+	const char *dirs[PATHS_MAX];
 	char *buf = NULL, *path = NULL;
 	size_t len = 0;
-	int i, rc;
+	int i, rc, ndirs;
 
 	*err = NULL;
 	if (name_or_path == NULL || name_or_path[0] == '\0')
@@ -453,8 +453,8 @@ int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 		themefile_default(out);
 		return -1;
 	}
-	theme_dirs(dirs);
-	for (i = 0; i < 3; i++) {
+	ndirs = theme_dirs(dirs);
+	for (i = 0; i < ndirs; i++) {
 		FILE *f;
 		if (dirs[i] == NULL || dirs[i][0] == '\0')
 			continue;
@@ -506,12 +506,12 @@ static int compare_strings(const void *x, const void *y)
 
 char **themefile_list(void)
 {
-	const char *dirs[3];
+	const char *dirs[PATHS_MAX];
 	char **names = NULL;
-	int count = 0, i, j;
+	int count = 0, i, j, ndirs;
 
-	theme_dirs(dirs);
-	for (i = 0; i < 3; i++) {
+	ndirs = theme_dirs(dirs);
+	for (i = 0; i < ndirs; i++) {
 		DIR *d;
 		struct dirent *e;
 		if (dirs[i] == NULL || dirs[i][0] == '\0' || (d = opendir(dirs[i])) == NULL)

@@ -271,9 +271,14 @@ repl 'lessons\n'
 clean "lessons"
 check "lessons lists selfattn first, with titles" grep -q '^ *1\. selfattn  *Self-attention' "$out"
 check "lessons lists mask" grep -q '^ *[0-9]*\. mask ' "$out"
-mkdir "$tmp/nolessons"
-(cd "$tmp/nolessons" && printf 'lessons\n' | ATTNVIZ_LESSONS="$tmp/nolessons" "$ATTNVIZ" --plain >"$out" 2>"$err")
+# a copy of the binary away from the checkout: no lessons beside it either
+mkdir -p "$tmp/nolessons/bin"
+cp "$ATTNVIZ" "$tmp/nolessons/bin/attnviz"
+(cd "$tmp/nolessons" && printf 'lessons\n' | ATTNVIZ_LESSONS="$tmp/nolessons" "$tmp/nolessons/bin/attnviz" --plain >"$out" 2>"$err")
 check "lessons with none found: error, exit 0" has "$err" "no lessons found"
+# the checkout's binary finds the checkout's lessons from any directory
+(cd "$tmp" && printf 'load mask\n' | "$ATTNVIZ" --plain >"$out" 2>"$err")
+check "a lesson by name from another directory (beside the program)" has "$out" "lessons/mask.json: Masked attention"
 repl 'set W_q[0][0] 9\nreload\nshow W_q\n' lessons/selfattn.json
 clean "reload"
 check "reload drops edits" grep -q '^0  *5\.0000' "$out"

@@ -1,0 +1,59 @@
+/* paths.c: where attnviz looks for its data (lessons, themes). */
+#include "paths.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PATH_MAX
+#define PATH_MAX 4096
+#endif
+
+/* The directory of the running binary ("" when the system does not say). */
+static const char *exe_dir(void)
+{
+	static char dir[PATH_MAX];
+	static int done;
+	ssize_t n;
+	char *slash;
+
+	if (done)
+		return dir;
+	done = 1;
+	n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+	if (n <= 0) {
+		dir[0] = '\0';
+		return dir;
+	}
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	else
+		dir[0] = '\0';
+	return dir;
+}
+
+int paths_search(const char *env, const char *local, const char *shared, const char *dirs[PATHS_MAX])
+{
+	static char beside[PATHS_MAX][PATH_MAX], installed[PATHS_MAX][PATH_MAX];
+	static int slot;
+	const char *e = env != NULL ? getenv(env) : NULL;
+	const char *exe = exe_dir();
+	int n = 0;
+
+	/* a few slots, so the lessons' and the themes' lists can be held at once */
+	slot = (slot + 1) % PATHS_MAX;
+	if (e != NULL && e[0] != '\0')
+		dirs[n++] = e;
+	dirs[n++] = local;
+	if (exe[0] != '\0') {
+		snprintf(beside[slot], sizeof beside[slot], "%s/../%s", exe, local);
+		dirs[n++] = beside[slot];
+	}
+	snprintf(installed[slot], sizeof installed[slot], "%s/%s", ATTNVIZ_SHARE, shared);
+	dirs[n++] = installed[slot];
+	return n;
+}
