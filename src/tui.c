@@ -1463,7 +1463,9 @@ tui_draw_status(Tui *t)
 		const char *state = t->demo_at_pause ? "  paused: space goes on"
 		                  : t->demo_pos >= t->demo->n ? "  end: p back, q leaves"
 		                  : t->demo_paused ? "  paused: space plays, n/p step" : "";
-		snprintf(right, sizeof right, "demo: line %d/%d%s ", t->demo_pos, t->demo->n, state);
+		/* k/N counts the script's entries; the line is where the last one ran in the file */
+		const int lineno = t->demo_pos > 0 ? t->demo->line[t->demo_pos - 1].lineno : 0;
+		snprintf(right, sizeof right, "demo %d/%d, line %d%s ", t->demo_pos, t->demo->n, lineno, state);
 	} else if (t->play_ms > 0) {
 		snprintf(right, sizeof right, "play %.3gs: any key stops ", (double)t->play_ms / 1000.0);
 	}
@@ -1839,7 +1841,8 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 	return 0;
 }
 
-static void
+/* Run one command line; returns cmd_run's status (0, or -1 when it failed). */
+static int
 tui_run_line(Tui *t, const char *line)
 {
 	CmdOut out;
@@ -1852,7 +1855,7 @@ tui_run_line(Tui *t, const char *line)
 	out.color = 0;
 	out.utf8 = t->utf8;
 	out.interactive = 1;
-	cmd_run(t->s, line, &out);
+	return cmd_run(t->s, line, &out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1946,12 +1949,25 @@ tui_demo_exec(Tui *t, int i, int live)
 	if (e->kind == DEMO_CMD) {
 		if (t->mode == MODE_POPUP)
 			tui_popup_close(t);
+		char **argv = NULL, *err = NULL;
+		int argc, failed;
 		if (!live)
 			t->replaying = 1;
-		tui_run_line(t, e->text);
+		failed = tui_run_line(t, e->text) != 0;
 		t->replaying = 0;
 		if (live)
 			t->demo_due = now_ms();
+		/* A demo whose lesson did not load would go on with the wrong numbers on the
+		 * projector: it pauses on the error instead (space goes on, q leaves). */
+		argc = failed && live ? cmd_split(e->text, &argv) : 0;
+		if (argc > 0) {
+			const CmdEntry *ce = cmd_find(argv[0][0] == ':' ? argv[0] + 1 : argv[0], &err);
+			if (ce != NULL && strcmp(ce->name, "load") == 0)
+				t->demo_paused = 1;
+		}
+		free(err);
+		if (argc >= 0)
+			cmd_free_words(argc, argv);
 	} else if (live && e->kind == DEMO_WAIT) {
 		t->demo_due = now_ms() + (long long)(e->seconds * 1000 + 0.5);
 	} else if (live && e->kind == DEMO_PAUSE) {
@@ -2036,7 +2052,7 @@ tui_demo_prev(Tui *t)
 	t->demo_pos = last;
 	if (t->mode == MODE_POPUP)
 		tui_popup_close(t);
-	tui_msgf(t, 0, "demo: back before line %d: %.60s", last + 1, t->demo->line[last].text);
+	tui_msgf(t, 0, "demo: back before line %d: %.60s", t->demo->line[last].lineno, t->demo->line[last].text);
 }
 
 /* A key while a demo plays: 1 when the demo took it. */

@@ -355,10 +355,10 @@ printf '# a tiny demo\ngoto scores\nwait 0.1\ngoto softmax\nwait 0.1\n\ngoto wei
 s=demo1
 start "$s" 100 30 C.UTF-8 "" --demo "$TMPD/auto.txt"
 check "demo: plays to the end by itself" "$s" 'stage: weighted'
-check "demo: the status line says where the demo is" "$s" 'demo: line 5/5'
+check "demo: the status line says where the demo is" "$s" 'demo 5/5, line [0-9]+'
 keys "$s" p
 check "demo: p goes back one command" "$s" 'stage: softmax'
-check "demo: p shows the line" "$s" 'demo: line 4/5'
+check "demo: p shows the line" "$s" 'demo 4/5, line [0-9]+'
 keys "$s" p
 check "demo: p again goes back to the command before" "$s" 'stage: scores'
 keys "$s" n
@@ -373,12 +373,12 @@ tm kill-session -t "$s"
 printf 'goto scores\npause\n# the class talks\ngoto softmax\nbogus-command\ngoto weighted\n' >"$TMPD/pause.txt"
 s=demo2
 start "$s" 100 30 C.UTF-8 "" --present --demo "$TMPD/pause.txt"
-check "demo pause: stops at the pause" "$s" 'demo: line 2/5 +paused'
+check "demo pause: stops at the pause" "$s" 'demo 2/5, line [0-9]+ +paused'
 sleep 0.3
 if cap "$s" | grep -q 'stage: scores'; then ok "demo pause: stays at the pause"; else notok "demo pause: stays at the pause"; fi
 keys "$s" Space
 check "demo pause: space goes on, past a bad line, to the end" "$s" 'stage: weighted'
-check "demo pause: the end of the script" "$s" 'demo: line 5/5'
+check "demo pause: the end of the script" "$s" 'demo 5/5, line [0-9]+'
 keys "$s" q
 wait_for "$s" 'demo left' >/dev/null
 keys "$s" q
@@ -398,11 +398,26 @@ keys "$s" q
 check "demo: :source, then quit" "$s" 'EXITED 0'
 tm kill-session -t "$s"
 
+# A demo whose lesson does not load pauses there instead of going on with the wrong numbers.
+printf 'load nosuchlesson\ngoto softmax\n' >"$TMPD/noload.txt"
+s=demo4
+start "$s" 100 30 C.UTF-8 ""
+cmd "$s" "source $TMPD/noload.txt"
+check "demo: a failed load pauses the demo" "$s" 'paused'
+check "demo: and says why" "$s" 'no lesson named'
+keys "$s" ' '
+check "demo: space goes on after a failed load" "$s" 'stage: softmax'
+keys "$s" q
+wait_for "$s" 'demo left' >/dev/null
+keys "$s" q
+check "demo: failed load, then quit" "$s" 'EXITED 0'
+tm kill-session -t "$s"
+
 # The shipped demos play in the TUI (q after their first pause).
 for d in masking multihead; do
 	s="ship$d"
 	start "$s" 100 30 C.UTF-8 "" --present --demo "lessons/demos/$d.txt"
-	check "lessons/demos/$d.txt: plays to its first pause" "$s" 'demo: line [0-9]+/[0-9]+ +paused'
+	check "lessons/demos/$d.txt: plays to its first pause" "$s" 'demo [0-9]+/[0-9]+, line [0-9]+ +paused'
 	if cap "$s" | grep -Eq 'unknown|error'; then notok "lessons/demos/$d.txt: no error on the way"; else ok "lessons/demos/$d.txt: no error on the way"; fi
 	keys "$s" q
 	wait_for "$s" 'demo left' >/dev/null
