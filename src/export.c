@@ -1000,7 +1000,8 @@ static cJSON *json_steps(const Lesson *l)
 		}
 		if (!cJSON_AddStringToObject(o, "stage", stage_name(st->stage)) || !cJSON_AddNumberToObject(o, "head", st->head) ||
 		    put_text(o, "text", &st->text) != 0 || (st->has_focus && put(o, "focus", json_cell(&st->focus)) != 0) ||
-		    (st->has_quiz && put(o, "quiz", json_quiz(&st->quiz)) != 0))
+		    (st->has_quiz && put(o, "quiz", json_quiz(&st->quiz)) != 0) ||
+		    (st->compare >= 0 && !cJSON_AddBoolToObject(o, "compare", st->compare)))
 			goto fail;
 	}
 	return a;

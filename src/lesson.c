@@ -1155,7 +1155,7 @@ static int check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 /* Steps and quizzes                                                   */
 /* ------------------------------------------------------------------ */
 
-static const char *const step_keys[] = { "stage", "head", "text", "focus", "quiz", NULL };
+static const char *const step_keys[] = { "stage", "head", "text", "focus", "quiz", "compare", NULL };
 static const char *const cell_keys[] = { "matrix", "head", "row", "col", NULL };
 static const char *const quiz_keys[] = { "question", "choices", "answer", "tolerance", "hint", NULL };
 
@@ -1301,14 +1301,15 @@ out:
 	return -1;
 }
 
-static int read_step(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
+static int read_step(Ctx *c, const Shapes *s, const cJSON *v, int has_compare, Step *st)
 {
-	const cJSON *stage, *focus, *quiz;
+	const cJSON *stage, *focus, *quiz, *cmp;
 	long long head = 0;
 	size_t old;
 	int k;
 
 	memset(st, 0, sizeof *st);
+	st->compare = -1;
 	if (!cJSON_IsObject(v))
 		return fail(c, "expected a step {\"stage\": …, \"text\": …}, got %s", got(v).s);
 	warn_unknown_keys(c, v, step_keys);
@@ -1339,6 +1340,17 @@ static int read_step(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 			return -1;
 		path_set(c, old);
 		st->has_focus = 1;
+	}
+	cmp = get(v, "compare");
+	if (cmp != NULL) {
+		old = path_key(c, "compare");
+		if (!cJSON_IsBool(cmp))
+			return fail(c, "expected true (show the compare variant beside the results) or false, got %s",
+			            got(cmp).s);
+		if (!has_compare)
+			return fail(c, "this lesson has no \"compare\" variant to show");
+		st->compare = cJSON_IsTrue(cmp);
+		path_set(c, old);
 	}
 	quiz = get(v, "quiz");
 	if (quiz != NULL) {
@@ -1375,7 +1387,7 @@ static int read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l)
 		return fail_oom(c);
 	cJSON_ArrayForEach(it, steps) {
 		size_t old2 = path_index(c, l->nsteps);
-		int r = read_step(c, s, it, &l->steps[l->nsteps]);
+		int r = read_step(c, s, it, get(root, "compare") != NULL, &l->steps[l->nsteps]);
 		l->nsteps++; /* counted even on failure: lesson_free frees its parts */
 		if (r != 0)
 			return -1;

@@ -65,6 +65,7 @@ typedef struct Step {
 	CellRef focus;
 	int has_quiz;
 	Quiz quiz;
+	int compare;       /* -1: leave the comparison view as it is; 0: hide it; 1: show it */
 } Step;
 
 /*

@@ -39,8 +39,10 @@ static int build_walk(Session *s)
 		if (s->walk == NULL)
 			return -1;
 		for (st = 0; st < STAGE_COUNT; st++)
-			if (lesson_stage_present(l, (Stage)st))
-				s->walk[k++].stage = (Stage)st;
+			if (lesson_stage_present(l, (Stage)st)) {
+				s->walk[k].stage = (Stage)st;
+				s->walk[k++].compare = -1;
+			}
 		s->nwalk = k;
 	}
 	s->quiz = calloc((size_t)s->nwalk, sizeof *s->quiz);
@@ -55,6 +57,9 @@ static void place_at(Session *s, int step)
 	s->step = step;
 	s->stage = s->walk[step].stage;
 	s->head = s->walk[step].head < s->lesson->heads ? s->walk[step].head : 0;
+	/* A step may show or hide the comparison; `compare on|off` still changes it afterwards. */
+	if (s->walk[step].compare >= 0)
+		s->compare_on = s->walk[step].compare && s->compare_attn != NULL;
 	s->dirty |= DIRTY_PLACE;
 }
 

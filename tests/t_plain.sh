@@ -398,6 +398,18 @@ check "mask none: nothing is masked any more" hasnt "$out" "-inf"
 repl 'heads 3\nstep 2\n' lessons/multihead.json
 err_cmd "heads that do not divide are still refused" "does not divide the 4 columns of W_q"
 
+# ------------------------------------------------------------ a step may show or hide the comparison
+repl '' tests/good/step_compare.json
+check "step compare: off at first" hasnt "$out" "unscaled variant"
+repl 'next\n' tests/good/step_compare.json
+check "step compare: true turns it on" has "$out" "unscaled variant"
+repl 'next\nnext\n' tests/good/step_compare.json
+check "step compare: stays on at the next step" sh -c "sed -n '/step 3\\/4/,\$p' '$out' | grep -q 'unscaled variant'"
+repl 'next\nnext\nnext\n' tests/good/step_compare.json
+check "step compare: false turns it off" sh -c "sed -n '/step 4\\/4/,\$p' '$out' | grep -qv 'unscaled variant' && ! sed -n '/step 4\\/4/,\$p' '$out' | grep -q 'unscaled variant'"
+repl 'next\ncompare off\nnext\n' tests/good/step_compare.json
+check "step compare: the learner can still turn it off" sh -c "! sed -n '/step 3\\/4/,\$p' '$out' | grep -q 'unscaled variant'"
+
 # ------------------------------------------------------------ an open question's answer stays hidden everywhere
 repl 'step 5\nexport csv scaled '"$tmp"'/hidden.csv\nstep 2\n' lessons/selfattn.json
 err_cmd "export of the hidden answer is refused" "stays hidden until you answer"

@@ -490,6 +490,9 @@ BAD(scale, ": scale: expected true (× 1/√d_k), false (× 1) or a number (× t
 BAD(compare, ": compare.heads: 3 does not divide the 4 columns of W_q")
 BAD(compare_steps, ": compare.steps: a comparison cannot change \"steps\" (it changes the computation: keys "
                    "such as \"mask\", \"scale\" or \"W_q\")")
+BAD(step_compare_absent, ": steps[0].compare: this lesson has no \"compare\" variant to show")
+BAD(step_compare_type, ": steps[0].compare: expected true (show the compare variant beside the results) or false, "
+                       "got \"on\"")
 
 /* ---- stage names and texts ---- */
 
@@ -609,6 +612,8 @@ int main(void)
 		cmocka_unit_test(test_bad_scale),
 		cmocka_unit_test(test_bad_compare),
 		cmocka_unit_test(test_bad_compare_steps),
+		cmocka_unit_test(test_bad_step_compare_absent),
+		cmocka_unit_test(test_bad_step_compare_type),
 	};
 
 	return cmocka_run_group_tests_name("lesson", tests, NULL, NULL);
