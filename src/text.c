@@ -169,3 +169,58 @@ char *text_escape(const char *s, const char *keep)
 	out[o] = '\0';
 	return out;
 }
+
+/* The ASCII spelling of symbols lessons use, for terminals that cannot show UTF-8. */
+static const struct {
+	unsigned long cp;
+	const char *ascii;
+} ascii_names[] = {
+	{ 0x00A0, " " }, { 0x00B7, "." }, { 0x00D7, "x" }, { 0x00F7, "/" }, { 0x00B2, "^2" }, { 0x00B3, "^3" },
+	{ 0x00B9, "^1" }, { 0x00B0, "deg" }, { 0x00B1, "+-" },
+	{ 0x0391, "A" }, { 0x03A3, "sum" }, { 0x03B1, "alpha" }, { 0x03B2, "beta" }, { 0x03B8, "theta" },
+	{ 0x03BC, "mu" }, { 0x03C3, "sigma" }, { 0x03C0, "pi" },
+	{ 0x1D40, "^T" }, { 0x2032, "'" }, { 0x2033, "''" },
+	{ 0x2013, "-" }, { 0x2014, "--" }, { 0x2018, "'" }, { 0x2019, "'" }, { 0x201C, "\"" }, { 0x201D, "\"" },
+	{ 0x2026, "..." }, { 0x2022, "*" }, { 0x2192, "->" }, { 0x2190, "<-" }, { 0x2191, "^" }, { 0x2193, "v" },
+	{ 0x21D2, "=>" }, { 0x2212, "-" }, { 0x2211, "sum" }, { 0x221A, "sqrt" }, { 0x221E, "inf" },
+	{ 0x2248, "~" }, { 0x2260, "!=" }, { 0x2264, "<=" }, { 0x2265, ">=" }, { 0x22C5, "." },
+	{ 0x2070, "^0" }, { 0x2071, "^i" }, { 0x2074, "^4" }, { 0x2075, "^5" }, { 0x2076, "^6" }, { 0x2077, "^7" },
+	{ 0x2078, "^8" }, { 0x2079, "^9" }, { 0x207F, "^n" }, { 0x2080, "_0" }, { 0x2081, "_1" }, { 0x2082, "_2" },
+	{ 0x2083, "_3" }, { 0x2084, "_4" }, { 0x2085, "_5" }, { 0x2086, "_6" }, { 0x2087, "_7" }, { 0x2088, "_8" },
+	{ 0x2089, "_9" }, { 0x1D62, "_i" }, { 0x2C7C, "_j" }, { 0x2096, "_k" }, { 0x209C, "_t" },
+	{ 0x2581, "_" }, { 0x2588, "#" }, { 0x2591, "." }, { 0x2592, ":" }, { 0x2593, "*" },
+};
+
+char *text_ascii(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0, o = 0;
+	char *out = malloc(len * 3 + 1); /* a spelling is at most 2.5 times the bytes it replaces */
+
+	if (out == NULL)
+		return NULL;
+	while (i < len) {
+		unsigned long cp;
+		size_t k = utf8_decode(p + i, len - i, &cp), j;
+		const char *name = "?";
+		if (k == 1) {
+			out[o++] = (char)p[i++];
+			continue;
+		}
+		if (k == 0) {
+			out[o++] = '?';
+			i++;
+			continue;
+		}
+		for (j = 0; j < sizeof ascii_names / sizeof ascii_names[0]; j++)
+			if (ascii_names[j].cp == cp) {
+				name = ascii_names[j].ascii;
+				break;
+			}
+		memcpy(out + o, name, strlen(name));
+		o += strlen(name);
+		i += k;
+	}
+	out[o] = '\0';
+	return out;
+}

@@ -35,6 +35,12 @@ int text_copy(Text *dst, const Text *src);
  * UTF-8 bytes as \xNN too. The result is safe to print to a terminal. Caller frees.
  */
 char *text_escape(const char *s, const char *keep);
+/*
+ * s for a terminal that cannot show UTF-8: the symbols lessons use spelled
+ * in ASCII (− → -, ∞ → inf, · → ., √ → sqrt, Σ → sum, α → alpha, x² → x^2,
+ * “ ” → ", …) and any other character as '?'. Heap string; caller frees.
+ */
+char *text_ascii(const char *s);
 /* 1 when s (length len) is valid UTF-8 (no overlongs, no surrogates). */
 int text_valid_utf8(const char *s, size_t len);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "explain.h"
@@ -330,12 +331,18 @@ int textfmt_stage_matrices(const Attn *a, Stage st, AttnMatrix out[TEXTFMT_MAX_P
 	return k;
 }
 
-static void put_escaped(FILE *f, const char *s, const char *keep)
+/*
+ * Lesson text: control characters escaped; spelled in ASCII on a terminal
+ * that cannot show UTF-8 (a file or a pipe keeps the text as it is).
+ */
+static void put_escaped(FILE *f, const char *s, const char *keep, int utf8)
 {
-	char *e = text_escape(s, keep);
+	char *a = utf8 || !isatty(fileno(f)) ? NULL : text_ascii(s);
+	char *e = text_escape(a ? a : s, keep);
 	if (e != NULL)
 		fputs(e, f);
 	free(e);
+	free(a);
 }
 
 char *textfmt_params_line(const Lesson *l, int utf8)
@@ -404,14 +411,14 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	int k, count;
 
 	fputs("== ", f);
-	put_escaped(f, session_text(s, &s->lesson->title), "");
+	put_escaped(f, session_text(s, &s->lesson->title), "", utf8);
 	fprintf(f, " == step %d/%d, stage: %s", s->step + 1, s->nwalk, stage_name(s->stage));
 	if (s->lesson->heads > 1)
 		fprintf(f, ", head %d/%d", s->head, s->lesson->heads);
 	fputc('\n', f);
 	if (text[0] == '\0')
 		text = explain_stage_blurb(s->stage, s->lang);
-	put_escaped(f, text, "\n\t");
+	put_escaped(f, text, "\n\t", utf8);
 	fputc('\n', f);
 	fprintf(f, "  %s\n", explain_formula(s->stage, utf8));
 	count = textfmt_stage_matrices(s->attn, s->stage, panes);
@@ -438,11 +445,11 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	if (step->has_quiz && s->quiz[s->step] == QUIZ_OPEN) {
 		const Quiz *q = &step->quiz;
 		fputs("\nQuestion: ", f);
-		put_escaped(f, session_text(s, &q->question), "\n\t");
+		put_escaped(f, session_text(s, &q->question), "\n\t", utf8);
 		fputc('\n', f);
 		for (k = 0; k < q->nchoices; k++) {
 			fprintf(f, "  %d) ", k + 1);
-			put_escaped(f, session_text(s, &q->choices[k]), "");
+			put_escaped(f, session_text(s, &q->choices[k]), "", utf8);
 			fputc('\n', f);
 		}
 	}
@@ -456,9 +463,9 @@ void textfmt_lesson(FILE *f, const Session *s, int color, int utf8)
 	int st, k, h, count;
 
 	fputs("== ", f);
-	put_escaped(f, text_get(&s->lesson->title, s->lang), "");
+	put_escaped(f, text_get(&s->lesson->title, s->lang), "", utf8);
 	fputs(" ==\n", f);
-	put_escaped(f, text_get(&s->lesson->summary, s->lang), "\n\t");
+	put_escaped(f, text_get(&s->lesson->summary, s->lang), "\n\t", utf8);
 	fputc('\n', f);
 	for (st = 0; st < STAGE_COUNT; st++) {
 		if (!lesson_stage_present(s->lesson, (Stage)st))

@@ -535,7 +535,9 @@ pane_measure(Tui *t, Pane *p)
 	char *label = NULL;
 	if (p->variant) {
 		const char *l = session_text(t->s, &t->s->lesson->compare_label);
-		label = text_escape(l && *l ? l : "compare", "");
+		char *a = t->utf8 ? NULL : text_ascii(l && *l ? l : "compare");
+		label = text_escape(a ? a : l && *l ? l : "compare", "");
+		free(a);
 	}
 	snprintf(p->title, sizeof p->title, "%s%s%s%s%s  %d%s%d", label ? label : "", label ? ": " : "", name,
 	         p->transpose ? (t->utf8 ? "\u1d40" : "^T") : "", head, p->rows, times, p->cols);
@@ -785,6 +787,14 @@ tui_build_narr(Tui *t)
 			sb_add(&sb, buf, 0);
 		}
 	}
+	if (!t->utf8 && sb != NULL) {
+		/* a terminal that cannot show UTF-8: "exp(−∞) = 0" reads "exp(-inf) = 0", not "exp(???) = 0" */
+		char *a = text_ascii(sb);
+		if (a != NULL) {
+			free(sb);
+			sb = a;
+		}
+	}
 	free(t->narr);
 	t->narr = sb ? sb : strdup("");
 	t->narr_top = 0;
@@ -929,7 +939,10 @@ tui_draw_stage(Tui *t)
 		 * room left varies with the step and stage names.
 		 */
 		const char *raw = session_text(s, &s->lesson->title);
-		char *e = text_escape(raw ? raw : "", ""); /* lesson text: escaped, never a format */
+		/* lesson text: escaped, never a format; spelled in ASCII where UTF-8 cannot be shown */
+		char *a = t->utf8 ? NULL : text_ascii(raw ? raw : "");
+		char *e = text_escape(a ? a : raw ? raw : "", "");
+		free(a);
 		const char *title = e ? e : "";
 		x += put_fit(w, 0, x, base | A_BOLD, title, title_max, t->utf8);
 		free(e);

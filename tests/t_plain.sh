@@ -392,11 +392,21 @@ check "every command in help has a test here" [ -z "$missing" ]
 repl 'heads 1\nstep 3\n' lessons/multihead.json
 clean "heads 1 on a two-head lesson is allowed"
 check "heads 1: a step on the split stage shows project instead" has "$out" "step 3/12, stage: project"
-repl 'mask none\nlast\n' lessons/mask.json
+repl 'mask none\nlast\nexplain masked 0 1\n' lessons/mask.json
 clean "mask none on the masking lesson is allowed"
-check "mask none: nothing is masked any more" hasnt "$out" "-inf"
+check "mask none: nothing is masked any more" has "$out" "query 0 may see key 1"
 repl 'heads 3\nstep 2\n' lessons/multihead.json
 err_cmd "heads that do not divide are still refused" "does not divide the 4 columns of W_q"
+
+# ------------------------------------------------------------ C locale: the narration's symbols in ASCII on a terminal
+if script -qec true /dev/null >/dev/null 2>&1; then
+	printf 'goto mask\n' >"$tmp/in"
+	TERM=xterm-256color script -qec "$ATTNVIZ --plain lessons/mask.json <$tmp/in" /dev/null >"$out" 2>&1
+	check "C locale terminal: -inf in the narration, not a UTF-8 minus and infinity" has "$out" "replaced by -inf before the softmax"
+	check "C locale terminal: no UTF-8 symbols in the narration" hasnt "$out" "−∞"
+fi
+repl 'goto mask\n' lessons/mask.json
+check "C locale pipe: the narration as written" has "$out" "replaced by −∞ before the softmax"
 
 # ------------------------------------------------------------ a step may show or hide the comparison
 repl '' tests/good/step_compare.json
