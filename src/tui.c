@@ -762,12 +762,16 @@ tui_build_narr(Tui *t)
 
 	if (text == NULL || *text == '\0')
 		text = explain_stage_blurb(s->stage, s->lang);
-	sb_add(&sb, text ? text : "", 1);
+	/* An open question comes first: on a small screen the narration scrolls, the question must not. */
+	const int open = st->has_quiz && s->stage == st->stage && s->quiz[s->step] == QUIZ_OPEN;
+	if (!open)
+		sb_add(&sb, text ? text : "", 1);
 
 	if (st->has_quiz && s->stage == st->stage) {
 		const Quiz *q = &st->quiz;
 		char buf[96];
-		sb_add(&sb, "\n\n", 0);
+		if (!open)
+			sb_add(&sb, "\n\n", 0);
 		sb_add(&sb, s->quiz[s->step] == QUIZ_OPEN ? "Quiz: " : "Quiz (", 0);
 		if (s->quiz[s->step] != QUIZ_OPEN) {
 			sb_add(&sb, s->quiz[s->step] == QUIZ_RIGHT ? "right" : s->quiz[s->step] == QUIZ_WRONG ? "wrong" : "skipped", 0);
@@ -785,6 +789,8 @@ tui_build_narr(Tui *t)
 			else
 				snprintf(buf, sizeof buf, "\nType :answer VALUE, :skip or :hint");
 			sb_add(&sb, buf, 0);
+			sb_add(&sb, "\n\n", 0);
+			sb_add(&sb, text ? text : "", 1);
 		}
 	}
 	if (!t->utf8 && sb != NULL) {
