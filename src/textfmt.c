@@ -436,7 +436,8 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 		if (k == count - 1 && s->compare_on && s->compare_attn != NULL)
 			print_compare(f, s, panes[k], color, utf8);
 	}
-	if (s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) {
+	/* the parameter count, unless a question open here may be asking for it */
+	if ((s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) && !session_quiz_pending(s)) {
 		char *params = textfmt_params_line(s->lesson, utf8);
 		if (params != NULL)
 			fprintf(f, "\n%s\n", params);

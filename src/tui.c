@@ -931,8 +931,8 @@ tui_draw_stage(Tui *t)
 		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  head %d of %d", s->head, s->lesson->heads);
 	if (s->quiz_asked > 0 && rn < (int)sizeof right)
 		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
-	/* The learned numbers of the layer, where they are used. */
-	if ((s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) && rn < (int)sizeof right)
+	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
+	if ((s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) && !session_quiz_pending(s) && rn < (int)sizeof right)
 		snprintf(right + rn, sizeof right - (size_t)rn, "  params %ld", stats_param_count(s->lesson));
 
 	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
