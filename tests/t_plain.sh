@@ -370,6 +370,13 @@ repl "source $tmp/self.txt\nstep 2\n"
 err_cmd "source: a script that sources itself stops" "nested too deep"
 repl 'pause\nwait 0.5\nstep 2\n'
 clean "pause and wait typed at the REPL"
+# a 1 MB line of blanks after ':' used to take 14 s (a memmove per blank)
+{ printf ':'; head -c 1000000 /dev/zero | tr '\0' ' '; printf 'goto softmax\n'; } >"$tmp/blanks.txt"
+start_s=$(date +%s)
+repl "source $tmp/blanks.txt\n"
+end_s=$(date +%s)
+check "source: a line of a million blanks is quick" [ $((end_s - start_s)) -lt 3 ]
+check "source: the command after the blanks runs" has "$out" "stage: softmax"
 repl 'wait soon\nstep 2\n'
 err_cmd "wait needs seconds" "wait: expected seconds"
 for c in "play 1" "present on" "theme projector"; do
