@@ -160,6 +160,14 @@ char *text_escape(const char *s, const char *keep)
 			/* C1 controls (CSI is U+009B) drive terminals just like ESC. */
 			o += (size_t)sprintf(out + o, "\\x%02lx", cp);
 			i += k;
+		} else if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+			/*
+			 * Bidi embeddings, overrides and isolates (U+202E reverses
+			 * the rest of the line on terminals that do bidi): shown,
+			 * never sent raw. Six bytes out for three in.
+			 */
+			o += (size_t)sprintf(out + o, "\\u%04lx", cp);
+			i += k;
 		} else {
 			memcpy(out + o, s + i, k);
 			o += k;

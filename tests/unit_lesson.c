@@ -541,6 +541,10 @@ static void test_text(void **state)
 	e = text_escape("a\tb\n", "");
 	assert_string_equal(e, "a\\x09b\\x0a");
 	free(e);
+	/* bidi overrides and isolates are escaped; zero-width and combining marks are kept */
+	e = text_escape("a\xe2\x80\xae" "b\xe2\x81\xa6" "c\xe2\x80\x8b" "d\xcc\x81", "");
+	assert_string_equal(e, "a\\u202eb\\u2066c\xe2\x80\x8b" "d\xcc\x81");
+	free(e);
 
 	assert_true(text_valid_utf8("注意 ok", strlen("注意 ok")));
 	assert_true(text_valid_utf8("\xf0\x9f\x98\x80", 4));    /* U+1F600 */
