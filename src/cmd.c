@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -1122,6 +1123,38 @@ static int add_candidate(char ***list, int *count, const char *word, const char 
 	return 0;
 }
 
+/* File names starting with word ("lessons/mu" → "lessons/multihead.json"; directories end in '/'). */
+static void complete_paths(char ***list, int *count, const char *word)
+{
+	const char *slash = strrchr(word, '/');
+	char *dir = slash ? strndup(word, (size_t)(slash - word + 1)) : strdup("");
+	const char *base = slash ? slash + 1 : word;
+	DIR *d = dir != NULL ? opendir(dir[0] ? dir : ".") : NULL;
+	struct dirent *e;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		struct stat st;
+		char *path;
+		if (strncmp(e->d_name, base, strlen(base)) != 0 || strcmp(e->d_name, ".") == 0 ||
+		    strcmp(e->d_name, "..") == 0 || (e->d_name[0] == '.' && base[0] != '.'))
+			continue;
+		path = str_printf("%s%s", dir, e->d_name);
+		if (path == NULL)
+			break;
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			char *with_slash = str_printf("%s/", path);
+			free(path);
+			path = with_slash;
+		}
+		if (path != NULL)
+			add_candidate(list, count, word, path);
+		free(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	free(dir);
+}
+
 char **cmd_complete(const Session *s, CmdArg kind, const char *word)
 {
 	char **list = NULL;
@@ -1144,15 +1177,22 @@ char **cmd_complete(const Session *s, CmdArg kind, const char *word)
 			if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
 				add_candidate(&list, &count, word, attn_matrix_name((AttnMatrix)i));
 		break;
+	case ARG_FILE:
+		complete_paths(&list, &count, word);
+		break;
 	case ARG_LESSON: {
+		/* a lesson's name, else (or with a '/') a file's path */
 		char **names;
 		const char *dir = NULL;
-		int n = list_lessons(&names, &dir);
+		int n = strchr(word, '/') != NULL ? 0 : list_lessons(&names, &dir);
 		for (i = 0; i < n; i++) {
 			add_candidate(&list, &count, word, names[i]);
 			free(names[i]);
 		}
-		free(names);
+		if (n > 0)
+			free(names);
+		if (count == 0)
+			complete_paths(&list, &count, word);
 		break;
 	}
 	default:

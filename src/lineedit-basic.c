@@ -225,7 +225,8 @@ le_complete(LineEdit *le)
 		size_t have = strlen(word);
 		if (common > have)
 			le_insert(le, cands[0] + have, common - have);
-		if (count == 1 && (le->pos == le->len || le->buf[le->pos] != ' '))
+		/* one candidate: the word is done, unless it is a directory to go on into */
+		if (count == 1 && cands[0][strlen(cands[0]) - 1] != '/' && (le->pos == le->len || le->buf[le->pos] != ' '))
 			le_insert(le, " ", 1);
 	}
 	for (int i = 0; cands && cands[i]; i++)

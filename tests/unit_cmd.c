@@ -769,10 +769,35 @@ static void test_complete(void **state)
 	list_free(c);
 }
 
+/* File paths, for load/save/source (both line editors use these). Run from the repository root. */
+static void test_complete_paths(void **state)
+{
+	Fixture *f = *state;
+	const char *root = getenv("ATTNVIZ_SRCDIR");
+	char **c;
+
+	if (root != NULL)
+		assert_int_equal(chdir(root), 0);
+	c = cmd_complete(&f->s, ARG_LESSON, "lessons/mul");
+	assert_int_equal(list_len(c), 1);
+	assert_true(list_has(c, "lessons/multihead.json"));
+	list_free(c);
+	c = cmd_complete(&f->s, ARG_FILE, "lessons/dem");
+	assert_true(list_has(c, "lessons/demos/")); /* a directory, to go on into */
+	list_free(c);
+	c = cmd_complete(&f->s, ARG_LESSON, "lesso"); /* no lesson is called that: a path */
+	assert_true(list_has(c, "lessons/"));
+	list_free(c);
+	c = cmd_complete(&f->s, ARG_FILE, "no/such/dir/x");
+	assert_int_equal(list_len(c), 0);
+	list_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find),
+		cmocka_unit_test_setup_teardown(test_complete_paths, setup, teardown),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test_setup_teardown(test_run_moving, setup, teardown),
