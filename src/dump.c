@@ -59,10 +59,60 @@ static cJSON *dump_strings(char *const *s, int count)
 	return cJSON_CreateStringArray((const char *const *)s, count);
 }
 
+/*
+ * For dump_write: instead of one cJSON item per number (about 100 bytes
+ * each: 4.9 GB for the dump of an n = 1024 lesson), a matrix in the tree is
+ * a raw placeholder "\001INDEX\002" that dump_write replaces by the matrix,
+ * printed straight from the computed Attn. The compare variant's Attn is
+ * kept here until then. NULL: build the whole tree (dump_attn).
+ */
+typedef struct {
+	const Mat **mat;
+	int nmat, capmat;
+	Attn *owned[4];
+	int nowned;
+} Lazy;
+
+static int lazy_add(Lazy *lz, const Mat *m)
+{
+	if (lz->nmat == lz->capmat) {
+		int ncap = lz->capmat ? lz->capmat * 2 : 64;
+		const Mat **nm = realloc(lz->mat, sizeof *nm * (size_t)ncap);
+		if (nm == NULL)
+			return -1;
+		lz->mat = nm;
+		lz->capmat = ncap;
+	}
+	lz->mat[lz->nmat] = m;
+	return lz->nmat++;
+}
+
+static void lazy_free(Lazy *lz)
+{
+	int i;
+
+	for (i = 0; i < lz->nowned; i++)
+		attn_free(lz->owned[i]);
+	free(lz->mat);
+}
+
+static Lazy *lazy_ctx; /* set only while dump_write builds its tree */
+
 /* Add a matrix under key; returns 0, or -1 when out of memory. */
 static int add_matrix(cJSON *obj, const char *key, const Mat *m)
 {
-	cJSON *j = dump_matrix(m);
+	cJSON *j;
+
+	if (lazy_ctx != NULL) {
+		char ph[24];
+		int idx = lazy_add(lazy_ctx, m);
+		if (idx < 0)
+			return -1;
+		snprintf(ph, sizeof ph, "\001%d\002", idx);
+		j = cJSON_CreateRaw(ph);
+	} else {
+		j = dump_matrix(m);
+	}
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
 		cJSON_Delete(j);
 		return -1;
@@ -144,7 +194,15 @@ static int add_compare(cJSON *o, const Lesson *l, char **err)
 	if (b == NULL)
 		return -1;
 	j = dump_attn(b, err);
-	attn_free(b);
+	if (lazy_ctx != NULL && j != NULL && lazy_ctx->nowned < (int)(sizeof lazy_ctx->owned / sizeof lazy_ctx->owned[0]))
+		lazy_ctx->owned[lazy_ctx->nowned++] = b; /* its matrices are printed later */
+	else if (lazy_ctx != NULL && j != NULL) {
+		cJSON_Delete(j);
+		attn_free(b);
+		*err = strdup("out of memory writing the dump");
+		return -1;
+	} else
+		attn_free(b);
 	if (j == NULL)
 		return -1;
 	if (!text_empty(&l->compare_label) && !cJSON_AddStringToObject(j, "label", text_get(&l->compare_label, "en"))) {
@@ -229,4 +287,74 @@ char *dump_string(const Attn *a, int compact, char **err)
 	if (s == NULL)
 		*err = strdup("out of memory writing the dump");
 	return s;
+}
+
+/* A matrix as cJSON prints an array of row arrays of dump_number()s. */
+static void write_matrix(FILE *f, const Mat *m, int compact)
+{
+	const char *sep = compact ? "," : ", ";
+	char buf[32];
+	int i, j, digits;
+
+	fputc('[', f);
+	for (i = 0; i < m->rows; i++) {
+		if (i > 0)
+			fputs(sep, f);
+		fputc('[', f);
+		for (j = 0; j < m->cols; j++) {
+			const double x = MAT_AT(*m, i, j);
+			if (j > 0)
+				fputs(sep, f);
+			if (!isfinite(x)) {
+				fputs("null", f);
+				continue;
+			}
+			for (digits = 15; digits <= 17; digits++) {
+				snprintf(buf, sizeof buf, "%.*g", digits, x);
+				if (strtod(buf, NULL) == x)
+					break;
+			}
+			fputs(buf, f);
+		}
+		fputc(']', f);
+	}
+	fputc(']', f);
+}
+
+int dump_write(FILE *f, const Attn *a, int compact, char **err)
+{
+	Lazy lz = { NULL, 0, 0, { NULL }, 0 };
+	cJSON *o;
+	char *s, *p;
+
+	*err = NULL;
+	lazy_ctx = &lz;
+	o = dump_attn(a, err);
+	lazy_ctx = NULL;
+	s = o ? (compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o)) : NULL;
+	cJSON_Delete(o);
+	if (s == NULL) {
+		if (*err == NULL)
+			*err = strdup("out of memory writing the dump");
+		lazy_free(&lz);
+		return -1;
+	}
+	/* Text strings are escaped by cJSON (\u0001), so \001 is only ever a placeholder. */
+	for (p = s; *p != '\0';) {
+		char *ph = strchr(p, '\001');
+		long idx;
+		if (ph == NULL) {
+			fputs(p, f);
+			break;
+		}
+		fwrite(p, 1, (size_t)(ph - p), f);
+		idx = strtol(ph + 1, &p, 10);
+		if (*p == '\002')
+			p++;
+		if (idx >= 0 && idx < lz.nmat)
+			write_matrix(f, lz.mat[idx], compact);
+	}
+	free(s);
+	lazy_free(&lz);
+	return 0;
 }

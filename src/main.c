@@ -290,24 +290,22 @@ static int run_check(const Args *a)
 
 static int run_dump(const Args *a)
 {
-	char *err = NULL, *s;
+	char *err = NULL;
 	Lesson *l = batch_load(a->files[0], 1);
 	Attn *at;
 
 	if (l == NULL)
 		return 1;
 	at = attn_compute(l, &err);
-	s = at ? dump_string(at, 0, &err) : NULL;
-	if (s == NULL) {
+	/* Streamed: the dump of a large lesson is hundreds of MB of text. */
+	if (at == NULL || dump_write(stdout, at, 0, &err) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 		free(err);
 		attn_free(at);
 		lesson_free(l);
 		return 1;
 	}
-	fputs(s, stdout);
 	fputc('\n', stdout);
-	free(s);
 	attn_free(at);
 	lesson_free(l);
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;

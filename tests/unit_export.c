@@ -317,6 +317,26 @@ static int edit_wq(Lesson *l, void *arg, char **err)
 }
 
 /* The saved lesson loads and computes to exactly the same dump. */
+/* dump_write (streamed, --dump) writes byte for byte what dump_string builds. */
+static void streamed_equals_string(const Attn *a, const char *what)
+{
+	int compact;
+
+	for (compact = 0; compact <= 1; compact++) {
+		char *err = NULL, *want = dump_string(a, compact, &err), *got = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&got, &len);
+		assert_non_null(want);
+		assert_non_null(f);
+		assert_int_equal(dump_write(f, a, compact, &err), 0);
+		assert_int_equal(fclose(f), 0);
+		if (strcmp(want, got) != 0)
+			fail_msg("%s: dump_write differs from dump_string (compact %d)", what, compact);
+		free(want);
+		free(got);
+	}
+}
+
 static void roundtrip(Session *s, const char *what)
 {
 	char *err = NULL, *warn = NULL, *json, *d1, *d2;
@@ -331,6 +351,7 @@ static void roundtrip(Session *s, const char *what)
 	free(warn);
 	a = attn_compute(l, &err);
 	assert_non_null(a);
+	streamed_equals_string(s->attn, what);
 	d1 = dump_string(s->attn, 1, &err);
 	d2 = dump_string(a, 1, &err);
 	if (strcmp(d1, d2) != 0)
