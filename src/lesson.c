@@ -2044,6 +2044,21 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 		e = syntax_error(name, text, len, (size_t)(nul - text), "NUL byte in the file (a lesson is UTF-8 text)");
 		goto out;
 	}
+	/*
+	 * The escape \u0000 would end the string where cJSON stores it (a C
+	 * string), silently cutting a title or token short: refuse it. A
+	 * backslash outside a string is a syntax error anyway, so no need to
+	 * track strings; an escaped backslash is skipped with its pair.
+	 */
+	for (i = 0; i + 1 < len; i++) {
+		if (text[i] != '\\')
+			continue;
+		if (text[i + 1] == 'u' && len - i >= 6 && memcmp(text + i + 2, "0000", 4) == 0) {
+			e = syntax_error(name, text, len, i, "\\u0000 (NUL) in a string: a text cannot hold it");
+			goto out;
+		}
+		i++;
+	}
 	/* cJSON wants the terminating NUL inside the length when it must check what follows the value. */
 	copy = malloc(len + 1);
 	if (copy == NULL) {

@@ -445,6 +445,9 @@ BAD(syntax_wide, ":3:22: JSON syntax error near here\n"
 BAD(nul, ":1:27: NUL byte in the file (a lesson is UTF-8 text)\n"
          "{\"attnviz\": 1, \"title\": \"a\n"
          "                          ^")
+BAD(nul_escape, ":2:15: \\u0000 (NUL) in a string: a text cannot hold it\n"
+                " \"tokens\": [\"x\\u0000y\"]}\n"
+                "              ^")
 BAD(utf16, ": the file is UTF-16; save it as UTF-8")
 BAD(empty, ": empty file (a lesson is one JSON object: {\"attnviz\": 1, …})")
 BAD(blank, ": empty file (a lesson is one JSON object: {\"attnviz\": 1, …})")
@@ -574,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_bad_syntax_control),
 		cmocka_unit_test(test_bad_syntax_wide),
 		cmocka_unit_test(test_bad_nul),
+		cmocka_unit_test(test_bad_nul_escape),
 		cmocka_unit_test(test_bad_utf16),
 		cmocka_unit_test(test_bad_empty),
 		cmocka_unit_test(test_bad_blank),
