@@ -106,6 +106,48 @@ static int display_width(const char *s)
 	return w;
 }
 
+/*
+ * A row or column label cut to TEXTFMT_LABEL_MAX columns, ending in "…":
+ * a 10 000-character token would otherwise widen every column of a
+ * matrix to 10 000. Takes s (heap) and returns a heap string.
+ */
+#define TEXTFMT_LABEL_MAX 24
+static char *fit_label(char *s, int utf8)
+{
+	mbstate_t st;
+	size_t len, used = 0;
+	int w = 0;
+	char *out;
+
+	if (s == NULL || display_width(s) <= TEXTFMT_LABEL_MAX)
+		return s;
+	len = strlen(s);
+	memset(&st, 0, sizeof st);
+	while (used < len) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, s + used, len - used, &st);
+		int cw = 1;
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+			k = 1;
+			memset(&st, 0, sizeof st);
+		} else {
+			cw = wcwidth(wc);
+			cw = cw > 0 ? cw : 0;
+		}
+		if (w + cw > TEXTFMT_LABEL_MAX - 1)
+			break;
+		w += cw;
+		used += k;
+	}
+	out = malloc(used + 4);
+	if (out == NULL)
+		return s;
+	memcpy(out, s, used);
+	strcpy(out + used, utf8 ? "\u2026" : "~");
+	free(s);
+	return out;
+}
+
 static void put_padded(FILE *f, const char *s, int width, int right)
 {
 	int pad = width - display_width(s);
@@ -195,12 +237,12 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		cw = fmax(cw, display_width(textfmt_number(num, m->a[k], utf8)));
 	}
 	for (i = 0; i < m->rows; i++) {
-		char *s = textfmt_row_label(a, which, i);
+		char *s = fit_label(textfmt_row_label(a, which, i), utf8);
 		lw = fmax(lw, display_width(s));
 		free(s);
 	}
 	for (j = 0; j < m->cols; j++) {
-		char *s = textfmt_col_label(a, which, j);
+		char *s = fit_label(textfmt_col_label(a, which, j), utf8);
 		cw = fmax(cw, display_width(s));
 		free(s);
 	}
@@ -212,7 +254,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		fprintf(f, "%s  %d %s %d\n", attn_matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	put_padded(f, "", lw, 0);
 	for (j = 0; j < m->cols; j++) {
-		char *s = textfmt_col_label(a, which, j);
+		char *s = fit_label(textfmt_col_label(a, which, j), utf8);
 		fputc(' ', f);
 		put_padded(f, s, cw, 1);
 		free(s);
@@ -227,7 +269,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	if (extra != NULL)
 		extra->ndiff = 0;
 	for (i = 0; i < m->rows; i++) {
-		char *s = textfmt_row_label(a, which, i);
+		char *s = fit_label(textfmt_row_label(a, which, i), utf8);
 		put_padded(f, s, lw, 0);
 		free(s);
 		for (j = 0; j < m->cols; j++) {

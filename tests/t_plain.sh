@@ -370,6 +370,12 @@ repl "source $tmp/self.txt\nstep 2\n"
 err_cmd "source: a script that sources itself stops" "nested too deep"
 repl 'pause\nwait 0.5\nstep 2\n'
 clean "pause and wait typed at the REPL"
+# a 10 000-character token is cut to 24 columns in matrix labels, not 10 000 wide columns
+long=$(head -c 10000 /dev/zero | tr '\0' 'L')
+printf '{"attnviz": 1, "tokens": ["%s", "b"], "source": {"tokens": ["%s", "y"], "X": [[1, 0], [0, 1]]},\n "X": [[1, 0], [0, 1]], "W_q": [[1, 0], [0, 1]], "W_k": [[1, 0], [0, 1]], "W_v": [[1, 0], [0, 1]]}\n' "$long" "$long" >"$tmp/long.json"
+repl 'goto softmax\nshow scores\n' "$tmp/long.json"
+check "a very long token is cut in matrix labels" has "$out" "LLLLLLLLLLLLLLLLLLLLLLL~ "
+check "a very long token does not widen the columns" [ "$(grep -a "LLL~" "$out" | awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }')" -lt 200 ]
 # a 1 MB line of blanks after ':' used to take 14 s (a memmove per blank)
 { printf ':'; head -c 1000000 /dev/zero | tr '\0' ' '; printf 'goto softmax\n'; } >"$tmp/blanks.txt"
 start_s=$(date +%s)
