@@ -308,7 +308,12 @@ static int run_dump(const Args *a)
 	fputc('\n', stdout);
 	attn_free(at);
 	lesson_free(l);
-	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		/* A full disk must not pass for a complete dump, nor fail silently. */
+		fprintf(stderr, "%s: cannot write the dump: %s\n", shown(a->files[0]), strerror(errno));
+		return 1;
+	}
+	return 0;
 }
 
 static double now_ms(void)

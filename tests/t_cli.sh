@@ -160,6 +160,12 @@ else
 fi
 
 # ------------------------------------------------------------ --dump of a usable lesson
+if [ -w /dev/full ]; then
+	"$ATTNVIZ" --dump lessons/selfattn.json >/dev/full 2>"$err"
+	rc=$?
+	check "--dump to a full disk: exit 1" [ "$rc" -eq 1 ]
+	check "--dump to a full disk: says so" has "$err" "cannot write the dump"
+fi
 
 run --dump lessons/selfattn.json
 if [ "$rc" -eq 0 ] && head -c 1 "$out" | grep -q '{' && has "$out" '"weights"' && has "$out" '"row_all_masked"' && empty "$err"; then
