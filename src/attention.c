@@ -311,6 +311,37 @@ static double count_numbers(const Lesson *l)
 	       h * (4 * n * m + n * l->d_v) + n * h * l->d_v + n * l->d_out + n * m;
 }
 
+/*
+ * The first cell, in the order the stages are computed, that is not a finite
+ * number: NaN, or ±∞ anywhere but a cell a −∞ mask hid on purpose. Doubles
+ * overflow past about 1.8e308, and one overflow turns everything after it
+ * into NaN, which would be shown as if it meant something. Returns 1 and
+ * the place, or 0 when every number is finite.
+ */
+static int find_overflow(const Attn *a, AttnMatrix *which, int *head, int *row, int *col)
+{
+	const Lesson *l = a->lesson;
+	int w, h, i, j;
+
+	for (w = 0; w < AM_COUNT; w++)
+		for (h = 0; h < (attn_matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
+			const Mat *m = attn_matrix(a, (AttnMatrix)w, h);
+			for (i = 0; m != NULL && i < m->rows; i++)
+				for (j = 0; j < m->cols; j++) {
+					const double x = MAT_AT(*m, i, j);
+					const int hidden = w == AM_MASKED && l->mask_fill_inf && !a->visible[(size_t)i * l->m + j];
+					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
+						*which = (AttnMatrix)w;
+						*head = h;
+						*row = i;
+						*col = j;
+						return 1;
+					}
+				}
+		}
+	return 0;
+}
+
 Attn *attn_compute(const Lesson *l, char **err)
 {
 	Attn *a = calloc(1, sizeof *a);
@@ -363,6 +394,21 @@ Attn *attn_compute(const Lesson *l, char **err)
 	pass_concat(a, l);
 	if (pass_output(a, l) != 0)
 		goto oom;
+	{
+		AttnMatrix w;
+		int oh, i, j;
+		if (find_overflow(a, &w, &oh, &i, &j)) {
+			const double x = MAT_AT(*attn_matrix(a, w, oh), i, j);
+			char where[32] = "";
+			if (attn_matrix_per_head(w) && a->heads > 1)
+				snprintf(where, sizeof where, " of head %d", oh);
+			*err = str_printf("the numbers grow too large to compute: %s[%d][%d]%s is %s (doubles overflow "
+			                  "past about 1.8e308); use smaller inputs or weights",
+			                  attn_matrix_name(w), i, j, where, isnan(x) ? "not a number" : x > 0 ? "+inf" : "-inf");
+			attn_free(a);
+			return NULL;
+		}
+	}
 	return a;
 oom:
 	*err = str_printf("out of memory computing the lesson");

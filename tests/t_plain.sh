@@ -411,6 +411,10 @@ check "mask none: nothing is masked any more" has "$out" "query 0 may see key 1"
 repl 'heads 3\nstep 2\n' lessons/multihead.json
 err_cmd "heads that do not divide are still refused" "does not divide the 4 columns of W_q"
 
+# ------------------------------------------------------------ an edit that overflows is refused
+repl 'set input[0][0] 1e308\nstep 2\n' lessons/mask.json
+err_cmd "set that overflows is refused, naming the cell" "the numbers grow too large to compute: scores[0][0]"
+
 # ------------------------------------------------------------ C locale: the narration's symbols in ASCII on a terminal
 if script -qec true /dev/null >/dev/null 2>&1; then
 	printf 'goto mask\n' >"$tmp/in"

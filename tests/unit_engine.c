@@ -706,6 +706,34 @@ static void test_matrix_names(void **state)
 	assert_false(attn_matrix_editable(AM_Q) || attn_matrix_editable(AM_X) || attn_matrix_editable(AM_WEIGHTS));
 }
 
+/* ------------------------------------------------------------ overflow */
+
+/* Numbers past ~1.8e308 are refused with the first cell that overflowed, not shown as NaN. */
+static void test_overflow_refused(void **state)
+{
+	Lesson *l = load("{\"attnviz\":1,\"tokens\":[\"a\",\"b\"],\"X\":[[1e200,1],[1,1]],"
+	                 "\"W_q\":[[1e200,0],[0,1]],\"W_k\":{\"identity\":2},\"W_v\":{\"identity\":2}}");
+	char *err = NULL;
+	Attn *a;
+
+	(void)state;
+	a = attn_compute(l, &err);
+	assert_null(a);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "Q[0][0] is +inf"));
+	free(err);
+	/* a −∞ mask is not an overflow */
+	lesson_free(l);
+	l = load("{\"attnviz\":1,\"tokens\":[\"a\",\"b\"],\"X\":{\"identity\":2},\"W_q\":{\"identity\":2},"
+	         "\"W_k\":{\"identity\":2},\"W_v\":{\"identity\":2},\"mask\":\"causal\"}");
+	err = NULL;
+	a = attn_compute(l, &err);
+	assert_non_null(a);
+	assert_null(err);
+	attn_free(a);
+	lesson_free(l);
+}
+
 /* ------------------------------------------------------------ the default lesson */
 
 static void test_default_lesson(void **state)
@@ -775,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_explain_numbers),
 		cmocka_unit_test(test_explain_masked_and_operands),
 		cmocka_unit_test(test_matrix_names),
+		cmocka_unit_test(test_overflow_refused),
 		cmocka_unit_test(test_default_lesson),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
