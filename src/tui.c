@@ -483,14 +483,21 @@ pane_measure(Tui *t, Pane *p)
 				if (!any || v > p->maxv)
 					p->maxv = v;
 				any = 1;
-				int n = snprintf(buf, sizeof buf, "%.2f", v);
-				if (n > numw)
-					numw = n;
 			} else {
 				p->has_masked = 1;
 			}
 		}
 	p->maxabs = mx;
+	/* The widest number is the smallest or the largest one ("-12.35", "103.20"): two
+	 * snprintf calls, not one per cell, so a step on a large lesson stays instant. */
+	if (any) {
+		int n = snprintf(buf, sizeof buf, "%.2f", p->minv);
+		if (n > numw)
+			numw = n;
+		n = snprintf(buf, sizeof buf, "%.2f", p->maxv);
+		if (n > numw)
+			numw = n;
+	}
 	/* Row sums beside the weights (1, or 0 for a fully masked row). */
 	p->sums = p->which == AM_WEIGHTS && !p->transpose && p->ncols == m->cols;
 	/* Score-like matrices carry their mean and standard deviation in the title. */
