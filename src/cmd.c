@@ -546,29 +546,31 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 	else if (strcmp(argv[1], "causal") == 0 && argc == 2)
 		a.kind = MASK_CAUSAL;
 	else if (strcmp(argv[1], "padding") == 0 && argc >= 3) {
-		/* "1,1,0" or "1 1 0" */
-		char joined[4 * LESSON_MAX_TOKENS + 16] = "", *tok, *save;
-		int i, j = 0;
-		for (i = 2; i < argc; i++) {
-			if (strlen(joined) + strlen(argv[i]) + 2 >= sizeof joined)
-				break;
-			strcat(joined, argv[i]);
-			strcat(joined, ",");
-		}
+		/* "1,1,0" or "1 1 0": every value counted, whatever the count, before any is kept */
+		int i, j = 0, bad = 0;
 		if (mat_alloc(&a.padding, 1, s->lesson->m) != 0)
 			return fail(out, NULL);
-		for (tok = strtok_r(joined, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save), j++) {
-			if (j >= s->lesson->m || (strcmp(tok, "0") != 0 && strcmp(tok, "1") != 0)) {
-				mat_free(&a.padding);
-				say(out, MSG_ERROR, NULL, "mask padding: expected %d values of 0 or 1 (1 = may attend), e.g. mask padding %s",
-				    s->lesson->m, s->lesson->m >= 3 ? "1,1,0" : "1,0");
-				return -1;
+		for (i = 2; i < argc; i++) {
+			const char *p = argv[i];
+			while (*p != '\0') {
+				size_t len = strcspn(p, ",");
+				if (len > 0) {
+					if (len != 1 || (p[0] != '0' && p[0] != '1'))
+						bad = 1;
+					else if (j < s->lesson->m)
+						a.padding.a[j] = p[0] == '1';
+					j++;
+				}
+				p += len + (p[len] == ',');
 			}
-			a.padding.a[j] = tok[0] == '1';
 		}
-		if (j != s->lesson->m) {
+		if (bad || j != s->lesson->m) {
 			mat_free(&a.padding);
-			say(out, MSG_ERROR, NULL, "mask padding: expected %d values (one per key), got %d", s->lesson->m, j);
+			if (bad)
+				say(out, MSG_ERROR, NULL, "mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s",
+				    s->lesson->m >= 3 ? "1,1,0" : "1,0");
+			else
+				say(out, MSG_ERROR, NULL, "mask padding: expected %d values (one per key), got %d", s->lesson->m, j);
 			return -1;
 		}
 		a.kind = MASK_PADDING;
@@ -1001,7 +1003,11 @@ const CmdEntry *cmd_find(const char *name, char **err)
 	if (matches == 1)
 		return found;
 	{
-		char *safe = text_escape(name, "");
+		/* the typed word, cut to a readable length */
+		char cut[48];
+		char *safe;
+		snprintf(cut, sizeof cut, "%.40s%s", name, strlen(name) > 40 ? "..." : "");
+		safe = text_escape(cut, "");
 		size_t cap = strlen(list) + (safe ? strlen(safe) : 0) + 64;
 		*err = malloc(cap);
 		if (*err != NULL) {

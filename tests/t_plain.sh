@@ -182,6 +182,13 @@ repl 'mask padding 1,0\nstep 2\n'
 err_cmd "mask padding of the wrong length" "expected 4 values (one per key), got 2"
 repl 'mask padding 1,2,0,1\nstep 2\n'
 err_cmd "mask padding not 0/1" "0 or 1"
+printf 'mask padding ' >"$tmp/in"; i=0; while [ $i -lt 5000 ]; do printf '1,' >>"$tmp/in"; i=$((i + 1)); done; printf '\nstep 2\n' >>"$tmp/in"
+TERM=xterm-256color "$ATTNVIZ" --plain <"$tmp/in" >"$out" 2>"$err"; rc=$?
+err_cmd "mask padding with 5000 values counts them all" "expected 4 values (one per key), got 5000"
+head -c 100000 /dev/zero | tr '\0' x >"$tmp/in"; printf '\nstep 2\n' >>"$tmp/in"
+TERM=xterm-256color "$ATTNVIZ" --plain <"$tmp/in" >"$out" 2>"$err"; rc=$?
+err_cmd "a 100 KB unknown command is quoted cut short" "xxxxxxxxxx... (try help)"
+check "and not whole" test "$(wc -c <"$err")" -lt 200
 repl 'mask causal\nmask none\ngoto mask\nstep 2\n'
 err_cmd "mask none removes the mask stage" "not part of this lesson"
 repl 'mask sideways\nstep 2\n'
