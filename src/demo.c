@@ -79,16 +79,24 @@ demo_entry(const char *path, int lineno, char *text, DemoLine *e, char **err)
 			goto bad_wait;
 		memcpy(num, rest, n);
 		num[n] = '\0';
-		errno = 0;
+		/* plain decimal seconds ("2", "0.5"): not hex, not inf/nan, which strtod also reads */
+		if (strspn(num, "0123456789.eE+-") != n)
+			goto bad_wait;
 		e->seconds = strtod(num, &end);
-		if (end == num || *end != '\0' || errno != 0 || !isfinite(e->seconds) || e->seconds < 0 ||
-		    e->seconds > DEMO_MAX_WAIT)
+		if (end == num || *end != '\0' || !isfinite(e->seconds) || e->seconds < 0 || e->seconds > DEMO_MAX_WAIT)
 			goto bad_wait;
-		rest += n;
-		while (*rest == ' ' || *rest == '\t')
-			rest++;
-		if (*rest != '\0' && *rest != '#')
-			goto bad_wait;
+		{
+			const char *after = rest + n;
+			while (*after == ' ' || *after == '\t')
+				after++;
+			if (*after != '\0' && *after != '#') {
+				safe = text_escape(rest, "");
+				*err = str_printf("%s:%d: wait takes one number of seconds, got \"%s\"", path, lineno,
+				                  safe ? safe : "");
+				free(safe);
+				return -1;
+			}
+		}
 		e->kind = DEMO_WAIT;
 	}
 	return 0;

@@ -843,6 +843,20 @@ char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const Exp
 		themefile_default(&builtin);
 		theme = &builtin;
 	}
+	/* A figure, a table for a handout or a TeX matrix is for a person to read: past
+	 * EXPORT_MAX_CELLS numbers it is not (a 1024 × 1024 SVG is hundreds of MB). */
+	if (fmt == EXPORT_SVG || fmt == EXPORT_MD || fmt == EXPORT_TEX) {
+		int k, n = target_panes(a, t, panes);
+		for (k = 0; k < n; k++) {
+			const Mat *m = attn_matrix(a, panes[k], t->head);
+			if (m != NULL && (long)m->rows * m->cols > EXPORT_MAX_CELLS) {
+				*err = str_printf("export: %s is %d × %d, too many cells for a figure or a table "
+				                  "(at most %d); use csv or json for the numbers",
+				                  attn_matrix_name(panes[k]), m->rows, m->cols, EXPORT_MAX_CELLS);
+				return NULL;
+			}
+		}
+	}
 	switch (fmt) {
 	case EXPORT_SVG: return render_svg(a, s, t, theme, err);
 	case EXPORT_CSV: return render_csv(a, t, err);

@@ -20,6 +20,9 @@ const char *export_format_name(ExportFormat f);
 int export_format_find(const char *name);
 
 /* What to export: a whole stage, or one matrix; per-head matrices use head. */
+/* The most cells of one matrix in an svg, md or tex export (they are for people to read). */
+#define EXPORT_MAX_CELLS 65536
+
 typedef struct ExportTarget {
 	int whole_stage;     /* 1: stage (its matrices as textfmt_stage_matrices lists them); 0: matrix */
 	Stage stage;

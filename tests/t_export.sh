@@ -218,4 +218,15 @@ check "transcript: an unwritable file exits 1" sh -c "[ $rc -eq 1 ] && grep -q '
 "$ATTNVIZ" --dump "$MH" --transcript "$tmp/tr2.txt" >/dev/null 2>"$err"
 check "transcript: only with the REPL (exit 2)" test $? -eq 2
 
+# A figure of a 1024 × 1024 matrix would be hundreds of MB: svg, md and tex refuse it; csv writes it.
+cat >"$tmp/big.json" <<'EOF2'
+{"attnviz": 1, "X": {"random": "normal", "rows": 300, "cols": 4, "seed": 1},
+ "W_q": {"identity": 4}, "W_k": {"identity": 4}, "W_v": {"identity": 4}}
+EOF2
+"$ATTNVIZ" --export svg --stage softmax "$tmp/big.json" -o "$tmp/big.svg" 2>"$err"
+rc=$?
+check "svg: a 300 × 300 matrix is refused, naming the limit" sh -c "[ $rc -eq 1 ] && grep -q 'too many cells for a figure' '$err' && [ ! -e '$tmp/big.svg' ]"
+"$ATTNVIZ" --export csv --matrix weights "$tmp/big.json" -o "$tmp/big.csv" 2>"$err"
+check "csv: the same matrix is written" sh -c "[ \$(wc -l <'$tmp/big.csv') -eq 301 ]"
+
 exit 0

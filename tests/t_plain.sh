@@ -418,6 +418,16 @@ check "mask none: nothing is masked any more" has "$out" "query 0 may see key 1"
 repl 'heads 3\nstep 2\n' lessons/multihead.json
 err_cmd "heads that do not divide are still refused" "does not divide the 4 columns of W_q"
 
+# ------------------------------------------------------------ demo scripts: wait takes plain decimal seconds
+for w in 0x10 inf "1 2"; do
+	printf 'wait %s\n' "$w" >"$tmp/w.txt"
+	repl 'source '"$tmp"'/w.txt\nstep 2\n'
+	err_cmd "demo: wait $w is refused" "wait"
+done
+printf 'wait 1e-3\nnext\n' >"$tmp/w.txt"
+repl 'source '"$tmp"'/w.txt\n'
+clean "demo: wait 1e-3 is a wait"
+
 # ------------------------------------------------------------ an edit that overflows is refused
 repl 'set input[0][0] 1e308\nstep 2\n' lessons/mask.json
 err_cmd "set that overflows is refused, naming the cell" "the numbers grow too large to compute: scores[0][0]"
