@@ -773,13 +773,25 @@ static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, 
 
 /* ------------------------------------------------------------ JSON */
 
+/* o printed as JSON with a final newline, then deleted; NULL with *err when out of memory. */
+static char *print_json(cJSON *o, const char *what, char **err)
+{
+	char *s = cJSON_Print(o), *line;
+
+	cJSON_Delete(o);
+	line = s != NULL ? str_printf("%s\n", s) : NULL;
+	free(s);
+	if (line == NULL)
+		*err = str_printf("out of memory writing the %s", what);
+	return line;
+}
+
 static char *render_json(const Attn *a, const ExportTarget *t, char **err)
 {
 	AttnMatrix panes[TEXTFMT_MAX_PANES];
 	int n = target_panes(a, t, panes), i;
 	cJSON *o = cJSON_CreateObject(), *names;
 	const char *formula = target_formula(a, t, 1);
-	char *s = NULL;
 
 	if (o == NULL)
 		goto oom;
@@ -799,22 +811,7 @@ static char *render_json(const Attn *a, const ExportTarget *t, char **err)
 			goto oom;
 		}
 	}
-	s = cJSON_Print(o);
-	if (s == NULL)
-		goto oom;
-	cJSON_Delete(o);
-	{
-		size_t len = strlen(s);
-		char *grown = realloc(s, len + 2);
-		if (grown == NULL) {
-			free(s);
-			*err = strdup("out of memory writing the export");
-			return NULL;
-		}
-		grown[len] = '\n';
-		grown[len + 1] = '\0';
-		return grown;
-	}
+	return print_json(o, "export", err);
 oom:
 	cJSON_Delete(o);
 	*err = strdup("out of memory writing the export");
@@ -1079,7 +1076,6 @@ static int json_compute_keys(cJSON *o, const Lesson *l)
 char *export_lesson_json(const Lesson *l, char **err)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *s = NULL;
 
 	*err = NULL;
 	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", 1) || put_text(o, "title", &l->title) != 0 ||
@@ -1093,22 +1089,7 @@ char *export_lesson_json(const Lesson *l, char **err)
 	}
 	if (l->nsteps > 0 && put(o, "steps", json_steps(l)) != 0)
 		goto oom;
-	s = cJSON_Print(o);
-	if (s == NULL)
-		goto oom;
-	cJSON_Delete(o);
-	{
-		size_t len = strlen(s);
-		char *grown = realloc(s, len + 2);
-		if (grown == NULL) {
-			free(s);
-			*err = strdup("out of memory writing the lesson");
-			return NULL;
-		}
-		grown[len] = '\n';
-		grown[len + 1] = '\0';
-		return grown;
-	}
+	return print_json(o, "lesson", err);
 oom:
 	cJSON_Delete(o);
 	*err = strdup("out of memory writing the lesson");
