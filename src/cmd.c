@@ -740,6 +740,11 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 	if (strcmp(argv[1], "params") == 0) {
 		if (argc > 2)
 			return usage(out, "stats");
+		/* the count is hidden where a question on the project or output stage may ask for it */
+		if (session_quiz_pending(s) && (s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT)) {
+			say(out, MSG_ERROR, NULL, "the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)");
+			return -1;
+		}
 		text = textfmt_params_line(l, out->utf8);
 		if (text == NULL)
 			return fail(out, NULL);

@@ -19,6 +19,7 @@
 #include "plain.h"
 #include "session.h"
 #include "textfmt.h"
+#include "themefile.h"
 #include "tui.h"
 
 static const char usage_text[] =
@@ -218,7 +219,7 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
 		return usage_error("--transcript goes with the plain REPL");
-	if ((a->present || a->demo || a->record || a->theme) && a->mode != MODE_AUTO)
+	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT)) && a->mode != MODE_AUTO)
 		return usage_error("%s goes with the full-screen view",
 		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
 	if ((a->mode == MODE_AUTO || a->mode == MODE_PLAIN) && a->nfiles > 1)
@@ -373,6 +374,7 @@ static int run_export(const Args *a)
 	Lesson *l;
 	Session s;
 	ExportTarget t;
+	ThemeFile theme;
 	int rc = 1, head = a->head ? atoi(a->head) : 0;
 
 	path = session_find_lesson(a->files[0], &err);
@@ -419,7 +421,16 @@ static int run_export(const Args *a)
 			goto out;
 		}
 	}
-	data = export_render(s.attn, &s, (ExportFormat)export_format_find(a->export_format), &t, NULL, &err);
+	if (a->theme != NULL) {
+		/* the figure's palette: a theme that does not load is an error here, not a fallback */
+		if (themefile_load(a->theme, &theme, &err) != 0) {
+			fprintf(stderr, "attnviz: --theme: %s\n", err ? err : "out of memory");
+			free(err);
+			goto out;
+		}
+	}
+	data = export_render(s.attn, &s, (ExportFormat)export_format_find(a->export_format), &t,
+	                     a->theme != NULL ? &theme : NULL, &err);
 	if (data == NULL)
 		goto fail;
 	if (fileio_write_atomic(a->output, data, strlen(data), &err) != 0) {

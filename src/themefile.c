@@ -1,6 +1,7 @@
 /* themefile.c: theme JSON files → a plain ThemeFile (no curses): search, parse, validate. */
 #include "themefile.h"
 #include "paths.h"
+#include "strbuf.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -481,7 +482,6 @@ int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 	{
 		char **names = themefile_list();
 		char list[512] = "";
-		size_t cap;
 		for (i = 0; names != NULL && names[i] != NULL; i++) {
 			if (strlen(list) + strlen(names[i]) + 2 < sizeof list) {
 				strcat(list, i ? " " : "");
@@ -490,11 +490,8 @@ int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 			free(names[i]);
 		}
 		free(names);
-		cap = strlen(name_or_path) + strlen(list) + 160;
-		*err = malloc(cap);
-		if (*err != NULL)
-			snprintf(*err, cap, "unknown theme \"%s\" (themes: %s; searched $ATTNVIZ_THEMES, ./assets/themes, %s/themes)",
-			         name_or_path, list[0] ? list : "default", ATTNVIZ_SHARE);
+		*err = str_printf("unknown theme \"%s\" (themes: %s; searched $ATTNVIZ_THEMES, ./assets/themes, "
+		                  "beside the program, %s/themes)", name_or_path, list[0] ? list : "default", ATTNVIZ_SHARE);
 	}
 	return -1;
 }

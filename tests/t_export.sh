@@ -218,6 +218,14 @@ check "transcript: an unwritable file exits 1" sh -c "[ $rc -eq 1 ] && grep -q '
 "$ATTNVIZ" --dump "$MH" --transcript "$tmp/tr2.txt" >/dev/null 2>"$err"
 check "transcript: only with the REPL (exit 2)" test $? -eq 2
 
+# --theme chooses the figure's palette; an unknown theme is an error for an export
+"$ATTNVIZ" --export svg --stage softmax --theme viridis "$MH" -o "$tmp/viridis.svg" 2>"$err"
+"$ATTNVIZ" --export svg --stage softmax "$MH" -o "$tmp/default.svg" 2>>"$err"
+check "svg --theme viridis: a different palette" sh -c "[ -s '$tmp/viridis.svg' ] && ! cmp -s '$tmp/viridis.svg' '$tmp/default.svg'"
+"$ATTNVIZ" --export svg --stage softmax --theme nosuch "$MH" -o "$tmp/nosuch.svg" 2>"$err"
+rc=$?
+check "svg --theme nosuch: exit 1, says why" sh -c "[ $rc -eq 1 ] && grep -q 'unknown theme' '$err' && [ ! -e '$tmp/nosuch.svg' ]"
+
 # A figure of a 1024 × 1024 matrix would be hundreds of MB: svg, md and tex refuse it; csv writes it.
 cat >"$tmp/big.json" <<'EOF2'
 {"attnviz": 1, "X": {"random": "normal", "rows": 300, "cols": 4, "seed": 1},

@@ -428,6 +428,10 @@ printf 'wait 1e-3\nnext\n' >"$tmp/w.txt"
 repl 'source '"$tmp"'/w.txt\n'
 clean "demo: wait 1e-3 is a wait"
 
+# ------------------------------------------------------------ stats params while a question may ask for it
+repl 'next\nstats params\nstep 2\n' lessons/multihead.json
+err_cmd "stats params is hidden while the question is open" "parameter count stays hidden"
+
 # ------------------------------------------------------------ an edit that overflows is refused
 repl 'set input[0][0] 1e308\nstep 2\n' lessons/mask.json
 err_cmd "set that overflows is refused, naming the cell" "the numbers grow too large to compute: scores[0][0]"
