@@ -303,12 +303,10 @@ static int pass_output(Attn *a, const Lesson *l)
 	return 0;
 }
 
-/* How many numbers every matrix of the computation holds together. */
+/* How many numbers every matrix of this computation holds together. */
 static double count_numbers(const Lesson *l)
 {
-	const double n = l->n, m = l->m, h = l->heads;
-	return 2 * n * l->d_model + 2 * m * l->d_src + n * h * l->d_k + m * h * (l->d_k + l->d_v) +
-	       h * (4 * n * m + n * l->d_v) + n * h * l->d_v + n * l->d_out + n * m;
+	return lesson_count_numbers(l->n, l->m, l->d_model, l->d_src, l->heads, l->d_k, l->d_v, l->d_out);
 }
 
 /*

@@ -987,17 +987,7 @@ static int check_shapes(Ctx *c, Shapes *s)
 	case MASK_NONE:
 		break;
 	}
-	/*
-	 * Every stage matrix together (the same count as attention.c):
-	 * input and X, source and S, Q, K, V, five per-head matrices
-	 * (scores, scaled, masked, weights: n × m; weighted: n × d_v),
-	 * concat, output, and the n × m visibility of the mask.
-	 */
-	{
-		const double n = s->n, m = s->m, h = s->heads;
-		total = 2 * n * s->d_model + 2 * m * s->d_src + n * h * s->d_k + m * h * (s->d_k + s->d_v) +
-		        h * (4 * n * m + n * s->d_v) + n * h * s->d_v + n * s->d_out + n * m;
-	}
+	total = lesson_count_numbers(s->n, s->m, s->d_model, s->d_src, s->heads, s->d_k, s->d_v, s->d_out);
 	if (total > (double)LESSON_MAX_NUMBERS) {
 		fail(c, "too large: its stage matrices would hold %.0f numbers, over the limit of %ld "
 		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller",
@@ -2209,6 +2199,13 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s)
 	s->d_k = l->heads > 0 ? l->W_q.cols / l->heads : 0;
 	s->d_v = l->heads > 0 ? l->W_v.cols / l->heads : 0;
 	s->d_out = s->has_wo ? l->W_o.cols : l->W_v.cols;
+}
+
+double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int d_k, int d_v, int d_out)
+{
+	const double N = n, M = m, h = heads;
+	return 2 * N * d_model + 2 * M * d_src + N * h * d_k + M * h * (d_k + d_v) + h * (4 * N * M + N * d_v) +
+	       N * h * d_v + N * d_out + N * M;
 }
 
 int lesson_stage_present(const Lesson *l, Stage s)

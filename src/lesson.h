@@ -128,6 +128,15 @@ void lesson_free(Lesson *l);
 /* Deep copy (for edits that may be refused); NULL when out of memory. */
 Lesson *lesson_clone(const Lesson *l);
 
+/*
+ * How many numbers every matrix of the computation holds together, the count
+ * LESSON_MAX_NUMBERS limits: input and X, source and S, Q, K, V, five
+ * per-head matrices (scores, scaled, masked, weights: n × m; weighted:
+ * n × d_v), concat, output and the n × m visibility of the mask. A double,
+ * so that an absurd lesson cannot overflow the count itself.
+ */
+double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int d_k, int d_v, int d_out);
+
 /* 1 when the stage has something to show in this lesson (no positional stage without PE, …). */
 int lesson_stage_present(const Lesson *l, Stage s);
 
