@@ -9,6 +9,7 @@
 #include <wchar.h>
 
 #include "explain.h"
+#include "themefile.h"
 #include "stats.h"
 
 char *textfmt_number(char *buf, double x, int utf8)
@@ -160,26 +161,23 @@ static void put_padded(FILE *f, const char *s, int width, int right)
 			fputc(' ', f);
 }
 
-/* An xterm-256 background for value x on the matrix's scale. */
+/*
+ * An xterm-256 background for value x on the matrix's scale, from the
+ * theme's ramps (the ones the full-screen view and SVG exports use):
+ * diverging around 0 for scores, sequential from min to max for weights.
+ */
 static int heat_color(double x, double lo, double hi, int diverging)
 {
-	/* blue … white … red, and white … green for weights */
-	static const int div[] = { 21, 27, 33, 75, 117, 231, 224, 217, 210, 203, 196 };
-	static const int seq[] = { 231, 194, 157, 120, 83, 46, 40, 34 };
-	double t;
-	int k;
+	const ThemeFile *th = themefile_current();
+	double bound = fmax(fabs(lo), fabs(hi));
 
 	if (!isfinite(x))
-		return 240;
-	if (diverging) {
-		double bound = fmax(fabs(lo), fabs(hi));
-		t = bound > 0 ? (x / bound + 1.0) / 2.0 : 0.5;
-		k = (int)lround(t * 10);
-		return div[k < 0 ? 0 : k > 10 ? 10 : k];
-	}
-	t = hi > lo ? (x - lo) / (hi - lo) : 0.0;
-	k = (int)lround(t * 7);
-	return seq[k < 0 ? 0 : k > 7 ? 7 : k];
+		return th->masked;
+	if (diverging && th->ndiv > 0)
+		return th->div[themefile_ramp_index(bound > 0 ? x / bound : 0.0, 1, th->ndiv)];
+	if (th->nseq > 0)
+		return th->seq[themefile_ramp_index(hi > lo ? (x - lo) / (hi - lo) : 0.0, 0, th->nseq)];
+	return -1;
 }
 
 static int is_weights(AttnMatrix w)
@@ -275,10 +273,11 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
 			fputc(' ', f);
-			if (color)
-				fprintf(f, "\033[38;5;16;48;5;%dm", heat_color(x, lo, hi, !is_weights(which)));
+			const int bg = color ? heat_color(x, lo, hi, !is_weights(which)) : -1;
+			if (bg >= 0)
+				fprintf(f, "\033[38;5;%d;48;5;%dm", themefile_text_on(bg), bg);
 			put_padded(f, textfmt_number(num, x, utf8), cw, 1);
-			if (color)
+			if (bg >= 0)
 				fputs("\033[0m", f);
 			if (ref != NULL) {
 				const int d = cell_differs(m, ref, i, j);
