@@ -1975,25 +1975,18 @@ tui_demo_exec(Tui *t, int i, int live)
 	if (e->kind == DEMO_CMD) {
 		if (t->mode == MODE_POPUP)
 			tui_popup_close(t);
-		char **argv = NULL, *err = NULL;
-		int argc, failed;
+		int failed;
 		if (!live)
 			t->replaying = 1;
 		failed = tui_run_line(t, e->text) != 0;
 		t->replaying = 0;
 		if (live)
 			t->demo_due = now_ms();
-		/* A demo whose lesson did not load would go on with the wrong numbers on the
-		 * projector: it pauses on the error instead (space goes on, q leaves). */
-		argc = failed && live ? cmd_split(e->text, &argv) : 0;
-		if (argc > 0) {
-			const CmdEntry *ce = cmd_find(argv[0][0] == ':' ? argv[0] + 1 : argv[0], &err);
-			if (ce != NULL && strcmp(ce->name, "load") == 0)
-				t->demo_paused = 1;
-		}
-		free(err);
-		if (argc >= 0)
-			cmd_free_words(argc, argv);
+		/* A line that fails (a lesson that did not load, a stage this lesson lacks) would
+		 * leave the projector showing something the teacher did not plan: the demo pauses
+		 * on the error (space goes on, q leaves). */
+		if (failed && live)
+			t->demo_paused = 1;
 	} else if (live && e->kind == DEMO_WAIT) {
 		t->demo_due = now_ms() + (long long)(e->seconds * 1000 + 0.5);
 	} else if (live && e->kind == DEMO_PAUSE) {
@@ -2355,7 +2348,7 @@ tui_key_main(Tui *t, int key)
 {
 	switch (key) {
 	case 'q':
-		t->s->quit = 1;
+		tui_run_line(t, "quit"); /* the view asks; the command table changes the session */
 		break;
 	case 'n': case ' ': case KEY_SRIGHT:
 		tui_step(t, session_next);

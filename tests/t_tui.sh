@@ -377,7 +377,9 @@ check "demo pause: stops at the pause" "$s" 'demo 2/5, line [0-9]+ +paused'
 sleep 0.3
 if cap "$s" | grep -q 'stage: scores'; then ok "demo pause: stays at the pause"; else notok "demo pause: stays at the pause"; fi
 keys "$s" Space
-check "demo pause: space goes on, past a bad line, to the end" "$s" 'stage: weighted'
+check "demo pause: a bad line pauses the demo on its error" "$s" 'bogus-command.*paused'
+keys "$s" Space
+check "demo pause: space goes on, past the bad line, to the end" "$s" 'stage: weighted'
 check "demo pause: the end of the script" "$s" 'demo 5/5, line [0-9]+'
 keys "$s" q
 wait_for "$s" 'demo left' >/dev/null
@@ -385,13 +387,15 @@ keys "$s" q
 check "demo pause: quits" "$s" 'EXITED 0 TTY-RESTORED'
 tm kill-session -t "$s"
 
-# A bad line in a demo is shown and the demo goes on (:source).
+# A bad line in a demo is shown, the demo pauses there, and space goes on (:source).
 printf 'goto nowhere\nwait 1\ngoto softmax\n' >"$TMPD/bad.txt"
 s=demo3
 start "$s" 100 30 C.UTF-8 ""
 cmd "$s" "source $TMPD/bad.txt"
 check "demo: an error in a line is shown" "$s" 'unknown stage|nowhere'
-check "demo: and the demo goes on" "$s" 'stage: softmax'
+check "demo: and the demo pauses on it" "$s" 'paused'
+keys "$s" Space
+check "demo: space goes on" "$s" 'stage: softmax'
 keys "$s" q
 wait_for "$s" 'demo left' >/dev/null
 keys "$s" q
