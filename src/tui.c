@@ -1016,16 +1016,20 @@ typedef struct Ops {
 	ExplainOperand op[4];
 } Ops;
 
+/* 1 when operand e is in the matrix pane p shows (same computation, matrix and head). */
+static int
+ops_in_pane(const Ops *o, const ExplainOperand *e, const Pane *p)
+{
+	return p->variant == o->variant && e->which == p->which &&
+	       (!attn_matrix_per_head(p->which) || e->head == p->head);
+}
+
 static int
 ops_hit(const Ops *o, const Pane *p, int R, int C)
 {
-	if (p->variant != o->variant)
-		return 0;
 	for (int i = 0; i < o->n; i++) {
 		const ExplainOperand *e = &o->op[i];
-		if (e->which != p->which)
-			continue;
-		if (attn_matrix_per_head(p->which) && e->head != p->head)
+		if (!ops_in_pane(o, e, p))
 			continue;
 		if ((e->row < 0 || e->row == R) && (e->col < 0 || e->col == C))
 			return 1;
@@ -1041,13 +1045,9 @@ ops_line(const Ops *o, const Pane *p, int row, int idx)
 	int src_row = row != p->transpose;
 	int src = src_row ? idx : p->col0 + idx;
 
-	if (p->variant != o->variant)
-		return 0;
 	for (int i = 0; i < o->n; i++) {
 		const ExplainOperand *e = &o->op[i];
-		if (e->which != p->which)
-			continue;
-		if (attn_matrix_per_head(p->which) && e->head != p->head)
+		if (!ops_in_pane(o, e, p))
 			continue;
 		if (src_row && e->col < 0 && e->row == src)
 			return 1;
