@@ -92,6 +92,83 @@ const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 	return mat_empty(m) ? NULL : m;
 }
 
+/* Which matrices a stage shows: its operands, then its result. */
+int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[ATTN_STAGE_MATRICES])
+{
+	const Lesson *l = a->lesson;
+	int k = 0;
+
+	switch (st) {
+	case STAGE_INPUT:
+		out[k++] = AM_INPUT;
+		if (l->has_source)
+			out[k++] = AM_SOURCE_INPUT;
+		break;
+	case STAGE_POSITIONAL:
+		out[k++] = AM_INPUT;
+		out[k++] = AM_PE;
+		out[k++] = AM_X;
+		if (l->has_source) {
+			out[k++] = AM_SOURCE_INPUT;
+			out[k++] = AM_PE_SRC;
+			out[k++] = AM_S;
+		}
+		break;
+	case STAGE_PROJECT:
+		out[k++] = AM_X;
+		out[k++] = AM_W_Q;
+		out[k++] = AM_Q;
+		if (l->has_source)
+			out[k++] = AM_S;
+		out[k++] = AM_W_K;
+		out[k++] = AM_K;
+		out[k++] = AM_W_V;
+		out[k++] = AM_V;
+		break;
+	case STAGE_SPLIT:
+		out[k++] = AM_Q;
+		out[k++] = AM_K;
+		out[k++] = AM_V;
+		break;
+	case STAGE_SCORES:
+		out[k++] = AM_Q;
+		out[k++] = AM_K;
+		if (l->score == SCORE_ADDITIVE)
+			out[k++] = AM_W_E;
+		out[k++] = AM_SCORES;
+		break;
+	case STAGE_SCALE:
+		out[k++] = AM_SCORES;
+		out[k++] = AM_SCALED;
+		break;
+	case STAGE_MASK:
+		out[k++] = AM_SCALED;
+		out[k++] = AM_MASKED;
+		break;
+	case STAGE_SOFTMAX:
+		out[k++] = AM_MASKED;
+		out[k++] = AM_WEIGHTS;
+		break;
+	case STAGE_WEIGHTED:
+		out[k++] = AM_WEIGHTS;
+		out[k++] = AM_V;
+		out[k++] = AM_WEIGHTED;
+		break;
+	case STAGE_CONCAT:
+		out[k++] = AM_WEIGHTED;
+		out[k++] = AM_CONCAT;
+		break;
+	case STAGE_OUTPUT:
+		out[k++] = AM_CONCAT;
+		out[k++] = AM_W_O;
+		out[k++] = AM_OUTPUT;
+		break;
+	default:
+		break;
+	}
+	return k;
+}
+
 /* ---------------------------------------------------------------- kernels */
 
 /*

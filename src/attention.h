@@ -63,6 +63,14 @@ typedef enum AttnMatrix {
 	AM_COUNT
 } AttnMatrix;
 
+/*
+ * The matrices a stage shows, in order: its operands, then its result (the
+ * last one is what a question on that stage hides). For scores: Q, K (and
+ * w_e), scores; for softmax: masked, weights; … Returns the count.
+ */
+#define ATTN_STAGE_MATRICES 8
+int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[ATTN_STAGE_MATRICES]);
+
 /* "input", "PE", "X", "source_input", "PE_src", "S", "W_q", …, "weighted", "concat", "output". */
 const char *attn_matrix_name(AttnMatrix which);
 /* By exact name (case-sensitive), then case-insensitive; -1 when unknown. */

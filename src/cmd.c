@@ -836,8 +836,8 @@ static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
 	free(data);
 	safe = text_escape(path, "");
 	if (fmt == EXPORT_CSV && t.whole_stage) {
-		AttnMatrix panes[TEXTFMT_MAX_PANES];
-		int n = textfmt_stage_matrices(s->attn, t.stage, panes);
+		AttnMatrix panes[ATTN_STAGE_MATRICES];
+		int n = attn_stage_matrices(s->attn, t.stage, panes);
 		say(out, MSG_INFO, NULL, "wrote %s (the result of stage %s) as csv to %s", attn_matrix_name(panes[n - 1]),
 		    stage_name(t.stage), safe ? safe : "");
 	} else

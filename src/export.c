@@ -145,9 +145,9 @@ static int matrix_stage(const Lesson *l, AttnMatrix w)
 }
 
 /* The matrices of t that exist in a, in order; returns the count (0: nothing to show). */
-static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[TEXTFMT_MAX_PANES])
+static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[ATTN_STAGE_MATRICES])
 {
-	AttnMatrix all[TEXTFMT_MAX_PANES];
+	AttnMatrix all[ATTN_STAGE_MATRICES];
 	int n, k, i;
 
 	if (!t->whole_stage) {
@@ -158,7 +158,7 @@ static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[TEX
 	}
 	if (!lesson_stage_present(a->lesson, t->stage))
 		return 0;
-	n = textfmt_stage_matrices(a, t->stage, all);
+	n = attn_stage_matrices(a, t->stage, all);
 	for (i = k = 0; i < n; i++)
 		if (attn_matrix(a, all[i], t->head) != NULL)
 			out[k++] = all[i];
@@ -190,7 +190,7 @@ static void pane_name(char *buf, size_t size, const Attn *a, AttnMatrix w, int h
 static void target_title(char *buf, size_t size, const Attn *a, const ExportTarget *t)
 {
 	int per_head = 0, i, n;
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 
 	n = target_panes(a, t, panes);
 	for (i = 0; i < n; i++)
@@ -449,8 +449,8 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 
 static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, const ThemeFile *th, char **err)
 {
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
-	Pane pane[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	Pane pane[ATTN_STAGE_MATRICES];
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
 	const char *title = text_get(&a->lesson->title, lang_of(s));
@@ -515,7 +515,7 @@ static void csv_field(StrBuf *b, const char *s)
 
 static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 	int n = target_panes(a, t, panes), i, j;
 	AttnMatrix w = panes[n - 1]; /* a stage's result */
 	const Mat *m = attn_matrix(a, w, t->head);
@@ -618,7 +618,7 @@ static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head)
 
 static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 	int n = target_panes(a, t, panes), i;
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
@@ -725,7 +725,7 @@ static void tex_labels(StrBuf *b, const Attn *a, AttnMatrix w, const Mat *m)
 
 static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 	int n = target_panes(a, t, panes), i, r, c, maxcols = 0;
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
@@ -788,7 +788,7 @@ static char *print_json(cJSON *o, const char *what, char **err)
 
 static char *render_json(const Attn *a, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 	int n = target_panes(a, t, panes), i;
 	cJSON *o = cJSON_CreateObject(), *names;
 	const char *formula = target_formula(a, t, 1);
@@ -823,7 +823,7 @@ oom:
 char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const ExportTarget *t,
                     const ThemeFile *theme, char **err)
 {
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 	ThemeFile builtin;
 
 	*err = NULL;

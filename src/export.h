@@ -24,7 +24,7 @@ int export_format_find(const char *name);
 #define EXPORT_MAX_CELLS 65536
 
 typedef struct ExportTarget {
-	int whole_stage;     /* 1: stage (its matrices as textfmt_stage_matrices lists them); 0: matrix */
+	int whole_stage;     /* 1: stage (its matrices as attn_stage_matrices lists them); 0: matrix */
 	Stage stage;
 	AttnMatrix matrix;
 	int head;            /* 0-based */

@@ -413,8 +413,8 @@ static int run_export(const Args *a)
 		t.stage = (Stage)stage_find(a->stage);
 	if (a->matrix != NULL && a->stage != NULL) {
 		/* both: the matrix must be one the stage shows */
-		AttnMatrix panes[TEXTFMT_MAX_PANES];
-		int k, n = textfmt_stage_matrices(s.attn, (Stage)stage_find(a->stage), panes);
+		AttnMatrix panes[ATTN_STAGE_MATRICES];
+		int k, n = attn_stage_matrices(s.attn, (Stage)stage_find(a->stage), panes);
 		for (k = 0; k < n && panes[k] != t.matrix; k++)
 			;
 		if (k == n) {

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "textfmt.h"
 #include "paths.h"
 #include "strbuf.h"
 
@@ -494,12 +493,12 @@ int session_quiz_pending(const Session *s)
 int session_hidden_matrix(const Session *s)
 {
 	const Step *st = session_step(s);
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 	int count, k;
 
 	if (!session_quiz_pending(s))
 		return -1;
-	count = textfmt_stage_matrices(s->attn, s->stage, panes);
+	count = attn_stage_matrices(s->attn, s->stage, panes);
 	/* A number asked for is hidden where the stage shows it; otherwise the stage's result is. */
 	if (st->quiz.nchoices == 0)
 		for (k = 0; k < count; k++)

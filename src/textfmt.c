@@ -296,81 +296,6 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	}
 }
 
-int textfmt_stage_matrices(const Attn *a, Stage st, AttnMatrix out[TEXTFMT_MAX_PANES])
-{
-	const Lesson *l = a->lesson;
-	int k = 0;
-
-	switch (st) {
-	case STAGE_INPUT:
-		out[k++] = AM_INPUT;
-		if (l->has_source)
-			out[k++] = AM_SOURCE_INPUT;
-		break;
-	case STAGE_POSITIONAL:
-		out[k++] = AM_INPUT;
-		out[k++] = AM_PE;
-		out[k++] = AM_X;
-		if (l->has_source) {
-			out[k++] = AM_SOURCE_INPUT;
-			out[k++] = AM_PE_SRC;
-			out[k++] = AM_S;
-		}
-		break;
-	case STAGE_PROJECT:
-		out[k++] = AM_X;
-		out[k++] = AM_W_Q;
-		out[k++] = AM_Q;
-		if (l->has_source)
-			out[k++] = AM_S;
-		out[k++] = AM_W_K;
-		out[k++] = AM_K;
-		out[k++] = AM_W_V;
-		out[k++] = AM_V;
-		break;
-	case STAGE_SPLIT:
-		out[k++] = AM_Q;
-		out[k++] = AM_K;
-		out[k++] = AM_V;
-		break;
-	case STAGE_SCORES:
-		out[k++] = AM_Q;
-		out[k++] = AM_K;
-		if (l->score == SCORE_ADDITIVE)
-			out[k++] = AM_W_E;
-		out[k++] = AM_SCORES;
-		break;
-	case STAGE_SCALE:
-		out[k++] = AM_SCORES;
-		out[k++] = AM_SCALED;
-		break;
-	case STAGE_MASK:
-		out[k++] = AM_SCALED;
-		out[k++] = AM_MASKED;
-		break;
-	case STAGE_SOFTMAX:
-		out[k++] = AM_MASKED;
-		out[k++] = AM_WEIGHTS;
-		break;
-	case STAGE_WEIGHTED:
-		out[k++] = AM_WEIGHTS;
-		out[k++] = AM_V;
-		out[k++] = AM_WEIGHTED;
-		break;
-	case STAGE_CONCAT:
-		out[k++] = AM_WEIGHTED;
-		out[k++] = AM_CONCAT;
-		break;
-	case STAGE_OUTPUT:
-		out[k++] = AM_CONCAT;
-		out[k++] = AM_W_O;
-		out[k++] = AM_OUTPUT;
-		break;
-	default:
-		break;
-	}
-	return k;
-}
 
 /*
  * Lesson text: control characters escaped; spelled in ASCII on a terminal
@@ -448,7 +373,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 {
 	const Step *step = session_step(s);
 	const char *text = session_text(s, &step->text);
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 	int k, count;
 
 	fputs("== ", f);
@@ -462,7 +387,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	put_escaped(f, text, "\n\t", utf8);
 	fputc('\n', f);
 	fprintf(f, "  %s\n", explain_formula(s->stage, utf8));
-	count = textfmt_stage_matrices(s->attn, s->stage, panes);
+	count = attn_stage_matrices(s->attn, s->stage, panes);
 	for (k = 0; k < count; k++) {
 		if ((int)panes[k] == session_hidden_matrix(s)) {
 			fprintf(f, "\n%s: hidden until you answer (answer VALUE, skip, hint)\n",
@@ -501,7 +426,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 
 void textfmt_lesson(FILE *f, const Session *s, int color, int utf8)
 {
-	AttnMatrix panes[TEXTFMT_MAX_PANES];
+	AttnMatrix panes[ATTN_STAGE_MATRICES];
 	int st, k, h, count;
 
 	fputs("== ", f);
@@ -513,7 +438,7 @@ void textfmt_lesson(FILE *f, const Session *s, int color, int utf8)
 		if (!lesson_stage_present(s->lesson, (Stage)st))
 			continue;
 		fprintf(f, "\n-- stage: %s --\n  %s\n", stage_name((Stage)st), explain_formula((Stage)st, utf8));
-		count = textfmt_stage_matrices(s->attn, (Stage)st, panes);
+		count = attn_stage_matrices(s->attn, (Stage)st, panes);
 		for (k = 0; k < count; k++)
 			for (h = 0; h < (attn_matrix_per_head(panes[k]) ? s->attn->heads : 1); h++) {
 				fputc('\n', f);

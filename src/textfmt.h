@@ -13,9 +13,6 @@
  * utf8: "-∞" rather than "-inf". Labels are escaped.
  */
 void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8);
-/* The matrices a stage shows, in order (operands, then result): returns the count (≤ 8). */
-#define TEXTFMT_MAX_PANES 8
-int textfmt_stage_matrices(const Attn *a, Stage st, AttnMatrix out[TEXTFMT_MAX_PANES]);
 /*
  * A cell's number in at most 9 columns: "0.7071", "-12.35", "1.2e+04", "-∞"
  * ("-inf" when !utf8). buf needs 16 bytes. Returns buf.

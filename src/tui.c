@@ -619,11 +619,11 @@ tui_build_panes(Tui *t, int keep, int refocus)
 	const Lesson *l = s->lesson;
 	Pane old[LAYOUT_MAX_PANES];
 	int nold = keep ? t->npanes : 0;
-	AttnMatrix ms[TEXTFMT_MAX_PANES];
+	AttnMatrix ms[ATTN_STAGE_MATRICES];
 	int k, n = 0;
 
 	memcpy(old, t->pane, sizeof old);
-	k = textfmt_stage_matrices(a, s->stage, ms);
+	k = attn_stage_matrices(a, s->stage, ms);
 	memset(t->pane, 0, sizeof t->pane);
 	/* The windows belong to the layout's slots, not to the matrices. */
 	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
@@ -1752,13 +1752,13 @@ out_message(void *ctx, CmdMsg kind, const char *title, const char *text)
 static int
 stage_showing(const Session *s, AttnMatrix which)
 {
-	AttnMatrix ms[TEXTFMT_MAX_PANES];
+	AttnMatrix ms[ATTN_STAGE_MATRICES];
 	int first = -1;
 
 	for (int st = 0; st < STAGE_COUNT; st++) {
 		if (!lesson_stage_present(s->lesson, (Stage)st))
 			continue;
-		int k = textfmt_stage_matrices(s->attn, (Stage)st, ms);
+		int k = attn_stage_matrices(s->attn, (Stage)st, ms);
 		for (int i = 0; i < k; i++) {
 			if (ms[i] != which)
 				continue;
