@@ -220,32 +220,19 @@ static int cmd_load(Session *s, int argc, char **argv, CmdOut *out)
 
 static int cmd_reload(Session *s, int argc, char **argv, CmdOut *out)
 {
-	char *args[2];
+	char *source = s->source ? strdup(s->source) : NULL, *err = NULL, *warn = NULL;
 	(void)argc; (void)argv;
-	if (s->source == NULL) {
-		char *err = NULL;
-		Lesson *l = session_default_lesson(&err);
-		Session fresh;
-		if (l == NULL || session_init(&fresh, l, NULL, &err) != 0) {
-			lesson_free(l);
-			return fail(out, err);
-		}
-		strcpy(fresh.lang, s->lang);
-		session_free(s);
-		*s = fresh;
-		say(out, MSG_INFO, NULL, "reloaded the built-in lesson");
-		return 0;
+	if (s->source != NULL && source == NULL)
+		return fail(out, NULL);
+	if (session_load(s, source, &err, &warn) != 0) {
+		free(source);
+		free(warn);
+		return fail(out, err);
 	}
-	args[0] = "load";
-	args[1] = s->source;
-	{
-		char *src = strdup(s->source);
-		int rc;
-		args[1] = src;
-		rc = cmd_load(s, 2, args, out);
-		free(src);
-		return rc;
-	}
+	free(warn); /* said when the lesson was first loaded */
+	say(out, MSG_INFO, NULL, "reloaded %s", source ? source : "the built-in lesson");
+	free(source);
+	return 0;
 }
 
 /* The teaching order (session_lesson_order); other lesson files follow alphabetically. */

@@ -454,36 +454,25 @@ out:
 static int open_session(Session *s, const char *name, const char *lang)
 {
 	char *err = NULL, *warn = NULL;
-	Lesson *l;
+	Lesson *l = session_default_lesson(&err);
 
-	if (name == NULL) {
-		l = session_default_lesson(&err);
-		if (l == NULL || session_init(s, l, NULL, &err) != 0) {
-			fprintf(stderr, "attnviz: built-in lesson: %s\n", err ? err : "out of memory");
-			lesson_free(l);
-			free(err);
-			return 1;
-		}
-	} else {
-		Lesson *none = session_default_lesson(&err);
-		/* session_load keeps the current lesson on failure; start from the built-in one */
-		if (none == NULL || session_init(s, none, NULL, &err) != 0) {
-			fprintf(stderr, "attnviz: built-in lesson: %s\n", err ? err : "out of memory");
-			lesson_free(none);
-			free(err);
-			return 1;
-		}
-		if (session_load(s, name, &err, &warn) != 0) {
-			fprintf(stderr, "%s\n", err ? err : "out of memory");
-			free(err);
-			free(warn);
-			session_free(s);
-			return 1;
-		}
-		if (warn != NULL)
-			fputs(warn, stderr);
-		free(warn);
+	/* Start from the built-in lesson; a named one replaces it only if it loads. */
+	if (l == NULL || session_init(s, l, NULL, &err) != 0) {
+		fprintf(stderr, "attnviz: built-in lesson: %s\n", err ? err : "out of memory");
+		lesson_free(l);
+		free(err);
+		return 1;
 	}
+	if (name != NULL && session_load(s, name, &err, &warn) != 0) {
+		fprintf(stderr, "%s\n", err ? err : "out of memory");
+		free(err);
+		free(warn);
+		session_free(s);
+		return 1;
+	}
+	if (warn != NULL)
+		fputs(warn, stderr);
+	free(warn);
 	snprintf(s->lang, sizeof s->lang, "%s", lang);
 	return 0;
 }

@@ -182,10 +182,15 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 	Lesson *l;
 
 	*warn = NULL;
-	path = session_find_lesson(file_or_name, err);
-	if (path == NULL)
-		return -1;
-	l = lesson_load(path, err, warn);
+	if (file_or_name == NULL) { /* the built-in lesson */
+		path = NULL;
+		l = session_default_lesson(err);
+	} else {
+		path = session_find_lesson(file_or_name, err);
+		if (path == NULL)
+			return -1;
+		l = lesson_load(path, err, warn);
+	}
 	if (l == NULL || session_init(&fresh, l, path, err) != 0) {
 		lesson_free(l);
 		free(path);

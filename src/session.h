@@ -69,7 +69,7 @@ void session_free(Session *s);
  * Load FILE or NAME (found in $ATTNVIZ_LESSONS, ./lessons, then the installed
  * share directory) and, only when it loads and computes, replace the session's
  * lesson. On failure the session is unchanged and *err says why.
- * *warn gets the loader's warnings (may be NULL).
+ * *warn gets the loader's warnings (may be NULL). NULL loads the built-in lesson.
  */
 int session_load(Session *s, const char *file_or_name, char **err, char **warn);
 /* The built-in default lesson (lessons/selfattn.json, compiled in). */
