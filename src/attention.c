@@ -12,161 +12,62 @@
 #include "strbuf.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------- names */
+/* ---------------------------------------------------------------- where each matrix lives */
 
-static const char *const matrix_names[AM_COUNT] = {
-	[AM_INPUT] = "input", [AM_PE] = "PE", [AM_X] = "X",
-	[AM_SOURCE_INPUT] = "source_input", [AM_PE_SRC] = "PE_src", [AM_S] = "S",
-	[AM_W_Q] = "W_q", [AM_W_K] = "W_k", [AM_W_V] = "W_v", [AM_W_O] = "W_o", [AM_W_E] = "w_e",
-	[AM_Q] = "Q", [AM_K] = "K", [AM_V] = "V",
-	[AM_SCORES] = "scores", [AM_SCALED] = "scaled", [AM_MASKED] = "masked",
-	[AM_WEIGHTS] = "weights", [AM_WEIGHTED] = "weighted",
-	[AM_CONCAT] = "concat", [AM_OUTPUT] = "output",
+/* Computed matrices of the whole layer, and of each head (the catalogue's MF_PER_HEAD kinds). */
+static const size_t attn_field[AM_COUNT] = {
+	[AM_PE] = offsetof(Attn, PE), [AM_X] = offsetof(Attn, X), [AM_PE_SRC] = offsetof(Attn, PE_src),
+	[AM_S] = offsetof(Attn, S), [AM_Q] = offsetof(Attn, Q), [AM_K] = offsetof(Attn, K),
+	[AM_V] = offsetof(Attn, V), [AM_CONCAT] = offsetof(Attn, concat), [AM_OUTPUT] = offsetof(Attn, output),
+};
+static const size_t head_field[AM_COUNT] = {
+	[AM_SCORES] = offsetof(AttnHead, scores), [AM_SCALED] = offsetof(AttnHead, scaled),
+	[AM_MASKED] = offsetof(AttnHead, masked), [AM_WEIGHTS] = offsetof(AttnHead, weights),
+	[AM_WEIGHTED] = offsetof(AttnHead, weighted),
 };
 
-const char *attn_matrix_name(AttnMatrix which)
+/* The storage of a computed matrix (head h for per-head ones). */
+static Mat *slot(Attn *a, AttnMatrix which, int h)
 {
-	return (unsigned)which < AM_COUNT ? matrix_names[which] : NULL;
-}
-
-int attn_matrix_find(const char *name)
-{
-	int i;
-
-	for (i = 0; i < AM_COUNT; i++)
-		if (strcmp(name, matrix_names[i]) == 0)
-			return i;
-	for (i = 0; i < AM_COUNT; i++)
-		if (strcasecmp(name, matrix_names[i]) == 0)
-			return i;
-	return -1;
-}
-
-int attn_matrix_per_head(AttnMatrix which)
-{
-	return which >= AM_SCORES && which <= AM_WEIGHTED;
-}
-
-int attn_matrix_editable(AttnMatrix which)
-{
-	return which == AM_INPUT || which == AM_SOURCE_INPUT ||
-	       (which >= AM_W_Q && which <= AM_W_E);
+	if (matrix_kinds[which].flags & MF_PER_HEAD)
+		return (Mat *)((char *)&a->head[h] + head_field[which]);
+	return (Mat *)((char *)a + attn_field[which]);
 }
 
 const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 {
-	const Lesson *l = a->lesson;
-	const Mat *m = NULL;
+	const Mat *m;
 
-	if (attn_matrix_per_head(which) && (h < 0 || h >= a->heads))
+	if ((unsigned)which >= AM_COUNT)
 		return NULL;
-	switch (which) {
-	case AM_INPUT: m = &l->input; break;
-	case AM_PE: m = &a->PE; break;
-	case AM_X: m = &a->X; break;
-	case AM_SOURCE_INPUT: m = &l->source_input; break;
-	case AM_PE_SRC: m = &a->PE_src; break;
-	case AM_S: m = &a->S; break;
-	case AM_W_Q: m = &l->W_q; break;
-	case AM_W_K: m = &l->W_k; break;
-	case AM_W_V: m = &l->W_v; break;
-	case AM_W_O: m = &l->W_o; break;
-	case AM_W_E: m = &l->w_e; break;
-	case AM_Q: m = &a->Q; break;
-	case AM_K: m = &a->K; break;
-	case AM_V: m = &a->V; break;
-	case AM_SCORES: m = &a->head[h].scores; break;
-	case AM_SCALED: m = &a->head[h].scaled; break;
-	case AM_MASKED: m = &a->head[h].masked; break;
-	case AM_WEIGHTS: m = &a->head[h].weights; break;
-	case AM_WEIGHTED: m = &a->head[h].weighted; break;
-	case AM_CONCAT: m = &a->concat; break;
-	case AM_OUTPUT: m = mat_empty(&a->output) ? &a->concat : &a->output; break;
-	default: return NULL;
-	}
+	if ((matrix_kinds[which].flags & MF_PER_HEAD) && (h < 0 || h >= a->heads))
+		return NULL;
+	if (matrix_kinds[which].flags & MF_GIVEN)
+		m = lesson_matrix((Lesson *)a->lesson, which);
+	else
+		m = slot((Attn *)a, which, h);
 	return mat_empty(m) ? NULL : m;
 }
 
-/* Which matrices a stage shows: its operands, then its result. */
-int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[ATTN_STAGE_MATRICES])
+int attn_stage_panes(const Attn *a, Stage st, StagePane out[STAGE_MAX_PANES])
 {
-	const Lesson *l = a->lesson;
-	int k = 0;
+	return stage_panes(&a->shape, st, out);
+}
 
-	switch (st) {
-	case STAGE_INPUT:
-		out[k++] = AM_INPUT;
-		if (l->has_source)
-			out[k++] = AM_SOURCE_INPUT;
-		break;
-	case STAGE_POSITIONAL:
-		out[k++] = AM_INPUT;
-		out[k++] = AM_PE;
-		out[k++] = AM_X;
-		if (l->has_source) {
-			out[k++] = AM_SOURCE_INPUT;
-			out[k++] = AM_PE_SRC;
-			out[k++] = AM_S;
-		}
-		break;
-	case STAGE_PROJECT:
-		out[k++] = AM_X;
-		out[k++] = AM_W_Q;
-		out[k++] = AM_Q;
-		if (l->has_source)
-			out[k++] = AM_S;
-		out[k++] = AM_W_K;
-		out[k++] = AM_K;
-		out[k++] = AM_W_V;
-		out[k++] = AM_V;
-		break;
-	case STAGE_SPLIT:
-		out[k++] = AM_Q;
-		out[k++] = AM_K;
-		out[k++] = AM_V;
-		break;
-	case STAGE_SCORES:
-		out[k++] = AM_Q;
-		out[k++] = AM_K;
-		if (l->score == SCORE_ADDITIVE)
-			out[k++] = AM_W_E;
-		out[k++] = AM_SCORES;
-		break;
-	case STAGE_SCALE:
-		out[k++] = AM_SCORES;
-		out[k++] = AM_SCALED;
-		break;
-	case STAGE_MASK:
-		out[k++] = AM_SCALED;
-		out[k++] = AM_MASKED;
-		break;
-	case STAGE_SOFTMAX:
-		out[k++] = AM_MASKED;
-		out[k++] = AM_WEIGHTS;
-		break;
-	case STAGE_WEIGHTED:
-		out[k++] = AM_WEIGHTS;
-		out[k++] = AM_V;
-		out[k++] = AM_WEIGHTED;
-		break;
-	case STAGE_CONCAT:
-		out[k++] = AM_WEIGHTED;
-		out[k++] = AM_CONCAT;
-		break;
-	case STAGE_OUTPUT:
-		out[k++] = AM_CONCAT;
-		out[k++] = AM_W_O;
-		out[k++] = AM_OUTPUT;
-		break;
-	default:
-		break;
-	}
-	return k;
+int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[STAGE_MAX_PANES])
+{
+	StagePane p[STAGE_MAX_PANES];
+	const int n = stage_panes(&a->shape, st, p);
+
+	for (int i = 0; i < n; i++)
+		out[i] = p[i].matrix;
+	return n;
 }
 
 /* ---------------------------------------------------------------- kernels */
@@ -232,57 +133,100 @@ static double additive(const double *q, const double *k, const double *w_e, int 
 
 /* ---------------------------------------------------------------- passes */
 
-/* Pass 0, input + positional: X = input + PE  (n × d_model); S likewise for a source. */
-static int pass_input(Attn *a, const Lesson *l)
+/*
+ * One pass per stage, in the order of the stage table (catalog.h), each
+ * writing the matrices that stage makes into storage already allocated to
+ * the catalogue's shapes. Every pass runs, whether or not the lesson shows
+ * its stage: without a mask, masked is scaled itself; with one head,
+ * concat is that head's output; without W_o, output is concat.
+ */
+typedef void (*StageKernel)(Attn *a, const Lesson *l);
+
+/* Pass 0, input: X = input (n × d_model); S = source_input (m × d_src). */
+static void pass_input(Attn *a, const Lesson *l)
+{
+	memcpy(a->X.a, l->input.a, (size_t)l->n * (size_t)l->d_model * sizeof(double));
+	if (l->has_source)
+		memcpy(a->S.a, l->source_input.a, (size_t)l->m * (size_t)l->d_src * sizeof(double));
+}
+
+/* Pass 1, positional: X += PE (n × d_model); S += PE_src (m × d_src). */
+static void pass_positional(Attn *a, const Lesson *l)
 {
 	size_t i, count;
 
-	if (mat_copy(&a->X, &l->input) != 0)
-		return -1;
-	if (l->positional == POS_SINUSOIDAL) {
-		if (mat_alloc(&a->PE, l->n, l->d_model) != 0)
-			return -1;
-		attn_positional(&a->PE);
-		count = (size_t)l->n * (size_t)l->d_model;
-		for (i = 0; i < count; i++)
-			a->X.a[i] += a->PE.a[i];
-	}
+	if (l->positional != POS_SINUSOIDAL)
+		return;
+	attn_positional(&a->PE);
+	count = (size_t)l->n * (size_t)l->d_model;
+	for (i = 0; i < count; i++)
+		a->X.a[i] += a->PE.a[i];
 	if (!l->has_source)
-		return 0;
-	if (mat_copy(&a->S, &l->source_input) != 0)
-		return -1;
-	if (l->positional == POS_SINUSOIDAL) {
-		if (mat_alloc(&a->PE_src, l->m, l->d_src) != 0)
-			return -1;
-		attn_positional(&a->PE_src);
-		count = (size_t)l->m * (size_t)l->d_src;
-		for (i = 0; i < count; i++)
-			a->S.a[i] += a->PE_src.a[i];
-	}
-	return 0;
+		return;
+	attn_positional(&a->PE_src);
+	count = (size_t)l->m * (size_t)l->d_src;
+	for (i = 0; i < count; i++)
+		a->S.a[i] += a->PE_src.a[i];
 }
 
-/* Pass 1, project: Q = X·W_q (n × h·d_k), K = S·W_k (m × h·d_k), V = S·W_v (m × h·d_v). */
-static int pass_project(Attn *a, const Lesson *l)
+/* Pass 2, project: Q = X·W_q (n × h·d_k), K = S·W_k (m × h·d_k), V = S·W_v (m × h·d_v). */
+static void pass_project(Attn *a, const Lesson *l)
 {
 	const Mat *S = l->has_source ? &a->S : &a->X;
 
-	if (mat_alloc(&a->Q, l->n, l->W_q.cols) != 0 ||
-	    mat_alloc(&a->K, l->m, l->W_k.cols) != 0 ||
-	    mat_alloc(&a->V, l->m, l->W_v.cols) != 0)
-		return -1;
 	mat_mul(&a->X, &l->W_q, &a->Q);
 	mat_mul(S, &l->W_k, &a->K);
 	mat_mul(S, &l->W_v, &a->V);
-	return 0;
 }
 
-/* Which keys each query may see: visible (n × m), 1 = may attend. */
+/*
+ * Pass 3, scores, for each head h, reading the head's columns of Q and K:
+ *   q_i = Q[i][h·d_k … (h+1)·d_k)   k_j = K[j][same]
+ *   scores  n × m   q_i · k_j   (or Σ_c w_e[c]·tanh(q_ic + k_jc))
+ */
+static void pass_scores(Attn *a, const Lesson *l)
+{
+	const int n = l->n, m = l->m, dk = l->d_k;
+	int h, i, j;
+
+	for (h = 0; h < a->heads; h++) {
+		AttnHead *hd = &a->head[h];
+		if (l->score == SCORE_ADDITIVE) {
+			const double *w_e = &l->w_e.a[h * dk];
+			for (i = 0; i < n; i++) {
+				const double *q_i = &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * dk];
+				double *scores_i = &hd->scores.a[(size_t)i * m];
+				for (j = 0; j < m; j++) {
+					const double *k_j = &a->K.a[(size_t)j * a->K.cols + (size_t)h * dk];
+					scores_i[j] = additive(q_i, k_j, w_e, dk);
+				}
+			}
+		} else {
+			/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
+			mat_mul_view(n, dk, m, &a->Q.a[(size_t)h * dk], (size_t)a->Q.cols, &a->K.a[(size_t)h * dk],
+			             (size_t)a->K.cols, 1, hd->scores.a, (size_t)m, 0);
+		}
+	}
+}
+
+/* Pass 4, scale: scaled (n × m) = scores × factor (1/√d_k by default). */
+static void pass_scale(Attn *a, const Lesson *l)
+{
+	const size_t count = (size_t)l->n * (size_t)l->m;
+	int h;
+
+	for (h = 0; h < a->heads; h++)
+		for (size_t ij = 0; ij < count; ij++)
+			a->head[h].scaled.a[ij] = a->head[h].scores.a[ij] * a->factor;
+}
+
+/* Which keys each query may see: visible (n × m), 1 = may attend; rows with none. */
 static void build_visibility(Attn *a, const Lesson *l)
 {
 	int i, j;
 
-	for (i = 0; i < l->n; i++)
+	for (i = 0; i < l->n; i++) {
+		int seen = 0;
 		for (j = 0; j < l->m; j++) {
 			int v = 1;
 			switch (l->mask) {
@@ -292,72 +236,63 @@ static void build_visibility(Attn *a, const Lesson *l)
 			case MASK_MATRIX: v = MAT_AT(l->mask_matrix, i, j) != 0.0; break;
 			}
 			a->visible[(size_t)i * l->m + j] = (unsigned char)v;
+			seen |= v;
+		}
+		if (l->mask_fill_inf) {
+			a->row_all_masked[i] = (unsigned char)!seen;
+			a->any_row_all_masked |= !seen;
+		}
+	}
+}
+
+/* Pass 5, mask: masked (n × m) = scaled, hidden cells := fill (−∞ unless mask_fill says otherwise). */
+static void pass_mask(Attn *a, const Lesson *l)
+{
+	const size_t count = (size_t)l->n * (size_t)l->m;
+	const double fill = l->mask_fill_inf ? -INFINITY : l->mask_fill;
+	int h;
+
+	build_visibility(a, l);
+	for (h = 0; h < a->heads; h++)
+		for (size_t ij = 0; ij < count; ij++)
+			a->head[h].masked.a[ij] = a->visible[ij] ? a->head[h].scaled.a[ij] : fill;
+}
+
+/* With a causal −∞ mask, row i ends at key i: what follows has exactly 0 weight. */
+static int causal_skip(const Lesson *l)
+{
+	return l->mask == MASK_CAUSAL && l->mask_fill_inf;
+}
+
+/* Pass 6, softmax: each row of masked becomes weights (n × m) that sum to 1 (0 with nothing visible). */
+static void pass_softmax(Attn *a, const Lesson *l)
+{
+	const int n = l->n, m = l->m;
+	int h, i;
+
+	for (h = 0; h < a->heads; h++)
+		for (i = 0; i < n; i++) {
+			const int len = causal_skip(l) ? i + 1 : m;
+			attn_softmax_row(&a->head[h].masked.a[(size_t)i * m], &a->head[h].weights.a[(size_t)i * m], len);
 		}
 }
 
 /*
- * Passes 2–6 for head h, reading the head's columns of Q, K and V:
- *   q_i = Q[i][h·d_k … (h+1)·d_k)   k_j = K[j][same]   v_j = V[j][h·d_v … (h+1)·d_v)
- *   scores   n × m   q_i · k_j                     (or Σ_c w_e[c]·tanh(q_ic + k_jc))
- *   scaled   n × m   scores × factor               (factor = 1/√d_k by default)
- *   masked   n × m   scaled, hidden cells := fill  (−∞ unless mask_fill says otherwise)
- *   weights  n × m   softmax of each row of masked
- *   weighted n × d_v weights · v                   (row i = Σ_j w_ij v_j)
- * With a −∞ fill, the hidden cells cost nothing after the scores: their
- * weight is exactly 0, so softmax and the weighted sum skip them.
+ * Pass 7, weighted (n × d_v) = weights (n × m) · V_head (m × d_v): row i is
+ * Σ_j w_ij · v_j. Under a causal −∞ mask, w_ij = 0 for j > i, and the
+ * kernel skips those terms.
  */
-static void pass_head(Attn *a, const Lesson *l, int h)
+static void pass_weighted(Attn *a, const Lesson *l)
 {
-	AttnHead *hd = &a->head[h];
-	const int n = l->n, m = l->m, dk = l->d_k, dv = l->d_v;
-	const int skip_hidden = l->mask != MASK_NONE && l->mask_fill_inf;
-	const double *w_e = l->score == SCORE_ADDITIVE ? &l->w_e.a[h * dk] : NULL;
-	int i, j;
+	const int n = l->n, m = l->m, dv = l->d_v;
+	int h;
 
-	/* Pass 2, scores: how well query i matches key j. */
-	if (w_e != NULL) {
-		for (i = 0; i < n; i++) {
-			const double *q_i = &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * dk];
-			double *scores_i = &hd->scores.a[(size_t)i * m];
-			for (j = 0; j < m; j++) {
-				const double *k_j = &a->K.a[(size_t)j * a->K.cols + (size_t)h * dk];
-				scores_i[j] = additive(q_i, k_j, w_e, dk);
-			}
-		}
-	} else {
-		/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
-		mat_mul_view(n, dk, m, &a->Q.a[(size_t)h * dk], (size_t)a->Q.cols, &a->K.a[(size_t)h * dk],
-		             (size_t)a->K.cols, 1, hd->scores.a, (size_t)m, 0);
-	}
-
-	/* Passes 3 and 4, scale then mask. */
-	for (i = 0; i < n; i++)
-		for (j = 0; j < m; j++) {
-			const size_t ij = (size_t)i * m + j;
-			hd->scaled.a[ij] = hd->scores.a[ij] * a->factor;
-			if (a->visible[ij])
-				hd->masked.a[ij] = hd->scaled.a[ij];
-			else
-				hd->masked.a[ij] = l->mask_fill_inf ? -INFINITY : l->mask_fill;
-		}
-
-	/* Pass 5, softmax: each row becomes weights that sum to 1 (0 with nothing visible). */
-	for (i = 0; i < n; i++) {
-		/* With a causal −∞ mask, row i ends at key i. */
-		const int len = skip_hidden && l->mask == MASK_CAUSAL ? i + 1 : m;
-		attn_softmax_row(&hd->masked.a[(size_t)i * m], &hd->weights.a[(size_t)i * m], len);
-	}
-
-	/*
-	 * Pass 6, weighted (n × d_v) = weights (n × m) · V_head (m × d_v): row i is
-	 * Σ_j w_ij · v_j. Under a causal −∞ mask, w_ij = 0 for j > i, and the
-	 * kernel skips those terms.
-	 */
-	mat_mul_view(n, m, dv, hd->weights.a, (size_t)m, &a->V.a[(size_t)h * dv], (size_t)a->V.cols, 0,
-	             hd->weighted.a, (size_t)dv, skip_hidden && l->mask == MASK_CAUSAL);
+	for (h = 0; h < a->heads; h++)
+		mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)h * dv], (size_t)a->V.cols, 0,
+		             a->head[h].weighted.a, (size_t)dv, causal_skip(l));
 }
 
-/* Pass 7, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
+/* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
 static void pass_concat(Attn *a, const Lesson *l)
 {
 	int h, i;
@@ -369,14 +304,43 @@ static void pass_concat(Attn *a, const Lesson *l)
 			       (size_t)l->d_v * sizeof(double));
 }
 
-/* Pass 8, output: output = concat · W_o  (n × h·d_v)·(h·d_v × d_out) = n × d_out. */
-static int pass_output(Attn *a, const Lesson *l)
+/* Pass 9, output: output = concat · W_o  (n × h·d_v)·(h·d_v × d_out) = n × d_out; concat without W_o. */
+static void pass_output(Attn *a, const Lesson *l)
 {
 	if (mat_empty(&l->W_o))
-		return 0;
-	if (mat_alloc(&a->output, l->n, l->W_o.cols) != 0)
-		return -1;
-	mat_mul(&a->concat, &l->W_o, &a->output);
+		memcpy(a->output.a, a->concat.a, (size_t)a->concat.rows * (size_t)a->concat.cols * sizeof(double));
+	else
+		mat_mul(&a->concat, &l->W_o, &a->output);
+}
+
+/* The kernel of each stage: the engine's half of the stage table (catalog.c has the rest). */
+static const StageKernel stage_kernel[STAGE_COUNT] = {
+	[STAGE_INPUT] = pass_input,
+	[STAGE_POSITIONAL] = pass_positional,
+	[STAGE_PROJECT] = pass_project,
+	[STAGE_SPLIT] = NULL, /* a view of Q, K and V: nothing to compute */
+	[STAGE_SCORES] = pass_scores,
+	[STAGE_SCALE] = pass_scale,
+	[STAGE_MASK] = pass_mask,
+	[STAGE_SOFTMAX] = pass_softmax,
+	[STAGE_WEIGHTED] = pass_weighted,
+	[STAGE_CONCAT] = pass_concat,
+	[STAGE_OUTPUT] = pass_output,
+};
+
+/* Allocate every computed matrix this lesson has, to the catalogue's shape. */
+static int alloc_matrices(Attn *a)
+{
+	for (int w = 0; w < AM_COUNT; w++) {
+		const MatrixKind *k = &matrix_kinds[w];
+		int rows, cols;
+		if ((k->flags & MF_GIVEN) || !matrix_present(&a->shape, (AttnMatrix)w, NULL))
+			continue;
+		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
+		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)
+			if (mat_alloc(slot(a, (AttnMatrix)w, h), rows, cols) != 0)
+				return -1;
+	}
 	return 0;
 }
 
@@ -399,12 +363,12 @@ static int find_overflow(const Attn *a, AttnMatrix *which, int *head, int *row, 
 	int w, h, i, j;
 
 	for (w = 0; w < AM_COUNT; w++)
-		for (h = 0; h < (attn_matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
+		for (h = 0; h < (matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
 			const Mat *m = attn_matrix(a, (AttnMatrix)w, h);
 			for (i = 0; m != NULL && i < m->rows; i++)
 				for (j = 0; j < m->cols; j++) {
 					const double x = MAT_AT(*m, i, j);
-					const int hidden = w == AM_MASKED && l->mask_fill_inf && !a->visible[(size_t)i * l->m + j];
+					const int hidden = (matrix_kinds[w].flags & MF_MASKED) && l->mask_fill_inf && !a->visible[(size_t)i * l->m + j];
 					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
 						*which = (AttnMatrix)w;
 						*head = h;
@@ -420,12 +384,13 @@ static int find_overflow(const Attn *a, AttnMatrix *which, int *head, int *row, 
 Attn *attn_compute(const Lesson *l, char **err)
 {
 	Attn *a = calloc(1, sizeof *a);
-	int h;
+	int st;
 
 	*err = NULL;
 	if (a == NULL)
 		goto oom;
 	a->lesson = l;
+	lesson_shape(l, &a->shape);
 	if (count_numbers(l) > (double)LESSON_MAX_NUMBERS) {
 		*err = str_printf("the computation would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
 		              count_numbers(l), (long)LESSON_MAX_NUMBERS);
@@ -441,45 +406,22 @@ Attn *attn_compute(const Lesson *l, char **err)
 	a->head = calloc((size_t)l->heads, sizeof *a->head);
 	a->visible = malloc((size_t)l->n * (size_t)l->m);
 	a->row_all_masked = calloc((size_t)l->n, 1);
-	if (a->head == NULL || a->visible == NULL || a->row_all_masked == NULL)
+	if (a->head == NULL || a->visible == NULL || a->row_all_masked == NULL || alloc_matrices(a) != 0)
 		goto oom;
-	if (pass_input(a, l) != 0 || pass_project(a, l) != 0)
-		goto oom;
-	build_visibility(a, l);
-	if (l->mask_fill_inf) {
-		int i, j;
-		for (i = 0; i < l->n; i++) {
-			int seen = 0;
-			for (j = 0; j < l->m && !seen; j++)
-				seen = a->visible[(size_t)i * l->m + j];
-			a->row_all_masked[i] = (unsigned char)!seen;
-			a->any_row_all_masked |= !seen;
-		}
-	}
-	for (h = 0; h < l->heads; h++) {
-		AttnHead *hd = &a->head[h];
-		if (mat_alloc(&hd->scores, l->n, l->m) != 0 || mat_alloc(&hd->scaled, l->n, l->m) != 0 ||
-		    mat_alloc(&hd->masked, l->n, l->m) != 0 || mat_alloc(&hd->weights, l->n, l->m) != 0 ||
-		    mat_alloc(&hd->weighted, l->n, l->d_v) != 0)
-			goto oom;
-		pass_head(a, l, h);
-	}
-	if (mat_alloc(&a->concat, l->n, l->heads * l->d_v) != 0)
-		goto oom;
-	pass_concat(a, l);
-	if (pass_output(a, l) != 0)
-		goto oom;
+	for (st = 0; st < STAGE_COUNT; st++)
+		if (stage_kernel[st] != NULL)
+			stage_kernel[st](a, l);
 	{
 		AttnMatrix w;
 		int oh, i, j;
 		if (find_overflow(a, &w, &oh, &i, &j)) {
 			const double x = MAT_AT(*attn_matrix(a, w, oh), i, j);
 			char where[32] = "";
-			if (attn_matrix_per_head(w) && a->heads > 1)
+			if (matrix_per_head((AttnMatrix)w) && a->heads > 1)
 				snprintf(where, sizeof where, " of head %d", oh);
 			*err = str_printf("the numbers grow too large to compute: %s[%d][%d]%s is %s (doubles overflow "
 			                  "past about 1.8e308); use smaller inputs or weights",
-			                  attn_matrix_name(w), i, j, where, isnan(x) ? "not a number" : x > 0 ? "+inf" : "-inf");
+			                  matrix_name(w), i, j, where, isnan(x) ? "not a number" : x > 0 ? "+inf" : "-inf");
 			attn_free(a);
 			return NULL;
 		}

@@ -22,6 +22,7 @@ typedef struct AttnHead {
 
 typedef struct Attn {
 	const Lesson *lesson; /* borrowed: the lesson this was computed from */
+	LessonShape shape;    /* its sizes and features, for the catalogue's rules */
 	double factor;        /* the scale factor applied to scores */
 	Mat PE;               /* n × d_model, empty without positional encoding */
 	Mat X;                /* n × d_model: input + PE */
@@ -31,7 +32,7 @@ typedef struct Attn {
 	int heads;
 	AttnHead *head;       /* heads of them */
 	Mat concat;           /* n × h·d_v */
-	Mat output;           /* n × d_out: concat · W_o (empty without W_o: then concat is the output) */
+	Mat output;           /* n × d_out: concat · W_o (a copy of concat without W_o) */
 	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;
@@ -52,34 +53,16 @@ void attn_positional(Mat *PE);
  * Returns 0, or 1 when every entry is −∞ (out is then all 0). */
 int attn_softmax_row(const double *x, double *out, int len);
 
-/* ---- names for the matrices a learner can ask for ---- */
+/* ---- the matrices and stages of a computed lesson (names and kinds: catalog.h) ---- */
 
-typedef enum AttnMatrix {
-	AM_INPUT, AM_PE, AM_X, AM_SOURCE_INPUT, AM_PE_SRC, AM_S,
-	AM_W_Q, AM_W_K, AM_W_V, AM_W_O, AM_W_E,
-	AM_Q, AM_K, AM_V,
-	AM_SCORES, AM_SCALED, AM_MASKED, AM_WEIGHTS, AM_WEIGHTED,
-	AM_CONCAT, AM_OUTPUT,
-	AM_COUNT
-} AttnMatrix;
-
-/*
- * The matrices a stage shows, in order: its operands, then its result (the
- * last one is what a question on that stage hides). For scores: Q, K (and
- * w_e), scores; for softmax: masked, weights; … Returns the count.
- */
-#define ATTN_STAGE_MATRICES 8
-int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[ATTN_STAGE_MATRICES]);
-
-/* "input", "PE", "X", "source_input", "PE_src", "S", "W_q", …, "weighted", "concat", "output". */
-const char *attn_matrix_name(AttnMatrix which);
-/* By exact name (case-sensitive), then case-insensitive; -1 when unknown. */
-int attn_matrix_find(const char *name);
-/* 1 for the per-head matrices (scores … weighted). */
-int attn_matrix_per_head(AttnMatrix which);
-/* 1 for the matrices a learner may edit with `set` (input, source_input, W_*, w_e). */
-int attn_matrix_editable(AttnMatrix which);
 /* The matrix (for per-head ones, of head h); NULL when absent in this lesson. */
 const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h);
+/*
+ * The panes stage st shows in this computation: its operands, then its
+ * result (the last one is what a question on that stage hides). Returns the count.
+ */
+int attn_stage_panes(const Attn *a, Stage st, StagePane out[STAGE_MAX_PANES]);
+/* The same, only the matrices. */
+int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[STAGE_MAX_PANES]);
 
 #endif

@@ -89,7 +89,7 @@ static int parse_double(const char *s, double *v, CmdOut *out, const char *what)
 /* A matrix by name, present in this lesson. */
 static int parse_matrix(const Session *s, const char *name, CmdOut *out)
 {
-	int w = attn_matrix_find(name);
+	int w = matrix_find(name);
 
 	if (w < 0) {
 		char list[512] = "";
@@ -97,13 +97,13 @@ static int parse_matrix(const Session *s, const char *name, CmdOut *out)
 		for (i = 0; i < AM_COUNT; i++)
 			if (attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL) {
 				strcat(list, i ? " " : "");
-				strcat(list, attn_matrix_name((AttnMatrix)i));
+				strcat(list, matrix_name((AttnMatrix)i));
 			}
 		say(out, MSG_ERROR, NULL, "unknown matrix: %s (this lesson has: %s)", name, list);
 		return -1;
 	}
 	if (attn_matrix(s->attn, (AttnMatrix)w, 0) == NULL) {
-		say(out, MSG_ERROR, NULL, "%s is not part of this lesson", attn_matrix_name((AttnMatrix)w));
+		say(out, MSG_ERROR, NULL, "%s is not part of this lesson", matrix_name((AttnMatrix)w));
 		return -1;
 	}
 	return w;
@@ -361,7 +361,7 @@ static int hidden(const Session *s, int which, CmdOut *out)
 {
 	if (which >= 0 && which == session_hidden_matrix(s)) {
 		say(out, MSG_ERROR, NULL, "%s stays hidden until you answer the question (answer VALUE, skip, hint)",
-		    attn_matrix_name((AttnMatrix)which));
+		    matrix_name((AttnMatrix)which));
 		return 1;
 	}
 	return 0;
@@ -420,20 +420,6 @@ typedef struct SetArg {
 	double value;
 } SetArg;
 
-static Mat *lesson_matrix(Lesson *l, AttnMatrix w)
-{
-	switch (w) {
-	case AM_INPUT: return &l->input;
-	case AM_SOURCE_INPUT: return &l->source_input;
-	case AM_W_Q: return &l->W_q;
-	case AM_W_K: return &l->W_k;
-	case AM_W_V: return &l->W_v;
-	case AM_W_O: return &l->W_o;
-	case AM_W_E: return &l->w_e;
-	default: return NULL;
-	}
-}
-
 static int edit_set(Lesson *l, void *arg, char **err)
 {
 	const SetArg *a = arg;
@@ -441,7 +427,7 @@ static int edit_set(Lesson *l, void *arg, char **err)
 	/* The compare variant may have other shapes (prefix.json: fewer tokens). */
 	if (m == NULL || a->row >= m->rows || a->col >= m->cols) {
 		char buf[160];
-		snprintf(buf, sizeof buf, "%s[%d][%d] is outside its %d × %d", attn_matrix_name(a->which), a->row, a->col,
+		snprintf(buf, sizeof buf, "%s[%d][%d] is outside its %d × %d", matrix_name(a->which), a->row, a->col,
 		         m ? m->rows : 0, m ? m->cols : 0);
 		*err = strdup(buf);
 		return -1;
@@ -487,9 +473,9 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 	w = parse_matrix(s, name, out);
 	if (w < 0)
 		return -1;
-	if (!attn_matrix_editable((AttnMatrix)w)) {
+	if (!matrix_editable((AttnMatrix)w)) {
 		say(out, MSG_ERROR, NULL, "%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)",
-		    attn_matrix_name((AttnMatrix)w), s->lesson->has_source ? ", source_input" : "");
+		    matrix_name((AttnMatrix)w), s->lesson->has_source ? ", source_input" : "");
 		return -1;
 	}
 	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
@@ -501,7 +487,7 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 	a.col = (int)col;
 	if (session_edit(s, edit_set, &a, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, "%s[%ld][%ld] = %s; everything after it is recomputed", attn_matrix_name(a.which), row, col, vs);
+	say(out, MSG_INFO, NULL, "%s[%ld][%ld] = %s; everything after it is recomputed", matrix_name(a.which), row, col, vs);
 	return 0;
 }
 
@@ -771,10 +757,10 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		}
 		free(sums);
 	}
-	if (attn_matrix_per_head((AttnMatrix)w) && l->heads > 1)
-		snprintf(title, sizeof title, "stats: %s (head %d)", attn_matrix_name((AttnMatrix)w), head);
+	if (matrix_per_head((AttnMatrix)w) && l->heads > 1)
+		snprintf(title, sizeof title, "stats: %s (head %d)", matrix_name((AttnMatrix)w), head);
 	else
-		snprintf(title, sizeof title, "stats: %s", attn_matrix_name((AttnMatrix)w));
+		snprintf(title, sizeof title, "stats: %s", matrix_name((AttnMatrix)w));
 	say(out, MSG_TEXT, title, "%s", text);
 	free(text);
 	return 0;
@@ -823,13 +809,13 @@ static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
 	free(data);
 	safe = text_escape(path, "");
 	if (fmt == EXPORT_CSV && t.whole_stage) {
-		AttnMatrix panes[ATTN_STAGE_MATRICES];
+		AttnMatrix panes[STAGE_MAX_PANES];
 		int n = attn_stage_matrices(s->attn, t.stage, panes);
-		say(out, MSG_INFO, NULL, "wrote %s (the result of stage %s) as csv to %s", attn_matrix_name(panes[n - 1]),
+		say(out, MSG_INFO, NULL, "wrote %s (the result of stage %s) as csv to %s", matrix_name(panes[n - 1]),
 		    stage_name(t.stage), safe ? safe : "");
 	} else
 		say(out, MSG_INFO, NULL, "wrote %s %s as %s to %s", t.whole_stage ? "stage" : "matrix",
-		    t.whole_stage ? stage_name(t.stage) : attn_matrix_name(t.matrix), export_format_name((ExportFormat)fmt),
+		    t.whole_stage ? stage_name(t.stage) : matrix_name(t.matrix), export_format_name((ExportFormat)fmt),
 		    safe ? safe : "");
 	free(safe);
 	return 0;
@@ -1173,7 +1159,7 @@ char **cmd_complete(const Session *s, CmdArg kind, const char *word)
 	case ARG_MATRIX:
 		for (i = 0; i < AM_COUNT; i++)
 			if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
-				add_candidate(&list, &count, word, attn_matrix_name((AttnMatrix)i));
+				add_candidate(&list, &count, word, matrix_name((AttnMatrix)i));
 		break;
 	case ARG_FILE:
 		complete_paths(&list, &count, word);

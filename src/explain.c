@@ -156,12 +156,156 @@ static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int 
 	strbuf_printf(b, "\n= %s\n", num(x3, sum, utf8));
 }
 
-char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf8, char **err)
+/* ------------------------------------------------------------ each stage's cells */
+
+/*
+ * How a stage explains one cell of a matrix it makes (the explain column of
+ * the stage table: the catalogue's made_by names the stage of each matrix).
+ * b already holds the cell's value line; each adds the arithmetic.
+ */
+typedef void (*StageExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
+
+static void explain_given(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)a, (void)h, (void)utf8;
+	if (matrix_kinds[which].flags & MF_PARAM)
+		strbuf_printf(b, "a weight, as the lesson gives it: a learned parameter in a real model.\n"
+		                 "Change it with `set %s[%d][%d] VALUE` and watch everything after it change.\n",
+		              matrix_name(which), i, j);
+	else
+		strbuf_printf(b, "an input number, as the lesson gives it (or its generator made it).\n");
+}
+
+static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const Lesson *l = a->lesson;
+	const int source = matrix_kinds[which].row_axis == AXIS_KEY && l->has_source;
+	char x1[32], x2[32];
+
+	(void)h;
+	if (which == AM_PE || which == AM_PE_SRC) {
+		const int even = j - j % 2, width = source ? l->d_src : l->d_model;
+		strbuf_printf(b, "%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n", j % 2 ? "cos" : "sin", even, width, i,
+		              j % 2 ? "cos" : "sin", num(x1, i / pow(10000.0, (double)even / width), utf8));
+		return;
+	}
+	{
+		const Mat *in = source ? &l->source_input : &l->input;
+		const Mat *pe = source ? &a->PE_src : &a->PE;
+		if (mat_empty(pe))
+			strbuf_printf(b, "the input itself (no positional encoding).\n");
+		else
+			strbuf_printf(b, "= input + PE = %s + %s\n", num(x1, MAT_AT(*in, i, j), utf8), num(x2, MAT_AT(*pe, i, j), utf8));
+	}
+}
+
+static void explain_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const int q = which == AM_Q;
+	const Mat *W = q ? &l->W_q : which == AM_K ? &l->W_k : &l->W_v;
+	const int width = matrix_kinds[which].head_cols == DIM_DK ? l->d_k : l->d_v;
+
+	(void)h;
+	explain_product(b, q || !l->has_source ? &a->X : &a->S, i, W, j, utf8, q || !l->has_source ? "X" : "S",
+	                matrix_name(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V), 0, 0, q ? l->d_model : l->d_src);
+	if (a->heads > 1)
+		strbuf_printf(b, "(column %d belongs to head %d)\n", j, j / width);
+}
+
+static void explain_scores(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)which;
+	explain_dot(b, a, h, i, j, utf8);
+}
+
+static void explain_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	char x1[32], x2[32];
+
+	(void)which;
+	strbuf_printf(b, "= score %s factor = %s %s %s", sym(utf8, "\u00d7", "*"), num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
+	              sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
+	if (l->scale == SCALE_SQRT_DK)
+		strbuf_printf(b, "  (1/%s%d: d_k = %d)\n", sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
+	else if (l->scale == SCALE_NONE)
+		strbuf_printf(b, "  (this lesson does not scale)\n");
+	else
+		strbuf_printf(b, "  (the lesson's own factor)\n");
+}
+
+static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	char x1[32];
+
+	(void)which, (void)h;
+	if (a->visible[(size_t)i * l->m + j]) {
+		strbuf_printf(b, "query %d may see key %d, so the scaled score passes through unchanged.\n", i, j);
+		return;
+	}
+	strbuf_printf(b, "query %d may not see key %d (%s mask), so the cell becomes %s\n", i, j,
+	              l->mask == MASK_CAUSAL ? "causal: a later token" : l->mask == MASK_PADDING ? "padding" : "the lesson's",
+	              l->mask_fill_inf ? sym(utf8, "-\u221e: exp(-\u221e) = 0, no weight at all.", "-inf: exp(-inf) = 0, no weight at all.")
+	                               : "the fill value; it still gets exp(fill - max) of the weight.");
+	if (!l->mask_fill_inf)
+		strbuf_printf(b, "(mask_fill = %s)\n", num(x1, l->mask_fill, utf8));
+}
+
+static void explain_softmax_cell(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)which;
+	explain_softmax(b, a, h, i, j, utf8);
+}
+
+static void explain_weighted_cell(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)which;
+	explain_weighted(b, a, h, i, j, utf8);
+}
+
+static void explain_concat(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const int dv = a->lesson->d_v;
+
+	(void)which, (void)h, (void)i, (void)utf8;
+	strbuf_printf(b, "column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n", j,
+	              j % dv, j / dv, j / dv, (j / dv) * dv, (j / dv + 1) * dv - 1);
+}
+
+static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+
+	(void)which, (void)h;
+	if (mat_empty(&l->W_o))
+		strbuf_printf(b, "no W_o in this lesson: the output is concat itself.\n");
+	else
+		explain_product(b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o", 0, 0, l->W_o.rows);
+}
+
+/* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels). */
+static const StageExplain stage_explain[STAGE_COUNT] = {
+	[STAGE_INPUT] = explain_given,
+	[STAGE_POSITIONAL] = explain_positional,
+	[STAGE_PROJECT] = explain_project,
+	[STAGE_SPLIT] = NULL, /* makes nothing of its own */
+	[STAGE_SCORES] = explain_scores,
+	[STAGE_SCALE] = explain_scale,
+	[STAGE_MASK] = explain_mask,
+	[STAGE_SOFTMAX] = explain_softmax_cell,
+	[STAGE_WEIGHTED] = explain_weighted_cell,
+	[STAGE_CONCAT] = explain_concat,
+	[STAGE_OUTPUT] = explain_output,
+};
+
+char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf8, char **err)
+{
 	const Mat *m = attn_matrix(a, which, h);
 	StrBuf b = { 0 };
-	char x1[32], x2[32];
+	char x1[32];
+	Stage st;
 
 	*err = NULL;
 	if (m == NULL) {
@@ -169,14 +313,11 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 		return NULL;
 	}
 	if (i < 0 || i >= m->rows || j < 0 || j >= m->cols) {
-		char tmp[160];
-		snprintf(tmp, sizeof tmp, "%s has rows 0..%d and columns 0..%d", attn_matrix_name(which), m->rows - 1,
-		         m->cols - 1);
-		*err = strdup(tmp);
+		*err = str_printf("%s has rows 0..%d and columns 0..%d", matrix_name(which), m->rows - 1, m->cols - 1);
 		return NULL;
 	}
-	strbuf_printf(&b, "%s[%d][%d]", attn_matrix_name(which), i, j);
-	if (attn_matrix_per_head(which) && a->heads > 1)
+	strbuf_printf(&b, "%s[%d][%d]", matrix_name(which), i, j);
+	if (matrix_per_head(which) && a->heads > 1)
 		strbuf_printf(&b, " (head %d)", h);
 	strbuf_printf(&b, " = %s", num(x1, MAT_AT(*m, i, j), utf8));
 	if (textfmt_token_columns(a, which)) {
@@ -186,91 +327,10 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 		buf_label(&b, textfmt_col_label(a, which, j));
 	}
 	strbuf_printf(&b, "\n");
-
-	switch (which) {
-	case AM_INPUT:
-	case AM_SOURCE_INPUT:
-		strbuf_printf(&b, "an input number, as the lesson gives it (or its generator made it).\n");
-		break;
-	case AM_W_Q: case AM_W_K: case AM_W_V: case AM_W_O: case AM_W_E:
-		strbuf_printf(&b, "a weight, as the lesson gives it: a learned parameter in a real model.\n"
-		            "Change it with `set %s[%d][%d] VALUE` and watch everything after it change.\n",
-		        attn_matrix_name(which), i, j);
-		break;
-	case AM_PE:
-	case AM_PE_SRC: {
-		const int even = j - j % 2;
-		strbuf_printf(&b, "%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n", j % 2 ? "cos" : "sin", even,
-		        which == AM_PE ? l->d_model : l->d_src, i, j % 2 ? "cos" : "sin",
-		        num(x1, i / pow(10000.0, (double)even / (which == AM_PE ? l->d_model : l->d_src)), utf8));
-		break;
-	}
-	case AM_X:
-	case AM_S: {
-		const Mat *in = which == AM_X ? &l->input : &l->source_input;
-		const Mat *pe = which == AM_X ? &a->PE : &a->PE_src;
-		if (mat_empty(pe))
-			strbuf_printf(&b, "the input itself (no positional encoding).\n");
-		else
-			strbuf_printf(&b, "= input + PE = %s + %s\n", num(x1, MAT_AT(*in, i, j), utf8), num(x2, MAT_AT(*pe, i, j), utf8));
-		break;
-	}
-	case AM_Q:
-		explain_product(&b, &a->X, i, &l->W_q, j, utf8, "X", "W_q", 0, 0, l->d_model);
-		if (a->heads > 1)
-			strbuf_printf(&b, "(column %d belongs to head %d)\n", j, j / l->d_k);
-		break;
-	case AM_K:
-	case AM_V:
-		explain_product(&b, l->has_source ? &a->S : &a->X, i, which == AM_K ? &l->W_k : &l->W_v, j, utf8,
-		                l->has_source ? "S" : "X", which == AM_K ? "W_k" : "W_v", 0, 0, l->d_src);
-		if (a->heads > 1)
-			strbuf_printf(&b, "(column %d belongs to head %d)\n", j, j / (which == AM_K ? l->d_k : l->d_v));
-		break;
-	case AM_SCORES:
-		explain_dot(&b, a, h, i, j, utf8);
-		break;
-	case AM_SCALED:
-		strbuf_printf(&b, "= score %s factor = %s %s %s", sym(utf8, "\u00d7", "*"), num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
-		        sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
-		if (l->scale == SCALE_SQRT_DK)
-			strbuf_printf(&b, "  (1/%s%d: d_k = %d)\n", sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
-		else if (l->scale == SCALE_NONE)
-			strbuf_printf(&b, "  (this lesson does not scale)\n");
-		else
-			strbuf_printf(&b, "  (the lesson's own factor)\n");
-		break;
-	case AM_MASKED:
-		if (a->visible[(size_t)i * l->m + j])
-			strbuf_printf(&b, "query %d may see key %d, so the scaled score passes through unchanged.\n", i, j);
-		else {
-			strbuf_printf(&b, "query %d may not see key %d (%s mask), so the cell becomes %s\n", i, j,
-			        l->mask == MASK_CAUSAL ? "causal: a later token" : l->mask == MASK_PADDING ? "padding" : "the lesson's",
-			        l->mask_fill_inf ? sym(utf8, "-\u221e: exp(-\u221e) = 0, no weight at all.", "-inf: exp(-inf) = 0, no weight at all.")
-			                         : "the fill value; it still gets exp(fill - max) of the weight.");
-			if (!l->mask_fill_inf)
-				strbuf_printf(&b, "(mask_fill = %s)\n", num(x1, l->mask_fill, utf8));
-		}
-		break;
-	case AM_WEIGHTS:
-		explain_softmax(&b, a, h, i, j, utf8);
-		break;
-	case AM_WEIGHTED:
-		explain_weighted(&b, a, h, i, j, utf8);
-		break;
-	case AM_CONCAT:
-		strbuf_printf(&b, "column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n", j,
-		        j % l->d_v, j / l->d_v, j / l->d_v, (j / l->d_v) * l->d_v, (j / l->d_v + 1) * l->d_v - 1);
-		break;
-	case AM_OUTPUT:
-		if (mat_empty(&a->output))
-			strbuf_printf(&b, "no W_o in this lesson: the output is concat itself.\n");
-		else
-			explain_product(&b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o", 0, 0, l->W_o.rows);
-		break;
-	default:
-		break;
-	}
+	/* A matrix is explained by the stage that makes it; given ones by the input stage. */
+	st = matrix_kinds[which].made_by == STAGE_COUNT ? STAGE_INPUT : matrix_kinds[which].made_by;
+	if (stage_explain[st] != NULL)
+		stage_explain[st](&b, a, which, h, i, j, utf8);
 	if (b.oom) {
 		free(b.s);
 		*err = strdup("out of memory");
@@ -279,95 +339,126 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 	return b.s;
 }
 
-int explain_operands(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
-{
-	const Lesson *l = a->lesson;
-	int k = 0;
+/* ------------------------------------------------------------ each stage's operands */
+
+typedef int (*StageOperands)(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4]);
 
 #define OP(w, hh, r, c) (out[k].which = (w), out[k].head = (hh), out[k].row = (r), out[k].col = (c), k++)
-	switch (which) {
-	case AM_X: OP(AM_INPUT, 0, i, j); if (!mat_empty(&a->PE)) OP(AM_PE, 0, i, j); break;
-	case AM_S: OP(AM_SOURCE_INPUT, 0, i, j); if (!mat_empty(&a->PE_src)) OP(AM_PE_SRC, 0, i, j); break;
-	case AM_Q: OP(AM_X, 0, i, -1); OP(AM_W_Q, 0, -1, j); break;
-	case AM_K: OP(l->has_source ? AM_S : AM_X, 0, i, -1); OP(AM_W_K, 0, -1, j); break;
-	case AM_V: OP(l->has_source ? AM_S : AM_X, 0, i, -1); OP(AM_W_V, 0, -1, j); break;
-	/* scores[i][j]: row i of Q and row j of K (column j of Kᵀ), this head's columns */
-	case AM_SCORES: OP(AM_Q, h, i, -1); OP(AM_K, h, j, -1); break;
-	case AM_SCALED: OP(AM_SCORES, h, i, j); break;
-	case AM_MASKED: OP(AM_SCALED, h, i, j); break;
-	case AM_WEIGHTS: OP(AM_MASKED, h, i, -1); break;
-	/* weighted[i][c]: row i of the weights and column c of this head's V */
-	case AM_WEIGHTED: OP(AM_WEIGHTS, h, i, -1); OP(AM_V, h, -1, h * l->d_v + j); break;
-	case AM_CONCAT: OP(AM_WEIGHTED, j / l->d_v, i, j % l->d_v); break;
-	case AM_OUTPUT: if (!mat_empty(&a->output)) { OP(AM_CONCAT, 0, i, -1); OP(AM_W_O, 0, -1, j); } break;
-	default: break;
-	}
-#undef OP
+
+/* X[i][j] = input[i][j] + PE[i][j] (S likewise from the source). */
+static int operands_positional(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const int source = matrix_kinds[which].row_axis == AXIS_KEY && a->lesson->has_source;
+	int k = 0;
+
+	(void)h;
+	if (which != AM_X && which != AM_S)
+		return 0;
+	OP(source ? AM_SOURCE_INPUT : AM_INPUT, 0, i, j);
+	if (!mat_empty(source ? &a->PE_src : &a->PE))
+		OP(source ? AM_PE_SRC : AM_PE, 0, i, j);
 	return k;
 }
 
-const char *explain_formula(Stage st, int utf8)
+/* Q[i][j]: row i of X and column j of W_q (K and V: of S, or X without a source). */
+static int operands_project(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	static const char *const u[STAGE_COUNT] = {
-		[STAGE_INPUT] = "X: one row per token, d_model numbers each",
-		[STAGE_POSITIONAL] = "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(\u2026)",
-		[STAGE_PROJECT] = "Q = X\u00b7W_q   K = X\u00b7W_k   V = X\u00b7W_v",
-		[STAGE_SPLIT] = "head h: columns [h\u00b7d_k, (h+1)\u00b7d_k) of Q and K, [h\u00b7d_v, (h+1)\u00b7d_v) of V",
-		[STAGE_SCORES] = "scores = Q\u00b7K\u1d40   s_ij = q_i \u00b7 k_j = \u03a3_c q_ic k_jc",
-		[STAGE_SCALE] = "scaled = scores / \u221ad_k",
-		[STAGE_MASK] = "masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e",
-		[STAGE_SOFTMAX] = "weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)",
-		[STAGE_WEIGHTED] = "out = weights\u00b7V   out_i = \u03a3_j w_ij v_j",
-		[STAGE_CONCAT] = "concat = [head_0 | head_1 | \u2026 | head_{h\u22121}]",
-		[STAGE_OUTPUT] = "output = concat\u00b7W_o",
-	};
-	static const char *const a[STAGE_COUNT] = {
-		[STAGE_INPUT] = "X: one row per token, d_model numbers each",
-		[STAGE_POSITIONAL] = "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(...)",
-		[STAGE_PROJECT] = "Q = X.W_q   K = X.W_k   V = X.W_v",
-		[STAGE_SPLIT] = "head h: columns [h*d_k, (h+1)*d_k) of Q and K, [h*d_v, (h+1)*d_v) of V",
-		[STAGE_SCORES] = "scores = Q.K^T   s_ij = q_i . k_j = sum_c q_ic k_jc",
-		[STAGE_SCALE] = "scaled = scores / sqrt(d_k)",
-		[STAGE_MASK] = "masked_ij = scaled_ij where key j is visible to query i, else -inf",
-		[STAGE_SOFTMAX] = "weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)",
-		[STAGE_WEIGHTED] = "out = weights.V   out_i = sum_j w_ij v_j",
-		[STAGE_CONCAT] = "concat = [head_0 | head_1 | ... | head_{h-1}]",
-		[STAGE_OUTPUT] = "output = concat.W_o",
-	};
-	if ((unsigned)st >= STAGE_COUNT)
-		return "";
-	return utf8 ? u[st] : a[st];
+	const int q = which == AM_Q;
+	int k = 0;
+
+	(void)h;
+	OP(q || !a->lesson->has_source ? AM_X : AM_S, 0, i, -1);
+	OP(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V, 0, -1, j);
+	return k;
 }
 
-const char *explain_stage_blurb(Stage st, const char *lang)
+/* scores[i][j]: row i of Q and row j of K (column j of Kᵀ), this head's columns. */
+static int operands_scores(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	static const char *const en[STAGE_COUNT] = {
-		[STAGE_INPUT] = "Each token starts as a row of numbers. On its own a row knows nothing about its neighbours.",
-		[STAGE_POSITIONAL] = "Attention by itself ignores word order, so each position adds its own pattern of sines and cosines.",
-		[STAGE_PROJECT] = "Three learned matrices turn every row into a query (what am I looking for?), a key (what do I offer?) and a value (what do I pass on?).",
-		[STAGE_SPLIT] = "The columns of Q, K and V are cut into heads; each head attends on its own, looking for its own kind of relevance.",
-		[STAGE_SCORES] = "Each query is compared with every key by a dot product: a large score means a good match.",
-		[STAGE_SCALE] = "Dot products grow with the width d_k; dividing by \u221ad_k keeps them near unit size so softmax does not saturate.",
-		[STAGE_MASK] = "Before softmax, the cells a query must not see are set to \u2212\u221e, so they will get exactly zero weight.",
-		[STAGE_SOFTMAX] = "Softmax turns each row of scores into weights that are positive and sum to 1.",
-		[STAGE_WEIGHTED] = "Each output row is the weighted sum of the value rows: a token's new meaning, mixed from its context.",
-		[STAGE_CONCAT] = "The heads' outputs are laid side by side again.",
-		[STAGE_OUTPUT] = "A last learned matrix W_o mixes the heads into the output.",
-	};
-	static const char *const zh[STAGE_COUNT] = {
-		[STAGE_INPUT] = "每个词先是一行数字。单独一行并不知道它的上下文。",
-		[STAGE_POSITIONAL] = "注意力本身不看词序，所以每个位置加上自己的一组正弦和余弦。",
-		[STAGE_PROJECT] = "三个可学习的矩阵把每一行变成查询（我在找什么）、键（我能提供什么）和值（我要传递什么）。",
-		[STAGE_SPLIT] = "Q、K、V 的列被切成多个头；每个头各自计算注意力，关注不同类型的相关性。",
-		[STAGE_SCORES] = "每个查询和每个键做点积：分数越大，匹配越好。",
-		[STAGE_SCALE] = "点积随维度 d_k 变大；除以 \u221ad_k 让它们保持在单位量级，softmax 才不会饱和。",
-		[STAGE_MASK] = "在 softmax 之前，把不该看到的位置设为 \u2212\u221e，它们的权重就恰好是 0。",
-		[STAGE_SOFTMAX] = "softmax 把每一行分数变成为正且和为 1 的权重。",
-		[STAGE_WEIGHTED] = "每一行输出是值向量的加权和：一个词从上下文中得到的新含义。",
-		[STAGE_CONCAT] = "把各个头的输出重新并排拼接起来。",
-		[STAGE_OUTPUT] = "最后一个可学习的矩阵 W_o 把各个头混合成输出。",
-	};
-	if ((unsigned)st >= STAGE_COUNT)
-		return "";
-	return lang != NULL && strcmp(lang, "zh") == 0 ? zh[st] : en[st];
+	int k = 0;
+
+	(void)a, (void)which;
+	OP(AM_Q, h, i, -1);
+	OP(AM_K, h, j, -1);
+	return k;
+}
+
+/* A cell of scaled or masked: the same cell one stage back. */
+static int operands_cellwise(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	(void)a;
+	OP(which == AM_SCALED ? AM_SCORES : AM_SCALED, h, i, j);
+	return k;
+}
+
+/* weights[i][j]: the whole row i of masked. */
+static int operands_softmax(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	(void)a, (void)which, (void)j;
+	OP(AM_MASKED, h, i, -1);
+	return k;
+}
+
+/* weighted[i][c]: row i of the weights and column c of this head's V. */
+static int operands_weighted(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	(void)which;
+	OP(AM_WEIGHTS, h, i, -1);
+	OP(AM_V, h, -1, h * a->lesson->d_v + j);
+	return k;
+}
+
+/* concat[i][j]: column j mod d_v of head j / d_v's output. */
+static int operands_concat(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const int dv = a->lesson->d_v;
+	int k = 0;
+
+	(void)which, (void)h;
+	OP(AM_WEIGHTED, j / dv, i, j % dv);
+	return k;
+}
+
+/* output[i][j]: row i of concat and column j of W_o (the same cell of concat without W_o). */
+static int operands_output(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	(void)which, (void)h;
+	if (mat_empty(&a->lesson->W_o))
+		OP(AM_CONCAT, 0, i, j);
+	else {
+		OP(AM_CONCAT, 0, i, -1);
+		OP(AM_W_O, 0, -1, j);
+	}
+	return k;
+}
+
+#undef OP
+
+static const StageOperands stage_operands[STAGE_COUNT] = {
+	[STAGE_POSITIONAL] = operands_positional,
+	[STAGE_PROJECT] = operands_project,
+	[STAGE_SCORES] = operands_scores,
+	[STAGE_SCALE] = operands_cellwise,
+	[STAGE_MASK] = operands_cellwise,
+	[STAGE_SOFTMAX] = operands_softmax,
+	[STAGE_WEIGHTED] = operands_weighted,
+	[STAGE_CONCAT] = operands_concat,
+	[STAGE_OUTPUT] = operands_output,
+};
+
+int explain_operands(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const MatrixKind *k = matrix_kind(which);
+
+	if (k == NULL || k->made_by == STAGE_COUNT || stage_operands[k->made_by] == NULL)
+		return 0;
+	return stage_operands[k->made_by](a, which, h, i, j, out);
 }

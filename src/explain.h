@@ -26,9 +26,4 @@ typedef struct ExplainOperand {
 } ExplainOperand;
 int explain_operands(const Attn *a, AttnMatrix which, int head, int row, int col, ExplainOperand out[4]);
 
-/* The stage's formula in one line, e.g. "weights = softmax(masked)  row i: exp(s_ij − max_i) / Σ_j exp(s_ij − max_i)". */
-const char *explain_formula(Stage st, int utf8);
-/* A default line of narration for a stage, in "en" or "zh" (for lessons without steps). */
-const char *explain_stage_blurb(Stage st, const char *lang);
-
 #endif

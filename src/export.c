@@ -89,7 +89,7 @@ int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int h
 		t->stage = (Stage)st;
 		return 0;
 	}
-	w = attn_matrix_find(word);
+	w = matrix_find(word);
 	if (w >= 0 && attn_matrix(a, (AttnMatrix)w, head) != NULL) {
 		t->whole_stage = 0;
 		t->matrix = (AttnMatrix)w;
@@ -106,7 +106,7 @@ int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int h
 		for (i = 0; i < AM_COUNT; i++)
 			if (attn_matrix(a, (AttnMatrix)i, 0) != NULL) {
 				strcat(list, " ");
-				strcat(list, attn_matrix_name((AttnMatrix)i));
+				strcat(list, matrix_name((AttnMatrix)i));
 			}
 		if (st >= 0 || w >= 0) {
 			*err = error_string("", word, " is not part of this lesson");
@@ -126,28 +126,10 @@ int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int h
 
 /* ------------------------------------------------------------ what a target shows */
 
-/* The stage that computes matrix w, or -1 for given matrices (weights, inputs). */
-static int matrix_stage(const Lesson *l, AttnMatrix w)
-{
-	switch (w) {
-	case AM_PE: case AM_PE_SRC: return STAGE_POSITIONAL;
-	case AM_X: case AM_S: return l->positional != POS_NONE ? STAGE_POSITIONAL : -1;
-	case AM_Q: case AM_K: case AM_V: return STAGE_PROJECT;
-	case AM_SCORES: return STAGE_SCORES;
-	case AM_SCALED: return STAGE_SCALE;
-	case AM_MASKED: return STAGE_MASK;
-	case AM_WEIGHTS: return STAGE_SOFTMAX;
-	case AM_WEIGHTED: return STAGE_WEIGHTED;
-	case AM_CONCAT: return STAGE_CONCAT;
-	case AM_OUTPUT: return mat_empty(&l->W_o) ? STAGE_CONCAT : STAGE_OUTPUT;
-	default: return -1;
-	}
-}
-
 /* The matrices of t that exist in a, in order; returns the count (0: nothing to show). */
-static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[ATTN_STAGE_MATRICES])
+static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[STAGE_MAX_PANES])
 {
-	AttnMatrix all[ATTN_STAGE_MATRICES];
+	AttnMatrix all[STAGE_MAX_PANES];
 	int n, k, i;
 
 	if (!t->whole_stage) {
@@ -168,8 +150,8 @@ static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[ATT
 /* The formula of the target: its stage's, or the stage that computes the matrix; "" for given ones. */
 static const char *target_formula(const Attn *a, const ExportTarget *t, int utf8)
 {
-	int st = t->whole_stage ? (int)t->stage : matrix_stage(a->lesson, t->matrix);
-	return st >= 0 ? explain_formula((Stage)st, utf8) : "";
+	int st = t->whole_stage ? (int)t->stage : matrix_stage(&a->shape, t->matrix);
+	return st >= 0 ? stage_formula(&a->shape, (Stage)st, utf8) : "";
 }
 
 static const char *lang_of(const Session *s)
@@ -180,23 +162,23 @@ static const char *lang_of(const Session *s)
 /* "weights (head 1)" or "weights". */
 static void pane_name(char *buf, size_t size, const Attn *a, AttnMatrix w, int head)
 {
-	if (attn_matrix_per_head(w) && a->heads > 1)
-		snprintf(buf, size, "%s (head %d)", attn_matrix_name(w), head);
+	if (matrix_per_head(w) && a->heads > 1)
+		snprintf(buf, size, "%s (head %d)", matrix_name(w), head);
 	else
-		snprintf(buf, size, "%s", attn_matrix_name(w));
+		snprintf(buf, size, "%s", matrix_name(w));
 }
 
 /* "softmax, head 1" / "weights, head 1" / "W_q": what the export shows, for titles. */
 static void target_title(char *buf, size_t size, const Attn *a, const ExportTarget *t)
 {
 	int per_head = 0, i, n;
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 
 	n = target_panes(a, t, panes);
 	for (i = 0; i < n; i++)
-		per_head |= attn_matrix_per_head(panes[i]);
+		per_head |= matrix_per_head(panes[i]);
 	snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
-	         t->whole_stage ? stage_name(t->stage) : attn_matrix_name(t->matrix));
+	         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
 	if (per_head && a->heads > 1)
 		snprintf(buf + strlen(buf), size - strlen(buf), ", head %d", t->head);
 }
@@ -380,7 +362,7 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 	int lw, ly;
 
 	pane_name(name, sizeof name, a, p->which, head);
-	strbuf_printf(b, "<g class=\"pane\" id=\"pane-%s\">\n", attn_matrix_name(p->which));
+	strbuf_printf(b, "<g class=\"pane\" id=\"pane-%s\">\n", matrix_name(p->which));
 	strbuf_printf(b, "<text class=\"pane-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\" font-size=\"13\">", x0, y0 + 14);
 	xml_puts(b, name);
 	strbuf_printf(b, "  %d \u00d7 %d</text>\n", p->m->rows, p->m->cols);
@@ -449,8 +431,8 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 
 static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, const ThemeFile *th, char **err)
 {
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
-	Pane pane[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
+	Pane pane[STAGE_MAX_PANES];
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
 	const char *title = text_get(&a->lesson->title, lang_of(s));
@@ -515,13 +497,13 @@ static void csv_field(StrBuf *b, const char *s)
 
 static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 	int n = target_panes(a, t, panes), i, j;
 	AttnMatrix w = panes[n - 1]; /* a stage's result */
 	const Mat *m = attn_matrix(a, w, t->head);
 	StrBuf b = { NULL, 0, 0, 0 };
 
-	csv_field(&b, attn_matrix_name(w));
+	csv_field(&b, matrix_name(w));
 	for (j = 0; j < m->cols; j++) {
 		char *s = textfmt_col_label(a, w, j);
 		strbuf_puts(&b, ",");
@@ -570,7 +552,7 @@ static void md_puts(StrBuf *b, const char *s, int oneline)
 /* The narration a handout shows for the target: the current step when it is on the stage, else the first step on it. */
 static const char *md_narration(const Session *s, const ExportTarget *t)
 {
-	int st = t->whole_stage ? (int)t->stage : matrix_stage(s->lesson, t->matrix), i;
+	int st = t->whole_stage ? (int)t->stage : matrix_stage(&s->attn->shape, t->matrix), i;
 	const Step *cur = session_step(s);
 
 	if (st < 0 || (int)cur->stage == st)
@@ -578,7 +560,7 @@ static const char *md_narration(const Session *s, const ExportTarget *t)
 	for (i = 0; i < s->nwalk; i++)
 		if ((int)s->walk[i].stage == st && !text_empty(&s->walk[i].text))
 			return session_text(s, &s->walk[i].text);
-	return explain_stage_blurb((Stage)st, s->lang);
+	return stage_blurb((Stage)st, s->lang);
 }
 
 static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head)
@@ -618,7 +600,7 @@ static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head)
 
 static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 	int n = target_panes(a, t, panes), i;
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
@@ -725,7 +707,7 @@ static void tex_labels(StrBuf *b, const Attn *a, AttnMatrix w, const Mat *m)
 
 static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 	int n = target_panes(a, t, panes), i, r, c, maxcols = 0;
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
@@ -788,7 +770,7 @@ static char *print_json(cJSON *o, const char *what, char **err)
 
 static char *render_json(const Attn *a, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 	int n = target_panes(a, t, panes), i;
 	cJSON *o = cJSON_CreateObject(), *names;
 	const char *formula = target_formula(a, t, 1);
@@ -796,7 +778,7 @@ static char *render_json(const Attn *a, const ExportTarget *t, char **err)
 	if (o == NULL)
 		goto oom;
 	if (t->whole_stage ? !cJSON_AddStringToObject(o, "stage", stage_name(t->stage))
-	                   : !cJSON_AddStringToObject(o, "matrix", attn_matrix_name(t->matrix)))
+	                   : !cJSON_AddStringToObject(o, "matrix", matrix_name(t->matrix)))
 		goto oom;
 	if (!cJSON_AddNumberToObject(o, "head", t->head) || !cJSON_AddStringToObject(o, "formula", formula))
 		goto oom;
@@ -805,8 +787,8 @@ static char *render_json(const Attn *a, const ExportTarget *t, char **err)
 		goto oom;
 	for (i = 0; i < n; i++) {
 		cJSON *m = dump_matrix(attn_matrix(a, panes[i], t->head));
-		if (!cJSON_AddItemToArray(names, cJSON_CreateString(attn_matrix_name(panes[i]))) || m == NULL ||
-		    !cJSON_AddItemToObject(o, attn_matrix_name(panes[i]), m)) {
+		if (!cJSON_AddItemToArray(names, cJSON_CreateString(matrix_name(panes[i]))) || m == NULL ||
+		    !cJSON_AddItemToObject(o, matrix_name(panes[i]), m)) {
 			cJSON_Delete(m);
 			goto oom;
 		}
@@ -823,7 +805,7 @@ oom:
 char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const ExportTarget *t,
                     const ThemeFile *theme, char **err)
 {
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 	ThemeFile builtin;
 
 	*err = NULL;
@@ -832,7 +814,7 @@ char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const Exp
 		return NULL;
 	}
 	if (target_panes(a, t, panes) == 0) {
-		*err = error_string("", t->whole_stage ? stage_name(t->stage) : attn_matrix_name(t->matrix),
+		*err = error_string("", t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix),
 		                    " is not part of this lesson");
 		return NULL;
 	}
@@ -849,7 +831,7 @@ char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const Exp
 			if (m != NULL && (long)m->rows * m->cols > EXPORT_MAX_CELLS) {
 				*err = str_printf("export: %s is %d × %d, too many cells for a figure or a table "
 				                  "(at most %d); use csv or json for the numbers",
-				                  attn_matrix_name(panes[k]), m->rows, m->cols, EXPORT_MAX_CELLS);
+				                  matrix_name(panes[k]), m->rows, m->cols, EXPORT_MAX_CELLS);
 				return NULL;
 			}
 		}

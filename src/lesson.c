@@ -14,7 +14,7 @@
  */
 #include "lesson.h"
 
-#include "attention.h"
+#include "catalog.h"
 #include "prng.h"
 #include "strbuf.h"
 
@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,35 +32,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ------------------------------------------------------------------ */
-/* Stage names                                                         */
-/* ------------------------------------------------------------------ */
-
-static const char *const stage_names[STAGE_COUNT] = {
-	"input", "positional", "project", "split", "scores", "scale",
-	"mask", "softmax", "weighted", "concat", "output",
-};
-
-const char *stage_name(Stage s)
-{
-	return (unsigned)s < STAGE_COUNT ? stage_names[s] : NULL;
-}
-
-int stage_find(const char *name)
-{
-	int i;
-
-	if (name == NULL)
-		return -1;
-	for (i = 0; i < STAGE_COUNT; i++)
-		if (strcmp(name, stage_names[i]) == 0)
-			return i;
-	for (i = 0; i < STAGE_COUNT; i++)
-		if (strcasecmp(name, stage_names[i]) == 0)
-			return i;
-	return -1;
-}
 
 /* ------------------------------------------------------------------ */
 /* A growing string                                                    */
@@ -1001,106 +973,49 @@ out:
 	return r;
 }
 
-static int shapes_stage_present(const Shapes *s, Stage st)
+/* The sizes and features the catalogue's shape and presence rules read. */
+static void shapes_shape(const Shapes *s, LessonShape *out)
 {
-	switch (st) {
-	case STAGE_POSITIONAL: return s->positional != POS_NONE;
-	case STAGE_SPLIT:
-	case STAGE_CONCAT: return s->heads > 1;
-	case STAGE_MASK: return s->mask != MASK_NONE;
-	case STAGE_OUTPUT: return s->has_wo;
-	case STAGE_INPUT:
-	case STAGE_PROJECT:
-	case STAGE_SCORES:
-	case STAGE_SCALE:
-	case STAGE_SOFTMAX:
-	case STAGE_WEIGHTED: return 1;
-	case STAGE_COUNT: break;
-	}
-	return 0;
-}
-
-static const char *stage_absent_reason(Stage st)
-{
-	switch (st) {
-	case STAGE_POSITIONAL: return "it has no positional encoding";
-	case STAGE_SPLIT:
-	case STAGE_CONCAT: return "it has one head";
-	case STAGE_MASK: return "it has no mask";
-	case STAGE_OUTPUT: return "it has no W_o";
-	default: return "";
-	}
-}
-
-/*
- * The shape of a named matrix in this lesson (rows, cols), or NULL and
- * a reason when the lesson does not have it.
- */
-static const char *matrix_shape(const Shapes *s, AttnMatrix which, int *rows, int *cols)
-{
-	const int hdk = s->heads * s->d_k, hdv = s->heads * s->d_v;
-
-	switch (which) {
-	case AM_INPUT:
-	case AM_X: *rows = s->n; *cols = s->d_model; return NULL;
-	case AM_PE:
-		*rows = s->n; *cols = s->d_model;
-		return s->positional == POS_NONE ? "it has no positional encoding" : NULL;
-	case AM_SOURCE_INPUT:
-	case AM_S:
-		*rows = s->m; *cols = s->d_src;
-		return s->has_source ? NULL : "it has no source (it is self-attention)";
-	case AM_PE_SRC:
-		*rows = s->m; *cols = s->d_src;
-		if (!s->has_source)
-			return "it has no source (it is self-attention)";
-		return s->positional == POS_NONE ? "it has no positional encoding" : NULL;
-	case AM_W_Q: *rows = s->wq_r; *cols = s->wq_c; return NULL;
-	case AM_W_K: *rows = s->wk_r; *cols = s->wk_c; return NULL;
-	case AM_W_V: *rows = s->wv_r; *cols = s->wv_c; return NULL;
-	case AM_W_O:
-		*rows = s->wo_r; *cols = s->wo_c;
-		return s->has_wo ? NULL : "it has no W_o";
-	case AM_W_E:
-		*rows = 1; *cols = hdk;
-		return s->score == SCORE_ADDITIVE ? NULL : "it uses dot-product scores";
-	case AM_Q: *rows = s->n; *cols = hdk; return NULL;
-	case AM_K: *rows = s->m; *cols = hdk; return NULL;
-	case AM_V: *rows = s->m; *cols = hdv; return NULL;
-	case AM_SCORES:
-	case AM_SCALED:
-	case AM_MASKED:
-	case AM_WEIGHTS: *rows = s->n; *cols = s->m; return NULL;
-	case AM_WEIGHTED: *rows = s->n; *cols = s->d_v; return NULL;
-	case AM_CONCAT: *rows = s->n; *cols = hdv; return NULL;
-	case AM_OUTPUT: *rows = s->n; *cols = s->d_out; return NULL;
-	case AM_COUNT: break;
-	}
-	*rows = *cols = 0;
-	return "unknown";
+	memset(out, 0, sizeof *out);
+	out->dim[DIM_ONE] = 1;
+	out->dim[DIM_N] = s->n;
+	out->dim[DIM_M] = s->m;
+	out->dim[DIM_D_MODEL] = s->d_model;
+	out->dim[DIM_D_SRC] = s->d_src;
+	out->dim[DIM_HDK] = s->heads * s->d_k;
+	out->dim[DIM_HDV] = s->heads * s->d_v;
+	out->dim[DIM_DK] = s->d_k;
+	out->dim[DIM_DV] = s->d_v;
+	out->dim[DIM_D_OUT] = s->d_out;
+	out->heads = s->heads;
+	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
+	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
+	                (s->has_source ? FEAT_SOURCE : 0u) | (s->score == SCORE_ADDITIVE ? FEAT_ADDITIVE : 0u);
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
 static int check_cellref(Ctx *c, const Shapes *s, const CellRef *ref)
 {
 	const char *names[AM_COUNT], *why;
-	int which = attn_matrix_find(ref->matrix), rows, cols, i, r = -1;
+	int which = matrix_find(ref->matrix), rows, cols, i, r = -1;
 	size_t old = c->pathlen;
+	LessonShape sh;
 
 	if (which < 0) {
 		for (i = 0; i < AM_COUNT; i++)
-			names[i] = attn_matrix_name((AttnMatrix)i);
+			names[i] = matrix_name((AttnMatrix)i);
 		path_key(c, "matrix");
 		fail(c, "unknown matrix %s%s", quoted(ref->matrix).s, did_you_mean(ref->matrix, names, AM_COUNT).s);
 		goto out;
 	}
-	why = matrix_shape(s, (AttnMatrix)which, &rows, &cols);
-	if (why != NULL) {
+	shapes_shape(s, &sh);
+	matrix_shape(&sh, (AttnMatrix)which, &rows, &cols);
+	if (!matrix_present(&sh, (AttnMatrix)which, &why)) {
 		path_key(c, "matrix");
-		fail(c, "this lesson has no %s (%s)", attn_matrix_name((AttnMatrix)which), why);
+		fail(c, "this lesson has no %s (%s)", matrix_name((AttnMatrix)which), why);
 		goto out;
 	}
-	if (attn_matrix_per_head((AttnMatrix)which) && (ref->head < 0 || ref->head >= s->heads)) {
+	if ((matrix_kind((AttnMatrix)which)->flags & MF_PER_HEAD) && (ref->head < 0 || ref->head >= s->heads)) {
 		path_key(c, "head");
 		fail(c, "%d is outside the %d head%s of this lesson", ref->head, s->heads, s->heads == 1 ? "" : "s");
 		goto out;
@@ -1108,13 +1023,13 @@ static int check_cellref(Ctx *c, const Shapes *s, const CellRef *ref)
 	if (ref->row < 0 || ref->row >= rows) {
 		path_key(c, "row");
 		fail(c, "%d is outside the %d row%s of %s", ref->row, rows, rows == 1 ? "" : "s",
-		     attn_matrix_name((AttnMatrix)which));
+		     matrix_name((AttnMatrix)which));
 		goto out;
 	}
 	if (ref->col < 0 || ref->col >= cols) {
 		path_key(c, "col");
 		fail(c, "%d is outside the %d column%s of %s", ref->col, cols, cols == 1 ? "" : "s",
-		     attn_matrix_name((AttnMatrix)which));
+		     matrix_name((AttnMatrix)which));
 		goto out;
 	}
 	r = 0;
@@ -1129,10 +1044,13 @@ static int check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 	size_t old = c->pathlen;
 	int r = 0;
 
-	if (!shapes_stage_present(s, st->stage)) {
+	LessonShape sh;
+
+	shapes_shape(s, &sh);
+	if (!stage_present(&sh, st->stage)) {
 		path_key(c, "stage");
 		r = fail(c, "the stage \"%s\" is not in this lesson (%s)", stage_name(st->stage),
-		         stage_absent_reason(st->stage));
+		         stage_kinds[st->stage].absent);
 	} else if (st->head < 0 || st->head >= s->heads) {
 		path_key(c, "head");
 		r = fail(c, "%d is outside the %d head%s of this lesson", st->head, s->heads, s->heads == 1 ? "" : "s");
@@ -1191,17 +1109,17 @@ static int read_cellref(Ctx *c, const Shapes *s, const cJSON *v, int def_head, C
 	    key_whole(c, v, "col", -1e9, 1e9, "a whole number ≥ 0", &col) != 0)
 		return -1;
 	memset(ref, 0, sizeof *ref);
-	if (strlen(name->valuestring) >= sizeof ref->matrix || attn_matrix_find(name->valuestring) < 0) {
+	if (strlen(name->valuestring) >= sizeof ref->matrix || matrix_find(name->valuestring) < 0) {
 		const char *names[AM_COUNT];
 		int i;
 		for (i = 0; i < AM_COUNT; i++)
-			names[i] = attn_matrix_name((AttnMatrix)i);
+			names[i] = matrix_name((AttnMatrix)i);
 		old = path_key(c, "matrix");
 		return fail(c, "unknown matrix %s%s", got(name).s, did_you_mean(name->valuestring, names, AM_COUNT).s);
 	}
 	/* The canonical spelling, whatever case the file used. */
 	snprintf(ref->matrix, sizeof ref->matrix, "%s",
-	         attn_matrix_name((AttnMatrix)attn_matrix_find(name->valuestring)));
+	         matrix_name((AttnMatrix)matrix_find(name->valuestring)));
 	ref->head = (int)head;
 	ref->row = (int)row;
 	ref->col = (int)col;
@@ -1311,9 +1229,12 @@ static int read_step(Ctx *c, const Shapes *s, const cJSON *v, int has_compare, S
 	if (!cJSON_IsString(stage))
 		return fail(c, "expected a stage name, got %s", got(stage).s);
 	k = stage_find(stage->valuestring);
-	if (k < 0)
-		return fail(c, "unknown stage %s%s", got(stage).s,
-		            did_you_mean(stage->valuestring, stage_names, STAGE_COUNT).s);
+	if (k < 0) {
+		const char *names[STAGE_COUNT];
+		for (k = 0; k < STAGE_COUNT; k++)
+			names[k] = stage_name((Stage)k);
+		return fail(c, "unknown stage %s%s", got(stage).s, did_you_mean(stage->valuestring, names, STAGE_COUNT).s);
+	}
 	path_set(c, old);
 	st->stage = (Stage)k;
 	if (key_whole(c, v, "head", 0, 1e9, "a whole number ≥ 0", &head) != 0)
@@ -2208,14 +2129,36 @@ double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int
 	       N * h * d_v + N * d_out + N * M;
 }
 
-int lesson_stage_present(const Lesson *l, Stage s)
+void lesson_shape(const Lesson *l, LessonShape *out)
 {
 	Shapes sh;
 
+	shapes_from_lesson(l, &sh);
+	shapes_shape(&sh, out);
+}
+
+int lesson_stage_present(const Lesson *l, Stage s)
+{
+	LessonShape sh;
+
 	if (l == NULL || (unsigned)s >= STAGE_COUNT)
 		return 0;
-	shapes_from_lesson(l, &sh);
-	return shapes_stage_present(&sh, s);
+	lesson_shape(l, &sh);
+	return stage_present(&sh, s);
+}
+
+/* Where each given matrix lives in a lesson (the catalogue's MF_GIVEN kinds). */
+static const size_t given_field[AM_COUNT] = {
+	[AM_INPUT] = offsetof(Lesson, input), [AM_SOURCE_INPUT] = offsetof(Lesson, source_input),
+	[AM_W_Q] = offsetof(Lesson, W_q), [AM_W_K] = offsetof(Lesson, W_k), [AM_W_V] = offsetof(Lesson, W_v),
+	[AM_W_O] = offsetof(Lesson, W_o), [AM_W_E] = offsetof(Lesson, w_e),
+};
+
+Mat *lesson_matrix(Lesson *l, AttnMatrix which)
+{
+	if ((unsigned)which >= AM_COUNT || !(matrix_kinds[which].flags & MF_GIVEN))
+		return NULL;
+	return (Mat *)((char *)l + given_field[which]);
 }
 
 static int mat_check_values(Ctx *c, const Mat *m, const char *key, int zero_one)

@@ -2,6 +2,7 @@
 #ifndef ATTNVIZ_LESSON_H
 #define ATTNVIZ_LESSON_H
 
+#include "catalog.h"
 #include "matrix.h"
 #include "text.h"
 
@@ -12,27 +13,6 @@
 #define LESSON_MAX_NUMBERS  (1L << 27)  /* every stage matrix together */
 #define LESSON_MAX_STEPS    1024
 #define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */
-
-/* The canonical stages, in the order they happen. */
-typedef enum Stage {
-	STAGE_INPUT,
-	STAGE_POSITIONAL,
-	STAGE_PROJECT,
-	STAGE_SPLIT,
-	STAGE_SCORES,
-	STAGE_SCALE,
-	STAGE_MASK,
-	STAGE_SOFTMAX,
-	STAGE_WEIGHTED,
-	STAGE_CONCAT,
-	STAGE_OUTPUT,
-	STAGE_COUNT
-} Stage;
-
-/* "input", "positional", …; NULL for an out-of-range value. */
-const char *stage_name(Stage s);
-/* The stage of that name, or -1. */
-int stage_find(const char *name);
 
 typedef enum Positional { POS_NONE, POS_SINUSOIDAL } Positional;
 typedef enum ScoreKind { SCORE_DOT, SCORE_ADDITIVE } ScoreKind;
@@ -139,6 +119,10 @@ double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int
 
 /* 1 when the stage has something to show in this lesson (no positional stage without PE, …). */
 int lesson_stage_present(const Lesson *l, Stage s);
+/* The lesson's sizes and features, for the catalogue's shape and presence rules. */
+void lesson_shape(const Lesson *l, LessonShape *out);
+/* A matrix the lesson gives (input, source_input, W_*, w_e: MF_GIVEN), or NULL for computed ones. */
+Mat *lesson_matrix(Lesson *l, AttnMatrix which);
 
 /*
  * Re-check a lesson after an edit (heads changed, mask changed, …): the same

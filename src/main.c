@@ -182,7 +182,7 @@ static int parse_args(int argc, char **argv, Args *a)
 					                   "scale mask softmax weighted concat output)", v);
 			} else if (strcmp(o, "--matrix") == 0) {
 				a->matrix = v;
-				if (attn_matrix_find(v) < 0)
+				if (matrix_find(v) < 0)
 					return usage_error("--matrix: unknown matrix \"%s\"", v);
 			} else if (strcmp(o, "--head") == 0) {
 				char *end;
@@ -404,7 +404,7 @@ static int run_export(const Args *a)
 		goto fail;
 	if (a->matrix != NULL) {
 		t.whole_stage = 0;
-		t.matrix = (AttnMatrix)attn_matrix_find(a->matrix);
+		t.matrix = (AttnMatrix)matrix_find(a->matrix);
 		if (attn_matrix(s.attn, t.matrix, head) == NULL) {
 			fprintf(stderr, "%s: this lesson has no matrix %s\n", shown(a->files[0]), a->matrix);
 			goto out;
@@ -413,7 +413,7 @@ static int run_export(const Args *a)
 		t.stage = (Stage)stage_find(a->stage);
 	if (a->matrix != NULL && a->stage != NULL) {
 		/* both: the matrix must be one the stage shows */
-		AttnMatrix panes[ATTN_STAGE_MATRICES];
+		AttnMatrix panes[STAGE_MAX_PANES];
 		int k, n = attn_stage_matrices(s.attn, (Stage)stage_find(a->stage), panes);
 		for (k = 0; k < n && panes[k] != t.matrix; k++)
 			;

@@ -253,7 +253,7 @@ static Stage stage_instead(Stage st)
 /* A cell the edited computation still has. */
 static int cell_exists(const Attn *a, const CellRef *c)
 {
-	const int which = attn_matrix_find(c->matrix);
+	const int which = matrix_find(c->matrix);
 	const Mat *m = which < 0 ? NULL : attn_matrix(a, (AttnMatrix)which, c->head);
 	return m != NULL && c->row < m->rows && c->col < m->cols;
 }
@@ -498,7 +498,7 @@ int session_quiz_pending(const Session *s)
 int session_hidden_matrix(const Session *s)
 {
 	const Step *st = session_step(s);
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 	int count, k;
 
 	if (!session_quiz_pending(s))
@@ -507,7 +507,7 @@ int session_hidden_matrix(const Session *s)
 	/* A number asked for is hidden where the stage shows it; otherwise the stage's result is. */
 	if (st->quiz.nchoices == 0)
 		for (k = 0; k < count; k++)
-			if ((int)panes[k] == attn_matrix_find(st->quiz.answer_cell.matrix))
+			if ((int)panes[k] == matrix_find(st->quiz.answer_cell.matrix))
 				return (int)panes[k];
 	return count > 0 ? (int)panes[count - 1] : -1;
 }
@@ -517,7 +517,7 @@ int session_hidden_matrix(const Session *s)
 /* The number a numeric quiz asks for. */
 static int quiz_value(const Session *s, const Quiz *q, double *value)
 {
-	int which = attn_matrix_find(q->answer_cell.matrix);
+	int which = matrix_find(q->answer_cell.matrix);
 	const Mat *m = which < 0 ? NULL : attn_matrix(s->attn, (AttnMatrix)which, q->answer_cell.head);
 
 	if (m == NULL || q->answer_cell.row >= m->rows || q->answer_cell.col >= m->cols)

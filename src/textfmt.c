@@ -41,7 +41,7 @@ static int rows_are_keys(AttnMatrix w)
 
 static int rows_are_queries(AttnMatrix w)
 {
-	return w == AM_INPUT || w == AM_PE || w == AM_X || w == AM_Q || attn_matrix_per_head(w) ||
+	return w == AM_INPUT || w == AM_PE || w == AM_X || w == AM_Q || matrix_per_head(w) ||
 	       w == AM_CONCAT || w == AM_OUTPUT;
 }
 
@@ -223,7 +223,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	const Mat *ref = extra != NULL ? extra->ref : NULL;
 
 	if (m == NULL) {
-		fprintf(f, "%s: not in this lesson\n", attn_matrix_name(which));
+		fprintf(f, "%s: not in this lesson\n", matrix_name(which));
 		return;
 	}
 	count = (size_t)m->rows * (size_t)m->cols;
@@ -246,10 +246,10 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	}
 	if (extra != NULL && extra->prefix != NULL)
 		fputs(extra->prefix, f);
-	if (attn_matrix_per_head(which) && a->heads > 1)
-		fprintf(f, "%s (head %d)  %d %s %d\n", attn_matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
+	if (matrix_per_head(which) && a->heads > 1)
+		fprintf(f, "%s (head %d)  %d %s %d\n", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	else
-		fprintf(f, "%s  %d %s %d\n", attn_matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
+		fprintf(f, "%s  %d %s %d\n", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	put_padded(f, "", lw, 0);
 	for (j = 0; j < m->cols; j++) {
 		char *s = fit_label(textfmt_col_label(a, which, j), utf8);
@@ -352,7 +352,7 @@ static void print_compare(FILE *f, const Session *s, AttnMatrix which, int color
 	size_t len;
 
 	if (m == NULL) {
-		fprintf(f, "\n(the compare variant has no %s)\n", attn_matrix_name(which));
+		fprintf(f, "\n(the compare variant has no %s)\n", matrix_name(which));
 		return;
 	}
 	label = text_escape(session_text(s, &s->lesson->compare_label), "");
@@ -373,7 +373,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 {
 	const Step *step = session_step(s);
 	const char *text = session_text(s, &step->text);
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 	int k, count;
 
 	fputs("== ", f);
@@ -383,15 +383,15 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 		fprintf(f, ", head %d/%d", s->head, s->lesson->heads);
 	fputc('\n', f);
 	if (text[0] == '\0')
-		text = explain_stage_blurb(s->stage, s->lang);
+		text = stage_blurb(s->stage, s->lang);
 	put_escaped(f, text, "\n\t", utf8);
 	fputc('\n', f);
-	fprintf(f, "  %s\n", explain_formula(s->stage, utf8));
+	fprintf(f, "  %s\n", stage_formula(&s->attn->shape, s->stage, utf8));
 	count = attn_stage_matrices(s->attn, s->stage, panes);
 	for (k = 0; k < count; k++) {
 		if ((int)panes[k] == session_hidden_matrix(s)) {
 			fprintf(f, "\n%s: hidden until you answer (answer VALUE, skip, hint)\n",
-			        attn_matrix_name(panes[k]));
+			        matrix_name(panes[k]));
 			continue;
 		}
 		fputc('\n', f);
@@ -426,7 +426,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 
 void textfmt_lesson(FILE *f, const Session *s, int color, int utf8)
 {
-	AttnMatrix panes[ATTN_STAGE_MATRICES];
+	AttnMatrix panes[STAGE_MAX_PANES];
 	int st, k, h, count;
 
 	fputs("== ", f);
@@ -437,10 +437,10 @@ void textfmt_lesson(FILE *f, const Session *s, int color, int utf8)
 	for (st = 0; st < STAGE_COUNT; st++) {
 		if (!lesson_stage_present(s->lesson, (Stage)st))
 			continue;
-		fprintf(f, "\n-- stage: %s --\n  %s\n", stage_name((Stage)st), explain_formula((Stage)st, utf8));
+		fprintf(f, "\n-- stage: %s --\n  %s\n", stage_name((Stage)st), stage_formula(&s->attn->shape, (Stage)st, utf8));
 		count = attn_stage_matrices(s->attn, (Stage)st, panes);
 		for (k = 0; k < count; k++)
-			for (h = 0; h < (attn_matrix_per_head(panes[k]) ? s->attn->heads : 1); h++) {
+			for (h = 0; h < (matrix_per_head(panes[k]) ? s->attn->heads : 1); h++) {
 				fputc('\n', f);
 				textfmt_matrix(f, s->attn, panes[k], h, color, utf8);
 			}

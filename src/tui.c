@@ -370,7 +370,7 @@ pane_mat(const Tui *t, const Pane *p)
 {
 	const Attn *a = pane_attn(t, p);
 
-	if (a == NULL || (attn_matrix_per_head(p->which) && p->head >= a->heads))
+	if (a == NULL || (matrix_per_head(p->which) && p->head >= a->heads))
 		return NULL;
 	return attn_matrix(a, p->which, p->head);
 }
@@ -455,7 +455,7 @@ pane_measure(Tui *t, Pane *p)
 
 	if (m == NULL) {
 		p->rows = p->cols = 0;
-		snprintf(p->title, sizeof p->title, "%s (absent)", attn_matrix_name(p->which));
+		snprintf(p->title, sizeof p->title, "%s (absent)", matrix_name(p->which));
 		p->lw = p->cw = 1;
 		return;
 	}
@@ -535,9 +535,9 @@ pane_measure(Tui *t, Pane *p)
 	p->cw = (numw > labw ? numw : labw) + 1 + (theme_mono() ? 1 : 0) + (p->other >= 0 ? 1 : 0);
 
 	/* Title: name, ᵀ, head, shape — our own text only (the variant's label is escaped). */
-	const char *name = attn_matrix_name(p->which);
+	const char *name = matrix_name(p->which);
 	char head[32] = "";
-	if (pane_attn(t, p)->lesson->heads > 1 && (attn_matrix_per_head(p->which) || p->ncols != m->cols))
+	if (pane_attn(t, p)->lesson->heads > 1 && (matrix_per_head(p->which) || p->ncols != m->cols))
 		snprintf(head, sizeof head, " head %d", p->head);
 	char *label = NULL;
 	if (p->variant) {
@@ -619,7 +619,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 	const Lesson *l = s->lesson;
 	Pane old[LAYOUT_MAX_PANES];
 	int nold = keep ? t->npanes : 0;
-	AttnMatrix ms[ATTN_STAGE_MATRICES];
+	AttnMatrix ms[STAGE_MAX_PANES];
 	int k, n = 0;
 
 	memcpy(old, t->pane, sizeof old);
@@ -728,7 +728,7 @@ tui_focus_matrix(Tui *t, int which, int head, int row, int col)
 		Pane *p = &t->pane[i];
 		if ((int)p->which != which || p->hidden || p->variant)
 			continue;
-		if (attn_matrix_per_head((AttnMatrix)which) && p->head != head)
+		if (matrix_per_head((AttnMatrix)which) && p->head != head)
 			continue;
 		t->focus = i;
 		if (row >= 0 && col >= 0)
@@ -768,7 +768,7 @@ tui_build_narr(Tui *t)
 	const char *text = s->stage == st->stage ? session_text(s, &st->text) : "";
 
 	if (text == NULL || *text == '\0')
-		text = explain_stage_blurb(s->stage, s->lang);
+		text = stage_blurb(s->stage, s->lang);
 	/* An open question comes first: on a small screen the narration scrolls, the question must not. */
 	const int open = st->has_quiz && s->stage == st->stage && s->quiz[s->step] == QUIZ_OPEN;
 	if (!open)
@@ -1021,7 +1021,7 @@ static int
 ops_in_pane(const Ops *o, const ExplainOperand *e, const Pane *p)
 {
 	return p->variant == o->variant && e->which == p->which &&
-	       (!attn_matrix_per_head(p->which) || e->head == p->head);
+	       (!matrix_per_head(p->which) || e->head == p->head);
 }
 
 static int
@@ -1084,7 +1084,7 @@ pane_prev(const Tui *t, const Pane *p, const Mat *cur)
 
 	if (!t->flash || pa == NULL)
 		return NULL;
-	if (attn_matrix_per_head(p->which) && p->head >= pa->heads)
+	if (matrix_per_head(p->which) && p->head >= pa->heads)
 		return NULL;
 	const Mat *m = attn_matrix(pa, p->which, p->head);
 	if (m == NULL || m->rows != cur->rows || m->cols != cur->cols)
@@ -1417,7 +1417,7 @@ tui_draw_narr(Tui *t)
 	int present = t->opt.present && H >= 5;
 	/* Presenting, the formula comes first, bold, with a blank line under it. */
 	int n, text_h = H - 2 - (present ? 1 : 0), text_y = present ? 3 : 1;
-	const char *formula = explain_formula(t->s->stage, t->utf8);
+	const char *formula = stage_formula(&t->s->attn->shape, t->s->stage, t->utf8);
 
 	werase(w);
 	wattrset(w, theme_attr(ROLE_RULE));
@@ -1520,12 +1520,12 @@ tui_draw_status(Tui *t)
 			pane_src(p, p->cur_r, p->cur_c, &R, &C);
 			if (m) {
 				textfmt_number(num, MAT_AT(*m, R, C), t->utf8);
-				if (attn_matrix_per_head(p->which) && pane_attn(t, p)->lesson->heads > 1)
+				if (matrix_per_head(p->which) && pane_attn(t, p)->lesson->heads > 1)
 					snprintf(line, sizeof line, "%s%s[%d][%d] (head %d) = %s   Enter: where from?",
-					         p->variant ? "variant " : "", attn_matrix_name(p->which), R, C, p->head, num);
+					         p->variant ? "variant " : "", matrix_name(p->which), R, C, p->head, num);
 				else
 					snprintf(line, sizeof line, "%s%s[%d][%d] = %s   Enter: where from?",
-					         p->variant ? "variant " : "", attn_matrix_name(p->which), R, C, num);
+					         p->variant ? "variant " : "", matrix_name(p->which), R, C, num);
 				put_at(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			}
 		}
@@ -1752,7 +1752,7 @@ out_message(void *ctx, CmdMsg kind, const char *title, const char *text)
 static int
 stage_showing(const Session *s, AttnMatrix which)
 {
-	AttnMatrix ms[ATTN_STAGE_MATRICES];
+	AttnMatrix ms[STAGE_MAX_PANES];
 	int first = -1;
 
 	for (int st = 0; st < STAGE_COUNT; st++) {
@@ -1780,7 +1780,7 @@ out_show(void *ctx, AttnMatrix which, int head)
 	int st = stage_showing(s, which);
 
 	if (st < 0) {
-		tui_msgf(t, 1, "%s is not shown in any stage of this lesson", attn_matrix_name(which));
+		tui_msgf(t, 1, "%s is not shown in any stage of this lesson", matrix_name(which));
 		return;
 	}
 	/* The stage first: going to a stage may bring its step's head. */
@@ -1796,7 +1796,7 @@ out_show(void *ctx, AttnMatrix which, int head)
 	}
 	t->want_focus = (int)which + 1;
 	t->want_head = head;
-	tui_msgf(t, 0, "%s (stage %s)", attn_matrix_name(which), stage_name((Stage)st));
+	tui_msgf(t, 0, "%s (stage %s)", matrix_name(which), stage_name((Stage)st));
 }
 
 static void tui_demo_start(Tui *t, const char *path);
@@ -2197,7 +2197,7 @@ tui_sync(Tui *t)
 		if (place) {
 			const Step *st = session_step(s);
 			if (st->has_focus && st->stage == s->stage)
-				tui_focus_matrix(t, attn_matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
+				tui_focus_matrix(t, matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
 				                 st->focus.col);
 		} else if (d & DIRTY_QUIZ) {
 			/* The answer is out: look at the pane that was hidden (the stage's result). */
@@ -2296,10 +2296,10 @@ tui_explain(Tui *t)
 		free(err);
 		return;
 	}
-	if (attn_matrix_per_head(p->which) && t->s->lesson->heads > 1)
-		snprintf(title, sizeof title, "%s[%d][%d] head %d", attn_matrix_name(p->which), R, C, p->head);
+	if (matrix_per_head(p->which) && t->s->lesson->heads > 1)
+		snprintf(title, sizeof title, "%s[%d][%d] head %d", matrix_name(p->which), R, C, p->head);
 	else
-		snprintf(title, sizeof title, "%s[%d][%d]", attn_matrix_name(p->which), R, C);
+		snprintf(title, sizeof title, "%s[%d][%d]", matrix_name(p->which), R, C);
 	tui_popup(t, title, text);
 	free(text);
 }

@@ -1,0 +1,325 @@
+/* catalog.c: the stage table and the matrix catalogue (see catalog.h). */
+#include "catalog.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <strings.h>
+
+/* A stage's panes, counted: PANES({AM_Q}, {AM_K, 0, PANE_TRANSPOSE}). */
+#define PANES(...) .panes = { __VA_ARGS__ }, .npanes = (int)(sizeof((StagePane[]){ __VA_ARGS__ }) / sizeof(StagePane))
+
+/* ------------------------------------------------------------ matrices */
+
+#define Q_ROWS AXIS_QUERY
+#define K_ROWS AXIS_KEY
+#define NONE STAGE_COUNT
+
+const MatrixKind matrix_kinds[AM_COUNT] = {
+	[AM_INPUT] = { "input", DIM_N, DIM_D_MODEL, DIM_ONE, MF_GIVEN, 0, NONE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               "the input rows, as the lesson gives them (before positional encoding)" },
+	[AM_PE] = { "PE", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_POSITIONAL, STAGE_POSITIONAL, NONE, Q_ROWS, AXIS_INDEX, 1,
+	            "the sinusoidal positional encoding of each query position" },
+	[AM_X] = { "X", DIM_N, DIM_D_MODEL, DIM_ONE, 0, 0, STAGE_POSITIONAL, NONE, Q_ROWS, AXIS_INDEX, 1,
+	           "the rows attention reads: input + PE" },
+	[AM_SOURCE_INPUT] = { "source_input", DIM_M, DIM_D_SRC, DIM_ONE, MF_GIVEN, FEAT_SOURCE, NONE, NONE, K_ROWS,
+	                      AXIS_INDEX, 1, "the source rows of cross-attention, as given" },
+	[AM_PE_SRC] = { "PE_src", DIM_M, DIM_D_SRC, DIM_ONE, 0, FEAT_SOURCE | FEAT_POSITIONAL, STAGE_POSITIONAL, NONE,
+	                K_ROWS, AXIS_INDEX, 1, "the positional encoding of each source position" },
+	[AM_S] = { "S", DIM_M, DIM_D_SRC, DIM_ONE, 0, FEAT_SOURCE, STAGE_POSITIONAL, NONE, K_ROWS, AXIS_INDEX, 1,
+	           "the source rows keys and values come from: source_input + PE_src" },
+	[AM_W_Q] = { "W_q", DIM_D_MODEL, DIM_HDK, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             "the learned query projection" },
+	[AM_W_K] = { "W_k", DIM_D_SRC, DIM_HDK, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             "the learned key projection" },
+	[AM_W_V] = { "W_v", DIM_D_SRC, DIM_HDV, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             "the learned value projection" },
+	[AM_W_O] = { "W_o", DIM_HDV, DIM_D_OUT, DIM_ONE, MF_GIVEN | MF_PARAM, FEAT_WO, NONE, NONE, AXIS_INDEX, AXIS_INDEX,
+	             1, "the learned output projection that mixes the heads" },
+	[AM_W_E] = { "w_e", DIM_ONE, DIM_HDK, DIM_ONE, MF_GIVEN | MF_PARAM, FEAT_ADDITIVE, NONE, NONE, AXIS_INDEX,
+	             AXIS_INDEX, 1, "the learned vector of additive scores: e = w_e \u00b7 tanh(q + k)" },
+	[AM_Q] = { "Q", DIM_N, DIM_HDK, DIM_DK, 0, 0, STAGE_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	           "the queries: what each token is looking for" },
+	[AM_K] = { "K", DIM_M, DIM_HDK, DIM_DK, 0, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
+	           "the keys: what each token offers to be found by" },
+	[AM_V] = { "V", DIM_M, DIM_HDV, DIM_DV, 0, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
+	           "the values: what each token passes on" },
+	[AM_SCORES] = { "scores", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, 0, STAGE_SCORES, NONE, Q_ROWS, K_ROWS, 1,
+	                "how well query i matches key j" },
+	[AM_SCALED] = { "scaled", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, 0, STAGE_SCALE, NONE, Q_ROWS, K_ROWS, 1,
+	                "the scores times the scale factor" },
+	[AM_MASKED] = { "masked", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS | MF_MASKED, 0, STAGE_MASK, NONE, Q_ROWS,
+	                K_ROWS, 1, "the scaled scores with hidden cells set to the fill" },
+	[AM_WEIGHTS] = { "weights", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_SUMS | MF_MASKED, 0, STAGE_SOFTMAX, NONE,
+	                 Q_ROWS, K_ROWS, 0, "the attention weights: each row sums to 1" },
+	[AM_WEIGHTED] = { "weighted", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, 0, STAGE_WEIGHTED, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                  "a head's output: the weighted sum of its value rows" },
+	[AM_CONCAT] = { "concat", DIM_N, DIM_HDV, DIM_DV, 0, 0, STAGE_CONCAT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                "the heads' outputs side by side" },
+	[AM_OUTPUT] = { "output", DIM_N, DIM_D_OUT, DIM_ONE, 0, 0, STAGE_OUTPUT, STAGE_CONCAT, Q_ROWS, AXIS_INDEX, 1,
+	                "the layer's output: concat \u00b7 W_o (concat itself without W_o)" },
+};
+
+#undef Q_ROWS
+#undef K_ROWS
+
+/* ------------------------------------------------------------ stages */
+
+#define HEAD PANE_HEAD_COLS
+
+const StageKind stage_kinds[STAGE_COUNT] = {
+	[STAGE_INPUT] = {
+		.name = "input", .instead = NONE,
+		PANES({ AM_INPUT, 0, 0 }, { AM_SOURCE_INPUT, FEAT_SOURCE, 0 }),
+		.formula = { { 0, 0, "X: one row per token, d_model numbers each", "X: one row per token, d_model numbers each" } },
+		.what = "the input rows X (and the source)",
+		.blurb_en = "Each token starts as a row of numbers. On its own a row knows nothing about its neighbours.",
+		.blurb_zh = "每个词先是一行数字。单独一行并不知道它的上下文。",
+	},
+	[STAGE_POSITIONAL] = {
+		.name = "positional", .requires = FEAT_POSITIONAL, .absent = "it has no positional encoding",
+		.instead = STAGE_INPUT,
+		PANES({ AM_INPUT, 0, 0 }, { AM_PE, 0, 0 }, { AM_X, 0, 0 }, { AM_SOURCE_INPUT, FEAT_SOURCE, 0 },
+		      { AM_PE_SRC, FEAT_SOURCE, 0 }, { AM_S, FEAT_SOURCE, 0 }),
+		.formula = { { 0, 0, "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(\u2026)",
+		               "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(...)" } },
+		.what = "PE and X + PE",
+		.blurb_en = "Attention by itself ignores word order, so each position adds its own pattern of sines and cosines.",
+		.blurb_zh = "注意力本身不看词序，所以每个位置加上自己的一组正弦和余弦。",
+	},
+	[STAGE_PROJECT] = {
+		.name = "project", .instead = NONE, .flags = SF_PARAMS,
+		PANES({ AM_X, 0, 0 }, { AM_W_Q, 0, 0 }, { AM_Q, 0, 0 }, { AM_S, FEAT_SOURCE, 0 }, { AM_W_K, 0, 0 },
+		      { AM_K, 0, 0 }, { AM_W_V, 0, 0 }, { AM_V, 0, 0 }),
+		.formula = { { FEAT_SOURCE, 0, "Q = X\u00b7W_q   K = S\u00b7W_k   V = S\u00b7W_v", "Q = X.W_q   K = S.W_k   V = S.W_v" },
+		             { 0, 0, "Q = X\u00b7W_q   K = X\u00b7W_k   V = X\u00b7W_v", "Q = X.W_q   K = X.W_k   V = X.W_v" } },
+		.what = "Q = X\u00b7W_q, K = S\u00b7W_k, V = S\u00b7W_v",
+		.blurb_en = "Three learned matrices turn every row into a query (what am I looking for?), a key (what do I offer?) and a value (what do I pass on?).",
+		.blurb_zh = "三个可学习的矩阵把每一行变成查询（我在找什么）、键（我能提供什么）和值（我要传递什么）。",
+	},
+	[STAGE_SPLIT] = {
+		.name = "split", .requires = FEAT_MULTIHEAD, .absent = "it has one head", .instead = STAGE_PROJECT,
+		PANES({ AM_Q, 0, PANE_EACH_HEAD }),
+		.formula = { { 0, 0, "head h: columns [h\u00b7d_k, (h+1)\u00b7d_k) of Q and K, [h\u00b7d_v, (h+1)\u00b7d_v) of V",
+		               "head h: columns [h*d_k, (h+1)*d_k) of Q and K, [h*d_v, (h+1)*d_v) of V" } },
+		.what = "Q, K, V cut into heads",
+		.blurb_en = "The columns of Q, K and V are cut into heads; each head attends on its own, looking for its own kind of relevance.",
+		.blurb_zh = "Q、K、V 的列被切成多个头；每个头各自计算注意力，关注不同类型的相关性。",
+	},
+	[STAGE_SCORES] = {
+		.name = "scores", .instead = NONE,
+		PANES({ AM_Q, 0, HEAD }, { AM_K, 0, HEAD | PANE_TRANSPOSE }, { AM_W_E, FEAT_ADDITIVE, 0 }, { AM_SCORES, 0, 0 }),
+		.formula = { { FEAT_ADDITIVE, 0, "scores: s_ij = w_e \u00b7 tanh(q_i + k_j) = \u03a3_c w_e[c] tanh(q_ic + k_jc)",
+		               "scores: s_ij = w_e . tanh(q_i + k_j) = sum_c w_e[c] tanh(q_ic + k_jc)" },
+		             { 0, 0, "scores = Q\u00b7K\u1d40   s_ij = q_i \u00b7 k_j = \u03a3_c q_ic k_jc",
+		               "scores = Q.K^T   s_ij = q_i . k_j = sum_c q_ic k_jc" } },
+		.what = "q_i \u00b7 k_j (or the additive score), n \u00d7 m per head",
+		.blurb_en = "Each query is compared with every key by a dot product: a large score means a good match.",
+		.blurb_zh = "每个查询和每个键做点积：分数越大，匹配越好。",
+	},
+	[STAGE_SCALE] = {
+		.name = "scale", .instead = NONE,
+		PANES({ AM_SCORES, 0, 0 }, { AM_SCALED, 0, 0 }),
+		.formula = { { 0, 0, "scaled = scores / \u221ad_k", "scaled = scores / sqrt(d_k)" } },
+		.what = "scores \u00d7 the scale factor",
+		.blurb_en = "Dot products grow with the width d_k; dividing by \u221ad_k keeps them near unit size so softmax does not saturate.",
+		.blurb_zh = "点积随维度 d_k 变大；除以 \u221ad_k 让它们保持在单位量级，softmax 才不会饱和。",
+	},
+	[STAGE_MASK] = {
+		.name = "mask", .requires = FEAT_MASK, .absent = "it has no mask", .instead = STAGE_SCALE,
+		PANES({ AM_SCALED, 0, 0 }, { AM_MASKED, 0, 0 }),
+		.formula = { { 0, 0, "masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e",
+		               "masked_ij = scaled_ij where key j is visible to query i, else -inf" } },
+		.what = "masked cells replaced by the fill",
+		.blurb_en = "Before softmax, the cells a query must not see are set to \u2212\u221e, so they will get exactly zero weight.",
+		.blurb_zh = "在 softmax 之前，把不该看到的位置设为 \u2212\u221e，它们的权重就恰好是 0。",
+	},
+	[STAGE_SOFTMAX] = {
+		.name = "softmax", .instead = NONE,
+		PANES({ AM_MASKED, 0, 0 }, { AM_WEIGHTS, 0, 0 }),
+		.formula = { { 0, 0, "weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)",
+		               "weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)" } },
+		.what = "row-wise softmax: the attention weights",
+		.blurb_en = "Softmax turns each row of scores into weights that are positive and sum to 1.",
+		.blurb_zh = "softmax 把每一行分数变成为正且和为 1 的权重。",
+	},
+	[STAGE_WEIGHTED] = {
+		.name = "weighted", .instead = NONE,
+		PANES({ AM_WEIGHTS, 0, 0 }, { AM_V, 0, HEAD }, { AM_WEIGHTED, 0, 0 }),
+		.formula = { { 0, 0, "out = weights\u00b7V   out_i = \u03a3_j w_ij v_j", "out = weights.V   out_i = sum_j w_ij v_j" } },
+		.what = "weights \u00b7 V for each head",
+		.blurb_en = "Each output row is the weighted sum of the value rows: a token's new meaning, mixed from its context.",
+		.blurb_zh = "每一行输出是值向量的加权和：一个词从上下文中得到的新含义。",
+	},
+	[STAGE_CONCAT] = {
+		.name = "concat", .requires = FEAT_MULTIHEAD, .absent = "it has one head", .instead = STAGE_WEIGHTED,
+		PANES({ AM_WEIGHTED, 0, 0 }, { AM_CONCAT, 0, 0 }),
+		.formula = { { 0, 0, "concat = [head_0 | head_1 | \u2026 | head_{h\u22121}]",
+		               "concat = [head_0 | head_1 | ... | head_{h-1}]" } },
+		.what = "the heads' outputs side by side",
+		.blurb_en = "The heads' outputs are laid side by side again.",
+		.blurb_zh = "把各个头的输出重新并排拼接起来。",
+	},
+	[STAGE_OUTPUT] = {
+		.name = "output", .requires = FEAT_WO, .absent = "it has no W_o", .instead = STAGE_CONCAT, .flags = SF_PARAMS,
+		PANES({ AM_CONCAT, 0, 0 }, { AM_W_O, 0, 0 }, { AM_OUTPUT, 0, 0 }),
+		.formula = { { 0, 0, "output = concat\u00b7W_o", "output = concat.W_o" } },
+		.what = "concat \u00b7 W_o",
+		.blurb_en = "A last learned matrix W_o mixes the heads into the output.",
+		.blurb_zh = "最后一个可学习的矩阵 W_o 把各个头混合成输出。",
+	},
+};
+
+#undef HEAD
+#undef NONE
+
+/* ------------------------------------------------------------ look-ups */
+
+static const char *const feature_reasons[FEAT_COUNT] = {
+	"it has no positional encoding", /* FEAT_POSITIONAL */
+	"it has one head",               /* FEAT_MULTIHEAD */
+	"it has no mask",                /* FEAT_MASK */
+	"it has no W_o",                 /* FEAT_WO */
+	"it has no source (it is self-attention)", /* FEAT_SOURCE */
+	"it uses dot-product scores",    /* FEAT_ADDITIVE */
+};
+
+const char *feature_absent(unsigned feat)
+{
+	for (int i = 0; i < FEAT_COUNT; i++)
+		if (feat & (1u << i))
+			return feature_reasons[i];
+	return "";
+}
+
+static int has(const LessonShape *sh, unsigned req)
+{
+	return (sh->features & req) == req;
+}
+
+const char *stage_name(Stage s)
+{
+	return (unsigned)s < STAGE_COUNT ? stage_kinds[s].name : NULL;
+}
+
+/* An entry of a table by its name: exact first, then ignoring case; -1 when none. */
+static int find_name(const char *name, const void *table, size_t stride, int count)
+{
+	if (name == NULL)
+		return -1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < count; i++) {
+			const char *entry = *(const char *const *)((const char *)table + (size_t)i * stride);
+			if ((pass == 0 ? strcmp(name, entry) : strcasecmp(name, entry)) == 0)
+				return i;
+		}
+	return -1;
+}
+
+int stage_find(const char *name)
+{
+	return find_name(name, stage_kinds, sizeof stage_kinds[0], STAGE_COUNT);
+}
+
+int stage_present(const LessonShape *sh, Stage s)
+{
+	return (unsigned)s < STAGE_COUNT && has(sh, stage_kinds[s].requires);
+}
+
+Stage stage_shown(const LessonShape *sh, Stage s)
+{
+	while ((unsigned)s < STAGE_COUNT && !stage_present(sh, s))
+		s = stage_kinds[s].instead;
+	return (unsigned)s < STAGE_COUNT ? s : STAGE_INPUT;
+}
+
+const char *stage_formula(const LessonShape *sh, Stage s, int utf8)
+{
+	if ((unsigned)s >= STAGE_COUNT)
+		return "";
+	for (int i = 0; i < STAGE_MAX_FORMULAS; i++) {
+		const StageFormula *f = &stage_kinds[s].formula[i];
+		if (f->utf8 == NULL)
+			break;
+		if (has(sh, f->when) && (sh->features & f->unless) == 0)
+			return utf8 ? f->utf8 : f->ascii;
+	}
+	return "";
+}
+
+const char *stage_blurb(Stage s, const char *lang)
+{
+	if ((unsigned)s >= STAGE_COUNT)
+		return "";
+	return lang != NULL && strcmp(lang, "zh") == 0 ? stage_kinds[s].blurb_zh : stage_kinds[s].blurb_en;
+}
+
+int stage_panes(const LessonShape *sh, Stage s, StagePane out[STAGE_MAX_PANES])
+{
+	int k = 0;
+
+	if ((unsigned)s >= STAGE_COUNT)
+		return 0;
+	for (int i = 0; i < stage_kinds[s].npanes; i++)
+		if (has(sh, stage_kinds[s].panes[i].requires) && has(sh, matrix_kinds[stage_kinds[s].panes[i].matrix].requires))
+			out[k++] = stage_kinds[s].panes[i];
+	return k;
+}
+
+const char *matrix_name(AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT ? matrix_kinds[m].name : NULL;
+}
+
+int matrix_find(const char *name)
+{
+	return find_name(name, matrix_kinds, sizeof matrix_kinds[0], AM_COUNT);
+}
+
+const MatrixKind *matrix_kind(AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT ? &matrix_kinds[m] : NULL;
+}
+
+int matrix_present(const LessonShape *sh, AttnMatrix m, const char **why)
+{
+	const unsigned req = (unsigned)m < AM_COUNT ? matrix_kinds[m].requires : 0;
+
+	if ((unsigned)m >= AM_COUNT) {
+		if (why != NULL)
+			*why = "unknown";
+		return 0;
+	}
+	if (why != NULL)
+		*why = has(sh, req) ? NULL : feature_absent(req & ~sh->features);
+	return has(sh, req);
+}
+
+int matrix_per_head(AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT && (matrix_kinds[m].flags & MF_PER_HEAD);
+}
+
+int matrix_editable(AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT && (matrix_kinds[m].flags & MF_GIVEN);
+}
+
+void matrix_shape(const LessonShape *sh, AttnMatrix m, int *rows, int *cols)
+{
+	*rows = *cols = 0;
+	if ((unsigned)m >= AM_COUNT)
+		return;
+	*rows = sh->dim[matrix_kinds[m].rows];
+	*cols = sh->dim[matrix_kinds[m].cols];
+}
+
+int matrix_stage(const LessonShape *sh, AttnMatrix m)
+{
+	const MatrixKind *k = matrix_kind(m);
+
+	if (k == NULL || k->made_by == STAGE_COUNT)
+		return -1;
+	if (stage_present(sh, k->made_by))
+		return (int)k->made_by;
+	return k->made_else == STAGE_COUNT ? -1 : (int)k->made_else;
+}
