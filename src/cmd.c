@@ -714,7 +714,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		if (argc > 2)
 			return usage(out, "stats");
 		/* the count is hidden where a question on the project or output stage may ask for it */
-		if (session_quiz_pending(s) && (s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT)) {
+		if (session_quiz_pending(s) && (stage_kinds[s->stage].flags & SF_PARAMS)) {
 			say(out, MSG_ERROR, NULL, "the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)");
 			return -1;
 		}

@@ -303,7 +303,7 @@ static void svg_measure(const Attn *a, int head, Pane *p)
 	size_t k, count = (size_t)p->m->rows * (size_t)p->m->cols;
 
 	(void)head;
-	p->diverging = p->which != AM_WEIGHTS;
+	p->diverging = matrix_kind(p->which)->diverging;
 	p->lo = INFINITY;
 	p->hi = -INFINITY;
 	p->any_inf = 0;

@@ -237,18 +237,6 @@ const char *session_next_lesson(const Session *s)
 
 /* ------------------------------------------------------------ edits */
 
-/* The stage shown instead of one an edit removed (heads 1: no split; mask none: no mask). */
-static Stage stage_instead(Stage st)
-{
-	switch (st) {
-	case STAGE_POSITIONAL: return STAGE_INPUT;
-	case STAGE_SPLIT: return STAGE_PROJECT;
-	case STAGE_MASK: return STAGE_SCALE;
-	case STAGE_OUTPUT: return STAGE_CONCAT;
-	case STAGE_CONCAT: return STAGE_WEIGHTED;
-	default: return STAGE_INPUT;
-	}
-}
 
 /* A cell the edited computation still has. */
 static int cell_exists(const Attn *a, const CellRef *c)
@@ -270,8 +258,8 @@ static void adapt_steps(Lesson *l, const Attn *a)
 
 	for (i = 0; i < l->nsteps; i++) {
 		Step *st = &l->steps[i];
-		while (!lesson_stage_present(l, st->stage))
-			st->stage = stage_instead(st->stage);
+		/* a stage an edit removed (heads 1: no split; mask none: no mask) gives way to the table's stand-in */
+		st->stage = stage_shown(&a->shape, st->stage);
 		if (st->head >= l->heads)
 			st->head = 0;
 		if (st->has_focus && st->focus.head >= l->heads)

@@ -33,50 +33,35 @@ char *textfmt_number(char *buf, double x, int utf8)
 	return buf;
 }
 
-/* The rows of these matrices are the key/value (source) tokens. */
-static int rows_are_keys(AttnMatrix w)
-{
-	return w == AM_SOURCE_INPUT || w == AM_PE_SRC || w == AM_S || w == AM_K || w == AM_V;
-}
-
-static int rows_are_queries(AttnMatrix w)
-{
-	return w == AM_INPUT || w == AM_PE || w == AM_X || w == AM_Q || matrix_per_head(w) ||
-	       w == AM_CONCAT || w == AM_OUTPUT;
-}
-
 int textfmt_token_columns(const Attn *a, AttnMatrix which)
 {
 	(void)a;
-	return which >= AM_SCORES && which <= AM_WEIGHTS;
+	return matrix_kind(which) != NULL && matrix_kind(which)->col_axis == AXIS_KEY;
 }
 
-static char *label_index(int i)
+/* A label on an axis: index i, or the i-th query or key (source) token. */
+static char *axis_label(const Attn *a, Axis axis, int i)
 {
-	char buf[16];
-	snprintf(buf, sizeof buf, "%d", i);
-	return strdup(buf);
-}
-
-static char *label_token(const Attn *a, int key, int i)
-{
-	const Lesson *l = a->lesson;
-	char *const *tok = key && l->has_source ? l->source_tokens : l->tokens;
-	return text_escape(tok[i], "");
+	if (axis == AXIS_INDEX) {
+		char buf[16];
+		snprintf(buf, sizeof buf, "%d", i);
+		return strdup(buf);
+	}
+	{
+		const Lesson *l = a->lesson;
+		char *const *tok = axis == AXIS_KEY && l->has_source ? l->source_tokens : l->tokens;
+		return text_escape(tok[i], "");
+	}
 }
 
 char *textfmt_col_label(const Attn *a, AttnMatrix which, int c)
 {
-	return textfmt_token_columns(a, which) ? label_token(a, 1, c) : label_index(c);
+	return axis_label(a, matrix_kind(which) ? matrix_kind(which)->col_axis : AXIS_INDEX, c);
 }
 
 char *textfmt_row_label(const Attn *a, AttnMatrix which, int r)
 {
-	if (rows_are_keys(which))
-		return label_token(a, 1, r);
-	if (rows_are_queries(which))
-		return label_token(a, 0, r);
-	return label_index(r);
+	return axis_label(a, matrix_kind(which) ? matrix_kind(which)->row_axis : AXIS_INDEX, r);
 }
 
 /* Display width of a UTF-8 string (wide characters count 2). */
@@ -180,10 +165,6 @@ static int heat_color(double x, double lo, double hi, int diverging)
 	return -1;
 }
 
-static int is_weights(AttnMatrix w)
-{
-	return w == AM_WEIGHTS;
-}
 
 /* What textfmt_step adds to a table: a title prefix, cells marked against another matrix, row sums. */
 typedef struct MatrixExtra {
@@ -273,7 +254,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
 			fputc(' ', f);
-			const int bg = color ? heat_color(x, lo, hi, !is_weights(which)) : -1;
+			const int bg = color ? heat_color(x, lo, hi, matrix_kind(which)->diverging) : -1;
 			if (bg >= 0)
 				fprintf(f, "\033[38;5;%d;48;5;%dm", themefile_text_on(bg), bg);
 			put_padded(f, textfmt_number(num, x, utf8), cw, 1);
@@ -327,7 +308,7 @@ static void print_mean_std(FILE *f, const Attn *a, AttnMatrix which, int h)
 	const Mat *m = attn_matrix(a, which, h);
 	MatStats st;
 
-	if (m == NULL || (which != AM_SCORES && which != AM_SCALED && which != AM_MASKED))
+	if (m == NULL || !(matrix_kind(which)->flags & MF_STATS))
 		return;
 	stats_matrix(m, &st);
 	fprintf(f, "mean %.4g  std %.4g\n", st.mean, st.std);
@@ -336,7 +317,7 @@ static void print_mean_std(FILE *f, const Attn *a, AttnMatrix which, int h)
 /* A stage's matrix as the step shows it: weights with row sums, scores with mean and std. */
 static void print_pane(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8, MatrixExtra *extra)
 {
-	extra->sums = which == AM_WEIGHTS;
+	extra->sums = (matrix_kind(which)->flags & MF_SUMS) != 0;
 	print_matrix(f, a, which, h, color, utf8, extra);
 	print_mean_std(f, a, which, h);
 }
@@ -403,7 +384,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			print_compare(f, s, panes[k], color, utf8);
 	}
 	/* the parameter count, unless a question open here may be asking for it */
-	if ((s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) && !session_quiz_pending(s)) {
+	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s)) {
 		char *params = textfmt_params_line(s->lesson, utf8);
 		if (params != NULL)
 			fprintf(f, "\n%s\n", params);
@@ -422,27 +403,4 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	}
 	if (s->step == s->nwalk - 1 && session_next_lesson(s) != NULL)
 		fprintf(f, "\nFinished. Next lesson: load %s\n", session_next_lesson(s));
-}
-
-void textfmt_lesson(FILE *f, const Session *s, int color, int utf8)
-{
-	AttnMatrix panes[STAGE_MAX_PANES];
-	int st, k, h, count;
-
-	fputs("== ", f);
-	put_escaped(f, text_get(&s->lesson->title, s->lang), "", utf8);
-	fputs(" ==\n", f);
-	put_escaped(f, text_get(&s->lesson->summary, s->lang), "\n\t", utf8);
-	fputc('\n', f);
-	for (st = 0; st < STAGE_COUNT; st++) {
-		if (!lesson_stage_present(s->lesson, (Stage)st))
-			continue;
-		fprintf(f, "\n-- stage: %s --\n  %s\n", stage_name((Stage)st), stage_formula(&s->attn->shape, (Stage)st, utf8));
-		count = attn_stage_matrices(s->attn, (Stage)st, panes);
-		for (k = 0; k < count; k++)
-			for (h = 0; h < (matrix_per_head(panes[k]) ? s->attn->heads : 1); h++) {
-				fputc('\n', f);
-				textfmt_matrix(f, s->attn, panes[k], h, color, utf8);
-			}
-	}
 }

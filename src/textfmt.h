@@ -33,7 +33,4 @@ char *textfmt_params_line(const Lesson *l, int utf8);
  * the project and output stages, the next lesson at the last step.
  */
 void textfmt_step(FILE *f, const Session *s, int color, int utf8);
-/* Print every stage of the lesson in order (what `make run` shows without a terminal). */
-void textfmt_lesson(FILE *f, const Session *s, int color, int utf8);
-
 #endif

@@ -404,7 +404,7 @@ pane_masked(const Tui *t, const Pane *p, int R, int C, double v)
 
 	if (isinf(v) && v < 0)
 		return 1;
-	if ((p->which == AM_MASKED || p->which == AM_WEIGHTS) && a->visible && a->lesson->mask != MASK_NONE)
+	if ((matrix_kind(p->which)->flags & MF_MASKED) && a->visible && a->lesson->mask != MASK_NONE)
 		return !a->visible[(size_t)R * (size_t)a->lesson->m + (size_t)C];
 	return 0;
 }
@@ -465,7 +465,7 @@ pane_measure(Tui *t, Pane *p)
 	}
 	p->rows = p->transpose ? p->ncols : m->rows;
 	p->cols = p->transpose ? m->rows : p->ncols;
-	p->diverging = p->which != AM_WEIGHTS;
+	p->diverging = matrix_kind(p->which)->diverging;
 
 	int numw = 4, lw = 1, labw = 1, any = 0;
 	double mx = 0;
@@ -499,10 +499,10 @@ pane_measure(Tui *t, Pane *p)
 			numw = n;
 	}
 	/* Row sums beside the weights (1, or 0 for a fully masked row). */
-	p->sums = p->which == AM_WEIGHTS && !p->transpose && p->ncols == m->cols;
+	p->sums = (matrix_kind(p->which)->flags & MF_SUMS) && !p->transpose && p->ncols == m->cols;
 	/* Score-like matrices carry their mean and standard deviation in the title. */
 	p->stats[0] = '\0';
-	if (p->which == AM_SCORES || p->which == AM_SCALED || p->which == AM_MASKED) {
+	if (matrix_kind(p->which)->flags & MF_STATS) {
 		MatStats ms;
 		stats_matrix(m, &ms);
 		if (ms.finite > 1)
@@ -619,51 +619,50 @@ tui_build_panes(Tui *t, int keep, int refocus)
 	const Lesson *l = s->lesson;
 	Pane old[LAYOUT_MAX_PANES];
 	int nold = keep ? t->npanes : 0;
-	AttnMatrix ms[STAGE_MAX_PANES];
-	int k, n = 0;
+	StagePane ms[STAGE_MAX_PANES];
+	int k, n = 0, each_head = 0;
 
 	memcpy(old, t->pane, sizeof old);
-	k = attn_stage_matrices(a, s->stage, ms);
+	k = attn_stage_panes(a, s->stage, ms);
 	memset(t->pane, 0, sizeof t->pane);
 	/* The windows belong to the layout's slots, not to the matrices. */
 	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
 		t->pane[i].win = old[i].win;
 
-	if (s->stage == STAGE_SPLIT) {
-		/* Q cut into its heads, side by side (a window of heads around the current one). */
-		int h = l->heads, first = 0, cnt = h < LAYOUT_MAX_PANES ? h : LAYOUT_MAX_PANES;
-		if (s->head >= cnt)
-			first = s->head - cnt + 1;
-		for (int i = 0; i < cnt; i++) {
-			Pane *p = &t->pane[n++];
-			p->which = AM_Q;
-			p->head = first + i;
-			p->col0 = (first + i) * l->d_k;
-			p->ncols = l->d_k;
-		}
-	} else {
-		for (int i = 0; i < k && n < LAYOUT_MAX_PANES; i++) {
-			Pane *p = &t->pane[n++];
-			p->which = ms[i];
-			p->head = s->head;
-			p->col0 = 0;
-			p->ncols = -1;
-			int attn_stage = s->stage >= STAGE_SCORES && s->stage <= STAGE_WEIGHTED;
-			if (attn_stage && l->heads > 1 && (ms[i] == AM_Q || ms[i] == AM_K)) {
-				p->col0 = s->head * l->d_k;
-				p->ncols = l->d_k;
-			} else if (attn_stage && l->heads > 1 && ms[i] == AM_V) {
-				p->col0 = s->head * l->d_v;
-				p->ncols = l->d_v;
+	/* What the stage table says to show, cut as it says. */
+	for (int i = 0; i < k && n < LAYOUT_MAX_PANES; i++) {
+		const MatrixKind *mk = matrix_kind(ms[i].matrix);
+		const int width = a->shape.dim[mk->head_cols];
+		if (ms[i].flags & PANE_EACH_HEAD) {
+			/* cut into its heads, side by side (a window of heads around the current one) */
+			int h = l->heads, room = LAYOUT_MAX_PANES - n, cnt = h < room ? h : room, first = 0;
+			if (s->head >= cnt)
+				first = s->head - cnt + 1;
+			for (int j = 0; j < cnt; j++) {
+				Pane *p = &t->pane[n++];
+				p->which = ms[i].matrix;
+				p->head = first + j;
+				p->col0 = (first + j) * width;
+				p->ncols = width;
 			}
-			if (ms[i] == AM_K && s->stage == STAGE_SCORES)
-				p->transpose = 1;
+			each_head = 1;
+			continue;
 		}
+		Pane *p = &t->pane[n++];
+		p->which = ms[i].matrix;
+		p->head = s->head;
+		p->col0 = 0;
+		p->ncols = -1;
+		if ((ms[i].flags & PANE_HEAD_COLS) && l->heads > 1) {
+			p->col0 = s->head * width;
+			p->ncols = width;
+		}
+		p->transpose = (ms[i].flags & PANE_TRANSPOSE) != 0;
 	}
 	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
 		t->pane[i].other = -1;
 	/* The comparison view: the stage's result in the compare variant, beside the lesson's. */
-	if (s->compare_on && s->compare_attn != NULL && n > 0 && n < LAYOUT_MAX_PANES && s->stage != STAGE_SPLIT) {
+	if (s->compare_on && s->compare_attn != NULL && n > 0 && n < LAYOUT_MAX_PANES && !each_head) {
 		Pane *r = &t->pane[n - 1], *p = &t->pane[n];
 		WINDOW *keepw = p->win;
 		*p = *r;
@@ -939,7 +938,7 @@ tui_draw_stage(Tui *t)
 	if (s->quiz_asked > 0 && rn < (int)sizeof right)
 		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
-	if ((s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) && !session_quiz_pending(s) && rn < (int)sizeof right)
+	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s) && rn < (int)sizeof right)
 		snprintf(right + rn, sizeof right - (size_t)rn, "  params %ld", stats_param_count(s->lesson));
 
 	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
