@@ -868,7 +868,7 @@ const CmdEntry cmd_table[] = {
 	{ "first", NULL, ARG_NONE, "first", "go to the first step", cmd_first },
 	{ "last", NULL, ARG_NONE, "last", "go to the last step", cmd_last },
 	{ "step", NULL, ARG_NONE, "step N", "go to step N of the walk", cmd_step },
-	{ "goto", NULL, ARG_STAGE, "goto STAGE", "show a stage: input positional project split scores scale mask softmax weighted concat output", cmd_goto },
+	{ "goto", NULL, ARG_STAGE, "goto STAGE", "show a stage (help goto lists them)", cmd_goto },
 	{ "head", NULL, ARG_NONE, "head N", "show head N (from 0)", cmd_head },
 	{ "show", NULL, ARG_MATRIX, "show MATRIX [HEAD]", "show a matrix (e.g. show weights 1)", cmd_show },
 	{ "explain", "ex", ARG_MATRIX, "explain MATRIX ROW COL [HEAD]", "show the arithmetic behind one cell", cmd_explain },
@@ -930,14 +930,30 @@ static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 	const CmdEntry *e;
 	char *text, *err = NULL;
 	size_t len = 0;
-	(void)s;
-
 	if (argc > 1) {
 		e = cmd_find(argv[1], &err);
 		if (e == NULL)
 			return fail(out, err);
-		say(out, MSG_TEXT, e->name, "%s\n  %s%s%s\n", e->usage, e->help, e->alias ? "\n  also: " : "",
-		    e->alias ? e->alias : "");
+		{
+			/* A command that takes a stage or a matrix lists them, from the tables. */
+			StrBuf b = { 0 };
+			strbuf_printf(&b, "%s\n  %s%s%s\n", e->usage, e->help, e->alias ? "\n  also: " : "", e->alias ? e->alias : "");
+			if (e->arg == ARG_STAGE)
+				for (int i = 0; i < STAGE_COUNT; i++)
+					strbuf_printf(&b, "  %-10s %s%s\n", stage_name((Stage)i), stage_kinds[i].what,
+					              s != NULL && !lesson_stage_present(s->lesson, (Stage)i) ? " (not in this lesson)" : "");
+			if (e->arg == ARG_MATRIX)
+				for (int i = 0; i < AM_COUNT; i++)
+					if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
+						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), matrix_kinds[i].meaning,
+						              matrix_per_head((AttnMatrix)i) ? " (per head)" : "");
+			if (b.oom) {
+				free(b.s);
+				return fail(out, NULL);
+			}
+			say(out, MSG_TEXT, e->name, "%s", b.s);
+			free(b.s);
+		}
 		return 0;
 	}
 	for (e = cmd_table; e->name != NULL; e++)
