@@ -183,36 +183,48 @@ def load(doc):
             torch.tensor([float(x) for x in we])
         if L["w_e"].numel() != h * L["d_k"]:
             raise LessonError("w_e: expected %d numbers" % (h * L["d_k"]))
-    scale = doc.get("scale", True)
-    if scale is True:
-        L["factor"] = 1.0 / math.sqrt(L["d_k"])
-    elif scale is False:
-        L["factor"] = 1.0
-    else:
-        L["factor"] = float(scale)
+    L["factor"] = scale_factor(doc.get("scale", True), L["d_k"])
     mask = doc.get("mask", "none")
+    L["mask"] = mask
+    L["visible"] = visibility(mask, n, m)
+    L["fill"] = fill_value(doc.get("mask_fill", "-inf"))
+    return L
+
+
+def scale_factor(scale, d_k):
+    """The lesson's "scale" (true, false or a number) -> the factor."""
+    if scale is True:
+        return 1.0 / math.sqrt(d_k)
+    if scale is False:
+        return 1.0
+    return float(scale)
+
+
+def visibility(mask, n, m, where="mask"):
+    """The lesson's "mask" -> an n x m bool tensor, True where a query may attend."""
     visible = torch.ones(n, m, dtype=torch.bool)
     if mask == "causal":
         if n != m:
-            raise LessonError("mask: causal needs a square score matrix")
+            raise LessonError("%s: causal needs a square score matrix" % where)
         visible = torch.tril(visible)
     elif isinstance(mask, dict):
         pad = torch.tensor([float(x) for x in mask["padding"]])
         if pad.numel() != m:
-            raise LessonError("mask.padding: expected %d numbers" % m)
+            raise LessonError("%s.padding: expected %d numbers" % (where, m))
         visible = (pad != 0).unsqueeze(0).expand(n, m).clone()
     elif isinstance(mask, list):
-        mm = matrix(mask, "mask")
+        mm = matrix(mask, where)
         if tuple(mm.shape) != (n, m):
-            raise LessonError("mask: expected %d x %d" % (n, m))
+            raise LessonError("%s: expected %d x %d" % (where, n, m))
         visible = mm != 0
     elif mask != "none":
-        raise LessonError("mask: unknown %r" % (mask,))
-    L["mask"] = mask
-    L["visible"] = visible
-    fill = doc.get("mask_fill", "-inf")
-    L["fill"] = float("-inf") if fill == "-inf" else float(fill)
-    return L
+        raise LessonError("%s: unknown %r" % (where, mask))
+    return visible
+
+
+def fill_value(fill):
+    """The lesson's "mask_fill" ("-inf" or a number) -> a float."""
+    return float("-inf") if fill == "-inf" else float(fill)
 
 
 # ------------------------------------------------------------- compute
