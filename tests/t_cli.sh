@@ -4,32 +4,14 @@
 # are not lessons, and lesson text that must never reach the terminal raw
 # (control characters) or be used as a format string (%s %n).
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines and always exits 0.
+# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-cli.XXXXXX") || exit 0
-trap 'rm -rf "$tmp"' EXIT INT TERM
 out=$tmp/out
-err=$tmp/err
-ESC=$(printf '\033')
 
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	if [ -s "$err" ]; then sed -n '1,5s/^/# stderr: /p' "$err"; fi
-}
-# check NAME CONDITION-COMMAND...: ok when the command succeeds
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
 run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
 empty() { [ ! -s "$1" ]; }
 nonempty() { [ -s "$1" ]; }
-has() { grep -q -F -e "$2" "$1"; }
 no_esc() { ! grep -q "$ESC" "$1"; }
 
 # ------------------------------------------------------------ help, version, usage errors
@@ -229,4 +211,4 @@ if [ "$rc" -eq 1 ] && no_esc "$err" && empty "$out"; then
 else
 	not_ok "error quoting hostile text has no ESC" "exit $rc"
 fi
-exit 0
+finish

@@ -6,33 +6,11 @@
 # through --check and --dump, and --transcript.
 # Run from the repository root; $ATTNVIZ is the binary, $BUILD the build dir.
 # Prints "ok - NAME" / "not ok - NAME" lines (a missing tool: "ok - NAME # SKIP")
-# and always exits 0.
+# and ends with "N passed, N failed" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-BUILD=${BUILD:-build}
 JSONCMP=$BUILD/tests/jsoncmp
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-export.XXXXXX") || exit 0
-trap 'rm -rf "$tmp"' EXIT INT TERM
 export LC_ALL=C.UTF-8
-unset NO_COLOR ATTNVIZ_LESSONS ATTNVIZ_THEMES
-err=$tmp/err
-ESC=$(printf '\033')
-
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	[ -s "$err" ] && sed -n '1,4s/^/# stderr: /p' "$err"
-}
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-skip() { echo "ok - $1 # SKIP $2"; }
-has() { grep -q -- "$2" "$1"; }
-count() { grep -o -- "$2" "$1" | wc -l | tr -d ' '; }
 
 # A CSV export (CRLF, label column, numbers or -inf) as a JSON array of rows.
 csv_rows() {
@@ -131,9 +109,9 @@ fi
 
 "$ATTNVIZ" --export md --stage softmax "$MH" -o "$tmp/soft.md" 2>"$err"
 check "md: a heading with the stage" sh -c "head -n 1 '$tmp/soft.md' | grep -q '^## .*stage softmax'"
-check "md: two tables (masked, weights)" test "$(count "$tmp/soft.md" '^|---|')" -eq 2
+check "md: two tables (masked, weights)" [ "$(grep -c '^|---|' "$tmp/soft.md")" -eq 2 ]
 check "md: every table row has 6 pipes" sh -c "grep '^|' '$tmp/soft.md' | awk -F'|' 'NF != 7 { bad = 1 } END { exit bad }'"
-check "md: the narration as a quote" has "$tmp/soft.md" '^> '
+check "md: the narration as a quote" grep -q '^> ' "$tmp/soft.md"
 check "md: the formula" has "$tmp/soft.md" 'softmax(masked)'
 "$ATTNVIZ" --export tex --stage softmax "$MH" -o "$tmp/soft.tex" 2>"$err"
 check "tex: one align*, two bmatrix" sh -c "[ \$(grep -c 'begin{align\*}' '$tmp/soft.tex') -eq 1 ] &&
@@ -143,7 +121,7 @@ check "tex: the formula" has "$tmp/soft.tex" 'softmax(masked)'
 "$ATTNVIZ" --export tex --stage mask "$tmp/hostile.json" -o "$tmp/hostile.tex" 2>"$err"
 check "tex: specials escaped, -inf as \\infty" sh -c "grep -q 'c\\\\&d' '$tmp/hostile.tex' && grep -q -- '-\\\\infty' '$tmp/hostile.tex'"
 "$ATTNVIZ" --export md --stage weighted "$MH" -o - >"$tmp/stdout.md" 2>"$err"
-check "-o - writes to stdout" has "$tmp/stdout.md" '^### weighted'
+check "-o - writes to stdout" grep -q '^### weighted' "$tmp/stdout.md"
 
 # ------------------------------------------------------------ the command line
 
@@ -207,7 +185,7 @@ printf 'goto softmax\nexport csv weights %s/t.csv\nbogus\nshow W_q\n' "$tmp" |
 check "transcript: the commands as typed" sh -c "grep -qx 'attnviz> goto softmax' '$tmp/tr.txt' && grep -qx 'attnviz> bogus' '$tmp/tr.txt'"
 check "transcript: the step printed after a command" has "$tmp/tr.txt" 'stage: softmax'
 check "transcript: messages and errors" sh -c "grep -q '^wrote matrix weights as csv' '$tmp/tr.txt' && grep -q '^error: unknown command: bogus' '$tmp/tr.txt'"
-check "transcript: shown matrices" has "$tmp/tr.txt" '^W_q  4 × 4'
+check "transcript: shown matrices" grep -q '^W_q  4 × 4' "$tmp/tr.txt"
 check "transcript: no ANSI escapes" sh -c "! grep -q '$ESC' '$tmp/tr.txt'"
 check "transcript: stdout is unchanged" sh -c "grep -q 'stage: softmax' '$tmp/out' && ! grep -q 'attnviz> goto' '$tmp/out'"
 printf 'next\n' | "$ATTNVIZ" --plain --transcript "$tmp/tr.txt" "$MH" >/dev/null 2>"$err"
@@ -237,4 +215,4 @@ check "svg: a 300 × 300 matrix is refused, naming the limit" sh -c "[ $rc -eq 1
 "$ATTNVIZ" --export csv --matrix weights "$tmp/big.json" -o "$tmp/big.csv" 2>"$err"
 check "csv: the same matrix is written" sh -c "[ \$(wc -l <'$tmp/big.csv') -eq 301 ]"
 
-exit 0
+finish

@@ -5,32 +5,11 @@
 # stdout are not terminals, NO_COLOR and TERM=dumb respected on a terminal
 # (through util-linux script(1), when it is installed).
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines and always exits 0.
+# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-plain.XXXXXX") || exit 0
-trap 'rm -rf "$tmp"' EXIT INT TERM
 out=$tmp/out
-err=$tmp/err
-ESC=$(printf '\033')
 export LC_ALL=C
-unset NO_COLOR ATTNVIZ_LESSONS
-
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	sed -n '1,4s/^/# stderr: /p' "$err"
-}
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-has() { grep -q -F -e "$2" "$1"; }
-hasnt() { ! grep -q -F -e "$2" "$1"; }
-count() { grep -c -F -e "$2" "$1"; }
 
 # repl INPUT [ARGS...]: run the plain REPL on INPUT (printf format), output in $out/$err, status in $rc
 repl() {
@@ -41,7 +20,7 @@ repl() {
 	TERM=xterm-256color "$ATTNVIZ" --plain "$@" <"$tmp/in" >"$out" 2>"$err"
 	rc=$?
 }
-# ok_cmd NAME: the REPL exited 0 and wrote no error
+# clean NAME: the REPL exited 0 and wrote no error
 clean() {
 	if [ "$rc" -eq 0 ] && [ ! -s "$err" ]; then ok "$1"; else not_ok "$1" "exit $rc"; fi
 }
@@ -501,4 +480,4 @@ if command -v script >/dev/null 2>&1 && script -qc true /dev/null </dev/null >/d
 else
 	echo "# script(1) not usable: terminal checks skipped"
 fi
-exit 0
+finish
