@@ -67,7 +67,7 @@ for f in tests/good/*.json lessons/*.json; do
 done
 run --check lessons/*.json
 n=$(ls lessons/*.json | wc -l)
-check "--check of several files prints one line each" [ "$rc" -eq 0 ] && [ "$(grep -c ': ok, ' "$out")" -eq "$n" ]
+expect "--check of several files prints one line each" '[ "$rc" -eq 0 ] && [ "$(grep -c ": ok, " "$out")" -eq "$n" ]'
 
 # ------------------------------------------------------------ --check and --dump on unusable lessons
 
