@@ -50,7 +50,8 @@ EOF
 }
 
 cap() { tm capture-pane -p -t "$1" 2>/dev/null; }
-cape() { tm capture-pane -p -e -t "$1" 2>/dev/null; }
+# snap SESSION [-e]: the screen as it is now in $tmp/screen (-e: with its escapes)
+snap() { tm capture-pane -p $2 -t "$1" >"$tmp/screen" 2>/dev/null; }
 
 # wait_for SESSION PATTERN [SECONDS] — poll until the screen matches (grep -E).
 wait_for() {
@@ -65,16 +66,17 @@ wait_for() {
 	return 1
 }
 
-# wait_gone SESSION PATTERN [SECONDS] — poll until the screen no longer matches.
+# wait_gone SESSION PATTERN [SECONDS] — poll until the screen no longer matches
+# (an empty capture is a session that is gone, not a screen without the pattern).
 wait_gone() {
 	g_s=$1 g_pat=$2 g_secs=${3:-5}
 	g_i=0
 	while [ "$g_i" -lt $((g_secs * 20)) ]; do
-		if ! cap "$g_s" | grep -Eq -- "$g_pat"; then return 0; fi
+		cap "$g_s" >"$tmp/last-screen"
+		if [ -s "$tmp/last-screen" ] && ! grep -Eq -- "$g_pat" "$tmp/last-screen"; then return 0; fi
 		sleep 0.05
 		g_i=$((g_i + 1))
 	done
-	cap "$g_s" >"$tmp/last-screen"
 	return 1
 }
 
@@ -163,7 +165,8 @@ scenarios() {
 	cmd "$s" "skip"
 	keys "$s" Right
 	shows "$tag: arrows move the cell cursor" "$s" 'scores\[[0-9]+\]\[[0-9]+\] = '
-	if cape "$s" | grep -q '4m'; then ok "$tag: operands of the cursor cell are highlighted"; else not_ok "$tag: operands of the cursor cell are highlighted"; fi
+	snap "$s" -e
+	check "$tag: operands of the cursor cell are highlighted" grep -q '4m' "$tmp/screen"
 
 	# An edit recomputes: W_q row 0 of the default lesson is 5 2 1, Q row "I" follows it.
 	cmd "$s" "goto project"
@@ -178,7 +181,8 @@ scenarios() {
 	printf '{ "attnviz": 1, nope\n' >"$tmp/bad.json"
 	cmd "$s" "load $tmp/bad.json"
 	shows "$tag: :load of a bad file shows the error" "$s" 'bad\.json:[0-9]+'
-	if cap "$s" | grep -q 'Masked attention'; then ok "$tag: :load of a bad file keeps the lesson"; else not_ok "$tag: :load of a bad file keeps the lesson"; fi
+	snap "$s"
+	check "$tag: :load of a bad file keeps the lesson" grep -q 'Masked attention' "$tmp/screen"
 	cmd "$s" "goto nowhere"
 	shows "$tag: a bad command argument is reported" "$s" 'unknown stage|nowhere'
 	cmd "$s" "frobnicate"
@@ -203,7 +207,8 @@ scenarios() {
 	shows "$tag: the terminal modes are restored" "$s" 'TTY-RESTORED'
 	alt=$(tm display-message -p -t "$s" '#{alternate_on}')
 	if [ "$alt" = 0 ]; then ok "$tag: the alternate screen is left"; else not_ok "$tag: the alternate screen is left (alternate_on=$alt)"; fi
-	if cap "$s" | grep -q 'stage:'; then not_ok "$tag: the shell's screen is back" ; else ok "$tag: the shell's screen is back"; fi
+	snap "$s"
+	check "$tag: the shell's screen is back" hasnt "$tmp/screen" 'stage:'
 	tm kill-session -t "$s"
 }
 
@@ -246,7 +251,8 @@ shows "C locale: starts" "$s" 'Masked attention'
 cmd "$s" "goto mask"
 cmd "$s" "skip"
 shows "C locale: masked cells show -inf" "$s" '-inf'
-if cap "$s" | grep -q '∞'; then not_ok "C locale: no UTF-8 -∞"; else ok "C locale: no UTF-8 -∞"; fi
+snap "$s"
+check "C locale: no UTF-8 -∞" hasnt "$tmp/screen" '∞'
 keys "$s" q
 shows "C locale: q quits and restores" "$s" 'EXITED 0 TTY-RESTORED'
 
@@ -257,8 +263,10 @@ shows "NO_COLOR: starts" "$s" 'stage: input'
 cmd "$s" "goto softmax"
 cmd "$s" "skip"
 wait_for "$s" 'weights' >/dev/null
-if cape "$s" | grep -Eq '\[(3|4)8;5;|\[3[0-7]m|\[4[0-7]m'; then not_ok "NO_COLOR: no colours"; else ok "NO_COLOR: no colours"; fi
-if cap "$s" | grep -q '[░▒▓█]'; then ok "NO_COLOR: cells carry shade glyphs"; else not_ok "NO_COLOR: cells carry shade glyphs"; fi
+snap "$s" -e
+expect "NO_COLOR: no colours" '[ -s "$tmp/screen" ] && ! grep -Eq "\[(3|4)8;5;|\[3[0-7]m|\[4[0-7]m" "$tmp/screen"'
+snap "$s"
+check "NO_COLOR: cells carry shade glyphs" grep -q '[░▒▓█]' "$tmp/screen"
 keys "$s" q
 shows "NO_COLOR: q quits" "$s" 'EXITED 0'
 
@@ -282,7 +290,8 @@ keys "$s" : g o
 shows "Ctrl-C: the command line is open" "$s" '^:go'
 keys "$s" C-c
 shows "Ctrl-C on the command line cancels it" "$s" 'Enter: where from'
-if cap "$s" | grep -q 'EXITED'; then not_ok "Ctrl-C on the command line keeps attnviz running"; else ok "Ctrl-C on the command line keeps attnviz running"; fi
+snap "$s"
+check "Ctrl-C on the command line keeps attnviz running" hasnt "$tmp/screen" 'EXITED'
 keys "$s" C-c
 shows "Ctrl-C quits (status 130)" "$s" 'EXITED 130 TTY-RESTORED'
 
@@ -308,7 +317,8 @@ for size in 80x24 200x60; do
 	s="present$c"
 	start "$s" "$c" "$l" C.UTF-8 "" --present
 	shows "present $size: starts" "$s" 'stage: input'
-	if cap "$s" | grep -q 'n/spc next'; then not_ok "present $size: no key line"; else ok "present $size: no key line"; fi
+	snap "$s"
+	check "present $size: no key line" hasnt "$tmp/screen" 'n/spc next'
 	cmd "$s" "goto softmax"
 	cmd "$s" "skip"
 	shows "present $size: the formula is on the narration's first line" "$s" '^ weights = softmax\(masked\)'
@@ -316,7 +326,8 @@ for size in 80x24 200x60; do
 	if [ "$size" = 200x60 ]; then
 		# the rows of the matrices with blank lines between them, and wider cells
 		if cap "$s" | grep -A1 '^I  ' | tail -n 1 | grep -q '^ *$'; then ok "present $size: blank lines between rows"; else not_ok "present $size: blank lines between rows"; fi
-		if cap "$s" | grep -Eq '5\.00 {5,}2\.00'; then ok "present $size: wider cells"; else not_ok "present $size: wider cells"; fi
+		snap "$s"
+		check "present $size: wider cells" grep -Eq '5\.00 {5,}2\.00' "$tmp/screen"
 	fi
 	cmd "$s" "present off"
 	shows "present $size: :present off brings the key line back" "$s" 'n/spc next'
@@ -333,7 +344,8 @@ start "$s" 100 30 C.UTF-8 "" --present
 cmd "$s" "goto scores"
 cmd "$s" "skip"
 wait_for "$s" 'scores' >/dev/null
-if cape "$s" | grep -Eq '\[([0-9]+;)*7(;[0-9]+)*m'; then ok "present: operands in reverse video"; else not_ok "present: operands in reverse video"; fi
+snap "$s" -e
+check "present: operands in reverse video" grep -Eq '\[([0-9]+;)*7(;[0-9]+)*m' "$tmp/screen"
 keys "$s" q
 tm kill-session -t "$s"
 
@@ -354,7 +366,8 @@ keys "$s" n
 shows "demo: n runs the next command by hand" "$s" 'stage: softmax'
 keys "$s" q
 shows "demo: q leaves the demo" "$s" 'demo left'
-if cap "$s" | grep -q 'EXITED'; then not_ok "demo: attnviz runs on after leaving the demo"; else ok "demo: attnviz runs on after leaving the demo"; fi
+snap "$s"
+check "demo: attnviz runs on after leaving the demo" hasnt "$tmp/screen" 'EXITED'
 keys "$s" q
 shows "demo: a second q quits" "$s" 'EXITED 0 TTY-RESTORED'
 tm kill-session -t "$s"
@@ -364,7 +377,8 @@ s=demo2
 start "$s" 100 30 C.UTF-8 "" --present --demo "$tmp/pause.txt"
 shows "demo pause: stops at the pause" "$s" 'demo 2/5, line [0-9]+ +paused'
 sleep 0.3
-if cap "$s" | grep -q 'stage: scores'; then ok "demo pause: stays at the pause"; else not_ok "demo pause: stays at the pause"; fi
+snap "$s"
+check "demo pause: stays at the pause" grep -q 'stage: scores' "$tmp/screen"
 keys "$s" Space
 shows "demo pause: a bad line pauses the demo on its error" "$s" 'bogus-command.*paused'
 keys "$s" Space
@@ -411,7 +425,8 @@ for d in masking multihead; do
 	s="ship$d"
 	start "$s" 100 30 C.UTF-8 "" --present --demo "lessons/demos/$d.txt"
 	shows "lessons/demos/$d.txt: plays to its first pause" "$s" 'demo [0-9]+/[0-9]+, line [0-9]+ +paused'
-	if cap "$s" | grep -Eq 'unknown|error'; then not_ok "lessons/demos/$d.txt: no error on the way"; else ok "lessons/demos/$d.txt: no error on the way"; fi
+	snap "$s"
+	expect "lessons/demos/$d.txt: no error on the way" 'hasnt "$tmp/screen" unknown && hasnt "$tmp/screen" error'
 	keys "$s" q
 	wait_for "$s" 'demo left' >/dev/null
 	keys "$s" q
@@ -448,15 +463,18 @@ tm resize-window -t "$s" -x 100 -y 30
 shows "record: redraws at the new size" "$s" 'Masked attention.*step 2/'
 keys "$s" q
 shows "record: quits and restores the terminal" "$s" 'EXITED 0 TTY-RESTORED'
-if [ -s "$tmp/rec.cast" ] && [ ! -e "$tmp/rec.cast.part" ]; then ok "record: the file is in place"; else not_ok "record: the file is in place"; fi
+expect "record: the file is in place" '[ -s "$tmp/rec.cast" ] && [ ! -e "$tmp/rec.cast.part" ]'
 if head -n 1 "$tmp/rec.cast" | grep -q '^{"version": 2, "width": 90, "height": 25, "timestamp": [0-9]*, "env": {"TERM": "xterm-256color"'; then
 	ok "record: asciicast v2 header"; else not_ok "record: asciicast v2 header"; fi
-if sed -n '2,$p' "$tmp/rec.cast" | grep -vq '^\[[0-9]*\.[0-9]*, "[or]", ".*"\]$'; then not_ok "record: every event is [time, code, data]"; else ok "record: every event is [time, code, data]"; fi
+sed -n '2,$p' "$tmp/rec.cast" >"$tmp/events"
+if [ -s "$tmp/events" ] && ! grep -qv '^\[[0-9]*\.[0-9]*, "[or]", ".*"\]$' "$tmp/events"; then ok "record: every event is [time, code, data]"; else not_ok "record: every event is [time, code, data]"; fi
 if grep -q '"r", "100x30"' "$tmp/rec.cast"; then ok "record: the resize is an r event"; else not_ok "record: the resize is an r event"; fi
 if grep -q 'Masked attention' "$tmp/rec.cast"; then ok "record: the screen's text is in the events"; else not_ok "record: the screen's text is in the events"; fi
-if sed -n '2,$p' "$tmp/rec.cast" | sed 's/^\[\([0-9.]*\),.*/\1/' | sort -n -c 2>/dev/null; then ok "record: times never go back"; else not_ok "record: times never go back"; fi
+if [ -s "$tmp/events" ] && sed 's/^\[\([0-9.]*\),.*/\1/' "$tmp/events" | sort -n -c 2>/dev/null; then ok "record: times never go back"; else not_ok "record: times never go back"; fi
 tm kill-session -t "$s"
-if "$ATTNVIZ" --record "$tmp/x.cast" --plain </dev/null >/dev/null 2>&1; then not_ok "record: refused with --plain"; else ok "record: refused with --plain"; fi
+"$ATTNVIZ" --record "$tmp/x.cast" --plain </dev/null >/dev/null 2>"$err"
+rc=$?
+expect "record: refused with --plain (exit 2)" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/x.cast" ]'
 
 # ---------------------------------------------------------------------------
 # Themes: every theme file loads with :theme; a malformed one is an error and
@@ -497,7 +515,8 @@ cmd "$s" "goto softmax"
 cmd "$s" "skip"
 shows "compare: the variant's pane, with its label" "$s" 'scaled by 1/√d_k: weights'
 shows "compare: the cells that differ are counted" "$s" '[0-9]+ differ \(\*\)'
-if cap "$s" | grep -Eq '\*0\.[0-9][0-9]'; then ok "compare: differing cells carry a *"; else not_ok "compare: differing cells carry a *"; fi
+snap "$s"
+check "compare: differing cells carry a *" grep -Eq '\*0\.[0-9][0-9]' "$tmp/screen"
 shows "stats: mean and sigma in a score pane's title" "$s" 'μ -?[0-9.]+ σ [0-9.]+'
 cmd "$s" "compare off"
 if wait_gone "$s" 'differ \(\*\)' 3; then ok "compare off: one variant again"; else screen_not_ok "compare off: one variant again"; fi
