@@ -229,6 +229,7 @@ repl 'stats scores\nstats weights\nstats params\n'
 clean "stats MATRIX, stats params"
 check "stats: mean and std" has "$out" "mean 1.8125  std 1.16726  min 0  max 5  (16 finite of 16 cells)"
 check "stats weights: row sums" has "$out" "row sums"
+check "stats weights: mean and std" has "$out" "mean 0.25  std "
 check "stats params" has "$out" "parameters: 27 (W_q, W_k, W_v)"
 repl 'stats nothing\nstep 2\n'
 err_cmd "stats of an unknown matrix" "unknown matrix: nothing"
@@ -289,52 +290,25 @@ clean "? (alias of help)"
 repl 'help zzz\nstep 2\n'
 err_cmd "help unknown command" "unknown command: zzz"
 
-# save and export (present when the command table has them)
-repl 'help\n'
-if has "$out" "save PATH"; then
-	repl "set W_q[0][0] 9\nsave $tmp/saved.json\n"
-	clean "save PATH"
-	check "save says where" has "$out" "saved the lesson with your edits to $tmp/saved.json"
-	"$ATTNVIZ" --check "$tmp/saved.json" >"$tmp/check" 2>/dev/null
-	check "a saved lesson passes --check" grep -q ': ok, n=4, d_model=3' "$tmp/check"
-	"$ATTNVIZ" --dump "$tmp/saved.json" 2>/dev/null | tr -d ' \n\t' >"$tmp/dump"
-	check "a saved lesson keeps the edit" grep -q '"W_q":\[\[9,' "$tmp/dump"
-	repl 'save\nstep 2\n'
-	err_cmd "save without a path" "usage: save PATH"
-	repl 'save /nonexistent/dir/saved.json\nstep 2\n'
-	err_cmd "save to a directory that does not exist" "/nonexistent/dir/saved.json"
-fi
-if has "$out" "export FORMAT"; then
-	repl "export csv weights $tmp/w.csv\n"
-	clean "export FORMAT MATRIX PATH"
-	check "export wrote the file" [ -s "$tmp/w.csv" ]
-	repl "export bogus $tmp/x.out\nstep 2\n"
-	err_cmd "export unknown format" "unknown format"
-	repl 'export\nstep 2\n'
-	err_cmd "export without arguments" "usage: export"
-fi
-
-# stats and compare (present when the command table has them)
-repl 'help\n'
-cp "$out" "$tmp/help"
-if has "$tmp/help" "stats MATRIX"; then
-	repl 'stats weights\n'
-	clean "stats MATRIX"
-	check "stats gives mean and std" has "$out" "mean 0.25  std "
-	repl 'stats params\n'
-	check "stats params" has "$out" "parameters: 27"
-	repl 'stats nosuch\nstep 2\n'
-	err_cmd "stats unknown matrix" "unknown matrix: nosuch"
-fi
-if has "$tmp/help" "compare on|off"; then
-	repl 'compare on\ncompare off\n' lessons/scale.json
-	clean "compare on/off"
-	check "compare on names the variant" has "$out" "compare on:"
-	repl 'compare on\nstep 2\n'
-	err_cmd "compare on a lesson without a variant" "no compare variant"
-	repl 'compare maybe\nstep 2\n'
-	err_cmd "compare bad word" "usage: compare on|off"
-fi
+# save and export
+repl "set W_q[0][0] 9\nsave $tmp/saved.json\n"
+clean "save PATH"
+check "save says where" has "$out" "saved the lesson with your edits to $tmp/saved.json"
+"$ATTNVIZ" --check "$tmp/saved.json" >"$tmp/check" 2>/dev/null
+check "a saved lesson passes --check" grep -q ': ok, n=4, d_model=3' "$tmp/check"
+"$ATTNVIZ" --dump "$tmp/saved.json" 2>/dev/null | tr -d ' \n\t' >"$tmp/dump"
+check "a saved lesson keeps the edit" grep -q '"W_q":\[\[9,' "$tmp/dump"
+repl 'save\nstep 2\n'
+err_cmd "save without a path" "usage: save PATH"
+repl 'save /nonexistent/dir/saved.json\nstep 2\n'
+err_cmd "save to a directory that does not exist" "/nonexistent/dir/saved.json"
+repl "export csv weights $tmp/w.csv\n"
+clean "export FORMAT MATRIX PATH"
+check "export wrote the file" [ -s "$tmp/w.csv" ]
+repl "export bogus $tmp/x.out\nstep 2\n"
+err_cmd "export unknown format" "unknown format"
+repl 'export\nstep 2\n'
+err_cmd "export without arguments" "usage: export"
 
 # demo scripts: source runs the lines in order; pause and wait take no time when
 # nobody is typing; an error is shown and the script goes on
@@ -420,6 +394,8 @@ if script -qec true /dev/null >/dev/null 2>&1; then
 	TERM=xterm-256color script -qec "$ATTNVIZ --plain lessons/mask.json <$tmp/in" /dev/null >"$out" 2>&1
 	check "C locale terminal: -inf in the narration, not a UTF-8 minus and infinity" has "$out" "replaced by -inf before the softmax"
 	check "C locale terminal: no UTF-8 symbols in the narration" hasnt "$out" "−∞"
+else
+	skip "C locale terminal" "script(1) not usable"
 fi
 repl 'goto mask\n' lessons/mask.json
 check "C locale pipe: the narration as written" has "$out" "replaced by −∞ before the softmax"
@@ -462,6 +438,8 @@ if locale -a 2>/dev/null | grep -qi '^c\.utf-*8$'; then
 	printf 'mask causal\ngoto mask\nshow masked\n' >"$tmp/in"
 	LC_ALL=C.UTF-8 "$ATTNVIZ" --plain <"$tmp/in" >"$out" 2>"$err"
 	expect "UTF-8 locale: -∞ and ×" 'has "$out" "-∞" && has "$out" "4 × 4"'
+else
+	skip "UTF-8 locale: -∞ and ×" "no C.UTF-8 locale"
 fi
 
 # ------------------------------------------------------------ on a terminal (script(1) gives one)
@@ -482,6 +460,6 @@ if command -v script >/dev/null 2>&1 && script -qc true /dev/null </dev/null >/d
 	printf 'next\nquit\n' | TERM=dumb script -qec "$ATTNVIZ --plain" /dev/null >"$out" 2>&1
 	check "terminal stdin: a prompt" has "$out" "attnviz> "
 else
-	echo "# script(1) not usable: terminal checks skipped"
+	skip "on a terminal" "script(1) not usable"
 fi
 finish
