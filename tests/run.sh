@@ -2,7 +2,9 @@
 # tests/run.sh BUILD — run every unit test binary and every tests/t_*.sh script
 # against the attnviz in BUILD, and end with one line "N passed, N failed".
 #   unit_*:  cmocka binaries; each test case counts once
-#   t_*.sh:  scripts printing "ok - NAME" / "not ok - NAME" lines
+#   t_*.sh:  scripts printing "ok - NAME" / "not ok - NAME" lines and, last,
+#            "N passed, N failed" with the same counts (tests/lib.sh)
+# A program that crashes, exits early or runs no test counts one failure more.
 build=${1:-build}
 ATTNVIZ=$(cd "$build" && pwd)/attnviz
 BUILD=$(cd "$build" && pwd)
@@ -23,7 +25,7 @@ for t in "$BUILD"/tests/unit_*; do
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
 	p=${p:-0}
 	f=${f:-0}
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed before reporting
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] || [ $((p + f)) -eq 0 ]; then f=$((f + 1)); fi   # crashed, or no test
 	if [ "$f" -ne 0 ]; then
 		echo "FAIL $name"
 		sed -n '/\[  FAILED  \]\|\[  ERROR   \]\|Failure\|failure\|error/p' "$log" | head -n 40 | sed 's/^/    /'
@@ -38,11 +40,22 @@ for t in tests/t_*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	sh "$t" >"$log" 2>&1
+	rc=$?
 	p=$(grep -c '^ok - ' "$log")
 	f=$(grep -c '^not ok - ' "$log")
+	why=
+	if [ "$(tail -n 1 "$log")" != "$p passed, $f failed" ]; then
+		why="its last line is not \"$p passed, $f failed\": it stopped early (exit $rc) or miscounted"
+	elif [ $((p + f)) -eq 0 ]; then
+		why="it ran no check"
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		why="exit $rc"
+	fi
+	if [ -n "$why" ]; then f=$((f + 1)); fi
 	if [ "$f" -ne 0 ]; then
-		echo "FAIL $name"
+		echo "FAIL $name${why:+: $why}"
 		grep -A 8 '^not ok - ' "$log" | head -n 60 | sed 's/^/    /'
+		if [ -n "$why" ]; then tail -n 5 "$log" | sed 's/^/    | /'; fi
 	else
 		echo "ok   $name ($p)"
 	fi

@@ -4,33 +4,15 @@
 # are not lessons, and lesson text that must never reach the terminal raw
 # (control characters) or be used as a format string (%s %n).
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines and always exits 0.
+# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-cli.XXXXXX") || exit 0
-trap 'rm -rf "$tmp"' EXIT INT TERM
 out=$tmp/out
-err=$tmp/err
-ESC=$(printf '\033')
 
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	if [ -s "$err" ]; then sed -n '1,5s/^/# stderr: /p' "$err"; fi
-}
-# check NAME CONDITION-COMMAND...: ok when the command succeeds
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
 run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
 empty() { [ ! -s "$1" ]; }
 nonempty() { [ -s "$1" ]; }
-has() { grep -q -F -e "$2" "$1"; }
-no_esc() { ! grep -q "$ESC" "$1"; }
+no_esc() { hasnt "$1" "$ESC"; }
 
 # ------------------------------------------------------------ help, version, usage errors
 
@@ -85,7 +67,7 @@ for f in tests/good/*.json lessons/*.json; do
 done
 run --check lessons/*.json
 n=$(ls lessons/*.json | wc -l)
-check "--check of several files prints one line each" [ "$rc" -eq 0 ] && [ "$(grep -c ': ok, ' "$out")" -eq "$n" ]
+expect "--check of several files prints one line each" '[ "$rc" -eq 0 ] && [ "$(grep -c ": ok, " "$out")" -eq "$n" ]'
 
 # ------------------------------------------------------------ --check and --dump on unusable lessons
 
@@ -146,9 +128,9 @@ msg_case() { # FILE TEXT
 	run --check "$1"
 	if has "$err" "$2"; then ok "message for $1"; else not_ok "message for $1" "want: $2"; fi
 }
-[ -f tests/bad/row_length.json ] && msg_case tests/bad/row_length.json "tests/bad/row_length.json: W_q[2]: expected 4 numbers, got 3"
-[ -f tests/bad/heads_divide.json ] && msg_case tests/bad/heads_divide.json "tests/bad/heads_divide.json: heads: 3 does not divide the 8 columns of W_q"
-[ -f tests/bad/syntax.json ] && msg_case tests/bad/syntax.json "tests/bad/syntax.json:3:"
+msg_case tests/bad/row_length.json "tests/bad/row_length.json: W_q[2]: expected 4 numbers, got 3"
+msg_case tests/bad/heads_divide.json "tests/bad/heads_divide.json: heads: 3 does not divide the 8 columns of W_q"
+msg_case tests/bad/syntax.json "tests/bad/syntax.json:3:"
 
 # a syntax error shows the line and a caret
 printf '{"attnviz": 1,\n  "title": "x",,\n}\n' >"$tmp/syntax.json"
@@ -165,6 +147,8 @@ if [ -w /dev/full ]; then
 	rc=$?
 	check "--dump to a full disk: exit 1" [ "$rc" -eq 1 ]
 	check "--dump to a full disk: says so" has "$err" "cannot write the dump"
+else
+	skip "--dump to a full disk" "no /dev/full"
 fi
 
 run --dump lessons/selfattn.json
@@ -206,10 +190,10 @@ printf 'next\nhint\nanswer 2\nprev\nshow X\nshow weights\nexplain weights 3 1\ne
 "$ATTNVIZ" --plain "$tmp/hostile.json" <"$tmp/cmds" >"$out" 2>"$err"
 rc=$?
 check "plain REPL on hostile lesson exits 0" [ "$rc" -eq 0 ]
-check "plain output has no ESC byte" [ "$(grep -c "$ESC" "$out")" -eq 0 ]
+check "plain output has no ESC byte" no_esc "$out"
 check "plain stderr has no ESC byte" [ "$(grep -c "$ESC" "$err")" -eq 0 ]
-check "plain output has no BEL byte" [ "$(grep -c "$(printf '\007')" "$out")" -eq 0 ]
-check "plain output has no C1 CSI (U+009B)" [ "$(grep -c "$(printf '\302\233')" "$out")" -eq 0 ]
+check "plain output has no BEL byte" hasnt "$out" "$(printf '\007')"
+check "plain output has no C1 CSI (U+009B)" hasnt "$out" "$(printf '\302\233')"
 check "control characters are shown escaped" has "$out" 'Evil \x1b[2J'
 check "title %s%n%x printed literally" has "$out" 'title %s%n%x'
 check "narration %s %n %p printed literally" has "$out" 'and %s %n %p literally'
@@ -229,4 +213,4 @@ if [ "$rc" -eq 1 ] && no_esc "$err" && empty "$out"; then
 else
 	not_ok "error quoting hostile text has no ESC" "exit $rc"
 fi
-exit 0
+finish

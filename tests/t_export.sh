@@ -6,33 +6,11 @@
 # through --check and --dump, and --transcript.
 # Run from the repository root; $ATTNVIZ is the binary, $BUILD the build dir.
 # Prints "ok - NAME" / "not ok - NAME" lines (a missing tool: "ok - NAME # SKIP")
-# and always exits 0.
+# and ends with "N passed, N failed" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-BUILD=${BUILD:-build}
 JSONCMP=$BUILD/tests/jsoncmp
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-export.XXXXXX") || exit 0
-trap 'rm -rf "$tmp"' EXIT INT TERM
 export LC_ALL=C.UTF-8
-unset NO_COLOR ATTNVIZ_LESSONS ATTNVIZ_THEMES
-err=$tmp/err
-ESC=$(printf '\033')
-
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	[ -s "$err" ] && sed -n '1,4s/^/# stderr: /p' "$err"
-}
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-skip() { echo "ok - $1 # SKIP $2"; }
-has() { grep -q -- "$2" "$1"; }
-count() { grep -o -- "$2" "$1" | wc -l | tr -d ' '; }
 
 # A CSV export (CRLF, label column, numbers or -inf) as a JSON array of rows.
 csv_rows() {
@@ -52,9 +30,9 @@ MASK=lessons/mask.json
 
 "$ATTNVIZ" --export csv --stage softmax --matrix weights --head 1 "$MH" -o "$tmp/w1.csv" 2>"$err"
 check "csv: exit 0 and a file" test -s "$tmp/w1.csv"
-check "csv: header row of column labels" sh -c "head -n 1 '$tmp/w1.csv' | tr -d '\r' | grep -qx 'weights,I,saw,a,saw'"
-check "csv: first column the row labels" sh -c "tr -d '\r' <'$tmp/w1.csv' | cut -d, -f1 | tr '\n' ' ' | grep -qx 'weights I saw a saw '"
-check "csv: CRLF line ends (RFC 4180)" sh -c "[ \$(tr -cd '\r' <'$tmp/w1.csv' | wc -c) -eq 5 ]"
+check "csv: header row of column labels" [ "$(head -n 1 "$tmp/w1.csv" | tr -d '\r')" = 'weights,I,saw,a,saw' ]
+check "csv: first column the row labels" [ "$(tr -d '\r' <"$tmp/w1.csv" | cut -d, -f1 | tr '\n' ' ')" = 'weights I saw a saw ' ]
+check "csv: CRLF line ends (RFC 4180)" [ "$(count "$tmp/w1.csv" "$(printf '\r')")" -eq 5 ]
 { printf '{"heads": [{}, {"weights": '; csv_rows "$tmp/w1.csv"; printf '}]}\n'; } >"$tmp/w1.json"
 if "$JSONCMP" --only-expected-keys "$tmp/w1.json" "$tmp/mh.dump" >"$tmp/diff" 2>&1; then
 	ok "csv: weights head 1 equal --dump"
@@ -68,14 +46,14 @@ if "$JSONCMP" --only-expected-keys "$tmp/m0.json" "$tmp/mask.dump" >"$tmp/diff" 
 else
 	not_ok "csv: masked (with -inf) equal --dump" "$(head -n 5 "$tmp/diff")"
 fi
-check "csv: -inf for masked cells" sh -c "[ \$(grep -o ',-inf' '$tmp/m0.csv' | wc -l) -eq 21 ]"
+check "csv: -inf for masked cells" [ "$(count "$tmp/m0.csv" ',-inf')" -eq 21 ]
 
 # ------------------------------------------------------------ JSON slice against --dump
 
 "$ATTNVIZ" --export json --stage softmax --head 1 "$MH" -o "$tmp/slice.json" 2>"$err"
 check "json: parses" "$JSONCMP" "$tmp/slice.json" "$tmp/slice.json"
-check "json: stage, head, formula keys" sh -c "grep -q '\"stage\":[[:space:]]*\"softmax\"' '$tmp/slice.json' &&
-	grep -q '\"head\":[[:space:]]*1' '$tmp/slice.json' && grep -q '\"formula\":' '$tmp/slice.json'"
+expect "json: stage, head, formula keys" 'grep -q "\"stage\":[[:space:]]*\"softmax\"" "$tmp/slice.json" &&
+	grep -q "\"head\":[[:space:]]*1" "$tmp/slice.json" && has "$tmp/slice.json" "\"formula\":"'
 w=$(sed -n 's/^[[:space:]]*"weights":[[:space:]]*\(\[.*\]\),*$/\1/p' "$tmp/slice.json")
 m=$(sed -n 's/^[[:space:]]*"masked":[[:space:]]*\(\[.*\]\),*$/\1/p' "$tmp/slice.json")
 printf '{"heads": [{}, {"masked": %s, "weights": %s}]}\n' "$m" "$w" >"$tmp/slice-exp.json"
@@ -101,9 +79,9 @@ cat >"$tmp/hostile.json" <<'EOF'
  "W_v": {"identity": 3}}
 EOF
 "$ATTNVIZ" --export svg --stage mask "$tmp/hostile.json" -o "$tmp/hostile.svg" 2>"$err"
-check "svg: a hostile title and tokens are escaped" sh -c "! grep -q '<script>' '$tmp/hostile.svg' &&
-	grep -q '&lt;script&gt;&amp;&quot;&apos;' '$tmp/hostile.svg' && grep -q '>a&lt;b</text>' '$tmp/hostile.svg'"
-check "svg: no control characters" sh -c "! tr -d '\n' <'$tmp/hostile.svg' | grep -q '[[:cntrl:]]'"
+expect "svg: a hostile title and tokens are escaped" 'hasnt "$tmp/hostile.svg" "<script>" &&
+	has "$tmp/hostile.svg" "&lt;script&gt;&amp;&quot;&apos;" && has "$tmp/hostile.svg" ">a&lt;b</text>"'
+expect "svg: no control characters" '[ -s "$tmp/hostile.svg" ] && ! tr -d "\n" <"$tmp/hostile.svg" | grep -q "[[:cntrl:]]"'
 check "svg: masked cells show −∞" test "$(count "$tmp/hostile.svg" '>−∞</text>')" -eq 6
 if command -v xmllint >/dev/null 2>&1; then
 	for f in soft hostile; do
@@ -120,7 +98,7 @@ else
 fi
 if command -v rsvg-convert >/dev/null 2>&1; then
 	rsvg-convert "$tmp/soft.svg" -o "$tmp/soft.png" 2>"$err"
-	check "svg: renders to a PNG (rsvg-convert)" sh -c "[ -s '$tmp/soft.png' ] && head -c 8 '$tmp/soft.png' | od -An -c | grep -q 'P   N   G'"
+	expect "svg: renders to a PNG (rsvg-convert)" 'head -c 8 "$tmp/soft.png" | od -An -c | grep -q "P   N   G"'
 	rsvg-convert "$tmp/hostile.svg" -o "$tmp/hostile.png" 2>"$err"
 	check "svg: the hostile one renders too" test -s "$tmp/hostile.png"
 else
@@ -130,20 +108,18 @@ fi
 # ------------------------------------------------------------ Markdown and TeX
 
 "$ATTNVIZ" --export md --stage softmax "$MH" -o "$tmp/soft.md" 2>"$err"
-check "md: a heading with the stage" sh -c "head -n 1 '$tmp/soft.md' | grep -q '^## .*stage softmax'"
-check "md: two tables (masked, weights)" test "$(count "$tmp/soft.md" '^|---|')" -eq 2
-check "md: every table row has 6 pipes" sh -c "grep '^|' '$tmp/soft.md' | awk -F'|' 'NF != 7 { bad = 1 } END { exit bad }'"
-check "md: the narration as a quote" has "$tmp/soft.md" '^> '
+expect "md: a heading with the stage" 'head -n 1 "$tmp/soft.md" | grep -q "^## .*stage softmax"'
+check "md: two tables (masked, weights)" [ "$(grep -c '^|---|' "$tmp/soft.md")" -eq 2 ]
+expect "md: every table row has 6 pipes" 'grep "^|" "$tmp/soft.md" | awk -F"|" "NF != 7 { bad = 1 } END { exit bad || NR == 0 }"'
+check "md: the narration as a quote" grep -q '^> ' "$tmp/soft.md"
 check "md: the formula" has "$tmp/soft.md" 'softmax(masked)'
 "$ATTNVIZ" --export tex --stage softmax "$MH" -o "$tmp/soft.tex" 2>"$err"
-check "tex: one align*, two bmatrix" sh -c "[ \$(grep -c 'begin{align\*}' '$tmp/soft.tex') -eq 1 ] &&
-	[ \$(grep -c 'end{align\*}' '$tmp/soft.tex') -eq 1 ] && [ \$(grep -c 'begin{bmatrix}' '$tmp/soft.tex') -eq 2 ] &&
-	[ \$(grep -c 'end{bmatrix}' '$tmp/soft.tex') -eq 2 ]"
+expect "tex: one align*, two bmatrix" '[ "$(count "$tmp/soft.tex" "begin{align*}") $(count "$tmp/soft.tex" "end{align*}") $(count "$tmp/soft.tex" "begin{bmatrix}") $(count "$tmp/soft.tex" "end{bmatrix}")" = "1 1 2 2" ]'
 check "tex: the formula" has "$tmp/soft.tex" 'softmax(masked)'
 "$ATTNVIZ" --export tex --stage mask "$tmp/hostile.json" -o "$tmp/hostile.tex" 2>"$err"
-check "tex: specials escaped, -inf as \\infty" sh -c "grep -q 'c\\\\&d' '$tmp/hostile.tex' && grep -q -- '-\\\\infty' '$tmp/hostile.tex'"
+expect "tex: specials escaped, -inf as \\infty" 'has "$tmp/hostile.tex" "c\\&d" && has "$tmp/hostile.tex" "-\\infty"'
 "$ATTNVIZ" --export md --stage weighted "$MH" -o - >"$tmp/stdout.md" 2>"$err"
-check "-o - writes to stdout" has "$tmp/stdout.md" '^### weighted'
+check "-o - writes to stdout" grep -q '^### weighted' "$tmp/stdout.md"
 
 # ------------------------------------------------------------ the command line
 
@@ -157,7 +133,7 @@ check "usage: an unknown format exits 2" test $? -eq 2
 check "usage: an unknown stage exits 2" test $? -eq 2
 "$ATTNVIZ" --export svg --stage mask "$MH" -o "$tmp/x.svg" >/dev/null 2>"$err"
 rc=$?
-check "lesson: a stage this lesson lacks exits 1 and says so" sh -c "[ $rc -eq 1 ] && grep -q 'no mask stage' '$err'"
+expect "lesson: a stage this lesson lacks exits 1 and says so" '[ "$rc" -eq 1 ] && has "$err" "no mask stage"'
 "$ATTNVIZ" --export svg --stage softmax --head 5 "$MH" -o "$tmp/x.svg" >/dev/null 2>"$err"
 check "lesson: a head out of range exits 1" test $? -eq 1
 "$ATTNVIZ" --export svg --stage softmax "$tmp/nonexistent.json" -o "$tmp/x.svg" >/dev/null 2>"$err"
@@ -168,15 +144,15 @@ check "nothing written on errors" test ! -e "$tmp/x.svg"
 
 echo "precious" >"$tmp/keep.svg"
 "$ATTNVIZ" --export svg --stage softmax "$MH" -o "$tmp/keep.svg" 2>"$err"
-check "an existing file is replaced by the whole export" sh -c "tail -n 1 '$tmp/keep.svg' | grep -qx '</svg>'"
+check "an existing file is replaced by the whole export" [ "$(tail -n 1 "$tmp/keep.svg")" = '</svg>' ]
 check "no temporary files left" test -z "$(ls -A "$tmp" | grep '^\.')"
 "$ATTNVIZ" --export svg --stage softmax "$MH" -o "$tmp/no/such/dir/x.svg" >/dev/null 2>"$err"
 rc=$?
-check "an unwritable path: exit 1, a clear error" sh -c "[ $rc -eq 1 ] && grep -q 'cannot write .*no/such/dir/x.svg: No such file or directory' '$err'"
+expect "an unwritable path: exit 1, a clear error" '[ "$rc" -eq 1 ] && grep -q "cannot write .*no/such/dir/x.svg: No such file or directory" "$err"'
 printf 'export svg softmax %s/no/dir/a.svg\ngoto softmax\nexport svg %s/b.svg\n' "$tmp" "$tmp" |
 	"$ATTNVIZ" --plain "$MH" >"$tmp/out" 2>"$err"
-check "REPL: an unwritable path is an error and attnviz carries on" sh -c "grep -q 'cannot write' '$err' &&
-	grep -q 'wrote stage softmax as svg' '$tmp/out' && [ -s '$tmp/b.svg' ]"
+expect "REPL: an unwritable path is an error and attnviz carries on" 'has "$err" "cannot write" &&
+	has "$tmp/out" "wrote stage softmax as svg" && [ -s "$tmp/b.svg" ]'
 
 # ------------------------------------------------------------ save
 
@@ -184,19 +160,21 @@ printf 'set W_q[0][1] 0.25\nscale 0.5\nmask causal\nsave %s/saved.json\nexport j
 	"$tmp" "$tmp" "$tmp" | "$ATTNVIZ" --plain "$MH" >"$tmp/out" 2>"$err"
 check "save: says where" has "$tmp/out" 'saved the lesson with your edits'
 check "save: no errors" test ! -s "$err"
-check "save: --check accepts the saved lesson" sh -c "'$ATTNVIZ' --check '$tmp/saved.json' >/dev/null"
+expect "save: --check accepts the saved lesson" '"$ATTNVIZ" --check "$tmp/saved.json" >/dev/null'
 "$ATTNVIZ" --export json --stage project "$tmp/saved.json" -o "$tmp/p2.json" 2>"$err"
 "$ATTNVIZ" --export json --stage softmax "$tmp/saved.json" -o "$tmp/s2.json" 2>"$err"
-check "save: the edited session and the saved lesson compute the same" sh -c "cmp -s '$tmp/p1.json' '$tmp/p2.json' && cmp -s '$tmp/s1.json' '$tmp/s2.json'"
-check "save: the edits are in the file" sh -c "grep -q '\"scale\":[[:space:]]*0.5' '$tmp/saved.json' && grep -q '\"mask\":[[:space:]]*\"causal\"' '$tmp/saved.json'"
+expect "save: the edited session and the saved lesson compute the same" '[ -s "$tmp/p1.json" ] && cmp -s "$tmp/p1.json" "$tmp/p2.json" &&
+	[ -s "$tmp/s1.json" ] && cmp -s "$tmp/s1.json" "$tmp/s2.json"'
+expect "save: the edits are in the file" 'grep -q "\"scale\":[[:space:]]*0.5" "$tmp/saved.json" && grep -q "\"mask\":[[:space:]]*\"causal\"" "$tmp/saved.json"'
 bad=
 for l in lessons/*.json tests/golden/*.json; do
 	case $l in *.ref.json) continue ;; esac
 	name=$(basename "$l" .json)
+	rm -f "$tmp/rt.json"
 	printf 'save %s/rt.json\n' "$tmp" | "$ATTNVIZ" --plain "$l" >/dev/null 2>"$err"
 	"$ATTNVIZ" --dump "$l" >"$tmp/d1" 2>/dev/null
 	"$ATTNVIZ" --dump "$tmp/rt.json" >"$tmp/d2" 2>/dev/null
-	cmp -s "$tmp/d1" "$tmp/d2" || bad="$bad $name"
+	[ -s "$tmp/d1" ] && cmp -s "$tmp/d1" "$tmp/d2" || bad="$bad $name"
 done
 check "save: every lesson round-trips to a byte-identical --dump${bad:+ (not:$bad)}" test -z "$bad"
 
@@ -204,27 +182,27 @@ check "save: every lesson round-trips to a byte-identical --dump${bad:+ (not:$ba
 
 printf 'goto softmax\nexport csv weights %s/t.csv\nbogus\nshow W_q\n' "$tmp" |
 	"$ATTNVIZ" --plain --transcript "$tmp/tr.txt" "$MH" >"$tmp/out" 2>"$err"
-check "transcript: the commands as typed" sh -c "grep -qx 'attnviz> goto softmax' '$tmp/tr.txt' && grep -qx 'attnviz> bogus' '$tmp/tr.txt'"
+expect "transcript: the commands as typed" 'grep -qx "attnviz> goto softmax" "$tmp/tr.txt" && grep -qx "attnviz> bogus" "$tmp/tr.txt"'
 check "transcript: the step printed after a command" has "$tmp/tr.txt" 'stage: softmax'
-check "transcript: messages and errors" sh -c "grep -q '^wrote matrix weights as csv' '$tmp/tr.txt' && grep -q '^error: unknown command: bogus' '$tmp/tr.txt'"
-check "transcript: shown matrices" has "$tmp/tr.txt" '^W_q  4 × 4'
-check "transcript: no ANSI escapes" sh -c "! grep -q '$ESC' '$tmp/tr.txt'"
-check "transcript: stdout is unchanged" sh -c "grep -q 'stage: softmax' '$tmp/out' && ! grep -q 'attnviz> goto' '$tmp/out'"
+expect "transcript: messages and errors" 'grep -q "^wrote matrix weights as csv" "$tmp/tr.txt" && grep -q "^error: unknown command: bogus" "$tmp/tr.txt"'
+check "transcript: shown matrices" grep -q '^W_q  4 × 4' "$tmp/tr.txt"
+check "transcript: no ANSI escapes" hasnt "$tmp/tr.txt" "$ESC"
+expect "transcript: stdout is unchanged" 'has "$tmp/out" "stage: softmax" && hasnt "$tmp/out" "attnviz> goto"'
 printf 'next\n' | "$ATTNVIZ" --plain --transcript "$tmp/tr.txt" "$MH" >/dev/null 2>"$err"
-check "transcript: appends" sh -c "grep -qx 'attnviz> goto softmax' '$tmp/tr.txt' && grep -qx 'attnviz> next' '$tmp/tr.txt'"
+expect "transcript: appends" 'grep -qx "attnviz> goto softmax" "$tmp/tr.txt" && grep -qx "attnviz> next" "$tmp/tr.txt"'
 "$ATTNVIZ" --plain --transcript "$tmp/no/dir/tr.txt" "$MH" </dev/null >/dev/null 2>"$err"
 rc=$?
-check "transcript: an unwritable file exits 1" sh -c "[ $rc -eq 1 ] && grep -q 'cannot open transcript' '$err'"
+expect "transcript: an unwritable file exits 1" '[ "$rc" -eq 1 ] && has "$err" "cannot open transcript"'
 "$ATTNVIZ" --dump "$MH" --transcript "$tmp/tr2.txt" >/dev/null 2>"$err"
 check "transcript: only with the REPL (exit 2)" test $? -eq 2
 
 # --theme chooses the figure's palette; an unknown theme is an error for an export
 "$ATTNVIZ" --export svg --stage softmax --theme viridis "$MH" -o "$tmp/viridis.svg" 2>"$err"
 "$ATTNVIZ" --export svg --stage softmax "$MH" -o "$tmp/default.svg" 2>>"$err"
-check "svg --theme viridis: a different palette" sh -c "[ -s '$tmp/viridis.svg' ] && ! cmp -s '$tmp/viridis.svg' '$tmp/default.svg'"
+expect "svg --theme viridis: a different palette" '[ -s "$tmp/viridis.svg" ] && [ -s "$tmp/default.svg" ] && ! cmp -s "$tmp/viridis.svg" "$tmp/default.svg"'
 "$ATTNVIZ" --export svg --stage softmax --theme nosuch "$MH" -o "$tmp/nosuch.svg" 2>"$err"
 rc=$?
-check "svg --theme nosuch: exit 1, says why" sh -c "[ $rc -eq 1 ] && grep -q 'unknown theme' '$err' && [ ! -e '$tmp/nosuch.svg' ]"
+expect "svg --theme nosuch: exit 1, says why" '[ "$rc" -eq 1 ] && has "$err" "unknown theme" && [ ! -e "$tmp/nosuch.svg" ]'
 
 # A figure of a 1024 × 1024 matrix would be hundreds of MB: svg, md and tex refuse it; csv writes it.
 cat >"$tmp/big.json" <<'EOF2'
@@ -233,8 +211,8 @@ cat >"$tmp/big.json" <<'EOF2'
 EOF2
 "$ATTNVIZ" --export svg --stage softmax "$tmp/big.json" -o "$tmp/big.svg" 2>"$err"
 rc=$?
-check "svg: a 300 × 300 matrix is refused, naming the limit" sh -c "[ $rc -eq 1 ] && grep -q 'too many cells for a figure' '$err' && [ ! -e '$tmp/big.svg' ]"
+expect "svg: a 300 × 300 matrix is refused, naming the limit" '[ "$rc" -eq 1 ] && has "$err" "too many cells for a figure" && [ ! -e "$tmp/big.svg" ]'
 "$ATTNVIZ" --export csv --matrix weights "$tmp/big.json" -o "$tmp/big.csv" 2>"$err"
-check "csv: the same matrix is written" sh -c "[ \$(wc -l <'$tmp/big.csv') -eq 301 ]"
+check "csv: the same matrix is written" [ "$(wc -l <"$tmp/big.csv")" -eq 301 ]
 
-exit 0
+finish

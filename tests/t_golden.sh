@@ -1,43 +1,38 @@
 #!/bin/sh
 # t_golden.sh: --dump against the PyTorch reference numbers in tests/golden.
-# Each tests/golden/NAME.json with a NAME.ref.json (made by
-# tests/golden/make_reference.py, committed) must pass --check and give a
+# Each tests/golden/NAME.json has a NAME.ref.json (made by
+# tests/golden/make_reference.py, committed); it must pass --check and give a
 # --dump equal to the reference within jsoncmp's default tolerance
 # (|a - e| <= 1e-12 + 1e-9 |e|); keys the reference lacks are ignored.
 # Run from the repository root; $ATTNVIZ is the binary, $BUILD the build dir.
+# Prints "ok - NAME" / "not ok - NAME" lines and ends with "N passed, N failed"
+# (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-BUILD=${BUILD:-build}
 JSONCMP=$BUILD/tests/jsoncmp
+dump=$tmp/dump
+diff=$tmp/diff
 
-tmp=$(mktemp "${TMPDIR:-/tmp}/attnviz-golden.XXXXXX") || exit 0
-trap 'rm -f "$tmp" "$tmp.err" "$tmp.diff"' EXIT INT TERM
+# golden NAME LESSON REF [JSONCMP OPTION...]: LESSON's --dump equals REF
+golden() {
+	g_name=$1 g_lesson=$2 g_ref=$3
+	shift 3
+	if [ ! -f "$g_ref" ]; then
+		not_ok "$g_name" "no $g_ref: run /usr/bin/python3 tests/golden/make_reference.py (--lessons)"
+	elif ! "$ATTNVIZ" --dump "$g_lesson" >"$dump" 2>"$err"; then
+		not_ok "$g_name" "--dump failed"
+	elif "$JSONCMP" "$@" --only-expected-keys "$g_ref" "$dump" >"$diff" 2>&1; then
+		ok "$g_name"
+	else
+		not_ok "$g_name" "$(cat "$diff")"
+	fi
+}
 
 for lesson in tests/golden/*.json; do
 	case $lesson in *.ref.json) continue ;; esac
-	ref=${lesson%.json}.ref.json
-	[ -f "$ref" ] || continue
 	name=$(basename "$lesson" .json)
-
-	if "$ATTNVIZ" --check "$lesson" >/dev/null 2>"$tmp.err"; then
-		echo "ok - golden check $name"
-	else
-		echo "not ok - golden check $name"
-		sed -n '1,5s/^/# /p' "$tmp.err"
-	fi
-
-	if ! "$ATTNVIZ" --dump "$lesson" >"$tmp" 2>"$tmp.err"; then
-		echo "not ok - golden $name"
-		echo "# --dump failed:"
-		sed -n '1,5s/^/# /p' "$tmp.err"
-		continue
-	fi
-	if "$JSONCMP" --only-expected-keys "$ref" "$tmp" >"$tmp.diff" 2>&1; then
-		echo "ok - golden $name"
-	else
-		echo "not ok - golden $name"
-		sed 's/^/# /' "$tmp.diff"
-	fi
+	expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
+	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
 done
 
 # Every shipped lesson: --check --strict (both languages everywhere), and its
@@ -47,33 +42,12 @@ done
 # all made by `make_reference.py --lessons`.
 for lesson in lessons/*.json; do
 	name=$(basename "$lesson" .json)
-	if "$ATTNVIZ" --check --strict "$lesson" >/dev/null 2>"$tmp.err"; then
-		echo "ok - lesson check --strict $name"
+	expect "lesson check --strict $name" '"$ATTNVIZ" --check --strict "$lesson" >/dev/null 2>"$err"'
+	ref=tests/golden/lessons/$name
+	if [ ! -f "$ref.ref.json" ] && [ -f "$ref.summary.json" ]; then
+		golden "lesson golden $name (summary)" "$lesson" "$ref.summary.json" --rtol 1e-9 --summary
 	else
-		echo "not ok - lesson check --strict $name"
-		sed -n '1,5s/^/# /p' "$tmp.err"
-	fi
-	ref=tests/golden/lessons/$name.ref.json
-	summary=
-	if [ ! -f "$ref" ]; then
-		ref=tests/golden/lessons/$name.summary.json
-		summary=--summary
-	fi
-	if [ ! -f "$ref" ]; then
-		echo "not ok - lesson golden $name"
-		echo "# no tests/golden/lessons/$name.ref.json: run /usr/bin/python3 tests/golden/make_reference.py --lessons"
-		continue
-	fi
-	if ! "$ATTNVIZ" --dump "$lesson" >"$tmp" 2>"$tmp.err"; then
-		echo "not ok - lesson golden $name"
-		sed -n '1,5s/^/# /p' "$tmp.err"
-		continue
-	fi
-	if "$JSONCMP" --rtol 1e-9 --only-expected-keys $summary "$ref" "$tmp" >"$tmp.diff" 2>&1; then
-		echo "ok - lesson golden $name${summary:+ (summary)}"
-	else
-		echo "not ok - lesson golden $name${summary:+ (summary)}"
-		sed 's/^/# /' "$tmp.diff"
+		golden "lesson golden $name" "$lesson" "$ref.ref.json" --rtol 1e-9
 	fi
 done
-exit 0
+finish

@@ -9,20 +9,10 @@
 # Numbers come from --dump (cJSON writes each matrix on one line) read with
 # awk, or from the plain REPL's `stats`: no Python needed.
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines and always exits 0.
+# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-worked.XXXXXX") || exit 0
-trap 'rm -rf "$tmp"' EXIT INT TERM
 export LC_ALL=C
-unset NO_COLOR ATTNVIZ_LESSONS
-
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-}
 
 # matrix DUMP DEPTH KEY: the matrix KEY found DEPTH tabs deep in a --dump, one row per line.
 # Depth 1: the lesson's own matrices; 3: heads[0]'s; 2: the compare variant's; 4: its heads[0]'s.
@@ -48,7 +38,7 @@ matrix() {
 
 # ------------------------------------------------------------ selfattn: b¹ = 5a¹ + 2a² + 1a³ + 2a⁴
 
-"$ATTNVIZ" --dump lessons/selfattn.json >"$tmp/selfattn" 2>"$tmp/err"
+"$ATTNVIZ" --dump lessons/selfattn.json >"$tmp/selfattn" 2>"$err"
 matrix "$tmp/selfattn" 3 scores >"$tmp/scores"
 matrix "$tmp/selfattn" 1 X >"$tmp/X"
 if [ "$(sed -n 1p "$tmp/scores")" = "5 2 1 2" ]; then
@@ -86,7 +76,7 @@ fi
 
 # ------------------------------------------------------------ softmax([1000, 1, −1000])
 
-"$ATTNVIZ" --dump lessons/softmax.json >"$tmp/softmax" 2>"$tmp/err"
+"$ATTNVIZ" --dump lessons/softmax.json >"$tmp/softmax" 2>"$err"
 matrix "$tmp/softmax" 3 scores >"$tmp/scores"
 matrix "$tmp/softmax" 3 weights >"$tmp/weights"
 row=$(sed -n 1p "$tmp/scores")
@@ -109,7 +99,7 @@ fi
 
 # ------------------------------------------------------------ scale: std(QKᵀ) ≈ 21, then ≈ 1
 
-printf 'stats scores\ncompare on\nstats scaled\n' | "$ATTNVIZ" --plain lessons/scale.json >"$tmp/scale" 2>"$tmp/err"
+printf 'stats scores\ncompare on\nstats scaled\n' | "$ATTNVIZ" --plain lessons/scale.json >"$tmp/scale" 2>"$err"
 # "mean M  std S  min …" lines: the first is scores, the last the compare variant's scaled
 std_scores=$(sed -n 's/^mean [^ ]*  std \([^ ]*\)  min.*/\1/p' "$tmp/scale" | sed -n 1p)
 std_scaled=$(sed -n 's/^compare ([^)]*): mean [^ ]*  std \([^ ]*\)  min.*/\1/p' "$tmp/scale" | sed -n 1p)
@@ -133,7 +123,7 @@ fi
 
 # ------------------------------------------------------------ prefix: the first rows do not change
 
-"$ATTNVIZ" --dump lessons/prefix.json >"$tmp/prefix" 2>"$tmp/err"
+"$ATTNVIZ" --dump lessons/prefix.json >"$tmp/prefix" 2>"$err"
 for key in output weights; do
 	if [ $key = output ]; then d1=1; d2=2; else d1=3; d2=4; fi
 	matrix "$tmp/prefix" $d1 $key >"$tmp/whole"
@@ -152,7 +142,7 @@ done
 
 # ------------------------------------------------------------ bug: √embed_size against √head_dim
 
-"$ATTNVIZ" --dump lessons/bug.json >"$tmp/bug" 2>"$tmp/err"
+"$ATTNVIZ" --dump lessons/bug.json >"$tmp/bug" 2>"$err"
 f_bug=$(sed -n 's/^\t"scale_factor":\t//p' "$tmp/bug" | tr -d ',')
 f_fix=$(sed -n 's/^\t\t"scale_factor":\t//p' "$tmp/bug" | tr -d ',')
 if awk -v b="$f_bug" -v f="$f_fix" 'BEGIN { exit !(b == 0.5 && f > 0.70710678 && f < 0.70710679) }'; then
@@ -170,4 +160,4 @@ if [ -s "$tmp/wb" ] && awk -v d="$diff" 'BEGIN { exit !(d > 0.01) }'; then
 else
 	not_ok "bug: the buggy-scale weights differ from the right ones (by up to $diff)"
 fi
-exit 0
+finish

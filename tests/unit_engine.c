@@ -71,7 +71,7 @@ static int contains(const char *text, const char *needle)
 
 static void test_mat_mul_matches_naive(void **state)
 {
-	/* r, k, c: tiny, odd, and past the KB = 128 and JB = 512 blocks */
+	/* r, k, c: tiny, odd, and past one and two KB = 256 panels of k */
 	static const int shapes[][3] = {
 		{ 1, 1, 1 }, { 1, 7, 1 }, { 3, 5, 7 }, { 17, 1, 9 }, { 1, 130, 1 },
 		{ 2, 127, 511 }, { 5, 128, 512 }, { 7, 129, 513 }, { 33, 300, 600 },
@@ -108,6 +108,107 @@ static void test_mat_mul_matches_naive(void **state)
 		mat_free(&C);
 		mat_free(&N);
 	}
+}
+
+/*
+ * mat_mul_view against mat_mul_naive on one r × k · k × c product. A, B and
+ * C are views with wider rows, whose padding holds 1e300: a read past a row
+ * spoils the result, a write past it spoils the padding. b_trans: B is given
+ * as its c × k transpose (Q·Kᵀ). lower: A is lower triangular (causal
+ * weights), which lets the kernel skip whole tiles of zeros.
+ */
+static void check_view(int r, int k, int c, int b_trans, int lower, Prng *p)
+{
+	const double pad = 1e300, tol = 1e-13 * k; /* |entries| ≤ 1, so |C_ij| ≤ k */
+	const size_t lda = (size_t)k + 3, ldb = (size_t)(b_trans ? k : c) + 2, ldc = (size_t)c + 1;
+	const size_t nb = (size_t)(b_trans ? c : k) * ldb;
+	double *a = malloc((size_t)r * lda * sizeof *a), *b = malloc(nb * sizeof *b);
+	double *cv = malloc((size_t)r * ldc * sizeof *cv);
+	Mat A, B, N;
+	size_t i, t, j;
+
+	assert_true(a != NULL && b != NULL && cv != NULL);
+	assert_int_equal(mat_alloc(&A, r, k), 0);
+	assert_int_equal(mat_alloc(&B, k, c), 0);
+	assert_int_equal(mat_alloc(&N, r, c), 0);
+	fill_random(&A, p);
+	fill_random(&B, p);
+	for (i = 0; i < (size_t)r * lda; i++)
+		a[i] = pad;
+	for (i = 0; i < nb; i++)
+		b[i] = pad;
+	for (i = 0; i < (size_t)r * ldc; i++)
+		cv[i] = pad;
+	for (i = 0; i < (size_t)r; i++)
+		for (t = 0; t < (size_t)k; t++) {
+			if (lower && t > i)
+				MAT_AT(A, i, t) = 0.0;
+			a[i * lda + t] = MAT_AT(A, i, t);
+		}
+	for (t = 0; t < (size_t)k; t++)
+		for (j = 0; j < (size_t)c; j++)
+			b[b_trans ? j * ldb + t : t * ldb + j] = MAT_AT(B, t, j);
+
+	mat_mul_view(r, k, c, a, lda, b, ldb, b_trans, cv, ldc, lower);
+	mat_mul_naive(&A, &B, &N);
+	for (i = 0; i < (size_t)r; i++) {
+		for (j = 0; j < (size_t)c; j++)
+			if (!(fabs(cv[i * ldc + j] - MAT_AT(N, i, j)) <= tol))
+				fail_msg("%d×%d · %d×%d, b_trans %d, lower %d: C[%zu][%zu] = %.17g, naive %.17g", r, k, k, c,
+				         b_trans, lower, i, j, cv[i * ldc + j], MAT_AT(N, i, j));
+		if (cv[i * ldc + (size_t)c] != pad)
+			fail_msg("%d×%d · %d×%d, b_trans %d, lower %d: wrote past row %zu of C", r, k, k, c, b_trans, lower, i);
+	}
+	free(a);
+	free(b);
+	free(cv);
+	mat_free(&A);
+	mat_free(&B);
+	mat_free(&N);
+}
+
+/*
+ * check_view on every r, k, c in 1…13 and 37, 64, 65 (every tail of the
+ * MR = 4 rows and NR = 8 columns of a tile), and on shapes whose k crosses
+ * the KB = 256 panel, with r past it too so causal rows skip across panels.
+ */
+static void check_view_shapes(int b_trans, int lower)
+{
+	static const int sizes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 37, 64, 65 };
+	static const int large[][3] = { { 3, 257, 9 }, { 261, 300, 13 }, { 300, 257, 8 }, { 258, 513, 5 } };
+	const size_t n = sizeof sizes / sizeof sizes[0];
+	size_t x, y, z;
+	Prng p;
+
+	prng_seed(&p, 4242);
+	for (x = 0; x < n; x++)
+		for (y = 0; y < n; y++)
+			for (z = 0; z < n; z++)
+				check_view(sizes[x], sizes[y], sizes[z], b_trans, lower, &p);
+	for (x = 0; x < sizeof large / sizeof large[0]; x++)
+		check_view(large[x][0], large[x][1], large[x][2], b_trans, lower, &p);
+}
+
+/* weighted = weights · V on views of V's head columns */
+static void test_mat_mul_view_plain(void **state)
+{
+	(void)state;
+	check_view_shapes(0, 0);
+}
+
+/* scores = Q · Kᵀ: B read as a transpose */
+static void test_mat_mul_view_transposed(void **state)
+{
+	(void)state;
+	check_view_shapes(1, 0);
+}
+
+/* causal weights · V skips the zeros above the diagonal; with b_trans too */
+static void test_mat_mul_view_causal(void **state)
+{
+	(void)state;
+	check_view_shapes(0, 1);
+	check_view_shapes(1, 1);
 }
 
 static void test_mat_mul_by_hand(void **state)
@@ -782,6 +883,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mat_mul_matches_naive),
+		cmocka_unit_test(test_mat_mul_view_plain),
+		cmocka_unit_test(test_mat_mul_view_transposed),
+		cmocka_unit_test(test_mat_mul_view_causal),
 		cmocka_unit_test(test_mat_mul_by_hand),
 		cmocka_unit_test(test_mat_basics),
 		cmocka_unit_test(test_softmax_extremes),
