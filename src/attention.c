@@ -25,6 +25,12 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_PE] = offsetof(Attn, PE), [AM_X] = offsetof(Attn, X), [AM_PE_SRC] = offsetof(Attn, PE_src),
 	[AM_S] = offsetof(Attn, S), [AM_Q] = offsetof(Attn, Q), [AM_K] = offsetof(Attn, K),
 	[AM_V] = offsetof(Attn, V), [AM_CONCAT] = offsetof(Attn, concat), [AM_OUTPUT] = offsetof(Attn, output),
+	[AM_RESIDUAL1] = offsetof(Attn, residual1), [AM_NORM1_STATS] = offsetof(Attn, norm1_stats),
+	[AM_NORM1] = offsetof(Attn, norm1), [AM_FFN_HIDDEN] = offsetof(Attn, ffn_hidden),
+	[AM_FFN_GATE] = offsetof(Attn, ffn_gate), [AM_FFN_ACT] = offsetof(Attn, ffn_act),
+	[AM_FFN_OUT] = offsetof(Attn, ffn_out), [AM_RESIDUAL2] = offsetof(Attn, residual2),
+	[AM_NORM2_STATS] = offsetof(Attn, norm2_stats), [AM_NORM2] = offsetof(Attn, norm2),
+	[AM_FINAL] = offsetof(Attn, final),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = offsetof(AttnHead, scores), [AM_SCALED] = offsetof(AttnHead, scaled),
@@ -169,14 +175,32 @@ static void pass_positional(Attn *a, const Lesson *l)
 		a->S.a[i] += a->PE_src.a[i];
 }
 
-/* Pass 2, project: Q = X·W_q (n × h·d_k), K = S·W_k (m × h·d_k), V = S·W_v (m × h·d_v). */
+/* out (r × c) += the row vector b (1 × c) on every row; nothing when b is empty. */
+static void add_bias(Mat *out, const Mat *b)
+{
+	if (mat_empty(b))
+		return;
+	for (int i = 0; i < out->rows; i++)
+		for (int j = 0; j < out->cols; j++)
+			MAT_AT(*out, i, j) += b->a[j];
+}
+
+/*
+ * Pass 2, project: Q = X·W_q + b_q (n × h·d_k), K = S·W_k + b_k (m × h·d_k),
+ * V = S·W_v + b_v (m × h·d_v). In a pre-norm block the attention reads
+ * norm1 = N1(X) instead of X.
+ */
 static void pass_project(Attn *a, const Lesson *l)
 {
-	const Mat *S = l->has_source ? &a->S : &a->X;
+	const Mat *X = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = l->has_source ? &a->S : X;
 
-	mat_mul(&a->X, &l->W_q, &a->Q);
+	mat_mul(X, &l->W_q, &a->Q);
 	mat_mul(S, &l->W_k, &a->K);
 	mat_mul(S, &l->W_v, &a->V);
+	add_bias(&a->Q, &l->b_q);
+	add_bias(&a->K, &l->b_k);
+	add_bias(&a->V, &l->b_v);
 }
 
 /*
@@ -311,6 +335,198 @@ static void pass_output(Attn *a, const Lesson *l)
 		memcpy(a->output.a, a->concat.a, (size_t)a->concat.rows * (size_t)a->concat.cols * sizeof(double));
 	else
 		mat_mul(&a->concat, &l->W_o, &a->output);
+	add_bias(&a->output, &l->b_o);
+}
+
+/* ---------------------------------------------------------------- the block */
+
+/*
+ * x, out: len; stats: 2.
+ * LayerNorm: μ = Σx/len, σ² = Σ(x − μ)²/len (biased, as PyTorch), out = (x − μ)/√(σ² + ε)·γ + β.
+ * RMSNorm:   ms = Σx²/len, out = x/√(ms + ε)·γ.
+ */
+void attn_norm_row(const double *x, double *out, int len, int rms, double eps, const double *gamma,
+                   const double *beta, double *stats)
+{
+	double mean = 0.0, var = 0.0, inv;
+	int j;
+
+	if (rms) {
+		for (j = 0; j < len; j++)
+			var += x[j] * x[j];
+		var /= len;
+		inv = 1.0 / sqrt(var + eps);
+		for (j = 0; j < len; j++)
+			out[j] = x[j] * inv * gamma[j];
+		if (stats != NULL) {
+			stats[0] = var;
+			stats[1] = sqrt(var + eps);
+		}
+		return;
+	}
+	for (j = 0; j < len; j++)
+		mean += x[j];
+	mean /= len;
+	for (j = 0; j < len; j++)
+		var += (x[j] - mean) * (x[j] - mean);
+	var /= len;
+	inv = 1.0 / sqrt(var + eps);
+	for (j = 0; j < len; j++)
+		out[j] = (x[j] - mean) * inv * gamma[j] + (beta != NULL ? beta[j] : 0.0);
+	if (stats != NULL) {
+		stats[0] = mean;
+		stats[1] = var;
+	}
+}
+
+/* out (n × d) = N(in) row by row, with γ, β, and each row's statistics (n × 2). */
+static void norm_rows(const Mat *in, Mat *out, Mat *stats, NormKind kind, double eps, const Mat *gamma,
+                      const Mat *beta)
+{
+	for (int i = 0; i < in->rows; i++)
+		attn_norm_row(&in->a[(size_t)i * in->cols], &out->a[(size_t)i * out->cols], in->cols, kind == NORM_RMSNORM,
+		              eps, gamma->a, mat_empty(beta) ? NULL : beta->a, stats != NULL ? &stats->a[(size_t)i * 2] : NULL);
+}
+
+/* out = x + y, cell by cell (n × d_model). */
+static void add_rows(const Mat *x, const Mat *y, Mat *out)
+{
+	for (size_t i = 0; i < (size_t)out->rows * (size_t)out->cols; i++)
+		out->a[i] = x->a[i] + y->a[i];
+}
+
+double attn_relu(double x)
+{
+	return x > 0 ? x : 0.0;
+}
+
+/* gelu(x) = x·Φ(x) = x/2·(1 + erf(x/√2)): the exact form, PyTorch's default. */
+double attn_gelu(double x)
+{
+	return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+}
+
+/* silu(x) = x·σ(x) = x/(1 + e^−x). */
+double attn_silu(double x)
+{
+	return x / (1.0 + exp(-x));
+}
+
+/* The rows the FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm). */
+static const Mat *ffn_input(const Attn *a)
+{
+	const Block *b = &a->lesson->block;
+	return b->norm == NORM_POST ? &a->norm1 : b->norm == NORM_PRE ? &a->norm2 : &a->residual1;
+}
+
+/* Pre-norm, before the attention: norm1 (n × d_model) = N1(x). */
+static void pass_norm1_pre(Attn *a, const Lesson *l)
+{
+	norm_rows(&a->X, &a->norm1, &a->norm1_stats, l->block.norm_kind, l->block.eps, &l->block.ln1_gamma,
+	          &l->block.ln1_beta);
+}
+
+/* residual1 (n × d_model) = x + output: the attention adds to the rows it started from. */
+static void pass_residual1(Attn *a, const Lesson *l)
+{
+	(void)l;
+	add_rows(&a->X, &a->output, &a->residual1);
+}
+
+/* Post-norm: norm1 (n × d_model) = N1(residual1). */
+static void pass_norm1_post(Attn *a, const Lesson *l)
+{
+	norm_rows(&a->residual1, &a->norm1, &a->norm1_stats, l->block.norm_kind, l->block.eps, &l->block.ln1_gamma,
+	          &l->block.ln1_beta);
+}
+
+/* Pre-norm, before the FFN: norm2 (n × d_model) = N2(residual1). */
+static void pass_norm2_pre(Attn *a, const Lesson *l)
+{
+	norm_rows(&a->residual1, &a->norm2, &a->norm2_stats, l->block.norm_kind, l->block.eps, &l->block.ln2_gamma,
+	          &l->block.ln2_beta);
+}
+
+/* ffn_hidden (n × d_ff) = x·W_1 + b_1 (SwiGLU: also ffn_gate = x·W_3 + b_3), every row on its own. */
+static void pass_ffn_hidden(Attn *a, const Lesson *l)
+{
+	mat_mul(ffn_input(a), &l->block.W_1, &a->ffn_hidden);
+	add_bias(&a->ffn_hidden, &l->block.b_1);
+	if (l->block.activation == ACT_SWIGLU) {
+		mat_mul(ffn_input(a), &l->block.W_3, &a->ffn_gate);
+		add_bias(&a->ffn_gate, &l->block.b_3);
+	}
+}
+
+/* ffn_act (n × d_ff) = relu(h), gelu(h), or silu(h) ⊙ gate, cell by cell. */
+static void pass_activation(Attn *a, const Lesson *l)
+{
+	const size_t count = (size_t)a->ffn_hidden.rows * (size_t)a->ffn_hidden.cols;
+
+	for (size_t i = 0; i < count; i++) {
+		const double h = a->ffn_hidden.a[i];
+		switch (l->block.activation) {
+		case ACT_RELU: a->ffn_act.a[i] = attn_relu(h); break;
+		case ACT_GELU: a->ffn_act.a[i] = attn_gelu(h); break;
+		case ACT_SWIGLU: a->ffn_act.a[i] = attn_silu(h) * a->ffn_gate.a[i]; break;
+		}
+	}
+}
+
+/* ffn_out (n × d_model) = ffn_act·W_2 + b_2. */
+static void pass_ffn_out(Attn *a, const Lesson *l)
+{
+	mat_mul(&a->ffn_act, &l->block.W_2, &a->ffn_out);
+	add_bias(&a->ffn_out, &l->block.b_2);
+}
+
+/* residual2 (n × d_model) = the FFN's residual input (norm1 post-norm, else residual1) + ffn_out. */
+static void pass_residual2(Attn *a, const Lesson *l)
+{
+	add_rows(l->block.norm == NORM_POST ? &a->norm1 : &a->residual1, &a->ffn_out, &a->residual2);
+}
+
+/* Post-norm: norm2 (n × d_model) = N2(residual2), the layer's output. */
+static void pass_norm2_post(Attn *a, const Lesson *l)
+{
+	norm_rows(&a->residual2, &a->norm2, &a->norm2_stats, l->block.norm_kind, l->block.eps, &l->block.ln2_gamma,
+	          &l->block.ln2_beta);
+}
+
+const Mat *attn_block_output(const Attn *a)
+{
+	const Block *b = &a->lesson->block;
+
+	if (!b->present)
+		return &a->output;
+	if (b->has_ffn)
+		return b->norm == NORM_POST ? &a->norm2 : &a->residual2;
+	return b->norm == NORM_POST ? &a->norm1 : &a->residual1;
+}
+
+/* The last layer of a stack with a final norm: final (n × d_model) = N(the layer's output). */
+static void pass_final_norm(Attn *a, const Lesson *l)
+{
+	norm_rows(attn_block_output(a), &a->final, NULL, l->final_kind, l->final_eps, &l->final_gamma, &l->final_beta);
+}
+
+const Mat *attn_layer_output(const Attn *a)
+{
+	return mat_empty(&a->final) ? attn_block_output(a) : &a->final;
+}
+
+const Attn *attn_layer(const Attn *a, int i)
+{
+	while (a != NULL && a->layer != i)
+		a = a->next;
+	return a;
+}
+
+const Mat *attn_final_output(const Attn *a)
+{
+	while (a->next != NULL)
+		a = a->next;
+	return attn_layer_output(a);
 }
 
 /* The kernel of each stage: the engine's half of the stage table (catalog.c has the rest). */
@@ -326,6 +542,16 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_WEIGHTED] = pass_weighted,
 	[STAGE_CONCAT] = pass_concat,
 	[STAGE_OUTPUT] = pass_output,
+	[STAGE_NORM1_PRE] = pass_norm1_pre,
+	[STAGE_RESIDUAL1] = pass_residual1,
+	[STAGE_NORM1_POST] = pass_norm1_post,
+	[STAGE_NORM2_PRE] = pass_norm2_pre,
+	[STAGE_FFN_HIDDEN] = pass_ffn_hidden,
+	[STAGE_ACTIVATION] = pass_activation,
+	[STAGE_FFN_OUT] = pass_ffn_out,
+	[STAGE_RESIDUAL2] = pass_residual2,
+	[STAGE_NORM2_POST] = pass_norm2_post,
+	[STAGE_FINAL_NORM] = pass_final_norm,
 };
 
 /* Allocate every computed matrix this lesson has, to the catalogue's shape. */
@@ -381,9 +607,9 @@ static int find_overflow(const Attn *a, AttnMatrix *which, int *head, int *row, 
 	return 0;
 }
 
-Attn *attn_compute(const Lesson *l, char **err)
+/* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
+static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 {
-	Attn *a = calloc(1, sizeof *a);
 	int st;
 
 	*err = NULL;
@@ -409,7 +635,7 @@ Attn *attn_compute(const Lesson *l, char **err)
 	if (a->head == NULL || a->visible == NULL || a->row_all_masked == NULL || alloc_matrices(a) != 0)
 		goto oom;
 	for (st = 0; st < STAGE_COUNT; st++)
-		if (stage_kernel[st] != NULL)
+		if (stage_kernel[st] != NULL && (stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
 			stage_kernel[st](a, l);
 	{
 		AttnMatrix w;
@@ -433,12 +659,96 @@ oom:
 	return NULL;
 }
 
+/*
+ * Layer i of a lesson with layers, as the engine computes it: the layer's
+ * own parameters (heads, weights, biases, block), the lesson's shared
+ * settings (tokens, mask, scale, score), and its input rows: the lesson's
+ * X for layer 0 (with positional encoding), the layer before's output
+ * after that. Every matrix is borrowed.
+ */
+static void layer_view(const Lesson *l, int i, const Mat *input, Lesson *v)
+{
+	*v = *lesson_layer_const(l, i);
+	v->path = l->path;
+	v->title = l->title;
+	v->summary = l->summary;
+	v->version = l->version;
+	v->tokens = l->tokens;
+	v->n = l->n;
+	v->input = *input;
+	v->positional = i == 0 ? l->positional : POS_NONE;
+	v->score = l->score;
+	v->scale = l->scale;
+	v->scale_value = l->scale_value;
+	v->scale_explicit = l->scale_explicit;
+	v->mask = l->mask;
+	v->mask_matrix = l->mask_matrix;
+	v->mask_fill_inf = l->mask_fill_inf;
+	v->mask_fill = l->mask_fill;
+	v->nsteps = l->nsteps;
+	v->steps = l->steps;
+	v->compare = NULL;
+	v->nlayers = 0;
+	v->layer = NULL;
+	v->has_final_norm = i == l->nlayers - 1 && l->has_final_norm;
+	v->final_gamma = l->final_gamma;
+	v->final_beta = l->final_beta;
+	v->final_kind = l->final_kind;
+	v->final_eps = l->final_eps;
+}
+
+Attn *attn_compute(const Lesson *l, char **err)
+{
+	Attn *first = NULL, **link = &first;
+	const Mat *input = &l->input;
+
+	if (l->nlayers == 0)
+		return compute_one(calloc(1, sizeof(Attn)), l, err);
+	for (int i = 0; i < l->nlayers; i++) {
+		Attn *a = calloc(1, sizeof *a);
+		if (a == NULL) {
+			attn_free(first);
+			*err = str_printf("out of memory computing the lesson");
+			return NULL;
+		}
+		a->layer = i;
+		a->nlayers = l->nlayers;
+		layer_view(l, i, input, &a->view);
+		*link = a;
+		if (compute_one(a, &a->view, err) == NULL) {
+			*link = NULL;
+			attn_free(first);
+			if (*err != NULL && l->nlayers > 1) {
+				char *e = str_printf("layer %d: %s", i, *err);
+				free(*err);
+				*err = e;
+			}
+			return NULL;
+		}
+		input = attn_layer_output(a);
+		link = &a->next;
+	}
+	return first;
+}
+
 void attn_free(Attn *a)
 {
 	int h;
 
 	if (a == NULL)
 		return;
+	attn_free(a->next);
+	mat_free(&a->residual1);
+	mat_free(&a->norm1_stats);
+	mat_free(&a->norm1);
+	mat_free(&a->ffn_hidden);
+	mat_free(&a->ffn_gate);
+	mat_free(&a->ffn_act);
+	mat_free(&a->ffn_out);
+	mat_free(&a->residual2);
+	mat_free(&a->norm2_stats);
+	mat_free(&a->norm2);
+	mat_free(&a->final);
 	mat_free(&a->PE);
 	mat_free(&a->X);
 	mat_free(&a->PE_src);

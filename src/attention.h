@@ -33,6 +33,29 @@ typedef struct Attn {
 	AttnHead *head;       /* heads of them */
 	Mat concat;           /* n × h·d_v */
 	Mat output;           /* n × d_out: concat · W_o (a copy of concat without W_o) */
+	/* The Transformer block around the attention (version 2; empty without one). */
+	Mat residual1;        /* n × d_model: x + output */
+	Mat norm1_stats;      /* n × 2: each row's mean and variance before N1 (RMSNorm: mean of squares, RMS) */
+	Mat norm1;            /* n × d_model */
+	Mat ffn_hidden;       /* n × d_ff: x·W_1 + b_1 */
+	Mat ffn_gate;         /* n × d_ff: x·W_3 + b_3 (SwiGLU) */
+	Mat ffn_act;          /* n × d_ff */
+	Mat ffn_out;          /* n × d_model: ffn_act·W_2 + b_2 */
+	Mat residual2;        /* n × d_model */
+	Mat norm2_stats, norm2;
+	Mat final;            /* n × d_model: the final norm, after the last layer */
+
+	/*
+	 * A lesson with "layers" is computed as a chain: this is layer
+	 * `layer` of `nlayers`, and next is the layer after it (owned).
+	 * lesson then points at view: that layer's parameters with the
+	 * lesson's shared settings and its input rows (the layer before's
+	 * output), every matrix borrowed.
+	 */
+	int layer, nlayers;
+	struct Attn *next;
+	Lesson view;
+
 	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;
@@ -45,6 +68,15 @@ typedef struct Attn {
 Attn *attn_compute(const Lesson *l, char **err);
 void attn_free(Attn *a);
 
+/* Layer i of a computation (a itself for 0, or for a lesson without layers); NULL out of range. */
+const Attn *attn_layer(const Attn *a, int i);
+/* The rows a layer hands on: the block's last result (or the final norm), or the attention's output. */
+const Mat *attn_layer_output(const Attn *a);
+/* What the block makes last (before a final norm): norm2 or residual2, norm1 or residual1 without an FFN. */
+const Mat *attn_block_output(const Attn *a);
+/* What the whole computation ends with: the last layer's output. */
+const Mat *attn_final_output(const Attn *a);
+
 /* ---- the kernels, public so tests and `explain` can use them ---- */
 
 /* PE: rows × cols; PE(pos,2i) = sin(pos/10000^(2i/cols)), PE(pos,2i+1) = cos(…). */
@@ -52,6 +84,14 @@ void attn_positional(Mat *PE);
 /* x: len values, out: len; out = softmax(x), max subtracted; −∞ entries get 0.
  * Returns 0, or 1 when every entry is −∞ (out is then all 0). */
 int attn_softmax_row(const double *x, double *out, int len);
+/* A row's norm: LayerNorm (x − μ)/√(σ² + ε)·γ + β (β may be NULL), or RMSNorm x/√(mean x² + ε)·γ.
+ * stats (2 numbers, may be NULL) gets (μ, σ²), or (mean x², RMS). */
+void attn_norm_row(const double *x, double *out, int len, int rms, double eps, const double *gamma,
+                   const double *beta, double *stats);
+/* The FFN's activations, cell by cell: relu, the exact (erf) gelu, silu. */
+double attn_relu(double x);
+double attn_gelu(double x);
+double attn_silu(double x);
 
 /* ---- the matrices and stages of a computed lesson (names and kinds: catalog.h) ---- */
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-/* A stage's panes, counted: PANES({AM_Q}, {AM_K, 0, PANE_TRANSPOSE}). */
+/* A stage's panes, counted: PANES({ .matrix = AM_Q }, { .matrix = AM_K, .flags = PANE_TRANSPOSE }). */
 #define PANES(...) .panes = { __VA_ARGS__ }, .npanes = (int)(sizeof((StagePane[]){ __VA_ARGS__ }) / sizeof(StagePane))
 
 /* ------------------------------------------------------------ matrices */
@@ -13,6 +13,7 @@
 #define Q_ROWS AXIS_QUERY
 #define K_ROWS AXIS_KEY
 #define NONE STAGE_COUNT
+#define GP (MF_GIVEN | MF_PARAM)
 
 const MatrixKind matrix_kinds[AM_COUNT] = {
 	[AM_INPUT] = { "input", DIM_N, DIM_D_MODEL, DIM_ONE, MF_GIVEN, 0, NONE, NONE, Q_ROWS, AXIS_INDEX, 1,
@@ -56,40 +57,109 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	[AM_CONCAT] = { "concat", DIM_N, DIM_HDV, DIM_DV, 0, 0, STAGE_CONCAT, NONE, Q_ROWS, AXIS_INDEX, 1,
 	                "the heads' outputs side by side" },
 	[AM_OUTPUT] = { "output", DIM_N, DIM_D_OUT, DIM_ONE, 0, 0, STAGE_OUTPUT, STAGE_CONCAT, Q_ROWS, AXIS_INDEX, 1,
-	                "the layer's output: concat \u00b7 W_o (concat itself without W_o)" },
+	                "the attention's output: concat \u00b7 W_o (concat itself without W_o)" },
+	/* biases: present when the lesson gives them (an absent one is empty) */
+	[AM_B_Q] = { "b_q", DIM_ONE, DIM_HDK, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the query bias: Q = X\u00b7W_q + b_q" },
+	[AM_B_K] = { "b_k", DIM_ONE, DIM_HDK, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the key bias" },
+	[AM_B_V] = { "b_v", DIM_ONE, DIM_HDV, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the value bias" },
+	[AM_B_O] = { "b_o", DIM_ONE, DIM_D_OUT, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the output bias" },
+	/* the block's parameters */
+	[AM_LN1_GAMMA] = { "ln1_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                   "the first norm's scale \u03b3" },
+	[AM_LN1_BETA] = { "ln1_beta", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM | FEAT_LAYERNORM, NONE, NONE, AXIS_INDEX,
+	                  AXIS_INDEX, 1, "the first norm's shift \u03b2 (LayerNorm only)" },
+	[AM_LN2_GAMMA] = { "ln2_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM | FEAT_FFN, NONE, NONE, AXIS_INDEX,
+	                   AXIS_INDEX, 1, "the second norm's scale \u03b3" },
+	[AM_LN2_BETA] = { "ln2_beta", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM | FEAT_FFN | FEAT_LAYERNORM, NONE, NONE,
+	                  AXIS_INDEX, AXIS_INDEX, 1, "the second norm's shift \u03b2 (LayerNorm only)" },
+	[AM_W_1] = { "W_1", DIM_D_MODEL, DIM_D_FF, DIM_ONE, GP, FEAT_FFN, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             "the FFN's first layer: d_model \u2192 d_ff" },
+	[AM_B_1] = { "b_1", DIM_ONE, DIM_D_FF, DIM_ONE, GP, FEAT_FFN, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "its bias" },
+	[AM_W_3] = { "W_3", DIM_D_MODEL, DIM_D_FF, DIM_ONE, GP, FEAT_FFN | FEAT_SWIGLU, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             "SwiGLU's gate: x\u00b7W_3 + b_3 multiplies silu(x\u00b7W_1 + b_1)" },
+	[AM_B_3] = { "b_3", DIM_ONE, DIM_D_FF, DIM_ONE, GP, FEAT_FFN | FEAT_SWIGLU, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             "the gate's bias" },
+	[AM_W_2] = { "W_2", DIM_D_FF, DIM_D_MODEL, DIM_ONE, GP, FEAT_FFN, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             "the FFN's second layer: d_ff \u2192 d_model" },
+	[AM_B_2] = { "b_2", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_FFN, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "its bias" },
+	[AM_FINAL_GAMMA] = { "final_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_FINAL, NONE, NONE, AXIS_INDEX, AXIS_INDEX,
+	                     1, "the final norm's scale \u03b3" },
+	[AM_FINAL_BETA] = { "final_beta", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_FINAL | FEAT_LAYERNORM, NONE, NONE,
+	                    AXIS_INDEX, AXIS_INDEX, 1, "the final norm's shift \u03b2" },
+	/* the block's results */
+	[AM_RESIDUAL1] = { "residual1", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_BLOCK, STAGE_RESIDUAL1, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                   "x + attention: the residual keeps the input" },
+	[AM_NORM1_STATS] = { "norm1_stats", DIM_N, DIM_TWO, DIM_ONE, 0, FEAT_BLOCK | FEAT_NORM, STAGE_NORM1_POST,
+	                     STAGE_NORM1_PRE, Q_ROWS, AXIS_INDEX, 1,
+	                     "each row's mean and variance (RMSNorm: mean of squares and RMS) before the first norm" },
+	[AM_NORM1] = { "norm1", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_BLOCK | FEAT_NORM, STAGE_NORM1_POST, STAGE_NORM1_PRE,
+	               Q_ROWS, AXIS_INDEX, 1, "the first norm's result: each row to mean 0, variance 1, then \u03b3, \u03b2" },
+	[AM_FFN_HIDDEN] = { "ffn_hidden", DIM_N, DIM_D_FF, DIM_ONE, 0, FEAT_FFN, STAGE_FFN_HIDDEN, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                    "x\u00b7W_1 + b_1, before the activation" },
+	[AM_FFN_GATE] = { "ffn_gate", DIM_N, DIM_D_FF, DIM_ONE, 0, FEAT_FFN | FEAT_SWIGLU, STAGE_FFN_HIDDEN, NONE, Q_ROWS,
+	                  AXIS_INDEX, 1, "x\u00b7W_3 + b_3, SwiGLU's gate" },
+	[AM_FFN_ACT] = { "ffn_act", DIM_N, DIM_D_FF, DIM_ONE, 0, FEAT_FFN, STAGE_ACTIVATION, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                 "the activation of ffn_hidden (times the gate for SwiGLU)" },
+	[AM_FFN_OUT] = { "ffn_out", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN, STAGE_FFN_OUT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                 "ffn_act\u00b7W_2 + b_2: the FFN's output, one token at a time" },
+	[AM_RESIDUAL2] = { "residual2", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN, STAGE_RESIDUAL2, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                   "the FFN's input + the FFN" },
+	[AM_NORM2_STATS] = { "norm2_stats", DIM_N, DIM_TWO, DIM_ONE, 0, FEAT_FFN | FEAT_NORM, STAGE_NORM2_POST,
+	                     STAGE_NORM2_PRE, Q_ROWS, AXIS_INDEX, 1, "each row's mean and variance before the second norm" },
+	[AM_NORM2] = { "norm2", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN | FEAT_NORM, STAGE_NORM2_POST, STAGE_NORM2_PRE,
+	               Q_ROWS, AXIS_INDEX, 1, "the second norm's result" },
+	[AM_FINAL] = { "final", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FINAL, STAGE_FINAL_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               "the final norm of the last layer's output" },
 };
 
 #undef Q_ROWS
 #undef K_ROWS
+#undef GP
 
 /* ------------------------------------------------------------ stages */
 
 #define HEAD PANE_HEAD_COLS
 
+/* A norm's formula, LayerNorm or RMSNorm. */
+#define NORM_FORMULAS(what) \
+	{ { FEAT_LAYERNORM, 0, what "   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row", \
+	    what "   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row" }, \
+	  { 0, 0, what "   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row", \
+	    what "   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row" } }
+
 const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_INPUT] = {
 		.name = "input", .instead = NONE,
-		PANES({ AM_INPUT, 0, 0 }, { AM_SOURCE_INPUT, FEAT_SOURCE, 0 }),
+		PANES({ .matrix = AM_INPUT }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE }),
 		.formula = { { 0, 0, "X: one row per token, d_model numbers each", "X: one row per token, d_model numbers each" } },
 		.what = "the input rows X (and the source)",
 		.blurb_en = "Each token starts as a row of numbers. On its own a row knows nothing about its neighbours.",
 		.blurb_zh = "每个词先是一行数字。单独一行并不知道它的上下文。",
 	},
 	[STAGE_POSITIONAL] = {
-		.name = "positional", .requires = FEAT_POSITIONAL, .absent = "it has no positional encoding",
+		.name = "positional", .requires = FEAT_POSITIONAL, .absent = "it has no positional encoding", .flags = SF_ALWAYS,
 		.instead = STAGE_INPUT,
-		PANES({ AM_INPUT, 0, 0 }, { AM_PE, 0, 0 }, { AM_X, 0, 0 }, { AM_SOURCE_INPUT, FEAT_SOURCE, 0 },
-		      { AM_PE_SRC, FEAT_SOURCE, 0 }, { AM_S, FEAT_SOURCE, 0 }),
+		PANES({ .matrix = AM_INPUT }, { .matrix = AM_PE }, { .matrix = AM_X }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE },
+		      { .matrix = AM_PE_SRC, .requires = FEAT_SOURCE }, { .matrix = AM_S, .requires = FEAT_SOURCE }),
 		.formula = { { 0, 0, "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(\u2026)",
 		               "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(...)" } },
 		.what = "PE and X + PE",
 		.blurb_en = "Attention by itself ignores word order, so each position adds its own pattern of sines and cosines.",
 		.blurb_zh = "注意力本身不看词序，所以每个位置加上自己的一组正弦和余弦。",
 	},
+	[STAGE_NORM1_PRE] = {
+		.name = "norm1", .requires = FEAT_BLOCK | FEAT_PRENORM, .absent = "its block is not pre-norm",
+		.instead = STAGE_POSITIONAL,
+		PANES({ .matrix = AM_X }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
+		.formula = NORM_FORMULAS("norm1 = N1(x)"),
+		.what = "pre-norm: norm1 = N1(x), what the attention reads",
+		.blurb_en = "Pre-norm: the branch starts by bringing each row to mean 0 and variance 1; the residual path keeps x itself.",
+		.blurb_zh = "前置归一化：分支一开始就把每一行变成均值 0、方差 1；残差通路保留 x 本身。",
+	},
 	[STAGE_PROJECT] = {
 		.name = "project", .instead = NONE, .flags = SF_PARAMS,
-		PANES({ AM_X, 0, 0 }, { AM_W_Q, 0, 0 }, { AM_Q, 0, 0 }, { AM_S, FEAT_SOURCE, 0 }, { AM_W_K, 0, 0 },
-		      { AM_K, 0, 0 }, { AM_W_V, 0, 0 }, { AM_V, 0, 0 }),
+		PANES({ .matrix = AM_X, .unless = FEAT_PRENORM }, { .matrix = AM_NORM1, .requires = FEAT_PRENORM }, { .matrix = AM_W_Q }, { .matrix = AM_Q },
+		      { .matrix = AM_S, .requires = FEAT_SOURCE }, { .matrix = AM_W_K }, { .matrix = AM_K }, { .matrix = AM_W_V }, { .matrix = AM_V }),
 		.formula = { { FEAT_SOURCE, 0, "Q = X\u00b7W_q   K = S\u00b7W_k   V = S\u00b7W_v", "Q = X.W_q   K = S.W_k   V = S.W_v" },
 		             { 0, 0, "Q = X\u00b7W_q   K = X\u00b7W_k   V = X\u00b7W_v", "Q = X.W_q   K = X.W_k   V = X.W_v" } },
 		.what = "Q = X\u00b7W_q, K = S\u00b7W_k, V = S\u00b7W_v",
@@ -98,7 +168,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_SPLIT] = {
 		.name = "split", .requires = FEAT_MULTIHEAD, .absent = "it has one head", .instead = STAGE_PROJECT,
-		PANES({ AM_Q, 0, PANE_EACH_HEAD }),
+		PANES({ .matrix = AM_Q, .flags = PANE_EACH_HEAD }),
 		.formula = { { 0, 0, "head h: columns [h\u00b7d_k, (h+1)\u00b7d_k) of Q and K, [h\u00b7d_v, (h+1)\u00b7d_v) of V",
 		               "head h: columns [h*d_k, (h+1)*d_k) of Q and K, [h*d_v, (h+1)*d_v) of V" } },
 		.what = "Q, K, V cut into heads",
@@ -107,7 +177,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_SCORES] = {
 		.name = "scores", .instead = NONE,
-		PANES({ AM_Q, 0, HEAD }, { AM_K, 0, HEAD | PANE_TRANSPOSE }, { AM_W_E, FEAT_ADDITIVE, 0 }, { AM_SCORES, 0, 0 }),
+		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD | PANE_TRANSPOSE }, { .matrix = AM_W_E, .requires = FEAT_ADDITIVE }, { .matrix = AM_SCORES }),
 		.formula = { { FEAT_ADDITIVE, 0, "scores: s_ij = w_e \u00b7 tanh(q_i + k_j) = \u03a3_c w_e[c] tanh(q_ic + k_jc)",
 		               "scores: s_ij = w_e . tanh(q_i + k_j) = sum_c w_e[c] tanh(q_ic + k_jc)" },
 		             { 0, 0, "scores = Q\u00b7K\u1d40   s_ij = q_i \u00b7 k_j = \u03a3_c q_ic k_jc",
@@ -118,15 +188,15 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_SCALE] = {
 		.name = "scale", .instead = NONE,
-		PANES({ AM_SCORES, 0, 0 }, { AM_SCALED, 0, 0 }),
+		PANES({ .matrix = AM_SCORES }, { .matrix = AM_SCALED }),
 		.formula = { { 0, 0, "scaled = scores / \u221ad_k", "scaled = scores / sqrt(d_k)" } },
 		.what = "scores \u00d7 the scale factor",
 		.blurb_en = "Dot products grow with the width d_k; dividing by \u221ad_k keeps them near unit size so softmax does not saturate.",
 		.blurb_zh = "点积随维度 d_k 变大；除以 \u221ad_k 让它们保持在单位量级，softmax 才不会饱和。",
 	},
 	[STAGE_MASK] = {
-		.name = "mask", .requires = FEAT_MASK, .absent = "it has no mask", .instead = STAGE_SCALE,
-		PANES({ AM_SCALED, 0, 0 }, { AM_MASKED, 0, 0 }),
+		.name = "mask", .requires = FEAT_MASK, .absent = "it has no mask", .instead = STAGE_SCALE, .flags = SF_ALWAYS,
+		PANES({ .matrix = AM_SCALED }, { .matrix = AM_MASKED }),
 		.formula = { { 0, 0, "masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e",
 		               "masked_ij = scaled_ij where key j is visible to query i, else -inf" } },
 		.what = "masked cells replaced by the fill",
@@ -135,7 +205,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_SOFTMAX] = {
 		.name = "softmax", .instead = NONE,
-		PANES({ AM_MASKED, 0, 0 }, { AM_WEIGHTS, 0, 0 }),
+		PANES({ .matrix = AM_MASKED }, { .matrix = AM_WEIGHTS }),
 		.formula = { { 0, 0, "weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)",
 		               "weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)" } },
 		.what = "row-wise softmax: the attention weights",
@@ -144,7 +214,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_WEIGHTED] = {
 		.name = "weighted", .instead = NONE,
-		PANES({ AM_WEIGHTS, 0, 0 }, { AM_V, 0, HEAD }, { AM_WEIGHTED, 0, 0 }),
+		PANES({ .matrix = AM_WEIGHTS }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_WEIGHTED }),
 		.formula = { { 0, 0, "out = weights\u00b7V   out_i = \u03a3_j w_ij v_j", "out = weights.V   out_i = sum_j w_ij v_j" } },
 		.what = "weights \u00b7 V for each head",
 		.blurb_en = "Each output row is the weighted sum of the value rows: a token's new meaning, mixed from its context.",
@@ -152,7 +222,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_CONCAT] = {
 		.name = "concat", .requires = FEAT_MULTIHEAD, .absent = "it has one head", .instead = STAGE_WEIGHTED,
-		PANES({ AM_WEIGHTED, 0, 0 }, { AM_CONCAT, 0, 0 }),
+		.flags = SF_ALWAYS,
+		PANES({ .matrix = AM_WEIGHTED }, { .matrix = AM_CONCAT }),
 		.formula = { { 0, 0, "concat = [head_0 | head_1 | \u2026 | head_{h\u22121}]",
 		               "concat = [head_0 | head_1 | ... | head_{h-1}]" } },
 		.what = "the heads' outputs side by side",
@@ -160,16 +231,109 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "把各个头的输出重新并排拼接起来。",
 	},
 	[STAGE_OUTPUT] = {
-		.name = "output", .requires = FEAT_WO, .absent = "it has no W_o", .instead = STAGE_CONCAT, .flags = SF_PARAMS,
-		PANES({ AM_CONCAT, 0, 0 }, { AM_W_O, 0, 0 }, { AM_OUTPUT, 0, 0 }),
+		.name = "output", .requires = FEAT_WO, .absent = "it has no W_o", .instead = STAGE_CONCAT,
+		.flags = SF_PARAMS | SF_ALWAYS,
+		PANES({ .matrix = AM_CONCAT }, { .matrix = AM_W_O }, { .matrix = AM_B_O }, { .matrix = AM_OUTPUT }),
 		.formula = { { 0, 0, "output = concat\u00b7W_o", "output = concat.W_o" } },
 		.what = "concat \u00b7 W_o",
 		.blurb_en = "A last learned matrix W_o mixes the heads into the output.",
 		.blurb_zh = "最后一个可学习的矩阵 W_o 把各个头混合成输出。",
 	},
+	[STAGE_RESIDUAL1] = {
+		.name = "residual1", .requires = FEAT_BLOCK, .absent = "it has no Transformer block (\"block\")",
+		.instead = STAGE_OUTPUT,
+		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT }, { .matrix = AM_RESIDUAL1 }),
+		.formula = { { 0, 0, "residual1 = x + attention(\u2026)   (the input rows, plus what attention adds)",
+		               "residual1 = x + attention(...)   (the input rows, plus what attention adds)" } },
+		.what = "x + the attention's output",
+		.blurb_en = "The residual adds the attention's output to the rows it started from, so nothing of the input is lost.",
+		.blurb_zh = "残差把注意力的输出加回到出发时的行上，输入的信息一点也不会丢。",
+	},
+	[STAGE_NORM1_POST] = {
+		.name = "norm1", .requires = FEAT_BLOCK | FEAT_POSTNORM, .absent = "its block is not post-norm",
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
+		.formula = NORM_FORMULAS("norm1 = N1(residual1)"),
+		.what = "post-norm: norm1 = N1(residual1)",
+		.blurb_en = "Post-norm: after the residual, each row is brought to mean 0 and variance 1, then scaled by \u03b3 and shifted by \u03b2.",
+		.blurb_zh = "后置归一化：残差之后，每一行被变成均值 0、方差 1，再乘以 \u03b3、加上 \u03b2。",
+	},
+	[STAGE_NORM2_PRE] = {
+		.name = "norm2", .requires = FEAT_FFN | FEAT_PRENORM, .absent = "its block is not pre-norm",
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
+		.formula = NORM_FORMULAS("norm2 = N2(residual1)"),
+		.what = "pre-norm: norm2 = N2(residual1), what the FFN reads",
+		.blurb_en = "The second branch starts with its own norm; the FFN reads the normalised rows.",
+		.blurb_zh = "第二个分支也先做自己的归一化；前馈网络读的是归一化后的行。",
+	},
+	[STAGE_FFN_HIDDEN] = {
+		.name = "ffn_hidden", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
+		.instead = STAGE_RESIDUAL1, .flags = SF_PARAMS,
+		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
+		      { .matrix = AM_RESIDUAL1, .unless = FEAT_NORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
+		      { .matrix = AM_FFN_HIDDEN }),
+		.formula = { { FEAT_SWIGLU, 0, "ffn_hidden = x\u00b7W_1 + b_1   ffn_gate = x\u00b7W_3 + b_3   (each row on its own)",
+		               "ffn_hidden = x.W_1 + b_1   ffn_gate = x.W_3 + b_3   (each row on its own)" },
+		             { 0, 0, "ffn_hidden = x\u00b7W_1 + b_1   (each row on its own)", "ffn_hidden = x.W_1 + b_1   (each row on its own)" } },
+		.what = "x \u00b7 W_1 + b_1, one token at a time",
+		.blurb_en = "The feed-forward network works on each token alone: its first layer widens every row to d_ff numbers.",
+		.blurb_zh = "前馈网络对每个词单独计算：第一层把每一行扩展成 d_ff 个数。",
+	},
+	[STAGE_ACTIVATION] = {
+		.name = "activation", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_FFN_HIDDEN }, { .matrix = AM_FFN_GATE }, { .matrix = AM_FFN_ACT }),
+		.formula = { { FEAT_SWIGLU, 0, "ffn_act = silu(ffn_hidden) \u2299 ffn_gate   silu(z) = z\u00b7\u03c3(z)",
+		               "ffn_act = silu(ffn_hidden) * ffn_gate   silu(z) = z*sigmoid(z)" },
+		             { 0, 0, "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z\u00b7\u03a6(z)",
+		               "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z*Phi(z)" } },
+		.what = "relu, gelu or SwiGLU, cell by cell",
+		.blurb_en = "A nonlinearity, cell by cell: without it the two layers of the FFN would be one matrix.",
+		.blurb_zh = "逐个元素的非线性：没有它，前馈网络的两层就等于一个矩阵。",
+	},
+	[STAGE_FFN_OUT] = {
+		.name = "ffn_out", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_FFN_ACT }, { .matrix = AM_W_2 }, { .matrix = AM_B_2 }, { .matrix = AM_FFN_OUT }),
+		.formula = { { 0, 0, "ffn_out = ffn_act\u00b7W_2 + b_2", "ffn_out = ffn_act.W_2 + b_2" } },
+		.what = "ffn_act \u00b7 W_2 + b_2, back to d_model",
+		.blurb_en = "The second layer brings every row back to d_model numbers.",
+		.blurb_zh = "第二层把每一行变回 d_model 个数。",
+	},
+	[STAGE_RESIDUAL2] = {
+		.name = "residual2", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM }, { .matrix = AM_FFN_OUT },
+		      { .matrix = AM_RESIDUAL2 }),
+		.formula = { { FEAT_POSTNORM, 0, "residual2 = norm1 + ffn_out", "residual2 = norm1 + ffn_out" },
+		             { 0, 0, "residual2 = residual1 + ffn_out", "residual2 = residual1 + ffn_out" } },
+		.what = "the FFN's input + ffn_out",
+		.blurb_en = "The second residual: the FFN's input plus what the FFN adds.",
+		.blurb_zh = "第二个残差：前馈网络的输入加上它算出的结果。",
+	},
+	[STAGE_NORM2_POST] = {
+		.name = "norm2", .requires = FEAT_FFN | FEAT_POSTNORM, .absent = "its block is not post-norm",
+		.instead = STAGE_RESIDUAL2,
+		PANES({ .matrix = AM_RESIDUAL2 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
+		.formula = NORM_FORMULAS("norm2 = N2(residual2)"),
+		.what = "post-norm: norm2 = N2(residual2), the layer's output",
+		.blurb_en = "The second norm gives the layer's output: every row again with mean 0 and variance 1, scaled by \u03b3 and shifted by \u03b2.",
+		.blurb_zh = "第二次归一化得到这一层的输出：每一行又是均值 0、方差 1，再乘 \u03b3、加 \u03b2。",
+	},
+	[STAGE_FINAL_NORM] = {
+		.name = "final_norm", .requires = FEAT_FINAL, .absent = "it has no final norm here (\"final_norm\", after the last layer)",
+		.instead = STAGE_NORM2_POST,
+		PANES({ .matrix = AM_FINAL_GAMMA }, { .matrix = AM_FINAL_BETA }, { .matrix = AM_FINAL }),
+		.formula = NORM_FORMULAS("final = N(the last layer's output)"),
+		.what = "one more norm after the last layer (pre-norm stacks)",
+		.blurb_en = "A pre-norm stack ends with one more norm, so its output rows are normalised too.",
+		.blurb_zh = "前置归一化的堆叠最后再做一次归一化，让输出的每一行也是归一化的。",
+	},
 };
 
 #undef HEAD
+#undef NORM_FORMULAS
 #undef NONE
 
 /* ------------------------------------------------------------ look-ups */
@@ -181,6 +345,14 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	"it has no W_o",                 /* FEAT_WO */
 	"it has no source (it is self-attention)", /* FEAT_SOURCE */
 	"it uses dot-product scores",    /* FEAT_ADDITIVE */
+	"it has no Transformer block (\"block\")", /* FEAT_BLOCK */
+	"its block is not pre-norm",     /* FEAT_PRENORM */
+	"its block is not post-norm",    /* FEAT_POSTNORM */
+	"its norm is RMSNorm, which has no \u03b2", /* FEAT_LAYERNORM */
+	"its block has no feed-forward network (\"ffn\")", /* FEAT_FFN */
+	"its FFN is not SwiGLU",         /* FEAT_SWIGLU */
+	"it has no final norm here (\"final_norm\", after the last layer)", /* FEAT_FINAL */
+	"its block has no norms (\"norm\": \"none\")", /* FEAT_NORM */
 };
 
 const char *feature_absent(unsigned feat)
@@ -218,6 +390,18 @@ static int find_name(const char *name, const void *table, size_t stride, int cou
 int stage_find(const char *name)
 {
 	return find_name(name, stage_kinds, sizeof stage_kinds[0], STAGE_COUNT);
+}
+
+int stage_lookup(const LessonShape *sh, const char *name)
+{
+	const int first = stage_find(name);
+
+	if (first < 0 || sh == NULL)
+		return first;
+	for (int i = first; i < STAGE_COUNT; i++)
+		if (strcmp(stage_kinds[i].name, stage_kinds[first].name) == 0 && stage_present(sh, (Stage)i))
+			return i;
+	return first;
 }
 
 int stage_present(const LessonShape *sh, Stage s)
@@ -260,7 +444,8 @@ int stage_panes(const LessonShape *sh, Stage s, StagePane out[STAGE_MAX_PANES])
 	if ((unsigned)s >= STAGE_COUNT)
 		return 0;
 	for (int i = 0; i < stage_kinds[s].npanes; i++)
-		if (has(sh, stage_kinds[s].panes[i].requires) && has(sh, matrix_kinds[stage_kinds[s].panes[i].matrix].requires))
+		if (has(sh, stage_kinds[s].panes[i].requires) && (sh->features & stage_kinds[s].panes[i].unless) == 0 &&
+		    has(sh, matrix_kinds[stage_kinds[s].panes[i].matrix].requires))
 			out[k++] = stage_kinds[s].panes[i];
 	return k;
 }

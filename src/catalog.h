@@ -14,6 +14,7 @@
 typedef enum Stage {
 	STAGE_INPUT,
 	STAGE_POSITIONAL,
+	STAGE_NORM1_PRE,   /* "norm1" of a pre-norm block: the attention reads N1(x) */
 	STAGE_PROJECT,
 	STAGE_SPLIT,
 	STAGE_SCORES,
@@ -23,6 +24,15 @@ typedef enum Stage {
 	STAGE_WEIGHTED,
 	STAGE_CONCAT,
 	STAGE_OUTPUT,
+	STAGE_RESIDUAL1,   /* x + attention */
+	STAGE_NORM1_POST,  /* "norm1" of a post-norm block: N1(residual1) */
+	STAGE_NORM2_PRE,   /* "norm2" of a pre-norm block: the FFN reads N2(residual1) */
+	STAGE_FFN_HIDDEN,
+	STAGE_ACTIVATION,
+	STAGE_FFN_OUT,
+	STAGE_RESIDUAL2,   /* the FFN's input + FFN */
+	STAGE_NORM2_POST,  /* "norm2" of a post-norm block */
+	STAGE_FINAL_NORM,  /* after the last layer */
 	STAGE_COUNT
 } Stage;
 
@@ -33,6 +43,14 @@ typedef enum AttnMatrix {
 	AM_Q, AM_K, AM_V,
 	AM_SCORES, AM_SCALED, AM_MASKED, AM_WEIGHTS, AM_WEIGHTED,
 	AM_CONCAT, AM_OUTPUT,
+	/* biases (version 2) */
+	AM_B_Q, AM_B_K, AM_B_V, AM_B_O,
+	/* the Transformer block around attention (version 2) */
+	AM_LN1_GAMMA, AM_LN1_BETA, AM_LN2_GAMMA, AM_LN2_BETA,
+	AM_W_1, AM_B_1, AM_W_3, AM_B_3, AM_W_2, AM_B_2,
+	AM_FINAL_GAMMA, AM_FINAL_BETA,
+	AM_RESIDUAL1, AM_NORM1_STATS, AM_NORM1, AM_FFN_HIDDEN, AM_FFN_GATE, AM_FFN_ACT, AM_FFN_OUT,
+	AM_RESIDUAL2, AM_NORM2_STATS, AM_NORM2, AM_FINAL,
 	AM_COUNT
 } AttnMatrix;
 
@@ -47,7 +65,15 @@ enum {
 	FEAT_WO         = 1u << 3, /* an output projection W_o */
 	FEAT_SOURCE     = 1u << 4, /* cross-attention: keys and values from a source */
 	FEAT_ADDITIVE   = 1u << 5, /* additive (Bahdanau) scores */
-	FEAT_COUNT      = 6
+	FEAT_BLOCK      = 1u << 6, /* the Transformer block: residuals (and norms and an FFN) around attention */
+	FEAT_PRENORM    = 1u << 7, /* the block normalises at the start of each branch */
+	FEAT_POSTNORM   = 1u << 8, /* the block normalises after each residual */
+	FEAT_LAYERNORM  = 1u << 9, /* its norm is LayerNorm (with β), not RMSNorm */
+	FEAT_FFN        = 1u << 10, /* the block has a feed-forward network */
+	FEAT_SWIGLU     = 1u << 11, /* the FFN is gated (SwiGLU: W_3) */
+	FEAT_FINAL      = 1u << 12, /* the last layer, with a final norm after it */
+	FEAT_NORM       = 1u << 13, /* the block has norms (pre or post) */
+	FEAT_COUNT      = 14
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
@@ -62,6 +88,8 @@ typedef enum Dim {
 	DIM_DK,      /* one head's query/key width */
 	DIM_DV,      /* one head's value width */
 	DIM_D_OUT,   /* columns of the output */
+	DIM_D_FF,    /* the FFN's hidden width */
+	DIM_TWO,     /* 2: a norm's row statistics */
 	DIM_COUNT
 } Dim;
 
@@ -106,7 +134,8 @@ enum {
 
 typedef struct StagePane {
 	AttnMatrix matrix;
-	unsigned requires;   /* FEAT_* bits */
+	unsigned requires;   /* FEAT_* bits that must be set */
+	unsigned unless;     /* FEAT_* bits that must be clear */
 	unsigned flags;      /* PANE_* */
 } StagePane;
 
@@ -118,13 +147,14 @@ typedef struct StageFormula {
 
 enum {
 	SF_PARAMS = 1u << 0, /* the stage where the learned parameters are used: views give their count */
+	SF_ALWAYS = 1u << 1, /* its kernel runs even where the stage is not shown (its result is still used) */
 };
 
-#define STAGE_MAX_PANES 8
+#define STAGE_MAX_PANES 10
 #define STAGE_MAX_FORMULAS 3
 
 typedef struct StageKind {
-	const char *name;
+	const char *name;        /* unique among the stages a lesson has (two entries may share one) */
 	unsigned requires;       /* FEAT_* bits */
 	const char *absent;      /* why a lesson does not have it: "it has no mask" */
 	Stage instead;           /* shown when the stage is absent (STAGE_COUNT: none) */
@@ -143,6 +173,8 @@ extern const MatrixKind matrix_kinds[AM_COUNT];
 const char *stage_name(Stage s);
 /* The stage of that name (exact, then ignoring case), or -1. */
 int stage_find(const char *name);
+/* The same, preferring the entry this lesson has where two share a name ("norm1"). */
+int stage_lookup(const LessonShape *sh, const char *name);
 /* 1 when a lesson of this shape has the stage. */
 int stage_present(const LessonShape *sh, Stage s);
 /* The stage shown for s in this lesson: s, or what stands in for it when absent. */

@@ -216,16 +216,133 @@ static int add_compare(cJSON *o, const Lesson *l, char **err)
 	return 0;
 }
 
+/* A vector (1 × len: a bias, γ, β) as a flat array under key, when present. */
+static int add_vector(cJSON *o, const char *key, const Mat *v)
+{
+	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, dump_vector(v->a, v->rows * v->cols));
+}
+
+/* The attention of one layer: Q, K, V, heads, concat, output. */
+static int add_attention(cJSON *o, const Attn *a)
+{
+	return add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V) ||
+	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) ||
+	       add_matrix(o, "output", &a->output);
+}
+
+/*
+ * One layer of a block lesson: its sizes and parameters (lesson keys; the
+ * block's as ln1_gamma, ffn_W_1, …), "attn", then the block's matrices in
+ * the order they are computed, and the layer's "output".
+ */
+static cJSON *dump_layer(const Attn *a)
+{
+	const Lesson *l = a->lesson;
+	const Block *b = &l->block;
+	cJSON *o = cJSON_CreateObject(), *at;
+	static const struct { const char *key; AttnMatrix m; } params[] = {
+		{ "W_q", AM_W_Q }, { "W_k", AM_W_K }, { "W_v", AM_W_V }, { "W_o", AM_W_O },
+	};
+	static const struct { const char *key; AttnMatrix m; } vectors[] = {
+		{ "b_q", AM_B_Q }, { "b_k", AM_B_K }, { "b_v", AM_B_V }, { "b_o", AM_B_O },
+		{ "ln1_gamma", AM_LN1_GAMMA }, { "ln1_beta", AM_LN1_BETA }, { "ln2_gamma", AM_LN2_GAMMA },
+		{ "ln2_beta", AM_LN2_BETA }, { "ffn_b_1", AM_B_1 }, { "ffn_b_3", AM_B_3 }, { "ffn_b_2", AM_B_2 },
+		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA },
+	};
+	static const struct { const char *key; AttnMatrix m; } results[] = {
+		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },
+		{ "ffn_gate", AM_FFN_GATE }, { "ffn_act", AM_FFN_ACT }, { "ffn_out", AM_FFN_OUT },
+		{ "norm2", AM_NORM2 }, { "residual2", AM_RESIDUAL2 }, { "final", AM_FINAL },
+	};
+	size_t i;
+
+	if (o == NULL || add_number(o, "h", l->heads) || add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	    add_number(o, "scale_factor", a->factor) || add_stages(o, l))
+		goto fail;
+	for (i = 0; i < sizeof params / sizeof params[0]; i++)
+		if (attn_matrix(a, params[i].m, 0) != NULL && add_matrix(o, params[i].key, attn_matrix(a, params[i].m, 0)))
+			goto fail;
+	if (l->score == SCORE_ADDITIVE && add_vector(o, "w_e", &l->w_e))
+		goto fail;
+	if (b->has_ffn && (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
+	                   (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
+		goto fail;
+	for (i = 0; i < sizeof vectors / sizeof vectors[0]; i++)
+		if (attn_matrix(a, vectors[i].m, 0) != NULL && add_vector(o, vectors[i].key, attn_matrix(a, vectors[i].m, 0)))
+			goto fail;
+	if (add_matrix(o, "input", &l->input))
+		goto fail;
+	at = cJSON_AddObjectToObject(o, "attn");
+	if (at == NULL || add_attention(at, a))
+		goto fail;
+	for (i = 0; i < sizeof results / sizeof results[0]; i++)
+		if (attn_matrix(a, results[i].m, 0) != NULL && add_matrix(o, results[i].key, attn_matrix(a, results[i].m, 0)))
+			goto fail;
+	if (add_matrix(o, "output", attn_block_output(a)))
+		goto fail;
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* A lesson with a block or layers: the input, every layer, and the last layer's output. */
+static cJSON *dump_block(const Attn *a, char **err)
+{
+	const Lesson *l = a->lesson;
+	cJSON *o = cJSON_CreateObject(), *layers, *rows;
+	const Attn *x;
+
+	if (o == NULL || add_number(o, "attnviz", l->version) ||
+	    !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) || add_number(o, "n", l->n) ||
+	    add_number(o, "d_model", l->d_model) || add_number(o, "layers_count", a->nlayers > 0 ? a->nlayers : 1) ||
+	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)) || add_matrix(o, "input", &l->input) ||
+	    (!mat_empty(&a->PE) && add_matrix(o, "PE", &a->PE)) || add_matrix(o, "X", &a->X))
+		goto oom;
+	layers = cJSON_AddArrayToObject(o, "layers");
+	if (layers == NULL)
+		goto oom;
+	for (x = a; x != NULL; x = x->next) {
+		cJSON *j = dump_layer(x);
+		if (j == NULL || !cJSON_AddItemToArray(layers, j)) {
+			cJSON_Delete(j);
+			goto oom;
+		}
+	}
+	if (add_matrix(o, "output", attn_final_output(a)))
+		goto oom;
+	rows = cJSON_AddArrayToObject(o, "row_all_masked");
+	if (rows == NULL)
+		goto oom;
+	for (int i = 0; i < l->n; i++)
+		if (a->row_all_masked[i] && !cJSON_AddItemToArray(rows, cJSON_CreateNumber(i)))
+			goto oom;
+	return o;
+oom:
+	cJSON_Delete(o);
+	*err = strdup("out of memory writing the dump");
+	return NULL;
+}
+
 cJSON *dump_attn(const Attn *a, char **err)
 {
 	const Lesson *l = a->lesson;
-	cJSON *o = cJSON_CreateObject(), *rows;
+	cJSON *o, *rows;
 	int i;
 
 	*err = NULL;
+	if (l->block.present || a->nlayers > 0) {
+		o = dump_block(a, err);
+		if (o != NULL && add_compare(o, l, err) != 0) {
+			cJSON_Delete(o);
+			return NULL;
+		}
+		return o;
+	}
+	o = cJSON_CreateObject();
 	if (o == NULL)
 		goto oom;
-	if (add_number(o, "attnviz", 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
+	if (add_number(o, "attnviz", l->version > 0 ? l->version : 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
 	    add_number(o, "n", l->n) || add_number(o, "m", l->m) || add_number(o, "d_model", l->d_model) ||
 	    add_number(o, "h", l->heads) || add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, l) ||
@@ -239,6 +356,9 @@ cJSON *dump_attn(const Attn *a, char **err)
 		goto oom;
 	if (l->score == SCORE_ADDITIVE &&
 	    !cJSON_AddItemToObject(o, "w_e", dump_vector(l->w_e.a, l->w_e.cols)))
+		goto oom;
+	if (add_vector(o, "b_q", &l->b_q) || add_vector(o, "b_k", &l->b_k) || add_vector(o, "b_v", &l->b_v) ||
+	    add_vector(o, "b_o", &l->b_o))
 		goto oom;
 	if (add_matrix(o, "input", &l->input))
 		goto oom;

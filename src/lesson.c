@@ -50,10 +50,22 @@ typedef struct Ctx {
 	size_t pathlen;
 	char *err;             /* the first error (heap), NULL while all is well */
 	StrBuf *warn;             /* warnings; NULL drops them (the compare variant) */
+	/*
+	 * Reading layer i of a lesson with "layers": its object, whose keys
+	 * replace the top level's. A top-level key found there is named
+	 * "layers[i].KEY" in messages.
+	 */
+	const cJSON *layer_obj;
+	int layer_index;
+	/* The layers read so far (their shapes check steps that name a layer). */
+	struct Lesson **layers;
+	int nlayers;
+	int stack_final;        /* the stack has a final norm (after its last layer) */
 } Ctx;
 
 static void ctx_init(Ctx *c, const char *name, StrBuf *warn)
 {
+	memset(c, 0, sizeof *c);
 	c->name = name;
 	c->path[0] = '\0';
 	c->pathlen = 0;
@@ -87,6 +99,8 @@ static size_t path_append(Ctx *c, const char *fmt, ...)
 /* Enter a key: "W_q", or ".row" below something. Returns the length to pop back to. */
 static size_t path_key(Ctx *c, const char *key)
 {
+	if (c->pathlen == 0 && c->layer_obj != NULL && cJSON_GetObjectItemCaseSensitive(c->layer_obj, key) != NULL)
+		return path_append(c, "layers[%d].%s", c->layer_index, key);
 	return c->pathlen ? path_append(c, ".%s", key) : path_append(c, "%s", key);
 }
 
@@ -846,7 +860,24 @@ typedef struct Shapes {
 	MaskKind mask;
 	int mask_r, mask_c;
 	int d_k, d_v, d_out;          /* derived by check_shapes */
+	/* version 2: the block (settings only) */
+	int block, has_ffn, swiglu, has_final, d_ff;
+	NormPlace norm;
+	NormKind norm_kind;
 } Shapes;
+
+static void shapes_from_lesson(const Lesson *l, Shapes *s);
+
+/* The block's settings, for the presence rules. */
+static void shapes_block(Shapes *s, const Lesson *l)
+{
+	s->block = l->block.present;
+	s->norm = l->block.norm;
+	s->norm_kind = l->block.norm_kind;
+	s->has_ffn = l->block.has_ffn;
+	s->swiglu = l->block.activation == ACT_SWIGLU;
+	s->d_ff = l->block.d_ff;
+}
 
 /* The shape rules of lessons/FORMAT.md. Fills s->d_k, d_v, d_out. Paths are top-level keys. */
 static int check_shapes(Ctx *c, Shapes *s)
@@ -987,10 +1018,23 @@ static void shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_DK] = s->d_k;
 	out->dim[DIM_DV] = s->d_v;
 	out->dim[DIM_D_OUT] = s->d_out;
+	out->dim[DIM_D_FF] = s->d_ff;
+	out->dim[DIM_TWO] = 2;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
 	                (s->has_source ? FEAT_SOURCE : 0u) | (s->score == SCORE_ADDITIVE ? FEAT_ADDITIVE : 0u);
+	if (s->block) {
+		out->features |= FEAT_BLOCK;
+		if (s->norm != NORM_NONE)
+			out->features |= FEAT_NORM | (s->norm == NORM_PRE ? FEAT_PRENORM : FEAT_POSTNORM);
+		if (s->norm_kind == NORM_LAYERNORM)
+			out->features |= FEAT_LAYERNORM;
+		if (s->has_ffn)
+			out->features |= FEAT_FFN | (s->swiglu ? FEAT_SWIGLU : 0u);
+	}
+	if (s->has_final)
+		out->features |= FEAT_FINAL | (s->norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
@@ -1063,7 +1107,7 @@ static int check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 /* Steps and quizzes                                                   */
 /* ------------------------------------------------------------------ */
 
-static const char *const step_keys[] = { "stage", "head", "text", "focus", "quiz", "compare", NULL };
+static const char *const step_keys[] = { "stage", "layer", "head", "text", "focus", "quiz", "compare", NULL };
 static const char *const cell_keys[] = { "matrix", "head", "row", "col", NULL };
 static const char *const quiz_keys[] = { "question", "choices", "answer", "tolerance", "hint", NULL };
 
@@ -1209,10 +1253,13 @@ out:
 	return -1;
 }
 
-static int read_step(Ctx *c, const Shapes *s, const cJSON *v, int has_compare, Step *st)
+static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare, Step *st)
 {
 	const cJSON *stage, *focus, *quiz, *cmp;
-	long long head = 0;
+	long long head = 0, layer = 0;
+	Shapes layer_shapes;
+	const Shapes *s = top;
+	LessonShape lsh;
 	size_t old;
 	int k;
 
@@ -1225,10 +1272,30 @@ static int read_step(Ctx *c, const Shapes *s, const cJSON *v, int has_compare, S
 	if (stage == NULL)
 		return fail(c, "missing \"stage\" (one of input, positional, project, split, scores, scale, mask, "
 		               "softmax, weighted, concat, output)");
+	/* The layer first: the stage and the cells are that layer's. */
+	if (key_whole(c, v, "layer", 0, 1e9, "a whole number ≥ 0", &layer) != 0)
+		return -1;
+	if (layer >= (c->nlayers > 0 ? c->nlayers : 1)) {
+		old = path_key(c, "layer");
+		return fail(c, "%lld is outside the %d layer%s of this lesson (they count from 0)", layer,
+		            c->nlayers > 0 ? c->nlayers : 1, c->nlayers > 1 ? "s" : "");
+	}
+	st->layer = (int)layer;
+	if (layer > 0) {
+		shapes_from_lesson(c->layers[layer], &layer_shapes);
+		layer_shapes.positional = POS_NONE; /* positions are added once, before layer 0 */
+		layer_shapes.has_final = c->stack_final && layer == c->nlayers - 1;
+		s = &layer_shapes;
+	} else if (c->nlayers > 1) {
+		layer_shapes = *top;
+		layer_shapes.has_final = 0;
+		s = &layer_shapes;
+	}
 	old = path_key(c, "stage");
 	if (!cJSON_IsString(stage))
 		return fail(c, "expected a stage name, got %s", got(stage).s);
-	k = stage_find(stage->valuestring);
+	shapes_shape(s, &lsh);
+	k = stage_lookup(&lsh, stage->valuestring);
 	if (k < 0) {
 		const char *names[STAGE_COUNT];
 		for (k = 0; k < STAGE_COUNT; k++)
@@ -1383,12 +1450,490 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 }
 
 /* ------------------------------------------------------------------ */
+/* Version 2: biases, the Transformer block, layers                    */
+/* ------------------------------------------------------------------ */
+
+static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "encoder", NULL };
+static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ffn", "final_norm", NULL };
+static const char *const norm_keys[] = { "gamma", "beta", NULL };
+static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
+static const char *const layer_keys[] = { "heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k", "b_v", "b_o",
+	                                  "block", NULL };
+
+/* The numbers a block adds to a layer's computation (LESSON_MAX_NUMBERS counts them too). */
+static double block_count_numbers(int n, int d_model, int d_ff)
+{
+	return (double)n * (6.0 * d_model + 4 + 3.0 * d_ff);
+}
+
+/* A version-2 key in a version-1 file, or a key this build does not read yet. */
+static int check_version_keys(Ctx *c, const cJSON *root, int version)
+{
+	size_t old;
+
+	for (int i = 0; v2_keys[i] != NULL; i++) {
+		if (get(root, v2_keys[i]) == NULL)
+			continue;
+		old = path_key(c, v2_keys[i]);
+		if (version < 2)
+			fail(c, "needs format version 2: start the lesson with \"attnviz\": 2");
+		else if (strcmp(v2_keys[i], "encoder") == 0)
+			fail(c, "encoder\u2013decoder lessons are not supported by this version of attnviz yet "
+			        "(a stack of layers is: \"layers\")");
+		path_set(c, old);
+		if (c->err != NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/* The settings of "block" (its matrices are read with the others, once the shapes are known). */
+static int read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
+{
+	static const char *const places[] = { "post", "pre", "none", NULL };
+	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
+	static const char *const acts[] = { "relu", "gelu", "swiglu", NULL };
+	const cJSON *b = get(root, "block"), *ffn, *fin;
+	size_t old;
+	int k, r = -1;
+
+	l->block.eps = 1e-5;
+	if (b == NULL)
+		return 0;
+	old = path_key(c, "block");
+	if (!cJSON_IsObject(b)) {
+		fail(c, "expected an object {\"norm\": \"post\", \"ffn\": {\"W_1\": …, \"W_2\": …}, …}, got %s", got(b).s);
+		goto out;
+	}
+	warn_unknown_keys(c, b, block_keys);
+	l->block.present = 1;
+	k = 0;
+	if (key_choice(c, b, "norm", places, &k) != 0)
+		goto out;
+	l->block.norm = (NormPlace)k;
+	k = 0;
+	if (key_choice(c, b, "norm_kind", kinds, &k) != 0)
+		goto out;
+	l->block.norm_kind = (NormKind)k;
+	if (key_finite(c, b, "eps", &l->block.eps) != 0)
+		goto out;
+	if (!(l->block.eps > 0)) {
+		path_key(c, "eps");
+		fail(c, "expected a number > 0 (it keeps the norm from dividing by 0), got %g", l->block.eps);
+		goto out;
+	}
+	ffn = get(b, "ffn");
+	if (ffn != NULL) {
+		size_t old2 = path_key(c, "ffn");
+		if (!cJSON_IsObject(ffn)) {
+			fail(c, "expected an object {\"W_1\": …, \"W_2\": …, \"activation\": \"relu\"}, got %s", got(ffn).s);
+			goto out;
+		}
+		warn_unknown_keys(c, ffn, ffn_keys);
+		l->block.has_ffn = 1;
+		k = 0;
+		if (key_choice(c, ffn, "activation", acts, &k) != 0)
+			goto out;
+		l->block.activation = (Activation)k;
+		path_set(c, old2);
+	}
+	/* final_norm belongs to the stack, not a layer: read from the top-level block (lesson_from_json). */
+	fin = get(b, "final_norm");
+	if (fin != NULL && c->layer_obj != NULL && get(c->layer_obj, "block") != NULL) {
+		size_t old2 = path_key(c, "final_norm");
+		warnf(c, "ignored: \"final_norm\" goes in the top-level \"block\" (it follows the last layer)");
+		path_set(c, old2);
+	}
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/*
+ * A matrix or vector of the block or a bias, checked against the shape it
+ * must have: NULL rows_why for a vector (1 × cols). Absent: *out stays
+ * empty, unless dflt ≥ 0 fills it with that value (γ = 1, β = 0).
+ */
+static int read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why,
+                       const char *cols_why, double dflt, Mat *out)
+{
+	MatSrc src;
+	size_t old = c->pathlen;
+	int r = -1;
+
+	if (read_matsrc(c, obj, key, rows_why == NULL ? &LIM_VECTOR : &LIM_DIM_DIM, &src) != 0)
+		return -1;
+	if (src.kind == SRC_ABSENT) {
+		if (dflt < 0)
+			return 0;
+		if (mat_alloc(out, rows, cols) != 0)
+			return fail_oom(c);
+		for (size_t i = 0; i < (size_t)rows * (size_t)cols; i++)
+			out->a[i] = dflt;
+		return 0;
+	}
+	path_key(c, key);
+	if (rows_why == NULL && src.rows * src.cols != cols)
+		fail(c, "expected %d numbers (%s), got %d", cols, cols_why, src.rows * src.cols);
+	else if (rows_why != NULL && src.rows != rows)
+		fail(c, "expected %d rows (%s), got %d", rows, rows_why, src.rows);
+	else if (rows_why != NULL && src.cols != cols)
+		fail(c, "expected %d columns (%s), got %d", cols, cols_why, src.cols);
+	else
+		r = 0;
+	path_set(c, old);
+	if (r == 0 && fill_mat(c, &src, out) != 0)
+		return -1;
+	if (r == 0 && rows_why == NULL) {
+		out->rows = 1; /* a flat vector or a generator with one row */
+		out->cols = cols;
+	}
+	return r;
+}
+
+/* A norm's {"gamma", "beta"} (β only for LayerNorm); defaults 1 and 0. */
+static int read_norm(Ctx *c, const cJSON *obj, const char *key, const Block *b, int d_model, Mat *gamma, Mat *beta)
+{
+	const cJSON *v = get(obj, key);
+	size_t old = c->pathlen;
+	int r = -1;
+
+	if (v != NULL) {
+		path_key(c, key);
+		if (!cJSON_IsObject(v)) {
+			fail(c, "expected an object {\"gamma\": [d_model numbers], \"beta\": [...]}, got %s", got(v).s);
+			goto out;
+		}
+		warn_unknown_keys(c, v, norm_keys);
+		if (b->norm_kind == NORM_RMSNORM && get(v, "beta") != NULL) {
+			path_key(c, "beta");
+			fail(c, "RMSNorm has no beta (only gamma); remove it, or use \"norm_kind\": \"layernorm\"");
+			goto out;
+		}
+	}
+	if (read_shaped(c, v, "gamma", 1, d_model, NULL, "d_model", 1.0, gamma) != 0 ||
+	    (b->norm_kind == NORM_LAYERNORM && read_shaped(c, v, "beta", 1, d_model, NULL, "d_model", 0.0, beta) != 0))
+		goto out;
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/* Biases and the block's matrices, once the attention's shapes are known. */
+static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
+	const int hdk = l->W_q.cols, hdv = l->W_v.cols;
+	Block *blk = &l->block;
+	size_t old;
+	int r = -1;
+
+	if (read_shaped(c, root, "b_q", 1, hdk, NULL, "the columns of W_q", -1, &l->b_q) != 0 ||
+	    read_shaped(c, root, "b_k", 1, hdk, NULL, "the columns of W_k", -1, &l->b_k) != 0 ||
+	    read_shaped(c, root, "b_v", 1, hdv, NULL, "the columns of W_v", -1, &l->b_v) != 0)
+		return -1;
+	if (get(root, "b_o") != NULL && mat_empty(&l->W_o)) {
+		old = path_key(c, "b_o");
+		fail(c, "b_o is W_o's bias, and this lesson has no W_o");
+		path_set(c, old);
+		return -1;
+	}
+	if (read_shaped(c, root, "b_o", 1, l->d_out, NULL, "the columns of W_o", -1, &l->b_o) != 0)
+		return -1;
+	if (!blk->present)
+		return 0;
+	old = path_key(c, "block");
+	if (l->has_source) {
+		path_set(c, old);
+		path_key(c, "source");
+		fail(c, "a block lesson has no source: its attention is self-attention");
+		goto out;
+	}
+	if (l->d_out != l->d_model) {
+		fail(c, "the residual adds the attention's output to its input, so the output needs d_model = %d "
+		        "columns, but it has %d (%s)", l->d_model, l->d_out,
+		     mat_empty(&l->W_o) ? "heads × d_v: give W_o with d_model columns" : "the columns of W_o");
+		goto out;
+	}
+	if (blk->norm != NORM_NONE &&
+	    (read_norm(c, b, "ln1", blk, l->d_model, &blk->ln1_gamma, &blk->ln1_beta) != 0 ||
+	     (blk->has_ffn && read_norm(c, b, "ln2", blk, l->d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0)))
+		goto out;
+	if (blk->has_ffn) {
+		MatSrc w1;
+		path_key(c, "ffn");
+		if (get(ffn, "W_1") == NULL || get(ffn, "W_2") == NULL) {
+			path_key(c, get(ffn, "W_1") == NULL ? "W_1" : "W_2");
+			fail(c, "missing: an FFN needs W_1 (d_model × d_ff) and W_2 (d_ff × d_model)");
+			goto out;
+		}
+		if (read_matsrc(c, ffn, "W_1", &LIM_DIM_DIM, &w1) != 0)
+			goto out;
+		blk->d_ff = w1.cols;
+		if (blk->activation == ACT_SWIGLU && get(ffn, "W_3") == NULL) {
+			path_key(c, "W_3");
+			fail(c, "missing: \"swiglu\" needs W_3 (d_model × d_ff), the gate");
+			goto out;
+		}
+		if (blk->activation != ACT_SWIGLU && (get(ffn, "W_3") != NULL || get(ffn, "b_3") != NULL)) {
+			size_t old2 = path_key(c, get(ffn, "W_3") != NULL ? "W_3" : "b_3");
+			warnf(c, "not used: W_3 and b_3 are for \"activation\": \"swiglu\"");
+			path_set(c, old2);
+		}
+		if (read_shaped(c, ffn, "W_1", l->d_model, blk->d_ff, "d_model", "d_ff", -1, &blk->W_1) != 0 ||
+		    read_shaped(c, ffn, "b_1", 1, blk->d_ff, NULL, "d_ff, the columns of W_1", 0.0, &blk->b_1) != 0 ||
+		    read_shaped(c, ffn, "W_2", blk->d_ff, l->d_model, "d_ff, the columns of W_1", "d_model", -1, &blk->W_2) != 0 ||
+		    read_shaped(c, ffn, "b_2", 1, l->d_model, NULL, "d_model", 0.0, &blk->b_2) != 0)
+			goto out;
+		if (blk->activation == ACT_SWIGLU &&
+		    (read_shaped(c, ffn, "W_3", l->d_model, blk->d_ff, "d_model", "d_ff, the columns of W_1", -1, &blk->W_3) != 0 ||
+		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, "d_ff, the columns of W_1", 0.0, &blk->b_3) != 0))
+			goto out;
+	}
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
+static int read_final_norm(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *b = get(root, "block");
+	size_t old;
+	int r;
+
+	if (b == NULL || !cJSON_IsObject(b) || get(b, "final_norm") == NULL)
+		return 0;
+	/* The stack's own block settings (a layer's block may differ). */
+	Block top;
+	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
+	int k = 0;
+	memset(&top, 0, sizeof top);
+	top.eps = 1e-5;
+	old = path_key(c, "block");
+	if (key_choice(c, b, "norm_kind", kinds, &k) != 0 || key_finite(c, b, "eps", &top.eps) != 0) {
+		path_set(c, old);
+		return -1;
+	}
+	top.norm_kind = (NormKind)k;
+	l->has_final_norm = 1;
+	l->final_kind = top.norm_kind;
+	l->final_eps = top.eps;
+	r = read_norm(c, b, "final_norm", &top, l->d_model, &l->final_gamma, &l->final_beta);
+	path_set(c, old);
+	return r;
+}
+
+static void block_free(Block *b)
+{
+	mat_free(&b->ln1_gamma);
+	mat_free(&b->ln1_beta);
+	mat_free(&b->ln2_gamma);
+	mat_free(&b->ln2_beta);
+	mat_free(&b->W_1);
+	mat_free(&b->b_1);
+	mat_free(&b->W_3);
+	mat_free(&b->b_3);
+	mat_free(&b->W_2);
+	mat_free(&b->b_2);
+}
+
+static int block_copy(Block *dst, const Block *src)
+{
+	*dst = *src;
+	dst->ln1_gamma = dst->ln1_beta = dst->ln2_gamma = dst->ln2_beta = (Mat){ 0 };
+	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
+	return mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
+	       mat_copy(&dst->ln2_gamma, &src->ln2_gamma) | mat_copy(&dst->ln2_beta, &src->ln2_beta) |
+	       mat_copy(&dst->W_1, &src->W_1) | mat_copy(&dst->b_1, &src->b_1) | mat_copy(&dst->W_3, &src->W_3) |
+	       mat_copy(&dst->b_3, &src->b_3) | mat_copy(&dst->W_2, &src->W_2) | mat_copy(&dst->b_2, &src->b_2);
+}
+
+/* Layer i's object merged over the top level: its keys replace the top's ("block" whole). */
+static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
+{
+	cJSON *m = cJSON_Duplicate(root, 1);
+	const cJSON *it;
+
+	if (m == NULL)
+		return NULL;
+	cJSON_DeleteItemFromObjectCaseSensitive(m, "layers");
+	if (!keep_steps) {
+		cJSON_DeleteItemFromObjectCaseSensitive(m, "steps");
+		cJSON_DeleteItemFromObjectCaseSensitive(m, "compare");
+	}
+	cJSON_ArrayForEach(it, layer) {
+		cJSON *copy = cJSON_Duplicate(it, 1);
+		if (copy == NULL) {
+			cJSON_Delete(m);
+			return NULL;
+		}
+		if (get(m, it->string) != NULL)
+			cJSON_ReplaceItemInObjectCaseSensitive(m, it->string, copy);
+		else
+			cJSON_AddItemToObject(m, it->string, copy);
+	}
+	return m;
+}
+
+static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
+
+/* The numbers every layer together will hold, over the limit: an error. */
+static int check_layers_limit(Ctx *c, Lesson **layers, int n)
+{
+	double total = 0;
+
+	for (int i = 0; i < n; i++) {
+		const Lesson *l = layers[i];
+		total += lesson_count_numbers(l->n, l->m, l->d_model, l->d_src, l->heads, l->d_k, l->d_v, l->d_out) +
+		         block_count_numbers(l->n, l->d_model, l->block.d_ff);
+	}
+	if (total > (double)LESSON_MAX_NUMBERS) {
+		size_t old = path_key(c, "layers");
+		fail(c, "too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)", n,
+		     total, (long)LESSON_MAX_NUMBERS);
+		path_set(c, old);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * "layers": each layer is the lesson with that layer's keys put over the
+ * top level's, read like any lesson (messages name "layers[i].KEY" for its
+ * own keys). The top level is layer 0 with the steps and the comparison.
+ */
+static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, int is_variant)
+{
+	const cJSON *it;
+	Lesson **layer = NULL, *top = NULL;
+	const cJSON *saved_obj = c->layer_obj;
+	Lesson **saved_layers = c->layers;
+	int saved_index = c->layer_index, saved_n = c->nlayers, saved_final = c->stack_final;
+	int n = 0, i, ok = 0;
+	size_t old = path_key(c, "layers");
+
+	if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) == 0) {
+		fail(c, "expected a list of layers [{…}, …] (each may be {} to repeat the top level), got %s", got(layers).s);
+		goto out;
+	}
+	n = cJSON_GetArraySize(layers);
+	if (n > LESSON_MAX_LAYERS) {
+		fail(c, "%d layers is over the limit of %d (LESSON_MAX_LAYERS)", n, LESSON_MAX_LAYERS);
+		goto out;
+	}
+	i = 0;
+	cJSON_ArrayForEach(it, layers) {
+		size_t old2 = path_index(c, i++);
+		if (!cJSON_IsObject(it)) {
+			fail(c, "expected a layer {\"W_q\": …, \"block\": …} (or {} to repeat the top level), got %s", got(it).s);
+			goto out;
+		}
+		warn_unknown_keys(c, it, layer_keys);
+		path_set(c, old2);
+	}
+	path_set(c, old);
+	layer = calloc((size_t)n, sizeof *layer);
+	if (layer == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	c->layers = layer;
+	c->nlayers = n;
+	c->stack_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	/* Layers 1 … n−1, then the top level (layer 0 with the steps, which may name any layer), then layer 0. */
+	for (i = n - 1; i >= 1; i--) {
+		cJSON *merged = merge_layer(root, cJSON_GetArrayItem(layers, i), 0);
+		StrBuf *saved_warn = c->warn;
+		if (merged == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		c->layer_obj = cJSON_GetArrayItem(layers, i);
+		c->layer_index = i;
+		c->warn = NULL; /* the top level's own warnings come once, from layer 0 */
+		layer[i] = lesson_from_json(c, merged, 1);
+		c->warn = saved_warn;
+		cJSON_Delete(merged);
+		if (layer[i] == NULL)
+			goto out;
+	}
+	{
+		cJSON *merged = merge_layer(root, cJSON_GetArrayItem(layers, 0), 1);
+		if (merged == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		c->layer_obj = cJSON_GetArrayItem(layers, 0);
+		c->layer_index = 0;
+		top = lesson_from_json(c, merged, is_variant);
+		if (top != NULL) {
+			layer[0] = lesson_clone(top);
+			if (layer[0] == NULL)
+				fail_oom(c);
+		}
+		cJSON_Delete(merged);
+		if (layer[0] == NULL)
+			goto out;
+	}
+	/* Only the stack's final norm counts: read from the top level's own block. */
+	layer[0]->has_final_norm = 0;
+	mat_free(&layer[0]->final_gamma);
+	mat_free(&layer[0]->final_beta);
+	lesson_free(layer[0]->compare);
+	layer[0]->compare = NULL;
+	top->has_final_norm = 0;
+	mat_free(&top->final_gamma);
+	mat_free(&top->final_beta);
+	c->layer_obj = NULL;
+	if (read_final_norm(c, root, top) != 0 || check_layers_limit(c, layer, n) != 0)
+		goto out;
+	top->nlayers = n;
+	top->layer = layer;
+	ok = 1;
+out:
+	c->layer_obj = saved_obj;
+	c->layer_index = saved_index;
+	c->layers = saved_layers;
+	c->nlayers = saved_n;
+	c->stack_final = saved_final;
+	path_set(c, old);
+	if (!ok) {
+		for (i = 0; layer != NULL && i < n; i++)
+			lesson_free(layer[i]);
+		free(layer);
+		lesson_free(top);
+		return NULL;
+	}
+	return top;
+}
+
+int lesson_layers(const Lesson *l)
+{
+	return l->nlayers > 0 ? l->nlayers : 1;
+}
+
+Lesson *lesson_layer(Lesson *l, int i)
+{
+	return l->nlayers > 0 && i >= 0 && i < l->nlayers ? l->layer[i] : l;
+}
+
+const Lesson *lesson_layer_const(const Lesson *l, int i)
+{
+	return lesson_layer((Lesson *)l, i);
+}
+
+/* ------------------------------------------------------------------ */
 /* The whole lesson                                                    */
 /* ------------------------------------------------------------------ */
 
 static const char *const top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
-	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare", NULL
+	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
+	"b_q", "b_k", "b_v", "b_o", "block", "layers", "encoder", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 static const char *const mask_keys[] = { "padding", NULL };
@@ -1411,6 +1956,16 @@ void lesson_free(Lesson *l)
 	mat_free(&l->W_v);
 	mat_free(&l->W_o);
 	mat_free(&l->w_e);
+	mat_free(&l->b_q);
+	mat_free(&l->b_k);
+	mat_free(&l->b_v);
+	mat_free(&l->b_o);
+	block_free(&l->block);
+	mat_free(&l->final_gamma);
+	mat_free(&l->final_beta);
+	for (i = 0; i < l->nlayers; i++)
+		lesson_free(l->layer[i]);
+	free(l->layer);
 	mat_free(&l->mask_matrix);
 	for (i = 0; i < l->nsteps; i++)
 		step_free(&l->steps[i]);
@@ -1420,7 +1975,7 @@ void lesson_free(Lesson *l)
 	free(l);
 }
 
-static int read_version(Ctx *c, const cJSON *root)
+static int read_version(Ctx *c, const cJSON *root, Lesson *l)
 {
 	const cJSON *v = get(root, "attnviz");
 	size_t old = path_key(c, "attnviz");
@@ -1429,10 +1984,12 @@ static int read_version(Ctx *c, const cJSON *root)
 	if (v == NULL)
 		r = fail(c, "missing: a lesson starts with \"attnviz\": 1 (the format version)");
 	else if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
-		r = fail(c, "expected the format version 1, got %s", got(v).s);
-	else if (v->valuedouble != 1)
-		r = fail(c, "this file is format %s, but this build of attnviz reads format 1%s", got(v).s,
-		         v->valuedouble > 1 ? " (a newer attnviz may read it)" : "");
+		r = fail(c, "expected the format version 1 or 2, got %s", got(v).s);
+	else if (v->valuedouble != 1 && v->valuedouble != 2)
+		r = fail(c, "this file is format %s, but this build of attnviz reads formats 1 and 2%s", got(v).s,
+		         v->valuedouble > 2 ? " (a newer attnviz may read it)" : "");
+	else
+		l->version = (int)v->valuedouble;
 	path_set(c, old);
 	return r;
 }
@@ -1636,6 +2193,9 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 
 	memset(&ms_s, 0, sizeof ms_s);
 	memset(&ms_e, 0, sizeof ms_e);
+	if (cJSON_IsObject(root) && get(root, "layers") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
+	    get(root, "attnviz")->valuedouble == 2)
+		return lesson_with_layers(c, root, get(root, "layers"), is_variant);
 	l = calloc(1, sizeof *l);
 	if (l == NULL) {
 		fail_oom(c);
@@ -1652,11 +2212,11 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	}
 	if (!is_variant)
 		warn_unknown_keys(c, root, top_keys);
-	if (read_version(c, root) != 0)
+	if (read_version(c, root, l) != 0 || check_version_keys(c, root, l->version) != 0)
 		goto out;
 	if (key_text(c, root, "title", &l->title) != 0 || key_text(c, root, "summary", &l->summary) != 0)
 		goto out;
-	if (read_scalars(c, root, l) != 0)
+	if (read_scalars(c, root, l) != 0 || read_block_settings(c, root, l) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -1755,6 +2315,11 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.mask = l->mask;
 	sh.mask_r = ms_mask.rows;
 	sh.mask_c = ms_mask.cols;
+	shapes_block(&sh, l);
+	if (c->layer_obj != NULL)
+		sh.has_final = c->stack_final && c->layer_index == c->nlayers - 1;
+	else
+		sh.has_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
 	if (check_shapes(c, &sh) != 0)
 		goto out;
 	l->n = sh.n;
@@ -1785,6 +2350,15 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	    fill_mat(c, &ms_v, &l->W_v) != 0 || fill_mat(c, &ms_o, &l->W_o) != 0 ||
 	    fill_mat(c, &ms_e, &l->w_e) != 0 || fill_mat(c, &ms_mask, &l->mask_matrix) != 0)
 		goto out;
+	if (read_v2_matrices(c, root, l) != 0 || (c->layer_obj == NULL && read_final_norm(c, root, l) != 0))
+		goto out;
+	if (c->layer_obj == NULL && l->block.present &&
+	    lesson_count_numbers(l->n, l->m, l->d_model, l->d_src, l->heads, l->d_k, l->d_v, l->d_out) +
+	            block_count_numbers(l->n, l->d_model, l->block.d_ff) > (double)LESSON_MAX_NUMBERS) {
+		fail(c, "too large: with its block it would hold more than %ld numbers (LESSON_MAX_NUMBERS)",
+		     (long)LESSON_MAX_NUMBERS);
+		goto out;
+	}
 
 	if (!is_variant && read_compare(c, root, l) != 0)
 		goto out;
@@ -2120,6 +2694,8 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s)
 	s->d_k = l->heads > 0 ? l->W_q.cols / l->heads : 0;
 	s->d_v = l->heads > 0 ? l->W_v.cols / l->heads : 0;
 	s->d_out = s->has_wo ? l->W_o.cols : l->W_v.cols;
+	shapes_block(s, l);
+	s->has_final = l->has_final_norm;
 }
 
 double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int d_k, int d_v, int d_out)
@@ -2152,6 +2728,14 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_INPUT] = offsetof(Lesson, input), [AM_SOURCE_INPUT] = offsetof(Lesson, source_input),
 	[AM_W_Q] = offsetof(Lesson, W_q), [AM_W_K] = offsetof(Lesson, W_k), [AM_W_V] = offsetof(Lesson, W_v),
 	[AM_W_O] = offsetof(Lesson, W_o), [AM_W_E] = offsetof(Lesson, w_e),
+	[AM_B_Q] = offsetof(Lesson, b_q), [AM_B_K] = offsetof(Lesson, b_k), [AM_B_V] = offsetof(Lesson, b_v),
+	[AM_B_O] = offsetof(Lesson, b_o),
+	[AM_LN1_GAMMA] = offsetof(Lesson, block.ln1_gamma), [AM_LN1_BETA] = offsetof(Lesson, block.ln1_beta),
+	[AM_LN2_GAMMA] = offsetof(Lesson, block.ln2_gamma), [AM_LN2_BETA] = offsetof(Lesson, block.ln2_beta),
+	[AM_W_1] = offsetof(Lesson, block.W_1), [AM_B_1] = offsetof(Lesson, block.b_1),
+	[AM_W_3] = offsetof(Lesson, block.W_3), [AM_B_3] = offsetof(Lesson, block.b_3),
+	[AM_W_2] = offsetof(Lesson, block.W_2), [AM_B_2] = offsetof(Lesson, block.b_2),
+	[AM_FINAL_GAMMA] = offsetof(Lesson, final_gamma), [AM_FINAL_BETA] = offsetof(Lesson, final_beta),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)
@@ -2224,6 +2808,15 @@ static int validate_into(Ctx *c, const Lesson *l)
 	    mat_check_values(c, &l->w_e, "w_e", 0) != 0 ||
 	    mat_check_values(c, &l->mask_matrix, l->mask == MASK_PADDING ? "mask.padding" : "mask", 1) != 0)
 		return -1;
+	if (l->block.present && l->d_out != l->d_model)
+		return fail(c, "the block needs the attention's output to have d_model = %d columns, not %d", l->d_model,
+		            l->d_out);
+	for (i = 0; i < l->nlayers; i++) {
+		size_t old2 = path_append(c, "%slayers[%d]", c->pathlen ? "." : "", i);
+		if (validate_into(c, l->layer[i]) != 0)
+			return -1;
+		path_set(c, old2);
+	}
 	if (l->scale == SCALE_VALUE && !isfinite(l->scale_value))
 		return fail(c, "scale: expected a finite number");
 	if (!l->mask_fill_inf && !isfinite(l->mask_fill))
@@ -2364,9 +2957,14 @@ Lesson *lesson_clone(const Lesson *l)
 	memset(&c->W_o, 0, sizeof c->W_o);
 	memset(&c->w_e, 0, sizeof c->w_e);
 	memset(&c->mask_matrix, 0, sizeof c->mask_matrix);
+	c->b_q = c->b_k = c->b_v = c->b_o = c->final_gamma = c->final_beta = (Mat){ 0 };
+	c->nlayers = 0;
+	c->layer = NULL;
 	c->nsteps = 0;
 	c->steps = NULL;
 	c->compare = NULL;
+	if (block_copy(&c->block, &l->block) != 0)
+		goto out;
 
 	if (l->path != NULL && (c->path = strdup(l->path)) == NULL)
 		goto out;
@@ -2380,8 +2978,21 @@ Lesson *lesson_clone(const Lesson *l)
 	if (mat_copy(&c->input, &l->input) != 0 || mat_copy(&c->source_input, &l->source_input) != 0 ||
 	    mat_copy(&c->W_q, &l->W_q) != 0 || mat_copy(&c->W_k, &l->W_k) != 0 ||
 	    mat_copy(&c->W_v, &l->W_v) != 0 || mat_copy(&c->W_o, &l->W_o) != 0 ||
-	    mat_copy(&c->w_e, &l->w_e) != 0 || mat_copy(&c->mask_matrix, &l->mask_matrix) != 0)
+	    mat_copy(&c->w_e, &l->w_e) != 0 || mat_copy(&c->mask_matrix, &l->mask_matrix) != 0 ||
+	    mat_copy(&c->b_q, &l->b_q) != 0 || mat_copy(&c->b_k, &l->b_k) != 0 || mat_copy(&c->b_v, &l->b_v) != 0 ||
+	    mat_copy(&c->b_o, &l->b_o) != 0 || mat_copy(&c->final_gamma, &l->final_gamma) != 0 ||
+	    mat_copy(&c->final_beta, &l->final_beta) != 0)
 		goto out;
+	if (l->nlayers > 0) {
+		c->layer = calloc((size_t)l->nlayers, sizeof *c->layer);
+		if (c->layer == NULL)
+			goto out;
+		for (i = 0; i < l->nlayers; i++) {
+			c->nlayers = i + 1;
+			if ((c->layer[i] = lesson_clone(l->layer[i])) == NULL)
+				goto out;
+		}
+	}
 	if (l->nsteps > 0) {
 		c->steps = calloc((size_t)l->nsteps, sizeof *c->steps);
 		if (c->steps == NULL)

@@ -13,11 +13,36 @@
 #define LESSON_MAX_NUMBERS  (1L << 27)  /* every stage matrix together */
 #define LESSON_MAX_STEPS    1024
 #define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */
+#define LESSON_MAX_LAYERS   16
 
 typedef enum Positional { POS_NONE, POS_SINUSOIDAL } Positional;
 typedef enum ScoreKind { SCORE_DOT, SCORE_ADDITIVE } ScoreKind;
 typedef enum ScaleKind { SCALE_SQRT_DK, SCALE_NONE, SCALE_VALUE } ScaleKind;
 typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX } MaskKind;
+typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
+typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
+typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU } Activation;
+
+/*
+ * The Transformer block around one attention layer (format version 2):
+ * residuals, two norms and a feed-forward network. Vectors are 1 × len.
+ *   post-norm: residual1 = x + attn(x);  norm1 = N1(residual1);
+ *              residual2 = norm1 + ffn(norm1);  norm2 = N2(residual2) = output
+ *   pre-norm:  norm1 = N1(x);  residual1 = x + attn(norm1);
+ *              norm2 = N2(residual1);  residual2 = residual1 + ffn(norm2) = output
+ *   none:      residual1 = x + attn(x);  residual2 = residual1 + ffn(residual1) = output
+ */
+typedef struct Block {
+	int present;          /* the layer has a block (else it is attention alone, as in version 1) */
+	NormPlace norm;
+	NormKind norm_kind;
+	double eps;           /* default 1e-5 */
+	Mat ln1_gamma, ln1_beta, ln2_gamma, ln2_beta; /* 1 × d_model (β empty for RMSNorm) */
+	int has_ffn;
+	Activation activation;
+	int d_ff;
+	Mat W_1, b_1, W_3, b_3, W_2, b_2; /* d_model × d_ff, 1 × d_ff, (SwiGLU's gate), d_ff × d_model, 1 × d_model */
+} Block;
 
 /* Where a step's focus or a quiz's numeric answer points: matrix[row][col] of a head. */
 typedef struct CellRef {
@@ -39,6 +64,7 @@ typedef struct Quiz {
 
 typedef struct Step {
 	Stage stage;
+	int layer;         /* 0-based; default 0 */
 	int head;          /* 0-based; default 0 */
 	Text text;
 	int has_focus;
@@ -74,6 +100,7 @@ typedef struct Lesson {
 	Mat W_k;   /* d_src × h·d_k */
 	Mat W_v;   /* d_src × h·d_v */
 	Mat W_o;   /* h·d_v × d_out, empty when absent (then output = concat) */
+	Mat b_q, b_k, b_v, b_o; /* 1 × h·d_k, 1 × h·d_k, 1 × h·d_v, 1 × d_out; empty when absent (version 2) */
 	ScoreKind score;
 	Mat w_e;   /* 1 × h·d_k for additive scores, else empty */
 
@@ -88,6 +115,21 @@ typedef struct Lesson {
 
 	int nsteps;
 	Step *steps;          /* owned; 0 steps means the default walk */
+
+	int version;          /* the file's "attnviz": 1 or 2 */
+	Block block;          /* this layer's block (version 2; block.present = 0 without one) */
+	/*
+	 * "layers" (version 2): each layer's own heads, weights, biases and block,
+	 * a key not given taken from the top level. Shared settings (tokens, X,
+	 * mask, scale, score) stay here; the engine fills them in. 0 layers: this
+	 * lesson is its own single layer.
+	 */
+	int nlayers;
+	struct Lesson **layer;
+	int has_final_norm;   /* "block": {"final_norm": …}: one more norm after the last layer */
+	Mat final_gamma, final_beta;
+	NormKind final_kind;  /* the top-level block's norm_kind and eps */
+	double final_eps;
 
 	/* "compare": the same lesson with some keys overridden (issue: curriculum). */
 	struct Lesson *compare;
@@ -123,6 +165,11 @@ int lesson_stage_present(const Lesson *l, Stage s);
 void lesson_shape(const Lesson *l, LessonShape *out);
 /* A matrix the lesson gives (input, source_input, W_*, w_e: MF_GIVEN), or NULL for computed ones. */
 Mat *lesson_matrix(Lesson *l, AttnMatrix which);
+/* How many layers: nlayers, or 1 for a lesson that is its own layer. */
+int lesson_layers(const Lesson *l);
+/* Layer i's parameters (heads, weights, biases, block): l itself for a lesson without "layers". */
+Lesson *lesson_layer(Lesson *l, int i);
+const Lesson *lesson_layer_const(const Lesson *l, int i);
 
 /*
  * Re-check a lesson after an edit (heads changed, mask changed, …): the same

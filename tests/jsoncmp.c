@@ -15,8 +15,9 @@
  * Walks both trees together. Objects must have the same keys (a key that
  * appears twice is matched occurrence by occurrence), arrays the same length,
  * strings and booleans the same value, null must meet null, and numbers must
- * satisfy |a − e| ≤ atol + rtol·|e|. Keys found only in ACTUAL are accepted
- * when --ignore names them or with --only-expected-keys.
+ * satisfy |a − e| ≤ atol + rtol·|e|. Keys --ignore names are not compared
+ * at all (on either side); other keys found only in ACTUAL are accepted with
+ * --only-expected-keys.
  * With --summary, an object in EXPECTED with the keys "shape" and "cells"
  * (tests/golden/make_reference.py's summary of a big matrix: shape [r, c],
  * mean, std (sample, n − 1), min and max of the finite cells, and cells
@@ -257,7 +258,11 @@ static int cmp_object(Cmp *c, Path *p, const cJSON *e, const cJSON *a)
 
 	cJSON_ArrayForEach(it, e) {
 		const cJSON *other = object_nth(a, it->string, occurrence_of(e, it));
-		int old = path_push(p, ".%s", it->string);
+		int old;
+
+		if (is_ignored(c, it->string))
+			continue; /* not compared, on either side */
+		old = path_push(p, ".%s", it->string);
 
 		if (old < 0)
 			return -1;
