@@ -1,7 +1,9 @@
 /* catalog.c: the stage table and the matrix catalogue (see catalog.h). */
 #include "catalog.h"
+#include "strbuf.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -129,6 +131,7 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 
 const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_INPUT] = {
+		.map = "x",
 		.name = "input", .instead = NONE,
 		PANES({ .matrix = AM_INPUT }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE }),
 		.formula = { { 0, 0, "X: one row per token, d_model numbers each", "X: one row per token, d_model numbers each" } },
@@ -137,6 +140,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "每个词先是一行数字。单独一行并不知道它的上下文。",
 	},
 	[STAGE_POSITIONAL] = {
+		.map = "x",
 		.name = "positional", .requires = FEAT_POSITIONAL, .absent = "it has no positional encoding", .flags = SF_ALWAYS,
 		.instead = STAGE_INPUT,
 		PANES({ .matrix = AM_INPUT }, { .matrix = AM_PE }, { .matrix = AM_X }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE },
@@ -148,6 +152,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "注意力本身不看词序，所以每个位置加上自己的一组正弦和余弦。",
 	},
 	[STAGE_NORM1_PRE] = {
+		.map = "N1",
 		.name = "norm1", .requires = FEAT_BLOCK | FEAT_PRENORM, .absent = "its block is not pre-norm",
 		.instead = STAGE_POSITIONAL,
 		PANES({ .matrix = AM_X }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
@@ -157,6 +162,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "前置归一化：分支一开始就把每一行变成均值 0、方差 1；残差通路保留 x 本身。",
 	},
 	[STAGE_PROJECT] = {
+		.map = "attention",
 		.name = "project", .instead = NONE, .flags = SF_PARAMS,
 		PANES({ .matrix = AM_X, .unless = FEAT_PRENORM }, { .matrix = AM_NORM1, .requires = FEAT_PRENORM }, { .matrix = AM_W_Q }, { .matrix = AM_Q },
 		      { .matrix = AM_S, .requires = FEAT_SOURCE }, { .matrix = AM_W_K }, { .matrix = AM_K }, { .matrix = AM_W_V }, { .matrix = AM_V }),
@@ -167,6 +173,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "三个可学习的矩阵把每一行变成查询（我在找什么）、键（我能提供什么）和值（我要传递什么）。",
 	},
 	[STAGE_SPLIT] = {
+		.map = "attention",
 		.name = "split", .requires = FEAT_MULTIHEAD, .absent = "it has one head", .instead = STAGE_PROJECT,
 		PANES({ .matrix = AM_Q, .flags = PANE_EACH_HEAD }),
 		.formula = { { 0, 0, "head h: columns [h\u00b7d_k, (h+1)\u00b7d_k) of Q and K, [h\u00b7d_v, (h+1)\u00b7d_v) of V",
@@ -176,6 +183,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "Q、K、V 的列被切成多个头；每个头各自计算注意力，关注不同类型的相关性。",
 	},
 	[STAGE_SCORES] = {
+		.map = "attention",
 		.name = "scores", .instead = NONE,
 		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD | PANE_TRANSPOSE }, { .matrix = AM_W_E, .requires = FEAT_ADDITIVE }, { .matrix = AM_SCORES }),
 		.formula = { { FEAT_ADDITIVE, 0, "scores: s_ij = w_e \u00b7 tanh(q_i + k_j) = \u03a3_c w_e[c] tanh(q_ic + k_jc)",
@@ -187,6 +195,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "每个查询和每个键做点积：分数越大，匹配越好。",
 	},
 	[STAGE_SCALE] = {
+		.map = "attention",
 		.name = "scale", .instead = NONE,
 		PANES({ .matrix = AM_SCORES }, { .matrix = AM_SCALED }),
 		.formula = { { 0, 0, "scaled = scores / \u221ad_k", "scaled = scores / sqrt(d_k)" } },
@@ -195,6 +204,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "点积随维度 d_k 变大；除以 \u221ad_k 让它们保持在单位量级，softmax 才不会饱和。",
 	},
 	[STAGE_MASK] = {
+		.map = "attention",
 		.name = "mask", .requires = FEAT_MASK, .absent = "it has no mask", .instead = STAGE_SCALE, .flags = SF_ALWAYS,
 		PANES({ .matrix = AM_SCALED }, { .matrix = AM_MASKED }),
 		.formula = { { 0, 0, "masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e",
@@ -204,6 +214,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "在 softmax 之前，把不该看到的位置设为 \u2212\u221e，它们的权重就恰好是 0。",
 	},
 	[STAGE_SOFTMAX] = {
+		.map = "attention",
 		.name = "softmax", .instead = NONE,
 		PANES({ .matrix = AM_MASKED }, { .matrix = AM_WEIGHTS }),
 		.formula = { { 0, 0, "weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)",
@@ -213,6 +224,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "softmax 把每一行分数变成为正且和为 1 的权重。",
 	},
 	[STAGE_WEIGHTED] = {
+		.map = "attention",
 		.name = "weighted", .instead = NONE,
 		PANES({ .matrix = AM_WEIGHTS }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_WEIGHTED }),
 		.formula = { { 0, 0, "out = weights\u00b7V   out_i = \u03a3_j w_ij v_j", "out = weights.V   out_i = sum_j w_ij v_j" } },
@@ -221,6 +233,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "每一行输出是值向量的加权和：一个词从上下文中得到的新含义。",
 	},
 	[STAGE_CONCAT] = {
+		.map = "attention",
 		.name = "concat", .requires = FEAT_MULTIHEAD, .absent = "it has one head", .instead = STAGE_WEIGHTED,
 		.flags = SF_ALWAYS,
 		PANES({ .matrix = AM_WEIGHTED }, { .matrix = AM_CONCAT }),
@@ -231,6 +244,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "把各个头的输出重新并排拼接起来。",
 	},
 	[STAGE_OUTPUT] = {
+		.map = "attention",
 		.name = "output", .requires = FEAT_WO, .absent = "it has no W_o", .instead = STAGE_CONCAT,
 		.flags = SF_PARAMS | SF_ALWAYS,
 		PANES({ .matrix = AM_CONCAT }, { .matrix = AM_W_O }, { .matrix = AM_B_O }, { .matrix = AM_OUTPUT }),
@@ -240,6 +254,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "最后一个可学习的矩阵 W_o 把各个头混合成输出。",
 	},
 	[STAGE_RESIDUAL1] = {
+		.map = "+",
 		.name = "residual1", .requires = FEAT_BLOCK, .absent = "it has no Transformer block (\"block\")",
 		.instead = STAGE_OUTPUT,
 		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT }, { .matrix = AM_RESIDUAL1 }),
@@ -250,6 +265,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "残差把注意力的输出加回到出发时的行上，输入的信息一点也不会丢。",
 	},
 	[STAGE_NORM1_POST] = {
+		.map = "N1",
 		.name = "norm1", .requires = FEAT_BLOCK | FEAT_POSTNORM, .absent = "its block is not post-norm",
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
@@ -259,6 +275,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "后置归一化：残差之后，每一行被变成均值 0、方差 1，再乘以 \u03b3、加上 \u03b2。",
 	},
 	[STAGE_NORM2_PRE] = {
+		.map = "N2",
 		.name = "norm2", .requires = FEAT_FFN | FEAT_PRENORM, .absent = "its block is not pre-norm",
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
@@ -268,6 +285,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "第二个分支也先做自己的归一化；前馈网络读的是归一化后的行。",
 	},
 	[STAGE_FFN_HIDDEN] = {
+		.map = "FFN",
 		.name = "ffn_hidden", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
 		.instead = STAGE_RESIDUAL1, .flags = SF_PARAMS,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
@@ -281,6 +299,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "前馈网络对每个词单独计算：第一层把每一行扩展成 d_ff 个数。",
 	},
 	[STAGE_ACTIVATION] = {
+		.map = "FFN",
 		.name = "activation", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_HIDDEN }, { .matrix = AM_FFN_GATE }, { .matrix = AM_FFN_ACT }),
@@ -293,6 +312,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "逐个元素的非线性：没有它，前馈网络的两层就等于一个矩阵。",
 	},
 	[STAGE_FFN_OUT] = {
+		.map = "FFN",
 		.name = "ffn_out", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_ACT }, { .matrix = AM_W_2 }, { .matrix = AM_B_2 }, { .matrix = AM_FFN_OUT }),
@@ -302,6 +322,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "第二层把每一行变回 d_model 个数。",
 	},
 	[STAGE_RESIDUAL2] = {
+		.map = "+",
 		.name = "residual2", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM }, { .matrix = AM_FFN_OUT },
@@ -313,6 +334,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "第二个残差：前馈网络的输入加上它算出的结果。",
 	},
 	[STAGE_NORM2_POST] = {
+		.map = "N2",
 		.name = "norm2", .requires = FEAT_FFN | FEAT_POSTNORM, .absent = "its block is not post-norm",
 		.instead = STAGE_RESIDUAL2,
 		PANES({ .matrix = AM_RESIDUAL2 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
@@ -322,6 +344,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_zh = "第二次归一化得到这一层的输出：每一行又是均值 0、方差 1，再乘 \u03b3、加 \u03b2。",
 	},
 	[STAGE_FINAL_NORM] = {
+		.map = "final N",
 		.name = "final_norm", .requires = FEAT_FINAL, .absent = "it has no final norm here (\"final_norm\", after the last layer)",
 		.instead = STAGE_NORM2_POST,
 		PANES({ .matrix = AM_FINAL_GAMMA }, { .matrix = AM_FINAL_BETA }, { .matrix = AM_FINAL }),
@@ -414,6 +437,56 @@ Stage stage_shown(const LessonShape *sh, Stage s)
 	while ((unsigned)s < STAGE_COUNT && !stage_present(sh, s))
 		s = stage_kinds[s].instead;
 	return (unsigned)s < STAGE_COUNT ? s : STAGE_INPUT;
+}
+
+char *stage_list(const LessonShape *sh)
+{
+	StrBuf b = { 0 };
+
+	for (int i = 0; i < STAGE_COUNT; i++)
+		if (stage_present(sh, (Stage)i))
+			strbuf_printf(&b, "%s%s", b.len ? " " : "", stage_kinds[i].name);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s != NULL ? b.s : strdup("");
+}
+
+char *stage_map(const LessonShape *sh, Stage current, int utf8)
+{
+	StrBuf b = { 0 };
+	const char *last = NULL;
+	int lit = 0;
+
+	if (!(sh->features & FEAT_BLOCK))
+		return NULL;
+	for (int i = 0; i < STAGE_COUNT; i++) {
+		const char *m = stage_kinds[i].map;
+		const int here = i == (int)current;
+		/* a sublayer of several stages is one place; a residual's "+" each time it comes */
+		if (m == NULL || !stage_present(sh, (Stage)i) || (last != NULL && strcmp(m, last) == 0 && strcmp(m, "+") != 0)) {
+			if (here && b.s != NULL && !lit) {
+				/* the current stage belongs to the place just written: bracket it */
+				size_t at = b.len - strlen(last);
+				char *tail = strdup(b.s + at);
+				b.len = at;
+				b.s[at] = '\0';
+				strbuf_printf(&b, "[%s]", tail ? tail : "");
+				free(tail);
+				lit = 1;
+			}
+			continue;
+		}
+		strbuf_printf(&b, "%s%s%s%s", b.len ? (utf8 ? " \u2192 " : " -> ") : "", here ? "[" : "", m, here ? "]" : "");
+		lit |= here;
+		last = m;
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
 }
 
 const char *stage_formula(const LessonShape *sh, Stage s, int utf8)

@@ -164,6 +164,7 @@ typedef struct StageKind {
 	StageFormula formula[STAGE_MAX_FORMULAS];
 	const char *what;        /* lessons/FORMAT.md's "what it shows" */
 	const char *blurb_en, *blurb_zh; /* a default line of narration */
+	const char *map;         /* its place on the map of the block ("attention", "N1", "+", "FFN"); NULL: none */
 } StageKind;
 
 extern const StageKind stage_kinds[STAGE_COUNT];
@@ -179,6 +180,14 @@ int stage_lookup(const LessonShape *sh, const char *name);
 int stage_present(const LessonShape *sh, Stage s);
 /* The stage shown for s in this lesson: s, or what stands in for it when absent. */
 Stage stage_shown(const LessonShape *sh, Stage s);
+/* The names of the stages this lesson has, separated by spaces: a heap string (NULL when out of memory). */
+char *stage_list(const LessonShape *sh);
+/*
+ * The map of a block lesson's layer, its sublayers in the order they run
+ * with the current one in brackets: "x → [N1] → attention → + → N2 → FFN → +"
+ * (ASCII "->" without utf8). A heap string, or NULL for a lesson without a block.
+ */
+char *stage_map(const LessonShape *sh, Stage current, int utf8);
 /* The stage's formula for this lesson (never NULL). */
 const char *stage_formula(const LessonShape *sh, Stage s, int utf8);
 /* The stage's default narration in "en" or "zh". */

@@ -117,7 +117,7 @@ static int parse_head(const Session *s, const char *arg, int *head, CmdOut *out)
 		*head = s->head;
 		return 0;
 	}
-	if (parse_int(arg, 0, s->lesson->heads - 1, &v, out, "head") != 0)
+	if (parse_int(arg, 0, s->attn->heads - 1, &v, out, "head") != 0)
 		return -1;
 	*head = (int)v;
 	return 0;
@@ -166,20 +166,30 @@ static int cmd_step(Session *s, int argc, char **argv, CmdOut *out)
 static int cmd_goto(Session *s, int argc, char **argv, CmdOut *out)
 {
 	char *err = NULL;
-	int st = stage_find(argv[1]);
+	int st = stage_lookup(&s->attn->shape, argv[1]);
 	(void)argc;
 	if (st < 0) {
-		char list[256] = "";
-		int i;
-		for (i = 0; i < STAGE_COUNT; i++)
-			if (lesson_stage_present(s->lesson, (Stage)i)) {
-				strcat(list, list[0] ? " " : "");
-				strcat(list, stage_name((Stage)i));
-			}
-		say(out, MSG_ERROR, NULL, "unknown stage: %s (this lesson's stages: %s)", argv[1], list);
+		char *list = stage_list(&s->attn->shape);
+		say(out, MSG_ERROR, NULL, "unknown stage: %s (this lesson's stages: %s)", argv[1], list ? list : "?");
+		free(list);
 		return -1;
 	}
 	return session_goto_stage(s, (Stage)st, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_layer(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL, *end;
+	long v;
+	(void)argc;
+	errno = 0;
+	v = strtol(argv[1], &end, 10);
+	if (end == argv[1] || *end != '\0' || errno != 0 || v < 0 || v > LESSON_MAX_LAYERS) {
+		say(out, MSG_ERROR, NULL, "layer: expected a layer number from 0 to %d, got \"%s\"", session_layers(s) - 1,
+		    argv[1]);
+		return -1;
+	}
+	return session_set_layer(s, (int)v, &err) == 0 ? 0 : fail(out, err);
 }
 
 static int cmd_head(Session *s, int argc, char **argv, CmdOut *out)
@@ -191,7 +201,7 @@ static int cmd_head(Session *s, int argc, char **argv, CmdOut *out)
 	errno = 0;
 	v = strtol(argv[1], &end, 10);
 	if (end == argv[1] || *end != '\0' || errno != 0 || v < 0 || v > LESSON_MAX_HEADS) {
-		say(out, MSG_ERROR, NULL, "head: expected a head number from 0 to %d, got \"%s\"", s->lesson->heads - 1, argv[1]);
+		say(out, MSG_ERROR, NULL, "head: expected a head number from 0 to %d, got \"%s\"", s->attn->heads - 1, argv[1]);
 		return -1;
 	}
 	return session_set_head(s, (int)v, &err) == 0 ? 0 : fail(out, err);
@@ -870,6 +880,7 @@ const CmdEntry cmd_table[] = {
 	{ "step", NULL, ARG_NONE, "step N", "go to step N of the walk", cmd_step },
 	{ "goto", NULL, ARG_STAGE, "goto STAGE", "show a stage (help goto lists them)", cmd_goto },
 	{ "head", NULL, ARG_NONE, "head N", "show head N (from 0)", cmd_head },
+	{ "layer", NULL, ARG_NONE, "layer N", "show layer N (from 0) of a lesson with layers", cmd_layer },
 	{ "show", NULL, ARG_MATRIX, "show MATRIX [HEAD]", "show a matrix (e.g. show weights 1)", cmd_show },
 	{ "explain", "ex", ARG_MATRIX, "explain MATRIX ROW COL [HEAD]", "show the arithmetic behind one cell", cmd_explain },
 	{ "set", NULL, ARG_MATRIX, "set MATRIX[ROW][COL] VALUE", "edit an input or a weight; everything after it is recomputed", cmd_set },
@@ -941,7 +952,7 @@ static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 			if (e->arg == ARG_STAGE)
 				for (int i = 0; i < STAGE_COUNT; i++)
 					strbuf_printf(&b, "  %-10s %s%s\n", stage_name((Stage)i), stage_kinds[i].what,
-					              s != NULL && !lesson_stage_present(s->lesson, (Stage)i) ? " (not in this lesson)" : "");
+					              s != NULL && !stage_present(&s->attn->shape, (Stage)i) ? " (not in this lesson)" : "");
 			if (e->arg == ARG_MATRIX)
 				for (int i = 0; i < AM_COUNT; i++)
 					if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
@@ -1169,7 +1180,7 @@ char **cmd_complete(const Session *s, CmdArg kind, const char *word)
 	}
 	case ARG_STAGE:
 		for (i = 0; i < STAGE_COUNT; i++)
-			if (s == NULL || lesson_stage_present(s->lesson, (Stage)i))
+			if (s == NULL || stage_present(&s->attn->shape, (Stage)i))
 				add_candidate(&list, &count, word, stage_name((Stage)i));
 		break;
 	case ARG_MATRIX:

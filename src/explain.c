@@ -156,6 +156,26 @@ static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int 
 	strbuf_printf(b, "\n= %s\n", num(x3, sum, utf8));
 }
 
+/* A bias added after a product: "+ b_q[j] = …", when the lesson has one. */
+static void explain_bias(StrBuf *b, const Mat *bias, const char *name, int j, double product, int utf8)
+{
+	char x1[32], x2[32], x3[32];
+
+	if (mat_empty(bias))
+		return;
+	strbuf_printf(b, "+ %s[%d] = %s + %s = %s\n", name, j, num(x1, product, utf8), num(x2, bias->a[j], utf8),
+	              num(x3, product + bias->a[j], utf8));
+}
+
+/* The rows a block stage reads, by their catalogue name (for the explanation's words). */
+static const char *mat_label(const Attn *a, const Mat *m)
+{
+	for (int w = 0; w < AM_COUNT; w++)
+		if (!matrix_per_head((AttnMatrix)w) && attn_matrix(a, (AttnMatrix)w, 0) == m)
+			return matrix_name((AttnMatrix)w);
+	return "x";
+}
+
 /* ------------------------------------------------------------ each stage's cells */
 
 /*
@@ -207,8 +227,16 @@ static void explain_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 	const int width = matrix_kinds[which].head_cols == DIM_DK ? l->d_k : l->d_v;
 
 	(void)h;
-	explain_product(b, q || !l->has_source ? &a->X : &a->S, i, W, j, utf8, q || !l->has_source ? "X" : "S",
-	                matrix_name(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V), 0, 0, q ? l->d_model : l->d_src);
+	const int pre = l->block.present && l->block.norm == NORM_PRE;
+	const Mat *in = q || !l->has_source ? (pre ? &a->norm1 : &a->X) : &a->S;
+	double sum = 0.0;
+
+	explain_product(b, in, i, W, j, utf8, mat_label(a, in), matrix_name(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V),
+	                0, 0, in->cols);
+	for (int t = 0; t < in->cols; t++)
+		sum += MAT_AT(*in, i, t) * MAT_AT(*W, t, j);
+	explain_bias(b, q ? &l->b_q : which == AM_K ? &l->b_k : &l->b_v, q ? "b_q" : which == AM_K ? "b_k" : "b_v", j,
+	             sum, utf8);
 	if (a->heads > 1)
 		strbuf_printf(b, "(column %d belongs to head %d)\n", j, j / width);
 }
@@ -281,8 +309,150 @@ static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	(void)which, (void)h;
 	if (mat_empty(&l->W_o))
 		strbuf_printf(b, "no W_o in this lesson: the output is concat itself.\n");
-	else
+	else {
+		double sum = 0.0;
 		explain_product(b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o", 0, 0, l->W_o.rows);
+		for (int t = 0; t < l->W_o.rows; t++)
+			sum += MAT_AT(a->concat, i, t) * MAT_AT(l->W_o, t, j);
+		explain_bias(b, &l->b_o, "b_o", j, sum, utf8);
+	}
+}
+
+/* A norm's cell: the row's μ and σ² (or mean square), then (x − μ)/√(σ² + ε)·γ + β. */
+static void explain_norm_cell(StrBuf *b, const Attn *a, const Mat *in, const Mat *gamma, const Mat *beta, int rms,
+                              double eps, int i, int j, int utf8)
+{
+	const int d = in->cols;
+	double mean = 0.0, var = 0.0, out;
+	char x1[32], x2[32], x3[32], x4[32], x5[32], x6[32], x7[32];
+
+	for (int t = 0; t < d; t++)
+		mean += MAT_AT(*in, i, t);
+	mean /= d;
+	for (int t = 0; t < d; t++) {
+		const double x = MAT_AT(*in, i, t);
+		var += rms ? x * x : (x - mean) * (x - mean);
+	}
+	var /= d;
+	if (rms) {
+		strbuf_printf(b, "RMSNorm of row %d of %s: mean(x%s) = %s over its %d numbers\n", i, mat_label(a, in),
+		              sym(utf8, "\u00b2", "^2"), num(x1, var, utf8), d);
+		out = MAT_AT(*in, i, j) / sqrt(var + eps) * gamma->a[j];
+		strbuf_printf(b, "= x / %s(mean(x%s) + %s) %s %s = %s / %s(%s + %s) %s %s\n= %s\n", sym(utf8, "\u221a", "sqrt"),
+		              sym(utf8, "\u00b2", "^2"), sym(utf8, "\u03b5", "eps"), sym(utf8, "\u00b7", "*"),
+		              sym(utf8, "\u03b3", "gamma"), num(x1, MAT_AT(*in, i, j), utf8), sym(utf8, "\u221a", "sqrt"),
+		              num(x2, var, utf8), num(x3, eps, utf8), sym(utf8, "\u00d7", "*"), num(x4, gamma->a[j], utf8),
+		              num(x5, out, utf8));
+		return;
+	}
+	strbuf_printf(b, "LayerNorm of row %d of %s: %s = %s, %s = %s (the biased variance, over its %d numbers)\n", i,
+	              mat_label(a, in), sym(utf8, "\u03bc", "mean"), num(x1, mean, utf8), sym(utf8, "\u03c3\u00b2", "var"),
+	              num(x2, var, utf8), d);
+	out = (MAT_AT(*in, i, j) - mean) / sqrt(var + eps) * gamma->a[j] + (mat_empty(beta) ? 0.0 : beta->a[j]);
+	strbuf_printf(b, "= (x %s %s) / %s(%s + %s) %s %s + %s\n= (%s %s %s) / %s(%s + %s) %s %s + %s\n= %s\n",
+	              sym(utf8, "\u2212", "-"), sym(utf8, "\u03bc", "mean"), sym(utf8, "\u221a", "sqrt"),
+	              sym(utf8, "\u03c3\u00b2", "var"), sym(utf8, "\u03b5", "eps"), sym(utf8, "\u00b7", "*"),
+	              sym(utf8, "\u03b3", "gamma"), sym(utf8, "\u03b2", "beta"), num(x1, MAT_AT(*in, i, j), utf8),
+	              sym(utf8, "\u2212", "-"), num(x2, mean, utf8), sym(utf8, "\u221a", "sqrt"), num(x3, var, utf8),
+	              num(x4, eps, utf8), sym(utf8, "\u00d7", "*"), num(x5, gamma->a[j], utf8),
+	              num(x6, mat_empty(beta) ? 0.0 : beta->a[j], utf8), num(x7, out, utf8));
+}
+
+/* The input of each of the block's norms. */
+static const Mat *norm_input(const Attn *a, AttnMatrix which, Stage st)
+{
+	switch (st) {
+	case STAGE_NORM1_PRE: return &a->X;
+	case STAGE_NORM1_POST: case STAGE_NORM2_PRE: return &a->residual1;
+	case STAGE_NORM2_POST: return &a->residual2;
+	default: return which == AM_FINAL ? attn_block_output(a) : &a->X;
+	}
+}
+
+static void explain_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const Block *bl = &l->block;
+	const Stage st = (Stage)matrix_stage(&a->shape, which);
+	const int second = which == AM_NORM2 || which == AM_NORM2_STATS, final = which == AM_FINAL;
+	const Mat *gamma = final ? &l->final_gamma : second ? &bl->ln2_gamma : &bl->ln1_gamma;
+	const Mat *beta = final ? &l->final_beta : second ? &bl->ln2_beta : &bl->ln1_beta;
+	const int rms = final ? l->final_kind == NORM_RMSNORM : bl->norm_kind == NORM_RMSNORM;
+
+	(void)h;
+	if (which == AM_NORM1_STATS || which == AM_NORM2_STATS) {
+		strbuf_printf(b, "%s of row %d of %s, before the norm\n", j == 0 ? (rms ? "mean of squares" : "mean")
+		              : (rms ? "RMS = sqrt(mean of squares + eps)" : "variance (biased)"), i,
+		              mat_label(a, norm_input(a, which, st)));
+		return;
+	}
+	explain_norm_cell(b, a, norm_input(a, which, st), gamma, beta, rms, final ? l->final_eps : bl->eps, i, j, utf8);
+}
+
+static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const int one = which == AM_RESIDUAL1;
+	const Mat *x = one ? &a->X : a->lesson->block.norm == NORM_POST ? &a->norm1 : &a->residual1;
+	const Mat *y = one ? &a->output : &a->ffn_out;
+	char x1[32], x2[32];
+
+	(void)h;
+	strbuf_printf(b, "= %s + %s = %s + %s: the residual keeps the rows it started from\n", mat_label(a, x),
+	              one ? "output (the attention's)" : "ffn_out", num(x1, MAT_AT(*x, i, j), utf8),
+	              num(x2, MAT_AT(*y, i, j), utf8));
+}
+
+/* ffn_hidden, ffn_gate: a row of the FFN's input times a column of W_1 (W_3), plus the bias. */
+static void explain_ffn_hidden(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Block *bl = &a->lesson->block;
+	const int gate = which == AM_FFN_GATE;
+	const Mat *in = bl->norm == NORM_POST ? &a->norm1 : bl->norm == NORM_PRE ? &a->norm2 : &a->residual1;
+	const Mat *W = gate ? &bl->W_3 : &bl->W_1;
+	double sum = 0.0;
+
+	(void)h;
+	explain_product(b, in, i, W, j, utf8, mat_label(a, in), gate ? "W_3" : "W_1", 0, 0, in->cols);
+	for (int t = 0; t < in->cols; t++)
+		sum += MAT_AT(*in, i, t) * MAT_AT(*W, t, j);
+	explain_bias(b, gate ? &bl->b_3 : &bl->b_1, gate ? "b_3" : "b_1", j, sum, utf8);
+	strbuf_printf(b, "(the FFN reads row %d alone: no other token enters)\n", i);
+}
+
+static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const double z = MAT_AT(a->ffn_hidden, i, j);
+	char x1[32], x2[32], x3[32];
+
+	(void)which, (void)h;
+	switch (a->lesson->block.activation) {
+	case ACT_RELU:
+		strbuf_printf(b, "relu(%s) = max(0, %s) = %s\n", num(x1, z, utf8), num(x2, z, utf8), num(x3, attn_relu(z), utf8));
+		break;
+	case ACT_GELU:
+		strbuf_printf(b, "gelu(z) = z %s %s(z) = z/2 %s (1 + erf(z/%s2)), z = %s\n= %s\n", sym(utf8, "\u00b7", "*"),
+		              sym(utf8, "\u03a6", "Phi"), sym(utf8, "\u00b7", "*"), sym(utf8, "\u221a", "sqrt "),
+		              num(x1, z, utf8), num(x2, attn_gelu(z), utf8));
+		break;
+	case ACT_SWIGLU:
+		strbuf_printf(b, "silu(z) %s gate = z/(1 + e^-z) %s gate, z = %s, gate = ffn_gate[%d][%d] = %s\n"
+		                 "= %s %s %s = %s\n", sym(utf8, "\u00d7", "*"), sym(utf8, "\u00d7", "*"), num(x1, z, utf8), i, j,
+		              num(x2, MAT_AT(a->ffn_gate, i, j), utf8), num(x3, attn_silu(z), utf8), sym(utf8, "\u00d7", "*"),
+		              num(x1, MAT_AT(a->ffn_gate, i, j), utf8), num(x2, MAT_AT(a->ffn_act, i, j), utf8));
+		break;
+	}
+}
+
+static void explain_ffn_out(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Block *bl = &a->lesson->block;
+	double sum = 0.0;
+
+	(void)which, (void)h;
+	explain_product(b, &a->ffn_act, i, &bl->W_2, j, utf8, "ffn_act", "W_2", 0, 0, a->ffn_act.cols);
+	for (int t = 0; t < a->ffn_act.cols; t++)
+		sum += MAT_AT(a->ffn_act, i, t) * MAT_AT(bl->W_2, t, j);
+	explain_bias(b, &bl->b_2, "b_2", j, sum, utf8);
 }
 
 /* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels). */
@@ -298,6 +468,16 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_WEIGHTED] = explain_weighted_cell,
 	[STAGE_CONCAT] = explain_concat,
 	[STAGE_OUTPUT] = explain_output,
+	[STAGE_NORM1_PRE] = explain_norm,
+	[STAGE_RESIDUAL1] = explain_residual,
+	[STAGE_NORM1_POST] = explain_norm,
+	[STAGE_NORM2_PRE] = explain_norm,
+	[STAGE_FFN_HIDDEN] = explain_ffn_hidden,
+	[STAGE_ACTIVATION] = explain_activation,
+	[STAGE_FFN_OUT] = explain_ffn_out,
+	[STAGE_RESIDUAL2] = explain_residual,
+	[STAGE_NORM2_POST] = explain_norm,
+	[STAGE_FINAL_NORM] = explain_norm,
 };
 
 char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf8, char **err)

@@ -65,7 +65,6 @@ static char *error_string(const char *a, const char *b, const char *c)
 
 int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int head, ExportTarget *t, char **err)
 {
-	const Lesson *l = a->lesson;
 	int st, w, i;
 
 	*err = NULL;
@@ -83,8 +82,8 @@ int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int h
 		t->stage = dflt_stage;
 		return 0;
 	}
-	st = stage_find(word);
-	if (st >= 0 && lesson_stage_present(l, (Stage)st)) {
+	st = stage_lookup(&a->shape, word);
+	if (st >= 0 && stage_present(&a->shape, (Stage)st)) {
 		t->whole_stage = 1;
 		t->stage = (Stage)st;
 		return 0;
@@ -95,29 +94,20 @@ int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int h
 		t->matrix = (AttnMatrix)w;
 		return 0;
 	}
-	{
-		char list[768] = "";
-		for (i = 0; i < STAGE_COUNT; i++)
-			if (lesson_stage_present(l, (Stage)i)) {
-				strcat(list, list[0] ? " " : "");
-				strcat(list, stage_name((Stage)i));
-			}
-		strcat(list, "; matrices:");
+	if (st >= 0 || w >= 0) {
+		*err = error_string("", word, " is not part of this lesson");
+	} else {
+		char *stages = stage_list(&a->shape);
+		StrBuf tail = { 0 };
+		strbuf_printf(&tail, " (stages: %s; matrices:", stages ? stages : "?");
 		for (i = 0; i < AM_COUNT; i++)
-			if (attn_matrix(a, (AttnMatrix)i, 0) != NULL) {
-				strcat(list, " ");
-				strcat(list, matrix_name((AttnMatrix)i));
-			}
-		if (st >= 0 || w >= 0) {
-			*err = error_string("", word, " is not part of this lesson");
-		} else {
-			char *tail = malloc(strlen(list) + 32);
-			if (tail != NULL) {
-				sprintf(tail, " (stages: %s)", list);
-				*err = error_string("unknown stage or matrix: ", word, tail);
-			}
-			free(tail);
-		}
+			if (attn_matrix(a, (AttnMatrix)i, 0) != NULL)
+				strbuf_printf(&tail, " %s", matrix_name((AttnMatrix)i));
+		strbuf_printf(&tail, ")");
+		if (!tail.oom)
+			*err = error_string("unknown stage or matrix: ", word, tail.s);
+		free(tail.s);
+		free(stages);
 	}
 	if (*err == NULL)
 		*err = strdup("out of memory");
@@ -138,7 +128,7 @@ static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[STA
 		out[0] = t->matrix;
 		return 1;
 	}
-	if (!lesson_stage_present(a->lesson, t->stage))
+	if (!stage_present(&a->shape, t->stage))
 		return 0;
 	n = attn_stage_matrices(a, t->stage, all);
 	for (i = k = 0; i < n; i++)

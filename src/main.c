@@ -395,7 +395,7 @@ static int run_export(const Args *a)
 		return 1;
 	}
 	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
-	if (a->stage != NULL && !lesson_stage_present(s.lesson, (Stage)stage_find(a->stage))) {
+	if (a->stage != NULL && !stage_present(&s.attn->shape, (Stage)stage_lookup(&s.attn->shape, a->stage))) {
 		fprintf(stderr, "%s: this lesson has no %s stage\n", shown(a->files[0]), a->stage);
 		goto out;
 	}
@@ -410,11 +410,11 @@ static int run_export(const Args *a)
 			goto out;
 		}
 	} else
-		t.stage = (Stage)stage_find(a->stage);
+		t.stage = (Stage)stage_lookup(&s.attn->shape, a->stage);
 	if (a->matrix != NULL && a->stage != NULL) {
 		/* both: the matrix must be one the stage shows */
 		AttnMatrix panes[STAGE_MAX_PANES];
-		int k, n = attn_stage_matrices(s.attn, (Stage)stage_find(a->stage), panes);
+		int k, n = attn_stage_matrices(s.attn, (Stage)stage_lookup(&s.attn->shape, a->stage), panes);
 		for (k = 0; k < n && panes[k] != t.matrix; k++)
 			;
 		if (k == n) {

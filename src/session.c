@@ -17,10 +17,29 @@ extern const size_t default_lesson_len;
 
 /* ------------------------------------------------------------ the walk */
 
-/* One step per present stage, or the lesson's own steps. Texts stay owned by the lesson. */
+/* Point attn (and the variant's and the previous computation's) at layer `layer`. */
+static void point_layer(Session *s)
+{
+	const Attn *c;
+
+	s->attn = (Attn *)attn_layer(s->model, s->layer);
+	if (s->attn == NULL) {
+		s->layer = 0;
+		s->attn = s->model;
+	}
+	for (c = s->compare_model; c != NULL && c->next != NULL && c->layer < s->layer; c = c->next)
+		;
+	s->compare_attn = (Attn *)c;
+	for (c = s->prev_model; c != NULL && c->next != NULL && c->layer < s->layer; c = c->next)
+		;
+	s->prev_attn = (Attn *)c;
+}
+
+/* One step per stage present in each layer, or the lesson's own steps. Texts stay owned by the lesson. */
 static int build_walk(Session *s)
 {
 	const Lesson *l = s->lesson;
+	const Attn *a;
 	int st, k = 0;
 
 	free(s->walk);
@@ -34,14 +53,16 @@ static int build_walk(Session *s)
 			return -1;
 		memcpy(s->walk, l->steps, (size_t)l->nsteps * sizeof *s->walk);
 	} else {
-		s->walk = calloc(STAGE_COUNT, sizeof *s->walk);
+		s->walk = calloc((size_t)STAGE_COUNT * (size_t)lesson_layers(l), sizeof *s->walk);
 		if (s->walk == NULL)
 			return -1;
-		for (st = 0; st < STAGE_COUNT; st++)
-			if (lesson_stage_present(l, (Stage)st)) {
-				s->walk[k].stage = (Stage)st;
-				s->walk[k++].compare = -1;
-			}
+		for (a = s->model; a != NULL; a = a->next)
+			for (st = 0; st < STAGE_COUNT; st++)
+				if (stage_present(&a->shape, (Stage)st) && !(a->layer > 0 && st == STAGE_INPUT)) {
+					s->walk[k].stage = (Stage)st;
+					s->walk[k].layer = a->layer;
+					s->walk[k++].compare = -1;
+				}
 		s->nwalk = k;
 	}
 	s->quiz = calloc((size_t)s->nwalk, sizeof *s->quiz);
@@ -54,8 +75,10 @@ static int build_walk(Session *s)
 static void place_at(Session *s, int step)
 {
 	s->step = step;
+	s->layer = s->walk[step].layer;
+	point_layer(s);
 	s->stage = s->walk[step].stage;
-	s->head = s->walk[step].head < s->lesson->heads ? s->walk[step].head : 0;
+	s->head = s->walk[step].head < s->attn->heads ? s->walk[step].head : 0;
 	/* A step may show or hide the comparison; `compare on|off` still changes it afterwards. */
 	if (s->walk[step].compare >= 0)
 		s->compare_on = s->walk[step].compare && s->compare_attn != NULL;
@@ -64,9 +87,9 @@ static void place_at(Session *s, int step)
 
 static void drop_prev(Session *s)
 {
-	attn_free(s->prev_attn);
+	attn_free(s->prev_model);
 	lesson_free(s->prev_lesson);
-	s->prev_attn = NULL;
+	s->prev_model = s->prev_attn = NULL;
 	s->prev_lesson = NULL;
 }
 
@@ -92,24 +115,25 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 	memset(s, 0, sizeof *s);
 	strcpy(s->lang, "en");
 	s->lesson = l;
-	s->attn = attn_compute(l, err);
+	s->model = s->attn = attn_compute(l, err);
 	if (s->attn == NULL) {
 		s->lesson = NULL;
 		return -1;
 	}
-	if (compute_compare(l, &s->compare_attn, err) != 0) {
-		attn_free(s->attn);
-		s->attn = NULL;
+	if (compute_compare(l, &s->compare_model, err) != 0) {
+		attn_free(s->model);
+		s->model = s->attn = NULL;
 		s->lesson = NULL;
 		return -1;
 	}
+	s->compare_attn = s->compare_model;
 	if (source != NULL)
 		s->source = strdup(source);
 	if (build_walk(s) != 0) {
 		*err = str_printf("out of memory");
-		attn_free(s->attn);
-		attn_free(s->compare_attn);
-		s->attn = s->compare_attn = NULL;
+		attn_free(s->model);
+		attn_free(s->compare_model);
+		s->model = s->attn = s->compare_model = s->compare_attn = NULL;
 		s->lesson = NULL;
 		return -1;
 	}
@@ -121,8 +145,8 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 void session_free(Session *s)
 {
 	drop_prev(s);
-	attn_free(s->attn);
-	attn_free(s->compare_attn);
+	attn_free(s->model);
+	attn_free(s->compare_model);
 	lesson_free(s->lesson);
 	free(s->source);
 	free(s->walk);
@@ -259,17 +283,18 @@ static void adapt_steps(Lesson *l, const Attn *a)
 	for (i = 0; i < l->nsteps; i++) {
 		Step *st = &l->steps[i];
 		/* a stage an edit removed (heads 1: no split; mask none: no mask) gives way to the table's stand-in */
-		st->stage = stage_shown(&a->shape, st->stage);
-		if (st->head >= l->heads)
+		const Attn *la = attn_layer(a, st->layer) != NULL ? attn_layer(a, st->layer) : a;
+		st->stage = stage_shown(&la->shape, st->stage);
+		if (st->head >= la->heads)
 			st->head = 0;
-		if (st->has_focus && st->focus.head >= l->heads)
+		if (st->has_focus && st->focus.head >= la->heads)
 			st->focus.head = 0;
-		if (st->has_focus && !cell_exists(a, &st->focus))
+		if (st->has_focus && !cell_exists(la, &st->focus))
 			st->has_focus = 0;
 		if (st->has_quiz && st->quiz.nchoices == 0) {
-			if (st->quiz.answer_cell.head >= l->heads)
+			if (st->quiz.answer_cell.head >= la->heads)
 				st->quiz.answer_cell.head = 0;
-			if (!cell_exists(a, &st->quiz.answer_cell))
+			if (!cell_exists(la, &st->quiz.answer_cell))
 				st->has_quiz = 0;
 		}
 	}
@@ -313,13 +338,14 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 		lesson_free(copy);
 		return -1;
 	}
-	attn_free(s->compare_attn);
-	s->compare_attn = b;
+	attn_free(s->compare_model);
+	s->compare_model = b;
 	drop_prev(s);
 	s->prev_lesson = s->lesson;
-	s->prev_attn = s->attn;
+	s->prev_model = s->model;
 	s->lesson = copy;
-	s->attn = a;
+	s->model = a;
+	point_layer(s);
 	/* The walk copies steps by value; re-point it at the new lesson's, keeping the place. */
 	{
 		const int step = s->step, head = s->head;
@@ -339,8 +365,8 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 		}
 		free(quiz);
 		s->step = step < s->nwalk ? step : 0;
-		s->stage = lesson_stage_present(copy, stage) ? stage : s->walk[s->step].stage;
-		s->head = head < copy->heads ? head : 0;
+		s->stage = stage_present(&s->attn->shape, stage) ? stage : s->walk[s->step].stage;
+		s->head = head < s->attn->heads ? head : 0;
 	}
 	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
 	return 0;
@@ -361,6 +387,7 @@ int session_mark(const Session *s, SessionMark *m, char **err)
 	m->step = s->step;
 	m->stage = s->stage;
 	m->head = s->head;
+	m->layer = s->layer;
 	m->compare_on = s->compare_on;
 	memcpy(m->lang, s->lang, sizeof m->lang);
 	return 0;
@@ -386,6 +413,9 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	s->compare_on = m->compare_on && s->compare_attn != NULL;
 	/* The place as it was; a place the lesson no longer has is simply not restored. */
 	if (session_goto_step(s, m->step, &ignored) != 0)
+		free(ignored);
+	ignored = NULL;
+	if (s->layer != m->layer && session_set_layer(s, m->layer, &ignored) != 0)
 		free(ignored);
 	ignored = NULL;
 	if (s->stage != m->stage && session_goto_stage(s, m->stage, &ignored) != 0)
@@ -440,12 +470,13 @@ int session_goto_stage(Session *s, Stage st, char **err)
 {
 	int k;
 
-	if (!lesson_stage_present(s->lesson, st)) {
-		*err = str_printf("stage %s is not part of this lesson", stage_name(st));
+	if (!stage_present(&s->attn->shape, st)) {
+		*err = session_layers(s) > 1 ? str_printf("stage %s is not part of layer %d", stage_name(st), s->layer)
+		                             : str_printf("stage %s is not part of this lesson", stage_name(st));
 		return -1;
 	}
 	for (k = 0; k < s->nwalk; k++)
-		if (s->walk[k].stage == st) {
+		if (s->walk[k].stage == st && s->walk[k].layer == s->layer) {
 			place_at(s, k);
 			return 0;
 		}
@@ -457,12 +488,43 @@ int session_goto_stage(Session *s, Stage st, char **err)
 
 int session_set_head(Session *s, int head, char **err)
 {
-	if (head < 0 || head >= s->lesson->heads) {
-		*err = s->lesson->heads == 1 ? str_printf("this lesson has one head (head 0)")
-		                             : str_printf("no head %d: this lesson has heads 0 to %d", head, s->lesson->heads - 1);
+	if (head < 0 || head >= s->attn->heads) {
+		*err = s->attn->heads == 1 ? str_printf("this lesson has one head (head 0)")
+		                           : str_printf("no head %d: this lesson has heads 0 to %d", head, s->attn->heads - 1);
 		return -1;
 	}
 	s->head = head;
+	s->dirty |= DIRTY_PLACE;
+	return 0;
+}
+
+int session_layers(const Session *s)
+{
+	return lesson_layers(s->lesson);
+}
+
+int session_set_layer(Session *s, int layer, char **err)
+{
+	const Stage was = s->stage;
+	int k;
+
+	if (layer < 0 || layer >= session_layers(s)) {
+		*err = session_layers(s) == 1 ? str_printf("this lesson has one layer (layer 0)")
+		                              : str_printf("no layer %d: this lesson has layers 0 to %d", layer,
+		                                           session_layers(s) - 1);
+		return -1;
+	}
+	/* The first step on that layer at this stage, else its first step, else the same stage shown off the walk. */
+	for (k = 0; k < s->nwalk; k++)
+		if (s->walk[k].layer == layer && s->walk[k].stage == was) {
+			place_at(s, k);
+			return 0;
+		}
+	s->layer = layer;
+	point_layer(s);
+	s->stage = stage_shown(&s->attn->shape, was);
+	if (s->head >= s->attn->heads)
+		s->head = 0;
 	s->dirty |= DIRTY_PLACE;
 	return 0;
 }
@@ -480,7 +542,7 @@ const char *session_text(const Session *s, const Text *t)
 int session_quiz_pending(const Session *s)
 {
 	const Step *st = session_step(s);
-	return st->has_quiz && s->quiz[s->step] == QUIZ_OPEN && s->stage == st->stage;
+	return st->has_quiz && s->quiz[s->step] == QUIZ_OPEN && s->stage == st->stage && s->layer == st->layer;
 }
 
 int session_hidden_matrix(const Session *s)

@@ -25,7 +25,9 @@ typedef enum QuizState { QUIZ_OPEN, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_SKIPPED } QuizS
 
 typedef struct Session {
 	Lesson *lesson;       /* owned: the lesson with the learner's edits */
-	Attn *attn;           /* owned: computed from lesson */
+	Attn *model;          /* owned: computed from lesson (a chain of layers for a lesson with layers) */
+	Attn *attn;           /* the layer shown: a link of model (every view reads this one) */
+	int layer;            /* its index, 0-based */
 	char *source;         /* owned: the path loaded (for reload); NULL for the built-in lesson */
 
 	/* The walk: the lesson's steps, or one step per present stage. */
@@ -47,12 +49,14 @@ typedef struct Session {
 	 * compare_on: views show the variant beside the main computation, with
 	 * the cells that differ marked (the `compare on|off` command).
 	 */
-	Attn *compare_attn;
+	Attn *compare_model;  /* owned */
+	Attn *compare_attn;   /* its layer `layer` (or its last, when it has fewer) */
 	int compare_on;
 
 	/* The computation before the last edit, for flashing what changed (may be NULL). */
 	Lesson *prev_lesson;
-	Attn *prev_attn;
+	Attn *prev_model;     /* owned */
+	Attn *prev_attn;      /* its layer `layer` */
 
 	unsigned dirty;
 	int quit;
@@ -104,7 +108,7 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err);
 typedef struct SessionMark {
 	Lesson *lesson;   /* owned clone */
 	char *source;     /* owned, may be NULL */
-	int step, head, compare_on;
+	int step, head, compare_on, layer;
 	Stage stage;
 	char lang[8];
 } SessionMark;
@@ -121,6 +125,10 @@ int session_next(Session *s, char **err);
 int session_prev(Session *s, char **err);
 int session_goto_stage(Session *s, Stage st, char **err);
 int session_set_head(Session *s, int head, char **err);
+/* Show layer `layer` (0-based), at the same stage where it has one. */
+int session_set_layer(Session *s, int layer, char **err);
+/* How many layers the lesson has (1 without "layers"). */
+int session_layers(const Session *s);
 
 /* The step shown now (never NULL). */
 const Step *session_step(const Session *s);

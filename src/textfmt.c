@@ -359,14 +359,23 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 
 	fputs("== ", f);
 	put_escaped(f, session_text(s, &s->lesson->title), "", utf8);
-	fprintf(f, " == step %d/%d, stage: %s", s->step + 1, s->nwalk, stage_name(s->stage));
-	if (s->lesson->heads > 1)
-		fprintf(f, ", head %d/%d", s->head, s->lesson->heads);
+	fprintf(f, " == step %d/%d, ", s->step + 1, s->nwalk);
+	if (session_layers(s) > 1)
+		fprintf(f, "layer %d/%d, ", s->layer, session_layers(s));
+	fprintf(f, "stage: %s", stage_name(s->stage));
+	if (s->attn->heads > 1)
+		fprintf(f, ", head %d/%d", s->head, s->attn->heads);
 	fputc('\n', f);
 	if (text[0] == '\0')
 		text = stage_blurb(s->stage, s->lang);
 	put_escaped(f, text, "\n\t", utf8);
 	fputc('\n', f);
+	{
+		char *map = stage_map(&s->attn->shape, s->stage, utf8);
+		if (map != NULL)
+			fprintf(f, "  block: %s\n", map);
+		free(map);
+	}
 	fprintf(f, "  %s\n", stage_formula(&s->attn->shape, s->stage, utf8));
 	count = attn_stage_matrices(s->attn, s->stage, panes);
 	for (k = 0; k < count; k++) {

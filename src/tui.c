@@ -616,7 +616,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 {
 	const Session *s = t->s;
 	const Attn *a = s->attn;
-	const Lesson *l = s->lesson;
+	const Lesson *l = a->lesson;
 	Pane old[LAYOUT_MAX_PANES];
 	int nold = keep ? t->npanes : 0;
 	StagePane ms[STAGE_MAX_PANES];
@@ -917,7 +917,7 @@ tui_draw_stage(Tui *t)
 	const Session *s = t->s;
 	WINDOW *w = t->w_stage;
 	int W = getmaxx(w);
-	char right[160], stage[64];
+	char right[160], stage[96];
 	attr_t base = theme_attr(ROLE_STAGE);
 
 	werase(w);
@@ -930,11 +930,14 @@ tui_draw_stage(Tui *t)
 	/* "TITLE  step k/N  stage: NAME  head h of H  quiz r/a": the title gives way first. */
 	char step[32];
 	snprintf(step, sizeof step, "  step %d/%d  ", s->step + 1, s->nwalk);
-	snprintf(stage, sizeof stage, "stage: %s", stage_name(s->stage));
+	if (session_layers(s) > 1)
+		snprintf(stage, sizeof stage, "layer %d of %d  stage: %s", s->layer, session_layers(s), stage_name(s->stage));
+	else
+		snprintf(stage, sizeof stage, "stage: %s", stage_name(s->stage));
 	int rn = 0;
 	right[0] = '\0';
-	if (s->lesson->heads > 1)
-		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  head %d of %d", s->head, s->lesson->heads);
+	if (s->attn->heads > 1)
+		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  head %d of %d", s->head, s->attn->heads);
 	if (s->quiz_asked > 0 && rn < (int)sizeof right)
 		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
@@ -997,8 +1000,10 @@ tui_draw_keys(Tui *t)
 	x = key_item(w, x, W, t->utf8 ? "\u2190\u2191\u2193\u2192" : "hjkl", "cell");
 	x = key_item(w, x, W, "Enter", "explain");
 	x = key_item(w, x, W, "Tab", "pane");
-	if (t->s->lesson->heads > 1)
+	if (t->s->attn->heads > 1)
 		x = key_item(w, x, W, "H/L", "head");
+	if (session_layers(t->s) > 1)
+		x = key_item(w, x, W, "[/]", "layer");
 	x = key_item(w, x, W, ":", "command");
 	x = key_item(w, x, W, "?", "help");
 	x = key_item(w, x, W, "q", "quit");
@@ -1425,6 +1430,16 @@ tui_draw_narr(Tui *t)
 		whline_set(w, WACS_HLINE, W);
 	else
 		whline(w, '-', W);
+	{
+		/* Where in the block the numbers are: its map on the rule, the current sublayer in brackets. */
+		char *map = stage_map(&t->s->attn->shape, t->s->stage, t->utf8);
+		if (map != NULL && str_width(map, -1) + 4 < W) {
+			put_at(w, 0, 2, theme_attr(ROLE_RULE), " ", W);
+			put_at(w, 0, 3, theme_attr(ROLE_STAGE_NAME), map, W - 3);
+			put_at(w, 0, 3 + str_width(map, -1), theme_attr(ROLE_RULE), " ", W);
+		}
+		free(map);
+	}
 	n = wrap_text(t->narr ? t->narr : "", W - 2, &lines);
 	t->narr_lines = n;
 	if (t->narr_top > n - text_h)
@@ -1755,7 +1770,7 @@ stage_showing(const Session *s, AttnMatrix which)
 	int first = -1;
 
 	for (int st = 0; st < STAGE_COUNT; st++) {
-		if (!lesson_stage_present(s->lesson, (Stage)st))
+		if (!stage_present(&s->attn->shape, (Stage)st))
 			continue;
 		int k = attn_stage_matrices(s->attn, (Stage)st, ms);
 		for (int i = 0; i < k; i++) {
@@ -2253,11 +2268,28 @@ tui_goto_step(Tui *t, int step)
 	}
 }
 
+/* The layer before or after this one (a lesson with layers). */
+static void
+tui_layer(Tui *t, int delta)
+{
+	char *err = NULL;
+	const int n = session_layers(t->s), k = t->s->layer + delta;
+
+	if (n <= 1) {
+		tui_set_msg(t, 0, "this lesson has one layer");
+		return;
+	}
+	if (session_set_layer(t->s, k < 0 ? n - 1 : k >= n ? 0 : k, &err) != 0) {
+		tui_set_msg(t, 1, err);
+		free(err);
+	}
+}
+
 static void
 tui_head(Tui *t, int delta)
 {
 	char *err = NULL;
-	int h = t->s->head + delta, n = t->s->lesson->heads;
+	int h = t->s->head + delta, n = t->s->attn->heads;
 
 	if (n <= 1) {
 		tui_set_msg(t, 0, "this lesson has one head");
@@ -2295,7 +2327,7 @@ tui_explain(Tui *t)
 		free(err);
 		return;
 	}
-	if (matrix_per_head(p->which) && t->s->lesson->heads > 1)
+	if (matrix_per_head(p->which) && t->s->attn->heads > 1)
 		snprintf(title, sizeof title, "%s[%d][%d] head %d", matrix_name(p->which), R, C, p->head);
 	else
 		snprintf(title, sizeof title, "%s[%d][%d]", matrix_name(p->which), R, C);
@@ -2387,6 +2419,10 @@ tui_key_main(Tui *t, int key)
 		break;
 	case 'L':
 		tui_head(t, 1);
+		break;
+	case '[':
+	case ']':
+		tui_layer(t, key == ']' ? 1 : -1);
 		break;
 	case 'z':
 		if (t->npanes > 0) {

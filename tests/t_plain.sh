@@ -350,8 +350,25 @@ for c in "play 1" "present on" "theme projector"; do
 	err_cmd "$c works only in the full-screen view" "works only in the full-screen view"
 done
 
+# layers: `layer N` moves between them, keeping the stage; the block's stages and map are shown
+three=tests/golden/v2/block_three_mixed.json
+repl 'layer 1\ngoto norm1\nexplain norm1 0 1\n' $three
+check "layer 1 shows the second layer" has "$out" "layer 1/3, stage: input"
+check "goto norm1 in a pre-norm layer" has "$out" "layer 1/3, stage: norm1"
+check "the block's map marks the norm" has "$out" "block: x -> [N1] -> attention -> + -> N2 -> FFN -> +"
+check "explain a RMSNorm cell" has "$out" "RMSNorm of row 0 of X"
+repl 'layer 9\nstep 2\n' $three
+err_cmd "layer out of range" "no layer 9: this lesson has layers 0 to 2"
+repl 'layer x\nstep 2\n' $three
+err_cmd "layer not a number" "layer: expected a layer number from 0 to 2"
+repl 'layer 1\nstep 2\n' lessons/mask.json
+err_cmd "layer on a one-layer lesson" "this lesson has one layer"
+repl 'goto activation\nexplain ffn_act 1 2\ngoto residual2\nexplain residual2 0 0\n' tests/golden/v2/block_pre_gelu.json
+check "explain a gelu cell" has "$out" "gelu(z) = z"
+check "explain a residual" has "$out" "= residual1 + ffn_out"
+
 # every command that help lists is covered above (a new one must get its test)
-covered=" load lessons reload next prev first last step goto head show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
+covered=" load lessons reload next prev first last step goto head layer show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do
