@@ -141,7 +141,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_POSITIONAL] = {
 		.map = "x",
-		.name = "positional", .requires = FEAT_POSITIONAL, .absent = "it has no positional encoding", .flags = SF_ALWAYS,
+		.name = "positional", .requires = FEAT_POSITIONAL, .flags = SF_ALWAYS,
 		.instead = STAGE_INPUT,
 		PANES({ .matrix = AM_INPUT }, { .matrix = AM_PE }, { .matrix = AM_X }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE },
 		      { .matrix = AM_PE_SRC, .requires = FEAT_SOURCE }, { .matrix = AM_S, .requires = FEAT_SOURCE }),
@@ -153,7 +153,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_NORM1_PRE] = {
 		.map = "N1",
-		.name = "norm1", .requires = FEAT_BLOCK | FEAT_PRENORM, .absent = "its block is not pre-norm",
+		.name = "norm1", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_PRENORM,
 		.instead = STAGE_POSITIONAL,
 		PANES({ .matrix = AM_X }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
 		.formula = NORM_FORMULAS("norm1 = N1(x)"),
@@ -174,7 +174,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_SPLIT] = {
 		.map = "attention",
-		.name = "split", .requires = FEAT_MULTIHEAD, .absent = "it has one head", .instead = STAGE_PROJECT,
+		.name = "split", .requires = FEAT_MULTIHEAD, .instead = STAGE_PROJECT,
 		PANES({ .matrix = AM_Q, .flags = PANE_EACH_HEAD }),
 		.formula = { { 0, 0, "head h: columns [h\u00b7d_k, (h+1)\u00b7d_k) of Q and K, [h\u00b7d_v, (h+1)\u00b7d_v) of V",
 		               "head h: columns [h*d_k, (h+1)*d_k) of Q and K, [h*d_v, (h+1)*d_v) of V" } },
@@ -205,7 +205,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_MASK] = {
 		.map = "attention",
-		.name = "mask", .requires = FEAT_MASK, .absent = "it has no mask", .instead = STAGE_SCALE, .flags = SF_ALWAYS,
+		.name = "mask", .requires = FEAT_MASK, .instead = STAGE_SCALE, .flags = SF_ALWAYS,
 		PANES({ .matrix = AM_SCALED }, { .matrix = AM_MASKED }),
 		.formula = { { 0, 0, "masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e",
 		               "masked_ij = scaled_ij where key j is visible to query i, else -inf" } },
@@ -234,7 +234,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_CONCAT] = {
 		.map = "attention",
-		.name = "concat", .requires = FEAT_MULTIHEAD, .absent = "it has one head", .instead = STAGE_WEIGHTED,
+		.name = "concat", .requires = FEAT_MULTIHEAD, .instead = STAGE_WEIGHTED,
 		.flags = SF_ALWAYS,
 		PANES({ .matrix = AM_WEIGHTED }, { .matrix = AM_CONCAT }),
 		.formula = { { 0, 0, "concat = [head_0 | head_1 | \u2026 | head_{h\u22121}]",
@@ -245,7 +245,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_OUTPUT] = {
 		.map = "attention",
-		.name = "output", .requires = FEAT_WO, .absent = "it has no W_o", .instead = STAGE_CONCAT,
+		.name = "output", .requires = FEAT_WO, .instead = STAGE_CONCAT,
 		.flags = SF_PARAMS | SF_ALWAYS,
 		PANES({ .matrix = AM_CONCAT }, { .matrix = AM_W_O }, { .matrix = AM_B_O }, { .matrix = AM_OUTPUT }),
 		.formula = { { 0, 0, "output = concat\u00b7W_o", "output = concat.W_o" } },
@@ -255,7 +255,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_RESIDUAL1] = {
 		.map = "+",
-		.name = "residual1", .requires = FEAT_BLOCK, .absent = "it has no Transformer block (\"block\")",
+		.name = "residual1", .requires = FEAT_BLOCK,
 		.instead = STAGE_OUTPUT,
 		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT }, { .matrix = AM_RESIDUAL1 }),
 		.formula = { { 0, 0, "residual1 = x + attention(\u2026)   (the input rows, plus what attention adds)",
@@ -266,7 +266,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_NORM1_POST] = {
 		.map = "N1",
-		.name = "norm1", .requires = FEAT_BLOCK | FEAT_POSTNORM, .absent = "its block is not post-norm",
+		.name = "norm1", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_POSTNORM,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
 		.formula = NORM_FORMULAS("norm1 = N1(residual1)"),
@@ -276,7 +276,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_NORM2_PRE] = {
 		.map = "N2",
-		.name = "norm2", .requires = FEAT_FFN | FEAT_PRENORM, .absent = "its block is not pre-norm",
+		.name = "norm2", .requires = FEAT_FFN | FEAT_NORM | FEAT_PRENORM,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
 		.formula = NORM_FORMULAS("norm2 = N2(residual1)"),
@@ -286,7 +286,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_FFN_HIDDEN] = {
 		.map = "FFN",
-		.name = "ffn_hidden", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
+		.name = "ffn_hidden", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1, .flags = SF_PARAMS,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
 		      { .matrix = AM_RESIDUAL1, .unless = FEAT_NORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
@@ -300,7 +300,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_ACTIVATION] = {
 		.map = "FFN",
-		.name = "activation", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
+		.name = "activation", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_HIDDEN }, { .matrix = AM_FFN_GATE }, { .matrix = AM_FFN_ACT }),
 		.formula = { { FEAT_SWIGLU, 0, "ffn_act = silu(ffn_hidden) \u2299 ffn_gate   silu(z) = z\u00b7\u03c3(z)",
@@ -313,7 +313,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_FFN_OUT] = {
 		.map = "FFN",
-		.name = "ffn_out", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
+		.name = "ffn_out", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_ACT }, { .matrix = AM_W_2 }, { .matrix = AM_B_2 }, { .matrix = AM_FFN_OUT }),
 		.formula = { { 0, 0, "ffn_out = ffn_act\u00b7W_2 + b_2", "ffn_out = ffn_act.W_2 + b_2" } },
@@ -323,7 +323,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_RESIDUAL2] = {
 		.map = "+",
-		.name = "residual2", .requires = FEAT_FFN, .absent = "its block has no feed-forward network (\"ffn\")",
+		.name = "residual2", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM }, { .matrix = AM_FFN_OUT },
 		      { .matrix = AM_RESIDUAL2 }),
@@ -335,7 +335,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_NORM2_POST] = {
 		.map = "N2",
-		.name = "norm2", .requires = FEAT_FFN | FEAT_POSTNORM, .absent = "its block is not post-norm",
+		.name = "norm2", .requires = FEAT_FFN | FEAT_NORM | FEAT_POSTNORM,
 		.instead = STAGE_RESIDUAL2,
 		PANES({ .matrix = AM_RESIDUAL2 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
 		.formula = NORM_FORMULAS("norm2 = N2(residual2)"),
@@ -345,7 +345,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_FINAL_NORM] = {
 		.map = "final N",
-		.name = "final_norm", .requires = FEAT_FINAL, .absent = "it has no final norm here (\"final_norm\", after the last layer)",
+		.name = "final_norm", .requires = FEAT_FINAL,
 		.instead = STAGE_NORM2_POST,
 		PANES({ .matrix = AM_FINAL_GAMMA }, { .matrix = AM_FINAL_BETA }, { .matrix = AM_FINAL }),
 		.formula = NORM_FORMULAS("final = N(the last layer's output)"),
@@ -375,7 +375,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	"its block has no feed-forward network (\"ffn\")", /* FEAT_FFN */
 	"its FFN is not SwiGLU",         /* FEAT_SWIGLU */
 	"it has no final norm here (\"final_norm\", after the last layer)", /* FEAT_FINAL */
-	"its block has no norms (\"norm\": \"none\")", /* FEAT_NORM */
+	"its block has no norms: its \"norm\" is \"none\"", /* FEAT_NORM */
 };
 
 const char *feature_absent(unsigned feat)
@@ -425,6 +425,21 @@ int stage_lookup(const LessonShape *sh, const char *name)
 		if (strcmp(stage_kinds[i].name, stage_kinds[first].name) == 0 && stage_present(sh, (Stage)i))
 			return i;
 	return first;
+}
+
+const char *stage_absent(const LessonShape *sh, Stage s)
+{
+	unsigned missing = ~0u;
+
+	if ((unsigned)s >= STAGE_COUNT)
+		return "";
+	/* What every entry of that name lacks: "norm1" with no norms lacks FEAT_NORM in both. */
+	for (int i = 0; i < STAGE_COUNT; i++)
+		if (strcmp(stage_kinds[i].name, stage_kinds[s].name) == 0)
+			missing &= stage_kinds[i].requires & ~sh->features;
+	if (missing == 0)
+		missing = stage_kinds[s].requires & ~sh->features;
+	return feature_absent(missing);
 }
 
 int stage_present(const LessonShape *sh, Stage s)

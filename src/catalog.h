@@ -156,7 +156,6 @@ enum {
 typedef struct StageKind {
 	const char *name;        /* unique among the stages a lesson has (two entries may share one) */
 	unsigned requires;       /* FEAT_* bits */
-	const char *absent;      /* why a lesson does not have it: "it has no mask" */
 	Stage instead;           /* shown when the stage is absent (STAGE_COUNT: none) */
 	unsigned flags;          /* SF_* */
 	StagePane panes[STAGE_MAX_PANES]; /* operands, then the result (the last one) */
@@ -176,6 +175,8 @@ const char *stage_name(Stage s);
 int stage_find(const char *name);
 /* The same, preferring the entry this lesson has where two share a name ("norm1"). */
 int stage_lookup(const LessonShape *sh, const char *name);
+/* Why a lesson of this shape lacks the stage: "it has no mask". */
+const char *stage_absent(const LessonShape *sh, Stage s);
 /* 1 when a lesson of this shape has the stage. */
 int stage_present(const LessonShape *sh, Stage s);
 /* The stage shown for s in this lesson: s, or what stands in for it when absent. */

@@ -426,14 +426,21 @@ static int cmd_lang(Session *s, int argc, char **argv, CmdOut *out)
 
 typedef struct SetArg {
 	AttnMatrix which;
+	int layer;         /* a lesson with layers: whose parameters (the input is the lesson's) */
 	int row, col;
 	double value;
 } SetArg;
 
+/* The lesson or layer that holds matrix `which`: a layer's own parameters, the top level's inputs. */
+static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
+{
+	return which == AM_INPUT || which == AM_SOURCE_INPUT ? l : lesson_layer(l, layer);
+}
+
 static int edit_set(Lesson *l, void *arg, char **err)
 {
 	const SetArg *a = arg;
-	Mat *m = lesson_matrix(l, a->which);
+	Mat *m = lesson_matrix(holder(l, a->which, a->layer), a->which);
 	/* The compare variant may have other shapes (prefix.json: fewer tokens). */
 	if (m == NULL || a->row >= m->rows || a->col >= m->cols) {
 		char buf[160];
@@ -493,6 +500,7 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 	    parse_double(vs, &a.value, out, "value") != 0)
 		return -1;
 	a.which = (AttnMatrix)w;
+	a.layer = s->layer;
 	a.row = (int)row;
 	a.col = (int)col;
 	if (session_edit(s, edit_set, &a, &err) != 0)
@@ -602,9 +610,16 @@ static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
 	return 0;
 }
 
-static int edit_heads(Lesson *l, void *arg, char **err)
+typedef struct HeadsArg {
+	int heads, layer;
+} HeadsArg;
+
+/* heads N: the layer shown (a lesson without layers is its own). */
+static int edit_heads(Lesson *top, void *arg, char **err)
 {
-	const int h = *(const int *)arg;
+	const HeadsArg *ha = arg;
+	const int h = ha->heads;
+	Lesson *l = lesson_layer(top, ha->layer);
 	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % h != 0 ? &l->W_v : NULL;
 
 	if (bad != NULL) {
@@ -629,9 +644,13 @@ static int cmd_heads(Session *s, int argc, char **argv, CmdOut *out)
 	if (parse_int(argv[1], 1, LESSON_MAX_HEADS, &v, out, "heads") != 0)
 		return -1;
 	h = (int)v;
-	if (session_edit(s, edit_heads, &h, &err) != 0)
-		return fail(out, err);
-	say(out, MSG_INFO, NULL, "%d head%s: d_k = %d, d_v = %d", h, h == 1 ? "" : "s", s->lesson->d_k, s->lesson->d_v);
+	{
+		HeadsArg ha = { h, s->layer };
+		if (session_edit(s, edit_heads, &ha, &err) != 0)
+			return fail(out, err);
+	}
+	say(out, MSG_INFO, NULL, "%d head%s: d_k = %d, d_v = %d", h, h == 1 ? "" : "s", s->attn->lesson->d_k,
+	    s->attn->lesson->d_v);
 	return 0;
 }
 

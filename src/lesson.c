@@ -1094,7 +1094,7 @@ static int check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 	if (!stage_present(&sh, st->stage)) {
 		path_key(c, "stage");
 		r = fail(c, "the stage \"%s\" is not in this lesson (%s)", stage_name(st->stage),
-		         stage_kinds[st->stage].absent);
+		         stage_absent(&sh, st->stage));
 	} else if (st->head < 0 || st->head >= s->heads) {
 		path_key(c, "head");
 		r = fail(c, "%d is outside the %d head%s of this lesson", st->head, s->heads, s->heads == 1 ? "" : "s");
@@ -1636,7 +1636,7 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 		return -1;
 	if (get(root, "b_o") != NULL && mat_empty(&l->W_o)) {
 		old = path_key(c, "b_o");
-		fail(c, "b_o is W_o's bias, and this lesson has no W_o");
+		fail(c, "this is W_o's bias, and this lesson has no W_o (give W_o, or leave b_o out)");
 		path_set(c, old);
 		return -1;
 	}
@@ -1817,7 +1817,8 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 	size_t old = path_key(c, "layers");
 
 	if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) == 0) {
-		fail(c, "expected a list of layers [{…}, …] (each may be {} to repeat the top level), got %s", got(layers).s);
+		fail(c, "expected a list of layers [{…}, …] (each may be {} to repeat the top level), got %s",
+		     cJSON_IsArray(layers) ? "an empty list" : got(layers).s);
 		goto out;
 	}
 	n = cJSON_GetArraySize(layers);

@@ -363,6 +363,9 @@ repl 'layer x\nstep 2\n' $three
 err_cmd "layer not a number" "layer: expected a layer number from 0 to 2"
 repl 'layer 1\nstep 2\n' lessons/mask.json
 err_cmd "layer on a one-layer lesson" "this lesson has one layer"
+repl 'layer 1\nset W_q[0][0] 5\nshow W_q\nlayer 0\nshow W_q\n' tests/golden/v2/block_two_layers.json
+check "set edits the layer shown" has "$out" "0  5.0000"
+check "set leaves the other layers alone" has "$out" "0  0.3200  0.6400"
 repl 'goto activation\nexplain ffn_act 1 2\ngoto residual2\nexplain residual2 0 0\n' tests/golden/v2/block_pre_gelu.json
 check "explain a gelu cell" has "$out" "gelu(z) = z"
 check "explain a residual" has "$out" "= residual1 + ffn_out"

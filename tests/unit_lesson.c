@@ -497,6 +497,22 @@ BAD(step_compare_absent, ": steps[0].compare: this lesson has no \"compare\" var
 BAD(step_compare_type, ": steps[0].compare: expected true (show the compare variant beside the results) or false, "
                        "got \"on\"")
 
+/* format 2: biases, the block, layers */
+BAD(v2_bias_length, ": b_q: expected 4 numbers (the columns of W_q), got 3")
+BAD(v2_block_in_v1, ": block: needs format version 2: start the lesson with \"attnviz\": 2")
+BAD(v2_block_width, ": block: the residual adds the attention's output to its input, so the output needs d_model = 4 columns, but it has 3 (the columns of W_o)")
+BAD(v2_bo_without_wo, ": b_o: this is W_o's bias, and this lesson has no W_o (give W_o, or leave b_o out)")
+BAD(v2_encoder, ": encoder: encoder–decoder lessons are not supported by this version of attnviz yet (a stack of layers is: \"layers\")")
+BAD(v2_eps, ": block.eps: expected a number > 0 (it keeps the norm from dividing by 0), got 0")
+BAD(v2_ffn_w2_rows, ": block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 4")
+BAD(v2_layer_w2, ": layers[1].block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 1")
+BAD(v2_layers_empty, ": layers: expected a list of layers [{…}, …] (each may be {} to repeat the top level), got an empty list")
+BAD(v2_norm_word, ": block.norm: expected \"post\", \"pre\" or \"none\", got \"middle\"")
+BAD(v2_rms_beta, ": block.ln1.beta: RMSNorm has no beta (only gamma); remove it, or use \"norm_kind\": \"layernorm\"")
+BAD(v2_stage_absent, ": steps[0].stage: the stage \"norm1\" is not in this lesson (its block has no norms: its \"norm\" is \"none\")")
+BAD(v2_step_layer, ": steps[0].layer: 2 is outside the 2 layers of this lesson (they count from 0)")
+BAD(v2_swiglu_gate, ": block.ffn.W_3: missing: \"swiglu\" needs W_3 (d_model × d_ff), the gate")
+
 /* ---- stage names and texts ---- */
 
 static void test_stage_names(void **state)
@@ -584,6 +600,20 @@ int main(void)
 		cmocka_unit_test(test_bad_blank),
 		cmocka_unit_test(test_bad_not_object),
 		cmocka_unit_test(test_bad_version3),
+		cmocka_unit_test(test_bad_v2_bias_length),
+		cmocka_unit_test(test_bad_v2_block_in_v1),
+		cmocka_unit_test(test_bad_v2_block_width),
+		cmocka_unit_test(test_bad_v2_bo_without_wo),
+		cmocka_unit_test(test_bad_v2_encoder),
+		cmocka_unit_test(test_bad_v2_eps),
+		cmocka_unit_test(test_bad_v2_ffn_w2_rows),
+		cmocka_unit_test(test_bad_v2_layer_w2),
+		cmocka_unit_test(test_bad_v2_layers_empty),
+		cmocka_unit_test(test_bad_v2_norm_word),
+		cmocka_unit_test(test_bad_v2_rms_beta),
+		cmocka_unit_test(test_bad_v2_stage_absent),
+		cmocka_unit_test(test_bad_v2_step_layer),
+		cmocka_unit_test(test_bad_v2_swiglu_gate),
 		cmocka_unit_test(test_bad_no_version),
 		cmocka_unit_test(test_bad_row_length),
 		cmocka_unit_test(test_bad_heads_divide),
