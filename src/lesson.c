@@ -1453,7 +1453,39 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 /* Version 2: biases, the Transformer block, layers                    */
 /* ------------------------------------------------------------------ */
 
-static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "encoder", NULL };
+static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", NULL };
+static const char *const backward_keys[] = { "target", "dOutput", NULL };
+
+static int read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why,
+                       const char *cols_why, double dflt, Mat *out);
+
+/* "backward": {"target": n × d_out} or {"dOutput": n × d_out}, against the final output's shape. */
+static int read_backward(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *b = get(root, "backward");
+	const int has_t = b != NULL && get(b, "target") != NULL, has_d = b != NULL && get(b, "dOutput") != NULL;
+	size_t old;
+	int r = -1;
+
+	if (b == NULL)
+		return 0;
+	old = path_key(c, "backward");
+	if (!cJSON_IsObject(b) || has_t == has_d) {
+		fail(c, "expected exactly one of {\"target\": n × d_out} (the loss is ½ Σ (output − target)²) or "
+		        "{\"dOutput\": n × d_out} (the gradient at the output, given)%s",
+		     cJSON_IsObject(b) && has_t ? ", not both" : "");
+		goto out;
+	}
+	warn_unknown_keys(c, b, backward_keys);
+	l->backward = has_t ? BACKWARD_TARGET : BACKWARD_DOUTPUT;
+	r = read_shaped(c, b, has_t ? "target" : "dOutput", l->n, l->block.present || l->nlayers > 0 ? l->d_model : l->d_out,
+	                "n, one per token", l->block.present || l->nlayers > 0 ? "d_model, the output's columns"
+	                                                                        : "d_out, the output's columns",
+	                -1, &l->target);
+out:
+	path_set(c, old);
+	return r;
+}
 static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ffn", "final_norm", NULL };
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
@@ -1890,8 +1922,13 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 	mat_free(&top->final_gamma);
 	mat_free(&top->final_beta);
 	c->layer_obj = NULL;
-	if (read_final_norm(c, root, top) != 0 || check_layers_limit(c, layer, n) != 0)
+	mat_free(&top->target);
+	top->backward = BACKWARD_NONE;
+	top->nlayers = n; /* read_backward takes the output's width from a stack */
+	if (read_final_norm(c, root, top) != 0 || read_backward(c, root, top) != 0 || check_layers_limit(c, layer, n) != 0) {
+		top->nlayers = 0;
 		goto out;
+	}
 	top->nlayers = n;
 	top->layer = layer;
 	ok = 1;
@@ -1934,7 +1971,7 @@ const Lesson *lesson_layer_const(const Lesson *l, int i)
 static const char *const top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
-	"b_q", "b_k", "b_v", "b_o", "block", "layers", "encoder", NULL
+	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 static const char *const mask_keys[] = { "padding", NULL };
@@ -1964,6 +2001,7 @@ void lesson_free(Lesson *l)
 	block_free(&l->block);
 	mat_free(&l->final_gamma);
 	mat_free(&l->final_beta);
+	mat_free(&l->target);
 	for (i = 0; i < l->nlayers; i++)
 		lesson_free(l->layer[i]);
 	free(l->layer);
@@ -2351,7 +2389,8 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	    fill_mat(c, &ms_v, &l->W_v) != 0 || fill_mat(c, &ms_o, &l->W_o) != 0 ||
 	    fill_mat(c, &ms_e, &l->w_e) != 0 || fill_mat(c, &ms_mask, &l->mask_matrix) != 0)
 		goto out;
-	if (read_v2_matrices(c, root, l) != 0 || (c->layer_obj == NULL && read_final_norm(c, root, l) != 0))
+	if (read_v2_matrices(c, root, l) != 0 || (c->layer_obj == NULL && read_final_norm(c, root, l) != 0) ||
+	    (c->layer_obj == NULL && read_backward(c, root, l) != 0))
 		goto out;
 	if (c->layer_obj == NULL && l->block.present &&
 	    lesson_count_numbers(l->n, l->m, l->d_model, l->d_src, l->heads, l->d_k, l->d_v, l->d_out) +
@@ -2958,7 +2997,7 @@ Lesson *lesson_clone(const Lesson *l)
 	memset(&c->W_o, 0, sizeof c->W_o);
 	memset(&c->w_e, 0, sizeof c->w_e);
 	memset(&c->mask_matrix, 0, sizeof c->mask_matrix);
-	c->b_q = c->b_k = c->b_v = c->b_o = c->final_gamma = c->final_beta = (Mat){ 0 };
+	c->b_q = c->b_k = c->b_v = c->b_o = c->final_gamma = c->final_beta = c->target = (Mat){ 0 };
 	c->nlayers = 0;
 	c->layer = NULL;
 	c->nsteps = 0;
@@ -2982,7 +3021,7 @@ Lesson *lesson_clone(const Lesson *l)
 	    mat_copy(&c->w_e, &l->w_e) != 0 || mat_copy(&c->mask_matrix, &l->mask_matrix) != 0 ||
 	    mat_copy(&c->b_q, &l->b_q) != 0 || mat_copy(&c->b_k, &l->b_k) != 0 || mat_copy(&c->b_v, &l->b_v) != 0 ||
 	    mat_copy(&c->b_o, &l->b_o) != 0 || mat_copy(&c->final_gamma, &l->final_gamma) != 0 ||
-	    mat_copy(&c->final_beta, &l->final_beta) != 0)
+	    mat_copy(&c->final_beta, &l->final_beta) != 0 || mat_copy(&c->target, &l->target) != 0)
 		goto out;
 	if (l->nlayers > 0) {
 		c->layer = calloc((size_t)l->nlayers, sizeof *c->layer);

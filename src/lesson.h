@@ -117,6 +117,13 @@ typedef struct Lesson {
 	Step *steps;          /* owned; 0 steps means the default walk */
 
 	int version;          /* the file's "attnviz": 1 or 2 */
+	/*
+	 * "backward" (version 2): the loss the backward pass starts from.
+	 * BACKWARD_TARGET: L = ½ Σ (output − target)²; BACKWARD_DOUTPUT:
+	 * L = Σ dOutput ⊙ output. target is n × d_out (the final output's shape).
+	 */
+	enum { BACKWARD_NONE, BACKWARD_TARGET, BACKWARD_DOUTPUT } backward;
+	Mat target;
 	Block block;          /* this layer's block (version 2; block.present = 0 without one) */
 	/*
 	 * "layers" (version 2): each layer's own heads, weights, biases and block,
