@@ -1,0 +1,126 @@
+#!/bin/sh
+# t_files.sh: what attnviz promises about the files it writes and reads
+# (README "Files"): only regular files are replaced, whole or not at all;
+# a symbolic link's target is replaced, the link stays; no set-id bits;
+# no temporary file left behind; output that cannot be written is an error
+# (a message and a non-zero exit) and never replaces a good file; the
+# history file is private; a FIFO or device where a lesson, theme, demo
+# script or history file is expected is refused at once, never waited on;
+# paths quoted in messages never carry raw control characters.
+# Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
+# "not ok - NAME" lines (a missing tool: "ok - NAME # SKIP"), ends with
+# "N passed, N failed" and always exits 0.
+
+ATTNVIZ=${ATTNVIZ:-build/attnviz}
+case $ATTNVIZ in /*) ;; *) ATTNVIZ=$(pwd)/$ATTNVIZ ;; esac
+SRCDIR=$(pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-files.XXXXXX") || exit 0
+SOCK="attnviz-files-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+cleanup() {
+	command -v tmux >/dev/null 2>&1 && tm kill-server >/dev/null 2>&1
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+export LC_ALL=C.UTF-8
+unset NO_COLOR ATTNVIZ_LESSONS ATTNVIZ_THEMES
+export XDG_STATE_HOME="$tmp/state"
+err=$tmp/err
+out=$tmp/out
+ESC=$(printf '\033')
+MASK=lessons/mask.json
+passed=0
+failed=0
+
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() {
+	echo "not ok - $1"
+	failed=$((failed + 1))
+	shift
+	for line in "$@"; do echo "# $line"; done
+	[ -s "$err" ] && sed -n '1,4s/^/# stderr: /p' "$err"
+}
+check() { # NAME COMMAND...: ok when the command succeeds
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+skip() { echo "ok - $1 # SKIP $2"; passed=$((passed + 1)); }
+has() { grep -q -- "$2" "$1"; }
+# A command that may hang on a FIFO: killed after 5 s (status 124 or 137 then).
+t5() { timeout -s KILL 5 "$@"; }
+export_to() { # PATH [LESSON]: an SVG export of the softmax stage; $rc is its status
+	t5 "$ATTNVIZ" --export svg --stage softmax "${2:-$MASK}" -o "$1" >"$out" 2>"$err"
+	rc=$?
+}
+no_temp() { # DIR: no hidden temporary file (.NAME.XXXXXX) left in it
+	[ -z "$(ls -A "$1" | grep '^\.')" ]
+}
+mode_of() { stat -c %a "$1"; }
+raw_free() { # FILE: no ESC, no C1 CSI (U+009B), no U+202E
+	! grep -q "$ESC" "$1" && ! grep -q "$(printf '\302\233')" "$1" && ! grep -q "$(printf '\342\200\256')" "$1"
+}
+HOSTILE=$(printf 'x\033]52;c;QUFB\007\302\233\342\200\256y')
+
+# ------------------------------------------------------------ writing: only regular files
+
+d=$tmp/w
+mkdir -p "$d"
+mkfifo "$d/fifo.svg"
+export_to "$d/fifo.svg"
+check "a FIFO is refused: exit 1, says so" sh -c "[ $rc -eq 1 ] && grep -q 'fifo.svg: is a FIFO, not a regular file' '$err'"
+check "a FIFO is refused: it is still a FIFO" test -p "$d/fifo.svg"
+if [ "$(id -u)" -eq 0 ] && mknod "$d/null" c 1 3 2>/dev/null; then
+	export_to "$d/null"
+	check "a character device is refused: exit 1, says so" sh -c "[ $rc -eq 1 ] && grep -q 'a character device, not a regular file' '$err'"
+	check "a character device is refused: it is still a device" test -c "$d/null"
+else
+	skip "a character device is refused" "(mknod needs root)"
+fi
+ln -s fifo.svg "$d/fifo-link.svg"
+export_to "$d/fifo-link.svg"
+check "a symbolic link to a FIFO is refused, both stay" sh -c "[ $rc -eq 1 ] && [ -L '$d/fifo-link.svg' ] && [ -p '$d/fifo.svg' ]"
+# The issue's case: a link to /proc/self/fd/1 (here a pipe) must not become a file.
+ln -s /proc/self/fd/1 "$d/stdout.svg"
+{ t5 "$ATTNVIZ" --export svg --stage softmax "$MASK" -o "$d/stdout.svg" 2>"$err"; echo $? >"$tmp/rc"; } | cat >"$out"
+check "a symbolic link to /proc/self/fd/1 is refused, the link stays" sh -c "[ \"\$(cat '$tmp/rc')\" = 1 ] && [ -L '$d/stdout.svg' ] && [ ! -s '$out' ]"
+check "nothing is left beside refused files" no_temp "$d"
+
+# ------------------------------------------------------------ writing: symbolic links and modes
+
+echo precious >"$d/target.svg"
+ln -s target.svg "$d/link.svg"
+export_to "$d/link.svg"
+check "a symbolic link: its target is replaced" sh -c "[ $rc -eq 0 ] && tail -n 1 '$d/target.svg' | grep -qx '</svg>'"
+check "a symbolic link: the link stays a link" sh -c "[ -L '$d/link.svg' ] && [ \"\$(readlink '$d/link.svg')\" = target.svg ]"
+mkdir "$d/other"
+ln -s ../target.svg "$d/other/up.svg"
+echo precious >"$d/target.svg"
+export_to "$d/other/up.svg"
+check "a symbolic link to another directory: the target is replaced there" sh -c "[ $rc -eq 0 ] && tail -n 1 '$d/target.svg' | grep -qx '</svg>' && [ -L '$d/other/up.svg' ]"
+check "a symbolic link: no temporary left in either directory" sh -c "[ -z \"\$(ls -A '$d' '$d/other' | grep '^\.')\" ]"
+ln -s nowhere.svg "$d/dangling.svg"
+export_to "$d/dangling.svg"
+check "a symbolic link to nothing is refused" sh -c "[ $rc -eq 1 ] && [ ! -e '$d/nowhere.svg' ] && grep -q 'dangling.svg' '$err'"
+
+: >"$d/suid.svg"
+chmod 4777 "$d/suid.svg"
+export_to "$d/suid.svg"
+check "set-user-ID is never carried to the new file" sh -c "[ $rc -eq 0 ] && [ \"\$(stat -c %a '$d/suid.svg')\" = 777 ]"
+: >"$d/sgid.svg"
+chmod 3775 "$d/sgid.svg"
+export_to "$d/sgid.svg"
+check "set-group-ID and sticky are never carried either" sh -c "[ $rc -eq 0 ] && [ \"\$(stat -c %a '$d/sgid.svg')\" = 775 ]"
+: >"$d/private.svg"
+chmod 600 "$d/private.svg"
+export_to "$d/private.svg"
+check "a replaced file keeps its permission bits" sh -c "[ $rc -eq 0 ] && [ \"\$(stat -c %a '$d/private.svg')\" = 600 ]"
+(umask 027 && t5 "$ATTNVIZ" --export svg --stage softmax "$MASK" -o "$d/new.svg" 2>"$err")
+check "a new file: 0666 less the umask" sh -c "[ \"\$(stat -c %a '$d/new.svg')\" = 640 ]"
+
+# save and export in the REPL go through the same rules
+printf 'save %s\nexport svg softmax %s\nnext\n' "$d/fifo.svg" "$d/fifo.svg" | t5 "$ATTNVIZ" --plain "$MASK" >"$out" 2>"$err"
+check "REPL save/export: a FIFO is refused and attnviz carries on" sh -c "[ \$(grep -c 'a FIFO, not a regular file' '$err') -eq 2 ] && [ -p '$d/fifo.svg' ] && grep -q 'step 2/' '$out'"
+
+echo "$passed passed, $failed failed"
+exit 0
