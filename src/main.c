@@ -3,6 +3,7 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -491,6 +492,8 @@ int main(int argc, char **argv)
 	const char *term = getenv("TERM"), *nocolor = getenv("NO_COLOR");
 
 	setlocale(LC_ALL, "");
+	/* A write past `ulimit -f` fails with EFBIG and a message, instead of killing us mid-write. */
+	signal(SIGXFSZ, SIG_IGN);
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0) {
 		free(a.files);

@@ -122,5 +122,13 @@ check "a new file: 0666 less the umask" sh -c "[ \"\$(stat -c %a '$d/new.svg')\"
 printf 'save %s\nexport svg softmax %s\nnext\n' "$d/fifo.svg" "$d/fifo.svg" | t5 "$ATTNVIZ" --plain "$MASK" >"$out" 2>"$err"
 check "REPL save/export: a FIFO is refused and attnviz carries on" sh -c "[ \$(grep -c 'a FIFO, not a regular file' '$err') -eq 2 ] && [ -p '$d/fifo.svg' ] && grep -q 'step 2/' '$out'"
 
+# ------------------------------------------------------------ writing: a file size limit
+
+echo precious >"$d/limited.svg"
+(ulimit -f 4 && t5 "$ATTNVIZ" --export svg --stage softmax "$MASK" -o "$d/limited.svg" >"$out" 2>"$err")
+rc=$?
+check "past ulimit -f: exit 1 and a message, not SIGXFSZ" sh -c "[ $rc -eq 1 ] && grep -q 'limited.svg: File too large' '$err'"
+check "past ulimit -f: the old file stays, no temporary left" sh -c "[ \"\$(cat '$d/limited.svg')\" = precious ] && [ -z \"\$(ls -A '$d' | grep '^\.')\" ]"
+
 echo "$passed passed, $failed failed"
 exit 0
