@@ -478,6 +478,25 @@ static int open_session(Session *s, const char *name, const char *lang)
 	return 0;
 }
 
+/*
+ * What went to stdout must have arrived: a full disk or a closed stdout is a
+ * message and exit 1, never a silent success. (A run that already failed has
+ * said why and exits non-zero anyway.)
+ */
+static int finish_stdout(int rc)
+{
+	int e;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	e = errno;
+	if (rc != 0)
+		return rc;
+	fprintf(stderr, "attnviz: cannot write to standard output%s%s\n", e ? ": " : "", e ? strerror(e) : "");
+	return 1;
+}
+
 static int locale_is_utf8(void)
 {
 	const char *cs = nl_langinfo(CODESET);
@@ -497,7 +516,7 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0) {
 		free(a.files);
-		return rc;
+		return finish_stdout(rc);
 	}
 	switch (a.mode) {
 	case MODE_CHECK: rc = run_check(&a); break;
@@ -539,5 +558,5 @@ int main(int argc, char **argv)
 		break;
 	}
 	free(a.files);
-	return rc;
+	return finish_stdout(rc);
 }

@@ -130,5 +130,29 @@ rc=$?
 check "past ulimit -f: exit 1 and a message, not SIGXFSZ" sh -c "[ $rc -eq 1 ] && grep -q 'limited.svg: File too large' '$err'"
 check "past ulimit -f: the old file stays, no temporary left" sh -c "[ \"\$(cat '$d/limited.svg')\" = precious ] && [ -z \"\$(ls -A '$d' | grep '^\.')\" ]"
 
+# ------------------------------------------------------------ standard output that cannot be written
+
+if [ -w /dev/full ]; then
+	t5 "$ATTNVIZ" --check "$MASK" >/dev/full 2>"$err"
+	rc=$?
+	check "--check to a full disk: non-zero exit and a message" sh -c "[ $rc -ne 0 ] && grep -q 'cannot write to standard output: No space left' '$err'"
+	printf 'next\nshow weights\n' | t5 "$ATTNVIZ" --plain "$MASK" >/dev/full 2>"$err"
+	rc=$?
+	check "plain REPL to a full disk: non-zero exit and a message" sh -c "[ $rc -ne 0 ] && grep -q 'standard output' '$err'"
+	t5 "$ATTNVIZ" --help >/dev/full 2>"$err"
+	check "--help to a full disk: non-zero exit" test $? -ne 0
+else
+	skip "writes to /dev/full" "(no /dev/full)"
+fi
+t5 "$ATTNVIZ" --check "$MASK" >&- 2>"$err"
+rc=$?
+check "--check with stdout closed: non-zero exit and a message" sh -c "[ $rc -ne 0 ] && grep -q 'standard output' '$err'"
+printf 'next\n' | t5 "$ATTNVIZ" --plain "$MASK" >&- 2>"$err"
+rc=$?
+check "plain REPL with stdout closed: non-zero exit" test "$rc" -ne 0
+t5 "$ATTNVIZ" --check "$MASK" >"$out" 2>"$err"
+rc=$?
+check "--check to a file: exit 0, nothing on stderr" sh -c "[ $rc -eq 0 ] && [ ! -s '$err' ] && [ -s '$out' ]"
+
 echo "$passed passed, $failed failed"
 exit 0
