@@ -503,10 +503,20 @@ static int locale_is_utf8(void)
 	return cs != NULL && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
+/* "--transcript: cannot write PATH: why" (the path escaped by fileio); frees err; the exit status 1. */
+static int transcript_error(char *err)
+{
+	fprintf(stderr, "attnviz: --transcript: %s\n", err ? err : "out of memory");
+	free(err);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	Args a;
 	Session s;
+	FileOut transcript;
+	char *err = NULL;
 	int rc;
 	const char *term = getenv("TERM"), *nocolor = getenv("NO_COLOR");
 
@@ -542,17 +552,20 @@ int main(int argc, char **argv)
 			           strcmp(term, "dumb") != 0;
 			po.utf8 = locale_is_utf8();
 			po.transcript = NULL;
-			if (a.transcript != NULL && (po.transcript = fopen(a.transcript, "a")) == NULL) {
-				fprintf(stderr, "attnviz: cannot open transcript %s: %s\n", a.transcript, strerror(errno));
-				session_free(&s);
-				rc = 1;
-				break;
+			po.transcript_errno = NULL;
+			/* appended to: a failure cuts it back to what it was (fileio.h) */
+			if (a.transcript != NULL) {
+				if (fileio_begin(&transcript, a.transcript, FILEIO_KEEP_MODE, 1, &err) != 0) {
+					rc = transcript_error(err);
+					session_free(&s);
+					break;
+				}
+				po.transcript = transcript.f;
+				po.transcript_errno = &transcript.error;
 			}
 			rc = plain_run(&s, stdin, &po);
-			if (po.transcript != NULL && fclose(po.transcript) != 0) {
-				fprintf(stderr, "attnviz: cannot write transcript %s: %s\n", a.transcript, strerror(errno));
-				rc = 1;
-			}
+			if (po.transcript != NULL && fileio_commit(&transcript, &err) != 0)
+				rc = transcript_error(err);
 		}
 		session_free(&s);
 		break;

@@ -154,5 +154,32 @@ t5 "$ATTNVIZ" --check "$MASK" >"$out" 2>"$err"
 rc=$?
 check "--check to a file: exit 0, nothing on stderr" sh -c "[ $rc -eq 0 ] && [ ! -s '$err' ] && [ -s '$out' ]"
 
+# ------------------------------------------------------------ --transcript: appended, never half
+
+mkfifo "$d/tr.fifo"
+printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript "$d/tr.fifo" "$MASK" >/dev/null 2>"$err"
+rc=$?
+check "--transcript to a FIFO: refused at once" sh -c "[ $rc -eq 1 ] && grep -q 'a FIFO, not a regular file' '$err' && [ -p '$d/tr.fifo' ]"
+if [ -w /dev/full ]; then
+	printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript /dev/full "$MASK" >/dev/null 2>"$err"
+	rc=$?
+	check "--transcript /dev/full: exit 1, says why" sh -c "[ $rc -eq 1 ] && grep -q 'transcript: cannot write /dev/full: is a character device' '$err'"
+fi
+lines='show weights\nshow scores\nshow weights\nshow scores\nshow weights\nshow scores\nshow weights\nshow scores\nshow weights\nshow scores\nnext\nnext\nnext\n'
+echo "old session" >"$d/tr.txt"
+(ulimit -f 8 && printf "$lines" | t5 "$ATTNVIZ" --plain --transcript "$d/tr.txt" "$MASK" >/dev/null 2>"$err")
+rc=$?
+check "--transcript on a full disk: exit 1 and a message" sh -c "[ $rc -eq 1 ] && grep -q 'transcript: cannot write .*tr.txt: File too large' '$err'"
+check "--transcript on a full disk: the old transcript is as it was" sh -c "[ \"\$(cat '$d/tr.txt')\" = 'old session' ]"
+(ulimit -f 8 && printf "$lines" | t5 "$ATTNVIZ" --plain --transcript "$d/tr-new.txt" "$MASK" >/dev/null 2>"$err")
+rc=$?
+check "--transcript on a full disk: a new transcript is not left half-written" sh -c "[ $rc -eq 1 ] && [ ! -e '$d/tr-new.txt' ]"
+printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript "$d/tr.txt" "$MASK" >/dev/null 2>"$err"
+rc=$?
+check "--transcript: appended to" sh -c "[ $rc -eq 0 ] && head -n 1 '$d/tr.txt' | grep -qx 'old session' && grep -qx 'attnviz> next' '$d/tr.txt'"
+printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript "$tmp/no/$HOSTILE" "$MASK" >/dev/null 2>"$err"
+check "--transcript: the path in the message is escaped" sh -c "grep -q 'x.x1b]52' '$err' && ! grep -q '$ESC' '$err'"
+check "--transcript: no raw C1 or bidi control in the message" raw_free "$err"
+
 echo "$passed passed, $failed failed"
 exit 0
