@@ -2573,8 +2573,7 @@ tui_run(Session *s, const TuiOptions *opt)
 		if (t.rec == NULL || record_tty_start(t.rec, STDOUT_FILENO, &tout, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot record");
 			free(rerr);
-			if (t.rec != NULL && record_close(t.rec, &rerr) != 0)
-				free(rerr);
+			record_abort(t.rec); /* the old recording, if any, stays */
 			t.rec = NULL;
 			scr = NULL;
 			rc = 1;

@@ -181,5 +181,77 @@ printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript "$tmp/no/$HOSTILE" "$MASK" 
 check "--transcript: the path in the message is escaped" sh -c "grep -q 'x.x1b]52' '$err' && ! grep -q '$ESC' '$err'"
 check "--transcript: no raw C1 or bidi control in the message" raw_free "$err"
 
+# ------------------------------------------------------------ the full-screen view: --record (and the history)
+
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "--record (and the history)" "(tmux not installed)"
+	echo "$passed passed, $failed failed"
+	exit 0
+fi
+
+# tty NAME STATE-DIR SHELL-COMMAND: run it in a new 80×24 terminal; its status goes to $tmp/NAME.rc.
+tty() {
+	printf 'cd "%s" || exit 1\n%s\necho $? >"%s/%s.rc"\n' "$SRCDIR" "$3" "$tmp" "$1" >"$tmp/$1.sh"
+	tm new-session -d -s "$1" -x 80 -y 24 \
+		"env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME='$2' sh '$tmp/$1.sh' 2>'$tmp/$1.err'"
+}
+screen_has() { # NAME PATTERN: within 5 s
+	i=0
+	while [ $i -lt 100 ]; do
+		tm capture-pane -p -t "$1" 2>/dev/null | grep -Eq -- "$2" && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+ended() { # NAME: within 5 s; the status in $rc
+	i=0
+	while [ $i -lt 100 ]; do
+		if [ -s "$tmp/$1.rc" ]; then rc=$(cat "$tmp/$1.rc"); return 0; fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	rc=
+	return 1
+}
+keys() { k=$1; shift; tm send-keys -t "$k" "$@" 2>/dev/null; }
+quit() { # NAME: q, then wait for the end
+	keys "$1" q
+	ended "$1" || { tm kill-session -t "$1" >/dev/null 2>&1; return 1; }
+}
+
+# --record: no predictable FILE.part (a symbolic link there is never followed).
+r=$tmp/rec
+mkdir -p "$r"
+echo precious >"$r/victim"
+ln -s victim "$r/out.cast.part"
+tty rec "$tmp/st4" "'$ATTNVIZ' --record '$r/out.cast' $MASK"
+screen_has rec 'Masked attention' && quit rec
+check "record: the recording is written" sh -c "[ '$rc' = 0 ] && head -n 1 '$r/out.cast' | grep -q '\"version\": 2'"
+check "record: a symbolic link at FILE.part is not followed" sh -c "[ \"\$(cat '$r/victim')\" = precious ]"
+check "record: no temporary left" no_temp "$r"
+
+# --record that cannot start (no pseudo-terminal: too few file descriptors) keeps the old recording.
+said=
+for n in 4 5 6 7 8; do
+	echo precious >"$r/old.cast"
+	rm -f "$tmp/nopty.rc"
+	tty nopty "$tmp/st5" "(ulimit -n $n; exec '$ATTNVIZ' --record '$r/old.cast' $MASK)"
+	ended nopty || quit nopty
+	if [ "$(cat "$r/old.cast")" != precious ]; then said=broken; break; fi
+	if grep -q 'pseudo-terminal' "$tmp/nopty.err"; then said=yes; break; fi
+done
+check "record: when it cannot start, the old recording stays (tried ulimit -n $n)" test "$said" = yes
+check "record: and no temporary is left" no_temp "$r"
+
+mkfifo "$r/fifo.cast"
+tty recfifo "$tmp/st6" "'$ATTNVIZ' --record '$r/fifo.cast' $MASK"
+ended recfifo || quit recfifo
+check "record: a FIFO is refused" sh -c "[ '$rc' = 1 ] && grep -q 'a FIFO, not a regular file' '$tmp/recfifo.err' && [ -p '$r/fifo.cast' ]"
+tty rechost "$tmp/st7" "'$ATTNVIZ' --record '$tmp/no/$HOSTILE' $MASK"
+ended rechost || quit rechost
+check "record: the path in the message is escaped" sh -c "[ '$rc' = 1 ] && grep -q 'x1b]52' '$tmp/rechost.err'"
+check "record: no raw control in the message" raw_free "$tmp/rechost.err"
+
 echo "$passed passed, $failed failed"
 exit 0

@@ -9,7 +9,6 @@
 
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "unit_hidden.h"
 
 static char dir[64];
 static char path[256];
@@ -49,14 +49,7 @@ static const char *in_dir(const char *name)
 /* Hidden files in dir: temporary files left behind. */
 static int leftovers(void)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-	assert_non_null(d);
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-	closedir(d);
-	return n;
+	return hidden_files_in(dir);
 }
 
 static void put(const char *name, const char *text, mode_t mode)
