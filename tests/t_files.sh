@@ -181,10 +181,10 @@ printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript "$tmp/no/$HOSTILE" "$MASK" 
 check "--transcript: the path in the message is escaped" sh -c "grep -q 'x.x1b]52' '$err' && ! grep -q '$ESC' '$err'"
 check "--transcript: no raw C1 or bidi control in the message" raw_free "$err"
 
-# ------------------------------------------------------------ the full-screen view: --record (and the history)
+# ------------------------------------------------------------ the full-screen view: the history and --record
 
 if ! command -v tmux >/dev/null 2>&1; then
-	skip "--record (and the history)" "(tmux not installed)"
+	skip "the history and --record" "(tmux not installed)"
 	echo "$passed passed, $failed failed"
 	exit 0
 fi
@@ -219,6 +219,35 @@ quit() { # NAME: q, then wait for the end
 	keys "$1" q
 	ended "$1" || { tm kill-session -t "$1" >/dev/null 2>&1; return 1; }
 }
+
+# History: 0600 with either line editor, however the old file was.
+next_and_quit() { # NAME STATE-DIR: start the view, type :next, quit
+	tty "$1" "$2" "'$ATTNVIZ' $MASK"
+	if screen_has "$1" 'Masked attention'; then
+		keys "$1" : ; keys "$1" -l 'next'; keys "$1" Enter
+		screen_has "$1" 'step 2/' >/dev/null
+		quit "$1"
+	fi
+}
+st=$tmp/st1
+mkdir -p "$st/attnviz"
+echo 'goto softmax' >"$st/attnviz/history"
+chmod 644 "$st/attnviz/history"
+next_and_quit hist "$st"
+check "history: the old lines and the new one are kept" sh -c "grep -qx 'goto softmax' '$st/attnviz/history' && grep -qx next '$st/attnviz/history'"
+check "history: the file is 0600 (it was 0644)" sh -c "[ \"\$(stat -c %a '$st/attnviz/history')\" = 600 ]"
+next_and_quit hist2 "$tmp/st2"
+check "history: a new file is 0600" sh -c "[ \"\$(stat -c %a '$tmp/st2/attnviz/history')\" = 600 ]"
+
+# A FIFO where the history file should be: the view starts, the FIFO stays.
+st=$tmp/st3
+mkdir -p "$st/attnviz"
+mkfifo "$st/attnviz/history"
+tty hfifo "$st" "'$ATTNVIZ' $MASK"
+if screen_has hfifo 'Masked attention'; then ok "history: a FIFO in its place does not hang the start"
+else not_ok "history: a FIFO in its place does not hang the start"; tm kill-session -t hfifo 2>/dev/null; fi
+quit hfifo
+check "history: the FIFO is neither read nor replaced" sh -c "[ -p '$st/attnviz/history' ] && [ '$rc' = 0 ]"
 
 # --record: no predictable FILE.part (a symbolic link there is never followed).
 r=$tmp/rec
