@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -456,15 +457,14 @@ int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 	}
 	ndirs = theme_dirs(dirs);
 	for (i = 0; i < ndirs; i++) {
-		FILE *f;
 		if (dirs[i] == NULL || dirs[i][0] == '\0')
 			continue;
 		path = malloc(strlen(dirs[i]) + strlen(name_or_path) + 8);
 		if (path == NULL)
 			break;
 		sprintf(path, "%s/%s.json", dirs[i], name_or_path);
-		if ((f = fopen(path, "rb")) != NULL) {
-			fclose(f);
+		/* the first directory that has the name; not opened here: fileio reads only a regular file */
+		if (access(path, F_OK) == 0) {
 			buf = fileio_read_all(path, THEMEFILE_MAX_BYTES, &len, err);
 			rc = buf ? themefile_parse(path, buf, len, out, err) : -1;
 			if (buf == NULL)

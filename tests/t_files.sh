@@ -181,6 +181,40 @@ printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript "$tmp/no/$HOSTILE" "$MASK" 
 check "--transcript: the path in the message is escaped" sh -c "grep -q 'x.x1b]52' '$err' && ! grep -q '$ESC' '$err'"
 check "--transcript: no raw C1 or bidi control in the message" raw_free "$err"
 
+# ------------------------------------------------------------ reading: a FIFO is never waited on
+
+lz=$tmp/lessons
+mkdir -p "$lz"
+cp "$MASK" "$lz/mask.json"
+mkfifo "$lz/x.json"
+printf 'lessons\n' | t5 env ATTNVIZ_LESSONS="$lz" "$ATTNVIZ" --plain >"$out" 2>"$err"
+rc=$?
+check "lessons: a FIFO named x.json does not hang the list" sh -c "[ $rc -eq 0 ] && grep -q 'mask' '$out'"
+# A writer that holds the FIFO open: a blocking read would wait for it.
+(exec 3>"$lz/x.json"; sleep 8) &
+holder=$!
+printf 'load %s\nnext\n' "$lz/x.json" | t5 "$ATTNVIZ" --plain "$MASK" >"$out" 2>"$err"
+rc=$?
+check "load: a FIFO is refused at once" sh -c "[ $rc -eq 0 ] && grep -q 'x.json: is a FIFO, not a lesson file' '$err'"
+t5 "$ATTNVIZ" --check "$lz/x.json" >"$out" 2>"$err"
+rc=$?
+check "--check: a FIFO is refused at once" sh -c "[ $rc -eq 1 ] && grep -q 'is a FIFO' '$err'"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+mkfifo "$tmp/theme.json"
+t5 "$ATTNVIZ" --export svg --stage softmax --theme "$tmp/theme.json" "$MASK" -o "$tmp/th.svg" >/dev/null 2>"$err"
+rc=$?
+check "--theme FILE: a FIFO is refused at once" sh -c "[ $rc -eq 1 ] && grep -q 'is a FIFO' '$err'"
+mkdir -p "$tmp/themes"
+mkfifo "$tmp/themes/fifo.json"
+t5 env ATTNVIZ_THEMES="$tmp/themes" "$ATTNVIZ" --export svg --stage softmax --theme fifo "$MASK" -o "$tmp/th.svg" >/dev/null 2>"$err"
+rc=$?
+check "--theme NAME: a FIFO in the theme directory is refused at once" sh -c "[ $rc -eq 1 ] && grep -q 'is a FIFO' '$err'"
+mkfifo "$tmp/demo.txt"
+printf 'source %s\nnext\n' "$tmp/demo.txt" | t5 "$ATTNVIZ" --plain "$MASK" >"$out" 2>"$err"
+rc=$?
+check "source: a FIFO is refused at once" sh -c "[ $rc -eq 0 ] && grep -q 'is a FIFO' '$err' && grep -q 'step 2/' '$out'"
+
 # ------------------------------------------------------------ the full-screen view: the history and --record
 
 if ! command -v tmux >/dev/null 2>&1; then
