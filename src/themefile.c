@@ -108,21 +108,23 @@ static int fail(Ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 	char msg[512];
-	char *file = text_escape(c->file, "");
+	/* the file name and the keys on the way ("roles.<key>") are the theme author's text: escaped */
+	char *file = text_escape(c->file, ""), *where = text_escape(c->path, "");
 	size_t cap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	cap = strlen(file ? file : "") + strlen(c->path) + strlen(msg) + 8;
+	cap = strlen(file ? file : "") + strlen(where ? where : "") + strlen(msg) + 8;
 	*c->err = malloc(cap);
 	if (*c->err != NULL) {
 		if (c->path[0] != '\0')
-			snprintf(*c->err, cap, "%s: %s: %s", file ? file : "", c->path, msg);
+			snprintf(*c->err, cap, "%s: %s: %s", file ? file : "", where ? where : "", msg);
 		else
 			snprintf(*c->err, cap, "%s: %s", file ? file : "", msg);
 	}
 	free(file);
+	free(where);
 	return -1;
 }
 

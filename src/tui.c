@@ -2582,8 +2582,9 @@ tui_run(Session *s, const TuiOptions *opt)
 	}
 	scr = newterm(NULL, tout, stdin);
 	if (scr == NULL) {
-		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n",
-		        getenv("TERM") ? getenv("TERM") : "");
+		char *term = text_escape(getenv("TERM"), ""); /* the environment is outside text too */
+		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n", term ? term : "");
+		free(term);
 		rc = 1;
 		goto out;
 	}

@@ -181,6 +181,33 @@ printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript "$tmp/no/$HOSTILE" "$MASK" 
 check "--transcript: the path in the message is escaped" sh -c "grep -q 'x.x1b]52' '$err' && ! grep -q '$ESC' '$err'"
 check "--transcript: no raw C1 or bidi control in the message" raw_free "$err"
 
+# ------------------------------------------------------------ outside text in messages is escaped
+
+export_to "$tmp/no/$HOSTILE"
+check "-o: the path in the message is escaped" sh -c "[ $rc -eq 1 ] && grep -q 'x.x1b]52' '$err'"
+check "-o: no raw control in the message" raw_free "$err"
+# A theme's key names, wherever they stand: an unknown key, role, and key of a role.
+key=$(printf '\\u001b]52;c;QUFB\\u0007\\u009b\\u202e')
+for where in top role role-key; do
+	case $where in
+	top) printf '{"name": "t", "%s": 1}\n' "$key" ;;
+	role) printf '{"name": "t", "roles": {"stage": {"fg": 1}, "%s": {}}}\n' "$key" ;;
+	role-key) printf '{"name": "t", "roles": {"stage": {"%s": 1}}}\n' "$key" ;;
+	esac >"$tmp/keytheme.json"
+	t5 "$ATTNVIZ" --export svg --stage softmax --theme "$tmp/keytheme.json" "$MASK" -o "$tmp/kt.svg" >/dev/null 2>"$err"
+	rc=$?
+	check "theme: a key name in the message is escaped ($where)" sh -c "[ $rc -eq 1 ] && grep -q 'x1b]52;c;QUFB.x07.x9b.u202e' '$err'"
+	check "theme: no raw control in the message ($where)" raw_free "$err"
+done
+
+# A lesson name that finds nothing is quoted back: escaped (the REPL's start and --export).
+printf 'next\n' | t5 "$ATTNVIZ" --plain "$HOSTILE" >/dev/null 2>"$err"
+check "a lesson name in the message is escaped (start)" sh -c "grep -q 'no lesson named \"x.x1b]52' '$err'"
+check "a lesson name: no raw control in the message (start)" raw_free "$err"
+t5 "$ATTNVIZ" --export svg --stage softmax "$HOSTILE" -o "$tmp/kt.svg" >/dev/null 2>"$err"
+check "a lesson name in the message is escaped (--export)" sh -c "grep -q 'no lesson named \"x.x1b]52' '$err'"
+check "a lesson name: no raw control in the message (--export)" raw_free "$err"
+
 # ------------------------------------------------------------ reading: a FIFO is never waited on
 
 lz=$tmp/lessons
@@ -315,6 +342,12 @@ tty rechost "$tmp/st7" "'$ATTNVIZ' --record '$tmp/no/$HOSTILE' $MASK"
 ended rechost || quit rechost
 check "record: the path in the message is escaped" sh -c "[ '$rc' = 1 ] && grep -q 'x1b]52' '$tmp/rechost.err'"
 check "record: no raw control in the message" raw_free "$tmp/rechost.err"
+
+# TERM is outside text too: a terminal type curses does not know is named, escaped.
+tty badterm "$tmp/st8" "TERM='$HOSTILE' '$ATTNVIZ' $MASK"
+ended badterm || quit badterm
+check "an unknown TERM in the message is escaped" sh -c "[ '$rc' = 1 ] && grep -q 'TERM=x.x1b]52' '$tmp/badterm.err'"
+check "an unknown TERM: no raw control in the message" raw_free "$tmp/badterm.err"
 
 echo "$passed passed, $failed failed"
 exit 0
