@@ -3,7 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,6 +299,8 @@ int fileio_commit(FileOut *o, char **err)
 int fileio_write_mode(const char *path, const char *data, size_t len, int mode, char **err)
 {
 	FileOut o;
+	sigset_t stop, old;
+	int rc;
 
 	*err = NULL;
 	if (strcmp(path, "-") == 0) {
@@ -307,12 +310,25 @@ int fileio_write_mode(const char *path, const char *data, size_t len, int mode, 
 		}
 		return 0;
 	}
-	if (fileio_begin(&o, path, mode, 0, err) != 0)
-		return -1;
-	/* straight to the descriptor: the data is already one buffer */
-	if (fflush(o.f) != 0 || write_all(fileno(o.f), data, len) != 0)
-		o.error = errno;
-	return fileio_commit(&o, err);
+	/*
+	 * Ctrl-C, kill, a closed terminal: they take effect once the file is
+	 * whole or the temporary file is gone, never in between, which would
+	 * leave the temporary file behind (only kill -9 still can).
+	 */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	if ((rc = fileio_begin(&o, path, mode, 0, err)) == 0) {
+		/* straight to the descriptor: the data is already one buffer */
+		if (fflush(o.f) != 0 || write_all(fileno(o.f), data, len) != 0)
+			o.error = errno;
+		rc = fileio_commit(&o, err);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 int fileio_write_atomic(const char *path, const char *data, size_t len, char **err)

@@ -15,8 +15,9 @@
  *    in advance is never followed), are flushed to the disk (fsync) and
  *    renamed over the file: it holds either its old bytes or all the new
  *    ones. Every failure removes the temporary file and leaves the file as
- *    it was. (A process killed outright, kill -9, can leave the hidden
- *    temporary file; the file itself is still whole.)
+ *    it was. fileio_write_* hold off SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ *    until then, so only a process killed outright (kill -9) can leave the
+ *    hidden temporary file; the file itself is still whole.
  *  - A replaced file keeps its permission bits, but never set-user-ID,
  *    set-group-ID or sticky; a new file gets 0666 & ~umask, or the mode the
  *    writer asks for (the history: 0600). The new file belongs to whoever

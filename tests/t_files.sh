@@ -122,13 +122,38 @@ check "a new file: 0666 less the umask" sh -c "[ \"\$(stat -c %a '$d/new.svg')\"
 printf 'save %s\nexport svg softmax %s\nnext\n' "$d/fifo.svg" "$d/fifo.svg" | t5 "$ATTNVIZ" --plain "$MASK" >"$out" 2>"$err"
 check "REPL save/export: a FIFO is refused and attnviz carries on" sh -c "[ \$(grep -c 'a FIFO, not a regular file' '$err') -eq 2 ] && [ -p '$d/fifo.svg' ] && grep -q 'step 2/' '$out'"
 
-# ------------------------------------------------------------ writing: a file size limit
+# ------------------------------------------------------------ writing: a file size limit, a kill
 
 echo precious >"$d/limited.svg"
 (ulimit -f 4 && t5 "$ATTNVIZ" --export svg --stage softmax "$MASK" -o "$d/limited.svg" >"$out" 2>"$err")
 rc=$?
 check "past ulimit -f: exit 1 and a message, not SIGXFSZ" sh -c "[ $rc -eq 1 ] && grep -q 'limited.svg: File too large' '$err'"
 check "past ulimit -f: the old file stays, no temporary left" sh -c "[ \"\$(cat '$d/limited.svg')\" = precious ] && [ -z \"\$(ls -A '$d' | grep '^\.')\" ]"
+
+# Killed (TERM) while the bytes are being written: the file ends whole, no temporary file is left.
+k=$tmp/kill
+mkdir -p "$k"
+cat >"$k/big.json" <<'EOF'
+{"attnviz": 1, "X": {"random": "normal", "rows": 1500, "cols": 4, "seed": 1},
+ "W_q": {"identity": 4}, "W_k": {"identity": 4}, "W_v": {"identity": 4}}
+EOF
+"$ATTNVIZ" --export csv --matrix weights "$k/big.json" -o "$k/w.csv" 2>"$err" &
+pid=$!
+i=0
+caught=
+while [ $i -lt 2000 ] && kill -0 "$pid" 2>/dev/null; do
+	if ls -A "$k" | grep -q '^\.w\.csv\.'; then kill -TERM "$pid"; caught=yes; break; fi
+	sleep 0.01
+	i=$((i + 1))
+done
+wait "$pid" 2>/dev/null
+if [ -z "$caught" ]; then
+	skip "killed mid-write" "(the write was over before it could be caught)"
+else
+	check "killed mid-write: no temporary file left" no_temp "$k"
+	check "killed mid-write: the file, if there, is whole" sh -c "[ ! -e '$k/w.csv' ] || [ \$(wc -l <'$k/w.csv') -eq 1501 ]"
+fi
+rm -rf "$k"
 
 # ------------------------------------------------------------ standard output that cannot be written
 
