@@ -15,9 +15,9 @@
 #include "lesson.h"
 
 #include "attention.h"
-#include "fileio.h"
 #include "prng.h"
 #include "strbuf.h"
+#include "fileio.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>

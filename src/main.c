@@ -503,10 +503,10 @@ static int locale_is_utf8(void)
 	return cs != NULL && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
-/* "--transcript: cannot write PATH: why" (the path escaped by fileio); frees err; the exit status 1. */
-static int transcript_error(char *err)
+/* "attnviz: WHAT: cannot write PATH: why" (the path escaped by fileio); frees err; the exit status 1. */
+static int transcript_error(const char *what, char *err)
 {
-	fprintf(stderr, "attnviz: --transcript: %s\n", err ? err : "out of memory");
+	fprintf(stderr, "attnviz: %s: %s\n", what, err ? err : "out of memory");
 	free(err);
 	return 1;
 }
@@ -556,7 +556,7 @@ int main(int argc, char **argv)
 			/* appended to: a failure cuts it back to what it was (fileio.h) */
 			if (a.transcript != NULL) {
 				if (fileio_begin(&transcript, a.transcript, FILEIO_KEEP_MODE, 1, &err) != 0) {
-					rc = transcript_error(err);
+					rc = transcript_error("cannot open transcript", err);
 					session_free(&s);
 					break;
 				}
@@ -565,7 +565,7 @@ int main(int argc, char **argv)
 			}
 			rc = plain_run(&s, stdin, &po);
 			if (po.transcript != NULL && fileio_commit(&transcript, &err) != 0)
-				rc = transcript_error(err);
+				rc = transcript_error("transcript cut back to what it was", err);
 		}
 		session_free(&s);
 		break;

@@ -214,7 +214,7 @@ printf 'next\n' | "$ATTNVIZ" --plain --transcript "$tmp/tr.txt" "$MH" >/dev/null
 check "transcript: appends" sh -c "grep -qx 'attnviz> goto softmax' '$tmp/tr.txt' && grep -qx 'attnviz> next' '$tmp/tr.txt'"
 "$ATTNVIZ" --plain --transcript "$tmp/no/dir/tr.txt" "$MH" </dev/null >/dev/null 2>"$err"
 rc=$?
-check "transcript: an unwritable file exits 1" sh -c "[ $rc -eq 1 ] && grep -q 'transcript: cannot write' '$err'"
+check "transcript: an unwritable file exits 1" sh -c "[ $rc -eq 1 ] && grep -q 'cannot open transcript' '$err'"
 "$ATTNVIZ" --dump "$MH" --transcript "$tmp/tr2.txt" >/dev/null 2>"$err"
 check "transcript: only with the REPL (exit 2)" test $? -eq 2
 

@@ -188,13 +188,13 @@ check "--transcript to a FIFO: refused at once" sh -c "[ $rc -eq 1 ] && grep -q 
 if [ -w /dev/full ]; then
 	printf 'next\n' | t5 "$ATTNVIZ" --plain --transcript /dev/full "$MASK" >/dev/null 2>"$err"
 	rc=$?
-	check "--transcript /dev/full: exit 1, says why" sh -c "[ $rc -eq 1 ] && grep -q 'transcript: cannot write /dev/full: is a character device' '$err'"
+	check "--transcript /dev/full: exit 1, says why" sh -c "[ $rc -eq 1 ] && grep -q 'cannot open transcript: cannot write /dev/full: is a character device' '$err'"
 fi
 lines='show weights\nshow scores\nshow weights\nshow scores\nshow weights\nshow scores\nshow weights\nshow scores\nshow weights\nshow scores\nnext\nnext\nnext\n'
 echo "old session" >"$d/tr.txt"
 (ulimit -f 8 && printf "$lines" | t5 "$ATTNVIZ" --plain --transcript "$d/tr.txt" "$MASK" >/dev/null 2>"$err")
 rc=$?
-check "--transcript on a full disk: exit 1 and a message" sh -c "[ $rc -eq 1 ] && grep -q 'transcript: cannot write .*tr.txt: File too large' '$err'"
+check "--transcript on a full disk: exit 1 and a message" sh -c "[ $rc -eq 1 ] && grep -q 'transcript cut back to what it was: cannot write .*tr.txt: File too large' '$err'"
 check "--transcript on a full disk: the old transcript is as it was" sh -c "[ \"\$(cat '$d/tr.txt')\" = 'old session' ]"
 (ulimit -f 8 && printf "$lines" | t5 "$ATTNVIZ" --plain --transcript "$d/tr-new.txt" "$MASK" >/dev/null 2>"$err")
 rc=$?
