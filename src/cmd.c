@@ -265,17 +265,15 @@ static int compare_names(const void *x, const void *y)
 /* The title of a lesson file, read cheaply (no computation); heap string or NULL. */
 static char *lesson_title(const char *path, const char *lang)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL, *title = NULL;
-	long len;
+	/* fileio: a FIFO named x.json must not hang `lessons` */
+	char *err = NULL, *title = NULL;
+	size_t len;
+	char *buf = fileio_read_all(path, LESSON_MAX_BYTES, &len, &err);
 	cJSON *root, *t;
 
-	if (f == NULL)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) > 0 && len < LESSON_MAX_BYTES &&
-	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len)) != NULL &&
-	    fread(buf, 1, (size_t)len, f) == (size_t)len) {
-		root = cJSON_ParseWithLength(buf, (size_t)len);
+	free(err);
+	if (buf != NULL) {
+		root = cJSON_ParseWithLength(buf, len);
 		t = cJSON_GetObjectItemCaseSensitive(root, "title");
 		if (cJSON_IsObject(t)) {
 			cJSON *v = cJSON_GetObjectItemCaseSensitive(t, lang);
@@ -286,7 +284,6 @@ static char *lesson_title(const char *path, const char *lang)
 		cJSON_Delete(root);
 	}
 	free(buf);
-	fclose(f);
 	return title;
 }
 

@@ -1,8 +1,10 @@
-/* fileio.c: atomic writes (temporary file + fsync + rename) and whole-file reads. */
+/* fileio.c: atomic writes (temporary file + fsync + rename), appends, and reads of regular files only. */
 #include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,18 +12,42 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "strbuf.h"
 #include "text.h"
 
 /* A heap error string before + PATH + ": " + after (the path shown escaped); NULL when out of memory. */
 static char *fileio_error(const char *before, const char *path, const char *after)
 {
 	char *safe = text_escape(path, "");
-	char *msg = NULL;
+	char *msg = safe != NULL ? str_printf("%s%s: %s", before, safe, after) : NULL;
 
-	if (safe != NULL && (msg = malloc(strlen(before) + strlen(safe) + strlen(after) + 3)) != NULL)
-		sprintf(msg, "%s%s: %s", before, safe, after);
 	free(safe);
 	return msg;
+}
+
+const char *fileio_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return NULL;
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* "is a FIFO, not a regular file" for a message (a static buffer: one message at a time). */
+static const char *not_regular(const char *kind)
+{
+	static char buf[64];
+	snprintf(buf, sizeof buf, "is %s, not a regular file", kind);
+	return buf;
 }
 
 /* Write all of buf to fd, retrying short writes and EINTR. Returns 0, or -1 with errno. */
@@ -60,11 +86,221 @@ static int split_path(const char *path, char **dir, char **base)
 	return 0;
 }
 
-int fileio_write_atomic(const char *path, const char *data, size_t len, char **err)
+static void fileio_free(FileOut *o)
 {
-	char *dir = NULL, *base = NULL, *tmp = NULL;
+	free(o->tmp);
+	free(o->target);
+	free(o->shown);
+	o->tmp = o->target = o->shown = NULL;
+	o->f = NULL;
+}
+
+/* End o with the message "cannot write PATH: why"; -1. */
+static int fileio_fail(FileOut *o, const char *why, char **err)
+{
+	*err = str_printf("cannot write %s: %s", o->shown != NULL ? o->shown : "a file", why);
+	fileio_abort(o);
+	return -1;
+}
+
+/*
+ * Where the bytes for path go, by the rules in fileio.h: o->target (the path,
+ * or the regular file its link points to). *st is that file's status and
+ * *exists says whether there is one. Returns NULL, or why not (static).
+ */
+static const char *fileio_target(FileOut *o, const char *path, struct stat *st, int *exists)
+{
+	const char *kind;
+
+	*exists = 0;
+	if (lstat(path, st) != 0) {
+		if (errno != ENOENT)
+			return strerror(errno);
+		o->target = strdup(path);
+		return o->target != NULL ? NULL : "out of memory";
+	}
+	if (S_ISLNK(st->st_mode)) {
+		o->target = realpath(path, NULL);
+		if (o->target == NULL)
+			return errno == ENOENT ? "is a symbolic link to nothing" : strerror(errno);
+		if (stat(o->target, st) != 0)
+			return strerror(errno);
+	} else if ((o->target = strdup(path)) == NULL)
+		return "out of memory";
+	*exists = 1;
+	if (S_ISDIR(st->st_mode))
+		return strerror(EISDIR);
+	if ((kind = fileio_kind(st->st_mode)) != NULL)
+		return not_regular(kind);
+	return NULL;
+}
+
+/* The temporary file beside o->target, permission bits set; 0 or -1 with errno. */
+static int fileio_temp(FileOut *o, int mode, const struct stat *old)
+{
+	char *dir, *base;
+	int fd;
+
+	if (split_path(o->target, &dir, &base) != 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* a long name keeps its start: the temporary name must fit NAME_MAX too */
+	o->tmp = str_printf("%s/.%.200s.XXXXXX", dir, base);
+	free(dir);
+	free(base);
+	if (o->tmp == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* O_CREAT | O_EXCL with a random name: never an existing file, never a planted link */
+	fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		free(o->tmp);
+		o->tmp = NULL;
+		return -1;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (mode < 0 && old != NULL)
+		mode = (int)(old->st_mode & 0777); /* never set-uid, set-gid or sticky */
+	else if (mode < 0) {
+		mode_t mask = umask(0);
+		umask(mask);
+		mode = (int)(0666 & ~mask);
+	}
+	if (fchmod(fd, (mode_t)mode) != 0 || (o->f = fdopen(fd, "w")) == NULL) {
+		int e = errno;
+		close(fd);
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* Open o->target to append: an existing regular file, or a new one (0666 & ~umask). 0 or -1 with errno / *why. */
+static int fileio_open_append(FileOut *o, int exists, const char **why)
+{
 	struct stat st;
-	int fd = -1, saved, rc = -1, have_old;
+	int fd, flags = O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+
+	*why = NULL;
+	fd = open(o->target, exists ? flags : flags | O_CREAT | O_EXCL, 0666);
+	if (fd < 0)
+		return -1;
+	o->created = !exists;
+	if (fstat(fd, &st) != 0 || (*why = fileio_kind(st.st_mode)) != NULL) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		if (*why != NULL)
+			*why = not_regular(*why);
+		return -1;
+	}
+	o->old_size = st.st_size;
+	fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
+	if ((o->f = fdopen(fd, "a")) == NULL) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int fileio_begin(FileOut *o, const char *path, int mode, int append, char **err)
+{
+	struct stat st;
+	const char *why;
+	int exists;
+
+	*err = NULL;
+	memset(o, 0, sizeof *o);
+	o->append = append;
+	if ((o->shown = text_escape(path, "")) == NULL)
+		return fileio_fail(o, "out of memory", err);
+	if (path[0] == '\0' || path[strlen(path) - 1] == '/')
+		return fileio_fail(o, "expected a file name, not a directory", err);
+	if ((why = fileio_target(o, path, &st, &exists)) != NULL)
+		return fileio_fail(o, why, err);
+	if (append ? fileio_open_append(o, exists, &why) : fileio_temp(o, mode, exists ? &st : NULL)) {
+		if (why == NULL)
+			why = strerror(errno);
+		return fileio_fail(o, why, err);
+	}
+	return 0;
+}
+
+void fileio_abort(FileOut *o)
+{
+	if (o->f != NULL) {
+		if (o->append && !o->created)
+			(void)!ftruncate(fileno(o->f), o->old_size); /* back to what it was */
+		fclose(o->f);
+	}
+	if (o->tmp != NULL)
+		unlink(o->tmp);
+	else if (o->append && o->created && o->target != NULL)
+		unlink(o->target);
+	fileio_free(o);
+}
+
+int fileio_commit(FileOut *o, char **err)
+{
+	int e = o->error;
+	struct stat st;
+	const char *kind;
+
+	*err = NULL;
+	errno = 0;
+	if (fflush(o->f) != 0 && e == 0)
+		e = errno ? errno : EIO;
+	if (ferror(o->f) && e == 0)
+		e = EIO;
+	if (e == 0 && fsync(fileno(o->f)) != 0)
+		e = errno;
+	if (e != 0)
+		return fileio_fail(o, strerror(e), err);
+	if (fclose(o->f) != 0) {
+		o->f = NULL;
+		return fileio_fail(o, strerror(errno), err);
+	}
+	o->f = NULL;
+	if (o->append) {
+		fileio_free(o);
+		return 0;
+	}
+	/* Something else put in its place meanwhile: still never replaced. */
+	if (lstat(o->target, &st) == 0 && (kind = fileio_kind(st.st_mode)) != NULL)
+		return fileio_fail(o, not_regular(kind), err);
+	if (rename(o->tmp, o->target) != 0)
+		return fileio_fail(o, strerror(errno), err);
+	free(o->tmp);
+	o->tmp = NULL;
+	/* make the rename itself durable; failure here loses nothing */
+	{
+		char *dir, *base;
+		if (split_path(o->target, &dir, &base) == 0) {
+			int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (dfd >= 0) {
+				(void)fsync(dfd);
+				close(dfd);
+			}
+			free(dir);
+			free(base);
+		}
+	}
+	fileio_free(o);
+	return 0;
+}
+
+int fileio_write_mode(const char *path, const char *data, size_t len, int mode, char **err)
+{
+	FileOut o;
+	sigset_t stop, old;
+	int rc;
 
 	*err = NULL;
 	if (strcmp(path, "-") == 0) {
@@ -74,78 +310,30 @@ int fileio_write_atomic(const char *path, const char *data, size_t len, char **e
 		}
 		return 0;
 	}
-	if (path[0] == '\0' || path[strlen(path) - 1] == '/') {
-		*err = fileio_error("cannot write ", path, "expected a file name, not a directory");
-		return -1;
+	/*
+	 * Ctrl-C, kill, a closed terminal: they take effect once the file is
+	 * whole or the temporary file is gone, never in between, which would
+	 * leave the temporary file behind (only kill -9 still can).
+	 */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	if ((rc = fileio_begin(&o, path, mode, 0, err)) == 0) {
+		/* straight to the descriptor: the data is already one buffer */
+		if (fflush(o.f) != 0 || write_all(fileno(o.f), data, len) != 0)
+			o.error = errno;
+		rc = fileio_commit(&o, err);
 	}
-	if (split_path(path, &dir, &base) != 0) {
-		*err = strdup("out of memory");
-		return -1;
-	}
-	have_old = stat(path, &st) == 0;
-	if (have_old && S_ISDIR(st.st_mode)) {
-		*err = fileio_error("cannot write ", path, strerror(EISDIR));
-		goto out;
-	}
-	tmp = malloc(strlen(dir) + strlen(base) + 16);
-	if (tmp == NULL) {
-		*err = strdup("out of memory");
-		goto out;
-	}
-	sprintf(tmp, "%s/.%s.XXXXXX", dir, base);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		*err = fileio_error("cannot write ", path, strerror(errno));
-		goto out;
-	}
-	/* mkstemp makes 0600; keep the old file's mode, or the usual one for a new file */
-	{
-		mode_t mode;
-		if (have_old)
-			mode = st.st_mode & 07777;
-		else {
-			mode_t mask = umask(0);
-			umask(mask);
-			mode = 0666 & ~mask;
-		}
-		if (fchmod(fd, mode) != 0)
-			goto fail_errno;
-	}
-	if (write_all(fd, data, len) != 0 || fsync(fd) != 0)
-		goto fail_errno;
-	if (close(fd) != 0) {
-		fd = -1;
-		goto fail_errno;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0)
-		goto fail_errno;
-	/* make the rename itself durable; failure here loses nothing */
-	{
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-		if (dfd >= 0) {
-			(void)fsync(dfd);
-			close(dfd);
-		}
-	}
-	rc = 0;
-	goto out;
-fail_errno:
-	saved = errno;
-	*err = fileio_error("cannot write ", path, strerror(saved));
-	if (fd >= 0)
-		close(fd);
-	fd = -1;
-	unlink(tmp);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (rc != 0 && *err == NULL)
-		*err = strdup("out of memory");
-	free(tmp);
-	free(dir);
-	free(base);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
+}
+
+int fileio_write_atomic(const char *path, const char *data, size_t len, char **err)
+{
+	return fileio_write_mode(path, data, len, FILEIO_KEEP_MODE, err);
 }
 
 static char *over_limit(const char *path, size_t max)
@@ -155,27 +343,45 @@ static char *over_limit(const char *path, size_t max)
 	return fileio_error("", path, msg);
 }
 
+int fileio_open_regular(const char *path, struct stat *st, const char **kind)
+{
+	int fd, e;
+
+	*kind = NULL;
+	/* look before opening: opening a device can do things, opening a FIFO can wait */
+	if (stat(path, st) != 0)
+		return -1;
+	if ((*kind = fileio_kind(st->st_mode)) != NULL)
+		return -1;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) != 0 || (*kind = fileio_kind(st->st_mode)) != NULL) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	fcntl(fd, F_SETFL, O_RDONLY);
+	return fd;
+}
+
 char *fileio_read_all(const char *path, size_t max, size_t *len, char **err)
 {
 	char *buf = NULL;
 	size_t cap = 0, used = 0;
 	struct stat st;
+	const char *kind;
 	int fd;
 
 	*err = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY);
+	fd = fileio_open_regular(path, &st, &kind);
 	if (fd < 0) {
-		*err = fileio_error("cannot read ", path, strerror(errno));
+		*err = kind != NULL ? fileio_error("", path, not_regular(kind)) : fileio_error("cannot read ", path, strerror(errno));
+		if (*err == NULL)
+			*err = strdup("out of memory");
 		return NULL;
-	}
-	if (fstat(fd, &st) != 0) {
-		*err = fileio_error("cannot read ", path, strerror(errno));
-		goto fail;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		*err = fileio_error("", path, "is a directory, not a file");
-		goto fail;
 	}
 	for (;;) {
 		ssize_t k;

@@ -17,11 +17,11 @@
 #include "catalog.h"
 #include "prng.h"
 #include "strbuf.h"
+#include "fileio.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -2628,7 +2628,8 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 	char *buf = NULL, *p;
 	size_t len = 0, cap;
 	ssize_t got_bytes;
-	int fd, flags;
+	const char *kind;
+	int fd;
 
 	if (err != NULL)
 		*err = NULL;
@@ -2637,34 +2638,22 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			*err = str_printf("out of memory");
 		return NULL;
 	}
-	/* O_NONBLOCK: opening a FIFO nobody writes to must not hang. */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	/* Regular files only: a FIFO or a device is refused at once, never waited on (fileio.h). */
+	fd = fileio_open_regular(path, &st, &kind);
 	if (fd < 0) {
 		if (err != NULL)
-			*err = str_printf("%s: cannot open: %s", shown, strerror(errno));
+			*err = kind != NULL ? str_printf("%s: is %s, not a lesson file", shown, kind)
+			                    : str_printf("%s: cannot open: %s", shown, strerror(errno));
 		free(shown);
 		return NULL;
 	}
-	if (fstat(fd, &st) != 0) {
-		if (err != NULL)
-			*err = str_printf("%s: cannot read: %s", shown, strerror(errno));
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		if (err != NULL)
-			*err = str_printf("%s: is a directory, not a lesson file", shown);
-		goto out;
-	}
-	if (S_ISREG(st.st_mode) && st.st_size > (off_t)LESSON_MAX_BYTES) {
+	if (st.st_size > (off_t)LESSON_MAX_BYTES) {
 		if (err != NULL)
 			*err = str_printf("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", shown,
 			              (long long)st.st_size, (long)LESSON_MAX_BYTES);
 		goto out;
 	}
-	flags = fcntl(fd, F_GETFL);
-	if (flags >= 0)
-		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	cap = (size_t)st.st_size + 1;
 	buf = malloc(cap);
 	if (buf == NULL) {
 		if (err != NULL)

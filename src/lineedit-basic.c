@@ -15,6 +15,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "histfile.h"
 #include "lineedit.h"
 
 #define HISTORY_MAX 500
@@ -132,33 +133,21 @@ hist_add(LineEdit *le, const char *line)
 }
 
 static void
+hist_add_line(void *le, const char *line)
+{
+	hist_add(le, line);
+}
+
+static void
 hist_load(LineEdit *le)
 {
-	FILE *f = le->path ? fopen(le->path, "r") : NULL;
-	char buf[4096];
-
-	if (f == NULL)
-		return;
-	while (fgets(buf, sizeof buf, f)) {
-		buf[strcspn(buf, "\r\n")] = '\0';
-		/* readline's timestamp lines: "#1700000000" */
-		if (buf[0] == '#' && buf[1] >= '0' && buf[1] <= '9')
-			continue;
-		hist_add(le, buf);
-	}
-	fclose(f);
+	histfile_load(le->path, hist_add_line, le);
 }
 
 static void
 hist_save(const LineEdit *le)
 {
-	FILE *f = le->path ? fopen(le->path, "w") : NULL;
-
-	if (f == NULL)
-		return; /* silent: history is a convenience */
-	for (int i = 0; i < le->nhist; i++)
-		fprintf(f, "%s\n", le->hist[i]);
-	fclose(f);
+	histfile_save(le->path, (const char *const *)le->hist, le->nhist); /* silent: history is a convenience */
 }
 
 static void

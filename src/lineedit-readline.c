@@ -17,6 +17,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "histfile.h"
 #include "lineedit.h"
 
 #define HISTORY_MAX 500
@@ -182,6 +183,27 @@ le_init_readline(LineEdit *le)
 	}
 }
 
+static void
+le_history_add(void *ctx, const char *line)
+{
+	(void)ctx;
+	add_history(line);
+}
+
+/* readline's history, oldest first, to the file (silent on failure: history is a convenience). */
+static void
+le_history_save(const char *path)
+{
+	HIST_ENTRY **h = history_list();
+	const char **lines = history_length > 0 ? calloc((size_t)history_length, sizeof *lines) : NULL;
+	int n = 0;
+
+	for (; h != NULL && lines != NULL && n < history_length && h[n] != NULL; n++)
+		lines[n] = h[n]->line;
+	histfile_save(path, lines, n);
+	free(lines);
+}
+
 LineEdit *
 lineedit_new(const char *history_path, const Session *s)
 {
@@ -199,8 +221,8 @@ lineedit_new(const char *history_path, const Session *s)
 	}
 	le_init_readline(le);
 	clear_history();
-	if (le->path)
-		read_history(le->path);
+	/* not read_history/write_history: the file is read and written by attnviz's rules (histfile.h) */
+	histfile_load(le->path, le_history_add, NULL);
 	return le;
 }
 
@@ -214,7 +236,7 @@ lineedit_free(LineEdit *le)
 	if (le_active == le)
 		le_active = NULL;
 	if (le->path)
-		write_history(le->path); /* silent on failure */
+		le_history_save(le->path);
 	free(le->line);
 	free(le->prompt);
 	free(le->path);

@@ -3,6 +3,7 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,24 +478,55 @@ static int open_session(Session *s, const char *name, const char *lang)
 	return 0;
 }
 
+/*
+ * What went to stdout must have arrived: a full disk or a closed stdout is a
+ * message and exit 1, never a silent success. (A run that already failed has
+ * said why and exits non-zero anyway.)
+ */
+static int finish_stdout(int rc)
+{
+	int e;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	e = errno;
+	if (rc != 0)
+		return rc;
+	fprintf(stderr, "attnviz: cannot write to standard output%s%s\n", e ? ": " : "", e ? strerror(e) : "");
+	return 1;
+}
+
 static int locale_is_utf8(void)
 {
 	const char *cs = nl_langinfo(CODESET);
 	return cs != NULL && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
+/* "attnviz: WHAT: cannot write PATH: why" (the path escaped by fileio); frees err; the exit status 1. */
+static int transcript_error(const char *what, char *err)
+{
+	fprintf(stderr, "attnviz: %s: %s\n", what, err ? err : "out of memory");
+	free(err);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	Args a;
 	Session s;
+	FileOut transcript;
+	char *err = NULL;
 	int rc;
 	const char *term = getenv("TERM"), *nocolor = getenv("NO_COLOR");
 
 	setlocale(LC_ALL, "");
+	/* A write past `ulimit -f` fails with EFBIG and a message, instead of killing us mid-write. */
+	signal(SIGXFSZ, SIG_IGN);
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0) {
 		free(a.files);
-		return rc;
+		return finish_stdout(rc);
 	}
 	switch (a.mode) {
 	case MODE_CHECK: rc = run_check(&a); break;
@@ -520,21 +552,24 @@ int main(int argc, char **argv)
 			           strcmp(term, "dumb") != 0;
 			po.utf8 = locale_is_utf8();
 			po.transcript = NULL;
-			if (a.transcript != NULL && (po.transcript = fopen(a.transcript, "a")) == NULL) {
-				fprintf(stderr, "attnviz: cannot open transcript %s: %s\n", a.transcript, strerror(errno));
-				session_free(&s);
-				rc = 1;
-				break;
+			po.transcript_errno = NULL;
+			/* appended to: a failure cuts it back to what it was (fileio.h) */
+			if (a.transcript != NULL) {
+				if (fileio_begin(&transcript, a.transcript, FILEIO_KEEP_MODE, 1, &err) != 0) {
+					rc = transcript_error("cannot open transcript", err);
+					session_free(&s);
+					break;
+				}
+				po.transcript = transcript.f;
+				po.transcript_errno = &transcript.error;
 			}
 			rc = plain_run(&s, stdin, &po);
-			if (po.transcript != NULL && fclose(po.transcript) != 0) {
-				fprintf(stderr, "attnviz: cannot write transcript %s: %s\n", a.transcript, strerror(errno));
-				rc = 1;
-			}
+			if (po.transcript != NULL && fileio_commit(&transcript, &err) != 0)
+				rc = transcript_error("transcript cut back to what it was", err);
 		}
 		session_free(&s);
 		break;
 	}
 	free(a.files);
-	return rc;
+	return finish_stdout(rc);
 }

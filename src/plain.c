@@ -1,6 +1,7 @@
 /* plain.c: the text REPL — commands in, aligned tables out; errors to stderr. */
 #include "plain.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,8 +204,10 @@ int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 		}
 		/* Whatever moved or changed the numbers, show the step again. */
 		plain_line(&ctx, line);
-		if (opt->transcript != NULL)
-			fflush(opt->transcript);
+		/* stdio forgets why a write failed: keep the first reason for the message at the end */
+		if (opt->transcript != NULL && fflush(opt->transcript) != 0 && opt->transcript_errno != NULL &&
+		    *opt->transcript_errno == 0)
+			*opt->transcript_errno = errno;
 	}
 	free(line);
 	return 0;

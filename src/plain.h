@@ -12,6 +12,7 @@ typedef struct PlainOptions {
 	int interactive;  /* print prompts */
 	FILE *transcript; /* NULL, or where every command line and its printed result is also written
 	                     (no colour; errors included as "error: …"); the caller opens and closes it */
+	int *transcript_errno; /* NULL, or where the first failed flush of the transcript leaves its errno */
 } PlainOptions;
 
 /* Read commands from in until end of input or `quit`; returns the exit status (0). */

@@ -1,5 +1,6 @@
 /* record.c: asciicast v2 recordings of the terminal (record.h), through a pseudo-terminal. */
 #include "record.h"
+#include "fileio.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -16,14 +17,13 @@
 #include <unistd.h>
 
 struct Recorder {
-	char *path, *part;         /* the file, and PATH.part while recording */
-	FILE *f;                   /* PATH.part */
+	FileOut file;              /* the recording: a temporary file beside PATH until record_close */
+	FILE *f;                   /* file.f */
 	pthread_mutex_t lock;      /* f, carry, last: the relay thread and the main thread write */
 	struct timespec t0;
 	double last;               /* the time of the last event (times never go back) */
 	unsigned char carry[4];    /* the start of a character the last write cut */
 	size_t ncarry;
-	int failed;                /* a write to f failed: record_close reports it */
 
 	/* The pseudo-terminal (record_tty_*). */
 	int real, master, slave;   /* -1 when not in use */
@@ -148,17 +148,17 @@ record_open(const char *path, int width, int height, const char *title, char **e
 	const char *term = getenv("TERM"), *shell = getenv("SHELL");
 
 	*err = NULL;
-	if (r == NULL || (r->path = strdup(path)) == NULL || (r->part = malloc(strlen(path) + 6)) == NULL) {
+	if (r == NULL) {
 		*err = str_printf("out of memory");
-		goto fail;
+		return NULL;
 	}
 	r->real = r->master = r->slave = -1;
 	r->stop[0] = r->stop[1] = -1;
-	sprintf(r->part, "%s.part", path);
-	if ((r->f = fopen(r->part, "w")) == NULL) {
-		*err = str_printf("cannot write %s: %s", r->part, strerror(errno));
-		goto fail;
+	if (fileio_begin(&r->file, path, FILEIO_KEEP_MODE, 0, err) != 0) {
+		free(r);
+		return NULL;
 	}
+	r->f = r->file.f;
 	setvbuf(r->f, NULL, _IOFBF, 1 << 16);
 	pthread_mutex_init(&r->lock, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
@@ -171,20 +171,13 @@ record_open(const char *path, int width, int height, const char *title, char **e
 	rec_json_string(r->f, title ? title : "attnviz");
 	fputs("}\n", r->f);
 	if (fflush(r->f) != 0) {
-		*err = str_printf("cannot write %s: %s", r->part, strerror(errno));
-		fclose(r->f);
-		unlink(r->part);
+		r->file.error = errno;
+		fileio_commit(&r->file, err); /* fails with that error, removes the temporary file */
 		pthread_mutex_destroy(&r->lock);
-		goto fail;
+		free(r);
+		return NULL;
 	}
 	return r;
-fail:
-	if (r != NULL) {
-		free(r->path);
-		free(r->part);
-		free(r);
-	}
-	return NULL;
 }
 
 void
@@ -230,15 +223,15 @@ record_flush(Recorder *r)
 	if (r == NULL)
 		return;
 	pthread_mutex_lock(&r->lock);
-	if (fflush(r->f) != 0)
-		r->failed = errno ? errno : EIO;
+	if (fflush(r->f) != 0 && r->file.error == 0)
+		r->file.error = errno ? errno : EIO;
 	pthread_mutex_unlock(&r->lock);
 }
 
 int
 record_close(Recorder *r, char **err)
 {
-	int rc = 0;
+	int rc;
 
 	*err = NULL;
 	if (r == NULL)
@@ -250,23 +243,21 @@ record_close(Recorder *r, char **err)
 		rec_json_bytes(r->f, r->carry, r->ncarry, 1);
 		fputs("\"]\n", r->f);
 	}
-	if (fflush(r->f) != 0 || r->failed || fsync(fileno(r->f)) != 0) {
-		*err = str_printf("cannot write %s: %s", r->part, strerror(r->failed ? r->failed : errno));
-		rc = -1;
-	}
-	if (fclose(r->f) != 0 && rc == 0) {
-		*err = str_printf("cannot write %s: %s", r->part, strerror(errno));
-		rc = -1;
-	}
-	if (rc == 0 && rename(r->part, r->path) != 0) {
-		*err = str_printf("cannot rename %s to %s: %s", r->part, r->path, strerror(errno));
-		rc = -1;
-	}
+	rc = fileio_commit(&r->file, err);
 	pthread_mutex_destroy(&r->lock);
-	free(r->path);
-	free(r->part);
 	free(r);
 	return rc;
+}
+
+void
+record_abort(Recorder *r)
+{
+	if (r == NULL)
+		return;
+	record_tty_stop(r);
+	fileio_abort(&r->file);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
 }
 
 /* ------------------------------------------------------------ the pseudo-terminal */

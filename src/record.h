@@ -8,9 +8,11 @@
  * character split between two writes is kept whole, bytes that are not UTF-8
  * become U+FFFD, so the file is always valid JSON lines in UTF-8.
  *
- * The events stream to PATH.part (flushed on every record_flush) and
- * record_close renames it to PATH: after a crash, PATH.part holds the
- * recording up to the last flush.
+ * The events stream to a hidden temporary file beside PATH, ".NAME.XXXXXX"
+ * (fileio.h: an unpredictable name, never a link followed; flushed on every
+ * record_flush), and record_close renames it over PATH: after a crash that
+ * file holds the recording up to the last flush. A recording that never
+ * starts (record_abort) leaves PATH as it was.
  *
  * How the TUI's bytes are caught (record_tty_*): ncurses writes to a file
  * descriptor, so it is given the slave of a pseudo-terminal with the real
@@ -27,16 +29,18 @@
 
 typedef struct Recorder Recorder;
 
-/* Start a recording of a width × height screen. NULL with *err (heap string) when PATH.part cannot be written. */
+/* Start a recording of a width × height screen. NULL with *err (heap string) when PATH cannot be written (fileio.h). */
 Recorder *record_open(const char *path, int width, int height, const char *title, char **err);
 /* Bytes written to the terminal (any thread). */
 void record_output(Recorder *r, const char *buf, size_t len);
 /* The terminal is now width × height. */
 void record_resize(Recorder *r, int width, int height);
-/* Write buffered events to PATH.part. */
+/* Write buffered events to the temporary file. */
 void record_flush(Recorder *r);
-/* Flush, close and rename PATH.part to PATH; frees r. Returns 0, or -1 with *err. NULL r: 0. */
+/* Flush, close and rename the temporary file over PATH; frees r. Returns 0, or -1 with *err (PATH as it was). NULL r: 0. */
 int record_close(Recorder *r, char **err);
+/* Give up (the recording could not start): PATH stays as it was, the temporary file goes; frees r. */
+void record_abort(Recorder *r);
 
 /* The size of the terminal on fd (80 × 24 when it says nothing). */
 void record_tty_size(int fd, int *width, int *height);

@@ -193,8 +193,13 @@ char *session_find_lesson(const char *name, char **err)
 		free(path);
 		strbuf_printf(&where, "%s%s", i ? ", " : "", dirs[i]);
 	}
-	*err = str_printf("no lesson named \"%s\" in %s (try `lessons`, or give the file's path)", name,
-	                  where.s ? where.s : "");
+	{
+		/* the name was typed, the directories come from the environment: escaped, like every message */
+		char *msg = str_printf("no lesson named \"%s\" in %s (try `lessons`, or give the file's path)", name,
+		                       where.s ? where.s : "");
+		*err = msg != NULL ? text_escape(msg, "") : NULL;
+		free(msg);
+	}
 	free(where.s);
 	return NULL;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -107,21 +108,23 @@ static int fail(Ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 	char msg[512];
-	char *file = text_escape(c->file, "");
+	/* the file name and the keys on the way ("roles.<key>") are the theme author's text: escaped */
+	char *file = text_escape(c->file, ""), *where = text_escape(c->path, "");
 	size_t cap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	cap = strlen(file ? file : "") + strlen(c->path) + strlen(msg) + 8;
+	cap = strlen(file ? file : "") + strlen(where ? where : "") + strlen(msg) + 8;
 	*c->err = malloc(cap);
 	if (*c->err != NULL) {
 		if (c->path[0] != '\0')
-			snprintf(*c->err, cap, "%s: %s: %s", file ? file : "", c->path, msg);
+			snprintf(*c->err, cap, "%s: %s: %s", file ? file : "", where ? where : "", msg);
 		else
 			snprintf(*c->err, cap, "%s: %s", file ? file : "", msg);
 	}
 	free(file);
+	free(where);
 	return -1;
 }
 
@@ -456,15 +459,14 @@ int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 	}
 	ndirs = theme_dirs(dirs);
 	for (i = 0; i < ndirs; i++) {
-		FILE *f;
 		if (dirs[i] == NULL || dirs[i][0] == '\0')
 			continue;
 		path = malloc(strlen(dirs[i]) + strlen(name_or_path) + 8);
 		if (path == NULL)
 			break;
 		sprintf(path, "%s/%s.json", dirs[i], name_or_path);
-		if ((f = fopen(path, "rb")) != NULL) {
-			fclose(f);
+		/* the first directory that has the name; not opened here: fileio reads only a regular file */
+		if (access(path, F_OK) == 0) {
 			buf = fileio_read_all(path, THEMEFILE_MAX_BYTES, &len, err);
 			rc = buf ? themefile_parse(path, buf, len, out, err) : -1;
 			if (buf == NULL)

@@ -2608,8 +2608,7 @@ tui_run(Session *s, const TuiOptions *opt)
 		if (t.rec == NULL || record_tty_start(t.rec, STDOUT_FILENO, &tout, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot record");
 			free(rerr);
-			if (t.rec != NULL && record_close(t.rec, &rerr) != 0)
-				free(rerr);
+			record_abort(t.rec); /* the old recording, if any, stays */
 			t.rec = NULL;
 			scr = NULL;
 			rc = 1;
@@ -2618,8 +2617,9 @@ tui_run(Session *s, const TuiOptions *opt)
 	}
 	scr = newterm(NULL, tout, stdin);
 	if (scr == NULL) {
-		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n",
-		        getenv("TERM") ? getenv("TERM") : "");
+		char *term = text_escape(getenv("TERM"), ""); /* the environment is outside text too */
+		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n", term ? term : "");
+		free(term);
 		rc = 1;
 		goto out;
 	}

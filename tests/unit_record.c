@@ -18,6 +18,7 @@
 
 #include "fileio.h"
 #include "record.h"
+#include "unit_hidden.h"
 
 typedef struct Cast {
 	cJSON *header;
@@ -45,6 +46,13 @@ teardown(void **state)
 	(void)state;
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Hidden files in dir: the recording's temporary file while it runs, none after. */
+static int
+hidden_files(void)
+{
+	return hidden_files_in(dir);
 }
 
 /* Read and check a cast: a header line, then [time, "o"|"r", string] lines with times that never go back. */
@@ -105,17 +113,17 @@ cast_free(Cast *c)
 static void
 test_header_and_events(void **state)
 {
-	char path[128], part[160], *err = NULL;
+	char path[128], *err = NULL;
 	Cast c;
 	(void)state;
 
 	snprintf(path, sizeof path, "%s/a.cast", dir);
-	snprintf(part, sizeof part, "%s.part", path);
 	setenv("TERM", "xterm-256color", 1);
 	setenv("SHELL", "/bin/sh", 1);
 	Recorder *r = record_open(path, 80, 24, "Masked \"attention\" 机器", &err);
 	assert_non_null(r);
-	assert_int_equal(access(part, F_OK), 0); /* streaming to PATH.part */
+	assert_int_equal(hidden_files(), 1); /* streaming to a hidden temporary file beside PATH */
+	assert_int_equal(access(path, F_OK), -1);
 	record_output(r, "\x1b[2J\x1b[1;1HMasked attention", 27);
 	/* 机 = e6 9c ba, cut between two writes */
 	record_output(r, " \xe6\x9c", 3);
@@ -126,7 +134,7 @@ test_header_and_events(void **state)
 	record_output(r, "\xe5", 1);
 	assert_int_equal(record_close(r, &err), 0);
 	assert_null(err);
-	assert_int_equal(access(part, F_OK), -1);
+	assert_int_equal(hidden_files(), 0);
 
 	cast_read(path, &c);
 	cJSON *h = c.header;
@@ -156,9 +164,48 @@ test_open_fails(void **state)
 	Recorder *r = record_open("/nonexistent-dir/x.cast", 80, 24, "t", &err);
 	assert_null(r);
 	assert_non_null(err);
-	assert_non_null(strstr(err, "/nonexistent-dir/x.cast.part"));
+	assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.cast: No such file or directory"));
 	free(err);
 	assert_int_equal(record_close(NULL, &err), 0);
+}
+
+/* A recording that cannot start keeps the old one; a link at the old FILE.part is never followed. */
+static void
+test_abort_keeps_old(void **state)
+{
+	char path[128], part[160], victim[128], *err = NULL, buf[32] = "";
+	FILE *f;
+	(void)state;
+
+	snprintf(path, sizeof path, "%s/old.cast", dir);
+	snprintf(part, sizeof part, "%s.part", path);
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("precious", f);
+	fclose(f);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("victim", f);
+	fclose(f);
+	assert_int_equal(symlink(victim, part), 0);
+	Recorder *r = record_open(path, 80, 24, "t", &err);
+	assert_non_null(r);
+	record_abort(r);
+	assert_int_equal(hidden_files(), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof buf, f));
+	fclose(f);
+	assert_string_equal(buf, "precious");
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof buf, f));
+	fclose(f);
+	assert_string_equal(buf, "victim");
+	unlink(part);
+	unlink(victim);
+	unlink(path);
 }
 
 /*
@@ -228,6 +275,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_and_events),
 		cmocka_unit_test(test_open_fails),
+		cmocka_unit_test(test_abort_keeps_old),
 		cmocka_unit_test(test_tty_relay),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
