@@ -9,6 +9,7 @@
  * may see, weighted by how well query i matches each key.
  */
 #include "attention.h"
+#include "backward.h"
 #include "strbuf.h"
 
 #include <math.h>
@@ -695,6 +696,8 @@ static void layer_view(const Lesson *l, int i, const Mat *input, Lesson *v)
 	v->final_beta = l->final_beta;
 	v->final_kind = l->final_kind;
 	v->final_eps = l->final_eps;
+	v->backward = l->backward;
+	v->target = l->target;
 }
 
 Attn *attn_compute(const Lesson *l, char **err)
@@ -738,6 +741,8 @@ void attn_free(Attn *a)
 	if (a == NULL)
 		return;
 	attn_free(a->next);
+	attn_grad_free(a->grad, a->heads);
+	free(a->train_loss);
 	mat_free(&a->residual1);
 	mat_free(&a->norm1_stats);
 	mat_free(&a->norm1);

@@ -56,6 +56,13 @@ typedef struct Attn {
 	struct Attn *next;
 	Lesson view;
 
+	/* The backward pass (backward.h), when the lesson asks for it: owned, NULL otherwise. */
+	struct AttnGrad *grad;
+	double loss;          /* on the first layer: the loss L */
+	int train_steps;      /* --train: the steps taken, the rate, and the loss before each and after the last (owned) */
+	double train_lr;
+	double *train_loss;
+
 	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;

@@ -1,7 +1,9 @@
 /* dump.c: every stage as JSON, with round-trip precision (cJSON prints %.17g when needed). */
 #include "dump.h"
+#include "backward.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +326,118 @@ oom:
 	return NULL;
 }
 
+/* Each head's gradients: weighted, weights, masked, scaled, scores. */
+static cJSON *dump_grad_heads(const Attn *a)
+{
+	cJSON *heads = cJSON_CreateArray();
+
+	for (int h = 0; heads != NULL && h < a->heads; h++) {
+		const GradHead *gh = &a->grad->head[h];
+		cJSON *o = cJSON_CreateObject();
+		if (o == NULL || !cJSON_AddItemToArray(heads, o) || add_matrix(o, "weighted", &gh->weighted) ||
+		    add_matrix(o, "weights", &gh->weights) || add_matrix(o, "masked", &gh->masked) ||
+		    add_matrix(o, "scaled", &gh->scaled) || add_matrix(o, "scores", &gh->scores)) {
+			cJSON_Delete(heads);
+			return NULL;
+		}
+	}
+	return heads;
+}
+
+/* A gradient under key when the lesson has that matrix: a matrix, or flat like its parameter (vectors). */
+static int add_grad(cJSON *o, const char *key, const Mat *g, int flat)
+{
+	if (mat_empty(g))
+		return 0;
+	return flat ? add_vector(o, key, g) : add_matrix(o, key, g);
+}
+
+/* The attention's gradients, keys as in its forward dump: output … w_e. */
+static int add_attention_grad(cJSON *o, const Attn *a)
+{
+	const AttnGrad *g = a->grad;
+
+	return add_matrix(o, "output", &g->output) || add_matrix(o, "concat", &g->concat) ||
+	       add_grad(o, "W_o", &g->W_o, 0) || add_grad(o, "b_o", &g->b_o, 1) ||
+	       !cJSON_AddItemToObject(o, "heads", dump_grad_heads(a)) || add_matrix(o, "Q", &g->Q) ||
+	       add_matrix(o, "K", &g->K) || add_matrix(o, "V", &g->V) || add_matrix(o, "W_q", &g->W_q) ||
+	       add_matrix(o, "W_k", &g->W_k) || add_matrix(o, "W_v", &g->W_v) || add_grad(o, "b_q", &g->b_q, 1) ||
+	       add_grad(o, "b_k", &g->b_k, 1) || add_grad(o, "b_v", &g->b_v, 1) || add_grad(o, "w_e", &g->w_e, 1);
+}
+
+/* One layer's gradients in a block lesson: "attn", the block's matrices and parameters. */
+static cJSON *dump_layer_grad(const Attn *a)
+{
+	const AttnGrad *g = a->grad;
+	cJSON *o = cJSON_CreateObject(), *at;
+	static const struct { const char *key; size_t off; int flat; } block[] = {
+		{ "residual1", offsetof(AttnGrad, residual1), 0 }, { "norm1", offsetof(AttnGrad, norm1), 0 },
+		{ "ffn_hidden", offsetof(AttnGrad, ffn_hidden), 0 }, { "ffn_gate", offsetof(AttnGrad, ffn_gate), 0 },
+		{ "ffn_act", offsetof(AttnGrad, ffn_act), 0 }, { "ffn_out", offsetof(AttnGrad, ffn_out), 0 },
+		{ "residual2", offsetof(AttnGrad, residual2), 0 }, { "norm2", offsetof(AttnGrad, norm2), 0 },
+		{ "output", offsetof(AttnGrad, block_out), 0 },
+		{ "ln1_gamma", offsetof(AttnGrad, ln1_gamma), 1 }, { "ln1_beta", offsetof(AttnGrad, ln1_beta), 1 },
+		{ "ln2_gamma", offsetof(AttnGrad, ln2_gamma), 1 }, { "ln2_beta", offsetof(AttnGrad, ln2_beta), 1 },
+		{ "ffn_W_1", offsetof(AttnGrad, W_1), 0 }, { "ffn_b_1", offsetof(AttnGrad, b_1), 1 },
+		{ "ffn_W_3", offsetof(AttnGrad, W_3), 0 }, { "ffn_b_3", offsetof(AttnGrad, b_3), 1 },
+		{ "ffn_W_2", offsetof(AttnGrad, W_2), 0 }, { "ffn_b_2", offsetof(AttnGrad, b_2), 1 },
+	};
+
+	at = o != NULL ? cJSON_AddObjectToObject(o, "attn") : NULL;
+	if (at == NULL || add_attention_grad(at, a))
+		goto fail;
+	for (size_t i = 0; i < sizeof block / sizeof block[0]; i++)
+		if (add_grad(o, block[i].key, (const Mat *)((const char *)g + block[i].off), block[i].flat))
+			goto fail;
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/*
+ * "loss" and "grad" (and "train" after --train): the gradient of the loss
+ * with respect to every matrix, keys as in the forward dump.
+ */
+static int add_backward(cJSON *o, const Attn *a)
+{
+	const Lesson *l = a->lesson;
+	const Attn *last = a;
+	cJSON *g;
+
+	if (a->grad == NULL)
+		return 0;
+	while (last->next != NULL)
+		last = last->next;
+	if (add_number(o, "loss", a->loss) || (g = cJSON_AddObjectToObject(o, "grad")) == NULL)
+		return -1;
+	if (l->block.present || a->nlayers > 0) {
+		cJSON *layers;
+		if (add_matrix(g, "output", mat_empty(&last->grad->final) ? &last->grad->block_out : &last->grad->final) ||
+		    add_matrix(g, "X", &a->grad->input) || (layers = cJSON_AddArrayToObject(g, "layers")) == NULL)
+			return -1;
+		for (const Attn *x = a; x != NULL; x = x->next) {
+			cJSON *j = dump_layer_grad(x);
+			if (j == NULL || !cJSON_AddItemToArray(layers, j)) {
+				cJSON_Delete(j);
+				return -1;
+			}
+		}
+		if (add_grad(g, "final_norm_gamma", &last->grad->final_gamma, 1) ||
+		    add_grad(g, "final_norm_beta", &last->grad->final_beta, 1))
+			return -1;
+	} else if (add_attention_grad(g, a) || add_matrix(g, "X", &a->grad->X) || add_grad(g, "S", &a->grad->S, 0)) {
+		return -1;
+	}
+	if (a->train_loss != NULL) {
+		cJSON *t = cJSON_AddObjectToObject(o, "train");
+		if (t == NULL || add_number(t, "steps", a->train_steps) || add_number(t, "lr", a->train_lr) ||
+		    !cJSON_AddItemToObject(t, "loss", dump_vector(a->train_loss, a->train_steps + 1)))
+			return -1;
+	}
+	return 0;
+}
+
 cJSON *dump_attn(const Attn *a, char **err)
 {
 	const Lesson *l = a->lesson;
@@ -333,6 +447,11 @@ cJSON *dump_attn(const Attn *a, char **err)
 	*err = NULL;
 	if (l->block.present || a->nlayers > 0) {
 		o = dump_block(a, err);
+		if (o != NULL && add_backward(o, a) != 0) {
+			cJSON_Delete(o);
+			*err = strdup("out of memory writing the dump");
+			return NULL;
+		}
 		if (o != NULL && add_compare(o, l, err) != 0) {
 			cJSON_Delete(o);
 			return NULL;
@@ -384,6 +503,8 @@ cJSON *dump_attn(const Attn *a, char **err)
 	for (i = 0; i < l->n; i++)
 		if (a->row_all_masked[i] && !cJSON_AddItemToArray(rows, cJSON_CreateNumber(i)))
 			goto oom;
+	if (add_backward(o, a) != 0)
+		goto oom;
 	if (add_compare(o, l, err) != 0) {
 		cJSON_Delete(o);
 		return NULL;

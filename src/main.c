@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "attention.h"
+#include "backward.h"
 #include "dump.h"
 #include "export.h"
 #include "fileio.h"
@@ -26,11 +27,11 @@
 static const char usage_text[] =
 	"usage: attnviz [OPTIONS] [LESSON]\n"
 	"       attnviz --check [--strict] FILE...\n"
-	"       attnviz --dump FILE\n"
+	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
 	"       attnviz --bench FILE [--repeat R]\n"
 	"       attnviz --export FORMAT --stage NAME [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"\n"
-	"Step through self-attention, multi-head and masked attention, number by number.\n"
+	"Step through attention, the Transformer block around it and its gradients, number by number.\n"
 	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS, ./lessons,\n"
 	"../lessons beside the program and " ATTNVIZ_SHARE "/lessons;\n"
 	"without one, the built-in \"I saw a saw\".\n"
@@ -40,7 +41,10 @@ static const char usage_text[] =
 	"  --lang en|zh     narration language (default en)\n"
 	"  --check FILE...  check lessons; one summary line each; exit 1 if any is unusable\n"
 	"  --strict         with --check: a text without both English and Chinese is an error\n"
-	"  --dump FILE      print every stage of the computation as JSON\n"
+	"  --dump FILE      print every stage of the computation as JSON (with \"backward\":\n"
+	"                   the loss and every gradient)\n"
+	"  --train STEPS --lr LR  with --dump: first STEPS steps of gradient descent on\n"
+	"                   every weight and bias, then the dump and the losses\n"
 	"  --bench FILE     time the computation alone (--repeat R times, default 5)\n"
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
@@ -70,6 +74,8 @@ typedef struct Args {
 	const char *transcript;
 	int present;                                    /* --present */
 	const char *demo, *record, *theme;              /* --demo, --record, --theme */
+	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
+	double lr;
 	int nfiles;
 	char **files;
 } Args;
@@ -150,7 +156,23 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_DUMP;
 		else if (strcmp(o, "--bench") == 0)
 			a->mode = MODE_BENCH;
-		else if (strcmp(o, "--repeat") == 0 || strcmp(o, "--lang") == 0) {
+		else if (strcmp(o, "--train") == 0 || strcmp(o, "--lr") == 0) {
+			char *end;
+			if (i + 1 >= argc)
+				return usage_error("%s needs a value", o);
+			if (strcmp(o, "--train") == 0) {
+				long st = strtol(argv[++i], &end, 10);
+				if (*end != '\0' || end == argv[i] || st < 0 || st > 100000)
+					return usage_error("--train: expected a number of steps from 0 to 100000, got \"%s\"", argv[i]);
+				a->train_steps = (int)st;
+				a->train = 1;
+			} else {
+				a->lr = strtod(argv[++i], &end);
+				if (*end != '\0' || end == argv[i] || !(a->lr > 0) || !isfinite(a->lr))
+					return usage_error("--lr: expected a learning rate > 0, got \"%s\"", argv[i]);
+				a->has_lr = 1;
+			}
+		} else if (strcmp(o, "--repeat") == 0 || strcmp(o, "--lang") == 0) {
 			if (i + 1 >= argc)
 				return usage_error("%s needs a value", o);
 			if (strcmp(o, "--lang") == 0) {
@@ -207,6 +229,10 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("%s goes with --check", "--strict");
 	if ((a->mode == MODE_CHECK) && a->nfiles == 0)
 		return usage_error("%s needs at least one lesson file", "--check");
+	if ((a->train || a->has_lr) && a->mode != MODE_DUMP)
+		return usage_error("%s goes with --dump", a->train ? "--train" : "--lr");
+	if (a->train != a->has_lr)
+		return usage_error("--train STEPS and --lr LR go together");
 	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
 		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
 	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || a->output))
@@ -293,13 +319,41 @@ static int run_check(const Args *a)
 
 static int run_dump(const Args *a)
 {
+	double *losses;
 	char *err = NULL;
 	Lesson *l = batch_load(a->files[0], 1);
 	Attn *at;
 
 	if (l == NULL)
 		return 1;
+	if (a->train && l->backward == BACKWARD_NONE) {
+		fprintf(stderr, "%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n", shown(a->files[0]));
+		lesson_free(l);
+		return 1;
+	}
+	losses = a->train ? calloc((size_t)a->train_steps + 1, sizeof *losses) : NULL;
+	if (a->train && (losses == NULL || attn_train(l, a->train_steps, a->lr, losses, &err) != 0)) {
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+		free(err);
+		free(losses);
+		lesson_free(l);
+		return 1;
+	}
 	at = attn_compute(l, &err);
+	if (at != NULL && l->backward != BACKWARD_NONE) {
+		double loss;
+		if (attn_backward(at, &loss, &err) != 0) {
+			attn_free(at);
+			at = NULL;
+		} else if (a->train) {
+			losses[a->train_steps] = loss;
+			at->train_steps = a->train_steps;
+			at->train_lr = a->lr;
+			at->train_loss = losses;
+			losses = NULL;
+		}
+	}
+	free(losses);
 	/* Streamed: the dump of a large lesson is hundreds of MB of text. */
 	if (at == NULL || dump_write(stdout, at, 0, &err) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");

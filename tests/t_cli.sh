@@ -42,6 +42,11 @@ usage_case "unknown option" --frobnicate
 usage_case "unknown short option" -x
 usage_case "--check without files" --check
 usage_case "--dump without a file" --dump
+usage_case "--train without --lr" --dump --train 5 lessons/mask.json
+usage_case "--lr without --train" --dump --lr 0.1 lessons/mask.json
+usage_case "--train without --dump" --check --train 5 --lr 0.1 lessons/mask.json
+usage_case "--train with a negative count" --dump --train -1 --lr 0.1 lessons/mask.json
+usage_case "--lr of 0" --dump --train 5 --lr 0 lessons/mask.json
 usage_case "--dump with two files" --dump lessons/selfattn.json lessons/mask.json
 usage_case "--bench without a file" --bench
 usage_case "--repeat without a value" --bench lessons/selfattn.json --repeat
@@ -213,4 +218,9 @@ if [ "$rc" -eq 1 ] && no_esc "$err" && empty "$out"; then
 else
 	not_ok "error quoting hostile text has no ESC" "exit $rc"
 fi
+# --train needs a lesson with a loss, and says so
+"$ATTNVIZ" --dump --train 3 --lr 0.1 lessons/mask.json >"$out" 2>"$err"; rc=$?
+expect "--train on a lesson without backward is an error" '[ $rc -eq 1 ] && [ ! -s "$out" ] && has "$err" "--train needs a lesson with \"backward\""'
+"$ATTNVIZ" --dump --train 50 --lr 1000 tests/golden/v2/learn_shift.json >"$out" 2>"$err"; rc=$?
+expect "--train that diverges is refused with the step" '[ $rc -eq 1 ] && has "$err" "training diverged"'
 finish

@@ -1,0 +1,47 @@
+/* backward.h: the backward pass — the gradient of the loss with respect to every matrix — and training. */
+#ifndef ATTNVIZ_BACKWARD_H
+#define ATTNVIZ_BACKWARD_H
+
+#include "attention.h"
+
+/*
+ * The gradients of one layer, each the shape of the matrix it is the
+ * gradient of (∂L/∂M is written dM). A matrix the layer does not have
+ * (no W_o, no bias, no block) has an empty gradient.
+ */
+typedef struct GradHead {
+	Mat weighted, weights, masked, scaled, scores; /* n × d_v, then n × m */
+} GradHead;
+
+typedef struct AttnGrad {
+	/* the attention */
+	Mat output, concat, W_o, b_o;
+	GradHead *head;     /* heads of them */
+	Mat Q, K, V, W_q, W_k, W_v, b_q, b_k, b_v, w_e;
+	Mat X;              /* the attention's input rows (norm1 in a pre-norm block) */
+	Mat S;              /* cross-attention: the source rows */
+	/* the block */
+	Mat residual1, norm1, ffn_hidden, ffn_gate, ffn_act, ffn_out, residual2, norm2, block_out, final;
+	Mat ln1_gamma, ln1_beta, ln2_gamma, ln2_beta, W_1, b_1, W_3, b_3, W_2, b_2, final_gamma, final_beta;
+	Mat input;          /* the layer's input rows (X for layer 0) */
+} AttnGrad;
+
+/*
+ * The backward pass of a computed lesson with "backward": from the loss
+ * (½ Σ (output − target)², or Σ dOutput ⊙ output) through every layer, in
+ * the reverse order of the stages. Sets a->grad on every layer of the
+ * chain and returns the loss in *loss. Returns 0, or -1 with *err.
+ */
+int attn_backward(Attn *a, double *loss, char **err);
+void attn_grad_free(AttnGrad *g, int heads);
+
+/*
+ * Plain gradient descent: steps times, every weight and bias of l (and of
+ * its layers) p ← p − lr·∂L/∂p; not the inputs. losses gets steps + 1
+ * numbers (the loss before each step, then after the last). l is changed
+ * in place. Returns 0, or -1 with *err (a loss that stops being finite is
+ * refused, naming the step).
+ */
+int attn_train(Lesson *l, int steps, double lr, double *losses, char **err);
+
+#endif

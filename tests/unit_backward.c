@@ -1,0 +1,165 @@
+/* unit_backward.c: the backward pass against finite differences, and the softmax Jacobian's rules. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backward.h"
+
+/* A small lesson of every kind the backward pass goes through: heads, W_o, biases, a mask, a block. */
+static const char *const lessons[] = {
+	"{\"attnviz\": 2, \"X\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 1}, \"heads\": 2,"
+	" \"W_q\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 2},"
+	" \"W_k\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 3},"
+	" \"W_v\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 4},"
+	" \"W_o\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 3, \"seed\": 5}, \"b_q\": [0.1, -0.2, 0.3, 0.05],"
+	" \"mask\": \"causal\", \"backward\": {\"target\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 3, \"seed\": 6}}}",
+	"{\"attnviz\": 2, \"X\": {\"random\": \"normal\", \"rows\": 3, \"cols\": 4, \"seed\": 1}, \"heads\": 2,"
+	" \"W_q\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 2},"
+	" \"W_k\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 3},"
+	" \"W_v\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 4},"
+	" \"block\": {\"norm\": \"pre\", \"norm_kind\": \"rmsnorm\", \"ffn\": {\"activation\": \"swiglu\","
+	"  \"W_1\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 6, \"seed\": 7},"
+	"  \"W_3\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 6, \"seed\": 8},"
+	"  \"W_2\": {\"random\": \"normal\", \"rows\": 6, \"cols\": 4, \"seed\": 9}}},"
+	" \"layers\": [{}, {\"block\": {\"norm\": \"post\", \"ffn\": {\"activation\": \"gelu\","
+	"  \"W_1\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 5, \"seed\": 10},"
+	"  \"W_2\": {\"random\": \"normal\", \"rows\": 5, \"cols\": 4, \"seed\": 11}}}}],"
+	" \"backward\": {\"dOutput\": {\"random\": \"normal\", \"rows\": 3, \"cols\": 4, \"seed\": 12}}}",
+};
+
+static double loss_of(const Lesson *l)
+{
+	char *err = NULL;
+	double loss = NAN;
+	Attn *a = attn_compute(l, &err);
+
+	assert_non_null(a);
+	assert_int_equal(attn_backward(a, &loss, &err), 0);
+	attn_free(a);
+	return loss;
+}
+
+/* ∂L/∂p from the backward pass against (L(p + h) − L(p − h)) / 2h, for a few cells of p. */
+static void check_cells(Lesson *l, Mat *p, const Mat *g)
+{
+	const double h = 1e-6;
+
+	for (int k = 0; k < p->rows * p->cols; k += 3) {
+		const double keep = p->a[k];
+		double up, down;
+		p->a[k] = keep + h;
+		up = loss_of(l);
+		p->a[k] = keep - h;
+		down = loss_of(l);
+		p->a[k] = keep;
+		assert_true(fabs((up - down) / (2 * h) - g->a[k]) <= 1e-6 * (1 + fabs(g->a[k])));
+	}
+}
+
+static void test_finite_differences(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof lessons / sizeof lessons[0]; i++) {
+		char *err = NULL, *warn = NULL;
+		Lesson *l = lesson_load_string("fd.json", lessons[i], strlen(lessons[i]), &err, &warn);
+		Attn *a;
+		double loss;
+		assert_non_null(l);
+		free(warn);
+		a = attn_compute(l, &err);
+		assert_non_null(a);
+		assert_int_equal(attn_backward(a, &loss, &err), 0);
+		for (const Attn *x = a; x != NULL; x = x->next) {
+			Lesson *p = lesson_layer(l, x->layer);
+			check_cells(l, &p->W_q, &x->grad->W_q);
+			check_cells(l, &p->W_v, &x->grad->W_v);
+			if (!mat_empty(&p->b_q))
+				check_cells(l, &p->b_q, &x->grad->b_q);
+			if (p->block.has_ffn) {
+				check_cells(l, &p->block.W_1, &x->grad->W_1);
+				check_cells(l, &p->block.b_2, &x->grad->b_2);
+				check_cells(l, &p->block.ln1_gamma, &x->grad->ln1_gamma);
+			}
+		}
+		attn_free(a);
+		lesson_free(l);
+	}
+}
+
+/* dmasked = (diag(w) − w wᵀ)·dweights: each row of the Jacobian sums to 0, so a row's dmasked sums to 0;
+ * a fully masked row (−∞ fill) passes nothing back. */
+static void test_softmax_rules(void **state)
+{
+	static const char *src =
+		"{\"attnviz\": 2, \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]], \"W_q\": [[1, 0], [0, 1]], \"W_k\": [[1, 0], [0, 1]],"
+		" \"W_v\": [[1, 2], [3, 4]], \"mask\": [[1, 1, 0], [0, 0, 0], [1, 1, 1]],"
+		" \"backward\": {\"dOutput\": [[1, 2], [3, 4], [5, 6]]}}";
+	char *err = NULL, *warn = NULL;
+	Lesson *l = lesson_load_string("softmax.json", src, strlen(src), &err, &warn);
+	Attn *a;
+	double loss;
+
+	(void)state;
+	assert_non_null(l);
+	a = attn_compute(l, &err);
+	assert_non_null(a);
+	assert_int_equal(attn_backward(a, &loss, &err), 0);
+	for (int i = 0; i < 3; i++) {
+		double sum = 0.0;
+		for (int j = 0; j < 3; j++)
+			sum += MAT_AT(a->grad->head[0].masked, i, j);
+		assert_true(fabs(sum) < 1e-14);
+	}
+	for (int j = 0; j < 3; j++) {
+		assert_true(MAT_AT(a->grad->head[0].masked, 1, j) == 0.0);
+		assert_true(MAT_AT(a->grad->head[0].scores, 1, j) == 0.0);
+	}
+	assert_true(MAT_AT(a->grad->head[0].scaled, 0, 2) == 0.0); /* a hidden cell passes nothing back */
+	attn_free(a);
+	lesson_free(l);
+	free(warn);
+}
+
+/* Training lowers the loss and is the same every time. */
+static void test_training(void **state)
+{
+	char *err = NULL, *warn = NULL;
+	Lesson *l = lesson_load_string("t.json", lessons[0], strlen(lessons[0]), &err, &warn);
+	Lesson *again = lesson_load_string("t.json", lessons[0], strlen(lessons[0]), &err, &warn);
+	double losses[11], losses2[11];
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(again);
+	if (attn_train(l, 10, 0.01, losses, &err) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(attn_train(again, 10, 0.01, losses2, &err), 0);
+	assert_true(losses[9] < losses[0]);
+	assert_memory_equal(losses, losses2, 10 * sizeof(double));
+	assert_true(mat_equal(&l->W_q, &again->W_q));
+	/* a rate that diverges is refused, naming the step */
+	assert_int_equal(attn_train(l, 200, 1e6, losses, &err), -1);
+	assert_non_null(strstr(err, "training diverged"));
+	free(err);
+	free(warn);
+	lesson_free(l);
+	lesson_free(again);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_finite_differences),
+		cmocka_unit_test(test_softmax_rules),
+		cmocka_unit_test(test_training),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
