@@ -1,6 +1,7 @@
 /* cmd.c: every command, one table. The TUI's `:` line, the plain REPL and demo
  * scripts all come through cmd_run(); `help` is printed from the table. */
 #include "cmd.h"
+#include "backward.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -588,6 +589,88 @@ static int edit_scale(Lesson *l, void *arg, char **err)
 	return 0;
 }
 
+typedef struct TrainArg {
+	int steps;
+	double lr;
+	double *losses; /* steps + 1: the main lesson's losses (the variant's are not kept) */
+	int variant;    /* 0 for the first call (the lesson), 1 after (its compare variant) */
+} TrainArg;
+
+/* train: gradient descent on the copy; the loss after the last step closes the curve. */
+static int edit_train(Lesson *l, void *arg, char **err)
+{
+	TrainArg *t = arg;
+	double *losses = t->variant ? NULL : t->losses;
+	int r;
+
+	if (l->backward == BACKWARD_NONE) {
+		*err = str_printf("train: this lesson has no \"backward\" (a target or a dOutput) to learn from");
+		return -1;
+	}
+	if (losses == NULL) {
+		losses = calloc((size_t)t->steps + 1, sizeof *losses);
+		if (losses == NULL) {
+			*err = str_printf("out of memory");
+			return -1;
+		}
+	}
+	r = attn_train(l, t->steps, t->lr, losses, err);
+	if (r == 0 && !t->variant) {
+		Attn *a = attn_compute(l, err);
+		if (a == NULL || attn_backward(a, &losses[t->steps], err) != 0)
+			r = -1;
+		attn_free(a);
+	}
+	if (t->variant)
+		free(losses);
+	t->variant = 1;
+	return r;
+}
+
+/* train STEPS [LR]: STEPS steps of gradient descent on every weight and bias; `reload` undoes it. */
+static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
+{
+	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588" };
+	TrainArg t = { 0, 0.1, NULL, 0 };
+	StrBuf curve = { 0 };
+	char *err = NULL;
+	long steps;
+	double lo, hi;
+
+	if (parse_int(argv[1], 1, 10000, &steps, out, "train (steps)") != 0 ||
+	    (argc > 2 && parse_double(argv[2], &t.lr, out, "train (learning rate)") != 0))
+		return -1;
+	if (!(t.lr > 0)) {
+		say(out, MSG_ERROR, NULL, "train: the learning rate must be > 0, got %s", argv[2]);
+		return -1;
+	}
+	t.steps = (int)steps;
+	t.losses = calloc((size_t)t.steps + 1, sizeof *t.losses);
+	if (t.losses == NULL)
+		return fail(out, NULL);
+	if (session_edit(s, edit_train, &t, &err) != 0) {
+		free(t.losses);
+		return fail(out, err);
+	}
+	/* the loss curve, a bar a step (at most 60, sampled), from its lowest to its highest */
+	lo = hi = t.losses[0];
+	for (int i = 0; i <= t.steps; i++) {
+		lo = t.losses[i] < lo ? t.losses[i] : lo;
+		hi = t.losses[i] > hi ? t.losses[i] : hi;
+	}
+	for (int k = 0, n = t.steps + 1 < 60 ? t.steps + 1 : 60; k < n; k++) {
+		const double x = t.losses[(size_t)k * (size_t)t.steps / (size_t)(n > 1 ? n - 1 : 1)];
+		const int b = hi > lo ? (int)((x - lo) / (hi - lo) * 7.0 + 0.5) : 0;
+		strbuf_printf(&curve, "%s", out->utf8 ? bars[b] : (const char *[]){ "_", ".", "-", "~", "=", "+", "*", "#" }[b]);
+	}
+	say(out, MSG_INFO, NULL, "trained %d step%s at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)", t.steps,
+	    t.steps == 1 ? "" : "s", t.lr, t.losses[0], out->utf8 ? "\u2192" : "->", t.losses[t.steps],
+	    curve.s ? curve.s : "");
+	free(curve.s);
+	free(t.losses);
+	return 0;
+}
+
 static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
 {
 	ScaleArg a = { SCALE_SQRT_DK, 0.0 };
@@ -903,6 +986,7 @@ const CmdEntry cmd_table[] = {
 	{ "mask", NULL, ARG_WORDS, "mask causal|none|padding 1,1,0", "change the mask", cmd_mask },
 	{ "scale", NULL, ARG_WORDS, "scale on|off|VALUE", "scale scores by 1/sqrt(d_k) (on), 1 (off) or a number", cmd_scale },
 	{ "heads", NULL, ARG_NONE, "heads N", "split Q, K and V into N heads (N must divide their columns)", cmd_heads },
+	{ "train", NULL, ARG_NONE, "train STEPS [LR]", "gradient descent on every weight and bias (lesson with \"backward\"; LR default 0.1)", cmd_train },
 	{ "answer", "a", ARG_NONE, "answer VALUE", "answer this step's question (a choice number or letter, or a number)", cmd_answer },
 	{ "skip", NULL, ARG_NONE, "skip", "skip this step's question and see the answer", cmd_skip },
 	{ "hint", NULL, ARG_NONE, "hint", "a hint for this step's question", cmd_hint },

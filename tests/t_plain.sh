@@ -351,6 +351,17 @@ for c in "play 1" "present on" "theme projector"; do
 done
 
 # layers: `layer N` moves between them, keeping the stage; the block's stages and map are shown
+# train: gradient descent from the lesson's loss, the same numbers as PyTorch (learn_shift.train20.ref.json)
+repl 'train 20 0.5\nreload\ntrain 1\n' tests/golden/v2/learn_shift.json
+check "train reports the loss falling" has "$out" "trained 20 steps at lr 0.5: loss 1.03411 -> 0.182565"
+check "reload undoes the training" has "$out" "trained 1 step at lr 0.1: loss 1.03411"
+repl 'train 5\nstep 2\n' lessons/mask.json
+err_cmd "train needs a lesson with a loss" "this lesson has no \"backward\""
+repl 'train 0\nstep 2\n' tests/golden/v2/learn_shift.json
+err_cmd "train 0 is refused" "train (steps): expected a whole number from 1 to 10000"
+repl 'train 5 -1\nstep 2\n' tests/golden/v2/learn_shift.json
+err_cmd "train with a negative rate is refused" "the learning rate must be > 0"
+
 three=tests/golden/v2/block_three_mixed.json
 repl 'layer 1\ngoto norm1\nexplain norm1 0 1\n' $three
 check "layer 1 shows the second layer" has "$out" "layer 1/3, stage: input"
@@ -371,7 +382,7 @@ check "explain a gelu cell" has "$out" "gelu(z) = z"
 check "explain a residual" has "$out" "= residual1 + ffn_out"
 
 # every command that help lists is covered above (a new one must get its test)
-covered=" load lessons reload next prev first last step goto head layer show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
+covered=" load lessons reload next prev first last step goto head layer train show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do
