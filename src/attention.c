@@ -39,6 +39,17 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_WEIGHTED] = offsetof(AttnHead, weighted),
 };
 
+/* The gradients, in the backward pass's AttnGrad (backward.h). */
+static const size_t grad_field[AM_COUNT] = {
+	[AM_D_OUTPUT] = offsetof(AttnGrad, output), [AM_D_CONCAT] = offsetof(AttnGrad, concat),
+	[AM_D_W_O] = offsetof(AttnGrad, W_o), [AM_D_Q] = offsetof(AttnGrad, Q), [AM_D_K] = offsetof(AttnGrad, K),
+	[AM_D_V] = offsetof(AttnGrad, V), [AM_D_W_Q] = offsetof(AttnGrad, W_q), [AM_D_W_K] = offsetof(AttnGrad, W_k),
+	[AM_D_W_V] = offsetof(AttnGrad, W_v), [AM_D_X] = offsetof(AttnGrad, X),
+	[AM_D_WEIGHTED] = offsetof(GradHead, weighted), [AM_D_WEIGHTS] = offsetof(GradHead, weights),
+	[AM_D_MASKED] = offsetof(GradHead, masked), [AM_D_SCALED] = offsetof(GradHead, scaled),
+	[AM_D_SCORES] = offsetof(GradHead, scores),
+};
+
 /* The storage of a computed matrix (head h for per-head ones). */
 static Mat *slot(Attn *a, AttnMatrix which, int h)
 {
@@ -55,7 +66,13 @@ const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 		return NULL;
 	if ((matrix_kinds[which].flags & MF_PER_HEAD) && (h < 0 || h >= a->heads))
 		return NULL;
-	if (matrix_kinds[which].flags & MF_GIVEN)
+	if (matrix_kinds[which].flags & MF_GRAD) {
+		if (a->grad == NULL)
+			return NULL;
+		m = (const Mat *)((const char *)((matrix_kinds[which].flags & MF_PER_HEAD) ? (const void *)&a->grad->head[h]
+		                                                                          : (const void *)a->grad) +
+		                  grad_field[which]);
+	} else if (matrix_kinds[which].flags & MF_GIVEN)
 		m = lesson_matrix((Lesson *)a->lesson, which);
 	else
 		m = slot((Attn *)a, which, h);
@@ -561,7 +578,7 @@ static int alloc_matrices(Attn *a)
 	for (int w = 0; w < AM_COUNT; w++) {
 		const MatrixKind *k = &matrix_kinds[w];
 		int rows, cols;
-		if ((k->flags & MF_GIVEN) || !matrix_present(&a->shape, (AttnMatrix)w, NULL))
+		if ((k->flags & (MF_GIVEN | MF_GRAD)) || !matrix_present(&a->shape, (AttnMatrix)w, NULL))
 			continue;
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
 		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)

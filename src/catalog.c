@@ -16,6 +16,7 @@
 #define K_ROWS AXIS_KEY
 #define NONE STAGE_COUNT
 #define GP (MF_GIVEN | MF_PARAM)
+#define G MF_GRAD
 
 const MatrixKind matrix_kinds[AM_COUNT] = {
 	[AM_INPUT] = { "input", DIM_N, DIM_D_MODEL, DIM_ONE, MF_GIVEN, 0, NONE, NONE, Q_ROWS, AXIS_INDEX, 1,
@@ -112,11 +113,43 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	               Q_ROWS, AXIS_INDEX, 1, "the second norm's result" },
 	[AM_FINAL] = { "final", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FINAL, STAGE_FINAL_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
 	               "the final norm of the last layer's output" },
+	/* the backward pass: each the shape of its matrix */
+	[AM_D_OUTPUT] = { "doutput", DIM_N, DIM_D_OUT, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_OUTPUT, NONE, Q_ROWS, AXIS_INDEX,
+	                  1, "\u2202L/\u2202output: where the backward pass starts (output \u2212 target, or dOutput)" },
+	[AM_D_CONCAT] = { "dconcat", DIM_N, DIM_HDV, DIM_DV, G, FEAT_BACKWARD, STAGE_BACK_OUTPUT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                  "\u2202L/\u2202concat = doutput\u00b7W_o\u1d40" },
+	[AM_D_W_O] = { "dW_o", DIM_HDV, DIM_D_OUT, DIM_ONE, G, FEAT_BACKWARD | FEAT_WO, STAGE_BACK_OUTPUT, NONE, AXIS_INDEX,
+	               AXIS_INDEX, 1, "\u2202L/\u2202W_o = concat\u1d40\u00b7doutput" },
+	[AM_D_WEIGHTED] = { "dweighted", DIM_N, DIM_DV, DIM_ONE, G | MF_PER_HEAD, FEAT_BACKWARD, STAGE_BACK_OUTPUT, NONE,
+	                    Q_ROWS, AXIS_INDEX, 1, "\u2202L/\u2202 a head's output: its columns of dconcat" },
+	[AM_D_WEIGHTS] = { "dweights", DIM_N, DIM_M, DIM_ONE, G | MF_PER_HEAD, FEAT_BACKWARD, STAGE_BACK_WEIGHTED, NONE,
+	                   Q_ROWS, K_ROWS, 1, "\u2202L/\u2202weights = dweighted\u00b7V\u1d40" },
+	[AM_D_MASKED] = { "dmasked", DIM_N, DIM_M, DIM_ONE, G | MF_PER_HEAD | MF_STATS, FEAT_BACKWARD, STAGE_BACK_SOFTMAX,
+	                  NONE, Q_ROWS, K_ROWS, 1, "\u2202L/\u2202masked: through softmax, w_ij (dw_ij \u2212 \u03a3_k w_ik dw_ik)" },
+	[AM_D_SCALED] = { "dscaled", DIM_N, DIM_M, DIM_ONE, G | MF_PER_HEAD | MF_STATS, FEAT_BACKWARD, STAGE_BACK_MASK,
+	                  NONE, Q_ROWS, K_ROWS, 1, "\u2202L/\u2202scaled: dmasked where visible, 0 where masked" },
+	[AM_D_SCORES] = { "dscores", DIM_N, DIM_M, DIM_ONE, G | MF_PER_HEAD | MF_STATS, FEAT_BACKWARD, STAGE_BACK_SCALE,
+	                  NONE, Q_ROWS, K_ROWS, 1, "\u2202L/\u2202scores = dscaled \u00d7 the scale factor" },
+	[AM_D_Q] = { "dQ", DIM_N, DIM_HDK, DIM_DK, G, FEAT_BACKWARD, STAGE_BACK_SCORES, NONE, Q_ROWS, AXIS_INDEX, 1,
+	             "\u2202L/\u2202Q = dscores\u00b7K, head by head" },
+	[AM_D_K] = { "dK", DIM_M, DIM_HDK, DIM_DK, G, FEAT_BACKWARD, STAGE_BACK_SCORES, NONE, K_ROWS, AXIS_INDEX, 1,
+	             "\u2202L/\u2202K = dscores\u1d40\u00b7Q, head by head" },
+	[AM_D_V] = { "dV", DIM_M, DIM_HDV, DIM_DV, G, FEAT_BACKWARD, STAGE_BACK_WEIGHTED, NONE, K_ROWS, AXIS_INDEX, 1,
+	             "\u2202L/\u2202V = weights\u1d40\u00b7dweighted, head by head" },
+	[AM_D_W_Q] = { "dW_q", DIM_D_MODEL, DIM_HDK, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
+	               AXIS_INDEX, 1, "\u2202L/\u2202W_q = X\u1d40\u00b7dQ" },
+	[AM_D_W_K] = { "dW_k", DIM_D_SRC, DIM_HDK, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
+	               AXIS_INDEX, 1, "\u2202L/\u2202W_k = S\u1d40\u00b7dK" },
+	[AM_D_W_V] = { "dW_v", DIM_D_SRC, DIM_HDV, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
+	               AXIS_INDEX, 1, "\u2202L/\u2202W_v = S\u1d40\u00b7dV" },
+	[AM_D_X] = { "dX", DIM_N, DIM_D_MODEL, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	             "\u2202L/\u2202X: what the attention sends back to its input rows" },
 };
 
 #undef Q_ROWS
 #undef K_ROWS
 #undef GP
+#undef G
 
 /* ------------------------------------------------------------ stages */
 
@@ -353,6 +386,74 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "A pre-norm stack ends with one more norm, so its output rows are normalised too.",
 		.blurb_zh = "前置归一化的堆叠最后再做一次归一化，让输出的每一行也是归一化的。",
 	},
+	/* the backward pass: each stage's panes are the gradients it makes and what it reads */
+	[STAGE_BACK_OUTPUT] = {
+		.name = "back_output", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_D_OUTPUT }, { .matrix = AM_W_O }, { .matrix = AM_D_W_O }, { .matrix = AM_D_CONCAT }),
+		.formula = { { FEAT_WO, 0, "dconcat = doutput\u00b7W_o\u1d40   dW_o = concat\u1d40\u00b7doutput   (doutput = output \u2212 target)",
+		               "dconcat = doutput.W_o^T   dW_o = concat^T.doutput   (doutput = output - target)" },
+		             { 0, 0, "dconcat = doutput   (doutput = output \u2212 target, or the lesson's dOutput)",
+		               "dconcat = doutput   (doutput = output - target, or the lesson's dOutput)" } },
+		.what = "backward: \u2202L/\u2202output, then through W_o to \u2202L/\u2202concat",
+		.blurb_en = "The backward pass starts at the loss: how much would L change if each output number moved a little? Then it flows back through W_o.",
+		.blurb_zh = "反向传播从损失开始：每个输出数字稍微变一点，L 会变多少？然后它穿过 W_o 往回流。",
+	},
+	[STAGE_BACK_WEIGHTED] = {
+		.name = "back_weighted", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_D_WEIGHTED }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_D_V, .flags = HEAD },
+		      { .matrix = AM_D_WEIGHTS }),
+		.formula = { { 0, 0, "dweights = dweighted\u00b7V\u1d40   dV = weights\u1d40\u00b7dweighted",
+		               "dweights = dweighted.V^T   dV = weights^T.dweighted" } },
+		.what = "backward through the weighted sum: \u2202L/\u2202weights and \u2202L/\u2202V",
+		.blurb_en = "Through the weighted sum: a weight's gradient is how well its value row lines up with where the output should move.",
+		.blurb_zh = "穿过加权求和：一个权重的梯度，取决于它的值向量和输出应当移动的方向有多一致。",
+	},
+	[STAGE_BACK_SOFTMAX] = {
+		.name = "back_softmax", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_WEIGHTS }, { .matrix = AM_D_WEIGHTS }, { .matrix = AM_D_MASKED }),
+		.formula = { { 0, 0, "dmasked_ij = w_ij (dweights_ij \u2212 \u03a3_k w_ik dweights_ik)   Jacobian: diag(w) \u2212 w w\u1d40",
+		               "dmasked_ij = w_ij (dweights_ij - sum_k w_ik dweights_ik)   Jacobian: diag(w) - w w^T" } },
+		.what = "backward through softmax: its Jacobian diag(w) \u2212 w w\u1d40, row by row",
+		.blurb_en = "Through softmax: each score's gradient is its weight times how far its own pull differs from the row's average. A weight near 0 or 1 passes almost nothing back.",
+		.blurb_zh = "穿过 softmax：每个分数的梯度等于它的权重乘以它自己的拉力与这一行平均值之差。接近 0 或 1 的权重几乎传不回任何东西。",
+	},
+	[STAGE_BACK_MASK] = {
+		.name = "back_mask", .requires = FEAT_BACKWARD | FEAT_MASK, .instead = STAGE_BACK_SOFTMAX, .map = "\u2202",
+		PANES({ .matrix = AM_D_MASKED }, { .matrix = AM_D_SCALED }),
+		.formula = { { 0, 0, "dscaled_ij = dmasked_ij where key j is visible, else 0", "dscaled_ij = dmasked_ij where key j is visible, else 0" } },
+		.what = "backward through the mask: masked cells pass nothing back",
+		.blurb_en = "Through the mask: a masked cell was replaced by a constant, so nothing flows back through it.",
+		.blurb_zh = "穿过掩码：被掩盖的位置换成了常数，所以梯度不会从那里流回去。",
+	},
+	[STAGE_BACK_SCALE] = {
+		.name = "back_scale", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_D_SCALED }, { .matrix = AM_D_SCORES }),
+		.formula = { { 0, 0, "dscores = dscaled \u00d7 factor", "dscores = dscaled * factor" } },
+		.what = "backward through the scale: \u00d7 the same factor",
+		.blurb_en = "Through the scale: the gradient is multiplied by the same factor, 1/\u221ad_k.",
+		.blurb_zh = "穿过缩放：梯度乘以同一个系数 1/\u221ad_k。",
+	},
+	[STAGE_BACK_SCORES] = {
+		.name = "back_scores", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_D_SCORES }, { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_D_Q, .flags = HEAD },
+		      { .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_D_K, .flags = HEAD }),
+		.formula = { { FEAT_ADDITIVE, 0, "dq_ic = \u03a3_j dscores_ij w_e[c](1 \u2212 tanh\u00b2(q_ic + k_jc)), dk likewise",
+		               "dq_ic = sum_j dscores_ij w_e[c](1 - tanh^2(q_ic + k_jc)), dk likewise" },
+		             { 0, 0, "dQ = dscores\u00b7K   dK = dscores\u1d40\u00b7Q", "dQ = dscores.K   dK = dscores^T.Q" } },
+		.what = "backward through the scores: \u2202L/\u2202Q and \u2202L/\u2202K",
+		.blurb_en = "Through the scores: a query moves toward the keys whose scores should rise, and each key toward those queries.",
+		.blurb_zh = "穿过分数：查询向应当得分更高的键移动，每个键也向这些查询移动。",
+	},
+	[STAGE_BACK_PROJECT] = {
+		.name = "back_project", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202", .flags = SF_PARAMS,
+		PANES({ .matrix = AM_D_Q }, { .matrix = AM_D_W_Q }, { .matrix = AM_D_W_K }, { .matrix = AM_D_W_V },
+		      { .matrix = AM_D_X }),
+		.formula = { { 0, 0, "dW_q = X\u1d40\u00b7dQ   dW_k = S\u1d40\u00b7dK   dW_v = S\u1d40\u00b7dV   dX = dQ\u00b7W_q\u1d40 + dK\u00b7W_k\u1d40 + dV\u00b7W_v\u1d40",
+		               "dW_q = X^T.dQ   dW_k = S^T.dK   dW_v = S^T.dV   dX = dQ.W_q^T + dK.W_k^T + dV.W_v^T" } },
+		.what = "backward through the projections: the weights' gradients, and \u2202L/\u2202X",
+		.blurb_en = "Through the projections: the gradients of W_q, W_k and W_v, the numbers training subtracts a little of at every step.",
+		.blurb_zh = "穿过投影：得到 W_q、W_k、W_v 的梯度——训练每一步都会减去它们的一小部分。",
+	},
 };
 
 #undef HEAD
@@ -376,6 +477,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	"its FFN is not SwiGLU",         /* FEAT_SWIGLU */
 	"it has no final norm here (\"final_norm\", after the last layer)", /* FEAT_FINAL */
 	"its block has no norms: its \"norm\" is \"none\"", /* FEAT_NORM */
+	"it has no loss (\"backward\")", /* FEAT_BACKWARD */
 };
 
 const char *feature_absent(unsigned feat)

@@ -33,6 +33,14 @@ typedef enum Stage {
 	STAGE_RESIDUAL2,   /* the FFN's input + FFN */
 	STAGE_NORM2_POST,  /* "norm2" of a post-norm block */
 	STAGE_FINAL_NORM,  /* after the last layer */
+	/* the backward pass, in the order it runs (backward.c) */
+	STAGE_BACK_OUTPUT,
+	STAGE_BACK_WEIGHTED,
+	STAGE_BACK_SOFTMAX,
+	STAGE_BACK_MASK,
+	STAGE_BACK_SCALE,
+	STAGE_BACK_SCORES,
+	STAGE_BACK_PROJECT,
 	STAGE_COUNT
 } Stage;
 
@@ -51,6 +59,9 @@ typedef enum AttnMatrix {
 	AM_FINAL_GAMMA, AM_FINAL_BETA,
 	AM_RESIDUAL1, AM_NORM1_STATS, AM_NORM1, AM_FFN_HIDDEN, AM_FFN_GATE, AM_FFN_ACT, AM_FFN_OUT,
 	AM_RESIDUAL2, AM_NORM2_STATS, AM_NORM2, AM_FINAL,
+	/* the backward pass: dM = ∂L/∂M, M's shape (a lesson with "backward") */
+	AM_D_OUTPUT, AM_D_CONCAT, AM_D_W_O, AM_D_WEIGHTED, AM_D_WEIGHTS, AM_D_MASKED, AM_D_SCALED, AM_D_SCORES,
+	AM_D_Q, AM_D_K, AM_D_V, AM_D_W_Q, AM_D_W_K, AM_D_W_V, AM_D_X,
 	AM_COUNT
 } AttnMatrix;
 
@@ -73,7 +84,8 @@ enum {
 	FEAT_SWIGLU     = 1u << 11, /* the FFN is gated (SwiGLU: W_3) */
 	FEAT_FINAL      = 1u << 12, /* the last layer, with a final norm after it */
 	FEAT_NORM       = 1u << 13, /* the block has norms (pre or post) */
-	FEAT_COUNT      = 14
+	FEAT_BACKWARD   = 1u << 14, /* a loss ("backward"): the gradients are computed */
+	FEAT_COUNT      = 15
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
@@ -110,6 +122,7 @@ enum {
 	MF_SUMS     = 1u << 3, /* rows are distributions: views add a Σ column */
 	MF_STATS    = 1u << 4, /* score-like: views give its mean and standard deviation */
 	MF_MASKED   = 1u << 5, /* query × key cells the mask can hide (drawn as masked) */
+	MF_GRAD     = 1u << 6, /* a gradient ∂L/∂M, kept by the backward pass (backward.h) */
 };
 
 typedef struct MatrixKind {

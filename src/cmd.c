@@ -627,6 +627,53 @@ static int edit_train(Lesson *l, void *arg, char **err)
 	return r;
 }
 
+/*
+ * jacobian ROW [HEAD]: softmax's Jacobian for one row of the weights,
+ * J = diag(w) − w wᵀ (∂w_j/∂s_k): w_j(1 − w_j) on the diagonal, −w_j w_k off it;
+ * every row sums to 0, since the weights always sum to 1.
+ */
+static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const Attn *a = s->attn;
+	const int m = a->lesson->m;
+	StrBuf b = { 0 };
+	long row;
+	int head = s->head;
+	const double *w;
+
+	if (parse_int(argv[1], 0, a->lesson->n - 1, &row, out, "jacobian (row)") != 0 ||
+	    parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0)
+		return -1;
+	if (session_quiz_pending(s) && session_hidden_matrix(s) == AM_WEIGHTS) {
+		say(out, MSG_ERROR, NULL, "jacobian: answer this step's question first (it asks about the weights)");
+		return -1;
+	}
+	w = &a->head[head].weights.a[(size_t)row * (size_t)m];
+	strbuf_printf(&b, "J = diag(w) %s w w%s for row %ld: J_jk = %s w_j/%s s_k\n", out->utf8 ? "\u2212" : "-",
+	              out->utf8 ? "\u1d40" : "^T", row, out->utf8 ? "\u2202" : "d", out->utf8 ? "\u2202" : "d");
+	for (int j = 0; j < m; j++) {
+		double sum = 0.0;
+		char *lab = textfmt_col_label(a, AM_WEIGHTS, j);
+		strbuf_printf(&b, "%-8.8s", lab ? lab : "?");
+		free(lab);
+		for (int k = 0; k < m; k++) {
+			const double x = (j == k ? w[j] : 0.0) - w[j] * w[k];
+			sum += x;
+			strbuf_printf(&b, " %9.4f", x);
+		}
+		strbuf_printf(&b, "   %s %.3g\n", out->utf8 ? "\u03a3" : "sum", sum);
+	}
+	strbuf_printf(&b, "the diagonal is w(1 %s w): at most 0.25, and near 0 when a weight is near 0 or 1\n",
+	              out->utf8 ? "\u2212" : "-");
+	if (b.oom) {
+		free(b.s);
+		return fail(out, NULL);
+	}
+	say(out, MSG_TEXT, "jacobian", "%s", b.s);
+	free(b.s);
+	return 0;
+}
+
 /* train STEPS [LR]: STEPS steps of gradient descent on every weight and bias; `reload` undoes it. */
 static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
 {
@@ -986,6 +1033,7 @@ const CmdEntry cmd_table[] = {
 	{ "mask", NULL, ARG_WORDS, "mask causal|none|padding 1,1,0", "change the mask", cmd_mask },
 	{ "scale", NULL, ARG_WORDS, "scale on|off|VALUE", "scale scores by 1/sqrt(d_k) (on), 1 (off) or a number", cmd_scale },
 	{ "heads", NULL, ARG_NONE, "heads N", "split Q, K and V into N heads (N must divide their columns)", cmd_heads },
+	{ "jacobian", NULL, ARG_NONE, "jacobian ROW [HEAD]", "softmax's Jacobian diag(w) - w w^T for one row of the weights", cmd_jacobian },
 	{ "train", NULL, ARG_NONE, "train STEPS [LR]", "gradient descent on every weight and bias (lesson with \"backward\"; LR default 0.1)", cmd_train },
 	{ "answer", "a", ARG_NONE, "answer VALUE", "answer this step's question (a choice number or letter, or a number)", cmd_answer },
 	{ "skip", NULL, ARG_NONE, "skip", "skip this step's question and see the answer", cmd_skip },

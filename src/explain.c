@@ -1,5 +1,6 @@
 /* explain.c: the arithmetic behind any cell, with the lesson's own numbers. */
 #include "explain.h"
+#include "backward.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -455,6 +456,171 @@ static void explain_ffn_out(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 	explain_bias(b, &bl->b_2, "b_2", j, sum, utf8);
 }
 
+/* ------------------------------------------------------------ the backward pass */
+
+/* "= Σ_t x_t·y_t" with its terms, for strided x and y of len numbers; returns the sum. */
+static double explain_terms(StrBuf *b, const double *x, size_t xs, const double *y, size_t ys, int len, int utf8)
+{
+	char x1[32], x2[32];
+	double sum = 0.0;
+
+	strbuf_printf(b, "= ");
+	for (int t = 0; t < len; t++) {
+		sum += x[(size_t)t * xs] * y[(size_t)t * ys];
+		if (t < MAX_TERMS)
+			strbuf_printf(b, "%s%s%s%s", t ? " + " : "", num(x1, x[(size_t)t * xs], utf8), sym(utf8, "\u00d7", "*"),
+			              num(x2, y[(size_t)t * ys], utf8));
+	}
+	if (len > MAX_TERMS)
+		strbuf_printf(b, " + \u2026 (%d terms in all)", len);
+	strbuf_printf(b, "\n= %s\n", num(x1, sum, utf8));
+	return sum;
+}
+
+static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnGrad *g = a->grad;
+	char x1[32], x2[32];
+
+	switch (which) {
+	case AM_D_OUTPUT:
+		if (l->backward == BACKWARD_TARGET && a->nlayers == 0 && !l->block.present)
+			strbuf_printf(b, "the loss is L = \u00bd \u03a3 (output \u2212 target)\u00b2, so \u2202L/\u2202output = output \u2212 target\n"
+			                 "= %s \u2212 %s\n", num(x1, MAT_AT(a->output, i, j), utf8), num(x2, MAT_AT(l->target, i, j), utf8));
+		else if (l->backward == BACKWARD_DOUTPUT && a->nlayers == 0 && !l->block.present)
+			strbuf_printf(b, "given by the lesson (\"dOutput\"): L = \u03a3 dOutput \u2299 output\n");
+		else
+			strbuf_printf(b, "the gradient the rest of the block sends back to the attention's output (residual1's)\n");
+		break;
+	case AM_D_CONCAT:
+		if (mat_empty(&l->W_o)) {
+			strbuf_printf(b, "no W_o: output is concat itself, so dconcat = doutput\n");
+			break;
+		}
+		strbuf_printf(b, "dconcat[%d][%d] = \u03a3_t doutput[%d][t] %s W_o[%d][t]  (row %d of doutput, row %d of W_o)\n", i, j, i,
+		              sym(utf8, "\u00d7", "*"), j, i, j);
+		explain_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &l->W_o.a[(size_t)j * l->W_o.cols], 1,
+		              g->output.cols, utf8);
+		break;
+	case AM_D_W_O:
+		strbuf_printf(b, "dW_o[%d][%d] = \u03a3_i concat[i][%d] %s doutput[i][%d]  (column %d of concat, column %d of doutput)\n", i,
+		              j, i, sym(utf8, "\u00d7", "*"), j, i, j);
+		explain_terms(b, &a->concat.a[i], (size_t)a->concat.cols, &g->output.a[j], (size_t)g->output.cols, a->concat.rows,
+		              utf8);
+		break;
+	default: /* dweighted: head h's columns of dconcat */
+		strbuf_printf(b, "head %d's output filled columns %d..%d of concat: dweighted[%d][%d] = dconcat[%d][%d]\n", h,
+		              h * l->d_v, (h + 1) * l->d_v - 1, i, j, i, h * l->d_v + j);
+		break;
+	}
+}
+
+static void explain_back_weighted(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnGrad *g = a->grad;
+	const int dv = l->d_v;
+
+	if (which == AM_D_V) {
+		const int hh = j / dv, c = j % dv;
+		strbuf_printf(b, "dV[%d][%d] = \u03a3_i weights[i][%d] %s dweighted[i][%d]  (head %d: how much each query drew on value %d)\n",
+		              i, j, i, sym(utf8, "\u00d7", "*"), c, hh, i);
+		explain_terms(b, &a->head[hh].weights.a[i], (size_t)l->m, &g->head[hh].weighted.a[c], (size_t)dv, l->n, utf8);
+		return;
+	}
+	strbuf_printf(b, "dweights[%d][%d] = \u03a3_c dweighted[%d][c] %s V[%d][c]  (this head's columns of V)\n", i, j, i,
+	              sym(utf8, "\u00d7", "*"), j);
+	explain_terms(b, &g->head[h].weighted.a[(size_t)i * dv], 1, &a->V.a[(size_t)j * a->V.cols + (size_t)h * dv], 1, dv,
+	              utf8);
+}
+
+static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const int m = a->lesson->m;
+	const double *w = &a->head[h].weights.a[(size_t)i * m], *dw = &a->grad->head[h].weights.a[(size_t)i * m];
+	char x1[32], x2[32], x3[32], x4[32];
+	double dot = 0.0;
+
+	(void)which;
+	for (int k = 0; k < m; k++)
+		dot += w[k] * dw[k];
+	strbuf_printf(b, "through softmax: dmasked_ij = w_ij %s (dweights_ij %s \u03a3_k w_ik dweights_ik)\n", sym(utf8, "\u00d7", "*"),
+	              sym(utf8, "\u2212", "-"));
+	strbuf_printf(b, "\u03a3_k w_%dk dweights_%dk = %s (row %d's weighted average pull)\n", i, i, num(x1, dot, utf8), i);
+	strbuf_printf(b, "= %s %s (%s %s %s) = %s\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j], utf8),
+	              sym(utf8, "\u2212", "-"), num(x3, dot, utf8), num(x4, w[j] * (dw[j] - dot), utf8));
+	if (w[j] == 0.0)
+		strbuf_printf(b, "(a weight of 0 passes nothing back)\n");
+	else
+		strbuf_printf(b, "(the Jacobian's diagonal is w(1 %s w) = %s: near 0 when w is near 0 or 1)\n", sym(utf8, "\u2212", "-"),
+		              num(x1, w[j] * (1 - w[j]), utf8));
+}
+
+static void explain_back_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)which, (void)h, (void)utf8;
+	if (a->visible[(size_t)i * a->lesson->m + j])
+		strbuf_printf(b, "query %d may see key %d: the gradient passes through, dscaled = dmasked\n", i, j);
+	else
+		strbuf_printf(b, "query %d may not see key %d: the cell was set to the fill, a constant, so nothing flows back: 0\n",
+		              i, j);
+}
+
+static void explain_back_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	char x1[32], x2[32];
+
+	(void)which;
+	strbuf_printf(b, "= dscaled %s factor = %s %s %s\n", sym(utf8, "\u00d7", "*"),
+	              num(x1, MAT_AT(a->grad->head[h].scaled, i, j), utf8), sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
+}
+
+static void explain_back_scores(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const int dk = l->d_k, hh = j / dk, c = j % dk;
+	const Mat *ds = &a->grad->head[hh].scores;
+
+	(void)h;
+	if (l->score == SCORE_ADDITIVE) {
+		strbuf_printf(b, "through the additive score: \u03a3 over the %s of dscores %s w_e[c](1 %s tanh\u00b2(q + k))\n",
+		              which == AM_D_Q ? "keys" : "queries", sym(utf8, "\u00d7", "*"), sym(utf8, "\u2212", "-"));
+		return;
+	}
+	if (which == AM_D_Q) {
+		strbuf_printf(b, "dQ[%d][%d] = \u03a3_j dscores_%dj %s K[j][%d]  (head %d)\n", i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
+		explain_terms(b, &ds->a[(size_t)i * l->m], 1, &a->K.a[j], (size_t)a->K.cols, l->m, utf8);
+	} else {
+		strbuf_printf(b, "dK[%d][%d] = \u03a3_i dscores_i%d %s Q[i][%d]  (head %d)\n", i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
+		explain_terms(b, &ds->a[i], (size_t)l->m, &a->Q.a[j], (size_t)a->Q.cols, l->n, utf8);
+	}
+	(void)c;
+}
+
+static void explain_back_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnGrad *g = a->grad;
+	const Mat *Xa = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = l->has_source ? &a->S : Xa;
+
+	(void)h;
+	if (which == AM_D_X) {
+		strbuf_printf(b, "dX[%d][%d] = \u03a3_c dQ[%d][c] W_q[%d][c] + \u03a3_c dK[%d][c] W_k[%d][c] + \u03a3_c dV[%d][c] W_v[%d][c]\n",
+		              i, j, i, j, i, j, i, j);
+		strbuf_printf(b, "the first sum:\n");
+		explain_terms(b, &g->Q.a[(size_t)i * g->Q.cols], 1, &l->W_q.a[(size_t)j * l->W_q.cols], 1, g->Q.cols, utf8);
+		return;
+	}
+	{
+		const Mat *in = which == AM_D_W_Q ? Xa : S, *d = which == AM_D_W_Q ? &g->Q : which == AM_D_W_K ? &g->K : &g->V;
+		strbuf_printf(b, "%s[%d][%d] = \u03a3_i %s[i][%d] %s %s[i][%d]\n", matrix_name(which), i, j, mat_label(a, in), i,
+		              sym(utf8, "\u00d7", "*"), which == AM_D_W_Q ? "dQ" : which == AM_D_W_K ? "dK" : "dV", j);
+		explain_terms(b, &in->a[i], (size_t)in->cols, &d->a[j], (size_t)d->cols, in->rows, utf8);
+	}
+}
+
 /* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels). */
 static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_INPUT] = explain_given,
@@ -478,6 +644,13 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_RESIDUAL2] = explain_residual,
 	[STAGE_NORM2_POST] = explain_norm,
 	[STAGE_FINAL_NORM] = explain_norm,
+	[STAGE_BACK_OUTPUT] = explain_back_output,
+	[STAGE_BACK_WEIGHTED] = explain_back_weighted,
+	[STAGE_BACK_SOFTMAX] = explain_back_softmax,
+	[STAGE_BACK_MASK] = explain_back_mask,
+	[STAGE_BACK_SCALE] = explain_back_scale,
+	[STAGE_BACK_SCORES] = explain_back_scores,
+	[STAGE_BACK_PROJECT] = explain_back_project,
 };
 
 char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf8, char **err)

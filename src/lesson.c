@@ -862,6 +862,7 @@ typedef struct Shapes {
 	int d_k, d_v, d_out;          /* derived by check_shapes */
 	/* version 2: the block (settings only) */
 	int block, has_ffn, swiglu, has_final, d_ff;
+	int backward;                 /* a loss: the backward stages exist */
 	NormPlace norm;
 	NormKind norm_kind;
 } Shapes;
@@ -1035,6 +1036,8 @@ static void shapes_shape(const Shapes *s, LessonShape *out)
 	}
 	if (s->has_final)
 		out->features |= FEAT_FINAL | (s->norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);
+	if (s->backward)
+		out->features |= FEAT_BACKWARD;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
@@ -2359,6 +2362,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		sh.has_final = c->stack_final && c->layer_index == c->nlayers - 1;
 	else
 		sh.has_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	sh.backward = get(root, "backward") != NULL;
 	if (check_shapes(c, &sh) != 0)
 		goto out;
 	l->n = sh.n;
@@ -2725,6 +2729,7 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s)
 	s->d_out = s->has_wo ? l->W_o.cols : l->W_v.cols;
 	shapes_block(s, l);
 	s->has_final = l->has_final_norm;
+	s->backward = l->backward != BACKWARD_NONE;
 }
 
 double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int d_k, int d_v, int d_out)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backward.h"
 #include "paths.h"
 #include "strbuf.h"
 
@@ -93,6 +94,19 @@ static void drop_prev(Session *s)
 	s->prev_lesson = NULL;
 }
 
+/* Every stage of l, and with a "backward" every gradient too. NULL with *err. */
+static Attn *compute(const Lesson *l, char **err)
+{
+	Attn *a = attn_compute(l, err);
+	double loss;
+
+	if (a != NULL && l->backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
+		attn_free(a);
+		return NULL;
+	}
+	return a;
+}
+
 /* The compare variant's computation (NULL without one); -1 with *err ("compare: …") when it fails. */
 static int compute_compare(const Lesson *l, Attn **out, char **err)
 {
@@ -101,7 +115,7 @@ static int compute_compare(const Lesson *l, Attn **out, char **err)
 	*out = NULL;
 	if (l->compare == NULL)
 		return 0;
-	*out = attn_compute(l->compare, &e);
+	*out = compute(l->compare, &e);
 	if (*out == NULL) {
 		*err = str_printf("compare: %s", e ? e : "out of memory");
 		free(e);
@@ -115,7 +129,7 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 	memset(s, 0, sizeof *s);
 	strcpy(s->lang, "en");
 	s->lesson = l;
-	s->model = s->attn = attn_compute(l, err);
+	s->model = s->attn = compute(l, err);
 	if (s->attn == NULL) {
 		s->lesson = NULL;
 		return -1;
@@ -328,7 +342,7 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 			return -1;
 		}
 	}
-	if ((a = attn_compute(copy, err)) == NULL) {
+	if ((a = compute(copy, err)) == NULL) {
 		lesson_free(copy);
 		return -1;
 	}

@@ -355,6 +355,17 @@ done
 repl 'train 20 0.5\nreload\ntrain 1\n' tests/golden/v2/learn_shift.json
 check "train reports the loss falling" has "$out" "trained 20 steps at lr 0.5: loss 1.03411 -> 0.182565"
 check "reload undoes the training" has "$out" "trained 1 step at lr 0.1: loss 1.03411"
+# the backward pass: its stages, explain on a gradient, the softmax Jacobian
+repl 'goto back_softmax\nexplain dmasked 0 1\nexplain dW_q 2 1\njacobian 1\n' tests/golden/v2/grad_single_head.json
+check "goto back_softmax shows the gradients" has "$out" "stage: back_softmax"
+check "explain a gradient through softmax" has "$out" "dmasked[0][1] = -0.45365"
+check "explain a weight's gradient" has "$out" "dW_q[2][1] = -0.33129"
+check "the Jacobian's rows sum to 0" has "$out" "the diagonal is w(1 - w)"
+repl 'goto back_scores\nstep 2\n' lessons/mask.json
+err_cmd "the backward stages need a loss" "stage back_scores is not part of this lesson"
+repl 'jacobian 9\nstep 2\n' lessons/mask.json
+err_cmd "jacobian row out of range" "jacobian (row): expected a whole number from 0 to 6"
+
 repl 'train 5\nstep 2\n' lessons/mask.json
 err_cmd "train needs a lesson with a loss" "this lesson has no \"backward\""
 repl 'train 0\nstep 2\n' tests/golden/v2/learn_shift.json
@@ -382,7 +393,7 @@ check "explain a gelu cell" has "$out" "gelu(z) = z"
 check "explain a residual" has "$out" "= residual1 + ffn_out"
 
 # every command that help lists is covered above (a new one must get its test)
-covered=" load lessons reload next prev first last step goto head layer train show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
+covered=" load lessons reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do
