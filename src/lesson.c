@@ -2218,6 +2218,22 @@ int lesson_stage_present(const Lesson *l, Stage s)
 	return shapes_stage_present(&sh, s);
 }
 
+int lesson_cell_exists(const Lesson *l, const CellRef *ref)
+{
+	const int which = attn_matrix_find(ref->matrix);
+	Shapes sh;
+	int rows, cols;
+
+	if (which < 0)
+		return 0;
+	shapes_from_lesson(l, &sh);
+	if (matrix_shape(&sh, (AttnMatrix)which, &rows, &cols) != NULL)
+		return 0;
+	if (attn_matrix_per_head((AttnMatrix)which) && (ref->head < 0 || ref->head >= l->heads))
+		return 0;
+	return ref->row >= 0 && ref->row < rows && ref->col >= 0 && ref->col < cols;
+}
+
 static int mat_check_values(Ctx *c, const Mat *m, const char *key, int zero_one)
 {
 	size_t i, count = (size_t)m->rows * (size_t)m->cols, old;

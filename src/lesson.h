@@ -141,6 +141,13 @@ double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int
 int lesson_stage_present(const Lesson *l, Stage s);
 
 /*
+ * 1 when the computation of l has the cell ref points at (the matrix is
+ * present, and the head, row and column are inside it), judged from the
+ * shapes alone: an edited lesson can be checked before it is computed.
+ */
+int lesson_cell_exists(const Lesson *l, const CellRef *ref);
+
+/*
  * Re-check a lesson after an edit (heads changed, mask changed, …): the same
  * shape rules as loading. Returns 0, or -1 with *err set (heap string).
  */

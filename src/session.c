@@ -250,21 +250,14 @@ static Stage stage_instead(Stage st)
 	}
 }
 
-/* A cell the edited computation still has. */
-static int cell_exists(const Attn *a, const CellRef *c)
-{
-	const int which = attn_matrix_find(c->matrix);
-	const Mat *m = which < 0 ? NULL : attn_matrix(a, (AttnMatrix)which, c->head);
-	return m != NULL && c->row < m->rows && c->col < m->cols;
-}
-
 /*
  * The learner's edit wins over the lesson's walk: a step on a stage the edit
  * removed shows the stage before it, a step on a head that no longer exists
  * shows head 0, and a focus or question on a cell that is gone is dropped
- * (the question is counted as not asked).
+ * (the question is counted as not asked). Judged from the shapes, before
+ * anything is computed.
  */
-static void adapt_steps(Lesson *l, const Attn *a)
+static void adapt_steps(Lesson *l)
 {
 	int i;
 
@@ -276,12 +269,12 @@ static void adapt_steps(Lesson *l, const Attn *a)
 			st->head = 0;
 		if (st->has_focus && st->focus.head >= l->heads)
 			st->focus.head = 0;
-		if (st->has_focus && !cell_exists(a, &st->focus))
+		if (st->has_focus && !lesson_cell_exists(l, &st->focus))
 			st->has_focus = 0;
 		if (st->has_quiz && st->quiz.nchoices == 0) {
 			if (st->quiz.answer_cell.head >= l->heads)
 				st->quiz.answer_cell.head = 0;
-			if (!cell_exists(a, &st->quiz.answer_cell))
+			if (!lesson_cell_exists(l, &st->quiz.answer_cell))
 				st->has_quiz = 0;
 		}
 	}
@@ -310,13 +303,17 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 			return -1;
 		}
 	}
-	if ((a = attn_compute(copy, err)) == NULL) {
+	/*
+	 * The loader's own checks, before anything is computed: an edit that
+	 * leaves the shapes disagreeing (a causal mask on cross-attention, where
+	 * n ≠ m) is refused here with the loader's message.
+	 */
+	adapt_steps(copy);
+	if (lesson_validate(copy, err) != 0) {
 		lesson_free(copy);
 		return -1;
 	}
-	adapt_steps(copy, a);
-	if (lesson_validate(copy, err) != 0) {
-		attn_free(a);
+	if ((a = attn_compute(copy, err)) == NULL) {
 		lesson_free(copy);
 		return -1;
 	}

@@ -1,0 +1,166 @@
+/* unit_safety.c: what hostile input must never do (issue 15) — the engine
+ * reading past a matrix, an edit computed before it is checked, a message
+ * written past its buffer, a leak on a path that finds something late.
+ * Each test reproduces one defect that was found; run under ASan (make test
+ * SAN=1) they also catch the overflow or leak itself. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "cmd.h"
+#include "lesson.h"
+#include "session.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* Cross-attention: n = 3 queries, m = 2 keys, so a causal mask cannot fit. */
+static const char cross_json[] =
+	"{\"attnviz\": 1, \"title\": \"Cross\", \"tokens\": [\"a\", \"b\", \"c\"],"
+	" \"X\": [[1, 0], [0, 1], [1, 1]],"
+	" \"source\": {\"tokens\": [\"x\", \"y\"], \"X\": [[1, 2], [3, 4]]},"
+	" \"W_q\": [[1, 0], [0, 1]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]],"
+	" \"compare\": {\"label\": \"LABEL\", \"scale\": false}}";
+
+static Lesson *load(const char *name, const char *json)
+{
+	char *err = NULL, *warn = NULL;
+	Lesson *l = lesson_load_string(name, json, strlen(json), &err, &warn);
+
+	if (l == NULL)
+		print_error("lesson_load_string: %s\n", err ? err : "(no message)");
+	free(err);
+	free(warn);
+	assert_non_null(l);
+	return l;
+}
+
+/* The messages a command gave: every one appended, the errors counted. */
+typedef struct Said {
+	char text[65536];
+	int errors;
+} Said;
+
+static void said(void *ctx, CmdMsg kind, const char *title, const char *text)
+{
+	Said *r = ctx;
+	size_t len = strlen(r->text);
+
+	(void)title;
+	if (kind == MSG_ERROR)
+		r->errors++;
+	snprintf(r->text + len, sizeof r->text - len, "%s\n", text);
+}
+
+typedef struct Fixture {
+	Session s;
+	Said said;
+	CmdOut out;
+} Fixture;
+
+static Fixture *start(const char *json)
+{
+	Fixture *f = calloc(1, sizeof *f);
+	char *err = NULL;
+
+	assert_non_null(f);
+	if (session_init(&f->s, load("cross.json", json), NULL, &err) != 0)
+		fail_msg("session_init: %s", err ? err : "?");
+	f->out.ctx = &f->said;
+	f->out.message = said;
+	f->out.utf8 = 1;
+	return f;
+}
+
+static void stop(Fixture *f)
+{
+	session_free(&f->s);
+	free(f);
+}
+
+static int run(Fixture *f, const char *line)
+{
+	f->said.text[0] = '\0';
+	f->said.errors = 0;
+	return cmd_run(&f->s, line, &f->out);
+}
+
+/* ------------------------------------------------------------ 1. the engine and edits */
+
+/* A lesson whose matrices disagree with its sizes is refused by the engine, not read past. */
+static void test_engine_refuses_bad_shapes(void **state)
+{
+	Lesson *l = load("cross.json", cross_json);
+	char *err = NULL;
+	Mat saved;
+	(void)state;
+
+	l->mask = MASK_CAUSAL; /* n = 3, m = 2: no square to mask */
+	assert_null(attn_compute(l, &err));
+	assert_non_null(err);
+	assert_non_null(strstr(err, "mask"));
+	free(err);
+	l->mask = MASK_PADDING; /* without the 1 × m row of the padding mask */
+	assert_null(attn_compute(l, &err));
+	free(err);
+	l->mask = MASK_NONE;
+
+	saved = l->W_q;
+	l->W_q.rows = 1; /* fewer rows than d_model */
+	assert_null(attn_compute(l, &err));
+	assert_non_null(strstr(err, "W_q"));
+	free(err);
+	l->W_q = saved;
+
+	l->heads = 2; /* d_k is still 2: W_q would need 4 columns */
+	assert_null(attn_compute(l, &err));
+	free(err);
+	l->heads = 1;
+
+	l->m = 3; /* source.X has 2 rows */
+	assert_null(attn_compute(l, &err));
+	free(err);
+	l->m = 2;
+
+	/* and the lesson as loaded still computes */
+	{
+		Attn *a = attn_compute(l, &err);
+		assert_non_null(a);
+		attn_free(a);
+	}
+	lesson_free(l);
+}
+
+/* `mask causal` on cross-attention: the loader's message, nothing computed, nothing changed. */
+static void test_edit_checked_before_computing(void **state)
+{
+	Fixture *f = start(cross_json);
+	const Attn *before = f->s.attn;
+	(void)state;
+
+	assert_int_equal(run(f, "mask causal"), -1);
+	assert_int_equal(f->said.errors, 1);
+	assert_non_null(strstr(f->said.text, "square"));
+	assert_true(f->s.attn == before);
+	assert_int_equal(f->s.lesson->mask, MASK_NONE);
+	/* the session goes on */
+	assert_int_equal(run(f, "mask padding 1,0"), 0);
+	assert_int_equal(f->s.lesson->mask, MASK_PADDING);
+	stop(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_engine_refuses_bad_shapes),
+		cmocka_unit_test(test_edit_checked_before_computing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
