@@ -1153,14 +1153,13 @@ static void step_free(Step *st)
 {
 	int i;
 
+	/* The quiz's texts whether or not it is still asked: an edit may turn a question off (has_quiz = 0). */
 	text_free(&st->text);
-	if (st->has_quiz) {
-		text_free(&st->quiz.question);
-		for (i = 0; i < st->quiz.nchoices; i++)
-			text_free(&st->quiz.choices[i]);
-		free(st->quiz.choices);
-		text_free(&st->quiz.hint);
-	}
+	text_free(&st->quiz.question);
+	for (i = 0; i < st->quiz.nchoices; i++)
+		text_free(&st->quiz.choices[i]);
+	free(st->quiz.choices);
+	text_free(&st->quiz.hint);
 	memset(st, 0, sizeof *st);
 }
 

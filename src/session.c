@@ -164,8 +164,10 @@ char *session_find_lesson(const char *name, char **err)
 	n = paths_search("ATTNVIZ_LESSONS", "lessons", "lessons", dirs);
 	for (i = 0; i < n; i++) {
 		char *path = str_printf("%s/%s.json", dirs[i], name);
-		if (path != NULL && is_file(path))
+		if (path != NULL && is_file(path)) {
+			free(where.s);
 			return path;
+		}
 		free(path);
 		strbuf_printf(&where, "%s%s", i ? ", " : "", dirs[i]);
 	}

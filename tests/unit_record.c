@@ -169,7 +169,7 @@ test_open_fails(void **state)
 static void
 test_tty_relay(void **state)
 {
-	char path[128], *err = NULL, got[4096];
+	char path[128], *err = NULL, got[4096] = "";
 	struct termios before, after;
 	FILE *out = NULL;
 	Cast c;
