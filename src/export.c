@@ -195,10 +195,12 @@ static void target_title(char *buf, size_t size, const Attn *a, const ExportTarg
 	n = target_panes(a, t, panes);
 	for (i = 0; i < n; i++)
 		per_head |= attn_matrix_per_head(panes[i]);
-	snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
-	         t->whole_stage ? stage_name(t->stage) : attn_matrix_name(t->matrix));
 	if (per_head && a->heads > 1)
-		snprintf(buf + strlen(buf), size - strlen(buf), ", head %d", t->head);
+		snprintf(buf, size, "%s%s, head %d", t->whole_stage ? "stage " : "",
+		         t->whole_stage ? stage_name(t->stage) : attn_matrix_name(t->matrix), t->head);
+	else
+		snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
+		         t->whole_stage ? stage_name(t->stage) : attn_matrix_name(t->matrix));
 }
 
 /* ------------------------------------------------------------ SVG */

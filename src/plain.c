@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "demo.h"
+#include "strbuf.h"
 #include "textfmt.h"
 
 /* How deep `source` may nest (a script that sources itself stops here). */
@@ -160,11 +161,11 @@ static int plain_frontend(void *ctx, const char *name, int argc, char **argv)
 		double sec = strtod(argv[1], &end);
 		if (end == argv[1] || *end != '\0' || !(sec >= 0 && sec <= DEMO_MAX_WAIT)) {
 			char *safe = text_escape(argv[1], "");
-			char msg[160];
-			snprintf(msg, sizeof msg, "wait: expected seconds from 0 to %g, got \"%.80s\"", DEMO_MAX_WAIT,
-			         safe ? safe : "");
+			char *msg = str_printf("wait: expected seconds from 0 to %g, got \"%.80s\"", DEMO_MAX_WAIT,
+			                       safe ? safe : "");
 			free(safe);
-			plain_error(c, msg);
+			plain_error(c, msg ? msg : "wait: expected seconds");
+			free(msg);
 			return 1;
 		}
 		plain_wait(c, sec);

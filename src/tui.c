@@ -39,6 +39,7 @@
 #include "lineedit.h"
 #include "record.h"
 #include "stats.h"
+#include "strbuf.h"
 #include "textfmt.h"
 #include "theme.h"
 #include "tui.h"
@@ -932,15 +933,15 @@ tui_draw_stage(Tui *t)
 	char step[32];
 	snprintf(step, sizeof step, "  step %d/%d  ", s->step + 1, s->nwalk);
 	snprintf(stage, sizeof stage, "stage: %s", stage_name(s->stage));
-	int rn = 0;
-	right[0] = '\0';
+	char heads[40] = "", quiz[40] = "", params[40] = "";
 	if (s->lesson->heads > 1)
-		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  head %d of %d", s->head, s->lesson->heads);
-	if (s->quiz_asked > 0 && rn < (int)sizeof right)
-		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
+		snprintf(heads, sizeof heads, "  head %d of %d", s->head, s->lesson->heads);
+	if (s->quiz_asked > 0)
+		snprintf(quiz, sizeof quiz, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
-	if ((s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) && !session_quiz_pending(s) && rn < (int)sizeof right)
-		snprintf(right + rn, sizeof right - (size_t)rn, "  params %ld", stats_param_count(s->lesson));
+	if ((s->stage == STAGE_PROJECT || s->stage == STAGE_OUTPUT) && !session_quiz_pending(s))
+		snprintf(params, sizeof params, "  params %ld", stats_param_count(s->lesson));
+	snprintf(right, sizeof right, "%s%s%s", heads, quiz, params);
 
 	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
 	int title_max = W - 2 - need;
@@ -2162,19 +2163,17 @@ tui_help_text(void)
 		"\n:play [SECONDS] steps on by itself; any key stops it.\n"
 		"--present or :present on: larger cells, bigger narration.\n"
 		"\nCommands (after :, unique prefixes work)\n";
-	size_t cap = strlen(keys) + 1;
+	StrBuf b = { 0 };
 	const CmdEntry *e;
 
+	strbuf_puts(&b, keys);
 	for (e = cmd_table; e->name; e++)
-		cap += strlen(e->usage ? e->usage : e->name) + strlen(e->help ? e->help : "") + 48;
-	char *s = malloc(cap);
-	if (s == NULL)
+		strbuf_printf(&b, "  %-30s %s\n", e->usage ? e->usage : e->name, e->help ? e->help : "");
+	if (b.oom) {
+		free(b.s);
 		return NULL;
-	size_t n = (size_t)snprintf(s, cap, "%s", keys);
-	for (e = cmd_table; e->name && n < cap; e++)
-		n += (size_t)snprintf(s + n, cap - n, "  %-30s %s\n", e->usage ? e->usage : e->name,
-		                      e->help ? e->help : "");
-	return s;
+	}
+	return b.s;
 }
 
 /* ------------------------------------------------------------------ */

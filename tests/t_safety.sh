@@ -61,6 +61,26 @@ check "the refused edit changed nothing: the saved lesson has no mask" \
 repl 'heads 4\nmask causal\nheads 2\nmask none\nquit\n' lessons/cross.json
 survived "edits after a refused one still work" 'square'
 
+# ------------------------------------------------------------ 2. composed messages grow
+
+long=$(printf '%03000d' 0 | tr 0 L)
+sed "s/raw a·a (W_q = W_k = identity)/$long/" lessons/dot.json >"$tmp/longlabel.json"
+repl 'compare on\nstats weights\nquit\n' "$tmp/longlabel.json"
+check "stats weights with a 3000-character compare label: the whole label and the row sums" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'compare ($long): mean' '$out' && grep -q 'row sums' '$out'"
+
+# ------------------------------------------------------------ 17. leaks (LeakSanitizer in make test SAN=1 exits 23)
+
+repl 'heads 2\nquit\n' lessons/matrix.json
+check "heads 2 on matrix.json: the questions it turns off are freed" \
+	sh -c "[ $rc -eq 0 ] && ! grep -q LeakSanitizer '$err'"
+mkdir "$tmp/empty"
+repl 'load selfattn\nquit\n'
+ATTNVIZ_LESSONS=$tmp/empty TERM=dumb "$ATTNVIZ" --plain <"$tmp/in" >"$out" 2>"$err"
+rc=$?
+check "a lesson found in a later search directory: no leak" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'loaded lessons/selfattn.json' '$out' && ! grep -q LeakSanitizer '$err'"
+
 # ------------------------------------------------------------
 
 echo "$passed passed, $failed failed"

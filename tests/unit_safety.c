@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attention.h"
 #include "cmd.h"
@@ -156,11 +157,79 @@ static void test_edit_checked_before_computing(void **state)
 	stop(f);
 }
 
+/* ------------------------------------------------------------ 2. composed messages grow */
+
+/* A compare label of 2000 characters, `compare on`, `stats weights`: every line is there, nothing past a buffer. */
+static void test_stats_with_a_long_compare_label(void **state)
+{
+	static char json[sizeof cross_json + 4096];
+	char label[2001];
+	const char *at = strstr(cross_json, "LABEL");
+	Fixture *f;
+	(void)state;
+
+	memset(label, 'L', sizeof label - 1);
+	label[sizeof label - 1] = '\0';
+	snprintf(json, sizeof json, "%.*s%s%s", (int)(at - cross_json), cross_json, label, at + strlen("LABEL"));
+	f = start(json);
+	assert_int_equal(run(f, "compare on"), 0);
+	assert_int_equal(run(f, "stats weights"), 0);
+	assert_non_null(strstr(f->said.text, label));
+	assert_non_null(strstr(f->said.text, "row sums"));
+	assert_non_null(strstr(f->said.text, "  2 c  1\n")); /* the last row's sum */
+	stop(f);
+}
+
+/* ------------------------------------------------------------ 17. leaks (caught by LeakSanitizer in make test SAN=1) */
+
+/* A lesson found in the second search directory: the list of directories tried is freed too. */
+static void test_find_lesson_in_a_later_directory(void **state)
+{
+	char dir[] = "/tmp/attnviz-safety-XXXXXX", *err = NULL, *path;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	setenv("ATTNVIZ_LESSONS", dir, 1); /* searched first, and empty */
+	path = session_find_lesson("selfattn", &err);
+	unsetenv("ATTNVIZ_LESSONS");
+	rmdir(dir);
+	assert_non_null(path);
+	assert_non_null(strstr(path, "lessons/selfattn.json"));
+	assert_null(err);
+	free(path);
+}
+
+/* `heads 2` on matrix.json turns off questions on cells that are gone: their texts are freed all the same. */
+static void test_edit_that_drops_a_question(void **state)
+{
+	Session s;
+	char *err = NULL, *warn = NULL;
+	Said r = { "", 0 };
+	CmdOut out = { &r, said, NULL, NULL, 0, 1, 0 };
+	int i, quizzes = 0;
+	(void)state;
+
+	memset(&s, 0, sizeof s);
+	if (session_load(&s, "lessons/matrix.json", &err, &warn) != 0)
+		fail_msg("%s", err ? err : "?");
+	free(warn);
+	for (i = 0; i < s.lesson->nsteps; i++)
+		quizzes += s.lesson->steps[i].has_quiz;
+	assert_int_equal(cmd_run(&s, "heads 2", &out), 0);
+	for (i = 0; i < s.lesson->nsteps; i++)
+		quizzes -= s.lesson->steps[i].has_quiz;
+	assert_true(quizzes > 0); /* at least one question was turned off */
+	session_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_refuses_bad_shapes),
 		cmocka_unit_test(test_edit_checked_before_computing),
+		cmocka_unit_test(test_stats_with_a_long_compare_label),
+		cmocka_unit_test(test_find_lesson_in_a_later_directory),
+		cmocka_unit_test(test_edit_that_drops_a_question),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
