@@ -40,9 +40,12 @@ repl() {
 	shift
 	# shellcheck disable=SC2059 # the input is a printf format on purpose (\n)
 	printf "$input" >"$tmp/in"
-	TERM=dumb "$ATTNVIZ" --plain "$@" <"$tmp/in" >"$out" 2>"$err"
+	TERM=dumb $limit "$ATTNVIZ" --plain "$@" <"$tmp/in" >"$out" 2>"$err"
 	rc=$?
 }
+# unbounded work shows as a time-out (exit 124), not as a test that never ends
+limit=
+if command -v timeout >/dev/null 2>&1; then limit="timeout 60"; fi
 # survived NAME TEXT: exit 0 (no crash, no sanitizer report) and TEXT in an error line
 survived() {
 	if [ "$rc" -eq 0 ] && has "$err" "$2" && hasnt "$err" "Sanitizer" && hasnt "$err" "runtime error"; then
@@ -68,6 +71,42 @@ sed "s/raw a·a (W_q = W_k = identity)/$long/" lessons/dot.json >"$tmp/longlabel
 repl 'compare on\nstats weights\nquit\n' "$tmp/longlabel.json"
 check "stats weights with a 3000-character compare label: the whole label and the row sums" \
 	sh -c "[ $rc -eq 0 ] && grep -q 'compare ($long): mean' '$out' && grep -q 'row sums' '$out'"
+
+# ------------------------------------------------------------ 9. scripts run a bounded number of lines
+
+# A 5-line script that sources itself five times: 390625 runs before; refused at once now.
+i=0
+: >"$tmp/self.txt"
+while [ $i -lt 5 ]; do echo "source $tmp/self.txt" >>"$tmp/self.txt"; i=$((i + 1)); done
+repl "source $tmp/self.txt\nquit\n"
+check "a script that sources itself is refused as already running" \
+	sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'is already running' '$err') -eq 5 ]"
+# Two scripts that source each other.
+echo "source $tmp/pong.txt" >"$tmp/ping.txt"
+echo "source $tmp/ping.txt" >"$tmp/pong.txt"
+repl "source $tmp/ping.txt\nquit\n"
+check "scripts that source each other are refused" sh -c "[ $rc -eq 0 ] && grep -q 'ping.txt is already running' '$err'"
+# Six distinct scripts, each running the next ten times: 10^6 lines, stopped at DEMO_MAX_LINES (10000).
+i=0
+while [ $i -lt 6 ]; do
+	: >"$tmp/chain$i.txt"
+	k=0
+	while [ $k -lt 10 ]; do
+		if [ $i -lt 5 ]; then echo "source $tmp/chain$((i + 1)).txt" >>"$tmp/chain$i.txt"; else echo "wait 0" >>"$tmp/chain$i.txt"; fi
+		k=$((k + 1))
+	done
+	i=$((i + 1))
+done
+start=$(date +%s)
+repl "source $tmp/chain0.txt\nsource $tmp/chain5.txt\nquit\n"
+end=$(date +%s)
+check "scripts that fan out stop after 10000 lines in all, said once" \
+	sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'stopped after 10000 lines (DEMO_MAX_LINES)' '$err') -eq 1 ] && [ $((end - start)) -lt 30 ]"
+check "the next source counts from zero again" sh -c "[ \$(grep -c '^error' '$err') -eq 1 ]"
+# A script of more than 10000 lines is refused as it is read.
+awk 'BEGIN { for (i = 0; i < 10001; i++) print "wait 0" }' >"$tmp/long.txt"
+repl "source $tmp/long.txt\nquit\n"
+check "a script of 10001 lines is refused by name" sh -c "[ $rc -eq 0 ] && grep -q 'long.txt:10001: more than 10000 lines' '$err'"
 
 # ------------------------------------------------------------ 17. leaks (LeakSanitizer in make test SAN=1 exits 23)
 
