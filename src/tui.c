@@ -43,6 +43,7 @@
 #include "textfmt.h"
 #include "theme.h"
 #include "tui.h"
+#include "ttyguard.h"
 
 /* ------------------------------------------------------------------ */
 /* State                                                                */
@@ -2536,7 +2537,7 @@ int
 tui_run(Session *s, const TuiOptions *opt)
 {
 	static int atexit_done;
-	struct sigaction sa, old_int, old_term, old_hup;
+	struct sigaction sa, old_int, old_term, old_hup, old_quit;
 	Tui t;
 	SCREEN *scr;
 	int rc = 0, errs = 0;
@@ -2560,7 +2561,9 @@ tui_run(Session *s, const TuiOptions *opt)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
+	sigaction(SIGQUIT, &sa, &old_quit); /* Ctrl-\ leaves like Ctrl-C on the main screen */
 	tui_signal = 0;
+	ttyguard_save(STDIN_FILENO, STDOUT_FILENO);
 
 	FILE *tout = stdout;
 	if (t.opt.record != NULL) {
@@ -2588,6 +2591,7 @@ tui_run(Session *s, const TuiOptions *opt)
 		goto out;
 	}
 	tui_curses_on = 1;
+	ttyguard_arm();
 	if (t.rec != NULL)
 		record_tty_signals(t.rec);
 	if (!atexit_done) {
@@ -2718,6 +2722,7 @@ out:
 	tui_demo_free(&t);
 	tui_free_windows(&t);
 	tui_end();
+	ttyguard_disarm();
 	if (scr)
 		delscreen(scr);
 	if (t.rec != NULL) {
@@ -2734,6 +2739,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
 	free(t.narr);
 	free(t.msg);
 	free(t.popup_title);

@@ -108,6 +108,62 @@ awk 'BEGIN { for (i = 0; i < 10001; i++) print "wait 0" }' >"$tmp/long.txt"
 repl "source $tmp/long.txt\nquit\n"
 check "a script of 10001 lines is refused by name" sh -c "[ $rc -eq 0 ] && grep -q 'long.txt:10001: more than 10000 lines' '$err'"
 
+# ------------------------------------------------------------ 12. signals put the terminal back
+
+# fullscreen NAME: attnviz in a tmux session; its shell then prints "EXITED rc TTY-RESTORED|TTY-CHANGED"
+SOCK="attnviz-safety-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+fullscreen() {
+	# set -m: attnviz is a job of its own, so Ctrl-\ reaches it and not this shell
+	cat >"$tmp/run-$1.sh" <<EOF
+set -m
+before=\$(stty -g)
+"$ATTNVIZ" lessons/selfattn.json
+rc=\$?
+if [ "\$(stty -g)" = "\$before" ]; then r=TTY-RESTORED; else r=TTY-CHANGED; fi
+echo "EXITED \$rc \$r"
+exec sleep 60
+EOF
+	tm new-session -d -s "$1" -x 100 -y 30 "cd '$(pwd)' && env -u NO_COLOR TERM=xterm-256color sh $tmp/run-$1.sh"
+}
+# screen_has SESSION PATTERN: poll the screen for up to 10 s
+screen_has() {
+	w=0
+	while [ $w -lt 200 ]; do
+		if tm capture-pane -p -t "$1" 2>/dev/null | grep -Eq -- "$2"; then return 0; fi
+		sleep 0.05
+		w=$((w + 1))
+	done
+	tm capture-pane -p -t "$1" >"$err" 2>&1
+	return 1
+}
+attnviz_pid() {
+	ps -o pid= -o comm= --ppid "$(tm display-message -p -t "$1" '#{pane_pid}')" | awk '$2 ~ /attnviz/ { print $1; exit }'
+}
+if command -v tmux >/dev/null 2>&1; then
+	trap 'tm kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
+	fullscreen quit
+	if screen_has quit 'step 1/'; then
+		tm send-keys -t quit -H 1c
+		check "Ctrl-\\ (SIGQUIT) leaves with 131 and the terminal's modes back" screen_has quit 'EXITED 131 TTY-RESTORED'
+		check "Ctrl-\\ leaves the alternate screen" [ "$(tm display-message -p -t quit '#{alternate_on}')" = 0 ]
+	else
+		not_ok "the full-screen view starts"
+	fi
+	fullscreen abrt
+	if screen_has abrt 'step 1/'; then
+		kill -ABRT "$(attnviz_pid abrt)"
+		check "SIGABRT (heap corruption, a failed assert) still puts the terminal's modes back" \
+			screen_has abrt 'EXITED 134 TTY-RESTORED'
+		check "SIGABRT leaves the alternate screen" [ "$(tm display-message -p -t abrt '#{alternate_on}')" = 0 ]
+	else
+		not_ok "the full-screen view starts"
+	fi
+	tm kill-server >/dev/null 2>&1
+else
+	echo "# tmux not installed: signal checks skipped"
+fi
+
 # ------------------------------------------------------------ 17. leaks (LeakSanitizer in make test SAN=1 exits 23)
 
 repl 'heads 2\nquit\n' lessons/matrix.json
