@@ -344,6 +344,49 @@ static void warn_unknown_keys(Ctx *c, const cJSON *obj, const char *const *known
 	}
 }
 
+static int compare_keys(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/*
+ * Every object in the file, at any depth: a key given twice is a mistake
+ * the parser passes over (the first one counts, the others are ignored), so
+ * it is a warning ("duplicate key", which --check --strict makes an error).
+ */
+static void warn_duplicate_keys(Ctx *c, const cJSON *v)
+{
+	const cJSON *it;
+	size_t old;
+	int i = 0, n = 0;
+
+	if (cJSON_IsObject(v)) {
+		const char **names;
+		cJSON_ArrayForEach(it, v)
+			n++;
+		names = malloc((size_t)n * sizeof *names + 1);
+		if (names != NULL) {
+			cJSON_ArrayForEach(it, v)
+				names[i++] = it->string;
+			qsort(names, (size_t)n, sizeof *names, compare_keys);
+			for (i = 1; i < n; i++)
+				if (strcmp(names[i], names[i - 1]) == 0 && (i < 2 || strcmp(names[i], names[i - 2]) != 0))
+					warnf(c, "duplicate key %s: the first one is used, the others are ignored",
+					      quoted(names[i]).s);
+			free(names);
+		}
+	}
+	i = 0;
+	cJSON_ArrayForEach(it, v) {
+		if (it->child != NULL) { /* only objects and arrays hold more */
+			old = cJSON_IsObject(v) ? path_key(c, it->string) : path_index(c, i);
+			warn_duplicate_keys(c, it);
+			path_set(c, old);
+		}
+		i++;
+	}
+}
+
 static const cJSON *get(const cJSON *obj, const char *key)
 {
 	return cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -1728,8 +1771,10 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		fail(c, "a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s", got(root).s);
 		goto out;
 	}
-	if (!is_variant)
+	if (!is_variant) {
 		warn_unknown_keys(c, root, top_keys);
+		warn_duplicate_keys(c, root);
+	}
 	if (read_version(c, root) != 0)
 		goto out;
 	if (key_text(c, root, "title", &l->title) != 0 || key_text(c, root, "summary", &l->summary) != 0)

@@ -164,6 +164,19 @@ else
 	echo "# tmux not installed: signal checks skipped"
 fi
 
+# ------------------------------------------------------------ 15. a key given twice
+
+printf '{"attnviz": 1, "X": [[1]], "tokens": ["a"], "X": [[2]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],\n "mask": {"padding": [1], "padding": [0]}}\n' >"$tmp/dup.json"
+"$ATTNVIZ" --check "$tmp/dup.json" >"$out" 2>"$err"
+rc=$?
+check "--check: a duplicate key is a warning naming the key and where" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'dup.json: warning: duplicate key \"X\": the first one is used' '$err' && grep -q 'warning: mask: duplicate key \"padding\"' '$err' && grep -q 'ok, n=1' '$out'"
+"$ATTNVIZ" --check --strict "$tmp/dup.json" >"$out" 2>"$err"
+rc=$?
+check "--check --strict: duplicate keys are an error" sh -c "[ $rc -eq 1 ] && grep -q 'dup.json: 2 duplicate keys (--strict)' '$err' && ! grep -q ok '$out'"
+"$ATTNVIZ" --check --strict lessons/mask.json >"$out" 2>"$err"
+check "--check --strict: a shipped lesson has none" [ $? -eq 0 ]
+
 # ------------------------------------------------------------ 17. leaks (LeakSanitizer in make test SAN=1 exits 23)
 
 repl 'heads 2\nquit\n' lessons/matrix.json
