@@ -178,6 +178,33 @@ char *text_escape(const char *s, const char *keep)
 	return out;
 }
 
+char *text_expand_tabs(const char *s, int tabstop)
+{
+	size_t len = strlen(s), tabs = 0, i, o = 0, col = 0;
+	char *out;
+
+	for (i = 0; i < len; i++)
+		tabs += s[i] == '\t';
+	out = malloc(len + tabs * (size_t)tabstop + 1);
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\t') {
+			do
+				out[o++] = ' ';
+			while (++col % (size_t)tabstop != 0);
+			continue;
+		}
+		out[o++] = s[i];
+		if (s[i] == '\n')
+			col = 0;
+		else if (((unsigned char)s[i] & 0xC0) != 0x80)
+			col++; /* a character starts here */
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* The ASCII spelling of symbols lessons use, for terminals that cannot show UTF-8. */
 static const struct {
 	unsigned long cp;

@@ -36,6 +36,12 @@ int text_copy(Text *dst, const Text *src);
  */
 char *text_escape(const char *s, const char *keep);
 /*
+ * s with every tab replaced by spaces up to the next multiple of tabstop
+ * columns, counted from the start of its line (a character is one column).
+ * Heap string (NULL when out of memory); caller frees.
+ */
+char *text_expand_tabs(const char *s, int tabstop);
+/*
  * s for a terminal that cannot show UTF-8: the symbols lessons use spelled
  * in ASCII (− → -, ∞ → inf, · → ., √ → sqrt, Σ → sum, α → alpha, x² → x^2,
  * “ ” → ", …) and any other character as '?'. Heap string; caller frees.

@@ -744,11 +744,21 @@ tui_focus_matrix(Tui *t, int which, int head, int row, int col)
 /* Narration                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Lesson text for the screen: control characters escaped, newlines kept, tabs expanded (every 4 columns). */
+static char *
+screen_text(const char *s)
+{
+	char *e = text_escape(s ? s : "", "\n\t"), *x = e != NULL ? text_expand_tabs(e, 4) : NULL;
+
+	free(e);
+	return x;
+}
+
 /* Append lesson text (escaped, newlines kept) to a growing heap string. */
 static void
 sb_add(char **sb, const char *s, int escape)
 {
-	char *e = escape ? text_escape(s ? s : "", "\n") : NULL;
+	char *e = escape ? screen_text(s) : NULL;
 	const char *src = escape ? e : s;
 	size_t old = *sb ? strlen(*sb) : 0, add = src ? strlen(src) : 0;
 	char *n = realloc(*sb, old + add + 1);
@@ -1690,7 +1700,7 @@ static void
 tui_popup(Tui *t, const char *title, const char *text)
 {
 	char *tt = text_escape(title ? title : "", "");
-	char *tx = text_escape(text ? text : "", "\n");
+	char *tx = screen_text(text);
 
 	/* No blank lines at the end. */
 	for (size_t n = tx ? strlen(tx) : 0; n > 0 && tx[n - 1] == '\n'; n--)

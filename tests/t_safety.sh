@@ -110,7 +110,7 @@ check "a script of 10001 lines is refused by name" sh -c "[ $rc -eq 0 ] && grep 
 
 # ------------------------------------------------------------ 12. signals put the terminal back
 
-# fullscreen NAME: attnviz in a tmux session; its shell then prints "EXITED rc TTY-RESTORED|TTY-CHANGED"
+# fullscreen NAME [LESSON]: attnviz in a tmux session; its shell then prints "EXITED rc TTY-RESTORED|TTY-CHANGED"
 SOCK="attnviz-safety-$$"
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
 fullscreen() {
@@ -118,7 +118,7 @@ fullscreen() {
 	cat >"$tmp/run-$1.sh" <<EOF
 set -m
 before=\$(stty -g)
-"$ATTNVIZ" lessons/selfattn.json
+"$ATTNVIZ" ${2:-lessons/selfattn.json}
 rc=\$?
 if [ "\$(stty -g)" = "\$before" ]; then r=TTY-RESTORED; else r=TTY-CHANGED; fi
 echo "EXITED \$rc \$r"
@@ -159,9 +159,19 @@ if command -v tmux >/dev/null 2>&1; then
 	else
 		not_ok "the full-screen view starts"
 	fi
+
+	# 16. A tab in narration and in a question is expanded, not shown as \x09.
+	printf '%s\n' '{"attnviz": 1, "title": "Tabs", "tokens": ["a"], "X": [[1]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],' \
+		' "steps": [{"stage": "input", "text": "col\tA\tB",' \
+		'  "quiz": {"question": "x\ty?", "choices": ["p\tq", "r"], "answer": 0}}]}' >"$tmp/tabs.json"
+	fullscreen tabs "$tmp/tabs.json"
+	check "a tab in narration is expanded to the next multiple of 4 columns" screen_has tabs 'col A   B'
+	tm capture-pane -p -t tabs >"$tmp/screen"
+	check "a tab in a question and its choices too" sh -c "grep -q 'x   y?' '$tmp/screen' && grep -q '1) p   q' '$tmp/screen'"
+	check "no tab is shown as \\x09" hasnt "$tmp/screen" 'x09'
 	tm kill-server >/dev/null 2>&1
 else
-	echo "# tmux not installed: signal checks skipped"
+	echo "# tmux not installed: signal and tab checks skipped"
 fi
 
 # ------------------------------------------------------------ 15. a key given twice
