@@ -174,6 +174,38 @@ else
 	echo "# tmux not installed: signal and tab checks skipped"
 fi
 
+# ------------------------------------------------------------ 14. exports carry no formulas and no raw controls
+
+cat >"$tmp/hostile.json" <<'EOF'
+{"attnviz": 1, "title": "T\u007fI\u0085T\u009bL\u202eE",
+ "tokens": ["=cmd|' /C calc'!A0", "+1", "-x", "@SUM(A1)", "plain"],
+ "X": [[1, -0.5], [0, 1], [1, 1], [2, 0], [0, 2]], "W_q": [[1, 0], [0, 1]], "W_k": [[1, 0], [0, 1]], "W_v": [[1, 0], [0, 1]],
+ "steps": [{"stage": "input", "text": "N\u202eR\u0085A"}]}
+EOF
+"$ATTNVIZ" --export csv --stage input "$tmp/hostile.json" -o "$tmp/h.csv" 2>"$err"
+check "csv: a label starting with = + - @ gets a leading ' (it stays text in a spreadsheet)" \
+	sh -c "grep -q \"^'=cmd|' /C calc'!A0,\" '$tmp/h.csv' && grep -q \"^'+1,\" '$tmp/h.csv' && grep -q \"^'-x,\" '$tmp/h.csv' && grep -q \"^'@SUM(A1),\" '$tmp/h.csv'"
+check "csv: numbers and plain labels are as they were" sh -c "grep -q '^plain,' '$tmp/h.csv' && grep -q ',-0.5' '$tmp/h.csv'"
+# escaped FILE: written, no DEL, U+0085, U+009B or U+202E as raw bytes, and their escapes there instead
+escaped() {
+	[ -s "$1" ] &&
+		! LC_ALL=C grep -q -e "$(printf '\177')" -e "$(printf '\302\205')" -e "$(printf '\302\233')" -e "$(printf '\342\200\256')" "$1" &&
+		grep -q 'x85' "$1" && grep -q 'u202e' "$1"
+}
+for fmt in md svg tex; do
+	"$ATTNVIZ" --export $fmt --stage input "$tmp/hostile.json" -o "$tmp/h.$fmt" 2>"$err"
+	check "$fmt: DEL, U+0085, U+009B and U+202E in the title and narration are escaped as the TUI shows them" \
+		escaped "$tmp/h.$fmt"
+done
+repl "save $tmp/saved.json\nquit\n" "$tmp/hostile.json"
+saved_escaped() {
+	! LC_ALL=C grep -q -e "$(printf '\177')" -e "$(printf '\302\205')" -e "$(printf '\342\200\256')" "$1" &&
+		grep -q 'u202e' "$1" && grep -q 'u0085' "$1" && grep -q 'u007f' "$1"
+}
+check "saved JSON: the same characters as \\u escapes" saved_escaped "$tmp/saved.json"
+repl "save $tmp/saved2.json\nquit\n" "$tmp/saved.json"
+check "saved JSON reads back as the same lesson" cmp -s "$tmp/saved.json" "$tmp/saved2.json"
+
 # ------------------------------------------------------------ 15. a key given twice
 
 printf '{"attnviz": 1, "X": [[1]], "tokens": ["a"], "X": [[2]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],\n "mask": {"padding": [1], "padding": [0]}}\n' >"$tmp/dup.json"
