@@ -380,12 +380,6 @@ static int pass_output(Attn *a, const Lesson *l)
 	return 0;
 }
 
-/* How many numbers every matrix of this computation holds together. */
-static double count_numbers(const Lesson *l)
-{
-	return lesson_count_numbers(l->n, l->m, l->d_model, l->d_src, l->heads, l->d_k, l->d_v, l->d_out);
-}
-
 /*
  * The first cell, in the order the stages are computed, that is not a finite
  * number: NaN, or ±∞ anywhere but a cell a −∞ mask hid on purpose. Doubles
@@ -478,9 +472,11 @@ Attn *attn_compute(const Lesson *l, char **err)
 	if (a == NULL)
 		goto oom;
 	a->lesson = l;
-	if (count_numbers(l) > (double)LESSON_MAX_NUMBERS) {
-		*err = str_printf("the computation would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
-		              count_numbers(l), (long)LESSON_MAX_NUMBERS);
+	if (lesson_count_numbers(l) > (double)LESSON_MAX_NUMBERS ||
+	    (l->score == SCORE_ADDITIVE && (double)l->n * l->m * l->heads * l->d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
+		*err = str_printf("the lesson with its computation would hold %.0f numbers (limit %ld, LESSON_MAX_NUMBERS), "
+		                  "or its additive scores take over %ld tanh terms (LESSON_MAX_ADDITIVE_TERMS)",
+		                  lesson_count_numbers(l), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
 		attn_free(a);
 		return NULL;
 	}

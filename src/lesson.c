@@ -78,6 +78,7 @@ typedef struct Ctx {
 	size_t pathlen;
 	char *err;             /* the first error (heap), NULL while all is well */
 	StrBuf *warn;             /* warnings; NULL drops them (the compare variant) */
+	double numbers_before;    /* the lesson's count while its compare variant is read or checked */
 } Ctx;
 
 static void ctx_init(Ctx *c, const char *name, StrBuf *warn)
@@ -87,6 +88,7 @@ static void ctx_init(Ctx *c, const char *name, StrBuf *warn)
 	c->pathlen = 0;
 	c->err = NULL;
 	c->warn = warn;
+	c->numbers_before = 0;
 }
 
 static void path_set(Ctx *c, size_t len)
@@ -655,6 +657,13 @@ static int check_cols_limit(Ctx *c, const Limits *lim, long cols)
 	return 0;
 }
 
+/* A number a literal matrix may hold (checked without building its path: matrices have millions). */
+static int cell_ok(const cJSON *v, const Limits *lim)
+{
+	return cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+	       (!lim->zero_one || v->valuedouble == 0.0 || v->valuedouble == 1.0);
+}
+
 /* One number of a literal matrix, at the current path. */
 static int check_cell_value(Ctx *c, const cJSON *v, const Limits *lim)
 {
@@ -783,6 +792,8 @@ static int read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *
 			goto out;
 		k = 0;
 		cJSON_ArrayForEach(x, v) {
+			if (cell_ok(x, lim) && ++k)
+				continue;
 			old2 = path_index(c, (int)k++);
 			if (check_cell_value(c, x, lim) != 0)
 				goto out;
@@ -822,7 +833,10 @@ static int read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *
 		}
 		k = 0;
 		cJSON_ArrayForEach(x, row) {
-			size_t old3 = path_index(c, (int)k++);
+			size_t old3;
+			if (cell_ok(x, lim) && ++k)
+				continue;
+			old3 = path_index(c, (int)k++);
 			if (check_cell_value(c, x, lim) != 0)
 				goto out;
 			path_set(c, old3);
@@ -918,6 +932,23 @@ typedef struct Shapes {
 	int mask_r, mask_c;
 	int d_k, d_v, d_out;          /* derived by check_shapes */
 } Shapes;
+
+/* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
+static double shapes_count(const Shapes *s)
+{
+	const double N = s->n, M = s->m, h = s->heads, D = s->d_model, Ds = s->d_src, dk = s->d_k, dv = s->d_v;
+	const double mask = s->mask == MASK_MATRIX ? N * M : s->mask == MASK_PADDING ? M : 0;
+	double own, computed;
+
+	/* the lesson: X, source.X, W_q, W_k, W_v, W_o, w_e, the mask */
+	own = N * D + (s->has_source ? M * Ds : 0) + D * h * dk + Ds * h * (dk + dv) +
+	      (s->has_wo ? h * dv * s->d_out : 0) + (s->score == SCORE_ADDITIVE ? h * dk : 0) + mask;
+	/* the computation: PE and X, PE_src and S, Q, K, V, per head 4 n × m and weighted, concat, output, visibility */
+	computed = (s->positional != POS_NONE ? 2 : 1) * N * D +
+	           (s->has_source ? (s->positional != POS_NONE ? 2 : 1) * M * Ds : 0) + N * h * dk + M * h * (dk + dv) +
+	           h * (4 * N * M + N * dv) + N * h * dv + (s->has_wo ? N * s->d_out : 0) + N * M;
+	return own + computed;
+}
 
 /* The shape rules of lessons/FORMAT.md. Fills s->d_k, d_v, d_out. Paths are top-level keys. */
 static int check_shapes(Ctx *c, Shapes *s)
@@ -1030,11 +1061,21 @@ static int check_shapes(Ctx *c, Shapes *s)
 	case MASK_NONE:
 		break;
 	}
-	total = lesson_count_numbers(s->n, s->m, s->d_model, s->d_src, s->heads, s->d_k, s->d_v, s->d_out);
+	/* Counted from the shapes, before a single number is allocated; a compare variant counts with its lesson. */
+	total = c->numbers_before + shapes_count(s);
 	if (total > (double)LESSON_MAX_NUMBERS) {
-		fail(c, "too large: its stage matrices would hold %.0f numbers, over the limit of %ld "
+		fail(c, "too large: its matrices and stages%s would hold %.0f numbers, over the limit of %ld "
 		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller",
-		     total, (long)LESSON_MAX_NUMBERS);
+		     c->numbers_before > 0 ? ", with the lesson's own," : "", total, (long)LESSON_MAX_NUMBERS);
+		goto out;
+	}
+	/* Each additive score is d_k tanh terms, far slower than the dot product's multiply-adds. */
+	if (s->score == SCORE_ADDITIVE &&
+	    (double)s->n * s->m * s->heads * s->d_k > (double)LESSON_MAX_ADDITIVE_TERMS) {
+		AT("score");
+		fail(c, "additive scores of n = %d queries, m = %d keys and h·d_k = %d would take %.0f tanh terms, over "
+		        "the limit of %ld (LESSON_MAX_ADDITIVE_TERMS); make n, m or d_k smaller", s->n, s->m,
+		     s->heads * s->d_k, (double)s->n * s->m * s->heads * s->d_k, (long)LESSON_MAX_ADDITIVE_TERMS);
 		goto out;
 	}
 	r = 0;
@@ -1669,14 +1710,24 @@ static const char *const compare_fixed[] = { "attnviz", "title", "summary", "ste
 
 static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
 
+static int is_top_key(const char *key)
+{
+	int k;
+
+	for (k = 0; top_keys[k] != NULL; k++)
+		if (strcmp(key, top_keys[k]) == 0)
+			return 1;
+	return 0;
+}
+
 /* "compare": the same lesson with some top-level keys replaced. */
 static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 {
 	const cJSON *cmp = get(root, "compare"), *it;
-	cJSON *variant = NULL, *copy;
+	cJSON *variant = NULL;
 	StrBuf *saved_warn;
 	size_t old;
-	int i, k, nchanged = 0, r = -1;
+	int i, nchanged = 0, r = -1;
 
 	if (cmp == NULL)
 		return 0;
@@ -1687,13 +1738,7 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 	}
 	if (key_text(c, cmp, "label", &l->compare_label) != 0)
 		goto out;
-	variant = cJSON_Duplicate(root, 1);
-	if (variant == NULL) {
-		fail_oom(c);
-		goto out;
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(variant, "compare");
-	cJSON_DeleteItemFromObjectCaseSensitive(variant, "steps");
+	/* Which keys it changes: a fixed key is an error, an unknown one a warning (and ignored). */
 	cJSON_ArrayForEach(it, cmp) {
 		if (strcmp(it->string, "label") == 0)
 			continue;
@@ -1707,10 +1752,7 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 			path_set(c, old2);
 			goto out;
 		}
-		for (k = 0; top_keys[k] != NULL; k++)
-			if (strcmp(it->string, top_keys[k]) == 0)
-				break;
-		if (top_keys[k] == NULL) {
+		if (!is_top_key(it->string)) {
 			const char *const *cands = top_keys;
 			int nc = 0;
 			while (cands[nc] != NULL)
@@ -1718,17 +1760,33 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 			warnf(c, "unknown key %s%s", quoted(it->string).s, did_you_mean(it->string, cands, nc).s);
 			continue;
 		}
-		copy = cJSON_Duplicate(it, 1);
-		if (copy == NULL) {
+		nchanged++;
+	}
+	/*
+	 * The variant is the lesson with those keys replaced, made of references
+	 * to the values already parsed: the numbers of a large lesson are not
+	 * copied (cJSON_Delete of the variant frees only the references).
+	 */
+	variant = cJSON_CreateObject();
+	if (variant == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	cJSON_ArrayForEach(it, root) {
+		const cJSON *over = strcmp(it->string, "label") != 0 ? get(cmp, it->string) : NULL;
+		if (strcmp(it->string, "compare") == 0 || strcmp(it->string, "steps") == 0)
+			continue;
+		if (!cJSON_AddItemReferenceToObject(variant, it->string, (cJSON *)(over != NULL ? over : it))) {
 			fail_oom(c);
 			goto out;
 		}
-		if (get(variant, it->string) != NULL)
-			cJSON_ReplaceItemInObjectCaseSensitive(variant, it->string, copy);
-		else
-			cJSON_AddItemToObject(variant, it->string, copy);
-		nchanged++;
 	}
+	cJSON_ArrayForEach(it, cmp)
+		if (strcmp(it->string, "label") != 0 && get(root, it->string) == NULL && is_top_key(it->string) &&
+		    !cJSON_AddItemReferenceToObject(variant, it->string, (cJSON *)it)) {
+			fail_oom(c);
+			goto out;
+		}
 	if (nchanged == 0)
 		warnf(c, "changes nothing (give the keys whose values differ, e.g. \"mask_fill\": 0)");
 	/* The variant's own warnings would only repeat this lesson's. */
@@ -1909,8 +1967,14 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	    fill_mat(c, &ms_e, &l->w_e) != 0 || fill_mat(c, &ms_mask, &l->mask_matrix) != 0)
 		goto out;
 
-	if (!is_variant && read_compare(c, root, l) != 0)
-		goto out;
+	if (!is_variant) {
+		int r;
+		c->numbers_before = shapes_count(&sh); /* the variant counts with this lesson */
+		r = read_compare(c, root, l);
+		c->numbers_before = 0;
+		if (r != 0)
+			goto out;
+	}
 	ok = 1;
 out:
 	path_set(c, base);
@@ -2032,7 +2096,12 @@ out:
 	return b.s;
 }
 
-Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char **err, char **warn_out)
+/*
+ * lesson_load_string; terminated = 1 promises buf[len] == '\0', so the text
+ * is parsed where it is, without a copy (a 64 MiB file is not held twice).
+ */
+static Lesson *load_text(const char *name, const char *buf, size_t len, int terminated, char **err,
+                         char **warn_out)
 {
 	Lesson *l = NULL;
 	cJSON *root = NULL;
@@ -2094,17 +2163,20 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 		i++;
 	}
 	/* cJSON wants the terminating NUL inside the length when it must check what follows the value. */
-	copy = malloc(len + 1);
-	if (copy == NULL) {
-		e = str_printf("%s: out of memory", name);
-		goto out;
+	if (!terminated) {
+		copy = malloc(len + 1);
+		if (copy == NULL) {
+			e = str_printf("%s: out of memory", name);
+			goto out;
+		}
+		memcpy(copy, text, len);
+		copy[len] = '\0';
+		text = copy;
 	}
-	memcpy(copy, text, len);
-	copy[len] = '\0';
-	root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
+	root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
 	if (root == NULL) {
-		size_t pos = end != NULL && end >= copy ? (size_t)(end - copy) : 0;
-		e = syntax_error(name, copy, len, pos, "JSON syntax error near here");
+		size_t pos = end != NULL && end >= text ? (size_t)(end - text) : 0;
+		e = syntax_error(name, text, len, pos, "JSON syntax error near here");
 		goto out;
 	}
 	free(copy);
@@ -2126,6 +2198,11 @@ out:
 	else
 		free(w.s);
 	return l;
+}
+
+Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char **err, char **warn_out)
+{
+	return load_text(name, buf, len, 0, err, warn_out);
 }
 
 Lesson *lesson_load(const char *path, char **err, char **warn_out)
@@ -2205,7 +2282,17 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			break;
 		len += (size_t)got_bytes;
 	}
-	l = lesson_load_string(shown, buf, len, err, warn_out);
+	if (len == cap) { /* room for the NUL that lets the parser read the text in place */
+		p = realloc(buf, cap + 1);
+		if (p == NULL) {
+			if (err != NULL)
+				*err = str_printf("%s: out of memory", shown);
+			goto out;
+		}
+		buf = p;
+	}
+	buf[len] = '\0';
+	l = load_text(shown, buf, len, 1, err, warn_out);
 out:
 	free(buf);
 	free(shown);
@@ -2245,11 +2332,17 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s)
 	s->d_out = s->has_wo ? l->W_o.cols : l->W_v.cols;
 }
 
-double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int d_k, int d_v, int d_out)
+double lesson_count_numbers(const Lesson *l)
 {
-	const double N = n, M = m, h = heads;
-	return 2 * N * d_model + 2 * M * d_src + N * h * d_k + M * h * (d_k + d_v) + h * (4 * N * M + N * d_v) +
-	       N * h * d_v + N * d_out + N * M;
+	Shapes s;
+
+	shapes_from_lesson(l, &s);
+	return shapes_count(&s);
+}
+
+double lesson_budget_numbers(const Lesson *l)
+{
+	return lesson_count_numbers(l) + (l->compare != NULL ? lesson_count_numbers(l->compare) : 0);
 }
 
 int lesson_stage_present(const Lesson *l, Stage s)
@@ -2382,7 +2475,9 @@ static int validate_into(Ctx *c, const Lesson *l)
 	}
 	if (l->compare != NULL) {
 		old = path_key(c, "compare");
+		c->numbers_before = shapes_count(&s); /* the variant counts with this lesson */
 		i = validate_into(c, l->compare);
+		c->numbers_before = 0;
 		path_set(c, old);
 		if (i != 0)
 			return -1;

@@ -9,7 +9,8 @@
 #define LESSON_MAX_TOKENS   4096        /* n and m */
 #define LESSON_MAX_DIM      4096        /* d_model, d_src, h·d_k, h·d_v, d_out */
 #define LESSON_MAX_HEADS    64
-#define LESSON_MAX_NUMBERS  (1L << 27)  /* every stage matrix together */
+#define LESSON_MAX_NUMBERS  (1L << 27)  /* a lesson's matrices, its computation and its compare variant's */
+#define LESSON_MAX_ADDITIVE_TERMS (1L << 26) /* n·m·h·d_k: the tanh terms of additive scores */
 #define LESSON_MAX_STEPS    1024
 #define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */
 
@@ -129,13 +130,15 @@ void lesson_free(Lesson *l);
 Lesson *lesson_clone(const Lesson *l);
 
 /*
- * How many numbers every matrix of the computation holds together, the count
- * LESSON_MAX_NUMBERS limits: input and X, source and S, Q, K, V, five
- * per-head matrices (scores, scaled, masked, weights: n × m; weighted:
- * n × d_v), concat, output and the n × m visibility of the mask. A double,
- * so that an absurd lesson cannot overflow the count itself.
+ * How many numbers l and its computation hold (lessons/FORMAT.md, Limits):
+ * its own matrices (X, the source, W_q, W_k, W_v, W_o, w_e, the mask) and
+ * every matrix attn_compute makes (PE, X, PE_src, S, Q, K, V, five per-head
+ * matrices, concat, output, the n × m visibility). A double, so that an
+ * absurd lesson cannot overflow the count itself. lesson_budget_numbers adds
+ * the compare variant's: the count LESSON_MAX_NUMBERS limits.
  */
-double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int d_k, int d_v, int d_out);
+double lesson_count_numbers(const Lesson *l);
+double lesson_budget_numbers(const Lesson *l);
 
 /* 1 when the stage has something to show in this lesson (no positional stage without PE, …). */
 int lesson_stage_present(const Lesson *l, Stage s);

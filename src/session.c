@@ -184,6 +184,7 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 	Lesson *l;
 
 	*warn = NULL;
+	drop_prev(s); /* the new lesson is made beside the current one: only the two are held */
 	if (file_or_name == NULL) { /* the built-in lesson */
 		path = NULL;
 		l = session_default_lesson(err);
@@ -315,6 +316,19 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 		lesson_free(copy);
 		return -1;
 	}
+	/*
+	 * The edited lesson is computed beside the current one, so both count
+	 * against LESSON_MAX_NUMBERS; the computation kept for the flash is
+	 * dropped first (the current one becomes it).
+	 */
+	drop_prev(s);
+	if (lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson) > (double)LESSON_MAX_NUMBERS) {
+		*err = str_printf("this lesson is too large to edit: the edited copy and the lesson together would hold "
+		                  "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
+		                  lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson), (long)LESSON_MAX_NUMBERS);
+		lesson_free(copy);
+		return -1;
+	}
 	if ((a = attn_compute(copy, err)) == NULL) {
 		lesson_free(copy);
 		return -1;
@@ -326,7 +340,6 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 	}
 	attn_free(s->compare_attn);
 	s->compare_attn = b;
-	drop_prev(s);
 	s->prev_lesson = s->lesson;
 	s->prev_attn = s->attn;
 	s->lesson = copy;

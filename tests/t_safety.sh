@@ -108,6 +108,28 @@ awk 'BEGIN { for (i = 0; i < 10001; i++) print "wait 0" }' >"$tmp/long.txt"
 repl "source $tmp/long.txt\nquit\n"
 check "a script of 10001 lines is refused by name" sh -c "[ $rc -eq 0 ] && grep -q 'long.txt:10001: more than 10000 lines' '$err'"
 
+# ------------------------------------------------------------ 10. memory and time within the limits
+
+# 800 bytes that asked for 1 GB: four 4096 × 4096 weights (2^26 numbers) and a compare variant of the same.
+cat >"$tmp/weights.json" <<'EOF'
+{"attnviz": 1, "X": {"random": "normal", "rows": 1, "cols": 4096, "seed": 1},
+ "W_q": {"identity": 4096}, "W_k": {"identity": 4096}, "W_v": {"identity": 4096}, "W_o": {"identity": 4096},
+ "compare": {"label": "no scale", "scale": false}}
+EOF
+$limit "$ATTNVIZ" --check "$tmp/weights.json" >"$out" 2>"$err"
+rc=$?
+check "weights and the compare variant count against LESSON_MAX_NUMBERS, before anything is allocated" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'weights.json: compare: too large: its matrices and stages, with the lesson.s own, would hold [0-9]* numbers, over the limit of 134217728 (LESSON_MAX_NUMBERS)' '$err'"
+cat >"$tmp/additive.json" <<'EOF'
+{"attnviz": 1, "score": "additive", "X": {"random": "normal", "rows": 4096, "cols": 8, "seed": 1},
+ "W_q": {"random": "normal", "rows": 8, "cols": 1024, "seed": 2}, "W_k": {"random": "normal", "rows": 8, "cols": 1024, "seed": 3},
+ "W_v": {"random": "normal", "rows": 8, "cols": 8, "seed": 4}, "w_e": {"random": "normal", "rows": 1, "cols": 1024, "seed": 5}}
+EOF
+$limit "$ATTNVIZ" --check "$tmp/additive.json" >"$out" 2>"$err"
+rc=$?
+check "additive scores are bounded like the dot product's: n·m·h·d_k over LESSON_MAX_ADDITIVE_TERMS is refused" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'additive.json: score: additive scores of n = 4096 queries, m = 4096 keys and h·d_k = 1024 would take 17179869184 tanh terms, over the limit of 67108864 (LESSON_MAX_ADDITIVE_TERMS)' '$err'"
+
 # ------------------------------------------------------------ 12. signals put the terminal back
 
 # fullscreen NAME [LESSON]: attnviz in a tmux session; its shell then prints "EXITED rc TTY-RESTORED|TTY-CHANGED"

@@ -180,6 +180,24 @@ static void test_stats_with_a_long_compare_label(void **state)
 	stop(f);
 }
 
+/* ------------------------------------------------------------ 10. the budget counts everything */
+
+/* The lesson's own matrices count, and so does its compare variant with its computation. */
+static void test_budget_counts_weights_and_compare(void **state)
+{
+	Lesson *l = load("cross.json", cross_json);
+	(void)state;
+
+	/*
+	 * n = 3, m = 2, d_model = d_src = 2, one head, d_k = d_v = 2, no W_o, no mask, no PE.
+	 * Its own: X 6 + source.X 4 + W_q 4 + W_k 4 + W_v 4 = 22.
+	 * Computed: X 6, S 4, Q 6, K 4, V 4, per head 4·3·2 + weighted 6 = 30, concat 6, visibility 6 = 66.
+	 */
+	assert_true(lesson_count_numbers(l) == 88.0);
+	assert_true(lesson_budget_numbers(l) == 176.0); /* the variant (scale: false) is the same size */
+	lesson_free(l);
+}
+
 /* ------------------------------------------------------------ 17. leaks (caught by LeakSanitizer in make test SAN=1) */
 
 /* A lesson found in the second search directory: the list of directories tried is freed too. */
@@ -228,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_engine_refuses_bad_shapes),
 		cmocka_unit_test(test_edit_checked_before_computing),
 		cmocka_unit_test(test_stats_with_a_long_compare_label),
+		cmocka_unit_test(test_budget_counts_weights_and_compare),
 		cmocka_unit_test(test_find_lesson_in_a_later_directory),
 		cmocka_unit_test(test_edit_that_drops_a_question),
 	};
