@@ -25,10 +25,17 @@ void ttyguard_save(int tty_fd, int out_fd)
 	saved_ok = tcgetattr(tty_fd, &saved) == 0;
 }
 
-/* Async-signal-safe only: tcsetattr, write, sigaction, raise. */
-static void on_fatal(int sig)
+/*
+ * Async-signal-safe only: tcsetattr, write, sigaction, raise. A fault the
+ * kernel raised (si_code > 0: a bad address, a bad instruction) happens again
+ * when the handler returns, now to the previous handler, with its true
+ * address for a sanitizer or a core dump; a signal that was sent (kill,
+ * abort) is sent again.
+ */
+static void on_fatal(int sig, siginfo_t *info, void *context)
 {
 	int i;
+	(void)context;
 
 	if (saved_ok)
 		tcsetattr(tty, TCSANOW, &saved);
@@ -37,7 +44,9 @@ static void on_fatal(int sig)
 	for (i = 0; i < NFATAL; i++)
 		if (fatal_signals[i] == sig)
 			sigaction(sig, &previous[i], NULL);
-	raise(sig);
+	if (info == NULL || info->si_code <= 0 ||
+	    (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL))
+		raise(sig);
 }
 
 static void add_cap(const char *name)
@@ -67,9 +76,9 @@ void ttyguard_arm(void)
 	add_cap("rmkx");
 	add_cap("rmcup");
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_fatal;
+	sa.sa_sigaction = on_fatal;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_NODEFER;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	for (i = 0; i < NFATAL; i++)
 		sigaction(fatal_signals[i], &sa, &previous[i]);
 	armed = 1;
