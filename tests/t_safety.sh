@@ -182,6 +182,19 @@ if command -v tmux >/dev/null 2>&1; then
 		not_ok "the full-screen view starts"
 	fi
 
+	# 1. The same edit in the full-screen view: it aborted, leaving the terminal raw.
+	fullscreen cross lessons/cross.json
+	if screen_has cross 'step 1/'; then
+		tm send-keys -t cross ':'
+		tm send-keys -t cross -l 'mask causal'
+		tm send-keys -t cross Enter
+		check "full screen: :mask causal on cross-attention shows the loader's message" screen_has cross 'needs a square'
+		tm send-keys -t cross q
+		check "full screen: after the refused edit, q leaves cleanly" screen_has cross 'EXITED 0 TTY-RESTORED'
+	else
+		not_ok "the full-screen view starts"
+	fi
+
 	# 16. A tab in narration and in a question is expanded, not shown as \x09.
 	printf '%s\n' '{"attnviz": 1, "title": "Tabs", "tokens": ["a"], "X": [[1]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],' \
 		' "steps": [{"stage": "input", "text": "col\tA\tB",' \
