@@ -1,7 +1,7 @@
 /* fuzz_cmd.c: libFuzzer target for the command line (`make fuzz-cmd`).
  *
  * The first byte picks one of the shipped lessons (session_lesson_order,
- * the small ones);
+ * the small ones: every one but scale.json, so 9 is cross.json, 12 bug.json);
  * the rest is command lines, one a line, run through cmd_run on a session
  * of that lesson as the `:` line, the plain REPL and demo scripts run them:
  * edits, moves, quizzes, stats, explain, show (printed to /dev/null), save
