@@ -6,7 +6,8 @@
 #   make deps         check (and on Debian/Ubuntu install) the build dependencies
 #   make READLINE=0   build with the built-in line editor instead of GNU readline
 #   make SAN=1        build with AddressSanitizer + UndefinedBehaviorSanitizer
-#   make fuzz         build and run the libFuzzer target for the lesson loader (clang)
+#   make fuzz         build and run the libFuzzer target for the lesson loader (clang);
+#                     fuzz-cmd, fuzz-theme, fuzz-demo: command lines, themes, demo scripts
 #   make bench        print speed and memory figures
 #   make install PREFIX=/usr/local   binary, lessons, man page
 
@@ -59,7 +60,7 @@ UNIT_SRC := $(wildcard tests/unit_*.c)
 UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TOOL_BIN := $(BUILD)/tests/jsoncmp
 
-.PHONY: all run run-built test test-built deps bench fuzz install uninstall clean check-deps
+.PHONY: all run run-built test test-built deps bench install uninstall clean check-deps
 all: $(BIN)
 
 $(BUILD)/%.o: src/%.c $(wildcard src/*.h) $(BUILD)/config.stamp | $(BUILD)
@@ -117,15 +118,46 @@ test-built: $(BIN) $(UNIT_BIN) $(TOOL_BIN)
 bench: $(BIN)
 	@sh tests/bench.sh $(BIN)
 
+# libFuzzer targets (clang), built with ASan + UBSan from the same sources:
+# fuzz (the lesson loader), fuzz-cmd (command lines on each shipped lesson),
+# fuzz-theme (the theme reader), fuzz-demo (the demo-script parser).
+# FUZZ_SECONDS=N runs each for N seconds; new finds go to build-fuzz/*-corpus.
 FUZZ_BUILD := build-fuzz
-fuzz:
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -std=c11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
+	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' -DHAVE_READLINE=0 -Isrc \
+	$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags ncursesw libcjson 2>/dev/null))
+FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw libcjson 2>/dev/null) -lm
+FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/main.c src/lineedit-readline.c,$(wildcard src/*.c))) \
+	$(FUZZ_BUILD)/default_lesson.o
+# Absolute paths: fuzz_cmd works in a temporary directory of its own; crashes are kept in build-fuzz/.
+FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(CURDIR)/$(FUZZ_BUILD)/
+.PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-all
+.SECONDARY: $(FUZZ_OBJ)
+
+$(FUZZ_BUILD)/%.o: src/%.c $(wildcard src/*.h)
 	@mkdir -p $(FUZZ_BUILD)
-	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Isrc \
-		$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags libcjson)) tests/fuzz_lesson.c src/lesson.c src/catalog.c src/fileio.c src/text.c src/prng.c src/matrix.c src/strbuf.c src/attention.c \
-		-o $(FUZZ_BUILD)/fuzz_lesson $(shell $(PKG_CONFIG) --libs libcjson) -lm
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ_BUILD)/default_lesson.o: $(BUILD)/default_lesson.c
+	@mkdir -p $(FUZZ_BUILD)
+	clang -std=c11 -g -O1 -c $< -o $@
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz_%.c $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJ) -o $@ $(FUZZ_LIBS)
+
+fuzz: $(FUZZ_BUILD)/fuzz_lesson
 	mkdir -p $(FUZZ_BUILD)/corpus
-	$(FUZZ_BUILD)/fuzz_lesson -max_total_time=$${FUZZ_SECONDS:-60} -max_len=4096 \
-		-dict=tests/fuzz/lesson.dict $(FUZZ_BUILD)/corpus tests/fuzz/corpus
+	$(FUZZ_BUILD)/fuzz_lesson $(FUZZ_RUN) -max_len=4096 -dict=tests/fuzz/lesson.dict $(FUZZ_BUILD)/corpus tests/fuzz/corpus
+fuzz-cmd: $(FUZZ_BUILD)/fuzz_cmd
+	mkdir -p $(FUZZ_BUILD)/cmd-corpus
+	$(FUZZ_BUILD)/fuzz_cmd $(FUZZ_RUN) -max_len=1024 -dict=$(CURDIR)/tests/fuzz/cmd.dict \
+		$(CURDIR)/$(FUZZ_BUILD)/cmd-corpus $(CURDIR)/tests/fuzz/cmd-corpus
+fuzz-theme: $(FUZZ_BUILD)/fuzz_theme
+	mkdir -p $(FUZZ_BUILD)/theme-corpus
+	$(FUZZ_BUILD)/fuzz_theme $(FUZZ_RUN) -max_len=4096 $(FUZZ_BUILD)/theme-corpus assets/themes tests/bad-themes
+fuzz-demo: $(FUZZ_BUILD)/fuzz_demo
+	mkdir -p $(FUZZ_BUILD)/demo-corpus
+	$(FUZZ_BUILD)/fuzz_demo $(FUZZ_RUN) -max_len=4096 $(FUZZ_BUILD)/demo-corpus lessons/demos
+fuzz-all: fuzz fuzz-cmd fuzz-theme fuzz-demo
 
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnviz/lessons $(DESTDIR)$(PREFIX)/share/man/man1

@@ -588,12 +588,6 @@ static int alloc_matrices(Attn *a)
 	return 0;
 }
 
-/* How many numbers every matrix of this computation holds together. */
-static double count_numbers(const Lesson *l)
-{
-	return lesson_count_numbers(l->n, l->m, l->d_model, l->d_src, l->heads, l->d_k, l->d_v, l->d_out);
-}
-
 /*
  * The first cell, in the order the stages are computed, that is not a finite
  * number: NaN, or ±∞ anywhere but a cell a −∞ mask hid on purpose. Doubles
@@ -625,19 +619,73 @@ static int find_overflow(const Attn *a, AttnMatrix *which, int *head, int *row, 
 	return 0;
 }
 
+/* m is rows × cols and holds its numbers. */
+static int mat_is(const Mat *m, int rows, int cols)
+{
+	return m->rows == rows && m->cols == cols && m->a != NULL;
+}
+
+/*
+ * The engine's own guard: every pass indexes the matrices by the lesson's
+ * sizes (n, m, d_model, d_src, heads, d_k, d_v, d_out), so a lesson whose
+ * matrices do not have those shapes, or whose mask does not fit them, is
+ * refused before anything is allocated or read. lesson_validate gives the
+ * learner's message first; this only makes sure that no caller, whatever
+ * it passes, makes the engine read or write past a matrix. Returns the
+ * first part at fault, or NULL.
+ */
+static const char *shape_fault(const Lesson *l)
+{
+	int hdk, hdv;
+
+	if (l->heads < 1 || l->heads > LESSON_MAX_HEADS || l->n < 1 || l->n > LESSON_MAX_TOKENS || l->m < 1 ||
+	    l->m > LESSON_MAX_TOKENS || l->d_k < 1 || l->d_k > LESSON_MAX_DIM || l->d_v < 1 || l->d_v > LESSON_MAX_DIM ||
+	    l->d_out < 1 || l->d_out > LESSON_MAX_DIM)
+		return "sizes";
+	hdk = l->heads * l->d_k;
+	hdv = l->heads * l->d_v;
+	if (!mat_is(&l->input, l->n, l->d_model))
+		return "X";
+	if (l->has_source ? !mat_is(&l->source_input, l->m, l->d_src) : (l->m != l->n || l->d_src != l->d_model))
+		return "source.X";
+	if (!mat_is(&l->W_q, l->d_model, hdk))
+		return "W_q";
+	if (!mat_is(&l->W_k, l->d_src, hdk))
+		return "W_k";
+	if (!mat_is(&l->W_v, l->d_src, hdv))
+		return "W_v";
+	if (mat_empty(&l->W_o) ? l->d_out != hdv : !mat_is(&l->W_o, hdv, l->d_out))
+		return "W_o";
+	if (l->score == SCORE_ADDITIVE && !mat_is(&l->w_e, 1, hdk))
+		return "w_e";
+	if ((l->mask == MASK_CAUSAL && l->n != l->m) || (l->mask == MASK_PADDING && !mat_is(&l->mask_matrix, 1, l->m)) ||
+	    (l->mask == MASK_MATRIX && !mat_is(&l->mask_matrix, l->n, l->m)))
+		return "mask";
+	return NULL;
+}
+
 /* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
 static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 {
+	const char *fault = shape_fault(l);
 	int st;
 
 	*err = NULL;
 	if (a == NULL)
 		goto oom;
+	if (fault != NULL) {
+		*err = str_printf("cannot compute: the lesson's %s does not fit its sizes (n = %d, m = %d, heads = %d); "
+		                  "nothing was computed", fault, l->n, l->m, l->heads);
+		attn_free(a);
+		return NULL;
+	}
 	a->lesson = l;
 	lesson_shape(l, &a->shape);
-	if (count_numbers(l) > (double)LESSON_MAX_NUMBERS) {
-		*err = str_printf("the computation would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
-		              count_numbers(l), (long)LESSON_MAX_NUMBERS);
+	if (lesson_count_numbers(l) > (double)LESSON_MAX_NUMBERS ||
+	    (l->score == SCORE_ADDITIVE && (double)l->n * l->m * l->heads * l->d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
+		*err = str_printf("the lesson with its computation would hold %.0f numbers (limit %ld, LESSON_MAX_NUMBERS), "
+		                  "or its additive scores take over %ld tanh terms (LESSON_MAX_ADDITIVE_TERMS)",
+		                  lesson_count_numbers(l), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
 		attn_free(a);
 		return NULL;
 	}

@@ -93,14 +93,13 @@ static int parse_matrix(const Session *s, const char *name, CmdOut *out)
 	int w = matrix_find(name);
 
 	if (w < 0) {
-		char list[512] = "";
+		StrBuf list = { 0 };
 		int i;
 		for (i = 0; i < AM_COUNT; i++)
-			if (attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL) {
-				strcat(list, i ? " " : "");
-				strcat(list, matrix_name((AttnMatrix)i));
-			}
-		say(out, MSG_ERROR, NULL, "unknown matrix: %s (this lesson has: %s)", name, list);
+			if (attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
+				strbuf_printf(&list, "%s%s", list.len ? " " : "", matrix_name((AttnMatrix)i));
+		say(out, MSG_ERROR, NULL, "unknown matrix: %s (this lesson has: %s)", name, list.s ? list.s : "");
+		free(list.s);
 		return -1;
 	}
 	if (attn_matrix(s->attn, (AttnMatrix)w, 0) == NULL) {
@@ -324,41 +323,30 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 	char **names;
 	const char *dir = NULL;
 	int i, count = list_lessons(&names, &dir);
-	size_t cap = 256, len = 0;
-	char *text = malloc(cap);
+	StrBuf text = { 0 };
 	(void)argc; (void)argv;
 
-	if (count == 0 || text == NULL) {
-		free(text);
+	if (count == 0) {
 		free(names);
 		say(out, MSG_ERROR, NULL, "no lessons found (looked in $ATTNVIZ_LESSONS, ./lessons, beside the program and in %s/lessons)",
 		    ATTNVIZ_SHARE);
 		return -1;
 	}
-	text[0] = '\0';
 	for (i = 0; i < count; i++) {
-		char path[4096], line[600];
-		char *title;
-		snprintf(path, sizeof path, "%s/%s.json", dir, names[i]);
-		title = lesson_title(path, s->lang);
-		snprintf(line, sizeof line, "%2d. %-11s %s\n", i + 1, names[i], title ? title : "(unreadable)");
+		char *path = str_printf("%s/%s.json", dir, names[i]);
+		char *title = path != NULL ? lesson_title(path, s->lang) : NULL;
+		strbuf_printf(&text, "%2d. %-11s %s\n", i + 1, names[i], title ? title : "(unreadable)");
 		free(title);
+		free(path);
 		free(names[i]);
-		if (len + strlen(line) + 1 > cap) {
-			char *grown = realloc(text, cap * 2 + strlen(line));
-			if (grown == NULL)
-				break;
-			text = grown;
-			cap = cap * 2 + strlen(line);
-		}
-		strcpy(text + len, line);
-		len += strlen(line);
 	}
-	for (; i < count; i++)
-		free(names[i]);
 	free(names);
-	say(out, MSG_TEXT, "lessons (load NAME)", "%s", text);
-	free(text);
+	if (text.oom) {
+		free(text.s);
+		return fail(out, NULL);
+	}
+	say(out, MSG_TEXT, "lessons (load NAME)", "%s", text.s);
+	free(text.s);
 	return 0;
 }
 
@@ -441,10 +429,8 @@ static int edit_set(Lesson *l, void *arg, char **err)
 	Mat *m = lesson_matrix(holder(l, a->which, a->layer), a->which);
 	/* The compare variant may have other shapes (prefix.json: fewer tokens). */
 	if (m == NULL || a->row >= m->rows || a->col >= m->cols) {
-		char buf[160];
-		snprintf(buf, sizeof buf, "%s[%d][%d] is outside its %d × %d", matrix_name(a->which), a->row, a->col,
-		         m ? m->rows : 0, m ? m->cols : 0);
-		*err = strdup(buf);
+		*err = str_printf("%s[%d][%d] is outside its %d × %d", matrix_name(a->which), a->row, a->col,
+		                  m ? m->rows : 0, m ? m->cols : 0);
 		return -1;
 	}
 	MAT_AT(*m, a->row, a->col) = a->value;
@@ -750,10 +736,8 @@ static int edit_heads(Lesson *top, void *arg, char **err)
 	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % h != 0 ? &l->W_v : NULL;
 
 	if (bad != NULL) {
-		char buf[160];
-		snprintf(buf, sizeof buf, "heads: %d does not divide the %d columns of %s", h, bad->cols,
-		         bad == &l->W_q ? "W_q" : "W_v");
-		*err = strdup(buf);
+		*err = str_printf("heads: %d does not divide the %d columns of %s", h, bad->cols,
+		                  bad == &l->W_q ? "W_q" : "W_v");
 		return -1;
 	}
 	l->heads = h;
@@ -849,21 +833,21 @@ static int cmd_compare(Session *s, int argc, char **argv, CmdOut *out)
 	return 0;
 }
 
-/* "mean 2.5  std 1.2  min 0  max 5" of m, into buf. */
-static void stats_line(char *buf, size_t cap, const Mat *m)
+/* "mean 2.5  std 1.2  min 0  max 5 (9 finite of 9 cells)" of m, then a newline. */
+static void stats_line(StrBuf *b, const Mat *m)
 {
 	MatStats st;
 	stats_matrix(m, &st);
-	snprintf(buf, cap, "mean %.6g  std %.6g  min %.6g  max %.6g  (%zu finite of %d cells)", st.mean, st.std, st.min,
-	         st.max, st.finite, m->rows * m->cols);
+	strbuf_printf(b, "mean %.6g  std %.6g  min %.6g  max %.6g  (%zu finite of %d cells)\n", st.mean, st.std, st.min,
+	              st.max, st.finite, m->rows * m->cols);
 }
 
 static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 {
 	const Lesson *l = s->lesson;
-	char title[64], line[256], *text;
+	StrBuf text = { 0 }, title = { 0 };
 	const Mat *m;
-	size_t cap, len;
+	char *t;
 	int w, head, i;
 
 	if (strcmp(argv[1], "params") == 0) {
@@ -874,51 +858,53 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			say(out, MSG_ERROR, NULL, "the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)");
 			return -1;
 		}
-		text = textfmt_params_line(l, out->utf8);
-		if (text == NULL)
+		t = textfmt_params_line(l, out->utf8);
+		if (t == NULL)
 			return fail(out, NULL);
-		say(out, MSG_INFO, NULL, "%s", text);
-		free(text);
+		say(out, MSG_INFO, NULL, "%s", t);
+		free(t);
 		return 0;
 	}
 	w = parse_matrix(s, argv[1], out);
 	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
 		return -1;
 	m = attn_matrix(s->attn, (AttnMatrix)w, head);
-	cap = 512 + (w == AM_WEIGHTS ? (size_t)m->rows * 96 : 0);
-	text = malloc(cap);
-	if (text == NULL)
-		return fail(out, NULL);
-	stats_line(line, sizeof line, m);
-	len = (size_t)snprintf(text, cap, "%s\n", line);
+	stats_line(&text, m);
 	if (s->compare_on && s->compare_attn != NULL) {
 		const Mat *c = attn_matrix(s->compare_attn, (AttnMatrix)w, head < s->compare_attn->heads ? head : 0);
 		char *label = text_escape(session_text(s, &l->compare_label), "");
 		if (c != NULL) {
-			stats_line(line, sizeof line, c);
-			len += (size_t)snprintf(text + len, cap - len, "compare (%s): %s\n", label && label[0] ? label : "variant", line);
+			strbuf_printf(&text, "compare (%s): ", label && label[0] ? label : "variant");
+			stats_line(&text, c);
 		}
 		free(label);
 	}
 	if (w == AM_WEIGHTS) {
 		double *sums = malloc((size_t)m->rows * sizeof *sums);
-		if (sums != NULL) {
+		if (sums == NULL)
+			text.oom = 1;
+		else {
 			stats_row_sums(m, sums);
-			len += (size_t)snprintf(text + len, cap - len, "row sums (1, or 0 for a row with no visible key):\n");
-			for (i = 0; i < m->rows && len < cap; i++) {
+			strbuf_puts(&text, "row sums (1, or 0 for a row with no visible key):\n");
+			for (i = 0; i < m->rows; i++) {
 				char *tok = textfmt_row_label(s->attn, AM_WEIGHTS, i);
-				len += (size_t)snprintf(text + len, cap - len, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
+				strbuf_printf(&text, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
 				free(tok);
 			}
 		}
 		free(sums);
 	}
+	strbuf_printf(&title, "stats: %s", matrix_name((AttnMatrix)w));
 	if (matrix_per_head((AttnMatrix)w) && l->heads > 1)
-		snprintf(title, sizeof title, "stats: %s (head %d)", matrix_name((AttnMatrix)w), head);
-	else
-		snprintf(title, sizeof title, "stats: %s", matrix_name((AttnMatrix)w));
-	say(out, MSG_TEXT, title, "%s", text);
-	free(text);
+		strbuf_printf(&title, " (head %d)", head);
+	if (text.oom || title.oom) {
+		free(text.s);
+		free(title.s);
+		return fail(out, NULL);
+	}
+	say(out, MSG_TEXT, title.s, "%s", text.s);
+	free(text.s);
+	free(title.s);
 	return 0;
 }
 
@@ -1087,8 +1073,8 @@ static int usage(CmdOut *out, const char *name)
 static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 {
 	const CmdEntry *e;
-	char *text, *err = NULL;
-	size_t len = 0;
+	StrBuf text = { 0 };
+	char *err = NULL;
 	if (argc > 1) {
 		e = cmd_find(argv[1], &err);
 		if (e == NULL)
@@ -1116,18 +1102,13 @@ static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 		return 0;
 	}
 	for (e = cmd_table; e->name != NULL; e++)
-		len += strlen(e->usage) + strlen(e->help) + 40;
-	text = malloc(len + 1);
-	if (text == NULL)
+		strbuf_printf(&text, "%-32s %s\n", e->usage, e->help);
+	if (text.oom) {
+		free(text.s);
 		return fail(out, NULL);
-	text[0] = '\0';
-	for (e = cmd_table; e->name != NULL; e++) {
-		char line[512];
-		snprintf(line, sizeof line, "%-32s %s\n", e->usage, e->help);
-		strcat(text, line);
 	}
-	say(out, MSG_TEXT, "commands (a unique prefix is enough)", "%s", text);
-	free(text);
+	say(out, MSG_TEXT, "commands (a unique prefix is enough)", "%s", text.s);
+	free(text.s);
 	return 0;
 }
 
@@ -1136,7 +1117,7 @@ static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 const CmdEntry *cmd_find(const char *name, char **err)
 {
 	const CmdEntry *e, *found = NULL;
-	char list[512] = "";
+	StrBuf list = { 0 };
 	int matches = 0;
 	const size_t len = strlen(name);
 
@@ -1148,29 +1129,24 @@ const CmdEntry *cmd_find(const char *name, char **err)
 		if (strncmp(e->name, name, len) == 0) {
 			found = e;
 			matches++;
-			if (strlen(list) + strlen(e->name) + 3 < sizeof list) {
-				strcat(list, list[0] ? ", " : "");
-				strcat(list, e->name);
-			}
+			strbuf_printf(&list, "%s%s", list.len ? ", " : "", e->name);
 		}
-	if (matches == 1)
+	if (matches == 1) {
+		free(list.s);
 		return found;
+	}
 	{
 		/* the typed word, cut to a readable length */
-		char cut[48];
-		char *safe;
-		snprintf(cut, sizeof cut, "%.40s%s", name, strlen(name) > 40 ? "..." : "");
-		safe = text_escape(cut, "");
-		size_t cap = strlen(list) + (safe ? strlen(safe) : 0) + 64;
-		*err = malloc(cap);
-		if (*err != NULL) {
-			if (matches == 0)
-				snprintf(*err, cap, "unknown command: %s (try help)", safe ? safe : "");
-			else
-				snprintf(*err, cap, "ambiguous command: %s, could be: %s", safe ? safe : "", list);
-		}
+		char *cut = str_printf("%.40s%s", name, len > 40 ? "..." : "");
+		char *safe = cut != NULL ? text_escape(cut, "") : NULL;
+		if (matches == 0)
+			*err = str_printf("unknown command: %s (try help)", safe ? safe : "");
+		else
+			*err = str_printf("ambiguous command: %s, could be: %s", safe ? safe : "", list.s ? list.s : "");
 		free(safe);
+		free(cut);
 	}
+	free(list.s);
 	return NULL;
 }
 

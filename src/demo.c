@@ -138,6 +138,10 @@ demo_parse(const char *path, const char *buf, size_t len, char **err)
 			*err = str_printf("%s:%d: a NUL byte (is this a text file?)", d->path, lineno);
 			goto fail;
 		}
+		if (d->n == DEMO_MAX_LINES) {
+			*err = str_printf("%s:%d: more than %d lines (DEMO_MAX_LINES)", d->path, lineno, DEMO_MAX_LINES);
+			goto fail;
+		}
 		if (d->n == cap) {
 			int ncap = cap ? cap * 2 : 16;
 			DemoLine *nl = realloc(d->line, sizeof *nl * (size_t)ncap);

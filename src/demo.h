@@ -18,6 +18,13 @@
 
 #define DEMO_MAX_WAIT 600.0
 #define DEMO_MAX_BYTES (1 << 20)
+/*
+ * The most lines (commands, pauses, waits) one script may hold, and the
+ * most one `source` may run in all, counting the scripts it sources: nesting
+ * bounds the depth, this bounds the work (ten scripts that each source the
+ * next ten times would otherwise run 10^10 lines).
+ */
+#define DEMO_MAX_LINES 10000
 
 typedef enum DemoKind {
 	DEMO_CMD,    /* a command for cmd_run() (or the front end) */
@@ -39,7 +46,7 @@ typedef struct Demo {
 } Demo;
 
 /*
- * Parse a script. Returns a heap Demo (demo_free), or NULL with *err
+ * Parse a script (at most DEMO_MAX_LINES lines). Returns a heap Demo (demo_free), or NULL with *err
  * ("demo.txt:4: wait: expected seconds from 0 to 600, got \"x\"", or
  * "demo.txt:7: pause takes no argument"). Bytes that are not printable
  * are kept: cmd_run() escapes what it echoes.

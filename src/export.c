@@ -170,15 +170,31 @@ static void target_title(char *buf, size_t size, const Attn *a, const ExportTarg
 	snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
 	         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
 	if (per_head && a->heads > 1)
-		snprintf(buf + strlen(buf), size - strlen(buf), ", head %d", t->head);
+		snprintf(buf, size, "%s%s, head %d", t->whole_stage ? "stage " : "",
+		         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix), t->head);
+	else
+		snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
+		         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
 }
 
 /* ------------------------------------------------------------ SVG */
 
-/* Append s as XML character data: & < > " ' escaped, characters XML 1.0 forbids dropped. */
-static void xml_puts(StrBuf *b, const char *s)
+/*
+ * Lesson text as every export shows it: control characters, DEL, C1
+ * controls (U+0085, U+009B) and bidi overrides written as \x85, \u202e, as
+ * the TUI shows them (text_escape), keeping newline and tab for the format to
+ * lay out. NULL when out of memory (the caller then writes nothing).
+ */
+static char *shown(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	return text_escape(s, "\n\t");
+}
+
+/* Append s as XML character data: & < > " ' escaped, characters XML 1.0 forbids dropped. */
+static void xml_puts(StrBuf *b, const char *text)
+{
+	char *s = shown(text);
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
 	for (; *p; p++) {
 		switch (*p) {
@@ -202,6 +218,7 @@ static void xml_puts(StrBuf *b, const char *s)
 		}
 		strbuf_add(b, (const char *)p, 1);
 	}
+	free(s);
 }
 
 /* Approximate width in character cells of a UTF-8 string (CJK and other wide scripts: 2). */
@@ -472,17 +489,28 @@ static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, 
 
 /* ------------------------------------------------------------ CSV */
 
-/* RFC 4180: a field with , " CR or LF is quoted, quotes doubled. */
-static void csv_field(StrBuf *b, const char *s)
+/*
+ * A text cell (a label, never a number), escaped as the TUI shows it. A cell
+ * that starts with = + - @ (or a tab or CR) is a formula to a spreadsheet
+ * (=cmd|' /C calc'!A0): it gets a leading ' so that it stays text, as
+ * spreadsheets expect. RFC 4180: a field with , " CR or LF is quoted, quotes doubled.
+ */
+static void csv_field(StrBuf *b, const char *text)
 {
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		strbuf_puts(b, s);
+	char *s = shown(text);
+	const char *p = s ? s : "";
+	const int formula = strchr("=+-@\t\r", p[0]) != NULL && p[0] != '\0';
+
+	if (strpbrk(p, ",\"\r\n") == NULL) {
+		strbuf_printf(b, "%s%s", formula ? "'" : "", p);
+		free(s);
 		return;
 	}
+	strbuf_puts(b, formula ? "\"'" : "\"");
+	for (; *p; p++)
+		strbuf_add(b, *p == '"' ? "\"\"" : p, *p == '"' ? 2 : 1);
 	strbuf_puts(b, "\"");
-	for (; *s; s++)
-		strbuf_add(b, *s == '"' ? "\"\"" : s, *s == '"' ? 2 : 1);
-	strbuf_puts(b, "\"");
+	free(s);
 }
 
 static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
@@ -522,8 +550,11 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 /* ------------------------------------------------------------ Markdown */
 
 /* Backslash-escape what Markdown would read as markup; newlines become spaces (one-line cells). */
-static void md_puts(StrBuf *b, const char *s, int oneline)
+static void md_puts(StrBuf *b, const char *text, int oneline)
 {
+	char *e = shown(text);
+	const char *s = e ? e : "";
+
 	for (; *s; s++) {
 		if (*s == '\n' && !oneline) {
 			strbuf_puts(b, "\n> ");
@@ -537,6 +568,7 @@ static void md_puts(StrBuf *b, const char *s, int oneline)
 			strbuf_puts(b, "\\");
 		strbuf_add(b, s, 1);
 	}
+	free(e);
 }
 
 /* The narration a handout shows for the target: the current step when it is on the stage, else the first step on it. */
@@ -623,8 +655,11 @@ static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, c
 /* ------------------------------------------------------------ TeX */
 
 /* Text for \text{…} or a comment: TeX specials escaped, control characters dropped. */
-static void tex_puts(StrBuf *b, const char *s)
+static void tex_puts(StrBuf *b, const char *text)
 {
+	char *e = shown(text);
+	const char *s = e ? e : "";
+
 	for (; *s; s++) {
 		switch (*s) {
 		case '\\': strbuf_puts(b, "\\textbackslash{}"); break;
@@ -647,6 +682,7 @@ static void tex_puts(StrBuf *b, const char *s)
 				strbuf_add(b, s, 1);
 		}
 	}
+	free(e);
 }
 
 /* A number in math mode: 0.1234, -\infty, 1.20 \times 10^{4}. */
@@ -748,11 +784,13 @@ static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, 
 /* o printed as JSON with a final newline, then deleted; NULL with *err when out of memory. */
 static char *print_json(cJSON *o, const char *what, char **err)
 {
-	char *s = cJSON_Print(o), *line;
+	char *s = cJSON_Print(o), *safe = s != NULL ? text_escape_json(s) : NULL, *line;
 
+	/* DEL, C1 and bidi controls as \u escapes: the same strings when read back, safe to cat */
 	cJSON_Delete(o);
-	line = s != NULL ? str_printf("%s\n", s) : NULL;
+	line = safe != NULL ? str_printf("%s\n", safe) : NULL;
 	free(s);
+	free(safe);
 	if (line == NULL)
 		*err = str_printf("out of memory writing the %s", what);
 	return line;

@@ -61,6 +61,7 @@ typedef struct Ctx {
 	struct Lesson **layers;
 	int nlayers;
 	int stack_final;        /* the stack has a final norm (after its last layer) */
+	double numbers_before;    /* the lesson's count while its compare variant is read or checked */
 } Ctx;
 
 static void ctx_init(Ctx *c, const char *name, StrBuf *warn)
@@ -71,6 +72,7 @@ static void ctx_init(Ctx *c, const char *name, StrBuf *warn)
 	c->pathlen = 0;
 	c->err = NULL;
 	c->warn = warn;
+	c->numbers_before = 0;
 }
 
 static void path_set(Ctx *c, size_t len)
@@ -327,6 +329,49 @@ static void warn_unknown_keys(Ctx *c, const cJSON *obj, const char *const *known
 				break;
 		if (i == n)
 			warnf(c, "unknown key %s%s", quoted(it->string).s, did_you_mean(it->string, known, n).s);
+	}
+}
+
+static int compare_keys(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/*
+ * Every object in the file, at any depth: a key given twice is a mistake
+ * the parser passes over (the first one counts, the others are ignored), so
+ * it is a warning ("duplicate key", which --check --strict makes an error).
+ */
+static void warn_duplicate_keys(Ctx *c, const cJSON *v)
+{
+	const cJSON *it;
+	size_t old;
+	int i = 0, n = 0;
+
+	if (cJSON_IsObject(v)) {
+		const char **names;
+		cJSON_ArrayForEach(it, v)
+			n++;
+		names = malloc((size_t)n * sizeof *names + 1);
+		if (names != NULL) {
+			cJSON_ArrayForEach(it, v)
+				names[i++] = it->string;
+			qsort(names, (size_t)n, sizeof *names, compare_keys);
+			for (i = 1; i < n; i++)
+				if (strcmp(names[i], names[i - 1]) == 0 && (i < 2 || strcmp(names[i], names[i - 2]) != 0))
+					warnf(c, "duplicate key %s: the first one is used, the others are ignored",
+					      quoted(names[i]).s);
+			free(names);
+		}
+	}
+	i = 0;
+	cJSON_ArrayForEach(it, v) {
+		if (it->child != NULL) { /* only objects and arrays hold more */
+			old = cJSON_IsObject(v) ? path_key(c, it->string) : path_index(c, i);
+			warn_duplicate_keys(c, it);
+			path_set(c, old);
+		}
+		i++;
 	}
 }
 
@@ -598,6 +643,13 @@ static int check_cols_limit(Ctx *c, const Limits *lim, long cols)
 	return 0;
 }
 
+/* A number a literal matrix may hold (checked without building its path: matrices have millions). */
+static int cell_ok(const cJSON *v, const Limits *lim)
+{
+	return cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+	       (!lim->zero_one || v->valuedouble == 0.0 || v->valuedouble == 1.0);
+}
+
 /* One number of a literal matrix, at the current path. */
 static int check_cell_value(Ctx *c, const cJSON *v, const Limits *lim)
 {
@@ -726,6 +778,8 @@ static int read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *
 			goto out;
 		k = 0;
 		cJSON_ArrayForEach(x, v) {
+			if (cell_ok(x, lim) && ++k)
+				continue;
 			old2 = path_index(c, (int)k++);
 			if (check_cell_value(c, x, lim) != 0)
 				goto out;
@@ -765,7 +819,10 @@ static int read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *
 		}
 		k = 0;
 		cJSON_ArrayForEach(x, row) {
-			size_t old3 = path_index(c, (int)k++);
+			size_t old3;
+			if (cell_ok(x, lim) && ++k)
+				continue;
+			old3 = path_index(c, (int)k++);
 			if (check_cell_value(c, x, lim) != 0)
 				goto out;
 			path_set(c, old3);
@@ -880,6 +937,23 @@ static void shapes_block(Shapes *s, const Lesson *l)
 	s->d_ff = l->block.d_ff;
 }
 
+/* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
+static double shapes_count(const Shapes *s)
+{
+	const double N = s->n, M = s->m, h = s->heads, D = s->d_model, Ds = s->d_src, dk = s->d_k, dv = s->d_v;
+	const double mask = s->mask == MASK_MATRIX ? N * M : s->mask == MASK_PADDING ? M : 0;
+	double own, computed;
+
+	/* the lesson: X, source.X, W_q, W_k, W_v, W_o, w_e, the mask */
+	own = N * D + (s->has_source ? M * Ds : 0) + D * h * dk + Ds * h * (dk + dv) +
+	      (s->has_wo ? h * dv * s->d_out : 0) + (s->score == SCORE_ADDITIVE ? h * dk : 0) + mask;
+	/* the computation: PE and X, PE_src and S, Q, K, V, per head 4 n × m and weighted, concat, output, visibility */
+	computed = (s->positional != POS_NONE ? 2 : 1) * N * D +
+	           (s->has_source ? (s->positional != POS_NONE ? 2 : 1) * M * Ds : 0) + N * h * dk + M * h * (dk + dv) +
+	           h * (4 * N * M + N * dv) + N * h * dv + (s->has_wo ? N * s->d_out : 0) + N * M;
+	return own + computed;
+}
+
 /* The shape rules of lessons/FORMAT.md. Fills s->d_k, d_v, d_out. Paths are top-level keys. */
 static int check_shapes(Ctx *c, Shapes *s)
 {
@@ -991,11 +1065,21 @@ static int check_shapes(Ctx *c, Shapes *s)
 	case MASK_NONE:
 		break;
 	}
-	total = lesson_count_numbers(s->n, s->m, s->d_model, s->d_src, s->heads, s->d_k, s->d_v, s->d_out);
+	/* Counted from the shapes, before a single number is allocated; a compare variant counts with its lesson. */
+	total = c->numbers_before + shapes_count(s);
 	if (total > (double)LESSON_MAX_NUMBERS) {
-		fail(c, "too large: its stage matrices would hold %.0f numbers, over the limit of %ld "
+		fail(c, "too large: its matrices and stages%s would hold %.0f numbers, over the limit of %ld "
 		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller",
-		     total, (long)LESSON_MAX_NUMBERS);
+		     c->numbers_before > 0 ? ", with the lesson's own," : "", total, (long)LESSON_MAX_NUMBERS);
+		goto out;
+	}
+	/* Each additive score is d_k tanh terms, far slower than the dot product's multiply-adds. */
+	if (s->score == SCORE_ADDITIVE &&
+	    (double)s->n * s->m * s->heads * s->d_k > (double)LESSON_MAX_ADDITIVE_TERMS) {
+		AT("score");
+		fail(c, "additive scores of n = %d queries, m = %d keys and h·d_k = %d would take %.0f tanh terms, over "
+		        "the limit of %ld (LESSON_MAX_ADDITIVE_TERMS); make n, m or d_k smaller", s->n, s->m,
+		     s->heads * s->d_k, (double)s->n * s->m * s->heads * s->d_k, (long)LESSON_MAX_ADDITIVE_TERMS);
 		goto out;
 	}
 	r = 0;
@@ -1118,14 +1202,13 @@ static void step_free(Step *st)
 {
 	int i;
 
+	/* The quiz's texts whether or not it is still asked: an edit may turn a question off (has_quiz = 0). */
 	text_free(&st->text);
-	if (st->has_quiz) {
-		text_free(&st->quiz.question);
-		for (i = 0; i < st->quiz.nchoices; i++)
-			text_free(&st->quiz.choices[i]);
-		free(st->quiz.choices);
-		text_free(&st->quiz.hint);
-	}
+	text_free(&st->quiz.question);
+	for (i = 0; i < st->quiz.nchoices; i++)
+		text_free(&st->quiz.choices[i]);
+	free(st->quiz.choices);
+	text_free(&st->quiz.hint);
 	memset(st, 0, sizeof *st);
 }
 
@@ -1823,7 +1906,7 @@ static int check_layers_limit(Ctx *c, Lesson **layers, int n)
 
 	for (int i = 0; i < n; i++) {
 		const Lesson *l = layers[i];
-		total += lesson_count_numbers(l->n, l->m, l->d_model, l->d_src, l->heads, l->d_k, l->d_v, l->d_out) +
+		total += lesson_count_numbers(l) +
 		         block_count_numbers(l->n, l->d_model, l->block.d_ff);
 	}
 	if (total > (double)LESSON_MAX_NUMBERS) {
@@ -2147,14 +2230,24 @@ static const char *const compare_fixed[] = { "attnviz", "title", "summary", "ste
 
 static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
 
+static int is_top_key(const char *key)
+{
+	int k;
+
+	for (k = 0; top_keys[k] != NULL; k++)
+		if (strcmp(key, top_keys[k]) == 0)
+			return 1;
+	return 0;
+}
+
 /* "compare": the same lesson with some top-level keys replaced. */
 static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 {
 	const cJSON *cmp = get(root, "compare"), *it;
-	cJSON *variant = NULL, *copy;
+	cJSON *variant = NULL;
 	StrBuf *saved_warn;
 	size_t old;
-	int i, k, nchanged = 0, r = -1;
+	int i, nchanged = 0, r = -1;
 
 	if (cmp == NULL)
 		return 0;
@@ -2165,13 +2258,7 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 	}
 	if (key_text(c, cmp, "label", &l->compare_label) != 0)
 		goto out;
-	variant = cJSON_Duplicate(root, 1);
-	if (variant == NULL) {
-		fail_oom(c);
-		goto out;
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(variant, "compare");
-	cJSON_DeleteItemFromObjectCaseSensitive(variant, "steps");
+	/* Which keys it changes: a fixed key is an error, an unknown one a warning (and ignored). */
 	cJSON_ArrayForEach(it, cmp) {
 		if (strcmp(it->string, "label") == 0)
 			continue;
@@ -2185,10 +2272,7 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 			path_set(c, old2);
 			goto out;
 		}
-		for (k = 0; top_keys[k] != NULL; k++)
-			if (strcmp(it->string, top_keys[k]) == 0)
-				break;
-		if (top_keys[k] == NULL) {
+		if (!is_top_key(it->string)) {
 			const char *const *cands = top_keys;
 			int nc = 0;
 			while (cands[nc] != NULL)
@@ -2196,17 +2280,33 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 			warnf(c, "unknown key %s%s", quoted(it->string).s, did_you_mean(it->string, cands, nc).s);
 			continue;
 		}
-		copy = cJSON_Duplicate(it, 1);
-		if (copy == NULL) {
+		nchanged++;
+	}
+	/*
+	 * The variant is the lesson with those keys replaced, made of references
+	 * to the values already parsed: the numbers of a large lesson are not
+	 * copied (cJSON_Delete of the variant frees only the references).
+	 */
+	variant = cJSON_CreateObject();
+	if (variant == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	cJSON_ArrayForEach(it, root) {
+		const cJSON *over = strcmp(it->string, "label") != 0 ? get(cmp, it->string) : NULL;
+		if (strcmp(it->string, "compare") == 0 || strcmp(it->string, "steps") == 0)
+			continue;
+		if (!cJSON_AddItemReferenceToObject(variant, it->string, (cJSON *)(over != NULL ? over : it))) {
 			fail_oom(c);
 			goto out;
 		}
-		if (get(variant, it->string) != NULL)
-			cJSON_ReplaceItemInObjectCaseSensitive(variant, it->string, copy);
-		else
-			cJSON_AddItemToObject(variant, it->string, copy);
-		nchanged++;
 	}
+	cJSON_ArrayForEach(it, cmp)
+		if (strcmp(it->string, "label") != 0 && get(root, it->string) == NULL && is_top_key(it->string) &&
+		    !cJSON_AddItemReferenceToObject(variant, it->string, (cJSON *)it)) {
+			fail_oom(c);
+			goto out;
+		}
 	if (nchanged == 0)
 		warnf(c, "changes nothing (give the keys whose values differ, e.g. \"mask_fill\": 0)");
 	/* The variant's own warnings would only repeat this lesson's. */
@@ -2252,8 +2352,10 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		fail(c, "a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s", got(root).s);
 		goto out;
 	}
-	if (!is_variant)
+	if (!is_variant) {
 		warn_unknown_keys(c, root, top_keys);
+		warn_duplicate_keys(c, root);
+	}
 	if (read_version(c, root, l) != 0 || check_version_keys(c, root, l->version) != 0)
 		goto out;
 	if (key_text(c, root, "title", &l->title) != 0 || key_text(c, root, "summary", &l->summary) != 0)
@@ -2397,15 +2499,21 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	    (c->layer_obj == NULL && read_backward(c, root, l) != 0))
 		goto out;
 	if (c->layer_obj == NULL && l->block.present &&
-	    lesson_count_numbers(l->n, l->m, l->d_model, l->d_src, l->heads, l->d_k, l->d_v, l->d_out) +
+	    lesson_count_numbers(l) +
 	            block_count_numbers(l->n, l->d_model, l->block.d_ff) > (double)LESSON_MAX_NUMBERS) {
 		fail(c, "too large: with its block it would hold more than %ld numbers (LESSON_MAX_NUMBERS)",
 		     (long)LESSON_MAX_NUMBERS);
 		goto out;
 	}
 
-	if (!is_variant && read_compare(c, root, l) != 0)
-		goto out;
+	if (!is_variant) {
+		int r;
+		c->numbers_before = shapes_count(&sh); /* the variant counts with this lesson */
+		r = read_compare(c, root, l);
+		c->numbers_before = 0;
+		if (r != 0)
+			goto out;
+	}
 	ok = 1;
 out:
 	path_set(c, base);
@@ -2527,7 +2635,12 @@ out:
 	return b.s;
 }
 
-Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char **err, char **warn_out)
+/*
+ * lesson_load_string; terminated = 1 promises buf[len] == '\0', so the text
+ * is parsed where it is, without a copy (a 64 MiB file is not held twice).
+ */
+static Lesson *load_text(const char *name, const char *buf, size_t len, int terminated, char **err,
+                         char **warn_out)
 {
 	Lesson *l = NULL;
 	cJSON *root = NULL;
@@ -2589,17 +2702,20 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 		i++;
 	}
 	/* cJSON wants the terminating NUL inside the length when it must check what follows the value. */
-	copy = malloc(len + 1);
-	if (copy == NULL) {
-		e = str_printf("%s: out of memory", name);
-		goto out;
+	if (!terminated) {
+		copy = malloc(len + 1);
+		if (copy == NULL) {
+			e = str_printf("%s: out of memory", name);
+			goto out;
+		}
+		memcpy(copy, text, len);
+		copy[len] = '\0';
+		text = copy;
 	}
-	memcpy(copy, text, len);
-	copy[len] = '\0';
-	root = cJSON_ParseWithLengthOpts(copy, len + 1, &end, 1);
+	root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
 	if (root == NULL) {
-		size_t pos = end != NULL && end >= copy ? (size_t)(end - copy) : 0;
-		e = syntax_error(name, copy, len, pos, "JSON syntax error near here");
+		size_t pos = end != NULL && end >= text ? (size_t)(end - text) : 0;
+		e = syntax_error(name, text, len, pos, "JSON syntax error near here");
 		goto out;
 	}
 	free(copy);
@@ -2621,6 +2737,11 @@ out:
 	else
 		free(w.s);
 	return l;
+}
+
+Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char **err, char **warn_out)
+{
+	return load_text(name, buf, len, 0, err, warn_out);
 }
 
 Lesson *lesson_load(const char *path, char **err, char **warn_out)
@@ -2689,7 +2810,17 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			break;
 		len += (size_t)got_bytes;
 	}
-	l = lesson_load_string(shown, buf, len, err, warn_out);
+	if (len == cap) { /* room for the NUL that lets the parser read the text in place */
+		p = realloc(buf, cap + 1);
+		if (p == NULL) {
+			if (err != NULL)
+				*err = str_printf("%s: out of memory", shown);
+			goto out;
+		}
+		buf = p;
+	}
+	buf[len] = '\0';
+	l = load_text(shown, buf, len, 1, err, warn_out);
 out:
 	free(buf);
 	free(shown);
@@ -2732,11 +2863,17 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s)
 	s->backward = l->backward != BACKWARD_NONE;
 }
 
-double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int d_k, int d_v, int d_out)
+double lesson_count_numbers(const Lesson *l)
 {
-	const double N = n, M = m, h = heads;
-	return 2 * N * d_model + 2 * M * d_src + N * h * d_k + M * h * (d_k + d_v) + h * (4 * N * M + N * d_v) +
-	       N * h * d_v + N * d_out + N * M;
+	Shapes s;
+
+	shapes_from_lesson(l, &s);
+	return shapes_count(&s);
+}
+
+double lesson_budget_numbers(const Lesson *l)
+{
+	return lesson_count_numbers(l) + (l->compare != NULL ? lesson_count_numbers(l->compare) : 0);
 }
 
 void lesson_shape(const Lesson *l, LessonShape *out)
@@ -2777,6 +2914,40 @@ Mat *lesson_matrix(Lesson *l, AttnMatrix which)
 	if ((unsigned)which >= AM_COUNT || !(matrix_kinds[which].flags & MF_GIVEN))
 		return NULL;
 	return (Mat *)((char *)l + given_field[which]);
+}
+
+void lesson_layer_shape(const Lesson *l, int i, LessonShape *out)
+{
+	Shapes sh;
+
+	shapes_from_lesson(lesson_layer_const(l, i), &sh);
+	if (l->nlayers > 0) {
+		/* positions are added once, before layer 0; the stack's final norm follows its last layer */
+		sh.positional = i == 0 ? l->positional : POS_NONE;
+		sh.has_final = i == l->nlayers - 1 && l->has_final_norm;
+		sh.backward = l->backward != BACKWARD_NONE;
+		sh.mask = l->mask;
+		sh.score = l->score;
+	}
+	shapes_shape(&sh, out);
+}
+
+int lesson_cell_exists(const Lesson *l, int layer, const CellRef *ref)
+{
+	const int which = matrix_find(ref->matrix);
+	const Lesson *p = lesson_layer_const(l, layer);
+	LessonShape sh;
+	int rows, cols;
+
+	if (which < 0)
+		return 0;
+	lesson_layer_shape(l, layer, &sh);
+	if (!matrix_present(&sh, (AttnMatrix)which, NULL))
+		return 0;
+	matrix_shape(&sh, (AttnMatrix)which, &rows, &cols);
+	if (matrix_per_head((AttnMatrix)which) && (ref->head < 0 || ref->head >= p->heads))
+		return 0;
+	return ref->row >= 0 && ref->row < rows && ref->col >= 0 && ref->col < cols;
 }
 
 static int mat_check_values(Ctx *c, const Mat *m, const char *key, int zero_one)
@@ -2892,7 +3063,9 @@ static int validate_into(Ctx *c, const Lesson *l)
 	}
 	if (l->compare != NULL) {
 		old = path_key(c, "compare");
+		c->numbers_before = shapes_count(&s); /* the variant counts with this lesson */
 		i = validate_into(c, l->compare);
+		c->numbers_before = 0;
 		path_set(c, old);
 		if (i != 0)
 			return -1;

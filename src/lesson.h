@@ -10,7 +10,8 @@
 #define LESSON_MAX_TOKENS   4096        /* n and m */
 #define LESSON_MAX_DIM      4096        /* d_model, d_src, h·d_k, h·d_v, d_out */
 #define LESSON_MAX_HEADS    64
-#define LESSON_MAX_NUMBERS  (1L << 27)  /* every stage matrix together */
+#define LESSON_MAX_NUMBERS  (1L << 27)  /* a lesson's matrices, its computation and its compare variant's */
+#define LESSON_MAX_ADDITIVE_TERMS (1L << 26) /* n·m·h·d_k: the tanh terms of additive scores */
 #define LESSON_MAX_STEPS    1024
 #define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */
 #define LESSON_MAX_LAYERS   16
@@ -46,7 +47,7 @@ typedef struct Block {
 
 /* Where a step's focus or a quiz's numeric answer points: matrix[row][col] of a head. */
 typedef struct CellRef {
-	char matrix[16]; /* a matrix name (attention.h: attn_matrix_find) */
+	char matrix[16]; /* a matrix name (catalog.h: matrix_find) */
 	int head;
 	int row, col;
 } CellRef;
@@ -158,13 +159,15 @@ void lesson_free(Lesson *l);
 Lesson *lesson_clone(const Lesson *l);
 
 /*
- * How many numbers every matrix of the computation holds together, the count
- * LESSON_MAX_NUMBERS limits: input and X, source and S, Q, K, V, five
- * per-head matrices (scores, scaled, masked, weights: n × m; weighted:
- * n × d_v), concat, output and the n × m visibility of the mask. A double,
- * so that an absurd lesson cannot overflow the count itself.
+ * How many numbers l and its computation hold (lessons/FORMAT.md, Limits):
+ * its own matrices (X, the source, W_q, W_k, W_v, W_o, w_e, the mask) and
+ * every matrix attn_compute makes (PE, X, PE_src, S, Q, K, V, five per-head
+ * matrices, concat, output, the n × m visibility). A double, so that an
+ * absurd lesson cannot overflow the count itself. lesson_budget_numbers adds
+ * the compare variant's: the count LESSON_MAX_NUMBERS limits.
  */
-double lesson_count_numbers(int n, int m, int d_model, int d_src, int heads, int d_k, int d_v, int d_out);
+double lesson_count_numbers(const Lesson *l);
+double lesson_budget_numbers(const Lesson *l);
 
 /* 1 when the stage has something to show in this lesson (no positional stage without PE, …). */
 int lesson_stage_present(const Lesson *l, Stage s);
@@ -177,6 +180,15 @@ int lesson_layers(const Lesson *l);
 /* Layer i's parameters (heads, weights, biases, block): l itself for a lesson without "layers". */
 Lesson *lesson_layer(Lesson *l, int i);
 const Lesson *lesson_layer_const(const Lesson *l, int i);
+
+/*
+ * 1 when the computation of l has the cell ref points at (the matrix is
+ * present, and the head, row and column are inside it), judged from the
+ * shapes alone: an edited lesson can be checked before it is computed.
+ */
+int lesson_cell_exists(const Lesson *l, int layer, const CellRef *ref);
+/* The sizes and features of layer i as the engine computes it (positions on layer 0, the final norm on the last). */
+void lesson_layer_shape(const Lesson *l, int i, LessonShape *out);
 
 /*
  * Re-check a lesson after an edit (heads changed, mask changed, …): the same

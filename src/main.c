@@ -40,7 +40,8 @@ static const char usage_text[] =
 	"                   (automatic when stdin or stdout is not a terminal, or TERM=dumb)\n"
 	"  --lang en|zh     narration language (default en)\n"
 	"  --check FILE...  check lessons; one summary line each; exit 1 if any is unusable\n"
-	"  --strict         with --check: a text without both English and Chinese is an error\n"
+	"  --strict         with --check: a text without both English and Chinese, or a key\n"
+	"                   given twice, is an error\n"
 	"  --dump FILE      print every stage of the computation as JSON (with \"backward\":\n"
 	"                   the loss and every gradient)\n"
 	"  --train STEPS --lr LR  with --dump: first STEPS steps of gradient descent on\n"
@@ -256,13 +257,16 @@ static int parse_args(int argc, char **argv, Args *a)
 }
 
 /* Load a lesson file for a batch mode; prints the error and returns NULL on failure. */
-static Lesson *batch_load(const char *path, int show_warnings)
+/* Load for a batch mode; *duplicates (may be NULL) counts the "duplicate key" warnings. */
+static Lesson *batch_load(const char *path, int show_warnings, int *duplicates)
 {
-	char *err = NULL, *warn = NULL;
+	char *err = NULL, *warn = NULL, *p;
 	Lesson *l = lesson_load(path, &err, &warn);
 
 	if (warn != NULL && show_warnings)
 		fputs(warn, stderr);
+	for (p = warn; duplicates != NULL && p != NULL && (p = strstr(p, ": duplicate key ")) != NULL; p++)
+		(*duplicates)++;
 	free(warn);
 	if (l == NULL) {
 		fprintf(stderr, "%s\n", err ? err : "out of memory");
@@ -278,10 +282,18 @@ static int run_check(const Args *a)
 
 	for (i = 0; i < a->nfiles; i++) {
 		char *err = NULL, *report = NULL;
-		Lesson *l = batch_load(a->files[i], 1);
+		int missing, duplicates = 0;
+		Lesson *l = batch_load(a->files[i], 1, &duplicates);
 		Attn *at;
-		int missing;
 		if (l == NULL) {
+			bad = 1;
+			continue;
+		}
+		if (a->strict && duplicates > 0) {
+			/* a key given twice hides one of its values: under --strict that is an error */
+			fprintf(stderr, "%s: %d duplicate key%s (--strict)\n", shown(a->files[i]), duplicates,
+			        duplicates == 1 ? "" : "s");
+			lesson_free(l);
 			bad = 1;
 			continue;
 		}
@@ -321,7 +333,7 @@ static int run_dump(const Args *a)
 {
 	double *losses;
 	char *err = NULL;
-	Lesson *l = batch_load(a->files[0], 1);
+	Lesson *l = batch_load(a->files[0], 1, NULL);
 	Attn *at;
 
 	if (l == NULL)
@@ -388,7 +400,7 @@ static int compare_doubles(const void *x, const void *y)
 
 static int run_bench(const Args *a)
 {
-	Lesson *l = batch_load(a->files[0], 0);
+	Lesson *l = batch_load(a->files[0], 0, NULL);
 	double *ms;
 	struct rusage ru;
 	int r;
@@ -439,7 +451,7 @@ static int run_export(const Args *a)
 		free(err);
 		return 1;
 	}
-	l = batch_load(path, 1);
+	l = batch_load(path, 1, NULL);
 	free(path);
 	if (l == NULL)
 		return 1;

@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <time.h>
 
 #include "cmd.h"
 #include "demo.h"
+#include "strbuf.h"
 #include "textfmt.h"
 
 /* How deep `source` may nest (a script that sources itself stops here). */
@@ -20,6 +22,8 @@ typedef struct PlainCtx {
 	FILE *in;       /* where `pause` reads its Enter */
 	CmdOut *out;
 	int depth;      /* `source` nesting */
+	struct stat running[PLAIN_MAX_SOURCE]; /* the scripts being run, outermost first */
+	long ran;       /* lines the outermost `source` has run, with what it sourced */
 } PlainCtx;
 
 static void plain_message_to(FILE *f, CmdMsg kind, const char *title, const char *text)
@@ -111,12 +115,25 @@ static void plain_pause(PlainCtx *c)
 static void plain_source(PlainCtx *c, const char *path)
 {
 	char *err = NULL;
+	struct stat st;
 	Demo *d;
+	int i;
 
 	if (c->depth >= PLAIN_MAX_SOURCE) {
-		plain_error(c, "source: scripts nested too deep (a script that sources itself?)");
+		plain_error(c, "source: scripts nested too deep");
 		return;
 	}
+	/* A script that is already running (it sources itself, or two source each other) would loop. */
+	for (i = 0; i < c->depth && stat(path, &st) == 0; i++)
+		if (st.st_dev == c->running[i].st_dev && st.st_ino == c->running[i].st_ino) {
+			char *safe = text_escape(path, ""), *msg;
+			msg = str_printf("source: %s is already running (a script may not source itself, directly or "
+			                 "through another)", safe ? safe : "");
+			plain_error(c, msg ? msg : "source: the script is already running");
+			free(msg);
+			free(safe);
+			return;
+		}
 	if ((d = demo_load(path, &err)) == NULL) {
 		char *safe = text_escape(err ? err : "out of memory", "");
 		plain_error(c, safe ? safe : "source: cannot read the script");
@@ -124,9 +141,23 @@ static void plain_source(PlainCtx *c, const char *path)
 		free(err);
 		return;
 	}
+	if (c->depth == 0)
+		c->ran = 0;
+	if (stat(path, &c->running[c->depth]) != 0)
+		memset(&c->running[c->depth], 0, sizeof c->running[c->depth]);
 	c->depth++;
-	for (int i = 0; i < d->n && !c->s->quit; i++) {
+	for (i = 0; i < d->n && !c->s->quit; i++) {
 		const DemoLine *e = &d->line[i];
+		if (c->ran >= DEMO_MAX_LINES) {
+			if (c->ran++ == DEMO_MAX_LINES) { /* said once, by the innermost script */
+				char *msg = str_printf("source: stopped after %d lines (DEMO_MAX_LINES), counting every "
+				                       "script sourced", DEMO_MAX_LINES);
+				plain_error(c, msg ? msg : "source: stopped (DEMO_MAX_LINES)");
+				free(msg);
+			}
+			break;
+		}
+		c->ran++;
 		if (c->opt->transcript != NULL) {
 			char *shown = text_escape(e->text, "");
 			fprintf(c->opt->transcript, "attnviz> %s\n", shown ? shown : "");
@@ -161,11 +192,11 @@ static int plain_frontend(void *ctx, const char *name, int argc, char **argv)
 		double sec = strtod(argv[1], &end);
 		if (end == argv[1] || *end != '\0' || !(sec >= 0 && sec <= DEMO_MAX_WAIT)) {
 			char *safe = text_escape(argv[1], "");
-			char msg[160];
-			snprintf(msg, sizeof msg, "wait: expected seconds from 0 to %g, got \"%.80s\"", DEMO_MAX_WAIT,
-			         safe ? safe : "");
+			char *msg = str_printf("wait: expected seconds from 0 to %g, got \"%.80s\"", DEMO_MAX_WAIT,
+			                       safe ? safe : "");
 			free(safe);
-			plain_error(c, msg);
+			plain_error(c, msg ? msg : "wait: expected seconds");
+			free(msg);
 			return 1;
 		}
 		plain_wait(c, sec);
@@ -176,7 +207,7 @@ static int plain_frontend(void *ctx, const char *name, int argc, char **argv)
 
 int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 {
-	PlainCtx ctx = { s, opt, in, NULL, 0 };
+	PlainCtx ctx = { .s = s, .opt = opt, .in = in };
 	CmdOut out = { &ctx, plain_message, plain_show, plain_frontend, opt->color, opt->utf8, opt->interactive };
 	char *line = NULL;
 	size_t cap = 0;

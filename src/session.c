@@ -202,8 +202,10 @@ char *session_find_lesson(const char *name, char **err)
 	n = paths_search("ATTNVIZ_LESSONS", "lessons", "lessons", dirs);
 	for (i = 0; i < n; i++) {
 		char *path = str_printf("%s/%s.json", dirs[i], name);
-		if (path != NULL && is_file(path))
+		if (path != NULL && is_file(path)) {
+			free(where.s);
 			return path;
+		}
 		free(path);
 		strbuf_printf(&where, "%s%s", i ? ", " : "", dirs[i]);
 	}
@@ -225,6 +227,7 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 	Lesson *l;
 
 	*warn = NULL;
+	drop_prev(s); /* the new lesson is made beside the current one: only the two are held */
 	if (file_or_name == NULL) { /* the built-in lesson */
 		path = NULL;
 		l = session_default_lesson(err);
@@ -281,39 +284,34 @@ const char *session_next_lesson(const Session *s)
 /* ------------------------------------------------------------ edits */
 
 
-/* A cell the edited computation still has. */
-static int cell_exists(const Attn *a, const CellRef *c)
-{
-	const int which = matrix_find(c->matrix);
-	const Mat *m = which < 0 ? NULL : attn_matrix(a, (AttnMatrix)which, c->head);
-	return m != NULL && c->row < m->rows && c->col < m->cols;
-}
-
 /*
  * The learner's edit wins over the lesson's walk: a step on a stage the edit
  * removed shows the stage before it, a step on a head that no longer exists
  * shows head 0, and a focus or question on a cell that is gone is dropped
- * (the question is counted as not asked).
+ * (the question is counted as not asked). Judged from the shapes, before
+ * anything is computed.
  */
-static void adapt_steps(Lesson *l, const Attn *a)
+static void adapt_steps(Lesson *l)
 {
 	int i;
 
 	for (i = 0; i < l->nsteps; i++) {
 		Step *st = &l->steps[i];
 		/* a stage an edit removed (heads 1: no split; mask none: no mask) gives way to the table's stand-in */
-		const Attn *la = attn_layer(a, st->layer) != NULL ? attn_layer(a, st->layer) : a;
-		st->stage = stage_shown(&la->shape, st->stage);
-		if (st->head >= la->heads)
+		const int heads = lesson_layer_const(l, st->layer)->heads;
+		LessonShape sh;
+		lesson_layer_shape(l, st->layer, &sh);
+		st->stage = stage_shown(&sh, st->stage);
+		if (st->head >= heads)
 			st->head = 0;
-		if (st->has_focus && st->focus.head >= la->heads)
+		if (st->has_focus && st->focus.head >= heads)
 			st->focus.head = 0;
-		if (st->has_focus && !cell_exists(la, &st->focus))
+		if (st->has_focus && !lesson_cell_exists(l, st->layer, &st->focus))
 			st->has_focus = 0;
 		if (st->has_quiz && st->quiz.nchoices == 0) {
-			if (st->quiz.answer_cell.head >= la->heads)
+			if (st->quiz.answer_cell.head >= heads)
 				st->quiz.answer_cell.head = 0;
-			if (!cell_exists(la, &st->quiz.answer_cell))
+			if (!lesson_cell_exists(l, st->layer, &st->quiz.answer_cell))
 				st->has_quiz = 0;
 		}
 	}
@@ -342,13 +340,30 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 			return -1;
 		}
 	}
-	if ((a = compute(copy, err)) == NULL) {
+	/*
+	 * The loader's own checks, before anything is computed: an edit that
+	 * leaves the shapes disagreeing (a causal mask on cross-attention, where
+	 * n ≠ m) is refused here with the loader's message.
+	 */
+	adapt_steps(copy);
+	if (lesson_validate(copy, err) != 0) {
 		lesson_free(copy);
 		return -1;
 	}
-	adapt_steps(copy, a);
-	if (lesson_validate(copy, err) != 0) {
-		attn_free(a);
+	/*
+	 * The edited lesson is computed beside the current one, so both count
+	 * against LESSON_MAX_NUMBERS; the computation kept for the flash is
+	 * dropped first (the current one becomes it).
+	 */
+	drop_prev(s);
+	if (lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson) > (double)LESSON_MAX_NUMBERS) {
+		*err = str_printf("this lesson is too large to edit: the edited copy and the lesson together would hold "
+		                  "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
+		                  lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson), (long)LESSON_MAX_NUMBERS);
+		lesson_free(copy);
+		return -1;
+	}
+	if ((a = compute(copy, err)) == NULL) {
 		lesson_free(copy);
 		return -1;
 	}

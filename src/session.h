@@ -95,7 +95,10 @@ const char *session_next_lesson(const Session *s);
  * one (the old computation is kept in prev_* for the flash). On a refused
  * edit nothing changes and *err gives the reason. The same edit is applied
  * to the compare variant (lesson->compare) when there is one; a refusal
- * there refuses the edit ("compare: …"). compare_on is kept.
+ * there refuses the edit ("compare: …"). compare_on is kept. The edit is
+ * checked (lesson_validate) before anything is computed, and refused when
+ * the edited lesson and the current one together would hold more than
+ * LESSON_MAX_NUMBERS (the previous computation is dropped first).
  */
 typedef int (*SessionEdit)(Lesson *copy, void *arg, char **err);
 int session_edit(Session *s, SessionEdit edit, void *arg, char **err);

@@ -131,6 +131,35 @@ int text_valid_utf8(const char *s, size_t len)
 	return 1;
 }
 
+/* Characters that drive a terminal or reorder what it shows besides C0 controls: DEL, C1 controls, bidi controls. */
+static int escaped_cp(unsigned long cp)
+{
+	return cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+char *text_escape_json(const char *json)
+{
+	const unsigned char *p = (const unsigned char *)json;
+	size_t len = strlen(json), i = 0, o = 0, k;
+	unsigned long cp;
+	/* At worst every byte becomes \u00NN: six bytes out for one in. */
+	char *out = malloc(len * 6 + 1);
+
+	if (out == NULL)
+		return NULL;
+	while (i < len) {
+		k = utf8_decode(p + i, len - i, &cp);
+		if (k > 0 && escaped_cp(cp)) {
+			o += (size_t)sprintf(out + o, "\\u%04lx", cp);
+			i += k;
+		} else {
+			out[o++] = json[i++];
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
 char *text_escape(const char *s, const char *keep)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -173,6 +202,33 @@ char *text_escape(const char *s, const char *keep)
 			o += k;
 			i += k;
 		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+char *text_expand_tabs(const char *s, int tabstop)
+{
+	size_t len = strlen(s), tabs = 0, i, o = 0, col = 0;
+	char *out;
+
+	for (i = 0; i < len; i++)
+		tabs += s[i] == '\t';
+	out = malloc(len + tabs * (size_t)tabstop + 1);
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\t') {
+			do
+				out[o++] = ' ';
+			while (++col % (size_t)tabstop != 0);
+			continue;
+		}
+		out[o++] = s[i];
+		if (s[i] == '\n')
+			col = 0;
+		else if (((unsigned char)s[i] & 0xC0) != 0x80)
+			col++; /* a character starts here */
 	}
 	out[o] = '\0';
 	return out;

@@ -36,6 +36,19 @@ int text_copy(Text *dst, const Text *src);
  */
 char *text_escape(const char *s, const char *keep);
 /*
+ * JSON text (as cJSON prints it) with every character text_escape shows
+ * escaped that JSON lets through raw (DEL, C1 controls such as U+0085 and
+ * U+009B, bidi controls such as U+202E) written as a \uXXXX escape: it reads
+ * back as the same strings, and is safe to print. Heap string; caller frees.
+ */
+char *text_escape_json(const char *json);
+/*
+ * s with every tab replaced by spaces up to the next multiple of tabstop
+ * columns, counted from the start of its line (a character is one column).
+ * Heap string (NULL when out of memory); caller frees.
+ */
+char *text_expand_tabs(const char *s, int tabstop);
+/*
  * s for a terminal that cannot show UTF-8: the symbols lessons use spelled
  * in ASCII (− → -, ∞ → inf, · → ., √ → sqrt, Σ → sum, α → alpha, x² → x^2,
  * “ ” → ", …) and any other character as '?'. Heap string; caller frees.

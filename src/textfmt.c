@@ -11,6 +11,7 @@
 #include "explain.h"
 #include "themefile.h"
 #include "stats.h"
+#include "strbuf.h"
 
 char *textfmt_number(char *buf, double x, int utf8)
 {
@@ -330,17 +331,13 @@ static void print_compare(FILE *f, const Session *s, AttnMatrix which, int color
 	const Mat *main_m = attn_matrix(s->attn, which, s->head), *m = attn_matrix(b, which, h);
 	MatrixExtra extra = { NULL, main_m, 0, 0 };
 	char *label, *prefix;
-	size_t len;
 
 	if (m == NULL) {
 		fprintf(f, "\n(the compare variant has no %s)\n", matrix_name(which));
 		return;
 	}
 	label = text_escape(session_text(s, &s->lesson->compare_label), "");
-	len = (label ? strlen(label) : 0) + 16;
-	prefix = malloc(len);
-	if (prefix != NULL)
-		snprintf(prefix, len, "%s: ", label && label[0] ? label : "compare");
+	prefix = str_printf("%s: ", label && label[0] ? label : "compare");
 	extra.prefix = prefix;
 	fputc('\n', f);
 	print_pane(f, b, which, h, color, utf8, &extra);

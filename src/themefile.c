@@ -107,22 +107,18 @@ static int fail(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3
 static int fail(Ctx *c, const char *fmt, ...)
 {
 	va_list ap;
-	char msg[512];
+	char *msg;
 	/* the file name and the keys on the way ("roles.<key>") are the theme author's text: escaped */
 	char *file = text_escape(c->file, ""), *where = text_escape(c->path, "");
-	size_t cap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	msg = str_vprintf(fmt, ap);
 	va_end(ap);
-	cap = strlen(file ? file : "") + strlen(where ? where : "") + strlen(msg) + 8;
-	*c->err = malloc(cap);
-	if (*c->err != NULL) {
-		if (c->path[0] != '\0')
-			snprintf(*c->err, cap, "%s: %s: %s", file ? file : "", where ? where : "", msg);
-		else
-			snprintf(*c->err, cap, "%s: %s", file ? file : "", msg);
-	}
+	if (c->path[0] != '\0')
+		*c->err = str_printf("%s: %s: %s", file ? file : "", where ? where : "", msg ? msg : "out of memory");
+	else
+		*c->err = str_printf("%s: %s", file ? file : "", msg ? msg : "out of memory");
+	free(msg);
 	free(file);
 	free(where);
 	return -1;
@@ -449,10 +445,7 @@ int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 	}
 	if (!valid_name(name_or_path)) {
 		char *e = text_escape(name_or_path, "");
-		size_t cap = strlen(e ? e : "") + 96;
-		*err = malloc(cap);
-		if (*err != NULL)
-			snprintf(*err, cap, "theme \"%s\": a theme name has letters, digits, - and _ (or give a path)", e ? e : "");
+		*err = str_printf("theme \"%s\": a theme name has letters, digits, - and _ (or give a path)", e ? e : "");
 		free(e);
 		themefile_default(out);
 		return -1;

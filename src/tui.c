@@ -39,9 +39,11 @@
 #include "lineedit.h"
 #include "record.h"
 #include "stats.h"
+#include "strbuf.h"
 #include "textfmt.h"
 #include "theme.h"
 #include "tui.h"
+#include "ttyguard.h"
 
 /* ------------------------------------------------------------------ */
 /* State                                                                */
@@ -741,11 +743,21 @@ tui_focus_matrix(Tui *t, int which, int head, int row, int col)
 /* Narration                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Lesson text for the screen: control characters escaped, newlines kept, tabs expanded (every 4 columns). */
+static char *
+screen_text(const char *s)
+{
+	char *e = text_escape(s ? s : "", "\n\t"), *x = e != NULL ? text_expand_tabs(e, 4) : NULL;
+
+	free(e);
+	return x;
+}
+
 /* Append lesson text (escaped, newlines kept) to a growing heap string. */
 static void
 sb_add(char **sb, const char *s, int escape)
 {
-	char *e = escape ? text_escape(s ? s : "", "\n") : NULL;
+	char *e = escape ? screen_text(s) : NULL;
 	const char *src = escape ? e : s;
 	size_t old = *sb ? strlen(*sb) : 0, add = src ? strlen(src) : 0;
 	char *n = realloc(*sb, old + add + 1);
@@ -934,15 +946,15 @@ tui_draw_stage(Tui *t)
 		snprintf(stage, sizeof stage, "layer %d of %d  stage: %s", s->layer, session_layers(s), stage_name(s->stage));
 	else
 		snprintf(stage, sizeof stage, "stage: %s", stage_name(s->stage));
-	int rn = 0;
-	right[0] = '\0';
+	char heads[40] = "", quiz[40] = "", params[40] = "";
 	if (s->attn->heads > 1)
-		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  head %d of %d", s->head, s->attn->heads);
-	if (s->quiz_asked > 0 && rn < (int)sizeof right)
-		rn += snprintf(right + rn, sizeof right - (size_t)rn, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
+		snprintf(heads, sizeof heads, "  head %d of %d", s->head, s->attn->heads);
+	if (s->quiz_asked > 0)
+		snprintf(quiz, sizeof quiz, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
-	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s) && rn < (int)sizeof right)
-		snprintf(right + rn, sizeof right - (size_t)rn, "  params %ld", stats_param_count(s->lesson));
+	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s))
+		snprintf(params, sizeof params, "  params %ld", stats_param_count(s->lesson));
+	snprintf(right, sizeof right, "%s%s%s", heads, quiz, params);
 
 	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
 	int title_max = W - 2 - need;
@@ -1702,7 +1714,7 @@ static void
 tui_popup(Tui *t, const char *title, const char *text)
 {
 	char *tt = text_escape(title ? title : "", "");
-	char *tx = text_escape(text ? text : "", "\n");
+	char *tx = screen_text(text);
 
 	/* No blank lines at the end. */
 	for (size_t n = tx ? strlen(tx) : 0; n > 0 && tx[n - 1] == '\n'; n--)
@@ -2176,19 +2188,17 @@ tui_help_text(void)
 		"\n:play [SECONDS] steps on by itself; any key stops it.\n"
 		"--present or :present on: larger cells, bigger narration.\n"
 		"\nCommands (after :, unique prefixes work)\n";
-	size_t cap = strlen(keys) + 1;
+	StrBuf b = { 0 };
 	const CmdEntry *e;
 
+	strbuf_puts(&b, keys);
 	for (e = cmd_table; e->name; e++)
-		cap += strlen(e->usage ? e->usage : e->name) + strlen(e->help ? e->help : "") + 48;
-	char *s = malloc(cap);
-	if (s == NULL)
+		strbuf_printf(&b, "  %-30s %s\n", e->usage ? e->usage : e->name, e->help ? e->help : "");
+	if (b.oom) {
+		free(b.s);
 		return NULL;
-	size_t n = (size_t)snprintf(s, cap, "%s", keys);
-	for (e = cmd_table; e->name && n < cap; e++)
-		n += (size_t)snprintf(s + n, cap - n, "  %-30s %s\n", e->usage ? e->usage : e->name,
-		                      e->help ? e->help : "");
-	return s;
+	}
+	return b.s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2572,7 +2582,7 @@ int
 tui_run(Session *s, const TuiOptions *opt)
 {
 	static int atexit_done;
-	struct sigaction sa, old_int, old_term, old_hup;
+	struct sigaction sa, old_int, old_term, old_hup, old_quit;
 	Tui t;
 	SCREEN *scr;
 	int rc = 0, errs = 0;
@@ -2596,7 +2606,9 @@ tui_run(Session *s, const TuiOptions *opt)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
+	sigaction(SIGQUIT, &sa, &old_quit); /* Ctrl-\ leaves like Ctrl-C on the main screen */
 	tui_signal = 0;
+	ttyguard_save(STDIN_FILENO, STDOUT_FILENO);
 
 	FILE *tout = stdout;
 	if (t.opt.record != NULL) {
@@ -2624,6 +2636,7 @@ tui_run(Session *s, const TuiOptions *opt)
 		goto out;
 	}
 	tui_curses_on = 1;
+	ttyguard_arm();
 	if (t.rec != NULL)
 		record_tty_signals(t.rec);
 	if (!atexit_done) {
@@ -2754,6 +2767,7 @@ out:
 	tui_demo_free(&t);
 	tui_free_windows(&t);
 	tui_end();
+	ttyguard_disarm();
 	if (scr)
 		delscreen(scr);
 	if (t.rec != NULL) {
@@ -2770,6 +2784,7 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
 	free(t.narr);
 	free(t.msg);
 	free(t.popup_title);

@@ -15,6 +15,13 @@ export XDG_STATE_HOME="${TMPDIR:-/tmp}/attnviz-test-state-$$"
 passed=0
 failed=0
 log="${TMPDIR:-/tmp}/attnviz-test-$$.log"
+# A sanitizer build (make test SAN=1) writes every report to a file here,
+# whoever ran the process: a tmux pane's stderr is a screen no one reads, and
+# a test may throw stderr away. Any report is a failure. Other builds ignore these.
+sandir="${TMPDIR:-/tmp}/attnviz-test-san-$$"
+mkdir -p "$sandir"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$sandir/asan"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$sandir/ubsan"
 
 for t in "$BUILD"/tests/unit_*; do
 	[ -x "$t" ] || continue
@@ -62,6 +69,12 @@ for t in tests/t_*.sh; do
 	passed=$((passed + p))
 	failed=$((failed + f))
 done
-rm -rf "$log" "$XDG_STATE_HOME"
+reports=$(ls "$sandir" | wc -l)
+if [ "$reports" -ne 0 ]; then
+	echo "FAIL sanitizer reports: $reports"
+	for r in "$sandir"/*; do grep -m 12 -E 'ERROR|SUMMARY|runtime error|^    #[0-9] ' "$r" | sed 's/^/    /'; done | head -n 60
+	failed=$((failed + reports))
+fi
+rm -rf "$log" "$XDG_STATE_HOME" "$sandir"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

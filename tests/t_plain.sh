@@ -327,7 +327,7 @@ repl "source $tmp/badwait.txt\nstep 2\n"
 err_cmd "source: wait over 600 seconds is refused" "badwait.txt:1: wait: expected seconds"
 printf 'source %s\n' "$tmp/self.txt" >"$tmp/self.txt"
 repl "source $tmp/self.txt\nstep 2\n"
-err_cmd "source: a script that sources itself stops" "nested too deep"
+err_cmd "source: a script that sources itself stops" "is already running"
 repl 'pause\nwait 0.5\nstep 2\n'
 clean "pause and wait typed at the REPL"
 # a 10 000-character token is cut to 24 columns in matrix labels, not 10 000 wide columns

@@ -479,7 +479,7 @@ BAD(mask_word, ": mask: expected \"none\", \"causal\", {\"padding\": [1, 1, 0, â
                "got \"casual\" (did you mean \"causal\"?)")
 BAD(causal_nonsquare, ": mask: \"causal\" needs a square score matrix, but n = 3 and m = 5")
 BAD(too_many_rows, ": X: 5000 rows is over the limit of 4096 tokens (LESSON_MAX_TOKENS)")
-BAD(too_many_numbers, ": too large: its stage matrices would hold 251658240 numbers, over the limit of "
+BAD(too_many_numbers, ": too large: its matrices and stages would hold 251658240 numbers, over the limit of "
                       "134217728 (LESSON_MAX_NUMBERS); make n, d_model or heads smaller")
 BAD(generator_kind, ": X.random: expected \"normal\" or \"uniform\", got \"gauss\"")
 BAD(seed, ": X.seed: expected a whole number from 0 to 2^53 = 9007199254740992, got -1")

@@ -216,7 +216,7 @@ test_abort_keeps_old(void **state)
 static void
 test_tty_relay(void **state)
 {
-	char path[128], *err = NULL, got[4096];
+	char path[128], *err = NULL, got[4096] = "";
 	struct termios before, after;
 	FILE *out = NULL;
 	Cast c;

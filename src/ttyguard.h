@@ -1,0 +1,23 @@
+/* ttyguard.h: the terminal put back when the full-screen view dies of a signal.
+ *
+ * INT, TERM, HUP and QUIT are caught by the view, which leaves the way q
+ * does. A signal it cannot carry on from (SEGV, BUS, FPE, ILL, ABRT, SYS,
+ * TRAP, XCPU) ends the program: the guard first puts the terminal's modes
+ * back as they were, leaves the alternate screen and shows the cursor, using
+ * only what a signal handler may call, then lets the signal do what it did
+ * before (a core dump, a sanitizer's report).
+ */
+#ifndef ATTNVIZ_TTYGUARD_H
+#define ATTNVIZ_TTYGUARD_H
+
+/*
+ * Before curses changes anything: remember the modes of terminal fd and
+ * where to write. After newterm(): ttyguard_arm() takes the terminal's own
+ * strings for leaving full-screen mode and installs the handlers;
+ * ttyguard_disarm() puts the previous handlers back (after endwin()).
+ */
+void ttyguard_save(int tty_fd, int out_fd);
+void ttyguard_arm(void);
+void ttyguard_disarm(void);
+
+#endif

@@ -1,0 +1,272 @@
+#!/bin/sh
+# t_safety.sh: hostile lessons, command lines, scripts and signals (issue 15).
+# Each check reproduces a defect that was found: an edit that corrupted the
+# heap, a message written past its buffer, scripts that source each other
+# without end, exports that carried formulas and control characters, a
+# terminal left raw by Ctrl-\. Run under ASan (make test SAN=1) the memory
+# checks also catch the overflow itself.
+# Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
+# "not ok - NAME" lines, then "N passed, N failed", and always exits 0.
+
+ATTNVIZ=${ATTNVIZ:-build/attnviz}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-safety.XXXXXX") || exit 0
+trap 'rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/out
+err=$tmp/err
+export LC_ALL=C.UTF-8
+unset NO_COLOR ATTNVIZ_LESSONS
+passed=0
+failed=0
+
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() {
+	echo "not ok - $1"
+	shift
+	for line in "$@"; do echo "# $line"; done
+	sed -n '1,6s/^/# stderr: /p' "$err"
+	failed=$((failed + 1))
+}
+check() {
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+has() { grep -q -F -e "$2" "$1"; }
+hasnt() { ! grep -q -F -e "$2" "$1"; }
+
+# repl INPUT [ARGS...]: the plain REPL on INPUT (printf format); output in $out/$err, status in $rc
+repl() {
+	input=$1
+	shift
+	# shellcheck disable=SC2059 # the input is a printf format on purpose (\n)
+	printf "$input" >"$tmp/in"
+	TERM=dumb $limit "$ATTNVIZ" --plain "$@" <"$tmp/in" >"$out" 2>"$err"
+	rc=$?
+}
+# unbounded work shows as a time-out (exit 124), not as a test that never ends
+limit=
+if command -v timeout >/dev/null 2>&1; then limit="timeout 60"; fi
+# survived NAME TEXT: exit 0 (no crash, no sanitizer report) and TEXT in an error line
+survived() {
+	if [ "$rc" -eq 0 ] && has "$err" "$2" && hasnt "$err" "Sanitizer" && hasnt "$err" "runtime error"; then
+		ok "$1"
+	else
+		not_ok "$1" "exit $rc, want an error containing: $2"
+	fi
+}
+
+# ------------------------------------------------------------ 1. an edit is checked before it is computed
+
+repl "mask causal\nsave $tmp/cross-saved.json\nquit\n" lessons/cross.json
+survived "mask causal on cross-attention is refused with the loader's message" 'needs a square score matrix'
+check "the refused edit changed nothing: the saved lesson has no mask" \
+	sh -c "grep -q '\"W_q\"' '$tmp/cross-saved.json' && ! grep -q '\"causal\"' '$tmp/cross-saved.json'"
+repl 'heads 4\nmask causal\nheads 2\nmask none\nquit\n' lessons/cross.json
+survived "edits after a refused one still work" 'square'
+
+# ------------------------------------------------------------ 2. composed messages grow
+
+long=$(printf '%03000d' 0 | tr 0 L)
+sed "s/raw a·a (W_q = W_k = identity)/$long/" lessons/dot.json >"$tmp/longlabel.json"
+repl 'compare on\nstats weights\nquit\n' "$tmp/longlabel.json"
+check "stats weights with a 3000-character compare label: the whole label and the row sums" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'compare ($long): mean' '$out' && grep -q 'row sums' '$out'"
+
+# ------------------------------------------------------------ 9. scripts run a bounded number of lines
+
+# A 5-line script that sources itself five times: 390625 runs before; refused at once now.
+i=0
+: >"$tmp/self.txt"
+while [ $i -lt 5 ]; do echo "source $tmp/self.txt" >>"$tmp/self.txt"; i=$((i + 1)); done
+repl "source $tmp/self.txt\nquit\n"
+check "a script that sources itself is refused as already running" \
+	sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'is already running' '$err') -eq 5 ]"
+# Two scripts that source each other.
+echo "source $tmp/pong.txt" >"$tmp/ping.txt"
+echo "source $tmp/ping.txt" >"$tmp/pong.txt"
+repl "source $tmp/ping.txt\nquit\n"
+check "scripts that source each other are refused" sh -c "[ $rc -eq 0 ] && grep -q 'ping.txt is already running' '$err'"
+# Six distinct scripts, each running the next ten times: 10^6 lines, stopped at DEMO_MAX_LINES (10000).
+i=0
+while [ $i -lt 6 ]; do
+	: >"$tmp/chain$i.txt"
+	k=0
+	while [ $k -lt 10 ]; do
+		if [ $i -lt 5 ]; then echo "source $tmp/chain$((i + 1)).txt" >>"$tmp/chain$i.txt"; else echo "wait 0" >>"$tmp/chain$i.txt"; fi
+		k=$((k + 1))
+	done
+	i=$((i + 1))
+done
+start=$(date +%s)
+repl "source $tmp/chain0.txt\nsource $tmp/chain5.txt\nquit\n"
+end=$(date +%s)
+check "scripts that fan out stop after 10000 lines in all, said once" \
+	sh -c "[ $rc -eq 0 ] && [ \$(grep -c 'stopped after 10000 lines (DEMO_MAX_LINES)' '$err') -eq 1 ] && [ $((end - start)) -lt 30 ]"
+check "the next source counts from zero again" sh -c "[ \$(grep -c '^error' '$err') -eq 1 ]"
+# A script of more than 10000 lines is refused as it is read.
+awk 'BEGIN { for (i = 0; i < 10001; i++) print "wait 0" }' >"$tmp/long.txt"
+repl "source $tmp/long.txt\nquit\n"
+check "a script of 10001 lines is refused by name" sh -c "[ $rc -eq 0 ] && grep -q 'long.txt:10001: more than 10000 lines' '$err'"
+
+# ------------------------------------------------------------ 10. memory and time within the limits
+
+# 800 bytes that asked for 1 GB: four 4096 × 4096 weights (2^26 numbers) and a compare variant of the same.
+cat >"$tmp/weights.json" <<'EOF'
+{"attnviz": 1, "X": {"random": "normal", "rows": 1, "cols": 4096, "seed": 1},
+ "W_q": {"identity": 4096}, "W_k": {"identity": 4096}, "W_v": {"identity": 4096}, "W_o": {"identity": 4096},
+ "compare": {"label": "no scale", "scale": false}}
+EOF
+$limit "$ATTNVIZ" --check "$tmp/weights.json" >"$out" 2>"$err"
+rc=$?
+check "weights and the compare variant count against LESSON_MAX_NUMBERS, before anything is allocated" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'weights.json: compare: too large: its matrices and stages, with the lesson.s own, would hold [0-9]* numbers, over the limit of 134217728 (LESSON_MAX_NUMBERS)' '$err'"
+cat >"$tmp/additive.json" <<'EOF'
+{"attnviz": 1, "score": "additive", "X": {"random": "normal", "rows": 4096, "cols": 8, "seed": 1},
+ "W_q": {"random": "normal", "rows": 8, "cols": 1024, "seed": 2}, "W_k": {"random": "normal", "rows": 8, "cols": 1024, "seed": 3},
+ "W_v": {"random": "normal", "rows": 8, "cols": 8, "seed": 4}, "w_e": {"random": "normal", "rows": 1, "cols": 1024, "seed": 5}}
+EOF
+$limit "$ATTNVIZ" --check "$tmp/additive.json" >"$out" 2>"$err"
+rc=$?
+check "additive scores are bounded like the dot product's: n·m·h·d_k over LESSON_MAX_ADDITIVE_TERMS is refused" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'additive.json: score: additive scores of n = 4096 queries, m = 4096 keys and h·d_k = 1024 would take 17179869184 tanh terms, over the limit of 67108864 (LESSON_MAX_ADDITIVE_TERMS)' '$err'"
+
+# ------------------------------------------------------------ 12. signals put the terminal back
+
+# fullscreen NAME [LESSON]: attnviz in a tmux session; its shell then prints "EXITED rc TTY-RESTORED|TTY-CHANGED"
+SOCK="attnviz-safety-$$"
+tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+fullscreen() {
+	# set -m: attnviz is a job of its own, so Ctrl-\ reaches it and not this shell
+	cat >"$tmp/run-$1.sh" <<EOF
+set -m
+before=\$(stty -g)
+"$ATTNVIZ" ${2:-lessons/selfattn.json}
+rc=\$?
+if [ "\$(stty -g)" = "\$before" ]; then r=TTY-RESTORED; else r=TTY-CHANGED; fi
+echo "EXITED \$rc \$r"
+exec sleep 60
+EOF
+	tm new-session -d -s "$1" -x 100 -y 30 "cd '$(pwd)' && env -u NO_COLOR TERM=xterm-256color sh $tmp/run-$1.sh"
+}
+# screen_has SESSION PATTERN: poll the screen for up to 10 s
+screen_has() {
+	w=0
+	while [ $w -lt 200 ]; do
+		if tm capture-pane -p -t "$1" 2>/dev/null | grep -Eq -- "$2"; then return 0; fi
+		sleep 0.05
+		w=$((w + 1))
+	done
+	tm capture-pane -p -t "$1" >"$err" 2>&1
+	return 1
+}
+attnviz_pid() {
+	ps -o pid= -o comm= --ppid "$(tm display-message -p -t "$1" '#{pane_pid}')" | awk '$2 ~ /attnviz/ { print $1; exit }'
+}
+if command -v tmux >/dev/null 2>&1; then
+	trap 'tm kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
+	fullscreen quit
+	if screen_has quit 'step 1/'; then
+		tm send-keys -t quit -H 1c
+		check "Ctrl-\\ (SIGQUIT) leaves with 131 and the terminal's modes back" screen_has quit 'EXITED 131 TTY-RESTORED'
+		check "Ctrl-\\ leaves the alternate screen" [ "$(tm display-message -p -t quit '#{alternate_on}')" = 0 ]
+	else
+		not_ok "the full-screen view starts"
+	fi
+	fullscreen abrt
+	if screen_has abrt 'step 1/'; then
+		kill -ABRT "$(attnviz_pid abrt)"
+		check "SIGABRT (heap corruption, a failed assert) still puts the terminal's modes back" \
+			screen_has abrt 'EXITED 134 TTY-RESTORED'
+		check "SIGABRT leaves the alternate screen" [ "$(tm display-message -p -t abrt '#{alternate_on}')" = 0 ]
+	else
+		not_ok "the full-screen view starts"
+	fi
+
+	# 1. The same edit in the full-screen view: it aborted, leaving the terminal raw.
+	fullscreen cross lessons/cross.json
+	if screen_has cross 'step 1/'; then
+		tm send-keys -t cross ':'
+		tm send-keys -t cross -l 'mask causal'
+		tm send-keys -t cross Enter
+		check "full screen: :mask causal on cross-attention shows the loader's message" screen_has cross 'needs a square'
+		tm send-keys -t cross q
+		check "full screen: after the refused edit, q leaves cleanly" screen_has cross 'EXITED 0 TTY-RESTORED'
+	else
+		not_ok "the full-screen view starts"
+	fi
+
+	# 16. A tab in narration and in a question is expanded, not shown as \x09.
+	printf '%s\n' '{"attnviz": 1, "title": "Tabs", "tokens": ["a"], "X": [[1]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],' \
+		' "steps": [{"stage": "input", "text": "col\tA\tB",' \
+		'  "quiz": {"question": "x\ty?", "choices": ["p\tq", "r"], "answer": 0}}]}' >"$tmp/tabs.json"
+	fullscreen tabs "$tmp/tabs.json"
+	check "a tab in narration is expanded to the next multiple of 4 columns" screen_has tabs 'col A   B'
+	tm capture-pane -p -t tabs >"$tmp/screen"
+	check "a tab in a question and its choices too" sh -c "grep -q 'x   y?' '$tmp/screen' && grep -q '1) p   q' '$tmp/screen'"
+	check "no tab is shown as \\x09" hasnt "$tmp/screen" 'x09'
+	tm kill-server >/dev/null 2>&1
+else
+	echo "# tmux not installed: signal and tab checks skipped"
+fi
+
+# ------------------------------------------------------------ 14. exports carry no formulas and no raw controls
+
+cat >"$tmp/hostile.json" <<'EOF'
+{"attnviz": 1, "title": "T\u007fI\u0085T\u009bL\u202eE",
+ "tokens": ["=cmd|' /C calc'!A0", "+1", "-x", "@SUM(A1)", "plain"],
+ "X": [[1, -0.5], [0, 1], [1, 1], [2, 0], [0, 2]], "W_q": [[1, 0], [0, 1]], "W_k": [[1, 0], [0, 1]], "W_v": [[1, 0], [0, 1]],
+ "steps": [{"stage": "input", "text": "N\u202eR\u0085A"}]}
+EOF
+"$ATTNVIZ" --export csv --stage input "$tmp/hostile.json" -o "$tmp/h.csv" 2>"$err"
+check "csv: a label starting with = + - @ gets a leading ' (it stays text in a spreadsheet)" \
+	sh -c "grep -q \"^'=cmd|' /C calc'!A0,\" '$tmp/h.csv' && grep -q \"^'+1,\" '$tmp/h.csv' && grep -q \"^'-x,\" '$tmp/h.csv' && grep -q \"^'@SUM(A1),\" '$tmp/h.csv'"
+check "csv: numbers and plain labels are as they were" sh -c "grep -q '^plain,' '$tmp/h.csv' && grep -q ',-0.5' '$tmp/h.csv'"
+# escaped FILE: written, no DEL, U+0085, U+009B or U+202E as raw bytes, and their escapes there instead
+escaped() {
+	[ -s "$1" ] &&
+		! LC_ALL=C grep -q -e "$(printf '\177')" -e "$(printf '\302\205')" -e "$(printf '\302\233')" -e "$(printf '\342\200\256')" "$1" &&
+		grep -q 'x85' "$1" && grep -q 'u202e' "$1"
+}
+for fmt in md svg tex; do
+	"$ATTNVIZ" --export $fmt --stage input "$tmp/hostile.json" -o "$tmp/h.$fmt" 2>"$err"
+	check "$fmt: DEL, U+0085, U+009B and U+202E in the title and narration are escaped as the TUI shows them" \
+		escaped "$tmp/h.$fmt"
+done
+repl "save $tmp/saved.json\nquit\n" "$tmp/hostile.json"
+saved_escaped() {
+	! LC_ALL=C grep -q -e "$(printf '\177')" -e "$(printf '\302\205')" -e "$(printf '\342\200\256')" "$1" &&
+		grep -q 'u202e' "$1" && grep -q 'u0085' "$1" && grep -q 'u007f' "$1"
+}
+check "saved JSON: the same characters as \\u escapes" saved_escaped "$tmp/saved.json"
+repl "save $tmp/saved2.json\nquit\n" "$tmp/saved.json"
+check "saved JSON reads back as the same lesson" cmp -s "$tmp/saved.json" "$tmp/saved2.json"
+
+# ------------------------------------------------------------ 15. a key given twice
+
+printf '{"attnviz": 1, "X": [[1]], "tokens": ["a"], "X": [[2]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],\n "mask": {"padding": [1], "padding": [0]}}\n' >"$tmp/dup.json"
+"$ATTNVIZ" --check "$tmp/dup.json" >"$out" 2>"$err"
+rc=$?
+check "--check: a duplicate key is a warning naming the key and where" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'dup.json: warning: duplicate key \"X\": the first one is used' '$err' && grep -q 'warning: mask: duplicate key \"padding\"' '$err' && grep -q 'ok, n=1' '$out'"
+"$ATTNVIZ" --check --strict "$tmp/dup.json" >"$out" 2>"$err"
+rc=$?
+check "--check --strict: duplicate keys are an error" sh -c "[ $rc -eq 1 ] && grep -q 'dup.json: 2 duplicate keys (--strict)' '$err' && ! grep -q ok '$out'"
+"$ATTNVIZ" --check --strict lessons/mask.json >"$out" 2>"$err"
+check "--check --strict: a shipped lesson has none" [ $? -eq 0 ]
+
+# ------------------------------------------------------------ 17. leaks (LeakSanitizer in make test SAN=1 exits 23)
+
+repl 'heads 2\nquit\n' lessons/matrix.json
+check "heads 2 on matrix.json: the questions it turns off are freed" \
+	sh -c "[ $rc -eq 0 ] && ! grep -q LeakSanitizer '$err'"
+mkdir "$tmp/empty"
+repl 'load selfattn\nquit\n'
+ATTNVIZ_LESSONS=$tmp/empty TERM=dumb "$ATTNVIZ" --plain <"$tmp/in" >"$out" 2>"$err"
+rc=$?
+check "a lesson found in a later search directory: no leak" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'loaded lessons/selfattn.json' '$out' && ! grep -q LeakSanitizer '$err'"
+
+# ------------------------------------------------------------
+
+echo "$passed passed, $failed failed"
+exit 0
