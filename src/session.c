@@ -253,7 +253,8 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 /* The teaching order of lessons/README.md. */
 const char *const session_lesson_order[] = {
 	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
-	"mask", "padding", "prefix", "cross", "additive", "positional", "bug", NULL
+	"mask", "padding", "prefix", "cross", "additive", "positional", "bug",
+	"block", "prenorm", "rmsnorm", NULL
 };
 
 const char *session_next_lesson(const Session *s)

@@ -88,6 +88,12 @@ shows() {
 }
 
 keys() { k_s=$1; shift; tm send-keys -t "$k_s" "$@"; }
+# quits SESSION NAME — q quits with status 0 and the tty restored; the session goes.
+quits() {
+	keys "$1" q
+	shows "$2: q quits" "$1" 'EXITED 0 TTY-RESTORED'
+	tm kill-session -t "$1"
+}
 # cmd SESSION LINE — type a `:` command and Enter.
 cmd() {
 	tm send-keys -t "$1" ':'
@@ -552,5 +558,39 @@ keys "$s" G
 shows "the last step offers the next lesson" "$s" 'finished! next: :load [a-z]+'
 keys "$s" q
 tm kill-session -t "$s"
+
+# ---------------------------------------------------------------------------
+# The Transformer block at 80x24: block.json's stage line names the stage, the
+# block's map on the narration's rule brackets the current sublayer, and :goto
+# norm1 shows the rows' statistics beside the norm; rmsnorm.json (two
+# pre-norm layers): ] moves to layer 1.
+s=block
+start "$s" 80 24 C.UTF-8 "" lessons/block.json
+shows "block: the stage line says the stage" "$s" 'step 1/[0-9]+ +stage: input'
+shows "block: the map brackets x at the input" "$s" '── \[x\] → attention → \+ → N1 → FFN → \+ → N2 ─'
+keys "$s" n
+shows "block: n goes to attention's softmax" "$s" 'step 2/[0-9]+ +stage: softmax'
+shows "block: the map brackets attention" "$s" '── x → \[attention\] → \+ → N1'
+cmd "$s" "goto residual1"
+shows "block: :goto residual1 says residual1" "$s" 'stage: residual1'
+shows "block: the map brackets the first +" "$s" 'x → attention → \[\+\] → N1'
+cmd "$s" "goto norm1"
+shows "block: :goto norm1 says norm1" "$s" 'stage: norm1'
+shows "block: :goto norm1 shows norm1_stats" "$s" 'norm1_stats +4×2'
+shows "block: the map brackets N1" "$s" '→ \+ → \[N1\] → FFN'
+cmd "$s" "goto ffn_out"
+shows "block: the map brackets the FFN" "$s" 'N1 → \[FFN\] → \+ → N2'
+quits "$s" block
+
+s=layers
+start "$s" 80 24 C.UTF-8 "" lessons/rmsnorm.json
+shows "rmsnorm: starts at layer 0" "$s" 'layer 0 of 2 +stage: input'
+shows "rmsnorm: the pre-norm map" "$s" '── \[x\] → N1 → attention → \+ → N2 → FFN → \+'
+keys "$s" ']'
+shows "rmsnorm: ] moves to layer 1" "$s" 'layer 1 of 2 +stage: input'
+shows "rmsnorm: the last layer's map ends with the final norm" "$s" '→ FFN → \+ → final N ─'
+keys "$s" '['
+shows "rmsnorm: [ moves back to layer 0" "$s" 'layer 0 of 2 +stage: input'
+quits "$s" rmsnorm
 
 finish

@@ -398,6 +398,18 @@ def dump(L, R):
     return d
 
 
+def compare_variant(doc):
+    """The lesson's "compare" variant: the lesson with the keys in "compare" replaced."""
+    variant = {k: v for k, v in doc.items() if k not in ("compare", "steps")}
+    for k, v in doc["compare"].items():
+        if k == "label":
+            continue
+        if k in ("attnviz", "title", "summary", "steps", "compare"):
+            raise LessonError("compare.%s: may not be replaced" % k)
+        variant[k] = v
+    return variant
+
+
 def reference(doc):
     L = load(doc)
     R = compute(L)
@@ -405,14 +417,7 @@ def reference(doc):
     d = dump(L, R)
     checks = ["einsum"] + (["mha"] if mha else [])
     if "compare" in doc:
-        variant = {k: v for k, v in doc.items() if k not in ("compare", "steps")}
-        for k, v in doc["compare"].items():
-            if k == "label":
-                continue
-            if k in ("attnviz", "title", "summary", "steps", "compare"):
-                raise LessonError("compare.%s: may not be replaced" % k)
-            variant[k] = v
-        sub_dump, sub = reference(variant)
+        sub_dump, sub = reference(compare_variant(doc))
         d.append(("compare", sub_dump))
         checks += ["compare:" + c for c in sub]
     return d, checks

@@ -7,6 +7,10 @@ computed with PyTorch in float64.
     make_reference_v2.py --train STEPS --lr LR LESSON.json > LESSON.trainSTEPS.ref.json
     tests/golden/v2/make_all.sh     # every tests/golden/v2 reference, with the command lines
 
+A lesson with "compare" (a shipped lesson, tests/golden/lessons/NAME.ref.json)
+also gets its variant's reference under "compare", as make_reference.py
+--lessons writes it: the lesson with the compare keys replaced.
+
 Written from the version-2 format as the brief and tests/golden/v2/README.md
 state it, not from the C code. The PRNG, generated matrices, masks, the
 positional encoding and the JSON writer are make_reference.py's.
@@ -69,7 +73,7 @@ NEG_INF = float("-inf")
 TOL = 1e-10          # cross-checks
 FD_TOL = 1e-7        # finite differences
 ATTN_KEYS = ("heads", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o", "w_e")
-TOP_KEYS = {"attnviz", "title", "summary", "steps", "tokens", "X", "positional", "source",
+TOP_KEYS = {"attnviz", "title", "summary", "steps", "compare", "tokens", "X", "positional", "source",
             "score", "scale", "mask", "mask_fill", "block", "layers", "encoder", "self",
             "cross", "backward"} | set(ATTN_KEYS)
 BLOCK_KEYS = {"norm", "norm_kind", "eps", "ln1", "ln2", "ln3", "ffn", "final_norm"}
@@ -285,8 +289,6 @@ def load(doc):
     if doc.get("attnviz") != 2:
         raise LessonError("attnviz: expected 2")
     check_keys(doc, TOP_KEYS, "")
-    if "compare" in doc:
-        raise LessonError("compare: not supported by make_reference_v2.py")
     les = Lesson()
     les.title = english(doc.get("title", ""))
     score = doc.get("score", "dot")
@@ -1419,6 +1421,14 @@ def reference(doc, steps=None, lr=None):
     if steps is not None:
         losses.append(float(R["loss"]))
         d.append(("train", Pairs([("steps", steps), ("lr", lr), ("loss", losses)])))
+    if "compare" in doc:
+        # The variant, as make_reference.py --lessons writes it (a "block"
+        # in "compare" replaces the whole block).
+        if steps is not None:
+            raise LessonError("compare: not with --train")
+        sub_dump, sub = reference(v1.compare_variant(doc))
+        d.append(("compare", sub_dump))
+        checks += ["compare:" + c for c in sub]
     return d, checks
 
 
