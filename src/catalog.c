@@ -320,7 +320,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_FFN_HIDDEN] = {
 		.map = "FFN",
 		.name = "ffn_hidden", .requires = FEAT_FFN,
-		.instead = STAGE_RESIDUAL1, .flags = SF_PARAMS,
+		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
 		      { .matrix = AM_RESIDUAL1, .unless = FEAT_NORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
 		      { .matrix = AM_FFN_HIDDEN }),

@@ -436,10 +436,11 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 		              num(x1, z, utf8), num(x2, attn_gelu(z), utf8));
 		break;
 	case ACT_SWIGLU:
-		strbuf_printf(b, "silu(z) %s gate = z/(1 + e^-z) %s gate, z = %s, gate = ffn_gate[%d][%d] = %s\n"
-		                 "= %s %s %s = %s\n", sym(utf8, "\u00d7", "*"), sym(utf8, "\u00d7", "*"), num(x1, z, utf8), i, j,
-		              num(x2, MAT_AT(a->ffn_gate, i, j), utf8), num(x3, attn_silu(z), utf8), sym(utf8, "\u00d7", "*"),
-		              num(x1, MAT_AT(a->ffn_gate, i, j), utf8), num(x2, MAT_AT(a->ffn_act, i, j), utf8));
+		strbuf_printf(b, "silu(z) %s gate = z/(1 + e^-z) %s gate, z = %s, gate = ffn_gate[%d][%d] = %s\n",
+		              sym(utf8, "\u00d7", "*"), sym(utf8, "\u00d7", "*"), num(x1, z, utf8), i, j,
+		              num(x2, MAT_AT(a->ffn_gate, i, j), utf8));
+		strbuf_printf(b, "= %s %s %s = %s\n", num(x1, attn_silu(z), utf8), sym(utf8, "\u00d7", "*"),
+		              num(x2, MAT_AT(a->ffn_gate, i, j), utf8), num(x3, MAT_AT(a->ffn_act, i, j), utf8));
 		break;
 	}
 }

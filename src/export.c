@@ -1019,7 +1019,9 @@ static cJSON *json_steps(const Lesson *l)
 			cJSON_Delete(o);
 			goto fail;
 		}
-		if (!cJSON_AddStringToObject(o, "stage", stage_name(st->stage)) || !cJSON_AddNumberToObject(o, "head", st->head) ||
+		if (!cJSON_AddStringToObject(o, "stage", stage_name(st->stage)) ||
+		    (st->layer > 0 && !cJSON_AddNumberToObject(o, "layer", st->layer)) ||
+		    !cJSON_AddNumberToObject(o, "head", st->head) ||
 		    put_text(o, "text", &st->text) != 0 || (st->has_focus && put(o, "focus", json_cell(&st->focus)) != 0) ||
 		    (st->has_quiz && put(o, "quiz", json_quiz(&st->quiz)) != 0) ||
 		    (st->compare >= 0 && !cJSON_AddBoolToObject(o, "compare", st->compare)))
@@ -1032,6 +1034,80 @@ fail:
 }
 
 /* The keys that define the computation (everything a "compare" may change). */
+/* A norm's {"gamma", "beta"} (β only when it has one). */
+static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta)
+{
+	cJSON *n = cJSON_CreateObject();
+
+	return put(o, key, n) != 0 || put(n, "gamma", json_flat(gamma)) != 0 ||
+	       (!mat_empty(beta) && put(n, "beta", json_flat(beta)) != 0);
+}
+
+/* A layer's own keys (format 2): biases and its block; the stack's final norm with the top level's block. */
+static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
+{
+	static const char *const places[] = { "post", "pre", "none" }, *const kinds[] = { "layernorm", "rmsnorm" },
+	                         *const acts[] = { "relu", "gelu", "swiglu" };
+	const Block *b = &l->block;
+	cJSON *bj;
+
+	if ((!mat_empty(&l->b_q) && put(o, "b_q", json_flat(&l->b_q)) != 0) ||
+	    (!mat_empty(&l->b_k) && put(o, "b_k", json_flat(&l->b_k)) != 0) ||
+	    (!mat_empty(&l->b_v) && put(o, "b_v", json_flat(&l->b_v)) != 0) ||
+	    (!mat_empty(&l->b_o) && put(o, "b_o", json_flat(&l->b_o)) != 0))
+		return -1;
+	if (!b->present)
+		return 0;
+	bj = cJSON_CreateObject();
+	if (put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", places[b->norm]) ||
+	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || put(bj, "eps", json_num(b->eps)) != 0)
+		return -1;
+	if (b->norm != NORM_NONE && (json_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
+	                             (b->has_ffn && json_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
+		return -1;
+	if (b->has_ffn) {
+		cJSON *f = cJSON_CreateObject();
+		if (put(bj, "ffn", f) != 0 || put(f, "W_1", json_matrix(&b->W_1)) != 0 || put(f, "b_1", json_flat(&b->b_1)) != 0 ||
+		    put(f, "W_2", json_matrix(&b->W_2)) != 0 || put(f, "b_2", json_flat(&b->b_2)) != 0 ||
+		    (!mat_empty(&b->W_3) && (put(f, "W_3", json_matrix(&b->W_3)) != 0 || put(f, "b_3", json_flat(&b->b_3)) != 0)) ||
+		    !cJSON_AddStringToObject(f, "activation", acts[b->activation]))
+			return -1;
+	}
+	if (top != NULL && top->has_final_norm && json_norm(bj, "final_norm", &top->final_gamma, &top->final_beta) != 0)
+		return -1;
+	return 0;
+}
+
+/* Format 2's keys of the whole lesson: its own layer keys, "layers" written out whole, "backward". */
+static int json_v2_keys(cJSON *o, const Lesson *l)
+{
+	if (json_layer_keys(o, l, l) != 0)
+		return -1;
+	if (l->nlayers > 0) {
+		cJSON *layers = cJSON_CreateArray();
+		if (put(o, "layers", layers) != 0)
+			return -1;
+		for (int i = 0; i < l->nlayers; i++) {
+			const Lesson *y = l->layer[i];
+			cJSON *j = cJSON_CreateObject();
+			if (j == NULL || !cJSON_AddItemToArray(layers, j) || !cJSON_AddNumberToObject(j, "heads", y->heads) ||
+			    put(j, "W_q", json_matrix(&y->W_q)) != 0 || put(j, "W_k", json_matrix(&y->W_k)) != 0 ||
+			    put(j, "W_v", json_matrix(&y->W_v)) != 0 ||
+			    (!mat_empty(&y->W_o) && put(j, "W_o", json_matrix(&y->W_o)) != 0) ||
+			    (y->score == SCORE_ADDITIVE && put(j, "w_e", json_flat(&y->w_e)) != 0) ||
+			    json_layer_keys(j, y, NULL) != 0)
+				return -1;
+		}
+	}
+	if (l->backward != BACKWARD_NONE) {
+		cJSON *b = cJSON_CreateObject();
+		if (put(o, "backward", b) != 0 ||
+		    put(b, l->backward == BACKWARD_TARGET ? "target" : "dOutput", json_matrix(&l->target)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int json_compute_keys(cJSON *o, const Lesson *l)
 {
 	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->tokens, l->n)) != 0 ||
@@ -1080,7 +1156,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l)
 	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
 	                     : put(o, "mask_fill", json_num(l->mask_fill)) != 0)
 		return -1;
-	return 0;
+	return l->version >= 2 ? json_v2_keys(o, l) : 0;
 }
 
 char *export_lesson_json(const Lesson *l, char **err)
@@ -1088,7 +1164,8 @@ char *export_lesson_json(const Lesson *l, char **err)
 	cJSON *o = cJSON_CreateObject();
 
 	*err = NULL;
-	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", 1) || put_text(o, "title", &l->title) != 0 ||
+	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", l->version >= 2 ? 2 : 1) ||
+	    put_text(o, "title", &l->title) != 0 ||
 	    put_text(o, "summary", &l->summary) != 0 || json_compute_keys(o, l) != 0)
 		goto oom;
 	if (l->compare != NULL) {

@@ -1653,6 +1653,13 @@ static int read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 		if (key_choice(c, ffn, "activation", acts, &k) != 0)
 			goto out;
 		l->block.activation = (Activation)k;
+		/* d_ff now, so that steps can point at the FFN's cells (the numbers are read later) */
+		if (get(ffn, "W_1") != NULL) {
+			MatSrc w1;
+			if (read_matsrc(c, ffn, "W_1", &LIM_DIM_DIM, &w1) != 0)
+				goto out;
+			l->block.d_ff = w1.cols;
+		}
 		path_set(c, old2);
 	}
 	/* final_norm belongs to the stack, not a layer: read from the top-level block (lesson_from_json). */
