@@ -2011,6 +2011,12 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 	mat_free(&layer[0]->final_beta);
 	lesson_free(layer[0]->compare);
 	layer[0]->compare = NULL;
+	/* the steps belong to the lesson, not to its first layer */
+	for (i = 0; i < layer[0]->nsteps; i++)
+		step_free(&layer[0]->steps[i]);
+	free(layer[0]->steps);
+	layer[0]->steps = NULL;
+	layer[0]->nsteps = 0;
 	top->has_final_norm = 0;
 	mat_free(&top->final_gamma);
 	mat_free(&top->final_beta);
