@@ -32,7 +32,10 @@ endif
 
 WARN := -Wall -Wextra -Wpedantic -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
+# -ffp-contract=off: a·b + c is never fused into one rounding, so every matrix
+# kernel gives the reference's bits (see src/gemm.c).
+FPFLAGS := -ffp-contract=off
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(FPFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
 	-DHAVE_READLINE=$(READLINE) -Isrc -I$(BUILD)
 

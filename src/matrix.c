@@ -1,4 +1,4 @@
-/* matrix.c: allocation and the two matrix products (reference and blocked). */
+/* matrix.c: allocation, the reference matrix product, statistics (the fast product is in gemm.c). */
 #include "matrix.h"
 
 #include <math.h>
@@ -71,107 +71,6 @@ void mat_mul_naive(const Mat *A, const Mat *B, Mat *C)
 				sum += MAT_AT(*A, i, t) * MAT_AT(*B, t, j);
 			MAT_AT(*C, i, j) = sum;
 		}
-}
-
-/*
- * A: r × k, B: k × c, C: r × c.
- * The same sums, arranged for the machine. C is built in tiles of MR × NR
- * cells held in registers (acc) while t runs along a panel of KB columns of
- * A (rows of B); the panel of B is copied once into a contiguous strip per
- * NR columns (packed) so the inner loop reads memory in order. Each cell's
- * terms are still added in the order t = 0, 1, …, k−1 within a panel, and
- * the panels in order. On x86-64 the kernel is also built for AVX2 and the
- * faster one is chosen when the program starts (same results either way:
- * no fused multiply-add, no reordering across t).
- */
-enum { MR = 4, NR = 8, KB = 256 };
-
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
-#define KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define KERNEL_CLONES
-#endif
-
-/* acc (MR × NR) = Σ_t a[r][t] · packed[t][q] for t < kc; then C tile += acc. */
-KERNEL_CLONES
-static void tile_full(int kc, const double *a, size_t lda, const double *packed, double *c, size_t ldc)
-{
-	double acc[MR][NR] = { { 0 } };
-	int t, r, q;
-
-	for (t = 0; t < kc; t++) {
-		const double *b_t = &packed[(size_t)t * NR];
-		for (r = 0; r < MR; r++) {
-			const double a_rt = a[(size_t)r * lda + t];
-			for (q = 0; q < NR; q++)
-				acc[r][q] += a_rt * b_t[q];
-		}
-	}
-	for (r = 0; r < MR; r++)
-		for (q = 0; q < NR; q++)
-			c[(size_t)r * ldc + q] += acc[r][q];
-}
-
-/* The same for a tile cut short by the edge of C: rows × cols ≤ MR × NR. */
-static void tile_edge(int kc, int rows, int cols, const double *a, size_t lda, const double *packed,
-                      double *c, size_t ldc)
-{
-	int t, r, q;
-
-	for (r = 0; r < rows; r++)
-		for (q = 0; q < cols; q++) {
-			double sum = 0.0;
-			for (t = 0; t < kc; t++)
-				sum += a[(size_t)r * lda + t] * packed[(size_t)t * NR + q];
-			c[(size_t)r * ldc + q] += sum;
-		}
-}
-
-void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
-                  double *C, size_t ldc, int lower)
-{
-	double *packed;
-	int t0, j0, i;
-
-	for (i = 0; i < r; i++)
-		memset(&C[(size_t)i * ldc], 0, (size_t)c * sizeof *C);
-	if (r == 0 || k == 0 || c == 0)
-		return;
-	packed = malloc((size_t)KB * NR * sizeof *packed);
-	for (j0 = 0; j0 < c; j0 += NR) {
-		const int cols = c - j0 < NR ? c - j0 : NR;
-		for (t0 = 0; t0 < k; t0 += KB) {
-			const int kc = k - t0 < KB ? k - t0 : KB;
-			int t, q;
-			if (packed == NULL) { /* out of memory: the same sums, one cell at a time */
-				for (i = 0; i < r; i++)
-					for (q = 0; q < cols; q++)
-						for (t = t0; t < t0 + kc; t++)
-							C[(size_t)i * ldc + j0 + q] += A[(size_t)i * lda + t] *
-								(b_trans ? B[(size_t)(j0 + q) * ldb + t] : B[(size_t)t * ldb + j0 + q]);
-				continue;
-			}
-			/* packed[t][q] = B[t0 + t][j0 + q], zero past the edge */
-			for (t = 0; t < kc; t++)
-				for (q = 0; q < NR; q++)
-					packed[(size_t)t * NR + q] = q >= cols ? 0.0
-						: b_trans ? B[(size_t)(j0 + q) * ldb + t0 + t] : B[(size_t)(t0 + t) * ldb + j0 + q];
-			for (i = 0; i < r; i += MR) {
-				const int rows = r - i < MR ? r - i : MR;
-				/* lower: rows i … i+MR−1 of A are zero from column i+MR on */
-				const int kend = lower && i + MR < t0 + kc ? i + MR - t0 : kc;
-				const double *a = &A[(size_t)i * lda + t0];
-				double *ct = &C[(size_t)i * ldc + j0];
-				if (kend <= 0)
-					continue;
-				if (rows == MR && cols == NR)
-					tile_full(kend, a, lda, packed, ct, ldc);
-				else
-					tile_edge(kend, rows, cols, a, lda, packed, ct, ldc);
-			}
-		}
-	}
-	free(packed);
 }
 
 void mat_mul(const Mat *A, const Mat *B, Mat *C)
