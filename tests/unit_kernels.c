@@ -204,6 +204,38 @@ static void whole(int unused)
 
 /* ------------------------------------------------------------ tests */
 
+/* Matrices of 2 MiB and more have pages of their own (a huge-page hint): zeroed, freed in any order. */
+static void test_large_alloc(void **state)
+{
+	static const int shapes[][2] = { { 512, 512 }, { 1024, 256 }, { 1, 262144 }, { 333, 1000 }, { 1024, 1023 } };
+	enum { N = sizeof shapes / sizeof shapes[0] };
+	Mat m[N], copy;
+	size_t s, i;
+
+	(void)state;
+	for (s = 0; s < N; s++) {
+		const size_t count = (size_t)shapes[s][0] * (size_t)shapes[s][1];
+		assert_int_equal(mat_alloc(&m[s], shapes[s][0], shapes[s][1]), 0);
+		assert_int_equal(m[s].rows, shapes[s][0]);
+		for (i = 0; i < count; i++)
+			if (!same_bits(m[s].a[i], 0.0))
+				fail_msg("%d×%d: cell %zu is %g, not 0", shapes[s][0], shapes[s][1], i, m[s].a[i]);
+		for (i = 0; i < count; i++)
+			m[s].a[i] = (double)(i + s);
+	}
+	assert_int_equal(mat_copy(&copy, &m[1]), 0);
+	assert_true(mat_equal(&copy, &m[1]));
+	mat_free(&copy);
+	for (s = 0; s < N; s += 2) /* every other one first: the rest must stay intact */
+		mat_free(&m[s]);
+	for (s = 1; s < N; s += 2) {
+		assert_true(same_bits(m[s].a[(size_t)m[s].rows * (size_t)m[s].cols - 1],
+		                      (double)((size_t)m[s].rows * (size_t)m[s].cols - 1 + s)));
+		mat_free(&m[s]);
+		assert_null(m[s].a);
+	}
+}
+
 /* state: the path flags (PLAIN, TRANS, LOWER or LOWER | TRANS) */
 static void test_tails(void **state)
 {
@@ -252,6 +284,7 @@ int main(void)
 		{ "test_tails_lower_b_transposed", test_tails, NULL, NULL, (void *)&paths[3] },
 		cmocka_unit_test(test_large_shapes),
 		cmocka_unit_test(test_mat_mul_whole),
+		cmocka_unit_test(test_large_alloc),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
