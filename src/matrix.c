@@ -12,14 +12,21 @@
 #endif
 
 /*
- * Large matrices get pages of their own, aligned to 2 MiB, with a hint that
- * transparent huge pages are welcome: the first touch of a 4 KiB page costs
- * tens of microseconds on some virtual machines, and a lesson with n = 1024
- * writes about 300 MB of stages, so with ordinary pages the page faults
- * would take longer than the arithmetic. Where the system has no such hint
- * (and under AddressSanitizer, which watches the malloc heap only), every
- * matrix comes from calloc. mat_free tells the two apart by the registry
- * of mappings below (a mutex: matrices may be freed on another thread).
+ * Matrices of MAPPED_MIN bytes and more get pages of their own, aligned to
+ * 2 MiB, with a hint that transparent huge pages are welcome (every whole
+ * 2 MiB of them can be one): the first touch of a 4 KiB page costs tens of
+ * microseconds on some virtual machines, and a lesson with n = 1024 writes
+ * about 300 MB of stages, so with ordinary pages the page faults would take
+ * longer than the arithmetic. A freed one is kept (up to CACHE_COUNT of
+ * them and CACHE_BYTES in all, the oldest unmapped first) for the next
+ * matrix of the same size, which a recomputation asks for at once: zeroing
+ * pages that are mapped costs far less than faulting new ones in. Kept
+ * pages are marked MADV_FREE, so the system may take them back when it
+ * runs short (a page it took comes back zeroed on the next touch).
+ * Where the system has no such hint (and under AddressSanitizer, which
+ * watches the malloc heap only), every matrix comes from calloc. mat_free
+ * tells the two apart by the registry of mappings (a mutex: matrices may be
+ * allocated and freed on more than one thread).
  */
 #if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
 #if defined(__has_feature)
@@ -33,23 +40,25 @@
 #endif
 
 #if HUGE_HINT
-enum { HUGE_PAGE = 2 << 20 };
+enum { HUGE_PAGE = 2 << 20, MAPPED_MIN = 64 << 10, CACHE_COUNT = 256 };
+#define CACHE_BYTES ((size_t)512 << 20)
 
 typedef struct Mapping {
 	void *at;
 	size_t len;
 } Mapping;
 
-static Mapping *mappings;
-static size_t mapping_count, mapping_cap;
 static pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
+static Mapping *live;                   /* matrices in use */
+static size_t live_count, live_cap;
+static Mapping cache[CACHE_COUNT];      /* freed ones kept, oldest first */
+static size_t cache_count, cache_bytes;
 
-/* Zeroed pages for bytes ≥ HUGE_PAGE, 2 MiB-aligned and hinted; NULL when that fails (calloc then). */
-static void *huge_alloc(size_t bytes)
+/* A new mapping of len bytes (a multiple of 4 KiB), 2 MiB-aligned and hinted; NULL when the system says no. */
+static void *huge_map(size_t len)
 {
-	const size_t len = (bytes + 4095) / 4096 * 4096;
 	uint8_t *map, *at;
-	size_t head, tail;
+	size_t head;
 
 	if (len > SIZE_MAX - HUGE_PAGE)
 		return NULL;
@@ -58,48 +67,82 @@ static void *huge_alloc(size_t bytes)
 		return NULL;
 	at = (uint8_t *)(((uintptr_t)map + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
 	head = (size_t)(at - map);
-	tail = HUGE_PAGE - head;
 	if (head > 0)
 		munmap(map, head);
-	if (tail > 0)
-		munmap(at + len, tail);
+	if (HUGE_PAGE - head > 0)
+		munmap(at + len, HUGE_PAGE - head);
 	madvise(at, len, MADV_HUGEPAGE); /* only a hint: without it the pages are ordinary */
+	return at;
+}
+
+/* Zeroed memory for bytes ≥ MAPPED_MIN, from the cache or newly mapped; NULL when that fails (calloc then). */
+static void *huge_alloc(size_t bytes)
+{
+	const size_t len = (bytes + 4095) / 4096 * 4096;
+	void *at = NULL;
+	size_t i;
+
 	pthread_mutex_lock(&mappings_lock);
-	if (mapping_count == mapping_cap) {
-		const size_t cap = mapping_cap ? 2 * mapping_cap : 64;
-		Mapping *grown = realloc(mappings, cap * sizeof *grown);
+	if (live_count == live_cap) {
+		const size_t cap = live_cap ? 2 * live_cap : 64;
+		Mapping *grown = realloc(live, cap * sizeof *grown);
 		if (grown == NULL) {
 			pthread_mutex_unlock(&mappings_lock);
-			munmap(at, len);
 			return NULL;
 		}
-		mappings = grown;
-		mapping_cap = cap;
+		live = grown;
+		live_cap = cap;
 	}
-	mappings[mapping_count].at = at;
-	mappings[mapping_count].len = len;
-	mapping_count++;
+	for (i = cache_count; i-- > 0;) /* the newest of that size */
+		if (cache[i].len == len) {
+			at = cache[i].at;
+			cache_bytes -= len;
+			memmove(&cache[i], &cache[i + 1], (cache_count - i - 1) * sizeof cache[0]);
+			cache_count--;
+			break;
+		}
+	if (at != NULL)
+		memset(at, 0, bytes); /* the bytes past them up to len are never read */
+	else
+		at = huge_map(len);
+	if (at != NULL) {
+		live[live_count].at = at;
+		live[live_count].len = len;
+		live_count++;
+	}
 	pthread_mutex_unlock(&mappings_lock);
 	return at;
 }
 
-/* 1 when p came from huge_alloc (and is now unmapped), 0 when it is the malloc heap's. */
+/* 1 when p came from huge_alloc (and is now kept or unmapped), 0 when it is the malloc heap's. */
 static int huge_free(void *p)
 {
 	size_t i, len = 0;
 
 	pthread_mutex_lock(&mappings_lock);
-	for (i = mapping_count; i-- > 0;)
-		if (mappings[i].at == p) {
-			len = mappings[i].len;
-			mappings[i] = mappings[--mapping_count];
+	for (i = live_count; i-- > 0;)
+		if (live[i].at == p) {
+			len = live[i].len;
+			live[i] = live[--live_count];
 			break;
 		}
+	if (len > 0 && len <= CACHE_BYTES) {
+		while (cache_count == CACHE_COUNT || cache_bytes + len > CACHE_BYTES) {
+			munmap(cache[0].at, cache[0].len);
+			cache_bytes -= cache[0].len;
+			memmove(&cache[0], &cache[1], (cache_count - 1) * sizeof cache[0]);
+			cache_count--;
+		}
+		madvise(p, len, MADV_FREE);
+		cache[cache_count].at = p;
+		cache[cache_count].len = len;
+		cache_count++;
+		cache_bytes += len;
+	} else if (len > 0) {
+		munmap(p, len);
+	}
 	pthread_mutex_unlock(&mappings_lock);
-	if (len == 0)
-		return 0;
-	munmap(p, len);
-	return 1;
+	return len > 0;
 }
 #endif
 
@@ -113,7 +156,7 @@ int mat_alloc(Mat *m, int rows, int cols)
 	if (count == 0)
 		return 0;
 #if HUGE_HINT
-	if (count >= HUGE_PAGE / sizeof *m->a)
+	if (count >= MAPPED_MIN / sizeof *m->a)
 		m->a = huge_alloc(count * sizeof *m->a);
 #endif
 	if (m->a == NULL)

@@ -204,35 +204,51 @@ static void whole(int unused)
 
 /* ------------------------------------------------------------ tests */
 
-/* Matrices of 2 MiB and more have pages of their own (a huge-page hint): zeroed, freed in any order. */
+/* Every cell of m is +0. */
+static void assert_zeros(const Mat *m)
+{
+	size_t i, count = (size_t)m->rows * (size_t)m->cols;
+
+	for (i = 0; i < count; i++)
+		if (!same_bits(m->a[i], 0.0))
+			fail_msg("%d×%d: cell %zu is %g, not 0", m->rows, m->cols, i, m->a[i]);
+}
+
+/*
+ * Matrices of 64 KiB and more have pages of their own (with a huge-page
+ * hint from 2 MiB), and a freed one is kept for the next of its size:
+ * zeroed whether new or kept, freed in any order, the others intact.
+ */
 static void test_large_alloc(void **state)
 {
-	static const int shapes[][2] = { { 512, 512 }, { 1024, 256 }, { 1, 262144 }, { 333, 1000 }, { 1024, 1023 } };
+	static const int shapes[][2] = { { 512, 512 }, { 1024, 256 }, { 1, 262144 }, { 333, 1000 },
+		                         { 1024, 1023 }, { 64, 128 }, { 100, 100 }, { 3, 5 } };
 	enum { N = sizeof shapes / sizeof shapes[0] };
 	Mat m[N], copy;
 	size_t s, i;
+	int round;
 
 	(void)state;
-	for (s = 0; s < N; s++) {
-		const size_t count = (size_t)shapes[s][0] * (size_t)shapes[s][1];
-		assert_int_equal(mat_alloc(&m[s], shapes[s][0], shapes[s][1]), 0);
-		assert_int_equal(m[s].rows, shapes[s][0]);
-		for (i = 0; i < count; i++)
-			if (!same_bits(m[s].a[i], 0.0))
-				fail_msg("%d×%d: cell %zu is %g, not 0", shapes[s][0], shapes[s][1], i, m[s].a[i]);
-		for (i = 0; i < count; i++)
-			m[s].a[i] = (double)(i + s);
-	}
-	assert_int_equal(mat_copy(&copy, &m[1]), 0);
-	assert_true(mat_equal(&copy, &m[1]));
-	mat_free(&copy);
-	for (s = 0; s < N; s += 2) /* every other one first: the rest must stay intact */
-		mat_free(&m[s]);
-	for (s = 1; s < N; s += 2) {
-		assert_true(same_bits(m[s].a[(size_t)m[s].rows * (size_t)m[s].cols - 1],
-		                      (double)((size_t)m[s].rows * (size_t)m[s].cols - 1 + s)));
-		mat_free(&m[s]);
-		assert_null(m[s].a);
+	for (round = 0; round < 2; round++) { /* the second round gets the first one's pages back */
+		for (s = 0; s < N; s++) {
+			const size_t count = (size_t)shapes[s][0] * (size_t)shapes[s][1];
+			assert_int_equal(mat_alloc(&m[s], shapes[s][0], shapes[s][1]), 0);
+			assert_int_equal(m[s].rows, shapes[s][0]);
+			assert_zeros(&m[s]);
+			for (i = 0; i < count; i++)
+				m[s].a[i] = (double)(i + s) + 0.5;
+		}
+		assert_int_equal(mat_copy(&copy, &m[1]), 0);
+		assert_true(mat_equal(&copy, &m[1]));
+		mat_free(&copy);
+		for (s = 0; s < N; s += 2) /* every other one first: the rest must stay intact */
+			mat_free(&m[s]);
+		for (s = 1; s < N; s += 2) {
+			const size_t last = (size_t)m[s].rows * (size_t)m[s].cols - 1;
+			assert_true(same_bits(m[s].a[last], (double)(last + s) + 0.5));
+			mat_free(&m[s]);
+			assert_null(m[s].a);
+		}
 	}
 }
 
