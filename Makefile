@@ -117,8 +117,11 @@ test: deps
 test-built: $(BIN) $(UNIT_BIN) $(TOOL_BIN)
 	@sh tests/run.sh $(BUILD)
 
-bench: $(BIN)
+bench: $(BIN) $(BUILD)/tests/bench_gemm
 	@sh tests/bench.sh $(BIN)
+
+$(BUILD)/tests/bench_gemm: tests/bench_gemm.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $< $(LIB_OBJ) -o $@ $(DEP_LIBS)
 
 FUZZ_BUILD := build-fuzz
 fuzz:
