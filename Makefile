@@ -126,8 +126,8 @@ $(BUILD)/tests/bench_gemm: tests/bench_gemm.c $(LIB_OBJ) $(wildcard src/*.h) | $
 FUZZ_BUILD := build-fuzz
 fuzz:
 	@mkdir -p $(FUZZ_BUILD)
-	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Isrc \
-		$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags libcjson)) tests/fuzz_lesson.c src/lesson.c src/text.c src/prng.c src/matrix.c src/strbuf.c src/attention.c \
+	clang -std=c11 -g -O1 $(FPFLAGS) -fsanitize=fuzzer,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Isrc \
+		$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags libcjson)) tests/fuzz_lesson.c src/lesson.c src/text.c src/prng.c src/matrix.c src/gemm.c src/strbuf.c src/attention.c \
 		-o $(FUZZ_BUILD)/fuzz_lesson $(shell $(PKG_CONFIG) --libs libcjson) -lm
 	mkdir -p $(FUZZ_BUILD)/corpus
 	$(FUZZ_BUILD)/fuzz_lesson -max_total_time=$${FUZZ_SECONDS:-60} -max_len=4096 \
