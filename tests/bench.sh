@@ -5,7 +5,7 @@
 #   (a) whole-process wall time of `BIN --dump lessons/selfattn.json`, median of $RUNS runs
 #   (b) start-up to the first full frame of the TUI: `BIN` on a pseudo-terminal (script(1))
 #       answered with q at once: start, first frame, quit; median of $RUNS (goal: under 30 ms)
-#   (c) the machine: the speed of each matrix kernel of attnviz this processor has,
+#   (c) the machine: the speed (in CPU time) of each matrix kernel of attnviz this processor has,
 #       and of PyTorch's BLAS, on one 1024 × 1024 · 1024 × 1024 product (one thread),
 #       and the speed of writing memory (build/tests/bench_gemm)
 #   (d) `BIN --bench` (the computation alone, median of $REPEAT) on generated lessons,
@@ -200,7 +200,7 @@ echo "(a, b) small lessons"
 printf '  %-62s %9s ms\n' "--dump selfattn.json, whole process, median of $RUNS" "$dump_ms"
 printf '  %-62s %9s ms   goal: < 30 ms\n' "TUI start-up to first frame and quit, median of $RUNS" "$frame_ms"
 echo
-echo "(c) this machine, one core: C = A·B, 1024 × 1024 doubles, median of 5"
+echo "(c) this machine, one core: C = A·B, 1024 × 1024 doubles, median of 5 (CPU time)"
 if [ -s "$tmp/gemm" ]; then
 	sed -n 's/^kernel=\([^ ]*\) gflops=\([0-9.]*\).*/\1 \2/p' "$tmp/gemm" | while read -r k g; do
 		printf '  %-62s %9s GFLOP/s\n' "attnviz kernel $k" "$g"

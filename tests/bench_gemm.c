@@ -4,7 +4,8 @@
  * For every matrix kernel this processor supports, the speed of mat_mul on
  * N × N · N × N (default 1024), median of REPEAT (default 5) after one
  * warm-up, in GFLOP/s (2·N³ flops); then the speed of writing memory that
- * is already mapped (memset of 256 MiB), in GB/s. One line each:
+ * is already mapped (memset of 256 MiB), in GB/s. Times are the process's
+ * CPU time, so other programs on a busy machine do not count. One line each:
  *   default_kernel=NAME  (the one attnviz uses here)
  *   kernel=NAME gflops=G ms=T best_gflops=B  (B: the fastest run)
  *   write_gbps=W
@@ -17,11 +18,12 @@
 
 #include "matrix.h"
 
+/* CPU time of this process, in milliseconds */
 static double now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 

@@ -3,7 +3,7 @@
 times, done by PyTorch in float64 on one thread, for `make bench` to set beside it.
 tests/bench_torch.py --dgemm N [--repeat R]: the speed of one float64 N × N · N × N
 product on one thread (dgemm_gflops=G ms=T), the machine's dgemm speed when torch
-runs on an optimised BLAS.
+runs on an optimised BLAS (CPU time, as tests/bench_gemm.c measures attnviz's).
 
 Same shapes and the same stages, each kept as its own tensor as attnviz keeps
 them: X (+ PE), Q = X·W_q, K, V, per head scores, scaled, masked, weights
@@ -164,15 +164,16 @@ def openblas_core():
 
 
 def dgemm(n, repeat):
-    """Median time of one n × n · n × n float64 product, after one warm-up."""
+    """Median time of one n × n · n × n float64 product, after one warm-up; the
+    process's CPU time (one thread), so other programs on a busy machine do not count."""
     a = torch.randn(n, n, dtype=torch.float64)
     b = torch.randn(n, n, dtype=torch.float64)
     c = a @ b
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         torch.matmul(a, b, out=c)
-        times.append((time.perf_counter() - t0) * 1e3)
+        times.append((time.process_time() - t0) * 1e3)
     ms = statistics.median(times)
     print("dgemm_gflops=%.1f ms=%.2f best_gflops=%.1f blas=%s core=%s"
           % (2.0 * n ** 3 / ms / 1e6, ms, 2.0 * n ** 3 / min(times) / 1e6, blas_in_use(), openblas_core()))
