@@ -336,23 +336,43 @@ static void pack_a_strip(const Kernel *K, int kc, int rows, const double *A, siz
 
 /* ---------------------------------------------------------------- scratch */
 
-/* The packed blocks, kept per thread from one product to the next (no page faults on every call). */
-static _Thread_local double *scratch;
-static _Thread_local size_t scratch_count;
+/*
+ * The packed blocks, kept per thread from one product to the next (no page
+ * faults on every call), and freed when the thread ends: the block starts
+ * with its size in doubles, the packed numbers follow at the next cache line.
+ */
+enum { SCRATCH_HEAD = 64 / sizeof(double) };
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_ok;
+
+static void scratch_init(void)
+{
+	scratch_ok = pthread_key_create(&scratch_key, free) == 0;
+}
 
 static double *scratch_get(size_t count)
 {
-	if (count > scratch_count) {
+	double *block;
+
+	pthread_once(&scratch_once, scratch_init);
+	if (!scratch_ok)
+		return NULL;
+	block = pthread_getspecific(scratch_key);
+	if (block == NULL || count > (size_t)block[0]) {
 		/* whole cache lines; aligned_alloc wants a size that is a multiple of the alignment */
-		size_t bytes = (count * sizeof(double) + 63) / 64 * 64;
-		double *p = aligned_alloc(64, bytes);
-		if (p == NULL)
+		const size_t bytes = ((count + SCRATCH_HEAD) * sizeof(double) + 63) / 64 * 64;
+		double *grown = aligned_alloc(64, bytes);
+		if (grown == NULL || pthread_setspecific(scratch_key, grown) != 0) {
+			free(grown);
 			return NULL;
-		free(scratch);
-		scratch = p;
-		scratch_count = bytes / sizeof(double);
+		}
+		free(block);
+		block = grown;
+		block[0] = (double)(bytes / sizeof(double) - SCRATCH_HEAD);
 	}
-	return scratch;
+	return block + SCRATCH_HEAD;
 }
 
 static size_t round_up(size_t x, size_t to)

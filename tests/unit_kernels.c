@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,32 @@ static void test_large_alloc(void **state)
 	}
 }
 
+/* Products on another thread (packing buffers of its own, freed when it ends), beside this one's. */
+static void *products_on_a_thread(void *arg)
+{
+	Prng p;
+	int *ok = arg, s;
+
+	prng_seed(&p, 99);
+	for (s = 0; s < 4; s++)
+		*ok &= check_one(&p, 40 + s, 300, 50, s, 1);
+	return NULL;
+}
+
+static void test_other_threads(void **state)
+{
+	pthread_t thread[2];
+	int ok[2] = { 1, 1 }, i;
+
+	(void)state;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&thread[i], NULL, products_on_a_thread, &ok[i]), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(thread[i], NULL), 0);
+		assert_true(ok[i]);
+	}
+}
+
 /* state: the path flags (PLAIN, TRANS, LOWER or LOWER | TRANS) */
 static void test_tails(void **state)
 {
@@ -301,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_large_shapes),
 		cmocka_unit_test(test_mat_mul_whole),
 		cmocka_unit_test(test_large_alloc),
+		cmocka_unit_test(test_other_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
