@@ -4,16 +4,18 @@
  * that keep a tile of C in registers. One kernel is chosen when the first
  * product runs: AVX-512, else AVX2, else the portable one.
  *
- * Every kernel gives every cell exactly what mat_mul_naive gives, bit for
- * bit: C[i][j] = ((0 + A[i][0]·B[0][j]) + A[i][1]·B[1][j]) + … in the order
- * t = 0, 1, …, k−1, each product rounded before it is added. A vector lane
- * is one cell, so the order within a cell never changes; a block of t is
- * continued from the partial sum stored in C, not summed apart and added;
- * and no kernel uses fused multiply-add (a·b + c rounded once would differ
- * in the last bit, and -ffp-contract=off keeps the compiler from fusing
- * them). On AMD Zen the multiplies and the adds run on different pipes, so
- * this costs no throughput there; on Intel cores, where they share two,
- * a multiply-add kernel would be up to twice as fast.
+ * Every kernel gives every cell the same bits, those the engine has always
+ * given: the terms t = 0 … k−1 are taken in blocks of KB = 256; each block
+ * is summed on its own, from 0, in the order of t, each product rounded
+ * before it is added; and the block sums are added to C in order:
+ *   C[i][j] = ((s_0 + s_1) + s_2) + …,  s_b = ((0 + A[i][256b]·B[256b][j]) + …).
+ * For k ≤ 256 that is exactly mat_mul_naive's sum; for longer sums it may
+ * differ from it in the last bits. A vector lane is one cell, so no order
+ * changes with the vector width, and no kernel fuses a multiply and an add
+ * (a·b + c rounded once would differ in the last bit; -ffp-contract=off
+ * keeps the compiler from fusing them). On AMD Zen the multiplies and the
+ * adds run on different pipes, so this costs no throughput there; on Intel
+ * cores, where they share two, a multiply-add kernel could be twice as fast.
  */
 #include "matrix.h"
 
@@ -30,25 +32,27 @@
 #endif
 
 /*
- * A micro-kernel: the tile C (MR × NR, row stride ldc) continues its sums
- * (starts them from 0 when first) with kc terms:
- *   C[r][q] = C[r][q] + a[t][r] · b[t][q]   for t = 0 … kc−1, in order,
- * where a is a packed MR-row strip of A (a[t·MR + r]) and b a packed
- * NR-column strip of B (b[t·NR + q]), both 64-byte aligned.
+ * A micro-kernel: the sums of one block of kc ≤ KB terms for the tile C
+ * (MR × NR, row stride ldc), each from 0 in the order of t,
+ *   s[r][q] = Σ_t a[t][r] · b[t][q]   for t = 0 … kc−1,
+ * stored into C when first (the first block), else added to it:
+ * C[r][q] = C[r][q] + s[r][q]. a is a packed MR-row strip of A
+ * (a[t·MR + r]), b a packed NR-column strip of B (b[t·NR + q]), both
+ * 64-byte aligned.
  */
 typedef void MicroKernel(int kc, const double *a, const double *b, double *c, size_t ldc, int first);
 
 typedef struct Kernel {
 	const char *name;
 	int mr, nr; /* the tile of C held in registers */
-	int kc;     /* terms per block: a kc × NR strip of B stays in L1 */
-	int mc;     /* rows of A packed at once (mc × kc, for L2) */
-	int nc;     /* columns of B packed at once (kc × nc, for L3) */
+	int mc;     /* rows of A packed at once (mc × KB, for L2) */
+	int nc;     /* columns of B packed at once (KB × nc, for L3) */
 	int (*supported)(void);
 	MicroKernel *micro;
 } Kernel;
 
-enum { MR_MAX = 16, NR_MAX = 32 };
+/* KB is part of the result (where the sums are split), the same for every kernel, never a tuning. */
+enum { KB = 256, MR_MAX = 16, NR_MAX = 32 };
 
 /* ---------------------------------------------------------------- portable */
 
@@ -71,18 +75,10 @@ static void v2_store(double *p, v2d v)
 /* 4 × 4: eight two-lane accumulators, twelve of the sixteen SSE registers. */
 static void micro_portable(int kc, const double *a, const double *b, double *c, size_t ldc, int first)
 {
-	v2d c00, c01, c10, c11, c20, c21, c30, c31;
+	const v2d z = { 0.0, 0.0 };
+	v2d c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
 	int t;
 
-	if (first) {
-		const v2d z = { 0.0, 0.0 };
-		c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = z;
-	} else {
-		c00 = v2_load(c), c01 = v2_load(c + 2);
-		c10 = v2_load(c + ldc), c11 = v2_load(c + ldc + 2);
-		c20 = v2_load(c + 2 * ldc), c21 = v2_load(c + 2 * ldc + 2);
-		c30 = v2_load(c + 3 * ldc), c31 = v2_load(c + 3 * ldc + 2);
-	}
 	for (t = 0; t < kc; t++, a += 4, b += 4) {
 		const v2d b0 = v2_load(b), b1 = v2_load(b + 2);
 		v2d ar;
@@ -94,6 +90,12 @@ static void micro_portable(int kc, const double *a, const double *b, double *c, 
 		c20 = c20 + ar * b0, c21 = c21 + ar * b1;
 		ar = (v2d){ a[3], a[3] };
 		c30 = c30 + ar * b0, c31 = c31 + ar * b1;
+	}
+	if (!first) {
+		c00 = v2_load(c) + c00, c01 = v2_load(c + 2) + c01;
+		c10 = v2_load(c + ldc) + c10, c11 = v2_load(c + ldc + 2) + c11;
+		c20 = v2_load(c + 2 * ldc) + c20, c21 = v2_load(c + 2 * ldc + 2) + c21;
+		c30 = v2_load(c + 3 * ldc) + c30, c31 = v2_load(c + 3 * ldc + 2) + c31;
 	}
 	v2_store(c, c00), v2_store(c + 2, c01);
 	v2_store(c + ldc, c10), v2_store(c + ldc + 2, c11);
@@ -109,14 +111,14 @@ static void micro_portable(int kc, const double *a, const double *b, double *c, 
 
 	for (r = 0; r < 4; r++)
 		for (q = 0; q < 4; q++)
-			acc[r][q] = first ? 0.0 : c[(size_t)r * ldc + q];
+			acc[r][q] = 0.0;
 	for (t = 0; t < kc; t++)
 		for (r = 0; r < 4; r++)
 			for (q = 0; q < 4; q++)
 				acc[r][q] = acc[r][q] + a[t * 4 + r] * b[t * 4 + q];
 	for (r = 0; r < 4; r++)
 		for (q = 0; q < 4; q++)
-			c[(size_t)r * ldc + q] = acc[r][q];
+			c[(size_t)r * ldc + q] = first ? acc[r][q] : c[(size_t)r * ldc + q] + acc[r][q];
 }
 #endif
 
@@ -134,7 +136,9 @@ static int always(void)
 
 /* AVX2, 6 × 8: twelve 4-lane accumulators, two of B, one of A, one product: all sixteen ymm. */
 #define AVX2_ZERO(r) __m256d c##r##_0 = _mm256_setzero_pd(), c##r##_1 = c##r##_0;
-#define AVX2_LOAD(r) c##r##_0 = _mm256_loadu_pd(c + r * ldc), c##r##_1 = _mm256_loadu_pd(c + r * ldc + 4);
+#define AVX2_ADD_C(r)                                                                                    \
+	c##r##_0 = _mm256_add_pd(_mm256_loadu_pd(c + r * ldc), c##r##_0),                                \
+	c##r##_1 = _mm256_add_pd(_mm256_loadu_pd(c + r * ldc + 4), c##r##_1);
 #define AVX2_STEP(r)                                                                                     \
 	{                                                                                                \
 		const __m256d ar = _mm256_broadcast_sd(a + r);                                           \
@@ -149,12 +153,12 @@ __attribute__((target("avx2"))) static void micro_avx2(int kc, const double *a, 
 	int t;
 
 	ROWS6(AVX2_ZERO)
-	if (!first) {
-		ROWS6(AVX2_LOAD)
-	}
 	for (t = 0; t < kc; t++, a += 6, b += 8) {
 		const __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4);
 		ROWS6(AVX2_STEP)
+	}
+	if (!first) {
+		ROWS6(AVX2_ADD_C)
 	}
 	ROWS6(AVX2_STORE)
 }
@@ -167,9 +171,10 @@ static int has_avx2(void)
 
 /* AVX-512, 8 × 24: twenty-four 8-lane accumulators, three of B, one of A, products: 29 of 32 zmm. */
 #define AVX512_ZERO(r) __m512d c##r##_0 = _mm512_setzero_pd(), c##r##_1 = c##r##_0, c##r##_2 = c##r##_0;
-#define AVX512_LOAD(r)                                                                                   \
-	c##r##_0 = _mm512_loadu_pd(c + r * ldc), c##r##_1 = _mm512_loadu_pd(c + r * ldc + 8),             \
-	c##r##_2 = _mm512_loadu_pd(c + r * ldc + 16);
+#define AVX512_ADD_C(r)                                                                                  \
+	c##r##_0 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc), c##r##_0),                               \
+	c##r##_1 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 8), c##r##_1),                            \
+	c##r##_2 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 16), c##r##_2);
 #define AVX512_STEP(r)                                                                                   \
 	{                                                                                                \
 		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
@@ -187,12 +192,12 @@ __attribute__((target("avx512f"))) static void micro_avx512(int kc, const double
 	int t;
 
 	ROWS8(AVX512_ZERO)
-	if (!first) {
-		ROWS8(AVX512_LOAD)
-	}
 	for (t = 0; t < kc; t++, a += 8, b += 24) {
 		const __m512d b0 = _mm512_load_pd(b), b1 = _mm512_load_pd(b + 8), b2 = _mm512_load_pd(b + 16);
 		ROWS8(AVX512_STEP)
+	}
+	if (!first) {
+		ROWS8(AVX512_ADD_C)
 	}
 	ROWS8(AVX512_STORE)
 }
@@ -207,10 +212,10 @@ static int has_avx512(void)
 /* Fastest first: the first one the processor supports is used. */
 static const Kernel kernels[] = {
 #if HAVE_X86_KERNELS
-	{ "avx512", 8, 24, 256, 192, 2040, has_avx512, micro_avx512 },
-	{ "avx2", 6, 8, 256, 192, 2048, has_avx2, micro_avx2 },
+	{ "avx512", 8, 24, 192, 2040, has_avx512, micro_avx512 },
+	{ "avx2", 6, 8, 192, 2048, has_avx2, micro_avx2 },
 #endif
-	{ "portable", 4, 4, 256, 128, 2048, always, micro_portable },
+	{ "portable", 4, 4, 128, 2048, always, micro_portable },
 };
 enum { KERNEL_COUNT = sizeof kernels / sizeof kernels[0] };
 
@@ -382,19 +387,24 @@ static size_t round_up(size_t x, size_t to)
 
 /* ---------------------------------------------------------------- the product */
 
-/* Out of memory for the packed blocks: the same sums, one cell at a time. */
+/* Out of memory for the packed blocks: the same sums (blocks of KB terms), one cell at a time. */
 static void mul_unpacked(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb,
                          int b_trans, double *C, size_t ldc, int lower)
 {
-	int i, j, t;
+	int i, j, t, t0;
 
 	for (i = 0; i < r; i++) {
 		const int kend = lower && i + 1 < k ? i + 1 : k;
 		for (j = 0; j < c; j++) {
-			double sum = 0.0;
-			for (t = 0; t < kend; t++)
-				sum += A[(size_t)i * lda + t] * (b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j]);
-			C[(size_t)i * ldc + j] = sum;
+			double cell = 0.0;
+			for (t0 = 0; t0 < kend; t0 += KB) {
+				double sum = 0.0;
+				for (t = t0; t < kend && t < t0 + KB; t++)
+					sum += A[(size_t)i * lda + t] *
+					       (b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j]);
+				cell = t0 == 0 ? sum : cell + sum;
+			}
+			C[(size_t)i * ldc + j] = cell;
 		}
 	}
 }
@@ -431,8 +441,8 @@ void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double
 			memset(&C[(size_t)i0 * ldc], 0, (size_t)c * sizeof *C);
 		return;
 	}
-	bp_count = (size_t)K->kc * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
-	ap_count = (size_t)K->kc * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
+	bp_count = (size_t)KB * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
+	ap_count = (size_t)KB * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
 	bp = scratch_get(bp_count + ap_count);
 	if (bp == NULL) {
 		mul_unpacked(r, k, c, A, lda, B, ldb, b_trans, C, ldc, lower);
@@ -440,9 +450,9 @@ void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double
 	}
 	ap = bp + bp_count;
 
-	/* Blocks of terms in order: each continues the sums the one before left in C. */
-	for (t0 = 0; t0 < k; t0 += K->kc) {
-		const int kc = k - t0 < K->kc ? k - t0 : K->kc;
+	/* Blocks of KB terms in order: each one's sums are added to what the blocks before left in C. */
+	for (t0 = 0; t0 < k; t0 += KB) {
+		const int kc = k - t0 < KB ? k - t0 : KB;
 		const int first = t0 == 0;
 		for (j0 = 0; j0 < c; j0 += K->nc) {
 			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
@@ -452,9 +462,9 @@ void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double
 				int ir, jr;
 				/*
 				 * lower: row i of A is 0 from column i+1 on, so an MR-row strip from
-				 * row i needs the terms t < i + MR only. A strip wholly past them is
-				 * skipped (its sums are complete); never in the first block, so C
-				 * is always written.
+				 * row i needs the terms t < i + MR only (the others are exact zeros,
+				 * which change no finite sum). A strip wholly past them is skipped;
+				 * never in the first block, so C is always written.
 				 */
 				for (ir = 0; ir < mc; ir += mr) {
 					const int rows = mc - ir < mr ? mc - ir : mr;

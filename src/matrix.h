@@ -30,9 +30,11 @@ int mat_equal(const Mat *x, const Mat *y);
 /*
  * Shapes: A is r × k, B is k × c, C is r × c (already allocated).
  * C = A · B. The reference loop (mat_mul_naive) is kept beside the fast
- * one (mat_mul, in gemm.c) so tests can compare the two: they agree bit
- * for bit, whichever kernel runs (each cell is summed in the order
- * t = 0, 1, …, k−1, each product rounded, no fused multiply-add).
+ * one (mat_mul, in gemm.c) so tests can compare the two. Every kernel of
+ * the fast one gives the same bits: each cell sums its terms in blocks of
+ * 256, each block from 0 in the order of t with every product rounded (no
+ * fused multiply-add), and adds the block sums in order; so for k ≤ 256 it
+ * is mat_mul_naive's result bit for bit, past that within rounding of it.
  */
 void mat_mul_naive(const Mat *A, const Mat *B, Mat *C);
 void mat_mul(const Mat *A, const Mat *B, Mat *C);

@@ -1,8 +1,8 @@
 /* unit_kernels.c: every matrix kernel this processor supports (AVX-512,
- * AVX2, portable) against the textbook reference, bit for bit, on every
- * path of mat_mul_view: plain, B transposed, causal (lower), views with
- * row strides, and every tail size of r, k and c from 1 to 17 beside
- * shapes past the cache blocks. */
+ * AVX2, portable) against a one-cell-at-a-time reference, bit for bit, on
+ * every path of mat_mul_view: plain, B transposed, causal (lower), views
+ * with row strides, and every tail size of r, k and c from 1 to 17 beside
+ * shapes past the cache blocks; and mat_mul against mat_mul_naive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,22 +21,32 @@
 
 /* ------------------------------------------------------------ helpers */
 
+/* Where every kernel splits a sum (src/gemm.c): part of the result, not a tuning. */
+enum { KB = 256 };
+
 /*
  * The definition, one cell at a time: C[i][j] = Σ_t A[i][t]·B[t][j], the
- * terms added in the order t = 0 … k−1 from 0.0, each product rounded
- * (the build has -ffp-contract=off). B[t][j] is Bt[j][t] with b_trans.
+ * terms t = 0 … k−1 taken in blocks of KB, each block summed from 0.0 in
+ * the order of t with every product rounded (the build has
+ * -ffp-contract=off), the block sums added in order. For k ≤ KB that is
+ * mat_mul_naive's sum. B[t][j] is Bt[j][t] with b_trans.
  */
 static void reference(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
                       double *C, size_t ldc)
 {
-	int i, j, t;
+	int i, j, t, t0;
 
 	for (i = 0; i < r; i++)
 		for (j = 0; j < c; j++) {
-			double sum = 0.0;
-			for (t = 0; t < k; t++)
-				sum += A[(size_t)i * lda + t] * (b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j]);
-			C[(size_t)i * ldc + j] = sum;
+			double cell = 0.0;
+			for (t0 = 0; t0 < k; t0 += KB) {
+				double sum = 0.0;
+				for (t = t0; t < k && t < t0 + KB; t++)
+					sum += A[(size_t)i * lda + t] *
+					       (b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j]);
+				cell = t0 == 0 ? sum : cell + sum;
+			}
+			C[(size_t)i * ldc + j] = cell;
 		}
 }
 
@@ -149,7 +159,7 @@ static void tails(int flags)
 		fail_msg("kernel %s: %d of 4913 shapes differ from the reference", mat_kernel_active(), bad);
 }
 
-/* Shapes past every block: k past kc (256) where sums continue across blocks, r past mc, c past nc (2040). */
+/* Shapes past every block: k past KB (the block sums added), r past mc, c past nc (2040). */
 static void large(int unused)
 {
 	static const int shapes[][3] = {
@@ -169,37 +179,56 @@ static void large(int unused)
 				         shapes[s][0], shapes[s][1], shapes[s][1], shapes[s][2]);
 }
 
-/* mat_mul (whole matrices) against mat_mul_naive, and k = 0 giving zeros. */
+/*
+ * mat_mul (whole matrices) against mat_mul_naive: the same bits up to KB
+ * terms; past them within the rounding of the two orders, |C − N| ≤
+ * 2k·2⁻⁵² Σ_t |A[i][t]·B[t][j]|. And k = 0 gives zeros.
+ */
 static void whole(int unused)
 {
+	static const int depth[] = { 1, 255, KB, KB + 1, 300, 777 };
 	Prng p;
 	Mat A, B, C, N, Z;
-	size_t i;
+	size_t i, d;
 
 	(void)unused;
 	prng_seed(&p, 7);
-	assert_int_equal(mat_alloc(&A, 67, 300), 0);
-	assert_int_equal(mat_alloc(&B, 300, 45), 0);
-	assert_int_equal(mat_alloc(&C, 67, 45), 0);
-	assert_int_equal(mat_alloc(&N, 67, 45), 0);
-	for (i = 0; i < 67 * 300; i++)
-		A.a[i] = number(&p);
-	for (i = 0; i < 300 * 45; i++)
-		B.a[i] = number(&p);
-	mat_mul(&A, &B, &C);
-	mat_mul_naive(&A, &B, &N);
-	assert_memory_equal(C.a, N.a, 67 * 45 * sizeof(double));
+	for (d = 0; d < sizeof depth / sizeof depth[0]; d++) {
+		const int r = 67, k = depth[d], c = 45;
+		int ii, j, t;
+		assert_int_equal(mat_alloc(&A, r, k), 0);
+		assert_int_equal(mat_alloc(&B, k, c), 0);
+		assert_int_equal(mat_alloc(&C, r, c), 0);
+		assert_int_equal(mat_alloc(&N, r, c), 0);
+		for (i = 0; i < (size_t)r * (size_t)k; i++)
+			A.a[i] = number(&p);
+		for (i = 0; i < (size_t)k * (size_t)c; i++)
+			B.a[i] = number(&p);
+		mat_mul(&A, &B, &C);
+		mat_mul_naive(&A, &B, &N);
+		if (k <= KB)
+			assert_memory_equal(C.a, N.a, (size_t)r * (size_t)c * sizeof(double));
+		for (ii = 0; ii < r; ii++)
+			for (j = 0; j < c; j++) {
+				double magnitude = 0.0;
+				for (t = 0; t < k; t++)
+					magnitude += fabs(MAT_AT(A, ii, t) * MAT_AT(B, t, j));
+				if (fabs(MAT_AT(C, ii, j) - MAT_AT(N, ii, j)) > 2.0 * k * ldexp(magnitude, -52))
+					fail_msg("k = %d: C[%d][%d] = %.17g, naive %.17g", k, ii, j, MAT_AT(C, ii, j),
+					         MAT_AT(N, ii, j));
+			}
+		mat_free(&A);
+		mat_free(&B);
+		mat_free(&C);
+		mat_free(&N);
+	}
 	/* k = 0: the empty sum */
 	assert_int_equal(mat_alloc(&Z, 3, 4), 0);
 	for (i = 0; i < 12; i++)
 		Z.a[i] = NAN;
-	mat_mul_view(3, 0, 4, A.a, 300, B.a, 45, 0, Z.a, 4, 0);
+	mat_mul_view(3, 0, 4, NULL, 0, NULL, 4, 0, Z.a, 4, 0);
 	for (i = 0; i < 12; i++)
 		assert_true(same_bits(Z.a[i], 0.0));
-	mat_free(&A);
-	mat_free(&B);
-	mat_free(&C);
-	mat_free(&N);
 	mat_free(&Z);
 }
 
