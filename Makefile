@@ -33,7 +33,10 @@ endif
 
 WARN := -Wall -Wextra -Wpedantic -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
+# -ffp-contract=off: a·b + c is never fused into one rounding, so every matrix
+# kernel gives the reference's bits (see src/gemm.c).
+FPFLAGS := -ffp-contract=off
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(FPFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
 	-DHAVE_READLINE=$(READLINE) -Isrc -I$(BUILD)
 
@@ -115,8 +118,12 @@ test: deps
 test-built: $(BIN) $(UNIT_BIN) $(TOOL_BIN)
 	@sh tests/run.sh $(BUILD)
 
-bench: $(BIN)
+bench: $(BIN) $(BUILD)/tests/bench_gemm
 	@sh tests/bench.sh $(BIN)
+
+$(BUILD)/tests/bench_gemm: tests/bench_gemm.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $< $(LIB_OBJ) -o $@ $(DEP_LIBS)
+
 
 # libFuzzer targets (clang), built with ASan + UBSan from the same sources:
 # fuzz (the lesson loader), fuzz-cmd (command lines on each shipped lesson),
@@ -124,7 +131,7 @@ bench: $(BIN)
 # FUZZ_SECONDS=N runs each for N seconds; new finds go to build-fuzz/*-corpus.
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_CFLAGS := -std=c11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
+FUZZ_CFLAGS := -std=c11 -g -O1 $(FPFLAGS) -fsanitize=fuzzer-no-link,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' -DHAVE_READLINE=0 -Isrc \
 	$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags ncursesw libcjson 2>/dev/null))
 FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw libcjson 2>/dev/null) -lm

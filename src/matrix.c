@@ -1,9 +1,150 @@
-/* matrix.c: allocation and the two matrix products (reference and blocked). */
+/* matrix.c: allocation, the reference matrix product, statistics (the fast product is in gemm.c). */
 #include "matrix.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+/*
+ * Matrices of MAPPED_MIN bytes and more get pages of their own, aligned to
+ * 2 MiB, with a hint that transparent huge pages are welcome (every whole
+ * 2 MiB of them can be one): the first touch of a 4 KiB page costs tens of
+ * microseconds on some virtual machines, and a lesson with n = 1024 writes
+ * about 300 MB of stages, so with ordinary pages the page faults would take
+ * longer than the arithmetic. A freed one is kept (up to CACHE_COUNT of
+ * them and CACHE_BYTES in all, the oldest unmapped first) for the next
+ * matrix of the same size, which a recomputation asks for at once: zeroing
+ * pages that are mapped costs far less than faulting new ones in. Kept
+ * pages are marked MADV_FREE, so the system may take them back when it
+ * runs short (a page it took comes back zeroed on the next touch).
+ * Where the system has no such hint (and under AddressSanitizer, which
+ * watches the malloc heap only), every matrix comes from calloc. mat_free
+ * tells the two apart by the registry of mappings (a mutex: matrices may be
+ * allocated and freed on more than one thread).
+ */
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NO_HUGE_HINT 1
+#endif
+#endif
+#ifndef NO_HUGE_HINT
+#define HUGE_HINT 1
+#endif
+#endif
+
+#if HUGE_HINT
+enum { HUGE_PAGE = 2 << 20, MAPPED_MIN = 64 << 10, CACHE_COUNT = 256 };
+#define CACHE_BYTES ((size_t)512 << 20)
+
+typedef struct Mapping {
+	void *at;
+	size_t len;
+} Mapping;
+
+static pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
+static Mapping *live;                   /* matrices in use */
+static size_t live_count, live_cap;
+static Mapping cache[CACHE_COUNT];      /* freed ones kept, oldest first */
+static size_t cache_count, cache_bytes;
+
+/* A new mapping of len bytes (a multiple of 4 KiB), 2 MiB-aligned and hinted; NULL when the system says no. */
+static void *huge_map(size_t len)
+{
+	uint8_t *map, *at;
+	size_t head;
+
+	if (len > SIZE_MAX - HUGE_PAGE)
+		return NULL;
+	map = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	at = (uint8_t *)(((uintptr_t)map + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	head = (size_t)(at - map);
+	if (head > 0)
+		munmap(map, head);
+	if (HUGE_PAGE - head > 0)
+		munmap(at + len, HUGE_PAGE - head);
+	madvise(at, len, MADV_HUGEPAGE); /* only a hint: without it the pages are ordinary */
+	return at;
+}
+
+/* Zeroed memory for bytes ≥ MAPPED_MIN, from the cache or newly mapped; NULL when that fails (calloc then). */
+static void *huge_alloc(size_t bytes)
+{
+	const size_t len = (bytes + 4095) / 4096 * 4096;
+	void *at = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&mappings_lock);
+	if (live_count == live_cap) {
+		const size_t cap = live_cap ? 2 * live_cap : 64;
+		Mapping *grown = realloc(live, cap * sizeof *grown);
+		if (grown == NULL) {
+			pthread_mutex_unlock(&mappings_lock);
+			return NULL;
+		}
+		live = grown;
+		live_cap = cap;
+	}
+	for (i = cache_count; i-- > 0;) /* the newest of that size */
+		if (cache[i].len == len) {
+			at = cache[i].at;
+			cache_bytes -= len;
+			memmove(&cache[i], &cache[i + 1], (cache_count - i - 1) * sizeof cache[0]);
+			cache_count--;
+			break;
+		}
+	if (at != NULL)
+		memset(at, 0, bytes); /* the bytes past them up to len are never read */
+	else
+		at = huge_map(len);
+	if (at != NULL) {
+		live[live_count].at = at;
+		live[live_count].len = len;
+		live_count++;
+	}
+	pthread_mutex_unlock(&mappings_lock);
+	return at;
+}
+
+/* 1 when p came from huge_alloc (and is now kept or unmapped), 0 when it is the malloc heap's. */
+static int huge_free(void *p)
+{
+	size_t i, len = 0;
+
+	pthread_mutex_lock(&mappings_lock);
+	for (i = live_count; i-- > 0;)
+		if (live[i].at == p) {
+			len = live[i].len;
+			live[i] = live[--live_count];
+			break;
+		}
+	if (len > 0 && len <= CACHE_BYTES) {
+		while (cache_count == CACHE_COUNT || cache_bytes + len > CACHE_BYTES) {
+			munmap(cache[0].at, cache[0].len);
+			cache_bytes -= cache[0].len;
+			memmove(&cache[0], &cache[1], (cache_count - 1) * sizeof cache[0]);
+			cache_count--;
+		}
+		madvise(p, len, MADV_FREE);
+		cache[cache_count].at = p;
+		cache[cache_count].len = len;
+		cache_count++;
+		cache_bytes += len;
+	} else if (len > 0) {
+		munmap(p, len);
+	}
+	pthread_mutex_unlock(&mappings_lock);
+	return len > 0;
+}
+#endif
 
 int mat_alloc(Mat *m, int rows, int cols)
 {
@@ -14,7 +155,12 @@ int mat_alloc(Mat *m, int rows, int cols)
 	m->a = NULL;
 	if (count == 0)
 		return 0;
-	m->a = calloc(count, sizeof *m->a);
+#if HUGE_HINT
+	if (count >= MAPPED_MIN / sizeof *m->a)
+		m->a = huge_alloc(count * sizeof *m->a);
+#endif
+	if (m->a == NULL)
+		m->a = calloc(count, sizeof *m->a);
 	if (m->a == NULL) {
 		m->rows = m->cols = 0;
 		return -1;
@@ -24,7 +170,12 @@ int mat_alloc(Mat *m, int rows, int cols)
 
 void mat_free(Mat *m)
 {
+#if HUGE_HINT
+	if (m->a == NULL || !huge_free(m->a))
+		free(m->a);
+#else
 	free(m->a);
+#endif
 	m->a = NULL;
 	m->rows = m->cols = 0;
 }
@@ -71,107 +222,6 @@ void mat_mul_naive(const Mat *A, const Mat *B, Mat *C)
 				sum += MAT_AT(*A, i, t) * MAT_AT(*B, t, j);
 			MAT_AT(*C, i, j) = sum;
 		}
-}
-
-/*
- * A: r × k, B: k × c, C: r × c.
- * The same sums, arranged for the machine. C is built in tiles of MR × NR
- * cells held in registers (acc) while t runs along a panel of KB columns of
- * A (rows of B); the panel of B is copied once into a contiguous strip per
- * NR columns (packed) so the inner loop reads memory in order. Each cell's
- * terms are still added in the order t = 0, 1, …, k−1 within a panel, and
- * the panels in order. On x86-64 the kernel is also built for AVX2 and the
- * faster one is chosen when the program starts (same results either way:
- * no fused multiply-add, no reordering across t).
- */
-enum { MR = 4, NR = 8, KB = 256 };
-
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
-#define KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define KERNEL_CLONES
-#endif
-
-/* acc (MR × NR) = Σ_t a[r][t] · packed[t][q] for t < kc; then C tile += acc. */
-KERNEL_CLONES
-static void tile_full(int kc, const double *a, size_t lda, const double *packed, double *c, size_t ldc)
-{
-	double acc[MR][NR] = { { 0 } };
-	int t, r, q;
-
-	for (t = 0; t < kc; t++) {
-		const double *b_t = &packed[(size_t)t * NR];
-		for (r = 0; r < MR; r++) {
-			const double a_rt = a[(size_t)r * lda + t];
-			for (q = 0; q < NR; q++)
-				acc[r][q] += a_rt * b_t[q];
-		}
-	}
-	for (r = 0; r < MR; r++)
-		for (q = 0; q < NR; q++)
-			c[(size_t)r * ldc + q] += acc[r][q];
-}
-
-/* The same for a tile cut short by the edge of C: rows × cols ≤ MR × NR. */
-static void tile_edge(int kc, int rows, int cols, const double *a, size_t lda, const double *packed,
-                      double *c, size_t ldc)
-{
-	int t, r, q;
-
-	for (r = 0; r < rows; r++)
-		for (q = 0; q < cols; q++) {
-			double sum = 0.0;
-			for (t = 0; t < kc; t++)
-				sum += a[(size_t)r * lda + t] * packed[(size_t)t * NR + q];
-			c[(size_t)r * ldc + q] += sum;
-		}
-}
-
-void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
-                  double *C, size_t ldc, int lower)
-{
-	double *packed;
-	int t0, j0, i;
-
-	for (i = 0; i < r; i++)
-		memset(&C[(size_t)i * ldc], 0, (size_t)c * sizeof *C);
-	if (r == 0 || k == 0 || c == 0)
-		return;
-	packed = malloc((size_t)KB * NR * sizeof *packed);
-	for (j0 = 0; j0 < c; j0 += NR) {
-		const int cols = c - j0 < NR ? c - j0 : NR;
-		for (t0 = 0; t0 < k; t0 += KB) {
-			const int kc = k - t0 < KB ? k - t0 : KB;
-			int t, q;
-			if (packed == NULL) { /* out of memory: the same sums, one cell at a time */
-				for (i = 0; i < r; i++)
-					for (q = 0; q < cols; q++)
-						for (t = t0; t < t0 + kc; t++)
-							C[(size_t)i * ldc + j0 + q] += A[(size_t)i * lda + t] *
-								(b_trans ? B[(size_t)(j0 + q) * ldb + t] : B[(size_t)t * ldb + j0 + q]);
-				continue;
-			}
-			/* packed[t][q] = B[t0 + t][j0 + q], zero past the edge */
-			for (t = 0; t < kc; t++)
-				for (q = 0; q < NR; q++)
-					packed[(size_t)t * NR + q] = q >= cols ? 0.0
-						: b_trans ? B[(size_t)(j0 + q) * ldb + t0 + t] : B[(size_t)(t0 + t) * ldb + j0 + q];
-			for (i = 0; i < r; i += MR) {
-				const int rows = r - i < MR ? r - i : MR;
-				/* lower: rows i … i+MR−1 of A are zero from column i+MR on */
-				const int kend = lower && i + MR < t0 + kc ? i + MR - t0 : kc;
-				const double *a = &A[(size_t)i * lda + t0];
-				double *ct = &C[(size_t)i * ldc + j0];
-				if (kend <= 0)
-					continue;
-				if (rows == MR && cols == NR)
-					tile_full(kend, a, lda, packed, ct, ldc);
-				else
-					tile_edge(kend, rows, cols, a, lda, packed, ct, ldc);
-			}
-		}
-	}
-	free(packed);
 }
 
 void mat_mul(const Mat *A, const Mat *B, Mat *C)

@@ -29,8 +29,12 @@ int mat_equal(const Mat *x, const Mat *y);
 
 /*
  * Shapes: A is r × k, B is k × c, C is r × c (already allocated).
- * C = A · B. The reference loop (mat_mul_naive) is kept beside the
- * blocked one (mat_mul) so tests can compare the two.
+ * C = A · B. The reference loop (mat_mul_naive) is kept beside the fast
+ * one (mat_mul, in gemm.c) so tests can compare the two. Every kernel of
+ * the fast one gives the same bits: each cell sums its terms in blocks of
+ * 256, each block from 0 in the order of t with every product rounded (no
+ * fused multiply-add), and adds the block sums in order; so for k ≤ 256 it
+ * is mat_mul_naive's result bit for bit, past that within rounding of it.
  */
 void mat_mul_naive(const Mat *A, const Mat *B, Mat *C);
 void mat_mul(const Mat *A, const Mat *B, Mat *C);
@@ -40,11 +44,25 @@ void mat_mul(const Mat *A, const Mat *B, Mat *C);
  * k × c with row stride ldb, or with b_trans the transpose of a c × k
  * matrix with row stride ldb (so Q·Kᵀ needs no copy of K).
  * lower = 1 promises that row i of A is 0 from column i+1 on (causal
- * weights); those terms are skipped, which changes no result since they
- * would add exact zeros.
+ * weights); most of those terms are skipped, which changes no finite
+ * result since they would add exact zeros.
  */
 void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
                   double *C, size_t ldc, int lower);
+
+/*
+ * The micro-kernels behind mat_mul_view, fastest first ("avx512", "avx2",
+ * "portable" on x86-64; "portable" elsewhere). The first the processor
+ * supports is used, or the one named by the environment variable
+ * ATTNVIZ_KERNEL when the processor supports it. mat_kernel_use switches
+ * (tests, benchmarks; not while another thread multiplies): 0, or -1 when
+ * the name is unknown or the processor lacks it.
+ */
+int mat_kernel_count(void);
+const char *mat_kernel_name(int i);
+int mat_kernel_supported(int i);
+const char *mat_kernel_active(void);
+int mat_kernel_use(const char *name);
 
 /* Mean and sample standard deviation (n − 1, as torch.std) of the finite cells; returns their count. */
 size_t mat_stats(const Mat *m, double *mean, double *std);

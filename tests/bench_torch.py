@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """tests/bench_torch.py LESSON.json [--repeat R]: the computation `attnviz --bench`
 times, done by PyTorch in float64 on one thread, for `make bench` to set beside it.
+tests/bench_torch.py --dgemm N [--repeat R]: the speed of one float64 N × N · N × N
+product on one thread (dgemm_gflops=G ms=T), the machine's dgemm speed when torch
+runs on an optimised BLAS (CPU time, as tests/bench_gemm.c measures attnviz's).
 
 Same shapes and the same stages, each kept as its own tensor as attnviz keeps
 them: X (+ PE), Q = X·W_q, K, V, per head scores, scaled, masked, weights
@@ -11,8 +14,11 @@ torch.randn of the same shapes instead of re-implementing attnviz's PRNG in
 Python (slow, and the time of these dense kernels does not depend on the
 values). Written matrices are used as given. Prints one line in the format of
 `attnviz --bench`: compute_ms=MEDIAN min_ms=… max_ms=… peak_rss_kb=…, then
-torch=VERSION threads=1 blas=WHICH (the BLAS decides most of the time).
+torch=VERSION threads=1 blas=WHICH core=KERNEL (the BLAS decides most of the
+time; KERNEL is the kernel set OpenBLAS chose for this processor, "-" for
+another BLAS).
 """
+import ctypes
 import json
 import math
 import resource
@@ -109,6 +115,14 @@ def compute(L):
     return output
 
 
+def loaded_libraries():
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            return sorted({line.split()[-1] for line in f if ".so" in line})
+    except OSError:
+        return []
+
+
 def blas_in_use():
     """Which BLAS library torch's float64 matmul runs on: "mkl", "openblas", "reference", …
 
@@ -118,12 +132,10 @@ def blas_in_use():
     config = torch.__config__.show()
     if "BLAS_INFO=mkl" in config:
         return "mkl"
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as f:
-            libs = {line.split()[-1] for line in f if ".so" in line}
-    except OSError:
+    libs = loaded_libraries()
+    if not libs:
         return "unknown"
-    for lib in sorted(libs):
+    for lib in libs:
         low = lib.lower()
         if "openblas" in low:
             return "openblas"
@@ -131,20 +143,54 @@ def blas_in_use():
             return "blis"
         if "mkl" in low:
             return "mkl"
-    for lib in sorted(libs):
+    for lib in libs:
         if lib.endswith("/blas/libblas.so.3") or "libblas.so" in lib:
             return "reference"
     return "unknown"
 
 
+def openblas_core():
+    """The kernel set OpenBLAS chose (openblas_get_corename: Haswell, SkylakeX, Zen, …), or "-"."""
+    for lib in loaded_libraries():
+        if "openblas" not in lib.lower():
+            continue
+        try:
+            ob = ctypes.CDLL(lib)
+            ob.openblas_get_corename.restype = ctypes.c_char_p
+            return ob.openblas_get_corename().decode()
+        except (OSError, AttributeError):
+            continue
+    return "-"
+
+
+def dgemm(n, repeat):
+    """Median time of one n × n · n × n float64 product, after one warm-up; the
+    process's CPU time (one thread), so other programs on a busy machine do not count."""
+    a = torch.randn(n, n, dtype=torch.float64)
+    b = torch.randn(n, n, dtype=torch.float64)
+    c = a @ b
+    times = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        torch.matmul(a, b, out=c)
+        times.append((time.process_time() - t0) * 1e3)
+    ms = statistics.median(times)
+    print("dgemm_gflops=%.1f ms=%.2f best_gflops=%.1f blas=%s core=%s"
+          % (2.0 * n ** 3 / ms / 1e6, ms, 2.0 * n ** 3 / min(times) / 1e6, blas_in_use(), openblas_core()))
+
+
 def main(argv):
     if len(argv) < 2:
-        sys.exit("usage: bench_torch.py LESSON.json [--repeat R]")
+        sys.exit("usage: bench_torch.py LESSON.json [--repeat R] | --dgemm N [--repeat R]")
     repeat = 5
     if "--repeat" in argv:
         repeat = int(argv[argv.index("--repeat") + 1])
     torch.set_num_threads(1)
     torch.manual_seed(0)
+    if argv[1] == "--dgemm":
+        with torch.no_grad():
+            dgemm(int(argv[2]), repeat)
+        return
     with open(argv[1], encoding="utf-8") as f:
         L = load(json.load(f))
     times = []
@@ -157,8 +203,9 @@ def main(argv):
     times.sort()
     blas = blas_in_use()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%d torch=%s threads=%d blas=%s"
-          % (statistics.median(times), times[0], times[-1], rss, torch.__version__, torch.get_num_threads(), blas))
+    print("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%d torch=%s threads=%d blas=%s core=%s"
+          % (statistics.median(times), times[0], times[-1], rss, torch.__version__, torch.get_num_threads(), blas,
+             openblas_core()))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,364 @@
+/* unit_kernels.c: every matrix kernel this processor supports (AVX-512,
+ * AVX2, portable) against a one-cell-at-a-time reference, bit for bit, on
+ * every path of mat_mul_view: plain, B transposed, causal (lower), views
+ * with row strides, and every tail size of r, k and c from 1 to 17 beside
+ * shapes past the cache blocks; and mat_mul against mat_mul_naive. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matrix.h"
+#include "prng.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* Where every kernel splits a sum (src/gemm.c): part of the result, not a tuning. */
+enum { KB = 256 };
+
+/*
+ * The definition, one cell at a time: C[i][j] = Σ_t A[i][t]·B[t][j], the
+ * terms t = 0 … k−1 taken in blocks of KB, each block summed from 0.0 in
+ * the order of t with every product rounded (the build has
+ * -ffp-contract=off), the block sums added in order. For k ≤ KB that is
+ * mat_mul_naive's sum. B[t][j] is Bt[j][t] with b_trans.
+ */
+static void reference(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
+                      double *C, size_t ldc)
+{
+	int i, j, t, t0;
+
+	for (i = 0; i < r; i++)
+		for (j = 0; j < c; j++) {
+			double cell = 0.0;
+			for (t0 = 0; t0 < k; t0 += KB) {
+				double sum = 0.0;
+				for (t = t0; t < k && t < t0 + KB; t++)
+					sum += A[(size_t)i * lda + t] *
+					       (b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j]);
+				cell = t0 == 0 ? sum : cell + sum;
+			}
+			C[(size_t)i * ldc + j] = cell;
+		}
+}
+
+/* Numbers of every size from 2^-20 to 2^20, either sign, some exact zeros: the last bits differ if any order does. */
+static double number(Prng *p)
+{
+	const double u = prng_uniform(p);
+	const int e = (int)(prng_uniform(p) * 41.0) - 20;
+
+	if (u < 0.03)
+		return u < 0.015 ? 0.0 : -0.0;
+	return ldexp(2.0 * u - 1.0, e);
+}
+
+static double *numbers(Prng *p, size_t count)
+{
+	double *v = malloc((count ? count : 1) * sizeof *v);
+	size_t i;
+
+	assert_non_null(v);
+	for (i = 0; i < count; i++)
+		v[i] = number(p);
+	return v;
+}
+
+/* 1 when the two cells have the same bits (so +0 and −0 differ, and a NaN equals itself). */
+static int same_bits(double x, double y)
+{
+	return memcmp(&x, &y, sizeof x) == 0;
+}
+
+enum { PLAIN = 0, TRANS = 1, LOWER = 2 };
+
+/*
+ * One product r × k · k × c on the path flags, with the current kernel,
+ * against the reference. Row strides are wider than the rows (pad extra
+ * columns), and the padding of C must come back untouched. Returns 1 when
+ * every cell has the reference's bits.
+ */
+static int check_one(Prng *p, int r, int k, int c, int flags, int pad)
+{
+	const int b_trans = (flags & TRANS) != 0, lower = (flags & LOWER) != 0;
+	const size_t lda = (size_t)k + (size_t)pad, ldc = (size_t)c + (size_t)pad;
+	const size_t ldb = (b_trans ? (size_t)k : (size_t)c) + (size_t)pad;
+	const size_t brows = b_trans ? (size_t)c : (size_t)k;
+	double *A = numbers(p, (size_t)r * lda), *B = numbers(p, brows * ldb);
+	double *C = malloc(((size_t)r * ldc + 1) * sizeof *C), *R = malloc(((size_t)r * ldc + 1) * sizeof *R);
+	size_t i;
+	int ok = 1, ii, t;
+
+	assert_non_null(C);
+	assert_non_null(R);
+	if (lower) /* row i of A is 0 from column i+1 on, as mat_mul_view is promised */
+		for (ii = 0; ii < r; ii++)
+			for (t = ii + 1; t < k; t++)
+				A[(size_t)ii * lda + t] = 0.0;
+	for (i = 0; i < (size_t)r * ldc; i++)
+		C[i] = R[i] = NAN; /* garbage: the product overwrites, never accumulates */
+	mat_mul_view(r, k, c, A, lda, B, ldb, b_trans, C, ldc, lower);
+	reference(r, k, c, A, lda, B, ldb, b_trans, R, ldc);
+	for (ii = 0; ii < r && ok; ii++)
+		for (t = 0; t < (int)ldc; t++) {
+			const size_t at = (size_t)ii * ldc + (size_t)t;
+			if (!same_bits(C[at], R[at])) {
+				print_error("kernel %s, %s%s%d×%d · %d×%d (pad %d): C[%d][%d] = %.17g, reference %.17g\n",
+				            mat_kernel_active(), b_trans ? "B transposed, " : "", lower ? "lower, " : "", r, k,
+				            k, c, pad, ii, t, C[at], R[at]);
+				ok = 0;
+				break;
+			}
+		}
+	free(A);
+	free(B);
+	free(C);
+	free(R);
+	return ok;
+}
+
+/* Runs body(arg) once with each kernel the processor supports; the default one is restored after. */
+static void each_kernel(void (*body)(int), int arg)
+{
+	const char *was = mat_kernel_active();
+	int i, ran = 0;
+
+	for (i = 0; i < mat_kernel_count(); i++) {
+		if (!mat_kernel_supported(i))
+			continue;
+		assert_int_equal(mat_kernel_use(mat_kernel_name(i)), 0);
+		assert_string_equal(mat_kernel_active(), mat_kernel_name(i));
+		body(arg);
+		ran++;
+	}
+	assert_int_equal(mat_kernel_use(was), 0);
+	assert_true(ran >= 1);
+}
+
+/* Every r, k, c from 1 to 17 (every tail of every tile and every vector width) on one path. */
+static void tails(int flags)
+{
+	Prng p;
+	int r, k, c, bad = 0;
+
+	prng_seed(&p, 1400u + (unsigned)flags);
+	for (r = 1; r <= 17; r++)
+		for (k = 1; k <= 17; k++)
+			for (c = 1; c <= 17; c++)
+				if (!check_one(&p, r, k, c, flags, (r + k + c) % 3))
+					bad++;
+	if (bad)
+		fail_msg("kernel %s: %d of 4913 shapes differ from the reference", mat_kernel_active(), bad);
+}
+
+/* Shapes past every block: k past KB (the block sums added), r past mc, c past nc (2040). */
+static void large(int unused)
+{
+	static const int shapes[][3] = {
+		{ 1, 300, 1 },   { 7, 257, 9 },    { 33, 513, 50 },  { 200, 255, 31 }, { 385, 70, 64 },
+		{ 130, 600, 65 }, { 9, 5, 2100 },  { 3, 260, 2049 }, { 64, 1024, 64 }, { 257, 257, 257 },
+	};
+	Prng p;
+	size_t s;
+	int flags;
+
+	(void)unused;
+	prng_seed(&p, 2024);
+	for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+		for (flags = 0; flags < 4; flags++)
+			if (!check_one(&p, shapes[s][0], shapes[s][1], shapes[s][2], flags, (int)s % 2))
+				fail_msg("kernel %s differs from the reference on %d×%d · %d×%d", mat_kernel_active(),
+				         shapes[s][0], shapes[s][1], shapes[s][1], shapes[s][2]);
+}
+
+/*
+ * mat_mul (whole matrices) against mat_mul_naive: the same bits up to KB
+ * terms; past them within the rounding of the two orders, |C − N| ≤
+ * 2k·2⁻⁵² Σ_t |A[i][t]·B[t][j]|. And k = 0 gives zeros.
+ */
+static void whole(int unused)
+{
+	static const int depth[] = { 1, 255, KB, KB + 1, 300, 777 };
+	Prng p;
+	Mat A, B, C, N, Z;
+	size_t i, d;
+
+	(void)unused;
+	prng_seed(&p, 7);
+	for (d = 0; d < sizeof depth / sizeof depth[0]; d++) {
+		const int r = 67, k = depth[d], c = 45;
+		int ii, j, t;
+		assert_int_equal(mat_alloc(&A, r, k), 0);
+		assert_int_equal(mat_alloc(&B, k, c), 0);
+		assert_int_equal(mat_alloc(&C, r, c), 0);
+		assert_int_equal(mat_alloc(&N, r, c), 0);
+		for (i = 0; i < (size_t)r * (size_t)k; i++)
+			A.a[i] = number(&p);
+		for (i = 0; i < (size_t)k * (size_t)c; i++)
+			B.a[i] = number(&p);
+		mat_mul(&A, &B, &C);
+		mat_mul_naive(&A, &B, &N);
+		if (k <= KB)
+			assert_memory_equal(C.a, N.a, (size_t)r * (size_t)c * sizeof(double));
+		for (ii = 0; ii < r; ii++)
+			for (j = 0; j < c; j++) {
+				double magnitude = 0.0;
+				for (t = 0; t < k; t++)
+					magnitude += fabs(MAT_AT(A, ii, t) * MAT_AT(B, t, j));
+				if (fabs(MAT_AT(C, ii, j) - MAT_AT(N, ii, j)) > 2.0 * k * ldexp(magnitude, -52))
+					fail_msg("k = %d: C[%d][%d] = %.17g, naive %.17g", k, ii, j, MAT_AT(C, ii, j),
+					         MAT_AT(N, ii, j));
+			}
+		mat_free(&A);
+		mat_free(&B);
+		mat_free(&C);
+		mat_free(&N);
+	}
+	/* k = 0: the empty sum */
+	assert_int_equal(mat_alloc(&Z, 3, 4), 0);
+	for (i = 0; i < 12; i++)
+		Z.a[i] = NAN;
+	mat_mul_view(3, 0, 4, NULL, 0, NULL, 4, 0, Z.a, 4, 0);
+	for (i = 0; i < 12; i++)
+		assert_true(same_bits(Z.a[i], 0.0));
+	mat_free(&Z);
+}
+
+/* ------------------------------------------------------------ tests */
+
+/* Every cell of m is +0. */
+static void assert_zeros(const Mat *m)
+{
+	size_t i, count = (size_t)m->rows * (size_t)m->cols;
+
+	for (i = 0; i < count; i++)
+		if (!same_bits(m->a[i], 0.0))
+			fail_msg("%d×%d: cell %zu is %g, not 0", m->rows, m->cols, i, m->a[i]);
+}
+
+/*
+ * Matrices of 64 KiB and more have pages of their own (with a huge-page
+ * hint from 2 MiB), and a freed one is kept for the next of its size:
+ * zeroed whether new or kept, freed in any order, the others intact.
+ */
+static void test_large_alloc(void **state)
+{
+	static const int shapes[][2] = { { 512, 512 }, { 1024, 256 }, { 1, 262144 }, { 333, 1000 },
+		                         { 1024, 1023 }, { 64, 128 }, { 100, 100 }, { 3, 5 } };
+	enum { N = sizeof shapes / sizeof shapes[0] };
+	Mat m[N], copy;
+	size_t s, i;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 2; round++) { /* the second round gets the first one's pages back */
+		for (s = 0; s < N; s++) {
+			const size_t count = (size_t)shapes[s][0] * (size_t)shapes[s][1];
+			assert_int_equal(mat_alloc(&m[s], shapes[s][0], shapes[s][1]), 0);
+			assert_int_equal(m[s].rows, shapes[s][0]);
+			assert_zeros(&m[s]);
+			for (i = 0; i < count; i++)
+				m[s].a[i] = (double)(i + s) + 0.5;
+		}
+		assert_int_equal(mat_copy(&copy, &m[1]), 0);
+		assert_true(mat_equal(&copy, &m[1]));
+		mat_free(&copy);
+		for (s = 0; s < N; s += 2) /* every other one first: the rest must stay intact */
+			mat_free(&m[s]);
+		for (s = 1; s < N; s += 2) {
+			const size_t last = (size_t)m[s].rows * (size_t)m[s].cols - 1;
+			assert_true(same_bits(m[s].a[last], (double)(last + s) + 0.5));
+			mat_free(&m[s]);
+			assert_null(m[s].a);
+		}
+	}
+}
+
+/* Products on another thread (packing buffers of its own, freed when it ends), beside this one's. */
+static void *products_on_a_thread(void *arg)
+{
+	Prng p;
+	int *ok = arg, s;
+
+	prng_seed(&p, 99);
+	for (s = 0; s < 4; s++)
+		*ok &= check_one(&p, 40 + s, 300, 50, s, 1);
+	return NULL;
+}
+
+static void test_other_threads(void **state)
+{
+	pthread_t thread[2];
+	int ok[2] = { 1, 1 }, i;
+
+	(void)state;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&thread[i], NULL, products_on_a_thread, &ok[i]), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(pthread_join(thread[i], NULL), 0);
+		assert_true(ok[i]);
+	}
+}
+
+/* state: the path flags (PLAIN, TRANS, LOWER or LOWER | TRANS) */
+static void test_tails(void **state)
+{
+	each_kernel(tails, *(const int *)*state);
+}
+
+static void test_large_shapes(void **state)
+{
+	(void)state;
+	each_kernel(large, 0);
+}
+
+static void test_mat_mul_whole(void **state)
+{
+	(void)state;
+	each_kernel(whole, 0);
+}
+
+static void test_kernel_names(void **state)
+{
+	int i, portable = -1;
+
+	(void)state;
+	assert_true(mat_kernel_count() >= 1);
+	for (i = 0; i < mat_kernel_count(); i++) {
+		assert_non_null(mat_kernel_name(i));
+		if (strcmp(mat_kernel_name(i), "portable") == 0)
+			portable = i;
+	}
+	/* the portable kernel runs everywhere, and is the last resort */
+	assert_int_equal(portable, mat_kernel_count() - 1);
+	assert_true(mat_kernel_supported(portable));
+	assert_null(mat_kernel_name(mat_kernel_count()));
+	assert_int_equal(mat_kernel_use("no-such-kernel"), -1);
+	assert_non_null(mat_kernel_active());
+}
+
+int main(void)
+{
+	static const int paths[] = { PLAIN, TRANS, LOWER, LOWER | TRANS };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kernel_names),
+		{ "test_tails_plain", test_tails, NULL, NULL, (void *)&paths[0] },
+		{ "test_tails_b_transposed", test_tails, NULL, NULL, (void *)&paths[1] },
+		{ "test_tails_lower", test_tails, NULL, NULL, (void *)&paths[2] },
+		{ "test_tails_lower_b_transposed", test_tails, NULL, NULL, (void *)&paths[3] },
+		cmocka_unit_test(test_large_shapes),
+		cmocka_unit_test(test_mat_mul_whole),
+		cmocka_unit_test(test_large_alloc),
+		cmocka_unit_test(test_other_threads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
