@@ -557,7 +557,9 @@ def run_layer(L, P, x, mem, keep):
 
 
 def attend_into(rec, key, L, P, x, s, keep):
-    rec[key] = attend(L[key], P, x, s, keep)
+    # An attention's settings may bring their own forward (make_reference_v3.py's
+    # RoPE, grouped-query attention, ALiBi); the block around it is the same.
+    rec[key] = L[key].get("attend", attend)(L[key], P, x, s, keep)
     return rec[key]["output"]
 
 
@@ -690,7 +692,8 @@ def alt_layer(L, P, x, mem):
     ffn = (lambda t: alt_ffn(blk, P, t)) if blk["ffn"] else None
     norm = blk["norm"]
     if not L["decoder"]:
-        attn = lambda t: alt_attend(L["attn"], P, t, t)   # noqa: E731
+        alt = L["attn"].get("alt_attend", alt_attend)      # make_reference_v3.py brings its own
+        attn = lambda t: alt(L["attn"], P, t, t)   # noqa: E731
         if norm == "post":
             norm1 = N(1, x + attn(x))
             if ffn is None:
