@@ -879,7 +879,16 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		}
 		free(label);
 	}
-	if (w == AM_WEIGHTS) {
+	if (matrix_kinds[w].flags & MF_GRAD) {
+		/* how big a gradient is: "the gradient vanishes" is this number */
+		double norm = 0.0, largest = 0.0;
+		for (size_t k = 0; k < (size_t)m->rows * (size_t)m->cols; k++) {
+			norm += m->a[k] * m->a[k];
+			largest = fabs(m->a[k]) > largest ? fabs(m->a[k]) : largest;
+		}
+		strbuf_printf(&text, "norm %.6g  largest |entry| %.6g\n", sqrt(norm), largest);
+	}
+	if (matrix_kinds[w].flags & MF_SUMS) {
 		double *sums = malloc((size_t)m->rows * sizeof *sums);
 		if (sums == NULL)
 			text.oom = 1;
@@ -887,7 +896,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			stats_row_sums(m, sums);
 			strbuf_puts(&text, "row sums (1, or 0 for a row with no visible key):\n");
 			for (i = 0; i < m->rows; i++) {
-				char *tok = textfmt_row_label(s->attn, AM_WEIGHTS, i);
+				char *tok = textfmt_row_label(s->attn, (AttnMatrix)w, i);
 				strbuf_printf(&text, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
 				free(tok);
 			}

@@ -361,6 +361,8 @@ check "goto back_softmax shows the gradients" has "$out" "stage: back_softmax"
 check "explain a gradient through softmax" has "$out" "dmasked[0][1] = -0.45365"
 check "explain a weight's gradient" has "$out" "dW_q[2][1] = -0.33129"
 check "the Jacobian's rows sum to 0" has "$out" "the diagonal is w(1 - w)"
+repl 'stats dscores\n' tests/golden/v2/grad_single_head.json
+check "stats gives a gradient's norm" has "$out" "norm 0.38255  largest |entry| 0.261915"
 repl 'goto back_scores\nstep 2\n' lessons/mask.json
 err_cmd "the backward stages need a loss" "stage back_scores is not part of this lesson"
 repl 'jacobian 9\nstep 2\n' lessons/mask.json
