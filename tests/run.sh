@@ -22,6 +22,8 @@ sandir="${TMPDIR:-/tmp}/attnviz-test-san-$$"
 mkdir -p "$sandir"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$sandir/asan"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$sandir/ubsan"
+# ncurses' own allocations are not ours (tests/lsan.supp says which)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0"
 
 for t in "$BUILD"/tests/unit_*; do
 	[ -x "$t" ] || continue
