@@ -254,7 +254,7 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 const char *const session_lesson_order[] = {
 	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
 	"mask", "padding", "prefix", "cross", "additive", "positional", "bug",
-	"block", "prenorm", "rmsnorm", NULL
+	"block", "prenorm", "rmsnorm", "gradient", "vanishing", "learn", NULL
 };
 
 const char *session_next_lesson(const Session *s)

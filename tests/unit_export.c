@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "backward.h"
 #include "dump.h"
 #include "export.h"
 #include "fileio.h"
@@ -351,6 +352,10 @@ static void roundtrip(Session *s, const char *what)
 	free(warn);
 	a = attn_compute(l, &err);
 	assert_non_null(a);
+	if (l->backward != BACKWARD_NONE) { /* as the session computes it: with the gradients */
+		double loss;
+		assert_int_equal(attn_backward(a, &loss, &err), 0);
+	}
 	streamed_equals_string(s->attn, what);
 	d1 = dump_string(s->attn, 1, &err);
 	d2 = dump_string(a, 1, &err);

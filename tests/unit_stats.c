@@ -362,7 +362,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/bug.json");                          /* then the block lessons */
 	assert_string_equal(session_next_lesson(&s), "block");
 	free(s.source);
-	s.source = strdup("lessons/rmsnorm.json");                      /* the last one */
+	s.source = strdup("lessons/rmsnorm.json");                      /* then the backward lessons */
+	assert_string_equal(session_next_lesson(&s), "gradient");
+	free(s.source);
+	s.source = strdup("lessons/learn.json");                        /* the last one */
 	assert_null(session_next_lesson(&s));
 	free(s.source);
 	s.source = strdup("mylesson.json");
