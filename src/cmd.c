@@ -870,15 +870,6 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		return -1;
 	m = attn_matrix(s->attn, (AttnMatrix)w, head);
 	stats_line(&text, m);
-	if (s->compare_on && s->compare_attn != NULL) {
-		const Mat *c = attn_matrix(s->compare_attn, (AttnMatrix)w, head < s->compare_attn->heads ? head : 0);
-		char *label = text_escape(session_text(s, &l->compare_label), "");
-		if (c != NULL) {
-			strbuf_printf(&text, "compare (%s): ", label && label[0] ? label : "variant");
-			stats_line(&text, c);
-		}
-		free(label);
-	}
 	if (matrix_kinds[w].flags & MF_GRAD) {
 		/* how big a gradient is: "the gradient vanishes" is this number */
 		double norm = 0.0, largest = 0.0;
@@ -887,6 +878,15 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			largest = fabs(m->a[k]) > largest ? fabs(m->a[k]) : largest;
 		}
 		strbuf_printf(&text, "norm %.6g  largest |entry| %.6g\n", sqrt(norm), largest);
+	}
+	if (s->compare_on && s->compare_attn != NULL) {
+		const Mat *c = attn_matrix(s->compare_attn, (AttnMatrix)w, head < s->compare_attn->heads ? head : 0);
+		char *label = text_escape(session_text(s, &l->compare_label), "");
+		if (c != NULL) {
+			strbuf_printf(&text, "compare (%s): ", label && label[0] ? label : "variant");
+			stats_line(&text, c);
+		}
+		free(label);
 	}
 	if (matrix_kinds[w].flags & MF_SUMS) {
 		double *sums = malloc((size_t)m->rows * sizeof *sums);

@@ -549,8 +549,10 @@ static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int
 	strbuf_printf(b, "through softmax: dmasked_ij = w_ij %s (dweights_ij %s \u03a3_k w_ik dweights_ik)\n", sym(utf8, "\u00d7", "*"),
 	              sym(utf8, "\u2212", "-"));
 	strbuf_printf(b, "\u03a3_k w_%dk dweights_%dk = %s (row %d's weighted average pull)\n", i, i, num(x1, dot, utf8), i);
-	strbuf_printf(b, "= %s %s (%s %s %s) = %s\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j], utf8),
-	              sym(utf8, "\u2212", "-"), num(x3, dot, utf8), num(x4, w[j] * (dw[j] - dot), utf8));
+	strbuf_printf(b, "= %s %s (%s %s %s)\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j], utf8),
+	              sym(utf8, "\u2212", "-"), num(x3, dot, utf8));
+	strbuf_printf(b, "= %s %s %s = %s\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j] - dot, utf8),
+	              num(x4, w[j] * (dw[j] - dot), utf8));
 	if (w[j] == 0.0)
 		strbuf_printf(b, "(a weight of 0 passes nothing back)\n");
 	else
