@@ -881,33 +881,13 @@ static int put_text(cJSON *o, const char *key, const Text *t)
 	return text_empty(t) ? 0 : put(o, key, json_text(t));
 }
 
-/*
- * A number that reads back as exactly x: the shortest of %.15g, %.16g, %.17g
- * that round-trips. (cJSON's own printing accepts a difference of one
- * DBL_EPSILON, which a saved lesson must not have.) x is finite here.
- */
-static cJSON *json_num(double x)
-{
-	char buf[32];
-	int prec;
-
-	for (prec = 15; prec < 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, x);
-		if (strtod(buf, NULL) == x)
-			break;
-	}
-	if (prec == 17)
-		snprintf(buf, sizeof buf, "%.17g", x);
-	return cJSON_CreateRaw(buf);
-}
-
 static cJSON *json_numbers(const double *x, int n)
 {
 	cJSON *a = cJSON_CreateArray();
 	int i;
 
 	for (i = 0; a != NULL && i < n; i++) {
-		cJSON *v = json_num(x[i]);
+		cJSON *v = dump_number(x[i]);
 		if (v == NULL || !cJSON_AddItemToArray(a, v)) {
 			cJSON_Delete(v);
 			cJSON_Delete(a);
@@ -969,7 +949,7 @@ static cJSON *json_quiz(const Quiz *q)
 		}
 		if (!cJSON_AddNumberToObject(o, "answer", q->answer_choice))
 			goto fail;
-	} else if (put(o, "answer", json_cell(&q->answer_cell)) != 0 || put(o, "tolerance", json_num(q->tolerance)) != 0)
+	} else if (put(o, "answer", json_cell(&q->answer_cell)) != 0 || put(o, "tolerance", dump_number(q->tolerance)) != 0)
 		goto fail;
 	if (put_text(o, "hint", &q->hint) != 0)
 		goto fail;
@@ -1026,7 +1006,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l)
 		return -1;
 	if (l->score == SCORE_ADDITIVE && put(o, "w_e", json_flat(&l->w_e)) != 0)
 		return -1;
-	if (l->scale == SCALE_VALUE ? put(o, "scale", json_num(l->scale_value)) != 0
+	if (l->scale == SCALE_VALUE ? put(o, "scale", dump_number(l->scale_value)) != 0
 	                            : !cJSON_AddBoolToObject(o, "scale", l->scale == SCALE_SQRT_DK))
 		return -1;
 	switch (l->mask) {
@@ -1050,7 +1030,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l)
 		break;
 	}
 	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
-	                     : put(o, "mask_fill", json_num(l->mask_fill)) != 0)
+	                     : put(o, "mask_fill", dump_number(l->mask_fill)) != 0)
 		return -1;
 	return 0;
 }
