@@ -20,7 +20,7 @@
 #include "export.h"
 #include "fileio.h"
 #include "stats.h"
-#include "textfmt.h"
+#include "labels.h"
 #include "themefile.h"
 
 /* ------------------------------------------------------------ output */
@@ -718,7 +718,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			say(out, MSG_ERROR, NULL, "the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)");
 			return -1;
 		}
-		text = textfmt_params_line(l, out->utf8);
+		text = labels_params(l, out->utf8);
 		if (text == NULL)
 			return fail(out, NULL);
 		say(out, MSG_INFO, NULL, "%s", text);
@@ -750,7 +750,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			stats_row_sums(m, sums);
 			len += (size_t)snprintf(text + len, cap - len, "row sums (1, or 0 for a row with no visible key):\n");
 			for (i = 0; i < m->rows && len < cap; i++) {
-				char *tok = textfmt_row_label(s->attn, AM_WEIGHTS, i);
+				char *tok = labels_row(s->attn, AM_WEIGHTS, i);
 				len += (size_t)snprintf(text + len, cap - len, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
 				free(tok);
 			}
