@@ -121,7 +121,7 @@ FUZZ_BUILD := build-fuzz
 fuzz:
 	@mkdir -p $(FUZZ_BUILD)
 	clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE -Isrc \
-		$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags libcjson)) tests/fuzz_lesson.c src/lesson.c src/text.c src/prng.c src/matrix.c src/strbuf.c src/attention.c \
+		$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags libcjson)) tests/fuzz_lesson.c src/lesson.c src/jsonread.c src/text.c src/prng.c src/matrix.c src/strbuf.c src/catalog.c src/attention.c \
 		-o $(FUZZ_BUILD)/fuzz_lesson $(shell $(PKG_CONFIG) --libs libcjson) -lm
 	mkdir -p $(FUZZ_BUILD)/corpus
 	$(FUZZ_BUILD)/fuzz_lesson -max_total_time=$${FUZZ_SECONDS:-60} -max_len=4096 \
