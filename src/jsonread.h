@@ -25,11 +25,11 @@
 #define JR_PATH_SIZE 256
 
 typedef struct JrCtx {
-	const char *name;          /* the file, escaped for printing: the start of every message */
-	char path[JR_PATH_SIZE];   /* JSON path of the value being read: "steps[2].focus.row" */
+	const char *name;        /* the file, escaped for printing: the start of every message */
+	char path[JR_PATH_SIZE]; /* JSON path of the value being read: "steps[2].focus.row" */
 	size_t pathlen;
-	char *err;                 /* the first error (heap), NULL while all is well */
-	StrBuf *warn;              /* warnings, one a line; NULL drops them */
+	char *err;    /* the first error (heap), NULL while all is well */
+	StrBuf *warn; /* warnings, one a line; NULL drops them */
 } JrCtx;
 
 void jr_ctx_init(JrCtx *c, const char *name, StrBuf *warn);
@@ -37,8 +37,8 @@ void jr_ctx_init(JrCtx *c, const char *name, StrBuf *warn);
 /* The path: each push returns the length to pop back to with jr_path_set. */
 void jr_path_set(JrCtx *c, size_t len);
 size_t jr_path_append(JrCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-size_t jr_path_key(JrCtx *c, const char *key);   /* "W_q", or ".row" below something */
-size_t jr_path_index(JrCtx *c, int i);           /* "[2]" */
+size_t jr_path_key(JrCtx *c, const char *key); /* "W_q", or ".row" below something */
+size_t jr_path_index(JrCtx *c, int i);         /* "[2]" */
 
 /* An error at the current path ("FILE: PATH: …"); only the first is kept. Returns -1. */
 int jr_fail(JrCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -86,8 +86,7 @@ int jr_leave(JrCtx *c, size_t old, int r);
 /* Scalars. Each returns 0, or -1 with the error recorded at the current path. */
 /* A whole number in [lo, hi]; expect says what was wanted ("a count of heads from 1 to 64"). */
 int jr_read_whole(JrCtx *c, const cJSON *v, double lo, double hi, const char *expect, long long *out);
-int jr_key_whole(JrCtx *c, const cJSON *obj, const char *key, double lo, double hi, const char *expect,
-                 long long *out);
+int jr_key_whole(JrCtx *c, const cJSON *obj, const char *key, double lo, double hi, const char *expect, long long *out);
 /* A finite number. */
 int jr_read_finite(JrCtx *c, const cJSON *v, double *out);
 int jr_key_finite(JrCtx *c, const cJSON *obj, const char *key, double *out);

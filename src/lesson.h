@@ -21,7 +21,7 @@ typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX } Mask
 
 /* Where a step's focus or a quiz's numeric answer points: matrix[row][col] of a head. */
 typedef struct CellRef {
-	char matrix[16]; /* a matrix name (attention.h: attn_matrix_find) */
+	char matrix[16]; /* a matrix name (catalog.h: matrix_find) */
 	int head;
 	int row, col;
 } CellRef;
