@@ -108,9 +108,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* What every view relies on after any command. */
 static void check(const Session *s)
 {
-	if (s->lesson == NULL || s->attn == NULL || s->attn->lesson != s->lesson || s->nwalk < 1 || s->step < 0 ||
-	    s->step >= s->nwalk || s->head < 0 || s->head >= s->lesson->heads ||
-	    !lesson_stage_present(s->lesson, s->stage) || lesson_validate(s->lesson, NULL) != 0 ||
+	/* the layer shown is a link of the computation; a lesson without layers is its own layer's lesson */
+	if (s->lesson == NULL || s->model == NULL || s->attn != attn_layer(s->model, s->layer) ||
+	    (s->lesson->nlayers == 0 && s->attn->lesson != s->lesson) || s->nwalk < 1 || s->step < 0 ||
+	    s->step >= s->nwalk || s->head < 0 || s->head >= s->attn->heads ||
+	    !stage_present(&s->attn->shape, s->stage) || lesson_validate(s->lesson, NULL) != 0 ||
 	    (s->compare_on && s->compare_attn == NULL))
 		abort();
 }
