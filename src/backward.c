@@ -437,6 +437,18 @@ oom:
 	return -1;
 }
 
+Attn *attn_compute_all(const Lesson *l, char **err)
+{
+	Attn *a = attn_compute(l, err);
+	double loss;
+
+	if (a != NULL && l->backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
+		attn_free(a);
+		return NULL;
+	}
+	return a;
+}
+
 void attn_grad_free(AttnGrad *g, int heads)
 {
 	if (g == NULL)
@@ -521,7 +533,8 @@ int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
 			attn_free(a);
 			return -1;
 		}
-		losses[s] = loss;
+		if (losses != NULL)
+			losses[s] = loss;
 		if (!isfinite(loss)) {
 			attn_free(a);
 			*err = str_printf("the loss is %g before step %d: training diverged (try a smaller learning rate)", loss,

@@ -36,11 +36,17 @@ int attn_backward(Attn *a, double *loss, char **err);
 void attn_grad_free(AttnGrad *g, int heads);
 
 /*
+ * Everything a lesson asks for: every stage (attn_compute) and, when it has
+ * a "backward", every gradient and the loss (a->loss). NULL with *err.
+ */
+Attn *attn_compute_all(const Lesson *l, char **err);
+
+/*
  * Plain gradient descent: steps times, every weight and bias of l (and of
- * its layers) p ← p − lr·∂L/∂p; not the inputs. losses gets steps + 1
- * numbers (the loss before each step, then after the last). l is changed
- * in place. Returns 0, or -1 with *err (a loss that stops being finite is
- * refused, naming the step).
+ * its layers) p ← p − lr·∂L/∂p; not the inputs. losses (NULL: not kept)
+ * gets the loss before each step; the loss after the last is the next
+ * computation's. l is changed in place. Returns 0, or -1 with *err (a loss
+ * that stops being finite is refused, naming the step).
  */
 int attn_train(Lesson *l, int steps, double lr, double *losses, char **err);
 

@@ -582,35 +582,18 @@ typedef struct TrainArg {
 	int variant;    /* 0 for the first call (the lesson), 1 after (its compare variant) */
 } TrainArg;
 
-/* train: gradient descent on the copy; the loss after the last step closes the curve. */
+/* train: gradient descent on the copy (the lesson's losses kept, not the variant's). */
 static int edit_train(Lesson *l, void *arg, char **err)
 {
 	TrainArg *t = arg;
 	double *losses = t->variant ? NULL : t->losses;
-	int r;
 
 	if (l->backward == BACKWARD_NONE) {
 		*err = str_printf("train: this lesson has no \"backward\" (a target or a dOutput) to learn from");
 		return -1;
 	}
-	if (losses == NULL) {
-		losses = calloc((size_t)t->steps + 1, sizeof *losses);
-		if (losses == NULL) {
-			*err = str_printf("out of memory");
-			return -1;
-		}
-	}
-	r = attn_train(l, t->steps, t->lr, losses, err);
-	if (r == 0 && !t->variant) {
-		Attn *a = attn_compute(l, err);
-		if (a == NULL || attn_backward(a, &losses[t->steps], err) != 0)
-			r = -1;
-		attn_free(a);
-	}
-	if (t->variant)
-		free(losses);
-	t->variant = 1;
-	return r;
+	t->variant = 1; /* session_edit edits the lesson first, then its compare variant */
+	return attn_train(l, t->steps, t->lr, losses, err);
 }
 
 /*
@@ -685,6 +668,7 @@ static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
 		free(t.losses);
 		return fail(out, err);
 	}
+	t.losses[t.steps] = s->model->loss; /* the session computed the trained lesson's gradients */
 	/* the loss curve, a bar a step (at most 60, sampled), from its lowest to its highest */
 	lo = hi = t.losses[0];
 	for (int i = 0; i <= t.steps; i++) {

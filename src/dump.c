@@ -192,16 +192,9 @@ static int add_compare(cJSON *o, const Lesson *l, char **err)
 
 	if (l->compare == NULL)
 		return 0;
-	b = attn_compute(l->compare, err);
+	b = attn_compute_all(l->compare, err);
 	if (b == NULL)
 		return -1;
-	if (l->compare->backward != BACKWARD_NONE) {
-		double loss;
-		if (attn_backward(b, &loss, err) != 0) {
-			attn_free(b);
-			return -1;
-		}
-	}
 	j = dump_attn(b, err);
 	if (lazy_ctx != NULL && j != NULL && lazy_ctx->nowned < (int)(sizeof lazy_ctx->owned / sizeof lazy_ctx->owned[0]))
 		lazy_ctx->owned[lazy_ctx->nowned++] = b; /* its matrices are printed later */

@@ -351,19 +351,13 @@ static int run_dump(const Args *a)
 		lesson_free(l);
 		return 1;
 	}
-	at = attn_compute(l, &err);
-	if (at != NULL && l->backward != BACKWARD_NONE) {
-		double loss;
-		if (attn_backward(at, &loss, &err) != 0) {
-			attn_free(at);
-			at = NULL;
-		} else if (a->train) {
-			losses[a->train_steps] = loss;
-			at->train_steps = a->train_steps;
-			at->train_lr = a->lr;
-			at->train_loss = losses;
-			losses = NULL;
-		}
+	at = attn_compute_all(l, &err);
+	if (at != NULL && a->train) {
+		losses[a->train_steps] = at->loss; /* after the last step */
+		at->train_steps = a->train_steps;
+		at->train_lr = a->lr;
+		at->train_loss = losses;
+		losses = NULL;
 	}
 	free(losses);
 	/* Streamed: the dump of a large lesson is hundreds of MB of text. */

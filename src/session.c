@@ -94,19 +94,6 @@ static void drop_prev(Session *s)
 	s->prev_lesson = NULL;
 }
 
-/* Every stage of l, and with a "backward" every gradient too. NULL with *err. */
-static Attn *compute(const Lesson *l, char **err)
-{
-	Attn *a = attn_compute(l, err);
-	double loss;
-
-	if (a != NULL && l->backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
-		attn_free(a);
-		return NULL;
-	}
-	return a;
-}
-
 /* The compare variant's computation (NULL without one); -1 with *err ("compare: …") when it fails. */
 static int compute_compare(const Lesson *l, Attn **out, char **err)
 {
@@ -115,7 +102,7 @@ static int compute_compare(const Lesson *l, Attn **out, char **err)
 	*out = NULL;
 	if (l->compare == NULL)
 		return 0;
-	*out = compute(l->compare, &e);
+	*out = attn_compute_all(l->compare, &e);
 	if (*out == NULL) {
 		*err = str_printf("compare: %s", e ? e : "out of memory");
 		free(e);
@@ -129,7 +116,7 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 	memset(s, 0, sizeof *s);
 	strcpy(s->lang, "en");
 	s->lesson = l;
-	s->model = s->attn = compute(l, err);
+	s->model = s->attn = attn_compute_all(l, err);
 	if (s->attn == NULL) {
 		s->lesson = NULL;
 		return -1;
@@ -364,7 +351,7 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 		lesson_free(copy);
 		return -1;
 	}
-	if ((a = compute(copy, err)) == NULL) {
+	if ((a = attn_compute_all(copy, err)) == NULL) {
 		lesson_free(copy);
 		return -1;
 	}
