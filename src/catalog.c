@@ -572,33 +572,25 @@ char *stage_list(const LessonShape *sh)
 
 char *stage_map(const LessonShape *sh, Stage current, int utf8)
 {
+	const char *place[STAGE_COUNT];
+	int n = 0, lit = -1;
 	StrBuf b = { 0 };
-	const char *last = NULL;
-	int lit = 0;
 
 	if (!(sh->features & FEAT_BLOCK))
 		return NULL;
+	/* the places, in order: consecutive stages of one sublayer are one place; each residual's "+" is its own */
 	for (int i = 0; i < STAGE_COUNT; i++) {
 		const char *m = stage_kinds[i].map;
-		const int here = i == (int)current;
-		/* a sublayer of several stages is one place; a residual's "+" each time it comes */
-		if (m == NULL || !stage_present(sh, (Stage)i) || (last != NULL && strcmp(m, last) == 0 && strcmp(m, "+") != 0)) {
-			if (here && b.s != NULL && !lit) {
-				/* the current stage belongs to the place just written: bracket it */
-				size_t at = b.len - strlen(last);
-				char *tail = strdup(b.s + at);
-				b.len = at;
-				b.s[at] = '\0';
-				strbuf_printf(&b, "[%s]", tail ? tail : "");
-				free(tail);
-				lit = 1;
-			}
+		if (m == NULL || !stage_present(sh, (Stage)i))
 			continue;
-		}
-		strbuf_printf(&b, "%s%s%s%s", b.len ? (utf8 ? " \u2192 " : " -> ") : "", here ? "[" : "", m, here ? "]" : "");
-		lit |= here;
-		last = m;
+		if (n == 0 || strcmp(m, place[n - 1]) != 0 || strcmp(m, "+") == 0)
+			place[n++] = m;
+		if (i == (int)current)
+			lit = n - 1;
 	}
+	for (int k = 0; k < n; k++)
+		strbuf_printf(&b, "%s%s%s%s", k ? (utf8 ? " \u2192 " : " -> ") : "", k == lit ? "[" : "", place[k],
+		              k == lit ? "]" : "");
 	if (b.oom) {
 		free(b.s);
 		return NULL;
