@@ -35,23 +35,31 @@ static const char *sym(int utf8, const char *u, const char *a)
 }
 
 /* row of A (r × k) times column of B (k × c): "Σ_t A[row][t]·B[t][col]" with its terms. */
-static void explain_product(StrBuf *b, const Mat *A, int row, const Mat *B, int col, int utf8,
-                            const char *aname, const char *bname, int acol0, int bcol0, int len)
+/* "= Σ_t x_t·y_t" with its terms, for strided x and y of len numbers; returns the sum. */
+static double explain_terms(StrBuf *b, const double *x, size_t xs, const double *y, size_t ys, int len, int utf8)
 {
-	char x1[32], x2[32], x3[32];
+	char x1[32], x2[32];
 	double sum = 0.0;
-	int t;
 
-	strbuf_printf(b, "= %s row %d %s %s column %d\n= ", aname, row, sym(utf8, "\u00b7", "."), bname, col);
-	for (t = 0; t < len; t++) {
-		const double av = MAT_AT(*A, row, acol0 + t), bv = MAT_AT(*B, bcol0 + t, col);
-		sum += av * bv;
+	strbuf_printf(b, "= ");
+	for (int t = 0; t < len; t++) {
+		sum += x[(size_t)t * xs] * y[(size_t)t * ys];
 		if (t < MAX_TERMS)
-			strbuf_printf(b, "%s%s%s%s", t ? " + " : "", num(x1, av, utf8), sym(utf8, "\u00d7", "*"), num(x2, bv, utf8));
+			strbuf_printf(b, "%s%s%s%s", t ? " + " : "", num(x1, x[(size_t)t * xs], utf8), sym(utf8, "\u00d7", "*"),
+			              num(x2, y[(size_t)t * ys], utf8));
 	}
 	if (len > MAX_TERMS)
-		strbuf_printf(b, " + … (%d terms in all)", len);
-	strbuf_printf(b, "\n= %s\n", num(x3, sum, utf8));
+		strbuf_printf(b, " + \u2026 (%d terms in all)", len);
+	strbuf_printf(b, "\n= %s\n", num(x1, sum, utf8));
+	return sum;
+}
+
+/* row of A times column of B: "= A row r · B column c", the terms, the sum (returned). */
+static double explain_product(StrBuf *b, const Mat *A, int row, const Mat *B, int col, int utf8, const char *aname,
+                              const char *bname)
+{
+	strbuf_printf(b, "= %s row %d %s %s column %d\n", aname, row, sym(utf8, "\u00b7", "."), bname, col);
+	return explain_terms(b, &A->a[(size_t)row * (size_t)A->cols], 1, &B->a[col], (size_t)B->cols, A->cols, utf8);
 }
 
 static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
@@ -77,17 +85,10 @@ static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 		strbuf_printf(b, "\n= %s\n", num(x4, sum, utf8));
 		return;
 	}
-	strbuf_printf(b, "score = q_%d %s k_%d  (query row %d of Q, key row %d of K%s)\n= ", i, sym(utf8, "\u00b7", "."), j, i, j,
-	        a->heads > 1 ? ", this head's columns" : "");
-	for (c = 0; c < l->d_k; c++) {
-		const double q = MAT_AT(a->Q, i, h * l->d_k + c), k = MAT_AT(a->K, j, h * l->d_k + c);
-		sum += q * k;
-		if (c < MAX_TERMS)
-			strbuf_printf(b, "%s%s%s%s", c ? " + " : "", num(x1, q, utf8), sym(utf8, "\u00d7", "*"), num(x2, k, utf8));
-	}
-	if (l->d_k > MAX_TERMS)
-		strbuf_printf(b, " + … (%d terms in all)", l->d_k);
-	strbuf_printf(b, "\n= %s\n", num(x3, sum, utf8));
+	strbuf_printf(b, "score = q_%d %s k_%d  (query row %d of Q, key row %d of K%s)\n", i, sym(utf8, "\u00b7", "."), j, i,
+	              j, a->heads > 1 ? ", this head's columns" : "");
+	explain_terms(b, &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * l->d_k], 1,
+	              &a->K.a[(size_t)j * a->K.cols + (size_t)h * l->d_k], 1, l->d_k, utf8);
 }
 
 static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
@@ -137,24 +138,11 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int utf8)
 {
 	const Lesson *l = a->lesson;
-	const AttnHead *hd = &a->head[h];
-	char x1[32], x2[32], x3[32];
-	double sum = 0.0;
-	int j, shown = 0;
 
-	strbuf_printf(b, "output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n= ",
-	        sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u00b7", "*"), c, i, c);
-	for (j = 0; j < l->m; j++) {
-		const double w = MAT_AT(hd->weights, i, j), v = MAT_AT(a->V, j, h * l->d_v + c);
-		sum += w * v;
-		if (shown < MAX_TERMS) {
-			strbuf_printf(b, "%s%s%s%s", shown ? " + " : "", num(x1, w, utf8), sym(utf8, "\u00d7", "*"), num(x2, v, utf8));
-			shown++;
-		}
-	}
-	if (l->m > MAX_TERMS)
-		strbuf_printf(b, " + … (%d terms in all)", l->m);
-	strbuf_printf(b, "\n= %s\n", num(x3, sum, utf8));
+	strbuf_printf(b, "output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n",
+	              sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u00b7", "*"), c, i, c);
+	explain_terms(b, &a->head[h].weights.a[(size_t)i * l->m], 1, &a->V.a[(size_t)h * l->d_v + c], (size_t)a->V.cols,
+	              l->m, utf8);
 }
 
 /* A bias added after a product: "+ b_q[j] = …", when the lesson has one. */
@@ -230,12 +218,9 @@ static void explain_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 	(void)h;
 	const int pre = l->block.present && l->block.norm == NORM_PRE;
 	const Mat *in = q || !l->has_source ? (pre ? &a->norm1 : &a->X) : &a->S;
-	double sum = 0.0;
+	const double sum = explain_product(b, in, i, W, j, utf8, mat_label(a, in),
+	                                   matrix_name(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V));
 
-	explain_product(b, in, i, W, j, utf8, mat_label(a, in), matrix_name(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V),
-	                0, 0, in->cols);
-	for (int t = 0; t < in->cols; t++)
-		sum += MAT_AT(*in, i, t) * MAT_AT(*W, t, j);
 	explain_bias(b, q ? &l->b_q : which == AM_K ? &l->b_k : &l->b_v, q ? "b_q" : which == AM_K ? "b_k" : "b_v", j,
 	             sum, utf8);
 	if (a->heads > 1)
@@ -311,10 +296,7 @@ static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	if (mat_empty(&l->W_o))
 		strbuf_printf(b, "no W_o in this lesson: the output is concat itself.\n");
 	else {
-		double sum = 0.0;
-		explain_product(b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o", 0, 0, l->W_o.rows);
-		for (int t = 0; t < l->W_o.rows; t++)
-			sum += MAT_AT(a->concat, i, t) * MAT_AT(l->W_o, t, j);
+		const double sum = explain_product(b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o");
 		explain_bias(b, &l->b_o, "b_o", j, sum, utf8);
 	}
 }
@@ -410,12 +392,9 @@ static void explain_ffn_hidden(StrBuf *b, const Attn *a, AttnMatrix which, int h
 	const int gate = which == AM_FFN_GATE;
 	const Mat *in = bl->norm == NORM_POST ? &a->norm1 : bl->norm == NORM_PRE ? &a->norm2 : &a->residual1;
 	const Mat *W = gate ? &bl->W_3 : &bl->W_1;
-	double sum = 0.0;
+	const double sum = explain_product(b, in, i, W, j, utf8, mat_label(a, in), gate ? "W_3" : "W_1");
 
 	(void)h;
-	explain_product(b, in, i, W, j, utf8, mat_label(a, in), gate ? "W_3" : "W_1", 0, 0, in->cols);
-	for (int t = 0; t < in->cols; t++)
-		sum += MAT_AT(*in, i, t) * MAT_AT(*W, t, j);
 	explain_bias(b, gate ? &bl->b_3 : &bl->b_1, gate ? "b_3" : "b_1", j, sum, utf8);
 	strbuf_printf(b, "(the FFN reads row %d alone: no other token enters)\n", i);
 }
@@ -448,35 +427,13 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 static void explain_ffn_out(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const Block *bl = &a->lesson->block;
-	double sum = 0.0;
+	const double sum = explain_product(b, &a->ffn_act, i, &bl->W_2, j, utf8, "ffn_act", "W_2");
 
 	(void)which, (void)h;
-	explain_product(b, &a->ffn_act, i, &bl->W_2, j, utf8, "ffn_act", "W_2", 0, 0, a->ffn_act.cols);
-	for (int t = 0; t < a->ffn_act.cols; t++)
-		sum += MAT_AT(a->ffn_act, i, t) * MAT_AT(bl->W_2, t, j);
 	explain_bias(b, &bl->b_2, "b_2", j, sum, utf8);
 }
 
 /* ------------------------------------------------------------ the backward pass */
-
-/* "= Σ_t x_t·y_t" with its terms, for strided x and y of len numbers; returns the sum. */
-static double explain_terms(StrBuf *b, const double *x, size_t xs, const double *y, size_t ys, int len, int utf8)
-{
-	char x1[32], x2[32];
-	double sum = 0.0;
-
-	strbuf_printf(b, "= ");
-	for (int t = 0; t < len; t++) {
-		sum += x[(size_t)t * xs] * y[(size_t)t * ys];
-		if (t < MAX_TERMS)
-			strbuf_printf(b, "%s%s%s%s", t ? " + " : "", num(x1, x[(size_t)t * xs], utf8), sym(utf8, "\u00d7", "*"),
-			              num(x2, y[(size_t)t * ys], utf8));
-	}
-	if (len > MAX_TERMS)
-		strbuf_printf(b, " + \u2026 (%d terms in all)", len);
-	strbuf_printf(b, "\n= %s\n", num(x1, sum, utf8));
-	return sum;
-}
 
 static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
