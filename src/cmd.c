@@ -56,6 +56,18 @@ static int fail(CmdOut *out, char *err)
 	return -1;
 }
 
+/* A text composed in b, shown under title and freed (out of memory: the error instead). */
+static int say_text(CmdOut *out, const char *title, StrBuf *b)
+{
+	if (b->oom) {
+		free(b->s);
+		return fail(out, NULL);
+	}
+	say(out, MSG_TEXT, title, "%s", b->s ? b->s : "");
+	free(b->s);
+	return 0;
+}
+
 static int usage(CmdOut *out, const char *name);
 
 /* ------------------------------------------------------------ arguments */
@@ -341,13 +353,7 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 		free(names[i]);
 	}
 	free(names);
-	if (text.oom) {
-		free(text.s);
-		return fail(out, NULL);
-	}
-	say(out, MSG_TEXT, "lessons (load NAME)", "%s", text.s);
-	free(text.s);
-	return 0;
+	return say_text(out, "lessons (load NAME)", &text);
 }
 
 /* ------------------------------------------------------------ looking */
@@ -634,13 +640,7 @@ static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
 	}
 	strbuf_printf(&b, "the diagonal is w(1 %s w): at most 0.25, and near 0 when a weight is near 0 or 1\n",
 	              out->utf8 ? "\u2212" : "-");
-	if (b.oom) {
-		free(b.s);
-		return fail(out, NULL);
-	}
-	say(out, MSG_TEXT, "jacobian", "%s", b.s);
-	free(b.s);
-	return 0;
+	return say_text(out, "jacobian", &b);
 }
 
 /* train STEPS [LR]: STEPS steps of gradient descent on every weight and bias; `reload` undoes it. */
@@ -890,13 +890,12 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 	strbuf_printf(&title, "stats: %s", matrix_name((AttnMatrix)w));
 	if (matrix_per_head((AttnMatrix)w) && l->heads > 1)
 		strbuf_printf(&title, " (head %d)", head);
-	if (text.oom || title.oom) {
+	if (title.oom) {
 		free(text.s);
 		free(title.s);
 		return fail(out, NULL);
 	}
-	say(out, MSG_TEXT, title.s, "%s", text.s);
-	free(text.s);
+	say_text(out, title.s, &text);
 	free(title.s);
 	return 0;
 }
@@ -1077,32 +1076,25 @@ static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 			StrBuf b = { 0 };
 			strbuf_printf(&b, "%s\n  %s%s%s\n", e->usage, e->help, e->alias ? "\n  also: " : "", e->alias ? e->alias : "");
 			if (e->arg == ARG_STAGE)
-				for (int i = 0; i < STAGE_COUNT; i++)
-					strbuf_printf(&b, "  %-10s %s%s\n", stage_name((Stage)i), stage_kinds[i].what,
-					              s != NULL && !stage_present(&s->attn->shape, (Stage)i) ? " (not in this lesson)" : "");
+				for (int i = 0; i < STAGE_COUNT; i++) {
+					/* one line a name: the entry this lesson has where two share it (norm1 pre and post) */
+					const int k = s != NULL ? stage_lookup(&s->attn->shape, stage_name((Stage)i)) : stage_find(stage_name((Stage)i));
+					if (stage_find(stage_name((Stage)i)) != i)
+						continue;
+					strbuf_printf(&b, "  %-13s %s%s\n", stage_name((Stage)k), stage_kinds[k].what,
+					              s != NULL && !stage_present(&s->attn->shape, (Stage)k) ? " (not in this lesson)" : "");
+				}
 			if (e->arg == ARG_MATRIX)
 				for (int i = 0; i < AM_COUNT; i++)
 					if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
 						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), matrix_kinds[i].meaning,
 						              matrix_per_head((AttnMatrix)i) ? " (per head)" : "");
-			if (b.oom) {
-				free(b.s);
-				return fail(out, NULL);
-			}
-			say(out, MSG_TEXT, e->name, "%s", b.s);
-			free(b.s);
+			return say_text(out, e->name, &b);
 		}
-		return 0;
 	}
 	for (e = cmd_table; e->name != NULL; e++)
 		strbuf_printf(&text, "%-32s %s\n", e->usage, e->help);
-	if (text.oom) {
-		free(text.s);
-		return fail(out, NULL);
-	}
-	say(out, MSG_TEXT, "commands (a unique prefix is enough)", "%s", text.s);
-	free(text.s);
-	return 0;
+	return say_text(out, "commands (a unique prefix is enough)", &text);
 }
 
 /* ------------------------------------------------------------ dispatch */
