@@ -842,7 +842,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			say(out, MSG_ERROR, NULL, "the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)");
 			return -1;
 		}
-		t = textfmt_params_line(l, out->utf8);
+		t = textfmt_params_line(s->attn->lesson, out->utf8);
 		if (t == NULL)
 			return fail(out, NULL);
 		say(out, MSG_INFO, NULL, "%s", t);
@@ -888,7 +888,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		free(sums);
 	}
 	strbuf_printf(&title, "stats: %s", matrix_name((AttnMatrix)w));
-	if (matrix_per_head((AttnMatrix)w) && l->heads > 1)
+	if (matrix_per_head((AttnMatrix)w) && s->attn->heads > 1)
 		strbuf_printf(&title, " (head %d)", head);
 	if (title.oom) {
 		free(text.s);

@@ -19,21 +19,23 @@ extern const size_t default_lesson_len;
 /* ------------------------------------------------------------ the walk */
 
 /* Point attn (and the variant's and the previous computation's) at layer `layer`. */
+/* Layer `layer` of a computation, or its last when it has fewer (NULL for none). */
+static Attn *layer_or_last(Attn *a, int layer)
+{
+	while (a != NULL && a->next != NULL && a->layer < layer)
+		a = a->next;
+	return a;
+}
+
 static void point_layer(Session *s)
 {
-	const Attn *c;
-
 	s->attn = (Attn *)attn_layer(s->model, s->layer);
 	if (s->attn == NULL) {
 		s->layer = 0;
 		s->attn = s->model;
 	}
-	for (c = s->compare_model; c != NULL && c->next != NULL && c->layer < s->layer; c = c->next)
-		;
-	s->compare_attn = (Attn *)c;
-	for (c = s->prev_model; c != NULL && c->next != NULL && c->layer < s->layer; c = c->next)
-		;
-	s->prev_attn = (Attn *)c;
+	s->compare_attn = layer_or_last(s->compare_model, s->layer);
+	s->prev_attn = layer_or_last(s->prev_model, s->layer);
 }
 
 /* One step per stage present in each layer, or the lesson's own steps. Texts stay owned by the lesson. */

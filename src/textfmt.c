@@ -391,7 +391,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	}
 	/* the parameter count, unless a question open here may be asking for it */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s)) {
-		char *params = textfmt_params_line(s->lesson, utf8);
+		char *params = textfmt_params_line(s->attn->lesson, utf8); /* the layer shown */
 		if (params != NULL)
 			fprintf(f, "\n%s\n", params);
 		free(params);

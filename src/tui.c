@@ -953,7 +953,7 @@ tui_draw_stage(Tui *t)
 		snprintf(quiz, sizeof quiz, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s))
-		snprintf(params, sizeof params, "  params %ld", stats_param_count(s->lesson));
+		snprintf(params, sizeof params, "  params %ld", stats_param_count(s->attn->lesson));
 	snprintf(right, sizeof right, "%s%s%s", heads, quiz, params);
 
 	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
