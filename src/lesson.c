@@ -1907,19 +1907,15 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 
 static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
 
-/* The numbers every layer together will hold, over the limit: an error. */
-static int check_layers_limit(Ctx *c, Lesson **layers, int n)
+/* The numbers the stack will hold, over the limit: an error. */
+static int check_layers_limit(Ctx *c, const Lesson *top)
 {
-	double total = 0;
+	const double total = lesson_count_numbers(top);
 
-	for (int i = 0; i < n; i++) {
-		const Lesson *l = layers[i];
-		total += lesson_count_numbers(l);
-	}
 	if (total > (double)LESSON_MAX_NUMBERS) {
 		size_t old = path_key(c, "layers");
-		fail(c, "too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)", n,
-		     total, (long)LESSON_MAX_NUMBERS);
+		fail(c, "too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
+		     top->nlayers, total, (long)LESSON_MAX_NUMBERS);
 		path_set(c, old);
 		return -1;
 	}
@@ -2024,12 +2020,12 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 	mat_free(&top->target);
 	top->backward = BACKWARD_NONE;
 	top->nlayers = n; /* read_backward takes the output's width from a stack */
-	if (read_final_norm(c, root, top) != 0 || read_backward(c, root, top) != 0 || check_layers_limit(c, layer, n) != 0) {
+	top->layer = layer;
+	if (read_final_norm(c, root, top) != 0 || read_backward(c, root, top) != 0 || check_layers_limit(c, top) != 0) {
 		top->nlayers = 0;
+		top->layer = NULL;
 		goto out;
 	}
-	top->nlayers = n;
-	top->layer = layer;
 	ok = 1;
 out:
 	c->layer_obj = saved_obj;
@@ -2872,7 +2868,13 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s)
 double lesson_count_numbers(const Lesson *l)
 {
 	Shapes s;
+	double total = 0;
 
+	/* a stack holds every layer's matrices at once (its top level is a copy of layer 0's keys) */
+	for (int i = 0; i < l->nlayers; i++)
+		total += lesson_count_numbers(l->layer[i]);
+	if (l->nlayers > 0)
+		return total;
 	shapes_from_lesson(l, &s);
 	return shapes_count(&s);
 }
