@@ -31,12 +31,18 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_FFN_GATE] = offsetof(Attn, ffn_gate), [AM_FFN_ACT] = offsetof(Attn, ffn_act),
 	[AM_FFN_OUT] = offsetof(Attn, ffn_out), [AM_RESIDUAL2] = offsetof(Attn, residual2),
 	[AM_NORM2_STATS] = offsetof(Attn, norm2_stats), [AM_NORM2] = offsetof(Attn, norm2),
-	[AM_FINAL] = offsetof(Attn, final),
+	[AM_FINAL] = offsetof(Attn, final), [AM_Q_ROT] = offsetof(Attn, Q_rot), [AM_K_ROT] = offsetof(Attn, K_rot),
+	[AM_DEC_Q] = offsetof(Attn, dec_q), [AM_CACHE_K] = offsetof(Attn, cache_K), [AM_CACHE_V] = offsetof(Attn, cache_V),
+	[AM_DEC_OUTPUT] = offsetof(Attn, dec_output), [AM_DEC_LAYER_OUT] = offsetof(Attn, dec_layer_out),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = offsetof(AttnHead, scores), [AM_SCALED] = offsetof(AttnHead, scaled),
 	[AM_MASKED] = offsetof(AttnHead, masked), [AM_WEIGHTS] = offsetof(AttnHead, weights),
-	[AM_WEIGHTED] = offsetof(AttnHead, weighted),
+	[AM_WEIGHTED] = offsetof(AttnHead, weighted), [AM_BIAS] = offsetof(AttnHead, bias),
+	[AM_BIASED] = offsetof(AttnHead, biased), [AM_FLASH_M] = offsetof(AttnHead, flash_m),
+	[AM_FLASH_L] = offsetof(AttnHead, flash_l), [AM_FLASH_O] = offsetof(AttnHead, flash_O),
+	[AM_FLASH_OUT] = offsetof(AttnHead, flash_out), [AM_DEC_SCORES] = offsetof(AttnHead, dec_scores),
+	[AM_DEC_WEIGHTS] = offsetof(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = offsetof(AttnHead, dec_weighted),
 };
 
 /* The gradients, in the backward pass's AttnGrad (backward.h). */
@@ -155,6 +161,36 @@ static double additive(const double *q, const double *k, const double *w_e, int 
 	return sum;
 }
 
+/* The key/value head query head h reads: consecutive query heads share one (LLaMA's repeat_kv). */
+static int kv_head(const Attn *a, int h)
+{
+	return h / (a->heads / a->kv_heads);
+}
+
+/*
+ * x: one head's d_k numbers of a row at position pos. With θ_i = pos·base^(−2i/d_k),
+ * i = 0 … d_k/2 − 1, the pair (a, b) turns by θ_i: (a cos θ − b sin θ, a sin θ + b cos θ).
+ * "half" pairs columns (i, i + d_k/2), "interleaved" (2i, 2i + 1).
+ */
+void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style)
+{
+	const int half = d_k / 2;
+
+	for (int i = 0; i < half; i++) {
+		const double theta = (double)pos * pow(base, -2.0 * i / d_k);
+		const double c = cos(theta), s = sin(theta);
+		const int ia = style == ROPE_HALF ? i : 2 * i, ib = style == ROPE_HALF ? i + half : 2 * i + 1;
+		const double xa = x[ia], xb = x[ib];
+		x[ia] = xa * c - xb * s;
+		x[ib] = xa * s + xb * c;
+	}
+}
+
+int attn_in_cache(int t, int j, int window)
+{
+	return j <= t && (window <= 0 || t - j < window);
+}
+
 /* ---------------------------------------------------------------- passes */
 
 /*
@@ -222,6 +258,22 @@ static void pass_project(Attn *a, const Lesson *l)
 }
 
 /*
+ * Rotate (RoPE): Q_rot (n × h·d_k) = Q with each head's row i turned by
+ * position i; K_rot (m × g·d_k) = K with each key head's row j turned by j.
+ */
+static void pass_rotate(Attn *a, const Lesson *l)
+{
+	memcpy(a->Q_rot.a, a->Q.a, (size_t)a->Q.rows * (size_t)a->Q.cols * sizeof(double));
+	memcpy(a->K_rot.a, a->K.a, (size_t)a->K.rows * (size_t)a->K.cols * sizeof(double));
+	for (int i = 0; i < a->Q.rows; i++)
+		for (int h = 0; h < a->heads; h++)
+			attn_rope_row(&MAT_AT(a->Q_rot, i, h * l->d_k), l->d_k, i, l->rope_base, l->rope_style);
+	for (int j = 0; j < a->K.rows; j++)
+		for (int h = 0; h < a->kv_heads; h++)
+			attn_rope_row(&MAT_AT(a->K_rot, j, h * l->d_k), l->d_k, j, l->rope_base, l->rope_style);
+}
+
+/*
  * Pass 3, scores, for each head h, reading the head's columns of Q and K:
  *   q_i = Q[i][h·d_k … (h+1)·d_k)   k_j = K[j][same]
  *   scores  n × m   q_i · k_j   (or Σ_c w_e[c]·tanh(q_ic + k_jc))
@@ -229,24 +281,26 @@ static void pass_project(Attn *a, const Lesson *l)
 static void pass_scores(Attn *a, const Lesson *l)
 {
 	const int n = l->n, m = l->m, dk = l->d_k;
+	const Mat *Q = l->rope ? &a->Q_rot : &a->Q, *K = l->rope ? &a->K_rot : &a->K;
 	int h, i, j;
 
 	for (h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
+		const size_t kcol = (size_t)kv_head(a, h) * dk; /* the key head this query head reads */
 		if (l->score == SCORE_ADDITIVE) {
 			const double *w_e = &l->w_e.a[h * dk];
 			for (i = 0; i < n; i++) {
-				const double *q_i = &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * dk];
+				const double *q_i = &Q->a[(size_t)i * Q->cols + (size_t)h * dk];
 				double *scores_i = &hd->scores.a[(size_t)i * m];
 				for (j = 0; j < m; j++) {
-					const double *k_j = &a->K.a[(size_t)j * a->K.cols + (size_t)h * dk];
+					const double *k_j = &K->a[(size_t)j * K->cols + kcol];
 					scores_i[j] = additive(q_i, k_j, w_e, dk);
 				}
 			}
 		} else {
 			/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
-			mat_mul_view(n, dk, m, &a->Q.a[(size_t)h * dk], (size_t)a->Q.cols, &a->K.a[(size_t)h * dk],
-			             (size_t)a->K.cols, 1, hd->scores.a, (size_t)m, 0);
+			mat_mul_view(n, dk, m, &Q->a[(size_t)h * dk], (size_t)Q->cols, &K->a[kcol], (size_t)K->cols, 1,
+			             hd->scores.a, (size_t)m, 0);
 		}
 	}
 }
@@ -262,6 +316,18 @@ static void pass_scale(Attn *a, const Lesson *l)
 			a->head[h].scaled.a[ij] = a->head[h].scores.a[ij] * a->factor;
 }
 
+/* ALiBi: bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias. */
+static void pass_bias(Attn *a, const Lesson *l)
+{
+	for (int h = 0; h < a->heads; h++)
+		for (int i = 0; i < l->n; i++)
+			for (int j = 0; j < l->m; j++) {
+				const double b = -a->slopes[h] * fabs((double)(i - j));
+				MAT_AT(a->head[h].bias, i, j) = b;
+				MAT_AT(a->head[h].biased, i, j) = MAT_AT(a->head[h].scaled, i, j) + b;
+			}
+}
+
 /* Which keys each query may see: visible (n × m), 1 = may attend; rows with none. */
 static void build_visibility(Attn *a, const Lesson *l)
 {
@@ -270,13 +336,7 @@ static void build_visibility(Attn *a, const Lesson *l)
 	for (i = 0; i < l->n; i++) {
 		int seen = 0;
 		for (j = 0; j < l->m; j++) {
-			int v = 1;
-			switch (l->mask) {
-			case MASK_NONE: v = 1; break;
-			case MASK_CAUSAL: v = j <= i; break;
-			case MASK_PADDING: v = MAT_AT(l->mask_matrix, 0, j) != 0.0; break;
-			case MASK_MATRIX: v = MAT_AT(l->mask_matrix, i, j) != 0.0; break;
-			}
+			const int v = lesson_mask_sees(l, i, j);
 			a->visible[(size_t)i * l->m + j] = (unsigned char)v;
 			seen |= v;
 		}
@@ -295,15 +355,17 @@ static void pass_mask(Attn *a, const Lesson *l)
 	int h;
 
 	build_visibility(a, l);
-	for (h = 0; h < a->heads; h++)
+	for (h = 0; h < a->heads; h++) {
+		const Mat *in = l->alibi ? &a->head[h].biased : &a->head[h].scaled;
 		for (size_t ij = 0; ij < count; ij++)
-			a->head[h].masked.a[ij] = a->visible[ij] ? a->head[h].scaled.a[ij] : fill;
+			a->head[h].masked.a[ij] = a->visible[ij] ? in->a[ij] : fill;
+	}
 }
 
-/* With a causal −∞ mask, row i ends at key i: what follows has exactly 0 weight. */
+/* With a causal (or window) −∞ mask, row i ends at key i: what follows has exactly 0 weight. */
 static int causal_skip(const Lesson *l)
 {
-	return l->mask == MASK_CAUSAL && l->mask_fill_inf;
+	return lesson_mask_causal(l) && l->mask_fill_inf;
 }
 
 /* Pass 6, softmax: each row of masked becomes weights (n × m) that sum to 1 (0 with nothing visible). */
@@ -330,8 +392,77 @@ static void pass_weighted(Attn *a, const Lesson *l)
 	int h;
 
 	for (h = 0; h < a->heads; h++)
-		mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)h * dv], (size_t)a->V.cols, 0,
-		             a->head[h].weighted.a, (size_t)dv, causal_skip(l));
+		mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)kv_head(a, h) * dv],
+		             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
+}
+
+int attn_flash_skipped(const Attn *a, int qb, int kb)
+{
+	const Lesson *l = a->lesson;
+	const int bq = l->flash_bq, bk = l->flash_bk;
+
+	if (!l->mask_fill_inf)
+		return 0;
+	for (int i = qb * bq; i < l->n && i < (qb + 1) * bq; i++)
+		for (int j = kb * bk; j < l->m && j < (kb + 1) * bk; j++)
+			if (a->visible[(size_t)i * l->m + j])
+				return 0;
+	return 1;
+}
+
+/*
+ * FlashAttention, for each head: the same weighted sums without the n × m
+ * weights. Query blocks of block_q rows; for each, key blocks of block_k
+ * columns in order, each tile S = masked[rows][cols] (scale, bias and mask
+ * already in it). Per row, with m the running maximum, l the running sum
+ * and O (1 × d_v) the running unnormalised output (m = −∞, l = 0, O = 0
+ * before the first tile):
+ *   m' = max(m, rowmax S)   P = exp(S − m')   l' = e^(m − m')·l + rowsum P
+ *   O' = e^(m − m')·O + P·V_tile
+ * A row whose m' is still −∞ keeps its state. out = O / l (0 where l = 0).
+ * A tile the −∞ mask hides entirely is skipped. After key block c each row's
+ * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
+ */
+static void pass_flash(Attn *a, const Lesson *l)
+{
+	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = (m + bk - 1) / bk;
+
+	for (int h = 0; h < a->heads; h++) {
+		AttnHead *hd = &a->head[h];
+		const size_t vcol = (size_t)kv_head(a, h) * dv;
+		for (int qb = 0; qb * bq < n; qb++)
+			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
+				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
+				memset(O, 0, (size_t)dv * sizeof(double));
+				for (int kb = 0; kb < nkb; kb++) {
+					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
+					if (!attn_flash_skipped(a, qb, kb)) {
+						double m2 = mx;
+						for (int j = k0; j < k1; j++)
+							if (MAT_AT(hd->masked, i, j) > m2)
+								m2 = MAT_AT(hd->masked, i, j);
+						if (m2 != -INFINITY) {
+							const double alpha = exp(mx - m2); /* 0 while mx is −∞ */
+							sum *= alpha;
+							for (int c = 0; c < dv; c++)
+								O[c] *= alpha;
+							for (int j = k0; j < k1; j++) {
+								const double p = exp(MAT_AT(hd->masked, i, j) - m2);
+								sum += p;
+								for (int c = 0; c < dv; c++)
+									O[c] += p * a->V.a[(size_t)j * a->V.cols + vcol + (size_t)c];
+							}
+							mx = m2;
+						}
+					}
+					MAT_AT(hd->flash_m, i, kb) = mx;
+					MAT_AT(hd->flash_l, i, kb) = sum;
+					memcpy(&MAT_AT(hd->flash_O, i, (size_t)kb * dv), O, (size_t)dv * sizeof(double));
+				}
+				for (int c = 0; c < dv; c++)
+					O[c] = sum > 0 ? O[c] / sum : 0.0;
+			}
+	}
 }
 
 /* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
@@ -547,17 +678,141 @@ const Mat *attn_final_output(const Attn *a)
 	return attn_layer_output(a);
 }
 
+static int alloc_matrices(Attn *a);
+static const StageKernel stage_kernel[STAGE_COUNT];
+
+/*
+ * Decoding with a KV cache: the tokens one at a time, as generation sees
+ * them. Step t reads only row t of its input (X, or the layer before's
+ * decoded rows) and what earlier steps cached:
+ *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (RoPE at t)
+ *   cache += (k, v)   (with a window w, only the last w rows are read)
+ *   per head: s_j = q·k_j; w = softmax(s·factor − slope·(t − j), masked); out = Σ_j w_j v_j
+ *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
+ * The rows equal the full computation's rows: the test of a correct cache.
+ */
+static int pass_decode_rows(Attn *a, const Lesson *l)
+{
+	const int n = l->n, dk = l->d_k, dv = l->d_v, D = l->d_model, window = lesson_mask_window(l);
+	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
+	const int pre = l->block.present && l->block.norm == NORM_PRE;
+	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
+	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
+	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
+	int r = -1;
+
+	if (row == NULL)
+		return -1;
+	if (l->block.present) {
+		one = calloc(1, sizeof *one);
+		if (one == NULL)
+			goto out;
+		one->lesson = l;
+		one->shape = a->shape;
+		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
+		one->heads = 0; /* no per-head matrices */
+		if (alloc_matrices(one) != 0)
+			goto out;
+	}
+	for (int t = 0; t < n; t++) {
+		double *x = &MAT_AT(a->dec_q, t, 0), *concat = row + D, *wrow = row + D + hdv;
+		const double *arow = &in->a[(size_t)t * D];
+		const int lo = window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
+		if (pre) {
+			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
+			stage_kernel[STAGE_NORM1_PRE](one, l);
+			arow = one->norm1.a;
+		}
+		/* q, k, v of token t: one row of the projections, then RoPE at position t */
+		mat_mul_view(1, D, hdk, arow, (size_t)D, l->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
+		mat_mul_view(1, D, gdk, arow, (size_t)D, l->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
+		mat_mul_view(1, D, gdv, arow, (size_t)D, l->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
+		for (int c = 0; c < hdk && !mat_empty(&l->b_q); c++)
+			x[c] += l->b_q.a[c];
+		for (int c = 0; c < gdk && !mat_empty(&l->b_k); c++)
+			MAT_AT(a->cache_K, t, c) += l->b_k.a[c];
+		for (int c = 0; c < gdv && !mat_empty(&l->b_v); c++)
+			MAT_AT(a->cache_V, t, c) += l->b_v.a[c];
+		if (l->rope) {
+			for (int h = 0; h < a->heads; h++)
+				attn_rope_row(x + (size_t)h * dk, dk, t, l->rope_base, l->rope_style);
+			for (int h = 0; h < a->kv_heads; h++)
+				attn_rope_row(&MAT_AT(a->cache_K, t, h * dk), dk, t, l->rope_base, l->rope_style);
+		}
+		/* each head against the cached keys lo … t */
+		for (int h = 0; h < a->heads; h++) {
+			AttnHead *hd = &a->head[h];
+			const int kh = kv_head(a, h);
+			const double *q = x + (size_t)h * dk;
+			for (int j = lo; j <= t; j++) {
+				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
+				double sc;
+				if (l->score == SCORE_ADDITIVE)
+					sc = additive(q, k, &l->w_e.a[h * dk], dk);
+				else {
+					sc = 0.0;
+					for (int c = 0; c < dk; c++)
+						sc += q[c] * k[c];
+				}
+				MAT_AT(hd->dec_scores, t, j) = sc;
+				sc *= a->factor;
+				if (l->alibi)
+					sc += -a->slopes[h] * (double)(t - j);
+				wrow[j - lo] = a->visible[(size_t)t * l->m + j] ? sc : -INFINITY;
+			}
+			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
+			for (int c = 0; c < dv; c++) {
+				double acc = 0.0;
+				for (int j = lo; j <= t; j++)
+					acc += MAT_AT(hd->dec_weights, t, j) * MAT_AT(a->cache_V, j, kh * dv + c);
+				MAT_AT(hd->dec_weighted, t, c) = acc;
+				concat[h * dv + c] = acc;
+			}
+		}
+		/* the output row, and in a block the rest of the layer on that row */
+		if (mat_empty(&l->W_o))
+			memcpy(&MAT_AT(a->dec_output, t, 0), concat, (size_t)hdv * sizeof(double));
+		else
+			mat_mul_view(1, hdv, l->d_out, concat, (size_t)hdv, l->W_o.a, (size_t)l->d_out, 0,
+			             &MAT_AT(a->dec_output, t, 0), (size_t)l->d_out, 0);
+		for (int c = 0; c < l->d_out && !mat_empty(&l->b_o); c++)
+			MAT_AT(a->dec_output, t, c) += l->b_o.a[c];
+		if (one != NULL) {
+			memcpy(one->X.a, &in->a[(size_t)t * D], (size_t)D * sizeof(double));
+			memcpy(one->output.a, &MAT_AT(a->dec_output, t, 0), (size_t)D * sizeof(double));
+			for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
+				if (stage_kernel[st] != NULL && stage_present(&a->shape, (Stage)st))
+					stage_kernel[st](one, l);
+			memcpy(&MAT_AT(a->dec_layer_out, t, 0), attn_block_output(one)->a, (size_t)D * sizeof(double));
+		}
+	}
+	r = 0;
+out:
+	free(row);
+	attn_free(one);
+	return r;
+}
+
+static void pass_decode(Attn *a, const Lesson *l)
+{
+	if (pass_decode_rows(a, l) != 0)
+		a->failed = 1;
+}
+
 /* The kernel of each stage: the engine's half of the stage table (catalog.c has the rest). */
 static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_INPUT] = pass_input,
 	[STAGE_POSITIONAL] = pass_positional,
 	[STAGE_PROJECT] = pass_project,
+	[STAGE_ROTATE] = pass_rotate,
 	[STAGE_SPLIT] = NULL, /* a view of Q, K and V: nothing to compute */
 	[STAGE_SCORES] = pass_scores,
 	[STAGE_SCALE] = pass_scale,
+	[STAGE_BIAS] = pass_bias,
 	[STAGE_MASK] = pass_mask,
 	[STAGE_SOFTMAX] = pass_softmax,
 	[STAGE_WEIGHTED] = pass_weighted,
+	[STAGE_FLASH] = pass_flash,
 	[STAGE_CONCAT] = pass_concat,
 	[STAGE_OUTPUT] = pass_output,
 	[STAGE_NORM1_PRE] = pass_norm1_pre,
@@ -569,6 +824,7 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_FFN_OUT] = pass_ffn_out,
 	[STAGE_RESIDUAL2] = pass_residual2,
 	[STAGE_NORM2_POST] = pass_norm2_post,
+	[STAGE_DECODE] = pass_decode,
 	[STAGE_FINAL_NORM] = pass_final_norm,
 };
 
@@ -606,7 +862,8 @@ static int find_overflow(const Attn *a, AttnMatrix *which, int *head, int *row, 
 			for (i = 0; m != NULL && i < m->rows; i++)
 				for (j = 0; j < m->cols; j++) {
 					const double x = MAT_AT(*m, i, j);
-					const int hidden = (matrix_kinds[w].flags & MF_MASKED) && l->mask_fill_inf && !a->visible[(size_t)i * l->m + j];
+					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && l->mask_fill_inf &&
+					                    !a->visible[(size_t)i * l->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
 					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
 						*which = (AttnMatrix)w;
 						*head = h;
@@ -636,31 +893,55 @@ static int mat_is(const Mat *m, int rows, int cols)
  */
 static const char *shape_fault(const Lesson *l)
 {
-	int hdk, hdv;
+	int hdk, hdv, gdk, gdv;
 
 	if (l->heads < 1 || l->heads > LESSON_MAX_HEADS || l->n < 1 || l->n > LESSON_MAX_TOKENS || l->m < 1 ||
 	    l->m > LESSON_MAX_TOKENS || l->d_k < 1 || l->d_k > LESSON_MAX_DIM || l->d_v < 1 || l->d_v > LESSON_MAX_DIM ||
 	    l->d_out < 1 || l->d_out > LESSON_MAX_DIM)
 		return "sizes";
+	if (l->kv_heads < 1 || l->heads % l->kv_heads != 0 || (l->rope && l->d_k % 2 != 0))
+		return "kv_heads";
 	hdk = l->heads * l->d_k;
 	hdv = l->heads * l->d_v;
+	gdk = l->kv_heads * l->d_k;
+	gdv = l->kv_heads * l->d_v;
 	if (!mat_is(&l->input, l->n, l->d_model))
 		return "X";
 	if (l->has_source ? !mat_is(&l->source_input, l->m, l->d_src) : (l->m != l->n || l->d_src != l->d_model))
 		return "source.X";
 	if (!mat_is(&l->W_q, l->d_model, hdk))
 		return "W_q";
-	if (!mat_is(&l->W_k, l->d_src, hdk))
+	if (!mat_is(&l->W_k, l->d_src, gdk))
 		return "W_k";
-	if (!mat_is(&l->W_v, l->d_src, hdv))
+	if (!mat_is(&l->W_v, l->d_src, gdv))
 		return "W_v";
+	if ((!mat_empty(&l->b_q) && !mat_is(&l->b_q, 1, hdk)) || (!mat_empty(&l->b_k) && !mat_is(&l->b_k, 1, gdk)) ||
+	    (!mat_empty(&l->b_v) && !mat_is(&l->b_v, 1, gdv)) || (!mat_empty(&l->b_o) && !mat_is(&l->b_o, 1, l->d_out)))
+		return "biases";
+	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
+		return "alibi.slopes";
+	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
+	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
+		return "flash";
+	if (l->decode && (l->has_source || !lesson_mask_causal(l) || !l->mask_fill_inf))
+		return "decode";
 	if (mat_empty(&l->W_o) ? l->d_out != hdv : !mat_is(&l->W_o, hdv, l->d_out))
 		return "W_o";
 	if (l->score == SCORE_ADDITIVE && !mat_is(&l->w_e, 1, hdk))
 		return "w_e";
-	if ((l->mask == MASK_CAUSAL && l->n != l->m) || (l->mask == MASK_PADDING && !mat_is(&l->mask_matrix, 1, l->m)) ||
-	    (l->mask == MASK_MATRIX && !mat_is(&l->mask_matrix, l->n, l->m)))
+	if (((l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW) && l->n != l->m) ||
+	    (l->mask == MASK_PADDING && !mat_is(&l->mask_matrix, 1, l->m)) ||
+	    (l->mask == MASK_MATRIX && !mat_is(&l->mask_matrix, l->n, l->m)) || (l->mask == MASK_WINDOW && l->window < 1) ||
+	    (l->mask == MASK_LIST && (l->nmasks < 1 || l->masks == NULL)))
 		return "mask";
+	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++) {
+		const MaskPart *p = &l->masks[k];
+		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && l->n != l->m) ||
+		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, l->m)) ||
+		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, l->n, l->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
+		    p->kind == MASK_NONE || p->kind == MASK_LIST)
+			return "mask";
+	}
 	return NULL;
 }
 
@@ -695,6 +976,14 @@ static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 	case SCALE_VALUE: a->factor = l->scale_value; break;
 	}
 	a->heads = l->heads;
+	a->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
+	if (l->alibi) {
+		a->slopes = malloc((size_t)l->heads * sizeof *a->slopes);
+		if (a->slopes == NULL)
+			goto oom;
+		for (int h = 0; h < l->heads; h++)
+			a->slopes[h] = mat_empty(&l->alibi_slopes) ? lesson_alibi_slope(l->heads, h) : l->alibi_slopes.a[h];
+	}
 	a->head = calloc((size_t)l->heads, sizeof *a->head);
 	a->visible = malloc((size_t)l->n * (size_t)l->m);
 	a->row_all_masked = calloc((size_t)l->n, 1);
@@ -703,6 +992,8 @@ static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 	for (st = 0; st < STAGE_COUNT; st++)
 		if (stage_kernel[st] != NULL && (stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
 			stage_kernel[st](a, l);
+	if (a->failed)
+		goto oom;
 	{
 		AttnMatrix w;
 		int oh, i, j;
@@ -749,6 +1040,16 @@ static void layer_view(const Lesson *l, int i, const Mat *input, Lesson *v)
 	v->scale_explicit = l->scale_explicit;
 	v->mask = l->mask;
 	v->mask_matrix = l->mask_matrix;
+	v->window = l->window;
+	v->nmasks = l->nmasks;
+	v->masks = l->masks;
+	v->rope = l->rope;
+	v->rope_base = l->rope_base;
+	v->rope_style = l->rope_style;
+	v->alibi = l->alibi;
+	v->decode = l->decode;
+	v->flash_bq = l->flash_bq;
+	v->flash_bk = l->flash_bk;
 	v->mask_fill_inf = l->mask_fill_inf;
 	v->mask_fill = l->mask_fill;
 	v->nsteps = l->nsteps;
@@ -768,7 +1069,7 @@ static void layer_view(const Lesson *l, int i, const Mat *input, Lesson *v)
 Attn *attn_compute(const Lesson *l, char **err)
 {
 	Attn *first = NULL, **link = &first;
-	const Mat *input = &l->input;
+	const Mat *input = &l->input, *dec_input = NULL;
 
 	if (l->nlayers == 0)
 		return compute_one(calloc(1, sizeof(Attn)), l, err);
@@ -781,6 +1082,7 @@ Attn *attn_compute(const Lesson *l, char **err)
 		}
 		a->layer = i;
 		a->nlayers = l->nlayers;
+		a->dec_input = dec_input;
 		layer_view(l, i, input, &a->view);
 		*link = a;
 		if (compute_one(a, &a->view, err) == NULL) {
@@ -794,6 +1096,7 @@ Attn *attn_compute(const Lesson *l, char **err)
 			return NULL;
 		}
 		input = attn_layer_output(a);
+		dec_input = mat_empty(&a->dec_layer_out) ? NULL : &a->dec_layer_out;
 		link = &a->next;
 	}
 	return first;
@@ -826,13 +1129,22 @@ void attn_free(Attn *a)
 	mat_free(&a->Q);
 	mat_free(&a->K);
 	mat_free(&a->V);
+	mat_free(&a->Q_rot);
+	mat_free(&a->K_rot);
+	mat_free(&a->dec_q);
+	mat_free(&a->cache_K);
+	mat_free(&a->cache_V);
+	mat_free(&a->dec_output);
+	mat_free(&a->dec_layer_out);
+	free(a->slopes);
 	if (a->head != NULL)
 		for (h = 0; h < a->heads; h++) {
-			mat_free(&a->head[h].scores);
-			mat_free(&a->head[h].scaled);
-			mat_free(&a->head[h].masked);
-			mat_free(&a->head[h].weights);
-			mat_free(&a->head[h].weighted);
+			AttnHead *hd = &a->head[h];
+			Mat *per_head[] = { &hd->scores, &hd->scaled, &hd->masked, &hd->weights, &hd->weighted, &hd->bias,
+			                    &hd->biased, &hd->flash_m, &hd->flash_l, &hd->flash_O, &hd->flash_out,
+			                    &hd->dec_scores, &hd->dec_weights, &hd->dec_weighted };
+			for (size_t k = 0; k < sizeof per_head / sizeof per_head[0]; k++)
+				mat_free(per_head[k]);
 		}
 	free(a->head);
 	mat_free(&a->concat);

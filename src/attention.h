@@ -18,6 +18,16 @@ typedef struct AttnHead {
 	Mat masked;   /* n × m  scaled, masked cells replaced by the fill (−∞ by default) */
 	Mat weights;  /* n × m  row-wise softmax of masked; a row with no visible key is 0 */
 	Mat weighted; /* n × d_v  weights · V_head  ("output" of the head in --dump) */
+	/* ALiBi (empty without): bias_ij = −slope·|i − j|; biased = scaled + bias, what the mask reads */
+	Mat bias, biased;     /* n × m */
+	/* FlashAttention (empty without): the state of each row after each key block c (nkb = ⌈m / block_k⌉) */
+	Mat flash_m, flash_l; /* n × nkb: running maximum (−∞ before any visible key) and running sum */
+	Mat flash_O;          /* n × nkb·d_v: running unnormalised output, d_v columns per key block */
+	Mat flash_out;        /* n × d_v: O / l after the last tile (0 where l = 0): equals weighted */
+	/* Decoding (empty without): row t is step t; cache columns j ≤ t (within the window) are filled */
+	Mat dec_scores;       /* n × m: q_t · k_j, the raw score, for the cached keys */
+	Mat dec_weights;      /* n × m: softmax over the cache (after scale, ALiBi and mask) */
+	Mat dec_weighted;     /* n × d_v */
 } AttnHead;
 
 typedef struct Attn {
@@ -28,9 +38,18 @@ typedef struct Attn {
 	Mat X;                /* n × d_model: input + PE */
 	Mat PE_src;           /* m × d_src, cross-attention with positional encoding only */
 	Mat S;                /* m × d_src: source input + PE (cross-attention only, else empty) */
-	Mat Q, K, V;
+	Mat Q, K, V;          /* Q: n × h·d_k;  K, V: m × g·d_k, m × g·d_v (g = kv_heads) */
+	Mat Q_rot, K_rot;     /* RoPE: Q and K turned by their positions (empty without "rope") */
 	int heads;
+	int kv_heads;         /* g: query head i reads key/value head i / (heads / g) */
+	double *slopes;       /* ALiBi: heads slopes (owned; NULL without "alibi") */
 	AttnHead *head;       /* heads of them */
+	/* Decoding with a KV cache (empty without "decode"): row t is what step t computes */
+	Mat dec_q;            /* n × h·d_k: step t's query (after its bias and RoPE at position t) */
+	Mat cache_K, cache_V; /* n × g·d_k, n × g·d_v: row p appended at step p (keys after RoPE at p) */
+	Mat dec_output;       /* n × d_out: step t's attention output */
+	Mat dec_layer_out;    /* n × d_model: step t's row out of the whole layer (block lessons) */
+	const Mat *dec_input; /* the rows decoding reads: X, or the layer before's dec_layer_out (borrowed) */
 	Mat concat;           /* n × h·d_v */
 	Mat output;           /* n × d_out: concat · W_o (a copy of concat without W_o) */
 	/* The Transformer block around the attention (version 2; empty without one). */
@@ -63,6 +82,7 @@ typedef struct Attn {
 	double train_lr;
 	double *train_loss;
 
+	int failed;           /* a pass ran out of memory (the computation is refused) */
 	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;
@@ -99,6 +119,13 @@ void attn_norm_row(const double *x, double *out, int len, int rms, double eps, c
 double attn_relu(double x);
 double attn_gelu(double x);
 double attn_silu(double x);
+
+/* RoPE: turn the pairs of one head's row x (d_k numbers) by position pos. */
+void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style);
+/* Decoding: key j is in step t's cache (j ≤ t, and within the last `window` positions when window > 0). */
+int attn_in_cache(int t, int j, int window);
+/* FlashAttention: the tile (query block qb, key block kb) has no visible cell under a −∞ mask, so it is skipped. */
+int attn_flash_skipped(const Attn *a, int qb, int kb);
 
 /* ---- the matrices and stages of a computed lesson (names and kinds: catalog.h) ---- */
 

@@ -93,6 +93,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	const int n = l->n, m = l->m, dk = l->d_k, dv = l->d_v;
 	const Mat *Xa = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
 	const Mat *S = l->has_source ? &a->S : Xa;
+	/* the scores read the rotated q and k with RoPE: their gradient is turned back by −θ below */
+	const Mat *Qs = l->rope ? &a->Q_rot : &a->Q, *Ks = l->rope ? &a->K_rot : &a->K;
 
 	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &l->W_o) || like(&g->b_o, &l->b_o) ||
 	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
@@ -117,6 +119,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	for (int h = 0; h < a->heads; h++) {
 		const AttnHead *hd = &a->head[h];
 		GradHead *gh = &g->head[h];
+		/* grouped-query attention: the heads of a group add their gradients into the key/value head they share */
+		const size_t kc = (size_t)(h / (a->heads / a->kv_heads)) * dk, vc = (size_t)(h / (a->heads / a->kv_heads)) * dv;
 		if (mat_alloc(&gh->weighted, n, dv) || mat_alloc(&gh->weights, n, m) || mat_alloc(&gh->masked, n, m) ||
 		    mat_alloc(&gh->scaled, n, m) || mat_alloc(&gh->scores, n, m))
 			return -1;
@@ -125,10 +129,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			memcpy(&gh->weighted.a[(size_t)i * dv], &g->concat.a[(size_t)i * g->concat.cols + (size_t)h * dv],
 			       (size_t)dv * sizeof(double));
 		/* weighted = weights · V_h */
-		mm_bt(n, dv, m, gh->weighted.a, (size_t)dv, &a->V.a[(size_t)h * dv], (size_t)a->V.cols, gh->weights.a,
-		      (size_t)m);
-		mm_at(m, n, dv, hd->weights.a, (size_t)m, gh->weighted.a, (size_t)dv, &g->V.a[(size_t)h * dv],
-		      (size_t)g->V.cols);
+		mm_bt(n, dv, m, gh->weighted.a, (size_t)dv, &a->V.a[vc], (size_t)a->V.cols, gh->weights.a, (size_t)m);
+		mm_at(m, n, dv, hd->weights.a, (size_t)m, gh->weighted.a, (size_t)dv, &g->V.a[vc], (size_t)g->V.cols);
 		/* softmax, row by row: the Jacobian diag(w) − w wᵀ times dweights */
 		for (int i = 0; i < n; i++) {
 			const double *w = &hd->weights.a[(size_t)i * m], *dw = &gh->weights.a[(size_t)i * m];
@@ -138,7 +140,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			for (int j = 0; j < m; j++)
 				gh->masked.a[(size_t)i * m + j] = w[j] * (dw[j] - dot);
 		}
-		/* mask: a hidden cell's value is the fill, a constant; scale: × factor */
+		/* mask: a hidden cell's value is the fill, a constant (ALiBi's bias is a constant too); scale: × factor */
 		for (size_t ij = 0; ij < (size_t)n * (size_t)m; ij++) {
 			gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] : 0.0;
 			gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
@@ -150,18 +152,27 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 				for (int j = 0; j < m; j++) {
 					const double ds = gh->scores.a[(size_t)i * m + j];
 					for (int c = 0; c < dk; c++) {
-						const double t = tanh(MAT_AT(a->Q, i, h * dk + c) + MAT_AT(a->K, j, h * dk + c));
+						const double t = tanh(MAT_AT(*Qs, i, h * dk + c) + Ks->a[(size_t)j * Ks->cols + kc + (size_t)c]);
 						MAT_AT(g->Q, i, h * dk + c) += ds * w_e[c] * (1.0 - t * t);
-						MAT_AT(g->K, j, h * dk + c) += ds * w_e[c] * (1.0 - t * t);
+						g->K.a[(size_t)j * g->K.cols + kc + (size_t)c] += ds * w_e[c] * (1.0 - t * t);
 						g->w_e.a[h * dk + c] += ds * t;
 					}
 				}
 		} else {
-			mm(n, m, dk, gh->scores.a, (size_t)m, &a->K.a[(size_t)h * dk], (size_t)a->K.cols,
-			   &g->Q.a[(size_t)h * dk], (size_t)g->Q.cols);
-			mm_at(m, n, dk, gh->scores.a, (size_t)m, &a->Q.a[(size_t)h * dk], (size_t)a->Q.cols,
-			      &g->K.a[(size_t)h * dk], (size_t)g->K.cols);
+			mm(n, m, dk, gh->scores.a, (size_t)m, &Ks->a[kc], (size_t)Ks->cols, &g->Q.a[(size_t)h * dk],
+			   (size_t)g->Q.cols);
+			mm_at(m, n, dk, gh->scores.a, (size_t)m, &Qs->a[(size_t)h * dk], (size_t)Qs->cols, &g->K.a[kc],
+			      (size_t)g->K.cols);
 		}
+	}
+	/* RoPE: q_rot = R(θ_i)·q, so dq = R(θ_i)ᵀ·dq_rot = R(−θ_i)·dq_rot (and k likewise) */
+	if (l->rope) {
+		for (int i = 0; i < n; i++)
+			for (int h = 0; h < a->heads; h++)
+				attn_rope_row(&MAT_AT(g->Q, i, h * dk), dk, -i, l->rope_base, l->rope_style);
+		for (int j = 0; j < m; j++)
+			for (int h = 0; h < a->kv_heads; h++)
+				attn_rope_row(&MAT_AT(g->K, j, h * dk), dk, -j, l->rope_base, l->rope_style);
 	}
 
 	/* the projections */

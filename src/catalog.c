@@ -33,9 +33,9 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	           "the source rows keys and values come from: source_input + PE_src" },
 	[AM_W_Q] = { "W_q", DIM_D_MODEL, DIM_HDK, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
 	             "the learned query projection" },
-	[AM_W_K] = { "W_k", DIM_D_SRC, DIM_HDK, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	[AM_W_K] = { "W_k", DIM_D_SRC, DIM_GDK, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
 	             "the learned key projection" },
-	[AM_W_V] = { "W_v", DIM_D_SRC, DIM_HDV, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	[AM_W_V] = { "W_v", DIM_D_SRC, DIM_GDV, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
 	             "the learned value projection" },
 	[AM_W_O] = { "W_o", DIM_HDV, DIM_D_OUT, DIM_ONE, MF_GIVEN | MF_PARAM, FEAT_WO, NONE, NONE, AXIS_INDEX, AXIS_INDEX,
 	             1, "the learned output projection that mixes the heads" },
@@ -43,9 +43,9 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	             AXIS_INDEX, 1, "the learned vector of additive scores: e = w_e \u00b7 tanh(q + k)" },
 	[AM_Q] = { "Q", DIM_N, DIM_HDK, DIM_DK, 0, 0, STAGE_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
 	           "the queries: what each token is looking for" },
-	[AM_K] = { "K", DIM_M, DIM_HDK, DIM_DK, 0, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
+	[AM_K] = { "K", DIM_M, DIM_GDK, DIM_DK, MF_KV, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
 	           "the keys: what each token offers to be found by" },
-	[AM_V] = { "V", DIM_M, DIM_HDV, DIM_DV, 0, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
+	[AM_V] = { "V", DIM_M, DIM_GDV, DIM_DV, MF_KV, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
 	           "the values: what each token passes on" },
 	[AM_SCORES] = { "scores", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, 0, STAGE_SCORES, NONE, Q_ROWS, K_ROWS, 1,
 	                "how well query i matches key j" },
@@ -63,8 +63,8 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                "the attention's output: concat \u00b7 W_o (concat itself without W_o)" },
 	/* biases: present when the lesson gives them (an absent one is empty) */
 	[AM_B_Q] = { "b_q", DIM_ONE, DIM_HDK, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the query bias: Q = X\u00b7W_q + b_q" },
-	[AM_B_K] = { "b_k", DIM_ONE, DIM_HDK, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the key bias" },
-	[AM_B_V] = { "b_v", DIM_ONE, DIM_HDV, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the value bias" },
+	[AM_B_K] = { "b_k", DIM_ONE, DIM_GDK, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the key bias" },
+	[AM_B_V] = { "b_v", DIM_ONE, DIM_GDV, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the value bias" },
 	[AM_B_O] = { "b_o", DIM_ONE, DIM_D_OUT, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, "the output bias" },
 	/* the block's parameters */
 	[AM_LN1_GAMMA] = { "ln1_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
@@ -113,6 +113,40 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	               Q_ROWS, AXIS_INDEX, 1, "the second norm's result" },
 	[AM_FINAL] = { "final", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FINAL, STAGE_FINAL_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
 	               "the final norm of the last layer's output" },
+	/* RoPE, ALiBi, FlashAttention and decoding with a KV cache */
+	[AM_Q_ROT] = { "Q_rot", DIM_N, DIM_HDK, DIM_DK, 0, FEAT_ROPE, STAGE_ROTATE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               "the queries turned by their positions (RoPE): what the scores read" },
+	[AM_K_ROT] = { "K_rot", DIM_M, DIM_GDK, DIM_DK, MF_KV, FEAT_ROPE, STAGE_ROTATE, NONE, K_ROWS, AXIS_INDEX, 1,
+	               "the keys turned by their positions (RoPE)" },
+	[AM_BIAS] = { "bias", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, FEAT_ALIBI, STAGE_BIAS, NONE, Q_ROWS, K_ROWS, 1,
+	              "ALiBi's bias: \u2212slope \u00b7 |i \u2212 j|, larger penalties for farther keys" },
+	[AM_BIASED] = { "biased", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, FEAT_ALIBI, STAGE_BIAS, NONE, Q_ROWS, K_ROWS,
+	                1, "the scaled scores plus ALiBi's bias" },
+	[AM_FLASH_M] = { "flash_m", DIM_N, DIM_NKB, DIM_ONE, MF_PER_HEAD | MF_NEG_INF, FEAT_FLASH, STAGE_FLASH, NONE, Q_ROWS,
+	                 AXIS_INDEX, 1, "FlashAttention's running row maximum m after each key block" },
+	[AM_FLASH_L] = { "flash_l", DIM_N, DIM_NKB, DIM_ONE, MF_PER_HEAD, FEAT_FLASH, STAGE_FLASH, NONE, Q_ROWS, AXIS_INDEX, 0,
+	                 "FlashAttention's running sum l = \u03a3 exp(s \u2212 m) after each key block" },
+	[AM_FLASH_O] = { "flash_O", DIM_N, DIM_NKB_DV, DIM_DV, MF_PER_HEAD, FEAT_FLASH, STAGE_FLASH, NONE, Q_ROWS,
+	                 AXIS_INDEX, 1, "FlashAttention's running unnormalised output O after each key block (d_v columns each)" },
+	[AM_FLASH_OUT] = { "flash_out", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_FLASH, STAGE_FLASH, NONE, Q_ROWS,
+	                   AXIS_INDEX, 1, "O / l after the last tile: the head's output, without the n \u00d7 m weights" },
+	[AM_DEC_Q] = { "dec_q", DIM_N, DIM_HDK, DIM_DK, MF_DECODE, FEAT_DECODE, STAGE_DECODE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               "decoding: row t is the query of the token generated at step t" },
+	[AM_CACHE_K] = { "cache_K", DIM_N, DIM_GDK, DIM_DK, MF_KV | MF_DECODE, FEAT_DECODE, STAGE_DECODE, NONE, Q_ROWS,
+	                 AXIS_INDEX, 1, "the KV cache's keys: row p appended at step p (rotated at p with RoPE)" },
+	[AM_CACHE_V] = { "cache_V", DIM_N, DIM_GDV, DIM_DV, MF_KV | MF_DECODE, FEAT_DECODE, STAGE_DECODE, NONE, Q_ROWS,
+	                 AXIS_INDEX, 1, "the KV cache's values: row p appended at step p" },
+	[AM_DEC_SCORES] = { "dec_scores", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_DECODE | MF_STATS, FEAT_DECODE,
+	                    STAGE_DECODE, NONE, Q_ROWS, K_ROWS, 1, "decoding: step t's query against every key in the cache" },
+	[AM_DEC_WEIGHTS] = { "dec_weights", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_DECODE | MF_SUMS, FEAT_DECODE,
+	                     STAGE_DECODE, NONE, Q_ROWS, K_ROWS, 0, "decoding: step t's weights over the cache" },
+	[AM_DEC_WEIGHTED] = { "dec_weighted", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD | MF_DECODE, FEAT_DECODE, STAGE_DECODE,
+	                      NONE, Q_ROWS, AXIS_INDEX, 1, "decoding: step t's weighted sum of the cached values" },
+	[AM_DEC_OUTPUT] = { "dec_output", DIM_N, DIM_D_OUT, DIM_ONE, MF_DECODE, FEAT_DECODE, STAGE_DECODE, NONE, Q_ROWS,
+	                    AXIS_INDEX, 1, "decoding: step t's attention output, equal to row t of output" },
+	[AM_DEC_LAYER_OUT] = { "dec_layer_out", DIM_N, DIM_D_MODEL, DIM_ONE, MF_DECODE, FEAT_DECODE | FEAT_BLOCK,
+	                       STAGE_DECODE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                       "decoding: step t's row out of the whole layer, the next layer's input at step t" },
 	/* the backward pass: each the shape of its matrix */
 	[AM_D_OUTPUT] = { "doutput", DIM_N, DIM_D_OUT, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_OUTPUT, NONE, Q_ROWS, AXIS_INDEX,
 	                  1, "\u2202L/\u2202output: where the backward pass starts (output \u2212 target, or dOutput)" },
@@ -132,15 +166,15 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                  NONE, Q_ROWS, K_ROWS, 1, "\u2202L/\u2202scores = dscaled \u00d7 the scale factor" },
 	[AM_D_Q] = { "dQ", DIM_N, DIM_HDK, DIM_DK, G, FEAT_BACKWARD, STAGE_BACK_SCORES, NONE, Q_ROWS, AXIS_INDEX, 1,
 	             "\u2202L/\u2202Q = dscores\u00b7K, head by head" },
-	[AM_D_K] = { "dK", DIM_M, DIM_HDK, DIM_DK, G, FEAT_BACKWARD, STAGE_BACK_SCORES, NONE, K_ROWS, AXIS_INDEX, 1,
+	[AM_D_K] = { "dK", DIM_M, DIM_GDK, DIM_DK, G | MF_KV, FEAT_BACKWARD, STAGE_BACK_SCORES, NONE, K_ROWS, AXIS_INDEX, 1,
 	             "\u2202L/\u2202K = dscores\u1d40\u00b7Q, head by head" },
-	[AM_D_V] = { "dV", DIM_M, DIM_HDV, DIM_DV, G, FEAT_BACKWARD, STAGE_BACK_WEIGHTED, NONE, K_ROWS, AXIS_INDEX, 1,
+	[AM_D_V] = { "dV", DIM_M, DIM_GDV, DIM_DV, G | MF_KV, FEAT_BACKWARD, STAGE_BACK_WEIGHTED, NONE, K_ROWS, AXIS_INDEX, 1,
 	             "\u2202L/\u2202V = weights\u1d40\u00b7dweighted, head by head" },
 	[AM_D_W_Q] = { "dW_q", DIM_D_MODEL, DIM_HDK, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
 	               AXIS_INDEX, 1, "\u2202L/\u2202W_q = X\u1d40\u00b7dQ" },
-	[AM_D_W_K] = { "dW_k", DIM_D_SRC, DIM_HDK, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
+	[AM_D_W_K] = { "dW_k", DIM_D_SRC, DIM_GDK, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
 	               AXIS_INDEX, 1, "\u2202L/\u2202W_k = S\u1d40\u00b7dK" },
-	[AM_D_W_V] = { "dW_v", DIM_D_SRC, DIM_HDV, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
+	[AM_D_W_V] = { "dW_v", DIM_D_SRC, DIM_GDV, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
 	               AXIS_INDEX, 1, "\u2202L/\u2202W_v = S\u1d40\u00b7dV" },
 	[AM_D_X] = { "dX", DIM_N, DIM_D_MODEL, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
 	             "\u2202L/\u2202X: what the attention sends back to its input rows" },
@@ -205,6 +239,17 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "Three learned matrices turn every row into a query (what am I looking for?), a key (what do I offer?) and a value (what do I pass on?).",
 		.blurb_zh = "三个可学习的矩阵把每一行变成查询（我在找什么）、键（我能提供什么）和值（我要传递什么）。",
 	},
+	[STAGE_ROTATE] = {
+		.map = "attention",
+		.name = "rotate", .requires = FEAT_ROPE, .instead = STAGE_PROJECT,
+		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_K_ROT, .flags = HEAD },
+		      { .matrix = AM_Q_ROT, .flags = HEAD }),
+		.formula = { { 0, 0, "RoPE: each pair (a, b) of a row at position p turns by \u03b8 = p\u00b7base^(\u22122i/d_k): (a cos \u03b8 \u2212 b sin \u03b8, a sin \u03b8 + b cos \u03b8)",
+		               "RoPE: each pair (a, b) of a row at position p turns by t = p*base^(-2i/d_k): (a cos t - b sin t, a sin t + b cos t)" } },
+		.what = "Q_rot and K_rot: q and k rotated pair by pair by their positions",
+		.blurb_en = "RoPE turns each pair of columns of q and k by an angle that grows with the position, so q\u00b7k depends on how far apart the two tokens are, not where they are.",
+		.blurb_zh = "RoPE 把 q 和 k 的每一对列按位置转过一个角度，于是 q\u00b7k 只取决于两个词相隔多远，而不是它们在哪里。",
+	},
 	[STAGE_SPLIT] = {
 		.map = "attention",
 		.name = "split", .requires = FEAT_MULTIHEAD, .instead = STAGE_PROJECT,
@@ -218,9 +263,14 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_SCORES] = {
 		.map = "attention",
 		.name = "scores", .instead = NONE,
-		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD | PANE_TRANSPOSE }, { .matrix = AM_W_E, .requires = FEAT_ADDITIVE }, { .matrix = AM_SCORES }),
+		PANES({ .matrix = AM_Q, .flags = HEAD, .unless = FEAT_ROPE }, { .matrix = AM_Q_ROT, .flags = HEAD },
+		      { .matrix = AM_K, .flags = HEAD | PANE_TRANSPOSE, .unless = FEAT_ROPE },
+		      { .matrix = AM_K_ROT, .flags = HEAD | PANE_TRANSPOSE }, { .matrix = AM_W_E, .requires = FEAT_ADDITIVE },
+		      { .matrix = AM_SCORES }),
 		.formula = { { FEAT_ADDITIVE, 0, "scores: s_ij = w_e \u00b7 tanh(q_i + k_j) = \u03a3_c w_e[c] tanh(q_ic + k_jc)",
 		               "scores: s_ij = w_e . tanh(q_i + k_j) = sum_c w_e[c] tanh(q_ic + k_jc)" },
+		             { FEAT_ROPE, 0, "scores = Q_rot\u00b7K_rot\u1d40   s_ij = q'_i \u00b7 k'_j (rotated by positions i and j)",
+		               "scores = Q_rot.K_rot^T   s_ij = q'_i . k'_j (rotated by positions i and j)" },
 		             { 0, 0, "scores = Q\u00b7K\u1d40   s_ij = q_i \u00b7 k_j = \u03a3_c q_ic k_jc",
 		               "scores = Q.K^T   s_ij = q_i . k_j = sum_c q_ic k_jc" } },
 		.what = "q_i \u00b7 k_j (or the additive score), n \u00d7 m per head",
@@ -236,11 +286,22 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "Dot products grow with the width d_k; dividing by \u221ad_k keeps them near unit size so softmax does not saturate.",
 		.blurb_zh = "点积随维度 d_k 变大；除以 \u221ad_k 让它们保持在单位量级，softmax 才不会饱和。",
 	},
+	[STAGE_BIAS] = {
+		.map = "attention",
+		.name = "bias", .requires = FEAT_ALIBI, .instead = STAGE_SCALE,
+		PANES({ .matrix = AM_SCALED }, { .matrix = AM_BIAS }, { .matrix = AM_BIASED }),
+		.formula = { { 0, 0, "ALiBi: biased_ij = scaled_ij \u2212 slope_h \u00b7 |i \u2212 j|", "ALiBi: biased_ij = scaled_ij - slope_h * |i - j|" } },
+		.what = "ALiBi's bias \u2212slope\u00b7|i \u2212 j| beside the scaled scores",
+		.blurb_en = "ALiBi gives no positions to the rows at all: it subtracts a penalty that grows with the distance between query and key, steeper in some heads than in others.",
+		.blurb_zh = "ALiBi 根本不给行加位置：它按查询与键之间的距离减去一个惩罚，有的头陡一些，有的头缓一些。",
+	},
 	[STAGE_MASK] = {
 		.map = "attention",
 		.name = "mask", .requires = FEAT_MASK, .instead = STAGE_SCALE, .flags = SF_ALWAYS,
-		PANES({ .matrix = AM_SCALED }, { .matrix = AM_MASKED }),
-		.formula = { { 0, 0, "masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e",
+		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI }, { .matrix = AM_BIASED }, { .matrix = AM_MASKED }),
+		.formula = { { FEAT_WINDOW, 0, "masked_ij = scaled_ij where j \u2264 i and i \u2212 j < w (the window), else \u2212\u221e",
+		               "masked_ij = scaled_ij where j <= i and i - j < w (the window), else -inf" },
+		             { 0, 0, "masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e",
 		               "masked_ij = scaled_ij where key j is visible to query i, else -inf" } },
 		.what = "masked cells replaced by the fill",
 		.blurb_en = "Before softmax, the cells a query must not see are set to \u2212\u221e, so they will get exactly zero weight.",
@@ -264,6 +325,17 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = "weights \u00b7 V for each head",
 		.blurb_en = "Each output row is the weighted sum of the value rows: a token's new meaning, mixed from its context.",
 		.blurb_zh = "每一行输出是值向量的加权和：一个词从上下文中得到的新含义。",
+	},
+	[STAGE_FLASH] = {
+		.map = "attention",
+		.name = "flash", .requires = FEAT_FLASH, .instead = NONE,
+		PANES({ .matrix = AM_MASKED }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_FLASH_M }, { .matrix = AM_FLASH_L },
+		      { .matrix = AM_FLASH_O }, { .matrix = AM_FLASH_OUT }),
+		.formula = { { 0, 0, "per tile S: m' = max(m, rowmax S)  P = exp(S \u2212 m')  l' = e^(m\u2212m')\u00b7l + rowsum P  O' = e^(m\u2212m')\u00b7O + P\u00b7V  out = O/l",
+		               "per tile S: m' = max(m, rowmax S)  P = exp(S - m')  l' = e^(m-m')*l + rowsum P  O' = e^(m-m')*O + P.V  out = O/l" } },
+		.what = "FlashAttention's online softmax, tile by tile: m, l and O after each key block",
+		.blurb_en = "FlashAttention never holds the whole score matrix: it walks the keys a block at a time, keeping only a running maximum, a running sum and a running output per row.",
+		.blurb_zh = "FlashAttention 从不保存整个分数矩阵：它一次处理一块键，每一行只保留当前最大值、当前的和与当前的输出。",
 	},
 	[STAGE_CONCAT] = {
 		.map = "attention",
@@ -376,6 +448,18 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "The second norm gives the layer's output: every row again with mean 0 and variance 1, scaled by \u03b3 and shifted by \u03b2.",
 		.blurb_zh = "第二次归一化得到这一层的输出：每一行又是均值 0、方差 1，再乘 \u03b3、加 \u03b2。",
 	},
+	[STAGE_DECODE] = {
+		.map = "decode",
+		.name = "decode", .requires = FEAT_DECODE, .instead = NONE,
+		PANES({ .matrix = AM_DEC_Q, .flags = HEAD }, { .matrix = AM_CACHE_K, .flags = HEAD }, { .matrix = AM_CACHE_V, .flags = HEAD },
+		      { .matrix = AM_DEC_SCORES }, { .matrix = AM_DEC_WEIGHTS }, { .matrix = AM_DEC_WEIGHTED },
+		      { .matrix = AM_DEC_OUTPUT }, { .matrix = AM_DEC_LAYER_OUT }),
+		.formula = { { 0, 0, "step t: q_t, k_t, v_t from token t; cache += (k_t, v_t); w = softmax(q_t\u00b7K_cache\u1d40 \u00d7 factor); out_t = w\u00b7V_cache",
+		               "step t: q_t, k_t, v_t from token t; cache += (k_t, v_t); w = softmax(q_t.K_cache^T * factor); out_t = w.V_cache" } },
+		.what = "generation one token at a time: the cache growing row by row, the new scores row and the output row",
+		.blurb_en = "Generating text, a model sees one new token at a time: it computes that token's q, k and v, appends k and v to the cache, and attends from q to everything cached.",
+		.blurb_zh = "生成文本时，模型每次只看到一个新词：算出它的 q、k、v，把 k 和 v 追加进缓存，再用 q 去关注缓存里的一切。",
+	},
 	[STAGE_FINAL_NORM] = {
 		.map = "final N",
 		.name = "final_norm", .requires = FEAT_FINAL,
@@ -478,6 +562,12 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	"it has no final norm here (\"final_norm\", after the last layer)", /* FEAT_FINAL */
 	"its block has no norms: its \"norm\" is \"none\"", /* FEAT_NORM */
 	"it has no loss (\"backward\")", /* FEAT_BACKWARD */
+	"it has no rotary position embeddings (\"rope\")", /* FEAT_ROPE */
+	"it has no ALiBi (\"alibi\")",  /* FEAT_ALIBI */
+	"its query heads each have their own key/value head (no \"kv_heads\" below \"heads\")", /* FEAT_GQA */
+	"its mask has no window",        /* FEAT_WINDOW */
+	"it is not decoded token by token (\"decode\")", /* FEAT_DECODE */
+	"it has no FlashAttention tiles (\"flash\")", /* FEAT_FLASH */
 };
 
 const char *feature_absent(unsigned feat)
@@ -678,6 +768,25 @@ void matrix_shape(const LessonShape *sh, AttnMatrix m, int *rows, int *cols)
 		return;
 	*rows = sh->dim[matrix_kinds[m].rows];
 	*cols = sh->dim[matrix_kinds[m].cols];
+}
+
+int shape_kv_head(const LessonShape *sh, int h)
+{
+	const int g = sh->kv_heads > 0 ? sh->kv_heads : sh->heads;
+
+	return g > 0 && sh->heads >= g ? h / (sh->heads / g) : h;
+}
+
+int matrix_head_width(const LessonShape *sh, AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT ? sh->dim[matrix_kinds[m].head_cols] : 0;
+}
+
+int matrix_head_col0(const LessonShape *sh, AttnMatrix m, int h)
+{
+	if ((unsigned)m >= AM_COUNT)
+		return 0;
+	return ((matrix_kinds[m].flags & MF_KV) ? shape_kv_head(sh, h) : h) * matrix_head_width(sh, m);
 }
 
 int matrix_stage(const LessonShape *sh, AttnMatrix m)

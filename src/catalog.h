@@ -16,12 +16,15 @@ typedef enum Stage {
 	STAGE_POSITIONAL,
 	STAGE_NORM1_PRE,   /* "norm1" of a pre-norm block: the attention reads N1(x) */
 	STAGE_PROJECT,
+	STAGE_ROTATE,      /* RoPE: q and k turned by their positions */
 	STAGE_SPLIT,
 	STAGE_SCORES,
 	STAGE_SCALE,
+	STAGE_BIAS,        /* ALiBi: −slope·|i − j| added to the scaled scores */
 	STAGE_MASK,
 	STAGE_SOFTMAX,
 	STAGE_WEIGHTED,
+	STAGE_FLASH,       /* the same head outputs from FlashAttention's tiles */
 	STAGE_CONCAT,
 	STAGE_OUTPUT,
 	STAGE_RESIDUAL1,   /* x + attention */
@@ -32,6 +35,7 @@ typedef enum Stage {
 	STAGE_FFN_OUT,
 	STAGE_RESIDUAL2,   /* the FFN's input + FFN */
 	STAGE_NORM2_POST,  /* "norm2" of a post-norm block */
+	STAGE_DECODE,      /* generation one token at a time with a KV cache */
 	STAGE_FINAL_NORM,  /* after the last layer */
 	/* the backward pass, in the order it runs (backward.c) */
 	STAGE_BACK_OUTPUT,
@@ -59,6 +63,10 @@ typedef enum AttnMatrix {
 	AM_FINAL_GAMMA, AM_FINAL_BETA,
 	AM_RESIDUAL1, AM_NORM1_STATS, AM_NORM1, AM_FFN_HIDDEN, AM_FFN_GATE, AM_FFN_ACT, AM_FFN_OUT,
 	AM_RESIDUAL2, AM_NORM2_STATS, AM_NORM2, AM_FINAL,
+	/* attention as today's models compute it (version 2) */
+	AM_Q_ROT, AM_K_ROT, AM_BIAS, AM_BIASED,
+	AM_FLASH_M, AM_FLASH_L, AM_FLASH_O, AM_FLASH_OUT,
+	AM_DEC_Q, AM_CACHE_K, AM_CACHE_V, AM_DEC_SCORES, AM_DEC_WEIGHTS, AM_DEC_WEIGHTED, AM_DEC_OUTPUT, AM_DEC_LAYER_OUT,
 	/* the backward pass: dM = ∂L/∂M, M's shape (a lesson with "backward") */
 	AM_D_OUTPUT, AM_D_CONCAT, AM_D_W_O, AM_D_WEIGHTED, AM_D_WEIGHTS, AM_D_MASKED, AM_D_SCALED, AM_D_SCORES,
 	AM_D_Q, AM_D_K, AM_D_V, AM_D_W_Q, AM_D_W_K, AM_D_W_V, AM_D_X,
@@ -85,7 +93,13 @@ enum {
 	FEAT_FINAL      = 1u << 12, /* the last layer, with a final norm after it */
 	FEAT_NORM       = 1u << 13, /* the block has norms (pre or post) */
 	FEAT_BACKWARD   = 1u << 14, /* a loss ("backward"): the gradients are computed */
-	FEAT_COUNT      = 15
+	FEAT_ROPE       = 1u << 15, /* rotary position embeddings ("rope") */
+	FEAT_ALIBI      = 1u << 16, /* ALiBi's linear biases ("alibi") */
+	FEAT_GQA        = 1u << 17, /* fewer key/value heads than query heads ("kv_heads") */
+	FEAT_WINDOW     = 1u << 18, /* a sliding-window mask */
+	FEAT_DECODE     = 1u << 19, /* generated one token at a time with a KV cache ("decode") */
+	FEAT_FLASH      = 1u << 20, /* FlashAttention's tiles ("flash") */
+	FEAT_COUNT      = 21
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
@@ -102,6 +116,10 @@ typedef enum Dim {
 	DIM_D_OUT,   /* columns of the output */
 	DIM_D_FF,    /* the FFN's hidden width */
 	DIM_TWO,     /* 2: a norm's row statistics */
+	DIM_GDK,     /* g·d_k: the key/value heads' key columns (h·d_k without "kv_heads") */
+	DIM_GDV,     /* g·d_v */
+	DIM_NKB,     /* FlashAttention: the key blocks, ⌈m / block_k⌉ */
+	DIM_NKB_DV,  /* the key blocks × d_v: O after each key block, side by side */
 	DIM_COUNT
 } Dim;
 
@@ -109,6 +127,8 @@ typedef enum Dim {
 typedef struct LessonShape {
 	int dim[DIM_COUNT];
 	int heads;
+	int kv_heads;      /* g: key/value heads (heads without "kv_heads") */
+	int block_q, block_k; /* FlashAttention's tile sizes (0 without "flash") */
 	unsigned features; /* FEAT_* bits */
 } LessonShape;
 
@@ -123,6 +143,9 @@ enum {
 	MF_STATS    = 1u << 4, /* score-like: views give its mean and standard deviation */
 	MF_MASKED   = 1u << 5, /* query × key cells the mask can hide (drawn as masked) */
 	MF_GRAD     = 1u << 6, /* a gradient ∂L/∂M, kept by the backward pass (backward.h) */
+	MF_KV       = 1u << 7, /* its columns belong to the key/value heads: query head h reads kv head h/(heads/g) */
+	MF_NEG_INF  = 1u << 8, /* −∞ is a value it may hold (FlashAttention's running maximum before any key) */
+	MF_DECODE   = 1u << 9, /* row t is decode step t; a key column is in that step's cache only where decode_in_cache */
 };
 
 typedef struct MatrixKind {
@@ -223,6 +246,11 @@ int matrix_present(const LessonShape *sh, AttnMatrix m, const char **why);
 int matrix_per_head(AttnMatrix m);
 /* 1 for the matrices a learner may edit with `set`: the given ones (inputs, weights). */
 int matrix_editable(AttnMatrix m);
+/* The first column head h owns of m (query heads map to their key/value head for MF_KV kinds), and how many. */
+int matrix_head_col0(const LessonShape *sh, AttnMatrix m, int h);
+int matrix_head_width(const LessonShape *sh, AttnMatrix m);
+/* The key/value head query head h reads: h / (heads / kv_heads). */
+int shape_kv_head(const LessonShape *sh, int h);
 /* Its rows and columns in this lesson (as if present). */
 void matrix_shape(const LessonShape *sh, AttnMatrix m, int *rows, int *cols);
 /* The stage that computes m in this lesson, or -1 for given matrices. */

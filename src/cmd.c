@@ -717,16 +717,28 @@ static int edit_heads(Lesson *top, void *arg, char **err)
 	const HeadsArg *ha = arg;
 	const int h = ha->heads;
 	Lesson *l = lesson_layer(top, ha->layer);
-	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % h != 0 ? &l->W_v : NULL;
+	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
+	const int g = l->kv_heads_given ? l->kv_heads : h;
+	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
 
 	if (bad != NULL) {
-		*err = str_printf("heads: %d does not divide the %d columns of %s", h, bad->cols,
+		*err = str_printf("heads: %d does not divide the %d columns of %s", bad == &l->W_q ? h : g, bad->cols,
 		                  bad == &l->W_q ? "W_q" : "W_v");
 		return -1;
 	}
+	if (h % g != 0) {
+		*err = str_printf("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")", h, g);
+		return -1;
+	}
+	if (l->alibi && !mat_empty(&l->alibi_slopes)) {
+		*err = str_printf("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads",
+		                  l->alibi_slopes.cols, h);
+		return -1;
+	}
 	l->heads = h;
+	l->kv_heads = g;
 	l->d_k = l->W_q.cols / h;
-	l->d_v = l->W_v.cols / h;
+	l->d_v = l->W_v.cols / g;
 	return 0;
 }
 

@@ -149,6 +149,138 @@ static cJSON *dump_vector(const double *v, int count)
 	return arr;
 }
 
+/* A block of a matrix (rows r0 … r0+rows−1, columns c0 … c0+cols−1) as a matrix of its own. */
+static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows, int c0, int cols)
+{
+	Mat v = { 0, 0, NULL };
+	cJSON *j;
+
+	if (mat_alloc(&v, rows, cols) != 0)
+		return -1;
+	for (int i = 0; i < rows; i++)
+		memcpy(&MAT_AT(v, i, 0), &MAT_AT(*m, r0 + i, c0), (size_t)cols * sizeof(double));
+	j = dump_matrix(&v);
+	mat_free(&v);
+	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * "decode": one object per position t, what step t reads and makes: its
+ * query, the cache rows it attends to (oldest first), each head's scores,
+ * weights and weighted row over them, the output row (and in a block the
+ * layer's output row).
+ */
+static cJSON *dump_decode(const Attn *a)
+{
+	const Lesson *l = a->lesson;
+	const int window = lesson_mask_window(l);
+	cJSON *list = cJSON_CreateArray();
+
+	for (int t = 0; list != NULL && t < l->n; t++) {
+		const int lo = window > 0 && t - window + 1 > 0 ? t - window + 1 : 0, len = t - lo + 1;
+		cJSON *o = cJSON_CreateObject(), *heads;
+		if (o == NULL || !cJSON_AddItemToArray(list, o)) {
+			cJSON_Delete(o);
+			goto fail;
+		}
+		if (add_number(o, "t", t) || add_block(o, "q", &a->dec_q, t, 1, 0, a->dec_q.cols) ||
+		    add_block(o, "K_cache", &a->cache_K, lo, len, 0, a->cache_K.cols) ||
+		    add_block(o, "V_cache", &a->cache_V, lo, len, 0, a->cache_V.cols) ||
+		    (heads = cJSON_AddArrayToObject(o, "heads")) == NULL)
+			goto fail;
+		for (int h = 0; h < a->heads; h++) {
+			const AttnHead *hd = &a->head[h];
+			cJSON *ho = cJSON_CreateObject();
+			if (ho == NULL || !cJSON_AddItemToArray(heads, ho)) {
+				cJSON_Delete(ho);
+				goto fail;
+			}
+			if (add_block(ho, "scores", &hd->dec_scores, t, 1, lo, len) ||
+			    add_block(ho, "weights", &hd->dec_weights, t, 1, lo, len) ||
+			    add_block(ho, "weighted", &hd->dec_weighted, t, 1, 0, hd->dec_weighted.cols))
+				goto fail;
+		}
+		if (add_block(o, "output", &a->dec_output, t, 1, 0, a->dec_output.cols) ||
+		    (!mat_empty(&a->dec_layer_out) && add_block(o, "layer_output", &a->dec_layer_out, t, 1, 0, l->d_model)))
+			goto fail;
+	}
+	return list;
+fail:
+	cJSON_Delete(list);
+	return NULL;
+}
+
+/*
+ * "flash": each head's tiles in the order they are processed (query block
+ * by query block, key blocks in order; a tile the mask hides is skipped and
+ * has no record), each with the state m, l, O of its rows after it.
+ */
+static cJSON *dump_flash(const Attn *a)
+{
+	const Lesson *l = a->lesson;
+	const int bq = l->flash_bq, bk = l->flash_bk, nkb = (l->m + bk - 1) / bk, dv = l->d_v;
+	cJSON *o = cJSON_CreateObject(), *heads;
+
+	if (o == NULL || add_number(o, "block_q", bq) || add_number(o, "block_k", bk) ||
+	    (heads = cJSON_AddArrayToObject(o, "heads")) == NULL)
+		goto fail;
+	for (int h = 0; h < a->heads; h++) {
+		const AttnHead *hd = &a->head[h];
+		cJSON *ho = cJSON_CreateObject(), *tiles;
+		if (ho == NULL || !cJSON_AddItemToArray(heads, ho)) {
+			cJSON_Delete(ho);
+			goto fail;
+		}
+		if ((tiles = cJSON_AddArrayToObject(ho, "tiles")) == NULL)
+			goto fail;
+		for (int qb = 0; qb * bq < l->n; qb++)
+			for (int kb = 0; kb < nkb; kb++) {
+				const int q0 = qb * bq, rows = q0 + bq <= l->n ? bq : l->n - q0;
+				cJSON *t;
+				if (attn_flash_skipped(a, qb, kb))
+					continue;
+				t = cJSON_CreateObject();
+				if (t == NULL || !cJSON_AddItemToArray(tiles, t)) {
+					cJSON_Delete(t);
+					goto fail;
+				}
+				if (add_number(t, "q0", q0) || add_number(t, "k0", kb * bk))
+					goto fail;
+				for (int k = 0; k < 2; k++) {
+					const Mat *src = k ? &hd->flash_l : &hd->flash_m;
+					cJSON *arr = cJSON_AddArrayToObject(t, k ? "l" : "m");
+					if (arr == NULL)
+						goto fail;
+					for (int i = 0; i < rows; i++) {
+						cJSON *x = dump_number(MAT_AT(*src, q0 + i, kb));
+						if (x == NULL || !cJSON_AddItemToArray(arr, x)) {
+							cJSON_Delete(x);
+							goto fail;
+						}
+					}
+				}
+				if (add_block(t, "O", &hd->flash_O, q0, rows, kb * dv, dv))
+					goto fail;
+			}
+		if (add_matrix(ho, "output", &hd->flash_out))
+			goto fail;
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* The key/value heads (only where the lesson names them, so that other dumps stay as they were). */
+static int kv_named(const Lesson *l)
+{
+	return l->kv_heads_given || l->kv_heads != l->heads;
+}
+
 static cJSON *dump_heads(const Attn *a)
 {
 	cJSON *heads = cJSON_CreateArray();
@@ -161,7 +293,9 @@ static cJSON *dump_heads(const Attn *a)
 			cJSON_Delete(o);
 			goto fail;
 		}
-		if (add_matrix(o, "scores", &hd->scores) || add_matrix(o, "scaled", &hd->scaled) ||
+		if ((kv_named(a->lesson) && add_number(o, "kv_head", h / (a->heads / a->kv_heads))) ||
+		    add_matrix(o, "scores", &hd->scores) || add_matrix(o, "scaled", &hd->scaled) ||
+		    (!mat_empty(&hd->bias) && (add_matrix(o, "bias", &hd->bias) || add_matrix(o, "biased", &hd->biased))) ||
 		    add_matrix(o, "masked", &hd->masked) || add_matrix(o, "weights", &hd->weights) ||
 		    add_matrix(o, "output", &hd->weighted))
 			goto fail;
@@ -228,8 +362,10 @@ static int add_vector(cJSON *o, const char *key, const Mat *v)
 static int add_attention(cJSON *o, const Attn *a)
 {
 	return add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V) ||
+	       (!mat_empty(&a->Q_rot) && (add_matrix(o, "Q_rot", &a->Q_rot) || add_matrix(o, "K_rot", &a->K_rot))) ||
 	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) ||
-	       add_matrix(o, "output", &a->output);
+	       add_matrix(o, "output", &a->output) ||
+	       (a->lesson->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)));
 }
 
 /*
@@ -258,7 +394,8 @@ static cJSON *dump_layer(const Attn *a)
 	};
 	size_t i;
 
-	if (o == NULL || add_number(o, "h", l->heads) || add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	if (o == NULL || add_number(o, "h", l->heads) || (kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	    add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, l))
 		goto fail;
 	for (i = 0; i < sizeof params / sizeof params[0]; i++)
@@ -281,6 +418,8 @@ static cJSON *dump_layer(const Attn *a)
 		if (attn_matrix(a, results[i].m, 0) != NULL && add_matrix(o, results[i].key, attn_matrix(a, results[i].m, 0)))
 			goto fail;
 	if (add_matrix(o, "output", attn_block_output(a)))
+		goto fail;
+	if (l->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
 		goto fail;
 	return o;
 fail:
@@ -463,7 +602,8 @@ cJSON *dump_attn(const Attn *a, char **err)
 		goto oom;
 	if (add_number(o, "attnviz", l->version > 0 ? l->version : 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
 	    add_number(o, "n", l->n) || add_number(o, "m", l->m) || add_number(o, "d_model", l->d_model) ||
-	    add_number(o, "h", l->heads) || add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	    add_number(o, "h", l->heads) || (kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	    add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, l) ||
 	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)))
 		goto oom;
@@ -492,10 +632,16 @@ cJSON *dump_attn(const Attn *a, char **err)
 	}
 	if (add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V))
 		goto oom;
+	if (!mat_empty(&a->Q_rot) && (add_matrix(o, "Q_rot", &a->Q_rot) || add_matrix(o, "K_rot", &a->K_rot)))
+		goto oom;
 	if (!cJSON_AddItemToObject(o, "heads", dump_heads(a)))
 		goto oom;
 	if (add_matrix(o, "concat", &a->concat) ||
 	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))
+		goto oom;
+	if (l->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)))
+		goto oom;
+	if (l->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
 		goto oom;
 	rows = cJSON_AddArrayToObject(o, "row_all_masked");
 	if (rows == NULL)

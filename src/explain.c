@@ -65,6 +65,8 @@ static double explain_product(StrBuf *b, const Mat *A, int row, const Mat *B, in
 static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 {
 	const Lesson *l = a->lesson;
+	const Mat *Q = l->rope ? &a->Q_rot : &a->Q, *K = l->rope ? &a->K_rot : &a->K;
+	const int kc = shape_kv_head(&a->shape, h) * l->d_k;
 	char x1[32], x2[32], x3[32], x4[32];
 	double sum = 0.0;
 	int c;
@@ -73,7 +75,7 @@ static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 		strbuf_printf(b, "additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= ", sym(utf8, "\u03a3", "sum"),
 		        sym(utf8, "\u00b7", "*"));
 		for (c = 0; c < l->d_k; c++) {
-			const double q = MAT_AT(a->Q, i, h * l->d_k + c), k = MAT_AT(a->K, j, h * l->d_k + c);
+			const double q = MAT_AT(*Q, i, h * l->d_k + c), k = MAT_AT(*K, j, kc + c);
 			const double w = l->w_e.a[h * l->d_k + c];
 			sum += w * tanh(q + k);
 			if (c < MAX_TERMS)
@@ -85,10 +87,13 @@ static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 		strbuf_printf(b, "\n= %s\n", num(x4, sum, utf8));
 		return;
 	}
-	strbuf_printf(b, "score = q_%d %s k_%d  (query row %d of Q, key row %d of K%s)\n", i, sym(utf8, "\u00b7", "."), j, i,
-	              j, a->heads > 1 ? ", this head's columns" : "");
-	explain_terms(b, &a->Q.a[(size_t)i * a->Q.cols + (size_t)h * l->d_k], 1,
-	              &a->K.a[(size_t)j * a->K.cols + (size_t)h * l->d_k], 1, l->d_k, utf8);
+	strbuf_printf(b, "score = q_%d %s k_%d  (query row %d of %s, key row %d of %s%s)\n", i, sym(utf8, "\u00b7", "."), j, i,
+	              l->rope ? "Q_rot" : "Q", j, l->rope ? "K_rot" : "K", a->heads > 1 ? ", this head's columns" : "");
+	if (a->kv_heads < a->heads)
+		strbuf_printf(b, "(query head %d shares key/value head %d with %d other heads)\n", h, kc / l->d_k,
+		              a->heads / a->kv_heads - 1);
+	explain_terms(b, &Q->a[(size_t)i * Q->cols + (size_t)h * l->d_k], 1, &K->a[(size_t)j * K->cols + kc], 1, l->d_k,
+	              utf8);
 }
 
 static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
@@ -141,8 +146,8 @@ static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int 
 
 	strbuf_printf(b, "output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n",
 	              sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u00b7", "*"), c, i, c);
-	explain_terms(b, &a->head[h].weights.a[(size_t)i * l->m], 1, &a->V.a[(size_t)h * l->d_v + c], (size_t)a->V.cols,
-	              l->m, utf8);
+	explain_terms(b, &a->head[h].weights.a[(size_t)i * l->m], 1,
+	              &a->V.a[(size_t)shape_kv_head(&a->shape, h) * l->d_v + c], (size_t)a->V.cols, l->m, utf8);
 }
 
 /* A bias added after a product: "+ b_q[j] = …", when the lesson has one. */
@@ -256,11 +261,15 @@ static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 	(void)which, (void)h;
 	if (a->visible[(size_t)i * l->m + j]) {
-		strbuf_printf(b, "query %d may see key %d, so the scaled score passes through unchanged.\n", i, j);
+		strbuf_printf(b, "query %d may see key %d, so the %s score passes through unchanged.\n", i, j,
+		              l->alibi ? "biased" : "scaled");
 		return;
 	}
 	strbuf_printf(b, "query %d may not see key %d (%s mask), so the cell becomes %s\n", i, j,
-	              l->mask == MASK_CAUSAL ? "causal: a later token" : l->mask == MASK_PADDING ? "padding" : "the lesson's",
+	              l->mask == MASK_CAUSAL ? "causal: a later token"
+	              : l->mask == MASK_PADDING ? "padding"
+	              : l->mask == MASK_WINDOW ? (j > i ? "window: a later token" : "window: too far back")
+	              : l->mask == MASK_LIST ? "one of the list's" : "the lesson's",
 	              l->mask_fill_inf ? sym(utf8, "-\u221e: exp(-\u221e) = 0, no weight at all.", "-inf: exp(-inf) = 0, no weight at all.")
 	                               : "the fill value; it still gets exp(fill - max) of the weight.");
 	if (!l->mask_fill_inf)
@@ -581,17 +590,171 @@ static void explain_back_project(StrBuf *b, const Attn *a, AttnMatrix which, int
 	}
 }
 
+/* Q_rot or K_rot: a pair of one head's row turned by the row's position. */
+static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const Mat *in = which == AM_Q_ROT ? &a->Q : &a->K;
+	const int dk = l->d_k, c = j % dk, half = dk / 2, interleaved = l->rope_style == ROPE_INTERLEAVED;
+	const int pair = interleaved ? c / 2 : c % half, first = interleaved ? c % 2 == 0 : c < half;
+	const int ca = j - c + (interleaved ? 2 * pair : pair), cb = j - c + (interleaved ? 2 * pair + 1 : pair + half);
+	const double theta = (double)i * pow(l->rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
+	char x1[32], x2[32], x3[32], x4[32], x5[32];
+
+	(void)h;
+	strbuf_printf(b, "RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n", i, ca, cb,
+	              matrix_name(which == AM_Q_ROT ? AM_Q : AM_K), pair);
+	strbuf_printf(b, "%s = %d %s %s^(%s2%s%d/%d) = %s rad\n", sym(utf8, "\u03b8", "theta"), i, sym(utf8, "\u00d7", "*"),
+	              num(x1, l->rope_base, utf8), sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), pair, dk,
+	              num(x2, theta, utf8));
+	if (first)
+		strbuf_printf(b, "= a cos %s %s b sin %s = %s %s %s %s %s %s %s = %s\n", sym(utf8, "\u03b8", "t"),
+		              sym(utf8, "\u2212", "-"), sym(utf8, "\u03b8", "t"), num(x1, x, utf8), sym(utf8, "\u00b7", "*"),
+		              num(x2, cos(theta), utf8), sym(utf8, "\u2212", "-"), num(x3, y, utf8), sym(utf8, "\u00b7", "*"),
+		              num(x4, sin(theta), utf8), num(x5, x * cos(theta) - y * sin(theta), utf8));
+	else
+		strbuf_printf(b, "= a sin %s + b cos %s = %s %s %s + %s %s %s = %s\n", sym(utf8, "\u03b8", "t"),
+		              sym(utf8, "\u03b8", "t"), num(x1, x, utf8), sym(utf8, "\u00b7", "*"), num(x2, sin(theta), utf8),
+		              num(x3, y, utf8), sym(utf8, "\u00b7", "*"), num(x4, cos(theta), utf8),
+		              num(x5, x * sin(theta) + y * cos(theta), utf8));
+	strbuf_printf(b, "(a rotation keeps the pair's length; q%sk then depends on the two positions only through their distance)\n",
+	              sym(utf8, "\u00b7", "."));
+}
+
+/* ALiBi's bias and biased: −slope·|i − j|, added to the scaled score. */
+static void explain_alibi(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const int d = i > j ? i - j : j - i;
+	const double bias = MAT_AT(a->head[h].bias, i, j);
+	char x1[32], x2[32], x3[32];
+
+	strbuf_printf(b, "bias = %sslope %s |i %s j| = %s%s %s %d = %s  (head %d's slope; keys %d apart)\n",
+	              sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), sym(utf8, "\u2212", "-"), sym(utf8, "\u2212", "-"),
+	              num(x1, a->slopes[h], utf8), sym(utf8, "\u00d7", "*"), d, num(x2, bias, utf8), h, d);
+	if (which == AM_BIASED)
+		strbuf_printf(b, "biased = scaled + bias = %s + %s = %s\n", num(x1, MAT_AT(a->head[h].scaled, i, j), utf8),
+		              num(x2, bias, utf8), num(x3, MAT_AT(a->head[h].biased, i, j), utf8));
+}
+
+/* FlashAttention's running state of row i after key block c, and its output. */
+static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnHead *hd = &a->head[h];
+	const int bq = l->flash_bq, bk = l->flash_bk, dv = l->d_v;
+	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->m + bk - 1) / bk - 1 : j;
+	const int k0 = kb * bk, k1 = k0 + bk < l->m ? k0 + bk : l->m;
+	char x1[32], x2[32], x3[32], x4[32];
+
+	strbuf_printf(b, "row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n", i, i / bq, i / bq * bq,
+	              (i / bq + 1) * bq < l->n ? (i / bq + 1) * bq - 1 : l->n - 1, kb, k0, k1 - 1);
+	if (which == AM_FLASH_OUT) {
+		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
+		if (ll > 0)
+			strbuf_printf(b, "out = O / l after the last tile = %s / %s = %s  (weighted[%d][%d] = %s)\n", num(x1, O, utf8),
+			              num(x2, ll, utf8), num(x3, O / ll, utf8), i, j, num(x4, MAT_AT(hd->weighted, i, j), utf8));
+		else
+			strbuf_printf(b, "row %d saw no key (l = 0): its output is 0\n", i);
+		return;
+	}
+	if (attn_flash_skipped(a, i / bq, kb)) {
+		strbuf_printf(b, "the mask hides this whole tile, so it is skipped: the state is what it was before\n");
+		return;
+	}
+	{
+		const double m_before = kb > 0 ? MAT_AT(hd->flash_m, i, kb - 1) : -INFINITY, m_after = MAT_AT(hd->flash_m, i, kb);
+		const double l_before = kb > 0 ? MAT_AT(hd->flash_l, i, kb - 1) : 0.0;
+		const double alpha = m_after == -INFINITY ? 0.0 : exp(m_before - m_after);
+		strbuf_printf(b, "m' = max(m, rowmax S) = max(%s, ", num(x1, m_before, utf8));
+		for (int k = k0; k < k1; k++)
+			strbuf_printf(b, "%s%s", k > k0 ? ", " : "", num(x2, MAT_AT(hd->masked, i, k), utf8));
+		strbuf_printf(b, ") = %s\n", num(x3, m_after, utf8));
+		if (which == AM_FLASH_M)
+			return;
+		strbuf_printf(b, "rescale by e^(m %s m') = %s\n", sym(utf8, "\u2212", "-"), num(x1, alpha, utf8));
+		if (which == AM_FLASH_L) {
+			strbuf_printf(b, "l' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"), num(x2, l_before, utf8));
+			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
+				strbuf_printf(b, " + exp(%s %s %s)", num(x1, MAT_AT(hd->masked, i, k), utf8), sym(utf8, "\u2212", "-"),
+				              num(x2, m_after, utf8));
+			strbuf_printf(b, " = %s\n", num(x3, MAT_AT(hd->flash_l, i, kb), utf8));
+		} else {
+			const int c = j % dv;
+			strbuf_printf(b, "O' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"),
+			              num(x2, kb > 0 ? MAT_AT(hd->flash_O, i, (kb - 1) * dv + c) : 0.0, utf8));
+			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
+				strbuf_printf(b, " + exp(%s %s %s)%s%s", num(x1, MAT_AT(hd->masked, i, k), utf8),
+				              sym(utf8, "\u2212", "-"), num(x2, m_after, utf8), sym(utf8, "\u00b7", "*"),
+				              num(x3, a->V.a[(size_t)k * a->V.cols + (size_t)shape_kv_head(&a->shape, h) * dv + c], utf8));
+			strbuf_printf(b, " = %s\n", num(x3, MAT_AT(hd->flash_O, i, j), utf8));
+		}
+	}
+}
+
+/* Decoding: what step t computed, from its own row and the cache. */
+static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const int window = lesson_mask_window(l), lo = window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
+	const int kh = shape_kv_head(&a->shape, h);
+	char x1[32], x2[32];
+
+	switch (which) {
+	case AM_DEC_Q:
+	case AM_CACHE_K:
+	case AM_CACHE_V:
+		strbuf_printf(b, "made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n", t, t,
+		              which != AM_CACHE_V && l->rope ? ", then turned by RoPE at its position" : "",
+		              which == AM_DEC_Q ? (l->rope ? "Q_rot" : "Q") : which == AM_CACHE_K ? (l->rope ? "K_rot" : "K") : "V",
+		              t, j,
+		              num(x1, MAT_AT(*(which == AM_DEC_Q ? (l->rope ? &a->Q_rot : &a->Q)
+		                               : which == AM_CACHE_K ? (l->rope ? &a->K_rot : &a->K) : &a->V), t, j), utf8));
+		if (which != AM_DEC_Q)
+			strbuf_printf(b, "it stays in the cache for the steps after it%s\n",
+			              window > 0 ? " while it is inside the window" : "");
+		return;
+	case AM_DEC_SCORES:
+	case AM_DEC_WEIGHTS:
+		if (!attn_in_cache(t, j, window)) {
+			strbuf_printf(b, "key %d is not in step %d's cache (%s)\n", j, t,
+			              j > t ? "it has not been generated yet" : "the rolling cache dropped it");
+			return;
+		}
+		if (which == AM_DEC_SCORES) {
+			strbuf_printf(b, "score = q_%d %s cached k_%d (key/value head %d)\n", t, sym(utf8, "\u00b7", "."), j, kh);
+			explain_terms(b, &MAT_AT(a->dec_q, t, h * l->d_k), 1, &MAT_AT(a->cache_K, j, kh * l->d_k), 1, l->d_k, utf8);
+		} else
+			strbuf_printf(b, "softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
+			                 "computation's weights[%d][%d] = %s\n", t - lo + 1, lo, t, l->alibi ? ", biased" : "", t, j,
+			              num(x1, MAT_AT(a->head[h].weights, t, j), utf8));
+		return;
+	case AM_DEC_WEIGHTED:
+		strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", sym(utf8, "\u03a3", "sum"), sym(utf8, "\u00b7", "*"), j,
+		              lo, t);
+		explain_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * l->d_v + j),
+		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
+		return;
+	default:
+		strbuf_printf(b, "step %d's row; the full computation's row %d holds %s\n", t, t,
+		              num(x2, MAT_AT(*(which == AM_DEC_OUTPUT ? &a->output : attn_block_output(a)), t, j), utf8));
+		return;
+	}
+}
+
 /* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels). */
 static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_INPUT] = explain_given,
 	[STAGE_POSITIONAL] = explain_positional,
 	[STAGE_PROJECT] = explain_project,
+	[STAGE_ROTATE] = explain_rotate,
 	[STAGE_SPLIT] = NULL, /* makes nothing of its own */
 	[STAGE_SCORES] = explain_scores,
 	[STAGE_SCALE] = explain_scale,
+	[STAGE_BIAS] = explain_alibi,
 	[STAGE_MASK] = explain_mask,
 	[STAGE_SOFTMAX] = explain_softmax_cell,
 	[STAGE_WEIGHTED] = explain_weighted_cell,
+	[STAGE_FLASH] = explain_flash,
 	[STAGE_CONCAT] = explain_concat,
 	[STAGE_OUTPUT] = explain_output,
 	[STAGE_NORM1_PRE] = explain_norm,
@@ -603,6 +766,7 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_FFN_OUT] = explain_ffn_out,
 	[STAGE_RESIDUAL2] = explain_residual,
 	[STAGE_NORM2_POST] = explain_norm,
+	[STAGE_DECODE] = explain_decode,
 	[STAGE_FINAL_NORM] = explain_norm,
 	[STAGE_BACK_OUTPUT] = explain_back_output,
 	[STAGE_BACK_WEIGHTED] = explain_back_weighted,
@@ -690,9 +854,9 @@ static int operands_scores(const Attn *a, AttnMatrix which, int h, int i, int j,
 {
 	int k = 0;
 
-	(void)a, (void)which;
-	OP(AM_Q, h, i, -1);
-	OP(AM_K, h, j, -1);
+	(void)which;
+	OP(a->lesson->rope ? AM_Q_ROT : AM_Q, h, i, -1);
+	OP(a->lesson->rope ? AM_K_ROT : AM_K, h, j, -1);
 	return k;
 }
 
@@ -701,8 +865,9 @@ static int operands_cellwise(const Attn *a, AttnMatrix which, int h, int i, int 
 {
 	int k = 0;
 
-	(void)a;
-	OP(which == AM_SCALED ? AM_SCORES : AM_SCALED, h, i, j);
+	OP(which == AM_SCALED ? AM_SCORES : which == AM_BIASED || !a->lesson->alibi ? AM_SCALED : AM_BIASED, h, i, j);
+	if (which == AM_BIASED)
+		OP(AM_BIAS, h, i, j);
 	return k;
 }
 
@@ -723,7 +888,7 @@ static int operands_weighted(const Attn *a, AttnMatrix which, int h, int i, int 
 
 	(void)which;
 	OP(AM_WEIGHTS, h, i, -1);
-	OP(AM_V, h, -1, h * a->lesson->d_v + j);
+	OP(AM_V, h, -1, shape_kv_head(&a->shape, h) * a->lesson->d_v + j);
 	return k;
 }
 
@@ -760,6 +925,7 @@ static const StageOperands stage_operands[STAGE_COUNT] = {
 	[STAGE_PROJECT] = operands_project,
 	[STAGE_SCORES] = operands_scores,
 	[STAGE_SCALE] = operands_cellwise,
+	[STAGE_BIAS] = operands_cellwise,
 	[STAGE_MASK] = operands_cellwise,
 	[STAGE_SOFTMAX] = operands_softmax,
 	[STAGE_WEIGHTED] = operands_weighted,

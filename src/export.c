@@ -1051,6 +1051,8 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	const Block *b = &l->block;
 	cJSON *bj;
 
+	if ((l->kv_heads_given || l->kv_heads != l->heads) && !cJSON_AddNumberToObject(o, "kv_heads", l->kv_heads))
+		return -1;
 	if ((!mat_empty(&l->b_q) && put(o, "b_q", json_flat(&l->b_q)) != 0) ||
 	    (!mat_empty(&l->b_k) && put(o, "b_k", json_flat(&l->b_k)) != 0) ||
 	    (!mat_empty(&l->b_v) && put(o, "b_v", json_flat(&l->b_v)) != 0) ||
@@ -1078,10 +1080,12 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	return 0;
 }
 
+static int json_modern_keys(cJSON *o, const Lesson *l);
+
 /* Format 2's keys of the whole lesson: its own layer keys, "layers" written out whole, "backward". */
 static int json_v2_keys(cJSON *o, const Lesson *l)
 {
-	if (json_layer_keys(o, l, l) != 0)
+	if (json_layer_keys(o, l, l) != 0 || json_modern_keys(o, l) != 0)
 		return -1;
 	if (l->nlayers > 0) {
 		cJSON *layers = cJSON_CreateArray();
@@ -1103,6 +1107,58 @@ static int json_v2_keys(cJSON *o, const Lesson *l)
 		cJSON *b = cJSON_CreateObject();
 		if (put(o, "backward", b) != 0 ||
 		    put(b, l->backward == BACKWARD_TARGET ? "target" : "dOutput", json_matrix(&l->target)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* One mask as the lesson format writes it: "none", "causal", {"padding": …}, {"window": w} or a matrix. */
+static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
+{
+	cJSON *o;
+
+	switch (kind) {
+	case MASK_CAUSAL: return cJSON_CreateString("causal");
+	case MASK_MATRIX: return json_matrix(m);
+	case MASK_PADDING:
+	case MASK_WINDOW:
+		o = cJSON_CreateObject();
+		if (o != NULL && (kind == MASK_PADDING ? put(o, "padding", json_flat(m)) != 0
+		                                       : !cJSON_AddNumberToObject(o, "window", window))) {
+			cJSON_Delete(o);
+			return NULL;
+		}
+		return o;
+	default: return cJSON_CreateString("none");
+	}
+}
+
+/* Issue 11's shared keys: "rope", "alibi", "decode", "flash". */
+static int json_modern_keys(cJSON *o, const Lesson *l)
+{
+	static const char *const styles[] = { "half", "interleaved" };
+
+	if (l->rope) {
+		cJSON *r = cJSON_CreateObject();
+		if (put(o, "rope", r) != 0 || put(r, "base", json_num(l->rope_base)) != 0 ||
+		    !cJSON_AddStringToObject(r, "style", styles[l->rope_style]))
+			return -1;
+	}
+	if (l->alibi) {
+		if (mat_empty(&l->alibi_slopes) ? !cJSON_AddTrueToObject(o, "alibi") : 0)
+			return -1;
+		if (!mat_empty(&l->alibi_slopes)) {
+			cJSON *a = cJSON_CreateObject();
+			if (put(o, "alibi", a) != 0 || put(a, "slopes", json_flat(&l->alibi_slopes)) != 0)
+				return -1;
+		}
+	}
+	if (l->decode && !cJSON_AddTrueToObject(o, "decode"))
+		return -1;
+	if (l->flash_bq > 0) {
+		cJSON *f = cJSON_CreateObject();
+		if (put(o, "flash", f) != 0 || !cJSON_AddNumberToObject(f, "block_q", l->flash_bq) ||
+		    !cJSON_AddNumberToObject(f, "block_k", l->flash_bk))
 			return -1;
 	}
 	return 0;
@@ -1133,26 +1189,19 @@ static int json_compute_keys(cJSON *o, const Lesson *l)
 	if (l->scale == SCALE_VALUE ? put(o, "scale", json_num(l->scale_value)) != 0
 	                            : !cJSON_AddBoolToObject(o, "scale", l->scale == SCALE_SQRT_DK))
 		return -1;
-	switch (l->mask) {
-	case MASK_NONE:
-		if (!cJSON_AddStringToObject(o, "mask", "none"))
+	if (l->mask == MASK_LIST) {
+		cJSON *list = cJSON_CreateArray();
+		if (put(o, "mask", list) != 0)
 			return -1;
-		break;
-	case MASK_CAUSAL:
-		if (!cJSON_AddStringToObject(o, "mask", "causal"))
-			return -1;
-		break;
-	case MASK_PADDING: {
-		cJSON *m = cJSON_CreateObject();
-		if (put(o, "mask", m) != 0 || put(m, "padding", json_flat(&l->mask_matrix)) != 0)
-			return -1;
-		break;
-	}
-	case MASK_MATRIX:
-		if (put(o, "mask", json_matrix(&l->mask_matrix)) != 0)
-			return -1;
-		break;
-	}
+		for (int i = 0; i < l->nmasks; i++) {
+			cJSON *one = json_mask(l->masks[i].kind, l->masks[i].window, &l->masks[i].matrix);
+			if (one == NULL || !cJSON_AddItemToArray(list, one)) {
+				cJSON_Delete(one);
+				return -1;
+			}
+		}
+	} else if (put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix)) != 0)
+		return -1;
 	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
 	                     : put(o, "mask_fill", json_num(l->mask_fill)) != 0)
 		return -1;

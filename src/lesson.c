@@ -738,17 +738,32 @@ static int read_generator(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src
  * Read the shape of the matrix at key (absent: SRC_ABSENT) and check its
  * structure: every row the same length, every entry a finite number.
  */
+static int read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
+
 static int read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim, MatSrc *src)
 {
-	const cJSON *v = get(obj, key), *row, *x;
-	size_t old = c->pathlen, old2;
-	long rows = 0, cols = -1, k;
-	int r = -1;
+	const cJSON *v = get(obj, key);
+	size_t old = c->pathlen;
+	int r;
 
 	memset(src, 0, sizeof *src);
 	if (v == NULL)
 		return 0;
 	path_key(c, key);
+	r = read_matsrc_value(c, v, lim, src);
+	path_set(c, old);
+	return r;
+}
+
+/* A matrix (literal rows, a flat vector, or a generator) at the current path. */
+static int read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src)
+{
+	const cJSON *row, *x;
+	size_t old = c->pathlen, old2;
+	long rows = 0, cols = -1, k;
+	int r = -1;
+
+	memset(src, 0, sizeof *src);
 	snprintf(src->path, sizeof src->path, "%s", c->path);
 	src->item = v;
 	if (cJSON_IsObject(v)) {
@@ -922,9 +937,49 @@ typedef struct Shapes {
 	int backward;                 /* a loss: the backward stages exist */
 	NormPlace norm;
 	NormKind norm_kind;
+	/* issue 11: key/value heads, RoPE, ALiBi, the masks of a list, decoding, FlashAttention's tiles */
+	int kv_heads, rope, alibi, decode, flash_bq, flash_bk, fill_inf;
+	int nparts;
+	struct { MaskKind kind; int window, r, c; } part[LESSON_MAX_MASKS]; /* the masks (one without a list) */
 } Shapes;
 
 static void shapes_from_lesson(const Lesson *l, Shapes *s);
+
+/* The lesson's masks as parts (one part for a single mask, none without). */
+static void shapes_masks(Shapes *s, const Lesson *l)
+{
+	s->mask = l->mask;
+	s->mask_r = l->mask_matrix.rows;
+	s->mask_c = l->mask_matrix.cols;
+	s->fill_inf = l->mask_fill_inf;
+	s->nparts = 0;
+	if (l->mask == MASK_LIST) {
+		for (int i = 0; i < l->nmasks && i < LESSON_MAX_MASKS; i++) {
+			s->part[i].kind = l->masks[i].kind;
+			s->part[i].window = l->masks[i].window;
+			s->part[i].r = l->masks[i].matrix.rows;
+			s->part[i].c = l->masks[i].matrix.cols;
+			s->nparts++;
+		}
+	} else if (l->mask != MASK_NONE) {
+		s->part[0].kind = l->mask;
+		s->part[0].window = l->window;
+		s->part[0].r = l->mask_matrix.rows;
+		s->part[0].c = l->mask_matrix.cols;
+		s->nparts = 1;
+	}
+}
+
+/* Key/value heads, RoPE, ALiBi, decoding and the tiles, for the shape and presence rules. */
+static void shapes_modern(Shapes *s, const Lesson *l)
+{
+	s->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
+	s->rope = l->rope;
+	s->alibi = l->alibi;
+	s->decode = l->decode;
+	s->flash_bq = l->flash_bq;
+	s->flash_bk = l->flash_bk;
+}
 
 /* The block's settings, for the presence rules. */
 static void shapes_block(Shapes *s, const Lesson *l)
@@ -941,16 +996,29 @@ static void shapes_block(Shapes *s, const Lesson *l)
 static double shapes_count(const Shapes *s)
 {
 	const double N = s->n, M = s->m, h = s->heads, D = s->d_model, Ds = s->d_src, dk = s->d_k, dv = s->d_v;
-	const double mask = s->mask == MASK_MATRIX ? N * M : s->mask == MASK_PADDING ? M : 0;
-	double own, computed;
+	const double g = s->kv_heads > 0 ? s->kv_heads : s->heads;
+	double mask = 0, own, computed;
 
+	for (int i = 0; i < s->nparts; i++)
+		mask += s->part[i].kind == MASK_MATRIX ? N * M : s->part[i].kind == MASK_PADDING ? M : 0;
 	/* the lesson: X, source.X, W_q, W_k, W_v, W_o, w_e, the mask */
-	own = N * D + (s->has_source ? M * Ds : 0) + D * h * dk + Ds * h * (dk + dv) +
+	own = N * D + (s->has_source ? M * Ds : 0) + D * h * dk + Ds * g * (dk + dv) +
 	      (s->has_wo ? h * dv * s->d_out : 0) + (s->score == SCORE_ADDITIVE ? h * dk : 0) + mask;
 	/* the computation: PE and X, PE_src and S, Q, K, V, per head 4 n × m and weighted, concat, output, visibility */
 	computed = (s->positional != POS_NONE ? 2 : 1) * N * D +
-	           (s->has_source ? (s->positional != POS_NONE ? 2 : 1) * M * Ds : 0) + N * h * dk + M * h * (dk + dv) +
+	           (s->has_source ? (s->positional != POS_NONE ? 2 : 1) * M * Ds : 0) + N * h * dk + M * g * (dk + dv) +
 	           h * (4 * N * M + N * dv) + N * h * dv + (s->has_wo ? N * s->d_out : 0) + N * M;
+	/* RoPE's Q_rot and K_rot; ALiBi's bias and biased per head; the tiles' m, l, O and output; the decode rows */
+	if (s->rope)
+		computed += N * h * dk + M * g * dk;
+	if (s->alibi)
+		computed += h * 2 * N * M + h;
+	if (s->flash_bq > 0 && s->flash_bk > 0) {
+		const double nkb = ceil(M / s->flash_bk);
+		computed += h * (N * nkb * (2 + dv) + N * dv);
+	}
+	if (s->decode)
+		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * s->d_out + (s->block ? N * D : 0);
 	if (s->block) {
 		const double F = s->d_ff;
 		/* its parameters: four norm vectors, W_1, W_3, W_2 and their biases; its results: two residuals,
@@ -1006,7 +1074,9 @@ static int check_shapes(Ctx *c, Shapes *s)
 		fail(c, "expected %d rows (the columns of %s), got %d", s->d_src, src_x, s->wv_r);
 		goto out;
 	}
-	if (s->wk_c != s->wq_c) {
+	if (s->kv_heads <= 0)
+		s->kv_heads = s->heads;
+	if (s->kv_heads == s->heads && s->wk_c != s->wq_c) {
 		AT("W_k");
 		fail(c, "expected %d columns (as many as W_q: heads × d_k), got %d", s->wq_c, s->wk_c);
 		goto out;
@@ -1016,19 +1086,34 @@ static int check_shapes(Ctx *c, Shapes *s)
 		fail(c, "%d does not divide the %d columns of W_q", s->heads, s->wq_c);
 		goto out;
 	}
-	if (s->wv_c % s->heads != 0) {
-		AT("heads");
-		fail(c, "%d does not divide the %d columns of W_v", s->heads, s->wv_c);
+	if (s->kv_heads != s->heads && s->wk_c != s->kv_heads * (s->wq_c / s->heads)) {
+		AT("W_k");
+		fail(c, "expected %d columns (kv_heads %d × d_k %d), got %d", s->kv_heads * (s->wq_c / s->heads),
+		     s->kv_heads, s->wq_c / s->heads, s->wk_c);
+		goto out;
+	}
+	if (s->wv_c % s->kv_heads != 0) {
+		AT(s->kv_heads == s->heads ? "heads" : "kv_heads");
+		fail(c, "%d does not divide the %d columns of W_v", s->kv_heads, s->wv_c);
 		goto out;
 	}
 	s->d_k = s->wq_c / s->heads;
-	s->d_v = s->wv_c / s->heads;
-	if (s->has_wo && s->wo_r != s->wv_c) {
+	s->d_v = s->wv_c / s->kv_heads;
+	if (s->has_wo && s->wo_r != s->heads * s->d_v) {
 		AT("W_o");
-		fail(c, "expected %d rows (heads × d_v, the columns of W_v), got %d", s->wv_c, s->wo_r);
+		if (s->kv_heads == s->heads)
+			fail(c, "expected %d rows (heads × d_v, the columns of W_v), got %d", s->wv_c, s->wo_r);
+		else
+			fail(c, "expected %d rows (heads %d × d_v %d, the columns of concat), got %d", s->heads * s->d_v,
+			     s->heads, s->d_v, s->wo_r);
 		goto out;
 	}
-	s->d_out = s->has_wo ? s->wo_c : s->wv_c;
+	s->d_out = s->has_wo ? s->wo_c : s->heads * s->d_v;
+	if (s->rope && s->d_k % 2 != 0) {
+		AT("rope");
+		fail(c, "needs an even d_k (q and k are rotated in pairs of columns), but d_k = %d", s->d_k);
+		goto out;
+	}
 	if (s->score == SCORE_ADDITIVE) {
 		if (!s->has_we) {
 			AT("w_e");
@@ -1042,35 +1127,77 @@ static int check_shapes(Ctx *c, Shapes *s)
 			goto out;
 		}
 	}
-	switch (s->mask) {
-	case MASK_CAUSAL:
-		if (s->n != s->m) {
-			AT("mask");
-			fail(c, "\"causal\" needs a square score matrix, but n = %d and m = %d", s->n, s->m);
+	for (int i = 0; i < s->nparts; i++) {
+		char where[40];
+		const int list = s->mask == MASK_LIST;
+		snprintf(where, sizeof where, list ? "mask[%d]" : "mask", i);
+		switch (s->part[i].kind) {
+		case MASK_CAUSAL:
+		case MASK_WINDOW:
+			if (s->n != s->m) {
+				AT("mask");
+				fail(c, "%s needs a square score matrix, but n = %d and m = %d",
+				     s->part[i].kind == MASK_CAUSAL ? "\"causal\"" : "a window", s->n, s->m);
+				goto out;
+			}
+			break;
+		case MASK_PADDING:
+			if (s->part[i].c != s->m) {
+				AT(where);
+				path_key(c, "padding");
+				fail(c, "expected %d numbers (one per key, m = %d), got %d", s->m, s->m, s->part[i].c);
+				goto out;
+			}
+			break;
+		case MASK_MATRIX:
+			if (s->part[i].r != s->n) {
+				AT(where);
+				fail(c, "expected %d rows (n, one per query), got %d", s->n, s->part[i].r);
+				goto out;
+			}
+			if (s->part[i].c != s->m) {
+				AT(where);
+				fail(c, "expected %d columns (m, one per key), got %d", s->m, s->part[i].c);
+				goto out;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (s->decode) {
+		int causal = 0;
+		for (int i = 0; i < s->nparts; i++)
+			causal |= s->part[i].kind == MASK_CAUSAL || s->part[i].kind == MASK_WINDOW;
+		AT("decode");
+		if (s->has_source) {
+			fail(c, "needs self-attention (a lesson with a source is not generated token by token)");
 			goto out;
 		}
-		break;
-	case MASK_PADDING:
-		if (s->mask_c != s->m) {
-			AT("mask.padding");
-			fail(c, "expected %d numbers (one per key, m = %d), got %d", s->m, s->m, s->mask_c);
+		if (!causal) {
+			fail(c, "needs a causal or window mask (a generated token sees only the tokens before it)");
 			goto out;
 		}
-		break;
-	case MASK_MATRIX:
-		if (s->mask_r != s->n) {
-			AT("mask");
-			fail(c, "expected %d rows (n, one per query), got %d", s->n, s->mask_r);
+		if (!s->fill_inf) {
+			fail(c, "needs \"mask_fill\": \"-inf\" (with a finite fill the full computation also weighs the future "
+			        "tokens a cache does not hold)");
 			goto out;
 		}
-		if (s->mask_c != s->m) {
-			AT("mask");
-			fail(c, "expected %d columns (m, one per key), got %d", s->m, s->mask_c);
+		path_set(c, base);
+	}
+	if (s->flash_bq != 0 || s->flash_bk != 0) {
+		if (s->flash_bq < 1 || s->flash_bq > s->n) {
+			AT("flash");
+			path_key(c, "block_q");
+			fail(c, "expected a whole number from 1 to %d (n, the query rows), got %d", s->n, s->flash_bq);
 			goto out;
 		}
-		break;
-	case MASK_NONE:
-		break;
+		if (s->flash_bk < 1 || s->flash_bk > s->m) {
+			AT("flash");
+			path_key(c, "block_k");
+			fail(c, "expected a whole number from 1 to %d (m, the key rows), got %d", s->m, s->flash_bk);
+			goto out;
+		}
 	}
 	/* Counted from the shapes, before a single number is allocated; a compare variant counts with its lesson. */
 	total = c->numbers_before + shapes_count(s);
@@ -1107,6 +1234,13 @@ static void shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_D_SRC] = s->d_src;
 	out->dim[DIM_HDK] = s->heads * s->d_k;
 	out->dim[DIM_HDV] = s->heads * s->d_v;
+	out->dim[DIM_GDK] = (s->kv_heads > 0 ? s->kv_heads : s->heads) * s->d_k;
+	out->dim[DIM_GDV] = (s->kv_heads > 0 ? s->kv_heads : s->heads) * s->d_v;
+	out->dim[DIM_NKB] = s->flash_bk > 0 ? (s->m + s->flash_bk - 1) / s->flash_bk : 0;
+	out->dim[DIM_NKB_DV] = out->dim[DIM_NKB] * s->d_v;
+	out->kv_heads = s->kv_heads > 0 ? s->kv_heads : s->heads;
+	out->block_q = s->flash_bq;
+	out->block_k = s->flash_bk;
 	out->dim[DIM_DK] = s->d_k;
 	out->dim[DIM_DV] = s->d_v;
 	out->dim[DIM_D_OUT] = s->d_out;
@@ -1129,6 +1263,19 @@ static void shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_FINAL | (s->norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);
 	if (s->backward)
 		out->features |= FEAT_BACKWARD;
+	if (s->rope)
+		out->features |= FEAT_ROPE;
+	if (s->alibi)
+		out->features |= FEAT_ALIBI;
+	if (out->kv_heads < s->heads)
+		out->features |= FEAT_GQA;
+	for (int i = 0; i < s->nparts; i++)
+		if (s->part[i].kind == MASK_WINDOW)
+			out->features |= FEAT_WINDOW;
+	if (s->decode)
+		out->features |= FEAT_DECODE;
+	if (s->flash_bq > 0 && s->flash_bk > 0)
+		out->features |= FEAT_FLASH;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
@@ -1201,7 +1348,8 @@ static int check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 /* Steps and quizzes                                                   */
 /* ------------------------------------------------------------------ */
 
-static const char *const step_keys[] = { "stage", "layer", "head", "text", "focus", "quiz", "compare", NULL };
+static const char *const step_keys[] = { "stage", "layer", "head", "text", "focus", "quiz", "compare", "t", "tile",
+	                                 NULL };
 static const char *const cell_keys[] = { "matrix", "head", "row", "col", NULL };
 static const char *const quiz_keys[] = { "question", "choices", "answer", "tolerance", "hint", NULL };
 
@@ -1346,6 +1494,47 @@ out:
 	return -1;
 }
 
+/* "t" on a decode step (the generation step shown), "tile": [query block, key block] on a flash step. */
+static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
+{
+	const cJSON *tile = get(v, "tile");
+	long long t = -1;
+	size_t old;
+
+	if (get(v, "t") != NULL) {
+		if (st->stage != STAGE_DECODE) {
+			old = path_key(c, "t");
+			fail(c, "\"t\" (a generation step) belongs to a \"decode\" step, not %s", stage_name(st->stage));
+			path_set(c, old);
+			return -1;
+		}
+		if (key_whole(c, v, "t", 0, s->n - 1, "a position from 0 to n − 1", &t) != 0)
+			return -1;
+		st->t = (int)t;
+	}
+	if (tile == NULL)
+		return 0;
+	old = path_key(c, "tile");
+	if (st->stage != STAGE_FLASH) {
+		fail(c, "\"tile\" belongs to a \"flash\" step, not %s", stage_name(st->stage));
+	} else if (!cJSON_IsArray(tile) || cJSON_GetArraySize(tile) != 2 || !cJSON_IsNumber(tile->child) ||
+	           !cJSON_IsNumber(tile->child->next)) {
+		fail(c, "expected [query block, key block], got %s", got(tile).s);
+	} else {
+		const int nqb = (s->n + s->flash_bq - 1) / s->flash_bq, nkb = (s->m + s->flash_bk - 1) / s->flash_bk;
+		const double q = tile->child->valuedouble, k = tile->child->next->valuedouble;
+		if (q != floor(q) || q < 0 || q >= nqb || k != floor(k) || k < 0 || k >= nkb)
+			fail(c, "expected [query block 0 … %d, key block 0 … %d] (block_q %d, block_k %d), got %s", nqb - 1, nkb - 1,
+			     s->flash_bq, s->flash_bk, got(tile).s);
+		else {
+			st->tile_q = (int)q;
+			st->tile_k = (int)k;
+		}
+	}
+	path_set(c, old);
+	return c->err != NULL ? -1 : 0;
+}
+
 static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare, Step *st)
 {
 	const cJSON *stage, *focus, *quiz, *cmp;
@@ -1358,6 +1547,7 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 
 	memset(st, 0, sizeof *st);
 	st->compare = -1;
+	st->t = st->tile_q = st->tile_k = -1;
 	if (!cJSON_IsObject(v))
 		return fail(c, "expected a step {\"stage\": …, \"text\": …}, got %s", got(v).s);
 	warn_unknown_keys(c, v, step_keys);
@@ -1402,7 +1592,7 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 	st->head = (int)head;
 	if (check_step_stage(c, s, st) != 0)
 		return -1;
-	if (key_text(c, v, "text", &st->text) != 0)
+	if (key_text(c, v, "text", &st->text) != 0 || read_step_place(c, s, v, st) != 0)
 		return -1;
 	focus = get(v, "focus");
 	if (focus != NULL) {
@@ -1546,7 +1736,11 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 /* Version 2: biases, the Transformer block, layers                    */
 /* ------------------------------------------------------------------ */
 
-static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", NULL };
+static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
+	                               "kv_heads", "rope", "alibi", "decode", "flash", NULL };
+static const char *const rope_keys[] = { "base", "style", NULL };
+static const char *const alibi_keys[] = { "slopes", NULL };
+static const char *const flash_keys[] = { "block_q", "block_k", NULL };
 static const char *const backward_keys[] = { "target", "dOutput", NULL };
 
 static int read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why,
@@ -1582,8 +1776,8 @@ out:
 static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ffn", "final_norm", NULL };
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
-static const char *const layer_keys[] = { "heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k", "b_v", "b_o",
-	                                  "block", NULL };
+static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
+	                                  "b_v", "b_o", "block", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -1757,7 +1951,7 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 	int r = -1;
 
 	if (read_shaped(c, root, "b_q", 1, hdk, NULL, "the columns of W_q", -1, &l->b_q) != 0 ||
-	    read_shaped(c, root, "b_k", 1, hdk, NULL, "the columns of W_k", -1, &l->b_k) != 0 ||
+	    read_shaped(c, root, "b_k", 1, l->W_k.cols, NULL, "the columns of W_k", -1, &l->b_k) != 0 ||
 	    read_shaped(c, root, "b_v", 1, hdv, NULL, "the columns of W_v", -1, &l->b_v) != 0)
 		return -1;
 	if (get(root, "b_o") != NULL && mat_empty(&l->W_o)) {
@@ -2066,10 +2260,11 @@ const Lesson *lesson_layer_const(const Lesson *l, int i)
 static const char *const top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
-	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", NULL
+	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
+	"kv_heads", "rope", "alibi", "decode", "flash", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
-static const char *const mask_keys[] = { "padding", NULL };
+static const char *const mask_keys[] = { "padding", "window", NULL };
 
 void lesson_free(Lesson *l)
 {
@@ -2101,6 +2296,10 @@ void lesson_free(Lesson *l)
 		lesson_free(l->layer[i]);
 	free(l->layer);
 	mat_free(&l->mask_matrix);
+	for (i = 0; i < l->nmasks; i++)
+		mat_free(&l->masks[i].matrix);
+	free(l->masks);
+	mat_free(&l->alibi_slopes);
 	for (i = 0; i < l->nsteps; i++)
 		step_free(&l->steps[i]);
 	free(l->steps);
@@ -2128,45 +2327,220 @@ static int read_version(Ctx *c, const cJSON *root, Lesson *l)
 	return r;
 }
 
-static int read_mask(Ctx *c, const cJSON *root, Lesson *l, MatSrc *ms)
+/* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */
+typedef struct MaskSrc {
+	MaskKind kind;
+	int window;
+	MatSrc ms;
+} MaskSrc;
+
+/*
+ * One mask at the current path: "none", "causal", {"padding": […]},
+ * {"window": w} or an n × m matrix of 0/1. in_list: an element of a list,
+ * which may not be a list itself.
+ */
+static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 {
-	const cJSON *v = get(root, "mask");
+	static const char *const expect =
+		"\"none\", \"causal\", {\"padding\": [1, 1, 0, …]}, {\"window\": w}, an n × m matrix of 0/1, or a list of them";
+
+	memset(out, 0, sizeof *out);
+	out->kind = MASK_NONE;
+	if (cJSON_IsString(v)) {
+		static const char *const words[] = { "none", "causal" };
+		if (strcmp(v->valuestring, "none") == 0)
+			return 0;
+		if (strcmp(v->valuestring, "causal") == 0) {
+			out->kind = MASK_CAUSAL;
+			return 0;
+		}
+		return fail(c, "expected %s, got %s%s", expect, got(v).s, did_you_mean(v->valuestring, words, 2).s);
+	}
+	if (cJSON_IsObject(v)) {
+		const int has_pad = get(v, "padding") != NULL, has_win = get(v, "window") != NULL;
+		warn_unknown_keys(c, v, mask_keys);
+		if (has_pad && has_win)
+			return fail(c, "a mask object has one key: to combine padding and a window, give a list "
+			               "[{\"padding\": …}, {\"window\": …}]");
+		if (has_win) {
+			long long w = 0;
+			if (key_whole(c, v, "window", 1, LESSON_MAX_TOKENS, "a whole number ≥ 1", &w) != 0)
+				return -1;
+			out->kind = MASK_WINDOW;
+			out->window = (int)w;
+			return 0;
+		}
+		if (!has_pad)
+			return fail(c, "expected {\"padding\": [1, 1, 0, …]} (1 = may attend, 0 = masked) or {\"window\": w}");
+		out->kind = MASK_PADDING;
+		return read_matsrc(c, v, "padding", &LIM_PADDING, &out->ms);
+	}
+	if (cJSON_IsArray(v) && (cJSON_GetArraySize(v) == 0 || cJSON_IsArray(v->child) || in_list)) {
+		if (in_list && !cJSON_IsArray(v->child))
+			return fail(c, "expected a mask (\"causal\", {\"padding\": …}, {\"window\": w} or a matrix); a list "
+			               "of masks cannot hold another list");
+		out->kind = MASK_MATRIX;
+		return read_matsrc_value(c, v, &LIM_MASK, &out->ms);
+	}
+	return fail(c, "expected %s, got %s", expect, got(v).s);
+}
+
+/* "mask": one mask, or a list of them (a cell is visible when every mask allows it). */
+static int read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *nparts)
+{
+	const cJSON *v = get(root, "mask"), *it;
 	size_t old;
 	int r = 0;
 
-	memset(ms, 0, sizeof *ms);
+	*nparts = 0;
 	l->mask = MASK_NONE;
 	if (v == NULL)
 		return 0;
 	old = path_key(c, "mask");
-	if (cJSON_IsString(v)) {
-		if (strcmp(v->valuestring, "none") == 0) {
-			l->mask = MASK_NONE;
-		} else if (strcmp(v->valuestring, "causal") == 0) {
-			l->mask = MASK_CAUSAL;
-		} else {
-			static const char *const words[] = { "none", "causal" };
-			r = fail(c, "expected \"none\", \"causal\", {\"padding\": [1, 1, 0, …]} or an n × m matrix of 0/1, "
-			            "got %s%s", got(v).s, did_you_mean(v->valuestring, words, 2).s);
+	if (cJSON_IsArray(v) && (cJSON_GetArraySize(v) == 0 || !cJSON_IsArray(v->child))) {
+		int i = 0;
+		if (cJSON_GetArraySize(v) == 0)
+			r = fail(c, "an empty list of masks (give at least one, or \"none\")");
+		else if (cJSON_GetArraySize(v) > LESSON_MAX_MASKS)
+			r = fail(c, "%d masks is over the limit of %d in one list (LESSON_MAX_MASKS)", cJSON_GetArraySize(v),
+			         LESSON_MAX_MASKS);
+		cJSON_ArrayForEach(it, v) {
+			size_t old2;
+			MaskSrc one;
+			if (r != 0)
+				break;
+			old2 = path_index(c, i++);
+			r = read_one_mask(c, it, 1, &one);
+			path_set(c, old2);
+			if (r == 0 && one.kind != MASK_NONE)
+				parts[(*nparts)++] = one;
 		}
-	} else if (cJSON_IsObject(v)) {
-		warn_unknown_keys(c, v, mask_keys);
-		if (get(v, "padding") == NULL) {
-			r = fail(c, "expected {\"padding\": [1, 1, 0, …]} (1 = may attend, 0 = masked)");
-		} else {
-			l->mask = MASK_PADDING;
-			r = read_matsrc(c, v, "padding", &LIM_PADDING, ms);
-		}
-	} else if (cJSON_IsArray(v)) {
-		l->mask = MASK_MATRIX;
-		path_set(c, old);
-		r = read_matsrc(c, root, "mask", &LIM_MASK, ms);
+		l->mask = *nparts > 0 ? MASK_LIST : MASK_NONE;
 	} else {
-		r = fail(c, "expected \"none\", \"causal\", {\"padding\": […]} or an n × m matrix of 0/1, got %s",
-		         got(v).s);
+		r = read_one_mask(c, v, 0, &parts[0]);
+		if (r == 0 && parts[0].kind != MASK_NONE) {
+			l->mask = parts[0].kind;
+			l->window = parts[0].window;
+			*nparts = 1;
+		}
 	}
 	path_set(c, old);
 	return r;
+}
+
+/* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
+static int read_modern(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *v;
+	size_t old;
+	int r = 0;
+
+	l->rope_base = 10000.0;
+	l->rope_style = ROPE_HALF;
+	if ((v = get(root, "rope")) != NULL) {
+		old = path_key(c, "rope");
+		if (cJSON_IsBool(v)) {
+			l->rope = cJSON_IsTrue(v);
+		} else if (cJSON_IsObject(v)) {
+			static const char *const styles[] = { "half", "interleaved", NULL };
+			int style = 0;
+			warn_unknown_keys(c, v, rope_keys);
+			l->rope = 1;
+			if (key_choice(c, v, "style", styles, &style) != 0)
+				r = -1;
+			l->rope_style = (RopeStyle)style;
+			if (r == 0 && get(v, "base") != NULL) {
+				const cJSON *b = get(v, "base");
+				size_t old2 = path_key(c, "base");
+				if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble <= 0)
+					r = fail(c, "expected a number > 0, got %s", got(b).s);
+				else
+					l->rope_base = b->valuedouble;
+				path_set(c, old2);
+			}
+		} else {
+			r = fail(c, "expected true (base 10000, style \"half\"), false, or {\"base\": 10000, \"style\": "
+			            "\"half\" | \"interleaved\"}, got %s", got(v).s);
+		}
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	if ((v = get(root, "alibi")) != NULL) {
+		old = path_key(c, "alibi");
+		if (cJSON_IsBool(v)) {
+			l->alibi = cJSON_IsTrue(v);
+		} else if (cJSON_IsObject(v)) {
+			const cJSON *sl = get(v, "slopes"), *x;
+			warn_unknown_keys(c, v, alibi_keys);
+			if (sl == NULL) {
+				r = fail(c, "expected {\"slopes\": [one number per head]} (write true for the ALiBi paper's slopes)");
+			} else {
+				const int count = cJSON_GetArraySize(sl);
+				path_key(c, "slopes");
+				if (!cJSON_IsArray(sl))
+					r = fail(c, "expected %d numbers (one per head), got %s", l->heads, got(sl).s);
+				else if (count != l->heads)
+					r = fail(c, "expected %d numbers (one per head), got %d", l->heads, count);
+				else if (mat_alloc(&l->alibi_slopes, 1, count) != 0)
+					r = fail_oom(c);
+				else {
+					int i = 0;
+					cJSON_ArrayForEach(x, sl) {
+						size_t old2 = path_index(c, i);
+						if (read_finite(c, x, &l->alibi_slopes.a[i]) != 0)
+							r = -1;
+						path_set(c, old2);
+						if (r != 0)
+							break;
+						i++;
+					}
+				}
+				l->alibi = 1;
+			}
+		} else {
+			r = fail(c, "expected true (the ALiBi paper's slopes), false, or {\"slopes\": [one number per head]}, got %s",
+			         got(v).s);
+		}
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	if ((v = get(root, "decode")) != NULL) {
+		old = path_key(c, "decode");
+		if (!cJSON_IsBool(v))
+			r = fail(c, "expected true (generate one token at a time with a KV cache) or false, got %s", got(v).s);
+		l->decode = cJSON_IsTrue(v);
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	if ((v = get(root, "flash")) != NULL) {
+		old = path_key(c, "flash");
+		if (!cJSON_IsObject(v) || get(v, "block_q") == NULL || get(v, "block_k") == NULL) {
+			r = fail(c, "expected {\"block_q\": Bq, \"block_k\": Bk} (the tile: Bq query rows by Bk key columns), got %s",
+			         got(v).s);
+		} else {
+			warn_unknown_keys(c, v, flash_keys);
+			/* the range (1 … n, 1 … m) is checked with the shapes */
+			for (int k = 0; k < 2 && r == 0; k++) {
+				const cJSON *b = get(v, k ? "block_k" : "block_q");
+				size_t old2 = path_key(c, k ? "block_k" : "block_q");
+				if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble != floor(b->valuedouble) ||
+				    fabs(b->valuedouble) > 1e9)
+					r = fail(c, "expected a whole number, got %s", got(b).s);
+				else if (k)
+					l->flash_bk = (int)b->valuedouble;
+				else
+					l->flash_bq = (int)b->valuedouble;
+				path_set(c, old2);
+			}
+		}
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	return 0;
 }
 
 static int read_scalars(Ctx *c, const cJSON *root, Lesson *l)
@@ -2195,6 +2569,19 @@ static int read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 		return -1;
 	}
 	l->heads = (int)heads;
+	{
+		long long g = heads;
+		if (key_whole(c, root, "kv_heads", 1, 1e9, "a whole number ≥ 1", &g) != 0)
+			return -1;
+		l->kv_heads_given = get(root, "kv_heads") != NULL;
+		if (g > heads || heads % g != 0) {
+			old = path_key(c, "kv_heads");
+			fail(c, "%lld does not divide the %lld query heads", g, heads);
+			path_set(c, old);
+			return -1;
+		}
+		l->kv_heads = (int)g;
+	}
 
 	l->scale = SCALE_SQRT_DK;
 	v = get(root, "scale");
@@ -2336,7 +2723,9 @@ out:
 static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 {
 	const cJSON *src = NULL, *tok_arr = NULL, *src_tok_arr = NULL, *we;
-	MatSrc ms_x, ms_s, ms_q, ms_k, ms_v, ms_o, ms_e, ms_mask;
+	MatSrc ms_x, ms_s, ms_q, ms_k, ms_v, ms_o, ms_e;
+	MaskSrc parts[LESSON_MAX_MASKS];
+	int nparts = 0;
 	Shapes sh;
 	Lesson *l;
 	size_t base = c->pathlen, old;
@@ -2369,7 +2758,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		goto out;
 	if (key_text(c, root, "title", &l->title) != 0 || key_text(c, root, "summary", &l->summary) != 0)
 		goto out;
-	if (read_scalars(c, root, l) != 0 || read_block_settings(c, root, l) != 0)
+	if (read_scalars(c, root, l) != 0 || read_modern(c, root, l) != 0 || read_block_settings(c, root, l) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -2422,7 +2811,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	} else if (read_matsrc(c, root, "w_e", &LIM_VECTOR, &ms_e) != 0) {
 		goto out;
 	}
-	if (read_mask(c, root, l, &ms_mask) != 0)
+	if (read_mask(c, root, l, parts, &nparts) != 0)
 		goto out;
 
 	/* Tokens: counted now, read once the shapes agree. */
@@ -2466,8 +2855,22 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.positional = l->positional;
 	sh.score = l->score;
 	sh.mask = l->mask;
-	sh.mask_r = ms_mask.rows;
-	sh.mask_c = ms_mask.cols;
+	sh.mask_r = l->mask == MASK_LIST ? 0 : parts[0].ms.rows;
+	sh.mask_c = l->mask == MASK_LIST ? 0 : parts[0].ms.cols;
+	sh.fill_inf = l->mask_fill_inf;
+	sh.nparts = nparts;
+	for (int i = 0; i < nparts; i++) {
+		sh.part[i].kind = parts[i].kind;
+		sh.part[i].window = parts[i].window;
+		sh.part[i].r = parts[i].ms.rows;
+		sh.part[i].c = parts[i].ms.cols;
+	}
+	sh.kv_heads = l->kv_heads;
+	sh.rope = l->rope;
+	sh.alibi = l->alibi;
+	sh.decode = l->decode;
+	sh.flash_bq = l->flash_bq;
+	sh.flash_bk = l->flash_bk;
 	shapes_block(&sh, l);
 	if (c->layer_obj != NULL)
 		sh.has_final = c->stack_final && c->layer_index == c->nlayers - 1;
@@ -2502,7 +2905,22 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	if (fill_mat(c, &ms_x, &l->input) != 0 || fill_mat(c, &ms_s, &l->source_input) != 0 ||
 	    fill_mat(c, &ms_q, &l->W_q) != 0 || fill_mat(c, &ms_k, &l->W_k) != 0 ||
 	    fill_mat(c, &ms_v, &l->W_v) != 0 || fill_mat(c, &ms_o, &l->W_o) != 0 ||
-	    fill_mat(c, &ms_e, &l->w_e) != 0 || fill_mat(c, &ms_mask, &l->mask_matrix) != 0)
+	    fill_mat(c, &ms_e, &l->w_e) != 0)
+		goto out;
+	if (l->mask == MASK_LIST) {
+		l->masks = calloc((size_t)nparts, sizeof *l->masks);
+		if (l->masks == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		l->nmasks = nparts;
+		for (int i = 0; i < nparts; i++) {
+			l->masks[i].kind = parts[i].kind;
+			l->masks[i].window = parts[i].window;
+			if (fill_mat(c, &parts[i].ms, &l->masks[i].matrix) != 0)
+				goto out;
+		}
+	} else if (nparts == 1 && fill_mat(c, &parts[0].ms, &l->mask_matrix) != 0)
 		goto out;
 	if (read_v2_matrices(c, root, l) != 0 || (c->layer_obj == NULL && read_final_norm(c, root, l) != 0) ||
 	    (c->layer_obj == NULL && read_backward(c, root, l) != 0))
@@ -2854,12 +3272,11 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s)
 	s->we_r = l->w_e.rows; s->we_c = l->w_e.cols;
 	s->positional = l->positional;
 	s->score = l->score;
-	s->mask = l->mask;
-	s->mask_r = l->mask_matrix.rows;
-	s->mask_c = l->mask_matrix.cols;
+	shapes_masks(s, l);
+	shapes_modern(s, l);
 	s->d_k = l->heads > 0 ? l->W_q.cols / l->heads : 0;
-	s->d_v = l->heads > 0 ? l->W_v.cols / l->heads : 0;
-	s->d_out = s->has_wo ? l->W_o.cols : l->W_v.cols;
+	s->d_v = s->kv_heads > 0 ? l->W_v.cols / s->kv_heads : 0;
+	s->d_out = s->has_wo ? l->W_o.cols : l->heads * s->d_v;
 	shapes_block(s, l);
 	s->has_final = l->has_final_norm;
 	s->backward = l->backward != BACKWARD_NONE;
@@ -2902,6 +3319,64 @@ int lesson_stage_present(const Lesson *l, Stage s)
 	return stage_present(&sh, s);
 }
 
+/* Whether one mask lets query i see key j. */
+static int part_sees(MaskKind kind, int window, const Mat *m, int i, int j)
+{
+	switch (kind) {
+	case MASK_CAUSAL: return j <= i;
+	case MASK_WINDOW: return j <= i && i - j < window;
+	case MASK_PADDING: return MAT_AT(*m, 0, j) != 0.0;
+	case MASK_MATRIX: return MAT_AT(*m, i, j) != 0.0;
+	default: return 1;
+	}
+}
+
+int lesson_mask_sees(const Lesson *l, int i, int j)
+{
+	if (l->mask != MASK_LIST)
+		return part_sees(l->mask, l->window, &l->mask_matrix, i, j);
+	for (int k = 0; k < l->nmasks; k++)
+		if (!part_sees(l->masks[k].kind, l->masks[k].window, &l->masks[k].matrix, i, j))
+			return 0;
+	return 1;
+}
+
+int lesson_mask_causal(const Lesson *l)
+{
+	if (l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW)
+		return 1;
+	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++)
+		if (l->masks[k].kind == MASK_CAUSAL || l->masks[k].kind == MASK_WINDOW)
+			return 1;
+	return 0;
+}
+
+int lesson_mask_window(const Lesson *l)
+{
+	int w = l->mask == MASK_WINDOW ? l->window : 0;
+
+	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++)
+		if (l->masks[k].kind == MASK_WINDOW && (w == 0 || l->masks[k].window < w))
+			w = l->masks[k].window;
+	return w;
+}
+
+/*
+ * ALiBi's slopes (Press, Smith and Lewis, "Train Short, Test Long"): for h a
+ * power of two, the geometric sequence 2^(−8/h), 2^(−16/h), …; otherwise
+ * the c = 2^⌊log2 h⌋ slopes of c heads, then every other slope of 2c heads.
+ */
+double lesson_alibi_slope(int h, int i)
+{
+	int c = 1;
+
+	while (c * 2 <= h)
+		c *= 2;
+	if (i < c)
+		return pow(2.0, -8.0 * (i + 1) / c);
+	return pow(2.0, -8.0 * (2 * (i - c) + 1) / (2.0 * c));
+}
+
 /* Where each given matrix lives in a lesson (the catalogue's MF_GIVEN kinds). */
 static const size_t given_field[AM_COUNT] = {
 	[AM_INPUT] = offsetof(Lesson, input), [AM_SOURCE_INPUT] = offsetof(Lesson, source_input),
@@ -2934,8 +3409,13 @@ void lesson_layer_shape(const Lesson *l, int i, LessonShape *out)
 		sh.positional = i == 0 ? l->positional : POS_NONE;
 		sh.has_final = i == l->nlayers - 1 && l->has_final_norm;
 		sh.backward = l->backward != BACKWARD_NONE;
-		sh.mask = l->mask;
 		sh.score = l->score;
+		shapes_masks(&sh, l);
+		sh.rope = l->rope;
+		sh.alibi = l->alibi;
+		sh.decode = l->decode;
+		sh.flash_bq = l->flash_bq;
+		sh.flash_bk = l->flash_bk;
 	}
 	shapes_shape(&sh, out);
 }
@@ -3021,6 +3501,15 @@ static int validate_into(Ctx *c, const Lesson *l)
 	    mat_check_values(c, &l->w_e, "w_e", 0) != 0 ||
 	    mat_check_values(c, &l->mask_matrix, l->mask == MASK_PADDING ? "mask.padding" : "mask", 1) != 0)
 		return -1;
+	for (i = 0; i < l->nmasks; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "mask[%d]%s", i, l->masks[i].kind == MASK_PADDING ? ".padding" : "");
+		if (mat_check_values(c, &l->masks[i].matrix, key, 1) != 0)
+			return -1;
+	}
+	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
+		return fail(c, "alibi.slopes: expected %d numbers (one per head), got %d", l->heads,
+		            l->alibi_slopes.rows * l->alibi_slopes.cols);
 	if (l->block.present && l->d_out != l->d_model)
 		return fail(c, "the block needs the attention's output to have d_model = %d columns, not %d", l->d_model,
 		            l->d_out);
@@ -3173,6 +3662,9 @@ Lesson *lesson_clone(const Lesson *l)
 	memset(&c->w_e, 0, sizeof c->w_e);
 	memset(&c->mask_matrix, 0, sizeof c->mask_matrix);
 	c->b_q = c->b_k = c->b_v = c->b_o = c->final_gamma = c->final_beta = c->target = (Mat){ 0 };
+	c->alibi_slopes = (Mat){ 0 };
+	c->nmasks = 0;
+	c->masks = NULL;
 	c->nlayers = 0;
 	c->layer = NULL;
 	c->nsteps = 0;
@@ -3196,8 +3688,21 @@ Lesson *lesson_clone(const Lesson *l)
 	    mat_copy(&c->w_e, &l->w_e) != 0 || mat_copy(&c->mask_matrix, &l->mask_matrix) != 0 ||
 	    mat_copy(&c->b_q, &l->b_q) != 0 || mat_copy(&c->b_k, &l->b_k) != 0 || mat_copy(&c->b_v, &l->b_v) != 0 ||
 	    mat_copy(&c->b_o, &l->b_o) != 0 || mat_copy(&c->final_gamma, &l->final_gamma) != 0 ||
-	    mat_copy(&c->final_beta, &l->final_beta) != 0 || mat_copy(&c->target, &l->target) != 0)
+	    mat_copy(&c->final_beta, &l->final_beta) != 0 || mat_copy(&c->target, &l->target) != 0 ||
+	    mat_copy(&c->alibi_slopes, &l->alibi_slopes) != 0)
 		goto out;
+	if (l->nmasks > 0) {
+		c->masks = calloc((size_t)l->nmasks, sizeof *c->masks);
+		if (c->masks == NULL)
+			goto out;
+		for (i = 0; i < l->nmasks; i++) {
+			c->masks[i].kind = l->masks[i].kind;
+			c->masks[i].window = l->masks[i].window;
+			c->nmasks = i + 1;
+			if (mat_copy(&c->masks[i].matrix, &l->masks[i].matrix) != 0)
+				goto out;
+		}
+	}
 	if (l->nlayers > 0) {
 		c->layer = calloc((size_t)l->nlayers, sizeof *c->layer);
 		if (c->layer == NULL)

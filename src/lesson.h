@@ -15,11 +15,20 @@
 #define LESSON_MAX_STEPS    1024
 #define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */
 #define LESSON_MAX_LAYERS   16
+#define LESSON_MAX_MASKS    8           /* masks in one list */
 
 typedef enum Positional { POS_NONE, POS_SINUSOIDAL } Positional;
 typedef enum ScoreKind { SCORE_DOT, SCORE_ADDITIVE } ScoreKind;
 typedef enum ScaleKind { SCALE_SQRT_DK, SCALE_NONE, SCALE_VALUE } ScaleKind;
-typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX } MaskKind;
+typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX, MASK_WINDOW, MASK_LIST } MaskKind;
+typedef enum RopeStyle { ROPE_HALF, ROPE_INTERLEAVED } RopeStyle;
+
+/* One mask of a list ("mask": ["causal", {"padding": …}, {"window": 3}]): a cell is visible when every one allows it. */
+typedef struct MaskPart {
+	MaskKind kind;        /* MASK_CAUSAL, MASK_PADDING, MASK_MATRIX or MASK_WINDOW (never NONE or LIST) */
+	int window;           /* MASK_WINDOW: query i sees key j iff j ≤ i and i − j < window */
+	Mat matrix;           /* 1 × m (padding) or n × m (matrix) of 0/1; else empty */
+} MaskPart;
 typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
 typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU } Activation;
@@ -73,6 +82,8 @@ typedef struct Step {
 	int has_quiz;
 	Quiz quiz;
 	int compare;       /* -1: leave the comparison view as it is; 0: hide it; 1: show it */
+	int t;             /* stage "decode": the generation step shown (-1: every step, the finished cache) */
+	int tile_q, tile_k; /* stage "flash": the tile shown, by query block and key block (-1: after the last) */
 } Step;
 
 /*
@@ -111,6 +122,9 @@ typedef struct Lesson {
 
 	MaskKind mask;
 	Mat mask_matrix;      /* n × m of 0/1 for MASK_MATRIX; 1 × m for MASK_PADDING; else empty */
+	int window;           /* MASK_WINDOW: the window w */
+	int nmasks;           /* MASK_LIST: the masks, all applied at once (owned) */
+	MaskPart *masks;
 	int mask_fill_inf;    /* 1: masked cells become −∞ (default) */
 	double mask_fill;     /* the number when !mask_fill_inf */
 
@@ -118,6 +132,23 @@ typedef struct Lesson {
 	Step *steps;          /* owned; 0 steps means the default walk */
 
 	int version;          /* the file's "attnviz": 1 or 2 */
+	/*
+	 * Attention as today's models compute it (version 2; issue 11).
+	 * kv_heads g: K and V have g heads; query head i reads key/value head
+	 * i / (h/g) (kv_heads_given: the file said so, and the dump says it).
+	 * rope: q and k rotated by position before the scores. alibi: −slope·|i − j|
+	 * added to the scaled scores (alibi_slopes: 1 × h as given, or empty for
+	 * the ALiBi paper's defaults). decode: the walk generates one token at a
+	 * time with a KV cache. flash_bq, flash_bk: FlashAttention's tiles (0: none).
+	 */
+	int kv_heads, kv_heads_given;
+	int rope;
+	double rope_base;
+	RopeStyle rope_style;
+	int alibi;
+	Mat alibi_slopes;
+	int decode;
+	int flash_bq, flash_bk;
 	/*
 	 * "backward" (version 2): the loss the backward pass starts from.
 	 * BACKWARD_TARGET: L = ½ Σ (output − target)²; BACKWARD_DOUTPUT:
@@ -175,6 +206,15 @@ int lesson_stage_present(const Lesson *l, Stage s);
 void lesson_shape(const Lesson *l, LessonShape *out);
 /* A matrix the lesson gives (input, source_input, W_*, w_e: MF_GIVEN), or NULL for computed ones. */
 Mat *lesson_matrix(Lesson *l, AttnMatrix which);
+/* 1 when the mask lets query i see key j (every mask of a list at once). */
+int lesson_mask_sees(const Lesson *l, int i, int j);
+/* The mask hides every key after the query (causal or a window, alone or in a list). */
+int lesson_mask_causal(const Lesson *l);
+/* The smallest window of the mask, or 0 without one: what a rolling KV cache keeps. */
+int lesson_mask_window(const Lesson *l);
+/* ALiBi's default slope of head i of h: 2^(−8(i+1)/h) for h a power of two, else the paper's interleaving rule. */
+double lesson_alibi_slope(int h, int i);
+
 /* How many layers: nlayers, or 1 for a lesson that is its own layer. */
 int lesson_layers(const Lesson *l);
 /* Layer i's parameters (heads, weights, biases, block): l itself for a lesson without "layers". */

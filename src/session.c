@@ -64,6 +64,7 @@ static int build_walk(Session *s)
 				if (stage_present(&a->shape, (Stage)st) && !(a->layer > 0 && st == STAGE_INPUT)) {
 					s->walk[k].stage = (Stage)st;
 					s->walk[k].layer = a->layer;
+					s->walk[k].t = s->walk[k].tile_q = s->walk[k].tile_k = -1;
 					s->walk[k++].compare = -1;
 				}
 		s->nwalk = k;

@@ -633,8 +633,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 
 	/* What the stage table says to show, cut as it says. */
 	for (int i = 0; i < k && n < LAYOUT_MAX_PANES; i++) {
-		const MatrixKind *mk = matrix_kind(ms[i].matrix);
-		const int width = a->shape.dim[mk->head_cols];
+		const int width = matrix_head_width(&a->shape, ms[i].matrix);
 		if (ms[i].flags & PANE_EACH_HEAD) {
 			/* cut into its heads, side by side (a window of heads around the current one) */
 			int h = l->heads, room = LAYOUT_MAX_PANES - n, cnt = h < room ? h : room, first = 0;
@@ -644,7 +643,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 				Pane *p = &t->pane[n++];
 				p->which = ms[i].matrix;
 				p->head = first + j;
-				p->col0 = (first + j) * width;
+				p->col0 = matrix_head_col0(&a->shape, ms[i].matrix, first + j);
 				p->ncols = width;
 			}
 			each_head = 1;
@@ -656,7 +655,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 		p->col0 = 0;
 		p->ncols = -1;
 		if ((ms[i].flags & PANE_HEAD_COLS) && l->heads > 1) {
-			p->col0 = s->head * width;
+			p->col0 = matrix_head_col0(&a->shape, ms[i].matrix, s->head);
 			p->ncols = width;
 		}
 		p->transpose = (ms[i].flags & PANE_TRANSPOSE) != 0;

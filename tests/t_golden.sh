@@ -51,6 +51,28 @@ for lesson in tests/golden/v2/*.json; do
 	expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
 	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
 done
+# Version 2's modern attention (tests/golden/v3, made by make_reference_v3.py):
+# RoPE, grouped-query attention, ALiBi, windows and lists of masks, decoding
+# with a KV cache and FlashAttention's tiles; and every loader error of bad/
+# at the JSON path and with the words of bad/expected.tsv.
+for lesson in tests/golden/v3/*.json; do
+	case $lesson in *.ref.json) continue ;; esac
+	name=v3/$(basename "$lesson" .json)
+	expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
+	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
+done
+tab=$(printf '\t')
+grep -v '^#' tests/golden/v3/bad/expected.tsv >"$tmp/bad.tsv"
+while IFS="$tab" read -r bad_name bad_path bad_msg; do
+	bad=tests/golden/v3/bad/$bad_name.json
+	if "$ATTNVIZ" --check "$bad" >/dev/null 2>"$err"; then
+		not_ok "v3/bad/$bad_name is refused" "--check accepted it"
+	elif grep -qF "$bad: $bad_msg" "$err"; then
+		ok "v3/bad/$bad_name is refused at $bad_path"
+	else
+		not_ok "v3/bad/$bad_name is refused at $bad_path" "expected \"$bad: $bad_msg\", got: $(cat "$err")"
+	fi
+done <"$tmp/bad.tsv"
 # the training references: the command line each was made with (tests/golden/v2/README.md)
 for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
 	set -- $t

@@ -33,6 +33,23 @@ static const char *const lessons[] = {
 	"  \"W_1\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 5, \"seed\": 10},"
 	"  \"W_2\": {\"random\": \"normal\", \"rows\": 5, \"cols\": 4, \"seed\": 11}}}}],"
 	" \"backward\": {\"dOutput\": {\"random\": \"normal\", \"rows\": 3, \"cols\": 4, \"seed\": 12}}}",
+	/* RoPE, grouped-query attention (4 query heads on 2 key/value heads), ALiBi, a window and padding */
+	"{\"attnviz\": 2, \"X\": {\"random\": \"normal\", \"rows\": 5, \"cols\": 4, \"seed\": 1}, \"heads\": 4,"
+	" \"kv_heads\": 2, \"rope\": {\"base\": 100}, \"alibi\": true,"
+	" \"W_q\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 8, \"seed\": 2},"
+	" \"W_k\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 3},"
+	" \"W_v\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 6, \"seed\": 4},"
+	" \"W_o\": {\"random\": \"normal\", \"rows\": 12, \"cols\": 3, \"seed\": 5}, \"b_k\": [0.1, -0.2, 0.3, 0.05],"
+	" \"mask\": [{\"window\": 3}, {\"padding\": [1, 1, 0, 1, 1]}],"
+	" \"backward\": {\"target\": {\"random\": \"normal\", \"rows\": 5, \"cols\": 3, \"seed\": 6}}}",
+	/* additive scores over interleaved RoPE, multi-query attention */
+	"{\"attnviz\": 2, \"X\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 3, \"seed\": 1}, \"heads\": 2,"
+	" \"kv_heads\": 1, \"rope\": {\"style\": \"interleaved\", \"base\": 10}, \"score\": \"additive\","
+	" \"w_e\": [0.5, -1, 0.7, 0.2],"
+	" \"W_q\": {\"random\": \"normal\", \"rows\": 3, \"cols\": 4, \"seed\": 2},"
+	" \"W_k\": {\"random\": \"normal\", \"rows\": 3, \"cols\": 2, \"seed\": 3},"
+	" \"W_v\": {\"random\": \"normal\", \"rows\": 3, \"cols\": 2, \"seed\": 4}, \"mask\": \"causal\","
+	" \"backward\": {\"dOutput\": {\"random\": \"normal\", \"rows\": 4, \"cols\": 4, \"seed\": 6}}}",
 };
 
 static double loss_of(const Lesson *l)
@@ -80,6 +97,7 @@ static void test_finite_differences(void **state)
 		for (const Attn *x = a; x != NULL; x = x->next) {
 			Lesson *p = lesson_layer(l, x->layer);
 			check_cells(l, &p->W_q, &x->grad->W_q);
+			check_cells(l, &p->W_k, &x->grad->W_k);
 			check_cells(l, &p->W_v, &x->grad->W_v);
 			if (!mat_empty(&p->b_q))
 				check_cells(l, &p->b_q, &x->grad->b_q);

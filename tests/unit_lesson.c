@@ -475,8 +475,8 @@ BAD(stage_absent, ": steps[1].stage: the stage \"mask\" is not in this lesson (i
 BAD(mask_value, ": mask[1][2]: expected 0 or 1, got 0.5")
 BAD(mask_shape, ": mask: expected 3 rows (n, one per query), got 2")
 BAD(mask_padding, ": mask.padding: expected 3 numbers (one per key, m = 3), got 4")
-BAD(mask_word, ": mask: expected \"none\", \"causal\", {\"padding\": [1, 1, 0, …]} or an n × m matrix of 0/1, "
-               "got \"casual\" (did you mean \"causal\"?)")
+BAD(mask_word, ": mask: expected \"none\", \"causal\", {\"padding\": [1, 1, 0, …]}, {\"window\": w}, an n × m matrix "
+               "of 0/1, or a list of them, got \"casual\" (did you mean \"causal\"?)")
 BAD(causal_nonsquare, ": mask: \"causal\" needs a square score matrix, but n = 3 and m = 5")
 BAD(too_many_rows, ": X: 5000 rows is over the limit of 4096 tokens (LESSON_MAX_TOKENS)")
 BAD(too_many_numbers, ": too large: its matrices and stages would hold 251658240 numbers, over the limit of "
