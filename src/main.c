@@ -46,7 +46,8 @@ static const char usage_text[] =
 	"                   the loss and every gradient)\n"
 	"  --train STEPS --lr LR  with --dump: first STEPS steps of gradient descent on\n"
 	"                   every weight and bias, then the dump and the losses\n"
-	"  --bench FILE     time the computation alone (--repeat R times, default 5)\n"
+	"  --bench FILE     time the computation alone (--repeat R times, default 5):\n"
+	"                   the median of the whole and of each stage\n"
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
@@ -392,21 +393,40 @@ static int compare_doubles(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* The median of count numbers (sorts them). */
+static double median(double *v, int count)
+{
+	qsort(v, (size_t)count, sizeof *v, compare_doubles);
+	return v[count / 2];
+}
+
+/*
+ * --bench: the computation alone, R times; the median of the whole and of
+ * each stage (every layer's pass of it together), in the stage table's order,
+ * and of the overflow check.
+ */
 static int run_bench(const Args *a)
 {
 	Lesson *l = batch_load(a->files[0], 0, NULL);
-	double *ms;
+	const int R = a->repeat, NS = STAGE_COUNT + 1; /* per run: each stage, then the check */
+	double *ms, *part, *col;
+	unsigned char ran[STAGE_COUNT] = { 0 };
 	struct rusage ru;
 	int r;
 
 	if (l == NULL)
 		return 1;
-	ms = calloc((size_t)a->repeat, sizeof *ms);
-	if (ms == NULL) {
+	ms = calloc((size_t)R, sizeof *ms);
+	part = calloc((size_t)R * (size_t)NS, sizeof *part);
+	col = calloc((size_t)R, sizeof *col);
+	if (ms == NULL || part == NULL || col == NULL) {
+		free(ms);
+		free(part);
+		free(col);
 		lesson_free(l);
 		return 1;
 	}
-	for (r = 0; r < a->repeat; r++) {
+	for (r = 0; r < R; r++) {
 		char *err = NULL;
 		double t0 = now_ms();
 		Attn *at = attn_compute(l, &err);
@@ -415,16 +435,35 @@ static int run_bench(const Args *a)
 			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 			free(err);
 			free(ms);
+			free(part);
+			free(col);
 			lesson_free(l);
 			return 1;
 		}
+		for (const Attn *la = at; la != NULL; la = la->next) {
+			for (int st = 0; st < STAGE_COUNT; st++)
+				if (la->stage_ms[st] > 0.0) {
+					part[(size_t)r * NS + st] += la->stage_ms[st];
+					ran[st] = 1;
+				}
+			part[(size_t)r * NS + STAGE_COUNT] += la->check_ms;
+		}
 		attn_free(at);
 	}
-	qsort(ms, (size_t)a->repeat, sizeof *ms, compare_doubles);
+	qsort(ms, (size_t)R, sizeof *ms, compare_doubles);
 	getrusage(RUSAGE_SELF, &ru);
-	printf("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%ld\n", ms[a->repeat / 2], ms[0],
-	       ms[a->repeat - 1], ru.ru_maxrss);
+	printf("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%ld\n", ms[R / 2], ms[0], ms[R - 1], ru.ru_maxrss);
+	/* each stage that ran, by its name in the stage table, then the overflow check */
+	for (int st = 0; st <= STAGE_COUNT; st++) {
+		if (st < STAGE_COUNT && !ran[st])
+			continue;
+		for (r = 0; r < R; r++)
+			col[r] = part[(size_t)r * NS + st];
+		printf("stage=%s ms=%.3f\n", st < STAGE_COUNT ? stage_name((Stage)st) : "(overflow check)", median(col, R));
+	}
 	free(ms);
+	free(part);
+	free(col);
 	lesson_free(l);
 	return 0;
 }
