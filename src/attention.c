@@ -764,7 +764,7 @@ static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
  * of k that gets a copy of each matrix before it is remade. Each pass's time
  * goes to a->stage_ms.
  */
-static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k, Attn *ka)
+static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k, Attn *ka, double *plan)
 {
 	unsigned char redo[AM_COUNT];
 
@@ -801,6 +801,14 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 					changed[w] |= redo[w];
 				a->redo = redo;
 			}
+		}
+		if (plan != NULL) { /* only count the numbers it would remake */
+			for (int w = 0; w < AM_COUNT; w++)
+				for (int h = 0; (a->redo == NULL || a->redo[w]) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1) &&
+				                !(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)); h++)
+					*plan += (double)slot(a, (AttnMatrix)w, h)->rows * slot(a, (AttnMatrix)w, h)->cols;
+			a->redo = NULL;
+			continue;
 		}
 		t0 = now_ms();
 		stage_kernel[st](a, l);
@@ -863,7 +871,7 @@ static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 	a->row_all_masked = calloc((size_t)l->n, 1);
 	if (a->head == NULL || a->visible == NULL || a->row_all_masked == NULL || alloc_matrices(a) != 0)
 		goto oom;
-	run_passes(a, l, NULL, NULL, NULL);
+	run_passes(a, l, NULL, NULL, NULL, NULL);
 	if ((*err = overflow_error(a, NULL)) != NULL) {
 		attn_free(a);
 		return NULL;
@@ -1002,6 +1010,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	Attn **klink = &k.first;
 	const Attn *prev = NULL;
 	int prev_changed = 0;
+	double plan = 0;
 	Attn *a;
 
 	*err = NULL;
@@ -1016,37 +1025,48 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
 			return 1;
 	}
-	for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
-		const Lesson old = *a->lesson;
-		Attn *ka = NULL;
-		if (before != NULL && (klink == &k.first || k.first != NULL)) {
-			if ((ka = keep_link(a)) == NULL)
-				keep_drop(&k);
-			else {
-				*klink = ka;
-				klink = &ka->next;
-			}
-		}
-		if (l->nlayers > 0) {
-			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), &a->view);
-			a->lesson = &a->view;
-		} else
-			a->lesson = l;
-		/* what changed: the given matrices whose bits differ; a later layer's input when the layer before changed */
-		memset(changed, 0, sizeof changed);
-		for (int w = 0; w < AM_COUNT; w++)
-			if (matrix_kinds[w].flags & MF_GIVEN)
-				changed[w] = a->layer > 0 && w == AM_INPUT
-				                 ? prev_changed
-				                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
-				                              lesson_matrix((Lesson *)a->lesson, (AttnMatrix)w));
-		run_passes(a, a->lesson, changed, &k, k.first != NULL ? ka : NULL);
+	/*
+	 * Twice when copies are asked for: first only counting the numbers the
+	 * passes would remake (the copies are made only when all of them fit),
+	 * then running them.
+	 */
+	for (int pass = before != NULL ? 0 : 1; pass < 2; pass++) {
 		prev_changed = 0;
-		for (int w = 0; w < AM_COUNT; w++)
-			prev_changed |= changed[w];
-		if ((*err = overflow_error(a, changed)) != NULL) {
-			keep_drop(&k);
-			return -1;
+		for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
+			const Lesson old = *a->lesson;
+			Lesson plan_view = l->nlayers > 0 ? old : *l;
+			Attn *ka = NULL;
+			if (pass == 1 && before != NULL && plan <= keep_numbers && (klink == &k.first || k.first != NULL)) {
+				if ((ka = keep_link(a)) == NULL)
+					keep_drop(&k);
+				else {
+					*klink = ka;
+					klink = &ka->next;
+				}
+			}
+			if (l->nlayers > 0)
+				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev),
+				           pass == 0 ? &plan_view : &a->view);
+			if (pass == 1)
+				a->lesson = l->nlayers > 0 ? &a->view : l;
+			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
+			memset(changed, 0, sizeof changed);
+			for (int w = 0; w < AM_COUNT; w++)
+				if (matrix_kinds[w].flags & MF_GIVEN)
+					changed[w] = a->layer > 0 && w == AM_INPUT
+					                 ? prev_changed
+					                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
+					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
+					                                            (AttnMatrix)w));
+			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
+			           pass == 0 ? &plan : NULL);
+			prev_changed = 0;
+			for (int w = 0; w < AM_COUNT; w++)
+				prev_changed |= changed[w];
+			if (pass == 1 && (*err = overflow_error(a, changed)) != NULL) {
+				keep_drop(&k);
+				return -1;
+			}
 		}
 	}
 	if (l->backward != BACKWARD_NONE) {
