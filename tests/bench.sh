@@ -266,7 +266,7 @@ echo
 set -- $(sed -n 1p "$tmp/results")
 echo "(f) n=$2 d_model=$3 h=$4 $5: each stage (--bench, median of $REPEAT)"
 if [ -s "$tmp/L1.av" ]; then
-	sed -n 's/^stage=\(.*\) ms=\([0-9.]*\)$/\1 \2/p' "$tmp/L1.av" | while read -r st ms; do
+	sed -n 's/^stage=\(.*\) ms=\([0-9.]*\)$/\2 \1/p' "$tmp/L1.av" | while read -r ms st; do
 		printf '  %-34s %9s ms\n' "$st" "$ms"
 	done
 fi
