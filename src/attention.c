@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------- where each matrix lives */
 
@@ -249,12 +250,19 @@ static void pass_project(Attn *a, const Lesson *l)
 	const Mat *X = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
 	const Mat *S = l->has_source ? &a->S : X;
 
-	mat_mul(X, &l->W_q, &a->Q);
-	mat_mul(S, &l->W_k, &a->K);
-	mat_mul(S, &l->W_v, &a->V);
-	add_bias(&a->Q, &l->b_q);
-	add_bias(&a->K, &l->b_k);
-	add_bias(&a->V, &l->b_v);
+	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */
+	if (a->redo == NULL || a->redo[AM_Q]) {
+		mat_mul(X, &l->W_q, &a->Q);
+		add_bias(&a->Q, &l->b_q);
+	}
+	if (a->redo == NULL || a->redo[AM_K]) {
+		mat_mul(S, &l->W_k, &a->K);
+		add_bias(&a->K, &l->b_k);
+	}
+	if (a->redo == NULL || a->redo[AM_V]) {
+		mat_mul(S, &l->W_v, &a->V);
+		add_bias(&a->V, &l->b_v);
+	}
 }
 
 /*
@@ -828,6 +836,58 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_FINAL_NORM] = pass_final_norm,
 };
 
+/*
+ * What each pass remakes from what, for attn_update: a rule is one matrix
+ * the pass writes and every matrix it is made from (given or computed; more
+ * is harmless). A pass runs again when one of its rules reads a matrix that
+ * changed; only pass_project looks at which (a->redo). A stage with no rules
+ * here runs whenever anything changed, and everything after it counts as
+ * changed.
+ */
+#define MADE(...) ((const AttnMatrix[]){ __VA_ARGS__, AM_COUNT })
+typedef struct StageRule {
+	AttnMatrix out;
+	const AttnMatrix *from; /* ends with AM_COUNT */
+} StageRule;
+#define FFN_IN AM_NORM1, AM_NORM2, AM_RESIDUAL1
+static const StageRule stage_rules[STAGE_COUNT][4] = {
+	[STAGE_INPUT] = { { AM_X, MADE(AM_INPUT) }, { AM_S, MADE(AM_SOURCE_INPUT) } },
+	[STAGE_POSITIONAL] = { { AM_X, MADE(AM_X) }, { AM_S, MADE(AM_S) } },
+	[STAGE_NORM1_PRE] = { { AM_NORM1, MADE(AM_X, AM_LN1_GAMMA, AM_LN1_BETA) },
+	                      { AM_NORM1_STATS, MADE(AM_X, AM_LN1_GAMMA, AM_LN1_BETA) } },
+	[STAGE_PROJECT] = { { AM_Q, MADE(AM_X, AM_NORM1, AM_W_Q, AM_B_Q) },
+	                    { AM_K, MADE(AM_X, AM_NORM1, AM_S, AM_W_K, AM_B_K) },
+	                    { AM_V, MADE(AM_X, AM_NORM1, AM_S, AM_W_V, AM_B_V) } },
+	[STAGE_ROTATE] = { { AM_Q_ROT, MADE(AM_Q) }, { AM_K_ROT, MADE(AM_K) } },
+	[STAGE_SPLIT] = { { AM_COUNT, NULL } }, /* no pass */
+	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
+	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
+	[STAGE_BIAS] = { { AM_BIAS, MADE(AM_SCALED) }, { AM_BIASED, MADE(AM_SCALED) } },
+	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED) } },
+	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } },
+	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
+	[STAGE_FLASH] = { { AM_FLASH_M, MADE(AM_MASKED, AM_V) }, { AM_FLASH_L, MADE(AM_MASKED, AM_V) },
+	                  { AM_FLASH_O, MADE(AM_MASKED, AM_V) }, { AM_FLASH_OUT, MADE(AM_MASKED, AM_V) } },
+	/* STAGE_DECODE: no rules: it reads the layer's input row by row and every parameter, so any change reruns it */
+	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },
+	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_W_O, AM_B_O) } },
+	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT) } },
+	[STAGE_NORM1_POST] = { { AM_NORM1, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) },
+	                       { AM_NORM1_STATS, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) } },
+	[STAGE_NORM2_PRE] = { { AM_NORM2, MADE(AM_RESIDUAL1, AM_LN2_GAMMA, AM_LN2_BETA) },
+	                      { AM_NORM2_STATS, MADE(AM_RESIDUAL1, AM_LN2_GAMMA, AM_LN2_BETA) } },
+	[STAGE_FFN_HIDDEN] = { { AM_FFN_HIDDEN, MADE(FFN_IN, AM_W_1, AM_B_1) },
+	                       { AM_FFN_GATE, MADE(FFN_IN, AM_W_3, AM_B_3) } },
+	[STAGE_ACTIVATION] = { { AM_FFN_ACT, MADE(AM_FFN_HIDDEN, AM_FFN_GATE) } },
+	[STAGE_FFN_OUT] = { { AM_FFN_OUT, MADE(AM_FFN_ACT, AM_W_2, AM_B_2) } },
+	[STAGE_RESIDUAL2] = { { AM_RESIDUAL2, MADE(AM_NORM1, AM_RESIDUAL1, AM_FFN_OUT) } },
+	[STAGE_NORM2_POST] = { { AM_NORM2, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) },
+	                       { AM_NORM2_STATS, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) } },
+	[STAGE_FINAL_NORM] = { { AM_FINAL, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL_GAMMA, AM_FINAL_BETA) } },
+};
+#undef FFN_IN
+#undef MADE
+
 /* Allocate every computed matrix this lesson has, to the catalogue's shape. */
 static int alloc_matrices(Attn *a)
 {
@@ -851,13 +911,13 @@ static int alloc_matrices(Attn *a)
  * into NaN, which would be shown as if it meant something. Returns 1 and
  * the place, or 0 when every number is finite.
  */
-static int find_overflow(const Attn *a, AttnMatrix *which, int *head, int *row, int *col)
+static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *which, int *head, int *row, int *col)
 {
 	const Lesson *l = a->lesson;
 	int w, h, i, j;
 
 	for (w = 0; w < AM_COUNT; w++)
-		for (h = 0; h < (matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
+		for (h = 0; (only == NULL || only[w]) && h < (matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
 			const Mat *m = attn_matrix(a, (AttnMatrix)w, h);
 			for (i = 0; m != NULL && i < m->rows; i++)
 				for (j = 0; j < m->cols; j++) {
@@ -945,11 +1005,127 @@ static const char *shape_fault(const Lesson *l)
 	return NULL;
 }
 
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* attn_update's copies of the matrices it remakes: a computation shaped like the one updated. */
+typedef struct Keep {
+	Attn *first;  /* NULL once over budget or out of memory */
+	double left;  /* numbers it may still hold */
+} Keep;
+
+static void keep_drop(Keep *k)
+{
+	attn_free(k->first);
+	k->first = NULL;
+}
+
+/* Copy into the keep's link ka the matrices of a marked in redo (all when redo is NULL), unless copied already. */
+static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
+{
+	for (int w = 0; k->first != NULL && w < AM_COUNT; w++) {
+		if ((redo != NULL && !redo[w]) || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+			continue;
+		for (int h = 0; k->first != NULL && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+			const Mat *m = slot(a, (AttnMatrix)w, h);
+			Mat *to = slot(ka, (AttnMatrix)w, h);
+			if (mat_empty(m) || !mat_empty(to))
+				continue;
+			k->left -= (double)m->rows * m->cols;
+			if (k->left < 0 || mat_copy(to, m) != 0)
+				keep_drop(k);
+		}
+	}
+}
+
+/*
+ * Run the passes of lesson l (a layer's view) into a, in the table's order:
+ * every one (changed NULL), or only those whose rules read a matrix marked
+ * in changed, marking what they remake in turn. ka (may be NULL): the link
+ * of k that gets a copy of each matrix before it is remade. Each pass's time
+ * goes to a->stage_ms.
+ */
+static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k, Attn *ka, double *plan)
+{
+	unsigned char redo[AM_COUNT];
+
+	for (int st = 0; st < STAGE_COUNT; st++) {
+		double t0;
+		a->stage_ms[st] = 0.0;
+		if (stage_kernel[st] == NULL || !(stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
+			continue;
+		a->redo = NULL;
+		if (changed != NULL) {
+			int any = 0;
+			if (stage_rules[st][0].from == NULL) { /* a pass without rules: anything before it changes it all */
+				for (int w = 0; w < AM_COUNT; w++)
+					any |= changed[w];
+				if (!any)
+					continue;
+				memset(changed, 1, AM_COUNT);
+				if (ka != NULL)
+					keep_before(k, ka, a, NULL);
+			} else {
+				memset(redo, 0, sizeof redo);
+				for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
+					for (const AttnMatrix *f = stage_rules[st][r].from; *f != AM_COUNT; f++)
+						if (changed[*f]) {
+							redo[stage_rules[st][r].out] = 1;
+							any = 1;
+							break;
+						}
+				if (!any)
+					continue;
+				if (ka != NULL)
+					keep_before(k, ka, a, redo);
+				for (int w = 0; w < AM_COUNT; w++)
+					changed[w] |= redo[w];
+				a->redo = redo;
+			}
+		}
+		if (plan != NULL) { /* only count the numbers it would remake */
+			for (int w = 0; w < AM_COUNT; w++)
+				for (int h = 0; (a->redo == NULL || a->redo[w]) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1) &&
+				                !(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)); h++)
+					*plan += (double)slot(a, (AttnMatrix)w, h)->rows * slot(a, (AttnMatrix)w, h)->cols;
+			a->redo = NULL;
+			continue;
+		}
+		t0 = now_ms();
+		stage_kernel[st](a, l);
+		a->stage_ms[st] = now_ms() - t0;
+		a->redo = NULL;
+	}
+}
+
+/* The message for the first cell that is not a finite number among the matrices marked in only (all: NULL); NULL when none. */
+static char *overflow_error(Attn *a, const unsigned char *only)
+{
+	AttnMatrix w;
+	int oh, i, j, found;
+	double t0 = now_ms();
+	const double x = (found = find_overflow(a, only, &w, &oh, &i, &j)) ? MAT_AT(*attn_matrix(a, w, oh), i, j) : 0.0;
+	char where[32] = "";
+
+	a->check_ms = now_ms() - t0;
+	if (!found)
+		return NULL;
+	if (matrix_per_head((AttnMatrix)w) && a->heads > 1)
+		snprintf(where, sizeof where, " of head %d", oh);
+	return str_printf("the numbers grow too large to compute: %s[%d][%d]%s is %s (doubles overflow "
+	                  "past about 1.8e308); use smaller inputs or weights",
+	                  matrix_name(w), i, j, where, isnan(x) ? "not a number" : x > 0 ? "+inf" : "-inf");
+}
+
 /* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
 static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 {
 	const char *fault = shape_fault(l);
-	int st;
 
 	*err = NULL;
 	if (a == NULL)
@@ -989,25 +1165,12 @@ static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 	a->row_all_masked = calloc((size_t)l->n, 1);
 	if (a->head == NULL || a->visible == NULL || a->row_all_masked == NULL || alloc_matrices(a) != 0)
 		goto oom;
-	for (st = 0; st < STAGE_COUNT; st++)
-		if (stage_kernel[st] != NULL && (stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
-			stage_kernel[st](a, l);
+	run_passes(a, l, NULL, NULL, NULL, NULL);
 	if (a->failed)
 		goto oom;
-	{
-		AttnMatrix w;
-		int oh, i, j;
-		if (find_overflow(a, &w, &oh, &i, &j)) {
-			const double x = MAT_AT(*attn_matrix(a, w, oh), i, j);
-			char where[32] = "";
-			if (matrix_per_head((AttnMatrix)w) && a->heads > 1)
-				snprintf(where, sizeof where, " of head %d", oh);
-			*err = str_printf("the numbers grow too large to compute: %s[%d][%d]%s is %s (doubles overflow "
-			                  "past about 1.8e308); use smaller inputs or weights",
-			                  matrix_name(w), i, j, where, isnan(x) ? "not a number" : x > 0 ? "+inf" : "-inf");
-			attn_free(a);
-			return NULL;
-		}
+	if ((*err = overflow_error(a, NULL)) != NULL) {
+		attn_free(a);
+		return NULL;
 	}
 	return a;
 oom:
@@ -1100,6 +1263,148 @@ Attn *attn_compute(const Lesson *l, char **err)
 		link = &a->next;
 	}
 	return first;
+}
+
+/* x and y hold the same bits (two empty matrices do). */
+static int same_bits(const Mat *x, const Mat *y)
+{
+	return x->rows == y->rows && x->cols == y->cols &&
+	       (mat_empty(x) || memcmp(x->a, y->a, (size_t)x->rows * (size_t)x->cols * sizeof *x->a) == 0);
+}
+
+/* Everything the passes read of a lesson but its given matrices' numbers is the same in x and y. */
+/* The same window and list of masks (the single mask's kind and matrix are compared with the other settings). */
+static int same_masks(const Lesson *x, const Lesson *y)
+{
+	if (x->window != y->window || x->nmasks != y->nmasks)
+		return 0;
+	for (int k = 0; k < x->nmasks; k++)
+		if (x->masks[k].kind != y->masks[k].kind || x->masks[k].window != y->masks[k].window ||
+		    !same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
+			return 0;
+	return 1;
+}
+
+static int same_settings(const Lesson *x, const Lesson *y)
+{
+	LessonShape sx, sy;
+	const Block *bx = &x->block, *by = &y->block;
+
+	lesson_shape(x, &sx);
+	lesson_shape(y, &sy);
+	return memcmp(&sx, &sy, sizeof sx) == 0 && x->n == y->n && x->m == y->m && x->d_model == y->d_model &&
+	       x->d_src == y->d_src && x->heads == y->heads && x->d_k == y->d_k && x->d_v == y->d_v &&
+	       x->d_out == y->d_out && x->has_source == y->has_source && x->positional == y->positional &&
+	       x->score == y->score && x->scale == y->scale && same_bits(&(Mat){ 1, 1, (double *)&x->scale_value },
+	                                                                 &(Mat){ 1, 1, (double *)&y->scale_value }) &&
+	       x->mask == y->mask && x->mask_fill_inf == y->mask_fill_inf && x->mask_fill == y->mask_fill &&
+	       same_bits(&x->mask_matrix, &y->mask_matrix) && x->backward == y->backward && bx->present == by->present &&
+	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
+	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
+	       x->has_final_norm == y->has_final_norm && x->final_kind == y->final_kind && x->final_eps == y->final_eps &&
+	       x->kv_heads == y->kv_heads && x->rope == y->rope && x->rope_base == y->rope_base &&
+	       x->rope_style == y->rope_style && x->alibi == y->alibi && same_bits(&x->alibi_slopes, &y->alibi_slopes) &&
+	       x->decode == y->decode && x->flash_bq == y->flash_bq && x->flash_bk == y->flash_bk && same_masks(x, y);
+}
+
+/* The link of a keep for layer a: its shape, heads and place, its lesson the one a was computed from. */
+static Attn *keep_link(const Attn *a)
+{
+	Attn *k = calloc(1, sizeof *k);
+
+	if (k == NULL || (k->head = calloc((size_t)a->heads, sizeof *k->head)) == NULL) {
+		free(k);
+		return NULL;
+	}
+	k->shape = a->shape;
+	k->factor = a->factor;
+	k->heads = a->heads;
+	k->kv_heads = a->kv_heads;
+	k->layer = a->layer;
+	k->nlayers = a->nlayers;
+	k->view = a->view;
+	k->lesson = a->nlayers > 0 ? &k->view : a->lesson;
+	return k;
+}
+
+int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
+{
+	unsigned char changed[AM_COUNT];
+	Keep k = { NULL, keep_numbers };
+	Attn **klink = &k.first;
+	const Attn *prev = NULL;
+	int prev_changed = 0;
+	double plan = 0;
+	Attn *a;
+
+	*err = NULL;
+	if (before != NULL)
+		*before = NULL;
+	if (first->nlayers != l->nlayers)
+		return 1;
+	for (a = first; a != NULL; prev = a, a = a->next) {
+		Lesson v;
+		if (l->nlayers > 0)
+			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), &v);
+		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
+			return 1;
+	}
+	/*
+	 * Twice when copies are asked for: first only counting the numbers the
+	 * passes would remake (the copies are made only when all of them fit),
+	 * then running them.
+	 */
+	for (int pass = before != NULL ? 0 : 1; pass < 2; pass++) {
+		prev_changed = 0;
+		for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
+			const Lesson old = *a->lesson;
+			Lesson plan_view = l->nlayers > 0 ? old : *l;
+			Attn *ka = NULL;
+			if (pass == 1 && before != NULL && plan <= keep_numbers && (klink == &k.first || k.first != NULL)) {
+				if ((ka = keep_link(a)) == NULL)
+					keep_drop(&k);
+				else {
+					*klink = ka;
+					klink = &ka->next;
+				}
+			}
+			if (l->nlayers > 0)
+				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev),
+				           pass == 0 ? &plan_view : &a->view);
+			if (pass == 1)
+				a->lesson = l->nlayers > 0 ? &a->view : l;
+			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
+			memset(changed, 0, sizeof changed);
+			for (int w = 0; w < AM_COUNT; w++)
+				if (matrix_kinds[w].flags & MF_GIVEN)
+					changed[w] = a->layer > 0 && w == AM_INPUT
+					                 ? prev_changed
+					                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
+					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
+					                                            (AttnMatrix)w));
+			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
+			           pass == 0 ? &plan : NULL);
+			prev_changed = 0;
+			for (int w = 0; w < AM_COUNT; w++)
+				prev_changed |= changed[w];
+			if (pass == 1 && (*err = overflow_error(a, changed)) != NULL) {
+				keep_drop(&k);
+				return -1;
+			}
+		}
+	}
+	if (l->backward != BACKWARD_NONE) {
+		double loss;
+		if (attn_backward(first, &loss, err) != 0) {
+			keep_drop(&k);
+			return -1;
+		}
+	}
+	if (before != NULL)
+		*before = k.first;
+	else
+		keep_drop(&k);
+	return 0;
 }
 
 void attn_free(Attn *a)

@@ -83,6 +83,12 @@ typedef struct Attn {
 	double *train_loss;
 
 	int failed;           /* a pass ran out of memory (the computation is refused) */
+	/* How long each stage's pass took when last run (ms, 0 when it did not run), and the overflow check. */
+	double stage_ms[STAGE_COUNT];
+	double check_ms;
+	/* While attn_update reruns a pass: the matrices it must remake (NULL: all of them). */
+	const unsigned char *redo;
+
 	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;
@@ -94,6 +100,24 @@ typedef struct Attn {
  */
 Attn *attn_compute(const Lesson *l, char **err);
 void attn_free(Attn *a);
+
+/*
+ * Recompute a (the computation of an earlier version of l, still alive and
+ * still what a->lesson points at) in place for l, whose given matrices may
+ * hold other numbers but whose shapes and settings are the same: only the
+ * passes that read a matrix that changed run again, reusing a's buffers, and
+ * the backward pass is redone when the lesson has one. The result is bit for
+ * bit what attn_compute_all(l) gives. a->lesson then points at l.
+ *
+ * before (may be NULL): gets a computation holding a copy of each matrix as
+ * it was before it was remade (the others empty; its lesson is the old one),
+ * or NULL when those copies would hold more than keep_numbers numbers.
+ *
+ * Returns 0, or 1 when l's shapes or settings differ (nothing was changed:
+ * compute it afresh), or -1 with *err (an overflow, out of memory): a is
+ * then half updated, and updating it back to the old lesson restores it.
+ */
+int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, char **err);
 
 /* Layer i of a computation (a itself for 0, or for a lesson without layers); NULL out of range. */
 const Attn *attn_layer(const Attn *a, int i);

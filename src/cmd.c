@@ -493,7 +493,7 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 	a.layer = s->layer;
 	a.row = (int)row;
 	a.col = (int)col;
-	if (session_edit(s, edit_set, &a, &err) != 0)
+	if (session_edit_values(s, edit_set, &a, &err) != 0)
 		return fail(out, err);
 	say(out, MSG_INFO, NULL, "%s[%ld][%ld] = %s; everything after it is recomputed", matrix_name(a.which), row, col, vs);
 	return 0;

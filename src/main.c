@@ -14,6 +14,7 @@
 
 #include "attention.h"
 #include "backward.h"
+#include "cmd.h"
 #include "dump.h"
 #include "export.h"
 #include "fileio.h"
@@ -28,7 +29,7 @@ static const char usage_text[] =
 	"usage: attnviz [OPTIONS] [LESSON]\n"
 	"       attnviz --check [--strict] FILE...\n"
 	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
-	"       attnviz --bench FILE [--repeat R]\n"
+	"       attnviz --bench FILE [--repeat R] [--edits]\n"
 	"       attnviz --export FORMAT --stage NAME [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"\n"
 	"Step through attention, the Transformer block around it and its gradients, number by number.\n"
@@ -46,7 +47,9 @@ static const char usage_text[] =
 	"                   the loss and every gradient)\n"
 	"  --train STEPS --lr LR  with --dump: first STEPS steps of gradient descent on\n"
 	"                   every weight and bias, then the dump and the losses\n"
-	"  --bench FILE     time the computation alone (--repeat R times, default 5)\n"
+	"  --bench FILE     time the computation alone (--repeat R times, default 5):\n"
+	"                   the median of the whole and of each stage; with --edits,\n"
+	"                   of a `set` of W_o, W_v, W_q, W_k and an input cell instead\n"
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
@@ -69,6 +72,7 @@ enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPOR
 typedef struct Args {
 	enum Mode mode;
 	int strict;
+	int edits;     /* --bench --edits */
 	int repeat;
 	const char *lang;
 	const char *export_format, *stage, *matrix, *head, *output; /* --export and its options */
@@ -141,6 +145,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_CHECK;
 		else if (strcmp(o, "--strict") == 0)
 			a->strict = 1;
+		else if (strcmp(o, "--edits") == 0)
+			a->edits = 1;
 		else if (strcmp(o, "--present") == 0)
 			a->present = 1;
 		else if (strcmp(o, "--demo") == 0 || strcmp(o, "--record") == 0 || strcmp(o, "--theme") == 0) {
@@ -392,21 +398,40 @@ static int compare_doubles(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* The median of count numbers (sorts them). */
+static double median(double *v, int count)
+{
+	qsort(v, (size_t)count, sizeof *v, compare_doubles);
+	return v[count / 2];
+}
+
+/*
+ * --bench: the computation alone, R times; the median of the whole and of
+ * each stage (every layer's pass of it together), in the stage table's order,
+ * and of the overflow check.
+ */
 static int run_bench(const Args *a)
 {
 	Lesson *l = batch_load(a->files[0], 0, NULL);
-	double *ms;
+	const int R = a->repeat, NS = STAGE_COUNT + 1; /* per run: each stage, then the check */
+	double *ms, *part, *col;
+	unsigned char ran[STAGE_COUNT] = { 0 };
 	struct rusage ru;
 	int r;
 
 	if (l == NULL)
 		return 1;
-	ms = calloc((size_t)a->repeat, sizeof *ms);
-	if (ms == NULL) {
+	ms = calloc((size_t)R, sizeof *ms);
+	part = calloc((size_t)R * (size_t)NS, sizeof *part);
+	col = calloc((size_t)R, sizeof *col);
+	if (ms == NULL || part == NULL || col == NULL) {
+		free(ms);
+		free(part);
+		free(col);
 		lesson_free(l);
 		return 1;
 	}
-	for (r = 0; r < a->repeat; r++) {
+	for (r = 0; r < R; r++) {
 		char *err = NULL;
 		double t0 = now_ms();
 		Attn *at = attn_compute(l, &err);
@@ -415,18 +440,95 @@ static int run_bench(const Args *a)
 			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 			free(err);
 			free(ms);
+			free(part);
+			free(col);
 			lesson_free(l);
 			return 1;
 		}
+		for (const Attn *la = at; la != NULL; la = la->next) {
+			for (int st = 0; st < STAGE_COUNT; st++)
+				if (la->stage_ms[st] > 0.0) {
+					part[(size_t)r * NS + st] += la->stage_ms[st];
+					ran[st] = 1;
+				}
+			part[(size_t)r * NS + STAGE_COUNT] += la->check_ms;
+		}
 		attn_free(at);
 	}
-	qsort(ms, (size_t)a->repeat, sizeof *ms, compare_doubles);
+	qsort(ms, (size_t)R, sizeof *ms, compare_doubles);
 	getrusage(RUSAGE_SELF, &ru);
-	printf("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%ld\n", ms[a->repeat / 2], ms[0],
-	       ms[a->repeat - 1], ru.ru_maxrss);
+	printf("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%ld\n", ms[R / 2], ms[0], ms[R - 1], ru.ru_maxrss);
+	/* each stage that ran, by its name in the stage table, then the overflow check */
+	for (int st = 0; st <= STAGE_COUNT; st++) {
+		if (st < STAGE_COUNT && !ran[st])
+			continue;
+		for (r = 0; r < R; r++)
+			col[r] = part[(size_t)r * NS + st];
+		printf("stage=%s ms=%.3f\n", st < STAGE_COUNT ? stage_name((Stage)st) : "(overflow check)", median(col, R));
+	}
 	free(ms);
+	free(part);
+	free(col);
 	lesson_free(l);
 	return 0;
+}
+
+static void bench_message(void *ctx, CmdMsg kind, const char *title, const char *text)
+{
+	(void)title;
+	if (kind == MSG_ERROR) {
+		fprintf(stderr, "attnviz: %s\n", text);
+		*(int *)ctx = 1;
+	}
+}
+
+/*
+ * --bench --edits: the lesson computed once, then R edits of one cell of
+ * each of W_o, W_v, W_q, W_k and the input (what `set` does), each timed;
+ * and the peak memory after the computation and after the edits.
+ */
+static int run_bench_edits(const Args *a)
+{
+	static const char *const what[] = { "W_o", "W_v", "W_q", "W_k", "input" };
+	Lesson *l = batch_load(a->files[0], 0, NULL);
+	Session s;
+	struct rusage ru;
+	long rss_compute;
+	double *ms = calloc((size_t)a->repeat, sizeof *ms);
+	char *err = NULL;
+	int failed = 0;
+	CmdOut out = { &failed, bench_message, NULL, NULL, 0, 0, 0 };
+
+	if (l == NULL || ms == NULL || session_init(&s, l, a->files[0], &err) != 0) {
+		if (err != NULL)
+			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err);
+		free(err);
+		free(ms);
+		lesson_free(l);
+		return 1;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	rss_compute = ru.ru_maxrss;
+	for (size_t k = 0; k < sizeof what / sizeof what[0] && !failed; k++) {
+		const Mat *m = attn_matrix(s.attn, (AttnMatrix)matrix_find(what[k]), 0); /* the lesson's: gone after an edit */
+		const int rows = m != NULL ? m->rows : 0, cols = m != NULL ? m->cols : 0;
+		for (int r = 0; m != NULL && r < a->repeat && !failed; r++) {
+			char line[96];
+			double t0;
+			/* a cell in the middle of the matrix (an input row half way down), a new value each time */
+			snprintf(line, sizeof line, "set %s[%d][%d] %g", what[k], rows / 2, cols / 3, 0.125 * (r + 1));
+			t0 = now_ms();
+			cmd_run(&s, line, &out);
+			ms[r] = now_ms() - t0;
+		}
+		if (!failed && m != NULL)
+			printf("edit=%s ms=%.3f\n", what[k], median(ms, a->repeat));
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	printf("peak_rss_kb_compute=%ld peak_rss_kb_edits=%ld\n", rss_compute, ru.ru_maxrss);
+	session_free(&s);
+	free(ms);
+	return failed;
 }
 
 /* --export: one stage or matrix of a lesson as a file (or stdout). 1 for lesson errors. */
@@ -591,7 +693,7 @@ int main(int argc, char **argv)
 	switch (a.mode) {
 	case MODE_CHECK: rc = run_check(&a); break;
 	case MODE_DUMP: rc = run_dump(&a); break;
-	case MODE_BENCH: rc = run_bench(&a); break;
+	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
 	case MODE_EXPORT: rc = run_export(&a); break;
 	default:
 		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);

@@ -308,18 +308,18 @@ static void adapt_steps(Lesson *l)
 	}
 }
 
-int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
+/* A copy of the lesson with the edit made (to its compare variant too), checked; NULL with *err when refused. */
+static Lesson *edited_copy(const Session *s, SessionEdit edit, void *arg, char **err)
 {
 	Lesson *copy = lesson_clone(s->lesson);
-	Attn *a, *b = NULL;
 
 	if (copy == NULL) {
 		*err = str_printf("out of memory");
-		return -1;
+		return NULL;
 	}
 	if (edit(copy, arg, err) != 0) {
 		lesson_free(copy);
-		return -1;
+		return NULL;
 	}
 	/* Edits apply to the compare variant too; a refusal there refuses the edit. */
 	if (copy->compare != NULL) {
@@ -328,7 +328,7 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 			*err = str_printf("compare: %s", e ? e : "the variant refuses this edit");
 			free(e);
 			lesson_free(copy);
-			return -1;
+			return NULL;
 		}
 	}
 	/*
@@ -339,37 +339,23 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 	adapt_steps(copy);
 	if (lesson_validate(copy, err) != 0) {
 		lesson_free(copy);
-		return -1;
+		return NULL;
 	}
-	/*
-	 * The edited lesson is computed beside the current one, so both count
-	 * against LESSON_MAX_NUMBERS; the computation kept for the flash is
-	 * dropped first (the current one becomes it).
-	 */
+	return copy;
+}
+
+/* The edited lesson and its computation take the place of the current ones; the walk follows, keeping the place. */
+static int take_edit(Session *s, Lesson *copy, Attn *model, Attn *before, char **err)
+{
 	drop_prev(s);
-	if (lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson) > (double)LESSON_MAX_NUMBERS) {
-		*err = str_printf("this lesson is too large to edit: the edited copy and the lesson together would hold "
-		                  "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
-		                  lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson), (long)LESSON_MAX_NUMBERS);
-		lesson_free(copy);
-		return -1;
-	}
-	if ((a = attn_compute_all(copy, err)) == NULL) {
-		lesson_free(copy);
-		return -1;
-	}
-	if (compute_compare(copy, &b, err) != 0) {
-		attn_free(a);
-		lesson_free(copy);
-		return -1;
-	}
-	attn_free(s->compare_model);
-	s->compare_model = b;
-	drop_prev(s);
-	s->prev_lesson = s->lesson;
-	s->prev_model = s->model;
+	/* the lesson before stays while the flash needs it, with its copies (lesson_free takes NULL) */
+	if (before != NULL)
+		s->prev_lesson = s->lesson;
+	else
+		lesson_free(s->lesson);
+	s->prev_model = before;
 	s->lesson = copy;
-	s->model = a;
+	s->model = model;
 	point_layer(s);
 	/* The walk copies steps by value; re-point it at the new lesson's, keeping the place. */
 	{
@@ -395,6 +381,102 @@ int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
 	}
 	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
 	return 0;
+}
+
+/* The edited lesson computed afresh beside the current one, then in its place. */
+static int edit_afresh(Session *s, Lesson *copy, char **err)
+{
+	Attn *a, *b = NULL;
+
+	/*
+	 * The edited lesson is computed beside the current one, so both count
+	 * against LESSON_MAX_NUMBERS; the computation kept for the flash is
+	 * dropped first (the current one becomes it).
+	 */
+	drop_prev(s);
+	if (lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson) > (double)LESSON_MAX_NUMBERS) {
+		*err = str_printf("this lesson is too large to edit: the edited copy and the lesson together would hold "
+		                  "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
+		                  lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson), (long)LESSON_MAX_NUMBERS);
+		lesson_free(copy);
+		return -1;
+	}
+	if ((a = attn_compute_all(copy, err)) == NULL) {
+		lesson_free(copy);
+		return -1;
+	}
+	if (compute_compare(copy, &b, err) != 0) {
+		attn_free(a);
+		lesson_free(copy);
+		return -1;
+	}
+	attn_free(s->compare_model);
+	s->compare_model = b;
+	return take_edit(s, copy, a, s->model, err);
+}
+
+int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
+{
+	Lesson *copy = edited_copy(s, edit, arg, err);
+
+	return copy == NULL ? -1 : edit_afresh(s, copy, err);
+}
+
+/*
+ * How many numbers the copies kept for the flash may hold during an edit:
+ * a tenth of the computation (an edit of W_o or W_v at n = 1024 keeps its
+ * few n × d matrices; one of W_q remakes every head's n × n scores and keeps
+ * none), or any small lesson's whole.
+ */
+static double keep_limit(const Lesson *l)
+{
+	const double tenth = lesson_count_numbers(l) / 10;
+	return tenth > (double)(1 << 20) ? tenth : (double)(1 << 20);
+}
+
+int session_edit_values(Session *s, SessionEdit edit, void *arg, char **err)
+{
+	Lesson *copy;
+	Attn *before = NULL;
+	char *e = NULL;
+	int r;
+
+	drop_prev(s); /* the last edit's copies go first: only the lesson, its copy and this edit's are held */
+	if ((copy = edited_copy(s, edit, arg, err)) == NULL)
+		return -1;
+	r = attn_update(s->model, copy, &before, keep_limit(s->lesson), err);
+	if (r == 1) /* not the same shapes and settings after all */
+		return edit_afresh(s, copy, err);
+	if (r == 0 && s->compare_model != NULL) {
+		r = attn_update(s->compare_model, copy->compare, NULL, 0, &e);
+		if (r == 1) { /* the variant computed afresh */
+			Attn *b = NULL;
+			if (compute_compare(copy, &b, err) == 0) {
+				attn_free(s->compare_model);
+				s->compare_model = b;
+				r = 0;
+			} else
+				r = -2;
+		} else if (r < 0) {
+			*err = str_printf("compare: %s", e ? e : "out of memory");
+			free(e);
+			e = NULL;
+			/* the variant back as it was (it was computed from the lesson before, so this holds) */
+			if (attn_update(s->compare_model, s->lesson->compare, NULL, 0, &e) != 0)
+				free(e), e = NULL;
+			r = -2;
+		}
+	}
+	if (r != 0) {
+		/* back to the lesson before: every pass the edit reran runs again on the old numbers */
+		attn_free(before);
+		if (attn_update(s->model, s->lesson, NULL, 0, &e) != 0)
+			free(e);
+		point_layer(s);
+		lesson_free(copy);
+		return -1;
+	}
+	return take_edit(s, copy, s->model, before, err);
 }
 
 /* ------------------------------------------------------------ marks */

@@ -102,6 +102,17 @@ const char *session_next_lesson(const Session *s);
  */
 typedef int (*SessionEdit)(Lesson *copy, void *arg, char **err);
 int session_edit(Session *s, SessionEdit edit, void *arg, char **err);
+/*
+ * The same, for an edit that changes only numbers in given matrices (a
+ * weight, an input cell), never a shape or a setting: the computation is
+ * updated in place (attn_update), rerunning only the passes the changed
+ * matrices reach, so no second computation is held. prev_* then holds
+ * copies of only the matrices that were remade, and none when those would
+ * be more than a tenth of the computation (a large lesson's W_q: no flash).
+ * An edit that does change a shape or a setting is computed afresh, as
+ * session_edit does.
+ */
+int session_edit_values(Session *s, SessionEdit edit, void *arg, char **err);
 
 /*
  * A copy of the learner's state to come back to: the lesson with its edits,

@@ -15,8 +15,13 @@
 #   (e) the floor of the first lesson: its multiply-adds at the machine's best
 #       single-core dgemm speed from (c) plus writing its stage matrices once at
 #       the write speed from (c), and attnviz's time over it
+#   (f) the first lesson's time stage by stage (--bench); one-cell edits of W_o,
+#       W_v, W_q, W_k and the input recomputed in place (--bench --edits), and the
+#       peak memory during them over that after one computation
 # Goals (issue 14): (d) attnviz at least 2× as fast as PyTorch on the first
-# lesson and at least as fast on the others; (e) within 3× of the floor.
+# lesson and at least as fast on the others; (e) within 3× of the floor;
+# (f) edits of W_o and W_v under 100 ms, of W_q, W_k and an input row under
+# 300 ms, and peak memory during edits at most 1.2× one computation's.
 #
 # PyTorch runs as fast as this machine lets it: one thread; the environment's
 # OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE overrides are removed for that command,
@@ -254,6 +259,30 @@ if [ "${11}" = ok ] && [ "$dgemm_gflops" != n/a ] && [ "$write_gbps" != n/a ]; t
 	}'
 else
 	echo "  not measured"
+fi
+echo
+
+# ------------------------------------------------------------ (f) where the time goes, and edits
+set -- $(sed -n 1p "$tmp/results")
+echo "(f) n=$2 d_model=$3 h=$4 $5: each stage (--bench, median of $REPEAT)"
+if [ -s "$tmp/L1.av" ]; then
+	sed -n 's/^stage=\(.*\) ms=\([0-9.]*\)$/\2 \1/p' "$tmp/L1.av" | while read -r ms st; do
+		printf '  %-34s %9s ms\n' "$st" "$ms"
+	done
+fi
+echo "    edits (--bench --edits: \`set\` of one cell, recomputed in place), median of $REPEAT"
+if "$BIN" --bench "$tmp/L1.json" --edits --repeat "$REPEAT" >"$tmp/edits" 2>"$tmp/edits.err"; then
+	for e in W_o:100 W_v:100 W_q:300 W_k:300 input:300; do
+		name=${e%%:*} goal=${e#*:}
+		ms=$(sed -n "s/^edit=$name ms=\([0-9.]*\)$/\1/p" "$tmp/edits")
+		label="$name"; [ "$name" = input ] && label="input (one row's cell)"
+		echo "$label|${ms:-n/a}|$goal" | awk -F'|' '{ printf "  %-34s %9s ms   goal: < %d ms: %s\n", $1, $2, $3, ($2 != "n/a" && $2 + 0 < $3 ? "met" : "NOT met") }'
+	done
+	rc=$(field peak_rss_kb_compute <"$tmp/edits")
+	re=$(field peak_rss_kb_edits <"$tmp/edits")
+	echo "$rc $re" | awk '{ printf "  %-34s %9.0f MB, after one computation %.0f MB: %.2fx   goal: at most 1.2x: %s\n", "peak memory during the edits", $2 / 1024, $1 / 1024, $2 / $1, ($2 / $1 <= 1.2 ? "met" : "NOT met") }'
+else
+	echo "  failed: $(head -n 1 "$tmp/edits.err")"
 fi
 echo
 echo "attnviz's kernel here: ${kernel_now:-?} (ATTNVIZ_KERNEL=avx512|avx2|portable picks one; all give the same bits)"

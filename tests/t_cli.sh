@@ -164,6 +164,8 @@ else
 fi
 run --bench lessons/selfattn.json --repeat 2
 check "--bench prints compute_ms" grep -q '^compute_ms=[0-9.]* min_ms=[0-9.]* max_ms=[0-9.]* peak_rss_kb=[0-9]*$' "$out"
+check "--bench prints each stage's time" grep -q '^stage=softmax ms=[0-9.]*$' "$out"
+check "--bench prints the overflow check's time" grep -q '^stage=(overflow check) ms=[0-9.]*$' "$out"
 
 # ------------------------------------------------------------ hostile text in a lesson
 
