@@ -502,13 +502,20 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 typedef struct MaskArg {
 	MaskKind kind;
 	Mat padding;
+	int window;
 } MaskArg;
 
 static int edit_mask(Lesson *l, void *arg, char **err)
 {
 	const MaskArg *a = arg;
 	mat_free(&l->mask_matrix);
+	for (int i = 0; i < l->nmasks; i++)
+		mat_free(&l->masks[i].matrix);
+	free(l->masks);
+	l->masks = NULL;
+	l->nmasks = 0;
 	l->mask = a->kind;
+	l->window = a->window;
 	/* Copied, not moved: the compare variant gets the same edit. */
 	if (a->kind == MASK_PADDING && mat_copy(&l->mask_matrix, &a->padding) != 0) {
 		*err = strdup("out of memory");
@@ -519,13 +526,20 @@ static int edit_mask(Lesson *l, void *arg, char **err)
 
 static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 {
-	MaskArg a = { MASK_NONE, { 0, 0, NULL } };
+	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0 };
 	char *err = NULL;
+	long w;
 
 	if (strcmp(argv[1], "none") == 0 && argc == 2)
 		a.kind = MASK_NONE;
 	else if (strcmp(argv[1], "causal") == 0 && argc == 2)
 		a.kind = MASK_CAUSAL;
+	else if (strcmp(argv[1], "window") == 0 && argc == 3) {
+		if (parse_int(argv[2], 1, LESSON_MAX_TOKENS, &w, out, "mask window (the keys a query sees, itself included)") != 0)
+			return -1;
+		a.kind = MASK_WINDOW;
+		a.window = (int)w;
+	}
 	else if (strcmp(argv[1], "padding") == 0 && argc >= 3) {
 		/* "1,1,0" or "1 1 0": every value counted, whatever the count, before any is kept */
 		int i, j = 0, bad = 0;
@@ -562,7 +576,11 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 		return fail(out, err);
 	}
 	mat_free(&a.padding);
-	say(out, MSG_INFO, NULL, "mask is now %s", argv[1]);
+	if (a.kind == MASK_WINDOW)
+		say(out, MSG_INFO, NULL, "mask is now a window of %d (each query sees at most the last %d tokens, itself included)",
+		    a.window, a.window);
+	else
+		say(out, MSG_INFO, NULL, "mask is now %s", argv[1]);
 	return 0;
 }
 
@@ -1020,7 +1038,7 @@ const CmdEntry cmd_table[] = {
 	{ "show", NULL, ARG_MATRIX, "show MATRIX [HEAD]", "show a matrix (e.g. show weights 1)", cmd_show },
 	{ "explain", "ex", ARG_MATRIX, "explain MATRIX ROW COL [HEAD]", "show the arithmetic behind one cell", cmd_explain },
 	{ "set", NULL, ARG_MATRIX, "set MATRIX[ROW][COL] VALUE", "edit an input or a weight; everything after it is recomputed", cmd_set },
-	{ "mask", NULL, ARG_WORDS, "mask causal|none|padding 1,1,0", "change the mask", cmd_mask },
+	{ "mask", NULL, ARG_WORDS, "mask causal|none|window W|padding 1,1,0", "change the mask", cmd_mask },
 	{ "scale", NULL, ARG_WORDS, "scale on|off|VALUE", "scale scores by 1/sqrt(d_k) (on), 1 (off) or a number", cmd_scale },
 	{ "heads", NULL, ARG_NONE, "heads N", "split Q, K and V into N heads (N must divide their columns)", cmd_heads },
 	{ "jacobian", NULL, ARG_NONE, "jacobian ROW [HEAD]", "softmax's Jacobian diag(w) - w w^T for one row of the weights", cmd_jacobian },

@@ -1508,7 +1508,9 @@ static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 			path_set(c, old);
 			return -1;
 		}
-		if (key_whole(c, v, "t", 0, s->n - 1, "a position from 0 to n − 1", &t) != 0)
+		char expect[64];
+		snprintf(expect, sizeof expect, "a position from 0 to %d (n − 1)", s->n - 1);
+		if (key_whole(c, v, "t", 0, s->n - 1, expect, &t) != 0)
 			return -1;
 		st->t = (int)t;
 	}
@@ -1524,8 +1526,8 @@ static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 		const int nqb = (s->n + s->flash_bq - 1) / s->flash_bq, nkb = (s->m + s->flash_bk - 1) / s->flash_bk;
 		const double q = tile->child->valuedouble, k = tile->child->next->valuedouble;
 		if (q != floor(q) || q < 0 || q >= nqb || k != floor(k) || k < 0 || k >= nkb)
-			fail(c, "expected [query block 0 … %d, key block 0 … %d] (block_q %d, block_k %d), got %s", nqb - 1, nkb - 1,
-			     s->flash_bq, s->flash_bk, got(tile).s);
+			fail(c, "expected [query block 0 … %d, key block 0 … %d] (block_q %d, block_k %d), got [%g, %g]", nqb - 1,
+			     nkb - 1, s->flash_bq, s->flash_bk, q, k);
 		else {
 			st->tile_q = (int)q;
 			st->tile_k = (int)k;

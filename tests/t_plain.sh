@@ -153,6 +153,18 @@ repl 'mask causal\ngoto mask\nshow masked\n'
 clean "mask causal"
 check "mask causal confirmed" has "$out" "mask is now causal"
 check "masked cells shown as -inf (C locale)" has "$out" "-inf"
+repl 'mask window 2\ngoto mask\nshow masked\n'
+clean "mask window"
+check "mask window confirmed" has "$out" "mask is now a window of 2"
+check "a window of 2 hides key 0 from query 2" grep -Eq '^a +(-inf|-∞) ' "$out"
+repl 'mask window 0\nstep 2\n'
+err_cmd "mask window 0" "expected a whole number from 1"
+repl 'mask window 2\nstep 2\n' tests/golden/v3/flash_cross_alibi.json
+err_cmd "a window on cross-attention" "square score matrix"
+repl 'mask none\nstep 2\n' tests/golden/v3/decode_causal.json
+err_cmd "a decode lesson keeps a causal mask" "decode: needs a causal or window mask"
+repl 'heads 1\nstep 2\n' tests/golden/v3/gqa_groups_bias.json
+err_cmd "heads below the lesson's kv_heads" "not a multiple of the lesson's 2 key/value heads"
 repl 'mask padding 1,1,1,0\n'
 clean "mask padding"
 repl 'mask padding 1 1 0 1\n'

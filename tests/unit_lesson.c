@@ -478,6 +478,13 @@ BAD(mask_padding, ": mask.padding: expected 3 numbers (one per key, m = 3), got 
 BAD(mask_word, ": mask: expected \"none\", \"causal\", {\"padding\": [1, 1, 0, …]}, {\"window\": w}, an n × m matrix "
                "of 0/1, or a list of them, got \"casual\" (did you mean \"causal\"?)")
 BAD(causal_nonsquare, ": mask: \"causal\" needs a square score matrix, but n = 3 and m = 5")
+BAD(step_t_stage, ": steps[0].t: \"t\" (a generation step) belongs to a \"decode\" step, not softmax")
+BAD(step_t_range, ": steps[0].t: expected a position from 0 to 2 (n − 1), got 3")
+BAD(step_tile_range, ": steps[0].tile: expected [query block 0 … 1, key block 0 … 1] (block_q 2, block_k 2), got [0, 2]")
+BAD(mask_list_nested, ": mask[1]: expected a mask (\"causal\", {\"padding\": …}, {\"window\": w} or a matrix); a list of "
+                      "masks cannot hold another list")
+BAD(mask_two_keys, ": mask: a mask object has one key: to combine padding and a window, give a list "
+                   "[{\"padding\": …}, {\"window\": …}]")
 BAD(too_many_rows, ": X: 5000 rows is over the limit of 4096 tokens (LESSON_MAX_TOKENS)")
 BAD(too_many_numbers, ": too large: its matrices and stages would hold 251658240 numbers, over the limit of "
                       "134217728 (LESSON_MAX_NUMBERS); make n, d_model or heads smaller")
@@ -638,6 +645,11 @@ int main(void)
 		cmocka_unit_test(test_bad_mask_padding),
 		cmocka_unit_test(test_bad_mask_word),
 		cmocka_unit_test(test_bad_causal_nonsquare),
+		cmocka_unit_test(test_bad_step_t_stage),
+		cmocka_unit_test(test_bad_step_t_range),
+		cmocka_unit_test(test_bad_step_tile_range),
+		cmocka_unit_test(test_bad_mask_list_nested),
+		cmocka_unit_test(test_bad_mask_two_keys),
 		cmocka_unit_test(test_bad_too_many_rows),
 		cmocka_unit_test(test_bad_too_many_numbers),
 		cmocka_unit_test(test_bad_generator_kind),
