@@ -1080,12 +1080,13 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	return 0;
 }
 
-static int json_modern_keys(cJSON *o, const Lesson *l);
+static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top);
 
-/* Format 2's keys of the whole lesson: its own layer keys, "layers" written out whole, "backward". */
-static int json_v2_keys(cJSON *o, const Lesson *l)
+/* Format 2's keys of the whole lesson: its own layer keys, "layers" written out whole, "backward".
+ * top: the lesson whose compare variant l is (NULL for the lesson itself). */
+static int json_v2_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
-	if (json_layer_keys(o, l, l) != 0 || json_modern_keys(o, l) != 0)
+	if (json_layer_keys(o, l, l) != 0 || json_modern_keys(o, l, top) != 0)
 		return -1;
 	if (l->nlayers > 0) {
 		cJSON *layers = cJSON_CreateArray();
@@ -1134,10 +1135,19 @@ static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
 }
 
 /* Issue 11's shared keys: "rope", "alibi", "decode", "flash". */
-static int json_modern_keys(cJSON *o, const Lesson *l)
+/*
+ * A compare variant (top: its lesson) inherits every key it does not give, so
+ * a variant that turns RoPE, ALiBi or decoding off says so: "rope": false, …
+ * (without it the saved variant would be read back with the lesson's rotation).
+ */
+static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
 	static const char *const styles[] = { "half", "interleaved" };
 
+	if (top != NULL && ((top->rope && !l->rope && !cJSON_AddFalseToObject(o, "rope")) ||
+	                    (top->alibi && !l->alibi && !cJSON_AddFalseToObject(o, "alibi")) ||
+	                    (top->decode && !l->decode && !cJSON_AddFalseToObject(o, "decode"))))
+		return -1;
 	if (l->rope) {
 		cJSON *r = cJSON_CreateObject();
 		if (put(o, "rope", r) != 0 || put(r, "base", json_num(l->rope_base)) != 0 ||
@@ -1164,7 +1174,7 @@ static int json_modern_keys(cJSON *o, const Lesson *l)
 	return 0;
 }
 
-static int json_compute_keys(cJSON *o, const Lesson *l)
+static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
 	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->tokens, l->n)) != 0 ||
 	    put(o, "X", json_matrix(&l->input)) != 0 ||
@@ -1205,7 +1215,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l)
 	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
 	                     : put(o, "mask_fill", json_num(l->mask_fill)) != 0)
 		return -1;
-	return l->version >= 2 ? json_v2_keys(o, l) : 0;
+	return l->version >= 2 ? json_v2_keys(o, l, top) : 0;
 }
 
 char *export_lesson_json(const Lesson *l, char **err)
@@ -1215,12 +1225,12 @@ char *export_lesson_json(const Lesson *l, char **err)
 	*err = NULL;
 	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", l->version >= 2 ? 2 : 1) ||
 	    put_text(o, "title", &l->title) != 0 ||
-	    put_text(o, "summary", &l->summary) != 0 || json_compute_keys(o, l) != 0)
+	    put_text(o, "summary", &l->summary) != 0 || json_compute_keys(o, l, NULL) != 0)
 		goto oom;
 	if (l->compare != NULL) {
 		cJSON *c = cJSON_CreateObject();
 		if (put(o, "compare", c) != 0 || put_text(c, "label", &l->compare_label) != 0 ||
-		    json_compute_keys(c, l->compare) != 0)
+		    json_compute_keys(c, l->compare, l) != 0)
 			goto oom;
 	}
 	if (l->nsteps > 0 && put(o, "steps", json_steps(l)) != 0)

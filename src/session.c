@@ -244,7 +244,8 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 const char *const session_lesson_order[] = {
 	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
 	"mask", "padding", "prefix", "cross", "additive", "positional", "bug",
-	"block", "prenorm", "rmsnorm", "gradient", "vanishing", "learn", NULL
+	"block", "prenorm", "rmsnorm", "gradient", "vanishing", "learn",
+	"rope", "alibi", "kvcache", "gqa", "window", "flash", "llama", NULL
 };
 
 const char *session_next_lesson(const Session *s)

@@ -593,4 +593,59 @@ keys "$s" '['
 shows "rmsnorm: [ moves back to layer 0" "$s" 'layer 0 of 2 +stage: input'
 quits "$s" rmsnorm
 
+# ---------------------------------------------------------------------------
+# The modern-attention lessons at 80x24: each walked with n from the first
+# step to the last, the first multiple-choice question answered with its key
+# (every one of these lessons has the right choice first, so 1) and the others
+# skipped with :skip; the walk must reach the stage the lesson is about, and
+# the stage line must count the right answer.
+# walk_lesson NAME STAGE: lessons/NAME.json passes through stage STAGE
+walk_lesson() {
+	wl_name=$1 wl_stage=$2
+	s=wl$wl_name
+	start "$s" 80 24 C.UTF-8 "" "lessons/$wl_name.json"
+	if ! wait_for "$s" 'step 1/[0-9]+'; then
+		screen_not_ok "$wl_name: starts at step 1"
+		tm kill-session -t "$s"
+		return
+	fi
+	seen=" " answered=0 last=0 i=0
+	while [ "$i" -lt 40 ]; do
+		cap "$s" >"$tmp/wl-screen"
+		line=$(grep -E 'step [0-9]+/[0-9]+' "$tmp/wl-screen" | head -n 1)
+		k=$(echo "$line" | sed -n 's/.*step \([0-9]*\)\/\([0-9]*\).*/\1/p')
+		n=$(echo "$line" | sed -n 's/.*step \([0-9]*\)\/\([0-9]*\).*/\2/p')
+		st=$(echo "$line" | sed -n 's/.*stage: \([a-z_0-9]*\).*/\1/p')
+		case "$seen" in *" $st "*) ;; *) seen="$seen$st " ;; esac
+		if grep -q '^ Quiz: ' "$tmp/wl-screen"; then
+			if [ "$answered" = 0 ] && grep -Eq '^ +1\) ' "$tmp/wl-screen"; then
+				keys "$s" 1
+				shows "$wl_name: step $k's question answered with 1 is right" "$s" 'quiz 1/[0-9]+'
+				answered=1
+			else
+				cmd "$s" "skip"
+			fi
+			wait_gone "$s" '^ Quiz: ' 3 >/dev/null 2>&1
+		fi
+		if [ -n "$k" ] && [ "$k" = "$n" ]; then last=1; break; fi
+		keys "$s" n
+		wait_gone "$s" "step $k/$n " 3 >/dev/null 2>&1
+		i=$((i + 1))
+	done
+	if [ "$last" = 1 ]; then ok "$wl_name: n walks to the last step"; else screen_not_ok "$wl_name: n walks to the last step"; fi
+	check "$wl_name: a multiple-choice question was answered" test "$answered" = 1
+	case "$seen" in
+	*" $wl_stage "*) ok "$wl_name: the walk shows stage $wl_stage" ;;
+	*) not_ok "$wl_name: the walk shows stage $wl_stage" "saw:$seen" ;;
+	esac
+	quits "$s" "$wl_name"
+}
+walk_lesson rope rotate
+walk_lesson alibi bias
+walk_lesson kvcache decode
+walk_lesson gqa decode
+walk_lesson window decode
+walk_lesson flash flash
+walk_lesson llama decode
+
 finish

@@ -365,7 +365,13 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/rmsnorm.json");                      /* then the backward lessons */
 	assert_string_equal(session_next_lesson(&s), "gradient");
 	free(s.source);
-	s.source = strdup("lessons/learn.json");                        /* the last one */
+	s.source = strdup("lessons/learn.json");                        /* then modern attention */
+	assert_string_equal(session_next_lesson(&s), "rope");
+	free(s.source);
+	s.source = strdup("lessons/flash.json");
+	assert_string_equal(session_next_lesson(&s), "llama");
+	free(s.source);
+	s.source = strdup("lessons/llama.json");                        /* the last one */
 	assert_null(session_next_lesson(&s));
 	free(s.source);
 	s.source = strdup("mylesson.json");
