@@ -1137,7 +1137,7 @@ static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
 /* Issue 11's shared keys: "rope", "alibi", "decode", "flash". */
 /*
  * A compare variant (top: its lesson) inherits every key it does not give, so
- * a variant that turns RoPE, ALiBi or decoding off says so: "rope": false, …
+ * a variant that turns RoPE, ALiBi, decoding or the tiles off says so: "rope": false, …
  * (without it the saved variant would be read back with the lesson's rotation).
  */
 static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
@@ -1146,7 +1146,8 @@ static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 
 	if (top != NULL && ((top->rope && !l->rope && !cJSON_AddFalseToObject(o, "rope")) ||
 	                    (top->alibi && !l->alibi && !cJSON_AddFalseToObject(o, "alibi")) ||
-	                    (top->decode && !l->decode && !cJSON_AddFalseToObject(o, "decode"))))
+	                    (top->decode && !l->decode && !cJSON_AddFalseToObject(o, "decode")) ||
+	                    (top->flash_bq > 0 && l->flash_bq == 0 && !cJSON_AddFalseToObject(o, "flash"))))
 		return -1;
 	if (l->rope) {
 		cJSON *r = cJSON_CreateObject();
