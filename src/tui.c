@@ -7,7 +7,8 @@
  *   key line     the main keys (hidden in presenter mode)
  *   status line  messages, the cursor cell's value, or the `:` command line
  *
- * Keys: n/space next step, p/Backspace previous, g/G first/last, arrows and
+ * Keys: n/space next step (decode: next token, flash: next tile), p/Backspace
+ * previous, g/G first/last, arrows and
  * hjkl move the cell cursor, Tab/Shift-Tab change pane, Enter explains the
  * cell, H/L change head, z zooms a pane out, PgUp/PgDn scroll the narration,
  * 1-9 answer a choice quiz, : command line, ? help, q quit.
