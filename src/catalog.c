@@ -253,8 +253,11 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_SPLIT] = {
 		.map = "attention",
 		.name = "split", .requires = FEAT_MULTIHEAD, .instead = STAGE_PROJECT,
-		PANES({ .matrix = AM_Q, .flags = PANE_EACH_HEAD }),
-		.formula = { { 0, 0, "head h: columns [h\u00b7d_k, (h+1)\u00b7d_k) of Q and K, [h\u00b7d_v, (h+1)\u00b7d_v) of V",
+		PANES({ .matrix = AM_K, .flags = PANE_EACH_KV_HEAD }, { .matrix = AM_V, .flags = PANE_EACH_KV_HEAD },
+		      { .matrix = AM_Q, .flags = PANE_EACH_HEAD }),
+		.formula = { { FEAT_GQA, 0, "kv head j: columns [j\u00b7d_k, (j+1)\u00b7d_k) of K, [j\u00b7d_v, \u2026) of V; query head h reads kv head h/(heads/kv_heads)",
+		               "kv head j: columns [j*d_k, (j+1)*d_k) of K, [j*d_v, ...) of V; query head h reads kv head h/(heads/kv_heads)" },
+		             { 0, 0, "head h: columns [h\u00b7d_k, (h+1)\u00b7d_k) of Q and K, [h\u00b7d_v, (h+1)\u00b7d_v) of V",
 		               "head h: columns [h*d_k, (h+1)*d_k) of Q and K, [h*d_v, (h+1)*d_v) of V" } },
 		.what = "Q, K, V cut into heads",
 		.blurb_en = "The columns of Q, K and V are cut into heads; each head attends on its own, looking for its own kind of relevance.",
@@ -328,7 +331,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_FLASH] = {
 		.map = "attention",
-		.name = "flash", .requires = FEAT_FLASH, .instead = NONE,
+		.name = "flash", .requires = FEAT_FLASH, .instead = NONE, .flags = SF_TILES,
 		PANES({ .matrix = AM_MASKED }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_FLASH_M }, { .matrix = AM_FLASH_L },
 		      { .matrix = AM_FLASH_O }, { .matrix = AM_FLASH_OUT }),
 		.formula = { { 0, 0, "per tile S: m' = max(m, rowmax S)  P = exp(S \u2212 m')  l' = e^(m\u2212m')\u00b7l + rowsum P  O' = e^(m\u2212m')\u00b7O + P\u00b7V  out = O/l",
@@ -450,7 +453,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_DECODE] = {
 		.map = "decode",
-		.name = "decode", .requires = FEAT_DECODE, .instead = NONE,
+		.name = "decode", .requires = FEAT_DECODE, .instead = NONE, .flags = SF_DECODE_STEPS,
 		PANES({ .matrix = AM_DEC_Q, .flags = HEAD }, { .matrix = AM_CACHE_K, .flags = HEAD }, { .matrix = AM_CACHE_V, .flags = HEAD },
 		      { .matrix = AM_DEC_SCORES }, { .matrix = AM_DEC_WEIGHTS }, { .matrix = AM_DEC_WEIGHTED },
 		      { .matrix = AM_DEC_OUTPUT }, { .matrix = AM_DEC_LAYER_OUT }),
@@ -720,6 +723,71 @@ int stage_panes(const LessonShape *sh, Stage s, StagePane out[STAGE_MAX_PANES])
 		    has(sh, matrix_kinds[stage_kinds[s].panes[i].matrix].requires))
 			out[k++] = stage_kinds[s].panes[i];
 	return k;
+}
+
+/* A pane of head (or key/value head) h's columns. */
+static PaneCut cut(const LessonShape *sh, const StagePane *p, int h)
+{
+	PaneCut c = { p->matrix, h, matrix_head_col0(sh, p->matrix, h), matrix_head_width(sh, p->matrix), p->flags };
+
+	if (p->flags & PANE_EACH_KV_HEAD) /* h is the key/value head itself */
+		c.col0 = h * matrix_head_width(sh, p->matrix);
+	return c;
+}
+
+int stage_cut_panes(const LessonShape *sh, const StagePane *ps, int np, int cur, PaneCut *out, int max)
+{
+	const int h = sh->heads > 0 ? sh->heads : 1, g = sh->kv_heads > 0 && sh->kv_heads <= h ? sh->kv_heads : h;
+	int fixed = 0, kvp = 0, qp = 0, n = 0, done = 0;
+
+	for (int i = 0; i < np; i++) {
+		kvp += (ps[i].flags & PANE_EACH_KV_HEAD) != 0;
+		qp += (ps[i].flags & PANE_EACH_HEAD) != 0 && !(ps[i].flags & PANE_EACH_KV_HEAD);
+		fixed += !(ps[i].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD));
+	}
+	if (cur < 0 || cur >= h)
+		cur = 0;
+	for (int i = 0; i < np && n < max; i++) {
+		if (!(ps[i].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD))) {
+			PaneCut c = { ps[i].matrix, cur, 0, -1, ps[i].flags };
+			if ((ps[i].flags & PANE_HEAD_COLS) && h > 1)
+				c = cut(sh, &ps[i], cur);
+			out[n++] = c;
+			continue;
+		}
+		if (done++)
+			continue;
+		/* the groups: g of them with key/value panes, else one per query head */
+		const int groups = kvp > 0 ? g : h, per = kvp > 0 ? h / g : 1, size = kvp + qp * per;
+		const int room = max - fixed > 1 ? max - fixed : 1;
+		int fit = size > 0 ? room / size : groups, q0 = 0, q1 = per;
+		if (fit < 1) {
+			/* one group is too large: its key/value panes, and the query heads around cur */
+			int qn = qp > 0 ? (room - kvp) / qp : 0;
+			fit = 1;
+			if (qn < 1)
+				qn = 1;
+			if (qn < per) {
+				const int at = cur % per;
+				q0 = at >= qn ? at - qn + 1 : 0;
+				q1 = q0 + qn;
+			}
+		}
+		if (fit > groups)
+			fit = groups;
+		const int cg = cur / per;
+		const int first = cg >= fit ? cg - fit + 1 : 0;
+		for (int j = first; j < first + fit; j++) {
+			for (int k = 0; k < np && n < max; k++)
+				if (ps[k].flags & PANE_EACH_KV_HEAD)
+					out[n++] = cut(sh, &ps[k], j);
+			for (int q = j * per + q0; q < j * per + q1; q++)
+				for (int k = 0; k < np && n < max; k++)
+					if ((ps[k].flags & PANE_EACH_HEAD) && !(ps[k].flags & PANE_EACH_KV_HEAD))
+						out[n++] = cut(sh, &ps[k], q);
+		}
+	}
+	return n;
 }
 
 const char *matrix_name(AttnMatrix m)

@@ -166,6 +166,7 @@ enum {
 	PANE_HEAD_COLS = 1u << 0, /* with several heads, only the current head's columns */
 	PANE_TRANSPOSE = 1u << 1, /* drawn transposed (Kᵀ beside Q) */
 	PANE_EACH_HEAD = 1u << 2, /* one pane per head, each its head's columns */
+	PANE_EACH_KV_HEAD = 1u << 3, /* one pane per key/value head; views put each group's query heads after it */
 };
 
 typedef struct StagePane {
@@ -184,6 +185,8 @@ typedef struct StageFormula {
 enum {
 	SF_PARAMS = 1u << 0, /* the stage where the learned parameters are used: views give their count */
 	SF_ALWAYS = 1u << 1, /* its kernel runs even where the stage is not shown (its result is still used) */
+	SF_DECODE_STEPS = 1u << 2, /* n/p walk its decode steps t = 0 … n − 1 (Session.dec_t) before leaving it */
+	SF_TILES  = 1u << 3, /* n/p walk its FlashAttention tiles, skipping hidden ones (Session.tile_q/tile_k) */
 };
 
 #define STAGE_MAX_PANES 10
@@ -234,6 +237,24 @@ const char *stage_blurb(Stage s, const char *lang);
  * result (the last one: what a question on the stage hides). Returns the count.
  */
 int stage_panes(const LessonShape *sh, Stage s, StagePane out[STAGE_MAX_PANES]);
+
+/* One pane as a view cuts it: a matrix, the head (or key/value head) it belongs to, its columns. */
+typedef struct PaneCut {
+	AttnMatrix matrix;
+	int head;          /* query head (PANE_EACH_KV_HEAD: the key/value head) */
+	int col0, ncols;   /* the columns shown; ncols -1: all of them */
+	unsigned flags;    /* PANE_* of its entry */
+} PaneCut;
+/*
+ * A stage's panes (from stage_panes) cut as the table says, with head `cur`
+ * shown: PANE_HEAD_COLS panes get that head's columns; PANE_EACH_HEAD and
+ * PANE_EACH_KV_HEAD panes become one pane per head, grouped: for each
+ * key/value head j its PANE_EACH_KV_HEAD panes, then the PANE_EACH_HEAD
+ * panes of the query heads that read j (without PANE_EACH_KV_HEAD panes,
+ * simply head by head). At most max panes: whole groups around cur's (one
+ * group too large keeps its query heads around cur). Returns the count.
+ */
+int stage_cut_panes(const LessonShape *sh, const StagePane *ps, int np, int cur, PaneCut *out, int max);
 
 /* "input", "PE", …, "output"; NULL out of range. */
 const char *matrix_name(AttnMatrix m);

@@ -879,6 +879,18 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		free(t);
 		return 0;
 	}
+	if (strcmp(argv[1], "cache") == 0) {
+		if (argc > 2)
+			return usage(out, "stats");
+		if (!(s->attn->shape.features & FEAT_DECODE) && !(s->attn->shape.features & FEAT_GQA))
+			say(out, MSG_INFO, NULL, "this lesson does not decode with a KV cache; were it to:");
+		t = textfmt_cache_lines(s, out->utf8);
+		if (t == NULL)
+			return fail(out, NULL);
+		strbuf_puts(&text, t);
+		free(t);
+		return say_text(out, "stats: the KV cache", &text);
+	}
 	w = parse_matrix(s, argv[1], out);
 	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
 		return -1;
@@ -1047,7 +1059,7 @@ const CmdEntry cmd_table[] = {
 	{ "skip", NULL, ARG_NONE, "skip", "skip this step's question and see the answer", cmd_skip },
 	{ "hint", NULL, ARG_NONE, "hint", "a hint for this step's question", cmd_hint },
 	{ "compare", NULL, ARG_WORDS, "compare on|off", "show the lesson's compare variant beside each result, differing cells marked", cmd_compare },
-	{ "stats", NULL, ARG_MATRIX, "stats MATRIX|params [HEAD]", "mean, std, min, max of a matrix (weights: row sums); params: the parameter count", cmd_stats },
+	{ "stats", NULL, ARG_MATRIX, "stats MATRIX|params|cache [HEAD]", "mean, std, min, max of a matrix (weights: row sums); params: the parameter count; cache: the KV cache's bytes", cmd_stats },
 	{ "lang", NULL, ARG_WORDS, "lang en|zh", "narration language: English or Chinese", cmd_lang },
 	{ "export", NULL, ARG_WORDS, "export FORMAT [MATRIX|STAGE] PATH", "write this stage (or a matrix, or another stage) as svg, csv, md, tex or json", cmd_export },
 	{ "save", NULL, ARG_FILE, "save PATH", "write this lesson with your edits as a lesson file", cmd_save },

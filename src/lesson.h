@@ -82,8 +82,8 @@ typedef struct Step {
 	int has_quiz;
 	Quiz quiz;
 	int compare;       /* -1: leave the comparison view as it is; 0: hide it; 1: show it */
-	int t;             /* stage "decode": the generation step shown (-1: every step, the finished cache) */
-	int tile_q, tile_k; /* stage "flash": the tile shown, by query block and key block (-1: after the last) */
+	int t;             /* stage "decode": the generation step n/p start at (-1: step 0, or the last coming back) */
+	int tile_q, tile_k; /* stage "flash": the tile n/p start at, by query and key block (-1: the first, or the last coming back) */
 } Step;
 
 /*

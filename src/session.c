@@ -76,6 +76,9 @@ static int build_walk(Session *s)
 	return 0;
 }
 
+static void enter_substeps(Session *s, const Step *st, int at_end);
+static void restore_substeps(Session *s, int t, int tq, int tk);
+
 static void place_at(Session *s, int step)
 {
 	s->step = step;
@@ -86,6 +89,7 @@ static void place_at(Session *s, int step)
 	/* A step may show or hide the comparison; `compare on|off` still changes it afterwards. */
 	if (s->walk[step].compare >= 0)
 		s->compare_on = s->walk[step].compare && s->compare_attn != NULL;
+	enter_substeps(s, &s->walk[step], 0);
 	s->dirty |= DIRTY_PLACE;
 }
 
@@ -376,9 +380,12 @@ static int take_edit(Session *s, Lesson *copy, Attn *model, Attn *before, char *
 			s->quiz_asked = asked;
 		}
 		free(quiz);
+		const int t = s->dec_t, tq = s->tile_q, tk = s->tile_k;
 		s->step = step < s->nwalk ? step : 0;
 		s->stage = stage_present(&s->attn->shape, stage) ? stage : s->walk[s->step].stage;
 		s->head = head < s->attn->heads ? head : 0;
+		enter_substeps(s, NULL, 0);
+		restore_substeps(s, t, tq, tk);
 	}
 	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
 	return 0;
@@ -482,6 +489,19 @@ int session_edit_values(Session *s, SessionEdit edit, void *arg, char **err)
 
 /* ------------------------------------------------------------ marks */
 
+/* Back at a decode step or tile, where the stage shown still has it. */
+static void restore_substeps(Session *s, int t, int tq, int tk)
+{
+	int nqb, nkb;
+
+	if (t >= 0 && t < session_decode_steps(s))
+		s->dec_t = t;
+	if (tq >= 0 && session_tiles(s, &nqb, &nkb) > 0 && tq < nqb && tk >= 0 && tk < nkb) {
+		s->tile_q = tq;
+		s->tile_k = tk;
+	}
+}
+
 int session_mark(const Session *s, SessionMark *m, char **err)
 {
 	memset(m, 0, sizeof *m);
@@ -497,6 +517,9 @@ int session_mark(const Session *s, SessionMark *m, char **err)
 	m->head = s->head;
 	m->layer = s->layer;
 	m->compare_on = s->compare_on;
+	m->dec_t = s->dec_t;
+	m->tile_q = s->tile_q;
+	m->tile_k = s->tile_k;
 	memcpy(m->lang, s->lang, sizeof m->lang);
 	return 0;
 }
@@ -531,6 +554,7 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	ignored = NULL;
 	if (s->head != m->head && session_set_head(s, m->head, &ignored) != 0)
 		free(ignored);
+	restore_substeps(s, m->dec_t, m->tile_q, m->tile_k);
 	s->dirty = DIRTY_ALL;
 	return 0;
 }
@@ -544,6 +568,163 @@ void session_mark_free(SessionMark *m)
 
 /* ------------------------------------------------------------ moving */
 
+/* ---- decode steps and tiles: places inside one stage (SF_DECODE_STEPS, SF_TILES) ---- */
+
+int session_decode_steps(const Session *s)
+{
+	return (stage_kinds[s->stage].flags & SF_DECODE_STEPS) && stage_present(&s->attn->shape, s->stage)
+	               ? s->attn->lesson->n
+	               : 0;
+}
+
+int session_cache_rows(const Session *s, int t)
+{
+	const int w = lesson_mask_window(s->attn->lesson);
+	int rows = 0;
+
+	for (int j = 0; j <= t && j < s->attn->lesson->n; j++)
+		rows += attn_in_cache(t, j, w);
+	return rows;
+}
+
+int session_tiles(const Session *s, int *nqb, int *nkb)
+{
+	const Lesson *l = s->attn->lesson;
+
+	*nqb = *nkb = 0;
+	if (!(stage_kinds[s->stage].flags & SF_TILES) || !stage_present(&s->attn->shape, s->stage) || l->flash_bq <= 0 ||
+	    l->flash_bk <= 0)
+		return 0;
+	*nqb = (l->n + l->flash_bq - 1) / l->flash_bq;
+	*nkb = (l->m + l->flash_bk - 1) / l->flash_bk;
+	return *nqb * *nkb;
+}
+
+/*
+ * The tile after (dir 1) or before (dir -1) tile k (query block k / nkb, key
+ * block k % nkb) in the order FlashAttention runs them, passing those the
+ * mask hides (counted in s->nskipped, the first in skipped_q/k); -1 when none.
+ */
+static int tile_step(Session *s, int k, int dir, int nqb, int nkb)
+{
+	s->nskipped = 0;
+	for (k += dir; k >= 0 && k < nqb * nkb; k += dir) {
+		if (!attn_flash_skipped(s->attn, k / nkb, k % nkb))
+			return k;
+		if (s->nskipped++ == 0) {
+			s->skipped_q = k / nkb;
+			s->skipped_k = k % nkb;
+		}
+	}
+	s->nskipped = 0;
+	return -1;
+}
+
+/* Arriving at a stage: at the step's decode step or tile, else the first (at_end: the last). */
+static void enter_substeps(Session *s, const Step *st, int at_end)
+{
+	const int n = session_decode_steps(s);
+	int nqb, nkb, k;
+
+	s->dec_t = s->tile_q = s->tile_k = -1;
+	s->nskipped = 0;
+	if (n > 0)
+		s->dec_t = st != NULL && st->stage == s->stage && st->t >= 0 && st->t < n ? st->t : at_end ? n - 1 : 0;
+	if (session_tiles(s, &nqb, &nkb) > 0) {
+		if (st != NULL && st->stage == s->stage && st->tile_q >= 0 && st->tile_q < nqb && st->tile_k >= 0 &&
+		    st->tile_k < nkb)
+			k = st->tile_q * nkb + st->tile_k;
+		else
+			k = at_end ? tile_step(s, nqb * nkb, -1, nqb, nkb) : tile_step(s, -1, 1, nqb, nkb);
+		if (k >= 0) {
+			s->tile_q = k / nkb;
+			s->tile_k = k % nkb;
+		}
+	}
+}
+
+/* n/p inside a stage that walks steps or tiles: 1 when it moved, 0 at its end (the walk moves on). */
+static int substep_move(Session *s, int dir)
+{
+	int nqb, nkb, k;
+
+	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
+		if (s->dec_t + dir < 0 || s->dec_t + dir >= session_decode_steps(s))
+			return 0;
+		s->dec_t += dir;
+		s->dirty |= DIRTY_PLACE;
+		return 1;
+	}
+	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0) {
+		k = tile_step(s, s->tile_q * nkb + s->tile_k, dir, nqb, nkb);
+		if (k < 0)
+			return 0;
+		s->tile_q = k / nkb;
+		s->tile_k = k % nkb;
+		s->dirty |= DIRTY_PLACE;
+		return 1;
+	}
+	return 0;
+}
+
+/* Where a flash matrix's column C stands: its key block (a column per block, or d_v columns per block); -1: not by block. */
+static int column_block(const Attn *a, const MatrixKind *k, int C)
+{
+	if (k->cols == DIM_NKB)
+		return C;
+	if (k->cols == DIM_NKB_DV && a->lesson->d_v > 0)
+		return C / a->lesson->d_v;
+	return -1;
+}
+
+/* 1 when query block qb has a tile the mask leaves after key block kb (its output is not final yet). */
+static int tiles_left(const Attn *a, int qb, int kb, int nkb)
+{
+	for (int k = kb + 1; k < nkb; k++)
+		if (!attn_flash_skipped(a, qb, k))
+			return 1;
+	return 0;
+}
+
+CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, int R, int C)
+{
+	const MatrixKind *k = matrix_kind(which);
+	const Lesson *l = a->lesson;
+
+	if (k == NULL)
+		return CELL_PLAIN;
+	if (k->flags & MF_DECODE) {
+		const int w = lesson_mask_window(l), t = s->dec_t;
+		if (t >= 0 && R > t)
+			return CELL_UNSEEN;
+		if (k->col_axis == AXIS_KEY && !attn_in_cache(R, C, w))
+			return CELL_UNSEEN;
+		if (t < 0)
+			return CELL_PLAIN;
+		if ((k->flags & MF_KV) && !attn_in_cache(t, R, w))
+			return CELL_DROPPED;
+		return R == t ? CELL_NEW : CELL_PLAIN;
+	}
+	if (s->tile_q >= 0 && l->flash_bq > 0 && l->flash_bk > 0) {
+		const int qb = s->tile_q, kb = s->tile_k, bq = l->flash_bq, bk = l->flash_bk;
+		const int nkb = (l->m + bk - 1) / bk;
+		if (k->made_by < STAGE_COUNT && (stage_kinds[k->made_by].flags & SF_TILES) && k->row_axis == AXIS_QUERY) {
+			const int rb = R / bq, cb = column_block(a, k, C);
+			if (rb != qb)
+				return rb < qb ? CELL_PLAIN : CELL_UNSEEN;
+			if (cb < 0) /* the output: final once the row's last tile has run */
+				return tiles_left(a, qb, kb, nkb) ? CELL_UNSEEN : CELL_NEW;
+			return cb > kb ? CELL_UNSEEN : cb == kb ? CELL_AFTER : cb == kb - 1 ? CELL_BEFORE : CELL_PLAIN;
+		}
+		if (k->row_axis == AXIS_QUERY && k->col_axis == AXIS_KEY)
+			return R / bq == qb && C / bk == kb ? CELL_NEW : CELL_PLAIN;
+		if (k->row_axis == AXIS_KEY && k->col_axis != AXIS_KEY)
+			return R / bk == kb ? CELL_NEW : CELL_PLAIN;
+	}
+	return CELL_PLAIN;
+}
+
+
 int session_goto_step(Session *s, int step, char **err)
 {
 	if (step < 0 || step >= s->nwalk) {
@@ -556,6 +737,8 @@ int session_goto_step(Session *s, int step, char **err)
 
 int session_next(Session *s, char **err)
 {
+	if (substep_move(s, 1))
+		return 0;
 	if (s->step + 1 >= s->nwalk) {
 		*err = str_printf("this is the last step (%d/%d)", s->nwalk, s->nwalk);
 		return -1;
@@ -566,11 +749,15 @@ int session_next(Session *s, char **err)
 
 int session_prev(Session *s, char **err)
 {
+	if (substep_move(s, -1))
+		return 0;
 	if (s->step == 0) {
 		*err = str_printf("this is the first step");
 		return -1;
 	}
 	place_at(s, s->step - 1);
+	/* coming back into a stage of steps or tiles: at its last one, unless the step names one */
+	enter_substeps(s, &s->walk[s->step], 1);
 	return 0;
 }
 
@@ -590,6 +777,7 @@ int session_goto_stage(Session *s, Stage st, char **err)
 		}
 	/* The lesson's steps skip this stage: show it without moving in the walk. */
 	s->stage = st;
+	enter_substeps(s, NULL, 0);
 	s->dirty |= DIRTY_PLACE;
 	return 0;
 }
@@ -633,6 +821,7 @@ int session_set_layer(Session *s, int layer, char **err)
 	s->stage = stage_shown(&s->attn->shape, was);
 	if (s->head >= s->attn->heads)
 		s->head = 0;
+	enter_substeps(s, NULL, 0);
 	s->dirty |= DIRTY_PLACE;
 	return 0;
 }

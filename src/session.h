@@ -38,6 +38,16 @@ typedef struct Session {
 	Stage stage;          /* stage shown: walk[step].stage, or where `goto` went */
 	int head;             /* head shown, 0-based */
 
+	/*
+	 * Inside a stage that walks decode steps (SF_DECODE_STEPS) or tiles
+	 * (SF_TILES): where n/p are; -1 elsewhere (a view then shows the
+	 * finished matrices). nskipped: how many tiles the last move passed
+	 * because the mask hides them, the first of them at (skipped_q, skipped_k).
+	 */
+	int dec_t;
+	int tile_q, tile_k;
+	int nskipped, skipped_q, skipped_k;
+
 	QuizState *quiz;      /* nwalk entries */
 	int quiz_right, quiz_asked;
 
@@ -123,6 +133,7 @@ typedef struct SessionMark {
 	Lesson *lesson;   /* owned clone */
 	char *source;     /* owned, may be NULL */
 	int step, head, compare_on, layer;
+	int dec_t, tile_q, tile_k;
 	Stage stage;
 	char lang[8];
 } SessionMark;
@@ -143,6 +154,28 @@ int session_set_head(Session *s, int head, char **err);
 int session_set_layer(Session *s, int layer, char **err);
 /* How many layers the lesson has (1 without "layers"). */
 int session_layers(const Session *s);
+
+/*
+ * Decode steps and tiles. session_decode_steps: how many decode steps the
+ * stage shown walks (0 when it walks none); session_cache_rows: the rows of
+ * step t's KV cache (t + 1, or the window's size once it rolls);
+ * session_tiles: the query and key blocks of the FlashAttention tiles (0
+ * when the stage shown walks none).
+ */
+int session_decode_steps(const Session *s);
+int session_cache_rows(const Session *s, int t);
+int session_tiles(const Session *s, int *nqb, int *nkb);
+
+/* How a view draws one cell (source row R, column C of matrix `which`) at the decode step or tile shown. */
+typedef enum CellState {
+	CELL_PLAIN,   /* as usual */
+	CELL_UNSEEN,  /* not computed yet at this step or tile, or outside its row's cache: drawn blank */
+	CELL_DROPPED, /* a cache row the rolling window has dropped: dimmed */
+	CELL_NEW,     /* the new row t; the tile being processed (and the rows of V it reads): lit */
+	CELL_BEFORE,  /* FlashAttention's state before this tile (the previous key block's column) */
+	CELL_AFTER    /* its state after this tile */
+} CellState;
+CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, int R, int C);
 
 /* The step shown now (never NULL). */
 const Step *session_step(const Session *s);

@@ -63,3 +63,13 @@ int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, do
 	}
 	return fabs(x - y) > atol + rtol * fabs(y);
 }
+
+long stats_kv_bytes_per_token(const LessonShape *sh, int kv_heads)
+{
+	return (long)kv_heads * (long)(sh->dim[DIM_DK] + sh->dim[DIM_DV]) * (long)sizeof(double);
+}
+
+long stats_flash_numbers(const LessonShape *sh)
+{
+	return (long)sh->block_q * sh->block_k + (long)sh->block_q * (2 + sh->dim[DIM_DV]);
+}

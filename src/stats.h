@@ -19,6 +19,13 @@ void stats_row_sums(const Mat *m, double *sums);
 /* The learned numbers of the layer: W_q, W_k, W_v, W_o and w_e (independent of the number of heads). */
 long stats_param_count(const Lesson *l);
 /*
+ * Decoding's KV cache, in bytes (doubles, 8 bytes a number) per token and
+ * per layer: a key (d_k) and a value (d_v) for each of kv_heads heads.
+ */
+long stats_kv_bytes_per_token(const LessonShape *sh, int kv_heads);
+/* FlashAttention: the numbers it holds at once, a Bq × Bk tile and Bq rows of m, l and O (2 + d_v each). */
+long stats_flash_numbers(const LessonShape *sh);
+/*
  * 1 when two computations differ at a cell: shapes differ, one is −∞ and the
  * other not, or |a − b| > atol + rtol·|b|.
  */

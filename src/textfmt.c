@@ -173,7 +173,16 @@ typedef struct MatrixExtra {
 	const Mat *ref;     /* mark with '*' the cells that differ from ref (the common rows and columns), or NULL */
 	int sums;           /* a Σ column: each row's sum */
 	long ndiff;         /* out: how many cells differ from ref (cells outside ref count too) */
+	const Session *s;   /* the decode step or tile shown marks cells (session_cell_state), or NULL */
+	int col0, ncols;    /* only these columns (ncols 0: all) */
+	const char *head;   /* the title's head part for a cut pane ("kv head 0"), or NULL */
 } MatrixExtra;
+
+/* The mark after a cell at the decode step or tile shown (' ': none). */
+static char state_mark(CellState st)
+{
+	return st == CELL_NEW || st == CELL_AFTER ? '#' : st == CELL_BEFORE ? '~' : st == CELL_DROPPED ? 'x' : ' ';
+}
 
 /* 1 when cell (i, j) of m differs from ref (or ref has no such cell). */
 static int cell_differs(const Mat *m, const Mat *ref, int i, int j)
@@ -199,46 +208,58 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 {
 	const Mat *m = attn_matrix(a, which, h);
 	char num[16];
-	int i, j, lw = 1, cw = 6;
+	int i, j, lw = 1, cw = 6, c0 = 0, c1, marks = 0, seen[CELL_AFTER + 1] = { 0 };
 	double lo = INFINITY, hi = -INFINITY;
-	size_t count;
 	const Mat *ref = extra != NULL ? extra->ref : NULL;
+	const Session *ses = extra != NULL ? extra->s : NULL;
 
 	if (m == NULL) {
 		fprintf(f, "%s: not in this lesson\n", matrix_name(which));
 		return;
 	}
-	count = (size_t)m->rows * (size_t)m->cols;
-	for (size_t k = 0; k < count; k++) {
-		if (isfinite(m->a[k])) {
-			lo = fmin(lo, m->a[k]);
-			hi = fmax(hi, m->a[k]);
-		}
-		cw = fmax(cw, display_width(textfmt_number(num, m->a[k], utf8)));
+	c1 = m->cols;
+	if (extra != NULL && extra->ncols > 0 && extra->col0 >= 0 && extra->col0 + extra->ncols <= m->cols) {
+		c0 = extra->col0;
+		c1 = c0 + extra->ncols;
 	}
+	for (i = 0; i < m->rows; i++)
+		for (j = c0; j < c1; j++) {
+			const double x = MAT_AT(*m, i, j);
+			if (isfinite(x)) {
+				lo = fmin(lo, x);
+				hi = fmax(hi, x);
+			}
+			cw = fmax(cw, display_width(textfmt_number(num, x, utf8)));
+			if (ses != NULL)
+				seen[session_cell_state(ses, a, which, i, j)] = 1;
+		}
+	marks = seen[CELL_NEW] || seen[CELL_AFTER] || seen[CELL_BEFORE] || seen[CELL_DROPPED];
 	for (i = 0; i < m->rows; i++) {
 		char *s = fit_label(textfmt_row_label(a, which, i), utf8);
 		lw = fmax(lw, display_width(s));
 		free(s);
 	}
-	for (j = 0; j < m->cols; j++) {
+	for (j = c0; j < c1; j++) {
 		char *s = fit_label(textfmt_col_label(a, which, j), utf8);
 		cw = fmax(cw, display_width(s));
 		free(s);
 	}
 	if (extra != NULL && extra->prefix != NULL)
 		fputs(extra->prefix, f);
-	if (matrix_per_head(which) && a->heads > 1)
+	if (extra != NULL && extra->head != NULL)
+		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d\n", matrix_name(which), extra->head, c0, c1 - 1, m->rows,
+		        utf8 ? "\u00d7" : "x", c1 - c0);
+	else if (matrix_per_head(which) && a->heads > 1)
 		fprintf(f, "%s (head %d)  %d %s %d\n", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	else
 		fprintf(f, "%s  %d %s %d\n", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	put_padded(f, "", lw, 0);
-	for (j = 0; j < m->cols; j++) {
+	for (j = c0; j < c1; j++) {
 		char *s = fit_label(textfmt_col_label(a, which, j), utf8);
 		fputc(' ', f);
 		put_padded(f, s, cw, 1);
 		free(s);
-		if (ref != NULL)
+		if (ref != NULL || marks)
 			fputc(' ', f);
 	}
 	if (extra != NULL && extra->sums) {
@@ -249,12 +270,25 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	if (extra != NULL)
 		extra->ndiff = 0;
 	for (i = 0; i < m->rows; i++) {
+		int any = ses == NULL;
+		/* a decode step's rows after it are not computed yet: not printed */
+		for (j = c0; j < c1 && !any; j++)
+			any = session_cell_state(ses, a, which, i, j) != CELL_UNSEEN;
+		if (!any && (matrix_kind(which)->flags & MF_DECODE))
+			continue;
 		char *s = fit_label(textfmt_row_label(a, which, i), utf8);
 		put_padded(f, s, lw, 0);
 		free(s);
-		for (j = 0; j < m->cols; j++) {
+		for (j = c0; j < c1; j++) {
 			const double x = MAT_AT(*m, i, j);
+			const CellState st = ses != NULL ? session_cell_state(ses, a, which, i, j) : CELL_PLAIN;
 			fputc(' ', f);
+			if (st == CELL_UNSEEN) {
+				put_padded(f, "", cw, 1);
+				if (ref != NULL || marks)
+					fputc(' ', f);
+				continue;
+			}
 			const int bg = color ? heat_color(x, lo, hi, matrix_kind(which)->diverging) : -1;
 			if (bg >= 0)
 				fprintf(f, "\033[38;5;%d;48;5;%dm", themefile_text_on(bg), bg);
@@ -263,9 +297,10 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 				fputs("\033[0m", f);
 			if (ref != NULL) {
 				const int d = cell_differs(m, ref, i, j);
-				fputc(d ? '*' : ' ', f);
+				fputc(d ? '*' : state_mark(st), f);
 				extra->ndiff += d;
-			}
+			} else if (marks)
+				fputc(state_mark(st), f);
 		}
 		if (extra != NULL && extra->sums) {
 			double sum = 0.0;
@@ -275,6 +310,18 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			put_padded(f, textfmt_number(num, sum, utf8), cw, 1);
 		}
 		fputc('\n', f);
+	}
+	if (marks) {
+		fputs("(", f);
+		if (seen[CELL_NEW])
+			fputs((matrix_kind(which)->flags & MF_DECODE) ? "# this step's row" : "# this tile", f);
+		if (seen[CELL_AFTER])
+			fprintf(f, "%s# after this tile", seen[CELL_NEW] ? ", " : "");
+		if (seen[CELL_BEFORE])
+			fputs(", ~ before it", f);
+		if (seen[CELL_DROPPED])
+			fprintf(f, "%sx dropped from the cache", seen[CELL_NEW] || seen[CELL_AFTER] ? ", " : "");
+		fputs(")\n", f);
 	}
 }
 
@@ -303,6 +350,128 @@ char *textfmt_params_line(const Lesson *l, int utf8)
 	return strdup(buf);
 }
 
+/* ---- decode steps, tiles, key/value groups ---- */
+
+char *textfmt_substep(const Session *s, int utf8)
+{
+	int nqb, nkb;
+
+	if (s->dec_t >= 0 && session_decode_steps(s) > 0)
+		return str_printf("step %d of %d, cache %d row%s", s->dec_t, session_decode_steps(s),
+		                  session_cache_rows(s, s->dec_t), session_cache_rows(s, s->dec_t) == 1 ? "" : "s");
+	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0)
+		return str_printf("tile (%d, %d) of %d%s%d", s->tile_q, s->tile_k, nqb, utf8 ? "\u00d7" : "x", nkb);
+	return NULL;
+}
+
+char *textfmt_cache_lines(const Session *s, int utf8)
+{
+	const char *dot = utf8 ? "\u00b7" : "*";
+	const LessonShape *sh = &s->attn->shape;
+	const int g = sh->kv_heads, h = sh->heads, n = s->attn->lesson->n, w = lesson_mask_window(s->attn->lesson);
+	const long tok = stats_kv_bytes_per_token(sh, g), full = stats_kv_bytes_per_token(sh, h);
+	long all = 0;
+	int layers = 0;
+	StrBuf b = { 0 };
+
+	for (const Attn *a = s->model; a != NULL; a = a->next, layers++)
+		all += stats_kv_bytes_per_token(&a->shape, a->shape.kv_heads) * (w > 0 && w < n ? w : n);
+	strbuf_printf(&b, "KV cache: kv_heads%s(d_k + d_v)%s8 = %d%s(%d + %d)%s8 = %ld bytes per token per layer\n", dot, dot,
+	              g, dot, sh->dim[DIM_DK], sh->dim[DIM_DV], dot, tok);
+	if (g < h)
+		strbuf_printf(&b, "  a key and a value for each of the %d query heads would take %ld: grouped-query attention keeps %d/%d of it\n",
+		              h, full, g, h);
+	else if (h > 1)
+		strbuf_printf(&b, "  each of the %d heads keeps its own key and value; one shared key/value head would take %ld\n", h,
+		              stats_kv_bytes_per_token(sh, 1));
+	if (w > 0 && w < n)
+		strbuf_printf(&b, "  the window of %d keeps at most %d tokens: %ld bytes per layer, %ld in %d layer%s\n", w, w,
+		              tok * w, all, layers, layers == 1 ? "" : "s");
+	else
+		strbuf_printf(&b, "  %d tokens: %ld bytes per layer, %ld in %d layer%s\n", n, tok * n, all, layers,
+		              layers == 1 ? "" : "s");
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* "0-1", or "2" for one. */
+static void put_range(StrBuf *b, int lo, int hi)
+{
+	if (hi > lo)
+		strbuf_printf(b, "%d-%d", lo, hi);
+	else
+		strbuf_printf(b, "%d", lo);
+}
+
+char *textfmt_caption(const Session *s, int utf8)
+{
+	const Lesson *l = s->attn->lesson;
+	const LessonShape *sh = &s->attn->shape;
+	const char *dot = utf8 ? "\u00b7" : "*";
+	StagePane ps[STAGE_MAX_PANES];
+	StrBuf b = { 0 };
+	int nqb, nkb, kvpane = 0;
+
+	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
+		const int t = s->dec_t, rows = session_cache_rows(s, t);
+		char *tok = text_escape(l->tokens[t], "");
+		strbuf_printf(&b, "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds %s",
+		              t, session_decode_steps(s), t, tok ? tok : "", rows == 1 ? "row " : "rows ");
+		put_range(&b, t - rows + 1, t);
+		if (t - rows + 1 > 0) {
+			strbuf_printf(&b, " (the window of %d has dropped row%s ", rows, t - rows > 0 ? "s" : "");
+			put_range(&b, 0, t - rows);
+			strbuf_puts(&b, ")");
+		}
+		strbuf_puts(&b, ".\n");
+		free(tok);
+		char *cache = textfmt_cache_lines(s, utf8);
+		if (cache != NULL)
+			strbuf_puts(&b, cache);
+		free(cache);
+	}
+	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0) {
+		const int bq = l->flash_bq, bk = l->flash_bk, q0 = s->tile_q * bq, k0 = s->tile_k * bk;
+		const int q1 = q0 + bq < l->n ? q0 + bq - 1 : l->n - 1, k1 = k0 + bk < l->m ? k0 + bk - 1 : l->m - 1;
+		strbuf_printf(&b, "Tile (%d, %d): query rows ", s->tile_q, s->tile_k);
+		put_range(&b, q0, q1);
+		strbuf_puts(&b, " against key columns ");
+		put_range(&b, k0, k1);
+		strbuf_puts(&b, " and V's rows ");
+		put_range(&b, k0, k1);
+		if (s->tile_k > 0)
+			strbuf_printf(&b, "; m, l and O before it: column %d, after it: column %d.\n", s->tile_k - 1, s->tile_k);
+		else
+			strbuf_printf(&b, "; before it m = %s, l = 0, O = 0; after it: column 0.\n", utf8 ? "\u2212\u221e" : "-inf");
+		if (s->nskipped > 0)
+			strbuf_printf(&b, "Skipped %d tile%s from (%d, %d): the mask hides every cell of %s.\n", s->nskipped,
+			              s->nskipped == 1 ? "" : "s", s->skipped_q, s->skipped_k, s->nskipped == 1 ? "it" : "them");
+		strbuf_printf(&b, "Held at once: Bq%sBk + Bq%s(2 + d_v) = %d%s%d + %d%s(2 + %d) = %ld numbers, against n%sm = %ld for the score matrix.\n",
+		              dot, dot, bq, dot, bk, bq, dot, l->d_v, stats_flash_numbers(sh), dot, (long)l->n * l->m);
+	}
+	/* the key/value heads the query heads share (a stage that cuts panes per key/value head) */
+	for (int i = 0, np = stage_panes(sh, s->stage, ps); i < np; i++)
+		kvpane |= (ps[i].flags & PANE_EACH_KV_HEAD) != 0;
+	if (kvpane && sh->kv_heads < sh->heads) {
+		const int per = sh->heads / sh->kv_heads;
+		for (int j = 0; j < sh->kv_heads; j++) {
+			strbuf_printf(&b, "%s", j ? "; " : "");
+			strbuf_puts(&b, per > 1 ? "query heads " : "query head ");
+			put_range(&b, j * per, (j + 1) * per - 1);
+			strbuf_printf(&b, " read kv head %d", j);
+		}
+		strbuf_puts(&b, ".\n");
+	}
+	if (b.oom || b.s == NULL) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
 /* "mean … std …" under a table of scores (they are what scale.json is about). */
 static void print_mean_std(FILE *f, const Attn *a, AttnMatrix which, int h)
 {
@@ -329,7 +498,7 @@ static void print_compare(FILE *f, const Session *s, AttnMatrix which, int color
 	const Attn *b = s->compare_attn;
 	const int h = s->head < b->heads ? s->head : 0;
 	const Mat *main_m = attn_matrix(s->attn, which, s->head), *m = attn_matrix(b, which, h);
-	MatrixExtra extra = { NULL, main_m, 0, 0 };
+	MatrixExtra extra = { .ref = main_m };
 	char *label, *prefix;
 
 	if (m == NULL) {
@@ -351,8 +520,8 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 {
 	const Step *step = session_step(s);
 	const char *text = session_text(s, &step->text);
-	AttnMatrix panes[STAGE_MAX_PANES];
 	int k, count;
+	char *sub = textfmt_substep(s, utf8), *caption = textfmt_caption(s, utf8);
 
 	fputs("== ", f);
 	put_escaped(f, session_text(s, &s->lesson->title), "", utf8);
@@ -360,6 +529,8 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	if (session_layers(s) > 1)
 		fprintf(f, "layer %d/%d, ", s->layer, session_layers(s));
 	fprintf(f, "stage: %s", stage_name(s->stage));
+	if (sub != NULL)
+		fprintf(f, ", %s", sub);
 	if (s->attn->heads > 1)
 		fprintf(f, ", head %d/%d", s->head, s->attn->heads);
 	fputc('\n', f);
@@ -374,20 +545,49 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 		free(map);
 	}
 	fprintf(f, "  %s\n", stage_formula(&s->attn->shape, s->stage, utf8));
-	count = attn_stage_matrices(s->attn, s->stage, panes);
-	for (k = 0; k < count; k++) {
-		if ((int)panes[k] == session_hidden_matrix(s)) {
-			fprintf(f, "\n%s: hidden until you answer (answer VALUE, skip, hint)\n",
-			        matrix_name(panes[k]));
-			continue;
+	/* the decode step or tile, and what it holds (our own text; tokens in it are escaped) */
+	for (const char *line = caption; line != NULL && *line != '\0';) {
+		const char *nl = strchr(line, '\n');
+		const int len = nl != NULL ? (int)(nl - line) : (int)strlen(line);
+		fprintf(f, "  %.*s\n", len, line);
+		line = nl != NULL ? nl + 1 : line + len;
+	}
+	free(sub);
+	free(caption);
+	{
+		StagePane sp[STAGE_MAX_PANES];
+		PaneCut cuts[64];
+		const int np = attn_stage_panes(s->attn, s->stage, sp);
+		count = stage_cut_panes(&s->attn->shape, sp, np, s->head, cuts, 64);
+		for (k = 0; k < count; k++) {
+			const AttnMatrix w = cuts[k].matrix;
+			char head[48];
+			if ((int)w == session_hidden_matrix(s)) {
+				if (k == 0 || cuts[k - 1].matrix != w)
+					fprintf(f, "\n%s: hidden until you answer (answer VALUE, skip, hint)\n", matrix_name(w));
+				continue;
+			}
+			fputc('\n', f);
+			{
+				MatrixExtra extra = { .s = s };
+				/* a pane cut per head (the split stage) prints that head's columns */
+				if (cuts[k].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD)) {
+					if (cuts[k].flags & PANE_EACH_KV_HEAD)
+						snprintf(head, sizeof head, "kv head %d", cuts[k].head);
+					else if (s->attn->shape.kv_heads < s->attn->heads)
+						snprintf(head, sizeof head, "head %d, reads kv head %d", cuts[k].head,
+						         shape_kv_head(&s->attn->shape, cuts[k].head));
+					else
+						snprintf(head, sizeof head, "head %d", cuts[k].head);
+					extra.head = head;
+					extra.col0 = cuts[k].col0;
+					extra.ncols = cuts[k].ncols;
+				}
+				print_pane(f, s->attn, w, s->head, color, utf8, &extra);
+			}
+			if (k == count - 1 && s->compare_on && s->compare_attn != NULL)
+				print_compare(f, s, w, color, utf8);
 		}
-		fputc('\n', f);
-		{
-			MatrixExtra extra = { NULL, NULL, 0, 0 };
-			print_pane(f, s->attn, panes[k], s->head, color, utf8, &extra);
-		}
-		if (k == count - 1 && s->compare_on && s->compare_attn != NULL)
-			print_compare(f, s, panes[k], color, utf8);
 	}
 	/* the parameter count, unless a question open here may be asking for it */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s)) {

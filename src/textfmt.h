@@ -27,6 +27,20 @@ char *textfmt_row_label(const Attn *a, AttnMatrix which, int r);
 /* "parameters: N (W_q, W_k, W_v[, W_o]) — the same for any number of heads" (heap string, or NULL). */
 char *textfmt_params_line(const Lesson *l, int utf8);
 /*
+ * Where the stage shown is among its decode steps or tiles: "step 3 of 7,
+ * cache 3 rows", "tile (0, 1) of 3 x 3"; NULL when it walks neither. Heap.
+ */
+char *textfmt_substep(const Session *s, int utf8);
+/*
+ * The caption of the place shown, one line each (heap, NULL when none):
+ * what this decode step or tile does (and a tile the last move skipped),
+ * the KV cache's bytes, FlashAttention's numbers held at once, which query
+ * heads share a key/value head. Lesson text in it is escaped.
+ */
+char *textfmt_caption(const Session *s, int utf8);
+/* The KV cache's size: bytes per token and per layer, against one key/value head per query head (heap). */
+char *textfmt_cache_lines(const Session *s, int utf8);
+/*
  * Print the current step: header, narration, formula and the stage's matrices
  * (weights with a Σ column, scores with mean and std, and with compare_on the
  * variant's result with the differing cells marked *), the parameter count on

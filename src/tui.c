@@ -7,7 +7,8 @@
  *   key line     the main keys (hidden in presenter mode)
  *   status line  messages, the cursor cell's value, or the `:` command line
  *
- * Keys: n/space next step, p/Backspace previous, g/G first/last, arrows and
+ * Keys: n/space next step (decode: next token, flash: next tile), p/Backspace
+ * previous, g/G first/last, arrows and
  * hjkl move the cell cursor, Tab/Shift-Tab change pane, Enter explains the
  * cell, H/L change head, z zooms a pane out, PgUp/PgDn scroll the narration,
  * 1-9 answer a choice quiz, : command line, ? help, q quit.
@@ -67,6 +68,8 @@ typedef enum TuiMode { MODE_MAIN, MODE_CMD, MODE_POPUP } TuiMode;
 typedef struct Pane {
 	AttnMatrix which;
 	int head;          /* the head for per-head matrices and head column blocks */
+	int kv_head;       /* ≥ 0: the key/value head whose columns this pane shows (PANE_EACH_KV_HEAD), else -1 */
+	int grouped;       /* 1: one query head's columns, grouped under its key/value head (PANE_EACH_HEAD) */
 	int transpose;     /* 1: drawn transposed (Kᵀ in the scores stage) */
 	int col0, ncols;   /* the source columns shown: [col0, col0 + ncols) */
 	int rows, cols;    /* of the view */
@@ -104,6 +107,7 @@ typedef struct Tui {
 	Pane pane[LAYOUT_MAX_PANES];
 	int npanes, focus;
 	int want_focus;       /* a pane to focus after the next rebuild: matrix + 1, or 0 */
+	int arrived;          /* the step and stage whose focus was last honoured (n/p inside its decode steps or tiles keep the pane) */
 	int want_head;
 
 	char *narr;           /* narration text, escaped (newlines kept) */
@@ -448,6 +452,23 @@ pane_col_label(const Tui *t, const Pane *p, int c)
 	                    : textfmt_col_label(pane_attn(t, p), p->which, C);
 }
 
+/*
+ * The head part of a pane's title: " head 1", " kv 0" for a key/value head's
+ * columns, " head 1→kv 0" for a query head grouped under the one it shares.
+ */
+static void
+pane_head_title(const Tui *t, const Pane *p, char *buf, size_t size)
+{
+	const LessonShape *sh = &pane_attn(t, p)->shape;
+
+	if (p->kv_head >= 0)
+		snprintf(buf, size, " kv %d", p->kv_head);
+	else if (sh->kv_heads < sh->heads && p->grouped)
+		snprintf(buf, size, " head %d%skv %d", p->head, t->utf8 ? "\u2192" : ">", shape_kv_head(sh, p->head));
+	else
+		snprintf(buf, size, " head %d", p->head);
+}
+
 /* Shape, widths and the value range of a pane whose which/head/block/transpose are set. */
 static void
 pane_measure(Tui *t, Pane *p)
@@ -540,7 +561,7 @@ pane_measure(Tui *t, Pane *p)
 	const char *name = matrix_name(p->which);
 	char head[32] = "";
 	if (pane_attn(t, p)->lesson->heads > 1 && (matrix_per_head(p->which) || p->ncols != m->cols))
-		snprintf(head, sizeof head, " head %d", p->head);
+		pane_head_title(t, p, head, sizeof head);
 	char *label = NULL;
 	if (p->variant) {
 		const char *l = session_text(t->s, &t->s->lesson->compare_label);
@@ -612,13 +633,37 @@ pane_put_cursor(Pane *p, int R, int C)
 	}
 }
 
+static int tui_focus_matrix(Tui *t, int which, int head, int row, int col);
+
+/* The stage's panes cut per head (stage_cut_panes) into t->pane; returns the count, *each_head 1 when cut per head. */
+static int
+tui_cut_panes(Tui *t, const StagePane *ms, int k, int *each_head)
+{
+	const Session *s = t->s;
+	PaneCut cuts[LAYOUT_MAX_PANES];
+	const int n = stage_cut_panes(&s->attn->shape, ms, k, s->head, cuts, LAYOUT_MAX_PANES);
+
+	for (int i = 0; i < n; i++) {
+		Pane *p = &t->pane[i];
+		p->which = cuts[i].matrix;
+		p->kv_head = (cuts[i].flags & PANE_EACH_KV_HEAD) ? cuts[i].head : -1;
+		p->head = p->kv_head >= 0 ? s->head : cuts[i].head;
+		p->col0 = cuts[i].ncols < 0 ? 0 : cuts[i].col0;
+		p->ncols = cuts[i].ncols;
+		p->transpose = (cuts[i].flags & PANE_TRANSPOSE) != 0;
+		p->grouped = (cuts[i].flags & PANE_EACH_HEAD) != 0;
+		if (cuts[i].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD))
+			*each_head = 1;
+	}
+	return n;
+}
+
 /* Rebuild the pane list from the session's stage and head, keeping the view state of panes that stay. */
 static void
 tui_build_panes(Tui *t, int keep, int refocus)
 {
 	const Session *s = t->s;
 	const Attn *a = s->attn;
-	const Lesson *l = a->lesson;
 	Pane old[LAYOUT_MAX_PANES];
 	int nold = keep ? t->npanes : 0;
 	StagePane ms[STAGE_MAX_PANES];
@@ -631,35 +676,8 @@ tui_build_panes(Tui *t, int keep, int refocus)
 	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
 		t->pane[i].win = old[i].win;
 
-	/* What the stage table says to show, cut as it says. */
-	for (int i = 0; i < k && n < LAYOUT_MAX_PANES; i++) {
-		const int width = matrix_head_width(&a->shape, ms[i].matrix);
-		if (ms[i].flags & PANE_EACH_HEAD) {
-			/* cut into its heads, side by side (a window of heads around the current one) */
-			int h = l->heads, room = LAYOUT_MAX_PANES - n, cnt = h < room ? h : room, first = 0;
-			if (s->head >= cnt)
-				first = s->head - cnt + 1;
-			for (int j = 0; j < cnt; j++) {
-				Pane *p = &t->pane[n++];
-				p->which = ms[i].matrix;
-				p->head = first + j;
-				p->col0 = matrix_head_col0(&a->shape, ms[i].matrix, first + j);
-				p->ncols = width;
-			}
-			each_head = 1;
-			continue;
-		}
-		Pane *p = &t->pane[n++];
-		p->which = ms[i].matrix;
-		p->head = s->head;
-		p->col0 = 0;
-		p->ncols = -1;
-		if ((ms[i].flags & PANE_HEAD_COLS) && l->heads > 1) {
-			p->col0 = matrix_head_col0(&a->shape, ms[i].matrix, s->head);
-			p->ncols = width;
-		}
-		p->transpose = (ms[i].flags & PANE_TRANSPOSE) != 0;
-	}
+	/* What the stage table says to show, cut as it says (heads grouped under their key/value head). */
+	n = tui_cut_panes(t, ms, k, &each_head);
 	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
 		t->pane[i].other = -1;
 	/* The comparison view: the stage's result in the compare variant, beside the lesson's. */
@@ -716,26 +734,51 @@ tui_build_panes(Tui *t, int keep, int refocus)
 	}
 	if (t->focus >= n || t->focus < 0 || refocus)
 		t->focus = n > 0 ? n - 1 : 0;
+	/* a stage cut per head: the shown head's pane of the result */
+	if (refocus && each_head && n > 0)
+		tui_focus_matrix(t, (int)t->pane[n - 1].which, s->head, -1, -1);
 	if (n > 0 && t->pane[t->focus].hidden)
 		t->focus = 0;
 }
 
-/* Focus a matrix's pane (after `show`, or a step's focus); returns 1 when found. */
+/* 1 when pane p shows source cell (row, col) of its matrix (-1: any). */
+static int
+pane_has_cell(const Pane *p, int row, int col)
+{
+	const int c = p->transpose ? row : col;
+
+	(void)row;
+	return c < 0 || p->ncols < 0 || (c >= p->col0 && c < p->col0 + p->ncols);
+}
+
+/*
+ * Focus a matrix's pane (after `show`, or a step's focus); returns 1 when
+ * found. Where a matrix is cut into several panes (heads, key/value heads),
+ * the one holding the cell's column, else the head's own.
+ */
 static int
 tui_focus_matrix(Tui *t, int which, int head, int row, int col)
 {
+	int best = -1;
+
 	for (int i = 0; i < t->npanes; i++) {
 		Pane *p = &t->pane[i];
 		if ((int)p->which != which || p->hidden || p->variant)
 			continue;
 		if (matrix_per_head((AttnMatrix)which) && p->head != head)
 			continue;
-		t->focus = i;
-		if (row >= 0 && col >= 0)
-			pane_put_cursor(p, row, col);
-		return 1;
+		if (!pane_has_cell(p, row, col))
+			continue;
+		if (best < 0 || (col < 0 && (p->kv_head >= 0 ? p->kv_head == shape_kv_head(&t->s->attn->shape, head)
+		                                               : p->head == head)))
+			best = i;
 	}
-	return 0;
+	if (best < 0)
+		return 0;
+	t->focus = best;
+	if (row >= 0 && col >= 0)
+		pane_put_cursor(&t->pane[best], row, col);
+	return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -781,6 +824,10 @@ tui_build_narr(Tui *t)
 		text = stage_blurb(s->stage, s->lang);
 	/* An open question comes first: on a small screen the narration scrolls, the question must not. */
 	const int open = st->has_quiz && s->stage == st->stage && s->quiz[s->step] == QUIZ_OPEN;
+	/* the decode step or tile shown and what it holds (our own text, tokens escaped): first, after an open question */
+	char *caption = textfmt_caption(s, t->utf8);
+	if (!open && caption != NULL)
+		sb_add(&sb, caption, 0);
 	if (!open)
 		sb_add(&sb, text ? text : "", 1);
 
@@ -807,9 +854,12 @@ tui_build_narr(Tui *t)
 				snprintf(buf, sizeof buf, "\nType :answer VALUE, :skip or :hint");
 			sb_add(&sb, buf, 0);
 			sb_add(&sb, "\n\n", 0);
+			if (caption != NULL)
+				sb_add(&sb, caption, 0);
 			sb_add(&sb, text ? text : "", 1);
 		}
 	}
+	free(caption);
 	if (!t->utf8 && sb != NULL) {
 		/* a terminal that cannot show UTF-8: "exp(−∞) = 0" reads "exp(-inf) = 0", not "exp(???) = 0" */
 		char *a = text_ascii(sb);
@@ -922,6 +972,18 @@ tui_layout(Tui *t, int force)
 /* Drawing                                                              */
 /* ------------------------------------------------------------------ */
 
+/* ", step 3 of 7, cache 3 rows" or ", tile (0, 1) of 3×3" after the stage's name, at a decode step or tile. */
+static void
+tui_stage_substep(const Tui *t, char *stage, size_t size)
+{
+	char *sub = textfmt_substep(t->s, t->utf8);
+	const size_t len = strlen(stage);
+
+	if (sub != NULL && len < size)
+		snprintf(stage + len, size - len, ", %s", sub);
+	free(sub);
+}
+
 static void
 tui_draw_stage(Tui *t)
 {
@@ -945,6 +1007,7 @@ tui_draw_stage(Tui *t)
 		snprintf(stage, sizeof stage, "layer %d of %d  stage: %s", s->layer, session_layers(s), stage_name(s->stage));
 	else
 		snprintf(stage, sizeof stage, "stage: %s", stage_name(s->stage));
+	tui_stage_substep(t, stage, sizeof stage);
 	char heads[40] = "", quiz[40] = "", params[40] = "";
 	if (s->attn->heads > 1)
 		snprintf(heads, sizeof heads, "  head %d of %d", s->head, s->attn->heads);
@@ -1287,6 +1350,29 @@ pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 	wattrset(w, A_NORMAL);
 }
 
+/* A cell at the decode step or tile shown: the new row and the tile lit, the state before it underlined, dropped rows dim. */
+static attr_t
+cell_state_attr(CellState cs, attr_t heat)
+{
+	switch (cs) {
+	case CELL_NEW: case CELL_AFTER:
+		return theme_overlay(ROLE_OPERAND, heat) | A_BOLD;
+	case CELL_BEFORE:
+		return heat | A_UNDERLINE;
+	case CELL_DROPPED:
+		return theme_attr(ROLE_MASKED);
+	default:
+		return heat;
+	}
+}
+
+/* The same without colour: a mark in the cell's gap, as the plain REPL prints it ('#' new, '~' before, 'x' dropped). */
+static char
+cell_state_mark(CellState cs)
+{
+	return cs == CELL_NEW || cs == CELL_AFTER ? '#' : cs == CELL_BEFORE ? '~' : cs == CELL_DROPPED ? 'x' : ' ';
+}
+
 static void
 pane_draw(Tui *t, Pane *p, const Ops *ops)
 {
@@ -1354,16 +1440,25 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	/* Rows. */
 	int y = 2;
 	for (int i = 0; i < vis_r && p->top + i < p->rows; i++, y += step) {
-		int r = p->top + i;
+		int r = p->top + i, row_new = 0, row_seen = 0;
 		int hi = (focused && r == p->cur_r) || ops_line(ops, p, 1, r);
-		put_label(w, y, 0, lw - 1, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold,
-		          pane_row_label(t, p, r), 0);
 		for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
 			int c = p->left + j, R, C, lv = 0;
 			char num[32];
 			pane_src(p, r, c, &R, &C);
 			double v = MAT_AT(*m, R, C);
 			attr_t at;
+			/* at a decode step or tile: cells not computed yet are blank, the new ones lit */
+			const CellState cs = session_cell_state(t->s, pane_attn(t, p), p->which, R, C);
+			row_new |= cs == CELL_NEW && !p->transpose;
+			row_seen |= cs != CELL_UNSEEN;
+			if (cs == CELL_UNSEEN && !(focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)) {
+				wattrset(w, A_NORMAL);
+				wmove(w, y, lw + j * cw);
+				for (int k = 0; k < cw; k++)
+					waddch(w, ' ');
+				continue;
+			}
 
 			int differs = cmp != NULL && stats_cell_differs(m, cmp, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
 			if (focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)
@@ -1378,6 +1473,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 				/* Operands: from the back of a room, reverse and bold. */
 				if (ops_hit(ops, p, R, C))
 					at = theme_overlay(ROLE_OPERAND, at) | (present ? A_REVERSE | A_BOLD : 0);
+				at = cell_state_attr(cs, at);
 			}
 			if (differs)
 				at |= A_BOLD;
@@ -1391,7 +1487,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			/* A cell that differs from the variant carries a '*' in its gap (not colour alone). */
 			int lead = 1 + p->pad - trail + numw - nw;
 			for (int k = 0; k < lead; k++)
-				waddch(w, differs && k == lead - 1 && lead > 1 ? '*' : ' ');
+				waddch(w, differs && k == lead - 1 && lead > 1 ? '*' : k == 0 && mono ? cell_state_mark(cs) : ' ');
 			draw_text(w, num, -1, numw, 0);
 			if (mono)
 				waddstr(w, theme_shade(lv, t->utf8));
@@ -1399,7 +1495,9 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 				waddch(w, ' ');
 			wattrset(w, A_NORMAL);
 		}
-		if (sums && rowsum != NULL) {
+		put_label(w, y, 0, lw - 1, theme_attr(hi || row_new ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold | (row_new ? A_BOLD : 0),
+		          pane_row_label(t, p, r), 0);
+		if (sums && rowsum != NULL && row_seen) {
 			char sbuf[32];
 			fmt_cell(sbuf, sizeof sbuf, rowsum[r], p->cw - 1, t->utf8);
 			int sw = str_width(sbuf, -1);
@@ -1543,7 +1641,11 @@ tui_draw_status(Tui *t)
 			int R, C;
 			char num[16], line[160];
 			pane_src(p, p->cur_r, p->cur_c, &R, &C);
-			if (m) {
+			if (m && session_cell_state(t->s, pane_attn(t, p), p->which, R, C) == CELL_UNSEEN) {
+				snprintf(line, sizeof line, "%s[%d][%d]: not computed at this step (or not in its cache)",
+				         matrix_name(p->which), R, C);
+				put_at(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
+			} else if (m) {
 				textfmt_number(num, MAT_AT(*m, R, C), t->utf8);
 				if (matrix_per_head(p->which) && pane_attn(t, p)->lesson->heads > 1)
 					snprintf(line, sizeof line, "%s%s[%d][%d] (head %d) = %s   Enter: where from?",
@@ -2166,8 +2268,9 @@ tui_help_text(void)
 {
 	static const char *const keys =
 		"Keys\n"
-		"  n  space  Shift-Right     next step\n"
-		"  p  Backspace  Shift-Left  previous step\n"
+		"  n  space  Shift-Right     next step (in decode: the next token;\n"
+		"                            in flash: the next tile)\n"
+		"  p  Backspace  Shift-Left  previous step (token, tile)\n"
 		"  g  G                      first / last step\n"
 		"  arrows  h j k l           move the cell cursor\n"
 		"  Tab  Shift-Tab            next / previous pane\n"
@@ -2204,6 +2307,42 @@ tui_help_text(void)
 /* Session changes → view                                               */
 /* ------------------------------------------------------------------ */
 
+/* At a decode step or tile: each pane's cursor on its first new cell (the new row, the tile), so it scrolls into view. */
+static void
+tui_cursor_to_new(Tui *t)
+{
+	for (int i = 0; i < t->npanes; i++) {
+		Pane *p = &t->pane[i];
+		const Attn *a = pane_attn(t, p);
+		int found = 0;
+		if (p->hidden || pane_mat(t, p) == NULL)
+			continue;
+		/* the first row with a new cell, at its last one (a decode row's newest key, a tile's right edge) */
+		for (int r = 0; r < p->rows && !found; r++)
+			for (int c = 0; c < p->cols; c++) {
+				int R, C;
+				pane_src(p, r, c, &R, &C);
+				const CellState cs = session_cell_state(t->s, a, p->which, R, C);
+				if (cs == CELL_NEW || cs == CELL_AFTER) {
+					p->cur_r = r;
+					p->cur_c = c;
+					found = 1;
+				}
+			}
+	}
+}
+
+/* 1 when the place is still the step last arrived at (n/p inside its decode steps or tiles); notes the arrival. */
+static int
+tui_arrived(Tui *t)
+{
+	const int was = t->arrived, now = (t->s->step + 1) * (STAGE_COUNT + 1) + (int)t->s->stage;
+	const int inside = t->s->dec_t >= 0 || t->s->tile_q >= 0;
+
+	t->arrived = now;
+	return inside && was == now;
+}
+
 static void
 tui_sync(Tui *t)
 {
@@ -2219,7 +2358,8 @@ tui_sync(Tui *t)
 		tui_build_panes(t, keep, place);
 		if (place) {
 			const Step *st = session_step(s);
-			if (st->has_focus && st->stage == s->stage)
+			tui_cursor_to_new(t);
+			if (!tui_arrived(t) && st->has_focus && st->stage == s->stage)
 				tui_focus_matrix(t, matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
 				                 st->focus.col);
 		} else if (d & DIRTY_QUIZ) {

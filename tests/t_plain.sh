@@ -518,4 +518,44 @@ if command -v script >/dev/null 2>&1 && script -qc true /dev/null </dev/null >/d
 else
 	skip "on a terminal" "script(1) not usable"
 fi
+# ------------------------------------------------------------ decode steps, tiles, grouped heads (issue 11)
+
+# the last block printed: everything after the last "== " header
+last_step() { awk '/^== /{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out" >"$tmp/last"; }
+
+repl 'goto decode\nn\nn\nn\nn\n' tests/golden/v3/decode_window_rolling.json
+clean "decode: stepping runs clean"
+check "decode: goto starts at step 0" has "$out" "stage: decode, step 0 of 7, cache 1 row, head 0/2"
+check "decode: n moves to step 4" has "$out" "stage: decode, step 4 of 7, cache 3 rows, head 0/2"
+last_step
+check "decode: the caption names the dropped rows" has "$tmp/last" "holds rows 2-4 (the window of 3 has dropped rows 0-1)"
+check "decode: the cache's bytes per token" has "$tmp/last" "KV cache: kv_heads*(d_k + d_v)*8 = 1*(2 + 2)*8 = 32 bytes per token per layer"
+check "decode: the grouped-query saving" has "$tmp/last" "would take 64: grouped-query attention keeps 1/2 of it"
+check "decode: dropped cache rows marked x" grep -Eq '^cat +1\.3344x -0\.9439x' "$tmp/last"
+check "decode: the new row marked #" grep -Eq '^a +0\.1342# -0\.2047#' "$tmp/last"
+expect "decode: rows after the step are not printed" '! grep -Eq "^(warm|mat) " "$tmp/last"'
+check "decode: dec_scores keeps only the cache's cells" grep -Eq '^a +-0\.0273# -0\.0178# -0\.0092# *$' "$tmp/last"
+repl 'goto decode\nn\np\np\n' tests/golden/v3/decode_window_rolling.json
+last_step
+check "decode: p steps back inside the stage, then leaves it" has "$tmp/last" "stage: concat"
+repl 'stats cache\n' tests/golden/v3/llama.json
+check "stats cache: per token, per layer, all layers" has "$out" "6 tokens: 768 bytes per layer, 1152 in 2 layers"
+
+repl 'goto flash\nn\nn\n' tests/golden/v3/flash_causal.json
+clean "flash: stepping runs clean"
+check "flash: goto starts at the first tile" has "$out" "stage: flash, tile (0, 0) of 3x3"
+check "flash: n passes the hidden tiles and says so" has "$out" "Skipped 2 tiles from (0, 1): the mask hides every cell of them."
+last_step
+check "flash: tile (1, 1)" has "$tmp/last" "stage: flash, tile (1, 1) of 3x3"
+check "flash: the numbers held at once" has "$tmp/last" "Held at once: Bq*Bk + Bq*(2 + d_v) = 2*2 + 2*(2 + 2) = 12 numbers, against n*m = 25"
+check "flash: the tile lit in the masked scores" grep -Eq '^sat +0\.0598 +-0\.1494 +0\.1124# +-inf# +-inf' "$tmp/last"
+check "flash: m before (~) and after (#) the tile" grep -Eq '^sat +0\.0598~ +0\.1124# +$' "$tmp/last"
+
+repl 'goto split\n' tests/golden/v3/gqa_groups_bias.json
+clean "gqa: split runs clean"
+check "gqa: the caption names the groups" has "$out" "query heads 0-1 read kv head 0; query heads 2-3 read kv head 1."
+check "gqa: K cut by key/value head" has "$out" "K (kv head 1, columns 2-3)  5 x 2"
+check "gqa: a query head under its key/value head" has "$out" "Q (head 3, reads kv head 1, columns 6-7)  5 x 2"
+expect "gqa: each group's K before its query heads" '[ "$(grep -E "^(K|V|Q) \(" "$out" | cut -c1-12 | tr "\n" "|")" = "K (kv head 0|V (kv head 0|Q (head 0, r|Q (head 1, r|K (kv head 1|V (kv head 1|Q (head 2, r|Q (head 3, r|" ]'
+
 finish

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t_quiz.sh: every lesson's questions, answered in the plain REPL by script.
-# For each lessons/NAME.json, three walks through all its steps with `next`:
+# For each lessons/NAME.json, three walks through all its steps with `step N` (`next` would walk decode's tokens and flash's tiles too):
 #   1. `skip` at every step: the answers the session gives ("Skipped: the
 #      answer is 2) …" or "Skipped: weights[1][0] is 0.527373.");
 #   2. those answers given with `answer`: every one is "Right: …", the score
@@ -37,7 +37,8 @@ for lesson in lessons/*.json; do
 	# 1. skip everywhere: "STEP ANSWER" lines
 	i=0
 	: >"$tmp/in"
-	while [ "$i" -lt "$steps" ]; do printf 'skip\nnext\n' >>"$tmp/in"; i=$((i + 1)); done
+	# `step N`, not `next`: inside decode and flash, next walks the tokens and tiles
+	while [ "$i" -lt "$steps" ]; do printf 'skip\nstep %d\n' $((i + 2)) >>"$tmp/in"; i=$((i + 1)); done
 	walk "$lesson" "$tmp/in"
 	awk '/^== .* == step [0-9]+\/[0-9]+, (layer [0-9]+\/[0-9]+, )?stage/ { s = $0; sub(/.* == step /, "", s); sub(/\/.*/, "", s) }
 		/^Skipped: the answer is [0-9]+\) / { a = $0; sub(/^Skipped: the answer is /, "", a); sub(/\).*/, "", a); print s, "choice", a }
@@ -68,7 +69,7 @@ for lesson in lessons/*.json; do
 				fi
 				printf 'answer %s\n' "$a" >>"$tmp/in"
 			fi
-			printf 'next\n' >>"$tmp/in"
+			printf 'step %d\n' $((i + 1)) >>"$tmp/in"
 			i=$((i + 1))
 		done
 		walk "$lesson" "$tmp/in"

@@ -610,7 +610,7 @@ walk_lesson() {
 		return
 	fi
 	seen=" " answered=0 last=0 i=0
-	while [ "$i" -lt 40 ]; do
+	while [ "$i" -lt 160 ]; do
 		cap "$s" >"$tmp/wl-screen"
 		line=$(grep -E 'step [0-9]+/[0-9]+' "$tmp/wl-screen" | head -n 1)
 		k=$(echo "$line" | sed -n 's/.*step \([0-9]*\)\/\([0-9]*\).*/\1/p')
@@ -629,7 +629,9 @@ walk_lesson() {
 		fi
 		if [ -n "$k" ] && [ "$k" = "$n" ]; then last=1; break; fi
 		keys "$s" n
-		wait_gone "$s" "step $k/$n " 3 >/dev/null 2>&1
+		# inside decode and flash, n moves the token or tile: the stage line changes, not "step k/N"
+		wl_pat=$(printf '%s' "$line" | sed 's/[][\\.*^$()+?{}|]/\\&/g')
+		wait_gone "$s" "$wl_pat" 3 >/dev/null 2>&1
 		i=$((i + 1))
 	done
 	if [ "$last" = 1 ]; then ok "$wl_name: n walks to the last step"; else screen_not_ok "$wl_name: n walks to the last step"; fi
@@ -647,5 +649,91 @@ walk_lesson gqa decode
 walk_lesson window decode
 walk_lesson flash flash
 walk_lesson llama decode
+
+# Modern attention's stages (issue 11). Decoding at 80x24: n/p walk the decode
+# steps t = 0 … n−1 inside the stage; the stage line says the step and the
+# cache's rows, rows after t are blank, the window's dropped rows are marked
+# (x without colour), the new row #; the caption gives the cache's bytes.
+s=decode
+start "$s" 80 24 C.UTF-8 "NO_COLOR=1" tests/golden/v3/decode_window_rolling.json
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "goto decode"
+shows "decode: goto starts at step 0" "$s" 'stage: decode, step 0 of 7, cache 1 row +head 0 of 2'
+shows "decode: the caption says the bytes per token" "$s" '32 bytes per token per layer'
+if cap "$s" | grep -Eq '^cat +-?[0-9]'; then not_ok "decode: rows after step 0 are blank"; else ok "decode: rows after step 0 are blank"; fi
+keys "$s" n n n n
+shows "decode: n moves to step 4" "$s" 'stage: decode, step 4 of 7, cache 3 rows'
+shows "decode: the new row is marked #" "$s" '^a +# ?-?[0-9.]+[^ ]? *# ?-?[0-9]'
+shows "decode: the caption says which rows the window dropped" "$s" 'dropped rows 0-1'
+keys "$s" p
+shows "decode: p moves back to step 3" "$s" 'stage: decode, step 3 of 7, cache 3 rows'
+keys "$s" n n n n
+shows "decode: n leaves the stage after its last step" "$s" 'stage: decode, step 6 of 7'
+keys "$s" n
+shows "decode: the last step says so" "$s" 'this is the last step'
+snap "$s"
+expect "decode: 80x24 shows the key line whole" 'has "$tmp/screen" "n/spc next  p prev"'
+expect "decode: 80x24 keeps the stage line's place" 'has "$tmp/screen" "step 11/11  stage: decode, step 6 of 7, cache 3 rows  head 0 of 2"'
+quits "$s" decode
+
+s=decodebig
+start "$s" 200 60 C.UTF-8 "NO_COLOR=1" tests/golden/v3/decode_window_rolling.json
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "goto decode"
+keys "$s" n n n n
+shows "decode 200x60: step 4" "$s" 'stage: decode, step 4 of 7, cache 3 rows'
+shows "decode 200x60: the window's dropped rows are marked x" "$s" '^cat .*cat +x ?1\.33[^ ]? *x ?-0\.94'
+if cap "$s" | grep -Eq '^warm +-?[0-9]'; then not_ok "decode 200x60: rows after step 4 are blank"; else ok "decode 200x60: rows after step 4 are blank"; fi
+shows "decode 200x60: the caption's GQA saving" "$s" 'grouped-query attention keeps 1/2 of it'
+quits "$s" decodebig
+
+# FlashAttention's tiles: n walks them, passing the ones the causal mask hides.
+s=flash
+start "$s" 80 24 C.UTF-8 "NO_COLOR=1" tests/golden/v3/flash_causal.json
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "goto flash"
+shows "flash: goto starts at the first tile" "$s" 'stage: flash, tile \(0, 0\) of 3×3'
+shows "flash: the caption counts the numbers held at once" "$s" '= 12 numbers, against'
+keys "$s" n
+shows "flash: n passes the hidden tiles" "$s" 'stage: flash, tile \(1, 0\) of 3×3'
+shows "flash: and says so" "$s" 'Skipped 2 tiles from \(0, 1\)'
+keys "$s" n
+shows "flash: the next tile" "$s" 'tile \(1, 1\) of 3×3'
+shows "flash: the tile is lit in the masked scores" "$s" '^sat .*# *0\.11'
+shows "flash: m after this tile is marked #, before it ~" "$s" '^sat .*~ *0\.06[^ ]? *# *0\.11'
+keys "$s" p
+shows "flash: p goes back a tile" "$s" 'tile \(1, 0\) of 3×3'
+quits "$s" flash
+
+# Grouped-query attention: the split stage puts each key/value head's K and V
+# before the query heads that read it; H/L move between heads; a step's focus
+# on K lands on the pane with that column.
+sed '2a\
+  "steps": [{"stage": "input"}, {"stage": "split", "focus": {"matrix": "K", "row": 1, "col": 3}}, {"stage": "scores", "head": 2, "focus": {"matrix": "K", "row": 2, "col": 2}}],' \
+	tests/golden/v3/gqa_groups_bias.json >"$tmp/gqa-steps.json"
+s=gqa
+start "$s" 200 60 C.UTF-8 "" "$tmp/gqa-steps.json"
+wait_for "$s" 'stage: input' >/dev/null
+keys "$s" n
+shows "gqa: the split stage groups the heads" "$s" 'K kv 0 .*V kv 0 .*Q head 0→kv 0 .*Q head 1→kv 0'
+shows "gqa: the second group" "$s" 'K kv 1 .*V kv 1 .*Q head 2→kv 1 .*Q head 3→kv 1'
+shows "gqa: the caption names the groups" "$s" 'query heads 0-1 read kv head 0; query heads 2-3 read kv head 1'
+shows "gqa: the step's focus on K lands on kv head 1's pane" "$s" 'K\[1\]\[3\] = '
+keys "$s" L
+shows "gqa: L moves to head 1" "$s" 'head 1 of 4'
+keys "$s" n
+shows "gqa: the scores step's focus on K" "$s" 'K\[2\]\[2\] = '
+quits "$s" gqa
+
+s=gqa80
+start "$s" 80 24 C.UTF-8 "" tests/golden/v3/gqa_groups_bias.json
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "goto split"
+shows "gqa 80x24: the split stage's K, V and first query head" "$s" 'K kv 0 .*V kv 0 .*Q head 0→kv 0'
+shows "gqa 80x24: the stage line" "$s" 'stage: split +head 0 of 4'
+keys "$s" L L L
+shows "gqa 80x24: L moves to head 3" "$s" 'stage: split +head 3 of 4'
+shows "gqa 80x24: head 3's group" "$s" 'K kv 1 .*V kv 1'
+quits "$s" gqa80
 
 finish
