@@ -909,33 +909,13 @@ static int put_text(cJSON *o, const char *key, const Text *t)
 	return text_empty(t) ? 0 : put(o, key, json_text(t));
 }
 
-/*
- * A number that reads back as exactly x: the shortest of %.15g, %.16g, %.17g
- * that round-trips. (cJSON's own printing accepts a difference of one
- * DBL_EPSILON, which a saved lesson must not have.) x is finite here.
- */
-static cJSON *json_num(double x)
-{
-	char buf[32];
-	int prec;
-
-	for (prec = 15; prec < 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, x);
-		if (strtod(buf, NULL) == x)
-			break;
-	}
-	if (prec == 17)
-		snprintf(buf, sizeof buf, "%.17g", x);
-	return cJSON_CreateRaw(buf);
-}
-
 static cJSON *json_numbers(const double *x, int n)
 {
 	cJSON *a = cJSON_CreateArray();
 	int i;
 
 	for (i = 0; a != NULL && i < n; i++) {
-		cJSON *v = json_num(x[i]);
+		cJSON *v = dump_number(x[i]);
 		if (v == NULL || !cJSON_AddItemToArray(a, v)) {
 			cJSON_Delete(v);
 			cJSON_Delete(a);
@@ -997,7 +977,7 @@ static cJSON *json_quiz(const Quiz *q)
 		}
 		if (!cJSON_AddNumberToObject(o, "answer", q->answer_choice))
 			goto fail;
-	} else if (put(o, "answer", json_cell(&q->answer_cell)) != 0 || put(o, "tolerance", json_num(q->tolerance)) != 0)
+	} else if (put(o, "answer", json_cell(&q->answer_cell)) != 0 || put(o, "tolerance", dump_number(q->tolerance)) != 0)
 		goto fail;
 	if (put_text(o, "hint", &q->hint) != 0)
 		goto fail;
@@ -1062,7 +1042,7 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		return 0;
 	bj = cJSON_CreateObject();
 	if (put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", places[b->norm]) ||
-	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || put(bj, "eps", json_num(b->eps)) != 0)
+	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || put(bj, "eps", dump_number(b->eps)) != 0)
 		return -1;
 	if (b->norm != NORM_NONE && (json_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
 	                             (b->has_ffn && json_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
@@ -1151,7 +1131,7 @@ static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		return -1;
 	if (l->rope) {
 		cJSON *r = cJSON_CreateObject();
-		if (put(o, "rope", r) != 0 || put(r, "base", json_num(l->rope_base)) != 0 ||
+		if (put(o, "rope", r) != 0 || put(r, "base", dump_number(l->rope_base)) != 0 ||
 		    !cJSON_AddStringToObject(r, "style", styles[l->rope_style]))
 			return -1;
 	}
@@ -1197,7 +1177,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		return -1;
 	if (l->score == SCORE_ADDITIVE && put(o, "w_e", json_flat(&l->w_e)) != 0)
 		return -1;
-	if (l->scale == SCALE_VALUE ? put(o, "scale", json_num(l->scale_value)) != 0
+	if (l->scale == SCALE_VALUE ? put(o, "scale", dump_number(l->scale_value)) != 0
 	                            : !cJSON_AddBoolToObject(o, "scale", l->scale == SCALE_SQRT_DK))
 		return -1;
 	if (l->mask == MASK_LIST) {
@@ -1214,7 +1194,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	} else if (put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix)) != 0)
 		return -1;
 	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
-	                     : put(o, "mask_fill", json_num(l->mask_fill)) != 0)
+	                     : put(o, "mask_fill", dump_number(l->mask_fill)) != 0)
 		return -1;
 	return l->version >= 2 ? json_v2_keys(o, l, top) : 0;
 }

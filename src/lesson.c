@@ -196,17 +196,12 @@ static void quote_into(char *out, size_t size, const char *s, size_t max)
 /* The shortest %g form of x that reads back as x. */
 static void number_into(char *out, size_t size, double x)
 {
-	int prec;
+	char buf[TEXT_EXACT_SIZE];
 
-	if (isinf(x)) {
+	if (isinf(x))
 		snprintf(out, size, x > 0 ? "infinity" : "-infinity");
-		return;
-	}
-	for (prec = 6; prec <= 17; prec++) {
-		snprintf(out, size, "%.*g", prec, x);
-		if (strtod(out, NULL) == x)
-			return;
-	}
+	else
+		snprintf(out, size, "%s", text_exact(buf, x, 6));
 }
 
 /* What the file holds, for "expected …, got WHAT". */
@@ -2953,40 +2948,6 @@ out:
 /* Parsing: text to cJSON, with syntax errors as FILE:LINE:COL         */
 /* ------------------------------------------------------------------ */
 
-/* Terminal columns of a code point: 2 for East Asian wide characters, else 1. */
-static int cp_width(unsigned long cp)
-{
-	if ((cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
-	    (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
-	    (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) || (cp >= 0x20000 && cp <= 0x3FFFD))
-		return 2;
-	return 1;
-}
-
-/* Display width of an escaped (printable) UTF-8 string. */
-static size_t display_width(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, w = 0;
-	unsigned long cp;
-	int k;
-
-	while (i < len) {
-		if (p[i] < 0x80) {
-			cp = p[i];
-			k = 1;
-		} else {
-			k = p[i] >= 0xF0 ? 4 : p[i] >= 0xE0 ? 3 : 2;
-			cp = p[i] & (0x3F >> (k - 1));
-			for (int j = 1; j < k && i + (size_t)j < len; j++)
-				cp = (cp << 6) | (p[i + j] & 0x3F);
-		}
-		w += (size_t)cp_width(cp);
-		i += (size_t)k;
-	}
-	return w;
-}
-
 #define SHOW_BEFORE 60 /* characters of context shown before and after a syntax error */
 #define SHOW_AFTER 40
 
@@ -3043,7 +3004,7 @@ static char *syntax_error(const char *name, const char *buf, size_t len, size_t 
 	}
 	strbuf_printf(&b, "%s:%zu:%zu: %s\n%s%s%s\n", name, line, col, reason, from > ls ? "…" : "", shown,
 	           to < le ? "…" : "");
-	w = display_width(shown_before, strlen(shown_before)) + (from > ls ? 1 : 0);
+	w = (size_t)text_width(shown_before, -1) + (from > ls ? 1 : 0);
 	for (i = 0; i < w; i++)
 		strbuf_add(&b, " ", 1);
 	strbuf_add(&b, "^", 1);

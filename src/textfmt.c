@@ -65,34 +65,6 @@ char *textfmt_row_label(const Attn *a, AttnMatrix which, int r)
 	return axis_label(a, matrix_kind(which) ? matrix_kind(which)->row_axis : AXIS_INDEX, r);
 }
 
-/* Display width of a UTF-8 string (wide characters count 2). */
-static int display_width(const char *s)
-{
-	mbstate_t st;
-	int w = 0;
-	size_t len = strlen(s);
-
-	memset(&st, 0, sizeof st);
-	while (len > 0) {
-		wchar_t wc;
-		size_t k = mbrtowc(&wc, s, len, &st);
-		int cw;
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-			/* not decodable in this locale: count bytes */
-			w += 1;
-			s++;
-			len--;
-			memset(&st, 0, sizeof st);
-			continue;
-		}
-		cw = wcwidth(wc);
-		w += cw > 0 ? cw : 0;
-		s += k;
-		len -= k;
-	}
-	return w;
-}
-
 /*
  * A row or column label cut to TEXTFMT_LABEL_MAX columns, ending in "…":
  * a 10 000-character token would otherwise widen every column of a
@@ -101,30 +73,20 @@ static int display_width(const char *s)
 #define TEXTFMT_LABEL_MAX 24
 static char *fit_label(char *s, int utf8)
 {
-	mbstate_t st;
 	size_t len, used = 0;
 	int w = 0;
 	char *out;
 
-	if (s == NULL || display_width(s) <= TEXTFMT_LABEL_MAX)
+	if (s == NULL || text_width(s, -1) <= TEXTFMT_LABEL_MAX)
 		return s;
 	len = strlen(s);
-	memset(&st, 0, sizeof st);
 	while (used < len) {
 		wchar_t wc;
-		size_t k = mbrtowc(&wc, s + used, len - used, &st);
-		int cw = 1;
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-			k = 1;
-			memset(&st, 0, sizeof st);
-		} else {
-			cw = wcwidth(wc);
-			cw = cw > 0 ? cw : 0;
-		}
+		int cw, k = text_char(s + used, len - used, &wc, &cw);
 		if (w + cw > TEXTFMT_LABEL_MAX - 1)
 			break;
 		w += cw;
-		used += k;
+		used += (size_t)k;
 	}
 	out = malloc(used + 4);
 	if (out == NULL)
@@ -137,7 +99,7 @@ static char *fit_label(char *s, int utf8)
 
 static void put_padded(FILE *f, const char *s, int width, int right)
 {
-	int pad = width - display_width(s);
+	int pad = width - text_width(s, -1);
 	if (right)
 		for (; pad > 0; pad--)
 			fputc(' ', f);
@@ -214,16 +176,16 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			lo = fmin(lo, m->a[k]);
 			hi = fmax(hi, m->a[k]);
 		}
-		cw = fmax(cw, display_width(textfmt_number(num, m->a[k], utf8)));
+		cw = fmax(cw, text_width(textfmt_number(num, m->a[k], utf8), -1));
 	}
 	for (i = 0; i < m->rows; i++) {
 		char *s = fit_label(textfmt_row_label(a, which, i), utf8);
-		lw = fmax(lw, display_width(s));
+		lw = fmax(lw, text_width(s, -1));
 		free(s);
 	}
 	for (j = 0; j < m->cols; j++) {
 		char *s = fit_label(textfmt_col_label(a, which, j), utf8);
-		cw = fmax(cw, display_width(s));
+		cw = fmax(cw, text_width(s, -1));
 		free(s);
 	}
 	if (extra != NULL && extra->prefix != NULL)

@@ -148,51 +148,12 @@ static int tui_curses_on;
 #define TUI_DIFF_ATOL 1e-12
 
 /* ------------------------------------------------------------------ */
-/* Text: display width, drawing, wrapping                               */
+/* Text: drawing and wrapping (widths: text_width)                    */
 /* ------------------------------------------------------------------ */
-
-/* Decode one character of s[0..len); returns its byte length (≥ 1); *w its width, *wc the char ('?' if invalid). */
-static int
-utf8_char(const char *s, int len, wchar_t *wc, int *w)
-{
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
-	size_t n = mbrtowc(wc, s, (size_t)len, &st);
-
-	if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-		*wc = L'?';
-		*w = 1;
-		return 1;
-	}
-	int cw = wcwidth(*wc);
-	if (cw < 0) {
-		*wc = L'?';
-		cw = 1;
-	}
-	*w = cw;
-	return (int)n;
-}
-
-/* Display width of s[0..len) (len < 0: to the NUL). */
-static int
-str_width(const char *s, int len)
-{
-	int w = 0;
-
-	if (len < 0)
-		len = (int)strlen(s);
-	for (int i = 0; i < len;) {
-		wchar_t wc;
-		int cw;
-		i += utf8_char(s + i, len - i, &wc, &cw);
-		w += cw;
-	}
-	return w;
-}
 
 /*
  * Draw s[0..len) at the window's cursor in at most maxw columns, skipping the
- * first `skip` columns. Text that is not valid in the locale shows as '?'.
+ * first `skip` columns. What the locale cannot show is drawn as '?' (text_char).
  * Returns the columns drawn.
  */
 static int
@@ -205,14 +166,18 @@ draw_text(WINDOW *win, const char *s, int len, int maxw, int skip)
 	for (int i = 0; i < len;) {
 		wchar_t wc;
 		int cw;
-		i += utf8_char(s + i, len - i, &wc, &cw);
+		i += text_char(s + i, (size_t)(len - i), &wc, &cw);
 		if (col < skip) {
 			col += cw;
 			continue;
 		}
 		if (used + cw > maxw)
 			break;
-		waddnwstr(win, &wc, 1);
+		if (wc != 0)
+			waddnwstr(win, &wc, 1);
+		else
+			for (int k = 0; k < cw; k++)
+				waddch(win, '?');
 		used += cw;
 		col += cw;
 	}
@@ -242,7 +207,7 @@ put_fit(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw, int utf
 {
 	int ell = utf8 ? 1 : 3;
 
-	if (str_width(s, -1) <= maxw || maxw <= ell)
+	if (text_width(s, -1) <= maxw || maxw <= ell)
 		return put_at(win, y, x, attr, s, maxw);
 	int n = put_at(win, y, x, attr, s, maxw - ell);
 	return n + put_at(win, y, x + n, attr, utf8 ? "\u2026" : "...", maxw - n);
@@ -276,7 +241,7 @@ wrap_text(const char *s, int width, WrapLine **out)
 			next = i + 1;
 		} else {
 			wchar_t wc;
-			int cw, bl = utf8_char(s + i, len - i, &wc, &cw);
+			int cw, bl = text_char(s + i, (size_t)(len - i), &wc, &cw);
 			if (w + cw <= width || i == ls) {
 				/* CJK text may break around any wide character, but never before closing punctuation. */
 				int closing = wc != 0 && wcschr(L"\uff0c\u3002\u3001\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b", wc) != NULL;
@@ -320,7 +285,7 @@ wrap_text(const char *s, int width, WrapLine **out)
 		ls = next;
 		if (next > i)
 			i = next;
-		w = str_width(s + ls, i - ls);
+		w = text_width(s + ls, i - ls);
 		brk = brk2 = -1;
 	}
 	*out = v;
@@ -516,14 +481,14 @@ pane_measure(Tui *t, Pane *p)
 		numw = 7;
 	for (int r = 0; r < p->rows && r < 512; r++) {
 		char *l = pane_row_label(t, p, r);
-		int w = l ? str_width(l, -1) : 1;
+		int w = l ? text_width(l, -1) : 1;
 		if (w > lw)
 			lw = w;
 		free(l);
 	}
 	for (int c = 0; c < p->cols && c < 512; c++) {
 		char *l = pane_col_label(t, p, c);
-		int w = l ? str_width(l, -1) : 1;
+		int w = l ? text_width(l, -1) : 1;
 		if (w > labw)
 			labw = w;
 		free(l);
@@ -557,7 +522,7 @@ pane_measure(Tui *t, Pane *p)
 static void
 pane_want(const Pane *p, int *w, int *h)
 {
-	int tw = str_width(p->title, -1) + 2;
+	int tw = text_width(p->title, -1) + 2;
 
 	if (p->zoom) {
 		/* Zoomed out, a pane takes what it is given: ask for little. */
@@ -955,7 +920,7 @@ tui_draw_stage(Tui *t)
 		snprintf(params, sizeof params, "  params %ld", stats_param_count(s->attn->lesson));
 	snprintf(right, sizeof right, "%s%s%s", heads, quiz, params);
 
-	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
+	int need = text_width(step, -1) + text_width(stage, -1) + text_width(right, -1);
 	int title_max = W - 2 - need;
 	int x = 1;
 	if (title_max >= 8) {
@@ -983,7 +948,7 @@ tui_draw_stage(Tui *t)
 static int
 key_item(WINDOW *w, int x, int W, const char *key, const char *what)
 {
-	int need = str_width(key, -1) + 1 + str_width(what, -1) + 2;
+	int need = text_width(key, -1) + 1 + text_width(what, -1) + 2;
 
 	if (x + need > W)
 		return x;
@@ -1136,7 +1101,7 @@ keep_cursor_visible(Pane *p, int vis_r, int vis_c)
 static void
 put_label(WINDOW *w, int y, int x, int fw, attr_t attr, char *label, int right)
 {
-	int lw = label ? str_width(label, -1) : 0;
+	int lw = label ? text_width(label, -1) : 0;
 	int pad = right && lw < fw ? fw - lw : 0;
 
 	put_at(w, y, x + pad, attr, label ? label : "", fw - pad);
@@ -1163,10 +1128,10 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 	if (p->other >= 0) {
 		char d[48];
 		snprintf(d, sizeof d, "  %d differ (*)", p->ndiff);
-		if (x + str_width(d, -1) <= W)
+		if (x + text_width(d, -1) <= W)
 			x += put_at(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
 	}
-	if (p->stats[0] && x + 2 + str_width(p->stats, -1) <= W) {
+	if (p->stats[0] && x + 2 + text_width(p->stats, -1) <= W) {
 		x += put_at(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);
 		put_at(w, 0, x, theme_attr(ROLE_LABEL), p->stats, W - x);
 	}
@@ -1197,7 +1162,7 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 
 	fmt_legend(lo, sizeof lo, p->minv);
 	fmt_legend(hi, sizeof hi, p->maxv);
-	if (str_width(lo, -1) + str_width(hi, -1) + steps + 2 > W)
+	if (text_width(lo, -1) + text_width(hi, -1) + steps + 2 > W)
 		return;
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), lo, W - x);
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
@@ -1218,7 +1183,7 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), hi, W - x);
 	if (p->has_masked) {
 		const char *m = t->utf8 ? "-\u221e masked" : "-inf masked";
-		if (x + 2 + str_width(m, -1) <= W) {
+		if (x + 2 + text_width(m, -1) <= W) {
 			x += put_at(w, y, x, theme_attr(ROLE_LABEL), "  ", W - x);
 			put_at(w, y, x, theme_attr(ROLE_MASKED), m, W - x);
 		}
@@ -1385,7 +1350,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			int numw = p->cw - 1 - mono, trail = p->pad / 2;
 			fmt_cell(num, sizeof num, v, numw, t->utf8);
 			int x = lw + j * cw;
-			int nw = str_width(num, -1);
+			int nw = text_width(num, -1);
 			wattrset(w, at);
 			wmove(w, y, x);
 			/* A cell that differs from the variant carries a '*' in its gap (not colour alone). */
@@ -1402,7 +1367,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 		if (sums && rowsum != NULL) {
 			char sbuf[32];
 			fmt_cell(sbuf, sizeof sbuf, rowsum[r], p->cw - 1, t->utf8);
-			int sw = str_width(sbuf, -1);
+			int sw = text_width(sbuf, -1);
 			put_at(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
 		}
 	}
@@ -1444,10 +1409,10 @@ tui_draw_narr(Tui *t)
 	{
 		/* Where in the block the numbers are: its map on the rule, the current sublayer in brackets. */
 		char *map = stage_map(&t->s->attn->shape, t->s->stage, t->utf8);
-		if (map != NULL && str_width(map, -1) + 4 < W) {
+		if (map != NULL && text_width(map, -1) + 4 < W) {
 			put_at(w, 0, 2, theme_attr(ROLE_RULE), " ", W);
 			put_at(w, 0, 3, theme_attr(ROLE_STAGE_NAME), map, W - 3);
-			put_at(w, 0, 3 + str_width(map, -1), theme_attr(ROLE_RULE), " ", W);
+			put_at(w, 0, 3 + text_width(map, -1), theme_attr(ROLE_RULE), " ", W);
 		}
 		free(map);
 	}
@@ -1459,7 +1424,7 @@ tui_draw_narr(Tui *t)
 		char more[48];
 		snprintf(more, sizeof more, " %d-%d/%d PgUp/PgDn ", t->narr_top + 1,
 		         t->narr_top + text_h < n ? t->narr_top + text_h : n, n);
-		put_at(w, 0, W - str_width(more, -1) - 1, theme_attr(ROLE_RULE), more, W);
+		put_at(w, 0, W - text_width(more, -1) - 1, theme_attr(ROLE_RULE), more, W);
 	}
 	for (int i = 0; i < text_h && t->narr_top + i < n; i++) {
 		const WrapLine *l = &lines[t->narr_top + i];
@@ -1490,7 +1455,7 @@ tui_draw_status(Tui *t)
 	if (t->mode == MODE_CMD && t->le) {
 		LineView v;
 		lineedit_view(t->le, &v);
-		int pw = str_width(v.prompt ? v.prompt : "", -1);
+		int pw = text_width(v.prompt ? v.prompt : "", -1);
 		int skip = pw + v.cursor_col - (W - 2);
 		if (skip < 0)
 			skip = 0;
@@ -1520,7 +1485,7 @@ tui_draw_status(Tui *t)
 	} else if (t->play_ms > 0) {
 		snprintf(right, sizeof right, "play %.3gs: any key stops ", (double)t->play_ms / 1000.0);
 	}
-	int rw = str_width(right, -1);
+	int rw = text_width(right, -1);
 	if (rw > W / 2)
 		rw = 0;
 	else if (rw > 0)
@@ -1570,9 +1535,9 @@ tui_draw_popup(Tui *t)
 	}
 	/* Width: the longest line, within the screen. */
 	n = wrap_text(t->popup_text ? t->popup_text : "", maxw - 4, &lines);
-	ww = t->popup_title ? str_width(t->popup_title, -1) + 6 : 20;
+	ww = t->popup_title ? text_width(t->popup_title, -1) + 6 : 20;
 	for (int i = 0; i < n; i++) {
-		int lw = str_width(t->popup_text + lines[i].off, lines[i].len) + 4;
+		int lw = text_width(t->popup_text + lines[i].off, lines[i].len) + 4;
 		if (lw > ww)
 			ww = lw;
 	}
