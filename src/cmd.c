@@ -21,7 +21,7 @@
 #include "export.h"
 #include "fileio.h"
 #include "stats.h"
-#include "textfmt.h"
+#include "labels.h"
 #include "themefile.h"
 
 /* ------------------------------------------------------------ output */
@@ -646,7 +646,7 @@ static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
 	              out->utf8 ? "\u1d40" : "^T", row, out->utf8 ? "\u2202" : "d", out->utf8 ? "\u2202" : "d");
 	for (int j = 0; j < m; j++) {
 		double sum = 0.0;
-		char *lab = textfmt_col_label(a, AM_WEIGHTS, j);
+		char *lab = labels_col(a, AM_WEIGHTS, j);
 		strbuf_printf(&b, "%-8.8s", lab ? lab : "?");
 		free(lab);
 		for (int k = 0; k < m; k++) {
@@ -872,7 +872,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			say(out, MSG_ERROR, NULL, "the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)");
 			return -1;
 		}
-		t = textfmt_params_line(s->attn->lesson, out->utf8);
+		t = labels_params(s->attn->lesson, out->utf8);
 		if (t == NULL)
 			return fail(out, NULL);
 		say(out, MSG_INFO, NULL, "%s", t);
@@ -910,7 +910,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			stats_row_sums(m, sums);
 			strbuf_puts(&text, "row sums (1, or 0 for a row with no visible key):\n");
 			for (i = 0; i < m->rows; i++) {
-				char *tok = textfmt_row_label(s->attn, (AttnMatrix)w, i);
+				char *tok = labels_row(s->attn, (AttnMatrix)w, i);
 				strbuf_printf(&text, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
 				free(tok);
 			}

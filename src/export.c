@@ -14,7 +14,7 @@
 
 #include "dump.h"
 #include "explain.h"
-#include "textfmt.h"
+#include "labels.h"
 #include "strbuf.h"
 
 /* ------------------------------------------------------------ a growing string */
@@ -321,18 +321,18 @@ static void svg_measure(const Attn *a, int head, Pane *p)
 			p->hi = fmax(p->hi, x);
 		} else
 			p->any_inf = 1;
-		maxnum = (int)fmax(maxnum, text_cells(textfmt_number(num, x, 1)));
+		maxnum = (int)fmax(maxnum, text_cells(labels_number(num, x, 1)));
 	}
 	if (p->lo > p->hi)
 		p->lo = p->hi = 0.0;
 	p->bound = fmax(fabs(p->lo), fabs(p->hi));
 	for (i = 0; i < p->m->rows; i++) {
-		char *s = label_cut(textfmt_row_label(a, p->which, i), SVG_LABEL_MAX);
+		char *s = label_cut(labels_row(a, p->which, i), SVG_LABEL_MAX);
 		maxrow = (int)fmax(maxrow, text_cells(s ? s : ""));
 		free(s);
 	}
 	for (j = 0; j < p->m->cols; j++) {
-		char *s = label_cut(textfmt_col_label(a, p->which, j), SVG_LABEL_MAX);
+		char *s = label_cut(labels_col(a, p->which, j), SVG_LABEL_MAX);
 		maxcol = (int)fmax(maxcol, text_cells(s ? s : ""));
 		free(s);
 	}
@@ -358,7 +358,7 @@ static void svg_number(char buf[16], double x)
 	if (x == -INFINITY)
 		strcpy(buf, "\u2212\u221e");
 	else
-		textfmt_number(buf, x, 1);
+		labels_number(buf, x, 1);
 }
 
 static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *p, int head, int x0, int y0)
@@ -374,7 +374,7 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 	xml_puts(b, name);
 	strbuf_printf(b, "  %d \u00d7 %d</text>\n", p->m->rows, p->m->cols);
 	for (j = 0; j < p->m->cols; j++) {
-		char *s = label_cut(textfmt_col_label(a, p->which, j), SVG_LABEL_MAX);
+		char *s = label_cut(labels_col(a, p->which, j), SVG_LABEL_MAX);
 		strbuf_printf(b, "<text class=\"col-label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#444444\">",
 		           gx + j * p->cell_w + p->cell_w / 2, y0 + 34);
 		xml_puts(b, s ? s : "");
@@ -382,7 +382,7 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 		free(s);
 	}
 	for (i = 0; i < p->m->rows; i++) {
-		char *s = label_cut(textfmt_row_label(a, p->which, i), SVG_LABEL_MAX);
+		char *s = label_cut(labels_row(a, p->which, i), SVG_LABEL_MAX);
 		const int cy = gy + i * SVG_CELL_H;
 		strbuf_printf(b, "<text class=\"row-label\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#444444\">",
 		           gx - 6, cy + SVG_CELL_H / 2 + 4);
@@ -412,8 +412,8 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 	}
 	if (p->diverging) {
 		char lo[16], hi[16];
-		textfmt_number(lo, -p->bound, 1);
-		textfmt_number(hi, p->bound, 1);
+		labels_number(lo, -p->bound, 1);
+		labels_number(hi, p->bound, 1);
 		strbuf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
 		strbuf_printf(b, "<text class=\"legend-mid\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">0</text>\n",
 		           gx + n * lw / 2, ly + 24);
@@ -421,8 +421,8 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 		           gx + n * lw, ly + 24, hi);
 	} else {
 		char lo[16], hi[16];
-		textfmt_number(lo, p->lo, 1);
-		textfmt_number(hi, p->hi, 1);
+		labels_number(lo, p->lo, 1);
+		labels_number(hi, p->hi, 1);
 		strbuf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
 		strbuf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
 		           gx + n * lw, ly + 24, hi);
@@ -523,14 +523,14 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 
 	csv_field(&b, matrix_name(w));
 	for (j = 0; j < m->cols; j++) {
-		char *s = textfmt_col_label(a, w, j);
+		char *s = labels_col(a, w, j);
 		strbuf_puts(&b, ",");
 		csv_field(&b, s ? s : "");
 		free(s);
 	}
 	strbuf_puts(&b, "\r\n");
 	for (i = 0; i < m->rows; i++) {
-		char *s = textfmt_row_label(a, w, i);
+		char *s = labels_row(a, w, i);
 		csv_field(&b, s ? s : "");
 		free(s);
 		for (j = 0; j < m->cols; j++) {
@@ -596,7 +596,7 @@ static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head)
 	md_puts(b, name, 1);
 	strbuf_printf(b, " (%d \u00d7 %d)\n\n|  |", m->rows, m->cols);
 	for (j = 0; j < m->cols; j++) {
-		char *s = textfmt_col_label(a, w, j);
+		char *s = labels_col(a, w, j);
 		strbuf_puts(b, " ");
 		md_puts(b, s ? s : "", 1);
 		strbuf_puts(b, " |");
@@ -607,14 +607,14 @@ static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head)
 		strbuf_puts(b, "---:|");
 	strbuf_puts(b, "\n");
 	for (i = 0; i < m->rows; i++) {
-		char *s = textfmt_row_label(a, w, i);
+		char *s = labels_row(a, w, i);
 		strbuf_puts(b, "| **");
 		md_puts(b, s ? s : "", 1);
 		strbuf_puts(b, "** |");
 		free(s);
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
-			strbuf_printf(b, " %s |", x == -INFINITY ? "\u2212\u221e" : textfmt_number(num, x, 1));
+			strbuf_printf(b, " %s |", x == -INFINITY ? "\u2212\u221e" : labels_number(num, x, 1));
 		}
 		strbuf_puts(b, "\n");
 	}
@@ -698,7 +698,7 @@ static void tex_number(StrBuf *b, double x)
 		strbuf_puts(b, "\\mathrm{NaN}");
 		return;
 	}
-	textfmt_number(num, x, 0);
+	labels_number(num, x, 0);
 	e = strchr(num, 'e');
 	if (e == NULL) {
 		strbuf_puts(b, num);
@@ -714,7 +714,7 @@ static void tex_labels(StrBuf *b, const Attn *a, AttnMatrix w, const Mat *m)
 
 	strbuf_puts(b, "  &\\quad\\text{\\footnotesize rows: ");
 	for (i = 0; i < m->rows; i++) {
-		char *s = textfmt_row_label(a, w, i);
+		char *s = labels_row(a, w, i);
 		if (i)
 			strbuf_puts(b, ", ");
 		tex_puts(b, s ? s : "");
@@ -722,7 +722,7 @@ static void tex_labels(StrBuf *b, const Attn *a, AttnMatrix w, const Mat *m)
 	}
 	strbuf_puts(b, "; columns: ");
 	for (i = 0; i < m->cols; i++) {
-		char *s = textfmt_col_label(a, w, i);
+		char *s = labels_col(a, w, i);
 		if (i)
 			strbuf_puts(b, ", ");
 		tex_puts(b, s ? s : "");

@@ -40,7 +40,7 @@
 #include "record.h"
 #include "stats.h"
 #include "strbuf.h"
-#include "textfmt.h"
+#include "labels.h"
 #include "theme.h"
 #include "tui.h"
 #include "ttyguard.h"
@@ -400,8 +400,8 @@ pane_row_label(const Tui *t, const Pane *p, int r)
 {
 	int R, C;
 	pane_src(p, r, 0, &R, &C);
-	return p->transpose ? textfmt_col_label(pane_attn(t, p), p->which, C)
-	                    : textfmt_row_label(pane_attn(t, p), p->which, R);
+	return p->transpose ? labels_col(pane_attn(t, p), p->which, C)
+	                    : labels_row(pane_attn(t, p), p->which, R);
 }
 
 static char *
@@ -409,8 +409,8 @@ pane_col_label(const Tui *t, const Pane *p, int c)
 {
 	int R, C;
 	pane_src(p, 0, c, &R, &C);
-	return p->transpose ? textfmt_row_label(pane_attn(t, p), p->which, R)
-	                    : textfmt_col_label(pane_attn(t, p), p->which, C);
+	return p->transpose ? labels_row(pane_attn(t, p), p->which, R)
+	                    : labels_col(pane_attn(t, p), p->which, C);
 }
 
 /* Shape, widths and the value range of a pane whose which/head/block/transpose are set. */
@@ -1509,7 +1509,7 @@ tui_draw_status(Tui *t)
 			char num[16], line[160];
 			pane_src(p, p->cur_r, p->cur_c, &R, &C);
 			if (m) {
-				textfmt_number(num, MAT_AT(*m, R, C), t->utf8);
+				labels_number(num, MAT_AT(*m, R, C), t->utf8);
 				if (matrix_per_head(p->which) && pane_attn(t, p)->lesson->heads > 1)
 					snprintf(line, sizeof line, "%s%s[%d][%d] (head %d) = %s   Enter: where from?",
 					         p->variant ? "variant " : "", matrix_name(p->which), R, C, p->head, num);

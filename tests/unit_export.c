@@ -27,7 +27,6 @@
 #include "export.h"
 #include "fileio.h"
 #include "session.h"
-#include "textfmt.h"
 #include "themefile.h"
 
 int themefile_roles_match_theme_h(void); /* themefile.c, for this test */
