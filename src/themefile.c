@@ -17,20 +17,18 @@
 
 #include "fileio.h"
 #include "text.h"
-#include "theme.h"
 
 #define THEMEFILE_MAX_BYTES (1L << 20)
 #define D THEMEFILE_DEFAULT_COLOR
 
-/* Role names: theme.h's THEME_ROLES in lower case, in the same order. */
+/* Role names: themeroles.h's THEME_ROLES in lower case, in the same order. */
 static const char *const role_names[THEMEFILE_ROLE_COUNT] = {
 	"stage", "stage_name", "pane_title", "pane_focus", "label", "label_hi", "cursor", "operand",
 	"masked", "flash", "rule", "narr", "formula", "quiz", "placeholder", "keys", "key", "info",
 	"error", "cmdline", "popup", "popup_title", "notice"
 };
 
-/* theme.h is the authority: the count must match, and t_export/unit_export check the names. */
-_Static_assert(THEMEFILE_ROLE_COUNT == ROLE_COUNT, "themefile.h: THEMEFILE_ROLE_COUNT must equal ROLE_COUNT");
+/* themeroles.h is the authority: unit_export checks the names against it. */
 #define THEMEFILE_CHECK_ROLE(name) #name,
 static const char *const theme_h_roles[] = { THEME_ROLES(THEMEFILE_CHECK_ROLE) NULL };
 #undef THEMEFILE_CHECK_ROLE
@@ -643,7 +641,7 @@ void themefile_set_current(const ThemeFile *t)
 	current_set = 1;
 }
 
-/* Used by the unit test: 1 when role_names matches theme.h's THEME_ROLES (case-insensitively). */
+/* Used by the unit test: 1 when role_names matches themeroles.h's THEME_ROLES (case-insensitively). */
 int themefile_roles_match_theme_h(void);
 int themefile_roles_match_theme_h(void)
 {
