@@ -33,10 +33,14 @@ typedef struct CmdOut {
 
 typedef int (*CmdExec)(Session *s, int argc, char **argv, CmdOut *out);
 
+#define CMD_MANY 255 /* max_args: any number of words */
+
 typedef struct CmdEntry {
 	const char *name;
 	const char *alias;   /* another exact name, or NULL */
 	CmdArg arg;          /* for completion of the first argument */
+	int min_args;        /* how many words may follow the name (else cmd_run says "usage: …") */
+	int max_args;        /* CMD_MANY: no limit */
 	const char *usage;   /* "goto STAGE" */
 	const char *help;    /* one line */
 	CmdExec exec;        /* NULL: handled by the front end through out->frontend */
