@@ -7,10 +7,8 @@
  *   key line     the main keys (hidden in presenter mode)
  *   status line  messages, the cursor cell's value, or the `:` command line
  *
- * Keys: n/space next step, p/Backspace previous, g/G first/last, arrows and
- * hjkl move the cell cursor, Tab/Shift-Tab change pane, Enter explains the
- * cell, H/L change head, z zooms a pane out, PgUp/PgDn scroll the narration,
- * 1-9 answer a choice quiz, : command line, ? help, q quit.
+ * Keys: one table (main_keys, and demo_keys while a demo plays) gives each
+ * key its action, its line in the `?` help and its place on the key line.
  *
  * The view never writes the model: it changes the session only through
  * session_* and cmd_run(), reads Session.dirty to know what to redraw, and
@@ -137,6 +135,27 @@ typedef struct Tui {
 
 	Recorder *rec;        /* --record: the asciicast being written, or NULL */
 } Tui;
+
+/*
+ * A key and what it does: the tables of keys (main_keys, demo_keys) are the
+ * one place a key is named, behind the key handlers, the `?` help and the
+ * key line. run returns 1 when it took the key, 0 when the key does nothing
+ * now (1-9 without a question).
+ */
+typedef enum KeyWhen { KEY_ALWAYS, KEY_HEADS, KEY_LAYERS } KeyWhen;
+
+typedef struct KeyEntry {
+	int key[10];           /* the codes (ASCII or curses KEY_*), 0 ends the list */
+	const char *keys;      /* in `?`: "n  space  Shift-Right"; NULL: not listed (the line above covers it) */
+	const char *does;      /* in `?`: "next step" ('\n': a second line) */
+	int bar;               /* place on the key line, 1 first (the places are 1, 2, 3, …); 0: not there */
+	const char *bar_key;   /* there: "n/spc" */
+	const char *bar_ascii; /* the same without UTF-8, when bar_key has other characters */
+	const char *bar_does;  /* "next" */
+	KeyWhen when;          /* on the key line always, or only when the lesson shown has several heads or layers */
+	int (*run)(Tui *t, int key, int arg);
+	int arg;
+} KeyEntry;
 
 static volatile sig_atomic_t tui_signal;
 static int tui_curses_on;
@@ -945,50 +964,6 @@ tui_draw_stage(Tui *t)
 	wnoutrefresh(w);
 }
 
-static int
-key_item(WINDOW *w, int x, int W, const char *key, const char *what)
-{
-	int need = text_width(key, -1) + 1 + text_width(what, -1) + 2;
-
-	if (x + need > W)
-		return x;
-	x += put_at(w, 0, x, theme_attr(ROLE_KEY), key, W - x);
-	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), " ", W - x);
-	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), what, W - x);
-	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), "  ", W - x);
-	return x;
-}
-
-static void
-tui_draw_keys(Tui *t)
-{
-	WINDOW *w = t->w_keys;
-	int W, x = 1;
-
-	if (w == NULL)
-		return;
-	W = getmaxx(w);
-	werase(w);
-	wbkgdset(w, ' ' | theme_attr(ROLE_KEYS));
-	werase(w);
-	x = key_item(w, x, W, "n/spc", "next");
-	x = key_item(w, x, W, "p", "prev");
-	x = key_item(w, x, W, t->utf8 ? "\u2190\u2191\u2193\u2192" : "hjkl", "cell");
-	x = key_item(w, x, W, "Enter", "explain");
-	x = key_item(w, x, W, "Tab", "pane");
-	if (t->s->attn->heads > 1)
-		x = key_item(w, x, W, "H/L", "head");
-	if (session_layers(t->s) > 1)
-		x = key_item(w, x, W, "[/]", "layer");
-	x = key_item(w, x, W, ":", "command");
-	x = key_item(w, x, W, "?", "help");
-	x = key_item(w, x, W, "q", "quit");
-	x = key_item(w, x, W, "z", "zoom");
-	(void)key_item(w, x, W, "g/G", "first/last");
-	wbkgdset(w, ' ');
-	wnoutrefresh(w);
-}
-
 /* Operands of the focused cell, for highlighting. */
 typedef struct Ops {
 	int n;
@@ -1610,6 +1585,8 @@ tui_draw_small(Tui *t)
 	wnoutrefresh(stdscr);
 }
 
+static void tui_draw_keys(Tui *t);
+
 /* Draw what changed, then update the screen once. */
 static void
 tui_draw(Tui *t)
@@ -2064,46 +2041,84 @@ tui_demo_prev(Tui *t)
 	tui_msgf(t, 0, "demo: back before line %d: %.60s", t->demo->line[last].lineno, t->demo->line[last].text);
 }
 
+/* space, Enter: pause or go on (Enter only at a `pause`: elsewhere it explains). */
+static int
+demo_key_go(Tui *t, int key, int arg)
+{
+	(void)arg;
+	if (key != ' ' && !t->demo_at_pause)
+		return 0;
+	if (t->mode == MODE_POPUP)
+		tui_popup_close(t);
+	if (t->demo_at_pause) {
+		t->demo_at_pause = 0;
+		t->demo_paused = 0;
+		t->demo_due = now_ms();
+	} else if (t->demo_pos >= t->demo->n) {
+		tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
+	} else {
+		t->demo_paused = !t->demo_paused;
+		t->demo_due = now_ms();
+	}
+	return 1;
+}
+
+/* n, p: the next or previous command by hand. */
+static int
+demo_key_step(Tui *t, int key, int arg)
+{
+	(void)arg;
+	if (key == 'n') {
+		if (t->mode == MODE_POPUP)
+			tui_popup_close(t);
+		tui_demo_next(t);
+	} else {
+		tui_demo_prev(t);
+	}
+	return 1;
+}
+
+/* q: leave the demo (a pop-up is closed first, by the pop-up's own keys). */
+static int
+demo_key_leave(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	if (t->mode == MODE_POPUP)
+		return 0;
+	tui_demo_free(t);
+	tui_set_msg(t, 0, "demo left (q again quits)");
+	return 1;
+}
+
+/* The keys while a demo plays, before the others. */
+static const KeyEntry demo_keys[] = {
+	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = "pause / go on (at a pause: go on)",
+	  .run = demo_key_go },
+	{ .key = { 'n', 'p' }, .keys = "n  p", .does = "next / previous command by hand", .run = demo_key_step },
+	{ .key = { 'q' }, .keys = "q", .does = "leave the demo (q again quits)", .run = demo_key_leave },
+	{ .run = NULL }
+};
+
+/* The entry of table for key, or NULL. */
+static const KeyEntry *
+key_find(const KeyEntry *table, int key)
+{
+	for (const KeyEntry *e = table; e->run != NULL; e++)
+		for (int i = 0; i < (int)(sizeof e->key / sizeof e->key[0]) && e->key[i] != 0; i++)
+			if (e->key[i] == key)
+				return e;
+	return NULL;
+}
+
 /* A key while a demo plays: 1 when the demo took it. */
 static int
 tui_demo_key(Tui *t, int key)
 {
-	if (t->demo == NULL)
+	const KeyEntry *e = t->demo != NULL ? key_find(demo_keys, key) : NULL;
+
+	if (e == NULL || !e->run(t, key, e->arg))
 		return 0;
-	switch (key) {
-	case ' ': case '\r': case '\n': case KEY_ENTER:
-		if (key != ' ' && !t->demo_at_pause)
-			return 0; /* Enter explains, except at a pause */
-		if (t->mode == MODE_POPUP)
-			tui_popup_close(t);
-		if (t->demo_at_pause) {
-			t->demo_at_pause = 0;
-			t->demo_paused = 0;
-			t->demo_due = now_ms();
-		} else if (t->demo_pos >= t->demo->n) {
-			tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
-		} else {
-			t->demo_paused = !t->demo_paused;
-			t->demo_due = now_ms();
-		}
-		break;
-	case 'n':
-		if (t->mode == MODE_POPUP)
-			tui_popup_close(t);
-		tui_demo_next(t);
-		break;
-	case 'p':
-		tui_demo_prev(t);
-		break;
-	case 'q':
-		if (t->mode == MODE_POPUP)
-			return 0; /* q closes the pop-up first */
-		tui_demo_free(t);
-		tui_set_msg(t, 0, "demo left (q again quits)");
-		break;
-	default:
-		return 0;
-	}
 	t->redraw |= R_STATUS;
 	return 1;
 }
@@ -2124,45 +2139,6 @@ tui_play_tick(Tui *t)
 	}
 	t->play_due = now_ms() + t->play_ms;
 	t->redraw |= R_STATUS;
-}
-
-static char *
-tui_help_text(void)
-{
-	static const char *const keys =
-		"Keys\n"
-		"  n  space  Shift-Right     next step\n"
-		"  p  Backspace  Shift-Left  previous step\n"
-		"  g  G                      first / last step\n"
-		"  arrows  h j k l           move the cell cursor\n"
-		"  Tab  Shift-Tab            next / previous pane\n"
-		"  Enter                     where did this number come from?\n"
-		"  H  L                      previous / next head\n"
-		"  z                         zoom the pane out to a heatmap\n"
-		"  PgUp  PgDn                scroll the narration\n"
-		"  1-9                       answer a multiple-choice quiz\n"
-		"  :                         command line: Tab completes,\n"
-		"                            Up/Down history, Esc cancels\n"
-		"  ?                         this help (arrows scroll)\n"
-		"  q                         quit\n"
-		"\nWhile a demo plays (--demo FILE, :source FILE)\n"
-		"  space                     pause / go on (at a pause: go on)\n"
-		"  n  p                      next / previous command by hand\n"
-		"  q                         leave the demo (q again quits)\n"
-		"\n:play [SECONDS] steps on by itself; any key stops it.\n"
-		"--present or :present on: larger cells, bigger narration.\n"
-		"\nCommands (after :, unique prefixes work)\n";
-	StrBuf b = { 0 };
-	const CmdEntry *e;
-
-	strbuf_puts(&b, keys);
-	for (e = cmd_table; e->name; e++)
-		strbuf_printf(&b, "  %-30s %s\n", e->usage ? e->usage : e->name, e->help ? e->help : "");
-	if (b.oom) {
-		free(b.s);
-		return NULL;
-	}
-	return b.s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2220,86 +2196,113 @@ tui_sync(Tui *t)
 /* Keys                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* A session call's error, if any, in the status line (error: as an error, not as information). */
 static void
-tui_step(Tui *t, int (*go)(Session *, char **))
+tui_report(Tui *t, int rc, char *err, int error)
 {
-	char *err = NULL;
-
-	if (go(t->s, &err) != 0) {
-		tui_set_msg(t, 0, err ? err : "cannot move");
-		free(err);
-	}
+	if (rc != 0)
+		tui_set_msg(t, error, err ? err : "cannot move");
+	free(err);
 }
 
-static void
-tui_goto_step(Tui *t, int step)
+/* q: the view asks; the command table changes the session. */
+static int
+key_quit(Tui *t, int key, int arg)
 {
-	char *err = NULL;
-
-	if (session_goto_step(t->s, step, &err) != 0) {
-		tui_set_msg(t, 0, err ? err : "cannot move");
-		free(err);
-	}
+	(void)key;
+	(void)arg;
+	tui_run_line(t, "quit");
+	return 1;
 }
 
-/* The layer before or after this one (a lesson with layers). */
-static void
-tui_layer(Tui *t, int delta)
+/* [, ]: the layer before (arg -1) or after this one, round the layers (a lesson with layers). */
+static int
+key_layer(Tui *t, int key, int arg)
 {
 	char *err = NULL;
-	const int n = session_layers(t->s), k = t->s->layer + delta;
+	const int n = session_layers(t->s), k = t->s->layer + arg;
 
+	(void)key;
 	if (n <= 1) {
 		tui_set_msg(t, 0, "this lesson has one layer");
-		return;
+		return 1;
 	}
 	if (session_set_layer(t->s, k < 0 ? n - 1 : k >= n ? 0 : k, &err) != 0) {
 		tui_set_msg(t, 1, err);
 		free(err);
 	}
+	return 1;
 }
 
-static void
-tui_head(Tui *t, int delta)
+/* n, p: the next (arg 1) or the previous step. */
+static int
+key_step(Tui *t, int key, int arg)
 {
 	char *err = NULL;
-	int h = t->s->head + delta, n = t->s->attn->heads;
+	int rc = (arg > 0 ? session_next : session_prev)(t->s, &err);
 
+	(void)key;
+	tui_report(t, rc, err, 0);
+	return 1;
+}
+
+/* g, G: the first (arg 0) or the last step. */
+static int
+key_ends(Tui *t, int key, int arg)
+{
+	char *err = NULL;
+	int rc = session_goto_step(t->s, arg ? t->s->nwalk - 1 : 0, &err);
+
+	(void)key;
+	tui_report(t, rc, err, 0);
+	return 1;
+}
+
+/* H, L: the previous (arg -1) or next head, round the heads. */
+static int
+key_head(Tui *t, int key, int arg)
+{
+	char *err = NULL;
+	int h = t->s->head + arg, n = t->s->attn->heads, rc;
+
+	(void)key;
 	if (n <= 1) {
 		tui_set_msg(t, 0, "this lesson has one head");
-		return;
+		return 1;
 	}
 	if (h < 0)
 		h = n - 1;
 	if (h >= n)
 		h = 0;
-	if (session_set_head(t->s, h, &err) != 0) {
-		tui_set_msg(t, 1, err);
-		free(err);
-	}
+	rc = session_set_head(t->s, h, &err);
+	tui_report(t, rc, err, 1);
+	return 1;
 }
 
-static void
-tui_explain(Tui *t)
+/* Enter: where the cell under the cursor came from, in a pop-up. */
+static int
+key_explain(Tui *t, int key, int arg)
 {
 	char *err = NULL, title[64];
 
+	(void)key;
+	(void)arg;
 	if (t->npanes == 0)
-		return;
+		return 1;
 	Pane *p = &t->pane[t->focus];
 	if (p->hidden) {
 		tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
-		return;
+		return 1;
 	}
 	if (p->rows == 0 || p->cols == 0)
-		return;
+		return 1;
 	int R, C;
 	pane_src(p, p->cur_r, p->cur_c, &R, &C);
 	char *text = explain_cell(pane_attn(t, p), p->which, p->head, R, C, t->utf8, &err);
 	if (text == NULL) {
 		tui_set_msg(t, 1, err ? err : "nothing to explain");
 		free(err);
-		return;
+		return 1;
 	}
 	if (matrix_per_head(p->which) && t->s->attn->heads > 1)
 		snprintf(title, sizeof title, "%s[%d][%d] head %d", matrix_name(p->which), R, C, p->head);
@@ -2307,18 +2310,23 @@ tui_explain(Tui *t)
 		snprintf(title, sizeof title, "%s[%d][%d]", matrix_name(p->which), R, C);
 	tui_popup(t, title, text);
 	free(text);
+	return 1;
 }
 
-static void
-tui_move_cursor(Tui *t, int dr, int dc)
+/* The arrows and h j k l: arg 0 left, 1 right, 2 up, 3 down (zoomed out: by one block). */
+static int
+key_move(Tui *t, int key, int arg)
 {
+	static const int step_r[4] = { 0, 0, -1, 1 }, step_c[4] = { -1, 1, 0, 0 };
+	int dr = step_r[arg], dc = step_c[arg];
+
+	(void)key;
 	if (t->npanes == 0)
-		return;
+		return 1;
 	Pane *p = &t->pane[t->focus];
 	if (p->rows == 0 || p->hidden)
-		return;
+		return 1;
 	if (p->zoom) {
-		/* move by one block */
 		WINDOW *w = p->win;
 		int vis_r = w ? getmaxy(w) - 2 : 1, vis_c = w ? (getmaxx(w) - p->lw) / 2 : 1;
 		if (vis_r < 1) vis_r = 1;
@@ -2333,115 +2341,235 @@ tui_move_cursor(Tui *t, int dr, int dc)
 	if (p->cur_r >= p->rows) p->cur_r = p->rows - 1;
 	if (p->cur_c >= p->cols) p->cur_c = p->cols - 1;
 	t->redraw |= R_PANES | R_STATUS;
+	return 1;
 }
 
-static void
-tui_next_pane(Tui *t, int delta)
+/* Tab, Shift-Tab: the next (arg 1) or previous pane that is not hidden. */
+static int
+key_pane(Tui *t, int key, int arg)
 {
+	(void)key;
 	if (t->npanes == 0)
-		return;
+		return 1;
 	for (int i = 0; i < t->npanes; i++) {
-		t->focus = (t->focus + delta + t->npanes) % t->npanes;
+		t->focus = (t->focus + arg + t->npanes) % t->npanes;
 		if (!t->pane[t->focus].hidden)
 			break;
 	}
 	t->redraw |= R_PANES | R_STATUS;
+	return 1;
 }
 
+/* z: the focused pane zoomed out to a heatmap, or back. */
+static int
+key_zoom(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	if (t->npanes > 0) {
+		t->pane[t->focus].zoom = !t->pane[t->focus].zoom;
+		tui_layout(t, 0);
+		t->redraw |= R_PANES;
+	}
+	return 1;
+}
+
+/* PgDn, PgUp: the narration by arg lines. */
+static int
+key_scroll(Tui *t, int key, int arg)
+{
+	(void)key;
+	t->narr_top = t->narr_top + arg > 0 ? t->narr_top + arg : 0;
+	t->redraw |= R_NARR;
+	return 1;
+}
+
+/* 1-9: a choice of the open question, as :answer N. */
+static int
+key_answer(Tui *t, int key, int arg)
+{
+	char line[32];
+
+	(void)arg;
+	if (!session_quiz_pending(t->s) || session_step(t->s)->quiz.nchoices == 0)
+		return 0;
+	snprintf(line, sizeof line, "answer %c", key);
+	tui_run_line(t, line);
+	return 1;
+}
+
+/* :, the command line. */
+static int
+key_command(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	if (t->le) {
+		t->mode = MODE_CMD;
+		lineedit_start(t->le, ":");
+		free(t->msg);
+		t->msg = NULL;
+		t->redraw |= R_STATUS | R_PANES;
+	}
+	return 1;
+}
+
+static char *tui_help_text(void);
+
+/* ?: the keys and the commands. */
+static int
+key_help(Tui *t, int key, int arg)
+{
+	char *h = tui_help_text();
+
+	(void)key;
+	(void)arg;
+	tui_popup(t, "attnviz: keys and commands", h ? h : "");
+	free(h);
+	return 1;
+}
+
+/* Ctrl-L: the whole screen drawn again. */
+static int
+key_redraw(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	clearok(curscr, TRUE);
+	t->redraw |= R_ALL;
+	return 1;
+}
+
+/* The keys of the main view, in the order `?` lists them. */
+static const KeyEntry main_keys[] = {
+	{ .key = { 'n', ' ', KEY_SRIGHT }, .keys = "n  space  Shift-Right", .does = "next step",
+	  .bar = 1, .bar_key = "n/spc", .bar_does = "next", .run = key_step, .arg = 1 },
+	{ .key = { 'p', KEY_BACKSPACE, 127, 8, KEY_SLEFT }, .keys = "p  Backspace  Shift-Left", .does = "previous step",
+	  .bar = 2, .bar_key = "p", .bar_does = "prev", .run = key_step, .arg = -1 },
+	{ .key = { 'g', KEY_HOME }, .keys = "g  G", .does = "first / last step",
+	  .bar = 12, .bar_key = "g/G", .bar_does = "first/last", .run = key_ends, .arg = 0 },
+	{ .key = { 'G', KEY_END }, .run = key_ends, .arg = 1 },
+	{ .key = { KEY_LEFT, 'h' }, .keys = "arrows  h j k l", .does = "move the cell cursor",
+	  .bar = 3, .bar_key = "\u2190\u2191\u2193\u2192", .bar_ascii = "hjkl", .bar_does = "cell", .run = key_move, .arg = 0 },
+	{ .key = { KEY_RIGHT, 'l' }, .run = key_move, .arg = 1 },
+	{ .key = { KEY_UP, 'k' }, .run = key_move, .arg = 2 },
+	{ .key = { KEY_DOWN, 'j' }, .run = key_move, .arg = 3 },
+	{ .key = { '\t' }, .keys = "Tab  Shift-Tab", .does = "next / previous pane",
+	  .bar = 5, .bar_key = "Tab", .bar_does = "pane", .run = key_pane, .arg = 1 },
+	{ .key = { KEY_BTAB }, .run = key_pane, .arg = -1 },
+	{ .key = { '\r', '\n', KEY_ENTER }, .keys = "Enter", .does = "where did this number come from?",
+	  .bar = 4, .bar_key = "Enter", .bar_does = "explain", .run = key_explain },
+	{ .key = { 'H' }, .keys = "H  L", .does = "previous / next head",
+	  .bar = 6, .bar_key = "H/L", .bar_does = "head", .when = KEY_HEADS, .run = key_head, .arg = -1 },
+	{ .key = { 'L' }, .run = key_head, .arg = 1 },
+	/* not listed in `?` */
+	{ .key = { '[' }, .bar = 7, .bar_key = "[/]", .bar_does = "layer", .when = KEY_LAYERS, .run = key_layer, .arg = -1 },
+	{ .key = { ']' }, .run = key_layer, .arg = 1 },
+	{ .key = { 'z' }, .keys = "z", .does = "zoom the pane out to a heatmap",
+	  .bar = 11, .bar_key = "z", .bar_does = "zoom", .run = key_zoom },
+	{ .key = { KEY_PPAGE }, .keys = "PgUp  PgDn", .does = "scroll the narration", .run = key_scroll, .arg = -3 },
+	{ .key = { KEY_NPAGE }, .run = key_scroll, .arg = 3 },
+	{ .key = { '1', '2', '3', '4', '5', '6', '7', '8', '9' }, .keys = "1-9", .does = "answer a multiple-choice quiz",
+	  .run = key_answer },
+	{ .key = { ':' }, .keys = ":", .does = "command line: Tab completes,\nUp/Down history, Esc cancels",
+	  .bar = 8, .bar_key = ":", .bar_does = "command", .run = key_command },
+	{ .key = { '?' }, .keys = "?", .does = "this help (arrows scroll)",
+	  .bar = 9, .bar_key = "?", .bar_does = "help", .run = key_help },
+	{ .key = { 'q' }, .keys = "q", .does = "quit", .bar = 10, .bar_key = "q", .bar_does = "quit", .run = key_quit },
+	{ .key = { 12 }, .run = key_redraw },
+	{ .run = NULL }
+};
+
+/* A key of the key line: "KEY what  ", when it fits; returns the next column. */
+static int
+key_item(WINDOW *w, int x, int W, const char *key, const char *what)
+{
+	int need = text_width(key, -1) + 1 + text_width(what, -1) + 2;
+
+	if (x + need > W)
+		return x;
+	x += put_at(w, 0, x, theme_attr(ROLE_KEY), key, W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), " ", W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), what, W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), "  ", W - x);
+	return x;
+}
+
+/* The key line: main_keys by their place on it, as many as fit. */
+static void
+tui_draw_keys(Tui *t)
+{
+	WINDOW *w = t->w_keys;
+	int W, x = 1;
+
+	if (w == NULL)
+		return;
+	W = getmaxx(w);
+	werase(w);
+	wbkgdset(w, ' ' | theme_attr(ROLE_KEYS));
+	werase(w);
+	for (int place = 1;; place++) {
+		const KeyEntry *e = main_keys;
+		while (e->run != NULL && e->bar != place)
+			e++;
+		if (e->run == NULL)
+			break;
+		if ((e->when != KEY_HEADS || t->s->attn->heads > 1) && (e->when != KEY_LAYERS || session_layers(t->s) > 1))
+			x = key_item(w, x, W, t->utf8 || e->bar_ascii == NULL ? e->bar_key : e->bar_ascii, e->bar_does);
+	}
+	wbkgdset(w, ' ');
+	wnoutrefresh(w);
+}
+
+/* `?` lines for a key table: "  KEYS  DOES" ('\n' in DOES: its second line under the first). */
+static void
+help_keys(StrBuf *b, const KeyEntry *table)
+{
+	for (const KeyEntry *e = table; e->run != NULL; e++) {
+		if (e->keys == NULL)
+			continue;
+		strbuf_printf(b, "  %-26s", e->keys);
+		for (const char *d = e->does; *d != '\0'; d++) {
+			if (*d == '\n')
+				strbuf_printf(b, "\n  %-26s", "");
+			else
+				strbuf_add(b, d, 1);
+		}
+		strbuf_add(b, "\n", 1);
+	}
+}
+
+static char *
+tui_help_text(void)
+{
+	StrBuf b = { 0 };
+
+	strbuf_puts(&b, "Keys\n");
+	help_keys(&b, main_keys);
+	strbuf_puts(&b, "\nWhile a demo plays (--demo FILE, :source FILE)\n");
+	help_keys(&b, demo_keys);
+	strbuf_puts(&b, "\n:play [SECONDS] steps on by itself; any key stops it.\n"
+	                "--present or :present on: larger cells, bigger narration.\n"
+	                "\nCommands (after :, unique prefixes work)\n");
+	for (const CmdEntry *e = cmd_table; e->name != NULL; e++)
+		strbuf_printf(&b, "  %-30s %s\n", e->usage, e->help);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* A key in the main view. */
 static void
 tui_key_main(Tui *t, int key)
 {
-	switch (key) {
-	case 'q':
-		tui_run_line(t, "quit"); /* the view asks; the command table changes the session */
-		break;
-	case 'n': case ' ': case KEY_SRIGHT:
-		tui_step(t, session_next);
-		break;
-	case 'p': case KEY_BACKSPACE: case 127: case 8: case KEY_SLEFT:
-		tui_step(t, session_prev);
-		break;
-	case 'g': case KEY_HOME:
-		tui_goto_step(t, 0);
-		break;
-	case 'G': case KEY_END:
-		tui_goto_step(t, t->s->nwalk - 1);
-		break;
-	case KEY_LEFT: case 'h':
-		tui_move_cursor(t, 0, -1);
-		break;
-	case KEY_RIGHT: case 'l':
-		tui_move_cursor(t, 0, 1);
-		break;
-	case KEY_UP: case 'k':
-		tui_move_cursor(t, -1, 0);
-		break;
-	case KEY_DOWN: case 'j':
-		tui_move_cursor(t, 1, 0);
-		break;
-	case '\t':
-		tui_next_pane(t, 1);
-		break;
-	case KEY_BTAB:
-		tui_next_pane(t, -1);
-		break;
-	case '\r': case '\n': case KEY_ENTER:
-		tui_explain(t);
-		break;
-	case 'H':
-		tui_head(t, -1);
-		break;
-	case 'L':
-		tui_head(t, 1);
-		break;
-	case '[':
-	case ']':
-		tui_layer(t, key == ']' ? 1 : -1);
-		break;
-	case 'z':
-		if (t->npanes > 0) {
-			t->pane[t->focus].zoom = !t->pane[t->focus].zoom;
-			tui_layout(t, 0);
-			t->redraw |= R_PANES;
-		}
-		break;
-	case KEY_NPAGE:
-		t->narr_top += 3;
-		t->redraw |= R_NARR;
-		break;
-	case KEY_PPAGE:
-		t->narr_top = t->narr_top > 3 ? t->narr_top - 3 : 0;
-		t->redraw |= R_NARR;
-		break;
-	case ':':
-		if (t->le) {
-			t->mode = MODE_CMD;
-			lineedit_start(t->le, ":");
-			free(t->msg);
-			t->msg = NULL;
-			t->redraw |= R_STATUS | R_PANES;
-		}
-		break;
-	case '?': {
-		char *h = tui_help_text();
-		tui_popup(t, "attnviz: keys and commands", h ? h : "");
-		free(h);
-		break;
-	}
-	case 12: /* Ctrl-L */
-		clearok(curscr, TRUE);
-		t->redraw |= R_ALL;
-		break;
-	default:
-		if (key >= '1' && key <= '9' && session_quiz_pending(t->s) && session_step(t->s)->quiz.nchoices > 0) {
-			char line[32];
-			snprintf(line, sizeof line, "answer %c", key);
-			tui_run_line(t, line);
-		} else if (key < 256 && key > 32) {
-			tui_msgf(t, 0, "key %c does nothing here; ? shows the keys", key);
-		}
-		break;
-	}
+	const KeyEntry *e = key_find(main_keys, key);
+
+	if (e != NULL && e->run(t, key, e->arg))
+		return;
+	if (key < 256 && key > 32)
+		tui_msgf(t, 0, "key %c does nothing here; ? shows the keys", key);
 }
 
 static void
