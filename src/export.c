@@ -221,60 +221,21 @@ static void xml_puts(StrBuf *b, const char *text)
 	free(s);
 }
 
-/* Approximate width in character cells of a UTF-8 string (CJK and other wide scripts: 2). */
-static int text_cells(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	int w = 0;
-
-	while (*p) {
-		unsigned cp;
-		int k;
-		if (*p < 0x80) {
-			cp = *p;
-			k = 1;
-		} else if ((*p & 0xe0) == 0xc0) {
-			cp = *p & 0x1fu;
-			k = 2;
-		} else if ((*p & 0xf0) == 0xe0) {
-			cp = *p & 0x0fu;
-			k = 3;
-		} else {
-			cp = *p & 0x07u;
-			k = 4;
-		}
-		for (int i = 1; i < k; i++)
-			cp = p[i] ? (cp << 6) | (p[i] & 0x3fu) : cp;
-		for (int i = 0; i < k && *p; i++)
-			p++;
-		w += (cp >= 0x1100 && (cp <= 0x115f || (cp >= 0x2e80 && cp <= 0xa4cf) || (cp >= 0xac00 && cp <= 0xd7a3) ||
-		                       (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
-		                       (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) ||
-		                       (cp >= 0x20000 && cp <= 0x3fffd))) ? 2 : 1;
-	}
-	return w;
-}
-
 /* A label cut to at most max cells, with "…" when cut: heap string. */
 static char *label_cut(char *label, int max)
 {
-	const unsigned char *p;
-	size_t keep = 0;
+	size_t keep = 0, next;
 	int w = 0;
 
-	if (label == NULL || text_cells(label) <= max)
+	if (label == NULL || text_cells(label, -1) <= max)
 		return label;
-	for (p = (const unsigned char *)label; *p;) {
-		size_t k = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : 4;
-		char ch[5] = { 0 };
-		size_t i;
-		for (i = 0; i < k && p[i]; i++)
-			ch[i] = (char)p[i];
-		if (w + text_cells(ch) > max - 1)
+	for (; label[keep] != '\0'; keep = next) {
+		next = keep + 1;
+		while (((unsigned char)label[next] & 0xC0) == 0x80)
+			next++; /* a whole character */
+		w += text_cells(label + keep, (int)(next - keep));
+		if (w > max - 1)
 			break;
-		w += text_cells(ch);
-		keep += i;
-		p += i;
 	}
 	strcpy(label + keep, "\u2026");
 	return label;
@@ -321,19 +282,19 @@ static void svg_measure(const Attn *a, int head, Pane *p)
 			p->hi = fmax(p->hi, x);
 		} else
 			p->any_inf = 1;
-		maxnum = (int)fmax(maxnum, text_cells(labels_number(num, x, 1)));
+		maxnum = (int)fmax(maxnum, text_cells(labels_number(num, x, 1), -1));
 	}
 	if (p->lo > p->hi)
 		p->lo = p->hi = 0.0;
 	p->bound = fmax(fabs(p->lo), fabs(p->hi));
 	for (i = 0; i < p->m->rows; i++) {
 		char *s = label_cut(labels_row(a, p->which, i), SVG_LABEL_MAX);
-		maxrow = (int)fmax(maxrow, text_cells(s ? s : ""));
+		maxrow = (int)fmax(maxrow, text_cells(s ? s : "", -1));
 		free(s);
 	}
 	for (j = 0; j < p->m->cols; j++) {
 		char *s = label_cut(labels_col(a, p->which, j), SVG_LABEL_MAX);
-		maxcol = (int)fmax(maxcol, text_cells(s ? s : ""));
+		maxcol = (int)fmax(maxcol, text_cells(s ? s : "", -1));
 		free(s);
 	}
 	p->cell_w = (int)ceil(fmax(maxnum, maxcol) * SVG_CHAR_W) + 14;
@@ -454,7 +415,7 @@ static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, 
 		width += pane[i].width + (i + 1 < n ? SVG_GAP : 0);
 		height = (int)fmax(height, pane[i].height);
 	}
-	width = (int)fmax(width + SVG_MARGIN, fmax(text_cells(formula), text_cells(title) * 1.5) * SVG_CHAR_W + 2 * SVG_MARGIN);
+	width = (int)fmax(width + SVG_MARGIN, fmax(text_cells(formula, -1), text_cells(title, -1) * 1.5) * SVG_CHAR_W + 2 * SVG_MARGIN);
 	height += top + SVG_MARGIN;
 	strbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	strbuf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "

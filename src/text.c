@@ -193,18 +193,35 @@ int text_char(const char *s, size_t len, wchar_t *wc, int *cols)
 	return (int)k;
 }
 
-int text_width(const char *s, int len)
+/* text_width (locale 1) or text_cells (0). */
+static int columns(const char *s, int len, int locale)
 {
-	size_t n = len < 0 ? strlen(s) : (size_t)len, i = 0;
-	int w = 0;
+	size_t n = len < 0 ? strlen(s) : (size_t)len, i = 0, k;
+	unsigned long cp;
+	int w = 0, cols;
+	wchar_t wc;
 
 	while (i < n) {
-		wchar_t wc;
-		int cols;
-		i += (size_t)text_char(s + i, n - i, &wc, &cols);
-		w += cols;
+		if (locale) {
+			i += (size_t)text_char(s + i, n - i, &wc, &cols);
+			w += cols;
+			continue;
+		}
+		k = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+		w += k == 0 ? 1 : wide_columns(cp);
+		i += k == 0 ? 1 : k;
 	}
 	return w;
+}
+
+int text_width(const char *s, int len)
+{
+	return columns(s, len, 1);
+}
+
+int text_cells(const char *s, int len)
+{
+	return columns(s, len, 0);
 }
 
 char *text_exact(char *buf, double x, int digits)

@@ -73,6 +73,12 @@ int text_valid_utf8(const char *s, size_t len);
 int text_char(const char *s, size_t len, wchar_t *wc, int *cols);
 /* Columns of s[0..len) by text_char; len < 0: up to the NUL. */
 int text_width(const char *s, int len);
+/*
+ * The same rule where no terminal is involved (an SVG figure in a monospace
+ * font), so that the output does not depend on the locale: 2 columns for an
+ * East Asian wide character, 1 for any other character or stray byte.
+ */
+int text_cells(const char *s, int len);
 
 /*
  * x as the shortest "%.Ng", N from digits up to 17, that reads back as
