@@ -1023,6 +1023,7 @@ static int cmd_quit(Session *s, int argc, char **argv, CmdOut *out)
  * The table. usage: the words after the name (UPPER = a value, [optional], a|b = one of);
  * cmd_run checks the number of words against min_args and max_args.
  */
+/* clang-format off */
 const CmdEntry cmd_table[] = {
 	{ .name = "load", .arg = ARG_LESSON, .min_args = 1, .max_args = 1, .exec = cmd_load,
 	  .usage = "load FILE|NAME",
@@ -1132,6 +1133,7 @@ const CmdEntry cmd_table[] = {
 	  .help = "leave attnviz" },
 	{ .name = NULL }
 };
+/* clang-format on */
 
 static int usage(CmdOut *out, const char *name)
 {

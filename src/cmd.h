@@ -24,7 +24,7 @@ typedef struct CmdOut {
 	void (*message)(void *ctx, CmdMsg kind, const char *title, const char *text);
 	/* `show MATRIX [HEAD]`: the TUI focuses the matrix, the REPL prints it. */
 	void (*show)(void *ctx, AttnMatrix which, int head);
-	/* Front-end commands (present, theme, export, play, …) the core does not know: 1 if handled. */
+	/* Front-end commands (present, theme, play, source, …) the core does not know: 1 if handled. */
 	int (*frontend)(void *ctx, const char *name, int argc, char **argv);
 	int color;        /* 1: the front end draws ANSI colour in text */
 	int utf8;         /* 1: the terminal shows UTF-8 (−∞, √, Σ); 0: ASCII only */

@@ -389,8 +389,7 @@ int jr_read_whole(JrCtx *c, const cJSON *v, double lo, double hi, const char *ex
 }
 
 /* read_whole for an optional key: *out keeps its default when the key is absent. */
-int jr_key_whole(JrCtx *c, const cJSON *obj, const char *key, double lo, double hi, const char *expect,
-                 long long *out)
+int jr_key_whole(JrCtx *c, const cJSON *obj, const char *key, double lo, double hi, const char *expect, long long *out)
 {
 	size_t old;
 	const cJSON *v = jr_enter(c, obj, key, &old);
@@ -471,7 +470,7 @@ int jr_read_string(JrCtx *c, const cJSON *v, char **out)
 			i += k;
 		}
 		return jr_fail(c, "invalid UTF-8 (byte 0x%02x at byte %zu of the string); save the file as UTF-8",
-		            (unsigned char)s[i], i);
+		               (unsigned char)s[i], i);
 	}
 	*out = strdup(s);
 	return *out ? 0 : jr_fail_oom(c);
@@ -536,7 +535,7 @@ char *jr_syntax_error(const char *name, const char *buf, size_t len, size_t pos,
 		goto out;
 	}
 	strbuf_printf(&b, "%s:%zu:%zu: %s\n%s%s%s\n", name, line, col, reason, from > ls ? "…" : "", shown,
-	           to < le ? "…" : "");
+	              to < le ? "…" : "");
 	w = (size_t)text_width(shown_before, -1) + (from > ls ? 1 : 0);
 	for (i = 0; i < w; i++)
 		strbuf_add(&b, " ", 1);

@@ -25,11 +25,11 @@
 #define JR_PATH_SIZE 256
 
 typedef struct JrCtx {
-	const char *name;          /* the file, escaped for printing: the start of every message */
-	char path[JR_PATH_SIZE];   /* JSON path of the value being read: "steps[2].focus.row" */
+	const char *name;        /* the file, escaped for printing: the start of every message */
+	char path[JR_PATH_SIZE]; /* JSON path of the value being read: "steps[2].focus.row" */
 	size_t pathlen;
-	char *err;                 /* the first error (heap), NULL while all is well */
-	StrBuf *warn;              /* warnings, one a line; NULL drops them */
+	char *err;    /* the first error (heap), NULL while all is well */
+	StrBuf *warn; /* warnings, one a line; NULL drops them */
 	/*
 	 * A file of layers (a lesson's "layers": [{…}, …]): while item
 	 * layer_index is read, layer_obj is its object, whose keys replace the
@@ -37,7 +37,7 @@ typedef struct JrCtx {
 	 */
 	const cJSON *layer_obj;
 	int layer_index;
-	void *reader;              /* the reader's own state (lesson.c: the stack read so far) */
+	void *reader; /* the reader's own state (lesson.c: the stack read so far) */
 } JrCtx;
 
 /* Everything zero but the name and the warnings. */
@@ -46,8 +46,8 @@ void jr_ctx_init(JrCtx *c, const char *name, StrBuf *warn);
 /* The path: each push returns the length to pop back to with jr_path_set. */
 void jr_path_set(JrCtx *c, size_t len);
 size_t jr_path_append(JrCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-size_t jr_path_key(JrCtx *c, const char *key);   /* "W_q", or ".row" below something; "layers[i].W_q" (layer_obj) */
-size_t jr_path_index(JrCtx *c, int i);           /* "[2]" */
+size_t jr_path_key(JrCtx *c, const char *key); /* "W_q", or ".row" below something; "layers[i].W_q" (layer_obj) */
+size_t jr_path_index(JrCtx *c, int i);         /* "[2]" */
 
 /* An error at the current path ("FILE: PATH: …"); only the first is kept. Returns -1. */
 int jr_fail(JrCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -101,8 +101,7 @@ int jr_leave(JrCtx *c, size_t old, int r);
 /* Scalars. Each returns 0, or -1 with the error recorded at the current path. */
 /* A whole number in [lo, hi]; expect says what was wanted ("a count of heads from 1 to 64"). */
 int jr_read_whole(JrCtx *c, const cJSON *v, double lo, double hi, const char *expect, long long *out);
-int jr_key_whole(JrCtx *c, const cJSON *obj, const char *key, double lo, double hi, const char *expect,
-                 long long *out);
+int jr_key_whole(JrCtx *c, const cJSON *obj, const char *key, double lo, double hi, const char *expect, long long *out);
 /* A finite number. */
 int jr_read_finite(JrCtx *c, const cJSON *v, double *out);
 int jr_key_finite(JrCtx *c, const cJSON *obj, const char *key, double *out);

@@ -359,9 +359,3 @@ lineedit_view(const LineEdit *le, LineView *v)
 	/* Display width of the text before the cursor. */
 	v->cursor_col = text_width(le->buf, (int)le->pos);
 }
-
-const char *
-lineedit_kind(void)
-{
-	return "built-in";
-}

@@ -367,9 +367,3 @@ lineedit_view(const LineEdit *le, LineView *v)
 	v->text = text;
 	v->cursor_col = text_width(text, (int)strnlen(text, point > 0 ? (size_t)point : 0));
 }
-
-const char *
-lineedit_kind(void)
-{
-	return "readline";
-}

@@ -45,11 +45,6 @@ static const char *const theme_keys[] = { "name", "description", "mono", "roles"
                                           "masked", NULL };
 static const char *const role_keys[] = { "fg", "bg", "attrs", NULL };
 
-const char *themefile_role_name(int role)
-{
-	return role >= 0 && role < THEMEFILE_ROLE_COUNT ? role_names[role] : NULL;
-}
-
 /* ------------------------------------------------------------ the built-in default */
 
 void themefile_default(ThemeFile *out)
@@ -96,22 +91,26 @@ void themefile_default(ThemeFile *out)
 
 /* ------------------------------------------------------------ reading (jsonread.h) */
 
+#define COLOUR_EXPECTED "expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default)"
+
 static int read_colour(JrCtx *c, const cJSON *v, short *out)
 {
+	const int nnames = (int)(sizeof colour_names / sizeof *colour_names) - 1;
 	int i;
 
 	if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 255 && v->valuedouble == floor(v->valuedouble)) {
 		*out = (short)v->valueint;
 		return 0;
 	}
-	if (cJSON_IsString(v))
-		for (i = 0; colour_names[i] != NULL; i++)
-			if (strcmp(v->valuestring, colour_names[i]) == 0) {
-				*out = i < 8 ? (short)i : D;
-				return 0;
-			}
-	return jr_fail(c, "expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default), got %s%s",
-	               jr_got(v).s, cJSON_IsString(v) ? jr_did_you_mean(v->valuestring, colour_names, (int)(sizeof colour_names / sizeof *colour_names) - 1).s : "");
+	if (!cJSON_IsString(v))
+		return jr_fail(c, COLOUR_EXPECTED ", got %s", jr_got(v).s);
+	for (i = 0; i < nnames; i++)
+		if (strcmp(v->valuestring, colour_names[i]) == 0) {
+			*out = i < 8 ? (short)i : D;
+			return 0;
+		}
+	return jr_fail(c, COLOUR_EXPECTED ", got %s%s", jr_got(v).s,
+	               jr_did_you_mean(v->valuestring, colour_names, nnames).s);
 }
 
 static int read_attrs(JrCtx *c, const cJSON *v, unsigned *out)

@@ -56,9 +56,6 @@ typedef struct ThemeFile {
 	short masked;
 } ThemeFile;
 
-/* "stage", "stage_name", … for role i (0 … THEMEFILE_ROLE_COUNT-1); NULL otherwise. */
-const char *themefile_role_name(int role);
-
 /* The built-in default theme (the same values as assets/themes/default.json). */
 void themefile_default(ThemeFile *out);
 

@@ -160,7 +160,7 @@ typedef struct KeyEntry {
 static volatile sig_atomic_t tui_signal;
 static int tui_curses_on;
 
-/* Show heads 0-based, as the `head N` command takes them. */
+/* How long the cells an edit changed stay lit, in milliseconds. */
 #define FLASH_MS 1000
 /* Cells of a result and its compare variant differ beyond this (stats_cell_differs). */
 #define TUI_DIFF_RTOL 1e-9
@@ -2092,6 +2092,7 @@ demo_key_leave(Tui *t, int key, int arg)
 }
 
 /* The keys while a demo plays, before the others. */
+/* clang-format off */
 static const KeyEntry demo_keys[] = {
 	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = "pause / go on (at a pause: go on)",
 	  .run = demo_key_go },
@@ -2099,6 +2100,7 @@ static const KeyEntry demo_keys[] = {
 	{ .key = { 'q' }, .keys = "q", .does = "leave the demo (q again quits)", .run = demo_key_leave },
 	{ .run = NULL }
 };
+/* clang-format on */
 
 /* The entry of table for key, or NULL. */
 static const KeyEntry *
@@ -2441,6 +2443,7 @@ key_redraw(Tui *t, int key, int arg)
 }
 
 /* The keys of the main view, in the order `?` lists them. */
+/* clang-format off */
 static const KeyEntry main_keys[] = {
 	{ .key = { 'n', ' ', KEY_SRIGHT }, .keys = "n  space  Shift-Right", .does = "next step",
 	  .bar = 1, .bar_key = "n/spc", .bar_does = "next", .run = key_step, .arg = 1 },
@@ -2479,6 +2482,7 @@ static const KeyEntry main_keys[] = {
 	{ .key = { 12 }, .run = key_redraw },
 	{ .run = NULL }
 };
+/* clang-format on */
 
 /* A key of the key line: "KEY what  ", when it fits; returns the next column. */
 static int
