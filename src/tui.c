@@ -134,6 +134,12 @@ typedef struct Tui {
 	long long play_ms, play_due; /* 0: not playing */
 
 	Recorder *rec;        /* --record: the asciicast being written, or NULL */
+
+	/* tui_run: what tui_start set up and tui_stop puts back. */
+	SCREEN *scr;
+	struct sigaction old_int, old_term, old_hup, old_quit;
+	int rc;               /* the exit status: 0, 1 (no terminal), 128 + a signal */
+	int errs;             /* wgetch returning at once with nothing, again and again: the input is gone */
 } Tui;
 
 /*
@@ -2674,67 +2680,64 @@ locale_utf8(void)
 	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
-int
-tui_run(Session *s, const TuiOptions *opt)
+/* Set up: the line editor, the signals, --record, curses and the theme. 0, or -1 (t->rc 1) when there is no terminal. */
+static int
+tui_start(Tui *t, Session *s, const TuiOptions *opt)
 {
 	static int atexit_done;
-	struct sigaction sa, old_int, old_term, old_hup, old_quit;
-	Tui t;
-	SCREEN *scr;
-	int rc = 0, errs = 0;
+	struct sigaction sa;
 	char *hist;
 
-	memset(&t, 0, sizeof t);
-	t.s = s;
+	memset(t, 0, sizeof *t);
+	t->s = s;
 	if (opt)
-		t.opt = *opt;
-	t.utf8 = locale_utf8();
+		t->opt = *opt;
+	t->utf8 = locale_utf8();
 
 	/* The line editor first: readline must not touch the terminal set-up ncurses owns. */
 	hist = tui_history_path();
-	t.le = lineedit_new(hist, s);
+	t->le = lineedit_new(hist, s);
 	free(hist);
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = tui_on_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: a blocked read returns so the loop sees the flag */
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	sigaction(SIGQUIT, &sa, &old_quit); /* Ctrl-\ leaves like Ctrl-C on the main screen */
+	sigaction(SIGINT, &sa, &t->old_int);
+	sigaction(SIGTERM, &sa, &t->old_term);
+	sigaction(SIGHUP, &sa, &t->old_hup);
+	sigaction(SIGQUIT, &sa, &t->old_quit); /* Ctrl-\ leaves like Ctrl-C on the main screen */
 	tui_signal = 0;
 	ttyguard_save(STDIN_FILENO, STDOUT_FILENO);
 
 	FILE *tout = stdout;
-	if (t.opt.record != NULL) {
+	if (t->opt.record != NULL) {
 		/* --record: ncurses writes to a pseudo-terminal; a thread copies to the screen and the file. */
 		int w, h;
 		char *rerr = NULL;
 		record_tty_size(STDOUT_FILENO, &w, &h);
-		t.rec = record_open(t.opt.record, w, h, session_text(s, &s->lesson->title), &rerr);
-		if (t.rec == NULL || record_tty_start(t.rec, STDOUT_FILENO, &tout, &rerr) != 0) {
+		t->rec = record_open(t->opt.record, w, h, session_text(s, &s->lesson->title), &rerr);
+		if (t->rec == NULL || record_tty_start(t->rec, STDOUT_FILENO, &tout, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot record");
 			free(rerr);
-			record_abort(t.rec); /* the old recording, if any, stays */
-			t.rec = NULL;
-			scr = NULL;
-			rc = 1;
-			goto out;
+			record_abort(t->rec); /* the old recording, if any, stays */
+			t->rec = NULL;
+			t->rc = 1;
+			return -1;
 		}
 	}
-	scr = newterm(NULL, tout, stdin);
-	if (scr == NULL) {
+	t->scr = newterm(NULL, tout, stdin);
+	if (t->scr == NULL) {
 		char *term = text_escape(getenv("TERM"), ""); /* the environment is outside text too */
 		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n", term ? term : "");
 		free(term);
-		rc = 1;
-		goto out;
+		t->rc = 1;
+		return -1;
 	}
 	tui_curses_on = 1;
 	ttyguard_arm();
-	if (t.rec != NULL)
-		record_tty_signals(t.rec);
+	if (t->rec != NULL)
+		record_tty_signals(t->rec);
 	if (!atexit_done) {
 		atexit(tui_end);
 		atexit_done = 1;
@@ -2748,142 +2751,176 @@ tui_run(Session *s, const TuiOptions *opt)
 	curs_set(0);
 	const char *nc = getenv("NO_COLOR");
 	char *terr = NULL;
-	if (theme_init(t.opt.theme, nc != NULL && *nc != '\0', &terr) != 0)
-		tui_set_msg(&t, 1, terr ? terr : "cannot load the theme; using the default");
+	if (theme_init(t->opt.theme, nc != NULL && *nc != '\0', &terr) != 0)
+		tui_set_msg(t, 1, terr ? terr : "cannot load the theme; using the default");
 	free(terr);
 
 	s->dirty |= DIRTY_ALL;
-	t.redraw = R_ALL;
-	if (t.msg == NULL)
-		tui_msgf(&t, 0, "attnviz: n next, Enter explains a cell, : commands, ? help, q quit");
+	t->redraw = R_ALL;
+	if (t->msg == NULL)
+		tui_msgf(t, 0, "attnviz: n next, Enter explains a cell, : commands, ? help, q quit");
 
-	if (t.opt.demo != NULL)
-		tui_demo_start(&t, t.opt.demo);
+	if (t->opt.demo != NULL)
+		tui_demo_start(t, t->opt.demo);
+	return 0;
+}
 
-	while (!s->quit) {
-		tui_demo_tick(&t);
-		tui_play_tick(&t);
-		if (s->quit)
-			break;
-		tui_sync(&t);
-		tui_draw(&t);
-		if (t.rec != NULL)
-			record_tty_sync(t.rec);
+#define TUI_LEAVE (-2) /* tui_wait: leave the loop */
 
-		WINDOW *in = t.lay.too_small || t.w_status == NULL ? stdscr : t.w_status;
-		long long wait = 1000, now = now_ms();
-		if (t.flash && t.flash_until - now < wait)
-			wait = t.flash_until - now;
-		if (t.demo && !t.demo_paused && !t.demo_at_pause && t.demo_pos < t.demo->n && t.mode != MODE_CMD &&
-		    t.demo_due - now < wait)
-			wait = t.demo_due - now;
-		if (t.play_ms > 0 && t.mode != MODE_CMD && t.play_due - now < wait)
-			wait = t.play_due - now;
-		if (wait < 0)
-			wait = 0;
-		wtimeout(in, (int)wait);
-		long long before = now_ms();
-		int key = wgetch(in);
+/*
+ * One turn of the loop up to a key: run what is due (the demo, :play), draw
+ * what changed, and wait for a key until the next thing is due (a flash
+ * ends, a demo line, a :play step). Returns the key; ERR when there is none
+ * (a timer, a signal that was handled); TUI_LEAVE when attnviz should stop
+ * (quit, a signal, the input gone).
+ */
+static int
+tui_wait(Tui *t)
+{
+	tui_demo_tick(t);
+	tui_play_tick(t);
+	if (t->s->quit)
+		return TUI_LEAVE;
+	tui_sync(t);
+	tui_draw(t);
+	if (t->rec != NULL)
+		record_tty_sync(t->rec);
 
-		if (tui_signal) {
-			int sig = tui_signal;
-			tui_signal = 0;
-			if (sig == SIGINT && t.mode == MODE_CMD) {
-				char *line = NULL;
-				lineedit_feed(t.le, 3, &line); /* Ctrl-C cancels the line */
-				free(line);
-				t.mode = MODE_MAIN;
-				t.redraw |= R_STATUS | R_PANES;
-				continue;
-			}
-			if (sig == SIGINT && t.mode == MODE_POPUP) {
-				tui_popup_close(&t);
-				continue;
-			}
-			rc = 128 + sig;
-			break;
+	WINDOW *in = t->lay.too_small || t->w_status == NULL ? stdscr : t->w_status;
+	long long wait = 1000, now = now_ms();
+	if (t->flash && t->flash_until - now < wait)
+		wait = t->flash_until - now;
+	if (t->demo && !t->demo_paused && !t->demo_at_pause && t->demo_pos < t->demo->n && t->mode != MODE_CMD &&
+	    t->demo_due - now < wait)
+		wait = t->demo_due - now;
+	if (t->play_ms > 0 && t->mode != MODE_CMD && t->play_due - now < wait)
+		wait = t->play_due - now;
+	if (wait < 0)
+		wait = 0;
+	wtimeout(in, (int)wait);
+	long long before = now_ms();
+	int key = wgetch(in);
+
+	if (tui_signal) {
+		int sig = tui_signal;
+		tui_signal = 0;
+		if (sig == SIGINT && t->mode == MODE_CMD) {
+			char *line = NULL;
+			lineedit_feed(t->le, 3, &line); /* Ctrl-C cancels the line */
+			free(line);
+			t->mode = MODE_MAIN;
+			t->redraw |= R_STATUS | R_PANES;
+			return ERR;
 		}
-		if (key == ERR) {
-			if (t.flash && now_ms() >= t.flash_until) {
-				t.flash = 0;
-				t.redraw |= R_PANES;
-			}
-			/* Returning at once without a key, again and again: the input is gone. */
-			if (now_ms() - before < wait / 2 && wait > 50) {
-				if (++errs > 50)
-					break;
-			} else {
-				errs = 0;
-			}
-			continue;
+		if (sig == SIGINT && t->mode == MODE_POPUP) {
+			tui_popup_close(t);
+			return ERR;
 		}
-		errs = 0;
-		if (t.flash) {
-			t.flash = 0;
-			t.redraw |= R_PANES;
-		}
-		if (key == KEY_RESIZE) {
-			t.redraw |= R_LAYOUT;
-			if (t.rec != NULL)
-				record_resize(t.rec, COLS, LINES);
-			continue;
-		}
-		/* Any key stops :play (and does nothing else). */
-		if (t.play_ms > 0 && t.mode != MODE_CMD) {
-			t.play_ms = 0;
-			tui_set_msg(&t, 0, "play stopped");
-			continue;
-		}
-		if (t.lay.too_small) {
-			if (key == 'q')
-				break;
-			continue;
-		}
-		if (t.mode == MODE_MAIN && t.msg && key != ':') {
-			free(t.msg);
-			t.msg = NULL;
-			t.redraw |= R_STATUS;
-		}
-		if (t.mode != MODE_CMD && tui_demo_key(&t, key))
-			continue;
-		switch (t.mode) {
-		case MODE_MAIN:
-			tui_key_main(&t, key);
-			break;
-		case MODE_POPUP:
-			tui_key_popup(&t, key);
-			break;
-		case MODE_CMD:
-			tui_key_cmd(&t, key);
-			break;
-		}
+		t->rc = 128 + sig;
+		return TUI_LEAVE;
 	}
+	if (key == ERR) {
+		if (t->flash && now_ms() >= t->flash_until) {
+			t->flash = 0;
+			t->redraw |= R_PANES;
+		}
+		/* Returning at once without a key, again and again: the input is gone. */
+		if (now_ms() - before < wait / 2 && wait > 50) {
+			if (++t->errs > 50)
+				return TUI_LEAVE;
+		} else {
+			t->errs = 0;
+		}
+		return ERR;
+	}
+	t->errs = 0;
+	return key;
+}
 
-out:
-	tui_demo_free(&t);
-	tui_free_windows(&t);
+/* One key: to the demo, or to the mode's handler. Returns 1 when attnviz should stop. */
+static int
+tui_key(Tui *t, int key)
+{
+	if (t->flash) {
+		t->flash = 0;
+		t->redraw |= R_PANES;
+	}
+	if (key == KEY_RESIZE) {
+		t->redraw |= R_LAYOUT;
+		if (t->rec != NULL)
+			record_resize(t->rec, COLS, LINES);
+		return 0;
+	}
+	/* Any key stops :play (and does nothing else). */
+	if (t->play_ms > 0 && t->mode != MODE_CMD) {
+		t->play_ms = 0;
+		tui_set_msg(t, 0, "play stopped");
+		return 0;
+	}
+	if (t->lay.too_small)
+		return key == 'q';
+	if (t->mode == MODE_MAIN && t->msg && key != ':') {
+		free(t->msg);
+		t->msg = NULL;
+		t->redraw |= R_STATUS;
+	}
+	if (t->mode != MODE_CMD && tui_demo_key(t, key))
+		return 0;
+	switch (t->mode) {
+	case MODE_MAIN:
+		tui_key_main(t, key);
+		break;
+	case MODE_POPUP:
+		tui_key_popup(t, key);
+		break;
+	case MODE_CMD:
+		tui_key_cmd(t, key);
+		break;
+	}
+	return 0;
+}
+
+/* Put back what tui_start set up (as far as it got); returns the exit status. */
+static int
+tui_stop(Tui *t)
+{
+	tui_demo_free(t);
+	tui_free_windows(t);
 	tui_end();
 	ttyguard_disarm();
-	if (scr)
-		delscreen(scr);
-	if (t.rec != NULL) {
+	if (t->scr)
+		delscreen(t->scr);
+	if (t->rec != NULL) {
 		char *rerr = NULL;
-		if (record_close(t.rec, &rerr) != 0) {
+		if (record_close(t->rec, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot write the recording");
-			if (rc == 0)
-				rc = 1;
+			if (t->rc == 0)
+				t->rc = 1;
 		}
 		free(rerr);
-		t.rec = NULL;
+		t->rec = NULL;
 	}
-	lineedit_free(t.le);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	free(t.narr);
-	free(t.msg);
-	free(t.popup_title);
-	free(t.popup_text);
-	return rc;
+	lineedit_free(t->le);
+	sigaction(SIGINT, &t->old_int, NULL);
+	sigaction(SIGTERM, &t->old_term, NULL);
+	sigaction(SIGHUP, &t->old_hup, NULL);
+	sigaction(SIGQUIT, &t->old_quit, NULL);
+	free(t->narr);
+	free(t->msg);
+	free(t->popup_title);
+	free(t->popup_text);
+	return t->rc;
+}
+
+int
+tui_run(Session *s, const TuiOptions *opt)
+{
+	Tui t;
+	int key;
+
+	if (tui_start(&t, s, opt) == 0)
+		while (!s->quit && (key = tui_wait(&t)) != TUI_LEAVE)
+			if (key != ERR && tui_key(&t, key))
+				break;
+	return tui_stop(&t);
 }
