@@ -204,6 +204,22 @@ static int read_name(JrCtx *c, const cJSON *v, char *out, size_t size)
 	return 0;
 }
 
+/* Any text, kept escaped (the view shows it) and cut to size. */
+static int read_description(JrCtx *c, const cJSON *v, char *out, size_t size)
+{
+	char *text = NULL, *e;
+
+	if (jr_read_string(c, v, &text) != 0)
+		return -1;
+	e = text_escape(text, "");
+	free(text);
+	if (e == NULL)
+		return jr_fail_oom(c);
+	snprintf(out, size, "%s", e);
+	free(e);
+	return 0;
+}
+
 static int read_theme(JrCtx *c, const cJSON *root, ThemeFile *t)
 {
 	const cJSON *it;
@@ -214,17 +230,12 @@ static int read_theme(JrCtx *c, const cJSON *root, ThemeFile *t)
 		return -1;
 	cJSON_ArrayForEach(it, root) {
 		size_t old = jr_path_key(c, it->string);
-		char *desc = NULL;
 		int r = 0;
 		if (strcmp(it->string, "name") == 0)
 			r = read_name(c, it, t->name, sizeof t->name);
-		else if (strcmp(it->string, "description") == 0 && (r = jr_read_string(c, it, &desc)) == 0) {
-			char *e = text_escape(desc, "");
-			r = e != NULL ? 0 : jr_fail_oom(c);
-			snprintf(t->description, sizeof t->description, "%s", e ? e : "");
-			free(e);
-			free(desc);
-		} else if (strcmp(it->string, "mono") == 0) {
+		else if (strcmp(it->string, "description") == 0)
+			r = read_description(c, it, t->description, sizeof t->description);
+		else if (strcmp(it->string, "mono") == 0) {
 			if (!cJSON_IsBool(it))
 				r = jr_fail(c, "expected true or false, got %s", jr_got(it).s);
 			t->mono = cJSON_IsTrue(it);
@@ -251,6 +262,7 @@ int themefile_parse(const char *file, const char *buf, size_t len, ThemeFile *ou
 	cJSON *root = NULL;
 	ThemeFile t;
 	JrCtx c;
+	int rc = -1;
 
 	*err = NULL;
 	themefile_default(&t);
@@ -261,19 +273,20 @@ int themefile_parse(const char *file, const char *buf, size_t len, ThemeFile *ou
 		root = jr_parse(name, buf, len, 0, "theme", "{\"name\": …, \"roles\": …}", err);
 	if (root != NULL) {
 		jr_ctx_init(&c, name, NULL);
-		if (read_theme(&c, root, &t) == 0)
+		if (read_theme(&c, root, &t) == 0) {
 			*out = t;
+			rc = 0;
+		}
 		*err = c.err;
 	}
 	cJSON_Delete(root);
 	free(name);
-	if (root == NULL || *err != NULL) {
+	if (rc != 0) {
 		themefile_default(out);
 		if (*err == NULL)
 			*err = strdup("out of memory reading a theme");
-		return -1;
 	}
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------ finding */
