@@ -12,8 +12,9 @@
  *
  * The view never writes the model: it changes the session only through
  * session_* and cmd_run(), reads Session.dirty to know what to redraw, and
- * keeps its own state (focus, cursors, scroll) here. Drawing happens once per
+ * keeps its own state (focus, cursors, scroll: tuistate.h). Drawing happens once per
  * loop turn with wnoutrefresh()/doupdate(); signal handlers only set a flag.
+ * The matrix panes are pane.c; demo scripts and :play are tuidemo.c.
  */
 #include <errno.h>
 #include <langinfo.h>
@@ -33,144 +34,22 @@
 #include "cmd.h"
 #include "demo.h"
 #include "explain.h"
+#include "labels.h"
 #include "layout.h"
 #include "lineedit.h"
 #include "record.h"
 #include "stats.h"
 #include "strbuf.h"
-#include "labels.h"
 #include "theme.h"
-#include "tui.h"
+#include "tuistate.h"
 #include "ttyguard.h"
 
 /* ------------------------------------------------------------------ */
 /* State                                                                */
 /* ------------------------------------------------------------------ */
 
-/* What to draw on the next loop turn (besides Session.dirty). */
-enum {
-	R_STAGE  = 1 << 0,
-	R_PANES  = 1 << 1,
-	R_NARR   = 1 << 2,
-	R_KEYS   = 1 << 3,
-	R_STATUS = 1 << 4,
-	R_POPUP  = 1 << 5,
-	R_LAYOUT = 1 << 6, /* recompute the layout and recreate the windows */
-	R_ALL    = 0x7f
-};
-
-typedef enum TuiMode { MODE_MAIN, MODE_CMD, MODE_POPUP } TuiMode;
-
-/* One matrix pane: a view of a matrix (maybe a column block, maybe transposed) plus its cursor. */
-typedef struct Pane {
-	AttnMatrix which;
-	int head;          /* the head for per-head matrices and head column blocks */
-	int transpose;     /* 1: drawn transposed (Kᵀ in the scores stage) */
-	int col0, ncols;   /* the source columns shown: [col0, col0 + ncols) */
-	int rows, cols;    /* of the view */
-	int hidden;        /* 1: an open quiz hides this pane */
-	char title[80];    /* UTF-8 or ASCII, no lesson text */
-	int diverging;     /* ramp: diverging (most) or sequential (weights) */
-	double maxabs;     /* largest finite |value|, for the diverging ramp */
-	int lw, cw;        /* row label width, cell width (both with their gap) */
-	int cur_r, cur_c;  /* cursor, in view coordinates */
-	int top, left;     /* first visible row and column */
-	int zoom;          /* 1: down-sampled heatmap without numbers */
-	int variant;       /* 1: the lesson's compare variant (Session.compare_attn) */
-	int other;         /* the pane this one is compared with (cells that differ are marked), or -1 */
-	int ndiff;         /* cells that differ from the other pane */
-	int sums;          /* 1: a Σ column of row sums at the right (weights) */
-	int legend;        /* 1: a legend line under the rows (value range and ramp) */
-	int pad, rgap;     /* presenter mode: extra columns per cell, blank lines between rows */
-	int has_masked;    /* some cell is masked (the legend says how they look) */
-	double minv, maxv; /* finite range */
-	char stats[48];    /* "μ 0.12 σ 1.03" for score-like matrices, or "" */
-	WINDOW *win;
-} Pane;
-
-typedef struct Tui {
-	Session *s;
-	TuiOptions opt;
-	int utf8;             /* the locale is UTF-8: −∞, ×, ᵀ, box glyphs */
-	TuiMode mode;
-	unsigned redraw;      /* R_* bits */
-
-	Layout lay;
-	int have_layout;
-	WINDOW *w_stage, *w_narr, *w_keys, *w_status, *w_popup;
-
-	Pane pane[LAYOUT_MAX_PANES];
-	int npanes, focus;
-	int want_focus;       /* a pane to focus after the next rebuild: matrix + 1, or 0 */
-	int want_head;
-
-	char *narr;           /* narration text, escaped (newlines kept) */
-	int narr_top;         /* first narration line shown */
-	int narr_lines;       /* wrapped lines at the current width */
-
-	char *msg;            /* status message (escaped), or NULL */
-	int msg_error;
-
-	char *popup_title, *popup_text; /* escaped */
-	int popup_top, popup_lines;
-
-	LineEdit *le;
-
-	int flash;            /* 1: cells an edit changed are highlighted */
-	long long flash_until;/* monotonic ms */
-
-	/* A demo script playing (--demo, :source): see "Demo scripts" below. */
-	Demo *demo;
-	int demo_pos;         /* the next entry to run */
-	int demo_paused;      /* space / n / p: stepping by hand */
-	int demo_at_pause;    /* stopped at a `pause` entry until space or Enter */
-	long long demo_due;   /* when the next entry runs (monotonic ms) */
-	int replaying;        /* p: replaying the script quietly on the starting lesson */
-	SessionMark demo_mark; /* the session as the demo found it, for p */
-	int demo_present;
-	char demo_theme[32];
-
-	/* :play SECONDS */
-	long long play_ms, play_due; /* 0: not playing */
-
-	Recorder *rec;        /* --record: the asciicast being written, or NULL */
-
-	/* tui_run: what tui_start set up and tui_stop puts back. */
-	SCREEN *scr;
-	struct sigaction old_int, old_term, old_hup, old_quit;
-	int rc;               /* the exit status: 0, 1 (no terminal), 128 + a signal */
-	int errs;             /* wgetch returning at once with nothing, again and again: the input is gone */
-} Tui;
-
-/*
- * A key and what it does: the tables of keys (main_keys, demo_keys) are the
- * one place a key is named, behind the key handlers, the `?` help and the
- * key line. run returns 1 when it took the key, 0 when the key does nothing
- * now (1-9 without a question).
- */
-typedef enum KeyWhen { KEY_ALWAYS, KEY_HEADS, KEY_LAYERS } KeyWhen;
-
-typedef struct KeyEntry {
-	int key[10];           /* the codes (ASCII or curses KEY_*), 0 ends the list */
-	const char *keys;      /* in `?`: "n  space  Shift-Right"; NULL: not listed (the line above covers it) */
-	const char *does;      /* in `?`: "next step" ('\n': a second line) */
-	int bar;               /* place on the key line, 1 first (the places are 1, 2, 3, …); 0: not there */
-	const char *bar_key;   /* there: "n/spc" */
-	const char *bar_ascii; /* the same without UTF-8, when bar_key has other characters */
-	const char *bar_does;  /* "next" */
-	KeyWhen when;          /* on the key line always, or only when the lesson shown has several heads or layers */
-	int (*run)(Tui *t, int key, int arg);
-	int arg;
-} KeyEntry;
-
 static volatile sig_atomic_t tui_signal;
 static int tui_curses_on;
-
-/* How long the cells an edit changed stay lit, in milliseconds. */
-#define FLASH_MS 1000
-/* Cells of a result and its compare variant differ beyond this (stats_cell_differs). */
-#define TUI_DIFF_RTOL 1e-9
-#define TUI_DIFF_ATOL 1e-12
 
 /* ------------------------------------------------------------------ */
 /* Text: drawing and wrapping (widths: text_width)                    */
@@ -181,7 +60,7 @@ static int tui_curses_on;
  * first `skip` columns. What the locale cannot show is drawn as '?' (text_char).
  * Returns the columns drawn.
  */
-static int
+int
 draw_text(WINDOW *win, const char *s, int len, int maxw, int skip)
 {
 	int used = 0, col = 0;
@@ -210,7 +89,7 @@ draw_text(WINDOW *win, const char *s, int len, int maxw, int skip)
 }
 
 /* Draw s (UTF-8 of our own, or already escaped) at y, x with attributes; returns columns drawn. */
-static int
+int
 put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw)
 {
 	if (maxw <= 0)
@@ -321,7 +200,7 @@ wrap_text(const char *s, int width, WrapLine **out)
 /* Time, signals, leaving                                               */
 /* ------------------------------------------------------------------ */
 
-static long long
+long long
 now_ms(void)
 {
 	struct timespec ts;
@@ -344,388 +223,6 @@ tui_end(void)
 		curs_set(1);
 		endwin();
 	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Panes: what the current stage shows                                  */
-/* ------------------------------------------------------------------ */
-
-/* The computation a pane shows: the lesson's, or its compare variant's. */
-static const Attn *
-pane_attn(const Tui *t, const Pane *p)
-{
-	return p->variant ? t->s->compare_attn : t->s->attn;
-}
-
-static const Mat *
-pane_mat(const Tui *t, const Pane *p)
-{
-	const Attn *a = pane_attn(t, p);
-
-	if (a == NULL || (matrix_per_head(p->which) && p->head >= a->heads))
-		return NULL;
-	return attn_matrix(a, p->which, p->head);
-}
-
-/* View (r, c) → source (row, col). */
-static void
-pane_src(const Pane *p, int r, int c, int *R, int *C)
-{
-	if (p->transpose) {
-		*R = c;
-		*C = p->col0 + r;
-	} else {
-		*R = r;
-		*C = p->col0 + c;
-	}
-}
-
-static double
-pane_value(const Mat *m, const Pane *p, int r, int c)
-{
-	int R, C;
-	pane_src(p, r, c, &R, &C);
-	return MAT_AT(*m, R, C);
-}
-
-/* A masked cell: −∞ anywhere, or a hidden key in the masked matrix and the weights. */
-static int
-pane_masked(const Tui *t, const Pane *p, int R, int C, double v)
-{
-	const Attn *a = pane_attn(t, p);
-
-	if (isinf(v) && v < 0)
-		return 1;
-	if ((matrix_kind(p->which)->flags & MF_MASKED) && a->visible && a->lesson->mask != MASK_NONE)
-		return !a->visible[(size_t)R * (size_t)a->lesson->m + (size_t)C];
-	return 0;
-}
-
-/* A cell's number in at most `width` columns (2 decimals, fewer when it would not fit). */
-static void
-fmt_cell(char *buf, size_t size, double v, int width, int utf8)
-{
-	if (isinf(v) || isnan(v)) {
-		snprintf(buf, size, "%s", isnan(v) ? "nan" : v < 0 ? (utf8 ? "-\u221e" : "-inf") : (utf8 ? "\u221e" : "inf"));
-		return;
-	}
-	for (int prec = 2; prec >= 0; prec--) {
-		int n = snprintf(buf, size, "%.*f", prec, v);
-		if (n <= width)
-			return;
-	}
-	snprintf(buf, size, "%.0e", v);
-	if ((int)strlen(buf) > width)
-		snprintf(buf, size, "%s", v < 0 ? "-#" : "#");
-}
-
-/* A view row is a source row, or a source column when transposed; likewise for columns. */
-static char *
-pane_row_label(const Tui *t, const Pane *p, int r)
-{
-	int R, C;
-	pane_src(p, r, 0, &R, &C);
-	return p->transpose ? labels_col(pane_attn(t, p), p->which, C)
-	                    : labels_row(pane_attn(t, p), p->which, R);
-}
-
-static char *
-pane_col_label(const Tui *t, const Pane *p, int c)
-{
-	int R, C;
-	pane_src(p, 0, c, &R, &C);
-	return p->transpose ? labels_row(pane_attn(t, p), p->which, R)
-	                    : labels_col(pane_attn(t, p), p->which, C);
-}
-
-/* Shape, widths and the value range of a pane whose which/head/block/transpose are set. */
-static void
-pane_measure(Tui *t, Pane *p)
-{
-	const Mat *m = pane_mat(t, p);
-	const char *times = t->utf8 ? "\u00d7" : "x";
-
-	if (m == NULL) {
-		p->rows = p->cols = 0;
-		snprintf(p->title, sizeof p->title, "%s (absent)", matrix_name(p->which));
-		p->lw = p->cw = 1;
-		return;
-	}
-	if (p->ncols < 0 || p->col0 + p->ncols > m->cols) {
-		p->col0 = 0;
-		p->ncols = m->cols;
-	}
-	p->rows = p->transpose ? p->ncols : m->rows;
-	p->cols = p->transpose ? m->rows : p->ncols;
-	p->diverging = matrix_kind(p->which)->diverging;
-
-	int numw = 4, lw = 1, labw = 1, any = 0;
-	double mx = 0;
-	char buf[32];
-	p->has_masked = 0;
-	p->minv = p->maxv = 0;
-	for (int r = 0; r < p->rows; r++)
-		for (int c = 0; c < p->cols; c++) {
-			double v = pane_value(m, p, r, c);
-			if (isfinite(v)) {
-				if (fabs(v) > mx)
-					mx = fabs(v);
-				if (!any || v < p->minv)
-					p->minv = v;
-				if (!any || v > p->maxv)
-					p->maxv = v;
-				any = 1;
-			} else {
-				p->has_masked = 1;
-			}
-		}
-	p->maxabs = mx;
-	/* The widest number is the smallest or the largest one ("-12.35", "103.20"): two
-	 * snprintf calls, not one per cell, so a step on a large lesson stays instant. */
-	if (any) {
-		int n = snprintf(buf, sizeof buf, "%.2f", p->minv);
-		if (n > numw)
-			numw = n;
-		n = snprintf(buf, sizeof buf, "%.2f", p->maxv);
-		if (n > numw)
-			numw = n;
-	}
-	/* Row sums beside the weights (1, or 0 for a fully masked row). */
-	p->sums = (matrix_kind(p->which)->flags & MF_SUMS) && !p->transpose && p->ncols == m->cols;
-	/* Score-like matrices carry their mean and standard deviation in the title. */
-	p->stats[0] = '\0';
-	if (matrix_kind(p->which)->flags & MF_STATS) {
-		MatStats ms;
-		stats_matrix(m, &ms);
-		if (ms.finite > 1)
-			snprintf(p->stats, sizeof p->stats, t->utf8 ? "\u03bc %.2f \u03c3 %.2f" : "mean %.2f sd %.2f",
-			         ms.mean, ms.std);
-	}
-	p->legend = any;
-	if (numw > 7)
-		numw = 7;
-	for (int r = 0; r < p->rows && r < 512; r++) {
-		char *l = pane_row_label(t, p, r);
-		int w = l ? text_width(l, -1) : 1;
-		if (w > lw)
-			lw = w;
-		free(l);
-	}
-	for (int c = 0; c < p->cols && c < 512; c++) {
-		char *l = pane_col_label(t, p, c);
-		int w = l ? text_width(l, -1) : 1;
-		if (w > labw)
-			labw = w;
-		free(l);
-	}
-	if (lw > 10)
-		lw = 10;
-	if (labw > 8)
-		labw = 8;
-	p->lw = lw + 1;
-	/* A gap, the number; without colour a shade glyph after it. */
-	p->cw = (numw > labw ? numw : labw) + 1 + (theme_mono() ? 1 : 0) + (p->other >= 0 ? 1 : 0);
-
-	/* Title: name, ᵀ, head, shape — our own text only (the variant's label is escaped). */
-	const char *name = matrix_name(p->which);
-	char head[32] = "";
-	if (pane_attn(t, p)->lesson->heads > 1 && (matrix_per_head(p->which) || p->ncols != m->cols))
-		snprintf(head, sizeof head, " head %d", p->head);
-	char *label = NULL;
-	if (p->variant) {
-		const char *l = session_text(t->s, &t->s->lesson->compare_label);
-		char *a = t->utf8 ? NULL : text_ascii(l && *l ? l : "compare");
-		label = text_escape(a ? a : l && *l ? l : "compare", "");
-		free(a);
-	}
-	snprintf(p->title, sizeof p->title, "%s%s%s%s%s  %d%s%d", label ? label : "", label ? ": " : "", name,
-	         p->transpose ? (t->utf8 ? "\u1d40" : "^T") : "", head, p->rows, times, p->cols);
-	free(label);
-}
-
-/* The natural size of a pane (for the layout). */
-static void
-pane_want(const Pane *p, int *w, int *h)
-{
-	int tw = text_width(p->title, -1) + 2;
-
-	if (p->zoom) {
-		/* Zoomed out, a pane takes what it is given: ask for little. */
-		*w = p->lw + 2 * (p->cols < 24 ? p->cols : 24);
-		*h = 2 + (p->rows < 10 ? p->rows : 10);
-	} else {
-		*w = p->lw + (p->cw + p->pad) * (p->cols + p->sums);
-		*h = 2 + p->rows + (p->rows > 0 ? (p->rows - 1) * p->rgap : 0) + p->legend;
-	}
-	if (*w < tw)
-		*w = tw;
-	/*
-	 * A pane hidden by a quiz shows three short lines ("answer first:",
-	 * ":answer VALUE", ":skip  :hint", 13 columns each): it needs that much
-	 * and no more.  Asking for more (it used to be 28) pushed the hidden
-	 * result onto a second grid row at 80 columns, which took the lines the
-	 * narration needed and hid the quiz question itself below the fold.
-	 */
-	if (p->hidden && *w < 15)
-		*w = 15;
-	if (*w < 12)
-		*w = 12;
-}
-
-static int
-pane_same(const Pane *a, const Pane *b)
-{
-	return a->which == b->which && a->head == b->head && a->transpose == b->transpose && a->col0 == b->col0;
-}
-
-/* The pane an open quiz hides: the one with the answer's matrix, else the result (last). */
-static int
-quiz_hidden_pane(const Tui *t)
-{
-	const int w = session_hidden_matrix(t->s);
-
-	for (int i = 0; w >= 0 && i < t->npanes; i++)
-		if ((int)t->pane[i].which == w && !t->pane[i].variant)
-			return i;
-	return -1;
-}
-
-/* Put the cursor of pane i on source cell (R, C) if it is in view. */
-static void
-pane_put_cursor(Pane *p, int R, int C)
-{
-	int r = p->transpose ? C - p->col0 : R, c = p->transpose ? R : C - p->col0;
-
-	if (r >= 0 && r < p->rows && c >= 0 && c < p->cols) {
-		p->cur_r = r;
-		p->cur_c = c;
-	}
-}
-
-/* Rebuild the pane list from the session's stage and head, keeping the view state of panes that stay. */
-static void
-tui_build_panes(Tui *t, int keep, int refocus)
-{
-	const Session *s = t->s;
-	const Attn *a = s->attn;
-	const Lesson *l = a->lesson;
-	Pane old[LAYOUT_MAX_PANES];
-	int nold = keep ? t->npanes : 0;
-	StagePane ms[STAGE_MAX_PANES];
-	int k, n = 0, each_head = 0;
-
-	memcpy(old, t->pane, sizeof old);
-	k = attn_stage_panes(a, s->stage, ms);
-	memset(t->pane, 0, sizeof t->pane);
-	/* The windows belong to the layout's slots, not to the matrices. */
-	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
-		t->pane[i].win = old[i].win;
-
-	/* What the stage table says to show, cut as it says. */
-	for (int i = 0; i < k && n < LAYOUT_MAX_PANES; i++) {
-		const int width = matrix_head_width(&a->shape, ms[i].matrix);
-		if (ms[i].flags & PANE_EACH_HEAD) {
-			/* cut into its heads, side by side (a window of heads around the current one) */
-			int h = l->heads, room = LAYOUT_MAX_PANES - n, cnt = h < room ? h : room, first = 0;
-			if (s->head >= cnt)
-				first = s->head - cnt + 1;
-			for (int j = 0; j < cnt; j++) {
-				Pane *p = &t->pane[n++];
-				p->which = ms[i].matrix;
-				p->head = first + j;
-				p->col0 = matrix_head_col0(&a->shape, ms[i].matrix, first + j);
-				p->ncols = width;
-			}
-			each_head = 1;
-			continue;
-		}
-		Pane *p = &t->pane[n++];
-		p->which = ms[i].matrix;
-		p->head = s->head;
-		p->col0 = 0;
-		p->ncols = -1;
-		if ((ms[i].flags & PANE_HEAD_COLS) && l->heads > 1) {
-			p->col0 = matrix_head_col0(&a->shape, ms[i].matrix, s->head);
-			p->ncols = width;
-		}
-		p->transpose = (ms[i].flags & PANE_TRANSPOSE) != 0;
-	}
-	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
-		t->pane[i].other = -1;
-	/* The comparison view: the stage's result in the compare variant, beside the lesson's. */
-	if (s->compare_on && s->compare_attn != NULL && n > 0 && n < LAYOUT_MAX_PANES && !each_head) {
-		Pane *r = &t->pane[n - 1], *p = &t->pane[n];
-		WINDOW *keepw = p->win;
-		*p = *r;
-		p->win = keepw;
-		p->variant = 1;
-		p->col0 = 0;
-		p->ncols = -1;
-		p->transpose = 0;
-		if (pane_mat(t, p) != NULL) {
-			p->other = n - 1;
-			r->other = n;
-			n++;
-		}
-	}
-	t->npanes = n;
-	for (int i = 0; i < n; i++) {
-		Pane *p = &t->pane[i];
-		pane_measure(t, p);
-		for (int j = 0; j < nold; j++) {
-			if (!pane_same(&old[j], p))
-				continue;
-			p->cur_r = old[j].cur_r < p->rows ? old[j].cur_r : 0;
-			p->cur_c = old[j].cur_c < p->cols ? old[j].cur_c : 0;
-			p->top = old[j].top;
-			p->left = old[j].left;
-			p->zoom = old[j].zoom;
-			break;
-		}
-	}
-	/* Count the cells that differ between a result and its variant. */
-	for (int i = 0; i < n; i++) {
-		Pane *p = &t->pane[i];
-		const Mat *ma = pane_mat(t, p), *mb = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
-		p->ndiff = 0;
-		if (ma == NULL || mb == NULL)
-			continue;
-		for (int r = 0; r < p->rows; r++)
-			for (int c = 0; c < p->cols; c++) {
-				int R, C;
-				pane_src(p, r, c, &R, &C);
-				p->ndiff += stats_cell_differs(ma, mb, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
-			}
-	}
-	int hid = quiz_hidden_pane(t);
-	if (hid >= 0) {
-		t->pane[hid].hidden = 1;
-		/* The variant would give the answer away too. */
-		if (t->pane[hid].other >= 0)
-			t->pane[t->pane[hid].other].hidden = 1;
-	}
-	if (t->focus >= n || t->focus < 0 || refocus)
-		t->focus = n > 0 ? n - 1 : 0;
-	if (n > 0 && t->pane[t->focus].hidden)
-		t->focus = 0;
-}
-
-/* Focus a matrix's pane (after `show`, or a step's focus); returns 1 when found. */
-static int
-tui_focus_matrix(Tui *t, int which, int head, int row, int col)
-{
-	for (int i = 0; i < t->npanes; i++) {
-		Pane *p = &t->pane[i];
-		if ((int)p->which != which || p->hidden || p->variant)
-			continue;
-		if (matrix_per_head((AttnMatrix)which) && p->head != head)
-			continue;
-		t->focus = i;
-		if (row >= 0 && col >= 0)
-			pane_put_cursor(p, row, col);
-		return 1;
-	}
-	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -968,405 +465,6 @@ tui_draw_stage(Tui *t)
 	put_at(w, 0, x, base, right, W - x);
 	wbkgdset(w, ' ');
 	wnoutrefresh(w);
-}
-
-/* Operands of the focused cell, for highlighting. */
-typedef struct Ops {
-	int n;
-	int variant;  /* the operands are in this computation (Pane.variant) */
-	ExplainOperand op[4];
-} Ops;
-
-/* 1 when operand e is in the matrix pane p shows (same computation, matrix and head). */
-static int
-ops_in_pane(const Ops *o, const ExplainOperand *e, const Pane *p)
-{
-	return p->variant == o->variant && e->which == p->which &&
-	       (!matrix_per_head(p->which) || e->head == p->head);
-}
-
-static int
-ops_hit(const Ops *o, const Pane *p, int R, int C)
-{
-	for (int i = 0; i < o->n; i++) {
-		const ExplainOperand *e = &o->op[i];
-		if (!ops_in_pane(o, e, p))
-			continue;
-		if ((e->row < 0 || e->row == R) && (e->col < 0 || e->col == C))
-			return 1;
-	}
-	return 0;
-}
-
-/* A whole row (row == 1) or column of the view that an operand covers. */
-static int
-ops_line(const Ops *o, const Pane *p, int row, int idx)
-{
-	/* A view row is a source row, or a source column when transposed. */
-	int src_row = row != p->transpose;
-	int src = src_row ? idx : p->col0 + idx;
-
-	for (int i = 0; i < o->n; i++) {
-		const ExplainOperand *e = &o->op[i];
-		if (!ops_in_pane(o, e, p))
-			continue;
-		if (src_row && e->col < 0 && e->row == src)
-			return 1;
-		if (!src_row && e->row < 0 && e->col == src)
-			return 1;
-	}
-	return 0;
-}
-
-static void
-tui_ops(const Tui *t, Ops *o)
-{
-	o->n = 0;
-	if (t->npanes == 0 || t->mode == MODE_CMD)
-		return;
-	const Pane *p = &t->pane[t->focus];
-	if (p->hidden || p->rows == 0 || p->cols == 0)
-		return;
-	int R, C;
-	pane_src(p, p->cur_r, p->cur_c, &R, &C);
-	o->variant = p->variant;
-	o->n = explain_operands(pane_attn(t, p), p->which, p->head, R, C, o->op);
-	if (o->n < 0)
-		o->n = 0;
-	if (o->n > 4)
-		o->n = 4;
-}
-
-/* The previous computation's matrix for a pane, when an edit just changed it (same shape). */
-static const Mat *
-pane_prev(const Tui *t, const Pane *p, const Mat *cur)
-{
-	const Attn *pa = t->s->prev_attn;
-
-	if (!t->flash || pa == NULL)
-		return NULL;
-	if (matrix_per_head(p->which) && p->head >= pa->heads)
-		return NULL;
-	const Mat *m = attn_matrix(pa, p->which, p->head);
-	if (m == NULL || m->rows != cur->rows || m->cols != cur->cols)
-		return NULL;
-	return m;
-}
-
-static void
-keep_cursor_visible(Pane *p, int vis_r, int vis_c)
-{
-	if (vis_r < 1)
-		vis_r = 1;
-	if (vis_c < 1)
-		vis_c = 1;
-	if (p->cur_r < p->top)
-		p->top = p->cur_r;
-	if (p->cur_r >= p->top + vis_r)
-		p->top = p->cur_r - vis_r + 1;
-	if (p->cur_c < p->left)
-		p->left = p->cur_c;
-	if (p->cur_c >= p->left + vis_c)
-		p->left = p->cur_c - vis_c + 1;
-	if (p->top > p->rows - vis_r)
-		p->top = p->rows - vis_r > 0 ? p->rows - vis_r : 0;
-	if (p->left > p->cols - vis_c)
-		p->left = p->cols - vis_c > 0 ? p->cols - vis_c : 0;
-	if (p->top < 0)
-		p->top = 0;
-	if (p->left < 0)
-		p->left = 0;
-}
-
-/* Draw a label right-aligned (or left) in a field of width fw. */
-static void
-put_label(WINDOW *w, int y, int x, int fw, attr_t attr, char *label, int right)
-{
-	int lw = label ? text_width(label, -1) : 0;
-	int pad = right && lw < fw ? fw - lw : 0;
-
-	put_at(w, y, x + pad, attr, label ? label : "", fw - pad);
-	free(label);
-}
-
-static void
-pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
-{
-	WINDOW *w = p->win;
-	int W = getmaxx(w);
-	attr_t at = theme_attr(t->focus == (int)(p - t->pane) && t->mode != MODE_CMD ? ROLE_PANE_FOCUS : ROLE_PANE_TITLE);
-	int x = put_at(w, 0, 0, at, p->title, W);
-	char more[64] = "";
-
-	if (p->hidden || p->rows == 0)
-		return;
-	if (p->zoom)
-		snprintf(more, sizeof more, "  zoom");
-	else if (vis_r < p->rows || vis_c < p->cols)
-		snprintf(more, sizeof more, "  r%d-%d c%d-%d", p->top, p->top + vis_r - 1, p->left, p->left + vis_c - 1);
-	x += put_at(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
-	/* What fits of: the cells that differ from the variant, then mean and σ. */
-	if (p->other >= 0) {
-		char d[48];
-		snprintf(d, sizeof d, "  %d differ (*)", p->ndiff);
-		if (x + text_width(d, -1) <= W)
-			x += put_at(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
-	}
-	if (p->stats[0] && x + 2 + text_width(p->stats, -1) <= W) {
-		x += put_at(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);
-		put_at(w, 0, x, theme_attr(ROLE_LABEL), p->stats, W - x);
-	}
-}
-
-/* A number for the legend: 2 decimals, or %.3g when large. */
-static void
-fmt_legend(char *buf, size_t size, double v)
-{
-	if (fabs(v) >= 1e5)
-		snprintf(buf, size, "%.3g", v);
-	else
-		snprintf(buf, size, "%.2f", v);
-}
-
-/*
- * The legend under a pane: "-2.31 ▁▂▃▄▅▆▇ 4.07", each step drawn in the ramp
- * colour of the value it stands for, and how masked cells look.
- */
-static void
-pane_draw_legend(Tui *t, Pane *p, int y)
-{
-	WINDOW *w = p->win;
-	int W = getmaxx(w), x = 0, steps = 7;
-	char lo[32], hi[32];
-	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587" };
-	static const char *const ascii[] = { ".", ":", "-", "=", "+", "*", "#" };
-
-	fmt_legend(lo, sizeof lo, p->minv);
-	fmt_legend(hi, sizeof hi, p->maxv);
-	if (text_width(lo, -1) + text_width(hi, -1) + steps + 2 > W)
-		return;
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), lo, W - x);
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
-	for (int i = 0; i < steps; i++) {
-		double v = p->minv + (p->maxv - p->minv) * i / (steps - 1);
-		double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
-		int lv = 0;
-		attr_t at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
-		/*
-		 * Without colour the cells carry shade glyphs (░▒▓█ or ' : * #), so
-		 * the legend shows those same glyphs: bars of another shape would not
-		 * tell a monochrome reader which glyph means which value.
-		 */
-		const char *g = theme_mono() ? theme_shade(lv, t->utf8) : t->utf8 ? bars[i] : ascii[i];
-		x += put_at(w, y, x, at, g, W - x);
-	}
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), hi, W - x);
-	if (p->has_masked) {
-		const char *m = t->utf8 ? "-\u221e masked" : "-inf masked";
-		if (x + 2 + text_width(m, -1) <= W) {
-			x += put_at(w, y, x, theme_attr(ROLE_LABEL), "  ", W - x);
-			put_at(w, y, x, theme_attr(ROLE_MASKED), m, W - x);
-		}
-	}
-}
-
-/* The zoomed-out heatmap: each 2-column cell stands for a block of cells, no numbers. */
-static void
-pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
-{
-	WINDOW *w = p->win;
-	int H = getmaxy(w), W = getmaxx(w);
-	int vis_r = H - 2, vis_c = (W - p->lw) / 2;
-
-	if (vis_r < 1 || vis_c < 1)
-		return;
-	int br = (p->rows + vis_r - 1) / vis_r, bc = (p->cols + vis_c - 1) / vis_c;
-	int nr = (p->rows + br - 1) / br, nc = (p->cols + bc - 1) / bc;
-	int cr = p->cur_r / br, cc = p->cur_c / bc;
-	int focused = t->focus == (int)(p - t->pane);
-	char lab[32];
-
-	pane_draw_title(t, p, vis_r, vis_c);
-	snprintf(lab, sizeof lab, "%dx%d/blk", br, bc);
-	put_at(w, 1, 0, theme_attr(ROLE_LABEL), lab, W);
-	for (int i = 0; i < nr; i++) {
-		char *l = pane_row_label(t, p, i * br);
-		put_label(w, 2 + i, 0, p->lw - 1, theme_attr(focused && i == cr ? ROLE_LABEL_HI : ROLE_LABEL), l, 0);
-		for (int j = 0; j < nc; j++) {
-			/* A block shows its strongest cell (the mean of random signs would be ~0). */
-			double peak = 0;
-			int cnt = 0, masked = 0, lv = 0;
-			for (int r = i * br; r < (i + 1) * br && r < p->rows; r++)
-				for (int c = j * bc; c < (j + 1) * bc && c < p->cols; c++) {
-					double v = pane_value(m, p, r, c);
-					if (isfinite(v)) {
-						if (cnt == 0 || fabs(v) > fabs(peak))
-							peak = v;
-						cnt++;
-					} else {
-						masked++;
-					}
-				}
-			attr_t at;
-			const char *glyph = "  ";
-			if (cnt == 0 && masked > 0) {
-				at = theme_attr(ROLE_MASKED);
-				glyph = t->utf8 ? "\u00b7\u00b7" : "..";
-			} else {
-				double tv = p->diverging ? (p->maxabs > 0 ? peak / p->maxabs : 0) : peak;
-				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
-			}
-			if (focused && i == cr && j == cc)
-				at = theme_attr(ROLE_CURSOR);
-			wattrset(w, at);
-			wmove(w, 2 + i, p->lw + 2 * j);
-			if (theme_mono() && !(cnt == 0 && masked > 0)) {
-				const char *g = theme_shade(lv, t->utf8);
-				waddstr(w, g);
-				waddstr(w, g);
-			} else {
-				waddstr(w, glyph);
-			}
-		}
-	}
-	wattrset(w, A_NORMAL);
-}
-
-static void
-pane_draw(Tui *t, Pane *p, const Ops *ops)
-{
-	WINDOW *w = p->win;
-	const Mat *m;
-	int focused = t->focus == (int)(p - t->pane);
-
-	if (w == NULL)
-		return;
-	werase(w);
-	int H = getmaxy(w), W = getmaxx(w);
-	m = pane_mat(t, p);
-	if (p->hidden) {
-		pane_draw_title(t, p, 0, 0);
-		const char *msg[] = { "answer first:", ":answer VALUE", ":skip  :hint" };
-		for (int i = 0; i < 3 && 2 + i < H; i++)
-			put_at(w, 2 + i, 1, theme_attr(ROLE_PLACEHOLDER), msg[i], W - 1);
-		wnoutrefresh(w);
-		return;
-	}
-	if (m == NULL || p->rows == 0 || p->cols == 0) {
-		pane_draw_title(t, p, 0, 0);
-		wnoutrefresh(w);
-		return;
-	}
-	if (p->zoom) {
-		pane_draw_zoom(t, p, m);
-		wnoutrefresh(w);
-		return;
-	}
-
-	int lw = p->lw < W ? p->lw : W - 1;
-	int cw = p->cw + p->pad, step = 1 + p->rgap;
-	int vis_r = (H - 2 + p->rgap) / step, vis_c = (W - lw) / cw;
-	if (vis_r < 1)
-		vis_r = 1;
-	if (vis_c < 1)
-		vis_c = 1;
-	/* The Σ column takes a cell's room when every column is in view. */
-	int sums = p->sums && vis_c > p->cols;
-	if (p->sums && vis_c > p->cols)
-		vis_c = p->cols;
-	keep_cursor_visible(p, vis_r, vis_c);
-	pane_draw_title(t, p, vis_r < p->rows ? vis_r : p->rows, vis_c < p->cols ? vis_c : p->cols);
-
-	const Mat *prev = pane_prev(t, p, m);
-	const Mat *cmp = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
-	int present = t->opt.present;
-	attr_t lab_bold = present ? A_BOLD : 0;
-	double *rowsum = NULL;
-	if (sums && (rowsum = calloc((size_t)m->rows, sizeof *rowsum)) != NULL)
-		stats_row_sums(m, rowsum);
-
-	/* Column labels. */
-	for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
-		int c = p->left + j, R, C;
-		pane_src(p, 0, c, &R, &C);
-		int hi = (focused && c == p->cur_c) || ops_line(ops, p, 0, c);
-		put_label(w, 1, lw + j * cw, cw - p->pad / 2, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold,
-		          pane_col_label(t, p, c), 1);
-	}
-	if (sums)
-		put_label(w, 1, lw + vis_c * cw, cw - p->pad / 2, theme_attr(ROLE_LABEL) | lab_bold,
-		          strdup(t->utf8 ? "\u03a3" : "sum"), 1);
-	/* Rows. */
-	int y = 2;
-	for (int i = 0; i < vis_r && p->top + i < p->rows; i++, y += step) {
-		int r = p->top + i;
-		int hi = (focused && r == p->cur_r) || ops_line(ops, p, 1, r);
-		put_label(w, y, 0, lw - 1, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold,
-		          pane_row_label(t, p, r), 0);
-		for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
-			int c = p->left + j, R, C, lv = 0;
-			char num[32];
-			pane_src(p, r, c, &R, &C);
-			double v = MAT_AT(*m, R, C);
-			attr_t at;
-
-			int differs = cmp != NULL && stats_cell_differs(m, cmp, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
-			if (focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)
-				at = theme_attr(ROLE_CURSOR);
-			else if (prev && !(MAT_AT(*prev, R, C) == v) && !(isnan(v) && isnan(MAT_AT(*prev, R, C))))
-				at = theme_attr(ROLE_FLASH);
-			else if (pane_masked(t, p, R, C, v))
-				at = theme_attr(ROLE_MASKED);
-			else {
-				double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
-				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
-				/* Operands: from the back of a room, reverse and bold. */
-				if (ops_hit(ops, p, R, C))
-					at = theme_overlay(ROLE_OPERAND, at) | (present ? A_REVERSE | A_BOLD : 0);
-			}
-			if (differs)
-				at |= A_BOLD;
-			int mono = theme_mono();
-			int numw = p->cw - 1 - mono, trail = p->pad / 2;
-			fmt_cell(num, sizeof num, v, numw, t->utf8);
-			int x = lw + j * cw;
-			int nw = text_width(num, -1);
-			wattrset(w, at);
-			wmove(w, y, x);
-			/* A cell that differs from the variant carries a '*' in its gap (not colour alone). */
-			int lead = 1 + p->pad - trail + numw - nw;
-			for (int k = 0; k < lead; k++)
-				waddch(w, differs && k == lead - 1 && lead > 1 ? '*' : ' ');
-			draw_text(w, num, -1, numw, 0);
-			if (mono)
-				waddstr(w, theme_shade(lv, t->utf8));
-			for (int k = 0; k < trail; k++)
-				waddch(w, ' ');
-			wattrset(w, A_NORMAL);
-		}
-		if (sums && rowsum != NULL) {
-			char sbuf[32];
-			fmt_cell(sbuf, sizeof sbuf, rowsum[r], p->cw - 1, t->utf8);
-			int sw = text_width(sbuf, -1);
-			put_at(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
-		}
-	}
-	/* The legend, when every row is in view and a line is left under them. */
-	if (p->legend && p->top == 0 && vis_r >= p->rows && y - p->rgap < H)
-		pane_draw_legend(t, p, y - p->rgap);
-	free(rowsum);
-	wnoutrefresh(w);
-}
-
-static void
-tui_draw_panes(Tui *t)
-{
-	Ops ops;
-
-	tui_ops(t, &ops);
-	for (int i = 0; i < t->npanes; i++)
-		pane_draw(t, &t->pane[i], &ops);
 }
 
 static void
@@ -1628,7 +726,7 @@ tui_draw(Tui *t)
 /* Messages, pop-ups, commands                                          */
 /* ------------------------------------------------------------------ */
 
-static void
+void
 tui_set_msg(Tui *t, int error, const char *text)
 {
 	free(t->msg);
@@ -1644,8 +742,7 @@ tui_set_msg(Tui *t, int error, const char *text)
 	t->redraw |= R_STATUS;
 }
 
-static void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void
+void
 tui_msgf(Tui *t, int error, const char *fmt, ...)
 {
 	char buf[256];
@@ -1691,7 +788,7 @@ tui_popup(Tui *t, const char *title, const char *text)
 	t->redraw |= R_POPUP;
 }
 
-static void
+void
 tui_popup_close(Tui *t)
 {
 	if (t->w_popup) {
@@ -1772,7 +869,6 @@ out_show(void *ctx, AttnMatrix which, int head)
 	tui_msgf(t, 0, "%s (stage %s)", matrix_name(which), stage_name((Stage)st));
 }
 
-static void tui_demo_start(Tui *t, const char *path);
 static void tui_present(Tui *t, int on);
 static void tui_theme(Tui *t, const char *name);
 
@@ -1841,7 +937,7 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 }
 
 /* Run one command line; returns cmd_run's status (0, or -1 when it failed). */
-static int
+int
 tui_run_line(Tui *t, const char *line)
 {
 	CmdOut out;
@@ -1885,268 +981,6 @@ tui_present(Tui *t, int on)
 	tui_msgf(t, 0, "presenter mode %s", on ? "on" : "off");
 	tui_build_panes(t, 1, 0);
 	t->redraw |= R_ALL;
-}
-
-/* ------------------------------------------------------------------ */
-/* Demo scripts                                                         */
-/* ------------------------------------------------------------------ */
-
-/*
- * A demo runs its entries one per loop turn when due: a command at once, a
- * `wait` sets the time of the next, a `pause` waits for space or Enter.
- * Space pauses and resumes; n runs the next command by hand; p goes back one
- * command by replaying the script quietly, up to the command before, on a
- * clone of the lesson the demo started from (commands are cheap; states of
- * the session are not copyable, and a replay is always right); q leaves.
- */
-
-static void
-tui_demo_free(Tui *t)
-{
-	demo_free(t->demo);
-	t->demo = NULL;
-	session_mark_free(&t->demo_mark);
-	t->demo_at_pause = t->demo_paused = 0;
-	t->redraw |= R_STATUS;
-}
-
-static void
-tui_demo_start(Tui *t, const char *path)
-{
-	char *err = NULL;
-	Demo *d = demo_load(path, &err);
-	Session *s = t->s;
-
-	if (d == NULL) {
-		tui_set_msg(t, 1, err ? err : "cannot read the demo");
-		free(err);
-		return;
-	}
-	tui_demo_free(t);
-	if (session_mark(s, &t->demo_mark, &err) != 0) {
-		demo_free(d);
-		tui_set_msg(t, 1, err ? err : "demo: out of memory");
-		free(err);
-		return;
-	}
-	t->demo = d;
-	t->demo_present = t->opt.present;
-	snprintf(t->demo_theme, sizeof t->demo_theme, "%s", theme_name());
-	t->demo_pos = 0;
-	t->demo_due = now_ms();
-	t->demo_paused = t->demo_at_pause = 0;
-	t->play_ms = 0;
-	tui_msgf(t, 0, "demo: %d lines; space pauses, n/p step, q leaves", d->n);
-}
-
-/* Run entry i. live: waits and pauses count; otherwise (replaying) only commands run. */
-static void
-tui_demo_exec(Tui *t, int i, int live)
-{
-	const DemoLine *e = &t->demo->line[i];
-
-	if (e->kind == DEMO_CMD) {
-		if (t->mode == MODE_POPUP)
-			tui_popup_close(t);
-		int failed;
-		if (!live)
-			t->replaying = 1;
-		failed = tui_run_line(t, e->text) != 0;
-		t->replaying = 0;
-		if (live)
-			t->demo_due = now_ms();
-		/* A line that fails (a lesson that did not load, a stage this lesson lacks) would
-		 * leave the projector showing something the teacher did not plan: the demo pauses
-		 * on the error (space goes on, q leaves). */
-		if (failed && live)
-			t->demo_paused = 1;
-	} else if (live && e->kind == DEMO_WAIT) {
-		t->demo_due = now_ms() + (long long)(e->seconds * 1000 + 0.5);
-	} else if (live && e->kind == DEMO_PAUSE) {
-		t->demo_at_pause = 1;
-	}
-	t->redraw |= R_STATUS;
-}
-
-/* Run the entries that are due (one per loop turn, so each command is drawn). */
-static void
-tui_demo_tick(Tui *t)
-{
-	if (t->demo == NULL || t->demo_paused || t->demo_at_pause || t->mode == MODE_CMD ||
-	    t->demo_pos >= t->demo->n || now_ms() < t->demo_due)
-		return;
-	tui_demo_exec(t, t->demo_pos++, 1);
-	if (t->demo_pos >= t->demo->n && !t->demo_at_pause)
-		t->redraw |= R_STATUS;
-}
-
-/* n: the next command now, by hand (waits and pauses on the way are passed). */
-static void
-tui_demo_next(Tui *t)
-{
-	t->demo_paused = 1;
-	t->demo_at_pause = 0;
-	while (t->demo_pos < t->demo->n) {
-		int i = t->demo_pos++;
-		if (t->demo->line[i].kind == DEMO_CMD) {
-			tui_demo_exec(t, i, 1);
-			return;
-		}
-	}
-	tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
-}
-
-/* The session as the demo found it (session_restore), and the view's own state. */
-static int
-tui_demo_restore(Tui *t)
-{
-	char *err = NULL;
-
-	if (session_restore(t->s, &t->demo_mark, &err) != 0) {
-		tui_set_msg(t, 1, err ? err : "demo: out of memory");
-		free(err);
-		return -1;
-	}
-	if (t->opt.present != t->demo_present)
-		t->opt.present = t->demo_present;
-	if (strcmp(theme_name(), t->demo_theme) != 0) {
-		const char *nc = getenv("NO_COLOR");
-		err = NULL;
-		theme_init(t->demo_theme, nc != NULL && *nc != '\0', &err);
-		free(err);
-	}
-	t->redraw |= R_ALL;
-	return 0;
-}
-
-/* p: back one command — the state after every command before the last one run. */
-static void
-tui_demo_prev(Tui *t)
-{
-	int last = -1;
-
-	t->demo_paused = 1;
-	t->demo_at_pause = 0;
-	for (int i = t->demo_pos - 1; i >= 0; i--)
-		if (t->demo->line[i].kind == DEMO_CMD) {
-			last = i;
-			break;
-		}
-	if (last < 0) {
-		t->demo_pos = 0;
-		tui_set_msg(t, 0, "demo: at the start");
-		return;
-	}
-	if (tui_demo_restore(t) != 0)
-		return;
-	for (int i = 0; i < last; i++)
-		tui_demo_exec(t, i, 0);
-	t->demo_pos = last;
-	if (t->mode == MODE_POPUP)
-		tui_popup_close(t);
-	tui_msgf(t, 0, "demo: back before line %d: %.60s", t->demo->line[last].lineno, t->demo->line[last].text);
-}
-
-/* space, Enter: pause or go on (Enter only at a `pause`: elsewhere it explains). */
-static int
-demo_key_go(Tui *t, int key, int arg)
-{
-	(void)arg;
-	if (key != ' ' && !t->demo_at_pause)
-		return 0;
-	if (t->mode == MODE_POPUP)
-		tui_popup_close(t);
-	if (t->demo_at_pause) {
-		t->demo_at_pause = 0;
-		t->demo_paused = 0;
-		t->demo_due = now_ms();
-	} else if (t->demo_pos >= t->demo->n) {
-		tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
-	} else {
-		t->demo_paused = !t->demo_paused;
-		t->demo_due = now_ms();
-	}
-	return 1;
-}
-
-/* n, p: the next or previous command by hand. */
-static int
-demo_key_step(Tui *t, int key, int arg)
-{
-	(void)arg;
-	if (key == 'n') {
-		if (t->mode == MODE_POPUP)
-			tui_popup_close(t);
-		tui_demo_next(t);
-	} else {
-		tui_demo_prev(t);
-	}
-	return 1;
-}
-
-/* q: leave the demo (a pop-up is closed first, by the pop-up's own keys). */
-static int
-demo_key_leave(Tui *t, int key, int arg)
-{
-	(void)key;
-	(void)arg;
-	if (t->mode == MODE_POPUP)
-		return 0;
-	tui_demo_free(t);
-	tui_set_msg(t, 0, "demo left (q again quits)");
-	return 1;
-}
-
-/* The keys while a demo plays, before the others. */
-/* clang-format off */
-static const KeyEntry demo_keys[] = {
-	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = "pause / go on (at a pause: go on)",
-	  .run = demo_key_go },
-	{ .key = { 'n', 'p' }, .keys = "n  p", .does = "next / previous command by hand", .run = demo_key_step },
-	{ .key = { 'q' }, .keys = "q", .does = "leave the demo (q again quits)", .run = demo_key_leave },
-	{ .run = NULL }
-};
-/* clang-format on */
-
-/* The entry of table for key, or NULL. */
-static const KeyEntry *
-key_find(const KeyEntry *table, int key)
-{
-	for (const KeyEntry *e = table; e->run != NULL; e++)
-		for (int i = 0; i < (int)(sizeof e->key / sizeof e->key[0]) && e->key[i] != 0; i++)
-			if (e->key[i] == key)
-				return e;
-	return NULL;
-}
-
-/* A key while a demo plays: 1 when the demo took it. */
-static int
-tui_demo_key(Tui *t, int key)
-{
-	const KeyEntry *e = t->demo != NULL ? key_find(demo_keys, key) : NULL;
-
-	if (e == NULL || !e->run(t, key, e->arg))
-		return 0;
-	t->redraw |= R_STATUS;
-	return 1;
-}
-
-/* :play — the next step every play_ms; stops at the last step. */
-static void
-tui_play_tick(Tui *t)
-{
-	char *err = NULL;
-
-	if (t->play_ms <= 0 || t->mode == MODE_CMD || now_ms() < t->play_due)
-		return;
-	if (session_next(t->s, &err) != 0) {
-		free(err);
-		t->play_ms = 0;
-		tui_set_msg(t, 0, "play: at the last step");
-		return;
-	}
-	t->play_due = now_ms() + t->play_ms;
-	t->redraw |= R_STATUS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2203,6 +1037,17 @@ tui_sync(Tui *t)
 /* ------------------------------------------------------------------ */
 /* Keys                                                                 */
 /* ------------------------------------------------------------------ */
+
+/* The entry of table for key, or NULL. */
+const KeyEntry *
+key_find(const KeyEntry *table, int key)
+{
+	for (const KeyEntry *e = table; e->run != NULL; e++)
+		for (int i = 0; i < (int)(sizeof e->key / sizeof e->key[0]) && e->key[i] != 0; i++)
+			if (e->key[i] == key)
+				return e;
+	return NULL;
+}
 
 /* A session call's error, if any, in the status line (error: as an error, not as information). */
 static void
