@@ -3,8 +3,8 @@
  * The bottom of the house: the loader (lesson.c), the engine (attention.c)
  * and every view read these two tables, and nothing here computes. A new
  * stage is an entry in stage_kinds[] (what it is called, when it exists,
- * what it shows, its formula and blurb) plus its kernel and explain function
- * in the engine's table (attention.c: stage_ops[]); a new matrix is an
+ * what it shows, its formula and blurb) plus its kernel (attention.c:
+ * stage_kernel[]) and its explain functions (explain.c); a new matrix is an
  * entry in matrix_kinds[]. No view switches on a stage or a matrix.
  */
 #ifndef ATTNVIZ_CATALOG_H

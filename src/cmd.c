@@ -21,6 +21,7 @@
 #include "export.h"
 #include "fileio.h"
 #include "stats.h"
+#include "labels.h"
 #include "textfmt.h"
 #include "themefile.h"
 
@@ -646,7 +647,7 @@ static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
 	              out->utf8 ? "\u1d40" : "^T", row, out->utf8 ? "\u2202" : "d", out->utf8 ? "\u2202" : "d");
 	for (int j = 0; j < m; j++) {
 		double sum = 0.0;
-		char *lab = textfmt_col_label(a, AM_WEIGHTS, j);
+		char *lab = labels_col(a, AM_WEIGHTS, j);
 		strbuf_printf(&b, "%-8.8s", lab ? lab : "?");
 		free(lab);
 		for (int k = 0; k < m; k++) {
@@ -872,7 +873,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			say(out, MSG_ERROR, NULL, "the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)");
 			return -1;
 		}
-		t = textfmt_params_line(s->attn->lesson, out->utf8);
+		t = labels_params(s->attn->lesson, out->utf8);
 		if (t == NULL)
 			return fail(out, NULL);
 		say(out, MSG_INFO, NULL, "%s", t);
@@ -922,7 +923,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			stats_row_sums(m, sums);
 			strbuf_puts(&text, "row sums (1, or 0 for a row with no visible key):\n");
 			for (i = 0; i < m->rows; i++) {
-				char *tok = textfmt_row_label(s->attn, (AttnMatrix)w, i);
+				char *tok = labels_row(s->attn, (AttnMatrix)w, i);
 				strbuf_printf(&text, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
 				free(tok);
 			}
@@ -1033,67 +1034,119 @@ static int cmd_quit(Session *s, int argc, char **argv, CmdOut *out)
 
 /*
  * The table. usage: the words after the name (UPPER = a value, [optional], a|b = one of);
- * cmd_run checks the count of required and optional words from it.
+ * cmd_run checks the number of words against min_args and max_args.
  */
+/* clang-format off */
 const CmdEntry cmd_table[] = {
-	{ "load", NULL, ARG_LESSON, "load FILE|NAME", "open a lesson file, or a lesson by name (see lessons)", cmd_load },
-	{ "lessons", NULL, ARG_NONE, "lessons", "list the lessons in teaching order, with their titles", cmd_lessons },
-	{ "reload", NULL, ARG_NONE, "reload", "load the current lesson again from its file (drops your edits)", cmd_reload },
-	{ "next", "n", ARG_NONE, "next", "go to the next step", cmd_next },
-	{ "prev", "p", ARG_NONE, "prev", "go back one step", cmd_prev },
-	{ "first", NULL, ARG_NONE, "first", "go to the first step", cmd_first },
-	{ "last", NULL, ARG_NONE, "last", "go to the last step", cmd_last },
-	{ "step", NULL, ARG_NONE, "step N", "go to step N of the walk", cmd_step },
-	{ "goto", NULL, ARG_STAGE, "goto STAGE", "show a stage (help goto lists them)", cmd_goto },
-	{ "head", NULL, ARG_NONE, "head N", "show head N (from 0)", cmd_head },
-	{ "layer", NULL, ARG_NONE, "layer N", "show layer N (from 0) of a lesson with layers", cmd_layer },
-	{ "show", NULL, ARG_MATRIX, "show MATRIX [HEAD]", "show a matrix (e.g. show weights 1)", cmd_show },
-	{ "explain", "ex", ARG_MATRIX, "explain MATRIX ROW COL [HEAD]", "show the arithmetic behind one cell", cmd_explain },
-	{ "set", NULL, ARG_MATRIX, "set MATRIX[ROW][COL] VALUE", "edit an input or a weight; everything after it is recomputed", cmd_set },
-	{ "mask", NULL, ARG_WORDS, "mask causal|none|window W|padding 1,1,0", "change the mask", cmd_mask },
-	{ "scale", NULL, ARG_WORDS, "scale on|off|VALUE", "scale scores by 1/sqrt(d_k) (on), 1 (off) or a number", cmd_scale },
-	{ "heads", NULL, ARG_NONE, "heads N", "split Q, K and V into N heads (N must divide their columns)", cmd_heads },
-	{ "jacobian", NULL, ARG_NONE, "jacobian ROW [HEAD]", "softmax's Jacobian diag(w) - w w^T for one row of the weights", cmd_jacobian },
-	{ "train", NULL, ARG_NONE, "train STEPS [LR]", "gradient descent on every weight and bias (lesson with \"backward\"; LR default 0.1)", cmd_train },
-	{ "answer", "a", ARG_NONE, "answer VALUE", "answer this step's question (a choice number or letter, or a number)", cmd_answer },
-	{ "skip", NULL, ARG_NONE, "skip", "skip this step's question and see the answer", cmd_skip },
-	{ "hint", NULL, ARG_NONE, "hint", "a hint for this step's question", cmd_hint },
-	{ "compare", NULL, ARG_WORDS, "compare on|off", "show the lesson's compare variant beside each result, differing cells marked", cmd_compare },
-	{ "stats", NULL, ARG_MATRIX, "stats MATRIX|params|cache [HEAD]", "mean, std, min, max of a matrix (weights: row sums); params: the parameter count; cache: the KV cache's bytes", cmd_stats },
-	{ "lang", NULL, ARG_WORDS, "lang en|zh", "narration language: English or Chinese", cmd_lang },
-	{ "export", NULL, ARG_WORDS, "export FORMAT [MATRIX|STAGE] PATH", "write this stage (or a matrix, or another stage) as svg, csv, md, tex or json", cmd_export },
-	{ "save", NULL, ARG_FILE, "save PATH", "write this lesson with your edits as a lesson file", cmd_save },
+	{ .name = "load", .arg = ARG_LESSON, .min_args = 1, .max_args = 1, .exec = cmd_load,
+	  .usage = "load FILE|NAME",
+	  .help = "open a lesson file, or a lesson by name (see lessons)" },
+	{ .name = "lessons", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_lessons,
+	  .usage = "lessons",
+	  .help = "list the lessons in teaching order, with their titles" },
+	{ .name = "reload", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_reload,
+	  .usage = "reload",
+	  .help = "load the current lesson again from its file (drops your edits)" },
+	{ .name = "next", .alias = "n", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_next,
+	  .usage = "next",
+	  .help = "go to the next step" },
+	{ .name = "prev", .alias = "p", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_prev,
+	  .usage = "prev",
+	  .help = "go back one step" },
+	{ .name = "first", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_first,
+	  .usage = "first",
+	  .help = "go to the first step" },
+	{ .name = "last", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_last,
+	  .usage = "last",
+	  .help = "go to the last step" },
+	{ .name = "step", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_step,
+	  .usage = "step N",
+	  .help = "go to step N of the walk" },
+	{ .name = "goto", .arg = ARG_STAGE, .min_args = 1, .max_args = 1, .exec = cmd_goto,
+	  .usage = "goto STAGE",
+	  .help = "show a stage (help goto lists them)" },
+	{ .name = "head", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_head,
+	  .usage = "head N",
+	  .help = "show head N (from 0)" },
+	{ .name = "layer", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_layer,
+	  .usage = "layer N",
+	  .help = "show layer N (from 0) of a lesson with layers" },
+	{ .name = "show", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_show,
+	  .usage = "show MATRIX [HEAD]",
+	  .help = "show a matrix (e.g. show weights 1)" },
+	{ .name = "explain", .alias = "ex", .arg = ARG_MATRIX, .min_args = 3, .max_args = 4, .exec = cmd_explain,
+	  .usage = "explain MATRIX ROW COL [HEAD]",
+	  .help = "show the arithmetic behind one cell" },
+	{ .name = "set", .arg = ARG_MATRIX, .min_args = 2, .max_args = 4, .exec = cmd_set,
+	  .usage = "set MATRIX[ROW][COL] VALUE",
+	  .help = "edit an input or a weight; everything after it is recomputed" },
+	{ .name = "mask", .arg = ARG_WORDS, .min_args = 1, .max_args = CMD_MANY, .exec = cmd_mask,
+	  .usage = "mask causal|none|window W|padding 1,1,0",
+	  .help = "change the mask" },
+	{ .name = "scale", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_scale,
+	  .usage = "scale on|off|VALUE",
+	  .help = "scale scores by 1/sqrt(d_k) (on), 1 (off) or a number" },
+	{ .name = "heads", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_heads,
+	  .usage = "heads N",
+	  .help = "split Q, K and V into N heads (N must divide their columns)" },
+	{ .name = "jacobian", .arg = ARG_NONE, .min_args = 1, .max_args = 2, .exec = cmd_jacobian,
+	  .usage = "jacobian ROW [HEAD]",
+	  .help = "softmax's Jacobian diag(w) - w w^T for one row of the weights" },
+	{ .name = "train", .arg = ARG_NONE, .min_args = 1, .max_args = 2, .exec = cmd_train,
+	  .usage = "train STEPS [LR]",
+	  .help = "gradient descent on every weight and bias (lesson with \"backward\"; LR default 0.1)" },
+	{ .name = "answer", .alias = "a", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_answer,
+	  .usage = "answer VALUE",
+	  .help = "answer this step's question (a choice number or letter, or a number)" },
+	{ .name = "skip", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_skip,
+	  .usage = "skip",
+	  .help = "skip this step's question and see the answer" },
+	{ .name = "hint", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_hint,
+	  .usage = "hint",
+	  .help = "a hint for this step's question" },
+	{ .name = "compare", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_compare,
+	  .usage = "compare on|off",
+	  .help = "show the lesson's compare variant beside each result, differing cells marked" },
+	{ .name = "stats", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_stats,
+	  .usage = "stats MATRIX|params|cache [HEAD]",
+	  .help = "mean, std, min, max of a matrix (weights: row sums); params: the parameter count; cache: the KV cache's bytes" },
+	{ .name = "lang", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_lang,
+	  .usage = "lang en|zh",
+	  .help = "narration language: English or Chinese" },
+	{ .name = "export", .arg = ARG_WORDS, .min_args = 2, .max_args = 3, .exec = cmd_export,
+	  .usage = "export FORMAT [MATRIX|STAGE] PATH",
+	  .help = "write this stage (or a matrix, or another stage) as svg, csv, md, tex or json" },
+	{ .name = "save", .arg = ARG_FILE, .min_args = 1, .max_args = 1, .exec = cmd_save,
+	  .usage = "save PATH",
+	  .help = "write this lesson with your edits as a lesson file" },
 	/* Front-end commands (exec NULL: out->frontend runs them). */
-	{ "source", NULL, ARG_FILE, "source FILE", "run a demo script: one command a line, # comments, pause, wait SECONDS", NULL },
-	{ "pause", NULL, ARG_NONE, "pause", "in a demo script: wait for a key (the REPL: for Enter)", NULL },
-	{ "wait", NULL, ARG_NONE, "wait SECONDS", "in a demo script: wait SECONDS (at most 600)", NULL },
-	{ "play", NULL, ARG_NONE, "play [SECONDS]", "step through the lesson every SECONDS (default 2); any key stops", NULL },
-	{ "present", NULL, ARG_WORDS, "present on|off", "presenter mode: larger cells, bigger narration, no key line", NULL },
-	{ "theme", NULL, ARG_WORDS, "theme NAME", "colours: default projector light viridis blue-orange mono", NULL },
-	{ "help", "?", ARG_COMMAND, "help [COMMAND]", "list the commands, or explain one", cmd_help },
-	{ "quit", "q", ARG_NONE, "quit", "leave attnviz", cmd_quit },
-	{ NULL, NULL, ARG_NONE, NULL, NULL, NULL }
+	{ .name = "source", .arg = ARG_FILE, .min_args = 1, .max_args = 1,
+	  .usage = "source FILE",
+	  .help = "run a demo script: one command a line, # comments, pause, wait SECONDS" },
+	{ .name = "pause", .arg = ARG_NONE, .min_args = 0, .max_args = 0,
+	  .usage = "pause",
+	  .help = "in a demo script: wait for a key (the REPL: for Enter)" },
+	{ .name = "wait", .arg = ARG_NONE, .min_args = 1, .max_args = 1,
+	  .usage = "wait SECONDS",
+	  .help = "in a demo script: wait SECONDS (at most 600)" },
+	{ .name = "play", .arg = ARG_NONE, .min_args = 0, .max_args = 1,
+	  .usage = "play [SECONDS]",
+	  .help = "step through the lesson every SECONDS (default 2); any key stops" },
+	{ .name = "present", .arg = ARG_WORDS, .min_args = 1, .max_args = 1,
+	  .usage = "present on|off",
+	  .help = "presenter mode: larger cells, bigger narration, no key line" },
+	{ .name = "theme", .arg = ARG_WORDS, .min_args = 1, .max_args = 1,
+	  .usage = "theme NAME",
+	  .help = "colours: default projector light viridis blue-orange mono" },
+	{ .name = "help", .alias = "?", .arg = ARG_COMMAND, .min_args = 0, .max_args = 1, .exec = cmd_help,
+	  .usage = "help [COMMAND]",
+	  .help = "list the commands, or explain one" },
+	{ .name = "quit", .alias = "q", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_quit,
+	  .usage = "quit",
+	  .help = "leave attnviz" },
+	{ .name = NULL }
 };
-
-/* Required and optional argument counts, from the usage string. */
-static void arg_counts(const char *usage_text, int *req, int *opt, int *rest)
-{
-	const char *p = strchr(usage_text, ' ');
-	*req = *opt = *rest = 0;
-	while (p != NULL) {
-		p++;
-		if (*p == '[')
-			(*opt)++;
-		else
-			(*req)++;
-		p = strchr(p, ' ');
-	}
-	/* "padding 1,1,0" style words and "causal|none|padding 1,1,0": allow more */
-	if (strstr(usage_text, "1,1,0") != NULL) {
-		*req = 1;
-		*rest = 1;
-	}
-}
+/* clang-format on */
 
 static int usage(CmdOut *out, const char *name)
 {
@@ -1234,7 +1287,7 @@ int cmd_run(Session *s, const char *line, CmdOut *out)
 {
 	const CmdEntry *e;
 	char **argv, *err = NULL;
-	int argc, req, opt, rest, rc;
+	int argc, rc;
 
 	while (*line == ' ' || *line == '\t')
 		line++;
@@ -1252,8 +1305,7 @@ int cmd_run(Session *s, const char *line, CmdOut *out)
 		cmd_free_words(argc, argv);
 		return fail(out, err);
 	}
-	arg_counts(e->usage, &req, &opt, &rest);
-	if (argc - 1 < req || (!rest && argc - 1 > req + opt && strcmp(e->name, "set") != 0)) {
+	if (argc - 1 < e->min_args || argc - 1 > e->max_args) {
 		cmd_free_words(argc, argv);
 		return usage(out, e->name);
 	}

@@ -24,7 +24,7 @@ typedef struct CmdOut {
 	void (*message)(void *ctx, CmdMsg kind, const char *title, const char *text);
 	/* `show MATRIX [HEAD]`: the TUI focuses the matrix, the REPL prints it. */
 	void (*show)(void *ctx, AttnMatrix which, int head);
-	/* Front-end commands (present, theme, export, play, …) the core does not know: 1 if handled. */
+	/* Front-end commands (present, theme, play, source, …) the core does not know: 1 if handled. */
 	int (*frontend)(void *ctx, const char *name, int argc, char **argv);
 	int color;        /* 1: the front end draws ANSI colour in text */
 	int utf8;         /* 1: the terminal shows UTF-8 (−∞, √, Σ); 0: ASCII only */
@@ -33,10 +33,14 @@ typedef struct CmdOut {
 
 typedef int (*CmdExec)(Session *s, int argc, char **argv, CmdOut *out);
 
+#define CMD_MANY 255 /* max_args: any number of words */
+
 typedef struct CmdEntry {
 	const char *name;
 	const char *alias;   /* another exact name, or NULL */
 	CmdArg arg;          /* for completion of the first argument */
+	int min_args;        /* how many words may follow the name (else cmd_run says "usage: …") */
+	int max_args;        /* CMD_MANY: no limit */
 	const char *usage;   /* "goto STAGE" */
 	const char *help;    /* one line */
 	CmdExec exec;        /* NULL: handled by the front end through out->frontend */

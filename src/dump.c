@@ -15,17 +15,11 @@
  */
 cJSON *dump_number(double x)
 {
-	char buf[32];
-	int digits;
+	char buf[TEXT_EXACT_SIZE];
 
 	if (!isfinite(x))
 		return cJSON_CreateNull();
-	for (digits = 15; digits <= 17; digits++) {
-		snprintf(buf, sizeof buf, "%.*g", digits, x);
-		if (strtod(buf, NULL) == x)
-			break;
-	}
-	return cJSON_CreateRaw(buf);
+	return cJSON_CreateRaw(text_exact(buf, x, 15));
 }
 
 cJSON *dump_matrix(const Mat *m)
@@ -680,8 +674,8 @@ char *dump_string(const Attn *a, int compact, char **err)
 static void write_matrix(FILE *f, const Mat *m, int compact)
 {
 	const char *sep = compact ? "," : ", ";
-	char buf[32];
-	int i, j, digits;
+	char buf[TEXT_EXACT_SIZE];
+	int i, j;
 
 	fputc('[', f);
 	for (i = 0; i < m->rows; i++) {
@@ -696,12 +690,7 @@ static void write_matrix(FILE *f, const Mat *m, int compact)
 				fputs("null", f);
 				continue;
 			}
-			for (digits = 15; digits <= 17; digits++) {
-				snprintf(buf, sizeof buf, "%.*g", digits, x);
-				if (strtod(buf, NULL) == x)
-					break;
-			}
-			fputs(buf, f);
+			fputs(text_exact(buf, x, 15), f);
 		}
 		fputc(']', f);
 	}

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "textfmt.h"
+#include "labels.h"
 #include "strbuf.h"
 
 /* Add a label (token), escaped. */
@@ -120,7 +120,7 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 	        sym(utf8, "\u2212", "-"), sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u2212", "-"), i, num(x1, max, utf8));
 	for (t = 0; t < l->m && t < MAX_TERMS; t++) {
 		const double s = MAT_AT(hd->masked, i, t);
-		char *lab = textfmt_col_label(a, AM_WEIGHTS, t);
+		char *lab = labels_col(a, AM_WEIGHTS, t);
 		strbuf_printf(b, "  %s ", t == j ? "->" : "  ");
 		buf_label(b, lab);
 		if (s == -INFINITY)
@@ -797,11 +797,11 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 	if (matrix_per_head(which) && a->heads > 1)
 		strbuf_printf(&b, " (head %d)", h);
 	strbuf_printf(&b, " = %s", num(x1, MAT_AT(*m, i, j), utf8));
-	if (textfmt_token_columns(a, which)) {
+	if (labels_token_columns(a, which)) {
 		strbuf_printf(&b, "   query ");
-		buf_label(&b, textfmt_row_label(a, which, i));
+		buf_label(&b, labels_row(a, which, i));
 		strbuf_printf(&b, ", key ");
-		buf_label(&b, textfmt_col_label(a, which, j));
+		buf_label(&b, labels_col(a, which, j));
 	}
 	strbuf_printf(&b, "\n");
 	/* A matrix is explained by the stage that makes it; given ones by the input stage. */

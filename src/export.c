@@ -14,7 +14,7 @@
 
 #include "dump.h"
 #include "explain.h"
-#include "textfmt.h"
+#include "labels.h"
 #include "strbuf.h"
 
 /* ------------------------------------------------------------ a growing string */
@@ -221,60 +221,21 @@ static void xml_puts(StrBuf *b, const char *text)
 	free(s);
 }
 
-/* Approximate width in character cells of a UTF-8 string (CJK and other wide scripts: 2). */
-static int text_cells(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	int w = 0;
-
-	while (*p) {
-		unsigned cp;
-		int k;
-		if (*p < 0x80) {
-			cp = *p;
-			k = 1;
-		} else if ((*p & 0xe0) == 0xc0) {
-			cp = *p & 0x1fu;
-			k = 2;
-		} else if ((*p & 0xf0) == 0xe0) {
-			cp = *p & 0x0fu;
-			k = 3;
-		} else {
-			cp = *p & 0x07u;
-			k = 4;
-		}
-		for (int i = 1; i < k; i++)
-			cp = p[i] ? (cp << 6) | (p[i] & 0x3fu) : cp;
-		for (int i = 0; i < k && *p; i++)
-			p++;
-		w += (cp >= 0x1100 && (cp <= 0x115f || (cp >= 0x2e80 && cp <= 0xa4cf) || (cp >= 0xac00 && cp <= 0xd7a3) ||
-		                       (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
-		                       (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) ||
-		                       (cp >= 0x20000 && cp <= 0x3fffd))) ? 2 : 1;
-	}
-	return w;
-}
-
 /* A label cut to at most max cells, with "…" when cut: heap string. */
 static char *label_cut(char *label, int max)
 {
-	const unsigned char *p;
-	size_t keep = 0;
+	size_t keep = 0, next;
 	int w = 0;
 
-	if (label == NULL || text_cells(label) <= max)
+	if (label == NULL || text_cells(label, -1) <= max)
 		return label;
-	for (p = (const unsigned char *)label; *p;) {
-		size_t k = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : 4;
-		char ch[5] = { 0 };
-		size_t i;
-		for (i = 0; i < k && p[i]; i++)
-			ch[i] = (char)p[i];
-		if (w + text_cells(ch) > max - 1)
+	for (; label[keep] != '\0'; keep = next) {
+		next = keep + 1;
+		while (((unsigned char)label[next] & 0xC0) == 0x80)
+			next++; /* a whole character */
+		w += text_cells(label + keep, (int)(next - keep));
+		if (w > max - 1)
 			break;
-		w += text_cells(ch);
-		keep += i;
-		p += i;
 	}
 	strcpy(label + keep, "\u2026");
 	return label;
@@ -321,19 +282,19 @@ static void svg_measure(const Attn *a, int head, Pane *p)
 			p->hi = fmax(p->hi, x);
 		} else
 			p->any_inf = 1;
-		maxnum = (int)fmax(maxnum, text_cells(textfmt_number(num, x, 1)));
+		maxnum = (int)fmax(maxnum, text_cells(labels_number(num, x, 1), -1));
 	}
 	if (p->lo > p->hi)
 		p->lo = p->hi = 0.0;
 	p->bound = fmax(fabs(p->lo), fabs(p->hi));
 	for (i = 0; i < p->m->rows; i++) {
-		char *s = label_cut(textfmt_row_label(a, p->which, i), SVG_LABEL_MAX);
-		maxrow = (int)fmax(maxrow, text_cells(s ? s : ""));
+		char *s = label_cut(labels_row(a, p->which, i), SVG_LABEL_MAX);
+		maxrow = (int)fmax(maxrow, text_cells(s ? s : "", -1));
 		free(s);
 	}
 	for (j = 0; j < p->m->cols; j++) {
-		char *s = label_cut(textfmt_col_label(a, p->which, j), SVG_LABEL_MAX);
-		maxcol = (int)fmax(maxcol, text_cells(s ? s : ""));
+		char *s = label_cut(labels_col(a, p->which, j), SVG_LABEL_MAX);
+		maxcol = (int)fmax(maxcol, text_cells(s ? s : "", -1));
 		free(s);
 	}
 	p->cell_w = (int)ceil(fmax(maxnum, maxcol) * SVG_CHAR_W) + 14;
@@ -358,7 +319,7 @@ static void svg_number(char buf[16], double x)
 	if (x == -INFINITY)
 		strcpy(buf, "\u2212\u221e");
 	else
-		textfmt_number(buf, x, 1);
+		labels_number(buf, x, 1);
 }
 
 static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *p, int head, int x0, int y0)
@@ -374,7 +335,7 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 	xml_puts(b, name);
 	strbuf_printf(b, "  %d \u00d7 %d</text>\n", p->m->rows, p->m->cols);
 	for (j = 0; j < p->m->cols; j++) {
-		char *s = label_cut(textfmt_col_label(a, p->which, j), SVG_LABEL_MAX);
+		char *s = label_cut(labels_col(a, p->which, j), SVG_LABEL_MAX);
 		strbuf_printf(b, "<text class=\"col-label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#444444\">",
 		           gx + j * p->cell_w + p->cell_w / 2, y0 + 34);
 		xml_puts(b, s ? s : "");
@@ -382,7 +343,7 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 		free(s);
 	}
 	for (i = 0; i < p->m->rows; i++) {
-		char *s = label_cut(textfmt_row_label(a, p->which, i), SVG_LABEL_MAX);
+		char *s = label_cut(labels_row(a, p->which, i), SVG_LABEL_MAX);
 		const int cy = gy + i * SVG_CELL_H;
 		strbuf_printf(b, "<text class=\"row-label\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#444444\">",
 		           gx - 6, cy + SVG_CELL_H / 2 + 4);
@@ -412,8 +373,8 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 	}
 	if (p->diverging) {
 		char lo[16], hi[16];
-		textfmt_number(lo, -p->bound, 1);
-		textfmt_number(hi, p->bound, 1);
+		labels_number(lo, -p->bound, 1);
+		labels_number(hi, p->bound, 1);
 		strbuf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
 		strbuf_printf(b, "<text class=\"legend-mid\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">0</text>\n",
 		           gx + n * lw / 2, ly + 24);
@@ -421,8 +382,8 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 		           gx + n * lw, ly + 24, hi);
 	} else {
 		char lo[16], hi[16];
-		textfmt_number(lo, p->lo, 1);
-		textfmt_number(hi, p->hi, 1);
+		labels_number(lo, p->lo, 1);
+		labels_number(hi, p->hi, 1);
 		strbuf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
 		strbuf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
 		           gx + n * lw, ly + 24, hi);
@@ -454,7 +415,7 @@ static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, 
 		width += pane[i].width + (i + 1 < n ? SVG_GAP : 0);
 		height = (int)fmax(height, pane[i].height);
 	}
-	width = (int)fmax(width + SVG_MARGIN, fmax(text_cells(formula), text_cells(title) * 1.5) * SVG_CHAR_W + 2 * SVG_MARGIN);
+	width = (int)fmax(width + SVG_MARGIN, fmax(text_cells(formula, -1), text_cells(title, -1) * 1.5) * SVG_CHAR_W + 2 * SVG_MARGIN);
 	height += top + SVG_MARGIN;
 	strbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	strbuf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
@@ -523,14 +484,14 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 
 	csv_field(&b, matrix_name(w));
 	for (j = 0; j < m->cols; j++) {
-		char *s = textfmt_col_label(a, w, j);
+		char *s = labels_col(a, w, j);
 		strbuf_puts(&b, ",");
 		csv_field(&b, s ? s : "");
 		free(s);
 	}
 	strbuf_puts(&b, "\r\n");
 	for (i = 0; i < m->rows; i++) {
-		char *s = textfmt_row_label(a, w, i);
+		char *s = labels_row(a, w, i);
 		csv_field(&b, s ? s : "");
 		free(s);
 		for (j = 0; j < m->cols; j++) {
@@ -596,7 +557,7 @@ static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head)
 	md_puts(b, name, 1);
 	strbuf_printf(b, " (%d \u00d7 %d)\n\n|  |", m->rows, m->cols);
 	for (j = 0; j < m->cols; j++) {
-		char *s = textfmt_col_label(a, w, j);
+		char *s = labels_col(a, w, j);
 		strbuf_puts(b, " ");
 		md_puts(b, s ? s : "", 1);
 		strbuf_puts(b, " |");
@@ -607,14 +568,14 @@ static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head)
 		strbuf_puts(b, "---:|");
 	strbuf_puts(b, "\n");
 	for (i = 0; i < m->rows; i++) {
-		char *s = textfmt_row_label(a, w, i);
+		char *s = labels_row(a, w, i);
 		strbuf_puts(b, "| **");
 		md_puts(b, s ? s : "", 1);
 		strbuf_puts(b, "** |");
 		free(s);
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
-			strbuf_printf(b, " %s |", x == -INFINITY ? "\u2212\u221e" : textfmt_number(num, x, 1));
+			strbuf_printf(b, " %s |", x == -INFINITY ? "\u2212\u221e" : labels_number(num, x, 1));
 		}
 		strbuf_puts(b, "\n");
 	}
@@ -698,7 +659,7 @@ static void tex_number(StrBuf *b, double x)
 		strbuf_puts(b, "\\mathrm{NaN}");
 		return;
 	}
-	textfmt_number(num, x, 0);
+	labels_number(num, x, 0);
 	e = strchr(num, 'e');
 	if (e == NULL) {
 		strbuf_puts(b, num);
@@ -714,7 +675,7 @@ static void tex_labels(StrBuf *b, const Attn *a, AttnMatrix w, const Mat *m)
 
 	strbuf_puts(b, "  &\\quad\\text{\\footnotesize rows: ");
 	for (i = 0; i < m->rows; i++) {
-		char *s = textfmt_row_label(a, w, i);
+		char *s = labels_row(a, w, i);
 		if (i)
 			strbuf_puts(b, ", ");
 		tex_puts(b, s ? s : "");
@@ -722,7 +683,7 @@ static void tex_labels(StrBuf *b, const Attn *a, AttnMatrix w, const Mat *m)
 	}
 	strbuf_puts(b, "; columns: ");
 	for (i = 0; i < m->cols; i++) {
-		char *s = textfmt_col_label(a, w, i);
+		char *s = labels_col(a, w, i);
 		if (i)
 			strbuf_puts(b, ", ");
 		tex_puts(b, s ? s : "");
@@ -909,33 +870,13 @@ static int put_text(cJSON *o, const char *key, const Text *t)
 	return text_empty(t) ? 0 : put(o, key, json_text(t));
 }
 
-/*
- * A number that reads back as exactly x: the shortest of %.15g, %.16g, %.17g
- * that round-trips. (cJSON's own printing accepts a difference of one
- * DBL_EPSILON, which a saved lesson must not have.) x is finite here.
- */
-static cJSON *json_num(double x)
-{
-	char buf[32];
-	int prec;
-
-	for (prec = 15; prec < 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, x);
-		if (strtod(buf, NULL) == x)
-			break;
-	}
-	if (prec == 17)
-		snprintf(buf, sizeof buf, "%.17g", x);
-	return cJSON_CreateRaw(buf);
-}
-
 static cJSON *json_numbers(const double *x, int n)
 {
 	cJSON *a = cJSON_CreateArray();
 	int i;
 
 	for (i = 0; a != NULL && i < n; i++) {
-		cJSON *v = json_num(x[i]);
+		cJSON *v = dump_number(x[i]);
 		if (v == NULL || !cJSON_AddItemToArray(a, v)) {
 			cJSON_Delete(v);
 			cJSON_Delete(a);
@@ -997,7 +938,7 @@ static cJSON *json_quiz(const Quiz *q)
 		}
 		if (!cJSON_AddNumberToObject(o, "answer", q->answer_choice))
 			goto fail;
-	} else if (put(o, "answer", json_cell(&q->answer_cell)) != 0 || put(o, "tolerance", json_num(q->tolerance)) != 0)
+	} else if (put(o, "answer", json_cell(&q->answer_cell)) != 0 || put(o, "tolerance", dump_number(q->tolerance)) != 0)
 		goto fail;
 	if (put_text(o, "hint", &q->hint) != 0)
 		goto fail;
@@ -1062,7 +1003,7 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		return 0;
 	bj = cJSON_CreateObject();
 	if (put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", places[b->norm]) ||
-	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || put(bj, "eps", json_num(b->eps)) != 0)
+	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || put(bj, "eps", dump_number(b->eps)) != 0)
 		return -1;
 	if (b->norm != NORM_NONE && (json_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
 	                             (b->has_ffn && json_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
@@ -1151,7 +1092,7 @@ static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		return -1;
 	if (l->rope) {
 		cJSON *r = cJSON_CreateObject();
-		if (put(o, "rope", r) != 0 || put(r, "base", json_num(l->rope_base)) != 0 ||
+		if (put(o, "rope", r) != 0 || put(r, "base", dump_number(l->rope_base)) != 0 ||
 		    !cJSON_AddStringToObject(r, "style", styles[l->rope_style]))
 			return -1;
 	}
@@ -1197,7 +1138,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		return -1;
 	if (l->score == SCORE_ADDITIVE && put(o, "w_e", json_flat(&l->w_e)) != 0)
 		return -1;
-	if (l->scale == SCALE_VALUE ? put(o, "scale", json_num(l->scale_value)) != 0
+	if (l->scale == SCALE_VALUE ? put(o, "scale", dump_number(l->scale_value)) != 0
 	                            : !cJSON_AddBoolToObject(o, "scale", l->scale == SCALE_SQRT_DK))
 		return -1;
 	if (l->mask == MASK_LIST) {
@@ -1214,7 +1155,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	} else if (put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix)) != 0)
 		return -1;
 	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
-	                     : put(o, "mask_fill", json_num(l->mask_fill)) != 0)
+	                     : put(o, "mask_fill", dump_number(l->mask_fill)) != 0)
 		return -1;
 	return l->version >= 2 ? json_v2_keys(o, l, top) : 0;
 }

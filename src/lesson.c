@@ -4,7 +4,7 @@
  *
  * Loading runs in four passes, so that nothing large is allocated before
  * the lesson is known to fit the documented limits:
- *   1. parse the JSON (cJSON) and report syntax errors as FILE:LINE:COL;
+ *   1. parse the JSON (jr_parse) and report syntax errors as FILE:LINE:COL;
  *   2. read every scalar and the *shape* of every matrix from the tree
  *      (MatSrc: a literal array or a generator, not yet filled in);
  *   3. check the shapes against each other and against the limits
@@ -15,6 +15,8 @@
 #include "lesson.h"
 
 #include "catalog.h"
+#define JSONREAD_SHORT_NAMES /* ctx_init, fail, got, …: the kit's jr_ functions */
+#include "jsonread.h"
 #include "prng.h"
 #include "strbuf.h"
 #include "fileio.h"
@@ -34,470 +36,24 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
-/* A growing string                                                    */
+/* The loading context (jsonread.h) and what the loader adds to it     */
 /* ------------------------------------------------------------------ */
 
-
-/* ------------------------------------------------------------------ */
-/* The loading context: file name, JSON path, first error, warnings    */
-/* ------------------------------------------------------------------ */
-
-#define PATH_SIZE 256
-
-typedef struct Ctx {
-	const char *name;      /* the file, as given: the start of every message */
-	char path[PATH_SIZE];  /* JSON path of the value being read: "steps[2].focus.row" */
-	size_t pathlen;
-	char *err;             /* the first error (heap), NULL while all is well */
-	StrBuf *warn;             /* warnings; NULL drops them (the compare variant) */
-	/*
-	 * Reading layer i of a lesson with "layers": its object, whose keys
-	 * replace the top level's. A top-level key found there is named
-	 * "layers[i].KEY" in messages.
-	 */
-	const cJSON *layer_obj;
-	int layer_index;
+/* What the loader carries beside the kit's context (Ctx.reader). */
+typedef struct Stack {
 	/* The layers read so far (their shapes check steps that name a layer). */
 	struct Lesson **layers;
 	int nlayers;
-	int stack_final;        /* the stack has a final norm (after its last layer) */
-	double numbers_before;    /* the lesson's count while its compare variant is read or checked */
-} Ctx;
+	int stack_final;       /* the stack has a final norm (after its last layer) */
+	double numbers_before; /* the lesson's count while its compare variant is read or checked */
+} Stack;
 
-static void ctx_init(Ctx *c, const char *name, StrBuf *warn)
+static Stack *stack(Ctx *c)
 {
-	memset(c, 0, sizeof *c);
-	c->name = name;
-	c->path[0] = '\0';
-	c->pathlen = 0;
-	c->err = NULL;
-	c->warn = warn;
-	c->numbers_before = 0;
+	return c->reader;
 }
-
-static void path_set(Ctx *c, size_t len)
-{
-	c->pathlen = len;
-	c->path[len] = '\0';
-}
-
-static size_t path_append(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static size_t path_append(Ctx *c, const char *fmt, ...)
-{
-	size_t old = c->pathlen;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(c->path + old, PATH_SIZE - old, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= PATH_SIZE - old)
-		c->pathlen = strlen(c->path); /* truncated, still terminated */
-	else
-		c->pathlen = old + (size_t)n;
-	return old;
-}
-
-/* Enter a key: "W_q", or ".row" below something. Returns the length to pop back to. */
-static size_t path_key(Ctx *c, const char *key)
-{
-	if (c->pathlen == 0 && c->layer_obj != NULL && cJSON_GetObjectItemCaseSensitive(c->layer_obj, key) != NULL)
-		return path_append(c, "layers[%d].%s", c->layer_index, key);
-	return c->pathlen ? path_append(c, ".%s", key) : path_append(c, "%s", key);
-}
-
-static size_t path_index(Ctx *c, int i)
-{
-	return path_append(c, "[%d]", i);
-}
-
-/* Record an error at the current path (only the first one is kept). Returns -1. */
-static int fail(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(Ctx *c, const char *fmt, ...)
-{
-	StrBuf b = { 0 };
-	va_list ap;
-
-	if (c->err != NULL)
-		return -1;
-	if (c->pathlen)
-		strbuf_printf(&b, "%s: %s: ", c->name, c->path);
-	else
-		strbuf_printf(&b, "%s: ", c->name);
-	va_start(ap, fmt);
-	strbuf_vprintf(&b, fmt, ap);
-	va_end(ap);
-	if (b.oom) {
-		free(b.s);
-		c->err = strdup("out of memory");
-	} else {
-		c->err = b.s;
-	}
-	return -1;
-}
-
-static void warnf(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warnf(Ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->warn == NULL)
-		return;
-	if (c->pathlen)
-		strbuf_printf(c->warn, "%s: warning: %s: ", c->name, c->path);
-	else
-		strbuf_printf(c->warn, "%s: warning: ", c->name);
-	va_start(ap, fmt);
-	strbuf_vprintf(c->warn, fmt, ap);
-	va_end(ap);
-	strbuf_add(c->warn, "\n", 1);
-}
-
-static int fail_oom(Ctx *c)
-{
-	size_t old = c->pathlen;
-	int r;
-
-	path_set(c, 0);
-	r = fail(c, "out of memory");
-	path_set(c, old);
-	return r;
-}
-
-/* ------------------------------------------------------------------ */
-/* Describing values from the file in messages                         */
-/* ------------------------------------------------------------------ */
-
-/*
- * A string from the file, made safe to print (control characters and bad
- * UTF-8 escaped) and cut to about max bytes, into out (size ≥ max + 8).
- */
-static void quote_into(char *out, size_t size, const char *s, size_t max)
-{
-	char *esc = text_escape(s, "");
-	size_t len, cut;
-
-	if (esc == NULL) {
-		snprintf(out, size, "\"…\"");
-		return;
-	}
-	len = strlen(esc);
-	if (len <= max) {
-		snprintf(out, size, "\"%s\"", esc);
-	} else {
-		cut = max;
-		while (cut > 0 && ((unsigned char)esc[cut] & 0xC0) == 0x80)
-			cut--; /* never split a UTF-8 sequence */
-		snprintf(out, size, "\"%.*s…\"", (int)cut, esc);
-	}
-	free(esc);
-}
-
-/* The shortest %g form of x that reads back as x. */
-static void number_into(char *out, size_t size, double x)
-{
-	int prec;
-
-	if (isinf(x)) {
-		snprintf(out, size, x > 0 ? "infinity" : "-infinity");
-		return;
-	}
-	for (prec = 6; prec <= 17; prec++) {
-		snprintf(out, size, "%.*g", prec, x);
-		if (strtod(out, NULL) == x)
-			return;
-	}
-}
-
-/* What the file holds, for "expected …, got WHAT". */
-typedef struct Got {
-	char s[96];
-} Got;
-
-static Got got(const cJSON *v)
-{
-	Got g;
-
-	if (v == NULL)
-		snprintf(g.s, sizeof g.s, "nothing");
-	else if (cJSON_IsString(v))
-		quote_into(g.s, sizeof g.s, v->valuestring, 40);
-	else if (cJSON_IsNumber(v))
-		number_into(g.s, sizeof g.s, v->valuedouble);
-	else if (cJSON_IsTrue(v))
-		snprintf(g.s, sizeof g.s, "true");
-	else if (cJSON_IsFalse(v))
-		snprintf(g.s, sizeof g.s, "false");
-	else if (cJSON_IsNull(v))
-		snprintf(g.s, sizeof g.s, "null");
-	else if (cJSON_IsArray(v))
-		snprintf(g.s, sizeof g.s, "an array");
-	else if (cJSON_IsObject(v))
-		snprintf(g.s, sizeof g.s, "an object");
-	else
-		snprintf(g.s, sizeof g.s, "something else");
-	return g;
-}
-
-static Got quoted(const char *s)
-{
-	Got g;
-
-	quote_into(g.s, sizeof g.s, s, 40);
-	return g;
-}
-
-/* ------------------------------------------------------------------ */
-/* "Did you mean": the closest known name                              */
-/* ------------------------------------------------------------------ */
-
-/* Levenshtein distance, ignoring case; words longer than 63 bytes are never close. */
-static int edit_distance(const char *a, const char *b)
-{
-	int prev[64], cur[64];
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	int best;
-
-	if (la > 63 || lb > 63)
-		return 1000;
-	for (j = 0; j <= lb; j++)
-		prev[j] = (int)j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = (int)i;
-		for (j = 1; j <= lb; j++) {
-			int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-			best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			if (sub < best)
-				best = sub;
-			cur[j] = best;
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof *prev);
-	}
-	return prev[lb];
-}
-
-/* The candidate closest to word, when it is close enough to be a typo; else NULL. */
-static const char *closest(const char *word, const char *const *cands, int ncands)
-{
-	const char *best = NULL;
-	int i, d, bestd = 1000;
-
-	for (i = 0; i < ncands; i++) {
-		if (cands[i] == NULL)
-			continue;
-		d = edit_distance(word, cands[i]);
-		if (d < bestd) {
-			bestd = d;
-			best = cands[i];
-		}
-	}
-	if (best == NULL || bestd > 2 || (size_t)bestd * 2 > strlen(best))
-		return NULL;
-	return best;
-}
-
-/* " (did you mean "x"?)" or "" */
-typedef struct Hint {
-	char s[96];
-} Hint;
-
-static Hint did_you_mean(const char *word, const char *const *cands, int ncands)
-{
-	Hint h;
-	const char *c = closest(word, cands, ncands);
-
-	if (c != NULL)
-		snprintf(h.s, sizeof h.s, " (did you mean \"%s\"?)", c);
-	else
-		h.s[0] = '\0';
-	return h;
-}
-
-/* Warn about every key of obj not in known (NULL-terminated). */
-static void warn_unknown_keys(Ctx *c, const cJSON *obj, const char *const *known)
-{
-	const cJSON *it;
-	int n = 0, i;
-
-	while (known[n] != NULL)
-		n++;
-	cJSON_ArrayForEach(it, obj) {
-		for (i = 0; i < n; i++)
-			if (strcmp(it->string, known[i]) == 0)
-				break;
-		if (i == n)
-			warnf(c, "unknown key %s%s", quoted(it->string).s, did_you_mean(it->string, known, n).s);
-	}
-}
-
-static int compare_keys(const void *x, const void *y)
-{
-	return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
-/*
- * Every object in the file, at any depth: a key given twice is a mistake
- * the parser passes over (the first one counts, the others are ignored), so
- * it is a warning ("duplicate key", which --check --strict makes an error).
- */
-static void warn_duplicate_keys(Ctx *c, const cJSON *v)
-{
-	const cJSON *it;
-	size_t old;
-	int i = 0, n = 0;
-
-	if (cJSON_IsObject(v)) {
-		const char **names;
-		cJSON_ArrayForEach(it, v)
-			n++;
-		names = malloc((size_t)n * sizeof *names + 1);
-		if (names != NULL) {
-			cJSON_ArrayForEach(it, v)
-				names[i++] = it->string;
-			qsort(names, (size_t)n, sizeof *names, compare_keys);
-			for (i = 1; i < n; i++)
-				if (strcmp(names[i], names[i - 1]) == 0 && (i < 2 || strcmp(names[i], names[i - 2]) != 0))
-					warnf(c, "duplicate key %s: the first one is used, the others are ignored",
-					      quoted(names[i]).s);
-			free(names);
-		}
-	}
-	i = 0;
-	cJSON_ArrayForEach(it, v) {
-		if (it->child != NULL) { /* only objects and arrays hold more */
-			old = cJSON_IsObject(v) ? path_key(c, it->string) : path_index(c, i);
-			warn_duplicate_keys(c, it);
-			path_set(c, old);
-		}
-		i++;
-	}
-}
-
-static const cJSON *get(const cJSON *obj, const char *key)
-{
-	return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
-/* ------------------------------------------------------------------ */
-/* Scalars                                                             */
-/* ------------------------------------------------------------------ */
 
 #define MAX_SEED 9007199254740992.0 /* 2^53: every whole number up to here is exact in JSON */
-
-/* A whole number of v in [lo, hi] into *out; expect says what was wanted. */
-static int read_whole(Ctx *c, const cJSON *v, double lo, double hi, const char *expect, long long *out)
-{
-	double x;
-
-	if (!cJSON_IsNumber(v))
-		return fail(c, "expected %s, got %s", expect, got(v).s);
-	x = v->valuedouble;
-	if (!isfinite(x) || x != floor(x) || x < lo || x > hi)
-		return fail(c, "expected %s, got %s", expect, got(v).s);
-	*out = (long long)x;
-	return 0;
-}
-
-/* read_whole for an optional key: *out keeps its default when the key is absent. */
-static int key_whole(Ctx *c, const cJSON *obj, const char *key, double lo, double hi, const char *expect,
-                     long long *out)
-{
-	const cJSON *v = get(obj, key);
-	size_t old;
-	int r;
-
-	if (v == NULL)
-		return 0;
-	old = path_key(c, key);
-	r = read_whole(c, v, lo, hi, expect, out);
-	path_set(c, old);
-	return r;
-}
-
-static int read_finite(Ctx *c, const cJSON *v, double *out)
-{
-	if (!cJSON_IsNumber(v))
-		return fail(c, "expected a number, got %s", got(v).s);
-	if (!isfinite(v->valuedouble))
-		return fail(c, "the number is too large (it overflows to infinity)");
-	*out = v->valuedouble;
-	return 0;
-}
-
-static int key_finite(Ctx *c, const cJSON *obj, const char *key, double *out)
-{
-	const cJSON *v = get(obj, key);
-	size_t old;
-	int r;
-
-	if (v == NULL)
-		return 0;
-	old = path_key(c, key);
-	r = read_finite(c, v, out);
-	path_set(c, old);
-	return r;
-}
-
-/* One of the words in choices (NULL-terminated) into *out (its index). */
-static int key_choice(Ctx *c, const cJSON *obj, const char *key, const char *const *choices, int *out)
-{
-	const cJSON *v = get(obj, key);
-	StrBuf list = { 0 };
-	size_t old;
-	int i, n = 0;
-
-	if (v == NULL)
-		return 0;
-	while (choices[n] != NULL)
-		n++;
-	if (cJSON_IsString(v))
-		for (i = 0; i < n; i++)
-			if (strcmp(v->valuestring, choices[i]) == 0) {
-				*out = i;
-				return 0;
-			}
-	for (i = 0; i < n; i++)
-		strbuf_printf(&list, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", choices[i]);
-	old = path_key(c, key);
-	if (cJSON_IsString(v))
-		fail(c, "expected %s, got %s%s", list.s ? list.s : "?", got(v).s,
-		     did_you_mean(v->valuestring, choices, n).s);
-	else
-		fail(c, "expected %s, got %s", list.s ? list.s : "?", got(v).s);
-	path_set(c, old);
-	free(list.s);
-	return -1;
-}
-
-/* A string that must be valid UTF-8 (a token, a text), copied. */
-static int read_string(Ctx *c, const cJSON *v, char **out)
-{
-	const char *s;
-	size_t len;
-
-	if (!cJSON_IsString(v))
-		return fail(c, "expected a string, got %s", got(v).s);
-	s = v->valuestring;
-	len = strlen(s);
-	if (!text_valid_utf8(s, len)) {
-		size_t i = 0, k = 0;
-		/* Find the first byte that starts no valid character. */
-		while (i < len) {
-			for (k = 1; k <= 4 && i + k <= len; k++)
-				if (text_valid_utf8(s + i, k))
-					break;
-			if (k > 4 || i + k > len)
-				break;
-			i += k;
-		}
-		return fail(c, "invalid UTF-8 (byte 0x%02x at byte %zu of the string); save the file as UTF-8",
-		            (unsigned char)s[i], i);
-	}
-	*out = strdup(s);
-	return *out ? 0 : fail_oom(c);
-}
 
 /* ------------------------------------------------------------------ */
 /* Texts: a string (English) or {"en": …, "zh": …}                    */
@@ -1200,11 +756,11 @@ static int check_shapes(Ctx *c, Shapes *s)
 		}
 	}
 	/* Counted from the shapes, before a single number is allocated; a compare variant counts with its lesson. */
-	total = c->numbers_before + shapes_count(s);
+	total = stack(c)->numbers_before + shapes_count(s);
 	if (total > (double)LESSON_MAX_NUMBERS) {
 		fail(c, "too large: its matrices and stages%s would hold %.0f numbers, over the limit of %ld "
 		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller",
-		     c->numbers_before > 0 ? ", with the lesson's own," : "", total, (long)LESSON_MAX_NUMBERS);
+		     stack(c)->numbers_before > 0 ? ", with the lesson's own," : "", total, (long)LESSON_MAX_NUMBERS);
 		goto out;
 	}
 	/* Each additive score is d_k tanh terms, far slower than the dot product's multiply-adds. */
@@ -1560,18 +1116,18 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 	/* The layer first: the stage and the cells are that layer's. */
 	if (key_whole(c, v, "layer", 0, 1e9, "a whole number ≥ 0", &layer) != 0)
 		return -1;
-	if (layer >= (c->nlayers > 0 ? c->nlayers : 1)) {
+	if (layer >= (stack(c)->nlayers > 0 ? stack(c)->nlayers : 1)) {
 		old = path_key(c, "layer");
 		return fail(c, "%lld is outside the %d layer%s of this lesson (they count from 0)", layer,
-		            c->nlayers > 0 ? c->nlayers : 1, c->nlayers > 1 ? "s" : "");
+		            stack(c)->nlayers > 0 ? stack(c)->nlayers : 1, stack(c)->nlayers > 1 ? "s" : "");
 	}
 	st->layer = (int)layer;
 	if (layer > 0) {
-		shapes_from_lesson(c->layers[layer], &layer_shapes);
+		shapes_from_lesson(stack(c)->layers[layer], &layer_shapes);
 		layer_shapes.positional = POS_NONE; /* positions are added once, before layer 0 */
-		layer_shapes.has_final = c->stack_final && layer == c->nlayers - 1;
+		layer_shapes.has_final = stack(c)->stack_final && layer == stack(c)->nlayers - 1;
 		s = &layer_shapes;
-	} else if (c->nlayers > 1) {
+	} else if (stack(c)->nlayers > 1) {
 		layer_shapes = *top;
 		layer_shapes.has_final = 0;
 		s = &layer_shapes;
@@ -2128,8 +1684,8 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 	const cJSON *it;
 	Lesson **layer = NULL, *top = NULL;
 	const cJSON *saved_obj = c->layer_obj;
-	Lesson **saved_layers = c->layers;
-	int saved_index = c->layer_index, saved_n = c->nlayers, saved_final = c->stack_final;
+	Lesson **saved_layers = stack(c)->layers;
+	int saved_index = c->layer_index, saved_n = stack(c)->nlayers, saved_final = stack(c)->stack_final;
 	int n = 0, i, ok = 0;
 	size_t old = path_key(c, "layers");
 
@@ -2159,9 +1715,9 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 		fail_oom(c);
 		goto out;
 	}
-	c->layers = layer;
-	c->nlayers = n;
-	c->stack_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	stack(c)->layers = layer;
+	stack(c)->nlayers = n;
+	stack(c)->stack_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
 	/* Layers 1 … n−1, then the top level (layer 0 with the steps, which may name any layer), then layer 0. */
 	for (i = n - 1; i >= 1; i--) {
 		cJSON *merged = merge_layer(root, cJSON_GetArrayItem(layers, i), 0);
@@ -2226,9 +1782,9 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 out:
 	c->layer_obj = saved_obj;
 	c->layer_index = saved_index;
-	c->layers = saved_layers;
-	c->nlayers = saved_n;
-	c->stack_final = saved_final;
+	stack(c)->layers = saved_layers;
+	stack(c)->nlayers = saved_n;
+	stack(c)->stack_final = saved_final;
 	path_set(c, old);
 	if (!ok) {
 		for (i = 0; layer != NULL && i < n; i++)
@@ -2877,7 +2433,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.flash_bk = l->flash_bk;
 	shapes_block(&sh, l);
 	if (c->layer_obj != NULL)
-		sh.has_final = c->stack_final && c->layer_index == c->nlayers - 1;
+		sh.has_final = stack(c)->stack_final && c->layer_index == stack(c)->nlayers - 1;
 	else
 		sh.has_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
 	sh.backward = get(root, "backward") != NULL;
@@ -2932,9 +2488,9 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 
 	if (!is_variant) {
 		int r;
-		c->numbers_before = shapes_count(&sh); /* the variant counts with this lesson */
+		stack(c)->numbers_before = shapes_count(&sh); /* the variant counts with this lesson */
 		r = read_compare(c, root, l);
-		c->numbers_before = 0;
+		stack(c)->numbers_before = 0;
 		if (r != 0)
 			goto out;
 	}
@@ -2950,114 +2506,8 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* Parsing: text to cJSON, with syntax errors as FILE:LINE:COL         */
+/* Loading: text to cJSON (jr_parse), then to a Lesson                 */
 /* ------------------------------------------------------------------ */
-
-/* Terminal columns of a code point: 2 for East Asian wide characters, else 1. */
-static int cp_width(unsigned long cp)
-{
-	if ((cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
-	    (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
-	    (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) || (cp >= 0x20000 && cp <= 0x3FFFD))
-		return 2;
-	return 1;
-}
-
-/* Display width of an escaped (printable) UTF-8 string. */
-static size_t display_width(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, w = 0;
-	unsigned long cp;
-	int k;
-
-	while (i < len) {
-		if (p[i] < 0x80) {
-			cp = p[i];
-			k = 1;
-		} else {
-			k = p[i] >= 0xF0 ? 4 : p[i] >= 0xE0 ? 3 : 2;
-			cp = p[i] & (0x3F >> (k - 1));
-			for (int j = 1; j < k && i + (size_t)j < len; j++)
-				cp = (cp << 6) | (p[i + j] & 0x3F);
-		}
-		w += (size_t)cp_width(cp);
-		i += (size_t)k;
-	}
-	return w;
-}
-
-#define SHOW_BEFORE 60 /* characters of context shown before and after a syntax error */
-#define SHOW_AFTER 40
-
-/* Is byte b the first byte of a character (not a UTF-8 continuation byte)? */
-static int char_start(char b)
-{
-	return ((unsigned char)b & 0xC0) != 0x80;
-}
-
-/*
- * "FILE:LINE:COL: REASON\n<the line>\n<a caret under COL>". LINE and COL
- * count from 1; COL counts characters. The shown line is escaped and, when
- * long, cut to SHOW_BEFORE characters before the position and SHOW_AFTER after.
- */
-static char *syntax_error(const char *name, const char *buf, size_t len, size_t pos, const char *reason)
-{
-	size_t line = 1, col = 1, ls = 0, le, i, from, to, chars, w;
-	char *piece = NULL, *before = NULL, *shown = NULL, *shown_before = NULL;
-	StrBuf b = { 0 };
-
-	if (pos > len)
-		pos = len;
-	for (i = 0; i < pos; i++)
-		if (buf[i] == '\n') {
-			line++;
-			ls = i + 1;
-		}
-	for (i = ls; i < pos; i++)
-		col += char_start(buf[i]);
-	for (le = pos; le < len && buf[le] != '\n'; le++)
-		;
-	if (le > ls && buf[le - 1] == '\r')
-		le--;
-	if (pos > le)
-		pos = le; /* at a "\r": the caret goes after the line */
-	for (from = pos, chars = 0; from > ls && chars < SHOW_BEFORE; chars += char_start(buf[from]))
-		from--;
-	while (from > ls && !char_start(buf[from]))
-		from--;
-	for (to = pos, chars = 0; to < le && chars < SHOW_AFTER; chars++) {
-		to++;
-		while (to < le && !char_start(buf[to]))
-			to++;
-	}
-	piece = strndup(buf + from, to - from);
-	before = strndup(buf + from, pos - from);
-	if (piece != NULL && before != NULL) {
-		shown = text_escape(piece, "");
-		shown_before = text_escape(before, "");
-	}
-	if (shown == NULL || shown_before == NULL) {
-		b.oom = 1;
-		goto out;
-	}
-	strbuf_printf(&b, "%s:%zu:%zu: %s\n%s%s%s\n", name, line, col, reason, from > ls ? "…" : "", shown,
-	           to < le ? "…" : "");
-	w = display_width(shown_before, strlen(shown_before)) + (from > ls ? 1 : 0);
-	for (i = 0; i < w; i++)
-		strbuf_add(&b, " ", 1);
-	strbuf_add(&b, "^", 1);
-out:
-	free(piece);
-	free(before);
-	free(shown);
-	free(shown_before);
-	if (b.oom) {
-		free(b.s);
-		return strdup("out of memory");
-	}
-	return b.s;
-}
 
 /*
  * lesson_load_string; terminated = 1 promises buf[len] == '\0', so the text
@@ -3068,12 +2518,10 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 {
 	Lesson *l = NULL;
 	cJSON *root = NULL;
-	char *copy = NULL, *e = NULL;
-	const char *end = NULL, *text;
-	const char *nul;
+	char *e = NULL;
 	StrBuf w = { 0 };
+	Stack st = { 0 };
 	Ctx c;
-	size_t i;
 
 	if (name == NULL)
 		name = "(lesson)";
@@ -3089,67 +2537,15 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 		           (long)LESSON_MAX_BYTES);
 		goto out;
 	}
-	if (len >= 2 && (((unsigned char)buf[0] == 0xFF && (unsigned char)buf[1] == 0xFE) ||
-	                 ((unsigned char)buf[0] == 0xFE && (unsigned char)buf[1] == 0xFF))) {
-		e = str_printf("%s: the file is UTF-16; save it as UTF-8", name);
+	root = jr_parse(name, buf, len, terminated, "lesson", "{\"attnviz\": 1, …}", &e);
+	if (root == NULL)
 		goto out;
-	}
-	text = buf;
-	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
-		text += 3; /* a byte-order mark, as some editors write */
-		len -= 3;
-	}
-	for (i = 0; i < len && isspace((unsigned char)text[i]); i++)
-		;
-	if (i == len) {
-		e = str_printf("%s: empty file (a lesson is one JSON object: {\"attnviz\": 1, …})", name);
-		goto out;
-	}
-	nul = memchr(text, '\0', len);
-	if (nul != NULL) {
-		e = syntax_error(name, text, len, (size_t)(nul - text), "NUL byte in the file (a lesson is UTF-8 text)");
-		goto out;
-	}
-	/*
-	 * The escape \u0000 would end the string where cJSON stores it (a C
-	 * string), silently cutting a title or token short: refuse it. A
-	 * backslash outside a string is a syntax error anyway, so no need to
-	 * track strings; an escaped backslash is skipped with its pair.
-	 */
-	for (i = 0; i + 1 < len; i++) {
-		if (text[i] != '\\')
-			continue;
-		if (text[i + 1] == 'u' && len - i >= 6 && memcmp(text + i + 2, "0000", 4) == 0) {
-			e = syntax_error(name, text, len, i, "\\u0000 (NUL) in a string: a text cannot hold it");
-			goto out;
-		}
-		i++;
-	}
-	/* cJSON wants the terminating NUL inside the length when it must check what follows the value. */
-	if (!terminated) {
-		copy = malloc(len + 1);
-		if (copy == NULL) {
-			e = str_printf("%s: out of memory", name);
-			goto out;
-		}
-		memcpy(copy, text, len);
-		copy[len] = '\0';
-		text = copy;
-	}
-	root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
-	if (root == NULL) {
-		size_t pos = end != NULL && end >= text ? (size_t)(end - text) : 0;
-		e = syntax_error(name, text, len, pos, "JSON syntax error near here");
-		goto out;
-	}
-	free(copy);
-	copy = NULL;
 	ctx_init(&c, name, &w);
+	c.reader = &st;
 	l = lesson_from_json(&c, root, 0);
 	cJSON_Delete(root);
 	e = c.err;
 out:
-	free(copy);
 	if (e == NULL && l == NULL)
 		e = str_printf("%s: out of memory", name);
 	if (err != NULL)
@@ -3564,9 +2960,9 @@ static int validate_into(Ctx *c, const Lesson *l)
 	}
 	if (l->compare != NULL) {
 		old = path_key(c, "compare");
-		c->numbers_before = shapes_count(&s); /* the variant counts with this lesson */
+		stack(c)->numbers_before = shapes_count(&s); /* the variant counts with this lesson */
 		i = validate_into(c, l->compare);
-		c->numbers_before = 0;
+		stack(c)->numbers_before = 0;
 		path_set(c, old);
 		if (i != 0)
 			return -1;
@@ -3576,9 +2972,11 @@ static int validate_into(Ctx *c, const Lesson *l)
 
 int lesson_validate(const Lesson *l, char **err)
 {
+	Stack st = { 0 };
 	Ctx c;
 
 	ctx_init(&c, l != NULL && l->path != NULL ? l->path : "(lesson)", NULL);
+	c.reader = &st;
 	if (l == NULL)
 		fail(&c, "no lesson");
 	else

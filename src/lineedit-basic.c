@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
 #include "histfile.h"
 #include "lineedit.h"
@@ -358,26 +357,5 @@ lineedit_view(const LineEdit *le, LineView *v)
 	if (le == NULL)
 		return;
 	/* Display width of the text before the cursor. */
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
-	for (size_t i = 0; i < le->pos;) {
-		wchar_t wc;
-		size_t n = mbrtowc(&wc, le->buf + i, le->pos - i, &st);
-		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-			/* not a character in this locale: the TUI shows '?' */
-			memset(&st, 0, sizeof st);
-			v->cursor_col++;
-			i++;
-			continue;
-		}
-		int w = wcwidth(wc);
-		v->cursor_col += w < 0 ? 1 : w;
-		i += n;
-	}
-}
-
-const char *
-lineedit_kind(void)
-{
-	return "built-in";
+	v->cursor_col = text_width(le->buf, (int)le->pos);
 }

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
 #include <readline/history.h>
 #include <readline/readline.h>
@@ -366,27 +365,5 @@ lineedit_view(const LineEdit *le, LineView *v)
 
 	v->prompt = le ? le->prompt : "";
 	v->text = text;
-	v->cursor_col = 0;
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
-	for (int i = 0; i < point && text[i];) {
-		wchar_t wc;
-		size_t n = mbrtowc(&wc, text + i, (size_t)(point - i), &st);
-		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-			/* not a character in this locale: the TUI shows '?' */
-			memset(&st, 0, sizeof st);
-			v->cursor_col++;
-			i++;
-			continue;
-		}
-		int w = wcwidth(wc);
-		v->cursor_col += w < 0 ? 1 : w;
-		i += (int)n;
-	}
-}
-
-const char *
-lineedit_kind(void)
-{
-	return "readline";
+	v->cursor_col = text_width(text, (int)strnlen(text, point > 0 ? (size_t)point : 0));
 }

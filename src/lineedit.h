@@ -26,7 +26,5 @@ void lineedit_start(LineEdit *le, const char *prompt);
  */
 int lineedit_feed(LineEdit *le, int key, char **line);
 void lineedit_view(const LineEdit *le, LineView *v);
-/* "readline" or "built-in". */
-const char *lineedit_kind(void);
 
 #endif

@@ -21,7 +21,6 @@
 #include "lesson.h"
 #include "plain.h"
 #include "session.h"
-#include "textfmt.h"
 #include "themefile.h"
 #include "tui.h"
 

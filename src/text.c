@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 const char *text_get(const Text *t, const char *lang)
 {
@@ -158,6 +159,80 @@ char *text_escape_json(const char *json)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+/* Columns of code point cp on a UTF-8 terminal: 2 for East Asian wide characters, else 1. */
+static int wide_columns(unsigned long cp)
+{
+	if ((cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) || (cp >= 0xAC00 && cp <= 0xD7A3) ||
+	    (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+	    (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) || (cp >= 0x20000 && cp <= 0x3FFFD))
+		return 2;
+	return 1;
+}
+
+int text_char(const char *s, size_t len, wchar_t *wc, int *cols)
+{
+	unsigned long cp;
+	size_t k = utf8_decode((const unsigned char *)s, len, &cp);
+	int w;
+
+	if (k == 0) {
+		*wc = 0;
+		*cols = 1;
+		return 1;
+	}
+	w = cp <= (unsigned long)WCHAR_MAX ? wcwidth((wchar_t)cp) : -1;
+	if (w < 0) {
+		*wc = 0;
+		*cols = wide_columns(cp);
+	} else {
+		*wc = (wchar_t)cp;
+		*cols = w;
+	}
+	return (int)k;
+}
+
+/* text_width (locale 1) or text_cells (0). */
+static int columns(const char *s, int len, int locale)
+{
+	size_t n = len < 0 ? strlen(s) : (size_t)len, i = 0, k;
+	unsigned long cp;
+	int w = 0, cols;
+	wchar_t wc;
+
+	while (i < n) {
+		if (locale) {
+			i += (size_t)text_char(s + i, n - i, &wc, &cols);
+			w += cols;
+			continue;
+		}
+		k = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+		w += k == 0 ? 1 : wide_columns(cp);
+		i += k == 0 ? 1 : k;
+	}
+	return w;
+}
+
+int text_width(const char *s, int len)
+{
+	return columns(s, len, 1);
+}
+
+int text_cells(const char *s, int len)
+{
+	return columns(s, len, 0);
+}
+
+char *text_exact(char *buf, double x, int digits)
+{
+	for (; digits < 17; digits++) {
+		snprintf(buf, TEXT_EXACT_SIZE, "%.*g", digits, x);
+		if (strtod(buf, NULL) == x)
+			return buf;
+	}
+	snprintf(buf, TEXT_EXACT_SIZE, "%.17g", x);
+	return buf;
 }
 
 char *text_escape(const char *s, const char *keep)

@@ -1,8 +1,9 @@
-/* text.h: human-readable text from lessons, in several languages. */
+/* text.h: human-readable text from lessons, in several languages; display width; exact numbers. */
 #ifndef ATTNVIZ_TEXT_H
 #define ATTNVIZ_TEXT_H
 
 #include <stddef.h>
+#include <wchar.h>
 
 /*
  * A lesson text: either a plain string (taken as English) or an object of
@@ -56,5 +57,35 @@ char *text_expand_tabs(const char *s, int tabstop);
 char *text_ascii(const char *s);
 /* 1 when s (length len) is valid UTF-8 (no overlongs, no surrogates). */
 int text_valid_utf8(const char *s, size_t len);
+
+/*
+ * Display width, the one rule for every view and message. Our text is UTF-8.
+ * A character takes the columns wcwidth() gives it in the locale. Where the
+ * locale cannot show it (the C locale, a control or unassigned character:
+ * wcwidth() < 0), it takes what a UTF-8 terminal gives it, 2 columns for an
+ * East Asian wide character and 1 otherwise; a byte that starts no UTF-8
+ * character takes 1.
+ *
+ * text_char reads the character at s (len ≥ 1 bytes there): returns its
+ * length in bytes (≥ 1), its columns in *cols, and in *wc the character, or
+ * 0 when the locale cannot show it (whoever draws it draws *cols '?').
+ */
+int text_char(const char *s, size_t len, wchar_t *wc, int *cols);
+/* Columns of s[0..len) by text_char; len < 0: up to the NUL. */
+int text_width(const char *s, int len);
+/*
+ * The same rule where no terminal is involved (an SVG figure in a monospace
+ * font), so that the output does not depend on the locale: 2 columns for an
+ * East Asian wide character, 1 for any other character or stray byte.
+ */
+int text_cells(const char *s, int len);
+
+/*
+ * x as the shortest "%.Ng", N from digits up to 17, that reads back as
+ * exactly x (17 always does): the one exact-number printer, for dumps, saved
+ * lessons and messages. buf holds TEXT_EXACT_SIZE bytes. Returns buf.
+ */
+#define TEXT_EXACT_SIZE 32
+char *text_exact(char *buf, double x, int digits);
 
 #endif

@@ -9,89 +9,10 @@
 #include <wchar.h>
 
 #include "explain.h"
+#include "labels.h"
 #include "themefile.h"
 #include "stats.h"
 #include "strbuf.h"
-
-char *textfmt_number(char *buf, double x, int utf8)
-{
-	const double ax = fabs(x);
-
-	if (x == -INFINITY)
-		snprintf(buf, 16, "%s", utf8 ? "-\u221e" : "-inf");
-	else if (x == INFINITY)
-		snprintf(buf, 16, "%s", utf8 ? "\u221e" : "inf");
-	else if (isnan(x))
-		snprintf(buf, 16, "nan");
-	else if (x == 0.0)
-		snprintf(buf, 16, "0");
-	else if (ax >= 1e5 || ax < 1e-4)
-		snprintf(buf, 16, "%.2e", x);
-	else if (ax >= 1000)
-		snprintf(buf, 16, "%.1f", x);
-	else
-		snprintf(buf, 16, "%.4f", x);
-	return buf;
-}
-
-int textfmt_token_columns(const Attn *a, AttnMatrix which)
-{
-	(void)a;
-	return matrix_kind(which) != NULL && matrix_kind(which)->col_axis == AXIS_KEY;
-}
-
-/* A label on an axis: index i, or the i-th query or key (source) token. */
-static char *axis_label(const Attn *a, Axis axis, int i)
-{
-	if (axis == AXIS_INDEX) {
-		char buf[16];
-		snprintf(buf, sizeof buf, "%d", i);
-		return strdup(buf);
-	}
-	{
-		const Lesson *l = a->lesson;
-		char *const *tok = axis == AXIS_KEY && l->has_source ? l->source_tokens : l->tokens;
-		return text_escape(tok[i], "");
-	}
-}
-
-char *textfmt_col_label(const Attn *a, AttnMatrix which, int c)
-{
-	return axis_label(a, matrix_kind(which) ? matrix_kind(which)->col_axis : AXIS_INDEX, c);
-}
-
-char *textfmt_row_label(const Attn *a, AttnMatrix which, int r)
-{
-	return axis_label(a, matrix_kind(which) ? matrix_kind(which)->row_axis : AXIS_INDEX, r);
-}
-
-/* Display width of a UTF-8 string (wide characters count 2). */
-static int display_width(const char *s)
-{
-	mbstate_t st;
-	int w = 0;
-	size_t len = strlen(s);
-
-	memset(&st, 0, sizeof st);
-	while (len > 0) {
-		wchar_t wc;
-		size_t k = mbrtowc(&wc, s, len, &st);
-		int cw;
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-			/* not decodable in this locale: count bytes */
-			w += 1;
-			s++;
-			len--;
-			memset(&st, 0, sizeof st);
-			continue;
-		}
-		cw = wcwidth(wc);
-		w += cw > 0 ? cw : 0;
-		s += k;
-		len -= k;
-	}
-	return w;
-}
 
 /*
  * A row or column label cut to TEXTFMT_LABEL_MAX columns, ending in "…":
@@ -101,30 +22,20 @@ static int display_width(const char *s)
 #define TEXTFMT_LABEL_MAX 24
 static char *fit_label(char *s, int utf8)
 {
-	mbstate_t st;
 	size_t len, used = 0;
 	int w = 0;
 	char *out;
 
-	if (s == NULL || display_width(s) <= TEXTFMT_LABEL_MAX)
+	if (s == NULL || text_width(s, -1) <= TEXTFMT_LABEL_MAX)
 		return s;
 	len = strlen(s);
-	memset(&st, 0, sizeof st);
 	while (used < len) {
 		wchar_t wc;
-		size_t k = mbrtowc(&wc, s + used, len - used, &st);
-		int cw = 1;
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
-			k = 1;
-			memset(&st, 0, sizeof st);
-		} else {
-			cw = wcwidth(wc);
-			cw = cw > 0 ? cw : 0;
-		}
+		int cw, k = text_char(s + used, len - used, &wc, &cw);
 		if (w + cw > TEXTFMT_LABEL_MAX - 1)
 			break;
 		w += cw;
-		used += k;
+		used += (size_t)k;
 	}
 	out = malloc(used + 4);
 	if (out == NULL)
@@ -137,7 +48,7 @@ static char *fit_label(char *s, int utf8)
 
 static void put_padded(FILE *f, const char *s, int width, int right)
 {
-	int pad = width - display_width(s);
+	int pad = width - text_width(s, -1);
 	if (right)
 		for (; pad > 0; pad--)
 			fputc(' ', f);
@@ -229,19 +140,19 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 				lo = fmin(lo, x);
 				hi = fmax(hi, x);
 			}
-			cw = fmax(cw, display_width(textfmt_number(num, x, utf8)));
+			cw = fmax(cw, text_width(labels_number(num, x, utf8), -1));
 			if (ses != NULL)
 				seen[session_cell_state(ses, a, which, i, j)] = 1;
 		}
 	marks = seen[CELL_NEW] || seen[CELL_AFTER] || seen[CELL_BEFORE] || seen[CELL_DROPPED];
 	for (i = 0; i < m->rows; i++) {
-		char *s = fit_label(textfmt_row_label(a, which, i), utf8);
-		lw = fmax(lw, display_width(s));
+		char *s = fit_label(labels_row(a, which, i), utf8);
+		lw = fmax(lw, text_width(s, -1));
 		free(s);
 	}
 	for (j = c0; j < c1; j++) {
-		char *s = fit_label(textfmt_col_label(a, which, j), utf8);
-		cw = fmax(cw, display_width(s));
+		char *s = fit_label(labels_col(a, which, j), utf8);
+		cw = fmax(cw, text_width(s, -1));
 		free(s);
 	}
 	if (extra != NULL && extra->prefix != NULL)
@@ -255,7 +166,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		fprintf(f, "%s  %d %s %d\n", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	put_padded(f, "", lw, 0);
 	for (j = c0; j < c1; j++) {
-		char *s = fit_label(textfmt_col_label(a, which, j), utf8);
+		char *s = fit_label(labels_col(a, which, j), utf8);
 		fputc(' ', f);
 		put_padded(f, s, cw, 1);
 		free(s);
@@ -276,7 +187,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			any = session_cell_state(ses, a, which, i, j) != CELL_UNSEEN;
 		if (!any && (matrix_kind(which)->flags & MF_DECODE))
 			continue;
-		char *s = fit_label(textfmt_row_label(a, which, i), utf8);
+		char *s = fit_label(labels_row(a, which, i), utf8);
 		put_padded(f, s, lw, 0);
 		free(s);
 		for (j = c0; j < c1; j++) {
@@ -292,7 +203,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			const int bg = color ? heat_color(x, lo, hi, matrix_kind(which)->diverging) : -1;
 			if (bg >= 0)
 				fprintf(f, "\033[38;5;%d;48;5;%dm", themefile_text_on(bg), bg);
-			put_padded(f, textfmt_number(num, x, utf8), cw, 1);
+			put_padded(f, labels_number(num, x, utf8), cw, 1);
 			if (bg >= 0)
 				fputs("\033[0m", f);
 			if (ref != NULL) {
@@ -307,7 +218,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			for (j = 0; j < m->cols; j++)
 				sum += MAT_AT(*m, i, j);
 			fputc(' ', f);
-			put_padded(f, textfmt_number(num, sum, utf8), cw, 1);
+			put_padded(f, labels_number(num, sum, utf8), cw, 1);
 		}
 		fputc('\n', f);
 	}
@@ -338,16 +249,6 @@ static void put_escaped(FILE *f, const char *s, const char *keep, int utf8)
 		fputs(e, f);
 	free(e);
 	free(a);
-}
-
-char *textfmt_params_line(const Lesson *l, int utf8)
-{
-	char buf[200];
-
-	snprintf(buf, sizeof buf, "parameters: %ld (W_q, W_k, W_v%s%s) %s the same for any number of heads",
-	         stats_param_count(l), mat_empty(&l->W_o) ? "" : ", W_o", l->score == SCORE_ADDITIVE ? ", w_e" : "",
-	         utf8 ? "\u2014" : "--");
-	return strdup(buf);
 }
 
 /* ---- decode steps, tiles, key/value groups ---- */
@@ -591,7 +492,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	}
 	/* the parameter count, unless a question open here may be asking for it */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s)) {
-		char *params = textfmt_params_line(s->attn->lesson, utf8); /* the layer shown */
+		char *params = labels_params(s->attn->lesson, utf8); /* the layer shown */
 		if (params != NULL)
 			fprintf(f, "\n%s\n", params);
 		free(params);

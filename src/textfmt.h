@@ -1,4 +1,4 @@
-/* textfmt.h: matrices and lessons as plain text (plain REPL, make run without a terminal). */
+/* textfmt.h: matrices and steps as plain text (plain REPL, make run without a terminal). */
 #ifndef ATTNVIZ_TEXTFMT_H
 #define ATTNVIZ_TEXTFMT_H
 
@@ -13,19 +13,6 @@
  * utf8: "-∞" rather than "-inf". Labels are escaped.
  */
 void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8);
-/*
- * A cell's number in at most 9 columns: "0.7071", "-12.35", "1.2e+04", "-∞"
- * ("-inf" when !utf8). buf needs 16 bytes. Returns buf.
- */
-char *textfmt_number(char *buf, double x, int utf8);
-/* 1 when matrix `which` is n × m with token labels on both axes. */
-int textfmt_token_columns(const Attn *a, AttnMatrix which);
-/* Column label c of matrix `which` (a token, escaped, or the index): heap string. */
-char *textfmt_col_label(const Attn *a, AttnMatrix which, int c);
-/* Row label r (a token, escaped, or the index): heap string. */
-char *textfmt_row_label(const Attn *a, AttnMatrix which, int r);
-/* "parameters: N (W_q, W_k, W_v[, W_o]) — the same for any number of heads" (heap string, or NULL). */
-char *textfmt_params_line(const Lesson *l, int utf8);
 /*
  * Where the stage shown is among its decode steps or tiles: "step 3 of 7,
  * cache 3 rows", "tile (0, 1) of 3 x 3"; NULL when it walks neither. Heap.

@@ -6,7 +6,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,40 +15,35 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "jsonread.h"
 #include "text.h"
-#include "theme.h"
 
 #define THEMEFILE_MAX_BYTES (1L << 20)
 #define D THEMEFILE_DEFAULT_COLOR
 
-/* Role names: theme.h's THEME_ROLES in lower case, in the same order. */
-static const char *const role_names[THEMEFILE_ROLE_COUNT] = {
+/* Role names: themeroles.h's THEME_ROLES in lower case, in the same order. */
+static const char *const role_names[THEMEFILE_ROLE_COUNT + 1] = {
 	"stage", "stage_name", "pane_title", "pane_focus", "label", "label_hi", "cursor", "operand",
 	"masked", "flash", "rule", "narr", "formula", "quiz", "placeholder", "keys", "key", "info",
-	"error", "cmdline", "popup", "popup_title", "notice"
+	"error", "cmdline", "popup", "popup_title", "notice", NULL
 };
 
-/* theme.h is the authority: the count must match, and t_export/unit_export check the names. */
-_Static_assert(THEMEFILE_ROLE_COUNT == ROLE_COUNT, "themefile.h: THEMEFILE_ROLE_COUNT must equal ROLE_COUNT");
+/* themeroles.h is the authority: unit_export checks the names against it. */
 #define THEMEFILE_CHECK_ROLE(name) #name,
 static const char *const theme_h_roles[] = { THEME_ROLES(THEMEFILE_CHECK_ROLE) NULL };
 #undef THEMEFILE_CHECK_ROLE
 
-static const struct {
-	const char *name;
-	unsigned bit;
-} attr_names[] = {
-	{ "bold", THEMEFILE_BOLD }, { "dim", THEMEFILE_DIM }, { "underline", THEMEFILE_UNDERLINE },
-	{ "reverse", THEMEFILE_REVERSE }, { "standout", THEMEFILE_STANDOUT }, { "italic", THEMEFILE_ITALIC },
-	{ "blink", THEMEFILE_BLINK },
-};
+static const char *const attr_names[] = { "bold", "dim", "underline", "reverse", "standout", "italic", "blink", NULL };
+static const unsigned attr_bits[] = { THEMEFILE_BOLD, THEMEFILE_DIM, THEMEFILE_UNDERLINE, THEMEFILE_REVERSE,
+                                      THEMEFILE_STANDOUT, THEMEFILE_ITALIC, THEMEFILE_BLINK };
 
-static const char *const basic_names[8] = { "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white" };
+/* The 8 basic colours (0 … 7), then the terminal's own. */
+static const char *const colour_names[] = { "black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
+                                            "default", NULL };
 
-const char *themefile_role_name(int role)
-{
-	return role >= 0 && role < THEMEFILE_ROLE_COUNT ? role_names[role] : NULL;
-}
+static const char *const theme_keys[] = { "name", "description", "mono", "roles", "sequential", "diverging",
+                                          "masked", NULL };
+static const char *const role_keys[] = { "fg", "bg", "attrs", NULL };
 
 /* ------------------------------------------------------------ the built-in default */
 
@@ -95,302 +89,198 @@ void themefile_default(ThemeFile *out)
 	out->masked = 236;
 }
 
-/* ------------------------------------------------------------ errors */
+/* ------------------------------------------------------------ reading (jsonread.h) */
 
-typedef struct Ctx {
-	const char *file;
-	char path[128]; /* "roles.title.fg" */
-	char **err;
-} Ctx;
+#define COLOUR_EXPECTED "expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default)"
 
-static int fail(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(Ctx *c, const char *fmt, ...)
+static int read_colour(JrCtx *c, const cJSON *v, short *out)
 {
-	va_list ap;
-	char *msg;
-	/* the file name and the keys on the way ("roles.<key>") are the theme author's text: escaped */
-	char *file = text_escape(c->file, ""), *where = text_escape(c->path, "");
-
-	va_start(ap, fmt);
-	msg = str_vprintf(fmt, ap);
-	va_end(ap);
-	if (c->path[0] != '\0')
-		*c->err = str_printf("%s: %s: %s", file ? file : "", where ? where : "", msg ? msg : "out of memory");
-	else
-		*c->err = str_printf("%s: %s", file ? file : "", msg ? msg : "out of memory");
-	free(msg);
-	free(file);
-	free(where);
-	return -1;
-}
-
-/* What a JSON value is, for "got …": "\"purplish\"", "300", "an object". */
-static void describe(const cJSON *v, char *buf, size_t size)
-{
-	if (v == NULL)
-		snprintf(buf, size, "nothing");
-	else if (cJSON_IsString(v)) {
-		char *e = text_escape(v->valuestring, "");
-		if (e != NULL && strlen(e) > 40)
-			snprintf(buf, size, "\"%.40s…\"", e);
-		else
-			snprintf(buf, size, "\"%s\"", e ? e : "");
-		free(e);
-	} else if (cJSON_IsNumber(v))
-		snprintf(buf, size, "%g", v->valuedouble);
-	else if (cJSON_IsBool(v))
-		snprintf(buf, size, "%s", cJSON_IsTrue(v) ? "true" : "false");
-	else if (cJSON_IsNull(v))
-		snprintf(buf, size, "null");
-	else if (cJSON_IsArray(v))
-		snprintf(buf, size, "an array");
-	else
-		snprintf(buf, size, "an object");
-}
-
-static size_t path_push(Ctx *c, const char *key)
-{
-	size_t old = strlen(c->path);
-	snprintf(c->path + old, sizeof c->path - old, "%s%s", old ? "." : "", key);
-	return old;
-}
-
-static size_t path_index(Ctx *c, int i)
-{
-	size_t old = strlen(c->path);
-	snprintf(c->path + old, sizeof c->path - old, "[%d]", i);
-	return old;
-}
-
-/* ------------------------------------------------------------ values */
-
-static int read_colour(Ctx *c, const cJSON *v, short *out)
-{
-	char got[80];
+	const int nnames = (int)(sizeof colour_names / sizeof *colour_names) - 1;
 	int i;
 
 	if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 255 && v->valuedouble == floor(v->valuedouble)) {
 		*out = (short)v->valueint;
 		return 0;
 	}
-	if (cJSON_IsString(v)) {
-		if (strcmp(v->valuestring, "default") == 0) {
-			*out = D;
+	if (!cJSON_IsString(v))
+		return jr_fail(c, COLOUR_EXPECTED ", got %s", jr_got(v).s);
+	for (i = 0; i < nnames; i++)
+		if (strcmp(v->valuestring, colour_names[i]) == 0) {
+			*out = i < 8 ? (short)i : D;
 			return 0;
 		}
-		for (i = 0; i < 8; i++)
-			if (strcmp(v->valuestring, basic_names[i]) == 0) {
-				*out = (short)i;
-				return 0;
-			}
-	}
-	describe(v, got, sizeof got);
-	return fail(c, "expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default), got %s", got);
+	return jr_fail(c, COLOUR_EXPECTED ", got %s%s", jr_got(v).s,
+	               jr_did_you_mean(v->valuestring, colour_names, nnames).s);
 }
 
-static int read_attrs(Ctx *c, const cJSON *v, unsigned *out)
+static int read_attrs(JrCtx *c, const cJSON *v, unsigned *out)
 {
 	const cJSON *it;
-	char got[80];
-	int i = 0;
-	size_t k;
+	int i = 0, k;
 
-	if (!cJSON_IsArray(v)) {
-		describe(v, got, sizeof got);
-		return fail(c, "expected a list of attributes such as [\"bold\", \"underline\"], got %s", got);
-	}
+	if (!cJSON_IsArray(v))
+		return jr_fail(c, "expected a list of attributes such as [\"bold\", \"underline\"], got %s", jr_got(v).s);
 	*out = 0;
 	cJSON_ArrayForEach(it, v) {
-		size_t old = path_index(c, i++);
-		for (k = 0; k < sizeof attr_names / sizeof attr_names[0]; k++)
-			if (cJSON_IsString(it) && strcmp(it->valuestring, attr_names[k].name) == 0)
-				break;
-		if (k == sizeof attr_names / sizeof attr_names[0]) {
-			describe(it, got, sizeof got);
-			return fail(c, "expected one of bold dim underline reverse standout italic blink, got %s", got);
-		}
-		*out |= attr_names[k].bit;
-		c->path[old] = '\0';
+		size_t old = jr_path_index(c, i++);
+		if (jr_read_choice(c, it, attr_names, &k) != 0)
+			return -1;
+		*out |= attr_bits[k];
+		jr_path_set(c, old);
 	}
 	return 0;
 }
 
-static int read_role(Ctx *c, const cJSON *v, ThemeFileRole *r)
+static int read_role(JrCtx *c, const cJSON *v, ThemeFileRole *r)
 {
 	const cJSON *it;
-	char got[80];
 
-	if (!cJSON_IsObject(v)) {
-		describe(v, got, sizeof got);
-		return fail(c, "expected an object {\"fg\": COLOR, \"bg\": COLOR, \"attrs\": […]}, got %s", got);
-	}
+	if (!cJSON_IsObject(v))
+		return jr_fail(c, "expected an object {\"fg\": COLOR, \"bg\": COLOR, \"attrs\": […]}, got %s", jr_got(v).s);
+	if (jr_refuse_unknown_keys(c, v, role_keys, "key") != 0)
+		return -1;
 	cJSON_ArrayForEach(it, v) {
-		size_t old = path_push(c, it->string);
-		int rc;
-		if (strcmp(it->string, "fg") == 0)
-			rc = read_colour(c, it, &r->fg);
-		else if (strcmp(it->string, "bg") == 0)
-			rc = read_colour(c, it, &r->bg);
-		else if (strcmp(it->string, "attrs") == 0)
-			rc = read_attrs(c, it, &r->attrs);
-		else
-			rc = fail(c, "unknown key (a role has \"fg\", \"bg\" and \"attrs\")");
+		size_t old = jr_path_key(c, it->string);
+		int rc = strcmp(it->string, "attrs") == 0 ? read_attrs(c, it, &r->attrs)
+		                                          : read_colour(c, it, strcmp(it->string, "fg") == 0 ? &r->fg : &r->bg);
 		if (rc != 0)
 			return -1;
-		c->path[old] = '\0';
+		jr_path_set(c, old);
 	}
 	return 0;
 }
 
-static int read_roles(Ctx *c, const cJSON *v, ThemeFile *t)
+static int read_roles(JrCtx *c, const cJSON *v, ThemeFile *t)
 {
 	const cJSON *it;
-	char got[80];
 
-	if (!cJSON_IsObject(v)) {
-		describe(v, got, sizeof got);
-		return fail(c, "expected an object of role name → {\"fg\", \"bg\", \"attrs\"}, got %s", got);
-	}
+	if (!cJSON_IsObject(v))
+		return jr_fail(c, "expected an object of role name → {\"fg\", \"bg\", \"attrs\"}, got %s", jr_got(v).s);
+	if (jr_refuse_unknown_keys(c, v, role_names, "role") != 0)
+		return -1;
 	cJSON_ArrayForEach(it, v) {
-		size_t old = path_push(c, it->string);
-		int i;
-		for (i = 0; i < THEMEFILE_ROLE_COUNT; i++)
-			if (strcmp(it->string, role_names[i]) == 0)
-				break;
-		if (i == THEMEFILE_ROLE_COUNT)
-			return fail(c, "unknown role (roles: stage stage_name pane_title pane_focus label label_hi cursor "
-			               "operand masked flash rule narr formula quiz placeholder keys key info error cmdline "
-			               "popup popup_title notice)");
+		size_t old = jr_path_key(c, it->string);
+		int i = 0;
+		while (strcmp(it->string, role_names[i]) != 0)
+			i++;
 		if (read_role(c, it, &t->role[i]) != 0)
 			return -1;
-		c->path[old] = '\0';
+		jr_path_set(c, old);
 	}
 	return 0;
 }
 
-static int read_ramp(Ctx *c, const cJSON *v, int min, short *out, int *count)
+static int read_ramp(JrCtx *c, const cJSON *v, int min, short *out, int *count)
 {
 	const cJSON *it;
-	char got[80];
 	int n = cJSON_GetArraySize(v), i = 0;
 
-	if (!cJSON_IsArray(v) || n < min || n > THEMEFILE_MAX_RAMP) {
-		if (cJSON_IsArray(v))
-			snprintf(got, sizeof got, "%d colour%s", n, n == 1 ? "" : "s");
-		else
-			describe(v, got, sizeof got);
-		return fail(c, "expected a list of %d to %d colours, got %s", min, THEMEFILE_MAX_RAMP, got);
-	}
+	if (!cJSON_IsArray(v))
+		return jr_fail(c, "expected a list of %d to %d colours, got %s", min, THEMEFILE_MAX_RAMP, jr_got(v).s);
+	if (n < min || n > THEMEFILE_MAX_RAMP)
+		return jr_fail(c, "expected a list of %d to %d colours, got %d colour%s", min, THEMEFILE_MAX_RAMP, n,
+		               n == 1 ? "" : "s");
 	cJSON_ArrayForEach(it, v) {
-		size_t old = path_index(c, i);
+		size_t old = jr_path_index(c, i);
 		if (read_colour(c, it, &out[i]) != 0)
 			return -1;
-		c->path[old] = '\0';
+		jr_path_set(c, old);
 		i++;
 	}
 	*count = n;
 	return 0;
 }
 
-/* "FILE:LINE:COL" of the place cJSON stopped. */
-static int syntax_error(Ctx *c, const char *buf, const char *end)
+/* "projector": letters, digits, - and _, and short. */
+static int read_name(JrCtx *c, const cJSON *v, char *out, size_t size)
 {
-	int line = 1, col = 1;
-	const char *p;
+	size_t i, n = cJSON_IsString(v) ? strlen(v->valuestring) : 0;
 
-	for (p = buf; end != NULL && p < end; p++) {
-		if (*p == '\n') {
-			line++;
-			col = 1;
-		} else if (((unsigned char)*p & 0xc0) != 0x80)
-			col++;
+	for (i = 0; i < n && (isalnum((unsigned char)v->valuestring[i]) || strchr("_-", v->valuestring[i])); i++)
+		;
+	if (n == 0 || n >= size || i != n)
+		return jr_fail(c, "expected a short name of letters, digits, - and _, got %s", jr_got(v).s);
+	memcpy(out, v->valuestring, n + 1);
+	return 0;
+}
+
+/* Any text, kept escaped (the view shows it) and cut to size. */
+static int read_description(JrCtx *c, const cJSON *v, char *out, size_t size)
+{
+	char *text = NULL, *e;
+
+	if (jr_read_string(c, v, &text) != 0)
+		return -1;
+	e = text_escape(text, "");
+	free(text);
+	if (e == NULL)
+		return jr_fail_oom(c);
+	snprintf(out, size, "%s", e);
+	free(e);
+	return 0;
+}
+
+static int read_theme(JrCtx *c, const cJSON *root, ThemeFile *t)
+{
+	const cJSON *it;
+
+	if (!cJSON_IsObject(root))
+		return jr_fail(c, "expected a theme object {\"name\": …, \"roles\": …}, got %s", jr_got(root).s);
+	if (jr_refuse_unknown_keys(c, root, theme_keys, "key") != 0)
+		return -1;
+	cJSON_ArrayForEach(it, root) {
+		size_t old = jr_path_key(c, it->string);
+		int r = 0;
+		if (strcmp(it->string, "name") == 0)
+			r = read_name(c, it, t->name, sizeof t->name);
+		else if (strcmp(it->string, "description") == 0)
+			r = read_description(c, it, t->description, sizeof t->description);
+		else if (strcmp(it->string, "mono") == 0) {
+			if (!cJSON_IsBool(it))
+				r = jr_fail(c, "expected true or false, got %s", jr_got(it).s);
+			t->mono = cJSON_IsTrue(it);
+		} else if (strcmp(it->string, "roles") == 0)
+			r = read_roles(c, it, t);
+		else if (strcmp(it->string, "sequential") == 0)
+			r = read_ramp(c, it, 2, t->seq, &t->nseq);
+		else if (strcmp(it->string, "diverging") == 0)
+			r = read_ramp(c, it, 3, t->div, &t->ndiv);
+		else if (strcmp(it->string, "masked") == 0)
+			r = read_colour(c, it, &t->masked);
+		if (r != 0)
+			return -1;
+		jr_path_set(c, old);
 	}
-	return fail(c, "line %d, column %d: JSON syntax error near here", line, col);
+	if (t->name[0] == '\0')
+		return jr_fail(c, "missing \"name\"");
+	return 0;
 }
 
 int themefile_parse(const char *file, const char *buf, size_t len, ThemeFile *out, char **err)
 {
-	Ctx c;
-	cJSON *root;
-	const cJSON *it;
-	const char *end = NULL;
+	char *name = text_escape(file, "");
+	cJSON *root = NULL;
 	ThemeFile t;
+	JrCtx c;
 	int rc = -1;
-	char got[80];
 
 	*err = NULL;
-	memset(&c, 0, sizeof c);
-	c.file = file;
-	c.err = err;
 	themefile_default(&t);
 	t.name[0] = '\0';
 	t.description[0] = '\0';
 	snprintf(t.path, sizeof t.path, "%s", file);
-	root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-	if (root == NULL) {
-		syntax_error(&c, buf, end);
-		goto out;
+	if (name != NULL)
+		root = jr_parse(name, buf, len, 0, "theme", "{\"name\": …, \"roles\": …}", err);
+	if (root != NULL) {
+		jr_ctx_init(&c, name, NULL);
+		if (read_theme(&c, root, &t) == 0) {
+			*out = t;
+			rc = 0;
+		}
+		*err = c.err;
 	}
-	/* only blanks may follow the value */
-	while (end < buf + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
-		end++;
-	if (end < buf + len) {
-		syntax_error(&c, buf, end);
-		goto out;
-	}
-	if (!cJSON_IsObject(root)) {
-		describe(root, got, sizeof got);
-		fail(&c, "expected a theme object {\"name\": …, \"roles\": …}, got %s", got);
-		goto out;
-	}
-	cJSON_ArrayForEach(it, root) {
-		size_t old = path_push(&c, it->string);
-		int r = 0;
-		if (strcmp(it->string, "name") == 0) {
-			size_t i, n = cJSON_IsString(it) ? strlen(it->valuestring) : 0;
-			for (i = 0; i < n && (isalnum((unsigned char)it->valuestring[i]) || strchr("_-", it->valuestring[i])); i++)
-				;
-			if (!cJSON_IsString(it) || n == 0 || n >= sizeof t.name || i != n) {
-				describe(it, got, sizeof got);
-				r = fail(&c, "expected a short name of letters, digits, - and _, got %s", got);
-			} else
-				strcpy(t.name, it->valuestring);
-		} else if (strcmp(it->string, "description") == 0) {
-			char *e = cJSON_IsString(it) ? text_escape(it->valuestring, "") : NULL;
-			if (e == NULL) {
-				describe(it, got, sizeof got);
-				r = fail(&c, "expected a string, got %s", got);
-			} else
-				snprintf(t.description, sizeof t.description, "%s", e);
-			free(e);
-		} else if (strcmp(it->string, "mono") == 0) {
-			if (!cJSON_IsBool(it)) {
-				describe(it, got, sizeof got);
-				r = fail(&c, "expected true or false, got %s", got);
-			} else
-				t.mono = cJSON_IsTrue(it);
-		} else if (strcmp(it->string, "roles") == 0)
-			r = read_roles(&c, it, &t);
-		else if (strcmp(it->string, "sequential") == 0)
-			r = read_ramp(&c, it, 2, t.seq, &t.nseq);
-		else if (strcmp(it->string, "diverging") == 0)
-			r = read_ramp(&c, it, 3, t.div, &t.ndiv);
-		else if (strcmp(it->string, "masked") == 0)
-			r = read_colour(&c, it, &t.masked);
-		else
-			r = fail(&c, "unknown key (a theme has name, description, mono, roles, sequential, diverging, masked)");
-		if (r != 0)
-			goto out;
-		c.path[old] = '\0';
-	}
-	if (t.name[0] == '\0') {
-		fail(&c, "missing \"name\"");
-		goto out;
-	}
-	*out = t;
-	rc = 0;
-out:
 	cJSON_Delete(root);
+	free(name);
 	if (rc != 0) {
 		themefile_default(out);
 		if (*err == NULL)
@@ -643,7 +533,7 @@ void themefile_set_current(const ThemeFile *t)
 	current_set = 1;
 }
 
-/* Used by the unit test: 1 when role_names matches theme.h's THEME_ROLES (case-insensitively). */
+/* Used by the unit test: 1 when role_names matches themeroles.h's THEME_ROLES (case-insensitively). */
 int themefile_roles_match_theme_h(void);
 int themefile_roles_match_theme_h(void)
 {

@@ -13,7 +13,7 @@
  * COLOR is an xterm-256 colour number 0–255, one of the 8 basic names
  * (black red green yellow blue magenta cyan white) or "default" (the
  * terminal's own colour). attrs: bold dim underline reverse standout italic
- * blink. ROLE names are the TUI's roles (theme.h) in lower case: stage,
+ * blink. ROLE names are the TUI's roles (themeroles.h) in lower case: stage,
  * stage_name, pane_title, …; a role the file leaves out, or a part of one
  * (fg, bg, attrs), keeps the built-in default theme's value.
  */
@@ -22,8 +22,9 @@
 
 #include <stddef.h>
 
-/* Same order as THEME_ROLES in theme.h (themefile.c checks it). */
-#define THEMEFILE_ROLE_COUNT 23
+#include "themeroles.h"
+
+#define THEMEFILE_ROLE_COUNT ROLE_COUNT /* one per ThemeRole, in THEME_ROLES' order */
 #define THEMEFILE_MAX_RAMP 32
 #define THEMEFILE_DEFAULT_COLOR (-1) /* the terminal's default fg or bg */
 
@@ -48,15 +49,12 @@ typedef struct ThemeFile {
 	char description[256];  /* escaped (no control characters) */
 	char path[512];         /* the file it came from; "(built-in)" for the default */
 	int mono;               /* 1: no colour at all (reverse, bold, shade glyphs) */
-	ThemeFileRole role[THEMEFILE_ROLE_COUNT]; /* indexed by ThemeRole (theme.h) */
+	ThemeFileRole role[THEMEFILE_ROLE_COUNT]; /* indexed by ThemeRole (themeroles.h) */
 	int nseq, ndiv;
 	short seq[THEMEFILE_MAX_RAMP];  /* sequential ramp, low → high */
 	short div[THEMEFILE_MAX_RAMP];  /* diverging ramp, negative → positive (odd count: a zero step) */
 	short masked;
 } ThemeFile;
-
-/* "stage", "stage_name", … for role i (0 … THEMEFILE_ROLE_COUNT-1); NULL otherwise. */
-const char *themefile_role_name(int role);
 
 /* The built-in default theme (the same values as assets/themes/default.json). */
 void themefile_default(ThemeFile *out);

@@ -7,16 +7,14 @@
  *   key line     the main keys (hidden in presenter mode)
  *   status line  messages, the cursor cell's value, or the `:` command line
  *
- * Keys: n/space next step (decode: next token, flash: next tile), p/Backspace
- * previous, g/G first/last, arrows and
- * hjkl move the cell cursor, Tab/Shift-Tab change pane, Enter explains the
- * cell, H/L change head, z zooms a pane out, PgUp/PgDn scroll the narration,
- * 1-9 answer a choice quiz, : command line, ? help, q quit.
+ * Keys: one table (main_keys, and demo_keys while a demo plays) gives each
+ * key its action, its line in the `?` help and its place on the key line.
  *
  * The view never writes the model: it changes the session only through
  * session_* and cmd_run(), reads Session.dirty to know what to redraw, and
- * keeps its own state (focus, cursors, scroll) here. Drawing happens once per
+ * keeps its own state (focus, cursors, scroll: tuistate.h). Drawing happens once per
  * loop turn with wnoutrefresh()/doupdate(); signal handlers only set a flag.
+ * The matrix panes are pane.c; demo scripts and :play are tuidemo.c.
  */
 #include <errno.h>
 #include <langinfo.h>
@@ -36,170 +34,34 @@
 #include "cmd.h"
 #include "demo.h"
 #include "explain.h"
+#include "labels.h"
+#include "textfmt.h"
 #include "layout.h"
 #include "lineedit.h"
 #include "record.h"
 #include "stats.h"
 #include "strbuf.h"
-#include "textfmt.h"
 #include "theme.h"
-#include "tui.h"
+#include "tuistate.h"
 #include "ttyguard.h"
 
 /* ------------------------------------------------------------------ */
 /* State                                                                */
 /* ------------------------------------------------------------------ */
 
-/* What to draw on the next loop turn (besides Session.dirty). */
-enum {
-	R_STAGE  = 1 << 0,
-	R_PANES  = 1 << 1,
-	R_NARR   = 1 << 2,
-	R_KEYS   = 1 << 3,
-	R_STATUS = 1 << 4,
-	R_POPUP  = 1 << 5,
-	R_LAYOUT = 1 << 6, /* recompute the layout and recreate the windows */
-	R_ALL    = 0x7f
-};
-
-typedef enum TuiMode { MODE_MAIN, MODE_CMD, MODE_POPUP } TuiMode;
-
-/* One matrix pane: a view of a matrix (maybe a column block, maybe transposed) plus its cursor. */
-typedef struct Pane {
-	AttnMatrix which;
-	int head;          /* the head for per-head matrices and head column blocks */
-	int kv_head;       /* ≥ 0: the key/value head whose columns this pane shows (PANE_EACH_KV_HEAD), else -1 */
-	int grouped;       /* 1: one query head's columns, grouped under its key/value head (PANE_EACH_HEAD) */
-	int transpose;     /* 1: drawn transposed (Kᵀ in the scores stage) */
-	int col0, ncols;   /* the source columns shown: [col0, col0 + ncols) */
-	int rows, cols;    /* of the view */
-	int hidden;        /* 1: an open quiz hides this pane */
-	char title[80];    /* UTF-8 or ASCII, no lesson text */
-	int diverging;     /* ramp: diverging (most) or sequential (weights) */
-	double maxabs;     /* largest finite |value|, for the diverging ramp */
-	int lw, cw;        /* row label width, cell width (both with their gap) */
-	int cur_r, cur_c;  /* cursor, in view coordinates */
-	int top, left;     /* first visible row and column */
-	int zoom;          /* 1: down-sampled heatmap without numbers */
-	int variant;       /* 1: the lesson's compare variant (Session.compare_attn) */
-	int other;         /* the pane this one is compared with (cells that differ are marked), or -1 */
-	int ndiff;         /* cells that differ from the other pane */
-	int sums;          /* 1: a Σ column of row sums at the right (weights) */
-	int legend;        /* 1: a legend line under the rows (value range and ramp) */
-	int pad, rgap;     /* presenter mode: extra columns per cell, blank lines between rows */
-	int has_masked;    /* some cell is masked (the legend says how they look) */
-	double minv, maxv; /* finite range */
-	char stats[48];    /* "μ 0.12 σ 1.03" for score-like matrices, or "" */
-	WINDOW *win;
-} Pane;
-
-typedef struct Tui {
-	Session *s;
-	TuiOptions opt;
-	int utf8;             /* the locale is UTF-8: −∞, ×, ᵀ, box glyphs */
-	TuiMode mode;
-	unsigned redraw;      /* R_* bits */
-
-	Layout lay;
-	int have_layout;
-	WINDOW *w_stage, *w_narr, *w_keys, *w_status, *w_popup;
-
-	Pane pane[LAYOUT_MAX_PANES];
-	int npanes, focus;
-	int want_focus;       /* a pane to focus after the next rebuild: matrix + 1, or 0 */
-	int arrived;          /* the step and stage whose focus was last honoured (n/p inside its decode steps or tiles keep the pane) */
-	int want_head;
-
-	char *narr;           /* narration text, escaped (newlines kept) */
-	int narr_top;         /* first narration line shown */
-	int narr_lines;       /* wrapped lines at the current width */
-
-	char *msg;            /* status message (escaped), or NULL */
-	int msg_error;
-
-	char *popup_title, *popup_text; /* escaped */
-	int popup_top, popup_lines;
-
-	LineEdit *le;
-
-	int flash;            /* 1: cells an edit changed are highlighted */
-	long long flash_until;/* monotonic ms */
-
-	/* A demo script playing (--demo, :source): see "Demo scripts" below. */
-	Demo *demo;
-	int demo_pos;         /* the next entry to run */
-	int demo_paused;      /* space / n / p: stepping by hand */
-	int demo_at_pause;    /* stopped at a `pause` entry until space or Enter */
-	long long demo_due;   /* when the next entry runs (monotonic ms) */
-	int replaying;        /* p: replaying the script quietly on the starting lesson */
-	SessionMark demo_mark; /* the session as the demo found it, for p */
-	int demo_present;
-	char demo_theme[32];
-
-	/* :play SECONDS */
-	long long play_ms, play_due; /* 0: not playing */
-
-	Recorder *rec;        /* --record: the asciicast being written, or NULL */
-} Tui;
-
 static volatile sig_atomic_t tui_signal;
 static int tui_curses_on;
 
-/* Show heads 0-based, as the `head N` command takes them. */
-#define FLASH_MS 1000
-/* Cells of a result and its compare variant differ beyond this (stats_cell_differs). */
-#define TUI_DIFF_RTOL 1e-9
-#define TUI_DIFF_ATOL 1e-12
-
 /* ------------------------------------------------------------------ */
-/* Text: display width, drawing, wrapping                               */
+/* Text: drawing and wrapping (widths: text_width)                    */
 /* ------------------------------------------------------------------ */
-
-/* Decode one character of s[0..len); returns its byte length (≥ 1); *w its width, *wc the char ('?' if invalid). */
-static int
-utf8_char(const char *s, int len, wchar_t *wc, int *w)
-{
-	mbstate_t st;
-	memset(&st, 0, sizeof st);
-	size_t n = mbrtowc(wc, s, (size_t)len, &st);
-
-	if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-		*wc = L'?';
-		*w = 1;
-		return 1;
-	}
-	int cw = wcwidth(*wc);
-	if (cw < 0) {
-		*wc = L'?';
-		cw = 1;
-	}
-	*w = cw;
-	return (int)n;
-}
-
-/* Display width of s[0..len) (len < 0: to the NUL). */
-static int
-str_width(const char *s, int len)
-{
-	int w = 0;
-
-	if (len < 0)
-		len = (int)strlen(s);
-	for (int i = 0; i < len;) {
-		wchar_t wc;
-		int cw;
-		i += utf8_char(s + i, len - i, &wc, &cw);
-		w += cw;
-	}
-	return w;
-}
 
 /*
  * Draw s[0..len) at the window's cursor in at most maxw columns, skipping the
- * first `skip` columns. Text that is not valid in the locale shows as '?'.
+ * first `skip` columns. What the locale cannot show is drawn as '?' (text_char).
  * Returns the columns drawn.
  */
-static int
+int
 draw_text(WINDOW *win, const char *s, int len, int maxw, int skip)
 {
 	int used = 0, col = 0;
@@ -209,14 +71,18 @@ draw_text(WINDOW *win, const char *s, int len, int maxw, int skip)
 	for (int i = 0; i < len;) {
 		wchar_t wc;
 		int cw;
-		i += utf8_char(s + i, len - i, &wc, &cw);
+		i += text_char(s + i, (size_t)(len - i), &wc, &cw);
 		if (col < skip) {
 			col += cw;
 			continue;
 		}
 		if (used + cw > maxw)
 			break;
-		waddnwstr(win, &wc, 1);
+		if (wc != 0)
+			waddnwstr(win, &wc, 1);
+		else
+			for (int k = 0; k < cw; k++)
+				waddch(win, '?');
 		used += cw;
 		col += cw;
 	}
@@ -224,7 +90,7 @@ draw_text(WINDOW *win, const char *s, int len, int maxw, int skip)
 }
 
 /* Draw s (UTF-8 of our own, or already escaped) at y, x with attributes; returns columns drawn. */
-static int
+int
 put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw)
 {
 	if (maxw <= 0)
@@ -246,7 +112,7 @@ put_fit(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw, int utf
 {
 	int ell = utf8 ? 1 : 3;
 
-	if (str_width(s, -1) <= maxw || maxw <= ell)
+	if (text_width(s, -1) <= maxw || maxw <= ell)
 		return put_at(win, y, x, attr, s, maxw);
 	int n = put_at(win, y, x, attr, s, maxw - ell);
 	return n + put_at(win, y, x + n, attr, utf8 ? "\u2026" : "...", maxw - n);
@@ -280,7 +146,7 @@ wrap_text(const char *s, int width, WrapLine **out)
 			next = i + 1;
 		} else {
 			wchar_t wc;
-			int cw, bl = utf8_char(s + i, len - i, &wc, &cw);
+			int cw, bl = text_char(s + i, (size_t)(len - i), &wc, &cw);
 			if (w + cw <= width || i == ls) {
 				/* CJK text may break around any wide character, but never before closing punctuation. */
 				int closing = wc != 0 && wcschr(L"\uff0c\u3002\u3001\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b", wc) != NULL;
@@ -324,7 +190,7 @@ wrap_text(const char *s, int width, WrapLine **out)
 		ls = next;
 		if (next > i)
 			i = next;
-		w = str_width(s + ls, i - ls);
+		w = text_width(s + ls, i - ls);
 		brk = brk2 = -1;
 	}
 	*out = v;
@@ -335,7 +201,7 @@ wrap_text(const char *s, int width, WrapLine **out)
 /* Time, signals, leaving                                               */
 /* ------------------------------------------------------------------ */
 
-static long long
+long long
 now_ms(void)
 {
 	struct timespec ts;
@@ -358,427 +224,6 @@ tui_end(void)
 		curs_set(1);
 		endwin();
 	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Panes: what the current stage shows                                  */
-/* ------------------------------------------------------------------ */
-
-/* The computation a pane shows: the lesson's, or its compare variant's. */
-static const Attn *
-pane_attn(const Tui *t, const Pane *p)
-{
-	return p->variant ? t->s->compare_attn : t->s->attn;
-}
-
-static const Mat *
-pane_mat(const Tui *t, const Pane *p)
-{
-	const Attn *a = pane_attn(t, p);
-
-	if (a == NULL || (matrix_per_head(p->which) && p->head >= a->heads))
-		return NULL;
-	return attn_matrix(a, p->which, p->head);
-}
-
-/* View (r, c) → source (row, col). */
-static void
-pane_src(const Pane *p, int r, int c, int *R, int *C)
-{
-	if (p->transpose) {
-		*R = c;
-		*C = p->col0 + r;
-	} else {
-		*R = r;
-		*C = p->col0 + c;
-	}
-}
-
-static double
-pane_value(const Mat *m, const Pane *p, int r, int c)
-{
-	int R, C;
-	pane_src(p, r, c, &R, &C);
-	return MAT_AT(*m, R, C);
-}
-
-/* A masked cell: −∞ anywhere, or a hidden key in the masked matrix and the weights. */
-static int
-pane_masked(const Tui *t, const Pane *p, int R, int C, double v)
-{
-	const Attn *a = pane_attn(t, p);
-
-	if (isinf(v) && v < 0)
-		return 1;
-	if ((matrix_kind(p->which)->flags & MF_MASKED) && a->visible && a->lesson->mask != MASK_NONE)
-		return !a->visible[(size_t)R * (size_t)a->lesson->m + (size_t)C];
-	return 0;
-}
-
-/* A cell's number in at most `width` columns (2 decimals, fewer when it would not fit). */
-static void
-fmt_cell(char *buf, size_t size, double v, int width, int utf8)
-{
-	if (isinf(v) || isnan(v)) {
-		snprintf(buf, size, "%s", isnan(v) ? "nan" : v < 0 ? (utf8 ? "-\u221e" : "-inf") : (utf8 ? "\u221e" : "inf"));
-		return;
-	}
-	for (int prec = 2; prec >= 0; prec--) {
-		int n = snprintf(buf, size, "%.*f", prec, v);
-		if (n <= width)
-			return;
-	}
-	snprintf(buf, size, "%.0e", v);
-	if ((int)strlen(buf) > width)
-		snprintf(buf, size, "%s", v < 0 ? "-#" : "#");
-}
-
-/* A view row is a source row, or a source column when transposed; likewise for columns. */
-static char *
-pane_row_label(const Tui *t, const Pane *p, int r)
-{
-	int R, C;
-	pane_src(p, r, 0, &R, &C);
-	return p->transpose ? textfmt_col_label(pane_attn(t, p), p->which, C)
-	                    : textfmt_row_label(pane_attn(t, p), p->which, R);
-}
-
-static char *
-pane_col_label(const Tui *t, const Pane *p, int c)
-{
-	int R, C;
-	pane_src(p, 0, c, &R, &C);
-	return p->transpose ? textfmt_row_label(pane_attn(t, p), p->which, R)
-	                    : textfmt_col_label(pane_attn(t, p), p->which, C);
-}
-
-/*
- * The head part of a pane's title: " head 1", " kv 0" for a key/value head's
- * columns, " head 1→kv 0" for a query head grouped under the one it shares.
- */
-static void
-pane_head_title(const Tui *t, const Pane *p, char *buf, size_t size)
-{
-	const LessonShape *sh = &pane_attn(t, p)->shape;
-
-	if (p->kv_head >= 0)
-		snprintf(buf, size, " kv %d", p->kv_head);
-	else if (sh->kv_heads < sh->heads && p->grouped)
-		snprintf(buf, size, " head %d%skv %d", p->head, t->utf8 ? "\u2192" : ">", shape_kv_head(sh, p->head));
-	else
-		snprintf(buf, size, " head %d", p->head);
-}
-
-/* Shape, widths and the value range of a pane whose which/head/block/transpose are set. */
-static void
-pane_measure(Tui *t, Pane *p)
-{
-	const Mat *m = pane_mat(t, p);
-	const char *times = t->utf8 ? "\u00d7" : "x";
-
-	if (m == NULL) {
-		p->rows = p->cols = 0;
-		snprintf(p->title, sizeof p->title, "%s (absent)", matrix_name(p->which));
-		p->lw = p->cw = 1;
-		return;
-	}
-	if (p->ncols < 0 || p->col0 + p->ncols > m->cols) {
-		p->col0 = 0;
-		p->ncols = m->cols;
-	}
-	p->rows = p->transpose ? p->ncols : m->rows;
-	p->cols = p->transpose ? m->rows : p->ncols;
-	p->diverging = matrix_kind(p->which)->diverging;
-
-	int numw = 4, lw = 1, labw = 1, any = 0;
-	double mx = 0;
-	char buf[32];
-	p->has_masked = 0;
-	p->minv = p->maxv = 0;
-	for (int r = 0; r < p->rows; r++)
-		for (int c = 0; c < p->cols; c++) {
-			double v = pane_value(m, p, r, c);
-			if (isfinite(v)) {
-				if (fabs(v) > mx)
-					mx = fabs(v);
-				if (!any || v < p->minv)
-					p->minv = v;
-				if (!any || v > p->maxv)
-					p->maxv = v;
-				any = 1;
-			} else {
-				p->has_masked = 1;
-			}
-		}
-	p->maxabs = mx;
-	/* The widest number is the smallest or the largest one ("-12.35", "103.20"): two
-	 * snprintf calls, not one per cell, so a step on a large lesson stays instant. */
-	if (any) {
-		int n = snprintf(buf, sizeof buf, "%.2f", p->minv);
-		if (n > numw)
-			numw = n;
-		n = snprintf(buf, sizeof buf, "%.2f", p->maxv);
-		if (n > numw)
-			numw = n;
-	}
-	/* Row sums beside the weights (1, or 0 for a fully masked row). */
-	p->sums = (matrix_kind(p->which)->flags & MF_SUMS) && !p->transpose && p->ncols == m->cols;
-	/* Score-like matrices carry their mean and standard deviation in the title. */
-	p->stats[0] = '\0';
-	if (matrix_kind(p->which)->flags & MF_STATS) {
-		MatStats ms;
-		stats_matrix(m, &ms);
-		if (ms.finite > 1)
-			snprintf(p->stats, sizeof p->stats, t->utf8 ? "\u03bc %.2f \u03c3 %.2f" : "mean %.2f sd %.2f",
-			         ms.mean, ms.std);
-	}
-	p->legend = any;
-	if (numw > 7)
-		numw = 7;
-	for (int r = 0; r < p->rows && r < 512; r++) {
-		char *l = pane_row_label(t, p, r);
-		int w = l ? str_width(l, -1) : 1;
-		if (w > lw)
-			lw = w;
-		free(l);
-	}
-	for (int c = 0; c < p->cols && c < 512; c++) {
-		char *l = pane_col_label(t, p, c);
-		int w = l ? str_width(l, -1) : 1;
-		if (w > labw)
-			labw = w;
-		free(l);
-	}
-	if (lw > 10)
-		lw = 10;
-	if (labw > 8)
-		labw = 8;
-	p->lw = lw + 1;
-	/* A gap, the number; without colour a shade glyph after it. */
-	p->cw = (numw > labw ? numw : labw) + 1 + (theme_mono() ? 1 : 0) + (p->other >= 0 ? 1 : 0);
-
-	/* Title: name, ᵀ, head, shape — our own text only (the variant's label is escaped). */
-	const char *name = matrix_name(p->which);
-	char head[32] = "";
-	if (pane_attn(t, p)->lesson->heads > 1 && (matrix_per_head(p->which) || p->ncols != m->cols))
-		pane_head_title(t, p, head, sizeof head);
-	char *label = NULL;
-	if (p->variant) {
-		const char *l = session_text(t->s, &t->s->lesson->compare_label);
-		char *a = t->utf8 ? NULL : text_ascii(l && *l ? l : "compare");
-		label = text_escape(a ? a : l && *l ? l : "compare", "");
-		free(a);
-	}
-	snprintf(p->title, sizeof p->title, "%s%s%s%s%s  %d%s%d", label ? label : "", label ? ": " : "", name,
-	         p->transpose ? (t->utf8 ? "\u1d40" : "^T") : "", head, p->rows, times, p->cols);
-	free(label);
-}
-
-/* The natural size of a pane (for the layout). */
-static void
-pane_want(const Pane *p, int *w, int *h)
-{
-	int tw = str_width(p->title, -1) + 2;
-
-	if (p->zoom) {
-		/* Zoomed out, a pane takes what it is given: ask for little. */
-		*w = p->lw + 2 * (p->cols < 24 ? p->cols : 24);
-		*h = 2 + (p->rows < 10 ? p->rows : 10);
-	} else {
-		*w = p->lw + (p->cw + p->pad) * (p->cols + p->sums);
-		*h = 2 + p->rows + (p->rows > 0 ? (p->rows - 1) * p->rgap : 0) + p->legend;
-	}
-	if (*w < tw)
-		*w = tw;
-	/*
-	 * A pane hidden by a quiz shows three short lines ("answer first:",
-	 * ":answer VALUE", ":skip  :hint", 13 columns each): it needs that much
-	 * and no more.  Asking for more (it used to be 28) pushed the hidden
-	 * result onto a second grid row at 80 columns, which took the lines the
-	 * narration needed and hid the quiz question itself below the fold.
-	 */
-	if (p->hidden && *w < 15)
-		*w = 15;
-	if (*w < 12)
-		*w = 12;
-}
-
-static int
-pane_same(const Pane *a, const Pane *b)
-{
-	return a->which == b->which && a->head == b->head && a->transpose == b->transpose && a->col0 == b->col0;
-}
-
-/* The pane an open quiz hides: the one with the answer's matrix, else the result (last). */
-static int
-quiz_hidden_pane(const Tui *t)
-{
-	const int w = session_hidden_matrix(t->s);
-
-	for (int i = 0; w >= 0 && i < t->npanes; i++)
-		if ((int)t->pane[i].which == w && !t->pane[i].variant)
-			return i;
-	return -1;
-}
-
-/* Put the cursor of pane i on source cell (R, C) if it is in view. */
-static void
-pane_put_cursor(Pane *p, int R, int C)
-{
-	int r = p->transpose ? C - p->col0 : R, c = p->transpose ? R : C - p->col0;
-
-	if (r >= 0 && r < p->rows && c >= 0 && c < p->cols) {
-		p->cur_r = r;
-		p->cur_c = c;
-	}
-}
-
-static int tui_focus_matrix(Tui *t, int which, int head, int row, int col);
-
-/* The stage's panes cut per head (stage_cut_panes) into t->pane; returns the count, *each_head 1 when cut per head. */
-static int
-tui_cut_panes(Tui *t, const StagePane *ms, int k, int *each_head)
-{
-	const Session *s = t->s;
-	PaneCut cuts[LAYOUT_MAX_PANES];
-	const int n = stage_cut_panes(&s->attn->shape, ms, k, s->head, cuts, LAYOUT_MAX_PANES);
-
-	for (int i = 0; i < n; i++) {
-		Pane *p = &t->pane[i];
-		p->which = cuts[i].matrix;
-		p->kv_head = (cuts[i].flags & PANE_EACH_KV_HEAD) ? cuts[i].head : -1;
-		p->head = p->kv_head >= 0 ? s->head : cuts[i].head;
-		p->col0 = cuts[i].ncols < 0 ? 0 : cuts[i].col0;
-		p->ncols = cuts[i].ncols;
-		p->transpose = (cuts[i].flags & PANE_TRANSPOSE) != 0;
-		p->grouped = (cuts[i].flags & PANE_EACH_HEAD) != 0;
-		if (cuts[i].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD))
-			*each_head = 1;
-	}
-	return n;
-}
-
-/* Rebuild the pane list from the session's stage and head, keeping the view state of panes that stay. */
-static void
-tui_build_panes(Tui *t, int keep, int refocus)
-{
-	const Session *s = t->s;
-	const Attn *a = s->attn;
-	Pane old[LAYOUT_MAX_PANES];
-	int nold = keep ? t->npanes : 0;
-	StagePane ms[STAGE_MAX_PANES];
-	int k, n = 0, each_head = 0;
-
-	memcpy(old, t->pane, sizeof old);
-	k = attn_stage_panes(a, s->stage, ms);
-	memset(t->pane, 0, sizeof t->pane);
-	/* The windows belong to the layout's slots, not to the matrices. */
-	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
-		t->pane[i].win = old[i].win;
-
-	/* What the stage table says to show, cut as it says (heads grouped under their key/value head). */
-	n = tui_cut_panes(t, ms, k, &each_head);
-	for (int i = 0; i < LAYOUT_MAX_PANES; i++)
-		t->pane[i].other = -1;
-	/* The comparison view: the stage's result in the compare variant, beside the lesson's. */
-	if (s->compare_on && s->compare_attn != NULL && n > 0 && n < LAYOUT_MAX_PANES && !each_head) {
-		Pane *r = &t->pane[n - 1], *p = &t->pane[n];
-		WINDOW *keepw = p->win;
-		*p = *r;
-		p->win = keepw;
-		p->variant = 1;
-		p->col0 = 0;
-		p->ncols = -1;
-		p->transpose = 0;
-		if (pane_mat(t, p) != NULL) {
-			p->other = n - 1;
-			r->other = n;
-			n++;
-		}
-	}
-	t->npanes = n;
-	for (int i = 0; i < n; i++) {
-		Pane *p = &t->pane[i];
-		pane_measure(t, p);
-		for (int j = 0; j < nold; j++) {
-			if (!pane_same(&old[j], p))
-				continue;
-			p->cur_r = old[j].cur_r < p->rows ? old[j].cur_r : 0;
-			p->cur_c = old[j].cur_c < p->cols ? old[j].cur_c : 0;
-			p->top = old[j].top;
-			p->left = old[j].left;
-			p->zoom = old[j].zoom;
-			break;
-		}
-	}
-	/* Count the cells that differ between a result and its variant. */
-	for (int i = 0; i < n; i++) {
-		Pane *p = &t->pane[i];
-		const Mat *ma = pane_mat(t, p), *mb = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
-		p->ndiff = 0;
-		if (ma == NULL || mb == NULL)
-			continue;
-		for (int r = 0; r < p->rows; r++)
-			for (int c = 0; c < p->cols; c++) {
-				int R, C;
-				pane_src(p, r, c, &R, &C);
-				p->ndiff += stats_cell_differs(ma, mb, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
-			}
-	}
-	int hid = quiz_hidden_pane(t);
-	if (hid >= 0) {
-		t->pane[hid].hidden = 1;
-		/* The variant would give the answer away too. */
-		if (t->pane[hid].other >= 0)
-			t->pane[t->pane[hid].other].hidden = 1;
-	}
-	if (t->focus >= n || t->focus < 0 || refocus)
-		t->focus = n > 0 ? n - 1 : 0;
-	/* a stage cut per head: the shown head's pane of the result */
-	if (refocus && each_head && n > 0)
-		tui_focus_matrix(t, (int)t->pane[n - 1].which, s->head, -1, -1);
-	if (n > 0 && t->pane[t->focus].hidden)
-		t->focus = 0;
-}
-
-/* 1 when pane p shows source cell (row, col) of its matrix (-1: any). */
-static int
-pane_has_cell(const Pane *p, int row, int col)
-{
-	const int c = p->transpose ? row : col;
-
-	(void)row;
-	return c < 0 || p->ncols < 0 || (c >= p->col0 && c < p->col0 + p->ncols);
-}
-
-/*
- * Focus a matrix's pane (after `show`, or a step's focus); returns 1 when
- * found. Where a matrix is cut into several panes (heads, key/value heads),
- * the one holding the cell's column, else the head's own.
- */
-static int
-tui_focus_matrix(Tui *t, int which, int head, int row, int col)
-{
-	int best = -1;
-
-	for (int i = 0; i < t->npanes; i++) {
-		Pane *p = &t->pane[i];
-		if ((int)p->which != which || p->hidden || p->variant)
-			continue;
-		if (matrix_per_head((AttnMatrix)which) && p->head != head)
-			continue;
-		if (!pane_has_cell(p, row, col))
-			continue;
-		if (best < 0 || (col < 0 && (p->kv_head >= 0 ? p->kv_head == shape_kv_head(&t->s->attn->shape, head)
-		                                               : p->head == head)))
-			best = i;
-	}
-	if (best < 0)
-		return 0;
-	t->focus = best;
-	if (row >= 0 && col >= 0)
-		pane_put_cursor(&t->pane[best], row, col);
-	return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1018,7 +463,7 @@ tui_draw_stage(Tui *t)
 		snprintf(params, sizeof params, "  params %ld", stats_param_count(s->attn->lesson));
 	snprintf(right, sizeof right, "%s%s%s", heads, quiz, params);
 
-	int need = str_width(step, -1) + str_width(stage, -1) + str_width(right, -1);
+	int need = text_width(step, -1) + text_width(stage, -1) + text_width(right, -1);
 	int title_max = W - 2 - need;
 	int x = 1;
 	if (title_max >= 8) {
@@ -1043,484 +488,6 @@ tui_draw_stage(Tui *t)
 	wnoutrefresh(w);
 }
 
-static int
-key_item(WINDOW *w, int x, int W, const char *key, const char *what)
-{
-	int need = str_width(key, -1) + 1 + str_width(what, -1) + 2;
-
-	if (x + need > W)
-		return x;
-	x += put_at(w, 0, x, theme_attr(ROLE_KEY), key, W - x);
-	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), " ", W - x);
-	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), what, W - x);
-	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), "  ", W - x);
-	return x;
-}
-
-static void
-tui_draw_keys(Tui *t)
-{
-	WINDOW *w = t->w_keys;
-	int W, x = 1;
-
-	if (w == NULL)
-		return;
-	W = getmaxx(w);
-	werase(w);
-	wbkgdset(w, ' ' | theme_attr(ROLE_KEYS));
-	werase(w);
-	x = key_item(w, x, W, "n/spc", "next");
-	x = key_item(w, x, W, "p", "prev");
-	x = key_item(w, x, W, t->utf8 ? "\u2190\u2191\u2193\u2192" : "hjkl", "cell");
-	x = key_item(w, x, W, "Enter", "explain");
-	x = key_item(w, x, W, "Tab", "pane");
-	if (t->s->attn->heads > 1)
-		x = key_item(w, x, W, "H/L", "head");
-	if (session_layers(t->s) > 1)
-		x = key_item(w, x, W, "[/]", "layer");
-	x = key_item(w, x, W, ":", "command");
-	x = key_item(w, x, W, "?", "help");
-	x = key_item(w, x, W, "q", "quit");
-	x = key_item(w, x, W, "z", "zoom");
-	(void)key_item(w, x, W, "g/G", "first/last");
-	wbkgdset(w, ' ');
-	wnoutrefresh(w);
-}
-
-/* Operands of the focused cell, for highlighting. */
-typedef struct Ops {
-	int n;
-	int variant;  /* the operands are in this computation (Pane.variant) */
-	ExplainOperand op[4];
-} Ops;
-
-/* 1 when operand e is in the matrix pane p shows (same computation, matrix and head). */
-static int
-ops_in_pane(const Ops *o, const ExplainOperand *e, const Pane *p)
-{
-	return p->variant == o->variant && e->which == p->which &&
-	       (!matrix_per_head(p->which) || e->head == p->head);
-}
-
-static int
-ops_hit(const Ops *o, const Pane *p, int R, int C)
-{
-	for (int i = 0; i < o->n; i++) {
-		const ExplainOperand *e = &o->op[i];
-		if (!ops_in_pane(o, e, p))
-			continue;
-		if ((e->row < 0 || e->row == R) && (e->col < 0 || e->col == C))
-			return 1;
-	}
-	return 0;
-}
-
-/* A whole row (row == 1) or column of the view that an operand covers. */
-static int
-ops_line(const Ops *o, const Pane *p, int row, int idx)
-{
-	/* A view row is a source row, or a source column when transposed. */
-	int src_row = row != p->transpose;
-	int src = src_row ? idx : p->col0 + idx;
-
-	for (int i = 0; i < o->n; i++) {
-		const ExplainOperand *e = &o->op[i];
-		if (!ops_in_pane(o, e, p))
-			continue;
-		if (src_row && e->col < 0 && e->row == src)
-			return 1;
-		if (!src_row && e->row < 0 && e->col == src)
-			return 1;
-	}
-	return 0;
-}
-
-static void
-tui_ops(const Tui *t, Ops *o)
-{
-	o->n = 0;
-	if (t->npanes == 0 || t->mode == MODE_CMD)
-		return;
-	const Pane *p = &t->pane[t->focus];
-	if (p->hidden || p->rows == 0 || p->cols == 0)
-		return;
-	int R, C;
-	pane_src(p, p->cur_r, p->cur_c, &R, &C);
-	o->variant = p->variant;
-	o->n = explain_operands(pane_attn(t, p), p->which, p->head, R, C, o->op);
-	if (o->n < 0)
-		o->n = 0;
-	if (o->n > 4)
-		o->n = 4;
-}
-
-/* The previous computation's matrix for a pane, when an edit just changed it (same shape). */
-static const Mat *
-pane_prev(const Tui *t, const Pane *p, const Mat *cur)
-{
-	const Attn *pa = t->s->prev_attn;
-
-	if (!t->flash || pa == NULL)
-		return NULL;
-	if (matrix_per_head(p->which) && p->head >= pa->heads)
-		return NULL;
-	const Mat *m = attn_matrix(pa, p->which, p->head);
-	if (m == NULL || m->rows != cur->rows || m->cols != cur->cols)
-		return NULL;
-	return m;
-}
-
-static void
-keep_cursor_visible(Pane *p, int vis_r, int vis_c)
-{
-	if (vis_r < 1)
-		vis_r = 1;
-	if (vis_c < 1)
-		vis_c = 1;
-	if (p->cur_r < p->top)
-		p->top = p->cur_r;
-	if (p->cur_r >= p->top + vis_r)
-		p->top = p->cur_r - vis_r + 1;
-	if (p->cur_c < p->left)
-		p->left = p->cur_c;
-	if (p->cur_c >= p->left + vis_c)
-		p->left = p->cur_c - vis_c + 1;
-	if (p->top > p->rows - vis_r)
-		p->top = p->rows - vis_r > 0 ? p->rows - vis_r : 0;
-	if (p->left > p->cols - vis_c)
-		p->left = p->cols - vis_c > 0 ? p->cols - vis_c : 0;
-	if (p->top < 0)
-		p->top = 0;
-	if (p->left < 0)
-		p->left = 0;
-}
-
-/* Draw a label right-aligned (or left) in a field of width fw. */
-static void
-put_label(WINDOW *w, int y, int x, int fw, attr_t attr, char *label, int right)
-{
-	int lw = label ? str_width(label, -1) : 0;
-	int pad = right && lw < fw ? fw - lw : 0;
-
-	put_at(w, y, x + pad, attr, label ? label : "", fw - pad);
-	free(label);
-}
-
-static void
-pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
-{
-	WINDOW *w = p->win;
-	int W = getmaxx(w);
-	attr_t at = theme_attr(t->focus == (int)(p - t->pane) && t->mode != MODE_CMD ? ROLE_PANE_FOCUS : ROLE_PANE_TITLE);
-	int x = put_at(w, 0, 0, at, p->title, W);
-	char more[64] = "";
-
-	if (p->hidden || p->rows == 0)
-		return;
-	if (p->zoom)
-		snprintf(more, sizeof more, "  zoom");
-	else if (vis_r < p->rows || vis_c < p->cols)
-		snprintf(more, sizeof more, "  r%d-%d c%d-%d", p->top, p->top + vis_r - 1, p->left, p->left + vis_c - 1);
-	x += put_at(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
-	/* What fits of: the cells that differ from the variant, then mean and σ. */
-	if (p->other >= 0) {
-		char d[48];
-		snprintf(d, sizeof d, "  %d differ (*)", p->ndiff);
-		if (x + str_width(d, -1) <= W)
-			x += put_at(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
-	}
-	if (p->stats[0] && x + 2 + str_width(p->stats, -1) <= W) {
-		x += put_at(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);
-		put_at(w, 0, x, theme_attr(ROLE_LABEL), p->stats, W - x);
-	}
-}
-
-/* A number for the legend: 2 decimals, or %.3g when large. */
-static void
-fmt_legend(char *buf, size_t size, double v)
-{
-	if (fabs(v) >= 1e5)
-		snprintf(buf, size, "%.3g", v);
-	else
-		snprintf(buf, size, "%.2f", v);
-}
-
-/*
- * The legend under a pane: "-2.31 ▁▂▃▄▅▆▇ 4.07", each step drawn in the ramp
- * colour of the value it stands for, and how masked cells look.
- */
-static void
-pane_draw_legend(Tui *t, Pane *p, int y)
-{
-	WINDOW *w = p->win;
-	int W = getmaxx(w), x = 0, steps = 7;
-	char lo[32], hi[32];
-	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587" };
-	static const char *const ascii[] = { ".", ":", "-", "=", "+", "*", "#" };
-
-	fmt_legend(lo, sizeof lo, p->minv);
-	fmt_legend(hi, sizeof hi, p->maxv);
-	if (str_width(lo, -1) + str_width(hi, -1) + steps + 2 > W)
-		return;
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), lo, W - x);
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
-	for (int i = 0; i < steps; i++) {
-		double v = p->minv + (p->maxv - p->minv) * i / (steps - 1);
-		double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
-		int lv = 0;
-		attr_t at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
-		/*
-		 * Without colour the cells carry shade glyphs (░▒▓█ or ' : * #), so
-		 * the legend shows those same glyphs: bars of another shape would not
-		 * tell a monochrome reader which glyph means which value.
-		 */
-		const char *g = theme_mono() ? theme_shade(lv, t->utf8) : t->utf8 ? bars[i] : ascii[i];
-		x += put_at(w, y, x, at, g, W - x);
-	}
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), hi, W - x);
-	if (p->has_masked) {
-		const char *m = t->utf8 ? "-\u221e masked" : "-inf masked";
-		if (x + 2 + str_width(m, -1) <= W) {
-			x += put_at(w, y, x, theme_attr(ROLE_LABEL), "  ", W - x);
-			put_at(w, y, x, theme_attr(ROLE_MASKED), m, W - x);
-		}
-	}
-}
-
-/* The zoomed-out heatmap: each 2-column cell stands for a block of cells, no numbers. */
-static void
-pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
-{
-	WINDOW *w = p->win;
-	int H = getmaxy(w), W = getmaxx(w);
-	int vis_r = H - 2, vis_c = (W - p->lw) / 2;
-
-	if (vis_r < 1 || vis_c < 1)
-		return;
-	int br = (p->rows + vis_r - 1) / vis_r, bc = (p->cols + vis_c - 1) / vis_c;
-	int nr = (p->rows + br - 1) / br, nc = (p->cols + bc - 1) / bc;
-	int cr = p->cur_r / br, cc = p->cur_c / bc;
-	int focused = t->focus == (int)(p - t->pane);
-	char lab[32];
-
-	pane_draw_title(t, p, vis_r, vis_c);
-	snprintf(lab, sizeof lab, "%dx%d/blk", br, bc);
-	put_at(w, 1, 0, theme_attr(ROLE_LABEL), lab, W);
-	for (int i = 0; i < nr; i++) {
-		char *l = pane_row_label(t, p, i * br);
-		put_label(w, 2 + i, 0, p->lw - 1, theme_attr(focused && i == cr ? ROLE_LABEL_HI : ROLE_LABEL), l, 0);
-		for (int j = 0; j < nc; j++) {
-			/* A block shows its strongest cell (the mean of random signs would be ~0). */
-			double peak = 0;
-			int cnt = 0, masked = 0, lv = 0;
-			for (int r = i * br; r < (i + 1) * br && r < p->rows; r++)
-				for (int c = j * bc; c < (j + 1) * bc && c < p->cols; c++) {
-					double v = pane_value(m, p, r, c);
-					if (isfinite(v)) {
-						if (cnt == 0 || fabs(v) > fabs(peak))
-							peak = v;
-						cnt++;
-					} else {
-						masked++;
-					}
-				}
-			attr_t at;
-			const char *glyph = "  ";
-			if (cnt == 0 && masked > 0) {
-				at = theme_attr(ROLE_MASKED);
-				glyph = t->utf8 ? "\u00b7\u00b7" : "..";
-			} else {
-				double tv = p->diverging ? (p->maxabs > 0 ? peak / p->maxabs : 0) : peak;
-				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
-			}
-			if (focused && i == cr && j == cc)
-				at = theme_attr(ROLE_CURSOR);
-			wattrset(w, at);
-			wmove(w, 2 + i, p->lw + 2 * j);
-			if (theme_mono() && !(cnt == 0 && masked > 0)) {
-				const char *g = theme_shade(lv, t->utf8);
-				waddstr(w, g);
-				waddstr(w, g);
-			} else {
-				waddstr(w, glyph);
-			}
-		}
-	}
-	wattrset(w, A_NORMAL);
-}
-
-/* A cell at the decode step or tile shown: the new row and the tile lit, the state before it underlined, dropped rows dim. */
-static attr_t
-cell_state_attr(CellState cs, attr_t heat)
-{
-	switch (cs) {
-	case CELL_NEW: case CELL_AFTER:
-		return theme_overlay(ROLE_OPERAND, heat) | A_BOLD;
-	case CELL_BEFORE:
-		return heat | A_UNDERLINE;
-	case CELL_DROPPED:
-		return theme_attr(ROLE_MASKED);
-	default:
-		return heat;
-	}
-}
-
-/* The same without colour: a mark in the cell's gap, as the plain REPL prints it ('#' new, '~' before, 'x' dropped). */
-static char
-cell_state_mark(CellState cs)
-{
-	return cs == CELL_NEW || cs == CELL_AFTER ? '#' : cs == CELL_BEFORE ? '~' : cs == CELL_DROPPED ? 'x' : ' ';
-}
-
-static void
-pane_draw(Tui *t, Pane *p, const Ops *ops)
-{
-	WINDOW *w = p->win;
-	const Mat *m;
-	int focused = t->focus == (int)(p - t->pane);
-
-	if (w == NULL)
-		return;
-	werase(w);
-	int H = getmaxy(w), W = getmaxx(w);
-	m = pane_mat(t, p);
-	if (p->hidden) {
-		pane_draw_title(t, p, 0, 0);
-		const char *msg[] = { "answer first:", ":answer VALUE", ":skip  :hint" };
-		for (int i = 0; i < 3 && 2 + i < H; i++)
-			put_at(w, 2 + i, 1, theme_attr(ROLE_PLACEHOLDER), msg[i], W - 1);
-		wnoutrefresh(w);
-		return;
-	}
-	if (m == NULL || p->rows == 0 || p->cols == 0) {
-		pane_draw_title(t, p, 0, 0);
-		wnoutrefresh(w);
-		return;
-	}
-	if (p->zoom) {
-		pane_draw_zoom(t, p, m);
-		wnoutrefresh(w);
-		return;
-	}
-
-	int lw = p->lw < W ? p->lw : W - 1;
-	int cw = p->cw + p->pad, step = 1 + p->rgap;
-	int vis_r = (H - 2 + p->rgap) / step, vis_c = (W - lw) / cw;
-	if (vis_r < 1)
-		vis_r = 1;
-	if (vis_c < 1)
-		vis_c = 1;
-	/* The Σ column takes a cell's room when every column is in view. */
-	int sums = p->sums && vis_c > p->cols;
-	if (p->sums && vis_c > p->cols)
-		vis_c = p->cols;
-	keep_cursor_visible(p, vis_r, vis_c);
-	pane_draw_title(t, p, vis_r < p->rows ? vis_r : p->rows, vis_c < p->cols ? vis_c : p->cols);
-
-	const Mat *prev = pane_prev(t, p, m);
-	const Mat *cmp = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
-	int present = t->opt.present;
-	attr_t lab_bold = present ? A_BOLD : 0;
-	double *rowsum = NULL;
-	if (sums && (rowsum = calloc((size_t)m->rows, sizeof *rowsum)) != NULL)
-		stats_row_sums(m, rowsum);
-
-	/* Column labels. */
-	for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
-		int c = p->left + j, R, C;
-		pane_src(p, 0, c, &R, &C);
-		int hi = (focused && c == p->cur_c) || ops_line(ops, p, 0, c);
-		put_label(w, 1, lw + j * cw, cw - p->pad / 2, theme_attr(hi ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold,
-		          pane_col_label(t, p, c), 1);
-	}
-	if (sums)
-		put_label(w, 1, lw + vis_c * cw, cw - p->pad / 2, theme_attr(ROLE_LABEL) | lab_bold,
-		          strdup(t->utf8 ? "\u03a3" : "sum"), 1);
-	/* Rows. */
-	int y = 2;
-	for (int i = 0; i < vis_r && p->top + i < p->rows; i++, y += step) {
-		int r = p->top + i, row_new = 0, row_seen = 0;
-		int hi = (focused && r == p->cur_r) || ops_line(ops, p, 1, r);
-		for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
-			int c = p->left + j, R, C, lv = 0;
-			char num[32];
-			pane_src(p, r, c, &R, &C);
-			double v = MAT_AT(*m, R, C);
-			attr_t at;
-			/* at a decode step or tile: cells not computed yet are blank, the new ones lit */
-			const CellState cs = session_cell_state(t->s, pane_attn(t, p), p->which, R, C);
-			row_new |= cs == CELL_NEW && !p->transpose;
-			row_seen |= cs != CELL_UNSEEN;
-			if (cs == CELL_UNSEEN && !(focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)) {
-				wattrset(w, A_NORMAL);
-				wmove(w, y, lw + j * cw);
-				for (int k = 0; k < cw; k++)
-					waddch(w, ' ');
-				continue;
-			}
-
-			int differs = cmp != NULL && stats_cell_differs(m, cmp, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
-			if (focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)
-				at = theme_attr(ROLE_CURSOR);
-			else if (prev && !(MAT_AT(*prev, R, C) == v) && !(isnan(v) && isnan(MAT_AT(*prev, R, C))))
-				at = theme_attr(ROLE_FLASH);
-			else if (pane_masked(t, p, R, C, v))
-				at = theme_attr(ROLE_MASKED);
-			else {
-				double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
-				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
-				/* Operands: from the back of a room, reverse and bold. */
-				if (ops_hit(ops, p, R, C))
-					at = theme_overlay(ROLE_OPERAND, at) | (present ? A_REVERSE | A_BOLD : 0);
-				at = cell_state_attr(cs, at);
-			}
-			if (differs)
-				at |= A_BOLD;
-			int mono = theme_mono();
-			int numw = p->cw - 1 - mono, trail = p->pad / 2;
-			fmt_cell(num, sizeof num, v, numw, t->utf8);
-			int x = lw + j * cw;
-			int nw = str_width(num, -1);
-			wattrset(w, at);
-			wmove(w, y, x);
-			/* A cell that differs from the variant carries a '*' in its gap (not colour alone). */
-			int lead = 1 + p->pad - trail + numw - nw;
-			for (int k = 0; k < lead; k++)
-				waddch(w, differs && k == lead - 1 && lead > 1 ? '*' : k == 0 && mono ? cell_state_mark(cs) : ' ');
-			draw_text(w, num, -1, numw, 0);
-			if (mono)
-				waddstr(w, theme_shade(lv, t->utf8));
-			for (int k = 0; k < trail; k++)
-				waddch(w, ' ');
-			wattrset(w, A_NORMAL);
-		}
-		put_label(w, y, 0, lw - 1, theme_attr(hi || row_new ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold | (row_new ? A_BOLD : 0),
-		          pane_row_label(t, p, r), 0);
-		if (sums && rowsum != NULL && row_seen) {
-			char sbuf[32];
-			fmt_cell(sbuf, sizeof sbuf, rowsum[r], p->cw - 1, t->utf8);
-			int sw = str_width(sbuf, -1);
-			put_at(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
-		}
-	}
-	/* The legend, when every row is in view and a line is left under them. */
-	if (p->legend && p->top == 0 && vis_r >= p->rows && y - p->rgap < H)
-		pane_draw_legend(t, p, y - p->rgap);
-	free(rowsum);
-	wnoutrefresh(w);
-}
-
-static void
-tui_draw_panes(Tui *t)
-{
-	Ops ops;
-
-	tui_ops(t, &ops);
-	for (int i = 0; i < t->npanes; i++)
-		pane_draw(t, &t->pane[i], &ops);
-}
-
 static void
 tui_draw_narr(Tui *t)
 {
@@ -1542,10 +509,10 @@ tui_draw_narr(Tui *t)
 	{
 		/* Where in the block the numbers are: its map on the rule, the current sublayer in brackets. */
 		char *map = stage_map(&t->s->attn->shape, t->s->stage, t->utf8);
-		if (map != NULL && str_width(map, -1) + 4 < W) {
+		if (map != NULL && text_width(map, -1) + 4 < W) {
 			put_at(w, 0, 2, theme_attr(ROLE_RULE), " ", W);
 			put_at(w, 0, 3, theme_attr(ROLE_STAGE_NAME), map, W - 3);
-			put_at(w, 0, 3 + str_width(map, -1), theme_attr(ROLE_RULE), " ", W);
+			put_at(w, 0, 3 + text_width(map, -1), theme_attr(ROLE_RULE), " ", W);
 		}
 		free(map);
 	}
@@ -1557,7 +524,7 @@ tui_draw_narr(Tui *t)
 		char more[48];
 		snprintf(more, sizeof more, " %d-%d/%d PgUp/PgDn ", t->narr_top + 1,
 		         t->narr_top + text_h < n ? t->narr_top + text_h : n, n);
-		put_at(w, 0, W - str_width(more, -1) - 1, theme_attr(ROLE_RULE), more, W);
+		put_at(w, 0, W - text_width(more, -1) - 1, theme_attr(ROLE_RULE), more, W);
 	}
 	for (int i = 0; i < text_h && t->narr_top + i < n; i++) {
 		const WrapLine *l = &lines[t->narr_top + i];
@@ -1588,7 +555,7 @@ tui_draw_status(Tui *t)
 	if (t->mode == MODE_CMD && t->le) {
 		LineView v;
 		lineedit_view(t->le, &v);
-		int pw = str_width(v.prompt ? v.prompt : "", -1);
+		int pw = text_width(v.prompt ? v.prompt : "", -1);
 		int skip = pw + v.cursor_col - (W - 2);
 		if (skip < 0)
 			skip = 0;
@@ -1618,7 +585,7 @@ tui_draw_status(Tui *t)
 	} else if (t->play_ms > 0) {
 		snprintf(right, sizeof right, "play %.3gs: any key stops ", (double)t->play_ms / 1000.0);
 	}
-	int rw = str_width(right, -1);
+	int rw = text_width(right, -1);
 	if (rw > W / 2)
 		rw = 0;
 	else if (rw > 0)
@@ -1646,7 +613,7 @@ tui_draw_status(Tui *t)
 				         matrix_name(p->which), R, C);
 				put_at(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			} else if (m) {
-				textfmt_number(num, MAT_AT(*m, R, C), t->utf8);
+				labels_number(num, MAT_AT(*m, R, C), t->utf8);
 				if (matrix_per_head(p->which) && pane_attn(t, p)->lesson->heads > 1)
 					snprintf(line, sizeof line, "%s%s[%d][%d] (head %d) = %s   Enter: where from?",
 					         p->variant ? "variant " : "", matrix_name(p->which), R, C, p->head, num);
@@ -1672,9 +639,9 @@ tui_draw_popup(Tui *t)
 	}
 	/* Width: the longest line, within the screen. */
 	n = wrap_text(t->popup_text ? t->popup_text : "", maxw - 4, &lines);
-	ww = t->popup_title ? str_width(t->popup_title, -1) + 6 : 20;
+	ww = t->popup_title ? text_width(t->popup_title, -1) + 6 : 20;
 	for (int i = 0; i < n; i++) {
-		int lw = str_width(t->popup_text + lines[i].off, lines[i].len) + 4;
+		int lw = text_width(t->popup_text + lines[i].off, lines[i].len) + 4;
 		if (lw > ww)
 			ww = lw;
 	}
@@ -1747,6 +714,8 @@ tui_draw_small(Tui *t)
 	wnoutrefresh(stdscr);
 }
 
+static void tui_draw_keys(Tui *t);
+
 /* Draw what changed, then update the screen once. */
 static void
 tui_draw(Tui *t)
@@ -1782,7 +751,7 @@ tui_draw(Tui *t)
 /* Messages, pop-ups, commands                                          */
 /* ------------------------------------------------------------------ */
 
-static void
+void
 tui_set_msg(Tui *t, int error, const char *text)
 {
 	free(t->msg);
@@ -1798,8 +767,7 @@ tui_set_msg(Tui *t, int error, const char *text)
 	t->redraw |= R_STATUS;
 }
 
-static void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void
+void
 tui_msgf(Tui *t, int error, const char *fmt, ...)
 {
 	char buf[256];
@@ -1845,7 +813,7 @@ tui_popup(Tui *t, const char *title, const char *text)
 	t->redraw |= R_POPUP;
 }
 
-static void
+void
 tui_popup_close(Tui *t)
 {
 	if (t->w_popup) {
@@ -1926,7 +894,6 @@ out_show(void *ctx, AttnMatrix which, int head)
 	tui_msgf(t, 0, "%s (stage %s)", matrix_name(which), stage_name((Stage)st));
 }
 
-static void tui_demo_start(Tui *t, const char *path);
 static void tui_present(Tui *t, int on);
 static void tui_theme(Tui *t, const char *name);
 
@@ -1995,7 +962,7 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 }
 
 /* Run one command line; returns cmd_run's status (0, or -1 when it failed). */
-static int
+int
 tui_run_line(Tui *t, const char *line)
 {
 	CmdOut out;
@@ -2039,268 +1006,6 @@ tui_present(Tui *t, int on)
 	tui_msgf(t, 0, "presenter mode %s", on ? "on" : "off");
 	tui_build_panes(t, 1, 0);
 	t->redraw |= R_ALL;
-}
-
-/* ------------------------------------------------------------------ */
-/* Demo scripts                                                         */
-/* ------------------------------------------------------------------ */
-
-/*
- * A demo runs its entries one per loop turn when due: a command at once, a
- * `wait` sets the time of the next, a `pause` waits for space or Enter.
- * Space pauses and resumes; n runs the next command by hand; p goes back one
- * command by replaying the script quietly, up to the command before, on a
- * clone of the lesson the demo started from (commands are cheap; states of
- * the session are not copyable, and a replay is always right); q leaves.
- */
-
-static void
-tui_demo_free(Tui *t)
-{
-	demo_free(t->demo);
-	t->demo = NULL;
-	session_mark_free(&t->demo_mark);
-	t->demo_at_pause = t->demo_paused = 0;
-	t->redraw |= R_STATUS;
-}
-
-static void
-tui_demo_start(Tui *t, const char *path)
-{
-	char *err = NULL;
-	Demo *d = demo_load(path, &err);
-	Session *s = t->s;
-
-	if (d == NULL) {
-		tui_set_msg(t, 1, err ? err : "cannot read the demo");
-		free(err);
-		return;
-	}
-	tui_demo_free(t);
-	if (session_mark(s, &t->demo_mark, &err) != 0) {
-		demo_free(d);
-		tui_set_msg(t, 1, err ? err : "demo: out of memory");
-		free(err);
-		return;
-	}
-	t->demo = d;
-	t->demo_present = t->opt.present;
-	snprintf(t->demo_theme, sizeof t->demo_theme, "%s", theme_name());
-	t->demo_pos = 0;
-	t->demo_due = now_ms();
-	t->demo_paused = t->demo_at_pause = 0;
-	t->play_ms = 0;
-	tui_msgf(t, 0, "demo: %d lines; space pauses, n/p step, q leaves", d->n);
-}
-
-/* Run entry i. live: waits and pauses count; otherwise (replaying) only commands run. */
-static void
-tui_demo_exec(Tui *t, int i, int live)
-{
-	const DemoLine *e = &t->demo->line[i];
-
-	if (e->kind == DEMO_CMD) {
-		if (t->mode == MODE_POPUP)
-			tui_popup_close(t);
-		int failed;
-		if (!live)
-			t->replaying = 1;
-		failed = tui_run_line(t, e->text) != 0;
-		t->replaying = 0;
-		if (live)
-			t->demo_due = now_ms();
-		/* A line that fails (a lesson that did not load, a stage this lesson lacks) would
-		 * leave the projector showing something the teacher did not plan: the demo pauses
-		 * on the error (space goes on, q leaves). */
-		if (failed && live)
-			t->demo_paused = 1;
-	} else if (live && e->kind == DEMO_WAIT) {
-		t->demo_due = now_ms() + (long long)(e->seconds * 1000 + 0.5);
-	} else if (live && e->kind == DEMO_PAUSE) {
-		t->demo_at_pause = 1;
-	}
-	t->redraw |= R_STATUS;
-}
-
-/* Run the entries that are due (one per loop turn, so each command is drawn). */
-static void
-tui_demo_tick(Tui *t)
-{
-	if (t->demo == NULL || t->demo_paused || t->demo_at_pause || t->mode == MODE_CMD ||
-	    t->demo_pos >= t->demo->n || now_ms() < t->demo_due)
-		return;
-	tui_demo_exec(t, t->demo_pos++, 1);
-	if (t->demo_pos >= t->demo->n && !t->demo_at_pause)
-		t->redraw |= R_STATUS;
-}
-
-/* n: the next command now, by hand (waits and pauses on the way are passed). */
-static void
-tui_demo_next(Tui *t)
-{
-	t->demo_paused = 1;
-	t->demo_at_pause = 0;
-	while (t->demo_pos < t->demo->n) {
-		int i = t->demo_pos++;
-		if (t->demo->line[i].kind == DEMO_CMD) {
-			tui_demo_exec(t, i, 1);
-			return;
-		}
-	}
-	tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
-}
-
-/* The session as the demo found it (session_restore), and the view's own state. */
-static int
-tui_demo_restore(Tui *t)
-{
-	char *err = NULL;
-
-	if (session_restore(t->s, &t->demo_mark, &err) != 0) {
-		tui_set_msg(t, 1, err ? err : "demo: out of memory");
-		free(err);
-		return -1;
-	}
-	if (t->opt.present != t->demo_present)
-		t->opt.present = t->demo_present;
-	if (strcmp(theme_name(), t->demo_theme) != 0) {
-		const char *nc = getenv("NO_COLOR");
-		err = NULL;
-		theme_init(t->demo_theme, nc != NULL && *nc != '\0', &err);
-		free(err);
-	}
-	t->redraw |= R_ALL;
-	return 0;
-}
-
-/* p: back one command — the state after every command before the last one run. */
-static void
-tui_demo_prev(Tui *t)
-{
-	int last = -1;
-
-	t->demo_paused = 1;
-	t->demo_at_pause = 0;
-	for (int i = t->demo_pos - 1; i >= 0; i--)
-		if (t->demo->line[i].kind == DEMO_CMD) {
-			last = i;
-			break;
-		}
-	if (last < 0) {
-		t->demo_pos = 0;
-		tui_set_msg(t, 0, "demo: at the start");
-		return;
-	}
-	if (tui_demo_restore(t) != 0)
-		return;
-	for (int i = 0; i < last; i++)
-		tui_demo_exec(t, i, 0);
-	t->demo_pos = last;
-	if (t->mode == MODE_POPUP)
-		tui_popup_close(t);
-	tui_msgf(t, 0, "demo: back before line %d: %.60s", t->demo->line[last].lineno, t->demo->line[last].text);
-}
-
-/* A key while a demo plays: 1 when the demo took it. */
-static int
-tui_demo_key(Tui *t, int key)
-{
-	if (t->demo == NULL)
-		return 0;
-	switch (key) {
-	case ' ': case '\r': case '\n': case KEY_ENTER:
-		if (key != ' ' && !t->demo_at_pause)
-			return 0; /* Enter explains, except at a pause */
-		if (t->mode == MODE_POPUP)
-			tui_popup_close(t);
-		if (t->demo_at_pause) {
-			t->demo_at_pause = 0;
-			t->demo_paused = 0;
-			t->demo_due = now_ms();
-		} else if (t->demo_pos >= t->demo->n) {
-			tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
-		} else {
-			t->demo_paused = !t->demo_paused;
-			t->demo_due = now_ms();
-		}
-		break;
-	case 'n':
-		if (t->mode == MODE_POPUP)
-			tui_popup_close(t);
-		tui_demo_next(t);
-		break;
-	case 'p':
-		tui_demo_prev(t);
-		break;
-	case 'q':
-		if (t->mode == MODE_POPUP)
-			return 0; /* q closes the pop-up first */
-		tui_demo_free(t);
-		tui_set_msg(t, 0, "demo left (q again quits)");
-		break;
-	default:
-		return 0;
-	}
-	t->redraw |= R_STATUS;
-	return 1;
-}
-
-/* :play — the next step every play_ms; stops at the last step. */
-static void
-tui_play_tick(Tui *t)
-{
-	char *err = NULL;
-
-	if (t->play_ms <= 0 || t->mode == MODE_CMD || now_ms() < t->play_due)
-		return;
-	if (session_next(t->s, &err) != 0) {
-		free(err);
-		t->play_ms = 0;
-		tui_set_msg(t, 0, "play: at the last step");
-		return;
-	}
-	t->play_due = now_ms() + t->play_ms;
-	t->redraw |= R_STATUS;
-}
-
-static char *
-tui_help_text(void)
-{
-	static const char *const keys =
-		"Keys\n"
-		"  n  space  Shift-Right     next step (in decode: the next token;\n"
-		"                            in flash: the next tile)\n"
-		"  p  Backspace  Shift-Left  previous step (token, tile)\n"
-		"  g  G                      first / last step\n"
-		"  arrows  h j k l           move the cell cursor\n"
-		"  Tab  Shift-Tab            next / previous pane\n"
-		"  Enter                     where did this number come from?\n"
-		"  H  L                      previous / next head\n"
-		"  z                         zoom the pane out to a heatmap\n"
-		"  PgUp  PgDn                scroll the narration\n"
-		"  1-9                       answer a multiple-choice quiz\n"
-		"  :                         command line: Tab completes,\n"
-		"                            Up/Down history, Esc cancels\n"
-		"  ?                         this help (arrows scroll)\n"
-		"  q                         quit\n"
-		"\nWhile a demo plays (--demo FILE, :source FILE)\n"
-		"  space                     pause / go on (at a pause: go on)\n"
-		"  n  p                      next / previous command by hand\n"
-		"  q                         leave the demo (q again quits)\n"
-		"\n:play [SECONDS] steps on by itself; any key stops it.\n"
-		"--present or :present on: larger cells, bigger narration.\n"
-		"\nCommands (after :, unique prefixes work)\n";
-	StrBuf b = { 0 };
-	const CmdEntry *e;
-
-	strbuf_puts(&b, keys);
-	for (e = cmd_table; e->name; e++)
-		strbuf_printf(&b, "  %-30s %s\n", e->usage ? e->usage : e->name, e->help ? e->help : "");
-	if (b.oom) {
-		free(b.s);
-		return NULL;
-	}
-	return b.s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2395,86 +1100,124 @@ tui_sync(Tui *t)
 /* Keys                                                                 */
 /* ------------------------------------------------------------------ */
 
-static void
-tui_step(Tui *t, int (*go)(Session *, char **))
+/* The entry of table for key, or NULL. */
+const KeyEntry *
+key_find(const KeyEntry *table, int key)
 {
-	char *err = NULL;
-
-	if (go(t->s, &err) != 0) {
-		tui_set_msg(t, 0, err ? err : "cannot move");
-		free(err);
-	}
+	for (const KeyEntry *e = table; e->run != NULL; e++)
+		for (int i = 0; i < (int)(sizeof e->key / sizeof e->key[0]) && e->key[i] != 0; i++)
+			if (e->key[i] == key)
+				return e;
+	return NULL;
 }
 
+/* A session call's error, if any, in the status line (error: as an error, not as information). */
 static void
-tui_goto_step(Tui *t, int step)
+tui_report(Tui *t, int rc, char *err, int error)
 {
-	char *err = NULL;
-
-	if (session_goto_step(t->s, step, &err) != 0) {
-		tui_set_msg(t, 0, err ? err : "cannot move");
-		free(err);
-	}
+	if (rc != 0)
+		tui_set_msg(t, error, err ? err : "cannot move");
+	free(err);
 }
 
-/* The layer before or after this one (a lesson with layers). */
-static void
-tui_layer(Tui *t, int delta)
+/* q: the view asks; the command table changes the session. */
+static int
+key_quit(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	tui_run_line(t, "quit");
+	return 1;
+}
+
+/* [, ]: the layer before (arg -1) or after this one, round the layers (a lesson with layers). */
+static int
+key_layer(Tui *t, int key, int arg)
 {
 	char *err = NULL;
-	const int n = session_layers(t->s), k = t->s->layer + delta;
+	const int n = session_layers(t->s), k = t->s->layer + arg;
 
+	(void)key;
 	if (n <= 1) {
 		tui_set_msg(t, 0, "this lesson has one layer");
-		return;
+		return 1;
 	}
 	if (session_set_layer(t->s, k < 0 ? n - 1 : k >= n ? 0 : k, &err) != 0) {
 		tui_set_msg(t, 1, err);
 		free(err);
 	}
+	return 1;
 }
 
-static void
-tui_head(Tui *t, int delta)
+/* n, p: the next (arg 1) or the previous step. */
+static int
+key_step(Tui *t, int key, int arg)
 {
 	char *err = NULL;
-	int h = t->s->head + delta, n = t->s->attn->heads;
+	int rc = (arg > 0 ? session_next : session_prev)(t->s, &err);
 
+	(void)key;
+	tui_report(t, rc, err, 0);
+	return 1;
+}
+
+/* g, G: the first (arg 0) or the last step. */
+static int
+key_ends(Tui *t, int key, int arg)
+{
+	char *err = NULL;
+	int rc = session_goto_step(t->s, arg ? t->s->nwalk - 1 : 0, &err);
+
+	(void)key;
+	tui_report(t, rc, err, 0);
+	return 1;
+}
+
+/* H, L: the previous (arg -1) or next head, round the heads. */
+static int
+key_head(Tui *t, int key, int arg)
+{
+	char *err = NULL;
+	int h = t->s->head + arg, n = t->s->attn->heads, rc;
+
+	(void)key;
 	if (n <= 1) {
 		tui_set_msg(t, 0, "this lesson has one head");
-		return;
+		return 1;
 	}
 	if (h < 0)
 		h = n - 1;
 	if (h >= n)
 		h = 0;
-	if (session_set_head(t->s, h, &err) != 0) {
-		tui_set_msg(t, 1, err);
-		free(err);
-	}
+	rc = session_set_head(t->s, h, &err);
+	tui_report(t, rc, err, 1);
+	return 1;
 }
 
-static void
-tui_explain(Tui *t)
+/* Enter: where the cell under the cursor came from, in a pop-up. */
+static int
+key_explain(Tui *t, int key, int arg)
 {
 	char *err = NULL, title[64];
 
+	(void)key;
+	(void)arg;
 	if (t->npanes == 0)
-		return;
+		return 1;
 	Pane *p = &t->pane[t->focus];
 	if (p->hidden) {
 		tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
-		return;
+		return 1;
 	}
 	if (p->rows == 0 || p->cols == 0)
-		return;
+		return 1;
 	int R, C;
 	pane_src(p, p->cur_r, p->cur_c, &R, &C);
 	char *text = explain_cell(pane_attn(t, p), p->which, p->head, R, C, t->utf8, &err);
 	if (text == NULL) {
 		tui_set_msg(t, 1, err ? err : "nothing to explain");
 		free(err);
-		return;
+		return 1;
 	}
 	if (matrix_per_head(p->which) && t->s->attn->heads > 1)
 		snprintf(title, sizeof title, "%s[%d][%d] head %d", matrix_name(p->which), R, C, p->head);
@@ -2482,18 +1225,23 @@ tui_explain(Tui *t)
 		snprintf(title, sizeof title, "%s[%d][%d]", matrix_name(p->which), R, C);
 	tui_popup(t, title, text);
 	free(text);
+	return 1;
 }
 
-static void
-tui_move_cursor(Tui *t, int dr, int dc)
+/* The arrows and h j k l: arg 0 left, 1 right, 2 up, 3 down (zoomed out: by one block). */
+static int
+key_move(Tui *t, int key, int arg)
 {
+	static const int step_r[4] = { 0, 0, -1, 1 }, step_c[4] = { -1, 1, 0, 0 };
+	int dr = step_r[arg], dc = step_c[arg];
+
+	(void)key;
 	if (t->npanes == 0)
-		return;
+		return 1;
 	Pane *p = &t->pane[t->focus];
 	if (p->rows == 0 || p->hidden)
-		return;
+		return 1;
 	if (p->zoom) {
-		/* move by one block */
 		WINDOW *w = p->win;
 		int vis_r = w ? getmaxy(w) - 2 : 1, vis_c = w ? (getmaxx(w) - p->lw) / 2 : 1;
 		if (vis_r < 1) vis_r = 1;
@@ -2508,115 +1256,237 @@ tui_move_cursor(Tui *t, int dr, int dc)
 	if (p->cur_r >= p->rows) p->cur_r = p->rows - 1;
 	if (p->cur_c >= p->cols) p->cur_c = p->cols - 1;
 	t->redraw |= R_PANES | R_STATUS;
+	return 1;
 }
 
-static void
-tui_next_pane(Tui *t, int delta)
+/* Tab, Shift-Tab: the next (arg 1) or previous pane that is not hidden. */
+static int
+key_pane(Tui *t, int key, int arg)
 {
+	(void)key;
 	if (t->npanes == 0)
-		return;
+		return 1;
 	for (int i = 0; i < t->npanes; i++) {
-		t->focus = (t->focus + delta + t->npanes) % t->npanes;
+		t->focus = (t->focus + arg + t->npanes) % t->npanes;
 		if (!t->pane[t->focus].hidden)
 			break;
 	}
 	t->redraw |= R_PANES | R_STATUS;
+	return 1;
 }
 
+/* z: the focused pane zoomed out to a heatmap, or back. */
+static int
+key_zoom(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	if (t->npanes > 0) {
+		t->pane[t->focus].zoom = !t->pane[t->focus].zoom;
+		tui_layout(t, 0);
+		t->redraw |= R_PANES;
+	}
+	return 1;
+}
+
+/* PgDn, PgUp: the narration by arg lines. */
+static int
+key_scroll(Tui *t, int key, int arg)
+{
+	(void)key;
+	t->narr_top = t->narr_top + arg > 0 ? t->narr_top + arg : 0;
+	t->redraw |= R_NARR;
+	return 1;
+}
+
+/* 1-9: a choice of the open question, as :answer N. */
+static int
+key_answer(Tui *t, int key, int arg)
+{
+	char line[32];
+
+	(void)arg;
+	if (!session_quiz_pending(t->s) || session_step(t->s)->quiz.nchoices == 0)
+		return 0;
+	snprintf(line, sizeof line, "answer %c", key);
+	tui_run_line(t, line);
+	return 1;
+}
+
+/* :, the command line. */
+static int
+key_command(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	if (t->le) {
+		t->mode = MODE_CMD;
+		lineedit_start(t->le, ":");
+		free(t->msg);
+		t->msg = NULL;
+		t->redraw |= R_STATUS | R_PANES;
+	}
+	return 1;
+}
+
+static char *tui_help_text(void);
+
+/* ?: the keys and the commands. */
+static int
+key_help(Tui *t, int key, int arg)
+{
+	char *h = tui_help_text();
+
+	(void)key;
+	(void)arg;
+	tui_popup(t, "attnviz: keys and commands", h ? h : "");
+	free(h);
+	return 1;
+}
+
+/* Ctrl-L: the whole screen drawn again. */
+static int
+key_redraw(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	clearok(curscr, TRUE);
+	t->redraw |= R_ALL;
+	return 1;
+}
+
+/* The keys of the main view, in the order `?` lists them. */
+/* clang-format off */
+static const KeyEntry main_keys[] = {
+	{ .key = { 'n', ' ', KEY_SRIGHT }, .keys = "n  space  Shift-Right", .does = "next step (in decode: the next token;\nin flash: the next tile)",
+	  .bar = 1, .bar_key = "n/spc", .bar_does = "next", .run = key_step, .arg = 1 },
+	{ .key = { 'p', KEY_BACKSPACE, 127, 8, KEY_SLEFT }, .keys = "p  Backspace  Shift-Left", .does = "previous step (token, tile)",
+	  .bar = 2, .bar_key = "p", .bar_does = "prev", .run = key_step, .arg = -1 },
+	{ .key = { 'g', KEY_HOME }, .keys = "g  G", .does = "first / last step",
+	  .bar = 12, .bar_key = "g/G", .bar_does = "first/last", .run = key_ends, .arg = 0 },
+	{ .key = { 'G', KEY_END }, .run = key_ends, .arg = 1 },
+	{ .key = { KEY_LEFT, 'h' }, .keys = "arrows  h j k l", .does = "move the cell cursor",
+	  .bar = 3, .bar_key = "\u2190\u2191\u2193\u2192", .bar_ascii = "hjkl", .bar_does = "cell", .run = key_move, .arg = 0 },
+	{ .key = { KEY_RIGHT, 'l' }, .run = key_move, .arg = 1 },
+	{ .key = { KEY_UP, 'k' }, .run = key_move, .arg = 2 },
+	{ .key = { KEY_DOWN, 'j' }, .run = key_move, .arg = 3 },
+	{ .key = { '\t' }, .keys = "Tab  Shift-Tab", .does = "next / previous pane",
+	  .bar = 5, .bar_key = "Tab", .bar_does = "pane", .run = key_pane, .arg = 1 },
+	{ .key = { KEY_BTAB }, .run = key_pane, .arg = -1 },
+	{ .key = { '\r', '\n', KEY_ENTER }, .keys = "Enter", .does = "where did this number come from?",
+	  .bar = 4, .bar_key = "Enter", .bar_does = "explain", .run = key_explain },
+	{ .key = { 'H' }, .keys = "H  L", .does = "previous / next head",
+	  .bar = 6, .bar_key = "H/L", .bar_does = "head", .when = KEY_HEADS, .run = key_head, .arg = -1 },
+	{ .key = { 'L' }, .run = key_head, .arg = 1 },
+	/* not listed in `?` */
+	{ .key = { '[' }, .bar = 7, .bar_key = "[/]", .bar_does = "layer", .when = KEY_LAYERS, .run = key_layer, .arg = -1 },
+	{ .key = { ']' }, .run = key_layer, .arg = 1 },
+	{ .key = { 'z' }, .keys = "z", .does = "zoom the pane out to a heatmap",
+	  .bar = 11, .bar_key = "z", .bar_does = "zoom", .run = key_zoom },
+	{ .key = { KEY_PPAGE }, .keys = "PgUp  PgDn", .does = "scroll the narration", .run = key_scroll, .arg = -3 },
+	{ .key = { KEY_NPAGE }, .run = key_scroll, .arg = 3 },
+	{ .key = { '1', '2', '3', '4', '5', '6', '7', '8', '9' }, .keys = "1-9", .does = "answer a multiple-choice quiz",
+	  .run = key_answer },
+	{ .key = { ':' }, .keys = ":", .does = "command line: Tab completes,\nUp/Down history, Esc cancels",
+	  .bar = 8, .bar_key = ":", .bar_does = "command", .run = key_command },
+	{ .key = { '?' }, .keys = "?", .does = "this help (arrows scroll)",
+	  .bar = 9, .bar_key = "?", .bar_does = "help", .run = key_help },
+	{ .key = { 'q' }, .keys = "q", .does = "quit", .bar = 10, .bar_key = "q", .bar_does = "quit", .run = key_quit },
+	{ .key = { 12 }, .run = key_redraw },
+	{ .run = NULL }
+};
+/* clang-format on */
+
+/* A key of the key line: "KEY what  ", when it fits; returns the next column. */
+static int
+key_item(WINDOW *w, int x, int W, const char *key, const char *what)
+{
+	int need = text_width(key, -1) + 1 + text_width(what, -1) + 2;
+
+	if (x + need > W)
+		return x;
+	x += put_at(w, 0, x, theme_attr(ROLE_KEY), key, W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), " ", W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), what, W - x);
+	x += put_at(w, 0, x, theme_attr(ROLE_KEYS), "  ", W - x);
+	return x;
+}
+
+/* The key line: main_keys by their place on it, as many as fit. */
+static void
+tui_draw_keys(Tui *t)
+{
+	WINDOW *w = t->w_keys;
+	int W, x = 1;
+
+	if (w == NULL)
+		return;
+	W = getmaxx(w);
+	werase(w);
+	wbkgdset(w, ' ' | theme_attr(ROLE_KEYS));
+	werase(w);
+	for (int place = 1;; place++) {
+		const KeyEntry *e = main_keys;
+		while (e->run != NULL && e->bar != place)
+			e++;
+		if (e->run == NULL)
+			break;
+		if ((e->when != KEY_HEADS || t->s->attn->heads > 1) && (e->when != KEY_LAYERS || session_layers(t->s) > 1))
+			x = key_item(w, x, W, t->utf8 || e->bar_ascii == NULL ? e->bar_key : e->bar_ascii, e->bar_does);
+	}
+	wbkgdset(w, ' ');
+	wnoutrefresh(w);
+}
+
+/* `?` lines for a key table: "  KEYS  DOES" ('\n' in DOES: its second line under the first). */
+static void
+help_keys(StrBuf *b, const KeyEntry *table)
+{
+	for (const KeyEntry *e = table; e->run != NULL; e++) {
+		if (e->keys == NULL)
+			continue;
+		strbuf_printf(b, "  %-26s", e->keys);
+		for (const char *d = e->does; *d != '\0'; d++) {
+			if (*d == '\n')
+				strbuf_printf(b, "\n  %-26s", "");
+			else
+				strbuf_add(b, d, 1);
+		}
+		strbuf_add(b, "\n", 1);
+	}
+}
+
+static char *
+tui_help_text(void)
+{
+	StrBuf b = { 0 };
+
+	strbuf_puts(&b, "Keys\n");
+	help_keys(&b, main_keys);
+	strbuf_puts(&b, "\nWhile a demo plays (--demo FILE, :source FILE)\n");
+	help_keys(&b, demo_keys);
+	strbuf_puts(&b, "\n:play [SECONDS] steps on by itself; any key stops it.\n"
+	                "--present or :present on: larger cells, bigger narration.\n"
+	                "\nCommands (after :, unique prefixes work)\n");
+	for (const CmdEntry *e = cmd_table; e->name != NULL; e++)
+		strbuf_printf(&b, "  %-30s %s\n", e->usage, e->help);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* A key in the main view. */
 static void
 tui_key_main(Tui *t, int key)
 {
-	switch (key) {
-	case 'q':
-		tui_run_line(t, "quit"); /* the view asks; the command table changes the session */
-		break;
-	case 'n': case ' ': case KEY_SRIGHT:
-		tui_step(t, session_next);
-		break;
-	case 'p': case KEY_BACKSPACE: case 127: case 8: case KEY_SLEFT:
-		tui_step(t, session_prev);
-		break;
-	case 'g': case KEY_HOME:
-		tui_goto_step(t, 0);
-		break;
-	case 'G': case KEY_END:
-		tui_goto_step(t, t->s->nwalk - 1);
-		break;
-	case KEY_LEFT: case 'h':
-		tui_move_cursor(t, 0, -1);
-		break;
-	case KEY_RIGHT: case 'l':
-		tui_move_cursor(t, 0, 1);
-		break;
-	case KEY_UP: case 'k':
-		tui_move_cursor(t, -1, 0);
-		break;
-	case KEY_DOWN: case 'j':
-		tui_move_cursor(t, 1, 0);
-		break;
-	case '\t':
-		tui_next_pane(t, 1);
-		break;
-	case KEY_BTAB:
-		tui_next_pane(t, -1);
-		break;
-	case '\r': case '\n': case KEY_ENTER:
-		tui_explain(t);
-		break;
-	case 'H':
-		tui_head(t, -1);
-		break;
-	case 'L':
-		tui_head(t, 1);
-		break;
-	case '[':
-	case ']':
-		tui_layer(t, key == ']' ? 1 : -1);
-		break;
-	case 'z':
-		if (t->npanes > 0) {
-			t->pane[t->focus].zoom = !t->pane[t->focus].zoom;
-			tui_layout(t, 0);
-			t->redraw |= R_PANES;
-		}
-		break;
-	case KEY_NPAGE:
-		t->narr_top += 3;
-		t->redraw |= R_NARR;
-		break;
-	case KEY_PPAGE:
-		t->narr_top = t->narr_top > 3 ? t->narr_top - 3 : 0;
-		t->redraw |= R_NARR;
-		break;
-	case ':':
-		if (t->le) {
-			t->mode = MODE_CMD;
-			lineedit_start(t->le, ":");
-			free(t->msg);
-			t->msg = NULL;
-			t->redraw |= R_STATUS | R_PANES;
-		}
-		break;
-	case '?': {
-		char *h = tui_help_text();
-		tui_popup(t, "attnviz: keys and commands", h ? h : "");
-		free(h);
-		break;
-	}
-	case 12: /* Ctrl-L */
-		clearok(curscr, TRUE);
-		t->redraw |= R_ALL;
-		break;
-	default:
-		if (key >= '1' && key <= '9' && session_quiz_pending(t->s) && session_step(t->s)->quiz.nchoices > 0) {
-			char line[32];
-			snprintf(line, sizeof line, "answer %c", key);
-			tui_run_line(t, line);
-		} else if (key < 256 && key > 32) {
-			tui_msgf(t, 0, "key %c does nothing here; ? shows the keys", key);
-		}
-		break;
-	}
+	const KeyEntry *e = key_find(main_keys, key);
+
+	if (e != NULL && e->run(t, key, e->arg))
+		return;
+	if (key < 256 && key > 32)
+		tui_msgf(t, 0, "key %c does nothing here; ? shows the keys", key);
 }
 
 static void
@@ -2717,67 +1587,64 @@ locale_utf8(void)
 	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
-int
-tui_run(Session *s, const TuiOptions *opt)
+/* Set up: the line editor, the signals, --record, curses and the theme. 0, or -1 (t->rc 1) when there is no terminal. */
+static int
+tui_start(Tui *t, Session *s, const TuiOptions *opt)
 {
 	static int atexit_done;
-	struct sigaction sa, old_int, old_term, old_hup, old_quit;
-	Tui t;
-	SCREEN *scr;
-	int rc = 0, errs = 0;
+	struct sigaction sa;
 	char *hist;
 
-	memset(&t, 0, sizeof t);
-	t.s = s;
+	memset(t, 0, sizeof *t);
+	t->s = s;
 	if (opt)
-		t.opt = *opt;
-	t.utf8 = locale_utf8();
+		t->opt = *opt;
+	t->utf8 = locale_utf8();
 
 	/* The line editor first: readline must not touch the terminal set-up ncurses owns. */
 	hist = tui_history_path();
-	t.le = lineedit_new(hist, s);
+	t->le = lineedit_new(hist, s);
 	free(hist);
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = tui_on_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: a blocked read returns so the loop sees the flag */
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	sigaction(SIGQUIT, &sa, &old_quit); /* Ctrl-\ leaves like Ctrl-C on the main screen */
+	sigaction(SIGINT, &sa, &t->old_int);
+	sigaction(SIGTERM, &sa, &t->old_term);
+	sigaction(SIGHUP, &sa, &t->old_hup);
+	sigaction(SIGQUIT, &sa, &t->old_quit); /* Ctrl-\ leaves like Ctrl-C on the main screen */
 	tui_signal = 0;
 	ttyguard_save(STDIN_FILENO, STDOUT_FILENO);
 
 	FILE *tout = stdout;
-	if (t.opt.record != NULL) {
+	if (t->opt.record != NULL) {
 		/* --record: ncurses writes to a pseudo-terminal; a thread copies to the screen and the file. */
 		int w, h;
 		char *rerr = NULL;
 		record_tty_size(STDOUT_FILENO, &w, &h);
-		t.rec = record_open(t.opt.record, w, h, session_text(s, &s->lesson->title), &rerr);
-		if (t.rec == NULL || record_tty_start(t.rec, STDOUT_FILENO, &tout, &rerr) != 0) {
+		t->rec = record_open(t->opt.record, w, h, session_text(s, &s->lesson->title), &rerr);
+		if (t->rec == NULL || record_tty_start(t->rec, STDOUT_FILENO, &tout, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot record");
 			free(rerr);
-			record_abort(t.rec); /* the old recording, if any, stays */
-			t.rec = NULL;
-			scr = NULL;
-			rc = 1;
-			goto out;
+			record_abort(t->rec); /* the old recording, if any, stays */
+			t->rec = NULL;
+			t->rc = 1;
+			return -1;
 		}
 	}
-	scr = newterm(NULL, tout, stdin);
-	if (scr == NULL) {
+	t->scr = newterm(NULL, tout, stdin);
+	if (t->scr == NULL) {
 		char *term = text_escape(getenv("TERM"), ""); /* the environment is outside text too */
 		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n", term ? term : "");
 		free(term);
-		rc = 1;
-		goto out;
+		t->rc = 1;
+		return -1;
 	}
 	tui_curses_on = 1;
 	ttyguard_arm();
-	if (t.rec != NULL)
-		record_tty_signals(t.rec);
+	if (t->rec != NULL)
+		record_tty_signals(t->rec);
 	if (!atexit_done) {
 		atexit(tui_end);
 		atexit_done = 1;
@@ -2791,142 +1658,176 @@ tui_run(Session *s, const TuiOptions *opt)
 	curs_set(0);
 	const char *nc = getenv("NO_COLOR");
 	char *terr = NULL;
-	if (theme_init(t.opt.theme, nc != NULL && *nc != '\0', &terr) != 0)
-		tui_set_msg(&t, 1, terr ? terr : "cannot load the theme; using the default");
+	if (theme_init(t->opt.theme, nc != NULL && *nc != '\0', &terr) != 0)
+		tui_set_msg(t, 1, terr ? terr : "cannot load the theme; using the default");
 	free(terr);
 
 	s->dirty |= DIRTY_ALL;
-	t.redraw = R_ALL;
-	if (t.msg == NULL)
-		tui_msgf(&t, 0, "attnviz: n next, Enter explains a cell, : commands, ? help, q quit");
+	t->redraw = R_ALL;
+	if (t->msg == NULL)
+		tui_msgf(t, 0, "attnviz: n next, Enter explains a cell, : commands, ? help, q quit");
 
-	if (t.opt.demo != NULL)
-		tui_demo_start(&t, t.opt.demo);
+	if (t->opt.demo != NULL)
+		tui_demo_start(t, t->opt.demo);
+	return 0;
+}
 
-	while (!s->quit) {
-		tui_demo_tick(&t);
-		tui_play_tick(&t);
-		if (s->quit)
-			break;
-		tui_sync(&t);
-		tui_draw(&t);
-		if (t.rec != NULL)
-			record_tty_sync(t.rec);
+#define TUI_LEAVE (-2) /* tui_wait: leave the loop */
 
-		WINDOW *in = t.lay.too_small || t.w_status == NULL ? stdscr : t.w_status;
-		long long wait = 1000, now = now_ms();
-		if (t.flash && t.flash_until - now < wait)
-			wait = t.flash_until - now;
-		if (t.demo && !t.demo_paused && !t.demo_at_pause && t.demo_pos < t.demo->n && t.mode != MODE_CMD &&
-		    t.demo_due - now < wait)
-			wait = t.demo_due - now;
-		if (t.play_ms > 0 && t.mode != MODE_CMD && t.play_due - now < wait)
-			wait = t.play_due - now;
-		if (wait < 0)
-			wait = 0;
-		wtimeout(in, (int)wait);
-		long long before = now_ms();
-		int key = wgetch(in);
+/*
+ * One turn of the loop up to a key: run what is due (the demo, :play), draw
+ * what changed, and wait for a key until the next thing is due (a flash
+ * ends, a demo line, a :play step). Returns the key; ERR when there is none
+ * (a timer, a signal that was handled); TUI_LEAVE when attnviz should stop
+ * (quit, a signal, the input gone).
+ */
+static int
+tui_wait(Tui *t)
+{
+	tui_demo_tick(t);
+	tui_play_tick(t);
+	if (t->s->quit)
+		return TUI_LEAVE;
+	tui_sync(t);
+	tui_draw(t);
+	if (t->rec != NULL)
+		record_tty_sync(t->rec);
 
-		if (tui_signal) {
-			int sig = tui_signal;
-			tui_signal = 0;
-			if (sig == SIGINT && t.mode == MODE_CMD) {
-				char *line = NULL;
-				lineedit_feed(t.le, 3, &line); /* Ctrl-C cancels the line */
-				free(line);
-				t.mode = MODE_MAIN;
-				t.redraw |= R_STATUS | R_PANES;
-				continue;
-			}
-			if (sig == SIGINT && t.mode == MODE_POPUP) {
-				tui_popup_close(&t);
-				continue;
-			}
-			rc = 128 + sig;
-			break;
+	WINDOW *in = t->lay.too_small || t->w_status == NULL ? stdscr : t->w_status;
+	long long wait = 1000, now = now_ms();
+	if (t->flash && t->flash_until - now < wait)
+		wait = t->flash_until - now;
+	if (t->demo && !t->demo_paused && !t->demo_at_pause && t->demo_pos < t->demo->n && t->mode != MODE_CMD &&
+	    t->demo_due - now < wait)
+		wait = t->demo_due - now;
+	if (t->play_ms > 0 && t->mode != MODE_CMD && t->play_due - now < wait)
+		wait = t->play_due - now;
+	if (wait < 0)
+		wait = 0;
+	wtimeout(in, (int)wait);
+	long long before = now_ms();
+	int key = wgetch(in);
+
+	if (tui_signal) {
+		int sig = tui_signal;
+		tui_signal = 0;
+		if (sig == SIGINT && t->mode == MODE_CMD) {
+			char *line = NULL;
+			lineedit_feed(t->le, 3, &line); /* Ctrl-C cancels the line */
+			free(line);
+			t->mode = MODE_MAIN;
+			t->redraw |= R_STATUS | R_PANES;
+			return ERR;
 		}
-		if (key == ERR) {
-			if (t.flash && now_ms() >= t.flash_until) {
-				t.flash = 0;
-				t.redraw |= R_PANES;
-			}
-			/* Returning at once without a key, again and again: the input is gone. */
-			if (now_ms() - before < wait / 2 && wait > 50) {
-				if (++errs > 50)
-					break;
-			} else {
-				errs = 0;
-			}
-			continue;
+		if (sig == SIGINT && t->mode == MODE_POPUP) {
+			tui_popup_close(t);
+			return ERR;
 		}
-		errs = 0;
-		if (t.flash) {
-			t.flash = 0;
-			t.redraw |= R_PANES;
-		}
-		if (key == KEY_RESIZE) {
-			t.redraw |= R_LAYOUT;
-			if (t.rec != NULL)
-				record_resize(t.rec, COLS, LINES);
-			continue;
-		}
-		/* Any key stops :play (and does nothing else). */
-		if (t.play_ms > 0 && t.mode != MODE_CMD) {
-			t.play_ms = 0;
-			tui_set_msg(&t, 0, "play stopped");
-			continue;
-		}
-		if (t.lay.too_small) {
-			if (key == 'q')
-				break;
-			continue;
-		}
-		if (t.mode == MODE_MAIN && t.msg && key != ':') {
-			free(t.msg);
-			t.msg = NULL;
-			t.redraw |= R_STATUS;
-		}
-		if (t.mode != MODE_CMD && tui_demo_key(&t, key))
-			continue;
-		switch (t.mode) {
-		case MODE_MAIN:
-			tui_key_main(&t, key);
-			break;
-		case MODE_POPUP:
-			tui_key_popup(&t, key);
-			break;
-		case MODE_CMD:
-			tui_key_cmd(&t, key);
-			break;
-		}
+		t->rc = 128 + sig;
+		return TUI_LEAVE;
 	}
+	if (key == ERR) {
+		if (t->flash && now_ms() >= t->flash_until) {
+			t->flash = 0;
+			t->redraw |= R_PANES;
+		}
+		/* Returning at once without a key, again and again: the input is gone. */
+		if (now_ms() - before < wait / 2 && wait > 50) {
+			if (++t->errs > 50)
+				return TUI_LEAVE;
+		} else {
+			t->errs = 0;
+		}
+		return ERR;
+	}
+	t->errs = 0;
+	return key;
+}
 
-out:
-	tui_demo_free(&t);
-	tui_free_windows(&t);
+/* One key: to the demo, or to the mode's handler. Returns 1 when attnviz should stop. */
+static int
+tui_key(Tui *t, int key)
+{
+	if (t->flash) {
+		t->flash = 0;
+		t->redraw |= R_PANES;
+	}
+	if (key == KEY_RESIZE) {
+		t->redraw |= R_LAYOUT;
+		if (t->rec != NULL)
+			record_resize(t->rec, COLS, LINES);
+		return 0;
+	}
+	/* Any key stops :play (and does nothing else). */
+	if (t->play_ms > 0 && t->mode != MODE_CMD) {
+		t->play_ms = 0;
+		tui_set_msg(t, 0, "play stopped");
+		return 0;
+	}
+	if (t->lay.too_small)
+		return key == 'q';
+	if (t->mode == MODE_MAIN && t->msg && key != ':') {
+		free(t->msg);
+		t->msg = NULL;
+		t->redraw |= R_STATUS;
+	}
+	if (t->mode != MODE_CMD && tui_demo_key(t, key))
+		return 0;
+	switch (t->mode) {
+	case MODE_MAIN:
+		tui_key_main(t, key);
+		break;
+	case MODE_POPUP:
+		tui_key_popup(t, key);
+		break;
+	case MODE_CMD:
+		tui_key_cmd(t, key);
+		break;
+	}
+	return 0;
+}
+
+/* Put back what tui_start set up (as far as it got); returns the exit status. */
+static int
+tui_stop(Tui *t)
+{
+	tui_demo_free(t);
+	tui_free_windows(t);
 	tui_end();
 	ttyguard_disarm();
-	if (scr)
-		delscreen(scr);
-	if (t.rec != NULL) {
+	if (t->scr)
+		delscreen(t->scr);
+	if (t->rec != NULL) {
 		char *rerr = NULL;
-		if (record_close(t.rec, &rerr) != 0) {
+		if (record_close(t->rec, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot write the recording");
-			if (rc == 0)
-				rc = 1;
+			if (t->rc == 0)
+				t->rc = 1;
 		}
 		free(rerr);
-		t.rec = NULL;
+		t->rec = NULL;
 	}
-	lineedit_free(t.le);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	free(t.narr);
-	free(t.msg);
-	free(t.popup_title);
-	free(t.popup_text);
-	return rc;
+	lineedit_free(t->le);
+	sigaction(SIGINT, &t->old_int, NULL);
+	sigaction(SIGTERM, &t->old_term, NULL);
+	sigaction(SIGHUP, &t->old_hup, NULL);
+	sigaction(SIGQUIT, &t->old_quit, NULL);
+	free(t->narr);
+	free(t->msg);
+	free(t->popup_title);
+	free(t->popup_text);
+	return t->rc;
+}
+
+int
+tui_run(Session *s, const TuiOptions *opt)
+{
+	Tui t;
+	int key;
+
+	if (tui_start(&t, s, opt) == 0)
+		while (!s->quit && (key = tui_wait(&t)) != TUI_LEAVE)
+			if (key != ERR && tui_key(&t, key))
+				break;
+	return tui_stop(&t);
 }

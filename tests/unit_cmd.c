@@ -220,9 +220,20 @@ static void test_table(void **state)
 		assert_string_equal(e->name, required[i]);
 	}
 	for (e = cmd_table; e->name != NULL; e++) {
+		const char *p;
+		int req = 0, opt = 0;
 		assert_non_null(e->usage);
 		assert_non_null(e->help);
 		assert_int_equal(strncmp(e->usage, e->name, strlen(e->name)), 0);
+		/* The counts allow what the usage shows: every word, with or without the [optional] ones. */
+		for (p = strchr(e->usage, ' '); p != NULL; p = strchr(p + 1, ' ')) {
+			if (p[1] == '[')
+				opt++;
+			else
+				req++;
+		}
+		if (e->min_args > req || e->max_args < req + opt || e->min_args > e->max_args)
+			fail_msg("%s: %d to %d words, but the usage is \"%s\"", e->name, e->min_args, e->max_args, e->usage);
 	}
 }
 

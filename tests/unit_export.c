@@ -27,7 +27,6 @@
 #include "export.h"
 #include "fileio.h"
 #include "session.h"
-#include "textfmt.h"
 #include "themefile.h"
 
 int themefile_roles_match_theme_h(void); /* themefile.c, for this test */
@@ -589,15 +588,16 @@ static void test_themes_malformed(void **state)
 		const char *file, *message;
 	} cases[] = {
 		{ "colour.json", "tests/bad-themes/colour.json: roles.stage.fg: expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default), got \"purplish\"" },
-		{ "role.json", "tests/bad-themes/role.json: roles.titel: unknown role (roles: stage " },
-		{ "range.json", "tests/bad-themes/range.json: sequential[1]: expected a colour 0-255 or a name" },
+		{ "role.json", "tests/bad-themes/role.json: roles: unknown role \"titel\" (roles: stage stage_name " },
+		{ "range.json", "tests/bad-themes/range.json: sequential[1]: expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default), got 300" },
 		{ "short.json", "tests/bad-themes/short.json: diverging: expected a list of 3 to 32 colours, got 2 colours" },
-		{ "syntax.json", "tests/bad-themes/syntax.json: line 3, column 2: JSON syntax error" },
-		{ "attr.json", "tests/bad-themes/attr.json: roles.cursor.attrs[0]: expected one of bold dim underline reverse standout italic blink, got \"blod\"" },
+		{ "syntax.json", "tests/bad-themes/syntax.json:3:2: JSON syntax error near here\n}\n ^" },
+		{ "attr.json", "tests/bad-themes/attr.json: roles.cursor.attrs[0]: expected \"bold\", \"dim\", \"underline\", \"reverse\", \"standout\", \"italic\" or \"blink\", got \"blod\" (did you mean \"bold\"?)" },
 		{ "noname.json", "tests/bad-themes/noname.json: missing \"name\"" },
-		{ "key.json", "tests/bad-themes/key.json: palette: unknown key" },
-		{ "notobject.json", "tests/bad-themes/notobject.json: expected a theme object" },
-		{ "empty.json", "tests/bad-themes/empty.json: line 1, column 1: JSON syntax error" },
+		{ "key.json", "tests/bad-themes/key.json: unknown key \"palette\" (keys: name description mono roles sequential diverging masked)" },
+		{ "notobject.json", "tests/bad-themes/notobject.json: expected a theme object {\"name\": …, \"roles\": …}, got an array" },
+		{ "typo.json", "tests/bad-themes/typo.json: roles.stage: unknown key \"fgg\" (did you mean \"fg\"?)" },
+		{ "empty.json", "tests/bad-themes/empty.json: empty file (a theme is one JSON object: {\"name\": …, \"roles\": …})" },
 	};
 	size_t i;
 	(void)state;
