@@ -534,6 +534,9 @@ keep_cursor_visible(Pane *p, int vis_r, int vis_c)
 		p->top = p->cur_r;
 	if (p->cur_r >= p->top + vis_r)
 		p->top = p->cur_r - vis_r + 1;
+	/* a decode step's rows: the newest at the bottom, as much of the cache above it as fits */
+	if ((matrix_kind(p->which)->flags & MF_DECODE) && !p->transpose && p->top > 0 && p->cur_r - p->top < vis_r - 1)
+		p->top = p->cur_r - vis_r + 1 > 0 ? p->cur_r - vis_r + 1 : 0;
 	if (p->cur_c < p->left)
 		p->left = p->cur_c;
 	if (p->cur_c >= p->left + vis_c)
