@@ -129,7 +129,7 @@ void attn_positional(Mat *PE)
  * Entries of −∞ (masked) get exactly 0. When every entry is −∞ there is
  * nothing to attend to: out is all 0 and the function returns 1.
  */
-int attn_softmax_row(const double *x, double *out, int len)
+static int softmax_row(const double *x, double *out, int len, int *nonfinite)
 {
 	double max = -INFINITY, sum = 0.0;
 	int j;
@@ -148,7 +148,16 @@ int attn_softmax_row(const double *x, double *out, int len)
 	}
 	for (j = 0; j < len; j++)
 		out[j] /= sum;
+	/* each exp is in [0, 1] and sum ≥ 1 (the maximum's term is 1): all finite unless max or sum is not */
+	*nonfinite |= !isfinite(max) || !isfinite(sum);
 	return 0;
+}
+
+int attn_softmax_row(const double *x, double *out, int len)
+{
+	int nonfinite = 0;
+
+	return softmax_row(x, out, len, &nonfinite);
 }
 
 /* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
@@ -230,14 +239,19 @@ static void pass_positional(Attn *a, const Lesson *l)
 		a->S.a[i] += a->PE_src.a[i];
 }
 
-/* out (r × c) += the row vector b (1 × c) on every row; nothing when b is empty. */
-static void add_bias(Mat *out, const Mat *b)
+/* out (r × c) += the row vector b (1 × c) on every row; nothing when b is empty. 1: a sum is not finite. */
+static int add_bias(Mat *out, const Mat *b)
 {
+	int bad = 0;
+
 	if (mat_empty(b))
-		return;
-	for (int i = 0; i < out->rows; i++)
+		return 0;
+	for (int i = 0; i < out->rows; i++) {
 		for (int j = 0; j < out->cols; j++)
 			MAT_AT(*out, i, j) += b->a[j];
+		bad |= mat_nonfinite(&MAT_AT(*out, i, 0), (size_t)out->cols);
+	}
+	return bad;
 }
 
 /*
@@ -252,16 +266,16 @@ static void pass_project(Attn *a, const Lesson *l)
 
 	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */
 	if (a->redo == NULL || a->redo[AM_Q]) {
-		mat_mul(X, &l->W_q, &a->Q);
-		add_bias(&a->Q, &l->b_q);
+		a->nonfinite |= mat_mul(X, &l->W_q, &a->Q);
+		a->nonfinite |= add_bias(&a->Q, &l->b_q);
 	}
 	if (a->redo == NULL || a->redo[AM_K]) {
-		mat_mul(S, &l->W_k, &a->K);
-		add_bias(&a->K, &l->b_k);
+		a->nonfinite |= mat_mul(S, &l->W_k, &a->K);
+		a->nonfinite |= add_bias(&a->K, &l->b_k);
 	}
 	if (a->redo == NULL || a->redo[AM_V]) {
-		mat_mul(S, &l->W_v, &a->V);
-		add_bias(&a->V, &l->b_v);
+		a->nonfinite |= mat_mul(S, &l->W_v, &a->V);
+		a->nonfinite |= add_bias(&a->V, &l->b_v);
 	}
 }
 
@@ -304,11 +318,12 @@ static void pass_scores(Attn *a, const Lesson *l)
 					const double *k_j = &K->a[(size_t)j * K->cols + kcol];
 					scores_i[j] = additive(q_i, k_j, w_e, dk);
 				}
+				a->nonfinite |= mat_nonfinite(scores_i, (size_t)m);
 			}
 		} else {
 			/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
-			mat_mul_view(n, dk, m, &Q->a[(size_t)h * dk], (size_t)Q->cols, &K->a[kcol], (size_t)K->cols, 1,
-			             hd->scores.a, (size_t)m, 0);
+			a->nonfinite |= mat_mul_view(n, dk, m, &Q->a[(size_t)h * dk], (size_t)Q->cols, &K->a[kcol],
+			                             (size_t)K->cols, 1, hd->scores.a, (size_t)m, 0);
 		}
 	}
 }
@@ -316,12 +331,17 @@ static void pass_scores(Attn *a, const Lesson *l)
 /* Pass 4, scale: scaled (n × m) = scores × factor (1/√d_k by default). */
 static void pass_scale(Attn *a, const Lesson *l)
 {
-	const size_t count = (size_t)l->n * (size_t)l->m;
+	const size_t m = (size_t)l->m;
 	int h;
 
 	for (h = 0; h < a->heads; h++)
-		for (size_t ij = 0; ij < count; ij++)
-			a->head[h].scaled.a[ij] = a->head[h].scores.a[ij] * a->factor;
+		for (size_t i = 0; i < (size_t)l->n; i++) {
+			double *out = &a->head[h].scaled.a[i * m];
+			const double *in = &a->head[h].scores.a[i * m];
+			for (size_t j = 0; j < m; j++)
+				out[j] = in[j] * a->factor;
+			a->nonfinite |= mat_nonfinite(out, m); /* the row while it is in the cache */
+		}
 }
 
 /* ALiBi: bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias. */
@@ -363,6 +383,8 @@ static void pass_mask(Attn *a, const Lesson *l)
 	int h;
 
 	build_visibility(a, l);
+	/* a visible cell is a copy of scaled or biased, checked by their passes; a hidden one is fill */
+	a->nonfinite |= !l->mask_fill_inf && !isfinite(fill);
 	for (h = 0; h < a->heads; h++) {
 		const Mat *in = l->alibi ? &a->head[h].biased : &a->head[h].scaled;
 		for (size_t ij = 0; ij < count; ij++)
@@ -385,7 +407,8 @@ static void pass_softmax(Attn *a, const Lesson *l)
 	for (h = 0; h < a->heads; h++)
 		for (i = 0; i < n; i++) {
 			const int len = causal_skip(l) ? i + 1 : m;
-			attn_softmax_row(&a->head[h].masked.a[(size_t)i * m], &a->head[h].weights.a[(size_t)i * m], len);
+			softmax_row(&a->head[h].masked.a[(size_t)i * m], &a->head[h].weights.a[(size_t)i * m], len,
+			            &a->nonfinite);
 		}
 }
 
@@ -400,8 +423,8 @@ static void pass_weighted(Attn *a, const Lesson *l)
 	int h;
 
 	for (h = 0; h < a->heads; h++)
-		mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)kv_head(a, h) * dv],
-		             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
+		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)kv_head(a, h) * dv],
+		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
 }
 
 int attn_flash_skipped(const Attn *a, int qb, int kb)
@@ -491,8 +514,8 @@ static void pass_output(Attn *a, const Lesson *l)
 	if (mat_empty(&l->W_o))
 		memcpy(a->output.a, a->concat.a, (size_t)a->concat.rows * (size_t)a->concat.cols * sizeof(double));
 	else
-		mat_mul(&a->concat, &l->W_o, &a->output);
-	add_bias(&a->output, &l->b_o);
+		a->nonfinite |= mat_mul(&a->concat, &l->W_o, &a->output);
+	a->nonfinite |= add_bias(&a->output, &l->b_o);
 }
 
 /* ---------------------------------------------------------------- the block */
@@ -1044,6 +1067,43 @@ static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
 }
 
 /*
+ * The passes that note in a->nonfinite, as they write, whether they wrote a
+ * number that is not finite (outside the cells a −∞ mask hides); after any
+ * other pass the matrices it writes (its rules' and those it makes) are
+ * looked over, a cheap scan next to what such a pass computes.
+ */
+static const unsigned char stage_checks_itself[STAGE_COUNT] = {
+	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_MASK] = 1,
+	[STAGE_SOFTMAX] = 1, [STAGE_WEIGHTED] = 1, [STAGE_CONCAT] = 1, [STAGE_OUTPUT] = 1,
+};
+
+/* 1 when a matrix pass st writes holds a number that is not finite (−∞ allowed where the catalogue says so). */
+static int stage_nonfinite(Attn *a, int st)
+{
+	for (int w = 0; w < AM_COUNT; w++) {
+		int writes = matrix_kinds[w].made_by == (Stage)st;
+		for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
+			writes |= stage_rules[st][r].out == (AttnMatrix)w;
+		if (!writes || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+			continue;
+		for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+			const Mat *m = slot(a, (AttnMatrix)w, h);
+			const size_t count = (size_t)m->rows * (size_t)m->cols;
+			if (mat_empty(m))
+				continue;
+			if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
+				if (mat_nonfinite(m->a, count))
+					return 1;
+			} else
+				for (size_t i = 0; i < count; i++)
+					if (!(m->a[i] < INFINITY)) /* NaN or +∞ */
+						return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Run the passes of lesson l (a layer's view) into a, in the table's order:
  * every one (changed NULL), or only those whose rules read a matrix marked
  * in changed, marking what they remake in turn. ka (may be NULL): the link
@@ -1098,20 +1158,36 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 		}
 		t0 = now_ms();
 		stage_kernel[st](a, l);
+		if (!stage_checks_itself[st])
+			a->nonfinite |= stage_nonfinite(a, st);
 		a->stage_ms[st] = now_ms() - t0;
 		a->redo = NULL;
 	}
 }
 
-/* The message for the first cell that is not a finite number among the matrices marked in only (all: NULL); NULL when none. */
+/*
+ * The message for the first cell that is not a finite number among the
+ * matrices marked in only (all: NULL); NULL when none. The passes noted
+ * whether they wrote one (a->nonfinite); the given matrices and gradients
+ * are looked over here. Only when one of them says so is the first such
+ * cell looked for.
+ */
 static char *overflow_error(Attn *a, const unsigned char *only)
 {
 	AttnMatrix w;
-	int oh, i, j, found;
-	double t0 = now_ms();
-	const double x = (found = find_overflow(a, only, &w, &oh, &i, &j)) ? MAT_AT(*attn_matrix(a, w, oh), i, j) : 0.0;
+	int oh, i, j, found, suspect = a->nonfinite;
+	double t0 = now_ms(), x = 0.0;
 	char where[32] = "";
 
+	for (int g = 0; !suspect && g < AM_COUNT; g++)
+		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
+		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
+			const Mat *m = attn_matrix(a, (AttnMatrix)g, h);
+			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
+		}
+	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);
+	if (found)
+		x = MAT_AT(*attn_matrix(a, w, oh), i, j);
 	a->check_ms = now_ms() - t0;
 	if (!found)
 		return NULL;
@@ -1382,6 +1458,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 					                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
 					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
 					                                            (AttnMatrix)w));
+			a->nonfinite = 0;
 			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
 			           pass == 0 ? &plan : NULL);
 			prev_changed = 0;

@@ -224,12 +224,34 @@ void mat_mul_naive(const Mat *A, const Mat *B, Mat *C)
 		}
 }
 
-void mat_mul(const Mat *A, const Mat *B, Mat *C)
+int mat_mul(const Mat *A, const Mat *B, Mat *C)
 {
 	if (C->a == NULL)
-		return;
-	mat_mul_view(A->rows, A->cols, B->cols, A->a, (size_t)A->cols, B->a, (size_t)B->cols, 0, C->a,
+		return 0;
+	return mat_mul_view(A->rows, A->cols, B->cols, A->a, (size_t)A->cols, B->a, (size_t)B->cols, 0, C->a,
 	             (size_t)C->cols, 0);
+}
+
+/* x·0 is ±0 for a finite x and NaN for NaN or ±∞, and NaN stays NaN in a sum: several sums side by side. */
+int mat_nonfinite(const double *p, size_t count)
+{
+	size_t i = 0;
+	double z = 0.0;
+#if defined(__GNUC__)
+	typedef double v2 __attribute__((vector_size(16)));
+	v2 z0 = { 0.0, 0.0 }, z1 = z0, z2 = z0, z3 = z0, x0, x1, x2, x3;
+
+	for (; i + 8 <= count; i += 8) {
+		memcpy(&x0, p + i, sizeof x0), memcpy(&x1, p + i + 2, sizeof x1);
+		memcpy(&x2, p + i + 4, sizeof x2), memcpy(&x3, p + i + 6, sizeof x3);
+		z0 = z0 + x0 * 0.0, z1 = z1 + x1 * 0.0, z2 = z2 + x2 * 0.0, z3 = z3 + x3 * 0.0;
+	}
+	z0 = (z0 + z1) + (z2 + z3);
+	z = z0[0] + z0[1];
+#endif
+	for (; i < count; i++)
+		z += p[i] * 0.0;
+	return z != 0.0; /* NaN != 0 */
 }
 
 size_t mat_stats(const Mat *m, double *mean, double *std)
