@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---------------------------------------------------------------- where each matrix lives */
 
@@ -129,14 +132,53 @@ void attn_positional(Mat *PE)
  * Entries of −∞ (masked) get exactly 0. When every entry is −∞ there is
  * nothing to attend to: out is all 0 and the function returns 1.
  */
-static int softmax_row(const double *x, double *out, int len, int *nonfinite)
+/*
+ * The largest of x[0 … len), NaN skipped (−∞ when there is none): four
+ * running maxima side by side, each x > m ? x : m (MAXPD's own rule). The
+ * order may pick +0 where the loop one at a time would pick −0, which no
+ * x − max and so no weight can tell apart.
+ */
+static double row_max(const double *x, int len)
 {
-	double max = -INFINITY, sum = 0.0;
-	int j;
+	double max = -INFINITY;
+	int j = 0;
+#if defined(__SSE2__)
+	__m128d m0 = _mm_set1_pd(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
 
-	for (j = 0; j < len; j++)
+	for (; j + 8 <= len; j += 8) {
+		m0 = _mm_max_pd(_mm_loadu_pd(x + j), m0), m1 = _mm_max_pd(_mm_loadu_pd(x + j + 2), m1);
+		m2 = _mm_max_pd(_mm_loadu_pd(x + j + 4), m2), m3 = _mm_max_pd(_mm_loadu_pd(x + j + 6), m3);
+	}
+	m0 = _mm_max_pd(_mm_max_pd(m0, m1), _mm_max_pd(m2, m3));
+	max = _mm_cvtsd_f64(_mm_max_sd(m0, _mm_unpackhi_pd(m0, m0)));
+#endif
+	for (; j < len; j++)
 		if (x[j] > max)
 			max = x[j];
+	return max;
+}
+
+/* out[j] = out[j] / d for j < len: each quotient rounded once, two at a time. */
+static void row_divide(double *out, int len, double d)
+{
+	int j = 0;
+#if defined(__SSE2__)
+	const __m128d v = _mm_set1_pd(d);
+
+	for (; j + 4 <= len; j += 4) {
+		_mm_storeu_pd(out + j, _mm_div_pd(_mm_loadu_pd(out + j), v));
+		_mm_storeu_pd(out + j + 2, _mm_div_pd(_mm_loadu_pd(out + j + 2), v));
+	}
+#endif
+	for (; j < len; j++)
+		out[j] /= d;
+}
+
+static int softmax_row(const double *x, double *out, int len, int *nonfinite)
+{
+	double max = row_max(x, len), sum = 0.0;
+	int j;
+
 	if (max == -INFINITY) {
 		for (j = 0; j < len; j++)
 			out[j] = 0.0;
@@ -146,8 +188,7 @@ static int softmax_row(const double *x, double *out, int len, int *nonfinite)
 		out[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
 		sum += out[j];
 	}
-	for (j = 0; j < len; j++)
-		out[j] /= sum;
+	row_divide(out, len, sum);
 	/* each exp is in [0, 1] and sum ≥ 1 (the maximum's term is 1): all finite unless max or sum is not */
 	*nonfinite |= !isfinite(max) || !isfinite(sum);
 	return 0;
@@ -359,15 +400,25 @@ static void pass_bias(Attn *a, const Lesson *l)
 /* Which keys each query may see: visible (n × m), 1 = may attend; rows with none. */
 static void build_visibility(Attn *a, const Lesson *l)
 {
+	const int banded = l->mask == MASK_NONE || l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW;
 	int i, j;
 
 	for (i = 0; i < l->n; i++) {
+		unsigned char *row = &a->visible[(size_t)i * l->m];
 		int seen = 0;
-		for (j = 0; j < l->m; j++) {
-			const int v = lesson_mask_sees(l, i, j);
-			a->visible[(size_t)i * l->m + j] = (unsigned char)v;
-			seen |= v;
-		}
+		if (banded) { /* one run of keys: lo … hi, as lesson_mask_sees says */
+			const int hi = l->mask == MASK_NONE ? l->m - 1 : i;
+			const int lo = l->mask == MASK_WINDOW && i - l->window + 1 > 0 ? i - l->window + 1 : 0;
+			memset(row, 0, (size_t)l->m);
+			if (hi >= lo)
+				memset(row + lo, 1, (size_t)(hi - lo + 1));
+			seen = hi >= lo;
+		} else
+			for (j = 0; j < l->m; j++) {
+				const int v = lesson_mask_sees(l, i, j);
+				row[j] = (unsigned char)v;
+				seen |= v;
+			}
 		if (l->mask_fill_inf) {
 			a->row_all_masked[i] = (unsigned char)!seen;
 			a->any_row_all_masked |= !seen;
@@ -375,10 +426,24 @@ static void build_visibility(Attn *a, const Lesson *l)
 	}
 }
 
+/* out[j] = in[j] where vis[j], fill elsewhere, j < m: a run of visible keys at a time. */
+static void mask_row(const double *in, double *out, const unsigned char *vis, int m, double fill)
+{
+	for (int j = 0, end; j < m; j = end) {
+		const unsigned char *e = memchr(vis + j, !vis[j], (size_t)(m - j));
+		end = e != NULL ? (int)(e - vis) : m;
+		if (vis[j])
+			memcpy(out + j, in + j, (size_t)(end - j) * sizeof *out);
+		else
+			for (int t = j; t < end; t++)
+				out[t] = fill;
+	}
+}
+
 /* Pass 5, mask: masked (n × m) = scaled, hidden cells := fill (−∞ unless mask_fill says otherwise). */
 static void pass_mask(Attn *a, const Lesson *l)
 {
-	const size_t count = (size_t)l->n * (size_t)l->m;
+	const size_t m = (size_t)l->m;
 	const double fill = l->mask_fill_inf ? -INFINITY : l->mask_fill;
 	int h;
 
@@ -387,8 +452,8 @@ static void pass_mask(Attn *a, const Lesson *l)
 	a->nonfinite |= !l->mask_fill_inf && !isfinite(fill);
 	for (h = 0; h < a->heads; h++) {
 		const Mat *in = l->alibi ? &a->head[h].biased : &a->head[h].scaled;
-		for (size_t ij = 0; ij < count; ij++)
-			a->head[h].masked.a[ij] = a->visible[ij] ? in->a[ij] : fill;
+		for (size_t i = 0; i < (size_t)l->n; i++)
+			mask_row(&in->a[i * m], &a->head[h].masked.a[i * m], &a->visible[i * m], l->m, fill);
 	}
 }
 
