@@ -474,6 +474,7 @@ static void pass_softmax(Attn *a, const Lesson *l)
 			const int len = causal_skip(l) ? i + 1 : m;
 			softmax_row(&a->head[h].masked.a[(size_t)i * m], &a->head[h].weights.a[(size_t)i * m], len,
 			            &a->nonfinite);
+			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
 		}
 }
 
@@ -984,9 +985,13 @@ static int alloc_matrices(Attn *a)
 		int rows, cols;
 		if ((k->flags & (MF_GIVEN | MF_GRAD)) || !matrix_present(&a->shape, (AttnMatrix)w, NULL))
 			continue;
+		/* the n × m stages are written whole by their passes (when those run): no zeroing needed */
+		const int whole = (w == AM_SCORES || w == AM_SCALED || w == AM_MASKED || w == AM_WEIGHTS) &&
+		                  stage_kernel[k->made_by] != NULL &&
+		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
 		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)
-			if (mat_alloc(slot(a, (AttnMatrix)w, h), rows, cols) != 0)
+			if ((whole ? mat_alloc_whole : mat_alloc)(slot(a, (AttnMatrix)w, h), rows, cols) != 0)
 				return -1;
 	}
 	return 0;

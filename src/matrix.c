@@ -75,8 +75,12 @@ static void *huge_map(size_t len)
 	return at;
 }
 
-/* Zeroed memory for bytes ≥ MAPPED_MIN, from the cache or newly mapped; NULL when that fails (calloc then). */
-static void *huge_alloc(size_t bytes)
+/*
+ * Memory for bytes ≥ MAPPED_MIN, from the cache or newly mapped; NULL when
+ * that fails (calloc then). Zeroed, unless zero is 0: then a kept mapping
+ * is handed back as it was (new pages are zero all the same).
+ */
+static void *huge_alloc(size_t bytes, int zero)
 {
 	const size_t len = (bytes + 4095) / 4096 * 4096;
 	void *at = NULL;
@@ -101,10 +105,10 @@ static void *huge_alloc(size_t bytes)
 			cache_count--;
 			break;
 		}
-	if (at != NULL)
-		memset(at, 0, bytes); /* the bytes past them up to len are never read */
-	else
+	if (at == NULL)
 		at = huge_map(len);
+	else if (zero)
+		memset(at, 0, bytes); /* the bytes past them up to len are never read */
 	if (at != NULL) {
 		live[live_count].at = at;
 		live[live_count].len = len;
@@ -146,7 +150,7 @@ static int huge_free(void *p)
 }
 #endif
 
-int mat_alloc(Mat *m, int rows, int cols)
+static int alloc(Mat *m, int rows, int cols, int zero)
 {
 	size_t count = (size_t)rows * (size_t)cols;
 
@@ -157,7 +161,9 @@ int mat_alloc(Mat *m, int rows, int cols)
 		return 0;
 #if HUGE_HINT
 	if (count >= MAPPED_MIN / sizeof *m->a)
-		m->a = huge_alloc(count * sizeof *m->a);
+		m->a = huge_alloc(count * sizeof *m->a, zero);
+#else
+	(void)zero;
 #endif
 	if (m->a == NULL)
 		m->a = calloc(count, sizeof *m->a);
@@ -180,9 +186,19 @@ void mat_free(Mat *m)
 	m->rows = m->cols = 0;
 }
 
+int mat_alloc(Mat *m, int rows, int cols)
+{
+	return alloc(m, rows, cols, 1);
+}
+
+int mat_alloc_whole(Mat *m, int rows, int cols)
+{
+	return alloc(m, rows, cols, 0);
+}
+
 int mat_copy(Mat *dst, const Mat *src)
 {
-	if (mat_alloc(dst, src->rows, src->cols) != 0)
+	if (mat_alloc_whole(dst, src->rows, src->cols) != 0)
 		return -1;
 	if (dst->a != NULL)
 		memcpy(dst->a, src->a, (size_t)src->rows * (size_t)src->cols * sizeof *src->a);

@@ -20,6 +20,12 @@ typedef struct Mat {
 
 /* Allocate a zero-filled rows × cols matrix. Returns 0, or -1 when out of memory. */
 int mat_alloc(Mat *m, int rows, int cols);
+/*
+ * The same for a matrix the caller will write whole before reading it: a
+ * large one may come back with what a freed matrix of its size held, which
+ * spares zeroing it (a recomputation asks for the same sizes at once).
+ */
+int mat_alloc_whole(Mat *m, int rows, int cols);
 void mat_free(Mat *m);
 /* Deep copy; dst is overwritten (not freed first). Returns 0 or -1. */
 int mat_copy(Mat *dst, const Mat *src);
