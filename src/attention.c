@@ -379,7 +379,15 @@ static void pass_scale(Attn *a, const Lesson *l)
 		for (size_t i = 0; i < (size_t)l->n; i++) {
 			double *out = &a->head[h].scaled.a[i * m];
 			const double *in = &a->head[h].scores.a[i * m];
-			for (size_t j = 0; j < m; j++)
+			size_t j = 0;
+#if defined(__SSE2__)
+			const __m128d f = _mm_set1_pd(a->factor);
+			for (; j + 4 <= m; j += 4) {
+				_mm_storeu_pd(out + j, _mm_mul_pd(_mm_loadu_pd(in + j), f));
+				_mm_storeu_pd(out + j + 2, _mm_mul_pd(_mm_loadu_pd(in + j + 2), f));
+			}
+#endif
+			for (; j < m; j++)
 				out[j] = in[j] * a->factor;
 			a->nonfinite |= mat_nonfinite(out, m); /* the row while it is in the cache */
 		}
