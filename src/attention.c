@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---------------------------------------------------------------- where each matrix lives */
 
@@ -129,14 +132,53 @@ void attn_positional(Mat *PE)
  * Entries of −∞ (masked) get exactly 0. When every entry is −∞ there is
  * nothing to attend to: out is all 0 and the function returns 1.
  */
-int attn_softmax_row(const double *x, double *out, int len)
+/*
+ * The largest of x[0 … len), NaN skipped (−∞ when there is none): four
+ * running maxima side by side, each x > m ? x : m (MAXPD's own rule). The
+ * order may pick +0 where the loop one at a time would pick −0, which no
+ * x − max and so no weight can tell apart.
+ */
+static double row_max(const double *x, int len)
 {
-	double max = -INFINITY, sum = 0.0;
-	int j;
+	double max = -INFINITY;
+	int j = 0;
+#if defined(__SSE2__)
+	__m128d m0 = _mm_set1_pd(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
 
-	for (j = 0; j < len; j++)
+	for (; j + 8 <= len; j += 8) {
+		m0 = _mm_max_pd(_mm_loadu_pd(x + j), m0), m1 = _mm_max_pd(_mm_loadu_pd(x + j + 2), m1);
+		m2 = _mm_max_pd(_mm_loadu_pd(x + j + 4), m2), m3 = _mm_max_pd(_mm_loadu_pd(x + j + 6), m3);
+	}
+	m0 = _mm_max_pd(_mm_max_pd(m0, m1), _mm_max_pd(m2, m3));
+	max = _mm_cvtsd_f64(_mm_max_sd(m0, _mm_unpackhi_pd(m0, m0)));
+#endif
+	for (; j < len; j++)
 		if (x[j] > max)
 			max = x[j];
+	return max;
+}
+
+/* out[j] = out[j] / d for j < len: each quotient rounded once, two at a time. */
+static void row_divide(double *out, int len, double d)
+{
+	int j = 0;
+#if defined(__SSE2__)
+	const __m128d v = _mm_set1_pd(d);
+
+	for (; j + 4 <= len; j += 4) {
+		_mm_storeu_pd(out + j, _mm_div_pd(_mm_loadu_pd(out + j), v));
+		_mm_storeu_pd(out + j + 2, _mm_div_pd(_mm_loadu_pd(out + j + 2), v));
+	}
+#endif
+	for (; j < len; j++)
+		out[j] /= d;
+}
+
+static int softmax_row(const double *x, double *out, int len, int *nonfinite)
+{
+	double max = row_max(x, len), sum = 0.0;
+	int j;
+
 	if (max == -INFINITY) {
 		for (j = 0; j < len; j++)
 			out[j] = 0.0;
@@ -146,9 +188,17 @@ int attn_softmax_row(const double *x, double *out, int len)
 		out[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
 		sum += out[j];
 	}
-	for (j = 0; j < len; j++)
-		out[j] /= sum;
+	row_divide(out, len, sum);
+	/* each exp is in [0, 1] and sum ≥ 1 (the maximum's term is 1): all finite unless max or sum is not */
+	*nonfinite |= !isfinite(max) || !isfinite(sum);
 	return 0;
+}
+
+int attn_softmax_row(const double *x, double *out, int len)
+{
+	int nonfinite = 0;
+
+	return softmax_row(x, out, len, &nonfinite);
 }
 
 /* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
@@ -230,14 +280,19 @@ static void pass_positional(Attn *a, const Lesson *l)
 		a->S.a[i] += a->PE_src.a[i];
 }
 
-/* out (r × c) += the row vector b (1 × c) on every row; nothing when b is empty. */
-static void add_bias(Mat *out, const Mat *b)
+/* out (r × c) += the row vector b (1 × c) on every row; nothing when b is empty. 1: a sum is not finite. */
+static int add_bias(Mat *out, const Mat *b)
 {
+	int bad = 0;
+
 	if (mat_empty(b))
-		return;
-	for (int i = 0; i < out->rows; i++)
+		return 0;
+	for (int i = 0; i < out->rows; i++) {
 		for (int j = 0; j < out->cols; j++)
 			MAT_AT(*out, i, j) += b->a[j];
+		bad |= mat_nonfinite(&MAT_AT(*out, i, 0), (size_t)out->cols);
+	}
+	return bad;
 }
 
 /*
@@ -252,16 +307,16 @@ static void pass_project(Attn *a, const Lesson *l)
 
 	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */
 	if (a->redo == NULL || a->redo[AM_Q]) {
-		mat_mul(X, &l->W_q, &a->Q);
-		add_bias(&a->Q, &l->b_q);
+		a->nonfinite |= mat_mul(X, &l->W_q, &a->Q);
+		a->nonfinite |= add_bias(&a->Q, &l->b_q);
 	}
 	if (a->redo == NULL || a->redo[AM_K]) {
-		mat_mul(S, &l->W_k, &a->K);
-		add_bias(&a->K, &l->b_k);
+		a->nonfinite |= mat_mul(S, &l->W_k, &a->K);
+		a->nonfinite |= add_bias(&a->K, &l->b_k);
 	}
 	if (a->redo == NULL || a->redo[AM_V]) {
-		mat_mul(S, &l->W_v, &a->V);
-		add_bias(&a->V, &l->b_v);
+		a->nonfinite |= mat_mul(S, &l->W_v, &a->V);
+		a->nonfinite |= add_bias(&a->V, &l->b_v);
 	}
 }
 
@@ -304,11 +359,12 @@ static void pass_scores(Attn *a, const Lesson *l)
 					const double *k_j = &K->a[(size_t)j * K->cols + kcol];
 					scores_i[j] = additive(q_i, k_j, w_e, dk);
 				}
+				a->nonfinite |= mat_nonfinite(scores_i, (size_t)m);
 			}
 		} else {
 			/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
-			mat_mul_view(n, dk, m, &Q->a[(size_t)h * dk], (size_t)Q->cols, &K->a[kcol], (size_t)K->cols, 1,
-			             hd->scores.a, (size_t)m, 0);
+			a->nonfinite |= mat_mul_view(n, dk, m, &Q->a[(size_t)h * dk], (size_t)Q->cols, &K->a[kcol],
+			                             (size_t)K->cols, 1, hd->scores.a, (size_t)m, 0);
 		}
 	}
 }
@@ -316,12 +372,25 @@ static void pass_scores(Attn *a, const Lesson *l)
 /* Pass 4, scale: scaled (n × m) = scores × factor (1/√d_k by default). */
 static void pass_scale(Attn *a, const Lesson *l)
 {
-	const size_t count = (size_t)l->n * (size_t)l->m;
+	const size_t m = (size_t)l->m;
 	int h;
 
 	for (h = 0; h < a->heads; h++)
-		for (size_t ij = 0; ij < count; ij++)
-			a->head[h].scaled.a[ij] = a->head[h].scores.a[ij] * a->factor;
+		for (size_t i = 0; i < (size_t)l->n; i++) {
+			double *out = &a->head[h].scaled.a[i * m];
+			const double *in = &a->head[h].scores.a[i * m];
+			size_t j = 0;
+#if defined(__SSE2__)
+			const __m128d f = _mm_set1_pd(a->factor);
+			for (; j + 4 <= m; j += 4) {
+				_mm_storeu_pd(out + j, _mm_mul_pd(_mm_loadu_pd(in + j), f));
+				_mm_storeu_pd(out + j + 2, _mm_mul_pd(_mm_loadu_pd(in + j + 2), f));
+			}
+#endif
+			for (; j < m; j++)
+				out[j] = in[j] * a->factor;
+			a->nonfinite |= mat_nonfinite(out, m); /* the row while it is in the cache */
+		}
 }
 
 /* ALiBi: bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias. */
@@ -339,15 +408,25 @@ static void pass_bias(Attn *a, const Lesson *l)
 /* Which keys each query may see: visible (n × m), 1 = may attend; rows with none. */
 static void build_visibility(Attn *a, const Lesson *l)
 {
+	const int banded = l->mask == MASK_NONE || l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW;
 	int i, j;
 
 	for (i = 0; i < l->n; i++) {
+		unsigned char *row = &a->visible[(size_t)i * l->m];
 		int seen = 0;
-		for (j = 0; j < l->m; j++) {
-			const int v = lesson_mask_sees(l, i, j);
-			a->visible[(size_t)i * l->m + j] = (unsigned char)v;
-			seen |= v;
-		}
+		if (banded) { /* one run of keys: lo … hi, as lesson_mask_sees says */
+			const int hi = l->mask == MASK_NONE ? l->m - 1 : i;
+			const int lo = l->mask == MASK_WINDOW && i - l->window + 1 > 0 ? i - l->window + 1 : 0;
+			memset(row, 0, (size_t)l->m);
+			if (hi >= lo)
+				memset(row + lo, 1, (size_t)(hi - lo + 1));
+			seen = hi >= lo;
+		} else
+			for (j = 0; j < l->m; j++) {
+				const int v = lesson_mask_sees(l, i, j);
+				row[j] = (unsigned char)v;
+				seen |= v;
+			}
 		if (l->mask_fill_inf) {
 			a->row_all_masked[i] = (unsigned char)!seen;
 			a->any_row_all_masked |= !seen;
@@ -355,18 +434,34 @@ static void build_visibility(Attn *a, const Lesson *l)
 	}
 }
 
+/* out[j] = in[j] where vis[j], fill elsewhere, j < m: a run of visible keys at a time. */
+static void mask_row(const double *in, double *out, const unsigned char *vis, int m, double fill)
+{
+	for (int j = 0, end; j < m; j = end) {
+		const unsigned char *e = memchr(vis + j, !vis[j], (size_t)(m - j));
+		end = e != NULL ? (int)(e - vis) : m;
+		if (vis[j])
+			memcpy(out + j, in + j, (size_t)(end - j) * sizeof *out);
+		else
+			for (int t = j; t < end; t++)
+				out[t] = fill;
+	}
+}
+
 /* Pass 5, mask: masked (n × m) = scaled, hidden cells := fill (−∞ unless mask_fill says otherwise). */
 static void pass_mask(Attn *a, const Lesson *l)
 {
-	const size_t count = (size_t)l->n * (size_t)l->m;
+	const size_t m = (size_t)l->m;
 	const double fill = l->mask_fill_inf ? -INFINITY : l->mask_fill;
 	int h;
 
 	build_visibility(a, l);
+	/* a visible cell is a copy of scaled or biased, checked by their passes; a hidden one is fill */
+	a->nonfinite |= !l->mask_fill_inf && !isfinite(fill);
 	for (h = 0; h < a->heads; h++) {
 		const Mat *in = l->alibi ? &a->head[h].biased : &a->head[h].scaled;
-		for (size_t ij = 0; ij < count; ij++)
-			a->head[h].masked.a[ij] = a->visible[ij] ? in->a[ij] : fill;
+		for (size_t i = 0; i < (size_t)l->n; i++)
+			mask_row(&in->a[i * m], &a->head[h].masked.a[i * m], &a->visible[i * m], l->m, fill);
 	}
 }
 
@@ -385,7 +480,9 @@ static void pass_softmax(Attn *a, const Lesson *l)
 	for (h = 0; h < a->heads; h++)
 		for (i = 0; i < n; i++) {
 			const int len = causal_skip(l) ? i + 1 : m;
-			attn_softmax_row(&a->head[h].masked.a[(size_t)i * m], &a->head[h].weights.a[(size_t)i * m], len);
+			softmax_row(&a->head[h].masked.a[(size_t)i * m], &a->head[h].weights.a[(size_t)i * m], len,
+			            &a->nonfinite);
+			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
 		}
 }
 
@@ -400,8 +497,8 @@ static void pass_weighted(Attn *a, const Lesson *l)
 	int h;
 
 	for (h = 0; h < a->heads; h++)
-		mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)kv_head(a, h) * dv],
-		             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
+		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)kv_head(a, h) * dv],
+		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
 }
 
 int attn_flash_skipped(const Attn *a, int qb, int kb)
@@ -491,8 +588,8 @@ static void pass_output(Attn *a, const Lesson *l)
 	if (mat_empty(&l->W_o))
 		memcpy(a->output.a, a->concat.a, (size_t)a->concat.rows * (size_t)a->concat.cols * sizeof(double));
 	else
-		mat_mul(&a->concat, &l->W_o, &a->output);
-	add_bias(&a->output, &l->b_o);
+		a->nonfinite |= mat_mul(&a->concat, &l->W_o, &a->output);
+	a->nonfinite |= add_bias(&a->output, &l->b_o);
 }
 
 /* ---------------------------------------------------------------- the block */
@@ -896,9 +993,13 @@ static int alloc_matrices(Attn *a)
 		int rows, cols;
 		if ((k->flags & (MF_GIVEN | MF_GRAD)) || !matrix_present(&a->shape, (AttnMatrix)w, NULL))
 			continue;
+		/* the n × m stages are written whole by their passes (when those run): no zeroing needed */
+		const int whole = (w == AM_SCORES || w == AM_SCALED || w == AM_MASKED || w == AM_WEIGHTS) &&
+		                  stage_kernel[k->made_by] != NULL &&
+		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
 		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)
-			if (mat_alloc(slot(a, (AttnMatrix)w, h), rows, cols) != 0)
+			if ((whole ? mat_alloc_whole : mat_alloc)(slot(a, (AttnMatrix)w, h), rows, cols) != 0)
 				return -1;
 	}
 	return 0;
@@ -1044,6 +1145,43 @@ static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
 }
 
 /*
+ * The passes that note in a->nonfinite, as they write, whether they wrote a
+ * number that is not finite (outside the cells a −∞ mask hides); after any
+ * other pass the matrices it writes (its rules' and those it makes) are
+ * looked over, a cheap scan next to what such a pass computes.
+ */
+static const unsigned char stage_checks_itself[STAGE_COUNT] = {
+	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_MASK] = 1,
+	[STAGE_SOFTMAX] = 1, [STAGE_WEIGHTED] = 1, [STAGE_CONCAT] = 1, [STAGE_OUTPUT] = 1,
+};
+
+/* 1 when a matrix pass st writes holds a number that is not finite (−∞ allowed where the catalogue says so). */
+static int stage_nonfinite(Attn *a, int st)
+{
+	for (int w = 0; w < AM_COUNT; w++) {
+		int writes = matrix_kinds[w].made_by == (Stage)st;
+		for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
+			writes |= stage_rules[st][r].out == (AttnMatrix)w;
+		if (!writes || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+			continue;
+		for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+			const Mat *m = slot(a, (AttnMatrix)w, h);
+			const size_t count = (size_t)m->rows * (size_t)m->cols;
+			if (mat_empty(m))
+				continue;
+			if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
+				if (mat_nonfinite(m->a, count))
+					return 1;
+			} else
+				for (size_t i = 0; i < count; i++)
+					if (!(m->a[i] < INFINITY)) /* NaN or +∞ */
+						return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Run the passes of lesson l (a layer's view) into a, in the table's order:
  * every one (changed NULL), or only those whose rules read a matrix marked
  * in changed, marking what they remake in turn. ka (may be NULL): the link
@@ -1098,20 +1236,36 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 		}
 		t0 = now_ms();
 		stage_kernel[st](a, l);
+		if (!stage_checks_itself[st])
+			a->nonfinite |= stage_nonfinite(a, st);
 		a->stage_ms[st] = now_ms() - t0;
 		a->redo = NULL;
 	}
 }
 
-/* The message for the first cell that is not a finite number among the matrices marked in only (all: NULL); NULL when none. */
+/*
+ * The message for the first cell that is not a finite number among the
+ * matrices marked in only (all: NULL); NULL when none. The passes noted
+ * whether they wrote one (a->nonfinite); the given matrices and gradients
+ * are looked over here. Only when one of them says so is the first such
+ * cell looked for.
+ */
 static char *overflow_error(Attn *a, const unsigned char *only)
 {
 	AttnMatrix w;
-	int oh, i, j, found;
-	double t0 = now_ms();
-	const double x = (found = find_overflow(a, only, &w, &oh, &i, &j)) ? MAT_AT(*attn_matrix(a, w, oh), i, j) : 0.0;
+	int oh, i, j, found, suspect = a->nonfinite;
+	double t0 = now_ms(), x = 0.0;
 	char where[32] = "";
 
+	for (int g = 0; !suspect && g < AM_COUNT; g++)
+		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
+		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
+			const Mat *m = attn_matrix(a, (AttnMatrix)g, h);
+			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
+		}
+	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);
+	if (found)
+		x = MAT_AT(*attn_matrix(a, w, oh), i, j);
 	a->check_ms = now_ms() - t0;
 	if (!found)
 		return NULL;
@@ -1382,6 +1536,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 					                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
 					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
 					                                            (AttnMatrix)w));
+			a->nonfinite = 0;
 			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
 			           pass == 0 ? &plan : NULL);
 			prev_changed = 0;

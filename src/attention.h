@@ -86,6 +86,8 @@ typedef struct Attn {
 	/* How long each stage's pass took when last run (ms, 0 when it did not run), and the overflow check. */
 	double stage_ms[STAGE_COUNT];
 	double check_ms;
+	/* A pass wrote a number that is not finite outside a cell a −∞ mask hides (or may have: 0 promises none). */
+	int nonfinite;
 	/* While attn_update reruns a pass: the matrices it must remake (NULL: all of them). */
 	const unsigned char *redo;
 

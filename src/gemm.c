@@ -38,9 +38,10 @@
  * stored into C when first (the first block), else added to it:
  * C[r][q] = C[r][q] + s[r][q]. a is a packed MR-row strip of A
  * (a[t·MR + r]), b a packed NR-column strip of B (b[t·NR + q]), both
- * 64-byte aligned.
+ * 64-byte aligned. Returns 1 when a number it stored is not finite (NaN or
+ * ±∞), from the registers as they are stored: x·0 is NaN exactly then.
  */
-typedef void MicroKernel(int kc, const double *a, const double *b, double *c, size_t ldc, int first);
+typedef int MicroKernel(int kc, const double *a, const double *b, double *c, size_t ldc, int first);
 
 typedef struct Kernel {
 	const char *name;
@@ -73,9 +74,10 @@ static void v2_store(double *p, v2d v)
 }
 
 /* 4 × 4: eight two-lane accumulators, twelve of the sixteen SSE registers. */
-static void micro_portable(int kc, const double *a, const double *b, double *c, size_t ldc, int first)
+static int micro_portable(int kc, const double *a, const double *b, double *c, size_t ldc, int first)
 {
 	const v2d z = { 0.0, 0.0 };
+	v2d bad;
 	v2d c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
 	int t;
 
@@ -101,12 +103,14 @@ static void micro_portable(int kc, const double *a, const double *b, double *c, 
 	v2_store(c + ldc, c10), v2_store(c + ldc + 2, c11);
 	v2_store(c + 2 * ldc, c20), v2_store(c + 2 * ldc + 2, c21);
 	v2_store(c + 3 * ldc, c30), v2_store(c + 3 * ldc + 2, c31);
+	bad = ((c00 * 0.0 + c01 * 0.0) + (c10 * 0.0 + c11 * 0.0)) + ((c20 * 0.0 + c21 * 0.0) + (c30 * 0.0 + c31 * 0.0));
+	return bad[0] + bad[1] != 0.0;
 }
 #else
 /* Without GNU vectors: the same sums in plain C. */
-static void micro_portable(int kc, const double *a, const double *b, double *c, size_t ldc, int first)
+static int micro_portable(int kc, const double *a, const double *b, double *c, size_t ldc, int first)
 {
-	double acc[4][4];
+	double acc[4][4], bad = 0.0;
 	int t, r, q;
 
 	for (r = 0; r < 4; r++)
@@ -118,7 +122,9 @@ static void micro_portable(int kc, const double *a, const double *b, double *c, 
 				acc[r][q] = acc[r][q] + a[t * 4 + r] * b[t * 4 + q];
 	for (r = 0; r < 4; r++)
 		for (q = 0; q < 4; q++)
-			c[(size_t)r * ldc + q] = first ? acc[r][q] : c[(size_t)r * ldc + q] + acc[r][q];
+			c[(size_t)r * ldc + q] = first ? acc[r][q] : c[(size_t)r * ldc + q] + acc[r][q],
+			bad += c[(size_t)r * ldc + q] * 0.0;
+	return bad != 0.0;
 }
 #endif
 
@@ -146,8 +152,9 @@ static int always(void)
 		c##r##_1 = _mm256_add_pd(c##r##_1, _mm256_mul_pd(ar, b1));                               \
 	}
 #define AVX2_STORE(r) _mm256_storeu_pd(c + r * ldc, c##r##_0), _mm256_storeu_pd(c + r * ldc + 4, c##r##_1);
+#define AVX2_BAD(r) bad = _mm256_add_pd(bad, _mm256_add_pd(_mm256_mul_pd(c##r##_0, zero), _mm256_mul_pd(c##r##_1, zero)));
 
-__attribute__((target("avx2"))) static void micro_avx2(int kc, const double *a, const double *b, double *c,
+__attribute__((target("avx2"))) static int micro_avx2(int kc, const double *a, const double *b, double *c,
                                                        size_t ldc, int first)
 {
 	int t;
@@ -161,6 +168,12 @@ __attribute__((target("avx2"))) static void micro_avx2(int kc, const double *a, 
 		ROWS6(AVX2_ADD_C)
 	}
 	ROWS6(AVX2_STORE)
+	{
+		const __m256d zero = _mm256_setzero_pd();
+		__m256d bad = zero;
+		ROWS6(AVX2_BAD)
+		return _mm256_movemask_pd(_mm256_cmp_pd(bad, bad, _CMP_UNORD_Q)) != 0;
+	}
 }
 
 static int has_avx2(void)
@@ -185,8 +198,11 @@ static int has_avx2(void)
 #define AVX512_STORE(r)                                                                                  \
 	_mm512_storeu_pd(c + r * ldc, c##r##_0), _mm512_storeu_pd(c + r * ldc + 8, c##r##_1),            \
 		_mm512_storeu_pd(c + r * ldc + 16, c##r##_2);
+#define AVX512_BAD(r)                                                                                    \
+	bad = _mm512_add_pd(bad, _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(c##r##_0, zero), _mm512_mul_pd(c##r##_1, zero)), \
+	                                       _mm512_mul_pd(c##r##_2, zero)));
 
-__attribute__((target("avx512f"))) static void micro_avx512(int kc, const double *a, const double *b, double *c,
+__attribute__((target("avx512f"))) static int micro_avx512(int kc, const double *a, const double *b, double *c,
                                                            size_t ldc, int first)
 {
 	int t;
@@ -200,6 +216,12 @@ __attribute__((target("avx512f"))) static void micro_avx512(int kc, const double
 		ROWS8(AVX512_ADD_C)
 	}
 	ROWS8(AVX512_STORE)
+	{
+		const __m512d zero = _mm512_setzero_pd();
+		__m512d bad = zero;
+		ROWS8(AVX512_BAD)
+		return _mm512_cmp_pd_mask(bad, bad, _CMP_UNORD_Q) != 0;
+	}
 }
 
 static int has_avx512(void)
@@ -388,10 +410,10 @@ static size_t round_up(size_t x, size_t to)
 /* ---------------------------------------------------------------- the product */
 
 /* Out of memory for the packed blocks: the same sums (blocks of KB terms), one cell at a time. */
-static void mul_unpacked(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb,
-                         int b_trans, double *C, size_t ldc, int lower)
+static int mul_unpacked(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb,
+                        int b_trans, double *C, size_t ldc, int lower)
 {
-	int i, j, t, t0;
+	int i, j, t, t0, bad = 0;
 
 	for (i = 0; i < r; i++) {
 		const int kend = lower && i + 1 < k ? i + 1 : k;
@@ -406,48 +428,51 @@ static void mul_unpacked(int r, int k, int c, const double *A, size_t lda, const
 			}
 			C[(size_t)i * ldc + j] = cell;
 		}
+		bad |= mat_nonfinite(&C[(size_t)i * ldc], (size_t)c);
 	}
+	return bad;
 }
 
-/* A tile cut short by the edge of C (rows × cols < MR × NR): the kernel works on a copy. */
-static void tile_edge(const Kernel *K, int kc, const double *ap, const double *bp, double *c, size_t ldc,
+/* A tile cut short by the edge of C (rows × cols < MR × NR): the kernel works on a copy. 1: a cell is not finite. */
+static int tile_edge(const Kernel *K, int kc, const double *ap, const double *bp, double *c, size_t ldc,
                       int first, int rows, int cols)
 {
 	double tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
 	const int nr = K->nr;
-	int r;
+	int r, bad = 0;
 
 	if (!first)
 		for (r = 0; r < rows; r++)
 			memcpy(&tile[r * nr], &c[(size_t)r * ldc], (size_t)cols * sizeof *c);
 	K->micro(kc, ap, bp, tile, (size_t)nr, first);
-	for (r = 0; r < rows; r++)
+	for (r = 0; r < rows; r++) {
 		memcpy(&c[(size_t)r * ldc], &tile[r * nr], (size_t)cols * sizeof *c);
+		bad |= mat_nonfinite(&tile[r * nr], (size_t)cols);
+	}
+	return bad;
 }
 
-void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
-                  double *C, size_t ldc, int lower)
+int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
+                 double *C, size_t ldc, int lower)
 {
 	const Kernel *K = kernel();
 	const int mr = K->mr, nr = K->nr;
 	size_t bp_count, ap_count;
 	double *bp, *ap;
-	int t0, j0, i0;
+	int t0, j0, i0, bad = 0;
 
 	if (r <= 0 || c <= 0)
-		return;
+		return 0;
 	if (k <= 0) {
 		for (i0 = 0; i0 < r; i0++)
 			memset(&C[(size_t)i0 * ldc], 0, (size_t)c * sizeof *C);
-		return;
+		return 0;
 	}
 	bp_count = (size_t)KB * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
 	ap_count = (size_t)KB * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
 	bp = scratch_get(bp_count + ap_count);
-	if (bp == NULL) {
-		mul_unpacked(r, k, c, A, lda, B, ldb, b_trans, C, ldc, lower);
-		return;
-	}
+	if (bp == NULL)
+		return mul_unpacked(r, k, c, A, lda, B, ldb, b_trans, C, ldc, lower);
 	ap = bp + bp_count;
 
 	/* Blocks of KB terms in order: each one's sums are added to what the blocks before left in C. */
@@ -483,13 +508,15 @@ void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double
 						double *ct = &C[(size_t)(i0 + ir) * ldc + j0 + jr];
 						if (kend <= 0)
 							continue;
+						/* a sum once not finite stays so: checking every block's store is checking the last */
 						if (rows == mr && cols == nr)
-							K->micro(kend, &ap[(size_t)ir * kc], bs, ct, ldc, first);
+							bad |= K->micro(kend, &ap[(size_t)ir * kc], bs, ct, ldc, first);
 						else
-							tile_edge(K, kend, &ap[(size_t)ir * kc], bs, ct, ldc, first, rows, cols);
+							bad |= tile_edge(K, kend, &ap[(size_t)ir * kc], bs, ct, ldc, first, rows, cols);
 					}
 				}
 			}
 		}
 	}
+	return bad;
 }

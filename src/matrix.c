@@ -75,8 +75,12 @@ static void *huge_map(size_t len)
 	return at;
 }
 
-/* Zeroed memory for bytes ≥ MAPPED_MIN, from the cache or newly mapped; NULL when that fails (calloc then). */
-static void *huge_alloc(size_t bytes)
+/*
+ * Memory for bytes ≥ MAPPED_MIN, from the cache or newly mapped; NULL when
+ * that fails (calloc then). Zeroed, unless zero is 0: then a kept mapping
+ * is handed back as it was (new pages are zero all the same).
+ */
+static void *huge_alloc(size_t bytes, int zero)
 {
 	const size_t len = (bytes + 4095) / 4096 * 4096;
 	void *at = NULL;
@@ -101,10 +105,10 @@ static void *huge_alloc(size_t bytes)
 			cache_count--;
 			break;
 		}
-	if (at != NULL)
-		memset(at, 0, bytes); /* the bytes past them up to len are never read */
-	else
+	if (at == NULL)
 		at = huge_map(len);
+	else if (zero)
+		memset(at, 0, bytes); /* the bytes past them up to len are never read */
 	if (at != NULL) {
 		live[live_count].at = at;
 		live[live_count].len = len;
@@ -146,7 +150,7 @@ static int huge_free(void *p)
 }
 #endif
 
-int mat_alloc(Mat *m, int rows, int cols)
+static int alloc(Mat *m, int rows, int cols, int zero)
 {
 	size_t count = (size_t)rows * (size_t)cols;
 
@@ -157,7 +161,9 @@ int mat_alloc(Mat *m, int rows, int cols)
 		return 0;
 #if HUGE_HINT
 	if (count >= MAPPED_MIN / sizeof *m->a)
-		m->a = huge_alloc(count * sizeof *m->a);
+		m->a = huge_alloc(count * sizeof *m->a, zero);
+#else
+	(void)zero;
 #endif
 	if (m->a == NULL)
 		m->a = calloc(count, sizeof *m->a);
@@ -180,9 +186,19 @@ void mat_free(Mat *m)
 	m->rows = m->cols = 0;
 }
 
+int mat_alloc(Mat *m, int rows, int cols)
+{
+	return alloc(m, rows, cols, 1);
+}
+
+int mat_alloc_whole(Mat *m, int rows, int cols)
+{
+	return alloc(m, rows, cols, 0);
+}
+
 int mat_copy(Mat *dst, const Mat *src)
 {
-	if (mat_alloc(dst, src->rows, src->cols) != 0)
+	if (mat_alloc_whole(dst, src->rows, src->cols) != 0)
 		return -1;
 	if (dst->a != NULL)
 		memcpy(dst->a, src->a, (size_t)src->rows * (size_t)src->cols * sizeof *src->a);
@@ -224,12 +240,34 @@ void mat_mul_naive(const Mat *A, const Mat *B, Mat *C)
 		}
 }
 
-void mat_mul(const Mat *A, const Mat *B, Mat *C)
+int mat_mul(const Mat *A, const Mat *B, Mat *C)
 {
 	if (C->a == NULL)
-		return;
-	mat_mul_view(A->rows, A->cols, B->cols, A->a, (size_t)A->cols, B->a, (size_t)B->cols, 0, C->a,
+		return 0;
+	return mat_mul_view(A->rows, A->cols, B->cols, A->a, (size_t)A->cols, B->a, (size_t)B->cols, 0, C->a,
 	             (size_t)C->cols, 0);
+}
+
+/* x·0 is ±0 for a finite x and NaN for NaN or ±∞, and NaN stays NaN in a sum: several sums side by side. */
+int mat_nonfinite(const double *p, size_t count)
+{
+	size_t i = 0;
+	double z = 0.0;
+#if defined(__GNUC__)
+	typedef double v2 __attribute__((vector_size(16)));
+	v2 z0 = { 0.0, 0.0 }, z1 = z0, z2 = z0, z3 = z0, x0, x1, x2, x3;
+
+	for (; i + 8 <= count; i += 8) {
+		memcpy(&x0, p + i, sizeof x0), memcpy(&x1, p + i + 2, sizeof x1);
+		memcpy(&x2, p + i + 4, sizeof x2), memcpy(&x3, p + i + 6, sizeof x3);
+		z0 = z0 + x0 * 0.0, z1 = z1 + x1 * 0.0, z2 = z2 + x2 * 0.0, z3 = z3 + x3 * 0.0;
+	}
+	z0 = (z0 + z1) + (z2 + z3);
+	z = z0[0] + z0[1];
+#endif
+	for (; i < count; i++)
+		z += p[i] * 0.0;
+	return z != 0.0; /* NaN != 0 */
 }
 
 size_t mat_stats(const Mat *m, double *mean, double *std)

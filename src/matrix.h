@@ -20,6 +20,12 @@ typedef struct Mat {
 
 /* Allocate a zero-filled rows × cols matrix. Returns 0, or -1 when out of memory. */
 int mat_alloc(Mat *m, int rows, int cols);
+/*
+ * The same for a matrix the caller will write whole before reading it: a
+ * large one may come back with what a freed matrix of its size held, which
+ * spares zeroing it (a recomputation asks for the same sizes at once).
+ */
+int mat_alloc_whole(Mat *m, int rows, int cols);
 void mat_free(Mat *m);
 /* Deep copy; dst is overwritten (not freed first). Returns 0 or -1. */
 int mat_copy(Mat *dst, const Mat *src);
@@ -37,7 +43,8 @@ int mat_equal(const Mat *x, const Mat *y);
  * is mat_mul_naive's result bit for bit, past that within rounding of it.
  */
 void mat_mul_naive(const Mat *A, const Mat *B, Mat *C);
-void mat_mul(const Mat *A, const Mat *B, Mat *C);
+/* Returns 1 when a cell it wrote is not a finite number (NaN or ±∞), else 0. */
+int mat_mul(const Mat *A, const Mat *B, Mat *C);
 /*
  * The kernel behind mat_mul, on views into larger matrices (a head's columns):
  * C (r × c, row stride ldc) = A (r × k, row stride lda) · B, where B is
@@ -46,8 +53,10 @@ void mat_mul(const Mat *A, const Mat *B, Mat *C);
  * lower = 1 promises that row i of A is 0 from column i+1 on (causal
  * weights); most of those terms are skipped, which changes no finite
  * result since they would add exact zeros.
+ * Returns 1 when a cell of C it wrote is not a finite number, else 0 (the
+ * check is made on each tile while it is in the cache, so it costs nothing).
  */
-void mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
+int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
                   double *C, size_t ldc, int lower);
 
 /*
@@ -63,6 +72,9 @@ const char *mat_kernel_name(int i);
 int mat_kernel_supported(int i);
 const char *mat_kernel_active(void);
 int mat_kernel_use(const char *name);
+
+/* 1 when one of the count numbers at p is NaN or ±∞, 0 when all are finite. */
+int mat_nonfinite(const double *p, size_t count);
 
 /* Mean and sample standard deviation (n − 1, as torch.std) of the finite cells; returns their count. */
 size_t mat_stats(const Mat *m, double *mean, double *std);

@@ -834,6 +834,63 @@ static void test_overflow_refused(void **state)
 	lesson_free(l);
 }
 
+/* ------------------------------------------------------------ reused memory */
+
+/*
+ * The n × m stages get memory that may hold a freed matrix's numbers
+ * (mat_alloc_whole): every cell must be written. Each lesson is computed,
+ * its matrices filled with NaN and freed, and computed again on that
+ * memory: the same bits as the first time, cell for cell.
+ */
+static void test_reused_memory(void **state)
+{
+	static const char *masks[] = {
+		"\"causal\"", "\"none\"", "{\"window\": 5}", "\"causal\", \"mask_fill\": 0",
+		"[\"causal\", {\"padding\": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
+		"1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
+		"1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,0,0,0,0,0,0,0,0]}]",
+	};
+	(void)state;
+	for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++) {
+		char json[2048];
+		Lesson *l;
+		Attn *a, *b;
+		char *err = NULL;
+		Mat keep[4][2];
+		snprintf(json, sizeof json,
+		         "{\"attnviz\":1,\"X\":{\"random\":\"normal\",\"rows\":128,\"cols\":8,\"seed\":1},\"heads\":2,"
+		         "\"W_q\":{\"random\":\"normal\",\"rows\":8,\"cols\":8,\"seed\":2},"
+		         "\"W_k\":{\"random\":\"normal\",\"rows\":8,\"cols\":8,\"seed\":3},"
+		         "\"W_v\":{\"random\":\"normal\",\"rows\":8,\"cols\":8,\"seed\":4},\"mask\":%s}",
+		         masks[k]);
+		l = load(json);
+		a = attn_compute(l, &err);
+		assert_non_null(a);
+		for (int w = 0; w < 4; w++)
+			for (int h = 0; h < 2; h++) {
+				const AttnMatrix which[4] = { AM_SCORES, AM_SCALED, AM_MASKED, AM_WEIGHTS };
+				Mat *m = (Mat *)attn_matrix(a, which[w], h);
+				assert_non_null(m);
+				assert_int_equal(mat_copy(&keep[w][h], m), 0);
+				for (size_t i = 0; i < (size_t)m->rows * (size_t)m->cols; i++)
+					m->a[i] = NAN;
+			}
+		attn_free(a);
+		b = attn_compute(l, &err);
+		assert_non_null(b);
+		for (int w = 0; w < 4; w++)
+			for (int h = 0; h < 2; h++) {
+				const AttnMatrix which[4] = { AM_SCORES, AM_SCALED, AM_MASKED, AM_WEIGHTS };
+				const Mat *m = attn_matrix(b, which[w], h);
+				assert_non_null(m);
+				assert_int_equal(memcmp(m->a, keep[w][h].a, (size_t)m->rows * (size_t)m->cols * sizeof(double)), 0);
+				mat_free(&keep[w][h]);
+			}
+		attn_free(b);
+		lesson_free(l);
+	}
+}
+
 /* ------------------------------------------------------------ the default lesson */
 
 static void test_default_lesson(void **state)
@@ -907,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_explain_masked_and_operands),
 		cmocka_unit_test(test_matrix_names),
 		cmocka_unit_test(test_overflow_refused),
+		cmocka_unit_test(test_reused_memory),
 		cmocka_unit_test(test_default_lesson),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * AVX2, portable) against a one-cell-at-a-time reference, bit for bit, on
  * every path of mat_mul_view: plain, B transposed, causal (lower), views
  * with row strides, and every tail size of r, k and c from 1 to 17 beside
- * shapes past the cache blocks; and mat_mul against mat_mul_naive. */
+ * shapes past the cache blocks, each also with one cell made to overflow
+ * (the product must say so exactly then); and mat_mul against mat_mul_naive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,9 +85,11 @@ enum { PLAIN = 0, TRANS = 1, LOWER = 2 };
  * One product r × k · k × c on the path flags, with the current kernel,
  * against the reference. Row strides are wider than the rows (pad extra
  * columns), and the padding of C must come back untouched. Returns 1 when
- * every cell has the reference's bits.
+ * every cell has the reference's bits, and mat_mul_view says whether a
+ * cell is not finite exactly when one is. With plant, one term of one cell
+ * is 1e300 · ±1e300, so that cell overflows to ±∞ (or NaN).
  */
-static int check_one(Prng *p, int r, int k, int c, int flags, int pad)
+static int check_planted(Prng *p, int r, int k, int c, int flags, int pad, int plant)
 {
 	const int b_trans = (flags & TRANS) != 0, lower = (flags & LOWER) != 0;
 	const size_t lda = (size_t)k + (size_t)pad, ldc = (size_t)c + (size_t)pad;
@@ -95,7 +98,7 @@ static int check_one(Prng *p, int r, int k, int c, int flags, int pad)
 	double *A = numbers(p, (size_t)r * lda), *B = numbers(p, brows * ldb);
 	double *C = malloc(((size_t)r * ldc + 1) * sizeof *C), *R = malloc(((size_t)r * ldc + 1) * sizeof *R);
 	size_t i;
-	int ok = 1, ii, t;
+	int ok = 1, ii, t, said, nonfinite = 0;
 
 	assert_non_null(C);
 	assert_non_null(R);
@@ -103,10 +106,24 @@ static int check_one(Prng *p, int r, int k, int c, int flags, int pad)
 		for (ii = 0; ii < r; ii++)
 			for (t = ii + 1; t < k; t++)
 				A[(size_t)ii * lda + t] = 0.0;
+	if (plant) {
+		const int pi = r / 2, pj = c - 1, pt = lower && k > pi ? pi : k - 1;
+		A[(size_t)pi * lda + (size_t)pt] = 1e300;
+		B[b_trans ? (size_t)pj * ldb + (size_t)pt : (size_t)pt * ldb + (size_t)pj] = plant > 0 ? 1e300 : -1e300;
+	}
 	for (i = 0; i < (size_t)r * ldc; i++)
 		C[i] = R[i] = NAN; /* garbage: the product overwrites, never accumulates */
-	mat_mul_view(r, k, c, A, lda, B, ldb, b_trans, C, ldc, lower);
+	said = mat_mul_view(r, k, c, A, lda, B, ldb, b_trans, C, ldc, lower);
 	reference(r, k, c, A, lda, B, ldb, b_trans, R, ldc);
+	for (ii = 0; ii < r; ii++)
+		for (t = 0; t < c; t++)
+			nonfinite |= !isfinite(R[(size_t)ii * ldc + (size_t)t]);
+	if (said != nonfinite || nonfinite != (plant != 0)) {
+		print_error("kernel %s, %s%s%d×%d · %d×%d: says %d for a product %s finite\n", mat_kernel_active(),
+		            b_trans ? "B transposed, " : "", lower ? "lower, " : "", r, k, k, c, said,
+		            nonfinite ? "not all" : "all");
+		ok = 0;
+	}
 	for (ii = 0; ii < r && ok; ii++)
 		for (t = 0; t < (int)ldc; t++) {
 			const size_t at = (size_t)ii * ldc + (size_t)t;
@@ -123,6 +140,11 @@ static int check_one(Prng *p, int r, int k, int c, int flags, int pad)
 	free(C);
 	free(R);
 	return ok;
+}
+
+static int check_one(Prng *p, int r, int k, int c, int flags, int pad)
+{
+	return check_planted(p, r, k, c, flags, pad, 0);
 }
 
 /* Runs body(arg) once with each kernel the processor supports; the default one is restored after. */
@@ -153,7 +175,8 @@ static void tails(int flags)
 	for (r = 1; r <= 17; r++)
 		for (k = 1; k <= 17; k++)
 			for (c = 1; c <= 17; c++)
-				if (!check_one(&p, r, k, c, flags, (r + k + c) % 3))
+				if (!check_one(&p, r, k, c, flags, (r + k + c) % 3) ||
+				    !check_planted(&p, r, k, c, flags, 0, (r + k + c) % 2 ? 1 : -1))
 					bad++;
 	if (bad)
 		fail_msg("kernel %s: %d of 4913 shapes differ from the reference", mat_kernel_active(), bad);
@@ -174,7 +197,8 @@ static void large(int unused)
 	prng_seed(&p, 2024);
 	for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
 		for (flags = 0; flags < 4; flags++)
-			if (!check_one(&p, shapes[s][0], shapes[s][1], shapes[s][2], flags, (int)s % 2))
+			if (!check_one(&p, shapes[s][0], shapes[s][1], shapes[s][2], flags, (int)s % 2) ||
+			    !check_planted(&p, shapes[s][0], shapes[s][1], shapes[s][2], flags, 0, 1))
 				fail_msg("kernel %s differs from the reference on %d×%d · %d×%d", mat_kernel_active(),
 				         shapes[s][0], shapes[s][1], shapes[s][1], shapes[s][2]);
 }
