@@ -591,7 +591,9 @@ static double shapes_count(const Shapes *s)
 static int check_shapes(Ctx *c, Shapes *s)
 {
 	const size_t base = c->pathlen;
-	const char *src_x = s->has_source ? "source.X" : "X";
+	const char *src_x = stack(c)->part == PART_CROSS ? "the encoder's d_model"
+	                    : s->has_source         ? "source.X"
+	                                            : "X";
 	double total;
 	int r = -1;
 
@@ -624,12 +626,12 @@ static int check_shapes(Ctx *c, Shapes *s)
 	}
 	if (s->wk_r != s->d_src) {
 		AT("W_k");
-		fail(c, "expected %d rows (the columns of %s), got %d", s->d_src, src_x, s->wk_r);
+		fail(c, "expected %d rows (%s%s), got %d", s->d_src, stack(c)->part == PART_CROSS ? "" : "the columns of ", src_x, s->wk_r);
 		goto out;
 	}
 	if (s->wv_r != s->d_src) {
 		AT("W_v");
-		fail(c, "expected %d rows (the columns of %s), got %d", s->d_src, src_x, s->wv_r);
+		fail(c, "expected %d rows (%s%s), got %d", s->d_src, stack(c)->part == PART_CROSS ? "" : "the columns of ", src_x, s->wv_r);
 		goto out;
 	}
 	if (s->kv_heads <= 0)
