@@ -1340,7 +1340,7 @@ oom:
  * X for layer 0 (with positional encoding), the layer before's output
  * after that. Every matrix is borrowed.
  */
-static void layer_view(const Lesson *l, int i, const Mat *input, Lesson *v)
+static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memory, Lesson *v)
 {
 	*v = *lesson_layer_const(l, i);
 	v->path = l->path;
@@ -1369,6 +1369,14 @@ static void layer_view(const Lesson *l, int i, const Mat *input, Lesson *v)
 	v->flash_bk = l->flash_bk;
 	v->mask_fill_inf = l->mask_fill_inf;
 	v->mask_fill = l->mask_fill;
+	if (l->encoder != NULL) { /* an encoder–decoder's links keep their own masks */
+		const Lesson *own = lesson_layer_const(l, i);
+		v->mask = own->mask;
+		v->mask_matrix = own->mask_matrix;
+		v->window = own->window;
+		v->nmasks = own->nmasks;
+		v->masks = own->masks;
+	}
 	v->nsteps = l->nsteps;
 	v->steps = l->steps;
 	v->compare = NULL;
@@ -1381,29 +1389,47 @@ static void layer_view(const Lesson *l, int i, const Mat *input, Lesson *v)
 	v->final_eps = l->final_eps;
 	v->backward = l->backward;
 	v->target = l->target;
+	if (v->part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
+		v->source_input = *memory;
 }
 
 Attn *attn_compute(const Lesson *l, char **err)
 {
-	Attn *first = NULL, **link = &first;
-	const Mat *input = &l->input, *dec_input = NULL;
+	Attn *first = NULL, **link = &first, *enc = NULL;
+	const Mat *input = &l->input, *dec_input = NULL, *memory = NULL;
 
 	if (l->nlayers == 0)
 		return compute_one(calloc(1, sizeof(Attn)), l, err);
+	if (l->encoder != NULL) {
+		enc = attn_compute(l->encoder, err);
+		if (enc == NULL) {
+			char *e = str_printf("encoder: %s", *err);
+			free(*err);
+			*err = e;
+			return NULL;
+		}
+		memory = attn_final_output(enc);
+	}
 	for (int i = 0; i < l->nlayers; i++) {
 		Attn *a = calloc(1, sizeof *a);
 		if (a == NULL) {
 			attn_free(first);
+			attn_free(enc);
 			*err = str_printf("out of memory computing the lesson");
 			return NULL;
 		}
 		a->layer = i;
 		a->nlayers = l->nlayers;
 		a->dec_input = dec_input;
-		layer_view(l, i, input, &a->view);
+		layer_view(l, i, input, memory, &a->view);
 		*link = a;
+		if (i == 0) {
+			a->encoder = enc;
+			enc = NULL;
+		}
 		if (compute_one(a, &a->view, err) == NULL) {
 			*link = NULL;
+			attn_free(enc);
 			attn_free(first);
 			if (*err != NULL && l->nlayers > 1) {
 				char *e = str_printf("layer %d: %s", i, *err);
@@ -1494,12 +1520,14 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	*err = NULL;
 	if (before != NULL)
 		*before = NULL;
+	if (l->encoder != NULL) /* an encoder–decoder is computed afresh */
+		return 1;
 	if (first->nlayers != l->nlayers)
 		return 1;
 	for (a = first; a != NULL; prev = a, a = a->next) {
 		Lesson v;
 		if (l->nlayers > 0)
-			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), &v);
+			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL, &v);
 		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
 			return 1;
 	}
@@ -1523,7 +1551,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 				}
 			}
 			if (l->nlayers > 0)
-				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev),
+				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL,
 				           pass == 0 ? &plan_view : &a->view);
 			if (pass == 1)
 				a->lesson = l->nlayers > 0 ? &a->view : l;
@@ -1569,6 +1597,7 @@ void attn_free(Attn *a)
 	if (a == NULL)
 		return;
 	attn_free(a->next);
+	attn_free(a->encoder);
 	attn_grad_free(a->grad, a->heads);
 	free(a->train_loss);
 	mat_free(&a->residual1);

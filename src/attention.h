@@ -74,6 +74,13 @@ typedef struct Attn {
 	int layer, nlayers;
 	struct Attn *next;
 	Lesson view;
+	/*
+	 * An encoder–decoder (lesson.h: Lesson.encoder): on the first link, the
+	 * encoder's own computation (owned), whose final output is the memory
+	 * every cross-attention link reads as its source S. Each link's part
+	 * (self- or cross-attention) and decoder layer are view.part, view.dec_layer.
+	 */
+	struct Attn *encoder;
 
 	/* The backward pass (backward.h), when the lesson asks for it: owned, NULL otherwise. */
 	struct AttnGrad *grad;

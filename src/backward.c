@@ -383,6 +383,8 @@ static int layer_backward(const Attn *a, AttnGrad *g)
 
 /* ---------------------------------------------------------------- the whole chain */
 
+static int chain_backward(Attn *first, const Mat *dy_in);
+
 int attn_backward(Attn *first, double *loss, char **err)
 {
 	const Lesson *l;
@@ -419,6 +421,37 @@ int attn_backward(Attn *first, double *loss, char **err)
 		first->loss = L;
 	}
 	(void)l;
+	if (chain_backward(first, &dy) != 0)
+		goto oom;
+	/* an encoder–decoder: the memory's gradient is the sum of every cross-attention's dS, and flows into the encoder */
+	if (first->encoder != NULL) {
+		const Mat *memory = attn_final_output(first->encoder);
+		mat_free(&dy);
+		if (mat_alloc(&dy, memory->rows, memory->cols))
+			goto oom;
+		for (a = first; a != NULL; a = a->next)
+			if (a->view.part == PART_CROSS)
+				add_into(&dy, &a->grad->S);
+		if (chain_backward(first->encoder, &dy) != 0)
+			goto oom;
+	}
+	mat_free(&dy);
+	return 0;
+oom:
+	mat_free(&dy);
+	*err = str_printf("out of memory computing the gradients");
+	return -1;
+}
+
+/* From dy, the gradient at the chain's final output, back through every link (a->grad on each). 0, or -1 out of memory. */
+static int chain_backward(Attn *first, const Mat *dy_in)
+{
+	Attn *layers[LESSON_MAX_LAYERS + 1], *a;
+	const Mat dy = *dy_in;
+	int n = 0;
+
+	for (a = first; a != NULL && n <= LESSON_MAX_LAYERS; a = a->next)
+		layers[n++] = a;
 	for (int k = n - 1; k >= 0; k--) {
 		Attn *la = layers[k];
 		AttnGrad *g;
@@ -440,11 +473,8 @@ int attn_backward(Attn *first, double *loss, char **err)
 		if (layer_backward(la, g) != 0)
 			goto oom;
 	}
-	mat_free(&dy);
 	return 0;
 oom:
-	mat_free(&dy);
-	*err = str_printf("out of memory computing the gradients");
 	return -1;
 }
 
@@ -531,6 +561,8 @@ static void step_params(Lesson *l, const Attn *first, double lr)
 			descend(&l->final_beta, &a->grad->final_beta, lr);
 		}
 	}
+	if (l->encoder != NULL && first->encoder != NULL)
+		step_params(l->encoder, first->encoder, lr);
 }
 
 int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)

@@ -421,13 +421,103 @@ fail:
 	return NULL;
 }
 
+
+/*
+ * An encoder–decoder's layer k, from the dumps of its two links (each as
+ * dump_layer or dump_layer_grad makes it): the self link's "attn" becomes
+ * "self_attn", the cross link's "cross_attn", each with its attention's
+ * parameters and sizes; the cross link's block matrices are the layer's
+ * second and third sublayers (residual1 → residual2, norm2 → norm3, ln1 →
+ * ln2, …), and the layer's output is the cross link's.
+ */
+static const char *const attn_param_keys[] = { "h", "kv_heads", "d_k", "d_v", "scale_factor", "stages", "W_q", "W_k",
+	                                       "W_v", "W_o", "w_e", "b_q", "b_k", "b_v", "b_o", NULL };
+static const char *const cross_renames[][2] = {
+	{ "residual1", "residual2" }, { "norm1", "norm2" }, { "residual2", "residual3" }, { "norm2", "norm3" },
+	{ "ln1_gamma", "ln2_gamma" }, { "ln1_beta", "ln2_beta" }, { "ln2_gamma", "ln3_gamma" }, { "ln2_beta", "ln3_beta" },
+};
+
+static int is_attn_param(const char *key)
+{
+	for (int i = 0; attn_param_keys[i] != NULL; i++)
+		if (strcmp(key, attn_param_keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Move link's items into layer: "attn" (with the attention's parameters) as attn_key, the rest renamed for cross. */
+static int move_link(cJSON *layer, cJSON *link, const char *attn_key, int cross)
+{
+	cJSON *at = cJSON_DetachItemFromObjectCaseSensitive(link, "attn"), *it;
+
+	if (at == NULL || !cJSON_AddItemToObject(layer, attn_key, at)) {
+		cJSON_Delete(at);
+		return -1;
+	}
+	while ((it = link->child) != NULL) {
+		const char *key = it->string;
+		cJSON_DetachItemViaPointer(link, it);
+		if (is_attn_param(key)) {
+			if (!cJSON_AddItemToObject(at, key, it))
+				goto fail;
+			continue;
+		}
+		if ((!cross && strcmp(key, "output") == 0) || (cross && strcmp(key, "input") == 0)) {
+			cJSON_Delete(it); /* the self link's output is the cross link's input: the layer's matrices say it */
+			continue;
+		}
+		for (size_t r = 0; cross && r < sizeof cross_renames / sizeof cross_renames[0]; r++)
+			if (strcmp(key, cross_renames[r][0]) == 0) {
+				key = cross_renames[r][1];
+				break;
+			}
+		if (!cJSON_AddItemToObject(layer, key, it))
+			goto fail;
+	}
+	return 0;
+fail:
+	cJSON_Delete(it);
+	return -1;
+}
+
+static cJSON *dump_dec_layer(cJSON *self, cJSON *cross)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL || self == NULL || cross == NULL || move_link(o, self, "self_attn", 0) != 0 ||
+	    move_link(o, cross, "cross_attn", 1) != 0) {
+		cJSON_Delete(o);
+		o = NULL;
+	}
+	cJSON_Delete(self);
+	cJSON_Delete(cross);
+	return o;
+}
+
+/* The layers of a chain: one object per link, or per decoder layer (two links) in an encoder–decoder. */
+static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
+{
+	for (const Attn *x = a; x != NULL; x = x->next) {
+		cJSON *j;
+		if (x->view.part == PART_SELF && x->next != NULL) {
+			j = dump_dec_layer(one(x), one(x->next));
+			x = x->next;
+		} else {
+			j = one(x);
+		}
+		if (j == NULL || !cJSON_AddItemToArray(layers, j)) {
+			cJSON_Delete(j);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* A lesson with a block or layers: the input, every layer, and the last layer's output. */
 static cJSON *dump_block(const Attn *a, char **err)
 {
 	const Lesson *l = a->lesson;
 	cJSON *o = cJSON_CreateObject(), *layers, *rows;
-	const Attn *x;
-
 	if (o == NULL || add_number(o, "attnviz", l->version) ||
 	    !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) || add_number(o, "n", l->n) ||
 	    add_number(o, "d_model", l->d_model) || add_number(o, "layers_count", a->nlayers > 0 ? a->nlayers : 1) ||
@@ -437,15 +527,17 @@ static cJSON *dump_block(const Attn *a, char **err)
 	layers = cJSON_AddArrayToObject(o, "layers");
 	if (layers == NULL)
 		goto oom;
-	for (x = a; x != NULL; x = x->next) {
-		cJSON *j = dump_layer(x);
-		if (j == NULL || !cJSON_AddItemToArray(layers, j)) {
-			cJSON_Delete(j);
+	if (add_layers(layers, a, dump_layer) != 0)
+		goto oom;
+	if (add_matrix(o, "output", attn_final_output(a)))
+		goto oom;
+	if (a->encoder != NULL) {
+		cJSON *e = dump_block(a->encoder, err);
+		if (e == NULL || !cJSON_AddItemToObject(o, "encoder", e)) {
+			cJSON_Delete(e);
 			goto oom;
 		}
 	}
-	if (add_matrix(o, "output", attn_final_output(a)))
-		goto oom;
 	rows = cJSON_AddArrayToObject(o, "row_all_masked");
 	if (rows == NULL)
 		goto oom;
@@ -528,6 +620,27 @@ fail:
 	return NULL;
 }
 
+/* A stack's gradients: output, X, layers, the final norm's, and the encoder's (grad.encoder). */
+static int add_stack_grad(cJSON *g, const Attn *a)
+{
+	const Attn *last = a;
+	cJSON *layers, *e;
+
+	while (last->next != NULL)
+		last = last->next;
+	if (add_matrix(g, "output", mat_empty(&last->grad->final) ? &last->grad->block_out : &last->grad->final) ||
+	    add_matrix(g, "X", &a->grad->input) || (layers = cJSON_AddArrayToObject(g, "layers")) == NULL ||
+	    add_layers(layers, a, dump_layer_grad) != 0)
+		return -1;
+	if (add_grad(g, "final_norm_gamma", &last->grad->final_gamma, 1) ||
+	    add_grad(g, "final_norm_beta", &last->grad->final_beta, 1))
+		return -1;
+	if (a->encoder != NULL && a->encoder->grad != NULL &&
+	    ((e = cJSON_AddObjectToObject(g, "encoder")) == NULL || add_stack_grad(e, a->encoder) != 0))
+		return -1;
+	return 0;
+}
+
 /*
  * "loss" and "grad" (and "train" after --train): the gradient of the loss
  * with respect to every matrix, keys as in the forward dump.
@@ -545,19 +658,7 @@ static int add_backward(cJSON *o, const Attn *a)
 	if (add_number(o, "loss", a->loss) || (g = cJSON_AddObjectToObject(o, "grad")) == NULL)
 		return -1;
 	if (l->block.present || a->nlayers > 0) {
-		cJSON *layers;
-		if (add_matrix(g, "output", mat_empty(&last->grad->final) ? &last->grad->block_out : &last->grad->final) ||
-		    add_matrix(g, "X", &a->grad->input) || (layers = cJSON_AddArrayToObject(g, "layers")) == NULL)
-			return -1;
-		for (const Attn *x = a; x != NULL; x = x->next) {
-			cJSON *j = dump_layer_grad(x);
-			if (j == NULL || !cJSON_AddItemToArray(layers, j)) {
-				cJSON_Delete(j);
-				return -1;
-			}
-		}
-		if (add_grad(g, "final_norm_gamma", &last->grad->final_gamma, 1) ||
-		    add_grad(g, "final_norm_beta", &last->grad->final_beta, 1))
+		if (add_stack_grad(g, a) != 0)
 			return -1;
 	} else if (add_attention_grad(g, a) || add_matrix(g, "X", &a->grad->X) || add_grad(g, "S", &a->grad->S, 0)) {
 		return -1;

@@ -53,8 +53,15 @@ size_t jr_path_append(JrCtx *c, const char *fmt, ...)
 /* Enter a key: "W_q", or ".row" below something. Returns the length to pop back to. */
 size_t jr_path_key(JrCtx *c, const char *key)
 {
-	if (c->pathlen == 0 && c->layer_obj != NULL && cJSON_GetObjectItemCaseSensitive(c->layer_obj, key) != NULL)
-		return jr_path_append(c, "layers[%d].%s", c->layer_index, key);
+	const char *dot = c->root_len > 0 ? "." : "";
+
+	if (c->pathlen == c->root_len)
+		for (int k = 0; k < 2; k++)
+			if (c->alias_obj[k] != NULL && cJSON_GetObjectItemCaseSensitive(c->alias_obj[k], key) != NULL)
+				return jr_path_append(c, "%s%s.%s", dot, c->alias_prefix[k], key);
+	if (c->pathlen == c->root_len && c->layer_obj != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(c->layer_obj, key) != NULL)
+		return jr_path_append(c, "%slayers[%d].%s", dot, c->layer_index, key);
 	return c->pathlen ? jr_path_append(c, ".%s", key) : jr_path_append(c, "%s", key);
 }
 

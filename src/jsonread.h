@@ -37,6 +37,15 @@ typedef struct JrCtx {
 	 */
 	const cJSON *layer_obj;
 	int layer_index;
+	/*
+	 * root_len: the length of the path of the object being read as a lesson
+	 * ("encoder" while an encoder–decoder's encoder is read; 0 otherwise).
+	 * alias_obj[k]: while a decoder link is read, a key found in this object
+	 * is named alias_prefix[k].KEY ("layers[1].cross.W_k").
+	 */
+	size_t root_len;
+	const cJSON *alias_obj[2];
+	char alias_prefix[2][32];
 	void *reader; /* the reader's own state (lesson.c: the stack read so far) */
 } JrCtx;
 

@@ -46,6 +46,8 @@ typedef struct Stack {
 	int nlayers;
 	int stack_final;       /* the stack has a final norm (after its last layer) */
 	double numbers_before; /* the lesson's count while its compare variant is read or checked */
+	LinkPart part;         /* while a decoder link is read: PART_SELF or PART_CROSS (PART_LAYER otherwise) */
+	int link_final;        /* … and it is the last link of a decoder with a final norm */
 } Stack;
 
 static Stack *stack(Ctx *c)
@@ -589,7 +591,9 @@ static double shapes_count(const Shapes *s)
 static int check_shapes(Ctx *c, Shapes *s)
 {
 	const size_t base = c->pathlen;
-	const char *src_x = s->has_source ? "source.X" : "X";
+	const char *src_x = stack(c)->part == PART_CROSS ? "the encoder's d_model"
+	                    : s->has_source         ? "source.X"
+	                                            : "X";
 	double total;
 	int r = -1;
 
@@ -622,12 +626,12 @@ static int check_shapes(Ctx *c, Shapes *s)
 	}
 	if (s->wk_r != s->d_src) {
 		AT("W_k");
-		fail(c, "expected %d rows (the columns of %s), got %d", s->d_src, src_x, s->wk_r);
+		fail(c, "expected %d rows (%s%s), got %d", s->d_src, stack(c)->part == PART_CROSS ? "" : "the columns of ", src_x, s->wk_r);
 		goto out;
 	}
 	if (s->wv_r != s->d_src) {
 		AT("W_v");
-		fail(c, "expected %d rows (the columns of %s), got %d", s->d_src, src_x, s->wv_r);
+		fail(c, "expected %d rows (%s%s), got %d", s->d_src, stack(c)->part == PART_CROSS ? "" : "the columns of ", src_x, s->wv_r);
 		goto out;
 	}
 	if (s->kv_heads <= 0)
@@ -1331,7 +1335,7 @@ out:
 	path_set(c, old);
 	return r;
 }
-static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ffn", "final_norm", NULL };
+static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ln3", "ffn", "final_norm", NULL };
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
@@ -1348,9 +1352,6 @@ static int check_version_keys(Ctx *c, const cJSON *root, int version)
 		old = path_key(c, v2_keys[i]);
 		if (version < 2)
 			fail(c, "needs format version 2: start the lesson with \"attnviz\": 2");
-		else if (strcmp(v2_keys[i], "encoder") == 0)
-			fail(c, "encoder\u2013decoder lessons are not supported by this version of attnviz yet "
-			        "(a stack of layers is: \"layers\")");
 		path_set(c, old);
 		if (c->err != NULL)
 			return -1;
@@ -1378,6 +1379,12 @@ static int read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 	}
 	warn_unknown_keys(c, b, block_keys);
 	l->block.present = 1;
+	if (get(b, "ln3") != NULL && stack(c)->part == PART_LAYER) {
+		path_key(c, "ln3");
+		fail(c, "only a decoder layer has a third norm (its cross-attention is the extra sublayer); "
+		        "an encoder layer or a stack's layer has ln1 and ln2");
+		goto out;
+	}
 	k = 0;
 	if (key_choice(c, b, "norm", places, &k) != 0)
 		goto out;
@@ -1393,7 +1400,7 @@ static int read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 		fail(c, "expected a number > 0 (it keeps the norm from dividing by 0), got %g", l->block.eps);
 		goto out;
 	}
-	ffn = get(b, "ffn");
+	ffn = stack(c)->part == PART_SELF ? NULL : get(b, "ffn"); /* a decoder's FFN follows its cross-attention */
 	if (ffn != NULL) {
 		size_t old2 = path_key(c, "ffn");
 		if (!cJSON_IsObject(ffn)) {
@@ -1504,6 +1511,9 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 {
 	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
 	const int hdk = l->W_q.cols, hdv = l->W_v.cols;
+	/* a decoder's cross-attention link: its two norms are the layer's ln2 and ln3 */
+	const int cross = stack(c)->part == PART_CROSS;
+	const char *n1 = cross ? "ln2" : "ln1", *n2 = cross ? "ln3" : "ln2";
 	Block *blk = &l->block;
 	size_t old;
 	int r = -1;
@@ -1523,7 +1533,7 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 	if (!blk->present)
 		return 0;
 	old = path_key(c, "block");
-	if (l->has_source) {
+	if (l->has_source && !cross) {
 		path_set(c, old);
 		path_key(c, "source");
 		fail(c, "a block lesson has no source: its attention is self-attention");
@@ -1536,8 +1546,8 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 		goto out;
 	}
 	if (blk->norm != NORM_NONE &&
-	    (read_norm(c, b, "ln1", blk, l->d_model, &blk->ln1_gamma, &blk->ln1_beta) != 0 ||
-	     (blk->has_ffn && read_norm(c, b, "ln2", blk, l->d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0)))
+	    (read_norm(c, b, n1, blk, l->d_model, &blk->ln1_gamma, &blk->ln1_beta) != 0 ||
+	     (blk->has_ffn && read_norm(c, b, n2, blk, l->d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0)))
 		goto out;
 	if (blk->has_ffn) {
 		MatSrc w1;
@@ -1658,6 +1668,7 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 }
 
 static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
+static Lesson *lesson_encdec(Ctx *c, const cJSON *root, int is_variant);
 
 /* The numbers the stack will hold, over the limit: an error. */
 static int check_layers_limit(Ctx *c, const Lesson *top)
@@ -1818,11 +1829,300 @@ const Lesson *lesson_layer_const(const Lesson *l, int i)
 static const char *const top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
-	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
+	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 static const char *const mask_keys[] = { "padding", "window", NULL };
+
+/* ------------------------------------------------------------------ */
+/* Version 2: the encoder–decoder                                      */
+/* ------------------------------------------------------------------ */
+
+static const char *const encoder_keys[] = { "tokens", "X", "positional", "mask", "heads", "kv_heads", "W_q", "W_k",
+	                                    "W_v", "W_o", "w_e", "b_q", "b_k", "b_v", "b_o", "block", "layers", NULL };
+static const char *const attn_part_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e",
+	                                      "b_q", "b_k", "b_v", "b_o", "mask", NULL };
+static const char *const dec_layer_keys[] = { "self", "cross", "block", NULL };
+/* The top level's attention keys: an encoder–decoder gives them in "self", "cross" and "encoder". */
+static const char *const encdec_refused[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
+	                                      "b_v", "b_o", "source", "rope", "alibi", "decode", "flash", NULL };
+/* Settings that apply to every attention of the lesson, the encoder's too. */
+static const char *const encdec_shared[] = { "mask_fill", "scale", "score", NULL };
+/* What each decoder link takes from the top level. */
+static const char *const link_keys[] = { "attnviz", "title", "summary", "tokens", "X", "positional",
+	                                 "mask_fill", "scale", "score", NULL };
+
+static int read_compare(Ctx *c, const cJSON *root, Lesson *l);
+
+/* A reference to v under key in obj (nothing copied; nothing when v is NULL). 0, or -1 out of memory. */
+static int add_ref(cJSON *obj, const char *key, const cJSON *v)
+{
+	return v == NULL || cJSON_AddItemReferenceToObject(obj, key, (cJSON *)v) ? 0 : -1;
+}
+
+/* "encoder": a lesson of its own (a stack when it has "layers"), read at the path "encoder". */
+static Lesson *read_encoder(Ctx *c, const cJSON *root)
+{
+	const cJSON *e = get(root, "encoder"), *it;
+	cJSON *j = NULL;
+	Lesson *enc = NULL;
+	const size_t saved_root = c->root_len;
+	size_t old = path_key(c, "encoder");
+
+	if (!cJSON_IsObject(e)) {
+		fail(c, "expected an object {\"X\": …, \"W_q\": …, \"block\": …, \"layers\": […]}, got %s", got(e).s);
+		goto out;
+	}
+	warn_unknown_keys(c, e, encoder_keys);
+	j = cJSON_CreateObject();
+	if (j == NULL || add_ref(j, "attnviz", get(root, "attnviz")) != 0) {
+		fail_oom(c);
+		goto out;
+	}
+	cJSON_ArrayForEach(it, e)
+		if (add_ref(j, it->string, it) != 0) {
+			fail_oom(c);
+			goto out;
+		}
+	for (int i = 0; encdec_shared[i] != NULL; i++)
+		if (get(e, encdec_shared[i]) == NULL && add_ref(j, encdec_shared[i], get(root, encdec_shared[i])) != 0) {
+			fail_oom(c);
+			goto out;
+		}
+	c->root_len = c->pathlen;
+	enc = lesson_from_json(c, j, 1);
+	c->root_len = saved_root;
+out:
+	cJSON_Delete(j);
+	path_set(c, old);
+	return enc;
+}
+
+/* The source a cross-attention link is read with: the encoder's tokens, and m × d rows the engine replaces by the memory. */
+static cJSON *memory_source(const Lesson *enc)
+{
+	cJSON *s = cJSON_CreateObject(), *toks, *x;
+
+	if (s == NULL || (toks = cJSON_AddArrayToObject(s, "tokens")) == NULL || (x = cJSON_AddObjectToObject(s, "X")) == NULL)
+		goto oom;
+	for (int i = 0; i < enc->n; i++)
+		if (!cJSON_AddItemToArray(toks, cJSON_CreateString(enc->tokens[i])))
+			goto oom;
+	if (cJSON_AddStringToObject(x, "random", "uniform") == NULL || cJSON_AddNumberToObject(x, "rows", enc->n) == NULL ||
+	    cJSON_AddNumberToObject(x, "cols", enc->d_model) == NULL || cJSON_AddNumberToObject(x, "seed", 0) == NULL)
+		goto oom;
+	return s;
+oom:
+	cJSON_Delete(s);
+	return NULL;
+}
+
+/*
+ * One link of decoder layer k: its self-attention (PART_SELF: the "self"
+ * object, the layer's block without its FFN) or its cross-attention
+ * (PART_CROSS: the "cross" object with the memory as its source, the block's
+ * ln2, ln3 and FFN), each the layer's own object or the top level's, whole.
+ */
+static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, LinkPart part, const Lesson *enc,
+                         int last, int with_steps)
+{
+	const char *name = part == PART_SELF ? "self" : "cross";
+	const cJSON *own = lobj != NULL ? get(lobj, name) : NULL, *at = own != NULL ? own : get(root, name);
+	const cJSON *ownb = lobj != NULL ? get(lobj, "block") : NULL, *blk = ownb != NULL ? ownb : get(root, "block");
+	const cJSON *it, *mask = NULL;
+	cJSON *j = NULL, *src = NULL;
+	Lesson *l = NULL;
+	size_t old;
+
+	if (at == NULL || !cJSON_IsObject(at)) {
+		old = lobj != NULL ? path_append(c, "layers[%d].%s", k, name) : path_key(c, name);
+		if (at == NULL)
+			fail(c, "missing: decoder layer %d's %s-attention {\"heads\": …, \"W_q\": …, …} (in the layer, or at "
+			        "the top level for every layer)", k, name);
+		else
+			fail(c, "expected an object {\"heads\": …, \"W_q\": …, \"W_k\": …, \"W_v\": …}, got %s", got(at).s);
+		path_set(c, old);
+		return NULL;
+	}
+	old = own != NULL ? path_append(c, "layers[%d].%s", k, name) : path_key(c, name);
+	warn_unknown_keys(c, at, attn_part_keys);
+	path_set(c, old);
+	j = cJSON_CreateObject();
+	if (j == NULL)
+		goto oom;
+	for (int i = 0; link_keys[i] != NULL; i++)
+		if (add_ref(j, link_keys[i], get(root, link_keys[i])) != 0)
+			goto oom;
+	if (with_steps && add_ref(j, "steps", get(root, "steps")) != 0)
+		goto oom;
+	cJSON_ArrayForEach(it, at)
+		if (strcmp(it->string, "mask") != 0 && add_ref(j, it->string, it) != 0)
+			goto oom;
+	/* self-attention: its own mask, else the top level's, else causal; cross-attention: its own, else none */
+	mask = get(at, "mask");
+	if (mask == NULL && part == PART_SELF)
+		mask = get(root, "mask");
+	if (mask != NULL ? add_ref(j, "mask", mask) != 0
+	                 : part == PART_SELF && cJSON_AddStringToObject(j, "mask", "causal") == NULL)
+		goto oom;
+	if (add_ref(j, "block", blk) != 0)
+		goto oom;
+	if (part == PART_CROSS && ((src = memory_source(enc)) == NULL || !cJSON_AddItemToObject(j, "source", src))) {
+		cJSON_Delete(src);
+		goto oom;
+	}
+	c->alias_obj[0] = at;
+	if (own != NULL)
+		snprintf(c->alias_prefix[0], sizeof c->alias_prefix[0], "layers[%d].%s", k, name);
+	else
+		snprintf(c->alias_prefix[0], sizeof c->alias_prefix[0], "%s", name);
+	c->alias_obj[1] = ownb != NULL ? lobj : NULL;
+	snprintf(c->alias_prefix[1], sizeof c->alias_prefix[1], "layers[%d]", k);
+	stack(c)->part = part;
+	stack(c)->link_final = last && cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	l = lesson_from_json(c, j, !with_steps);
+	stack(c)->part = PART_LAYER;
+	stack(c)->link_final = 0;
+	c->alias_obj[0] = c->alias_obj[1] = NULL;
+	cJSON_Delete(j);
+	if (l != NULL) {
+		l->part = part;
+		l->dec_layer = k;
+	}
+	return l;
+oom:
+	cJSON_Delete(j);
+	fail_oom(c);
+	return NULL;
+}
+
+/*
+ * An encoder–decoder: "encoder" read as a lesson of its own, then each
+ * decoder layer (the objects of "layers", or one layer made of the top
+ * level's "self", "cross" and "block") as two links. The top level is link 0
+ * with the steps, the comparison, the decoder's final norm and "backward".
+ */
+static Lesson *lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
+{
+	const cJSON *layers = get(root, "layers"), *it;
+	Lesson *enc = NULL, **link = NULL, *top = NULL;
+	Lesson **saved_layers = stack(c)->layers;
+	const int saved_n = stack(c)->nlayers;
+	int nl = 1, nlinks = 0, i, ok = 0;
+	size_t old;
+
+	if (!is_variant) {
+		warn_unknown_keys(c, root, top_keys);
+		warn_duplicate_keys(c, root);
+	}
+	for (i = 0; encdec_refused[i] != NULL; i++) {
+		const char *key = encdec_refused[i];
+		if (get(root, key) == NULL)
+			continue;
+		old = path_key(c, key);
+		if (strcmp(key, "source") == 0)
+			fail(c, "an encoder\u2013decoder's cross-attention reads the encoder's output: it has no \"source\"");
+		else if (strcmp(key, "rope") == 0 || strcmp(key, "alibi") == 0 || strcmp(key, "decode") == 0 ||
+		         strcmp(key, "flash") == 0)
+			fail(c, "not available in an encoder\u2013decoder lesson (use it in a lesson of layers)");
+		else
+			fail(c, "an encoder\u2013decoder gives its attentions' keys in \"self\" and \"cross\" (the decoder's) "
+			        "and in \"encoder\", not at the top level");
+		path_set(c, old);
+		return NULL;
+	}
+	if (layers != NULL) {
+		old = path_key(c, "layers");
+		if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) == 0) {
+			fail(c, "expected a list of decoder layers [{\"self\": …, \"cross\": …, \"block\": …}, …] (each may be {} "
+			        "to repeat the top level), got %s", cJSON_IsArray(layers) ? "an empty list" : got(layers).s);
+			path_set(c, old);
+			return NULL;
+		}
+		nl = cJSON_GetArraySize(layers);
+		if (2 * nl > LESSON_MAX_LAYERS) {
+			fail(c, "%d decoder layers (two links each) is over the limit of %d links (LESSON_MAX_LAYERS)", nl,
+			     LESSON_MAX_LAYERS);
+			path_set(c, old);
+			return NULL;
+		}
+		i = 0;
+		cJSON_ArrayForEach(it, layers) {
+			size_t old2 = path_index(c, i++);
+			if (!cJSON_IsObject(it)) {
+				fail(c, "expected a decoder layer {\"self\": …, \"cross\": …, \"block\": …} (or {}), got %s", got(it).s);
+				path_set(c, old);
+				return NULL;
+			}
+			warn_unknown_keys(c, it, dec_layer_keys);
+			if (cJSON_IsObject(get(it, "block")) && get(get(it, "block"), "final_norm") != NULL) {
+				path_key(c, "block.final_norm");
+				warnf(c, "ignored: \"final_norm\" goes in the top-level \"block\" (it follows the last layer)");
+			}
+			path_set(c, old2);
+		}
+		path_set(c, old);
+	}
+	enc = read_encoder(c, root);
+	if (enc == NULL)
+		goto out;
+	nlinks = 2 * nl;
+	link = calloc((size_t)nlinks, sizeof *link);
+	if (link == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	stack(c)->layers = link;
+	stack(c)->nlayers = nlinks;
+	/* the links from the last, so that link 0's steps can name any of them */
+	for (i = nlinks - 1; i >= 0; i--) {
+		const cJSON *lobj = layers != NULL ? cJSON_GetArrayItem(layers, i / 2) : NULL;
+		link[i] = read_link(c, root, lobj, i / 2, i % 2 ? PART_CROSS : PART_SELF, enc, i == nlinks - 1,
+		                    i == 0 && !is_variant);
+		if (link[i] == NULL)
+			goto out;
+	}
+	top = link[0];
+	link[0] = lesson_clone(top);
+	if (link[0] == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	for (i = 0; i < link[0]->nsteps; i++)
+		step_free(&link[0]->steps[i]);
+	free(link[0]->steps);
+	link[0]->steps = NULL;
+	link[0]->nsteps = 0;
+	top->nlayers = nlinks;
+	top->layer = link;
+	top->encoder = enc;
+	link = NULL;
+	enc = NULL;
+	if (read_final_norm(c, root, top) != 0 || read_backward(c, root, top) != 0 || check_layers_limit(c, top) != 0)
+		goto out;
+	if (!is_variant) {
+		int r;
+		stack(c)->numbers_before = lesson_count_numbers(top);
+		r = read_compare(c, root, top);
+		stack(c)->numbers_before = 0;
+		if (r != 0)
+			goto out;
+	}
+	ok = 1;
+out:
+	stack(c)->layers = saved_layers;
+	stack(c)->nlayers = saved_n;
+	if (!ok) {
+		for (i = 0; link != NULL && i < nlinks; i++)
+			lesson_free(link[i]);
+		free(link);
+		lesson_free(enc);
+		lesson_free(top);
+		return NULL;
+	}
+	return top;
+}
 
 void lesson_free(Lesson *l)
 {
@@ -1862,6 +2162,7 @@ void lesson_free(Lesson *l)
 		step_free(&l->steps[i]);
 	free(l->steps);
 	lesson_free(l->compare);
+	lesson_free(l->encoder);
 	text_free(&l->compare_label);
 	free(l);
 }
@@ -2293,6 +2594,9 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 
 	memset(&ms_s, 0, sizeof ms_s);
 	memset(&ms_e, 0, sizeof ms_e);
+	if (cJSON_IsObject(root) && get(root, "encoder") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
+	    get(root, "attnviz")->valuedouble == 2)
+		return lesson_encdec(c, root, is_variant);
 	if (cJSON_IsObject(root) && get(root, "layers") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
 	    get(root, "attnviz")->valuedouble == 2)
 		return lesson_with_layers(c, root, get(root, "layers"), is_variant);
@@ -2432,7 +2736,9 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.flash_bq = l->flash_bq;
 	sh.flash_bk = l->flash_bk;
 	shapes_block(&sh, l);
-	if (c->layer_obj != NULL)
+	if (stack(c)->part != PART_LAYER)
+		sh.has_final = stack(c)->link_final;
+	else if (c->layer_obj != NULL)
 		sh.has_final = stack(c)->stack_final && c->layer_index == stack(c)->nlayers - 1;
 	else
 		sh.has_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
@@ -2482,7 +2788,8 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		}
 	} else if (nparts == 1 && fill_mat(c, &parts[0].ms, &l->mask_matrix) != 0)
 		goto out;
-	if (read_v2_matrices(c, root, l) != 0 || (c->layer_obj == NULL && read_final_norm(c, root, l) != 0) ||
+	if (read_v2_matrices(c, root, l) != 0 ||
+	    (c->layer_obj == NULL && stack(c)->part == PART_LAYER && read_final_norm(c, root, l) != 0) ||
 	    (c->layer_obj == NULL && read_backward(c, root, l) != 0))
 		goto out;
 
@@ -2690,6 +2997,8 @@ double lesson_count_numbers(const Lesson *l)
 	/* a stack holds every layer's matrices at once (its top level is a copy of layer 0's keys) */
 	for (int i = 0; i < l->nlayers; i++)
 		total += lesson_count_numbers(l->layer[i]);
+	if (l->encoder != NULL)
+		total += lesson_count_numbers(l->encoder);
 	if (l->nlayers > 0)
 		return total;
 	shapes_from_lesson(l, &s);
@@ -3072,6 +3381,7 @@ Lesson *lesson_clone(const Lesson *l)
 	c->nsteps = 0;
 	c->steps = NULL;
 	c->compare = NULL;
+	c->encoder = NULL;
 	if (block_copy(&c->block, &l->block) != 0)
 		goto out;
 
@@ -3126,6 +3436,8 @@ Lesson *lesson_clone(const Lesson *l)
 		}
 	}
 	if (l->compare != NULL && (c->compare = lesson_clone(l->compare)) == NULL)
+		goto out;
+	if (l->encoder != NULL && (c->encoder = lesson_clone(l->encoder)) == NULL)
 		goto out;
 	ok = 1;
 out:

@@ -32,6 +32,8 @@ typedef struct MaskPart {
 typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
 typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU } Activation;
+/* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
+typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
 
 /*
  * The Transformer block around one attention layer (format version 2):
@@ -169,6 +171,19 @@ typedef struct Lesson {
 	Mat final_gamma, final_beta;
 	NormKind final_kind;  /* the top-level block's norm_kind and eps */
 	double final_eps;
+
+	/*
+	 * "encoder" (version 2): an encoder–decoder. encoder is the encoder's own
+	 * stack (owned; its output after its final norm is the memory), and each
+	 * decoder layer is two links of layer[]: 2k its masked self-attention
+	 * (part PART_SELF: the layer's ln1, no FFN) and 2k + 1 its cross-attention
+	 * (PART_CROSS: a source of m = the encoder's tokens, whose rows the engine
+	 * fills with the memory; its block's ln1, ln2 are the layer's ln2, ln3,
+	 * with the FFN). part and dec_layer are set on each link.
+	 */
+	struct Lesson *encoder;
+	LinkPart part;
+	int dec_layer;
 
 	/* "compare": the same lesson with some keys overridden (issue: curriculum). */
 	struct Lesson *compare;

@@ -799,6 +799,18 @@ int session_layers(const Session *s)
 	return lesson_layers(s->lesson);
 }
 
+char *session_place(const Session *s, int utf8)
+{
+	const char *dot = utf8 ? " \u00b7 " : " - ";
+
+	if (s->lesson->encoder != NULL) /* an encoder–decoder: the decoder layer, and which of its attentions */
+		return str_printf("layer %d/%d%sdecoder%s%s", s->attn->view.dec_layer, s->lesson->nlayers / 2, dot, dot,
+		                  s->attn->view.part == PART_CROSS ? "cross-attention" : "self-attention");
+	if (session_layers(s) > 1)
+		return str_printf("layer %d/%d", s->layer, session_layers(s));
+	return NULL;
+}
+
 int session_set_layer(Session *s, int layer, char **err)
 {
 	const Stage was = s->stage;

@@ -154,6 +154,11 @@ int session_set_head(Session *s, int head, char **err);
 int session_set_layer(Session *s, int layer, char **err);
 /* How many layers the lesson has (1 without "layers"). */
 int session_layers(const Session *s);
+/*
+ * Where the learner is, for the stage line (heap, NULL with one layer):
+ * "layer 1/3", or in an encoder–decoder "layer 0/1 · decoder · cross-attention".
+ */
+char *session_place(const Session *s, int utf8);
 
 /*
  * Decode steps and tiles. session_decode_steps: how many decode steps the

@@ -427,8 +427,12 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	fputs("== ", f);
 	put_escaped(f, session_text(s, &s->lesson->title), "", utf8);
 	fprintf(f, " == step %d/%d, ", s->step + 1, s->nwalk);
-	if (session_layers(s) > 1)
-		fprintf(f, "layer %d/%d, ", s->layer, session_layers(s));
+	{
+		char *place = session_place(s, utf8);
+		if (place != NULL)
+			fprintf(f, "%s, ", place);
+		free(place);
+	}
 	fprintf(f, "stage: %s", stage_name(s->stage));
 	if (sub != NULL)
 		fprintf(f, ", %s", sub);

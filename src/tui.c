@@ -448,7 +448,11 @@ tui_draw_stage(Tui *t)
 	/* "TITLE  step k/N  stage: NAME  head h of H  quiz r/a": the title gives way first. */
 	char step[32];
 	snprintf(step, sizeof step, "  step %d/%d  ", s->step + 1, s->nwalk);
-	if (session_layers(s) > 1)
+	if (s->lesson->encoder != NULL) {
+		char *place = session_place(s, t->utf8);
+		snprintf(stage, sizeof stage, "%s  stage: %s", place != NULL ? place : "", stage_name(s->stage));
+		free(place);
+	} else if (session_layers(s) > 1)
 		snprintf(stage, sizeof stage, "layer %d of %d  stage: %s", s->layer, session_layers(s), stage_name(s->stage));
 	else
 		snprintf(stage, sizeof stage, "stage: %s", stage_name(s->stage));

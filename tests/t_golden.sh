@@ -37,17 +37,11 @@ done
 
 # Version 2 (tests/golden/v2, made by make_reference_v2.py): the Transformer
 # block, biases and layers, the backward pass ("loss", "grad") and 20 steps of
-# training, against PyTorch's autograd. Encoder–decoder lessons are refused for
-# now (one check says so).
+# training, against PyTorch's autograd; the encoder–decoder (encdec_*) with
+# the encoder's gradients under grad.encoder.
 for lesson in tests/golden/v2/*.json; do
 	case $lesson in *.ref.json) continue ;; esac
 	name=v2/$(basename "$lesson" .json)
-	case $name in
-	v2/encdec_*)
-		expect "$name is refused with a clear message" \
-			'! "$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err" && grep -q "encoder.*not supported" "$err"'
-		continue ;;
-	esac
 	expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
 	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
 done

@@ -558,4 +558,11 @@ check "gqa: K cut by key/value head" has "$out" "K (kv head 1, columns 2-3)  5 x
 check "gqa: a query head under its key/value head" has "$out" "Q (head 3, reads kv head 1, columns 6-7)  5 x 2"
 expect "gqa: each group's K before its query heads" '[ "$(grep -E "^(K|V|Q) \(" "$out" | cut -c1-12 | tr "\n" "|")" = "K (kv head 0|V (kv head 0|Q (head 0, r|Q (head 1, r|K (kv head 1|V (kv head 1|Q (head 2, r|Q (head 3, r|" ]'
 
+# ------------------------------------------------------------ the encoder–decoder (issue 9)
+repl 'goto softmax\nlayer 1\nshow K\nlayer 0\n' tests/golden/v2/encdec_post.json
+clean "encdec: walking the decoder's links runs clean"
+check "encdec: the stage line names the decoder's self-attention" grep -Eq "layer 0/1 (·|-) decoder (·|-) self-attention, stage: softmax" "$out"
+check "encdec: layer 1 is the cross-attention" grep -Eq "layer 0/1 (·|-) decoder (·|-) cross-attention, stage: softmax" "$out"
+check "encdec: the cross-attention's keys are the encoder's tokens" grep -Eq "^<pad> " "$out"
+
 finish

@@ -509,7 +509,12 @@ BAD(v2_bias_length, ": b_q: expected 4 numbers (the columns of W_q), got 3")
 BAD(v2_block_in_v1, ": block: needs format version 2: start the lesson with \"attnviz\": 2")
 BAD(v2_block_width, ": block: the residual adds the attention's output to its input, so the output needs d_model = 4 columns, but it has 3 (the columns of W_o)")
 BAD(v2_bo_without_wo, ": b_o: this is W_o's bias, and this lesson has no W_o (give W_o, or leave b_o out)")
-BAD(v2_encoder, ": encoder: encoder–decoder lessons are not supported by this version of attnviz yet (a stack of layers is: \"layers\")")
+BAD(v2_encoder, ": heads: an encoder–decoder gives its attentions' keys in \"self\" and \"cross\" (the decoder's) and in \"encoder\", not at the top level")
+BAD(v2_encdec_cross_wk, ": layers[1].cross.W_k: expected 4 rows (the encoder's d_model), got 3")
+BAD(v2_encdec_enc_ln3, ": encoder.block.ln3: only a decoder layer has a third norm (its cross-attention is the extra sublayer); an encoder layer or a stack's layer has ln1 and ln2")
+BAD(v2_encdec_enc_wk, ": encoder.W_k: expected 4 rows (the columns of X), got 2")
+BAD(v2_encdec_no_self, ": layers[1].self: missing: decoder layer 1's self-attention {\"heads\": …, \"W_q\": …, …} (in the layer, or at the top level for every layer)")
+BAD(v2_encdec_source, ": source: an encoder–decoder's cross-attention reads the encoder's output: it has no \"source\"")
 BAD(v2_eps, ": block.eps: expected a number > 0 (it keeps the norm from dividing by 0), got 0")
 BAD(v2_ffn_w2_rows, ": block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 4")
 BAD(v2_layer_w2, ": layers[1].block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 1")
@@ -612,6 +617,11 @@ int main(void)
 		cmocka_unit_test(test_bad_v2_block_width),
 		cmocka_unit_test(test_bad_v2_bo_without_wo),
 		cmocka_unit_test(test_bad_v2_encoder),
+		cmocka_unit_test(test_bad_v2_encdec_cross_wk),
+		cmocka_unit_test(test_bad_v2_encdec_enc_ln3),
+		cmocka_unit_test(test_bad_v2_encdec_enc_wk),
+		cmocka_unit_test(test_bad_v2_encdec_no_self),
+		cmocka_unit_test(test_bad_v2_encdec_source),
 		cmocka_unit_test(test_bad_v2_eps),
 		cmocka_unit_test(test_bad_v2_ffn_w2_rows),
 		cmocka_unit_test(test_bad_v2_layer_w2),
