@@ -313,19 +313,17 @@ char *progress_report(const Progress *p, int utf8)
 	StrBuf b = { 0 };
 	int done = 0, total = 0, right = 0, asked = 0;
 
+	/* the counts first: the summary at the course's end is read in a pop-up that may scroll */
 	for (int i = 0; session_lesson_order[i] != NULL; i++) {
 		const ProgressLesson *e = progress_find(p, session_lesson_order[i]);
-		char mark[8], score[40];
 		total++;
 		if (e != NULL) {
 			done += e->done;
 			right += e->right;
 			asked += e->asked;
 		}
-		progress_marks(p, session_lesson_order[i], NULL, utf8, mark, score);
-		strbuf_printf(&b, "%s %2d. %-10s %s\n", mark, i + 1, session_lesson_order[i], score);
 	}
-	strbuf_printf(&b, "\n%d of %d lessons finished", done, total);
+	strbuf_printf(&b, "%d of %d lessons finished", done, total);
 	if (asked > 0)
 		strbuf_printf(&b, "; quizzes %d of %d right", right, asked);
 	strbuf_puts(&b, ".\n");
@@ -337,6 +335,12 @@ char *progress_report(const Progress *p, int utf8)
 		if (e != NULL)
 			strbuf_printf(&b, "Last: %s, step %d of %d.\n", name ? name : "", e->step + 1, e->steps);
 		free(name);
+	}
+	strbuf_puts(&b, "\n");
+	for (int i = 0; session_lesson_order[i] != NULL; i++) {
+		char mark[8], score[40];
+		progress_marks(p, session_lesson_order[i], NULL, utf8, mark, score);
+		strbuf_printf(&b, "%s %2d. %-10s %s\n", mark, i + 1, session_lesson_order[i], score);
 	}
 	if (b.oom) {
 		free(b.s);
