@@ -17,6 +17,7 @@
 
 #include "explain.h"
 #include "paths.h"
+#include "progress.h"
 #include "strbuf.h"
 #include "export.h"
 #include "fileio.h"
@@ -345,16 +346,67 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 		    ATTNVIZ_SHARE);
 		return -1;
 	}
+	/* the learner's progress beside each: ✓ finished, ▶ here, the step and the quiz score */
+	char *ppath = progress_default_path(), *warn = NULL, here[PROGRESS_NAME_MAX];
+	Progress prog;
+	progress_load(&prog, ppath, &warn);
+	free(ppath);
+	if (warn != NULL)
+		say(out, MSG_ERROR, NULL, "%s", warn);
+	free(warn);
+	if (progress_lesson_name(s, here, sizeof here) != 0)
+		here[0] = '\0';
 	for (i = 0; i < count; i++) {
 		char *path = str_printf("%s/%s.json", dir, names[i]);
 		char *title = path != NULL ? lesson_title(path, s->lang) : NULL;
-		strbuf_printf(&text, "%2d. %-11s %s\n", i + 1, names[i], title ? title : "(unreadable)");
+		char *name = text_escape(names[i], ""), mark[8], score[40];
+		progress_marks(&prog, names[i], here, out->utf8, mark, score);
+		strbuf_printf(&text, "%s %2d. %-11s %s%s%s\n", mark, i + 1, name ? name : "", title ? title : "(unreadable)",
+		              score[0] ? "  " : "", score);
+		free(name);
 		free(title);
 		free(path);
 		free(names[i]);
 	}
 	free(names);
-	return say_text(out, "lessons (load NAME)", &text);
+	progress_free(&prog);
+	return say_text(out, out->utf8 ? "lessons (load NAME; \u2713 finished, \u25b6 here)" : "lessons (load NAME; + finished, > here)",
+	                &text);
+}
+
+/* Where the learner left off (progress.h): that lesson, at that step. */
+static int cmd_continue(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *ppath = progress_default_path(), *warn = NULL, *err = NULL, here[PROGRESS_NAME_MAX];
+	Progress prog;
+	int rc = 0;
+	(void)argc; (void)argv;
+
+	progress_load(&prog, ppath, &warn);
+	free(ppath);
+	if (warn != NULL)
+		say(out, MSG_ERROR, NULL, "%s", warn);
+	free(warn);
+	const ProgressLesson *e = prog.last[0] != '\0' ? progress_find(&prog, prog.last) : NULL;
+	if (e == NULL) {
+		progress_free(&prog);
+		say(out, MSG_INFO, NULL, "nothing to continue yet: this is the start (lessons lists the course)");
+		return 0;
+	}
+	if (progress_lesson_name(s, here, sizeof here) != 0 || strcmp(here, e->name) != 0) {
+		char *lwarn = NULL;
+		rc = session_load(s, e->name, &err, &lwarn);
+		free(lwarn);
+	}
+	if (rc == 0 && e->step > 0 && e->step < s->nwalk)
+		rc = session_goto_step(s, e->step, &err);
+	if (rc == 0) {
+		char *name = text_escape(e->name, "");
+		say(out, MSG_INFO, NULL, "back in %s at step %d of %d", name ? name : "", s->step + 1, s->nwalk);
+		free(name);
+	}
+	progress_free(&prog);
+	return rc == 0 ? 0 : fail(out, err);
 }
 
 /* ------------------------------------------------------------ looking */
@@ -1043,7 +1095,10 @@ const CmdEntry cmd_table[] = {
 	  .help = "open a lesson file, or a lesson by name (see lessons)" },
 	{ .name = "lessons", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_lessons,
 	  .usage = "lessons",
-	  .help = "list the lessons in teaching order, with their titles" },
+	  .help = "list the lessons in teaching order: titles, \u2713 finished, quiz scores, where you are" },
+	{ .name = "continue", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_continue,
+	  .usage = "continue",
+	  .help = "go back to where you left off (the lesson and step of your last run)" },
 	{ .name = "reload", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_reload,
 	  .usage = "reload",
 	  .help = "load the current lesson again from its file (drops your edits)" },

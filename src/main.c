@@ -20,7 +20,9 @@
 #include "fileio.h"
 #include "lesson.h"
 #include "plain.h"
+#include "progress.h"
 #include "session.h"
+#include "strbuf.h"
 #include "themefile.h"
 #include "tui.h"
 
@@ -54,6 +56,10 @@ static const char usage_text[] =
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
+	"  --no-mouse       leave the mouse to the terminal (its own text selection); with\n"
+	"                   the mouse on, Shift-drag selects text in most terminals\n"
+	"  --progress       print your way through the course (kept in\n"
+	"                   $XDG_STATE_HOME/attnviz/progress.json) and exit\n"
 	"  --demo FILE      play a demo script (commands, # comments, pause, wait SECONDS);\n"
 	"                   space pauses, n/p step by hand, q leaves the demo\n"
 	"  --record FILE.cast  record the screen as an asciicast v2 file (asciinema play)\n"
@@ -64,9 +70,9 @@ static const char usage_text[] =
 	"  -V, --version    the version\n"
 	"\n"
 	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
-	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history). See attnviz(1) and lessons/FORMAT.md.\n";
+	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n";
 
-enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT };
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_PROGRESS };
 
 typedef struct Args {
 	enum Mode mode;
@@ -77,6 +83,7 @@ typedef struct Args {
 	const char *export_format, *stage, *matrix, *head, *output; /* --export and its options */
 	const char *transcript;
 	int present;                                    /* --present */
+	int no_mouse;                                   /* --no-mouse */
 	const char *demo, *record, *theme;              /* --demo, --record, --theme */
 	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
 	double lr;
@@ -146,6 +153,10 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->strict = 1;
 		else if (strcmp(o, "--edits") == 0)
 			a->edits = 1;
+		else if (strcmp(o, "--no-mouse") == 0)
+			a->no_mouse = 1;
+		else if (strcmp(o, "--progress") == 0)
+			a->mode = MODE_PROGRESS;
 		else if (strcmp(o, "--present") == 0)
 			a->present = 1;
 		else if (strcmp(o, "--demo") == 0 || strcmp(o, "--record") == 0 || strcmp(o, "--theme") == 0) {
@@ -256,6 +267,10 @@ static int parse_args(int argc, char **argv, Args *a)
 	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT)) && a->mode != MODE_AUTO)
 		return usage_error("%s goes with the full-screen view",
 		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
+	if (a->no_mouse && a->mode != MODE_AUTO)
+		return usage_error("%s goes with the full-screen view", "--no-mouse");
+	if (a->mode == MODE_PROGRESS && a->nfiles > 0)
+		return usage_error("--progress takes no lesson (got %s)", shown(a->files[0]));
 	if ((a->mode == MODE_AUTO || a->mode == MODE_PLAIN) && a->nfiles > 1)
 		return usage_error("give one lesson at a time (got %s and more)", shown(a->files[0]));
 	return -1;
@@ -672,6 +687,45 @@ static int transcript_error(const char *what, char *err)
 	return 1;
 }
 
+/* --progress: the course so far. */
+static int run_progress(void)
+{
+	char *path = progress_default_path(), *warn = NULL;
+	Progress p;
+	int rc = 0;
+
+	if (progress_load(&p, path, &warn) != 0) {
+		fprintf(stderr, "attnviz: out of memory\n");
+		rc = 1;
+	} else {
+		if (warn != NULL)
+			fprintf(stderr, "attnviz: %s\n", warn);
+		char *r = progress_report(&p, locale_is_utf8());
+		if (r != NULL)
+			fputs(r, stdout);
+		rc = r == NULL;
+		free(r);
+	}
+	free(warn);
+	free(path);
+	progress_free(&p);
+	return rc;
+}
+
+/* Run with no lesson named, after an earlier run: the offer to go on where the learner left off; heap, or NULL. */
+static char *progress_offer(const Progress *p, int tui)
+{
+	const ProgressLesson *e = p->last[0] != '\0' ? progress_find(p, p->last) : NULL;
+
+	if (e == NULL || (strcmp(e->name, "selfattn") == 0 && e->step == 0))
+		return NULL;
+	char *name = text_escape(e->name, "");
+	char *offer = str_printf("welcome back: %s goes on with %s at step %d of %d%s", tui ? "c or :continue" : "continue",
+	                         name ? name : "", e->step + 1, e->steps, tui ? " (m: the course)" : "");
+	free(name);
+	return offer;
+}
+
 int main(int argc, char **argv)
 {
 	Args a;
@@ -694,13 +748,26 @@ int main(int argc, char **argv)
 	case MODE_DUMP: rc = run_dump(&a); break;
 	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
 	case MODE_EXPORT: rc = run_export(&a); break;
+	case MODE_PROGRESS: rc = run_progress(); break;
 	default:
 		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
 		if (rc != 0)
 			break;
-		if (a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term != NULL &&
-		    term[0] != '\0' && strcmp(term, "dumb") != 0) {
-			TuiOptions to = { a.theme, a.present, a.demo, a.record };
+		/* the learner's progress: kept by whoever they work in, offered back when no lesson is named */
+		char *ppath = progress_default_path(), *pwarn = NULL, *offer = NULL;
+		Progress prog;
+		progress_load(&prog, ppath, &pwarn);
+		free(ppath);
+		const int tui = a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+		                term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0;
+		if (a.nfiles == 0 && a.demo == NULL)
+			offer = progress_offer(&prog, tui);
+		if (tui) {
+			TuiOptions to = { .theme = a.theme, .present = a.present, .demo = a.demo, .record = a.record };
+			to.no_mouse = a.no_mouse;
+			to.progress = a.demo == NULL ? &prog : NULL; /* a demo script is not the learner's way */
+			to.notice = pwarn;
+			to.offer = offer;
 			rc = tui_run(&s, &to);
 		} else if (a.demo || a.record) {
 			fprintf(stderr, "attnviz: %s needs the full-screen view (a terminal; not --plain)\n",
@@ -714,10 +781,19 @@ int main(int argc, char **argv)
 			po.utf8 = locale_is_utf8();
 			po.transcript = NULL;
 			po.transcript_errno = NULL;
+			/* a person at the prompt, not a script, makes progress */
+			po.progress = po.interactive ? &prog : NULL;
+			if (pwarn != NULL)
+				fprintf(stderr, "attnviz: %s\n", pwarn);
+			if (offer != NULL && po.interactive)
+				printf("%s\n", offer);
 			/* appended to: a failure cuts it back to what it was (fileio.h) */
 			if (a.transcript != NULL) {
 				if (fileio_begin(&transcript, a.transcript, FILEIO_KEEP_MODE, 1, &err) != 0) {
 					rc = transcript_error("cannot open transcript", err);
+					progress_free(&prog);
+					free(pwarn);
+					free(offer);
 					session_free(&s);
 					break;
 				}
@@ -728,6 +804,9 @@ int main(int argc, char **argv)
 			if (po.transcript != NULL && fileio_commit(&transcript, &err) != 0)
 				rc = transcript_error("transcript cut back to what it was", err);
 		}
+		progress_free(&prog);
+		free(pwarn);
+		free(offer);
 		session_free(&s);
 		break;
 	}

@@ -876,3 +876,33 @@ tui_draw_panes(Tui *t)
 	for (int i = 0; i < t->npanes; i++)
 		pane_draw(t, &t->pane[i], &ops);
 }
+
+/*
+ * The cell of a pane at (y, x) of its window, as pane_draw lays it out
+ * (title, column labels, then rows of cells after the row labels): 1 with
+ * the view's (*r, *c), 0 elsewhere (a label, a gap, a hidden or zoomed pane).
+ */
+int
+pane_cell_at(const Pane *p, int y, int x, int *r, int *c)
+{
+	WINDOW *w = p->win;
+
+	if (w == NULL || p->hidden || p->zoom || p->rows == 0 || p->cols == 0)
+		return 0;
+	int H = getmaxy(w), W = getmaxx(w);
+	int lw = p->lw < W ? p->lw : W - 1;
+	int cw = p->cw + p->pad, step = 1 + p->rgap;
+	int vis_r = (H - 2 + p->rgap) / step, vis_c = (W - lw) / cw;
+	if (vis_r < 1)
+		vis_r = 1;
+	if (vis_c < 1)
+		vis_c = 1;
+	if (y < 2 || (y - 2) % step != 0 || x < lw || cw <= 0)
+		return 0;
+	int i = (y - 2) / step, j = (x - lw) / cw;
+	if (i >= vis_r || j >= vis_c || p->top + i >= p->rows || p->left + j >= p->cols)
+		return 0;
+	*r = p->top + i;
+	*c = p->left + j;
+	return 1;
+}

@@ -205,6 +205,22 @@ static int plain_frontend(void *ctx, const char *name, int argc, char **argv)
 	return 0;
 }
 
+/* The learner's place kept (progress.h); at the end of the course, its summary. */
+static void plain_progress(PlainCtx *c)
+{
+	char *err = NULL;
+	int r = c->opt->progress != NULL ? progress_track(c->opt->progress, c->s, &err) : 0;
+
+	if (r < 0)
+		plain_message(c, MSG_ERROR, NULL, err ? err : "cannot keep your progress");
+	else if (r & PROGRESS_COURSE_DONE) {
+		char *sum = progress_report(c->opt->progress, c->opt->utf8);
+		plain_message(c, MSG_TEXT, "the course is finished", sum ? sum : "");
+		free(sum);
+	}
+	free(err);
+}
+
 int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 {
 	PlainCtx ctx = { .s = s, .opt = opt, .in = in };
@@ -235,6 +251,7 @@ int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 		}
 		/* Whatever moved or changed the numbers, show the step again. */
 		plain_line(&ctx, line);
+		plain_progress(&ctx);
 		/* stdio forgets why a write failed: keep the first reason for the message at the end */
 		if (opt->transcript != NULL && fflush(opt->transcript) != 0 && opt->transcript_errno != NULL &&
 		    *opt->transcript_errno == 0)

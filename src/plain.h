@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "progress.h"
 #include "session.h"
 
 typedef struct PlainOptions {
@@ -13,6 +14,7 @@ typedef struct PlainOptions {
 	FILE *transcript; /* NULL, or where every command line and its printed result is also written
 	                     (no colour; errors included as "error: …"); the caller opens and closes it */
 	int *transcript_errno; /* NULL, or where the first failed flush of the transcript leaves its errno */
+	Progress *progress;    /* NULL, or where the learner's way through the course is kept (progress.h) */
 } PlainOptions;
 
 /* Read commands from in until end of input or `quit`; returns the exit status (0). */

@@ -744,6 +744,8 @@ tui_draw(Tui *t)
 		tui_draw_keys(t);
 	if (t->mode == MODE_POPUP && t->redraw)
 		tui_draw_popup(t);
+	if (t->mode == MODE_MENU && t->redraw)
+		tui_draw_menu(t);
 	if (t->redraw & R_STATUS || t->mode == MODE_CMD)
 		tui_draw_status(t);
 	t->redraw = 0;
@@ -783,7 +785,7 @@ tui_msgf(Tui *t, int error, const char *fmt, ...)
 	tui_set_msg(t, error, buf);
 }
 
-static void
+void
 tui_popup(Tui *t, const char *title, const char *text)
 {
 	char *tt = text_escape(title ? title : "", "");
@@ -1096,6 +1098,8 @@ tui_sync(Tui *t)
 		t->want_focus = 0;
 		t->redraw |= R_PANES | R_STATUS;
 	}
+	if (d & (DIRTY_LESSON | DIRTY_PLACE | DIRTY_QUIZ))
+		tui_track(t);
 	if (d)
 		tui_layout(t, 0);
 }
@@ -1359,6 +1363,25 @@ key_redraw(Tui *t, int key, int arg)
 	return 1;
 }
 
+/* m: the course, with the learner's progress; Enter opens a lesson (tuicourse.c). */
+static int
+key_menu(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	return tui_menu_open(t);
+}
+
+/* c: back to where the learner left off, as :continue. */
+static int
+key_continue(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	tui_run_line(t, "continue");
+	return 1;
+}
+
 /* The keys of the main view, in the order `?` lists them. */
 /* clang-format off */
 static const KeyEntry main_keys[] = {
@@ -1391,6 +1414,9 @@ static const KeyEntry main_keys[] = {
 	{ .key = { KEY_NPAGE }, .run = key_scroll, .arg = 3 },
 	{ .key = { '1', '2', '3', '4', '5', '6', '7', '8', '9' }, .keys = "1-9", .does = "answer a multiple-choice quiz",
 	  .run = key_answer },
+	{ .key = { 'm' }, .keys = "m", .does = "the course: \u2713 finished, quiz scores, where you are;\nEnter opens a lesson",
+	  .bar = 13, .bar_key = "m", .bar_does = "course", .run = key_menu },
+	{ .key = { 'c' }, .keys = "c", .does = "continue where you left off last time", .run = key_continue },
 	{ .key = { ':' }, .keys = ":", .does = "command line: Tab completes,\nUp/Down history, Esc cancels",
 	  .bar = 8, .bar_key = ":", .bar_does = "command", .run = key_command },
 	{ .key = { '?' }, .keys = "?", .does = "this help (arrows scroll)",
@@ -1416,30 +1442,57 @@ key_item(WINDOW *w, int x, int W, const char *key, const char *what)
 	return x;
 }
 
-/* The key line: main_keys by their place on it, as many as fit. */
-static void
-tui_draw_keys(Tui *t)
+/*
+ * The key line: main_keys by their place on it, as many as fit. With w, it
+ * is drawn; either way, the entry whose columns hold column at (-1: none)
+ * is returned, so a click finds what the line shows.
+ */
+static const KeyEntry *
+keyline_walk(const Tui *t, WINDOW *w, int W, int at)
 {
-	WINDOW *w = t->w_keys;
-	int W, x = 1;
+	int x = 1;
 
-	if (w == NULL)
-		return;
-	W = getmaxx(w);
-	werase(w);
-	wbkgdset(w, ' ' | theme_attr(ROLE_KEYS));
-	werase(w);
 	for (int place = 1;; place++) {
 		const KeyEntry *e = main_keys;
 		while (e->run != NULL && e->bar != place)
 			e++;
 		if (e->run == NULL)
 			break;
-		if ((e->when != KEY_HEADS || t->s->attn->heads > 1) && (e->when != KEY_LAYERS || session_layers(t->s) > 1))
-			x = key_item(w, x, W, t->utf8 || e->bar_ascii == NULL ? e->bar_key : e->bar_ascii, e->bar_does);
+		if ((e->when == KEY_HEADS && t->s->attn->heads <= 1) || (e->when == KEY_LAYERS && session_layers(t->s) <= 1))
+			continue;
+		const char *key = t->utf8 || e->bar_ascii == NULL ? e->bar_key : e->bar_ascii;
+		int need = text_width(key, -1) + 1 + text_width(e->bar_does, -1) + 2;
+		if (x + need > W)
+			continue;
+		if (at >= x && at < x + need - 2)
+			return e;
+		if (w != NULL)
+			key_item(w, x, W, key, e->bar_does);
+		x += need;
 	}
+	return NULL;
+}
+
+static void
+tui_draw_keys(Tui *t)
+{
+	WINDOW *w = t->w_keys;
+
+	if (w == NULL)
+		return;
+	werase(w);
+	wbkgdset(w, ' ' | theme_attr(ROLE_KEYS));
+	werase(w);
+	keyline_walk(t, w, getmaxx(w), -1);
 	wbkgdset(w, ' ');
 	wnoutrefresh(w);
+}
+
+/* The entry of the key line at column x of it, or NULL. */
+const KeyEntry *
+tui_keyline_at(const Tui *t, int x)
+{
+	return t->w_keys != NULL ? keyline_walk(t, NULL, getmaxx(t->w_keys), x) : NULL;
 }
 
 /* `?` lines for a key table: "  KEYS  DOES" ('\n' in DOES: its second line under the first). */
@@ -1469,6 +1522,13 @@ tui_help_text(void)
 	help_keys(&b, main_keys);
 	strbuf_puts(&b, "\nWhile a demo plays (--demo FILE, :source FILE)\n");
 	help_keys(&b, demo_keys);
+	strbuf_puts(&b, "\nThe mouse (unless --no-mouse)\n"
+	                "  click a cell               the cursor goes there, its operands light up\n"
+	                "  double-click, click again  where did this number come from?\n"
+	                "  click a pane               it takes the focus\n"
+	                "  wheel                      scrolls the narration or the pane under it\n"
+	                "  click the key line         runs that key\n"
+	                "  Shift-drag                 selects text (the terminal's own selection)\n");
 	strbuf_puts(&b, "\n:play [SECONDS] steps on by itself; any key stops it.\n"
 	                "--present or :present on: larger cells, bigger narration.\n"
 	                "\nCommands (after :, unique prefixes work)\n");
@@ -1481,16 +1541,17 @@ tui_help_text(void)
 	return b.s;
 }
 
-/* A key in the main view. */
-static void
+/* A key in the main view (the mouse acts through here too); 1 when its entry took it. */
+int
 tui_key_main(Tui *t, int key)
 {
 	const KeyEntry *e = key_find(main_keys, key);
 
 	if (e != NULL && e->run(t, key, e->arg))
-		return;
+		return 1;
 	if (key < 256 && key > 32)
 		tui_msgf(t, 0, "key %c does nothing here; ? shows the keys", key);
+	return 0;
 }
 
 static void
@@ -1668,8 +1729,13 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 
 	s->dirty |= DIRTY_ALL;
 	t->redraw = R_ALL;
+	if (t->msg == NULL && t->opt.notice != NULL)
+		tui_set_msg(t, 1, t->opt.notice);
+	else if (t->msg == NULL && t->opt.offer != NULL)
+		tui_set_msg(t, 0, t->opt.offer);
 	if (t->msg == NULL)
 		tui_msgf(t, 0, "attnviz: n next, Enter explains a cell, : commands, ? help, q quit");
+	tui_mouse_start(t);
 
 	if (t->opt.demo != NULL)
 		tui_demo_start(t, t->opt.demo);
@@ -1727,6 +1793,10 @@ tui_wait(Tui *t)
 			tui_popup_close(t);
 			return ERR;
 		}
+		if (sig == SIGINT && t->mode == MODE_MENU) {
+			tui_menu_close(t);
+			return ERR;
+		}
 		t->rc = 128 + sig;
 		return TUI_LEAVE;
 	}
@@ -1770,6 +1840,10 @@ tui_key(Tui *t, int key)
 	}
 	if (t->lay.too_small)
 		return key == 'q';
+	if (key == KEY_MOUSE) {
+		tui_mouse(t);
+		return 0;
+	}
 	if (t->mode == MODE_MAIN && t->msg && key != ':') {
 		free(t->msg);
 		t->msg = NULL;
@@ -1787,6 +1861,9 @@ tui_key(Tui *t, int key)
 	case MODE_CMD:
 		tui_key_cmd(t, key);
 		break;
+	case MODE_MENU:
+		tui_menu_key(t, key);
+		break;
 	}
 	return 0;
 }
@@ -1796,6 +1873,7 @@ static int
 tui_stop(Tui *t)
 {
 	tui_demo_free(t);
+	tui_menu_close(t);
 	tui_free_windows(t);
 	tui_end();
 	ttyguard_disarm();

@@ -2,6 +2,7 @@
 #ifndef ATTNVIZ_TUI_H
 #define ATTNVIZ_TUI_H
 
+#include "progress.h"
 #include "session.h"
 
 typedef struct TuiOptions {
@@ -9,6 +10,10 @@ typedef struct TuiOptions {
 	int present;         /* presenter mode (larger cells, no key line) */
 	const char *demo;    /* demo script to play, or NULL */
 	const char *record;  /* asciicast v2 file to record to, or NULL */
+	int no_mouse;        /* --no-mouse: the terminal keeps the mouse (its own selection) */
+	Progress *progress;  /* where the learner's way through the course is kept, or NULL */
+	const char *notice;  /* a warning for the status line at the start (a damaged progress file), or NULL */
+	const char *offer;   /* the offer to continue where the learner left off, or NULL */
 } TuiOptions;
 
 /*

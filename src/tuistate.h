@@ -1,8 +1,9 @@
 /*
  * tuistate.h: the full-screen view's state and the functions its files share
  * (tui.c: the loop, the text, the narration, the layout, the status line,
- * the keys; pane.c: the matrix panes; tuidemo.c: demo scripts and :play).
- * Only these three include it.
+ * the keys; pane.c: the matrix panes; tuidemo.c: demo scripts and :play;
+ * tuimouse.c: the mouse; tuicourse.c: progress and the course menu).
+ * Only these include it.
  */
 #ifndef ATTNVIZ_TUISTATE_H
 #define ATTNVIZ_TUISTATE_H
@@ -29,7 +30,7 @@ enum {
 	R_ALL    = 0x7f
 };
 
-typedef enum TuiMode { MODE_MAIN, MODE_CMD, MODE_POPUP } TuiMode;
+typedef enum TuiMode { MODE_MAIN, MODE_CMD, MODE_POPUP, MODE_MENU } TuiMode;
 
 /* One matrix pane: a view of a matrix (maybe a column block, maybe transposed) plus its cursor. */
 typedef struct Pane {
@@ -108,6 +109,13 @@ typedef struct Tui {
 
 	Recorder *rec;        /* --record: the asciicast being written, or NULL */
 
+	/* The course menu (m; tuicourse.c): the lessons as `lessons` lists them, one chosen. */
+	char **menu_line, **menu_name; /* owned: what each line says (escaped), the lesson it opens */
+	int menu_n, menu_sel, menu_top;
+	WINDOW *w_menu;
+	int progress_said;    /* a failure to keep progress was said (once) */
+	int tracking;         /* 1: the learner's moves are kept (after the start, unless continuing is offered) */
+
 	/* tui_run: what tui_start set up and tui_stop puts back. */
 	SCREEN *scr;
 	struct sigaction old_int, old_term, old_hup, old_quit;
@@ -151,6 +159,9 @@ void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(pri
 void tui_popup_close(Tui *t);
 int tui_run_line(Tui *t, const char *line);
 const KeyEntry *key_find(const KeyEntry *table, int key);
+void tui_popup(Tui *t, const char *title, const char *text);
+int tui_key_main(Tui *t, int key);
+const KeyEntry *tui_keyline_at(const Tui *t, int x);
 
 /* pane.c */
 const Attn *pane_attn(const Tui *t, const Pane *p);
@@ -160,6 +171,19 @@ void pane_want(const Pane *p, int *w, int *h);
 void tui_build_panes(Tui *t, int keep, int refocus);
 int tui_focus_matrix(Tui *t, int which, int head, int row, int col);
 void tui_draw_panes(Tui *t);
+int pane_cell_at(const Pane *p, int y, int x, int *r, int *c);
+
+/* tuimouse.c */
+void tui_mouse_start(Tui *t);
+void tui_mouse(Tui *t);
+
+/* tuicourse.c */
+void tui_track(Tui *t);
+int tui_menu_open(Tui *t);
+void tui_menu_close(Tui *t);
+void tui_menu_key(Tui *t, int key);
+void tui_menu_click(Tui *t, int y, int x, int twice);
+void tui_draw_menu(Tui *t);
 
 /* tuidemo.c */
 extern const KeyEntry demo_keys[];

@@ -268,8 +268,17 @@ repl 'load\nstep 2\n'
 err_cmd "load without a file" "usage: load FILE|NAME"
 repl 'lessons\n'
 clean "lessons"
-check "lessons lists selfattn first, with titles" grep -q '^ *1\. selfattn  *Self-attention' "$out"
+check "lessons lists selfattn first, with titles" grep -q '^[>+ ] *1\. selfattn  *Self-attention' "$out"
+check "lessons marks where the learner is (> without UTF-8)" grep -q '^> *1\. selfattn' "$out"
 check "lessons lists mask" grep -q '^ *[0-9]*\. mask ' "$out"
+# continue: where progress.json says the learner was (a fresh state: nothing yet)
+mkdir -p "$tmp/cont/attnviz"
+XDG_STATE_HOME=$tmp/cont-none repl 'continue\n'
+check "continue with no progress yet says so" has "$out" "nothing to continue yet"
+printf '{"version": 1, "last": "mask", "lessons": {"mask": {"done": false, "step": 2, "steps": 6, "right": 0, "asked": 0}}}' \
+	>"$tmp/cont/attnviz/progress.json"
+XDG_STATE_HOME=$tmp/cont repl 'continue\n'
+expect "continue opens the lesson last worked in, at its step" 'has "$out" "back in mask at step 3 of" && grep -q "step 3/.*stage" "$out"'
 # a copy of the binary away from the checkout: no lessons beside it either
 mkdir -p "$tmp/nolessons/bin"
 cp "$ATTNVIZ" "$tmp/nolessons/bin/attnviz"
@@ -407,7 +416,7 @@ check "explain a gelu cell" has "$out" "gelu(z) = z"
 check "explain a residual" has "$out" "= residual1 + ffn_out"
 
 # every command that help lists is covered above (a new one must get its test)
-covered=" load lessons reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
+covered=" load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do

@@ -736,4 +736,136 @@ shows "gqa 80x24: L moves to head 3" "$s" 'stage: split +head 3 of 4'
 shows "gqa 80x24: head 3's group" "$s" 'K kv 1 .*V kv 1'
 quits "$s" gqa80
 
+
+# ---------------------------------------------------------------------------
+# The mouse (issue 12 §3), through the bytes a terminal sends for it (SGR,
+# as xterm and tmux do once attnviz asks for the mouse): a click moves the
+# cursor, a double click explains, a click focuses a pane, the wheel scrolls,
+# a click on the key line runs that key; --no-mouse leaves the mouse alone.
+# mouse SESSION BUTTON X Y [release]: one SGR event at 1-based column X, line Y
+mouse() {
+	if [ "${5:-}" = release ]; then
+		tm send-keys -t "$1" -l "${ESC}[<$2;$3;$4M${ESC}[<$2;$3;$4m"
+	else
+		tm send-keys -t "$1" -l "${ESC}[<$2;$3;$4M"
+	fi
+}
+click() { mouse "$1" 0 "$2" "$3" release; }
+# dblclick SESSION X Y: two clicks as quick as a hand's
+dblclick() { tm send-keys -t "$1" -l "${ESC}[<0;$2;$3M${ESC}[<0;$2;$3m${ESC}[<0;$2;$3M${ESC}[<0;$2;$3m"; }
+s=mouse
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$tmp/mouse-state"
+wait_for "$s" 'stage: input' >/dev/null
+expect "mouse: attnviz asks the terminal for the mouse (SGR)" '[ "$(tm display-message -p -t "$s" "#{mouse_sgr_flag}")" = 1 ]'
+keys "$s" n n n
+wait_for "$s" 'stage: scores' >/dev/null
+# Kᵀ's column "saw" (1), row 2 sits at column 30, line 6 of the screen
+click "$s" 30 6
+shows "mouse: a click puts the cursor on the cell" "$s" 'K\[1\]\[2\] = 0 '
+click "$s" 30 6
+shows "mouse: a click on the cursor's cell explains it" "$s" 'X row 1 · W_k column 2'
+keys "$s" Escape
+wait_gone "$s" 'W_k column 2' >/dev/null
+dblclick "$s" 8 5
+shows "mouse: a double click explains the cell" "$s" '┌─ Q\[1\]\[0\]'
+keys "$s" Escape
+wait_gone "$s" '┌─ Q' >/dev/null
+click "$s" 60 2
+shows "mouse: a click on a pane's title focuses it" "$s" 'scores\[0\]\[0\] = '
+# "p prev" comes before the arrows, so a byte's index is its column
+col=$(cap "$s" | grep 'n/spc next' | awk '{ print index($0, "p prev") }')
+click "$s" "$col" 29
+shows "mouse: a click on the key line runs that key" "$s" 'step 3/9 +stage'
+
+quits "$s" mouse
+
+s=wheel
+start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$tmp/mouse-state"
+wait_for "$s" 'stage: input' >/dev/null
+# a step whose narration is longer than the room it has
+i=0
+while [ "$i" -lt 8 ] && ! cap "$s" | grep -q 'PgUp/PgDn'; do keys "$s" n; sleep 0.2; i=$((i + 1)); done
+row=$(cap "$s" | grep -n 'PgUp/PgDn' | head -n 1 | cut -d: -f1)
+if [ -z "$row" ]; then
+	not_ok "wheel: the narration at 80x24 scrolls" "$(cap "$s")"
+else
+	shows "wheel: the narration starts at its first line" "$s" ' 1-[0-9]+/[0-9]+ PgUp/PgDn'
+	mouse "$s" 65 10 $((row + 2))
+	shows "wheel: the wheel scrolls the narration down" "$s" ' 4-[0-9]+/[0-9]+ PgUp/PgDn'
+	mouse "$s" 64 10 $((row + 2))
+	shows "wheel: and up" "$s" ' 1-[0-9]+/[0-9]+ PgUp/PgDn'
+fi
+cmd "$s" "goto scores"
+click "$s" 8 4
+shows "wheel: a pane's cursor at row 0 after a click" "$s" 'Q\[0\]\[0\] = '
+mouse "$s" 65 8 4
+shows "wheel: the wheel over a pane scrolls it (the cursor goes along)" "$s" 'Q\[1\]\[0\] = '
+quits "$s" wheel
+
+s=nomouse
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$tmp/mouse-state" --no-mouse
+wait_for "$s" 'stage: input' >/dev/null
+expect "--no-mouse: the terminal keeps its mouse (its own selection)" '[ "$(tm display-message -p -t "$s" "#{mouse_any_flag}")" = 0 ]'
+keys "$s" '?'
+wait_for "$s" 'keys and commands' >/dev/null
+i=0
+while [ "$i" -lt 6 ] && ! cap "$s" | grep -q 'Shift-drag'; do keys "$s" NPage; sleep 0.2; i=$((i + 1)); done
+shows "?: the help says how to select text with the mouse on" "$s" 'Shift-drag +selects text'
+keys "$s" Escape
+quits "$s" nomouse
+
+# ---------------------------------------------------------------------------
+# Progress through the course (issue 12 §4), across runs, in a fresh
+# XDG_STATE_HOME: kept as the learner moves, offered back, shown by
+# `lessons`, the m menu and --progress; a damaged file is said once and set aside.
+P=$tmp/progress-state
+s=prog1
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" dot
+wait_for "$s" 'step 1/' >/dev/null
+keys "$s" n n
+shows "progress: moving in a lesson" "$s" 'step 3/'
+quits "$s" progress
+expect "progress: kept in XDG_STATE_HOME/attnviz/progress.json" 'grep -q "\"last\":[[:space:]]*\"dot\"" "$P/attnviz/progress.json"'
+XDG_STATE_HOME=$P "$ATTNVIZ" --progress >"$tmp/progress.out" 2>"$err"
+expect "--progress prints the course and where the learner is" 'grep -q "dot .*step 3/" "$tmp/progress.out" && grep -q "Last: dot, step 3" "$tmp/progress.out"'
+
+s=prog2
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P"
+shows "progress: a run without a lesson offers to continue" "$s" 'welcome back: c or :continue goes on with dot at step 3'
+keys "$s" c
+shows "progress: c continues in the lesson, at the step" "$s" 'back in dot at step 3'
+shows "progress: ... and the stage line agrees" "$s" 'step 3/'
+keys "$s" G
+wait_for "$s" 'finished! next' >/dev/null
+keys "$s" m
+shows "progress: m opens the course menu" "$s" ' the course '
+shows "progress: the menu marks where the learner is" "$s" '▶ +2\. dot'
+keys "$s" j Enter
+shows "progress: Enter in the menu opens the next lesson" "$s" 'loaded .*softmax'
+quits "$s" prog2
+printf 'lessons\n' | XDG_STATE_HOME=$P "$ATTNVIZ" --plain >"$tmp/lessons.out" 2>"$err"
+expect "lessons: ✓ for a finished lesson" 'grep -Eq "^✓ +2\. dot" "$tmp/lessons.out"'
+
+s=prog3
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" llama
+wait_for "$s" 'step 1/' >/dev/null
+keys "$s" G
+shows "progress: finishing the last lesson shows a summary of the course" "$s" 'The course is finished'
+shows "progress: the summary counts the lessons" "$s" '[0-9]+ of [0-9]+ lessons finished'
+keys "$s" q
+quits "$s" prog3
+
+D=$tmp/damaged-state
+mkdir -p "$D/attnviz"
+printf '{"version": 1, "lessons": {"dot": ' >"$D/attnviz/progress.json"
+s=damaged
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$D"
+shows "progress: a damaged file is reported" "$s" 'progress file .* is damaged'
+expect "progress: a damaged file is set aside" '[ -f "$D/attnviz/progress.json.damaged" ]'
+quits "$s" damaged
+s=damaged2
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$D"
+shows "progress: ... once (the next run starts afresh)" "$s" 'attnviz: n next, Enter explains'
+quits "$s" damaged2
+
 finish

@@ -1,0 +1,237 @@
+/* unit_progress.c: progress.h — a record survives a save and a load, a lesson
+ * is finished at its last step, the course's end is said once, a damaged or
+ * foreign file is set aside and reported (never fatal), the path follows
+ * XDG_STATE_HOME, and the marks :lessons shows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "progress.h"
+#include "unit_hidden.h"
+
+static char dir[64];
+static char path[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/attnviz-unit-progress.XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	/* a directory that does not exist yet: save makes it */
+	snprintf(path, sizeof path, "%s/state/attnviz/progress.json", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[160];
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void put(const char *text)
+{
+	char d[300];
+	snprintf(d, sizeof d, "%s/state", dir);
+	mkdir(d, 0700);
+	snprintf(d, sizeof d, "%s/state/attnviz", dir);
+	mkdir(d, 0700);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_first_run_is_empty(void **state)
+{
+	Progress p;
+	char *warn = NULL;
+	(void)state;
+	assert_int_equal(progress_load(&p, path, &warn), 0);
+	assert_null(warn);
+	assert_int_equal(p.n, 0);
+	assert_string_equal(p.last, "");
+	assert_string_equal(p.path, path);
+	progress_free(&p);
+}
+
+static void test_save_and_load(void **state)
+{
+	Progress p, q;
+	char *warn = NULL, *err = NULL;
+	(void)state;
+	assert_int_equal(progress_load(&p, path, &warn), 0);
+	assert_int_equal(progress_note(&p, "selfattn", 6, 7, 2, 3) & PROGRESS_CHANGED, PROGRESS_CHANGED);
+	assert_int_equal(progress_note(&p, "mask", 2, 8, 1, 1), PROGRESS_CHANGED);
+	/* the same place again: nothing to write */
+	assert_int_equal(progress_note(&p, "mask", 2, 8, 1, 1), 0);
+	assert_int_equal(progress_save(&p, &err), 0);
+	assert_null(err);
+	assert_int_equal(hidden_files_in(dir), 0);
+	progress_free(&p);
+
+	assert_int_equal(progress_load(&q, path, &warn), 0);
+	assert_null(warn);
+	assert_int_equal(q.n, 2);
+	assert_string_equal(q.last, "mask");
+	const ProgressLesson *e = progress_find(&q, "selfattn");
+	assert_non_null(e);
+	assert_true(e->done);
+	assert_int_equal(e->right, 2);
+	assert_int_equal(e->asked, 3);
+	e = progress_find(&q, "mask");
+	assert_non_null(e);
+	assert_false(e->done);
+	assert_int_equal(e->step, 2);
+	assert_int_equal(e->steps, 8);
+	assert_null(progress_find(&q, "dot"));
+	progress_free(&q);
+}
+
+/* Finished stays finished when the learner goes back to step 1 */
+static void test_done_stays(void **state)
+{
+	Progress p;
+	char *warn = NULL;
+	(void)state;
+	progress_load(&p, path, &warn);
+	progress_note(&p, "dot", 4, 5, 0, 0);
+	progress_note(&p, "dot", 0, 5, 0, 0);
+	assert_true(progress_find(&p, "dot")->done);
+	assert_int_equal(progress_find(&p, "dot")->step, 0);
+	progress_free(&p);
+}
+
+static void test_course_done_once(void **state)
+{
+	Progress p;
+	char *warn = NULL;
+	int last = 0;
+	(void)state;
+	progress_load(&p, path, &warn);
+	while (session_lesson_order[last + 1] != NULL)
+		last++;
+	assert_int_equal(progress_note(&p, session_lesson_order[0], 2, 3, 0, 0) & PROGRESS_COURSE_DONE, 0);
+	assert_int_equal(progress_note(&p, session_lesson_order[last], 1, 3, 0, 0) & PROGRESS_COURSE_DONE, 0);
+	assert_int_equal(progress_note(&p, session_lesson_order[last], 2, 3, 0, 0) & PROGRESS_COURSE_DONE,
+	                 PROGRESS_COURSE_DONE);
+	assert_int_equal(progress_note(&p, session_lesson_order[last], 2, 3, 1, 1) & PROGRESS_COURSE_DONE, 0);
+	char *r = progress_report(&p, 1);
+	assert_non_null(r);
+	assert_non_null(strstr(r, "2 of "));
+	assert_non_null(strstr(r, "\u2713"));
+	free(r);
+	progress_free(&p);
+}
+
+static void check_damaged(const char *text)
+{
+	Progress p;
+	char *warn = NULL, aside[300];
+	struct stat st;
+
+	put(text);
+	assert_int_equal(progress_load(&p, path, &warn), 0);
+	assert_non_null(warn);
+	assert_non_null(strstr(warn, "damaged"));
+	assert_non_null(strstr(warn, "set aside"));
+	assert_int_equal(p.n, 0);
+	snprintf(aside, sizeof aside, "%s.damaged", path);
+	assert_int_equal(stat(aside, &st), 0);
+	assert_int_not_equal(stat(path, &st), 0);
+	free(warn);
+	progress_free(&p);
+	/* said once: the next run starts afresh without a word */
+	assert_int_equal(progress_load(&p, path, &warn), 0);
+	assert_null(warn);
+	progress_free(&p);
+}
+
+static void test_damaged(void **state)
+{
+	(void)state;
+	check_damaged("{\"version\": 1, \"lessons\": {\"mask\": ");
+	check_damaged("[1, 2, 3]");
+	check_damaged("{\"version\": 7}");
+	check_damaged("{\"version\": 1, \"last\": 3}");
+	check_damaged("{\"version\": 1, \"lessons\": {\"mask\": {\"done\": 1, \"step\": 0, \"steps\": 2, \"right\": 0, \"asked\": 0}}}");
+	check_damaged("{\"version\": 1, \"lessons\": {\"mask\": {\"done\": true, \"step\": -1, \"steps\": 2, \"right\": 0, \"asked\": 0}}}");
+	check_damaged("{\"version\": 1, \"lessons\": {\"mask\": {\"done\": true, \"step\": 0, \"steps\": 2, \"right\": 3, \"asked\": 1}}}");
+}
+
+static void test_default_path(void **state)
+{
+	char *p;
+	(void)state;
+	setenv("XDG_STATE_HOME", "/x/state", 1);
+	p = progress_default_path();
+	assert_string_equal(p, "/x/state/attnviz/progress.json");
+	free(p);
+	setenv("XDG_STATE_HOME", "relative", 1);
+	setenv("HOME", "/home/l", 1);
+	p = progress_default_path();
+	assert_string_equal(p, "/home/l/.local/state/attnviz/progress.json");
+	free(p);
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("HOME");
+	assert_null(progress_default_path());
+}
+
+static void test_marks(void **state)
+{
+	Progress p;
+	char *warn = NULL, mark[8], score[40];
+	(void)state;
+	progress_load(&p, path, &warn);
+	progress_note(&p, "dot", 4, 5, 1, 2);
+	progress_note(&p, "mask", 1, 8, 0, 0);
+	progress_marks(&p, "dot", "mask", 1, mark, score);
+	assert_string_equal(mark, "\u2713");
+	assert_string_equal(score, "quiz 1/2");
+	progress_marks(&p, "mask", "mask", 0, mark, score);
+	assert_string_equal(mark, ">");
+	assert_string_equal(score, "step 2/8");
+	progress_marks(&p, "scale", "mask", 0, mark, score);
+	assert_string_equal(mark, " ");
+	assert_string_equal(score, "");
+	progress_free(&p);
+}
+
+/* No path (no HOME): notes are kept in memory, save writes nothing */
+static void test_nowhere(void **state)
+{
+	Progress p;
+	char *warn = NULL, *err = NULL;
+	(void)state;
+	assert_int_equal(progress_load(&p, NULL, &warn), 0);
+	progress_note(&p, "dot", 1, 5, 0, 0);
+	assert_int_equal(progress_save(&p, &err), 0);
+	assert_null(err);
+	progress_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_first_run_is_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_save_and_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_done_stays, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_course_done_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_default_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_marks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nowhere, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
