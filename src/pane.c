@@ -248,14 +248,17 @@ pane_want(const Pane *p, int *w, int *h)
 	if (*w < tw)
 		*w = tw;
 	/*
-	 * A pane hidden by a quiz shows three short lines ("answer first:",
-	 * ":answer VALUE", ":skip  :hint", 13 columns each): it needs that much
-	 * and no more.  Asking for more (it used to be 28) pushed the hidden
-	 * result onto a second grid row at 80 columns, which took the lines the
-	 * narration needed and hid the quiz question itself below the fold.
+	 * A pane hidden by a quiz shows its title and one short line ("press 1-4
+	 * first" or ":answer VALUE", at most 15 columns; the narration says the
+	 * rest): it needs that much and no more, so the lines go to the question.
+	 * Asking for more pushed the hidden result onto a second grid row at 80
+	 * columns, which hid the quiz question itself below the fold.
 	 */
-	if (p->hidden && *w < 15)
-		*w = 15;
+	if (p->hidden) {
+		*h = 2;
+		if (*w < 17)
+			*w = 17;
+	}
 	if (*w < 12)
 		*w = 12;
 }
@@ -743,9 +746,15 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	m = pane_mat(t, p);
 	if (p->hidden) {
 		pane_draw_title(t, p, 0, 0);
-		const char *msg[] = { "answer first:", ":answer VALUE", ":skip  :hint" };
-		for (int i = 0; i < 3 && 2 + i < H; i++)
-			put_at(w, 2 + i, 1, theme_attr(ROLE_PLACEHOLDER), msg[i], W - 1);
+		/* one line: how to answer (the narration under it has the question, :skip and :hint) */
+		const Step *st = session_step(t->s);
+		char msg[32];
+		if (st->quiz.nchoices > 0)
+			snprintf(msg, sizeof msg, "press 1-%d first", st->quiz.nchoices);
+		else
+			snprintf(msg, sizeof msg, ":answer VALUE");
+		if (H > 1)
+			put_at(w, 1, 1, theme_attr(ROLE_PLACEHOLDER), msg, W - 1);
 		wnoutrefresh(w);
 		return;
 	}

@@ -464,8 +464,10 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			const AttnMatrix w = cuts[k].matrix;
 			char head[48];
 			if ((int)w == session_hidden_matrix(s)) {
+				char how[32];
 				if (k == 0 || cuts[k - 1].matrix != w)
-					fprintf(f, "\n%s: hidden until you answer (answer VALUE, skip, hint)\n", matrix_name(w));
+					fprintf(f, "\n%s: hidden until you answer (%s, skip, hint)\n", matrix_name(w),
+					        session_quiz_usage(s, how, sizeof how));
 				continue;
 			}
 			fputc('\n', f);

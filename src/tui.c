@@ -1206,7 +1206,10 @@ key_explain(Tui *t, int key, int arg)
 		return 1;
 	Pane *p = &t->pane[t->focus];
 	if (p->hidden) {
-		tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
+		if (session_step(t->s)->quiz.nchoices > 0)
+			tui_msgf(t, 0, "answer the quiz first (press 1-%d, :skip, :hint)", session_step(t->s)->quiz.nchoices);
+		else
+			tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
 		return 1;
 	}
 	if (p->rows == 0 || p->cols == 0)

@@ -736,4 +736,24 @@ shows "gqa 80x24: L moves to head 3" "$s" 'stage: split +head 3 of 4'
 shows "gqa 80x24: head 3's group" "$s" 'K kv 1 .*V kv 1'
 quits "$s" gqa80
 
+# ---------------------------------------------------------------------------
+# Issue 12 §1: every screen right at 80x24 (and at a large size).
+# §1.9: a multiple-choice question's hidden pane says press 1-N, on one line;
+# a question about PE on the input stage leaves the input shown.
+for sz in 80x24 200x60; do
+	s=i9q$sz
+	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/weighting.json
+	wait_for "$s" 'stage: input' >/dev/null
+	keys "$s" n
+	shows "$sz weighting step 2: the hidden V says press 1-4" "$s" ' press 1-4 first'
+	if cap "$s" | grep -q ':answer VALUE'; then not_ok "$sz weighting step 2: no :answer VALUE for choices"; else ok "$sz weighting step 2: no :answer VALUE for choices"; fi
+	quits "$s" "i9q$sz"
+done
+s=i9pe
+start "$s" 80 24 C.UTF-8 "" lessons/positional.json
+shows "positional step 1: the question about PE" "$s" 'Quiz: .*predict PE'
+shows "positional step 1: the input stays shown" "$s" '^saw +[0-9-]'
+if cap "$s" | grep -q '^ :answer VALUE'; then not_ok "positional step 1: nothing hidden on the input stage"; else ok "positional step 1: nothing hidden on the input stage"; fi
+quits "$s" i9pe
+
 finish
