@@ -80,6 +80,10 @@ typedef struct Tui {
 	char *narr;           /* narration text, escaped (newlines kept) */
 	int narr_top;         /* first narration line shown */
 	int narr_lines;       /* wrapped lines at the current width */
+	int narr_must;        /* narr's first bytes that must all be in view (an open question and its choices) */
+	char *note;           /* a message too wide for the status line, at the narration's top (escaped), or NULL */
+	int note_place;       /* the place (tui_arrived's number) it belongs to; 0: the next narration takes it */
+	int solo;             /* 1: the panes gave way to the narration: only the focused one is shown (Tab brings the others) */
 
 	char *msg;            /* status message (escaped), or NULL */
 	int msg_error;

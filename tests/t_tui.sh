@@ -756,4 +756,63 @@ shows "positional step 1: the input stays shown" "$s" '^saw +[0-9-]'
 if cap "$s" | grep -q '^ :answer VALUE'; then not_ok "positional step 1: nothing hidden on the input stage"; else ok "positional step 1: nothing hidden on the input stage"; fi
 quits "$s" i9pe
 
+# §1.2: at 80x24 a question and all its choices are in view (the panes give
+# way: the focused one alone, Tab brings the others), the hidden pane's
+# placeholder is one line, PgDn moves a page, a wrong answer's feedback is
+# never cut (it heads the narration), the demo indicator stays at 80 columns,
+# and `?` hangs a wrapped line under its text.
+for sz in 80x24 200x60; do
+	s=i2w$sz
+	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/weighting.json
+	wait_for "$s" 'stage: input' >/dev/null
+	keys "$s" n
+	shows "$sz weighting step 2: the question" "$s" 'Quiz: The four words are one-hot'
+	shows "$sz weighting step 2: choice 4 in view" "$s" '^ +4\) 4 × 5'
+	shows "$sz weighting step 2: the prompt in view" "$s" 'Press 1-4, or :answer N'
+	quits "$s" "i2w$sz"
+	s=i2p$sz
+	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/padding.json
+	wait_for "$s" 'stage: input' >/dev/null
+	cmd "$s" "step 4"
+	shows "$sz padding step 4: choice 3 in view" "$s" '^ +3\) rows 2–3 and columns 2–3'
+	shows "$sz padding step 4: choice 4 in view" "$s" '^ +4\) the cells above the diagonal'
+	keys "$s" 2
+	shows "$sz padding step 4: the wrong answer's feedback, whole" "$s" 'the answer is 1\) columns 2 and 3,'
+	shows "$sz padding step 4: the feedback's end" "$s" 'in every row\.  \(score 0/1\)'
+	quits "$s" "i2p$sz"
+done
+s=i2m
+start "$s" 80 24 C.UTF-8 "" lessons/multihead.json
+wait_for "$s" 'stage: input' >/dev/null
+keys "$s" n
+shows "80x24 multihead step 2: every choice in view" "$s" '^ +4\) 48: without heads'
+shows "80x24 multihead step 2: the focused pane whole" "$s" '^saw +2\.00 0\.50 2\.00 1\.00$'
+snap "$s"
+expect "80x24 multihead step 2: the other panes gave way" 'hasnt "$tmp/screen" "W_k  4×4"'
+keys "$s" Tab
+shows "80x24 multihead step 2: Tab brings the next pane" "$s" '^W_k  4×4'
+quits "$s" i2m
+s=i2pg
+start "$s" 80 24 C.UTF-8 "" lessons/weighting.json
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "step 6"
+shows "80x24 weighting step 6: the narration starts at line 1" "$s" ' 1-[0-9]+/[0-9]+ PgUp/PgDn'
+keys "$s" NPage
+shows "80x24 weighting step 6: PgDn moves a page" "$s" ' ([6-9]|1[0-9])-[0-9]+/[0-9]+ PgUp/PgDn'
+shows "80x24 weighting step 6: the summary's last line after one PgDn" "$s" '6\. bⁱ = Σ_j'
+keys "$s" '?'
+shows "80x24 ?: a wrapped line hangs under its text" "$s" '│ {20,}in flash: the next tile'
+keys "$s" q
+wait_gone "$s" 'in flash: the next tile' >/dev/null
+quits "$s" i2pg
+printf 'goto scores\nwait 30\ngoto softmax\n' >"$tmp/slow.txt"
+s=i2d
+start "$s" 80 24 C.UTF-8 "" --present --demo "$tmp/slow.txt"
+wait_for "$s" 'stage: scores' >/dev/null
+keys "$s" Space
+shows "80x24 presenting: the demo indicator stays when paused" "$s" 'demo 2/3  paused'
+keys "$s" q
+wait_for "$s" 'demo left' >/dev/null
+quits "$s" i2d
+
 finish
