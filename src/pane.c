@@ -235,7 +235,8 @@ pane_measure(Tui *t, Pane *p)
 void
 pane_want(const Pane *p, int *w, int *h)
 {
-	int tw = text_width(p->title, -1) + 2;
+	/* the title, and what only one of a compared pair has ("  rows 3-4 only here") beside it */
+	int tw = text_width(p->title, -1) + 2 + (p->only[0] ? 15 + text_width(p->only, -1) : 0);
 
 	if (p->zoom) {
 		/* Zoomed out, a pane takes what it is given: ask for little. */
@@ -374,8 +375,17 @@ tui_build_panes(Tui *t, int keep, int refocus)
 		Pane *p = &t->pane[i];
 		const Mat *ma = pane_mat(t, p), *mb = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
 		p->ndiff = 0;
+		p->only[0] = '\0';
 		if (ma == NULL || mb == NULL)
 			continue;
+		/* the cells only one of them has are not compared: say which rows those are */
+		char here[40], there[40];
+		stats_only_in(ma, mb, here, sizeof here);
+		stats_only_in(mb, ma, there, sizeof there);
+		if (here[0])
+			snprintf(p->only, sizeof p->only, "  %s only here", here);
+		else if (there[0])
+			snprintf(p->only, sizeof p->only, "  %s only in %s", there, p->variant ? "the lesson" : "the variant");
 		for (int r = 0; r < p->rows; r++)
 			for (int c = 0; c < p->cols; c++) {
 				int R, C;
@@ -587,6 +597,8 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 		snprintf(d, sizeof d, "  %d differ (*)", p->ndiff);
 		if (x + text_width(d, -1) <= W)
 			x += put_at(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
+		if (p->only[0] && x + text_width(p->only, -1) <= W)
+			x += put_at(w, 0, x, theme_attr(ROLE_LABEL), p->only, W - x);
 	}
 	if (p->stats[0] && x + 2 + text_width(p->stats, -1) <= W) {
 		x += put_at(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);

@@ -768,6 +768,12 @@ tui_draw_status(Tui *t)
 				else
 					snprintf(line, sizeof line, "%s%s[%d][%d] = %s   Enter: where from?",
 					         p->variant ? "variant " : "", matrix_name(p->which), R, C, num);
+				/* a cell the compared pane lacks (a prefix has fewer rows) is not compared: say so */
+				const Mat *o = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
+				if (o != NULL && (R >= o->rows || C >= o->cols))
+					snprintf(line, sizeof line, "%s%s[%d][%d] = %s   only in %s: not compared",
+					         p->variant ? "variant " : "", matrix_name(p->which), R, C, num,
+					         p->variant ? "the variant" : "the lesson");
 				put_at(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			}
 		}

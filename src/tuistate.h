@@ -50,7 +50,8 @@ typedef struct Pane {
 	int zoom;          /* 1: down-sampled heatmap without numbers */
 	int variant;       /* 1: the lesson's compare variant (Session.compare_attn) */
 	int other;         /* the pane this one is compared with (cells that differ are marked), or -1 */
-	int ndiff;         /* cells that differ from the other pane */
+	int ndiff;         /* cells that differ from the other pane (of the cells both have) */
+	char only[64];     /* "  rows 3-4 only here": what only one of the two has, or "" */
 	int sums;          /* 1: a Σ column of row sums at the right (weights) */
 	int legend;        /* 1: a legend line under the rows (value range and ramp) */
 	int pad, rgap;     /* presenter mode: extra columns per cell, blank lines between rows */

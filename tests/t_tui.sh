@@ -815,4 +815,21 @@ keys "$s" q
 wait_for "$s" 'demo left' >/dev/null
 quits "$s" i2d
 
+# §1.1: prefix.json's comparison has fewer rows: 0 cells differ, and the rows only one has are named
+for sz in 80x24 200x60; do
+	s=i1$sz
+	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/prefix.json
+	wait_for "$s" 'stage: input' >/dev/null
+	cmd "$s" "compare on"
+	cmd "$s" "step 6"
+	shows "$sz prefix step 6: the weights, 0 differ" "$s" 'weights  5×5  0 differ \(\*\)'
+	shows "$sz prefix step 6: the variant, 0 differ" "$s" 'weights  3×3  0 differ \(\*\)'
+	if [ "$sz" = 200x60 ]; then
+		shows "$sz prefix step 6: the title names the rows only the lesson has" "$s" 'weights  5×5  0 differ \(\*\)  rows 3-4, columns 3-4 only here'
+	fi
+	keys "$s" End Down Down Down Down
+	shows "$sz prefix step 6: a row only the lesson has is not compared" "$s" 'weights\[4\]\[[0-9]\] = [0-9.]+   only in the lesson: not compared'
+	quits "$s" "i1$sz"
+done
+
 finish
