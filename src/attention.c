@@ -776,6 +776,29 @@ const Attn *attn_layer(const Attn *a, int i)
 	return a;
 }
 
+int attn_check_quiz_answers(const Attn *a, char **err)
+{
+	const Lesson *l = a->lesson;
+
+	for (int i = 0; i < l->nsteps; i++) {
+		const Step *st = &l->steps[i];
+		const CellRef *c = &st->quiz.answer_cell;
+		const int which = matrix_find(c->matrix);
+		const Attn *la = attn_layer(a, st->layer);
+		const Mat *m = which < 0 || la == NULL ? NULL : attn_matrix(la, (AttnMatrix)which, c->head);
+
+		if (!st->has_quiz || st->quiz.nchoices > 0 || m == NULL || c->row >= m->rows || c->col >= m->cols)
+			continue;
+		if (!isinf(MAT_AT(*m, c->row, c->col)))
+			continue;
+		*err = str_printf("steps[%d].quiz.answer: %s[%d][%d] (head %d) is %s\u221e, which no one can type as an answer; "
+		                  "ask about a cell the mask keeps, or give \"choices\"",
+		                  i, c->matrix, c->row, c->col, c->head, MAT_AT(*m, c->row, c->col) < 0 ? "\u2212" : "");
+		return -1;
+	}
+	return 0;
+}
+
 const Mat *attn_final_output(const Attn *a)
 {
 	while (a->next != NULL)

@@ -130,6 +130,12 @@ int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, ch
 
 /* Layer i of a computation (a itself for 0, or for a lesson without layers); NULL out of range. */
 const Attn *attn_layer(const Attn *a, int i);
+/*
+ * Every numeric quiz answer of a's lesson is a number a learner can type:
+ * 0, or -1 with *err "steps[3].quiz.answer: weights[0][1][2] is −∞ (…)"
+ * for the first that points at an infinite cell (a masked score).
+ */
+int attn_check_quiz_answers(const Attn *a, char **err);
 /* The rows a layer hands on: the block's last result (or the final norm), or the attention's output. */
 const Mat *attn_layer_output(const Attn *a);
 /* What the block makes last (before a final norm): norm2 or residual2, norm1 or residual1 without an FFN. */

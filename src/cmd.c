@@ -414,9 +414,11 @@ static int cmd_continue(Session *s, int argc, char **argv, CmdOut *out)
 /* While a question is open, the matrix that answers it stays hidden. */
 static int hidden(const Session *s, int which, CmdOut *out)
 {
+	char how[32];
+
 	if (which >= 0 && which == session_hidden_matrix(s)) {
-		say(out, MSG_ERROR, NULL, "%s stays hidden until you answer the question (answer VALUE, skip, hint)",
-		    matrix_name((AttnMatrix)which));
+		say(out, MSG_ERROR, NULL, "%s stays hidden until you answer the question (%s, skip, hint)",
+		    matrix_name((AttnMatrix)which), session_quiz_usage(s, how, sizeof how));
 		return 1;
 	}
 	return 0;

@@ -128,6 +128,9 @@ layout_compute(const LayoutIn *in, Layout *out)
 	int most = imax(3, in->present ? H / 3 : H / 4);
 	int want = in->narr_lines > 0 ? in->narr_lines + 1 : most;
 	int nh = imax(3, imin(want, most));
+	/* The lines that must show (with the rule and the formula) win over the panes, which keep a title and two rows. */
+	if (in->narr_need > 0)
+		nh = imax(nh, imin(in->narr_need + 2, bottom - 1 - LAYOUT_PANES_MIN_H));
 	out->narr = (LayoutRect){ bottom - nh, 0, nh, W };
 	out->panes = (LayoutRect){ 1, 0, bottom - nh - 1, W };
 

@@ -11,6 +11,8 @@
 #define LAYOUT_PANE_MIN_W 20
 /* Blank columns between panes side by side, so one pane's numbers never read as the next one's. */
 #define LAYOUT_PANE_GAP 3
+/* What the panes keep when the narration needs the room: a title and two rows. */
+#define LAYOUT_PANES_MIN_H 3
 
 typedef struct LayoutRect {
 	int y, x, h, w; /* h == 0 or w == 0: not shown */
@@ -22,6 +24,8 @@ typedef struct LayoutIn {
 	int want_w[LAYOUT_MAX_PANES];    /* each pane's natural size (labels + every cell); */
 	int want_h[LAYOUT_MAX_PANES];    /* a pane gets at most that, less when the screen is short */
 	int narr_lines;                  /* narration lines wanted (text + formula); 0: as many as allowed */
+	int narr_need;                   /* narration lines that must show (an open question and its choices): */
+	                                 /* the panes give way to them, down to LAYOUT_PANES_MIN_H lines */
 	int present;                     /* presenter mode: no key line, a larger narration pane */
 } LayoutIn;
 

@@ -1018,13 +1018,15 @@ static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz
 		path_set(c, old);
 		old = path_key(c, "answer");
 		if (!cJSON_IsNumber(answer)) {
-			fail(c, "expected the index of the right choice (0 to %d), got %s", n - 1, got(answer).s);
+			fail(c, "expected the index of the right choice, from 0 (0 to %d; the screen numbers them 1 to %d), got %s",
+			     n - 1, n, got(answer).s);
 			goto out;
 		}
-		if (read_whole(c, answer, -1e9, 1e9, "a whole number (the index of the right choice, from 0)", &idx) != 0)
+		if (read_whole(c, answer, -1e9, 1e9, "a whole number (the index of the right choice, from 0: the screen's choice 1 is 0)", &idx) != 0)
 			goto out;
 		if (idx < 0 || idx >= n) {
-			fail(c, "%lld is outside the %d choices (0 to %d; the first choice is 0)", idx, n, n - 1);
+			fail(c, "%lld is outside the %d choices (0 to %d: the file counts from 0, the screen numbers them 1 to %d)",
+			     idx, n, n - 1, n);
 			goto out;
 		}
 		q->answer_choice = (int)idx;
@@ -3255,7 +3257,9 @@ static int validate_into(Ctx *c, const Lesson *l)
 				if (st->quiz.nchoices < 2 || st->quiz.answer_choice < 0 ||
 				    st->quiz.answer_choice >= st->quiz.nchoices) {
 					path_key(c, "answer");
-					r = fail(c, "%d is outside the %d choices", st->quiz.answer_choice, st->quiz.nchoices);
+					r = fail(c, "%d is outside the %d choices (0 to %d: the file counts from 0, the screen numbers "
+					         "them 1 to %d)",
+					         st->quiz.answer_choice, st->quiz.nchoices, st->quiz.nchoices - 1, st->quiz.nchoices);
 				}
 			} else {
 				path_key(c, "answer");

@@ -325,6 +325,14 @@ static int run_check(const Args *a)
 			bad = 1;
 			continue;
 		}
+		if (attn_check_quiz_answers(at, &err) != 0) {
+			fprintf(stderr, "%s: %s\n", shown(a->files[i]), err ? err : "out of memory");
+			free(err);
+			attn_free(at);
+			lesson_free(l);
+			bad = 1;
+			continue;
+		}
 		missing = lesson_check_languages(l, langs, &report);
 		if (missing > 0 && report != NULL) {
 			if (a->strict) {

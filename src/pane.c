@@ -235,7 +235,8 @@ pane_measure(Tui *t, Pane *p)
 void
 pane_want(const Pane *p, int *w, int *h)
 {
-	int tw = text_width(p->title, -1) + 2;
+	/* the title, and what only one of a compared pair has ("  rows 3-4 only here") beside it */
+	int tw = text_width(p->title, -1) + 2 + (p->only[0] ? 15 + text_width(p->only, -1) : 0);
 
 	if (p->zoom) {
 		/* Zoomed out, a pane takes what it is given: ask for little. */
@@ -248,14 +249,17 @@ pane_want(const Pane *p, int *w, int *h)
 	if (*w < tw)
 		*w = tw;
 	/*
-	 * A pane hidden by a quiz shows three short lines ("answer first:",
-	 * ":answer VALUE", ":skip  :hint", 13 columns each): it needs that much
-	 * and no more.  Asking for more (it used to be 28) pushed the hidden
-	 * result onto a second grid row at 80 columns, which took the lines the
-	 * narration needed and hid the quiz question itself below the fold.
+	 * A pane hidden by a quiz shows its title and one short line ("press 1-4
+	 * first" or ":answer VALUE", at most 15 columns; the narration says the
+	 * rest): it needs that much and no more, so the lines go to the question.
+	 * Asking for more pushed the hidden result onto a second grid row at 80
+	 * columns, which hid the quiz question itself below the fold.
 	 */
-	if (p->hidden && *w < 15)
-		*w = 15;
+	if (p->hidden) {
+		*h = 2;
+		if (*w < 17)
+			*w = 17;
+	}
 	if (*w < 12)
 		*w = 12;
 }
@@ -371,8 +375,17 @@ tui_build_panes(Tui *t, int keep, int refocus)
 		Pane *p = &t->pane[i];
 		const Mat *ma = pane_mat(t, p), *mb = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
 		p->ndiff = 0;
+		p->only[0] = '\0';
 		if (ma == NULL || mb == NULL)
 			continue;
+		/* the cells only one of them has are not compared: say which rows those are */
+		char here[40], there[40];
+		stats_only_in(ma, mb, here, sizeof here);
+		stats_only_in(mb, ma, there, sizeof there);
+		if (here[0])
+			snprintf(p->only, sizeof p->only, "  %s only here", here);
+		else if (there[0])
+			snprintf(p->only, sizeof p->only, "  %s only in %s", there, p->variant ? "the lesson" : "the variant");
 		for (int r = 0; r < p->rows; r++)
 			for (int c = 0; c < p->cols; c++) {
 				int R, C;
@@ -584,6 +597,8 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 		snprintf(d, sizeof d, "  %d differ (*)", p->ndiff);
 		if (x + text_width(d, -1) <= W)
 			x += put_at(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
+		if (p->only[0] && x + text_width(p->only, -1) <= W)
+			x += put_at(w, 0, x, theme_attr(ROLE_LABEL), p->only, W - x);
 	}
 	if (p->stats[0] && x + 2 + text_width(p->stats, -1) <= W) {
 		x += put_at(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);
@@ -743,9 +758,15 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	m = pane_mat(t, p);
 	if (p->hidden) {
 		pane_draw_title(t, p, 0, 0);
-		const char *msg[] = { "answer first:", ":answer VALUE", ":skip  :hint" };
-		for (int i = 0; i < 3 && 2 + i < H; i++)
-			put_at(w, 2 + i, 1, theme_attr(ROLE_PLACEHOLDER), msg[i], W - 1);
+		/* one line: how to answer (the narration under it has the question, :skip and :hint) */
+		const Step *st = session_step(t->s);
+		char msg[32];
+		if (st->quiz.nchoices > 0)
+			snprintf(msg, sizeof msg, "press 1-%d first", st->quiz.nchoices);
+		else
+			snprintf(msg, sizeof msg, ":answer VALUE");
+		if (H > 1)
+			put_at(w, 1, 1, theme_attr(ROLE_PLACEHOLDER), msg, W - 1);
 		wnoutrefresh(w);
 		return;
 	}

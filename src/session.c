@@ -858,17 +858,31 @@ int session_hidden_matrix(const Session *s)
 {
 	const Step *st = session_step(s);
 	AttnMatrix panes[STAGE_MAX_PANES];
-	int count, k;
+	int count;
 
 	if (!session_quiz_pending(s))
 		return -1;
-	count = attn_stage_matrices(s->attn, s->stage, panes);
-	/* A number asked for is hidden where the stage shows it; otherwise the stage's result is. */
+	/* A number asked for is what is hidden, shown here or not: the stage's other panes stay. */
 	if (st->quiz.nchoices == 0)
-		for (k = 0; k < count; k++)
-			if ((int)panes[k] == matrix_find(st->quiz.answer_cell.matrix))
-				return (int)panes[k];
+		return matrix_find(st->quiz.answer_cell.matrix);
+	/* A question with choices is about the stage's result. */
+	count = attn_stage_matrices(s->attn, s->stage, panes);
 	return count > 0 ? (int)panes[count - 1] : -1;
+}
+
+const char *session_quiz_usage(const Session *s, char *buf, size_t size)
+{
+	const Step *st = session_step(s);
+
+	if (size == 0)
+		return buf;
+	if (!session_quiz_pending(s))
+		buf[0] = '\0';
+	else if (st->quiz.nchoices > 0)
+		snprintf(buf, size, "answer 1-%d", st->quiz.nchoices);
+	else
+		snprintf(buf, size, "answer VALUE");
+	return buf;
 }
 
 /* ------------------------------------------------------------ quizzes */

@@ -190,10 +190,18 @@ const char *session_text(const Session *s, const Text *t);
 int session_quiz_pending(const Session *s);
 /*
  * The matrix kept hidden while a quiz is open, or -1 when none is: the matrix
- * a numeric question asks about when this stage shows it, else the stage's
- * result. Every view hides this one (and `show`, `explain`, `stats` refuse it).
+ * a numeric question asks about (whether or not this stage shows it: a
+ * question about PE on the input stage hides PE, not the input), else, for a
+ * question with choices, the stage's result. Every view hides this one (and
+ * `show`, `explain`, `stats` refuse it).
  */
 int session_hidden_matrix(const Session *s);
+/*
+ * How to answer the open question, in buf: "answer 1-4" for choices (keys
+ * 1 to 4 in the full-screen view) or "answer VALUE" for a number; "" when no
+ * question is open. Returns buf.
+ */
+const char *session_quiz_usage(const Session *s, char *buf, size_t size);
 
 /*
  * Answer the open quiz of the current step. For choices, value is the

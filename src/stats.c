@@ -2,6 +2,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stdio.h>
 
 void stats_matrix(const Mat *m, MatStats *out)
 {
@@ -50,9 +51,8 @@ int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, do
 {
 	double x, y;
 
-	if (a->rows != b->rows || a->cols != b->cols)
-		return 1;
-	if (i < 0 || j < 0 || i >= a->rows || j >= a->cols)
+	/* compared where both have the cell */
+	if (i < 0 || j < 0 || i >= a->rows || j >= a->cols || i >= b->rows || j >= b->cols)
 		return 0;
 	x = MAT_AT(*a, i, j);
 	y = MAT_AT(*b, i, j);
@@ -62,6 +62,28 @@ int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, do
 		return !(x == y);
 	}
 	return fabs(x - y) > atol + rtol * fabs(y);
+}
+
+/* "rows 3-4" (from, to: 0-based, to ≥ from), "row 2" */
+static int span(char *buf, size_t size, const char *what, int from, int to)
+{
+	if (from == to)
+		return snprintf(buf, size, "%s %d", what, from);
+	return snprintf(buf, size, "%ss %d-%d", what, from, to);
+}
+
+const char *stats_only_in(const Mat *a, const Mat *b, char *buf, size_t size)
+{
+	int n = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	if (a->rows > b->rows)
+		n = span(buf, size, "row", b->rows, a->rows - 1);
+	if (a->cols > b->cols && n >= 0 && (size_t)n < size)
+		span(buf + n, size - (size_t)n, n > 0 ? ", column" : "column", b->cols, a->cols - 1);
+	return buf;
 }
 
 long stats_kv_bytes_per_token(const LessonShape *sh, int kv_heads)

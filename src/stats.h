@@ -26,9 +26,16 @@ long stats_kv_bytes_per_token(const LessonShape *sh, int kv_heads);
 /* FlashAttention: the numbers it holds at once, a Bq × Bk tile and Bq rows of m, l and O (2 + d_v each). */
 long stats_flash_numbers(const LessonShape *sh);
 /*
- * 1 when two computations differ at a cell: shapes differ, one is −∞ and the
- * other not, or |a − b| > atol + rtol·|b|.
+ * 1 when two computations differ at a cell both have: one is −∞ and the other
+ * not, or |a − b| > atol + rtol·|b|. A cell only one has (a prefix of the
+ * lesson's tokens has fewer rows) is not compared: 0; stats_only_in says
+ * which rows and columns those are.
  */
 int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, double atol);
+/*
+ * The rows and columns a has and b lacks, in words: "rows 3-4", "row 2",
+ * "rows 3-4, columns 3-4", or "" when a has none beyond b. Returns buf.
+ */
+const char *stats_only_in(const Mat *a, const Mat *b, char *buf, size_t size);
 
 #endif

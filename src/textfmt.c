@@ -95,13 +95,13 @@ static char state_mark(CellState st)
 	return st == CELL_NEW || st == CELL_AFTER ? '#' : st == CELL_BEFORE ? '~' : st == CELL_DROPPED ? 'x' : ' ';
 }
 
-/* 1 when cell (i, j) of m differs from ref (or ref has no such cell). */
+/* 1 when cell (i, j) of m differs from ref (a cell ref lacks is not compared: 0). */
 static int cell_differs(const Mat *m, const Mat *ref, int i, int j)
 {
 	Mat x, y;
 
 	if (i >= ref->rows || j >= ref->cols)
-		return 1;
+		return 0;
 	x.rows = x.cols = y.rows = y.cols = 1;
 	x.a = &MAT_AT(*m, i, j);
 	y.a = &MAT_AT(*ref, i, j);
@@ -411,8 +411,21 @@ static void print_compare(FILE *f, const Session *s, AttnMatrix which, int color
 	extra.prefix = prefix;
 	fputc('\n', f);
 	print_pane(f, b, which, h, color, utf8, &extra);
-	fprintf(f, "%ld of %ld cells differ%s\n", extra.ndiff, (long)m->rows * m->cols,
-	        main_m != NULL && (main_m->rows != m->rows || main_m->cols != m->cols) ? " (the shapes differ: compared where both have a cell)" : "");
+	if (main_m != NULL && (main_m->rows != m->rows || main_m->cols != m->cols)) {
+		/* a prefix of the tokens has fewer rows: the cells both have are compared, the others named */
+		char here[48], there[48];
+		const long common = (long)(m->rows < main_m->rows ? m->rows : main_m->rows) *
+		                    (m->cols < main_m->cols ? m->cols : main_m->cols);
+		stats_only_in(main_m, m, here, sizeof here);
+		stats_only_in(m, main_m, there, sizeof there);
+		fprintf(f, "%ld of the %ld cells both have differ", extra.ndiff, common);
+		if (here[0])
+			fprintf(f, "; %s only in the lesson", here);
+		if (there[0])
+			fprintf(f, "; %s only in the variant", there);
+		fputc('\n', f);
+	} else
+		fprintf(f, "%ld of %ld cells differ\n", extra.ndiff, (long)m->rows * m->cols);
 	free(prefix);
 	free(label);
 }
@@ -468,8 +481,10 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			const AttnMatrix w = cuts[k].matrix;
 			char head[48];
 			if ((int)w == session_hidden_matrix(s)) {
+				char how[32];
 				if (k == 0 || cuts[k - 1].matrix != w)
-					fprintf(f, "\n%s: hidden until you answer (answer VALUE, skip, hint)\n", matrix_name(w));
+					fprintf(f, "\n%s: hidden until you answer (%s, skip, hint)\n", matrix_name(w),
+					        session_quiz_usage(s, how, sizeof how));
 				continue;
 			}
 			fputc('\n', f);

@@ -271,6 +271,19 @@ tui_build_narr(Tui *t)
 	const int open = st->has_quiz && s->stage == st->stage && s->quiz[s->step] == QUIZ_OPEN;
 	/* the decode step or tile shown and what it holds (our own text, tokens escaped): first, after an open question */
 	char *caption = textfmt_caption(s, t->utf8);
+	/* a message too wide for the status line (a wrong answer's feedback) heads the narration of its place */
+	const int place = (s->step + 1) * (STAGE_COUNT + 1) + (int)s->stage;
+	if (t->note != NULL && t->note_place == 0)
+		t->note_place = place;
+	if (t->note != NULL && t->note_place != place) {
+		free(t->note);
+		t->note = NULL;
+	}
+	if (t->note != NULL) {
+		sb_add(&sb, t->note, 0);
+		sb_add(&sb, "\n\n", 0);
+	}
+	t->narr_must = 0;
 	if (!open && caption != NULL)
 		sb_add(&sb, caption, 0);
 	if (!open)
@@ -298,6 +311,7 @@ tui_build_narr(Tui *t)
 			else
 				snprintf(buf, sizeof buf, "\nType :answer VALUE, :skip or :hint");
 			sb_add(&sb, buf, 0);
+			t->narr_must = sb != NULL ? (int)strlen(sb) : 0;
 			sb_add(&sb, "\n\n", 0);
 			if (caption != NULL)
 				sb_add(&sb, caption, 0);
@@ -315,6 +329,8 @@ tui_build_narr(Tui *t)
 	}
 	free(t->narr);
 	t->narr = sb ? sb : strdup("");
+	if (t->narr == NULL || t->narr_must > (int)strlen(t->narr))
+		t->narr_must = 0;
 	t->narr_top = 0;
 }
 
@@ -347,6 +363,68 @@ win_for(const LayoutRect *r)
 	return newwin(r->h, r->w, r->y, r->x);
 }
 
+/*
+ * s with a newline where wrap_text would break an indented line ("  KEYS
+ * DOES", a help line), and the continuation indented to where its text
+ * starts: after the leading blanks and, when there is one, the first gap of
+ * two blanks (the column DOES starts in). Other lines are left to wrap_text.
+ * Heap string, or NULL when out of memory.
+ */
+static char *
+hang_wrap(const char *s, int width)
+{
+	StrBuf b = { 0 };
+
+	while (*s != '\0') {
+		const char *nl = strchr(s, '\n');
+		const int len = nl != NULL ? (int)(nl - s) : (int)strlen(s);
+		int hang = 0;
+		while (hang < len && s[hang] == ' ')
+			hang++;
+		if (hang > 0) {
+			const char *gap = strstr(s + hang, "  ");
+			if (gap != NULL && gap - s < len) {
+				int g = (int)(gap - s);
+				while (g < len && s[g] == ' ')
+					g++;
+				if (g < len)
+					hang = text_width(s, g);
+			}
+		}
+		if (hang == 0 || hang > width / 2 || text_width(s, len) <= width) {
+			strbuf_add(&b, s, (size_t)len);
+		} else {
+			/* the first line at full width, the rest at width − hang after hang blanks */
+			char *line = strndup(s, (size_t)len);
+			WrapLine *wl = NULL;
+			int n = line != NULL ? wrap_text(line, width, &wl) : -1;
+			if (n > 0) {
+				strbuf_add(&b, line + wl[0].off, (size_t)wl[0].len);
+				const char *rest = line + wl[0].off + wl[0].len;
+				while (*rest == ' ')
+					rest++;
+				WrapLine *w2 = NULL;
+				int n2 = *rest != '\0' ? wrap_text(rest, width - hang, &w2) : 0;
+				for (int i = 0; i < n2; i++)
+					strbuf_printf(&b, "\n%*s%.*s", hang, "", w2[i].len, rest + w2[i].off);
+				free(w2);
+			} else
+				strbuf_add(&b, s, (size_t)len);
+			free(wl);
+			free(line);
+		}
+		if (nl == NULL)
+			break;
+		strbuf_add(&b, "\n", 1);
+		s = nl + 1;
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s != NULL ? b.s : strdup("");
+}
+
 /* Count narration lines at width w. */
 static int
 narr_count(const Tui *t, int w)
@@ -355,6 +433,51 @@ narr_count(const Tui *t, int w)
 	int n = wrap_text(t->narr ? t->narr : "", w, &lines);
 	free(lines);
 	return n < 1 ? 1 : n;
+}
+
+/* Narration lines at width w that must be in view (an open question and its choices; 0 when none). */
+static int
+narr_must_count(const Tui *t, int w)
+{
+	WrapLine *lines = NULL;
+	char *head;
+	int n;
+
+	if (t->narr == NULL || t->narr_must <= 0 || (head = strndup(t->narr, (size_t)t->narr_must)) == NULL)
+		return 0;
+	n = wrap_text(head, w, &lines);
+	free(lines);
+	free(head);
+	return n < 0 ? 0 : n;
+}
+
+/* The panes laid out with the narration: all of them, or (solo) only the focused one in the place of all. */
+static void
+tui_layout_panes(Tui *t, LayoutIn *in, Layout *lay, int solo)
+{
+	if (!solo) {
+		layout_compute(in, lay);
+		return;
+	}
+	/* the focused pane, and beside it the one line of a pane a question hides (it says how to answer) */
+	LayoutIn one = *in;
+	int idx[2] = { t->focus, -1 };
+	one.npanes = t->npanes > 0 ? 1 : 0;
+	for (int i = 0; i < t->npanes; i++)
+		if (t->pane[i].hidden && i != t->focus && idx[1] < 0)
+			idx[1] = i;
+	if (idx[1] >= 0)
+		one.npanes = 2;
+	for (int k = 0; k < one.npanes; k++) {
+		one.want_w[k] = in->want_w[idx[k]];
+		one.want_h[k] = in->want_h[idx[k]];
+	}
+	layout_compute(&one, lay);
+	LayoutRect r[2] = { lay->pane[0], lay->pane[1] };
+	memset(lay->pane, 0, sizeof lay->pane);
+	lay->npanes = t->npanes;
+	for (int k = 0; k < one.npanes; k++)
+		lay->pane[idx[k]] = r[k];
 }
 
 /* Compute the layout for the current panes; recreate windows when it changed. */
@@ -371,6 +494,10 @@ tui_layout(Tui *t, int force)
 	in.npanes = t->npanes;
 	/* The formula has a line of its own; presenting, a blank line too. */
 	in.narr_lines = narr_count(t, COLS - 2) + 1 + (t->opt.present ? 1 : 0);
+	in.narr_need = narr_must_count(t, COLS - 2);
+	if (in.narr_need > 0 && t->opt.present)
+		in.narr_need++; /* presenting, the formula's blank line */
+	t->solo = 0;
 	/*
 	 * Presenting, cells get wider and rows get blank lines between them as
 	 * far as every pane still shows whole: the first of these that fits.
@@ -383,10 +510,23 @@ tui_layout(Tui *t, int force)
 			t->pane[i].rgap = tries[k][1];
 			pane_want(&t->pane[i], &in.want_w[i], &in.want_h[i]);
 		}
-		layout_compute(&in, &lay);
+		tui_layout_panes(t, &in, &lay, 0);
+		/*
+		 * The narration took the room an open question needs: rather than
+		 * crop every pane's rows, the panes give way, and the focused one
+		 * (the result, else the pane Tab brings) has their room alone.
+		 */
+		if (in.narr_need > 0 && t->npanes > 1 && !lay.too_small) {
+			for (int i = 0; i < t->npanes && !t->solo; i++)
+				if (!t->pane[i].zoom && lay.pane[i].h < in.want_h[i])
+					t->solo = 1;
+			if (t->solo)
+				tui_layout_panes(t, &in, &lay, 1);
+		}
 		int fits = !lay.too_small;
 		for (int i = 0; i < t->npanes && fits; i++)
-			if (!t->pane[i].zoom && (lay.pane[i].w < in.want_w[i] || lay.pane[i].h < in.want_h[i]))
+			if (!t->pane[i].zoom && (!t->solo || i == t->focus) &&
+			    (lay.pane[i].w < in.want_w[i] || lay.pane[i].h < in.want_h[i]))
 				fits = 0;
 		if (fits)
 			break;
@@ -586,11 +726,19 @@ tui_draw_status(Tui *t)
 		/* k/N counts the script's entries; the line is where the last one ran in the file */
 		const int lineno = t->demo_pos > 0 ? t->demo->line[t->demo_pos - 1].lineno : 0;
 		snprintf(right, sizeof right, "demo %d/%d, line %d%s ", t->demo_pos, t->demo->n, lineno, state);
+		/* at 80 columns the indicator stays, shorter: the state's first words, then the place alone */
+		if (text_width(right, -1) > W / 2) {
+			char shortstate[24] = "";
+			const char *colon = strchr(state, ':');
+			if (colon != NULL && colon - state < (long)sizeof shortstate)
+				snprintf(shortstate, sizeof shortstate, "%.*s", (int)(colon - state), state);
+			snprintf(right, sizeof right, "demo %d/%d%s ", t->demo_pos, t->demo->n, shortstate);
+		}
 	} else if (t->play_ms > 0) {
 		snprintf(right, sizeof right, "play %.3gs: any key stops ", (double)t->play_ms / 1000.0);
 	}
 	int rw = text_width(right, -1);
-	if (rw > W / 2)
+	if (rw > W / 2 && t->demo == NULL)
 		rw = 0;
 	else if (rw > 0)
 		put_at(w, 0, W - rw, theme_attr(ROLE_KEY), right, rw);
@@ -624,6 +772,12 @@ tui_draw_status(Tui *t)
 				else
 					snprintf(line, sizeof line, "%s%s[%d][%d] = %s   Enter: where from?",
 					         p->variant ? "variant " : "", matrix_name(p->which), R, C, num);
+				/* a cell the compared pane lacks (a prefix has fewer rows) is not compared: say so */
+				const Mat *o = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
+				if (o != NULL && (R >= o->rows || C >= o->cols))
+					snprintf(line, sizeof line, "%s%s[%d][%d] = %s   only in %s: not compared",
+					         p->variant ? "variant " : "", matrix_name(p->which), R, C, num,
+					         p->variant ? "the variant" : "the lesson");
 				put_at(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			}
 		}
@@ -641,11 +795,13 @@ tui_draw_popup(Tui *t)
 		delwin(t->w_popup);
 		t->w_popup = NULL;
 	}
-	/* Width: the longest line, within the screen. */
-	n = wrap_text(t->popup_text ? t->popup_text : "", maxw - 4, &lines);
+	/* Width: the longest line, within the screen; an indented line's continuations hang under its text. */
+	char *hung = hang_wrap(t->popup_text ? t->popup_text : "", maxw - 4);
+	const char *text = hung != NULL ? hung : t->popup_text ? t->popup_text : "";
+	n = wrap_text(text, maxw - 4, &lines);
 	ww = t->popup_title ? text_width(t->popup_title, -1) + 6 : 20;
 	for (int i = 0; i < n; i++) {
-		int lw = text_width(t->popup_text + lines[i].off, lines[i].len) + 4;
+		int lw = text_width(text + lines[i].off, lines[i].len) + 4;
 		if (lw > ww)
 			ww = lw;
 	}
@@ -664,6 +820,7 @@ tui_draw_popup(Tui *t)
 	t->w_popup = newwin(wh, ww, (LINES - wh) / 2, (COLS - ww) / 2);
 	if (t->w_popup == NULL) {
 		free(lines);
+		free(hung);
 		return;
 	}
 	WINDOW *w = t->w_popup;
@@ -683,7 +840,7 @@ tui_draw_popup(Tui *t)
 	wattrset(w, theme_attr(ROLE_POPUP));
 	for (int i = 0; i < text_h && t->popup_top + i < n; i++) {
 		wmove(w, 1 + i, 2);
-		draw_text(w, t->popup_text + lines[t->popup_top + i].off, lines[t->popup_top + i].len, ww - 4, 0);
+		draw_text(w, text + lines[t->popup_top + i].off, lines[t->popup_top + i].len, ww - 4, 0);
 	}
 	char foot[64];
 	if (n > text_h)
@@ -693,6 +850,7 @@ tui_draw_popup(Tui *t)
 		snprintf(foot, sizeof foot, " q/Esc/Enter close ");
 	put_at(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), foot, ww - 4);
 	free(lines);
+	free(hung);
 	wnoutrefresh(w);
 }
 
@@ -771,6 +929,20 @@ tui_set_msg(Tui *t, int error, const char *text)
 	}
 	t->msg_error = error;
 	t->redraw |= R_STATUS;
+	/*
+	 * A message wider than the status line (a wrong answer's feedback) is
+	 * never cut: it heads the narration, wrapped, until the place changes.
+	 */
+	if (t->msg != NULL && t->mode != MODE_CMD && text_width(t->msg, -1) > COLS - 1) {
+		free(t->note);
+		t->note = t->msg;
+		t->note_place = 0;
+		t->msg = NULL;
+		t->s->dirty |= DIRTY_STATUS;
+		t->redraw |= R_NARR;
+		tui_build_narr(t);
+		t->redraw |= R_LAYOUT;
+	}
 }
 
 void
@@ -1214,7 +1386,10 @@ key_explain(Tui *t, int key, int arg)
 		return 1;
 	Pane *p = &t->pane[t->focus];
 	if (p->hidden) {
-		tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
+		if (session_step(t->s)->quiz.nchoices > 0)
+			tui_msgf(t, 0, "answer the quiz first (press 1-%d, :skip, :hint)", session_step(t->s)->quiz.nchoices);
+		else
+			tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
 		return 1;
 	}
 	if (p->rows == 0 || p->cols == 0)
@@ -1279,6 +1454,11 @@ key_pane(Tui *t, int key, int arg)
 		if (!t->pane[t->focus].hidden)
 			break;
 	}
+	if (t->solo) {
+		/* the panes gave way to the narration: Tab brings the next one into the room */
+		tui_layout(t, 0);
+		tui_msgf(t, 0, "pane %d of %d (Tab: the next; the question below keeps its room)", t->focus + 1, t->npanes);
+	}
 	t->redraw |= R_PANES | R_STATUS;
 	return 1;
 }
@@ -1297,11 +1477,16 @@ key_zoom(Tui *t, int key, int arg)
 	return 1;
 }
 
-/* PgDn, PgUp: the narration by arg lines. */
+/* PgDn, PgUp: the narration by a page (its text lines less one, kept for context) in arg's direction. */
 static int
 key_scroll(Tui *t, int key, int arg)
 {
+	const int H = t->w_narr != NULL ? getmaxy(t->w_narr) : 5;
+	const int text_h = H - 2 - (t->opt.present && H >= 5 ? 1 : 0);
+	const int page = text_h > 2 ? text_h - 1 : 1;
+
 	(void)key;
+	arg = arg < 0 ? -page : page;
 	t->narr_top = t->narr_top + arg > 0 ? t->narr_top + arg : 0;
 	t->redraw |= R_NARR;
 	return 1;
@@ -1895,6 +2080,7 @@ tui_stop(Tui *t)
 	sigaction(SIGHUP, &t->old_hup, NULL);
 	sigaction(SIGQUIT, &t->old_quit, NULL);
 	free(t->narr);
+	free(t->note);
 	free(t->msg);
 	free(t->popup_title);
 	free(t->popup_text);

@@ -51,7 +51,8 @@ typedef struct Pane {
 	int zoom;          /* 1: down-sampled heatmap without numbers */
 	int variant;       /* 1: the lesson's compare variant (Session.compare_attn) */
 	int other;         /* the pane this one is compared with (cells that differ are marked), or -1 */
-	int ndiff;         /* cells that differ from the other pane */
+	int ndiff;         /* cells that differ from the other pane (of the cells both have) */
+	char only[64];     /* "  rows 3-4 only here": what only one of the two has, or "" */
 	int sums;          /* 1: a Σ column of row sums at the right (weights) */
 	int legend;        /* 1: a legend line under the rows (value range and ramp) */
 	int pad, rgap;     /* presenter mode: extra columns per cell, blank lines between rows */
@@ -81,6 +82,10 @@ typedef struct Tui {
 	char *narr;           /* narration text, escaped (newlines kept) */
 	int narr_top;         /* first narration line shown */
 	int narr_lines;       /* wrapped lines at the current width */
+	int narr_must;        /* narr's first bytes that must all be in view (an open question and its choices) */
+	char *note;           /* a message too wide for the status line, at the narration's top (escaped), or NULL */
+	int note_place;       /* the place (tui_arrived's number) it belongs to; 0: the next narration takes it */
+	int solo;             /* 1: the panes gave way to the narration: only the focused one is shown (Tab brings the others) */
 
 	char *msg;            /* status message (escaped), or NULL */
 	int msg_error;

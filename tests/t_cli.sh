@@ -120,6 +120,23 @@ bad_case "a missing file" "$tmp/missing.json" --bench
 printf '\377\376\000\001garbage' >"$tmp/binary.json"
 bad_case "a binary file" "$tmp/binary.json" --dump
 
+# issue 12 §1.9: a numeric answer pointing at a −∞ cell cannot be typed: --check refuses it, with its path
+cat >"$tmp/inf.json" <<'EOF'
+{
+  "attnviz": 1,
+  "tokens": ["a", "b"],
+  "X": {"identity": 2},
+  "W_q": {"identity": 2}, "W_k": {"identity": 2}, "W_v": {"identity": 2},
+  "mask": "causal",
+  "steps": [{"stage": "input"}, {"stage": "mask", "quiz": {"question": "?", "answer": {"matrix": "masked", "row": 0, "col": 1}}}]
+}
+EOF
+bad_case "a numeric answer at a -inf cell" "$tmp/inf.json" --check
+check "--check names the -inf answer's path" has "$err" "steps[1].quiz.answer: masked[0][1] (head 0) is"
+sed 's/"col": 1}/"col": 0}/' "$tmp/inf.json" >"$tmp/fin.json"
+run --check "$tmp/fin.json"
+check "--check takes a numeric answer at a finite cell" [ "$rc" -eq 0 ]
+
 # a good and a bad file together: the good one still gets its line, the exit status is 1
 run --check lessons/selfattn.json tests/bad/row_length.json
 if [ "$rc" -eq 1 ] && [ "$(wc -l <"$out")" -eq 1 ] && has "$out" "lessons/selfattn.json: ok" && has "$err" "tests/bad/row_length.json"; then

@@ -213,6 +213,17 @@ clean "skip"
 check "skip gives the answer" has "$out" "Skipped: scores[0][1] is 2"
 repl 'step 3\na 2\n'
 check "a (alias of answer)" has "$out" "Right:"
+# issue 12 §1.1: prefix.json's variant has fewer rows: the cells both have are compared, the others named
+repl 'compare on\nstep 2\nstep 6\n' lessons/prefix.json
+check "prefix: V compared where both have a cell" has "$out" "0 of the 9 cells both have differ; rows 3-4 only in the lesson"
+check "prefix: the weights too, with their columns" has "$out" "0 of the 9 cells both have differ; rows 3-4, columns 3-4 only in the lesson"
+expect "prefix: never every cell" '! grep -q "^[1-9][0-9]* of .*differ" "$out"'
+# issue 12 §1.9: a question with choices says how to answer it; a numeric one hides only its own matrix
+repl 'step 2\n' lessons/weighting.json
+check "a hidden pane of a question with choices says answer 1-N" has "$out" "hidden until you answer (answer 1-4, skip, hint)"
+repl 'show input\nshow PE\nstep 2\n' lessons/positional.json
+expect "a question about PE leaves the input shown" 'hasnt "$err" "input stays hidden" && grep -q "^input" "$out"'
+err_cmd "a question about PE hides PE" "PE stays hidden until you answer the question (answer VALUE, skip, hint)"
 repl 'answer 1\nstep 2\n'
 err_cmd "answer with no question" "no open question"
 repl 'skip\nstep 2\n'

@@ -867,5 +867,100 @@ s=damaged2
 start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$D"
 shows "progress: ... once (the next run starts afresh)" "$s" 'attnviz: n next, Enter explains'
 quits "$s" damaged2
+# ---------------------------------------------------------------------------
+# Issue 12 §1: every screen right at 80x24 (and at a large size).
+# §1.9: a multiple-choice question's hidden pane says press 1-N, on one line;
+# a question about PE on the input stage leaves the input shown.
+for sz in 80x24 200x60; do
+	s=i9q$sz
+	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/weighting.json
+	wait_for "$s" 'stage: input' >/dev/null
+	keys "$s" n
+	shows "$sz weighting step 2: the hidden V says press 1-4" "$s" ' press 1-4 first'
+	if cap "$s" | grep -q ':answer VALUE'; then not_ok "$sz weighting step 2: no :answer VALUE for choices"; else ok "$sz weighting step 2: no :answer VALUE for choices"; fi
+	quits "$s" "i9q$sz"
+done
+s=i9pe
+start "$s" 80 24 C.UTF-8 "" lessons/positional.json
+shows "positional step 1: the question about PE" "$s" 'Quiz: .*predict PE'
+shows "positional step 1: the input stays shown" "$s" '^saw +[0-9-]'
+if cap "$s" | grep -q '^ :answer VALUE'; then not_ok "positional step 1: nothing hidden on the input stage"; else ok "positional step 1: nothing hidden on the input stage"; fi
+quits "$s" i9pe
+
+# §1.2: at 80x24 a question and all its choices are in view (the panes give
+# way: the focused one alone, Tab brings the others), the hidden pane's
+# placeholder is one line, PgDn moves a page, a wrong answer's feedback is
+# never cut (it heads the narration), the demo indicator stays at 80 columns,
+# and `?` hangs a wrapped line under its text.
+for sz in 80x24 200x60; do
+	s=i2w$sz
+	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/weighting.json
+	wait_for "$s" 'stage: input' >/dev/null
+	keys "$s" n
+	shows "$sz weighting step 2: the question" "$s" 'Quiz: The four words are one-hot'
+	shows "$sz weighting step 2: choice 4 in view" "$s" '^ +4\) 4 × 5'
+	shows "$sz weighting step 2: the prompt in view" "$s" 'Press 1-4, or :answer N'
+	quits "$s" "i2w$sz"
+	s=i2p$sz
+	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/padding.json
+	wait_for "$s" 'stage: input' >/dev/null
+	cmd "$s" "step 4"
+	shows "$sz padding step 4: choice 3 in view" "$s" '^ +3\) rows 2–3 and columns 2–3'
+	shows "$sz padding step 4: choice 4 in view" "$s" '^ +4\) the cells above the diagonal'
+	keys "$s" 2
+	shows "$sz padding step 4: the wrong answer's feedback, whole" "$s" 'the answer is 1\) columns 2 and 3,'
+	shows "$sz padding step 4: the feedback's end" "$s" 'in every row\.  \(score 0/1\)'
+	quits "$s" "i2p$sz"
+done
+s=i2m
+start "$s" 80 24 C.UTF-8 "" lessons/multihead.json
+wait_for "$s" 'stage: input' >/dev/null
+keys "$s" n
+shows "80x24 multihead step 2: every choice in view" "$s" '^ +4\) 48: without heads'
+shows "80x24 multihead step 2: the focused pane whole" "$s" '^saw +2\.00 0\.50 2\.00 1\.00$'
+snap "$s"
+expect "80x24 multihead step 2: the other panes gave way" 'hasnt "$tmp/screen" "W_k  4×4"'
+keys "$s" Tab
+shows "80x24 multihead step 2: Tab brings the next pane" "$s" '^W_k  4×4'
+quits "$s" i2m
+s=i2pg
+start "$s" 80 24 C.UTF-8 "" lessons/weighting.json
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "step 6"
+shows "80x24 weighting step 6: the narration starts at line 1" "$s" ' 1-[0-9]+/[0-9]+ PgUp/PgDn'
+keys "$s" NPage
+shows "80x24 weighting step 6: PgDn moves a page" "$s" ' ([6-9]|1[0-9])-[0-9]+/[0-9]+ PgUp/PgDn'
+shows "80x24 weighting step 6: the summary's last line after one PgDn" "$s" '6\. bⁱ = Σ_j'
+keys "$s" '?'
+shows "80x24 ?: a wrapped line hangs under its text" "$s" '│ {20,}in flash: the next tile'
+keys "$s" q
+wait_gone "$s" 'in flash: the next tile' >/dev/null
+quits "$s" i2pg
+printf 'goto scores\nwait 30\ngoto softmax\n' >"$tmp/slow.txt"
+s=i2d
+start "$s" 80 24 C.UTF-8 "" --present --demo "$tmp/slow.txt"
+wait_for "$s" 'stage: scores' >/dev/null
+keys "$s" Space
+shows "80x24 presenting: the demo indicator stays when paused" "$s" 'demo 2/3  paused'
+keys "$s" q
+wait_for "$s" 'demo left' >/dev/null
+quits "$s" i2d
+
+# §1.1: prefix.json's comparison has fewer rows: 0 cells differ, and the rows only one has are named
+for sz in 80x24 200x60; do
+	s=i1$sz
+	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/prefix.json
+	wait_for "$s" 'stage: input' >/dev/null
+	cmd "$s" "compare on"
+	cmd "$s" "step 6"
+	shows "$sz prefix step 6: the weights, 0 differ" "$s" 'weights  5×5  0 differ \(\*\)'
+	shows "$sz prefix step 6: the variant, 0 differ" "$s" 'weights  3×3  0 differ \(\*\)'
+	if [ "$sz" = 200x60 ]; then
+		shows "$sz prefix step 6: the title names the rows only the lesson has" "$s" 'weights  5×5  0 differ \(\*\)  rows 3-4, columns 3-4 only here'
+	fi
+	keys "$s" End Down Down Down Down
+	shows "$sz prefix step 6: a row only the lesson has is not compared" "$s" 'weights\[4\]\[[0-9]\] = [0-9.]+   only in the lesson: not compared'
+	quits "$s" "i1$sz"
+done
 
 finish

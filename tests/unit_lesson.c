@@ -491,7 +491,7 @@ BAD(too_many_numbers, ": too large: its matrices and stages would hold 251658240
 BAD(generator_kind, ": X.random: expected \"normal\" or \"uniform\", got \"gauss\"")
 BAD(seed, ": X.seed: expected a whole number from 0 to 2^53 = 9007199254740992, got -1")
 BAD(quiz_choices, ": steps[0].quiz.choices: expected at least 2 choices, got 1")
-BAD(quiz_answer, ": steps[1].quiz.answer: 3 is outside the 3 choices (0 to 2; the first choice is 0)")
+BAD(quiz_answer, ": steps[1].quiz.answer: 3 is outside the 3 choices (0 to 2: the file counts from 0, the screen numbers them 1 to 3)")
 BAD(quiz_cell, ": steps[0].quiz.answer.col: 5 is outside the 2 columns of weights")
 BAD(quiz_tolerance, ": steps[0].quiz.tolerance: expected a number > 0, got 0")
 BAD(additive_no_we, ": w_e: missing: \"score\": \"additive\" needs w_e, 2 numbers (the columns of W_q)")

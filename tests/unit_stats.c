@@ -187,7 +187,20 @@ static void test_cell_differs(void **state)
 	assert_true(stats_cell_differs(&C, &A, 1, 1, 1e-9, 1e-12)); /* and the other way */
 	assert_true(stats_cell_differs(&A, &B, 1, 0, 1e-9, 1e-12)); /* 0.5 against 0 */
 	assert_false(stats_cell_differs(&A, &B, 1, 1, 0.0, 1e-12)); /* within atol */
-	assert_true(stats_cell_differs(&A, &wide, 0, 0, 1e-9, 1e-12)); /* shapes differ */
+	/* shapes differ (a prefix of the tokens): the cells both have are compared, the others are not */
+	double p[6] = { 1.0, -INFINITY, 0.5, 1e-13, 7.0, 8.0 };
+	Mat P = { 3, 2, p };
+	assert_false(stats_cell_differs(&A, &P, 0, 0, 1e-9, 1e-12));
+	assert_false(stats_cell_differs(&P, &A, 1, 1, 1e-9, 1e-12));
+	assert_false(stats_cell_differs(&P, &A, 2, 0, 1e-9, 1e-12)); /* row 2 is only in P */
+	assert_true(stats_cell_differs(&P, &B, 1, 0, 1e-9, 1e-12));  /* 0.5 against 0, in both */
+	assert_false(stats_cell_differs(&A, &wide, 0, 0, 1e-9, 1e-12));
+	char buf[64];
+	assert_string_equal(stats_only_in(&P, &A, buf, sizeof buf), "row 2");
+	assert_string_equal(stats_only_in(&A, &P, buf, sizeof buf), "");
+	Mat big = { 5, 4, NULL };
+	assert_string_equal(stats_only_in(&big, &A, buf, sizeof buf), "rows 2-4, columns 2-3");
+	assert_string_equal(stats_only_in(&wide, &A, buf, sizeof buf), "columns 2-3");
 }
 
 /* ------------------------------------------------------------ compare in the session */
