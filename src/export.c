@@ -314,6 +314,12 @@ static int svg_colour(const ThemeFile *th, const Pane *p, double x)
 	return th->seq[themefile_ramp_index(p->hi > p->lo ? (x - p->lo) / (p->hi - p->lo) : 0.0, 0, th->nseq)];
 }
 
+/* 1 when cell value x of p carries the negative mark: a diverging pane drawn in grey (a mono theme). */
+static int svg_neg_mark(const ThemeFile *th, const Pane *p, double x)
+{
+	return th->mono && p->diverging && isfinite(x) && x < 0;
+}
+
 static void svg_number(char buf[16], double x)
 {
 	if (x == -INFINITY)
@@ -360,6 +366,9 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 			              "<text class=\"num\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
 			           gx + j * p->cell_w, cy, p->cell_w, SVG_CELL_H, fill,
 			           gx + j * p->cell_w + p->cell_w / 2, cy + SVG_CELL_H / 2 + 4, ink, num);
+			/* In grey (mono), a grey says how large, not which sign: a negative value's corner is marked. */
+			if (svg_neg_mark(th, p, x))
+				strbuf_printf(b, "<path class=\"neg\" d=\"M%d %dh8l-8 8z\" fill=\"%s\"/>\n", gx + j * p->cell_w + 1, cy + 1, ink);
 		}
 	}
 	/* the legend: the ramp as swatches, the range under its ends, a masked swatch when needed */
@@ -387,6 +396,13 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Pane *
 		strbuf_printf(b, "<text class=\"legend-lo\" x=\"%d\" y=\"%d\" font-size=\"10\">%s</text>\n", gx, ly + 24, lo);
 		strbuf_printf(b, "<text class=\"legend-hi\" x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\">%s</text>\n",
 		           gx + n * lw, ly + 24, hi);
+	}
+	if (th->mono && p->diverging && p->lo < 0) {
+		rgb_hex(fill, th->div[0], 0x808080);
+		rgb_hex(ink, themefile_text_on(th->div[0]), 0);
+		strbuf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>"
+		              "<path d=\"M%d %dh8l-8 8z\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" font-size=\"10\">negative</text>\n",
+		           gx + n * lw + 12, ly + 16, fill, gx + n * lw + 12, ly + 16, ink, gx + n * lw + 28, ly + 26);
 	}
 	if (p->any_inf) {
 		rgb_hex(fill, th->masked, 0x808080);
