@@ -32,6 +32,7 @@ static const char usage_text[] =
 	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
 	"       attnviz --bench FILE [--repeat R] [--edits]\n"
 	"       attnviz --export FORMAT --stage NAME [--head H] [--matrix NAME] LESSON -o PATH\n"
+	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
 	"\n"
 	"Step through attention, the Transformer block around it and its gradients, number by number.\n"
 	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS, ./lessons,\n"
@@ -54,6 +55,11 @@ static const char usage_text[] =
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
+	"  --precision N    with --export svg, md or tex: N decimals (0 to 10)\n"
+	"  --scale shared|pane  with --export svg: one colour scale per kind across the\n"
+	"                   figure (default), or one per pane\n"
+	"  --aspect 16:9|4:3|wide  with --export svg: the panes wrap into rows nearest this\n"
+	"                   shape (default 16:9; wide: one row)\n"
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
 	"  --no-mouse       leave the mouse to the terminal (its own text selection); with\n"
@@ -81,6 +87,7 @@ typedef struct Args {
 	int repeat;
 	const char *lang;
 	const char *export_format, *stage, *matrix, *head, *output; /* --export and its options */
+	const char *precision, *scale, *aspect;                     /* --export svg's figure */
 	const char *transcript;
 	int present;                                    /* --present */
 	int no_mouse;                                   /* --no-mouse */
@@ -205,7 +212,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			}
 		} else if (strcmp(o, "--export") == 0 || strcmp(o, "--stage") == 0 || strcmp(o, "--matrix") == 0 ||
 		           strcmp(o, "--head") == 0 || strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0 ||
-		           strcmp(o, "--transcript") == 0) {
+		           strcmp(o, "--transcript") == 0 || strcmp(o, "--precision") == 0 || strcmp(o, "--scale") == 0 ||
+		           strcmp(o, "--aspect") == 0) {
 			const char *v;
 			if (i + 1 >= argc)
 				return usage_error("%s needs a value", o);
@@ -230,6 +238,20 @@ static int parse_args(int argc, char **argv, Args *a)
 				if (*end != '\0' || end == v || h < 0 || h >= LESSON_MAX_HEADS)
 					return usage_error("--head: expected a head number from 0, got \"%s\"", v);
 				a->head = v;
+			} else if (strcmp(o, "--precision") == 0) {
+				char *end;
+				long p = strtol(v, &end, 10);
+				if (*end != '\0' || end == v || p < 0 || p > 10)
+					return usage_error("--precision: expected a number of decimals from 0 to 10, got \"%s\"", v);
+				a->precision = v;
+			} else if (strcmp(o, "--scale") == 0) {
+				if (strcmp(v, "shared") != 0 && strcmp(v, "pane") != 0)
+					return usage_error("--scale: expected shared or pane, got \"%s\"", v);
+				a->scale = v;
+			} else if (strcmp(o, "--aspect") == 0) {
+				if (export_aspect_find(v) < 0)
+					return usage_error("--aspect: expected 16:9, 4:3 or wide, got \"%s\"", v);
+				a->aspect = v;
 			} else if (strcmp(o, "--transcript") == 0)
 				a->transcript = v;
 			else
@@ -254,6 +276,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
 	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || a->output))
 		return usage_error("%s goes with --export", a->stage ? "--stage" : a->matrix ? "--matrix" : a->head ? "--head" : "-o");
+	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
+		return usage_error("%s goes with --export", a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
 	if (a->mode == MODE_EXPORT) {
 		if (a->nfiles != 1)
 			return usage_error("--export needs exactly one lesson");
@@ -588,6 +612,11 @@ static int run_export(const Args *a)
 		}
 	} else
 		t.stage = (Stage)stage_lookup(&s.attn->shape, a->stage);
+	if (a->precision != NULL)
+		t.precision = atoi(a->precision);
+	t.scale_per_pane = a->scale != NULL && strcmp(a->scale, "pane") == 0;
+	if (a->aspect != NULL)
+		t.aspect = (ExportAspect)export_aspect_find(a->aspect);
 	if (a->matrix != NULL && a->stage != NULL) {
 		/* both: the matrix must be one the stage shows */
 		AttnMatrix panes[STAGE_MAX_PANES];
