@@ -166,12 +166,13 @@ static void test_svg_shape(void **state)
 
 	assert_int_equal(strncmp(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg ", 44), 0);
 	assert_non_null(strstr(svg, "</svg>\n"));
-	/* masked and weights, 4 × 4 each */
+	/* scaled (no mask here) and weights, 4 × 4 each */
 	assert_int_equal(count(svg, "class=\"cell\""), 32);
 	assert_int_equal(count(svg, "<text"), count(svg, "</text>"));
 	assert_int_equal(count(svg, "class=\"pane\""), 2);
 	assert_int_equal(count(svg, "class=\"legend\""), 2);
-	assert_non_null(strstr(svg, "weights = softmax(masked)")); /* the formula */
+	assert_non_null(strstr(svg, "weights = softmax(scaled)")); /* the formula */
+	assert_null(strstr(svg, "masked")); /* a lesson without a mask */
 	assert_non_null(strstr(svg, ">saw</text>"));
 	free(svg);
 	session_destroy(s);
@@ -271,8 +272,8 @@ static void test_json_slice(void **state)
 	w = cJSON_GetObjectItem(slice, "weights");
 	dw = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(full, "heads"), 1), "weights");
 	assert_true(cJSON_Compare(w, dw, 1));
-	assert_true(cJSON_Compare(cJSON_GetObjectItem(slice, "masked"),
-	                          cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(full, "heads"), 1), "masked"), 1));
+	assert_true(cJSON_Compare(cJSON_GetObjectItem(slice, "scaled"),
+	                          cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(full, "heads"), 1), "scaled"), 1));
 	cJSON_Delete(slice);
 	cJSON_Delete(full);
 	free(js);
