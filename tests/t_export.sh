@@ -115,8 +115,8 @@ expect "md: every table row has 6 pipes" 'grep "^|" "$tmp/soft.md" | awk -F"|" "
 check "md: the narration as a quote" grep -q '^> ' "$tmp/soft.md"
 check "md: the formula" has "$tmp/soft.md" 'softmax(scaled)'
 "$ATTNVIZ" --export tex --stage softmax "$MH" -o "$tmp/soft.tex" 2>"$err"
-expect "tex: one align*, two bmatrix" '[ "$(count "$tmp/soft.tex" "begin{align*}") $(count "$tmp/soft.tex" "end{align*}") $(count "$tmp/soft.tex" "begin{bmatrix}") $(count "$tmp/soft.tex" "end{bmatrix}")" = "1 1 2 2" ]'
-check "tex: the formula" has "$tmp/soft.tex" 'softmax(scaled)'
+expect "tex: one document, two bmatrix" '[ "$(count "$tmp/soft.tex" "begin{document}") $(count "$tmp/soft.tex" "end{document}") $(count "$tmp/soft.tex" "begin{bmatrix}") $(count "$tmp/soft.tex" "end{bmatrix}")" = "1 1 2 2" ]'
+check "tex: the formula" has "$tmp/soft.tex" '\operatorname{softmax}(\mathrm{scaled})'
 "$ATTNVIZ" --export tex --stage mask "$tmp/hostile.json" -o "$tmp/hostile.tex" 2>"$err"
 expect "tex: specials escaped, -inf as \\infty" 'has "$tmp/hostile.tex" "c\\&d" && has "$tmp/hostile.tex" "-\\infty"'
 "$ATTNVIZ" --export md --stage weighted "$MH" -o - >"$tmp/stdout.md" 2>"$err"
