@@ -1059,6 +1059,31 @@ static void tex_number(StrBuf *b, double x, int precision)
 	strbuf_printf(b, "%s \\times 10^{%d}", num, atoi(e + 1));
 }
 
+static int tex_math(StrBuf *b, const char *s, size_t len);
+
+/*
+ * The bracket opening at s[at] as a TeX group: prefix, its inside converted
+ * (with the brackets when keep), "}". Returns the index after the bracket,
+ * or 0 when it does not close or its inside cannot be converted.
+ */
+static size_t tex_bracket(StrBuf *b, const char *s, size_t len, size_t at, const char *prefix, int keep)
+{
+	size_t e = at;
+	int depth = 0;
+
+	do {
+		depth += s[e] == '(' ? 1 : s[e] == ')' ? -1 : 0;
+		e++;
+	} while (e < len && depth > 0);
+	if (depth != 0)
+		return 0;
+	strbuf_puts(b, prefix);
+	if (tex_math(b, s + at + (keep ? 0 : 1), e - at - (keep ? 0 : 2)) != 0)
+		return 0;
+	strbuf_puts(b, "}");
+	return e;
+}
+
 /*
  * A formula of the stage table (UTF-8, one part: no double spaces) as TeX
  * math: W_q → W_{q}, d_model → d_{\mathrm{model}}, softmax → \operatorname{softmax},
@@ -1160,19 +1185,8 @@ next:
 			continue;
 		}
 		if (c == '^' && i + 1 < len && s[i + 1] == '(') {
-			size_t e = i + 1;
-			int depth = 0;
-			do {
-				depth += s[e] == '(' ? 1 : s[e] == ')' ? -1 : 0;
-				e++;
-			} while (e < len && depth > 0);
-			if (depth != 0)
+			if ((i = tex_bracket(b, s, len, i + 1, "^{", 1)) == 0)
 				return -1;
-			strbuf_puts(b, "^{");
-			if (tex_math(b, s + i + 1, e - i - 1) != 0)
-				return -1;
-			strbuf_puts(b, "}");
-			i = e;
 			continue;
 		}
 		if (c == '^') {
@@ -1191,19 +1205,8 @@ next:
 		}
 		if (strncmp(s + i, "\u221a(", 4) == 0) {
 			/* √(σ² + ε): the bracket becomes the root's */
-			size_t e = i + 3;
-			int depth = 0;
-			do {
-				depth += s[e] == '(' ? 1 : s[e] == ')' ? -1 : 0;
-				e++;
-			} while (e < len && depth > 0);
-			if (depth != 0)
+			if ((i = tex_bracket(b, s, len, i + 3, "\\sqrt{", 0)) == 0)
 				return -1;
-			strbuf_puts(b, "\\sqrt{");
-			if (tex_math(b, s + i + 4, e - i - 5) != 0)
-				return -1;
-			strbuf_puts(b, "}");
-			i = e;
 			continue;
 		}
 		if (strncmp(s + i, "\u221a", 3) == 0 && i + 3 < len && isalpha((unsigned char)s[i + 3])) {
