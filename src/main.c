@@ -22,6 +22,7 @@
 #include "plain.h"
 #include "progress.h"
 #include "session.h"
+#include "starter.h"
 #include "strbuf.h"
 #include "themefile.h"
 #include "tui.h"
@@ -31,6 +32,7 @@ static const char usage_text[] =
 	"       attnviz --check [--strict] FILE...\n"
 	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
 	"       attnviz --bench FILE [--repeat R] [--edits]\n"
+	"       attnviz --new NAME\n"
 	"       attnviz --export FORMAT --stage NAME [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
 	"\n"
@@ -52,6 +54,7 @@ static const char usage_text[] =
 	"  --bench FILE     time the computation alone (--repeat R times, default 5):\n"
 	"                   the median of the whole and of each stage; with --edits,\n"
 	"                   of a `set` of W_o, W_v, W_q, W_k and an input cell instead\n"
+	"  --new NAME       write a small starter lesson to NAME.json (never over a file)\n"
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
@@ -78,7 +81,7 @@ static const char usage_text[] =
 	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
 	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n";
 
-enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_PROGRESS };
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_PROGRESS, MODE_NEW };
 
 typedef struct Args {
 	enum Mode mode;
@@ -156,6 +159,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_PLAIN;
 		else if (strcmp(o, "--check") == 0)
 			a->mode = MODE_CHECK;
+		else if (strcmp(o, "--new") == 0)
+			a->mode = MODE_NEW;
 		else if (strcmp(o, "--strict") == 0)
 			a->strict = 1;
 		else if (strcmp(o, "--edits") == 0)
@@ -266,6 +271,8 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->strict && a->mode != MODE_CHECK)
 		return usage_error("%s goes with --check", "--strict");
+	if (a->mode == MODE_NEW && a->nfiles != 1)
+		return usage_error("%s needs exactly one NAME", "--new");
 	if ((a->mode == MODE_CHECK) && a->nfiles == 0)
 		return usage_error("%s needs at least one lesson file", "--check");
 	if ((a->train || a->has_lr) && a->mode != MODE_DUMP)
@@ -357,8 +364,16 @@ static int run_check(const Args *a)
 				fprintf(stderr, "%s: %d text%s without both English and Chinese (--strict)\n", shown(a->files[i]),
 				        missing, missing == 1 ? "" : "s");
 				bad = 1;
-			} else
-				fputs(report, stderr);
+			} else {
+				/* one line, not one a text: the list is --strict's */
+				static const char *const each[][2] = { { "en", NULL }, { "zh", NULL } };
+				for (size_t k = 0; k < sizeof each / sizeof each[0]; k++) {
+					int n = lesson_check_languages(l, each[k], NULL);
+					if (n > 0)
+						fprintf(stderr, "%s: warning: %d text%s no \"%s\" (use --strict to list them)\n",
+						        shown(a->files[i]), n, n == 1 ? " has" : "s have", each[k][0]);
+				}
+			}
 		}
 		free(report);
 		if (!(a->strict && missing > 0) && l->has_source)
@@ -371,6 +386,21 @@ static int run_check(const Args *a)
 		lesson_free(l);
 	}
 	return bad;
+}
+
+/* --new NAME: the starter lesson, to edit. */
+static int run_new(const Args *a)
+{
+	char *path = NULL, *err = NULL;
+
+	if (starter_write(a->files[0], &path, &err) != 0) {
+		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+		free(err);
+		return 1;
+	}
+	printf("wrote %s: edit it (lessons/FORMAT.md), then attnviz --check --strict %s\n", shown(path), shown(path));
+	free(path);
+	return 0;
 }
 
 static int run_dump(const Args *a)
@@ -778,6 +808,7 @@ int main(int argc, char **argv)
 	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
 	case MODE_EXPORT: rc = run_export(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
+	case MODE_NEW: rc = run_new(&a); break;
 	default:
 		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
 		if (rc != 0)
