@@ -312,6 +312,7 @@ static char *fig_number(char buf[32], double x, int prec)
 typedef struct Pane {
 	AttnMatrix which;
 	int head;              /* the head it shows (its matrix or its columns); -1: the whole matrix */
+	int kv_head;           /* the key/value head whose columns it shows (K, V with PANE_EACH_KV_HEAD); -1: none */
 	int col0, transpose;   /* first column of the matrix shown; drawn transposed */
 	Mat v;                 /* the cells as drawn */
 	int diverging;
@@ -322,10 +323,12 @@ typedef struct Pane {
 	int x, y;              /* where it goes */
 } Pane;
 
-/* "Kᵀ (head 1)", "weights (head 0)", "X". */
+/* "Kᵀ (head 1)", "weights (head 0)", "K (kv head 0)", "X". */
 static void fig_pane_name(char *buf, size_t size, const Attn *a, const Pane *p)
 {
-	if (p->head >= 0 && a->heads > 1)
+	if (p->kv_head >= 0)
+		snprintf(buf, size, "%s%s (kv head %d)", matrix_name(p->which), p->transpose ? "\u1d40" : "", p->kv_head);
+	else if (p->head >= 0 && a->heads > 1)
 		snprintf(buf, size, "%s%s (head %d)", matrix_name(p->which), p->transpose ? "\u1d40" : "", p->head);
 	else
 		snprintf(buf, size, "%s%s", matrix_name(p->which), p->transpose ? "\u1d40" : "");
@@ -348,42 +351,48 @@ static void fig_panes_free(Pane *p, int n)
 }
 
 /*
- * The panes of target t, from the stage table: operands then result, each
- * cut as its StagePane says for head t->head (PANE_HEAD_COLS: that head's
- * columns; PANE_TRANSPOSE; PANE_EACH_HEAD: every head's). An operand kept per
- * head beside a result that is not (concat) is shown for every head. Returns
- * the count (0 when out of memory or nothing is shown).
+ * The panes of target t: a matrix alone (--matrix), or the stage's from the
+ * stage table, operands then result, cut by stage_cut_panes as the views cut
+ * them for head t->head (one head's columns, Kᵀ transposed, one pane per head
+ * and per key/value head). An operand kept per head beside a result that is
+ * not (concat) is shown for every head. Returns the count (0 when out of
+ * memory or nothing is shown).
  */
 static int fig_panes(const Attn *a, const ExportTarget *t, Pane out[SVG_MAX_PANES])
 {
 	StagePane sp[STAGE_MAX_PANES];
-	int k, n = 0, i, h, r, c;
+	PaneCut cuts[SVG_MAX_PANES];
+	int k, nc, n = 0, i, h, r, c;
 
 	if (!t->whole_stage) {
-		memset(&sp[0], 0, sizeof sp[0]);
-		sp[0].matrix = t->matrix;
-		k = 1;
-	} else
+		cuts[0] = (PaneCut){ t->matrix, t->head, 0, -1, 0 };
+		nc = 1;
+		k = 0;
+	} else {
 		k = attn_stage_panes(a, t->stage, sp);
-	for (i = 0; i < k; i++) {
-		const int per_head = matrix_per_head(sp[i].matrix);
-		const int width = a->shape.dim[matrix_kind(sp[i].matrix)->head_cols];
-		const int many = t->whole_stage && a->heads > 1;
-		const int every = many && ((sp[i].flags & PANE_EACH_HEAD) ||
-		                           (per_head && !matrix_per_head(sp[k - 1].matrix)));
-		const int cut = many && !per_head && (sp[i].flags & (PANE_HEAD_COLS | PANE_EACH_HEAD));
-		for (h = every ? 0 : t->head; h < (every ? a->heads : t->head + 1) && n < SVG_MAX_PANES; h++) {
-			const Mat *m = attn_matrix(a, sp[i].matrix, h);
+		nc = stage_cut_panes(&a->shape, sp, k, t->head, cuts, SVG_MAX_PANES);
+	}
+	for (i = 0; i < nc; i++) {
+		const PaneCut *pc = &cuts[i];
+		const int per_head = matrix_per_head(pc->matrix);
+		const int kv = (pc->flags & PANE_EACH_KV_HEAD) != 0;
+		const int every = k > 0 && a->heads > 1 && per_head && !matrix_per_head(sp[k - 1].matrix);
+		for (h = every ? 0 : pc->head; h < (every ? a->heads : pc->head + 1) && n < SVG_MAX_PANES; h++) {
+			const Mat *m = attn_matrix(a, pc->matrix, kv ? t->head : h);
 			Pane *p = &out[n];
-			int ncols;
+			int ncols = pc->ncols;
 			if (m == NULL)
 				break;
 			memset(p, 0, sizeof *p);
-			p->which = sp[i].matrix;
-			p->head = per_head || cut ? h : -1;
-			p->col0 = cut && width * a->heads <= m->cols ? h * width : 0;
-			ncols = cut && width * a->heads <= m->cols ? width : m->cols;
-			p->transpose = t->whole_stage && (sp[i].flags & PANE_TRANSPOSE) != 0;
+			p->which = pc->matrix;
+			p->kv_head = kv ? pc->head : -1;
+			p->head = !kv && (per_head || ncols >= 0) ? h : -1;
+			p->col0 = ncols >= 0 ? pc->col0 : 0;
+			if (p->col0 < 0 || ncols < 1 || p->col0 + ncols > m->cols) {
+				p->col0 = 0; /* not cut: the whole matrix, as it is */
+				ncols = m->cols;
+			}
+			p->transpose = (pc->flags & PANE_TRANSPOSE) != 0;
 			if (mat_alloc(&p->v, p->transpose ? ncols : m->rows, p->transpose ? m->rows : ncols) != 0) {
 				fig_panes_free(out, n);
 				return 0;
@@ -526,7 +535,9 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 
 	fig_pane_name(name, sizeof name, a, p);
 	strbuf_printf(b, "<g class=\"pane\" id=\"pane-%s%s", matrix_name(p->which), p->transpose ? "-T" : "");
-	if (p->head >= 0)
+	if (p->kv_head >= 0)
+		strbuf_printf(b, "-kv%d", p->kv_head);
+	else if (p->head >= 0)
 		strbuf_printf(b, "-head%d", p->head);
 	strbuf_puts(b, "\">\n");
 	strbuf_printf(b, "<text class=\"pane-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\" font-size=\"%d\">", x0, y0 + 14,
@@ -1376,7 +1387,9 @@ static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, 
 		strbuf_puts(&b, "}");
 		if (p->transpose)
 			strbuf_puts(&b, "^{\\top}");
-		if (p->head >= 0 && a->heads > 1)
+		if (p->kv_head >= 0)
+			strbuf_printf(&b, "\\ \\text{(kv head %d)}", p->kv_head);
+		else if (p->head >= 0 && a->heads > 1)
 			strbuf_printf(&b, "\\ \\text{(head %d)}", p->head);
 		strbuf_puts(&b, " = \\begin{bmatrix}\n");
 		for (r = 0; r < p->v.rows; r++) {

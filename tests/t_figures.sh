@@ -3,7 +3,8 @@
 # every stage (head 0, and the last head of a lesson with heads) has all of
 # its text on the canvas (tests/svgfit.c: a conservative width per character)
 # and (head 0) renders to PNG (rsvg-convert); per-head figures show that head's
-# operands; concat shows every head; --aspect, --precision and --scale.
+# operands; concat shows every head; split groups query heads under their
+# key/value head; --aspect, --precision and --scale.
 # Run from the repository root; prints "ok - NAME" / "not ok - NAME" lines
 # (a missing tool: "ok - NAME # SKIP") and ends with "N passed, N failed".
 . "$(dirname "$0")/lib.sh"
@@ -66,6 +67,12 @@ expect "scores, head 1: Q's columns are labelled 2 and 3, Kᵀ's rows too" \
 "$ATTNVIZ" --export svg --stage concat --head 1 "$MH" -o "$tmp/c.svg" 2>"$err"
 expect "concat: every head beside concat, and the title names no one head" \
 	'[ "$(count "$tmp/c.svg" "id=\"pane-weighted-head")" -eq 2 ] && grep -q "id=\"pane-concat\"" "$tmp/c.svg" && ! grep -q "stage concat, head" "$tmp/c.svg"'
+# split with grouped heads (llama: 4 query heads, 2 key/value heads): cut by the stage table as the
+# screen cuts it, K and V per key/value head, each followed by the query heads that read it
+"$ATTNVIZ" --export svg --stage split lessons/llama.json -o "$tmp/split.svg" 2>"$err"
+ids=$(grep -o 'id="pane-[^"]*"' "$tmp/split.svg" | sed 's/^id="pane-//; s/"$//' | tr '\n' ' ')
+expect "split, grouped heads: K and V of kv head 0, query heads 0 and 1, then kv head 1's, heads 2 and 3 ($ids)" \
+	'[ "$ids" = "K-kv0 V-kv0 Q-head0 Q-head1 K-kv1 V-kv1 Q-head2 Q-head3 " ] && grep -q ">K (kv head 1)  5 × 2</text>" "$tmp/split.svg"'
 # --aspect: project's seven panes in rows near 16:9 (the default) or 4:3, or one row
 for asp in 16:9 4:3 wide; do
 	"$ATTNVIZ" --export svg --stage project --aspect $asp "$MH" -o "$tmp/p-$asp.svg" 2>"$err"
