@@ -566,13 +566,23 @@ out:
  */
 static const char *syntax_cause(const char *buf, size_t len, size_t *pos)
 {
-	size_t p = *pos < len ? *pos : len, q = p;
+	size_t p = *pos < len ? *pos : len, q = p, close = len;
 
 	while (q > 0 && strchr(" \t\r\n", buf[q - 1]) != NULL)
 		q--;
-	if (p < len && (buf[p] == '}' || buf[p] == ']') && q > 0 && buf[q - 1] == ',') {
-		*pos = q - 1;
-		return "a trailing comma: JSON allows no comma before ] or }";
+	/* where a key should start, cJSON stops one character past it: "a": 1, } */
+	if (p < len && (buf[p] == '}' || buf[p] == ']'))
+		close = p;
+	else if (p > 0 && buf[p - 1] == '}')
+		close = p - 1;
+	if (close < len) {
+		size_t c = close;
+		while (c > 0 && strchr(" \t\r\n", buf[c - 1]) != NULL)
+			c--;
+		if (c > 0 && buf[c - 1] == ',') {
+			*pos = c - 1;
+			return "a trailing comma: JSON allows no comma before ] or }";
+		}
 	}
 	if (p < len && (buf[p] == '/' || buf[p] == '*') && p > 0 && buf[p - 1] == '/')
 		p--;
@@ -580,9 +590,13 @@ static const char *syntax_cause(const char *buf, size_t len, size_t *pos)
 		*pos = p;
 		return buf[p + 1] == '/' ? "a // comment: JSON has no comments" : "a /* comment */: JSON has no comments";
 	}
+	if (p > 0 && p + 1 < len && (unsigned char)buf[p - 1] == 0xe2 && (unsigned char)buf[p] == 0x80)
+		p--; /* a curly quote where a key should start */
 	if (p + 2 < len && (unsigned char)buf[p] == 0xe2 && (unsigned char)buf[p + 1] == 0x80 &&
-	    (unsigned char)buf[p + 2] >= 0x98 && (unsigned char)buf[p + 2] <= 0x9d)
+	    (unsigned char)buf[p + 2] >= 0x98 && (unsigned char)buf[p + 2] <= 0x9d) {
+		*pos = p;
 		return "a curly quote: JSON strings need straight double quotes \"";
+	}
 	if ((p < len && buf[p] == '\'') || (p > 0 && buf[p - 1] == '\'')) {
 		*pos = p < len && buf[p] == '\'' ? p : p - 1;
 		return "a single quote: JSON strings need double quotes \"";

@@ -141,6 +141,11 @@ msg_case tests/bad/syntax.json "tests/bad/syntax.json:3:"
 msg_case tests/bad/syntax_trailing_comma.json "tests/bad/syntax_trailing_comma.json:3:22: a trailing comma"
 msg_case tests/bad/syntax_comment.json "tests/bad/syntax_comment.json:2:17: a // comment"
 msg_case tests/bad/syntax_curly.json "tests/bad/syntax_curly.json:3:12: a curly quote"
+# where an object's key should start too (theme files get the same messages: jsonread.c)
+printf '{"attnviz": 1,\n  "title": "x",\n}\n' >"$tmp/objcomma.json"
+msg_case "$tmp/objcomma.json" "$tmp/objcomma.json:2:15: a trailing comma"
+printf '{"attnviz": 1, \342\200\234title\342\200\235: "x"}\n' >"$tmp/keycurly.json"
+msg_case "$tmp/keycurly.json" "$tmp/keycurly.json:1:16: a curly quote"
 
 # without --strict, the missing translations are one warning line, which starts with warning:
 printf '{"attnviz": 1, "title": "x", "tokens": ["a", "b"], "X": [[1, 0], [0, 1]],\n "W_q": {"identity": 2}, "W_k": {"identity": 2}, "W_v": {"identity": 2},\n "steps": [{"stage": "scores", "text": "hi"}, {"stage": "softmax", "text": {"en": "a", "zh": "b"}}]}\n' >"$tmp/nozh.json"

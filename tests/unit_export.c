@@ -592,7 +592,7 @@ static void test_themes_malformed(void **state)
 		{ "role.json", "tests/bad-themes/role.json: roles: unknown role \"titel\" (roles: stage stage_name " },
 		{ "range.json", "tests/bad-themes/range.json: sequential[1]: expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default), got 300" },
 		{ "short.json", "tests/bad-themes/short.json: diverging: expected a list of 3 to 32 colours, got 2 colours" },
-		{ "syntax.json", "tests/bad-themes/syntax.json:3:2: JSON syntax error near here\n}\n ^" },
+		{ "syntax.json", "tests/bad-themes/syntax.json:2:13: a trailing comma: JSON allows no comma before ] or }\n \"masked\": 3,\n            ^" },
 		{ "attr.json", "tests/bad-themes/attr.json: roles.cursor.attrs[0]: expected \"bold\", \"dim\", \"underline\", \"reverse\", \"standout\", \"italic\" or \"blink\", got \"blod\" (did you mean \"bold\"?)" },
 		{ "noname.json", "tests/bad-themes/noname.json: missing \"name\"" },
 		{ "key.json", "tests/bad-themes/key.json: unknown key \"palette\" (keys: name description mono roles sequential diverging masked)" },
