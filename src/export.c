@@ -612,16 +612,13 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 	strbuf_puts(b, "</g>\n</g>\n");
 }
 
-/* Bytes of the UTF-8 character at s (1 for a stray byte). */
-static size_t utf8_len(const char *s)
+/* Bytes of the UTF-8 character at s, left bytes there (text.c's decoding: 1 for a stray byte). */
+static size_t char_len(const char *s, size_t left)
 {
-	const unsigned char c = (unsigned char)*s;
-	size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 1, i;
+	wchar_t wc;
+	int cols;
 
-	for (i = 1; i < k; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			return 1;
-	return k;
+	return (size_t)text_char(s, left, &wc, &cols);
 }
 
 /*
@@ -643,12 +640,11 @@ static int wrap_lines(const char *text, int max, size_t at[2 * SVG_MAX_LINES])
 		if (pos >= total)
 			break;
 		while (p < total) {
-			size_t k = utf8_len(text + p);
-			char ch[5] = { 0 };
-			memcpy(ch, text + p, k);
-			if (w + text_cells(ch, -1) > max && p > pos)
+			const size_t k = char_len(text + p, total - p);
+			const int cw = text_cells(text + p, (int)k);
+			if (w + cw > max && p > pos)
 				break;
-			w += text_cells(ch, -1);
+			w += cw;
 			p += k;
 			if (text[p - 1] == ' ' || text[p] == ' ')
 				brk = p;
@@ -679,16 +675,11 @@ static int formula_lines(const char *f, int max, size_t at[2 * SVG_MAX_LINES])
 		while (end < total) {
 			size_t q = end, part_end;
 			const char *sep;
-			char *line;
-			int w;
 			while (end > pos && q < total && f[q] == ' ')
 				q++;
 			sep = strstr(f + q + (q < total ? 1 : 0), "  ");
 			part_end = sep ? (size_t)(sep - f) : total;
-			line = strndup(f + pos, part_end - pos);
-			w = line ? text_cells(line, -1) : 0;
-			free(line);
-			if (end > pos && w > max && n + 1 < SVG_MAX_LINES)
+			if (end > pos && text_cells(f + pos, (int)(part_end - pos)) > max && n + 1 < SVG_MAX_LINES)
 				break;
 			end = part_end;
 		}
@@ -711,9 +702,7 @@ static int formula_widest(const char *f)
 	while (*p) {
 		const char *sep = strstr(p, "  ");
 		size_t len = sep ? (size_t)(sep - p) : strlen(p);
-		char *piece = strndup(p, len);
-		best = (int)fmax(best, piece ? text_cells(piece, -1) : 0);
-		free(piece);
+		best = (int)fmax(best, text_cells(p, (int)len));
 		p += len;
 		while (*p == ' ')
 			p++;
@@ -1282,11 +1271,9 @@ static int tex_unicode(const char *s, int *cjk)
 
 	for (; *s; s++)
 		if ((unsigned char)*s >= 0x80) {
-			char ch[5] = { 0 };
-			size_t k = utf8_len(s);
-			memcpy(ch, s, k);
+			const size_t k = char_len(s, strnlen(s, 4));
 			any = 1;
-			*cjk |= text_cells(ch, -1) == 2;
+			*cjk |= text_cells(s, (int)k) == 2;
 			s += k - 1;
 		}
 	return any;
