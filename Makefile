@@ -61,7 +61,7 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/default_lesson.o
 BIN     := $(BUILD)/attnviz
 UNIT_SRC := $(wildcard tests/unit_*.c)
 UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
-TOOL_BIN := $(BUILD)/tests/jsoncmp
+TOOL_BIN := $(BUILD)/tests/jsoncmp $(BUILD)/tests/svgfit
 
 .PHONY: all run run-built test test-built deps bench install uninstall clean check-deps
 all: $(BIN)
@@ -100,6 +100,9 @@ $(BUILD)/tests/unit_%: tests/unit_%.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
 
 $(BUILD)/tests/jsoncmp: tests/jsoncmp.c | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $< -o $@ $(DEP_LIBS)
+
+$(BUILD)/tests/svgfit: tests/svgfit.c | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $< -o $@
 
 check-deps deps:
 	@sh assets/deps.sh $(if $(filter 0,$(READLINE)),--no-readline) $(if $(filter test test-built,$(MAKECMDGOALS)),--test)

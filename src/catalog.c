@@ -313,9 +313,12 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_SOFTMAX] = {
 		.map = "attention",
 		.name = "softmax", .instead = NONE,
-		PANES({ .matrix = AM_MASKED }, { .matrix = AM_WEIGHTS }),
-		.formula = { { 0, 0, "weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)",
-		               "weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)" } },
+		/* without a mask, masked is scaled: the softmax reads scaled */
+		PANES({ .matrix = AM_MASKED, .requires = FEAT_MASK }, { .matrix = AM_SCALED, .unless = FEAT_MASK }, { .matrix = AM_WEIGHTS }),
+		.formula = { { FEAT_MASK, 0, "weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)",
+		               "weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)" },
+		             { 0, 0, "weights = softmax(scaled)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)",
+		               "weights = softmax(scaled)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)" } },
 		.what = "row-wise softmax: the attention weights",
 		.blurb_en = "Softmax turns each row of scores into weights that are positive and sum to 1.",
 		.blurb_zh = "softmax 把每一行分数变成为正且和为 1 的权重。",

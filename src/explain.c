@@ -871,13 +871,13 @@ static int operands_cellwise(const Attn *a, AttnMatrix which, int h, int i, int 
 	return k;
 }
 
-/* weights[i][j]: the whole row i of masked. */
+/* weights[i][j]: the whole row i of masked (of scaled without a mask: the pane the stage shows). */
 static int operands_softmax(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
 	int k = 0;
 
-	(void)a, (void)which, (void)j;
-	OP(AM_MASKED, h, i, -1);
+	(void)which, (void)j;
+	OP(a->shape.features & FEAT_MASK ? AM_MASKED : AM_SCALED, h, i, -1);
 	return k;
 }
 

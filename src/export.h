@@ -9,7 +9,7 @@ typedef enum ExportFormat {
 	EXPORT_SVG,   /* a labelled heatmap figure: the stage's operands and result side by side */
 	EXPORT_CSV,   /* one matrix: a header row of column labels, then label, numbers (%.17g) */
 	EXPORT_MD,    /* Markdown tables of the stage, with its formula and narration */
-	EXPORT_TEX,   /* an align* with one bmatrix per matrix and the formula (needs amsmath) */
+	EXPORT_TEX,   /* a document (pdflatex; xelatex with xeCJK for Chinese): the formula in math, a bmatrix per pane */
 	EXPORT_JSON,  /* the stage's slice of --dump: stage, head, formula, each matrix by name */
 	EXPORT_FORMAT_COUNT
 } ExportFormat;
@@ -23,12 +23,22 @@ int export_format_find(const char *name);
 /* The most cells of one matrix in an svg, md or tex export (they are for people to read). */
 #define EXPORT_MAX_CELLS 65536
 
+/* The shape of slide an SVG figure's panes wrap to fit (`--aspect`). */
+typedef enum ExportAspect { EXPORT_ASPECT_16_9, EXPORT_ASPECT_4_3, EXPORT_ASPECT_WIDE, EXPORT_ASPECT_COUNT } ExportAspect;
+
 typedef struct ExportTarget {
-	int whole_stage;     /* 1: stage (its matrices as attn_stage_matrices lists them); 0: matrix */
+	int whole_stage;     /* 1: stage (its panes as the stage table cuts them); 0: matrix */
 	Stage stage;
 	AttnMatrix matrix;
 	int head;            /* 0-based */
+	/* How; export_target_parse sets the defaults. */
+	int precision;       /* decimals of the numbers (svg, md, tex); -1: as the screen shows them */
+	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the figure per kind (diverging, sequential) */
+	ExportAspect aspect; /* svg: the panes wrap into rows nearest this shape (wide: one row) */
 } ExportTarget;
+
+/* "16:9", "4:3", "wide"; -1 when unknown. */
+int export_aspect_find(const char *name);
 
 /*
  * Resolve a word to a target of lesson a: NULL means dflt_stage; else a stage

@@ -559,6 +559,58 @@ out:
 	return b.s;
 }
 
+/*
+ * What is most likely wrong where the JSON parser stopped at *pos, with *pos
+ * moved to the character at fault: the mistakes of people who write JSON by
+ * hand (a trailing comma, a comment, curly or single quotes, a missing comma).
+ */
+static const char *syntax_cause(const char *buf, size_t len, size_t *pos)
+{
+	size_t p = *pos < len ? *pos : len, q = p, close = len;
+
+	while (q > 0 && strchr(" \t\r\n", buf[q - 1]) != NULL)
+		q--;
+	/* where a key should start, cJSON stops one character past it: "a": 1, } */
+	if (p < len && (buf[p] == '}' || buf[p] == ']'))
+		close = p;
+	else if (p > 0 && buf[p - 1] == '}')
+		close = p - 1;
+	if (close < len) {
+		size_t c = close;
+		while (c > 0 && strchr(" \t\r\n", buf[c - 1]) != NULL)
+			c--;
+		if (c > 0 && buf[c - 1] == ',') {
+			*pos = c - 1;
+			return "a trailing comma: JSON allows no comma before ] or }";
+		}
+	}
+	if (p < len && (buf[p] == '/' || buf[p] == '*') && p > 0 && buf[p - 1] == '/')
+		p--;
+	if (p + 1 < len && buf[p] == '/' && (buf[p + 1] == '/' || buf[p + 1] == '*')) {
+		*pos = p;
+		return buf[p + 1] == '/' ? "a // comment: JSON has no comments" : "a /* comment */: JSON has no comments";
+	}
+	if (p > 0 && p + 1 < len && (unsigned char)buf[p - 1] == 0xe2 && (unsigned char)buf[p] == 0x80)
+		p--; /* a curly quote where a key should start */
+	if (p + 2 < len && (unsigned char)buf[p] == 0xe2 && (unsigned char)buf[p + 1] == 0x80 &&
+	    (unsigned char)buf[p + 2] >= 0x98 && (unsigned char)buf[p + 2] <= 0x9d) {
+		*pos = p;
+		return "a curly quote: JSON strings need straight double quotes \"";
+	}
+	if ((p < len && buf[p] == '\'') || (p > 0 && buf[p - 1] == '\'')) {
+		*pos = p < len && buf[p] == '\'' ? p : p - 1;
+		return "a single quote: JSON strings need double quotes \"";
+	}
+	if (p < len && (buf[p] == '"' || buf[p] == '{' || buf[p] == '[') && q > 0 && q < p &&
+	    (buf[q - 1] == '"' || buf[q - 1] == '}' || buf[q - 1] == ']' || isdigit((unsigned char)buf[q - 1]) ||
+	     (q >= 4 && (memcmp(buf + q - 4, "true", 4) == 0 || memcmp(buf + q - 4, "null", 4) == 0)) ||
+	     (q >= 5 && memcmp(buf + q - 5, "false", 5) == 0))) {
+		*pos = q; /* where the comma should be */
+		return "a missing comma between two values";
+	}
+	return "JSON syntax error near here";
+}
+
 cJSON *jr_parse(const char *name, const char *buf, size_t len, int terminated, const char *kind, const char *example,
                 char **err)
 {
@@ -618,7 +670,7 @@ cJSON *jr_parse(const char *name, const char *buf, size_t len, int terminated, c
 	root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
 	if (root == NULL) {
 		size_t pos = end != NULL && end >= text ? (size_t)(end - text) : 0;
-		*err = jr_syntax_error(name, text, len, pos, "JSON syntax error near here");
+		*err = jr_syntax_error(name, text, len, pos, syntax_cause(text, len, &pos));
 	}
 	free(copy);
 	return root;

@@ -128,11 +128,14 @@ int jr_read_string(JrCtx *c, const cJSON *v, char **out);
 char *jr_syntax_error(const char *name, const char *buf, size_t len, size_t pos, const char *reason);
 /*
  * Parse a whole file: UTF-8 (a byte-order mark is skipped; UTF-16, a NUL
- * byte and \u0000 are refused), one JSON value and nothing after it. kind
- * and example name what the file should be for the message about an empty
- * one ("lesson", "{\"attnviz\": 1, …}"). terminated = 1 promises
- * buf[len] == '\0', so the text is parsed where it is, without a copy (a
- * 64 MiB file is not held twice). Returns the tree, or NULL with *err (heap).
+ * byte and \u0000 are refused), one JSON value and nothing after it; a
+ * syntax error names the likely mistake of JSON written by hand (a trailing
+ * comma, a comment, curly or single quotes, a missing comma), the caret on
+ * the character at fault. kind and example name what the file should be
+ * for the message about an empty one ("lesson", "{\"attnviz\": 1, …}").
+ * terminated = 1 promises buf[len] == '\0', so the text is parsed where it
+ * is, without a copy (a 64 MiB file is not held twice). Returns the tree, or
+ * NULL with *err (heap).
  */
 cJSON *jr_parse(const char *name, const char *buf, size_t len, int terminated, const char *kind, const char *example,
                 char **err);

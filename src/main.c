@@ -22,6 +22,7 @@
 #include "plain.h"
 #include "progress.h"
 #include "session.h"
+#include "starter.h"
 #include "strbuf.h"
 #include "themefile.h"
 #include "tui.h"
@@ -31,7 +32,9 @@ static const char usage_text[] =
 	"       attnviz --check [--strict] FILE...\n"
 	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
 	"       attnviz --bench FILE [--repeat R] [--edits]\n"
+	"       attnviz --new NAME\n"
 	"       attnviz --export FORMAT --stage NAME [--head H] [--matrix NAME] LESSON -o PATH\n"
+	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
 	"\n"
 	"Step through attention, the Transformer block around it and its gradients, number by number.\n"
 	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS, ./lessons,\n"
@@ -51,9 +54,15 @@ static const char usage_text[] =
 	"  --bench FILE     time the computation alone (--repeat R times, default 5):\n"
 	"                   the median of the whole and of each stage; with --edits,\n"
 	"                   of a `set` of W_o, W_v, W_q, W_k and an input cell instead\n"
+	"  --new NAME       write a small starter lesson to NAME.json (never over a file)\n"
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
+	"  --precision N    with --export svg, md or tex: N decimals (0 to 10)\n"
+	"  --scale shared|pane  with --export svg: one colour scale per kind across the\n"
+	"                   figure (default), or one per pane\n"
+	"  --aspect 16:9|4:3|wide  with --export svg: the panes wrap into rows nearest this\n"
+	"                   shape (default 16:9; wide: one row)\n"
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
 	"  --no-mouse       leave the mouse to the terminal (its own text selection); with\n"
@@ -72,7 +81,7 @@ static const char usage_text[] =
 	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
 	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n";
 
-enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_PROGRESS };
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_PROGRESS, MODE_NEW };
 
 typedef struct Args {
 	enum Mode mode;
@@ -81,6 +90,7 @@ typedef struct Args {
 	int repeat;
 	const char *lang;
 	const char *export_format, *stage, *matrix, *head, *output; /* --export and its options */
+	const char *precision, *scale, *aspect;                     /* --export svg's figure */
 	const char *transcript;
 	int present;                                    /* --present */
 	int no_mouse;                                   /* --no-mouse */
@@ -149,6 +159,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_PLAIN;
 		else if (strcmp(o, "--check") == 0)
 			a->mode = MODE_CHECK;
+		else if (strcmp(o, "--new") == 0)
+			a->mode = MODE_NEW;
 		else if (strcmp(o, "--strict") == 0)
 			a->strict = 1;
 		else if (strcmp(o, "--edits") == 0)
@@ -205,7 +217,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			}
 		} else if (strcmp(o, "--export") == 0 || strcmp(o, "--stage") == 0 || strcmp(o, "--matrix") == 0 ||
 		           strcmp(o, "--head") == 0 || strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0 ||
-		           strcmp(o, "--transcript") == 0) {
+		           strcmp(o, "--transcript") == 0 || strcmp(o, "--precision") == 0 || strcmp(o, "--scale") == 0 ||
+		           strcmp(o, "--aspect") == 0) {
 			const char *v;
 			if (i + 1 >= argc)
 				return usage_error("%s needs a value", o);
@@ -230,6 +243,20 @@ static int parse_args(int argc, char **argv, Args *a)
 				if (*end != '\0' || end == v || h < 0 || h >= LESSON_MAX_HEADS)
 					return usage_error("--head: expected a head number from 0, got \"%s\"", v);
 				a->head = v;
+			} else if (strcmp(o, "--precision") == 0) {
+				char *end;
+				long p = strtol(v, &end, 10);
+				if (*end != '\0' || end == v || p < 0 || p > 10)
+					return usage_error("--precision: expected a number of decimals from 0 to 10, got \"%s\"", v);
+				a->precision = v;
+			} else if (strcmp(o, "--scale") == 0) {
+				if (strcmp(v, "shared") != 0 && strcmp(v, "pane") != 0)
+					return usage_error("--scale: expected shared or pane, got \"%s\"", v);
+				a->scale = v;
+			} else if (strcmp(o, "--aspect") == 0) {
+				if (export_aspect_find(v) < 0)
+					return usage_error("--aspect: expected 16:9, 4:3 or wide, got \"%s\"", v);
+				a->aspect = v;
 			} else if (strcmp(o, "--transcript") == 0)
 				a->transcript = v;
 			else
@@ -244,6 +271,8 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->strict && a->mode != MODE_CHECK)
 		return usage_error("%s goes with --check", "--strict");
+	if (a->mode == MODE_NEW && a->nfiles != 1)
+		return usage_error("%s needs exactly one NAME", "--new");
 	if ((a->mode == MODE_CHECK) && a->nfiles == 0)
 		return usage_error("%s needs at least one lesson file", "--check");
 	if ((a->train || a->has_lr) && a->mode != MODE_DUMP)
@@ -254,6 +283,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
 	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || a->output))
 		return usage_error("%s goes with --export", a->stage ? "--stage" : a->matrix ? "--matrix" : a->head ? "--head" : "-o");
+	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
+		return usage_error("%s goes with --export", a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
 	if (a->mode == MODE_EXPORT) {
 		if (a->nfiles != 1)
 			return usage_error("--export needs exactly one lesson");
@@ -341,8 +372,16 @@ static int run_check(const Args *a)
 				fprintf(stderr, "%s: %d text%s without both English and Chinese (--strict)\n", shown(a->files[i]),
 				        missing, missing == 1 ? "" : "s");
 				bad = 1;
-			} else
-				fputs(report, stderr);
+			} else {
+				/* one line, not one a text: the list is --strict's */
+				static const char *const each[][2] = { { "en", NULL }, { "zh", NULL } };
+				for (size_t k = 0; k < sizeof each / sizeof each[0]; k++) {
+					int n = lesson_check_languages(l, each[k], NULL);
+					if (n > 0)
+						fprintf(stderr, "%s: warning: %d text%s no \"%s\" (use --strict to list them)\n",
+						        shown(a->files[i]), n, n == 1 ? " has" : "s have", each[k][0]);
+				}
+			}
 		}
 		free(report);
 		if (!(a->strict && missing > 0) && l->has_source)
@@ -355,6 +394,21 @@ static int run_check(const Args *a)
 		lesson_free(l);
 	}
 	return bad;
+}
+
+/* --new NAME: the starter lesson, to edit. */
+static int run_new(const Args *a)
+{
+	char *path = NULL, *err = NULL;
+
+	if (starter_write(a->files[0], &path, &err) != 0) {
+		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+		free(err);
+		return 1;
+	}
+	printf("wrote %s: edit it (lessons/FORMAT.md), then attnviz --check --strict %s\n", shown(path), shown(path));
+	free(path);
+	return 0;
 }
 
 static int run_dump(const Args *a)
@@ -596,6 +650,11 @@ static int run_export(const Args *a)
 		}
 	} else
 		t.stage = (Stage)stage_lookup(&s.attn->shape, a->stage);
+	if (a->precision != NULL)
+		t.precision = atoi(a->precision);
+	t.scale_per_pane = a->scale != NULL && strcmp(a->scale, "pane") == 0;
+	if (a->aspect != NULL)
+		t.aspect = (ExportAspect)export_aspect_find(a->aspect);
 	if (a->matrix != NULL && a->stage != NULL) {
 		/* both: the matrix must be one the stage shows */
 		AttnMatrix panes[STAGE_MAX_PANES];
@@ -757,6 +816,7 @@ int main(int argc, char **argv)
 	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
 	case MODE_EXPORT: rc = run_export(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
+	case MODE_NEW: rc = run_new(&a); break;
 	default:
 		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
 		if (rc != 0)

@@ -102,7 +102,7 @@ theme_ramp_pair(short n, int bg)
 	if (bg < 0)
 		init_pair(n, -1, -1);
 	else
-		init_pair(n, theme_colour(themefile_text_on(bg)), theme_colour(bg));
+		init_pair(n, theme_colour(themefile_text_on_screen(bg, theme_state.colors)), theme_colour(bg));
 }
 
 int
@@ -142,7 +142,8 @@ theme_init(const char *name, int mono, char **err)
 
 	short pair = 1;
 	for (int r = 0; r < ROLE_COUNT; r++) {
-		const ThemeFileRole *fr = &t->role[r];
+		const ThemeFileRole screen = themefile_screen_role(t, r, theme_state.colors);
+		const ThemeFileRole *fr = &screen;
 		theme_state.role_plain[r] = fr->fg < 0 && fr->bg < 0;
 		if (theme_state.colors == 0) {
 			theme_state.role[r] = mono_role[r] | theme_attrs(fr->attrs);
@@ -203,8 +204,9 @@ theme_heat(ThemeRamp ramp, double t, int *level)
 		mag = 1;
 	/* Levels by magnitude: 0 for |t| < 0.1, then four equal bands. */
 	lv = mag < 0.1 ? 0 : 1 + (int)((mag - 0.1) / 0.9 * 3.999);
+	/* A negative value on the diverging ramp: a negative level, whose glyphs differ (theme_shade). */
 	if (level)
-		*level = lv;
+		*level = div && t < 0 ? -lv : lv;
 	if (theme_state.colors == 0)
 		return mono_heat[lv];
 	int n = div ? theme_state.ndiv : theme_state.nseq;
@@ -226,11 +228,17 @@ theme_shade(int level, int utf8)
 {
 	static const char *const u[MONO_LEVELS] = { " ", "\xe2\x96\x91", "\xe2\x96\x92", "\xe2\x96\x93", "\xe2\x96\x88" };
 	static const char *const a[MONO_LEVELS] = { " ", "'", ":", "*", "#" };
+	/* Negative values: strokes, not shading, so the sign shows without colour. */
+	static const char *const un[MONO_LEVELS] = { " ", ".", "-", "=", "\xe2\x89\xa1" };
+	static const char *const an[MONO_LEVELS] = { " ", ".", "-", "=", "%" };
+	int neg = level < 0;
 
-	if (level < 0)
-		level = 0;
+	if (neg)
+		level = -level;
 	if (level >= MONO_LEVELS)
 		level = MONO_LEVELS - 1;
+	if (neg)
+		return utf8 ? un[level] : an[level];
 	return utf8 ? u[level] : a[level];
 }
 

@@ -23,11 +23,18 @@ attr_t theme_attr(ThemeRole r);
  * are added; its colours replace base's only when the theme gives it colours.
  */
 attr_t theme_overlay(ThemeRole r, attr_t base);
-/* The attributes of a heatmap cell of value t on ramp; *level (0 … 4) drives the shade glyph. */
+/*
+ * The attributes of a heatmap cell of value t on ramp; *level drives the
+ * shade glyph: 0 … 4 by magnitude, negative (−1 … −4) for a negative value
+ * on the diverging ramp.
+ */
 attr_t theme_heat(ThemeRamp ramp, double t, int *level);
 /* 1 when drawing without colours: cells carry a shade glyph. */
 int theme_mono(void);
-/* The shade glyph for level 0 … 4: " ░▒▓█" (utf8) or " ':*#". */
+/*
+ * The shade glyph for level 0 … 4: " ░▒▓█" (utf8) or " ':*#"; for −1 … −4
+ * (negative values) ". - = ≡" or ". - = %", so that the sign shows without colour.
+ */
 const char *theme_shade(int level, int utf8);
 /* The theme in use ("default", "mono", …) and how many colours it draws with (0, 8, 256). */
 const char *theme_name(void);

@@ -453,15 +453,17 @@ unsigned long themefile_rgb(int colour, unsigned long dflt)
 	}
 }
 
+/* The 8 basic colours as xterm draws them (what an 8-colour terminal most likely shows). */
+static const int basic8[8][3] = {
+	{ 0, 0, 0 }, { 205, 0, 0 }, { 0, 205, 0 }, { 205, 205, 0 },
+	{ 0, 0, 238 }, { 205, 0, 205 }, { 0, 205, 205 }, { 229, 229, 229 }
+};
+
 int themefile_to8(int colour)
 {
 	unsigned long rgb;
 	int r, g, b, best = 0, i;
 	long bestd = -1;
-	static const int pal[8][3] = {
-		{ 0, 0, 0 }, { 205, 0, 0 }, { 0, 205, 0 }, { 205, 205, 0 },
-		{ 0, 0, 238 }, { 205, 0, 205 }, { 0, 205, 205 }, { 229, 229, 229 }
-	};
 
 	if (colour < 0)
 		return -1;
@@ -474,8 +476,11 @@ int themefile_to8(int colour)
 	g = (int)(rgb >> 8 & 0xff);
 	b = (int)(rgb & 0xff);
 	for (i = 0; i < 8; i++) {
-		long d = (long)(r - pal[i][0]) * (r - pal[i][0]) + (long)(g - pal[i][1]) * (g - pal[i][1]) +
-		         (long)(b - pal[i][2]) * (b - pal[i][2]);
+		/* Magenta carries neither black nor white at 4.5:1 (4.48 and 3.7): purples go to blue or red. */
+		if (i == 5)
+			continue;
+		long d = (long)(r - basic8[i][0]) * (r - basic8[i][0]) + (long)(g - basic8[i][1]) * (g - basic8[i][1]) +
+		         (long)(b - basic8[i][2]) * (b - basic8[i][2]);
 		if (bestd < 0 || d < bestd) {
 			bestd = d;
 			best = i;
@@ -484,12 +489,65 @@ int themefile_to8(int colour)
 	return best;
 }
 
+unsigned long themefile_rgb_on(int colour, int colors, unsigned long dflt)
+{
+	int b;
+
+	if (colors != 8 || colour < 0)
+		return themefile_rgb(colour, dflt);
+	b = themefile_to8(colour);
+	return (unsigned long)basic8[b][0] << 16 | (unsigned long)basic8[b][1] << 8 | (unsigned long)basic8[b][2];
+}
+
+/* WCAG 2 relative luminance of an sRGB colour. */
+static double luminance(unsigned long rgb)
+{
+	double c[3];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		double v = (double)(rgb >> (16 - 8 * i) & 0xff) / 255.0;
+		c[i] = v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+	}
+	return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+}
+
+double themefile_contrast(unsigned long a, unsigned long b)
+{
+	double la = luminance(a), lb = luminance(b);
+
+	return la > lb ? (la + 0.05) / (lb + 0.05) : (lb + 0.05) / (la + 0.05);
+}
+
+int themefile_text_on_screen(int colour, int colors)
+{
+	unsigned long bg = themefile_rgb_on(colour, colors, 0xffffff);
+	unsigned long black = themefile_rgb_on(16, colors, 0), white = themefile_rgb_on(231, colors, 0);
+
+	/* Whichever contrasts more: one of the two is always at least 4.5:1 in 256 colours. */
+	return themefile_contrast(bg, black) >= themefile_contrast(bg, white) ? 16 : 231;
+}
+
 int themefile_text_on(int colour)
 {
-	unsigned long rgb = themefile_rgb(colour, 0xffffff);
-	double r = (double)(rgb >> 16 & 0xff), g = (double)(rgb >> 8 & 0xff), b = (double)(rgb & 0xff);
-	/* perceived brightness (ITU-R BT.601 weights) */
-	return 0.299 * r + 0.587 * g + 0.114 * b >= 140 ? 16 : 231;
+	return themefile_text_on_screen(colour, 256);
+}
+
+int themefile_role_on_cells(int role)
+{
+	return role == ROLE_CURSOR || role == ROLE_MASKED || role == ROLE_FLASH;
+}
+
+ThemeFileRole themefile_screen_role(const ThemeFile *t, int role, int colors)
+{
+	ThemeFileRole r = t->role[role];
+
+	/* A cell's number on a colour of the theme's: readable, or black or white instead. */
+	if (themefile_role_on_cells(role) && r.bg >= 0 &&
+	    (r.fg < 0 || themefile_contrast(themefile_rgb_on(r.fg, colors, 0), themefile_rgb_on(r.bg, colors, 0)) <
+	                         THEMEFILE_MIN_CONTRAST))
+		r.fg = (short)themefile_text_on_screen(r.bg, colors);
+	return r;
 }
 
 int themefile_ramp_index(double t, int diverging, int n)

@@ -79,10 +79,34 @@ char **themefile_list(void);
 
 /* sRGB of an xterm-256 colour (0xRRGGBB); THEMEFILE_DEFAULT_COLOR gives dflt. */
 unsigned long themefile_rgb(int colour, unsigned long dflt);
-/* The nearest of the 8 basic colours (0 black … 7 white) for a 256-colour number; -1 stays -1. */
+/*
+ * The nearest of the 8 basic colours (0 black … 7 white) for a 256-colour
+ * number, magenta left out (no text reads on it at 4.5:1); 0–15 map to
+ * themselves (mod 8); -1 stays -1.
+ */
 int themefile_to8(int colour);
-/* A readable text colour on background colour: 16 (black) or 231 (white). */
+/*
+ * Readable text: every number drawn on a colour of a theme has a WCAG 2
+ * contrast ratio of at least THEMEFILE_MIN_CONTRAST against it, chosen by
+ * computing the ratio (black and white: one of them always reaches it).
+ */
+#define THEMEFILE_MIN_CONTRAST 4.5
+/* The WCAG 2 contrast ratio of two sRGB colours (0xRRGGBB): 1 … 21. */
+double themefile_contrast(unsigned long a, unsigned long b);
+/* sRGB of a colour as a terminal of colors (8 or 256) shows it: on 8, the nearest basic colour as xterm draws it. */
+unsigned long themefile_rgb_on(int colour, int colors, unsigned long dflt);
+/* The text colour, 16 (black) or 231 (white), of higher contrast on colour (256 colours and SVG). */
 int themefile_text_on(int colour);
+/* The same on a terminal of colors (8 or 256). */
+int themefile_text_on_screen(int colour, int colors);
+/* 1 for the roles drawn on matrix cells with a number on them (cursor, masked, flash). */
+int themefile_role_on_cells(int role);
+/*
+ * Role role of t as a terminal of colors draws it: a cell role whose fg reads
+ * below THEMEFILE_MIN_CONTRAST on its bg (or has no fg of its own) gets
+ * black or white text instead.
+ */
+ThemeFileRole themefile_screen_role(const ThemeFile *t, int role, int colors);
 /* Ramp index 0 … n-1 for t in [0, 1] (sequential) or [-1, 1] (diverging), as theme.c does. */
 int themefile_ramp_index(double t, int diverging, int n);
 

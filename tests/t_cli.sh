@@ -154,6 +154,35 @@ msg_case tests/bad/row_length.json "tests/bad/row_length.json: W_q[2]: expected 
 msg_case tests/bad/heads_divide.json "tests/bad/heads_divide.json: heads: 3 does not divide the 8 columns of W_q"
 msg_case tests/bad/syntax.json "tests/bad/syntax.json:3:"
 
+# JSON written by hand: the likely mistake named, the caret on it
+msg_case tests/bad/syntax_trailing_comma.json "tests/bad/syntax_trailing_comma.json:3:22: a trailing comma"
+msg_case tests/bad/syntax_comment.json "tests/bad/syntax_comment.json:2:17: a // comment"
+msg_case tests/bad/syntax_curly.json "tests/bad/syntax_curly.json:3:12: a curly quote"
+# where an object's key should start too (theme files get the same messages: jsonread.c)
+printf '{"attnviz": 1,\n  "title": "x",\n}\n' >"$tmp/objcomma.json"
+msg_case "$tmp/objcomma.json" "$tmp/objcomma.json:2:15: a trailing comma"
+printf '{"attnviz": 1, \342\200\234title\342\200\235: "x"}\n' >"$tmp/keycurly.json"
+msg_case "$tmp/keycurly.json" "$tmp/keycurly.json:1:16: a curly quote"
+
+# without --strict, the missing translations are one warning line, which starts with warning:
+printf '{"attnviz": 1, "title": "x", "tokens": ["a", "b"], "X": [[1, 0], [0, 1]],\n "W_q": {"identity": 2}, "W_k": {"identity": 2}, "W_v": {"identity": 2},\n "steps": [{"stage": "scores", "text": "hi"}, {"stage": "softmax", "text": {"en": "a", "zh": "b"}}]}\n' >"$tmp/nozh.json"
+run --check "$tmp/nozh.json"
+expect "--check: missing translations in one warning line" \
+	'[ "$rc" -eq 0 ] && [ "$(wc -l <"$err")" -eq 1 ] && has "$err" "$tmp/nozh.json: warning: 2 texts have no \"zh\" (use --strict to list them)"'
+printf '{"attnviz": 1, "title": {"en": "x", "zh": "x"}, "colour": 1, "tokens": ["a"], "X": [[1]],\n "W_q": [[1]], "W_k": [[1]], "W_v": [[1]]}\n' >"$tmp/warn.json"
+run --check "$tmp/warn.json" "$tmp/nozh.json"
+expect "--check: every warning has warning: after the file name" \
+	'[ "$rc" -eq 0 ] && [ -s "$err" ] && ! grep -v "^[^:]*: warning: " "$err" | grep -q .'
+
+# --new NAME: a starter lesson that passes --check --strict, never written over a file
+run --new "$tmp/starter"
+expect "--new: writes NAME.json and says so" '[ "$rc" -eq 0 ] && [ -s "$tmp/starter.json" ] && has "$out" "wrote $tmp/starter.json"'
+run --check --strict "$tmp/starter.json"
+expect "--new: the starter passes --check --strict" '[ "$rc" -eq 0 ] && has "$out" ": ok, "'
+echo '{"mine": 1}' >"$tmp/mine.json"
+run --new "$tmp/mine.json"
+expect "--new: an existing file is not replaced" '[ "$rc" -eq 1 ] && has "$err" "already exists, not replaced" && [ "$(cat "$tmp/mine.json")" = "{\"mine\": 1}" ]'
+
 # a syntax error shows the line and a caret
 printf '{"attnviz": 1,\n  "title": "x",,\n}\n' >"$tmp/syntax.json"
 run --check "$tmp/syntax.json"

@@ -55,8 +55,9 @@ check "json: parses" "$JSONCMP" "$tmp/slice.json" "$tmp/slice.json"
 expect "json: stage, head, formula keys" 'grep -q "\"stage\":[[:space:]]*\"softmax\"" "$tmp/slice.json" &&
 	grep -q "\"head\":[[:space:]]*1" "$tmp/slice.json" && has "$tmp/slice.json" "\"formula\":"'
 w=$(sed -n 's/^[[:space:]]*"weights":[[:space:]]*\(\[.*\]\),*$/\1/p' "$tmp/slice.json")
-m=$(sed -n 's/^[[:space:]]*"masked":[[:space:]]*\(\[.*\]\),*$/\1/p' "$tmp/slice.json")
-printf '{"heads": [{}, {"masked": %s, "weights": %s}]}\n' "$m" "$w" >"$tmp/slice-exp.json"
+# multihead has no mask: its softmax reads scaled
+m=$(sed -n 's/^[[:space:]]*"scaled":[[:space:]]*\(\[.*\]\),*$/\1/p' "$tmp/slice.json")
+printf '{"heads": [{}, {"scaled": %s, "weights": %s}]}\n' "$m" "$w" >"$tmp/slice-exp.json"
 if [ -n "$w" ] && [ -n "$m" ] && "$JSONCMP" --only-expected-keys "$tmp/slice-exp.json" "$tmp/mh.dump" >"$tmp/diff" 2>&1; then
 	ok "json: the slice equals --dump"
 else
@@ -67,9 +68,9 @@ fi
 
 "$ATTNVIZ" --export svg --stage softmax "$MH" -o "$tmp/soft.svg" 2>"$err"
 check "svg: written" test -s "$tmp/soft.svg"
-check "svg: 32 cells (masked and weights, 4 x 4)" test "$(count "$tmp/soft.svg" 'class="cell"')" -eq 32
+check "svg: 32 cells (scaled and weights, 4 x 4)" test "$(count "$tmp/soft.svg" 'class="cell"')" -eq 32
 check "svg: token labels" test "$(count "$tmp/soft.svg" '>saw</text>')" -ge 8
-check "svg: the formula" has "$tmp/soft.svg" 'weights = softmax(masked)'
+expect "svg: the formula, with scaled where there is no mask" 'has "$tmp/soft.svg" "weights = softmax(scaled)" && hasnt "$tmp/soft.svg" "masked"'
 check "svg: a legend per pane" test "$(count "$tmp/soft.svg" 'class="legend"')" -eq 2
 cat >"$tmp/hostile.json" <<'EOF'
 {"attnviz": 1, "title": "<script>&\"' \u0001 x", "tokens": ["a<b", "c&d", "e\"f", "\u001b[31m"],
@@ -109,13 +110,13 @@ fi
 
 "$ATTNVIZ" --export md --stage softmax "$MH" -o "$tmp/soft.md" 2>"$err"
 expect "md: a heading with the stage" 'head -n 1 "$tmp/soft.md" | grep -q "^## .*stage softmax"'
-check "md: two tables (masked, weights)" [ "$(grep -c '^|---|' "$tmp/soft.md")" -eq 2 ]
+check "md: two tables (scaled, weights)" [ "$(grep -c '^|---|' "$tmp/soft.md")" -eq 2 ]
 expect "md: every table row has 6 pipes" 'grep "^|" "$tmp/soft.md" | awk -F"|" "NF != 7 { bad = 1 } END { exit bad || NR == 0 }"'
 check "md: the narration as a quote" grep -q '^> ' "$tmp/soft.md"
-check "md: the formula" has "$tmp/soft.md" 'softmax(masked)'
+check "md: the formula" has "$tmp/soft.md" 'softmax(scaled)'
 "$ATTNVIZ" --export tex --stage softmax "$MH" -o "$tmp/soft.tex" 2>"$err"
-expect "tex: one align*, two bmatrix" '[ "$(count "$tmp/soft.tex" "begin{align*}") $(count "$tmp/soft.tex" "end{align*}") $(count "$tmp/soft.tex" "begin{bmatrix}") $(count "$tmp/soft.tex" "end{bmatrix}")" = "1 1 2 2" ]'
-check "tex: the formula" has "$tmp/soft.tex" 'softmax(masked)'
+expect "tex: one document, two bmatrix" '[ "$(count "$tmp/soft.tex" "begin{document}") $(count "$tmp/soft.tex" "end{document}") $(count "$tmp/soft.tex" "begin{bmatrix}") $(count "$tmp/soft.tex" "end{bmatrix}")" = "1 1 2 2" ]'
+check "tex: the formula" has "$tmp/soft.tex" '\operatorname{softmax}(\mathrm{scaled})'
 "$ATTNVIZ" --export tex --stage mask "$tmp/hostile.json" -o "$tmp/hostile.tex" 2>"$err"
 expect "tex: specials escaped, -inf as \\infty" 'has "$tmp/hostile.tex" "c\\&d" && has "$tmp/hostile.tex" "-\\infty"'
 "$ATTNVIZ" --export md --stage weighted "$MH" -o - >"$tmp/stdout.md" 2>"$err"

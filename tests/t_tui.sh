@@ -327,7 +327,7 @@ for size in 80x24 200x60; do
 	check "present $size: no key line" hasnt "$tmp/screen" 'n/spc next'
 	cmd "$s" "goto softmax"
 	cmd "$s" "skip"
-	shows "present $size: the formula is on the narration's first line" "$s" '^ weights = softmax\(masked\)'
+	shows "present $size: the formula is on the narration's first line" "$s" '^ weights = softmax\(scaled\)'
 	if cap "$s" | grep -A1 '^ weights = softmax' | tail -n 1 | grep -q '^ *$'; then ok "present $size: a blank line under the formula"; else not_ok "present $size: a blank line under the formula"; fi
 	if [ "$size" = 200x60 ]; then
 		# the rows of the matrices with blank lines between them, and wider cells

@@ -433,15 +433,25 @@ static void test_missing_and_directory(void **state)
 		expect_error(#name, suffix); \
 	}
 
-BAD(syntax, ":3:18: JSON syntax error near here\n"
+BAD(syntax, ":3:17: a missing comma between two values\n"
             "  \"tokens\": [\"a\" \"b\"],\n"
-            "                 ^")
+            "                ^")
+/* the mistakes of JSON written by hand, named, with the caret on the character at fault */
+BAD(syntax_trailing_comma, ":3:22: a trailing comma: JSON allows no comma before ] or }\n"
+                           "  \"tokens\": [\"a\", \"b\",],\n"
+                           "                     ^")
+BAD(syntax_comment, ":2:17: a // comment: JSON has no comments\n"
+                    "  \"attnviz\": 1, // the format version\n"
+                    "                ^")
+BAD(syntax_curly, ":3:12: a curly quote: JSON strings need straight double quotes \"\n"
+                  "  \"title\": \u201cSelf-attention\u201d\n"
+                  "           ^")
 BAD(syntax_control, ":3:34: JSON syntax error near here\n"
                     "  \"title\": \"tab\\x09here \\x1b[31m red\",, \n"
                     "                                       ^")
-BAD(syntax_wide, ":3:22: JSON syntax error near here\n"
+BAD(syntax_wide, ":3:21: a missing comma between two values\n"
                  "  \"title\": \"机器学习真好玩\" \"x\"\n"
-                 "                            ^")
+                 "                           ^")
 BAD(nul, ":1:27: NUL byte in the file (a lesson is UTF-8 text)\n"
          "{\"attnviz\": 1, \"title\": \"a\n"
          "                          ^")
@@ -603,6 +613,9 @@ int main(void)
 		cmocka_unit_test(test_stage_names),
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_bad_syntax),
+		cmocka_unit_test(test_bad_syntax_trailing_comma),
+		cmocka_unit_test(test_bad_syntax_comment),
+		cmocka_unit_test(test_bad_syntax_curly),
 		cmocka_unit_test(test_bad_syntax_control),
 		cmocka_unit_test(test_bad_syntax_wide),
 		cmocka_unit_test(test_bad_nul),

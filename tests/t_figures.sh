@@ -1,0 +1,105 @@
+#!/bin/sh
+# t_figures.sh: SVG figures fit for slides — every shipped lesson's figure of
+# every stage (head 0, and the last head of a lesson with heads) has all of
+# its text on the canvas (tests/svgfit.c: a conservative width per character)
+# and (head 0) renders to PNG (rsvg-convert); per-head figures show that head's
+# operands; concat shows every head; split groups query heads under their
+# key/value head; --aspect, --precision and --scale.
+# Run from the repository root; prints "ok - NAME" / "not ok - NAME" lines
+# (a missing tool: "ok - NAME # SKIP") and ends with "N passed, N failed".
+. "$(dirname "$0")/lib.sh"
+
+SVGFIT=$BUILD/tests/svgfit
+export LC_ALL=C.UTF-8
+[ -x "$SVGFIT" ] || bail "no $SVGFIT (make builds it)"
+render=1
+command -v rsvg-convert >/dev/null 2>&1 || render=0
+
+# figure LESSON STAGE HEAD: export, check the text, render; prints what went wrong
+figure() {
+	out="$tmp/f.svg"
+	rm -f "$out" "$tmp/f.png"
+	if ! "$ATTNVIZ" --export svg --stage "$2" --head "$3" "$1" -o "$out" 2>"$tmp/why"; then
+		# refusing a matrix too large to read (EXPORT_MAX_CELLS) is right
+		grep -q "too many cells for a figure" "$tmp/why" || echo "$1 $2 head $3: $(head -n 1 "$tmp/why")"
+		return
+	fi
+	"$SVGFIT" "$out" | head -n 3
+	# a figure of a matrix of thousands of cells (scale.json) takes rsvg-convert half a
+	# minute: its text is checked, drawing it is left out
+	[ "$render" -eq 1 ] && [ "$3" -eq 0 ] && [ "$(wc -c <"$out")" -lt 1000000 ] || return
+	if ! rsvg-convert "$out" -o "$tmp/f.png" 2>"$tmp/why" ||
+	   ! head -c 8 "$tmp/f.png" | od -An -c | grep -q "P   N   G"; then
+		echo "$1 $2 head $3: rsvg-convert: $(head -n 1 "$tmp/why")"
+	fi
+}
+
+for lesson in lessons/*.json; do
+	"$ATTNVIZ" --dump "$lesson" >"$tmp/dump" 2>"$err" || { not_ok "figures of $lesson: --dump failed"; continue; }
+	# a lesson with layers lists them per layer: the first layer's (--export shows layer 0)
+	stages=$(sed -n 's/^[[:space:]]*"stages":[[:space:]]*\[\(.*\)\],$/\1/p' "$tmp/dump" | head -n 1 | tr -d '",')
+	heads=$(sed -n 's/^[[:space:]]*"h":[[:space:]]*\([0-9]*\),$/\1/p' "$tmp/dump" | head -n 1)
+	[ -n "$stages" ] || { not_ok "figures of $lesson: no stages in its dump"; continue; }
+	: >"$tmp/bad"
+	for st in $stages; do
+		figure "$lesson" "$st" 0 >>"$tmp/bad"
+		if [ "${heads:-1}" -gt 1 ]; then figure "$lesson" "$st" $((heads - 1)) >>"$tmp/bad"; fi
+	done
+	if [ -s "$tmp/bad" ]; then
+		not_ok "figures of $lesson: every stage's text on the canvas$([ "$render" -eq 1 ] && echo ', rendered to PNG')" "$(head -n 8 "$tmp/bad")"
+	else
+		ok "figures of $lesson: every stage's text on the canvas$([ "$render" -eq 1 ] && echo ', rendered to PNG')"
+	fi
+done
+[ "$render" -eq 1 ] || skip "figures rendered to PNG" "rsvg-convert not installed (librsvg2-bin)"
+
+MH=lessons/multihead.json
+count() { grep -o "$2" "$1" | wc -l; }
+
+# head 1's scores: Q's head-1 columns (2 and 3) and Kᵀ's head-1 rows, never the whole of Q and K
+"$ATTNVIZ" --export svg --stage scores --head 1 "$MH" -o "$tmp/s1.svg" 2>"$err"
+expect "scores, head 1: Q (head 1) 4 × 2 and Kᵀ (head 1) 2 × 4 beside scores (head 1)" \
+	'grep -q ">Q (head 1)  4 × 2</text>" "$tmp/s1.svg" && grep -q ">Kᵀ (head 1)  2 × 4</text>" "$tmp/s1.svg" &&
+	 grep -q ">scores (head 1)  4 × 4</text>" "$tmp/s1.svg" && ! grep -q ">Q  4 × 4<" "$tmp/s1.svg"'
+expect "scores, head 1: Q's columns are labelled 2 and 3, Kᵀ's rows too" \
+	'[ "$(count "$tmp/s1.svg" "class=\"col-label\"[^>]*>[23]<")" -eq 2 ] && [ "$(count "$tmp/s1.svg" "class=\"row-label\"[^>]*>[23]<")" -eq 2 ]'
+# concat: every head's weighted beside concat
+"$ATTNVIZ" --export svg --stage concat --head 1 "$MH" -o "$tmp/c.svg" 2>"$err"
+expect "concat: every head beside concat, and the title names no one head" \
+	'[ "$(count "$tmp/c.svg" "id=\"pane-weighted-head")" -eq 2 ] && grep -q "id=\"pane-concat\"" "$tmp/c.svg" && ! grep -q "stage concat, head" "$tmp/c.svg"'
+# split with grouped heads (llama: 4 query heads, 2 key/value heads): cut by the stage table as the
+# screen cuts it, K and V per key/value head, each followed by the query heads that read it
+"$ATTNVIZ" --export svg --stage split lessons/llama.json -o "$tmp/split.svg" 2>"$err"
+ids=$(grep -o 'id="pane-[^"]*"' "$tmp/split.svg" | sed 's/^id="pane-//; s/"$//' | tr '\n' ' ')
+expect "split, grouped heads: K and V of kv head 0, query heads 0 and 1, then kv head 1's, heads 2 and 3 ($ids)" \
+	'[ "$ids" = "K-kv0 V-kv0 Q-head0 Q-head1 K-kv1 V-kv1 Q-head2 Q-head3 " ] && grep -q ">K (kv head 1)  5 × 2</text>" "$tmp/split.svg"'
+# --aspect: project's seven panes in rows near 16:9 (the default) or 4:3, or one row
+for asp in 16:9 4:3 wide; do
+	"$ATTNVIZ" --export svg --stage project --aspect $asp "$MH" -o "$tmp/p-$asp.svg" 2>"$err"
+done
+size() { sed -n 's/^<svg [^>]* width="\([0-9]*\)" height="\([0-9]*\)".*/\1 \2/p' "$1"; }
+ratio() { size "$1" | awk '{ printf "%.2f", $1 / $2 }'; }
+expect "--aspect: wide is one row, 16:9 wraps nearer 1.78, 4:3 nearer 1.33 ($(ratio "$tmp/p-wide.svg") $(ratio "$tmp/p-16:9.svg") $(ratio "$tmp/p-4:3.svg"))" \
+	'awk -v w="$(ratio "$tmp/p-wide.svg")" -v s="$(ratio "$tmp/p-16:9.svg")" -v f="$(ratio "$tmp/p-4:3.svg")" \
+	 "BEGIN { exit !(w > s && s > f && w > 3 && (s - 1.78)^2 < (w - 1.78)^2) }"'
+# --precision
+"$ATTNVIZ" --export svg --stage scores --precision 2 "$MH" -o "$tmp/p2.svg" 2>"$err"
+expect "--precision 2: two decimals" 'grep -q ">2.00</text>" "$tmp/p2.svg" && ! grep -q ">2.0000</text>" "$tmp/p2.svg"'
+"$ATTNVIZ" --export svg --stage scores --precision 11 "$MH" -o "$tmp/p11.svg" >/dev/null 2>"$err"
+expect "--precision 11: refused" '[ $? -ne 0 ] && grep -q "from 0 to 10" "$err" && [ ! -e "$tmp/p11.svg" ]'
+# --scale: shared (one legend range for the figure's diverging panes) or one per pane
+"$ATTNVIZ" --export svg --stage project "$MH" -o "$tmp/shared.svg" 2>"$err"
+"$ATTNVIZ" --export svg --stage project --scale pane "$MH" -o "$tmp/pane.svg" 2>>"$err"
+expect "--scale shared: one range; --scale pane: each pane its own" \
+	'[ "$(grep -o "class=\"legend-hi\"[^>]*>[^<]*" "$tmp/shared.svg" | sed "s/.*>//" | sort -u | wc -l)" -eq 1 ] &&
+	 [ "$(grep -o "class=\"legend-hi\"[^>]*>[^<]*" "$tmp/pane.svg" | sed "s/.*>//" | sort -u | wc -l)" -gt 1 ]'
+"$ATTNVIZ" --export svg --stage project --scale both "$MH" -o "$tmp/x.svg" >/dev/null 2>"$err"
+expect "--scale both: refused" '[ $? -ne 0 ] && grep -q "expected shared or pane" "$err"'
+# the formula's spacing is kept
+expect "the formula keeps its spacing" 'grep -q "xml:space=\"preserve\">scores = Q·Kᵀ  " "$tmp/s1.svg"'
+# a long title wraps, never cut: the title's words are all there
+"$ATTNVIZ" --export svg --stage concat "$MH" -o "$tmp/c0.svg" 2>"$err"
+expect "a long title wraps onto lines, every word kept" \
+	'[ "$(count "$tmp/c0.svg" "class=\"title\"")" -ge 1 ] &&
+	 [ "$(grep "class=\"title\"" "$tmp/c0.svg" | sed "s/<[^>]*>//g" | tr "\n" " " | tr -s " ")" = "Multi-head attention: split, attend, concat, W_o — stage concat " ]'
+finish
