@@ -2502,6 +2502,25 @@ static int is_top_key(const char *key)
 	return 0;
 }
 
+/* "self" and "cross" belong to an encoder–decoder: without "encoder" they would be ignored, so they are refused. */
+static int refuse_stray_parts(Ctx *c, const cJSON *root)
+{
+	static const char *const parts[] = { "self", "cross" };
+
+	if (!cJSON_IsObject(root) || get(root, "encoder") != NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (get(root, parts[i]) != NULL) {
+			size_t old = path_key(c, parts[i]);
+			fail(c, "only in an encoder\u2013decoder lesson (one with \"encoder\"): the decoder's %s-attention; "
+			        "a lesson without an encoder gives its attention's keys at the top level",
+			     parts[i]);
+			path_set(c, old);
+			return -1;
+		}
+	return 0;
+}
+
 /* "compare": the same lesson with some top-level keys replaced. */
 static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 {
@@ -2854,7 +2873,7 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 		goto out;
 	ctx_init(&c, name, &w);
 	c.reader = &st;
-	l = lesson_from_json(&c, root, 0);
+	l = refuse_stray_parts(&c, root) != 0 ? NULL : lesson_from_json(&c, root, 0);
 	cJSON_Delete(root);
 	e = c.err;
 out:

@@ -602,7 +602,7 @@ start "$s" 80 24 C.UTF-8 "" lessons/encdec.json
 shows "encdec: starts in the decoder's self-attention" "$s" 'layer 0/1 · decoder · self-attention +stage: input'
 cmd "$s" "step 5"
 shows "encdec: step 5 is cross-attention" "$s" 'layer 0/1 · decoder · cross-attention +stage: input'
-shows "encdec: the source is the encoder's output" "$s" '^S +3×4'
+shows "encdec: the source is the encoder's output" "$s" 'source_input +3×4'
 keys "$s" n
 shows "encdec: the shape quiz" "$s" '2\) 4 × 3'
 keys "$s" 2
