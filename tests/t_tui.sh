@@ -596,7 +596,7 @@ quits "$s" rmsnorm
 # encdec.json at 80x24: the decoder's self-attention, then its
 # cross-attention with scores of decoder tokens × encoder tokens (the quiz on
 # the shape answered with its key), and the §3.4 comparison: the variant with
-# two decoder tokens has the same two rows, the others marked.
+# two decoder tokens has the same two rows, no cell marked.
 s=encdec
 start "$s" 80 24 C.UTF-8 "" lessons/encdec.json
 shows "encdec: starts in the decoder's self-attention" "$s" 'layer 0/1 · decoder · self-attention +stage: input'
@@ -612,9 +612,9 @@ shows "encdec: cross-attention's scores are 4 × 3" "$s" 'scores +4×3'
 cmd "$s" "step 10"
 keys "$s" 1
 shows "encdec: the variant has 2 rows" "$s" '2 tokens: norm2 +2×4'
-shows "encdec: rows the variant lacks are marked" "$s" '^爱 .*\*'
+shows "encdec: the variant's rows are the first two" "$s" '^我 .* -0\.01 +-1\.14 +-0\.43 +我 +-0\.01 +-1\.14 +-0\.43'
 snap "$s"
-expect "encdec: rows it has are not marked" '! grep -Eq "^(<s>|我) .*\*" "$tmp/screen"'
+expect "encdec: no cell is marked as differing" '! grep -Eq "^(<s>|我|爱|你) .*\*" "$tmp/screen"'
 quits "$s" encdec
 
 # ---------------------------------------------------------------------------
