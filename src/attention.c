@@ -1443,6 +1443,7 @@ Attn *attn_compute(const Lesson *l, char **err)
 		}
 		a->layer = i;
 		a->nlayers = l->nlayers;
+		a->top = l;
 		a->dec_input = dec_input;
 		layer_view(l, i, input, memory, &a->view);
 		*link = a;
@@ -1576,8 +1577,10 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 			if (l->nlayers > 0)
 				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL,
 				           pass == 0 ? &plan_view : &a->view);
-			if (pass == 1)
+			if (pass == 1) {
 				a->lesson = l->nlayers > 0 ? &a->view : l;
+				a->top = l;
+			}
 			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
 			memset(changed, 0, sizeof changed);
 			for (int w = 0; w < AM_COUNT; w++)

@@ -74,6 +74,7 @@ typedef struct Attn {
 	int layer, nlayers;
 	struct Attn *next;
 	Lesson view;
+	const Lesson *top; /* borrowed: the whole lesson the chain was computed from (its "compare", for --dump) */
 	/*
 	 * An encoder–decoder (lesson.h: Lesson.encoder): on the first link, the
 	 * encoder's own computation (owned), whose final output is the memory

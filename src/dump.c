@@ -686,7 +686,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 			*err = strdup("out of memory writing the dump");
 			return NULL;
 		}
-		if (o != NULL && add_compare(o, l, err) != 0) {
+		if (o != NULL && add_compare(o, a->top != NULL ? a->top : l, err) != 0) {
 			cJSON_Delete(o);
 			return NULL;
 		}

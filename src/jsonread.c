@@ -97,9 +97,11 @@ int jr_fail(JrCtx *c, const char *fmt, ...)
 void jr_warnf(JrCtx *c, const char *fmt, ...)
 {
 	va_list ap;
+	size_t start;
 
 	if (c->warn == NULL)
 		return;
+	start = c->warn->len;
 	if (c->pathlen)
 		strbuf_printf(c->warn, "%s: warning: %s: ", c->name, c->path);
 	else
@@ -108,6 +110,20 @@ void jr_warnf(JrCtx *c, const char *fmt, ...)
 	strbuf_vprintf(c->warn, fmt, ap);
 	va_end(ap);
 	strbuf_add(c->warn, "\n", 1);
+	/* The same warning twice (a decoder layer's block is read once per link) is said once. */
+	if (!c->warn->oom && start > 0) {
+		const char *line = c->warn->s + start;
+		size_t n = c->warn->len - start;
+		for (const char *p = c->warn->s; p != NULL && p + n <= line;) {
+			const char *eol = memchr(p, '\n', (size_t)(line - p));
+			if (memcmp(p, line, n) == 0) {
+				c->warn->len = start;
+				c->warn->s[start] = '\0';
+				return;
+			}
+			p = eol != NULL ? eol + 1 : NULL;
+		}
+	}
 }
 
 int jr_fail_oom(JrCtx *c)

@@ -48,6 +48,7 @@ typedef struct Stack {
 	double numbers_before; /* the lesson's count while its compare variant is read or checked */
 	LinkPart part;         /* while a decoder link is read: PART_SELF or PART_CROSS (PART_LAYER otherwise) */
 	int link_final;        /* … and it is the last link of a decoder with a final norm */
+	int outer_compare;     /* while an encoder–decoder's link 0 is read: the whole lesson has a "compare" */
 } Stack;
 
 static Stack *stack(Ctx *c)
@@ -1212,7 +1213,7 @@ static int read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l)
 		return fail_oom(c);
 	cJSON_ArrayForEach(it, steps) {
 		size_t old2 = path_index(c, l->nsteps);
-		int r = read_step(c, s, it, get(root, "compare") != NULL, &l->steps[l->nsteps]);
+		int r = read_step(c, s, it, get(root, "compare") != NULL || stack(c)->outer_compare, &l->steps[l->nsteps]);
 		l->nsteps++; /* counted even on failure: lesson_free frees its parts */
 		if (r != 0)
 			return -1;
@@ -1983,9 +1984,11 @@ static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, Li
 	snprintf(c->alias_prefix[1], sizeof c->alias_prefix[1], "layers[%d]", k);
 	stack(c)->part = part;
 	stack(c)->link_final = last && cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	stack(c)->outer_compare = with_steps && get(root, "compare") != NULL;
 	l = lesson_from_json(c, j, !with_steps);
 	stack(c)->part = PART_LAYER;
 	stack(c)->link_final = 0;
+	stack(c)->outer_compare = 0;
 	c->alias_obj[0] = c->alias_obj[1] = NULL;
 	cJSON_Delete(j);
 	if (l != NULL) {
@@ -2499,6 +2502,25 @@ static int is_top_key(const char *key)
 	return 0;
 }
 
+/* "self" and "cross" belong to an encoder–decoder: without "encoder" they would be ignored, so they are refused. */
+static int refuse_stray_parts(Ctx *c, const cJSON *root)
+{
+	static const char *const parts[] = { "self", "cross" };
+
+	if (!cJSON_IsObject(root) || get(root, "encoder") != NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (get(root, parts[i]) != NULL) {
+			size_t old = path_key(c, parts[i]);
+			fail(c, "only in an encoder\u2013decoder lesson (one with \"encoder\"): the decoder's %s-attention; "
+			        "a lesson without an encoder gives its attention's keys at the top level",
+			     parts[i]);
+			path_set(c, old);
+			return -1;
+		}
+	return 0;
+}
+
 /* "compare": the same lesson with some top-level keys replaced. */
 static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 {
@@ -2851,7 +2873,7 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 		goto out;
 	ctx_init(&c, name, &w);
 	c.reader = &st;
-	l = lesson_from_json(&c, root, 0);
+	l = refuse_stray_parts(&c, root) != 0 ? NULL : lesson_from_json(&c, root, 0);
 	cJSON_Delete(root);
 	e = c.err;
 out:

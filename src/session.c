@@ -248,7 +248,7 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 const char *const session_lesson_order[] = {
 	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
 	"mask", "padding", "prefix", "cross", "additive", "positional", "bug",
-	"block", "prenorm", "rmsnorm", "gradient", "vanishing", "learn",
+	"block", "prenorm", "rmsnorm", "encdec", "gradient", "vanishing", "learn",
 	"rope", "alibi", "kvcache", "gqa", "window", "flash", "llama", NULL
 };
 

@@ -28,7 +28,7 @@ for lesson in lessons/*.json; do
 	name=$(basename "$lesson" .json)
 	: >"$tmp/in"
 	walk "$lesson" "$tmp/in"
-	steps=$(sed -n 's/^== .* == step 1\/\([0-9]*\), \(layer [0-9]*\/[0-9]*, \)\{0,1\}stage.*/\1/p' "$tmp/out" | sed -n 1p)
+	steps=$(sed -n 's/^== .* == step 1\/\([0-9]*\), \(layer [0-9]*\/[0-9]*[^,]*, \)\{0,1\}stage.*/\1/p' "$tmp/out" | sed -n 1p)
 	if [ -z "$steps" ]; then
 		not_ok "quiz $name: the lesson opens"
 		continue
@@ -40,7 +40,7 @@ for lesson in lessons/*.json; do
 	# `step N`, not `next`: inside decode and flash, next walks the tokens and tiles
 	while [ "$i" -lt "$steps" ]; do printf 'skip\nstep %d\n' $((i + 2)) >>"$tmp/in"; i=$((i + 1)); done
 	walk "$lesson" "$tmp/in"
-	awk '/^== .* == step [0-9]+\/[0-9]+, (layer [0-9]+\/[0-9]+, )?stage/ { s = $0; sub(/.* == step /, "", s); sub(/\/.*/, "", s) }
+	awk '/^== .* == step [0-9]+\/[0-9]+, (layer [0-9]+\/[0-9]+[^,]*, )?stage/ { s = $0; sub(/.* == step /, "", s); sub(/\/.*/, "", s) }
 		/^Skipped: the answer is [0-9]+\) / { a = $0; sub(/^Skipped: the answer is /, "", a); sub(/\).*/, "", a); print s, "choice", a }
 		/^Skipped: [A-Za-z_][A-Za-z0-9_]*\[[0-9]+\]\[[0-9]+\] is / { a = $0; sub(/.* is /, "", a); sub(/\.$/, "", a); print s, "number", a }' \
 		"$tmp/out" >"$tmp/answers"

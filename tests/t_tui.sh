@@ -593,6 +593,30 @@ keys "$s" '['
 shows "rmsnorm: [ moves back to layer 0" "$s" 'layer 0 of 2 +stage: input'
 quits "$s" rmsnorm
 
+# encdec.json at 80x24: the decoder's self-attention, then its
+# cross-attention with scores of decoder tokens × encoder tokens (the quiz on
+# the shape answered with its key), and the §3.4 comparison: the variant with
+# two decoder tokens has the same two rows, no cell marked.
+s=encdec
+start "$s" 80 24 C.UTF-8 "" lessons/encdec.json
+shows "encdec: starts in the decoder's self-attention" "$s" 'layer 0/1 · decoder · self-attention +stage: input'
+cmd "$s" "step 5"
+shows "encdec: step 5 is cross-attention" "$s" 'layer 0/1 · decoder · cross-attention +stage: input'
+shows "encdec: the source is the encoder's output" "$s" 'source_input +3×4'
+keys "$s" n
+shows "encdec: the shape quiz" "$s" '2\) 4 × 3'
+keys "$s" 2
+shows "encdec: K has the encoder's 3 rows" "$s" 'K +3×4'
+keys "$s" n
+shows "encdec: cross-attention's scores are 4 × 3" "$s" 'scores +4×3'
+cmd "$s" "step 10"
+keys "$s" 1
+shows "encdec: the variant has 2 rows" "$s" '2 tokens: norm2 +2×4'
+shows "encdec: the variant's rows are the first two" "$s" '^我 .* -0\.01 +-1\.14 +-0\.43 +我 +-0\.01 +-1\.14 +-0\.43'
+snap "$s"
+expect "encdec: no cell is marked as differing" '! grep -Eq "^(<s>|我|爱|你) .*\*" "$tmp/screen"'
+quits "$s" encdec
+
 # ---------------------------------------------------------------------------
 # The modern-attention lessons at 80x24: each walked with n from the first
 # step to the last, the first multiple-choice question answered with its key

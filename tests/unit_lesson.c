@@ -280,6 +280,23 @@ static void test_warnings(void **state)
 	free(path);
 }
 
+/* A warning in a decoder layer's block (read once per link) is said once. */
+static void test_encdec_warning_once(void **state)
+{
+	char *path = path_of("tests/good/v2_encdec_block_warning.json"), *err = NULL, *warn = NULL, *want;
+	Lesson *l;
+
+	(void)state;
+	l = lesson_load(path, &err, &warn);
+	assert_non_null(l);
+	want = prefix_lines(path, "warning: layers[0].block: unknown key \"actvation\"\n");
+	assert_string_equal(warn, want);
+	free(want);
+	lesson_free(l);
+	free(warn);
+	free(path);
+}
+
 static void test_clone_validate(void **state)
 {
 	Lesson *l, *c;
@@ -524,6 +541,7 @@ BAD(v2_encdec_cross_wk, ": layers[1].cross.W_k: expected 4 rows (the encoder's d
 BAD(v2_encdec_enc_ln3, ": encoder.block.ln3: only a decoder layer has a third norm (its cross-attention is the extra sublayer); an encoder layer or a stack's layer has ln1 and ln2")
 BAD(v2_encdec_enc_wk, ": encoder.W_k: expected 4 rows (the columns of X), got 2")
 BAD(v2_encdec_no_self, ": layers[1].self: missing: decoder layer 1's self-attention {\"heads\": …, \"W_q\": …, …} (in the layer, or at the top level for every layer)")
+BAD(v2_cross_no_encoder, ": cross: only in an encoder–decoder lesson (one with \"encoder\"): the decoder's cross-attention; a lesson without an encoder gives its attention's keys at the top level")
 BAD(v2_encdec_source, ": source: an encoder–decoder's cross-attention reads the encoder's output: it has no \"source\"")
 BAD(v2_eps, ": block.eps: expected a number > 0 (it keeps the norm from dividing by 0), got 0")
 BAD(v2_ffn_w2_rows, ": block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 4")
@@ -635,6 +653,8 @@ int main(void)
 		cmocka_unit_test(test_bad_v2_encdec_enc_wk),
 		cmocka_unit_test(test_bad_v2_encdec_no_self),
 		cmocka_unit_test(test_bad_v2_encdec_source),
+		cmocka_unit_test(test_bad_v2_cross_no_encoder),
+		cmocka_unit_test(test_encdec_warning_once),
 		cmocka_unit_test(test_bad_v2_eps),
 		cmocka_unit_test(test_bad_v2_ffn_w2_rows),
 		cmocka_unit_test(test_bad_v2_layer_w2),

@@ -375,7 +375,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/bug.json");                          /* then the block lessons */
 	assert_string_equal(session_next_lesson(&s), "block");
 	free(s.source);
-	s.source = strdup("lessons/rmsnorm.json");                      /* then the backward lessons */
+	s.source = strdup("lessons/rmsnorm.json");                      /* then the encoder–decoder */
+	assert_string_equal(session_next_lesson(&s), "encdec");
+	free(s.source);
+	s.source = strdup("lessons/encdec.json");                       /* then the backward lessons */
 	assert_string_equal(session_next_lesson(&s), "gradient");
 	free(s.source);
 	s.source = strdup("lessons/learn.json");                        /* then modern attention */
