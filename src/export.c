@@ -1820,9 +1820,16 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 
 char *export_lesson_json(const Lesson *l, char **err)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o;
 
 	*err = NULL;
+	/* A file that would not load back is worse than none: refuse until the encoder is written out too. */
+	if (l->encoder != NULL) {
+		*err = strdup("saving an encoder\u2013decoder lesson is not supported yet (the file would lose its encoder); "
+		              "nothing was written");
+		return NULL;
+	}
+	o = cJSON_CreateObject();
 	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", l->version >= 2 ? 2 : 1) ||
 	    put_text(o, "title", &l->title) != 0 ||
 	    put_text(o, "summary", &l->summary) != 0 || json_compute_keys(o, l, NULL) != 0)
