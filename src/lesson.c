@@ -3260,17 +3260,25 @@ static int validate_into(Ctx *c, const Lesson *l)
 		return fail(c, "steps: %d steps is over the limit of %d (LESSON_MAX_STEPS)", l->nsteps, LESSON_MAX_STEPS);
 	for (i = 0; i < l->nsteps; i++) {
 		const Step *st = &l->steps[i];
+		Shapes ss = s; /* the step's layer: its own matrices (a decoder's cross-attention has a source) */
 		int r = 0;
+		if (st->layer > 0 && st->layer < l->nlayers) {
+			shapes_from_lesson(l->layer[st->layer], &ss);
+			ss.positional = POS_NONE;
+			ss.has_final = l->has_final_norm && st->layer == l->nlayers - 1;
+			ss.backward = s.backward;
+		} else if (l->nlayers > 1)
+			ss.has_final = 0;
 		old = path_append(c, "%ssteps[%d]", c->pathlen ? "." : "", i);
 		if ((unsigned)st->stage >= STAGE_COUNT) {
 			path_key(c, "stage");
 			r = fail(c, "unknown stage %d", (int)st->stage);
 		} else {
-			r = check_step_stage(c, &s, st);
+			r = check_step_stage(c, &ss, st);
 		}
 		if (r == 0 && st->has_focus) {
 			size_t o2 = path_key(c, "focus");
-			r = check_cellref(c, &s, &st->focus);
+			r = check_cellref(c, &ss, &st->focus);
 			path_set(c, o2);
 		}
 		if (r == 0 && st->has_quiz) {
@@ -3285,7 +3293,7 @@ static int validate_into(Ctx *c, const Lesson *l)
 				}
 			} else {
 				path_key(c, "answer");
-				r = check_cellref(c, &s, &st->quiz.answer_cell);
+				r = check_cellref(c, &ss, &st->quiz.answer_cell);
 			}
 			path_set(c, o2);
 		}
