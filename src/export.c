@@ -1623,7 +1623,9 @@ static cJSON *json_steps(const Lesson *l)
 		    !cJSON_AddNumberToObject(o, "head", st->head) ||
 		    put_text(o, "text", &st->text) != 0 || (st->has_focus && put(o, "focus", json_cell(&st->focus)) != 0) ||
 		    (st->has_quiz && put(o, "quiz", json_quiz(&st->quiz)) != 0) ||
-		    (st->compare >= 0 && !cJSON_AddBoolToObject(o, "compare", st->compare)))
+		    (st->compare >= 0 && !cJSON_AddBoolToObject(o, "compare", st->compare)) ||
+		    (st->t >= 0 && !cJSON_AddNumberToObject(o, "t", st->t)) ||
+		    (st->tile_q >= 0 && put(o, "tile", cJSON_CreateIntArray((const int[]){ st->tile_q, st->tile_k }, 2)) != 0))
 			goto fail;
 	}
 	return a;

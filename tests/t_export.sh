@@ -168,6 +168,7 @@ expect "save: the edited session and the saved lesson compute the same" '[ -s "$
 	[ -s "$tmp/s1.json" ] && cmp -s "$tmp/s1.json" "$tmp/s2.json"'
 expect "save: the edits are in the file" 'grep -q "\"scale\":[[:space:]]*0.5" "$tmp/saved.json" && grep -q "\"mask\":[[:space:]]*\"causal\"" "$tmp/saved.json"'
 bad=
+places=
 for l in lessons/*.json tests/golden/*.json tests/golden/v2/block_*.json tests/golden/v2/grad_*.json; do
 	case $l in *.ref.json) continue ;; esac
 	# save refuses an encoder–decoder (it cannot write the encoder yet) and writes nothing
@@ -184,8 +185,14 @@ for l in lessons/*.json tests/golden/*.json tests/golden/v2/block_*.json tests/g
 	"$ATTNVIZ" --dump "$l" >"$tmp/d1" 2>/dev/null
 	"$ATTNVIZ" --dump "$tmp/rt.json" >"$tmp/d2" 2>/dev/null
 	[ -s "$tmp/d1" ] && cmp -s "$tmp/d1" "$tmp/d2" || bad="$bad $name"
+	# the steps' places inside decode and flash stages are kept too
+	for key in t tile; do
+		[ "$(grep -o "\"$key\"[[:space:]]*:" "$l" | wc -l)" -eq "$(grep -o "\"$key\"[[:space:]]*:" "$tmp/rt.json" 2>/dev/null | wc -l)" ] ||
+			places="$places $name.$key"
+	done
 done
 check "save: every lesson round-trips to a byte-identical --dump${bad:+ (not:$bad)}" test -z "$bad"
+check "save: steps keep their decode step and tile${places:+ (not:$places)}" test -z "$places"
 
 # ------------------------------------------------------------ --transcript
 
