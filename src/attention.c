@@ -1591,11 +1591,17 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
 					                                            (AttnMatrix)w));
 			a->nonfinite = 0;
+			a->failed = 0;
 			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
 			           pass == 0 ? &plan : NULL);
 			prev_changed = 0;
 			for (int w = 0; w < AM_COUNT; w++)
 				prev_changed |= changed[w];
+			if (pass == 1 && a->failed) { /* a pass ran out of memory (the decode rows): its results are stale */
+				*err = str_printf("out of memory computing the lesson");
+				keep_drop(&k);
+				return -1;
+			}
 			if (pass == 1 && (*err = overflow_error(a, changed)) != NULL) {
 				keep_drop(&k);
 				return -1;
