@@ -212,12 +212,6 @@ static double additive(const double *q, const double *k, const double *w_e, int 
 	return sum;
 }
 
-/* The key/value head query head h reads: consecutive query heads share one (LLaMA's repeat_kv). */
-static int kv_head(const Attn *a, int h)
-{
-	return h / (a->heads / a->kv_heads);
-}
-
 /*
  * x: one head's d_k numbers of a row at position pos. With θ_i = pos·base^(−2i/d_k),
  * i = 0 … d_k/2 − 1, the pair (a, b) turns by θ_i: (a cos θ − b sin θ, a sin θ + b cos θ).
@@ -237,9 +231,14 @@ void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style)
 	}
 }
 
+int attn_window_first(int t, int window)
+{
+	return window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
+}
+
 int attn_in_cache(int t, int j, int window)
 {
-	return j <= t && (window <= 0 || t - j < window);
+	return j <= t && j >= attn_window_first(t, window);
 }
 
 /* ---------------------------------------------------------------- passes */
@@ -349,7 +348,7 @@ static void pass_scores(Attn *a, const Lesson *l)
 
 	for (h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
-		const size_t kcol = (size_t)kv_head(a, h) * dk; /* the key head this query head reads */
+		const size_t kcol = (size_t)shape_kv_head(&a->shape, h) * dk; /* the key head this query head reads */
 		if (l->score == SCORE_ADDITIVE) {
 			const double *w_e = &l->w_e.a[h * dk];
 			for (i = 0; i < n; i++) {
@@ -416,7 +415,7 @@ static void build_visibility(Attn *a, const Lesson *l)
 		int seen = 0;
 		if (banded) { /* one run of keys: lo … hi, as lesson_mask_sees says */
 			const int hi = l->mask == MASK_NONE ? l->m - 1 : i;
-			const int lo = l->mask == MASK_WINDOW && i - l->window + 1 > 0 ? i - l->window + 1 : 0;
+			const int lo = attn_window_first(i, l->mask == MASK_WINDOW ? l->window : 0);
 			memset(row, 0, (size_t)l->m);
 			if (hi >= lo)
 				memset(row + lo, 1, (size_t)(hi - lo + 1));
@@ -497,7 +496,7 @@ static void pass_weighted(Attn *a, const Lesson *l)
 	int h;
 
 	for (h = 0; h < a->heads; h++)
-		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)kv_head(a, h) * dv],
+		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)shape_kv_head(&a->shape, h) * dv],
 		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
 }
 
@@ -530,18 +529,28 @@ int attn_flash_skipped(const Attn *a, int qb, int kb)
  */
 static void pass_flash(Attn *a, const Lesson *l)
 {
-	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = (m + bk - 1) / bk;
+	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = a->shape.dim[DIM_NKB];
+	const int nqb = (n + bq - 1) / bq;
+	/* which tiles the mask hides, found once (not once per row and head) */
+	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
 
+	if (skip == NULL) {
+		a->failed = 1;
+		return;
+	}
+	for (int qb = 0; qb < nqb; qb++)
+		for (int kb = 0; kb < nkb; kb++)
+			skip[(size_t)qb * nkb + kb] = (unsigned char)attn_flash_skipped(a, qb, kb);
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
-		const size_t vcol = (size_t)kv_head(a, h) * dv;
-		for (int qb = 0; qb * bq < n; qb++)
+		const size_t vcol = (size_t)shape_kv_head(&a->shape, h) * dv;
+		for (int qb = 0; qb < nqb; qb++)
 			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
 				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
 				memset(O, 0, (size_t)dv * sizeof(double));
 				for (int kb = 0; kb < nkb; kb++) {
 					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
-					if (!attn_flash_skipped(a, qb, kb)) {
+					if (!skip[(size_t)qb * nkb + kb]) {
 						double m2 = mx;
 						for (int j = k0; j < k1; j++)
 							if (MAT_AT(hd->masked, i, j) > m2)
@@ -568,6 +577,7 @@ static void pass_flash(Attn *a, const Lesson *l)
 					O[c] = sum > 0 ? O[c] / sum : 0.0;
 			}
 	}
+	free(skip);
 }
 
 /* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
@@ -845,7 +855,7 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 	for (int t = 0; t < n; t++) {
 		double *x = &MAT_AT(a->dec_q, t, 0), *concat = row + D, *wrow = row + D + hdv;
 		const double *arow = &in->a[(size_t)t * D];
-		const int lo = window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
+		const int lo = attn_window_first(t, window);
 		if (pre) {
 			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
 			stage_kernel[STAGE_NORM1_PRE](one, l);
@@ -870,7 +880,7 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 		/* each head against the cached keys lo … t */
 		for (int h = 0; h < a->heads; h++) {
 			AttnHead *hd = &a->head[h];
-			const int kh = kv_head(a, h);
+			const int kh = shape_kv_head(&a->shape, h);
 			const double *q = x + (size_t)h * dk;
 			for (int j = lo; j <= t; j++) {
 				const double *k = &MAT_AT(a->cache_K, j, kh * dk);

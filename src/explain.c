@@ -695,7 +695,7 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
 {
 	const Lesson *l = a->lesson;
-	const int window = lesson_mask_window(l), lo = window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
+	const int window = lesson_mask_window(l), lo = attn_window_first(t, window);
 	const int kh = shape_kv_head(&a->shape, h);
 	char x1[32], x2[32];
 

@@ -579,12 +579,9 @@ int session_decode_steps(const Session *s)
 
 int session_cache_rows(const Session *s, int t)
 {
-	const int w = lesson_mask_window(s->attn->lesson);
-	int rows = 0;
+	const int n = s->attn->lesson->n, last = t < n - 1 ? t : n - 1;
 
-	for (int j = 0; j <= t && j < s->attn->lesson->n; j++)
-		rows += attn_in_cache(t, j, w);
-	return rows;
+	return last < 0 ? 0 : last - attn_window_first(t, lesson_mask_window(s->attn->lesson)) + 1;
 }
 
 int session_tiles(const Session *s, int *nqb, int *nkb)
