@@ -175,7 +175,7 @@ static cJSON *dump_decode(const Attn *a)
 	cJSON *list = cJSON_CreateArray();
 
 	for (int t = 0; list != NULL && t < l->n; t++) {
-		const int lo = window > 0 && t - window + 1 > 0 ? t - window + 1 : 0, len = t - lo + 1;
+		const int lo = attn_window_first(t, window), len = t - lo + 1;
 		cJSON *o = cJSON_CreateObject(), *heads;
 		if (o == NULL || !cJSON_AddItemToArray(list, o)) {
 			cJSON_Delete(o);
@@ -269,12 +269,6 @@ fail:
 	return NULL;
 }
 
-/* The key/value heads (only where the lesson names them, so that other dumps stay as they were). */
-static int kv_named(const Lesson *l)
-{
-	return l->kv_heads_given || l->kv_heads != l->heads;
-}
-
 static cJSON *dump_heads(const Attn *a)
 {
 	cJSON *heads = cJSON_CreateArray();
@@ -287,7 +281,7 @@ static cJSON *dump_heads(const Attn *a)
 			cJSON_Delete(o);
 			goto fail;
 		}
-		if ((kv_named(a->lesson) && add_number(o, "kv_head", h / (a->heads / a->kv_heads))) ||
+		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", shape_kv_head(&a->shape, h))) ||
 		    add_matrix(o, "scores", &hd->scores) || add_matrix(o, "scaled", &hd->scaled) ||
 		    (!mat_empty(&hd->bias) && (add_matrix(o, "bias", &hd->bias) || add_matrix(o, "biased", &hd->biased))) ||
 		    add_matrix(o, "masked", &hd->masked) || add_matrix(o, "weights", &hd->weights) ||
@@ -388,7 +382,7 @@ static cJSON *dump_layer(const Attn *a)
 	};
 	size_t i;
 
-	if (o == NULL || add_number(o, "h", l->heads) || (kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	if (o == NULL || add_number(o, "h", l->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
 	    add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, l))
 		goto fail;
@@ -697,7 +691,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 		goto oom;
 	if (add_number(o, "attnviz", l->version > 0 ? l->version : 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
 	    add_number(o, "n", l->n) || add_number(o, "m", l->m) || add_number(o, "d_model", l->d_model) ||
-	    add_number(o, "h", l->heads) || (kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	    add_number(o, "h", l->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
 	    add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, l) ||
 	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)))

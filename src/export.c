@@ -1652,7 +1652,7 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	const Block *b = &l->block;
 	cJSON *bj;
 
-	if ((l->kv_heads_given || l->kv_heads != l->heads) && !cJSON_AddNumberToObject(o, "kv_heads", l->kv_heads))
+	if (lesson_kv_named(l) && !cJSON_AddNumberToObject(o, "kv_heads", l->kv_heads))
 		return -1;
 	if ((!mat_empty(&l->b_q) && put(o, "b_q", json_flat(&l->b_q)) != 0) ||
 	    (!mat_empty(&l->b_k) && put(o, "b_k", json_flat(&l->b_k)) != 0) ||

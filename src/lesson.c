@@ -489,7 +489,6 @@ typedef struct Shapes {
 	Positional positional;
 	ScoreKind score;
 	MaskKind mask;
-	int mask_r, mask_c;
 	int d_k, d_v, d_out;          /* derived by check_shapes */
 	/* version 2: the block (settings only) */
 	int block, has_ffn, swiglu, has_final, d_ff;
@@ -508,8 +507,6 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s);
 static void shapes_masks(Shapes *s, const Lesson *l)
 {
 	s->mask = l->mask;
-	s->mask_r = l->mask_matrix.rows;
-	s->mask_c = l->mask_matrix.cols;
 	s->fill_inf = l->mask_fill_inf;
 	s->nparts = 0;
 	if (l->mask == MASK_LIST) {
@@ -2743,8 +2740,6 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.positional = l->positional;
 	sh.score = l->score;
 	sh.mask = l->mask;
-	sh.mask_r = l->mask == MASK_LIST ? 0 : parts[0].ms.rows;
-	sh.mask_c = l->mask == MASK_LIST ? 0 : parts[0].ms.cols;
 	sh.fill_inf = l->mask_fill_inf;
 	sh.nparts = nparts;
 	for (int i = 0; i < nparts; i++) {
@@ -3062,6 +3057,11 @@ static int part_sees(MaskKind kind, int window, const Mat *m, int i, int j)
 	case MASK_MATRIX: return MAT_AT(*m, i, j) != 0.0;
 	default: return 1;
 	}
+}
+
+int lesson_kv_named(const Lesson *l)
+{
+	return l->kv_heads_given || l->kv_heads != l->heads;
 }
 
 int lesson_mask_sees(const Lesson *l, int i, int j)

@@ -111,10 +111,10 @@ typedef struct Lesson {
 	Positional positional;
 
 	Mat W_q;   /* d_model × h·d_k */
-	Mat W_k;   /* d_src × h·d_k */
-	Mat W_v;   /* d_src × h·d_v */
+	Mat W_k;   /* d_src × g·d_k (g = kv_heads, h without it) */
+	Mat W_v;   /* d_src × g·d_v */
 	Mat W_o;   /* h·d_v × d_out, empty when absent (then output = concat) */
-	Mat b_q, b_k, b_v, b_o; /* 1 × h·d_k, 1 × h·d_k, 1 × h·d_v, 1 × d_out; empty when absent (version 2) */
+	Mat b_q, b_k, b_v, b_o; /* 1 × h·d_k, 1 × g·d_k, 1 × g·d_v, 1 × d_out; empty when absent (version 2) */
 	ScoreKind score;
 	Mat w_e;   /* 1 × h·d_k for additive scores, else empty */
 
@@ -221,6 +221,8 @@ int lesson_stage_present(const Lesson *l, Stage s);
 void lesson_shape(const Lesson *l, LessonShape *out);
 /* A matrix the lesson gives (input, source_input, W_*, w_e: MF_GIVEN), or NULL for computed ones. */
 Mat *lesson_matrix(Lesson *l, AttnMatrix which);
+/* 1 when the lesson names its key/value heads (it gave "kv_heads", or they are fewer than its heads): dumps and saves say so. */
+int lesson_kv_named(const Lesson *l);
 /* 1 when the mask lets query i see key j (every mask of a list at once). */
 int lesson_mask_sees(const Lesson *l, int i, int j);
 /* The mask hides every key after the query (causal or a window, alone or in a list). */
