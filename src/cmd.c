@@ -354,7 +354,7 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 	if (warn != NULL)
 		say(out, MSG_ERROR, NULL, "%s", warn);
 	free(warn);
-	if (progress_lesson_name(s, here, sizeof here) != 0)
+	if (session_lesson_name(s, here, sizeof here) != 0)
 		here[0] = '\0';
 	for (i = 0; i < count; i++) {
 		char *path = str_printf("%s/%s.json", dir, names[i]);
@@ -393,7 +393,7 @@ static int cmd_continue(Session *s, int argc, char **argv, CmdOut *out)
 		say(out, MSG_INFO, NULL, "nothing to continue yet: this is the start (lessons lists the course)");
 		return 0;
 	}
-	if (progress_lesson_name(s, here, sizeof here) != 0 || strcmp(here, e->name) != 0) {
+	if (session_lesson_name(s, here, sizeof here) != 0 || strcmp(here, e->name) != 0) {
 		char *lwarn = NULL;
 		rc = session_load(s, e->name, &err, &lwarn);
 		free(lwarn);

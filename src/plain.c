@@ -258,5 +258,11 @@ int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 			*opt->transcript_errno = errno;
 	}
 	free(line);
+	if (opt->progress != NULL) {
+		char *err = NULL;
+		if (progress_flush(opt->progress, &err) != 0)
+			plain_message(&ctx, MSG_ERROR, NULL, err ? err : "cannot keep your progress");
+		free(err);
+	}
 	return 0;
 }

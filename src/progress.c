@@ -212,15 +212,6 @@ int progress_save(const Progress *p, char **err)
 	return rc;
 }
 
-/* The index of name in the course, or -1. */
-static int course_index(const char *name)
-{
-	for (int i = 0; session_lesson_order[i] != NULL; i++)
-		if (strcmp(session_lesson_order[i], name) == 0)
-			return i;
-	return -1;
-}
-
 /* 1 when every lesson of the course is finished. */
 static int course_done(const Progress *p)
 {
@@ -247,32 +238,16 @@ int progress_note(Progress *p, const char *name, int step, int steps, int right,
 	e->asked = asked;
 	if (steps > 0 && step >= steps - 1)
 		e->done = 1;
-	if (memcmp(&before, e, sizeof before) != 0 || strcmp(p->last, name) != 0)
+	if (strcmp(p->last, name) != 0 || before.done != e->done || before.steps != e->steps || before.right != e->right ||
+	    before.asked != e->asked)
 		r |= PROGRESS_CHANGED;
+	else if (before.step != e->step)
+		r |= PROGRESS_MOVED;
 	snprintf(p->last, sizeof p->last, "%s", name);
 	/* the end of the course: its last lesson finished now (not on a later visit) */
-	if (!was_done && e->done && course_index(name) >= 0 && session_lesson_order[course_index(name) + 1] == NULL)
+	if (!was_done && e->done && session_lesson_index(name) >= 0 && session_lesson_order[session_lesson_index(name) + 1] == NULL)
 		r |= PROGRESS_COURSE_DONE;
 	return r;
-}
-
-int progress_lesson_name(const Session *s, char *buf, size_t size)
-{
-	const char *base = "selfattn";
-	size_t len = strlen(base);
-
-	if (s->source != NULL) {
-		base = strrchr(s->source, '/');
-		base = base != NULL ? base + 1 : s->source;
-		len = strlen(base);
-		if (len > 5 && strcmp(base + len - 5, ".json") == 0)
-			len -= 5;
-	}
-	if (len == 0 || len >= size || len >= PROGRESS_NAME_MAX)
-		return -1;
-	memcpy(buf, base, len);
-	buf[len] = '\0';
-	return 0;
 }
 
 int progress_track(Progress *p, const Session *s, char **err)
@@ -281,12 +256,28 @@ int progress_track(Progress *p, const Session *s, char **err)
 	int r;
 
 	*err = NULL;
-	if (p == NULL || progress_lesson_name(s, name, sizeof name) != 0)
+	if (p == NULL || session_lesson_name(s, name, sizeof name) != 0)
 		return 0;
 	r = progress_note(p, name, s->step, s->nwalk, s->quiz_right, s->quiz_asked);
-	if ((r & PROGRESS_CHANGED) && progress_save(p, err) != 0)
-		return -1;
+	if (r & PROGRESS_MOVED)
+		p->unsaved = 1;
+	if (r & PROGRESS_CHANGED) {
+		if (progress_save(p, err) != 0)
+			return -1;
+		p->unsaved = 0;
+	}
 	return r;
+}
+
+int progress_flush(Progress *p, char **err)
+{
+	*err = NULL;
+	if (p == NULL || !p->unsaved)
+		return 0;
+	if (progress_save(p, err) != 0)
+		return -1;
+	p->unsaved = 0;
+	return 0;
 }
 
 void progress_marks(const Progress *p, const char *name, const char *current, int utf8, char mark[8], char score[40])

@@ -28,6 +28,7 @@ typedef struct Progress {
 	ProgressLesson *lesson;       /* owned, n entries in the order they were first seen */
 	int n;
 	char last[PROGRESS_NAME_MAX]; /* the lesson the learner was in last, or "" */
+	int unsaved;                  /* a step moved since the file was written (progress_flush writes it) */
 } Progress;
 
 /* $XDG_STATE_HOME/attnviz/progress.json, or ~/.local/state/…; a heap string, NULL without either. */
@@ -47,21 +48,27 @@ void progress_free(Progress *p);
 const ProgressLesson *progress_find(const Progress *p, const char *name);
 
 /* What progress_note found (bits). */
-enum { PROGRESS_CHANGED = 1, PROGRESS_COURSE_DONE = 2 };
+enum { PROGRESS_CHANGED = 1, PROGRESS_COURSE_DONE = 2, PROGRESS_MOVED = 4 };
 
 /*
  * The learner is at step (0-based) of steps in lesson name with a quiz
- * score right/asked. Returns PROGRESS_CHANGED when the record changed
- * (then save it), with PROGRESS_COURSE_DONE when that finished the last
- * lesson of the course (session_lesson_order) for the first time.
+ * score right/asked. Returns PROGRESS_CHANGED when something worth a write
+ * changed (another lesson, a lesson finished, the quiz score), with
+ * PROGRESS_COURSE_DONE when that finished the last lesson of the course
+ * (session_lesson_order) for the first time; PROGRESS_MOVED when only the
+ * step within the same lesson moved.
  */
 int progress_note(Progress *p, const char *name, int step, int steps, int right, int asked);
 
-/* The name progress keeps for the session's lesson (its file's name, "selfattn" built in), in buf. 0, or -1: none. */
-int progress_lesson_name(const Session *s, char *buf, size_t size);
 
-/* progress_note for where the session is, and the file saved when it changed; the same bits, or -1 with *err. */
+/*
+ * progress_note for where the session is: the file is written when
+ * something worth it changed, a step's move only noted (p->unsaved) so that
+ * a keypress is not a file write. The same bits, or -1 with *err.
+ */
 int progress_track(Progress *p, const Session *s, char **err);
+/* Write the file when a move is still unsaved (the front end's end). 0, or -1 with *err. */
+int progress_flush(Progress *p, char **err);
 
 /*
  * A line for one lesson of the course, in :lessons and the menu: "✓" for a

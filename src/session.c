@@ -252,11 +252,10 @@ const char *const session_lesson_order[] = {
 	"rope", "alibi", "kvcache", "gqa", "window", "flash", "llama", NULL
 };
 
-const char *session_next_lesson(const Session *s)
+int session_lesson_name(const Session *s, char *buf, size_t size)
 {
-	const char *base, *name = "selfattn";
-	size_t len;
-	int i;
+	const char *base = "selfattn";
+	size_t len = strlen(base);
 
 	if (s->source != NULL) {
 		base = strrchr(s->source, '/');
@@ -264,17 +263,30 @@ const char *session_next_lesson(const Session *s)
 		len = strlen(base);
 		if (len > 5 && strcmp(base + len - 5, ".json") == 0)
 			len -= 5;
-		name = NULL;
-		for (i = 0; session_lesson_order[i] != NULL; i++)
-			if (strlen(session_lesson_order[i]) == len && strncmp(session_lesson_order[i], base, len) == 0)
-				name = session_lesson_order[i];
-		if (name == NULL)
-			return NULL;
 	}
-	for (i = 0; session_lesson_order[i] != NULL; i++)
+	if (len == 0 || len >= size)
+		return -1;
+	memcpy(buf, base, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+int session_lesson_index(const char *name)
+{
+	for (int i = 0; session_lesson_order[i] != NULL; i++)
 		if (strcmp(session_lesson_order[i], name) == 0)
-			return session_lesson_order[i + 1];
-	return NULL;
+			return i;
+	return -1;
+}
+
+const char *session_next_lesson(const Session *s)
+{
+	char name[256];
+	int i;
+
+	if (session_lesson_name(s, name, sizeof name) != 0 || (i = session_lesson_index(name)) < 0)
+		return NULL;
+	return session_lesson_order[i + 1];
 }
 
 /* ------------------------------------------------------------ edits */

@@ -98,6 +98,10 @@ extern const char *const session_lesson_order[];
  * lesson is selfattn), or NULL after the last one or for a file not in it.
  */
 const char *session_next_lesson(const Session *s);
+/* The session's lesson by name: its file's name without .json ("selfattn" built in), in buf. 0, or -1 when it does not fit. */
+int session_lesson_name(const Session *s, char *buf, size_t size);
+/* Where a lesson of that name stands in session_lesson_order, or -1 outside the course. */
+int session_lesson_index(const char *name);
 
 /*
  * Replace the lesson by an edited copy: edit() changes the copy, and the

@@ -2057,6 +2057,10 @@ tui_key(Tui *t, int key)
 static int
 tui_stop(Tui *t)
 {
+	char *perr = NULL;
+	/* the last moves inside a lesson are kept once, here, not at every keypress (said once the screen is back) */
+	const int pfail = progress_flush(t->opt.progress, &perr) != 0;
+
 	tui_demo_free(t);
 	tui_menu_close(t);
 	tui_free_windows(t);
@@ -2064,6 +2068,9 @@ tui_stop(Tui *t)
 	ttyguard_disarm();
 	if (t->scr)
 		delscreen(t->scr);
+	if (pfail)
+		fprintf(stderr, "attnviz: cannot keep your progress: %s\n", perr ? perr : "out of memory");
+	free(perr);
 	if (t->rec != NULL) {
 		char *rerr = NULL;
 		if (record_close(t->rec, &rerr) != 0) {

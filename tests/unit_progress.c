@@ -100,6 +100,27 @@ static void test_save_and_load(void **state)
 }
 
 /* Finished stays finished when the learner goes back to step 1 */
+/* A step's move inside a lesson is noted, not written (a keypress is no file write); progress_flush writes it. */
+static void test_move_then_flush(void **state)
+{
+	Progress p, q;
+	char *warn = NULL, *err = NULL;
+	(void)state;
+	assert_int_equal(progress_load(&p, path, &warn), 0);
+	assert_int_equal(progress_note(&p, "mask", 2, 8, 1, 1), PROGRESS_CHANGED);
+	assert_int_equal(progress_save(&p, &err), 0);
+	assert_int_equal(progress_note(&p, "mask", 3, 8, 1, 1), PROGRESS_MOVED);
+	assert_int_equal(progress_note(&p, "mask", 3, 8, 2, 2), PROGRESS_CHANGED); /* a question answered is written */
+	assert_int_equal(progress_note(&p, "mask", 4, 8, 2, 2), PROGRESS_MOVED);
+	p.unsaved = 1; /* as progress_track notes it */
+	assert_int_equal(progress_flush(&p, &err), 0);
+	assert_int_equal(p.unsaved, 0);
+	progress_free(&p);
+	assert_int_equal(progress_load(&q, path, &warn), 0);
+	assert_int_equal(progress_find(&q, "mask")->step, 4);
+	progress_free(&q);
+}
+
 static void test_done_stays(void **state)
 {
 	Progress p;
@@ -226,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_first_run_is_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_save_and_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_move_then_flush, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_done_stays, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_course_done_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
