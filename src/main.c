@@ -822,12 +822,16 @@ int main(int argc, char **argv)
 		if (rc != 0)
 			break;
 		/* the learner's progress: kept by whoever they work in, offered back when no lesson is named */
-		char *ppath = progress_default_path(), *pwarn = NULL, *offer = NULL;
-		Progress prog;
-		progress_load(&prog, ppath, &pwarn);
-		free(ppath);
+		char *pwarn = NULL, *offer = NULL;
+		Progress prog = { 0 };
 		const int tui = a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
 		                term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0;
+		/* read only where a person works (not a script, not a demo): loading may set a damaged file aside */
+		if (tui ? a.demo == NULL : isatty(STDIN_FILENO)) {
+			char *ppath = progress_default_path();
+			progress_load(&prog, ppath, &pwarn);
+			free(ppath);
+		}
 		if (a.nfiles == 0 && a.demo == NULL)
 			offer = progress_offer(&prog, tui);
 		if (tui) {

@@ -153,6 +153,12 @@ repl 'mask causal\ngoto mask\nshow masked\n'
 clean "mask causal"
 check "mask causal confirmed" has "$out" "mask is now causal"
 check "masked cells shown as -inf (C locale)" has "$out" "-inf"
+# a script is not the learner: it neither reads nor sets aside their progress file
+mkdir -p "$tmp/ps/attnviz" && printf 'not json' >"$tmp/ps/attnviz/progress.json"
+printf 'next\n' >"$tmp/in"
+XDG_STATE_HOME=$tmp/ps TERM=xterm-256color "$ATTNVIZ" --plain <"$tmp/in" >"$out" 2>"$err"; rc=$?
+clean "a scripted run leaves a damaged progress file alone"
+expect "and the file is where it was" '[ -f "$tmp/ps/attnviz/progress.json" ] && [ ! -e "$tmp/ps/attnviz/progress.json.damaged" ]'
 repl 'mask window 2\ngoto mask\nshow masked\n'
 clean "mask window"
 check "mask window confirmed" has "$out" "mask is now a window of 2"
