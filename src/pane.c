@@ -390,7 +390,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 			for (int c = 0; c < p->cols; c++) {
 				int R, C;
 				pane_src(p, r, c, &R, &C);
-				p->ndiff += stats_cell_differs(ma, mb, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
+				p->ndiff += stats_cell_differs(ma, mb, R, C, STATS_DIFF_RTOL, STATS_DIFF_ATOL);
 			}
 	}
 	int hid = quiz_hidden_pane(t);
@@ -737,13 +737,6 @@ cell_state_attr(CellState cs, attr_t heat)
 	}
 }
 
-/* The same without colour: a mark in the cell's gap, as the plain REPL prints it ('#' new, '~' before, 'x' dropped). */
-static char
-cell_state_mark(CellState cs)
-{
-	return cs == CELL_NEW || cs == CELL_AFTER ? '#' : cs == CELL_BEFORE ? '~' : cs == CELL_DROPPED ? 'x' : ' ';
-}
-
 static void
 pane_draw(Tui *t, Pane *p, const Ops *ops)
 {
@@ -837,7 +830,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 				continue;
 			}
 
-			int differs = cmp != NULL && stats_cell_differs(m, cmp, R, C, TUI_DIFF_RTOL, TUI_DIFF_ATOL);
+			int differs = cmp != NULL && stats_cell_differs(m, cmp, R, C, STATS_DIFF_RTOL, STATS_DIFF_ATOL);
 			if (focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)
 				at = theme_attr(ROLE_CURSOR);
 			else if (prev && !(MAT_AT(*prev, R, C) == v) && !(isnan(v) && isnan(MAT_AT(*prev, R, C))))
@@ -864,7 +857,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			/* A cell that differs from the variant carries a '*' in its gap (not colour alone). */
 			int lead = 1 + p->pad - trail + numw - nw;
 			for (int k = 0; k < lead; k++)
-				waddch(w, differs && k == lead - 1 && lead > 1 ? '*' : k == 0 && mono ? cell_state_mark(cs) : ' ');
+				waddch(w, differs && k == lead - 1 && lead > 1 ? '*' : k == 0 && mono ? session_cell_mark(cs) : ' ');
 			draw_text(w, num, -1, numw, 0);
 			if (mono)
 				waddstr(w, theme_shade(lv, t->utf8));

@@ -695,6 +695,11 @@ static int tiles_left(const Attn *a, int qb, int kb, int nkb)
 	return 0;
 }
 
+char session_cell_mark(CellState cs)
+{
+	return cs == CELL_NEW || cs == CELL_AFTER ? '#' : cs == CELL_BEFORE ? '~' : cs == CELL_DROPPED ? 'x' : ' ';
+}
+
 CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, int R, int C)
 {
 	const MatrixKind *k = matrix_kind(which);

@@ -185,6 +185,8 @@ typedef enum CellState {
 	CELL_AFTER    /* its state after this tile */
 } CellState;
 CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, int R, int C);
+/* Its mark where there is no colour, as the plain REPL prints it: '#' new, '~' before, 'x' dropped, ' ' else. */
+char session_cell_mark(CellState cs);
 
 /* The step shown now (never NULL). */
 const Step *session_step(const Session *s);

@@ -32,6 +32,9 @@ long stats_flash_numbers(const LessonShape *sh);
  * which rows and columns those are.
  */
 int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, double atol);
+/* The tolerances every view compares a lesson with its variant by. */
+#define STATS_DIFF_RTOL 1e-9
+#define STATS_DIFF_ATOL 1e-12
 /*
  * The rows and columns a has and b lacks, in words: "rows 3-4", "row 2",
  * "rows 3-4, columns 3-4", or "" when a has none beyond b. Returns buf.

@@ -89,24 +89,6 @@ typedef struct MatrixExtra {
 	const char *head;   /* the title's head part for a cut pane ("kv head 0"), or NULL */
 } MatrixExtra;
 
-/* The mark after a cell at the decode step or tile shown (' ': none). */
-static char state_mark(CellState st)
-{
-	return st == CELL_NEW || st == CELL_AFTER ? '#' : st == CELL_BEFORE ? '~' : st == CELL_DROPPED ? 'x' : ' ';
-}
-
-/* 1 when cell (i, j) of m differs from ref (a cell ref lacks is not compared: 0). */
-static int cell_differs(const Mat *m, const Mat *ref, int i, int j)
-{
-	Mat x, y;
-
-	if (i >= ref->rows || j >= ref->cols)
-		return 0;
-	x.rows = x.cols = y.rows = y.cols = 1;
-	x.a = &MAT_AT(*m, i, j);
-	y.a = &MAT_AT(*ref, i, j);
-	return stats_cell_differs(&x, &y, 0, 0, 1e-9, 1e-12);
-}
 
 static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8, MatrixExtra *extra);
 
@@ -207,11 +189,11 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			if (bg >= 0)
 				fputs("\033[0m", f);
 			if (ref != NULL) {
-				const int d = cell_differs(m, ref, i, j);
-				fputc(d ? '*' : state_mark(st), f);
+				const int d = stats_cell_differs(m, ref, i, j, STATS_DIFF_RTOL, STATS_DIFF_ATOL);
+				fputc(d ? '*' : session_cell_mark(st), f);
 				extra->ndiff += d;
 			} else if (marks)
-				fputc(state_mark(st), f);
+				fputc(session_cell_mark(st), f);
 		}
 		if (extra != NULL && extra->sums) {
 			double sum = 0.0;

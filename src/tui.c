@@ -550,7 +550,6 @@ tui_layout(Tui *t, int force)
 		t->pane[i].win = win_for(&lay.pane[i]);
 	if (t->w_status)
 		keypad(t->w_status, TRUE);
-	t->narr_lines = narr_count(t, lay.narr.w - 2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -661,7 +660,6 @@ tui_draw_narr(Tui *t)
 		free(map);
 	}
 	n = wrap_text(t->narr ? t->narr : "", W - 2, &lines);
-	t->narr_lines = n;
 	if (t->narr_top > n - text_h)
 		t->narr_top = n - text_h > 0 ? n - text_h : 0;
 	if (n > text_h) {
@@ -938,11 +936,18 @@ tui_set_msg(Tui *t, int error, const char *text)
 		t->note = t->msg;
 		t->note_place = 0;
 		t->msg = NULL;
-		t->s->dirty |= DIRTY_STATUS;
 		t->redraw |= R_NARR;
 		tui_build_narr(t);
 		t->redraw |= R_LAYOUT;
 	}
+}
+
+void
+tui_answer_first(Tui *t)
+{
+	char how[32];
+
+	tui_msgf(t, 0, "answer the quiz first (:%s, :skip, :hint)", session_quiz_usage(t->s, how, sizeof how));
 }
 
 void
@@ -1194,6 +1199,9 @@ tui_present(Tui *t, int on)
 static void
 tui_cursor_to_new(Tui *t)
 {
+	/* only a decode step or a tile has new cells: elsewhere this would look at every cell for nothing */
+	if (t->s->dec_t < 0 && t->s->tile_q < 0)
+		return;
 	for (int i = 0; i < t->npanes; i++) {
 		Pane *p = &t->pane[i];
 		const Attn *a = pane_attn(t, p);
@@ -1386,10 +1394,7 @@ key_explain(Tui *t, int key, int arg)
 		return 1;
 	Pane *p = &t->pane[t->focus];
 	if (p->hidden) {
-		if (session_step(t->s)->quiz.nchoices > 0)
-			tui_msgf(t, 0, "answer the quiz first (press 1-%d, :skip, :hint)", session_step(t->s)->quiz.nchoices);
-		else
-			tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
+		tui_answer_first(t);
 		return 1;
 	}
 	if (p->rows == 0 || p->cols == 0)

@@ -69,7 +69,7 @@ click_pane(Tui *t, int i, int y, int x, int twice)
 
 	if (p->hidden) {
 		/* the placeholder says how to answer; a click on it says it again */
-		tui_set_msg(t, 0, "answer the quiz first (:answer VALUE, :skip, :hint)");
+		tui_answer_first(t);
 		return;
 	}
 	const int was = t->focus == i;

@@ -81,7 +81,6 @@ typedef struct Tui {
 
 	char *narr;           /* narration text, escaped (newlines kept) */
 	int narr_top;         /* first narration line shown */
-	int narr_lines;       /* wrapped lines at the current width */
 	int narr_must;        /* narr's first bytes that must all be in view (an open question and its choices) */
 	char *note;           /* a message too wide for the status line, at the narration's top (escaped), or NULL */
 	int note_place;       /* the place (tui_arrived's number) it belongs to; 0: the next narration takes it */
@@ -152,14 +151,14 @@ typedef struct KeyEntry {
 /* How long the cells an edit changed stay lit, in milliseconds. */
 #define FLASH_MS 1000
 /* Cells of a result and its compare variant differ beyond this (stats_cell_differs). */
-#define TUI_DIFF_RTOL 1e-9
-#define TUI_DIFF_ATOL 1e-12
 
 /* tui.c */
 int draw_text(WINDOW *win, const char *s, int len, int maxw, int skip);
 int put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw);
 long long now_ms(void);
 void tui_set_msg(Tui *t, int error, const char *text);
+/* The status line when a pane a question hides is asked for: how to answer this question. */
+void tui_answer_first(Tui *t);
 void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void tui_popup_close(Tui *t);
 int tui_run_line(Tui *t, const char *line);
