@@ -1,10 +1,12 @@
 /* paths.c: where attnviz looks for its data (lessons, themes). */
 #include "paths.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef PATH_MAX
@@ -56,4 +58,45 @@ int paths_search(const char *env, const char *local, const char *shared, const c
 	snprintf(installed[slot], sizeof installed[slot], "%s/%s", ATTNVIZ_SHARE, shared);
 	dirs[n++] = installed[slot];
 	return n;
+}
+
+char *paths_state_file(const char *name)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	const char *base = xdg != NULL && xdg[0] == '/' ? xdg : home;
+	const char *mid = base == xdg ? "/attnviz/" : "/.local/state/attnviz/";
+	char *path;
+
+	if (base == NULL || base[0] == '\0')
+		return NULL;
+	path = malloc(strlen(base) + strlen(mid) + strlen(name) + 1);
+	if (path != NULL)
+		sprintf(path, "%s%s%s", base, mid, name);
+	return path;
+}
+
+int paths_make_parent(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	struct stat st;
+	int r;
+
+	if (dir == NULL)
+		return -1;
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir) {
+		free(dir);
+		return 0;
+	}
+	*slash = '\0';
+	for (char *c = dir + 1; *c != '\0'; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		mkdir(dir, 0700);
+		*c = '/';
+	}
+	r = mkdir(dir, 0700) == 0 || (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
+	free(dir);
+	return r;
 }

@@ -15,4 +15,14 @@
  */
 int paths_search(const char *env, const char *local, const char *shared, const char *dirs[PATHS_MAX]);
 
+/*
+ * Where attnviz keeps a learner's file NAME (history, progress.json):
+ * $XDG_STATE_HOME/attnviz/NAME (an absolute XDG_STATE_HOME; a relative one
+ * is ignored, as XDG says), else ~/.local/state/attnviz/NAME. A heap
+ * string, NULL without either (or out of memory).
+ */
+char *paths_state_file(const char *name);
+/* mkdir -p of the directory path is in (mode 0700). 0, or -1 when it is not there afterwards. */
+int paths_make_parent(const char *path);
+
 #endif

@@ -14,20 +14,14 @@
 #include <cjson/cJSON.h>
 
 #include "fileio.h"
+#include "paths.h"
 #include "progress.h"
 #include "strbuf.h"
 #include "text.h"
 
 char *progress_default_path(void)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-
-	/* XDG: a relative XDG_STATE_HOME is invalid and ignored */
-	if (xdg != NULL && xdg[0] == '/')
-		return str_printf("%s/attnviz/progress.json", xdg);
-	if (home != NULL && home[0] != '\0')
-		return str_printf("%s/.local/state/attnviz/progress.json", home);
-	return NULL;
+	return paths_state_file("progress.json");
 }
 
 void progress_free(Progress *p)
@@ -159,26 +153,6 @@ int progress_load(Progress *p, const char *path, char **warn)
 }
 
 /* mkdir -p the directory of path. */
-static void make_parent(const char *path)
-{
-	char *dir = strdup(path), *slash;
-
-	if (dir == NULL || (slash = strrchr(dir, '/')) == NULL || slash == dir) {
-		free(dir);
-		return;
-	}
-	*slash = '\0';
-	for (char *c = dir + 1; *c != '\0'; c++) {
-		if (*c != '/')
-			continue;
-		*c = '\0';
-		mkdir(dir, 0700);
-		*c = '/';
-	}
-	mkdir(dir, 0700);
-	free(dir);
-}
-
 int progress_save(const Progress *p, char **err)
 {
 	cJSON *root = cJSON_CreateObject(), *lessons = NULL;
@@ -201,7 +175,7 @@ int progress_save(const Progress *p, char **err)
 		     cJSON_AddNumberToObject(l, "right", e->right) != NULL && cJSON_AddNumberToObject(l, "asked", e->asked) != NULL;
 	}
 	if (ok && (text = cJSON_Print(root)) != NULL) {
-		make_parent(p->path);
+		paths_make_parent(p->path);
 		size_t len = strlen(text);
 		rc = fileio_write_atomic(p->path, text, len, err);
 	} else {

@@ -35,6 +35,7 @@
 #include "demo.h"
 #include "explain.h"
 #include "labels.h"
+#include "paths.h"
 #include "textfmt.h"
 #include "layout.h"
 #include "lineedit.h"
@@ -1747,42 +1748,40 @@ tui_key_main(Tui *t, int key)
 static void
 tui_key_popup(Tui *t, int key)
 {
-	int page = LINES - 6 > 1 ? LINES - 6 : 1;
-
-	switch (key) {
-	case KEY_UP: case 'k':
-		t->popup_top--;
-		break;
-	case KEY_DOWN: case 'j':
-		t->popup_top++;
-		break;
-	case KEY_PPAGE:
-		t->popup_top -= page;
-		break;
-	case KEY_NPAGE: case ' ':
-		t->popup_top += page;
-		break;
-	case KEY_HOME: case 'g':
-		t->popup_top = 0;
-		break;
-	case KEY_END: case 'G':
-		t->popup_top = t->popup_lines;
-		break;
-	default:
-		tui_popup_close(t);
-		/*
-		 * ':' closes the pop-up and opens the command line at once. It used
-		 * to be swallowed, so typing ":answer 21" right after reading a
-		 * :hint ran "answer 21" as keys: n and space stepped twice and 1
-		 * answered another step's question.
-		 */
-		if (key == ':')
-			tui_key_main(t, key);
+	if (tui_list_key(key == ' ' ? KEY_NPAGE : key, &t->popup_top, LINES - 6, t->popup_lines)) {
+		t->redraw |= R_POPUP;
 		return;
 	}
-	if (t->popup_top < 0)
-		t->popup_top = 0;
-	t->redraw |= R_POPUP;
+	tui_popup_close(t);
+	/*
+	 * ':' closes the pop-up and opens the command line at once. It used
+	 * to be swallowed, so typing ":answer 21" right after reading a
+	 * :hint ran "answer 21" as keys: n and space stepped twice and 1
+	 * answered another step's question.
+	 */
+	if (key == ':')
+		tui_key_main(t, key);
+}
+
+int
+tui_list_key(int key, int *pos, int page, int last)
+{
+	if (page < 1)
+		page = 1;
+	switch (key) {
+	case KEY_UP: case 'k': *pos -= 1; break;
+	case KEY_DOWN: case 'j': *pos += 1; break;
+	case KEY_PPAGE: *pos -= page; break;
+	case KEY_NPAGE: *pos += page; break;
+	case KEY_HOME: case 'g': *pos = 0; break;
+	case KEY_END: case 'G': *pos = last; break;
+	default: return 0;
+	}
+	if (*pos > last)
+		*pos = last;
+	if (*pos < 0)
+		*pos = 0;
+	return 1;
 }
 
 static void
@@ -1809,29 +1808,12 @@ tui_key_cmd(Tui *t, int key)
 static char *
 tui_history_path(void)
 {
-	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char dir[4096];
+	char *path = paths_state_file("history");
 
-	if (xdg && *xdg == '/')
-		snprintf(dir, sizeof dir, "%s/attnviz", xdg);
-	else if (home && *home)
-		snprintf(dir, sizeof dir, "%s/.local/state/attnviz", home);
-	else
+	if (path != NULL && paths_make_parent(path) != 0) {
+		free(path);
 		return NULL;
-	/* mkdir -p */
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(dir, 0700);
-		*p = '/';
 	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return NULL;
-	size_t n = strlen(dir) + sizeof "/history";
-	char *path = malloc(n);
-	if (path)
-		snprintf(path, n, "%s/history", dir);
 	return path;
 }
 

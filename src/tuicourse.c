@@ -182,39 +182,14 @@ menu_choose(Tui *t)
 void
 tui_menu_key(Tui *t, int key)
 {
-	int page = t->w_menu != NULL && getmaxy(t->w_menu) > 3 ? getmaxy(t->w_menu) - 2 : 1;
+	const int page = t->w_menu != NULL && getmaxy(t->w_menu) > 3 ? getmaxy(t->w_menu) - 2 : 1;
 
-	switch (key) {
-	case KEY_UP: case 'k':
-		t->menu_sel--;
-		break;
-	case KEY_DOWN: case 'j':
-		t->menu_sel++;
-		break;
-	case KEY_PPAGE:
-		t->menu_sel -= page;
-		break;
-	case KEY_NPAGE:
-		t->menu_sel += page;
-		break;
-	case KEY_HOME: case 'g':
-		t->menu_sel = 0;
-		break;
-	case KEY_END: case 'G':
-		t->menu_sel = t->menu_n - 1;
-		break;
-	case '\r': case '\n': case KEY_ENTER:
+	if (tui_list_key(key, &t->menu_sel, page, t->menu_n - 1))
+		t->redraw |= R_POPUP;
+	else if (key == '\r' || key == '\n' || key == KEY_ENTER)
 		menu_choose(t);
-		return;
-	default:
+	else
 		tui_menu_close(t);
-		return;
-	}
-	if (t->menu_sel < 0)
-		t->menu_sel = 0;
-	if (t->menu_sel >= t->menu_n)
-		t->menu_sel = t->menu_n - 1;
-	t->redraw |= R_POPUP;
 }
 
 /* A click on a line chooses it; a second click on the chosen line (or a double click) opens it; outside, it closes. */

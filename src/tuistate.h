@@ -157,6 +157,8 @@ int draw_text(WINDOW *win, const char *s, int len, int maxw, int skip);
 int put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw);
 long long now_ms(void);
 void tui_set_msg(Tui *t, int error, const char *text);
+/* Up/down/page/home/end on a list position in [0, last] (a pop-up's top line, the menu's choice): 1 when key moved it. */
+int tui_list_key(int key, int *pos, int page, int last);
 /* The status line when a pane a question hides is asked for: how to answer this question. */
 void tui_answer_first(Tui *t);
 void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
