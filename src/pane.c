@@ -737,6 +737,31 @@ cell_state_attr(CellState cs, attr_t heat)
 	}
 }
 
+/* Where a pane's cells are in its window of H × W: drawing and a click read the same grid. */
+typedef struct PaneGrid {
+	int lw, cw, step;   /* the label column's width, a cell's width with its gap, lines a row takes */
+	int vis_r, vis_c;   /* rows and columns in view */
+	int sums;           /* the Σ column is drawn (every column in view) */
+} PaneGrid;
+
+static void
+pane_grid(const Pane *p, int H, int W, PaneGrid *g)
+{
+	g->lw = p->lw < W ? p->lw : W - 1;
+	g->cw = p->cw + p->pad;
+	g->step = 1 + p->rgap;
+	g->vis_r = (H - 2 + p->rgap) / g->step;
+	g->vis_c = g->cw > 0 ? (W - g->lw) / g->cw : 1;
+	if (g->vis_r < 1)
+		g->vis_r = 1;
+	if (g->vis_c < 1)
+		g->vis_c = 1;
+	/* The Σ column takes a cell's room when every column is in view. */
+	g->sums = p->sums && g->vis_c > p->cols;
+	if (g->sums)
+		g->vis_c = p->cols;
+}
+
 static void
 pane_draw(Tui *t, Pane *p, const Ops *ops)
 {
@@ -774,17 +799,10 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 		return;
 	}
 
-	int lw = p->lw < W ? p->lw : W - 1;
-	int cw = p->cw + p->pad, step = 1 + p->rgap;
-	int vis_r = (H - 2 + p->rgap) / step, vis_c = (W - lw) / cw;
-	if (vis_r < 1)
-		vis_r = 1;
-	if (vis_c < 1)
-		vis_c = 1;
-	/* The Σ column takes a cell's room when every column is in view. */
-	int sums = p->sums && vis_c > p->cols;
-	if (p->sums && vis_c > p->cols)
-		vis_c = p->cols;
+	PaneGrid g;
+	pane_grid(p, H, W, &g);
+	const int lw = g.lw, cw = g.cw, step = g.step, sums = g.sums;
+	int vis_r = g.vis_r, vis_c = g.vis_c;
 	keep_cursor_visible(p, vis_r, vis_c);
 	pane_draw_title(t, p, vis_r < p->rows ? vis_r : p->rows, vis_c < p->cols ? vis_c : p->cols);
 
@@ -903,18 +921,12 @@ pane_cell_at(const Pane *p, int y, int x, int *r, int *c)
 
 	if (w == NULL || p->hidden || p->zoom || p->rows == 0 || p->cols == 0)
 		return 0;
-	int H = getmaxy(w), W = getmaxx(w);
-	int lw = p->lw < W ? p->lw : W - 1;
-	int cw = p->cw + p->pad, step = 1 + p->rgap;
-	int vis_r = (H - 2 + p->rgap) / step, vis_c = (W - lw) / cw;
-	if (vis_r < 1)
-		vis_r = 1;
-	if (vis_c < 1)
-		vis_c = 1;
-	if (y < 2 || (y - 2) % step != 0 || x < lw || cw <= 0)
+	PaneGrid g;
+	pane_grid(p, getmaxy(w), getmaxx(w), &g);
+	if (y < 2 || (y - 2) % g.step != 0 || x < g.lw || g.cw <= 0)
 		return 0;
-	int i = (y - 2) / step, j = (x - lw) / cw;
-	if (i >= vis_r || j >= vis_c || p->top + i >= p->rows || p->left + j >= p->cols)
+	int i = (y - 2) / g.step, j = (x - g.lw) / g.cw;
+	if (i >= g.vis_r || j >= g.vis_c || p->top + i >= p->rows || p->left + j >= p->cols)
 		return 0;
 	*r = p->top + i;
 	*c = p->left + j;
