@@ -68,6 +68,12 @@ hasnt() {
 }
 # count FILE TEXT: how many times TEXT (a fixed string) stands in FILE; nothing when FILE is missing
 count() { [ -r "$1" ] && grep -o -F -e "$2" "$1" | wc -l | tr -d ' '; }
+# count_re FILE REGEX: the same for a basic regular expression
+count_re() { [ -r "$1" ] && grep -o -e "$2" "$1" | wc -l | tr -d ' '; }
+# stages_of LESSON: the stages its --dump lists (a lesson with layers: its first layer's)
+stages_of() {
+	"$ATTNVIZ" --dump "$1" 2>/dev/null | sed -n 's/^[[:space:]]*"stages":[[:space:]]*\[\(.*\)\],$/\1/p' | head -n 1 | tr -d '",'
+}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-$(basename "$0" .sh).XXXXXX") || bail "no temporary directory"
 err=$tmp/err

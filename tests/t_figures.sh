@@ -24,7 +24,7 @@ figure() {
 		grep -q "too many cells for a figure" "$tmp/why" || echo "$1 $2 head $3: $(head -n 1 "$tmp/why")"
 		return
 	fi
-	"$SVGFIT" "$out" | head -n 3
+	"$SVGFIT" "$out" 2>&1 | head -n 3
 	# a figure of a matrix of thousands of cells (scale.json) takes rsvg-convert half a
 	# minute: its text is checked, drawing it is left out
 	[ "$render" -eq 1 ] && [ "$3" -eq 0 ] && [ "$(wc -c <"$out")" -lt 1000000 ] || return
@@ -37,7 +37,7 @@ figure() {
 for lesson in lessons/*.json; do
 	"$ATTNVIZ" --dump "$lesson" >"$tmp/dump" 2>"$err" || { not_ok "figures of $lesson: --dump failed"; continue; }
 	# a lesson with layers lists them per layer: the first layer's (--export shows layer 0)
-	stages=$(sed -n 's/^[[:space:]]*"stages":[[:space:]]*\[\(.*\)\],$/\1/p' "$tmp/dump" | head -n 1 | tr -d '",')
+	stages=$(stages_of "$lesson")
 	heads=$(sed -n 's/^[[:space:]]*"h":[[:space:]]*\([0-9]*\),$/\1/p' "$tmp/dump" | head -n 1)
 	[ -n "$stages" ] || { not_ok "figures of $lesson: no stages in its dump"; continue; }
 	: >"$tmp/bad"
@@ -54,7 +54,6 @@ done
 [ "$render" -eq 1 ] || skip "figures rendered to PNG" "rsvg-convert not installed (librsvg2-bin)"
 
 MH=lessons/multihead.json
-count() { grep -o "$2" "$1" | wc -l; }
 
 # head 1's scores: Q's head-1 columns (2 and 3) and Kᵀ's head-1 rows, never the whole of Q and K
 "$ATTNVIZ" --export svg --stage scores --head 1 "$MH" -o "$tmp/s1.svg" 2>"$err"
@@ -62,7 +61,7 @@ expect "scores, head 1: Q (head 1) 4 × 2 and Kᵀ (head 1) 2 × 4 beside scores
 	'grep -q ">Q (head 1)  4 × 2</text>" "$tmp/s1.svg" && grep -q ">Kᵀ (head 1)  2 × 4</text>" "$tmp/s1.svg" &&
 	 grep -q ">scores (head 1)  4 × 4</text>" "$tmp/s1.svg" && ! grep -q ">Q  4 × 4<" "$tmp/s1.svg"'
 expect "scores, head 1: Q's columns are labelled 2 and 3, Kᵀ's rows too" \
-	'[ "$(count "$tmp/s1.svg" "class=\"col-label\"[^>]*>[23]<")" -eq 2 ] && [ "$(count "$tmp/s1.svg" "class=\"row-label\"[^>]*>[23]<")" -eq 2 ]'
+	'[ "$(count_re "$tmp/s1.svg" "class=\"col-label\"[^>]*>[23]<")" -eq 2 ] && [ "$(count_re "$tmp/s1.svg" "class=\"row-label\"[^>]*>[23]<")" -eq 2 ]'
 # concat: every head's weighted beside concat
 "$ATTNVIZ" --export svg --stage concat --head 1 "$MH" -o "$tmp/c.svg" 2>"$err"
 expect "concat: every head beside concat, and the title names no one head" \

@@ -12,10 +12,6 @@
 
 export LC_ALL=C.UTF-8
 
-stages() { # LESSON: the stages of its first layer
-	"$ATTNVIZ" --dump "$1" 2>"$err" | sed -n 's/^[[:space:]]*"stages":[[:space:]]*\[\(.*\)\],$/\1/p' | head -n 1 | tr -d '",'
-}
-
 # the header names the engine: pdflatex for ASCII, xelatex for Chinese
 "$ATTNVIZ" --export tex --stage scores lessons/selfattn.json -o "$tmp/sa.tex" 2>"$err"
 expect "tex header: an ASCII lesson compiles with pdflatex" 'sed -n 2p "$tmp/sa.tex" | grep -q "^% compile with pdflatex" && grep -q "^\\\\documentclass" "$tmp/sa.tex"'
@@ -27,10 +23,14 @@ expect "tex: softmax as an operator" 'grep -q "operatorname{softmax}" "$tmp/soft
 
 for lesson in lessons/selfattn.json lessons/mask.json; do
 	name=$(basename "$lesson" .json)
-	for st in $(stages "$lesson"); do
+	for st in $(stages_of "$lesson"); do
 		f="$tmp/$name-$st.tex"
 		"$ATTNVIZ" --export tex --stage "$st" "$lesson" -o "$f" 2>"$err" || { not_ok "tex: $name $st: export failed"; continue; }
 		engine=$(sed -n '2s/^% compile with \([a-z]*\).*/\1/p' "$f")
+		case $engine in
+		pdflatex | xelatex | lualatex) ;;
+		*) not_ok "tex: $name $st: the header names the engine to compile with" "line 2: $(sed -n 2p "$f")"; continue ;;
+		esac
 		if ! command -v "$engine" >/dev/null 2>&1; then
 			skip "tex: $name $st compiles with $engine" "$engine not installed (TeX Live)"
 			continue

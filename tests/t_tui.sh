@@ -103,9 +103,6 @@ cmd() {
 	wait_gone "$1" "^:" 3 >/dev/null
 }
 
-stages_of() { # the stages --dump lists for a lesson
-	"$ATTNVIZ" --dump "$1" 2>/dev/null | grep '"stages"' | sed 's/.*\[//; s/\].*//; s/[",]/ /g'
-}
 
 attnviz_pid() { # the attnviz process under a session's shell
 	p_pp=$(tm display-message -p -t "$1" '#{pane_pid}')
