@@ -133,7 +133,8 @@ typedef struct LessonShape {
 } LessonShape;
 
 /* What labels a matrix's rows or columns: indices, the query tokens, or the key (source) tokens. */
-typedef enum Axis { AXIS_INDEX, AXIS_QUERY, AXIS_KEY } Axis;
+/* What labels an axis: the index, the query or key (source) tokens, or a norm's two row statistics. */
+typedef enum Axis { AXIS_INDEX, AXIS_QUERY, AXIS_KEY, AXIS_NORM_STATS } Axis;
 
 enum {
 	MF_PER_HEAD = 1u << 0, /* one matrix per head (scores … weighted) */

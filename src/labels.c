@@ -35,9 +35,13 @@ int labels_token_columns(const Attn *a, AttnMatrix which)
 	return matrix_kind(which) != NULL && matrix_kind(which)->col_axis == AXIS_KEY;
 }
 
-/* A label on an axis: index i, or the i-th query or key (source) token. */
+/* A label on an axis: index i, the i-th query or key (source) token, or what a norm's statistic is. */
 static char *axis_label(const Attn *a, Axis axis, int i)
 {
+	if (axis == AXIS_NORM_STATS) { /* attn_norm_row's two numbers */
+		static const char *const names[2][2] = { { "mean", "var" }, { "ms", "rms" } };
+		return strdup(names[a->lesson->block.norm_kind == NORM_RMSNORM][i != 0]);
+	}
 	if (axis == AXIS_INDEX) {
 		char buf[16];
 		snprintf(buf, sizeof buf, "%d", i);

@@ -584,6 +584,12 @@ check "gqa: K cut by key/value head" has "$out" "K (kv head 1, columns 2-3)  5 x
 check "gqa: a query head under its key/value head" has "$out" "Q (head 3, reads kv head 1, columns 6-7)  5 x 2"
 expect "gqa: each group's K before its query heads" '[ "$(grep -E "^(K|V|Q) \(" "$out" | cut -c1-12 | tr "\n" "|")" = "K (kv head 0|V (kv head 0|Q (head 0, r|Q (head 1, r|K (kv head 1|V (kv head 1|Q (head 2, r|Q (head 3, r|" ]'
 
+# a norm's statistics say what they are: LayerNorm's mean and variance, RMSNorm's mean square and RMS
+repl 'show norm1_stats\n' lessons/block.json
+check "norm1_stats: LayerNorm's columns are mean and var" grep -Eq "^ +mean +var$" "$out"
+repl 'show norm1_stats\n' lessons/rmsnorm.json
+check "norm1_stats: RMSNorm's columns are ms and rms" grep -Eq "^ +ms +rms$" "$out"
+
 # ------------------------------------------------------------ the encoder–decoder (issue 9)
 repl 'goto softmax\nlayer 1\nshow K\nlayer 0\n' tests/golden/v2/encdec_post.json
 clean "encdec: walking the decoder's links runs clean"
