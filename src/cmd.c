@@ -193,17 +193,12 @@ static int cmd_goto(Session *s, int argc, char **argv, CmdOut *out)
 
 static int cmd_layer(Session *s, int argc, char **argv, CmdOut *out)
 {
-	char *err = NULL, *end;
-	long v;
+	char *err = NULL;
+	const int k = session_layer_lookup(s, argv[1], &err);
 	(void)argc;
-	errno = 0;
-	v = strtol(argv[1], &end, 10);
-	if (end == argv[1] || *end != '\0' || errno != 0 || v < 0 || v > LESSON_MAX_LAYERS) {
-		say(out, MSG_ERROR, NULL, "layer: expected a layer number from 0 to %d, got \"%s\"", session_layers(s) - 1,
-		    argv[1]);
-		return -1;
-	}
-	return session_set_layer(s, (int)v, &err) == 0 ? 0 : fail(out, err);
+	if (k < 0)
+		return fail(out, err);
+	return session_set_layer(s, k, &err) == 0 ? 0 : fail(out, err);
 }
 
 static int cmd_head(Session *s, int argc, char **argv, CmdOut *out)
@@ -478,10 +473,16 @@ typedef struct SetArg {
 	double value;
 } SetArg;
 
-/* The lesson or layer that holds matrix `which`: a layer's own parameters, the top level's inputs. */
+/*
+ * The lesson or layer that holds matrix `which` at walk layer `layer`: a
+ * layer's own parameters, its stack's input (the encoder's X in the encoder),
+ * the top level's source.
+ */
 static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
 {
-	return which == AM_INPUT || which == AM_SOURCE_INPUT ? l : lesson_layer(l, layer);
+	int i;
+	Lesson *stk = lesson_walk_stack(l, layer, &i);
+	return which == AM_SOURCE_INPUT ? l : which == AM_INPUT ? stk : lesson_layer(stk, i);
 }
 
 static int edit_set(Lesson *l, void *arg, char **err)
@@ -789,7 +790,8 @@ static int edit_heads(Lesson *top, void *arg, char **err)
 {
 	const HeadsArg *ha = arg;
 	const int h = ha->heads;
-	Lesson *l = lesson_layer(top, ha->layer);
+	int i;
+	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
 	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
 	const int g = l->kv_heads_given ? l->kv_heads : h;
 	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
@@ -1126,8 +1128,8 @@ const CmdEntry cmd_table[] = {
 	  .usage = "head N",
 	  .help = "show head N (from 0)" },
 	{ .name = "layer", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_layer,
-	  .usage = "layer N",
-	  .help = "show layer N (from 0) of a lesson with layers" },
+	  .usage = "layer N|eN",
+	  .help = "show layer N (from 0) of a lesson with layers; eN: the encoder's layer N of an encoder\u2013decoder" },
 	{ .name = "show", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_show,
 	  .usage = "show MATRIX [HEAD]",
 	  .help = "show a matrix (e.g. show weights 1)" },
