@@ -892,6 +892,24 @@ char *session_place(const Session *s, int utf8)
 	return NULL;
 }
 
+char *session_stage_map(const Session *s, int utf8)
+{
+	const Attn *a = s->attn, *self = a, *cross = NULL;
+	const int nenc = lesson_walk_encoder(s->lesson);
+
+	/* a decoder layer is two links: its map is both, whichever of them is shown */
+	if (s->layer >= nenc && a->view.part == PART_CROSS)
+		self = attn_layer(s->model, s->layer - nenc - 1);
+	if (self != NULL && s->layer >= nenc && self->view.part == PART_SELF)
+		cross = self->next;
+	if (self == NULL || cross == NULL)
+		return stage_map(&a->shape, s->stage, utf8);
+	{
+		const LessonShape *links[2] = { &self->shape, &cross->shape };
+		return stage_map_links(links, 2, a == cross, s->stage, utf8);
+	}
+}
+
 int session_set_layer(Session *s, int layer, char **err)
 {
 	const Stage was = s->stage;

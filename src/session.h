@@ -175,6 +175,12 @@ int session_layer_lookup(const Session *s, const char *word, char **err);
  * "layer 0/1 · decoder · cross-attention".
  */
 char *session_place(const Session *s, int utf8);
+/*
+ * The map of the block shown, the current sublayer in brackets (heap, NULL
+ * without a block): catalog.h's stage_map, or for a decoder layer its two
+ * links together ("x → self-attn → + → N1 → [cross-attn] → + → N2 → FFN → + → N3").
+ */
+char *session_stage_map(const Session *s, int utf8);
 
 /*
  * Decode steps and tiles. session_decode_steps: how many decode steps the
