@@ -559,13 +559,16 @@ typedef struct MaskArg {
 	MaskKind kind;
 	Mat padding;
 	int window;
+	int layer; /* the walk layer shown: its stack's mask is edited (an encoder's layers share the encoder's) */
 } MaskArg;
 
-static int edit_mask(Lesson *l, void *arg, char **err)
+static int edit_mask(Lesson *top, void *arg, char **err)
 {
 	const MaskArg *a = arg;
+	int i;
+	Lesson *l = lesson_walk_stack(top, a->layer, &i);
 	mat_free(&l->mask_matrix);
-	for (int i = 0; i < l->nmasks; i++)
+	for (i = 0; i < l->nmasks; i++)
 		mat_free(&l->masks[i].matrix);
 	free(l->masks);
 	l->masks = NULL;
@@ -582,9 +585,11 @@ static int edit_mask(Lesson *l, void *arg, char **err)
 
 static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 {
-	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0 };
+	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0, s->layer };
 	char *err = NULL;
 	long w;
+	int k;
+	const int m = lesson_walk_stack(s->lesson, s->layer, &k)->m; /* the keys of the stack shown */
 
 	if (strcmp(argv[1], "none") == 0 && argc == 2)
 		a.kind = MASK_NONE;
@@ -599,7 +604,7 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 	else if (strcmp(argv[1], "padding") == 0 && argc >= 3) {
 		/* "1,1,0" or "1 1 0": every value counted, whatever the count, before any is kept */
 		int i, j = 0, bad = 0;
-		if (mat_alloc(&a.padding, 1, s->lesson->m) != 0)
+		if (mat_alloc(&a.padding, 1, m) != 0)
 			return fail(out, NULL);
 		for (i = 2; i < argc; i++) {
 			const char *p = argv[i];
@@ -608,20 +613,20 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 				if (len > 0) {
 					if (len != 1 || (p[0] != '0' && p[0] != '1'))
 						bad = 1;
-					else if (j < s->lesson->m)
+					else if (j < m)
 						a.padding.a[j] = p[0] == '1';
 					j++;
 				}
 				p += len + (p[len] == ',');
 			}
 		}
-		if (bad || j != s->lesson->m) {
+		if (bad || j != m) {
 			mat_free(&a.padding);
 			if (bad)
 				say(out, MSG_ERROR, NULL, "mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s",
-				    s->lesson->m >= 3 ? "1,1,0" : "1,0");
+				    m >= 3 ? "1,1,0" : "1,0");
 			else
-				say(out, MSG_ERROR, NULL, "mask padding: expected %d values (one per key), got %d", s->lesson->m, j);
+				say(out, MSG_ERROR, NULL, "mask padding: expected %d values (one per key), got %d", m, j);
 			return -1;
 		}
 		a.kind = MASK_PADDING;
