@@ -643,8 +643,9 @@ static int run_export(const Args *a)
 		return 1;
 	}
 	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
-	if (a->layer != NULL) {
-		const int k = session_layer_lookup(&s, a->layer, &err);
+	{
+		/* layer 0 unless told: the decoder's first link of an encoder–decoder, whose walk starts in the encoder */
+		const int k = session_layer_lookup(&s, a->layer != NULL ? a->layer : "0", &err);
 		if (k < 0 || session_set_layer(&s, k, &err) != 0) {
 			fprintf(stderr, "%s: --layer: %s\n", shown(a->files[0]), err ? err : "out of memory");
 			free(err);
