@@ -1684,6 +1684,20 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 
 static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top);
 
+/* "backward": the target or dOutput (nothing without one). 0, or -1 out of memory. */
+static int json_backward(cJSON *o, const Lesson *l)
+{
+	cJSON *b;
+
+	if (l->backward == BACKWARD_NONE)
+		return 0;
+	b = cJSON_CreateObject();
+	return put(o, "backward", b) != 0 ||
+	               put(b, l->backward == BACKWARD_TARGET ? "target" : "dOutput", json_matrix(&l->target)) != 0
+	               ? -1
+	               : 0;
+}
+
 /* A layer's attention weights as "layers" (and a decoder's "self" and "cross") write them. */
 static int json_layer_weights(cJSON *j, const Lesson *y)
 {
@@ -1712,13 +1726,7 @@ static int json_v2_keys(cJSON *o, const Lesson *l, const Lesson *top)
 				return -1;
 		}
 	}
-	if (l->backward != BACKWARD_NONE) {
-		cJSON *b = cJSON_CreateObject();
-		if (put(o, "backward", b) != 0 ||
-		    put(b, l->backward == BACKWARD_TARGET ? "target" : "dOutput", json_matrix(&l->target)) != 0)
-			return -1;
-	}
-	return 0;
+	return json_backward(o, l);
 }
 
 /* One mask as the lesson format writes it: "none", "causal", {"padding": …}, {"window": w} or a matrix. */
@@ -1925,13 +1933,7 @@ static int json_encdec_keys(cJSON *o, const Lesson *l)
 	if (blk != NULL && (put(o, "block", blk) != 0 ||
 	                    (l->has_final_norm && json_norm(blk, "final_norm", &l->final_gamma, &l->final_beta) != 0)))
 		return -1;
-	if (l->backward != BACKWARD_NONE) {
-		cJSON *b = cJSON_CreateObject();
-		if (put(o, "backward", b) != 0 ||
-		    put(b, l->backward == BACKWARD_TARGET ? "target" : "dOutput", json_matrix(&l->target)) != 0)
-			return -1;
-	}
-	return 0;
+	return json_backward(o, l);
 }
 
 char *export_lesson_json(const Lesson *l, char **err)
