@@ -851,6 +851,23 @@ int session_layer_word(const Session *s, int layer, char *buf, size_t size)
 	return 0;
 }
 
+/* "no layer WORD: this lesson has …" (heap; the word typed is escaped). */
+static char *no_layer(const Session *s, const char *word)
+{
+	const int nenc = lesson_walk_encoder(s->lesson), own = lesson_layers(s->lesson);
+	char *w = text_escape(word, ""), *e;
+
+	if (nenc > 0)
+		e = str_printf("no layer %s: this lesson has the encoder's layers e0 to e%d and the decoder's 0 to %d",
+		               w ? w : "", nenc - 1, own - 1);
+	else if (own == 1)
+		e = str_printf("no layer %s: this lesson has one layer (layer 0)", w ? w : "");
+	else
+		e = str_printf("no layer %s: this lesson has layers 0 to %d", w ? w : "", own - 1);
+	free(w);
+	return e;
+}
+
 int session_layer_lookup(const Session *s, const char *word, char **err)
 {
 	const int nenc = lesson_walk_encoder(s->lesson), own = lesson_layers(s->lesson);
@@ -863,17 +880,7 @@ int session_layer_lookup(const Session *s, const char *word, char **err)
 	if (end != word + enc && *end == '\0' && errno == 0 && (word[enc] >= '0' && word[enc] <= '9') &&
 	    v < (enc ? nenc : own))
 		return enc ? (int)v : nenc + (int)v;
-	{
-		char *w = text_escape(word, "");
-		if (nenc > 0)
-			*err = str_printf("no layer %s: this lesson has the encoder's layers e0 to e%d and the decoder's 0 to %d",
-			                  w ? w : "", nenc - 1, own - 1);
-		else if (own == 1)
-			*err = str_printf("no layer %s: this lesson has one layer (layer 0)", w ? w : "");
-		else
-			*err = str_printf("no layer %s: this lesson has layers 0 to %d", w ? w : "", own - 1);
-		free(w);
-	}
+	*err = no_layer(s, word);
 	return -1;
 }
 
@@ -917,8 +924,8 @@ int session_set_layer(Session *s, int layer, char **err)
 
 	if (layer < 0 || layer >= session_layers(s)) {
 		char word[16];
-		snprintf(word, sizeof word, "%d", layer - lesson_walk_encoder(s->lesson));
-		session_layer_lookup(s, layer < 0 ? "-1" : word, err);
+		snprintf(word, sizeof word, "%d", layer < 0 ? layer : layer - lesson_walk_encoder(s->lesson));
+		*err = no_layer(s, word);
 		return -1;
 	}
 	/* The first step on that layer at this stage, else its first step, else the same stage shown off the walk. */
