@@ -39,13 +39,19 @@ static Attn *walk_link(Attn *a, int nenc, int layer)
 	return layer_or_last(a, layer - nenc);
 }
 
+const Attn *session_walk_link(const Session *s, int layer)
+{
+	const int nenc = lesson_walk_encoder(s->lesson);
+
+	return layer < nenc ? attn_layer(s->model->encoder, layer) : attn_layer(s->model, layer - nenc);
+}
+
 /* Point attn (and the variant's and the previous computation's) at walk layer `layer`. */
 static void point_layer(Session *s)
 {
 	const int nenc = lesson_walk_encoder(s->lesson);
 
-	s->attn = (Attn *)(s->layer < nenc ? attn_layer(s->model->encoder, s->layer)
-	                                   : attn_layer(s->model, s->layer - nenc));
+	s->attn = (Attn *)session_walk_link(s, s->layer);
 	if (s->attn == NULL) {
 		s->layer = 0;
 		s->attn = nenc > 0 ? s->model->encoder : s->model;

@@ -161,6 +161,8 @@ int session_set_head(Session *s, int head, char **err);
  * learner names an encoder layer eN (layer e0) and the lesson's own by
  * their number (layer 0 is the decoder's first link).
  */
+/* The computation of walk layer `layer` (a link of model, or of its encoder); NULL out of range. */
+const Attn *session_walk_link(const Session *s, int layer);
 /* Show walk layer `layer`, at the same stage where it has one. */
 int session_set_layer(Session *s, int layer, char **err);
 /* How many layers the walk has (1 without "layers"; the encoder's counted in). */
