@@ -650,14 +650,14 @@ typedef struct ScaleArg {
 	double value;
 } ScaleArg;
 
+/* The scale is a setting of every attention of the lesson: an encoder–decoder's encoder too. */
 static int edit_scale(Lesson *l, void *arg, char **err)
 {
 	const ScaleArg *a = arg;
-	(void)err;
 	l->scale = a->kind;
 	l->scale_value = a->value;
 	l->scale_explicit = 1;
-	return 0;
+	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
 }
 
 typedef struct TrainArg {

@@ -716,6 +716,12 @@ static void test_run_encoder(void **state)
 	assert_true(MAT_AT(f->s.lesson->encoder->layer[0]->W_q, 0, 0) != 0.5);
 	assert_true(MAT_AT(f->s.lesson->W_q, 0, 0) == dec_wq);
 	assert_ptr_equal(f->s.attn, f->s.model->encoder->next); /* still shown after the recomputation */
+	/* the scale is every attention's: the encoder's too */
+	run_ok(f, "scale 0.5");
+	assert_int_equal(f->s.lesson->encoder->scale, SCALE_VALUE);
+	assert_true(f->s.lesson->encoder->scale_value == 0.5);
+	assert_int_equal(f->s.lesson->scale, SCALE_VALUE);
+	assert_true(f->s.attn->factor == 0.5);
 	run_err(f, "layer e2", "no layer e2: this lesson has the encoder's layers e0 to e1 and the decoder's 0 to 1");
 	run_err(f, "layer 2", "no layer 2");
 }
