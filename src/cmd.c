@@ -559,16 +559,14 @@ typedef struct MaskArg {
 	MaskKind kind;
 	Mat padding;
 	int window;
-	int layer; /* the walk layer shown: its stack's mask is edited (an encoder's layers share the encoder's) */
+	int layer; /* the walk layer shown: whose mask is edited */
 } MaskArg;
 
-static int edit_mask(Lesson *top, void *arg, char **err)
+/* l's mask replaced by a's. */
+static int set_mask(Lesson *l, const MaskArg *a, char **err)
 {
-	const MaskArg *a = arg;
-	int i;
-	Lesson *l = lesson_walk_stack(top, a->layer, &i);
 	mat_free(&l->mask_matrix);
-	for (i = 0; i < l->nmasks; i++)
+	for (int i = 0; i < l->nmasks; i++)
 		mat_free(&l->masks[i].matrix);
 	free(l->masks);
 	l->masks = NULL;
@@ -583,13 +581,28 @@ static int edit_mask(Lesson *top, void *arg, char **err)
 	return 0;
 }
 
+/*
+ * The mask of the layer shown: a stack's layers (an encoder's too) share
+ * their stack's; each attention of an encoder–decoder's decoder keeps its
+ * own (link 0's is the top level's as well).
+ */
+static int edit_mask(Lesson *top, void *arg, char **err)
+{
+	const MaskArg *a = arg;
+	int i;
+	Lesson *stk = lesson_walk_stack(top, a->layer, &i);
+
+	if (stk == top && top->encoder != NULL)
+		return set_mask(lesson_layer(top, i), a, err) != 0 || (i == 0 && set_mask(top, a, err) != 0) ? -1 : 0;
+	return set_mask(stk, a, err);
+}
+
 static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 {
 	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0, s->layer };
 	char *err = NULL;
 	long w;
-	int k;
-	const int m = lesson_walk_stack(s->lesson, s->layer, &k)->m; /* the keys of the stack shown */
+	const int m = s->attn->lesson->m; /* the keys of the attention shown */
 
 	if (strcmp(argv[1], "none") == 0 && argc == 2)
 		a.kind = MASK_NONE;

@@ -716,6 +716,19 @@ static void test_run_encoder(void **state)
 	assert_true(MAT_AT(f->s.lesson->encoder->layer[0]->W_q, 0, 0) != 0.5);
 	assert_true(MAT_AT(f->s.lesson->W_q, 0, 0) == dec_wq);
 	assert_ptr_equal(f->s.attn, f->s.model->encoder->next); /* still shown after the recomputation */
+	/* the mask of the attention shown: the encoder's, the decoder's self-attention's, its cross-attention's */
+	run_ok(f, "mask padding 0,1,1");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 0) == 0.0);
+	run_ok(f, "layer 0");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 1) == 0.0); /* causal */
+	run_ok(f, "mask none");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 1) > 0.0);
+	run_ok(f, "layer 1");
+	run_ok(f, "mask padding 1,0,1");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 2, 1) == 0.0 && MAT_AT(f->s.attn->head[0].weights, 2, 0) > 0.0);
+	run_err(f, "mask causal", "needs a square score matrix, but n = 4 and m = 3");
+	run_ok(f, "layer e1");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 0) == 0.0); /* the encoder's layers share its mask */
 	/* the scale is every attention's: the encoder's too */
 	run_ok(f, "scale 0.5");
 	assert_int_equal(f->s.lesson->encoder->scale, SCALE_VALUE);
