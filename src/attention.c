@@ -794,7 +794,7 @@ int attn_check_quiz_answers(const Attn *a, char **err)
 		const Step *st = &l->steps[i];
 		const CellRef *c = &st->quiz.answer_cell;
 		const int which = matrix_find(c->matrix);
-		const Attn *la = attn_layer(a, st->layer);
+		const Attn *la = attn_layer(st->encoder && a->encoder != NULL ? a->encoder : a, st->layer);
 		const Mat *m = which < 0 || la == NULL ? NULL : attn_matrix(la, (AttnMatrix)which, c->head);
 
 		if (!st->has_quiz || st->quiz.nchoices > 0 || m == NULL || c->row >= m->rows || c->col >= m->cols)

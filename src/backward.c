@@ -539,6 +539,7 @@ static const struct {
 	{ offsetof(Lesson, block.W_2), offsetof(AttnGrad, W_2) },
 	{ offsetof(Lesson, block.b_2), offsetof(AttnGrad, b_2) },
 };
+_Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
 
 /* p ← p − lr·dp, where both exist with the same shape. */
 static void descend(Mat *p, const Mat *dp, double lr)
@@ -549,13 +550,29 @@ static void descend(Mat *p, const Mat *dp, double lr)
 		p->a[i] -= lr * dp->a[i];
 }
 
+int attn_grad_pairs(Lesson *p, const AttnGrad *g, Mat **param, const Mat **grad, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof params / sizeof params[0] && n < max; i++) {
+		Mat *m = (Mat *)((char *)p + params[i].param);
+		if (mat_empty(m))
+			continue;
+		param[n] = m;
+		grad[n++] = (const Mat *)((const char *)g + params[i].grad);
+	}
+	return n;
+}
+
 /* One step: every layer's parameters, and the stack's final norm. */
 static void step_params(Lesson *l, const Attn *first, double lr)
 {
 	for (const Attn *a = first; a != NULL; a = a->next) {
-		Lesson *p = lesson_layer(l, a->layer);
-		for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
-			descend((Mat *)((char *)p + params[i].param), (const Mat *)((const char *)a->grad + params[i].grad), lr);
+		Mat *param[ATTN_GRAD_PARAMS];
+		const Mat *grad[ATTN_GRAD_PARAMS];
+		const int n = attn_grad_pairs(lesson_layer(l, a->layer), a->grad, param, grad, ATTN_GRAD_PARAMS);
+		for (int i = 0; i < n; i++)
+			descend(param[i], grad[i], lr);
 		if (a->next == NULL) {
 			descend(&l->final_gamma, &a->grad->final_gamma, lr);
 			descend(&l->final_beta, &a->grad->final_beta, lr);

@@ -3,6 +3,7 @@
 #include "strbuf.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -667,23 +668,55 @@ char *stage_list(const LessonShape *sh)
 	return b.s != NULL ? b.s : strdup("");
 }
 
-char *stage_map(const LessonShape *sh, Stage current, int utf8)
+char *stage_map_links(const LessonShape *const *links, int nlinks, int cur, Stage current, int utf8)
 {
-	const char *place[STAGE_COUNT];
-	int n = 0, lit = -1;
+	char place[2 * STAGE_COUNT][16];
+	int n = 0, lit = -1, norms = 0, back = 0, back_lit = 0;
 	StrBuf b = { 0 };
 
-	if (!(sh->features & FEAT_BLOCK))
+	if (nlinks < 1 || !(links[0]->features & FEAT_BLOCK))
 		return NULL;
-	/* the places, in order: consecutive stages of one sublayer are one place; each residual's "+" is its own */
-	for (int i = 0; i < STAGE_COUNT; i++) {
-		const char *m = stage_kinds[i].map;
-		if (m == NULL || !stage_present(sh, (Stage)i))
-			continue;
-		if (n == 0 || strcmp(m, place[n - 1]) != 0 || strcmp(m, "+") == 0)
-			place[n++] = m;
-		if (i == (int)current)
-			lit = n - 1;
+	for (int li = 0; li < nlinks; li++) {
+		const LessonShape *sh = links[li];
+		const int norms_before = norms;
+		const char *prev = NULL;
+		/* the places, in order: consecutive stages of one sublayer are one place; each residual's "+" is its own */
+		for (int i = 0; i < STAGE_COUNT; i++) {
+			const char *m = stage_kinds[i].map;
+			int k;
+			if (m == NULL || !stage_present(sh, (Stage)i))
+				continue;
+			if (nlinks > 1 && strcmp(m, "\u2202") == 0) { /* the gradients: one place after every link */
+				back_lit |= li == cur && i == (int)current;
+				back = 1;
+				continue;
+			}
+			if (li > 0 && strcmp(m, "x") == 0) { /* a later link's input: what the link before made */
+				if (li == cur && i == (int)current)
+					lit = n - 1;
+				continue;
+			}
+			if (prev == NULL || strcmp(m, prev) != 0 || strcmp(m, "+") == 0) {
+				if (n == (int)(sizeof place / sizeof place[0]))
+					break;
+				if (m[0] == 'N' && sscanf(m + 1, "%d", &k) == 1) { /* a later link's norms count on */
+					snprintf(place[n], sizeof place[n], "N%d", norms_before + k);
+					norms = norms > norms_before + k ? norms : norms_before + k;
+				} else if (nlinks > 1 && strcmp(m, "attention") == 0) /* which attention of the layer */
+					snprintf(place[n], sizeof place[n], "%s", sh->features & FEAT_SOURCE ? "cross-attn" : "self-attn");
+				else
+					snprintf(place[n], sizeof place[n], "%s", m);
+				n++;
+			}
+			prev = m;
+			if (li == cur && i == (int)current)
+				lit = n - 1;
+		}
+	}
+	if (back && n < (int)(sizeof place / sizeof place[0])) {
+		if (back_lit)
+			lit = n;
+		snprintf(place[n++], sizeof place[0], "%s", "\u2202");
 	}
 	for (int k = 0; k < n; k++)
 		strbuf_printf(&b, "%s%s%s%s", k ? (utf8 ? " \u2192 " : " -> ") : "", k == lit ? "[" : "", place[k],
@@ -693,6 +726,11 @@ char *stage_map(const LessonShape *sh, Stage current, int utf8)
 		return NULL;
 	}
 	return b.s;
+}
+
+char *stage_map(const LessonShape *sh, Stage current, int utf8)
+{
+	return stage_map_links(&sh, 1, 0, current, utf8);
 }
 
 const char *stage_formula(const LessonShape *sh, Stage s, int utf8)

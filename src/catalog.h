@@ -229,6 +229,15 @@ char *stage_list(const LessonShape *sh);
  * (ASCII "->" without utf8). A heap string, or NULL for a lesson without a block.
  */
 char *stage_map(const LessonShape *sh, Stage current, int utf8);
+/*
+ * The same for a layer computed as several links (an encoder–decoder's
+ * decoder layer: its self-attention link, then its cross-attention link):
+ * the places of each link in turn, "x" once, each attention named
+ * self-attn or cross-attn, the norms numbered on across the links
+ * ("x → self-attn → + → N1 → cross-attn → + → N2 → FFN → + → N3"), with
+ * stage `current` of link `cur` lit.
+ */
+char *stage_map_links(const LessonShape *const *links, int nlinks, int cur, Stage current, int utf8);
 /* The stage's formula for this lesson (never NULL). */
 const char *stage_formula(const LessonShape *sh, Stage s, int utf8);
 /* The stage's default narration in "en" or "zh". */

@@ -193,17 +193,12 @@ static int cmd_goto(Session *s, int argc, char **argv, CmdOut *out)
 
 static int cmd_layer(Session *s, int argc, char **argv, CmdOut *out)
 {
-	char *err = NULL, *end;
-	long v;
+	char *err = NULL;
+	const int k = session_layer_lookup(s, argv[1], &err);
 	(void)argc;
-	errno = 0;
-	v = strtol(argv[1], &end, 10);
-	if (end == argv[1] || *end != '\0' || errno != 0 || v < 0 || v > LESSON_MAX_LAYERS) {
-		say(out, MSG_ERROR, NULL, "layer: expected a layer number from 0 to %d, got \"%s\"", session_layers(s) - 1,
-		    argv[1]);
-		return -1;
-	}
-	return session_set_layer(s, (int)v, &err) == 0 ? 0 : fail(out, err);
+	if (k < 0)
+		return fail(out, err);
+	return session_set_layer(s, k, &err) == 0 ? 0 : fail(out, err);
 }
 
 static int cmd_head(Session *s, int argc, char **argv, CmdOut *out)
@@ -478,10 +473,16 @@ typedef struct SetArg {
 	double value;
 } SetArg;
 
-/* The lesson or layer that holds matrix `which`: a layer's own parameters, the top level's inputs. */
+/*
+ * The lesson or layer that holds matrix `which` at walk layer `layer`: a
+ * layer's own parameters, its stack's input (the encoder's X in the encoder),
+ * the top level's source.
+ */
 static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
 {
-	return which == AM_INPUT || which == AM_SOURCE_INPUT ? l : lesson_layer(l, layer);
+	int i;
+	Lesson *stk = lesson_walk_stack(l, layer, &i);
+	return which == AM_SOURCE_INPUT ? l : which == AM_INPUT ? stk : lesson_layer(stk, i);
 }
 
 static int edit_set(Lesson *l, void *arg, char **err)
@@ -558,11 +559,12 @@ typedef struct MaskArg {
 	MaskKind kind;
 	Mat padding;
 	int window;
+	int layer; /* the walk layer shown: whose mask is edited */
 } MaskArg;
 
-static int edit_mask(Lesson *l, void *arg, char **err)
+/* l's mask replaced by a's. */
+static int set_mask(Lesson *l, const MaskArg *a, char **err)
 {
-	const MaskArg *a = arg;
 	mat_free(&l->mask_matrix);
 	for (int i = 0; i < l->nmasks; i++)
 		mat_free(&l->masks[i].matrix);
@@ -579,11 +581,28 @@ static int edit_mask(Lesson *l, void *arg, char **err)
 	return 0;
 }
 
+/*
+ * The mask of the layer shown: a stack's layers (an encoder's too) share
+ * their stack's; each attention of an encoder–decoder's decoder keeps its
+ * own (link 0's is the top level's as well).
+ */
+static int edit_mask(Lesson *top, void *arg, char **err)
+{
+	const MaskArg *a = arg;
+	int i;
+	Lesson *stk = lesson_walk_stack(top, a->layer, &i);
+
+	if (stk == top && top->encoder != NULL)
+		return set_mask(lesson_layer(top, i), a, err) != 0 || (i == 0 && set_mask(top, a, err) != 0) ? -1 : 0;
+	return set_mask(stk, a, err);
+}
+
 static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 {
-	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0 };
+	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0, s->layer };
 	char *err = NULL;
 	long w;
+	const int m = s->attn->lesson->m; /* the keys of the attention shown */
 
 	if (strcmp(argv[1], "none") == 0 && argc == 2)
 		a.kind = MASK_NONE;
@@ -598,7 +617,7 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 	else if (strcmp(argv[1], "padding") == 0 && argc >= 3) {
 		/* "1,1,0" or "1 1 0": every value counted, whatever the count, before any is kept */
 		int i, j = 0, bad = 0;
-		if (mat_alloc(&a.padding, 1, s->lesson->m) != 0)
+		if (mat_alloc(&a.padding, 1, m) != 0)
 			return fail(out, NULL);
 		for (i = 2; i < argc; i++) {
 			const char *p = argv[i];
@@ -607,20 +626,20 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 				if (len > 0) {
 					if (len != 1 || (p[0] != '0' && p[0] != '1'))
 						bad = 1;
-					else if (j < s->lesson->m)
+					else if (j < m)
 						a.padding.a[j] = p[0] == '1';
 					j++;
 				}
 				p += len + (p[len] == ',');
 			}
 		}
-		if (bad || j != s->lesson->m) {
+		if (bad || j != m) {
 			mat_free(&a.padding);
 			if (bad)
 				say(out, MSG_ERROR, NULL, "mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s",
-				    s->lesson->m >= 3 ? "1,1,0" : "1,0");
+				    m >= 3 ? "1,1,0" : "1,0");
 			else
-				say(out, MSG_ERROR, NULL, "mask padding: expected %d values (one per key), got %d", s->lesson->m, j);
+				say(out, MSG_ERROR, NULL, "mask padding: expected %d values (one per key), got %d", m, j);
 			return -1;
 		}
 		a.kind = MASK_PADDING;
@@ -644,14 +663,14 @@ typedef struct ScaleArg {
 	double value;
 } ScaleArg;
 
+/* The scale is a setting of every attention of the lesson: an encoder–decoder's encoder too. */
 static int edit_scale(Lesson *l, void *arg, char **err)
 {
 	const ScaleArg *a = arg;
-	(void)err;
 	l->scale = a->kind;
 	l->scale_value = a->value;
 	l->scale_explicit = 1;
-	return 0;
+	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
 }
 
 typedef struct TrainArg {
@@ -789,7 +808,8 @@ static int edit_heads(Lesson *top, void *arg, char **err)
 {
 	const HeadsArg *ha = arg;
 	const int h = ha->heads;
-	Lesson *l = lesson_layer(top, ha->layer);
+	int i;
+	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
 	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
 	const int g = l->kv_heads_given ? l->kv_heads : h;
 	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
@@ -1126,8 +1146,8 @@ const CmdEntry cmd_table[] = {
 	  .usage = "head N",
 	  .help = "show head N (from 0)" },
 	{ .name = "layer", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_layer,
-	  .usage = "layer N",
-	  .help = "show layer N (from 0) of a lesson with layers" },
+	  .usage = "layer N|eN",
+	  .help = "show layer N (from 0) of a lesson with layers; eN: the encoder's layer N of an encoder\u2013decoder" },
 	{ .name = "show", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_show,
 	  .usage = "show MATRIX [HEAD]",
 	  .help = "show a matrix (e.g. show weights 1)" },

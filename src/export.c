@@ -1619,6 +1619,7 @@ static cJSON *json_steps(const Lesson *l)
 			goto fail;
 		}
 		if (!cJSON_AddStringToObject(o, "stage", stage_name(st->stage)) ||
+		    (st->encoder && !cJSON_AddTrueToObject(o, "encoder")) ||
 		    (st->layer > 0 && !cJSON_AddNumberToObject(o, "layer", st->layer)) ||
 		    !cJSON_AddNumberToObject(o, "head", st->head) ||
 		    put_text(o, "text", &st->text) != 0 || (st->has_focus && put(o, "focus", json_cell(&st->focus)) != 0) ||
@@ -1683,6 +1684,31 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 
 static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top);
 
+/* "backward": the target or dOutput (nothing without one). 0, or -1 out of memory. */
+static int json_backward(cJSON *o, const Lesson *l)
+{
+	cJSON *b;
+
+	if (l->backward == BACKWARD_NONE)
+		return 0;
+	b = cJSON_CreateObject();
+	return put(o, "backward", b) != 0 ||
+	               put(b, l->backward == BACKWARD_TARGET ? "target" : "dOutput", json_matrix(&l->target)) != 0
+	               ? -1
+	               : 0;
+}
+
+/* A layer's attention weights as "layers" (and a decoder's "self" and "cross") write them. */
+static int json_layer_weights(cJSON *j, const Lesson *y)
+{
+	return !cJSON_AddNumberToObject(j, "heads", y->heads) || put(j, "W_q", json_matrix(&y->W_q)) != 0 ||
+	       put(j, "W_k", json_matrix(&y->W_k)) != 0 || put(j, "W_v", json_matrix(&y->W_v)) != 0 ||
+	       (!mat_empty(&y->W_o) && put(j, "W_o", json_matrix(&y->W_o)) != 0) ||
+	       (y->score == SCORE_ADDITIVE && put(j, "w_e", json_flat(&y->w_e)) != 0)
+	               ? -1
+	               : 0;
+}
+
 /* Format 2's keys of the whole lesson: its own layer keys, "layers" written out whole, "backward".
  * top: the lesson whose compare variant l is (NULL for the lesson itself). */
 static int json_v2_keys(cJSON *o, const Lesson *l, const Lesson *top)
@@ -1694,24 +1720,13 @@ static int json_v2_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		if (put(o, "layers", layers) != 0)
 			return -1;
 		for (int i = 0; i < l->nlayers; i++) {
-			const Lesson *y = l->layer[i];
 			cJSON *j = cJSON_CreateObject();
-			if (j == NULL || !cJSON_AddItemToArray(layers, j) || !cJSON_AddNumberToObject(j, "heads", y->heads) ||
-			    put(j, "W_q", json_matrix(&y->W_q)) != 0 || put(j, "W_k", json_matrix(&y->W_k)) != 0 ||
-			    put(j, "W_v", json_matrix(&y->W_v)) != 0 ||
-			    (!mat_empty(&y->W_o) && put(j, "W_o", json_matrix(&y->W_o)) != 0) ||
-			    (y->score == SCORE_ADDITIVE && put(j, "w_e", json_flat(&y->w_e)) != 0) ||
-			    json_layer_keys(j, y, NULL) != 0)
+			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, l->layer[i]) != 0 ||
+			    json_layer_keys(j, l->layer[i], NULL) != 0)
 				return -1;
 		}
 	}
-	if (l->backward != BACKWARD_NONE) {
-		cJSON *b = cJSON_CreateObject();
-		if (put(o, "backward", b) != 0 ||
-		    put(b, l->backward == BACKWARD_TARGET ? "target" : "dOutput", json_matrix(&l->target)) != 0)
-			return -1;
-	}
-	return 0;
+	return json_backward(o, l);
 }
 
 /* One mask as the lesson format writes it: "none", "causal", {"padding": …}, {"window": w} or a matrix. */
@@ -1733,6 +1748,25 @@ static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
 		return o;
 	default: return cJSON_CreateString("none");
 	}
+}
+
+/* "mask": l's one mask, or its list. 0, or -1 out of memory. */
+static int put_mask(cJSON *o, const Lesson *l)
+{
+	if (l->mask == MASK_LIST) {
+		cJSON *list = cJSON_CreateArray();
+		if (put(o, "mask", list) != 0)
+			return -1;
+		for (int i = 0; i < l->nmasks; i++) {
+			cJSON *one = json_mask(l->masks[i].kind, l->masks[i].window, &l->masks[i].matrix);
+			if (one == NULL || !cJSON_AddItemToArray(list, one)) {
+				cJSON_Delete(one);
+				return -1;
+			}
+		}
+		return 0;
+	}
+	return put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix));
 }
 
 /* Issue 11's shared keys: "rope", "alibi", "decode", "flash". */
@@ -1801,18 +1835,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	if (l->scale == SCALE_VALUE ? put(o, "scale", dump_number(l->scale_value)) != 0
 	                            : !cJSON_AddBoolToObject(o, "scale", l->scale == SCALE_SQRT_DK))
 		return -1;
-	if (l->mask == MASK_LIST) {
-		cJSON *list = cJSON_CreateArray();
-		if (put(o, "mask", list) != 0)
-			return -1;
-		for (int i = 0; i < l->nmasks; i++) {
-			cJSON *one = json_mask(l->masks[i].kind, l->masks[i].window, &l->masks[i].matrix);
-			if (one == NULL || !cJSON_AddItemToArray(list, one)) {
-				cJSON_Delete(one);
-				return -1;
-			}
-		}
-	} else if (put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix)) != 0)
+	if (put_mask(o, l) != 0)
 		return -1;
 	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
 	                     : put(o, "mask_fill", dump_number(l->mask_fill)) != 0)
@@ -1820,26 +1843,113 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	return l->version >= 2 ? json_v2_keys(o, l, top) : 0;
 }
 
+/* Item `from` of o under the key `to` (nothing when o has no `from`). 0, or -1 out of memory. */
+static int rename_key(cJSON *o, const char *from, const char *to)
+{
+	cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(o, from);
+	return it == NULL ? 0 : put(o, to, it);
+}
+
+/*
+ * One attention of a decoder layer as "self" or "cross" give it: heads,
+ * weights, biases and its own mask; its link's block is handed back in
+ * *block (NULL without one) for the layer's block.
+ */
+static cJSON *json_attn_part(const Lesson *y, cJSON **block)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	*block = NULL;
+	if (j == NULL || json_layer_weights(j, y) != 0 || json_layer_keys(j, y, NULL) != 0 || put_mask(j, y) != 0) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	*block = cJSON_DetachItemFromObjectCaseSensitive(j, "block");
+	return j;
+}
+
+/*
+ * Decoder layer k of an encoder–decoder (links 2k and 2k + 1) as the format
+ * writes it: {"self", "cross", "block"}, the block holding the self link's
+ * ln1 and the cross link's norms as ln2 and ln3, with its FFN.
+ */
+static cJSON *json_dec_layer(const Lesson *l, int k)
+{
+	cJSON *j = cJSON_CreateObject(), *sb = NULL, *cb = NULL;
+	int ok = j != NULL && put(j, "self", json_attn_part(l->layer[2 * k], &sb)) == 0 &&
+	         put(j, "cross", json_attn_part(l->layer[2 * k + 1], &cb)) == 0;
+
+	if (ok && cb != NULL) {
+		cJSON *ln1;
+		ok = rename_key(cb, "ln2", "ln3") == 0 && rename_key(cb, "ln1", "ln2") == 0;
+		if (ok && sb != NULL && (ln1 = cJSON_DetachItemFromObjectCaseSensitive(sb, "ln1")) != NULL)
+			ok = put(cb, "ln1", ln1) == 0;
+		if (ok) {
+			ok = put(j, "block", cb) == 0;
+			cb = NULL;
+		}
+	}
+	cJSON_Delete(sb);
+	cJSON_Delete(cb);
+	if (!ok) {
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
+/*
+ * An encoder–decoder's keys (the lesson's or its compare variant's): the
+ * decoder's tokens, X and positions, the settings every attention shares,
+ * "encoder" (a stack lesson's keys without those settings), each decoder
+ * layer, the top level's block (layer 0's, with the decoder's final norm)
+ * and "backward".
+ */
+static int json_encdec_keys(cJSON *o, const Lesson *l)
+{
+	static const char *const shared[] = { "score", "scale", "mask_fill", NULL };
+	cJSON *enc = cJSON_CreateObject(), *layers, *blk;
+
+	if (put(o, "encoder", enc) != 0 || json_compute_keys(enc, l->encoder, NULL) != 0)
+		return -1;
+	for (int i = 0; shared[i] != NULL; i++) { /* the top level's, for the encoder too */
+		cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(enc, shared[i]);
+		if (it != NULL && put(o, shared[i], it) != 0)
+			return -1;
+	}
+	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->tokens, l->n)) != 0 ||
+	    put(o, "X", json_matrix(&l->input)) != 0 ||
+	    !cJSON_AddStringToObject(o, "positional", l->positional == POS_SINUSOIDAL ? "sinusoidal" : "none") ||
+	    put(o, "layers", layers = cJSON_CreateArray()) != 0)
+		return -1;
+	for (int k = 0; k < l->nlayers / 2; k++) {
+		cJSON *j = json_dec_layer(l, k);
+		if (j == NULL || !cJSON_AddItemToArray(layers, j)) {
+			cJSON_Delete(j);
+			return -1;
+		}
+	}
+	blk = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(layers, 0), "block"), 1);
+	if (blk != NULL && (put(o, "block", blk) != 0 ||
+	                    (l->has_final_norm && json_norm(blk, "final_norm", &l->final_gamma, &l->final_beta) != 0)))
+		return -1;
+	return json_backward(o, l);
+}
+
 char *export_lesson_json(const Lesson *l, char **err)
 {
 	cJSON *o;
 
 	*err = NULL;
-	/* A file that would not load back is worse than none: refuse until the encoder is written out too. */
-	if (l->encoder != NULL) {
-		*err = strdup("saving an encoder\u2013decoder lesson is not supported yet (the file would lose its encoder); "
-		              "nothing was written");
-		return NULL;
-	}
 	o = cJSON_CreateObject();
 	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", l->version >= 2 ? 2 : 1) ||
-	    put_text(o, "title", &l->title) != 0 ||
-	    put_text(o, "summary", &l->summary) != 0 || json_compute_keys(o, l, NULL) != 0)
+	    put_text(o, "title", &l->title) != 0 || put_text(o, "summary", &l->summary) != 0 ||
+	    (l->encoder != NULL ? json_encdec_keys(o, l) : json_compute_keys(o, l, NULL)) != 0)
 		goto oom;
 	if (l->compare != NULL) {
 		cJSON *c = cJSON_CreateObject();
 		if (put(o, "compare", c) != 0 || put_text(c, "label", &l->compare_label) != 0 ||
-		    json_compute_keys(c, l->compare, l) != 0)
+		    (l->compare->encoder != NULL ? json_encdec_keys(c, l->compare) : json_compute_keys(c, l->compare, l)) != 0)
 			goto oom;
 	}
 	if (l->nsteps > 0 && put(o, "steps", json_steps(l)) != 0)

@@ -49,6 +49,7 @@ typedef struct Stack {
 	LinkPart part;         /* while a decoder link is read: PART_SELF or PART_CROSS (PART_LAYER otherwise) */
 	int link_final;        /* … and it is the last link of a decoder with a final norm */
 	int outer_compare;     /* while an encoder–decoder's link 0 is read: the whole lesson has a "compare" */
+	const struct Lesson *encoder; /* while an encoder–decoder's links are read: its encoder (steps may show it) */
 } Stack;
 
 static Stack *stack(Ctx *c)
@@ -502,6 +503,7 @@ typedef struct Shapes {
 } Shapes;
 
 static void shapes_from_lesson(const Lesson *l, Shapes *s);
+static void layer_shapes(const Lesson *l, int i, Shapes *sh);
 
 /* The lesson's masks as parts (one part for a single mask, none without). */
 static void shapes_masks(Shapes *s, const Lesson *l)
@@ -906,8 +908,8 @@ static int check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 /* Steps and quizzes                                                   */
 /* ------------------------------------------------------------------ */
 
-static const char *const step_keys[] = { "stage", "layer", "head", "text", "focus", "quiz", "compare", "t", "tile",
-	                                 NULL };
+static const char *const step_keys[] = { "stage", "layer", "encoder", "head", "text", "focus", "quiz", "compare", "t",
+	                                 "tile", NULL };
 static const char *const cell_keys[] = { "matrix", "head", "row", "col", NULL };
 static const char *const quiz_keys[] = { "question", "choices", "answer", "tolerance", "hint", NULL };
 
@@ -1101,7 +1103,7 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 {
 	const cJSON *stage, *focus, *quiz, *cmp;
 	long long head = 0, layer = 0;
-	Shapes layer_shapes;
+	Shapes layer_shapes_of;
 	const Shapes *s = top;
 	LessonShape lsh;
 	size_t old;
@@ -1120,21 +1122,39 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 	/* The layer first: the stage and the cells are that layer's. */
 	if (key_whole(c, v, "layer", 0, 1e9, "a whole number ≥ 0", &layer) != 0)
 		return -1;
-	if (layer >= (stack(c)->nlayers > 0 ? stack(c)->nlayers : 1)) {
+	if (get(v, "encoder") != NULL) {
+		const cJSON *e = get(v, "encoder");
+		old = path_key(c, "encoder");
+		if (!cJSON_IsBool(e))
+			return fail(c, "expected true (the step shows a layer of the encoder) or false, got %s", got(e).s);
+		if (cJSON_IsTrue(e) && stack(c)->encoder == NULL)
+			return fail(c, "only in an encoder\u2013decoder lesson (one with \"encoder\"): this lesson has no encoder");
+		path_set(c, old);
+		st->encoder = cJSON_IsTrue(e);
+	}
+	if (st->encoder) { /* a layer of the encoder, read in full before the decoder's links */
+		const Lesson *enc = stack(c)->encoder;
+		if (layer >= lesson_layers(enc)) {
+			old = path_key(c, "layer");
+			return fail(c, "%lld is outside the encoder's %d layer%s (they count from 0)", layer, lesson_layers(enc),
+			            lesson_layers(enc) > 1 ? "s" : "");
+		}
+		st->layer = (int)layer;
+		layer_shapes(enc, st->layer, &layer_shapes_of);
+		s = &layer_shapes_of;
+	} else if (layer >= (stack(c)->nlayers > 0 ? stack(c)->nlayers : 1)) {
 		old = path_key(c, "layer");
 		return fail(c, "%lld is outside the %d layer%s of this lesson (they count from 0)", layer,
 		            stack(c)->nlayers > 0 ? stack(c)->nlayers : 1, stack(c)->nlayers > 1 ? "s" : "");
-	}
-	st->layer = (int)layer;
-	if (layer > 0) {
-		shapes_from_lesson(stack(c)->layers[layer], &layer_shapes);
-		layer_shapes.positional = POS_NONE; /* positions are added once, before layer 0 */
-		layer_shapes.has_final = stack(c)->stack_final && layer == stack(c)->nlayers - 1;
-		s = &layer_shapes;
+	} else if ((st->layer = (int)layer) > 0) {
+		shapes_from_lesson(stack(c)->layers[layer], &layer_shapes_of);
+		layer_shapes_of.positional = POS_NONE; /* positions are added once, before layer 0 */
+		layer_shapes_of.has_final = stack(c)->stack_final && layer == stack(c)->nlayers - 1;
+		s = &layer_shapes_of;
 	} else if (stack(c)->nlayers > 1) {
-		layer_shapes = *top;
-		layer_shapes.has_final = 0;
-		s = &layer_shapes;
+		layer_shapes_of = *top;
+		layer_shapes_of.has_final = 0;
+		s = &layer_shapes_of;
 	}
 	old = path_key(c, "stage");
 	if (!cJSON_IsString(stage))
@@ -1822,6 +1842,29 @@ const Lesson *lesson_layer_const(const Lesson *l, int i)
 	return lesson_layer((Lesson *)l, i);
 }
 
+const Lesson *lesson_step_stack(const Lesson *l, const Step *st)
+{
+	return st->encoder && l->encoder != NULL ? l->encoder : l;
+}
+
+int lesson_walk_encoder(const Lesson *l)
+{
+	return l->encoder != NULL ? lesson_layers(l->encoder) : 0;
+}
+
+int lesson_walk_layers(const Lesson *l)
+{
+	return lesson_walk_encoder(l) + lesson_layers(l);
+}
+
+Lesson *lesson_walk_stack(Lesson *l, int k, int *i)
+{
+	const int e = lesson_walk_encoder(l);
+
+	*i = k < e ? k : k - e;
+	return k < e ? l->encoder : l;
+}
+
 /* ------------------------------------------------------------------ */
 /* The whole lesson                                                    */
 /* ------------------------------------------------------------------ */
@@ -2011,6 +2054,7 @@ static Lesson *lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 	Lesson *enc = NULL, **link = NULL, *top = NULL;
 	Lesson **saved_layers = stack(c)->layers;
 	const int saved_n = stack(c)->nlayers;
+	const Lesson *saved_enc = stack(c)->encoder;
 	int nl = 1, nlinks = 0, i, ok = 0;
 	size_t old;
 
@@ -2077,6 +2121,7 @@ static Lesson *lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 	}
 	stack(c)->layers = link;
 	stack(c)->nlayers = nlinks;
+	stack(c)->encoder = enc;
 	/* the links from the last, so that link 0's steps can name any of them */
 	for (i = nlinks - 1; i >= 0; i--) {
 		const cJSON *lobj = layers != NULL ? cJSON_GetArrayItem(layers, i / 2) : NULL;
@@ -2115,6 +2160,7 @@ static Lesson *lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 out:
 	stack(c)->layers = saved_layers;
 	stack(c)->nlayers = saved_n;
+	stack(c)->encoder = saved_enc;
 	if (!ok) {
 		for (i = 0; link != NULL && i < nlinks; i++)
 			lesson_free(link[i]);
@@ -3132,24 +3178,30 @@ Mat *lesson_matrix(Lesson *l, AttnMatrix which)
 	return (Mat *)((char *)l + given_field[which]);
 }
 
+/* Layer i of a loaded lesson as the engine computes it (positions on layer 0, the final norm on the last). */
+static void layer_shapes(const Lesson *l, int i, Shapes *sh)
+{
+	shapes_from_lesson(lesson_layer_const(l, i), sh);
+	if (l->nlayers > 0) {
+		/* positions are added once, before layer 0; the stack's final norm follows its last layer */
+		sh->positional = i == 0 ? l->positional : POS_NONE;
+		sh->has_final = i == l->nlayers - 1 && l->has_final_norm;
+		sh->backward = l->backward != BACKWARD_NONE;
+		sh->score = l->score;
+		shapes_masks(sh, l);
+		sh->rope = l->rope;
+		sh->alibi = l->alibi;
+		sh->decode = l->decode;
+		sh->flash_bq = l->flash_bq;
+		sh->flash_bk = l->flash_bk;
+	}
+}
+
 void lesson_layer_shape(const Lesson *l, int i, LessonShape *out)
 {
 	Shapes sh;
 
-	shapes_from_lesson(lesson_layer_const(l, i), &sh);
-	if (l->nlayers > 0) {
-		/* positions are added once, before layer 0; the stack's final norm follows its last layer */
-		sh.positional = i == 0 ? l->positional : POS_NONE;
-		sh.has_final = i == l->nlayers - 1 && l->has_final_norm;
-		sh.backward = l->backward != BACKWARD_NONE;
-		sh.score = l->score;
-		shapes_masks(&sh, l);
-		sh.rope = l->rope;
-		sh.alibi = l->alibi;
-		sh.decode = l->decode;
-		sh.flash_bq = l->flash_bq;
-		sh.flash_bk = l->flash_bk;
-	}
+	layer_shapes(l, i, &sh);
 	shapes_shape(&sh, out);
 }
 
@@ -3262,7 +3314,9 @@ static int validate_into(Ctx *c, const Lesson *l)
 		const Step *st = &l->steps[i];
 		Shapes ss = s; /* the step's layer: its own matrices (a decoder's cross-attention has a source) */
 		int r = 0;
-		if (st->layer > 0 && st->layer < l->nlayers) {
+		if (st->encoder && l->encoder != NULL)
+			layer_shapes(l->encoder, st->layer < lesson_layers(l->encoder) ? st->layer : 0, &ss);
+		else if (st->layer > 0 && st->layer < l->nlayers) {
 			shapes_from_lesson(l->layer[st->layer], &ss);
 			ss.positional = POS_NONE;
 			ss.has_final = l->has_final_norm && st->layer == l->nlayers - 1;

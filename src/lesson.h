@@ -76,7 +76,8 @@ typedef struct Quiz {
 
 typedef struct Step {
 	Stage stage;
-	int layer;         /* 0-based; default 0 */
+	int layer;         /* 0-based; default 0: a layer of the encoder when encoder is 1, else of the lesson (a decoder's link) */
+	int encoder;       /* "encoder": true: the step shows a layer of an encoder–decoder's encoder */
 	int head;          /* 0-based; default 0 */
 	Text text;
 	int has_focus;
@@ -237,6 +238,18 @@ int lesson_layers(const Lesson *l);
 /* Layer i's parameters (heads, weights, biases, block): l itself for a lesson without "layers". */
 Lesson *lesson_layer(Lesson *l, int i);
 const Lesson *lesson_layer_const(const Lesson *l, int i);
+/* The stack a step's layer counts in: an encoder–decoder's encoder for a step with "encoder": true, else l. */
+const Lesson *lesson_step_stack(const Lesson *l, const Step *st);
+/*
+ * The layers in the order a learner walks them: an encoder–decoder's encoder
+ * layers first (0 … E − 1), then the lesson's own (E on: a decoder's links).
+ * lesson_walk_layers: how many; lesson_walk_encoder: E (0 without an encoder);
+ * lesson_walk_stack: the stack walk layer k counts in (l->encoder or l),
+ * with k's index in it in *i.
+ */
+int lesson_walk_layers(const Lesson *l);
+int lesson_walk_encoder(const Lesson *l);
+Lesson *lesson_walk_stack(Lesson *l, int k, int *i);
 
 /*
  * 1 when the computation of l has the cell ref points at (the matrix is

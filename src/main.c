@@ -33,7 +33,7 @@ static const char usage_text[] =
 	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
 	"       attnviz --bench FILE [--repeat R] [--edits]\n"
 	"       attnviz --new NAME\n"
-	"       attnviz --export FORMAT --stage NAME [--head H] [--matrix NAME] LESSON -o PATH\n"
+	"       attnviz --export FORMAT --stage NAME [--layer L] [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
 	"\n"
 	"Step through attention, the Transformer block around it and its gradients, number by number.\n"
@@ -58,6 +58,8 @@ static const char usage_text[] =
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
+	"  --layer L        with --export: layer L (from 0, default 0) of a lesson with layers;\n"
+	"                   eL: the encoder's layer L of an encoder\u2013decoder\n"
 	"  --precision N    with --export svg, md or tex: N decimals (0 to 10)\n"
 	"  --scale shared|pane  with --export svg: one colour scale per kind across the\n"
 	"                   figure (default), or one per pane\n"
@@ -89,7 +91,7 @@ typedef struct Args {
 	int edits;     /* --bench --edits */
 	int repeat;
 	const char *lang;
-	const char *export_format, *stage, *matrix, *head, *output; /* --export and its options */
+	const char *export_format, *stage, *matrix, *head, *output, *layer; /* --export and its options */
 	const char *precision, *scale, *aspect;                     /* --export svg's figure */
 	const char *transcript;
 	int present;                                    /* --present */
@@ -216,7 +218,8 @@ static int parse_args(int argc, char **argv, Args *a)
 				a->repeat = (int)r;
 			}
 		} else if (strcmp(o, "--export") == 0 || strcmp(o, "--stage") == 0 || strcmp(o, "--matrix") == 0 ||
-		           strcmp(o, "--head") == 0 || strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0 ||
+		           strcmp(o, "--head") == 0 || strcmp(o, "--layer") == 0 || strcmp(o, "-o") == 0 ||
+		           strcmp(o, "--output") == 0 ||
 		           strcmp(o, "--transcript") == 0 || strcmp(o, "--precision") == 0 || strcmp(o, "--scale") == 0 ||
 		           strcmp(o, "--aspect") == 0) {
 			const char *v;
@@ -243,6 +246,8 @@ static int parse_args(int argc, char **argv, Args *a)
 				if (*end != '\0' || end == v || h < 0 || h >= LESSON_MAX_HEADS)
 					return usage_error("--head: expected a head number from 0, got \"%s\"", v);
 				a->head = v;
+			} else if (strcmp(o, "--layer") == 0) {
+				a->layer = v; /* checked against the lesson's layers once it is loaded */
 			} else if (strcmp(o, "--precision") == 0) {
 				char *end;
 				long p = strtol(v, &end, 10);
@@ -281,8 +286,12 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("--train STEPS and --lr LR go together");
 	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
 		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
-	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || a->output))
-		return usage_error("%s goes with --export", a->stage ? "--stage" : a->matrix ? "--matrix" : a->head ? "--head" : "-o");
+	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || a->layer || a->output))
+		return usage_error("%s goes with --export", a->stage    ? "--stage"
+		                                            : a->matrix ? "--matrix"
+		                                            : a->head   ? "--head"
+		                                            : a->layer  ? "--layer"
+		                                                        : "-o");
 	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
 		return usage_error("%s goes with --export", a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
 	if (a->mode == MODE_EXPORT) {
@@ -634,6 +643,15 @@ static int run_export(const Args *a)
 		return 1;
 	}
 	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
+	{
+		/* layer 0 unless told: the decoder's first link of an encoder–decoder, whose walk starts in the encoder */
+		const int k = session_layer_lookup(&s, a->layer != NULL ? a->layer : "0", &err);
+		if (k < 0 || session_set_layer(&s, k, &err) != 0) {
+			fprintf(stderr, "%s: --layer: %s\n", shown(a->files[0]), err ? err : "out of memory");
+			free(err);
+			goto out;
+		}
+	}
 	if (a->stage != NULL && !stage_present(&s.attn->shape, (Stage)stage_lookup(&s.attn->shape, a->stage))) {
 		fprintf(stderr, "%s: this lesson has no %s stage\n", shown(a->files[0]), a->stage);
 		goto out;

@@ -18,7 +18,6 @@ extern const size_t default_lesson_len;
 
 /* ------------------------------------------------------------ the walk */
 
-/* Point attn (and the variant's and the previous computation's) at layer `layer`. */
 /* Layer `layer` of a computation, or its last when it has fewer (NULL for none). */
 static Attn *layer_or_last(Attn *a, int layer)
 {
@@ -27,21 +26,45 @@ static Attn *layer_or_last(Attn *a, int layer)
 	return a;
 }
 
+/*
+ * Walk layer `layer` (lesson_walk_stack: an encoder's layers first, then
+ * the lesson's own) of a computation, or the nearest it has.
+ */
+static Attn *walk_link(Attn *a, int nenc, int layer)
+{
+	if (a == NULL)
+		return NULL;
+	if (layer < nenc)
+		return layer_or_last(a->encoder != NULL ? a->encoder : a, layer);
+	return layer_or_last(a, layer - nenc);
+}
+
+const Attn *session_walk_link(const Session *s, int layer)
+{
+	const int nenc = lesson_walk_encoder(s->lesson);
+
+	return layer < nenc ? attn_layer(s->model->encoder, layer) : attn_layer(s->model, layer - nenc);
+}
+
+/* Point attn (and the variant's and the previous computation's) at walk layer `layer`. */
 static void point_layer(Session *s)
 {
-	s->attn = (Attn *)attn_layer(s->model, s->layer);
+	const int nenc = lesson_walk_encoder(s->lesson);
+
+	s->attn = (Attn *)session_walk_link(s, s->layer);
 	if (s->attn == NULL) {
 		s->layer = 0;
-		s->attn = s->model;
+		s->attn = nenc > 0 ? s->model->encoder : s->model;
 	}
-	s->compare_attn = layer_or_last(s->compare_model, s->layer);
-	s->prev_attn = layer_or_last(s->prev_model, s->layer);
+	s->compare_attn = walk_link(s->compare_model, nenc, s->layer);
+	s->prev_attn = walk_link(s->prev_model, nenc, s->layer);
 }
 
 /* One step per stage present in each layer, or the lesson's own steps. Texts stay owned by the lesson. */
 static int build_walk(Session *s)
 {
 	const Lesson *l = s->lesson;
+	const int nenc = lesson_walk_encoder(l);
 	const Attn *a;
 	int st, k = 0;
 
@@ -55,18 +78,26 @@ static int build_walk(Session *s)
 		if (s->walk == NULL)
 			return -1;
 		memcpy(s->walk, l->steps, (size_t)l->nsteps * sizeof *s->walk);
+		/* the walk counts layers the session's way: the encoder's first */
+		for (k = 0; k < s->nwalk; k++)
+			if (!s->walk[k].encoder)
+				s->walk[k].layer += nenc;
 	} else {
-		s->walk = calloc((size_t)STAGE_COUNT * (size_t)lesson_layers(l), sizeof *s->walk);
+		/* the encoder's layers first (each chain shows its own input), then the lesson's */
+		const Attn *chains[2] = { s->model->encoder, s->model };
+		s->walk = calloc((size_t)STAGE_COUNT * (size_t)lesson_walk_layers(l), sizeof *s->walk);
 		if (s->walk == NULL)
 			return -1;
-		for (a = s->model; a != NULL; a = a->next)
-			for (st = 0; st < STAGE_COUNT; st++)
-				if (stage_present(&a->shape, (Stage)st) && !(a->layer > 0 && st == STAGE_INPUT)) {
-					s->walk[k].stage = (Stage)st;
-					s->walk[k].layer = a->layer;
-					s->walk[k].t = s->walk[k].tile_q = s->walk[k].tile_k = -1;
-					s->walk[k++].compare = -1;
-				}
+		for (int c = 0; c < 2; c++)
+			for (a = chains[c]; a != NULL; a = a->next)
+				for (st = 0; st < STAGE_COUNT; st++)
+					if (stage_present(&a->shape, (Stage)st) && !(a->layer > 0 && st == STAGE_INPUT)) {
+						s->walk[k].stage = (Stage)st;
+						s->walk[k].layer = a->layer + (c == 1 ? nenc : 0);
+						s->walk[k].encoder = c == 0;
+						s->walk[k].t = s->walk[k].tile_q = s->walk[k].tile_k = -1;
+						s->walk[k++].compare = -1;
+					}
 		s->nwalk = k;
 	}
 	s->quiz = calloc((size_t)s->nwalk, sizeof *s->quiz);
@@ -305,21 +336,22 @@ static void adapt_steps(Lesson *l)
 
 	for (i = 0; i < l->nsteps; i++) {
 		Step *st = &l->steps[i];
+		const Lesson *stk = lesson_step_stack(l, st); /* the encoder's, or the lesson's own layers */
 		/* a stage an edit removed (heads 1: no split; mask none: no mask) gives way to the table's stand-in */
-		const int heads = lesson_layer_const(l, st->layer)->heads;
+		const int heads = lesson_layer_const(stk, st->layer)->heads;
 		LessonShape sh;
-		lesson_layer_shape(l, st->layer, &sh);
+		lesson_layer_shape(stk, st->layer, &sh);
 		st->stage = stage_shown(&sh, st->stage);
 		if (st->head >= heads)
 			st->head = 0;
 		if (st->has_focus && st->focus.head >= heads)
 			st->focus.head = 0;
-		if (st->has_focus && !lesson_cell_exists(l, st->layer, &st->focus))
+		if (st->has_focus && !lesson_cell_exists(stk, st->layer, &st->focus))
 			st->has_focus = 0;
 		if (st->has_quiz && st->quiz.nchoices == 0) {
 			if (st->quiz.answer_cell.head >= heads)
 				st->quiz.answer_cell.head = 0;
-			if (!lesson_cell_exists(l, st->layer, &st->quiz.answer_cell))
+			if (!lesson_cell_exists(stk, st->layer, &st->quiz.answer_cell))
 				st->has_quiz = 0;
 		}
 	}
@@ -780,7 +812,9 @@ int session_goto_stage(Session *s, Stage st, char **err)
 	int k;
 
 	if (!stage_present(&s->attn->shape, st)) {
-		*err = session_layers(s) > 1 ? str_printf("stage %s is not part of layer %d", stage_name(st), s->layer)
+		char word[16] = "";
+		session_layer_word(s, s->layer, word, sizeof word);
+		*err = session_layers(s) > 1 ? str_printf("stage %s is not part of layer %s", stage_name(st), word)
 		                             : str_printf("stage %s is not part of this lesson", stage_name(st));
 		return -1;
 	}
@@ -810,13 +844,59 @@ int session_set_head(Session *s, int head, char **err)
 
 int session_layers(const Session *s)
 {
-	return lesson_layers(s->lesson);
+	return lesson_walk_layers(s->lesson);
+}
+
+int session_layer_word(const Session *s, int layer, char *buf, size_t size)
+{
+	const int nenc = lesson_walk_encoder(s->lesson);
+
+	if (layer < 0 || layer >= session_layers(s))
+		return -1;
+	snprintf(buf, size, layer < nenc ? "e%d" : "%d", layer < nenc ? layer : layer - nenc);
+	return 0;
+}
+
+/* "no layer WORD: this lesson has …" (heap; the word typed is escaped). */
+static char *no_layer(const Session *s, const char *word)
+{
+	const int nenc = lesson_walk_encoder(s->lesson), own = lesson_layers(s->lesson);
+	char *w = text_escape(word, ""), *e;
+
+	if (nenc > 0)
+		e = str_printf("no layer %s: this lesson has the encoder's layers e0 to e%d and the decoder's 0 to %d",
+		               w ? w : "", nenc - 1, own - 1);
+	else if (own == 1)
+		e = str_printf("no layer %s: this lesson has one layer (layer 0)", w ? w : "");
+	else
+		e = str_printf("no layer %s: this lesson has layers 0 to %d", w ? w : "", own - 1);
+	free(w);
+	return e;
+}
+
+int session_layer_lookup(const Session *s, const char *word, char **err)
+{
+	const int nenc = lesson_walk_encoder(s->lesson), own = lesson_layers(s->lesson);
+	const int enc = nenc > 0 && (word[0] == 'e' || word[0] == 'E');
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(word + enc, &end, 10);
+	if (end != word + enc && *end == '\0' && errno == 0 && (word[enc] >= '0' && word[enc] <= '9') &&
+	    v < (enc ? nenc : own))
+		return enc ? (int)v : nenc + (int)v;
+	*err = no_layer(s, word);
+	return -1;
 }
 
 char *session_place(const Session *s, int utf8)
 {
 	const char *dot = utf8 ? " \u00b7 " : " - ";
+	const int nenc = lesson_walk_encoder(s->lesson);
 
+	if (s->layer < nenc) /* an encoder layer: self-attention over the source */
+		return str_printf("layer %d/%d%sencoder%sself-attention", s->layer, nenc, dot, dot);
 	if (s->lesson->encoder != NULL) /* an encoder–decoder: the decoder layer, and which of its attentions */
 		return str_printf("layer %d/%d%sdecoder%s%s", s->attn->view.dec_layer, s->lesson->nlayers / 2, dot, dot,
 		                  s->attn->view.part == PART_CROSS ? "cross-attention" : "self-attention");
@@ -825,15 +905,33 @@ char *session_place(const Session *s, int utf8)
 	return NULL;
 }
 
+char *session_stage_map(const Session *s, int utf8)
+{
+	const Attn *a = s->attn, *self = a, *cross = NULL;
+	const int nenc = lesson_walk_encoder(s->lesson);
+
+	/* a decoder layer is two links: its map is both, whichever of them is shown */
+	if (s->layer >= nenc && a->view.part == PART_CROSS)
+		self = attn_layer(s->model, s->layer - nenc - 1);
+	if (self != NULL && s->layer >= nenc && self->view.part == PART_SELF)
+		cross = self->next;
+	if (self == NULL || cross == NULL)
+		return stage_map(&a->shape, s->stage, utf8);
+	{
+		const LessonShape *links[2] = { &self->shape, &cross->shape };
+		return stage_map_links(links, 2, a == cross, s->stage, utf8);
+	}
+}
+
 int session_set_layer(Session *s, int layer, char **err)
 {
 	const Stage was = s->stage;
 	int k;
 
 	if (layer < 0 || layer >= session_layers(s)) {
-		*err = session_layers(s) == 1 ? str_printf("this lesson has one layer (layer 0)")
-		                              : str_printf("no layer %d: this lesson has layers 0 to %d", layer,
-		                                           session_layers(s) - 1);
+		char word[16];
+		snprintf(word, sizeof word, "%d", layer < 0 ? layer : layer - lesson_walk_encoder(s->lesson));
+		*err = no_layer(s, word);
 		return -1;
 	}
 	/* The first step on that layer at this stage, else its first step, else the same stage shown off the walk. */

@@ -154,15 +154,35 @@ int session_next(Session *s, char **err);
 int session_prev(Session *s, char **err);
 int session_goto_stage(Session *s, Stage st, char **err);
 int session_set_head(Session *s, int head, char **err);
-/* Show layer `layer` (0-based), at the same stage where it has one. */
+/*
+ * The session numbers layers in the order of the walk (lesson_walk_stack):
+ * an encoder–decoder's encoder layers first, then the lesson's own (a
+ * decoder's links). Session.layer and the walk's steps count this way; a
+ * learner names an encoder layer eN (layer e0) and the lesson's own by
+ * their number (layer 0 is the decoder's first link).
+ */
+/* The computation of walk layer `layer` (a link of model, or of its encoder); NULL out of range. */
+const Attn *session_walk_link(const Session *s, int layer);
+/* Show walk layer `layer`, at the same stage where it has one. */
 int session_set_layer(Session *s, int layer, char **err);
-/* How many layers the lesson has (1 without "layers"). */
+/* How many layers the walk has (1 without "layers"; the encoder's counted in). */
 int session_layers(const Session *s);
+/* A learner's name of walk layer `layer` ("e1", "3") in buf; -1 when there is none. */
+int session_layer_word(const Session *s, int layer, char *buf, size_t size);
+/* The walk layer a learner's word names ("e1", "3"), or -1 with *err saying which there are. */
+int session_layer_lookup(const Session *s, const char *word, char **err);
 /*
  * Where the learner is, for the stage line (heap, NULL with one layer):
- * "layer 1/3", or in an encoder–decoder "layer 0/1 · decoder · cross-attention".
+ * "layer 1/3", or in an encoder–decoder "layer 1/2 · encoder · self-attention",
+ * "layer 0/1 · decoder · cross-attention".
  */
 char *session_place(const Session *s, int utf8);
+/*
+ * The map of the block shown, the current sublayer in brackets (heap, NULL
+ * without a block): catalog.h's stage_map, or for a decoder layer its two
+ * links together ("x → self-attn → + → N1 → [cross-attn] → + → N2 → FFN → + → N3").
+ */
+char *session_stage_map(const Session *s, int utf8);
 
 /*
  * Decode steps and tiles. session_decode_steps: how many decode steps the

@@ -439,7 +439,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	put_escaped(f, text, "\n\t", utf8);
 	fputc('\n', f);
 	{
-		char *map = stage_map(&s->attn->shape, s->stage, utf8);
+		char *map = session_stage_map(s, utf8);
 		if (map != NULL)
 			fprintf(f, "  block: %s\n", map);
 		free(map);

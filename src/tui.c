@@ -652,7 +652,7 @@ tui_draw_narr(Tui *t)
 		whline(w, '-', W);
 	{
 		/* Where in the block the numbers are: its map on the rule, the current sublayer in brackets. */
-		char *map = stage_map(&t->s->attn->shape, t->s->stage, t->utf8);
+		char *map = session_stage_map(t->s, t->utf8);
 		if (map != NULL && text_width(map, -1) + 4 < W) {
 			put_at(w, 0, 2, theme_attr(ROLE_RULE), " ", W);
 			put_at(w, 0, 3, theme_attr(ROLE_STAGE_NAME), map, W - 3);

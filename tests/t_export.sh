@@ -169,16 +169,8 @@ expect "save: the edited session and the saved lesson compute the same" '[ -s "$
 expect "save: the edits are in the file" 'grep -q "\"scale\":[[:space:]]*0.5" "$tmp/saved.json" && grep -q "\"mask\":[[:space:]]*\"causal\"" "$tmp/saved.json"'
 bad=
 places=
-for l in lessons/*.json tests/golden/*.json tests/golden/v2/block_*.json tests/golden/v2/grad_*.json; do
+for l in lessons/*.json tests/golden/*.json tests/golden/v2/block_*.json tests/golden/v2/grad_*.json tests/golden/v2/encdec_*.json; do
 	case $l in *.ref.json) continue ;; esac
-	# save refuses an encoder–decoder (it cannot write the encoder yet) and writes nothing
-	case $l in lessons/encdec.json)
-		rm -f "$tmp/rt.json"
-		printf 'save %s/rt.json\n' "$tmp" | "$ATTNVIZ" --plain "$l" >/dev/null 2>"$err"
-		expect "save: an encoder–decoder is refused, and nothing is written" \
-			'grep -q "encoder.decoder lesson is not supported yet" "$err" && [ ! -e "$tmp/rt.json" ]'
-		continue ;;
-	esac
 	name=$(basename "$l" .json)
 	rm -f "$tmp/rt.json"
 	printf 'save %s/rt.json\n' "$tmp" | "$ATTNVIZ" --plain "$l" >/dev/null 2>"$err"
@@ -192,6 +184,17 @@ for l in lessons/*.json tests/golden/*.json tests/golden/v2/block_*.json tests/g
 	done
 done
 check "save: every lesson round-trips to a byte-identical --dump${bad:+ (not:$bad)}" test -z "$bad"
+# an encoder–decoder with edits in its encoder and its decoder: the saved file computes what the session did
+printf 'layer e1\nset W_q[0][1] 0.25\nmask padding 1,1,0\nexport json norm2 %s/e1.json\nlayer 1\nset W_k[2][0] -0.5\nexport json softmax %s/c1.json\nsave %s/ed.json\n' \
+	"$tmp" "$tmp" "$tmp" | "$ATTNVIZ" --plain lessons/encdec.json >"$tmp/out" 2>"$err"
+check "save: an encoder–decoder with edits saves without errors" test ! -s "$err"
+"$ATTNVIZ" --export json --stage norm2 --layer e1 "$tmp/ed.json" -o "$tmp/e2.json" 2>"$err"
+"$ATTNVIZ" --export json --stage softmax --layer 1 "$tmp/ed.json" -o "$tmp/c2.json" 2>>"$err"
+expect "save: the saved encoder–decoder keeps the encoder's and the decoder's edits" '[ -s "$tmp/e1.json" ] && cmp -s "$tmp/e1.json" "$tmp/e2.json" &&
+	[ -s "$tmp/c1.json" ] && cmp -s "$tmp/c1.json" "$tmp/c2.json"'
+"$ATTNVIZ" --export json --stage norm2 --layer e1 lessons/encdec.json -o "$tmp/e0.json" 2>/dev/null
+expect "save: the encoder's edit changed its numbers (the check above compares something)" '! cmp -s "$tmp/e1.json" "$tmp/e0.json"'
+expect "save: the steps into the encoder are kept" '[ "$(grep -c "\"encoder\":[[:space:]]*true" "$tmp/ed.json")" -eq 4 ]'
 check "save: steps keep their decode step and tile${places:+ (not:$places)}" test -z "$places"
 
 # ------------------------------------------------------------ --transcript

@@ -422,7 +422,7 @@ check "explain a RMSNorm cell" has "$out" "RMSNorm of row 0 of X"
 repl 'layer 9\nstep 2\n' $three
 err_cmd "layer out of range" "no layer 9: this lesson has layers 0 to 2"
 repl 'layer x\nstep 2\n' $three
-err_cmd "layer not a number" "layer: expected a layer number from 0 to 2"
+err_cmd "layer not a number" "no layer x: this lesson has layers 0 to 2"
 repl 'layer 1\nstep 2\n' lessons/mask.json
 err_cmd "layer on a one-layer lesson" "this lesson has one layer"
 repl 'layer 1\nset W_q[0][0] 5\nshow W_q\nlayer 0\nshow W_q\n' tests/golden/v2/block_two_layers.json
@@ -596,5 +596,23 @@ clean "encdec: walking the decoder's links runs clean"
 check "encdec: the stage line names the decoder's self-attention" grep -Eq "layer 0/1 (·|-) decoder (·|-) self-attention, stage: softmax" "$out"
 check "encdec: layer 1 is the cross-attention" grep -Eq "layer 0/1 (·|-) decoder (·|-) cross-attention, stage: softmax" "$out"
 check "encdec: the cross-attention's keys are the encoder's tokens" grep -Eq "^<pad> " "$out"
+
+# The encoder is part of the walk: n goes through its layers into the decoder; eN names its layers.
+repl 'n\nn\nn\nn\np\n' lessons/encdec.json
+clean "encdec: walking from the encoder into the decoder runs clean"
+expect "encdec: n walks the encoder's two layers, then the decoder, and p comes back" \
+	'[ "$(grep -Eo "layer [0-9]/[0-9] - (encoder|decoder)" "$out" | tr "\n" "|")" = "layer 0/2 - encoder|layer 0/2 - encoder|layer 0/2 - encoder|layer 1/2 - encoder|layer 0/1 - decoder|layer 1/2 - encoder|" ]'
+check "encdec: the encoder's map is its own layer's" has "$out" "  block: x -> [attention] -> + -> N1 -> FFN -> + -> N2"
+check "encdec: the decoder's map has its three sublayers" has "$out" "  block: [x] -> self-attn -> + -> N1 -> cross-attn -> + -> N2 -> FFN -> + -> N3"
+check "encdec: the encoder's question hides its weights" has "$out" "weights: hidden until you answer"
+# numbers of the encoder's last layer against PyTorch (tests/golden/v2/encdec_post.ref.json, encoder.layers[1].norm2)
+repl 'layer e1\nshow norm2\nexplain norm2 1 2\nlayer e0\ngoto softmax\nstats weights\n' tests/golden/v2/encdec_post.json
+clean "encdec: layer e1, show, explain and stats in the encoder run clean"
+check "encdec: layer e1 is the encoder's second layer" grep -Eq "layer 1/2 (·|-) encoder (·|-) self-attention, stage: input" "$out"
+check "encdec: the encoder's output row as PyTorch computes it" grep -Eq "^am +0\.7138 +-0\.9618 +-0\.7132 +0\.8378$" "$out"
+check "encdec: explain on an encoder cell" has "$out" "norm2[1][2] = -0.713151"
+check "encdec: stats of the encoder's weights" grep -Eq "^mean 0\.2 +std" "$out"
+repl 'layer e2\nstep 2\n' tests/golden/v2/encdec_post.json
+err_cmd "encdec: an encoder layer it does not have" "no layer e2: this lesson has the encoder's layers e0 to e1 and the decoder's 0 to 1"
 
 finish

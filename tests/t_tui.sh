@@ -590,15 +590,36 @@ keys "$s" '['
 shows "rmsnorm: [ moves back to layer 0" "$s" 'layer 0 of 2 +stage: input'
 quits "$s" rmsnorm
 
-# encdec.json at 80x24: the decoder's self-attention, then its
+# encdec.json at 80x24: the walk starts in the encoder (its two layers, each
+# with its question), n goes on into the decoder and p back; the decoder's
+# map shows its three sublayers, lit on both of its links; then its
 # cross-attention with scores of decoder tokens × encoder tokens (the quiz on
 # the shape answered with its key), and the §3.4 comparison: the variant with
 # two decoder tokens has the same two rows, no cell marked.
 s=encdec
 start "$s" 80 24 C.UTF-8 "" lessons/encdec.json
-shows "encdec: starts in the decoder's self-attention" "$s" 'layer 0/1 · decoder · self-attention +stage: input'
-cmd "$s" "step 5"
-shows "encdec: step 5 is cross-attention" "$s" 'layer 0/1 · decoder · cross-attention +stage: input'
+shows "encdec: starts in the encoder's first layer" "$s" 'layer 0/2 · encoder · self-attention +stage: input'
+shows "encdec: the encoder's map is a post-norm layer's" "$s" '── \[x\] → attention → \+ → N1 → FFN → \+ → N2 ─'
+shows "encdec: the encoder's tokens" "$s" '^ *I +1\.00'
+keys "$s" n
+shows "encdec: the encoder's mask question" "$s" '3\) all three'
+keys "$s" 3
+shows "encdec: the encoder's weights, 3 × 3 and unmasked" "$s" 'weights +3×3'
+keys "$s" n n
+shows "encdec: n reaches the encoder's second layer" "$s" 'layer 1/2 · encoder · self-attention +stage: norm2'
+shows "encdec: the memory's shape question" "$s" '2\) 3 × 4'
+keys "$s" 2
+shows "encdec: the memory is 3 × 4" "$s" 'norm2 +3×4'
+keys "$s" n
+shows "encdec: n goes from the encoder into the decoder" "$s" 'layer 0/1 · decoder · self-attention +stage: input'
+shows "encdec: the decoder's map has its three sublayers" "$s" '── \[x\] → self-attn → \+ → N1 → cross-attn → \+ → N2 → FFN → \+ → N3 ─'
+keys "$s" p
+shows "encdec: p goes back into the encoder" "$s" 'layer 1/2 · encoder · self-attention +stage: norm2'
+cmd "$s" "layer e0"
+shows "encdec: layer e0 shows the encoder's first layer" "$s" 'layer 0/2 · encoder · self-attention +stage: norm2'
+cmd "$s" "step 9"
+shows "encdec: step 9 is cross-attention" "$s" 'layer 0/1 · decoder · cross-attention +stage: input'
+shows "encdec: the cross link's map is the same layer's, its input lit" "$s" '→ \+ → \[N1\] → cross-attn → \+ → N2 →'
 shows "encdec: the source is the encoder's output" "$s" 'source_input +3×4'
 keys "$s" n
 shows "encdec: the shape quiz" "$s" '2\) 4 × 3'
@@ -606,7 +627,7 @@ keys "$s" 2
 shows "encdec: K has the encoder's 3 rows" "$s" 'K +3×4'
 keys "$s" n
 shows "encdec: cross-attention's scores are 4 × 3" "$s" 'scores +4×3'
-cmd "$s" "step 10"
+cmd "$s" "step 14"
 keys "$s" 1
 shows "encdec: the variant has 2 rows" "$s" '2 tokens: norm2 +2×4'
 shows "encdec: the variant's rows are the first two" "$s" '^我 .* -0\.01 +-1\.14 +-0\.43 +我 +-0\.01 +-1\.14 +-0\.43'

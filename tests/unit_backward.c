@@ -64,12 +64,13 @@ static double loss_of(const Lesson *l)
 	return loss;
 }
 
-/* ∂L/∂p from the backward pass against (L(p + h) − L(p − h)) / 2h, for a few cells of p. */
-static void check_cells(Lesson *l, Mat *p, const Mat *g)
+/* ∂L/∂p from the backward pass against (L(p + h) − L(p − h)) / 2h, for every stride-th cell of p. */
+static void check_stride(Lesson *l, Mat *p, const Mat *g, int stride)
 {
 	const double h = 1e-6;
 
-	for (int k = 0; k < p->rows * p->cols; k += 3) {
+	assert_int_equal(p->rows * p->cols, g->rows * g->cols);
+	for (int k = 0; k < p->rows * p->cols; k += stride) {
 		const double keep = p->a[k];
 		double up, down;
 		p->a[k] = keep + h;
@@ -79,6 +80,12 @@ static void check_cells(Lesson *l, Mat *p, const Mat *g)
 		p->a[k] = keep;
 		assert_true(fabs((up - down) / (2 * h) - g->a[k]) <= 1e-6 * (1 + fabs(g->a[k])));
 	}
+}
+
+/* A few cells of p: every third. */
+static void check_cells(Lesson *l, Mat *p, const Mat *g)
+{
+	check_stride(l, p, g, 3);
 }
 
 static void test_finite_differences(void **state)
@@ -107,6 +114,73 @@ static void test_finite_differences(void **state)
 				check_cells(l, &p->block.ln1_gamma, &x->grad->ln1_gamma);
 			}
 		}
+		attn_free(a);
+		lesson_free(l);
+	}
+}
+
+/* A file of the source tree (ATTNVIZ_SRCDIR, else the current directory): heap string. */
+static char *path_of(const char *rel)
+{
+	const char *root = getenv("ATTNVIZ_SRCDIR");
+	char *p;
+
+	if (root == NULL || *root == '\0')
+		root = ".";
+	p = malloc(strlen(root) + strlen(rel) + 2);
+	assert_non_null(p);
+	sprintf(p, "%s/%s", root, rel);
+	return p;
+}
+
+/* Every cell of p, not every third: an encoder's few parameters reach the loss only through the memory. */
+static void check_every_cell(Lesson *l, Mat *p, const Mat *g)
+{
+	check_stride(l, p, g, 1);
+}
+
+/*
+ * An encoder–decoder's encoder (grad.encoder): every parameter of every
+ * encoder layer, its final norm and its input X, against central
+ * differences of the loss, which reaches them only through the memory the
+ * decoder's cross-attentions read. The golden lessons: post-norm with biases,
+ * padding and positions; pre-norm GELU; RMSNorm with SwiGLU and a final norm,
+ * an encoder wider than the decoder.
+ */
+static void test_encoder_finite_differences(void **state)
+{
+	static const char *const files[] = { "tests/golden/v2/encdec_post.json", "tests/golden/v2/encdec_pre_gelu.json",
+		                             "tests/golden/v2/encdec_rms_swiglu.json" };
+	(void)state;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char *path = path_of(files[i]), *err = NULL, *warn = NULL;
+		Lesson *l = lesson_load(path, &err, &warn);
+		Attn *a;
+		double loss;
+		int checked = 0;
+		assert_non_null(l);
+		free(warn);
+		free(path);
+		assert_non_null(l->encoder);
+		a = attn_compute(l, &err);
+		assert_non_null(a);
+		assert_int_equal(attn_backward(a, &loss, &err), 0);
+		assert_non_null(a->encoder);
+		for (const Attn *x = a->encoder; x != NULL; x = x->next) {
+			Mat *param[ATTN_GRAD_PARAMS];
+			const Mat *grad[ATTN_GRAD_PARAMS];
+			const int n =
+			        attn_grad_pairs(lesson_layer(l->encoder, x->layer), x->grad, param, grad, ATTN_GRAD_PARAMS);
+			assert_true(n >= 3); /* W_q, W_k, W_v at least */
+			for (int k = 0; k < n; k++, checked++)
+				check_every_cell(l, param[k], grad[k]);
+			if (x->next == NULL && !mat_empty(&l->encoder->final_gamma)) {
+				check_every_cell(l, &l->encoder->final_gamma, &x->grad->final_gamma);
+				checked++;
+			}
+		}
+		check_every_cell(l, &l->encoder->input, &a->encoder->grad->input);
+		assert_true(checked >= 6);
 		attn_free(a);
 		lesson_free(l);
 	}
@@ -176,6 +250,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_finite_differences),
+		cmocka_unit_test(test_encoder_finite_differences),
 		cmocka_unit_test(test_softmax_rules),
 		cmocka_unit_test(test_training),
 	};

@@ -663,6 +663,82 @@ static void test_run_lessons(void **state)
 	free(saved);
 }
 
+/* ------------------------------------------------------------ cmd_run: an encoder–decoder */
+
+/* The place and the map as the stage line and the map show them. */
+static void place_is(const Session *s, const char *place, const char *in_map)
+{
+	char *p = session_place(s, 1), *m = session_stage_map(s, 1);
+	assert_non_null(p);
+	assert_non_null(m);
+	if (strcmp(p, place) != 0 || strstr(m, in_map) == NULL)
+		fail_msg("expected \"%s\" with \"%s\" in the map, got \"%s\", map \"%s\"", place, in_map, p, m);
+	free(p);
+	free(m);
+}
+
+/*
+ * encdec.json: the walk starts in the encoder and crosses into the decoder;
+ * layer eN names an encoder layer, and an edit there changes that layer of
+ * the encoder and nothing of the decoder.
+ */
+static void test_run_encoder(void **state)
+{
+	Fixture *f = *state;
+	const char *root = getenv("ATTNVIZ_SRCDIR");
+	char line[512];
+	double dec_wq;
+
+	snprintf(line, sizeof line, "load %s/lessons/encdec.json", root != NULL ? root : ".");
+	run_ok(f, line);
+	assert_non_null(f->s.lesson->encoder);
+	assert_int_equal(session_layers(&f->s), 2 + 2); /* two encoder layers, one decoder layer of two links */
+	assert_ptr_equal(f->s.attn, f->s.model->encoder);
+	place_is(&f->s, "layer 0/2 \u00b7 encoder \u00b7 self-attention", "[x] \u2192 attention \u2192 +");
+	run_ok(f, "step 4");
+	assert_ptr_equal(f->s.attn, f->s.model->encoder->next);
+	run_ok(f, "next");
+	assert_ptr_equal(f->s.attn, f->s.model);
+	place_is(&f->s, "layer 0/1 \u00b7 decoder \u00b7 self-attention", "self-attn \u2192 + \u2192 N1 \u2192 cross-attn");
+	run_ok(f, "prev");
+	assert_ptr_equal(f->s.attn, f->s.model->encoder->next);
+	run_ok(f, "layer 1");
+	assert_ptr_equal(f->s.attn, f->s.model->next);
+	place_is(&f->s, "layer 0/1 \u00b7 decoder \u00b7 cross-attention", "FFN \u2192 + \u2192 [N3]"); /* at norm2, as before */
+	run_ok(f, "goto input");
+	place_is(&f->s, "layer 0/1 \u00b7 decoder \u00b7 cross-attention", "[N1] \u2192 cross-attn"); /* its x: N1's rows */
+	/* an edit in the encoder's second layer */
+	dec_wq = MAT_AT(f->s.lesson->W_q, 0, 0);
+	run_ok(f, "layer e1");
+	place_is(&f->s, "layer 1/2 \u00b7 encoder \u00b7 self-attention", "attention");
+	run_ok(f, "set W_q[0][0] 0.5");
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[1]->W_q, 0, 0) == 0.5);
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[0]->W_q, 0, 0) != 0.5);
+	assert_true(MAT_AT(f->s.lesson->W_q, 0, 0) == dec_wq);
+	assert_ptr_equal(f->s.attn, f->s.model->encoder->next); /* still shown after the recomputation */
+	/* the mask of the attention shown: the encoder's, the decoder's self-attention's, its cross-attention's */
+	run_ok(f, "mask padding 0,1,1");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 0) == 0.0);
+	run_ok(f, "layer 0");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 1) == 0.0); /* causal */
+	run_ok(f, "mask none");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 1) > 0.0);
+	run_ok(f, "layer 1");
+	run_ok(f, "mask padding 1,0,1");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 2, 1) == 0.0 && MAT_AT(f->s.attn->head[0].weights, 2, 0) > 0.0);
+	run_err(f, "mask causal", "needs a square score matrix, but n = 4 and m = 3");
+	run_ok(f, "layer e1");
+	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 0) == 0.0); /* the encoder's layers share its mask */
+	/* the scale is every attention's: the encoder's too */
+	run_ok(f, "scale 0.5");
+	assert_int_equal(f->s.lesson->encoder->scale, SCALE_VALUE);
+	assert_true(f->s.lesson->encoder->scale_value == 0.5);
+	assert_int_equal(f->s.lesson->scale, SCALE_VALUE);
+	assert_true(f->s.attn->factor == 0.5);
+	run_err(f, "layer e2", "no layer e2: this lesson has the encoder's layers e0 to e1 and the decoder's 0 to 1");
+	run_err(f, "layer 2", "no layer 2");
+}
+
 /* ------------------------------------------------------------ cmd_run: quizzes */
 
 static void test_run_quiz(void **state)
@@ -820,6 +896,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_mask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_scale, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_load, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_encoder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_reload_builtin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_lessons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_quiz, setup, teardown),

@@ -543,6 +543,11 @@ BAD(v2_encdec_enc_wk, ": encoder.W_k: expected 4 rows (the columns of X), got 2"
 BAD(v2_encdec_no_self, ": layers[1].self: missing: decoder layer 1's self-attention {\"heads\": …, \"W_q\": …, …} (in the layer, or at the top level for every layer)")
 BAD(v2_cross_no_encoder, ": cross: only in an encoder–decoder lesson (one with \"encoder\"): the decoder's cross-attention; a lesson without an encoder gives its attention's keys at the top level")
 BAD(v2_encdec_source, ": source: an encoder–decoder's cross-attention reads the encoder's output: it has no \"source\"")
+/* a step may show a layer of the encoder ("encoder": true), checked against that layer */
+BAD(v2_encdec_step_enc_layer, ": steps[0].layer: 2 is outside the encoder's 2 layers (they count from 0)")
+BAD(v2_encdec_step_enc_word, ": steps[0].encoder: expected true (the step shows a layer of the encoder) or false, got \"yes\"")
+BAD(v2_encdec_step_enc_focus, ": steps[0].focus.row: 3 is outside the 3 rows of weights")
+BAD(v2_step_encoder_none, ": steps[0].encoder: only in an encoder\u2013decoder lesson (one with \"encoder\"): this lesson has no encoder")
 BAD(v2_eps, ": block.eps: expected a number > 0 (it keeps the norm from dividing by 0), got 0")
 BAD(v2_ffn_w2_rows, ": block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 4")
 BAD(v2_layer_w2, ": layers[1].block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 1")
@@ -653,6 +658,10 @@ int main(void)
 		cmocka_unit_test(test_bad_v2_encdec_enc_wk),
 		cmocka_unit_test(test_bad_v2_encdec_no_self),
 		cmocka_unit_test(test_bad_v2_encdec_source),
+		cmocka_unit_test(test_bad_v2_encdec_step_enc_layer),
+		cmocka_unit_test(test_bad_v2_encdec_step_enc_word),
+		cmocka_unit_test(test_bad_v2_encdec_step_enc_focus),
+		cmocka_unit_test(test_bad_v2_step_encoder_none),
 		cmocka_unit_test(test_bad_v2_cross_no_encoder),
 		cmocka_unit_test(test_encdec_warning_once),
 		cmocka_unit_test(test_bad_v2_eps),
