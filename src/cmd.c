@@ -1,6 +1,7 @@
 /* cmd.c: every command, one table. The TUI's `:` line, the plain REPL and demo
  * scripts all come through cmd_run(); `help` is printed from the table. */
 #include "cmd.h"
+#include "i18n.h"
 #include "backward.h"
 
 #include <ctype.h>
@@ -465,7 +466,10 @@ static int cmd_lang(Session *s, int argc, char **argv, CmdOut *out)
 	}
 	strcpy(s->lang, argv[1]);
 	s->dirty |= DIRTY_LANG;
-	say(out, MSG_INFO, NULL, "%s", strcmp(argv[1], "zh") == 0 ? "语言：中文" : "language: English");
+	if (!i18n_set_lang(argv[1]))
+		say(out, MSG_INFO, NULL, "%s", _("narration in Chinese; the program's own words stay English (the terminal is not UTF-8)"));
+	else
+		say(out, MSG_INFO, NULL, "%s", _("language: English"));
 	return 0;
 }
 

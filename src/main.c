@@ -1,6 +1,5 @@
 /* main.c: arguments, and which face of attnviz to show (TUI, plain REPL or batch). */
 #include <errno.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <math.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include "dump.h"
 #include "export.h"
 #include "fileio.h"
+#include "i18n.h"
 #include "lesson.h"
 #include "plain.h"
 #include "progress.h"
@@ -143,7 +143,7 @@ static int parse_args(int argc, char **argv, Args *a)
 
 	memset(a, 0, sizeof *a);
 	a->repeat = 5;
-	a->lang = "en";
+	a->lang = NULL; /* --lang; a session without it follows the locale, an export is English */
 	a->files = calloc((size_t)argc, sizeof *a->files);
 	if (a->files == NULL)
 		return 1;
@@ -633,7 +633,7 @@ static int run_export(const Args *a)
 		lesson_free(l);
 		return 1;
 	}
-	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
+	snprintf(s.lang, sizeof s.lang, "%s", a->lang ? a->lang : "en");
 	if (a->stage != NULL && !stage_present(&s.attn->shape, (Stage)stage_lookup(&s.attn->shape, a->stage))) {
 		fprintf(stderr, "%s: this lesson has no %s stage\n", shown(a->files[0]), a->stage);
 		goto out;
@@ -742,8 +742,7 @@ static int finish_stdout(int rc)
 
 static int locale_is_utf8(void)
 {
-	const char *cs = nl_langinfo(CODESET);
-	return cs != NULL && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+	return i18n_utf8();
 }
 
 /* "attnviz: WHAT: cannot write PATH: why" (the path escaped by fileio); frees err; the exit status 1. */
@@ -803,6 +802,7 @@ int main(int argc, char **argv)
 	const char *term = getenv("TERM"), *nocolor = getenv("NO_COLOR");
 
 	setlocale(LC_ALL, "");
+	const char *env_lang = i18n_init();
 	/* A write past `ulimit -f` fails with EFBIG and a message, instead of killing us mid-write. */
 	signal(SIGXFSZ, SIG_IGN);
 	rc = parse_args(argc, argv, &a);
@@ -818,6 +818,10 @@ int main(int argc, char **argv)
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;
 	default:
+		/* the program's strings and the narration in one language: --lang, else the locale's */
+		if (a.lang == NULL)
+			a.lang = env_lang;
+		i18n_set_lang(a.lang);
 		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
 		if (rc != 0)
 			break;
