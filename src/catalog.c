@@ -1,4 +1,5 @@
 /* catalog.c: the stage table and the matrix catalogue (see catalog.h). */
+#include "i18n.h"
 #include "catalog.h"
 #include "strbuf.h"
 

@@ -1,4 +1,5 @@
 /* explain.c: the arithmetic behind any cell, with the lesson's own numbers. */
+#include "i18n.h"
 #include "explain.h"
 #include "backward.h"
 

@@ -1,4 +1,5 @@
 /* labels.c: row and column labels, a cell's number, the parameter line — for every view. */
+#include "i18n.h"
 #include "labels.h"
 
 #include <math.h>

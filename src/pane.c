@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "explain.h"
 #include "labels.h"
 #include "stats.h"

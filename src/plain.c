@@ -1,4 +1,5 @@
 /* plain.c: the text REPL — commands in, aligned tables out; errors to stderr. */
+#include "i18n.h"
 #include "plain.h"
 
 #include <errno.h>

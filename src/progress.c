@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "i18n.h"
 #include "fileio.h"
 #include "paths.h"
 #include "progress.h"

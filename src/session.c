@@ -1,4 +1,5 @@
 /* session.c: the learner's state, and the only functions that change it. */
+#include "i18n.h"
 #include "session.h"
 
 #include <errno.h>

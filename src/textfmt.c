@@ -1,4 +1,5 @@
 /* textfmt.c: matrices as aligned text tables, stages as text (plain REPL, batch). */
+#include "i18n.h"
 #include "textfmt.h"
 
 #include <math.h>

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "cmd.h"
 #include "strbuf.h"
 #include "text.h"

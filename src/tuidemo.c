@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "theme.h"
 #include "tuistate.h"
 
@@ -219,10 +220,10 @@ demo_key_leave(Tui *t, int key, int arg)
 /* The keys while a demo plays, before the others. */
 /* clang-format off */
 const KeyEntry demo_keys[] = {
-	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = "pause / go on (at a pause: go on)",
+	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = N_("pause / go on (at a pause: go on)"),
 	  .run = demo_key_go },
-	{ .key = { 'n', 'p' }, .keys = "n  p", .does = "next / previous command by hand", .run = demo_key_step },
-	{ .key = { 'q' }, .keys = "q", .does = "leave the demo (q again quits)", .run = demo_key_leave },
+	{ .key = { 'n', 'p' }, .keys = "n  p", .does = N_("next / previous command by hand"), .run = demo_key_step },
+	{ .key = { 'q' }, .keys = "q", .does = N_("leave the demo (q again quits)"), .run = demo_key_leave },
 	{ .run = NULL }
 };
 /* clang-format on */
