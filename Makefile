@@ -110,7 +110,7 @@ pot:
 	xgettext --from-code=UTF-8 --language=C --keyword=_ --keyword=N_ --add-comments=TRANSLATORS: \
 		--package-name=attnviz --package-version=$(VERSION) --msgid-bugs-address='' \
 		-o po/attnviz.pot $(sort $(wildcard src/*.c src/*.h))
-	for p in po/*.po; do msgmerge -q --update --backup=none $$p po/attnviz.pot; done
+	for p in $(wildcard po/*.po); do msgmerge -q --update --backup=none $$p po/attnviz.pot; done
 
 $(BUILD)/tests/unit_%: tests/unit_%.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(CMOCKA_CFLAGS) $< $(LIB_OBJ) -o $@ $(CMOCKA_LIBS) $(DEP_LIBS)

@@ -255,7 +255,7 @@ static int cmd_reload(Session *s, int argc, char **argv, CmdOut *out)
 		return fail(out, err);
 	}
 	free(warn); /* said when the lesson was first loaded */
-	say(out, MSG_INFO, NULL, _("reloaded %s"), source ? source : "the built-in lesson");
+	say(out, MSG_INFO, NULL, _("reloaded %s"), source ? source : _("the built-in lesson"));
 	free(source);
 	return 0;
 }
@@ -693,7 +693,7 @@ static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
 	int head = s->head;
 	const double *w;
 
-	if (parse_int(argv[1], 0, a->lesson->n - 1, &row, out, "jacobian (row)") != 0 ||
+	if (parse_int(argv[1], 0, a->lesson->n - 1, &row, out, N_("jacobian (row)")) != 0 ||
 	    parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0)
 		return -1;
 	if (session_quiz_pending(s) && session_hidden_matrix(s) == AM_WEIGHTS) {
@@ -730,7 +730,7 @@ static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
 	long steps;
 	double lo, hi;
 
-	if (parse_int(argv[1], 1, 10000, &steps, out, "train (steps)") != 0 ||
+	if (parse_int(argv[1], 1, 10000, &steps, out, N_("train (steps)")) != 0 ||
 	    (argc > 2 && parse_double(argv[2], &t.lr, out, N_("train (learning rate)")) != 0))
 		return -1;
 	if (!(t.lr > 0)) {
@@ -993,7 +993,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 	}
 	strbuf_printf(&title, "stats: %s", matrix_name((AttnMatrix)w));
 	if (matrix_per_head((AttnMatrix)w) && s->attn->heads > 1)
-		strbuf_printf(&title, " (head %d)", head);
+		strbuf_printf(&title, _(" (head %d)"), head);
 	if (title.oom) {
 		free(text.s);
 		free(title.s);

@@ -39,6 +39,11 @@ static int names_utf8(const char *name)
 	                       strncmp(dot + 1, "utf-8", 5) == 0 || strncmp(dot + 1, "UTF8", 4) == 0);
 }
 
+const char *i18n_msg(const char *s)
+{
+	return s == NULL || s[0] == '\0' ? s : gettext(s);
+}
+
 const char *i18n_init(void)
 {
 	static const char *const ctype[] = { "LC_ALL", "LC_CTYPE", "LANG", NULL };

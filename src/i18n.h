@@ -13,6 +13,9 @@
 #define _(s) gettext(s)
 #define N_(s) (s)
 
+/* _(s) for a string from a table, which may be empty or NULL (gettext("") is the catalogue's header). */
+const char *i18n_msg(const char *s);
+
 /*
  * Once, after setlocale(LC_ALL, ""): binds the text domain to the build's
  * locale directory when the binary runs from the tree (DIR/locale beside it,

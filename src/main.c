@@ -786,8 +786,9 @@ static char *progress_offer(const Progress *p, int tui)
 	if (e == NULL || (strcmp(e->name, "selfattn") == 0 && e->step == 0))
 		return NULL;
 	char *name = text_escape(e->name, "");
-	char *offer = str_printf("welcome back: %s goes on with %s at step %d of %d%s", tui ? "c or :continue" : "continue",
-	                         name ? name : "", e->step + 1, e->steps, tui ? " (m: the course)" : "");
+	char *offer = str_printf(tui ? _("welcome back: c or :continue goes on with %s at step %d of %d (m: the course)")
+	                             : _("welcome back: continue goes on with %s at step %d of %d"),
+	                         name ? name : "", e->step + 1, e->steps);
 	free(name);
 	return offer;
 }

@@ -562,7 +562,7 @@ tui_draw_narr(Tui *t)
 	int present = t->opt.present && H >= 5;
 	/* Presenting, the formula comes first, bold, with a blank line under it. */
 	int n, text_h = H - 2 - (present ? 1 : 0), text_y = present ? 3 : 1;
-	const char *formula = stage_formula(&t->s->attn->shape, t->s->stage, t->utf8);
+	const char *formula = i18n_msg(stage_formula(&t->s->attn->shape, t->s->stage, t->utf8));
 
 	werase(w);
 	wattrset(w, theme_attr(ROLE_RULE));
@@ -769,10 +769,10 @@ tui_draw_popup(Tui *t)
 	}
 	char foot[64];
 	if (n > text_h)
-		snprintf(foot, sizeof foot, " %d-%d/%d  arrows scroll, q close ", t->popup_top + 1,
+		snprintf(foot, sizeof foot, _(" %d-%d/%d  arrows scroll, q close "), t->popup_top + 1,
 		         t->popup_top + text_h, n);
 	else
-		snprintf(foot, sizeof foot, " q/Esc/Enter close ");
+		snprintf(foot, sizeof foot, _(" q/Esc/Enter close "));
 	put_at(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), foot, ww - 4);
 	free(lines);
 	free(hung);
@@ -985,7 +985,7 @@ out_show(void *ctx, AttnMatrix which, int head)
 	int st = stage_showing(s, which);
 
 	if (st < 0) {
-		tui_msgf(t, 1, "%s is not shown in any stage of this lesson", matrix_name(which));
+		tui_msgf(t, 1, _("%s is not shown in any stage of this lesson"), matrix_name(which));
 		return;
 	}
 	/* The stage first: going to a stage may bring its step's head. */
@@ -1016,8 +1016,9 @@ tui_seconds(Tui *t, const char *cmd, const char *arg, int positive)
 
 	if (end == arg || *end != '\0' || !(v >= 0 && v <= DEMO_MAX_WAIT) || (positive && v <= 0)) {
 		char *safe = text_escape(arg, "");
-		tui_msgf(t, 1, "%s: expected seconds%s up to %g, got \"%.60s\"", cmd, positive ? " above 0" : " from 0",
-		         DEMO_MAX_WAIT, safe ? safe : "");
+		tui_msgf(t, 1, positive ? _("%s: expected seconds above 0 up to %g, got \"%.60s\"")
+		                        : _("%s: expected seconds from 0 up to %g, got \"%.60s\""),
+		         cmd, DEMO_MAX_WAIT, safe ? safe : "");
 		free(safe);
 		return -1;
 	}
@@ -1065,7 +1066,7 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 		/* In a script these are entries of their own (demo.c); typed here, there is nothing to wait for. */
 		if (strcmp(name, "wait") == 0 && argc >= 2 && tui_seconds(t, "wait", argv[1], 0) < 0)
 			return 1;
-		tui_msgf(t, 0, "%s works in demo scripts (source FILE)", name);
+		tui_msgf(t, 0, _("%s works in demo scripts (source FILE)"), name);
 		return 1;
 	}
 	return 0;
@@ -1801,7 +1802,7 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 		record_tty_size(STDOUT_FILENO, &w, &h);
 		t->rec = record_open(t->opt.record, w, h, session_text(s, &s->lesson->title), &rerr);
 		if (t->rec == NULL || record_tty_start(t->rec, STDOUT_FILENO, &tout, &rerr) != 0) {
-			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot record");
+			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : _("cannot record"));
 			free(rerr);
 			record_abort(t->rec); /* the old recording, if any, stays */
 			t->rec = NULL;
@@ -1995,12 +1996,12 @@ tui_stop(Tui *t)
 	if (t->scr)
 		delscreen(t->scr);
 	if (pfail)
-		fprintf(stderr, "attnviz: cannot keep your progress: %s\n", perr ? perr : "out of memory");
+		fprintf(stderr, "attnviz: cannot keep your progress: %s\n", perr ? perr : _("out of memory"));
 	free(perr);
 	if (t->rec != NULL) {
 		char *rerr = NULL;
 		if (record_close(t->rec, &rerr) != 0) {
-			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot write the recording");
+			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : _("cannot write the recording"));
 			if (t->rc == 0)
 				t->rc = 1;
 		}
