@@ -1001,7 +1001,7 @@ out_show(void *ctx, AttnMatrix which, int head)
 	}
 	t->want_focus = (int)which + 1;
 	t->want_head = head;
-	tui_msgf(t, 0, "%s (stage %s)", matrix_name(which), stage_name((Stage)st));
+	tui_msgf(t, 0, _("%s (stage %s)"), matrix_name(which), stage_name((Stage)st));
 }
 
 static void tui_present(Tui *t, int on);
@@ -1336,7 +1336,7 @@ key_explain(Tui *t, int key, int arg)
 		return 1;
 	}
 	if (matrix_per_head(p->which) && t->s->attn->heads > 1)
-		snprintf(title, sizeof title, "%s[%d][%d] head %d", matrix_name(p->which), R, C, p->head);
+		snprintf(title, sizeof title, _("%s[%d][%d] head %d"), matrix_name(p->which), R, C, p->head);
 	else
 		snprintf(title, sizeof title, "%s[%d][%d]", matrix_name(p->which), R, C);
 	tui_popup(t, title, text);
