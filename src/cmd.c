@@ -1176,7 +1176,7 @@ const CmdEntry cmd_table[] = {
 	  .help = N_("mean, std, min, max of a matrix (weights: row sums); params: the parameter count; cache: the KV cache's bytes") },
 	{ .name = "lang", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_lang,
 	  .usage = "lang en|zh",
-	  .help = N_("narration language: English or Chinese") },
+	  .help = N_("the language of the narration and the program's words: English or Chinese") },
 	{ .name = "export", .arg = ARG_WORDS, .min_args = 2, .max_args = 3, .exec = cmd_export,
 	  .usage = "export FORMAT [MATRIX|STAGE] PATH",
 	  .help = N_("write this stage (or a matrix, or another stage) as svg, csv, md, tex or json") },
