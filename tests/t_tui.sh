@@ -104,6 +104,14 @@ cmd() {
 }
 
 
+# begin SESSION COLSxLINES [ARGS…] — start attnviz at that size in C.UTF-8 and wait for its first stage
+begin() {
+	b_s=$1 b_sz=$2
+	shift 2
+	start "$b_s" "${b_sz%x*}" "${b_sz#*x}" C.UTF-8 "" "$@"
+	wait_for "$b_s" 'stage: input' >/dev/null
+}
+
 attnviz_pid() { # the attnviz process under a session's shell
 	p_pp=$(tm display-message -p -t "$1" '#{pane_pid}')
 	ps -o pid= -o comm= --ppid "$p_pp" 2>/dev/null | awk '$2 ~ /attnviz/ { print $1; exit }'
@@ -988,8 +996,7 @@ done
 # Issue 12 §2: the interface in Chinese (lang zh), and English again (lang en); a Chinese locale starts in Chinese
 for sz in 80x24 200x50; do
 	s=zh$sz
-	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/mask.json
-	wait_for "$s" 'stage: input' >/dev/null
+	begin "$s" "$sz" lessons/mask.json
 	cmd "$s" "lang zh"
 	shows "$sz lang zh: the status message is Chinese" "$s" '语言：中文'
 	shows "$sz lang zh: the key line is Chinese" "$s" 'n/spc 下一步  p 上一步'

@@ -63,20 +63,22 @@ static void test_cjk(void **state)
 	expect("权重ab", 5, "权重|ab");
 }
 
-static void test_closing(void **state)
+/*
+ * Each punctuation mark of set (UTF-8), put where its line would break: s is
+ * before, the mark, after, wrapped to width; the line may not break at the
+ * mark's wrong side (side 1: before a closing mark, -1: after an opening one).
+ */
+static void each_mark(const char *set, const char *before, const char *after, int width, int side)
 {
-	(void)state;
-	/* 。 would start the second line: the character before it goes with it */
-	expect("注意力。权重", 6, "注意|力。权|重");
-	expect("甲乙，丙丁", 4, "甲|乙，|丙丁");
-	for (const char *p = "，。、；：！？）」』”"; *p != '\0';) {
-		char s[64];
-		int k = (*p & 0xE0) == 0xE0 ? 3 : 2;
-		snprintf(s, sizeof s, "甲乙%.*s丙丁", k, p);
-		char *got = wrapped(s, 4);
-		/* no line starts with the punctuation */
-		char bad[8];
-		snprintf(bad, sizeof bad, "|%.*s", k, p);
+	for (const char *p = set; *p != '\0';) {
+		char s[64], bad[8];
+		const int k = (*p & 0xE0) == 0xE0 ? 3 : 2;
+		snprintf(s, sizeof s, "%s%.*s%s", before, k, p, after);
+		if (side > 0)
+			snprintf(bad, sizeof bad, "|%.*s", k, p);
+		else
+			snprintf(bad, sizeof bad, "%.*s|", k, p);
+		char *got = wrapped(s, width);
 		if (strstr(got, bad) != NULL)
 			print_error("\"%s\" wrapped to \"%s\"\n", s, got);
 		assert_null(strstr(got, bad));
@@ -85,24 +87,24 @@ static void test_closing(void **state)
 	}
 }
 
+static void test_closing(void **state)
+{
+	(void)state;
+	/* 。 would start the second line: the character before it goes with it */
+	expect("注意力。权重", 6, "注意|力。权|重");
+	expect("甲乙，丙丁", 4, "甲|乙，|丙丁");
+	/* no line starts with one */
+	each_mark("，。、；：！？）」』”", "甲乙", "丙丁", 4, 1);
+}
+
 static void test_opening(void **state)
 {
 	(void)state;
 	/* （ would end the first line: it goes down with what it opens */
 	expect("甲（乙丙）", 4, "甲|（乙|丙）");
 	expect("甲乙「丙丁」", 6, "甲乙|「丙|丁」");
-	for (const char *p = "（「『“"; *p != '\0';) {
-		char s[64], bad[8];
-		int k = (*p & 0xE0) == 0xE0 ? 3 : 2;
-		snprintf(s, sizeof s, "甲%.*s乙丙", k, p);
-		char *got = wrapped(s, 4);
-		snprintf(bad, sizeof bad, "%.*s|", k, p);
-		if (strstr(got, bad) != NULL)
-			print_error("\"%s\" wrapped to \"%s\"\n", s, got);
-		assert_null(strstr(got, bad));
-		free(got);
-		p += k;
-	}
+	/* no line ends with one */
+	each_mark("（「『“", "甲", "乙丙", 4, -1);
 }
 
 int main(void)
