@@ -272,12 +272,12 @@ void progress_marks(const Progress *p, const char *name, const char *current, in
 	if (e == NULL)
 		return;
 	if (here && e->done)
-		snprintf(score, 40, "%s step %d/%d", utf8 ? "\u2713" : "+", e->step + 1, e->steps);
+		snprintf(score, 40, _("%s step %d/%d"), utf8 ? "\u2713" : "+", e->step + 1, e->steps);
 	else if (!e->done)
-		snprintf(score, 40, "step %d/%d", e->step + 1, e->steps);
+		snprintf(score, 40, _("step %d/%d"), e->step + 1, e->steps);
 	if (e->asked > 0) {
 		size_t n = strlen(score);
-		snprintf(score + n, 40 - n, "%squiz %d/%d", n > 0 ? "  " : "", e->right, e->asked);
+		snprintf(score + n, 40 - n, _("%squiz %d/%d"), n > 0 ? "  " : "", e->right, e->asked);
 	}
 }
 
@@ -298,15 +298,16 @@ char *progress_report(const Progress *p, int utf8)
 	}
 	strbuf_printf(&b, _("%d of %d lessons finished"), done, total);
 	if (asked > 0)
-		strbuf_printf(&b, "; quizzes %d of %d right", right, asked);
-	strbuf_puts(&b, ".\n");
+		strbuf_printf(&b, _("; quizzes %d of %d right"), right, asked);
+	/* TRANSLATORS: the full stop that ends the line of counts */
+	strbuf_puts(&b, _(".\n"));
 	if (course_done(p))
 		strbuf_puts(&b, _("The whole course is finished: well done!\n"));
 	if (p->last[0] != '\0') {
 		const ProgressLesson *e = progress_find(p, p->last);
 		char *name = text_escape(p->last, "");
 		if (e != NULL)
-			strbuf_printf(&b, "Last: %s, step %d of %d.\n", name ? name : "", e->step + 1, e->steps);
+			strbuf_printf(&b, _("Last: %s, step %d of %d.\n"), name ? name : "", e->step + 1, e->steps);
 		free(name);
 	}
 	strbuf_puts(&b, "\n");

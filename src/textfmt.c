@@ -446,7 +446,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	}
 	fprintf(f, _("stage: %s"), stage_name(s->stage));
 	if (sub != NULL)
-		fprintf(f, ", %s", sub);
+		fprintf(f, _(", %s"), sub);
 	if (s->attn->heads > 1)
 		fprintf(f, _(", head %d/%d"), s->head, s->attn->heads);
 	fputc('\n', f);

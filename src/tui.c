@@ -485,7 +485,8 @@ tui_stage_substep(const Tui *t, char *stage, size_t size)
 	const size_t len = strlen(stage);
 
 	if (sub != NULL && len < size)
-		snprintf(stage + len, size - len, ", %s", sub);
+		/* TRANSLATORS: joins the decode step or tile to the stage line */
+		snprintf(stage + len, size - len, _(", %s"), sub);
 	free(sub);
 }
 
