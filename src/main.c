@@ -144,7 +144,7 @@ static int parse_args(int argc, char **argv, Args *a)
 
 	memset(a, 0, sizeof *a);
 	a->repeat = 5;
-	a->lang = NULL; /* --lang; a session without it follows the locale, an export is English */
+	a->lang = NULL; /* --lang; main() decides without it */
 	a->files = calloc((size_t)argc, sizeof *a->files);
 	if (a->files == NULL)
 		return 1;
@@ -634,7 +634,7 @@ static int run_export(const Args *a)
 		lesson_free(l);
 		return 1;
 	}
-	snprintf(s.lang, sizeof s.lang, "%s", a->lang ? a->lang : "en");
+	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
 	if (a->stage != NULL && !stage_present(&s.attn->shape, (Stage)stage_lookup(&s.attn->shape, a->stage))) {
 		fprintf(stderr, "%s: this lesson has no %s stage\n", shown(a->files[0]), a->stage);
 		goto out;
@@ -812,6 +812,14 @@ int main(int argc, char **argv)
 		free(a.files);
 		return finish_stdout(rc);
 	}
+	/*
+	 * The program's words and the narration in one language: --lang, else
+	 * the locale's where a learner reads them (a session, --progress); a
+	 * tool's output (--export, --dump, --check) is English unless --lang says.
+	 */
+	if (a.lang == NULL)
+		a.lang = a.mode == MODE_AUTO || a.mode == MODE_PLAIN || a.mode == MODE_PROGRESS ? env_lang : "en";
+	i18n_set_lang(a.lang);
 	switch (a.mode) {
 	case MODE_CHECK: rc = run_check(&a); break;
 	case MODE_DUMP: rc = run_dump(&a); break;
@@ -820,10 +828,6 @@ int main(int argc, char **argv)
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;
 	default:
-		/* the program's strings and the narration in one language: --lang, else the locale's */
-		if (a.lang == NULL)
-			a.lang = env_lang;
-		i18n_set_lang(a.lang);
 		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
 		if (rc != 0)
 			break;

@@ -86,6 +86,11 @@ expect "no Chinese in the environment: English" 'has "$err" "error: unknown comm
 repl "LANG=zh_CN.UTF-8" 'foo\n' --lang en lessons/mask.json
 expect "--lang en overrides a Chinese locale" 'has "$err" "error: unknown command: foo" && has "$out" "Masked attention"'
 
+env LANG=zh_CN.UTF-8 XDG_STATE_HOME="$tmp/state" "$ATTNVIZ" --progress >"$out" 2>"$err"
+expect "LANG=zh_CN.UTF-8 --progress: the report in Chinese" 'has "$out" "课中已学完"'
+env LANG=zh_CN.UTF-8 "$ATTNVIZ" --dump lessons/mask.json >"$out" 2>"$err"
+expect "LANG=zh_CN.UTF-8 --dump: a tool's output stays as it was" 'has "$out" "\"stages\"" && [ ! -s "$err" ]'
+
 # The C locale cannot show Chinese: the program's words stay English, and every byte is valid
 repl "LANG=C" 'lang zh\nfoo\n' lessons/mask.json
 expect "LANG=C, lang zh: the words stay English, and it says so" \
