@@ -88,8 +88,9 @@ expect "--lang en overrides a Chinese locale" 'has "$err" "error: unknown comman
 
 env LANG=zh_CN.UTF-8 XDG_STATE_HOME="$tmp/state" "$ATTNVIZ" --progress >"$out" 2>"$err"
 expect "LANG=zh_CN.UTF-8 --progress: the report in Chinese" 'has "$out" "课中已学完"'
-env LANG=zh_CN.UTF-8 "$ATTNVIZ" --dump lessons/mask.json >"$out" 2>"$err"
-expect "LANG=zh_CN.UTF-8 --dump: a tool's output stays as it was" 'has "$out" "\"stages\"" && [ ! -s "$err" ]'
+env LANG=zh_CN.UTF-8 "$ATTNVIZ" --export md --stage softmax lessons/mask.json -o "$tmp/zh.md" 2>"$err"
+env LANG=C.UTF-8 "$ATTNVIZ" --export md --stage softmax lessons/mask.json -o "$tmp/en.md" 2>>"$err"
+expect "LANG=zh_CN.UTF-8 --export: a tool's output stays English without --lang" 'has "$tmp/zh.md" "Masked attention" && cmp -s "$tmp/zh.md" "$tmp/en.md"'
 
 # The C locale cannot show Chinese: the program's words stay English, and every byte is valid
 repl "LANG=C" 'lang zh\nfoo\n' lessons/mask.json
