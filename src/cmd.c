@@ -991,7 +991,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		}
 		free(sums);
 	}
-	strbuf_printf(&title, "stats: %s", matrix_name((AttnMatrix)w));
+	strbuf_printf(&title, _("stats: %s"), matrix_name((AttnMatrix)w));
 	if (matrix_per_head((AttnMatrix)w) && s->attn->heads > 1)
 		strbuf_printf(&title, _(" (head %d)"), head);
 	if (title.oom) {

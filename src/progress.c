@@ -299,7 +299,7 @@ char *progress_report(const Progress *p, int utf8)
 	strbuf_printf(&b, _("%d of %d lessons finished"), done, total);
 	if (asked > 0)
 		strbuf_printf(&b, _("; quizzes %d of %d right"), right, asked);
-	/* TRANSLATORS: the full stop that ends the line of counts */
+	/* TRANSLATORS: the full stop that ends a sentence built in pieces (counts, a decode step) */
 	strbuf_puts(&b, _(".\n"));
 	if (course_done(p))
 		strbuf_puts(&b, _("The whole course is finished: well done!\n"));

@@ -320,9 +320,10 @@ char *textfmt_caption(const Session *s, int utf8)
 			                       (unsigned long)(t - rows + 1)),
 			              rows);
 			put_range(&b, 0, t - rows);
-			strbuf_puts(&b, ")");
+			/* TRANSLATORS: closes " (the window of N has dropped rows …" */
+			strbuf_puts(&b, _(")"));
 		}
-		strbuf_puts(&b, ".\n");
+		strbuf_puts(&b, _(".\n"));
 		free(tok);
 		char *cache = textfmt_cache_lines(s, utf8);
 		if (cache != NULL)
@@ -362,7 +363,7 @@ char *textfmt_caption(const Session *s, int utf8)
 			put_range(&b, j * per, (j + 1) * per - 1);
 			strbuf_printf(&b, _(" read kv head %d"), j);
 		}
-		strbuf_puts(&b, ".\n");
+		strbuf_puts(&b, _(".\n"));
 	}
 	if (b.oom || b.s == NULL) {
 		free(b.s);
