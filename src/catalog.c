@@ -1,6 +1,6 @@
 /* catalog.c: the stage table and the matrix catalogue (see catalog.h). */
-#include "i18n.h"
 #include "catalog.h"
+#include "i18n.h"
 #include "strbuf.h"
 
 #include <stddef.h>

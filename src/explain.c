@@ -1,6 +1,6 @@
 /* explain.c: the arithmetic behind any cell, with the lesson's own numbers. */
-#include "i18n.h"
 #include "explain.h"
+#include "i18n.h"
 #include "backward.h"
 
 #include <math.h>

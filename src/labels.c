@@ -1,6 +1,6 @@
 /* labels.c: row and column labels, a cell's number, the parameter line — for every view. */
-#include "i18n.h"
 #include "labels.h"
+#include "i18n.h"
 
 #include <math.h>
 #include <stdio.h>

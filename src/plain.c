@@ -1,6 +1,6 @@
 /* plain.c: the text REPL — commands in, aligned tables out; errors to stderr. */
-#include "i18n.h"
 #include "plain.h"
+#include "i18n.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* session.c: the learner's state, and the only functions that change it. */
-#include "i18n.h"
 #include "session.h"
+#include "i18n.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* stats.c: the numbers a lesson shows about a matrix — pure functions, no I/O. */
-#include "i18n.h"
 #include "stats.h"
+#include "i18n.h"
 
 #include <math.h>
 #include <stdio.h>

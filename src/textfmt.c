@@ -1,6 +1,6 @@
 /* textfmt.c: matrices as aligned text tables, stages as text (plain REPL, batch). */
-#include "i18n.h"
 #include "textfmt.h"
+#include "i18n.h"
 
 #include <math.h>
 #include <stdio.h>
