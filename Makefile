@@ -9,7 +9,8 @@
 #   make fuzz         build and run the libFuzzer target for the lesson loader (clang);
 #                     fuzz-cmd, fuzz-theme, fuzz-demo: command lines, themes, demo scripts
 #   make bench        print speed and memory figures
-#   make install PREFIX=/usr/local   binary, lessons, man page
+#   make install PREFIX=/usr/local   binary, lessons, message catalogues, man page
+#   make pot          refresh po/attnviz.pot from the sources and merge it into po/*.po
 
 CC       ?= cc
 PREFIX   ?= /usr/local
@@ -38,7 +39,7 @@ CFLAGS ?= -O2 -g
 FPFLAGS := -ffp-contract=off
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(FPFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
-	-DHAVE_READLINE=$(READLINE) -Isrc -I$(BUILD)
+	-DATTNVIZ_LOCALEDIR='"$(PREFIX)/share/locale"' -DHAVE_READLINE=$(READLINE) -Isrc -I$(BUILD)
 
 PKGS := ncursesw libcjson
 ifeq ($(READLINE),1)
@@ -59,12 +60,16 @@ LIB_SRC += $(wildcard src/lineedit-basic.c)
 endif
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/default_lesson.o
 BIN     := $(BUILD)/attnviz
+# The program's strings in other languages (GNU gettext): po/LANG.po → LANG/LC_MESSAGES/attnviz.mo,
+# in $(BUILD)/locale (found beside the binary) and installed under $(PREFIX)/share/locale.
+PO_LANGS := $(patsubst po/%.po,%,$(wildcard po/*.po))
+MO := $(foreach l,$(PO_LANGS),$(BUILD)/locale/$(l)/LC_MESSAGES/attnviz.mo)
 UNIT_SRC := $(wildcard tests/unit_*.c)
 UNIT_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 TOOL_BIN := $(BUILD)/tests/jsoncmp $(BUILD)/tests/svgfit
 
-.PHONY: all run run-built test test-built deps bench install uninstall clean check-deps
-all: $(BIN)
+.PHONY: all run run-built test test-built deps bench install uninstall clean check-deps pot
+all: $(BIN) $(MO)
 
 $(BUILD)/%.o: src/%.c $(wildcard src/*.h) $(BUILD)/config.stamp | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
@@ -95,6 +100,18 @@ $(BIN): $(BUILD)/main.o $(LIB_OBJ)
 $(BUILD):
 	mkdir -p $(BUILD) $(BUILD)/tests
 
+# -c: a format string whose translation lost or changed an argument is an error.
+$(BUILD)/locale/%/LC_MESSAGES/attnviz.mo: po/%.po | $(BUILD)
+	@mkdir -p $(dir $@)
+	msgfmt -c -o $@ $<
+
+# Every source file, so a string wrapped anywhere is found; the keywords are i18n.h's.
+pot:
+	xgettext --from-code=UTF-8 --language=C --keyword=_ --keyword=N_ --add-comments=TRANSLATORS: \
+		--package-name=attnviz --package-version=$(VERSION) --msgid-bugs-address='' \
+		-o po/attnviz.pot $(sort $(wildcard src/*.c src/*.h))
+	for p in $(wildcard po/*.po); do msgmerge -q --update --backup=none $$p po/attnviz.pot; done
+
 $(BUILD)/tests/unit_%: tests/unit_%.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(CMOCKA_CFLAGS) $< $(LIB_OBJ) -o $@ $(CMOCKA_LIBS) $(DEP_LIBS)
 
@@ -118,7 +135,7 @@ run-built: $(BIN)
 test: deps
 	@$(MAKE) --no-print-directory test-built
 
-test-built: $(BIN) $(UNIT_BIN) $(TOOL_BIN)
+test-built: $(BIN) $(MO) $(UNIT_BIN) $(TOOL_BIN)
 	@sh tests/run.sh $(BUILD)
 
 bench: $(BIN) $(BUILD)/tests/bench_gemm
@@ -135,7 +152,8 @@ $(BUILD)/tests/bench_gemm: tests/bench_gemm.c $(LIB_OBJ) $(wildcard src/*.h) | $
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -std=c11 -g -O1 $(FPFLAGS) -fsanitize=fuzzer-no-link,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
-	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' -DHAVE_READLINE=0 -Isrc \
+	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
+	-DATTNVIZ_LOCALEDIR='"$(PREFIX)/share/locale"' -DHAVE_READLINE=0 -Isrc \
 	$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags ncursesw libcjson 2>/dev/null))
 FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw libcjson 2>/dev/null) -lm
 FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/main.c src/lineedit-readline.c,$(wildcard src/*.c))) \
@@ -169,15 +187,20 @@ fuzz-demo: $(FUZZ_BUILD)/fuzz_demo
 	$(FUZZ_BUILD)/fuzz_demo $(FUZZ_RUN) -max_len=4096 $(FUZZ_BUILD)/demo-corpus lessons/demos
 fuzz-all: fuzz fuzz-cmd fuzz-theme fuzz-demo
 
-install: $(BIN)
+install: $(BIN) $(MO)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnviz/lessons $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/attnviz
 	cp -R lessons/. $(DESTDIR)$(PREFIX)/share/attnviz/lessons/
 	if [ -d assets/themes ]; then install -d $(DESTDIR)$(PREFIX)/share/attnviz/themes && cp assets/themes/*.json $(DESTDIR)$(PREFIX)/share/attnviz/themes/; fi
 	install -m 644 assets/attnviz.1 $(DESTDIR)$(PREFIX)/share/man/man1/attnviz.1
+	for l in $(PO_LANGS); do \
+		install -d $(DESTDIR)$(PREFIX)/share/locale/$$l/LC_MESSAGES && \
+		install -m 644 $(BUILD)/locale/$$l/LC_MESSAGES/attnviz.mo $(DESTDIR)$(PREFIX)/share/locale/$$l/LC_MESSAGES/attnviz.mo; \
+	done
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/bin/attnviz $(DESTDIR)$(PREFIX)/share/attnviz $(DESTDIR)$(PREFIX)/share/man/man1/attnviz.1
+	for l in $(PO_LANGS); do rm -f $(DESTDIR)$(PREFIX)/share/locale/$$l/LC_MESSAGES/attnviz.mo; done
 
 clean:
 	rm -rf build build-norl build-san build-norl-san build-fuzz

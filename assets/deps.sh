@@ -37,6 +37,10 @@ if command -v pkg-config >/dev/null 2>&1; then
 	fi
 	[ "$test_deps" = 1 ] && need cmocka libcmocka-dev libcmocka-devel cmocka
 fi
+# msgfmt compiles po/*.po, the program's strings in other languages
+if ! command -v msgfmt >/dev/null 2>&1; then
+	missing_pc="$missing_pc msgfmt"; missing_deb="$missing_deb gettext"; missing_rpm="$missing_rpm gettext"; missing_brew="$missing_brew gettext"
+fi
 if [ "$test_deps" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
 	missing_pc="$missing_pc tmux"; missing_deb="$missing_deb tmux"; missing_rpm="$missing_rpm tmux"; missing_brew="$missing_brew tmux"
 fi

@@ -1,6 +1,7 @@
 /* cmd.c: every command, one table. The TUI's `:` line, the plain REPL and demo
  * scripts all come through cmd_run(); `help` is printed from the table. */
 #include "cmd.h"
+#include "i18n.h"
 #include "backward.h"
 
 #include <ctype.h>
@@ -53,7 +54,7 @@ static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ..
 /* Report a heap error string from the session layer and free it; returns -1. */
 static int fail(CmdOut *out, char *err)
 {
-	say(out, MSG_ERROR, NULL, "%s", err ? err : "out of memory");
+	say(out, MSG_ERROR, NULL, "%s", err ? err : _("out of memory"));
 	free(err);
 	return -1;
 }
@@ -82,7 +83,7 @@ static int parse_int(const char *s, long lo, long hi, long *v, CmdOut *out, cons
 	errno = 0;
 	*v = strtol(s, &end, 10);
 	if (end == s || *end != '\0' || errno != 0 || *v < lo || *v > hi) {
-		say(out, MSG_ERROR, NULL, "%s: expected a whole number from %ld to %ld, got \"%s\"", what, lo, hi, s);
+		say(out, MSG_ERROR, NULL, _("%s: expected a whole number from %ld to %ld, got \"%s\""), _(what), lo, hi, s);
 		return -1;
 	}
 	return 0;
@@ -95,7 +96,7 @@ static int parse_double(const char *s, double *v, CmdOut *out, const char *what)
 	errno = 0;
 	*v = strtod(s, &end);
 	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(*v)) {
-		say(out, MSG_ERROR, NULL, "%s: expected a finite number, got \"%s\"", what, s);
+		say(out, MSG_ERROR, NULL, _("%s: expected a finite number, got \"%s\""), _(what), s);
 		return -1;
 	}
 	return 0;
@@ -112,12 +113,12 @@ static int parse_matrix(const Session *s, const char *name, CmdOut *out)
 		for (i = 0; i < AM_COUNT; i++)
 			if (attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
 				strbuf_printf(&list, "%s%s", list.len ? " " : "", matrix_name((AttnMatrix)i));
-		say(out, MSG_ERROR, NULL, "unknown matrix: %s (this lesson has: %s)", name, list.s ? list.s : "");
+		say(out, MSG_ERROR, NULL, _("unknown matrix: %s (this lesson has: %s)"), name, list.s ? list.s : "");
 		free(list.s);
 		return -1;
 	}
 	if (attn_matrix(s->attn, (AttnMatrix)w, 0) == NULL) {
-		say(out, MSG_ERROR, NULL, "%s is not part of this lesson", matrix_name((AttnMatrix)w));
+		say(out, MSG_ERROR, NULL, _("%s is not part of this lesson"), matrix_name((AttnMatrix)w));
 		return -1;
 	}
 	return w;
@@ -131,7 +132,7 @@ static int parse_head(const Session *s, const char *arg, int *head, CmdOut *out)
 		*head = s->head;
 		return 0;
 	}
-	if (parse_int(arg, 0, s->attn->heads - 1, &v, out, "head") != 0)
+	if (parse_int(arg, 0, s->attn->heads - 1, &v, out, N_("head")) != 0)
 		return -1;
 	*head = (int)v;
 	return 0;
@@ -172,7 +173,7 @@ static int cmd_step(Session *s, int argc, char **argv, CmdOut *out)
 	char *err = NULL;
 	long v;
 	(void)argc;
-	if (parse_int(argv[1], 1, s->nwalk, &v, out, "step") != 0)
+	if (parse_int(argv[1], 1, s->nwalk, &v, out, N_("step")) != 0)
 		return -1;
 	return session_goto_step(s, (int)v - 1, &err) == 0 ? 0 : fail(out, err);
 }
@@ -184,7 +185,7 @@ static int cmd_goto(Session *s, int argc, char **argv, CmdOut *out)
 	(void)argc;
 	if (st < 0) {
 		char *list = stage_list(&s->attn->shape);
-		say(out, MSG_ERROR, NULL, "unknown stage: %s (this lesson's stages: %s)", argv[1], list ? list : "?");
+		say(out, MSG_ERROR, NULL, _("unknown stage: %s (this lesson's stages: %s)"), argv[1], list ? list : "?");
 		free(list);
 		return -1;
 	}
@@ -210,7 +211,7 @@ static int cmd_head(Session *s, int argc, char **argv, CmdOut *out)
 	errno = 0;
 	v = strtol(argv[1], &end, 10);
 	if (end == argv[1] || *end != '\0' || errno != 0 || v < 0 || v > LESSON_MAX_HEADS) {
-		say(out, MSG_ERROR, NULL, "head: expected a head number from 0 to %d, got \"%s\"", s->attn->heads - 1, argv[1]);
+		say(out, MSG_ERROR, NULL, _("head: expected a head number from 0 to %d, got \"%s\""), s->attn->heads - 1, argv[1]);
 		return -1;
 	}
 	return session_set_head(s, (int)v, &err) == 0 ? 0 : fail(out, err);
@@ -227,11 +228,11 @@ static int cmd_load(Session *s, int argc, char **argv, CmdOut *out)
 		return fail(out, err);
 	}
 	if (warn != NULL)
-		say(out, MSG_TEXT, "warnings", "%s", warn);
+		say(out, MSG_TEXT, _("warnings"), "%s", warn);
 	free(warn);
 	{
 		char *title = text_escape(session_text(s, &s->lesson->title), "");
-		say(out, MSG_INFO, NULL, "loaded %s: %s", s->source, title ? title : "");
+		say(out, MSG_INFO, NULL, _("loaded %s: %s"), s->source, title ? title : "");
 		free(title);
 	}
 	return 0;
@@ -249,7 +250,7 @@ static int cmd_reload(Session *s, int argc, char **argv, CmdOut *out)
 		return fail(out, err);
 	}
 	free(warn); /* said when the lesson was first loaded */
-	say(out, MSG_INFO, NULL, "reloaded %s", source ? source : "the built-in lesson");
+	say(out, MSG_INFO, NULL, _("reloaded %s"), source ? source : _("the built-in lesson"));
 	free(source);
 	return 0;
 }
@@ -337,7 +338,7 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 
 	if (count == 0) {
 		free(names);
-		say(out, MSG_ERROR, NULL, "no lessons found (looked in $ATTNVIZ_LESSONS, ./lessons, beside the program and in %s/lessons)",
+		say(out, MSG_ERROR, NULL, _("no lessons found (looked in $ATTNVIZ_LESSONS, ./lessons, beside the program and in %s/lessons)"),
 		    ATTNVIZ_SHARE);
 		return -1;
 	}
@@ -365,7 +366,7 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 	}
 	free(names);
 	progress_free(&prog);
-	return say_text(out, out->utf8 ? "lessons (load NAME; \u2713 finished, \u25b6 here)" : "lessons (load NAME; + finished, > here)",
+	return say_text(out, out->utf8 ? _("lessons (load NAME; \u2713 finished, \u25b6 here)") : _("lessons (load NAME; + finished, > here)"),
 	                &text);
 }
 
@@ -385,7 +386,7 @@ static int cmd_continue(Session *s, int argc, char **argv, CmdOut *out)
 	const ProgressLesson *e = prog.last[0] != '\0' ? progress_find(&prog, prog.last) : NULL;
 	if (e == NULL) {
 		progress_free(&prog);
-		say(out, MSG_INFO, NULL, "nothing to continue yet: this is the start (lessons lists the course)");
+		say(out, MSG_INFO, NULL, _("nothing to continue yet: this is the start (lessons lists the course)"));
 		return 0;
 	}
 	if (session_lesson_name(s, here, sizeof here) != 0 || strcmp(here, e->name) != 0) {
@@ -397,7 +398,7 @@ static int cmd_continue(Session *s, int argc, char **argv, CmdOut *out)
 		rc = session_goto_step(s, e->step, &err);
 	if (rc == 0) {
 		char *name = text_escape(e->name, "");
-		say(out, MSG_INFO, NULL, "back in %s at step %d of %d", name ? name : "", s->step + 1, s->nwalk);
+		say(out, MSG_INFO, NULL, _("back in %s at step %d of %d"), name ? name : "", s->step + 1, s->nwalk);
 		free(name);
 	}
 	progress_free(&prog);
@@ -412,7 +413,7 @@ static int hidden(const Session *s, int which, CmdOut *out)
 	char how[32];
 
 	if (which >= 0 && which == session_hidden_matrix(s)) {
-		say(out, MSG_ERROR, NULL, "%s stays hidden until you answer the question (%s, skip, hint)",
+		say(out, MSG_ERROR, NULL, _("%s stays hidden until you answer the question (%s, skip, hint)"),
 		    matrix_name((AttnMatrix)which), session_quiz_usage(s, how, sizeof how));
 		return 1;
 	}
@@ -440,13 +441,13 @@ static int cmd_explain(Session *s, int argc, char **argv, CmdOut *out)
 	if (w < 0 || parse_head(s, argc > 4 ? argv[4] : NULL, &head, out) != 0 || hidden(s, w, out))
 		return -1;
 	m = attn_matrix(s->attn, (AttnMatrix)w, head);
-	if (parse_int(argv[2], 0, m->rows - 1, &row, out, "row") != 0 ||
-	    parse_int(argv[3], 0, m->cols - 1, &col, out, "column") != 0)
+	if (parse_int(argv[2], 0, m->rows - 1, &row, out, N_("row")) != 0 ||
+	    parse_int(argv[3], 0, m->cols - 1, &col, out, N_("column")) != 0)
 		return -1;
 	text = explain_cell(s->attn, (AttnMatrix)w, head, (int)row, (int)col, out->utf8, &err);
 	if (text == NULL)
 		return fail(out, err);
-	say(out, MSG_TEXT, "explain", "%s", text);
+	say(out, MSG_TEXT, _("explain"), "%s", text);
 	free(text);
 	return 0;
 }
@@ -455,12 +456,15 @@ static int cmd_lang(Session *s, int argc, char **argv, CmdOut *out)
 {
 	(void)argc;
 	if (strcmp(argv[1], "en") != 0 && strcmp(argv[1], "zh") != 0) {
-		say(out, MSG_ERROR, NULL, "lang: expected en or zh, got \"%s\"", argv[1]);
+		say(out, MSG_ERROR, NULL, _("lang: expected en or zh, got \"%s\""), argv[1]);
 		return -1;
 	}
 	strcpy(s->lang, argv[1]);
 	s->dirty |= DIRTY_LANG;
-	say(out, MSG_INFO, NULL, "%s", strcmp(argv[1], "zh") == 0 ? "语言：中文" : "language: English");
+	if (!i18n_set_lang(argv[1]))
+		say(out, MSG_INFO, NULL, "%s", _("narration in Chinese; the program's own words stay English (the terminal is not UTF-8)"));
+	else
+		say(out, MSG_INFO, NULL, "%s", _("language: English"));
 	return 0;
 }
 
@@ -491,7 +495,7 @@ static int edit_set(Lesson *l, void *arg, char **err)
 	Mat *m = lesson_matrix(holder(l, a->which, a->layer), a->which);
 	/* The compare variant may have other shapes (prefix.json: fewer tokens). */
 	if (m == NULL || a->row >= m->rows || a->col >= m->cols) {
-		*err = str_printf("%s[%d][%d] is outside its %d × %d", matrix_name(a->which), a->row, a->col,
+		*err = str_printf(_("%s[%d][%d] is outside its %d × %d"), matrix_name(a->which), a->row, a->col,
 		                  m ? m->rows : 0, m ? m->cols : 0);
 		return -1;
 	}
@@ -537,13 +541,13 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 	if (w < 0)
 		return -1;
 	if (!matrix_editable((AttnMatrix)w)) {
-		say(out, MSG_ERROR, NULL, "%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)",
+		say(out, MSG_ERROR, NULL, _("%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)"),
 		    matrix_name((AttnMatrix)w), s->lesson->has_source ? ", source_input" : "");
 		return -1;
 	}
 	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
-	if (parse_int(rs, 0, m->rows - 1, &row, out, "row") != 0 || parse_int(cs, 0, m->cols - 1, &col, out, "column") != 0 ||
-	    parse_double(vs, &a.value, out, "value") != 0)
+	if (parse_int(rs, 0, m->rows - 1, &row, out, N_("row")) != 0 || parse_int(cs, 0, m->cols - 1, &col, out, N_("column")) != 0 ||
+	    parse_double(vs, &a.value, out, N_("value")) != 0)
 		return -1;
 	a.which = (AttnMatrix)w;
 	a.layer = s->layer;
@@ -551,7 +555,7 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 	a.col = (int)col;
 	if (session_edit_values(s, edit_set, &a, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, "%s[%ld][%ld] = %s; everything after it is recomputed", matrix_name(a.which), row, col, vs);
+	say(out, MSG_INFO, NULL, _("%s[%ld][%ld] = %s; everything after it is recomputed"), matrix_name(a.which), row, col, vs);
 	return 0;
 }
 
@@ -609,7 +613,7 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 	else if (strcmp(argv[1], "causal") == 0 && argc == 2)
 		a.kind = MASK_CAUSAL;
 	else if (strcmp(argv[1], "window") == 0 && argc == 3) {
-		if (parse_int(argv[2], 1, LESSON_MAX_TOKENS, &w, out, "mask window (the keys a query sees, itself included)") != 0)
+		if (parse_int(argv[2], 1, LESSON_MAX_TOKENS, &w, out, N_("mask window (the keys a query sees, itself included)")) != 0)
 			return -1;
 		a.kind = MASK_WINDOW;
 		a.window = (int)w;
@@ -636,10 +640,10 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 		if (bad || j != m) {
 			mat_free(&a.padding);
 			if (bad)
-				say(out, MSG_ERROR, NULL, "mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s",
+				say(out, MSG_ERROR, NULL, _("mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s"),
 				    m >= 3 ? "1,1,0" : "1,0");
 			else
-				say(out, MSG_ERROR, NULL, "mask padding: expected %d values (one per key), got %d", m, j);
+				say(out, MSG_ERROR, NULL, _("mask padding: expected %d values (one per key), got %d"), m, j);
 			return -1;
 		}
 		a.kind = MASK_PADDING;
@@ -651,10 +655,10 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 	}
 	mat_free(&a.padding);
 	if (a.kind == MASK_WINDOW)
-		say(out, MSG_INFO, NULL, "mask is now a window of %d (each query sees at most the last %d tokens, itself included)",
+		say(out, MSG_INFO, NULL, _("mask is now a window of %d (each query sees at most the last %d tokens, itself included)"),
 		    a.window, a.window);
 	else
-		say(out, MSG_INFO, NULL, "mask is now %s", argv[1]);
+		say(out, MSG_INFO, NULL, _("mask is now %s"), argv[1]);
 	return 0;
 }
 
@@ -687,7 +691,7 @@ static int edit_train(Lesson *l, void *arg, char **err)
 	double *losses = t->variant ? NULL : t->losses;
 
 	if (l->backward == BACKWARD_NONE) {
-		*err = str_printf("train: this lesson has no \"backward\" (a target or a dOutput) to learn from");
+		*err = str_printf(_("train: this lesson has no \"backward\" (a target or a dOutput) to learn from"));
 		return -1;
 	}
 	t->variant = 1; /* session_edit edits the lesson first, then its compare variant */
@@ -708,15 +712,15 @@ static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
 	int head = s->head;
 	const double *w;
 
-	if (parse_int(argv[1], 0, a->lesson->n - 1, &row, out, "jacobian (row)") != 0 ||
+	if (parse_int(argv[1], 0, a->lesson->n - 1, &row, out, N_("jacobian (row)")) != 0 ||
 	    parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0)
 		return -1;
 	if (session_quiz_pending(s) && session_hidden_matrix(s) == AM_WEIGHTS) {
-		say(out, MSG_ERROR, NULL, "jacobian: answer this step's question first (it asks about the weights)");
+		say(out, MSG_ERROR, NULL, _("jacobian: answer this step's question first (it asks about the weights)"));
 		return -1;
 	}
 	w = &a->head[head].weights.a[(size_t)row * (size_t)m];
-	strbuf_printf(&b, "J = diag(w) %s w w%s for row %ld: J_jk = %s w_j/%s s_k\n", out->utf8 ? "\u2212" : "-",
+	strbuf_printf(&b, _("J = diag(w) %s w w%s for row %ld: J_jk = %s w_j/%s s_k\n"), out->utf8 ? "\u2212" : "-",
 	              out->utf8 ? "\u1d40" : "^T", row, out->utf8 ? "\u2202" : "d", out->utf8 ? "\u2202" : "d");
 	for (int j = 0; j < m; j++) {
 		double sum = 0.0;
@@ -730,7 +734,7 @@ static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
 		}
 		strbuf_printf(&b, "   %s %.3g\n", out->utf8 ? "\u03a3" : "sum", sum);
 	}
-	strbuf_printf(&b, "the diagonal is w(1 %s w): at most 0.25, and near 0 when a weight is near 0 or 1\n",
+	strbuf_printf(&b, _("the diagonal is w(1 %s w): at most 0.25, and near 0 when a weight is near 0 or 1\n"),
 	              out->utf8 ? "\u2212" : "-");
 	return say_text(out, "jacobian", &b);
 }
@@ -745,11 +749,11 @@ static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
 	long steps;
 	double lo, hi;
 
-	if (parse_int(argv[1], 1, 10000, &steps, out, "train (steps)") != 0 ||
-	    (argc > 2 && parse_double(argv[2], &t.lr, out, "train (learning rate)") != 0))
+	if (parse_int(argv[1], 1, 10000, &steps, out, N_("train (steps)")) != 0 ||
+	    (argc > 2 && parse_double(argv[2], &t.lr, out, N_("train (learning rate)")) != 0))
 		return -1;
 	if (!(t.lr > 0)) {
-		say(out, MSG_ERROR, NULL, "train: the learning rate must be > 0, got %s", argv[2]);
+		say(out, MSG_ERROR, NULL, _("train: the learning rate must be > 0, got %s"), argv[2]);
 		return -1;
 	}
 	t.steps = (int)steps;
@@ -772,8 +776,10 @@ static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
 		const int b = hi > lo ? (int)((x - lo) / (hi - lo) * 7.0 + 0.5) : 0;
 		strbuf_printf(&curve, "%s", out->utf8 ? bars[b] : (const char *[]){ "_", ".", "-", "~", "=", "+", "*", "#" }[b]);
 	}
-	say(out, MSG_INFO, NULL, "trained %d step%s at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)", t.steps,
-	    t.steps == 1 ? "" : "s", t.lr, t.losses[0], out->utf8 ? "\u2192" : "->", t.losses[t.steps],
+	say(out, MSG_INFO, NULL,
+	    ngettext("trained %d step at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)",
+	             "trained %d steps at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)", (unsigned long)t.steps),
+	    t.steps, t.lr, t.losses[0], out->utf8 ? "\u2192" : "->", t.losses[t.steps],
 	    curve.s ? curve.s : "");
 	free(curve.s);
 	free(t.losses);
@@ -789,13 +795,13 @@ static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
 		a.kind = SCALE_SQRT_DK;
 	else if (strcmp(argv[1], "off") == 0 || strcmp(argv[1], "false") == 0)
 		a.kind = SCALE_NONE;
-	else if (parse_double(argv[1], &a.value, out, "scale (on, off or a number)") == 0)
+	else if (parse_double(argv[1], &a.value, out, N_("scale (on, off or a number)")) == 0)
 		a.kind = SCALE_VALUE;
 	else
 		return -1;
 	if (session_edit(s, edit_scale, &a, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, "scale factor is now %.6g", s->attn->factor);
+	say(out, MSG_INFO, NULL, _("scale factor is now %.6g"), s->attn->factor);
 	return 0;
 }
 
@@ -815,16 +821,16 @@ static int edit_heads(Lesson *top, void *arg, char **err)
 	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
 
 	if (bad != NULL) {
-		*err = str_printf("heads: %d does not divide the %d columns of %s", bad == &l->W_q ? h : g, bad->cols,
+		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->W_q ? h : g, bad->cols,
 		                  bad == &l->W_q ? "W_q" : "W_v");
 		return -1;
 	}
 	if (h % g != 0) {
-		*err = str_printf("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")", h, g);
+		*err = str_printf(_("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")"), h, g);
 		return -1;
 	}
 	if (l->alibi && !mat_empty(&l->alibi_slopes)) {
-		*err = str_printf("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads",
+		*err = str_printf(_("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads"),
 		                  l->alibi_slopes.cols, h);
 		return -1;
 	}
@@ -841,7 +847,7 @@ static int cmd_heads(Session *s, int argc, char **argv, CmdOut *out)
 	int h;
 	char *err = NULL;
 	(void)argc;
-	if (parse_int(argv[1], 1, LESSON_MAX_HEADS, &v, out, "heads") != 0)
+	if (parse_int(argv[1], 1, LESSON_MAX_HEADS, &v, out, N_("heads")) != 0)
 		return -1;
 	h = (int)v;
 	{
@@ -849,7 +855,8 @@ static int cmd_heads(Session *s, int argc, char **argv, CmdOut *out)
 		if (session_edit(s, edit_heads, &ha, &err) != 0)
 			return fail(out, err);
 	}
-	say(out, MSG_INFO, NULL, "%d head%s: d_k = %d, d_v = %d", h, h == 1 ? "" : "s", s->attn->lesson->d_k,
+	say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
+	    s->attn->lesson->d_k,
 	    s->attn->lesson->d_v);
 	return 0;
 }
@@ -864,7 +871,7 @@ static int cmd_answer(Session *s, int argc, char **argv, CmdOut *out)
 	rc = session_answer(s, argv[1], &feedback, &err);
 	if (rc < 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, "%s  (score %d/%d)", feedback ? feedback : "", s->quiz_right, s->quiz_asked);
+	say(out, MSG_INFO, NULL, _("%s  (score %d/%d)"), feedback ? feedback : "", s->quiz_right, s->quiz_asked);
 	free(feedback);
 	return 0;
 }
@@ -875,7 +882,7 @@ static int cmd_skip(Session *s, int argc, char **argv, CmdOut *out)
 	(void)argc; (void)argv;
 	if (session_skip(s, &feedback, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, "%s", feedback ? feedback : "skipped");
+	say(out, MSG_INFO, NULL, "%s", feedback ? feedback : _("skipped"));
 	free(feedback);
 	return 0;
 }
@@ -886,15 +893,15 @@ static int cmd_hint(Session *s, int argc, char **argv, CmdOut *out)
 	char *hint;
 	(void)argc; (void)argv;
 	if (!st->has_quiz) {
-		say(out, MSG_ERROR, NULL, "no question on this step");
+		say(out, MSG_ERROR, NULL, _("no question on this step"));
 		return -1;
 	}
 	if (text_empty(&st->quiz.hint)) {
-		say(out, MSG_INFO, NULL, "no hint for this question");
+		say(out, MSG_INFO, NULL, _("no hint for this question"));
 		return 0;
 	}
 	hint = text_escape(session_text(s, &st->quiz.hint), "\n\t");
-	say(out, MSG_TEXT, "hint", "%s", hint ? hint : "");
+	say(out, MSG_TEXT, _("hint"), "%s", hint ? hint : "");
 	free(hint);
 	return 0;
 }
@@ -907,18 +914,18 @@ static int cmd_compare(Session *s, int argc, char **argv, CmdOut *out)
 	if (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0)
 		return usage(out, "compare");
 	if (s->compare_attn == NULL) {
-		say(out, MSG_ERROR, NULL, "this lesson has no compare variant");
+		say(out, MSG_ERROR, NULL, _("this lesson has no compare variant"));
 		return -1;
 	}
 	s->compare_on = strcmp(argv[1], "on") == 0;
 	s->dirty |= DIRTY_PLACE;
 	if (s->compare_on) {
 		char *label = text_escape(session_text(s, &s->lesson->compare_label), "");
-		say(out, MSG_INFO, NULL, "compare on: each stage's result is shown beside the variant \"%s\", differing cells marked *",
+		say(out, MSG_INFO, NULL, _("compare on: each stage's result is shown beside the variant \"%s\", differing cells marked *"),
 		    label && label[0] ? label : "compare");
 		free(label);
 	} else
-		say(out, MSG_INFO, NULL, "compare off");
+		say(out, MSG_INFO, NULL, _("compare off"));
 	return 0;
 }
 
@@ -927,7 +934,7 @@ static void stats_line(StrBuf *b, const Mat *m)
 {
 	MatStats st;
 	stats_matrix(m, &st);
-	strbuf_printf(b, "mean %.6g  std %.6g  min %.6g  max %.6g  (%zu finite of %d cells)\n", st.mean, st.std, st.min,
+	strbuf_printf(b, _("mean %.6g  std %.6g  min %.6g  max %.6g  (%zu finite of %d cells)\n"), st.mean, st.std, st.min,
 	              st.max, st.finite, m->rows * m->cols);
 }
 
@@ -944,7 +951,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			return usage(out, "stats");
 		/* the count is hidden where a question on the project or output stage may ask for it */
 		if (session_quiz_pending(s) && (stage_kinds[s->stage].flags & SF_PARAMS)) {
-			say(out, MSG_ERROR, NULL, "the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)");
+			say(out, MSG_ERROR, NULL, _("the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)"));
 			return -1;
 		}
 		t = labels_params(s->attn->lesson, out->utf8);
@@ -958,13 +965,13 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		if (argc > 2)
 			return usage(out, "stats");
 		if (!(s->attn->shape.features & FEAT_DECODE) && !(s->attn->shape.features & FEAT_GQA))
-			say(out, MSG_INFO, NULL, "this lesson does not decode with a KV cache; were it to:");
+			say(out, MSG_INFO, NULL, _("this lesson does not decode with a KV cache; were it to:"));
 		t = textfmt_cache_lines(s, out->utf8);
 		if (t == NULL)
 			return fail(out, NULL);
 		strbuf_puts(&text, t);
 		free(t);
-		return say_text(out, "stats: the KV cache", &text);
+		return say_text(out, _("stats: the KV cache"), &text);
 	}
 	w = parse_matrix(s, argv[1], out);
 	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
@@ -978,13 +985,13 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			norm += m->a[k] * m->a[k];
 			largest = fabs(m->a[k]) > largest ? fabs(m->a[k]) : largest;
 		}
-		strbuf_printf(&text, "norm %.6g  largest |entry| %.6g\n", sqrt(norm), largest);
+		strbuf_printf(&text, _("norm %.6g  largest |entry| %.6g\n"), sqrt(norm), largest);
 	}
 	if (s->compare_on && s->compare_attn != NULL) {
 		const Mat *c = attn_matrix(s->compare_attn, (AttnMatrix)w, head < s->compare_attn->heads ? head : 0);
 		char *label = text_escape(session_text(s, &l->compare_label), "");
 		if (c != NULL) {
-			strbuf_printf(&text, "compare (%s): ", label && label[0] ? label : "variant");
+			strbuf_printf(&text, _("compare (%s): "), label && label[0] ? label : _("variant"));
 			stats_line(&text, c);
 		}
 		free(label);
@@ -995,7 +1002,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 			text.oom = 1;
 		else {
 			stats_row_sums(m, sums);
-			strbuf_puts(&text, "row sums (1, or 0 for a row with no visible key):\n");
+			strbuf_puts(&text, _("row sums (1, or 0 for a row with no visible key):\n"));
 			for (i = 0; i < m->rows; i++) {
 				char *tok = labels_row(s->attn, (AttnMatrix)w, i);
 				strbuf_printf(&text, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
@@ -1004,9 +1011,9 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		}
 		free(sums);
 	}
-	strbuf_printf(&title, "stats: %s", matrix_name((AttnMatrix)w));
+	strbuf_printf(&title, _("stats: %s"), matrix_name((AttnMatrix)w));
 	if (matrix_per_head((AttnMatrix)w) && s->attn->heads > 1)
-		strbuf_printf(&title, " (head %d)", head);
+		strbuf_printf(&title, _(" (head %d)"), head);
 	if (title.oom) {
 		free(text.s);
 		free(title.s);
@@ -1023,7 +1030,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 static int check_out_path(const char *path, const char *cmd, CmdOut *out)
 {
 	if (path[0] == '\0' || strcmp(path, "-") == 0) {
-		say(out, MSG_ERROR, NULL, "%s: give a file name to write (attnviz --export … -o - prints to stdout)", cmd);
+		say(out, MSG_ERROR, NULL, _("%s: give a file name to write (attnviz --export … -o - prints to stdout)"), cmd);
 		return -1;
 	}
 	return 0;
@@ -1039,7 +1046,7 @@ static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
 
 	if (fmt < 0) {
 		safe = text_escape(argv[1], "");
-		say(out, MSG_ERROR, NULL, "export: unknown format \"%s\" (svg, csv, md, tex, json)", safe ? safe : "");
+		say(out, MSG_ERROR, NULL, _("export: unknown format \"%s\" (svg, csv, md, tex, json)"), safe ? safe : "");
 		free(safe);
 		return -1;
 	}
@@ -1062,10 +1069,10 @@ static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
 	if (fmt == EXPORT_CSV && t.whole_stage) {
 		AttnMatrix panes[STAGE_MAX_PANES];
 		int n = attn_stage_matrices(s->attn, t.stage, panes);
-		say(out, MSG_INFO, NULL, "wrote %s (the result of stage %s) as csv to %s", matrix_name(panes[n - 1]),
+		say(out, MSG_INFO, NULL, _("wrote %s (the result of stage %s) as csv to %s"), matrix_name(panes[n - 1]),
 		    stage_name(t.stage), safe ? safe : "");
 	} else
-		say(out, MSG_INFO, NULL, "wrote %s %s as %s to %s", t.whole_stage ? "stage" : "matrix",
+		say(out, MSG_INFO, NULL, t.whole_stage ? _("wrote stage %s as %s to %s") : _("wrote matrix %s as %s to %s"),
 		    t.whole_stage ? stage_name(t.stage) : matrix_name(t.matrix), export_format_name((ExportFormat)fmt),
 		    safe ? safe : "");
 	free(safe);
@@ -1089,7 +1096,7 @@ static int cmd_save(Session *s, int argc, char **argv, CmdOut *out)
 	}
 	free(data);
 	safe = text_escape(argv[1], "");
-	say(out, MSG_INFO, NULL, "saved the lesson with your edits to %s (attnviz %s opens it)", safe ? safe : "",
+	say(out, MSG_INFO, NULL, _("saved the lesson with your edits to %s (attnviz %s opens it)"), safe ? safe : "",
 	    safe ? safe : "");
 	free(safe);
 	return 0;
@@ -1114,113 +1121,113 @@ static int cmd_quit(Session *s, int argc, char **argv, CmdOut *out)
 const CmdEntry cmd_table[] = {
 	{ .name = "load", .arg = ARG_LESSON, .min_args = 1, .max_args = 1, .exec = cmd_load,
 	  .usage = "load FILE|NAME",
-	  .help = "open a lesson file, or a lesson by name (see lessons)" },
+	  .help = N_("open a lesson file, or a lesson by name (see lessons)") },
 	{ .name = "lessons", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_lessons,
 	  .usage = "lessons",
-	  .help = "list the lessons in teaching order: titles, \u2713 finished, quiz scores, where you are" },
+	  .help = N_("list the lessons in teaching order: titles, \u2713 finished, quiz scores, where you are") },
 	{ .name = "continue", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_continue,
 	  .usage = "continue",
-	  .help = "go back to where you left off (the lesson and step of your last run)" },
+	  .help = N_("go back to where you left off (the lesson and step of your last run)") },
 	{ .name = "reload", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_reload,
 	  .usage = "reload",
-	  .help = "load the current lesson again from its file (drops your edits)" },
+	  .help = N_("load the current lesson again from its file (drops your edits)") },
 	{ .name = "next", .alias = "n", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_next,
 	  .usage = "next",
-	  .help = "go to the next step" },
+	  .help = N_("go to the next step") },
 	{ .name = "prev", .alias = "p", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_prev,
 	  .usage = "prev",
-	  .help = "go back one step" },
+	  .help = N_("go back one step") },
 	{ .name = "first", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_first,
 	  .usage = "first",
-	  .help = "go to the first step" },
+	  .help = N_("go to the first step") },
 	{ .name = "last", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_last,
 	  .usage = "last",
-	  .help = "go to the last step" },
+	  .help = N_("go to the last step") },
 	{ .name = "step", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_step,
 	  .usage = "step N",
-	  .help = "go to step N of the walk" },
+	  .help = N_("go to step N of the walk") },
 	{ .name = "goto", .arg = ARG_STAGE, .min_args = 1, .max_args = 1, .exec = cmd_goto,
 	  .usage = "goto STAGE",
-	  .help = "show a stage (help goto lists them)" },
+	  .help = N_("show a stage (help goto lists them)") },
 	{ .name = "head", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_head,
 	  .usage = "head N",
-	  .help = "show head N (from 0)" },
+	  .help = N_("show head N (from 0)") },
 	{ .name = "layer", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_layer,
 	  .usage = "layer N|eN",
-	  .help = "show layer N (from 0) of a lesson with layers; eN: the encoder's layer N of an encoder\u2013decoder" },
+	  .help = N_("show layer N (from 0) of a lesson with layers; eN: the encoder's layer N of an encoder\u2013decoder") },
 	{ .name = "show", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_show,
 	  .usage = "show MATRIX [HEAD]",
-	  .help = "show a matrix (e.g. show weights 1)" },
+	  .help = N_("show a matrix (e.g. show weights 1)") },
 	{ .name = "explain", .alias = "ex", .arg = ARG_MATRIX, .min_args = 3, .max_args = 4, .exec = cmd_explain,
 	  .usage = "explain MATRIX ROW COL [HEAD]",
-	  .help = "show the arithmetic behind one cell" },
+	  .help = N_("show the arithmetic behind one cell") },
 	{ .name = "set", .arg = ARG_MATRIX, .min_args = 2, .max_args = 4, .exec = cmd_set,
 	  .usage = "set MATRIX[ROW][COL] VALUE",
-	  .help = "edit an input or a weight; everything after it is recomputed" },
+	  .help = N_("edit an input or a weight; everything after it is recomputed") },
 	{ .name = "mask", .arg = ARG_WORDS, .min_args = 1, .max_args = CMD_MANY, .exec = cmd_mask,
 	  .usage = "mask causal|none|window W|padding 1,1,0",
-	  .help = "change the mask" },
+	  .help = N_("change the mask") },
 	{ .name = "scale", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_scale,
 	  .usage = "scale on|off|VALUE",
-	  .help = "scale scores by 1/sqrt(d_k) (on), 1 (off) or a number" },
+	  .help = N_("scale scores by 1/sqrt(d_k) (on), 1 (off) or a number") },
 	{ .name = "heads", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_heads,
 	  .usage = "heads N",
-	  .help = "split Q, K and V into N heads (N must divide their columns)" },
+	  .help = N_("split Q, K and V into N heads (N must divide their columns)") },
 	{ .name = "jacobian", .arg = ARG_NONE, .min_args = 1, .max_args = 2, .exec = cmd_jacobian,
 	  .usage = "jacobian ROW [HEAD]",
-	  .help = "softmax's Jacobian diag(w) - w w^T for one row of the weights" },
+	  .help = N_("softmax's Jacobian diag(w) - w w^T for one row of the weights") },
 	{ .name = "train", .arg = ARG_NONE, .min_args = 1, .max_args = 2, .exec = cmd_train,
 	  .usage = "train STEPS [LR]",
-	  .help = "gradient descent on every weight and bias (lesson with \"backward\"; LR default 0.1)" },
+	  .help = N_("gradient descent on every weight and bias (lesson with \"backward\"; LR default 0.1)") },
 	{ .name = "answer", .alias = "a", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_answer,
 	  .usage = "answer VALUE",
-	  .help = "answer this step's question (a choice number or letter, or a number)" },
+	  .help = N_("answer this step's question (a choice number or letter, or a number)") },
 	{ .name = "skip", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_skip,
 	  .usage = "skip",
-	  .help = "skip this step's question and see the answer" },
+	  .help = N_("skip this step's question and see the answer") },
 	{ .name = "hint", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_hint,
 	  .usage = "hint",
-	  .help = "a hint for this step's question" },
+	  .help = N_("a hint for this step's question") },
 	{ .name = "compare", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_compare,
 	  .usage = "compare on|off",
-	  .help = "show the lesson's compare variant beside each result, differing cells marked" },
+	  .help = N_("show the lesson's compare variant beside each result, differing cells marked") },
 	{ .name = "stats", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_stats,
 	  .usage = "stats MATRIX|params|cache [HEAD]",
-	  .help = "mean, std, min, max of a matrix (weights: row sums); params: the parameter count; cache: the KV cache's bytes" },
+	  .help = N_("mean, std, min, max of a matrix (weights: row sums); params: the parameter count; cache: the KV cache's bytes") },
 	{ .name = "lang", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_lang,
 	  .usage = "lang en|zh",
-	  .help = "narration language: English or Chinese" },
+	  .help = N_("the language of the narration and the program's words: English or Chinese") },
 	{ .name = "export", .arg = ARG_WORDS, .min_args = 2, .max_args = 3, .exec = cmd_export,
 	  .usage = "export FORMAT [MATRIX|STAGE] PATH",
-	  .help = "write this stage (or a matrix, or another stage) as svg, csv, md, tex or json" },
+	  .help = N_("write this stage (or a matrix, or another stage) as svg, csv, md, tex or json") },
 	{ .name = "save", .arg = ARG_FILE, .min_args = 1, .max_args = 1, .exec = cmd_save,
 	  .usage = "save PATH",
-	  .help = "write this lesson with your edits as a lesson file" },
+	  .help = N_("write this lesson with your edits as a lesson file") },
 	/* Front-end commands (exec NULL: out->frontend runs them). */
 	{ .name = "source", .arg = ARG_FILE, .min_args = 1, .max_args = 1,
 	  .usage = "source FILE",
-	  .help = "run a demo script: one command a line, # comments, pause, wait SECONDS" },
+	  .help = N_("run a demo script: one command a line, # comments, pause, wait SECONDS") },
 	{ .name = "pause", .arg = ARG_NONE, .min_args = 0, .max_args = 0,
 	  .usage = "pause",
-	  .help = "in a demo script: wait for a key (the REPL: for Enter)" },
+	  .help = N_("in a demo script: wait for a key (the REPL: for Enter)") },
 	{ .name = "wait", .arg = ARG_NONE, .min_args = 1, .max_args = 1,
 	  .usage = "wait SECONDS",
-	  .help = "in a demo script: wait SECONDS (at most 600)" },
+	  .help = N_("in a demo script: wait SECONDS (at most 600)") },
 	{ .name = "play", .arg = ARG_NONE, .min_args = 0, .max_args = 1,
 	  .usage = "play [SECONDS]",
-	  .help = "step through the lesson every SECONDS (default 2); any key stops" },
+	  .help = N_("step through the lesson every SECONDS (default 2); any key stops") },
 	{ .name = "present", .arg = ARG_WORDS, .min_args = 1, .max_args = 1,
 	  .usage = "present on|off",
-	  .help = "presenter mode: larger cells, bigger narration, no key line" },
+	  .help = N_("presenter mode: larger cells, bigger narration, no key line") },
 	{ .name = "theme", .arg = ARG_WORDS, .min_args = 1, .max_args = 1,
 	  .usage = "theme NAME",
-	  .help = "colours: default projector light viridis blue-orange mono" },
+	  .help = N_("colours: default projector light viridis blue-orange mono") },
 	{ .name = "help", .alias = "?", .arg = ARG_COMMAND, .min_args = 0, .max_args = 1, .exec = cmd_help,
 	  .usage = "help [COMMAND]",
-	  .help = "list the commands, or explain one" },
+	  .help = N_("list the commands, or explain one") },
 	{ .name = "quit", .alias = "q", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_quit,
 	  .usage = "quit",
-	  .help = "leave attnviz" },
+	  .help = N_("leave attnviz") },
 	{ .name = NULL }
 };
 /* clang-format on */
@@ -1230,7 +1237,7 @@ static int usage(CmdOut *out, const char *name)
 	const CmdEntry *e;
 	for (e = cmd_table; e->name != NULL; e++)
 		if (strcmp(e->name, name) == 0)
-			say(out, MSG_ERROR, NULL, "usage: %s", e->usage);
+			say(out, MSG_ERROR, NULL, _("usage: %s"), e->usage);
 	return -1;
 }
 
@@ -1246,27 +1253,27 @@ static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 		{
 			/* A command that takes a stage or a matrix lists them, from the tables. */
 			StrBuf b = { 0 };
-			strbuf_printf(&b, "%s\n  %s%s%s\n", e->usage, e->help, e->alias ? "\n  also: " : "", e->alias ? e->alias : "");
+			strbuf_printf(&b, "%s\n  %s%s%s\n", e->usage, _(e->help), e->alias ? _("\n  also: ") : "", e->alias ? e->alias : "");
 			if (e->arg == ARG_STAGE)
 				for (int i = 0; i < STAGE_COUNT; i++) {
 					/* one line a name: the entry this lesson has where two share it (norm1 pre and post) */
 					const int k = s != NULL ? stage_lookup(&s->attn->shape, stage_name((Stage)i)) : stage_find(stage_name((Stage)i));
 					if (stage_find(stage_name((Stage)i)) != i)
 						continue;
-					strbuf_printf(&b, "  %-13s %s%s\n", stage_name((Stage)k), stage_kinds[k].what,
-					              s != NULL && !stage_present(&s->attn->shape, (Stage)k) ? " (not in this lesson)" : "");
+					strbuf_printf(&b, "  %-13s %s%s\n", stage_name((Stage)k), _(stage_kinds[k].what),
+					              s != NULL && !stage_present(&s->attn->shape, (Stage)k) ? _(" (not in this lesson)") : "");
 				}
 			if (e->arg == ARG_MATRIX)
 				for (int i = 0; i < AM_COUNT; i++)
 					if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
-						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), matrix_kinds[i].meaning,
-						              matrix_per_head((AttnMatrix)i) ? " (per head)" : "");
+						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), _(matrix_kinds[i].meaning),
+						              matrix_per_head((AttnMatrix)i) ? _(" (per head)") : "");
 			return say_text(out, e->name, &b);
 		}
 	}
 	for (e = cmd_table; e->name != NULL; e++)
-		strbuf_printf(&text, "%-32s %s\n", e->usage, e->help);
-	return say_text(out, "commands (a unique prefix is enough)", &text);
+		strbuf_printf(&text, "%-32s %s\n", e->usage, _(e->help));
+	return say_text(out, _("commands (a unique prefix is enough)"), &text);
 }
 
 /* ------------------------------------------------------------ dispatch */
@@ -1297,9 +1304,9 @@ const CmdEntry *cmd_find(const char *name, char **err)
 		char *cut = str_printf("%.40s%s", name, len > 40 ? "..." : "");
 		char *safe = cut != NULL ? text_escape(cut, "") : NULL;
 		if (matches == 0)
-			*err = str_printf("unknown command: %s (try help)", safe ? safe : "");
+			*err = str_printf(_("unknown command: %s (try help)"), safe ? safe : "");
 		else
-			*err = str_printf("ambiguous command: %s, could be: %s", safe ? safe : "", list.s ? list.s : "");
+			*err = str_printf(_("ambiguous command: %s, could be: %s"), safe ? safe : "", list.s ? list.s : "");
 		free(safe);
 		free(cut);
 	}
@@ -1391,7 +1398,7 @@ int cmd_run(Session *s, const char *line, CmdOut *out)
 	else if (out->frontend != NULL && out->frontend(out->ctx, e->name, argc, argv))
 		rc = 0;
 	else {
-		say(out, MSG_ERROR, NULL, "%s works only in the full-screen view", e->name);
+		say(out, MSG_ERROR, NULL, _("%s works only in the full-screen view"), e->name);
 		rc = -1;
 	}
 	cmd_free_words(argc, argv);

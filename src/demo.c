@@ -1,5 +1,6 @@
 /* demo.c: demo scripts parsed into command, pause and wait entries (no curses). */
 #include "demo.h"
+#include "i18n.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -67,7 +68,7 @@ demo_entry(const char *path, int lineno, char *text, DemoLine *e, char **err)
 		rest++;
 	if (word_is(text, "pause")) {
 		if (*rest != '\0' && *rest != '#') {
-			*err = str_printf("%s:%d: pause takes no argument", path, lineno);
+			*err = str_printf(_("%s:%d: pause takes no argument"), path, lineno);
 			return -1;
 		}
 		e->kind = DEMO_PAUSE;
@@ -91,7 +92,7 @@ demo_entry(const char *path, int lineno, char *text, DemoLine *e, char **err)
 				after++;
 			if (*after != '\0' && *after != '#') {
 				safe = text_escape(rest, "");
-				*err = str_printf("%s:%d: wait takes one number of seconds, got \"%s\"", path, lineno,
+				*err = str_printf(_("%s:%d: wait takes one number of seconds, got \"%s\""), path, lineno,
 				                  safe ? safe : "");
 				free(safe);
 				return -1;
@@ -102,7 +103,7 @@ demo_entry(const char *path, int lineno, char *text, DemoLine *e, char **err)
 	return 0;
 bad_wait:
 	safe = text_escape(rest, "");
-	*err = str_printf("%s:%d: wait: expected seconds from 0 to %g, got \"%s\"", path, lineno, DEMO_MAX_WAIT,
+	*err = str_printf(_("%s:%d: wait: expected seconds from 0 to %g, got \"%s\""), path, lineno, DEMO_MAX_WAIT,
 	                 safe ? safe : "");
 	free(safe);
 	return -1;
@@ -135,11 +136,11 @@ demo_parse(const char *path, const char *buf, size_t len, char **err)
 		if (a == b || buf[a] == '#')
 			continue;
 		if (memchr(buf + a, '\0', b - a) != NULL) {
-			*err = str_printf("%s:%d: a NUL byte (is this a text file?)", d->path, lineno);
+			*err = str_printf(_("%s:%d: a NUL byte (is this a text file?)"), d->path, lineno);
 			goto fail;
 		}
 		if (d->n == DEMO_MAX_LINES) {
-			*err = str_printf("%s:%d: more than %d lines (DEMO_MAX_LINES)", d->path, lineno, DEMO_MAX_LINES);
+			*err = str_printf(_("%s:%d: more than %d lines (DEMO_MAX_LINES)"), d->path, lineno, DEMO_MAX_LINES);
 			goto fail;
 		}
 		if (d->n == cap) {
@@ -160,7 +161,7 @@ demo_parse(const char *path, const char *buf, size_t len, char **err)
 	}
 	return d;
 oom:
-	*err = str_printf("%s: out of memory", path ? path : "demo");
+	*err = str_printf(_("%s: out of memory"), path ? path : "demo");
 fail:
 	demo_free(d);
 	return NULL;

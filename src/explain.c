@@ -1,5 +1,6 @@
 /* explain.c: the arithmetic behind any cell, with the lesson's own numbers. */
 #include "explain.h"
+#include "i18n.h"
 #include "backward.h"
 
 #include <math.h>
@@ -49,7 +50,7 @@ static double explain_terms(StrBuf *b, const double *x, size_t xs, const double 
 			              num(x2, y[(size_t)t * ys], utf8));
 	}
 	if (len > MAX_TERMS)
-		strbuf_printf(b, " + \u2026 (%d terms in all)", len);
+		strbuf_printf(b, _(" + \u2026 (%d terms in all)"), len);
 	strbuf_printf(b, "\n= %s\n", num(x1, sum, utf8));
 	return sum;
 }
@@ -58,7 +59,7 @@ static double explain_terms(StrBuf *b, const double *x, size_t xs, const double 
 static double explain_product(StrBuf *b, const Mat *A, int row, const Mat *B, int col, int utf8, const char *aname,
                               const char *bname)
 {
-	strbuf_printf(b, "= %s row %d %s %s column %d\n", aname, row, sym(utf8, "\u00b7", "."), bname, col);
+	strbuf_printf(b, _("= %s row %d %s %s column %d\n"), aname, row, sym(utf8, "\u00b7", "."), bname, col);
 	return explain_terms(b, &A->a[(size_t)row * (size_t)A->cols], 1, &B->a[col], (size_t)B->cols, A->cols, utf8);
 }
 
@@ -72,7 +73,7 @@ static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 	int c;
 
 	if (l->score == SCORE_ADDITIVE) {
-		strbuf_printf(b, "additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= ", sym(utf8, "\u03a3", "sum"),
+		strbuf_printf(b, _("additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= "), sym(utf8, "\u03a3", "sum"),
 		        sym(utf8, "\u00b7", "*"));
 		for (c = 0; c < l->d_k; c++) {
 			const double q = MAT_AT(*Q, i, h * l->d_k + c), k = MAT_AT(*K, j, kc + c);
@@ -83,14 +84,14 @@ static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 				        num(x2, q, utf8), num(x3, k, utf8));
 		}
 		if (l->d_k > MAX_TERMS)
-			strbuf_printf(b, " + … (%d terms in all)", l->d_k);
+			strbuf_printf(b, _(" + … (%d terms in all)"), l->d_k);
 		strbuf_printf(b, "\n= %s\n", num(x4, sum, utf8));
 		return;
 	}
-	strbuf_printf(b, "score = q_%d %s k_%d  (query row %d of %s, key row %d of %s%s)\n", i, sym(utf8, "\u00b7", "."), j, i,
-	              l->rope ? "Q_rot" : "Q", j, l->rope ? "K_rot" : "K", a->heads > 1 ? ", this head's columns" : "");
+	strbuf_printf(b, _("score = q_%d %s k_%d  (query row %d of %s, key row %d of %s%s)\n"), i, sym(utf8, "\u00b7", "."), j, i,
+	              l->rope ? "Q_rot" : "Q", j, l->rope ? "K_rot" : "K", a->heads > 1 ? _(", this head's columns") : "");
 	if (a->kv_heads < a->heads)
-		strbuf_printf(b, "(query head %d shares key/value head %d with %d other heads)\n", h, kc / l->d_k,
+		strbuf_printf(b, _("(query head %d shares key/value head %d with %d other heads)\n"), h, kc / l->d_k,
 		              a->heads / a->kv_heads - 1);
 	explain_terms(b, &Q->a[(size_t)i * Q->cols + (size_t)h * l->d_k], 1, &K->a[(size_t)j * K->cols + kc], 1, l->d_k,
 	              utf8);
@@ -107,8 +108,8 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 	for (t = 0; t < l->m; t++)
 		max = fmax(max, MAT_AT(hd->masked, i, t));
 	if (max == -INFINITY) {
-		strbuf_printf(b, "every key of row %d is masked: there is nothing to attend to,\n"
-		           "so its weights (and its output row) are 0 rather than 0/0.\n", i);
+		strbuf_printf(b, _("every key of row %d is masked: there is nothing to attend to,\n"
+		           "so its weights (and its output row) are 0 rather than 0/0.\n"), i);
 		return;
 	}
 	for (t = 0; t < l->m; t++) {
@@ -116,7 +117,7 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 		if (s != -INFINITY)
 			sum += exp(s - max);
 	}
-	strbuf_printf(b, "weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n", i, j,
+	strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
 	        sym(utf8, "\u2212", "-"), sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u2212", "-"), i, num(x1, max, utf8));
 	for (t = 0; t < l->m && t < MAX_TERMS; t++) {
 		const double s = MAT_AT(hd->masked, i, t);
@@ -124,18 +125,18 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 		strbuf_printf(b, "  %s ", t == j ? "->" : "  ");
 		buf_label(b, lab);
 		if (s == -INFINITY)
-			strbuf_printf(b, ": exp(%s) = 0  (masked)\n", sym(utf8, "-\u221e", "-inf"));
+			strbuf_printf(b, _(": exp(%s) = 0  (masked)\n"), sym(utf8, "-\u221e", "-inf"));
 		else
 			strbuf_printf(b, ": exp(%s %s %s) = %s\n", num(x1, s, utf8), sym(utf8, "\u2212", "-"), num(x2, max, utf8),
 			        num(x3, exp(s - max), utf8));
 	}
 	if (l->m > MAX_TERMS)
-		strbuf_printf(b, "  … (%d keys in all)\n", l->m);
+		strbuf_printf(b, _("  … (%d keys in all)\n"), l->m);
 	{
 		const double s = MAT_AT(hd->masked, i, j);
 		const double e = s == -INFINITY ? 0.0 : exp(s - max);
 		char x4[32];
-		strbuf_printf(b, "sum = %s\nweight = %s / %s = %s\n", num(x1, sum, utf8), num(x2, e, utf8), num(x3, sum, utf8),
+		strbuf_printf(b, _("sum = %s\nweight = %s / %s = %s\n"), num(x1, sum, utf8), num(x2, e, utf8), num(x3, sum, utf8),
 		        num(x4, MAT_AT(hd->weights, i, j), utf8));
 	}
 }
@@ -144,7 +145,7 @@ static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int 
 {
 	const Lesson *l = a->lesson;
 
-	strbuf_printf(b, "output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n",
+	strbuf_printf(b, _("output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n"),
 	              sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u00b7", "*"), c, i, c);
 	explain_terms(b, &a->head[h].weights.a[(size_t)i * l->m], 1,
 	              &a->V.a[(size_t)shape_kv_head(&a->shape, h) * l->d_v + c], (size_t)a->V.cols, l->m, utf8);
@@ -183,11 +184,11 @@ static void explain_given(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 {
 	(void)a, (void)h, (void)utf8;
 	if (matrix_kinds[which].flags & MF_PARAM)
-		strbuf_printf(b, "a weight, as the lesson gives it: a learned parameter in a real model.\n"
-		                 "Change it with `set %s[%d][%d] VALUE` and watch everything after it change.\n",
+		strbuf_printf(b, _("a weight, as the lesson gives it: a learned parameter in a real model.\n"
+		                 "Change it with `set %s[%d][%d] VALUE` and watch everything after it change.\n"),
 		              matrix_name(which), i, j);
 	else
-		strbuf_printf(b, "an input number, as the lesson gives it (or its generator made it).\n");
+		strbuf_printf(b, _("an input number, as the lesson gives it (or its generator made it).\n"));
 }
 
 static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -199,7 +200,7 @@ static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h
 	(void)h;
 	if (which == AM_PE || which == AM_PE_SRC) {
 		const int even = j - j % 2, width = source ? l->d_src : l->d_model;
-		strbuf_printf(b, "%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n", j % 2 ? "cos" : "sin", even, width, i,
+		strbuf_printf(b, _("%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n"), j % 2 ? "cos" : "sin", even, width, i,
 		              j % 2 ? "cos" : "sin", num(x1, i / pow(10000.0, (double)even / width), utf8));
 		return;
 	}
@@ -207,7 +208,7 @@ static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h
 		const Mat *in = source ? &l->source_input : &l->input;
 		const Mat *pe = source ? &a->PE_src : &a->PE;
 		if (mat_empty(pe))
-			strbuf_printf(b, "the input itself (no positional encoding).\n");
+			strbuf_printf(b, _("the input itself (no positional encoding).\n"));
 		else
 			strbuf_printf(b, "= input + PE = %s + %s\n", num(x1, MAT_AT(*in, i, j), utf8), num(x2, MAT_AT(*pe, i, j), utf8));
 	}
@@ -229,7 +230,7 @@ static void explain_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 	explain_bias(b, q ? &l->b_q : which == AM_K ? &l->b_k : &l->b_v, q ? "b_q" : which == AM_K ? "b_k" : "b_v", j,
 	             sum, utf8);
 	if (a->heads > 1)
-		strbuf_printf(b, "(column %d belongs to head %d)\n", j, j / width);
+		strbuf_printf(b, _("(column %d belongs to head %d)\n"), j, j / width);
 }
 
 static void explain_scores(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -244,14 +245,14 @@ static void explain_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 	char x1[32], x2[32];
 
 	(void)which;
-	strbuf_printf(b, "= score %s factor = %s %s %s", sym(utf8, "\u00d7", "*"), num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
+	strbuf_printf(b, _("= score %s factor = %s %s %s"), sym(utf8, "\u00d7", "*"), num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
 	              sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
 	if (l->scale == SCALE_SQRT_DK)
 		strbuf_printf(b, "  (1/%s%d: d_k = %d)\n", sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
 	else if (l->scale == SCALE_NONE)
-		strbuf_printf(b, "  (this lesson does not scale)\n");
+		strbuf_printf(b, _("  (this lesson does not scale)\n"));
 	else
-		strbuf_printf(b, "  (the lesson's own factor)\n");
+		strbuf_printf(b, _("  (the lesson's own factor)\n"));
 }
 
 static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -261,17 +262,17 @@ static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 	(void)which, (void)h;
 	if (a->visible[(size_t)i * l->m + j]) {
-		strbuf_printf(b, "query %d may see key %d, so the %s score passes through unchanged.\n", i, j,
+		strbuf_printf(b, _("query %d may see key %d, so the %s score passes through unchanged.\n"), i, j,
 		              l->alibi ? "biased" : "scaled");
 		return;
 	}
-	strbuf_printf(b, "query %d may not see key %d (%s mask), so the cell becomes %s\n", i, j,
-	              l->mask == MASK_CAUSAL ? "causal: a later token"
-	              : l->mask == MASK_PADDING ? "padding"
-	              : l->mask == MASK_WINDOW ? (j > i ? "window: a later token" : "window: too far back")
-	              : l->mask == MASK_LIST ? "one of the list's" : "the lesson's",
-	              l->mask_fill_inf ? sym(utf8, "-\u221e: exp(-\u221e) = 0, no weight at all.", "-inf: exp(-inf) = 0, no weight at all.")
-	                               : "the fill value; it still gets exp(fill - max) of the weight.");
+	strbuf_printf(b, _("query %d may not see key %d (%s mask), so the cell becomes %s\n"), i, j,
+	              l->mask == MASK_CAUSAL ? _("causal: a later token")
+	              : l->mask == MASK_PADDING ? _("padding")
+	              : l->mask == MASK_WINDOW ? (j > i ? _("window: a later token") : _("window: too far back"))
+	              : l->mask == MASK_LIST ? _("one of the list's") : _("the lesson's"),
+	              l->mask_fill_inf ? sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
+	                               : _("the fill value; it still gets exp(fill - max) of the weight."));
 	if (!l->mask_fill_inf)
 		strbuf_printf(b, "(mask_fill = %s)\n", num(x1, l->mask_fill, utf8));
 }
@@ -293,7 +294,7 @@ static void explain_concat(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const int dv = a->lesson->d_v;
 
 	(void)which, (void)h, (void)i, (void)utf8;
-	strbuf_printf(b, "column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n", j,
+	strbuf_printf(b, _("column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n"), j,
 	              j % dv, j / dv, j / dv, (j / dv) * dv, (j / dv + 1) * dv - 1);
 }
 
@@ -303,7 +304,7 @@ static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 
 	(void)which, (void)h;
 	if (mat_empty(&l->W_o))
-		strbuf_printf(b, "no W_o in this lesson: the output is concat itself.\n");
+		strbuf_printf(b, _("no W_o in this lesson: the output is concat itself.\n"));
 	else {
 		const double sum = explain_product(b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o");
 		explain_bias(b, &l->b_o, "b_o", j, sum, utf8);
@@ -327,7 +328,7 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, const Mat *in, const Mat
 	}
 	var /= d;
 	if (rms) {
-		strbuf_printf(b, "RMSNorm of row %d of %s: mean(x%s) = %s over its %d numbers\n", i, mat_label(a, in),
+		strbuf_printf(b, _("RMSNorm of row %d of %s: mean(x%s) = %s over its %d numbers\n"), i, mat_label(a, in),
 		              sym(utf8, "\u00b2", "^2"), num(x1, var, utf8), d);
 		out = MAT_AT(*in, i, j) / sqrt(var + eps) * gamma->a[j];
 		strbuf_printf(b, "= x / %s(mean(x%s) + %s) %s %s = %s / %s(%s + %s) %s %s\n= %s\n", sym(utf8, "\u221a", "sqrt"),
@@ -337,7 +338,7 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, const Mat *in, const Mat
 		              num(x5, out, utf8));
 		return;
 	}
-	strbuf_printf(b, "LayerNorm of row %d of %s: %s = %s, %s = %s (the biased variance, over its %d numbers)\n", i,
+	strbuf_printf(b, _("LayerNorm of row %d of %s: %s = %s, %s = %s (the biased variance, over its %d numbers)\n"), i,
 	              mat_label(a, in), sym(utf8, "\u03bc", "mean"), num(x1, mean, utf8), sym(utf8, "\u03c3\u00b2", "var"),
 	              num(x2, var, utf8), d);
 	out = (MAT_AT(*in, i, j) - mean) / sqrt(var + eps) * gamma->a[j] + (mat_empty(beta) ? 0.0 : beta->a[j]);
@@ -373,8 +374,8 @@ static void explain_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 	(void)h;
 	if (which == AM_NORM1_STATS || which == AM_NORM2_STATS) {
-		strbuf_printf(b, "%s of row %d of %s, before the norm\n", j == 0 ? (rms ? "mean of squares" : "mean")
-		              : (rms ? "RMS = sqrt(mean of squares + eps)" : "variance (biased)"), i,
+		strbuf_printf(b, _("%s of row %d of %s, before the norm\n"), j == 0 ? (rms ? _("mean of squares") : _("mean"))
+		              : (rms ? _("RMS = sqrt(mean of squares + eps)") : _("variance (biased)")), i,
 		              mat_label(a, norm_input(a, which, st)));
 		return;
 	}
@@ -389,8 +390,8 @@ static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 	char x1[32], x2[32];
 
 	(void)h;
-	strbuf_printf(b, "= %s + %s = %s + %s: the residual keeps the rows it started from\n", mat_label(a, x),
-	              one ? "output (the attention's)" : "ffn_out", num(x1, MAT_AT(*x, i, j), utf8),
+	strbuf_printf(b, _("= %s + %s = %s + %s: the residual keeps the rows it started from\n"), mat_label(a, x),
+	              one ? _("output (the attention's)") : "ffn_out", num(x1, MAT_AT(*x, i, j), utf8),
 	              num(x2, MAT_AT(*y, i, j), utf8));
 }
 
@@ -405,7 +406,7 @@ static void explain_ffn_hidden(StrBuf *b, const Attn *a, AttnMatrix which, int h
 
 	(void)h;
 	explain_bias(b, gate ? &bl->b_3 : &bl->b_1, gate ? "b_3" : "b_1", j, sum, utf8);
-	strbuf_printf(b, "(the FFN reads row %d alone: no other token enters)\n", i);
+	strbuf_printf(b, _("(the FFN reads row %d alone: no other token enters)\n"), i);
 }
 
 static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -453,31 +454,31 @@ static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int 
 	switch (which) {
 	case AM_D_OUTPUT:
 		if (l->backward == BACKWARD_TARGET && a->nlayers == 0 && !l->block.present)
-			strbuf_printf(b, "the loss is L = \u00bd \u03a3 (output \u2212 target)\u00b2, so \u2202L/\u2202output = output \u2212 target\n"
-			                 "= %s \u2212 %s\n", num(x1, MAT_AT(a->output, i, j), utf8), num(x2, MAT_AT(l->target, i, j), utf8));
+			strbuf_printf(b, _("the loss is L = \u00bd \u03a3 (output \u2212 target)\u00b2, so \u2202L/\u2202output = output \u2212 target\n"
+			                 "= %s \u2212 %s\n"), num(x1, MAT_AT(a->output, i, j), utf8), num(x2, MAT_AT(l->target, i, j), utf8));
 		else if (l->backward == BACKWARD_DOUTPUT && a->nlayers == 0 && !l->block.present)
-			strbuf_printf(b, "given by the lesson (\"dOutput\"): L = \u03a3 dOutput \u2299 output\n");
+			strbuf_printf(b, _("given by the lesson (\"dOutput\"): L = \u03a3 dOutput \u2299 output\n"));
 		else
-			strbuf_printf(b, "the gradient the rest of the block sends back to the attention's output (residual1's)\n");
+			strbuf_printf(b, _("the gradient the rest of the block sends back to the attention's output (residual1's)\n"));
 		break;
 	case AM_D_CONCAT:
 		if (mat_empty(&l->W_o)) {
-			strbuf_printf(b, "no W_o: output is concat itself, so dconcat = doutput\n");
+			strbuf_printf(b, _("no W_o: output is concat itself, so dconcat = doutput\n"));
 			break;
 		}
-		strbuf_printf(b, "dconcat[%d][%d] = \u03a3_t doutput[%d][t] %s W_o[%d][t]  (row %d of doutput, row %d of W_o)\n", i, j, i,
+		strbuf_printf(b, _("dconcat[%d][%d] = \u03a3_t doutput[%d][t] %s W_o[%d][t]  (row %d of doutput, row %d of W_o)\n"), i, j, i,
 		              sym(utf8, "\u00d7", "*"), j, i, j);
 		explain_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &l->W_o.a[(size_t)j * l->W_o.cols], 1,
 		              g->output.cols, utf8);
 		break;
 	case AM_D_W_O:
-		strbuf_printf(b, "dW_o[%d][%d] = \u03a3_i concat[i][%d] %s doutput[i][%d]  (column %d of concat, column %d of doutput)\n", i,
+		strbuf_printf(b, _("dW_o[%d][%d] = \u03a3_i concat[i][%d] %s doutput[i][%d]  (column %d of concat, column %d of doutput)\n"), i,
 		              j, i, sym(utf8, "\u00d7", "*"), j, i, j);
 		explain_terms(b, &a->concat.a[i], (size_t)a->concat.cols, &g->output.a[j], (size_t)g->output.cols, a->concat.rows,
 		              utf8);
 		break;
 	default: /* dweighted: head h's columns of dconcat */
-		strbuf_printf(b, "head %d's output filled columns %d..%d of concat: dweighted[%d][%d] = dconcat[%d][%d]\n", h,
+		strbuf_printf(b, _("head %d's output filled columns %d..%d of concat: dweighted[%d][%d] = dconcat[%d][%d]\n"), h,
 		              h * l->d_v, (h + 1) * l->d_v - 1, i, j, i, h * l->d_v + j);
 		break;
 	}
@@ -491,12 +492,12 @@ static void explain_back_weighted(StrBuf *b, const Attn *a, AttnMatrix which, in
 
 	if (which == AM_D_V) {
 		const int hh = j / dv, c = j % dv;
-		strbuf_printf(b, "dV[%d][%d] = \u03a3_i weights[i][%d] %s dweighted[i][%d]  (head %d: how much each query drew on value %d)\n",
+		strbuf_printf(b, _("dV[%d][%d] = \u03a3_i weights[i][%d] %s dweighted[i][%d]  (head %d: how much each query drew on value %d)\n"),
 		              i, j, i, sym(utf8, "\u00d7", "*"), c, hh, i);
 		explain_terms(b, &a->head[hh].weights.a[i], (size_t)l->m, &g->head[hh].weighted.a[c], (size_t)dv, l->n, utf8);
 		return;
 	}
-	strbuf_printf(b, "dweights[%d][%d] = \u03a3_c dweighted[%d][c] %s V[%d][c]  (this head's columns of V)\n", i, j, i,
+	strbuf_printf(b, _("dweights[%d][%d] = \u03a3_c dweighted[%d][c] %s V[%d][c]  (this head's columns of V)\n"), i, j, i,
 	              sym(utf8, "\u00d7", "*"), j);
 	explain_terms(b, &g->head[h].weighted.a[(size_t)i * dv], 1, &a->V.a[(size_t)j * a->V.cols + (size_t)h * dv], 1, dv,
 	              utf8);
@@ -512,17 +513,17 @@ static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int
 	(void)which;
 	for (int k = 0; k < m; k++)
 		dot += w[k] * dw[k];
-	strbuf_printf(b, "through softmax: dmasked_ij = w_ij %s (dweights_ij %s \u03a3_k w_ik dweights_ik)\n", sym(utf8, "\u00d7", "*"),
+	strbuf_printf(b, _("through softmax: dmasked_ij = w_ij %s (dweights_ij %s \u03a3_k w_ik dweights_ik)\n"), sym(utf8, "\u00d7", "*"),
 	              sym(utf8, "\u2212", "-"));
-	strbuf_printf(b, "\u03a3_k w_%dk dweights_%dk = %s (row %d's weighted average pull)\n", i, i, num(x1, dot, utf8), i);
+	strbuf_printf(b, _("\u03a3_k w_%dk dweights_%dk = %s (row %d's weighted average pull)\n"), i, i, num(x1, dot, utf8), i);
 	strbuf_printf(b, "= %s %s (%s %s %s)\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j], utf8),
 	              sym(utf8, "\u2212", "-"), num(x3, dot, utf8));
 	strbuf_printf(b, "= %s %s %s = %s\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j] - dot, utf8),
 	              num(x4, w[j] * (dw[j] - dot), utf8));
 	if (w[j] == 0.0)
-		strbuf_printf(b, "(a weight of 0 passes nothing back)\n");
+		strbuf_printf(b, _("(a weight of 0 passes nothing back)\n"));
 	else
-		strbuf_printf(b, "(the Jacobian's diagonal is w(1 %s w) = %s: near 0 when w is near 0 or 1)\n", sym(utf8, "\u2212", "-"),
+		strbuf_printf(b, _("(the Jacobian's diagonal is w(1 %s w) = %s: near 0 when w is near 0 or 1)\n"), sym(utf8, "\u2212", "-"),
 		              num(x1, w[j] * (1 - w[j]), utf8));
 }
 
@@ -530,9 +531,9 @@ static void explain_back_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h,
 {
 	(void)which, (void)h, (void)utf8;
 	if (a->visible[(size_t)i * a->lesson->m + j])
-		strbuf_printf(b, "query %d may see key %d: the gradient passes through, dscaled = dmasked\n", i, j);
+		strbuf_printf(b, _("query %d may see key %d: the gradient passes through, dscaled = dmasked\n"), i, j);
 	else
-		strbuf_printf(b, "query %d may not see key %d: the cell was set to the fill, a constant, so nothing flows back: 0\n",
+		strbuf_printf(b, _("query %d may not see key %d: the cell was set to the fill, a constant, so nothing flows back: 0\n"),
 		              i, j);
 }
 
@@ -553,15 +554,15 @@ static void explain_back_scores(StrBuf *b, const Attn *a, AttnMatrix which, int 
 
 	(void)h;
 	if (l->score == SCORE_ADDITIVE) {
-		strbuf_printf(b, "through the additive score: \u03a3 over the %s of dscores %s w_e[c](1 %s tanh\u00b2(q + k))\n",
-		              which == AM_D_Q ? "keys" : "queries", sym(utf8, "\u00d7", "*"), sym(utf8, "\u2212", "-"));
+		strbuf_printf(b, _("through the additive score: \u03a3 over the %s of dscores %s w_e[c](1 %s tanh\u00b2(q + k))\n"),
+		              which == AM_D_Q ? _("keys") : _("queries"), sym(utf8, "\u00d7", "*"), sym(utf8, "\u2212", "-"));
 		return;
 	}
 	if (which == AM_D_Q) {
-		strbuf_printf(b, "dQ[%d][%d] = \u03a3_j dscores_%dj %s K[j][%d]  (head %d)\n", i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
+		strbuf_printf(b, _("dQ[%d][%d] = \u03a3_j dscores_%dj %s K[j][%d]  (head %d)\n"), i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
 		explain_terms(b, &ds->a[(size_t)i * l->m], 1, &a->K.a[j], (size_t)a->K.cols, l->m, utf8);
 	} else {
-		strbuf_printf(b, "dK[%d][%d] = \u03a3_i dscores_i%d %s Q[i][%d]  (head %d)\n", i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
+		strbuf_printf(b, _("dK[%d][%d] = \u03a3_i dscores_i%d %s Q[i][%d]  (head %d)\n"), i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
 		explain_terms(b, &ds->a[i], (size_t)l->m, &a->Q.a[j], (size_t)a->Q.cols, l->n, utf8);
 	}
 	(void)c;
@@ -578,7 +579,7 @@ static void explain_back_project(StrBuf *b, const Attn *a, AttnMatrix which, int
 	if (which == AM_D_X) {
 		strbuf_printf(b, "dX[%d][%d] = \u03a3_c dQ[%d][c] W_q[%d][c] + \u03a3_c dK[%d][c] W_k[%d][c] + \u03a3_c dV[%d][c] W_v[%d][c]\n",
 		              i, j, i, j, i, j, i, j);
-		strbuf_printf(b, "the first sum:\n");
+		strbuf_printf(b, _("the first sum:\n"));
 		explain_terms(b, &g->Q.a[(size_t)i * g->Q.cols], 1, &l->W_q.a[(size_t)j * l->W_q.cols], 1, g->Q.cols, utf8);
 		return;
 	}
@@ -602,7 +603,7 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
 
 	(void)h;
-	strbuf_printf(b, "RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n", i, ca, cb,
+	strbuf_printf(b, _("RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n"), i, ca, cb,
 	              matrix_name(which == AM_Q_ROT ? AM_Q : AM_K), pair);
 	strbuf_printf(b, "%s = %d %s %s^(%s2%s%d/%d) = %s rad\n", sym(utf8, "\u03b8", "theta"), i, sym(utf8, "\u00d7", "*"),
 	              num(x1, l->rope_base, utf8), sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), pair, dk,
@@ -617,7 +618,7 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		              sym(utf8, "\u03b8", "t"), num(x1, x, utf8), sym(utf8, "\u00b7", "*"), num(x2, sin(theta), utf8),
 		              num(x3, y, utf8), sym(utf8, "\u00b7", "*"), num(x4, cos(theta), utf8),
 		              num(x5, x * sin(theta) + y * cos(theta), utf8));
-	strbuf_printf(b, "(a rotation keeps the pair's length; q%sk then depends on the two positions only through their distance)\n",
+	strbuf_printf(b, _("(a rotation keeps the pair's length; q%sk then depends on the two positions only through their distance)\n"),
 	              sym(utf8, "\u00b7", "."));
 }
 
@@ -628,7 +629,7 @@ static void explain_alibi(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 	const double bias = MAT_AT(a->head[h].bias, i, j);
 	char x1[32], x2[32], x3[32];
 
-	strbuf_printf(b, "bias = %sslope %s |i %s j| = %s%s %s %d = %s  (head %d's slope; keys %d apart)\n",
+	strbuf_printf(b, _("bias = %sslope %s |i %s j| = %s%s %s %d = %s  (head %d's slope; keys %d apart)\n"),
 	              sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), sym(utf8, "\u2212", "-"), sym(utf8, "\u2212", "-"),
 	              num(x1, a->slopes[h], utf8), sym(utf8, "\u00d7", "*"), d, num(x2, bias, utf8), h, d);
 	if (which == AM_BIASED)
@@ -646,19 +647,19 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 	const int k0 = kb * bk, k1 = k0 + bk < l->m ? k0 + bk : l->m;
 	char x1[32], x2[32], x3[32], x4[32];
 
-	strbuf_printf(b, "row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n", i, i / bq, i / bq * bq,
+	strbuf_printf(b, _("row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n"), i, i / bq, i / bq * bq,
 	              (i / bq + 1) * bq < l->n ? (i / bq + 1) * bq - 1 : l->n - 1, kb, k0, k1 - 1);
 	if (which == AM_FLASH_OUT) {
 		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
 		if (ll > 0)
-			strbuf_printf(b, "out = O / l after the last tile = %s / %s = %s  (weighted[%d][%d] = %s)\n", num(x1, O, utf8),
+			strbuf_printf(b, _("out = O / l after the last tile = %s / %s = %s  (weighted[%d][%d] = %s)\n"), num(x1, O, utf8),
 			              num(x2, ll, utf8), num(x3, O / ll, utf8), i, j, num(x4, MAT_AT(hd->weighted, i, j), utf8));
 		else
-			strbuf_printf(b, "row %d saw no key (l = 0): its output is 0\n", i);
+			strbuf_printf(b, _("row %d saw no key (l = 0): its output is 0\n"), i);
 		return;
 	}
 	if (attn_flash_skipped(a, i / bq, kb)) {
-		strbuf_printf(b, "the mask hides this whole tile, so it is skipped: the state is what it was before\n");
+		strbuf_printf(b, _("the mask hides this whole tile, so it is skipped: the state is what it was before\n"));
 		return;
 	}
 	{
@@ -671,7 +672,7 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 		strbuf_printf(b, ") = %s\n", num(x3, m_after, utf8));
 		if (which == AM_FLASH_M)
 			return;
-		strbuf_printf(b, "rescale by e^(m %s m') = %s\n", sym(utf8, "\u2212", "-"), num(x1, alpha, utf8));
+		strbuf_printf(b, _("rescale by e^(m %s m') = %s\n"), sym(utf8, "\u2212", "-"), num(x1, alpha, utf8));
 		if (which == AM_FLASH_L) {
 			strbuf_printf(b, "l' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"), num(x2, l_before, utf8));
 			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
@@ -703,29 +704,29 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	case AM_DEC_Q:
 	case AM_CACHE_K:
 	case AM_CACHE_V:
-		strbuf_printf(b, "made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n", t, t,
-		              which != AM_CACHE_V && l->rope ? ", then turned by RoPE at its position" : "",
+		strbuf_printf(b, _("made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n"), t, t,
+		              which != AM_CACHE_V && l->rope ? _(", then turned by RoPE at its position") : "",
 		              which == AM_DEC_Q ? (l->rope ? "Q_rot" : "Q") : which == AM_CACHE_K ? (l->rope ? "K_rot" : "K") : "V",
 		              t, j,
 		              num(x1, MAT_AT(*(which == AM_DEC_Q ? (l->rope ? &a->Q_rot : &a->Q)
 		                               : which == AM_CACHE_K ? (l->rope ? &a->K_rot : &a->K) : &a->V), t, j), utf8));
 		if (which != AM_DEC_Q)
-			strbuf_printf(b, "it stays in the cache for the steps after it%s\n",
-			              window > 0 ? " while it is inside the window" : "");
+			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"),
+			              window > 0 ? _(" while it is inside the window") : "");
 		return;
 	case AM_DEC_SCORES:
 	case AM_DEC_WEIGHTS:
 		if (!attn_in_cache(t, j, window)) {
-			strbuf_printf(b, "key %d is not in step %d's cache (%s)\n", j, t,
-			              j > t ? "it has not been generated yet" : "the rolling cache dropped it");
+			strbuf_printf(b, _("key %d is not in step %d's cache (%s)\n"), j, t,
+			              j > t ? _("it has not been generated yet") : _("the rolling cache dropped it"));
 			return;
 		}
 		if (which == AM_DEC_SCORES) {
-			strbuf_printf(b, "score = q_%d %s cached k_%d (key/value head %d)\n", t, sym(utf8, "\u00b7", "."), j, kh);
+			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, sym(utf8, "\u00b7", "."), j, kh);
 			explain_terms(b, &MAT_AT(a->dec_q, t, h * l->d_k), 1, &MAT_AT(a->cache_K, j, kh * l->d_k), 1, l->d_k, utf8);
 		} else
-			strbuf_printf(b, "softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
-			                 "computation's weights[%d][%d] = %s\n", t - lo + 1, lo, t, l->alibi ? ", biased" : "", t, j,
+			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
+			                 "computation's weights[%d][%d] = %s\n"), t - lo + 1, lo, t, l->alibi ? _(", biased") : "", t, j,
 			              num(x1, MAT_AT(a->head[h].weights, t, j), utf8));
 		return;
 	case AM_DEC_WEIGHTED:
@@ -735,7 +736,7 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
 		return;
 	default:
-		strbuf_printf(b, "step %d's row; the full computation's row %d holds %s\n", t, t,
+		strbuf_printf(b, _("step %d's row; the full computation's row %d holds %s\n"), t, t,
 		              num(x2, MAT_AT(*(which == AM_DEC_OUTPUT ? &a->output : attn_block_output(a)), t, j), utf8));
 		return;
 	}
@@ -786,21 +787,21 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 
 	*err = NULL;
 	if (m == NULL) {
-		*err = strdup(which >= 0 && which < AM_COUNT ? "that matrix is not part of this lesson" : "unknown matrix");
+		*err = strdup(which >= 0 && which < AM_COUNT ? _("that matrix is not part of this lesson") : _("unknown matrix"));
 		return NULL;
 	}
 	if (i < 0 || i >= m->rows || j < 0 || j >= m->cols) {
-		*err = str_printf("%s has rows 0..%d and columns 0..%d", matrix_name(which), m->rows - 1, m->cols - 1);
+		*err = str_printf(_("%s has rows 0..%d and columns 0..%d"), matrix_name(which), m->rows - 1, m->cols - 1);
 		return NULL;
 	}
 	strbuf_printf(&b, "%s[%d][%d]", matrix_name(which), i, j);
 	if (matrix_per_head(which) && a->heads > 1)
-		strbuf_printf(&b, " (head %d)", h);
+		strbuf_printf(&b, _(" (head %d)"), h);
 	strbuf_printf(&b, " = %s", num(x1, MAT_AT(*m, i, j), utf8));
 	if (labels_token_columns(a, which)) {
-		strbuf_printf(&b, "   query ");
+		strbuf_printf(&b, "%s", _("   query "));
 		buf_label(&b, labels_row(a, which, i));
-		strbuf_printf(&b, ", key ");
+		strbuf_printf(&b, "%s", _(", key "));
 		buf_label(&b, labels_col(a, which, j));
 	}
 	strbuf_printf(&b, "\n");
@@ -810,7 +811,7 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 		stage_explain[st](&b, a, which, h, i, j, utf8);
 	if (b.oom) {
 		free(b.s);
-		*err = strdup("out of memory");
+		*err = strdup(_("out of memory"));
 		return NULL;
 	}
 	return b.s;

@@ -1,5 +1,6 @@
 /* fileio.c: atomic writes (temporary file + fsync + rename), appends, and reads of regular files only. */
 #include "fileio.h"
+#include "i18n.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,23 +31,23 @@ const char *fileio_kind(mode_t mode)
 	if (S_ISREG(mode))
 		return NULL;
 	if (S_ISDIR(mode))
-		return "a directory";
+		return _("a directory");
 	if (S_ISFIFO(mode))
-		return "a FIFO";
+		return _("a FIFO");
 	if (S_ISCHR(mode))
-		return "a character device";
+		return _("a character device");
 	if (S_ISBLK(mode))
-		return "a block device";
+		return _("a block device");
 	if (S_ISSOCK(mode))
-		return "a socket";
-	return "not a regular file";
+		return _("a socket");
+	return _("not a regular file");
 }
 
 /* "is a FIFO, not a regular file" for a message (a static buffer: one message at a time). */
 static const char *not_regular(const char *kind)
 {
 	static char buf[64];
-	snprintf(buf, sizeof buf, "is %s, not a regular file", kind);
+	snprintf(buf, sizeof buf, _("is %s, not a regular file"), kind);
 	return buf;
 }
 
@@ -98,7 +99,7 @@ static void fileio_free(FileOut *o)
 /* End o with the message "cannot write PATH: why"; -1. */
 static int fileio_fail(FileOut *o, const char *why, char **err)
 {
-	*err = str_printf("cannot write %s: %s", o->shown != NULL ? o->shown : "a file", why);
+	*err = str_printf(_("cannot write %s: %s"), o->shown != NULL ? o->shown : _("a file"), why);
 	fileio_abort(o);
 	return -1;
 }
@@ -122,7 +123,7 @@ static const char *fileio_target(FileOut *o, const char *path, struct stat *st, 
 	if (S_ISLNK(st->st_mode)) {
 		o->target = realpath(path, NULL);
 		if (o->target == NULL)
-			return errno == ENOENT ? "is a symbolic link to nothing" : strerror(errno);
+			return errno == ENOENT ? _("is a symbolic link to nothing") : strerror(errno);
 		if (stat(o->target, st) != 0)
 			return strerror(errno);
 	} else if ((o->target = strdup(path)) == NULL)
@@ -220,9 +221,9 @@ int fileio_begin(FileOut *o, const char *path, int mode, int append, char **err)
 	memset(o, 0, sizeof *o);
 	o->append = append;
 	if ((o->shown = text_escape(path, "")) == NULL)
-		return fileio_fail(o, "out of memory", err);
+		return fileio_fail(o, _("out of memory"), err);
 	if (path[0] == '\0' || path[strlen(path) - 1] == '/')
-		return fileio_fail(o, "expected a file name, not a directory", err);
+		return fileio_fail(o, _("expected a file name, not a directory"), err);
 	if ((why = fileio_target(o, path, &st, &exists)) != NULL)
 		return fileio_fail(o, why, err);
 	if (append ? fileio_open_append(o, exists, &why) : fileio_temp(o, mode, exists ? &st : NULL)) {
@@ -305,7 +306,7 @@ int fileio_write_mode(const char *path, const char *data, size_t len, int mode, 
 	*err = NULL;
 	if (strcmp(path, "-") == 0) {
 		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-			*err = fileio_error("cannot write to ", "standard output", strerror(errno));
+			*err = fileio_error(_("cannot write to "), _("standard output"), strerror(errno));
 			return -1;
 		}
 		return 0;
@@ -339,7 +340,7 @@ int fileio_write_atomic(const char *path, const char *data, size_t len, char **e
 static char *over_limit(const char *path, size_t max)
 {
 	char msg[64];
-	snprintf(msg, sizeof msg, "over the limit of %zu bytes", max);
+	snprintf(msg, sizeof msg, _("over the limit of %zu bytes"), max);
 	return fileio_error("", path, msg);
 }
 
@@ -378,7 +379,7 @@ char *fileio_read_all(const char *path, size_t max, size_t *len, char **err)
 	*len = 0;
 	fd = fileio_open_regular(path, &st, &kind);
 	if (fd < 0) {
-		*err = kind != NULL ? fileio_error("", path, not_regular(kind)) : fileio_error("cannot read ", path, strerror(errno));
+		*err = kind != NULL ? fileio_error("", path, not_regular(kind)) : fileio_error(_("cannot read "), path, strerror(errno));
 		if (*err == NULL)
 			*err = strdup("out of memory");
 		return NULL;
@@ -406,7 +407,7 @@ char *fileio_read_all(const char *path, size_t max, size_t *len, char **err)
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
-			*err = fileio_error("cannot read ", path, strerror(errno));
+			*err = fileio_error(_("cannot read "), path, strerror(errno));
 			goto fail;
 		}
 		if (k == 0)

@@ -1,5 +1,6 @@
 /* labels.c: row and column labels, a cell's number, the parameter line — for every view. */
 #include "labels.h"
+#include "i18n.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -68,7 +69,7 @@ char *labels_params(const Lesson *l, int utf8)
 {
 	char buf[200];
 
-	snprintf(buf, sizeof buf, "parameters: %ld (W_q, W_k, W_v%s%s) %s the same for any number of heads",
+	snprintf(buf, sizeof buf, _("parameters: %ld (W_q, W_k, W_v%s%s) %s the same for any number of heads"),
 	         stats_param_count(l), mat_empty(&l->W_o) ? "" : ", W_o", l->score == SCORE_ADDITIVE ? ", w_e" : "",
 	         utf8 ? "\u2014" : "--");
 	return strdup(buf);

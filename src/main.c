@@ -1,6 +1,5 @@
 /* main.c: arguments, and which face of attnviz to show (TUI, plain REPL or batch). */
 #include <errno.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <math.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include "dump.h"
 #include "export.h"
 #include "fileio.h"
+#include "i18n.h"
 #include "lesson.h"
 #include "plain.h"
 #include "progress.h"
@@ -43,7 +43,8 @@ static const char usage_text[] =
 	"\n"
 	"  --plain          line-oriented REPL instead of the full-screen view\n"
 	"                   (automatic when stdin or stdout is not a terminal, or TERM=dumb)\n"
-	"  --lang en|zh     narration language (default en)\n"
+	"  --lang en|zh     language of the narration and of the program's words\n"
+	"                   (default: Chinese in a Chinese locale, else English)\n"
 	"  --check FILE...  check lessons; one summary line each; exit 1 if any is unusable\n"
 	"  --strict         with --check: a text without both English and Chinese, or a key\n"
 	"                   given twice, is an error\n"
@@ -145,7 +146,7 @@ static int parse_args(int argc, char **argv, Args *a)
 
 	memset(a, 0, sizeof *a);
 	a->repeat = 5;
-	a->lang = "en";
+	a->lang = NULL; /* --lang; main() decides without it */
 	a->files = calloc((size_t)argc, sizeof *a->files);
 	if (a->files == NULL)
 		return 1;
@@ -760,8 +761,7 @@ static int finish_stdout(int rc)
 
 static int locale_is_utf8(void)
 {
-	const char *cs = nl_langinfo(CODESET);
-	return cs != NULL && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+	return i18n_utf8();
 }
 
 /* "attnviz: WHAT: cannot write PATH: why" (the path escaped by fileio); frees err; the exit status 1. */
@@ -805,8 +805,9 @@ static char *progress_offer(const Progress *p, int tui)
 	if (e == NULL || (strcmp(e->name, "selfattn") == 0 && e->step == 0))
 		return NULL;
 	char *name = text_escape(e->name, "");
-	char *offer = str_printf("welcome back: %s goes on with %s at step %d of %d%s", tui ? "c or :continue" : "continue",
-	                         name ? name : "", e->step + 1, e->steps, tui ? " (m: the course)" : "");
+	char *offer = str_printf(tui ? _("welcome back: c or :continue goes on with %s at step %d of %d (m: the course)")
+	                             : _("welcome back: continue goes on with %s at step %d of %d"),
+	                         name ? name : "", e->step + 1, e->steps);
 	free(name);
 	return offer;
 }
@@ -821,6 +822,7 @@ int main(int argc, char **argv)
 	const char *term = getenv("TERM"), *nocolor = getenv("NO_COLOR");
 
 	setlocale(LC_ALL, "");
+	const char *env_lang = i18n_init();
 	/* A write past `ulimit -f` fails with EFBIG and a message, instead of killing us mid-write. */
 	signal(SIGXFSZ, SIG_IGN);
 	rc = parse_args(argc, argv, &a);
@@ -828,6 +830,14 @@ int main(int argc, char **argv)
 		free(a.files);
 		return finish_stdout(rc);
 	}
+	/*
+	 * The program's words and the narration in one language: --lang, else
+	 * the locale's where a learner reads them (a session, --progress); a
+	 * tool's output (--export, --dump, --check) is English unless --lang says.
+	 */
+	if (a.lang == NULL)
+		a.lang = a.mode == MODE_AUTO || a.mode == MODE_PLAIN || a.mode == MODE_PROGRESS ? env_lang : "en";
+	i18n_set_lang(a.lang);
 	switch (a.mode) {
 	case MODE_CHECK: rc = run_check(&a); break;
 	case MODE_DUMP: rc = run_dump(&a); break;

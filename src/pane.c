@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "explain.h"
 #include "labels.h"
 #include "stats.h"
@@ -121,9 +122,9 @@ pane_head_title(const Tui *t, const Pane *p, char *buf, size_t size)
 	if (p->kv_head >= 0)
 		snprintf(buf, size, " kv %d", p->kv_head);
 	else if (sh->kv_heads < sh->heads && p->grouped)
-		snprintf(buf, size, " head %d%skv %d", p->head, t->utf8 ? "\u2192" : ">", shape_kv_head(sh, p->head));
+		snprintf(buf, size, _(" head %d%skv %d"), p->head, t->utf8 ? "\u2192" : ">", shape_kv_head(sh, p->head));
 	else
-		snprintf(buf, size, " head %d", p->head);
+		snprintf(buf, size, _(" head %d"), p->head);
 }
 
 /* Shape, widths and the value range of a pane whose which/head/block/transpose are set. */
@@ -135,7 +136,7 @@ pane_measure(Tui *t, Pane *p)
 
 	if (m == NULL) {
 		p->rows = p->cols = 0;
-		snprintf(p->title, sizeof p->title, "%s (absent)", matrix_name(p->which));
+		snprintf(p->title, sizeof p->title, _("%s (absent)"), matrix_name(p->which));
 		p->lw = p->cw = 1;
 		return;
 	}
@@ -186,7 +187,7 @@ pane_measure(Tui *t, Pane *p)
 		MatStats ms;
 		stats_matrix(m, &ms);
 		if (ms.finite > 1)
-			snprintf(p->stats, sizeof p->stats, t->utf8 ? "\u03bc %.2f \u03c3 %.2f" : "mean %.2f sd %.2f",
+			snprintf(p->stats, sizeof p->stats, t->utf8 ? "\u03bc %.2f \u03c3 %.2f" : _("mean %.2f sd %.2f"),
 			         ms.mean, ms.std);
 	}
 	p->legend = any;
@@ -383,9 +384,9 @@ tui_build_panes(Tui *t, int keep, int refocus)
 		stats_only_in(ma, mb, here, sizeof here);
 		stats_only_in(mb, ma, there, sizeof there);
 		if (here[0])
-			snprintf(p->only, sizeof p->only, "  %s only here", here);
+			snprintf(p->only, sizeof p->only, _("  %s only here"), here);
 		else if (there[0])
-			snprintf(p->only, sizeof p->only, "  %s only in %s", there, p->variant ? "the lesson" : "the variant");
+			snprintf(p->only, sizeof p->only, p->variant ? _("  %s only in the lesson") : _("  %s only in the variant"), there);
 		for (int r = 0; r < p->rows; r++)
 			for (int c = 0; c < p->cols; c++) {
 				int R, C;
@@ -587,14 +588,14 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 	if (p->hidden || p->rows == 0)
 		return;
 	if (p->zoom)
-		snprintf(more, sizeof more, "  zoom");
+		snprintf(more, sizeof more, "%s", _("  zoom"));
 	else if (vis_r < p->rows || vis_c < p->cols)
 		snprintf(more, sizeof more, "  r%d-%d c%d-%d", p->top, p->top + vis_r - 1, p->left, p->left + vis_c - 1);
 	x += put_at(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
 	/* What fits of: the cells that differ from the variant, then mean and σ. */
 	if (p->other >= 0) {
 		char d[48];
-		snprintf(d, sizeof d, "  %d differ (*)", p->ndiff);
+		snprintf(d, sizeof d, _("  %d differ (*)"), p->ndiff);
 		if (x + text_width(d, -1) <= W)
 			x += put_at(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
 		if (p->only[0] && x + text_width(p->only, -1) <= W)
@@ -651,7 +652,7 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), hi, W - x);
 	if (p->has_masked) {
-		const char *m = t->utf8 ? "-\u221e masked" : "-inf masked";
+		const char *m = t->utf8 ? _("-\u221e masked") : _("-inf masked");
 		if (x + 2 + text_width(m, -1) <= W) {
 			x += put_at(w, y, x, theme_attr(ROLE_LABEL), "  ", W - x);
 			put_at(w, y, x, theme_attr(ROLE_MASKED), m, W - x);
@@ -780,7 +781,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 		const Step *st = session_step(t->s);
 		char msg[32];
 		if (st->quiz.nchoices > 0)
-			snprintf(msg, sizeof msg, "press 1-%d first", st->quiz.nchoices);
+			snprintf(msg, sizeof msg, _("press 1-%d first"), st->quiz.nchoices);
 		else
 			snprintf(msg, sizeof msg, ":answer VALUE");
 		if (H > 1)

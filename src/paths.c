@@ -51,13 +51,24 @@ int paths_search(const char *env, const char *local, const char *shared, const c
 	if (e != NULL && e[0] != '\0')
 		dirs[n++] = e;
 	dirs[n++] = local;
-	if (exe[0] != '\0') {
-		snprintf(beside[slot], sizeof beside[slot], "%s/../%s", exe, local);
+	/* a path too long to hold is not searched */
+	if (exe[0] != '\0' && (size_t)snprintf(beside[slot], sizeof beside[slot], "%s/../%s", exe, local) < sizeof beside[slot])
 		dirs[n++] = beside[slot];
-	}
 	snprintf(installed[slot], sizeof installed[slot], "%s/%s", ATTNVIZ_SHARE, shared);
 	dirs[n++] = installed[slot];
 	return n;
+}
+
+const char *paths_locale_dir(const char *installed)
+{
+	static char beside[PATH_MAX];
+	const char *exe = exe_dir();
+	struct stat st;
+
+	if (exe[0] != '\0' && (size_t)snprintf(beside, sizeof beside, "%s/locale", exe) < sizeof beside &&
+	    stat(beside, &st) == 0 && S_ISDIR(st.st_mode))
+		return beside;
+	return installed;
 }
 
 char *paths_state_file(const char *name)

@@ -16,6 +16,14 @@
 int paths_search(const char *env, const char *local, const char *shared, const char *dirs[PATHS_MAX]);
 
 /*
+ * Where the program's message catalogues are (bindtextdomain): DIR/locale
+ * when DIR, the running binary's directory, has one (the build tree:
+ * build/attnviz beside build/locale), else installed (the installed
+ * $(PREFIX)/share/locale). The string is owned by this module or the caller.
+ */
+const char *paths_locale_dir(const char *installed);
+
+/*
  * Where attnviz keeps a learner's file NAME (history, progress.json):
  * $XDG_STATE_HOME/attnviz/NAME (an absolute XDG_STATE_HOME; a relative one
  * is ignored, as XDG says), else ~/.local/state/attnviz/NAME. A heap

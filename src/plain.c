@@ -1,5 +1,6 @@
 /* plain.c: the text REPL — commands in, aligned tables out; errors to stderr. */
 #include "plain.h"
+#include "i18n.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ typedef struct PlainCtx {
 static void plain_message_to(FILE *f, CmdMsg kind, const char *title, const char *text)
 {
 	if (kind == MSG_ERROR) {
-		fprintf(f, "error: %s\n", text);
+		fprintf(f, _("error: %s\n"), text);
 		return;
 	}
 	if (kind == MSG_TEXT && title != NULL)
@@ -105,7 +106,7 @@ static void plain_pause(PlainCtx *c)
 
 	if (!c->opt->interactive)
 		return;
-	fputs("-- paused: press Enter --", stdout);
+	fputs(_("-- paused: press Enter --"), stdout);
 	fflush(stdout);
 	if (fgets(buf, sizeof buf, c->in) == NULL)
 		clearerr(c->in);
@@ -120,23 +121,23 @@ static void plain_source(PlainCtx *c, const char *path)
 	int i;
 
 	if (c->depth >= PLAIN_MAX_SOURCE) {
-		plain_error(c, "source: scripts nested too deep");
+		plain_error(c, _("source: scripts nested too deep"));
 		return;
 	}
 	/* A script that is already running (it sources itself, or two source each other) would loop. */
 	for (i = 0; i < c->depth && stat(path, &st) == 0; i++)
 		if (st.st_dev == c->running[i].st_dev && st.st_ino == c->running[i].st_ino) {
 			char *safe = text_escape(path, ""), *msg;
-			msg = str_printf("source: %s is already running (a script may not source itself, directly or "
-			                 "through another)", safe ? safe : "");
-			plain_error(c, msg ? msg : "source: the script is already running");
+			msg = str_printf(_("source: %s is already running (a script may not source itself, directly or "
+			                 "through another)"), safe ? safe : "");
+			plain_error(c, msg ? msg : _("source: the script is already running"));
 			free(msg);
 			free(safe);
 			return;
 		}
 	if ((d = demo_load(path, &err)) == NULL) {
-		char *safe = text_escape(err ? err : "out of memory", "");
-		plain_error(c, safe ? safe : "source: cannot read the script");
+		char *safe = text_escape(err ? err : _("out of memory"), "");
+		plain_error(c, safe ? safe : _("source: cannot read the script"));
 		free(safe);
 		free(err);
 		return;
@@ -150,9 +151,9 @@ static void plain_source(PlainCtx *c, const char *path)
 		const DemoLine *e = &d->line[i];
 		if (c->ran >= DEMO_MAX_LINES) {
 			if (c->ran++ == DEMO_MAX_LINES) { /* said once, by the innermost script */
-				char *msg = str_printf("source: stopped after %d lines (DEMO_MAX_LINES), counting every "
-				                       "script sourced", DEMO_MAX_LINES);
-				plain_error(c, msg ? msg : "source: stopped (DEMO_MAX_LINES)");
+				char *msg = str_printf(_("source: stopped after %d lines (DEMO_MAX_LINES), counting every "
+				                       "script sourced"), DEMO_MAX_LINES);
+				plain_error(c, msg ? msg : _("source: stopped (DEMO_MAX_LINES)"));
 				free(msg);
 			}
 			break;
@@ -192,10 +193,10 @@ static int plain_frontend(void *ctx, const char *name, int argc, char **argv)
 		double sec = strtod(argv[1], &end);
 		if (end == argv[1] || *end != '\0' || !(sec >= 0 && sec <= DEMO_MAX_WAIT)) {
 			char *safe = text_escape(argv[1], "");
-			char *msg = str_printf("wait: expected seconds from 0 to %g, got \"%.80s\"", DEMO_MAX_WAIT,
+			char *msg = str_printf(_("wait: expected seconds from 0 to %g, got \"%.80s\""), DEMO_MAX_WAIT,
 			                       safe ? safe : "");
 			free(safe);
-			plain_error(c, msg ? msg : "wait: expected seconds");
+			plain_error(c, msg ? msg : _("wait: expected seconds"));
 			free(msg);
 			return 1;
 		}
@@ -212,10 +213,10 @@ static void plain_progress(PlainCtx *c)
 	int r = c->opt->progress != NULL ? progress_track(c->opt->progress, c->s, &err) : 0;
 
 	if (r < 0)
-		plain_message(c, MSG_ERROR, NULL, err ? err : "cannot keep your progress");
+		plain_message(c, MSG_ERROR, NULL, err ? err : _("cannot keep your progress"));
 	else if (r & PROGRESS_COURSE_DONE) {
 		char *sum = progress_report(c->opt->progress, c->opt->utf8);
-		plain_message(c, MSG_TEXT, "the course is finished", sum ? sum : "");
+		plain_message(c, MSG_TEXT, _("the course is finished"), sum ? sum : "");
 		free(sum);
 	}
 	free(err);
@@ -261,7 +262,7 @@ int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 	if (opt->progress != NULL) {
 		char *err = NULL;
 		if (progress_flush(opt->progress, &err) != 0)
-			plain_message(&ctx, MSG_ERROR, NULL, err ? err : "cannot keep your progress");
+			plain_message(&ctx, MSG_ERROR, NULL, err ? err : _("cannot keep your progress"));
 		free(err);
 	}
 	return 0;

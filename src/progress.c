@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "i18n.h"
 #include "fileio.h"
 #include "paths.h"
 #include "progress.h"
@@ -80,11 +81,11 @@ static const char *progress_parse(Progress *p, const char *text, size_t len)
 	last = cJSON_GetObjectItemCaseSensitive(root, "last");
 	lessons = cJSON_GetObjectItemCaseSensitive(root, "lessons");
 	if (!cJSON_IsObject(root) || json_count(root, "version", 1000) != 1)
-		why = "not a progress file of this version";
+		why = _("not a progress file of this version");
 	else if (last != NULL && (!cJSON_IsString(last) || strlen(last->valuestring) >= PROGRESS_NAME_MAX))
-		why = "\"last\" is not a lesson name";
+		why = _("\"last\" is not a lesson name");
 	else if (lessons != NULL && !cJSON_IsObject(lessons))
-		why = "\"lessons\" is not an object";
+		why = _("\"lessons\" is not an object");
 	const cJSON *each = lessons;
 	if (why != NULL)
 		each = NULL;
@@ -95,13 +96,13 @@ static const char *progress_parse(Progress *p, const char *text, size_t len)
 		int step = json_count(l, "step", 1 << 20), steps = json_count(l, "steps", 1 << 20);
 		int right = json_count(l, "right", 1 << 20), asked = json_count(l, "asked", 1 << 20);
 		if (!cJSON_IsObject(l) || !cJSON_IsBool(done) || step < 0 || steps < 0 || right < 0 || asked < right) {
-			why = "a lesson's entry is not what attnviz writes";
+			why = _("a lesson's entry is not what attnviz writes");
 			break;
 		}
 		if (progress_find(p, l->string) != NULL)
 			continue;
 		if ((e = progress_entry(p, l->string)) == NULL) {
-			why = "a lesson's name is too long";
+			why = _("a lesson's name is too long");
 			break;
 		}
 		e->done = cJSON_IsTrue(done);
@@ -143,9 +144,16 @@ int progress_load(Progress *p, const char *path, char **warn)
 	char *aside = str_printf("%s.damaged", path);
 	char *shown = text_escape(path, "");
 	int moved = aside != NULL && rename(path, aside) == 0;
-	*warn = str_printf("progress file %s %s (%s); %s", shown ? shown : "", text != NULL || err == NULL ? "is damaged" : "cannot be read",
-	                   why != NULL ? why : err != NULL ? err : "out of memory",
-	                   moved ? "set aside as progress.json.damaged; starting afresh" : "starting afresh");
+	const int damaged = text != NULL || err == NULL;
+	const char *what = why != NULL ? why : err != NULL ? err : _("out of memory");
+	if (damaged)
+		*warn = str_printf(moved ? _("progress file %s is damaged (%s); set aside as progress.json.damaged; starting afresh")
+		                         : _("progress file %s is damaged (%s); starting afresh"),
+		                   shown ? shown : "", what);
+	else
+		*warn = str_printf(moved ? _("progress file %s cannot be read (%s); set aside as progress.json.damaged; starting afresh")
+		                         : _("progress file %s cannot be read (%s); starting afresh"),
+		                   shown ? shown : "", what);
 	free(shown);
 	free(aside);
 	free(err);
@@ -264,12 +272,12 @@ void progress_marks(const Progress *p, const char *name, const char *current, in
 	if (e == NULL)
 		return;
 	if (here && e->done)
-		snprintf(score, 40, "%s step %d/%d", utf8 ? "\u2713" : "+", e->step + 1, e->steps);
+		snprintf(score, 40, _("%s step %d/%d"), utf8 ? "\u2713" : "+", e->step + 1, e->steps);
 	else if (!e->done)
-		snprintf(score, 40, "step %d/%d", e->step + 1, e->steps);
+		snprintf(score, 40, _("step %d/%d"), e->step + 1, e->steps);
 	if (e->asked > 0) {
 		size_t n = strlen(score);
-		snprintf(score + n, 40 - n, "%squiz %d/%d", n > 0 ? "  " : "", e->right, e->asked);
+		snprintf(score + n, 40 - n, _("%squiz %d/%d"), n > 0 ? "  " : "", e->right, e->asked);
 	}
 }
 
@@ -288,17 +296,18 @@ char *progress_report(const Progress *p, int utf8)
 			asked += e->asked;
 		}
 	}
-	strbuf_printf(&b, "%d of %d lessons finished", done, total);
+	strbuf_printf(&b, _("%d of %d lessons finished"), done, total);
 	if (asked > 0)
-		strbuf_printf(&b, "; quizzes %d of %d right", right, asked);
-	strbuf_puts(&b, ".\n");
+		strbuf_printf(&b, _("; quizzes %d of %d right"), right, asked);
+	/* TRANSLATORS: the full stop that ends a sentence built in pieces (counts, a decode step) */
+	strbuf_puts(&b, _(".\n"));
 	if (course_done(p))
-		strbuf_puts(&b, "The whole course is finished: well done!\n");
+		strbuf_puts(&b, _("The whole course is finished: well done!\n"));
 	if (p->last[0] != '\0') {
 		const ProgressLesson *e = progress_find(p, p->last);
 		char *name = text_escape(p->last, "");
 		if (e != NULL)
-			strbuf_printf(&b, "Last: %s, step %d of %d.\n", name ? name : "", e->step + 1, e->steps);
+			strbuf_printf(&b, _("Last: %s, step %d of %d.\n"), name ? name : "", e->step + 1, e->steps);
 		free(name);
 	}
 	strbuf_puts(&b, "\n");

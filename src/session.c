@@ -1,5 +1,6 @@
 /* session.c: the learner's state, and the only functions that change it. */
 #include "session.h"
+#include "i18n.h"
 
 #include <errno.h>
 #include <math.h>
@@ -142,7 +143,7 @@ static int compute_compare(const Lesson *l, Attn **out, char **err)
 		return 0;
 	*out = attn_compute_all(l->compare, &e);
 	if (*out == NULL) {
-		*err = str_printf("compare: %s", e ? e : "out of memory");
+		*err = str_printf(_("compare: %s"), e ? e : "out of memory");
 		free(e);
 		return -1;
 	}
@@ -169,7 +170,7 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 	if (source != NULL)
 		s->source = strdup(source);
 	if (build_walk(s) != 0) {
-		*err = str_printf("out of memory");
+		*err = str_printf(_("out of memory"));
 		attn_free(s->model);
 		attn_free(s->compare_model);
 		s->model = s->attn = s->compare_model = s->compare_attn = NULL;
@@ -236,7 +237,7 @@ char *session_find_lesson(const char *name, char **err)
 	}
 	{
 		/* the name was typed, the directories come from the environment: escaped, like every message */
-		char *msg = str_printf("no lesson named \"%s\" in %s (try `lessons`, or give the file's path)", name,
+		char *msg = str_printf(_("no lesson named \"%s\" in %s (try `lessons`, or give the file's path)"), name,
 		                       where.s ? where.s : "");
 		*err = msg != NULL ? text_escape(msg, "") : NULL;
 		free(msg);
@@ -363,7 +364,7 @@ static Lesson *edited_copy(const Session *s, SessionEdit edit, void *arg, char *
 	Lesson *copy = lesson_clone(s->lesson);
 
 	if (copy == NULL) {
-		*err = str_printf("out of memory");
+		*err = str_printf(_("out of memory"));
 		return NULL;
 	}
 	if (edit(copy, arg, err) != 0) {
@@ -374,7 +375,7 @@ static Lesson *edited_copy(const Session *s, SessionEdit edit, void *arg, char *
 	if (copy->compare != NULL) {
 		char *e = NULL;
 		if (edit(copy->compare, arg, &e) != 0) {
-			*err = str_printf("compare: %s", e ? e : "the variant refuses this edit");
+			*err = str_printf(_("compare: %s"), e ? e : "the variant refuses this edit");
 			free(e);
 			lesson_free(copy);
 			return NULL;
@@ -414,7 +415,7 @@ static int take_edit(Session *s, Lesson *copy, Attn *model, Attn *before, char *
 		const int right = s->quiz_right, asked = s->quiz_asked, nwalk = s->nwalk;
 		s->quiz = NULL;
 		if (build_walk(s) != 0) {
-			*err = str_printf("out of memory");
+			*err = str_printf(_("out of memory"));
 			free(quiz);
 			return -1;
 		}
@@ -447,8 +448,8 @@ static int edit_afresh(Session *s, Lesson *copy, char **err)
 	 */
 	drop_prev(s);
 	if (lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson) > (double)LESSON_MAX_NUMBERS) {
-		*err = str_printf("this lesson is too large to edit: the edited copy and the lesson together would hold "
-		                  "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
+		*err = str_printf(_("this lesson is too large to edit: the edited copy and the lesson together would hold "
+		                    "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"),
 		                  lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson), (long)LESSON_MAX_NUMBERS);
 		lesson_free(copy);
 		return -1;
@@ -510,7 +511,7 @@ int session_edit_values(Session *s, SessionEdit edit, void *arg, char **err)
 			} else
 				r = -2;
 		} else if (r < 0) {
-			*err = str_printf("compare: %s", e ? e : "out of memory");
+			*err = str_printf(_("compare: %s"), e ? e : "out of memory");
 			free(e);
 			e = NULL;
 			/* the variant back as it was (it was computed from the lesson before, so this holds) */
@@ -553,7 +554,7 @@ int session_mark(const Session *s, SessionMark *m, char **err)
 	m->source = s->source ? strdup(s->source) : NULL;
 	if (m->lesson == NULL || (s->source != NULL && m->source == NULL)) {
 		session_mark_free(m);
-		*err = str_printf("out of memory");
+		*err = str_printf(_("out of memory"));
 		return -1;
 	}
 	m->step = s->step;
@@ -575,7 +576,7 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	Lesson *l = lesson_clone(m->lesson);
 
 	if (l == NULL) {
-		*err = str_printf("out of memory");
+		*err = str_printf(_("out of memory"));
 		return -1;
 	}
 	if (session_init(&fresh, l, m->source, err) != 0) {
@@ -774,7 +775,7 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 int session_goto_step(Session *s, int step, char **err)
 {
 	if (step < 0 || step >= s->nwalk) {
-		*err = str_printf("no step %d: this lesson has steps 1 to %d", step + 1, s->nwalk);
+		*err = str_printf(_("no step %d: this lesson has steps 1 to %d"), step + 1, s->nwalk);
 		return -1;
 	}
 	place_at(s, step);
@@ -786,7 +787,7 @@ int session_next(Session *s, char **err)
 	if (substep_move(s, 1))
 		return 0;
 	if (s->step + 1 >= s->nwalk) {
-		*err = str_printf("this is the last step (%d/%d)", s->nwalk, s->nwalk);
+		*err = str_printf(_("this is the last step (%d/%d)"), s->nwalk, s->nwalk);
 		return -1;
 	}
 	place_at(s, s->step + 1);
@@ -798,7 +799,7 @@ int session_prev(Session *s, char **err)
 	if (substep_move(s, -1))
 		return 0;
 	if (s->step == 0) {
-		*err = str_printf("this is the first step");
+		*err = str_printf(_("this is the first step"));
 		return -1;
 	}
 	place_at(s, s->step - 1);
@@ -814,8 +815,8 @@ int session_goto_stage(Session *s, Stage st, char **err)
 	if (!stage_present(&s->attn->shape, st)) {
 		char word[16] = "";
 		session_layer_word(s, s->layer, word, sizeof word);
-		*err = session_layers(s) > 1 ? str_printf("stage %s is not part of layer %s", stage_name(st), word)
-		                             : str_printf("stage %s is not part of this lesson", stage_name(st));
+		*err = session_layers(s) > 1 ? str_printf(_("stage %s is not part of layer %s"), stage_name(st), word)
+		                             : str_printf(_("stage %s is not part of this lesson"), stage_name(st));
 		return -1;
 	}
 	for (k = 0; k < s->nwalk; k++)
@@ -833,8 +834,8 @@ int session_goto_stage(Session *s, Stage st, char **err)
 int session_set_head(Session *s, int head, char **err)
 {
 	if (head < 0 || head >= s->attn->heads) {
-		*err = s->attn->heads == 1 ? str_printf("this lesson has one head (head 0)")
-		                           : str_printf("no head %d: this lesson has heads 0 to %d", head, s->attn->heads - 1);
+		*err = s->attn->heads == 1 ? str_printf(_("this lesson has one head (head 0)"))
+		                           : str_printf(_("no head %d: this lesson has heads 0 to %d"), head, s->attn->heads - 1);
 		return -1;
 	}
 	s->head = head;
@@ -864,12 +865,12 @@ static char *no_layer(const Session *s, const char *word)
 	char *w = text_escape(word, ""), *e;
 
 	if (nenc > 0)
-		e = str_printf("no layer %s: this lesson has the encoder's layers e0 to e%d and the decoder's 0 to %d",
+		e = str_printf(_("no layer %s: this lesson has the encoder's layers e0 to e%d and the decoder's 0 to %d"),
 		               w ? w : "", nenc - 1, own - 1);
 	else if (own == 1)
-		e = str_printf("no layer %s: this lesson has one layer (layer 0)", w ? w : "");
+		e = str_printf(_("no layer %s: this lesson has one layer (layer 0)"), w ? w : "");
 	else
-		e = str_printf("no layer %s: this lesson has layers 0 to %d", w ? w : "", own - 1);
+		e = str_printf(_("no layer %s: this lesson has layers 0 to %d"), w ? w : "", own - 1);
 	free(w);
 	return e;
 }
@@ -896,12 +897,12 @@ char *session_place(const Session *s, int utf8)
 	const int nenc = lesson_walk_encoder(s->lesson);
 
 	if (s->layer < nenc) /* an encoder layer: self-attention over the source */
-		return str_printf("layer %d/%d%sencoder%sself-attention", s->layer, nenc, dot, dot);
+		return str_printf(_("layer %d/%d%sencoder%sself-attention"), s->layer, nenc, dot, dot);
 	if (s->lesson->encoder != NULL) /* an encoder–decoder: the decoder layer, and which of its attentions */
-		return str_printf("layer %d/%d%sdecoder%s%s", s->attn->view.dec_layer, s->lesson->nlayers / 2, dot, dot,
-		                  s->attn->view.part == PART_CROSS ? "cross-attention" : "self-attention");
+		return str_printf(_("layer %d/%d%sdecoder%s%s"), s->attn->view.dec_layer, s->lesson->nlayers / 2, dot, dot,
+		                  s->attn->view.part == PART_CROSS ? _("cross-attention") : _("self-attention"));
 	if (session_layers(s) > 1)
-		return str_printf("layer %d/%d", s->layer, session_layers(s));
+		return str_printf(_("layer %d/%d"), s->layer, session_layers(s));
 	return NULL;
 }
 
@@ -1017,9 +1018,11 @@ static char *choice_quote(const Session *s, const Quiz *q, int k)
 	char *text = text_escape(session_text(s, &q->choices[k]), ""), *quoted;
 	size_t len = text != NULL ? strlen(text) : 0;
 
-	/* The sentence ends with our own full stop. */
+	/* The sentence ends with our own full stop (. or 。). */
 	if (len > 0 && text[len - 1] == '.')
 		text[--len] = '\0';
+	else if (len >= 3 && strcmp(text + len - 3, "\u3002") == 0)
+		text[len -= 3] = '\0';
 	quoted = str_printf("%d) %s", k + 1, text != NULL ? text : "");
 	free(text);
 	return quoted;
@@ -1044,7 +1047,7 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 
 	*feedback = NULL;
 	if (!st->has_quiz || s->quiz[s->step] != QUIZ_OPEN) {
-		*err = str_printf("no open question on this step");
+		*err = str_printf(_("no open question on this step"));
 		return -1;
 	}
 	if (q->nchoices > 0) {
@@ -1059,15 +1062,15 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 				k = 0;
 		}
 		if (k < 1 || k > q->nchoices) {
-			*err = str_printf("answer with a choice from 1 to %d", q->nchoices);
+			*err = str_printf(_("answer with a choice from 1 to %d"), q->nchoices);
 			return -1;
 		}
 		right = (int)k - 1 == q->answer_choice;
 		record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
 		{
 			char *chosen = choice_quote(s, q, (int)k - 1), *answer = choice_quote(s, q, q->answer_choice);
-			*feedback = right ? str_printf("Right: %s.", answer ? answer : "")
-			                  : str_printf("Not quite: you chose %s; the answer is %s.", chosen ? chosen : "",
+			*feedback = right ? str_printf(_("Right: %s."), answer ? answer : "")
+			                  : str_printf(_("Not quite: you chose %s; the answer is %s."), chosen ? chosen : "",
 			                           answer ? answer : "");
 			free(chosen);
 			free(answer);
@@ -1077,17 +1080,18 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 	errno = 0;
 	x = strtod(value, &end);
 	if (end == value || *end != '\0' || errno != 0 || !isfinite(x)) {
-		*err = str_printf("answer with a number, e.g. answer 0.25");
+		*err = str_printf(_("answer with a number, e.g. answer 0.25"));
 		return -1;
 	}
 	if (quiz_value(s, q, &actual) != 0) {
-		*err = str_printf("this question's answer cell is not in the lesson any more");
+		*err = str_printf(_("this question's answer cell is not in the lesson any more"));
 		return -1;
 	}
 	right = fabs(x - actual) <= q->tolerance || (isinf(actual) && x == actual);
 	record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
-	*feedback = str_printf("%s %s[%d][%d] is %.6g; you said %.6g (within %g counts).",
-	                   right ? "Right:" : "Not quite:", q->answer_cell.matrix, q->answer_cell.row,
+	*feedback = str_printf(right ? _("Right: %s[%d][%d] is %.6g; you said %.6g (within %g counts).")
+	                             : _("Not quite: %s[%d][%d] is %.6g; you said %.6g (within %g counts)."),
+	                   q->answer_cell.matrix, q->answer_cell.row,
 	                   q->answer_cell.col, actual, x, q->tolerance);
 	return right;
 }
@@ -1099,17 +1103,17 @@ int session_skip(Session *s, char **feedback, char **err)
 
 	*feedback = NULL;
 	if (!st->has_quiz || s->quiz[s->step] != QUIZ_OPEN) {
-		*err = str_printf("no open question on this step");
+		*err = str_printf(_("no open question on this step"));
 		return -1;
 	}
 	record(s, QUIZ_SKIPPED);
 	if (st->quiz.nchoices > 0) {
 		char *answer = choice_quote(s, &st->quiz, st->quiz.answer_choice);
-		*feedback = str_printf("Skipped: the answer is %s.", answer ? answer : "");
+		*feedback = str_printf(_("Skipped: the answer is %s."), answer ? answer : "");
 		free(answer);
 	}
 	else if (quiz_value(s, &st->quiz, &actual) == 0)
-		*feedback = str_printf("Skipped: %s[%d][%d] is %.6g.", st->quiz.answer_cell.matrix,
+		*feedback = str_printf(_("Skipped: %s[%d][%d] is %.6g."), st->quiz.answer_cell.matrix,
 		                   st->quiz.answer_cell.row, st->quiz.answer_cell.col, actual);
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* stats.c: the numbers a lesson shows about a matrix — pure functions, no I/O. */
 #include "stats.h"
+#include "i18n.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,12 +65,12 @@ int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, do
 	return fabs(x - y) > atol + rtol * fabs(y);
 }
 
-/* "rows 3-4" (from, to: 0-based, to ≥ from), "row 2" */
-static int span(char *buf, size_t size, const char *what, int from, int to)
+/* "rows 3-4" (from, to: 0-based, to ≥ from) or "row 2"; columns after rows (", columns 3-4") with lead */
+static int span(char *buf, size_t size, int columns, int lead, int from, int to)
 {
 	if (from == to)
-		return snprintf(buf, size, "%s %d", what, from);
-	return snprintf(buf, size, "%ss %d-%d", what, from, to);
+		return snprintf(buf, size, !columns ? _("row %d") : lead ? _(", column %d") : _("column %d"), from);
+	return snprintf(buf, size, !columns ? _("rows %d-%d") : lead ? _(", columns %d-%d") : _("columns %d-%d"), from, to);
 }
 
 const char *stats_only_in(const Mat *a, const Mat *b, char *buf, size_t size)
@@ -80,9 +81,9 @@ const char *stats_only_in(const Mat *a, const Mat *b, char *buf, size_t size)
 		return buf;
 	buf[0] = '\0';
 	if (a->rows > b->rows)
-		n = span(buf, size, "row", b->rows, a->rows - 1);
+		n = span(buf, size, 0, 0, b->rows, a->rows - 1);
 	if (a->cols > b->cols && n >= 0 && (size_t)n < size)
-		span(buf + n, size - (size_t)n, n > 0 ? ", column" : "column", b->cols, a->cols - 1);
+		span(buf + n, size - (size_t)n, 1, n > 0, b->cols, a->cols - 1);
 	return buf;
 }
 

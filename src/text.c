@@ -224,6 +224,101 @@ int text_cells(const char *s, int len)
 	return columns(s, len, 0);
 }
 
+/* A line may not start with cp (Chinese closing punctuation, and ASCII's after a wide character). */
+static int closing_cp(unsigned long cp)
+{
+	static const unsigned long set[] = { 0xFF0C, 0x3002, 0x3001, 0xFF1B, 0xFF1A, 0xFF01, 0xFF1F, 0xFF09, 0x300D,
+		                             0x300F, 0x201D, 0x2019, 0x300B, 0x3009, 0x3011, 0xFF3D, 0xFF5D, 0x2026,
+		                             0xFF0E, ',',    '.',    ';',    ':',    '!',    '?',    ')',    ']',
+		                             '}' };
+	for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+		if (set[i] == cp)
+			return 1;
+	return 0;
+}
+
+/* A line may not end with cp (opening punctuation). */
+static int opening_cp(unsigned long cp)
+{
+	static const unsigned long set[] = { 0xFF08, 0x300C, 0x300E, 0x201C, 0x2018, 0x300A,
+		                             0x3008, 0x3010, 0xFF3B, 0xFF5B, '(',    '[', '{' };
+	for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
+		if (set[i] == cp)
+			return 1;
+	return 0;
+}
+
+/* May a line break between a (acols wide) and b (bcols wide)? */
+static int break_between(unsigned long a, int acols, unsigned long b, int bcols)
+{
+	if (b == ' ')
+		return 0;
+	if (a == ' ')
+		return 1;
+	if (closing_cp(b) || opening_cp(a))
+		return 0;
+	return acols == 2 || bcols == 2;
+}
+
+int text_wrap(const char *s, int width, TextLine **out)
+{
+	int cap = 16, n = 0, len = (int)strlen(s), ls = 0, i = 0, w = 0, brk = -1, pcols = 0;
+	unsigned long prev = 0;
+	TextLine *v = malloc(sizeof *v * (size_t)cap);
+
+	if (v == NULL)
+		return -1;
+	if (width < 1)
+		width = 1;
+	for (;;) {
+		int end, next;
+
+		if (i >= len || s[i] == '\n') {
+			end = i;
+			next = i + 1;
+		} else {
+			unsigned long cp;
+			wchar_t wc;
+			int cols, k = text_char(s + i, (size_t)(len - i), &wc, &cols);
+			if (utf8_decode((const unsigned char *)s + i, (size_t)(len - i), &cp) == 0)
+				cp = 0xFFFD;
+			if (i > ls && break_between(prev, pcols, cp, cols))
+				brk = i;
+			if (w + cols <= width || i == ls) {
+				w += cols;
+				prev = cp;
+				pcols = cols;
+				i += k;
+				continue;
+			}
+			/* full: at the last place a break is allowed, else here */
+			next = end = brk > ls ? brk : i;
+			while (end > ls && s[end - 1] == ' ')
+				end--;
+		}
+		if (n == cap) {
+			TextLine *nv = realloc(v, sizeof *v * (size_t)(cap *= 2));
+			if (nv == NULL) {
+				free(v);
+				return -1;
+			}
+			v = nv;
+		}
+		v[n].off = ls;
+		v[n].len = end - ls;
+		n++;
+		if (i >= len)
+			break;
+		/* the new line is measured again from its start */
+		ls = i = next;
+		w = pcols = 0;
+		prev = 0;
+		brk = -1;
+	}
+	*out = v;
+	return n;
+}
+
 char *text_exact(char *buf, double x, int digits)
 {
 	for (; digits < 17; digits++) {

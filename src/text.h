@@ -73,6 +73,21 @@ int text_valid_utf8(const char *s, size_t len);
 int text_char(const char *s, size_t len, wchar_t *wc, int *cols);
 /* Columns of s[0..len) by text_char; len < 0: up to the NUL. */
 int text_width(const char *s, int len);
+
+/* A line of wrapped text: len bytes at off. */
+typedef struct TextLine {
+	int off, len;
+} TextLine;
+/*
+ * The one wrapper: s (escaped, '\n' kept) cut into lines of at most width
+ * columns (text_width). A line breaks after blanks (dropped at its end), or
+ * beside a wide (CJK) character, where Chinese allows it: never before
+ * closing punctuation (，。、；：！？）」』” …) nor after opening punctuation
+ * (（「『“ …); a word or run wider than a line is cut where it must be.
+ * *out is a heap array the caller frees; returns the line count (≥ 1), -1
+ * when out of memory.
+ */
+int text_wrap(const char *s, int width, TextLine **out);
 /*
  * The same rule where no terminal is involved (an SVG figure in a monospace
  * font), so that the output does not depend on the locale: 2 columns for an

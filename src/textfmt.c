@@ -1,5 +1,6 @@
 /* textfmt.c: matrices as aligned text tables, stages as text (plain REPL, batch). */
 #include "textfmt.h"
+#include "i18n.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -107,7 +108,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	const Session *ses = extra != NULL ? extra->s : NULL;
 
 	if (m == NULL) {
-		fprintf(f, "%s: not in this lesson\n", matrix_name(which));
+		fprintf(f, _("%s: not in this lesson\n"), matrix_name(which));
 		return;
 	}
 	c1 = m->cols;
@@ -207,13 +208,13 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	if (marks) {
 		fputs("(", f);
 		if (seen[CELL_NEW])
-			fputs((matrix_kind(which)->flags & MF_DECODE) ? "# this step's row" : "# this tile", f);
+			fputs((matrix_kind(which)->flags & MF_DECODE) ? _("# this step's row") : _("# this tile"), f);
 		if (seen[CELL_AFTER])
-			fprintf(f, "%s# after this tile", seen[CELL_NEW] ? ", " : "");
+			fprintf(f, _("%s# after this tile"), seen[CELL_NEW] ? ", " : "");
 		if (seen[CELL_BEFORE])
-			fputs(", ~ before it", f);
+			fputs(_(", ~ before it"), f);
 		if (seen[CELL_DROPPED])
-			fprintf(f, "%sx dropped from the cache", seen[CELL_NEW] || seen[CELL_AFTER] ? ", " : "");
+			fprintf(f, _("%sx dropped from the cache"), seen[CELL_NEW] || seen[CELL_AFTER] ? ", " : "");
 		fputs(")\n", f);
 	}
 }
@@ -240,10 +241,11 @@ char *textfmt_substep(const Session *s, int utf8)
 	int nqb, nkb;
 
 	if (s->dec_t >= 0 && session_decode_steps(s) > 0)
-		return str_printf("step %d of %d, cache %d row%s", s->dec_t, session_decode_steps(s),
-		                  session_cache_rows(s, s->dec_t), session_cache_rows(s, s->dec_t) == 1 ? "" : "s");
+		return str_printf(ngettext("step %d of %d, cache %d row", "step %d of %d, cache %d rows",
+		                           (unsigned long)session_cache_rows(s, s->dec_t)),
+		                  s->dec_t, session_decode_steps(s), session_cache_rows(s, s->dec_t));
 	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0)
-		return str_printf("tile (%d, %d) of %d%s%d", s->tile_q, s->tile_k, nqb, utf8 ? "\u00d7" : "x", nkb);
+		return str_printf(_("tile (%d, %d) of %d%s%d"), s->tile_q, s->tile_k, nqb, utf8 ? "\u00d7" : "x", nkb);
 	return NULL;
 }
 
@@ -259,20 +261,25 @@ char *textfmt_cache_lines(const Session *s, int utf8)
 
 	for (const Attn *a = s->model; a != NULL; a = a->next, layers++)
 		all += stats_kv_bytes_per_token(&a->shape, a->shape.kv_heads) * (w > 0 && w < n ? w : n);
-	strbuf_printf(&b, "KV cache: kv_heads%s(d_k + d_v)%s8 = %d%s(%d + %d)%s8 = %ld bytes per token per layer\n", dot, dot,
+	strbuf_printf(&b, _("KV cache: kv_heads%s(d_k + d_v)%s8 = %d%s(%d + %d)%s8 = %ld bytes per token per layer\n"), dot, dot,
 	              g, dot, sh->dim[DIM_DK], sh->dim[DIM_DV], dot, tok);
 	if (g < h)
-		strbuf_printf(&b, "  a key and a value for each of the %d query heads would take %ld: grouped-query attention keeps %d/%d of it\n",
+		strbuf_printf(&b, _("  a key and a value for each of the %d query heads would take %ld: grouped-query attention keeps %d/%d of it\n"),
 		              h, full, g, h);
 	else if (h > 1)
-		strbuf_printf(&b, "  each of the %d heads keeps its own key and value; one shared key/value head would take %ld\n", h,
+		strbuf_printf(&b, _("  each of the %d heads keeps its own key and value; one shared key/value head would take %ld\n"), h,
 		              stats_kv_bytes_per_token(sh, 1));
 	if (w > 0 && w < n)
-		strbuf_printf(&b, "  the window of %d keeps at most %d tokens: %ld bytes per layer, %ld in %d layer%s\n", w, w,
-		              tok * w, all, layers, layers == 1 ? "" : "s");
+		strbuf_printf(&b,
+		              ngettext("  the window of %d keeps at most %d tokens: %ld bytes per layer, %ld in %d layer\n",
+		                       "  the window of %d keeps at most %d tokens: %ld bytes per layer, %ld in %d layers\n",
+		                       (unsigned long)layers),
+		              w, w, tok * w, all, layers);
 	else
-		strbuf_printf(&b, "  %d tokens: %ld bytes per layer, %ld in %d layer%s\n", n, tok * n, all, layers,
-		              layers == 1 ? "" : "s");
+		strbuf_printf(&b,
+		              ngettext("  %d tokens: %ld bytes per layer, %ld in %d layer\n",
+		                       "  %d tokens: %ld bytes per layer, %ld in %d layers\n", (unsigned long)layers),
+		              n, tok * n, all, layers);
 	if (b.oom) {
 		free(b.s);
 		return NULL;
@@ -301,15 +308,22 @@ char *textfmt_caption(const Session *s, int utf8)
 	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
 		const int t = s->dec_t, rows = session_cache_rows(s, t);
 		char *tok = text_escape(l->tokens[t], "");
-		strbuf_printf(&b, "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds %s",
-		              t, session_decode_steps(s), t, tok ? tok : "", rows == 1 ? "row " : "rows ");
+		strbuf_printf(&b,
+		              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row ",
+		                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows ",
+		                       (unsigned long)rows),
+		              t, session_decode_steps(s), t, tok ? tok : "");
 		put_range(&b, t - rows + 1, t);
 		if (t - rows + 1 > 0) {
-			strbuf_printf(&b, " (the window of %d has dropped row%s ", rows, t - rows > 0 ? "s" : "");
+			strbuf_printf(&b,
+			              ngettext(" (the window of %d has dropped row ", " (the window of %d has dropped rows ",
+			                       (unsigned long)(t - rows + 1)),
+			              rows);
 			put_range(&b, 0, t - rows);
-			strbuf_puts(&b, ")");
+			/* TRANSLATORS: closes " (the window of N has dropped rows …" */
+			strbuf_puts(&b, _(")"));
 		}
-		strbuf_puts(&b, ".\n");
+		strbuf_puts(&b, _(".\n"));
 		free(tok);
 		char *cache = textfmt_cache_lines(s, utf8);
 		if (cache != NULL)
@@ -319,20 +333,23 @@ char *textfmt_caption(const Session *s, int utf8)
 	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0) {
 		const int bq = l->flash_bq, bk = l->flash_bk, q0 = s->tile_q * bq, k0 = s->tile_k * bk;
 		const int q1 = q0 + bq < l->n ? q0 + bq - 1 : l->n - 1, k1 = k0 + bk < l->m ? k0 + bk - 1 : l->m - 1;
-		strbuf_printf(&b, "Tile (%d, %d): query rows ", s->tile_q, s->tile_k);
+		strbuf_printf(&b, _("Tile (%d, %d): query rows "), s->tile_q, s->tile_k);
 		put_range(&b, q0, q1);
-		strbuf_puts(&b, " against key columns ");
+		strbuf_puts(&b, _(" against key columns "));
 		put_range(&b, k0, k1);
-		strbuf_puts(&b, " and V's rows ");
+		strbuf_puts(&b, _(" and V's rows "));
 		put_range(&b, k0, k1);
 		if (s->tile_k > 0)
-			strbuf_printf(&b, "; m, l and O before it: column %d, after it: column %d.\n", s->tile_k - 1, s->tile_k);
+			strbuf_printf(&b, _("; m, l and O before it: column %d, after it: column %d.\n"), s->tile_k - 1, s->tile_k);
 		else
-			strbuf_printf(&b, "; before it m = %s, l = 0, O = 0; after it: column 0.\n", utf8 ? "\u2212\u221e" : "-inf");
+			strbuf_printf(&b, _("; before it m = %s, l = 0, O = 0; after it: column 0.\n"), utf8 ? "\u2212\u221e" : "-inf");
 		if (s->nskipped > 0)
-			strbuf_printf(&b, "Skipped %d tile%s from (%d, %d): the mask hides every cell of %s.\n", s->nskipped,
-			              s->nskipped == 1 ? "" : "s", s->skipped_q, s->skipped_k, s->nskipped == 1 ? "it" : "them");
-		strbuf_printf(&b, "Held at once: Bq%sBk + Bq%s(2 + d_v) = %d%s%d + %d%s(2 + %d) = %ld numbers, against n%sm = %ld for the score matrix.\n",
+			strbuf_printf(&b,
+			              ngettext("Skipped %d tile from (%d, %d): the mask hides every cell of it.\n",
+			                       "Skipped %d tiles from (%d, %d): the mask hides every cell of them.\n",
+			                       (unsigned long)s->nskipped),
+			              s->nskipped, s->skipped_q, s->skipped_k);
+		strbuf_printf(&b, _("Held at once: Bq%sBk + Bq%s(2 + d_v) = %d%s%d + %d%s(2 + %d) = %ld numbers, against n%sm = %ld for the score matrix.\n"),
 		              dot, dot, bq, dot, bk, bq, dot, l->d_v, stats_flash_numbers(sh), dot, (long)l->n * l->m);
 	}
 	/* the key/value heads the query heads share (a stage that cuts panes per key/value head) */
@@ -342,11 +359,11 @@ char *textfmt_caption(const Session *s, int utf8)
 		const int per = sh->heads / sh->kv_heads;
 		for (int j = 0; j < sh->kv_heads; j++) {
 			strbuf_printf(&b, "%s", j ? "; " : "");
-			strbuf_puts(&b, per > 1 ? "query heads " : "query head ");
+			strbuf_puts(&b, per > 1 ? _("query heads ") : _("query head "));
 			put_range(&b, j * per, (j + 1) * per - 1);
-			strbuf_printf(&b, " read kv head %d", j);
+			strbuf_printf(&b, _(" read kv head %d"), j);
 		}
-		strbuf_puts(&b, ".\n");
+		strbuf_puts(&b, _(".\n"));
 	}
 	if (b.oom || b.s == NULL) {
 		free(b.s);
@@ -364,7 +381,7 @@ static void print_mean_std(FILE *f, const Attn *a, AttnMatrix which, int h)
 	if (m == NULL || !(matrix_kind(which)->flags & MF_STATS))
 		return;
 	stats_matrix(m, &st);
-	fprintf(f, "mean %.4g  std %.4g\n", st.mean, st.std);
+	fprintf(f, _("mean %.4g  std %.4g\n"), st.mean, st.std);
 }
 
 /* A stage's matrix as the step shows it: weights with row sums, scores with mean and std. */
@@ -385,7 +402,7 @@ static void print_compare(FILE *f, const Session *s, AttnMatrix which, int color
 	char *label, *prefix;
 
 	if (m == NULL) {
-		fprintf(f, "\n(the compare variant has no %s)\n", matrix_name(which));
+		fprintf(f, _("\n(the compare variant has no %s)\n"), matrix_name(which));
 		return;
 	}
 	label = text_escape(session_text(s, &s->lesson->compare_label), "");
@@ -400,14 +417,14 @@ static void print_compare(FILE *f, const Session *s, AttnMatrix which, int color
 		                    (m->cols < main_m->cols ? m->cols : main_m->cols);
 		stats_only_in(main_m, m, here, sizeof here);
 		stats_only_in(m, main_m, there, sizeof there);
-		fprintf(f, "%ld of the %ld cells both have differ", extra.ndiff, common);
+		fprintf(f, _("%ld of the %ld cells both have differ"), extra.ndiff, common);
 		if (here[0])
-			fprintf(f, "; %s only in the lesson", here);
+			fprintf(f, _("; %s only in the lesson"), here);
 		if (there[0])
-			fprintf(f, "; %s only in the variant", there);
+			fprintf(f, _("; %s only in the variant"), there);
 		fputc('\n', f);
 	} else
-		fprintf(f, "%ld of %ld cells differ\n", extra.ndiff, (long)m->rows * m->cols);
+		fprintf(f, _("%ld of %ld cells differ\n"), extra.ndiff, (long)m->rows * m->cols);
 	free(prefix);
 	free(label);
 }
@@ -421,18 +438,18 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 
 	fputs("== ", f);
 	put_escaped(f, session_text(s, &s->lesson->title), "", utf8);
-	fprintf(f, " == step %d/%d, ", s->step + 1, s->nwalk);
+	fprintf(f, _(" == step %d/%d, "), s->step + 1, s->nwalk);
 	{
 		char *place = session_place(s, utf8);
 		if (place != NULL)
 			fprintf(f, "%s, ", place);
 		free(place);
 	}
-	fprintf(f, "stage: %s", stage_name(s->stage));
+	fprintf(f, _("stage: %s"), stage_name(s->stage));
 	if (sub != NULL)
-		fprintf(f, ", %s", sub);
+		fprintf(f, _(", %s"), sub);
 	if (s->attn->heads > 1)
-		fprintf(f, ", head %d/%d", s->head, s->attn->heads);
+		fprintf(f, _(", head %d/%d"), s->head, s->attn->heads);
 	fputc('\n', f);
 	if (text[0] == '\0')
 		text = stage_blurb(s->stage, s->lang);
@@ -441,10 +458,10 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	{
 		char *map = session_stage_map(s, utf8);
 		if (map != NULL)
-			fprintf(f, "  block: %s\n", map);
+			fprintf(f, _("  block: %s\n"), map);
 		free(map);
 	}
-	fprintf(f, "  %s\n", stage_formula(&s->attn->shape, s->stage, utf8));
+	fprintf(f, "  %s\n", i18n_msg(stage_formula(&s->attn->shape, s->stage, utf8)));
 	/* the decode step or tile, and what it holds (our own text; tokens in it are escaped) */
 	for (const char *line = caption; line != NULL && *line != '\0';) {
 		const char *nl = strchr(line, '\n');
@@ -465,7 +482,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			if ((int)w == session_hidden_matrix(s)) {
 				char how[32];
 				if (k == 0 || cuts[k - 1].matrix != w)
-					fprintf(f, "\n%s: hidden until you answer (%s, skip, hint)\n", matrix_name(w),
+					fprintf(f, _("\n%s: hidden until you answer (%s, skip, hint)\n"), matrix_name(w),
 					        session_quiz_usage(s, how, sizeof how));
 				continue;
 			}
@@ -475,9 +492,9 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 				/* a pane cut per head (the split stage) prints that head's columns */
 				if (cuts[k].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD)) {
 					if (cuts[k].flags & PANE_EACH_KV_HEAD)
-						snprintf(head, sizeof head, "kv head %d", cuts[k].head);
+						snprintf(head, sizeof head, _("kv head %d"), cuts[k].head);
 					else if (s->attn->shape.kv_heads < s->attn->heads)
-						snprintf(head, sizeof head, "head %d, reads kv head %d", cuts[k].head,
+						snprintf(head, sizeof head, _("head %d, reads kv head %d"), cuts[k].head,
 						         shape_kv_head(&s->attn->shape, cuts[k].head));
 					else
 						snprintf(head, sizeof head, "head %d", cuts[k].head);
@@ -500,7 +517,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	}
 	if (step->has_quiz && s->quiz[s->step] == QUIZ_OPEN) {
 		const Quiz *q = &step->quiz;
-		fputs("\nQuestion: ", f);
+		fputs(_("\nQuestion: "), f);
 		put_escaped(f, session_text(s, &q->question), "\n\t", utf8);
 		fputc('\n', f);
 		for (k = 0; k < q->nchoices; k++) {
@@ -510,5 +527,5 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 		}
 	}
 	if (s->step == s->nwalk - 1 && session_next_lesson(s) != NULL)
-		fprintf(f, "\nFinished. Next lesson: load %s\n", session_next_lesson(s));
+		fprintf(f, _("\nFinished. Next lesson: load %s\n"), session_next_lesson(s));
 }

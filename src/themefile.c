@@ -1,5 +1,6 @@
 /* themefile.c: theme JSON files → a plain ThemeFile (no curses): search, parse, validate. */
 #include "themefile.h"
+#include "i18n.h"
 #include "paths.h"
 #include "strbuf.h"
 
@@ -335,7 +336,7 @@ int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 	}
 	if (!valid_name(name_or_path)) {
 		char *e = text_escape(name_or_path, "");
-		*err = str_printf("theme \"%s\": a theme name has letters, digits, - and _ (or give a path)", e ? e : "");
+		*err = str_printf(_("theme \"%s\": a theme name has letters, digits, - and _ (or give a path)"), e ? e : "");
 		free(e);
 		themefile_default(out);
 		return -1;
@@ -375,8 +376,8 @@ int themefile_load(const char *name_or_path, ThemeFile *out, char **err)
 			free(names[i]);
 		}
 		free(names);
-		*err = str_printf("unknown theme \"%s\" (themes: %s; searched $ATTNVIZ_THEMES, ./assets/themes, "
-		                  "beside the program, %s/themes)", name_or_path, list[0] ? list : "default", ATTNVIZ_SHARE);
+		*err = str_printf(_("unknown theme \"%s\" (themes: %s; searched $ATTNVIZ_THEMES, ./assets/themes, "
+		                    "beside the program, %s/themes)"), name_or_path, list[0] ? list : "default", ATTNVIZ_SHARE);
 	}
 	return -1;
 }

@@ -31,6 +31,7 @@
 
 #include <curses.h>
 
+#include "i18n.h"
 #include "cmd.h"
 #include "demo.h"
 #include "explain.h"
@@ -117,85 +118,6 @@ put_fit(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw, int utf
 		return put_at(win, y, x, attr, s, maxw);
 	int n = put_at(win, y, x, attr, s, maxw - ell);
 	return n + put_at(win, y, x + n, attr, utf8 ? "\u2026" : "...", maxw - n);
-}
-
-typedef struct WrapLine {
-	int off, len;
-} WrapLine;
-
-/*
- * Wrap s (escaped, '\n' kept) to width columns, breaking after blanks when
- * there is one on the line, anywhere otherwise (CJK text has none).
- * *out is a heap array the caller frees; returns the line count (≥ 1), -1 when out of memory.
- */
-static int
-wrap_text(const char *s, int width, WrapLine **out)
-{
-	int cap = 16, n = 0, len = (int)strlen(s);
-	int ls = 0, w = 0, brk = -1, brk2 = -1, i = 0;
-	WrapLine *v = malloc(sizeof *v * (size_t)cap);
-
-	if (v == NULL)
-		return -1;
-	if (width < 1)
-		width = 1;
-	for (;;) {
-		int end = -1, next = 0;
-
-		if (i >= len || s[i] == '\n') {
-			end = i;
-			next = i + 1;
-		} else {
-			wchar_t wc;
-			int cw, bl = text_char(s + i, (size_t)(len - i), &wc, &cw);
-			if (w + cw <= width || i == ls) {
-				/* CJK text may break around any wide character, but never before closing punctuation. */
-				int closing = wc != 0 && wcschr(L"\uff0c\u3002\u3001\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b", wc) != NULL;
-				if (closing && brk == i)
-					brk = brk2;
-				else if (cw == 2 && i > ls && !closing && brk != i) {
-					brk2 = brk;
-					brk = i;
-				}
-				i += bl;
-				w += cw;
-				if (wc == L' ' || cw == 2) {
-					brk2 = brk;
-					brk = i;
-				}
-				continue;
-			}
-			if (brk > ls) {
-				end = brk;
-				next = brk;
-				while (end > ls && s[end - 1] == ' ')
-					end--;
-			} else {
-				end = i;
-				next = i;
-			}
-		}
-		if (n == cap) {
-			WrapLine *nv = realloc(v, sizeof *v * (size_t)(cap *= 2));
-			if (nv == NULL) {
-				free(v);
-				return -1;
-			}
-			v = nv;
-		}
-		v[n].off = ls;
-		v[n].len = end - ls;
-		n++;
-		if (i >= len)
-			break;
-		ls = next;
-		if (next > i)
-			i = next;
-		w = text_width(s + ls, i - ls);
-		brk = brk2 = -1;
-	}
-	*out = v;
-	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -295,11 +217,9 @@ tui_build_narr(Tui *t)
 		char buf[96];
 		if (!open)
 			sb_add(&sb, "\n\n", 0);
-		sb_add(&sb, s->quiz[s->step] == QUIZ_OPEN ? "Quiz: " : "Quiz (", 0);
-		if (s->quiz[s->step] != QUIZ_OPEN) {
-			sb_add(&sb, s->quiz[s->step] == QUIZ_RIGHT ? "right" : s->quiz[s->step] == QUIZ_WRONG ? "wrong" : "skipped", 0);
-			sb_add(&sb, "): ", 0);
-		}
+		/* TRANSLATORS: each starts with the word of the msgid "Quiz" (the narration colours such lines) */
+		sb_add(&sb, s->quiz[s->step] == QUIZ_OPEN ? _("Quiz: ") : s->quiz[s->step] == QUIZ_RIGHT ? _("Quiz (right): ")
+		            : s->quiz[s->step] == QUIZ_WRONG ? _("Quiz (wrong): ") : _("Quiz (skipped): "), 0);
 		sb_add(&sb, session_text(s, &q->question), 1);
 		for (int i = 0; i < q->nchoices; i++) {
 			snprintf(buf, sizeof buf, "\n  %d) ", i + 1);
@@ -308,9 +228,9 @@ tui_build_narr(Tui *t)
 		}
 		if (s->quiz[s->step] == QUIZ_OPEN) {
 			if (q->nchoices > 0 && q->nchoices <= 9)
-				snprintf(buf, sizeof buf, "\nPress 1-%d, or :answer N, :skip, :hint", q->nchoices);
+				snprintf(buf, sizeof buf, _("\nPress 1-%d, or :answer N, :skip, :hint"), q->nchoices);
 			else
-				snprintf(buf, sizeof buf, "\nType :answer VALUE, :skip or :hint");
+				snprintf(buf, sizeof buf, "\n%s", _("Type :answer VALUE, :skip or :hint"));
 			sb_add(&sb, buf, 0);
 			t->narr_must = sb != NULL ? (int)strlen(sb) : 0;
 			sb_add(&sb, "\n\n", 0);
@@ -365,10 +285,10 @@ win_for(const LayoutRect *r)
 }
 
 /*
- * s with a newline where wrap_text would break an indented line ("  KEYS
+ * s with a newline where text_wrap would break an indented line ("  KEYS
  * DOES", a help line), and the continuation indented to where its text
  * starts: after the leading blanks and, when there is one, the first gap of
- * two blanks (the column DOES starts in). Other lines are left to wrap_text.
+ * two blanks (the column DOES starts in). Other lines are left to text_wrap.
  * Heap string, or NULL when out of memory.
  */
 static char *
@@ -397,15 +317,15 @@ hang_wrap(const char *s, int width)
 		} else {
 			/* the first line at full width, the rest at width − hang after hang blanks */
 			char *line = strndup(s, (size_t)len);
-			WrapLine *wl = NULL;
-			int n = line != NULL ? wrap_text(line, width, &wl) : -1;
+			TextLine *wl = NULL;
+			int n = line != NULL ? text_wrap(line, width, &wl) : -1;
 			if (n > 0) {
 				strbuf_add(&b, line + wl[0].off, (size_t)wl[0].len);
 				const char *rest = line + wl[0].off + wl[0].len;
 				while (*rest == ' ')
 					rest++;
-				WrapLine *w2 = NULL;
-				int n2 = *rest != '\0' ? wrap_text(rest, width - hang, &w2) : 0;
+				TextLine *w2 = NULL;
+				int n2 = *rest != '\0' ? text_wrap(rest, width - hang, &w2) : 0;
 				for (int i = 0; i < n2; i++)
 					strbuf_printf(&b, "\n%*s%.*s", hang, "", w2[i].len, rest + w2[i].off);
 				free(w2);
@@ -430,8 +350,8 @@ hang_wrap(const char *s, int width)
 static int
 narr_count(const Tui *t, int w)
 {
-	WrapLine *lines = NULL;
-	int n = wrap_text(t->narr ? t->narr : "", w, &lines);
+	TextLine *lines = NULL;
+	int n = text_wrap(t->narr ? t->narr : "", w, &lines);
 	free(lines);
 	return n < 1 ? 1 : n;
 }
@@ -440,13 +360,13 @@ narr_count(const Tui *t, int w)
 static int
 narr_must_count(const Tui *t, int w)
 {
-	WrapLine *lines = NULL;
+	TextLine *lines = NULL;
 	char *head;
 	int n;
 
 	if (t->narr == NULL || t->narr_must <= 0 || (head = strndup(t->narr, (size_t)t->narr_must)) == NULL)
 		return 0;
-	n = wrap_text(head, w, &lines);
+	n = text_wrap(head, w, &lines);
 	free(lines);
 	free(head);
 	return n < 0 ? 0 : n;
@@ -565,7 +485,8 @@ tui_stage_substep(const Tui *t, char *stage, size_t size)
 	const size_t len = strlen(stage);
 
 	if (sub != NULL && len < size)
-		snprintf(stage + len, size - len, ", %s", sub);
+		/* TRANSLATORS: joins the decode step or tile to the stage line */
+		snprintf(stage + len, size - len, _(", %s"), sub);
 	free(sub);
 }
 
@@ -587,24 +508,25 @@ tui_draw_stage(Tui *t)
 
 	/* "TITLE  step k/N  stage: NAME  head h of H  quiz r/a": the title gives way first. */
 	char step[32];
-	snprintf(step, sizeof step, "  step %d/%d  ", s->step + 1, s->nwalk);
+	/* TRANSLATORS: the stage line; keep the two blanks on each side */
+	snprintf(step, sizeof step, _("  step %d/%d  "), s->step + 1, s->nwalk);
 	if (s->lesson->encoder != NULL) {
 		char *place = session_place(s, t->utf8);
-		snprintf(stage, sizeof stage, "%s  stage: %s", place != NULL ? place : "", stage_name(s->stage));
+		snprintf(stage, sizeof stage, _("%s  stage: %s"), place != NULL ? place : "", stage_name(s->stage));
 		free(place);
 	} else if (session_layers(s) > 1)
-		snprintf(stage, sizeof stage, "layer %d of %d  stage: %s", s->layer, session_layers(s), stage_name(s->stage));
+		snprintf(stage, sizeof stage, _("layer %d of %d  stage: %s"), s->layer, session_layers(s), stage_name(s->stage));
 	else
-		snprintf(stage, sizeof stage, "stage: %s", stage_name(s->stage));
+		snprintf(stage, sizeof stage, _("stage: %s"), stage_name(s->stage));
 	tui_stage_substep(t, stage, sizeof stage);
 	char heads[40] = "", quiz[40] = "", params[40] = "";
 	if (s->attn->heads > 1)
-		snprintf(heads, sizeof heads, "  head %d of %d", s->head, s->attn->heads);
+		snprintf(heads, sizeof heads, _("  head %d of %d"), s->head, s->attn->heads);
 	if (s->quiz_asked > 0)
-		snprintf(quiz, sizeof quiz, "  quiz %d/%d", s->quiz_right, s->quiz_asked);
+		snprintf(quiz, sizeof quiz, _("  quiz %d/%d"), s->quiz_right, s->quiz_asked);
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s))
-		snprintf(params, sizeof params, "  params %ld", stats_param_count(s->attn->lesson));
+		snprintf(params, sizeof params, _("  params %ld"), stats_param_count(s->attn->lesson));
 	snprintf(right, sizeof right, "%s%s%s", heads, quiz, params);
 
 	int need = text_width(step, -1) + text_width(stage, -1) + text_width(right, -1);
@@ -637,11 +559,11 @@ tui_draw_narr(Tui *t)
 {
 	WINDOW *w = t->w_narr;
 	int H = getmaxy(w), W = getmaxx(w);
-	WrapLine *lines = NULL;
+	TextLine *lines = NULL;
 	int present = t->opt.present && H >= 5;
 	/* Presenting, the formula comes first, bold, with a blank line under it. */
 	int n, text_h = H - 2 - (present ? 1 : 0), text_y = present ? 3 : 1;
-	const char *formula = stage_formula(&t->s->attn->shape, t->s->stage, t->utf8);
+	const char *formula = i18n_msg(stage_formula(&t->s->attn->shape, t->s->stage, t->utf8));
 
 	werase(w);
 	wattrset(w, theme_attr(ROLE_RULE));
@@ -660,7 +582,7 @@ tui_draw_narr(Tui *t)
 		}
 		free(map);
 	}
-	n = wrap_text(t->narr ? t->narr : "", W - 2, &lines);
+	n = text_wrap(t->narr ? t->narr : "", W - 2, &lines);
 	if (t->narr_top > n - text_h)
 		t->narr_top = n - text_h > 0 ? n - text_h : 0;
 	if (n > text_h) {
@@ -670,10 +592,10 @@ tui_draw_narr(Tui *t)
 		put_at(w, 0, W - text_width(more, -1) - 1, theme_attr(ROLE_RULE), more, W);
 	}
 	for (int i = 0; i < text_h && t->narr_top + i < n; i++) {
-		const WrapLine *l = &lines[t->narr_top + i];
+		const TextLine *l = &lines[t->narr_top + i];
 		const char *p = t->narr + l->off;
 		attr_t at = theme_attr(ROLE_NARR);
-		if (strncmp(p, "Quiz", 4) == 0 || (l->len > 2 && p[0] == ' ' && p[1] == ' ' && p[2] >= '1' && p[2] <= '9'))
+		if (strncmp(p, _("Quiz"), strlen(_("Quiz"))) == 0 || (l->len > 2 && p[0] == ' ' && p[1] == ' ' && p[2] >= '1' && p[2] <= '9'))
 			at = theme_attr(ROLE_QUIZ);
 		wattrset(w, at);
 		wmove(w, text_y + i, 1);
@@ -719,22 +641,26 @@ tui_draw_status(Tui *t)
 	/* At the right: the demo's place, or :play. */
 	char right[96] = "";
 	if (t->demo != NULL) {
-		const char *state = t->demo_at_pause ? "  paused: space goes on"
-		                  : t->demo_pos >= t->demo->n ? "  end: p back, q leaves"
-		                  : t->demo_paused ? "  paused: space plays, n/p step" : "";
+		/* TRANSLATORS: the demo's state; the words before the colon are shown alone where room is short */
+		const char *state = t->demo_at_pause ? _("  paused: space goes on")
+		                  : t->demo_pos >= t->demo->n ? _("  end: p back, q leaves")
+		                  : t->demo_paused ? _("  paused: space plays, n/p step") : "";
 		/* k/N counts the script's entries; the line is where the last one ran in the file */
 		const int lineno = t->demo_pos > 0 ? t->demo->line[t->demo_pos - 1].lineno : 0;
-		snprintf(right, sizeof right, "demo %d/%d, line %d%s ", t->demo_pos, t->demo->n, lineno, state);
+		snprintf(right, sizeof right, _("demo %d/%d, line %d%s "), t->demo_pos, t->demo->n, lineno, state);
 		/* at 80 columns the indicator stays, shorter: the state's first words, then the place alone */
 		if (text_width(right, -1) > W / 2) {
 			char shortstate[24] = "";
-			const char *colon = strchr(state, ':');
+			/* a colon, or a full-width one (：) */
+			const char *colon = strchr(state, ':'), *wide = strstr(state, "\uff1a");
+			if (wide != NULL && (colon == NULL || wide < colon))
+				colon = wide;
 			if (colon != NULL && colon - state < (long)sizeof shortstate)
 				snprintf(shortstate, sizeof shortstate, "%.*s", (int)(colon - state), state);
-			snprintf(right, sizeof right, "demo %d/%d%s ", t->demo_pos, t->demo->n, shortstate);
+			snprintf(right, sizeof right, _("demo %d/%d%s "), t->demo_pos, t->demo->n, shortstate);
 		}
 	} else if (t->play_ms > 0) {
-		snprintf(right, sizeof right, "play %.3gs: any key stops ", (double)t->play_ms / 1000.0);
+		snprintf(right, sizeof right, _("play %.3gs: any key stops "), (double)t->play_ms / 1000.0);
 	}
 	int rw = text_width(right, -1);
 	if (rw > W / 2 && t->demo == NULL)
@@ -750,7 +676,7 @@ tui_draw_status(Tui *t)
 		const char *next = t->s->step == t->s->nwalk - 1 ? session_next_lesson(t->s) : NULL;
 		if (next != NULL) {
 			char offer[96];
-			snprintf(offer, sizeof offer, "finished! next: :load %s   ", next);
+			snprintf(offer, sizeof offer, _("finished! next: :load %s   "), next);
 			x += put_at(w, 0, 0, theme_attr(ROLE_INFO) | A_BOLD, offer, left);
 		}
 		if (t->npanes > 0 && !t->pane[t->focus].hidden && t->pane[t->focus].rows > 0) {
@@ -760,23 +686,24 @@ tui_draw_status(Tui *t)
 			char num[16], line[160];
 			pane_src(p, p->cur_r, p->cur_c, &R, &C);
 			if (m && session_cell_state(t->s, pane_attn(t, p), p->which, R, C) == CELL_UNSEEN) {
-				snprintf(line, sizeof line, "%s[%d][%d]: not computed at this step (or not in its cache)",
+				snprintf(line, sizeof line, _("%s[%d][%d]: not computed at this step (or not in its cache)"),
 				         matrix_name(p->which), R, C);
 				put_at(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			} else if (m) {
 				labels_number(num, MAT_AT(*m, R, C), t->utf8);
 				if (matrix_per_head(p->which) && pane_attn(t, p)->lesson->heads > 1)
-					snprintf(line, sizeof line, "%s%s[%d][%d] (head %d) = %s   Enter: where from?",
-					         p->variant ? "variant " : "", matrix_name(p->which), R, C, p->head, num);
+					snprintf(line, sizeof line, _("%s%s[%d][%d] (head %d) = %s   Enter: where from?"),
+					         p->variant ? _("variant ") : "", matrix_name(p->which), R, C, p->head, num);
 				else
-					snprintf(line, sizeof line, "%s%s[%d][%d] = %s   Enter: where from?",
-					         p->variant ? "variant " : "", matrix_name(p->which), R, C, num);
+					snprintf(line, sizeof line, _("%s%s[%d][%d] = %s   Enter: where from?"),
+					         p->variant ? _("variant ") : "", matrix_name(p->which), R, C, num);
 				/* a cell the compared pane lacks (a prefix has fewer rows) is not compared: say so */
 				const Mat *o = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
 				if (o != NULL && (R >= o->rows || C >= o->cols))
-					snprintf(line, sizeof line, "%s%s[%d][%d] = %s   only in %s: not compared",
-					         p->variant ? "variant " : "", matrix_name(p->which), R, C, num,
-					         p->variant ? "the variant" : "the lesson");
+					snprintf(line, sizeof line,
+					         p->variant ? _("%s%s[%d][%d] = %s   only in the variant: not compared")
+					                    : _("%s%s[%d][%d] = %s   only in the lesson: not compared"),
+					         p->variant ? _("variant ") : "", matrix_name(p->which), R, C, num);
 				put_at(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			}
 		}
@@ -787,7 +714,7 @@ tui_draw_status(Tui *t)
 static void
 tui_draw_popup(Tui *t)
 {
-	WrapLine *lines = NULL;
+	TextLine *lines = NULL;
 	int maxw = COLS - 4 > 20 ? COLS - 4 : COLS, ww, wh, n;
 
 	if (t->w_popup) {
@@ -797,7 +724,7 @@ tui_draw_popup(Tui *t)
 	/* Width: the longest line, within the screen; an indented line's continuations hang under its text. */
 	char *hung = hang_wrap(t->popup_text ? t->popup_text : "", maxw - 4);
 	const char *text = hung != NULL ? hung : t->popup_text ? t->popup_text : "";
-	n = wrap_text(text, maxw - 4, &lines);
+	n = text_wrap(text, maxw - 4, &lines);
 	ww = t->popup_title ? text_width(t->popup_title, -1) + 6 : 20;
 	for (int i = 0; i < n; i++) {
 		int lw = text_width(text + lines[i].off, lines[i].len) + 4;
@@ -843,10 +770,10 @@ tui_draw_popup(Tui *t)
 	}
 	char foot[64];
 	if (n > text_h)
-		snprintf(foot, sizeof foot, " %d-%d/%d  arrows scroll, q close ", t->popup_top + 1,
+		snprintf(foot, sizeof foot, _(" %d-%d/%d  arrows scroll, q close "), t->popup_top + 1,
 		         t->popup_top + text_h, n);
 	else
-		snprintf(foot, sizeof foot, " q/Esc/Enter close ");
+		snprintf(foot, sizeof foot, _(" q/Esc/Enter close "));
 	put_at(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), foot, ww - 4);
 	free(lines);
 	free(hung);
@@ -861,10 +788,10 @@ tui_draw_small(Tui *t)
 
 	(void)t;
 	werase(stdscr);
-	snprintf(size, sizeof size, "%dx%d, need %dx%d", COLS, LINES, LAYOUT_MIN_COLS, LAYOUT_MIN_LINES);
-	lines[0] = "terminal too small";
+	snprintf(size, sizeof size, _("%dx%d, need %dx%d"), COLS, LINES, LAYOUT_MIN_COLS, LAYOUT_MIN_LINES);
+	lines[0] = _("terminal too small");
 	lines[1] = size;
-	lines[2] = "q quits";
+	lines[2] = _("q quits");
 	int y = (LINES - 3) / 2;
 	if (y < 0)
 		y = 0;
@@ -948,7 +875,7 @@ tui_answer_first(Tui *t)
 {
 	char how[32];
 
-	tui_msgf(t, 0, "answer the quiz first (:%s, :skip, :hint)", session_quiz_usage(t->s, how, sizeof how));
+	tui_msgf(t, 0, _("answer the quiz first (:%s, :skip, :hint)"), session_quiz_usage(t->s, how, sizeof how));
 }
 
 void
@@ -1059,7 +986,7 @@ out_show(void *ctx, AttnMatrix which, int head)
 	int st = stage_showing(s, which);
 
 	if (st < 0) {
-		tui_msgf(t, 1, "%s is not shown in any stage of this lesson", matrix_name(which));
+		tui_msgf(t, 1, _("%s is not shown in any stage of this lesson"), matrix_name(which));
 		return;
 	}
 	/* The stage first: going to a stage may bring its step's head. */
@@ -1075,7 +1002,7 @@ out_show(void *ctx, AttnMatrix which, int head)
 	}
 	t->want_focus = (int)which + 1;
 	t->want_head = head;
-	tui_msgf(t, 0, "%s (stage %s)", matrix_name(which), stage_name((Stage)st));
+	tui_msgf(t, 0, _("%s (stage %s)"), matrix_name(which), stage_name((Stage)st));
 }
 
 static void tui_present(Tui *t, int on);
@@ -1090,8 +1017,9 @@ tui_seconds(Tui *t, const char *cmd, const char *arg, int positive)
 
 	if (end == arg || *end != '\0' || !(v >= 0 && v <= DEMO_MAX_WAIT) || (positive && v <= 0)) {
 		char *safe = text_escape(arg, "");
-		tui_msgf(t, 1, "%s: expected seconds%s up to %g, got \"%.60s\"", cmd, positive ? " above 0" : " from 0",
-		         DEMO_MAX_WAIT, safe ? safe : "");
+		tui_msgf(t, 1, positive ? _("%s: expected seconds above 0 up to %g, got \"%.60s\"")
+		                        : _("%s: expected seconds from 0 up to %g, got \"%.60s\""),
+		         cmd, DEMO_MAX_WAIT, safe ? safe : "");
 		free(safe);
 		return -1;
 	}
@@ -1110,7 +1038,7 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 	}
 	if (strcmp(name, "present") == 0 && argc >= 2) {
 		if (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0) {
-			tui_set_msg(t, 1, "usage: present on|off");
+			tui_set_msg(t, 1, _("usage: present on|off"));
 			return 1;
 		}
 		tui_present(t, strcmp(argv[1], "on") == 0);
@@ -1124,13 +1052,13 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 		if (t->play_ms < 1)
 			t->play_ms = 1;
 		t->play_due = now_ms() + t->play_ms;
-		tui_msgf(t, 0, "playing: the next step every %gs; any key stops", sec);
+		tui_msgf(t, 0, _("playing: the next step every %gs; any key stops"), sec);
 		t->redraw |= R_STATUS;
 		return 1;
 	}
 	if (strcmp(name, "source") == 0 && argc >= 2) {
 		if (t->demo != NULL)
-			tui_set_msg(t, 1, "source: a demo is already playing (q leaves it)");
+			tui_set_msg(t, 1, _("source: a demo is already playing (q leaves it)"));
 		else
 			tui_demo_start(t, argv[1]);
 		return 1;
@@ -1139,7 +1067,7 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 		/* In a script these are entries of their own (demo.c); typed here, there is nothing to wait for. */
 		if (strcmp(name, "wait") == 0 && argc >= 2 && tui_seconds(t, "wait", argv[1], 0) < 0)
 			return 1;
-		tui_msgf(t, 0, "%s works in demo scripts (source FILE)", name);
+		tui_msgf(t, 0, _("%s works in demo scripts (source FILE)"), name);
 		return 1;
 	}
 	return 0;
@@ -1174,9 +1102,9 @@ tui_theme(Tui *t, const char *name)
 
 	/* A theme that does not load leaves the default in use (theme_init says why). */
 	if (theme_init(name, nc != NULL && *nc != '\0', &err) != 0)
-		tui_msgf(t, 1, "using the default theme: %s", err ? err : "cannot load the theme");
+		tui_msgf(t, 1, _("using the default theme: %s"), err ? err : _("cannot load the theme"));
 	else
-		tui_msgf(t, 0, "theme %s (%d colours)", theme_name(), theme_colors());
+		tui_msgf(t, 0, _("theme %s (%d colours)"), theme_name(), theme_colors());
 	free(err);
 	/* Pane widths depend on colour (glyphs without it). */
 	tui_build_panes(t, 1, 0);
@@ -1187,7 +1115,7 @@ static void
 tui_present(Tui *t, int on)
 {
 	t->opt.present = on;
-	tui_msgf(t, 0, "presenter mode %s", on ? "on" : "off");
+	tui_set_msg(t, 0, on ? _("presenter mode on") : _("presenter mode off"));
 	tui_build_panes(t, 1, 0);
 	t->redraw |= R_ALL;
 }
@@ -1305,7 +1233,7 @@ static void
 tui_report(Tui *t, int rc, char *err, int error)
 {
 	if (rc != 0)
-		tui_set_msg(t, error, err ? err : "cannot move");
+		tui_set_msg(t, error, err ? err : _("cannot move"));
 	free(err);
 }
 
@@ -1328,7 +1256,7 @@ key_layer(Tui *t, int key, int arg)
 
 	(void)key;
 	if (n <= 1) {
-		tui_set_msg(t, 0, "this lesson has one layer");
+		tui_set_msg(t, 0, _("this lesson has one layer"));
 		return 1;
 	}
 	if (session_set_layer(t->s, k < 0 ? n - 1 : k >= n ? 0 : k, &err) != 0) {
@@ -1371,7 +1299,7 @@ key_head(Tui *t, int key, int arg)
 
 	(void)key;
 	if (n <= 1) {
-		tui_set_msg(t, 0, "this lesson has one head");
+		tui_set_msg(t, 0, _("this lesson has one head"));
 		return 1;
 	}
 	if (h < 0)
@@ -1404,12 +1332,12 @@ key_explain(Tui *t, int key, int arg)
 	pane_src(p, p->cur_r, p->cur_c, &R, &C);
 	char *text = explain_cell(pane_attn(t, p), p->which, p->head, R, C, t->utf8, &err);
 	if (text == NULL) {
-		tui_set_msg(t, 1, err ? err : "nothing to explain");
+		tui_set_msg(t, 1, err ? err : _("nothing to explain"));
 		free(err);
 		return 1;
 	}
 	if (matrix_per_head(p->which) && t->s->attn->heads > 1)
-		snprintf(title, sizeof title, "%s[%d][%d] head %d", matrix_name(p->which), R, C, p->head);
+		snprintf(title, sizeof title, _("%s[%d][%d] head %d"), matrix_name(p->which), R, C, p->head);
 	else
 		snprintf(title, sizeof title, "%s[%d][%d]", matrix_name(p->which), R, C);
 	tui_popup(t, title, text);
@@ -1463,7 +1391,7 @@ key_pane(Tui *t, int key, int arg)
 	if (t->solo) {
 		/* the panes gave way to the narration: Tab brings the next one into the room */
 		tui_layout(t, 0);
-		tui_msgf(t, 0, "pane %d of %d (Tab: the next; the question below keeps its room)", t->focus + 1, t->npanes);
+		tui_msgf(t, 0, _("pane %d of %d (Tab: the next; the question below keeps its room)"), t->focus + 1, t->npanes);
 	}
 	t->redraw |= R_PANES | R_STATUS;
 	return 1;
@@ -1538,7 +1466,7 @@ key_help(Tui *t, int key, int arg)
 
 	(void)key;
 	(void)arg;
-	tui_popup(t, "attnviz: keys and commands", h ? h : "");
+	tui_popup(t, _("attnviz: keys and commands"), h ? h : "");
 	free(h);
 	return 1;
 }
@@ -1576,43 +1504,43 @@ key_continue(Tui *t, int key, int arg)
 /* The keys of the main view, in the order `?` lists them. */
 /* clang-format off */
 static const KeyEntry main_keys[] = {
-	{ .key = { 'n', ' ', KEY_SRIGHT }, .keys = "n  space  Shift-Right", .does = "next step (in decode: the next token;\nin flash: the next tile)",
-	  .bar = 1, .bar_key = "n/spc", .bar_does = "next", .run = key_step, .arg = 1 },
-	{ .key = { 'p', KEY_BACKSPACE, 127, 8, KEY_SLEFT }, .keys = "p  Backspace  Shift-Left", .does = "previous step (token, tile)",
-	  .bar = 2, .bar_key = "p", .bar_does = "prev", .run = key_step, .arg = -1 },
-	{ .key = { 'g', KEY_HOME }, .keys = "g  G", .does = "first / last step",
-	  .bar = 12, .bar_key = "g/G", .bar_does = "first/last", .run = key_ends, .arg = 0 },
+	{ .key = { 'n', ' ', KEY_SRIGHT }, .keys = "n  space  Shift-Right", .does = N_("next step (in decode: the next token;\nin flash: the next tile)"),
+	  .bar = 1, .bar_key = "n/spc", .bar_does = N_("next"), .run = key_step, .arg = 1 },
+	{ .key = { 'p', KEY_BACKSPACE, 127, 8, KEY_SLEFT }, .keys = "p  Backspace  Shift-Left", .does = N_("previous step (token, tile)"),
+	  .bar = 2, .bar_key = "p", .bar_does = N_("prev"), .run = key_step, .arg = -1 },
+	{ .key = { 'g', KEY_HOME }, .keys = "g  G", .does = N_("first / last step"),
+	  .bar = 12, .bar_key = "g/G", .bar_does = N_("first/last"), .run = key_ends, .arg = 0 },
 	{ .key = { 'G', KEY_END }, .run = key_ends, .arg = 1 },
-	{ .key = { KEY_LEFT, 'h' }, .keys = "arrows  h j k l", .does = "move the cell cursor",
-	  .bar = 3, .bar_key = "\u2190\u2191\u2193\u2192", .bar_ascii = "hjkl", .bar_does = "cell", .run = key_move, .arg = 0 },
+	{ .key = { KEY_LEFT, 'h' }, .keys = "arrows  h j k l", .does = N_("move the cell cursor"),
+	  .bar = 3, .bar_key = "\u2190\u2191\u2193\u2192", .bar_ascii = "hjkl", .bar_does = N_("cell"), .run = key_move, .arg = 0 },
 	{ .key = { KEY_RIGHT, 'l' }, .run = key_move, .arg = 1 },
 	{ .key = { KEY_UP, 'k' }, .run = key_move, .arg = 2 },
 	{ .key = { KEY_DOWN, 'j' }, .run = key_move, .arg = 3 },
-	{ .key = { '\t' }, .keys = "Tab  Shift-Tab", .does = "next / previous pane",
-	  .bar = 5, .bar_key = "Tab", .bar_does = "pane", .run = key_pane, .arg = 1 },
+	{ .key = { '\t' }, .keys = "Tab  Shift-Tab", .does = N_("next / previous pane"),
+	  .bar = 5, .bar_key = "Tab", .bar_does = N_("pane"), .run = key_pane, .arg = 1 },
 	{ .key = { KEY_BTAB }, .run = key_pane, .arg = -1 },
-	{ .key = { '\r', '\n', KEY_ENTER }, .keys = "Enter", .does = "where did this number come from?",
-	  .bar = 4, .bar_key = "Enter", .bar_does = "explain", .run = key_explain },
-	{ .key = { 'H' }, .keys = "H  L", .does = "previous / next head",
-	  .bar = 6, .bar_key = "H/L", .bar_does = "head", .when = KEY_HEADS, .run = key_head, .arg = -1 },
+	{ .key = { '\r', '\n', KEY_ENTER }, .keys = "Enter", .does = N_("where did this number come from?"),
+	  .bar = 4, .bar_key = "Enter", .bar_does = N_("explain"), .run = key_explain },
+	{ .key = { 'H' }, .keys = "H  L", .does = N_("previous / next head"),
+	  .bar = 6, .bar_key = "H/L", .bar_does = N_("head"), .when = KEY_HEADS, .run = key_head, .arg = -1 },
 	{ .key = { 'L' }, .run = key_head, .arg = 1 },
 	/* not listed in `?` */
-	{ .key = { '[' }, .bar = 7, .bar_key = "[/]", .bar_does = "layer", .when = KEY_LAYERS, .run = key_layer, .arg = -1 },
+	{ .key = { '[' }, .bar = 7, .bar_key = "[/]", .bar_does = N_("layer"), .when = KEY_LAYERS, .run = key_layer, .arg = -1 },
 	{ .key = { ']' }, .run = key_layer, .arg = 1 },
-	{ .key = { 'z' }, .keys = "z", .does = "zoom the pane out to a heatmap",
-	  .bar = 11, .bar_key = "z", .bar_does = "zoom", .run = key_zoom },
-	{ .key = { KEY_PPAGE }, .keys = "PgUp  PgDn", .does = "scroll the narration", .run = key_scroll, .arg = -3 },
+	{ .key = { 'z' }, .keys = "z", .does = N_("zoom the pane out to a heatmap"),
+	  .bar = 11, .bar_key = "z", .bar_does = N_("zoom"), .run = key_zoom },
+	{ .key = { KEY_PPAGE }, .keys = "PgUp  PgDn", .does = N_("scroll the narration"), .run = key_scroll, .arg = -3 },
 	{ .key = { KEY_NPAGE }, .run = key_scroll, .arg = 3 },
-	{ .key = { '1', '2', '3', '4', '5', '6', '7', '8', '9' }, .keys = "1-9", .does = "answer a multiple-choice quiz",
+	{ .key = { '1', '2', '3', '4', '5', '6', '7', '8', '9' }, .keys = "1-9", .does = N_("answer a multiple-choice quiz"),
 	  .run = key_answer },
-	{ .key = { 'm' }, .keys = "m", .does = "the course: \u2713 finished, quiz scores, where you are;\nEnter opens a lesson",
-	  .bar = 13, .bar_key = "m", .bar_does = "course", .run = key_menu },
-	{ .key = { 'c' }, .keys = "c", .does = "continue where you left off last time", .run = key_continue },
-	{ .key = { ':' }, .keys = ":", .does = "command line: Tab completes,\nUp/Down history, Esc cancels",
-	  .bar = 8, .bar_key = ":", .bar_does = "command", .run = key_command },
-	{ .key = { '?' }, .keys = "?", .does = "this help (arrows scroll)",
-	  .bar = 9, .bar_key = "?", .bar_does = "help", .run = key_help },
-	{ .key = { 'q' }, .keys = "q", .does = "quit", .bar = 10, .bar_key = "q", .bar_does = "quit", .run = key_quit },
+	{ .key = { 'm' }, .keys = "m", .does = N_("the course: \u2713 finished, quiz scores, where you are;\nEnter opens a lesson"),
+	  .bar = 13, .bar_key = "m", .bar_does = N_("course"), .run = key_menu },
+	{ .key = { 'c' }, .keys = "c", .does = N_("continue where you left off last time"), .run = key_continue },
+	{ .key = { ':' }, .keys = ":", .does = N_("command line: Tab completes,\nUp/Down history, Esc cancels"),
+	  .bar = 8, .bar_key = ":", .bar_does = N_("command"), .run = key_command },
+	{ .key = { '?' }, .keys = "?", .does = N_("this help (arrows scroll)"),
+	  .bar = 9, .bar_key = "?", .bar_does = N_("help"), .run = key_help },
+	{ .key = { 'q' }, .keys = "q", .does = N_("quit"), .bar = 10, .bar_key = "q", .bar_does = N_("quit"), .run = key_quit },
 	{ .key = { 12 }, .run = key_redraw },
 	{ .run = NULL }
 };
@@ -1651,14 +1579,14 @@ keyline_walk(const Tui *t, WINDOW *w, int W, int at)
 			break;
 		if ((e->when == KEY_HEADS && t->s->attn->heads <= 1) || (e->when == KEY_LAYERS && session_layers(t->s) <= 1))
 			continue;
-		const char *key = t->utf8 || e->bar_ascii == NULL ? e->bar_key : e->bar_ascii;
-		int need = text_width(key, -1) + 1 + text_width(e->bar_does, -1) + 2;
+		const char *key = t->utf8 || e->bar_ascii == NULL ? e->bar_key : e->bar_ascii, *does = _(e->bar_does);
+		int need = text_width(key, -1) + 1 + text_width(does, -1) + 2;
 		if (x + need > W)
 			continue;
 		if (at >= x && at < x + need - 2)
 			return e;
 		if (w != NULL)
-			key_item(w, x, W, key, e->bar_does);
+			key_item(w, x, W, key, does);
 		x += need;
 	}
 	return NULL;
@@ -1686,6 +1614,15 @@ tui_keyline_at(const Tui *t, int x)
 	return t->w_keys != NULL ? keyline_walk(t, NULL, getmaxx(t->w_keys), x) : NULL;
 }
 
+/* A `?` line: "  LEFT  RIGHT", RIGHT starting at column 2 + cols + 1 however wide LEFT's characters are. */
+static void
+help_row(StrBuf *b, const char *left, int cols, const char *right)
+{
+	int w = text_width(left, -1);
+
+	strbuf_printf(b, "  %s%*s %s\n", left, w < cols ? cols - w : 0, "", right);
+}
+
 /* `?` lines for a key table: "  KEYS  DOES" ('\n' in DOES: its second line under the first). */
 static void
 help_keys(StrBuf *b, const KeyEntry *table)
@@ -1694,7 +1631,7 @@ help_keys(StrBuf *b, const KeyEntry *table)
 		if (e->keys == NULL)
 			continue;
 		strbuf_printf(b, "  %-26s", e->keys);
-		for (const char *d = e->does; *d != '\0'; d++) {
+		for (const char *d = _(e->does); *d != '\0'; d++) {
 			if (*d == '\n')
 				strbuf_printf(b, "\n  %-26s", "");
 			else
@@ -1709,22 +1646,26 @@ tui_help_text(void)
 {
 	StrBuf b = { 0 };
 
-	strbuf_puts(&b, "Keys\n");
+	strbuf_printf(&b, "%s\n", _("Keys"));
 	help_keys(&b, main_keys);
-	strbuf_puts(&b, "\nWhile a demo plays (--demo FILE, :source FILE)\n");
+	strbuf_printf(&b, "\n%s\n", _("While a demo plays (--demo FILE, :source FILE)"));
 	help_keys(&b, demo_keys);
-	strbuf_puts(&b, "\nThe mouse (unless --no-mouse)\n"
-	                "  click a cell               the cursor goes there, its operands light up\n"
-	                "  double-click, click again  where did this number come from?\n"
-	                "  click a pane               it takes the focus\n"
-	                "  wheel                      scrolls the narration or the pane under it\n"
-	                "  click the key line         runs that key\n"
-	                "  Shift-drag                 selects text (the terminal's own selection)\n");
-	strbuf_puts(&b, "\n:play [SECONDS] steps on by itself; any key stops it.\n"
-	                "--present or :present on: larger cells, bigger narration.\n"
-	                "\nCommands (after :, unique prefixes work)\n");
+	static const char *const mouse[][2] = {
+		{ N_("click a cell"), N_("the cursor goes there, its operands light up") },
+		{ N_("double-click, click again"), N_("where did this number come from?") },
+		{ N_("click a pane"), N_("it takes the focus") },
+		{ N_("wheel"), N_("scrolls the narration or the pane under it") },
+		{ N_("click the key line"), N_("runs that key") },
+		{ N_("Shift-drag"), N_("selects text (the terminal's own selection)") },
+	};
+	strbuf_printf(&b, "\n%s\n", _("The mouse (unless --no-mouse)"));
+	for (size_t i = 0; i < sizeof mouse / sizeof mouse[0]; i++)
+		help_row(&b, _(mouse[i][0]), 26, _(mouse[i][1]));
+	strbuf_printf(&b, "\n%s\n%s\n\n%s\n", _(":play [SECONDS] steps on by itself; any key stops it."),
+	              _("--present or :present on: larger cells, bigger narration."),
+	              _("Commands (after :, unique prefixes work)"));
 	for (const CmdEntry *e = cmd_table; e->name != NULL; e++)
-		strbuf_printf(&b, "  %-30s %s\n", e->usage, e->help);
+		strbuf_printf(&b, "  %-30s %s\n", e->usage, _(e->help));
 	if (b.oom) {
 		free(b.s);
 		return NULL;
@@ -1741,7 +1682,7 @@ tui_key_main(Tui *t, int key)
 	if (e != NULL && e->run(t, key, e->arg))
 		return 1;
 	if (key < 256 && key > 32)
-		tui_msgf(t, 0, "key %c does nothing here; ? shows the keys", key);
+		tui_msgf(t, 0, _("key %c does nothing here; ? shows the keys"), key);
 	return 0;
 }
 
@@ -1862,7 +1803,7 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 		record_tty_size(STDOUT_FILENO, &w, &h);
 		t->rec = record_open(t->opt.record, w, h, session_text(s, &s->lesson->title), &rerr);
 		if (t->rec == NULL || record_tty_start(t->rec, STDOUT_FILENO, &tout, &rerr) != 0) {
-			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot record");
+			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : _("cannot record"));
 			free(rerr);
 			record_abort(t->rec); /* the old recording, if any, stays */
 			t->rec = NULL;
@@ -1896,7 +1837,7 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 	const char *nc = getenv("NO_COLOR");
 	char *terr = NULL;
 	if (theme_init(t->opt.theme, nc != NULL && *nc != '\0', &terr) != 0)
-		tui_set_msg(t, 1, terr ? terr : "cannot load the theme; using the default");
+		tui_set_msg(t, 1, terr ? terr : _("cannot load the theme; using the default"));
 	free(terr);
 
 	s->dirty |= DIRTY_ALL;
@@ -1906,7 +1847,7 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 	else if (t->msg == NULL && t->opt.offer != NULL)
 		tui_set_msg(t, 0, t->opt.offer);
 	if (t->msg == NULL)
-		tui_msgf(t, 0, "attnviz: n next, Enter explains a cell, : commands, ? help, q quit");
+		tui_set_msg(t, 0, _("attnviz: n next, Enter explains a cell, : commands, ? help, q quit"));
 	tui_mouse_start(t);
 
 	if (t->opt.demo != NULL)
@@ -2007,7 +1948,7 @@ tui_key(Tui *t, int key)
 	/* Any key stops :play (and does nothing else). */
 	if (t->play_ms > 0 && t->mode != MODE_CMD) {
 		t->play_ms = 0;
-		tui_set_msg(t, 0, "play stopped");
+		tui_set_msg(t, 0, _("play stopped"));
 		return 0;
 	}
 	if (t->lay.too_small)
@@ -2056,12 +1997,12 @@ tui_stop(Tui *t)
 	if (t->scr)
 		delscreen(t->scr);
 	if (pfail)
-		fprintf(stderr, "attnviz: cannot keep your progress: %s\n", perr ? perr : "out of memory");
+		fprintf(stderr, "attnviz: cannot keep your progress: %s\n", perr ? perr : _("out of memory"));
 	free(perr);
 	if (t->rec != NULL) {
 		char *rerr = NULL;
 		if (record_close(t->rec, &rerr) != 0) {
-			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot write the recording");
+			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : _("cannot write the recording"));
 			if (t->rc == 0)
 				t->rc = 1;
 		}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "cmd.h"
 #include "strbuf.h"
 #include "text.h"
@@ -33,10 +34,10 @@ tui_track(Tui *t)
 	int r = progress_track(t->opt.progress, t->s, &err);
 	if (r < 0 && !t->progress_said) {
 		t->progress_said = 1;
-		tui_msgf(t, 1, "cannot keep your progress: %s", err ? err : "out of memory");
+		tui_msgf(t, 1, _("cannot keep your progress: %s"), err ? err : _("out of memory"));
 	} else if (r > 0 && (r & PROGRESS_COURSE_DONE)) {
 		char *sum = progress_report(t->opt.progress, t->utf8);
-		tui_popup(t, "The course is finished", sum ? sum : "");
+		tui_popup(t, _("The course is finished"), sum ? sum : "");
 		free(sum);
 	}
 	free(err);
@@ -246,7 +247,7 @@ tui_draw_menu(Tui *t)
 		box_set(w, WACS_VLINE, WACS_HLINE);
 	else
 		wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
-	put_at(w, 0, 2, theme_attr(ROLE_POPUP_TITLE), " the course ", ww - 4);
+	put_at(w, 0, 2, theme_attr(ROLE_POPUP_TITLE), _(" the course "), ww - 4);
 	for (int i = 0; i < text_h && t->menu_top + i < t->menu_n; i++) {
 		const int k = t->menu_top + i;
 		attr_t at = theme_attr(ROLE_POPUP) | (k == t->menu_sel ? A_REVERSE : 0);
@@ -256,6 +257,6 @@ tui_draw_menu(Tui *t)
 			waddch(w, ' ');
 		put_at(w, 1 + i, 2, at, t->menu_line[k], ww - 4);
 	}
-	put_at(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), " Enter opens, Esc closes ", ww - 4);
+	put_at(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), _(" Enter opens, Esc closes "), ww - 4);
 	wnoutrefresh(w);
 }

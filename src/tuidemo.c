@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "theme.h"
 #include "tuistate.h"
 
@@ -37,14 +38,14 @@ tui_demo_start(Tui *t, const char *path)
 	Session *s = t->s;
 
 	if (d == NULL) {
-		tui_set_msg(t, 1, err ? err : "cannot read the demo");
+		tui_set_msg(t, 1, err ? err : _("cannot read the demo"));
 		free(err);
 		return;
 	}
 	tui_demo_free(t);
 	if (session_mark(s, &t->demo_mark, &err) != 0) {
 		demo_free(d);
-		tui_set_msg(t, 1, err ? err : "demo: out of memory");
+		tui_set_msg(t, 1, err ? err : _("demo: out of memory"));
 		free(err);
 		return;
 	}
@@ -55,7 +56,7 @@ tui_demo_start(Tui *t, const char *path)
 	t->demo_due = now_ms();
 	t->demo_paused = t->demo_at_pause = 0;
 	t->play_ms = 0;
-	tui_msgf(t, 0, "demo: %d lines; space pauses, n/p step, q leaves", d->n);
+	tui_msgf(t, 0, _("demo: %d lines; space pauses, n/p step, q leaves"), d->n);
 }
 
 /* Run entry i. live: waits and pauses count; otherwise (replaying) only commands run. */
@@ -112,7 +113,7 @@ tui_demo_next(Tui *t)
 			return;
 		}
 	}
-	tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
+	tui_set_msg(t, 0, _("demo: at the end (p goes back, q leaves)"));
 }
 
 /* The session as the demo found it (session_restore), and the view's own state. */
@@ -122,7 +123,7 @@ tui_demo_restore(Tui *t)
 	char *err = NULL;
 
 	if (session_restore(t->s, &t->demo_mark, &err) != 0) {
-		tui_set_msg(t, 1, err ? err : "demo: out of memory");
+		tui_set_msg(t, 1, err ? err : _("demo: out of memory"));
 		free(err);
 		return -1;
 	}
@@ -153,7 +154,7 @@ tui_demo_prev(Tui *t)
 		}
 	if (last < 0) {
 		t->demo_pos = 0;
-		tui_set_msg(t, 0, "demo: at the start");
+		tui_set_msg(t, 0, _("demo: at the start"));
 		return;
 	}
 	if (tui_demo_restore(t) != 0)
@@ -163,7 +164,7 @@ tui_demo_prev(Tui *t)
 	t->demo_pos = last;
 	if (t->mode == MODE_POPUP)
 		tui_popup_close(t);
-	tui_msgf(t, 0, "demo: back before line %d: %.60s", t->demo->line[last].lineno, t->demo->line[last].text);
+	tui_msgf(t, 0, _("demo: back before line %d: %.60s"), t->demo->line[last].lineno, t->demo->line[last].text);
 }
 
 /* space, Enter: pause or go on (Enter only at a `pause`: elsewhere it explains). */
@@ -180,7 +181,7 @@ demo_key_go(Tui *t, int key, int arg)
 		t->demo_paused = 0;
 		t->demo_due = now_ms();
 	} else if (t->demo_pos >= t->demo->n) {
-		tui_set_msg(t, 0, "demo: at the end (p goes back, q leaves)");
+		tui_set_msg(t, 0, _("demo: at the end (p goes back, q leaves)"));
 	} else {
 		t->demo_paused = !t->demo_paused;
 		t->demo_due = now_ms();
@@ -212,17 +213,17 @@ demo_key_leave(Tui *t, int key, int arg)
 	if (t->mode == MODE_POPUP)
 		return 0;
 	tui_demo_free(t);
-	tui_set_msg(t, 0, "demo left (q again quits)");
+	tui_set_msg(t, 0, _("demo left (q again quits)"));
 	return 1;
 }
 
 /* The keys while a demo plays, before the others. */
 /* clang-format off */
 const KeyEntry demo_keys[] = {
-	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = "pause / go on (at a pause: go on)",
+	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = N_("pause / go on (at a pause: go on)"),
 	  .run = demo_key_go },
-	{ .key = { 'n', 'p' }, .keys = "n  p", .does = "next / previous command by hand", .run = demo_key_step },
-	{ .key = { 'q' }, .keys = "q", .does = "leave the demo (q again quits)", .run = demo_key_leave },
+	{ .key = { 'n', 'p' }, .keys = "n  p", .does = N_("next / previous command by hand"), .run = demo_key_step },
+	{ .key = { 'q' }, .keys = "q", .does = N_("leave the demo (q again quits)"), .run = demo_key_leave },
 	{ .run = NULL }
 };
 /* clang-format on */
@@ -250,7 +251,7 @@ tui_play_tick(Tui *t)
 	if (session_next(t->s, &err) != 0) {
 		free(err);
 		t->play_ms = 0;
-		tui_set_msg(t, 0, "play: at the last step");
+		tui_set_msg(t, 0, _("play: at the last step"));
 		return;
 	}
 	t->play_due = now_ms() + t->play_ms;

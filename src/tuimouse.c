@@ -9,6 +9,7 @@
  */
 #include <curses.h>
 
+#include "i18n.h"
 #include "tuistate.h"
 
 /* The wheel: buttons 4 and 5 (ncurses 6 has BUTTON5; version 1 reports wheel-down as button 2 moving). */

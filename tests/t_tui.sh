@@ -104,6 +104,14 @@ cmd() {
 }
 
 
+# begin SESSION COLSxLINES [ARGS…] — start attnviz at that size in C.UTF-8 and wait for its first stage
+begin() {
+	b_s=$1 b_sz=$2
+	shift 2
+	start "$b_s" "${b_sz%x*}" "${b_sz#*x}" C.UTF-8 "" "$@"
+	wait_for "$b_s" 'stage: input' >/dev/null
+}
+
 attnviz_pid() { # the attnviz process under a session's shell
 	p_pp=$(tm display-message -p -t "$1" '#{pane_pid}')
 	ps -o pid= -o comm= --ppid "$p_pp" 2>/dev/null | awk '$2 ~ /attnviz/ { print $1; exit }'
@@ -1004,5 +1012,45 @@ for sz in 80x24 200x60; do
 	shows "$sz prefix step 6: a row only the lesson has is not compared" "$s" 'weights\[4\]\[[0-9]\] = [0-9.]+   only in the lesson: not compared'
 	quits "$s" "i1$sz"
 done
+
+
+# Issue 12 §2: the interface in Chinese (lang zh), and English again (lang en); a Chinese locale starts in Chinese
+for sz in 80x24 200x50; do
+	s=zh$sz
+	begin "$s" "$sz" lessons/mask.json
+	cmd "$s" "lang zh"
+	shows "$sz lang zh: the status message is Chinese" "$s" '语言：中文'
+	shows "$sz lang zh: the key line is Chinese" "$s" 'n/spc 下一步  p 上一步'
+	shows "$sz lang zh: the stage line is Chinese" "$s" '第 1/12 步  阶段：input'
+	keys "$s" '?'
+	shows "$sz lang zh: ? help is Chinese" "$s" '这个数是从哪来的？'
+	keys "$s" q
+	wait_gone "$s" '按键和命令' >/dev/null
+	cmd "$s" "nosuchcommand"
+	shows "$sz lang zh: an error at the : line is Chinese" "$s" '没有这个命令：nosuchcommand（试试 help）'
+	cmd "$s" "step 7"
+	shows "$sz lang zh: the quiz is Chinese" "$s" '测验：'
+	keys "$s" Enter
+	shows "$sz lang zh: the explain pop-up is Chinese" "$s" '查询 机，键 机'
+	shows "$sz lang zh: the pop-up's foot is Chinese" "$s" 'q/Esc/回车 关闭'
+	keys "$s" q
+	wait_gone "$s" '查询 机，键 机' >/dev/null
+	cmd "$s" "lang en"
+	shows "$sz lang en: English again" "$s" 'n/spc next  p prev'
+	shows "$sz lang en: the status message is English" "$s" 'language: English'
+	quits "$s" "zh$sz"
+done
+s=zhloc
+start "$s" 80 24 zh_CN.UTF-8 ""
+shows "LANG=zh_CN.UTF-8: starts with Chinese words" "$s" 'n/spc 下一步'
+quits "$s" zhloc
+# the C locale cannot show Chinese: lang zh leaves the program's words in English, and says why
+s=zhc
+start "$s" 80 24 C ""
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "lang zh"
+shows "LANG=C lang zh: the words stay English" "$s" "n/spc next"
+shows "LANG=C lang zh: the status line says why" "$s" "stay English"
+quits "$s" zhc
 
 finish

@@ -1,0 +1,121 @@
+/* unit_text.c: the one wrapper (text_wrap): blanks, wide characters, and
+ * Chinese line breaking — no line starts with closing punctuation
+ * (，。、；：！？）」』”) or ends with opening punctuation (（「『“). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+
+/* The lines of s wrapped to width, joined by '|'. */
+static char *wrapped(const char *s, int width)
+{
+	TextLine *v = NULL;
+	int n = text_wrap(s, width, &v);
+	char *out = calloc(strlen(s) + (size_t)n + 1, 1);
+
+	assert_true(n >= 1);
+	assert_non_null(out);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			strcat(out, "|");
+		strncat(out, s + v[i].off, (size_t)v[i].len);
+		assert_true(text_width(s + v[i].off, v[i].len) <= width || v[i].len <= 4);
+	}
+	free(v);
+	return out;
+}
+
+static void expect(const char *s, int width, const char *want)
+{
+	char *got = wrapped(s, width);
+	if (strcmp(got, want) != 0)
+		print_error("wrap(\"%s\", %d): got \"%s\", want \"%s\"\n", s, width, got, want);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_blanks(void **state)
+{
+	(void)state;
+	expect("", 10, "");
+	expect("the weights come out", 10, "the|weights|come out");
+	expect("one\ntwo", 10, "one|two");
+	expect("a\n", 10, "a|");
+	/* a word wider than the line is cut where it must be */
+	expect("abcdefghij", 4, "abcd|efgh|ij");
+}
+
+static void test_cjk(void **state)
+{
+	(void)state;
+	/* any two wide characters may part */
+	expect("注意力权重", 4, "注意|力权|重");
+	/* Latin beside Chinese may part too */
+	expect("权重ab", 5, "权重|ab");
+}
+
+/*
+ * Each punctuation mark of set (UTF-8), put where its line would break: s is
+ * before, the mark, after, wrapped to width; the line may not break at the
+ * mark's wrong side (side 1: before a closing mark, -1: after an opening one).
+ */
+static void each_mark(const char *set, const char *before, const char *after, int width, int side)
+{
+	for (const char *p = set; *p != '\0';) {
+		char s[64], bad[8];
+		const int k = (*p & 0xE0) == 0xE0 ? 3 : 2;
+		snprintf(s, sizeof s, "%s%.*s%s", before, k, p, after);
+		if (side > 0)
+			snprintf(bad, sizeof bad, "|%.*s", k, p);
+		else
+			snprintf(bad, sizeof bad, "%.*s|", k, p);
+		char *got = wrapped(s, width);
+		if (strstr(got, bad) != NULL)
+			print_error("\"%s\" wrapped to \"%s\"\n", s, got);
+		assert_null(strstr(got, bad));
+		free(got);
+		p += k;
+	}
+}
+
+static void test_closing(void **state)
+{
+	(void)state;
+	/* 。 would start the second line: the character before it goes with it */
+	expect("注意力。权重", 6, "注意|力。权|重");
+	expect("甲乙，丙丁", 4, "甲|乙，|丙丁");
+	/* no line starts with one */
+	each_mark("，。、；：！？）」』”", "甲乙", "丙丁", 4, 1);
+}
+
+static void test_opening(void **state)
+{
+	(void)state;
+	/* （ would end the first line: it goes down with what it opens */
+	expect("甲（乙丙）", 4, "甲|（乙|丙）");
+	expect("甲乙「丙丁」", 6, "甲乙|「丙|丁」");
+	/* no line ends with one */
+	each_mark("（「『“", "甲", "乙丙", 4, -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_blanks),
+		cmocka_unit_test(test_cjk),
+		cmocka_unit_test(test_closing),
+		cmocka_unit_test(test_opening),
+	};
+	/* widths as a UTF-8 terminal has them; in the C locale text_width counts the same */
+	setlocale(LC_ALL, "C.UTF-8");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
