@@ -96,7 +96,7 @@ pane_row_label(const Tui *t, const Pane *p, int r)
 {
 	int R, C;
 	pane_src(p, r, 0, &R, &C);
-	return p->transpose ? labels_col(pane_attn(t, p), p->which, C)
+	return p->transpose ? labels_col(pane_attn(t, p), p->which, C - p->col0 + p->label0)
 	                    : labels_row(pane_attn(t, p), p->which, R);
 }
 
@@ -106,7 +106,7 @@ pane_col_label(const Tui *t, const Pane *p, int c)
 	int R, C;
 	pane_src(p, 0, c, &R, &C);
 	return p->transpose ? labels_row(pane_attn(t, p), p->which, R)
-	                    : labels_col(pane_attn(t, p), p->which, C);
+	                    : labels_col(pane_attn(t, p), p->which, C - p->col0 + p->label0);
 }
 
 /*
@@ -140,6 +140,7 @@ pane_measure(Tui *t, Pane *p)
 		return;
 	}
 	if (p->ncols < 0 || p->col0 + p->ncols > m->cols) {
+		p->label0 -= p->col0;
 		p->col0 = 0;
 		p->ncols = m->cols;
 	}
@@ -308,6 +309,7 @@ tui_cut_panes(Tui *t, const StagePane *ms, int k, int *each_head)
 		p->kv_head = (cuts[i].flags & PANE_EACH_KV_HEAD) ? cuts[i].head : -1;
 		p->head = p->kv_head >= 0 ? s->head : cuts[i].head;
 		p->col0 = cuts[i].ncols < 0 ? 0 : cuts[i].col0;
+		p->label0 = cuts[i].label0 - cuts[i].col0 + p->col0;
 		p->ncols = cuts[i].ncols;
 		p->transpose = (cuts[i].flags & PANE_TRANSPOSE) != 0;
 		p->grouped = (cuts[i].flags & PANE_EACH_HEAD) != 0;
@@ -347,6 +349,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 		p->win = keepw;
 		p->variant = 1;
 		p->col0 = 0;
+		p->label0 = 0;
 		p->ncols = -1;
 		p->transpose = 0;
 		if (pane_mat(t, p) != NULL) {

@@ -86,6 +86,7 @@ typedef struct MatrixExtra {
 	long ndiff;         /* out: how many cells differ from ref (cells outside ref count too) */
 	const Session *s;   /* the decode step or tile shown marks cells (session_cell_state), or NULL */
 	int col0, ncols;    /* only these columns (ncols 0: all) */
+	int lshift;         /* added to the column labels (a head's output labelled where it lands: PaneCut.label0) */
 	const char *head;   /* the title's head part for a cut pane ("kv head 0"), or NULL */
 } MatrixExtra;
 
@@ -132,15 +133,16 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		lw = fmax(lw, text_width(s, -1));
 		free(s);
 	}
+	const int lshift = extra != NULL ? extra->lshift : 0;
 	for (j = c0; j < c1; j++) {
-		char *s = fit_label(labels_col(a, which, j), utf8);
+		char *s = fit_label(labels_col(a, which, j + lshift), utf8);
 		cw = fmax(cw, text_width(s, -1));
 		free(s);
 	}
 	if (extra != NULL && extra->prefix != NULL)
 		fputs(extra->prefix, f);
 	if (extra != NULL && extra->head != NULL)
-		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d\n", matrix_name(which), extra->head, c0, c1 - 1, m->rows,
+		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d\n", matrix_name(which), extra->head, c0 + lshift, c1 - 1 + lshift, m->rows,
 		        utf8 ? "\u00d7" : "x", c1 - c0);
 	else if (matrix_per_head(which) && a->heads > 1)
 		fprintf(f, "%s (head %d)  %d %s %d\n", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
@@ -148,7 +150,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		fprintf(f, "%s  %d %s %d\n", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	put_padded(f, "", lw, 0);
 	for (j = c0; j < c1; j++) {
-		char *s = fit_label(labels_col(a, which, j), utf8);
+		char *s = fit_label(labels_col(a, which, j + lshift), utf8);
 		fputc(' ', f);
 		put_padded(f, s, cw, 1);
 		free(s);
@@ -479,13 +481,17 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 					else if (s->attn->shape.kv_heads < s->attn->heads)
 						snprintf(head, sizeof head, "head %d, reads kv head %d", cuts[k].head,
 						         shape_kv_head(&s->attn->shape, cuts[k].head));
+					else if (cuts[k].flags & PANE_RESULT_COLS)
+						snprintf(head, sizeof head, "head %d, into %s", cuts[k].head,
+						         matrix_name(cuts[count - 1].matrix));
 					else
 						snprintf(head, sizeof head, "head %d", cuts[k].head);
 					extra.head = head;
 					extra.col0 = cuts[k].col0;
 					extra.ncols = cuts[k].ncols;
+					extra.lshift = cuts[k].label0 - cuts[k].col0;
 				}
-				print_pane(f, s->attn, w, s->head, color, utf8, &extra);
+				print_pane(f, s->attn, w, matrix_per_head(w) ? cuts[k].head : s->head, color, utf8, &extra);
 			}
 			if (k == count - 1 && s->compare_on && s->compare_attn != NULL)
 				print_compare(f, s, w, color, utf8);

@@ -40,6 +40,7 @@ typedef struct Pane {
 	int grouped;       /* 1: one query head's columns, grouped under its key/value head (PANE_EACH_HEAD) */
 	int transpose;     /* 1: drawn transposed (Kᵀ in the scores stage) */
 	int col0, ncols;   /* the source columns shown: [col0, col0 + ncols) */
+	int label0;        /* the label of source column col0 (PaneCut.label0) */
 	int rows, cols;    /* of the view */
 	int hidden;        /* 1: an open quiz hides this pane */
 	char title[80];    /* UTF-8 or ASCII, no lesson text */
