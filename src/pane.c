@@ -232,7 +232,32 @@ pane_measure(Tui *t, Pane *p)
 	free(label);
 }
 
-/* The natural size of a pane (for the layout). */
+/* A number for the legend: 2 decimals, or %.3g when large. */
+static void
+fmt_legend(char *buf, size_t size, double v)
+{
+	if (fabs(v) >= 1e5)
+		snprintf(buf, size, "%.3g", v);
+	else
+		snprintf(buf, size, "%.2f", v);
+}
+
+#define LEGEND_STEPS 7
+
+/* The legend's width: "lo ▁▂▃▄▅▆▇ hi" (0 without one). */
+static int
+pane_legend_width(const Pane *p)
+{
+	char lo[32], hi[32];
+
+	if (!p->legend)
+		return 0;
+	fmt_legend(lo, sizeof lo, p->minv);
+	fmt_legend(hi, sizeof hi, p->maxv);
+	return text_width(lo, -1) + text_width(hi, -1) + LEGEND_STEPS + 2;
+}
+
+/* The natural size of a pane (for the layout): its cells, its title and its legend. */
 void
 pane_want(const Pane *p, int *w, int *h)
 {
@@ -249,6 +274,9 @@ pane_want(const Pane *p, int *w, int *h)
 	}
 	if (*w < tw)
 		*w = tw;
+	/* a narrow pane (two columns) is widened for its legend rather than lose it */
+	if (!p->zoom && *w < pane_legend_width(p))
+		*w = pane_legend_width(p);
 	/*
 	 * A pane hidden by a quiz shows its title and one short line ("press 1-4
 	 * first" or ":answer VALUE", at most 15 columns; the narration says the
@@ -609,15 +637,6 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 	}
 }
 
-/* A number for the legend: 2 decimals, or %.3g when large. */
-static void
-fmt_legend(char *buf, size_t size, double v)
-{
-	if (fabs(v) >= 1e5)
-		snprintf(buf, size, "%.3g", v);
-	else
-		snprintf(buf, size, "%.2f", v);
-}
 
 /*
  * The legend under a pane: "-2.31 ▁▂▃▄▅▆▇ 4.07", each step drawn in the ramp
@@ -627,14 +646,14 @@ static void
 pane_draw_legend(Tui *t, Pane *p, int y)
 {
 	WINDOW *w = p->win;
-	int W = getmaxx(w), x = 0, steps = 7;
+	int W = getmaxx(w), x = 0, steps = LEGEND_STEPS;
 	char lo[32], hi[32];
 	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587" };
 	static const char *const ascii[] = { ".", ":", "-", "=", "+", "*", "#" };
 
 	fmt_legend(lo, sizeof lo, p->minv);
 	fmt_legend(hi, sizeof hi, p->maxv);
-	if (text_width(lo, -1) + text_width(hi, -1) + steps + 2 > W)
+	if (pane_legend_width(p) > W)
 		return;
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), lo, W - x);
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
