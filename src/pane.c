@@ -472,6 +472,18 @@ tui_focus_matrix(Tui *t, int which, int head, int row, int col)
 		                                               : p->head == head)))
 			best = i;
 	}
+	/* the matrix is hidden by a question: the same cell of a pane of its shape (scaled beside the weights) */
+	for (int i = 0; best < 0 && row >= 0 && col >= 0 && i < t->npanes; i++) {
+		const Pane *h = &t->pane[i];
+		if ((int)h->which != which || !h->hidden || h->variant || h->transpose || h->ncols != h->cols)
+			continue;
+		for (int j = 0; best < 0 && j < t->npanes; j++) {
+			const Pane *q = &t->pane[j];
+			if (!q->hidden && !q->variant && !q->transpose && q->rows == h->rows && q->cols == h->cols &&
+			    q->ncols == q->cols)
+				best = j;
+		}
+	}
 	if (best < 0)
 		return 0;
 	t->focus = best;
@@ -921,14 +933,44 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	wnoutrefresh(w);
 }
 
+/*
+ * Panes of the focused pane's shape scroll with it: the same cell under
+ * their cursor, the same rows and columns in view (the 123 × 123 scores
+ * beside the weights, the compare variant beside the lesson's).
+ */
+static void
+panes_follow_focus(Tui *t)
+{
+	const Pane *f = &t->pane[t->focus];
+
+	if (f->hidden || f->zoom || f->rows == 0)
+		return;
+	for (int i = 0; i < t->npanes; i++) {
+		Pane *p = &t->pane[i];
+		if (i == t->focus || p->hidden || p->zoom || p->rows != f->rows || p->cols != f->cols ||
+		    p->transpose != f->transpose)
+			continue;
+		p->cur_r = f->cur_r;
+		p->cur_c = f->cur_c;
+		p->top = f->top;
+		p->left = f->left;
+	}
+}
+
 void
 tui_draw_panes(Tui *t)
 {
 	Ops ops;
 
 	tui_ops(t, &ops);
+	/* the focused pane first: it scrolls to its cursor, and those of its shape follow */
+	if (t->focus >= 0 && t->focus < t->npanes) {
+		pane_draw(t, &t->pane[t->focus], &ops);
+		panes_follow_focus(t);
+	}
 	for (int i = 0; i < t->npanes; i++)
-		pane_draw(t, &t->pane[i], &ops);
+		if (i != t->focus)
+			pane_draw(t, &t->pane[i], &ops);
 }
 
 /*

@@ -1255,12 +1255,16 @@ tui_sync(Tui *t)
 				tui_focus_matrix(t, matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
 				                 st->focus.col);
 		} else if (d & DIRTY_QUIZ) {
-			/* The answer is out: look at the pane that was hidden (the stage's result). */
+			/* The answer is out: look at the pane that was hidden (the stage's result), at the step's cell. */
+			const Step *st = session_step(s);
 			for (int i = t->npanes - 1; i >= 0; i--)
 				if (!t->pane[i].variant && !t->pane[i].hidden) {
 					t->focus = i;
 					break;
 				}
+			if (st->has_focus && st->stage == s->stage)
+				tui_focus_matrix(t, matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
+				                 st->focus.col);
 		}
 		t->redraw |= R_PANES | R_STAGE | R_STATUS | R_KEYS;
 	}
