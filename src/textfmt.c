@@ -436,6 +436,10 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	if (s->attn->heads > 1)
 		fprintf(f, ", head %d/%d", s->head, s->attn->heads);
 	fputc('\n', f);
+	if ((text[0] != '\0' || step->has_quiz) && session_edited_note(s) != NULL) {
+		put_escaped(f, session_edited_note(s), "", utf8);
+		fputc('\n', f);
+	}
 	if (text[0] == '\0')
 		text = stage_blurb(s->stage, s->lang);
 	put_escaped(f, text, "\n\t", utf8);

@@ -285,6 +285,11 @@ tui_build_narr(Tui *t)
 		sb_add(&sb, "\n\n", 0);
 	}
 	t->narr_must = 0;
+	/* the lesson's own words after the learner changed the lesson: say they were written for it as it was */
+	if (session_edited_note(s) != NULL && s->stage == st->stage && (st->has_quiz || *session_text(s, &st->text))) {
+		sb_add(&sb, session_edited_note(s), 0);
+		sb_add(&sb, "\n", 0);
+	}
 	if (!open && caption != NULL)
 		sb_add(&sb, caption, 0);
 	if (!open)
