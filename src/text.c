@@ -363,3 +363,99 @@ char *text_ascii(const char *s)
 	out[o] = '\0';
 	return out;
 }
+
+/* The one line-breaking rule (text.h). */
+int text_wrap(const char *s, int width, TextLine **out)
+{
+	int cap = 16, n = 0, len = (int)strlen(s);
+	int ls = 0, w = 0, brk = -1, brk2 = -1, i = 0;
+	TextLine *v = malloc(sizeof *v * (size_t)cap);
+
+	if (v == NULL)
+		return -1;
+	if (width < 1)
+		width = 1;
+	for (;;) {
+		int end = -1, next = 0;
+
+		if (i >= len || s[i] == '\n') {
+			end = i;
+			next = i + 1;
+		} else {
+			wchar_t wc;
+			int cw, bl = text_char(s + i, (size_t)(len - i), &wc, &cw);
+			if (w + cw <= width || i == ls) {
+				/* CJK text may break around any wide character, but never before closing punctuation. */
+				int closing = wc != 0 && wcschr(L"\uff0c\u3002\u3001\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b", wc) != NULL;
+				if (closing && brk == i)
+					brk = brk2;
+				else if (cw == 2 && i > ls && !closing && brk != i) {
+					brk2 = brk;
+					brk = i;
+				}
+				i += bl;
+				w += cw;
+				if (wc == L' ' || cw == 2) {
+					brk2 = brk;
+					brk = i;
+				}
+				continue;
+			}
+			if (brk > ls) {
+				end = brk;
+				next = brk;
+				while (end > ls && s[end - 1] == ' ')
+					end--;
+			} else {
+				end = i;
+				next = i;
+			}
+		}
+		if (n == cap) {
+			TextLine *nv = realloc(v, sizeof *v * (size_t)(cap *= 2));
+			if (nv == NULL) {
+				free(v);
+				return -1;
+			}
+			v = nv;
+		}
+		v[n].off = ls;
+		v[n].len = end - ls;
+		n++;
+		if (i >= len)
+			break;
+		ls = next;
+		if (next > i)
+			i = next;
+		w = text_width(s + ls, i - ls);
+		brk = brk2 = -1;
+	}
+	*out = v;
+	return n;
+}
+
+char *text_wrap_lines(const char *s, int width)
+{
+	TextLine *lines = NULL;
+	const int n = text_wrap(s, width, &lines);
+	size_t len = 0, at = 0;
+	char *out;
+
+	if (n < 0)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		len += (size_t)lines[i].len + 1;
+	if ((out = malloc(len + 1)) == NULL) {
+		free(lines);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		memcpy(out + at, s + lines[i].off, (size_t)lines[i].len);
+		at += (size_t)lines[i].len;
+		if (i + 1 < n)
+			out[at++] = '\n';
+	}
+	out[at] = '\0';
+	free(lines);
+	return out;
+}

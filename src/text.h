@@ -88,4 +88,18 @@ int text_cells(const char *s, int len);
 #define TEXT_EXACT_SIZE 32
 char *text_exact(char *buf, double x, int digits);
 
+/*
+ * Wrap s (escaped, '\n' kept) to width columns by text_width, breaking after
+ * blanks when there is one on the line, anywhere otherwise (CJK text has
+ * none) but never before closing punctuation (，。」…): the one rule for the
+ * full-screen view and the plain REPL. *out is a heap array the caller
+ * frees; returns the line count (≥ 1), -1 when out of memory.
+ */
+typedef struct TextLine {
+	int off, len;
+} TextLine;
+int text_wrap(const char *s, int width, TextLine **out);
+/* s wrapped so: its lines joined by '\n' (trailing blanks at a break dropped); heap string, NULL when out of memory. */
+char *text_wrap_lines(const char *s, int width);
+
 #endif

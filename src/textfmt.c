@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -225,12 +226,38 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
  * Lesson text: control characters escaped; spelled in ASCII on a terminal
  * that cannot show UTF-8 (a file or a pipe keeps the text as it is).
  */
-static void put_escaped(FILE *f, const char *s, const char *keep, int utf8)
+int textfmt_columns(FILE *f)
+{
+	struct winsize ws;
+
+	if (!isatty(fileno(f)) || ioctl(fileno(f), TIOCGWINSZ, &ws) != 0 || ws.ws_col < 8)
+		return 0;
+	return ws.ws_col;
+}
+
+void textfmt_put_wrapped(FILE *f, const char *s, int lead)
+{
+	const int cols = textfmt_columns(f);
+	char *padded, *wrapped;
+
+	if (cols <= 0 || lead < 0 || lead >= cols || (padded = str_printf("%*s%s", lead, "", s)) == NULL) {
+		fputs(s, f);
+		return;
+	}
+	wrapped = text_wrap_lines(padded, cols);
+	/* the lead columns are already on the line: skip them (a first line that broke at once keeps its break) */
+	fputs(wrapped == NULL ? s : strncmp(wrapped, padded, (size_t)lead) == 0 ? wrapped + lead : wrapped, f);
+	free(wrapped);
+	free(padded);
+}
+
+/* Lesson text s escaped (keep: the controls kept), wrapped on a terminal after `lead` columns already used. */
+static void put_escaped(FILE *f, const char *s, const char *keep, int utf8, int lead)
 {
 	char *a = utf8 || !isatty(fileno(f)) ? NULL : text_ascii(s);
 	char *e = text_escape(a ? a : s, keep);
 	if (e != NULL)
-		fputs(e, f);
+		textfmt_put_wrapped(f, e, lead);
 	free(e);
 	free(a);
 }
@@ -421,28 +448,34 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	int k, count;
 	char *sub = textfmt_substep(s, utf8), *caption = textfmt_caption(s, utf8);
 
-	fputs("== ", f);
-	put_escaped(f, session_text(s, &s->lesson->title), "", utf8);
-	fprintf(f, " == step %d/%d, ", s->step + 1, s->nwalk);
 	{
+		/* the header line, wrapped as one on a terminal */
+		StrBuf head = { 0 };
+		char *a = utf8 || !isatty(fileno(f)) ? NULL : text_ascii(session_text(s, &s->lesson->title));
+		char *title = text_escape(a ? a : session_text(s, &s->lesson->title), "");
 		char *place = session_place(s, utf8);
+		strbuf_printf(&head, "== %s == step %d/%d, ", title ? title : "", s->step + 1, s->nwalk);
 		if (place != NULL)
-			fprintf(f, "%s, ", place);
+			strbuf_printf(&head, "%s, ", place);
+		strbuf_printf(&head, "stage: %s", stage_name(s->stage));
+		if (sub != NULL)
+			strbuf_printf(&head, ", %s", sub);
+		if (s->attn->heads > 1)
+			strbuf_printf(&head, ", head %d/%d", s->head, s->attn->heads);
+		textfmt_put_wrapped(f, head.s ? head.s : "", 0);
+		fputc('\n', f);
+		free(head.s);
 		free(place);
+		free(title);
+		free(a);
 	}
-	fprintf(f, "stage: %s", stage_name(s->stage));
-	if (sub != NULL)
-		fprintf(f, ", %s", sub);
-	if (s->attn->heads > 1)
-		fprintf(f, ", head %d/%d", s->head, s->attn->heads);
-	fputc('\n', f);
 	if ((text[0] != '\0' || step->has_quiz) && session_edited_note(s) != NULL) {
-		put_escaped(f, session_edited_note(s), "", utf8);
+		put_escaped(f, session_edited_note(s), "", utf8, 0);
 		fputc('\n', f);
 	}
 	if (text[0] == '\0')
 		text = stage_blurb(s->stage, s->lang);
-	put_escaped(f, text, "\n\t", utf8);
+	put_escaped(f, text, "\n\t", utf8, 0);
 	fputc('\n', f);
 	{
 		char *map = stage_map(&s->attn->shape, s->stage, utf8);
@@ -470,9 +503,14 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			char head[48];
 			if ((int)w == session_hidden_matrix(s)) {
 				char how[32];
-				if (k == 0 || cuts[k - 1].matrix != w)
-					fprintf(f, "\n%s: hidden until you answer (%s, skip, hint)\n", matrix_name(w),
-					        session_quiz_usage(s, how, sizeof how));
+				if (k == 0 || cuts[k - 1].matrix != w) {
+					char *line = str_printf("%s: hidden until you answer (%s, skip, hint)", matrix_name(w),
+					                        session_quiz_usage(s, how, sizeof how));
+					fputc('\n', f);
+					textfmt_put_wrapped(f, line ? line : "", 0);
+					fputc('\n', f);
+					free(line);
+				}
 				continue;
 			}
 			fputc('\n', f);
@@ -504,18 +542,21 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	/* the parameter count, unless a question open here may be asking for it */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s)) {
 		char *params = labels_params(s->attn->lesson, utf8); /* the layer shown */
-		if (params != NULL)
-			fprintf(f, "\n%s\n", params);
+		if (params != NULL) {
+			fputc('\n', f);
+			textfmt_put_wrapped(f, params, 0);
+			fputc('\n', f);
+		}
 		free(params);
 	}
 	if (step->has_quiz && s->quiz[s->step] == QUIZ_OPEN) {
 		const Quiz *q = &step->quiz;
 		fputs("\nQuestion: ", f);
-		put_escaped(f, session_text(s, &q->question), "\n\t", utf8);
+		put_escaped(f, session_text(s, &q->question), "\n\t", utf8, 10);
 		fputc('\n', f);
 		for (k = 0; k < q->nchoices; k++) {
-			fprintf(f, "  %d) ", k + 1);
-			put_escaped(f, session_text(s, &q->choices[k]), "", utf8);
+			const int lead = fprintf(f, "  %d) ", k + 1);
+			put_escaped(f, session_text(s, &q->choices[k]), "", utf8, lead);
 			fputc('\n', f);
 		}
 	}

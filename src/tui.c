@@ -119,85 +119,6 @@ put_fit(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw, int utf
 	return n + put_at(win, y, x + n, attr, utf8 ? "\u2026" : "...", maxw - n);
 }
 
-typedef struct WrapLine {
-	int off, len;
-} WrapLine;
-
-/*
- * Wrap s (escaped, '\n' kept) to width columns, breaking after blanks when
- * there is one on the line, anywhere otherwise (CJK text has none).
- * *out is a heap array the caller frees; returns the line count (≥ 1), -1 when out of memory.
- */
-static int
-wrap_text(const char *s, int width, WrapLine **out)
-{
-	int cap = 16, n = 0, len = (int)strlen(s);
-	int ls = 0, w = 0, brk = -1, brk2 = -1, i = 0;
-	WrapLine *v = malloc(sizeof *v * (size_t)cap);
-
-	if (v == NULL)
-		return -1;
-	if (width < 1)
-		width = 1;
-	for (;;) {
-		int end = -1, next = 0;
-
-		if (i >= len || s[i] == '\n') {
-			end = i;
-			next = i + 1;
-		} else {
-			wchar_t wc;
-			int cw, bl = text_char(s + i, (size_t)(len - i), &wc, &cw);
-			if (w + cw <= width || i == ls) {
-				/* CJK text may break around any wide character, but never before closing punctuation. */
-				int closing = wc != 0 && wcschr(L"\uff0c\u3002\u3001\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b", wc) != NULL;
-				if (closing && brk == i)
-					brk = brk2;
-				else if (cw == 2 && i > ls && !closing && brk != i) {
-					brk2 = brk;
-					brk = i;
-				}
-				i += bl;
-				w += cw;
-				if (wc == L' ' || cw == 2) {
-					brk2 = brk;
-					brk = i;
-				}
-				continue;
-			}
-			if (brk > ls) {
-				end = brk;
-				next = brk;
-				while (end > ls && s[end - 1] == ' ')
-					end--;
-			} else {
-				end = i;
-				next = i;
-			}
-		}
-		if (n == cap) {
-			WrapLine *nv = realloc(v, sizeof *v * (size_t)(cap *= 2));
-			if (nv == NULL) {
-				free(v);
-				return -1;
-			}
-			v = nv;
-		}
-		v[n].off = ls;
-		v[n].len = end - ls;
-		n++;
-		if (i >= len)
-			break;
-		ls = next;
-		if (next > i)
-			i = next;
-		w = text_width(s + ls, i - ls);
-		brk = brk2 = -1;
-	}
-	*out = v;
-	return n;
-}
-
 /* ------------------------------------------------------------------ */
 /* Time, signals, leaving                                               */
 /* ------------------------------------------------------------------ */
@@ -402,15 +323,15 @@ hang_wrap(const char *s, int width)
 		} else {
 			/* the first line at full width, the rest at width − hang after hang blanks */
 			char *line = strndup(s, (size_t)len);
-			WrapLine *wl = NULL;
-			int n = line != NULL ? wrap_text(line, width, &wl) : -1;
+			TextLine *wl = NULL;
+			int n = line != NULL ? text_wrap(line, width, &wl) : -1;
 			if (n > 0) {
 				strbuf_add(&b, line + wl[0].off, (size_t)wl[0].len);
 				const char *rest = line + wl[0].off + wl[0].len;
 				while (*rest == ' ')
 					rest++;
-				WrapLine *w2 = NULL;
-				int n2 = *rest != '\0' ? wrap_text(rest, width - hang, &w2) : 0;
+				TextLine *w2 = NULL;
+				int n2 = *rest != '\0' ? text_wrap(rest, width - hang, &w2) : 0;
 				for (int i = 0; i < n2; i++)
 					strbuf_printf(&b, "\n%*s%.*s", hang, "", w2[i].len, rest + w2[i].off);
 				free(w2);
@@ -435,8 +356,8 @@ hang_wrap(const char *s, int width)
 static int
 narr_count(const Tui *t, int w)
 {
-	WrapLine *lines = NULL;
-	int n = wrap_text(t->narr ? t->narr : "", w, &lines);
+	TextLine *lines = NULL;
+	int n = text_wrap(t->narr ? t->narr : "", w, &lines);
 	free(lines);
 	return n < 1 ? 1 : n;
 }
@@ -445,13 +366,13 @@ narr_count(const Tui *t, int w)
 static int
 narr_must_count(const Tui *t, int w)
 {
-	WrapLine *lines = NULL;
+	TextLine *lines = NULL;
 	char *head;
 	int n;
 
 	if (t->narr == NULL || t->narr_must <= 0 || (head = strndup(t->narr, (size_t)t->narr_must)) == NULL)
 		return 0;
-	n = wrap_text(head, w, &lines);
+	n = text_wrap(head, w, &lines);
 	free(lines);
 	free(head);
 	return n < 0 ? 0 : n;
@@ -642,7 +563,7 @@ tui_draw_narr(Tui *t)
 {
 	WINDOW *w = t->w_narr;
 	int H = getmaxy(w), W = getmaxx(w);
-	WrapLine *lines = NULL;
+	TextLine *lines = NULL;
 	int present = t->opt.present && H >= 5;
 	/* Presenting, the formula comes first, bold, with a blank line under it. */
 	int n, text_h = H - 2 - (present ? 1 : 0), text_y = present ? 3 : 1;
@@ -665,7 +586,7 @@ tui_draw_narr(Tui *t)
 		}
 		free(map);
 	}
-	n = wrap_text(t->narr ? t->narr : "", W - 2, &lines);
+	n = text_wrap(t->narr ? t->narr : "", W - 2, &lines);
 	if (t->narr_top > n - text_h)
 		t->narr_top = n - text_h > 0 ? n - text_h : 0;
 	if (n > text_h) {
@@ -675,7 +596,7 @@ tui_draw_narr(Tui *t)
 		put_at(w, 0, W - text_width(more, -1) - 1, theme_attr(ROLE_RULE), more, W);
 	}
 	for (int i = 0; i < text_h && t->narr_top + i < n; i++) {
-		const WrapLine *l = &lines[t->narr_top + i];
+		const TextLine *l = &lines[t->narr_top + i];
 		const char *p = t->narr + l->off;
 		attr_t at = theme_attr(ROLE_NARR);
 		if (strncmp(p, "Quiz", 4) == 0 || (l->len > 2 && p[0] == ' ' && p[1] == ' ' && p[2] >= '1' && p[2] <= '9'))
@@ -792,7 +713,7 @@ tui_draw_status(Tui *t)
 static void
 tui_draw_popup(Tui *t)
 {
-	WrapLine *lines = NULL;
+	TextLine *lines = NULL;
 	int maxw = COLS - 4 > 20 ? COLS - 4 : COLS, ww, wh, n;
 
 	if (t->w_popup) {
@@ -802,7 +723,7 @@ tui_draw_popup(Tui *t)
 	/* Width: the longest line, within the screen; an indented line's continuations hang under its text. */
 	char *hung = hang_wrap(t->popup_text ? t->popup_text : "", maxw - 4);
 	const char *text = hung != NULL ? hung : t->popup_text ? t->popup_text : "";
-	n = wrap_text(text, maxw - 4, &lines);
+	n = text_wrap(text, maxw - 4, &lines);
 	ww = t->popup_title ? text_width(t->popup_title, -1) + 6 : 20;
 	for (int i = 0; i < n; i++) {
 		int lw = text_width(text + lines[i].off, lines[i].len) + 4;
