@@ -384,24 +384,30 @@ int text_wrap(const char *s, int width, TextLine **out)
 		} else {
 			wchar_t wc;
 			int cw, bl = text_char(s + i, (size_t)(len - i), &wc, &cw);
+			/* CJK text may break around any wide character, but never before closing punctuation nor after opening */
+			const int closing = wc != 0 && wcschr(L"\uff0c\u3002\u3001\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b", wc) != NULL;
+			const int opening = wc != 0 && wcschr(L"\uff08\u300c\u300e\u201c\u2018\u300a", wc) != NULL;
+			if (closing && brk == i) /* not between the character before and this one */
+				brk = brk2;
 			if (w + cw <= width || i == ls) {
-				/* CJK text may break around any wide character, but never before closing punctuation. */
-				int closing = wc != 0 && wcschr(L"\uff0c\u3002\u3001\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u201d\u2019\u300b", wc) != NULL;
-				if (closing && brk == i)
-					brk = brk2;
-				else if (cw == 2 && i > ls && !closing && brk != i) {
+				if (cw == 2 && i > ls && !closing && brk != i) {
 					brk2 = brk;
 					brk = i;
 				}
 				i += bl;
 				w += cw;
-				if (wc == L' ' || cw == 2) {
+				if (wc == L' ' || (cw == 2 && !opening)) {
 					brk2 = brk;
 					brk = i;
 				}
 				continue;
 			}
-			if (brk > ls) {
+			if (s[i] == ' ') { /* the line is full up to a blank: break there */
+				end = i;
+				next = i + 1;
+				while (end > ls && s[end - 1] == ' ')
+					end--;
+			} else if (brk > ls) {
 				end = brk;
 				next = brk;
 				while (end > ls && s[end - 1] == ' ')
