@@ -984,12 +984,17 @@ for sz in 80x24 200x60; do
 	quits "$s" "i1$sz"
 done
 
+# lesson_at SESSION COLSxLINES LESSON: the full-screen view on LESSON at that size (UTF-8, colour), at its first step
+lesson_at() {
+	start "$1" "${2%x*}" "${2#*x}" C.UTF-8 "" "$3"
+	wait_for "$1" 'stage: input' >/dev/null
+}
+
 # §1.3: formulas follow what the lesson computes: additive scores, cross and additive
 # keys and values from the source S, softmax(scaled) where there is no mask.
 for sz in 80x24 200x60; do
 	s=i3$sz
-	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/additive.json
-	wait_for "$s" 'stage: input' >/dev/null
+	lesson_at "$s" "$sz" lessons/additive.json
 	cmd "$s" "step 2"
 	shows "$sz additive step 2: K and V from S" "$s" 'Q = X·W_q   K = S·W_k   V = S·W_v'
 	cmd "$s" "step 3"
@@ -1005,8 +1010,7 @@ done
 # (matrix, row, column) is honoured on arrival by step N, n and p.
 for sz in 80x24 200x60; do
 	s=i4$sz
-	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/mask.json
-	wait_for "$s" 'stage: input' >/dev/null
+	lesson_at "$s" "$sz" lessons/mask.json
 	cmd "$s" "step 3"
 	shows "$sz mask step 3: K, V and Q cut into heads" "$s" 'K kv 0  7×2 +V kv 0  7×2 +Q head 0  7×2'
 	shows "$sz mask step 3: the focus on K" "$s" '^K\[0\]\[2\] = 0\.5000'
@@ -1015,8 +1019,7 @@ for sz in 80x24 200x60; do
 	shows "$sz mask step 3 by p: the focus on K" "$s" '^K\[0\]\[2\] = 0\.5000'
 	quits "$s" "i4$sz"
 	s=i4m$sz
-	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/multihead.json
-	wait_for "$s" 'stage: input' >/dev/null
+	lesson_at "$s" "$sz" lessons/multihead.json
 	cmd "$s" "step 2"
 	cmd "$s" "skip"
 	keys "$s" n
@@ -1028,8 +1031,7 @@ done
 # §1.10: a two-column pane keeps its colour legend.
 for sz in 80x24 200x60; do
 	s=i5$sz
-	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/multihead.json
-	wait_for "$s" 'stage: input' >/dev/null
+	lesson_at "$s" "$sz" lessons/multihead.json
 	cmd "$s" "step 11"
 	shows "$sz multihead step 11: both heads' outputs beside concat" "$s" 'weighted head 0  4×2 +weighted head 1  4×2 +concat  4×4'
 	shows "$sz multihead step 11: head 1's columns are concat's 2 and 3" "$s" '^ +0 +1 +2 +3 +press 1-4 first'
@@ -1045,8 +1047,7 @@ done
 inview95='c([0-8]?[0-9]|9[0-5])-(9[5-9]|1[0-2][0-9])'
 for sz in 80x24 200x60; do
 	s=i6$sz
-	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/scale.json
-	wait_for "$s" 'stage: input' >/dev/null
+	lesson_at "$s" "$sz" lessons/scale.json
 	cmd "$s" "step 7"
 	shows "$sz scale step 7: the hidden weights' cell, in the scores" "$s" '^scaled\[0\]\[95\] = '
 	shows "$sz scale step 7: the scores show column 95" "$s" "^scaled  123×123  r0-[0-9]+ $inview95"
@@ -1065,8 +1066,7 @@ done
 # takes the note away.
 for sz in 80x24 200x60; do
 	s=i8$sz
-	start "$s" "${sz%x*}" "${sz#*x}" C.UTF-8 "" lessons/multihead.json
-	wait_for "$s" 'stage: input' >/dev/null
+	lesson_at "$s" "$sz" lessons/multihead.json
 	cmd "$s" "step 3"
 	cmd "$s" "heads 4"
 	shows "$sz heads 4: the titles follow" "$s" 'Q head 0  4×1'

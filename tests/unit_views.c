@@ -59,19 +59,28 @@ static const char *const flash_lesson = LESSON(", \"mask\": \"causal\", \"flash\
 
 /* ------------------------------------------------------------ panes cut per head */
 
-static void test_cut_grouped(void **state)
+/* A lesson's shape as far as cutting panes goes: heads, key/value heads, d_k and d_v. */
+static LessonShape heads_shape(int heads, int kv_heads, int dk, int dv)
 {
 	LessonShape sh;
+
+	memset(&sh, 0, sizeof sh);
+	sh.heads = heads;
+	sh.kv_heads = kv_heads;
+	sh.features = FEAT_MULTIHEAD | (kv_heads < heads ? FEAT_GQA : 0u);
+	sh.dim[DIM_DK] = dk;
+	sh.dim[DIM_DV] = dv;
+	return sh;
+}
+
+static void test_cut_grouped(void **state)
+{
+	LessonShape sh = heads_shape(4, 2, 2, 2);
 	StagePane ps[STAGE_MAX_PANES];
 	PaneCut c[16];
 	int np, n;
 	(void)state;
 
-	memset(&sh, 0, sizeof sh);
-	sh.heads = 4;
-	sh.kv_heads = 2;
-	sh.features = FEAT_MULTIHEAD | FEAT_GQA;
-	sh.dim[DIM_DK] = sh.dim[DIM_DV] = 2;
 	np = stage_panes(&sh, STAGE_SPLIT, ps);
 	assert_int_equal(np, 3);
 	/* K0 V0 Q0 Q1 K1 V1 Q2 Q3 */
@@ -293,19 +302,12 @@ static void test_gqa_caption(void **state)
 /* concat: every head's output beside it, each labelled with the columns it fills in concat. */
 static void test_cut_concat(void **state)
 {
-	LessonShape sh;
+	const LessonShape sh = heads_shape(3, 3, 2, 3);
 	StagePane ps[STAGE_MAX_PANES];
 	PaneCut c[16];
-	int np, n;
+	const int np = stage_panes(&sh, STAGE_CONCAT, ps), n = stage_cut_panes(&sh, ps, np, 1, c, 16);
 	(void)state;
 
-	memset(&sh, 0, sizeof sh);
-	sh.heads = sh.kv_heads = 3;
-	sh.features = FEAT_MULTIHEAD;
-	sh.dim[DIM_DK] = 2;
-	sh.dim[DIM_DV] = 3;
-	np = stage_panes(&sh, STAGE_CONCAT, ps);
-	n = stage_cut_panes(&sh, ps, np, 1, c, 16);
 	assert_int_equal(n, 4);
 	for (int h = 0; h < 3; h++) {
 		assert_int_equal(c[h].matrix, AM_WEIGHTED);
