@@ -938,17 +938,21 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
  * their cursor, the same rows and columns in view (the 123 × 123 scores
  * beside the weights, the compare variant beside the lesson's).
  */
+int
+pane_same_shape(const Pane *a, const Pane *b)
+{
+	return !a->hidden && !b->hidden && !a->zoom && !b->zoom && a->rows > 0 && a->rows == b->rows &&
+	       a->cols == b->cols && a->transpose == b->transpose;
+}
+
 static void
 panes_follow_focus(Tui *t)
 {
 	const Pane *f = &t->pane[t->focus];
 
-	if (f->hidden || f->zoom || f->rows == 0)
-		return;
 	for (int i = 0; i < t->npanes; i++) {
 		Pane *p = &t->pane[i];
-		if (i == t->focus || p->hidden || p->zoom || p->rows != f->rows || p->cols != f->cols ||
-		    p->transpose != f->transpose)
+		if (i == t->focus || !pane_same_shape(p, f))
 			continue;
 		p->cur_r = f->cur_r;
 		p->cur_c = f->cur_c;

@@ -175,6 +175,8 @@ const Attn *pane_attn(const Tui *t, const Pane *p);
 const Mat *pane_mat(const Tui *t, const Pane *p);
 void pane_src(const Pane *p, int r, int c, int *R, int *C);
 void pane_want(const Pane *p, int *w, int *h);
+/* 1 when a and b are drawn the same shape (and so scroll together: the focused pane leads, tui_draw_panes). */
+int pane_same_shape(const Pane *a, const Pane *b);
 void tui_build_panes(Tui *t, int keep, int refocus);
 int tui_focus_matrix(Tui *t, int which, int head, int row, int col);
 void tui_draw_panes(Tui *t);
