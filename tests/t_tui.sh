@@ -1040,6 +1040,14 @@ for sz in 80x24 200x60; do
 	shows "$sz multihead step 3: legends under the two-column panes" "$s" '^0\.00 ▁▂▃▄▅▆▇ 1\.00 +0\.00 ▁▂▃▄▅▆▇ 1\.00 +0\.00 ▁▂▃▄▅▆▇ 2\.00'
 	quits "$s" "i5$sz"
 done
+s=i5zh
+start "$s" 80 24 C.UTF-8 "" --lang zh lessons/multihead.json
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "step 11"
+shows "80x24 zh multihead step 11: both heads' outputs beside concat" "$s" 'weighted head 0  4×2 +weighted head 1  4×2 +concat  4×4'
+shows "80x24 zh multihead step 11: head 1's columns are concat's 2 and 3" "$s" '^ +0 +1 +2 +3 +press 1-4 first'
+shows "80x24 zh multihead step 11: the last choice in view" "$s" '^ +4\) W_o'
+quits "$s" i5zh
 
 # §1.6: panes of the same shape scroll together, to the focus cell: scale's
 # question about column 95 shows column 95 in the scores, then in the weights
