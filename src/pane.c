@@ -275,7 +275,7 @@ pane_want(const Pane *p, int *w, int *h)
 	if (*w < tw)
 		*w = tw;
 	/* a narrow pane (two columns) is widened for its legend rather than lose it */
-	if (!p->zoom && *w < pane_legend_width(p))
+	if (!p->zoom && !p->hidden && *w < pane_legend_width(p))
 		*w = pane_legend_width(p);
 	/*
 	 * A pane hidden by a quiz shows its title and one short line ("press 1-4
@@ -648,7 +648,6 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 		put_at(w, 0, x, theme_attr(ROLE_LABEL), p->stats, W - x);
 	}
 }
-
 
 /*
  * The legend under a pane: "-2.31 ▁▂▃▄▅▆▇ 4.07", each step drawn in the ramp
