@@ -350,7 +350,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "attention",
 		.name = "concat", .requires = FEAT_MULTIHEAD, .instead = STAGE_WEIGHTED,
 		.flags = SF_ALWAYS,
-		PANES({ .matrix = AM_WEIGHTED }, { .matrix = AM_CONCAT }),
+		PANES({ .matrix = AM_WEIGHTED, .flags = PANE_EACH_HEAD | PANE_RESULT_COLS }, { .matrix = AM_CONCAT }),
 		.formula = { { 0, 0, "concat = [head_0 | head_1 | \u2026 | head_{h\u22121}]",
 		               "concat = [head_0 | head_1 | ... | head_{h-1}]" } },
 		.what = N_("the heads' outputs side by side"),
@@ -768,13 +768,18 @@ int stage_panes(const LessonShape *sh, Stage s, StagePane out[STAGE_MAX_PANES])
 	return k;
 }
 
-/* A pane of head (or key/value head) h's columns. */
-static PaneCut cut(const LessonShape *sh, const StagePane *p, int h)
+/* A pane of head (or key/value head) h's columns, in a stage whose result is `result`. */
+static PaneCut cut(const LessonShape *sh, const StagePane *p, int h, AttnMatrix result)
 {
-	PaneCut c = { p->matrix, h, matrix_head_col0(sh, p->matrix, h), matrix_head_width(sh, p->matrix), p->flags };
+	PaneCut c = { p->matrix, h, matrix_head_col0(sh, p->matrix, h), matrix_head_width(sh, p->matrix), p->flags, 0 };
 
 	if (p->flags & PANE_EACH_KV_HEAD) /* h is the key/value head itself */
 		c.col0 = h * matrix_head_width(sh, p->matrix);
+	if (matrix_kinds[p->matrix].head_cols == DIM_ONE) /* a matrix of its own per head: all of it */
+		c.col0 = 0, c.ncols = -1;
+	c.label0 = c.col0;
+	if ((p->flags & PANE_RESULT_COLS) && matrix_kinds[p->matrix].col_axis == AXIS_INDEX)
+		c.label0 = matrix_head_col0(sh, result, h);
 	return c;
 }
 
@@ -792,9 +797,9 @@ int stage_cut_panes(const LessonShape *sh, const StagePane *ps, int np, int cur,
 		cur = 0;
 	for (int i = 0; i < np && n < max; i++) {
 		if (!(ps[i].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD))) {
-			PaneCut c = { ps[i].matrix, cur, 0, -1, ps[i].flags };
+			PaneCut c = { ps[i].matrix, cur, 0, -1, ps[i].flags, 0 };
 			if ((ps[i].flags & PANE_HEAD_COLS) && h > 1)
-				c = cut(sh, &ps[i], cur);
+				c = cut(sh, &ps[i], cur, ps[np - 1].matrix);
 			out[n++] = c;
 			continue;
 		}
@@ -823,11 +828,11 @@ int stage_cut_panes(const LessonShape *sh, const StagePane *ps, int np, int cur,
 		for (int j = first; j < first + fit; j++) {
 			for (int k = 0; k < np && n < max; k++)
 				if (ps[k].flags & PANE_EACH_KV_HEAD)
-					out[n++] = cut(sh, &ps[k], j);
+					out[n++] = cut(sh, &ps[k], j, ps[np - 1].matrix);
 			for (int q = j * per + q0; q < j * per + q1; q++)
 				for (int k = 0; k < np && n < max; k++)
 					if ((ps[k].flags & PANE_EACH_HEAD) && !(ps[k].flags & PANE_EACH_KV_HEAD))
-						out[n++] = cut(sh, &ps[k], q);
+						out[n++] = cut(sh, &ps[k], q, ps[np - 1].matrix);
 		}
 	}
 	return n;

@@ -168,6 +168,7 @@ enum {
 	PANE_TRANSPOSE = 1u << 1, /* drawn transposed (Kᵀ beside Q) */
 	PANE_EACH_HEAD = 1u << 2, /* one pane per head, each its head's columns */
 	PANE_EACH_KV_HEAD = 1u << 3, /* one pane per key/value head; views put each group's query heads after it */
+	PANE_RESULT_COLS = 1u << 4, /* its columns are labelled with those its head fills in the stage's result */
 };
 
 typedef struct StagePane {
@@ -254,6 +255,7 @@ typedef struct PaneCut {
 	int head;          /* query head (PANE_EACH_KV_HEAD: the key/value head) */
 	int col0, ncols;   /* the columns shown; ncols -1: all of them */
 	unsigned flags;    /* PANE_* of its entry */
+	int label0;        /* the label of its first column shown: col0, or (PANE_RESULT_COLS) where it lands */
 } PaneCut;
 /*
  * A stage's panes (from stage_panes) cut as the table says, with head `cur`
@@ -261,7 +263,10 @@ typedef struct PaneCut {
  * PANE_EACH_KV_HEAD panes become one pane per head, grouped: for each
  * key/value head j its PANE_EACH_KV_HEAD panes, then the PANE_EACH_HEAD
  * panes of the query heads that read j (without PANE_EACH_KV_HEAD panes,
- * simply head by head). At most max panes: whole groups around cur's (one
+ * simply head by head). A matrix of its own per head is shown whole, and with
+ * PANE_RESULT_COLS its columns are labelled with those the head fills in the
+ * stage's result (the last pane): head 1's output lands in concat's 2, 3.
+ * At most max panes: whole groups around cur's (one
  * group too large keeps its query heads around cur). Returns the count.
  */
 int stage_cut_panes(const LessonShape *sh, const StagePane *ps, int np, int cur, PaneCut *out, int max);

@@ -938,13 +938,42 @@ static void stats_line(StrBuf *b, const Mat *m)
 	              st.max, st.finite, m->rows * m->cols);
 }
 
+/*
+ * The row sums, one line a row; past STATS_ROWS_LISTED rows, a run of rows
+ * with the same sum is one line ("rows 0-122 (t0 … t122)  1"), so a large
+ * lesson's weights say 1 once rather than 123 times.
+ */
+#define STATS_ROWS_LISTED 16
+static void row_sum_lines(StrBuf *text, const Attn *a, AttnMatrix w, const double *sums, int rows, int utf8)
+{
+	for (int i = 0, j; i < rows; i = j) {
+		char a_num[32], b_num[32];
+		snprintf(a_num, sizeof a_num, "%.6g", sums[i]);
+		for (j = i + 1; rows > STATS_ROWS_LISTED && j < rows; j++) {
+			snprintf(b_num, sizeof b_num, "%.6g", sums[j]);
+			if (strcmp(a_num, b_num) != 0)
+				break;
+		}
+		if (rows <= STATS_ROWS_LISTED)
+			j = i + 1;
+		char *first = labels_row(a, w, i), *last = j - 1 > i ? labels_row(a, w, j - 1) : NULL;
+		if (last != NULL)
+			strbuf_printf(text, _("  rows %d-%d (%.40s %s %.40s)  %s\n"), i, j - 1, first ? first : "",
+			              utf8 ? "\u2026" : "...", last, a_num);
+		else
+			strbuf_printf(text, "  %d %.40s  %s\n", i, first ? first : "", a_num);
+		free(first);
+		free(last);
+	}
+}
+
 static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 {
 	const Lesson *l = s->lesson;
 	StrBuf text = { 0 }, title = { 0 };
 	const Mat *m;
 	char *t;
-	int w, head, i;
+	int w, head;
 
 	if (strcmp(argv[1], "params") == 0) {
 		if (argc > 2)
@@ -1003,11 +1032,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		else {
 			stats_row_sums(m, sums);
 			strbuf_puts(&text, _("row sums (1, or 0 for a row with no visible key):\n"));
-			for (i = 0; i < m->rows; i++) {
-				char *tok = labels_row(s->attn, (AttnMatrix)w, i);
-				strbuf_printf(&text, "  %d %.40s  %.6g\n", i, tok ? tok : "", sums[i]);
-				free(tok);
-			}
+			row_sum_lines(&text, s->attn, (AttnMatrix)w, sums, m->rows, out->utf8);
 		}
 		free(sums);
 	}

@@ -314,6 +314,7 @@ typedef struct Pane {
 	int head;              /* the head it shows (its matrix or its columns); -1: the whole matrix */
 	int kv_head;           /* the key/value head whose columns it shows (K, V with PANE_EACH_KV_HEAD); -1: none */
 	int col0, transpose;   /* first column of the matrix shown; drawn transposed */
+	int lshift;            /* added to its column labels (PaneCut.label0: a head's output labelled where it lands) */
 	Mat v;                 /* the cells as drawn */
 	int diverging;
 	double lo, hi, bound;  /* the colour scale: finite range; bound = max |x| */
@@ -339,7 +340,7 @@ static char *fig_label(const Attn *a, const Pane *p, int along_rows, int i)
 {
 	if (along_rows != p->transpose)
 		return labels_row(a, p->which, i);
-	return labels_col(a, p->which, p->col0 + i);
+	return labels_col(a, p->which, p->col0 + i + p->lshift);
 }
 
 static void fig_panes_free(Pane *p, int n)
@@ -354,9 +355,9 @@ static void fig_panes_free(Pane *p, int n)
  * The panes of target t: a matrix alone (--matrix), or the stage's from the
  * stage table, operands then result, cut by stage_cut_panes as the views cut
  * them for head t->head (one head's columns, Kᵀ transposed, one pane per head
- * and per key/value head). An operand kept per head beside a result that is
- * not (concat) is shown for every head. Returns the count (0 when out of
- * memory or nothing is shown).
+ * and per key/value head; each head's output beside concat, labelled with the
+ * columns it fills). Returns the count (0 when out of memory or nothing is
+ * shown).
  */
 static int fig_panes(const Attn *a, const ExportTarget *t, Pane out[SVG_MAX_PANES])
 {
@@ -365,7 +366,7 @@ static int fig_panes(const Attn *a, const ExportTarget *t, Pane out[SVG_MAX_PANE
 	int k, nc, n = 0, i, h, r, c;
 
 	if (!t->whole_stage) {
-		cuts[0] = (PaneCut){ t->matrix, t->head, 0, -1, 0 };
+		cuts[0] = (PaneCut){ t->matrix, t->head, 0, -1, 0, 0 };
 		nc = 1;
 		k = 0;
 	} else {
@@ -376,8 +377,7 @@ static int fig_panes(const Attn *a, const ExportTarget *t, Pane out[SVG_MAX_PANE
 		const PaneCut *pc = &cuts[i];
 		const int per_head = matrix_per_head(pc->matrix);
 		const int kv = (pc->flags & PANE_EACH_KV_HEAD) != 0;
-		const int every = k > 0 && a->heads > 1 && per_head && !matrix_per_head(sp[k - 1].matrix);
-		for (h = every ? 0 : pc->head; h < (every ? a->heads : pc->head + 1) && n < SVG_MAX_PANES; h++) {
+		for (h = pc->head; h < pc->head + 1 && n < SVG_MAX_PANES; h++) {
 			const Mat *m = attn_matrix(a, pc->matrix, kv ? t->head : h);
 			Pane *p = &out[n];
 			int ncols = pc->ncols;
@@ -388,6 +388,7 @@ static int fig_panes(const Attn *a, const ExportTarget *t, Pane out[SVG_MAX_PANE
 			p->kv_head = kv ? pc->head : -1;
 			p->head = !kv && (per_head || ncols >= 0) ? h : -1;
 			p->col0 = ncols >= 0 ? pc->col0 : 0;
+			p->lshift = pc->label0 - pc->col0;
 			if (p->col0 < 0 || ncols < 1 || p->col0 + ncols > m->cols) {
 				p->col0 = 0; /* not cut: the whole matrix, as it is */
 				ncols = m->cols;

@@ -97,7 +97,7 @@ pane_row_label(const Tui *t, const Pane *p, int r)
 {
 	int R, C;
 	pane_src(p, r, 0, &R, &C);
-	return p->transpose ? labels_col(pane_attn(t, p), p->which, C)
+	return p->transpose ? labels_col(pane_attn(t, p), p->which, C - p->col0 + p->label0)
 	                    : labels_row(pane_attn(t, p), p->which, R);
 }
 
@@ -107,7 +107,7 @@ pane_col_label(const Tui *t, const Pane *p, int c)
 	int R, C;
 	pane_src(p, 0, c, &R, &C);
 	return p->transpose ? labels_row(pane_attn(t, p), p->which, R)
-	                    : labels_col(pane_attn(t, p), p->which, C);
+	                    : labels_col(pane_attn(t, p), p->which, C - p->col0 + p->label0);
 }
 
 /*
@@ -141,6 +141,7 @@ pane_measure(Tui *t, Pane *p)
 		return;
 	}
 	if (p->ncols < 0 || p->col0 + p->ncols > m->cols) {
+		p->label0 -= p->col0;
 		p->col0 = 0;
 		p->ncols = m->cols;
 	}
@@ -232,7 +233,32 @@ pane_measure(Tui *t, Pane *p)
 	free(label);
 }
 
-/* The natural size of a pane (for the layout). */
+/* A number for the legend: 2 decimals, or %.3g when large. */
+static void
+fmt_legend(char *buf, size_t size, double v)
+{
+	if (fabs(v) >= 1e5)
+		snprintf(buf, size, "%.3g", v);
+	else
+		snprintf(buf, size, "%.2f", v);
+}
+
+#define LEGEND_STEPS 7
+
+/* The legend's width: "lo ▁▂▃▄▅▆▇ hi" (0 without one). */
+static int
+pane_legend_width(const Pane *p)
+{
+	char lo[32], hi[32];
+
+	if (!p->legend)
+		return 0;
+	fmt_legend(lo, sizeof lo, p->minv);
+	fmt_legend(hi, sizeof hi, p->maxv);
+	return text_width(lo, -1) + text_width(hi, -1) + LEGEND_STEPS + 2;
+}
+
+/* The natural size of a pane (for the layout): its cells, its title and its legend. */
 void
 pane_want(const Pane *p, int *w, int *h)
 {
@@ -249,6 +275,9 @@ pane_want(const Pane *p, int *w, int *h)
 	}
 	if (*w < tw)
 		*w = tw;
+	/* a narrow pane (two columns) is widened for its legend rather than lose it */
+	if (!p->zoom && !p->hidden && *w < pane_legend_width(p))
+		*w = pane_legend_width(p);
 	/*
 	 * A pane hidden by a quiz shows its title and one short line ("press 1-4
 	 * first" or ":answer VALUE", at most 15 columns; the narration says the
@@ -309,6 +338,7 @@ tui_cut_panes(Tui *t, const StagePane *ms, int k, int *each_head)
 		p->kv_head = (cuts[i].flags & PANE_EACH_KV_HEAD) ? cuts[i].head : -1;
 		p->head = p->kv_head >= 0 ? s->head : cuts[i].head;
 		p->col0 = cuts[i].ncols < 0 ? 0 : cuts[i].col0;
+		p->label0 = cuts[i].label0 - cuts[i].col0 + p->col0;
 		p->ncols = cuts[i].ncols;
 		p->transpose = (cuts[i].flags & PANE_TRANSPOSE) != 0;
 		p->grouped = (cuts[i].flags & PANE_EACH_HEAD) != 0;
@@ -348,6 +378,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 		p->win = keepw;
 		p->variant = 1;
 		p->col0 = 0;
+		p->label0 = 0;
 		p->ncols = -1;
 		p->transpose = 0;
 		if (pane_mat(t, p) != NULL) {
@@ -441,6 +472,18 @@ tui_focus_matrix(Tui *t, int which, int head, int row, int col)
 		if (best < 0 || (col < 0 && (p->kv_head >= 0 ? p->kv_head == shape_kv_head(&t->s->attn->shape, head)
 		                                               : p->head == head)))
 			best = i;
+	}
+	/* the matrix is hidden by a question: the same cell of a pane of its shape (scaled beside the weights) */
+	for (int i = 0; best < 0 && row >= 0 && col >= 0 && i < t->npanes; i++) {
+		const Pane *h = &t->pane[i];
+		if ((int)h->which != which || !h->hidden || h->variant || h->transpose || h->ncols != h->cols)
+			continue;
+		for (int j = 0; best < 0 && j < t->npanes; j++) {
+			const Pane *q = &t->pane[j];
+			if (!q->hidden && !q->variant && !q->transpose && q->rows == h->rows && q->cols == h->cols &&
+			    q->ncols == q->cols)
+				best = j;
+		}
 	}
 	if (best < 0)
 		return 0;
@@ -607,16 +650,6 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 	}
 }
 
-/* A number for the legend: 2 decimals, or %.3g when large. */
-static void
-fmt_legend(char *buf, size_t size, double v)
-{
-	if (fabs(v) >= 1e5)
-		snprintf(buf, size, "%.3g", v);
-	else
-		snprintf(buf, size, "%.2f", v);
-}
-
 /*
  * The legend under a pane: "-2.31 ▁▂▃▄▅▆▇ 4.07", each step drawn in the ramp
  * colour of the value it stands for, and how masked cells look.
@@ -625,14 +658,14 @@ static void
 pane_draw_legend(Tui *t, Pane *p, int y)
 {
 	WINDOW *w = p->win;
-	int W = getmaxx(w), x = 0, steps = 7;
+	int W = getmaxx(w), x = 0, steps = LEGEND_STEPS;
 	char lo[32], hi[32];
 	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587" };
 	static const char *const ascii[] = { ".", ":", "-", "=", "+", "*", "#" };
 
 	fmt_legend(lo, sizeof lo, p->minv);
 	fmt_legend(hi, sizeof hi, p->maxv);
-	if (text_width(lo, -1) + text_width(hi, -1) + steps + 2 > W)
+	if (pane_legend_width(p) > W)
 		return;
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), lo, W - x);
 	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
@@ -900,14 +933,48 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	wnoutrefresh(w);
 }
 
+/*
+ * Panes of the focused pane's shape scroll with it: the same cell under
+ * their cursor, the same rows and columns in view (the 123 × 123 scores
+ * beside the weights, the compare variant beside the lesson's).
+ */
+int
+pane_same_shape(const Pane *a, const Pane *b)
+{
+	return !a->hidden && !b->hidden && !a->zoom && !b->zoom && a->rows > 0 && a->rows == b->rows &&
+	       a->cols == b->cols && a->transpose == b->transpose;
+}
+
+static void
+panes_follow_focus(Tui *t)
+{
+	const Pane *f = &t->pane[t->focus];
+
+	for (int i = 0; i < t->npanes; i++) {
+		Pane *p = &t->pane[i];
+		if (i == t->focus || !pane_same_shape(p, f))
+			continue;
+		p->cur_r = f->cur_r;
+		p->cur_c = f->cur_c;
+		p->top = f->top;
+		p->left = f->left;
+	}
+}
+
 void
 tui_draw_panes(Tui *t)
 {
 	Ops ops;
 
 	tui_ops(t, &ops);
+	/* the focused pane first: it scrolls to its cursor, and those of its shape follow */
+	if (t->focus >= 0 && t->focus < t->npanes) {
+		pane_draw(t, &t->pane[t->focus], &ops);
+		panes_follow_focus(t);
+	}
 	for (int i = 0; i < t->npanes; i++)
-		pane_draw(t, &t->pane[i], &ops);
+		if (i != t->focus)
+			pane_draw(t, &t->pane[i], &ops);
 }
 
 /*

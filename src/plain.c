@@ -30,12 +30,14 @@ typedef struct PlainCtx {
 static void plain_message_to(FILE *f, CmdMsg kind, const char *title, const char *text)
 {
 	if (kind == MSG_ERROR) {
-		fprintf(f, _("error: %s\n"), text);
+		fputs(_("error: "), f);
+		textfmt_put_wrapped(f, text, 7);
+		fputc('\n', f);
 		return;
 	}
 	if (kind == MSG_TEXT && title != NULL)
 		fprintf(f, "-- %s --\n", title);
-	fputs(text, f);
+	textfmt_put_wrapped(f, text, 0);
 	if (text[0] == '\0' || text[strlen(text) - 1] != '\n')
 		fputc('\n', f);
 }

@@ -432,6 +432,7 @@ static int take_edit(Session *s, Lesson *copy, Attn *model, Attn *before, char *
 		enter_substeps(s, NULL, 0);
 		restore_substeps(s, t, tq, tk);
 	}
+	s->edited = 1;
 	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
 	return 0;
 }
@@ -566,6 +567,7 @@ int session_mark(const Session *s, SessionMark *m, char **err)
 	m->tile_q = s->tile_q;
 	m->tile_k = s->tile_k;
 	memcpy(m->lang, s->lang, sizeof m->lang);
+	m->edited = s->edited;
 	return 0;
 }
 
@@ -586,6 +588,7 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	session_free(s);
 	*s = fresh;
 	memcpy(s->lang, m->lang, sizeof s->lang);
+	s->edited = m->edited;
 	s->compare_on = m->compare_on && s->compare_attn != NULL;
 	/* The place as it was; a place the lesson no longer has is simply not restored. */
 	if (session_goto_step(s, m->step, &ignored) != 0)
@@ -959,6 +962,13 @@ const Step *session_step(const Session *s)
 const char *session_text(const Session *s, const Text *t)
 {
 	return text_get(t, s->lang);
+}
+
+const char *session_edited_note(const Session *s)
+{
+	if (!s->edited)
+		return NULL;
+	return _("(written for the lesson before your edits \u2014 `reload` restores it)");
 }
 
 int session_quiz_pending(const Session *s)

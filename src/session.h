@@ -70,6 +70,7 @@ typedef struct Session {
 
 	unsigned dirty;
 	int quit;
+	int edited;           /* 1 once the learner changed the lesson (set, heads, train, …) since it was loaded */
 } Session;
 
 /*
@@ -140,6 +141,7 @@ typedef struct SessionMark {
 	int dec_t, tile_q, tile_k;
 	Stage stage;
 	char lang[8];
+	int edited;
 } SessionMark;
 
 /* Returns 0, or -1 with *err (out of memory). */
@@ -212,6 +214,12 @@ char session_cell_mark(CellState cs);
 const Step *session_step(const Session *s);
 /* Text in the session's language, else English, else any. */
 const char *session_text(const Session *s, const Text *t);
+/*
+ * The line views put before narration the lesson wrote, once the learner
+ * edited the lesson (Session.edited): the text was written for the lesson
+ * as loaded, and `reload` brings that back. NULL before any edit.
+ */
+const char *session_edited_note(const Session *s);
 /* 1 when the step shown has a quiz still open: its revealing pane stays hidden. */
 int session_quiz_pending(const Session *s);
 /*

@@ -291,10 +291,12 @@ int text_wrap(const char *s, int width, TextLine **out)
 				i += k;
 				continue;
 			}
-			/* full: at the last place a break is allowed, else here */
-			next = end = brk > ls ? brk : i;
+			/* full: up to a blank, break there; else at the last place a break is allowed, else here */
+			next = end = s[i] == ' ' ? i : brk > ls ? brk : i;
 			while (end > ls && s[end - 1] == ' ')
 				end--;
+			while (next < len && s[next] == ' ')
+				next++;
 		}
 		if (n == cap) {
 			TextLine *nv = realloc(v, sizeof *v * (size_t)(cap *= 2));
@@ -456,5 +458,31 @@ char *text_ascii(const char *s)
 		i += k;
 	}
 	out[o] = '\0';
+	return out;
+}
+
+char *text_wrap_lines(const char *s, int width)
+{
+	TextLine *lines = NULL;
+	const int n = text_wrap(s, width, &lines);
+	size_t len = 0, at = 0;
+	char *out;
+
+	if (n < 0)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		len += (size_t)lines[i].len + 1;
+	if ((out = malloc(len + 1)) == NULL) {
+		free(lines);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		memcpy(out + at, s + lines[i].off, (size_t)lines[i].len);
+		at += (size_t)lines[i].len;
+		if (i + 1 < n)
+			out[at++] = '\n';
+	}
+	out[at] = '\0';
+	free(lines);
 	return out;
 }

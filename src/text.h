@@ -103,4 +103,7 @@ int text_cells(const char *s, int len);
 #define TEXT_EXACT_SIZE 32
 char *text_exact(char *buf, double x, int digits);
 
+/* s wrapped so: its lines joined by '\n' (trailing blanks at a break dropped); heap string, NULL when out of memory. */
+char *text_wrap_lines(const char *s, int width);
+
 #endif

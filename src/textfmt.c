@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -87,6 +88,7 @@ typedef struct MatrixExtra {
 	long ndiff;         /* out: how many cells differ from ref (cells outside ref count too) */
 	const Session *s;   /* the decode step or tile shown marks cells (session_cell_state), or NULL */
 	int col0, ncols;    /* only these columns (ncols 0: all) */
+	int lshift;         /* added to the column labels (a head's output labelled where it lands: PaneCut.label0) */
 	const char *head;   /* the title's head part for a cut pane ("kv head 0"), or NULL */
 } MatrixExtra;
 
@@ -133,15 +135,16 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		lw = fmax(lw, text_width(s, -1));
 		free(s);
 	}
+	const int lshift = extra != NULL ? extra->lshift : 0;
 	for (j = c0; j < c1; j++) {
-		char *s = fit_label(labels_col(a, which, j), utf8);
+		char *s = fit_label(labels_col(a, which, j + lshift), utf8);
 		cw = fmax(cw, text_width(s, -1));
 		free(s);
 	}
 	if (extra != NULL && extra->prefix != NULL)
 		fputs(extra->prefix, f);
 	if (extra != NULL && extra->head != NULL)
-		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d\n", matrix_name(which), extra->head, c0, c1 - 1, m->rows,
+		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d\n", matrix_name(which), extra->head, c0 + lshift, c1 - 1 + lshift, m->rows,
 		        utf8 ? "\u00d7" : "x", c1 - c0);
 	else if (matrix_per_head(which) && a->heads > 1)
 		fprintf(f, "%s (head %d)  %d %s %d\n", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
@@ -149,7 +152,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		fprintf(f, "%s  %d %s %d\n", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	put_padded(f, "", lw, 0);
 	for (j = c0; j < c1; j++) {
-		char *s = fit_label(labels_col(a, which, j), utf8);
+		char *s = fit_label(labels_col(a, which, j + lshift), utf8);
 		fputc(' ', f);
 		put_padded(f, s, cw, 1);
 		free(s);
@@ -224,12 +227,38 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
  * Lesson text: control characters escaped; spelled in ASCII on a terminal
  * that cannot show UTF-8 (a file or a pipe keeps the text as it is).
  */
-static void put_escaped(FILE *f, const char *s, const char *keep, int utf8)
+int textfmt_columns(FILE *f)
+{
+	struct winsize ws;
+
+	if (!isatty(fileno(f)) || ioctl(fileno(f), TIOCGWINSZ, &ws) != 0 || ws.ws_col < 8)
+		return 0;
+	return ws.ws_col;
+}
+
+void textfmt_put_wrapped(FILE *f, const char *s, int lead)
+{
+	const int cols = textfmt_columns(f);
+	char *padded, *wrapped;
+
+	if (cols <= 0 || lead < 0 || lead >= cols || (padded = str_printf("%*s%s", lead, "", s)) == NULL) {
+		fputs(s, f);
+		return;
+	}
+	wrapped = text_wrap_lines(padded, cols);
+	/* the lead columns are already on the line: skip them (a first line that broke at once keeps its break) */
+	fputs(wrapped == NULL ? s : strncmp(wrapped, padded, (size_t)lead) == 0 ? wrapped + lead : wrapped, f);
+	free(wrapped);
+	free(padded);
+}
+
+/* Lesson text s escaped (keep: the controls kept), wrapped on a terminal after `lead` columns already used. */
+static void put_escaped(FILE *f, const char *s, const char *keep, int utf8, int lead)
 {
 	char *a = utf8 || !isatty(fileno(f)) ? NULL : text_ascii(s);
 	char *e = text_escape(a ? a : s, keep);
 	if (e != NULL)
-		fputs(e, f);
+		textfmt_put_wrapped(f, e, lead);
 	free(e);
 	free(a);
 }
@@ -436,24 +465,35 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	int k, count;
 	char *sub = textfmt_substep(s, utf8), *caption = textfmt_caption(s, utf8);
 
-	fputs("== ", f);
-	put_escaped(f, session_text(s, &s->lesson->title), "", utf8);
-	fprintf(f, _(" == step %d/%d, "), s->step + 1, s->nwalk);
 	{
+		/* the header line, wrapped as one on a terminal */
+		StrBuf head = { 0 };
+		char *a = utf8 || !isatty(fileno(f)) ? NULL : text_ascii(session_text(s, &s->lesson->title));
+		char *title = text_escape(a ? a : session_text(s, &s->lesson->title), "");
 		char *place = session_place(s, utf8);
+		strbuf_printf(&head, "== %s", title ? title : "");
+		strbuf_printf(&head, _(" == step %d/%d, "), s->step + 1, s->nwalk);
 		if (place != NULL)
-			fprintf(f, "%s, ", place);
+			strbuf_printf(&head, "%s, ", place);
+		strbuf_printf(&head, _("stage: %s"), stage_name(s->stage));
+		if (sub != NULL)
+			strbuf_printf(&head, _(", %s"), sub);
+		if (s->attn->heads > 1)
+			strbuf_printf(&head, _(", head %d/%d"), s->head, s->attn->heads);
+		textfmt_put_wrapped(f, head.s ? head.s : "", 0);
+		fputc('\n', f);
+		free(head.s);
 		free(place);
+		free(title);
+		free(a);
 	}
-	fprintf(f, _("stage: %s"), stage_name(s->stage));
-	if (sub != NULL)
-		fprintf(f, _(", %s"), sub);
-	if (s->attn->heads > 1)
-		fprintf(f, _(", head %d/%d"), s->head, s->attn->heads);
-	fputc('\n', f);
+	if ((text[0] != '\0' || step->has_quiz) && session_edited_note(s) != NULL) {
+		put_escaped(f, session_edited_note(s), "", utf8, 0);
+		fputc('\n', f);
+	}
 	if (text[0] == '\0')
 		text = stage_blurb(s->stage, s->lang);
-	put_escaped(f, text, "\n\t", utf8);
+	put_escaped(f, text, "\n\t", utf8, 0);
 	fputc('\n', f);
 	{
 		char *map = session_stage_map(s, utf8);
@@ -481,9 +521,14 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			char head[48];
 			if ((int)w == session_hidden_matrix(s)) {
 				char how[32];
-				if (k == 0 || cuts[k - 1].matrix != w)
-					fprintf(f, _("\n%s: hidden until you answer (%s, skip, hint)\n"), matrix_name(w),
-					        session_quiz_usage(s, how, sizeof how));
+				if (k == 0 || cuts[k - 1].matrix != w) {
+					char *line = str_printf(_("%s: hidden until you answer (%s, skip, hint)"), matrix_name(w),
+					                        session_quiz_usage(s, how, sizeof how));
+					fputc('\n', f);
+					textfmt_put_wrapped(f, line ? line : "", 0);
+					fputc('\n', f);
+					free(line);
+				}
 				continue;
 			}
 			fputc('\n', f);
@@ -496,13 +541,17 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 					else if (s->attn->shape.kv_heads < s->attn->heads)
 						snprintf(head, sizeof head, _("head %d, reads kv head %d"), cuts[k].head,
 						         shape_kv_head(&s->attn->shape, cuts[k].head));
+					else if (cuts[k].flags & PANE_RESULT_COLS)
+						snprintf(head, sizeof head, "head %d, into %s", cuts[k].head,
+						         matrix_name(cuts[count - 1].matrix));
 					else
 						snprintf(head, sizeof head, "head %d", cuts[k].head);
 					extra.head = head;
 					extra.col0 = cuts[k].col0;
 					extra.ncols = cuts[k].ncols;
+					extra.lshift = cuts[k].label0 - cuts[k].col0;
 				}
-				print_pane(f, s->attn, w, s->head, color, utf8, &extra);
+				print_pane(f, s->attn, w, matrix_per_head(w) ? cuts[k].head : s->head, color, utf8, &extra);
 			}
 			if (k == count - 1 && s->compare_on && s->compare_attn != NULL)
 				print_compare(f, s, w, color, utf8);
@@ -511,18 +560,21 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	/* the parameter count, unless a question open here may be asking for it */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s)) {
 		char *params = labels_params(s->attn->lesson, utf8); /* the layer shown */
-		if (params != NULL)
-			fprintf(f, "\n%s\n", params);
+		if (params != NULL) {
+			fputc('\n', f);
+			textfmt_put_wrapped(f, params, 0);
+			fputc('\n', f);
+		}
 		free(params);
 	}
 	if (step->has_quiz && s->quiz[s->step] == QUIZ_OPEN) {
 		const Quiz *q = &step->quiz;
 		fputs(_("\nQuestion: "), f);
-		put_escaped(f, session_text(s, &q->question), "\n\t", utf8);
+		put_escaped(f, session_text(s, &q->question), "\n\t", utf8, 10);
 		fputc('\n', f);
 		for (k = 0; k < q->nchoices; k++) {
-			fprintf(f, "  %d) ", k + 1);
-			put_escaped(f, session_text(s, &q->choices[k]), "", utf8);
+			const int lead = fprintf(f, "  %d) ", k + 1);
+			put_escaped(f, session_text(s, &q->choices[k]), "", utf8, lead);
 			fputc('\n', f);
 		}
 	}

@@ -34,4 +34,12 @@ char *textfmt_cache_lines(const Session *s, int utf8);
  * the project and output stages, the next lesson at the last step.
  */
 void textfmt_step(FILE *f, const Session *s, int color, int utf8);
+/* The columns of the terminal f writes to, or 0 when f is no terminal (a file, a pipe: nothing is wrapped). */
+int textfmt_columns(FILE *f);
+/*
+ * s (escaped) to f, wrapped at the terminal's width by text_wrap when f is a
+ * terminal, so no word is cut in the middle; `lead` columns of the first line
+ * are already written.
+ */
+void textfmt_put_wrapped(FILE *f, const char *s, int lead);
 #endif

@@ -207,6 +207,11 @@ tui_build_narr(Tui *t)
 		sb_add(&sb, "\n\n", 0);
 	}
 	t->narr_must = 0;
+	/* the lesson's own words after the learner changed the lesson: say they were written for it as it was */
+	if (session_edited_note(s) != NULL && s->stage == st->stage && (st->has_quiz || *session_text(s, &st->text))) {
+		sb_add(&sb, session_edited_note(s), 0);
+		sb_add(&sb, "\n", 0);
+	}
 	if (!open && caption != NULL)
 		sb_add(&sb, caption, 0);
 	if (!open)
@@ -1172,7 +1177,8 @@ tui_sync(Tui *t)
 	if (d == 0 && !t->want_focus)
 		return;
 	s->dirty = 0;
-	if (d & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE | DIRTY_QUIZ)) {
+	/* another language: the panes' titles, the stage, status and key lines are words too */
+	if (d & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_PLACE | DIRTY_QUIZ | DIRTY_LANG)) {
 		int keep = !(d & DIRTY_LESSON);
 		int place = (d & (DIRTY_LESSON | DIRTY_PLACE)) != 0;
 		tui_build_panes(t, keep, place);
@@ -1183,12 +1189,16 @@ tui_sync(Tui *t)
 				tui_focus_matrix(t, matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
 				                 st->focus.col);
 		} else if (d & DIRTY_QUIZ) {
-			/* The answer is out: look at the pane that was hidden (the stage's result). */
+			/* The answer is out: look at the pane that was hidden (the stage's result), at the step's cell. */
+			const Step *st = session_step(s);
 			for (int i = t->npanes - 1; i >= 0; i--)
 				if (!t->pane[i].variant && !t->pane[i].hidden) {
 					t->focus = i;
 					break;
 				}
+			if (st->has_focus && st->stage == s->stage)
+				tui_focus_matrix(t, matrix_find(st->focus.matrix), st->focus.head, st->focus.row,
+				                 st->focus.col);
 		}
 		t->redraw |= R_PANES | R_STAGE | R_STATUS | R_KEYS;
 	}

@@ -58,6 +58,12 @@ wheel_pane(Tui *t, Pane *p, int dir)
 	p->top += dir;
 	if (p->top < 0)
 		p->top = 0;
+	/* the panes of its shape scroll with it: the focused one leads them */
+	Pane *f = &t->pane[t->focus];
+	if (f != p && pane_same_shape(f, p)) {
+		f->cur_r = p->cur_r;
+		f->top = p->top;
+	}
 	t->redraw |= R_PANES | R_STATUS;
 }
 

@@ -40,6 +40,7 @@ typedef struct Pane {
 	int grouped;       /* 1: one query head's columns, grouped under its key/value head (PANE_EACH_HEAD) */
 	int transpose;     /* 1: drawn transposed (Kᵀ in the scores stage) */
 	int col0, ncols;   /* the source columns shown: [col0, col0 + ncols) */
+	int label0;        /* the label of source column col0 (PaneCut.label0) */
 	int rows, cols;    /* of the view */
 	int hidden;        /* 1: an open quiz hides this pane */
 	char title[80];    /* UTF-8 or ASCII, no lesson text */
@@ -174,6 +175,8 @@ const Attn *pane_attn(const Tui *t, const Pane *p);
 const Mat *pane_mat(const Tui *t, const Pane *p);
 void pane_src(const Pane *p, int r, int c, int *R, int *C);
 void pane_want(const Pane *p, int *w, int *h);
+/* 1 when a and b are drawn the same shape (and so scroll together: the focused pane leads, tui_draw_panes). */
+int pane_same_shape(const Pane *a, const Pane *b);
 void tui_build_panes(Tui *t, int keep, int refocus);
 int tui_focus_matrix(Tui *t, int which, int head, int row, int col);
 void tui_draw_panes(Tui *t);

@@ -260,6 +260,19 @@ check "stats: mean and std" has "$out" "mean 1.8125  std 1.16726  min 0  max 5  
 check "stats weights: row sums" has "$out" "row sums"
 check "stats weights: mean and std" has "$out" "mean 0.25  std "
 check "stats params" has "$out" "parameters: 27 (W_q, W_k, W_v)"
+# issue 12 §1.10: 123 rows of weights summarise their row sums as runs, not 123 lines of 1
+repl 'stats weights\n' lessons/scale.json
+clean "stats weights on 123 rows"
+check "stats weights on 123 rows: one run" has "$out" "  rows 0-122 (t0 ... t122)  1"
+check "stats weights on 123 rows: no line a row" sh -c "[ \"\$(grep -Ec '^  [0-9]+ t[0-9]+  ' '$out')\" = 0 ]"
+# the edits mark the lesson's narration as written for the lesson as loaded (§1.8); reload takes the mark away
+repl 'step 3\nheads 4\nreload\nstep 3\n' lessons/multihead.json
+check "heads 4: the narration is marked" sh -c "grep -A1 'step 3/12, stage: split, head 0/4' '$out' | grep -q 'written for the lesson before your edits'"
+check "reload: the mark is gone" sh -c "[ \"\$(grep -c 'written for the lesson before your edits' '$out')\" = 1 ]"
+# §1.5: concat prints every head's output, each with the columns it fills
+repl 'step 11\nskip\n' lessons/multihead.json
+check "concat: head 1's output and where it lands" has "$out" "weighted (head 1, into concat, columns 2-3)  4 x 2"
+check "concat: head 1's own numbers" grep -Eq '^saw +0\.6429 +0\.2348$' "$out"
 repl 'stats nothing\nstep 2\n'
 err_cmd "stats of an unknown matrix" "unknown matrix: nothing"
 repl 'goto scores\nstats scores 3\nstep 2\n'

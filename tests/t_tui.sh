@@ -1052,5 +1052,130 @@ cmd "$s" "lang zh"
 shows "LANG=C lang zh: the words stay English" "$s" "n/spc next"
 shows "LANG=C lang zh: the status line says why" "$s" "stay English"
 quits "$s" zhc
+# lesson_at SESSION COLSxLINES LESSON: the full-screen view on LESSON at that size (UTF-8, colour), at its first step
+lesson_at() {
+	start "$1" "${2%x*}" "${2#*x}" C.UTF-8 "" "$3"
+	wait_for "$1" 'stage: input' >/dev/null
+}
+
+# §1.3: formulas follow what the lesson computes: additive scores, cross and additive
+# keys and values from the source S, softmax(scaled) where there is no mask.
+for sz in 80x24 200x60; do
+	s=i3$sz
+	lesson_at "$s" "$sz" lessons/additive.json
+	cmd "$s" "step 2"
+	shows "$sz additive step 2: K and V from S" "$s" 'Q = X·W_q   K = S·W_k   V = S·W_v'
+	cmd "$s" "step 3"
+	shows "$sz additive step 3: the additive score" "$s" 'scores: s_ij = w_e · tanh\(q_i \+ k_j\)'
+	cmd "$s" "step 6"
+	shows "$sz additive step 6: softmax of scaled, no mask" "$s" 'weights = softmax\(scaled\)'
+	snap "$s"
+	expect "$sz additive step 6: no masked operand" 'hasnt "$tmp/screen" "masked"'
+	quits "$s" "i3$sz"
+done
+
+# §1.4: the split stage shows Q, K and V cut into heads, and a step's focus
+# (matrix, row, column) is honoured on arrival by step N, n and p.
+for sz in 80x24 200x60; do
+	s=i4$sz
+	lesson_at "$s" "$sz" lessons/mask.json
+	cmd "$s" "step 3"
+	shows "$sz mask step 3: K, V and Q cut into heads" "$s" 'K kv 0  7×2 +V kv 0  7×2 +Q head 0  7×2'
+	shows "$sz mask step 3: the focus on K" "$s" '^K\[0\]\[2\] = 0\.5000'
+	cmd "$s" "step 4"
+	keys "$s" p
+	shows "$sz mask step 3 by p: the focus on K" "$s" '^K\[0\]\[2\] = 0\.5000'
+	quits "$s" "i4$sz"
+	s=i4m$sz
+	lesson_at "$s" "$sz" lessons/multihead.json
+	cmd "$s" "step 2"
+	cmd "$s" "skip"
+	keys "$s" n
+	shows "$sz multihead step 3 by n: the focus's column" "$s" '^Q\[1\]\[2\] = 2\.0000'
+	quits "$s" "i4m$sz"
+done
+
+# §1.5: concat shows every head's output beside it, labelled with the columns it fills.
+# §1.10: a two-column pane keeps its colour legend.
+for sz in 80x24 200x60; do
+	s=i5$sz
+	lesson_at "$s" "$sz" lessons/multihead.json
+	cmd "$s" "step 11"
+	shows "$sz multihead step 11: both heads' outputs beside concat" "$s" 'weighted head 0  4×2 +weighted head 1  4×2 +concat  4×4'
+	shows "$sz multihead step 11: head 1's columns are concat's 2 and 3" "$s" '^ +0 +1 +2 +3 +press 1-4 first'
+	shows "$sz multihead step 11: head 1's numbers" "$s" '^saw +0\.52 0\.36 +saw +0\.64 0\.23'
+	cmd "$s" "step 3"
+	shows "$sz multihead step 3: legends under the two-column panes" "$s" '^0\.00 ▁▂▃▄▅▆▇ 1\.00 +0\.00 ▁▂▃▄▅▆▇ 1\.00 +0\.00 ▁▂▃▄▅▆▇ 2\.00'
+	quits "$s" "i5$sz"
+done
+s=i5zh
+start "$s" 80 24 C.UTF-8 "" --lang zh lessons/multihead.json
+wait_for "$s" '阶段：input' >/dev/null
+cmd "$s" "step 11"
+shows "80x24 zh multihead step 11: both heads' outputs beside concat" "$s" 'weighted 头 0  4×2 +weighted 头 1  4×2 +concat  4×4'
+shows "80x24 zh multihead step 11: head 1's columns are concat's 2 and 3" "$s" '^ +0 +1 +2 +3 +先按 1-4 作答'
+shows "80x24 zh multihead step 11: the last choice in view" "$s" '^ +4\) W_o'
+quits "$s" i5zh
+
+# §1.6: panes of the same shape scroll together, to the focus cell: scale's
+# question about column 95 shows column 95 in the scores, then in the weights
+# and in the compare variant.
+inview95='c([0-8]?[0-9]|9[0-5])-(9[5-9]|1[0-2][0-9])'
+for sz in 80x24 200x60; do
+	s=i6$sz
+	lesson_at "$s" "$sz" lessons/scale.json
+	cmd "$s" "step 7"
+	shows "$sz scale step 7: the hidden weights' cell, in the scores" "$s" '^scaled\[0\]\[95\] = '
+	shows "$sz scale step 7: the scores show column 95" "$s" "^scaled  123×123  r0-[0-9]+ $inview95"
+	cmd "$s" "skip"
+	shows "$sz scale step 7 answered: the weights show column 95" "$s" "(^|  )weights  123×123  r0-[0-9]+ $inview95"
+	cmd "$s" "compare on"
+	cmd "$s" "step 8"
+	shows "$sz scale step 8: the weights at column 95" "$s" "(^|  )weights  123×123  r0-[0-9]+ $inview95"
+	shows "$sz scale step 8: the compare pane follows" "$s" "scaled by 1/√d_k: weights  123×123  r0-[0-9]+ $inview95"
+	shows "$sz scale step 8: the scores follow" "$s" "^scaled  123×123  r0-[0-9]+ $inview95"
+	quits "$s" "i6$sz"
+done
+
+# §1.8: after an edit the titles follow the lesson as it now is, and the
+# lesson's own narration says it was written for the lesson before; reload
+# takes the note away.
+for sz in 80x24 200x60; do
+	s=i8$sz
+	lesson_at "$s" "$sz" lessons/multihead.json
+	cmd "$s" "step 3"
+	cmd "$s" "heads 4"
+	shows "$sz heads 4: the titles follow" "$s" 'Q head 0  4×1'
+	shows "$sz heads 4: the narration is marked" "$s" '^ \(written for the lesson before your edits — `reload` restores it\)'
+	cmd "$s" "reload"
+	cmd "$s" "step 3"
+	shows "$sz reload: two heads again" "$s" 'Q head 0  4×2'
+	if wait_gone "$s" 'written for the lesson before' 3; then ok "$sz reload: the note is gone"; else screen_not_ok "$sz reload: the note is gone"; fi
+	quits "$s" "i8$sz"
+done
+
+# §1.10: the plain REPL on a terminal wraps at its width between words (and
+# Chinese never before closing punctuation): joined, no line is wider than the
+# terminal, so the terminal never had to cut one.
+s=i10p
+start "$s" 44 40 C.UTF-8 "" --plain lessons/multihead.json
+wait_for "$s" 'attnviz> ' >/dev/null
+keys "$s" -l "step 2"
+keys "$s" Enter
+wait_for "$s" 'Question: ' >/dev/null
+tm capture-pane -p -J -S -200 -t "$s" >"$tmp/plain-en"
+expect "plain 44 columns: no line wider than the terminal" '[ "$(LC_ALL=C.UTF-8 wc -L <"$tmp/plain-en")" -le 44 ]'
+keys "$s" -l "lang zh"
+keys "$s" Enter
+keys "$s" -l "step 2"
+keys "$s" Enter
+wait_for "$s" '有 2 个头时' >/dev/null
+tm capture-pane -p -J -S -200 -t "$s" >"$tmp/plain-zh"
+expect "plain 44 columns, Chinese: no line wider than the terminal" '[ "$(LC_ALL=C.UTF-8 wc -L <"$tmp/plain-zh")" -le 44 ]'
+expect "plain 44 columns, Chinese: no line starts with closing punctuation" '! grep -q "^[，。、；：！？）」』”]" "$tmp/plain-zh"'
+keys "$s" -l "quit"
+keys "$s" Enter
+shows "plain: quit" "$s" 'EXITED 0'
+tm kill-session -t "$s"
 
 finish

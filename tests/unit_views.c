@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "catalog.h"
 #include "session.h"
 #include "stats.h"
+#include "text.h"
 #include "textfmt.h"
 
 static void start(Session *s, const char *json)
@@ -57,19 +59,28 @@ static const char *const flash_lesson = LESSON(", \"mask\": \"causal\", \"flash\
 
 /* ------------------------------------------------------------ panes cut per head */
 
-static void test_cut_grouped(void **state)
+/* A lesson's shape as far as cutting panes goes: heads, key/value heads, d_k and d_v. */
+static LessonShape heads_shape(int heads, int kv_heads, int dk, int dv)
 {
 	LessonShape sh;
+
+	memset(&sh, 0, sizeof sh);
+	sh.heads = heads;
+	sh.kv_heads = kv_heads;
+	sh.features = FEAT_MULTIHEAD | (kv_heads < heads ? FEAT_GQA : 0u);
+	sh.dim[DIM_DK] = dk;
+	sh.dim[DIM_DV] = dv;
+	return sh;
+}
+
+static void test_cut_grouped(void **state)
+{
+	LessonShape sh = heads_shape(4, 2, 2, 2);
 	StagePane ps[STAGE_MAX_PANES];
 	PaneCut c[16];
 	int np, n;
 	(void)state;
 
-	memset(&sh, 0, sizeof sh);
-	sh.heads = 4;
-	sh.kv_heads = 2;
-	sh.features = FEAT_MULTIHEAD | FEAT_GQA;
-	sh.dim[DIM_DK] = sh.dim[DIM_DV] = 2;
 	np = stage_panes(&sh, STAGE_SPLIT, ps);
 	assert_int_equal(np, 3);
 	/* K0 V0 Q0 Q1 K1 V1 Q2 Q3 */
@@ -288,6 +299,49 @@ static void test_gqa_caption(void **state)
 	session_free(&s);
 }
 
+/* concat: every head's output beside it, each labelled with the columns it fills in concat. */
+static void test_cut_concat(void **state)
+{
+	const LessonShape sh = heads_shape(3, 3, 2, 3);
+	StagePane ps[STAGE_MAX_PANES];
+	PaneCut c[16];
+	const int np = stage_panes(&sh, STAGE_CONCAT, ps), n = stage_cut_panes(&sh, ps, np, 1, c, 16);
+	(void)state;
+
+	assert_int_equal(n, 4);
+	for (int h = 0; h < 3; h++) {
+		assert_int_equal(c[h].matrix, AM_WEIGHTED);
+		assert_int_equal(c[h].head, h);
+		assert_int_equal(c[h].col0, 0);   /* its own matrix, whole */
+		assert_int_equal(c[h].ncols, -1);
+		assert_int_equal(c[h].label0, 3 * h); /* where it lands: concat's columns 3h … 3h + 2 */
+	}
+	assert_int_equal(c[3].matrix, AM_CONCAT);
+	assert_int_equal(c[3].label0, 0);
+}
+
+/* ------------------------------------------------------------ wrapping */
+
+/* The one line-breaking rule: at blanks, never inside a word; CJK anywhere but before closing punctuation. */
+static void test_wrap(void **state)
+{
+	(void)state;
+	if (setlocale(LC_ALL, "C.UTF-8") == NULL) /* the widths and the punctuation are the locale's */
+		skip();
+	char *w = text_wrap_lines("attention weighs every value by its score", 16);
+	assert_non_null(w);
+	assert_string_equal(w, "attention weighs\nevery value by\nits score");
+	free(w);
+	w = text_wrap_lines("a\nb c", 80); /* its own line breaks kept */
+	assert_string_equal(w, "a\nb c");
+	free(w);
+	/* 机器学习真好玩，我们学：four wide characters a line, but "，" may not start one */
+	w = text_wrap_lines("机器学，真好玩", 6);
+	assert_non_null(w);
+	assert_string_equal(w, "机器\n学，真\n好玩");
+	free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +351,8 @@ int main(void)
 		cmocka_unit_test(test_flash_tiles),
 		cmocka_unit_test(test_memory_numbers),
 		cmocka_unit_test(test_gqa_caption),
+		cmocka_unit_test(test_cut_concat),
+		cmocka_unit_test(test_wrap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
