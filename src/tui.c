@@ -719,14 +719,16 @@ tui_draw_status(Tui *t)
 	/* At the right: the demo's place, or :play. */
 	char right[96] = "";
 	if (t->demo != NULL) {
-		const char *state = t->demo_at_pause ? "  paused: space goes on"
+		const char *state = t->demo_at_quiz && session_quiz_pending(t->s) ? "  question: space reveals"
+		                  : t->demo_at_pause ? "  paused: space goes on"
 		                  : t->demo_pos >= t->demo->n ? "  end: p back, q leaves"
 		                  : t->demo_paused ? "  paused: space plays, n/p step" : "";
 		/* k/N counts the script's entries; the line is where the last one ran in the file */
 		const int lineno = t->demo_pos > 0 ? t->demo->line[t->demo_pos - 1].lineno : 0;
 		snprintf(right, sizeof right, "demo %d/%d, line %d%s ", t->demo_pos, t->demo->n, lineno, state);
-		/* at 80 columns the indicator stays, shorter: the state's first words, then the place alone */
-		if (text_width(right, -1) > W / 2) {
+		/* at 80 columns, or beside a long message, the indicator stays, shorter: the state's first word */
+		if (text_width(right, -1) > W / 2 ||
+		    (t->msg != NULL && text_width(t->msg, -1) + text_width(right, -1) > W - 1)) {
 			char shortstate[24] = "";
 			const char *colon = strchr(state, ':');
 			if (colon != NULL && colon - state < (long)sizeof shortstate)
@@ -914,6 +916,9 @@ tui_draw(Tui *t)
 /* Messages, pop-ups, commands                                          */
 /* ------------------------------------------------------------------ */
 
+/* The columns the demo's short place ("demo 12/34 question ") takes beside a message. */
+#define DEMO_SHORT_PLACE 21
+
 void
 tui_set_msg(Tui *t, int error, const char *text)
 {
@@ -932,7 +937,7 @@ tui_set_msg(Tui *t, int error, const char *text)
 	 * A message wider than the status line (a wrong answer's feedback) is
 	 * never cut: it heads the narration, wrapped, until the place changes.
 	 */
-	if (t->msg != NULL && t->mode != MODE_CMD && text_width(t->msg, -1) > COLS - 1) {
+	if (t->msg != NULL && t->mode != MODE_CMD && text_width(t->msg, -1) > COLS - 1 - (t->demo ? DEMO_SHORT_PLACE : 0)) {
 		free(t->note);
 		t->note = t->msg;
 		t->note_place = 0;

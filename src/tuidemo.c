@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "theme.h"
 #include "tuistate.h"
 
@@ -25,7 +26,7 @@ tui_demo_free(Tui *t)
 	demo_free(t->demo);
 	t->demo = NULL;
 	session_mark_free(&t->demo_mark);
-	t->demo_at_pause = t->demo_paused = 0;
+	t->demo_at_pause = t->demo_paused = t->demo_at_quiz = 0;
 	t->redraw |= R_STATUS;
 }
 
@@ -53,18 +54,69 @@ tui_demo_start(Tui *t, const char *path)
 	snprintf(t->demo_theme, sizeof t->demo_theme, "%s", theme_name());
 	t->demo_pos = 0;
 	t->demo_due = now_ms();
-	t->demo_paused = t->demo_at_pause = 0;
+	t->demo_paused = t->demo_at_pause = t->demo_at_quiz = 0;
 	t->play_ms = 0;
 	tui_msgf(t, 0, "demo: %d lines; space pauses, n/p step, q leaves", d->n);
 }
 
-/* Run entry i. live: waits and pauses count; otherwise (replaying) only commands run. */
+/* Reveal the open question's answer (the `quiz` line's second key), as :skip says it. */
+static void
+tui_demo_reveal(Tui *t)
+{
+	if (session_quiz_pending(t->s))
+		tui_run_line(t, "skip");
+	t->demo_at_quiz = 0;
+}
+
+/* A `quiz` line: ask the step's open question and wait while the class votes. */
+static void
+tui_demo_quiz(Tui *t, const DemoLine *e, int live)
+{
+	const Step *st = session_step(t->s);
+
+	if (!live) {
+		/* p replays what the class saw: the question was asked and answered */
+		t->replaying = 1;
+		tui_demo_reveal(t);
+		t->replaying = 0;
+		return;
+	}
+	if (session_quiz_pending(t->s)) {
+		char how[32];
+		t->demo_at_quiz = t->demo_at_pause = 1;
+		tui_msgf(t, 0, "question: the class votes (%s); space reveals the answer",
+		         session_quiz_usage(t->s, how, sizeof how));
+	} else if (st->has_quiz && st->stage == t->s->stage) {
+		tui_msgf(t, 0, "demo line %d: quiz: this step's question is already answered", e->lineno);
+	} else {
+		tui_msgf(t, 1, "demo line %d: quiz: this step (stage %s) asks no question", e->lineno,
+		         stage_name(t->s->stage));
+		t->demo_paused = 1;
+	}
+}
+
+/* A failed line's message says which line of the demo it was (in the narration when it no longer fits). */
+static void
+tui_demo_name_line(Tui *t, int lineno)
+{
+	const char *said = t->msg != NULL ? t->msg : t->note;
+	char *named;
+
+	if (said == NULL || (named = str_printf("demo line %d: %s", lineno, said)) == NULL)
+		return;
+	tui_set_msg(t, 1, named);
+	free(named);
+}
+
+/* Run entry i. live: waits and pauses count; otherwise (replaying) only commands (and the answers of questions asked) run. */
 static void
 tui_demo_exec(Tui *t, int i, int live)
 {
 	const DemoLine *e = &t->demo->line[i];
 
-	if (e->kind == DEMO_CMD) {
+	if (e->kind == DEMO_QUIZ) {
+		tui_demo_quiz(t, e, live);
+	} else if (e->kind == DEMO_CMD) {
 		if (t->mode == MODE_POPUP)
 			tui_popup_close(t);
 		int failed;
@@ -77,8 +129,10 @@ tui_demo_exec(Tui *t, int i, int live)
 		/* A line that fails (a lesson that did not load, a stage this lesson lacks) would
 		 * leave the projector showing something the teacher did not plan: the demo pauses
 		 * on the error (space goes on, q leaves). */
-		if (failed && live)
+		if (failed && live) {
 			t->demo_paused = 1;
+			tui_demo_name_line(t, e->lineno);
+		}
 	} else if (live && e->kind == DEMO_WAIT) {
 		t->demo_due = now_ms() + (long long)(e->seconds * 1000 + 0.5);
 	} else if (live && e->kind == DEMO_PAUSE) {
@@ -99,15 +153,20 @@ tui_demo_tick(Tui *t)
 		t->redraw |= R_STATUS;
 }
 
-/* n: the next command now, by hand (waits and pauses on the way are passed). */
+/* n: the next command (or question) now, by hand (waits and pauses on the way are passed). */
 static void
 tui_demo_next(Tui *t)
 {
 	t->demo_paused = 1;
 	t->demo_at_pause = 0;
+	if (t->demo_at_quiz && session_quiz_pending(t->s)) {
+		tui_demo_reveal(t);
+		return;
+	}
+	t->demo_at_quiz = 0;
 	while (t->demo_pos < t->demo->n) {
 		int i = t->demo_pos++;
-		if (t->demo->line[i].kind == DEMO_CMD) {
+		if (t->demo->line[i].kind == DEMO_CMD || t->demo->line[i].kind == DEMO_QUIZ) {
 			tui_demo_exec(t, i, 1);
 			return;
 		}
@@ -145,7 +204,7 @@ tui_demo_prev(Tui *t)
 	int last = -1;
 
 	t->demo_paused = 1;
-	t->demo_at_pause = 0;
+	t->demo_at_pause = t->demo_at_quiz = 0;
 	for (int i = t->demo_pos - 1; i >= 0; i--)
 		if (t->demo->line[i].kind == DEMO_CMD) {
 			last = i;
@@ -175,8 +234,10 @@ demo_key_go(Tui *t, int key, int arg)
 		return 0;
 	if (t->mode == MODE_POPUP)
 		tui_popup_close(t);
-	if (t->demo_at_pause) {
-		t->demo_at_pause = 0;
+	if (t->demo_at_quiz && session_quiz_pending(t->s)) {
+		tui_demo_reveal(t); /* the class has voted: the answer, and the demo waits at it */
+	} else if (t->demo_at_pause) {
+		t->demo_at_pause = t->demo_at_quiz = 0;
 		t->demo_paused = 0;
 		t->demo_due = now_ms();
 	} else if (t->demo_pos >= t->demo->n) {
@@ -239,7 +300,7 @@ tui_demo_key(Tui *t, int key)
 	return 1;
 }
 
-/* :play — the next step every play_ms; stops at the last step. */
+/* :play — the next step every play_ms; stops at the last step and at a question not answered. */
 void
 tui_play_tick(Tui *t)
 {
@@ -247,6 +308,13 @@ tui_play_tick(Tui *t)
 
 	if (t->play_ms <= 0 || t->mode == MODE_CMD || now_ms() < t->play_due)
 		return;
+	if (session_quiz_pending(t->s)) {
+		char how[32];
+		t->play_ms = 0;
+		tui_msgf(t, 0, "play: stopped at a question (%s, skip; then :play again)",
+		         session_quiz_usage(t->s, how, sizeof how));
+		return;
+	}
 	if (session_next(t->s, &err) != 0) {
 		free(err);
 		t->play_ms = 0;

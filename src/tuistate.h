@@ -102,6 +102,7 @@ typedef struct Tui {
 	int demo_pos;         /* the next entry to run */
 	int demo_paused;      /* space / n / p: stepping by hand */
 	int demo_at_pause;    /* stopped at a `pause` entry until space or Enter */
+	int demo_at_quiz;     /* at a `quiz` entry: the class votes; space reveals the answer (then goes on) */
 	long long demo_due;   /* when the next entry runs (monotonic ms) */
 	int replaying;        /* p: replaying the script quietly on the starting lesson */
 	SessionMark demo_mark; /* the session as the demo found it, for p */
