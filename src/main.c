@@ -18,6 +18,7 @@
 #include "dump.h"
 #include "export.h"
 #include "fileio.h"
+#include "handout.h"
 #include "lesson.h"
 #include "plain.h"
 #include "progress.h"
@@ -63,6 +64,10 @@ static const char usage_text[] =
 	"                   figure (default), or one per pane\n"
 	"  --aspect 16:9|4:3|wide  with --export svg: the panes wrap into rows nearest this\n"
 	"                   shape (default 16:9; wide: one row)\n"
+	"  --handout LESSON -o FILE.html|FILE.md  a handout to print: every step with its\n"
+	"                   narration, figure, formula and question, and an answer key\n"
+	"                   (HTML: one self-contained file; Markdown: FILE-stepNN.svg beside);\n"
+	"                   with --lang zh in Chinese, --theme NAME the figures' palette\n"
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
 	"  --no-mouse       leave the mouse to the terminal (its own text selection); with\n"
@@ -81,7 +86,7 @@ static const char usage_text[] =
 	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
 	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n";
 
-enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_PROGRESS, MODE_NEW };
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_HANDOUT, MODE_PROGRESS, MODE_NEW };
 
 typedef struct Args {
 	enum Mode mode;
@@ -161,6 +166,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_CHECK;
 		else if (strcmp(o, "--new") == 0)
 			a->mode = MODE_NEW;
+		else if (strcmp(o, "--handout") == 0)
+			a->mode = MODE_HANDOUT;
 		else if (strcmp(o, "--strict") == 0)
 			a->strict = 1;
 		else if (strcmp(o, "--edits") == 0)
@@ -281,8 +288,14 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("--train STEPS and --lr LR go together");
 	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
 		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
-	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || a->output))
+	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || (a->output && a->mode != MODE_HANDOUT)))
 		return usage_error("%s goes with --export", a->stage ? "--stage" : a->matrix ? "--matrix" : a->head ? "--head" : "-o");
+	if (a->mode == MODE_HANDOUT) {
+		if (a->nfiles != 1)
+			return usage_error("--handout needs exactly one lesson");
+		if (a->output == NULL || handout_is_html(a->output) < 0)
+			return usage_error("--handout needs -o FILE.html or -o FILE.md");
+	}
 	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
 		return usage_error("%s goes with --export", a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
 	if (a->mode == MODE_EXPORT) {
@@ -295,7 +308,8 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
 		return usage_error("--transcript goes with the plain REPL");
-	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT)) && a->mode != MODE_AUTO)
+	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)) &&
+	    a->mode != MODE_AUTO)
 		return usage_error("%s goes with the full-screen view",
 		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
 	if (a->no_mouse && a->mode != MODE_AUTO)
@@ -608,16 +622,12 @@ static int run_bench_edits(const Args *a)
 }
 
 /* --export: one stage or matrix of a lesson as a file (or stdout). 1 for lesson errors. */
-static int run_export(const Args *a)
+/* --export, --handout: the lesson named by files[0] in a session in --lang; 0, or 1 after saying why. */
+static int batch_session(const Args *a, Session *s)
 {
-	char *err = NULL, *data = NULL, *path;
+	char *err = NULL, *path = session_find_lesson(a->files[0], &err);
 	Lesson *l;
-	Session s;
-	ExportTarget t;
-	ThemeFile theme;
-	int rc = 1, head = a->head ? atoi(a->head) : 0;
 
-	path = session_find_lesson(a->files[0], &err);
 	if (path == NULL) {
 		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
 		free(err);
@@ -627,13 +637,38 @@ static int run_export(const Args *a)
 	free(path);
 	if (l == NULL)
 		return 1;
-	if (session_init(&s, l, a->files[0], &err) != 0) {
+	if (session_init(s, l, a->files[0], &err) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 		free(err);
 		lesson_free(l);
 		return 1;
 	}
-	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
+	snprintf(s->lang, sizeof s->lang, "%s", a->lang);
+	return 0;
+}
+
+/* --theme for a figure's palette: a theme that does not load is an error here, not a fallback. 0, or 1 after saying why. */
+static int batch_theme(const Args *a, ThemeFile *theme)
+{
+	char *err = NULL;
+
+	if (a->theme == NULL || themefile_load(a->theme, theme, &err) == 0)
+		return 0;
+	fprintf(stderr, "attnviz: --theme: %s\n", err ? err : "out of memory");
+	free(err);
+	return 1;
+}
+
+static int run_export(const Args *a)
+{
+	char *err = NULL, *data = NULL;
+	Session s;
+	ExportTarget t;
+	ThemeFile theme;
+	int rc = 1, head = a->head ? atoi(a->head) : 0;
+
+	if (batch_session(a, &s) != 0)
+		return 1;
 	if (a->stage != NULL && !stage_present(&s.attn->shape, (Stage)stage_lookup(&s.attn->shape, a->stage))) {
 		fprintf(stderr, "%s: this lesson has no %s stage\n", shown(a->files[0]), a->stage);
 		goto out;
@@ -666,14 +701,8 @@ static int run_export(const Args *a)
 			goto out;
 		}
 	}
-	if (a->theme != NULL) {
-		/* the figure's palette: a theme that does not load is an error here, not a fallback */
-		if (themefile_load(a->theme, &theme, &err) != 0) {
-			fprintf(stderr, "attnviz: --theme: %s\n", err ? err : "out of memory");
-			free(err);
-			goto out;
-		}
-	}
+	if (batch_theme(a, &theme) != 0)
+		goto out;
 	data = export_render(s.attn, &s, (ExportFormat)export_format_find(a->export_format), &t,
 	                     a->theme != NULL ? &theme : NULL, &err);
 	if (data == NULL)
@@ -690,6 +719,37 @@ fail:
 	free(err);
 out:
 	free(data);
+	session_free(&s);
+	return rc;
+}
+
+/* --handout LESSON -o FILE.html|FILE.md: the figures beside a Markdown handout first, the handout last. */
+static int run_handout(const Args *a)
+{
+	char *err = NULL;
+	Session s;
+	ThemeFile theme;
+	Handout h = { 0 };
+	int rc = 1;
+
+	if (batch_session(a, &s) != 0)
+		return 1;
+	if (batch_theme(a, &theme) != 0)
+		goto out;
+	if (handout_render(&s, a->output, a->theme != NULL ? &theme : NULL, &h, &err) != 0) {
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+		free(err);
+		goto out;
+	}
+	for (int i = h.n - 1; i >= 0; i--)
+		if (fileio_write_atomic(h.file[i].path, h.file[i].data, strlen(h.file[i].data), &err) != 0) {
+			fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+			free(err);
+			goto out;
+		}
+	rc = 0;
+out:
+	handout_free(&h);
 	session_free(&s);
 	return rc;
 }
@@ -815,6 +875,7 @@ int main(int argc, char **argv)
 	case MODE_DUMP: rc = run_dump(&a); break;
 	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
 	case MODE_EXPORT: rc = run_export(&a); break;
+	case MODE_HANDOUT: rc = run_handout(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;
 	default:
