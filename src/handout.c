@@ -224,7 +224,7 @@ static const char html_style[] =
 	".summary { font-style: italic; } .meta { color: #555; font-size: 0.9rem; }\n"
 	"section.step { border-top: 1px solid #ccc; padding-top: 1rem; margin-top: 1.5rem; }\n"
 	"figure { margin: 0.8rem 0; } figure svg { max-width: 100%; height: auto; display: block; }\n"
-	"figcaption { font-size: 0.85rem; color: #555; }\n"
+	"figcaption { font-size: 0.85rem; color: #555; } .note { font-style: italic; color: #555; }\n"
 	".formula { font-family: \"DejaVu Sans Mono\", Menlo, Consolas, monospace; background: #f5f5f5;\n"
 	"           padding: 0.3rem 0.6rem; white-space: pre-wrap; }\n"
 	".question { border: 1px solid #999; border-radius: 4px; padding: 0.4rem 0.8rem; }\n"
@@ -271,7 +271,7 @@ static void md_head(StrBuf *b, const Session *s, const Words *w)
 }
 
 /* One step: heading, narration, figure, formula, question. */
-static void html_step(StrBuf *b, const Session *s, const Words *w, int k, const char *svg)
+static void html_step(StrBuf *b, const Session *s, const Words *w, int k, const char *svg, const char *note)
 {
 	const Step *st = session_step(s);
 	const char *formula = stage_formula(&s->attn->shape, s->stage, 1);
@@ -284,7 +284,10 @@ static void html_step(StrBuf *b, const Session *s, const Words *w, int k, const 
 	strbuf_puts(b, "</h2>\n");
 	html_paragraphs(b, narration(s), NULL);
 	strbuf_puts(b, "<figure>\n");
-	html_svg(b, svg, k + 1);
+	if (svg != NULL)
+		html_svg(b, svg, k + 1);
+	else
+		html_paragraphs(b, note, "note");
 	strbuf_printf(b, "<figcaption>%s %d", w->figure, k + 1);
 	if (hidden && st->has_quiz)
 		strbuf_printf(b, " \u2014 %s", w->hidden);
@@ -315,7 +318,7 @@ static void html_step(StrBuf *b, const Session *s, const Words *w, int k, const 
 	strbuf_puts(b, "</section>\n");
 }
 
-static void md_step(StrBuf *b, const Session *s, const Words *w, int k, const char *figure)
+static void md_step(StrBuf *b, const Session *s, const Words *w, int k, const char *figure, const char *note)
 {
 	const Step *st = session_step(s);
 	const char *formula = stage_formula(&s->attn->shape, s->stage, 1);
@@ -326,9 +329,15 @@ static void md_step(StrBuf *b, const Session *s, const Words *w, int k, const ch
 	place_words(b, s, w);
 	strbuf_puts(b, "\n\n");
 	md_paragraphs(b, narration(s));
-	strbuf_printf(b, "![%s %d](", w->figure, k + 1);
-	md_link(b, figure);
-	strbuf_puts(b, ")\n\n");
+	if (figure != NULL) {
+		strbuf_printf(b, "![%s %d](", w->figure, k + 1);
+		md_link(b, figure);
+		strbuf_puts(b, ")\n\n");
+	} else {
+		strbuf_printf(b, "*%s %d:* ", w->figure, k + 1);
+		export_md_puts(b, note, 1);
+		strbuf_puts(b, "\n\n");
+	}
 	if (formula != NULL && *formula != '\0') {
 		strbuf_puts(b, "> ");
 		export_md_puts(b, formula, 1);
@@ -379,22 +388,28 @@ int handout_render(Session *s, const char *path, const ThemeFile *theme, Handout
 	else
 		md_head(&b, s, w);
 	for (int k = 0; k < s->nwalk; k++) {
-		char *svg, *e = NULL;
-		if (session_goto_step(s, k, &e) != 0 || (svg = step_figure(s, theme, &e)) == NULL) {
+		char *svg = NULL, *e = NULL;
+		if (session_goto_step(s, k, &e) != 0) {
 			*err = str_printf("handout: step %d: %s", k + 1, e ? e : "out of memory");
 			free(e);
 			goto fail;
 		}
+		/* a figure that cannot be drawn (a 456 × 456 matrix is no figure) says why in its place */
+		if ((svg = step_figure(s, theme, &e)) == NULL && e == NULL)
+			goto oom;
 		if (html) {
-			html_step(&b, s, w, k, svg);
+			html_step(&b, s, w, k, svg, e);
 			free(svg);
-		} else {
+		} else if (svg != NULL) {
 			char *fp = figure_path(path, k + 1);
 			const char *slash = fp ? strrchr(fp, '/') : NULL;
-			md_step(&b, s, w, k, fp ? (slash ? slash + 1 : fp) : "");
+			md_step(&b, s, w, k, fp ? (slash ? slash + 1 : fp) : "", NULL);
 			if (add_file(h, fp, svg) != 0)
 				goto oom;
+		} else {
+			md_step(&b, s, w, k, NULL, e);
 		}
+		free(e);
 		if (session_step(s)->has_quiz) {
 			char *ans = answer_words(s, w);
 			if (html) {
