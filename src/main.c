@@ -76,6 +76,9 @@ static const char usage_text[] =
 	"                   $XDG_STATE_HOME/attnviz/progress.json) and exit\n"
 	"  --demo FILE      play a demo script (commands, # comments, pause, wait SECONDS);\n"
 	"                   space pauses, n/p step by hand, q leaves the demo\n"
+	"  --watch LESSON   the full-screen view reloads the lesson each time its file is\n"
+	"                   saved, keeping your step; a save that does not load shows its\n"
+	"                   error and keeps the last good lesson\n"
 	"  --record FILE.cast  record the screen as an asciicast v2 file (asciinema play)\n"
 	"  --theme NAME     colours: default projector light viridis blue-orange mono,\n"
 	"                   or a theme file (assets/themes/NAME.json); with --export, the\n"
@@ -99,6 +102,7 @@ typedef struct Args {
 	const char *transcript;
 	int present;                                    /* --present */
 	int no_mouse;                                   /* --no-mouse */
+	int watch;                                      /* --watch */
 	const char *demo, *record, *theme;              /* --demo, --record, --theme */
 	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
 	double lr;
@@ -174,6 +178,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->edits = 1;
 		else if (strcmp(o, "--no-mouse") == 0)
 			a->no_mouse = 1;
+		else if (strcmp(o, "--watch") == 0)
+			a->watch = 1;
 		else if (strcmp(o, "--progress") == 0)
 			a->mode = MODE_PROGRESS;
 		else if (strcmp(o, "--present") == 0)
@@ -312,8 +318,11 @@ static int parse_args(int argc, char **argv, Args *a)
 	    a->mode != MODE_AUTO)
 		return usage_error("%s goes with the full-screen view",
 		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
-	if (a->no_mouse && a->mode != MODE_AUTO)
-		return usage_error("%s goes with the full-screen view", "--no-mouse");
+	if ((a->no_mouse || a->watch) && a->mode != MODE_AUTO)
+		return usage_error("%s goes with the full-screen view", a->watch ? "--watch" : "--no-mouse");
+	if (a->watch && (a->nfiles != 1 || a->demo != NULL))
+		return usage_error("%s", a->demo != NULL ? "--watch and --demo: one at a time"
+		                                         : "--watch needs the lesson file to watch");
 	if (a->mode == MODE_PROGRESS && a->nfiles > 0)
 		return usage_error("--progress takes no lesson (got %s)", shown(a->files[0]));
 	if ((a->mode == MODE_AUTO || a->mode == MODE_PLAIN) && a->nfiles > 1)
@@ -888,7 +897,7 @@ int main(int argc, char **argv)
 		const int tui = a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
 		                term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0;
 		/* read only where a person works (not a script, not a demo): loading may set a damaged file aside */
-		if (tui ? a.demo == NULL : isatty(STDIN_FILENO)) {
+		if (tui ? a.demo == NULL && !a.watch : isatty(STDIN_FILENO)) {
 			char *ppath = progress_default_path();
 			progress_load(&prog, ppath, &pwarn);
 			free(ppath);
@@ -898,13 +907,15 @@ int main(int argc, char **argv)
 		if (tui) {
 			TuiOptions to = { .theme = a.theme, .present = a.present, .demo = a.demo, .record = a.record };
 			to.no_mouse = a.no_mouse;
-			to.progress = a.demo == NULL ? &prog : NULL; /* a demo script is not the learner's way */
+			/* a demo script is not the learner's way, nor a lesson being written (--watch) */
+			to.progress = a.demo == NULL && !a.watch ? &prog : NULL;
+			to.watch = a.watch;
 			to.notice = pwarn;
 			to.offer = offer;
 			rc = tui_run(&s, &to);
-		} else if (a.demo || a.record) {
+		} else if (a.demo || a.record || a.watch) {
 			fprintf(stderr, "attnviz: %s needs the full-screen view (a terminal; not --plain)\n",
-			        a.demo ? "--demo" : "--record");
+			        a.demo ? "--demo" : a.record ? "--record" : "--watch");
 			rc = 2;
 		} else {
 			PlainOptions po;

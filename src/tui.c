@@ -1933,6 +1933,7 @@ tui_wait(Tui *t)
 {
 	tui_demo_tick(t);
 	tui_play_tick(t);
+	tui_watch_tick(t);
 	if (t->s->quit)
 		return TUI_LEAVE;
 	tui_sync(t);
@@ -2054,6 +2055,7 @@ tui_stop(Tui *t)
 	const int pfail = progress_flush(t->opt.progress, &perr) != 0;
 
 	tui_demo_free(t);
+	tui_watch_free(t);
 	tui_menu_close(t);
 	tui_free_windows(t);
 	tui_end();

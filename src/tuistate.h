@@ -2,7 +2,8 @@
  * tuistate.h: the full-screen view's state and the functions its files share
  * (tui.c: the loop, the text, the narration, the layout, the status line,
  * the keys; pane.c: the matrix panes; tuidemo.c: demo scripts and :play;
- * tuimouse.c: the mouse; tuicourse.c: progress and the course menu).
+ * tuimouse.c: the mouse; tuicourse.c: progress and the course menu;
+ * tuiwatch.c: --watch).
  * Only these include it.
  */
 #ifndef ATTNVIZ_TUISTATE_H
@@ -112,6 +113,11 @@ typedef struct Tui {
 	/* :play SECONDS */
 	long long play_ms, play_due; /* 0: not playing */
 
+	/* --watch: the lesson file as last seen (tuiwatch.c); checked once a second */
+	char *watch_path;     /* owned: the file the stamp is of (the lesson loaded may change) */
+	long long watch_due;
+	long long watch_sec, watch_nsec, watch_size, watch_ino; /* the stamp: mtime, size, inode */
+
 	Recorder *rec;        /* --record: the asciicast being written, or NULL */
 
 	/* The course menu (m; tuicourse.c): the lessons as `lessons` lists them, one chosen. */
@@ -199,5 +205,9 @@ void tui_demo_start(Tui *t, const char *path);
 void tui_demo_tick(Tui *t);
 int tui_demo_key(Tui *t, int key);
 void tui_play_tick(Tui *t);
+
+/* tuiwatch.c */
+void tui_watch_tick(Tui *t);
+void tui_watch_free(Tui *t);
 
 #endif

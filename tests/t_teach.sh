@@ -70,6 +70,30 @@ shows ":play stops at an unanswered question" "$s" 'play: stopped at a question'
 shows ":play: on the question's step" "$s" 'step 5/'
 quits "$s" "playq"
 
+# --watch: a save reloads the lesson and keeps the step; a broken save keeps the last good lesson.
+cp "$SRCDIR/lessons/mask.json" "$tmp/w.json"
+s=watch
+start "$s" 100 30 C.UTF-8 "" --watch "$tmp/w.json"
+shows "watch: starts on the lesson" "$s" 'Masked attention'
+cmd "$s" "step 6"
+shows "watch: the learner goes to step 6" "$s" 'step 6/12'
+sleep 1.2
+sed 's/Masked attention: the decoder/Masked WATCHED: the decoder/' "$tmp/w.json" >"$tmp/w.new" && mv "$tmp/w.new" "$tmp/w.json"
+shows "watch: a save (by rename) reloads the lesson" "$s" 'Masked WATCHED' 5
+shows "watch: and keeps the step" "$s" 'step 6/12'
+shows "watch: says so" "$s" 'watch: reloaded, step 6/12'
+sed 's/"heads": 2,/"heads": 2,,/' "$tmp/w.json" >"$tmp/w.bad" && cat "$tmp/w.bad" >"$tmp/w.json"
+shows "watch: a broken save (in place) shows the error on the status line" "$s" 'w\.json:[0-9]+:[0-9]+: .*(syntax|expected)' 5
+snap "$s"
+expect "watch: and keeps the last good lesson, at its step" 'has "$tmp/screen" "Masked WATCHED" && grep -q "step 6/12" "$tmp/screen"'
+sed 's/Masked WATCHED/Masked FIXED/' "$tmp/w.json" | sed 's/"heads": 2,,/"heads": 2,/' >"$tmp/w.new" && cat "$tmp/w.new" >"$tmp/w.json"
+shows "watch: the save after it loads again" "$s" 'Masked FIXED' 5
+shows "watch: still at the step" "$s" 'step 6/12'
+quits "$s" "watch"
+"$ATTNVIZ" --watch --plain "$tmp/w.json" </dev/null >/dev/null 2>"$tmp/err"
+check "watch: --plain is refused (exit 2)" test $? = 2
+check "watch: says it goes with the full-screen view" has "$tmp/err" '--watch goes with the full-screen view'
+
 # The shipped demos: the first question is asked before any answer is told.
 for d in masking multihead; do
 	s="ship$d"
