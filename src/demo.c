@@ -36,8 +36,10 @@ demo_free(Demo *d)
 {
 	if (d == NULL)
 		return;
-	for (int i = 0; i < d->n; i++)
+	for (int i = 0; i < d->n; i++) {
 		free(d->line[i].text);
+		free(d->line[i].file);
+	}
 	free(d->line);
 	free(d->path);
 	free(d);
@@ -96,6 +98,7 @@ demo_entry(const char *path, int lineno, char *text, DemoLine *e, char **err)
 
 	e->lineno = lineno;
 	e->text = text;
+	e->file = NULL;
 	e->kind = DEMO_CMD;
 	e->seconds = 0;
 	{
@@ -239,4 +242,36 @@ demo_load(const char *path, char **err)
 	d = demo_parse(path, buf, len, err);
 	free(buf);
 	return d;
+}
+
+int
+demo_splice(Demo *d, int at, Demo *sub, char **err)
+{
+	DemoLine *nl;
+	int i;
+
+	if (at < 0 || at > d->n)
+		at = d->n;
+	if (d->n + sub->n > DEMO_MAX_LINES) {
+		*err = str_printf("%s: source: more than %d lines in all, counting the scripts sourced (DEMO_MAX_LINES)",
+		                  sub->path, DEMO_MAX_LINES);
+		return -1;
+	}
+	if (sub->n == 0)
+		return 0;
+	nl = realloc(d->line, sizeof *nl * (size_t)(d->n + sub->n));
+	if (nl == NULL)
+		goto oom;
+	d->line = nl;
+	for (i = 0; i < sub->n; i++)
+		if (sub->line[i].file == NULL && (sub->line[i].file = strdup(sub->path)) == NULL)
+			goto oom; /* the ones set so far are sub's to free */
+	memmove(&d->line[at + sub->n], &d->line[at], sizeof *nl * (size_t)(d->n - at));
+	memcpy(&d->line[at], sub->line, sizeof *nl * (size_t)sub->n);
+	d->n += sub->n;
+	sub->n = 0;
+	return 0;
+oom:
+	*err = str_printf("%s: out of memory", sub->path);
+	return -1;
 }

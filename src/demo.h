@@ -43,6 +43,7 @@ typedef struct DemoLine {
 	int lineno;      /* 1-based line in the file */
 	double seconds;  /* DEMO_WAIT */
 	char *text;      /* the line without surrounding blanks (DEMO_CMD: the command, its path made the demo folder's) */
+	char *file;      /* NULL: a line of the demo itself; else the script a `source` brought it from (owned) */
 } DemoLine;
 
 typedef struct Demo {
@@ -61,5 +62,13 @@ Demo *demo_parse(const char *path, const char *buf, size_t len, char **err);
 /* Read and parse a file (at most DEMO_MAX_BYTES). */
 Demo *demo_load(const char *path, char **err);
 void demo_free(Demo *d);
+/*
+ * `source` inside a playing demo: sub's entries are moved into d before
+ * entry `at` (each remembering sub's path, or the script it came from), and
+ * sub is left empty (demo_free it). -1 with *err when d would hold more than
+ * DEMO_MAX_LINES entries (a script that sources itself stops there), or out
+ * of memory; d is then unchanged.
+ */
+int demo_splice(Demo *d, int at, Demo *sub, char **err);
 
 #endif

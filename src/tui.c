@@ -1134,7 +1134,9 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 		return 1;
 	}
 	if (strcmp(name, "source") == 0 && argc >= 2) {
-		if (t->demo != NULL)
+		if (t->demo != NULL && t->demo_running)
+			tui_demo_source(t, argv[1]); /* a demo's own `source`: the script plays next */
+		else if (t->demo != NULL)
 			tui_set_msg(t, 1, "source: a demo is already playing (q leaves it)");
 		else
 			tui_demo_start(t, argv[1]);

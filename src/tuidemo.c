@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "text.h"
 #include "theme.h"
 #include "tuistate.h"
 
@@ -59,6 +60,29 @@ tui_demo_start(Tui *t, const char *path)
 	tui_msgf(t, 0, "demo: %d lines; space pauses, n/p step, q leaves", d->n);
 }
 
+/*
+ * `source FILE` on a line of the playing demo: FILE's lines play next, in
+ * its place (p replays them without sourcing again: they are in the demo now).
+ */
+void
+tui_demo_source(Tui *t, const char *path)
+{
+	char *err = NULL;
+	Demo *sub;
+
+	if (t->replaying)
+		return;
+	if ((sub = demo_load(path, &err)) == NULL || demo_splice(t->demo, t->demo_pos, sub, &err) != 0) {
+		tui_set_msg(t, 1, err ? err : "source: out of memory");
+		free(err);
+		demo_free(sub);
+		t->demo_paused = 1;
+		return;
+	}
+	demo_free(sub);
+	t->redraw |= R_STATUS;
+}
+
 /* Reveal the open question's answer (the `quiz` line's second key), as :skip says it. */
 static void
 tui_demo_reveal(Tui *t)
@@ -95,14 +119,18 @@ tui_demo_quiz(Tui *t, const DemoLine *e, int live)
 	}
 }
 
-/* A failed line's message says which line of the demo it was (in the narration when it no longer fits). */
+/* A failed line's message says which line of the demo (or of a script it sourced) it was. */
 static void
-tui_demo_name_line(Tui *t, int lineno)
+tui_demo_name_line(Tui *t, const DemoLine *e)
 {
 	const char *said = t->msg != NULL ? t->msg : t->note;
-	char *named;
+	char *named, *file = e->file != NULL ? text_escape(e->file, "") : NULL;
 
-	if (said == NULL || (named = str_printf("demo line %d: %s", lineno, said)) == NULL)
+	named = said == NULL ? NULL
+	        : file != NULL ? str_printf("demo %s line %d: %s", file, e->lineno, said)
+	                       : str_printf("demo line %d: %s", e->lineno, said);
+	free(file);
+	if (named == NULL)
 		return;
 	tui_set_msg(t, 1, named);
 	free(named);
@@ -122,8 +150,11 @@ tui_demo_exec(Tui *t, int i, int live)
 		int failed;
 		if (!live)
 			t->replaying = 1;
+		t->demo_running = 1;
 		failed = tui_run_line(t, e->text) != 0;
+		t->demo_running = 0;
 		t->replaying = 0;
+		e = &t->demo->line[i]; /* a `source` may have moved the entries (before i nothing moves) */
 		if (live)
 			t->demo_due = now_ms();
 		/* A line that fails (a lesson that did not load, a stage this lesson lacks) would
@@ -131,7 +162,7 @@ tui_demo_exec(Tui *t, int i, int live)
 		 * on the error (space goes on, q leaves). */
 		if (failed && live) {
 			t->demo_paused = 1;
-			tui_demo_name_line(t, e->lineno);
+			tui_demo_name_line(t, e);
 		}
 	} else if (live && e->kind == DEMO_WAIT) {
 		t->demo_due = now_ms() + (long long)(e->seconds * 1000 + 0.5);

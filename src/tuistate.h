@@ -104,6 +104,7 @@ typedef struct Tui {
 	int demo_paused;      /* space / n / p: stepping by hand */
 	int demo_at_pause;    /* stopped at a `pause` entry until space or Enter */
 	int demo_at_quiz;     /* at a `quiz` entry: the class votes; space reveals the answer (then goes on) */
+	int demo_running;     /* 1 while a demo's command runs: its `source` splices the script in */
 	long long demo_due;   /* when the next entry runs (monotonic ms) */
 	int replaying;        /* p: replaying the script quietly on the starting lesson */
 	SessionMark demo_mark; /* the session as the demo found it, for p */
@@ -202,6 +203,7 @@ void tui_draw_menu(Tui *t);
 extern const KeyEntry demo_keys[];
 void tui_demo_free(Tui *t);
 void tui_demo_start(Tui *t, const char *path);
+void tui_demo_source(Tui *t, const char *path);
 void tui_demo_tick(Tui *t);
 int tui_demo_key(Tui *t, int key);
 void tui_play_tick(Tui *t);

@@ -39,6 +39,21 @@ keys "$s" q
 wait_for "$s" 'demo left' >/dev/null
 quits "$s" "demo quiz"
 
+# A demo's `source` plays the script next, its paths its own folder's; an error names the script's line.
+printf 'load cat.json\ngoto weighted\nbogus-cmd\n' >"$tmp/class/sub/inner.txt"
+printf 'source sub/inner.txt\ngoto concat\n' >"$tmp/class/outer.txt"
+s=nest
+start "$s" 100 30 C.UTF-8 "" --demo "$tmp/class/outer.txt"
+shows "demo source: the sourced script's load is its folder's" "$s" 'Masked attention'
+shows "demo source: its error names the script and line" "$s" 'demo .*inner\.txt line 3: .*bogus-cmd'
+keys "$s" Space
+shows "demo source: then the rest of the demo" "$s" 'stage: concat'
+keys "$s" p
+shows "demo source: p goes back into the sourced lines" "$s" 'stage: weighted'
+keys "$s" q
+wait_for "$s" 'demo left' >/dev/null
+quits "$s" "demo source"
+
 # The class's vote entered with a digit: the answer with the feedback, then space goes on.
 printf 'load mask\ngoto scale\nquiz\ngoto softmax\n' >"$tmp/vote.txt"
 s=vote
