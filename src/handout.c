@@ -99,8 +99,18 @@ static const char *narration(const Session *s)
 	return text != NULL && *text != '\0' ? text : stage_blurb(s->stage, s->lang);
 }
 
-/* Text as HTML paragraphs: a blank line starts a paragraph, a newline is <br>. */
-static void html_paragraphs(StrBuf *b, const char *text, const char *cls)
+/* Lesson text as one line of a Markdown paragraph (markup escaped). */
+static void md_line(StrBuf *b, const char *text)
+{
+	export_md_puts(b, text, 1);
+}
+
+/*
+ * Text as paragraphs: a blank line starts one (open … close), a newline
+ * within one is br; each line goes through put (the format's escaping).
+ */
+static void paragraphs(StrBuf *b, const char *text, const char *open, const char *br, const char *close,
+                       void (*put)(StrBuf *, const char *))
 {
 	const char *p = text;
 
@@ -110,14 +120,14 @@ static void html_paragraphs(StrBuf *b, const char *text, const char *cls)
 		char *para = strndup(p, len), *line, *save = NULL;
 		int first = 1;
 
-		strbuf_printf(b, "<p%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+		strbuf_puts(b, open);
 		for (line = para ? strtok_r(para, "\n", &save) : NULL; line != NULL; line = strtok_r(NULL, "\n", &save)) {
 			if (!first)
-				strbuf_puts(b, "<br/>");
-			export_xml_puts(b, line);
+				strbuf_puts(b, br);
+			put(b, line);
 			first = 0;
 		}
-		strbuf_puts(b, "</p>\n");
+		strbuf_puts(b, close);
 		free(para);
 		p += len;
 		while (*p == '\n')
@@ -125,29 +135,19 @@ static void html_paragraphs(StrBuf *b, const char *text, const char *cls)
 	}
 }
 
-/* Text as Markdown paragraphs (markup escaped; a newline a hard break). */
+/* Text as HTML paragraphs of class cls (NULL: none). */
+static void html_paragraphs(StrBuf *b, const char *text, const char *cls)
+{
+	char open[64];
+
+	snprintf(open, sizeof open, "<p%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+	paragraphs(b, text, open, "<br/>", "</p>\n", export_xml_puts);
+}
+
+/* Text as Markdown paragraphs (a newline a hard break). */
 static void md_paragraphs(StrBuf *b, const char *text)
 {
-	const char *p = text;
-
-	while (*p != '\0') {
-		const char *end = strstr(p, "\n\n");
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char *para = strndup(p, len), *line, *save = NULL;
-		int first = 1;
-
-		for (line = para ? strtok_r(para, "\n", &save) : NULL; line != NULL; line = strtok_r(NULL, "\n", &save)) {
-			if (!first)
-				strbuf_puts(b, "\\\n");
-			export_md_puts(b, line, 1);
-			first = 0;
-		}
-		strbuf_puts(b, "\n\n");
-		free(para);
-		p += len;
-		while (*p == '\n')
-			p++;
-	}
+	paragraphs(b, text, "", "\\\n", "\n\n", md_line);
 }
 
 /* The answer the quiz checks, as words: "2) No: …" or "weights[0][0] = 1 (answers within 0.01 count)". */

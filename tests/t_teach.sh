@@ -35,9 +35,7 @@ snap "$s"
 expect "demo quiz: the whole message fits (no …)" 'hasnt "$tmp/screen" "sofmax (did you mean \"softmax\"?)…"'
 keys "$s" Space
 shows "demo quiz: space goes on after the typo" "$s" 'stage: softmax'
-keys "$s" q
-wait_for "$s" 'demo left' >/dev/null
-quits "$s" "demo quiz"
+leaves_demo "$s" "demo quiz"
 
 # A demo's `source` plays the script next, its paths its own folder's; an error names the script's line.
 printf 'load cat.json\ngoto weighted\nbogus-cmd\n' >"$tmp/class/sub/inner.txt"
@@ -50,31 +48,23 @@ keys "$s" Space
 shows "demo source: then the rest of the demo" "$s" 'stage: concat'
 keys "$s" p
 shows "demo source: p goes back into the sourced lines" "$s" 'stage: weighted'
-keys "$s" q
-wait_for "$s" 'demo left' >/dev/null
-quits "$s" "demo source"
+leaves_demo "$s" "demo source"
 
 # The class's vote entered with a digit: the answer with the feedback, then space goes on.
-printf 'load mask\ngoto scale\nquiz\ngoto softmax\n' >"$tmp/vote.txt"
 s=vote
-start "$s" 100 30 C.UTF-8 "" --demo "$tmp/vote.txt"
+plays "$s" 'load mask\ngoto scale\nquiz\ngoto softmax\n'
 shows "demo vote: at the question" "$s" "demo 3/4 +question"
 keys "$s" 2
 shows "demo vote: a digit answers for the class" "$s" 'Not quite: you chose 2\)'
 keys "$s" Space
 shows "demo vote: space goes on" "$s" 'stage: softmax'
-keys "$s" q
-wait_for "$s" 'demo left' >/dev/null
-quits "$s" "demo vote"
+leaves_demo "$s" "demo vote"
 
 # A quiz line on a step without a question is an error of the demo: it pauses there.
-printf 'goto input\nquiz\ngoto softmax\n' >"$tmp/noq.txt"
 s=noq
-start "$s" 100 30 C.UTF-8 "" --demo "$tmp/noq.txt"
+plays "$s" 'goto input\nquiz\ngoto softmax\n'
 shows "demo quiz: a step without a question is said" "$s" 'demo line 2: quiz: this step \(stage input\) asks no question'
-keys "$s" q
-wait_for "$s" 'demo left' >/dev/null
-quits "$s" "demo noq"
+leaves_demo "$s" "demo noq"
 
 # :play stops at a question not answered (mask.json asks one at step 5).
 s=playq
@@ -125,9 +115,7 @@ for d in masking multihead; do
 	expect "lessons/demos/$d.txt: no error on the way" 'hasnt "$tmp/screen" unknown && hasnt "$tmp/screen" error'
 	keys "$s" Space
 	shows "lessons/demos/$d.txt: space reveals" "$s" 'Skipped'
-	keys "$s" q
-	wait_for "$s" 'demo left' >/dev/null
-	quits "$s" "$d"
+	leaves_demo "$s" "$d"
 done
 
 finish

@@ -256,9 +256,8 @@ tm kill-session -t "$s"
 # ---------------------------------------------------------------------------
 # Demo scripts: one that plays to the end by itself (wait 0.1, no pause), one
 # with a pause answered with space; p goes back one command, q leaves.
-printf '# a tiny demo\ngoto scores\nwait 0.1\ngoto softmax\nwait 0.1\n\ngoto weighted\n' >"$tmp/auto.txt"
 s=demo1
-start "$s" 100 30 C.UTF-8 "" --demo "$tmp/auto.txt"
+plays "$s" '# a tiny demo\ngoto scores\nwait 0.1\ngoto softmax\nwait 0.1\n\ngoto weighted\n'
 shows "demo: plays to the end by itself" "$s" 'stage: weighted'
 shows "demo: the status line says where the demo is" "$s" 'demo 5/5, line [0-9]+'
 keys "$s" p

@@ -1,6 +1,6 @@
 # tests/tmux.sh — the house way to drive the full-screen view in a real terminal
 # (tmux on a private socket), sourced after tests/lib.sh by t_tui.sh and t_teach.sh:
-# start, cap, snap, wait_for, wait_gone, shows, keys, cmd, quits, attnviz_pid.
+# start, cap, snap, wait_for, wait_gone, shows, keys, cmd, quits, plays, leaves_demo, attnviz_pid.
 # Skips the whole script when tmux is missing.
 
 SRCDIR=${ATTNVIZ_SRCDIR:-$(pwd)}
@@ -87,6 +87,17 @@ quits() {
 	keys "$1" q
 	shows "$2: q quits" "$1" 'EXITED 0 TTY-RESTORED'
 	tm kill-session -t "$1"
+}
+# plays SESSION SCRIPT — the demo SCRIPT (a printf format: \n between lines) in a session at 100×30
+plays() {
+	printf "$2" >"$tmp/$1.txt"
+	start "$1" 100 30 C.UTF-8 "" --demo "$tmp/$1.txt"
+}
+# leaves_demo SESSION NAME — q leaves the demo playing, then q quits as quits does.
+leaves_demo() {
+	keys "$1" q
+	wait_for "$1" 'demo left' >/dev/null
+	quits "$1" "$2"
 }
 # cmd SESSION LINE — type a `:` command and Enter.
 cmd() {

@@ -15,23 +15,7 @@
 #include <unistd.h>
 
 #include "demo.h"
-
-static char dir[64];
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/attnviz-unit-demo.XXXXXX");
-	return mkdtemp(dir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[160];
-	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
+#include "unit_tmpdir.h"
 
 static Demo *parse(const char *path, const char *text, char **err)
 {
