@@ -92,6 +92,23 @@ tui_demo_reveal(Tui *t)
 	t->demo_at_quiz = 0;
 }
 
+/* A failed line's message says which line of the demo (or of a script it sourced) it was. */
+static void
+tui_demo_name_line(Tui *t, const DemoLine *e)
+{
+	const char *said = t->msg != NULL ? t->msg : t->note;
+	char *named, *file = e->file != NULL ? text_escape(e->file, "") : NULL;
+
+	named = said == NULL ? NULL
+	        : file != NULL ? str_printf("demo %s line %d: %s", file, e->lineno, said)
+	                       : str_printf("demo line %d: %s", e->lineno, said);
+	free(file);
+	if (named == NULL)
+		return;
+	tui_set_msg(t, 1, named);
+	free(named);
+}
+
 /* A `quiz` line: ask the step's open question and wait while the class votes. */
 static void
 tui_demo_quiz(Tui *t, const DemoLine *e, int live)
@@ -111,29 +128,12 @@ tui_demo_quiz(Tui *t, const DemoLine *e, int live)
 		tui_msgf(t, 0, "question: the class votes (%s); space reveals the answer",
 		         session_quiz_usage(t->s, how, sizeof how));
 	} else if (st->has_quiz && st->stage == t->s->stage) {
-		tui_msgf(t, 0, "demo line %d: quiz: this step's question is already answered", e->lineno);
+		tui_msgf(t, 0, "quiz: this step's question is already answered");
 	} else {
-		tui_msgf(t, 1, "demo line %d: quiz: this step (stage %s) asks no question", e->lineno,
-		         stage_name(t->s->stage));
+		tui_msgf(t, 1, "quiz: this step (stage %s) asks no question", stage_name(t->s->stage));
+		tui_demo_name_line(t, e);
 		t->demo_paused = 1;
 	}
-}
-
-/* A failed line's message says which line of the demo (or of a script it sourced) it was. */
-static void
-tui_demo_name_line(Tui *t, const DemoLine *e)
-{
-	const char *said = t->msg != NULL ? t->msg : t->note;
-	char *named, *file = e->file != NULL ? text_escape(e->file, "") : NULL;
-
-	named = said == NULL ? NULL
-	        : file != NULL ? str_printf("demo %s line %d: %s", file, e->lineno, said)
-	                       : str_printf("demo line %d: %s", e->lineno, said);
-	free(file);
-	if (named == NULL)
-		return;
-	tui_set_msg(t, 1, named);
-	free(named);
 }
 
 /* Run entry i. live: waits and pauses count; otherwise (replaying) only commands (and the answers of questions asked) run. */
