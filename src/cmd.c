@@ -22,6 +22,7 @@
 #include "strbuf.h"
 #include "export.h"
 #include "fileio.h"
+#include "jsonread.h"
 #include "stats.h"
 #include "labels.h"
 #include "textfmt.h"
@@ -184,6 +185,17 @@ static int cmd_goto(Session *s, int argc, char **argv, CmdOut *out)
 	int st = stage_lookup(&s->attn->shape, argv[1]);
 	(void)argc;
 	if (st < 0) {
+		/* a typo gets the one name it meant (a message that fits one line); else the lesson's stages */
+		const char *names[STAGE_COUNT];
+		int n = 0;
+		for (int i = 0; i < STAGE_COUNT; i++)
+			if (stage_present(&s->attn->shape, (Stage)i))
+				names[n++] = stage_kinds[i].name;
+		JrHint hint = jr_did_you_mean(argv[1], names, n);
+		if (hint.s[0] != '\0') {
+			say(out, MSG_ERROR, NULL, _("unknown stage: %.40s%s"), argv[1], hint.s);
+			return -1;
+		}
 		char *list = stage_list(&s->attn->shape);
 		say(out, MSG_ERROR, NULL, _("unknown stage: %s (this lesson's stages: %s)"), argv[1], list ? list : "?");
 		free(list);

@@ -204,7 +204,8 @@ static char *shown(const char *s)
 }
 
 /* Append s as XML character data: & < > " ' escaped, characters XML 1.0 forbids dropped. */
-static void xml_puts(StrBuf *b, const char *text)
+#define xml_puts export_xml_puts
+void export_xml_puts(StrBuf *b, const char *text)
 {
 	char *s = shown(text);
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -532,6 +533,8 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 	const int x0 = p->x, y0 = p->y;
 	int i, j, gx = x0 + p->label_w, gy = y0 + 40;
 	const int n = p->diverging ? th->ndiv : th->nseq;
+	/* a handout's open question: the pane it is about keeps its shape and labels, not its numbers */
+	const int blank = t->has_hidden && p->which == t->hidden;
 	int lw, ly;
 
 	fig_pane_name(name, sizeof name, a, p);
@@ -561,7 +564,13 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 		xml_puts(b, s ? s : "");
 		strbuf_puts(b, "</text>\n");
 		free(s);
-		for (j = 0; j < p->v.cols; j++) {
+		for (j = 0; j < p->v.cols && blank; j++)
+			strbuf_printf(b, "<rect class=\"cell hidden\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f2f2f2\" "
+			              "stroke=\"#bbbbbb\"/><text class=\"num\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
+			              "fill=\"#666666\">?</text>\n",
+			              gx + j * p->cell_w, cy, p->cell_w, SVG_CELL_H, gx + j * p->cell_w + p->cell_w / 2,
+			              cy + SVG_CELL_H / 2 + 4);
+		for (j = 0; j < p->v.cols && !blank; j++) {
 			const double x = MAT_AT(p->v, i, j);
 			const int c = svg_colour(th, p, x);
 			rgb_hex(fill, c, 0xffffff);
@@ -575,6 +584,10 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 			if (svg_neg_mark(th, p, x))
 				strbuf_printf(b, "<path class=\"neg\" d=\"M%d %dh8l-8 8z\" fill=\"%s\"/>\n", gx + j * p->cell_w + 1, cy + 1, ink);
 		}
+	}
+	if (blank) {
+		strbuf_puts(b, "</g>\n");
+		return;
 	}
 	/* the legend: the ramp as swatches, the range under its ends, a masked swatch when needed */
 	ly = gy + p->v.rows * SVG_CELL_H + 14;
@@ -899,7 +912,8 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 /* ------------------------------------------------------------ Markdown */
 
 /* Backslash-escape what Markdown would read as markup; newlines become spaces (one-line cells). */
-static void md_puts(StrBuf *b, const char *text, int oneline)
+#define md_puts export_md_puts
+void export_md_puts(StrBuf *b, const char *text, int oneline)
 {
 	char *e = shown(text);
 	const char *s = e ? e : "";

@@ -35,6 +35,8 @@ typedef struct ExportTarget {
 	int precision;       /* decimals of the numbers (svg, md, tex); -1: as the screen shows them */
 	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the figure per kind (diverging, sequential) */
 	ExportAspect aspect; /* svg: the panes wrap into rows nearest this shape (wide: one row) */
+	int has_hidden;      /* svg: 1: the panes of `hidden` are drawn without their numbers (an open question's) */
+	AttnMatrix hidden;
 } ExportTarget;
 
 /* "16:9", "4:3", "wide"; -1 when unknown. */
@@ -68,5 +70,15 @@ char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const Exp
  * final newline), or NULL with *err when out of memory.
  */
 char *export_lesson_json(const Lesson *l, char **err);
+
+struct StrBuf;
+/*
+ * Lesson text as the exports write it (text_escape first), for other
+ * writers of documents (handout.c): XML character data (& < > " ' escaped,
+ * characters XML forbids dropped, a newline a space), and Markdown with its
+ * markup backslash-escaped (oneline: a newline a space; else a new "> " line).
+ */
+void export_xml_puts(struct StrBuf *b, const char *text);
+void export_md_puts(struct StrBuf *b, const char *text, int oneline);
 
 #endif

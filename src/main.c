@@ -17,6 +17,7 @@
 #include "dump.h"
 #include "export.h"
 #include "fileio.h"
+#include "handout.h"
 #include "i18n.h"
 #include "lesson.h"
 #include "plain.h"
@@ -33,6 +34,7 @@ static const char usage_text[] =
 	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
 	"       attnviz --bench FILE [--repeat R] [--edits]\n"
 	"       attnviz --new NAME\n"
+	"       attnviz --handout LESSON -o FILE.html|FILE.md [--lang zh]\n"
 	"       attnviz --export FORMAT --stage NAME [--layer L] [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
 	"\n"
@@ -40,7 +42,9 @@ static const char usage_text[] =
 	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS, ./lessons,\n"
 	"../lessons beside the program and " ATTNVIZ_SHARE "/lessons;\n"
 	"without one, the built-in \"I saw a saw\".\n"
-	"\n"
+	"\n";
+/* the options: a second string, as C99 promises string literals of 4095 bytes and no more */
+static const char options_text[] =
 	"  --plain          line-oriented REPL instead of the full-screen view\n"
 	"                   (automatic when stdin or stdout is not a terminal, or TERM=dumb)\n"
 	"  --lang en|zh     language of the narration and of the program's words\n"
@@ -66,14 +70,23 @@ static const char usage_text[] =
 	"                   figure (default), or one per pane\n"
 	"  --aspect 16:9|4:3|wide  with --export svg: the panes wrap into rows nearest this\n"
 	"                   shape (default 16:9; wide: one row)\n"
+	"  --handout LESSON -o FILE.html|FILE.md  a handout to print: every step with its\n"
+	"                   narration, figure, formula and question, and an answer key\n"
+	"                   (HTML: one self-contained file; Markdown: FILE-stepNN.svg\n"
+	"                   beside it); --lang zh in Chinese, --theme NAME the figures'\n"
+	"                   palette\n"
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
 	"  --no-mouse       leave the mouse to the terminal (its own text selection); with\n"
 	"                   the mouse on, Shift-drag selects text in most terminals\n"
 	"  --progress       print your way through the course (kept in\n"
 	"                   $XDG_STATE_HOME/attnviz/progress.json) and exit\n"
-	"  --demo FILE      play a demo script (commands, # comments, pause, wait SECONDS);\n"
+	"  --demo FILE      play a demo script (commands, # comments, pause, wait SECONDS,\n"
+	"                   quiz: ask the step's question, reveal on the next key);\n"
 	"                   space pauses, n/p step by hand, q leaves the demo\n"
+	"  --watch LESSON   the full-screen view reloads the lesson each time its file is\n"
+	"                   saved, keeping your step; a save that does not load shows its\n"
+	"                   error and keeps the last good lesson\n"
 	"  --record FILE.cast  record the screen as an asciicast v2 file (asciinema play)\n"
 	"  --theme NAME     colours: default projector light viridis blue-orange mono,\n"
 	"                   or a theme file (assets/themes/NAME.json); with --export, the\n"
@@ -84,7 +97,7 @@ static const char usage_text[] =
 	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
 	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n";
 
-enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_PROGRESS, MODE_NEW };
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_HANDOUT, MODE_PROGRESS, MODE_NEW };
 
 typedef struct Args {
 	enum Mode mode;
@@ -97,6 +110,7 @@ typedef struct Args {
 	const char *transcript;
 	int present;                                    /* --present */
 	int no_mouse;                                   /* --no-mouse */
+	int watch;                                      /* --watch */
 	const char *demo, *record, *theme;              /* --demo, --record, --theme */
 	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
 	double lr;
@@ -154,6 +168,7 @@ static int parse_args(int argc, char **argv, Args *a)
 		const char *o = argv[i];
 		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
 			fputs(usage_text, stdout);
+			fputs(options_text, stdout);
 			return 0;
 		} else if (strcmp(o, "-V") == 0 || strcmp(o, "--version") == 0) {
 			printf("attnviz %s (line editor: %s)\n", ATTNVIZ_VERSION, HAVE_READLINE ? "GNU readline" : "built-in");
@@ -164,12 +179,16 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_CHECK;
 		else if (strcmp(o, "--new") == 0)
 			a->mode = MODE_NEW;
+		else if (strcmp(o, "--handout") == 0)
+			a->mode = MODE_HANDOUT;
 		else if (strcmp(o, "--strict") == 0)
 			a->strict = 1;
 		else if (strcmp(o, "--edits") == 0)
 			a->edits = 1;
 		else if (strcmp(o, "--no-mouse") == 0)
 			a->no_mouse = 1;
+		else if (strcmp(o, "--watch") == 0)
+			a->watch = 1;
 		else if (strcmp(o, "--progress") == 0)
 			a->mode = MODE_PROGRESS;
 		else if (strcmp(o, "--present") == 0)
@@ -287,12 +306,19 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("--train STEPS and --lr LR go together");
 	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
 		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
-	if (a->mode != MODE_EXPORT && (a->stage || a->matrix || a->head || a->layer || a->output))
+	if (a->mode != MODE_EXPORT &&
+	    (a->stage || a->matrix || a->head || a->layer || (a->output && a->mode != MODE_HANDOUT)))
 		return usage_error("%s goes with --export", a->stage    ? "--stage"
 		                                            : a->matrix ? "--matrix"
 		                                            : a->head   ? "--head"
 		                                            : a->layer  ? "--layer"
 		                                                        : "-o");
+	if (a->mode == MODE_HANDOUT) {
+		if (a->nfiles != 1)
+			return usage_error("--handout needs exactly one lesson");
+		if (a->output == NULL || handout_is_html(a->output) < 0)
+			return usage_error("--handout needs -o FILE.html or -o FILE.md");
+	}
 	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
 		return usage_error("%s goes with --export", a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
 	if (a->mode == MODE_EXPORT) {
@@ -305,11 +331,15 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
 		return usage_error("--transcript goes with the plain REPL");
-	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT)) && a->mode != MODE_AUTO)
+	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)) &&
+	    a->mode != MODE_AUTO)
 		return usage_error("%s goes with the full-screen view",
 		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
-	if (a->no_mouse && a->mode != MODE_AUTO)
-		return usage_error("%s goes with the full-screen view", "--no-mouse");
+	if ((a->no_mouse || a->watch) && a->mode != MODE_AUTO)
+		return usage_error("%s goes with the full-screen view", a->watch ? "--watch" : "--no-mouse");
+	if (a->watch && (a->nfiles != 1 || a->demo != NULL))
+		return usage_error("%s", a->demo != NULL ? "--watch and --demo: one at a time"
+		                                         : "--watch needs the lesson file to watch");
 	if (a->mode == MODE_PROGRESS && a->nfiles > 0)
 		return usage_error("--progress takes no lesson (got %s)", shown(a->files[0]));
 	if ((a->mode == MODE_AUTO || a->mode == MODE_PLAIN) && a->nfiles > 1)
@@ -618,16 +648,12 @@ static int run_bench_edits(const Args *a)
 }
 
 /* --export: one stage or matrix of a lesson as a file (or stdout). 1 for lesson errors. */
-static int run_export(const Args *a)
+/* --export, --handout: the lesson named by files[0] in a session in --lang; 0, or 1 after saying why. */
+static int batch_session(const Args *a, Session *s)
 {
-	char *err = NULL, *data = NULL, *path;
+	char *err = NULL, *path = session_find_lesson(a->files[0], &err);
 	Lesson *l;
-	Session s;
-	ExportTarget t;
-	ThemeFile theme;
-	int rc = 1, head = a->head ? atoi(a->head) : 0;
 
-	path = session_find_lesson(a->files[0], &err);
 	if (path == NULL) {
 		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
 		free(err);
@@ -637,13 +663,38 @@ static int run_export(const Args *a)
 	free(path);
 	if (l == NULL)
 		return 1;
-	if (session_init(&s, l, a->files[0], &err) != 0) {
+	if (session_init(s, l, a->files[0], &err) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
 		free(err);
 		lesson_free(l);
 		return 1;
 	}
-	snprintf(s.lang, sizeof s.lang, "%s", a->lang);
+	snprintf(s->lang, sizeof s->lang, "%s", a->lang);
+	return 0;
+}
+
+/* --theme for a figure's palette: a theme that does not load is an error here, not a fallback. 0, or 1 after saying why. */
+static int batch_theme(const Args *a, ThemeFile *theme)
+{
+	char *err = NULL;
+
+	if (a->theme == NULL || themefile_load(a->theme, theme, &err) == 0)
+		return 0;
+	fprintf(stderr, "attnviz: --theme: %s\n", err ? err : "out of memory");
+	free(err);
+	return 1;
+}
+
+static int run_export(const Args *a)
+{
+	char *err = NULL, *data = NULL;
+	Session s;
+	ExportTarget t;
+	ThemeFile theme;
+	int rc = 1, head = a->head ? atoi(a->head) : 0;
+
+	if (batch_session(a, &s) != 0)
+		return 1;
 	{
 		/* layer 0 unless told: the decoder's first link of an encoder–decoder, whose walk starts in the encoder */
 		const int k = session_layer_lookup(&s, a->layer != NULL ? a->layer : "0", &err);
@@ -685,14 +736,8 @@ static int run_export(const Args *a)
 			goto out;
 		}
 	}
-	if (a->theme != NULL) {
-		/* the figure's palette: a theme that does not load is an error here, not a fallback */
-		if (themefile_load(a->theme, &theme, &err) != 0) {
-			fprintf(stderr, "attnviz: --theme: %s\n", err ? err : "out of memory");
-			free(err);
-			goto out;
-		}
-	}
+	if (batch_theme(a, &theme) != 0)
+		goto out;
 	data = export_render(s.attn, &s, (ExportFormat)export_format_find(a->export_format), &t,
 	                     a->theme != NULL ? &theme : NULL, &err);
 	if (data == NULL)
@@ -709,6 +754,37 @@ fail:
 	free(err);
 out:
 	free(data);
+	session_free(&s);
+	return rc;
+}
+
+/* --handout LESSON -o FILE.html|FILE.md: the figures beside a Markdown handout first, the handout last. */
+static int run_handout(const Args *a)
+{
+	char *err = NULL;
+	Session s;
+	ThemeFile theme;
+	Handout h = { 0 };
+	int rc = 1;
+
+	if (batch_session(a, &s) != 0)
+		return 1;
+	if (batch_theme(a, &theme) != 0)
+		goto out;
+	if (handout_render(&s, a->output, a->theme != NULL ? &theme : NULL, &h, &err) != 0) {
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+		free(err);
+		goto out;
+	}
+	for (int i = h.n - 1; i >= 0; i--)
+		if (fileio_write_atomic(h.file[i].path, h.file[i].data, strlen(h.file[i].data), &err) != 0) {
+			fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+			free(err);
+			goto out;
+		}
+	rc = 0;
+out:
+	handout_free(&h);
 	session_free(&s);
 	return rc;
 }
@@ -843,6 +919,7 @@ int main(int argc, char **argv)
 	case MODE_DUMP: rc = run_dump(&a); break;
 	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
 	case MODE_EXPORT: rc = run_export(&a); break;
+	case MODE_HANDOUT: rc = run_handout(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;
 	default:
@@ -855,7 +932,7 @@ int main(int argc, char **argv)
 		const int tui = a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
 		                term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0;
 		/* read only where a person works (not a script, not a demo): loading may set a damaged file aside */
-		if (tui ? a.demo == NULL : isatty(STDIN_FILENO)) {
+		if (tui ? a.demo == NULL && !a.watch : isatty(STDIN_FILENO)) {
 			char *ppath = progress_default_path();
 			progress_load(&prog, ppath, &pwarn);
 			free(ppath);
@@ -865,13 +942,15 @@ int main(int argc, char **argv)
 		if (tui) {
 			TuiOptions to = { .theme = a.theme, .present = a.present, .demo = a.demo, .record = a.record };
 			to.no_mouse = a.no_mouse;
-			to.progress = a.demo == NULL ? &prog : NULL; /* a demo script is not the learner's way */
+			/* a demo script is not the learner's way, nor a lesson being written (--watch) */
+			to.progress = a.demo == NULL && !a.watch ? &prog : NULL;
+			to.watch = a.watch;
 			to.notice = pwarn;
 			to.offer = offer;
 			rc = tui_run(&s, &to);
-		} else if (a.demo || a.record) {
+		} else if (a.demo || a.record || a.watch) {
 			fprintf(stderr, "attnviz: %s needs the full-screen view (a terminal; not --plain)\n",
-			        a.demo ? "--demo" : "--record");
+			        a.demo ? "--demo" : a.record ? "--record" : "--watch");
 			rc = 2;
 		} else {
 			PlainOptions po;

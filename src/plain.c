@@ -101,17 +101,32 @@ static void plain_wait(PlainCtx *c, double sec)
 		;
 }
 
-/* `pause`: waits for Enter only when a person is typing. */
-static void plain_pause(PlainCtx *c)
+/* `pause`: waits for Enter only when a person is typing (prompt: what Enter does). */
+static void plain_pause(PlainCtx *c, const char *prompt)
 {
 	char buf[256];
 
 	if (!c->opt->interactive)
 		return;
-	fputs(_("-- paused: press Enter --"), stdout);
+	fputs(prompt, stdout);
 	fflush(stdout);
 	if (fgets(buf, sizeof buf, c->in) == NULL)
 		clearerr(c->in);
+}
+
+/* `quiz`: the class votes on the open question (Enter, when a person is there), then its answer. */
+static void plain_quiz(PlainCtx *c, const Demo *d, const DemoLine *e)
+{
+	if (!session_quiz_pending(c->s)) {
+		char *safe = text_escape(d->path, ""), *msg;
+		msg = str_printf(_("%s:%d: quiz: this step has no open question"), safe ? safe : "", e->lineno);
+		plain_error(c, msg ? msg : _("quiz: no open question"));
+		free(msg);
+		free(safe);
+		return;
+	}
+	plain_pause(c, _("-- the class votes: press Enter for the answer --"));
+	plain_line(c, "skip");
 }
 
 /* `source FILE`: the script's lines in order; an error is shown and the script goes on. */
@@ -167,7 +182,9 @@ static void plain_source(PlainCtx *c, const char *path)
 			free(shown);
 		}
 		if (e->kind == DEMO_PAUSE)
-			plain_pause(c);
+			plain_pause(c, _("-- paused: press Enter --"));
+		else if (e->kind == DEMO_QUIZ)
+			plain_quiz(c, d, e);
 		else if (e->kind == DEMO_WAIT)
 			plain_wait(c, e->seconds);
 		else
@@ -187,7 +204,7 @@ static int plain_frontend(void *ctx, const char *name, int argc, char **argv)
 		return 1;
 	}
 	if (strcmp(name, "pause") == 0) {
-		plain_pause(c);
+		plain_pause(c, _("-- paused: press Enter --"));
 		return 1;
 	}
 	if (strcmp(name, "wait") == 0 && argc >= 2) {

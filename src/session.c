@@ -1106,6 +1106,15 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 	return right;
 }
 
+int session_quiz_value(const Session *s, double *value)
+{
+	const Step *st = session_step(s);
+
+	if (!st->has_quiz || st->quiz.nchoices > 0)
+		return -1;
+	return quiz_value(s, &st->quiz, value);
+}
+
 int session_skip(Session *s, char **feedback, char **err)
 {
 	const Step *st = session_step(s);

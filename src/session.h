@@ -246,5 +246,11 @@ const char *session_quiz_usage(const Session *s, char *buf, size_t size);
  */
 int session_answer(Session *s, const char *value, char **feedback, char **err);
 int session_skip(Session *s, char **feedback, char **err);
+/*
+ * The number the current step's numeric question checks answers against
+ * (its answer cell in the computation): 0, or -1 when the step asks no
+ * numeric question or the cell is not in the lesson. For an answer key.
+ */
+int session_quiz_value(const Session *s, double *value);
 
 #endif

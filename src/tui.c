@@ -647,14 +647,16 @@ tui_draw_status(Tui *t)
 	char right[96] = "";
 	if (t->demo != NULL) {
 		/* TRANSLATORS: the demo's state; the words before the colon are shown alone where room is short */
-		const char *state = t->demo_at_pause ? _("  paused: space goes on")
+		const char *state = t->demo_at_quiz && session_quiz_pending(t->s) ? _("  question: space reveals")
+		                  : t->demo_at_pause ? _("  paused: space goes on")
 		                  : t->demo_pos >= t->demo->n ? _("  end: p back, q leaves")
 		                  : t->demo_paused ? _("  paused: space plays, n/p step") : "";
 		/* k/N counts the script's entries; the line is where the last one ran in the file */
 		const int lineno = t->demo_pos > 0 ? t->demo->line[t->demo_pos - 1].lineno : 0;
 		snprintf(right, sizeof right, _("demo %d/%d, line %d%s "), t->demo_pos, t->demo->n, lineno, state);
-		/* at 80 columns the indicator stays, shorter: the state's first words, then the place alone */
-		if (text_width(right, -1) > W / 2) {
+		/* at 80 columns, or beside a long message, the indicator stays, shorter: the state's first word */
+		if (text_width(right, -1) > W / 2 ||
+		    (t->msg != NULL && text_width(t->msg, -1) + text_width(right, -1) > W - 1)) {
 			char shortstate[24] = "";
 			/* a colon, or a full-width one (：) */
 			const char *colon = strchr(state, ':'), *wide = strstr(state, "\uff1a");
@@ -846,6 +848,9 @@ tui_draw(Tui *t)
 /* Messages, pop-ups, commands                                          */
 /* ------------------------------------------------------------------ */
 
+/* The columns the demo's short place ("demo 12/34 question ") takes beside a message. */
+#define DEMO_SHORT_PLACE 21
+
 void
 tui_set_msg(Tui *t, int error, const char *text)
 {
@@ -864,7 +869,7 @@ tui_set_msg(Tui *t, int error, const char *text)
 	 * A message wider than the status line (a wrong answer's feedback) is
 	 * never cut: it heads the narration, wrapped, until the place changes.
 	 */
-	if (t->msg != NULL && t->mode != MODE_CMD && text_width(t->msg, -1) > COLS - 1) {
+	if (t->msg != NULL && t->mode != MODE_CMD && text_width(t->msg, -1) > COLS - 1 - (t->demo ? DEMO_SHORT_PLACE : 0)) {
 		free(t->note);
 		t->note = t->msg;
 		t->note_place = 0;
@@ -1062,7 +1067,9 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 		return 1;
 	}
 	if (strcmp(name, "source") == 0 && argc >= 2) {
-		if (t->demo != NULL)
+		if (t->demo != NULL && t->demo_running)
+			tui_demo_source(t, argv[1]); /* a demo's own `source`: the script plays next */
+		else if (t->demo != NULL)
 			tui_set_msg(t, 1, _("source: a demo is already playing (q leaves it)"));
 		else
 			tui_demo_start(t, argv[1]);
@@ -1879,6 +1886,7 @@ tui_wait(Tui *t)
 {
 	tui_demo_tick(t);
 	tui_play_tick(t);
+	tui_watch_tick(t);
 	if (t->s->quit)
 		return TUI_LEAVE;
 	tui_sync(t);
@@ -2000,6 +2008,7 @@ tui_stop(Tui *t)
 	const int pfail = progress_flush(t->opt.progress, &perr) != 0;
 
 	tui_demo_free(t);
+	tui_watch_free(t);
 	tui_menu_close(t);
 	tui_free_windows(t);
 	tui_end();

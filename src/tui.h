@@ -14,6 +14,7 @@ typedef struct TuiOptions {
 	Progress *progress;  /* where the learner's way through the course is kept, or NULL */
 	const char *notice;  /* a warning for the status line at the start (a damaged progress file), or NULL */
 	const char *offer;   /* the offer to continue where the learner left off, or NULL */
+	int watch;           /* --watch: reload the lesson's file each time it is saved, keeping the step */
 } TuiOptions;
 
 /*

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "i18n.h"
+#include "strbuf.h"
+#include "text.h"
 #include "theme.h"
 #include "tuistate.h"
 
@@ -26,7 +28,7 @@ tui_demo_free(Tui *t)
 	demo_free(t->demo);
 	t->demo = NULL;
 	session_mark_free(&t->demo_mark);
-	t->demo_at_pause = t->demo_paused = 0;
+	t->demo_at_pause = t->demo_paused = t->demo_at_quiz = 0;
 	t->redraw |= R_STATUS;
 }
 
@@ -54,32 +56,115 @@ tui_demo_start(Tui *t, const char *path)
 	snprintf(t->demo_theme, sizeof t->demo_theme, "%s", theme_name());
 	t->demo_pos = 0;
 	t->demo_due = now_ms();
-	t->demo_paused = t->demo_at_pause = 0;
+	t->demo_paused = t->demo_at_pause = t->demo_at_quiz = 0;
 	t->play_ms = 0;
 	tui_msgf(t, 0, _("demo: %d lines; space pauses, n/p step, q leaves"), d->n);
 }
 
-/* Run entry i. live: waits and pauses count; otherwise (replaying) only commands run. */
+/*
+ * `source FILE` on a line of the playing demo: FILE's lines play next, in
+ * its place (p replays them without sourcing again: they are in the demo now).
+ */
+void
+tui_demo_source(Tui *t, const char *path)
+{
+	char *err = NULL;
+	Demo *sub;
+
+	if (t->replaying)
+		return;
+	if ((sub = demo_load(path, &err)) == NULL || demo_splice(t->demo, t->demo_pos, sub, &err) != 0) {
+		tui_set_msg(t, 1, err ? err : "source: out of memory");
+		free(err);
+		demo_free(sub);
+		t->demo_paused = 1;
+		return;
+	}
+	demo_free(sub);
+	t->redraw |= R_STATUS;
+}
+
+/* Reveal the open question's answer (the `quiz` line's second key), as :skip says it. */
+static void
+tui_demo_reveal(Tui *t)
+{
+	if (session_quiz_pending(t->s))
+		tui_run_line(t, "skip");
+	t->demo_at_quiz = 0;
+}
+
+/* A failed line's message says which line of the demo (or of a script it sourced) it was. */
+static void
+tui_demo_name_line(Tui *t, const DemoLine *e)
+{
+	const char *said = t->msg != NULL ? t->msg : t->note;
+	char *named, *file = e->file != NULL ? text_escape(e->file, "") : NULL;
+
+	named = said == NULL ? NULL
+	        : file != NULL ? str_printf("demo %s line %d: %s", file, e->lineno, said)
+	                       : str_printf("demo line %d: %s", e->lineno, said);
+	free(file);
+	if (named == NULL)
+		return;
+	tui_set_msg(t, 1, named);
+	free(named);
+}
+
+/* A `quiz` line: ask the step's open question and wait while the class votes. */
+static void
+tui_demo_quiz(Tui *t, const DemoLine *e, int live)
+{
+	const Step *st = session_step(t->s);
+
+	if (!live) {
+		/* p replays what the class saw: the question was asked and answered */
+		t->replaying = 1;
+		tui_demo_reveal(t);
+		t->replaying = 0;
+		return;
+	}
+	if (session_quiz_pending(t->s)) {
+		char how[32];
+		t->demo_at_quiz = t->demo_at_pause = 1;
+		tui_msgf(t, 0, _("question: the class votes (%s); space reveals the answer"),
+		         session_quiz_usage(t->s, how, sizeof how));
+	} else if (st->has_quiz && st->stage == t->s->stage) {
+		tui_msgf(t, 0, _("quiz: this step's question is already answered"));
+	} else {
+		tui_msgf(t, 1, _("quiz: this step (stage %s) asks no question"), stage_name(t->s->stage));
+		tui_demo_name_line(t, e);
+		t->demo_paused = 1;
+	}
+}
+
+/* Run entry i. live: waits and pauses count; otherwise (replaying) only commands (and the answers of questions asked) run. */
 static void
 tui_demo_exec(Tui *t, int i, int live)
 {
 	const DemoLine *e = &t->demo->line[i];
 
-	if (e->kind == DEMO_CMD) {
+	if (e->kind == DEMO_QUIZ) {
+		tui_demo_quiz(t, e, live);
+	} else if (e->kind == DEMO_CMD) {
 		if (t->mode == MODE_POPUP)
 			tui_popup_close(t);
 		int failed;
 		if (!live)
 			t->replaying = 1;
+		t->demo_running = 1;
 		failed = tui_run_line(t, e->text) != 0;
+		t->demo_running = 0;
 		t->replaying = 0;
+		e = &t->demo->line[i]; /* a `source` may have moved the entries (before i nothing moves) */
 		if (live)
 			t->demo_due = now_ms();
 		/* A line that fails (a lesson that did not load, a stage this lesson lacks) would
 		 * leave the projector showing something the teacher did not plan: the demo pauses
 		 * on the error (space goes on, q leaves). */
-		if (failed && live)
+		if (failed && live) {
 			t->demo_paused = 1;
+			tui_demo_name_line(t, e);
+		}
 	} else if (live && e->kind == DEMO_WAIT) {
 		t->demo_due = now_ms() + (long long)(e->seconds * 1000 + 0.5);
 	} else if (live && e->kind == DEMO_PAUSE) {
@@ -100,15 +185,20 @@ tui_demo_tick(Tui *t)
 		t->redraw |= R_STATUS;
 }
 
-/* n: the next command now, by hand (waits and pauses on the way are passed). */
+/* n: the next command (or question) now, by hand (waits and pauses on the way are passed). */
 static void
 tui_demo_next(Tui *t)
 {
 	t->demo_paused = 1;
 	t->demo_at_pause = 0;
+	if (t->demo_at_quiz && session_quiz_pending(t->s)) {
+		tui_demo_reveal(t);
+		return;
+	}
+	t->demo_at_quiz = 0;
 	while (t->demo_pos < t->demo->n) {
 		int i = t->demo_pos++;
-		if (t->demo->line[i].kind == DEMO_CMD) {
+		if (t->demo->line[i].kind == DEMO_CMD || t->demo->line[i].kind == DEMO_QUIZ) {
 			tui_demo_exec(t, i, 1);
 			return;
 		}
@@ -146,7 +236,7 @@ tui_demo_prev(Tui *t)
 	int last = -1;
 
 	t->demo_paused = 1;
-	t->demo_at_pause = 0;
+	t->demo_at_pause = t->demo_at_quiz = 0;
 	for (int i = t->demo_pos - 1; i >= 0; i--)
 		if (t->demo->line[i].kind == DEMO_CMD) {
 			last = i;
@@ -176,8 +266,10 @@ demo_key_go(Tui *t, int key, int arg)
 		return 0;
 	if (t->mode == MODE_POPUP)
 		tui_popup_close(t);
-	if (t->demo_at_pause) {
-		t->demo_at_pause = 0;
+	if (t->demo_at_quiz && session_quiz_pending(t->s)) {
+		tui_demo_reveal(t); /* the class has voted: the answer, and the demo waits at it */
+	} else if (t->demo_at_pause) {
+		t->demo_at_pause = t->demo_at_quiz = 0;
 		t->demo_paused = 0;
 		t->demo_due = now_ms();
 	} else if (t->demo_pos >= t->demo->n) {
@@ -240,7 +332,7 @@ tui_demo_key(Tui *t, int key)
 	return 1;
 }
 
-/* :play — the next step every play_ms; stops at the last step. */
+/* :play — the next step every play_ms; stops at the last step and at a question not answered. */
 void
 tui_play_tick(Tui *t)
 {
@@ -248,6 +340,13 @@ tui_play_tick(Tui *t)
 
 	if (t->play_ms <= 0 || t->mode == MODE_CMD || now_ms() < t->play_due)
 		return;
+	if (session_quiz_pending(t->s)) {
+		char how[32];
+		t->play_ms = 0;
+		tui_msgf(t, 0, _("play: stopped at a question (%s, skip; then :play again)"),
+		         session_quiz_usage(t->s, how, sizeof how));
+		return;
+	}
 	if (session_next(t->s, &err) != 0) {
 		free(err);
 		t->play_ms = 0;

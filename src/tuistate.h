@@ -2,7 +2,8 @@
  * tuistate.h: the full-screen view's state and the functions its files share
  * (tui.c: the loop, the text, the narration, the layout, the status line,
  * the keys; pane.c: the matrix panes; tuidemo.c: demo scripts and :play;
- * tuimouse.c: the mouse; tuicourse.c: progress and the course menu).
+ * tuimouse.c: the mouse; tuicourse.c: progress and the course menu;
+ * tuiwatch.c: --watch).
  * Only these include it.
  */
 #ifndef ATTNVIZ_TUISTATE_H
@@ -103,6 +104,8 @@ typedef struct Tui {
 	int demo_pos;         /* the next entry to run */
 	int demo_paused;      /* space / n / p: stepping by hand */
 	int demo_at_pause;    /* stopped at a `pause` entry until space or Enter */
+	int demo_at_quiz;     /* at a `quiz` entry: the class votes; space reveals the answer (then goes on) */
+	int demo_running;     /* 1 while a demo's command runs: its `source` splices the script in */
 	long long demo_due;   /* when the next entry runs (monotonic ms) */
 	int replaying;        /* p: replaying the script quietly on the starting lesson */
 	SessionMark demo_mark; /* the session as the demo found it, for p */
@@ -111,6 +114,11 @@ typedef struct Tui {
 
 	/* :play SECONDS */
 	long long play_ms, play_due; /* 0: not playing */
+
+	/* --watch: the lesson file as last seen (tuiwatch.c); checked once a second */
+	char *watch_path;     /* owned: the file the stamp is of (the lesson loaded may change) */
+	long long watch_due;
+	long long watch_sec, watch_nsec, watch_size, watch_ino; /* the stamp: mtime, size, inode */
 
 	Recorder *rec;        /* --record: the asciicast being written, or NULL */
 
@@ -198,8 +206,13 @@ void tui_draw_menu(Tui *t);
 extern const KeyEntry demo_keys[];
 void tui_demo_free(Tui *t);
 void tui_demo_start(Tui *t, const char *path);
+void tui_demo_source(Tui *t, const char *path);
 void tui_demo_tick(Tui *t);
 int tui_demo_key(Tui *t, int key);
 void tui_play_tick(Tui *t);
+
+/* tuiwatch.c */
+void tui_watch_tick(Tui *t);
+void tui_watch_free(Tui *t);
 
 #endif

@@ -1,7 +1,7 @@
 /* fuzz_demo.c: libFuzzer target for the demo-script parser (`make fuzz-demo`).
  *
  * Any bytes go to demo_parse. A script either parses into at most
- * DEMO_MAX_LINES entries, each a command, a pause or a wait of 0 to
+ * DEMO_MAX_LINES entries, each a command, a pause, a quiz or a wait of 0 to
  * DEMO_MAX_WAIT seconds, or is refused with a message naming its line. */
 #include <math.h>
 #include <stddef.h>
@@ -33,6 +33,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (e->kind == DEMO_WAIT && !(e->seconds >= 0 && e->seconds <= DEMO_MAX_WAIT))
 			abort();
+		if ((e->kind == DEMO_QUIZ || e->kind == DEMO_PAUSE) && strncmp(e->text, e->kind == DEMO_QUIZ ? "quiz" : "pause",
+		                                                               e->kind == DEMO_QUIZ ? 4 : 5) != 0)
+			abort(); /* only the word itself (and a comment) makes these */
 	}
 	demo_free(d);
 	return 0;

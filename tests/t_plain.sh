@@ -91,7 +91,9 @@ repl 'goto softmax\n'
 clean "goto STAGE"
 check "goto softmax" has "$out" "stage: softmax"
 repl 'goto softmx\nstep 2\n'
-err_cmd "goto unknown stage lists the stages" "unknown stage: softmx (this lesson's stages: input project scores scale softmax weighted)"
+err_cmd "goto a misspelt stage: did you mean" 'unknown stage: softmx (did you mean "softmax"?)'
+repl 'goto nowhere\nstep 2\n'
+err_cmd "goto unknown stage lists the stages" "unknown stage: nowhere (this lesson's stages: input project scores scale softmax weighted)"
 repl 'goto mask\nstep 2\n'
 err_cmd "goto a stage the lesson lacks" "not part of this lesson"
 repl 'goto\nstep 2\n'

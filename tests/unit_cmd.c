@@ -321,7 +321,9 @@ static void test_run_goto_head(void **state)
 	run_ok(f, "goto split");                 /* not in the steps: shown without moving the walk */
 	assert_int_equal(f->s.stage, STAGE_SPLIT);
 	/* an unknown stage lists this lesson's stages */
-	run_err(f, "goto softmx", "unknown stage: softmx (this lesson's stages: input project split scores scale softmax weighted concat)");
+	/* a typo gets the stage it meant, in a message that fits one line; any other word, the lesson's stages */
+	run_err(f, "goto softmx", "unknown stage: softmx (did you mean \"softmax\"?)");
+	run_err(f, "goto nowhere", "unknown stage: nowhere (this lesson's stages: input project split scores scale softmax weighted concat)");
 	run_err(f, "goto mask", "not part of this lesson");
 	run_err(f, "goto output", "not part of this lesson");
 	run_err(f, "goto", "usage: goto STAGE");

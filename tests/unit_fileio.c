@@ -20,24 +20,9 @@
 
 #include "fileio.h"
 #include "unit_hidden.h"
+#include "unit_tmpdir.h"
 
-static char dir[64];
 static char path[256];
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/attnviz-unit-fileio.XXXXXX");
-	return mkdtemp(dir) == NULL ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[160];
-	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
 
 /* dir/name, in a static buffer. */
 static const char *in_dir(const char *name)

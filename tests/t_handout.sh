@@ -1,0 +1,155 @@
+#!/bin/sh
+# tests/t_handout.sh — `attnviz --handout LESSON -o FILE.html|FILE.md` (issue 13 §6):
+# every step in order with its narration, figure, formula and question; the
+# open question's pane without its numbers; an answer key that says what the
+# quiz itself says (the plain REPL's `skip`); HTML well-formed (as XML, inline
+# SVG included) and self-contained; hostile lesson text escaped in HTML and
+# Markdown; a Chinese handout; Markdown's figures beside it. With Chromium
+# installed: load, print to PDF, a plausible page count, no request leaves the file.
+. "$(dirname "$0")/lib.sh"
+trap 'rm -rf "$tmp"' EXIT
+SRCDIR=${ATTNVIZ_SRCDIR:-$(pwd)}
+L="$SRCDIR/lessons"
+
+# --- mask.json as HTML: steps, figures, questions, answer key
+"$ATTNVIZ" --handout "$L/mask.json" -o "$tmp/mask.html" 2>"$tmp/err"
+check "html: written" test -s "$tmp/mask.html"
+check "html: says nothing on stderr" test ! -s "$tmp/err"
+check "html: one section per step (12)" test "$(count "$tmp/mask.html" '<section class="step"')" = 12
+check "html: one inline figure per step" test "$(count "$tmp/mask.html" '<svg ')" = 12
+check "html: the steps in order" sh -c "grep -o 'id=\"step-[0-9]*\"' '$tmp/mask.html' | tr -dc '0-9\n' | tr '\n' ' ' | grep -q '^1 2 3 4 5 6 7 8 9 10 11 12 \$'"
+check "html: a step's narration" has "$tmp/mask.html" "Softmax turns −∞ into exactly 0"
+check "html: a stage's formula" has "$tmp/mask.html" '<p class="formula">masked_ij = scaled_ij'
+check "html: a question with its choices" has "$tmp/mask.html" '<li>No: every masked key still gets a share</li>'
+check "html: a numeric question gets a line to write on" has "$tmp/mask.html" 'Your answer: <span class="blank">'
+check "html: the question's pane has no numbers (softmax step: weights hidden)" has "$tmp/mask.html" 'class="cell hidden"'
+check "html: the answer key is last" sh -c "tail -n 12 '$tmp/mask.html' | grep -q 'Answer key'"
+# the key says what the quiz says: skip at each question step in the plain REPL
+printf 'step 5\nskip\nstep 6\nskip\nstep 7\nskip\nstep 10\nskip\nstep 11\nskip\n' |
+	"$ATTNVIZ" --plain "$L/mask.json" 2>&1 | sed -n 's/^Skipped: //p' >"$tmp/skips"
+check "html: five answers from the quiz" test "$(wc -l <"$tmp/skips")" = 5
+while IFS= read -r a; do
+	case "$a" in
+	"the answer is "*) want=${a#the answer is }; want=${want%.} ;;
+	*) want=$(echo "$a" | sed 's/ is \(.*\)\.$/ = \1/') ;;
+	esac
+	check "html: the key has \"$want\"" has "$tmp/mask.html" "$want"
+done <"$tmp/skips"
+check "html: a numeric answer says its tolerance" has "$tmp/mask.html" 'weights[0][0] = 1 (answers within 0.01 count)'
+if command -v xmllint >/dev/null 2>&1; then
+	check "html: well-formed (xmllint, as XML, inline SVG included)" xmllint --noout "$tmp/mask.html"
+else
+	skip "html: well-formed" "xmllint not installed (libxml2-utils)"
+fi
+check "html: self-contained (no address, no src=, no link, no @import)" \
+	sh -c "! grep -Eqi 'https?:|src=|<link|@import|url\\(' '$tmp/mask.html'"
+check "html: print CSS" has "$tmp/mask.html" '@media print'
+
+# --- every shipped lesson makes a handout (a figure too large for a page says so in its place)
+bad=
+for f in "$L"/*.json; do
+	"$ATTNVIZ" --handout "$f" -o "$tmp/all.html" 2>/dev/null || bad="$bad $(basename "$f")"
+	if command -v xmllint >/dev/null 2>&1; then xmllint --noout "$tmp/all.html" 2>/dev/null || bad="$bad $(basename "$f")(xml)"; fi
+done
+expect "html: every shipped lesson" '[ -z "$bad" ]' "failed:$bad"
+check "html: a figure too large is a note in its place" sh -c "'$ATTNVIZ' --handout '$L/scale.json' -o '$tmp/scale.html' && grep -q 'class=\"note\">export: W_q is 456 × 456' '$tmp/scale.html'"
+
+# --- Markdown: the figures beside it
+mkdir -p "$tmp/md dir"
+"$ATTNVIZ" --handout "$L/multihead.json" -o "$tmp/md dir/mh notes.md"
+check "md: written" test -s "$tmp/md dir/mh notes.md"
+check "md: one SVG per step beside it" test "$(ls "$tmp/md dir" | grep -c '^mh notes-step[0-9][0-9]\.svg$')" = 12
+check "md: linked by a relative, encoded name" has "$tmp/md dir/mh notes.md" '![Figure 4](mh%20notes-step04.svg)'
+check "md: the answer key" has "$tmp/md dir/mh notes.md" '## Answer key'
+check "md: a choice answer" has "$tmp/md dir/mh notes.md" "- Step 2: 1) 64, the same"
+if command -v xmllint >/dev/null 2>&1; then
+	check "md: the figures are well-formed SVG" sh -c "for f in '$tmp/md dir'/*.svg; do xmllint --noout \"\$f\" || exit 1; done"
+fi
+
+# --- Chinese
+"$ATTNVIZ" --handout "$L/mask.json" --lang zh -o "$tmp/zh.html"
+check "zh: html lang" has "$tmp/zh.html" '<html lang="zh">'
+check "zh: our words in Chinese" has "$tmp/zh.html" '<h2>答案</h2>'
+check "zh: the lesson's Chinese narration" has "$tmp/zh.html" 'softmax 把 −∞ 变成'
+check "zh: step headings" has "$tmp/zh.html" '第 7 步 · 阶段 softmax'
+"$ATTNVIZ" --handout "$L/mask.json" --lang zh -o "$tmp/zh.md"
+check "zh: md answer key" has "$tmp/zh.md" '## 答案'
+
+# --- hostile lesson text is escaped
+cat >"$tmp/evil.json" <<'JSON'
+{
+  "attnviz": 1,
+  "title": "<script>alert(1)</script> & co",
+  "summary": "<img src=http://evil.example/x.png onerror=alert(2)>",
+  "tokens": ["<b>", "](javascript:alert(3))", "a"],
+  "X": [[1, 0], [0, 1], [1, 1]],
+  "W_q": [[1, 0], [0, 1]], "W_k": [[1, 0], [0, 1]], "W_v": [[1, 0], [0, 1]],
+  "steps": [
+    {"stage": "input", "text": "# not a heading\n[click](http://evil.example) <iframe src=//evil.example></iframe> `code` *star* \u001b[31mred"},
+    {"stage": "softmax", "quiz": {"question": "<b>bold?</b> ![x](http://evil.example/y.png)", "choices": ["<u>yes</u>", "no & maybe"], "answer": 1}}
+  ]
+}
+JSON
+"$ATTNVIZ" --handout "$tmp/evil.json" -o "$tmp/evil.html" 2>"$tmp/err"
+check "hostile: html written" test -s "$tmp/evil.html"
+check "hostile: no <script>, <img>, <iframe>, <b>, <u> from the lesson" \
+	sh -c "! grep -Eq '<(script|img|iframe|b|u)[ >]' '$tmp/evil.html'"
+check "hostile: escaped as text" has "$tmp/evil.html" '&lt;script&gt;alert(1)&lt;/script&gt; &amp; co'
+check "hostile: a control character is shown, not sent" sh -c "! grep -q \"\$(printf '\\033')\" '$tmp/evil.html'"
+check "hostile: no address is live (only escaped text)" sh -c "! grep -Eq '<[^>]* (src|href)=' '$tmp/evil.html'"
+check "hostile: the answer key escapes too" has "$tmp/evil.html" 'no &amp; maybe'
+if command -v xmllint >/dev/null 2>&1; then
+	check "hostile: still well-formed" xmllint --noout "$tmp/evil.html"
+fi
+"$ATTNVIZ" --handout "$tmp/evil.json" -o "$tmp/evil.md"
+check "hostile: md markup escaped" has "$tmp/evil.md" '\<script\>alert(1)\</script\> \& co'
+check "hostile: md link escaped" has "$tmp/evil.md" '\[click\](http://evil.example)'
+check "hostile: md heading escaped" has "$tmp/evil.md" '\# not a heading'
+check "hostile: md image escaped" has "$tmp/evil.md" '!\[x\](http://evil.example/y.png)'
+
+# --- usage
+"$ATTNVIZ" --handout "$L/mask.json" -o "$tmp/x.pdf" 2>"$tmp/err"
+check "usage: -o must be .html or .md (exit 2)" test $? = 2
+check "usage: says so" has "$tmp/err" '--handout needs -o FILE.html or -o FILE.md'
+"$ATTNVIZ" --handout "$L/mask.json" 2>"$tmp/err"
+check "usage: -o is needed" test $? = 2
+"$ATTNVIZ" --handout "$L/nosuch.json" -o "$tmp/n.html" 2>"$tmp/err"
+check "a lesson that is not there: exit 1" test $? = 1
+check "a lesson that is not there: nothing written" test ! -e "$tmp/n.html"
+
+# --- headless Chromium: load, print to PDF on A4 and Letter, pages, no request leaves the file
+CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+if [ -z "$CHROME" ]; then
+	skip "chromium: print to PDF" "chromium not installed"
+else
+	for paper in letter a4; do
+		# --print-to-pdf prints on Letter; the A4 run asks for A4 the way a reader's print dialog does
+		if [ $paper = a4 ]; then
+			sed 's|</head>|<style>@page { size: A4; }</style></head>|' "$tmp/mask.html" >"$tmp/mask-a4.html"
+			page=A4 html="$tmp/mask-a4.html"
+		else
+			page=letter html="$tmp/mask.html"
+		fi
+		timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+			--disable-background-networking --no-first-run --user-data-dir="$tmp/chrome-$paper" \
+			--no-pdf-header-footer --log-net-log="$tmp/net-$paper.json" --print-to-pdf="$tmp/mask-$paper.pdf" \
+			"file://$html" >"$tmp/chrome.log" 2>&1
+		check "chromium $paper: loads and prints to PDF" test -s "$tmp/mask-$paper.pdf"
+		# what the page asked for: requests with an initiator (the browser's own background ones have none)
+		grep '"initiator"' "$tmp/net-$paper.json" 2>/dev/null | grep -v '"initiator":"not an origin"' |
+			grep -o '"url":"[^"]*"' | grep -v '"url":"file:' >"$tmp/requests" || true
+		check "chromium $paper: the net log was written" test -s "$tmp/net-$paper.json"
+		expect "chromium $paper: no request leaves the file" '[ ! -s "$tmp/requests" ]' "$(head -n 3 "$tmp/requests")"
+		if command -v pdfinfo >/dev/null 2>&1; then
+			pages=$(pdfinfo "$tmp/mask-$paper.pdf" 2>/dev/null | sed -n 's/^Pages: *//p')
+			pages=${pages:-0}
+			check "chromium $paper: printed on $page" sh -c "pdfinfo '$tmp/mask-$paper.pdf' | grep -qi 'page size:.*$page'"
+			expect "chromium $paper: page count is plausible (4 to 26 for 12 steps; got $pages)" \
+				'[ "$pages" -ge 4 ] && [ "$pages" -le 26 ]'
+		else
+			skip "chromium $paper: page count" "pdfinfo not installed (poppler-utils)"
+		fi
+	done
+fi
+
+finish
