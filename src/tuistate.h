@@ -112,6 +112,7 @@ typedef struct Tui {
 	long long play_ms, play_due; /* 0: not playing */
 
 	Recorder *rec;        /* --record: the asciicast being written, or NULL */
+	FILE *render_out, *render_in; /* --render: /dev/null, curses' terminal */
 
 	/* The course menu (m; tuicourse.c): the lessons as `lessons` lists them, one chosen. */
 	char **menu_line, **menu_name; /* owned: what each line says (escaped), the lesson it opens */
@@ -156,6 +157,14 @@ typedef struct KeyEntry {
 int draw_text(WINDOW *win, const char *s, int len, int maxw, int skip);
 int put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw);
 long long now_ms(void);
+/* --render: now_ms() says ms from here on (a virtual clock); -1 goes back to the real one. */
+void tui_clock_set(long long ms);
+/* One loop turn before waiting for a key: run what is due, draw what changed. 1 when attnviz should stop. */
+int tui_turn(Tui *t);
+/* What ends by time alone (a flash) ends when its time has come. */
+void tui_expire(Tui *t);
+/* One key, as if pressed. 1 when attnviz should stop. */
+int tui_key(Tui *t, int key);
 void tui_set_msg(Tui *t, int error, const char *text);
 /* Up/down/page/home/end on a list position in [0, last] (a pop-up's top line, the menu's choice): 1 when key moved it. */
 int tui_list_key(int key, int *pos, int page, int last);
@@ -198,5 +207,11 @@ void tui_demo_start(Tui *t, const char *path);
 void tui_demo_tick(Tui *t);
 int tui_demo_key(Tui *t, int key);
 void tui_play_tick(Tui *t);
+
+/* tuirender.c */
+/* --render: play the demo on the virtual terminal and write its frames; the exit status. */
+int tui_render_loop(Tui *t);
+/* After newterm: curses may not scroll regions, nor insert or delete lines (--record-plain, --render). */
+void tui_no_scrolling(void);
 
 #endif

@@ -120,7 +120,7 @@ test_header_and_events(void **state)
 	snprintf(path, sizeof path, "%s/a.cast", dir);
 	setenv("TERM", "xterm-256color", 1);
 	setenv("SHELL", "/bin/sh", 1);
-	Recorder *r = record_open(path, 80, 24, "Masked \"attention\" 机器", &err);
+	Recorder *r = record_open(path, 80, 24, "Masked \"attention\" 机器", 0, &err);
 	assert_non_null(r);
 	assert_int_equal(hidden_files(), 1); /* streaming to a hidden temporary file beside PATH */
 	assert_int_equal(access(path, F_OK), -1);
@@ -161,7 +161,7 @@ test_open_fails(void **state)
 	char *err = NULL;
 	(void)state;
 
-	Recorder *r = record_open("/nonexistent-dir/x.cast", 80, 24, "t", &err);
+	Recorder *r = record_open("/nonexistent-dir/x.cast", 80, 24, "t", 0, &err);
 	assert_null(r);
 	assert_non_null(err);
 	assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.cast: No such file or directory"));
@@ -189,7 +189,7 @@ test_abort_keeps_old(void **state)
 	fputs("victim", f);
 	fclose(f);
 	assert_int_equal(symlink(victim, part), 0);
-	Recorder *r = record_open(path, 80, 24, "t", &err);
+	Recorder *r = record_open(path, 80, 24, "t", 0, &err);
 	assert_non_null(r);
 	record_abort(r);
 	assert_int_equal(hidden_files(), 0);
@@ -232,7 +232,7 @@ test_tty_relay(void **state)
 	assert_int_equal(tcgetattr(tty, &before), 0);
 
 	snprintf(path, sizeof path, "%s/b.cast", dir);
-	Recorder *r = record_open(path, 80, 24, "session", &err);
+	Recorder *r = record_open(path, 80, 24, "session", 0, &err);
 	assert_non_null(r);
 	assert_int_equal(record_tty_start(r, tty, &out, &err), 0);
 	assert_non_null(out);
