@@ -25,6 +25,7 @@ struct Recorder {
 	int width, height;
 	long long stamp;           /* the header's timestamp */
 	double idle;               /* the header's idle_time_limit (0: none) */
+	int quiet;                 /* the relay copies to the terminal only (record_relay_quiet) */
 	unsigned char carry[4];    /* the start of a character the last write cut */
 	size_t ncarry;
 
@@ -300,6 +301,13 @@ record_output_at(Recorder *r, double t, const char *buf, size_t len)
 }
 
 void
+record_relay_quiet(Recorder *r)
+{
+	if (r != NULL)
+		r->quiet = 1;
+}
+
+void
 record_set_title(Recorder *r, const char *title)
 {
 	long at;
@@ -423,7 +431,8 @@ rec_relay(void *arg)
 			if (k <= 0)
 				break; /* EIO: the slave is closed */
 			write_all(r->real, buf, (size_t)k);
-			record_output(r, buf, (size_t)k);
+			if (!r->quiet)
+				record_output(r, buf, (size_t)k);
 		}
 	}
 	return NULL;

@@ -65,6 +65,11 @@ void record_tty_size(int fd, int *width, int *height);
 int record_tty_start(Recorder *r, int tty_fd, FILE **out, char **err);
 /* After newterm(): catch SIGWINCH to resize the slave first (chains ncurses' handler). */
 void record_tty_signals(Recorder *r);
+/*
+ * Before record_tty_start: what the program writes still reaches the terminal, but not the file — the caller
+ * records the screen itself with record_output (--record-plain: whole rows, never the program's own escapes).
+ */
+void record_relay_quiet(Recorder *r);
 /* Give the real terminal the modes ncurses set on the slave (cheap when nothing changed); flushes. */
 void record_tty_sync(Recorder *r);
 /* After endwin() and delscreen(): copy what is left, stop the thread, give the terminal its modes back. */

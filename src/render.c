@@ -304,17 +304,19 @@ cast_sgr(StrBuf *b, const RenderCell *c)
 	strbuf_puts(b, "m");
 }
 
-/* A whole screen: every row from its first column, by absolute cursor moves. */
-static void
-cast_screen(StrBuf *b, const Render *r, const RenderCell *cells)
+void
+render_cast_rows(StrBuf *b, int width, int height, const RenderCell *cells, const RenderCell *prev)
 {
 	char u[4];
 
 	strbuf_puts(b, "\x1b[?25l");
-	for (int y = 0; y < r->h; y++) {
-		const RenderCell *row = cells + (size_t)y * (size_t)r->w, *style = NULL;
+	for (int y = 0; y < height; y++) {
+		const size_t at = (size_t)y * (size_t)width;
+		const RenderCell *row = cells + at, *style = NULL;
+		if (prev != NULL && memcmp(row, prev + at, (size_t)width * sizeof *row) == 0)
+			continue;
 		strbuf_printf(b, "\x1b[%d;1H", y + 1);
-		for (int x = 0; x < r->w; x++) {
+		for (int x = 0; x < width; x++) {
 			const RenderCell *c = &row[x];
 			if (c->flags & RENDER_CONT)
 				continue;
@@ -322,7 +324,7 @@ cast_screen(StrBuf *b, const Render *r, const RenderCell *cells)
 				cast_sgr(b, c);
 				style = c;
 			}
-			if ((c->flags & RENDER_WIDE) && x + 1 >= r->w)
+			if ((c->flags & RENDER_WIDE) && x + 1 >= width)
 				strbuf_add(b, " ", 1); /* no room for its second half */
 			else
 				strbuf_add(b, u, (size_t)utf8_put(c->ch, 0, u));
@@ -343,7 +345,7 @@ render_write_cast(const Render *r, const char *path, const char *title, double i
 		StrBuf b = { 0 };
 		if (i == 0)
 			strbuf_puts(&b, "\x1b[0m\x1b[2J");
-		cast_screen(&b, r, r->f[i].cells);
+		render_cast_rows(&b, r->w, r->h, r->f[i].cells, NULL);
 		failed = b.oom;
 		if (!failed)
 			record_output_at(rec, (double)r->f[i].ms / 1000, b.s, b.len);

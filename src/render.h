@@ -19,6 +19,8 @@
 
 #include <stdint.h>
 
+#include "strbuf.h"
+
 enum {
 	RENDER_BOLD = 1 << 0,
 	RENDER_UNDERLINE = 1 << 1,
@@ -48,6 +50,11 @@ int render_frame(Render *r, long long ms, int line, const RenderCell *cells);
 void render_end(Render *r, long long ms);
 /* How many frames. */
 int render_count(const Render *r);
+/*
+ * The terminal output that turns screen prev (NULL: anything) into cells: each row that differs written whole,
+ * from its first column, by an absolute cursor move, in 24-bit colours (what an asciicast frame holds).
+ */
+void render_cast_rows(StrBuf *b, int width, int height, const RenderCell *cells, const RenderCell *prev);
 /* Write the SVG or the asciicast (record.h's file handling: PATH replaced whole or left as it was). 0, or -1 with *err. */
 int render_write_svg(const Render *r, const char *path, char **err);
 int render_write_cast(const Render *r, const char *path, const char *title, double idle_limit, char **err);

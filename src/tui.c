@@ -1898,6 +1898,8 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 		char *rerr = NULL;
 		record_tty_size(STDOUT_FILENO, &w, &h);
 		t->rec = record_open(t->opt.record, w, h, session_text(s, &s->lesson->title), RECORD_IDLE_LIMIT, &rerr);
+		if (t->rec != NULL && t->opt.record_plain)
+			record_relay_quiet(t->rec); /* tui_record_frame records the screen instead */
 		if (t->rec == NULL || record_tty_start(t->rec, STDOUT_FILENO, &tout, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : "cannot record");
 			free(rerr);
@@ -1922,8 +1924,6 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 	ttyguard_arm();
 	if (t->rec != NULL)
 		record_tty_signals(t->rec);
-	if (t->opt.record_plain || t->opt.render != NULL)
-		tui_no_scrolling();
 	if (!atexit_done) {
 		atexit(tui_end);
 		atexit_done = 1;
@@ -1983,6 +1983,8 @@ tui_turn(Tui *t)
 		return 1;
 	tui_sync(t);
 	tui_draw(t);
+	if (t->rec != NULL && t->opt.record_plain)
+		tui_record_frame(t);
 	if (t->rec != NULL)
 		record_tty_sync(t->rec);
 	return 0;
@@ -2115,6 +2117,8 @@ tui_stop(Tui *t)
 		fclose(t->render_out);
 	if (t->render_in != NULL)
 		fclose(t->render_in);
+	free(t->plain_cells);
+	free(t->plain_prev);
 	if (pfail)
 		fprintf(stderr, "attnviz: cannot keep your progress: %s\n", perr ? perr : "out of memory");
 	free(perr);

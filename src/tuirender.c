@@ -9,6 +9,9 @@
  * live view would wait for a key (a `pause`, a line that failed, anything else
  * that waits for the class), the clock moves on by the pause and space is
  * pressed, as a teacher would.
+ *
+ * --record-plain reads the same screen after each frame of the live view and
+ * records the rows that changed (render_cast_rows) instead of curses' bytes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,29 +24,6 @@
 #include "theme.h"
 #include "themefile.h"
 #include "tuistate.h"
-
-#include <term.h> /* after everything else: it defines lower-case names (lines, columns) as macros */
-
-/*
- * --record-plain (and --render): curses redraws changed lines in place and
- * never moves text with a scroll region or by inserting and deleting lines —
- * tricks that asciinema's player copes with and others (termtosvg) garble.
- * Without these capabilities in the terminal's description, it cannot use them.
- */
-void
-tui_no_scrolling(void)
-{
-	change_scroll_region = NULL;
-	insert_line = NULL;
-	delete_line = NULL;
-	parm_insert_line = NULL;
-	parm_delete_line = NULL;
-	scroll_forward = NULL;
-	scroll_reverse = NULL;
-	parm_index = NULL;
-	parm_rindex = NULL;
-	idlok(stdscr, FALSE);
-}
 
 /* A demo longer than this (virtual time) is a loop, not a lecture. */
 #define RENDER_MAX_MS (24LL * 3600 * 1000)
@@ -136,6 +116,40 @@ render_read(RenderCell *cells, int w, int h, uint32_t dfg, uint32_t dbg)
 			if (wcwidth((wchar_t)c->ch) == 2 && x + 1 < w)
 				c->flags |= RENDER_WIDE;
 		}
+}
+
+void
+tui_record_frame(Tui *t)
+{
+	const int w = COLS, h = LINES;
+	const size_t n = (size_t)w * (size_t)h;
+	uint32_t dfg, dbg;
+	StrBuf b = { 0 };
+
+	if (w != t->plain_w || h != t->plain_h) {
+		/* a new size: everything is drawn again */
+		free(t->plain_cells);
+		free(t->plain_prev);
+		t->plain_cells = calloc(n, sizeof *t->plain_cells);
+		t->plain_prev = calloc(n, sizeof *t->plain_prev);
+		t->plain_w = w;
+		t->plain_h = h;
+		t->plain_have = 0;
+		if (t->plain_cells == NULL || t->plain_prev == NULL) {
+			t->plain_w = t->plain_h = 0;
+			return;
+		}
+	}
+	render_defaults(&dfg, &dbg);
+	render_read(t->plain_cells, w, h, dfg, dbg);
+	if (t->plain_have && memcmp(t->plain_cells, t->plain_prev, n * sizeof *t->plain_cells) == 0)
+		return;
+	render_cast_rows(&b, w, h, t->plain_cells, t->plain_have ? t->plain_prev : NULL);
+	if (!b.oom)
+		record_output(t->rec, b.s, b.len);
+	free(b.s);
+	memcpy(t->plain_prev, t->plain_cells, n * sizeof *t->plain_cells);
+	t->plain_have = 1;
 }
 
 /* The demo line last run (1-based line in the script), or 0 before the first. */

@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "lineedit.h"
 #include "record.h"
+#include "render.h"
 #include "tui.h"
 
 /* What to draw on the next loop turn (besides Session.dirty). */
@@ -113,6 +114,8 @@ typedef struct Tui {
 
 	Recorder *rec;        /* --record: the asciicast being written, or NULL */
 	FILE *render_out, *render_in; /* --render: /dev/null, curses' terminal */
+	RenderCell *plain_cells, *plain_prev; /* --record-plain: the screen now and as last recorded */
+	int plain_w, plain_h, plain_have;
 
 	/* The course menu (m; tuicourse.c): the lessons as `lessons` lists them, one chosen. */
 	char **menu_line, **menu_name; /* owned: what each line says (escaped), the lesson it opens */
@@ -211,7 +214,7 @@ void tui_play_tick(Tui *t);
 /* tuirender.c */
 /* --render: play the demo on the virtual terminal and write its frames; the exit status. */
 int tui_render_loop(Tui *t);
-/* After newterm: curses may not scroll regions, nor insert or delete lines (--record-plain, --render). */
-void tui_no_scrolling(void);
+/* --record-plain: the rows of the screen that changed since the last frame, recorded. */
+void tui_record_frame(Tui *t);
 
 #endif

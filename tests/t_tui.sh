@@ -10,16 +10,9 @@
 . "$(dirname "$0")/lib.sh"
 
 SRCDIR=${ATTNVIZ_SRCDIR:-$(pwd)}
-SOCK="attnviz-test-$$"
 STATE="$tmp/state"
 
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT
-
-if ! command -v tmux >/dev/null 2>&1; then
-	skip "tui" "tmux not installed"
-	finish
-fi
+. "$(dirname "$0")/tmux.sh"
 [ -x "$ATTNVIZ" ] || bail "no binary at $ATTNVIZ"
 
 # start NAME COLS LINES LANG EXTRA_ENV [ARGS…] — a session NAME running attnviz.
@@ -49,45 +42,6 @@ EOF
 		"env -u NO_COLOR TERM=xterm-256color LANG=$st_lang LC_ALL=$st_lang XDG_STATE_HOME=$STATE $st_extra sh $tmp/run-$st_name.sh"
 }
 
-cap() { tm capture-pane -p -t "$1" 2>/dev/null; }
-# snap SESSION [-e]: the screen as it is now in $tmp/screen (-e: with its escapes)
-snap() { tm capture-pane -p $2 -t "$1" >"$tmp/screen" 2>/dev/null; }
-
-# wait_for SESSION PATTERN [SECONDS] — poll until the screen matches (grep -E).
-wait_for() {
-	w_s=$1 w_pat=$2 w_secs=${3:-5}
-	w_i=0
-	while [ "$w_i" -lt $((w_secs * 20)) ]; do
-		if cap "$w_s" | grep -Eq -- "$w_pat"; then return 0; fi
-		sleep 0.05
-		w_i=$((w_i + 1))
-	done
-	cap "$w_s" >"$tmp/last-screen"
-	return 1
-}
-
-# wait_gone SESSION PATTERN [SECONDS] — poll until the screen no longer matches
-# (an empty capture is a session that is gone, not a screen without the pattern).
-wait_gone() {
-	g_s=$1 g_pat=$2 g_secs=${3:-5}
-	g_i=0
-	while [ "$g_i" -lt $((g_secs * 20)) ]; do
-		cap "$g_s" >"$tmp/last-screen"
-		if [ -s "$tmp/last-screen" ] && ! grep -Eq -- "$g_pat" "$tmp/last-screen"; then return 0; fi
-		sleep 0.05
-		g_i=$((g_i + 1))
-	done
-	return 1
-}
-
-# screen_not_ok NAME: a failed check, with the last screen wait_for or wait_gone saw
-screen_not_ok() { not_ok "$1" "$(head -n 30 "$tmp/last-screen" 2>/dev/null)"; }
-# shows NAME SESSION PATTERN [SECONDS]: ok when the screen comes to match
-shows() {
-	if wait_for "$2" "$3" "${4:-5}"; then ok "$1"; else screen_not_ok "$1"; fi
-}
-
-keys() { k_s=$1; shift; tm send-keys -t "$k_s" "$@"; }
 # quits SESSION NAME — q quits with status 0 and the tty restored; the session goes.
 quits() {
 	keys "$1" q
