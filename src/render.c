@@ -259,6 +259,8 @@ render_write_svg(const Render *r, const char *path, char **err)
 	              "font-family=\"'DejaVu Sans Mono', 'Noto Sans Mono CJK SC', Menlo, Consolas, monospace\" "
 	              "font-size=\"%d\" fill=\"#%06x\" xml:space=\"preserve\" data-frames=\"%d\" data-duration=\"%.3f\">\n",
 	              W, H, W, H, FONT_SIZE, (unsigned)r->fg, r->n, (double)total / 1000);
+	/* blanks are cells: kept (xml:space for SVG 1.1 viewers, white-space for browsers) */
+	strbuf_puts(&b, "<style>text { white-space: pre; }</style>\n");
 	strbuf_printf(&b, "<rect width=\"%d\" height=\"%d\" fill=\"#%06x\"/>\n", W, H, (unsigned)r->bg);
 	/* The clock every frame's <set> counts from; it begins again at its own end, so the animation loops. */
 	strbuf_printf(&b,

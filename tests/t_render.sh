@@ -145,10 +145,28 @@ for c in chromium chromium-browser google-chrome; do
 	command -v "$c" >/dev/null 2>&1 && chrome=$c && break
 done
 if [ -n "$chrome" ]; then
-	"$chrome" --headless --disable-gpu --no-sandbox --hide-scrollbars --window-size=$((W * 10)),$((H * 20)) \
-		--screenshot="$tmp/shot.png" "file://$tmp/demo.svg" >/dev/null 2>&1
+	# The demo again with 4-second pauses: the pause on line 10 is on screen from 5 s to 9 s.
+	"$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/slow.svg" --size "$size" --pause 4 2>"$err"
+	k=$(grep -o '<g id="f[0-9]*" data-t="[0-9.]*" data-line="10"' "$tmp/slow.svg" | head -n 1 | sed 's/<g id="f\([0-9]*\)".*/\1/')
+	check "chromium: the frame of the pause on line 10 starts at 5 s" grep -q "<g id=\"f$k\" data-t=\"5.000\"" "$tmp/slow.svg"
+	# what that frame alone looks like: the same SVG, no animation, only frame k shown
+	sed -e 's/<set [^>]*\/>//g' -e 's/visibility="visible"/visibility="hidden"/' \
+		-e "s/<g id=\"f$k\" \\([^>]*\\)visibility=\"hidden\"/<g id=\"f$k\" \\1visibility=\"visible\"/" \
+		"$tmp/slow.svg" >"$tmp/still.svg"
+	shot() { # shot SVG PNG [MS]: a screenshot once loaded, or MS milliseconds (the browser's virtual time) after
+		timeout 120 "$chrome" --headless --disable-gpu --no-sandbox --hide-scrollbars \
+			--window-size=$((W * 10)),$((H * 20)) ${3:+--virtual-time-budget=$3} --screenshot="$2" "file://$1" \
+			>/dev/null 2>&1
+	}
+	shot "$tmp/slow.svg" "$tmp/at7.png" 7000
+	shot "$tmp/still.svg" "$tmp/still.png"
+	shot "$tmp/slow.svg" "$tmp/at0.png"
 	# a blank page compresses to a few hundred bytes; a screen of text and colour does not
-	expect "chromium: loads the SVG and draws a screen (not blank)" '[ -s "$tmp/shot.png" ] && [ "$(wc -c <"$tmp/shot.png")" -gt 20000 ]'
+	expect "chromium: loads the SVG and draws a screen (not blank)" '[ -s "$tmp/at7.png" ] && [ "$(wc -c <"$tmp/at7.png")" -gt 20000 ]'
+	check "chromium: at 7 s it shows the frame of line 10 (stage: weighted), pixel for pixel" cmp -s "$tmp/at7.png" "$tmp/still.png"
+	expect "chromium: at 0 s it shows something else (the comparison can fail)" '! cmp -s "$tmp/at0.png" "$tmp/still.png"'
+	frame_text "$k" >"$tmp/frame-k"
+	check "chromium: that frame is the weighted stage" grep -q 'stage: weighted' "$tmp/frame-k"
 else
 	skip "chromium: loads the SVG and draws a screen" "chromium not installed"
 fi
