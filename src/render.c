@@ -165,6 +165,24 @@ xml_char(StrBuf *b, uint32_t c)
 		strbuf_add(b, u, (size_t)utf8_put(c, 1, u));
 }
 
+/* The attributes a cell's text is drawn with: as SVG attributes, or (sgr) as SGR parameters. */
+static const struct {
+	unsigned flag;
+	const char *svg, *sgr;
+} render_attr[] = {
+	{ RENDER_BOLD, " font-weight=\"bold\"", ";1" },
+	{ RENDER_ITALIC, " font-style=\"italic\"", ";3" },
+	{ RENDER_UNDERLINE, " text-decoration=\"underline\"", ";4" },
+};
+
+static void
+render_attrs(StrBuf *b, unsigned flags, int sgr)
+{
+	for (size_t i = 0; i < sizeof render_attr / sizeof render_attr[0]; i++)
+		if (flags & render_attr[i].flag)
+			strbuf_puts(b, sgr ? render_attr[i].sgr : render_attr[i].svg);
+}
+
 /* Two cells draw their text alike (one run of text). */
 static int
 same_text_style(const RenderCell *a, const RenderCell *b)
@@ -206,12 +224,7 @@ svg_row(StrBuf *b, const Render *r, const RenderCell *row, int y)
 		              cells * CELL_W);
 		if (c->fg != r->fg)
 			strbuf_printf(b, " fill=\"#%06x\"", (unsigned)c->fg);
-		if (c->flags & RENDER_BOLD)
-			strbuf_puts(b, " font-weight=\"bold\"");
-		if (c->flags & RENDER_ITALIC)
-			strbuf_puts(b, " font-style=\"italic\"");
-		if (c->flags & RENDER_UNDERLINE)
-			strbuf_puts(b, " text-decoration=\"underline\"");
+		render_attrs(b, c->flags, 0);
 		strbuf_puts(b, ">");
 		if (c->flags & RENDER_WIDE)
 			xml_char(b, c->ch);
@@ -297,12 +310,7 @@ cast_sgr(StrBuf *b, const RenderCell *c)
 	strbuf_printf(b, "\x1b[0;38;2;%u;%u;%u;48;2;%u;%u;%u", (unsigned)(c->fg >> 16) & 255, (unsigned)(c->fg >> 8) & 255,
 	              (unsigned)c->fg & 255, (unsigned)(c->bg >> 16) & 255, (unsigned)(c->bg >> 8) & 255,
 	              (unsigned)c->bg & 255);
-	if (c->flags & RENDER_BOLD)
-		strbuf_puts(b, ";1");
-	if (c->flags & RENDER_ITALIC)
-		strbuf_puts(b, ";3");
-	if (c->flags & RENDER_UNDERLINE)
-		strbuf_puts(b, ";4");
+	render_attrs(b, c->flags, 1);
 	strbuf_puts(b, "m");
 }
 

@@ -28,6 +28,9 @@
 /* A demo longer than this (virtual time) is a loop, not a lecture. */
 #define RENDER_MAX_MS (24LL * 3600 * 1000)
 
+/* Spaces pressed at one demo line (a question: one shows the answer, the next goes on) before it is stuck. */
+#define RENDER_MAX_PRESSES 8
+
 /* Loop turns at one time before the demo is taken to be stuck (each command takes one turn). */
 #define RENDER_MAX_TURNS (DEMO_MAX_LINES * 4)
 
@@ -245,7 +248,7 @@ tui_render_loop(Tui *t)
 	uint32_t dfg, dbg;
 	RenderCell *cells;
 	Render *r;
-	int failed_said = -1, rc = 0;
+	int failed_said = -1, rc = 0, presses = 0, pressed_at = -1;
 
 	render_defaults(&dfg, &dbg);
 	r = render_new(COLS, LINES, dfg, dbg);
@@ -278,22 +281,25 @@ tui_render_loop(Tui *t)
 			render_end(r, clock + pause_ms); /* the last screen holds for a pause */
 			break;
 		}
-		if (render_waits(t)) {
+		long long due = render_next_due(t);
+		/* waiting for a key: a pause, a failed line, or whatever else waits for the class (nothing is due) */
+		if (render_waits(t) || due < 0) {
 			if (t->demo_paused && t->msg_error && failed_said != t->demo_pos) {
 				/* a line that failed: said here too, as the live view would show it */
 				failed_said = t->demo_pos;
 				render_say("%s:%d: %s", t->demo->path, render_line(t), t->msg ? t->msg : "failed");
 			}
+			presses = t->demo != NULL && t->demo_pos == pressed_at ? presses + 1 : 0;
+			pressed_at = t->demo != NULL ? t->demo_pos : -1;
+			if (presses > RENDER_MAX_PRESSES) {
+				render_say("the demo waits for something space does not give; stopped at line %d", render_line(t));
+				rc = 1;
+				break;
+			}
 			clock += pause_ms;
 			tui_clock_set(clock);
 			tui_key(t, ' ');
 			continue;
-		}
-		long long due = render_next_due(t);
-		if (due < 0) {
-			render_say("the demo waits for something that never comes; stopped at line %d", render_line(t));
-			rc = 1;
-			break;
 		}
 		if (due > clock)
 			clock = due;
