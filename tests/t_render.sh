@@ -122,6 +122,23 @@ check "render cast: full redraws by absolute moves (the last row of every frame)
 expect "render cast: no scroll region, no line insert or delete" \
 	'! grep -Eq "u001b\\[[0-9]*(;[0-9]+)?[rLM]" "$tmp/demo.cast"'
 
+# ---------------------------------------------------------------- a lesson to start from, a theme
+printf 'goto softmax\nskip\n' >"$tmp/short.txt"
+"$ATTNVIZ" --render "$tmp/short.txt" mask -o "$tmp/short.cast" --pause 2 2>"$err"
+head -n 1 "$tmp/short.cast" >"$tmp/header.json"
+printf '{"width": 120, "height": 35, "idle_time_limit": 2, "title": "%s"}\n' "$MASK_TITLE" >"$tmp/want.json"
+check "render: LESSON starts the demo (its title), 120x35 unless --size says" \
+	"$BUILD/tests/jsoncmp" --only-expected-keys "$tmp/want.json" "$tmp/header.json"
+"$ATTNVIZ" --render "$tmp/short.txt" -o "$tmp/light.svg" --theme light 2>"$err"
+expect "render --theme light: the light theme's own background (white), not the terminal's black" \
+	'grep -q "^<rect width=\"1200\" height=\"700\" fill=\"#ffffff\"/>" "$tmp/light.svg"'
+"$ATTNVIZ" --render "$tmp/short.txt" -o "$tmp/dark.svg" 2>"$err"
+expect "render: the default theme on black" 'grep -q "^<rect width=\"1200\" height=\"700\" fill=\"#000000\"/>" "$tmp/dark.svg"'
+printf 'goto softmax\nbogus-command\ngoto weighted\n' >"$tmp/bad.txt"
+"$ATTNVIZ" --render "$tmp/bad.txt" -o "$tmp/bad.svg" --pause 0.5 2>"$err"
+expect "render: a line that fails is said with its line, and the demo goes on" \
+	'grep -q "bad.txt:2: .*bogus-command" "$err" && grep -q "stage: weighted" "$tmp/bad.svg"'
+
 # ---------------------------------------------------------------- --record: the title, idle_time_limit, --record-plain
 printf 'load mask\ngoto scores\nwait 0.2\ngoto softmax\nwait 0.2\ngoto weighted\n' >"$tmp/rec.txt"
 tm new-session -d -s rec -x 100 -y 30 \
