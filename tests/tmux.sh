@@ -7,7 +7,8 @@
 
 SOCK="attnviz-test-$$"
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+# (the panes' programs may still be writing into $tmp as the server goes: a second try)
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$tmp" 2>/dev/null || { sleep 1; rm -rf "$tmp"; }' EXIT
 
 if ! command -v tmux >/dev/null 2>&1; then
 	skip "$(basename "$0" .sh)" "tmux not installed"
