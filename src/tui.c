@@ -205,6 +205,12 @@ wrap_text(const char *s, int width, WrapLine **out)
 /* --render's virtual clock (ms), or -1: the monotonic clock. */
 static long long tui_clock = -1;
 
+int
+tui_signalled(void)
+{
+	return tui_signal;
+}
+
 void
 tui_clock_set(long long ms)
 {
@@ -1958,13 +1964,6 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 
 #define TUI_LEAVE (-2) /* tui_wait: leave the loop */
 
-/*
- * One turn of the loop up to a key: run what is due (the demo, :play), draw
- * what changed, and wait for a key until the next thing is due (a flash
- * ends, a demo line, a :play step). Returns the key; ERR when there is none
- * (a timer, a signal that was handled); TUI_LEAVE when attnviz should stop
- * (quit, a signal, the input gone).
- */
 void
 tui_expire(Tui *t)
 {
@@ -1990,6 +1989,13 @@ tui_turn(Tui *t)
 	return 0;
 }
 
+/*
+ * One turn of the loop up to a key: run what is due (the demo, :play), draw
+ * what changed, and wait for a key until the next thing is due (a flash
+ * ends, a demo line, a :play step). Returns the key; ERR when there is none
+ * (a timer, a signal that was handled); TUI_LEAVE when attnviz should stop
+ * (quit, a signal, the input gone).
+ */
 static int
 tui_wait(Tui *t)
 {

@@ -268,6 +268,10 @@ tui_render_loop(Tui *t)
 	}
 	for (int still = 0;; still++) {
 		long long was = clock;
+		if (tui_signalled()) {
+			rc = 128 + tui_signalled(); /* nothing is written */
+			break;
+		}
 		tui_expire(t);
 		if (tui_turn(t) != 0)
 			break;
@@ -317,8 +321,8 @@ tui_render_loop(Tui *t)
 		}
 		tui_clock_set(clock);
 	}
-	if (rc == 0)
-		rc = render_write(t, r) != 0;
+	if (rc == 0 && render_write(t, r) != 0)
+		rc = 1;
 	if (rc == 0)
 		render_say("%d frames, %.1f s, written to %s", render_count(r), (double)clock / 1000 + o->pause_s, o->out);
 	free(cells);

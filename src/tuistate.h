@@ -162,6 +162,8 @@ int put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw);
 long long now_ms(void);
 /* --render: now_ms() says ms from here on (a virtual clock); -1 goes back to the real one. */
 void tui_clock_set(long long ms);
+/* The signal (SIGINT, SIGTERM, …) that asked attnviz to stop, or 0. */
+int tui_signalled(void);
 /* One loop turn before waiting for a key: run what is due, draw what changed. 1 when attnviz should stop. */
 int tui_turn(Tui *t);
 /* What ends by time alone (a flash) ends when its time has come. */
