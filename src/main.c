@@ -14,6 +14,7 @@
 #include "attention.h"
 #include "backward.h"
 #include "cmd.h"
+#include "demo.h"
 #include "dump.h"
 #include "export.h"
 #include "fileio.h"
@@ -37,6 +38,8 @@ static const char usage_text[] =
 	"       attnviz --handout LESSON -o FILE.html|FILE.md [--lang zh]\n"
 	"       attnviz --export FORMAT --stage NAME [--layer L] [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
+	"       attnviz --render DEMO [LESSON] -o FILE.svg|FILE.cast [--size 120x35] [--theme NAME]\n"
+	"               [--pause SECONDS]\n"
 	"\n"
 	"Step through attention, the Transformer block around it and its gradients, number by number.\n"
 	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS, ./lessons,\n"
@@ -75,6 +78,9 @@ static const char options_text[] =
 	"                   (HTML: one self-contained file; Markdown: FILE-stepNN.svg\n"
 	"                   beside it); --lang zh in Chinese, --theme NAME the figures'\n"
 	"                   palette\n"
+	;
+/* The rest of --help (one string may hold only 4095 characters in ISO C). */
+static const char options_text2[] =
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
 	"  --no-mouse       leave the mouse to the terminal (its own text selection); with\n"
@@ -87,7 +93,17 @@ static const char options_text[] =
 	"  --watch LESSON   the full-screen view reloads the lesson each time its file is\n"
 	"                   saved, keeping your step; a save that does not load shows its\n"
 	"                   error and keeps the last good lesson\n"
-	"  --record FILE.cast  record the screen as an asciicast v2 file (asciinema play)\n"
+	"  --record FILE.cast  record the screen as an asciicast v2 file (asciinema play),\n"
+	"                   titled with the lesson on screen at the end, idle_time_limit 3\n"
+	"  --record-plain   with --record: redraw lines in place, never with scroll regions or\n"
+	"                   inserted/deleted lines (for players such as termtosvg)\n"
+	"  --render DEMO    play a demo with no terminal and no keys, and write what the\n"
+	"                   full-screen view shows to -o FILE: .svg (one animated SVG for a\n"
+	"                   browser or slides) or .cast (asciicast v2, full redraws); time is\n"
+	"                   the script's (`wait`), not the clock's; .gif and .mp4 are not made\n"
+	"  --size WxH       with --render: the screen in columns x lines (default 120x35)\n"
+	"  --pause SECONDS  with --render: how long a `pause` (or a failed line) holds\n"
+	"                   before the demo goes on (default 3)\n"
 	"  --theme NAME     colours: default projector light viridis blue-orange mono,\n"
 	"                   or a theme file (assets/themes/NAME.json); with --export, the\n"
 	"                   figure's palette\n"
@@ -97,7 +113,8 @@ static const char options_text[] =
 	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
 	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n";
 
-enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_HANDOUT, MODE_PROGRESS, MODE_NEW };
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_HANDOUT, MODE_PROGRESS, MODE_NEW,
+	    MODE_RENDER };
 
 typedef struct Args {
 	enum Mode mode;
@@ -112,6 +129,9 @@ typedef struct Args {
 	int no_mouse;                                   /* --no-mouse */
 	int watch;                                      /* --watch */
 	const char *demo, *record, *theme;              /* --demo, --record, --theme */
+	int record_plain;                               /* --record-plain */
+	const char *size, *pause;                       /* --render's --size, --pause */
+	TuiRender render;
 	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
 	double lr;
 	int nfiles;
@@ -160,6 +180,9 @@ static int parse_args(int argc, char **argv, Args *a)
 
 	memset(a, 0, sizeof *a);
 	a->repeat = 5;
+	a->render.width = 120;
+	a->render.height = 35;
+	a->render.pause_s = 3;
 	a->lang = NULL; /* --lang; main() decides without it */
 	a->files = calloc((size_t)argc, sizeof *a->files);
 	if (a->files == NULL)
@@ -169,6 +192,7 @@ static int parse_args(int argc, char **argv, Args *a)
 		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
 			fputs(usage_text, stdout);
 			fputs(options_text, stdout);
+			fputs(options_text2, stdout);
 			return 0;
 		} else if (strcmp(o, "-V") == 0 || strcmp(o, "--version") == 0) {
 			printf("attnviz %s (line editor: %s)\n", ATTNVIZ_VERSION, HAVE_READLINE ? "GNU readline" : "built-in");
@@ -193,6 +217,33 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_PROGRESS;
 		else if (strcmp(o, "--present") == 0)
 			a->present = 1;
+		else if (strcmp(o, "--record-plain") == 0)
+			a->record_plain = 1;
+		else if (strcmp(o, "--render") == 0 || strcmp(o, "--size") == 0 || strcmp(o, "--pause") == 0) {
+			if (i + 1 >= argc)
+				return usage_error("%s needs a value", o);
+			const char *v = argv[++i];
+			char *end;
+			if (strcmp(o, "--render") == 0) {
+				a->mode = MODE_RENDER;
+				a->demo = v;
+			} else if (strcmp(o, "--size") == 0) {
+				long w = strtol(v, &end, 10), h = 0;
+				if (end != v && (*end == 'x' || *end == 'X'))
+					h = strtol(end + 1, &end, 10);
+				if (*end != '\0' || w < 40 || w > 1000 || h < 12 || h > 1000)
+					return usage_error("--size: expected COLUMNSxLINES from 40x12 to 1000x1000, got \"%s\"", v);
+				a->size = v;
+				a->render.width = (int)w;
+				a->render.height = (int)h;
+			} else {
+				double sec = strtod(v, &end);
+				if (*end != '\0' || end == v || !(sec >= 0 && sec <= DEMO_MAX_WAIT))
+					return usage_error("--pause: expected seconds from 0 to %g, got \"%s\"", DEMO_MAX_WAIT, v);
+				a->pause = v;
+				a->render.pause_s = sec;
+			}
+		}
 		else if (strcmp(o, "--demo") == 0 || strcmp(o, "--record") == 0 || strcmp(o, "--theme") == 0) {
 			if (i + 1 >= argc)
 				return usage_error("%s needs a value", o);
@@ -306,7 +357,29 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("--train STEPS and --lr LR go together");
 	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
 		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
-	if (a->mode != MODE_EXPORT &&
+	if ((a->size || a->pause) && a->mode != MODE_RENDER)
+		return usage_error("%s goes with --render", a->size ? "--size" : "--pause");
+	if (a->record_plain && a->record == NULL)
+		return usage_error("%s goes with --record", "--record-plain");
+	if (a->mode == MODE_RENDER) {
+		if (a->output == NULL)
+			return usage_error("--render needs -o FILE.svg or -o FILE.cast");
+		const char *dot = strrchr(a->output, '.');
+		if (dot != NULL && (strcmp(dot, ".gif") == 0 || strcmp(dot, ".mp4") == 0)) {
+			fprintf(stderr, "attnviz: --render: %s is not made: attnviz writes .svg and .cast; "
+			                "convert the .cast with a player's tools (agg, asciinema-agg) or capture the .svg\n",
+			        dot);
+			return 2;
+		}
+		if (dot == NULL || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".cast") != 0))
+			return usage_error("--render: expected -o FILE.svg or FILE.cast, got \"%s\"", a->output);
+		if (a->nfiles > 1)
+			return usage_error("--render takes one lesson at most (got %s and more)", shown(a->files[0]));
+		if (a->present || a->record || a->no_mouse)
+			return usage_error("%s does not go with --render", a->present ? "--present" : a->record ? "--record" : "--no-mouse");
+		a->render.out = a->output;
+	}
+	if (a->mode != MODE_EXPORT && a->mode != MODE_RENDER &&
 	    (a->stage || a->matrix || a->head || a->layer || (a->output && a->mode != MODE_HANDOUT)))
 		return usage_error("%s goes with --export", a->stage    ? "--stage"
 		                                            : a->matrix ? "--matrix"
@@ -332,7 +405,7 @@ static int parse_args(int argc, char **argv, Args *a)
 	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
 		return usage_error("--transcript goes with the plain REPL");
 	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)) &&
-	    a->mode != MODE_AUTO)
+	    a->mode != MODE_AUTO && a->mode != MODE_RENDER)
 		return usage_error("%s goes with the full-screen view",
 		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
 	if ((a->no_mouse || a->watch) && a->mode != MODE_AUTO)
@@ -929,8 +1002,10 @@ int main(int argc, char **argv)
 		/* the learner's progress: kept by whoever they work in, offered back when no lesson is named */
 		char *pwarn = NULL, *offer = NULL;
 		Progress prog = { 0 };
-		const int tui = a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
-		                term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0;
+		/* --render draws the full-screen view on a terminal of its own */
+		const int tui = a.mode == MODE_RENDER ||
+		                (a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+		                 term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0);
 		/* read only where a person works (not a script, not a demo): loading may set a damaged file aside */
 		if (tui ? a.demo == NULL && !a.watch : isatty(STDIN_FILENO)) {
 			char *ppath = progress_default_path();
@@ -941,6 +1016,8 @@ int main(int argc, char **argv)
 			offer = progress_offer(&prog, tui);
 		if (tui) {
 			TuiOptions to = { .theme = a.theme, .present = a.present, .demo = a.demo, .record = a.record };
+			to.record_plain = a.record_plain;
+			to.render = a.mode == MODE_RENDER ? &a.render : NULL;
 			to.no_mouse = a.no_mouse;
 			/* a demo script is not the learner's way, nor a lesson being written (--watch) */
 			to.progress = a.demo == NULL && !a.watch ? &prog : NULL;

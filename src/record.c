@@ -22,6 +22,10 @@ struct Recorder {
 	pthread_mutex_t lock;      /* f, carry, last: the relay thread and the main thread write */
 	struct timespec t0;
 	double last;               /* the time of the last event (times never go back) */
+	int width, height;
+	long long stamp;           /* the header's timestamp */
+	double idle;               /* the header's idle_time_limit (0: none) */
+	int quiet;                 /* the relay copies to the terminal only (record_relay_quiet) */
 	unsigned char carry[4];    /* the start of a character the last write cut */
 	size_t ncarry;
 
@@ -141,11 +145,81 @@ rec_time(Recorder *r)
 
 /* ------------------------------------------------------------ the file */
 
+/*
+ * The header line, always REC_HEADER_BYTES long (blanks before the newline,
+ * which JSON allows) so that record_set_title can write it again in place
+ * once the recording knows which lesson it showed. A title too long for it
+ * is cut at a character's start.
+ */
+#define REC_HEADER_BYTES 1024
+
+/* The header with the title cut to at most max bytes (at a character's start), in m. */
+static void
+rec_header_in(FILE *m, const Recorder *r, const char *title, size_t max)
+{
+	const char *term = getenv("TERM"), *shell = getenv("SHELL");
+	size_t n = strlen(title);
+	char *cut;
+
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)title[n] & 0xc0) == 0x80)
+			n--;
+	}
+	cut = strndup(title, n);
+	fprintf(m, "{\"version\": 2, \"width\": %d, \"height\": %d, \"timestamp\": %lld, ", r->width, r->height,
+	        r->stamp);
+	if (r->idle > 0)
+		fprintf(m, "\"idle_time_limit\": %.3f, ", r->idle);
+	fputs("\"env\": {\"TERM\": ", m);
+	rec_json_string(m, term ? term : "");
+	fputs(", \"SHELL\": ", m);
+	rec_json_string(m, shell ? shell : "");
+	fputs("}, \"title\": ", m);
+	rec_json_string(m, cut ? cut : "");
+	fputs("}", m);
+	free(cut);
+}
+
+/*
+ * The header line, always REC_HEADER_BYTES long (blanks before the newline,
+ * which JSON allows), so that record_set_title can write it again in place
+ * once the recording knows which lesson it showed. A title too long for it
+ * is cut at a character's start. Returns what fwrite wrote.
+ */
+#define REC_HEADER_BYTES 1024
+
+static size_t
+rec_header(Recorder *r, const char *title)
+{
+	char buf[REC_HEADER_BYTES];
+	size_t max = REC_HEADER_BYTES, n = 0;
+
+	for (;;) {
+		FILE *m = fmemopen(buf, sizeof buf, "w");
+		if (m == NULL)
+			return 0;
+		rec_header_in(m, r, title ? title : "attnviz", max);
+		long at = ftell(m);
+		int full = ferror(m) || at < 0 || (size_t)at >= REC_HEADER_BYTES - 1;
+		fclose(m);
+		if (!full) {
+			n = (size_t)at;
+			break;
+		}
+		if (max == 0)
+			return 0;
+		max /= 2; /* the title escapes to more than fits: a shorter one */
+	}
+	memset(buf + n, ' ', REC_HEADER_BYTES - 1 - n);
+	buf[REC_HEADER_BYTES - 1] = '\n';
+	return fwrite(buf, 1, REC_HEADER_BYTES, r->f);
+}
+
 Recorder *
-record_open(const char *path, int width, int height, const char *title, char **err)
+record_open(const char *path, int width, int height, const char *title, double idle_limit, char **err)
 {
 	Recorder *r = calloc(1, sizeof *r);
-	const char *term = getenv("TERM"), *shell = getenv("SHELL");
 
 	*err = NULL;
 	if (r == NULL) {
@@ -162,16 +236,15 @@ record_open(const char *path, int width, int height, const char *title, char **e
 	setvbuf(r->f, NULL, _IOFBF, 1 << 16);
 	pthread_mutex_init(&r->lock, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
-	fprintf(r->f, "{\"version\": 2, \"width\": %d, \"height\": %d, \"timestamp\": %lld, \"env\": {\"TERM\": ",
-	        width, height, (long long)time(NULL));
-	rec_json_string(r->f, term ? term : "");
-	fputs(", \"SHELL\": ", r->f);
-	rec_json_string(r->f, shell ? shell : "");
-	fputs("}, \"title\": ", r->f);
-	rec_json_string(r->f, title ? title : "attnviz");
-	fputs("}\n", r->f);
-	if (fflush(r->f) != 0) {
-		r->file.error = errno;
+	r->width = width;
+	r->height = height;
+	r->stamp = (long long)time(NULL);
+	r->idle = idle_limit > 0 ? idle_limit : 0;
+	if (rec_header(r, title) != REC_HEADER_BYTES)
+		r->file.error = errno ? errno : EIO;
+	if (r->file.error != 0 || fflush(r->f) != 0) {
+		if (r->file.error == 0)
+			r->file.error = errno;
 		fileio_commit(&r->file, err); /* fails with that error, removes the temporary file */
 		pthread_mutex_destroy(&r->lock);
 		free(r);
@@ -180,15 +253,13 @@ record_open(const char *path, int width, int height, const char *title, char **e
 	return r;
 }
 
-void
-record_output(Recorder *r, const char *buf, size_t len)
+/* An output event at time t (seconds); the lock held. */
+static void
+rec_output_at(Recorder *r, double t, const char *buf, size_t len)
 {
 	unsigned char tmp[4 + 4096];
 
-	if (r == NULL || len == 0)
-		return;
-	pthread_mutex_lock(&r->lock);
-	fprintf(r->f, "[%.6f, \"o\", \"", rec_time(r));
+	fprintf(r->f, "[%.6f, \"o\", \"", t);
 	while (len > 0 || r->ncarry > 0) {
 		/* The carried bytes, then as much of buf as fits in tmp. */
 		size_t n = r->ncarry, take = len < sizeof tmp - n ? len : sizeof tmp - n, used;
@@ -204,6 +275,52 @@ record_output(Recorder *r, const char *buf, size_t len)
 			break;
 	}
 	fputs("\"]\n", r->f);
+}
+
+void
+record_output(Recorder *r, const char *buf, size_t len)
+{
+	if (r == NULL || len == 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	rec_output_at(r, rec_time(r), buf, len);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+record_output_at(Recorder *r, double t, const char *buf, size_t len)
+{
+	if (r == NULL || len == 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (t < r->last)
+		t = r->last;
+	r->last = t;
+	rec_output_at(r, t, buf, len);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void
+record_relay_quiet(Recorder *r)
+{
+	if (r != NULL)
+		r->quiet = 1;
+}
+
+void
+record_set_title(Recorder *r, const char *title)
+{
+	long at;
+
+	if (r == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	at = ftell(r->f);
+	if (at < 0 || fseek(r->f, 0, SEEK_SET) != 0 || rec_header(r, title) != REC_HEADER_BYTES ||
+	    fseek(r->f, at, SEEK_SET) != 0) {
+		if (r->file.error == 0)
+			r->file.error = errno ? errno : EIO;
+	}
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -314,7 +431,8 @@ rec_relay(void *arg)
 			if (k <= 0)
 				break; /* EIO: the slave is closed */
 			write_all(r->real, buf, (size_t)k);
-			record_output(r, buf, (size_t)k);
+			if (!r->quiet)
+				record_output(r, buf, (size_t)k);
 		}
 	}
 	return NULL;

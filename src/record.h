@@ -1,7 +1,10 @@
 /* record.h: --record — the screen as an asciicast v2 file (asciinema's format), no curses.
  *
  * The file: a header line
- *   {"version": 2, "width": W, "height": H, "timestamp": T, "env": {"TERM": …, "SHELL": …}, "title": …}
+ *   {"version": 2, "width": W, "height": H, "timestamp": T, "idle_time_limit": S, "env": {"TERM": …, "SHELL": …},
+ *    "title": …}
+ * padded with blanks to 1024 bytes, so the title can be written again at the
+ * end (record_set_title: the lesson the recording showed, not the one it began with),
  * then one event a line: [TIME, "o", DATA] for bytes written to the terminal,
  * [TIME, "r", "WxH"] for a resize; TIME is seconds since the start (monotonic
  * clock, never decreasing). DATA is a JSON string of the bytes as UTF-8: a
@@ -29,10 +32,20 @@
 
 typedef struct Recorder Recorder;
 
-/* Start a recording of a width × height screen. NULL with *err (heap string) when PATH cannot be written (fileio.h). */
-Recorder *record_open(const char *path, int width, int height, const char *title, char **err);
-/* Bytes written to the terminal (any thread). */
+/* --record's idle_time_limit (seconds): a longer silence plays back this long. */
+#define RECORD_IDLE_LIMIT 3.0
+
+/*
+ * Start a recording of a width × height screen; idle_limit > 0 goes in the header as idle_time_limit (players
+ * shorten any stillness longer than that). NULL with *err (heap string) when PATH cannot be written (fileio.h).
+ */
+Recorder *record_open(const char *path, int width, int height, const char *title, double idle_limit, char **err);
+/* The header's title, written again in place (a title too long for the header is cut). */
+void record_set_title(Recorder *r, const char *title);
+/* Bytes written to the terminal (any thread), at the time now. */
 void record_output(Recorder *r, const char *buf, size_t len);
+/* Bytes written at t seconds from the start (a virtual clock: --render); never before the last event. */
+void record_output_at(Recorder *r, double t, const char *buf, size_t len);
 /* The terminal is now width × height. */
 void record_resize(Recorder *r, int width, int height);
 /* Write buffered events to the temporary file. */
@@ -52,6 +65,11 @@ void record_tty_size(int fd, int *width, int *height);
 int record_tty_start(Recorder *r, int tty_fd, FILE **out, char **err);
 /* After newterm(): catch SIGWINCH to resize the slave first (chains ncurses' handler). */
 void record_tty_signals(Recorder *r);
+/*
+ * Before record_tty_start: what the program writes still reaches the terminal, but not the file — the caller
+ * records the screen itself with record_output (--record-plain: whole rows, never the program's own escapes).
+ */
+void record_relay_quiet(Recorder *r);
 /* Give the real terminal the modes ncurses set on the slave (cheap when nothing changed); flushes. */
 void record_tty_sync(Recorder *r);
 /* After endwin() and delscreen(): copy what is left, stop the thread, give the terminal its modes back. */

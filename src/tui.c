@@ -124,10 +124,27 @@ put_fit(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw, int utf
 /* Time, signals, leaving                                               */
 /* ------------------------------------------------------------------ */
 
+/* --render's virtual clock (ms), or -1: the monotonic clock. */
+static long long tui_clock = -1;
+
+int
+tui_signalled(void)
+{
+	return tui_signal;
+}
+
+void
+tui_clock_set(long long ms)
+{
+	tui_clock = ms;
+}
+
 long long
 now_ms(void)
 {
 	struct timespec ts;
+	if (tui_clock >= 0)
+		return tui_clock;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
@@ -1782,6 +1799,32 @@ locale_utf8(void)
 	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
+/* --render's terminal: a type every player knows, of the size asked; what curses writes goes nowhere. */
+#define TUI_RENDER_TERM "xterm-256color"
+
+static int
+tui_render_term(Tui *t, FILE **out, FILE **in)
+{
+	char n[16];
+
+	tui_clock_set(0); /* the demo's time starts here (tui_demo_start reads it) */
+	/* ncurses takes the size from LINES and COLUMNS when the output is no terminal */
+	snprintf(n, sizeof n, "%d", t->opt.render->height);
+	setenv("LINES", n, 1);
+	snprintf(n, sizeof n, "%d", t->opt.render->width);
+	setenv("COLUMNS", n, 1);
+	t->render_out = fopen("/dev/null", "w");
+	t->render_in = fopen("/dev/null", "r");
+	if (t->render_out == NULL || t->render_in == NULL) {
+		fprintf(stderr, "attnviz: --render: cannot open /dev/null\n");
+		t->rc = 1;
+		return -1;
+	}
+	*out = t->render_out;
+	*in = t->render_in;
+	return 0;
+}
+
 /* Set up: the line editor, the signals, --record, curses and the theme. 0, or -1 (t->rc 1) when there is no terminal. */
 static int
 tui_start(Tui *t, Session *s, const TuiOptions *opt)
@@ -1818,7 +1861,9 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 		int w, h;
 		char *rerr = NULL;
 		record_tty_size(STDOUT_FILENO, &w, &h);
-		t->rec = record_open(t->opt.record, w, h, session_text(s, &s->lesson->title), &rerr);
+		t->rec = record_open(t->opt.record, w, h, session_text(s, &s->lesson->title), RECORD_IDLE_LIMIT, &rerr);
+		if (t->rec != NULL && t->opt.record_plain)
+			record_relay_quiet(t->rec); /* tui_record_frame records the screen instead */
 		if (t->rec == NULL || record_tty_start(t->rec, STDOUT_FILENO, &tout, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : _("cannot record"));
 			free(rerr);
@@ -1828,7 +1873,10 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 			return -1;
 		}
 	}
-	t->scr = newterm(NULL, tout, stdin);
+	FILE *tin = stdin;
+	if (t->opt.render != NULL && tui_render_term(t, &tout, &tin) != 0)
+		return -1;
+	t->scr = newterm(t->opt.render != NULL ? TUI_RENDER_TERM : NULL, tout, tin);
 	if (t->scr == NULL) {
 		char *term = text_escape(getenv("TERM"), ""); /* the environment is outside text too */
 		fprintf(stderr, "attnviz: cannot start the terminal interface (TERM=%s); try --plain\n", term ? term : "");
@@ -1874,6 +1922,32 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 
 #define TUI_LEAVE (-2) /* tui_wait: leave the loop */
 
+void
+tui_expire(Tui *t)
+{
+	if (t->flash && now_ms() >= t->flash_until) {
+		t->flash = 0;
+		t->redraw |= R_PANES;
+	}
+}
+
+int
+tui_turn(Tui *t)
+{
+	tui_demo_tick(t);
+	tui_play_tick(t);
+	tui_watch_tick(t);
+	if (t->s->quit)
+		return 1;
+	tui_sync(t);
+	tui_draw(t);
+	if (t->rec != NULL && t->opt.record_plain)
+		tui_record_frame(t);
+	if (t->rec != NULL)
+		record_tty_sync(t->rec);
+	return 0;
+}
+
 /*
  * One turn of the loop up to a key: run what is due (the demo, :play), draw
  * what changed, and wait for a key until the next thing is due (a flash
@@ -1884,15 +1958,8 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 static int
 tui_wait(Tui *t)
 {
-	tui_demo_tick(t);
-	tui_play_tick(t);
-	tui_watch_tick(t);
-	if (t->s->quit)
+	if (tui_turn(t) != 0)
 		return TUI_LEAVE;
-	tui_sync(t);
-	tui_draw(t);
-	if (t->rec != NULL)
-		record_tty_sync(t->rec);
 
 	WINDOW *in = t->lay.too_small || t->w_status == NULL ? stdscr : t->w_status;
 	long long wait = 1000, now = now_ms();
@@ -1932,10 +1999,7 @@ tui_wait(Tui *t)
 		return TUI_LEAVE;
 	}
 	if (key == ERR) {
-		if (t->flash && now_ms() >= t->flash_until) {
-			t->flash = 0;
-			t->redraw |= R_PANES;
-		}
+		tui_expire(t);
 		/* Returning at once without a key, again and again: the input is gone. */
 		if (now_ms() - before < wait / 2 && wait > 50) {
 			if (++t->errs > 50)
@@ -1950,7 +2014,7 @@ tui_wait(Tui *t)
 }
 
 /* One key: to the demo, or to the mode's handler. Returns 1 when attnviz should stop. */
-static int
+int
 tui_key(Tui *t, int key)
 {
 	if (t->flash) {
@@ -2015,11 +2079,19 @@ tui_stop(Tui *t)
 	ttyguard_disarm();
 	if (t->scr)
 		delscreen(t->scr);
+	if (t->render_out != NULL)
+		fclose(t->render_out);
+	if (t->render_in != NULL)
+		fclose(t->render_in);
+	free(t->plain_cells);
+	free(t->plain_prev);
 	if (pfail)
 		fprintf(stderr, "attnviz: cannot keep your progress: %s\n", perr ? perr : _("out of memory"));
 	free(perr);
 	if (t->rec != NULL) {
 		char *rerr = NULL;
+		/* the lesson the recording ended on, not the one it began with (a demo loads its own) */
+		record_set_title(t->rec, session_text(t->s, &t->s->lesson->title));
 		if (record_close(t->rec, &rerr) != 0) {
 			fprintf(stderr, "attnviz: %s\n", rerr ? rerr : _("cannot write the recording"));
 			if (t->rc == 0)
@@ -2047,9 +2119,13 @@ tui_run(Session *s, const TuiOptions *opt)
 	Tui t;
 	int key;
 
-	if (tui_start(&t, s, opt) == 0)
-		while (!s->quit && (key = tui_wait(&t)) != TUI_LEAVE)
-			if (key != ERR && tui_key(&t, key))
-				break;
+	if (tui_start(&t, s, opt) == 0) {
+		if (t.opt.render != NULL)
+			t.rc = tui_render_loop(&t);
+		else
+			while (!s->quit && (key = tui_wait(&t)) != TUI_LEAVE)
+				if (key != ERR && tui_key(&t, key))
+					break;
+	}
 	return tui_stop(&t);
 }

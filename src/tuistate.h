@@ -17,6 +17,7 @@
 #include "layout.h"
 #include "lineedit.h"
 #include "record.h"
+#include "render.h"
 #include "tui.h"
 
 /* What to draw on the next loop turn (besides Session.dirty). */
@@ -121,6 +122,9 @@ typedef struct Tui {
 	long long watch_sec, watch_nsec, watch_size, watch_ino; /* the stamp: mtime, size, inode */
 
 	Recorder *rec;        /* --record: the asciicast being written, or NULL */
+	FILE *render_out, *render_in; /* --render: /dev/null, curses' terminal */
+	RenderCell *plain_cells, *plain_prev; /* --record-plain: the screen now and as last recorded */
+	int plain_w, plain_h, plain_have;
 
 	/* The course menu (m; tuicourse.c): the lessons as `lessons` lists them, one chosen. */
 	char **menu_line, **menu_name; /* owned: what each line says (escaped), the lesson it opens */
@@ -165,6 +169,16 @@ typedef struct KeyEntry {
 int draw_text(WINDOW *win, const char *s, int len, int maxw, int skip);
 int put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw);
 long long now_ms(void);
+/* --render: now_ms() says ms from here on (a virtual clock); -1 goes back to the real one. */
+void tui_clock_set(long long ms);
+/* The signal (SIGINT, SIGTERM, …) that asked attnviz to stop, or 0. */
+int tui_signalled(void);
+/* One loop turn before waiting for a key: run what is due, draw what changed. 1 when attnviz should stop. */
+int tui_turn(Tui *t);
+/* What ends by time alone (a flash) ends when its time has come. */
+void tui_expire(Tui *t);
+/* One key, as if pressed. 1 when attnviz should stop. */
+int tui_key(Tui *t, int key);
 void tui_set_msg(Tui *t, int error, const char *text);
 /* Up/down/page/home/end on a list position in [0, last] (a pop-up's top line, the menu's choice): 1 when key moved it. */
 int tui_list_key(int key, int *pos, int page, int last);
@@ -214,5 +228,10 @@ void tui_play_tick(Tui *t);
 /* tuiwatch.c */
 void tui_watch_tick(Tui *t);
 void tui_watch_free(Tui *t);
+/* tuirender.c */
+/* --render: play the demo on the virtual terminal and write its frames; the exit status. */
+int tui_render_loop(Tui *t);
+/* --record-plain: the rows of the screen that changed since the last frame, recorded. */
+void tui_record_frame(Tui *t);
 
 #endif

@@ -1,5 +1,5 @@
 # tests/tmux.sh — the house way to drive the full-screen view in a real terminal
-# (tmux on a private socket), sourced after tests/lib.sh by t_tui.sh and t_teach.sh:
+# (tmux on a private socket), sourced after tests/lib.sh by t_tui.sh, t_teach.sh and t_render.sh:
 # start, begin, cap, snap, wait_for, wait_gone, shows, keys, cmd, quits, plays, leaves_demo, attnviz_pid.
 # Skips the whole script when tmux is missing.
 
@@ -8,10 +8,11 @@ SOCK="attnviz-test-$$"
 STATE="$tmp/state"
 
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-trap 'tm kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+# (the panes' programs may still be writing into $tmp as the server goes: a second try)
+trap 'tm kill-server >/dev/null 2>&1; rm -rf "$tmp" 2>/dev/null || { sleep 1; rm -rf "$tmp"; }' EXIT
 
 if ! command -v tmux >/dev/null 2>&1; then
-	skip "tui" "tmux not installed"
+	skip "$(basename "$0" .sh)" "tmux not installed"
 	finish
 fi
 [ -x "$ATTNVIZ" ] || bail "no binary at $ATTNVIZ"

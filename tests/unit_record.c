@@ -1,4 +1,4 @@
-/* unit_record.c: --record's asciicast v2 files (record.h), checked with cJSON. */
+/* unit_record.c: --record's asciicast v2 files (record.h) and --render's frames (render.h), checked with cJSON. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +18,7 @@
 
 #include "fileio.h"
 #include "record.h"
+#include "render.h"
 #include "unit_hidden.h"
 
 typedef struct Cast {
@@ -120,7 +121,7 @@ test_header_and_events(void **state)
 	snprintf(path, sizeof path, "%s/a.cast", dir);
 	setenv("TERM", "xterm-256color", 1);
 	setenv("SHELL", "/bin/sh", 1);
-	Recorder *r = record_open(path, 80, 24, "Masked \"attention\" 机器", &err);
+	Recorder *r = record_open(path, 80, 24, "Masked \"attention\" 机器", 0, &err);
 	assert_non_null(r);
 	assert_int_equal(hidden_files(), 1); /* streaming to a hidden temporary file beside PATH */
 	assert_int_equal(access(path, F_OK), -1);
@@ -161,7 +162,7 @@ test_open_fails(void **state)
 	char *err = NULL;
 	(void)state;
 
-	Recorder *r = record_open("/nonexistent-dir/x.cast", 80, 24, "t", &err);
+	Recorder *r = record_open("/nonexistent-dir/x.cast", 80, 24, "t", 0, &err);
 	assert_null(r);
 	assert_non_null(err);
 	assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.cast: No such file or directory"));
@@ -189,7 +190,7 @@ test_abort_keeps_old(void **state)
 	fputs("victim", f);
 	fclose(f);
 	assert_int_equal(symlink(victim, part), 0);
-	Recorder *r = record_open(path, 80, 24, "t", &err);
+	Recorder *r = record_open(path, 80, 24, "t", 0, &err);
 	assert_non_null(r);
 	record_abort(r);
 	assert_int_equal(hidden_files(), 0);
@@ -232,7 +233,7 @@ test_tty_relay(void **state)
 	assert_int_equal(tcgetattr(tty, &before), 0);
 
 	snprintf(path, sizeof path, "%s/b.cast", dir);
-	Recorder *r = record_open(path, 80, 24, "session", &err);
+	Recorder *r = record_open(path, 80, 24, "session", 0, &err);
 	assert_non_null(r);
 	assert_int_equal(record_tty_start(r, tty, &out, &err), 0);
 	assert_non_null(out);
@@ -269,6 +270,115 @@ test_tty_relay(void **state)
 	cast_free(&c);
 }
 
+/* The title written again at the end; idle_time_limit; events at given times, never going back. */
+static void
+test_title_idle_times(void **state)
+{
+	char path[128], *err = NULL, long_title[3000];
+	Cast c;
+	(void)state;
+
+	snprintf(path, sizeof path, "%s/t.cast", dir);
+	Recorder *r = record_open(path, 80, 24, "Self-attention: I saw a saw", 2.5, &err);
+	assert_non_null(r);
+	record_output_at(r, 1.5, "a", 1);
+	record_output_at(r, 0.5, "b", 1); /* before the last: at the last */
+	record_set_title(r, "Masked attention 机器学习");
+	record_output_at(r, 4.25, "c", 1);
+	assert_int_equal(record_close(r, &err), 0);
+	cast_read(path, &c);
+	assert_string_equal(cJSON_GetObjectItem(c.header, "title")->valuestring, "Masked attention 机器学习");
+	assert_true(cJSON_GetObjectItem(c.header, "idle_time_limit")->valuedouble == 2.5);
+	assert_int_equal(c.nevents, 3);
+	assert_true(cJSON_GetArrayItem(c.events[0], 0)->valuedouble == 1.5);
+	assert_true(cJSON_GetArrayItem(c.events[1], 0)->valuedouble == 1.5);
+	assert_true(cJSON_GetArrayItem(c.events[2], 0)->valuedouble == 4.25);
+	assert_string_equal(c.out, "abc");
+	cast_free(&c);
+
+	/* A title of control characters too long for the header: cut, still JSON, the events intact. */
+	memset(long_title, '\x01', sizeof long_title - 1);
+	long_title[sizeof long_title - 1] = '\0';
+	r = record_open(path, 80, 24, "t", 0, &err);
+	assert_non_null(r);
+	record_output_at(r, 1, "x", 1);
+	record_set_title(r, long_title);
+	assert_int_equal(record_close(r, &err), 0);
+	cast_read(path, &c);
+	assert_null(cJSON_GetObjectItem(c.header, "idle_time_limit")); /* 0: none */
+	const char *t = cJSON_GetObjectItem(c.header, "title")->valuestring;
+	assert_true(strlen(t) > 10 && strlen(t) < 1024 && t[0] == '\x01');
+	assert_string_equal(c.out, "x");
+	cast_free(&c);
+}
+
+/* A screen of w × h blanks in white on black. */
+static void
+blank(RenderCell *cells, int n)
+{
+	for (int i = 0; i < n; i++)
+		cells[i] = (RenderCell){ .ch = ' ', .fg = 0xffffff, .bg = 0 };
+}
+
+/* Frames: one per change, a frame shown for no time replaced; the SVG escaped, wide cells whole; the cast full redraws. */
+static void
+test_render_frames(void **state)
+{
+	enum { W = 6, H = 2 };
+	RenderCell s[W * H];
+	char path[128], *err = NULL, *svg;
+	size_t len = 0;
+	Cast c;
+	(void)state;
+
+	Render *r = render_new(W, H, 0xffffff, 0);
+	assert_non_null(r);
+	blank(s, W * H);
+	assert_int_equal(render_frame(r, 0, 1, s), 0);
+	s[0].ch = 'a';
+	assert_int_equal(render_frame(r, 0, 2, s), 0); /* the same time: replaces the blank screen */
+	assert_int_equal(render_count(r), 1);
+	assert_int_equal(render_frame(r, 500, 3, s), 0); /* no change: no frame */
+	assert_int_equal(render_count(r), 1);
+	s[1] = (RenderCell){ .ch = '<', .fg = 0xff0000, .bg = 0x0000ff, .flags = RENDER_BOLD };
+	s[2] = (RenderCell){ .ch = '&', .fg = 0xffffff, .bg = 0 };
+	s[W] = (RenderCell){ .ch = 0x673a /* 机 */, .fg = 0xffffff, .bg = 0, .flags = RENDER_WIDE };
+	s[W + 1] = (RenderCell){ .ch = ' ', .fg = 0xffffff, .bg = 0, .flags = RENDER_CONT };
+	s[W + 2].ch = 0x01; /* no file may hold it: U+FFFD */
+	assert_int_equal(render_frame(r, 1000, 4, s), 0);
+	assert_int_equal(render_count(r), 2);
+	render_end(r, 3000);
+
+	snprintf(path, sizeof path, "%s/r.svg", dir);
+	assert_int_equal(render_write_svg(r, path, &err), 0);
+	svg = fileio_read_all(path, 1 << 20, &len, &err);
+	assert_non_null(svg);
+	assert_non_null(strstr(svg, "data-frames=\"2\" data-duration=\"3.000\""));
+	assert_non_null(strstr(svg, "<g id=\"f0\" data-t=\"0.000\" data-line=\"2\" visibility=\"visible\">"));
+	assert_non_null(strstr(svg, "<g id=\"f1\" data-t=\"1.000\" data-line=\"4\" visibility=\"hidden\">"
+	                            "<set attributeName=\"visibility\" to=\"visible\" begin=\"loop.begin+1.000s\" dur=\"2.000s\"/>"));
+	assert_non_null(strstr(svg, "<rect x=\"10\" y=\"0\" width=\"10\" height=\"20\" fill=\"#0000ff\"/>"));
+	assert_non_null(strstr(svg, "fill=\"#ff0000\" font-weight=\"bold\">&lt;</tspan>"));
+	assert_non_null(strstr(svg, ">&amp;   </tspan>"));
+	assert_non_null(strstr(svg, "<tspan x=\"0\" textLength=\"20\" lengthAdjust=\"spacingAndGlyphs\">机</tspan>"
+	                            "<tspan x=\"20\" textLength=\"40\" lengthAdjust=\"spacingAndGlyphs\">\xef\xbf\xbd   </tspan>"));
+	assert_null(strchr(svg, '\x01'));
+	free(svg);
+
+	snprintf(path, sizeof path, "%s/r.cast", dir);
+	assert_int_equal(render_write_cast(r, path, "Masked", 3, &err), 0);
+	cast_read(path, &c);
+	assert_int_equal(c.nevents, 3); /* two frames and the end */
+	assert_true(cJSON_GetArrayItem(c.events[1], 0)->valuedouble == 1.0);
+	assert_true(cJSON_GetArrayItem(c.events[2], 0)->valuedouble == 3.0);
+	/* each frame: both rows from their first column, 24-bit colours, the wide character once */
+	assert_non_null(strstr(c.out, "\x1b[1;1H\x1b[0;38;2;255;255;255;48;2;0;0;0ma\x1b[0;38;2;255;0;0;48;2;0;0;255;1m<"));
+	assert_non_null(strstr(c.out, "\x1b[2;1H\x1b[0;38;2;255;255;255;48;2;0;0;0m机\xef\xbf\xbd   \x1b[0m"));
+	assert_null(strstr(c.out, "r\x1b")); /* no scroll region */
+	cast_free(&c);
+	render_free(r);
+}
+
 int
 main(void)
 {
@@ -277,6 +387,8 @@ main(void)
 		cmocka_unit_test(test_open_fails),
 		cmocka_unit_test(test_abort_keeps_old),
 		cmocka_unit_test(test_tty_relay),
+		cmocka_unit_test(test_title_idle_times),
+		cmocka_unit_test(test_render_frames),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
