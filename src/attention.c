@@ -491,6 +491,30 @@ static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h)
 	return &pick->m;
 }
 
+void attn_touch(Attn *a)
+{
+	static unsigned long versions;
+
+	a->version = ++versions;
+}
+
+int attn_reserve_derived(Attn *a, double max_numbers)
+{
+	const int n = a->lesson->n, m = a->lesson->m;
+
+	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL)
+		return 0;
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
+		Mat *s = &a->derived[k].m;
+		if (!mat_empty(s))
+			continue;
+		if (mat_alloc_whole(s, n, m) != 0)
+			return -1;
+		memset(s->a, 0, (size_t)n * (size_t)m * sizeof *s->a);
+	}
+	return 0;
+}
+
 /* The derived matrices made so far no longer hold (scores or the mask are remade); their buffers stay. */
 static void derived_forget(Attn *a)
 {
@@ -1377,8 +1401,10 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 {
 	unsigned char redo[AM_COUNT];
 
-	if (plan == NULL)
+	if (plan == NULL) {
 		derived_forget(a);
+		attn_touch(a);
+	}
 	for (int st = 0; st < STAGE_COUNT; st++) {
 		double t0;
 		a->stage_ms[st] = 0.0;

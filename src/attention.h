@@ -120,6 +120,12 @@ typedef struct Attn {
 	/* While attn_update reruns a pass: the matrices it must remake (NULL: all of them). */
 	const unsigned char *redo;
 
+	/*
+	 * A number no other computation has, nor this one before it was last
+	 * recomputed (attn_touch): what a view caches about the numbers (a
+	 * pane's range, a matrix's mean) it keeps under it.
+	 */
+	unsigned long version;
 	/* The derived matrices made on request (see AttnDerived), and the clock their use is told by. */
 	AttnDerived derived[ATTN_DERIVED_SLOTS];
 	unsigned long derived_clock;
@@ -153,6 +159,18 @@ void attn_free(Attn *a);
  * then half updated, and updating it back to the old lesson restores it.
  */
 int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, char **err);
+
+/*
+ * Give a's slots for derived matrices their memory now (touched, so that the
+ * system maps it), when all of them hold at most max_numbers numbers: a view
+ * calls it when it is idle, so that making a derived matrix later does not
+ * wait for fresh pages (slow on some systems: ~30 ms for 8 MB here). Does
+ * nothing when they have it. Returns 0, or -1 out of memory (nothing lost).
+ */
+int attn_reserve_derived(Attn *a, double max_numbers);
+
+/* a's numbers changed (a pass or the backward pass ran again): a new a->version. */
+void attn_touch(Attn *a);
 
 /* Layer i of a computation (a itself for 0, or for a lesson without layers); NULL out of range. */
 const Attn *attn_layer(const Attn *a, int i);

@@ -24,16 +24,19 @@ void stats_matrix(const Mat *m, MatStats *out)
 		}
 }
 
+double stats_row_sum(const Mat *m, int i)
+{
+	double s = 0.0;
+
+	for (int j = 0; j < m->cols; j++)
+		s += MAT_AT(*m, i, j);
+	return s;
+}
+
 void stats_row_sums(const Mat *m, double *sums)
 {
-	int i, j;
-
-	for (i = 0; i < m->rows; i++) {
-		double s = 0.0;
-		for (j = 0; j < m->cols; j++)
-			s += MAT_AT(*m, i, j);
-		sums[i] = s;
-	}
+	for (int i = 0; i < m->rows; i++)
+		sums[i] = stats_row_sum(m, i);
 }
 
 static long cells(const Mat *m)

@@ -210,6 +210,15 @@ now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Monotonic milliseconds with their fraction (key times). */
+static double
+clock_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void
 tui_on_signal(int sig)
 {
@@ -1837,6 +1846,9 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 	if (opt)
 		t->opt = *opt;
 	t->utf8 = locale_utf8();
+	const char *kt = getenv("ATTNVIZ_KEY_TIMES");
+	if (kt != NULL && *kt != '\0')
+		t->key_times = fopen(kt, "a"); /* a benchmark's file: without it, keys are simply not timed */
 
 	/* The line editor first: readline must not touch the terminal set-up ncurses owns. */
 	hist = tui_history_path();
@@ -1934,6 +1946,12 @@ tui_wait(Tui *t)
 	tui_draw(t);
 	if (t->rec != NULL)
 		record_tty_sync(t->rec);
+	if (t->key_times != NULL && t->key_t0 > 0) { /* the key is answered: its screen is out */
+		fprintf(t->key_times, "key=%d ms=%.3f\n", t->key_code, clock_ms() - t->key_t0);
+		fflush(t->key_times);
+		t->key_t0 = 0;
+	}
+	session_idle(t->s); /* the screen is out: what the next keys will need, while the learner reads */
 
 	WINDOW *in = t->lay.too_small || t->w_status == NULL ? stdscr : t->w_status;
 	long long wait = 1000, now = now_ms();
@@ -2078,6 +2096,8 @@ tui_stop(Tui *t)
 	free(t->msg);
 	free(t->popup_title);
 	free(t->popup_text);
+	if (t->key_times != NULL)
+		fclose(t->key_times);
 	return t->rc;
 }
 
@@ -2088,8 +2108,13 @@ tui_run(Session *s, const TuiOptions *opt)
 	int key;
 
 	if (tui_start(&t, s, opt) == 0)
-		while (!s->quit && (key = tui_wait(&t)) != TUI_LEAVE)
-			if (key != ERR && tui_key(&t, key))
+		while (!s->quit && (key = tui_wait(&t)) != TUI_LEAVE) {
+			if (key == ERR)
+				continue;
+			t.key_t0 = clock_ms();
+			t.key_code = key;
+			if (tui_key(&t, key))
 				break;
+		}
 	return tui_stop(&t);
 }
