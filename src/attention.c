@@ -1390,6 +1390,42 @@ static int stage_nonfinite(Attn *a, int st)
 	return 0;
 }
 
+static AttnProgress progress_fn;
+static void *progress_ctx;
+static double progress_t0; /* when the computation being told about began */
+static int progress_depth; /* attn_compute calls itself for an encoder: the outermost call starts the clock */
+
+void attn_set_progress(AttnProgress fn, void *ctx)
+{
+	progress_fn = fn;
+	progress_ctx = ctx;
+}
+
+void attn_progress_text(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8)
+{
+	char layer[32] = "";
+
+	if (a->nlayers > 1)
+		snprintf(layer, sizeof layer, "layer %d/%d: ", a->layer + 1, a->nlayers);
+	snprintf(buf, size, "computing%s %s%s (%d/%d)", utf8 ? "\u2026" : "...", layer, stage_kinds[st].name, index, count);
+}
+
+/* A pass of a runs: tell the progress function, if any. */
+static void progress_tell(const Attn *a, int st)
+{
+	int index = 0, count = 0;
+
+	if (progress_fn == NULL)
+		return;
+	for (int s = 0; s < STAGE_COUNT; s++)
+		if (stage_kernel[s] != NULL && (stage_present(&a->shape, (Stage)s) || (stage_kinds[s].flags & SF_ALWAYS))) {
+			count++;
+			if (s <= st)
+				index++;
+		}
+	progress_fn(progress_ctx, a, (Stage)st, index, count, now_ms() - progress_t0);
+}
+
 /*
  * Run the passes of lesson l (a layer's view) into a, in the table's order:
  * every one (changed NULL), or only those whose rules read a matrix marked
@@ -1447,6 +1483,7 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 			a->redo = NULL;
 			continue;
 		}
+		progress_tell(a, st);
 		t0 = now_ms();
 		stage_kernel[st](a, l);
 		if (!stage_checks_itself[st])
@@ -1606,7 +1643,21 @@ static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memo
 		v->source_input = *memory;
 }
 
+static Attn *compute_chain(const Lesson *l, char **err);
+
 Attn *attn_compute(const Lesson *l, char **err)
+{
+	Attn *a;
+
+	if (progress_depth++ == 0)
+		progress_t0 = now_ms();
+	a = compute_chain(l, err);
+	progress_depth--;
+	return a;
+}
+
+/* Every layer of l (and its encoder first), each link computed by compute_one. */
+static Attn *compute_chain(const Lesson *l, char **err)
 {
 	Attn *first = NULL, **link = &first, *enc = NULL;
 	const Mat *input = &l->input, *dec_input = NULL, *memory = NULL;
@@ -1732,6 +1783,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	Attn *a;
 
 	*err = NULL;
+	progress_t0 = now_ms();
 	if (before != NULL)
 		*before = NULL;
 	if (l->encoder != NULL) /* an encoder–decoder is computed afresh */

@@ -169,6 +169,19 @@ int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, ch
  */
 int attn_reserve_derived(Attn *a, double max_numbers);
 
+/*
+ * Progress: fn (NULL: none) is told before each pass of every computation
+ * (attn_compute, attn_update) runs: the layer computed, the stage (its name
+ * is stage_kinds[st].name), its place among the layer's passes (1-based) and
+ * their count, and the milliseconds since the computation began. A view
+ * says "computing… softmax (3/9)" with it when a computation is slow.
+ */
+#define ATTN_PROGRESS_MS 100 /* a computation slower than this says how far it is */
+typedef void (*AttnProgress)(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms);
+void attn_set_progress(AttnProgress fn, void *ctx);
+/* What a view's progress line says: "computing… [layer 1/2: ]softmax (3/9)" (ASCII "..." unless utf8). */
+void attn_progress_text(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8);
+
 /* a's numbers changed (a pass or the backward pass ran again): a new a->version. */
 void attn_touch(Attn *a);
 

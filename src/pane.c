@@ -161,9 +161,10 @@ pane_range(Tui *t, const Pane *p, const Mat *m)
 			goto keep;
 		}
 	}
-	for (int r = 0; r < p->rows; r++)
-		for (int c = 0; c < p->cols; c++) {
-			double v = pane_value(m, p, r, c);
+	/* the columns [col0, col0 + ncols) of every row (the set of numbers is the same transposed) */
+	for (int R = 0; R < m->rows; R++)
+		for (int C = p->col0; C < p->col0 + p->ncols; C++) {
+			const double v = MAT_AT(*m, R, C);
 			if (isfinite(v)) {
 				if (fabs(v) > e->maxabs)
 					e->maxabs = fabs(v);

@@ -119,7 +119,9 @@ typedef struct Tui {
 	/* ATTNVIZ_KEY_TIMES=FILE (make bench): each key's time to its answer on the screen is appended there */
 	FILE *key_times;
 	double key_t0;        /* when the key being answered was read (monotonic ms; 0: none) */
+	double key_cpu0;      /* the CPU time used by then (ms): on a busy machine, the time of the work itself */
 	int key_code;
+	int key_ready;        /* "ready" is written (the first frame is out) */
 
 	/* A demo script playing (--demo, :source): see "Demo scripts" below. */
 	Demo *demo;
