@@ -441,6 +441,16 @@ static void derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, 
 		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(l));
 }
 
+int attn_has(const Attn *a, AttnMatrix which, int h)
+{
+	if ((unsigned)which < AM_COUNT && attn_derived(which)) {
+		if (h < 0 || h >= a->heads || !matrix_present(&a->shape, which, NULL))
+			return 0;
+		return !mat_empty(slot((Attn *)a, which, h)) || (!mat_empty(&a->head[h].scores) && a->visible != NULL);
+	}
+	return attn_matrix(a, which, h) != NULL;
+}
+
 double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 {
 	const Mat *kept;

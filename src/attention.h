@@ -237,6 +237,8 @@ int attn_flash_skipped(const Attn *a, int qb, int kb);
  * pointers for a frame.
  */
 const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h);
+/* Whether attn_matrix(a, which, h) would give a matrix: without making a derived one. */
+int attn_has(const Attn *a, AttnMatrix which, int h);
 /* One cell of a matrix, (i, j) inside its shape: a derived one is worked out without making the matrix. */
 double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j);
 /* Whether which is one of the derived stages' matrices (not kept; made when asked for). */

@@ -644,7 +644,7 @@ static int run_export(const Args *a)
 	if (a->matrix != NULL) {
 		t.whole_stage = 0;
 		t.matrix = (AttnMatrix)matrix_find(a->matrix);
-		if (attn_matrix(s.attn, t.matrix, head) == NULL) {
+		if (!attn_has(s.attn, t.matrix, head)) {
 			fprintf(stderr, "%s: this lesson has no matrix %s\n", shown(a->files[0]), a->matrix);
 			goto out;
 		}
