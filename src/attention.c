@@ -9,6 +9,7 @@
  * may see, weighted by how well query i matches each key.
  */
 #include "attention.h"
+#include "i18n.h"
 #include "backward.h"
 #include "strbuf.h"
 
@@ -68,6 +69,8 @@ static Mat *slot(Attn *a, AttnMatrix which, int h)
 	return (Mat *)((char *)a + attn_field[which]);
 }
 
+static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h);
+
 const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 {
 	const Mat *m;
@@ -84,6 +87,8 @@ const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 		                  grad_field[which]);
 	} else if (matrix_kinds[which].flags & MF_GIVEN)
 		m = lesson_matrix((Lesson *)a->lesson, which);
+	else if (attn_derived(which) && mat_empty(slot((Attn *)a, which, h)))
+		return matrix_present(&a->shape, which, NULL) ? derived_matrix((Attn *)a, which, h) : NULL;
 	else
 		m = slot((Attn *)a, which, h);
 	return mat_empty(m) ? NULL : m;
@@ -368,40 +373,209 @@ static void pass_scores(Attn *a, const Lesson *l)
 	}
 }
 
-/* Pass 4, scale: scaled (n × m) = scores × factor (1/√d_k by default). */
-static void pass_scale(Attn *a, const Lesson *l)
-{
-	const size_t m = (size_t)l->m;
-	int h;
+/* ---------------------------------------------------------------- the derived stages (attention.h) */
 
-	for (h = 0; h < a->heads; h++)
-		for (size_t i = 0; i < (size_t)l->n; i++) {
-			double *out = &a->head[h].scaled.a[i * m];
-			const double *in = &a->head[h].scores.a[i * m];
-			size_t j = 0;
-#if defined(__SSE2__)
-			const __m128d f = _mm_set1_pd(a->factor);
-			for (; j + 4 <= m; j += 4) {
-				_mm_storeu_pd(out + j, _mm_mul_pd(_mm_loadu_pd(in + j), f));
-				_mm_storeu_pd(out + j + 2, _mm_mul_pd(_mm_loadu_pd(in + j + 2), f));
-			}
-#endif
-			for (; j < m; j++)
-				out[j] = in[j] * a->factor;
-			a->nonfinite |= mat_nonfinite(out, m); /* the row while it is in the cache */
-		}
+int attn_derived(AttnMatrix which)
+{
+	return which == AM_SCALED || which == AM_MASKED || which == AM_BIAS || which == AM_BIASED;
 }
 
-/* ALiBi: bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias. */
+/* out[j] = in[j] × f, j < len: one rounded product a cell, however it is made. */
+static void scale_row(const double *in, double *out, size_t len, double f)
+{
+	size_t j = 0;
+#if defined(__SSE2__)
+	const __m128d fv = _mm_set1_pd(f);
+	for (; j + 4 <= len; j += 4) {
+		_mm_storeu_pd(out + j, _mm_mul_pd(_mm_loadu_pd(in + j), fv));
+		_mm_storeu_pd(out + j + 2, _mm_mul_pd(_mm_loadu_pd(in + j + 2), fv));
+	}
+#endif
+	for (; j < len; j++)
+		out[j] = in[j] * f;
+}
+
+/* ALiBi: bias_ij = −slope_h·|i − j|. */
+static double alibi_bias(const Attn *a, int h, int i, int j)
+{
+	return -a->slopes[h] * fabs((double)(i - j));
+}
+
+static double mask_fill(const Lesson *l)
+{
+	return l->mask_fill_inf ? -INFINITY : l->mask_fill;
+}
+
+/* row[j] := fill where vis[j] is 0, j < len: a run of keys at a time. */
+static void fill_hidden(double *row, const unsigned char *vis, int len, double fill)
+{
+	for (int j = 0, end; j < len; j = end) {
+		const unsigned char *e = memchr(vis + j, !vis[j], (size_t)(len - j));
+		end = e != NULL ? (int)(e - vis) : len;
+		if (!vis[j])
+			for (int t = j; t < end; t++)
+				row[t] = fill;
+	}
+}
+
+/*
+ * Cells [0, len) of row i of derived matrix w of head h, into out:
+ *   scaled = scores × factor;  bias = −slope·|i − j|;  biased = scaled + bias;
+ *   masked = biased (ALiBi) or scaled, with the cells the mask hides := fill.
+ * Each cell is the same operations, in the same order, as when the stages were kept.
+ */
+static void derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
+{
+	const Lesson *l = a->lesson;
+	const size_t m = (size_t)l->m;
+
+	if (w == AM_BIAS) {
+		for (int j = 0; j < len; j++)
+			out[j] = alibi_bias(a, h, i, j);
+		return;
+	}
+	scale_row(&a->head[h].scores.a[(size_t)i * m], out, (size_t)len, a->factor);
+	if (w != AM_SCALED && l->alibi)
+		for (int j = 0; j < len; j++)
+			out[j] = out[j] + alibi_bias(a, h, i, j);
+	if (w == AM_MASKED)
+		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(l));
+}
+
+int attn_has(const Attn *a, AttnMatrix which, int h)
+{
+	if ((unsigned)which < AM_COUNT && attn_derived(which)) {
+		if (h < 0 || h >= a->heads || !matrix_present(&a->shape, which, NULL))
+			return 0;
+		return !mat_empty(slot((Attn *)a, which, h)) || (!mat_empty(&a->head[h].scores) && a->visible != NULL);
+	}
+	return attn_matrix(a, which, h) != NULL;
+}
+
+double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
+{
+	const Mat *kept;
+	double x;
+
+	if (!attn_derived(which) || !mat_empty(kept = slot((Attn *)a, which, h))) {
+		const Mat *m = attn_derived(which) ? kept : attn_matrix(a, which, h);
+		return m != NULL ? MAT_AT(*m, i, j) : NAN;
+	}
+	if (which == AM_BIAS)
+		return alibi_bias(a, h, i, j);
+	if (which == AM_MASKED && !a->visible[(size_t)i * a->lesson->m + j])
+		return mask_fill(a->lesson);
+	x = MAT_AT(a->head[h].scores, i, j) * a->factor;
+	if (which != AM_SCALED && a->lesson->alibi)
+		x = x + alibi_bias(a, h, i, j);
+	return x;
+}
+
+/* Derived matrix w of head h, made into the slot asked for longest ago (its buffer reused); NULL out of memory. */
+static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h)
+{
+	AttnDerived *pick = NULL;
+	const int n = a->lesson->n, m = a->lesson->m;
+
+	if (mat_empty(&a->head[h].scores) || a->visible == NULL) /* a copy attn_update kept without it */
+		return NULL;
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
+		AttnDerived *d = &a->derived[k];
+		if (d->valid && d->which == (int)w && d->head == h) {
+			d->used = ++a->derived_clock;
+			return &d->m;
+		}
+		if (pick == NULL || (pick->valid && (!d->valid || d->used < pick->used)))
+			pick = d;
+	}
+	pick->valid = 0;
+	if (!mat_empty(&pick->m) && (pick->m.rows != n || pick->m.cols != m))
+		mat_free(&pick->m);
+	if (mat_empty(&pick->m) && mat_alloc_whole(&pick->m, n, m) != 0)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		derived_row(a, w, h, i, &pick->m.a[(size_t)i * m], m);
+	pick->valid = 1;
+	pick->which = (int)w;
+	pick->head = h;
+	pick->used = ++a->derived_clock;
+	return &pick->m;
+}
+
+void attn_touch(Attn *a)
+{
+	static unsigned long versions;
+
+	a->version = ++versions;
+}
+
+int attn_reserve_derived(Attn *a, double max_numbers)
+{
+	const int n = a->lesson->n, m = a->lesson->m;
+
+	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL)
+		return 0;
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
+		Mat *s = &a->derived[k].m;
+		if (!mat_empty(s))
+			continue;
+		if (mat_alloc_whole(s, n, m) != 0)
+			return -1;
+		memset(s->a, 0, (size_t)n * (size_t)m * sizeof *s->a);
+	}
+	return 0;
+}
+
+/* The derived matrices made so far no longer hold (scores or the mask are remade); their buffers stay. */
+static void derived_forget(Attn *a)
+{
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++)
+		a->derived[k].valid = 0;
+}
+
+/* A scratch row of m numbers for a pass (NULL, and the pass failed, out of memory). */
+static double *scratch_row(Attn *a, int m)
+{
+	double *r = malloc((size_t)m * sizeof *r);
+
+	if (r == NULL)
+		a->failed = 1;
+	return r;
+}
+
+/*
+ * Pass 4, scale: scaled (n × m) = scores × factor (1/√d_k by default), a
+ * derived stage: nothing is kept, only its numbers are checked. The scores
+ * were (a non-finite score was noted), so with |factor| ≤ 1 no product can
+ * overflow; otherwise each row is made and looked over.
+ */
+static void pass_scale(Attn *a, const Lesson *l)
+{
+	double *row;
+
+	if (fabs(a->factor) <= 1.0 || (row = scratch_row(a, l->m)) == NULL)
+		return;
+	for (int h = 0; h < a->heads; h++)
+		for (int i = 0; i < l->n; i++) {
+			derived_row(a, AM_SCALED, h, i, row, l->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+		}
+	free(row);
+}
+
+/* ALiBi: bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias (derived: checked, not kept). */
 static void pass_bias(Attn *a, const Lesson *l)
 {
-	for (int h = 0; h < a->heads; h++)
-		for (int i = 0; i < l->n; i++)
-			for (int j = 0; j < l->m; j++) {
-				const double b = -a->slopes[h] * fabs((double)(i - j));
-				MAT_AT(a->head[h].bias, i, j) = b;
-				MAT_AT(a->head[h].biased, i, j) = MAT_AT(a->head[h].scaled, i, j) + b;
-			}
+	double *row = scratch_row(a, l->m);
+
+	for (int h = 0; row != NULL && h < a->heads; h++)
+		for (int i = 0; i < l->n; i++) {
+			derived_row(a, AM_BIAS, h, i, row, l->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+			derived_row(a, AM_BIASED, h, i, row, l->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+		}
+	free(row);
 }
 
 /* Which keys each query may see: visible (n × m), 1 = may attend; rows with none. */
@@ -433,35 +607,16 @@ static void build_visibility(Attn *a, const Lesson *l)
 	}
 }
 
-/* out[j] = in[j] where vis[j], fill elsewhere, j < m: a run of visible keys at a time. */
-static void mask_row(const double *in, double *out, const unsigned char *vis, int m, double fill)
-{
-	for (int j = 0, end; j < m; j = end) {
-		const unsigned char *e = memchr(vis + j, !vis[j], (size_t)(m - j));
-		end = e != NULL ? (int)(e - vis) : m;
-		if (vis[j])
-			memcpy(out + j, in + j, (size_t)(end - j) * sizeof *out);
-		else
-			for (int t = j; t < end; t++)
-				out[t] = fill;
-	}
-}
-
-/* Pass 5, mask: masked (n × m) = scaled, hidden cells := fill (−∞ unless mask_fill says otherwise). */
+/*
+ * Pass 5, mask: masked (n × m) = scaled, hidden cells := fill (−∞ unless
+ * mask_fill says otherwise), a derived stage: the pass only works out which
+ * cells are visible. A visible cell is a copy of scaled or biased, checked
+ * by their passes; a hidden one is fill.
+ */
 static void pass_mask(Attn *a, const Lesson *l)
 {
-	const size_t m = (size_t)l->m;
-	const double fill = l->mask_fill_inf ? -INFINITY : l->mask_fill;
-	int h;
-
 	build_visibility(a, l);
-	/* a visible cell is a copy of scaled or biased, checked by their passes; a hidden one is fill */
-	a->nonfinite |= !l->mask_fill_inf && !isfinite(fill);
-	for (h = 0; h < a->heads; h++) {
-		const Mat *in = l->alibi ? &a->head[h].biased : &a->head[h].scaled;
-		for (size_t i = 0; i < (size_t)l->n; i++)
-			mask_row(&in->a[i * m], &a->head[h].masked.a[i * m], &a->visible[i * m], l->m, fill);
-	}
+	a->nonfinite |= !l->mask_fill_inf && !isfinite(mask_fill(l));
 }
 
 /* With a causal (or window) −∞ mask, row i ends at key i: what follows has exactly 0 weight. */
@@ -474,15 +629,17 @@ static int causal_skip(const Lesson *l)
 static void pass_softmax(Attn *a, const Lesson *l)
 {
 	const int n = l->n, m = l->m;
+	double *row = scratch_row(a, m); /* the row of masked, made as it is read */
 	int h, i;
 
-	for (h = 0; h < a->heads; h++)
+	for (h = 0; row != NULL && h < a->heads; h++)
 		for (i = 0; i < n; i++) {
 			const int len = causal_skip(l) ? i + 1 : m;
-			softmax_row(&a->head[h].masked.a[(size_t)i * m], &a->head[h].weights.a[(size_t)i * m], len,
-			            &a->nonfinite);
+			derived_row(a, AM_MASKED, h, i, row, len);
+			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
 			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
 		}
+	free(row);
 }
 
 /*
@@ -533,9 +690,12 @@ static void pass_flash(Attn *a, const Lesson *l)
 	const int nqb = (n + bq - 1) / bq;
 	/* which tiles the mask hides, found once (not once per row and head) */
 	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
+	double *row = scratch_row(a, m); /* row i of masked */
 
-	if (skip == NULL) {
+	if (skip == NULL || row == NULL) {
 		a->failed = 1;
+		free(skip);
+		free(row);
 		return;
 	}
 	for (int qb = 0; qb < nqb; qb++)
@@ -548,20 +708,21 @@ static void pass_flash(Attn *a, const Lesson *l)
 			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
 				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
 				memset(O, 0, (size_t)dv * sizeof(double));
+				derived_row(a, AM_MASKED, h, i, row, m);
 				for (int kb = 0; kb < nkb; kb++) {
 					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
 					if (!skip[(size_t)qb * nkb + kb]) {
 						double m2 = mx;
 						for (int j = k0; j < k1; j++)
-							if (MAT_AT(hd->masked, i, j) > m2)
-								m2 = MAT_AT(hd->masked, i, j);
+							if (row[j] > m2)
+								m2 = row[j];
 						if (m2 != -INFINITY) {
 							const double alpha = exp(mx - m2); /* 0 while mx is −∞ */
 							sum *= alpha;
 							for (int c = 0; c < dv; c++)
 								O[c] *= alpha;
 							for (int j = k0; j < k1; j++) {
-								const double p = exp(MAT_AT(hd->masked, i, j) - m2);
+								const double p = exp(row[j] - m2);
 								sum += p;
 								for (int c = 0; c < dv; c++)
 									O[c] += p * a->V.a[(size_t)j * a->V.cols + vcol + (size_t)c];
@@ -578,6 +739,7 @@ static void pass_flash(Attn *a, const Lesson *l)
 			}
 	}
 	free(skip);
+	free(row);
 }
 
 /* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
@@ -1024,10 +1186,11 @@ static int alloc_matrices(Attn *a)
 	for (int w = 0; w < AM_COUNT; w++) {
 		const MatrixKind *k = &matrix_kinds[w];
 		int rows, cols;
-		if ((k->flags & (MF_GIVEN | MF_GRAD)) || !matrix_present(&a->shape, (AttnMatrix)w, NULL))
+		if ((k->flags & (MF_GIVEN | MF_GRAD)) || attn_derived((AttnMatrix)w) ||
+		    !matrix_present(&a->shape, (AttnMatrix)w, NULL))
 			continue;
 		/* the n × m stages are written whole by their passes (when those run): no zeroing needed */
-		const int whole = (w == AM_SCORES || w == AM_SCALED || w == AM_MASKED || w == AM_WEIGHTS) &&
+		const int whole = (w == AM_SCORES || w == AM_WEIGHTS) &&
 		                  stage_kernel[k->made_by] != NULL &&
 		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
@@ -1159,19 +1322,43 @@ static void keep_drop(Keep *k)
 	k->first = NULL;
 }
 
+/* How many numbers matrix w of head h holds (a derived one: would hold, when made). */
+static double kept_numbers(Attn *a, AttnMatrix w, int h)
+{
+	const Mat *m = slot(a, w, h);
+
+	if (attn_derived(w))
+		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)a->lesson->n * a->lesson->m
+		                                                                            : 0;
+	return (double)m->rows * m->cols;
+}
+
+/* A copy of derived matrix w of head h, as it is now, into to (empty). Returns 0 or -1. */
+static int derived_copy(Attn *a, AttnMatrix w, int h, Mat *to)
+{
+	if (mat_alloc_whole(to, a->lesson->n, a->lesson->m) != 0)
+		return -1;
+	for (int i = 0; i < a->lesson->n; i++)
+		derived_row(a, w, h, i, &to->a[(size_t)i * a->lesson->m], a->lesson->m);
+	return 0;
+}
+
 /* Copy into the keep's link ka the matrices of a marked in redo (all when redo is NULL), unless copied already. */
 static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
 {
 	for (int w = 0; k->first != NULL && w < AM_COUNT; w++) {
-		if ((redo != NULL && !redo[w]) || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+		/* a derived matrix is made from the scores: copied before they are remade, while it is still the old one */
+		const int remade = redo == NULL || redo[w] || (attn_derived((AttnMatrix)w) && redo[AM_SCORES]);
+		if (!remade || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
 			continue;
 		for (int h = 0; k->first != NULL && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
-			const Mat *m = slot(a, (AttnMatrix)w, h);
+			const Mat *m = attn_derived((AttnMatrix)w) ? NULL : slot(a, (AttnMatrix)w, h);
 			Mat *to = slot(ka, (AttnMatrix)w, h);
-			if (mat_empty(m) || !mat_empty(to))
+			const double count = kept_numbers(a, (AttnMatrix)w, h);
+			if (count == 0 || !mat_empty(to))
 				continue;
-			k->left -= (double)m->rows * m->cols;
-			if (k->left < 0 || mat_copy(to, m) != 0)
+			k->left -= count;
+			if (k->left < 0 || (m != NULL ? mat_copy(to, m) : derived_copy(a, (AttnMatrix)w, h, to)) != 0)
 				keep_drop(k);
 		}
 	}
@@ -1184,7 +1371,7 @@ static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
  * looked over, a cheap scan next to what such a pass computes.
  */
 static const unsigned char stage_checks_itself[STAGE_COUNT] = {
-	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_MASK] = 1,
+	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_BIAS] = 1, [STAGE_MASK] = 1,
 	[STAGE_SOFTMAX] = 1, [STAGE_WEIGHTED] = 1, [STAGE_CONCAT] = 1, [STAGE_OUTPUT] = 1,
 };
 
@@ -1214,6 +1401,44 @@ static int stage_nonfinite(Attn *a, int st)
 	return 0;
 }
 
+static AttnProgress progress_fn;
+static void *progress_ctx;
+static double progress_t0; /* when the computation being told about began */
+static int progress_depth; /* attn_compute calls itself for an encoder: the outermost call starts the clock */
+
+void attn_set_progress(AttnProgress fn, void *ctx)
+{
+	progress_fn = fn;
+	progress_ctx = ctx;
+}
+
+void attn_progress_text(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8)
+{
+	char layer[32] = "";
+
+	if (a->nlayers > 1)
+		snprintf(layer, sizeof layer, _("layer %d/%d: "), a->layer + 1, a->nlayers);
+	/* TRANSLATORS: "computing…", the layer ("layer 2/3: " or nothing), the stage's name, its place among the stages */
+	snprintf(buf, size, _("computing%s %s%s (%d/%d)"), utf8 ? "\u2026" : "...", layer, stage_kinds[st].name, index,
+	         count);
+}
+
+/* A pass of a runs: tell the progress function, if any. */
+static void progress_tell(const Attn *a, int st)
+{
+	int index = 0, count = 0;
+
+	if (progress_fn == NULL)
+		return;
+	for (int s = 0; s < STAGE_COUNT; s++)
+		if (stage_kernel[s] != NULL && (stage_present(&a->shape, (Stage)s) || (stage_kinds[s].flags & SF_ALWAYS))) {
+			count++;
+			if (s <= st)
+				index++;
+		}
+	progress_fn(progress_ctx, a, (Stage)st, index, count, now_ms() - progress_t0);
+}
+
 /*
  * Run the passes of lesson l (a layer's view) into a, in the table's order:
  * every one (changed NULL), or only those whose rules read a matrix marked
@@ -1225,6 +1450,10 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 {
 	unsigned char redo[AM_COUNT];
 
+	if (plan == NULL) {
+		derived_forget(a);
+		attn_touch(a);
+	}
 	for (int st = 0; st < STAGE_COUNT; st++) {
 		double t0;
 		a->stage_ms[st] = 0.0;
@@ -1263,10 +1492,11 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 			for (int w = 0; w < AM_COUNT; w++)
 				for (int h = 0; (a->redo == NULL || a->redo[w]) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1) &&
 				                !(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)); h++)
-					*plan += (double)slot(a, (AttnMatrix)w, h)->rows * slot(a, (AttnMatrix)w, h)->cols;
+					*plan += kept_numbers(a, (AttnMatrix)w, h);
 			a->redo = NULL;
 			continue;
 		}
+		progress_tell(a, st);
 		t0 = now_ms();
 		stage_kernel[st](a, l);
 		if (!stage_checks_itself[st])
@@ -1426,7 +1656,21 @@ static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memo
 		v->source_input = *memory;
 }
 
+static Attn *compute_chain(const Lesson *l, char **err);
+
 Attn *attn_compute(const Lesson *l, char **err)
+{
+	Attn *a;
+
+	if (progress_depth++ == 0)
+		progress_t0 = now_ms();
+	a = compute_chain(l, err);
+	progress_depth--;
+	return a;
+}
+
+/* Every layer of l (and its encoder first), each link computed by compute_one. */
+static Attn *compute_chain(const Lesson *l, char **err)
 {
 	Attn *first = NULL, **link = &first, *enc = NULL;
 	const Mat *input = &l->input, *dec_input = NULL, *memory = NULL;
@@ -1552,6 +1796,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	Attn *a;
 
 	*err = NULL;
+	progress_t0 = now_ms();
 	if (before != NULL)
 		*before = NULL;
 	if (l->encoder != NULL) /* an encoder–decoder is computed afresh */
@@ -1678,6 +1923,8 @@ void attn_free(Attn *a)
 				mat_free(per_head[k]);
 		}
 	free(a->head);
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++)
+		mat_free(&a->derived[k].m);
 	mat_free(&a->concat);
 	mat_free(&a->output);
 	free(a->visible);

@@ -12,13 +12,34 @@
  *   Q = X·W_q  n × h·d_k     K = S·W_k  m × h·d_k     V = S·W_v  m × h·d_v
  * Head i sees columns [i·d_k, (i+1)·d_k) of Q and K and [i·d_v, (i+1)·d_v) of V.
  */
+/*
+ * The derived stages, a cheap function of scores (scaled = scores × factor;
+ * ALiBi's bias_ij = −slope·|i − j| and biased = scaled + bias; masked =
+ * scaled or biased with hidden cells := fill), are not kept: a computation
+ * keeps only scores and weights as n × m matrices per head, and the passes
+ * that read a derived stage make its rows as they go. attn_matrix() makes a
+ * derived matrix of one head when it is asked for, into one of
+ * ATTN_DERIVED_SLOTS slots that are reused (least recently asked for first),
+ * and attn_cell() gives one cell without making the matrix. The AttnHead
+ * fields scaled, masked, bias and biased are empty in a computation; only
+ * attn_update's copies (its `before`) fill them.
+ */
+#define ATTN_DERIVED_SLOTS LESSON_DERIVED_MATRICES
+
+typedef struct AttnDerived {
+	int valid;           /* m holds matrix `which` of head `head` */
+	int which, head;
+	unsigned long used;  /* when it was last asked for (the slot longest unasked is reused first) */
+	Mat m;               /* n × m; its buffer is kept when the slot is reused */
+} AttnDerived;
+
 typedef struct AttnHead {
 	Mat scores;   /* n × m  q_i · k_j (or additive e_ij) */
-	Mat scaled;   /* n × m  scores × factor */
-	Mat masked;   /* n × m  scaled, masked cells replaced by the fill (−∞ by default) */
+	Mat scaled;   /* n × m  scores × factor (derived: empty but in attn_update's copies) */
+	Mat masked;   /* n × m  scaled, masked cells replaced by the fill (−∞ by default) (derived) */
 	Mat weights;  /* n × m  row-wise softmax of masked; a row with no visible key is 0 */
 	Mat weighted; /* n × d_v  weights · V_head  ("output" of the head in --dump) */
-	/* ALiBi (empty without): bias_ij = −slope·|i − j|; biased = scaled + bias, what the mask reads */
+	/* ALiBi (empty without): bias_ij = −slope·|i − j|; biased = scaled + bias, what the mask reads (derived) */
 	Mat bias, biased;     /* n × m */
 	/* FlashAttention (empty without): the state of each row after each key block c (nkb = ⌈m / block_k⌉) */
 	Mat flash_m, flash_l; /* n × nkb: running maximum (−∞ before any visible key) and running sum */
@@ -99,6 +120,16 @@ typedef struct Attn {
 	/* While attn_update reruns a pass: the matrices it must remake (NULL: all of them). */
 	const unsigned char *redo;
 
+	/*
+	 * A number no other computation has, nor this one before it was last
+	 * recomputed (attn_touch): what a view caches about the numbers (a
+	 * pane's range, a matrix's mean) it keeps under it.
+	 */
+	unsigned long version;
+	/* The derived matrices made on request (see AttnDerived), and the clock their use is told by. */
+	AttnDerived derived[ATTN_DERIVED_SLOTS];
+	unsigned long derived_clock;
+
 	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;
@@ -128,6 +159,31 @@ void attn_free(Attn *a);
  * then half updated, and updating it back to the old lesson restores it.
  */
 int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, char **err);
+
+/*
+ * Give a's slots for derived matrices their memory now (touched, so that the
+ * system maps it), when all of them hold at most max_numbers numbers: a view
+ * calls it when it is idle, so that making a derived matrix later does not
+ * wait for fresh pages (slow on some systems: ~30 ms for 8 MB here). Does
+ * nothing when they have it. Returns 0, or -1 out of memory (nothing lost).
+ */
+int attn_reserve_derived(Attn *a, double max_numbers);
+
+/*
+ * Progress: fn (NULL: none) is told before each pass of every computation
+ * (attn_compute, attn_update) runs: the layer computed, the stage (its name
+ * is stage_kinds[st].name), its place among the layer's passes (1-based) and
+ * their count, and the milliseconds since the computation began. A view
+ * says "computing… softmax (3/9)" with it when a computation is slow.
+ */
+#define ATTN_PROGRESS_MS 100 /* a computation slower than this says how far it is */
+typedef void (*AttnProgress)(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms);
+void attn_set_progress(AttnProgress fn, void *ctx);
+/* What a view's progress line says: "computing… [layer 1/2: ]softmax (3/9)" (ASCII "..." unless utf8). */
+void attn_progress_text(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8);
+
+/* a's numbers changed (a pass or the backward pass ran again): a new a->version. */
+void attn_touch(Attn *a);
 
 /* Layer i of a computation (a itself for 0, or for a lesson without layers); NULL out of range. */
 const Attn *attn_layer(const Attn *a, int i);
@@ -171,8 +227,22 @@ int attn_flash_skipped(const Attn *a, int qb, int kb);
 
 /* ---- the matrices and stages of a computed lesson (names and kinds: catalog.h) ---- */
 
-/* The matrix (for per-head ones, of head h); NULL when absent in this lesson. */
+/*
+ * The matrix (for per-head ones, of head h); NULL when absent in this lesson
+ * (or, for a derived one, when there is no memory to make it). A derived
+ * matrix (scaled, masked, bias, biased) is made when asked for and stays
+ * valid while fewer than ATTN_DERIVED_SLOTS other derived matrices are asked
+ * for, and until the computation is recomputed or freed: a view that draws
+ * one stage (at most three derived matrices of one head) may hold its
+ * pointers for a frame.
+ */
 const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h);
+/* Whether attn_matrix(a, which, h) would give a matrix: without making a derived one. */
+int attn_has(const Attn *a, AttnMatrix which, int h);
+/* One cell of a matrix, (i, j) inside its shape: a derived one is worked out without making the matrix. */
+double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j);
+/* Whether which is one of the derived stages' matrices (not kept; made when asked for). */
+int attn_derived(AttnMatrix which);
 /*
  * The panes stage st shows in this computation: its operands, then its
  * result (the last one is what a question on that stage hides). Returns the count.

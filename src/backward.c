@@ -394,8 +394,10 @@ int attn_backward(Attn *first, double *loss, char **err)
 	int n = 0;
 
 	*err = NULL;
-	for (a = first; a != NULL && n <= LESSON_MAX_LAYERS; a = a->next)
+	for (a = first; a != NULL && n <= LESSON_MAX_LAYERS; a = a->next) {
 		layers[n++] = a;
+		attn_touch(a); /* its gradients are remade */
+	}
 	l = first->nlayers > 0 ? layers[n - 1]->lesson : first->lesson;
 	/* the loss at the final output y */
 	{

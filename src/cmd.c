@@ -112,13 +112,13 @@ static int parse_matrix(const Session *s, const char *name, CmdOut *out)
 		StrBuf list = { 0 };
 		int i;
 		for (i = 0; i < AM_COUNT; i++)
-			if (attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
+			if (attn_has(s->attn, (AttnMatrix)i, 0))
 				strbuf_printf(&list, "%s%s", list.len ? " " : "", matrix_name((AttnMatrix)i));
 		say(out, MSG_ERROR, NULL, _("unknown matrix: %s (this lesson has: %s)"), name, list.s ? list.s : "");
 		free(list.s);
 		return -1;
 	}
-	if (attn_matrix(s->attn, (AttnMatrix)w, 0) == NULL) {
+	if (!attn_has(s->attn, (AttnMatrix)w, 0)) {
 		say(out, MSG_ERROR, NULL, _("%s is not part of this lesson"), matrix_name((AttnMatrix)w));
 		return -1;
 	}
@@ -1302,7 +1302,7 @@ static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 				}
 			if (e->arg == ARG_MATRIX)
 				for (int i = 0; i < AM_COUNT; i++)
-					if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
+					if (s == NULL || attn_has(s->attn, (AttnMatrix)i, 0))
 						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), _(matrix_kinds[i].meaning),
 						              matrix_per_head((AttnMatrix)i) ? _(" (per head)") : "");
 			return say_text(out, e->name, &b);
@@ -1509,7 +1509,7 @@ char **cmd_complete(const Session *s, CmdArg kind, const char *word)
 		break;
 	case ARG_MATRIX:
 		for (i = 0; i < AM_COUNT; i++)
-			if (s == NULL || attn_matrix(s->attn, (AttnMatrix)i, 0) != NULL)
+			if (s == NULL || attn_has(s->attn, (AttnMatrix)i, 0))
 				add_candidate(&list, &count, word, matrix_name((AttnMatrix)i));
 		break;
 	case ARG_FILE:

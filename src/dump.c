@@ -63,17 +63,24 @@ static cJSON *dump_strings(char *const *s, int count)
  * kept here until then. NULL: build the whole tree (dump_attn).
  */
 typedef struct {
-	const Mat **mat;
+	const Mat *mat;     /* the matrix, or NULL: derived matrix `which` of head `head` of attn, made when printed */
+	const Attn *attn;
+	AttnMatrix which;
+	int head;
+} LazyMat;
+
+typedef struct {
+	LazyMat *mat;
 	int nmat, capmat;
 	Attn *owned[4];
 	int nowned;
 } Lazy;
 
-static int lazy_add(Lazy *lz, const Mat *m)
+static int lazy_add(Lazy *lz, LazyMat m)
 {
 	if (lz->nmat == lz->capmat) {
 		int ncap = lz->capmat ? lz->capmat * 2 : 64;
-		const Mat **nm = realloc(lz->mat, sizeof *nm * (size_t)ncap);
+		LazyMat *nm = realloc(lz->mat, sizeof *nm * (size_t)ncap);
 		if (nm == NULL)
 			return -1;
 		lz->mat = nm;
@@ -94,26 +101,40 @@ static void lazy_free(Lazy *lz)
 
 static Lazy *lazy_ctx; /* set only while dump_write builds its tree */
 
-/* Add a matrix under key; returns 0, or -1 when out of memory. */
-static int add_matrix(cJSON *obj, const char *key, const Mat *m)
+/* Add a matrix (m, or derived matrix which of head h of a: made only when it is printed) under key; 0 or -1. */
+static int add_lazy(cJSON *obj, const char *key, const Mat *m, const Attn *a, AttnMatrix which, int h)
 {
 	cJSON *j;
 
 	if (lazy_ctx != NULL) {
 		char ph[24];
-		int idx = lazy_add(lazy_ctx, m);
+		int idx = lazy_add(lazy_ctx, (LazyMat){ m, a, which, h });
 		if (idx < 0)
 			return -1;
 		snprintf(ph, sizeof ph, "\001%d\002", idx);
 		j = cJSON_CreateRaw(ph);
 	} else {
-		j = dump_matrix(m);
+		if (m == NULL)
+			m = attn_matrix(a, which, h);
+		j = m != NULL ? dump_matrix(m) : NULL;
 	}
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
 		cJSON_Delete(j);
 		return -1;
 	}
 	return 0;
+}
+
+/* Add a matrix under key; returns 0, or -1 when out of memory. */
+static int add_matrix(cJSON *obj, const char *key, const Mat *m)
+{
+	return add_lazy(obj, key, m, NULL, AM_COUNT, 0);
+}
+
+/* Add a derived stage's matrix (attention.h) of head h under key. */
+static int add_derived(cJSON *obj, const char *key, const Attn *a, AttnMatrix which, int h)
+{
+	return add_lazy(obj, key, NULL, a, which, h);
 }
 
 static int add_number(cJSON *obj, const char *key, double x)
@@ -282,9 +303,9 @@ static cJSON *dump_heads(const Attn *a)
 			goto fail;
 		}
 		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", shape_kv_head(&a->shape, h))) ||
-		    add_matrix(o, "scores", &hd->scores) || add_matrix(o, "scaled", &hd->scaled) ||
-		    (!mat_empty(&hd->bias) && (add_matrix(o, "bias", &hd->bias) || add_matrix(o, "biased", &hd->biased))) ||
-		    add_matrix(o, "masked", &hd->masked) || add_matrix(o, "weights", &hd->weights) ||
+		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
+		    (a->lesson->alibi && (add_derived(o, "bias", a, AM_BIAS, h) || add_derived(o, "biased", a, AM_BIASED, h))) ||
+		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
 		    add_matrix(o, "output", &hd->weighted))
 			goto fail;
 	}
@@ -822,8 +843,17 @@ int dump_write(FILE *f, const Attn *a, int compact, char **err)
 		idx = strtol(ph + 1, &p, 10);
 		if (*p == '\002')
 			p++;
-		if (idx >= 0 && idx < lz.nmat)
-			write_matrix(f, lz.mat[idx], compact);
+		if (idx >= 0 && idx < lz.nmat) {
+			const LazyMat *lm = &lz.mat[idx];
+			const Mat *m = lm->mat != NULL ? lm->mat : attn_matrix(lm->attn, lm->which, lm->head);
+			if (m == NULL) {
+				*err = strdup("out of memory writing the dump");
+				free(s);
+				lazy_free(&lz);
+				return -1;
+			}
+			write_matrix(f, m, compact);
+		}
 	}
 	free(s);
 	lazy_free(&lz);

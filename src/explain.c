@@ -106,21 +106,21 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 	int t;
 
 	for (t = 0; t < l->m; t++)
-		max = fmax(max, MAT_AT(hd->masked, i, t));
+		max = fmax(max, attn_cell(a, AM_MASKED, h, i, t));
 	if (max == -INFINITY) {
 		strbuf_printf(b, _("every key of row %d is masked: there is nothing to attend to,\n"
 		           "so its weights (and its output row) are 0 rather than 0/0.\n"), i);
 		return;
 	}
 	for (t = 0; t < l->m; t++) {
-		const double s = MAT_AT(hd->masked, i, t);
+		const double s = attn_cell(a, AM_MASKED, h, i, t);
 		if (s != -INFINITY)
 			sum += exp(s - max);
 	}
 	strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
 	        sym(utf8, "\u2212", "-"), sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u2212", "-"), i, num(x1, max, utf8));
 	for (t = 0; t < l->m && t < MAX_TERMS; t++) {
-		const double s = MAT_AT(hd->masked, i, t);
+		const double s = attn_cell(a, AM_MASKED, h, i, t);
 		char *lab = labels_col(a, AM_WEIGHTS, t);
 		strbuf_printf(b, "  %s ", t == j ? "->" : "  ");
 		buf_label(b, lab);
@@ -133,7 +133,7 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 	if (l->m > MAX_TERMS)
 		strbuf_printf(b, _("  … (%d keys in all)\n"), l->m);
 	{
-		const double s = MAT_AT(hd->masked, i, j);
+		const double s = attn_cell(a, AM_MASKED, h, i, j);
 		const double e = s == -INFINITY ? 0.0 : exp(s - max);
 		char x4[32];
 		strbuf_printf(b, _("sum = %s\nweight = %s / %s = %s\n"), num(x1, sum, utf8), num(x2, e, utf8), num(x3, sum, utf8),
@@ -626,15 +626,15 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 static void explain_alibi(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const int d = i > j ? i - j : j - i;
-	const double bias = MAT_AT(a->head[h].bias, i, j);
+	const double bias = attn_cell(a, AM_BIAS, h, i, j);
 	char x1[32], x2[32], x3[32];
 
 	strbuf_printf(b, _("bias = %sslope %s |i %s j| = %s%s %s %d = %s  (head %d's slope; keys %d apart)\n"),
 	              sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), sym(utf8, "\u2212", "-"), sym(utf8, "\u2212", "-"),
 	              num(x1, a->slopes[h], utf8), sym(utf8, "\u00d7", "*"), d, num(x2, bias, utf8), h, d);
 	if (which == AM_BIASED)
-		strbuf_printf(b, "biased = scaled + bias = %s + %s = %s\n", num(x1, MAT_AT(a->head[h].scaled, i, j), utf8),
-		              num(x2, bias, utf8), num(x3, MAT_AT(a->head[h].biased, i, j), utf8));
+		strbuf_printf(b, "biased = scaled + bias = %s + %s = %s\n", num(x1, attn_cell(a, AM_SCALED, h, i, j), utf8),
+		              num(x2, bias, utf8), num(x3, attn_cell(a, AM_BIASED, h, i, j), utf8));
 }
 
 /* FlashAttention's running state of row i after key block c, and its output. */
@@ -668,7 +668,7 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 		const double alpha = m_after == -INFINITY ? 0.0 : exp(m_before - m_after);
 		strbuf_printf(b, "m' = max(m, rowmax S) = max(%s, ", num(x1, m_before, utf8));
 		for (int k = k0; k < k1; k++)
-			strbuf_printf(b, "%s%s", k > k0 ? ", " : "", num(x2, MAT_AT(hd->masked, i, k), utf8));
+			strbuf_printf(b, "%s%s", k > k0 ? ", " : "", num(x2, attn_cell(a, AM_MASKED, h, i, k), utf8));
 		strbuf_printf(b, ") = %s\n", num(x3, m_after, utf8));
 		if (which == AM_FLASH_M)
 			return;
@@ -676,7 +676,7 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 		if (which == AM_FLASH_L) {
 			strbuf_printf(b, "l' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"), num(x2, l_before, utf8));
 			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
-				strbuf_printf(b, " + exp(%s %s %s)", num(x1, MAT_AT(hd->masked, i, k), utf8), sym(utf8, "\u2212", "-"),
+				strbuf_printf(b, " + exp(%s %s %s)", num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8), sym(utf8, "\u2212", "-"),
 				              num(x2, m_after, utf8));
 			strbuf_printf(b, " = %s\n", num(x3, MAT_AT(hd->flash_l, i, kb), utf8));
 		} else {
@@ -684,7 +684,7 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 			strbuf_printf(b, "O' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"),
 			              num(x2, kb > 0 ? MAT_AT(hd->flash_O, i, (kb - 1) * dv + c) : 0.0, utf8));
 			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
-				strbuf_printf(b, " + exp(%s %s %s)%s%s", num(x1, MAT_AT(hd->masked, i, k), utf8),
+				strbuf_printf(b, " + exp(%s %s %s)%s%s", num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8),
 				              sym(utf8, "\u2212", "-"), num(x2, m_after, utf8), sym(utf8, "\u00b7", "*"),
 				              num(x3, a->V.a[(size_t)k * a->V.cols + (size_t)shape_kv_head(&a->shape, h) * dv + c], utf8));
 			strbuf_printf(b, " = %s\n", num(x3, MAT_AT(hd->flash_O, i, j), utf8));

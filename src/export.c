@@ -102,7 +102,7 @@ int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int h
 		return 0;
 	}
 	w = matrix_find(word);
-	if (w >= 0 && attn_matrix(a, (AttnMatrix)w, head) != NULL) {
+	if (w >= 0 && attn_has(a, (AttnMatrix)w, head)) {
 		t->whole_stage = 0;
 		t->matrix = (AttnMatrix)w;
 		return 0;
@@ -114,7 +114,7 @@ int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int h
 		StrBuf tail = { 0 };
 		strbuf_printf(&tail, " (stages: %s; matrices:", stages ? stages : "?");
 		for (i = 0; i < AM_COUNT; i++)
-			if (attn_matrix(a, (AttnMatrix)i, 0) != NULL)
+			if (attn_has(a, (AttnMatrix)i, 0))
 				strbuf_printf(&tail, " %s", matrix_name((AttnMatrix)i));
 		strbuf_printf(&tail, ")");
 		if (!tail.oom)
@@ -136,7 +136,7 @@ static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[STA
 	int n, k, i;
 
 	if (!t->whole_stage) {
-		if (attn_matrix(a, t->matrix, t->head) == NULL)
+		if (!attn_has(a, t->matrix, t->head))
 			return 0;
 		out[0] = t->matrix;
 		return 1;
@@ -145,7 +145,7 @@ static int target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[STA
 		return 0;
 	n = attn_stage_matrices(a, t->stage, all);
 	for (i = k = 0; i < n; i++)
-		if (attn_matrix(a, all[i], t->head) != NULL)
+		if (attn_has(a, all[i], t->head))
 			out[k++] = all[i];
 	return k;
 }

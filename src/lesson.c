@@ -562,15 +562,20 @@ static double shapes_count(const Shapes *s)
 	/* the lesson: X, source.X, W_q, W_k, W_v, W_o, w_e, the mask */
 	own = N * D + (s->has_source ? M * Ds : 0) + D * h * dk + Ds * g * (dk + dv) +
 	      (s->has_wo ? h * dv * s->d_out : 0) + (s->score == SCORE_ADDITIVE ? h * dk : 0) + mask;
-	/* the computation: PE and X, PE_src and S, Q, K, V, per head 4 n × m and weighted, concat, output, visibility */
+	/*
+	 * the computation: PE and X, PE_src and S, Q, K, V, per head scores, weights (n × m) and weighted, concat,
+	 * output, visibility, and the few n × m matrices of the derived stages (scaled, masked, ALiBi's bias and
+	 * biased) made when a view asks for them
+	 */
 	computed = (s->positional != POS_NONE ? 2 : 1) * N * D +
 	           (s->has_source ? (s->positional != POS_NONE ? 2 : 1) * M * Ds : 0) + N * h * dk + M * g * (dk + dv) +
-	           h * (4 * N * M + N * dv) + N * h * dv + (s->has_wo ? N * s->d_out : 0) + N * M;
-	/* RoPE's Q_rot and K_rot; ALiBi's bias and biased per head; the tiles' m, l, O and output; the decode rows */
+	           h * (2 * N * M + N * dv) + N * h * dv + (s->has_wo ? N * s->d_out : 0) + N * M +
+	           LESSON_DERIVED_MATRICES * N * M;
+	/* RoPE's Q_rot and K_rot; ALiBi's slopes; the tiles' m, l, O and output; the decode rows */
 	if (s->rope)
 		computed += N * h * dk + M * g * dk;
 	if (s->alibi)
-		computed += h * 2 * N * M + h;
+		computed += h;
 	if (s->flash_bq > 0 && s->flash_bk > 0) {
 		const double nkb = ceil(M / s->flash_bk);
 		computed += h * (N * nkb * (2 + dv) + N * dv);

@@ -10,7 +10,8 @@
 #define LESSON_MAX_TOKENS   4096        /* n and m */
 #define LESSON_MAX_DIM      4096        /* d_model, d_src, h·d_k, h·d_v, d_out */
 #define LESSON_MAX_HEADS    64
-#define LESSON_MAX_NUMBERS  (1L << 27)  /* a lesson's matrices, its computation and its compare variant's */
+#define LESSON_MAX_NUMBERS  (1L << 28)  /* a lesson's matrices, its computation and its compare variant's */
+#define LESSON_DERIVED_MATRICES 4      /* n × m matrices of the derived stages made at once on request (attention.h) */
 #define LESSON_MAX_ADDITIVE_TERMS (1L << 26) /* n·m·h·d_k: the tanh terms of additive scores */
 #define LESSON_MAX_STEPS    1024
 #define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */

@@ -787,7 +787,7 @@ static int run_export(const Args *a)
 	if (a->matrix != NULL) {
 		t.whole_stage = 0;
 		t.matrix = (AttnMatrix)matrix_find(a->matrix);
-		if (attn_matrix(s.attn, t.matrix, head) == NULL) {
+		if (!attn_has(s.attn, t.matrix, head)) {
 			fprintf(stderr, "%s: this lesson has no matrix %s\n", shown(a->files[0]), a->matrix);
 			goto out;
 		}
@@ -961,6 +961,26 @@ static char *progress_offer(const Progress *p, int tui)
 	return offer;
 }
 
+/*
+ * Before the full-screen view starts: a computation that takes longer than
+ * ATTN_PROGRESS_MS says which stage it is at, on the terminal's line (the
+ * view's first frame replaces it).
+ */
+static int progress_shown;
+
+static void progress_line(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms)
+{
+	char buf[96];
+
+	(void)ctx;
+	if (elapsed_ms < ATTN_PROGRESS_MS)
+		return;
+	attn_progress_text(buf, sizeof buf, a, st, index, count, locale_is_utf8());
+	printf("\r%s\033[K", buf);
+	fflush(stdout);
+	progress_shown = 1;
+}
+
 int main(int argc, char **argv)
 {
 	Args a;
@@ -995,17 +1015,24 @@ int main(int argc, char **argv)
 	case MODE_HANDOUT: rc = run_handout(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;
-	default:
+	default: {
+		/* --render draws the full-screen view on a terminal of its own */
+		const int tui = a.mode == MODE_RENDER ||
+		                (a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+		                 term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0);
+		if (tui && a.mode != MODE_RENDER) /* the view is not up yet: a slow computation says where it is on the terminal */
+			attn_set_progress(progress_line, NULL);
 		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
+		attn_set_progress(NULL, NULL);
+		if (progress_shown) {
+			printf("\r\033[K");
+			fflush(stdout);
+		}
 		if (rc != 0)
 			break;
 		/* the learner's progress: kept by whoever they work in, offered back when no lesson is named */
 		char *pwarn = NULL, *offer = NULL;
 		Progress prog = { 0 };
-		/* --render draws the full-screen view on a terminal of its own */
-		const int tui = a.mode == MODE_RENDER ||
-		                (a.mode == MODE_AUTO && a.transcript == NULL && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
-		                 term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0);
 		/* read only where a person works (not a script, not a demo): loading may set a damaged file aside */
 		if (tui ? a.demo == NULL && !a.watch : isatty(STDIN_FILENO)) {
 			char *ppath = progress_default_path();
@@ -1065,6 +1092,7 @@ int main(int argc, char **argv)
 		free(offer);
 		session_free(&s);
 		break;
+	}
 	}
 	free(a.files);
 	return finish_stdout(rc);

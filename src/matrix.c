@@ -272,14 +272,26 @@ int mat_nonfinite(const double *p, size_t count)
 
 size_t mat_stats(const Mat *m, double *mean, double *std)
 {
+	double min, max;
+
+	return mat_stats_range(m, mean, std, &min, &max);
+}
+
+size_t mat_stats_range(const Mat *m, double *mean, double *std, double *min, double *max)
+{
 	size_t i, count = (size_t)m->rows * (size_t)m->cols, finite = 0;
-	double sum = 0.0, sq = 0.0, mu;
+	double sum = 0.0, sq = 0.0, mu, lo = INFINITY, hi = -INFINITY;
 
 	for (i = 0; i < count; i++)
 		if (isfinite(m->a[i])) {
-			sum += m->a[i];
+			const double x = m->a[i];
+			sum += x;
 			finite++;
+			lo = x < lo ? x : lo;
+			hi = x > hi ? x : hi;
 		}
+	*min = lo;
+	*max = hi;
 	mu = finite ? sum / (double)finite : 0.0;
 	for (i = 0; i < count; i++)
 		if (isfinite(m->a[i]))

@@ -78,5 +78,7 @@ int mat_nonfinite(const double *p, size_t count);
 
 /* Mean and sample standard deviation (n − 1, as torch.std) of the finite cells; returns their count. */
 size_t mat_stats(const Mat *m, double *mean, double *std);
+/* The same, and the smallest and largest finite cells (+∞ and −∞ when none is finite), in one look at each cell. */
+size_t mat_stats_range(const Mat *m, double *mean, double *std, double *min, double *max);
 
 #endif

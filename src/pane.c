@@ -127,6 +127,66 @@ pane_head_title(const Tui *t, const Pane *p, char *buf, size_t size)
 		snprintf(buf, size, _(" head %d"), p->head);
 }
 
+/*
+ * The range of the numbers pane p shows of m (and m's mean and σ when the
+ * catalogue gives it them): looked up among those kept for this computation,
+ * else found by looking at each number, and kept.
+ */
+static const PaneRange *
+pane_range(Tui *t, const Pane *p, const Mat *m)
+{
+	const unsigned long version = pane_attn(t, p)->version;
+	PaneRange *e;
+
+	for (int k = 0; k < TUI_PANE_RANGES; k++) {
+		e = &t->ranges[k];
+		if (e->version == version && version != 0 && e->which == p->which && e->head == p->head &&
+		    e->col0 == p->col0 && e->ncols == p->ncols)
+			return e;
+	}
+	e = &t->ranges[t->ranges_next];
+	t->ranges_next = (t->ranges_next + 1) % TUI_PANE_RANGES;
+	memset(e, 0, sizeof *e);
+	if (matrix_kind(p->which)->flags & MF_STATS) {
+		MatStats ms;
+		stats_matrix(m, &ms);
+		e->finite = ms.finite;
+		e->mean = ms.mean;
+		e->std = ms.std;
+		if (p->col0 == 0 && p->ncols == m->cols) { /* the pane shows the whole matrix: its range is the matrix's */
+			e->any = ms.finite > 0;
+			e->has_masked = ms.finite < (size_t)m->rows * (size_t)m->cols;
+			e->minv = e->any ? ms.min : 0;
+			e->maxv = e->any ? ms.max : 0;
+			e->maxabs = fmax(fabs(e->minv), fabs(e->maxv));
+			goto keep;
+		}
+	}
+	/* the columns [col0, col0 + ncols) of every row (the set of numbers is the same transposed) */
+	for (int R = 0; R < m->rows; R++)
+		for (int C = p->col0; C < p->col0 + p->ncols; C++) {
+			const double v = MAT_AT(*m, R, C);
+			if (isfinite(v)) {
+				if (fabs(v) > e->maxabs)
+					e->maxabs = fabs(v);
+				if (!e->any || v < e->minv)
+					e->minv = v;
+				if (!e->any || v > e->maxv)
+					e->maxv = v;
+				e->any = 1;
+			} else {
+				e->has_masked = 1;
+			}
+		}
+keep:
+	e->version = version;
+	e->which = p->which;
+	e->head = p->head;
+	e->col0 = p->col0;
+	e->ncols = p->ncols;
+	return e;
+}
+
 /* Shape, widths and the value range of a pane whose which/head/block/transpose are set. */
 static void
 pane_measure(Tui *t, Pane *p)
@@ -149,27 +209,14 @@ pane_measure(Tui *t, Pane *p)
 	p->cols = p->transpose ? m->rows : p->ncols;
 	p->diverging = matrix_kind(p->which)->diverging;
 
-	int numw = 4, lw = 1, labw = 1, any = 0;
-	double mx = 0;
+	int numw = 4, lw = 1, labw = 1;
 	char buf[32];
-	p->has_masked = 0;
-	p->minv = p->maxv = 0;
-	for (int r = 0; r < p->rows; r++)
-		for (int c = 0; c < p->cols; c++) {
-			double v = pane_value(m, p, r, c);
-			if (isfinite(v)) {
-				if (fabs(v) > mx)
-					mx = fabs(v);
-				if (!any || v < p->minv)
-					p->minv = v;
-				if (!any || v > p->maxv)
-					p->maxv = v;
-				any = 1;
-			} else {
-				p->has_masked = 1;
-			}
-		}
-	p->maxabs = mx;
+	const PaneRange *rg = pane_range(t, p, m);
+	const int any = rg->any;
+	p->has_masked = rg->has_masked;
+	p->minv = rg->minv;
+	p->maxv = rg->maxv;
+	p->maxabs = rg->maxabs;
 	/* The widest number is the smallest or the largest one ("-12.35", "103.20"): two
 	 * snprintf calls, not one per cell, so a step on a large lesson stays instant. */
 	if (any) {
@@ -184,13 +231,9 @@ pane_measure(Tui *t, Pane *p)
 	p->sums = (matrix_kind(p->which)->flags & MF_SUMS) && !p->transpose && p->ncols == m->cols;
 	/* Score-like matrices carry their mean and standard deviation in the title. */
 	p->stats[0] = '\0';
-	if (matrix_kind(p->which)->flags & MF_STATS) {
-		MatStats ms;
-		stats_matrix(m, &ms);
-		if (ms.finite > 1)
-			snprintf(p->stats, sizeof p->stats, t->utf8 ? "\u03bc %.2f \u03c3 %.2f" : _("mean %.2f sd %.2f"),
-			         ms.mean, ms.std);
-	}
+	if ((matrix_kind(p->which)->flags & MF_STATS) && rg->finite > 1)
+		snprintf(p->stats, sizeof p->stats, t->utf8 ? "\u03bc %.2f \u03c3 %.2f" : _("mean %.2f sd %.2f"), rg->mean,
+		         rg->std);
 	p->legend = any;
 	if (numw > 7)
 		numw = 7;
@@ -844,9 +887,6 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	const Mat *cmp = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
 	int present = t->opt.present;
 	attr_t lab_bold = present ? A_BOLD : 0;
-	double *rowsum = NULL;
-	if (sums && (rowsum = calloc((size_t)m->rows, sizeof *rowsum)) != NULL)
-		stats_row_sums(m, rowsum);
 
 	/* Column labels. */
 	for (int j = 0; j < vis_c && p->left + j < p->cols; j++) {
@@ -919,9 +959,9 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 		}
 		put_label(w, y, 0, lw - 1, theme_attr(hi || row_new ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold | (row_new ? A_BOLD : 0),
 		          pane_row_label(t, p, r), 0);
-		if (sums && rowsum != NULL && row_seen) {
+		if (sums && row_seen) { /* the sums of the rows in view only, not of all n */
 			char sbuf[32];
-			fmt_cell(sbuf, sizeof sbuf, rowsum[r], p->cw - 1, t->utf8);
+			fmt_cell(sbuf, sizeof sbuf, stats_row_sum(m, r), p->cw - 1, t->utf8);
 			int sw = text_width(sbuf, -1);
 			put_at(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
 		}
@@ -929,7 +969,6 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	/* The legend, when every row is in view and a line is left under them. */
 	if (p->legend && p->top == 0 && vis_r >= p->rows && y - p->rgap < H)
 		pane_draw_legend(t, p, y - p->rgap);
-	free(rowsum);
 	wnoutrefresh(w);
 }
 

@@ -182,6 +182,14 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 	return 0;
 }
 
+void session_idle(Session *s)
+{
+	if (s->attn != NULL)
+		attn_reserve_derived(s->attn, SESSION_RESERVE_NUMBERS);
+	if (s->compare_attn != NULL)
+		attn_reserve_derived(s->compare_attn, SESSION_RESERVE_NUMBERS);
+}
+
 void session_free(Session *s)
 {
 	drop_prev(s);

@@ -79,6 +79,13 @@ typedef struct Session {
  */
 int session_init(Session *s, Lesson *l, const char *source, char **err);
 void session_free(Session *s);
+/*
+ * The view has nothing to do: the layer shown (and its compare variant)
+ * get the memory their derived matrices will be made in, when it is at
+ * most SESSION_RESERVE_NUMBERS numbers (attn_reserve_derived). Cheap once done.
+ */
+#define SESSION_RESERVE_NUMBERS (1 << 22) /* n = m = 1024: 32 MiB */
+void session_idle(Session *s);
 
 /*
  * Load FILE or NAME (found in $ATTNVIZ_LESSONS, ./lessons, then the installed

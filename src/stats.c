@@ -7,34 +7,24 @@
 
 void stats_matrix(const Mat *m, MatStats *out)
 {
-	const size_t count = (size_t)m->rows * (size_t)m->cols;
-	size_t i;
-
-	out->finite = mat_stats(m, &out->mean, &out->std);
-	out->min = out->max = 0.0;
+	out->finite = mat_stats_range(m, &out->mean, &out->std, &out->min, &out->max);
 	if (out->finite == 0)
-		return;
-	out->min = INFINITY;
-	out->max = -INFINITY;
-	for (i = 0; i < count; i++)
-		if (isfinite(m->a[i])) {
-			if (m->a[i] < out->min)
-				out->min = m->a[i];
-			if (m->a[i] > out->max)
-				out->max = m->a[i];
-		}
+		out->min = out->max = 0.0;
+}
+
+double stats_row_sum(const Mat *m, int i)
+{
+	double s = 0.0;
+
+	for (int j = 0; j < m->cols; j++)
+		s += MAT_AT(*m, i, j);
+	return s;
 }
 
 void stats_row_sums(const Mat *m, double *sums)
 {
-	int i, j;
-
-	for (i = 0; i < m->rows; i++) {
-		double s = 0.0;
-		for (j = 0; j < m->cols; j++)
-			s += MAT_AT(*m, i, j);
-		sums[i] = s;
-	}
+	for (int i = 0; i < m->rows; i++)
+		sums[i] = stats_row_sum(m, i);
 }
 
 static long cells(const Mat *m)

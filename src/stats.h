@@ -14,6 +14,8 @@ typedef struct MatStats {
 
 /* Statistics of the finite cells of m. */
 void stats_matrix(const Mat *m, MatStats *out);
+/* Σ_j m[i][j], j in order (the one row of stats_row_sums). */
+double stats_row_sum(const Mat *m, int i);
 /* sums[i] = Σ_j m[i][j] for each row (weights: 1, or 0 for a fully masked row). sums has m->rows entries. */
 void stats_row_sums(const Mat *m, double *sums);
 /* The learned numbers of the layer: W_q, W_k, W_v, W_o and w_e (independent of the number of heads). */

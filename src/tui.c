@@ -149,6 +149,40 @@ now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Milliseconds with their fraction (key times): monotonic, or the CPU time this process has used. */
+static double
+clock_ms_of(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double
+clock_ms(void)
+{
+	return clock_ms_of(CLOCK_MONOTONIC);
+}
+
+/* A computation in the view (:load, an edit) slower than ATTN_PROGRESS_MS says where it is on the status line. */
+static void
+tui_progress(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms)
+{
+	Tui *t = ctx;
+	char buf[96];
+
+	if (elapsed_ms < ATTN_PROGRESS_MS || t->w_status == NULL || t->lay.too_small)
+		return;
+	attn_progress_text(buf, sizeof buf, a, st, index, count, t->utf8);
+	werase(t->w_status);
+	wattrset(t->w_status, theme_attr(ROLE_INFO));
+	mvwaddstr(t->w_status, 0, 0, buf);
+	wattrset(t->w_status, A_NORMAL);
+	wnoutrefresh(t->w_status);
+	doupdate();
+	t->redraw |= R_STATUS;
+}
+
 static void
 tui_on_signal(int sig)
 {
@@ -1838,6 +1872,9 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 	if (opt)
 		t->opt = *opt;
 	t->utf8 = locale_utf8();
+	const char *kt = getenv("ATTNVIZ_KEY_TIMES");
+	if (kt != NULL && *kt != '\0')
+		t->key_times = fopen(kt, "a"); /* a benchmark's file: without it, keys are simply not timed */
 
 	/* The line editor first: readline must not touch the terminal set-up ncurses owns. */
 	hist = tui_history_path();
@@ -1914,6 +1951,7 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 	if (t->msg == NULL)
 		tui_set_msg(t, 0, _("attnviz: n next, Enter explains a cell, : commands, ? help, q quit"));
 	tui_mouse_start(t);
+	attn_set_progress(tui_progress, t);
 
 	if (t->opt.demo != NULL)
 		tui_demo_start(t, t->opt.demo);
@@ -1960,6 +1998,18 @@ tui_wait(Tui *t)
 {
 	if (tui_turn(t) != 0)
 		return TUI_LEAVE;
+	if (t->key_times != NULL && !t->key_ready) { /* the first frame is out: keys may come */
+		fprintf(t->key_times, "ready\n");
+		fflush(t->key_times);
+		t->key_ready = 1;
+	}
+	if (t->key_times != NULL && t->key_t0 > 0) { /* the key is answered: its screen is out */
+		fprintf(t->key_times, "key=%d ms=%.3f cpu_ms=%.3f\n", t->key_code, clock_ms() - t->key_t0,
+		        clock_ms_of(CLOCK_PROCESS_CPUTIME_ID) - t->key_cpu0);
+		fflush(t->key_times);
+		t->key_t0 = 0;
+	}
+	session_idle(t->s); /* the screen is out: what the next keys will need, while the learner reads */
 
 	WINDOW *in = t->lay.too_small || t->w_status == NULL ? stdscr : t->w_status;
 	long long wait = 1000, now = now_ms();
@@ -2071,6 +2121,7 @@ tui_stop(Tui *t)
 	/* the last moves inside a lesson are kept once, here, not at every keypress (said once the screen is back) */
 	const int pfail = progress_flush(t->opt.progress, &perr) != 0;
 
+	attn_set_progress(NULL, NULL);
 	tui_demo_free(t);
 	tui_watch_free(t);
 	tui_menu_close(t);
@@ -2110,6 +2161,8 @@ tui_stop(Tui *t)
 	free(t->msg);
 	free(t->popup_title);
 	free(t->popup_text);
+	if (t->key_times != NULL)
+		fclose(t->key_times);
 	return t->rc;
 }
 
@@ -2123,9 +2176,15 @@ tui_run(Session *s, const TuiOptions *opt)
 		if (t.opt.render != NULL)
 			t.rc = tui_render_loop(&t);
 		else
-			while (!s->quit && (key = tui_wait(&t)) != TUI_LEAVE)
-				if (key != ERR && tui_key(&t, key))
+			while (!s->quit && (key = tui_wait(&t)) != TUI_LEAVE) {
+				if (key == ERR)
+					continue;
+				t.key_t0 = clock_ms();
+				t.key_cpu0 = clock_ms_of(CLOCK_PROCESS_CPUTIME_ID);
+				t.key_code = key;
+				if (tui_key(&t, key))
 					break;
+			}
 	}
 	return tui_stop(&t);
 }

@@ -65,6 +65,23 @@ typedef struct Pane {
 	WINDOW *win;
 } Pane;
 
+/*
+ * What measuring a pane finds by looking at every number it shows (its
+ * range) and at its whole matrix (mean and σ), kept under the computation's
+ * version (Attn.version): coming back to a pane, another head or a step
+ * back does not look at n × m numbers again.
+ */
+typedef struct PaneRange {
+	unsigned long version; /* 0: an empty entry */
+	AttnMatrix which;
+	int head, col0, ncols;
+	int any, has_masked;   /* some number is finite; some is not */
+	double minv, maxv, maxabs;
+	size_t finite;         /* the matrix's finite numbers, their mean and σ (MF_STATS matrices) */
+	double mean, std;
+} PaneRange;
+#define TUI_PANE_RANGES 64 /* more than a walk through every stage of one head shows */
+
 typedef struct Tui {
 	Session *s;
 	TuiOptions opt;
@@ -77,6 +94,8 @@ typedef struct Tui {
 	WINDOW *w_stage, *w_narr, *w_keys, *w_status, *w_popup;
 
 	Pane pane[LAYOUT_MAX_PANES];
+	PaneRange ranges[TUI_PANE_RANGES]; /* the last ones measured; ranges_next is replaced next */
+	int ranges_next;
 	int npanes, focus;
 	int want_focus;       /* a pane to focus after the next rebuild: matrix + 1, or 0 */
 	int arrived;          /* the step and stage whose focus was last honoured (n/p inside its decode steps or tiles keep the pane) */
@@ -99,6 +118,13 @@ typedef struct Tui {
 
 	int flash;            /* 1: cells an edit changed are highlighted */
 	long long flash_until;/* monotonic ms */
+
+	/* ATTNVIZ_KEY_TIMES=FILE (make bench): each key's time to its answer on the screen is appended there */
+	FILE *key_times;
+	double key_t0;        /* when the key being answered was read (monotonic ms; 0: none) */
+	double key_cpu0;      /* the CPU time used by then (ms): on a busy machine, the time of the work itself */
+	int key_code;
+	int key_ready;        /* "ready" is written (the first frame is out) */
 
 	/* A demo script playing (--demo, :source): see "Demo scripts" below. */
 	Demo *demo;

@@ -18,10 +18,17 @@
 #   (f) the first lesson's time stage by stage (--bench); one-cell edits of W_o,
 #       W_v, W_q, W_k and the input recomputed in place (--bench --edits), and the
 #       peak memory during them over that after one computation
+#   (g) large lessons: the peak resident memory (/usr/bin/time's maximum RSS) of
+#       `BIN --bench --repeat 1` on n = 2048 h = 8 and n = 4096 h = 4
+#   (h) the full-screen view on the first lesson, in a 200 × 50 pseudo-terminal
+#       (script(1)): each key's time from being read to its screen being out
+#       (ATTNVIZ_KEY_TIMES), keys sent 0.25 s apart: a step (n: the walk twice,
+#       and on to softmax), a head change there (L, H) and the cursor (l, j)
 # Goals (issue 14): (d) attnviz at least 2× as fast as PyTorch on the first
 # lesson and at least as fast on the others; (e) within 3× of the floor;
 # (f) edits of W_o and W_v under 100 ms, of W_q, W_k and an input row under
-# 300 ms, and peak memory during edits at most 1.2× one computation's.
+# 300 ms, and peak memory during edits at most 1.2× one computation's;
+# (g) under 4 GiB each; (h) each median under 16 ms (the slowest is printed too).
 #
 # PyTorch runs as fast as this machine lets it: one thread; the environment's
 # OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE overrides are removed for that command,
@@ -175,6 +182,11 @@ L2 1024 512 8 none 1
 L3 2048 512 4 causal 1
 L4 4096 512 1 causal 1
 EOF
+# (g)'s: name n d_model heads mask
+cat >"$tmp/large" <<'EOF'
+G1 2048 512 8 causal
+G2 4096 512 4 causal
+EOF
 while read -r name n d h mask goal; do
 	make_lesson "$tmp/$name.json" "$n" "$d" "$h" "$mask"
 	av_ms=n/a av_rss=n/a av_note=
@@ -283,6 +295,65 @@ if "$BIN" --bench "$tmp/L1.json" --edits --repeat "$REPEAT" >"$tmp/edits" 2>"$tm
 	echo "$rc $re" | awk '{ printf "  %-34s %9.0f MB, after one computation %.0f MB: %.2fx   goal: at most 1.2x: %s\n", "peak memory during the edits", $2 / 1024, $1 / 1024, $2 / $1, ($2 / $1 <= 1.2 ? "met" : "NOT met") }'
 else
 	echo "  failed: $(head -n 1 "$tmp/edits.err")"
+fi
+echo
+
+# ------------------------------------------------------------ (g) large lessons fit
+echo "(g) large lessons, d_model = 512: peak resident memory of \`--bench --repeat 1\` (whole process)"
+while read -r name n d h mask; do
+	make_lesson "$tmp/$name.json" "$n" "$d" "$h" "$mask"
+	if [ -x /usr/bin/time ] && /usr/bin/time -f '%M' -o "$tmp/$name.rss" "$BIN" --bench "$tmp/$name.json" --repeat 1 \
+		>"$tmp/$name.av" 2>"$tmp/$name.err"; then
+		echo "n=$n h=$h $mask|$(tail -n 1 "$tmp/$name.rss")|$(field compute_ms <"$tmp/$name.av")" | awk -F'|' '{
+			printf "  %-34s %9.0f MB  (computed in %s ms)   goal: < 4096 MB: %s\n", $1, $2 / 1024, $3, ($2 / 1024 < 4096 ? "met" : "NOT met") }'
+	else
+		printf '  %-34s %s\n' "n=$n h=$h $mask" "failed: $(head -n 1 "$tmp/$name.err" 2>/dev/null)"
+	fi
+done <"$tmp/large"
+echo
+
+# ------------------------------------------------------------ (h) the view answers keys
+set -- $(sed -n 1p "$tmp/results")
+echo "(h) the full-screen view on n=$2 d_model=$3 h=$4 $5, 200 × 50: each key's time to its screen"
+kt=$tmp/keytimes
+: >"$kt"
+# send KEYS… 0.25 s apart once the first frame is out ("ready"), then q
+send_keys() {
+	i=0
+	while [ "$i" -lt 1200 ] && ! grep -q '^ready' "$kt" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.5
+	for k in "$@"; do
+		printf '%s' "$k"
+		sleep 0.25
+	done
+	printf q
+}
+if command -v script >/dev/null 2>&1 && [ -s "$tmp/L1.json" ]; then
+	send_keys n n n n n n n n n g n n n n n n n n n g n n n n n n L L L L L L L H H H H H H H \
+		l l l l l l l l l l j j j j j j j j j j |
+		COLUMNS=200 LINES=50 TERM=xterm-256color XDG_STATE_HOME=$tmp/state ATTNVIZ_KEY_TIMES=$kt \
+		script -qec "\"$BIN\" \"$tmp/L1.json\"" /dev/null >/dev/null 2>&1
+	for g in "a step (n)|110" "a head change (L, H)|76 72" "the cursor moving (l, j)|108 106"; do
+		label=${g%%|*} codes=${g#*|}
+		# KEY WALL CPU for the keys of this group
+		sed -n 's/^key=\([0-9]*\) ms=\([0-9.]*\) cpu_ms=\([0-9.]*\)$/\1 \2 \3/p' "$kt" | awk -v codes="$codes" '
+			BEGIN { n = split(codes, c, " "); for (i = 1; i <= n; i++) want[c[i]] = 1 }
+			want[$1] { print $2, $3 }' >"$tmp/kt.one"
+		count=$(wc -l <"$tmp/kt.one")
+		med=$(cut -d' ' -f1 "$tmp/kt.one" | median)
+		worst=$(cut -d' ' -f1 "$tmp/kt.one" | sort -n | tail -n 1)
+		cpu=$(cut -d' ' -f2 "$tmp/kt.one" | median)
+		echo "$label|$med|${worst:-n/a}|$count|$cpu" | awk -F'|' '{
+			if ($2 == "n/a") { printf "  %-34s %9s      not measured\n", $1, "n/a"; next }
+			printf "  %-34s %9.1f ms (slowest %.1f of %d; CPU %.1f ms)   goal: < 16 ms: %s\n", $1, $2, $3, $4, $5, ($2 + 0 < 16 ? "met" : "NOT met") }'
+	done
+	echo "  (median wall time from the key read to its screen out; CPU: the process's own time for it, which"
+	echo "  other programs on the machine do not inflate)"
+else
+	echo "  not measured (no script(1))"
 fi
 echo
 echo "attnviz's kernel here: ${kernel_now:-?} (ATTNVIZ_KERNEL=avx512|avx2|portable picks one; all give the same bits)"

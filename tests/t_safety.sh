@@ -110,16 +110,17 @@ check "a script of 10001 lines is refused by name" sh -c "[ $rc -eq 0 ] && grep 
 
 # ------------------------------------------------------------ 10. memory and time within the limits
 
-# 800 bytes that asked for 1 GB: four 4096 × 4096 weights (2^26 numbers) and a compare variant of the same.
+# 800 bytes that asked for 2.6 GB: four 4096 × 4096 weights (2^26 numbers), 2048 tokens, and a compare
+# variant of the same: each alone is under the limit (2^28), the two together over it.
 cat >"$tmp/weights.json" <<'EOF'
-{"attnviz": 1, "X": {"random": "normal", "rows": 1, "cols": 4096, "seed": 1},
+{"attnviz": 1, "X": {"random": "normal", "rows": 2048, "cols": 4096, "seed": 1},
  "W_q": {"identity": 4096}, "W_k": {"identity": 4096}, "W_v": {"identity": 4096}, "W_o": {"identity": 4096},
  "compare": {"label": "no scale", "scale": false}}
 EOF
 $limit "$ATTNVIZ" --check "$tmp/weights.json" >"$out" 2>"$err"
 rc=$?
 check "weights and the compare variant count against LESSON_MAX_NUMBERS, before anything is allocated" \
-	sh -c "[ $rc -eq 1 ] && grep -q 'weights.json: compare: too large: its matrices and stages, with the lesson.s own, would hold [0-9]* numbers, over the limit of 134217728 (LESSON_MAX_NUMBERS)' '$err'"
+	sh -c "[ $rc -eq 1 ] && grep -q 'weights.json: compare: too large: its matrices and stages, with the lesson.s own, would hold [0-9]* numbers, over the limit of 268435456 (LESSON_MAX_NUMBERS)' '$err'"
 cat >"$tmp/additive.json" <<'EOF'
 {"attnviz": 1, "score": "additive", "X": {"random": "normal", "rows": 4096, "cols": 8, "seed": 1},
  "W_q": {"random": "normal", "rows": 8, "cols": 1024, "seed": 2}, "W_k": {"random": "normal", "rows": 8, "cols": 1024, "seed": 3},

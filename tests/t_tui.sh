@@ -1068,5 +1068,33 @@ keys "$s" -l "quit"
 keys "$s" Enter
 shows "plain: quit" "$s" 'EXITED 0'
 tm kill-session -t "$s"
+# What the view keeps about a pane's numbers (its range, in the legend under it) belongs to one head
+# of one computation: another head, or an edit, shows its own; and ATTNVIZ_KEY_TIMES (make bench)
+# has each key's time once the first frame is out.
+s=ikt
+cat >"$tmp/twoheads.json" <<'EOF'
+{"attnviz": 1, "title": "two heads", "X": {"random": "normal", "rows": 4, "cols": 4, "seed": 1}, "heads": 2,
+ "W_q": {"random": "normal", "rows": 4, "cols": 4, "seed": 2}, "W_k": {"random": "normal", "rows": 4, "cols": 4, "seed": 3},
+ "W_v": {"random": "normal", "rows": 4, "cols": 4, "seed": 4}}
+EOF
+start "$s" 120 30 C.UTF-8 "ATTNVIZ_KEY_TIMES=$tmp/keytimes" "$tmp/twoheads.json"
+wait_for "$s" 'stage: input' >/dev/null
+cmd "$s" "goto scale"
+# the legends of the scores and scaled panes of head $1: "0.00 ▁▂▃▄▅▆▇ 2.00  0.00 ▁▂▃▄▅▆▇ 1.41"
+legends() { wait_for "$s" "scaled head $1 " >/dev/null; sleep 0.2; cap "$s" | grep '▁▂▃▄▅▆▇' | head -n 1 | tr -s ' '; }
+r0=$(legends 0)
+keys "$s" L
+r1=$(legends 1)
+keys "$s" H
+r0b=$(legends 0)
+check "scale: head 1's ranges are its own, and head 0's come back ($r0 / $r1)" \
+	sh -c "[ -n '$r0' ] && [ -n '$r1' ] && [ '$r0' != '$r1' ] && [ '$r0' = '$r0b' ]"
+cmd "$s" "set W_q[0][0] 9"
+r0e=$(legends 0)
+check "scale: after an edit the ranges are the new numbers' ($r0 -> $r0e)" sh -c "[ -n '$r0e' ] && [ '$r0e' != '$r0' ]"
+quits "$s" ikt
+check "ATTNVIZ_KEY_TIMES: ready after the first frame, then each key's wall and CPU time" \
+	sh -c "head -n 1 '$tmp/keytimes' | grep -qx ready && grep -Eq '^key=76 ms=[0-9.]+ cpu_ms=[0-9.]+\$' '$tmp/keytimes' &&
+	       grep -Eq '^key=72 ms=[0-9.]+ cpu_ms=[0-9.]+\$' '$tmp/keytimes'"
 
 finish

@@ -494,7 +494,7 @@ static void test_run_mask(void **state)
 	assert_int_equal(f->s.lesson->mask, MASK_CAUSAL);
 	assert_true(MAT_AT(f->s.attn->head[1].weights, 0, 1) == 0.0);
 	assert_true(MAT_AT(f->s.attn->head[1].weights, 0, 0) == 1.0);
-	assert_true(f->s.attn->head[1].masked.a[2] == -INFINITY);
+	assert_true(attn_cell(f->s.attn, AM_MASKED, 1, 0, 2) == -INFINITY);
 
 	run_ok(f, "mask none");
 	assert_int_equal(f->s.lesson->mask, MASK_NONE);
@@ -511,11 +511,11 @@ static void test_run_scale(void **state)
 	assert_true(fabs(f->s.attn->factor - 1.0 / sqrt(2.0)) < 1e-15);
 	run_ok(f, "scale off");
 	assert_true(f->s.attn->factor == 1.0);
-	assert_true(MAT_AT(f->s.attn->head[0].scaled, 0, 1) == s01);
+	assert_true(attn_cell(f->s.attn, AM_SCALED, 0, 0, 1) == s01);
 	last_has(f, "scale factor is now 1");
 	run_ok(f, "scale 0.5");
 	assert_true(f->s.attn->factor == 0.5);
-	assert_true(MAT_AT(f->s.attn->head[0].scaled, 0, 1) == 0.5 * s01);
+	assert_true(attn_cell(f->s.attn, AM_SCALED, 0, 0, 1) == 0.5 * s01);
 	run_ok(f, "scale on");
 	assert_true(fabs(f->s.attn->factor - 1.0 / sqrt(2.0)) < 1e-15);
 	last_has(f, "0.707107");

@@ -503,13 +503,13 @@ static void test_scale_factors(void **state)
 	l = load(SMALL_HEAD "}");
 	a = compute(l);
 	assert_float_equal(a->factor, 1.0 / sqrt(2.0), 1e-16);
-	assert_float_equal(MAT_AT(a->head[0].scaled, 0, 1), 11.0 / sqrt(2.0), 1e-14);
+	assert_float_equal(attn_cell(a, AM_SCALED, 0, 0, 1), 11.0 / sqrt(2.0), 1e-14);
 	attn_free(a);
 	lesson_free(l);
 	l = load(SMALL_HEAD ",\"scale\":0.25}");
 	a = compute(l);
 	assert_true(a->factor == 0.25);
-	assert_true(MAT_AT(a->head[0].scaled, 1, 1) == 6.25);
+	assert_true(attn_cell(a, AM_SCALED, 0, 1, 1) == 6.25);
 	attn_free(a);
 	lesson_free(l);
 }
@@ -550,9 +550,9 @@ static void test_causal(void **state)
 				assert_int_equal(a->visible[i * 9 + j], j <= i);
 				if (j > i) {
 					assert_true(MAT_AT(hd->weights, i, j) == 0.0);
-					assert_true(MAT_AT(hd->masked, i, j) == -INFINITY);
+					assert_true(attn_cell(a, AM_MASKED, h, i, j) == -INFINITY);
 				} else {
-					assert_true(MAT_AT(hd->masked, i, j) == MAT_AT(hd->scaled, i, j));
+					assert_true(attn_cell(a, AM_MASKED, h, i, j) == attn_cell(a, AM_SCALED, h, i, j));
 					assert_true(MAT_AT(hd->weights, i, j) > 0.0);
 				}
 			}
@@ -592,7 +592,7 @@ static void test_fully_masked_row(void **state)
 	assert_int_equal(a->row_all_masked[1], 1);
 	assert_int_equal(a->row_all_masked[2], 0);
 	for (j = 0; j < 3; j++) {
-		assert_true(MAT_AT(a->head[0].masked, 1, j) == -INFINITY);
+		assert_true(attn_cell(a, AM_MASKED, 0, 1, j) == -INFINITY);
 		assert_true(MAT_AT(a->head[0].weights, 1, j) == 0.0);
 		assert_false(isnan(MAT_AT(a->head[0].weights, 1, j)));
 	}
@@ -619,8 +619,8 @@ static void test_mask_fill_number(void **state)
 	(void)state;
 
 	assert_false(a->any_row_all_masked);
-	assert_true(MAT_AT(a->head[0].masked, 0, 2) == 0.0);
-	assert_true(MAT_AT(a->head[0].masked, 0, 1) == 11.0);
+	assert_true(attn_cell(a, AM_MASKED, 0, 0, 2) == 0.0);
+	assert_true(attn_cell(a, AM_MASKED, 0, 0, 1) == 11.0);
 	/* row 0: softmax([5, 11, 0]) */
 	sum = exp(-6.0) + 1 + exp(-11.0);
 	assert_float_equal(MAT_AT(a->head[0].weights, 0, 2), exp(-11.0) / sum, 1e-15);
@@ -842,6 +842,104 @@ static void test_overflow_refused(void **state)
  * its matrices filled with NaN and freed, and computed again on that
  * memory: the same bits as the first time, cell for cell.
  */
+/*
+ * The derived stages are not kept: attn_matrix makes one head's matrix when
+ * asked for (in slots that are reused) and attn_cell gives one cell. Both
+ * are the textbook definitions, bit for bit, for every head, in an order
+ * that reuses every slot several times: scaled = scores × factor, bias =
+ * −slope·|i − j|, biased = scaled + bias, masked = biased (or scaled) where
+ * visible, else the fill.
+ */
+static void test_derived_on_request(void **state)
+{
+	static const char *extra[] = { "\"mask\": \"causal\"", "\"mask\": \"causal\", \"alibi\": true",
+		                           "\"mask\": {\"window\": 3}, \"mask_fill\": -7", "\"scale\": 2.5" };
+	(void)state;
+	for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
+		char json[1024];
+		snprintf(json, sizeof json,
+		         "{\"attnviz\":2,\"X\":{\"random\":\"normal\",\"rows\":9,\"cols\":8,\"seed\":1},\"heads\":4,"
+		         "\"W_q\":{\"random\":\"normal\",\"rows\":8,\"cols\":8,\"seed\":2},"
+		         "\"W_k\":{\"random\":\"normal\",\"rows\":8,\"cols\":8,\"seed\":3},"
+		         "\"W_v\":{\"random\":\"normal\",\"rows\":8,\"cols\":8,\"seed\":4},%s}",
+		         extra[k]);
+		Lesson *l = load(json);
+		Attn *a = compute(l);
+		const int alibi = l->alibi;
+		const double fill = l->mask_fill_inf ? -INFINITY : l->mask_fill;
+		assert_true(attn_derived(AM_SCALED) && attn_derived(AM_MASKED) && !attn_derived(AM_SCORES));
+		/* the AttnHead fields stay empty: nothing n × m is kept but scores and weights */
+		assert_true(mat_empty(&a->head[0].scaled) && mat_empty(&a->head[0].masked));
+		for (int round = 0; round < 2; round++)
+			for (int h = 0; h < a->heads; h++)
+				for (int w = 0; w < 4; w++) {
+					const AttnMatrix which = (const AttnMatrix[]){ AM_MASKED, AM_SCALED, AM_BIASED, AM_BIAS }[w];
+					const Mat *m = attn_matrix(a, which, h);
+					if (!alibi && (which == AM_BIAS || which == AM_BIASED)) {
+						assert_null(m);
+						continue;
+					}
+					assert_non_null(m);
+					assert_int_equal(m->rows, 9);
+					assert_int_equal(m->cols, 9);
+					for (int i = 0; i < 9; i++)
+						for (int j = 0; j < 9; j++) {
+							const double scaled = MAT_AT(a->head[h].scores, i, j) * a->factor;
+							const double bias = alibi ? -a->slopes[h] * fabs((double)(i - j)) : 0.0;
+							const double biased = scaled + bias;
+							const double want = which == AM_SCALED ? scaled
+							                    : which == AM_BIAS ? bias
+							                    : which == AM_BIASED ? biased
+							                    : !a->visible[i * 9 + j] ? fill
+							                    : alibi ? biased : scaled;
+							assert_memory_equal(&MAT_AT(*m, i, j), &want, sizeof want);
+							const double cell = attn_cell(a, which, h, i, j);
+							assert_memory_equal(&cell, &want, sizeof want);
+						}
+				}
+		attn_free(a);
+		lesson_free(l);
+	}
+}
+
+/* The progress function hears of every pass in order, 1 … count, with the stage table's stages. */
+static int progress_calls, progress_last, progress_count, progress_bad;
+static void progress_note(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms)
+{
+	(void)ctx;
+	progress_bad |= index != progress_last + 1 || (progress_count != 0 && count != progress_count) ||
+	                !(stage_present(&a->shape, st) || (stage_kinds[st].flags & SF_ALWAYS)) || elapsed_ms < 0;
+	progress_last = index;
+	progress_count = count;
+	progress_calls++;
+}
+
+static void test_progress(void **state)
+{
+	Lesson *l = load("{\"attnviz\":1,\"X\":{\"random\":\"normal\",\"rows\":5,\"cols\":4,\"seed\":1},"
+	                 "\"W_q\":{\"identity\":4},\"W_k\":{\"identity\":4},\"W_v\":{\"identity\":4},\"mask\":\"causal\"}");
+	char text[96];
+	Attn *a;
+	(void)state;
+
+	attn_set_progress(progress_note, NULL);
+	a = compute(l);
+	attn_set_progress(NULL, NULL);
+	assert_false(progress_bad);
+	assert_true(progress_calls >= 5);
+	assert_int_equal(progress_last, progress_count);
+	attn_progress_text(text, sizeof text, a, STAGE_SOFTMAX, 3, 9, 1);
+	assert_string_equal(text, "computing\u2026 softmax (3/9)");
+	attn_progress_text(text, sizeof text, a, STAGE_SOFTMAX, 3, 9, 0);
+	assert_string_equal(text, "computing... softmax (3/9)");
+	/* told no more once unset */
+	progress_calls = 0;
+	attn_free(compute(l));
+	assert_int_equal(progress_calls, 0);
+	attn_free(a);
+	lesson_free(l);
+}
+
 static void test_reused_memory(void **state)
 {
 	static const char *masks[] = {
@@ -866,12 +964,18 @@ static void test_reused_memory(void **state)
 		l = load(json);
 		a = attn_compute(l, &err);
 		assert_non_null(a);
+		/* every number kept first: scaled and masked are made from the scores when asked for */
+		for (int w = 0; w < 4; w++)
+			for (int h = 0; h < 2; h++) {
+				const AttnMatrix which[4] = { AM_SCORES, AM_SCALED, AM_MASKED, AM_WEIGHTS };
+				const Mat *m = attn_matrix(a, which[w], h);
+				assert_non_null(m);
+				assert_int_equal(mat_copy(&keep[w][h], m), 0);
+			}
 		for (int w = 0; w < 4; w++)
 			for (int h = 0; h < 2; h++) {
 				const AttnMatrix which[4] = { AM_SCORES, AM_SCALED, AM_MASKED, AM_WEIGHTS };
 				Mat *m = (Mat *)attn_matrix(a, which[w], h);
-				assert_non_null(m);
-				assert_int_equal(mat_copy(&keep[w][h], m), 0);
 				for (size_t i = 0; i < (size_t)m->rows * (size_t)m->cols; i++)
 					m->a[i] = NAN;
 			}
@@ -964,6 +1068,8 @@ int main(void)
 		cmocka_unit_test(test_explain_masked_and_operands),
 		cmocka_unit_test(test_matrix_names),
 		cmocka_unit_test(test_overflow_refused),
+		cmocka_unit_test(test_derived_on_request),
+		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_reused_memory),
 		cmocka_unit_test(test_default_lesson),
 	};

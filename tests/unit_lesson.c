@@ -513,8 +513,8 @@ BAD(mask_list_nested, ": mask[1]: expected a mask (\"causal\", {\"padding\": …
 BAD(mask_two_keys, ": mask: a mask object has one key: to combine padding and a window, give a list "
                    "[{\"padding\": …}, {\"window\": …}]")
 BAD(too_many_rows, ": X: 5000 rows is over the limit of 4096 tokens (LESSON_MAX_TOKENS)")
-BAD(too_many_numbers, ": too large: its matrices and stages would hold 251658240 numbers, over the limit of "
-                      "134217728 (LESSON_MAX_NUMBERS); make n, d_model or heads smaller")
+BAD(too_many_numbers, ": too large: its matrices and stages would hold 285212672 numbers, over the limit of "
+                      "268435456 (LESSON_MAX_NUMBERS); make n, d_model or heads smaller")
 BAD(generator_kind, ": X.random: expected \"normal\" or \"uniform\", got \"gauss\"")
 BAD(seed, ": X.seed: expected a whole number from 0 to 2^53 = 9007199254740992, got -1")
 BAD(quiz_choices, ": steps[0].quiz.choices: expected at least 2 choices, got 1")

@@ -191,10 +191,11 @@ static void test_budget_counts_weights_and_compare(void **state)
 	/*
 	 * n = 3, m = 2, d_model = d_src = 2, one head, d_k = d_v = 2, no W_o, no mask, no PE.
 	 * Its own: X 6 + source.X 4 + W_q 4 + W_k 4 + W_v 4 = 22.
-	 * Computed: X 6, S 4, Q 6, K 4, V 4, per head 4·3·2 + weighted 6 = 30, concat 6, visibility 6 = 66.
+	 * Computed: X 6, S 4, Q 6, K 4, V 4, per head scores and weights 2·3·2 + weighted 6 = 18, concat 6,
+	 * visibility 6, the derived stages' 4 slots of 3·2 (scaled and masked are not kept per head) 24 = 78.
 	 */
-	assert_true(lesson_count_numbers(l) == 88.0);
-	assert_true(lesson_budget_numbers(l) == 176.0); /* the variant (scale: false) is the same size */
+	assert_true(lesson_count_numbers(l) == 100.0);
+	assert_true(lesson_budget_numbers(l) == 200.0); /* the variant (scale: false) is the same size */
 	lesson_free(l);
 }
 

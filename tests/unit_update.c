@@ -115,8 +115,11 @@ static void check_lesson(const char *path)
 			snprintf(what, sizeof what, "%s: %s of %s %d, cell %zu", path, matrix_name((AttnMatrix)w),
 			         hd == 0 ? "the lesson" : "layer", hd - 1, cell);
 			old = compute_all(cur);
+			const unsigned long version = a->version;
 			assert_int_equal(attn_update(a, copy, &before, 1e12, &err), 0);
 			assert_null(err);
+			/* what views keep about its numbers is kept under its version: a new one, and no other computation's */
+			assert_true(a->version != version && a->version != old->version);
 			fresh = compute_all(copy);
 			assert_same_computation(a, fresh, what);
 			/* what was kept is what was there before the edit */
