@@ -281,18 +281,18 @@ tty() {
 	tm new-session -d -s "$1" -x 80 -y 24 \
 		"env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME='$2' sh '$tmp/$1.sh' 2>'$tmp/$1.err'"
 }
-screen_has() { # NAME PATTERN: within 5 s
+screen_has() { # NAME PATTERN: within 15 s (a loaded machine starts slowly)
 	i=0
-	while [ $i -lt 100 ]; do
+	while [ $i -lt 300 ]; do
 		tm capture-pane -p -t "$1" 2>/dev/null | grep -Eq -- "$2" && return 0
 		sleep 0.05
 		i=$((i + 1))
 	done
 	return 1
 }
-ended() { # NAME: within 5 s; the status in $rc
+ended() { # NAME: within 15 s; the status in $rc
 	i=0
-	while [ $i -lt 100 ]; do
+	while [ $i -lt 300 ]; do
 		if [ -s "$tmp/$1.rc" ]; then rc=$(cat "$tmp/$1.rc"); return 0; fi
 		sleep 0.05
 		i=$((i + 1))
