@@ -1686,6 +1686,10 @@ static Attn *compute_chain(const Lesson *l, char **err)
 			return NULL;
 		}
 		memory = attn_final_output(enc);
+		/* the decoder's loss reaches the encoder through the memory: its links have gradients (and backward stages) too */
+		if (l->backward != BACKWARD_NONE)
+			for (Attn *e = enc; e != NULL; e = e->next)
+				e->shape.features |= FEAT_BACKWARD;
 	}
 	for (int i = 0; i < l->nlayers; i++) {
 		Attn *a = calloc(1, sizeof *a);

@@ -287,7 +287,10 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "attention",
 		.name = "scale", .instead = NONE,
 		PANES({ .matrix = AM_SCORES }, { .matrix = AM_SCALED }),
-		.formula = { { 0, 0, "scaled = scores / \u221ad_k", "scaled = scores / sqrt(d_k)" } },
+		.formula = { { FEAT_UNSCALED, 0, N_("scaled = scores   (scale off: \u00d7 1)"), N_("scaled = scores   (scale off: * 1)") },
+		             { FEAT_SCALE_VALUE, 0, N_("scaled = scores \u00d7 scale   (the lesson's own factor, not 1/\u221ad_k)"),
+		               N_("scaled = scores * scale   (the lesson's own factor, not 1/sqrt(d_k))") },
+		             { 0, 0, "scaled = scores / \u221ad_k", "scaled = scores / sqrt(d_k)" } },
 		.what = N_("scores \u00d7 the scale factor"),
 		.blurb_en = "Dot products grow with the width d_k; dividing by \u221ad_k keeps them near unit size so softmax does not saturate.",
 		.blurb_zh = "点积随维度 d_k 变大；除以 \u221ad_k 让它们保持在单位量级，softmax 才不会饱和。",
@@ -483,7 +486,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_BACK_OUTPUT] = {
 		.name = "back_output", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
 		PANES({ .matrix = AM_D_OUTPUT }, { .matrix = AM_W_O }, { .matrix = AM_D_W_O }, { .matrix = AM_D_CONCAT }),
-		.formula = { { FEAT_WO, 0, "dconcat = doutput\u00b7W_o\u1d40   dW_o = concat\u1d40\u00b7doutput   (doutput = output \u2212 target)",
+		.formula = { { FEAT_WO | FEAT_BLOCK, 0, N_("dconcat = doutput\u00b7W_o\u1d40   dW_o = concat\u1d40\u00b7doutput   (doutput: what the block sends back)"),
+		               N_("dconcat = doutput.W_o^T   dW_o = concat^T.doutput   (doutput: what the block sends back)") },
+		             { FEAT_WO, 0, "dconcat = doutput\u00b7W_o\u1d40   dW_o = concat\u1d40\u00b7doutput   (doutput = output \u2212 target)",
 		               "dconcat = doutput.W_o^T   dW_o = concat^T.doutput   (doutput = output - target)" },
 		             { 0, 0, N_("dconcat = doutput   (doutput = output \u2212 target, or the lesson's dOutput)"),
 		               N_("dconcat = doutput   (doutput = output - target, or the lesson's dOutput)") } },
@@ -521,7 +526,10 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_BACK_SCALE] = {
 		.name = "back_scale", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
 		PANES({ .matrix = AM_D_SCALED }, { .matrix = AM_D_SCORES }),
-		.formula = { { 0, 0, "dscores = dscaled \u00d7 factor", "dscores = dscaled * factor" } },
+		.formula = { { FEAT_UNSCALED, 0, N_("dscores = dscaled   (scale off: \u00d7 1)"), N_("dscores = dscaled   (scale off: * 1)") },
+		             { FEAT_SCALE_VALUE, 0, N_("dscores = dscaled \u00d7 scale   (the lesson's own factor)"),
+		               N_("dscores = dscaled * scale   (the lesson's own factor)") },
+		             { 0, 0, "dscores = dscaled / \u221ad_k", "dscores = dscaled / sqrt(d_k)" } },
 		.what = N_("backward through the scale: \u00d7 the same factor"),
 		.blurb_en = "Through the scale: the gradient is multiplied by the same factor, 1/\u221ad_k.",
 		.blurb_zh = "穿过缩放：梯度乘以同一个系数 1/\u221ad_k。",
@@ -577,6 +585,8 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	"its mask has no window",        /* FEAT_WINDOW */
 	"it is not decoded token by token (\"decode\")", /* FEAT_DECODE */
 	"it has no FlashAttention tiles (\"flash\")", /* FEAT_FLASH */
+	"its scores are scaled (\"scale\" is not false)", /* FEAT_UNSCALED */
+	"its scale is not a number of its own (\"scale\")", /* FEAT_SCALE_VALUE */
 };
 
 const char *feature_absent(unsigned feat)
@@ -719,9 +729,9 @@ char *stage_map_links(const LessonShape *const *links, int nlinks, int cur, Stag
 			lit = n;
 		snprintf(place[n++], sizeof place[0], "%s", "\u2202");
 	}
-	for (int k = 0; k < n; k++)
-		strbuf_printf(&b, "%s%s%s%s", k ? (utf8 ? " \u2192 " : " -> ") : "", k == lit ? "[" : "", place[k],
-		              k == lit ? "]" : "");
+	for (int k = 0; k < n; k++) /* the gradients' ∂ is "d" without UTF-8, as dM is */
+		strbuf_printf(&b, "%s%s%s%s", k ? (utf8 ? " \u2192 " : " -> ") : "", k == lit ? "[" : "",
+		              !utf8 && strcmp(place[k], "\u2202") == 0 ? "d" : place[k], k == lit ? "]" : "");
 	if (b.oom) {
 		free(b.s);
 		return NULL;

@@ -99,7 +99,9 @@ enum {
 	FEAT_WINDOW     = 1u << 18, /* a sliding-window mask */
 	FEAT_DECODE     = 1u << 19, /* generated one token at a time with a KV cache ("decode") */
 	FEAT_FLASH      = 1u << 20, /* FlashAttention's tiles ("flash") */
-	FEAT_COUNT      = 21
+	FEAT_UNSCALED   = 1u << 21, /* "scale": false (scale off): the scores are not scaled */
+	FEAT_SCALE_VALUE = 1u << 22, /* "scale": a number of the lesson's own instead of 1/√d_k */
+	FEAT_COUNT      = 23
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */

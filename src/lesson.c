@@ -489,6 +489,7 @@ typedef struct Shapes {
 	int has_we, we_r, we_c;
 	Positional positional;
 	ScoreKind score;
+	ScaleKind scale;              /* the formulas follow it (FEAT_UNSCALED, FEAT_SCALE_VALUE) */
 	MaskKind mask;
 	int d_k, d_v, d_out;          /* derived by check_shapes */
 	/* version 2: the block (settings only) */
@@ -828,6 +829,10 @@ static void shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_FINAL | (s->norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);
 	if (s->backward)
 		out->features |= FEAT_BACKWARD;
+	if (s->scale == SCALE_NONE)
+		out->features |= FEAT_UNSCALED;
+	else if (s->scale == SCALE_VALUE)
+		out->features |= FEAT_SCALE_VALUE;
 	if (s->rope)
 		out->features |= FEAT_ROPE;
 	if (s->alibi)
@@ -3049,6 +3054,7 @@ static void shapes_from_lesson(const Lesson *l, Shapes *s)
 	s->we_r = l->w_e.rows; s->we_c = l->w_e.cols;
 	s->positional = l->positional;
 	s->score = l->score;
+	s->scale = l->scale;
 	shapes_masks(s, l);
 	shapes_modern(s, l);
 	s->d_k = l->heads > 0 ? l->W_q.cols / l->heads : 0;
@@ -3193,6 +3199,7 @@ static void layer_shapes(const Lesson *l, int i, Shapes *sh)
 		sh->has_final = i == l->nlayers - 1 && l->has_final_norm;
 		sh->backward = l->backward != BACKWARD_NONE;
 		sh->score = l->score;
+		sh->scale = l->scale;
 		shapes_masks(sh, l);
 		sh->rope = l->rope;
 		sh->alibi = l->alibi;
@@ -3304,8 +3311,13 @@ static int validate_into(Ctx *c, const Lesson *l)
 		return fail(c, "the block needs the attention's output to have d_model = %d columns, not %d", l->d_model,
 		            l->d_out);
 	for (i = 0; i < l->nlayers; i++) {
-		size_t old2 = path_append(c, "%slayers[%d]", c->pathlen ? "." : "", i);
-		if (validate_into(c, l->layer[i]) != 0)
+		/* a decoder link is named where the file has it, as the loader's aliases do: layers[k].self or .cross */
+		const Lesson *li = l->layer[i];
+		size_t old2 = li->part == PART_LAYER
+		                  ? path_append(c, "%slayers[%d]", c->pathlen ? "." : "", i)
+		                  : path_append(c, "%slayers[%d].%s", c->pathlen ? "." : "", li->dec_layer,
+		                                li->part == PART_SELF ? "self" : "cross");
+		if (validate_into(c, li) != 0)
 			return -1;
 		path_set(c, old2);
 	}
@@ -3319,8 +3331,10 @@ static int validate_into(Ctx *c, const Lesson *l)
 		const Step *st = &l->steps[i];
 		Shapes ss = s; /* the step's layer: its own matrices (a decoder's cross-attention has a source) */
 		int r = 0;
-		if (st->encoder && l->encoder != NULL)
+		if (st->encoder && l->encoder != NULL) {
 			layer_shapes(l->encoder, st->layer < lesson_layers(l->encoder) ? st->layer : 0, &ss);
+			ss.backward = s.backward; /* the decoder's loss reaches the encoder too */
+		}
 		else if (st->layer > 0 && st->layer < l->nlayers) {
 			shapes_from_lesson(l->layer[st->layer], &ss);
 			ss.positional = POS_NONE;

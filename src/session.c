@@ -84,21 +84,44 @@ static int build_walk(Session *s)
 			if (!s->walk[k].encoder)
 				s->walk[k].layer += nenc;
 	} else {
-		/* the encoder's layers first (each chain shows its own input), then the lesson's */
+		/*
+		 * The forward stages as the computation runs them: the encoder's
+		 * layers first (each chain shows its own input), then the lesson's.
+		 * Then the backward stages (those the table says need a loss) as the
+		 * backward pass runs them: from the loss back through the lesson's
+		 * links, last first, then through the memory into the encoder's last
+		 * layer down to its first.
+		 */
 		const Attn *chains[2] = { s->model->encoder, s->model };
-		s->walk = calloc((size_t)STAGE_COUNT * (size_t)lesson_walk_layers(l), sizeof *s->walk);
-		if (s->walk == NULL)
+		const int nlinks = lesson_walk_layers(l);
+		struct { const Attn *a; int enc; } *links = malloc((size_t)nlinks * sizeof *links);
+		int n = 0;
+		s->walk = calloc((size_t)STAGE_COUNT * (size_t)nlinks, sizeof *s->walk);
+		if (s->walk == NULL || links == NULL) {
+			free(links);
 			return -1;
+		}
 		for (int c = 0; c < 2; c++)
-			for (a = chains[c]; a != NULL; a = a->next)
+			for (a = chains[c]; a != NULL && n < nlinks; a = a->next, n++) {
+				links[n].a = a;
+				links[n].enc = c == 0;
+			}
+		for (int back = 0; back < 2; back++)
+			for (int i = 0; i < n; i++) {
+				const int enc = links[back ? n - 1 - i : i].enc;
+				a = links[back ? n - 1 - i : i].a;
 				for (st = 0; st < STAGE_COUNT; st++)
-					if (stage_present(&a->shape, (Stage)st) && !(a->layer > 0 && st == STAGE_INPUT)) {
+					if (stage_present(&a->shape, (Stage)st) &&
+					    ((stage_kinds[st].requires & FEAT_BACKWARD) != 0) == back &&
+					    !(a->layer > 0 && st == STAGE_INPUT)) {
 						s->walk[k].stage = (Stage)st;
-						s->walk[k].layer = a->layer + (c == 1 ? nenc : 0);
-						s->walk[k].encoder = c == 0;
+						s->walk[k].layer = a->layer + (enc ? 0 : nenc);
+						s->walk[k].encoder = enc;
 						s->walk[k].t = s->walk[k].tile_q = s->walk[k].tile_k = -1;
 						s->walk[k++].compare = -1;
 					}
+			}
+		free(links);
 		s->nwalk = k;
 	}
 	s->quiz = calloc((size_t)s->nwalk, sizeof *s->quiz);

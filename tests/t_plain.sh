@@ -630,4 +630,29 @@ check "encdec: stats of the encoder's weights" grep -Eq "^mean 0\.2 +std" "$out"
 repl 'layer e2\nstep 2\n' tests/golden/v2/encdec_post.json
 err_cmd "encdec: an encoder layer it does not have" "no layer e2: this lesson has the encoder's layers e0 to e1 and the decoder's 0 to 1"
 
+# The backward pass is walked as it runs: after every forward stage, from the loss back through the decoder's links
+# (cross-attention first), then through the memory into the encoder's last layer down to its first. The encoder's
+# gradients against PyTorch (tests/golden/v2/encdec_post.ref.json, grad.encoder.layers[k].attn.W_q[0][0]).
+repl 'step 65\nn\nstep 72\nn\nstep 79\nn\nstep 86\nexplain dW_q 0 0\nn\nlast\nexplain dW_q 0 0\nexplain doutput 0 0\n' tests/golden/v2/encdec_post.json
+clean "encdec backward: walking the encoder's gradients runs clean"
+expect "encdec backward: forward stages, then the decoder's cross and self links, then encoder layers 1 and 0" \
+	'[ "$(grep -Eo "layer [0-9]/[0-9] - [a-z]+ - [a-z-]+, stage: [a-z_0-9]+" "$out" | sed 1d | tr "\n" "|")" = "layer 0/1 - decoder - cross-attention, stage: final_norm|layer 0/1 - decoder - cross-attention, stage: back_output|layer 0/1 - decoder - cross-attention, stage: back_project|layer 0/1 - decoder - self-attention, stage: back_output|layer 0/1 - decoder - self-attention, stage: back_project|layer 1/2 - encoder - self-attention, stage: back_output|layer 1/2 - encoder - self-attention, stage: back_project|layer 0/2 - encoder - self-attention, stage: back_output|layer 0/2 - encoder - self-attention, stage: back_project|" ]'
+check "encdec backward: dW_q of the encoder's last layer as PyTorch computes it" has "$out" "dW_q[0][0] = 0.00441658"
+check "encdec backward: dW_q of the encoder's first layer as PyTorch computes it" has "$out" "dW_q[0][0] = -1.02821"
+check "encdec backward: the encoder's doutput comes from its block, not from a target" has "$out" "(doutput: what the block sends back)"
+check "encdec backward: the map's gradients are d without UTF-8" has "$out" "-> N2 -> final N -> [d]"
+expect "encdec backward: no map prints the UTF-8 partial sign without UTF-8" '! grep -q "block:.*∂" "$out"'
+
+# The formula line follows the lesson's settings: scale off, a scale of its own.
+repl 'goto scale\nscale off\nscale 0.3\ngoto back_scale\nscale on\n' tests/golden/v2/encdec_post.json
+clean "formulas: scale edits run clean"
+check "formulas: scale off shows the scores unscaled" has "$out" "scaled = scores   (scale off: * 1)"
+check "formulas: a scale of the lesson's own" has "$out" "scaled = scores * scale   (the lesson's own factor, not 1/sqrt(d_k))"
+check "formulas: back_scale follows the scale too" has "$out" "dscores = dscaled * scale   (the lesson's own factor)"
+check "formulas: scale on gives 1/sqrt(d_k) back" has "$out" "dscores = dscaled / sqrt(d_k)"
+
+# An edit refused on a decoder link names it where the file has it (the loader's path), not by link number.
+repl 'layer 1\nmask causal\nstep 2\n' tests/golden/v2/encdec_post.json
+err_cmd "encdec: a refused edit on the cross-attention names layers[0].cross" 'layers[0].cross.mask: "causal" needs a square score matrix'
+
 finish

@@ -539,6 +539,34 @@ snap "$s"
 expect "encdec: no cell is marked as differing" '! grep -Eq "^(<s>|我|爱|你) .*\*" "$tmp/screen"'
 quits "$s" encdec
 
+# An encoder–decoder with a loss (tests/golden/v2/encdec_post.json): the walk ends in the encoder's first layer's
+# back_project, its gradient explained with PyTorch's number (encdec_post.ref.json, grad.encoder.layers[0]);
+# p goes back from the encoder's last layer into the decoder's self-attention; scale off changes the
+# formula line; without UTF-8 the map's gradients are "d".
+s=encback
+start "$s" 100 30 C.UTF-8 "" tests/golden/v2/encdec_post.json
+shows "encback: starts in the encoder" "$s" 'layer 0/2 · encoder · self-attention +stage: input'
+cmd "$s" "last"
+shows "encback: the walk ends in the encoder's first layer" "$s" 'step 93/93 +layer 0/2 · encoder · self-attention +stage: back_project'
+shows "encback: the encoder's map lights its gradients" "$s" '── x → attention → \+ → N1 → FFN → \+ → N2 → \[∂\] ─'
+cmd "$s" "explain dW_q 0 0"
+shows "encback: the encoder's dW_q as PyTorch computes it" "$s" 'dW_q\[0\]\[0\] = -1\.02821'
+keys "$s" Escape
+cmd "$s" "step 80"
+shows "encback: the encoder's last layer's gradients" "$s" 'layer 1/2 · encoder · self-attention +stage: back_output'
+shows "encback: its doutput comes from its block" "$s" '\(doutput: what the block sends back\)'
+keys "$s" p
+shows "encback: p goes back to the decoder's self-attention" "$s" 'layer 0/1 · decoder · self-attention +stage: back_project'
+cmd "$s" "goto scale"
+cmd "$s" "scale off"
+shows "encback: scale off changes the formula" "$s" 'scaled = scores   \(scale off: × 1\)'
+quits "$s" encback
+s=encbackc
+start "$s" 100 30 C "" tests/golden/v2/encdec_post.json
+cmd "$s" "last"
+shows "encback: without UTF-8 the map's gradients are d" "$s" '-- x -> attention -> \+ -> N1 -> FFN -> \+ -> N2 -> \[d\] -'
+quits "$s" encbackc
+
 # ---------------------------------------------------------------------------
 # The modern-attention lessons at 80x24: each walked with n from the first
 # step to the last, the first multiple-choice question answered with its key
