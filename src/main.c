@@ -23,6 +23,7 @@
 #include "lesson.h"
 #include "plain.h"
 #include "progress.h"
+#include "render.h"
 #include "session.h"
 #include "starter.h"
 #include "strbuf.h"
@@ -363,16 +364,20 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("%s goes with --record", "--record-plain");
 	if (a->mode == MODE_RENDER) {
 		if (a->output == NULL)
-			return usage_error("--render needs -o FILE.svg or -o FILE.cast");
+			return usage_error("--render needs -o FILE.svg, FILE.cast, FILE.gif or FILE.mp4");
 		const char *dot = strrchr(a->output, '.');
-		if (dot != NULL && (strcmp(dot, ".gif") == 0 || strcmp(dot, ".mp4") == 0)) {
-			fprintf(stderr, "attnviz: --render: %s is not made: attnviz writes .svg and .cast; "
-			                "convert the .cast with a player's tools (agg, asciinema-agg) or capture the .svg\n",
-			        dot);
-			return 2;
+		if (dot == NULL || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".cast") != 0 && !render_is_video(a->output)))
+			return usage_error("--render: expected -o FILE.svg, FILE.cast, FILE.gif or FILE.mp4, got \"%s\"",
+			                   a->output);
+		if (render_is_video(a->output)) {
+			/* said before the demo plays: nothing is rendered for a file that cannot be made */
+			char *missing = render_video_missing(shown(a->output));
+			if (missing != NULL) {
+				fprintf(stderr, "attnviz: --render: %s\n", missing);
+				free(missing);
+				return 2;
+			}
 		}
-		if (dot == NULL || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".cast") != 0))
-			return usage_error("--render: expected -o FILE.svg or FILE.cast, got \"%s\"", a->output);
 		if (a->nfiles > 1)
 			return usage_error("--render takes one lesson at most (got %s and more)", shown(a->files[0]));
 		if (a->present || a->record || a->no_mouse)
