@@ -64,7 +64,8 @@ render_video_missing(const char *path)
 
 	for (size_t i = 0; i < sizeof video_tools / sizeof video_tools[0]; i++)
 		if (!on_path(video_tools[i].program)) {
-			strbuf_printf(&names, "%s%s", missing ? " and " : "", video_tools[i].program);
+			/* TRANSLATORS: between two program names */
+			strbuf_printf(&names, "%s%s", missing ? _(" and ") : "", video_tools[i].program);
 			strbuf_printf(&pkgs, " %s", video_tools[i].package);
 			missing++;
 		}
