@@ -162,15 +162,6 @@ static const char *lang_of(const Session *s)
 	return s != NULL && s->lang[0] ? s->lang : "en";
 }
 
-/* "weights (head 1)" or "weights". */
-static void pane_name(char *buf, size_t size, const Attn *a, AttnMatrix w, int head)
-{
-	if (matrix_per_head(w) && a->heads > 1)
-		snprintf(buf, size, "%s (head %d)", matrix_name(w), head);
-	else
-		snprintf(buf, size, "%s", matrix_name(w));
-}
-
 /* "softmax, head 1" / "weights, head 1" / "W_q": what the export shows, for titles. */
 static void target_title(char *buf, size_t size, const Attn *a, const ExportTarget *t)
 {
@@ -948,49 +939,52 @@ static const char *md_narration(const Session *s, const ExportTarget *t)
 	return stage_blurb((Stage)st, s->lang);
 }
 
-static void md_table(StrBuf *b, const Attn *a, AttnMatrix w, int head, int precision)
+/* One pane of the figure as a Markdown table: its name, its labels and its cells as the SVG draws them. */
+static void md_table(StrBuf *b, const Attn *a, const Pane *p, int precision)
 {
-	const Mat *m = attn_matrix(a, w, head);
 	char name[64], num[32];
 	int i, j;
 
-	pane_name(name, sizeof name, a, w, head);
+	fig_pane_name(name, sizeof name, a, p);
 	strbuf_puts(b, "\n### ");
 	md_puts(b, name, 1);
-	strbuf_printf(b, " (%d \u00d7 %d)\n\n|  |", m->rows, m->cols);
-	for (j = 0; j < m->cols; j++) {
-		char *s = labels_col(a, w, j);
+	strbuf_printf(b, " (%d \u00d7 %d)\n\n|  |", p->v.rows, p->v.cols);
+	for (j = 0; j < p->v.cols; j++) {
+		char *l = fig_label(a, p, 0, j);
 		strbuf_puts(b, " ");
-		md_puts(b, s ? s : "", 1);
+		md_puts(b, l ? l : "", 1);
 		strbuf_puts(b, " |");
-		free(s);
+		free(l);
 	}
 	strbuf_puts(b, "\n|---|");
-	for (j = 0; j < m->cols; j++)
+	for (j = 0; j < p->v.cols; j++)
 		strbuf_puts(b, "---:|");
 	strbuf_puts(b, "\n");
-	for (i = 0; i < m->rows; i++) {
-		char *s = labels_row(a, w, i);
+	for (i = 0; i < p->v.rows; i++) {
+		char *l = fig_label(a, p, 1, i);
 		strbuf_puts(b, "| **");
-		md_puts(b, s ? s : "", 1);
+		md_puts(b, l ? l : "", 1);
 		strbuf_puts(b, "** |");
-		free(s);
-		for (j = 0; j < m->cols; j++) {
-			const double x = MAT_AT(*m, i, j);
-			strbuf_printf(b, " %s |", fig_number(num, x, precision));
-		}
+		free(l);
+		for (j = 0; j < p->v.cols; j++)
+			strbuf_printf(b, " %s |", fig_number(num, MAT_AT(p->v, i, j), precision));
 		strbuf_puts(b, "\n");
 	}
 }
 
 static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[STAGE_MAX_PANES];
-	int n = target_panes(a, t, panes), i;
+	Pane *pane = calloc(SVG_MAX_PANES, sizeof *pane);
+	int n = pane ? fig_panes(a, t, pane) : 0, i;
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
 	const char *formula = target_formula(a, t, 1);
 
+	if (n == 0) {
+		free(pane);
+		*err = strdup("out of memory writing the export");
+		return NULL;
+	}
 	target_title(what, sizeof what, a, t);
 	strbuf_puts(&b, "## ");
 	md_puts(&b, text_get(&a->lesson->title, lang_of(s)), 1);
@@ -1010,8 +1004,11 @@ static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, c
 			strbuf_puts(&b, "\n");
 		}
 	}
+	/* the figure's panes (fig_panes): one head's columns, Kᵀ, every head beside concat, as the SVG and TeX */
 	for (i = 0; i < n; i++)
-		md_table(&b, a, panes[i], t->head, t->precision);
+		md_table(&b, a, &pane[i], t->precision);
+	fig_panes_free(pane, n);
+	free(pane);
 	return buf_finish(&b, err);
 }
 
@@ -1430,11 +1427,51 @@ static char *print_json(cJSON *o, const char *what, char **err)
 	return line;
 }
 
+/* A pane's labels along its rows or columns as a JSON array of strings. */
+static cJSON *json_labels(const Attn *a, const Pane *p, int along_rows)
+{
+	cJSON *arr = cJSON_CreateArray();
+	const int n = along_rows ? p->v.rows : p->v.cols;
+
+	for (int i = 0; arr != NULL && i < n; i++) {
+		char *l = fig_label(a, p, along_rows, i);
+		if (l == NULL || !cJSON_AddItemToArray(arr, cJSON_CreateString(l))) {
+			free(l);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+		free(l);
+	}
+	return arr;
+}
+
+/* One pane of the figure: what it is, its labels, its cells as drawn. */
+static cJSON *json_pane(const Attn *a, const Pane *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	char name[64];
+
+	fig_pane_name(name, sizeof name, a, p);
+	if (o == NULL || !cJSON_AddStringToObject(o, "name", name) ||
+	    !cJSON_AddStringToObject(o, "matrix", matrix_name(p->which)) ||
+	    (p->head >= 0 && !cJSON_AddNumberToObject(o, "head", p->head)) ||
+	    (p->kv_head >= 0 && !cJSON_AddNumberToObject(o, "kv_head", p->kv_head)) ||
+	    !cJSON_AddBoolToObject(o, "transposed", p->transpose) ||
+	    !cJSON_AddNumberToObject(o, "first_column", p->col0) ||
+	    !cJSON_AddItemToObject(o, "rows", json_labels(a, p, 1)) ||
+	    !cJSON_AddItemToObject(o, "columns", json_labels(a, p, 0)) ||
+	    !cJSON_AddItemToObject(o, "values", dump_matrix(&p->v))) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
 static char *render_json(const Attn *a, const ExportTarget *t, char **err)
 {
-	AttnMatrix panes[STAGE_MAX_PANES];
-	int n = target_panes(a, t, panes), i;
-	cJSON *o = cJSON_CreateObject(), *names;
+	Pane *pane = calloc(SVG_MAX_PANES, sizeof *pane);
+	int n = pane ? fig_panes(a, t, pane) : 0, i;
+	cJSON *o = n > 0 ? cJSON_CreateObject() : NULL, *names, *panes;
 	const char *formula = target_formula(a, t, 1);
 
 	if (o == NULL)
@@ -1444,19 +1481,35 @@ static char *render_json(const Attn *a, const ExportTarget *t, char **err)
 		goto oom;
 	if (!cJSON_AddNumberToObject(o, "head", t->head) || !cJSON_AddStringToObject(o, "formula", formula))
 		goto oom;
+	/* "matrices": those a pane shows whole for this head, each also under its own name (as --dump has it) */
 	names = cJSON_AddArrayToObject(o, "matrices");
-	if (names == NULL)
+	panes = cJSON_AddArrayToObject(o, "panes");
+	if (names == NULL || panes == NULL)
 		goto oom;
 	for (i = 0; i < n; i++) {
-		cJSON *m = dump_matrix(attn_matrix(a, panes[i], t->head));
-		if (!cJSON_AddItemToArray(names, cJSON_CreateString(matrix_name(panes[i]))) || m == NULL ||
-		    !cJSON_AddItemToObject(o, matrix_name(panes[i]), m)) {
-			cJSON_Delete(m);
+		const Pane *p = &pane[i];
+		const Mat *m = attn_matrix(a, p->which, t->head);
+		cJSON *pj = json_pane(a, p);
+		if (pj == NULL || !cJSON_AddItemToArray(panes, pj)) {
+			cJSON_Delete(pj);
+			goto oom;
+		}
+		if (m == NULL || p->transpose || p->kv_head >= 0 || (p->head >= 0 && p->head != t->head) ||
+		    p->v.rows != m->rows || p->v.cols != m->cols || cJSON_HasObjectItem(o, matrix_name(p->which)))
+			continue;
+		cJSON *mj = dump_matrix(m);
+		if (!cJSON_AddItemToArray(names, cJSON_CreateString(matrix_name(p->which))) || mj == NULL ||
+		    !cJSON_AddItemToObject(o, matrix_name(p->which), mj)) {
+			cJSON_Delete(mj);
 			goto oom;
 		}
 	}
+	fig_panes_free(pane, n);
+	free(pane);
 	return print_json(o, "export", err);
 oom:
+	fig_panes_free(pane, n);
+	free(pane);
 	cJSON_Delete(o);
 	*err = strdup("out of memory writing the export");
 	return NULL;

@@ -23,6 +23,7 @@
 #include "lesson.h"
 #include "plain.h"
 #include "progress.h"
+#include "render.h"
 #include "session.h"
 #include "starter.h"
 #include "strbuf.h"
@@ -38,8 +39,8 @@ static const char usage_text[] =
 	"       attnviz --handout LESSON -o FILE.html|FILE.md [--lang zh]\n"
 	"       attnviz --export FORMAT --stage NAME [--layer L] [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
-	"       attnviz --render DEMO [LESSON] -o FILE.svg|FILE.cast [--size 120x35] [--theme NAME]\n"
-	"               [--pause SECONDS]\n"
+	"       attnviz --render DEMO [LESSON] -o FILE.svg|.cast|.gif|.mp4 [--size 120x35]\n"
+	"               [--theme NAME] [--pause SECONDS]\n"
 	"\n"
 	"Step through attention, the Transformer block around it and its gradients, number by number.\n"
 	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS, ./lessons,\n"
@@ -100,7 +101,8 @@ static const char options_text2[] =
 	"  --render DEMO    play a demo with no terminal and no keys, and write what the\n"
 	"                   full-screen view shows to -o FILE: .svg (one animated SVG for a\n"
 	"                   browser or slides) or .cast (asciicast v2, full redraws); time is\n"
-	"                   the script's (`wait`), not the clock's; .gif and .mp4 are not made\n"
+	"                   the script's (`wait`), not the clock's; .gif or .mp4 through\n"
+	"                   rsvg-convert and ffmpeg; exit 1 when a demo line failed\n"
 	"  --size WxH       with --render: the screen in columns x lines (default 120x35)\n"
 	"  --pause SECONDS  with --render: how long a `pause` (or a failed line) holds\n"
 	"                   before the demo goes on (default 3)\n"
@@ -363,16 +365,20 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error("%s goes with --record", "--record-plain");
 	if (a->mode == MODE_RENDER) {
 		if (a->output == NULL)
-			return usage_error("--render needs -o FILE.svg or -o FILE.cast");
+			return usage_error("--render needs -o FILE.svg, FILE.cast, FILE.gif or FILE.mp4");
 		const char *dot = strrchr(a->output, '.');
-		if (dot != NULL && (strcmp(dot, ".gif") == 0 || strcmp(dot, ".mp4") == 0)) {
-			fprintf(stderr, "attnviz: --render: %s is not made: attnviz writes .svg and .cast; "
-			                "convert the .cast with a player's tools (agg, asciinema-agg) or capture the .svg\n",
-			        dot);
-			return 2;
+		if (dot == NULL || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".cast") != 0 && !render_is_video(a->output)))
+			return usage_error("--render: expected -o FILE.svg, FILE.cast, FILE.gif or FILE.mp4, got \"%s\"",
+			                   a->output);
+		if (render_is_video(a->output)) {
+			/* said before the demo plays: nothing is rendered for a file that cannot be made */
+			char *missing = render_video_missing(shown(a->output));
+			if (missing != NULL) {
+				fprintf(stderr, "attnviz: --render: %s\n", missing);
+				free(missing);
+				return 2;
+			}
 		}
-		if (dot == NULL || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".cast") != 0))
-			return usage_error("--render: expected -o FILE.svg or FILE.cast, got \"%s\"", a->output);
 		if (a->nfiles > 1)
 			return usage_error("--render takes one lesson at most (got %s and more)", shown(a->files[0]));
 		if (a->present || a->record || a->no_mouse)

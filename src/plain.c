@@ -126,7 +126,14 @@ static void plain_quiz(PlainCtx *c, const Demo *d, const DemoLine *e)
 		return;
 	}
 	plain_pause(c, _("-- the class votes: press Enter for the answer --"));
-	plain_line(c, "skip");
+	/* "Answer: …" with its numbers, as the full-screen view reveals it (not :skip's "Skipped") */
+	char *feedback = NULL, *err = NULL;
+	if (session_reveal(c->s, &feedback, &err) == 0)
+		plain_message(c, MSG_INFO, NULL, feedback != NULL ? feedback : _("answer shown"));
+	else
+		plain_error(c, err != NULL ? err : _("out of memory"));
+	free(feedback);
+	free(err);
 }
 
 /* `source FILE`: the script's lines in order; an error is shown and the script goes on. */

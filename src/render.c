@@ -259,22 +259,56 @@ write_buf(StrBuf *b, const char *path, char **err)
 	return fileio_commit(&o, err);
 }
 
+/* The SVG's opening: the grid's size, its font and colours, frames frames lasting total ms, the page's colour. */
+static void
+svg_open(StrBuf *b, const Render *r, int frames, long long total)
+{
+	int W = r->w * CELL_W, H = r->h * CELL_H;
+
+	strbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	strbuf_printf(b,
+	              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+	              "font-family=\"'DejaVu Sans Mono', 'Noto Sans Mono CJK SC', Menlo, Consolas, monospace\" "
+	              "font-size=\"%d\" fill=\"#%06x\" xml:space=\"preserve\" data-frames=\"%d\" data-duration=\"%.3f\">\n",
+	              W, H, W, H, FONT_SIZE, (unsigned)r->fg, frames, (double)total / 1000);
+	/* blanks are cells: kept (xml:space for SVG 1.1 viewers, white-space for browsers) */
+	strbuf_puts(b, "<style>text { white-space: pre; }</style>\n");
+	strbuf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#%06x\"/>\n", W, H, (unsigned)r->bg);
+}
+
+void
+render_span(const Render *r, int i, long long *start, long long *end)
+{
+	*start = r->f[i].ms;
+	*end = frame_end(r, i);
+}
+
+void
+render_pixels(const Render *r, int *width, int *height)
+{
+	*width = r->w * CELL_W;
+	*height = r->h * CELL_H;
+}
+
+int
+render_write_frame_svg(const Render *r, int i, const char *path, char **err)
+{
+	StrBuf b = { 0 };
+
+	svg_open(&b, r, 1, frame_end(r, i) - r->f[i].ms);
+	for (int y = 0; y < r->h; y++)
+		svg_row(&b, r, r->f[i].cells + (size_t)y * (size_t)r->w, y);
+	strbuf_puts(&b, "</svg>\n");
+	return write_buf(&b, path, err);
+}
+
 int
 render_write_svg(const Render *r, const char *path, char **err)
 {
 	StrBuf b = { 0 };
 	long long total = r->n > 0 ? frame_end(r, r->n - 1) : 1000;
-	int W = r->w * CELL_W, H = r->h * CELL_H;
 
-	strbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	strbuf_printf(&b,
-	              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-	              "font-family=\"'DejaVu Sans Mono', 'Noto Sans Mono CJK SC', Menlo, Consolas, monospace\" "
-	              "font-size=\"%d\" fill=\"#%06x\" xml:space=\"preserve\" data-frames=\"%d\" data-duration=\"%.3f\">\n",
-	              W, H, W, H, FONT_SIZE, (unsigned)r->fg, r->n, (double)total / 1000);
-	/* blanks are cells: kept (xml:space for SVG 1.1 viewers, white-space for browsers) */
-	strbuf_puts(&b, "<style>text { white-space: pre; }</style>\n");
-	strbuf_printf(&b, "<rect width=\"%d\" height=\"%d\" fill=\"#%06x\"/>\n", W, H, (unsigned)r->bg);
+	svg_open(&b, r, r->n, total);
 	/* The clock every frame's <set> counts from; it begins again at its own end, so the animation loops. */
 	strbuf_printf(&b,
 	              "<rect width=\"0\" height=\"0\"><animate id=\"loop\" attributeName=\"width\" values=\"0;0\" "

@@ -10,6 +10,7 @@
  *          first frame is what a viewer without animation shows. Each frame
  *          carries data-t (seconds) and data-line (the demo line last run).
  *          Text is escaped for XML; characters XML forbids become U+FFFD.
+ *   .gif, .mp4  through rsvg-convert and ffmpeg (render_write_video).
  *   .cast  asciicast v2 (record.h): each frame a full redraw with absolute
  *          cursor moves and 24-bit colours — no scroll regions, no insert or
  *          delete of lines — so any player replays it.
@@ -57,6 +58,22 @@ int render_count(const Render *r);
 void render_cast_rows(StrBuf *b, int width, int height, const RenderCell *cells, const RenderCell *prev);
 /* Write the SVG or the asciicast (record.h's file handling: PATH replaced whole or left as it was). 0, or -1 with *err. */
 int render_write_svg(const Render *r, const char *path, char **err);
+/* Frame i's start and end (ms); the frames' size in pixels (the SVG's grid). */
+void render_span(const Render *r, int i, long long *start, long long *end);
+void render_pixels(const Render *r, int *width, int *height);
+/* Frame i alone as a still SVG (what a GIF's or an MP4's frame is made from). 0, or -1 with *err. */
+int render_write_frame_svg(const Render *r, int i, const char *path, char **err);
+/*
+ * video.c: the frames as a GIF or an MP4 (by path's ending), each frame rasterised by rsvg-convert and
+ * joined by ffmpeg's concat demuxer with its own duration (GIF: palettegen/paletteuse; MP4: H.264,
+ * yuv420p), in a private temporary directory removed afterwards; path replaced whole at the end.
+ * 0, or -1 with *err.
+ */
+int render_write_video(const Render *r, const char *path, char **err);
+/* 1 when path ends in .gif or .mp4. */
+int render_is_video(const char *path);
+/* NULL when every program a video needs is on PATH; else a heap message naming the missing ones and their Debian packages. */
+char *render_video_missing(const char *path);
 int render_write_cast(const Render *r, const char *path, const char *title, double idle_limit, char **err);
 
 #endif

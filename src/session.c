@@ -1146,7 +1146,8 @@ int session_quiz_value(const Session *s, double *value)
 	return quiz_value(s, &st->quiz, value);
 }
 
-int session_skip(Session *s, char **feedback, char **err)
+/* Close the open question unanswered (counted as skipped) and say its answer: skipped, or (reveal) shown to a class. */
+static int quiz_close(Session *s, int reveal, char **feedback, char **err)
 {
 	const Step *st = session_step(s);
 	double actual;
@@ -1159,11 +1160,22 @@ int session_skip(Session *s, char **feedback, char **err)
 	record(s, QUIZ_SKIPPED);
 	if (st->quiz.nchoices > 0) {
 		char *answer = choice_quote(s, &st->quiz, st->quiz.answer_choice);
-		*feedback = str_printf(_("Skipped: the answer is %s."), answer ? answer : "");
+		*feedback = str_printf(reveal ? _("Answer: %s.") : _("Skipped: the answer is %s."), answer ? answer : "");
 		free(answer);
 	}
 	else if (quiz_value(s, &st->quiz, &actual) == 0)
-		*feedback = str_printf(_("Skipped: %s[%d][%d] is %.6g."), st->quiz.answer_cell.matrix,
-		                   st->quiz.answer_cell.row, st->quiz.answer_cell.col, actual);
+		*feedback = str_printf(reveal ? _("Answer: %s[%d][%d] is %.6g.") : _("Skipped: %s[%d][%d] is %.6g."),
+		                       st->quiz.answer_cell.matrix, st->quiz.answer_cell.row,
+		                       st->quiz.answer_cell.col, actual);
 	return 0;
+}
+
+int session_skip(Session *s, char **feedback, char **err)
+{
+	return quiz_close(s, 0, feedback, err);
+}
+
+int session_reveal(Session *s, char **feedback, char **err)
+{
+	return quiz_close(s, 1, feedback, err);
 }

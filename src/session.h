@@ -252,7 +252,10 @@ const char *session_quiz_usage(const Session *s, char *buf, size_t size);
  * wrong with the actual numbers.
  */
 int session_answer(Session *s, const char *value, char **feedback, char **err);
+/* Close the open quiz unanswered (counted as skipped): *feedback says "Skipped: the answer is …". */
 int session_skip(Session *s, char **feedback, char **err);
+/* The same for a demo's `quiz` line revealing the answer to the class: "Answer: …". */
+int session_reveal(Session *s, char **feedback, char **err);
 /*
  * The number the current step's numeric question checks answers against
  * (its answer cell in the computation): 0, or -1 when the step asks no

@@ -84,12 +84,20 @@ tui_demo_source(Tui *t, const char *path)
 	t->redraw |= R_STATUS;
 }
 
-/* Reveal the open question's answer (the `quiz` line's second key), as :skip says it. */
+/* Reveal the open question's answer with its numbers (the `quiz` line's second key): "Answer: …", not :skip's words. */
 static void
 tui_demo_reveal(Tui *t)
 {
-	if (session_quiz_pending(t->s))
-		tui_run_line(t, "skip");
+	char *feedback = NULL, *err = NULL;
+
+	if (session_quiz_pending(t->s)) {
+		if (session_reveal(t->s, &feedback, &err) == 0)
+			tui_set_msg(t, 0, feedback != NULL ? feedback : _("answer shown"));
+		else
+			tui_set_msg(t, 1, err != NULL ? err : _("out of memory"));
+		free(feedback);
+		free(err);
+	}
 	t->demo_at_quiz = 0;
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "i18n.h"
 #include "render.h"
 #include "strbuf.h"
 #include "theme.h"
@@ -229,8 +230,10 @@ render_write(Tui *t, const Render *r)
 			if (t->demo->line[i].kind == DEMO_WAIT && t->demo->line[i].seconds > idle)
 				idle = t->demo->line[i].seconds;
 		rc = render_write_cast(r, o->out, session_text(t->s, &t->s->lesson->title), idle > 0 ? idle : 1, &err);
+	} else if (render_is_video(o->out)) {
+		rc = render_write_video(r, o->out, &err);
 	} else {
-		err = str_printf("cannot write %s: expected a file ending in .svg or .cast", o->out);
+		err = str_printf("cannot write %s: expected a file ending in .svg, .cast, .gif or .mp4", o->out);
 		rc = -1;
 	}
 	if (rc != 0)
@@ -248,7 +251,7 @@ tui_render_loop(Tui *t)
 	uint32_t dfg, dbg;
 	RenderCell *cells;
 	Render *r;
-	int failed_said = -1, rc = 0, presses = 0, pressed_at = -1;
+	int failed_said = -1, failed = 0, rc = 0, presses = 0, pressed_at = -1;
 
 	render_defaults(&dfg, &dbg);
 	r = render_new(COLS, LINES, dfg, dbg);
@@ -291,6 +294,7 @@ tui_render_loop(Tui *t)
 			if (t->demo_paused && t->msg_error && failed_said != t->demo_pos) {
 				/* a line that failed: said here too, as the live view would show it */
 				failed_said = t->demo_pos;
+				failed++;
 				render_say("%s:%d: %s", t->demo->path, render_line(t), t->msg ? t->msg : "failed");
 			}
 			presses = t->demo != NULL && t->demo_pos == pressed_at ? presses + 1 : 0;
@@ -325,6 +329,13 @@ tui_render_loop(Tui *t)
 		rc = 1;
 	if (rc == 0)
 		render_say("%d frames, %.1f s, written to %s", render_count(r), (double)clock / 1000 + o->pause_s, o->out);
+	if (rc == 0 && failed > 0) {
+		/* written all the same (the demo went on, as in class), but a script with a broken line is not a success */
+		render_say(ngettext("%d demo line failed (said above): exit 1", "%d demo lines failed (said above): exit 1",
+		                    (unsigned long)failed),
+		           failed);
+		rc = 1;
+	}
 	free(cells);
 	render_free(r);
 	return rc;

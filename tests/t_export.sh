@@ -234,4 +234,32 @@ expect "svg: a 300 × 300 matrix is refused, naming the limit" '[ "$rc" -eq 1 ] 
 "$ATTNVIZ" --export csv --matrix weights "$tmp/big.json" -o "$tmp/big.csv" 2>"$err"
 check "csv: the same matrix is written" [ "$(wc -l <"$tmp/big.csv")" -eq 301 ]
 
+# md, tex and json show the panes the SVG figure shows (fig_panes): at concat every head beside concat,
+# at split and scores one head's columns, Kᵀ transposed — not the current head's whole matrices
+for spec in "concat 1" "split 0" "scores 1"; do
+	st=${spec% *}
+	hd=${spec#* }
+	"$ATTNVIZ" --export svg --stage "$st" --head "$hd" "$MH" -o "$tmp/p.svg" 2>"$err"
+	"$ATTNVIZ" --export md --stage "$st" --head "$hd" "$MH" -o "$tmp/p.md" 2>>"$err"
+	"$ATTNVIZ" --export json --stage "$st" --head "$hd" "$MH" -o "$tmp/p.json" 2>>"$err"
+	"$ATTNVIZ" --export tex --stage "$st" --head "$hd" "$MH" -o "$tmp/p.tex" 2>>"$err"
+	sed -n 's/.*class="pane-title"[^>]*>\([^<]*\)<.*/\1/p' "$tmp/p.svg" | sed 's/  [0-9]* × [0-9]*$//' >"$tmp/p-svg"
+	sed -n 's/^### \(.*\) ([0-9]* × [0-9]*)$/\1/p' "$tmp/p.md" >"$tmp/p-md"
+	python3 -c 'import json, sys; [print(p["name"]) for p in json.load(open(sys.argv[1]))["panes"]]' "$tmp/p.json" >"$tmp/p-json" 2>>"$err"
+	expect "md at $st (head $hd): the SVG's panes, in order ($(tr '\n' ',' <"$tmp/p-svg"))" \
+		'[ -s "$tmp/p-svg" ] && cmp -s "$tmp/p-svg" "$tmp/p-md"'
+	expect "json at $st (head $hd): the SVG's panes, in order" '[ -s "$tmp/p-svg" ] && cmp -s "$tmp/p-svg" "$tmp/p-json"'
+	expect "tex at $st (head $hd): as many matrices as the SVG's panes" \
+		'[ "$(grep -c "begin{bmatrix}" "$tmp/p.tex")" -eq "$(wc -l <"$tmp/p-svg")" ]'
+done
+# the numbers: head 1's output at concat is its own 4 × 2, labelled with the columns it fills (2, 3)
+"$ATTNVIZ" --export json --stage concat --head 0 "$MH" -o "$tmp/c.json" 2>"$err"
+"$ATTNVIZ" --dump "$MH" >"$tmp/c.dump" 2>>"$err"
+expect "json at concat (head 0): both heads' outputs beside concat; head 1's is its own (as --dump), in columns 2 and 3" \
+	'python3 -c "import json, sys
+e = json.load(open(sys.argv[1])); d = json.load(open(sys.argv[2]))
+n = [q[\"name\"] for q in e[\"panes\"]]
+p = [q for q in e[\"panes\"] if q[\"name\"] == \"weighted (head 1)\"][0]
+sys.exit(not (n == [\"weighted (head 0)\", \"weighted (head 1)\", \"concat\"] and p[\"values\"] == d[\"heads\"][1][\"output\"] and p[\"columns\"] == [\"2\", \"3\"]))" "$tmp/c.json" "$tmp/c.dump"'
+
 finish

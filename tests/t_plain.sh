@@ -219,6 +219,11 @@ check "wrong answer" has "$out" "Not quite: scores[0][1] is 2; you said 7"
 repl 'step 3\nskip\n'
 clean "skip"
 check "skip gives the answer" has "$out" "Skipped: scores[0][1] is 2"
+# a demo's quiz line reveals the answer after Enter in a demo's words ("Answer:"), not skip's
+printf 'goto scale\nquiz\n' >"$tmp/quiz-demo.txt"
+repl "source $tmp/quiz-demo.txt\n\n" lessons/mask.json
+check "a demo's quiz reveals \"Answer: …\" with the choice" has "$out" "Answer: 1) "
+check "a demo's quiz does not say Skipped" hasnt "$out" "Skipped"
 repl 'step 3\na 2\n'
 check "a (alias of answer)" has "$out" "Right:"
 # issue 12 §1.1: prefix.json's variant has fewer rows: the cells both have are compared, the others named

@@ -21,9 +21,14 @@ PAUSES="4 10"   # the lines of the pauses
 "$ATTNVIZ" --render "$tmp/demo.txt" >/dev/null 2>"$err"
 expect "usage: --render without -o is refused" '[ $? -eq 2 ] && grep -q -- "-o FILE.svg" "$err"'
 "$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/x.png" >/dev/null 2>"$err"
-expect "usage: an ending other than .svg or .cast is refused" '[ $? -eq 2 ] && grep -q "FILE.svg or FILE.cast" "$err"'
-"$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/x.gif" >/dev/null 2>"$err"
-expect "usage: .gif says it is not made, and nothing is written" '[ $? -eq 2 ] && grep -q "not made" "$err" && [ ! -e "$tmp/x.gif" ]'
+expect "usage: an ending other than .svg, .cast, .gif or .mp4 is refused" '[ $? -eq 2 ] && grep -q "FILE.svg, FILE.cast, FILE.gif or FILE.mp4" "$err"'
+PATH=/nonexistent "$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/x.gif" >/dev/null 2>"$err"
+expect "usage: .gif without rsvg-convert and ffmpeg names both and their packages, exit 2, nothing written" \
+	'[ $? -eq 2 ] && grep -q "needs rsvg-convert and ffmpeg, not found on PATH; .*apt-get install librsvg2-bin ffmpeg" "$err" && [ ! -e "$tmp/x.gif" ]'
+mkdir "$tmp/onlyrsvg" && printf '#!/bin/sh\nexit 0\n' >"$tmp/onlyrsvg/rsvg-convert" && chmod +x "$tmp/onlyrsvg/rsvg-convert"
+PATH="$tmp/onlyrsvg" "$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/x.mp4" >/dev/null 2>"$err"
+expect "usage: .mp4 without ffmpeg names ffmpeg alone" \
+	'[ $? -eq 2 ] && grep -q "needs ffmpeg, not found on PATH; .*apt-get install ffmpeg (nothing" "$err" && [ ! -e "$tmp/x.mp4" ]'
 "$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/x.svg" --size 10x5 >/dev/null 2>"$err"
 expect "usage: --size too small is refused" '[ $? -eq 2 ] && grep -q "40x12" "$err"'
 "$ATTNVIZ" --size 100x30 >/dev/null 2>"$err"
@@ -124,6 +129,38 @@ check "render cast: full redraws by absolute moves (the last row of every frame)
 expect "render cast: no scroll region, no line insert or delete" \
 	'! grep -Eq "u001b\\[[0-9]*(;[0-9]+)?[rLM]" "$tmp/demo.cast"'
 
+# ---------------------------------------------------------------- GIF and MP4 (rsvg-convert and ffmpeg)
+if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 && command -v rsvg-convert >/dev/null 2>&1; then
+	duration=$(sed -n 's/.*data-duration="\([0-9.]*\)".*/\1/p' "$tmp/demo.svg")
+	for v in gif mp4; do
+		TMPDIR="$tmp/vtmp" && mkdir -p "$TMPDIR" && export TMPDIR
+		"$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/demo.$v" --size "$size" --pause 1 >/dev/null 2>"$err"
+		expect "render $v: exit 0" '[ $? -eq 0 ] && grep -q "written to .*demo.$v" "$err"'
+		unset TMPDIR
+		expect "render $v: its temporary folder removed" '[ -z "$(ls -A "$tmp/vtmp")" ]'
+		ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=width,height,nb_read_frames,codec_name,pix_fmt \
+			-show_entries format=duration -of default=nw=1 "$tmp/demo.$v" >"$tmp/probe" 2>"$err"
+		fw=$(sed -n 's/^width=//p' "$tmp/probe")
+		fh=$(sed -n 's/^height=//p' "$tmp/probe")
+		fn=$(sed -n 's/^nb_read_frames=//p' "$tmp/probe")
+		fd=$(sed -n 's/^duration=//p' "$tmp/probe")
+		expect "render $v: the size --size says (${W}x$H cells: $((W * 10))x$((H * 20)), got ${fw}x$fh)" \
+			'[ "$fw" = $((W * 10)) ] && [ "$fh" = $((H * 20)) ]'
+		# the concat demuxer names the last frame twice (so that it holds): one more at most
+		expect "render $v: a frame for each of the SVG's $nframes (got $fn)" \
+			'[ "${fn:-0}" -ge "$nframes" ] && [ "$fn" -le $((nframes + 1)) ]'
+		expect "render $v: lasts as long as the SVG ($duration s; got $fd s)" \
+			'awk -v d="$fd" -v want="$duration" "BEGIN { exit !(d >= want - 0.2 && d <= want + 0.5) }"'
+	done
+	expect "render gif: a GIF with its own palette" 'grep -q "^codec_name=gif" "$tmp/probe" || head -c 6 "$tmp/demo.gif" | grep -q GIF89a'
+	expect "render mp4: H.264 in yuv420p" 'grep -q "^codec_name=h264" "$tmp/probe" && grep -q "^pix_fmt=yuv420p" "$tmp/probe"'
+	# the first frame, drawn: the screen at the start of the demo (not a blank page)
+	ffmpeg -v error -nostdin -y -i "$tmp/demo.gif" -frames:v 1 "$tmp/gif0.png" 2>"$err"
+	expect "render gif: its first frame is a drawn screen (not blank)" '[ -s "$tmp/gif0.png" ] && [ "$(wc -c <"$tmp/gif0.png")" -gt 10000 ]'
+else
+	skip "render gif and mp4" "ffmpeg, ffprobe or rsvg-convert not installed"
+fi
+
 # ---------------------------------------------------------------- a lesson to start from, a theme
 printf 'goto softmax\nskip\n' >"$tmp/short.txt"
 "$ATTNVIZ" --render "$tmp/short.txt" mask -o "$tmp/short.cast" --pause 2 2>"$err"
@@ -138,8 +175,11 @@ expect "render --theme light: the light theme's own background (white), not the 
 expect "render: the default theme on black" 'grep -q "^<rect width=\"1200\" height=\"700\" fill=\"#000000\"/>" "$tmp/dark.svg"'
 printf 'goto softmax\nbogus-command\ngoto weighted\n' >"$tmp/bad.txt"
 "$ATTNVIZ" --render "$tmp/bad.txt" -o "$tmp/bad.svg" --pause 0.5 2>"$err"
+rc=$?
 expect "render: a line that fails is said with its line, and the demo goes on" \
 	'grep -q "bad.txt:2: .*bogus-command" "$err" && grep -q "stage: weighted" "$tmp/bad.svg"'
+expect "render: a line that failed makes the exit status 1 (the file written all the same, got $rc)" \
+	'[ $rc -eq 1 ] && grep -q "1 demo line failed (said above): exit 1" "$err"'
 
 # ---------------------------------------------------------------- --record: the title, idle_time_limit, --record-plain
 printf 'load mask\ngoto scores\nwait 0.2\ngoto softmax\nwait 0.2\ngoto weighted\n' >"$tmp/rec.txt"

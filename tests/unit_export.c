@@ -281,6 +281,43 @@ static void test_json_slice(void **state)
 	session_destroy(s);
 }
 
+/* md and json show the figure's panes (fig_panes): at scores head 1, Q's head-1 columns and Kᵀ's head-1 rows. */
+static void test_md_json_panes(void **state)
+{
+	Session *s = session_from_file("lessons/multihead.json");
+	ExportTarget t;
+	char *err = NULL, *md, *js;
+	cJSON *o, *panes, *q;
+	const Mat *Q;
+	(void)state;
+
+	assert_int_equal(export_target_parse(s->attn, "scores", s->stage, 1, &t, &err), 0);
+	md = export_render(s->attn, s, EXPORT_MD, &t, NULL, &err);
+	js = export_render(s->attn, s, EXPORT_JSON, &t, NULL, &err);
+	assert_non_null(md);
+	assert_non_null(js);
+	assert_non_null(strstr(md, "### Q (head 1) (4 \u00d7 2)"));
+	assert_non_null(strstr(md, "### K\u1d40 (head 1) (2 \u00d7 4)"));
+	o = cJSON_Parse(js);
+	assert_non_null(o);
+	panes = cJSON_GetObjectItem(o, "panes");
+	assert_int_equal(cJSON_GetArraySize(panes), 3);
+	q = cJSON_GetArrayItem(panes, 0);
+	assert_string_equal(cJSON_GetObjectItem(q, "name")->valuestring, "Q (head 1)");
+	assert_int_equal(cJSON_GetObjectItem(q, "first_column")->valueint, 2);
+	/* its cells are Q's columns 2 and 3 */
+	Q = attn_matrix(s->attn, AM_Q, 1);
+	assert_non_null(Q);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetArrayItem(cJSON_GetObjectItem(q, "values"), 0)), 2);
+	assert_true(fabs(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(q, "values"), 1), 1)->valuedouble -
+	                 MAT_AT(*Q, 1, 3)) < 1e-12);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(panes, 1), "transposed")));
+	cJSON_Delete(o);
+	free(md);
+	free(js);
+	session_destroy(s);
+}
+
 static void test_targets(void **state)
 {
 	Session *s = session_from_file("lessons/multihead.json");
@@ -626,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_md_shape),
 		cmocka_unit_test(test_tex_shape),
 		cmocka_unit_test(test_json_slice),
+		cmocka_unit_test(test_md_json_panes),
 		cmocka_unit_test(test_targets),
 		cmocka_unit_test(test_save_roundtrip),
 		cmocka_unit_test_setup_teardown(test_fileio_replace, fileio_setup, fileio_teardown),
