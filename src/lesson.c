@@ -240,7 +240,7 @@ static int read_generator(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src
 	if (id != NULL) {
 		warn_unknown_keys(c, v, identity_keys);
 		old = path_key(c, "identity");
-		if (read_whole(c, id, 1, 1e9, "a whole number ≥ 1 (the size N of the N × N identity)", &rows) != 0)
+		if (read_whole(c, id, 1, 1e9, _("a whole number ≥ 1 (the size N of the N × N identity)"), &rows) != 0)
 			return -1;
 		path_set(c, old);
 		if (check_rows_limit(c, lim, (long)rows) != 0 || check_cols_limit(c, lim, (long)rows) != 0)
@@ -259,13 +259,13 @@ static int read_generator(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src
 		return fail(c, _("missing \"rows\" (a generator needs \"rows\" and \"cols\")"));
 	if (get(v, "cols") == NULL)
 		return fail(c, _("missing \"cols\" (a generator needs \"rows\" and \"cols\")"));
-	if (key_whole(c, v, "rows", 1, 1e9, "a whole number ≥ 1", &rows) != 0 ||
-	    key_whole(c, v, "cols", 1, 1e9, "a whole number ≥ 1", &cols) != 0)
+	if (key_whole(c, v, "rows", 1, 1e9, _("a whole number ≥ 1"), &rows) != 0 ||
+	    key_whole(c, v, "cols", 1, 1e9, _("a whole number ≥ 1"), &cols) != 0)
 		return -1;
 	/* rows × cols is checked here, before a single number is generated. */
 	if (check_rows_limit(c, lim, (long)rows) != 0 || check_cols_limit(c, lim, (long)cols) != 0)
 		return -1;
-	if (key_whole(c, v, "seed", 0, MAX_SEED, "a whole number from 0 to 2^53 = 9007199254740992", &seed) != 0)
+	if (key_whole(c, v, "seed", 0, MAX_SEED, _("a whole number from 0 to 2^53 = 9007199254740992"), &seed) != 0)
 		return -1;
 	src->rows = (int)rows;
 	src->cols = (int)cols;
@@ -774,7 +774,7 @@ static int check_shapes(Ctx *c, Shapes *s)
 	if (total > (double)LESSON_MAX_NUMBERS) {
 		fail(c, _("too large: its matrices and stages%s would hold %.0f numbers, over the limit of %ld "
 		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller"),
-		     stack(c)->numbers_before > 0 ? ", with the lesson's own," : "", total, (long)LESSON_MAX_NUMBERS);
+		     stack(c)->numbers_before > 0 ? _(", with the lesson's own,") : "", total, (long)LESSON_MAX_NUMBERS);
 		goto out;
 	}
 	/* Each additive score is d_k tanh terms, far slower than the dot product's multiply-adds. */
@@ -961,9 +961,9 @@ static int read_cellref(Ctx *c, const Shapes *s, const cJSON *v, int def_head, C
 	if (!cJSON_IsString(name))
 		return fail(c, _("expected a matrix name, got %s"), got(name).s);
 	path_set(c, old);
-	if (key_whole(c, v, "head", 0, 1e9, "a whole number ≥ 0", &head) != 0 ||
-	    key_whole(c, v, "row", -1e9, 1e9, "a whole number ≥ 0", &row) != 0 ||
-	    key_whole(c, v, "col", -1e9, 1e9, "a whole number ≥ 0", &col) != 0)
+	if (key_whole(c, v, "head", 0, 1e9, _("a whole number ≥ 0"), &head) != 0 ||
+	    key_whole(c, v, "row", -1e9, 1e9, _("a whole number ≥ 0"), &row) != 0 ||
+	    key_whole(c, v, "col", -1e9, 1e9, _("a whole number ≥ 0"), &col) != 0)
 		return -1;
 	memset(ref, 0, sizeof *ref);
 	if (strlen(name->valuestring) >= sizeof ref->matrix || matrix_find(name->valuestring) < 0) {
@@ -1034,7 +1034,7 @@ static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz
 			     n - 1, n, got(answer).s);
 			goto out;
 		}
-		if (read_whole(c, answer, -1e9, 1e9, "a whole number (the index of the right choice, from 0: the screen's choice 1 is 0)", &idx) != 0)
+		if (read_whole(c, answer, -1e9, 1e9, _("a whole number (the index of the right choice, from 0: the screen's choice 1 is 0)"), &idx) != 0)
 			goto out;
 		if (idx < 0 || idx >= n) {
 			fail(c, _("%lld is outside the %d choices (0 to %d: the file counts from 0, the screen numbers them 1 to %d)"),
@@ -1083,7 +1083,7 @@ static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 			return -1;
 		}
 		char expect[64];
-		snprintf(expect, sizeof expect, "a position from 0 to %d (n − 1)", s->n - 1);
+		snprintf(expect, sizeof expect, _("a position from 0 to %d (n − 1)"), s->n - 1);
 		if (key_whole(c, v, "t", 0, s->n - 1, expect, &t) != 0)
 			return -1;
 		st->t = (int)t;
@@ -1132,7 +1132,7 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 		return fail(c, _("missing \"stage\" (one of input, positional, project, split, scores, scale, mask, "
 		               "softmax, weighted, concat, output)"));
 	/* The layer first: the stage and the cells are that layer's. */
-	if (key_whole(c, v, "layer", 0, 1e9, "a whole number ≥ 0", &layer) != 0)
+	if (key_whole(c, v, "layer", 0, 1e9, _("a whole number ≥ 0"), &layer) != 0)
 		return -1;
 	if (get(v, "encoder") != NULL) {
 		const cJSON *e = get(v, "encoder");
@@ -1184,7 +1184,7 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 	}
 	path_set(c, old);
 	st->stage = (Stage)k;
-	if (key_whole(c, v, "head", 0, 1e9, "a whole number ≥ 0", &head) != 0)
+	if (key_whole(c, v, "head", 0, 1e9, _("a whole number ≥ 0"), &head) != 0)
 		return -1;
 	st->head = (int)head;
 	if (check_step_stage(c, s, st) != 0)
@@ -1357,14 +1357,14 @@ static int read_backward(Ctx *c, const cJSON *root, Lesson *l)
 	if (!cJSON_IsObject(b) || has_t == has_d) {
 		fail(c, _("expected exactly one of {\"target\": n × d_out} (the loss is ½ Σ (output − target)²) or "
 		        "{\"dOutput\": n × d_out} (the gradient at the output, given)%s"),
-		     cJSON_IsObject(b) && has_t ? ", not both" : "");
+		     cJSON_IsObject(b) && has_t ? _(", not both") : "");
 		goto out;
 	}
 	warn_unknown_keys(c, b, backward_keys);
 	l->backward = has_t ? BACKWARD_TARGET : BACKWARD_DOUTPUT;
 	r = read_shaped(c, b, has_t ? "target" : "dOutput", l->n, l->block.present || l->nlayers > 0 ? l->d_model : l->d_out,
-	                "n, one per token", l->block.present || l->nlayers > 0 ? "d_model, the output's columns"
-	                                                                        : "d_out, the output's columns",
+	                _("n, one per token"), l->block.present || l->nlayers > 0 ? _("d_model, the output's columns")
+	                                                                        : _("d_out, the output's columns"),
 	                -1, &l->target);
 out:
 	path_set(c, old);
@@ -1553,9 +1553,9 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 	size_t old;
 	int r = -1;
 
-	if (read_shaped(c, root, "b_q", 1, hdk, NULL, "the columns of W_q", -1, &l->b_q) != 0 ||
-	    read_shaped(c, root, "b_k", 1, l->W_k.cols, NULL, "the columns of W_k", -1, &l->b_k) != 0 ||
-	    read_shaped(c, root, "b_v", 1, hdv, NULL, "the columns of W_v", -1, &l->b_v) != 0)
+	if (read_shaped(c, root, "b_q", 1, hdk, NULL, _("the columns of W_q"), -1, &l->b_q) != 0 ||
+	    read_shaped(c, root, "b_k", 1, l->W_k.cols, NULL, _("the columns of W_k"), -1, &l->b_k) != 0 ||
+	    read_shaped(c, root, "b_v", 1, hdv, NULL, _("the columns of W_v"), -1, &l->b_v) != 0)
 		return -1;
 	if (get(root, "b_o") != NULL && mat_empty(&l->W_o)) {
 		old = path_key(c, "b_o");
@@ -1563,7 +1563,7 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 		path_set(c, old);
 		return -1;
 	}
-	if (read_shaped(c, root, "b_o", 1, l->d_out, NULL, "the columns of W_o", -1, &l->b_o) != 0)
+	if (read_shaped(c, root, "b_o", 1, l->d_out, NULL, _("the columns of W_o"), -1, &l->b_o) != 0)
 		return -1;
 	if (!blk->present)
 		return 0;
@@ -1577,7 +1577,7 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 	if (l->d_out != l->d_model) {
 		fail(c, _("the residual adds the attention's output to its input, so the output needs d_model = %d "
 		        "columns, but it has %d (%s)"), l->d_model, l->d_out,
-		     mat_empty(&l->W_o) ? "heads × d_v: give W_o with d_model columns" : "the columns of W_o");
+		     mat_empty(&l->W_o) ? _("heads × d_v: give W_o with d_model columns") : _("the columns of W_o"));
 		goto out;
 	}
 	if (blk->norm != NORM_NONE &&
@@ -1606,13 +1606,13 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 			path_set(c, old2);
 		}
 		if (read_shaped(c, ffn, "W_1", l->d_model, blk->d_ff, "d_model", "d_ff", -1, &blk->W_1) != 0 ||
-		    read_shaped(c, ffn, "b_1", 1, blk->d_ff, NULL, "d_ff, the columns of W_1", 0.0, &blk->b_1) != 0 ||
-		    read_shaped(c, ffn, "W_2", blk->d_ff, l->d_model, "d_ff, the columns of W_1", "d_model", -1, &blk->W_2) != 0 ||
+		    read_shaped(c, ffn, "b_1", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_1) != 0 ||
+		    read_shaped(c, ffn, "W_2", blk->d_ff, l->d_model, _("d_ff, the columns of W_1"), "d_model", -1, &blk->W_2) != 0 ||
 		    read_shaped(c, ffn, "b_2", 1, l->d_model, NULL, "d_model", 0.0, &blk->b_2) != 0)
 			goto out;
 		if (blk->activation == ACT_SWIGLU &&
-		    (read_shaped(c, ffn, "W_3", l->d_model, blk->d_ff, "d_model", "d_ff, the columns of W_1", -1, &blk->W_3) != 0 ||
-		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, "d_ff, the columns of W_1", 0.0, &blk->b_3) != 0))
+		    (read_shaped(c, ffn, "W_3", l->d_model, blk->d_ff, "d_model", _("d_ff, the columns of W_1"), -1, &blk->W_3) != 0 ||
+		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_3) != 0))
 			goto out;
 	}
 	r = 0;
@@ -1737,7 +1737,7 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 
 	if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) == 0) {
 		fail(c, _("expected a list of layers [{…}, …] (each may be {} to repeat the top level), got %s"),
-		     cJSON_IsArray(layers) ? "an empty list" : got(layers).s);
+		     cJSON_IsArray(layers) ? _("an empty list") : got(layers).s);
 		goto out;
 	}
 	n = cJSON_GetArraySize(layers);
@@ -2097,7 +2097,7 @@ static Lesson *lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 		old = path_key(c, "layers");
 		if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) == 0) {
 			fail(c, _("expected a list of decoder layers [{\"self\": …, \"cross\": …, \"block\": …}, …] (each may be {} "
-			        "to repeat the top level), got %s"), cJSON_IsArray(layers) ? "an empty list" : got(layers).s);
+			        "to repeat the top level), got %s"), cJSON_IsArray(layers) ? _("an empty list") : got(layers).s);
 			path_set(c, old);
 			return NULL;
 		}
@@ -2242,7 +2242,7 @@ static int read_version(Ctx *c, const cJSON *root, Lesson *l)
 		r = fail(c, _("expected the format version 1 or 2, got %s"), got(v).s);
 	else if (v->valuedouble != 1 && v->valuedouble != 2)
 		r = fail(c, _("this file is format %s, but this build of attnviz reads formats 1 and 2%s"), got(v).s,
-		         v->valuedouble > 2 ? " (a newer attnviz may read it)" : "");
+		         v->valuedouble > 2 ? _(" (a newer attnviz may read it)") : "");
 	else
 		l->version = (int)v->valuedouble;
 	path_set(c, old);
@@ -2263,8 +2263,8 @@ typedef struct MaskSrc {
  */
 static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 {
-	static const char *const expect =
-		"\"none\", \"causal\", {\"padding\": [1, 1, 0, …]}, {\"window\": w}, an n × m matrix of 0/1, or a list of them";
+	const char *const expect = _(
+		"\"none\", \"causal\", {\"padding\": [1, 1, 0, …]}, {\"window\": w}, an n × m matrix of 0/1, or a list of them");
 
 	memset(out, 0, sizeof *out);
 	out->kind = MASK_NONE;
@@ -2286,7 +2286,7 @@ static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 			               "[{\"padding\": …}, {\"window\": …}]"));
 		if (has_win) {
 			long long w = 0;
-			if (key_whole(c, v, "window", 1, LESSON_MAX_TOKENS, "a whole number ≥ 1", &w) != 0)
+			if (key_whole(c, v, "window", 1, LESSON_MAX_TOKENS, _("a whole number ≥ 1"), &w) != 0)
 				return -1;
 			out->kind = MASK_WINDOW;
 			out->window = (int)w;
@@ -2484,7 +2484,7 @@ static int read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 	if (key_choice(c, root, "score", scores, &k) != 0)
 		return -1;
 	l->score = (ScoreKind)k;
-	if (key_whole(c, root, "heads", 1, 1e9, "a whole number ≥ 1", &heads) != 0)
+	if (key_whole(c, root, "heads", 1, 1e9, _("a whole number ≥ 1"), &heads) != 0)
 		return -1;
 	if (heads > LESSON_MAX_HEADS) {
 		old = path_key(c, "heads");
@@ -2495,7 +2495,7 @@ static int read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 	l->heads = (int)heads;
 	{
 		long long g = heads;
-		if (key_whole(c, root, "kv_heads", 1, 1e9, "a whole number ≥ 1", &g) != 0)
+		if (key_whole(c, root, "kv_heads", 1, 1e9, _("a whole number ≥ 1"), &g) != 0)
 			return -1;
 		l->kv_heads_given = get(root, "kv_heads") != NULL;
 		if (g > heads || heads % g != 0) {
@@ -2920,7 +2920,7 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 		*warn_out = NULL;
 	}
 	if (len > (size_t)LESSON_MAX_BYTES) {
-		e = str_printf("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", name, len,
+		e = str_printf(_("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)"), name, len,
 		           (long)LESSON_MAX_BYTES);
 		goto out;
 	}
@@ -2934,7 +2934,7 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 	e = c.err;
 out:
 	if (e == NULL && l == NULL)
-		e = str_printf("%s: out of memory", name);
+		e = str_printf(_("%s: out of memory"), name);
 	if (err != NULL)
 		*err = e;
 	else
@@ -2967,21 +2967,21 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 		*err = NULL;
 	if (shown == NULL) {
 		if (err != NULL)
-			*err = str_printf("out of memory");
+			*err = str_printf("%s", _("out of memory"));
 		return NULL;
 	}
 	/* Regular files only: a FIFO or a device is refused at once, never waited on (fileio.h). */
 	fd = fileio_open_regular(path, &st, &kind);
 	if (fd < 0) {
 		if (err != NULL)
-			*err = kind != NULL ? str_printf("%s: is %s, not a lesson file", shown, kind)
-			                    : str_printf("%s: cannot open: %s", shown, strerror(errno));
+			*err = kind != NULL ? str_printf(_("%s: is %s, not a lesson file"), shown, kind)
+			                    : str_printf(_("%s: cannot open: %s"), shown, strerror(errno));
 		free(shown);
 		return NULL;
 	}
 	if (st.st_size > (off_t)LESSON_MAX_BYTES) {
 		if (err != NULL)
-			*err = str_printf("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", shown,
+			*err = str_printf(_("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)"), shown,
 			              (long long)st.st_size, (long)LESSON_MAX_BYTES);
 		goto out;
 	}
@@ -2989,7 +2989,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 	buf = malloc(cap);
 	if (buf == NULL) {
 		if (err != NULL)
-			*err = str_printf("%s: out of memory", shown);
+			*err = str_printf(_("%s: out of memory"), shown);
 		goto out;
 	}
 	for (;;) {
@@ -3000,7 +3000,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			p = realloc(buf, cap);
 			if (p == NULL) {
 				if (err != NULL)
-					*err = str_printf("%s: out of memory", shown);
+					*err = str_printf(_("%s: out of memory"), shown);
 				goto out;
 			}
 			buf = p;
@@ -3010,7 +3010,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			if (errno == EINTR)
 				continue;
 			if (err != NULL)
-				*err = str_printf("%s: cannot read: %s", shown, strerror(errno));
+				*err = str_printf(_("%s: cannot read: %s"), shown, strerror(errno));
 			goto out;
 		}
 		if (got_bytes == 0)
@@ -3021,7 +3021,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 		p = realloc(buf, cap + 1);
 		if (p == NULL) {
 			if (err != NULL)
-				*err = str_printf("%s: out of memory", shown);
+				*err = str_printf(_("%s: out of memory"), shown);
 			goto out;
 		}
 		buf = p;
@@ -3390,7 +3390,7 @@ int lesson_validate(const Lesson *l, char **err)
 	ctx_init(&c, l != NULL && l->path != NULL ? l->path : "(lesson)", NULL);
 	c.reader = &st;
 	if (l == NULL)
-		fail(&c, "no lesson");
+		fail(&c, _("no lesson"));
 	else
 		validate_into(&c, l);
 	if (err != NULL)
