@@ -428,7 +428,11 @@ static Lesson *batch_load(const char *path, int show_warnings, int *duplicates)
 
 	if (warn != NULL && show_warnings)
 		fputs(warn, stderr);
-	for (p = warn; duplicates != NULL && p != NULL && (p = strstr(p, ": duplicate key ")) != NULL; p++)
+	/* the warning's words in the language it was written in (jsonread.c's format, up to its %s) */
+	const char *dup = _("duplicate key %s: the first one is used, the others are ignored");
+	char pre[128];
+	snprintf(pre, sizeof pre, "%.*s", (int)strcspn(dup, "%"), dup);
+	for (p = warn; duplicates != NULL && pre[0] != '\0' && p != NULL && (p = strstr(p, pre)) != NULL; p++)
 		(*duplicates)++;
 	free(warn);
 	if (l == NULL) {
@@ -905,7 +909,10 @@ static int finish_stdout(int rc)
 	e = errno;
 	if (rc != 0)
 		return rc;
-	fprintf(stderr, "attnviz: cannot write to standard output%s%s\n", e ? ": " : "", e ? strerror(e) : "");
+	if (e)
+		fprintf(stderr, _("attnviz: cannot write to standard output: %s\n"), strerror(e));
+	else
+		fputs(_("attnviz: cannot write to standard output\n"), stderr);
 	return 1;
 }
 
@@ -917,7 +924,7 @@ static int locale_is_utf8(void)
 /* "attnviz: WHAT: cannot write PATH: why" (the path escaped by fileio); frees err; the exit status 1. */
 static int transcript_error(const char *what, char *err)
 {
-	fprintf(stderr, "attnviz: %s: %s\n", what, err ? err : _("out of memory"));
+	fprintf(stderr, _("attnviz: %s: %s\n"), what, err ? err : _("out of memory"));
 	free(err);
 	return 1;
 }
@@ -930,7 +937,7 @@ static int run_progress(void)
 	int rc = 0;
 
 	if (progress_load(&p, path, &warn) != 0) {
-		fprintf(stderr, "attnviz: out of memory\n");
+		fputs(_("attnviz: out of memory\n"), stderr);
 		rc = 1;
 	} else {
 		if (warn != NULL)
@@ -1060,7 +1067,7 @@ int main(int argc, char **argv)
 			to.offer = offer;
 			rc = tui_run(&s, &to);
 		} else if (a.demo || a.record || a.watch) {
-			fprintf(stderr, "attnviz: %s needs the full-screen view (a terminal; not --plain)\n",
+			fprintf(stderr, _("attnviz: %s needs the full-screen view (a terminal; not --plain)\n"),
 			        a.demo ? "--demo" : a.record ? "--record" : "--watch");
 			rc = 2;
 		} else {
@@ -1080,7 +1087,7 @@ int main(int argc, char **argv)
 			/* appended to: a failure cuts it back to what it was (fileio.h) */
 			if (a.transcript != NULL) {
 				if (fileio_begin(&transcript, a.transcript, FILEIO_KEEP_MODE, 1, &err) != 0) {
-					rc = transcript_error("cannot open transcript", err);
+					rc = transcript_error(_("cannot open transcript"), err);
 					progress_free(&prog);
 					free(pwarn);
 					free(offer);
@@ -1092,7 +1099,7 @@ int main(int argc, char **argv)
 			}
 			rc = plain_run(&s, stdin, &po);
 			if (po.transcript != NULL && fileio_commit(&transcript, &err) != 0)
-				rc = transcript_error("transcript cut back to what it was", err);
+				rc = transcript_error(_("transcript cut back to what it was"), err);
 		}
 		progress_free(&prog);
 		free(pwarn);

@@ -99,6 +99,13 @@ expect "plain REPL, lang zh, load: a UTF-16 file in Chinese" 'has "$err" "文件
 repl "LC_ALL=C.UTF-8" "load $bad\\n" lessons/mask.json
 expect "plain REPL, load: the same error in English" 'has "$err" "error: $bad: steps[2].focus.row: 7 is outside the 4 rows of scores"'
 
+# --strict counts the duplicate-key warnings in the language they were written in
+printf '{"attnviz": 1, "X": [[1]], "tokens": ["a"], "X": [[2]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],\n "mask": {"padding": [1], "padding": [0]}}\n' >"$tmp/dup.json"
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --check --strict "$tmp/dup.json" >"$out" 2>"$err"
+rc=$?
+expect "--lang zh --check --strict: duplicate keys warned in Chinese and still an error" \
+	'[ $rc -eq 1 ] && has "$err" "dup.json：警告：mask：重复的键 \"padding\"" && has "$err" "dup.json：2 个重复的键（--strict）" && ! has "$out" "正常"'
+
 # --help and the usage errors in the person's language (option names stay English)
 env LANG=zh_CN.UTF-8 "$ATTNVIZ" --help >"$out" 2>"$err"
 expect "LANG=zh_CN.UTF-8 --help: the help in Chinese" 'has "$out" "用法：attnviz [OPTIONS] [LESSON]" && has "$out" "  --lang en|zh     讲解和程序自身文字的语言" && has "$out" "显示本帮助"'
