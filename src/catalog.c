@@ -569,34 +569,34 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 /* ------------------------------------------------------------ look-ups */
 
 static const char *const feature_reasons[FEAT_COUNT] = {
-	"it has no positional encoding", /* FEAT_POSITIONAL */
-	"it has one head",               /* FEAT_MULTIHEAD */
-	"it has no mask",                /* FEAT_MASK */
-	"it has no W_o",                 /* FEAT_WO */
-	"it has no source (it is self-attention)", /* FEAT_SOURCE */
-	"it uses dot-product scores",    /* FEAT_ADDITIVE */
-	"it has no Transformer block (\"block\")", /* FEAT_BLOCK */
-	"its block is not pre-norm",     /* FEAT_PRENORM */
-	"its block is not post-norm",    /* FEAT_POSTNORM */
-	"its norm is RMSNorm, which has no \u03b2", /* FEAT_LAYERNORM */
-	"its block has no feed-forward network (\"ffn\")", /* FEAT_FFN */
-	"its FFN is not SwiGLU",         /* FEAT_SWIGLU */
-	"it has no final norm here (\"final_norm\", after the last layer)", /* FEAT_FINAL */
-	"its block has no norms: its \"norm\" is \"none\"", /* FEAT_NORM */
-	"it has no loss (\"backward\")", /* FEAT_BACKWARD */
-	"it has no rotary position embeddings (\"rope\")", /* FEAT_ROPE */
-	"it has no ALiBi (\"alibi\")",  /* FEAT_ALIBI */
-	"its query heads each have their own key/value head (no \"kv_heads\" below \"heads\")", /* FEAT_GQA */
-	"its mask has no window",        /* FEAT_WINDOW */
-	"it is not decoded token by token (\"decode\")", /* FEAT_DECODE */
-	"it has no FlashAttention tiles (\"flash\")", /* FEAT_FLASH */
+	N_("it has no positional encoding"), /* FEAT_POSITIONAL */
+	N_("it has one head"),               /* FEAT_MULTIHEAD */
+	N_("it has no mask"),                /* FEAT_MASK */
+	N_("it has no W_o"),                 /* FEAT_WO */
+	N_("it has no source (it is self-attention)"), /* FEAT_SOURCE */
+	N_("it uses dot-product scores"),    /* FEAT_ADDITIVE */
+	N_("it has no Transformer block (\"block\")"), /* FEAT_BLOCK */
+	N_("its block is not pre-norm"),     /* FEAT_PRENORM */
+	N_("its block is not post-norm"),    /* FEAT_POSTNORM */
+	N_("its norm is RMSNorm, which has no \u03b2"), /* FEAT_LAYERNORM */
+	N_("its block has no feed-forward network (\"ffn\")"), /* FEAT_FFN */
+	N_("its FFN is not SwiGLU"),         /* FEAT_SWIGLU */
+	N_("it has no final norm here (\"final_norm\", after the last layer)"), /* FEAT_FINAL */
+	N_("its block has no norms: its \"norm\" is \"none\""), /* FEAT_NORM */
+	N_("it has no loss (\"backward\")"), /* FEAT_BACKWARD */
+	N_("it has no rotary position embeddings (\"rope\")"), /* FEAT_ROPE */
+	N_("it has no ALiBi (\"alibi\")"),  /* FEAT_ALIBI */
+	N_("its query heads each have their own key/value head (no \"kv_heads\" below \"heads\")"), /* FEAT_GQA */
+	N_("its mask has no window"),        /* FEAT_WINDOW */
+	N_("it is not decoded token by token (\"decode\")"), /* FEAT_DECODE */
+	N_("it has no FlashAttention tiles (\"flash\")"), /* FEAT_FLASH */
 };
 
 const char *feature_absent(unsigned feat)
 {
 	for (int i = 0; i < FEAT_COUNT; i++)
 		if (feat & (1u << i))
-			return feature_reasons[i];
+			return _(feature_reasons[i]);
 	return "";
 }
 
