@@ -758,7 +758,7 @@ static int batch_theme(const Args *a, ThemeFile *theme)
 
 	if (a->theme == NULL || themefile_load(a->theme, theme, &err) == 0)
 		return 0;
-	fprintf(stderr, "attnviz: --theme: %s\n", err ? err : _("out of memory"));
+	fprintf(stderr, _("attnviz: --theme: %s\n"), err ? err : _("out of memory"));
 	free(err);
 	return 1;
 }

@@ -99,6 +99,11 @@ expect "plain REPL, lang zh, load: a UTF-16 file in Chinese" 'has "$err" "文件
 repl "LC_ALL=C.UTF-8" "load $bad\\n" lessons/mask.json
 expect "plain REPL, load: the same error in English" 'has "$err" "error: $bad: steps[2].focus.row: 7 is outside the 4 rows of scores"'
 
+# A theme file's error too (the figure's palette of --export, with --lang zh)
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --export svg --stage softmax --theme tests/bad-themes/attr.json lessons/mask.json -o "$tmp/t.svg" >"$out" 2>"$err"
+expect "--lang zh --theme FILE: the theme reader's error in Chinese, the path kept" \
+	'has "$err" "attnviz：--theme：tests/bad-themes/attr.json：roles.cursor.attrs[0]：应为 \"bold\"" && has "$err" "（是不是想写“bold”？）"'
+
 # --strict counts the duplicate-key warnings in the language they were written in
 printf '{"attnviz": 1, "X": [[1]], "tokens": ["a"], "X": [[2]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],\n "mask": {"padding": [1], "padding": [0]}}\n' >"$tmp/dup.json"
 env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --check --strict "$tmp/dup.json" >"$out" 2>"$err"
