@@ -1518,7 +1518,6 @@ static char *overflow_error(Attn *a, const unsigned char *only)
 	AttnMatrix w;
 	int oh, i, j, found, suspect = a->nonfinite;
 	double t0 = now_ms(), x = 0.0;
-	char where[32] = "";
 
 	for (int g = 0; !suspect && g < AM_COUNT; g++)
 		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
@@ -1532,11 +1531,14 @@ static char *overflow_error(Attn *a, const unsigned char *only)
 	a->check_ms = now_ms() - t0;
 	if (!found)
 		return NULL;
+	const char *what = isnan(x) ? _("not a number") : x > 0 ? "+inf" : "-inf";
 	if (matrix_per_head((AttnMatrix)w) && a->heads > 1)
-		snprintf(where, sizeof where, " of head %d", oh);
-	return str_printf("the numbers grow too large to compute: %s[%d][%d]%s is %s (doubles overflow "
-	                  "past about 1.8e308); use smaller inputs or weights",
-	                  matrix_name(w), i, j, where, isnan(x) ? "not a number" : x > 0 ? "+inf" : "-inf");
+		return str_printf(_("the numbers grow too large to compute: %s[%d][%d] of head %d is %s (doubles overflow "
+		                    "past about 1.8e308); use smaller inputs or weights"),
+		                  matrix_name(w), i, j, oh, what);
+	return str_printf(_("the numbers grow too large to compute: %s[%d][%d] is %s (doubles overflow "
+	                    "past about 1.8e308); use smaller inputs or weights"),
+	                  matrix_name(w), i, j, what);
 }
 
 /* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */

@@ -192,13 +192,6 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 
 #define HEAD PANE_HEAD_COLS
 
-/* A norm's formula, LayerNorm or RMSNorm. */
-#define NORM_FORMULAS(what) \
-	{ { FEAT_LAYERNORM, 0, what "   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row", \
-	    what "   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row" }, \
-	  { 0, 0, what "   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row", \
-	    what "   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row" } }
-
 const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_INPUT] = {
 		.map = "x",
@@ -226,7 +219,11 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "norm1", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_PRENORM,
 		.instead = STAGE_POSITIONAL,
 		PANES({ .matrix = AM_X }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
-		.formula = NORM_FORMULAS("norm1 = N1(x)"),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(x)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm1 = N1(x)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm1 = N1(x)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm1 = N1(x)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("pre-norm: norm1 = N1(x), what the attention reads"),
 		.blurb_en = "Pre-norm: the branch starts by bringing each row to mean 0 and variance 1; the residual path keeps x itself.",
 		.blurb_zh = "前置归一化：分支一开始就把每一行变成均值 0、方差 1；残差通路保留 x 本身。",
@@ -386,7 +383,11 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "norm1", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_POSTNORM,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
-		.formula = NORM_FORMULAS("norm1 = N1(residual1)"),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(residual1)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm1 = N1(residual1)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm1 = N1(residual1)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm1 = N1(residual1)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("post-norm: norm1 = N1(residual1)"),
 		.blurb_en = "Post-norm: after the residual, each row is brought to mean 0 and variance 1, then scaled by \u03b3 and shifted by \u03b2.",
 		.blurb_zh = "后置归一化：残差之后，每一行被变成均值 0、方差 1，再乘以 \u03b3、加上 \u03b2。",
@@ -396,7 +397,11 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "norm2", .requires = FEAT_FFN | FEAT_NORM | FEAT_PRENORM,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
-		.formula = NORM_FORMULAS("norm2 = N2(residual1)"),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(residual1)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm2 = N2(residual1)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm2 = N2(residual1)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm2 = N2(residual1)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("pre-norm: norm2 = N2(residual1), what the FFN reads"),
 		.blurb_en = "The second branch starts with its own norm; the FFN reads the normalised rows.",
 		.blurb_zh = "第二个分支也先做自己的归一化；前馈网络读的是归一化后的行。",
@@ -455,7 +460,11 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "norm2", .requires = FEAT_FFN | FEAT_NORM | FEAT_POSTNORM,
 		.instead = STAGE_RESIDUAL2,
 		PANES({ .matrix = AM_RESIDUAL2 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
-		.formula = NORM_FORMULAS("norm2 = N2(residual2)"),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(residual2)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm2 = N2(residual2)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm2 = N2(residual2)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm2 = N2(residual2)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("post-norm: norm2 = N2(residual2), the layer's output"),
 		.blurb_en = "The second norm gives the layer's output: every row again with mean 0 and variance 1, scaled by \u03b3 and shifted by \u03b2.",
 		.blurb_zh = "第二次归一化得到这一层的输出：每一行又是均值 0、方差 1，再乘 \u03b3、加 \u03b2。",
@@ -477,7 +486,11 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "final_norm", .requires = FEAT_FINAL,
 		.instead = STAGE_NORM2_POST,
 		PANES({ .matrix = AM_FINAL_GAMMA }, { .matrix = AM_FINAL_BETA }, { .matrix = AM_FINAL }),
-		.formula = NORM_FORMULAS("final = N(the last layer's output)"),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("final = N(the last layer's output)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("final = N(the last layer's output)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("final = N(the last layer's output)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("final = N(the last layer's output)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("one more norm after the last layer (pre-norm stacks)"),
 		.blurb_en = "A pre-norm stack ends with one more norm, so its output rows are normalised too.",
 		.blurb_zh = "前置归一化的堆叠最后再做一次归一化，让输出的每一行也是归一化的。",
@@ -564,36 +577,36 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 /* ------------------------------------------------------------ look-ups */
 
 static const char *const feature_reasons[FEAT_COUNT] = {
-	"it has no positional encoding", /* FEAT_POSITIONAL */
-	"it has one head",               /* FEAT_MULTIHEAD */
-	"it has no mask",                /* FEAT_MASK */
-	"it has no W_o",                 /* FEAT_WO */
-	"it has no source (it is self-attention)", /* FEAT_SOURCE */
-	"it uses dot-product scores",    /* FEAT_ADDITIVE */
-	"it has no Transformer block (\"block\")", /* FEAT_BLOCK */
-	"its block is not pre-norm",     /* FEAT_PRENORM */
-	"its block is not post-norm",    /* FEAT_POSTNORM */
-	"its norm is RMSNorm, which has no \u03b2", /* FEAT_LAYERNORM */
-	"its block has no feed-forward network (\"ffn\")", /* FEAT_FFN */
-	"its FFN is not SwiGLU",         /* FEAT_SWIGLU */
-	"it has no final norm here (\"final_norm\", after the last layer)", /* FEAT_FINAL */
-	"its block has no norms: its \"norm\" is \"none\"", /* FEAT_NORM */
-	"it has no loss (\"backward\")", /* FEAT_BACKWARD */
-	"it has no rotary position embeddings (\"rope\")", /* FEAT_ROPE */
-	"it has no ALiBi (\"alibi\")",  /* FEAT_ALIBI */
-	"its query heads each have their own key/value head (no \"kv_heads\" below \"heads\")", /* FEAT_GQA */
-	"its mask has no window",        /* FEAT_WINDOW */
-	"it is not decoded token by token (\"decode\")", /* FEAT_DECODE */
-	"it has no FlashAttention tiles (\"flash\")", /* FEAT_FLASH */
-	"its scores are scaled (\"scale\" is not false)", /* FEAT_UNSCALED */
-	"its scale is not a number of its own (\"scale\")", /* FEAT_SCALE_VALUE */
+	N_("it has no positional encoding"), /* FEAT_POSITIONAL */
+	N_("it has one head"),               /* FEAT_MULTIHEAD */
+	N_("it has no mask"),                /* FEAT_MASK */
+	N_("it has no W_o"),                 /* FEAT_WO */
+	N_("it has no source (it is self-attention)"), /* FEAT_SOURCE */
+	N_("it uses dot-product scores"),    /* FEAT_ADDITIVE */
+	N_("it has no Transformer block (\"block\")"), /* FEAT_BLOCK */
+	N_("its block is not pre-norm"),     /* FEAT_PRENORM */
+	N_("its block is not post-norm"),    /* FEAT_POSTNORM */
+	N_("its norm is RMSNorm, which has no \u03b2"), /* FEAT_LAYERNORM */
+	N_("its block has no feed-forward network (\"ffn\")"), /* FEAT_FFN */
+	N_("its FFN is not SwiGLU"),         /* FEAT_SWIGLU */
+	N_("it has no final norm here (\"final_norm\", after the last layer)"), /* FEAT_FINAL */
+	N_("its block has no norms: its \"norm\" is \"none\""), /* FEAT_NORM */
+	N_("it has no loss (\"backward\")"), /* FEAT_BACKWARD */
+	N_("it has no rotary position embeddings (\"rope\")"), /* FEAT_ROPE */
+	N_("it has no ALiBi (\"alibi\")"),  /* FEAT_ALIBI */
+	N_("its query heads each have their own key/value head (no \"kv_heads\" below \"heads\")"), /* FEAT_GQA */
+	N_("its mask has no window"),        /* FEAT_WINDOW */
+	N_("it is not decoded token by token (\"decode\")"), /* FEAT_DECODE */
+	N_("it has no FlashAttention tiles (\"flash\")"), /* FEAT_FLASH */
+	N_("its scores are scaled (\"scale\" is not false)"), /* FEAT_UNSCALED */
+	N_("its scale is not a number of its own (\"scale\")"), /* FEAT_SCALE_VALUE */
 };
 
 const char *feature_absent(unsigned feat)
 {
 	for (int i = 0; i < FEAT_COUNT; i++)
 		if (feat & (1u << i))
-			return feature_reasons[i];
+			return _(feature_reasons[i]);
 	return "";
 }
 

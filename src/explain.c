@@ -262,17 +262,24 @@ static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 	(void)which, (void)h;
 	if (a->visible[(size_t)i * l->m + j]) {
-		strbuf_printf(b, _("query %d may see key %d, so the %s score passes through unchanged.\n"), i, j,
-		              l->alibi ? "biased" : "scaled");
+		strbuf_printf(b, l->alibi ? _("query %d may see key %d, so the biased score passes through unchanged.\n")
+		                          : _("query %d may see key %d, so the scaled score passes through unchanged.\n"),
+		              i, j);
 		return;
 	}
-	strbuf_printf(b, _("query %d may not see key %d (%s mask), so the cell becomes %s\n"), i, j,
-	              l->mask == MASK_CAUSAL ? _("causal: a later token")
-	              : l->mask == MASK_PADDING ? _("padding")
-	              : l->mask == MASK_WINDOW ? (j > i ? _("window: a later token") : _("window: too far back"))
-	              : l->mask == MASK_LIST ? _("one of the list's") : _("the lesson's"),
-	              l->mask_fill_inf ? sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
-	                               : _("the fill value; it still gets exp(fill - max) of the weight."));
+	const char *fill = l->mask_fill_inf
+	                   ? sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
+	                   : _("the fill value; it still gets exp(fill - max) of the weight.");
+	/* the reason inside the sentence, so a translation words each one whole */
+	strbuf_printf(b,
+	              l->mask == MASK_CAUSAL  ? _("query %d may not see key %d (causal mask: a later token), so the cell becomes %s\n")
+	                  : l->mask == MASK_PADDING ? _("query %d may not see key %d (padding mask), so the cell becomes %s\n")
+	                  : l->mask == MASK_WINDOW && j > i
+	                          ? _("query %d may not see key %d (window mask: a later token), so the cell becomes %s\n")
+	                  : l->mask == MASK_WINDOW ? _("query %d may not see key %d (window mask: too far back), so the cell becomes %s\n")
+	                  : l->mask == MASK_LIST   ? _("query %d may not see key %d (one of the list's masks), so the cell becomes %s\n")
+	                                           : _("query %d may not see key %d (the lesson's mask), so the cell becomes %s\n"),
+	              i, j, fill);
 	if (!l->mask_fill_inf)
 		strbuf_printf(b, "(mask_fill = %s)\n", num(x1, l->mask_fill, utf8));
 }

@@ -16,12 +16,27 @@
 #include "strbuf.h"
 #include "text.h"
 
-/* A heap error string before + PATH + ": " + after (the path shown escaped); NULL when out of memory. */
-static char *fileio_error(const char *before, const char *path, const char *after)
+/* How fileio_error says it: each one whole sentence for the translation. */
+enum fileio_say { SAY_PATH, SAY_CANNOT_READ, SAY_CANNOT_WRITE_TO };
+
+/* A heap error string "PATH: why", "cannot read PATH: why" or "cannot write to PATH: why" (the path shown escaped); NULL when out of memory. */
+static char *fileio_error(enum fileio_say say, const char *path, const char *after)
 {
 	char *safe = text_escape(path, "");
-	char *msg = safe != NULL ? str_printf("%s%s: %s", before, safe, after) : NULL;
+	char *msg = NULL;
 
+	if (safe != NULL)
+		switch (say) {
+		case SAY_CANNOT_READ:
+			msg = str_printf(_("cannot read %s: %s"), safe, after);
+			break;
+		case SAY_CANNOT_WRITE_TO:
+			msg = str_printf(_("cannot write to %s: %s"), safe, after);
+			break;
+		default:
+			msg = str_printf("%s: %s", safe, after);
+			break;
+		}
 	free(safe);
 	return msg;
 }
@@ -118,7 +133,7 @@ static const char *fileio_target(FileOut *o, const char *path, struct stat *st, 
 		if (errno != ENOENT)
 			return strerror(errno);
 		o->target = strdup(path);
-		return o->target != NULL ? NULL : "out of memory";
+		return o->target != NULL ? NULL : _("out of memory");
 	}
 	if (S_ISLNK(st->st_mode)) {
 		o->target = realpath(path, NULL);
@@ -127,7 +142,7 @@ static const char *fileio_target(FileOut *o, const char *path, struct stat *st, 
 		if (stat(o->target, st) != 0)
 			return strerror(errno);
 	} else if ((o->target = strdup(path)) == NULL)
-		return "out of memory";
+		return _("out of memory");
 	*exists = 1;
 	if (S_ISDIR(st->st_mode))
 		return strerror(EISDIR);
@@ -306,7 +321,7 @@ int fileio_write_mode(const char *path, const char *data, size_t len, int mode, 
 	*err = NULL;
 	if (strcmp(path, "-") == 0) {
 		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-			*err = fileio_error(_("cannot write to "), _("standard output"), strerror(errno));
+			*err = fileio_error(SAY_CANNOT_WRITE_TO, _("standard output"), strerror(errno));
 			return -1;
 		}
 		return 0;
@@ -341,7 +356,7 @@ static char *over_limit(const char *path, size_t max)
 {
 	char msg[64];
 	snprintf(msg, sizeof msg, _("over the limit of %zu bytes"), max);
-	return fileio_error("", path, msg);
+	return fileio_error(SAY_PATH, path, msg);
 }
 
 int fileio_open_regular(const char *path, struct stat *st, const char **kind)
@@ -379,9 +394,9 @@ char *fileio_read_all(const char *path, size_t max, size_t *len, char **err)
 	*len = 0;
 	fd = fileio_open_regular(path, &st, &kind);
 	if (fd < 0) {
-		*err = kind != NULL ? fileio_error("", path, not_regular(kind)) : fileio_error(_("cannot read "), path, strerror(errno));
+		*err = kind != NULL ? fileio_error(SAY_PATH, path, not_regular(kind)) : fileio_error(SAY_CANNOT_READ, path, strerror(errno));
 		if (*err == NULL)
-			*err = strdup("out of memory");
+			*err = strdup(_("out of memory"));
 		return NULL;
 	}
 	for (;;) {
@@ -397,7 +412,7 @@ char *fileio_read_all(const char *path, size_t max, size_t *len, char **err)
 			}
 			grown = realloc(buf, ncap);
 			if (grown == NULL) {
-				*err = strdup("out of memory");
+				*err = strdup(_("out of memory"));
 				goto fail;
 			}
 			buf = grown;
@@ -407,7 +422,7 @@ char *fileio_read_all(const char *path, size_t max, size_t *len, char **err)
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
-			*err = fileio_error(_("cannot read "), path, strerror(errno));
+			*err = fileio_error(SAY_CANNOT_READ, path, strerror(errno));
 			goto fail;
 		}
 		if (k == 0)
@@ -420,7 +435,7 @@ char *fileio_read_all(const char *path, size_t max, size_t *len, char **err)
 	}
 	close(fd);
 	if (buf == NULL && (buf = malloc(1)) == NULL) {
-		*err = strdup("out of memory");
+		*err = strdup(_("out of memory"));
 		return NULL;
 	}
 	buf[used] = '\0';

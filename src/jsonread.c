@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "text.h"
 
 /* ------------------------------------------------------------------ */
@@ -79,15 +80,15 @@ int jr_fail(JrCtx *c, const char *fmt, ...)
 	if (c->err != NULL)
 		return -1;
 	if (c->pathlen)
-		strbuf_printf(&b, "%s: %s: ", c->name, c->path);
+		strbuf_printf(&b, _("%s: %s: "), c->name, c->path);
 	else
-		strbuf_printf(&b, "%s: ", c->name);
+		strbuf_printf(&b, _("%s: "), c->name);
 	va_start(ap, fmt);
 	strbuf_vprintf(&b, fmt, ap);
 	va_end(ap);
 	if (b.oom) {
 		free(b.s);
-		c->err = strdup("out of memory");
+		c->err = strdup(_("out of memory"));
 	} else {
 		c->err = b.s;
 	}
@@ -103,9 +104,9 @@ void jr_warnf(JrCtx *c, const char *fmt, ...)
 		return;
 	start = c->warn->len;
 	if (c->pathlen)
-		strbuf_printf(c->warn, "%s: warning: %s: ", c->name, c->path);
+		strbuf_printf(c->warn, _("%s: warning: %s: "), c->name, c->path);
 	else
-		strbuf_printf(c->warn, "%s: warning: ", c->name);
+		strbuf_printf(c->warn, _("%s: warning: "), c->name);
 	va_start(ap, fmt);
 	strbuf_vprintf(c->warn, fmt, ap);
 	va_end(ap);
@@ -132,7 +133,7 @@ int jr_fail_oom(JrCtx *c)
 	int r;
 
 	jr_path_set(c, 0);
-	r = jr_fail(c, "out of memory");
+	r = jr_fail(c, _("out of memory"));
 	jr_path_set(c, old);
 	return r;
 }
@@ -183,7 +184,7 @@ JrGot jr_got(const cJSON *v)
 	JrGot g;
 
 	if (v == NULL)
-		snprintf(g.s, sizeof g.s, "nothing");
+		snprintf(g.s, sizeof g.s, "%s", _("nothing"));
 	else if (cJSON_IsString(v))
 		quote_into(g.s, sizeof g.s, v->valuestring, 40);
 	else if (cJSON_IsNumber(v))
@@ -195,11 +196,11 @@ JrGot jr_got(const cJSON *v)
 	else if (cJSON_IsNull(v))
 		snprintf(g.s, sizeof g.s, "null");
 	else if (cJSON_IsArray(v))
-		snprintf(g.s, sizeof g.s, "an array");
+		snprintf(g.s, sizeof g.s, "%s", _("an array"));
 	else if (cJSON_IsObject(v))
-		snprintf(g.s, sizeof g.s, "an object");
+		snprintf(g.s, sizeof g.s, "%s", _("an object"));
 	else
-		snprintf(g.s, sizeof g.s, "something else");
+		snprintf(g.s, sizeof g.s, "%s", _("something else"));
 	return g;
 }
 
@@ -269,7 +270,7 @@ JrHint jr_did_you_mean(const char *word, const char *const *cands, int ncands)
 	const char *c = closest(word, cands, ncands);
 
 	if (c != NULL)
-		snprintf(h.s, sizeof h.s, " (did you mean \"%s\"?)", c);
+		snprintf(h.s, sizeof h.s, _(" (did you mean \"%s\"?)"), c);
 	else
 		h.s[0] = '\0';
 	return h;
@@ -307,7 +308,7 @@ void jr_warn_unknown_keys(JrCtx *c, const cJSON *obj, const char *const *known)
 	const cJSON *it;
 
 	for (it = unknown_key(obj->child, known, n); it != NULL; it = unknown_key(it->next, known, n))
-		jr_warnf(c, "unknown key %s%s", jr_quoted(it->string).s, jr_did_you_mean(it->string, known, n).s);
+		jr_warnf(c, _("unknown key %s%s"), jr_quoted(it->string).s, jr_did_you_mean(it->string, known, n).s);
 }
 
 int jr_refuse_unknown_keys(JrCtx *c, const cJSON *obj, const char *const *known, const char *what)
@@ -322,10 +323,10 @@ int jr_refuse_unknown_keys(JrCtx *c, const cJSON *obj, const char *const *known,
 		return 0;
 	h = jr_did_you_mean(it->string, known, n);
 	if (h.s[0] != '\0')
-		return jr_fail(c, "unknown %s %s%s", what, jr_quoted(it->string).s, h.s);
+		return jr_fail(c, _("unknown %s %s%s"), what, jr_quoted(it->string).s, h.s);
 	for (i = 0; i < n; i++)
 		strbuf_printf(&list, "%s%s", i == 0 ? "" : " ", known[i]);
-	jr_fail(c, "unknown %s %s (%ss: %s)", what, jr_quoted(it->string).s, what, list.s ? list.s : "?");
+	jr_fail(c, _("unknown %s %s (%ss: %s)"), what, jr_quoted(it->string).s, what, list.s ? list.s : "?");
 	free(list.s);
 	return -1;
 }
@@ -357,7 +358,7 @@ void jr_warn_duplicate_keys(JrCtx *c, const cJSON *v)
 			qsort(names, (size_t)n, sizeof *names, compare_keys);
 			for (i = 1; i < n; i++)
 				if (strcmp(names[i], names[i - 1]) == 0 && (i < 2 || strcmp(names[i], names[i - 2]) != 0))
-					jr_warnf(c, "duplicate key %s: the first one is used, the others are ignored",
+					jr_warnf(c, _("duplicate key %s: the first one is used, the others are ignored"),
 					         jr_quoted(names[i]).s);
 			free(names);
 		}
@@ -403,10 +404,10 @@ int jr_read_whole(JrCtx *c, const cJSON *v, double lo, double hi, const char *ex
 	double x;
 
 	if (!cJSON_IsNumber(v))
-		return jr_fail(c, "expected %s, got %s", expect, jr_got(v).s);
+		return jr_fail(c, _("expected %s, got %s"), expect, jr_got(v).s);
 	x = v->valuedouble;
 	if (!isfinite(x) || x != floor(x) || x < lo || x > hi)
-		return jr_fail(c, "expected %s, got %s", expect, jr_got(v).s);
+		return jr_fail(c, _("expected %s, got %s"), expect, jr_got(v).s);
 	*out = (long long)x;
 	return 0;
 }
@@ -423,9 +424,9 @@ int jr_key_whole(JrCtx *c, const cJSON *obj, const char *key, double lo, double 
 int jr_read_finite(JrCtx *c, const cJSON *v, double *out)
 {
 	if (!cJSON_IsNumber(v))
-		return jr_fail(c, "expected a number, got %s", jr_got(v).s);
+		return jr_fail(c, _("expected a number, got %s"), jr_got(v).s);
 	if (!isfinite(v->valuedouble))
-		return jr_fail(c, "the number is too large (it overflows to infinity)");
+		return jr_fail(c, _("the number is too large (it overflows to infinity)"));
 	*out = v->valuedouble;
 	return 0;
 }
@@ -452,12 +453,12 @@ int jr_read_choice(JrCtx *c, const cJSON *v, const char *const *choices, int *ou
 				return 0;
 			}
 	for (i = 0; i < n; i++)
-		strbuf_printf(&list, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? " or " : ", ", choices[i]);
+		strbuf_printf(&list, "%s\"%s\"", i == 0 ? "" : i == n - 1 ? _(" or ") : ", ", choices[i]);
 	if (cJSON_IsString(v))
-		jr_fail(c, "expected %s, got %s%s", list.s ? list.s : "?", jr_got(v).s,
+		jr_fail(c, _("expected %s, got %s%s"), list.s ? list.s : "?", jr_got(v).s,
 		        jr_did_you_mean(v->valuestring, choices, n).s);
 	else
-		jr_fail(c, "expected %s, got %s", list.s ? list.s : "?", jr_got(v).s);
+		jr_fail(c, _("expected %s, got %s"), list.s ? list.s : "?", jr_got(v).s);
 	free(list.s);
 	return -1;
 }
@@ -478,7 +479,7 @@ int jr_read_string(JrCtx *c, const cJSON *v, char **out)
 	size_t len;
 
 	if (!cJSON_IsString(v))
-		return jr_fail(c, "expected a string, got %s", jr_got(v).s);
+		return jr_fail(c, _("expected a string, got %s"), jr_got(v).s);
 	s = v->valuestring;
 	len = strlen(s);
 	if (!text_valid_utf8(s, len)) {
@@ -492,7 +493,7 @@ int jr_read_string(JrCtx *c, const cJSON *v, char **out)
 				break;
 			i += k;
 		}
-		return jr_fail(c, "invalid UTF-8 (byte 0x%02x at byte %zu of the string); save the file as UTF-8",
+		return jr_fail(c, _("invalid UTF-8 (byte 0x%02x at byte %zu of the string); save the file as UTF-8"),
 		               (unsigned char)s[i], i);
 	}
 	*out = strdup(s);
@@ -570,7 +571,7 @@ out:
 	free(shown_before);
 	if (b.oom) {
 		free(b.s);
-		return strdup("out of memory");
+		return strdup(_("out of memory"));
 	}
 	return b.s;
 }
@@ -597,48 +598,48 @@ static const char *syntax_cause(const char *buf, size_t len, size_t *pos)
 			c--;
 		if (c > 0 && buf[c - 1] == ',') {
 			*pos = c - 1;
-			return "a trailing comma: JSON allows no comma before ] or }";
+			return _("a trailing comma: JSON allows no comma before ] or }");
 		}
 	}
 	if (p < len && (buf[p] == '/' || buf[p] == '*') && p > 0 && buf[p - 1] == '/')
 		p--;
 	if (p + 1 < len && buf[p] == '/' && (buf[p + 1] == '/' || buf[p + 1] == '*')) {
 		*pos = p;
-		return buf[p + 1] == '/' ? "a // comment: JSON has no comments" : "a /* comment */: JSON has no comments";
+		return buf[p + 1] == '/' ? _("a // comment: JSON has no comments") : _("a /* comment */: JSON has no comments");
 	}
 	if (p > 0 && p + 1 < len && (unsigned char)buf[p - 1] == 0xe2 && (unsigned char)buf[p] == 0x80)
 		p--; /* a curly quote where a key should start */
 	if (p + 2 < len && (unsigned char)buf[p] == 0xe2 && (unsigned char)buf[p + 1] == 0x80 &&
 	    (unsigned char)buf[p + 2] >= 0x98 && (unsigned char)buf[p + 2] <= 0x9d) {
 		*pos = p;
-		return "a curly quote: JSON strings need straight double quotes \"";
+		return _("a curly quote: JSON strings need straight double quotes \"");
 	}
 	if ((p < len && buf[p] == '\'') || (p > 0 && buf[p - 1] == '\'')) {
 		*pos = p < len && buf[p] == '\'' ? p : p - 1;
-		return "a single quote: JSON strings need double quotes \"";
+		return _("a single quote: JSON strings need double quotes \"");
 	}
 	if (p < len && (buf[p] == '"' || buf[p] == '{' || buf[p] == '[') && q > 0 && q < p &&
 	    (buf[q - 1] == '"' || buf[q - 1] == '}' || buf[q - 1] == ']' || isdigit((unsigned char)buf[q - 1]) ||
 	     (q >= 4 && (memcmp(buf + q - 4, "true", 4) == 0 || memcmp(buf + q - 4, "null", 4) == 0)) ||
 	     (q >= 5 && memcmp(buf + q - 5, "false", 5) == 0))) {
 		*pos = q; /* where the comma should be */
-		return "a missing comma between two values";
+		return _("a missing comma between two values");
 	}
-	return "JSON syntax error near here";
+	return _("JSON syntax error near here");
 }
 
 cJSON *jr_parse(const char *name, const char *buf, size_t len, int terminated, const char *kind, const char *example,
                 char **err)
 {
 	const char *text = buf, *nul, *end = NULL;
-	char reason[96], *copy = NULL;
+	char reason[192], *copy = NULL;
 	cJSON *root;
 	size_t i;
 
 	*err = NULL;
 	if (len >= 2 && (((unsigned char)buf[0] == 0xFF && (unsigned char)buf[1] == 0xFE) ||
 	                 ((unsigned char)buf[0] == 0xFE && (unsigned char)buf[1] == 0xFF))) {
-		*err = str_printf("%s: the file is UTF-16; save it as UTF-8", name);
+		*err = str_printf(_("%s: the file is UTF-16; save it as UTF-8"), name);
 		return NULL;
 	}
 	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
@@ -648,12 +649,12 @@ cJSON *jr_parse(const char *name, const char *buf, size_t len, int terminated, c
 	for (i = 0; i < len && isspace((unsigned char)text[i]); i++)
 		;
 	if (i == len) {
-		*err = str_printf("%s: empty file (a %s is one JSON object: %s)", name, kind, example);
+		*err = str_printf(_("%s: empty file (a %s is one JSON object: %s)"), name, kind, example);
 		return NULL;
 	}
 	nul = memchr(text, '\0', len);
 	if (nul != NULL) {
-		snprintf(reason, sizeof reason, "NUL byte in the file (a %s is UTF-8 text)", kind);
+		snprintf(reason, sizeof reason, _("NUL byte in the file (a %s is UTF-8 text)"), kind);
 		*err = jr_syntax_error(name, text, len, (size_t)(nul - text), reason);
 		return NULL;
 	}
@@ -667,7 +668,7 @@ cJSON *jr_parse(const char *name, const char *buf, size_t len, int terminated, c
 		if (text[i] != '\\')
 			continue;
 		if (text[i + 1] == 'u' && len - i >= 6 && memcmp(text + i + 2, "0000", 4) == 0) {
-			*err = jr_syntax_error(name, text, len, i, "\\u0000 (NUL) in a string: a text cannot hold it");
+			*err = jr_syntax_error(name, text, len, i, _("\\u0000 (NUL) in a string: a text cannot hold it"));
 			return NULL;
 		}
 		i++;
@@ -676,7 +677,7 @@ cJSON *jr_parse(const char *name, const char *buf, size_t len, int terminated, c
 	if (!terminated) {
 		copy = malloc(len + 1);
 		if (copy == NULL) {
-			*err = str_printf("%s: out of memory", name);
+			*err = str_printf(_("%s: out of memory"), name);
 			return NULL;
 		}
 		memcpy(copy, text, len);

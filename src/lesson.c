@@ -20,6 +20,7 @@
 #include "prng.h"
 #include "strbuf.h"
 #include "fileio.h"
+#include "i18n.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -102,23 +103,23 @@ static int read_text(Ctx *c, const cJSON *v, Text *t)
 		return 0;
 	}
 	if (!cJSON_IsObject(v))
-		return fail(c, "expected a text (a string, or an object such as {\"en\": \"…\", \"zh\": \"…\"}), got %s",
+		return fail(c, _("expected a text (a string, or an object such as {\"en\": \"…\", \"zh\": \"…\"}), got %s"),
 		            got(v).s);
 	cJSON_ArrayForEach(it, v)
 		n++;
 	if (n == 0)
-		return fail(c, "expected a text, got an empty object (give at least {\"en\": \"…\"})");
+		return fail(c, _("expected a text, got an empty object (give at least {\"en\": \"…\"})"));
 	t->v = calloc((size_t)n, sizeof *t->v);
 	if (t->v == NULL)
 		return fail_oom(c);
 	cJSON_ArrayForEach(it, v) {
 		if (!lang_code_ok(it->string)) {
-			r = fail(c, "%s is not a language code (expected a short code such as \"en\" or \"zh\")",
+			r = fail(c, _("%s is not a language code (expected a short code such as \"en\" or \"zh\")"),
 			         quoted(it->string).s);
 			break;
 		}
 		if (text_has(t, it->string)) {
-			warnf(c, "language \"%s\" given twice; the first is used", it->string);
+			warnf(c, _("language \"%s\" given twice; the first is used"), it->string);
 			continue;
 		}
 		old = path_key(c, it->string);
@@ -189,17 +190,18 @@ static const Limits LIM_PADDING = { 1, "", "", LESSON_MAX_TOKENS, "LESSON_MAX_TO
 static int check_rows_limit(Ctx *c, const Limits *lim, long rows)
 {
 	if (lim->max_rows == 1 && rows != 1)
-		return fail(c, "expected 1 row (one vector), got %ld", rows);
+		return fail(c, _("expected 1 row (one vector), got %ld"), rows);
 	if (rows > lim->max_rows)
-		return fail(c, "%ld rows is over the limit of %ld%s (%s)", rows, lim->max_rows, lim->rows_unit,
-		            lim->rows_name);
+		return fail(c, lim->rows_unit[0] != '\0' ? _("%ld rows is over the limit of %ld tokens (%s)")
+		                                         : _("%ld rows is over the limit of %ld (%s)"),
+		            rows, lim->max_rows, lim->rows_name);
 	return 0;
 }
 
 static int check_cols_limit(Ctx *c, const Limits *lim, long cols)
 {
 	if (cols > lim->max_cols)
-		return fail(c, "%ld columns is over the limit of %ld (%s)", cols, lim->max_cols, lim->cols_name);
+		return fail(c, _("%ld columns is over the limit of %ld (%s)"), cols, lim->max_cols, lim->cols_name);
 	return 0;
 }
 
@@ -218,7 +220,7 @@ static int check_cell_value(Ctx *c, const cJSON *v, const Limits *lim)
 	if (read_finite(c, v, &x) != 0)
 		return -1;
 	if (lim->zero_one && x != 0.0 && x != 1.0)
-		return fail(c, "expected 0 or 1, got %s", got(v).s);
+		return fail(c, _("expected 0 or 1, got %s"), got(v).s);
 	return 0;
 }
 
@@ -234,11 +236,11 @@ static int read_generator(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src
 	size_t old;
 
 	if (rnd != NULL && id != NULL)
-		return fail(c, "a generator is either \"random\" or \"identity\", not both");
+		return fail(c, _("a generator is either \"random\" or \"identity\", not both"));
 	if (id != NULL) {
 		warn_unknown_keys(c, v, identity_keys);
 		old = path_key(c, "identity");
-		if (read_whole(c, id, 1, 1e9, "a whole number ≥ 1 (the size N of the N × N identity)", &rows) != 0)
+		if (read_whole(c, id, 1, 1e9, _("a whole number ≥ 1 (the size N of the N × N identity)"), &rows) != 0)
 			return -1;
 		path_set(c, old);
 		if (check_rows_limit(c, lim, (long)rows) != 0 || check_cols_limit(c, lim, (long)rows) != 0)
@@ -248,22 +250,22 @@ static int read_generator(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src
 		return 0;
 	}
 	if (rnd == NULL)
-		return fail(c, "expected a matrix (an array of rows) or a generator ({\"random\": \"normal\", …} or "
-		               "{\"identity\": N}), got an object without \"random\" or \"identity\"");
+		return fail(c, _("expected a matrix (an array of rows) or a generator ({\"random\": \"normal\", …} or "
+		               "{\"identity\": N}), got an object without \"random\" or \"identity\""));
 	warn_unknown_keys(c, v, generator_keys);
 	if (key_choice(c, v, "random", kinds, &kind) != 0)
 		return -1;
 	if (get(v, "rows") == NULL)
-		return fail(c, "missing \"rows\" (a generator needs \"rows\" and \"cols\")");
+		return fail(c, _("missing \"rows\" (a generator needs \"rows\" and \"cols\")"));
 	if (get(v, "cols") == NULL)
-		return fail(c, "missing \"cols\" (a generator needs \"rows\" and \"cols\")");
-	if (key_whole(c, v, "rows", 1, 1e9, "a whole number ≥ 1", &rows) != 0 ||
-	    key_whole(c, v, "cols", 1, 1e9, "a whole number ≥ 1", &cols) != 0)
+		return fail(c, _("missing \"cols\" (a generator needs \"rows\" and \"cols\")"));
+	if (key_whole(c, v, "rows", 1, 1e9, _("a whole number ≥ 1"), &rows) != 0 ||
+	    key_whole(c, v, "cols", 1, 1e9, _("a whole number ≥ 1"), &cols) != 0)
 		return -1;
 	/* rows × cols is checked here, before a single number is generated. */
 	if (check_rows_limit(c, lim, (long)rows) != 0 || check_cols_limit(c, lim, (long)cols) != 0)
 		return -1;
-	if (key_whole(c, v, "seed", 0, MAX_SEED, "a whole number from 0 to 2^53 = 9007199254740992", &seed) != 0)
+	if (key_whole(c, v, "seed", 0, MAX_SEED, _("a whole number from 0 to 2^53 = 9007199254740992"), &seed) != 0)
 		return -1;
 	src->rows = (int)rows;
 	src->cols = (int)cols;
@@ -276,10 +278,10 @@ static int read_generator(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src
 			return -1;
 		if (src->b < 0) {
 			old = path_key(c, "std");
-			return fail(c, "expected a number ≥ 0, got %s", got(get(v, "std")).s);
+			return fail(c, _("expected a number ≥ 0, got %s"), got(get(v, "std")).s);
 		}
 		if (get(v, "low") != NULL || get(v, "high") != NULL)
-			warnf(c, "\"low\" and \"high\" are for \"random\": \"uniform\"; a normal generator uses \"mean\" and \"std\"");
+			warnf(c, _("\"low\" and \"high\" are for \"random\": \"uniform\"; a normal generator uses \"mean\" and \"std\""));
 	} else {
 		src->kind = SRC_UNIFORM;
 		src->a = -1.0;
@@ -287,9 +289,9 @@ static int read_generator(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src
 		if (key_finite(c, v, "low", &src->a) != 0 || key_finite(c, v, "high", &src->b) != 0)
 			return -1;
 		if (src->a > src->b)
-			return fail(c, "\"low\" (%g) is above \"high\" (%g)", src->a, src->b);
+			return fail(c, _("\"low\" (%g) is above \"high\" (%g)"), src->a, src->b);
 		if (get(v, "mean") != NULL || get(v, "std") != NULL)
-			warnf(c, "\"mean\" and \"std\" are for \"random\": \"normal\"; a uniform generator uses \"low\" and \"high\"");
+			warnf(c, _("\"mean\" and \"std\" are for \"random\": \"normal\"; a uniform generator uses \"low\" and \"high\""));
 	}
 	return 0;
 }
@@ -328,19 +330,20 @@ static int read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *
 	src->item = v;
 	if (cJSON_IsObject(v)) {
 		if (!lim->generator_ok) {
-			fail(c, "expected an array, got an object (this matrix cannot be generated)");
+			fail(c, _("expected an array, got an object (this matrix cannot be generated)"));
 			goto out;
 		}
 		r = read_generator(c, v, lim, src);
 		goto out;
 	}
 	if (!cJSON_IsArray(v)) {
-		fail(c, "expected %s, got %s", lim->flat_ok ? "an array of numbers" : "a matrix (an array of rows)",
+		fail(c, lim->flat_ok ? _("expected an array of numbers, got %s") : _("expected a matrix (an array of rows), got %s"),
 		     got(v).s);
 		goto out;
 	}
 	if (cJSON_GetArraySize(v) == 0) {
-		fail(c, "expected at least one %s, got an empty array", lim->flat_ok ? "number" : "row");
+		fail(c, lim->flat_ok ? _("expected at least one number, got an empty array")
+		                     : _("expected at least one row, got an empty array"));
 		goto out;
 	}
 	if (lim->flat_ok && !cJSON_IsArray(v->child)) {
@@ -374,7 +377,7 @@ static int read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *
 	cJSON_ArrayForEach(row, v) {
 		old2 = path_index(c, (int)rows);
 		if (!cJSON_IsArray(row)) {
-			fail(c, "expected a row (an array of numbers), got %s", got(row).s);
+			fail(c, _("expected a row (an array of numbers), got %s"), got(row).s);
 			goto out;
 		}
 		k = 0;
@@ -382,14 +385,14 @@ static int read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *
 			k++;
 		if (cols < 0) {
 			if (k == 0) {
-				fail(c, "expected at least one number, got an empty row");
+				fail(c, _("expected at least one number, got an empty row"));
 				goto out;
 			}
 			if (check_cols_limit(c, lim, k) != 0)
 				goto out;
 			cols = k;
 		} else if (k != cols) {
-			fail(c, "expected %ld numbers, got %ld", cols, k);
+			fail(c, _("expected %ld numbers, got %ld"), cols, k);
 			goto out;
 		}
 		k = 0;
@@ -462,7 +465,7 @@ static int fill_mat(Ctx *c, const MatSrc *src, Mat *m)
 			size_t old = c->pathlen;
 			path_set(c, 0);
 			path_append(c, "%s", src->path);
-			fail(c, "the generated numbers overflow to infinity (mean, std, low or high too large)");
+			fail(c, _("the generated numbers overflow to infinity (mean, std, low or high too large)"));
 			path_set(c, old);
 			mat_free(m);
 			return -1;
@@ -597,7 +600,7 @@ static double shapes_count(const Shapes *s)
 static int check_shapes(Ctx *c, Shapes *s)
 {
 	const size_t base = c->pathlen;
-	const char *src_x = stack(c)->part == PART_CROSS ? "the encoder's d_model"
+	const char *src_x = stack(c)->part == PART_CROSS ? _("the encoder's d_model")
 	                    : s->has_source         ? "source.X"
 	                                            : "X";
 	double total;
@@ -606,61 +609,63 @@ static int check_shapes(Ctx *c, Shapes *s)
 #define AT(key) path_key(c, key)
 	if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS) {
 		AT(s->n > LESSON_MAX_TOKENS ? "X" : "source.X");
-		fail(c, "%d rows is over the limit of %d tokens (LESSON_MAX_TOKENS)",
+		fail(c, _("%d rows is over the limit of %d tokens (LESSON_MAX_TOKENS)"),
 		     s->n > LESSON_MAX_TOKENS ? s->n : s->m, LESSON_MAX_TOKENS);
 		goto out;
 	}
 	if (s->ntokens >= 0 && s->ntokens != s->n) {
 		AT("tokens");
-		fail(c, "%d labels, but X has %d rows (one label per row)", s->ntokens, s->n);
+		fail(c, _("%d labels, but X has %d rows (one label per row)"), s->ntokens, s->n);
 		goto out;
 	}
 	if (s->has_source && s->nsource_tokens >= 0 && s->nsource_tokens != s->m) {
 		AT("source.tokens");
-		fail(c, "%d labels, but source.X has %d rows (one label per row)", s->nsource_tokens, s->m);
+		fail(c, _("%d labels, but source.X has %d rows (one label per row)"), s->nsource_tokens, s->m);
 		goto out;
 	}
 	if (s->heads > LESSON_MAX_HEADS) {
 		AT("heads");
-		fail(c, "%d is over the limit of %d heads (LESSON_MAX_HEADS)", s->heads, LESSON_MAX_HEADS);
+		fail(c, _("%d is over the limit of %d heads (LESSON_MAX_HEADS)"), s->heads, LESSON_MAX_HEADS);
 		goto out;
 	}
 	if (s->wq_r != s->d_model) {
 		AT("W_q");
-		fail(c, "expected %d rows (d_model, the columns of X), got %d", s->d_model, s->wq_r);
+		fail(c, _("expected %d rows (d_model, the columns of X), got %d"), s->d_model, s->wq_r);
 		goto out;
 	}
 	if (s->wk_r != s->d_src) {
 		AT("W_k");
-		fail(c, "expected %d rows (%s%s), got %d", s->d_src, stack(c)->part == PART_CROSS ? "" : "the columns of ", src_x, s->wk_r);
+		fail(c, stack(c)->part == PART_CROSS ? _("expected %d rows (%s), got %d") : _("expected %d rows (the columns of %s), got %d"),
+		     s->d_src, src_x, s->wk_r);
 		goto out;
 	}
 	if (s->wv_r != s->d_src) {
 		AT("W_v");
-		fail(c, "expected %d rows (%s%s), got %d", s->d_src, stack(c)->part == PART_CROSS ? "" : "the columns of ", src_x, s->wv_r);
+		fail(c, stack(c)->part == PART_CROSS ? _("expected %d rows (%s), got %d") : _("expected %d rows (the columns of %s), got %d"),
+		     s->d_src, src_x, s->wv_r);
 		goto out;
 	}
 	if (s->kv_heads <= 0)
 		s->kv_heads = s->heads;
 	if (s->kv_heads == s->heads && s->wk_c != s->wq_c) {
 		AT("W_k");
-		fail(c, "expected %d columns (as many as W_q: heads × d_k), got %d", s->wq_c, s->wk_c);
+		fail(c, _("expected %d columns (as many as W_q: heads × d_k), got %d"), s->wq_c, s->wk_c);
 		goto out;
 	}
 	if (s->wq_c % s->heads != 0) {
 		AT("heads");
-		fail(c, "%d does not divide the %d columns of W_q", s->heads, s->wq_c);
+		fail(c, _("%d does not divide the %d columns of W_q"), s->heads, s->wq_c);
 		goto out;
 	}
 	if (s->kv_heads != s->heads && s->wk_c != s->kv_heads * (s->wq_c / s->heads)) {
 		AT("W_k");
-		fail(c, "expected %d columns (kv_heads %d × d_k %d), got %d", s->kv_heads * (s->wq_c / s->heads),
+		fail(c, _("expected %d columns (kv_heads %d × d_k %d), got %d"), s->kv_heads * (s->wq_c / s->heads),
 		     s->kv_heads, s->wq_c / s->heads, s->wk_c);
 		goto out;
 	}
 	if (s->wv_c % s->kv_heads != 0) {
 		AT(s->kv_heads == s->heads ? "heads" : "kv_heads");
-		fail(c, "%d does not divide the %d columns of W_v", s->kv_heads, s->wv_c);
+		fail(c, _("%d does not divide the %d columns of W_v"), s->kv_heads, s->wv_c);
 		goto out;
 	}
 	s->d_k = s->wq_c / s->heads;
@@ -668,27 +673,27 @@ static int check_shapes(Ctx *c, Shapes *s)
 	if (s->has_wo && s->wo_r != s->heads * s->d_v) {
 		AT("W_o");
 		if (s->kv_heads == s->heads)
-			fail(c, "expected %d rows (heads × d_v, the columns of W_v), got %d", s->wv_c, s->wo_r);
+			fail(c, _("expected %d rows (heads × d_v, the columns of W_v), got %d"), s->wv_c, s->wo_r);
 		else
-			fail(c, "expected %d rows (heads %d × d_v %d, the columns of concat), got %d", s->heads * s->d_v,
+			fail(c, _("expected %d rows (heads %d × d_v %d, the columns of concat), got %d"), s->heads * s->d_v,
 			     s->heads, s->d_v, s->wo_r);
 		goto out;
 	}
 	s->d_out = s->has_wo ? s->wo_c : s->heads * s->d_v;
 	if (s->rope && s->d_k % 2 != 0) {
 		AT("rope");
-		fail(c, "needs an even d_k (q and k are rotated in pairs of columns), but d_k = %d", s->d_k);
+		fail(c, _("needs an even d_k (q and k are rotated in pairs of columns), but d_k = %d"), s->d_k);
 		goto out;
 	}
 	if (s->score == SCORE_ADDITIVE) {
 		if (!s->has_we) {
 			AT("w_e");
-			fail(c, "missing: \"score\": \"additive\" needs w_e, %d numbers (the columns of W_q)", s->wq_c);
+			fail(c, _("missing: \"score\": \"additive\" needs w_e, %d numbers (the columns of W_q)"), s->wq_c);
 			goto out;
 		}
 		if (s->we_r != 1 || s->we_c != s->wq_c) {
 			AT("w_e");
-			fail(c, "expected %d numbers (heads × d_k, the columns of W_q), got %d",
+			fail(c, _("expected %d numbers (heads × d_k, the columns of W_q), got %d"),
 			     s->wq_c, s->we_r * s->we_c);
 			goto out;
 		}
@@ -702,7 +707,7 @@ static int check_shapes(Ctx *c, Shapes *s)
 		case MASK_WINDOW:
 			if (s->n != s->m) {
 				AT("mask");
-				fail(c, "%s needs a square score matrix, but n = %d and m = %d",
+				fail(c, _("%s needs a square score matrix, but n = %d and m = %d"),
 				     s->part[i].kind == MASK_CAUSAL ? "\"causal\"" : "a window", s->n, s->m);
 				goto out;
 			}
@@ -711,19 +716,19 @@ static int check_shapes(Ctx *c, Shapes *s)
 			if (s->part[i].c != s->m) {
 				AT(where);
 				path_key(c, "padding");
-				fail(c, "expected %d numbers (one per key, m = %d), got %d", s->m, s->m, s->part[i].c);
+				fail(c, _("expected %d numbers (one per key, m = %d), got %d"), s->m, s->m, s->part[i].c);
 				goto out;
 			}
 			break;
 		case MASK_MATRIX:
 			if (s->part[i].r != s->n) {
 				AT(where);
-				fail(c, "expected %d rows (n, one per query), got %d", s->n, s->part[i].r);
+				fail(c, _("expected %d rows (n, one per query), got %d"), s->n, s->part[i].r);
 				goto out;
 			}
 			if (s->part[i].c != s->m) {
 				AT(where);
-				fail(c, "expected %d columns (m, one per key), got %d", s->m, s->part[i].c);
+				fail(c, _("expected %d columns (m, one per key), got %d"), s->m, s->part[i].c);
 				goto out;
 			}
 			break;
@@ -737,16 +742,16 @@ static int check_shapes(Ctx *c, Shapes *s)
 			causal |= s->part[i].kind == MASK_CAUSAL || s->part[i].kind == MASK_WINDOW;
 		AT("decode");
 		if (s->has_source) {
-			fail(c, "needs self-attention (a lesson with a source is not generated token by token)");
+			fail(c, _("needs self-attention (a lesson with a source is not generated token by token)"));
 			goto out;
 		}
 		if (!causal) {
-			fail(c, "needs a causal or window mask (a generated token sees only the tokens before it)");
+			fail(c, _("needs a causal or window mask (a generated token sees only the tokens before it)"));
 			goto out;
 		}
 		if (!s->fill_inf) {
-			fail(c, "needs \"mask_fill\": \"-inf\" (with a finite fill the full computation also weighs the future "
-			        "tokens a cache does not hold)");
+			fail(c, _("needs \"mask_fill\": \"-inf\" (with a finite fill the full computation also weighs the future "
+			        "tokens a cache does not hold)"));
 			goto out;
 		}
 		path_set(c, base);
@@ -755,30 +760,30 @@ static int check_shapes(Ctx *c, Shapes *s)
 		if (s->flash_bq < 1 || s->flash_bq > s->n) {
 			AT("flash");
 			path_key(c, "block_q");
-			fail(c, "expected a whole number from 1 to %d (n, the query rows), got %d", s->n, s->flash_bq);
+			fail(c, _("expected a whole number from 1 to %d (n, the query rows), got %d"), s->n, s->flash_bq);
 			goto out;
 		}
 		if (s->flash_bk < 1 || s->flash_bk > s->m) {
 			AT("flash");
 			path_key(c, "block_k");
-			fail(c, "expected a whole number from 1 to %d (m, the key rows), got %d", s->m, s->flash_bk);
+			fail(c, _("expected a whole number from 1 to %d (m, the key rows), got %d"), s->m, s->flash_bk);
 			goto out;
 		}
 	}
 	/* Counted from the shapes, before a single number is allocated; a compare variant counts with its lesson. */
 	total = stack(c)->numbers_before + shapes_count(s);
 	if (total > (double)LESSON_MAX_NUMBERS) {
-		fail(c, "too large: its matrices and stages%s would hold %.0f numbers, over the limit of %ld "
-		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller",
-		     stack(c)->numbers_before > 0 ? ", with the lesson's own," : "", total, (long)LESSON_MAX_NUMBERS);
+		fail(c, _("too large: its matrices and stages%s would hold %.0f numbers, over the limit of %ld "
+		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller"),
+		     stack(c)->numbers_before > 0 ? _(", with the lesson's own,") : "", total, (long)LESSON_MAX_NUMBERS);
 		goto out;
 	}
 	/* Each additive score is d_k tanh terms, far slower than the dot product's multiply-adds. */
 	if (s->score == SCORE_ADDITIVE &&
 	    (double)s->n * s->m * s->heads * s->d_k > (double)LESSON_MAX_ADDITIVE_TERMS) {
 		AT("score");
-		fail(c, "additive scores of n = %d queries, m = %d keys and h·d_k = %d would take %.0f tanh terms, over "
-		        "the limit of %ld (LESSON_MAX_ADDITIVE_TERMS); make n, m or d_k smaller", s->n, s->m,
+		fail(c, _("additive scores of n = %d queries, m = %d keys and h·d_k = %d would take %.0f tanh terms, over "
+		        "the limit of %ld (LESSON_MAX_ADDITIVE_TERMS); make n, m or d_k smaller"), s->n, s->m,
 		     s->heads * s->d_k, (double)s->n * s->m * s->heads * s->d_k, (long)LESSON_MAX_ADDITIVE_TERMS);
 		goto out;
 	}
@@ -860,30 +865,31 @@ static int check_cellref(Ctx *c, const Shapes *s, const CellRef *ref)
 		for (i = 0; i < AM_COUNT; i++)
 			names[i] = matrix_name((AttnMatrix)i);
 		path_key(c, "matrix");
-		fail(c, "unknown matrix %s%s", quoted(ref->matrix).s, did_you_mean(ref->matrix, names, AM_COUNT).s);
+		fail(c, _("unknown matrix %s%s"), quoted(ref->matrix).s, did_you_mean(ref->matrix, names, AM_COUNT).s);
 		goto out;
 	}
 	shapes_shape(s, &sh);
 	matrix_shape(&sh, (AttnMatrix)which, &rows, &cols);
 	if (!matrix_present(&sh, (AttnMatrix)which, &why)) {
 		path_key(c, "matrix");
-		fail(c, "this lesson has no %s (%s)", matrix_name((AttnMatrix)which), why);
+		fail(c, _("this lesson has no %s (%s)"), matrix_name((AttnMatrix)which), why);
 		goto out;
 	}
 	if ((matrix_kind((AttnMatrix)which)->flags & MF_PER_HEAD) && (ref->head < 0 || ref->head >= s->heads)) {
 		path_key(c, "head");
-		fail(c, "%d is outside the %d head%s of this lesson", ref->head, s->heads, s->heads == 1 ? "" : "s");
+		fail(c, ngettext("%d is outside the %d head of this lesson", "%d is outside the %d heads of this lesson", (unsigned long)s->heads),
+		     ref->head, s->heads);
 		goto out;
 	}
 	if (ref->row < 0 || ref->row >= rows) {
 		path_key(c, "row");
-		fail(c, "%d is outside the %d row%s of %s", ref->row, rows, rows == 1 ? "" : "s",
+		fail(c, ngettext("%d is outside the %d row of %s", "%d is outside the %d rows of %s", (unsigned long)rows), ref->row, rows,
 		     matrix_name((AttnMatrix)which));
 		goto out;
 	}
 	if (ref->col < 0 || ref->col >= cols) {
 		path_key(c, "col");
-		fail(c, "%d is outside the %d column%s of %s", ref->col, cols, cols == 1 ? "" : "s",
+		fail(c, ngettext("%d is outside the %d column of %s", "%d is outside the %d columns of %s", (unsigned long)cols), ref->col, cols,
 		     matrix_name((AttnMatrix)which));
 		goto out;
 	}
@@ -904,11 +910,12 @@ static int check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 	shapes_shape(s, &sh);
 	if (!stage_present(&sh, st->stage)) {
 		path_key(c, "stage");
-		r = fail(c, "the stage \"%s\" is not in this lesson (%s)", stage_name(st->stage),
+		r = fail(c, _("the stage \"%s\" is not in this lesson (%s)"), stage_name(st->stage),
 		         stage_absent(&sh, st->stage));
 	} else if (st->head < 0 || st->head >= s->heads) {
 		path_key(c, "head");
-		r = fail(c, "%d is outside the %d head%s of this lesson", st->head, s->heads, s->heads == 1 ? "" : "s");
+		r = fail(c, ngettext("%d is outside the %d head of this lesson", "%d is outside the %d heads of this lesson", (unsigned long)s->heads),
+		         st->head, s->heads);
 	}
 	path_set(c, old);
 	return r;
@@ -945,23 +952,23 @@ static int read_cellref(Ctx *c, const Shapes *s, const cJSON *v, int def_head, C
 	size_t old;
 
 	if (!cJSON_IsObject(v))
-		return fail(c, "expected a cell {\"matrix\": \"weights\", \"head\": 0, \"row\": 1, \"col\": 0}, got %s",
+		return fail(c, _("expected a cell {\"matrix\": \"weights\", \"head\": 0, \"row\": 1, \"col\": 0}, got %s"),
 		            got(v).s);
 	warn_unknown_keys(c, v, cell_keys);
 	name = get(v, "matrix");
 	if (name == NULL)
-		return fail(c, "missing \"matrix\" (the name of a matrix, such as \"weights\")");
+		return fail(c, _("missing \"matrix\" (the name of a matrix, such as \"weights\")"));
 	if (get(v, "row") == NULL)
-		return fail(c, "missing \"row\"");
+		return fail(c, _("missing \"row\""));
 	if (get(v, "col") == NULL)
-		return fail(c, "missing \"col\"");
+		return fail(c, _("missing \"col\""));
 	old = path_key(c, "matrix");
 	if (!cJSON_IsString(name))
-		return fail(c, "expected a matrix name, got %s", got(name).s);
+		return fail(c, _("expected a matrix name, got %s"), got(name).s);
 	path_set(c, old);
-	if (key_whole(c, v, "head", 0, 1e9, "a whole number ≥ 0", &head) != 0 ||
-	    key_whole(c, v, "row", -1e9, 1e9, "a whole number ≥ 0", &row) != 0 ||
-	    key_whole(c, v, "col", -1e9, 1e9, "a whole number ≥ 0", &col) != 0)
+	if (key_whole(c, v, "head", 0, 1e9, _("a whole number ≥ 0"), &head) != 0 ||
+	    key_whole(c, v, "row", -1e9, 1e9, _("a whole number ≥ 0"), &row) != 0 ||
+	    key_whole(c, v, "col", -1e9, 1e9, _("a whole number ≥ 0"), &col) != 0)
 		return -1;
 	memset(ref, 0, sizeof *ref);
 	if (strlen(name->valuestring) >= sizeof ref->matrix || matrix_find(name->valuestring) < 0) {
@@ -970,7 +977,7 @@ static int read_cellref(Ctx *c, const Shapes *s, const cJSON *v, int def_head, C
 		for (i = 0; i < AM_COUNT; i++)
 			names[i] = matrix_name((AttnMatrix)i);
 		old = path_key(c, "matrix");
-		return fail(c, "unknown matrix %s%s", got(name).s, did_you_mean(name->valuestring, names, AM_COUNT).s);
+		return fail(c, _("unknown matrix %s%s"), got(name).s, did_you_mean(name->valuestring, names, AM_COUNT).s);
 	}
 	/* The canonical spelling, whatever case the file used. */
 	snprintf(ref->matrix, sizeof ref->matrix, "%s",
@@ -991,26 +998,26 @@ static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz
 	memset(q, 0, sizeof *q);
 	q->tolerance = 0.01;
 	if (!cJSON_IsObject(v))
-		return fail(c, "expected an object {\"question\": …, \"answer\": …}, got %s", got(v).s);
+		return fail(c, _("expected an object {\"question\": …, \"answer\": …}, got %s"), got(v).s);
 	warn_unknown_keys(c, v, quiz_keys);
 	if (get(v, "question") == NULL)
-		return fail(c, "missing \"question\"");
+		return fail(c, _("missing \"question\""));
 	if (key_text(c, v, "question", &q->question) != 0 || key_text(c, v, "hint", &q->hint) != 0)
 		return -1;
 	answer = get(v, "answer");
 	if (answer == NULL)
-		return fail(c, "missing \"answer\" (the index of the right choice, or a cell {\"matrix\": …})");
+		return fail(c, _("missing \"answer\" (the index of the right choice, or a cell {\"matrix\": …})"));
 	choices = get(v, "choices");
 	if (choices != NULL) {
 		old = path_key(c, "choices");
 		if (!cJSON_IsArray(choices)) {
-			fail(c, "expected an array of texts, got %s", got(choices).s);
+			fail(c, _("expected an array of texts, got %s"), got(choices).s);
 			goto out;
 		}
 		cJSON_ArrayForEach(it, choices)
 			n++;
 		if (n < 2) {
-			fail(c, "expected at least 2 choices, got %d", n);
+			fail(c, _("expected at least 2 choices, got %d"), n);
 			goto out;
 		}
 		q->choices = calloc((size_t)n, sizeof *q->choices);
@@ -1028,26 +1035,26 @@ static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz
 		path_set(c, old);
 		old = path_key(c, "answer");
 		if (!cJSON_IsNumber(answer)) {
-			fail(c, "expected the index of the right choice, from 0 (0 to %d; the screen numbers them 1 to %d), got %s",
+			fail(c, _("expected the index of the right choice, from 0 (0 to %d; the screen numbers them 1 to %d), got %s"),
 			     n - 1, n, got(answer).s);
 			goto out;
 		}
-		if (read_whole(c, answer, -1e9, 1e9, "a whole number (the index of the right choice, from 0: the screen's choice 1 is 0)", &idx) != 0)
+		if (read_whole(c, answer, -1e9, 1e9, _("a whole number (the index of the right choice, from 0: the screen's choice 1 is 0)"), &idx) != 0)
 			goto out;
 		if (idx < 0 || idx >= n) {
-			fail(c, "%lld is outside the %d choices (0 to %d: the file counts from 0, the screen numbers them 1 to %d)",
+			fail(c, _("%lld is outside the %d choices (0 to %d: the file counts from 0, the screen numbers them 1 to %d)"),
 			     idx, n, n - 1, n);
 			goto out;
 		}
 		q->answer_choice = (int)idx;
 		path_set(c, old);
 		if (get(v, "tolerance") != NULL)
-			warnf(c, "\"tolerance\" is not used by a question with choices");
+			warnf(c, _("\"tolerance\" is not used by a question with choices"));
 	} else {
 		old = path_key(c, "answer");
 		if (!cJSON_IsObject(answer)) {
-			fail(c, "expected a cell {\"matrix\": …, \"row\": …, \"col\": …} (or give \"choices\" and "
-			        "the index of the right one), got %s", got(answer).s);
+			fail(c, _("expected a cell {\"matrix\": …, \"row\": …, \"col\": …} (or give \"choices\" and "
+			        "the index of the right one), got %s"), got(answer).s);
 			goto out;
 		}
 		if (read_cellref(c, s, answer, def_head, &q->answer_cell) != 0)
@@ -1057,7 +1064,7 @@ static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz
 			goto out;
 		if (!(q->tolerance > 0)) {
 			old = path_key(c, "tolerance");
-			fail(c, "expected a number > 0, got %s", got(get(v, "tolerance")).s);
+			fail(c, _("expected a number > 0, got %s"), got(get(v, "tolerance")).s);
 			goto out;
 		}
 	}
@@ -1076,12 +1083,12 @@ static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 	if (get(v, "t") != NULL) {
 		if (st->stage != STAGE_DECODE) {
 			old = path_key(c, "t");
-			fail(c, "\"t\" (a generation step) belongs to a \"decode\" step, not %s", stage_name(st->stage));
+			fail(c, _("\"t\" (a generation step) belongs to a \"decode\" step, not %s"), stage_name(st->stage));
 			path_set(c, old);
 			return -1;
 		}
 		char expect[64];
-		snprintf(expect, sizeof expect, "a position from 0 to %d (n − 1)", s->n - 1);
+		snprintf(expect, sizeof expect, _("a position from 0 to %d (n − 1)"), s->n - 1);
 		if (key_whole(c, v, "t", 0, s->n - 1, expect, &t) != 0)
 			return -1;
 		st->t = (int)t;
@@ -1090,15 +1097,15 @@ static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 		return 0;
 	old = path_key(c, "tile");
 	if (st->stage != STAGE_FLASH) {
-		fail(c, "\"tile\" belongs to a \"flash\" step, not %s", stage_name(st->stage));
+		fail(c, _("\"tile\" belongs to a \"flash\" step, not %s"), stage_name(st->stage));
 	} else if (!cJSON_IsArray(tile) || cJSON_GetArraySize(tile) != 2 || !cJSON_IsNumber(tile->child) ||
 	           !cJSON_IsNumber(tile->child->next)) {
-		fail(c, "expected [query block, key block], got %s", got(tile).s);
+		fail(c, _("expected [query block, key block], got %s"), got(tile).s);
 	} else {
 		const int nqb = (s->n + s->flash_bq - 1) / s->flash_bq, nkb = (s->m + s->flash_bk - 1) / s->flash_bk;
 		const double q = tile->child->valuedouble, k = tile->child->next->valuedouble;
 		if (q != floor(q) || q < 0 || q >= nqb || k != floor(k) || k < 0 || k >= nkb)
-			fail(c, "expected [query block 0 … %d, key block 0 … %d] (block_q %d, block_k %d), got [%g, %g]", nqb - 1,
+			fail(c, _("expected [query block 0 … %d, key block 0 … %d] (block_q %d, block_k %d), got [%g, %g]"), nqb - 1,
 			     nkb - 1, s->flash_bq, s->flash_bk, q, k);
 		else {
 			st->tile_q = (int)q;
@@ -1123,22 +1130,22 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 	st->compare = -1;
 	st->t = st->tile_q = st->tile_k = -1;
 	if (!cJSON_IsObject(v))
-		return fail(c, "expected a step {\"stage\": …, \"text\": …}, got %s", got(v).s);
+		return fail(c, _("expected a step {\"stage\": …, \"text\": …}, got %s"), got(v).s);
 	warn_unknown_keys(c, v, step_keys);
 	stage = get(v, "stage");
 	if (stage == NULL)
-		return fail(c, "missing \"stage\" (one of input, positional, project, split, scores, scale, mask, "
-		               "softmax, weighted, concat, output)");
+		return fail(c, _("missing \"stage\" (one of input, positional, project, split, scores, scale, mask, "
+		               "softmax, weighted, concat, output)"));
 	/* The layer first: the stage and the cells are that layer's. */
-	if (key_whole(c, v, "layer", 0, 1e9, "a whole number ≥ 0", &layer) != 0)
+	if (key_whole(c, v, "layer", 0, 1e9, _("a whole number ≥ 0"), &layer) != 0)
 		return -1;
 	if (get(v, "encoder") != NULL) {
 		const cJSON *e = get(v, "encoder");
 		old = path_key(c, "encoder");
 		if (!cJSON_IsBool(e))
-			return fail(c, "expected true (the step shows a layer of the encoder) or false, got %s", got(e).s);
+			return fail(c, _("expected true (the step shows a layer of the encoder) or false, got %s"), got(e).s);
 		if (cJSON_IsTrue(e) && stack(c)->encoder == NULL)
-			return fail(c, "only in an encoder\u2013decoder lesson (one with \"encoder\"): this lesson has no encoder");
+			return fail(c, _("only in an encoder\u2013decoder lesson (one with \"encoder\"): this lesson has no encoder"));
 		path_set(c, old);
 		st->encoder = cJSON_IsTrue(e);
 	}
@@ -1146,16 +1153,19 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 		const Lesson *enc = stack(c)->encoder;
 		if (layer >= lesson_layers(enc)) {
 			old = path_key(c, "layer");
-			return fail(c, "%lld is outside the encoder's %d layer%s (they count from 0)", layer, lesson_layers(enc),
-			            lesson_layers(enc) > 1 ? "s" : "");
+			return fail(c, ngettext("%lld is outside the encoder's %d layer (they count from 0)",
+			                        "%lld is outside the encoder's %d layers (they count from 0)", (unsigned long)lesson_layers(enc)),
+			            layer, lesson_layers(enc));
 		}
 		st->layer = (int)layer;
 		layer_shapes(enc, st->layer, &layer_shapes_of);
 		s = &layer_shapes_of;
 	} else if (layer >= (stack(c)->nlayers > 0 ? stack(c)->nlayers : 1)) {
 		old = path_key(c, "layer");
-		return fail(c, "%lld is outside the %d layer%s of this lesson (they count from 0)", layer,
-		            stack(c)->nlayers > 0 ? stack(c)->nlayers : 1, stack(c)->nlayers > 1 ? "s" : "");
+		return fail(c, ngettext("%lld is outside the %d layer of this lesson (they count from 0)",
+		                        "%lld is outside the %d layers of this lesson (they count from 0)",
+		                        (unsigned long)(stack(c)->nlayers > 0 ? stack(c)->nlayers : 1)),
+		            layer, stack(c)->nlayers > 0 ? stack(c)->nlayers : 1);
 	} else if ((st->layer = (int)layer) > 0) {
 		shapes_from_lesson(stack(c)->layers[layer], &layer_shapes_of);
 		layer_shapes_of.positional = POS_NONE; /* positions are added once, before layer 0 */
@@ -1168,18 +1178,18 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 	}
 	old = path_key(c, "stage");
 	if (!cJSON_IsString(stage))
-		return fail(c, "expected a stage name, got %s", got(stage).s);
+		return fail(c, _("expected a stage name, got %s"), got(stage).s);
 	shapes_shape(s, &lsh);
 	k = stage_lookup(&lsh, stage->valuestring);
 	if (k < 0) {
 		const char *names[STAGE_COUNT];
 		for (k = 0; k < STAGE_COUNT; k++)
 			names[k] = stage_name((Stage)k);
-		return fail(c, "unknown stage %s%s", got(stage).s, did_you_mean(stage->valuestring, names, STAGE_COUNT).s);
+		return fail(c, _("unknown stage %s%s"), got(stage).s, did_you_mean(stage->valuestring, names, STAGE_COUNT).s);
 	}
 	path_set(c, old);
 	st->stage = (Stage)k;
-	if (key_whole(c, v, "head", 0, 1e9, "a whole number ≥ 0", &head) != 0)
+	if (key_whole(c, v, "head", 0, 1e9, _("a whole number ≥ 0"), &head) != 0)
 		return -1;
 	st->head = (int)head;
 	if (check_step_stage(c, s, st) != 0)
@@ -1198,10 +1208,10 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 	if (cmp != NULL) {
 		old = path_key(c, "compare");
 		if (!cJSON_IsBool(cmp))
-			return fail(c, "expected true (show the compare variant beside the results) or false, got %s",
+			return fail(c, _("expected true (show the compare variant beside the results) or false, got %s"),
 			            got(cmp).s);
 		if (!has_compare)
-			return fail(c, "this lesson has no \"compare\" variant to show");
+			return fail(c, _("this lesson has no \"compare\" variant to show"));
 		st->compare = cJSON_IsTrue(cmp);
 		path_set(c, old);
 	}
@@ -1226,11 +1236,11 @@ static int read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l)
 		return 0;
 	old = path_key(c, "steps");
 	if (!cJSON_IsArray(steps))
-		return fail(c, "expected an array of steps, got %s", got(steps).s);
+		return fail(c, _("expected an array of steps, got %s"), got(steps).s);
 	cJSON_ArrayForEach(it, steps)
 		n++;
 	if (n > LESSON_MAX_STEPS)
-		return fail(c, "%d steps is over the limit of %d (LESSON_MAX_STEPS)", n, LESSON_MAX_STEPS);
+		return fail(c, _("%d steps is over the limit of %d (LESSON_MAX_STEPS)"), n, LESSON_MAX_STEPS);
 	if (n == 0) {
 		path_set(c, old);
 		return 0;
@@ -1307,17 +1317,17 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 		return -1;
 	old = path_key(c, key);
 	if (!cJSON_IsArray(v)) {
-		fail(c, "expected an array of labels (strings), got %s", got(v).s);
+		fail(c, _("expected an array of labels (strings), got %s"), got(v).s);
 		return -2;
 	}
 	cJSON_ArrayForEach(it, v)
 		n++;
 	if (n == 0) {
-		fail(c, "expected at least one label, got an empty array");
+		fail(c, _("expected at least one label, got an empty array"));
 		return -2;
 	}
 	if (n > LESSON_MAX_TOKENS) {
-		fail(c, "%d labels is over the limit of %d tokens (LESSON_MAX_TOKENS)", n, LESSON_MAX_TOKENS);
+		fail(c, _("%d labels is over the limit of %d tokens (LESSON_MAX_TOKENS)"), n, LESSON_MAX_TOKENS);
 		return -2;
 	}
 	path_set(c, old);
@@ -1350,16 +1360,16 @@ static int read_backward(Ctx *c, const cJSON *root, Lesson *l)
 		return 0;
 	old = path_key(c, "backward");
 	if (!cJSON_IsObject(b) || has_t == has_d) {
-		fail(c, "expected exactly one of {\"target\": n × d_out} (the loss is ½ Σ (output − target)²) or "
-		        "{\"dOutput\": n × d_out} (the gradient at the output, given)%s",
-		     cJSON_IsObject(b) && has_t ? ", not both" : "");
+		fail(c, _("expected exactly one of {\"target\": n × d_out} (the loss is ½ Σ (output − target)²) or "
+		        "{\"dOutput\": n × d_out} (the gradient at the output, given)%s"),
+		     cJSON_IsObject(b) && has_t ? _(", not both") : "");
 		goto out;
 	}
 	warn_unknown_keys(c, b, backward_keys);
 	l->backward = has_t ? BACKWARD_TARGET : BACKWARD_DOUTPUT;
 	r = read_shaped(c, b, has_t ? "target" : "dOutput", l->n, l->block.present || l->nlayers > 0 ? l->d_model : l->d_out,
-	                "n, one per token", l->block.present || l->nlayers > 0 ? "d_model, the output's columns"
-	                                                                        : "d_out, the output's columns",
+	                _("n, one per token"), l->block.present || l->nlayers > 0 ? _("d_model, the output's columns")
+	                                                                        : _("d_out, the output's columns"),
 	                -1, &l->target);
 out:
 	path_set(c, old);
@@ -1381,7 +1391,7 @@ static int check_version_keys(Ctx *c, const cJSON *root, int version)
 			continue;
 		old = path_key(c, v2_keys[i]);
 		if (version < 2)
-			fail(c, "needs format version 2: start the lesson with \"attnviz\": 2");
+			fail(c, _("needs format version 2: start the lesson with \"attnviz\": 2"));
 		path_set(c, old);
 		if (c->err != NULL)
 			return -1;
@@ -1404,15 +1414,15 @@ static int read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 		return 0;
 	old = path_key(c, "block");
 	if (!cJSON_IsObject(b)) {
-		fail(c, "expected an object {\"norm\": \"post\", \"ffn\": {\"W_1\": …, \"W_2\": …}, …}, got %s", got(b).s);
+		fail(c, _("expected an object {\"norm\": \"post\", \"ffn\": {\"W_1\": …, \"W_2\": …}, …}, got %s"), got(b).s);
 		goto out;
 	}
 	warn_unknown_keys(c, b, block_keys);
 	l->block.present = 1;
 	if (get(b, "ln3") != NULL && stack(c)->part == PART_LAYER) {
 		path_key(c, "ln3");
-		fail(c, "only a decoder layer has a third norm (its cross-attention is the extra sublayer); "
-		        "an encoder layer or a stack's layer has ln1 and ln2");
+		fail(c, _("only a decoder layer has a third norm (its cross-attention is the extra sublayer); "
+		        "an encoder layer or a stack's layer has ln1 and ln2"));
 		goto out;
 	}
 	k = 0;
@@ -1427,14 +1437,14 @@ static int read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 		goto out;
 	if (!(l->block.eps > 0)) {
 		path_key(c, "eps");
-		fail(c, "expected a number > 0 (it keeps the norm from dividing by 0), got %g", l->block.eps);
+		fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), l->block.eps);
 		goto out;
 	}
 	ffn = stack(c)->part == PART_SELF ? NULL : get(b, "ffn"); /* a decoder's FFN follows its cross-attention */
 	if (ffn != NULL) {
 		size_t old2 = path_key(c, "ffn");
 		if (!cJSON_IsObject(ffn)) {
-			fail(c, "expected an object {\"W_1\": …, \"W_2\": …, \"activation\": \"relu\"}, got %s", got(ffn).s);
+			fail(c, _("expected an object {\"W_1\": …, \"W_2\": …, \"activation\": \"relu\"}, got %s"), got(ffn).s);
 			goto out;
 		}
 		warn_unknown_keys(c, ffn, ffn_keys);
@@ -1456,7 +1466,7 @@ static int read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 	fin = get(b, "final_norm");
 	if (fin != NULL && c->layer_obj != NULL && get(c->layer_obj, "block") != NULL) {
 		size_t old2 = path_key(c, "final_norm");
-		warnf(c, "ignored: \"final_norm\" goes in the top-level \"block\" (it follows the last layer)");
+		warnf(c, _("ignored: \"final_norm\" goes in the top-level \"block\" (it follows the last layer)"));
 		path_set(c, old2);
 	}
 	r = 0;
@@ -1490,11 +1500,11 @@ static int read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int 
 	}
 	path_key(c, key);
 	if (rows_why == NULL && src.rows * src.cols != cols)
-		fail(c, "expected %d numbers (%s), got %d", cols, cols_why, src.rows * src.cols);
+		fail(c, _("expected %d numbers (%s), got %d"), cols, cols_why, src.rows * src.cols);
 	else if (rows_why != NULL && src.rows != rows)
-		fail(c, "expected %d rows (%s), got %d", rows, rows_why, src.rows);
+		fail(c, _("expected %d rows (%s), got %d"), rows, rows_why, src.rows);
 	else if (rows_why != NULL && src.cols != cols)
-		fail(c, "expected %d columns (%s), got %d", cols, cols_why, src.cols);
+		fail(c, _("expected %d columns (%s), got %d"), cols, cols_why, src.cols);
 	else
 		r = 0;
 	path_set(c, old);
@@ -1517,13 +1527,13 @@ static int read_norm(Ctx *c, const cJSON *obj, const char *key, const Block *b, 
 	if (v != NULL) {
 		path_key(c, key);
 		if (!cJSON_IsObject(v)) {
-			fail(c, "expected an object {\"gamma\": [d_model numbers], \"beta\": [...]}, got %s", got(v).s);
+			fail(c, _("expected an object {\"gamma\": [d_model numbers], \"beta\": [...]}, got %s"), got(v).s);
 			goto out;
 		}
 		warn_unknown_keys(c, v, norm_keys);
 		if (b->norm_kind == NORM_RMSNORM && get(v, "beta") != NULL) {
 			path_key(c, "beta");
-			fail(c, "RMSNorm has no beta (only gamma); remove it, or use \"norm_kind\": \"layernorm\"");
+			fail(c, _("RMSNorm has no beta (only gamma); remove it, or use \"norm_kind\": \"layernorm\""));
 			goto out;
 		}
 	}
@@ -1548,17 +1558,17 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 	size_t old;
 	int r = -1;
 
-	if (read_shaped(c, root, "b_q", 1, hdk, NULL, "the columns of W_q", -1, &l->b_q) != 0 ||
-	    read_shaped(c, root, "b_k", 1, l->W_k.cols, NULL, "the columns of W_k", -1, &l->b_k) != 0 ||
-	    read_shaped(c, root, "b_v", 1, hdv, NULL, "the columns of W_v", -1, &l->b_v) != 0)
+	if (read_shaped(c, root, "b_q", 1, hdk, NULL, _("the columns of W_q"), -1, &l->b_q) != 0 ||
+	    read_shaped(c, root, "b_k", 1, l->W_k.cols, NULL, _("the columns of W_k"), -1, &l->b_k) != 0 ||
+	    read_shaped(c, root, "b_v", 1, hdv, NULL, _("the columns of W_v"), -1, &l->b_v) != 0)
 		return -1;
 	if (get(root, "b_o") != NULL && mat_empty(&l->W_o)) {
 		old = path_key(c, "b_o");
-		fail(c, "this is W_o's bias, and this lesson has no W_o (give W_o, or leave b_o out)");
+		fail(c, _("this is W_o's bias, and this lesson has no W_o (give W_o, or leave b_o out)"));
 		path_set(c, old);
 		return -1;
 	}
-	if (read_shaped(c, root, "b_o", 1, l->d_out, NULL, "the columns of W_o", -1, &l->b_o) != 0)
+	if (read_shaped(c, root, "b_o", 1, l->d_out, NULL, _("the columns of W_o"), -1, &l->b_o) != 0)
 		return -1;
 	if (!blk->present)
 		return 0;
@@ -1566,13 +1576,13 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 	if (l->has_source && !cross) {
 		path_set(c, old);
 		path_key(c, "source");
-		fail(c, "a block lesson has no source: its attention is self-attention");
+		fail(c, _("a block lesson has no source: its attention is self-attention"));
 		goto out;
 	}
 	if (l->d_out != l->d_model) {
-		fail(c, "the residual adds the attention's output to its input, so the output needs d_model = %d "
-		        "columns, but it has %d (%s)", l->d_model, l->d_out,
-		     mat_empty(&l->W_o) ? "heads × d_v: give W_o with d_model columns" : "the columns of W_o");
+		fail(c, _("the residual adds the attention's output to its input, so the output needs d_model = %d "
+		        "columns, but it has %d (%s)"), l->d_model, l->d_out,
+		     mat_empty(&l->W_o) ? _("heads × d_v: give W_o with d_model columns") : _("the columns of W_o"));
 		goto out;
 	}
 	if (blk->norm != NORM_NONE &&
@@ -1584,7 +1594,7 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 		path_key(c, "ffn");
 		if (get(ffn, "W_1") == NULL || get(ffn, "W_2") == NULL) {
 			path_key(c, get(ffn, "W_1") == NULL ? "W_1" : "W_2");
-			fail(c, "missing: an FFN needs W_1 (d_model × d_ff) and W_2 (d_ff × d_model)");
+			fail(c, _("missing: an FFN needs W_1 (d_model × d_ff) and W_2 (d_ff × d_model)"));
 			goto out;
 		}
 		if (read_matsrc(c, ffn, "W_1", &LIM_DIM_DIM, &w1) != 0)
@@ -1592,22 +1602,22 @@ static int read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 		blk->d_ff = w1.cols;
 		if (blk->activation == ACT_SWIGLU && get(ffn, "W_3") == NULL) {
 			path_key(c, "W_3");
-			fail(c, "missing: \"swiglu\" needs W_3 (d_model × d_ff), the gate");
+			fail(c, _("missing: \"swiglu\" needs W_3 (d_model × d_ff), the gate"));
 			goto out;
 		}
 		if (blk->activation != ACT_SWIGLU && (get(ffn, "W_3") != NULL || get(ffn, "b_3") != NULL)) {
 			size_t old2 = path_key(c, get(ffn, "W_3") != NULL ? "W_3" : "b_3");
-			warnf(c, "not used: W_3 and b_3 are for \"activation\": \"swiglu\"");
+			warnf(c, _("not used: W_3 and b_3 are for \"activation\": \"swiglu\""));
 			path_set(c, old2);
 		}
 		if (read_shaped(c, ffn, "W_1", l->d_model, blk->d_ff, "d_model", "d_ff", -1, &blk->W_1) != 0 ||
-		    read_shaped(c, ffn, "b_1", 1, blk->d_ff, NULL, "d_ff, the columns of W_1", 0.0, &blk->b_1) != 0 ||
-		    read_shaped(c, ffn, "W_2", blk->d_ff, l->d_model, "d_ff, the columns of W_1", "d_model", -1, &blk->W_2) != 0 ||
+		    read_shaped(c, ffn, "b_1", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_1) != 0 ||
+		    read_shaped(c, ffn, "W_2", blk->d_ff, l->d_model, _("d_ff, the columns of W_1"), "d_model", -1, &blk->W_2) != 0 ||
 		    read_shaped(c, ffn, "b_2", 1, l->d_model, NULL, "d_model", 0.0, &blk->b_2) != 0)
 			goto out;
 		if (blk->activation == ACT_SWIGLU &&
-		    (read_shaped(c, ffn, "W_3", l->d_model, blk->d_ff, "d_model", "d_ff, the columns of W_1", -1, &blk->W_3) != 0 ||
-		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, "d_ff, the columns of W_1", 0.0, &blk->b_3) != 0))
+		    (read_shaped(c, ffn, "W_3", l->d_model, blk->d_ff, "d_model", _("d_ff, the columns of W_1"), -1, &blk->W_3) != 0 ||
+		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_3) != 0))
 			goto out;
 	}
 	r = 0;
@@ -1707,7 +1717,7 @@ static int check_layers_limit(Ctx *c, const Lesson *top)
 
 	if (total > (double)LESSON_MAX_NUMBERS) {
 		size_t old = path_key(c, "layers");
-		fail(c, "too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)",
+		fail(c, _("too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"),
 		     top->nlayers, total, (long)LESSON_MAX_NUMBERS);
 		path_set(c, old);
 		return -1;
@@ -1731,20 +1741,20 @@ static Lesson *lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers
 	size_t old = path_key(c, "layers");
 
 	if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) == 0) {
-		fail(c, "expected a list of layers [{…}, …] (each may be {} to repeat the top level), got %s",
-		     cJSON_IsArray(layers) ? "an empty list" : got(layers).s);
+		fail(c, _("expected a list of layers [{…}, …] (each may be {} to repeat the top level), got %s"),
+		     cJSON_IsArray(layers) ? _("an empty list") : got(layers).s);
 		goto out;
 	}
 	n = cJSON_GetArraySize(layers);
 	if (n > LESSON_MAX_LAYERS) {
-		fail(c, "%d layers is over the limit of %d (LESSON_MAX_LAYERS)", n, LESSON_MAX_LAYERS);
+		fail(c, _("%d layers is over the limit of %d (LESSON_MAX_LAYERS)"), n, LESSON_MAX_LAYERS);
 		goto out;
 	}
 	i = 0;
 	cJSON_ArrayForEach(it, layers) {
 		size_t old2 = path_index(c, i++);
 		if (!cJSON_IsObject(it)) {
-			fail(c, "expected a layer {\"W_q\": …, \"block\": …} (or {} to repeat the top level), got %s", got(it).s);
+			fail(c, _("expected a layer {\"W_q\": …, \"block\": …} (or {} to repeat the top level), got %s"), got(it).s);
 			goto out;
 		}
 		warn_unknown_keys(c, it, layer_keys);
@@ -1924,7 +1934,7 @@ static Lesson *read_encoder(Ctx *c, const cJSON *root)
 	size_t old = path_key(c, "encoder");
 
 	if (!cJSON_IsObject(e)) {
-		fail(c, "expected an object {\"X\": …, \"W_q\": …, \"block\": …, \"layers\": […]}, got %s", got(e).s);
+		fail(c, _("expected an object {\"X\": …, \"W_q\": …, \"block\": …, \"layers\": […]}, got %s"), got(e).s);
 		goto out;
 	}
 	warn_unknown_keys(c, e, encoder_keys);
@@ -1991,10 +2001,10 @@ static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, Li
 	if (at == NULL || !cJSON_IsObject(at)) {
 		old = lobj != NULL ? path_append(c, "layers[%d].%s", k, name) : path_key(c, name);
 		if (at == NULL)
-			fail(c, "missing: decoder layer %d's %s-attention {\"heads\": …, \"W_q\": …, …} (in the layer, or at "
-			        "the top level for every layer)", k, name);
+			fail(c, _("missing: decoder layer %d's %s-attention {\"heads\": …, \"W_q\": …, …} (in the layer, or at "
+			        "the top level for every layer)"), k, name);
 		else
-			fail(c, "expected an object {\"heads\": …, \"W_q\": …, \"W_k\": …, \"W_v\": …}, got %s", got(at).s);
+			fail(c, _("expected an object {\"heads\": …, \"W_q\": …, \"W_k\": …, \"W_v\": …}, got %s"), got(at).s);
 		path_set(c, old);
 		return NULL;
 	}
@@ -2078,27 +2088,27 @@ static Lesson *lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 			continue;
 		old = path_key(c, key);
 		if (strcmp(key, "source") == 0)
-			fail(c, "an encoder\u2013decoder's cross-attention reads the encoder's output: it has no \"source\"");
+			fail(c, _("an encoder\u2013decoder's cross-attention reads the encoder's output: it has no \"source\""));
 		else if (strcmp(key, "rope") == 0 || strcmp(key, "alibi") == 0 || strcmp(key, "decode") == 0 ||
 		         strcmp(key, "flash") == 0)
-			fail(c, "not available in an encoder\u2013decoder lesson (use it in a lesson of layers)");
+			fail(c, _("not available in an encoder\u2013decoder lesson (use it in a lesson of layers)"));
 		else
-			fail(c, "an encoder\u2013decoder gives its attentions' keys in \"self\" and \"cross\" (the decoder's) "
-			        "and in \"encoder\", not at the top level");
+			fail(c, _("an encoder\u2013decoder gives its attentions' keys in \"self\" and \"cross\" (the decoder's) "
+			        "and in \"encoder\", not at the top level"));
 		path_set(c, old);
 		return NULL;
 	}
 	if (layers != NULL) {
 		old = path_key(c, "layers");
 		if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) == 0) {
-			fail(c, "expected a list of decoder layers [{\"self\": …, \"cross\": …, \"block\": …}, …] (each may be {} "
-			        "to repeat the top level), got %s", cJSON_IsArray(layers) ? "an empty list" : got(layers).s);
+			fail(c, _("expected a list of decoder layers [{\"self\": …, \"cross\": …, \"block\": …}, …] (each may be {} "
+			        "to repeat the top level), got %s"), cJSON_IsArray(layers) ? _("an empty list") : got(layers).s);
 			path_set(c, old);
 			return NULL;
 		}
 		nl = cJSON_GetArraySize(layers);
 		if (2 * nl > LESSON_MAX_LAYERS) {
-			fail(c, "%d decoder layers (two links each) is over the limit of %d links (LESSON_MAX_LAYERS)", nl,
+			fail(c, _("%d decoder layers (two links each) is over the limit of %d links (LESSON_MAX_LAYERS)"), nl,
 			     LESSON_MAX_LAYERS);
 			path_set(c, old);
 			return NULL;
@@ -2107,14 +2117,14 @@ static Lesson *lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 		cJSON_ArrayForEach(it, layers) {
 			size_t old2 = path_index(c, i++);
 			if (!cJSON_IsObject(it)) {
-				fail(c, "expected a decoder layer {\"self\": …, \"cross\": …, \"block\": …} (or {}), got %s", got(it).s);
+				fail(c, _("expected a decoder layer {\"self\": …, \"cross\": …, \"block\": …} (or {}), got %s"), got(it).s);
 				path_set(c, old);
 				return NULL;
 			}
 			warn_unknown_keys(c, it, dec_layer_keys);
 			if (cJSON_IsObject(get(it, "block")) && get(get(it, "block"), "final_norm") != NULL) {
 				path_key(c, "block.final_norm");
-				warnf(c, "ignored: \"final_norm\" goes in the top-level \"block\" (it follows the last layer)");
+				warnf(c, _("ignored: \"final_norm\" goes in the top-level \"block\" (it follows the last layer)"));
 			}
 			path_set(c, old2);
 		}
@@ -2232,12 +2242,12 @@ static int read_version(Ctx *c, const cJSON *root, Lesson *l)
 	int r = 0;
 
 	if (v == NULL)
-		r = fail(c, "missing: a lesson starts with \"attnviz\": 1 (the format version)");
+		r = fail(c, _("missing: a lesson starts with \"attnviz\": 1 (the format version)"));
 	else if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
-		r = fail(c, "expected the format version 1 or 2, got %s", got(v).s);
+		r = fail(c, _("expected the format version 1 or 2, got %s"), got(v).s);
 	else if (v->valuedouble != 1 && v->valuedouble != 2)
-		r = fail(c, "this file is format %s, but this build of attnviz reads formats 1 and 2%s", got(v).s,
-		         v->valuedouble > 2 ? " (a newer attnviz may read it)" : "");
+		r = fail(c, _("this file is format %s, but this build of attnviz reads formats 1 and 2%s"), got(v).s,
+		         v->valuedouble > 2 ? _(" (a newer attnviz may read it)") : "");
 	else
 		l->version = (int)v->valuedouble;
 	path_set(c, old);
@@ -2258,8 +2268,8 @@ typedef struct MaskSrc {
  */
 static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 {
-	static const char *const expect =
-		"\"none\", \"causal\", {\"padding\": [1, 1, 0, …]}, {\"window\": w}, an n × m matrix of 0/1, or a list of them";
+	const char *const expect = _(
+		"\"none\", \"causal\", {\"padding\": [1, 1, 0, …]}, {\"window\": w}, an n × m matrix of 0/1, or a list of them");
 
 	memset(out, 0, sizeof *out);
 	out->kind = MASK_NONE;
@@ -2271,35 +2281,35 @@ static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 			out->kind = MASK_CAUSAL;
 			return 0;
 		}
-		return fail(c, "expected %s, got %s%s", expect, got(v).s, did_you_mean(v->valuestring, words, 2).s);
+		return fail(c, _("expected %s, got %s%s"), expect, got(v).s, did_you_mean(v->valuestring, words, 2).s);
 	}
 	if (cJSON_IsObject(v)) {
 		const int has_pad = get(v, "padding") != NULL, has_win = get(v, "window") != NULL;
 		warn_unknown_keys(c, v, mask_keys);
 		if (has_pad && has_win)
-			return fail(c, "a mask object has one key: to combine padding and a window, give a list "
-			               "[{\"padding\": …}, {\"window\": …}]");
+			return fail(c, _("a mask object has one key: to combine padding and a window, give a list "
+			               "[{\"padding\": …}, {\"window\": …}]"));
 		if (has_win) {
 			long long w = 0;
-			if (key_whole(c, v, "window", 1, LESSON_MAX_TOKENS, "a whole number ≥ 1", &w) != 0)
+			if (key_whole(c, v, "window", 1, LESSON_MAX_TOKENS, _("a whole number ≥ 1"), &w) != 0)
 				return -1;
 			out->kind = MASK_WINDOW;
 			out->window = (int)w;
 			return 0;
 		}
 		if (!has_pad)
-			return fail(c, "expected {\"padding\": [1, 1, 0, …]} (1 = may attend, 0 = masked) or {\"window\": w}");
+			return fail(c, _("expected {\"padding\": [1, 1, 0, …]} (1 = may attend, 0 = masked) or {\"window\": w}"));
 		out->kind = MASK_PADDING;
 		return read_matsrc(c, v, "padding", &LIM_PADDING, &out->ms);
 	}
 	if (cJSON_IsArray(v) && (cJSON_GetArraySize(v) == 0 || cJSON_IsArray(v->child) || in_list)) {
 		if (in_list && !cJSON_IsArray(v->child))
-			return fail(c, "expected a mask (\"causal\", {\"padding\": …}, {\"window\": w} or a matrix); a list "
-			               "of masks cannot hold another list");
+			return fail(c, _("expected a mask (\"causal\", {\"padding\": …}, {\"window\": w} or a matrix); a list "
+			               "of masks cannot hold another list"));
 		out->kind = MASK_MATRIX;
 		return read_matsrc_value(c, v, &LIM_MASK, &out->ms);
 	}
-	return fail(c, "expected %s, got %s", expect, got(v).s);
+	return fail(c, _("expected %s, got %s"), expect, got(v).s);
 }
 
 /* "mask": one mask, or a list of them (a cell is visible when every mask allows it). */
@@ -2317,9 +2327,9 @@ static int read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *
 	if (cJSON_IsArray(v) && (cJSON_GetArraySize(v) == 0 || !cJSON_IsArray(v->child))) {
 		int i = 0;
 		if (cJSON_GetArraySize(v) == 0)
-			r = fail(c, "an empty list of masks (give at least one, or \"none\")");
+			r = fail(c, _("an empty list of masks (give at least one, or \"none\")"));
 		else if (cJSON_GetArraySize(v) > LESSON_MAX_MASKS)
-			r = fail(c, "%d masks is over the limit of %d in one list (LESSON_MAX_MASKS)", cJSON_GetArraySize(v),
+			r = fail(c, _("%d masks is over the limit of %d in one list (LESSON_MAX_MASKS)"), cJSON_GetArraySize(v),
 			         LESSON_MAX_MASKS);
 		cJSON_ArrayForEach(it, v) {
 			size_t old2;
@@ -2370,14 +2380,14 @@ static int read_modern(Ctx *c, const cJSON *root, Lesson *l)
 				const cJSON *b = get(v, "base");
 				size_t old2 = path_key(c, "base");
 				if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble <= 0)
-					r = fail(c, "expected a number > 0, got %s", got(b).s);
+					r = fail(c, _("expected a number > 0, got %s"), got(b).s);
 				else
 					l->rope_base = b->valuedouble;
 				path_set(c, old2);
 			}
 		} else {
-			r = fail(c, "expected true (base 10000, style \"half\"), false, or {\"base\": 10000, \"style\": "
-			            "\"half\" | \"interleaved\"}, got %s", got(v).s);
+			r = fail(c, _("expected true (base 10000, style \"half\"), false, or {\"base\": 10000, \"style\": "
+			            "\"half\" | \"interleaved\"}, got %s"), got(v).s);
 		}
 		path_set(c, old);
 		if (r != 0)
@@ -2391,14 +2401,14 @@ static int read_modern(Ctx *c, const cJSON *root, Lesson *l)
 			const cJSON *sl = get(v, "slopes"), *x;
 			warn_unknown_keys(c, v, alibi_keys);
 			if (sl == NULL) {
-				r = fail(c, "expected {\"slopes\": [one number per head]} (write true for the ALiBi paper's slopes)");
+				r = fail(c, _("expected {\"slopes\": [one number per head]} (write true for the ALiBi paper's slopes)"));
 			} else {
 				const int count = cJSON_GetArraySize(sl);
 				path_key(c, "slopes");
 				if (!cJSON_IsArray(sl))
-					r = fail(c, "expected %d numbers (one per head), got %s", l->heads, got(sl).s);
+					r = fail(c, _("expected %d numbers (one per head), got %s"), l->heads, got(sl).s);
 				else if (count != l->heads)
-					r = fail(c, "expected %d numbers (one per head), got %d", l->heads, count);
+					r = fail(c, _("expected %d numbers (one per head), got %d"), l->heads, count);
 				else if (mat_alloc(&l->alibi_slopes, 1, count) != 0)
 					r = fail_oom(c);
 				else {
@@ -2416,7 +2426,7 @@ static int read_modern(Ctx *c, const cJSON *root, Lesson *l)
 				l->alibi = 1;
 			}
 		} else {
-			r = fail(c, "expected true (the ALiBi paper's slopes), false, or {\"slopes\": [one number per head]}, got %s",
+			r = fail(c, _("expected true (the ALiBi paper's slopes), false, or {\"slopes\": [one number per head]}, got %s"),
 			         got(v).s);
 		}
 		path_set(c, old);
@@ -2426,7 +2436,7 @@ static int read_modern(Ctx *c, const cJSON *root, Lesson *l)
 	if ((v = get(root, "decode")) != NULL) {
 		old = path_key(c, "decode");
 		if (!cJSON_IsBool(v))
-			r = fail(c, "expected true (generate one token at a time with a KV cache) or false, got %s", got(v).s);
+			r = fail(c, _("expected true (generate one token at a time with a KV cache) or false, got %s"), got(v).s);
 		l->decode = cJSON_IsTrue(v);
 		path_set(c, old);
 		if (r != 0)
@@ -2437,8 +2447,8 @@ static int read_modern(Ctx *c, const cJSON *root, Lesson *l)
 		if (cJSON_IsFalse(v)) {
 			/* no tiles (a compare variant may turn them off) */
 		} else if (!cJSON_IsObject(v) || get(v, "block_q") == NULL || get(v, "block_k") == NULL) {
-			r = fail(c, "expected {\"block_q\": Bq, \"block_k\": Bk} (the tile: Bq query rows by Bk key columns) or false, "
-			            "got %s", got(v).s);
+			r = fail(c, _("expected {\"block_q\": Bq, \"block_k\": Bk} (the tile: Bq query rows by Bk key columns) or false, "
+			            "got %s"), got(v).s);
 		} else {
 			warn_unknown_keys(c, v, flash_keys);
 			/* the range (1 … n, 1 … m) is checked with the shapes */
@@ -2447,7 +2457,7 @@ static int read_modern(Ctx *c, const cJSON *root, Lesson *l)
 				size_t old2 = path_key(c, k ? "block_k" : "block_q");
 				if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble != floor(b->valuedouble) ||
 				    fabs(b->valuedouble) > 1e9)
-					r = fail(c, "expected a whole number, got %s", got(b).s);
+					r = fail(c, _("expected a whole number, got %s"), got(b).s);
 				else if (k)
 					l->flash_bk = (int)b->valuedouble;
 				else
@@ -2479,23 +2489,23 @@ static int read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 	if (key_choice(c, root, "score", scores, &k) != 0)
 		return -1;
 	l->score = (ScoreKind)k;
-	if (key_whole(c, root, "heads", 1, 1e9, "a whole number ≥ 1", &heads) != 0)
+	if (key_whole(c, root, "heads", 1, 1e9, _("a whole number ≥ 1"), &heads) != 0)
 		return -1;
 	if (heads > LESSON_MAX_HEADS) {
 		old = path_key(c, "heads");
-		fail(c, "%lld is over the limit of %d heads (LESSON_MAX_HEADS)", heads, LESSON_MAX_HEADS);
+		fail(c, _("%lld is over the limit of %d heads (LESSON_MAX_HEADS)"), heads, LESSON_MAX_HEADS);
 		path_set(c, old);
 		return -1;
 	}
 	l->heads = (int)heads;
 	{
 		long long g = heads;
-		if (key_whole(c, root, "kv_heads", 1, 1e9, "a whole number ≥ 1", &g) != 0)
+		if (key_whole(c, root, "kv_heads", 1, 1e9, _("a whole number ≥ 1"), &g) != 0)
 			return -1;
 		l->kv_heads_given = get(root, "kv_heads") != NULL;
 		if (g > heads || heads % g != 0) {
 			old = path_key(c, "kv_heads");
-			fail(c, "%lld does not divide the %lld query heads", g, heads);
+			fail(c, _("%lld does not divide the %lld query heads"), g, heads);
 			path_set(c, old);
 			return -1;
 		}
@@ -2516,7 +2526,7 @@ static int read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 				return -1;
 			l->scale = SCALE_VALUE;
 		} else {
-			return fail(c, "expected true (× 1/√d_k), false (× 1) or a number (× that number), got %s",
+			return fail(c, _("expected true (× 1/√d_k), false (× 1) or a number (× that number), got %s"),
 			            got(v).s);
 		}
 		path_set(c, old);
@@ -2533,7 +2543,7 @@ static int read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 				return -1;
 			l->mask_fill_inf = 0;
 		} else {
-			return fail(c, "expected \"-inf\" or a number, got %s", got(v).s);
+			return fail(c, _("expected \"-inf\" or a number, got %s"), got(v).s);
 		}
 		path_set(c, old);
 	}
@@ -2565,8 +2575,8 @@ static int refuse_stray_parts(Ctx *c, const cJSON *root)
 	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
 		if (get(root, parts[i]) != NULL) {
 			size_t old = path_key(c, parts[i]);
-			fail(c, "only in an encoder\u2013decoder lesson (one with \"encoder\"): the decoder's %s-attention; "
-			        "a lesson without an encoder gives its attention's keys at the top level",
+			fail(c, _("only in an encoder\u2013decoder lesson (one with \"encoder\"): the decoder's %s-attention; "
+			        "a lesson without an encoder gives its attention's keys at the top level"),
 			     parts[i]);
 			path_set(c, old);
 			return -1;
@@ -2587,7 +2597,7 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 		return 0;
 	old = path_key(c, "compare");
 	if (!cJSON_IsObject(cmp)) {
-		fail(c, "expected an object {\"label\": …, KEY: VALUE, …}, got %s", got(cmp).s);
+		fail(c, _("expected an object {\"label\": …, KEY: VALUE, …}, got %s"), got(cmp).s);
 		goto out;
 	}
 	if (key_text(c, cmp, "label", &l->compare_label) != 0)
@@ -2601,8 +2611,8 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 				break;
 		if (compare_fixed[i] != NULL) {
 			size_t old2 = path_key(c, it->string);
-			fail(c, "a comparison cannot change \"%s\" (it changes the computation: keys such as "
-			        "\"mask\", \"scale\" or \"W_q\")", it->string);
+			fail(c, _("a comparison cannot change \"%s\" (it changes the computation: keys such as "
+			        "\"mask\", \"scale\" or \"W_q\")"), it->string);
 			path_set(c, old2);
 			goto out;
 		}
@@ -2611,7 +2621,7 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 			int nc = 0;
 			while (cands[nc] != NULL)
 				nc++;
-			warnf(c, "unknown key %s%s", quoted(it->string).s, did_you_mean(it->string, cands, nc).s);
+			warnf(c, _("unknown key %s%s"), quoted(it->string).s, did_you_mean(it->string, cands, nc).s);
 			continue;
 		}
 		nchanged++;
@@ -2642,7 +2652,7 @@ static int read_compare(Ctx *c, const cJSON *root, Lesson *l)
 			goto out;
 		}
 	if (nchanged == 0)
-		warnf(c, "changes nothing (give the keys whose values differ, e.g. \"mask_fill\": 0)");
+		warnf(c, _("changes nothing (give the keys whose values differ, e.g. \"mask_fill\": 0)"));
 	/* The variant's own warnings would only repeat this lesson's. */
 	saved_warn = c->warn;
 	c->warn = NULL;
@@ -2688,7 +2698,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		goto out;
 	}
 	if (!cJSON_IsObject(root)) {
-		fail(c, "a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s", got(root).s);
+		fail(c, _("a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s"), got(root).s);
 		goto out;
 	}
 	if (!is_variant) {
@@ -2705,7 +2715,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	/* Shapes of every matrix, nothing allocated yet. */
 	if (get(root, "X") == NULL) {
 		old = path_key(c, "X");
-		fail(c, "missing: the input rows, one per token (an n × d_model matrix or a generator)");
+		fail(c, _("missing: the input rows, one per token (an n × d_model matrix or a generator)"));
 		path_set(c, old);
 		goto out;
 	}
@@ -2715,13 +2725,13 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	if (src != NULL) {
 		old = path_key(c, "source");
 		if (!cJSON_IsObject(src)) {
-			fail(c, "expected an object {\"tokens\": […], \"X\": […]}, got %s", got(src).s);
+			fail(c, _("expected an object {\"tokens\": […], \"X\": […]}, got %s"), got(src).s);
 			goto out;
 		}
 		warn_unknown_keys(c, src, source_keys);
 		if (get(src, "X") == NULL) {
 			path_key(c, "X");
-			fail(c, "missing: the source rows (an m × d_src matrix or a generator)");
+			fail(c, _("missing: the source rows (an m × d_src matrix or a generator)"));
 			goto out;
 		}
 		if (read_matsrc(c, src, "X", &LIM_TOKENS_DIM, &ms_s) != 0)
@@ -2734,7 +2744,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		for (i = 0; i < 3; i++)
 			if (get(root, need[i]) == NULL) {
 				old = path_key(c, need[i]);
-				fail(c, "missing (every lesson gives W_q, W_k and W_v)");
+				fail(c, _("missing (every lesson gives W_q, W_k and W_v)"));
 				path_set(c, old);
 				goto out;
 			}
@@ -2747,7 +2757,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	we = get(root, "w_e");
 	if (we != NULL && l->score != SCORE_ADDITIVE) {
 		old = path_key(c, "w_e");
-		warnf(c, "not used: w_e is for \"score\": \"additive\"");
+		warnf(c, _("not used: w_e is for \"score\": \"additive\""));
 		path_set(c, old);
 	} else if (read_matsrc(c, root, "w_e", &LIM_VECTOR, &ms_e) != 0) {
 		goto out;
@@ -2762,7 +2772,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		goto out;
 	if (sh.ntokens < 0 && !is_generated(&ms_x)) {
 		old = path_key(c, "tokens");
-		fail(c, "missing: one label per row of X (only a generated X may leave them out)");
+		fail(c, _("missing: one label per row of X (only a generated X may leave them out)"));
 		path_set(c, old);
 		goto out;
 	}
@@ -2774,7 +2784,7 @@ static Lesson *lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 			goto out;
 		if (sh.nsource_tokens < 0 && !is_generated(&ms_s)) {
 			path_key(c, "tokens");
-			fail(c, "missing: one label per row of source.X (only a generated source.X may leave them out)");
+			fail(c, _("missing: one label per row of source.X (only a generated source.X may leave them out)"));
 			goto out;
 		}
 		path_set(c, old);
@@ -2915,11 +2925,11 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 		*warn_out = NULL;
 	}
 	if (len > (size_t)LESSON_MAX_BYTES) {
-		e = str_printf("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", name, len,
+		e = str_printf(_("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)"), name, len,
 		           (long)LESSON_MAX_BYTES);
 		goto out;
 	}
-	root = jr_parse(name, buf, len, terminated, "lesson", "{\"attnviz\": 1, …}", &e);
+	root = jr_parse(name, buf, len, terminated, _("lesson"), "{\"attnviz\": 1, …}", &e);
 	if (root == NULL)
 		goto out;
 	ctx_init(&c, name, &w);
@@ -2929,7 +2939,7 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 	e = c.err;
 out:
 	if (e == NULL && l == NULL)
-		e = str_printf("%s: out of memory", name);
+		e = str_printf(_("%s: out of memory"), name);
 	if (err != NULL)
 		*err = e;
 	else
@@ -2962,21 +2972,21 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 		*err = NULL;
 	if (shown == NULL) {
 		if (err != NULL)
-			*err = str_printf("out of memory");
+			*err = str_printf("%s", _("out of memory"));
 		return NULL;
 	}
 	/* Regular files only: a FIFO or a device is refused at once, never waited on (fileio.h). */
 	fd = fileio_open_regular(path, &st, &kind);
 	if (fd < 0) {
 		if (err != NULL)
-			*err = kind != NULL ? str_printf("%s: is %s, not a lesson file", shown, kind)
-			                    : str_printf("%s: cannot open: %s", shown, strerror(errno));
+			*err = kind != NULL ? str_printf(_("%s: is %s, not a lesson file"), shown, kind)
+			                    : str_printf(_("%s: cannot open: %s"), shown, strerror(errno));
 		free(shown);
 		return NULL;
 	}
 	if (st.st_size > (off_t)LESSON_MAX_BYTES) {
 		if (err != NULL)
-			*err = str_printf("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)", shown,
+			*err = str_printf(_("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)"), shown,
 			              (long long)st.st_size, (long)LESSON_MAX_BYTES);
 		goto out;
 	}
@@ -2984,7 +2994,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 	buf = malloc(cap);
 	if (buf == NULL) {
 		if (err != NULL)
-			*err = str_printf("%s: out of memory", shown);
+			*err = str_printf(_("%s: out of memory"), shown);
 		goto out;
 	}
 	for (;;) {
@@ -2995,7 +3005,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			p = realloc(buf, cap);
 			if (p == NULL) {
 				if (err != NULL)
-					*err = str_printf("%s: out of memory", shown);
+					*err = str_printf(_("%s: out of memory"), shown);
 				goto out;
 			}
 			buf = p;
@@ -3005,7 +3015,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 			if (errno == EINTR)
 				continue;
 			if (err != NULL)
-				*err = str_printf("%s: cannot read: %s", shown, strerror(errno));
+				*err = str_printf(_("%s: cannot read: %s"), shown, strerror(errno));
 			goto out;
 		}
 		if (got_bytes == 0)
@@ -3016,7 +3026,7 @@ Lesson *lesson_load(const char *path, char **err, char **warn_out)
 		p = realloc(buf, cap + 1);
 		if (p == NULL) {
 			if (err != NULL)
-				*err = str_printf("%s: out of memory", shown);
+				*err = str_printf(_("%s: out of memory"), shown);
 			goto out;
 		}
 		buf = p;
@@ -3249,9 +3259,9 @@ static int mat_check_values(Ctx *c, const Mat *m, const char *key, int zero_one)
 			path_append(c, "[%zu]", i / (size_t)m->cols);
 		path_append(c, "[%zu]", i % (size_t)m->cols);
 		if (!isfinite(x))
-			r = fail(c, "expected a finite number, got %g", x);
+			r = fail(c, _("expected a finite number, got %g"), x);
 		else
-			r = fail(c, "expected 0 or 1, got %g", x);
+			r = fail(c, _("expected 0 or 1, got %g"), x);
 		path_set(c, old);
 	}
 	return r;
@@ -3265,32 +3275,32 @@ static int validate_into(Ctx *c, const Lesson *l)
 
 	if (l->heads < 1) {
 		old = path_key(c, "heads");
-		fail(c, "expected a whole number ≥ 1, got %d", l->heads);
+		fail(c, _("expected a whole number ≥ 1, got %d"), l->heads);
 		path_set(c, old);
 		return -1;
 	}
 	if (mat_empty(&l->input) || mat_empty(&l->W_q) || mat_empty(&l->W_k) || mat_empty(&l->W_v) ||
 	    (l->has_source && mat_empty(&l->source_input)))
-		return fail(c, "a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)");
+		return fail(c, _("a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)"));
 	shapes_from_lesson(l, &s);
 	if (s.n > LESSON_MAX_TOKENS || s.m > LESSON_MAX_TOKENS || s.d_model > LESSON_MAX_DIM ||
 	    s.d_src > LESSON_MAX_DIM || s.wq_c > LESSON_MAX_DIM || s.wv_c > LESSON_MAX_DIM ||
 	    s.d_out > LESSON_MAX_DIM) {
 		if (s.n > LESSON_MAX_TOKENS || s.m > LESSON_MAX_TOKENS)
 			return check_shapes(c, &s);
-		return fail(c, "a matrix is over the limit of %d columns (LESSON_MAX_DIM)", LESSON_MAX_DIM);
+		return fail(c, _("a matrix is over the limit of %d columns (LESSON_MAX_DIM)"), LESSON_MAX_DIM);
 	}
 	if (check_shapes(c, &s) != 0)
 		return -1;
 	/* The cached sizes must agree with the matrices (after an edit, update them first). */
 	if (l->n != s.n || l->m != s.m || l->d_model != s.d_model || l->d_src != s.d_src || l->d_k != s.d_k ||
 	    l->d_v != s.d_v || l->d_out != s.d_out)
-		return fail(c, "the sizes n, m, d_model, d_src, d_k, d_v, d_out (%d, %d, %d, %d, %d, %d, %d) do not "
-		               "match the matrices (%d, %d, %d, %d, %d, %d, %d)",
+		return fail(c, _("the sizes n, m, d_model, d_src, d_k, d_v, d_out (%d, %d, %d, %d, %d, %d, %d) do not "
+		               "match the matrices (%d, %d, %d, %d, %d, %d, %d)"),
 		            l->n, l->m, l->d_model, l->d_src, l->d_k, l->d_v, l->d_out,
 		            s.n, s.m, s.d_model, s.d_src, s.d_k, s.d_v, s.d_out);
 	if (l->tokens == NULL || (l->has_source && l->source_tokens == NULL))
-		return fail(c, "the token labels are missing");
+		return fail(c, _("the token labels are missing"));
 	if (mat_check_values(c, &l->input, "X", 0) != 0 ||
 	    mat_check_values(c, &l->source_input, "source.X", 0) != 0 ||
 	    mat_check_values(c, &l->W_q, "W_q", 0) != 0 || mat_check_values(c, &l->W_k, "W_k", 0) != 0 ||
@@ -3305,10 +3315,10 @@ static int validate_into(Ctx *c, const Lesson *l)
 			return -1;
 	}
 	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
-		return fail(c, "alibi.slopes: expected %d numbers (one per head), got %d", l->heads,
+		return fail(c, _("alibi.slopes: expected %d numbers (one per head), got %d"), l->heads,
 		            l->alibi_slopes.rows * l->alibi_slopes.cols);
 	if (l->block.present && l->d_out != l->d_model)
-		return fail(c, "the block needs the attention's output to have d_model = %d columns, not %d", l->d_model,
+		return fail(c, _("the block needs the attention's output to have d_model = %d columns, not %d"), l->d_model,
 		            l->d_out);
 	for (i = 0; i < l->nlayers; i++) {
 		/* a decoder link is named where the file has it, as the loader's aliases do: layers[k].self or .cross */
@@ -3322,11 +3332,11 @@ static int validate_into(Ctx *c, const Lesson *l)
 		path_set(c, old2);
 	}
 	if (l->scale == SCALE_VALUE && !isfinite(l->scale_value))
-		return fail(c, "scale: expected a finite number");
+		return fail(c, _("scale: expected a finite number"));
 	if (!l->mask_fill_inf && !isfinite(l->mask_fill))
-		return fail(c, "mask_fill: expected \"-inf\" or a finite number");
+		return fail(c, _("mask_fill: expected \"-inf\" or a finite number"));
 	if (l->nsteps > LESSON_MAX_STEPS)
-		return fail(c, "steps: %d steps is over the limit of %d (LESSON_MAX_STEPS)", l->nsteps, LESSON_MAX_STEPS);
+		return fail(c, _("steps: %d steps is over the limit of %d (LESSON_MAX_STEPS)"), l->nsteps, LESSON_MAX_STEPS);
 	for (i = 0; i < l->nsteps; i++) {
 		const Step *st = &l->steps[i];
 		Shapes ss = s; /* the step's layer: its own matrices (a decoder's cross-attention has a source) */
@@ -3345,7 +3355,7 @@ static int validate_into(Ctx *c, const Lesson *l)
 		old = path_append(c, "%ssteps[%d]", c->pathlen ? "." : "", i);
 		if ((unsigned)st->stage >= STAGE_COUNT) {
 			path_key(c, "stage");
-			r = fail(c, "unknown stage %d", (int)st->stage);
+			r = fail(c, _("unknown stage %d"), (int)st->stage);
 		} else {
 			r = check_step_stage(c, &ss, st);
 		}
@@ -3360,8 +3370,8 @@ static int validate_into(Ctx *c, const Lesson *l)
 				if (st->quiz.nchoices < 2 || st->quiz.answer_choice < 0 ||
 				    st->quiz.answer_choice >= st->quiz.nchoices) {
 					path_key(c, "answer");
-					r = fail(c, "%d is outside the %d choices (0 to %d: the file counts from 0, the screen numbers "
-					         "them 1 to %d)",
+					r = fail(c, _("%d is outside the %d choices (0 to %d: the file counts from 0, the screen numbers "
+					         "them 1 to %d)"),
 					         st->quiz.answer_choice, st->quiz.nchoices, st->quiz.nchoices - 1, st->quiz.nchoices);
 				}
 			} else {
@@ -3394,7 +3404,7 @@ int lesson_validate(const Lesson *l, char **err)
 	ctx_init(&c, l != NULL && l->path != NULL ? l->path : "(lesson)", NULL);
 	c.reader = &st;
 	if (l == NULL)
-		fail(&c, "no lesson");
+		fail(&c, _("no lesson"));
 	else
 		validate_into(&c, l);
 	if (err != NULL)

@@ -30,7 +30,7 @@
 #include "themefile.h"
 #include "tui.h"
 
-static const char usage_text[] =
+static const char *const usage_text = N_(
 	"usage: attnviz [OPTIONS] [LESSON]\n"
 	"       attnviz --check [--strict] FILE...\n"
 	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
@@ -44,11 +44,11 @@ static const char usage_text[] =
 	"\n"
 	"Step through attention, the Transformer block around it and its gradients, number by number.\n"
 	"LESSON is a lesson file or a name (e.g. mask) looked up in $ATTNVIZ_LESSONS, ./lessons,\n"
-	"../lessons beside the program and " ATTNVIZ_SHARE "/lessons;\n"
+	"../lessons beside the program and %s/lessons;\n"
 	"without one, the built-in \"I saw a saw\".\n"
-	"\n";
+	"\n");
 /* the options: a second string, as C99 promises string literals of 4095 bytes and no more */
-static const char options_text[] =
+static const char *const options_text = N_(
 	"  --plain          line-oriented REPL instead of the full-screen view\n"
 	"                   (automatic when stdin or stdout is not a terminal, or TERM=dumb)\n"
 	"  --lang en|zh     language of the narration and of the program's words\n"
@@ -78,10 +78,9 @@ static const char options_text[] =
 	"                   narration, figure, formula and question, and an answer key\n"
 	"                   (HTML: one self-contained file; Markdown: FILE-stepNN.svg\n"
 	"                   beside it); --lang zh in Chinese, --theme NAME the figures'\n"
-	"                   palette\n"
-	;
+	"                   palette\n");
 /* The rest of --help (one string may hold only 4095 characters in ISO C). */
-static const char options_text2[] =
+static const char *const options_text2 = N_(
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
 	"  --no-mouse       leave the mouse to the terminal (its own text selection); with\n"
@@ -113,7 +112,7 @@ static const char options_text2[] =
 	"  -V, --version    the version\n"
 	"\n"
 	"In the REPL and on the `:` line, `help` lists the commands. Environment: NO_COLOR,\n"
-	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n";
+	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n");
 
 enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_HANDOUT, MODE_PROGRESS, MODE_NEW,
 	    MODE_RENDER };
@@ -170,7 +169,7 @@ static int usage_error(const char *fmt, ...)
 	va_end(ap);
 	/* what was typed is quoted back: escape it */
 	safe = text_escape(msg, "");
-	fprintf(stderr, "attnviz: %s\nTry 'attnviz --help'.\n", safe ? safe : msg);
+	fprintf(stderr, _("attnviz: %s\nTry 'attnviz --help'.\n"), safe ? safe : msg);
 	free(safe);
 	return 2;
 }
@@ -192,9 +191,9 @@ static int parse_args(int argc, char **argv, Args *a)
 	for (i = 1; i < argc; i++) {
 		const char *o = argv[i];
 		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
-			fputs(usage_text, stdout);
-			fputs(options_text, stdout);
-			fputs(options_text2, stdout);
+			printf(_(usage_text), ATTNVIZ_SHARE);
+			fputs(_(options_text), stdout);
+			fputs(_(options_text2), stdout);
 			return 0;
 		} else if (strcmp(o, "-V") == 0 || strcmp(o, "--version") == 0) {
 			printf("attnviz %s (line editor: %s)\n", ATTNVIZ_VERSION, HAVE_READLINE ? "GNU readline" : "built-in");
@@ -223,7 +222,7 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->record_plain = 1;
 		else if (strcmp(o, "--render") == 0 || strcmp(o, "--size") == 0 || strcmp(o, "--pause") == 0) {
 			if (i + 1 >= argc)
-				return usage_error("%s needs a value", o);
+				return usage_error(_("%s needs a value"), o);
 			const char *v = argv[++i];
 			char *end;
 			if (strcmp(o, "--render") == 0) {
@@ -234,21 +233,21 @@ static int parse_args(int argc, char **argv, Args *a)
 				if (end != v && (*end == 'x' || *end == 'X'))
 					h = strtol(end + 1, &end, 10);
 				if (*end != '\0' || w < 40 || w > 1000 || h < 12 || h > 1000)
-					return usage_error("--size: expected COLUMNSxLINES from 40x12 to 1000x1000, got \"%s\"", v);
+					return usage_error(_("--size: expected COLUMNSxLINES from 40x12 to 1000x1000, got \"%s\""), v);
 				a->size = v;
 				a->render.width = (int)w;
 				a->render.height = (int)h;
 			} else {
 				double sec = strtod(v, &end);
 				if (*end != '\0' || end == v || !(sec >= 0 && sec <= DEMO_MAX_WAIT))
-					return usage_error("--pause: expected seconds from 0 to %g, got \"%s\"", DEMO_MAX_WAIT, v);
+					return usage_error(_("--pause: expected seconds from 0 to %g, got \"%s\""), DEMO_MAX_WAIT, v);
 				a->pause = v;
 				a->render.pause_s = sec;
 			}
 		}
 		else if (strcmp(o, "--demo") == 0 || strcmp(o, "--record") == 0 || strcmp(o, "--theme") == 0) {
 			if (i + 1 >= argc)
-				return usage_error("%s needs a value", o);
+				return usage_error(_("%s needs a value"), o);
 			if (strcmp(o, "--demo") == 0)
 				a->demo = argv[++i];
 			else if (strcmp(o, "--record") == 0)
@@ -263,31 +262,31 @@ static int parse_args(int argc, char **argv, Args *a)
 		else if (strcmp(o, "--train") == 0 || strcmp(o, "--lr") == 0) {
 			char *end;
 			if (i + 1 >= argc)
-				return usage_error("%s needs a value", o);
+				return usage_error(_("%s needs a value"), o);
 			if (strcmp(o, "--train") == 0) {
 				long st = strtol(argv[++i], &end, 10);
 				if (*end != '\0' || end == argv[i] || st < 0 || st > 100000)
-					return usage_error("--train: expected a number of steps from 0 to 100000, got \"%s\"", argv[i]);
+					return usage_error(_("--train: expected a number of steps from 0 to 100000, got \"%s\""), argv[i]);
 				a->train_steps = (int)st;
 				a->train = 1;
 			} else {
 				a->lr = strtod(argv[++i], &end);
 				if (*end != '\0' || end == argv[i] || !(a->lr > 0) || !isfinite(a->lr))
-					return usage_error("--lr: expected a learning rate > 0, got \"%s\"", argv[i]);
+					return usage_error(_("--lr: expected a learning rate > 0, got \"%s\""), argv[i]);
 				a->has_lr = 1;
 			}
 		} else if (strcmp(o, "--repeat") == 0 || strcmp(o, "--lang") == 0) {
 			if (i + 1 >= argc)
-				return usage_error("%s needs a value", o);
+				return usage_error(_("%s needs a value"), o);
 			if (strcmp(o, "--lang") == 0) {
 				a->lang = argv[++i];
 				if (strcmp(a->lang, "en") != 0 && strcmp(a->lang, "zh") != 0)
-					return usage_error("--lang: expected en or zh, got \"%s\"", a->lang);
+					return usage_error(_("--lang: expected en or zh, got \"%s\""), a->lang);
 			} else {
 				char *end;
 				long r = strtol(argv[++i], &end, 10);
 				if (*end != '\0' || end == argv[i] || r < 1 || r > 100000)
-					return usage_error("--repeat: expected a whole number from 1 to 100000, got \"%s\"", argv[i]);
+					return usage_error(_("--repeat: expected a whole number from 1 to 100000, got \"%s\""), argv[i]);
 				a->repeat = (int)r;
 			}
 		} else if (strcmp(o, "--export") == 0 || strcmp(o, "--stage") == 0 || strcmp(o, "--matrix") == 0 ||
@@ -297,27 +296,27 @@ static int parse_args(int argc, char **argv, Args *a)
 		           strcmp(o, "--aspect") == 0) {
 			const char *v;
 			if (i + 1 >= argc)
-				return usage_error("%s needs a value", o);
+				return usage_error(_("%s needs a value"), o);
 			v = argv[++i];
 			if (strcmp(o, "--export") == 0) {
 				a->mode = MODE_EXPORT;
 				a->export_format = v;
 				if (export_format_find(v) < 0)
-					return usage_error("--export: expected svg, csv, md, tex or json, got \"%s\"", v);
+					return usage_error(_("--export: expected svg, csv, md, tex or json, got \"%s\""), v);
 			} else if (strcmp(o, "--stage") == 0) {
 				a->stage = v;
 				if (stage_find(v) < 0)
-					return usage_error("--stage: unknown stage \"%s\" (input positional project split scores "
-					                   "scale mask softmax weighted concat output)", v);
+					return usage_error(_("--stage: unknown stage \"%s\" (input positional project split scores "
+					                   "scale mask softmax weighted concat output)"), v);
 			} else if (strcmp(o, "--matrix") == 0) {
 				a->matrix = v;
 				if (matrix_find(v) < 0)
-					return usage_error("--matrix: unknown matrix \"%s\"", v);
+					return usage_error(_("--matrix: unknown matrix \"%s\""), v);
 			} else if (strcmp(o, "--head") == 0) {
 				char *end;
 				long h = strtol(v, &end, 10);
 				if (*end != '\0' || end == v || h < 0 || h >= LESSON_MAX_HEADS)
-					return usage_error("--head: expected a head number from 0, got \"%s\"", v);
+					return usage_error(_("--head: expected a head number from 0, got \"%s\""), v);
 				a->head = v;
 			} else if (strcmp(o, "--layer") == 0) {
 				a->layer = v; /* checked against the lesson's layers once it is loaded */
@@ -325,15 +324,15 @@ static int parse_args(int argc, char **argv, Args *a)
 				char *end;
 				long p = strtol(v, &end, 10);
 				if (*end != '\0' || end == v || p < 0 || p > 10)
-					return usage_error("--precision: expected a number of decimals from 0 to 10, got \"%s\"", v);
+					return usage_error(_("--precision: expected a number of decimals from 0 to 10, got \"%s\""), v);
 				a->precision = v;
 			} else if (strcmp(o, "--scale") == 0) {
 				if (strcmp(v, "shared") != 0 && strcmp(v, "pane") != 0)
-					return usage_error("--scale: expected shared or pane, got \"%s\"", v);
+					return usage_error(_("--scale: expected shared or pane, got \"%s\""), v);
 				a->scale = v;
 			} else if (strcmp(o, "--aspect") == 0) {
 				if (export_aspect_find(v) < 0)
-					return usage_error("--aspect: expected 16:9, 4:3 or wide, got \"%s\"", v);
+					return usage_error(_("--aspect: expected 16:9, 4:3 or wide, got \"%s\""), v);
 				a->aspect = v;
 			} else if (strcmp(o, "--transcript") == 0)
 				a->transcript = v;
@@ -343,32 +342,32 @@ static int parse_args(int argc, char **argv, Args *a)
 			for (i++; i < argc; i++)
 				a->files[a->nfiles++] = argv[i];
 		} else if (o[0] == '-' && o[1] != '\0')
-			return usage_error("unknown option: %s", o);
+			return usage_error(_("unknown option: %s"), o);
 		else
 			a->files[a->nfiles++] = argv[i];
 	}
 	if (a->strict && a->mode != MODE_CHECK)
-		return usage_error("%s goes with --check", "--strict");
+		return usage_error(_("%s goes with --check"), "--strict");
 	if (a->mode == MODE_NEW && a->nfiles != 1)
-		return usage_error("%s needs exactly one NAME", "--new");
+		return usage_error(_("%s needs exactly one NAME"), "--new");
 	if ((a->mode == MODE_CHECK) && a->nfiles == 0)
-		return usage_error("%s needs at least one lesson file", "--check");
+		return usage_error(_("%s needs at least one lesson file"), "--check");
 	if ((a->train || a->has_lr) && a->mode != MODE_DUMP)
-		return usage_error("%s goes with --dump", a->train ? "--train" : "--lr");
+		return usage_error(_("%s goes with --dump"), a->train ? "--train" : "--lr");
 	if (a->train != a->has_lr)
-		return usage_error("--train STEPS and --lr LR go together");
+		return usage_error(_("--train STEPS and --lr LR go together"));
 	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
-		return usage_error("%s needs exactly one lesson file", a->mode == MODE_DUMP ? "--dump" : "--bench");
+		return usage_error(_("%s needs exactly one lesson file"), a->mode == MODE_DUMP ? "--dump" : "--bench");
 	if ((a->size || a->pause) && a->mode != MODE_RENDER)
-		return usage_error("%s goes with --render", a->size ? "--size" : "--pause");
+		return usage_error(_("%s goes with --render"), a->size ? "--size" : "--pause");
 	if (a->record_plain && a->record == NULL)
-		return usage_error("%s goes with --record", "--record-plain");
+		return usage_error(_("%s goes with --record"), "--record-plain");
 	if (a->mode == MODE_RENDER) {
 		if (a->output == NULL)
-			return usage_error("--render needs -o FILE.svg, FILE.cast, FILE.gif or FILE.mp4");
+			return usage_error(_("--render needs -o FILE.svg, FILE.cast, FILE.gif or FILE.mp4"));
 		const char *dot = strrchr(a->output, '.');
 		if (dot == NULL || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".cast") != 0 && !render_is_video(a->output)))
-			return usage_error("--render: expected -o FILE.svg, FILE.cast, FILE.gif or FILE.mp4, got \"%s\"",
+			return usage_error(_("--render: expected -o FILE.svg, FILE.cast, FILE.gif or FILE.mp4, got \"%s\""),
 			                   a->output);
 		if (render_is_video(a->output)) {
 			/* said before the demo plays: nothing is rendered for a file that cannot be made */
@@ -380,49 +379,49 @@ static int parse_args(int argc, char **argv, Args *a)
 			}
 		}
 		if (a->nfiles > 1)
-			return usage_error("--render takes one lesson at most (got %s and more)", shown(a->files[0]));
+			return usage_error(_("--render takes one lesson at most (got %s and more)"), shown(a->files[0]));
 		if (a->present || a->record || a->no_mouse)
-			return usage_error("%s does not go with --render", a->present ? "--present" : a->record ? "--record" : "--no-mouse");
+			return usage_error(_("%s does not go with --render"), a->present ? "--present" : a->record ? "--record" : "--no-mouse");
 		a->render.out = a->output;
 	}
 	if (a->mode != MODE_EXPORT && a->mode != MODE_RENDER &&
 	    (a->stage || a->matrix || a->head || a->layer || (a->output && a->mode != MODE_HANDOUT)))
-		return usage_error("%s goes with --export", a->stage    ? "--stage"
+		return usage_error(_("%s goes with --export"), a->stage    ? "--stage"
 		                                            : a->matrix ? "--matrix"
 		                                            : a->head   ? "--head"
 		                                            : a->layer  ? "--layer"
 		                                                        : "-o");
 	if (a->mode == MODE_HANDOUT) {
 		if (a->nfiles != 1)
-			return usage_error("--handout needs exactly one lesson");
+			return usage_error(_("--handout needs exactly one lesson"));
 		if (a->output == NULL || handout_is_html(a->output) < 0)
-			return usage_error("--handout needs -o FILE.html or -o FILE.md");
+			return usage_error(_("--handout needs -o FILE.html or -o FILE.md"));
 	}
 	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
-		return usage_error("%s goes with --export", a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
+		return usage_error(_("%s goes with --export"), a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
 	if (a->mode == MODE_EXPORT) {
 		if (a->nfiles != 1)
-			return usage_error("--export needs exactly one lesson");
+			return usage_error(_("--export needs exactly one lesson"));
 		if (a->output == NULL)
-			return usage_error("--export needs -o PATH (- for standard output)");
+			return usage_error(_("--export needs -o PATH (- for standard output)"));
 		if (a->stage == NULL && a->matrix == NULL)
-			return usage_error("--export needs --stage NAME or --matrix NAME");
+			return usage_error(_("--export needs --stage NAME or --matrix NAME"));
 	}
 	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
-		return usage_error("--transcript goes with the plain REPL");
+		return usage_error(_("--transcript goes with the plain REPL"));
 	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)) &&
 	    a->mode != MODE_AUTO && a->mode != MODE_RENDER)
-		return usage_error("%s goes with the full-screen view",
+		return usage_error(_("%s goes with the full-screen view"),
 		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
 	if ((a->no_mouse || a->watch) && a->mode != MODE_AUTO)
-		return usage_error("%s goes with the full-screen view", a->watch ? "--watch" : "--no-mouse");
+		return usage_error(_("%s goes with the full-screen view"), a->watch ? "--watch" : "--no-mouse");
 	if (a->watch && (a->nfiles != 1 || a->demo != NULL))
-		return usage_error("%s", a->demo != NULL ? "--watch and --demo: one at a time"
-		                                         : "--watch needs the lesson file to watch");
+		return usage_error("%s", a->demo != NULL ? _("--watch and --demo: one at a time")
+		                                       : _("--watch needs the lesson file to watch"));
 	if (a->mode == MODE_PROGRESS && a->nfiles > 0)
-		return usage_error("--progress takes no lesson (got %s)", shown(a->files[0]));
+		return usage_error(_("--progress takes no lesson (got %s)"), shown(a->files[0]));
 	if ((a->mode == MODE_AUTO || a->mode == MODE_PLAIN) && a->nfiles > 1)
-		return usage_error("give one lesson at a time (got %s and more)", shown(a->files[0]));
+		return usage_error(_("give one lesson at a time (got %s and more)"), shown(a->files[0]));
 	return -1;
 }
 
@@ -435,11 +434,15 @@ static Lesson *batch_load(const char *path, int show_warnings, int *duplicates)
 
 	if (warn != NULL && show_warnings)
 		fputs(warn, stderr);
-	for (p = warn; duplicates != NULL && p != NULL && (p = strstr(p, ": duplicate key ")) != NULL; p++)
+	/* the warning's words in the language it was written in (jsonread.c's format, up to its %s) */
+	const char *dup = _("duplicate key %s: the first one is used, the others are ignored");
+	char pre[128];
+	snprintf(pre, sizeof pre, "%.*s", (int)strcspn(dup, "%"), dup);
+	for (p = warn; duplicates != NULL && pre[0] != '\0' && p != NULL && (p = strstr(p, pre)) != NULL; p++)
 		(*duplicates)++;
 	free(warn);
 	if (l == NULL) {
-		fprintf(stderr, "%s\n", err ? err : "out of memory");
+		fprintf(stderr, "%s\n", err ? err : _("out of memory"));
 		free(err);
 	}
 	return l;
@@ -461,22 +464,22 @@ static int run_check(const Args *a)
 		}
 		if (a->strict && duplicates > 0) {
 			/* a key given twice hides one of its values: under --strict that is an error */
-			fprintf(stderr, "%s: %d duplicate key%s (--strict)\n", shown(a->files[i]), duplicates,
-			        duplicates == 1 ? "" : "s");
+			fprintf(stderr, ngettext("%s: %d duplicate key (--strict)\n", "%s: %d duplicate keys (--strict)\n", (unsigned long)duplicates),
+			        shown(a->files[i]), duplicates);
 			lesson_free(l);
 			bad = 1;
 			continue;
 		}
 		at = attn_compute(l, &err);
 		if (at == NULL) {
-			fprintf(stderr, "%s: %s\n", shown(a->files[i]), err ? err : "out of memory");
+			fprintf(stderr, "%s: %s\n", shown(a->files[i]), err ? err : _("out of memory"));
 			free(err);
 			lesson_free(l);
 			bad = 1;
 			continue;
 		}
 		if (attn_check_quiz_answers(at, &err) != 0) {
-			fprintf(stderr, "%s: %s\n", shown(a->files[i]), err ? err : "out of memory");
+			fprintf(stderr, "%s: %s\n", shown(a->files[i]), err ? err : _("out of memory"));
 			free(err);
 			attn_free(at);
 			lesson_free(l);
@@ -488,8 +491,9 @@ static int run_check(const Args *a)
 			if (a->strict) {
 				/* the report's lines are warnings; under --strict they are errors */
 				fputs(report, stderr);
-				fprintf(stderr, "%s: %d text%s without both English and Chinese (--strict)\n", shown(a->files[i]),
-				        missing, missing == 1 ? "" : "s");
+				fprintf(stderr, ngettext("%s: %d text without both English and Chinese (--strict)\n",
+				                         "%s: %d texts without both English and Chinese (--strict)\n", (unsigned long)missing),
+				        shown(a->files[i]), missing);
 				bad = 1;
 			} else {
 				/* one line, not one a text: the list is --strict's */
@@ -497,17 +501,18 @@ static int run_check(const Args *a)
 				for (size_t k = 0; k < sizeof each / sizeof each[0]; k++) {
 					int n = lesson_check_languages(l, each[k], NULL);
 					if (n > 0)
-						fprintf(stderr, "%s: warning: %d text%s no \"%s\" (use --strict to list them)\n",
-						        shown(a->files[i]), n, n == 1 ? " has" : "s have", each[k][0]);
+						fprintf(stderr, ngettext("%s: warning: %d text has no \"%s\" (use --strict to list them)\n",
+						                         "%s: warning: %d texts have no \"%s\" (use --strict to list them)\n", (unsigned long)n),
+						        shown(a->files[i]), n, each[k][0]);
 				}
 			}
 		}
 		free(report);
 		if (!(a->strict && missing > 0) && l->has_source)
-			printf("%s: ok, n=%d, m=%d, d_model=%d, heads=%d, %d steps\n", shown(a->files[i]), l->n, l->m,
+			printf(_("%s: ok, n=%d, m=%d, d_model=%d, heads=%d, %d steps\n"), shown(a->files[i]), l->n, l->m,
 			       l->d_model, l->heads, l->nsteps);
 		else if (!(a->strict && missing > 0))
-			printf("%s: ok, n=%d, d_model=%d, heads=%d, %d steps\n", shown(a->files[i]), l->n, l->d_model,
+			printf(_("%s: ok, n=%d, d_model=%d, heads=%d, %d steps\n"), shown(a->files[i]), l->n, l->d_model,
 			       l->heads, l->nsteps);
 		attn_free(at);
 		lesson_free(l);
@@ -521,11 +526,11 @@ static int run_new(const Args *a)
 	char *path = NULL, *err = NULL;
 
 	if (starter_write(a->files[0], &path, &err) != 0) {
-		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+		fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
 		free(err);
 		return 1;
 	}
-	printf("wrote %s: edit it (lessons/FORMAT.md), then attnviz --check --strict %s\n", shown(path), shown(path));
+	printf(_("wrote %s: edit it (lessons/FORMAT.md), then attnviz --check --strict %s\n"), shown(path), shown(path));
 	free(path);
 	return 0;
 }
@@ -540,13 +545,13 @@ static int run_dump(const Args *a)
 	if (l == NULL)
 		return 1;
 	if (a->train && l->backward == BACKWARD_NONE) {
-		fprintf(stderr, "%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n", shown(a->files[0]));
+		fprintf(stderr, _("%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n"), shown(a->files[0]));
 		lesson_free(l);
 		return 1;
 	}
 	losses = a->train ? calloc((size_t)a->train_steps + 1, sizeof *losses) : NULL;
 	if (a->train && (losses == NULL || attn_train(l, a->train_steps, a->lr, losses, &err) != 0)) {
-		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 		free(err);
 		free(losses);
 		lesson_free(l);
@@ -563,7 +568,7 @@ static int run_dump(const Args *a)
 	free(losses);
 	/* Streamed: the dump of a large lesson is hundreds of MB of text. */
 	if (at == NULL || dump_write(stdout, at, 0, &err) != 0) {
-		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 		free(err);
 		attn_free(at);
 		lesson_free(l);
@@ -574,7 +579,7 @@ static int run_dump(const Args *a)
 	lesson_free(l);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		/* A full disk must not pass for a complete dump, nor fail silently. */
-		fprintf(stderr, "%s: cannot write the dump: %s\n", shown(a->files[0]), strerror(errno));
+		fprintf(stderr, _("%s: cannot write the dump: %s\n"), shown(a->files[0]), strerror(errno));
 		return 1;
 	}
 	return 0;
@@ -632,7 +637,7 @@ static int run_bench(const Args *a)
 		Attn *at = attn_compute(l, &err);
 		ms[r] = now_ms() - t0;
 		if (at == NULL) {
-			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 			free(err);
 			free(ms);
 			free(part);
@@ -734,7 +739,7 @@ static int batch_session(const Args *a, Session *s)
 	Lesson *l;
 
 	if (path == NULL) {
-		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+		fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
 		free(err);
 		return 1;
 	}
@@ -743,7 +748,7 @@ static int batch_session(const Args *a, Session *s)
 	if (l == NULL)
 		return 1;
 	if (session_init(s, l, a->files[0], &err) != 0) {
-		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 		free(err);
 		lesson_free(l);
 		return 1;
@@ -759,7 +764,7 @@ static int batch_theme(const Args *a, ThemeFile *theme)
 
 	if (a->theme == NULL || themefile_load(a->theme, theme, &err) == 0)
 		return 0;
-	fprintf(stderr, "attnviz: --theme: %s\n", err ? err : "out of memory");
+	fprintf(stderr, _("attnviz: --theme: %s\n"), err ? err : _("out of memory"));
 	free(err);
 	return 1;
 }
@@ -778,13 +783,13 @@ static int run_export(const Args *a)
 		/* layer 0 unless told: the decoder's first link of an encoder–decoder, whose walk starts in the encoder */
 		const int k = session_layer_lookup(&s, a->layer != NULL ? a->layer : "0", &err);
 		if (k < 0 || session_set_layer(&s, k, &err) != 0) {
-			fprintf(stderr, "%s: --layer: %s\n", shown(a->files[0]), err ? err : "out of memory");
+			fprintf(stderr, "%s: --layer: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 			free(err);
 			goto out;
 		}
 	}
 	if (a->stage != NULL && !stage_present(&s.attn->shape, (Stage)stage_lookup(&s.attn->shape, a->stage))) {
-		fprintf(stderr, "%s: this lesson has no %s stage\n", shown(a->files[0]), a->stage);
+		fprintf(stderr, _("%s: this lesson has no %s stage\n"), shown(a->files[0]), a->stage);
 		goto out;
 	}
 	/* the head is checked here; what to export is set below */
@@ -794,7 +799,7 @@ static int run_export(const Args *a)
 		t.whole_stage = 0;
 		t.matrix = (AttnMatrix)matrix_find(a->matrix);
 		if (!attn_has(s.attn, t.matrix, head)) {
-			fprintf(stderr, "%s: this lesson has no matrix %s\n", shown(a->files[0]), a->matrix);
+			fprintf(stderr, _("%s: this lesson has no matrix %s\n"), shown(a->files[0]), a->matrix);
 			goto out;
 		}
 	} else
@@ -811,7 +816,7 @@ static int run_export(const Args *a)
 		for (k = 0; k < n && panes[k] != t.matrix; k++)
 			;
 		if (k == n) {
-			fprintf(stderr, "%s: stage %s does not show %s\n", shown(a->files[0]), a->stage, a->matrix);
+			fprintf(stderr, _("%s: stage %s does not show %s\n"), shown(a->files[0]), a->stage, a->matrix);
 			goto out;
 		}
 	}
@@ -822,14 +827,14 @@ static int run_export(const Args *a)
 	if (data == NULL)
 		goto fail;
 	if (fileio_write_atomic(a->output, data, strlen(data), &err) != 0) {
-		fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+		fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
 		free(err);
 		goto out;
 	}
 	rc = 0;
 	goto out;
 fail:
-	fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+	fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 	free(err);
 out:
 	free(data);
@@ -851,13 +856,13 @@ static int run_handout(const Args *a)
 	if (batch_theme(a, &theme) != 0)
 		goto out;
 	if (handout_render(&s, a->output, a->theme != NULL ? &theme : NULL, &h, &err) != 0) {
-		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : "out of memory");
+		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 		free(err);
 		goto out;
 	}
 	for (int i = h.n - 1; i >= 0; i--)
 		if (fileio_write_atomic(h.file[i].path, h.file[i].data, strlen(h.file[i].data), &err) != 0) {
-			fprintf(stderr, "attnviz: %s\n", err ? err : "out of memory");
+			fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
 			free(err);
 			goto out;
 		}
@@ -876,13 +881,13 @@ static int open_session(Session *s, const char *name, const char *lang)
 
 	/* Start from the built-in lesson; a named one replaces it only if it loads. */
 	if (l == NULL || session_init(s, l, NULL, &err) != 0) {
-		fprintf(stderr, "attnviz: built-in lesson: %s\n", err ? err : "out of memory");
+		fprintf(stderr, _("attnviz: built-in lesson: %s\n"), err ? err : _("out of memory"));
 		lesson_free(l);
 		free(err);
 		return 1;
 	}
 	if (name != NULL && session_load(s, name, &err, &warn) != 0) {
-		fprintf(stderr, "%s\n", err ? err : "out of memory");
+		fprintf(stderr, "%s\n", err ? err : _("out of memory"));
 		free(err);
 		free(warn);
 		session_free(s);
@@ -910,7 +915,10 @@ static int finish_stdout(int rc)
 	e = errno;
 	if (rc != 0)
 		return rc;
-	fprintf(stderr, "attnviz: cannot write to standard output%s%s\n", e ? ": " : "", e ? strerror(e) : "");
+	if (e)
+		fprintf(stderr, _("attnviz: cannot write to standard output: %s\n"), strerror(e));
+	else
+		fputs(_("attnviz: cannot write to standard output\n"), stderr);
 	return 1;
 }
 
@@ -922,7 +930,7 @@ static int locale_is_utf8(void)
 /* "attnviz: WHAT: cannot write PATH: why" (the path escaped by fileio); frees err; the exit status 1. */
 static int transcript_error(const char *what, char *err)
 {
-	fprintf(stderr, "attnviz: %s: %s\n", what, err ? err : "out of memory");
+	fprintf(stderr, _("attnviz: %s: %s\n"), what, err ? err : _("out of memory"));
 	free(err);
 	return 1;
 }
@@ -935,7 +943,7 @@ static int run_progress(void)
 	int rc = 0;
 
 	if (progress_load(&p, path, &warn) != 0) {
-		fprintf(stderr, "attnviz: out of memory\n");
+		fputs(_("attnviz: out of memory\n"), stderr);
 		rc = 1;
 	} else {
 		if (warn != NULL)
@@ -1000,6 +1008,12 @@ int main(int argc, char **argv)
 	const char *env_lang = i18n_init();
 	/* A write past `ulimit -f` fails with EFBIG and a message, instead of killing us mid-write. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* --help and the usage errors in the person's language: --lang's, else the locale's */
+	const char *early_lang = env_lang;
+	for (int k = 1; k + 1 < argc; k++)
+		if (strcmp(argv[k], "--lang") == 0 && (strcmp(argv[k + 1], "en") == 0 || strcmp(argv[k + 1], "zh") == 0))
+			early_lang = argv[k + 1];
+	i18n_set_lang(early_lang);
 	rc = parse_args(argc, argv, &a);
 	if (rc >= 0) {
 		free(a.files);
@@ -1059,7 +1073,7 @@ int main(int argc, char **argv)
 			to.offer = offer;
 			rc = tui_run(&s, &to);
 		} else if (a.demo || a.record || a.watch) {
-			fprintf(stderr, "attnviz: %s needs the full-screen view (a terminal; not --plain)\n",
+			fprintf(stderr, _("attnviz: %s needs the full-screen view (a terminal; not --plain)\n"),
 			        a.demo ? "--demo" : a.record ? "--record" : "--watch");
 			rc = 2;
 		} else {
@@ -1079,7 +1093,7 @@ int main(int argc, char **argv)
 			/* appended to: a failure cuts it back to what it was (fileio.h) */
 			if (a.transcript != NULL) {
 				if (fileio_begin(&transcript, a.transcript, FILEIO_KEEP_MODE, 1, &err) != 0) {
-					rc = transcript_error("cannot open transcript", err);
+					rc = transcript_error(_("cannot open transcript"), err);
 					progress_free(&prog);
 					free(pwarn);
 					free(offer);
@@ -1091,7 +1105,7 @@ int main(int argc, char **argv)
 			}
 			rc = plain_run(&s, stdin, &po);
 			if (po.transcript != NULL && fileio_commit(&transcript, &err) != 0)
-				rc = transcript_error("transcript cut back to what it was", err);
+				rc = transcript_error(_("transcript cut back to what it was"), err);
 		}
 		progress_free(&prog);
 		free(pwarn);

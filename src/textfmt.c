@@ -317,12 +317,12 @@ char *textfmt_cache_lines(const Session *s, int utf8)
 }
 
 /* "0-1", or "2" for one. */
-static void put_range(StrBuf *b, int lo, int hi)
+static void range_into(char *buf, size_t size, int lo, int hi)
 {
 	if (hi > lo)
-		strbuf_printf(b, "%d-%d", lo, hi);
+		snprintf(buf, size, "%d-%d", lo, hi);
 	else
-		strbuf_printf(b, "%d", lo);
+		snprintf(buf, size, "%d", lo);
 }
 
 char *textfmt_caption(const Session *s, int utf8)
@@ -337,22 +337,29 @@ char *textfmt_caption(const Session *s, int utf8)
 	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
 		const int t = s->dec_t, rows = session_cache_rows(s, t);
 		char *tok = text_escape(l->tokens[t], "");
-		strbuf_printf(&b,
-		              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row ",
-		                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows ",
-		                       (unsigned long)rows),
-		              t, session_decode_steps(s), t, tok ? tok : "");
-		put_range(&b, t - rows + 1, t);
-		if (t - rows + 1 > 0) {
+		const int dropped = t - rows + 1;
+		char held[32], gone[32];
+		range_into(held, sizeof held, t - rows + 1, t);
+		range_into(gone, sizeof gone, 0, t - rows);
+		/* one whole sentence each: how many rows the cache holds, and whether the window dropped one or more */
+		if (dropped <= 0)
 			strbuf_printf(&b,
-			              ngettext(" (the window of %d has dropped row ", " (the window of %d has dropped rows ",
-			                       (unsigned long)(t - rows + 1)),
-			              rows);
-			put_range(&b, 0, t - rows);
-			/* TRANSLATORS: closes " (the window of N has dropped rows …" */
-			strbuf_puts(&b, _(")"));
-		}
-		strbuf_puts(&b, _(".\n"));
+			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s.\n",
+			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s.\n",
+			                       (unsigned long)rows),
+			              t, session_decode_steps(s), t, tok ? tok : "", held);
+		else if (dropped == 1)
+			strbuf_printf(&b,
+			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped row %s).\n",
+			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped row %s).\n",
+			                       (unsigned long)rows),
+			              t, session_decode_steps(s), t, tok ? tok : "", held, rows, gone);
+		else
+			strbuf_printf(&b,
+			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped rows %s).\n",
+			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped rows %s).\n",
+			                       (unsigned long)rows),
+			              t, session_decode_steps(s), t, tok ? tok : "", held, rows, gone);
 		free(tok);
 		char *cache = textfmt_cache_lines(s, utf8);
 		if (cache != NULL)
@@ -362,16 +369,16 @@ char *textfmt_caption(const Session *s, int utf8)
 	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0) {
 		const int bq = l->flash_bq, bk = l->flash_bk, q0 = s->tile_q * bq, k0 = s->tile_k * bk;
 		const int q1 = q0 + bq < l->n ? q0 + bq - 1 : l->n - 1, k1 = k0 + bk < l->m ? k0 + bk - 1 : l->m - 1;
-		strbuf_printf(&b, _("Tile (%d, %d): query rows "), s->tile_q, s->tile_k);
-		put_range(&b, q0, q1);
-		strbuf_puts(&b, _(" against key columns "));
-		put_range(&b, k0, k1);
-		strbuf_puts(&b, _(" and V's rows "));
-		put_range(&b, k0, k1);
+		char qr[32], kr[32];
+		range_into(qr, sizeof qr, q0, q1);
+		range_into(kr, sizeof kr, k0, k1);
+		/* one sentence a translation can reorder: the key columns are V's rows too */
 		if (s->tile_k > 0)
-			strbuf_printf(&b, _("; m, l and O before it: column %d, after it: column %d.\n"), s->tile_k - 1, s->tile_k);
+			strbuf_printf(&b, _("Tile (%d, %d): query rows %s against key columns %s and V's rows %s; m, l and O before it: column %d, after it: column %d.\n"),
+			              s->tile_q, s->tile_k, qr, kr, kr, s->tile_k - 1, s->tile_k);
 		else
-			strbuf_printf(&b, _("; before it m = %s, l = 0, O = 0; after it: column 0.\n"), utf8 ? "\u2212\u221e" : "-inf");
+			strbuf_printf(&b, _("Tile (%d, %d): query rows %s against key columns %s and V's rows %s; before it m = %s, l = 0, O = 0; after it: column 0.\n"),
+			              s->tile_q, s->tile_k, qr, kr, kr, utf8 ? "\u2212\u221e" : "-inf");
 		if (s->nskipped > 0)
 			strbuf_printf(&b,
 			              ngettext("Skipped %d tile from (%d, %d): the mask hides every cell of it.\n",
@@ -388,9 +395,9 @@ char *textfmt_caption(const Session *s, int utf8)
 		const int per = sh->heads / sh->kv_heads;
 		for (int j = 0; j < sh->kv_heads; j++) {
 			strbuf_printf(&b, "%s", j ? "; " : "");
-			strbuf_puts(&b, per > 1 ? _("query heads ") : _("query head "));
-			put_range(&b, j * per, (j + 1) * per - 1);
-			strbuf_printf(&b, _(" read kv head %d"), j);
+			char qh[32];
+			range_into(qh, sizeof qh, j * per, (j + 1) * per - 1);
+			strbuf_printf(&b, per > 1 ? _("query heads %s read kv head %d") : _("query head %s read kv head %d"), qh, j);
 		}
 		strbuf_puts(&b, _(".\n"));
 	}

@@ -92,7 +92,6 @@ void themefile_default(ThemeFile *out)
 
 /* ------------------------------------------------------------ reading (jsonread.h) */
 
-#define COLOUR_EXPECTED "expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default)"
 
 static int read_colour(JrCtx *c, const cJSON *v, short *out)
 {
@@ -104,13 +103,13 @@ static int read_colour(JrCtx *c, const cJSON *v, short *out)
 		return 0;
 	}
 	if (!cJSON_IsString(v))
-		return jr_fail(c, COLOUR_EXPECTED ", got %s", jr_got(v).s);
+		return jr_fail(c, _("expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default), got %s%s"), jr_got(v).s, "");
 	for (i = 0; i < nnames; i++)
 		if (strcmp(v->valuestring, colour_names[i]) == 0) {
 			*out = i < 8 ? (short)i : D;
 			return 0;
 		}
-	return jr_fail(c, COLOUR_EXPECTED ", got %s%s", jr_got(v).s,
+	return jr_fail(c, _("expected a colour 0-255 or a name (black red green yellow blue magenta cyan white default), got %s%s"), jr_got(v).s,
 	               jr_did_you_mean(v->valuestring, colour_names, nnames).s);
 }
 
@@ -120,7 +119,7 @@ static int read_attrs(JrCtx *c, const cJSON *v, unsigned *out)
 	int i = 0, k;
 
 	if (!cJSON_IsArray(v))
-		return jr_fail(c, "expected a list of attributes such as [\"bold\", \"underline\"], got %s", jr_got(v).s);
+		return jr_fail(c, _("expected a list of attributes such as [\"bold\", \"underline\"], got %s"), jr_got(v).s);
 	*out = 0;
 	cJSON_ArrayForEach(it, v) {
 		size_t old = jr_path_index(c, i++);
@@ -137,8 +136,8 @@ static int read_role(JrCtx *c, const cJSON *v, ThemeFileRole *r)
 	const cJSON *it;
 
 	if (!cJSON_IsObject(v))
-		return jr_fail(c, "expected an object {\"fg\": COLOR, \"bg\": COLOR, \"attrs\": […]}, got %s", jr_got(v).s);
-	if (jr_refuse_unknown_keys(c, v, role_keys, "key") != 0)
+		return jr_fail(c, _("expected an object {\"fg\": COLOR, \"bg\": COLOR, \"attrs\": […]}, got %s"), jr_got(v).s);
+	if (jr_refuse_unknown_keys(c, v, role_keys, _("key")) != 0)
 		return -1;
 	cJSON_ArrayForEach(it, v) {
 		size_t old = jr_path_key(c, it->string);
@@ -156,8 +155,8 @@ static int read_roles(JrCtx *c, const cJSON *v, ThemeFile *t)
 	const cJSON *it;
 
 	if (!cJSON_IsObject(v))
-		return jr_fail(c, "expected an object of role name → {\"fg\", \"bg\", \"attrs\"}, got %s", jr_got(v).s);
-	if (jr_refuse_unknown_keys(c, v, role_names, "role") != 0)
+		return jr_fail(c, _("expected an object of role name → {\"fg\", \"bg\", \"attrs\"}, got %s"), jr_got(v).s);
+	if (jr_refuse_unknown_keys(c, v, role_names, _("role")) != 0)
 		return -1;
 	cJSON_ArrayForEach(it, v) {
 		size_t old = jr_path_key(c, it->string);
@@ -177,10 +176,11 @@ static int read_ramp(JrCtx *c, const cJSON *v, int min, short *out, int *count)
 	int n = cJSON_GetArraySize(v), i = 0;
 
 	if (!cJSON_IsArray(v))
-		return jr_fail(c, "expected a list of %d to %d colours, got %s", min, THEMEFILE_MAX_RAMP, jr_got(v).s);
+		return jr_fail(c, _("expected a list of %d to %d colours, got %s"), min, THEMEFILE_MAX_RAMP, jr_got(v).s);
 	if (n < min || n > THEMEFILE_MAX_RAMP)
-		return jr_fail(c, "expected a list of %d to %d colours, got %d colour%s", min, THEMEFILE_MAX_RAMP, n,
-		               n == 1 ? "" : "s");
+		return jr_fail(c, ngettext("expected a list of %d to %d colours, got %d colour",
+		                            "expected a list of %d to %d colours, got %d colours", (unsigned long)n),
+		               min, THEMEFILE_MAX_RAMP, n);
 	cJSON_ArrayForEach(it, v) {
 		size_t old = jr_path_index(c, i);
 		if (read_colour(c, it, &out[i]) != 0)
@@ -200,7 +200,7 @@ static int read_name(JrCtx *c, const cJSON *v, char *out, size_t size)
 	for (i = 0; i < n && (isalnum((unsigned char)v->valuestring[i]) || strchr("_-", v->valuestring[i])); i++)
 		;
 	if (n == 0 || n >= size || i != n)
-		return jr_fail(c, "expected a short name of letters, digits, - and _, got %s", jr_got(v).s);
+		return jr_fail(c, _("expected a short name of letters, digits, - and _, got %s"), jr_got(v).s);
 	memcpy(out, v->valuestring, n + 1);
 	return 0;
 }
@@ -226,8 +226,8 @@ static int read_theme(JrCtx *c, const cJSON *root, ThemeFile *t)
 	const cJSON *it;
 
 	if (!cJSON_IsObject(root))
-		return jr_fail(c, "expected a theme object {\"name\": …, \"roles\": …}, got %s", jr_got(root).s);
-	if (jr_refuse_unknown_keys(c, root, theme_keys, "key") != 0)
+		return jr_fail(c, _("expected a theme object {\"name\": …, \"roles\": …}, got %s"), jr_got(root).s);
+	if (jr_refuse_unknown_keys(c, root, theme_keys, _("key")) != 0)
 		return -1;
 	cJSON_ArrayForEach(it, root) {
 		size_t old = jr_path_key(c, it->string);
@@ -238,7 +238,7 @@ static int read_theme(JrCtx *c, const cJSON *root, ThemeFile *t)
 			r = read_description(c, it, t->description, sizeof t->description);
 		else if (strcmp(it->string, "mono") == 0) {
 			if (!cJSON_IsBool(it))
-				r = jr_fail(c, "expected true or false, got %s", jr_got(it).s);
+				r = jr_fail(c, _("expected true or false, got %s"), jr_got(it).s);
 			t->mono = cJSON_IsTrue(it);
 		} else if (strcmp(it->string, "roles") == 0)
 			r = read_roles(c, it, t);
@@ -253,7 +253,7 @@ static int read_theme(JrCtx *c, const cJSON *root, ThemeFile *t)
 		jr_path_set(c, old);
 	}
 	if (t->name[0] == '\0')
-		return jr_fail(c, "missing \"name\"");
+		return jr_fail(c, _("missing \"name\""));
 	return 0;
 }
 
@@ -271,7 +271,7 @@ int themefile_parse(const char *file, const char *buf, size_t len, ThemeFile *ou
 	t.description[0] = '\0';
 	snprintf(t.path, sizeof t.path, "%s", file);
 	if (name != NULL)
-		root = jr_parse(name, buf, len, 0, "theme", "{\"name\": …, \"roles\": …}", err);
+		root = jr_parse(name, buf, len, 0, _("theme"), "{\"name\": …, \"roles\": …}", err);
 	if (root != NULL) {
 		jr_ctx_init(&c, name, NULL);
 		if (read_theme(&c, root, &t) == 0) {

@@ -49,6 +49,11 @@ grep -nE '(tui_set_msg\(t, [^,]+, |tui_msgf\(t, [^,]+, |say\(out, MSG_[A-Z]+, [^
 	"$SRCDIR"/src/*.c >"$tmp/raw" 2>/dev/null
 expect "no unmarked sentence reaches tui_set_msg, tui_msgf, say, plain_error or tui_popup" '[ ! -s "$tmp/raw" ]'
 [ -s "$tmp/raw" ] && sed -n '1,5s/^/# /p' "$tmp/raw"
+# The same for the lesson loader's and theme reader's errors and the command line's usage errors
+grep -nE '(\bfail|jr_fail|jr_warnf|\bwarnf)\((c|&c), "[^"]*[A-Za-z]{2,}|usage_error\("[^"]*[A-Za-z]{2,}' \
+	"$SRCDIR"/src/*.c >"$tmp/raw" 2>/dev/null
+expect "no unmarked sentence reaches fail, jr_fail, jr_warnf, warnf or usage_error" '[ ! -s "$tmp/raw" ]'
+[ -s "$tmp/raw" ] && sed -n '1,5s/^/# /p' "$tmp/raw"
 
 # ------------------------------------------------------------ switching
 
@@ -72,6 +77,49 @@ expect "C.UTF-8, lang en: the narration in English again" 'has "$out" "Queries, 
 
 repl "LC_ALL=C.UTF-8" 'answer 0.5\n' --lang zh lessons/mask.json
 expect "--lang zh: the lesson's narration and the program's words" 'has "$out" "掩码注意力" && has "$err" "错误：这一步没有待回答的问题"'
+
+# A broken lesson's error in Chinese, with the same file, JSON path and line as in English
+bad=tests/bad/focus_row.json syn=tests/bad/syntax_trailing_comma.json
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --check "$bad" >"$out" 2>"$err"
+expect "--check: the loader's error in English" 'has "$err" "$bad: steps[2].focus.row: 7 is outside the 4 rows of scores"'
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --check "$bad" >"$out" 2>"$err"
+expect "--lang zh --check: the loader's error in Chinese, the file and JSON path kept" \
+	'has "$err" "$bad：steps[2].focus.row：7 超出了 scores 的 4 行的范围" && ! has "$err" "outside"'
+env LANG=zh_CN.UTF-8 "$ATTNVIZ" --check "$bad" >"$out" 2>"$err"
+expect "LANG=zh_CN.UTF-8 --check: a batch tool's errors stay English without --lang" 'has "$err" "is outside the 4 rows of scores"'
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --check "$syn" lessons/mask.json >"$out" 2>"$err"
+expect "--lang zh --check: a syntax error in Chinese at the same line and column, with its caret" \
+	'has "$err" "$syn:3:22: 多余的逗号：JSON 不允许在 ] 或 } 前面加逗号" && has "$err" "                     ^"'
+expect "--lang zh --check: the summary line in Chinese" 'has "$out" "lessons/mask.json：正常，n=7，d_model=4，heads=2，共 12 步"'
+repl "LC_ALL=C.UTF-8" "lang zh\\nload $bad\\nload $syn\\nload tests/bad/utf16.json\\n" lessons/mask.json
+expect "plain REPL, lang zh, load: the loader's error in Chinese, the path kept" \
+	'has "$err" "错误：$bad：steps[2].focus.row：7 超出了 scores 的 4 行的范围"'
+expect "plain REPL, lang zh, load: a syntax error in Chinese at the same line" 'has "$err" "错误：$syn:3:22: 多余的逗号"'
+expect "plain REPL, lang zh, load: a UTF-16 file in Chinese" 'has "$err" "文件是 UTF-16 编码；请存为 UTF-8"'
+repl "LC_ALL=C.UTF-8" "load $bad\\n" lessons/mask.json
+expect "plain REPL, load: the same error in English" 'has "$err" "error: $bad: steps[2].focus.row: 7 is outside the 4 rows of scores"'
+
+# A theme file's error too (the figure's palette of --export, with --lang zh)
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --export svg --stage softmax --theme tests/bad-themes/attr.json lessons/mask.json -o "$tmp/t.svg" >"$out" 2>"$err"
+expect "--lang zh --theme FILE: the theme reader's error in Chinese, the path kept" \
+	'has "$err" "attnviz：--theme：tests/bad-themes/attr.json：roles.cursor.attrs[0]：应为 \"bold\"" && has "$err" "（是不是想写“bold”？）"'
+
+# --strict counts the duplicate-key warnings in the language they were written in
+printf '{"attnviz": 1, "X": [[1]], "tokens": ["a"], "X": [[2]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],\n "mask": {"padding": [1], "padding": [0]}}\n' >"$tmp/dup.json"
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --check --strict "$tmp/dup.json" >"$out" 2>"$err"
+rc=$?
+expect "--lang zh --check --strict: duplicate keys warned in Chinese and still an error" \
+	'[ $rc -eq 1 ] && has "$err" "dup.json：警告：mask：重复的键 \"padding\"" && has "$err" "dup.json：2 个重复的键（--strict）" && ! has "$out" "正常"'
+
+# --help and the usage errors in the person's language (option names stay English)
+env LANG=zh_CN.UTF-8 "$ATTNVIZ" --help >"$out" 2>"$err"
+expect "LANG=zh_CN.UTF-8 --help: the help in Chinese" 'has "$out" "用法：attnviz [OPTIONS] [LESSON]" && has "$out" "  --lang en|zh     讲解和程序自身文字的语言" && has "$out" "显示本帮助"'
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --help >"$out" 2>"$err"
+expect "--lang zh --help: the help in Chinese" 'has "$out" "用法：attnviz" && ! has "$out" "usage:"'
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --help >"$out" 2>"$err"
+expect "--help: English without a Chinese locale or --lang" 'has "$out" "usage: attnviz" && has "$out" "line-oriented REPL"'
+env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --export pdf >"$out" 2>"$err"
+expect "--lang zh: a usage error in Chinese" 'has "$err" "attnviz：--export：应为 svg、csv、md、tex 或 json，得到的是“pdf”" && has "$err" "试试“attnviz --help”。"'
 
 # glibc ignores LANGUAGE while LC_MESSAGES is C: the switch still works
 repl "LC_CTYPE=C.UTF-8 LC_MESSAGES=C" 'foo\n' --lang zh lessons/mask.json
