@@ -68,6 +68,17 @@ hasnt() {
 }
 # count FILE TEXT: how many times TEXT (a fixed string) stands in FILE; nothing when FILE is missing
 count() { [ -r "$1" ] && grep -o -F -e "$2" "$1" | wc -l | tr -d ' '; }
+# external TOOL…: every TOOL is on PATH and external checks are wanted (ATTNVIZ_TEST_EXTERNAL=0,
+# set by .ci/run for its second and third runs, leaves what a browser or ffmpeg makes of our files
+# to the first run); skip_external NAME TOOLS: the matching skip line
+external() {
+	[ "${ATTNVIZ_TEST_EXTERNAL:-1}" != 0 ] || return 1
+	for e_t; do command -v "$e_t" >/dev/null 2>&1 || return 1; done
+}
+skip_external() {
+	if [ "${ATTNVIZ_TEST_EXTERNAL:-1}" = 0 ]; then skip "$1" "ATTNVIZ_TEST_EXTERNAL=0 (the first run checks it)"
+	else skip "$1" "$2 not installed"; fi
+}
 # count_re FILE REGEX: the same for a basic regular expression
 count_re() { [ -r "$1" ] && grep -o -e "$2" "$1" | wc -l | tr -d ' '; }
 # stages_of LESSON: the stages its --dump lists (a lesson with layers: its first layer's)

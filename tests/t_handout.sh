@@ -119,8 +119,8 @@ check "a lesson that is not there: nothing written" test ! -e "$tmp/n.html"
 
 # --- headless Chromium: load, print to PDF on A4 and Letter, pages, no request leaves the file
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-if [ -z "$CHROME" ]; then
-	skip "chromium: print to PDF" "chromium not installed"
+if [ -z "$CHROME" ] || ! external "$CHROME"; then
+	skip_external "chromium: print to PDF" "chromium"
 else
 	for paper in letter a4; do
 		# --print-to-pdf prints on Letter; the A4 run asks for A4 the way a reader's print dialog does

@@ -130,7 +130,7 @@ expect "render cast: no scroll region, no line insert or delete" \
 	'! grep -Eq "u001b\\[[0-9]*(;[0-9]+)?[rLM]" "$tmp/demo.cast"'
 
 # ---------------------------------------------------------------- GIF and MP4 (rsvg-convert and ffmpeg)
-if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 && command -v rsvg-convert >/dev/null 2>&1; then
+if external ffmpeg ffprobe rsvg-convert; then
 	duration=$(sed -n 's/.*data-duration="\([0-9.]*\)".*/\1/p' "$tmp/demo.svg")
 	for v in gif mp4; do
 		TMPDIR="$tmp/vtmp" && mkdir -p "$TMPDIR" && export TMPDIR
@@ -158,7 +158,7 @@ if command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 && co
 	ffmpeg -v error -nostdin -y -i "$tmp/demo.gif" -frames:v 1 "$tmp/gif0.png" 2>"$err"
 	expect "render gif: its first frame is a drawn screen (not blank)" '[ -s "$tmp/gif0.png" ] && [ "$(wc -c <"$tmp/gif0.png")" -gt 10000 ]'
 else
-	skip "render gif and mp4" "ffmpeg, ffprobe or rsvg-convert not installed"
+	skip_external "render gif and mp4" "ffmpeg, ffprobe or rsvg-convert"
 fi
 
 # ---------------------------------------------------------------- a lesson to start from, a theme
@@ -201,7 +201,7 @@ expect "record --record-plain: no scroll region, no line insert or delete" \
 # ---------------------------------------------------------------- a browser draws it
 chrome=
 for c in chromium chromium-browser google-chrome; do
-	command -v "$c" >/dev/null 2>&1 && chrome=$c && break
+	external "$c" && chrome=$c && break
 done
 if [ -n "$chrome" ]; then
 	# The demo again with 4-second pauses: the pause on line 10 is on screen from 5 s to 9 s.
@@ -227,7 +227,7 @@ if [ -n "$chrome" ]; then
 	frame_text "$k" >"$tmp/frame-k"
 	check "chromium: that frame is the weighted stage" grep -q 'stage: weighted' "$tmp/frame-k"
 else
-	skip "chromium: loads the SVG and draws a screen" "chromium not installed"
+	skip_external "chromium: loads the SVG and draws a screen" "chromium"
 fi
 if command -v rsvg-convert >/dev/null 2>&1; then
 	rsvg-convert "$tmp/demo.svg" -o "$tmp/first.png" 2>"$err"
