@@ -1412,17 +1412,6 @@ void attn_set_progress(AttnProgress fn, void *ctx)
 	progress_ctx = ctx;
 }
 
-void attn_progress_text(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8)
-{
-	char layer[32] = "";
-
-	if (a->nlayers > 1)
-		snprintf(layer, sizeof layer, _("layer %d/%d: "), a->layer + 1, a->nlayers);
-	/* TRANSLATORS: "computing…", the layer ("layer 2/3: " or nothing), the stage's name, its place among the stages */
-	snprintf(buf, size, _("computing%s %s%s (%d/%d)"), utf8 ? "\u2026" : "...", layer, stage_kinds[st].name, index,
-	         count);
-}
-
 /* A pass of a runs: tell the progress function, if any. */
 static void progress_tell(const Attn *a, int st)
 {

@@ -179,8 +179,6 @@ int attn_reserve_derived(Attn *a, double max_numbers);
 #define ATTN_PROGRESS_MS 100 /* a computation slower than this says how far it is */
 typedef void (*AttnProgress)(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms);
 void attn_set_progress(AttnProgress fn, void *ctx);
-/* What a view's progress line says: "computing… [layer 1/2: ]softmax (3/9)" (ASCII "..." unless utf8). */
-void attn_progress_text(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8);
 
 /* a's numbers changed (a pass or the backward pass ran again): a new a->version. */
 void attn_touch(Attn *a);

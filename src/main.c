@@ -28,6 +28,7 @@
 #include "starter.h"
 #include "strbuf.h"
 #include "themefile.h"
+#include "textfmt.h"
 #include "tui.h"
 
 static const char *const usage_text = N_(
@@ -989,7 +990,7 @@ static void progress_line(void *ctx, const Attn *a, Stage st, int index, int cou
 	(void)ctx;
 	if (elapsed_ms < ATTN_PROGRESS_MS)
 		return;
-	attn_progress_text(buf, sizeof buf, a, st, index, count, locale_is_utf8());
+	textfmt_progress(buf, sizeof buf, a, st, index, count, locale_is_utf8());
 	printf("\r%s\033[K", buf);
 	fflush(stdout);
 	progress_shown = 1;

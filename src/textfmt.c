@@ -588,3 +588,14 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	if (s->step == s->nwalk - 1 && session_next_lesson(s) != NULL)
 		fprintf(f, _("\nFinished. Next lesson: load %s\n"), session_next_lesson(s));
 }
+
+void textfmt_progress(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8)
+{
+	char layer[32] = "";
+
+	if (a->nlayers > 1)
+		snprintf(layer, sizeof layer, _("layer %d/%d: "), a->layer + 1, a->nlayers);
+	/* TRANSLATORS: "computing…", the layer ("layer 2/3: " or nothing), the stage's name, its place among the stages */
+	snprintf(buf, size, _("computing%s %s%s (%d/%d)"), utf8 ? "\u2026" : "...", layer, stage_kinds[st].name, index,
+	         count);
+}

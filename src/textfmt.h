@@ -42,4 +42,7 @@ int textfmt_columns(FILE *f);
  * are already written.
  */
 void textfmt_put_wrapped(FILE *f, const char *s, int lead);
+/* What a view's progress line says while the engine computes: "computing… [layer 1/2: ]softmax (3/9)" (ASCII "..." unless utf8). */
+void textfmt_progress(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8);
+
 #endif

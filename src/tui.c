@@ -173,7 +173,7 @@ tui_progress(void *ctx, const Attn *a, Stage st, int index, int count, double el
 
 	if (elapsed_ms < ATTN_PROGRESS_MS || t->w_status == NULL || t->lay.too_small)
 		return;
-	attn_progress_text(buf, sizeof buf, a, st, index, count, t->utf8);
+	textfmt_progress(buf, sizeof buf, a, st, index, count, t->utf8);
 	werase(t->w_status);
 	wattrset(t->w_status, theme_attr(ROLE_INFO));
 	mvwaddstr(t->w_status, 0, 0, buf);
