@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "textfmt.h"
 #include "explain.h"
 #include "lesson.h"
 #include "matrix.h"
@@ -928,9 +929,9 @@ static void test_progress(void **state)
 	assert_false(progress_bad);
 	assert_true(progress_calls >= 5);
 	assert_int_equal(progress_last, progress_count);
-	attn_progress_text(text, sizeof text, a, STAGE_SOFTMAX, 3, 9, 1);
+	textfmt_progress(text, sizeof text, a, STAGE_SOFTMAX, 3, 9, 1);
 	assert_string_equal(text, "computing\u2026 softmax (3/9)");
-	attn_progress_text(text, sizeof text, a, STAGE_SOFTMAX, 3, 9, 0);
+	textfmt_progress(text, sizeof text, a, STAGE_SOFTMAX, 3, 9, 0);
 	assert_string_equal(text, "computing... softmax (3/9)");
 	/* told no more once unset */
 	progress_calls = 0;
