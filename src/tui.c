@@ -917,12 +917,17 @@ tui_set_msg(Tui *t, int error, const char *text)
 	t->msg_error = error;
 	t->redraw |= R_STATUS;
 	/*
-	 * A message wider than the status line (a wrong answer's feedback) is
-	 * never cut: it heads the narration, wrapped, until the place changes.
+	 * A message wider than the status line (a wrong answer's feedback), or of
+	 * several lines (a lesson's error with its line and a caret under the
+	 * column), is never cut: it heads the narration, whole, until the place changes.
 	 */
-	if (t->msg != NULL && t->mode != MODE_CMD && text_width(t->msg, -1) > COLS - 1 - (t->demo ? DEMO_SHORT_PLACE : 0)) {
+	if (t->msg != NULL && t->mode != MODE_CMD &&
+	    (strchr(text, '\n') != NULL || text_width(t->msg, -1) > COLS - 1 - (t->demo ? DEMO_SHORT_PLACE : 0))) {
+		char *whole = text_escape(text, "\n");
 		free(t->note);
-		t->note = t->msg;
+		t->note = whole != NULL ? whole : t->msg;
+		if (whole != NULL)
+			free(t->msg);
 		t->note_place = 0;
 		t->msg = NULL;
 		t->redraw |= R_NARR;

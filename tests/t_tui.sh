@@ -87,6 +87,11 @@ scenarios() {
 	shows "$tag: :load of a bad file shows the error" "$s" 'bad\.json:[0-9]+'
 	snap "$s"
 	check "$tag: :load of a bad file keeps the lesson" grep -q 'Masked attention' "$tmp/screen"
+	# the error's line of the file and its caret are shown too, the caret under the column at fault
+	printf '{"attnviz": 1, "title": "bad",\n "W_q": [[1,0],[0,1]],}\n' >"$tmp/comma.json"
+	cmd "$s" "load $tmp/comma.json"
+	shows "$tag: :load's error shows the file's line" "$s" '^  "W_q": \[\[1,0\],\[0,1\]\],\}$'
+	shows "$tag: and the caret under the trailing comma" "$s" '^                      \^$'
 	cmd "$s" "goto nowhere"
 	shows "$tag: a bad command argument is reported" "$s" 'unknown stage|nowhere'
 	cmd "$s" "frobnicate"
