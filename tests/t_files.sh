@@ -278,8 +278,13 @@ fi
 # tty NAME STATE-DIR SHELL-COMMAND: run it in a new 80×24 terminal; its status goes to $tmp/NAME.rc.
 tty() {
 	printf 'cd "%s" || exit 1\n%s\necho $? >"%s/%s.rc"\n' "$SRCDIR" "$3" "$tmp" "$1" >"$tmp/$1.sh"
-	tm new-session -d -s "$1" -x 80 -y 24 \
-		"env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME='$2' sh '$tmp/$1.sh' 2>'$tmp/$1.err'"
+	# (a loaded machine's tmux server may refuse a session now and then: a second try)
+	for t_try in 1 2; do
+		tm new-session -d -s "$1" -x 80 -y 24 \
+			"env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME='$2' sh '$tmp/$1.sh' 2>'$tmp/$1.err'" &&
+			break
+		sleep 0.5
+	done
 }
 screen_has() { # NAME PATTERN: within 15 s (a loaded machine starts slowly)
 	i=0
