@@ -35,7 +35,7 @@ endif
 WARN := -Wall -Wextra -Wpedantic -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
 # -ffp-contract=off: a·b + c is never fused into one rounding, so every matrix
-# kernel gives the reference's bits (see src/gemm.c).
+# kernel gives the reference's bits (see src/base/gemm.c).
 FPFLAGS := -ffp-contract=off
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(FPFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
@@ -50,13 +50,16 @@ DEP_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lm
 CMOCKA_CFLAGS = $(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null))
 CMOCKA_LIBS   = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
-# Every src/*.c but main.c is library code the tests link against; the two
-# line editors are chosen by READLINE.
-LIB_SRC := $(filter-out src/main.c src/lineedit-readline.c src/lineedit-basic.c,$(wildcard src/*.c))
+# The source lives in folders that are its layers (src/README.md); every
+# src/*/*.c is library code the tests link against, main.c is the program.
+# The two line editors are chosen by READLINE.
+SRC_ALL := $(wildcard src/*/*.c)
+HDRS    := $(wildcard src/*/*.h)
+LIB_SRC := $(filter-out src/tui/lineedit-readline.c src/tui/lineedit-basic.c,$(SRC_ALL))
 ifeq ($(READLINE),1)
-LIB_SRC += $(wildcard src/lineedit-readline.c)
+LIB_SRC += src/tui/lineedit-readline.c
 else
-LIB_SRC += $(wildcard src/lineedit-basic.c)
+LIB_SRC += src/tui/lineedit-basic.c
 endif
 LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/default_lesson.o
 BIN     := $(BUILD)/attnviz
@@ -71,7 +74,8 @@ TOOL_BIN := $(BUILD)/tests/jsoncmp $(BUILD)/tests/svgfit
 .PHONY: all run run-built test test-built deps bench install uninstall clean check-deps pot
 all: $(BIN) $(MO)
 
-$(BUILD)/%.o: src/%.c $(wildcard src/*.h) $(BUILD)/config.stamp | $(BUILD)
+$(BUILD)/%.o: src/%.c $(HDRS) $(BUILD)/config.stamp | $(BUILD)
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
 
 # The settings compiled in (the share directory comes from PREFIX): when one
@@ -109,10 +113,10 @@ $(BUILD)/locale/%/LC_MESSAGES/attnviz.mo: po/%.po | $(BUILD)
 pot:
 	xgettext --from-code=UTF-8 --language=C --keyword=_ --keyword=N_ --add-comments=TRANSLATORS: \
 		--package-name=attnviz --package-version=$(VERSION) --msgid-bugs-address='' \
-		-o po/attnviz.pot $(sort $(wildcard src/*.c src/*.h))
+		-o po/attnviz.pot $(sort src/main.c $(SRC_ALL) $(HDRS))
 	for p in $(wildcard po/*.po); do msgmerge -q --update --backup=none $$p po/attnviz.pot; done
 
-$(BUILD)/tests/unit_%: tests/unit_%.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
+$(BUILD)/tests/unit_%: tests/unit_%.c $(LIB_OBJ) $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(CMOCKA_CFLAGS) $< $(LIB_OBJ) -o $@ $(CMOCKA_LIBS) $(DEP_LIBS)
 
 $(BUILD)/tests/jsoncmp: tests/jsoncmp.c | $(BUILD)
@@ -141,7 +145,7 @@ test-built: $(BIN) $(MO) $(UNIT_BIN) $(TOOL_BIN)
 bench: $(BIN) $(BUILD)/tests/bench_gemm
 	@sh tests/bench.sh $(BIN)
 
-$(BUILD)/tests/bench_gemm: tests/bench_gemm.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
+$(BUILD)/tests/bench_gemm: tests/bench_gemm.c $(LIB_OBJ) $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $< $(LIB_OBJ) -o $@ $(DEP_LIBS)
 
 
@@ -156,15 +160,15 @@ FUZZ_CFLAGS := -std=c11 -g -O1 $(FPFLAGS) -fsanitize=fuzzer-no-link,address,unde
 	-DATTNVIZ_LOCALEDIR='"$(PREFIX)/share/locale"' -DHAVE_READLINE=0 -Isrc \
 	$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags ncursesw libcjson 2>/dev/null))
 FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw libcjson 2>/dev/null) -lm
-FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/main.c src/lineedit-readline.c,$(wildcard src/*.c))) \
+FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/tui/lineedit-readline.c,$(SRC_ALL))) \
 	$(FUZZ_BUILD)/default_lesson.o
 # Absolute paths: fuzz_cmd works in a temporary directory of its own; crashes are kept in build-fuzz/.
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(CURDIR)/$(FUZZ_BUILD)/
 .PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-all
 .SECONDARY: $(FUZZ_OBJ)
 
-$(FUZZ_BUILD)/%.o: src/%.c $(wildcard src/*.h)
-	@mkdir -p $(FUZZ_BUILD)
+$(FUZZ_BUILD)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -c $< -o $@
 $(FUZZ_BUILD)/default_lesson.o: $(BUILD)/default_lesson.c
 	@mkdir -p $(FUZZ_BUILD)

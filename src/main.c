@@ -11,25 +11,26 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attention.h"
-#include "backward.h"
-#include "cmd.h"
-#include "demo.h"
-#include "dump.h"
-#include "export.h"
-#include "fileio.h"
-#include "handout.h"
-#include "i18n.h"
-#include "lesson.h"
-#include "plain.h"
-#include "progress.h"
-#include "render.h"
-#include "session.h"
-#include "starter.h"
-#include "strbuf.h"
-#include "themefile.h"
-#include "textfmt.h"
-#include "tui.h"
+#include "base/clock.h"
+#include "engine/attention.h"
+#include "engine/backward.h"
+#include "cmd/cmd.h"
+#include "app/demo.h"
+#include "inspect/dump.h"
+#include "out/export.h"
+#include "base/fileio.h"
+#include "out/handout.h"
+#include "base/i18n.h"
+#include "lesson/lesson.h"
+#include "cmd/plain.h"
+#include "app/progress.h"
+#include "out/render.h"
+#include "app/session.h"
+#include "lesson/starter.h"
+#include "base/strbuf.h"
+#include "out/themefile.h"
+#include "out/textfmt.h"
+#include "tui/tui.h"
 
 static const char *const usage_text = N_(
 	"usage: attnviz [OPTIONS] [LESSON]\n"
@@ -586,12 +587,6 @@ static int run_dump(const Args *a)
 	return 0;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int compare_doubles(const void *x, const void *y)
 {
@@ -634,9 +629,9 @@ static int run_bench(const Args *a)
 	}
 	for (r = 0; r < R; r++) {
 		char *err = NULL;
-		double t0 = now_ms();
+		double t0 = clock_ms();
 		Attn *at = attn_compute(l, &err);
-		ms[r] = now_ms() - t0;
+		ms[r] = clock_ms() - t0;
 		if (at == NULL) {
 			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 			free(err);
@@ -718,9 +713,9 @@ static int run_bench_edits(const Args *a)
 			double t0;
 			/* a cell in the middle of the matrix (an input row half way down), a new value each time */
 			snprintf(line, sizeof line, "set %s[%d][%d] %g", what[k], rows / 2, cols / 3, 0.125 * (r + 1));
-			t0 = now_ms();
+			t0 = clock_ms();
 			cmd_run(&s, line, &out);
-			ms[r] = now_ms() - t0;
+			ms[r] = clock_ms() - t0;
 		}
 		if (!failed && m != NULL)
 			printf("edit=%s ms=%.3f\n", what[k], median(ms, a->repeat));

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "matrix.h"
+#include "base/matrix.h"
 
 /* CPU time of this process, in milliseconds */
 static double now_ms(void)

@@ -23,9 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "session.h"
-#include "textfmt.h"
+#include "cmd/cmd.h"
+#include "app/session.h"
+#include "out/textfmt.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "demo.h"
+#include "app/demo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

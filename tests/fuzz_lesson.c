@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "attention.h"
-#include "lesson.h"
+#include "engine/attention.h"
+#include "lesson/lesson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backward.h"
+#include "engine/backward.h"
 
 /* A small lesson of every kind the backward pass goes through: heads, W_o, biases, a mask, a block. */
 static const char *const lessons[] = {

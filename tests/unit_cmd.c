@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "session.h"
+#include "cmd/cmd.h"
+#include "app/session.h"
 
 /* ------------------------------------------------------------ a recording CmdOut */
 

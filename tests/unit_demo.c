@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "demo.h"
+#include "app/demo.h"
 #include "unit_tmpdir.h"
 
 static Demo *parse(const char *path, const char *text, char **err)

@@ -15,13 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention.h"
-#include "textfmt.h"
-#include "explain.h"
-#include "lesson.h"
-#include "matrix.h"
-#include "prng.h"
-#include "session.h"
+#include "engine/attention.h"
+#include "out/textfmt.h"
+#include "inspect/explain.h"
+#include "lesson/lesson.h"
+#include "base/matrix.h"
+#include "base/prng.h"
+#include "app/session.h"
 
 /* ------------------------------------------------------------ helpers */
 

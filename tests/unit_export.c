@@ -22,12 +22,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "backward.h"
-#include "dump.h"
-#include "export.h"
-#include "fileio.h"
-#include "session.h"
-#include "themefile.h"
+#include "engine/backward.h"
+#include "inspect/dump.h"
+#include "out/export.h"
+#include "base/fileio.h"
+#include "app/session.h"
+#include "out/themefile.h"
 
 int themefile_roles_match_theme_h(void); /* themefile.c, for this test */
 

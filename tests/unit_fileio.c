@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileio.h"
+#include "base/fileio.h"
 #include "unit_hidden.h"
 #include "unit_tmpdir.h"
 

@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "matrix.h"
-#include "prng.h"
+#include "base/matrix.h"
+#include "base/prng.h"
 
 /* ------------------------------------------------------------ helpers */
 
-/* Where every kernel splits a sum (src/gemm.c): part of the result, not a tuning. */
+/* Where every kernel splits a sum (src/base/gemm.c): part of the result, not a tuning. */
 enum { KB = 256 };
 
 /*

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "layout.h"
+#include "tui/layout.h"
 
 /* A pane's natural size for an r × c matrix of 4-character numbers with short labels. */
 static void

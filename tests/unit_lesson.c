@@ -1,5 +1,5 @@
 /*
- * unit_lesson.c: the lesson loader (src/lesson.c) and lesson texts (src/text.c).
+ * unit_lesson.c: the lesson loader (src/lesson/lesson.c) and lesson texts (src/base/text.c).
  *
  * Good lessons under tests/good/, one malformed file per error message under
  * tests/bad/. Files are found from the repository root: $ATTNVIZ_SRCDIR, else ".".
@@ -19,9 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lesson.h"
-#include "prng.h"
-#include "text.h"
+#include "lesson/lesson.h"
+#include "base/prng.h"
+#include "base/text.h"
 
 /* ---- helpers ---- */
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "progress.h"
+#include "app/progress.h"
 #include "unit_hidden.h"
 
 static char dir[64];

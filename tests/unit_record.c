@@ -16,9 +16,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "fileio.h"
-#include "record.h"
-#include "render.h"
+#include "base/fileio.h"
+#include "out/record.h"
+#include "out/render.h"
 #include "unit_hidden.h"
 
 typedef struct Cast {

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attention.h"
-#include "cmd.h"
-#include "lesson.h"
-#include "session.h"
+#include "engine/attention.h"
+#include "cmd/cmd.h"
+#include "lesson/lesson.h"
+#include "app/session.h"
 
 /* ------------------------------------------------------------ helpers */
 

@@ -1,4 +1,4 @@
-/* unit_stats.c: src/stats.c against numbers computed independently, the
+/* unit_stats.c: src/inspect/stats.c against numbers computed independently, the
  * session's compare variant (computed, edited with the lesson, refused
  * edits), the compare and stats commands, the next lesson in the teaching
  * order and the quiz feedback that quotes the choices. */
@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention.h"
-#include "cmd.h"
-#include "lesson.h"
-#include "session.h"
-#include "stats.h"
+#include "engine/attention.h"
+#include "cmd/cmd.h"
+#include "lesson/lesson.h"
+#include "app/session.h"
+#include "inspect/stats.h"
 
 /* ------------------------------------------------------------ helpers */
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "base/text.h"
 
 /* The lines of s wrapped to width, joined by '|'. */
 static char *wrapped(const char *s, int width)

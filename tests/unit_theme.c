@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "fileio.h"
-#include "session.h"
-#include "theme.h"
-#include "themefile.h"
+#include "out/export.h"
+#include "base/fileio.h"
+#include "app/session.h"
+#include "tui/theme.h"
+#include "out/themefile.h"
 
 #define MAX_THEMES 32
 

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention.h"
-#include "backward.h"
-#include "lesson.h"
-#include "session.h"
+#include "engine/attention.h"
+#include "engine/backward.h"
+#include "lesson/lesson.h"
+#include "app/session.h"
 
 static Lesson *load_file(const char *path)
 {

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "session.h"
-#include "stats.h"
-#include "text.h"
-#include "textfmt.h"
+#include "model/catalog.h"
+#include "app/session.h"
+#include "inspect/stats.h"
+#include "base/text.h"
+#include "out/textfmt.h"
 
 static void start(Session *s, const char *json)
 {

@@ -1,0 +1,324 @@
+/*
+ * progress.c: the learner's way through the course, kept between runs
+ * (progress.h). A small JSON file:
+ *
+ *   { "version": 1, "last": "mask",
+ *     "lessons": { "mask": { "done": false, "step": 3, "steps": 8, "right": 1, "asked": 2 } } }
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "base/i18n.h"
+#include "base/fileio.h"
+#include "base/paths.h"
+#include "app/progress.h"
+#include "base/strbuf.h"
+#include "base/text.h"
+
+char *progress_default_path(void)
+{
+	return paths_state_file("progress.json");
+}
+
+void progress_free(Progress *p)
+{
+	free(p->path);
+	free(p->lesson);
+	memset(p, 0, sizeof *p);
+}
+
+const ProgressLesson *progress_find(const Progress *p, const char *name)
+{
+	for (int i = 0; i < p->n; i++)
+		if (strcmp(p->lesson[i].name, name) == 0)
+			return &p->lesson[i];
+	return NULL;
+}
+
+/* The entry for name, added when new; NULL when out of memory or the name is too long. */
+static ProgressLesson *progress_entry(Progress *p, const char *name)
+{
+	ProgressLesson *e = (ProgressLesson *)progress_find(p, name), *grown;
+
+	if (e != NULL)
+		return e;
+	if (strlen(name) >= PROGRESS_NAME_MAX || name[0] == '\0')
+		return NULL;
+	grown = realloc(p->lesson, sizeof *grown * (size_t)(p->n + 1));
+	if (grown == NULL)
+		return NULL;
+	p->lesson = grown;
+	e = &p->lesson[p->n++];
+	memset(e, 0, sizeof *e);
+	snprintf(e->name, sizeof e->name, "%s", name);
+	return e;
+}
+
+/* A whole number from 0 to max in obj[key], or -1. */
+static int json_count(const cJSON *obj, const char *key, int max)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= max) || v->valuedouble != (int)v->valuedouble)
+		return -1;
+	return (int)v->valuedouble;
+}
+
+/* Parse text into p; NULL, or what is wrong with it (a static string). */
+static const char *progress_parse(Progress *p, const char *text, size_t len)
+{
+	cJSON *root = cJSON_ParseWithLength(text, len);
+	const cJSON *last, *lessons, *l;
+	const char *why = NULL;
+
+	if (root == NULL)
+		return "not JSON";
+	last = cJSON_GetObjectItemCaseSensitive(root, "last");
+	lessons = cJSON_GetObjectItemCaseSensitive(root, "lessons");
+	if (!cJSON_IsObject(root) || json_count(root, "version", 1000) != 1)
+		why = _("not a progress file of this version");
+	else if (last != NULL && (!cJSON_IsString(last) || strlen(last->valuestring) >= PROGRESS_NAME_MAX))
+		why = _("\"last\" is not a lesson name");
+	else if (lessons != NULL && !cJSON_IsObject(lessons))
+		why = _("\"lessons\" is not an object");
+	const cJSON *each = lessons;
+	if (why != NULL)
+		each = NULL;
+	cJSON_ArrayForEach(l, each)
+	{
+		const cJSON *done = cJSON_GetObjectItemCaseSensitive(l, "done");
+		ProgressLesson *e;
+		int step = json_count(l, "step", 1 << 20), steps = json_count(l, "steps", 1 << 20);
+		int right = json_count(l, "right", 1 << 20), asked = json_count(l, "asked", 1 << 20);
+		if (!cJSON_IsObject(l) || !cJSON_IsBool(done) || step < 0 || steps < 0 || right < 0 || asked < right) {
+			why = _("a lesson's entry is not what attnviz writes");
+			break;
+		}
+		if (progress_find(p, l->string) != NULL)
+			continue;
+		if ((e = progress_entry(p, l->string)) == NULL) {
+			why = _("a lesson's name is too long");
+			break;
+		}
+		e->done = cJSON_IsTrue(done);
+		e->step = step;
+		e->steps = steps;
+		e->right = right;
+		e->asked = asked;
+	}
+	if (why == NULL && cJSON_IsString(last))
+		snprintf(p->last, sizeof p->last, "%s", last->valuestring);
+	cJSON_Delete(root);
+	return why;
+}
+
+int progress_load(Progress *p, const char *path, char **warn)
+{
+	char *err = NULL, *text;
+	size_t len;
+	struct stat st;
+
+	memset(p, 0, sizeof *p);
+	*warn = NULL;
+	if (path == NULL)
+		return 0;
+	if ((p->path = strdup(path)) == NULL)
+		return -1;
+	if (lstat(path, &st) != 0 && errno == ENOENT)
+		return 0; /* a first run */
+	text = fileio_read_all(path, PROGRESS_MAX_BYTES, &len, &err);
+	const char *why = text != NULL ? progress_parse(p, text, len) : NULL;
+	free(text);
+	if (text != NULL && why == NULL)
+		return 0;
+	/* Damaged or unreadable: start afresh, and set the file aside so this is said once. */
+	free(p->lesson);
+	p->lesson = NULL;
+	p->n = 0;
+	p->last[0] = '\0';
+	char *aside = str_printf("%s.damaged", path);
+	char *shown = text_escape(path, "");
+	int moved = aside != NULL && rename(path, aside) == 0;
+	const int damaged = text != NULL || err == NULL;
+	const char *what = why != NULL ? why : err != NULL ? err : _("out of memory");
+	if (damaged)
+		*warn = str_printf(moved ? _("progress file %s is damaged (%s); set aside as progress.json.damaged; starting afresh")
+		                         : _("progress file %s is damaged (%s); starting afresh"),
+		                   shown ? shown : "", what);
+	else
+		*warn = str_printf(moved ? _("progress file %s cannot be read (%s); set aside as progress.json.damaged; starting afresh")
+		                         : _("progress file %s cannot be read (%s); starting afresh"),
+		                   shown ? shown : "", what);
+	free(shown);
+	free(aside);
+	free(err);
+	return 0;
+}
+
+/* mkdir -p the directory of path. */
+int progress_save(const Progress *p, char **err)
+{
+	cJSON *root = cJSON_CreateObject(), *lessons = NULL;
+	char *text = NULL;
+	int rc = -1, ok = root != NULL;
+
+	*err = NULL;
+	if (p->path == NULL) {
+		cJSON_Delete(root);
+		return 0;
+	}
+	ok = ok && cJSON_AddNumberToObject(root, "version", 1) != NULL;
+	ok = ok && cJSON_AddStringToObject(root, "last", p->last) != NULL;
+	ok = ok && (lessons = cJSON_AddObjectToObject(root, "lessons")) != NULL;
+	for (int i = 0; ok && i < p->n; i++) {
+		const ProgressLesson *e = &p->lesson[i];
+		cJSON *l = cJSON_AddObjectToObject(lessons, e->name);
+		ok = l != NULL && cJSON_AddBoolToObject(l, "done", e->done) != NULL &&
+		     cJSON_AddNumberToObject(l, "step", e->step) != NULL && cJSON_AddNumberToObject(l, "steps", e->steps) != NULL &&
+		     cJSON_AddNumberToObject(l, "right", e->right) != NULL && cJSON_AddNumberToObject(l, "asked", e->asked) != NULL;
+	}
+	if (ok && (text = cJSON_Print(root)) != NULL) {
+		paths_make_parent(p->path);
+		size_t len = strlen(text);
+		rc = fileio_write_atomic(p->path, text, len, err);
+	} else {
+		*err = strdup("out of memory");
+	}
+	cJSON_free(text);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* 1 when every lesson of the course is finished. */
+static int course_done(const Progress *p)
+{
+	for (int i = 0; session_lesson_order[i] != NULL; i++) {
+		const ProgressLesson *e = progress_find(p, session_lesson_order[i]);
+		if (e == NULL || !e->done)
+			return 0;
+	}
+	return 1;
+}
+
+int progress_note(Progress *p, const char *name, int step, int steps, int right, int asked)
+{
+	ProgressLesson *e = progress_entry(p, name), before;
+	int r = 0;
+
+	if (e == NULL)
+		return 0;
+	before = *e;
+	const int was_done = before.done;
+	e->step = step;
+	e->steps = steps;
+	e->right = right;
+	e->asked = asked;
+	if (steps > 0 && step >= steps - 1)
+		e->done = 1;
+	if (strcmp(p->last, name) != 0 || before.done != e->done || before.steps != e->steps || before.right != e->right ||
+	    before.asked != e->asked)
+		r |= PROGRESS_CHANGED;
+	else if (before.step != e->step)
+		r |= PROGRESS_MOVED;
+	snprintf(p->last, sizeof p->last, "%s", name);
+	/* the end of the course: its last lesson finished now (not on a later visit) */
+	if (!was_done && e->done && session_lesson_index(name) >= 0 && session_lesson_order[session_lesson_index(name) + 1] == NULL)
+		r |= PROGRESS_COURSE_DONE;
+	return r;
+}
+
+int progress_track(Progress *p, const Session *s, char **err)
+{
+	char name[PROGRESS_NAME_MAX];
+	int r;
+
+	*err = NULL;
+	if (p == NULL || session_lesson_name(s, name, sizeof name) != 0)
+		return 0;
+	r = progress_note(p, name, s->step, s->nwalk, s->quiz_right, s->quiz_asked);
+	if (r & PROGRESS_MOVED)
+		p->unsaved = 1;
+	if (r & PROGRESS_CHANGED) {
+		if (progress_save(p, err) != 0)
+			return -1;
+		p->unsaved = 0;
+	}
+	return r;
+}
+
+int progress_flush(Progress *p, char **err)
+{
+	*err = NULL;
+	if (p == NULL || !p->unsaved)
+		return 0;
+	if (progress_save(p, err) != 0)
+		return -1;
+	p->unsaved = 0;
+	return 0;
+}
+
+void progress_marks(const Progress *p, const char *name, const char *current, int utf8, char mark[8], char score[40])
+{
+	const ProgressLesson *e = p != NULL ? progress_find(p, name) : NULL;
+	const int here = current != NULL && strcmp(current, name) == 0;
+
+	snprintf(mark, 8, "%s", here ? (utf8 ? "\u25b6" : ">") : e != NULL && e->done ? (utf8 ? "\u2713" : "+") : " ");
+	score[0] = '\0';
+	if (e == NULL)
+		return;
+	if (here && e->done)
+		snprintf(score, 40, _("%s step %d/%d"), utf8 ? "\u2713" : "+", e->step + 1, e->steps);
+	else if (!e->done)
+		snprintf(score, 40, _("step %d/%d"), e->step + 1, e->steps);
+	if (e->asked > 0) {
+		size_t n = strlen(score);
+		snprintf(score + n, 40 - n, _("%squiz %d/%d"), n > 0 ? "  " : "", e->right, e->asked);
+	}
+}
+
+char *progress_report(const Progress *p, int utf8)
+{
+	StrBuf b = { 0 };
+	int done = 0, total = 0, right = 0, asked = 0;
+
+	/* the counts first: the summary at the course's end is read in a pop-up that may scroll */
+	for (int i = 0; session_lesson_order[i] != NULL; i++) {
+		const ProgressLesson *e = progress_find(p, session_lesson_order[i]);
+		total++;
+		if (e != NULL) {
+			done += e->done;
+			right += e->right;
+			asked += e->asked;
+		}
+	}
+	strbuf_printf(&b, _("%d of %d lessons finished"), done, total);
+	if (asked > 0)
+		strbuf_printf(&b, _("; quizzes %d of %d right"), right, asked);
+	/* TRANSLATORS: the full stop that ends a sentence built in pieces (counts, a decode step) */
+	strbuf_puts(&b, _(".\n"));
+	if (course_done(p))
+		strbuf_puts(&b, _("The whole course is finished: well done!\n"));
+	if (p->last[0] != '\0') {
+		const ProgressLesson *e = progress_find(p, p->last);
+		char *name = text_escape(p->last, "");
+		if (e != NULL)
+			strbuf_printf(&b, _("Last: %s, step %d of %d.\n"), name ? name : "", e->step + 1, e->steps);
+		free(name);
+	}
+	strbuf_puts(&b, "\n");
+	for (int i = 0; session_lesson_order[i] != NULL; i++) {
+		char mark[8], score[40];
+		progress_marks(p, session_lesson_order[i], NULL, utf8, mark, score);
+		strbuf_printf(&b, "%s %2d. %-10s %s\n", mark, i + 1, session_lesson_order[i], score);
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}

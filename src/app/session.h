@@ -1,0 +1,266 @@
+/* session.h: the learner's state — lesson, computation, place in the walk, quiz score.
+ *
+ * The TUI and the plain REPL both read a Session; only commands (cmd.c) and
+ * the functions below write it. Views never write the model: they read the
+ * Session and the Attn it owns, and keep their own view state (cursor, pane).
+ */
+#ifndef ATTNVIZ_SESSION_H
+#define ATTNVIZ_SESSION_H
+
+#include "engine/attention.h"
+
+/* What changed since the view last drew (bits of Session.dirty). */
+enum {
+	DIRTY_LESSON = 1 << 0, /* a new lesson: everything */
+	DIRTY_VALUES = 1 << 1, /* numbers changed (an edit): panes, flash */
+	DIRTY_PLACE  = 1 << 2, /* step, stage or head changed */
+	DIRTY_STATUS = 1 << 3, /* the message line */
+	DIRTY_LANG   = 1 << 4, /* narration language */
+	DIRTY_QUIZ   = 1 << 5, /* a question was answered or skipped: its hidden pane is revealed */
+	DIRTY_ALL    = 0xff
+};
+
+/* A quiz's state for one step of the walk. */
+typedef enum QuizState { QUIZ_OPEN, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_SKIPPED } QuizState;
+
+typedef struct Session {
+	Lesson *lesson;       /* owned: the lesson with the learner's edits */
+	Attn *model;          /* owned: computed from lesson (a chain of layers for a lesson with layers) */
+	Attn *attn;           /* the layer shown: a link of model (every view reads this one) */
+	int layer;            /* its index, 0-based */
+	char *source;         /* owned: the path loaded (for reload); NULL for the built-in lesson */
+
+	/* The walk: the lesson's steps, or one step per present stage. */
+	int nwalk;
+	Step *walk;           /* owned copies (texts borrowed from lesson->steps when it has them) */
+	int walk_owned_texts; /* 0: walk[i].text/quiz point into lesson->steps */
+	int step;             /* index into walk */
+	Stage stage;          /* stage shown: walk[step].stage, or where `goto` went */
+	int head;             /* head shown, 0-based */
+
+	/*
+	 * Inside a stage that walks decode steps (SF_DECODE_STEPS) or tiles
+	 * (SF_TILES): where n/p are; -1 elsewhere (a view then shows the
+	 * finished matrices). nskipped: how many tiles the last move passed
+	 * because the mask hides them, the first of them at (skipped_q, skipped_k).
+	 */
+	int dec_t;
+	int tile_q, tile_k;
+	int nskipped, skipped_q, skipped_k;
+
+	QuizState *quiz;      /* nwalk entries */
+	int quiz_right, quiz_asked;
+
+	char lang[8];         /* "en" or "zh" */
+
+	/*
+	 * The lesson's "compare" variant, computed beside it (NULL without one):
+	 * compare_attn is computed from lesson->compare; edits apply to both.
+	 * compare_on: views show the variant beside the main computation, with
+	 * the cells that differ marked (the `compare on|off` command).
+	 */
+	Attn *compare_model;  /* owned */
+	Attn *compare_attn;   /* its layer `layer` (or its last, when it has fewer) */
+	int compare_on;
+
+	/* The computation before the last edit, for flashing what changed (may be NULL). */
+	Lesson *prev_lesson;
+	Attn *prev_model;     /* owned */
+	Attn *prev_attn;      /* its layer `layer` */
+
+	unsigned dirty;
+	int quit;
+	int edited;           /* 1 once the learner changed the lesson (set, heads, train, …) since it was loaded */
+} Session;
+
+/*
+ * Start a session on a loaded lesson (takes ownership of l; source may be NULL).
+ * Returns 0, or -1 with *err set.
+ */
+int session_init(Session *s, Lesson *l, const char *source, char **err);
+void session_free(Session *s);
+/*
+ * The view has nothing to do: the layer shown (and its compare variant)
+ * get the memory their derived matrices will be made in, when it is at
+ * most SESSION_RESERVE_NUMBERS numbers (attn_reserve_derived). Cheap once done.
+ */
+#define SESSION_RESERVE_NUMBERS (1 << 22) /* n = m = 1024: 32 MiB */
+void session_idle(Session *s);
+
+/*
+ * Load FILE or NAME (found in $ATTNVIZ_LESSONS, ./lessons, then the installed
+ * share directory) and, only when it loads and computes, replace the session's
+ * lesson. On failure the session is unchanged and *err says why.
+ * *warn gets the loader's warnings (may be NULL). NULL loads the built-in lesson.
+ */
+int session_load(Session *s, const char *file_or_name, char **err, char **warn);
+/* The built-in default lesson (lessons/selfattn.json, compiled in). */
+Lesson *session_default_lesson(char **err);
+/* Resolve a lesson name to a path (heap string), or NULL with *err. */
+char *session_find_lesson(const char *name, char **err);
+
+/* The lesson names of lessons/README.md in teaching order, NULL-terminated. */
+extern const char *const session_lesson_order[];
+/*
+ * The name of the lesson after this one in the teaching order (the built-in
+ * lesson is selfattn), or NULL after the last one or for a file not in it.
+ */
+const char *session_next_lesson(const Session *s);
+/* The session's lesson by name: its file's name without .json ("selfattn" built in), in buf. 0, or -1 when it does not fit. */
+int session_lesson_name(const Session *s, char *buf, size_t size);
+/* Where a lesson of that name stands in session_lesson_order, or -1 outside the course. */
+int session_lesson_index(const char *name);
+
+/*
+ * Replace the lesson by an edited copy: edit() changes the copy, and the
+ * result is validated and recomputed; only then does it replace the current
+ * one (the old computation is kept in prev_* for the flash). On a refused
+ * edit nothing changes and *err gives the reason. The same edit is applied
+ * to the compare variant (lesson->compare) when there is one; a refusal
+ * there refuses the edit ("compare: …"). compare_on is kept. The edit is
+ * checked (lesson_validate) before anything is computed, and refused when
+ * the edited lesson and the current one together would hold more than
+ * LESSON_MAX_NUMBERS (the previous computation is dropped first).
+ */
+typedef int (*SessionEdit)(Lesson *copy, void *arg, char **err);
+int session_edit(Session *s, SessionEdit edit, void *arg, char **err);
+/*
+ * The same, for an edit that changes only numbers in given matrices (a
+ * weight, an input cell), never a shape or a setting: the computation is
+ * updated in place (attn_update), rerunning only the passes the changed
+ * matrices reach, so no second computation is held. prev_* then holds
+ * copies of only the matrices that were remade, and none when those would
+ * be more than a tenth of the computation (a large lesson's W_q: no flash).
+ * An edit that does change a shape or a setting is computed afresh, as
+ * session_edit does.
+ */
+int session_edit_values(Session *s, SessionEdit edit, void *arg, char **err);
+
+/*
+ * A copy of the learner's state to come back to: the lesson with its edits,
+ * the place, the language and the comparison view. Demo scripts step back
+ * by restoring the mark taken when they started and replaying.
+ */
+typedef struct SessionMark {
+	Lesson *lesson;   /* owned clone */
+	char *source;     /* owned, may be NULL */
+	int step, head, compare_on, layer;
+	int dec_t, tile_q, tile_k;
+	Stage stage;
+	char lang[8];
+	int edited;
+} SessionMark;
+
+/* Returns 0, or -1 with *err (out of memory). */
+int session_mark(const Session *s, SessionMark *m, char **err);
+/* Replace *s by the marked state (the mark is kept). On failure s is unchanged. */
+int session_restore(Session *s, const SessionMark *m, char **err);
+void session_mark_free(SessionMark *m);
+
+/* Moving. Each returns 0, or -1 with *err (e.g. "already at the last step"). */
+int session_goto_step(Session *s, int step, char **err);
+int session_next(Session *s, char **err);
+int session_prev(Session *s, char **err);
+int session_goto_stage(Session *s, Stage st, char **err);
+int session_set_head(Session *s, int head, char **err);
+/*
+ * The session numbers layers in the order of the walk (lesson_walk_stack):
+ * an encoder–decoder's encoder layers first, then the lesson's own (a
+ * decoder's links). Session.layer and the walk's steps count this way; a
+ * learner names an encoder layer eN (layer e0) and the lesson's own by
+ * their number (layer 0 is the decoder's first link).
+ */
+/* The computation of walk layer `layer` (a link of model, or of its encoder); NULL out of range. */
+const Attn *session_walk_link(const Session *s, int layer);
+/* Show walk layer `layer`, at the same stage where it has one. */
+int session_set_layer(Session *s, int layer, char **err);
+/* How many layers the walk has (1 without "layers"; the encoder's counted in). */
+int session_layers(const Session *s);
+/* A learner's name of walk layer `layer` ("e1", "3") in buf; -1 when there is none. */
+int session_layer_word(const Session *s, int layer, char *buf, size_t size);
+/* The walk layer a learner's word names ("e1", "3"), or -1 with *err saying which there are. */
+int session_layer_lookup(const Session *s, const char *word, char **err);
+/*
+ * Where the learner is, for the stage line (heap, NULL with one layer):
+ * "layer 1/3", or in an encoder–decoder "layer 1/2 · encoder · self-attention",
+ * "layer 0/1 · decoder · cross-attention".
+ */
+char *session_place(const Session *s, int utf8);
+/*
+ * The map of the block shown, the current sublayer in brackets (heap, NULL
+ * without a block): catalog.h's stage_map, or for a decoder layer its two
+ * links together ("x → self-attn → + → N1 → [cross-attn] → + → N2 → FFN → + → N3").
+ */
+char *session_stage_map(const Session *s, int utf8);
+
+/*
+ * Decode steps and tiles. session_decode_steps: how many decode steps the
+ * stage shown walks (0 when it walks none); session_cache_rows: the rows of
+ * step t's KV cache (t + 1, or the window's size once it rolls);
+ * session_tiles: the query and key blocks of the FlashAttention tiles (0
+ * when the stage shown walks none).
+ */
+int session_decode_steps(const Session *s);
+int session_cache_rows(const Session *s, int t);
+int session_tiles(const Session *s, int *nqb, int *nkb);
+
+/* How a view draws one cell (source row R, column C of matrix `which`) at the decode step or tile shown. */
+typedef enum CellState {
+	CELL_PLAIN,   /* as usual */
+	CELL_UNSEEN,  /* not computed yet at this step or tile, or outside its row's cache: drawn blank */
+	CELL_DROPPED, /* a cache row the rolling window has dropped: dimmed */
+	CELL_NEW,     /* the new row t; the tile being processed (and the rows of V it reads): lit */
+	CELL_BEFORE,  /* FlashAttention's state before this tile (the previous key block's column) */
+	CELL_AFTER    /* its state after this tile */
+} CellState;
+CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, int R, int C);
+/* Its mark where there is no colour, as the plain REPL prints it: '#' new, '~' before, 'x' dropped, ' ' else. */
+char session_cell_mark(CellState cs);
+
+/* The step shown now (never NULL). */
+const Step *session_step(const Session *s);
+/* Text in the session's language, else English, else any. */
+const char *session_text(const Session *s, const Text *t);
+/*
+ * The line views put before narration the lesson wrote, once the learner
+ * edited the lesson (Session.edited): the text was written for the lesson
+ * as loaded, and `reload` brings that back. NULL before any edit.
+ */
+const char *session_edited_note(const Session *s);
+/* 1 when the step shown has a quiz still open: its revealing pane stays hidden. */
+int session_quiz_pending(const Session *s);
+/*
+ * The matrix kept hidden while a quiz is open, or -1 when none is: the matrix
+ * a numeric question asks about (whether or not this stage shows it: a
+ * question about PE on the input stage hides PE, not the input), else, for a
+ * question with choices, the stage's result. Every view hides this one (and
+ * `show`, `explain`, `stats` refuse it).
+ */
+int session_hidden_matrix(const Session *s);
+/*
+ * How to answer the open question, in buf: "answer 1-4" for choices (keys
+ * 1 to 4 in the full-screen view) or "answer VALUE" for a number; "" when no
+ * question is open. Returns buf.
+ */
+const char *session_quiz_usage(const Session *s, char *buf, size_t size);
+
+/*
+ * Answer the open quiz of the current step. For choices, value is the
+ * 1-based choice number (or its letter A, B, …); for numbers, a number.
+ * Returns 1 for right, 0 for wrong, -1 with *err when nothing is open or the
+ * answer is not understood. *feedback gets a heap string that says right or
+ * wrong with the actual numbers.
+ */
+int session_answer(Session *s, const char *value, char **feedback, char **err);
+/* Close the open quiz unanswered (counted as skipped): *feedback says "Skipped: the answer is …". */
+int session_skip(Session *s, char **feedback, char **err);
+/* The same for a demo's `quiz` line revealing the answer to the class: "Answer: …". */
+int session_reveal(Session *s, char **feedback, char **err);
+/*
+ * The number the current step's numeric question checks answers against
+ * (its answer cell in the computation): 0, or -1 when the step asks no
+ * numeric question or the cell is not in the lesson. For an answer key.
+ */
+int session_quiz_value(const Session *s, double *value);
+
+#endif

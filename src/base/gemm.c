@@ -1,0 +1,522 @@
+/*
+ * gemm.c: the matrix product behind mat_mul and mat_mul_view, arranged for
+ * the machine: blocks of A and B packed for the caches, and micro-kernels
+ * that keep a tile of C in registers. One kernel is chosen when the first
+ * product runs: AVX-512, else AVX2, else the portable one.
+ *
+ * Every kernel gives every cell the same bits, those the engine has always
+ * given: the terms t = 0 … k−1 are taken in blocks of KB = 256; each block
+ * is summed on its own, from 0, in the order of t, each product rounded
+ * before it is added; and the block sums are added to C in order:
+ *   C[i][j] = ((s_0 + s_1) + s_2) + …,  s_b = ((0 + A[i][256b]·B[256b][j]) + …).
+ * For k ≤ 256 that is exactly mat_mul_naive's sum; for longer sums it may
+ * differ from it in the last bits. A vector lane is one cell, so no order
+ * changes with the vector width, and no kernel fuses a multiply and an add
+ * (a·b + c rounded once would differ in the last bit; -ffp-contract=off
+ * keeps the compiler from fusing them). On AMD Zen the multiplies and the
+ * adds run on different pipes, so this costs no throughput there; on Intel
+ * cores, where they share two, a multiply-add kernel could be twice as fast.
+ */
+#include "base/matrix.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_X86_KERNELS 1
+#else
+#define HAVE_X86_KERNELS 0
+#endif
+
+/*
+ * A micro-kernel: the sums of one block of kc ≤ KB terms for the tile C
+ * (MR × NR, row stride ldc), each from 0 in the order of t,
+ *   s[r][q] = Σ_t a[t][r] · b[t][q]   for t = 0 … kc−1,
+ * stored into C when first (the first block), else added to it:
+ * C[r][q] = C[r][q] + s[r][q]. a is a packed MR-row strip of A
+ * (a[t·MR + r]), b a packed NR-column strip of B (b[t·NR + q]), both
+ * 64-byte aligned. Returns 1 when a number it stored is not finite (NaN or
+ * ±∞), from the registers as they are stored: x·0 is NaN exactly then.
+ */
+typedef int MicroKernel(int kc, const double *a, const double *b, double *c, size_t ldc, int first);
+
+typedef struct Kernel {
+	const char *name;
+	int mr, nr; /* the tile of C held in registers */
+	int mc;     /* rows of A packed at once (mc × KB, for L2) */
+	int nc;     /* columns of B packed at once (KB × nc, for L3) */
+	int (*supported)(void);
+	MicroKernel *micro;
+} Kernel;
+
+/* KB is part of the result (where the sums are split), the same for every kernel, never a tuning. */
+enum { KB = 256, MR_MAX = 16, NR_MAX = 32 };
+
+/* ---------------------------------------------------------------- portable */
+
+#if defined(__GNUC__)
+/* Two doubles at a time, in whatever the target has (SSE2, NEON, …) or in two scalars. */
+typedef double v2d __attribute__((vector_size(16)));
+
+static v2d v2_load(const double *p)
+{
+	v2d v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static void v2_store(double *p, v2d v)
+{
+	memcpy(p, &v, sizeof v);
+}
+
+/* 4 × 4: eight two-lane accumulators, twelve of the sixteen SSE registers. */
+static int micro_portable(int kc, const double *a, const double *b, double *c, size_t ldc, int first)
+{
+	const v2d z = { 0.0, 0.0 };
+	v2d bad;
+	v2d c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
+	int t;
+
+	for (t = 0; t < kc; t++, a += 4, b += 4) {
+		const v2d b0 = v2_load(b), b1 = v2_load(b + 2);
+		v2d ar;
+		ar = (v2d){ a[0], a[0] };
+		c00 = c00 + ar * b0, c01 = c01 + ar * b1;
+		ar = (v2d){ a[1], a[1] };
+		c10 = c10 + ar * b0, c11 = c11 + ar * b1;
+		ar = (v2d){ a[2], a[2] };
+		c20 = c20 + ar * b0, c21 = c21 + ar * b1;
+		ar = (v2d){ a[3], a[3] };
+		c30 = c30 + ar * b0, c31 = c31 + ar * b1;
+	}
+	if (!first) {
+		c00 = v2_load(c) + c00, c01 = v2_load(c + 2) + c01;
+		c10 = v2_load(c + ldc) + c10, c11 = v2_load(c + ldc + 2) + c11;
+		c20 = v2_load(c + 2 * ldc) + c20, c21 = v2_load(c + 2 * ldc + 2) + c21;
+		c30 = v2_load(c + 3 * ldc) + c30, c31 = v2_load(c + 3 * ldc + 2) + c31;
+	}
+	v2_store(c, c00), v2_store(c + 2, c01);
+	v2_store(c + ldc, c10), v2_store(c + ldc + 2, c11);
+	v2_store(c + 2 * ldc, c20), v2_store(c + 2 * ldc + 2, c21);
+	v2_store(c + 3 * ldc, c30), v2_store(c + 3 * ldc + 2, c31);
+	bad = ((c00 * 0.0 + c01 * 0.0) + (c10 * 0.0 + c11 * 0.0)) + ((c20 * 0.0 + c21 * 0.0) + (c30 * 0.0 + c31 * 0.0));
+	return bad[0] + bad[1] != 0.0;
+}
+#else
+/* Without GNU vectors: the same sums in plain C. */
+static int micro_portable(int kc, const double *a, const double *b, double *c, size_t ldc, int first)
+{
+	double acc[4][4], bad = 0.0;
+	int t, r, q;
+
+	for (r = 0; r < 4; r++)
+		for (q = 0; q < 4; q++)
+			acc[r][q] = 0.0;
+	for (t = 0; t < kc; t++)
+		for (r = 0; r < 4; r++)
+			for (q = 0; q < 4; q++)
+				acc[r][q] = acc[r][q] + a[t * 4 + r] * b[t * 4 + q];
+	for (r = 0; r < 4; r++)
+		for (q = 0; q < 4; q++)
+			c[(size_t)r * ldc + q] = first ? acc[r][q] : c[(size_t)r * ldc + q] + acc[r][q],
+			bad += c[(size_t)r * ldc + q] * 0.0;
+	return bad != 0.0;
+}
+#endif
+
+static int always(void)
+{
+	return 1;
+}
+
+/* ---------------------------------------------------------------- x86-64 */
+
+#if HAVE_X86_KERNELS
+/* Rows of a tile, spelled out so every accumulator is its own variable (a register). */
+#define ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define ROWS8(X) ROWS6(X) X(6) X(7)
+
+/* AVX2, 6 × 8: twelve 4-lane accumulators, two of B, one of A, one product: all sixteen ymm. */
+#define AVX2_ZERO(r) __m256d c##r##_0 = _mm256_setzero_pd(), c##r##_1 = c##r##_0;
+#define AVX2_ADD_C(r)                                                                                    \
+	c##r##_0 = _mm256_add_pd(_mm256_loadu_pd(c + r * ldc), c##r##_0),                                \
+	c##r##_1 = _mm256_add_pd(_mm256_loadu_pd(c + r * ldc + 4), c##r##_1);
+#define AVX2_STEP(r)                                                                                     \
+	{                                                                                                \
+		const __m256d ar = _mm256_broadcast_sd(a + r);                                           \
+		c##r##_0 = _mm256_add_pd(c##r##_0, _mm256_mul_pd(ar, b0));                               \
+		c##r##_1 = _mm256_add_pd(c##r##_1, _mm256_mul_pd(ar, b1));                               \
+	}
+#define AVX2_STORE(r) _mm256_storeu_pd(c + r * ldc, c##r##_0), _mm256_storeu_pd(c + r * ldc + 4, c##r##_1);
+#define AVX2_BAD(r) bad = _mm256_add_pd(bad, _mm256_add_pd(_mm256_mul_pd(c##r##_0, zero), _mm256_mul_pd(c##r##_1, zero)));
+
+__attribute__((target("avx2"))) static int micro_avx2(int kc, const double *a, const double *b, double *c,
+                                                       size_t ldc, int first)
+{
+	int t;
+
+	ROWS6(AVX2_ZERO)
+	for (t = 0; t < kc; t++, a += 6, b += 8) {
+		const __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4);
+		ROWS6(AVX2_STEP)
+	}
+	if (!first) {
+		ROWS6(AVX2_ADD_C)
+	}
+	ROWS6(AVX2_STORE)
+	{
+		const __m256d zero = _mm256_setzero_pd();
+		__m256d bad = zero;
+		ROWS6(AVX2_BAD)
+		return _mm256_movemask_pd(_mm256_cmp_pd(bad, bad, _CMP_UNORD_Q)) != 0;
+	}
+}
+
+static int has_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
+
+/* AVX-512, 8 × 24: twenty-four 8-lane accumulators, three of B, one of A, products: 29 of 32 zmm. */
+#define AVX512_ZERO(r) __m512d c##r##_0 = _mm512_setzero_pd(), c##r##_1 = c##r##_0, c##r##_2 = c##r##_0;
+#define AVX512_ADD_C(r)                                                                                  \
+	c##r##_0 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc), c##r##_0),                               \
+	c##r##_1 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 8), c##r##_1),                            \
+	c##r##_2 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 16), c##r##_2);
+#define AVX512_STEP(r)                                                                                   \
+	{                                                                                                \
+		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
+		c##r##_0 = _mm512_add_pd(c##r##_0, _mm512_mul_pd(ar, b0));                               \
+		c##r##_1 = _mm512_add_pd(c##r##_1, _mm512_mul_pd(ar, b1));                               \
+		c##r##_2 = _mm512_add_pd(c##r##_2, _mm512_mul_pd(ar, b2));                               \
+	}
+#define AVX512_STORE(r)                                                                                  \
+	_mm512_storeu_pd(c + r * ldc, c##r##_0), _mm512_storeu_pd(c + r * ldc + 8, c##r##_1),            \
+		_mm512_storeu_pd(c + r * ldc + 16, c##r##_2);
+#define AVX512_BAD(r)                                                                                    \
+	bad = _mm512_add_pd(bad, _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(c##r##_0, zero), _mm512_mul_pd(c##r##_1, zero)), \
+	                                       _mm512_mul_pd(c##r##_2, zero)));
+
+__attribute__((target("avx512f"))) static int micro_avx512(int kc, const double *a, const double *b, double *c,
+                                                           size_t ldc, int first)
+{
+	int t;
+
+	ROWS8(AVX512_ZERO)
+	for (t = 0; t < kc; t++, a += 8, b += 24) {
+		const __m512d b0 = _mm512_load_pd(b), b1 = _mm512_load_pd(b + 8), b2 = _mm512_load_pd(b + 16);
+		ROWS8(AVX512_STEP)
+	}
+	if (!first) {
+		ROWS8(AVX512_ADD_C)
+	}
+	ROWS8(AVX512_STORE)
+	{
+		const __m512d zero = _mm512_setzero_pd();
+		__m512d bad = zero;
+		ROWS8(AVX512_BAD)
+		return _mm512_cmp_pd_mask(bad, bad, _CMP_UNORD_Q) != 0;
+	}
+}
+
+static int has_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f");
+}
+#endif
+
+/* Fastest first: the first one the processor supports is used. */
+static const Kernel kernels[] = {
+#if HAVE_X86_KERNELS
+	{ "avx512", 8, 24, 192, 2040, has_avx512, micro_avx512 },
+	{ "avx2", 6, 8, 192, 2048, has_avx2, micro_avx2 },
+#endif
+	{ "portable", 4, 4, 128, 2048, always, micro_portable },
+};
+enum { KERNEL_COUNT = sizeof kernels / sizeof kernels[0] };
+
+static const Kernel *active;
+static pthread_once_t chosen = PTHREAD_ONCE_INIT;
+
+static int find_kernel(const char *name)
+{
+	int i;
+
+	for (i = 0; i < KERNEL_COUNT; i++)
+		if (strcmp(kernels[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* ATTNVIZ_KERNEL=NAME picks one (when the processor has it); else the fastest. */
+static void choose_kernel(void)
+{
+	const char *want = getenv("ATTNVIZ_KERNEL");
+	int i = want != NULL ? find_kernel(want) : -1;
+
+	if (i >= 0 && kernels[i].supported()) {
+		active = &kernels[i];
+		return;
+	}
+	for (i = 0; i < KERNEL_COUNT; i++)
+		if (kernels[i].supported()) {
+			active = &kernels[i];
+			return;
+		}
+}
+
+static const Kernel *kernel(void)
+{
+	pthread_once(&chosen, choose_kernel);
+	return active;
+}
+
+int mat_kernel_count(void)
+{
+	return KERNEL_COUNT;
+}
+
+const char *mat_kernel_name(int i)
+{
+	return i >= 0 && i < KERNEL_COUNT ? kernels[i].name : NULL;
+}
+
+int mat_kernel_supported(int i)
+{
+	return i >= 0 && i < KERNEL_COUNT && kernels[i].supported();
+}
+
+const char *mat_kernel_active(void)
+{
+	return kernel()->name;
+}
+
+int mat_kernel_use(const char *name)
+{
+	int i = find_kernel(name);
+
+	kernel(); /* the once-only choice is made, so it cannot undo this one later */
+	if (i < 0 || !kernels[i].supported())
+		return -1;
+	active = &kernels[i];
+	return 0;
+}
+
+/* ---------------------------------------------------------------- packing */
+
+/*
+ * Strip s of packed B holds columns [s·NR, s·NR + NR) of the block B[t0 … t0+kc)[j0 … j0+nc):
+ * bp[s·kc·NR + t·NR + q] = B[t0 + t][j0 + s·NR + q], 0 past the edge.
+ * With b_trans, B[t][j] is read as Bt[j][t] (row stride ldb), so Q·Kᵀ needs no copy of K.
+ */
+static void pack_b(const Kernel *K, int kc, int nc, const double *B, size_t ldb, int b_trans, int t0, int j0,
+                   double *bp)
+{
+	const int nr = K->nr;
+	int s, t, q;
+
+	for (s = 0; s * nr < nc; s++) {
+		double *strip = &bp[(size_t)s * kc * nr];
+		const int cols = nc - s * nr < nr ? nc - s * nr : nr;
+		if (b_trans) {
+			for (q = 0; q < cols; q++) {
+				const double *src = &B[(size_t)(j0 + s * nr + q) * ldb + t0];
+				for (t = 0; t < kc; t++)
+					strip[(size_t)t * nr + q] = src[t];
+			}
+		} else {
+			for (t = 0; t < kc; t++) {
+				const double *src = &B[(size_t)(t0 + t) * ldb + j0 + s * nr];
+				for (q = 0; q < cols; q++)
+					strip[(size_t)t * nr + q] = src[q];
+			}
+		}
+		if (cols < nr)
+			for (t = 0; t < kc; t++)
+				for (q = cols; q < nr; q++)
+					strip[(size_t)t * nr + q] = 0.0;
+	}
+}
+
+/* Rows [i0, i0 + rows) of A, terms [t0, t0 + kc), as one MR-row strip: ap[t·MR + r], 0 past the edge. */
+static void pack_a_strip(const Kernel *K, int kc, int rows, const double *A, size_t lda, int i0, int t0,
+                         double *ap)
+{
+	const int mr = K->mr;
+	int r, t;
+
+	for (r = 0; r < rows; r++) {
+		const double *src = &A[(size_t)(i0 + r) * lda + t0];
+		for (t = 0; t < kc; t++)
+			ap[(size_t)t * mr + r] = src[t];
+	}
+	for (; r < mr; r++)
+		for (t = 0; t < kc; t++)
+			ap[(size_t)t * mr + r] = 0.0;
+}
+
+/* ---------------------------------------------------------------- scratch */
+
+/*
+ * The packed blocks, kept per thread from one product to the next (no page
+ * faults on every call), and freed when the thread ends: the block starts
+ * with its size in doubles, the packed numbers follow at the next cache line.
+ */
+enum { SCRATCH_HEAD = 64 / sizeof(double) };
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_ok;
+
+static void scratch_init(void)
+{
+	scratch_ok = pthread_key_create(&scratch_key, free) == 0;
+}
+
+static double *scratch_get(size_t count)
+{
+	double *block;
+
+	pthread_once(&scratch_once, scratch_init);
+	if (!scratch_ok)
+		return NULL;
+	block = pthread_getspecific(scratch_key);
+	if (block == NULL || count > (size_t)block[0]) {
+		/* whole cache lines; aligned_alloc wants a size that is a multiple of the alignment */
+		const size_t bytes = ((count + SCRATCH_HEAD) * sizeof(double) + 63) / 64 * 64;
+		double *grown = aligned_alloc(64, bytes);
+		if (grown == NULL || pthread_setspecific(scratch_key, grown) != 0) {
+			free(grown);
+			return NULL;
+		}
+		free(block);
+		block = grown;
+		block[0] = (double)(bytes / sizeof(double) - SCRATCH_HEAD);
+	}
+	return block + SCRATCH_HEAD;
+}
+
+static size_t round_up(size_t x, size_t to)
+{
+	return (x + to - 1) / to * to;
+}
+
+/* ---------------------------------------------------------------- the product */
+
+/* Out of memory for the packed blocks: the same sums (blocks of KB terms), one cell at a time. */
+static int mul_unpacked(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb,
+                        int b_trans, double *C, size_t ldc, int lower)
+{
+	int i, j, t, t0, bad = 0;
+
+	for (i = 0; i < r; i++) {
+		const int kend = lower && i + 1 < k ? i + 1 : k;
+		for (j = 0; j < c; j++) {
+			double cell = 0.0;
+			for (t0 = 0; t0 < kend; t0 += KB) {
+				double sum = 0.0;
+				for (t = t0; t < kend && t < t0 + KB; t++)
+					sum += A[(size_t)i * lda + t] *
+					       (b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j]);
+				cell = t0 == 0 ? sum : cell + sum;
+			}
+			C[(size_t)i * ldc + j] = cell;
+		}
+		bad |= mat_nonfinite(&C[(size_t)i * ldc], (size_t)c);
+	}
+	return bad;
+}
+
+/* A tile cut short by the edge of C (rows × cols < MR × NR): the kernel works on a copy. 1: a cell is not finite. */
+static int tile_edge(const Kernel *K, int kc, const double *ap, const double *bp, double *c, size_t ldc,
+                      int first, int rows, int cols)
+{
+	double tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
+	const int nr = K->nr;
+	int r, bad = 0;
+
+	if (!first)
+		for (r = 0; r < rows; r++)
+			memcpy(&tile[r * nr], &c[(size_t)r * ldc], (size_t)cols * sizeof *c);
+	K->micro(kc, ap, bp, tile, (size_t)nr, first);
+	for (r = 0; r < rows; r++) {
+		memcpy(&c[(size_t)r * ldc], &tile[r * nr], (size_t)cols * sizeof *c);
+		bad |= mat_nonfinite(&tile[r * nr], (size_t)cols);
+	}
+	return bad;
+}
+
+int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
+                 double *C, size_t ldc, int lower)
+{
+	const Kernel *K = kernel();
+	const int mr = K->mr, nr = K->nr;
+	size_t bp_count, ap_count;
+	double *bp, *ap;
+	int t0, j0, i0, bad = 0;
+
+	if (r <= 0 || c <= 0)
+		return 0;
+	if (k <= 0) {
+		for (i0 = 0; i0 < r; i0++)
+			memset(&C[(size_t)i0 * ldc], 0, (size_t)c * sizeof *C);
+		return 0;
+	}
+	bp_count = (size_t)KB * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
+	ap_count = (size_t)KB * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
+	bp = scratch_get(bp_count + ap_count);
+	if (bp == NULL)
+		return mul_unpacked(r, k, c, A, lda, B, ldb, b_trans, C, ldc, lower);
+	ap = bp + bp_count;
+
+	/* Blocks of KB terms in order: each one's sums are added to what the blocks before left in C. */
+	for (t0 = 0; t0 < k; t0 += KB) {
+		const int kc = k - t0 < KB ? k - t0 : KB;
+		const int first = t0 == 0;
+		for (j0 = 0; j0 < c; j0 += K->nc) {
+			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
+			pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
+			for (i0 = 0; i0 < r; i0 += K->mc) {
+				const int mc = r - i0 < K->mc ? r - i0 : K->mc;
+				int ir, jr;
+				/*
+				 * lower: row i of A is 0 from column i+1 on, so an MR-row strip from
+				 * row i needs the terms t < i + MR only (the others are exact zeros,
+				 * which change no finite sum). A strip wholly past them is skipped;
+				 * never in the first block, so C is always written.
+				 */
+				for (ir = 0; ir < mc; ir += mr) {
+					const int rows = mc - ir < mr ? mc - ir : mr;
+					const int need = lower ? i0 + ir + mr - t0 : kc;
+					if (need > 0)
+						pack_a_strip(K, need < kc ? need : kc, rows, A, lda, i0 + ir, t0,
+						             &ap[(size_t)ir * kc]);
+				}
+				for (jr = 0; jr < nc; jr += nr) {
+					const int cols = nc - jr < nr ? nc - jr : nr;
+					const double *bs = &bp[(size_t)jr * kc];
+					for (ir = 0; ir < mc; ir += mr) {
+						const int rows = mc - ir < mr ? mc - ir : mr;
+						const int need = lower ? i0 + ir + mr - t0 : kc;
+						const int kend = need < kc ? need : kc;
+						double *ct = &C[(size_t)(i0 + ir) * ldc + j0 + jr];
+						if (kend <= 0)
+							continue;
+						/* a sum once not finite stays so: checking every block's store is checking the last */
+						if (rows == mr && cols == nr)
+							bad |= K->micro(kend, &ap[(size_t)ir * kc], bs, ct, ldc, first);
+						else
+							bad |= tile_edge(K, kend, &ap[(size_t)ir * kc], bs, ct, ldc, first, rows, cols);
+					}
+				}
+			}
+		}
+	}
+	return bad;
+}

@@ -1,0 +1,1568 @@
+/* cmd.c: every command, one table. The TUI's `:` line, the plain REPL and demo
+ * scripts all come through cmd_run(); `help` is printed from the table. */
+#include "cmd/cmd.h"
+#include "base/i18n.h"
+#include "engine/backward.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "inspect/explain.h"
+#include "base/paths.h"
+#include "app/progress.h"
+#include "base/strbuf.h"
+#include "out/export.h"
+#include "base/fileio.h"
+#include "base/jsonread.h"
+#include "inspect/stats.h"
+#include "inspect/labels.h"
+#include "out/textfmt.h"
+#include "out/themefile.h"
+
+/* ------------------------------------------------------------ output */
+
+static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = str_vprintf(fmt, ap);
+	va_end(ap);
+	if (s == NULL)
+		return;
+	/* Messages quote what was typed and what lessons say: never let a control character through. */
+	if (out != NULL && out->message != NULL) {
+		/* errors may have lines too: a JSON syntax error shows the line and a caret */
+		char *safe = text_escape(s, kind == MSG_INFO ? "" : "\n\t");
+		out->message(out->ctx, kind, title, safe ? safe : "");
+		free(safe);
+	}
+	free(s);
+}
+
+/* Report a heap error string from the session layer and free it; returns -1. */
+static int fail(CmdOut *out, char *err)
+{
+	say(out, MSG_ERROR, NULL, "%s", err ? err : _("out of memory"));
+	free(err);
+	return -1;
+}
+
+/* A text composed in b, shown under title and freed (out of memory: the error instead). */
+static int say_text(CmdOut *out, const char *title, StrBuf *b)
+{
+	if (b->oom) {
+		free(b->s);
+		return fail(out, NULL);
+	}
+	say(out, MSG_TEXT, title, "%s", b->s ? b->s : "");
+	free(b->s);
+	return 0;
+}
+
+static int usage(CmdOut *out, const char *name);
+
+/* ------------------------------------------------------------ arguments */
+
+/* A whole number in [lo, hi]; -1 and a message otherwise. */
+static int parse_int(const char *s, long lo, long hi, long *v, CmdOut *out, const char *what)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	if (end == s || *end != '\0' || errno != 0 || *v < lo || *v > hi) {
+		say(out, MSG_ERROR, NULL, _("%s: expected a whole number from %ld to %ld, got \"%s\""), _(what), lo, hi, s);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_double(const char *s, double *v, CmdOut *out, const char *what)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(*v)) {
+		say(out, MSG_ERROR, NULL, _("%s: expected a finite number, got \"%s\""), _(what), s);
+		return -1;
+	}
+	return 0;
+}
+
+/* A matrix by name, present in this lesson. */
+static int parse_matrix(const Session *s, const char *name, CmdOut *out)
+{
+	int w = matrix_find(name);
+
+	if (w < 0) {
+		StrBuf list = { 0 };
+		int i;
+		for (i = 0; i < AM_COUNT; i++)
+			if (attn_has(s->attn, (AttnMatrix)i, 0))
+				strbuf_printf(&list, "%s%s", list.len ? " " : "", matrix_name((AttnMatrix)i));
+		say(out, MSG_ERROR, NULL, _("unknown matrix: %s (this lesson has: %s)"), name, list.s ? list.s : "");
+		free(list.s);
+		return -1;
+	}
+	if (!attn_has(s->attn, (AttnMatrix)w, 0)) {
+		say(out, MSG_ERROR, NULL, _("%s is not part of this lesson"), matrix_name((AttnMatrix)w));
+		return -1;
+	}
+	return w;
+}
+
+static int parse_head(const Session *s, const char *arg, int *head, CmdOut *out)
+{
+	long v;
+
+	if (arg == NULL) {
+		*head = s->head;
+		return 0;
+	}
+	if (parse_int(arg, 0, s->attn->heads - 1, &v, out, N_("head")) != 0)
+		return -1;
+	*head = (int)v;
+	return 0;
+}
+
+/* ------------------------------------------------------------ moving */
+
+static int cmd_next(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	(void)argc; (void)argv;
+	return session_next(s, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_prev(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	(void)argc; (void)argv;
+	return session_prev(s, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_first(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	(void)argc; (void)argv;
+	return session_goto_step(s, 0, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_last(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	(void)argc; (void)argv;
+	return session_goto_step(s, s->nwalk - 1, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_step(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	long v;
+	(void)argc;
+	if (parse_int(argv[1], 1, s->nwalk, &v, out, N_("step")) != 0)
+		return -1;
+	return session_goto_step(s, (int)v - 1, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_goto(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	int st = stage_lookup(&s->attn->shape, argv[1]);
+	(void)argc;
+	if (st < 0) {
+		/* a typo gets the one name it meant (a message that fits one line); else the lesson's stages */
+		const char *names[STAGE_COUNT];
+		int n = 0;
+		for (int i = 0; i < STAGE_COUNT; i++)
+			if (stage_present(&s->attn->shape, (Stage)i))
+				names[n++] = stage_kinds[i].name;
+		JrHint hint = jr_did_you_mean(argv[1], names, n);
+		if (hint.s[0] != '\0') {
+			say(out, MSG_ERROR, NULL, _("unknown stage: %.40s%s"), argv[1], hint.s);
+			return -1;
+		}
+		char *list = stage_list(&s->attn->shape);
+		say(out, MSG_ERROR, NULL, _("unknown stage: %s (this lesson's stages: %s)"), argv[1], list ? list : "?");
+		free(list);
+		return -1;
+	}
+	return session_goto_stage(s, (Stage)st, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_layer(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	const int k = session_layer_lookup(s, argv[1], &err);
+	(void)argc;
+	if (k < 0)
+		return fail(out, err);
+	return session_set_layer(s, k, &err) == 0 ? 0 : fail(out, err);
+}
+
+static int cmd_head(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL;
+	char *end;
+	long v;
+	(void)argc;
+	errno = 0;
+	v = strtol(argv[1], &end, 10);
+	if (end == argv[1] || *end != '\0' || errno != 0 || v < 0 || v > LESSON_MAX_HEADS) {
+		say(out, MSG_ERROR, NULL, _("head: expected a head number from 0 to %d, got \"%s\""), s->attn->heads - 1, argv[1]);
+		return -1;
+	}
+	return session_set_head(s, (int)v, &err) == 0 ? 0 : fail(out, err);
+}
+
+/* ------------------------------------------------------------ lessons */
+
+static int cmd_load(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL, *warn = NULL;
+	(void)argc;
+	if (session_load(s, argv[1], &err, &warn) != 0) {
+		free(warn);
+		return fail(out, err);
+	}
+	if (warn != NULL)
+		say(out, MSG_TEXT, _("warnings"), "%s", warn);
+	free(warn);
+	{
+		char *title = text_escape(session_text(s, &s->lesson->title), "");
+		say(out, MSG_INFO, NULL, _("loaded %s: %s"), s->source, title ? title : "");
+		free(title);
+	}
+	return 0;
+}
+
+static int cmd_reload(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *source = s->source ? strdup(s->source) : NULL, *err = NULL, *warn = NULL;
+	(void)argc; (void)argv;
+	if (s->source != NULL && source == NULL)
+		return fail(out, NULL);
+	if (session_load(s, source, &err, &warn) != 0) {
+		free(source);
+		free(warn);
+		return fail(out, err);
+	}
+	free(warn); /* said when the lesson was first loaded */
+	say(out, MSG_INFO, NULL, _("reloaded %s"), source ? source : _("the built-in lesson"));
+	free(source);
+	return 0;
+}
+
+/* The teaching order (session_lesson_order); other lesson files follow alphabetically. */
+static int order_of(const char *name)
+{
+	int i;
+	for (i = 0; session_lesson_order[i] != NULL; i++)
+		if (strcmp(session_lesson_order[i], name) == 0)
+			return i;
+	return i;
+}
+
+static int compare_names(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+	int oa = order_of(a), ob = order_of(b);
+	return oa != ob ? oa - ob : strcmp(a, b);
+}
+
+/* The title of a lesson file, read cheaply (no computation); heap string or NULL. */
+static char *lesson_title(const char *path, const char *lang)
+{
+	/* fileio: a FIFO named x.json must not hang `lessons` */
+	char *err = NULL, *title = NULL;
+	size_t len;
+	char *buf = fileio_read_all(path, LESSON_MAX_BYTES, &len, &err);
+	cJSON *root, *t;
+
+	free(err);
+	if (buf != NULL) {
+		root = cJSON_ParseWithLength(buf, len);
+		t = cJSON_GetObjectItemCaseSensitive(root, "title");
+		if (cJSON_IsObject(t)) {
+			cJSON *v = cJSON_GetObjectItemCaseSensitive(t, lang);
+			t = cJSON_IsString(v) ? v : cJSON_GetObjectItemCaseSensitive(t, "en");
+		}
+		if (cJSON_IsString(t))
+			title = text_escape(t->valuestring, "");
+		cJSON_Delete(root);
+	}
+	free(buf);
+	return title;
+}
+
+/* Names (without .json) of the lessons in the first search directory that has any. */
+static int list_lessons(char ***names, const char **dir_out)
+{
+	const char *dirs[PATHS_MAX];
+	int i, count = 0, n = paths_search("ATTNVIZ_LESSONS", "lessons", "lessons", dirs);
+
+	*names = NULL;
+	for (i = 0; i < n && count == 0; i++) {
+		DIR *d;
+		struct dirent *e;
+		if ((d = opendir(dirs[i])) == NULL)
+			continue;
+		while ((e = readdir(d)) != NULL) {
+			size_t len = strlen(e->d_name);
+			char **grown;
+			if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
+				continue;
+			grown = realloc(*names, (size_t)(count + 1) * sizeof **names);
+			if (grown == NULL)
+				break;
+			*names = grown;
+			(*names)[count++] = strndup(e->d_name, len - 5);
+		}
+		closedir(d);
+		*dir_out = dirs[i];
+	}
+	if (count > 1)
+		qsort(*names, (size_t)count, sizeof **names, compare_names);
+	return count;
+}
+
+static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char **names;
+	const char *dir = NULL;
+	int i, count = list_lessons(&names, &dir);
+	StrBuf text = { 0 };
+	(void)argc; (void)argv;
+
+	if (count == 0) {
+		free(names);
+		say(out, MSG_ERROR, NULL, _("no lessons found (looked in $ATTNVIZ_LESSONS, ./lessons, beside the program and in %s/lessons)"),
+		    ATTNVIZ_SHARE);
+		return -1;
+	}
+	/* the learner's progress beside each: ✓ finished, ▶ here, the step and the quiz score */
+	char *ppath = progress_default_path(), *warn = NULL, here[PROGRESS_NAME_MAX];
+	Progress prog;
+	progress_load(&prog, ppath, &warn);
+	free(ppath);
+	if (warn != NULL)
+		say(out, MSG_ERROR, NULL, "%s", warn);
+	free(warn);
+	if (session_lesson_name(s, here, sizeof here) != 0)
+		here[0] = '\0';
+	for (i = 0; i < count; i++) {
+		char *path = str_printf("%s/%s.json", dir, names[i]);
+		char *title = path != NULL ? lesson_title(path, s->lang) : NULL;
+		char *name = text_escape(names[i], ""), mark[8], score[40];
+		progress_marks(&prog, names[i], here, out->utf8, mark, score);
+		strbuf_printf(&text, "%s %2d. %-11s %s%s%s\n", mark, i + 1, name ? name : "", title ? title : "(unreadable)",
+		              score[0] ? "  " : "", score);
+		free(name);
+		free(title);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	progress_free(&prog);
+	return say_text(out, out->utf8 ? _("lessons (load NAME; \u2713 finished, \u25b6 here)") : _("lessons (load NAME; + finished, > here)"),
+	                &text);
+}
+
+/* Where the learner left off (progress.h): that lesson, at that step. */
+static int cmd_continue(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *ppath = progress_default_path(), *warn = NULL, *err = NULL, here[PROGRESS_NAME_MAX];
+	Progress prog;
+	int rc = 0;
+	(void)argc; (void)argv;
+
+	progress_load(&prog, ppath, &warn);
+	free(ppath);
+	if (warn != NULL)
+		say(out, MSG_ERROR, NULL, "%s", warn);
+	free(warn);
+	const ProgressLesson *e = prog.last[0] != '\0' ? progress_find(&prog, prog.last) : NULL;
+	if (e == NULL) {
+		progress_free(&prog);
+		say(out, MSG_INFO, NULL, _("nothing to continue yet: this is the start (lessons lists the course)"));
+		return 0;
+	}
+	if (session_lesson_name(s, here, sizeof here) != 0 || strcmp(here, e->name) != 0) {
+		char *lwarn = NULL;
+		rc = session_load(s, e->name, &err, &lwarn);
+		free(lwarn);
+	}
+	if (rc == 0 && e->step > 0 && e->step < s->nwalk)
+		rc = session_goto_step(s, e->step, &err);
+	if (rc == 0) {
+		char *name = text_escape(e->name, "");
+		say(out, MSG_INFO, NULL, _("back in %s at step %d of %d"), name ? name : "", s->step + 1, s->nwalk);
+		free(name);
+	}
+	progress_free(&prog);
+	return rc == 0 ? 0 : fail(out, err);
+}
+
+/* ------------------------------------------------------------ looking */
+
+/* While a question is open, the matrix that answers it stays hidden. */
+static int hidden(const Session *s, int which, CmdOut *out)
+{
+	char how[32];
+
+	if (which >= 0 && which == session_hidden_matrix(s)) {
+		say(out, MSG_ERROR, NULL, _("%s stays hidden until you answer the question (%s, skip, hint)"),
+		    matrix_name((AttnMatrix)which), session_quiz_usage(s, how, sizeof how));
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_show(Session *s, int argc, char **argv, CmdOut *out)
+{
+	int w = parse_matrix(s, argv[1], out), head;
+
+	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
+		return -1;
+	if (out->show != NULL)
+		out->show(out->ctx, (AttnMatrix)w, head);
+	return 0;
+}
+
+static int cmd_explain(Session *s, int argc, char **argv, CmdOut *out)
+{
+	int w = parse_matrix(s, argv[1], out), head;
+	long row, col;
+	char *text, *err = NULL;
+	const Mat *m;
+
+	if (w < 0 || parse_head(s, argc > 4 ? argv[4] : NULL, &head, out) != 0 || hidden(s, w, out))
+		return -1;
+	m = attn_matrix(s->attn, (AttnMatrix)w, head);
+	if (parse_int(argv[2], 0, m->rows - 1, &row, out, N_("row")) != 0 ||
+	    parse_int(argv[3], 0, m->cols - 1, &col, out, N_("column")) != 0)
+		return -1;
+	text = explain_cell(s->attn, (AttnMatrix)w, head, (int)row, (int)col, out->utf8, &err);
+	if (text == NULL)
+		return fail(out, err);
+	say(out, MSG_TEXT, _("explain"), "%s", text);
+	free(text);
+	return 0;
+}
+
+static int cmd_lang(Session *s, int argc, char **argv, CmdOut *out)
+{
+	(void)argc;
+	if (strcmp(argv[1], "en") != 0 && strcmp(argv[1], "zh") != 0) {
+		say(out, MSG_ERROR, NULL, _("lang: expected en or zh, got \"%s\""), argv[1]);
+		return -1;
+	}
+	strcpy(s->lang, argv[1]);
+	s->dirty |= DIRTY_LANG;
+	if (!i18n_set_lang(argv[1]))
+		say(out, MSG_INFO, NULL, "%s", _("narration in Chinese; the program's own words stay English (the terminal is not UTF-8)"));
+	else
+		say(out, MSG_INFO, NULL, "%s", _("language: English"));
+	return 0;
+}
+
+/* ------------------------------------------------------------ edits */
+
+typedef struct SetArg {
+	AttnMatrix which;
+	int layer;         /* a lesson with layers: whose parameters (the input is the lesson's) */
+	int row, col;
+	double value;
+} SetArg;
+
+/*
+ * The lesson or layer that holds matrix `which` at walk layer `layer`: a
+ * layer's own parameters, its stack's input (the encoder's X in the encoder),
+ * the top level's source.
+ */
+static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
+{
+	int i;
+	Lesson *stk = lesson_walk_stack(l, layer, &i);
+	return which == AM_SOURCE_INPUT ? l : which == AM_INPUT ? stk : lesson_layer(stk, i);
+}
+
+static int edit_set(Lesson *l, void *arg, char **err)
+{
+	const SetArg *a = arg;
+	Mat *m = lesson_matrix(holder(l, a->which, a->layer), a->which);
+	/* The compare variant may have other shapes (prefix.json: fewer tokens). */
+	if (m == NULL || a->row >= m->rows || a->col >= m->cols) {
+		*err = str_printf(_("%s[%d][%d] is outside its %d × %d"), matrix_name(a->which), a->row, a->col,
+		                  m ? m->rows : 0, m ? m->cols : 0);
+		return -1;
+	}
+	MAT_AT(*m, a->row, a->col) = a->value;
+	return 0;
+}
+
+/* "W_q[0][1]" or "W_q" followed by ROW COL words. */
+static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char name[32];
+	const char *p = argv[1], *br = strchr(p, '[');
+	const char *rs, *cs, *vs;
+	char rowbuf[24], colbuf[24];
+	SetArg a;
+	long row, col;
+	char *err = NULL;
+	int w;
+	const Mat *m;
+
+	if (br != NULL) {
+		const char *close1 = strchr(br, ']');
+		const char *br2 = close1 ? strchr(close1, '[') : NULL;
+		const char *close2 = br2 ? strchr(br2, ']') : NULL;
+		if (close2 == NULL || close2[1] != '\0' || argc != 3 || (size_t)(br - p) >= sizeof name ||
+		    (size_t)(close1 - br) >= sizeof rowbuf || (size_t)(close2 - br2) >= sizeof colbuf)
+			return usage(out, "set");
+		snprintf(name, sizeof name, "%.*s", (int)(br - p), p);
+		snprintf(rowbuf, sizeof rowbuf, "%.*s", (int)(close1 - br - 1), br + 1);
+		snprintf(colbuf, sizeof colbuf, "%.*s", (int)(close2 - br2 - 1), br2 + 1);
+		rs = rowbuf;
+		cs = colbuf;
+		vs = argv[2];
+	} else {
+		if (argc != 5 || strlen(p) >= sizeof name)
+			return usage(out, "set");
+		snprintf(name, sizeof name, "%s", p);
+		rs = argv[2];
+		cs = argv[3];
+		vs = argv[4];
+	}
+	w = parse_matrix(s, name, out);
+	if (w < 0)
+		return -1;
+	if (!matrix_editable((AttnMatrix)w)) {
+		say(out, MSG_ERROR, NULL, _("%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)"),
+		    matrix_name((AttnMatrix)w), s->lesson->has_source ? ", source_input" : "");
+		return -1;
+	}
+	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
+	if (parse_int(rs, 0, m->rows - 1, &row, out, N_("row")) != 0 || parse_int(cs, 0, m->cols - 1, &col, out, N_("column")) != 0 ||
+	    parse_double(vs, &a.value, out, N_("value")) != 0)
+		return -1;
+	a.which = (AttnMatrix)w;
+	a.layer = s->layer;
+	a.row = (int)row;
+	a.col = (int)col;
+	if (session_edit_values(s, edit_set, &a, &err) != 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, _("%s[%ld][%ld] = %s; everything after it is recomputed"), matrix_name(a.which), row, col, vs);
+	return 0;
+}
+
+typedef struct MaskArg {
+	MaskKind kind;
+	Mat padding;
+	int window;
+	int layer; /* the walk layer shown: whose mask is edited */
+} MaskArg;
+
+/* l's mask replaced by a's. */
+static int set_mask(Lesson *l, const MaskArg *a, char **err)
+{
+	mat_free(&l->mask_matrix);
+	for (int i = 0; i < l->nmasks; i++)
+		mat_free(&l->masks[i].matrix);
+	free(l->masks);
+	l->masks = NULL;
+	l->nmasks = 0;
+	l->mask = a->kind;
+	l->window = a->window;
+	/* Copied, not moved: the compare variant gets the same edit. */
+	if (a->kind == MASK_PADDING && mat_copy(&l->mask_matrix, &a->padding) != 0) {
+		*err = strdup("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The mask of the layer shown: a stack's layers (an encoder's too) share
+ * their stack's; each attention of an encoder–decoder's decoder keeps its
+ * own (link 0's is the top level's as well).
+ */
+static int edit_mask(Lesson *top, void *arg, char **err)
+{
+	const MaskArg *a = arg;
+	int i;
+	Lesson *stk = lesson_walk_stack(top, a->layer, &i);
+
+	if (stk == top && top->encoder != NULL)
+		return set_mask(lesson_layer(top, i), a, err) != 0 || (i == 0 && set_mask(top, a, err) != 0) ? -1 : 0;
+	return set_mask(stk, a, err);
+}
+
+static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
+{
+	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0, s->layer };
+	char *err = NULL;
+	long w;
+	const int m = s->attn->lesson->m; /* the keys of the attention shown */
+
+	if (strcmp(argv[1], "none") == 0 && argc == 2)
+		a.kind = MASK_NONE;
+	else if (strcmp(argv[1], "causal") == 0 && argc == 2)
+		a.kind = MASK_CAUSAL;
+	else if (strcmp(argv[1], "window") == 0 && argc == 3) {
+		if (parse_int(argv[2], 1, LESSON_MAX_TOKENS, &w, out, N_("mask window (the keys a query sees, itself included)")) != 0)
+			return -1;
+		a.kind = MASK_WINDOW;
+		a.window = (int)w;
+	}
+	else if (strcmp(argv[1], "padding") == 0 && argc >= 3) {
+		/* "1,1,0" or "1 1 0": every value counted, whatever the count, before any is kept */
+		int i, j = 0, bad = 0;
+		if (mat_alloc(&a.padding, 1, m) != 0)
+			return fail(out, NULL);
+		for (i = 2; i < argc; i++) {
+			const char *p = argv[i];
+			while (*p != '\0') {
+				size_t len = strcspn(p, ",");
+				if (len > 0) {
+					if (len != 1 || (p[0] != '0' && p[0] != '1'))
+						bad = 1;
+					else if (j < m)
+						a.padding.a[j] = p[0] == '1';
+					j++;
+				}
+				p += len + (p[len] == ',');
+			}
+		}
+		if (bad || j != m) {
+			mat_free(&a.padding);
+			if (bad)
+				say(out, MSG_ERROR, NULL, _("mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s"),
+				    m >= 3 ? "1,1,0" : "1,0");
+			else
+				say(out, MSG_ERROR, NULL, _("mask padding: expected %d values (one per key), got %d"), m, j);
+			return -1;
+		}
+		a.kind = MASK_PADDING;
+	} else
+		return usage(out, "mask");
+	if (session_edit(s, edit_mask, &a, &err) != 0) {
+		mat_free(&a.padding);
+		return fail(out, err);
+	}
+	mat_free(&a.padding);
+	if (a.kind == MASK_WINDOW)
+		say(out, MSG_INFO, NULL, _("mask is now a window of %d (each query sees at most the last %d tokens, itself included)"),
+		    a.window, a.window);
+	else
+		say(out, MSG_INFO, NULL, _("mask is now %s"), argv[1]);
+	return 0;
+}
+
+typedef struct ScaleArg {
+	ScaleKind kind;
+	double value;
+} ScaleArg;
+
+/* The scale is a setting of every attention of the lesson: an encoder–decoder's encoder too. */
+static int edit_scale(Lesson *l, void *arg, char **err)
+{
+	const ScaleArg *a = arg;
+	l->scale = a->kind;
+	l->scale_value = a->value;
+	l->scale_explicit = 1;
+	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
+}
+
+typedef struct TrainArg {
+	int steps;
+	double lr;
+	double *losses; /* steps + 1: the main lesson's losses (the variant's are not kept) */
+	int variant;    /* 0 for the first call (the lesson), 1 after (its compare variant) */
+} TrainArg;
+
+/* train: gradient descent on the copy (the lesson's losses kept, not the variant's). */
+static int edit_train(Lesson *l, void *arg, char **err)
+{
+	TrainArg *t = arg;
+	double *losses = t->variant ? NULL : t->losses;
+
+	if (l->backward == BACKWARD_NONE) {
+		*err = str_printf(_("train: this lesson has no \"backward\" (a target or a dOutput) to learn from"));
+		return -1;
+	}
+	t->variant = 1; /* session_edit edits the lesson first, then its compare variant */
+	return attn_train(l, t->steps, t->lr, losses, err);
+}
+
+/*
+ * jacobian ROW [HEAD]: softmax's Jacobian for one row of the weights,
+ * J = diag(w) − w wᵀ (∂w_j/∂s_k): w_j(1 − w_j) on the diagonal, −w_j w_k off it;
+ * every row sums to 0, since the weights always sum to 1.
+ */
+static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const Attn *a = s->attn;
+	const int m = a->lesson->m;
+	StrBuf b = { 0 };
+	long row;
+	int head = s->head;
+	const double *w;
+
+	if (parse_int(argv[1], 0, a->lesson->n - 1, &row, out, N_("jacobian (row)")) != 0 ||
+	    parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0)
+		return -1;
+	if (session_quiz_pending(s) && session_hidden_matrix(s) == AM_WEIGHTS) {
+		say(out, MSG_ERROR, NULL, _("jacobian: answer this step's question first (it asks about the weights)"));
+		return -1;
+	}
+	w = &a->head[head].weights.a[(size_t)row * (size_t)m];
+	strbuf_printf(&b, _("J = diag(w) %s w w%s for row %ld: J_jk = %s w_j/%s s_k\n"), out->utf8 ? "\u2212" : "-",
+	              out->utf8 ? "\u1d40" : "^T", row, out->utf8 ? "\u2202" : "d", out->utf8 ? "\u2202" : "d");
+	for (int j = 0; j < m; j++) {
+		double sum = 0.0;
+		char *lab = labels_col(a, AM_WEIGHTS, j);
+		strbuf_printf(&b, "%-8.8s", lab ? lab : "?");
+		free(lab);
+		for (int k = 0; k < m; k++) {
+			const double x = (j == k ? w[j] : 0.0) - w[j] * w[k];
+			sum += x;
+			strbuf_printf(&b, " %9.4f", x);
+		}
+		strbuf_printf(&b, "   %s %.3g\n", out->utf8 ? "\u03a3" : "sum", sum);
+	}
+	strbuf_printf(&b, _("the diagonal is w(1 %s w): at most 0.25, and near 0 when a weight is near 0 or 1\n"),
+	              out->utf8 ? "\u2212" : "-");
+	return say_text(out, "jacobian", &b);
+}
+
+/* train STEPS [LR]: STEPS steps of gradient descent on every weight and bias; `reload` undoes it. */
+static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
+{
+	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588" };
+	TrainArg t = { 0, 0.1, NULL, 0 };
+	StrBuf curve = { 0 };
+	char *err = NULL;
+	long steps;
+	double lo, hi;
+
+	if (parse_int(argv[1], 1, 10000, &steps, out, N_("train (steps)")) != 0 ||
+	    (argc > 2 && parse_double(argv[2], &t.lr, out, N_("train (learning rate)")) != 0))
+		return -1;
+	if (!(t.lr > 0)) {
+		say(out, MSG_ERROR, NULL, _("train: the learning rate must be > 0, got %s"), argv[2]);
+		return -1;
+	}
+	t.steps = (int)steps;
+	t.losses = calloc((size_t)t.steps + 1, sizeof *t.losses);
+	if (t.losses == NULL)
+		return fail(out, NULL);
+	if (session_edit(s, edit_train, &t, &err) != 0) {
+		free(t.losses);
+		return fail(out, err);
+	}
+	t.losses[t.steps] = s->model->loss; /* the session computed the trained lesson's gradients */
+	/* the loss curve, a bar a step (at most 60, sampled), from its lowest to its highest */
+	lo = hi = t.losses[0];
+	for (int i = 0; i <= t.steps; i++) {
+		lo = t.losses[i] < lo ? t.losses[i] : lo;
+		hi = t.losses[i] > hi ? t.losses[i] : hi;
+	}
+	for (int k = 0, n = t.steps + 1 < 60 ? t.steps + 1 : 60; k < n; k++) {
+		const double x = t.losses[(size_t)k * (size_t)t.steps / (size_t)(n > 1 ? n - 1 : 1)];
+		const int b = hi > lo ? (int)((x - lo) / (hi - lo) * 7.0 + 0.5) : 0;
+		strbuf_printf(&curve, "%s", out->utf8 ? bars[b] : (const char *[]){ "_", ".", "-", "~", "=", "+", "*", "#" }[b]);
+	}
+	say(out, MSG_INFO, NULL,
+	    ngettext("trained %d step at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)",
+	             "trained %d steps at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)", (unsigned long)t.steps),
+	    t.steps, t.lr, t.losses[0], out->utf8 ? "\u2192" : "->", t.losses[t.steps],
+	    curve.s ? curve.s : "");
+	free(curve.s);
+	free(t.losses);
+	return 0;
+}
+
+static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
+{
+	ScaleArg a = { SCALE_SQRT_DK, 0.0 };
+	char *err = NULL;
+	(void)argc;
+	if (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "true") == 0)
+		a.kind = SCALE_SQRT_DK;
+	else if (strcmp(argv[1], "off") == 0 || strcmp(argv[1], "false") == 0)
+		a.kind = SCALE_NONE;
+	else if (parse_double(argv[1], &a.value, out, N_("scale (on, off or a number)")) == 0)
+		a.kind = SCALE_VALUE;
+	else
+		return -1;
+	if (session_edit(s, edit_scale, &a, &err) != 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, _("scale factor is now %.6g"), s->attn->factor);
+	return 0;
+}
+
+typedef struct HeadsArg {
+	int heads, layer;
+} HeadsArg;
+
+/* heads N: the layer shown (a lesson without layers is its own). */
+static int edit_heads(Lesson *top, void *arg, char **err)
+{
+	const HeadsArg *ha = arg;
+	const int h = ha->heads;
+	int i;
+	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
+	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
+	const int g = l->kv_heads_given ? l->kv_heads : h;
+	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
+
+	if (bad != NULL) {
+		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->W_q ? h : g, bad->cols,
+		                  bad == &l->W_q ? "W_q" : "W_v");
+		return -1;
+	}
+	if (h % g != 0) {
+		*err = str_printf(_("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")"), h, g);
+		return -1;
+	}
+	if (l->alibi && !mat_empty(&l->alibi_slopes)) {
+		*err = str_printf(_("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads"),
+		                  l->alibi_slopes.cols, h);
+		return -1;
+	}
+	l->heads = h;
+	l->kv_heads = g;
+	l->d_k = l->W_q.cols / h;
+	l->d_v = l->W_v.cols / g;
+	return 0;
+}
+
+static int cmd_heads(Session *s, int argc, char **argv, CmdOut *out)
+{
+	long v;
+	int h;
+	char *err = NULL;
+	(void)argc;
+	if (parse_int(argv[1], 1, LESSON_MAX_HEADS, &v, out, N_("heads")) != 0)
+		return -1;
+	h = (int)v;
+	{
+		HeadsArg ha = { h, s->layer };
+		if (session_edit(s, edit_heads, &ha, &err) != 0)
+			return fail(out, err);
+	}
+	say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
+	    s->attn->lesson->d_k,
+	    s->attn->lesson->d_v);
+	return 0;
+}
+
+/* ------------------------------------------------------------ quizzes */
+
+static int cmd_answer(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *feedback = NULL, *err = NULL;
+	int rc;
+	(void)argc;
+	rc = session_answer(s, argv[1], &feedback, &err);
+	if (rc < 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, _("%s  (score %d/%d)"), feedback ? feedback : "", s->quiz_right, s->quiz_asked);
+	free(feedback);
+	return 0;
+}
+
+static int cmd_skip(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *feedback = NULL, *err = NULL;
+	(void)argc; (void)argv;
+	if (session_skip(s, &feedback, &err) != 0)
+		return fail(out, err);
+	say(out, MSG_INFO, NULL, "%s", feedback ? feedback : _("skipped"));
+	free(feedback);
+	return 0;
+}
+
+static int cmd_hint(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const Step *st = session_step(s);
+	char *hint;
+	(void)argc; (void)argv;
+	if (!st->has_quiz) {
+		say(out, MSG_ERROR, NULL, _("no question on this step"));
+		return -1;
+	}
+	if (text_empty(&st->quiz.hint)) {
+		say(out, MSG_INFO, NULL, _("no hint for this question"));
+		return 0;
+	}
+	hint = text_escape(session_text(s, &st->quiz.hint), "\n\t");
+	say(out, MSG_TEXT, _("hint"), "%s", hint ? hint : "");
+	free(hint);
+	return 0;
+}
+
+/* ------------------------------------------------------------ compare and stats */
+
+static int cmd_compare(Session *s, int argc, char **argv, CmdOut *out)
+{
+	(void)argc;
+	if (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0)
+		return usage(out, "compare");
+	if (s->compare_attn == NULL) {
+		say(out, MSG_ERROR, NULL, _("this lesson has no compare variant"));
+		return -1;
+	}
+	s->compare_on = strcmp(argv[1], "on") == 0;
+	s->dirty |= DIRTY_PLACE;
+	if (s->compare_on) {
+		char *label = text_escape(session_text(s, &s->lesson->compare_label), "");
+		say(out, MSG_INFO, NULL, _("compare on: each stage's result is shown beside the variant \"%s\", differing cells marked *"),
+		    label && label[0] ? label : "compare");
+		free(label);
+	} else
+		say(out, MSG_INFO, NULL, _("compare off"));
+	return 0;
+}
+
+/* "mean 2.5  std 1.2  min 0  max 5 (9 finite of 9 cells)" of m, then a newline. */
+static void stats_line(StrBuf *b, const Mat *m)
+{
+	MatStats st;
+	stats_matrix(m, &st);
+	strbuf_printf(b, _("mean %.6g  std %.6g  min %.6g  max %.6g  (%zu finite of %d cells)\n"), st.mean, st.std, st.min,
+	              st.max, st.finite, m->rows * m->cols);
+}
+
+/*
+ * The row sums, one line a row; past STATS_ROWS_LISTED rows, a run of rows
+ * with the same sum is one line ("rows 0-122 (t0 … t122)  1"), so a large
+ * lesson's weights say 1 once rather than 123 times.
+ */
+#define STATS_ROWS_LISTED 16
+static void row_sum_lines(StrBuf *text, const Attn *a, AttnMatrix w, const double *sums, int rows, int utf8)
+{
+	for (int i = 0, j; i < rows; i = j) {
+		char a_num[32], b_num[32];
+		snprintf(a_num, sizeof a_num, "%.6g", sums[i]);
+		for (j = i + 1; rows > STATS_ROWS_LISTED && j < rows; j++) {
+			snprintf(b_num, sizeof b_num, "%.6g", sums[j]);
+			if (strcmp(a_num, b_num) != 0)
+				break;
+		}
+		if (rows <= STATS_ROWS_LISTED)
+			j = i + 1;
+		char *first = labels_row(a, w, i), *last = j - 1 > i ? labels_row(a, w, j - 1) : NULL;
+		if (last != NULL)
+			strbuf_printf(text, _("  rows %d-%d (%.40s %s %.40s)  %s\n"), i, j - 1, first ? first : "",
+			              utf8 ? "\u2026" : "...", last, a_num);
+		else
+			strbuf_printf(text, "  %d %.40s  %s\n", i, first ? first : "", a_num);
+		free(first);
+		free(last);
+	}
+}
+
+static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const Lesson *l = s->lesson;
+	StrBuf text = { 0 }, title = { 0 };
+	const Mat *m;
+	char *t;
+	int w, head;
+
+	if (strcmp(argv[1], "params") == 0) {
+		if (argc > 2)
+			return usage(out, "stats");
+		/* the count is hidden where a question on the project or output stage may ask for it */
+		if (session_quiz_pending(s) && (stage_kinds[s->stage].flags & SF_PARAMS)) {
+			say(out, MSG_ERROR, NULL, _("the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)"));
+			return -1;
+		}
+		t = labels_params(s->attn->lesson, out->utf8);
+		if (t == NULL)
+			return fail(out, NULL);
+		say(out, MSG_INFO, NULL, "%s", t);
+		free(t);
+		return 0;
+	}
+	if (strcmp(argv[1], "cache") == 0) {
+		if (argc > 2)
+			return usage(out, "stats");
+		if (!(s->attn->shape.features & FEAT_DECODE) && !(s->attn->shape.features & FEAT_GQA))
+			say(out, MSG_INFO, NULL, _("this lesson does not decode with a KV cache; were it to:"));
+		t = textfmt_cache_lines(s, out->utf8);
+		if (t == NULL)
+			return fail(out, NULL);
+		strbuf_puts(&text, t);
+		free(t);
+		return say_text(out, _("stats: the KV cache"), &text);
+	}
+	w = parse_matrix(s, argv[1], out);
+	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
+		return -1;
+	m = attn_matrix(s->attn, (AttnMatrix)w, head);
+	stats_line(&text, m);
+	if (matrix_kinds[w].flags & MF_GRAD) {
+		/* how big a gradient is: "the gradient vanishes" is this number */
+		double norm = 0.0, largest = 0.0;
+		for (size_t k = 0; k < (size_t)m->rows * (size_t)m->cols; k++) {
+			norm += m->a[k] * m->a[k];
+			largest = fabs(m->a[k]) > largest ? fabs(m->a[k]) : largest;
+		}
+		strbuf_printf(&text, _("norm %.6g  largest |entry| %.6g\n"), sqrt(norm), largest);
+	}
+	if (s->compare_on && s->compare_attn != NULL) {
+		const Mat *c = attn_matrix(s->compare_attn, (AttnMatrix)w, head < s->compare_attn->heads ? head : 0);
+		char *label = text_escape(session_text(s, &l->compare_label), "");
+		if (c != NULL) {
+			strbuf_printf(&text, _("compare (%s): "), label && label[0] ? label : _("variant"));
+			stats_line(&text, c);
+		}
+		free(label);
+	}
+	if (matrix_kinds[w].flags & MF_SUMS) {
+		double *sums = malloc((size_t)m->rows * sizeof *sums);
+		if (sums == NULL)
+			text.oom = 1;
+		else {
+			stats_row_sums(m, sums);
+			strbuf_puts(&text, _("row sums (1, or 0 for a row with no visible key):\n"));
+			row_sum_lines(&text, s->attn, (AttnMatrix)w, sums, m->rows, out->utf8);
+		}
+		free(sums);
+	}
+	strbuf_printf(&title, _("stats: %s"), matrix_name((AttnMatrix)w));
+	if (matrix_per_head((AttnMatrix)w) && s->attn->heads > 1)
+		strbuf_printf(&title, _(" (head %d)"), head);
+	if (title.oom) {
+		free(text.s);
+		free(title.s);
+		return fail(out, NULL);
+	}
+	say_text(out, title.s, &text);
+	free(title.s);
+	return 0;
+}
+
+/* ------------------------------------------------------------ files out */
+
+/* PATH for export and save: a file; "-" would write into the screen. */
+static int check_out_path(const char *path, const char *cmd, CmdOut *out)
+{
+	if (path[0] == '\0' || strcmp(path, "-") == 0) {
+		say(out, MSG_ERROR, NULL, _("%s: give a file name to write (attnviz --export … -o - prints to stdout)"), cmd);
+		return -1;
+	}
+	return 0;
+}
+
+/* export FORMAT [MATRIX|STAGE] PATH: the current stage (or the one named) as a figure or table. */
+static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const char *path = argv[argc - 1];
+	char *err = NULL, *data, *safe;
+	ExportTarget t;
+	int fmt = export_format_find(argv[1]);
+
+	if (fmt < 0) {
+		safe = text_escape(argv[1], "");
+		say(out, MSG_ERROR, NULL, _("export: unknown format \"%s\" (svg, csv, md, tex, json)"), safe ? safe : "");
+		free(safe);
+		return -1;
+	}
+	if (check_out_path(path, "export", out) != 0)
+		return -1;
+	if (export_target_parse(s->attn, argc == 4 ? argv[2] : NULL, s->stage, s->head, &t, &err) != 0)
+		return fail(out, err);
+	/* An open question's answer is not written out either. */
+	if (hidden(s, !t.whole_stage ? (int)t.matrix : t.stage == s->stage ? session_hidden_matrix(s) : -1, out))
+		return -1;
+	data = export_render(s->attn, s, (ExportFormat)fmt, &t, themefile_current(), &err);
+	if (data == NULL)
+		return fail(out, err);
+	if (fileio_write_atomic(path, data, strlen(data), &err) != 0) {
+		free(data);
+		return fail(out, err);
+	}
+	free(data);
+	safe = text_escape(path, "");
+	if (fmt == EXPORT_CSV && t.whole_stage) {
+		AttnMatrix panes[STAGE_MAX_PANES];
+		int n = attn_stage_matrices(s->attn, t.stage, panes);
+		say(out, MSG_INFO, NULL, _("wrote %s (the result of stage %s) as csv to %s"), matrix_name(panes[n - 1]),
+		    stage_name(t.stage), safe ? safe : "");
+	} else
+		say(out, MSG_INFO, NULL, t.whole_stage ? _("wrote stage %s as %s to %s") : _("wrote matrix %s as %s to %s"),
+		    t.whole_stage ? stage_name(t.stage) : matrix_name(t.matrix), export_format_name((ExportFormat)fmt),
+		    safe ? safe : "");
+	free(safe);
+	return 0;
+}
+
+/* save PATH: the lesson with the learner's edits, every matrix written out (format v1). */
+static int cmd_save(Session *s, int argc, char **argv, CmdOut *out)
+{
+	char *err = NULL, *data, *safe;
+	(void)argc;
+
+	if (check_out_path(argv[1], "save", out) != 0)
+		return -1;
+	data = export_lesson_json(s->lesson, &err);
+	if (data == NULL)
+		return fail(out, err);
+	if (fileio_write_atomic(argv[1], data, strlen(data), &err) != 0) {
+		free(data);
+		return fail(out, err);
+	}
+	free(data);
+	safe = text_escape(argv[1], "");
+	say(out, MSG_INFO, NULL, _("saved the lesson with your edits to %s (attnviz %s opens it)"), safe ? safe : "",
+	    safe ? safe : "");
+	free(safe);
+	return 0;
+}
+
+/* ------------------------------------------------------------ the rest */
+
+static int cmd_help(Session *s, int argc, char **argv, CmdOut *out);
+
+static int cmd_quit(Session *s, int argc, char **argv, CmdOut *out)
+{
+	(void)argc; (void)argv; (void)out;
+	s->quit = 1;
+	return 0;
+}
+
+/*
+ * The table. usage: the words after the name (UPPER = a value, [optional], a|b = one of);
+ * cmd_run checks the number of words against min_args and max_args.
+ */
+/* clang-format off */
+const CmdEntry cmd_table[] = {
+	{ .name = "load", .arg = ARG_LESSON, .min_args = 1, .max_args = 1, .exec = cmd_load,
+	  .usage = "load FILE|NAME",
+	  .help = N_("open a lesson file, or a lesson by name (see lessons)") },
+	{ .name = "lessons", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_lessons,
+	  .usage = "lessons",
+	  .help = N_("list the lessons in teaching order: titles, \u2713 finished, quiz scores, where you are") },
+	{ .name = "continue", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_continue,
+	  .usage = "continue",
+	  .help = N_("go back to where you left off (the lesson and step of your last run)") },
+	{ .name = "reload", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_reload,
+	  .usage = "reload",
+	  .help = N_("load the current lesson again from its file (drops your edits)") },
+	{ .name = "next", .alias = "n", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_next,
+	  .usage = "next",
+	  .help = N_("go to the next step") },
+	{ .name = "prev", .alias = "p", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_prev,
+	  .usage = "prev",
+	  .help = N_("go back one step") },
+	{ .name = "first", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_first,
+	  .usage = "first",
+	  .help = N_("go to the first step") },
+	{ .name = "last", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_last,
+	  .usage = "last",
+	  .help = N_("go to the last step") },
+	{ .name = "step", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_step,
+	  .usage = "step N",
+	  .help = N_("go to step N of the walk") },
+	{ .name = "goto", .arg = ARG_STAGE, .min_args = 1, .max_args = 1, .exec = cmd_goto,
+	  .usage = "goto STAGE",
+	  .help = N_("show a stage (help goto lists them)") },
+	{ .name = "head", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_head,
+	  .usage = "head N",
+	  .help = N_("show head N (from 0)") },
+	{ .name = "layer", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_layer,
+	  .usage = "layer N|eN",
+	  .help = N_("show layer N (from 0) of a lesson with layers; eN: the encoder's layer N of an encoder\u2013decoder") },
+	{ .name = "show", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_show,
+	  .usage = "show MATRIX [HEAD]",
+	  .help = N_("show a matrix (e.g. show weights 1)") },
+	{ .name = "explain", .alias = "ex", .arg = ARG_MATRIX, .min_args = 3, .max_args = 4, .exec = cmd_explain,
+	  .usage = "explain MATRIX ROW COL [HEAD]",
+	  .help = N_("show the arithmetic behind one cell") },
+	{ .name = "set", .arg = ARG_MATRIX, .min_args = 2, .max_args = 4, .exec = cmd_set,
+	  .usage = "set MATRIX[ROW][COL] VALUE",
+	  .help = N_("edit an input or a weight; everything after it is recomputed") },
+	{ .name = "mask", .arg = ARG_WORDS, .min_args = 1, .max_args = CMD_MANY, .exec = cmd_mask,
+	  .usage = "mask causal|none|window W|padding 1,1,0",
+	  .help = N_("change the mask") },
+	{ .name = "scale", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_scale,
+	  .usage = "scale on|off|VALUE",
+	  .help = N_("scale scores by 1/sqrt(d_k) (on), 1 (off) or a number") },
+	{ .name = "heads", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_heads,
+	  .usage = "heads N",
+	  .help = N_("split Q, K and V into N heads (N must divide their columns)") },
+	{ .name = "jacobian", .arg = ARG_NONE, .min_args = 1, .max_args = 2, .exec = cmd_jacobian,
+	  .usage = "jacobian ROW [HEAD]",
+	  .help = N_("softmax's Jacobian diag(w) - w w^T for one row of the weights") },
+	{ .name = "train", .arg = ARG_NONE, .min_args = 1, .max_args = 2, .exec = cmd_train,
+	  .usage = "train STEPS [LR]",
+	  .help = N_("gradient descent on every weight and bias (lesson with \"backward\"; LR default 0.1)") },
+	{ .name = "answer", .alias = "a", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_answer,
+	  .usage = "answer VALUE",
+	  .help = N_("answer this step's question (a choice number or letter, or a number)") },
+	{ .name = "skip", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_skip,
+	  .usage = "skip",
+	  .help = N_("skip this step's question and see the answer") },
+	{ .name = "hint", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_hint,
+	  .usage = "hint",
+	  .help = N_("a hint for this step's question") },
+	{ .name = "compare", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_compare,
+	  .usage = "compare on|off",
+	  .help = N_("show the lesson's compare variant beside each result, differing cells marked") },
+	{ .name = "stats", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_stats,
+	  .usage = "stats MATRIX|params|cache [HEAD]",
+	  .help = N_("mean, std, min, max of a matrix (weights: row sums); params: the parameter count; cache: the KV cache's bytes") },
+	{ .name = "lang", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_lang,
+	  .usage = "lang en|zh",
+	  .help = N_("the language of the narration and the program's words: English or Chinese") },
+	{ .name = "export", .arg = ARG_WORDS, .min_args = 2, .max_args = 3, .exec = cmd_export,
+	  .usage = "export FORMAT [MATRIX|STAGE] PATH",
+	  .help = N_("write this stage (or a matrix, or another stage) as svg, csv, md, tex or json") },
+	{ .name = "save", .arg = ARG_FILE, .min_args = 1, .max_args = 1, .exec = cmd_save,
+	  .usage = "save PATH",
+	  .help = N_("write this lesson with your edits as a lesson file") },
+	/* Front-end commands (exec NULL: out->frontend runs them). */
+	{ .name = "source", .arg = ARG_FILE, .min_args = 1, .max_args = 1,
+	  .usage = "source FILE",
+	  .help = N_("run a demo script: one command a line, # comments, pause, wait SECONDS") },
+	{ .name = "pause", .arg = ARG_NONE, .min_args = 0, .max_args = 0,
+	  .usage = "pause",
+	  .help = N_("in a demo script: wait for a key (the REPL: for Enter)") },
+	{ .name = "wait", .arg = ARG_NONE, .min_args = 1, .max_args = 1,
+	  .usage = "wait SECONDS",
+	  .help = N_("in a demo script: wait SECONDS (at most 600)") },
+	{ .name = "play", .arg = ARG_NONE, .min_args = 0, .max_args = 1,
+	  .usage = "play [SECONDS]",
+	  .help = N_("step through the lesson every SECONDS (default 2); any key stops") },
+	{ .name = "present", .arg = ARG_WORDS, .min_args = 1, .max_args = 1,
+	  .usage = "present on|off",
+	  .help = N_("presenter mode: larger cells, bigger narration, no key line") },
+	{ .name = "theme", .arg = ARG_WORDS, .min_args = 1, .max_args = 1,
+	  .usage = "theme NAME",
+	  .help = N_("colours: default projector light viridis blue-orange mono") },
+	{ .name = "help", .alias = "?", .arg = ARG_COMMAND, .min_args = 0, .max_args = 1, .exec = cmd_help,
+	  .usage = "help [COMMAND]",
+	  .help = N_("list the commands, or explain one") },
+	{ .name = "quit", .alias = "q", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_quit,
+	  .usage = "quit",
+	  .help = N_("leave attnviz") },
+	{ .name = NULL }
+};
+/* clang-format on */
+
+static int usage(CmdOut *out, const char *name)
+{
+	const CmdEntry *e;
+	for (e = cmd_table; e->name != NULL; e++)
+		if (strcmp(e->name, name) == 0)
+			say(out, MSG_ERROR, NULL, _("usage: %s"), e->usage);
+	return -1;
+}
+
+static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
+{
+	const CmdEntry *e;
+	StrBuf text = { 0 };
+	char *err = NULL;
+	if (argc > 1) {
+		e = cmd_find(argv[1], &err);
+		if (e == NULL)
+			return fail(out, err);
+		{
+			/* A command that takes a stage or a matrix lists them, from the tables. */
+			StrBuf b = { 0 };
+			strbuf_printf(&b, "%s\n  %s%s%s\n", e->usage, _(e->help), e->alias ? _("\n  also: ") : "", e->alias ? e->alias : "");
+			if (e->arg == ARG_STAGE)
+				for (int i = 0; i < STAGE_COUNT; i++) {
+					/* one line a name: the entry this lesson has where two share it (norm1 pre and post) */
+					const int k = s != NULL ? stage_lookup(&s->attn->shape, stage_name((Stage)i)) : stage_find(stage_name((Stage)i));
+					if (stage_find(stage_name((Stage)i)) != i)
+						continue;
+					strbuf_printf(&b, "  %-13s %s%s\n", stage_name((Stage)k), _(stage_kinds[k].what),
+					              s != NULL && !stage_present(&s->attn->shape, (Stage)k) ? _(" (not in this lesson)") : "");
+				}
+			if (e->arg == ARG_MATRIX)
+				for (int i = 0; i < AM_COUNT; i++)
+					if (s == NULL || attn_has(s->attn, (AttnMatrix)i, 0))
+						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), _(matrix_kinds[i].meaning),
+						              matrix_per_head((AttnMatrix)i) ? _(" (per head)") : "");
+			return say_text(out, e->name, &b);
+		}
+	}
+	for (e = cmd_table; e->name != NULL; e++)
+		strbuf_printf(&text, "%-32s %s\n", e->usage, _(e->help));
+	return say_text(out, _("commands (a unique prefix is enough)"), &text);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+const CmdEntry *cmd_find(const char *name, char **err)
+{
+	const CmdEntry *e, *found = NULL;
+	StrBuf list = { 0 };
+	int matches = 0;
+	const size_t len = strlen(name);
+
+	*err = NULL;
+	for (e = cmd_table; e->name != NULL; e++)
+		if (strcmp(e->name, name) == 0 || (e->alias != NULL && strcmp(e->alias, name) == 0))
+			return e;
+	for (e = cmd_table; e->name != NULL && len > 0; e++)
+		if (strncmp(e->name, name, len) == 0) {
+			found = e;
+			matches++;
+			strbuf_printf(&list, "%s%s", list.len ? ", " : "", e->name);
+		}
+	if (matches == 1) {
+		free(list.s);
+		return found;
+	}
+	{
+		/* the typed word, cut to a readable length */
+		char *cut = str_printf("%.40s%s", name, len > 40 ? "..." : "");
+		char *safe = cut != NULL ? text_escape(cut, "") : NULL;
+		if (matches == 0)
+			*err = str_printf(_("unknown command: %s (try help)"), safe ? safe : "");
+		else
+			*err = str_printf(_("ambiguous command: %s, could be: %s"), safe ? safe : "", list.s ? list.s : "");
+		free(safe);
+		free(cut);
+	}
+	free(list.s);
+	return NULL;
+}
+
+int cmd_split(const char *line, char ***argv_out)
+{
+	char **argv = NULL;
+	int argc = 0;
+	const char *p = line;
+
+	*argv_out = NULL;
+	for (;;) {
+		char *word, **grown;
+		size_t len = 0, cap;
+		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+			p++;
+		if (*p == '\0' || *p == '#')
+			break;
+		cap = strlen(p) + 1;
+		word = malloc(cap);
+		if (word == NULL)
+			goto oom;
+		while (*p != '\0' && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
+			if (*p == '"' || *p == '\'') {
+				const char q = *p++;
+				while (*p != '\0' && *p != q)
+					word[len++] = *p++;
+				if (*p == q)
+					p++;
+			} else
+				word[len++] = *p++;
+		}
+		word[len] = '\0';
+		grown = realloc(argv, (size_t)(argc + 2) * sizeof *argv);
+		if (grown == NULL) {
+			free(word);
+			goto oom;
+		}
+		argv = grown;
+		argv[argc++] = word;
+		argv[argc] = NULL;
+	}
+	*argv_out = argv;
+	return argc;
+oom:
+	cmd_free_words(argc, argv);
+	return -1;
+}
+
+void cmd_free_words(int argc, char **argv)
+{
+	int i;
+	for (i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+int cmd_run(Session *s, const char *line, CmdOut *out)
+{
+	const CmdEntry *e;
+	char **argv, *err = NULL;
+	int argc, rc;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line == ':')
+		line++;
+	argc = cmd_split(line, &argv);
+	if (argc < 0)
+		return fail(out, NULL);
+	if (argc == 0) {
+		free(argv);
+		return 0;
+	}
+	e = cmd_find(argv[0], &err);
+	if (e == NULL) {
+		cmd_free_words(argc, argv);
+		return fail(out, err);
+	}
+	if (argc - 1 < e->min_args || argc - 1 > e->max_args) {
+		cmd_free_words(argc, argv);
+		return usage(out, e->name);
+	}
+	if (e->exec != NULL)
+		rc = e->exec(s, argc, argv, out);
+	else if (out->frontend != NULL && out->frontend(out->ctx, e->name, argc, argv))
+		rc = 0;
+	else {
+		say(out, MSG_ERROR, NULL, _("%s works only in the full-screen view"), e->name);
+		rc = -1;
+	}
+	cmd_free_words(argc, argv);
+	return rc;
+}
+
+/* ------------------------------------------------------------ completion */
+
+static int add_candidate(char ***list, int *count, const char *word, const char *cand)
+{
+	char **grown;
+	if (strncmp(cand, word, strlen(word)) != 0)
+		return 0;
+	grown = realloc(*list, (size_t)(*count + 2) * sizeof **list);
+	if (grown == NULL)
+		return -1;
+	*list = grown;
+	(*list)[(*count)++] = strdup(cand);
+	(*list)[*count] = NULL;
+	return 0;
+}
+
+/* File names starting with word ("lessons/mu" → "lessons/multihead.json"; directories end in '/'). */
+static void complete_paths(char ***list, int *count, const char *word)
+{
+	const char *slash = strrchr(word, '/');
+	char *dir = slash ? strndup(word, (size_t)(slash - word + 1)) : strdup("");
+	const char *base = slash ? slash + 1 : word;
+	DIR *d = dir != NULL ? opendir(dir[0] ? dir : ".") : NULL;
+	struct dirent *e;
+
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		struct stat st;
+		char *path;
+		if (strncmp(e->d_name, base, strlen(base)) != 0 || strcmp(e->d_name, ".") == 0 ||
+		    strcmp(e->d_name, "..") == 0 || (e->d_name[0] == '.' && base[0] != '.'))
+			continue;
+		path = str_printf("%s%s", dir, e->d_name);
+		if (path == NULL)
+			break;
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			char *with_slash = str_printf("%s/", path);
+			free(path);
+			path = with_slash;
+		}
+		if (path != NULL)
+			add_candidate(list, count, word, path);
+		free(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	free(dir);
+}
+
+char **cmd_complete(const Session *s, CmdArg kind, const char *word)
+{
+	char **list = NULL;
+	int count = 0, i;
+
+	switch (kind) {
+	case ARG_COMMAND: {
+		const CmdEntry *e;
+		for (e = cmd_table; e->name != NULL; e++)
+			add_candidate(&list, &count, word, e->name);
+		break;
+	}
+	case ARG_STAGE:
+		for (i = 0; i < STAGE_COUNT; i++)
+			if (s == NULL || stage_present(&s->attn->shape, (Stage)i))
+				add_candidate(&list, &count, word, stage_name((Stage)i));
+		break;
+	case ARG_MATRIX:
+		for (i = 0; i < AM_COUNT; i++)
+			if (s == NULL || attn_has(s->attn, (AttnMatrix)i, 0))
+				add_candidate(&list, &count, word, matrix_name((AttnMatrix)i));
+		break;
+	case ARG_FILE:
+		complete_paths(&list, &count, word);
+		break;
+	case ARG_LESSON: {
+		/* a lesson's name, else (or with a '/') a file's path */
+		char **names;
+		const char *dir = NULL;
+		int n = strchr(word, '/') != NULL ? 0 : list_lessons(&names, &dir);
+		for (i = 0; i < n; i++) {
+			add_candidate(&list, &count, word, names[i]);
+			free(names[i]);
+		}
+		if (n > 0)
+			free(names);
+		if (count == 0)
+			complete_paths(&list, &count, word);
+		break;
+	}
+	default:
+		break;
+	}
+	return list;
+}
+
+char **cmd_complete_line(const Session *s, const char *line, size_t start, const char *word, int *files)
+{
+	size_t fs = 0, fe;
+	CmdArg kind = ARG_COMMAND;
+	char **cands;
+
+	*files = 0;
+	/* The first word (after blanks and a ':') is the command. */
+	while (line[fs] == ' ' || line[fs] == '\t' || line[fs] == ':')
+		fs++;
+	if (start > fs) {
+		char *first, *err = NULL;
+		const CmdEntry *e;
+
+		fe = fs;
+		while (line[fe] && line[fe] != ' ' && line[fe] != '\t')
+			fe++;
+		first = strndup(line + fs, fe - fs);
+		e = first ? cmd_find(first, &err) : NULL;
+		free(first);
+		free(err);
+		if (e == NULL)
+			return NULL;
+		kind = e->arg;
+	}
+	cands = cmd_complete(s, kind, word);
+	if (kind == ARG_FILE || (kind == ARG_LESSON && (cands == NULL || cands[0] == NULL)))
+		*files = 1;
+	return cands;
+}

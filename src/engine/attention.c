@@ -1,0 +1,1922 @@
+/* attention.c: the stages of attention as named passes, in double precision.
+ *
+ * Pure computation: no I/O, no curses. Every intermediate matrix is kept so
+ * that it can be shown, explained and dumped. See attention.h for the shape
+ * legend; each pass below repeats the shapes it reads and writes.
+ *
+ * Attention is the one layer that mixes information across tokens: row i of
+ * the output is a weighted average of the value rows of every token query i
+ * may see, weighted by how well query i matches each key.
+ */
+#include "engine/attention.h"
+#include "base/clock.h"
+#include "base/i18n.h"
+#include "engine/backward.h"
+#include "base/strbuf.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* ---------------------------------------------------------------- where each matrix lives */
+
+/* Computed matrices of the whole layer, and of each head (the catalogue's MF_PER_HEAD kinds). */
+static const size_t attn_field[AM_COUNT] = {
+	[AM_PE] = offsetof(Attn, PE), [AM_X] = offsetof(Attn, X), [AM_PE_SRC] = offsetof(Attn, PE_src),
+	[AM_S] = offsetof(Attn, S), [AM_Q] = offsetof(Attn, Q), [AM_K] = offsetof(Attn, K),
+	[AM_V] = offsetof(Attn, V), [AM_CONCAT] = offsetof(Attn, concat), [AM_OUTPUT] = offsetof(Attn, output),
+	[AM_RESIDUAL1] = offsetof(Attn, residual1), [AM_NORM1_STATS] = offsetof(Attn, norm1_stats),
+	[AM_NORM1] = offsetof(Attn, norm1), [AM_FFN_HIDDEN] = offsetof(Attn, ffn_hidden),
+	[AM_FFN_GATE] = offsetof(Attn, ffn_gate), [AM_FFN_ACT] = offsetof(Attn, ffn_act),
+	[AM_FFN_OUT] = offsetof(Attn, ffn_out), [AM_RESIDUAL2] = offsetof(Attn, residual2),
+	[AM_NORM2_STATS] = offsetof(Attn, norm2_stats), [AM_NORM2] = offsetof(Attn, norm2),
+	[AM_FINAL] = offsetof(Attn, final), [AM_Q_ROT] = offsetof(Attn, Q_rot), [AM_K_ROT] = offsetof(Attn, K_rot),
+	[AM_DEC_Q] = offsetof(Attn, dec_q), [AM_CACHE_K] = offsetof(Attn, cache_K), [AM_CACHE_V] = offsetof(Attn, cache_V),
+	[AM_DEC_OUTPUT] = offsetof(Attn, dec_output), [AM_DEC_LAYER_OUT] = offsetof(Attn, dec_layer_out),
+};
+static const size_t head_field[AM_COUNT] = {
+	[AM_SCORES] = offsetof(AttnHead, scores), [AM_SCALED] = offsetof(AttnHead, scaled),
+	[AM_MASKED] = offsetof(AttnHead, masked), [AM_WEIGHTS] = offsetof(AttnHead, weights),
+	[AM_WEIGHTED] = offsetof(AttnHead, weighted), [AM_BIAS] = offsetof(AttnHead, bias),
+	[AM_BIASED] = offsetof(AttnHead, biased), [AM_FLASH_M] = offsetof(AttnHead, flash_m),
+	[AM_FLASH_L] = offsetof(AttnHead, flash_l), [AM_FLASH_O] = offsetof(AttnHead, flash_O),
+	[AM_FLASH_OUT] = offsetof(AttnHead, flash_out), [AM_DEC_SCORES] = offsetof(AttnHead, dec_scores),
+	[AM_DEC_WEIGHTS] = offsetof(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = offsetof(AttnHead, dec_weighted),
+};
+
+/* The gradients, in the backward pass's AttnGrad (backward.h). */
+static const size_t grad_field[AM_COUNT] = {
+	[AM_D_OUTPUT] = offsetof(AttnGrad, output), [AM_D_CONCAT] = offsetof(AttnGrad, concat),
+	[AM_D_W_O] = offsetof(AttnGrad, W_o), [AM_D_Q] = offsetof(AttnGrad, Q), [AM_D_K] = offsetof(AttnGrad, K),
+	[AM_D_V] = offsetof(AttnGrad, V), [AM_D_W_Q] = offsetof(AttnGrad, W_q), [AM_D_W_K] = offsetof(AttnGrad, W_k),
+	[AM_D_W_V] = offsetof(AttnGrad, W_v), [AM_D_X] = offsetof(AttnGrad, X),
+	[AM_D_WEIGHTED] = offsetof(GradHead, weighted), [AM_D_WEIGHTS] = offsetof(GradHead, weights),
+	[AM_D_MASKED] = offsetof(GradHead, masked), [AM_D_SCALED] = offsetof(GradHead, scaled),
+	[AM_D_SCORES] = offsetof(GradHead, scores),
+};
+
+/* The storage of a computed matrix (head h for per-head ones). */
+static Mat *slot(Attn *a, AttnMatrix which, int h)
+{
+	if (matrix_kinds[which].flags & MF_PER_HEAD)
+		return (Mat *)((char *)&a->head[h] + head_field[which]);
+	return (Mat *)((char *)a + attn_field[which]);
+}
+
+static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h);
+
+const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
+{
+	const Mat *m;
+
+	if ((unsigned)which >= AM_COUNT)
+		return NULL;
+	if ((matrix_kinds[which].flags & MF_PER_HEAD) && (h < 0 || h >= a->heads))
+		return NULL;
+	if (matrix_kinds[which].flags & MF_GRAD) {
+		if (a->grad == NULL)
+			return NULL;
+		m = (const Mat *)((const char *)((matrix_kinds[which].flags & MF_PER_HEAD) ? (const void *)&a->grad->head[h]
+		                                                                          : (const void *)a->grad) +
+		                  grad_field[which]);
+	} else if (matrix_kinds[which].flags & MF_GIVEN)
+		m = lesson_matrix((Lesson *)a->lesson, which);
+	else if (attn_derived(which) && mat_empty(slot((Attn *)a, which, h)))
+		return matrix_present(&a->shape, which, NULL) ? derived_matrix((Attn *)a, which, h) : NULL;
+	else
+		m = slot((Attn *)a, which, h);
+	return mat_empty(m) ? NULL : m;
+}
+
+int attn_stage_panes(const Attn *a, Stage st, StagePane out[STAGE_MAX_PANES])
+{
+	return stage_panes(&a->shape, st, out);
+}
+
+int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[STAGE_MAX_PANES])
+{
+	StagePane p[STAGE_MAX_PANES];
+	const int n = stage_panes(&a->shape, st, p);
+
+	for (int i = 0; i < n; i++)
+		out[i] = p[i].matrix;
+	return n;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/*
+ * PE: rows × cols (positions × features).
+ * PE(pos, 2i) = sin(pos / 10000^(2i/cols)), PE(pos, 2i+1) = cos(pos / 10000^(2i/cols)):
+ * each pair of columns is a clock ticking at its own speed, so every position
+ * gets a distinct pattern and nearby positions similar ones.
+ */
+void attn_positional(Mat *PE)
+{
+	int pos, c;
+
+	for (pos = 0; pos < PE->rows; pos++)
+		for (c = 0; c < PE->cols; c++) {
+			const int even = c - (c % 2);
+			const double angle = pos / pow(10000.0, (double)even / PE->cols);
+			MAT_AT(*PE, pos, c) = (c % 2 == 0) ? sin(angle) : cos(angle);
+		}
+}
+
+/*
+ * x, out: len.
+ * out_j = exp(x_j − max) / Σ_t exp(x_t − max). Subtracting the row maximum
+ * changes nothing mathematically (it cancels) but keeps exp() from
+ * overflowing: softmax([1000, 1, −1000]) is [1, e^-999, e^-2000], not NaN.
+ * Entries of −∞ (masked) get exactly 0. When every entry is −∞ there is
+ * nothing to attend to: out is all 0 and the function returns 1.
+ */
+/*
+ * The largest of x[0 … len), NaN skipped (−∞ when there is none): four
+ * running maxima side by side, each x > m ? x : m (MAXPD's own rule). The
+ * order may pick +0 where the loop one at a time would pick −0, which no
+ * x − max and so no weight can tell apart.
+ */
+static double row_max(const double *x, int len)
+{
+	double max = -INFINITY;
+	int j = 0;
+#if defined(__SSE2__)
+	__m128d m0 = _mm_set1_pd(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+
+	for (; j + 8 <= len; j += 8) {
+		m0 = _mm_max_pd(_mm_loadu_pd(x + j), m0), m1 = _mm_max_pd(_mm_loadu_pd(x + j + 2), m1);
+		m2 = _mm_max_pd(_mm_loadu_pd(x + j + 4), m2), m3 = _mm_max_pd(_mm_loadu_pd(x + j + 6), m3);
+	}
+	m0 = _mm_max_pd(_mm_max_pd(m0, m1), _mm_max_pd(m2, m3));
+	max = _mm_cvtsd_f64(_mm_max_sd(m0, _mm_unpackhi_pd(m0, m0)));
+#endif
+	for (; j < len; j++)
+		if (x[j] > max)
+			max = x[j];
+	return max;
+}
+
+/* out[j] = out[j] / d for j < len: each quotient rounded once, two at a time. */
+static void row_divide(double *out, int len, double d)
+{
+	int j = 0;
+#if defined(__SSE2__)
+	const __m128d v = _mm_set1_pd(d);
+
+	for (; j + 4 <= len; j += 4) {
+		_mm_storeu_pd(out + j, _mm_div_pd(_mm_loadu_pd(out + j), v));
+		_mm_storeu_pd(out + j + 2, _mm_div_pd(_mm_loadu_pd(out + j + 2), v));
+	}
+#endif
+	for (; j < len; j++)
+		out[j] /= d;
+}
+
+static int softmax_row(const double *x, double *out, int len, int *nonfinite)
+{
+	double max = row_max(x, len), sum = 0.0;
+	int j;
+
+	if (max == -INFINITY) {
+		for (j = 0; j < len; j++)
+			out[j] = 0.0;
+		return 1;
+	}
+	for (j = 0; j < len; j++) {
+		out[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
+		sum += out[j];
+	}
+	row_divide(out, len, sum);
+	/* each exp is in [0, 1] and sum ≥ 1 (the maximum's term is 1): all finite unless max or sum is not */
+	*nonfinite |= !isfinite(max) || !isfinite(sum);
+	return 0;
+}
+
+int attn_softmax_row(const double *x, double *out, int len)
+{
+	int nonfinite = 0;
+
+	return softmax_row(x, out, len, &nonfinite);
+}
+
+/* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
+static double additive(const double *q, const double *k, const double *w_e, int len)
+{
+	double sum = 0.0;
+	int c;
+
+	for (c = 0; c < len; c++)
+		sum += w_e[c] * tanh(q[c] + k[c]);
+	return sum;
+}
+
+/*
+ * x: one head's d_k numbers of a row at position pos. With θ_i = pos·base^(−2i/d_k),
+ * i = 0 … d_k/2 − 1, the pair (a, b) turns by θ_i: (a cos θ − b sin θ, a sin θ + b cos θ).
+ * "half" pairs columns (i, i + d_k/2), "interleaved" (2i, 2i + 1).
+ */
+void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style)
+{
+	const int half = d_k / 2;
+
+	for (int i = 0; i < half; i++) {
+		const double theta = (double)pos * pow(base, -2.0 * i / d_k);
+		const double c = cos(theta), s = sin(theta);
+		const int ia = style == ROPE_HALF ? i : 2 * i, ib = style == ROPE_HALF ? i + half : 2 * i + 1;
+		const double xa = x[ia], xb = x[ib];
+		x[ia] = xa * c - xb * s;
+		x[ib] = xa * s + xb * c;
+	}
+}
+
+int attn_window_first(int t, int window)
+{
+	return window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
+}
+
+int attn_in_cache(int t, int j, int window)
+{
+	return j <= t && j >= attn_window_first(t, window);
+}
+
+/* ---------------------------------------------------------------- passes */
+
+/*
+ * One pass per stage, in the order of the stage table (catalog.h), each
+ * writing the matrices that stage makes into storage already allocated to
+ * the catalogue's shapes. Every pass runs, whether or not the lesson shows
+ * its stage: without a mask, masked is scaled itself; with one head,
+ * concat is that head's output; without W_o, output is concat.
+ */
+typedef void (*StageKernel)(Attn *a, const Lesson *l);
+
+/* Pass 0, input: X = input (n × d_model); S = source_input (m × d_src). */
+static void pass_input(Attn *a, const Lesson *l)
+{
+	memcpy(a->X.a, l->input.a, (size_t)l->n * (size_t)l->d_model * sizeof(double));
+	if (l->has_source)
+		memcpy(a->S.a, l->source_input.a, (size_t)l->m * (size_t)l->d_src * sizeof(double));
+}
+
+/* Pass 1, positional: X += PE (n × d_model); S += PE_src (m × d_src). */
+static void pass_positional(Attn *a, const Lesson *l)
+{
+	size_t i, count;
+
+	if (l->positional != POS_SINUSOIDAL)
+		return;
+	attn_positional(&a->PE);
+	count = (size_t)l->n * (size_t)l->d_model;
+	for (i = 0; i < count; i++)
+		a->X.a[i] += a->PE.a[i];
+	if (!l->has_source)
+		return;
+	attn_positional(&a->PE_src);
+	count = (size_t)l->m * (size_t)l->d_src;
+	for (i = 0; i < count; i++)
+		a->S.a[i] += a->PE_src.a[i];
+}
+
+/* out (r × c) += the row vector b (1 × c) on every row; nothing when b is empty. 1: a sum is not finite. */
+static int add_bias(Mat *out, const Mat *b)
+{
+	int bad = 0;
+
+	if (mat_empty(b))
+		return 0;
+	for (int i = 0; i < out->rows; i++) {
+		for (int j = 0; j < out->cols; j++)
+			MAT_AT(*out, i, j) += b->a[j];
+		bad |= mat_nonfinite(&MAT_AT(*out, i, 0), (size_t)out->cols);
+	}
+	return bad;
+}
+
+/*
+ * Pass 2, project: Q = X·W_q + b_q (n × h·d_k), K = S·W_k + b_k (m × h·d_k),
+ * V = S·W_v + b_v (m × h·d_v). In a pre-norm block the attention reads
+ * norm1 = N1(X) instead of X.
+ */
+static void pass_project(Attn *a, const Lesson *l)
+{
+	const Mat *X = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = l->has_source ? &a->S : X;
+
+	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */
+	if (a->redo == NULL || a->redo[AM_Q]) {
+		a->nonfinite |= mat_mul(X, &l->W_q, &a->Q);
+		a->nonfinite |= add_bias(&a->Q, &l->b_q);
+	}
+	if (a->redo == NULL || a->redo[AM_K]) {
+		a->nonfinite |= mat_mul(S, &l->W_k, &a->K);
+		a->nonfinite |= add_bias(&a->K, &l->b_k);
+	}
+	if (a->redo == NULL || a->redo[AM_V]) {
+		a->nonfinite |= mat_mul(S, &l->W_v, &a->V);
+		a->nonfinite |= add_bias(&a->V, &l->b_v);
+	}
+}
+
+/*
+ * Rotate (RoPE): Q_rot (n × h·d_k) = Q with each head's row i turned by
+ * position i; K_rot (m × g·d_k) = K with each key head's row j turned by j.
+ */
+static void pass_rotate(Attn *a, const Lesson *l)
+{
+	memcpy(a->Q_rot.a, a->Q.a, (size_t)a->Q.rows * (size_t)a->Q.cols * sizeof(double));
+	memcpy(a->K_rot.a, a->K.a, (size_t)a->K.rows * (size_t)a->K.cols * sizeof(double));
+	for (int i = 0; i < a->Q.rows; i++)
+		for (int h = 0; h < a->heads; h++)
+			attn_rope_row(&MAT_AT(a->Q_rot, i, h * l->d_k), l->d_k, i, l->rope_base, l->rope_style);
+	for (int j = 0; j < a->K.rows; j++)
+		for (int h = 0; h < a->kv_heads; h++)
+			attn_rope_row(&MAT_AT(a->K_rot, j, h * l->d_k), l->d_k, j, l->rope_base, l->rope_style);
+}
+
+/*
+ * Pass 3, scores, for each head h, reading the head's columns of Q and K:
+ *   q_i = Q[i][h·d_k … (h+1)·d_k)   k_j = K[j][same]
+ *   scores  n × m   q_i · k_j   (or Σ_c w_e[c]·tanh(q_ic + k_jc))
+ */
+static void pass_scores(Attn *a, const Lesson *l)
+{
+	const int n = l->n, m = l->m, dk = l->d_k;
+	const Mat *Q = l->rope ? &a->Q_rot : &a->Q, *K = l->rope ? &a->K_rot : &a->K;
+	int h, i, j;
+
+	for (h = 0; h < a->heads; h++) {
+		AttnHead *hd = &a->head[h];
+		const size_t kcol = (size_t)shape_kv_head(&a->shape, h) * dk; /* the key head this query head reads */
+		if (l->score == SCORE_ADDITIVE) {
+			const double *w_e = &l->w_e.a[h * dk];
+			for (i = 0; i < n; i++) {
+				const double *q_i = &Q->a[(size_t)i * Q->cols + (size_t)h * dk];
+				double *scores_i = &hd->scores.a[(size_t)i * m];
+				for (j = 0; j < m; j++) {
+					const double *k_j = &K->a[(size_t)j * K->cols + kcol];
+					scores_i[j] = additive(q_i, k_j, w_e, dk);
+				}
+				a->nonfinite |= mat_nonfinite(scores_i, (size_t)m);
+			}
+		} else {
+			/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
+			a->nonfinite |= mat_mul_view(n, dk, m, &Q->a[(size_t)h * dk], (size_t)Q->cols, &K->a[kcol],
+			                             (size_t)K->cols, 1, hd->scores.a, (size_t)m, 0);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- the derived stages (attention.h) */
+
+int attn_derived(AttnMatrix which)
+{
+	return which == AM_SCALED || which == AM_MASKED || which == AM_BIAS || which == AM_BIASED;
+}
+
+/* out[j] = in[j] × f, j < len: one rounded product a cell, however it is made. */
+static void scale_row(const double *in, double *out, size_t len, double f)
+{
+	size_t j = 0;
+#if defined(__SSE2__)
+	const __m128d fv = _mm_set1_pd(f);
+	for (; j + 4 <= len; j += 4) {
+		_mm_storeu_pd(out + j, _mm_mul_pd(_mm_loadu_pd(in + j), fv));
+		_mm_storeu_pd(out + j + 2, _mm_mul_pd(_mm_loadu_pd(in + j + 2), fv));
+	}
+#endif
+	for (; j < len; j++)
+		out[j] = in[j] * f;
+}
+
+/* ALiBi: bias_ij = −slope_h·|i − j|. */
+static double alibi_bias(const Attn *a, int h, int i, int j)
+{
+	return -a->slopes[h] * fabs((double)(i - j));
+}
+
+static double mask_fill(const Lesson *l)
+{
+	return l->mask_fill_inf ? -INFINITY : l->mask_fill;
+}
+
+/* row[j] := fill where vis[j] is 0, j < len: a run of keys at a time. */
+static void fill_hidden(double *row, const unsigned char *vis, int len, double fill)
+{
+	for (int j = 0, end; j < len; j = end) {
+		const unsigned char *e = memchr(vis + j, !vis[j], (size_t)(len - j));
+		end = e != NULL ? (int)(e - vis) : len;
+		if (!vis[j])
+			for (int t = j; t < end; t++)
+				row[t] = fill;
+	}
+}
+
+/*
+ * Cells [0, len) of row i of derived matrix w of head h, into out:
+ *   scaled = scores × factor;  bias = −slope·|i − j|;  biased = scaled + bias;
+ *   masked = biased (ALiBi) or scaled, with the cells the mask hides := fill.
+ * Each cell is the same operations, in the same order, as when the stages were kept.
+ */
+static void derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
+{
+	const Lesson *l = a->lesson;
+	const size_t m = (size_t)l->m;
+
+	if (w == AM_BIAS) {
+		for (int j = 0; j < len; j++)
+			out[j] = alibi_bias(a, h, i, j);
+		return;
+	}
+	scale_row(&a->head[h].scores.a[(size_t)i * m], out, (size_t)len, a->factor);
+	if (w != AM_SCALED && l->alibi)
+		for (int j = 0; j < len; j++)
+			out[j] = out[j] + alibi_bias(a, h, i, j);
+	if (w == AM_MASKED)
+		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(l));
+}
+
+int attn_has(const Attn *a, AttnMatrix which, int h)
+{
+	if ((unsigned)which < AM_COUNT && attn_derived(which)) {
+		if (h < 0 || h >= a->heads || !matrix_present(&a->shape, which, NULL))
+			return 0;
+		return !mat_empty(slot((Attn *)a, which, h)) || (!mat_empty(&a->head[h].scores) && a->visible != NULL);
+	}
+	return attn_matrix(a, which, h) != NULL;
+}
+
+double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
+{
+	const Mat *kept;
+	double x;
+
+	if (!attn_derived(which) || !mat_empty(kept = slot((Attn *)a, which, h))) {
+		const Mat *m = attn_derived(which) ? kept : attn_matrix(a, which, h);
+		return m != NULL ? MAT_AT(*m, i, j) : NAN;
+	}
+	if (which == AM_BIAS)
+		return alibi_bias(a, h, i, j);
+	if (which == AM_MASKED && !a->visible[(size_t)i * a->lesson->m + j])
+		return mask_fill(a->lesson);
+	x = MAT_AT(a->head[h].scores, i, j) * a->factor;
+	if (which != AM_SCALED && a->lesson->alibi)
+		x = x + alibi_bias(a, h, i, j);
+	return x;
+}
+
+/* Derived matrix w of head h, made into the slot asked for longest ago (its buffer reused); NULL out of memory. */
+static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h)
+{
+	AttnDerived *pick = NULL;
+	const int n = a->lesson->n, m = a->lesson->m;
+
+	if (mat_empty(&a->head[h].scores) || a->visible == NULL) /* a copy attn_update kept without it */
+		return NULL;
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
+		AttnDerived *d = &a->derived[k];
+		if (d->valid && d->which == (int)w && d->head == h) {
+			d->used = ++a->derived_clock;
+			return &d->m;
+		}
+		if (pick == NULL || (pick->valid && (!d->valid || d->used < pick->used)))
+			pick = d;
+	}
+	pick->valid = 0;
+	if (!mat_empty(&pick->m) && (pick->m.rows != n || pick->m.cols != m))
+		mat_free(&pick->m);
+	if (mat_empty(&pick->m) && mat_alloc_whole(&pick->m, n, m) != 0)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		derived_row(a, w, h, i, &pick->m.a[(size_t)i * m], m);
+	pick->valid = 1;
+	pick->which = (int)w;
+	pick->head = h;
+	pick->used = ++a->derived_clock;
+	return &pick->m;
+}
+
+void attn_touch(Attn *a)
+{
+	static unsigned long versions;
+
+	a->version = ++versions;
+}
+
+int attn_reserve_derived(Attn *a, double max_numbers)
+{
+	const int n = a->lesson->n, m = a->lesson->m;
+
+	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL)
+		return 0;
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
+		Mat *s = &a->derived[k].m;
+		if (!mat_empty(s))
+			continue;
+		if (mat_alloc_whole(s, n, m) != 0)
+			return -1;
+		memset(s->a, 0, (size_t)n * (size_t)m * sizeof *s->a);
+	}
+	return 0;
+}
+
+/* The derived matrices made so far no longer hold (scores or the mask are remade); their buffers stay. */
+static void derived_forget(Attn *a)
+{
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++)
+		a->derived[k].valid = 0;
+}
+
+/* A scratch row of m numbers for a pass (NULL, and the pass failed, out of memory). */
+static double *scratch_row(Attn *a, int m)
+{
+	double *r = malloc((size_t)m * sizeof *r);
+
+	if (r == NULL)
+		a->failed = 1;
+	return r;
+}
+
+/*
+ * Pass 4, scale: scaled (n × m) = scores × factor (1/√d_k by default), a
+ * derived stage: nothing is kept, only its numbers are checked. The scores
+ * were (a non-finite score was noted), so with |factor| ≤ 1 no product can
+ * overflow; otherwise each row is made and looked over.
+ */
+static void pass_scale(Attn *a, const Lesson *l)
+{
+	double *row;
+
+	if (fabs(a->factor) <= 1.0 || (row = scratch_row(a, l->m)) == NULL)
+		return;
+	for (int h = 0; h < a->heads; h++)
+		for (int i = 0; i < l->n; i++) {
+			derived_row(a, AM_SCALED, h, i, row, l->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+		}
+	free(row);
+}
+
+/* ALiBi: bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias (derived: checked, not kept). */
+static void pass_bias(Attn *a, const Lesson *l)
+{
+	double *row = scratch_row(a, l->m);
+
+	for (int h = 0; row != NULL && h < a->heads; h++)
+		for (int i = 0; i < l->n; i++) {
+			derived_row(a, AM_BIAS, h, i, row, l->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+			derived_row(a, AM_BIASED, h, i, row, l->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+		}
+	free(row);
+}
+
+/* Which keys each query may see: visible (n × m), 1 = may attend; rows with none. */
+static void build_visibility(Attn *a, const Lesson *l)
+{
+	const int banded = l->mask == MASK_NONE || l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW;
+	int i, j;
+
+	for (i = 0; i < l->n; i++) {
+		unsigned char *row = &a->visible[(size_t)i * l->m];
+		int seen = 0;
+		if (banded) { /* one run of keys: lo … hi, as lesson_mask_sees says */
+			const int hi = l->mask == MASK_NONE ? l->m - 1 : i;
+			const int lo = attn_window_first(i, l->mask == MASK_WINDOW ? l->window : 0);
+			memset(row, 0, (size_t)l->m);
+			if (hi >= lo)
+				memset(row + lo, 1, (size_t)(hi - lo + 1));
+			seen = hi >= lo;
+		} else
+			for (j = 0; j < l->m; j++) {
+				const int v = lesson_mask_sees(l, i, j);
+				row[j] = (unsigned char)v;
+				seen |= v;
+			}
+		if (l->mask_fill_inf) {
+			a->row_all_masked[i] = (unsigned char)!seen;
+			a->any_row_all_masked |= !seen;
+		}
+	}
+}
+
+/*
+ * Pass 5, mask: masked (n × m) = scaled, hidden cells := fill (−∞ unless
+ * mask_fill says otherwise), a derived stage: the pass only works out which
+ * cells are visible. A visible cell is a copy of scaled or biased, checked
+ * by their passes; a hidden one is fill.
+ */
+static void pass_mask(Attn *a, const Lesson *l)
+{
+	build_visibility(a, l);
+	a->nonfinite |= !l->mask_fill_inf && !isfinite(mask_fill(l));
+}
+
+/* With a causal (or window) −∞ mask, row i ends at key i: what follows has exactly 0 weight. */
+static int causal_skip(const Lesson *l)
+{
+	return lesson_mask_causal(l) && l->mask_fill_inf;
+}
+
+/* Pass 6, softmax: each row of masked becomes weights (n × m) that sum to 1 (0 with nothing visible). */
+static void pass_softmax(Attn *a, const Lesson *l)
+{
+	const int n = l->n, m = l->m;
+	double *row = scratch_row(a, m); /* the row of masked, made as it is read */
+	int h, i;
+
+	for (h = 0; row != NULL && h < a->heads; h++)
+		for (i = 0; i < n; i++) {
+			const int len = causal_skip(l) ? i + 1 : m;
+			derived_row(a, AM_MASKED, h, i, row, len);
+			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
+			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
+		}
+	free(row);
+}
+
+/*
+ * Pass 7, weighted (n × d_v) = weights (n × m) · V_head (m × d_v): row i is
+ * Σ_j w_ij · v_j. Under a causal −∞ mask, w_ij = 0 for j > i, and the
+ * kernel skips those terms.
+ */
+static void pass_weighted(Attn *a, const Lesson *l)
+{
+	const int n = l->n, m = l->m, dv = l->d_v;
+	int h;
+
+	for (h = 0; h < a->heads; h++)
+		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)shape_kv_head(&a->shape, h) * dv],
+		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
+}
+
+int attn_flash_skipped(const Attn *a, int qb, int kb)
+{
+	const Lesson *l = a->lesson;
+	const int bq = l->flash_bq, bk = l->flash_bk;
+
+	if (!l->mask_fill_inf)
+		return 0;
+	for (int i = qb * bq; i < l->n && i < (qb + 1) * bq; i++)
+		for (int j = kb * bk; j < l->m && j < (kb + 1) * bk; j++)
+			if (a->visible[(size_t)i * l->m + j])
+				return 0;
+	return 1;
+}
+
+/*
+ * FlashAttention, for each head: the same weighted sums without the n × m
+ * weights. Query blocks of block_q rows; for each, key blocks of block_k
+ * columns in order, each tile S = masked[rows][cols] (scale, bias and mask
+ * already in it). Per row, with m the running maximum, l the running sum
+ * and O (1 × d_v) the running unnormalised output (m = −∞, l = 0, O = 0
+ * before the first tile):
+ *   m' = max(m, rowmax S)   P = exp(S − m')   l' = e^(m − m')·l + rowsum P
+ *   O' = e^(m − m')·O + P·V_tile
+ * A row whose m' is still −∞ keeps its state. out = O / l (0 where l = 0).
+ * A tile the −∞ mask hides entirely is skipped. After key block c each row's
+ * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
+ */
+static void pass_flash(Attn *a, const Lesson *l)
+{
+	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = a->shape.dim[DIM_NKB];
+	const int nqb = (n + bq - 1) / bq;
+	/* which tiles the mask hides, found once (not once per row and head) */
+	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
+	double *row = scratch_row(a, m); /* row i of masked */
+
+	if (skip == NULL || row == NULL) {
+		a->failed = 1;
+		free(skip);
+		free(row);
+		return;
+	}
+	for (int qb = 0; qb < nqb; qb++)
+		for (int kb = 0; kb < nkb; kb++)
+			skip[(size_t)qb * nkb + kb] = (unsigned char)attn_flash_skipped(a, qb, kb);
+	for (int h = 0; h < a->heads; h++) {
+		AttnHead *hd = &a->head[h];
+		const size_t vcol = (size_t)shape_kv_head(&a->shape, h) * dv;
+		for (int qb = 0; qb < nqb; qb++)
+			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
+				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
+				memset(O, 0, (size_t)dv * sizeof(double));
+				derived_row(a, AM_MASKED, h, i, row, m);
+				for (int kb = 0; kb < nkb; kb++) {
+					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
+					if (!skip[(size_t)qb * nkb + kb]) {
+						double m2 = mx;
+						for (int j = k0; j < k1; j++)
+							if (row[j] > m2)
+								m2 = row[j];
+						if (m2 != -INFINITY) {
+							const double alpha = exp(mx - m2); /* 0 while mx is −∞ */
+							sum *= alpha;
+							for (int c = 0; c < dv; c++)
+								O[c] *= alpha;
+							for (int j = k0; j < k1; j++) {
+								const double p = exp(row[j] - m2);
+								sum += p;
+								for (int c = 0; c < dv; c++)
+									O[c] += p * a->V.a[(size_t)j * a->V.cols + vcol + (size_t)c];
+							}
+							mx = m2;
+						}
+					}
+					MAT_AT(hd->flash_m, i, kb) = mx;
+					MAT_AT(hd->flash_l, i, kb) = sum;
+					memcpy(&MAT_AT(hd->flash_O, i, (size_t)kb * dv), O, (size_t)dv * sizeof(double));
+				}
+				for (int c = 0; c < dv; c++)
+					O[c] = sum > 0 ? O[c] / sum : 0.0;
+			}
+	}
+	free(skip);
+	free(row);
+}
+
+/* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
+static void pass_concat(Attn *a, const Lesson *l)
+{
+	int h, i;
+
+	for (h = 0; h < l->heads; h++)
+		for (i = 0; i < l->n; i++)
+			memcpy(&a->concat.a[(size_t)i * a->concat.cols + (size_t)h * l->d_v],
+			       &a->head[h].weighted.a[(size_t)i * l->d_v],
+			       (size_t)l->d_v * sizeof(double));
+}
+
+/* Pass 9, output: output = concat · W_o  (n × h·d_v)·(h·d_v × d_out) = n × d_out; concat without W_o. */
+static void pass_output(Attn *a, const Lesson *l)
+{
+	if (mat_empty(&l->W_o))
+		memcpy(a->output.a, a->concat.a, (size_t)a->concat.rows * (size_t)a->concat.cols * sizeof(double));
+	else
+		a->nonfinite |= mat_mul(&a->concat, &l->W_o, &a->output);
+	a->nonfinite |= add_bias(&a->output, &l->b_o);
+}
+
+/* ---------------------------------------------------------------- the block */
+
+/*
+ * x, out: len; stats: 2.
+ * LayerNorm: μ = Σx/len, σ² = Σ(x − μ)²/len (biased, as PyTorch), out = (x − μ)/√(σ² + ε)·γ + β.
+ * RMSNorm:   ms = Σx²/len, out = x/√(ms + ε)·γ.
+ */
+void attn_norm_row(const double *x, double *out, int len, int rms, double eps, const double *gamma,
+                   const double *beta, double *stats)
+{
+	double mean = 0.0, var = 0.0, inv;
+	int j;
+
+	if (rms) {
+		for (j = 0; j < len; j++)
+			var += x[j] * x[j];
+		var /= len;
+		inv = 1.0 / sqrt(var + eps);
+		for (j = 0; j < len; j++)
+			out[j] = x[j] * inv * gamma[j];
+		if (stats != NULL) {
+			stats[0] = var;
+			stats[1] = sqrt(var + eps);
+		}
+		return;
+	}
+	for (j = 0; j < len; j++)
+		mean += x[j];
+	mean /= len;
+	for (j = 0; j < len; j++)
+		var += (x[j] - mean) * (x[j] - mean);
+	var /= len;
+	inv = 1.0 / sqrt(var + eps);
+	for (j = 0; j < len; j++)
+		out[j] = (x[j] - mean) * inv * gamma[j] + (beta != NULL ? beta[j] : 0.0);
+	if (stats != NULL) {
+		stats[0] = mean;
+		stats[1] = var;
+	}
+}
+
+/* out (n × d) = N(in) row by row, with γ, β, and each row's statistics (n × 2). */
+static void norm_rows(const Mat *in, Mat *out, Mat *stats, NormKind kind, double eps, const Mat *gamma,
+                      const Mat *beta)
+{
+	for (int i = 0; i < in->rows; i++)
+		attn_norm_row(&in->a[(size_t)i * in->cols], &out->a[(size_t)i * out->cols], in->cols, kind == NORM_RMSNORM,
+		              eps, gamma->a, mat_empty(beta) ? NULL : beta->a, stats != NULL ? &stats->a[(size_t)i * 2] : NULL);
+}
+
+/* out = x + y, cell by cell (n × d_model). */
+static void add_rows(const Mat *x, const Mat *y, Mat *out)
+{
+	for (size_t i = 0; i < (size_t)out->rows * (size_t)out->cols; i++)
+		out->a[i] = x->a[i] + y->a[i];
+}
+
+double attn_relu(double x)
+{
+	return x > 0 ? x : 0.0;
+}
+
+/* gelu(x) = x·Φ(x) = x/2·(1 + erf(x/√2)): the exact form, PyTorch's default. */
+double attn_gelu(double x)
+{
+	return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+}
+
+/* silu(x) = x·σ(x) = x/(1 + e^−x). */
+double attn_silu(double x)
+{
+	return x / (1.0 + exp(-x));
+}
+
+/* The rows the FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm). */
+static const Mat *ffn_input(const Attn *a)
+{
+	const Block *b = &a->lesson->block;
+	return b->norm == NORM_POST ? &a->norm1 : b->norm == NORM_PRE ? &a->norm2 : &a->residual1;
+}
+
+/* Pre-norm, before the attention: norm1 (n × d_model) = N1(x). */
+static void pass_norm1_pre(Attn *a, const Lesson *l)
+{
+	norm_rows(&a->X, &a->norm1, &a->norm1_stats, l->block.norm_kind, l->block.eps, &l->block.ln1_gamma,
+	          &l->block.ln1_beta);
+}
+
+/* residual1 (n × d_model) = x + output: the attention adds to the rows it started from. */
+static void pass_residual1(Attn *a, const Lesson *l)
+{
+	(void)l;
+	add_rows(&a->X, &a->output, &a->residual1);
+}
+
+/* Post-norm: norm1 (n × d_model) = N1(residual1). */
+static void pass_norm1_post(Attn *a, const Lesson *l)
+{
+	norm_rows(&a->residual1, &a->norm1, &a->norm1_stats, l->block.norm_kind, l->block.eps, &l->block.ln1_gamma,
+	          &l->block.ln1_beta);
+}
+
+/* Pre-norm, before the FFN: norm2 (n × d_model) = N2(residual1). */
+static void pass_norm2_pre(Attn *a, const Lesson *l)
+{
+	norm_rows(&a->residual1, &a->norm2, &a->norm2_stats, l->block.norm_kind, l->block.eps, &l->block.ln2_gamma,
+	          &l->block.ln2_beta);
+}
+
+/* ffn_hidden (n × d_ff) = x·W_1 + b_1 (SwiGLU: also ffn_gate = x·W_3 + b_3), every row on its own. */
+static void pass_ffn_hidden(Attn *a, const Lesson *l)
+{
+	mat_mul(ffn_input(a), &l->block.W_1, &a->ffn_hidden);
+	add_bias(&a->ffn_hidden, &l->block.b_1);
+	if (l->block.activation == ACT_SWIGLU) {
+		mat_mul(ffn_input(a), &l->block.W_3, &a->ffn_gate);
+		add_bias(&a->ffn_gate, &l->block.b_3);
+	}
+}
+
+/* ffn_act (n × d_ff) = relu(h), gelu(h), or silu(h) ⊙ gate, cell by cell. */
+static void pass_activation(Attn *a, const Lesson *l)
+{
+	const size_t count = (size_t)a->ffn_hidden.rows * (size_t)a->ffn_hidden.cols;
+
+	for (size_t i = 0; i < count; i++) {
+		const double h = a->ffn_hidden.a[i];
+		switch (l->block.activation) {
+		case ACT_RELU: a->ffn_act.a[i] = attn_relu(h); break;
+		case ACT_GELU: a->ffn_act.a[i] = attn_gelu(h); break;
+		case ACT_SWIGLU: a->ffn_act.a[i] = attn_silu(h) * a->ffn_gate.a[i]; break;
+		}
+	}
+}
+
+/* ffn_out (n × d_model) = ffn_act·W_2 + b_2. */
+static void pass_ffn_out(Attn *a, const Lesson *l)
+{
+	mat_mul(&a->ffn_act, &l->block.W_2, &a->ffn_out);
+	add_bias(&a->ffn_out, &l->block.b_2);
+}
+
+/* residual2 (n × d_model) = the FFN's residual input (norm1 post-norm, else residual1) + ffn_out. */
+static void pass_residual2(Attn *a, const Lesson *l)
+{
+	add_rows(l->block.norm == NORM_POST ? &a->norm1 : &a->residual1, &a->ffn_out, &a->residual2);
+}
+
+/* Post-norm: norm2 (n × d_model) = N2(residual2), the layer's output. */
+static void pass_norm2_post(Attn *a, const Lesson *l)
+{
+	norm_rows(&a->residual2, &a->norm2, &a->norm2_stats, l->block.norm_kind, l->block.eps, &l->block.ln2_gamma,
+	          &l->block.ln2_beta);
+}
+
+const Mat *attn_block_output(const Attn *a)
+{
+	const Block *b = &a->lesson->block;
+
+	if (!b->present)
+		return &a->output;
+	if (b->has_ffn)
+		return b->norm == NORM_POST ? &a->norm2 : &a->residual2;
+	return b->norm == NORM_POST ? &a->norm1 : &a->residual1;
+}
+
+/* The last layer of a stack with a final norm: final (n × d_model) = N(the layer's output). */
+static void pass_final_norm(Attn *a, const Lesson *l)
+{
+	norm_rows(attn_block_output(a), &a->final, NULL, l->final_kind, l->final_eps, &l->final_gamma, &l->final_beta);
+}
+
+const Mat *attn_layer_output(const Attn *a)
+{
+	return mat_empty(&a->final) ? attn_block_output(a) : &a->final;
+}
+
+const Attn *attn_layer(const Attn *a, int i)
+{
+	while (a != NULL && a->layer != i)
+		a = a->next;
+	return a;
+}
+
+int attn_check_quiz_answers(const Attn *a, char **err)
+{
+	const Lesson *l = a->lesson;
+
+	for (int i = 0; i < l->nsteps; i++) {
+		const Step *st = &l->steps[i];
+		const CellRef *c = &st->quiz.answer_cell;
+		const int which = matrix_find(c->matrix);
+		const Attn *la = attn_layer(st->encoder && a->encoder != NULL ? a->encoder : a, st->layer);
+		const Mat *m = which < 0 || la == NULL ? NULL : attn_matrix(la, (AttnMatrix)which, c->head);
+
+		if (!st->has_quiz || st->quiz.nchoices > 0 || m == NULL || c->row >= m->rows || c->col >= m->cols)
+			continue;
+		if (!isinf(MAT_AT(*m, c->row, c->col)))
+			continue;
+		*err = str_printf("steps[%d].quiz.answer: %s[%d][%d] (head %d) is %s\u221e, which no one can type as an answer; "
+		                  "ask about a cell the mask keeps, or give \"choices\"",
+		                  i, c->matrix, c->row, c->col, c->head, MAT_AT(*m, c->row, c->col) < 0 ? "\u2212" : "");
+		return -1;
+	}
+	return 0;
+}
+
+const Mat *attn_final_output(const Attn *a)
+{
+	while (a->next != NULL)
+		a = a->next;
+	return attn_layer_output(a);
+}
+
+static int alloc_matrices(Attn *a);
+static const StageKernel stage_kernel[STAGE_COUNT];
+
+/*
+ * Decoding with a KV cache: the tokens one at a time, as generation sees
+ * them. Step t reads only row t of its input (X, or the layer before's
+ * decoded rows) and what earlier steps cached:
+ *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (RoPE at t)
+ *   cache += (k, v)   (with a window w, only the last w rows are read)
+ *   per head: s_j = q·k_j; w = softmax(s·factor − slope·(t − j), masked); out = Σ_j w_j v_j
+ *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
+ * The rows equal the full computation's rows: the test of a correct cache.
+ */
+static int pass_decode_rows(Attn *a, const Lesson *l)
+{
+	const int n = l->n, dk = l->d_k, dv = l->d_v, D = l->d_model, window = lesson_mask_window(l);
+	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
+	const int pre = l->block.present && l->block.norm == NORM_PRE;
+	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
+	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
+	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
+	int r = -1;
+
+	if (row == NULL)
+		return -1;
+	if (l->block.present) {
+		one = calloc(1, sizeof *one);
+		if (one == NULL)
+			goto out;
+		one->lesson = l;
+		one->shape = a->shape;
+		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
+		one->heads = 0; /* no per-head matrices */
+		if (alloc_matrices(one) != 0)
+			goto out;
+	}
+	for (int t = 0; t < n; t++) {
+		double *x = &MAT_AT(a->dec_q, t, 0), *concat = row + D, *wrow = row + D + hdv;
+		const double *arow = &in->a[(size_t)t * D];
+		const int lo = attn_window_first(t, window);
+		if (pre) {
+			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
+			stage_kernel[STAGE_NORM1_PRE](one, l);
+			arow = one->norm1.a;
+		}
+		/* q, k, v of token t: one row of the projections, then RoPE at position t */
+		mat_mul_view(1, D, hdk, arow, (size_t)D, l->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
+		mat_mul_view(1, D, gdk, arow, (size_t)D, l->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
+		mat_mul_view(1, D, gdv, arow, (size_t)D, l->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
+		for (int c = 0; c < hdk && !mat_empty(&l->b_q); c++)
+			x[c] += l->b_q.a[c];
+		for (int c = 0; c < gdk && !mat_empty(&l->b_k); c++)
+			MAT_AT(a->cache_K, t, c) += l->b_k.a[c];
+		for (int c = 0; c < gdv && !mat_empty(&l->b_v); c++)
+			MAT_AT(a->cache_V, t, c) += l->b_v.a[c];
+		if (l->rope) {
+			for (int h = 0; h < a->heads; h++)
+				attn_rope_row(x + (size_t)h * dk, dk, t, l->rope_base, l->rope_style);
+			for (int h = 0; h < a->kv_heads; h++)
+				attn_rope_row(&MAT_AT(a->cache_K, t, h * dk), dk, t, l->rope_base, l->rope_style);
+		}
+		/* each head against the cached keys lo … t */
+		for (int h = 0; h < a->heads; h++) {
+			AttnHead *hd = &a->head[h];
+			const int kh = shape_kv_head(&a->shape, h);
+			const double *q = x + (size_t)h * dk;
+			for (int j = lo; j <= t; j++) {
+				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
+				double sc;
+				if (l->score == SCORE_ADDITIVE)
+					sc = additive(q, k, &l->w_e.a[h * dk], dk);
+				else {
+					sc = 0.0;
+					for (int c = 0; c < dk; c++)
+						sc += q[c] * k[c];
+				}
+				MAT_AT(hd->dec_scores, t, j) = sc;
+				sc *= a->factor;
+				if (l->alibi)
+					sc += -a->slopes[h] * (double)(t - j);
+				wrow[j - lo] = a->visible[(size_t)t * l->m + j] ? sc : -INFINITY;
+			}
+			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
+			for (int c = 0; c < dv; c++) {
+				double acc = 0.0;
+				for (int j = lo; j <= t; j++)
+					acc += MAT_AT(hd->dec_weights, t, j) * MAT_AT(a->cache_V, j, kh * dv + c);
+				MAT_AT(hd->dec_weighted, t, c) = acc;
+				concat[h * dv + c] = acc;
+			}
+		}
+		/* the output row, and in a block the rest of the layer on that row */
+		if (mat_empty(&l->W_o))
+			memcpy(&MAT_AT(a->dec_output, t, 0), concat, (size_t)hdv * sizeof(double));
+		else
+			mat_mul_view(1, hdv, l->d_out, concat, (size_t)hdv, l->W_o.a, (size_t)l->d_out, 0,
+			             &MAT_AT(a->dec_output, t, 0), (size_t)l->d_out, 0);
+		for (int c = 0; c < l->d_out && !mat_empty(&l->b_o); c++)
+			MAT_AT(a->dec_output, t, c) += l->b_o.a[c];
+		if (one != NULL) {
+			memcpy(one->X.a, &in->a[(size_t)t * D], (size_t)D * sizeof(double));
+			memcpy(one->output.a, &MAT_AT(a->dec_output, t, 0), (size_t)D * sizeof(double));
+			for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
+				if (stage_kernel[st] != NULL && stage_present(&a->shape, (Stage)st))
+					stage_kernel[st](one, l);
+			memcpy(&MAT_AT(a->dec_layer_out, t, 0), attn_block_output(one)->a, (size_t)D * sizeof(double));
+		}
+	}
+	r = 0;
+out:
+	free(row);
+	attn_free(one);
+	return r;
+}
+
+static void pass_decode(Attn *a, const Lesson *l)
+{
+	if (pass_decode_rows(a, l) != 0)
+		a->failed = 1;
+}
+
+/* The kernel of each stage: the engine's half of the stage table (catalog.c has the rest). */
+static const StageKernel stage_kernel[STAGE_COUNT] = {
+	[STAGE_INPUT] = pass_input,
+	[STAGE_POSITIONAL] = pass_positional,
+	[STAGE_PROJECT] = pass_project,
+	[STAGE_ROTATE] = pass_rotate,
+	[STAGE_SPLIT] = NULL, /* a view of Q, K and V: nothing to compute */
+	[STAGE_SCORES] = pass_scores,
+	[STAGE_SCALE] = pass_scale,
+	[STAGE_BIAS] = pass_bias,
+	[STAGE_MASK] = pass_mask,
+	[STAGE_SOFTMAX] = pass_softmax,
+	[STAGE_WEIGHTED] = pass_weighted,
+	[STAGE_FLASH] = pass_flash,
+	[STAGE_CONCAT] = pass_concat,
+	[STAGE_OUTPUT] = pass_output,
+	[STAGE_NORM1_PRE] = pass_norm1_pre,
+	[STAGE_RESIDUAL1] = pass_residual1,
+	[STAGE_NORM1_POST] = pass_norm1_post,
+	[STAGE_NORM2_PRE] = pass_norm2_pre,
+	[STAGE_FFN_HIDDEN] = pass_ffn_hidden,
+	[STAGE_ACTIVATION] = pass_activation,
+	[STAGE_FFN_OUT] = pass_ffn_out,
+	[STAGE_RESIDUAL2] = pass_residual2,
+	[STAGE_NORM2_POST] = pass_norm2_post,
+	[STAGE_DECODE] = pass_decode,
+	[STAGE_FINAL_NORM] = pass_final_norm,
+};
+
+/*
+ * What each pass remakes from what, for attn_update: a rule is one matrix
+ * the pass writes and every matrix it is made from (given or computed; more
+ * is harmless). A pass runs again when one of its rules reads a matrix that
+ * changed; only pass_project looks at which (a->redo). A stage with no rules
+ * here runs whenever anything changed, and everything after it counts as
+ * changed.
+ */
+#define MADE(...) ((const AttnMatrix[]){ __VA_ARGS__, AM_COUNT })
+typedef struct StageRule {
+	AttnMatrix out;
+	const AttnMatrix *from; /* ends with AM_COUNT */
+} StageRule;
+#define FFN_IN AM_NORM1, AM_NORM2, AM_RESIDUAL1
+static const StageRule stage_rules[STAGE_COUNT][4] = {
+	[STAGE_INPUT] = { { AM_X, MADE(AM_INPUT) }, { AM_S, MADE(AM_SOURCE_INPUT) } },
+	[STAGE_POSITIONAL] = { { AM_X, MADE(AM_X) }, { AM_S, MADE(AM_S) } },
+	[STAGE_NORM1_PRE] = { { AM_NORM1, MADE(AM_X, AM_LN1_GAMMA, AM_LN1_BETA) },
+	                      { AM_NORM1_STATS, MADE(AM_X, AM_LN1_GAMMA, AM_LN1_BETA) } },
+	[STAGE_PROJECT] = { { AM_Q, MADE(AM_X, AM_NORM1, AM_W_Q, AM_B_Q) },
+	                    { AM_K, MADE(AM_X, AM_NORM1, AM_S, AM_W_K, AM_B_K) },
+	                    { AM_V, MADE(AM_X, AM_NORM1, AM_S, AM_W_V, AM_B_V) } },
+	[STAGE_ROTATE] = { { AM_Q_ROT, MADE(AM_Q) }, { AM_K_ROT, MADE(AM_K) } },
+	[STAGE_SPLIT] = { { AM_COUNT, NULL } }, /* no pass */
+	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
+	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
+	[STAGE_BIAS] = { { AM_BIAS, MADE(AM_SCALED) }, { AM_BIASED, MADE(AM_SCALED) } },
+	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED) } },
+	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } },
+	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
+	[STAGE_FLASH] = { { AM_FLASH_M, MADE(AM_MASKED, AM_V) }, { AM_FLASH_L, MADE(AM_MASKED, AM_V) },
+	                  { AM_FLASH_O, MADE(AM_MASKED, AM_V) }, { AM_FLASH_OUT, MADE(AM_MASKED, AM_V) } },
+	/* STAGE_DECODE: no rules: it reads the layer's input row by row and every parameter, so any change reruns it */
+	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },
+	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_W_O, AM_B_O) } },
+	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT) } },
+	[STAGE_NORM1_POST] = { { AM_NORM1, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) },
+	                       { AM_NORM1_STATS, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) } },
+	[STAGE_NORM2_PRE] = { { AM_NORM2, MADE(AM_RESIDUAL1, AM_LN2_GAMMA, AM_LN2_BETA) },
+	                      { AM_NORM2_STATS, MADE(AM_RESIDUAL1, AM_LN2_GAMMA, AM_LN2_BETA) } },
+	[STAGE_FFN_HIDDEN] = { { AM_FFN_HIDDEN, MADE(FFN_IN, AM_W_1, AM_B_1) },
+	                       { AM_FFN_GATE, MADE(FFN_IN, AM_W_3, AM_B_3) } },
+	[STAGE_ACTIVATION] = { { AM_FFN_ACT, MADE(AM_FFN_HIDDEN, AM_FFN_GATE) } },
+	[STAGE_FFN_OUT] = { { AM_FFN_OUT, MADE(AM_FFN_ACT, AM_W_2, AM_B_2) } },
+	[STAGE_RESIDUAL2] = { { AM_RESIDUAL2, MADE(AM_NORM1, AM_RESIDUAL1, AM_FFN_OUT) } },
+	[STAGE_NORM2_POST] = { { AM_NORM2, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) },
+	                       { AM_NORM2_STATS, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) } },
+	[STAGE_FINAL_NORM] = { { AM_FINAL, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL_GAMMA, AM_FINAL_BETA) } },
+};
+#undef FFN_IN
+#undef MADE
+
+/* Allocate every computed matrix this lesson has, to the catalogue's shape. */
+static int alloc_matrices(Attn *a)
+{
+	for (int w = 0; w < AM_COUNT; w++) {
+		const MatrixKind *k = &matrix_kinds[w];
+		int rows, cols;
+		if ((k->flags & (MF_GIVEN | MF_GRAD)) || attn_derived((AttnMatrix)w) ||
+		    !matrix_present(&a->shape, (AttnMatrix)w, NULL))
+			continue;
+		/* the n × m stages are written whole by their passes (when those run): no zeroing needed */
+		const int whole = (w == AM_SCORES || w == AM_WEIGHTS) &&
+		                  stage_kernel[k->made_by] != NULL &&
+		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
+		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
+		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)
+			if ((whole ? mat_alloc_whole : mat_alloc)(slot(a, (AttnMatrix)w, h), rows, cols) != 0)
+				return -1;
+	}
+	return 0;
+}
+
+/*
+ * The first cell, in the order the stages are computed, that is not a finite
+ * number: NaN, or ±∞ anywhere but a cell a −∞ mask hid on purpose. Doubles
+ * overflow past about 1.8e308, and one overflow turns everything after it
+ * into NaN, which would be shown as if it meant something. Returns 1 and
+ * the place, or 0 when every number is finite.
+ */
+static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *which, int *head, int *row, int *col)
+{
+	const Lesson *l = a->lesson;
+	int w, h, i, j;
+
+	for (w = 0; w < AM_COUNT; w++)
+		for (h = 0; (only == NULL || only[w]) && h < (matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
+			const Mat *m = attn_matrix(a, (AttnMatrix)w, h);
+			for (i = 0; m != NULL && i < m->rows; i++)
+				for (j = 0; j < m->cols; j++) {
+					const double x = MAT_AT(*m, i, j);
+					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && l->mask_fill_inf &&
+					                    !a->visible[(size_t)i * l->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
+					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
+						*which = (AttnMatrix)w;
+						*head = h;
+						*row = i;
+						*col = j;
+						return 1;
+					}
+				}
+		}
+	return 0;
+}
+
+/* m is rows × cols and holds its numbers. */
+static int mat_is(const Mat *m, int rows, int cols)
+{
+	return m->rows == rows && m->cols == cols && m->a != NULL;
+}
+
+/*
+ * The engine's own guard: every pass indexes the matrices by the lesson's
+ * sizes (n, m, d_model, d_src, heads, d_k, d_v, d_out), so a lesson whose
+ * matrices do not have those shapes, or whose mask does not fit them, is
+ * refused before anything is allocated or read. lesson_validate gives the
+ * learner's message first; this only makes sure that no caller, whatever
+ * it passes, makes the engine read or write past a matrix. Returns the
+ * first part at fault, or NULL.
+ */
+static const char *shape_fault(const Lesson *l)
+{
+	int hdk, hdv, gdk, gdv;
+
+	if (l->heads < 1 || l->heads > LESSON_MAX_HEADS || l->n < 1 || l->n > LESSON_MAX_TOKENS || l->m < 1 ||
+	    l->m > LESSON_MAX_TOKENS || l->d_k < 1 || l->d_k > LESSON_MAX_DIM || l->d_v < 1 || l->d_v > LESSON_MAX_DIM ||
+	    l->d_out < 1 || l->d_out > LESSON_MAX_DIM)
+		return "sizes";
+	if (l->kv_heads < 1 || l->heads % l->kv_heads != 0 || (l->rope && l->d_k % 2 != 0))
+		return "kv_heads";
+	hdk = l->heads * l->d_k;
+	hdv = l->heads * l->d_v;
+	gdk = l->kv_heads * l->d_k;
+	gdv = l->kv_heads * l->d_v;
+	if (!mat_is(&l->input, l->n, l->d_model))
+		return "X";
+	if (l->has_source ? !mat_is(&l->source_input, l->m, l->d_src) : (l->m != l->n || l->d_src != l->d_model))
+		return "source.X";
+	if (!mat_is(&l->W_q, l->d_model, hdk))
+		return "W_q";
+	if (!mat_is(&l->W_k, l->d_src, gdk))
+		return "W_k";
+	if (!mat_is(&l->W_v, l->d_src, gdv))
+		return "W_v";
+	if ((!mat_empty(&l->b_q) && !mat_is(&l->b_q, 1, hdk)) || (!mat_empty(&l->b_k) && !mat_is(&l->b_k, 1, gdk)) ||
+	    (!mat_empty(&l->b_v) && !mat_is(&l->b_v, 1, gdv)) || (!mat_empty(&l->b_o) && !mat_is(&l->b_o, 1, l->d_out)))
+		return "biases";
+	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
+		return "alibi.slopes";
+	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
+	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
+		return "flash";
+	if (l->decode && (l->has_source || !lesson_mask_causal(l) || !l->mask_fill_inf))
+		return "decode";
+	if (mat_empty(&l->W_o) ? l->d_out != hdv : !mat_is(&l->W_o, hdv, l->d_out))
+		return "W_o";
+	if (l->score == SCORE_ADDITIVE && !mat_is(&l->w_e, 1, hdk))
+		return "w_e";
+	if (((l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW) && l->n != l->m) ||
+	    (l->mask == MASK_PADDING && !mat_is(&l->mask_matrix, 1, l->m)) ||
+	    (l->mask == MASK_MATRIX && !mat_is(&l->mask_matrix, l->n, l->m)) || (l->mask == MASK_WINDOW && l->window < 1) ||
+	    (l->mask == MASK_LIST && (l->nmasks < 1 || l->masks == NULL)))
+		return "mask";
+	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++) {
+		const MaskPart *p = &l->masks[k];
+		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && l->n != l->m) ||
+		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, l->m)) ||
+		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, l->n, l->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
+		    p->kind == MASK_NONE || p->kind == MASK_LIST)
+			return "mask";
+	}
+	return NULL;
+}
+
+
+/* attn_update's copies of the matrices it remakes: a computation shaped like the one updated. */
+typedef struct Keep {
+	Attn *first;  /* NULL once over budget or out of memory */
+	double left;  /* numbers it may still hold */
+} Keep;
+
+static void keep_drop(Keep *k)
+{
+	attn_free(k->first);
+	k->first = NULL;
+}
+
+/* How many numbers matrix w of head h holds (a derived one: would hold, when made). */
+static double kept_numbers(Attn *a, AttnMatrix w, int h)
+{
+	const Mat *m = slot(a, w, h);
+
+	if (attn_derived(w))
+		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)a->lesson->n * a->lesson->m
+		                                                                            : 0;
+	return (double)m->rows * m->cols;
+}
+
+/* A copy of derived matrix w of head h, as it is now, into to (empty). Returns 0 or -1. */
+static int derived_copy(Attn *a, AttnMatrix w, int h, Mat *to)
+{
+	if (mat_alloc_whole(to, a->lesson->n, a->lesson->m) != 0)
+		return -1;
+	for (int i = 0; i < a->lesson->n; i++)
+		derived_row(a, w, h, i, &to->a[(size_t)i * a->lesson->m], a->lesson->m);
+	return 0;
+}
+
+/* Copy into the keep's link ka the matrices of a marked in redo (all when redo is NULL), unless copied already. */
+static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
+{
+	for (int w = 0; k->first != NULL && w < AM_COUNT; w++) {
+		/* a derived matrix is made from the scores: copied before they are remade, while it is still the old one */
+		const int remade = redo == NULL || redo[w] || (attn_derived((AttnMatrix)w) && redo[AM_SCORES]);
+		if (!remade || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+			continue;
+		for (int h = 0; k->first != NULL && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+			const Mat *m = attn_derived((AttnMatrix)w) ? NULL : slot(a, (AttnMatrix)w, h);
+			Mat *to = slot(ka, (AttnMatrix)w, h);
+			const double count = kept_numbers(a, (AttnMatrix)w, h);
+			if (count == 0 || !mat_empty(to))
+				continue;
+			k->left -= count;
+			if (k->left < 0 || (m != NULL ? mat_copy(to, m) : derived_copy(a, (AttnMatrix)w, h, to)) != 0)
+				keep_drop(k);
+		}
+	}
+}
+
+/*
+ * The passes that note in a->nonfinite, as they write, whether they wrote a
+ * number that is not finite (outside the cells a −∞ mask hides); after any
+ * other pass the matrices it writes (its rules' and those it makes) are
+ * looked over, a cheap scan next to what such a pass computes.
+ */
+static const unsigned char stage_checks_itself[STAGE_COUNT] = {
+	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_BIAS] = 1, [STAGE_MASK] = 1,
+	[STAGE_SOFTMAX] = 1, [STAGE_WEIGHTED] = 1, [STAGE_CONCAT] = 1, [STAGE_OUTPUT] = 1,
+};
+
+/* 1 when a matrix pass st writes holds a number that is not finite (−∞ allowed where the catalogue says so). */
+static int stage_nonfinite(Attn *a, int st)
+{
+	for (int w = 0; w < AM_COUNT; w++) {
+		int writes = matrix_kinds[w].made_by == (Stage)st;
+		for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
+			writes |= stage_rules[st][r].out == (AttnMatrix)w;
+		if (!writes || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+			continue;
+		for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+			const Mat *m = slot(a, (AttnMatrix)w, h);
+			const size_t count = (size_t)m->rows * (size_t)m->cols;
+			if (mat_empty(m))
+				continue;
+			if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
+				if (mat_nonfinite(m->a, count))
+					return 1;
+			} else
+				for (size_t i = 0; i < count; i++)
+					if (!(m->a[i] < INFINITY)) /* NaN or +∞ */
+						return 1;
+		}
+	}
+	return 0;
+}
+
+static AttnProgress progress_fn;
+static void *progress_ctx;
+static double progress_t0; /* when the computation being told about began */
+static int progress_depth; /* attn_compute calls itself for an encoder: the outermost call starts the clock */
+
+void attn_set_progress(AttnProgress fn, void *ctx)
+{
+	progress_fn = fn;
+	progress_ctx = ctx;
+}
+
+/* A pass of a runs: tell the progress function, if any. */
+static void progress_tell(const Attn *a, int st)
+{
+	int index = 0, count = 0;
+
+	if (progress_fn == NULL)
+		return;
+	for (int s = 0; s < STAGE_COUNT; s++)
+		if (stage_kernel[s] != NULL && (stage_present(&a->shape, (Stage)s) || (stage_kinds[s].flags & SF_ALWAYS))) {
+			count++;
+			if (s <= st)
+				index++;
+		}
+	progress_fn(progress_ctx, a, (Stage)st, index, count, clock_ms() - progress_t0);
+}
+
+/*
+ * Run the passes of lesson l (a layer's view) into a, in the table's order:
+ * every one (changed NULL), or only those whose rules read a matrix marked
+ * in changed, marking what they remake in turn. ka (may be NULL): the link
+ * of k that gets a copy of each matrix before it is remade. Each pass's time
+ * goes to a->stage_ms.
+ */
+static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k, Attn *ka, double *plan)
+{
+	unsigned char redo[AM_COUNT];
+
+	if (plan == NULL) {
+		derived_forget(a);
+		attn_touch(a);
+	}
+	for (int st = 0; st < STAGE_COUNT; st++) {
+		double t0;
+		a->stage_ms[st] = 0.0;
+		if (stage_kernel[st] == NULL || !(stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
+			continue;
+		a->redo = NULL;
+		if (changed != NULL) {
+			int any = 0;
+			if (stage_rules[st][0].from == NULL) { /* a pass without rules: anything before it changes it all */
+				for (int w = 0; w < AM_COUNT; w++)
+					any |= changed[w];
+				if (!any)
+					continue;
+				memset(changed, 1, AM_COUNT);
+				if (ka != NULL)
+					keep_before(k, ka, a, NULL);
+			} else {
+				memset(redo, 0, sizeof redo);
+				for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
+					for (const AttnMatrix *f = stage_rules[st][r].from; *f != AM_COUNT; f++)
+						if (changed[*f]) {
+							redo[stage_rules[st][r].out] = 1;
+							any = 1;
+							break;
+						}
+				if (!any)
+					continue;
+				if (ka != NULL)
+					keep_before(k, ka, a, redo);
+				for (int w = 0; w < AM_COUNT; w++)
+					changed[w] |= redo[w];
+				a->redo = redo;
+			}
+		}
+		if (plan != NULL) { /* only count the numbers it would remake */
+			for (int w = 0; w < AM_COUNT; w++)
+				for (int h = 0; (a->redo == NULL || a->redo[w]) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1) &&
+				                !(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)); h++)
+					*plan += kept_numbers(a, (AttnMatrix)w, h);
+			a->redo = NULL;
+			continue;
+		}
+		progress_tell(a, st);
+		t0 = clock_ms();
+		stage_kernel[st](a, l);
+		if (!stage_checks_itself[st])
+			a->nonfinite |= stage_nonfinite(a, st);
+		a->stage_ms[st] = clock_ms() - t0;
+		a->redo = NULL;
+	}
+}
+
+/*
+ * The message for the first cell that is not a finite number among the
+ * matrices marked in only (all: NULL); NULL when none. The passes noted
+ * whether they wrote one (a->nonfinite); the given matrices and gradients
+ * are looked over here. Only when one of them says so is the first such
+ * cell looked for.
+ */
+static char *overflow_error(Attn *a, const unsigned char *only)
+{
+	AttnMatrix w;
+	int oh, i, j, found, suspect = a->nonfinite;
+	double t0 = clock_ms(), x = 0.0;
+
+	for (int g = 0; !suspect && g < AM_COUNT; g++)
+		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
+		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
+			const Mat *m = attn_matrix(a, (AttnMatrix)g, h);
+			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
+		}
+	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);
+	if (found)
+		x = MAT_AT(*attn_matrix(a, w, oh), i, j);
+	a->check_ms = clock_ms() - t0;
+	if (!found)
+		return NULL;
+	const char *what = isnan(x) ? _("not a number") : x > 0 ? "+inf" : "-inf";
+	if (matrix_per_head((AttnMatrix)w) && a->heads > 1)
+		return str_printf(_("the numbers grow too large to compute: %s[%d][%d] of head %d is %s (doubles overflow "
+		                    "past about 1.8e308); use smaller inputs or weights"),
+		                  matrix_name(w), i, j, oh, what);
+	return str_printf(_("the numbers grow too large to compute: %s[%d][%d] is %s (doubles overflow "
+	                    "past about 1.8e308); use smaller inputs or weights"),
+	                  matrix_name(w), i, j, what);
+}
+
+/* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
+static Attn *compute_one(Attn *a, const Lesson *l, char **err)
+{
+	const char *fault = shape_fault(l);
+
+	*err = NULL;
+	if (a == NULL)
+		goto oom;
+	if (fault != NULL) {
+		*err = str_printf("cannot compute: the lesson's %s does not fit its sizes (n = %d, m = %d, heads = %d); "
+		                  "nothing was computed", fault, l->n, l->m, l->heads);
+		attn_free(a);
+		return NULL;
+	}
+	a->lesson = l;
+	lesson_shape(l, &a->shape);
+	if (lesson_count_numbers(l) > (double)LESSON_MAX_NUMBERS ||
+	    (l->score == SCORE_ADDITIVE && (double)l->n * l->m * l->heads * l->d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
+		*err = str_printf("the lesson with its computation would hold %.0f numbers (limit %ld, LESSON_MAX_NUMBERS), "
+		                  "or its additive scores take over %ld tanh terms (LESSON_MAX_ADDITIVE_TERMS)",
+		                  lesson_count_numbers(l), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
+		attn_free(a);
+		return NULL;
+	}
+	switch (l->scale) {
+	case SCALE_SQRT_DK: a->factor = 1.0 / sqrt((double)l->d_k); break;
+	case SCALE_NONE: a->factor = 1.0; break;
+	case SCALE_VALUE: a->factor = l->scale_value; break;
+	}
+	a->heads = l->heads;
+	a->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
+	if (l->alibi) {
+		a->slopes = malloc((size_t)l->heads * sizeof *a->slopes);
+		if (a->slopes == NULL)
+			goto oom;
+		for (int h = 0; h < l->heads; h++)
+			a->slopes[h] = mat_empty(&l->alibi_slopes) ? lesson_alibi_slope(l->heads, h) : l->alibi_slopes.a[h];
+	}
+	a->head = calloc((size_t)l->heads, sizeof *a->head);
+	a->visible = malloc((size_t)l->n * (size_t)l->m);
+	a->row_all_masked = calloc((size_t)l->n, 1);
+	if (a->head == NULL || a->visible == NULL || a->row_all_masked == NULL || alloc_matrices(a) != 0)
+		goto oom;
+	run_passes(a, l, NULL, NULL, NULL, NULL);
+	if (a->failed)
+		goto oom;
+	if ((*err = overflow_error(a, NULL)) != NULL) {
+		attn_free(a);
+		return NULL;
+	}
+	return a;
+oom:
+	*err = str_printf("out of memory computing the lesson");
+	attn_free(a);
+	return NULL;
+}
+
+/*
+ * Layer i of a lesson with layers, as the engine computes it: the layer's
+ * own parameters (heads, weights, biases, block), the lesson's shared
+ * settings (tokens, mask, scale, score), and its input rows: the lesson's
+ * X for layer 0 (with positional encoding), the layer before's output
+ * after that. Every matrix is borrowed.
+ */
+static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memory, Lesson *v)
+{
+	*v = *lesson_layer_const(l, i);
+	v->path = l->path;
+	v->title = l->title;
+	v->summary = l->summary;
+	v->version = l->version;
+	v->tokens = l->tokens;
+	v->n = l->n;
+	v->input = *input;
+	v->positional = i == 0 ? l->positional : POS_NONE;
+	v->score = l->score;
+	v->scale = l->scale;
+	v->scale_value = l->scale_value;
+	v->scale_explicit = l->scale_explicit;
+	v->mask = l->mask;
+	v->mask_matrix = l->mask_matrix;
+	v->window = l->window;
+	v->nmasks = l->nmasks;
+	v->masks = l->masks;
+	v->rope = l->rope;
+	v->rope_base = l->rope_base;
+	v->rope_style = l->rope_style;
+	v->alibi = l->alibi;
+	v->decode = l->decode;
+	v->flash_bq = l->flash_bq;
+	v->flash_bk = l->flash_bk;
+	v->mask_fill_inf = l->mask_fill_inf;
+	v->mask_fill = l->mask_fill;
+	if (l->encoder != NULL) { /* an encoder–decoder's links keep their own masks */
+		const Lesson *own = lesson_layer_const(l, i);
+		v->mask = own->mask;
+		v->mask_matrix = own->mask_matrix;
+		v->window = own->window;
+		v->nmasks = own->nmasks;
+		v->masks = own->masks;
+	}
+	v->nsteps = l->nsteps;
+	v->steps = l->steps;
+	v->compare = NULL;
+	v->nlayers = 0;
+	v->layer = NULL;
+	v->has_final_norm = i == l->nlayers - 1 && l->has_final_norm;
+	v->final_gamma = l->final_gamma;
+	v->final_beta = l->final_beta;
+	v->final_kind = l->final_kind;
+	v->final_eps = l->final_eps;
+	v->backward = l->backward;
+	v->target = l->target;
+	if (v->part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
+		v->source_input = *memory;
+}
+
+static Attn *compute_chain(const Lesson *l, char **err);
+
+Attn *attn_compute(const Lesson *l, char **err)
+{
+	Attn *a;
+
+	if (progress_depth++ == 0)
+		progress_t0 = clock_ms();
+	a = compute_chain(l, err);
+	progress_depth--;
+	return a;
+}
+
+/* Every layer of l (and its encoder first), each link computed by compute_one. */
+static Attn *compute_chain(const Lesson *l, char **err)
+{
+	Attn *first = NULL, **link = &first, *enc = NULL;
+	const Mat *input = &l->input, *dec_input = NULL, *memory = NULL;
+
+	if (l->nlayers == 0)
+		return compute_one(calloc(1, sizeof(Attn)), l, err);
+	if (l->encoder != NULL) {
+		enc = attn_compute(l->encoder, err);
+		if (enc == NULL) {
+			char *e = str_printf("encoder: %s", *err);
+			free(*err);
+			*err = e;
+			return NULL;
+		}
+		memory = attn_final_output(enc);
+		/* the decoder's loss reaches the encoder through the memory: its links have gradients (and backward stages) too */
+		if (l->backward != BACKWARD_NONE)
+			for (Attn *e = enc; e != NULL; e = e->next)
+				e->shape.features |= FEAT_BACKWARD;
+	}
+	for (int i = 0; i < l->nlayers; i++) {
+		Attn *a = calloc(1, sizeof *a);
+		if (a == NULL) {
+			attn_free(first);
+			attn_free(enc);
+			*err = str_printf("out of memory computing the lesson");
+			return NULL;
+		}
+		a->layer = i;
+		a->nlayers = l->nlayers;
+		a->top = l;
+		a->dec_input = dec_input;
+		layer_view(l, i, input, memory, &a->view);
+		*link = a;
+		if (i == 0) {
+			a->encoder = enc;
+			enc = NULL;
+		}
+		if (compute_one(a, &a->view, err) == NULL) {
+			*link = NULL;
+			attn_free(enc);
+			attn_free(first);
+			if (*err != NULL && l->nlayers > 1) {
+				char *e = str_printf("layer %d: %s", i, *err);
+				free(*err);
+				*err = e;
+			}
+			return NULL;
+		}
+		input = attn_layer_output(a);
+		dec_input = mat_empty(&a->dec_layer_out) ? NULL : &a->dec_layer_out;
+		link = &a->next;
+	}
+	return first;
+}
+
+/* x and y hold the same bits (two empty matrices do). */
+static int same_bits(const Mat *x, const Mat *y)
+{
+	return x->rows == y->rows && x->cols == y->cols &&
+	       (mat_empty(x) || memcmp(x->a, y->a, (size_t)x->rows * (size_t)x->cols * sizeof *x->a) == 0);
+}
+
+/* Everything the passes read of a lesson but its given matrices' numbers is the same in x and y. */
+/* The same window and list of masks (the single mask's kind and matrix are compared with the other settings). */
+static int same_masks(const Lesson *x, const Lesson *y)
+{
+	if (x->window != y->window || x->nmasks != y->nmasks)
+		return 0;
+	for (int k = 0; k < x->nmasks; k++)
+		if (x->masks[k].kind != y->masks[k].kind || x->masks[k].window != y->masks[k].window ||
+		    !same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
+			return 0;
+	return 1;
+}
+
+static int same_settings(const Lesson *x, const Lesson *y)
+{
+	LessonShape sx, sy;
+	const Block *bx = &x->block, *by = &y->block;
+
+	lesson_shape(x, &sx);
+	lesson_shape(y, &sy);
+	return memcmp(&sx, &sy, sizeof sx) == 0 && x->n == y->n && x->m == y->m && x->d_model == y->d_model &&
+	       x->d_src == y->d_src && x->heads == y->heads && x->d_k == y->d_k && x->d_v == y->d_v &&
+	       x->d_out == y->d_out && x->has_source == y->has_source && x->positional == y->positional &&
+	       x->score == y->score && x->scale == y->scale && same_bits(&(Mat){ 1, 1, (double *)&x->scale_value },
+	                                                                 &(Mat){ 1, 1, (double *)&y->scale_value }) &&
+	       x->mask == y->mask && x->mask_fill_inf == y->mask_fill_inf && x->mask_fill == y->mask_fill &&
+	       same_bits(&x->mask_matrix, &y->mask_matrix) && x->backward == y->backward && bx->present == by->present &&
+	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
+	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
+	       x->has_final_norm == y->has_final_norm && x->final_kind == y->final_kind && x->final_eps == y->final_eps &&
+	       x->kv_heads == y->kv_heads && x->rope == y->rope && x->rope_base == y->rope_base &&
+	       x->rope_style == y->rope_style && x->alibi == y->alibi && same_bits(&x->alibi_slopes, &y->alibi_slopes) &&
+	       x->decode == y->decode && x->flash_bq == y->flash_bq && x->flash_bk == y->flash_bk && same_masks(x, y);
+}
+
+/* The link of a keep for layer a: its shape, heads and place, its lesson the one a was computed from. */
+static Attn *keep_link(const Attn *a)
+{
+	Attn *k = calloc(1, sizeof *k);
+
+	if (k == NULL || (k->head = calloc((size_t)a->heads, sizeof *k->head)) == NULL) {
+		free(k);
+		return NULL;
+	}
+	k->shape = a->shape;
+	k->factor = a->factor;
+	k->heads = a->heads;
+	k->kv_heads = a->kv_heads;
+	k->layer = a->layer;
+	k->nlayers = a->nlayers;
+	k->view = a->view;
+	k->lesson = a->nlayers > 0 ? &k->view : a->lesson;
+	return k;
+}
+
+int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
+{
+	unsigned char changed[AM_COUNT];
+	Keep k = { NULL, keep_numbers };
+	Attn **klink = &k.first;
+	const Attn *prev = NULL;
+	int prev_changed = 0;
+	double plan = 0;
+	Attn *a;
+
+	*err = NULL;
+	progress_t0 = clock_ms();
+	if (before != NULL)
+		*before = NULL;
+	if (l->encoder != NULL) /* an encoder–decoder is computed afresh */
+		return 1;
+	if (first->nlayers != l->nlayers)
+		return 1;
+	for (a = first; a != NULL; prev = a, a = a->next) {
+		Lesson v;
+		if (l->nlayers > 0)
+			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL, &v);
+		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
+			return 1;
+	}
+	/*
+	 * Twice when copies are asked for: first only counting the numbers the
+	 * passes would remake (the copies are made only when all of them fit),
+	 * then running them.
+	 */
+	for (int pass = before != NULL ? 0 : 1; pass < 2; pass++) {
+		prev_changed = 0;
+		for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
+			const Lesson old = *a->lesson;
+			Lesson plan_view = l->nlayers > 0 ? old : *l;
+			Attn *ka = NULL;
+			if (pass == 1 && before != NULL && plan <= keep_numbers && (klink == &k.first || k.first != NULL)) {
+				if ((ka = keep_link(a)) == NULL)
+					keep_drop(&k);
+				else {
+					*klink = ka;
+					klink = &ka->next;
+				}
+			}
+			if (l->nlayers > 0)
+				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL,
+				           pass == 0 ? &plan_view : &a->view);
+			if (pass == 1) {
+				a->lesson = l->nlayers > 0 ? &a->view : l;
+				a->top = l;
+			}
+			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
+			memset(changed, 0, sizeof changed);
+			for (int w = 0; w < AM_COUNT; w++)
+				if (matrix_kinds[w].flags & MF_GIVEN)
+					changed[w] = a->layer > 0 && w == AM_INPUT
+					                 ? prev_changed
+					                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
+					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
+					                                            (AttnMatrix)w));
+			a->nonfinite = 0;
+			a->failed = 0;
+			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
+			           pass == 0 ? &plan : NULL);
+			prev_changed = 0;
+			for (int w = 0; w < AM_COUNT; w++)
+				prev_changed |= changed[w];
+			if (pass == 1 && a->failed) { /* a pass ran out of memory (the decode rows): its results are stale */
+				*err = str_printf("out of memory computing the lesson");
+				keep_drop(&k);
+				return -1;
+			}
+			if (pass == 1 && (*err = overflow_error(a, changed)) != NULL) {
+				keep_drop(&k);
+				return -1;
+			}
+		}
+	}
+	if (l->backward != BACKWARD_NONE) {
+		double loss;
+		if (attn_backward(first, &loss, err) != 0) {
+			keep_drop(&k);
+			return -1;
+		}
+	}
+	if (before != NULL)
+		*before = k.first;
+	else
+		keep_drop(&k);
+	return 0;
+}
+
+void attn_free(Attn *a)
+{
+	int h;
+
+	if (a == NULL)
+		return;
+	attn_free(a->next);
+	attn_free(a->encoder);
+	attn_grad_free(a->grad, a->heads);
+	free(a->train_loss);
+	mat_free(&a->residual1);
+	mat_free(&a->norm1_stats);
+	mat_free(&a->norm1);
+	mat_free(&a->ffn_hidden);
+	mat_free(&a->ffn_gate);
+	mat_free(&a->ffn_act);
+	mat_free(&a->ffn_out);
+	mat_free(&a->residual2);
+	mat_free(&a->norm2_stats);
+	mat_free(&a->norm2);
+	mat_free(&a->final);
+	mat_free(&a->PE);
+	mat_free(&a->X);
+	mat_free(&a->PE_src);
+	mat_free(&a->S);
+	mat_free(&a->Q);
+	mat_free(&a->K);
+	mat_free(&a->V);
+	mat_free(&a->Q_rot);
+	mat_free(&a->K_rot);
+	mat_free(&a->dec_q);
+	mat_free(&a->cache_K);
+	mat_free(&a->cache_V);
+	mat_free(&a->dec_output);
+	mat_free(&a->dec_layer_out);
+	free(a->slopes);
+	if (a->head != NULL)
+		for (h = 0; h < a->heads; h++) {
+			AttnHead *hd = &a->head[h];
+			Mat *per_head[] = { &hd->scores, &hd->scaled, &hd->masked, &hd->weights, &hd->weighted, &hd->bias,
+			                    &hd->biased, &hd->flash_m, &hd->flash_l, &hd->flash_O, &hd->flash_out,
+			                    &hd->dec_scores, &hd->dec_weights, &hd->dec_weighted };
+			for (size_t k = 0; k < sizeof per_head / sizeof per_head[0]; k++)
+				mat_free(per_head[k]);
+		}
+	free(a->head);
+	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++)
+		mat_free(&a->derived[k].m);
+	mat_free(&a->concat);
+	mat_free(&a->output);
+	free(a->visible);
+	free(a->row_all_masked);
+	free(a);
+}

@@ -1,0 +1,252 @@
+/* attention.h: every stage of (multi-head, masked, cross-) attention, kept. */
+#ifndef ATTNVIZ_ATTENTION_H
+#define ATTNVIZ_ATTENTION_H
+
+#include "lesson/lesson.h"
+
+/*
+ * Shape legend (row convention, as nn.Linear without bias):
+ *   n  query rows        m   key/value rows (n unless cross-attention)
+ *   h  heads             d_k, d_v  per-head widths
+ *   X  n × d_model       S   m × d_src (the source; X itself without one)
+ *   Q = X·W_q  n × h·d_k     K = S·W_k  m × h·d_k     V = S·W_v  m × h·d_v
+ * Head i sees columns [i·d_k, (i+1)·d_k) of Q and K and [i·d_v, (i+1)·d_v) of V.
+ */
+/*
+ * The derived stages, a cheap function of scores (scaled = scores × factor;
+ * ALiBi's bias_ij = −slope·|i − j| and biased = scaled + bias; masked =
+ * scaled or biased with hidden cells := fill), are not kept: a computation
+ * keeps only scores and weights as n × m matrices per head, and the passes
+ * that read a derived stage make its rows as they go. attn_matrix() makes a
+ * derived matrix of one head when it is asked for, into one of
+ * ATTN_DERIVED_SLOTS slots that are reused (least recently asked for first),
+ * and attn_cell() gives one cell without making the matrix. The AttnHead
+ * fields scaled, masked, bias and biased are empty in a computation; only
+ * attn_update's copies (its `before`) fill them.
+ */
+#define ATTN_DERIVED_SLOTS LESSON_DERIVED_MATRICES
+
+typedef struct AttnDerived {
+	int valid;           /* m holds matrix `which` of head `head` */
+	int which, head;
+	unsigned long used;  /* when it was last asked for (the slot longest unasked is reused first) */
+	Mat m;               /* n × m; its buffer is kept when the slot is reused */
+} AttnDerived;
+
+typedef struct AttnHead {
+	Mat scores;   /* n × m  q_i · k_j (or additive e_ij) */
+	Mat scaled;   /* n × m  scores × factor (derived: empty but in attn_update's copies) */
+	Mat masked;   /* n × m  scaled, masked cells replaced by the fill (−∞ by default) (derived) */
+	Mat weights;  /* n × m  row-wise softmax of masked; a row with no visible key is 0 */
+	Mat weighted; /* n × d_v  weights · V_head  ("output" of the head in --dump) */
+	/* ALiBi (empty without): bias_ij = −slope·|i − j|; biased = scaled + bias, what the mask reads (derived) */
+	Mat bias, biased;     /* n × m */
+	/* FlashAttention (empty without): the state of each row after each key block c (nkb = ⌈m / block_k⌉) */
+	Mat flash_m, flash_l; /* n × nkb: running maximum (−∞ before any visible key) and running sum */
+	Mat flash_O;          /* n × nkb·d_v: running unnormalised output, d_v columns per key block */
+	Mat flash_out;        /* n × d_v: O / l after the last tile (0 where l = 0): equals weighted */
+	/* Decoding (empty without): row t is step t; cache columns j ≤ t (within the window) are filled */
+	Mat dec_scores;       /* n × m: q_t · k_j, the raw score, for the cached keys */
+	Mat dec_weights;      /* n × m: softmax over the cache (after scale, ALiBi and mask) */
+	Mat dec_weighted;     /* n × d_v */
+} AttnHead;
+
+typedef struct Attn {
+	const Lesson *lesson; /* borrowed: the lesson this was computed from */
+	LessonShape shape;    /* its sizes and features, for the catalogue's rules */
+	double factor;        /* the scale factor applied to scores */
+	Mat PE;               /* n × d_model, empty without positional encoding */
+	Mat X;                /* n × d_model: input + PE */
+	Mat PE_src;           /* m × d_src, cross-attention with positional encoding only */
+	Mat S;                /* m × d_src: source input + PE (cross-attention only, else empty) */
+	Mat Q, K, V;          /* Q: n × h·d_k;  K, V: m × g·d_k, m × g·d_v (g = kv_heads) */
+	Mat Q_rot, K_rot;     /* RoPE: Q and K turned by their positions (empty without "rope") */
+	int heads;
+	int kv_heads;         /* g: query head i reads key/value head i / (heads / g) */
+	double *slopes;       /* ALiBi: heads slopes (owned; NULL without "alibi") */
+	AttnHead *head;       /* heads of them */
+	/* Decoding with a KV cache (empty without "decode"): row t is what step t computes */
+	Mat dec_q;            /* n × h·d_k: step t's query (after its bias and RoPE at position t) */
+	Mat cache_K, cache_V; /* n × g·d_k, n × g·d_v: row p appended at step p (keys after RoPE at p) */
+	Mat dec_output;       /* n × d_out: step t's attention output */
+	Mat dec_layer_out;    /* n × d_model: step t's row out of the whole layer (block lessons) */
+	const Mat *dec_input; /* the rows decoding reads: X, or the layer before's dec_layer_out (borrowed) */
+	Mat concat;           /* n × h·d_v */
+	Mat output;           /* n × d_out: concat · W_o (a copy of concat without W_o) */
+	/* The Transformer block around the attention (version 2; empty without one). */
+	Mat residual1;        /* n × d_model: x + output */
+	Mat norm1_stats;      /* n × 2: each row's mean and variance before N1 (RMSNorm: mean of squares, RMS) */
+	Mat norm1;            /* n × d_model */
+	Mat ffn_hidden;       /* n × d_ff: x·W_1 + b_1 */
+	Mat ffn_gate;         /* n × d_ff: x·W_3 + b_3 (SwiGLU) */
+	Mat ffn_act;          /* n × d_ff */
+	Mat ffn_out;          /* n × d_model: ffn_act·W_2 + b_2 */
+	Mat residual2;        /* n × d_model */
+	Mat norm2_stats, norm2;
+	Mat final;            /* n × d_model: the final norm, after the last layer */
+
+	/*
+	 * A lesson with "layers" is computed as a chain: this is layer
+	 * `layer` of `nlayers`, and next is the layer after it (owned).
+	 * lesson then points at view: that layer's parameters with the
+	 * lesson's shared settings and its input rows (the layer before's
+	 * output), every matrix borrowed.
+	 */
+	int layer, nlayers;
+	struct Attn *next;
+	Lesson view;
+	const Lesson *top; /* borrowed: the whole lesson the chain was computed from (its "compare", for --dump) */
+	/*
+	 * An encoder–decoder (lesson.h: Lesson.encoder): on the first link, the
+	 * encoder's own computation (owned), whose final output is the memory
+	 * every cross-attention link reads as its source S. Each link's part
+	 * (self- or cross-attention) and decoder layer are view.part, view.dec_layer.
+	 */
+	struct Attn *encoder;
+
+	/* The backward pass (backward.h), when the lesson asks for it: owned, NULL otherwise. */
+	struct AttnGrad *grad;
+	double loss;          /* on the first layer: the loss L */
+	int train_steps;      /* --train: the steps taken, the rate, and the loss before each and after the last (owned) */
+	double train_lr;
+	double *train_loss;
+
+	int failed;           /* a pass ran out of memory (the computation is refused) */
+	/* How long each stage's pass took when last run (ms, 0 when it did not run), and the overflow check. */
+	double stage_ms[STAGE_COUNT];
+	double check_ms;
+	/* A pass wrote a number that is not finite outside a cell a −∞ mask hides (or may have: 0 promises none). */
+	int nonfinite;
+	/* While attn_update reruns a pass: the matrices it must remake (NULL: all of them). */
+	const unsigned char *redo;
+
+	/*
+	 * A number no other computation has, nor this one before it was last
+	 * recomputed (attn_touch): what a view caches about the numbers (a
+	 * pane's range, a matrix's mean) it keeps under it.
+	 */
+	unsigned long version;
+	/* The derived matrices made on request (see AttnDerived), and the clock their use is told by. */
+	AttnDerived derived[ATTN_DERIVED_SLOTS];
+	unsigned long derived_clock;
+
+	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
+	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
+	int any_row_all_masked;
+} Attn;
+
+/*
+ * Compute every stage of lesson l. Returns a new Attn, or NULL with *err set
+ * (out of memory, over a documented limit). The lesson must outlive the result.
+ */
+Attn *attn_compute(const Lesson *l, char **err);
+void attn_free(Attn *a);
+
+/*
+ * Recompute a (the computation of an earlier version of l, still alive and
+ * still what a->lesson points at) in place for l, whose given matrices may
+ * hold other numbers but whose shapes and settings are the same: only the
+ * passes that read a matrix that changed run again, reusing a's buffers, and
+ * the backward pass is redone when the lesson has one. The result is bit for
+ * bit what attn_compute_all(l) gives. a->lesson then points at l.
+ *
+ * before (may be NULL): gets a computation holding a copy of each matrix as
+ * it was before it was remade (the others empty; its lesson is the old one),
+ * or NULL when those copies would hold more than keep_numbers numbers.
+ *
+ * Returns 0, or 1 when l's shapes or settings differ (nothing was changed:
+ * compute it afresh), or -1 with *err (an overflow, out of memory): a is
+ * then half updated, and updating it back to the old lesson restores it.
+ */
+int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, char **err);
+
+/*
+ * Give a's slots for derived matrices their memory now (touched, so that the
+ * system maps it), when all of them hold at most max_numbers numbers: a view
+ * calls it when it is idle, so that making a derived matrix later does not
+ * wait for fresh pages (slow on some systems: ~30 ms for 8 MB here). Does
+ * nothing when they have it. Returns 0, or -1 out of memory (nothing lost).
+ */
+int attn_reserve_derived(Attn *a, double max_numbers);
+
+/*
+ * Progress: fn (NULL: none) is told before each pass of every computation
+ * (attn_compute, attn_update) runs: the layer computed, the stage (its name
+ * is stage_kinds[st].name), its place among the layer's passes (1-based) and
+ * their count, and the milliseconds since the computation began. A view
+ * says "computing… softmax (3/9)" with it when a computation is slow.
+ */
+#define ATTN_PROGRESS_MS 100 /* a computation slower than this says how far it is */
+typedef void (*AttnProgress)(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms);
+void attn_set_progress(AttnProgress fn, void *ctx);
+
+/* a's numbers changed (a pass or the backward pass ran again): a new a->version. */
+void attn_touch(Attn *a);
+
+/* Layer i of a computation (a itself for 0, or for a lesson without layers); NULL out of range. */
+const Attn *attn_layer(const Attn *a, int i);
+/*
+ * Every numeric quiz answer of a's lesson is a number a learner can type:
+ * 0, or -1 with *err "steps[3].quiz.answer: weights[0][1][2] is −∞ (…)"
+ * for the first that points at an infinite cell (a masked score).
+ */
+int attn_check_quiz_answers(const Attn *a, char **err);
+/* The rows a layer hands on: the block's last result (or the final norm), or the attention's output. */
+const Mat *attn_layer_output(const Attn *a);
+/* What the block makes last (before a final norm): norm2 or residual2, norm1 or residual1 without an FFN. */
+const Mat *attn_block_output(const Attn *a);
+/* What the whole computation ends with: the last layer's output. */
+const Mat *attn_final_output(const Attn *a);
+
+/* ---- the kernels, public so tests and `explain` can use them ---- */
+
+/* PE: rows × cols; PE(pos,2i) = sin(pos/10000^(2i/cols)), PE(pos,2i+1) = cos(…). */
+void attn_positional(Mat *PE);
+/* x: len values, out: len; out = softmax(x), max subtracted; −∞ entries get 0.
+ * Returns 0, or 1 when every entry is −∞ (out is then all 0). */
+int attn_softmax_row(const double *x, double *out, int len);
+/* A row's norm: LayerNorm (x − μ)/√(σ² + ε)·γ + β (β may be NULL), or RMSNorm x/√(mean x² + ε)·γ.
+ * stats (2 numbers, may be NULL) gets (μ, σ²), or (mean x², RMS). */
+void attn_norm_row(const double *x, double *out, int len, int rms, double eps, const double *gamma,
+                   const double *beta, double *stats);
+/* The FFN's activations, cell by cell: relu, the exact (erf) gelu, silu. */
+double attn_relu(double x);
+double attn_gelu(double x);
+double attn_silu(double x);
+
+/* RoPE: turn the pairs of one head's row x (d_k numbers) by position pos. */
+void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style);
+/* Decoding: key j is in step t's cache (j ≤ t, and within the last `window` positions when window > 0). */
+int attn_in_cache(int t, int j, int window);
+/* The oldest position a query at t sees (and step t's cache holds) under a window (0: none): max(0, t − window + 1). */
+int attn_window_first(int t, int window);
+/* FlashAttention: the tile (query block qb, key block kb) has no visible cell under a −∞ mask, so it is skipped. */
+int attn_flash_skipped(const Attn *a, int qb, int kb);
+
+/* ---- the matrices and stages of a computed lesson (names and kinds: catalog.h) ---- */
+
+/*
+ * The matrix (for per-head ones, of head h); NULL when absent in this lesson
+ * (or, for a derived one, when there is no memory to make it). A derived
+ * matrix (scaled, masked, bias, biased) is made when asked for and stays
+ * valid while fewer than ATTN_DERIVED_SLOTS other derived matrices are asked
+ * for, and until the computation is recomputed or freed: a view that draws
+ * one stage (at most three derived matrices of one head) may hold its
+ * pointers for a frame.
+ */
+const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h);
+/* Whether attn_matrix(a, which, h) would give a matrix: without making a derived one. */
+int attn_has(const Attn *a, AttnMatrix which, int h);
+/* One cell of a matrix, (i, j) inside its shape: a derived one is worked out without making the matrix. */
+double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j);
+/* Whether which is one of the derived stages' matrices (not kept; made when asked for). */
+int attn_derived(AttnMatrix which);
+/*
+ * The panes stage st shows in this computation: its operands, then its
+ * result (the last one is what a question on that stage hides). Returns the count.
+ */
+int attn_stage_panes(const Attn *a, Stage st, StagePane out[STAGE_MAX_PANES]);
+/* The same, only the matrices. */
+int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[STAGE_MAX_PANES]);
+
+#endif

@@ -1,0 +1,610 @@
+/* backward.c: the backward pass, stage by stage in reverse, and plain gradient descent.
+ *
+ * Every gradient dM = ∂L/∂M has M's shape. The passes mirror the forward
+ * ones in attention.c, last first; each says what it reads and writes.
+ * The products here are the naive loops (these are lessons' sizes); the
+ * chain rule is the point, not speed.
+ */
+#include "engine/backward.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/strbuf.h"
+
+/* ---------------------------------------------------------------- products on views */
+
+/* C (r × c, ldc) += A (r × k, lda) · B (k × c, ldb). */
+static void mm(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
+{
+	for (int i = 0; i < r; i++)
+		for (int t = 0; t < k; t++) {
+			const double x = A[(size_t)i * lda + (size_t)t];
+			for (int j = 0; j < c; j++)
+				C[(size_t)i * ldc + (size_t)j] += x * B[(size_t)t * ldb + (size_t)j];
+		}
+}
+
+/* C (r × c) += A (r × k) · Bᵀ, where B is c × k. */
+static void mm_bt(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
+{
+	for (int i = 0; i < r; i++)
+		for (int j = 0; j < c; j++) {
+			double sum = 0.0;
+			for (int t = 0; t < k; t++)
+				sum += A[(size_t)i * lda + (size_t)t] * B[(size_t)j * ldb + (size_t)t];
+			C[(size_t)i * ldc + (size_t)j] += sum;
+		}
+}
+
+/* C (r × c) += Aᵀ · B, where A is k × r and B is k × c. */
+static void mm_at(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
+{
+	for (int t = 0; t < k; t++)
+		for (int i = 0; i < r; i++) {
+			const double x = A[(size_t)t * lda + (size_t)i];
+			for (int j = 0; j < c; j++)
+				C[(size_t)i * ldc + (size_t)j] += x * B[(size_t)t * ldb + (size_t)j];
+		}
+}
+
+/* Whole matrices: C += A·B, C += A·Bᵀ, C += Aᵀ·B. */
+#define MM(A, B, C) mm((A)->rows, (A)->cols, (B)->cols, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols)
+#define MM_BT(A, B, C) mm_bt((A)->rows, (A)->cols, (B)->rows, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols)
+#define MM_AT(A, B, C) mm_at((A)->cols, (A)->rows, (B)->cols, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols)
+
+/* A bias's gradient: the column sums of the gradient it was added to. */
+static void colsum(const Mat *d, Mat *db)
+{
+	for (int i = 0; i < d->rows; i++)
+		for (int j = 0; j < d->cols; j++)
+			db->a[j] += MAT_AT(*d, i, j);
+}
+
+static void add_into(Mat *dst, const Mat *src)
+{
+	for (size_t i = 0; i < (size_t)dst->rows * (size_t)dst->cols; i++)
+		dst->a[i] += src->a[i];
+}
+
+/* A zeroed gradient of m's shape (nothing when m is empty). */
+static int like(Mat *d, const Mat *m)
+{
+	return mat_empty(m) ? 0 : mat_alloc(d, m->rows, m->cols);
+}
+
+/* ---------------------------------------------------------------- the attention */
+
+/*
+ * From g->output (n × d_out) back to the attention's input rows:
+ *   output = concat·W_o + b_o      dconcat = doutput·W_oᵀ, dW_o = concatᵀ·doutput, db_o = Σ_rows doutput
+ *   weighted = weights·V_h         dweights = dweighted·V_hᵀ, dV_h = weightsᵀ·dweighted
+ *   weights = softmax(masked)      dmasked_ij = w_ij (dweights_ij − Σ_k w_ik dweights_ik)
+ *   masked = scaled where visible  dscaled = dmasked where visible, 0 where hidden
+ *   scaled = scores × factor       dscores = dscaled × factor
+ *   scores = Q_h·K_hᵀ              dQ_h = dscores·K_h, dK_h = dscoresᵀ·Q_h
+ *   Q = X·W_q + b_q                dW_q = Xᵀ·dQ, db_q = Σ_rows dQ, dX = dQ·W_qᵀ (K, V from S likewise)
+ */
+static int attention_backward(const Attn *a, AttnGrad *g)
+{
+	const Lesson *l = a->lesson;
+	const int n = l->n, m = l->m, dk = l->d_k, dv = l->d_v;
+	const Mat *Xa = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = l->has_source ? &a->S : Xa;
+	/* the scores read the rotated q and k with RoPE: their gradient is turned back by −θ below */
+	const Mat *Qs = l->rope ? &a->Q_rot : &a->Q, *Ks = l->rope ? &a->K_rot : &a->K;
+
+	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &l->W_o) || like(&g->b_o, &l->b_o) ||
+	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
+	    like(&g->W_q, &l->W_q) || like(&g->W_k, &l->W_k) || like(&g->W_v, &l->W_v) || like(&g->b_q, &l->b_q) ||
+	    like(&g->b_k, &l->b_k) || like(&g->b_v, &l->b_v) || like(&g->w_e, &l->w_e) ||
+	    mat_alloc(&g->X, n, Xa->cols) || (l->has_source && mat_alloc(&g->S, m, S->cols)))
+		return -1;
+	g->head = calloc((size_t)a->heads, sizeof *g->head);
+	if (g->head == NULL)
+		return -1;
+
+	/* output = concat·W_o + b_o (a copy of concat without W_o) */
+	if (mat_empty(&l->W_o)) {
+		add_into(&g->concat, &g->output);
+	} else {
+		MM_BT(&g->output, &l->W_o, &g->concat);
+		MM_AT(&a->concat, &g->output, &g->W_o);
+		if (!mat_empty(&l->b_o))
+			colsum(&g->output, &g->b_o);
+	}
+
+	for (int h = 0; h < a->heads; h++) {
+		const AttnHead *hd = &a->head[h];
+		GradHead *gh = &g->head[h];
+		/* grouped-query attention: the heads of a group add their gradients into the key/value head they share */
+		const size_t kc = (size_t)shape_kv_head(&a->shape, h) * dk, vc = (size_t)shape_kv_head(&a->shape, h) * dv;
+		if (mat_alloc(&gh->weighted, n, dv) || mat_alloc(&gh->weights, n, m) || mat_alloc(&gh->masked, n, m) ||
+		    mat_alloc(&gh->scaled, n, m) || mat_alloc(&gh->scores, n, m))
+			return -1;
+		/* concat: head h filled columns [h·d_v, (h+1)·d_v) */
+		for (int i = 0; i < n; i++)
+			memcpy(&gh->weighted.a[(size_t)i * dv], &g->concat.a[(size_t)i * g->concat.cols + (size_t)h * dv],
+			       (size_t)dv * sizeof(double));
+		/* weighted = weights · V_h */
+		mm_bt(n, dv, m, gh->weighted.a, (size_t)dv, &a->V.a[vc], (size_t)a->V.cols, gh->weights.a, (size_t)m);
+		mm_at(m, n, dv, hd->weights.a, (size_t)m, gh->weighted.a, (size_t)dv, &g->V.a[vc], (size_t)g->V.cols);
+		/* softmax, row by row: the Jacobian diag(w) − w wᵀ times dweights */
+		for (int i = 0; i < n; i++) {
+			const double *w = &hd->weights.a[(size_t)i * m], *dw = &gh->weights.a[(size_t)i * m];
+			double dot = 0.0;
+			for (int j = 0; j < m; j++)
+				dot += w[j] * dw[j];
+			for (int j = 0; j < m; j++)
+				gh->masked.a[(size_t)i * m + j] = w[j] * (dw[j] - dot);
+		}
+		/* mask: a hidden cell's value is the fill, a constant (ALiBi's bias is a constant too); scale: × factor */
+		for (size_t ij = 0; ij < (size_t)n * (size_t)m; ij++) {
+			gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] : 0.0;
+			gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
+		}
+		if (l->score == SCORE_ADDITIVE) {
+			/* s_ij = Σ_c w_e[c] tanh(q_ic + k_jc): ∂s/∂q_ic = ∂s/∂k_jc = w_e[c](1 − tanh²), ∂s/∂w_e[c] = tanh */
+			const double *w_e = &l->w_e.a[h * dk];
+			for (int i = 0; i < n; i++)
+				for (int j = 0; j < m; j++) {
+					const double ds = gh->scores.a[(size_t)i * m + j];
+					for (int c = 0; c < dk; c++) {
+						const double t = tanh(MAT_AT(*Qs, i, h * dk + c) + Ks->a[(size_t)j * Ks->cols + kc + (size_t)c]);
+						MAT_AT(g->Q, i, h * dk + c) += ds * w_e[c] * (1.0 - t * t);
+						g->K.a[(size_t)j * g->K.cols + kc + (size_t)c] += ds * w_e[c] * (1.0 - t * t);
+						g->w_e.a[h * dk + c] += ds * t;
+					}
+				}
+		} else {
+			mm(n, m, dk, gh->scores.a, (size_t)m, &Ks->a[kc], (size_t)Ks->cols, &g->Q.a[(size_t)h * dk],
+			   (size_t)g->Q.cols);
+			mm_at(m, n, dk, gh->scores.a, (size_t)m, &Qs->a[(size_t)h * dk], (size_t)Qs->cols, &g->K.a[kc],
+			      (size_t)g->K.cols);
+		}
+	}
+	/* RoPE: q_rot = R(θ_i)·q, so dq = R(θ_i)ᵀ·dq_rot = R(−θ_i)·dq_rot (and k likewise) */
+	if (l->rope) {
+		for (int i = 0; i < n; i++)
+			for (int h = 0; h < a->heads; h++)
+				attn_rope_row(&MAT_AT(g->Q, i, h * dk), dk, -i, l->rope_base, l->rope_style);
+		for (int j = 0; j < m; j++)
+			for (int h = 0; h < a->kv_heads; h++)
+				attn_rope_row(&MAT_AT(g->K, j, h * dk), dk, -j, l->rope_base, l->rope_style);
+	}
+
+	/* the projections */
+	MM_AT(Xa, &g->Q, &g->W_q);
+	MM_AT(S, &g->K, &g->W_k);
+	MM_AT(S, &g->V, &g->W_v);
+	if (!mat_empty(&l->b_q))
+		colsum(&g->Q, &g->b_q);
+	if (!mat_empty(&l->b_k))
+		colsum(&g->K, &g->b_k);
+	if (!mat_empty(&l->b_v))
+		colsum(&g->V, &g->b_v);
+	MM_BT(&g->Q, &l->W_q, &g->X);
+	MM_BT(&g->K, &l->W_k, l->has_source ? &g->S : &g->X);
+	MM_BT(&g->V, &l->W_v, l->has_source ? &g->S : &g->X);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the block */
+
+/*
+ * y = N(x) row by row, back to x. LayerNorm: x̂ = (x − μ)/σ, σ = √(σ² + ε),
+ * y = x̂γ + β: dγ += dy ⊙ x̂, dβ += dy, dx = (dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂))/σ
+ * with dx̂ = dy ⊙ γ. RMSNorm: r = √(mean x² + ε), y = xγ/r:
+ * dγ += dy ⊙ x/r, dx = dz/r − x·Σ(dz ⊙ x)/(d·r³) with dz = dy ⊙ γ.
+ * dx is added to.
+ */
+static void norm_backward(const Mat *x, const Mat *dy, const Mat *gamma, NormKind kind, double eps, Mat *dx,
+                          Mat *dgamma, Mat *dbeta)
+{
+	const int d = x->cols;
+
+	for (int i = 0; i < x->rows; i++) {
+		const double *xi = &x->a[(size_t)i * d], *dyi = &dy->a[(size_t)i * d];
+		double *dxi = &dx->a[(size_t)i * d];
+		double mean = 0.0, var = 0.0, s1 = 0.0, s2 = 0.0, sigma;
+		if (kind == NORM_RMSNORM) {
+			for (int j = 0; j < d; j++)
+				var += xi[j] * xi[j];
+			sigma = sqrt(var / d + eps);
+			for (int j = 0; j < d; j++) {
+				dgamma->a[j] += dyi[j] * xi[j] / sigma;
+				s1 += dyi[j] * gamma->a[j] * xi[j];
+			}
+			for (int j = 0; j < d; j++)
+				dxi[j] += dyi[j] * gamma->a[j] / sigma - xi[j] * s1 / (d * sigma * sigma * sigma);
+			continue;
+		}
+		for (int j = 0; j < d; j++)
+			mean += xi[j];
+		mean /= d;
+		for (int j = 0; j < d; j++)
+			var += (xi[j] - mean) * (xi[j] - mean);
+		sigma = sqrt(var / d + eps);
+		for (int j = 0; j < d; j++) {
+			const double xhat = (xi[j] - mean) / sigma, dxhat = dyi[j] * gamma->a[j];
+			dgamma->a[j] += dyi[j] * xhat;
+			if (dbeta != NULL && !mat_empty(dbeta))
+				dbeta->a[j] += dyi[j];
+			s1 += dxhat;
+			s2 += dxhat * xhat;
+		}
+		for (int j = 0; j < d; j++) {
+			const double xhat = (xi[j] - mean) / sigma;
+			dxi[j] += (dyi[j] * gamma->a[j] - s1 / d - xhat * s2 / d) / sigma;
+		}
+	}
+}
+
+/* relu′ = [h > 0]; gelu′ = Φ(h) + h·φ(h); silu′ = σ(h)(1 + h(1 − σ(h))). */
+static double act_grad(Activation act, double h)
+{
+	const double sig = 1.0 / (1.0 + exp(-h));
+
+	switch (act) {
+	case ACT_RELU: return h > 0 ? 1.0 : 0.0;
+	case ACT_GELU: return 0.5 * (1.0 + erf(h / sqrt(2.0))) + h * exp(-0.5 * h * h) / sqrt(2.0 * M_PI);
+	case ACT_SWIGLU: return sig * (1.0 + h * (1.0 - sig));
+	}
+	return 0.0;
+}
+
+/*
+ * The FFN, from g->ffn_out back to its input rows `in` (added to din):
+ *   ffn_out = act·W_2 + b_2     dact = dffn_out·W_2ᵀ, dW_2 = actᵀ·dffn_out
+ *   act = f(hidden) (⊙ gate)    dhidden = dact ⊙ f′(hidden) (⊙ gate), dgate = dact ⊙ silu(hidden)
+ *   hidden = in·W_1 + b_1       dW_1 = inᵀ·dhidden, din += dhidden·W_1ᵀ (gate: W_3 likewise)
+ */
+static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
+{
+	const Block *b = &a->lesson->block;
+	const int swiglu = b->activation == ACT_SWIGLU;
+
+	if (like(&g->ffn_act, &a->ffn_act) || like(&g->ffn_hidden, &a->ffn_hidden) || like(&g->ffn_gate, &a->ffn_gate) ||
+	    like(&g->W_2, &b->W_2) || like(&g->b_2, &b->b_2) || like(&g->W_1, &b->W_1) || like(&g->b_1, &b->b_1) ||
+	    like(&g->W_3, &b->W_3) || like(&g->b_3, &b->b_3))
+		return -1;
+	MM_BT(&g->ffn_out, &b->W_2, &g->ffn_act);
+	MM_AT(&a->ffn_act, &g->ffn_out, &g->W_2);
+	colsum(&g->ffn_out, &g->b_2);
+	for (size_t i = 0; i < (size_t)a->ffn_hidden.rows * (size_t)a->ffn_hidden.cols; i++) {
+		const double h = a->ffn_hidden.a[i], dact = g->ffn_act.a[i];
+		g->ffn_hidden.a[i] = dact * act_grad(b->activation, h) * (swiglu ? a->ffn_gate.a[i] : 1.0);
+		if (swiglu)
+			g->ffn_gate.a[i] = dact * attn_silu(h);
+	}
+	MM_AT(in, &g->ffn_hidden, &g->W_1);
+	colsum(&g->ffn_hidden, &g->b_1);
+	MM_BT(&g->ffn_hidden, &b->W_1, din);
+	if (swiglu) {
+		MM_AT(in, &g->ffn_gate, &g->W_3);
+		colsum(&g->ffn_gate, &g->b_3);
+		MM_BT(&g->ffn_gate, &b->W_3, din);
+	}
+	return 0;
+}
+
+static int copy_of(Mat *dst, const Mat *src)
+{
+	return mat_copy(dst, src);
+}
+
+/*
+ * One layer, from g->block_out (the gradient at what the block makes) back
+ * to g->input, its input rows. The sublayers in reverse, as lesson.h's
+ * Block gives their order.
+ */
+static int layer_backward(const Attn *a, AttnGrad *g)
+{
+	const Lesson *l = a->lesson;
+	const Block *b = &l->block;
+	const int n = l->n, d = l->d_model;
+
+	if (mat_alloc(&g->input, a->X.rows, a->X.cols))
+		return -1;
+	if (!b->present) {
+		if (copy_of(&g->output, &g->block_out) || attention_backward(a, g))
+			return -1;
+		add_into(&g->input, &g->X);
+		return 0;
+	}
+	if (mat_alloc(&g->residual1, n, d) || (b->norm != NORM_NONE && mat_alloc(&g->norm1, n, d)) ||
+	    (b->norm != NORM_NONE && (like(&g->ln1_gamma, &b->ln1_gamma) || like(&g->ln1_beta, &b->ln1_beta))))
+		return -1;
+	if (b->has_ffn && (mat_alloc(&g->residual2, n, d) || mat_alloc(&g->ffn_out, n, d) ||
+	                   (b->norm != NORM_NONE && (mat_alloc(&g->norm2, n, d) || like(&g->ln2_gamma, &b->ln2_gamma) ||
+	                                             like(&g->ln2_beta, &b->ln2_beta)))))
+		return -1;
+	switch (b->norm) {
+	case NORM_POST:
+		/* residual1 = x + attn(x); norm1 = N1(residual1); residual2 = norm1 + ffn(norm1); norm2 = N2(residual2) */
+		if (b->has_ffn) {
+			add_into(&g->norm2, &g->block_out);
+			norm_backward(&a->residual2, &g->norm2, &b->ln2_gamma, b->norm_kind, b->eps, &g->residual2,
+			              &g->ln2_gamma, &g->ln2_beta);
+			add_into(&g->norm1, &g->residual2);
+			add_into(&g->ffn_out, &g->residual2);
+			if (ffn_backward(a, g, &a->norm1, &g->norm1))
+				return -1;
+		} else {
+			add_into(&g->norm1, &g->block_out);
+		}
+		norm_backward(&a->residual1, &g->norm1, &b->ln1_gamma, b->norm_kind, b->eps, &g->residual1, &g->ln1_gamma,
+		              &g->ln1_beta);
+		if (copy_of(&g->output, &g->residual1) || attention_backward(a, g))
+			return -1;
+		add_into(&g->input, &g->residual1);
+		add_into(&g->input, &g->X);
+		return 0;
+	case NORM_PRE:
+		/* norm1 = N1(x); residual1 = x + attn(norm1); norm2 = N2(residual1); residual2 = residual1 + ffn(norm2) */
+		if (b->has_ffn) {
+			add_into(&g->residual2, &g->block_out);
+			add_into(&g->residual1, &g->residual2);
+			add_into(&g->ffn_out, &g->residual2);
+			if (ffn_backward(a, g, &a->norm2, &g->norm2))
+				return -1;
+			norm_backward(&a->residual1, &g->norm2, &b->ln2_gamma, b->norm_kind, b->eps, &g->residual1,
+			              &g->ln2_gamma, &g->ln2_beta);
+		} else {
+			add_into(&g->residual1, &g->block_out);
+		}
+		if (copy_of(&g->output, &g->residual1) || attention_backward(a, g))
+			return -1;
+		add_into(&g->norm1, &g->X);
+		add_into(&g->input, &g->residual1);
+		norm_backward(&a->X, &g->norm1, &b->ln1_gamma, b->norm_kind, b->eps, &g->input, &g->ln1_gamma, &g->ln1_beta);
+		return 0;
+	case NORM_NONE:
+		/* residual1 = x + attn(x); residual2 = residual1 + ffn(residual1) */
+		if (b->has_ffn) {
+			add_into(&g->residual2, &g->block_out);
+			add_into(&g->residual1, &g->residual2);
+			add_into(&g->ffn_out, &g->residual2);
+			if (ffn_backward(a, g, &a->residual1, &g->residual1))
+				return -1;
+		} else {
+			add_into(&g->residual1, &g->block_out);
+		}
+		if (copy_of(&g->output, &g->residual1) || attention_backward(a, g))
+			return -1;
+		add_into(&g->input, &g->residual1);
+		add_into(&g->input, &g->X);
+		return 0;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- the whole chain */
+
+static int chain_backward(Attn *first, const Mat *dy_in);
+
+int attn_backward(Attn *first, double *loss, char **err)
+{
+	const Lesson *l;
+	const Mat *y = attn_final_output(first);
+	Attn *layers[LESSON_MAX_LAYERS + 1], *a;
+	Mat dy = { 0 };
+	int n = 0;
+
+	*err = NULL;
+	for (a = first; a != NULL && n <= LESSON_MAX_LAYERS; a = a->next) {
+		layers[n++] = a;
+		attn_touch(a); /* its gradients are remade */
+	}
+	l = first->nlayers > 0 ? layers[n - 1]->lesson : first->lesson;
+	/* the loss at the final output y */
+	{
+		const Lesson *top = first->lesson;
+		double L = 0.0;
+		if (top->backward == BACKWARD_NONE || mat_empty(&top->target) || top->target.rows != y->rows ||
+		    top->target.cols != y->cols) {
+			*err = str_printf("this lesson has no \"backward\" for the output's shape");
+			return -1;
+		}
+		if (mat_alloc(&dy, y->rows, y->cols))
+			goto oom;
+		for (size_t i = 0; i < (size_t)y->rows * (size_t)y->cols; i++) {
+			if (top->backward == BACKWARD_TARGET) {
+				dy.a[i] = y->a[i] - top->target.a[i];
+				L += 0.5 * dy.a[i] * dy.a[i];
+			} else {
+				dy.a[i] = top->target.a[i];
+				L += top->target.a[i] * y->a[i];
+			}
+		}
+		*loss = L;
+		first->loss = L;
+	}
+	(void)l;
+	if (chain_backward(first, &dy) != 0)
+		goto oom;
+	/* an encoder–decoder: the memory's gradient is the sum of every cross-attention's dS, and flows into the encoder */
+	if (first->encoder != NULL) {
+		const Mat *memory = attn_final_output(first->encoder);
+		mat_free(&dy);
+		if (mat_alloc(&dy, memory->rows, memory->cols))
+			goto oom;
+		for (a = first; a != NULL; a = a->next)
+			if (a->view.part == PART_CROSS)
+				add_into(&dy, &a->grad->S);
+		if (chain_backward(first->encoder, &dy) != 0)
+			goto oom;
+	}
+	mat_free(&dy);
+	return 0;
+oom:
+	mat_free(&dy);
+	*err = str_printf("out of memory computing the gradients");
+	return -1;
+}
+
+/* From dy, the gradient at the chain's final output, back through every link (a->grad on each). 0, or -1 out of memory. */
+static int chain_backward(Attn *first, const Mat *dy_in)
+{
+	Attn *layers[LESSON_MAX_LAYERS + 1], *a;
+	const Mat dy = *dy_in;
+	int n = 0;
+
+	for (a = first; a != NULL && n <= LESSON_MAX_LAYERS; a = a->next)
+		layers[n++] = a;
+	for (int k = n - 1; k >= 0; k--) {
+		Attn *la = layers[k];
+		AttnGrad *g;
+		attn_grad_free(la->grad, la->heads);
+		la->grad = g = calloc(1, sizeof *g);
+		if (g == NULL)
+			goto oom;
+		if (k == n - 1 && !mat_empty(&la->final)) {
+			/* the final norm: final = N(block output) */
+			const Lesson *v = la->lesson;
+			if (copy_of(&g->final, &dy) || mat_alloc(&g->block_out, la->final.rows, la->final.cols) ||
+			    like(&g->final_gamma, &v->final_gamma) || like(&g->final_beta, &v->final_beta))
+				goto oom;
+			norm_backward(attn_block_output(la), &dy, &v->final_gamma, v->final_kind, v->final_eps, &g->block_out,
+			              &g->final_gamma, &g->final_beta);
+		} else if (copy_of(&g->block_out, k == n - 1 ? &dy : &layers[k + 1]->grad->input)) {
+			goto oom;
+		}
+		if (layer_backward(la, g) != 0)
+			goto oom;
+	}
+	return 0;
+oom:
+	return -1;
+}
+
+Attn *attn_compute_all(const Lesson *l, char **err)
+{
+	Attn *a = attn_compute(l, err);
+	double loss;
+
+	if (a != NULL && l->backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
+		attn_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void attn_grad_free(AttnGrad *g, int heads)
+{
+	if (g == NULL)
+		return;
+	Mat *all[] = { &g->output, &g->concat, &g->W_o, &g->b_o, &g->Q, &g->K, &g->V, &g->W_q, &g->W_k, &g->W_v,
+	               &g->b_q, &g->b_k, &g->b_v, &g->w_e, &g->X, &g->S, &g->residual1, &g->norm1, &g->ffn_hidden,
+	               &g->ffn_gate, &g->ffn_act, &g->ffn_out, &g->residual2, &g->norm2, &g->block_out, &g->final,
+	               &g->ln1_gamma, &g->ln1_beta, &g->ln2_gamma, &g->ln2_beta, &g->W_1, &g->b_1, &g->W_3, &g->b_3,
+	               &g->W_2, &g->b_2, &g->final_gamma, &g->final_beta, &g->input };
+
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		mat_free(all[i]);
+	for (int h = 0; g->head != NULL && h < heads; h++) {
+		mat_free(&g->head[h].weighted);
+		mat_free(&g->head[h].weights);
+		mat_free(&g->head[h].masked);
+		mat_free(&g->head[h].scaled);
+		mat_free(&g->head[h].scores);
+	}
+	free(g->head);
+	free(g);
+}
+
+/* ---------------------------------------------------------------- training */
+
+/* A parameter in a layer's lesson and its gradient in AttnGrad. */
+static const struct {
+	size_t param, grad;
+} params[] = {
+	{ offsetof(Lesson, W_q), offsetof(AttnGrad, W_q) },
+	{ offsetof(Lesson, W_k), offsetof(AttnGrad, W_k) },
+	{ offsetof(Lesson, W_v), offsetof(AttnGrad, W_v) },
+	{ offsetof(Lesson, W_o), offsetof(AttnGrad, W_o) },
+	{ offsetof(Lesson, w_e), offsetof(AttnGrad, w_e) },
+	{ offsetof(Lesson, b_q), offsetof(AttnGrad, b_q) },
+	{ offsetof(Lesson, b_k), offsetof(AttnGrad, b_k) },
+	{ offsetof(Lesson, b_v), offsetof(AttnGrad, b_v) },
+	{ offsetof(Lesson, b_o), offsetof(AttnGrad, b_o) },
+	{ offsetof(Lesson, block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
+	{ offsetof(Lesson, block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
+	{ offsetof(Lesson, block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },
+	{ offsetof(Lesson, block.ln2_beta), offsetof(AttnGrad, ln2_beta) },
+	{ offsetof(Lesson, block.W_1), offsetof(AttnGrad, W_1) },
+	{ offsetof(Lesson, block.b_1), offsetof(AttnGrad, b_1) },
+	{ offsetof(Lesson, block.W_3), offsetof(AttnGrad, W_3) },
+	{ offsetof(Lesson, block.b_3), offsetof(AttnGrad, b_3) },
+	{ offsetof(Lesson, block.W_2), offsetof(AttnGrad, W_2) },
+	{ offsetof(Lesson, block.b_2), offsetof(AttnGrad, b_2) },
+};
+_Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
+
+/* p ← p − lr·dp, where both exist with the same shape. */
+static void descend(Mat *p, const Mat *dp, double lr)
+{
+	if (mat_empty(p) || mat_empty(dp) || p->rows * p->cols != dp->rows * dp->cols)
+		return;
+	for (size_t i = 0; i < (size_t)p->rows * (size_t)p->cols; i++)
+		p->a[i] -= lr * dp->a[i];
+}
+
+int attn_grad_pairs(Lesson *p, const AttnGrad *g, Mat **param, const Mat **grad, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof params / sizeof params[0] && n < max; i++) {
+		Mat *m = (Mat *)((char *)p + params[i].param);
+		if (mat_empty(m))
+			continue;
+		param[n] = m;
+		grad[n++] = (const Mat *)((const char *)g + params[i].grad);
+	}
+	return n;
+}
+
+/* One step: every layer's parameters, and the stack's final norm. */
+static void step_params(Lesson *l, const Attn *first, double lr)
+{
+	for (const Attn *a = first; a != NULL; a = a->next) {
+		Mat *param[ATTN_GRAD_PARAMS];
+		const Mat *grad[ATTN_GRAD_PARAMS];
+		const int n = attn_grad_pairs(lesson_layer(l, a->layer), a->grad, param, grad, ATTN_GRAD_PARAMS);
+		for (int i = 0; i < n; i++)
+			descend(param[i], grad[i], lr);
+		if (a->next == NULL) {
+			descend(&l->final_gamma, &a->grad->final_gamma, lr);
+			descend(&l->final_beta, &a->grad->final_beta, lr);
+		}
+	}
+	if (l->encoder != NULL && first->encoder != NULL)
+		step_params(l->encoder, first->encoder, lr);
+}
+
+int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
+{
+	for (int s = 0; s < steps; s++) {
+		Attn *a = attn_compute(l, err);
+		double loss;
+		if (a == NULL)
+			return -1;
+		if (attn_backward(a, &loss, err) != 0) {
+			attn_free(a);
+			return -1;
+		}
+		if (losses != NULL)
+			losses[s] = loss;
+		if (!isfinite(loss)) {
+			attn_free(a);
+			*err = str_printf("the loss is %g before step %d: training diverged (try a smaller learning rate)", loss,
+			                  s + 1);
+			return -1;
+		}
+		step_params(l, a, lr);
+		attn_free(a);
+	}
+	return 0;
+}

@@ -1,0 +1,861 @@
+/* dump.c: every stage as JSON, with round-trip precision (cJSON prints %.17g when needed). */
+#include "inspect/dump.h"
+#include "engine/backward.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A number that reads back as exactly the same double: the shortest of
+ * %.15g, %.16g, %.17g that round-trips (cJSON's own printer accepts a
+ * difference of one epsilon). Non-finite numbers (−∞ masks) become null.
+ */
+cJSON *dump_number(double x)
+{
+	char buf[TEXT_EXACT_SIZE];
+
+	if (!isfinite(x))
+		return cJSON_CreateNull();
+	return cJSON_CreateRaw(text_exact(buf, x, 15));
+}
+
+cJSON *dump_matrix(const Mat *m)
+{
+	cJSON *rows = cJSON_CreateArray();
+	int i, j;
+
+	if (rows == NULL)
+		return NULL;
+	for (i = 0; i < m->rows; i++) {
+		cJSON *row = cJSON_CreateArray();
+		if (row == NULL || !cJSON_AddItemToArray(rows, row)) {
+			cJSON_Delete(row);
+			goto fail;
+		}
+		for (j = 0; j < m->cols; j++) {
+			const double x = MAT_AT(*m, i, j);
+			cJSON *cell = dump_number(x);
+			if (cell == NULL || !cJSON_AddItemToArray(row, cell)) {
+				cJSON_Delete(cell);
+				goto fail;
+			}
+		}
+	}
+	return rows;
+fail:
+	cJSON_Delete(rows);
+	return NULL;
+}
+
+static cJSON *dump_strings(char *const *s, int count)
+{
+	return cJSON_CreateStringArray((const char *const *)s, count);
+}
+
+/*
+ * For dump_write: instead of one cJSON item per number (about 100 bytes
+ * each: 4.9 GB for the dump of an n = 1024 lesson), a matrix in the tree is
+ * a raw placeholder "\001INDEX\002" that dump_write replaces by the matrix,
+ * printed straight from the computed Attn. The compare variant's Attn is
+ * kept here until then. NULL: build the whole tree (dump_attn).
+ */
+typedef struct {
+	const Mat *mat;     /* the matrix, or NULL: derived matrix `which` of head `head` of attn, made when printed */
+	const Attn *attn;
+	AttnMatrix which;
+	int head;
+} LazyMat;
+
+typedef struct {
+	LazyMat *mat;
+	int nmat, capmat;
+	Attn *owned[4];
+	int nowned;
+} Lazy;
+
+static int lazy_add(Lazy *lz, LazyMat m)
+{
+	if (lz->nmat == lz->capmat) {
+		int ncap = lz->capmat ? lz->capmat * 2 : 64;
+		LazyMat *nm = realloc(lz->mat, sizeof *nm * (size_t)ncap);
+		if (nm == NULL)
+			return -1;
+		lz->mat = nm;
+		lz->capmat = ncap;
+	}
+	lz->mat[lz->nmat] = m;
+	return lz->nmat++;
+}
+
+static void lazy_free(Lazy *lz)
+{
+	int i;
+
+	for (i = 0; i < lz->nowned; i++)
+		attn_free(lz->owned[i]);
+	free(lz->mat);
+}
+
+static Lazy *lazy_ctx; /* set only while dump_write builds its tree */
+
+/* Add a matrix (m, or derived matrix which of head h of a: made only when it is printed) under key; 0 or -1. */
+static int add_lazy(cJSON *obj, const char *key, const Mat *m, const Attn *a, AttnMatrix which, int h)
+{
+	cJSON *j;
+
+	if (lazy_ctx != NULL) {
+		char ph[24];
+		int idx = lazy_add(lazy_ctx, (LazyMat){ m, a, which, h });
+		if (idx < 0)
+			return -1;
+		snprintf(ph, sizeof ph, "\001%d\002", idx);
+		j = cJSON_CreateRaw(ph);
+	} else {
+		if (m == NULL)
+			m = attn_matrix(a, which, h);
+		j = m != NULL ? dump_matrix(m) : NULL;
+	}
+	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	return 0;
+}
+
+/* Add a matrix under key; returns 0, or -1 when out of memory. */
+static int add_matrix(cJSON *obj, const char *key, const Mat *m)
+{
+	return add_lazy(obj, key, m, NULL, AM_COUNT, 0);
+}
+
+/* Add a derived stage's matrix (attention.h) of head h under key. */
+static int add_derived(cJSON *obj, const char *key, const Attn *a, AttnMatrix which, int h)
+{
+	return add_lazy(obj, key, NULL, a, which, h);
+}
+
+static int add_number(cJSON *obj, const char *key, double x)
+{
+	cJSON *j = dump_number(x);
+	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	return 0;
+}
+
+/* A flat array of numbers (w_e). */
+static cJSON *dump_vector(const double *v, int count)
+{
+	cJSON *arr = cJSON_CreateArray();
+	int i;
+
+	for (i = 0; arr != NULL && i < count; i++) {
+		cJSON *x = dump_number(v[i]);
+		if (x == NULL || !cJSON_AddItemToArray(arr, x)) {
+			cJSON_Delete(x);
+			cJSON_Delete(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+/* A block of a matrix (rows r0 … r0+rows−1, columns c0 … c0+cols−1) as a matrix of its own. */
+static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows, int c0, int cols)
+{
+	Mat v = { 0, 0, NULL };
+	cJSON *j;
+
+	if (mat_alloc(&v, rows, cols) != 0)
+		return -1;
+	for (int i = 0; i < rows; i++)
+		memcpy(&MAT_AT(v, i, 0), &MAT_AT(*m, r0 + i, c0), (size_t)cols * sizeof(double));
+	j = dump_matrix(&v);
+	mat_free(&v);
+	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * "decode": one object per position t, what step t reads and makes: its
+ * query, the cache rows it attends to (oldest first), each head's scores,
+ * weights and weighted row over them, the output row (and in a block the
+ * layer's output row).
+ */
+static cJSON *dump_decode(const Attn *a)
+{
+	const Lesson *l = a->lesson;
+	const int window = lesson_mask_window(l);
+	cJSON *list = cJSON_CreateArray();
+
+	for (int t = 0; list != NULL && t < l->n; t++) {
+		const int lo = attn_window_first(t, window), len = t - lo + 1;
+		cJSON *o = cJSON_CreateObject(), *heads;
+		if (o == NULL || !cJSON_AddItemToArray(list, o)) {
+			cJSON_Delete(o);
+			goto fail;
+		}
+		if (add_number(o, "t", t) || add_block(o, "q", &a->dec_q, t, 1, 0, a->dec_q.cols) ||
+		    add_block(o, "K_cache", &a->cache_K, lo, len, 0, a->cache_K.cols) ||
+		    add_block(o, "V_cache", &a->cache_V, lo, len, 0, a->cache_V.cols) ||
+		    (heads = cJSON_AddArrayToObject(o, "heads")) == NULL)
+			goto fail;
+		for (int h = 0; h < a->heads; h++) {
+			const AttnHead *hd = &a->head[h];
+			cJSON *ho = cJSON_CreateObject();
+			if (ho == NULL || !cJSON_AddItemToArray(heads, ho)) {
+				cJSON_Delete(ho);
+				goto fail;
+			}
+			if (add_block(ho, "scores", &hd->dec_scores, t, 1, lo, len) ||
+			    add_block(ho, "weights", &hd->dec_weights, t, 1, lo, len) ||
+			    add_block(ho, "weighted", &hd->dec_weighted, t, 1, 0, hd->dec_weighted.cols))
+				goto fail;
+		}
+		if (add_block(o, "output", &a->dec_output, t, 1, 0, a->dec_output.cols) ||
+		    (!mat_empty(&a->dec_layer_out) && add_block(o, "layer_output", &a->dec_layer_out, t, 1, 0, l->d_model)))
+			goto fail;
+	}
+	return list;
+fail:
+	cJSON_Delete(list);
+	return NULL;
+}
+
+/*
+ * "flash": each head's tiles in the order they are processed (query block
+ * by query block, key blocks in order; a tile the mask hides is skipped and
+ * has no record), each with the state m, l, O of its rows after it.
+ */
+static cJSON *dump_flash(const Attn *a)
+{
+	const Lesson *l = a->lesson;
+	const int bq = l->flash_bq, bk = l->flash_bk, nkb = (l->m + bk - 1) / bk, dv = l->d_v;
+	cJSON *o = cJSON_CreateObject(), *heads;
+
+	if (o == NULL || add_number(o, "block_q", bq) || add_number(o, "block_k", bk) ||
+	    (heads = cJSON_AddArrayToObject(o, "heads")) == NULL)
+		goto fail;
+	for (int h = 0; h < a->heads; h++) {
+		const AttnHead *hd = &a->head[h];
+		cJSON *ho = cJSON_CreateObject(), *tiles;
+		if (ho == NULL || !cJSON_AddItemToArray(heads, ho)) {
+			cJSON_Delete(ho);
+			goto fail;
+		}
+		if ((tiles = cJSON_AddArrayToObject(ho, "tiles")) == NULL)
+			goto fail;
+		for (int qb = 0; qb * bq < l->n; qb++)
+			for (int kb = 0; kb < nkb; kb++) {
+				const int q0 = qb * bq, rows = q0 + bq <= l->n ? bq : l->n - q0;
+				cJSON *t;
+				if (attn_flash_skipped(a, qb, kb))
+					continue;
+				t = cJSON_CreateObject();
+				if (t == NULL || !cJSON_AddItemToArray(tiles, t)) {
+					cJSON_Delete(t);
+					goto fail;
+				}
+				if (add_number(t, "q0", q0) || add_number(t, "k0", kb * bk))
+					goto fail;
+				for (int k = 0; k < 2; k++) {
+					const Mat *src = k ? &hd->flash_l : &hd->flash_m;
+					cJSON *arr = cJSON_AddArrayToObject(t, k ? "l" : "m");
+					if (arr == NULL)
+						goto fail;
+					for (int i = 0; i < rows; i++) {
+						cJSON *x = dump_number(MAT_AT(*src, q0 + i, kb));
+						if (x == NULL || !cJSON_AddItemToArray(arr, x)) {
+							cJSON_Delete(x);
+							goto fail;
+						}
+					}
+				}
+				if (add_block(t, "O", &hd->flash_O, q0, rows, kb * dv, dv))
+					goto fail;
+			}
+		if (add_matrix(ho, "output", &hd->flash_out))
+			goto fail;
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+static cJSON *dump_heads(const Attn *a)
+{
+	cJSON *heads = cJSON_CreateArray();
+	int h;
+
+	for (h = 0; heads != NULL && h < a->heads; h++) {
+		const AttnHead *hd = &a->head[h];
+		cJSON *o = cJSON_CreateObject();
+		if (o == NULL || !cJSON_AddItemToArray(heads, o)) {
+			cJSON_Delete(o);
+			goto fail;
+		}
+		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", shape_kv_head(&a->shape, h))) ||
+		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
+		    (a->lesson->alibi && (add_derived(o, "bias", a, AM_BIAS, h) || add_derived(o, "biased", a, AM_BIASED, h))) ||
+		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
+		    add_matrix(o, "output", &hd->weighted))
+			goto fail;
+	}
+	return heads;
+fail:
+	cJSON_Delete(heads);
+	return NULL;
+}
+
+static int add_stages(cJSON *o, const Lesson *l)
+{
+	cJSON *st = cJSON_AddArrayToObject(o, "stages");
+	int s;
+
+	if (st == NULL)
+		return -1;
+	for (s = 0; s < STAGE_COUNT; s++)
+		if (lesson_stage_present(l, (Stage)s) && !cJSON_AddItemToArray(st, cJSON_CreateString(stage_name((Stage)s))))
+			return -1;
+	return 0;
+}
+
+static int add_compare(cJSON *o, const Lesson *l, char **err)
+{
+	Attn *b;
+	cJSON *j;
+
+	if (l->compare == NULL)
+		return 0;
+	b = attn_compute_all(l->compare, err);
+	if (b == NULL)
+		return -1;
+	j = dump_attn(b, err);
+	if (lazy_ctx != NULL && j != NULL && lazy_ctx->nowned < (int)(sizeof lazy_ctx->owned / sizeof lazy_ctx->owned[0]))
+		lazy_ctx->owned[lazy_ctx->nowned++] = b; /* its matrices are printed later */
+	else if (lazy_ctx != NULL && j != NULL) {
+		cJSON_Delete(j);
+		attn_free(b);
+		*err = strdup("out of memory writing the dump");
+		return -1;
+	} else
+		attn_free(b);
+	if (j == NULL)
+		return -1;
+	if (!text_empty(&l->compare_label) && !cJSON_AddStringToObject(j, "label", text_get(&l->compare_label, "en"))) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	if (!cJSON_AddItemToObject(o, "compare", j)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	return 0;
+}
+
+/* A vector (1 × len: a bias, γ, β) as a flat array under key, when present. */
+static int add_vector(cJSON *o, const char *key, const Mat *v)
+{
+	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, dump_vector(v->a, v->rows * v->cols));
+}
+
+/* The attention of one layer: Q, K, V, heads, concat, output. */
+static int add_attention(cJSON *o, const Attn *a)
+{
+	return add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V) ||
+	       (!mat_empty(&a->Q_rot) && (add_matrix(o, "Q_rot", &a->Q_rot) || add_matrix(o, "K_rot", &a->K_rot))) ||
+	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) ||
+	       add_matrix(o, "output", &a->output) ||
+	       (a->lesson->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)));
+}
+
+/*
+ * One layer of a block lesson: its sizes and parameters (lesson keys; the
+ * block's as ln1_gamma, ffn_W_1, …), "attn", then the block's matrices in
+ * the order they are computed, and the layer's "output".
+ */
+static cJSON *dump_layer(const Attn *a)
+{
+	const Lesson *l = a->lesson;
+	const Block *b = &l->block;
+	cJSON *o = cJSON_CreateObject(), *at;
+	static const struct { const char *key; AttnMatrix m; } params[] = {
+		{ "W_q", AM_W_Q }, { "W_k", AM_W_K }, { "W_v", AM_W_V }, { "W_o", AM_W_O },
+	};
+	static const struct { const char *key; AttnMatrix m; } vectors[] = {
+		{ "b_q", AM_B_Q }, { "b_k", AM_B_K }, { "b_v", AM_B_V }, { "b_o", AM_B_O },
+		{ "ln1_gamma", AM_LN1_GAMMA }, { "ln1_beta", AM_LN1_BETA }, { "ln2_gamma", AM_LN2_GAMMA },
+		{ "ln2_beta", AM_LN2_BETA }, { "ffn_b_1", AM_B_1 }, { "ffn_b_3", AM_B_3 }, { "ffn_b_2", AM_B_2 },
+		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA },
+	};
+	static const struct { const char *key; AttnMatrix m; } results[] = {
+		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },
+		{ "ffn_gate", AM_FFN_GATE }, { "ffn_act", AM_FFN_ACT }, { "ffn_out", AM_FFN_OUT },
+		{ "norm2", AM_NORM2 }, { "residual2", AM_RESIDUAL2 }, { "final", AM_FINAL },
+	};
+	size_t i;
+
+	if (o == NULL || add_number(o, "h", l->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	    add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	    add_number(o, "scale_factor", a->factor) || add_stages(o, l))
+		goto fail;
+	for (i = 0; i < sizeof params / sizeof params[0]; i++)
+		if (attn_matrix(a, params[i].m, 0) != NULL && add_matrix(o, params[i].key, attn_matrix(a, params[i].m, 0)))
+			goto fail;
+	if (l->score == SCORE_ADDITIVE && add_vector(o, "w_e", &l->w_e))
+		goto fail;
+	if (b->has_ffn && (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
+	                   (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
+		goto fail;
+	for (i = 0; i < sizeof vectors / sizeof vectors[0]; i++)
+		if (attn_matrix(a, vectors[i].m, 0) != NULL && add_vector(o, vectors[i].key, attn_matrix(a, vectors[i].m, 0)))
+			goto fail;
+	if (add_matrix(o, "input", &l->input))
+		goto fail;
+	at = cJSON_AddObjectToObject(o, "attn");
+	if (at == NULL || add_attention(at, a))
+		goto fail;
+	for (i = 0; i < sizeof results / sizeof results[0]; i++)
+		if (attn_matrix(a, results[i].m, 0) != NULL && add_matrix(o, results[i].key, attn_matrix(a, results[i].m, 0)))
+			goto fail;
+	if (add_matrix(o, "output", attn_block_output(a)))
+		goto fail;
+	if (l->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
+		goto fail;
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+
+/*
+ * An encoder–decoder's layer k, from the dumps of its two links (each as
+ * dump_layer or dump_layer_grad makes it): the self link's "attn" becomes
+ * "self_attn", the cross link's "cross_attn", each with its attention's
+ * parameters and sizes; the cross link's block matrices are the layer's
+ * second and third sublayers (residual1 → residual2, norm2 → norm3, ln1 →
+ * ln2, …), and the layer's output is the cross link's.
+ */
+static const char *const attn_param_keys[] = { "h", "kv_heads", "d_k", "d_v", "scale_factor", "stages", "W_q", "W_k",
+	                                       "W_v", "W_o", "w_e", "b_q", "b_k", "b_v", "b_o", NULL };
+static const char *const cross_renames[][2] = {
+	{ "residual1", "residual2" }, { "norm1", "norm2" }, { "residual2", "residual3" }, { "norm2", "norm3" },
+	{ "ln1_gamma", "ln2_gamma" }, { "ln1_beta", "ln2_beta" }, { "ln2_gamma", "ln3_gamma" }, { "ln2_beta", "ln3_beta" },
+};
+
+static int is_attn_param(const char *key)
+{
+	for (int i = 0; attn_param_keys[i] != NULL; i++)
+		if (strcmp(key, attn_param_keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Move link's items into layer: "attn" (with the attention's parameters) as attn_key, the rest renamed for cross. */
+static int move_link(cJSON *layer, cJSON *link, const char *attn_key, int cross)
+{
+	cJSON *at = cJSON_DetachItemFromObjectCaseSensitive(link, "attn"), *it;
+
+	if (at == NULL || !cJSON_AddItemToObject(layer, attn_key, at)) {
+		cJSON_Delete(at);
+		return -1;
+	}
+	while ((it = link->child) != NULL) {
+		const char *key = it->string;
+		cJSON_DetachItemViaPointer(link, it);
+		if (is_attn_param(key)) {
+			if (!cJSON_AddItemToObject(at, key, it))
+				goto fail;
+			continue;
+		}
+		if ((!cross && strcmp(key, "output") == 0) || (cross && strcmp(key, "input") == 0)) {
+			cJSON_Delete(it); /* the self link's output is the cross link's input: the layer's matrices say it */
+			continue;
+		}
+		for (size_t r = 0; cross && r < sizeof cross_renames / sizeof cross_renames[0]; r++)
+			if (strcmp(key, cross_renames[r][0]) == 0) {
+				key = cross_renames[r][1];
+				break;
+			}
+		if (!cJSON_AddItemToObject(layer, key, it))
+			goto fail;
+	}
+	return 0;
+fail:
+	cJSON_Delete(it);
+	return -1;
+}
+
+static cJSON *dump_dec_layer(cJSON *self, cJSON *cross)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o == NULL || self == NULL || cross == NULL || move_link(o, self, "self_attn", 0) != 0 ||
+	    move_link(o, cross, "cross_attn", 1) != 0) {
+		cJSON_Delete(o);
+		o = NULL;
+	}
+	cJSON_Delete(self);
+	cJSON_Delete(cross);
+	return o;
+}
+
+/* The layers of a chain: one object per link, or per decoder layer (two links) in an encoder–decoder. */
+static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
+{
+	for (const Attn *x = a; x != NULL; x = x->next) {
+		cJSON *j;
+		if (x->view.part == PART_SELF && x->next != NULL) {
+			j = dump_dec_layer(one(x), one(x->next));
+			x = x->next;
+		} else {
+			j = one(x);
+		}
+		if (j == NULL || !cJSON_AddItemToArray(layers, j)) {
+			cJSON_Delete(j);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A lesson with a block or layers: the input, every layer, and the last layer's output. */
+static cJSON *dump_block(const Attn *a, char **err)
+{
+	const Lesson *l = a->lesson;
+	cJSON *o = cJSON_CreateObject(), *layers, *rows;
+	if (o == NULL || add_number(o, "attnviz", l->version) ||
+	    !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) || add_number(o, "n", l->n) ||
+	    add_number(o, "d_model", l->d_model) || add_number(o, "layers_count", a->nlayers > 0 ? a->nlayers : 1) ||
+	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)) || add_matrix(o, "input", &l->input) ||
+	    (!mat_empty(&a->PE) && add_matrix(o, "PE", &a->PE)) || add_matrix(o, "X", &a->X))
+		goto oom;
+	layers = cJSON_AddArrayToObject(o, "layers");
+	if (layers == NULL)
+		goto oom;
+	if (add_layers(layers, a, dump_layer) != 0)
+		goto oom;
+	if (add_matrix(o, "output", attn_final_output(a)))
+		goto oom;
+	if (a->encoder != NULL) {
+		cJSON *e = dump_block(a->encoder, err);
+		if (e == NULL || !cJSON_AddItemToObject(o, "encoder", e)) {
+			cJSON_Delete(e);
+			goto oom;
+		}
+	}
+	rows = cJSON_AddArrayToObject(o, "row_all_masked");
+	if (rows == NULL)
+		goto oom;
+	for (int i = 0; i < l->n; i++)
+		if (a->row_all_masked[i] && !cJSON_AddItemToArray(rows, cJSON_CreateNumber(i)))
+			goto oom;
+	return o;
+oom:
+	cJSON_Delete(o);
+	*err = strdup("out of memory writing the dump");
+	return NULL;
+}
+
+/* Each head's gradients: weighted, weights, masked, scaled, scores. */
+static cJSON *dump_grad_heads(const Attn *a)
+{
+	cJSON *heads = cJSON_CreateArray();
+
+	for (int h = 0; heads != NULL && h < a->heads; h++) {
+		const GradHead *gh = &a->grad->head[h];
+		cJSON *o = cJSON_CreateObject();
+		if (o == NULL || !cJSON_AddItemToArray(heads, o) || add_matrix(o, "weighted", &gh->weighted) ||
+		    add_matrix(o, "weights", &gh->weights) || add_matrix(o, "masked", &gh->masked) ||
+		    add_matrix(o, "scaled", &gh->scaled) || add_matrix(o, "scores", &gh->scores)) {
+			cJSON_Delete(heads);
+			return NULL;
+		}
+	}
+	return heads;
+}
+
+/* A gradient under key when the lesson has that matrix: a matrix, or flat like its parameter (vectors). */
+static int add_grad(cJSON *o, const char *key, const Mat *g, int flat)
+{
+	if (mat_empty(g))
+		return 0;
+	return flat ? add_vector(o, key, g) : add_matrix(o, key, g);
+}
+
+/* The attention's gradients, keys as in its forward dump: output … w_e. */
+static int add_attention_grad(cJSON *o, const Attn *a)
+{
+	const AttnGrad *g = a->grad;
+
+	return add_matrix(o, "output", &g->output) || add_matrix(o, "concat", &g->concat) ||
+	       add_grad(o, "W_o", &g->W_o, 0) || add_grad(o, "b_o", &g->b_o, 1) ||
+	       !cJSON_AddItemToObject(o, "heads", dump_grad_heads(a)) || add_matrix(o, "Q", &g->Q) ||
+	       add_matrix(o, "K", &g->K) || add_matrix(o, "V", &g->V) || add_matrix(o, "W_q", &g->W_q) ||
+	       add_matrix(o, "W_k", &g->W_k) || add_matrix(o, "W_v", &g->W_v) || add_grad(o, "b_q", &g->b_q, 1) ||
+	       add_grad(o, "b_k", &g->b_k, 1) || add_grad(o, "b_v", &g->b_v, 1) || add_grad(o, "w_e", &g->w_e, 1);
+}
+
+/* One layer's gradients in a block lesson: "attn", the block's matrices and parameters. */
+static cJSON *dump_layer_grad(const Attn *a)
+{
+	const AttnGrad *g = a->grad;
+	cJSON *o = cJSON_CreateObject(), *at;
+	static const struct { const char *key; size_t off; int flat; } block[] = {
+		{ "residual1", offsetof(AttnGrad, residual1), 0 }, { "norm1", offsetof(AttnGrad, norm1), 0 },
+		{ "ffn_hidden", offsetof(AttnGrad, ffn_hidden), 0 }, { "ffn_gate", offsetof(AttnGrad, ffn_gate), 0 },
+		{ "ffn_act", offsetof(AttnGrad, ffn_act), 0 }, { "ffn_out", offsetof(AttnGrad, ffn_out), 0 },
+		{ "residual2", offsetof(AttnGrad, residual2), 0 }, { "norm2", offsetof(AttnGrad, norm2), 0 },
+		{ "output", offsetof(AttnGrad, block_out), 0 },
+		{ "ln1_gamma", offsetof(AttnGrad, ln1_gamma), 1 }, { "ln1_beta", offsetof(AttnGrad, ln1_beta), 1 },
+		{ "ln2_gamma", offsetof(AttnGrad, ln2_gamma), 1 }, { "ln2_beta", offsetof(AttnGrad, ln2_beta), 1 },
+		{ "ffn_W_1", offsetof(AttnGrad, W_1), 0 }, { "ffn_b_1", offsetof(AttnGrad, b_1), 1 },
+		{ "ffn_W_3", offsetof(AttnGrad, W_3), 0 }, { "ffn_b_3", offsetof(AttnGrad, b_3), 1 },
+		{ "ffn_W_2", offsetof(AttnGrad, W_2), 0 }, { "ffn_b_2", offsetof(AttnGrad, b_2), 1 },
+	};
+
+	at = o != NULL ? cJSON_AddObjectToObject(o, "attn") : NULL;
+	if (at == NULL || add_attention_grad(at, a))
+		goto fail;
+	for (size_t i = 0; i < sizeof block / sizeof block[0]; i++)
+		if (add_grad(o, block[i].key, (const Mat *)((const char *)g + block[i].off), block[i].flat))
+			goto fail;
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* A stack's gradients: output, X, layers, the final norm's, and the encoder's (grad.encoder). */
+static int add_stack_grad(cJSON *g, const Attn *a)
+{
+	const Attn *last = a;
+	cJSON *layers, *e;
+
+	while (last->next != NULL)
+		last = last->next;
+	if (add_matrix(g, "output", mat_empty(&last->grad->final) ? &last->grad->block_out : &last->grad->final) ||
+	    add_matrix(g, "X", &a->grad->input) || (layers = cJSON_AddArrayToObject(g, "layers")) == NULL ||
+	    add_layers(layers, a, dump_layer_grad) != 0)
+		return -1;
+	if (add_grad(g, "final_norm_gamma", &last->grad->final_gamma, 1) ||
+	    add_grad(g, "final_norm_beta", &last->grad->final_beta, 1))
+		return -1;
+	if (a->encoder != NULL && a->encoder->grad != NULL &&
+	    ((e = cJSON_AddObjectToObject(g, "encoder")) == NULL || add_stack_grad(e, a->encoder) != 0))
+		return -1;
+	return 0;
+}
+
+/*
+ * "loss" and "grad" (and "train" after --train): the gradient of the loss
+ * with respect to every matrix, keys as in the forward dump.
+ */
+static int add_backward(cJSON *o, const Attn *a)
+{
+	const Lesson *l = a->lesson;
+	const Attn *last = a;
+	cJSON *g;
+
+	if (a->grad == NULL)
+		return 0;
+	while (last->next != NULL)
+		last = last->next;
+	if (add_number(o, "loss", a->loss) || (g = cJSON_AddObjectToObject(o, "grad")) == NULL)
+		return -1;
+	if (l->block.present || a->nlayers > 0) {
+		if (add_stack_grad(g, a) != 0)
+			return -1;
+	} else if (add_attention_grad(g, a) || add_matrix(g, "X", &a->grad->X) || add_grad(g, "S", &a->grad->S, 0)) {
+		return -1;
+	}
+	if (a->train_loss != NULL) {
+		cJSON *t = cJSON_AddObjectToObject(o, "train");
+		if (t == NULL || add_number(t, "steps", a->train_steps) || add_number(t, "lr", a->train_lr) ||
+		    !cJSON_AddItemToObject(t, "loss", dump_vector(a->train_loss, a->train_steps + 1)))
+			return -1;
+	}
+	return 0;
+}
+
+cJSON *dump_attn(const Attn *a, char **err)
+{
+	const Lesson *l = a->lesson;
+	cJSON *o, *rows;
+	int i;
+
+	*err = NULL;
+	if (l->block.present || a->nlayers > 0) {
+		o = dump_block(a, err);
+		if (o != NULL && add_backward(o, a) != 0) {
+			cJSON_Delete(o);
+			*err = strdup("out of memory writing the dump");
+			return NULL;
+		}
+		if (o != NULL && add_compare(o, a->top != NULL ? a->top : l, err) != 0) {
+			cJSON_Delete(o);
+			return NULL;
+		}
+		return o;
+	}
+	o = cJSON_CreateObject();
+	if (o == NULL)
+		goto oom;
+	if (add_number(o, "attnviz", l->version > 0 ? l->version : 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
+	    add_number(o, "n", l->n) || add_number(o, "m", l->m) || add_number(o, "d_model", l->d_model) ||
+	    add_number(o, "h", l->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	    add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	    add_number(o, "scale_factor", a->factor) || add_stages(o, l) ||
+	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)))
+		goto oom;
+	if (l->has_source && !cJSON_AddItemToObject(o, "source_tokens", dump_strings(l->source_tokens, l->m)))
+		goto oom;
+	if (add_matrix(o, "W_q", &l->W_q) || add_matrix(o, "W_k", &l->W_k) || add_matrix(o, "W_v", &l->W_v))
+		goto oom;
+	if (!mat_empty(&l->W_o) && add_matrix(o, "W_o", &l->W_o))
+		goto oom;
+	if (l->score == SCORE_ADDITIVE &&
+	    !cJSON_AddItemToObject(o, "w_e", dump_vector(l->w_e.a, l->w_e.cols)))
+		goto oom;
+	if (add_vector(o, "b_q", &l->b_q) || add_vector(o, "b_k", &l->b_k) || add_vector(o, "b_v", &l->b_v) ||
+	    add_vector(o, "b_o", &l->b_o))
+		goto oom;
+	if (add_matrix(o, "input", &l->input))
+		goto oom;
+	if (!mat_empty(&a->PE) && add_matrix(o, "PE", &a->PE))
+		goto oom;
+	if (add_matrix(o, "X", &a->X))
+		goto oom;
+	if (l->has_source) {
+		if (add_matrix(o, "source_input", &l->source_input) ||
+		    (!mat_empty(&a->PE_src) && add_matrix(o, "PE_src", &a->PE_src)) || add_matrix(o, "S", &a->S))
+			goto oom;
+	}
+	if (add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V))
+		goto oom;
+	if (!mat_empty(&a->Q_rot) && (add_matrix(o, "Q_rot", &a->Q_rot) || add_matrix(o, "K_rot", &a->K_rot)))
+		goto oom;
+	if (!cJSON_AddItemToObject(o, "heads", dump_heads(a)))
+		goto oom;
+	if (add_matrix(o, "concat", &a->concat) ||
+	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))
+		goto oom;
+	if (l->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)))
+		goto oom;
+	if (l->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
+		goto oom;
+	rows = cJSON_AddArrayToObject(o, "row_all_masked");
+	if (rows == NULL)
+		goto oom;
+	for (i = 0; i < l->n; i++)
+		if (a->row_all_masked[i] && !cJSON_AddItemToArray(rows, cJSON_CreateNumber(i)))
+			goto oom;
+	if (add_backward(o, a) != 0)
+		goto oom;
+	if (add_compare(o, l, err) != 0) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+oom:
+	cJSON_Delete(o);
+	*err = strdup("out of memory writing the dump");
+	return NULL;
+}
+
+char *dump_string(const Attn *a, int compact, char **err)
+{
+	cJSON *o = dump_attn(a, err);
+	char *s;
+
+	if (o == NULL)
+		return NULL;
+	s = compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o);
+	cJSON_Delete(o);
+	if (s == NULL)
+		*err = strdup("out of memory writing the dump");
+	return s;
+}
+
+/* A matrix as cJSON prints an array of row arrays of dump_number()s. */
+static void write_matrix(FILE *f, const Mat *m, int compact)
+{
+	const char *sep = compact ? "," : ", ";
+	char buf[TEXT_EXACT_SIZE];
+	int i, j;
+
+	fputc('[', f);
+	for (i = 0; i < m->rows; i++) {
+		if (i > 0)
+			fputs(sep, f);
+		fputc('[', f);
+		for (j = 0; j < m->cols; j++) {
+			const double x = MAT_AT(*m, i, j);
+			if (j > 0)
+				fputs(sep, f);
+			if (!isfinite(x)) {
+				fputs("null", f);
+				continue;
+			}
+			fputs(text_exact(buf, x, 15), f);
+		}
+		fputc(']', f);
+	}
+	fputc(']', f);
+}
+
+int dump_write(FILE *f, const Attn *a, int compact, char **err)
+{
+	Lazy lz = { NULL, 0, 0, { NULL }, 0 };
+	cJSON *o;
+	char *s, *p;
+
+	*err = NULL;
+	lazy_ctx = &lz;
+	o = dump_attn(a, err);
+	lazy_ctx = NULL;
+	s = o ? (compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o)) : NULL;
+	cJSON_Delete(o);
+	if (s == NULL) {
+		if (*err == NULL)
+			*err = strdup("out of memory writing the dump");
+		lazy_free(&lz);
+		return -1;
+	}
+	/* Text strings are escaped by cJSON (\u0001), so \001 is only ever a placeholder. */
+	for (p = s; *p != '\0';) {
+		char *ph = strchr(p, '\001');
+		long idx;
+		if (ph == NULL) {
+			fputs(p, f);
+			break;
+		}
+		fwrite(p, 1, (size_t)(ph - p), f);
+		idx = strtol(ph + 1, &p, 10);
+		if (*p == '\002')
+			p++;
+		if (idx >= 0 && idx < lz.nmat) {
+			const LazyMat *lm = &lz.mat[idx];
+			const Mat *m = lm->mat != NULL ? lm->mat : attn_matrix(lm->attn, lm->which, lm->head);
+			if (m == NULL) {
+				*err = strdup("out of memory writing the dump");
+				free(s);
+				lazy_free(&lz);
+				return -1;
+			}
+			write_matrix(f, m, compact);
+		}
+	}
+	free(s);
+	lazy_free(&lz);
+	return 0;
+}

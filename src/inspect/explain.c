@@ -1,0 +1,951 @@
+/* explain.c: the arithmetic behind any cell, with the lesson's own numbers. */
+#include "inspect/explain.h"
+#include "base/i18n.h"
+#include "engine/backward.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect/labels.h"
+#include "base/strbuf.h"
+
+/* Add a label (token), escaped. */
+static void buf_label(StrBuf *b, char *label)
+{
+	strbuf_printf(b, "%s", label ? label : "?");
+	free(label);
+}
+
+#define MAX_TERMS 12 /* sums longer than this are shown in part */
+
+/* Numbers in explanations: enough digits to check by hand. */
+static const char *num(char buf[32], double x, int utf8)
+{
+	if (x == -INFINITY)
+		return utf8 ? "-\u221e" : "-inf";
+	snprintf(buf, 32, "%.6g", x);
+	return buf;
+}
+
+static const char *sym(int utf8, const char *u, const char *a)
+{
+	return utf8 ? u : a;
+}
+
+/* row of A (r × k) times column of B (k × c): "Σ_t A[row][t]·B[t][col]" with its terms. */
+/* "= Σ_t x_t·y_t" with its terms, for strided x and y of len numbers; returns the sum. */
+static double explain_terms(StrBuf *b, const double *x, size_t xs, const double *y, size_t ys, int len, int utf8)
+{
+	char x1[32], x2[32];
+	double sum = 0.0;
+
+	strbuf_printf(b, "= ");
+	for (int t = 0; t < len; t++) {
+		sum += x[(size_t)t * xs] * y[(size_t)t * ys];
+		if (t < MAX_TERMS)
+			strbuf_printf(b, "%s%s%s%s", t ? " + " : "", num(x1, x[(size_t)t * xs], utf8), sym(utf8, "\u00d7", "*"),
+			              num(x2, y[(size_t)t * ys], utf8));
+	}
+	if (len > MAX_TERMS)
+		strbuf_printf(b, _(" + \u2026 (%d terms in all)"), len);
+	strbuf_printf(b, "\n= %s\n", num(x1, sum, utf8));
+	return sum;
+}
+
+/* row of A times column of B: "= A row r · B column c", the terms, the sum (returned). */
+static double explain_product(StrBuf *b, const Mat *A, int row, const Mat *B, int col, int utf8, const char *aname,
+                              const char *bname)
+{
+	strbuf_printf(b, _("= %s row %d %s %s column %d\n"), aname, row, sym(utf8, "\u00b7", "."), bname, col);
+	return explain_terms(b, &A->a[(size_t)row * (size_t)A->cols], 1, &B->a[col], (size_t)B->cols, A->cols, utf8);
+}
+
+static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const Mat *Q = l->rope ? &a->Q_rot : &a->Q, *K = l->rope ? &a->K_rot : &a->K;
+	const int kc = shape_kv_head(&a->shape, h) * l->d_k;
+	char x1[32], x2[32], x3[32], x4[32];
+	double sum = 0.0;
+	int c;
+
+	if (l->score == SCORE_ADDITIVE) {
+		strbuf_printf(b, _("additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= "), sym(utf8, "\u03a3", "sum"),
+		        sym(utf8, "\u00b7", "*"));
+		for (c = 0; c < l->d_k; c++) {
+			const double q = MAT_AT(*Q, i, h * l->d_k + c), k = MAT_AT(*K, j, kc + c);
+			const double w = l->w_e.a[h * l->d_k + c];
+			sum += w * tanh(q + k);
+			if (c < MAX_TERMS)
+				strbuf_printf(b, "%s%s%stanh(%s + %s)", c ? " + " : "", num(x1, w, utf8), sym(utf8, "\u00b7", "*"),
+				        num(x2, q, utf8), num(x3, k, utf8));
+		}
+		if (l->d_k > MAX_TERMS)
+			strbuf_printf(b, _(" + … (%d terms in all)"), l->d_k);
+		strbuf_printf(b, "\n= %s\n", num(x4, sum, utf8));
+		return;
+	}
+	strbuf_printf(b, _("score = q_%d %s k_%d  (query row %d of %s, key row %d of %s%s)\n"), i, sym(utf8, "\u00b7", "."), j, i,
+	              l->rope ? "Q_rot" : "Q", j, l->rope ? "K_rot" : "K", a->heads > 1 ? _(", this head's columns") : "");
+	if (a->kv_heads < a->heads)
+		strbuf_printf(b, _("(query head %d shares key/value head %d with %d other heads)\n"), h, kc / l->d_k,
+		              a->heads / a->kv_heads - 1);
+	explain_terms(b, &Q->a[(size_t)i * Q->cols + (size_t)h * l->d_k], 1, &K->a[(size_t)j * K->cols + kc], 1, l->d_k,
+	              utf8);
+}
+
+static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnHead *hd = &a->head[h];
+	char x1[32], x2[32], x3[32];
+	double max = -INFINITY, sum = 0.0;
+	int t;
+
+	for (t = 0; t < l->m; t++)
+		max = fmax(max, attn_cell(a, AM_MASKED, h, i, t));
+	if (max == -INFINITY) {
+		strbuf_printf(b, _("every key of row %d is masked: there is nothing to attend to,\n"
+		           "so its weights (and its output row) are 0 rather than 0/0.\n"), i);
+		return;
+	}
+	for (t = 0; t < l->m; t++) {
+		const double s = attn_cell(a, AM_MASKED, h, i, t);
+		if (s != -INFINITY)
+			sum += exp(s - max);
+	}
+	strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
+	        sym(utf8, "\u2212", "-"), sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u2212", "-"), i, num(x1, max, utf8));
+	for (t = 0; t < l->m && t < MAX_TERMS; t++) {
+		const double s = attn_cell(a, AM_MASKED, h, i, t);
+		char *lab = labels_col(a, AM_WEIGHTS, t);
+		strbuf_printf(b, "  %s ", t == j ? "->" : "  ");
+		buf_label(b, lab);
+		if (s == -INFINITY)
+			strbuf_printf(b, _(": exp(%s) = 0  (masked)\n"), sym(utf8, "-\u221e", "-inf"));
+		else
+			strbuf_printf(b, ": exp(%s %s %s) = %s\n", num(x1, s, utf8), sym(utf8, "\u2212", "-"), num(x2, max, utf8),
+			        num(x3, exp(s - max), utf8));
+	}
+	if (l->m > MAX_TERMS)
+		strbuf_printf(b, _("  … (%d keys in all)\n"), l->m);
+	{
+		const double s = attn_cell(a, AM_MASKED, h, i, j);
+		const double e = s == -INFINITY ? 0.0 : exp(s - max);
+		char x4[32];
+		strbuf_printf(b, _("sum = %s\nweight = %s / %s = %s\n"), num(x1, sum, utf8), num(x2, e, utf8), num(x3, sum, utf8),
+		        num(x4, MAT_AT(hd->weights, i, j), utf8));
+	}
+}
+
+static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int utf8)
+{
+	const Lesson *l = a->lesson;
+
+	strbuf_printf(b, _("output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n"),
+	              sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u00b7", "*"), c, i, c);
+	explain_terms(b, &a->head[h].weights.a[(size_t)i * l->m], 1,
+	              &a->V.a[(size_t)shape_kv_head(&a->shape, h) * l->d_v + c], (size_t)a->V.cols, l->m, utf8);
+}
+
+/* A bias added after a product: "+ b_q[j] = …", when the lesson has one. */
+static void explain_bias(StrBuf *b, const Mat *bias, const char *name, int j, double product, int utf8)
+{
+	char x1[32], x2[32], x3[32];
+
+	if (mat_empty(bias))
+		return;
+	strbuf_printf(b, "+ %s[%d] = %s + %s = %s\n", name, j, num(x1, product, utf8), num(x2, bias->a[j], utf8),
+	              num(x3, product + bias->a[j], utf8));
+}
+
+/* The rows a block stage reads, by their catalogue name (for the explanation's words). */
+static const char *mat_label(const Attn *a, const Mat *m)
+{
+	for (int w = 0; w < AM_COUNT; w++)
+		if (!matrix_per_head((AttnMatrix)w) && attn_matrix(a, (AttnMatrix)w, 0) == m)
+			return matrix_name((AttnMatrix)w);
+	return "x";
+}
+
+/* ------------------------------------------------------------ each stage's cells */
+
+/*
+ * How a stage explains one cell of a matrix it makes (the explain column of
+ * the stage table: the catalogue's made_by names the stage of each matrix).
+ * b already holds the cell's value line; each adds the arithmetic.
+ */
+typedef void (*StageExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
+
+static void explain_given(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)a, (void)h, (void)utf8;
+	if (matrix_kinds[which].flags & MF_PARAM)
+		strbuf_printf(b, _("a weight, as the lesson gives it: a learned parameter in a real model.\n"
+		                 "Change it with `set %s[%d][%d] VALUE` and watch everything after it change.\n"),
+		              matrix_name(which), i, j);
+	else
+		strbuf_printf(b, _("an input number, as the lesson gives it (or its generator made it).\n"));
+}
+
+static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const int source = matrix_kinds[which].row_axis == AXIS_KEY && l->has_source;
+	char x1[32], x2[32];
+
+	(void)h;
+	if (which == AM_PE || which == AM_PE_SRC) {
+		const int even = j - j % 2, width = source ? l->d_src : l->d_model;
+		strbuf_printf(b, _("%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n"), j % 2 ? "cos" : "sin", even, width, i,
+		              j % 2 ? "cos" : "sin", num(x1, i / pow(10000.0, (double)even / width), utf8));
+		return;
+	}
+	{
+		const Mat *in = source ? &l->source_input : &l->input;
+		const Mat *pe = source ? &a->PE_src : &a->PE;
+		if (mat_empty(pe))
+			strbuf_printf(b, _("the input itself (no positional encoding).\n"));
+		else
+			strbuf_printf(b, "= input + PE = %s + %s\n", num(x1, MAT_AT(*in, i, j), utf8), num(x2, MAT_AT(*pe, i, j), utf8));
+	}
+}
+
+static void explain_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const int q = which == AM_Q;
+	const Mat *W = q ? &l->W_q : which == AM_K ? &l->W_k : &l->W_v;
+	const int width = matrix_kinds[which].head_cols == DIM_DK ? l->d_k : l->d_v;
+
+	(void)h;
+	const int pre = l->block.present && l->block.norm == NORM_PRE;
+	const Mat *in = q || !l->has_source ? (pre ? &a->norm1 : &a->X) : &a->S;
+	const double sum = explain_product(b, in, i, W, j, utf8, mat_label(a, in),
+	                                   matrix_name(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V));
+
+	explain_bias(b, q ? &l->b_q : which == AM_K ? &l->b_k : &l->b_v, q ? "b_q" : which == AM_K ? "b_k" : "b_v", j,
+	             sum, utf8);
+	if (a->heads > 1)
+		strbuf_printf(b, _("(column %d belongs to head %d)\n"), j, j / width);
+}
+
+static void explain_scores(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)which;
+	explain_dot(b, a, h, i, j, utf8);
+}
+
+static void explain_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	char x1[32], x2[32];
+
+	(void)which;
+	strbuf_printf(b, _("= score %s factor = %s %s %s"), sym(utf8, "\u00d7", "*"), num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
+	              sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
+	if (l->scale == SCALE_SQRT_DK)
+		strbuf_printf(b, "  (1/%s%d: d_k = %d)\n", sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
+	else if (l->scale == SCALE_NONE)
+		strbuf_printf(b, _("  (this lesson does not scale)\n"));
+	else
+		strbuf_printf(b, _("  (the lesson's own factor)\n"));
+}
+
+static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	char x1[32];
+
+	(void)which, (void)h;
+	if (a->visible[(size_t)i * l->m + j]) {
+		strbuf_printf(b, l->alibi ? _("query %d may see key %d, so the biased score passes through unchanged.\n")
+		                          : _("query %d may see key %d, so the scaled score passes through unchanged.\n"),
+		              i, j);
+		return;
+	}
+	const char *fill = l->mask_fill_inf
+	                   ? sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
+	                   : _("the fill value; it still gets exp(fill - max) of the weight.");
+	/* the reason inside the sentence, so a translation words each one whole */
+	strbuf_printf(b,
+	              l->mask == MASK_CAUSAL  ? _("query %d may not see key %d (causal mask: a later token), so the cell becomes %s\n")
+	                  : l->mask == MASK_PADDING ? _("query %d may not see key %d (padding mask), so the cell becomes %s\n")
+	                  : l->mask == MASK_WINDOW && j > i
+	                          ? _("query %d may not see key %d (window mask: a later token), so the cell becomes %s\n")
+	                  : l->mask == MASK_WINDOW ? _("query %d may not see key %d (window mask: too far back), so the cell becomes %s\n")
+	                  : l->mask == MASK_LIST   ? _("query %d may not see key %d (one of the list's masks), so the cell becomes %s\n")
+	                                           : _("query %d may not see key %d (the lesson's mask), so the cell becomes %s\n"),
+	              i, j, fill);
+	if (!l->mask_fill_inf)
+		strbuf_printf(b, "(mask_fill = %s)\n", num(x1, l->mask_fill, utf8));
+}
+
+static void explain_softmax_cell(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)which;
+	explain_softmax(b, a, h, i, j, utf8);
+}
+
+static void explain_weighted_cell(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)which;
+	explain_weighted(b, a, h, i, j, utf8);
+}
+
+static void explain_concat(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const int dv = a->lesson->d_v;
+
+	(void)which, (void)h, (void)i, (void)utf8;
+	strbuf_printf(b, _("column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n"), j,
+	              j % dv, j / dv, j / dv, (j / dv) * dv, (j / dv + 1) * dv - 1);
+}
+
+static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+
+	(void)which, (void)h;
+	if (mat_empty(&l->W_o))
+		strbuf_printf(b, _("no W_o in this lesson: the output is concat itself.\n"));
+	else {
+		const double sum = explain_product(b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o");
+		explain_bias(b, &l->b_o, "b_o", j, sum, utf8);
+	}
+}
+
+/* A norm's cell: the row's μ and σ² (or mean square), then (x − μ)/√(σ² + ε)·γ + β. */
+static void explain_norm_cell(StrBuf *b, const Attn *a, const Mat *in, const Mat *gamma, const Mat *beta, int rms,
+                              double eps, int i, int j, int utf8)
+{
+	const int d = in->cols;
+	double mean = 0.0, var = 0.0, out;
+	char x1[32], x2[32], x3[32], x4[32], x5[32], x6[32], x7[32];
+
+	for (int t = 0; t < d; t++)
+		mean += MAT_AT(*in, i, t);
+	mean /= d;
+	for (int t = 0; t < d; t++) {
+		const double x = MAT_AT(*in, i, t);
+		var += rms ? x * x : (x - mean) * (x - mean);
+	}
+	var /= d;
+	if (rms) {
+		strbuf_printf(b, _("RMSNorm of row %d of %s: mean(x%s) = %s over its %d numbers\n"), i, mat_label(a, in),
+		              sym(utf8, "\u00b2", "^2"), num(x1, var, utf8), d);
+		out = MAT_AT(*in, i, j) / sqrt(var + eps) * gamma->a[j];
+		strbuf_printf(b, "= x / %s(mean(x%s) + %s) %s %s = %s / %s(%s + %s) %s %s\n= %s\n", sym(utf8, "\u221a", "sqrt"),
+		              sym(utf8, "\u00b2", "^2"), sym(utf8, "\u03b5", "eps"), sym(utf8, "\u00b7", "*"),
+		              sym(utf8, "\u03b3", "gamma"), num(x1, MAT_AT(*in, i, j), utf8), sym(utf8, "\u221a", "sqrt"),
+		              num(x2, var, utf8), num(x3, eps, utf8), sym(utf8, "\u00d7", "*"), num(x4, gamma->a[j], utf8),
+		              num(x5, out, utf8));
+		return;
+	}
+	strbuf_printf(b, _("LayerNorm of row %d of %s: %s = %s, %s = %s (the biased variance, over its %d numbers)\n"), i,
+	              mat_label(a, in), sym(utf8, "\u03bc", "mean"), num(x1, mean, utf8), sym(utf8, "\u03c3\u00b2", "var"),
+	              num(x2, var, utf8), d);
+	out = (MAT_AT(*in, i, j) - mean) / sqrt(var + eps) * gamma->a[j] + (mat_empty(beta) ? 0.0 : beta->a[j]);
+	strbuf_printf(b, "= (x %s %s) / %s(%s + %s) %s %s + %s\n= (%s %s %s) / %s(%s + %s) %s %s + %s\n= %s\n",
+	              sym(utf8, "\u2212", "-"), sym(utf8, "\u03bc", "mean"), sym(utf8, "\u221a", "sqrt"),
+	              sym(utf8, "\u03c3\u00b2", "var"), sym(utf8, "\u03b5", "eps"), sym(utf8, "\u00b7", "*"),
+	              sym(utf8, "\u03b3", "gamma"), sym(utf8, "\u03b2", "beta"), num(x1, MAT_AT(*in, i, j), utf8),
+	              sym(utf8, "\u2212", "-"), num(x2, mean, utf8), sym(utf8, "\u221a", "sqrt"), num(x3, var, utf8),
+	              num(x4, eps, utf8), sym(utf8, "\u00d7", "*"), num(x5, gamma->a[j], utf8),
+	              num(x6, mat_empty(beta) ? 0.0 : beta->a[j], utf8), num(x7, out, utf8));
+}
+
+/* The input of each of the block's norms. */
+static const Mat *norm_input(const Attn *a, AttnMatrix which, Stage st)
+{
+	switch (st) {
+	case STAGE_NORM1_PRE: return &a->X;
+	case STAGE_NORM1_POST: case STAGE_NORM2_PRE: return &a->residual1;
+	case STAGE_NORM2_POST: return &a->residual2;
+	default: return which == AM_FINAL ? attn_block_output(a) : &a->X;
+	}
+}
+
+static void explain_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const Block *bl = &l->block;
+	const Stage st = (Stage)matrix_stage(&a->shape, which);
+	const int second = which == AM_NORM2 || which == AM_NORM2_STATS, final = which == AM_FINAL;
+	const Mat *gamma = final ? &l->final_gamma : second ? &bl->ln2_gamma : &bl->ln1_gamma;
+	const Mat *beta = final ? &l->final_beta : second ? &bl->ln2_beta : &bl->ln1_beta;
+	const int rms = final ? l->final_kind == NORM_RMSNORM : bl->norm_kind == NORM_RMSNORM;
+
+	(void)h;
+	if (which == AM_NORM1_STATS || which == AM_NORM2_STATS) {
+		strbuf_printf(b, _("%s of row %d of %s, before the norm\n"), j == 0 ? (rms ? _("mean of squares") : _("mean"))
+		              : (rms ? _("RMS = sqrt(mean of squares + eps)") : _("variance (biased)")), i,
+		              mat_label(a, norm_input(a, which, st)));
+		return;
+	}
+	explain_norm_cell(b, a, norm_input(a, which, st), gamma, beta, rms, final ? l->final_eps : bl->eps, i, j, utf8);
+}
+
+static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const int one = which == AM_RESIDUAL1;
+	const Mat *x = one ? &a->X : a->lesson->block.norm == NORM_POST ? &a->norm1 : &a->residual1;
+	const Mat *y = one ? &a->output : &a->ffn_out;
+	char x1[32], x2[32];
+
+	(void)h;
+	strbuf_printf(b, _("= %s + %s = %s + %s: the residual keeps the rows it started from\n"), mat_label(a, x),
+	              one ? _("output (the attention's)") : "ffn_out", num(x1, MAT_AT(*x, i, j), utf8),
+	              num(x2, MAT_AT(*y, i, j), utf8));
+}
+
+/* ffn_hidden, ffn_gate: a row of the FFN's input times a column of W_1 (W_3), plus the bias. */
+static void explain_ffn_hidden(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Block *bl = &a->lesson->block;
+	const int gate = which == AM_FFN_GATE;
+	const Mat *in = bl->norm == NORM_POST ? &a->norm1 : bl->norm == NORM_PRE ? &a->norm2 : &a->residual1;
+	const Mat *W = gate ? &bl->W_3 : &bl->W_1;
+	const double sum = explain_product(b, in, i, W, j, utf8, mat_label(a, in), gate ? "W_3" : "W_1");
+
+	(void)h;
+	explain_bias(b, gate ? &bl->b_3 : &bl->b_1, gate ? "b_3" : "b_1", j, sum, utf8);
+	strbuf_printf(b, _("(the FFN reads row %d alone: no other token enters)\n"), i);
+}
+
+static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const double z = MAT_AT(a->ffn_hidden, i, j);
+	char x1[32], x2[32], x3[32];
+
+	(void)which, (void)h;
+	switch (a->lesson->block.activation) {
+	case ACT_RELU:
+		strbuf_printf(b, "relu(%s) = max(0, %s) = %s\n", num(x1, z, utf8), num(x2, z, utf8), num(x3, attn_relu(z), utf8));
+		break;
+	case ACT_GELU:
+		strbuf_printf(b, "gelu(z) = z %s %s(z) = z/2 %s (1 + erf(z/%s2)), z = %s\n= %s\n", sym(utf8, "\u00b7", "*"),
+		              sym(utf8, "\u03a6", "Phi"), sym(utf8, "\u00b7", "*"), sym(utf8, "\u221a", "sqrt "),
+		              num(x1, z, utf8), num(x2, attn_gelu(z), utf8));
+		break;
+	case ACT_SWIGLU:
+		strbuf_printf(b, "silu(z) %s gate = z/(1 + e^-z) %s gate, z = %s, gate = ffn_gate[%d][%d] = %s\n",
+		              sym(utf8, "\u00d7", "*"), sym(utf8, "\u00d7", "*"), num(x1, z, utf8), i, j,
+		              num(x2, MAT_AT(a->ffn_gate, i, j), utf8));
+		strbuf_printf(b, "= %s %s %s = %s\n", num(x1, attn_silu(z), utf8), sym(utf8, "\u00d7", "*"),
+		              num(x2, MAT_AT(a->ffn_gate, i, j), utf8), num(x3, MAT_AT(a->ffn_act, i, j), utf8));
+		break;
+	}
+}
+
+static void explain_ffn_out(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Block *bl = &a->lesson->block;
+	const double sum = explain_product(b, &a->ffn_act, i, &bl->W_2, j, utf8, "ffn_act", "W_2");
+
+	(void)which, (void)h;
+	explain_bias(b, &bl->b_2, "b_2", j, sum, utf8);
+}
+
+/* ------------------------------------------------------------ the backward pass */
+
+static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnGrad *g = a->grad;
+	char x1[32], x2[32];
+
+	switch (which) {
+	case AM_D_OUTPUT:
+		if (l->backward == BACKWARD_TARGET && a->nlayers == 0 && !l->block.present)
+			strbuf_printf(b, _("the loss is L = \u00bd \u03a3 (output \u2212 target)\u00b2, so \u2202L/\u2202output = output \u2212 target\n"
+			                 "= %s \u2212 %s\n"), num(x1, MAT_AT(a->output, i, j), utf8), num(x2, MAT_AT(l->target, i, j), utf8));
+		else if (l->backward == BACKWARD_DOUTPUT && a->nlayers == 0 && !l->block.present)
+			strbuf_printf(b, _("given by the lesson (\"dOutput\"): L = \u03a3 dOutput \u2299 output\n"));
+		else
+			strbuf_printf(b, _("the gradient the rest of the block sends back to the attention's output (residual1's)\n"));
+		break;
+	case AM_D_CONCAT:
+		if (mat_empty(&l->W_o)) {
+			strbuf_printf(b, _("no W_o: output is concat itself, so dconcat = doutput\n"));
+			break;
+		}
+		strbuf_printf(b, _("dconcat[%d][%d] = \u03a3_t doutput[%d][t] %s W_o[%d][t]  (row %d of doutput, row %d of W_o)\n"), i, j, i,
+		              sym(utf8, "\u00d7", "*"), j, i, j);
+		explain_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &l->W_o.a[(size_t)j * l->W_o.cols], 1,
+		              g->output.cols, utf8);
+		break;
+	case AM_D_W_O:
+		strbuf_printf(b, _("dW_o[%d][%d] = \u03a3_i concat[i][%d] %s doutput[i][%d]  (column %d of concat, column %d of doutput)\n"), i,
+		              j, i, sym(utf8, "\u00d7", "*"), j, i, j);
+		explain_terms(b, &a->concat.a[i], (size_t)a->concat.cols, &g->output.a[j], (size_t)g->output.cols, a->concat.rows,
+		              utf8);
+		break;
+	default: /* dweighted: head h's columns of dconcat */
+		strbuf_printf(b, _("head %d's output filled columns %d..%d of concat: dweighted[%d][%d] = dconcat[%d][%d]\n"), h,
+		              h * l->d_v, (h + 1) * l->d_v - 1, i, j, i, h * l->d_v + j);
+		break;
+	}
+}
+
+static void explain_back_weighted(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnGrad *g = a->grad;
+	const int dv = l->d_v;
+
+	if (which == AM_D_V) {
+		const int hh = j / dv, c = j % dv;
+		strbuf_printf(b, _("dV[%d][%d] = \u03a3_i weights[i][%d] %s dweighted[i][%d]  (head %d: how much each query drew on value %d)\n"),
+		              i, j, i, sym(utf8, "\u00d7", "*"), c, hh, i);
+		explain_terms(b, &a->head[hh].weights.a[i], (size_t)l->m, &g->head[hh].weighted.a[c], (size_t)dv, l->n, utf8);
+		return;
+	}
+	strbuf_printf(b, _("dweights[%d][%d] = \u03a3_c dweighted[%d][c] %s V[%d][c]  (this head's columns of V)\n"), i, j, i,
+	              sym(utf8, "\u00d7", "*"), j);
+	explain_terms(b, &g->head[h].weighted.a[(size_t)i * dv], 1, &a->V.a[(size_t)j * a->V.cols + (size_t)h * dv], 1, dv,
+	              utf8);
+}
+
+static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const int m = a->lesson->m;
+	const double *w = &a->head[h].weights.a[(size_t)i * m], *dw = &a->grad->head[h].weights.a[(size_t)i * m];
+	char x1[32], x2[32], x3[32], x4[32];
+	double dot = 0.0;
+
+	(void)which;
+	for (int k = 0; k < m; k++)
+		dot += w[k] * dw[k];
+	strbuf_printf(b, _("through softmax: dmasked_ij = w_ij %s (dweights_ij %s \u03a3_k w_ik dweights_ik)\n"), sym(utf8, "\u00d7", "*"),
+	              sym(utf8, "\u2212", "-"));
+	strbuf_printf(b, _("\u03a3_k w_%dk dweights_%dk = %s (row %d's weighted average pull)\n"), i, i, num(x1, dot, utf8), i);
+	strbuf_printf(b, "= %s %s (%s %s %s)\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j], utf8),
+	              sym(utf8, "\u2212", "-"), num(x3, dot, utf8));
+	strbuf_printf(b, "= %s %s %s = %s\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j] - dot, utf8),
+	              num(x4, w[j] * (dw[j] - dot), utf8));
+	if (w[j] == 0.0)
+		strbuf_printf(b, _("(a weight of 0 passes nothing back)\n"));
+	else
+		strbuf_printf(b, _("(the Jacobian's diagonal is w(1 %s w) = %s: near 0 when w is near 0 or 1)\n"), sym(utf8, "\u2212", "-"),
+		              num(x1, w[j] * (1 - w[j]), utf8));
+}
+
+static void explain_back_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	(void)which, (void)h, (void)utf8;
+	if (a->visible[(size_t)i * a->lesson->m + j])
+		strbuf_printf(b, _("query %d may see key %d: the gradient passes through, dscaled = dmasked\n"), i, j);
+	else
+		strbuf_printf(b, _("query %d may not see key %d: the cell was set to the fill, a constant, so nothing flows back: 0\n"),
+		              i, j);
+}
+
+static void explain_back_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	char x1[32], x2[32];
+
+	(void)which;
+	strbuf_printf(b, "= dscaled %s factor = %s %s %s\n", sym(utf8, "\u00d7", "*"),
+	              num(x1, MAT_AT(a->grad->head[h].scaled, i, j), utf8), sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
+}
+
+static void explain_back_scores(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const int dk = l->d_k, hh = j / dk, c = j % dk;
+	const Mat *ds = &a->grad->head[hh].scores;
+
+	(void)h;
+	if (l->score == SCORE_ADDITIVE) {
+		strbuf_printf(b, _("through the additive score: \u03a3 over the %s of dscores %s w_e[c](1 %s tanh\u00b2(q + k))\n"),
+		              which == AM_D_Q ? _("keys") : _("queries"), sym(utf8, "\u00d7", "*"), sym(utf8, "\u2212", "-"));
+		return;
+	}
+	if (which == AM_D_Q) {
+		strbuf_printf(b, _("dQ[%d][%d] = \u03a3_j dscores_%dj %s K[j][%d]  (head %d)\n"), i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
+		explain_terms(b, &ds->a[(size_t)i * l->m], 1, &a->K.a[j], (size_t)a->K.cols, l->m, utf8);
+	} else {
+		strbuf_printf(b, _("dK[%d][%d] = \u03a3_i dscores_i%d %s Q[i][%d]  (head %d)\n"), i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
+		explain_terms(b, &ds->a[i], (size_t)l->m, &a->Q.a[j], (size_t)a->Q.cols, l->n, utf8);
+	}
+	(void)c;
+}
+
+static void explain_back_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnGrad *g = a->grad;
+	const Mat *Xa = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = l->has_source ? &a->S : Xa;
+
+	(void)h;
+	if (which == AM_D_X) {
+		strbuf_printf(b, "dX[%d][%d] = \u03a3_c dQ[%d][c] W_q[%d][c] + \u03a3_c dK[%d][c] W_k[%d][c] + \u03a3_c dV[%d][c] W_v[%d][c]\n",
+		              i, j, i, j, i, j, i, j);
+		strbuf_printf(b, _("the first sum:\n"));
+		explain_terms(b, &g->Q.a[(size_t)i * g->Q.cols], 1, &l->W_q.a[(size_t)j * l->W_q.cols], 1, g->Q.cols, utf8);
+		return;
+	}
+	{
+		const Mat *in = which == AM_D_W_Q ? Xa : S, *d = which == AM_D_W_Q ? &g->Q : which == AM_D_W_K ? &g->K : &g->V;
+		strbuf_printf(b, "%s[%d][%d] = \u03a3_i %s[i][%d] %s %s[i][%d]\n", matrix_name(which), i, j, mat_label(a, in), i,
+		              sym(utf8, "\u00d7", "*"), which == AM_D_W_Q ? "dQ" : which == AM_D_W_K ? "dK" : "dV", j);
+		explain_terms(b, &in->a[i], (size_t)in->cols, &d->a[j], (size_t)d->cols, in->rows, utf8);
+	}
+}
+
+/* Q_rot or K_rot: a pair of one head's row turned by the row's position. */
+static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const Mat *in = which == AM_Q_ROT ? &a->Q : &a->K;
+	const int dk = l->d_k, c = j % dk, half = dk / 2, interleaved = l->rope_style == ROPE_INTERLEAVED;
+	const int pair = interleaved ? c / 2 : c % half, first = interleaved ? c % 2 == 0 : c < half;
+	const int ca = j - c + (interleaved ? 2 * pair : pair), cb = j - c + (interleaved ? 2 * pair + 1 : pair + half);
+	const double theta = (double)i * pow(l->rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
+	char x1[32], x2[32], x3[32], x4[32], x5[32];
+
+	(void)h;
+	strbuf_printf(b, _("RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n"), i, ca, cb,
+	              matrix_name(which == AM_Q_ROT ? AM_Q : AM_K), pair);
+	strbuf_printf(b, "%s = %d %s %s^(%s2%s%d/%d) = %s rad\n", sym(utf8, "\u03b8", "theta"), i, sym(utf8, "\u00d7", "*"),
+	              num(x1, l->rope_base, utf8), sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), pair, dk,
+	              num(x2, theta, utf8));
+	if (first)
+		strbuf_printf(b, "= a cos %s %s b sin %s = %s %s %s %s %s %s %s = %s\n", sym(utf8, "\u03b8", "t"),
+		              sym(utf8, "\u2212", "-"), sym(utf8, "\u03b8", "t"), num(x1, x, utf8), sym(utf8, "\u00b7", "*"),
+		              num(x2, cos(theta), utf8), sym(utf8, "\u2212", "-"), num(x3, y, utf8), sym(utf8, "\u00b7", "*"),
+		              num(x4, sin(theta), utf8), num(x5, x * cos(theta) - y * sin(theta), utf8));
+	else
+		strbuf_printf(b, "= a sin %s + b cos %s = %s %s %s + %s %s %s = %s\n", sym(utf8, "\u03b8", "t"),
+		              sym(utf8, "\u03b8", "t"), num(x1, x, utf8), sym(utf8, "\u00b7", "*"), num(x2, sin(theta), utf8),
+		              num(x3, y, utf8), sym(utf8, "\u00b7", "*"), num(x4, cos(theta), utf8),
+		              num(x5, x * sin(theta) + y * cos(theta), utf8));
+	strbuf_printf(b, _("(a rotation keeps the pair's length; q%sk then depends on the two positions only through their distance)\n"),
+	              sym(utf8, "\u00b7", "."));
+}
+
+/* ALiBi's bias and biased: −slope·|i − j|, added to the scaled score. */
+static void explain_alibi(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const int d = i > j ? i - j : j - i;
+	const double bias = attn_cell(a, AM_BIAS, h, i, j);
+	char x1[32], x2[32], x3[32];
+
+	strbuf_printf(b, _("bias = %sslope %s |i %s j| = %s%s %s %d = %s  (head %d's slope; keys %d apart)\n"),
+	              sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), sym(utf8, "\u2212", "-"), sym(utf8, "\u2212", "-"),
+	              num(x1, a->slopes[h], utf8), sym(utf8, "\u00d7", "*"), d, num(x2, bias, utf8), h, d);
+	if (which == AM_BIASED)
+		strbuf_printf(b, "biased = scaled + bias = %s + %s = %s\n", num(x1, attn_cell(a, AM_SCALED, h, i, j), utf8),
+		              num(x2, bias, utf8), num(x3, attn_cell(a, AM_BIASED, h, i, j), utf8));
+}
+
+/* FlashAttention's running state of row i after key block c, and its output. */
+static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnHead *hd = &a->head[h];
+	const int bq = l->flash_bq, bk = l->flash_bk, dv = l->d_v;
+	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->m + bk - 1) / bk - 1 : j;
+	const int k0 = kb * bk, k1 = k0 + bk < l->m ? k0 + bk : l->m;
+	char x1[32], x2[32], x3[32], x4[32];
+
+	strbuf_printf(b, _("row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n"), i, i / bq, i / bq * bq,
+	              (i / bq + 1) * bq < l->n ? (i / bq + 1) * bq - 1 : l->n - 1, kb, k0, k1 - 1);
+	if (which == AM_FLASH_OUT) {
+		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
+		if (ll > 0)
+			strbuf_printf(b, _("out = O / l after the last tile = %s / %s = %s  (weighted[%d][%d] = %s)\n"), num(x1, O, utf8),
+			              num(x2, ll, utf8), num(x3, O / ll, utf8), i, j, num(x4, MAT_AT(hd->weighted, i, j), utf8));
+		else
+			strbuf_printf(b, _("row %d saw no key (l = 0): its output is 0\n"), i);
+		return;
+	}
+	if (attn_flash_skipped(a, i / bq, kb)) {
+		strbuf_printf(b, _("the mask hides this whole tile, so it is skipped: the state is what it was before\n"));
+		return;
+	}
+	{
+		const double m_before = kb > 0 ? MAT_AT(hd->flash_m, i, kb - 1) : -INFINITY, m_after = MAT_AT(hd->flash_m, i, kb);
+		const double l_before = kb > 0 ? MAT_AT(hd->flash_l, i, kb - 1) : 0.0;
+		const double alpha = m_after == -INFINITY ? 0.0 : exp(m_before - m_after);
+		strbuf_printf(b, "m' = max(m, rowmax S) = max(%s, ", num(x1, m_before, utf8));
+		for (int k = k0; k < k1; k++)
+			strbuf_printf(b, "%s%s", k > k0 ? ", " : "", num(x2, attn_cell(a, AM_MASKED, h, i, k), utf8));
+		strbuf_printf(b, ") = %s\n", num(x3, m_after, utf8));
+		if (which == AM_FLASH_M)
+			return;
+		strbuf_printf(b, _("rescale by e^(m %s m') = %s\n"), sym(utf8, "\u2212", "-"), num(x1, alpha, utf8));
+		if (which == AM_FLASH_L) {
+			strbuf_printf(b, "l' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"), num(x2, l_before, utf8));
+			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
+				strbuf_printf(b, " + exp(%s %s %s)", num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8), sym(utf8, "\u2212", "-"),
+				              num(x2, m_after, utf8));
+			strbuf_printf(b, " = %s\n", num(x3, MAT_AT(hd->flash_l, i, kb), utf8));
+		} else {
+			const int c = j % dv;
+			strbuf_printf(b, "O' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"),
+			              num(x2, kb > 0 ? MAT_AT(hd->flash_O, i, (kb - 1) * dv + c) : 0.0, utf8));
+			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
+				strbuf_printf(b, " + exp(%s %s %s)%s%s", num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8),
+				              sym(utf8, "\u2212", "-"), num(x2, m_after, utf8), sym(utf8, "\u00b7", "*"),
+				              num(x3, a->V.a[(size_t)k * a->V.cols + (size_t)shape_kv_head(&a->shape, h) * dv + c], utf8));
+			strbuf_printf(b, " = %s\n", num(x3, MAT_AT(hd->flash_O, i, j), utf8));
+		}
+	}
+}
+
+/* Decoding: what step t computed, from its own row and the cache. */
+static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const int window = lesson_mask_window(l), lo = attn_window_first(t, window);
+	const int kh = shape_kv_head(&a->shape, h);
+	char x1[32], x2[32];
+
+	switch (which) {
+	case AM_DEC_Q:
+	case AM_CACHE_K:
+	case AM_CACHE_V:
+		strbuf_printf(b, _("made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n"), t, t,
+		              which != AM_CACHE_V && l->rope ? _(", then turned by RoPE at its position") : "",
+		              which == AM_DEC_Q ? (l->rope ? "Q_rot" : "Q") : which == AM_CACHE_K ? (l->rope ? "K_rot" : "K") : "V",
+		              t, j,
+		              num(x1, MAT_AT(*(which == AM_DEC_Q ? (l->rope ? &a->Q_rot : &a->Q)
+		                               : which == AM_CACHE_K ? (l->rope ? &a->K_rot : &a->K) : &a->V), t, j), utf8));
+		if (which != AM_DEC_Q)
+			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"),
+			              window > 0 ? _(" while it is inside the window") : "");
+		return;
+	case AM_DEC_SCORES:
+	case AM_DEC_WEIGHTS:
+		if (!attn_in_cache(t, j, window)) {
+			strbuf_printf(b, _("key %d is not in step %d's cache (%s)\n"), j, t,
+			              j > t ? _("it has not been generated yet") : _("the rolling cache dropped it"));
+			return;
+		}
+		if (which == AM_DEC_SCORES) {
+			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, sym(utf8, "\u00b7", "."), j, kh);
+			explain_terms(b, &MAT_AT(a->dec_q, t, h * l->d_k), 1, &MAT_AT(a->cache_K, j, kh * l->d_k), 1, l->d_k, utf8);
+		} else
+			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
+			                 "computation's weights[%d][%d] = %s\n"), t - lo + 1, lo, t, l->alibi ? _(", biased") : "", t, j,
+			              num(x1, MAT_AT(a->head[h].weights, t, j), utf8));
+		return;
+	case AM_DEC_WEIGHTED:
+		strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", sym(utf8, "\u03a3", "sum"), sym(utf8, "\u00b7", "*"), j,
+		              lo, t);
+		explain_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * l->d_v + j),
+		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
+		return;
+	default:
+		strbuf_printf(b, _("step %d's row; the full computation's row %d holds %s\n"), t, t,
+		              num(x2, MAT_AT(*(which == AM_DEC_OUTPUT ? &a->output : attn_block_output(a)), t, j), utf8));
+		return;
+	}
+}
+
+/* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels). */
+static const StageExplain stage_explain[STAGE_COUNT] = {
+	[STAGE_INPUT] = explain_given,
+	[STAGE_POSITIONAL] = explain_positional,
+	[STAGE_PROJECT] = explain_project,
+	[STAGE_ROTATE] = explain_rotate,
+	[STAGE_SPLIT] = NULL, /* makes nothing of its own */
+	[STAGE_SCORES] = explain_scores,
+	[STAGE_SCALE] = explain_scale,
+	[STAGE_BIAS] = explain_alibi,
+	[STAGE_MASK] = explain_mask,
+	[STAGE_SOFTMAX] = explain_softmax_cell,
+	[STAGE_WEIGHTED] = explain_weighted_cell,
+	[STAGE_FLASH] = explain_flash,
+	[STAGE_CONCAT] = explain_concat,
+	[STAGE_OUTPUT] = explain_output,
+	[STAGE_NORM1_PRE] = explain_norm,
+	[STAGE_RESIDUAL1] = explain_residual,
+	[STAGE_NORM1_POST] = explain_norm,
+	[STAGE_NORM2_PRE] = explain_norm,
+	[STAGE_FFN_HIDDEN] = explain_ffn_hidden,
+	[STAGE_ACTIVATION] = explain_activation,
+	[STAGE_FFN_OUT] = explain_ffn_out,
+	[STAGE_RESIDUAL2] = explain_residual,
+	[STAGE_NORM2_POST] = explain_norm,
+	[STAGE_DECODE] = explain_decode,
+	[STAGE_FINAL_NORM] = explain_norm,
+	[STAGE_BACK_OUTPUT] = explain_back_output,
+	[STAGE_BACK_WEIGHTED] = explain_back_weighted,
+	[STAGE_BACK_SOFTMAX] = explain_back_softmax,
+	[STAGE_BACK_MASK] = explain_back_mask,
+	[STAGE_BACK_SCALE] = explain_back_scale,
+	[STAGE_BACK_SCORES] = explain_back_scores,
+	[STAGE_BACK_PROJECT] = explain_back_project,
+};
+
+char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf8, char **err)
+{
+	const Mat *m = attn_matrix(a, which, h);
+	StrBuf b = { 0 };
+	char x1[32];
+	Stage st;
+
+	*err = NULL;
+	if (m == NULL) {
+		*err = strdup(which >= 0 && which < AM_COUNT ? _("that matrix is not part of this lesson") : _("unknown matrix"));
+		return NULL;
+	}
+	if (i < 0 || i >= m->rows || j < 0 || j >= m->cols) {
+		*err = str_printf(_("%s has rows 0..%d and columns 0..%d"), matrix_name(which), m->rows - 1, m->cols - 1);
+		return NULL;
+	}
+	strbuf_printf(&b, "%s[%d][%d]", matrix_name(which), i, j);
+	if (matrix_per_head(which) && a->heads > 1)
+		strbuf_printf(&b, _(" (head %d)"), h);
+	strbuf_printf(&b, " = %s", num(x1, MAT_AT(*m, i, j), utf8));
+	if (labels_token_columns(a, which)) {
+		strbuf_printf(&b, "%s", _("   query "));
+		buf_label(&b, labels_row(a, which, i));
+		strbuf_printf(&b, "%s", _(", key "));
+		buf_label(&b, labels_col(a, which, j));
+	}
+	strbuf_printf(&b, "\n");
+	/* A matrix is explained by the stage that makes it; given ones by the input stage. */
+	st = matrix_kinds[which].made_by == STAGE_COUNT ? STAGE_INPUT : matrix_kinds[which].made_by;
+	if (stage_explain[st] != NULL)
+		stage_explain[st](&b, a, which, h, i, j, utf8);
+	if (b.oom) {
+		free(b.s);
+		*err = strdup(_("out of memory"));
+		return NULL;
+	}
+	return b.s;
+}
+
+/* ------------------------------------------------------------ each stage's operands */
+
+typedef int (*StageOperands)(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4]);
+
+#define OP(w, hh, r, c) (out[k].which = (w), out[k].head = (hh), out[k].row = (r), out[k].col = (c), k++)
+
+/* X[i][j] = input[i][j] + PE[i][j] (S likewise from the source). */
+static int operands_positional(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const int source = matrix_kinds[which].row_axis == AXIS_KEY && a->lesson->has_source;
+	int k = 0;
+
+	(void)h;
+	if (which != AM_X && which != AM_S)
+		return 0;
+	OP(source ? AM_SOURCE_INPUT : AM_INPUT, 0, i, j);
+	if (!mat_empty(source ? &a->PE_src : &a->PE))
+		OP(source ? AM_PE_SRC : AM_PE, 0, i, j);
+	return k;
+}
+
+/* Q[i][j]: row i of X and column j of W_q (K and V: of S, or X without a source). */
+static int operands_project(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const int q = which == AM_Q;
+	int k = 0;
+
+	(void)h;
+	OP(q || !a->lesson->has_source ? AM_X : AM_S, 0, i, -1);
+	OP(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V, 0, -1, j);
+	return k;
+}
+
+/* scores[i][j]: row i of Q and row j of K (column j of Kᵀ), this head's columns. */
+static int operands_scores(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	(void)which;
+	OP(a->lesson->rope ? AM_Q_ROT : AM_Q, h, i, -1);
+	OP(a->lesson->rope ? AM_K_ROT : AM_K, h, j, -1);
+	return k;
+}
+
+/* A cell of scaled or masked: the same cell one stage back. */
+static int operands_cellwise(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	OP(which == AM_SCALED ? AM_SCORES : which == AM_BIASED || !a->lesson->alibi ? AM_SCALED : AM_BIASED, h, i, j);
+	if (which == AM_BIASED)
+		OP(AM_BIAS, h, i, j);
+	return k;
+}
+
+/* weights[i][j]: the whole row i of masked (of scaled without a mask: the pane the stage shows). */
+static int operands_softmax(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	(void)which, (void)j;
+	OP(a->shape.features & FEAT_MASK ? AM_MASKED : AM_SCALED, h, i, -1);
+	return k;
+}
+
+/* weighted[i][c]: row i of the weights and column c of this head's V. */
+static int operands_weighted(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	(void)which;
+	OP(AM_WEIGHTS, h, i, -1);
+	OP(AM_V, h, -1, shape_kv_head(&a->shape, h) * a->lesson->d_v + j);
+	return k;
+}
+
+/* concat[i][j]: column j mod d_v of head j / d_v's output. */
+static int operands_concat(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const int dv = a->lesson->d_v;
+	int k = 0;
+
+	(void)which, (void)h;
+	OP(AM_WEIGHTED, j / dv, i, j % dv);
+	return k;
+}
+
+/* output[i][j]: row i of concat and column j of W_o (the same cell of concat without W_o). */
+static int operands_output(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	int k = 0;
+
+	(void)which, (void)h;
+	if (mat_empty(&a->lesson->W_o))
+		OP(AM_CONCAT, 0, i, j);
+	else {
+		OP(AM_CONCAT, 0, i, -1);
+		OP(AM_W_O, 0, -1, j);
+	}
+	return k;
+}
+
+#undef OP
+
+static const StageOperands stage_operands[STAGE_COUNT] = {
+	[STAGE_POSITIONAL] = operands_positional,
+	[STAGE_PROJECT] = operands_project,
+	[STAGE_SCORES] = operands_scores,
+	[STAGE_SCALE] = operands_cellwise,
+	[STAGE_BIAS] = operands_cellwise,
+	[STAGE_MASK] = operands_cellwise,
+	[STAGE_SOFTMAX] = operands_softmax,
+	[STAGE_WEIGHTED] = operands_weighted,
+	[STAGE_CONCAT] = operands_concat,
+	[STAGE_OUTPUT] = operands_output,
+};
+
+int explain_operands(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const MatrixKind *k = matrix_kind(which);
+
+	if (k == NULL || k->made_by == STAGE_COUNT || stage_operands[k->made_by] == NULL)
+		return 0;
+	return stage_operands[k->made_by](a, which, h, i, j, out);
+}

@@ -1,0 +1,76 @@
+/* labels.c: row and column labels, a cell's number, the parameter line — for every view. */
+#include "inspect/labels.h"
+#include "base/i18n.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect/stats.h"
+
+char *labels_number(char *buf, double x, int utf8)
+{
+	const double ax = fabs(x);
+
+	if (x == -INFINITY)
+		snprintf(buf, 16, "%s", utf8 ? "-\u221e" : "-inf");
+	else if (x == INFINITY)
+		snprintf(buf, 16, "%s", utf8 ? "\u221e" : "inf");
+	else if (isnan(x))
+		snprintf(buf, 16, "nan");
+	else if (x == 0.0)
+		snprintf(buf, 16, "0");
+	else if (ax >= 1e5 || ax < 1e-4)
+		snprintf(buf, 16, "%.2e", x);
+	else if (ax >= 1000)
+		snprintf(buf, 16, "%.1f", x);
+	else
+		snprintf(buf, 16, "%.4f", x);
+	return buf;
+}
+
+int labels_token_columns(const Attn *a, AttnMatrix which)
+{
+	(void)a;
+	return matrix_kind(which) != NULL && matrix_kind(which)->col_axis == AXIS_KEY;
+}
+
+/* A label on an axis: index i, the i-th query or key (source) token, or what a norm's statistic is. */
+static char *axis_label(const Attn *a, Axis axis, int i)
+{
+	if (axis == AXIS_NORM_STATS) { /* attn_norm_row's two numbers */
+		static const char *const names[2][2] = { { "mean", "var" }, { "ms", "rms" } };
+		return strdup(names[a->lesson->block.norm_kind == NORM_RMSNORM][i != 0]);
+	}
+	if (axis == AXIS_INDEX) {
+		char buf[16];
+		snprintf(buf, sizeof buf, "%d", i);
+		return strdup(buf);
+	}
+	{
+		const Lesson *l = a->lesson;
+		char *const *tok = axis == AXIS_KEY && l->has_source ? l->source_tokens : l->tokens;
+		return text_escape(tok[i], "");
+	}
+}
+
+char *labels_col(const Attn *a, AttnMatrix which, int c)
+{
+	return axis_label(a, matrix_kind(which) ? matrix_kind(which)->col_axis : AXIS_INDEX, c);
+}
+
+char *labels_row(const Attn *a, AttnMatrix which, int r)
+{
+	return axis_label(a, matrix_kind(which) ? matrix_kind(which)->row_axis : AXIS_INDEX, r);
+}
+
+char *labels_params(const Lesson *l, int utf8)
+{
+	char buf[200];
+
+	snprintf(buf, sizeof buf, _("parameters: %ld (W_q, W_k, W_v%s%s) %s the same for any number of heads"),
+	         stats_param_count(l), mat_empty(&l->W_o) ? "" : ", W_o", l->score == SCORE_ADDITIVE ? ", w_e" : "",
+	         utf8 ? "\u2014" : "--");
+	return strdup(buf);
+}

@@ -1,0 +1,280 @@
+/* lesson.h: a lesson file turned into checked, concrete numbers (format v1). */
+#ifndef ATTNVIZ_LESSON_H
+#define ATTNVIZ_LESSON_H
+
+#include "model/catalog.h"
+#include "base/matrix.h"
+#include "base/text.h"
+
+/* Documented limits (lessons/FORMAT.md): a lesson over one is refused by name. */
+#define LESSON_MAX_TOKENS   4096        /* n and m */
+#define LESSON_MAX_DIM      4096        /* d_model, d_src, h·d_k, h·d_v, d_out */
+#define LESSON_MAX_HEADS    64
+#define LESSON_MAX_NUMBERS  (1L << 28)  /* a lesson's matrices, its computation and its compare variant's */
+#define LESSON_DERIVED_MATRICES 4      /* n × m matrices of the derived stages made at once on request (attention.h) */
+#define LESSON_MAX_ADDITIVE_TERMS (1L << 26) /* n·m·h·d_k: the tanh terms of additive scores */
+#define LESSON_MAX_STEPS    1024
+#define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */
+#define LESSON_MAX_LAYERS   16
+#define LESSON_MAX_MASKS    8           /* masks in one list */
+
+typedef enum Positional { POS_NONE, POS_SINUSOIDAL } Positional;
+typedef enum ScoreKind { SCORE_DOT, SCORE_ADDITIVE } ScoreKind;
+typedef enum ScaleKind { SCALE_SQRT_DK, SCALE_NONE, SCALE_VALUE } ScaleKind;
+typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX, MASK_WINDOW, MASK_LIST } MaskKind;
+typedef enum RopeStyle { ROPE_HALF, ROPE_INTERLEAVED } RopeStyle;
+
+/* One mask of a list ("mask": ["causal", {"padding": …}, {"window": 3}]): a cell is visible when every one allows it. */
+typedef struct MaskPart {
+	MaskKind kind;        /* MASK_CAUSAL, MASK_PADDING, MASK_MATRIX or MASK_WINDOW (never NONE or LIST) */
+	int window;           /* MASK_WINDOW: query i sees key j iff j ≤ i and i − j < window */
+	Mat matrix;           /* 1 × m (padding) or n × m (matrix) of 0/1; else empty */
+} MaskPart;
+typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
+typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
+typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU } Activation;
+/* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
+typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
+
+/*
+ * The Transformer block around one attention layer (format version 2):
+ * residuals, two norms and a feed-forward network. Vectors are 1 × len.
+ *   post-norm: residual1 = x + attn(x);  norm1 = N1(residual1);
+ *              residual2 = norm1 + ffn(norm1);  norm2 = N2(residual2) = output
+ *   pre-norm:  norm1 = N1(x);  residual1 = x + attn(norm1);
+ *              norm2 = N2(residual1);  residual2 = residual1 + ffn(norm2) = output
+ *   none:      residual1 = x + attn(x);  residual2 = residual1 + ffn(residual1) = output
+ */
+typedef struct Block {
+	int present;          /* the layer has a block (else it is attention alone, as in version 1) */
+	NormPlace norm;
+	NormKind norm_kind;
+	double eps;           /* default 1e-5 */
+	Mat ln1_gamma, ln1_beta, ln2_gamma, ln2_beta; /* 1 × d_model (β empty for RMSNorm) */
+	int has_ffn;
+	Activation activation;
+	int d_ff;
+	Mat W_1, b_1, W_3, b_3, W_2, b_2; /* d_model × d_ff, 1 × d_ff, (SwiGLU's gate), d_ff × d_model, 1 × d_model */
+} Block;
+
+/* Where a step's focus or a quiz's numeric answer points: matrix[row][col] of a head. */
+typedef struct CellRef {
+	char matrix[16]; /* a matrix name (catalog.h: matrix_find) */
+	int head;
+	int row, col;
+} CellRef;
+
+/* A predict-then-check question attached to a step. */
+typedef struct Quiz {
+	Text question;
+	int nchoices;       /* 0 for a numeric answer */
+	Text *choices;      /* nchoices, owned */
+	int answer_choice;  /* index into choices when nchoices > 0 */
+	CellRef answer_cell;/* when nchoices == 0: the number is read from the computation */
+	double tolerance;   /* numeric answers: |given − actual| ≤ tolerance (default 0.01) */
+	Text hint;
+} Quiz;
+
+typedef struct Step {
+	Stage stage;
+	int layer;         /* 0-based; default 0: a layer of the encoder when encoder is 1, else of the lesson (a decoder's link) */
+	int encoder;       /* "encoder": true: the step shows a layer of an encoder–decoder's encoder */
+	int head;          /* 0-based; default 0 */
+	Text text;
+	int has_focus;
+	CellRef focus;
+	int has_quiz;
+	Quiz quiz;
+	int compare;       /* -1: leave the comparison view as it is; 0: hide it; 1: show it */
+	int t;             /* stage "decode": the generation step n/p start at (-1: step 0, or the last coming back) */
+	int tile_q, tile_k; /* stage "flash": the tile n/p start at, by query and key block (-1: the first, or the last coming back) */
+} Step;
+
+/*
+ * A lesson after loading: every matrix concrete (generated ones filled in),
+ * every shape checked against every other. Nothing here is derived from the
+ * computation; attention.h computes the stages from it.
+ *
+ *   n        query tokens (rows of X)
+ *   m        key/value tokens: n, or the rows of source.X for cross-attention
+ *   d_model  columns of X;  d_src columns of the source (d_model without one)
+ *   h        heads;  d_k = W_q.cols / h;  d_v = W_v.cols / h
+ */
+typedef struct Lesson {
+	char *path;          /* as given to lesson_load; owned; "(built-in)" for the default */
+	Text title, summary;
+	int n, m, d_model, d_src, heads, d_k, d_v, d_out;
+
+	char **tokens;        /* n labels, owned */
+	char **source_tokens; /* m labels when has_source, else NULL */
+	Mat input;            /* n × d_model: X as written or generated, before PE */
+	int has_source;
+	Mat source_input;     /* m × d_src */
+	Positional positional;
+
+	Mat W_q;   /* d_model × h·d_k */
+	Mat W_k;   /* d_src × g·d_k (g = kv_heads, h without it) */
+	Mat W_v;   /* d_src × g·d_v */
+	Mat W_o;   /* h·d_v × d_out, empty when absent (then output = concat) */
+	Mat b_q, b_k, b_v, b_o; /* 1 × h·d_k, 1 × g·d_k, 1 × g·d_v, 1 × d_out; empty when absent (version 2) */
+	ScoreKind score;
+	Mat w_e;   /* 1 × h·d_k for additive scores, else empty */
+
+	ScaleKind scale;
+	double scale_value;   /* the factor when SCALE_VALUE */
+	int scale_explicit;   /* 1 when the file said "scale" */
+
+	MaskKind mask;
+	Mat mask_matrix;      /* n × m of 0/1 for MASK_MATRIX; 1 × m for MASK_PADDING; else empty */
+	int window;           /* MASK_WINDOW: the window w */
+	int nmasks;           /* MASK_LIST: the masks, all applied at once (owned) */
+	MaskPart *masks;
+	int mask_fill_inf;    /* 1: masked cells become −∞ (default) */
+	double mask_fill;     /* the number when !mask_fill_inf */
+
+	int nsteps;
+	Step *steps;          /* owned; 0 steps means the default walk */
+
+	int version;          /* the file's "attnviz": 1 or 2 */
+	/*
+	 * Attention as today's models compute it (version 2; issue 11).
+	 * kv_heads g: K and V have g heads; query head i reads key/value head
+	 * i / (h/g) (kv_heads_given: the file said so, and the dump says it).
+	 * rope: q and k rotated by position before the scores. alibi: −slope·|i − j|
+	 * added to the scaled scores (alibi_slopes: 1 × h as given, or empty for
+	 * the ALiBi paper's defaults). decode: the walk generates one token at a
+	 * time with a KV cache. flash_bq, flash_bk: FlashAttention's tiles (0: none).
+	 */
+	int kv_heads, kv_heads_given;
+	int rope;
+	double rope_base;
+	RopeStyle rope_style;
+	int alibi;
+	Mat alibi_slopes;
+	int decode;
+	int flash_bq, flash_bk;
+	/*
+	 * "backward" (version 2): the loss the backward pass starts from.
+	 * BACKWARD_TARGET: L = ½ Σ (output − target)²; BACKWARD_DOUTPUT:
+	 * L = Σ dOutput ⊙ output. target is n × d_out (the final output's shape).
+	 */
+	enum { BACKWARD_NONE, BACKWARD_TARGET, BACKWARD_DOUTPUT } backward;
+	Mat target;
+	Block block;          /* this layer's block (version 2; block.present = 0 without one) */
+	/*
+	 * "layers" (version 2): each layer's own heads, weights, biases and block,
+	 * a key not given taken from the top level. Shared settings (tokens, X,
+	 * mask, scale, score) stay here; the engine fills them in. 0 layers: this
+	 * lesson is its own single layer.
+	 */
+	int nlayers;
+	struct Lesson **layer;
+	int has_final_norm;   /* "block": {"final_norm": …}: one more norm after the last layer */
+	Mat final_gamma, final_beta;
+	NormKind final_kind;  /* the top-level block's norm_kind and eps */
+	double final_eps;
+
+	/*
+	 * "encoder" (version 2): an encoder–decoder. encoder is the encoder's own
+	 * stack (owned; its output after its final norm is the memory), and each
+	 * decoder layer is two links of layer[]: 2k its masked self-attention
+	 * (part PART_SELF: the layer's ln1, no FFN) and 2k + 1 its cross-attention
+	 * (PART_CROSS: a source of m = the encoder's tokens, whose rows the engine
+	 * fills with the memory; its block's ln1, ln2 are the layer's ln2, ln3,
+	 * with the FFN). part and dec_layer are set on each link.
+	 */
+	struct Lesson *encoder;
+	LinkPart part;
+	int dec_layer;
+
+	/* "compare": the same lesson with some keys overridden (issue: curriculum). */
+	struct Lesson *compare;
+	Text compare_label;
+} Lesson;
+
+/*
+ * Load and check a lesson. On success returns a new lesson; on failure
+ * returns NULL and sets *err to a heap string naming the file and the
+ * place ("FILE:LINE:COL: …" for JSON syntax, "FILE: W_q[2]: …" for content),
+ * which the caller prints and frees. Warnings (unknown keys, a missing
+ * language) are appended to *warn as lines (may be NULL on return).
+ * lesson_load_string parses a buffer; name is used in messages.
+ */
+Lesson *lesson_load(const char *path, char **err, char **warn);
+Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char **err, char **warn);
+void lesson_free(Lesson *l);
+/* Deep copy (for edits that may be refused); NULL when out of memory. */
+Lesson *lesson_clone(const Lesson *l);
+
+/*
+ * How many numbers l and its computation hold (lessons/FORMAT.md, Limits):
+ * its own matrices (X, the source, W_q, W_k, W_v, W_o, w_e, the mask) and
+ * every matrix attn_compute makes (PE, X, PE_src, S, Q, K, V, five per-head
+ * matrices, concat, output, the n × m visibility). A double, so that an
+ * absurd lesson cannot overflow the count itself. lesson_budget_numbers adds
+ * the compare variant's: the count LESSON_MAX_NUMBERS limits.
+ */
+double lesson_count_numbers(const Lesson *l);
+double lesson_budget_numbers(const Lesson *l);
+
+/* 1 when the stage has something to show in this lesson (no positional stage without PE, …). */
+int lesson_stage_present(const Lesson *l, Stage s);
+/* The lesson's sizes and features, for the catalogue's shape and presence rules. */
+void lesson_shape(const Lesson *l, LessonShape *out);
+/* A matrix the lesson gives (input, source_input, W_*, w_e: MF_GIVEN), or NULL for computed ones. */
+Mat *lesson_matrix(Lesson *l, AttnMatrix which);
+/* 1 when the lesson names its key/value heads (it gave "kv_heads", or they are fewer than its heads): dumps and saves say so. */
+int lesson_kv_named(const Lesson *l);
+/* 1 when the mask lets query i see key j (every mask of a list at once). */
+int lesson_mask_sees(const Lesson *l, int i, int j);
+/* The mask hides every key after the query (causal or a window, alone or in a list). */
+int lesson_mask_causal(const Lesson *l);
+/* The smallest window of the mask, or 0 without one: what a rolling KV cache keeps. */
+int lesson_mask_window(const Lesson *l);
+/* ALiBi's default slope of head i of h: 2^(−8(i+1)/h) for h a power of two, else the paper's interleaving rule. */
+double lesson_alibi_slope(int h, int i);
+
+/* How many layers: nlayers, or 1 for a lesson that is its own layer. */
+int lesson_layers(const Lesson *l);
+/* Layer i's parameters (heads, weights, biases, block): l itself for a lesson without "layers". */
+Lesson *lesson_layer(Lesson *l, int i);
+const Lesson *lesson_layer_const(const Lesson *l, int i);
+/* The stack a step's layer counts in: an encoder–decoder's encoder for a step with "encoder": true, else l. */
+const Lesson *lesson_step_stack(const Lesson *l, const Step *st);
+/*
+ * The layers in the order a learner walks them: an encoder–decoder's encoder
+ * layers first (0 … E − 1), then the lesson's own (E on: a decoder's links).
+ * lesson_walk_layers: how many; lesson_walk_encoder: E (0 without an encoder);
+ * lesson_walk_stack: the stack walk layer k counts in (l->encoder or l),
+ * with k's index in it in *i.
+ */
+int lesson_walk_layers(const Lesson *l);
+int lesson_walk_encoder(const Lesson *l);
+Lesson *lesson_walk_stack(Lesson *l, int k, int *i);
+
+/*
+ * 1 when the computation of l has the cell ref points at (the matrix is
+ * present, and the head, row and column are inside it), judged from the
+ * shapes alone: an edited lesson can be checked before it is computed.
+ */
+int lesson_cell_exists(const Lesson *l, int layer, const CellRef *ref);
+/* The sizes and features of layer i as the engine computes it (positions on layer 0, the final norm on the last). */
+void lesson_layer_shape(const Lesson *l, int i, LessonShape *out);
+
+/*
+ * Re-check a lesson after an edit (heads changed, mask changed, …): the same
+ * shape rules as loading. Returns 0, or -1 with *err set (heap string).
+ */
+int lesson_validate(const Lesson *l, char **err);
+
+/*
+ * The bilingual check of `--check --strict`: every non-empty text of l
+ * (title, summary, step texts, quiz questions, choices and hints, the
+ * compare label) against every language in langs (NULL-terminated, e.g.
+ * {"en", "zh", NULL}). Appends one line per missing language to *report
+ * ("FILE: steps[3].text: no \"zh\" text\n"; *report may be NULL before and
+ * after; the caller frees it). Returns the number of texts missing one.
+ */
+int lesson_check_languages(const Lesson *l, const char *const *langs, char **report);
+
+#endif

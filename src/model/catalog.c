@@ -1,0 +1,940 @@
+/* catalog.c: the stage table and the matrix catalogue (see catalog.h). */
+#include "model/catalog.h"
+#include "base/i18n.h"
+#include "base/strbuf.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A stage's panes, counted: PANES({ .matrix = AM_Q }, { .matrix = AM_K, .flags = PANE_TRANSPOSE }). */
+#define PANES(...) .panes = { __VA_ARGS__ }, .npanes = (int)(sizeof((StagePane[]){ __VA_ARGS__ }) / sizeof(StagePane))
+
+/* ------------------------------------------------------------ matrices */
+
+#define Q_ROWS AXIS_QUERY
+#define K_ROWS AXIS_KEY
+#define NONE STAGE_COUNT
+#define GP (MF_GIVEN | MF_PARAM)
+#define G MF_GRAD
+
+const MatrixKind matrix_kinds[AM_COUNT] = {
+	[AM_INPUT] = { "input", DIM_N, DIM_D_MODEL, DIM_ONE, MF_GIVEN, 0, NONE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("the input rows, as the lesson gives them (before positional encoding)") },
+	[AM_PE] = { "PE", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_POSITIONAL, STAGE_POSITIONAL, NONE, Q_ROWS, AXIS_INDEX, 1,
+	            N_("the sinusoidal positional encoding of each query position") },
+	[AM_X] = { "X", DIM_N, DIM_D_MODEL, DIM_ONE, 0, 0, STAGE_POSITIONAL, NONE, Q_ROWS, AXIS_INDEX, 1,
+	           N_("the rows attention reads: input + PE") },
+	[AM_SOURCE_INPUT] = { "source_input", DIM_M, DIM_D_SRC, DIM_ONE, MF_GIVEN, FEAT_SOURCE, NONE, NONE, K_ROWS,
+	                      AXIS_INDEX, 1, N_("the source rows of cross-attention, as given") },
+	[AM_PE_SRC] = { "PE_src", DIM_M, DIM_D_SRC, DIM_ONE, 0, FEAT_SOURCE | FEAT_POSITIONAL, STAGE_POSITIONAL, NONE,
+	                K_ROWS, AXIS_INDEX, 1, N_("the positional encoding of each source position") },
+	[AM_S] = { "S", DIM_M, DIM_D_SRC, DIM_ONE, 0, FEAT_SOURCE, STAGE_POSITIONAL, NONE, K_ROWS, AXIS_INDEX, 1,
+	           N_("the source rows keys and values come from: source_input + PE_src") },
+	[AM_W_Q] = { "W_q", DIM_D_MODEL, DIM_HDK, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             N_("the learned query projection") },
+	[AM_W_K] = { "W_k", DIM_D_SRC, DIM_GDK, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             N_("the learned key projection") },
+	[AM_W_V] = { "W_v", DIM_D_SRC, DIM_GDV, DIM_ONE, MF_GIVEN | MF_PARAM, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             N_("the learned value projection") },
+	[AM_W_O] = { "W_o", DIM_HDV, DIM_D_OUT, DIM_ONE, MF_GIVEN | MF_PARAM, FEAT_WO, NONE, NONE, AXIS_INDEX, AXIS_INDEX,
+	             1, N_("the learned output projection that mixes the heads") },
+	[AM_W_E] = { "w_e", DIM_ONE, DIM_HDK, DIM_ONE, MF_GIVEN | MF_PARAM, FEAT_ADDITIVE, NONE, NONE, AXIS_INDEX,
+	             AXIS_INDEX, 1, N_("the learned vector of additive scores: e = w_e \u00b7 tanh(q + k)") },
+	[AM_Q] = { "Q", DIM_N, DIM_HDK, DIM_DK, 0, 0, STAGE_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	           N_("the queries: what each token is looking for") },
+	[AM_K] = { "K", DIM_M, DIM_GDK, DIM_DK, MF_KV, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
+	           N_("the keys: what each token offers to be found by") },
+	[AM_V] = { "V", DIM_M, DIM_GDV, DIM_DV, MF_KV, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
+	           N_("the values: what each token passes on") },
+	[AM_SCORES] = { "scores", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, 0, STAGE_SCORES, NONE, Q_ROWS, K_ROWS, 1,
+	                N_("how well query i matches key j") },
+	[AM_SCALED] = { "scaled", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, 0, STAGE_SCALE, NONE, Q_ROWS, K_ROWS, 1,
+	                N_("the scores times the scale factor") },
+	[AM_MASKED] = { "masked", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS | MF_MASKED, 0, STAGE_MASK, NONE, Q_ROWS,
+	                K_ROWS, 1, N_("the scaled scores with hidden cells set to the fill") },
+	[AM_WEIGHTS] = { "weights", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_SUMS | MF_MASKED, 0, STAGE_SOFTMAX, NONE,
+	                 Q_ROWS, K_ROWS, 0, N_("the attention weights: each row sums to 1") },
+	[AM_WEIGHTED] = { "weighted", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, 0, STAGE_WEIGHTED, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                  N_("a head's output: the weighted sum of its value rows") },
+	[AM_CONCAT] = { "concat", DIM_N, DIM_HDV, DIM_DV, 0, 0, STAGE_CONCAT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                N_("the heads' outputs side by side") },
+	[AM_OUTPUT] = { "output", DIM_N, DIM_D_OUT, DIM_ONE, 0, 0, STAGE_OUTPUT, STAGE_CONCAT, Q_ROWS, AXIS_INDEX, 1,
+	                N_("the attention's output: concat \u00b7 W_o (concat itself without W_o)") },
+	/* biases: present when the lesson gives them (an absent one is empty) */
+	[AM_B_Q] = { "b_q", DIM_ONE, DIM_HDK, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, N_("the query bias: Q = X\u00b7W_q + b_q") },
+	[AM_B_K] = { "b_k", DIM_ONE, DIM_GDK, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, N_("the key bias") },
+	[AM_B_V] = { "b_v", DIM_ONE, DIM_GDV, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, N_("the value bias") },
+	[AM_B_O] = { "b_o", DIM_ONE, DIM_D_OUT, DIM_ONE, GP, 0, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, N_("the output bias") },
+	/* the block's parameters */
+	[AM_LN1_GAMMA] = { "ln1_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                   N_("the first norm's scale \u03b3") },
+	[AM_LN1_BETA] = { "ln1_beta", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM | FEAT_LAYERNORM, NONE, NONE, AXIS_INDEX,
+	                  AXIS_INDEX, 1, N_("the first norm's shift \u03b2 (LayerNorm only)") },
+	[AM_LN2_GAMMA] = { "ln2_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM | FEAT_FFN, NONE, NONE, AXIS_INDEX,
+	                   AXIS_INDEX, 1, N_("the second norm's scale \u03b3") },
+	[AM_LN2_BETA] = { "ln2_beta", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM | FEAT_FFN | FEAT_LAYERNORM, NONE, NONE,
+	                  AXIS_INDEX, AXIS_INDEX, 1, N_("the second norm's shift \u03b2 (LayerNorm only)") },
+	[AM_W_1] = { "W_1", DIM_D_MODEL, DIM_D_FF, DIM_ONE, GP, FEAT_FFN, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             N_("the FFN's first layer: d_model \u2192 d_ff") },
+	[AM_B_1] = { "b_1", DIM_ONE, DIM_D_FF, DIM_ONE, GP, FEAT_FFN, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, N_("its bias") },
+	[AM_W_3] = { "W_3", DIM_D_MODEL, DIM_D_FF, DIM_ONE, GP, FEAT_FFN | FEAT_SWIGLU, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             N_("SwiGLU's gate: x\u00b7W_3 + b_3 multiplies silu(x\u00b7W_1 + b_1)") },
+	[AM_B_3] = { "b_3", DIM_ONE, DIM_D_FF, DIM_ONE, GP, FEAT_FFN | FEAT_SWIGLU, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             N_("the gate's bias") },
+	[AM_W_2] = { "W_2", DIM_D_FF, DIM_D_MODEL, DIM_ONE, GP, FEAT_FFN, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	             N_("the FFN's second layer: d_ff \u2192 d_model") },
+	[AM_B_2] = { "b_2", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_FFN, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1, N_("its bias") },
+	[AM_FINAL_GAMMA] = { "final_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_FINAL, NONE, NONE, AXIS_INDEX, AXIS_INDEX,
+	                     1, N_("the final norm's scale \u03b3") },
+	[AM_FINAL_BETA] = { "final_beta", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_FINAL | FEAT_LAYERNORM, NONE, NONE,
+	                    AXIS_INDEX, AXIS_INDEX, 1, N_("the final norm's shift \u03b2") },
+	/* the block's results */
+	[AM_RESIDUAL1] = { "residual1", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_BLOCK, STAGE_RESIDUAL1, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                   N_("x + attention: the residual keeps the input") },
+	[AM_NORM1_STATS] = { "norm1_stats", DIM_N, DIM_TWO, DIM_ONE, 0, FEAT_BLOCK | FEAT_NORM, STAGE_NORM1_POST,
+	                     STAGE_NORM1_PRE, Q_ROWS, AXIS_NORM_STATS, 1,
+	                     N_("each row's mean and variance (RMSNorm: mean of squares and RMS) before the first norm") },
+	[AM_NORM1] = { "norm1", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_BLOCK | FEAT_NORM, STAGE_NORM1_POST, STAGE_NORM1_PRE,
+	               Q_ROWS, AXIS_INDEX, 1, N_("the first norm's result: each row to mean 0, variance 1, then \u03b3, \u03b2") },
+	[AM_FFN_HIDDEN] = { "ffn_hidden", DIM_N, DIM_D_FF, DIM_ONE, 0, FEAT_FFN, STAGE_FFN_HIDDEN, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                    N_("x\u00b7W_1 + b_1, before the activation") },
+	[AM_FFN_GATE] = { "ffn_gate", DIM_N, DIM_D_FF, DIM_ONE, 0, FEAT_FFN | FEAT_SWIGLU, STAGE_FFN_HIDDEN, NONE, Q_ROWS,
+	                  AXIS_INDEX, 1, N_("x\u00b7W_3 + b_3, SwiGLU's gate") },
+	[AM_FFN_ACT] = { "ffn_act", DIM_N, DIM_D_FF, DIM_ONE, 0, FEAT_FFN, STAGE_ACTIVATION, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                 N_("the activation of ffn_hidden (times the gate for SwiGLU)") },
+	[AM_FFN_OUT] = { "ffn_out", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN, STAGE_FFN_OUT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                 N_("ffn_act\u00b7W_2 + b_2: the FFN's output, one token at a time") },
+	[AM_RESIDUAL2] = { "residual2", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN, STAGE_RESIDUAL2, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                   N_("the FFN's input + the FFN") },
+	[AM_NORM2_STATS] = { "norm2_stats", DIM_N, DIM_TWO, DIM_ONE, 0, FEAT_FFN | FEAT_NORM, STAGE_NORM2_POST,
+	                     STAGE_NORM2_PRE, Q_ROWS, AXIS_NORM_STATS, 1,
+	                     N_("each row's mean and variance (RMSNorm: mean of squares and RMS) before the second norm") },
+	[AM_NORM2] = { "norm2", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN | FEAT_NORM, STAGE_NORM2_POST, STAGE_NORM2_PRE,
+	               Q_ROWS, AXIS_INDEX, 1, N_("the second norm's result") },
+	[AM_FINAL] = { "final", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FINAL, STAGE_FINAL_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("the final norm of the last layer's output") },
+	/* RoPE, ALiBi, FlashAttention and decoding with a KV cache */
+	[AM_Q_ROT] = { "Q_rot", DIM_N, DIM_HDK, DIM_DK, 0, FEAT_ROPE, STAGE_ROTATE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("the queries turned by their positions (RoPE): what the scores read") },
+	[AM_K_ROT] = { "K_rot", DIM_M, DIM_GDK, DIM_DK, MF_KV, FEAT_ROPE, STAGE_ROTATE, NONE, K_ROWS, AXIS_INDEX, 1,
+	               N_("the keys turned by their positions (RoPE)") },
+	[AM_BIAS] = { "bias", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, FEAT_ALIBI, STAGE_BIAS, NONE, Q_ROWS, K_ROWS, 1,
+	              N_("ALiBi's bias: \u2212slope \u00b7 |i \u2212 j|, larger penalties for farther keys") },
+	[AM_BIASED] = { "biased", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, FEAT_ALIBI, STAGE_BIAS, NONE, Q_ROWS, K_ROWS,
+	                1, N_("the scaled scores plus ALiBi's bias") },
+	[AM_FLASH_M] = { "flash_m", DIM_N, DIM_NKB, DIM_ONE, MF_PER_HEAD | MF_NEG_INF, FEAT_FLASH, STAGE_FLASH, NONE, Q_ROWS,
+	                 AXIS_INDEX, 1, N_("FlashAttention's running row maximum m after each key block") },
+	[AM_FLASH_L] = { "flash_l", DIM_N, DIM_NKB, DIM_ONE, MF_PER_HEAD, FEAT_FLASH, STAGE_FLASH, NONE, Q_ROWS, AXIS_INDEX, 0,
+	                 N_("FlashAttention's running sum l = \u03a3 exp(s \u2212 m) after each key block") },
+	[AM_FLASH_O] = { "flash_O", DIM_N, DIM_NKB_DV, DIM_DV, MF_PER_HEAD, FEAT_FLASH, STAGE_FLASH, NONE, Q_ROWS,
+	                 AXIS_INDEX, 1, N_("FlashAttention's running unnormalised output O after each key block (d_v columns each)") },
+	[AM_FLASH_OUT] = { "flash_out", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_FLASH, STAGE_FLASH, NONE, Q_ROWS,
+	                   AXIS_INDEX, 1, N_("O / l after the last tile: the head's output, without the n \u00d7 m weights") },
+	[AM_DEC_Q] = { "dec_q", DIM_N, DIM_HDK, DIM_DK, MF_DECODE, FEAT_DECODE, STAGE_DECODE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("decoding: row t is the query of the token generated at step t") },
+	[AM_CACHE_K] = { "cache_K", DIM_N, DIM_GDK, DIM_DK, MF_KV | MF_DECODE, FEAT_DECODE, STAGE_DECODE, NONE, Q_ROWS,
+	                 AXIS_INDEX, 1, N_("the KV cache's keys: row p appended at step p (rotated at p with RoPE)") },
+	[AM_CACHE_V] = { "cache_V", DIM_N, DIM_GDV, DIM_DV, MF_KV | MF_DECODE, FEAT_DECODE, STAGE_DECODE, NONE, Q_ROWS,
+	                 AXIS_INDEX, 1, N_("the KV cache's values: row p appended at step p") },
+	[AM_DEC_SCORES] = { "dec_scores", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_DECODE | MF_STATS, FEAT_DECODE,
+	                    STAGE_DECODE, NONE, Q_ROWS, K_ROWS, 1, N_("decoding: step t's query against every key in the cache") },
+	[AM_DEC_WEIGHTS] = { "dec_weights", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_DECODE | MF_SUMS, FEAT_DECODE,
+	                     STAGE_DECODE, NONE, Q_ROWS, K_ROWS, 0, N_("decoding: step t's weights over the cache") },
+	[AM_DEC_WEIGHTED] = { "dec_weighted", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD | MF_DECODE, FEAT_DECODE, STAGE_DECODE,
+	                      NONE, Q_ROWS, AXIS_INDEX, 1, N_("decoding: step t's weighted sum of the cached values") },
+	[AM_DEC_OUTPUT] = { "dec_output", DIM_N, DIM_D_OUT, DIM_ONE, MF_DECODE, FEAT_DECODE, STAGE_DECODE, NONE, Q_ROWS,
+	                    AXIS_INDEX, 1, N_("decoding: step t's attention output, equal to row t of output") },
+	[AM_DEC_LAYER_OUT] = { "dec_layer_out", DIM_N, DIM_D_MODEL, DIM_ONE, MF_DECODE, FEAT_DECODE | FEAT_BLOCK,
+	                       STAGE_DECODE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                       N_("decoding: step t's row out of the whole layer, the next layer's input at step t") },
+	/* the backward pass: each the shape of its matrix */
+	[AM_D_OUTPUT] = { "doutput", DIM_N, DIM_D_OUT, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_OUTPUT, NONE, Q_ROWS, AXIS_INDEX,
+	                  1, N_("\u2202L/\u2202output: where the backward pass starts (output \u2212 target, or dOutput)") },
+	[AM_D_CONCAT] = { "dconcat", DIM_N, DIM_HDV, DIM_DV, G, FEAT_BACKWARD, STAGE_BACK_OUTPUT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                  N_("\u2202L/\u2202concat = doutput\u00b7W_o\u1d40") },
+	[AM_D_W_O] = { "dW_o", DIM_HDV, DIM_D_OUT, DIM_ONE, G, FEAT_BACKWARD | FEAT_WO, STAGE_BACK_OUTPUT, NONE, AXIS_INDEX,
+	               AXIS_INDEX, 1, N_("\u2202L/\u2202W_o = concat\u1d40\u00b7doutput") },
+	[AM_D_WEIGHTED] = { "dweighted", DIM_N, DIM_DV, DIM_ONE, G | MF_PER_HEAD, FEAT_BACKWARD, STAGE_BACK_OUTPUT, NONE,
+	                    Q_ROWS, AXIS_INDEX, 1, N_("\u2202L/\u2202 a head's output: its columns of dconcat") },
+	[AM_D_WEIGHTS] = { "dweights", DIM_N, DIM_M, DIM_ONE, G | MF_PER_HEAD, FEAT_BACKWARD, STAGE_BACK_WEIGHTED, NONE,
+	                   Q_ROWS, K_ROWS, 1, N_("\u2202L/\u2202weights = dweighted\u00b7V\u1d40") },
+	[AM_D_MASKED] = { "dmasked", DIM_N, DIM_M, DIM_ONE, G | MF_PER_HEAD | MF_STATS, FEAT_BACKWARD, STAGE_BACK_SOFTMAX,
+	                  NONE, Q_ROWS, K_ROWS, 1, N_("\u2202L/\u2202masked: through softmax, w_ij (dw_ij \u2212 \u03a3_k w_ik dw_ik)") },
+	[AM_D_SCALED] = { "dscaled", DIM_N, DIM_M, DIM_ONE, G | MF_PER_HEAD | MF_STATS, FEAT_BACKWARD, STAGE_BACK_MASK,
+	                  NONE, Q_ROWS, K_ROWS, 1, N_("\u2202L/\u2202scaled: dmasked where visible, 0 where masked") },
+	[AM_D_SCORES] = { "dscores", DIM_N, DIM_M, DIM_ONE, G | MF_PER_HEAD | MF_STATS, FEAT_BACKWARD, STAGE_BACK_SCALE,
+	                  NONE, Q_ROWS, K_ROWS, 1, N_("\u2202L/\u2202scores = dscaled \u00d7 the scale factor") },
+	[AM_D_Q] = { "dQ", DIM_N, DIM_HDK, DIM_DK, G, FEAT_BACKWARD, STAGE_BACK_SCORES, NONE, Q_ROWS, AXIS_INDEX, 1,
+	             N_("\u2202L/\u2202Q = dscores\u00b7K, head by head") },
+	[AM_D_K] = { "dK", DIM_M, DIM_GDK, DIM_DK, G | MF_KV, FEAT_BACKWARD, STAGE_BACK_SCORES, NONE, K_ROWS, AXIS_INDEX, 1,
+	             N_("\u2202L/\u2202K = dscores\u1d40\u00b7Q, head by head") },
+	[AM_D_V] = { "dV", DIM_M, DIM_GDV, DIM_DV, G | MF_KV, FEAT_BACKWARD, STAGE_BACK_WEIGHTED, NONE, K_ROWS, AXIS_INDEX, 1,
+	             N_("\u2202L/\u2202V = weights\u1d40\u00b7dweighted, head by head") },
+	[AM_D_W_Q] = { "dW_q", DIM_D_MODEL, DIM_HDK, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
+	               AXIS_INDEX, 1, N_("\u2202L/\u2202W_q = X\u1d40\u00b7dQ") },
+	[AM_D_W_K] = { "dW_k", DIM_D_SRC, DIM_GDK, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
+	               AXIS_INDEX, 1, N_("\u2202L/\u2202W_k = S\u1d40\u00b7dK") },
+	[AM_D_W_V] = { "dW_v", DIM_D_SRC, DIM_GDV, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, AXIS_INDEX,
+	               AXIS_INDEX, 1, N_("\u2202L/\u2202W_v = S\u1d40\u00b7dV") },
+	[AM_D_X] = { "dX", DIM_N, DIM_D_MODEL, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	             N_("\u2202L/\u2202X: what the attention sends back to its input rows") },
+};
+
+#undef Q_ROWS
+#undef K_ROWS
+#undef GP
+#undef G
+
+/* ------------------------------------------------------------ stages */
+
+#define HEAD PANE_HEAD_COLS
+
+const StageKind stage_kinds[STAGE_COUNT] = {
+	[STAGE_INPUT] = {
+		.map = "x",
+		.name = "input", .instead = NONE,
+		PANES({ .matrix = AM_INPUT }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE }),
+		.formula = { { 0, 0, N_("X: one row per token, d_model numbers each"), N_("X: one row per token, d_model numbers each") } },
+		.what = N_("the input rows X (and the source)"),
+		.blurb_en = "Each token starts as a row of numbers. On its own a row knows nothing about its neighbours.",
+		.blurb_zh = "每个词先是一行数字。单独一行并不知道它的上下文。",
+	},
+	[STAGE_POSITIONAL] = {
+		.map = "x",
+		.name = "positional", .requires = FEAT_POSITIONAL, .flags = SF_ALWAYS,
+		.instead = STAGE_INPUT,
+		PANES({ .matrix = AM_INPUT }, { .matrix = AM_PE }, { .matrix = AM_X }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE },
+		      { .matrix = AM_PE_SRC, .requires = FEAT_SOURCE }, { .matrix = AM_S, .requires = FEAT_SOURCE }),
+		.formula = { { 0, 0, "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(\u2026)",
+		               "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(...)" } },
+		.what = N_("PE and X + PE"),
+		.blurb_en = "Attention by itself ignores word order, so each position adds its own pattern of sines and cosines.",
+		.blurb_zh = "注意力本身不看词序，所以每个位置加上自己的一组正弦和余弦。",
+	},
+	[STAGE_NORM1_PRE] = {
+		.map = "N1",
+		.name = "norm1", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_PRENORM,
+		.instead = STAGE_POSITIONAL,
+		PANES({ .matrix = AM_X }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(x)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm1 = N1(x)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm1 = N1(x)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm1 = N1(x)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("pre-norm: norm1 = N1(x), what the attention reads"),
+		.blurb_en = "Pre-norm: the branch starts by bringing each row to mean 0 and variance 1; the residual path keeps x itself.",
+		.blurb_zh = "前置归一化：分支一开始就把每一行变成均值 0、方差 1；残差通路保留 x 本身。",
+	},
+	[STAGE_PROJECT] = {
+		.map = "attention",
+		.name = "project", .instead = NONE, .flags = SF_PARAMS,
+		PANES({ .matrix = AM_X, .unless = FEAT_PRENORM }, { .matrix = AM_NORM1, .requires = FEAT_PRENORM }, { .matrix = AM_W_Q }, { .matrix = AM_Q },
+		      { .matrix = AM_S, .requires = FEAT_SOURCE }, { .matrix = AM_W_K }, { .matrix = AM_K }, { .matrix = AM_W_V }, { .matrix = AM_V }),
+		.formula = { { FEAT_SOURCE, 0, "Q = X\u00b7W_q   K = S\u00b7W_k   V = S\u00b7W_v", "Q = X.W_q   K = S.W_k   V = S.W_v" },
+		             { 0, 0, "Q = X\u00b7W_q   K = X\u00b7W_k   V = X\u00b7W_v", "Q = X.W_q   K = X.W_k   V = X.W_v" } },
+		.what = N_("Q = X\u00b7W_q, K = S\u00b7W_k, V = S\u00b7W_v"),
+		.blurb_en = "Three learned matrices turn every row into a query (what am I looking for?), a key (what do I offer?) and a value (what do I pass on?).",
+		.blurb_zh = "三个可学习的矩阵把每一行变成查询（我在找什么）、键（我能提供什么）和值（我要传递什么）。",
+	},
+	[STAGE_ROTATE] = {
+		.map = "attention",
+		.name = "rotate", .requires = FEAT_ROPE, .instead = STAGE_PROJECT,
+		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_K_ROT, .flags = HEAD },
+		      { .matrix = AM_Q_ROT, .flags = HEAD }),
+		.formula = { { 0, 0, N_("RoPE: each pair (a, b) of a row at position p turns by \u03b8 = p\u00b7base^(\u22122i/d_k): (a cos \u03b8 \u2212 b sin \u03b8, a sin \u03b8 + b cos \u03b8)"),
+		               N_("RoPE: each pair (a, b) of a row at position p turns by t = p*base^(-2i/d_k): (a cos t - b sin t, a sin t + b cos t)") } },
+		.what = N_("Q_rot and K_rot: q and k rotated pair by pair by their positions"),
+		.blurb_en = "RoPE turns each pair of columns of q and k by an angle that grows with the position, so q\u00b7k depends on how far apart the two tokens are, not where they are.",
+		.blurb_zh = "RoPE 把 q 和 k 的每一对列按位置转过一个角度，于是 q\u00b7k 只取决于两个词相隔多远，而不是它们在哪里。",
+	},
+	[STAGE_SPLIT] = {
+		.map = "attention",
+		.name = "split", .requires = FEAT_MULTIHEAD, .instead = STAGE_PROJECT,
+		PANES({ .matrix = AM_K, .flags = PANE_EACH_KV_HEAD }, { .matrix = AM_V, .flags = PANE_EACH_KV_HEAD },
+		      { .matrix = AM_Q, .flags = PANE_EACH_HEAD }),
+		.formula = { { FEAT_GQA, 0, N_("kv head j: columns [j\u00b7d_k, (j+1)\u00b7d_k) of K, [j\u00b7d_v, \u2026) of V; query head h reads kv head h/(heads/kv_heads)"),
+		               N_("kv head j: columns [j*d_k, (j+1)*d_k) of K, [j*d_v, ...) of V; query head h reads kv head h/(heads/kv_heads)") },
+		             { 0, 0, "head h: columns [h\u00b7d_k, (h+1)\u00b7d_k) of Q and K, [h\u00b7d_v, (h+1)\u00b7d_v) of V",
+		               "head h: columns [h*d_k, (h+1)*d_k) of Q and K, [h*d_v, (h+1)*d_v) of V" } },
+		.what = N_("Q, K, V cut into heads"),
+		.blurb_en = "The columns of Q, K and V are cut into heads; each head attends on its own, looking for its own kind of relevance.",
+		.blurb_zh = "Q、K、V 的列被切成多个头；每个头各自计算注意力，关注不同类型的相关性。",
+	},
+	[STAGE_SCORES] = {
+		.map = "attention",
+		.name = "scores", .instead = NONE,
+		PANES({ .matrix = AM_Q, .flags = HEAD, .unless = FEAT_ROPE }, { .matrix = AM_Q_ROT, .flags = HEAD },
+		      { .matrix = AM_K, .flags = HEAD | PANE_TRANSPOSE, .unless = FEAT_ROPE },
+		      { .matrix = AM_K_ROT, .flags = HEAD | PANE_TRANSPOSE }, { .matrix = AM_W_E, .requires = FEAT_ADDITIVE },
+		      { .matrix = AM_SCORES }),
+		.formula = { { FEAT_ADDITIVE, 0, "scores: s_ij = w_e \u00b7 tanh(q_i + k_j) = \u03a3_c w_e[c] tanh(q_ic + k_jc)",
+		               "scores: s_ij = w_e . tanh(q_i + k_j) = sum_c w_e[c] tanh(q_ic + k_jc)" },
+		             { FEAT_ROPE, 0, N_("scores = Q_rot\u00b7K_rot\u1d40   s_ij = q'_i \u00b7 k'_j (rotated by positions i and j)"),
+		               N_("scores = Q_rot.K_rot^T   s_ij = q'_i . k'_j (rotated by positions i and j)") },
+		             { 0, 0, "scores = Q\u00b7K\u1d40   s_ij = q_i \u00b7 k_j = \u03a3_c q_ic k_jc",
+		               "scores = Q.K^T   s_ij = q_i . k_j = sum_c q_ic k_jc" } },
+		.what = N_("q_i \u00b7 k_j (or the additive score), n \u00d7 m per head"),
+		.blurb_en = "Each query is compared with every key by a dot product: a large score means a good match.",
+		.blurb_zh = "每个查询和每个键做点积：分数越大，匹配越好。",
+	},
+	[STAGE_SCALE] = {
+		.map = "attention",
+		.name = "scale", .instead = NONE,
+		PANES({ .matrix = AM_SCORES }, { .matrix = AM_SCALED }),
+		.formula = { { FEAT_UNSCALED, 0, N_("scaled = scores   (scale off: \u00d7 1)"), N_("scaled = scores   (scale off: * 1)") },
+		             { FEAT_SCALE_VALUE, 0, N_("scaled = scores \u00d7 scale   (the lesson's own factor, not 1/\u221ad_k)"),
+		               N_("scaled = scores * scale   (the lesson's own factor, not 1/sqrt(d_k))") },
+		             { 0, 0, "scaled = scores / \u221ad_k", "scaled = scores / sqrt(d_k)" } },
+		.what = N_("scores \u00d7 the scale factor"),
+		.blurb_en = "Dot products grow with the width d_k; dividing by \u221ad_k keeps them near unit size so softmax does not saturate.",
+		.blurb_zh = "点积随维度 d_k 变大；除以 \u221ad_k 让它们保持在单位量级，softmax 才不会饱和。",
+	},
+	[STAGE_BIAS] = {
+		.map = "attention",
+		.name = "bias", .requires = FEAT_ALIBI, .instead = STAGE_SCALE,
+		PANES({ .matrix = AM_SCALED }, { .matrix = AM_BIAS }, { .matrix = AM_BIASED }),
+		.formula = { { 0, 0, "ALiBi: biased_ij = scaled_ij \u2212 slope_h \u00b7 |i \u2212 j|", "ALiBi: biased_ij = scaled_ij - slope_h * |i - j|" } },
+		.what = N_("ALiBi's bias \u2212slope\u00b7|i \u2212 j| beside the scaled scores"),
+		.blurb_en = "ALiBi gives no positions to the rows at all: it subtracts a penalty that grows with the distance between query and key, steeper in some heads than in others.",
+		.blurb_zh = "ALiBi 根本不给行加位置：它按查询与键之间的距离减去一个惩罚，有的头陡一些，有的头缓一些。",
+	},
+	[STAGE_MASK] = {
+		.map = "attention",
+		.name = "mask", .requires = FEAT_MASK, .instead = STAGE_SCALE, .flags = SF_ALWAYS,
+		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI }, { .matrix = AM_BIASED }, { .matrix = AM_MASKED }),
+		.formula = { { FEAT_WINDOW, 0, N_("masked_ij = scaled_ij where j \u2264 i and i \u2212 j < w (the window), else \u2212\u221e"),
+		               N_("masked_ij = scaled_ij where j <= i and i - j < w (the window), else -inf") },
+		             { 0, 0, N_("masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e"),
+		               N_("masked_ij = scaled_ij where key j is visible to query i, else -inf") } },
+		.what = N_("masked cells replaced by the fill"),
+		.blurb_en = "Before softmax, the cells a query must not see are set to \u2212\u221e, so they will get exactly zero weight.",
+		.blurb_zh = "在 softmax 之前，把不该看到的位置设为 \u2212\u221e，它们的权重就恰好是 0。",
+	},
+	[STAGE_SOFTMAX] = {
+		.map = "attention",
+		.name = "softmax", .instead = NONE,
+		/* without a mask, masked is scaled: the softmax reads scaled */
+		PANES({ .matrix = AM_MASKED, .requires = FEAT_MASK }, { .matrix = AM_SCALED, .unless = FEAT_MASK }, { .matrix = AM_WEIGHTS }),
+		.formula = { { FEAT_MASK, 0, N_("weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
+		               N_("weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)") },
+		             { 0, 0, N_("weights = softmax(scaled)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
+		               N_("weights = softmax(scaled)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)") } },
+		.what = N_("row-wise softmax: the attention weights"),
+		.blurb_en = "Softmax turns each row of scores into weights that are positive and sum to 1.",
+		.blurb_zh = "softmax 把每一行分数变成为正且和为 1 的权重。",
+	},
+	[STAGE_WEIGHTED] = {
+		.map = "attention",
+		.name = "weighted", .instead = NONE,
+		PANES({ .matrix = AM_WEIGHTS }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_WEIGHTED }),
+		.formula = { { 0, 0, "out = weights\u00b7V   out_i = \u03a3_j w_ij v_j", "out = weights.V   out_i = sum_j w_ij v_j" } },
+		.what = N_("weights \u00b7 V for each head"),
+		.blurb_en = "Each output row is the weighted sum of the value rows: a token's new meaning, mixed from its context.",
+		.blurb_zh = "每一行输出是值向量的加权和：一个词从上下文中得到的新含义。",
+	},
+	[STAGE_FLASH] = {
+		.map = "attention",
+		.name = "flash", .requires = FEAT_FLASH, .instead = NONE, .flags = SF_TILES,
+		PANES({ .matrix = AM_MASKED }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_FLASH_M }, { .matrix = AM_FLASH_L },
+		      { .matrix = AM_FLASH_O }, { .matrix = AM_FLASH_OUT }),
+		.formula = { { 0, 0, N_("per tile S: m' = max(m, rowmax S)  P = exp(S \u2212 m')  l' = e^(m\u2212m')\u00b7l + rowsum P  O' = e^(m\u2212m')\u00b7O + P\u00b7V  out = O/l"),
+		               N_("per tile S: m' = max(m, rowmax S)  P = exp(S - m')  l' = e^(m-m')*l + rowsum P  O' = e^(m-m')*O + P.V  out = O/l") } },
+		.what = N_("FlashAttention's online softmax, tile by tile: m, l and O after each key block"),
+		.blurb_en = "FlashAttention never holds the whole score matrix: it walks the keys a block at a time, keeping only a running maximum, a running sum and a running output per row.",
+		.blurb_zh = "FlashAttention 从不保存整个分数矩阵：它一次处理一块键，每一行只保留当前最大值、当前的和与当前的输出。",
+	},
+	[STAGE_CONCAT] = {
+		.map = "attention",
+		.name = "concat", .requires = FEAT_MULTIHEAD, .instead = STAGE_WEIGHTED,
+		.flags = SF_ALWAYS,
+		PANES({ .matrix = AM_WEIGHTED, .flags = PANE_EACH_HEAD | PANE_RESULT_COLS }, { .matrix = AM_CONCAT }),
+		.formula = { { 0, 0, "concat = [head_0 | head_1 | \u2026 | head_{h\u22121}]",
+		               "concat = [head_0 | head_1 | ... | head_{h-1}]" } },
+		.what = N_("the heads' outputs side by side"),
+		.blurb_en = "The heads' outputs are laid side by side again.",
+		.blurb_zh = "把各个头的输出重新并排拼接起来。",
+	},
+	[STAGE_OUTPUT] = {
+		.map = "attention",
+		.name = "output", .requires = FEAT_WO, .instead = STAGE_CONCAT,
+		.flags = SF_PARAMS | SF_ALWAYS,
+		PANES({ .matrix = AM_CONCAT }, { .matrix = AM_W_O }, { .matrix = AM_B_O }, { .matrix = AM_OUTPUT }),
+		.formula = { { 0, 0, "output = concat\u00b7W_o", "output = concat.W_o" } },
+		.what = N_("concat \u00b7 W_o"),
+		.blurb_en = "A last learned matrix W_o mixes the heads into the output.",
+		.blurb_zh = "最后一个可学习的矩阵 W_o 把各个头混合成输出。",
+	},
+	[STAGE_RESIDUAL1] = {
+		.map = "+",
+		.name = "residual1", .requires = FEAT_BLOCK,
+		.instead = STAGE_OUTPUT,
+		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT }, { .matrix = AM_RESIDUAL1 }),
+		.formula = { { 0, 0, N_("residual1 = x + attention(\u2026)   (the input rows, plus what attention adds)"),
+		               N_("residual1 = x + attention(...)   (the input rows, plus what attention adds)") } },
+		.what = N_("x + the attention's output"),
+		.blurb_en = "The residual adds the attention's output to the rows it started from, so nothing of the input is lost.",
+		.blurb_zh = "残差把注意力的输出加回到出发时的行上，输入的信息一点也不会丢。",
+	},
+	[STAGE_NORM1_POST] = {
+		.map = "N1",
+		.name = "norm1", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_POSTNORM,
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(residual1)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm1 = N1(residual1)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm1 = N1(residual1)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm1 = N1(residual1)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("post-norm: norm1 = N1(residual1)"),
+		.blurb_en = "Post-norm: after the residual, each row is brought to mean 0 and variance 1, then scaled by \u03b3 and shifted by \u03b2.",
+		.blurb_zh = "后置归一化：残差之后，每一行被变成均值 0、方差 1，再乘以 \u03b3、加上 \u03b2。",
+	},
+	[STAGE_NORM2_PRE] = {
+		.map = "N2",
+		.name = "norm2", .requires = FEAT_FFN | FEAT_NORM | FEAT_PRENORM,
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_RESIDUAL1 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(residual1)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm2 = N2(residual1)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm2 = N2(residual1)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm2 = N2(residual1)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("pre-norm: norm2 = N2(residual1), what the FFN reads"),
+		.blurb_en = "The second branch starts with its own norm; the FFN reads the normalised rows.",
+		.blurb_zh = "第二个分支也先做自己的归一化；前馈网络读的是归一化后的行。",
+	},
+	[STAGE_FFN_HIDDEN] = {
+		.map = "FFN",
+		.name = "ffn_hidden", .requires = FEAT_FFN,
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
+		      { .matrix = AM_RESIDUAL1, .unless = FEAT_NORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
+		      { .matrix = AM_FFN_HIDDEN }),
+		.formula = { { FEAT_SWIGLU, 0, N_("ffn_hidden = x\u00b7W_1 + b_1   ffn_gate = x\u00b7W_3 + b_3   (each row on its own)"),
+		               N_("ffn_hidden = x.W_1 + b_1   ffn_gate = x.W_3 + b_3   (each row on its own)") },
+		             { 0, 0, N_("ffn_hidden = x\u00b7W_1 + b_1   (each row on its own)"), N_("ffn_hidden = x.W_1 + b_1   (each row on its own)") } },
+		.what = N_("x \u00b7 W_1 + b_1, one token at a time"),
+		.blurb_en = "The feed-forward network works on each token alone: its first layer widens every row to d_ff numbers.",
+		.blurb_zh = "前馈网络对每个词单独计算：第一层把每一行扩展成 d_ff 个数。",
+	},
+	[STAGE_ACTIVATION] = {
+		.map = "FFN",
+		.name = "activation", .requires = FEAT_FFN,
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_FFN_HIDDEN }, { .matrix = AM_FFN_GATE }, { .matrix = AM_FFN_ACT }),
+		.formula = { { FEAT_SWIGLU, 0, "ffn_act = silu(ffn_hidden) \u2299 ffn_gate   silu(z) = z\u00b7\u03c3(z)",
+		               "ffn_act = silu(ffn_hidden) * ffn_gate   silu(z) = z*sigmoid(z)" },
+		             { 0, 0, "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z\u00b7\u03a6(z)",
+		               "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z*Phi(z)" } },
+		.what = N_("relu, gelu or SwiGLU, cell by cell"),
+		.blurb_en = "A nonlinearity, cell by cell: without it the two layers of the FFN would be one matrix.",
+		.blurb_zh = "逐个元素的非线性：没有它，前馈网络的两层就等于一个矩阵。",
+	},
+	[STAGE_FFN_OUT] = {
+		.map = "FFN",
+		.name = "ffn_out", .requires = FEAT_FFN,
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_FFN_ACT }, { .matrix = AM_W_2 }, { .matrix = AM_B_2 }, { .matrix = AM_FFN_OUT }),
+		.formula = { { 0, 0, "ffn_out = ffn_act\u00b7W_2 + b_2", "ffn_out = ffn_act.W_2 + b_2" } },
+		.what = N_("ffn_act \u00b7 W_2 + b_2, back to d_model"),
+		.blurb_en = "The second layer brings every row back to d_model numbers.",
+		.blurb_zh = "第二层把每一行变回 d_model 个数。",
+	},
+	[STAGE_RESIDUAL2] = {
+		.map = "+",
+		.name = "residual2", .requires = FEAT_FFN,
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM }, { .matrix = AM_FFN_OUT },
+		      { .matrix = AM_RESIDUAL2 }),
+		.formula = { { FEAT_POSTNORM, 0, "residual2 = norm1 + ffn_out", "residual2 = norm1 + ffn_out" },
+		             { 0, 0, "residual2 = residual1 + ffn_out", "residual2 = residual1 + ffn_out" } },
+		.what = N_("the FFN's input + ffn_out"),
+		.blurb_en = "The second residual: the FFN's input plus what the FFN adds.",
+		.blurb_zh = "第二个残差：前馈网络的输入加上它算出的结果。",
+	},
+	[STAGE_NORM2_POST] = {
+		.map = "N2",
+		.name = "norm2", .requires = FEAT_FFN | FEAT_NORM | FEAT_POSTNORM,
+		.instead = STAGE_RESIDUAL2,
+		PANES({ .matrix = AM_RESIDUAL2 }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(residual2)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm2 = N2(residual2)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm2 = N2(residual2)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm2 = N2(residual2)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("post-norm: norm2 = N2(residual2), the layer's output"),
+		.blurb_en = "The second norm gives the layer's output: every row again with mean 0 and variance 1, scaled by \u03b3 and shifted by \u03b2.",
+		.blurb_zh = "第二次归一化得到这一层的输出：每一行又是均值 0、方差 1，再乘 \u03b3、加 \u03b2。",
+	},
+	[STAGE_DECODE] = {
+		.map = "decode",
+		.name = "decode", .requires = FEAT_DECODE, .instead = NONE, .flags = SF_DECODE_STEPS,
+		PANES({ .matrix = AM_DEC_Q, .flags = HEAD }, { .matrix = AM_CACHE_K, .flags = HEAD }, { .matrix = AM_CACHE_V, .flags = HEAD },
+		      { .matrix = AM_DEC_SCORES }, { .matrix = AM_DEC_WEIGHTS }, { .matrix = AM_DEC_WEIGHTED },
+		      { .matrix = AM_DEC_OUTPUT }, { .matrix = AM_DEC_LAYER_OUT }),
+		.formula = { { 0, 0, N_("step t: q_t, k_t, v_t from token t; cache += (k_t, v_t); w = softmax(q_t\u00b7K_cache\u1d40 \u00d7 factor); out_t = w\u00b7V_cache"),
+		               N_("step t: q_t, k_t, v_t from token t; cache += (k_t, v_t); w = softmax(q_t.K_cache^T * factor); out_t = w.V_cache") } },
+		.what = N_("generation one token at a time: the cache growing row by row, the new scores row and the output row"),
+		.blurb_en = "Generating text, a model sees one new token at a time: it computes that token's q, k and v, appends k and v to the cache, and attends from q to everything cached.",
+		.blurb_zh = "生成文本时，模型每次只看到一个新词：算出它的 q、k、v，把 k 和 v 追加进缓存，再用 q 去关注缓存里的一切。",
+	},
+	[STAGE_FINAL_NORM] = {
+		.map = "final N",
+		.name = "final_norm", .requires = FEAT_FINAL,
+		.instead = STAGE_NORM2_POST,
+		PANES({ .matrix = AM_FINAL_GAMMA }, { .matrix = AM_FINAL_BETA }, { .matrix = AM_FINAL }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("final = N(the last layer's output)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("final = N(the last layer's output)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("final = N(the last layer's output)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("final = N(the last layer's output)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("one more norm after the last layer (pre-norm stacks)"),
+		.blurb_en = "A pre-norm stack ends with one more norm, so its output rows are normalised too.",
+		.blurb_zh = "前置归一化的堆叠最后再做一次归一化，让输出的每一行也是归一化的。",
+	},
+	/* the backward pass: each stage's panes are the gradients it makes and what it reads */
+	[STAGE_BACK_OUTPUT] = {
+		.name = "back_output", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_D_OUTPUT }, { .matrix = AM_W_O }, { .matrix = AM_D_W_O }, { .matrix = AM_D_CONCAT }),
+		.formula = { { FEAT_WO | FEAT_BLOCK, 0, N_("dconcat = doutput\u00b7W_o\u1d40   dW_o = concat\u1d40\u00b7doutput   (doutput: what the block sends back)"),
+		               N_("dconcat = doutput.W_o^T   dW_o = concat^T.doutput   (doutput: what the block sends back)") },
+		             { FEAT_WO, 0, "dconcat = doutput\u00b7W_o\u1d40   dW_o = concat\u1d40\u00b7doutput   (doutput = output \u2212 target)",
+		               "dconcat = doutput.W_o^T   dW_o = concat^T.doutput   (doutput = output - target)" },
+		             { 0, 0, N_("dconcat = doutput   (doutput = output \u2212 target, or the lesson's dOutput)"),
+		               N_("dconcat = doutput   (doutput = output - target, or the lesson's dOutput)") } },
+		.what = N_("backward: \u2202L/\u2202output, then through W_o to \u2202L/\u2202concat"),
+		.blurb_en = "The backward pass starts at the loss: how much would L change if each output number moved a little? Then it flows back through W_o.",
+		.blurb_zh = "反向传播从损失开始：每个输出数字稍微变一点，L 会变多少？然后它穿过 W_o 往回流。",
+	},
+	[STAGE_BACK_WEIGHTED] = {
+		.name = "back_weighted", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_D_WEIGHTED }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_D_V, .flags = HEAD },
+		      { .matrix = AM_D_WEIGHTS }),
+		.formula = { { 0, 0, "dweights = dweighted\u00b7V\u1d40   dV = weights\u1d40\u00b7dweighted",
+		               "dweights = dweighted.V^T   dV = weights^T.dweighted" } },
+		.what = N_("backward through the weighted sum: \u2202L/\u2202weights and \u2202L/\u2202V"),
+		.blurb_en = "Through the weighted sum: a weight's gradient is how well its value row lines up with where the output should move.",
+		.blurb_zh = "穿过加权求和：一个权重的梯度，取决于它的值向量和输出应当移动的方向有多一致。",
+	},
+	[STAGE_BACK_SOFTMAX] = {
+		.name = "back_softmax", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_WEIGHTS }, { .matrix = AM_D_WEIGHTS }, { .matrix = AM_D_MASKED }),
+		.formula = { { 0, 0, "dmasked_ij = w_ij (dweights_ij \u2212 \u03a3_k w_ik dweights_ik)   Jacobian: diag(w) \u2212 w w\u1d40",
+		               "dmasked_ij = w_ij (dweights_ij - sum_k w_ik dweights_ik)   Jacobian: diag(w) - w w^T" } },
+		.what = N_("backward through softmax: its Jacobian diag(w) \u2212 w w\u1d40, row by row"),
+		.blurb_en = "Through softmax: each score's gradient is its weight times how far its own pull differs from the row's average. A weight near 0 or 1 passes almost nothing back.",
+		.blurb_zh = "穿过 softmax：每个分数的梯度等于它的权重乘以它自己的拉力与这一行平均值之差。接近 0 或 1 的权重几乎传不回任何东西。",
+	},
+	[STAGE_BACK_MASK] = {
+		.name = "back_mask", .requires = FEAT_BACKWARD | FEAT_MASK, .instead = STAGE_BACK_SOFTMAX, .map = "\u2202",
+		PANES({ .matrix = AM_D_MASKED }, { .matrix = AM_D_SCALED }),
+		.formula = { { 0, 0, N_("dscaled_ij = dmasked_ij where key j is visible, else 0"), N_("dscaled_ij = dmasked_ij where key j is visible, else 0") } },
+		.what = N_("backward through the mask: masked cells pass nothing back"),
+		.blurb_en = "Through the mask: a masked cell was replaced by a constant, so nothing flows back through it.",
+		.blurb_zh = "穿过掩码：被掩盖的位置换成了常数，所以梯度不会从那里流回去。",
+	},
+	[STAGE_BACK_SCALE] = {
+		.name = "back_scale", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_D_SCALED }, { .matrix = AM_D_SCORES }),
+		.formula = { { FEAT_UNSCALED, 0, N_("dscores = dscaled   (scale off: \u00d7 1)"), N_("dscores = dscaled   (scale off: * 1)") },
+		             { FEAT_SCALE_VALUE, 0, N_("dscores = dscaled \u00d7 scale   (the lesson's own factor)"),
+		               N_("dscores = dscaled * scale   (the lesson's own factor)") },
+		             { 0, 0, "dscores = dscaled / \u221ad_k", "dscores = dscaled / sqrt(d_k)" } },
+		.what = N_("backward through the scale: \u00d7 the same factor"),
+		.blurb_en = "Through the scale: the gradient is multiplied by the same factor, 1/\u221ad_k.",
+		.blurb_zh = "穿过缩放：梯度乘以同一个系数 1/\u221ad_k。",
+	},
+	[STAGE_BACK_SCORES] = {
+		.name = "back_scores", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
+		PANES({ .matrix = AM_D_SCORES }, { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_D_Q, .flags = HEAD },
+		      { .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_D_K, .flags = HEAD }),
+		.formula = { { FEAT_ADDITIVE, 0, "dq_ic = \u03a3_j dscores_ij w_e[c](1 \u2212 tanh\u00b2(q_ic + k_jc)), dk likewise",
+		               "dq_ic = sum_j dscores_ij w_e[c](1 - tanh^2(q_ic + k_jc)), dk likewise" },
+		             { 0, 0, "dQ = dscores\u00b7K   dK = dscores\u1d40\u00b7Q", "dQ = dscores.K   dK = dscores^T.Q" } },
+		.what = N_("backward through the scores: \u2202L/\u2202Q and \u2202L/\u2202K"),
+		.blurb_en = "Through the scores: a query moves toward the keys whose scores should rise, and each key toward those queries.",
+		.blurb_zh = "穿过分数：查询向应当得分更高的键移动，每个键也向这些查询移动。",
+	},
+	[STAGE_BACK_PROJECT] = {
+		.name = "back_project", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202", .flags = SF_PARAMS,
+		PANES({ .matrix = AM_D_Q }, { .matrix = AM_D_W_Q }, { .matrix = AM_D_W_K }, { .matrix = AM_D_W_V },
+		      { .matrix = AM_D_X }),
+		.formula = { { 0, 0, "dW_q = X\u1d40\u00b7dQ   dW_k = S\u1d40\u00b7dK   dW_v = S\u1d40\u00b7dV   dX = dQ\u00b7W_q\u1d40 + dK\u00b7W_k\u1d40 + dV\u00b7W_v\u1d40",
+		               "dW_q = X^T.dQ   dW_k = S^T.dK   dW_v = S^T.dV   dX = dQ.W_q^T + dK.W_k^T + dV.W_v^T" } },
+		.what = N_("backward through the projections: the weights' gradients, and \u2202L/\u2202X"),
+		.blurb_en = "Through the projections: the gradients of W_q, W_k and W_v, the numbers training subtracts a little of at every step.",
+		.blurb_zh = "穿过投影：得到 W_q、W_k、W_v 的梯度——训练每一步都会减去它们的一小部分。",
+	},
+};
+
+#undef HEAD
+#undef NORM_FORMULAS
+#undef NONE
+
+/* ------------------------------------------------------------ look-ups */
+
+static const char *const feature_reasons[FEAT_COUNT] = {
+	N_("it has no positional encoding"), /* FEAT_POSITIONAL */
+	N_("it has one head"),               /* FEAT_MULTIHEAD */
+	N_("it has no mask"),                /* FEAT_MASK */
+	N_("it has no W_o"),                 /* FEAT_WO */
+	N_("it has no source (it is self-attention)"), /* FEAT_SOURCE */
+	N_("it uses dot-product scores"),    /* FEAT_ADDITIVE */
+	N_("it has no Transformer block (\"block\")"), /* FEAT_BLOCK */
+	N_("its block is not pre-norm"),     /* FEAT_PRENORM */
+	N_("its block is not post-norm"),    /* FEAT_POSTNORM */
+	N_("its norm is RMSNorm, which has no \u03b2"), /* FEAT_LAYERNORM */
+	N_("its block has no feed-forward network (\"ffn\")"), /* FEAT_FFN */
+	N_("its FFN is not SwiGLU"),         /* FEAT_SWIGLU */
+	N_("it has no final norm here (\"final_norm\", after the last layer)"), /* FEAT_FINAL */
+	N_("its block has no norms: its \"norm\" is \"none\""), /* FEAT_NORM */
+	N_("it has no loss (\"backward\")"), /* FEAT_BACKWARD */
+	N_("it has no rotary position embeddings (\"rope\")"), /* FEAT_ROPE */
+	N_("it has no ALiBi (\"alibi\")"),  /* FEAT_ALIBI */
+	N_("its query heads each have their own key/value head (no \"kv_heads\" below \"heads\")"), /* FEAT_GQA */
+	N_("its mask has no window"),        /* FEAT_WINDOW */
+	N_("it is not decoded token by token (\"decode\")"), /* FEAT_DECODE */
+	N_("it has no FlashAttention tiles (\"flash\")"), /* FEAT_FLASH */
+	N_("its scores are scaled (\"scale\" is not false)"), /* FEAT_UNSCALED */
+	N_("its scale is not a number of its own (\"scale\")"), /* FEAT_SCALE_VALUE */
+};
+
+const char *feature_absent(unsigned feat)
+{
+	for (int i = 0; i < FEAT_COUNT; i++)
+		if (feat & (1u << i))
+			return _(feature_reasons[i]);
+	return "";
+}
+
+static int has(const LessonShape *sh, unsigned req)
+{
+	return (sh->features & req) == req;
+}
+
+const char *stage_name(Stage s)
+{
+	return (unsigned)s < STAGE_COUNT ? stage_kinds[s].name : NULL;
+}
+
+/* An entry of a table by its name: exact first, then ignoring case; -1 when none. */
+static int find_name(const char *name, const void *table, size_t stride, int count)
+{
+	if (name == NULL)
+		return -1;
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < count; i++) {
+			const char *entry = *(const char *const *)((const char *)table + (size_t)i * stride);
+			if ((pass == 0 ? strcmp(name, entry) : strcasecmp(name, entry)) == 0)
+				return i;
+		}
+	return -1;
+}
+
+int stage_find(const char *name)
+{
+	return find_name(name, stage_kinds, sizeof stage_kinds[0], STAGE_COUNT);
+}
+
+int stage_lookup(const LessonShape *sh, const char *name)
+{
+	const int first = stage_find(name);
+
+	if (first < 0 || sh == NULL)
+		return first;
+	for (int i = first; i < STAGE_COUNT; i++)
+		if (strcmp(stage_kinds[i].name, stage_kinds[first].name) == 0 && stage_present(sh, (Stage)i))
+			return i;
+	return first;
+}
+
+const char *stage_absent(const LessonShape *sh, Stage s)
+{
+	unsigned missing = ~0u;
+
+	if ((unsigned)s >= STAGE_COUNT)
+		return "";
+	/* What every entry of that name lacks: "norm1" with no norms lacks FEAT_NORM in both. */
+	for (int i = 0; i < STAGE_COUNT; i++)
+		if (strcmp(stage_kinds[i].name, stage_kinds[s].name) == 0)
+			missing &= stage_kinds[i].requires & ~sh->features;
+	if (missing == 0)
+		missing = stage_kinds[s].requires & ~sh->features;
+	return feature_absent(missing);
+}
+
+int stage_present(const LessonShape *sh, Stage s)
+{
+	return (unsigned)s < STAGE_COUNT && has(sh, stage_kinds[s].requires);
+}
+
+Stage stage_shown(const LessonShape *sh, Stage s)
+{
+	while ((unsigned)s < STAGE_COUNT && !stage_present(sh, s))
+		s = stage_kinds[s].instead;
+	return (unsigned)s < STAGE_COUNT ? s : STAGE_INPUT;
+}
+
+char *stage_list(const LessonShape *sh)
+{
+	StrBuf b = { 0 };
+
+	for (int i = 0; i < STAGE_COUNT; i++)
+		if (stage_present(sh, (Stage)i))
+			strbuf_printf(&b, "%s%s", b.len ? " " : "", stage_kinds[i].name);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s != NULL ? b.s : strdup("");
+}
+
+char *stage_map_links(const LessonShape *const *links, int nlinks, int cur, Stage current, int utf8)
+{
+	char place[2 * STAGE_COUNT][16];
+	int n = 0, lit = -1, norms = 0, back = 0, back_lit = 0;
+	StrBuf b = { 0 };
+
+	if (nlinks < 1 || !(links[0]->features & FEAT_BLOCK))
+		return NULL;
+	for (int li = 0; li < nlinks; li++) {
+		const LessonShape *sh = links[li];
+		const int norms_before = norms;
+		const char *prev = NULL;
+		/* the places, in order: consecutive stages of one sublayer are one place; each residual's "+" is its own */
+		for (int i = 0; i < STAGE_COUNT; i++) {
+			const char *m = stage_kinds[i].map;
+			int k;
+			if (m == NULL || !stage_present(sh, (Stage)i))
+				continue;
+			if (nlinks > 1 && strcmp(m, "\u2202") == 0) { /* the gradients: one place after every link */
+				back_lit |= li == cur && i == (int)current;
+				back = 1;
+				continue;
+			}
+			if (li > 0 && strcmp(m, "x") == 0) { /* a later link's input: what the link before made */
+				if (li == cur && i == (int)current)
+					lit = n - 1;
+				continue;
+			}
+			if (prev == NULL || strcmp(m, prev) != 0 || strcmp(m, "+") == 0) {
+				if (n == (int)(sizeof place / sizeof place[0]))
+					break;
+				if (m[0] == 'N' && sscanf(m + 1, "%d", &k) == 1) { /* a later link's norms count on */
+					snprintf(place[n], sizeof place[n], "N%d", norms_before + k);
+					norms = norms > norms_before + k ? norms : norms_before + k;
+				} else if (nlinks > 1 && strcmp(m, "attention") == 0) /* which attention of the layer */
+					snprintf(place[n], sizeof place[n], "%s", sh->features & FEAT_SOURCE ? "cross-attn" : "self-attn");
+				else
+					snprintf(place[n], sizeof place[n], "%s", m);
+				n++;
+			}
+			prev = m;
+			if (li == cur && i == (int)current)
+				lit = n - 1;
+		}
+	}
+	if (back && n < (int)(sizeof place / sizeof place[0])) {
+		if (back_lit)
+			lit = n;
+		snprintf(place[n++], sizeof place[0], "%s", "\u2202");
+	}
+	for (int k = 0; k < n; k++) /* the gradients' ∂ is "d" without UTF-8, as dM is */
+		strbuf_printf(&b, "%s%s%s%s", k ? (utf8 ? " \u2192 " : " -> ") : "", k == lit ? "[" : "",
+		              !utf8 && strcmp(place[k], "\u2202") == 0 ? "d" : place[k], k == lit ? "]" : "");
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+char *stage_map(const LessonShape *sh, Stage current, int utf8)
+{
+	return stage_map_links(&sh, 1, 0, current, utf8);
+}
+
+const char *stage_formula(const LessonShape *sh, Stage s, int utf8)
+{
+	if ((unsigned)s >= STAGE_COUNT)
+		return "";
+	for (int i = 0; i < STAGE_MAX_FORMULAS; i++) {
+		const StageFormula *f = &stage_kinds[s].formula[i];
+		if (f->utf8 == NULL)
+			break;
+		if (has(sh, f->when) && (sh->features & f->unless) == 0)
+			return utf8 ? f->utf8 : f->ascii;
+	}
+	return "";
+}
+
+const char *stage_blurb(Stage s, const char *lang)
+{
+	if ((unsigned)s >= STAGE_COUNT)
+		return "";
+	return lang != NULL && strcmp(lang, "zh") == 0 ? stage_kinds[s].blurb_zh : stage_kinds[s].blurb_en;
+}
+
+int stage_panes(const LessonShape *sh, Stage s, StagePane out[STAGE_MAX_PANES])
+{
+	int k = 0;
+
+	if ((unsigned)s >= STAGE_COUNT)
+		return 0;
+	for (int i = 0; i < stage_kinds[s].npanes; i++)
+		if (has(sh, stage_kinds[s].panes[i].requires) && (sh->features & stage_kinds[s].panes[i].unless) == 0 &&
+		    has(sh, matrix_kinds[stage_kinds[s].panes[i].matrix].requires))
+			out[k++] = stage_kinds[s].panes[i];
+	return k;
+}
+
+/* A pane of head (or key/value head) h's columns, in a stage whose result is `result`. */
+static PaneCut cut(const LessonShape *sh, const StagePane *p, int h, AttnMatrix result)
+{
+	PaneCut c = { p->matrix, h, matrix_head_col0(sh, p->matrix, h), matrix_head_width(sh, p->matrix), p->flags, 0 };
+
+	if (p->flags & PANE_EACH_KV_HEAD) /* h is the key/value head itself */
+		c.col0 = h * matrix_head_width(sh, p->matrix);
+	if (matrix_kinds[p->matrix].head_cols == DIM_ONE) /* a matrix of its own per head: all of it */
+		c.col0 = 0, c.ncols = -1;
+	c.label0 = c.col0;
+	if ((p->flags & PANE_RESULT_COLS) && matrix_kinds[p->matrix].col_axis == AXIS_INDEX)
+		c.label0 = matrix_head_col0(sh, result, h);
+	return c;
+}
+
+int stage_cut_panes(const LessonShape *sh, const StagePane *ps, int np, int cur, PaneCut *out, int max)
+{
+	const int h = sh->heads > 0 ? sh->heads : 1, g = sh->kv_heads > 0 && sh->kv_heads <= h ? sh->kv_heads : h;
+	int fixed = 0, kvp = 0, qp = 0, n = 0, done = 0;
+
+	for (int i = 0; i < np; i++) {
+		kvp += (ps[i].flags & PANE_EACH_KV_HEAD) != 0;
+		qp += (ps[i].flags & PANE_EACH_HEAD) != 0 && !(ps[i].flags & PANE_EACH_KV_HEAD);
+		fixed += !(ps[i].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD));
+	}
+	if (cur < 0 || cur >= h)
+		cur = 0;
+	for (int i = 0; i < np && n < max; i++) {
+		if (!(ps[i].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD))) {
+			PaneCut c = { ps[i].matrix, cur, 0, -1, ps[i].flags, 0 };
+			if ((ps[i].flags & PANE_HEAD_COLS) && h > 1)
+				c = cut(sh, &ps[i], cur, ps[np - 1].matrix);
+			out[n++] = c;
+			continue;
+		}
+		if (done++)
+			continue;
+		/* the groups: g of them with key/value panes, else one per query head */
+		const int groups = kvp > 0 ? g : h, per = kvp > 0 ? h / g : 1, size = kvp + qp * per;
+		const int room = max - fixed > 1 ? max - fixed : 1;
+		int fit = size > 0 ? room / size : groups, q0 = 0, q1 = per;
+		if (fit < 1) {
+			/* one group is too large: its key/value panes, and the query heads around cur */
+			int qn = qp > 0 ? (room - kvp) / qp : 0;
+			fit = 1;
+			if (qn < 1)
+				qn = 1;
+			if (qn < per) {
+				const int at = cur % per;
+				q0 = at >= qn ? at - qn + 1 : 0;
+				q1 = q0 + qn;
+			}
+		}
+		if (fit > groups)
+			fit = groups;
+		const int cg = cur / per;
+		const int first = cg >= fit ? cg - fit + 1 : 0;
+		for (int j = first; j < first + fit; j++) {
+			for (int k = 0; k < np && n < max; k++)
+				if (ps[k].flags & PANE_EACH_KV_HEAD)
+					out[n++] = cut(sh, &ps[k], j, ps[np - 1].matrix);
+			for (int q = j * per + q0; q < j * per + q1; q++)
+				for (int k = 0; k < np && n < max; k++)
+					if ((ps[k].flags & PANE_EACH_HEAD) && !(ps[k].flags & PANE_EACH_KV_HEAD))
+						out[n++] = cut(sh, &ps[k], q, ps[np - 1].matrix);
+		}
+	}
+	return n;
+}
+
+const char *matrix_name(AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT ? matrix_kinds[m].name : NULL;
+}
+
+int matrix_find(const char *name)
+{
+	return find_name(name, matrix_kinds, sizeof matrix_kinds[0], AM_COUNT);
+}
+
+const MatrixKind *matrix_kind(AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT ? &matrix_kinds[m] : NULL;
+}
+
+int matrix_present(const LessonShape *sh, AttnMatrix m, const char **why)
+{
+	const unsigned req = (unsigned)m < AM_COUNT ? matrix_kinds[m].requires : 0;
+
+	if ((unsigned)m >= AM_COUNT) {
+		if (why != NULL)
+			*why = "unknown";
+		return 0;
+	}
+	if (why != NULL)
+		*why = has(sh, req) ? NULL : feature_absent(req & ~sh->features);
+	return has(sh, req);
+}
+
+int matrix_per_head(AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT && (matrix_kinds[m].flags & MF_PER_HEAD);
+}
+
+int matrix_editable(AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT && (matrix_kinds[m].flags & MF_GIVEN);
+}
+
+void matrix_shape(const LessonShape *sh, AttnMatrix m, int *rows, int *cols)
+{
+	*rows = *cols = 0;
+	if ((unsigned)m >= AM_COUNT)
+		return;
+	*rows = sh->dim[matrix_kinds[m].rows];
+	*cols = sh->dim[matrix_kinds[m].cols];
+}
+
+int shape_kv_head(const LessonShape *sh, int h)
+{
+	const int g = sh->kv_heads > 0 ? sh->kv_heads : sh->heads;
+
+	return g > 0 && sh->heads >= g ? h / (sh->heads / g) : h;
+}
+
+int matrix_head_width(const LessonShape *sh, AttnMatrix m)
+{
+	return (unsigned)m < AM_COUNT ? sh->dim[matrix_kinds[m].head_cols] : 0;
+}
+
+int matrix_head_col0(const LessonShape *sh, AttnMatrix m, int h)
+{
+	if ((unsigned)m >= AM_COUNT)
+		return 0;
+	return ((matrix_kinds[m].flags & MF_KV) ? shape_kv_head(sh, h) : h) * matrix_head_width(sh, m);
+}
+
+int matrix_stage(const LessonShape *sh, AttnMatrix m)
+{
+	const MatrixKind *k = matrix_kind(m);
+
+	if (k == NULL || k->made_by == STAGE_COUNT)
+		return -1;
+	if (stage_present(sh, k->made_by))
+		return (int)k->made_by;
+	return k->made_else == STAGE_COUNT ? -1 : (int)k->made_else;
+}

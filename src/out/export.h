@@ -1,0 +1,84 @@
+/* export.h: a matrix or a whole stage as SVG, CSV, Markdown, TeX or JSON (`export`, `--export`). */
+#ifndef ATTNVIZ_EXPORT_H
+#define ATTNVIZ_EXPORT_H
+
+#include "app/session.h"
+#include "out/themefile.h"
+
+typedef enum ExportFormat {
+	EXPORT_SVG,   /* a labelled heatmap figure: the stage's operands and result side by side */
+	EXPORT_CSV,   /* one matrix: a header row of column labels, then label, numbers (%.17g) */
+	EXPORT_MD,    /* Markdown tables of the stage, with its formula and narration */
+	EXPORT_TEX,   /* a document (pdflatex; xelatex with xeCJK for Chinese): the formula in math, a bmatrix per pane */
+	EXPORT_JSON,  /* the stage's slice of --dump: stage, head, formula, each matrix by name */
+	EXPORT_FORMAT_COUNT
+} ExportFormat;
+
+/* "svg", "csv", "md", "tex", "json"; NULL when out of range. */
+const char *export_format_name(ExportFormat f);
+/* By name (case-insensitive; "markdown" and "latex" too); -1 when unknown. */
+int export_format_find(const char *name);
+
+/* What to export: a whole stage, or one matrix; per-head matrices use head. */
+/* The most cells of one matrix in an svg, md or tex export (they are for people to read). */
+#define EXPORT_MAX_CELLS 65536
+
+/* The shape of slide an SVG figure's panes wrap to fit (`--aspect`). */
+typedef enum ExportAspect { EXPORT_ASPECT_16_9, EXPORT_ASPECT_4_3, EXPORT_ASPECT_WIDE, EXPORT_ASPECT_COUNT } ExportAspect;
+
+typedef struct ExportTarget {
+	int whole_stage;     /* 1: stage (its panes as the stage table cuts them); 0: matrix */
+	Stage stage;
+	AttnMatrix matrix;
+	int head;            /* 0-based */
+	/* How; export_target_parse sets the defaults. */
+	int precision;       /* decimals of the numbers (svg, md, tex); -1: as the screen shows them */
+	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the figure per kind (diverging, sequential) */
+	ExportAspect aspect; /* svg: the panes wrap into rows nearest this shape (wide: one row) */
+	int has_hidden;      /* svg: 1: the panes of `hidden` are drawn without their numbers (an open question's) */
+	AttnMatrix hidden;
+} ExportTarget;
+
+/* "16:9", "4:3", "wide"; -1 when unknown. */
+int export_aspect_find(const char *name);
+
+/*
+ * Resolve a word to a target of lesson a: NULL means dflt_stage; else a stage
+ * name present in the lesson, else a matrix name present in it. (Where the
+ * names collide — "output" — the stage wins; "mask"/"masked" and
+ * "scale"/"scaled" do not collide.) head must be a head of the lesson.
+ * Returns 0, or -1 with *err ("unknown stage or matrix: x (…)").
+ */
+int export_target_parse(const Attn *a, const char *word, Stage dflt_stage, int head, ExportTarget *t, char **err);
+
+/*
+ * Render target t of a as format fmt: a NUL-terminated heap string (UTF-8,
+ * with a final newline). s (may be NULL) gives the narration language and
+ * the current step's narration (md) ; theme (NULL: the built-in default)
+ * gives the SVG palettes. CSV of a whole stage writes the stage's result
+ * (its last matrix). NULL with *err when the target is not in this lesson or
+ * out of memory.
+ */
+char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const ExportTarget *t,
+                    const ThemeFile *theme, char **err);
+
+/*
+ * The lesson with every matrix written out (format v1), so that it loads
+ * with --check and computes to the same --dump: title, summary, tokens, X,
+ * positional, source, heads, W_*, score, w_e, scale, mask, mask_fill, steps
+ * and compare (with all of its keys concrete). Heap string (pretty JSON, a
+ * final newline), or NULL with *err when out of memory.
+ */
+char *export_lesson_json(const Lesson *l, char **err);
+
+struct StrBuf;
+/*
+ * Lesson text as the exports write it (text_escape first), for other
+ * writers of documents (handout.c): XML character data (& < > " ' escaped,
+ * characters XML forbids dropped, a newline a space), and Markdown with its
+ * markup backslash-escaped (oneline: a newline a space; else a new "> " line).
+ */
+void export_xml_puts(struct StrBuf *b, const char *text);
+void export_md_puts(struct StrBuf *b, const char *text, int oneline);
+
+#endif

@@ -1,0 +1,41 @@
+/* handout.h: a lesson as a printed handout (`--handout LESSON -o FILE.html|FILE.md`).
+ *
+ * Every step of the lesson in order: its place (stage, head, layer), its
+ * narration, its stage's figure (export.c's SVG, the open question's pane
+ * without its numbers), its formula and its question; then an answer key
+ * whose answers are computed from the lesson as the quiz checks them (the
+ * right choice, or the answer cell's number and the tolerance).
+ *
+ * HTML is one self-contained file, well-formed XML too (void elements closed, "<br/>"), (the figures inline, the style in it,
+ * nothing loaded from elsewhere) with print CSS for A4 and Letter; Markdown
+ * links one SVG file per step beside it (FILE-stepNN.svg). Lesson text is
+ * escaped for the format (export_xml_puts, export_md_puts).
+ */
+#ifndef ATTNVIZ_HANDOUT_H
+#define ATTNVIZ_HANDOUT_H
+
+#include "app/session.h"
+#include "out/themefile.h"
+
+typedef struct HandoutFile {
+	char *path; /* where it goes: the handout itself first, then its figures (Markdown) */
+	char *data; /* its bytes, NUL-terminated */
+} HandoutFile;
+
+typedef struct Handout {
+	int n;
+	HandoutFile *file;
+} Handout;
+
+/* 1 for FILE.html / FILE.htm, 0 for FILE.md / FILE.markdown, -1 for anything else. */
+int handout_is_html(const char *path);
+
+/*
+ * The handout of session s's lesson in the language s->lang, to be written at
+ * path (its extension says the format). Moves s through its walk. Returns 0
+ * with *h filled (handout_free), or -1 with *err ("handout: …").
+ */
+int handout_render(Session *s, const char *path, const ThemeFile *theme, Handout *h, char **err);
+void handout_free(Handout *h);
+
+#endif
