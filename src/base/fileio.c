@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -445,4 +446,47 @@ fail:
 	close(fd);
 	free(buf);
 	return NULL;
+}
+
+const unsigned char *fileio_map(const char *path, size_t *len, char **err)
+{
+	static const unsigned char nothing[1];
+	struct stat st;
+	const char *kind;
+	void *p;
+	int fd;
+
+	*len = 0;
+	fd = fileio_open_regular(path, &st, &kind);
+	if (fd < 0) {
+		*err = kind != NULL ? fileio_error(SAY_PATH, path, not_regular(kind)) : fileio_error(SAY_CANNOT_READ, path, strerror(errno));
+		if (*err == NULL)
+			*err = strdup(_("out of memory"));
+		return NULL;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return nothing;
+	}
+	if ((unsigned long long)st.st_size > (size_t)-1) {
+		close(fd);
+		*err = over_limit(path, (size_t)-1);
+		return NULL;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		*err = fileio_error(SAY_CANNOT_READ, path, strerror(errno));
+		if (*err == NULL)
+			*err = strdup(_("out of memory"));
+		return NULL;
+	}
+	*len = (size_t)st.st_size;
+	return p;
+}
+
+void fileio_unmap(const unsigned char *p, size_t len)
+{
+	if (p != NULL && len > 0)
+		munmap((void *)p, len);
 }

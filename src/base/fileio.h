@@ -93,6 +93,14 @@ char *fileio_read_all(const char *path, size_t max, size_t *len, char **err);
  * FIFO", see fileio_kind), or -1 with *kind NULL and errno set.
  */
 int fileio_open_regular(const char *path, struct stat *st, const char **kind);
+/*
+ * Map a whole regular file read-only into memory (a model's weights: the
+ * system pages in what is read, nothing is copied). Returns the bytes with
+ * *len their count, or NULL with *err as fileio_read_all says it (an empty
+ * file is mapped as a non-NULL pointer to no bytes). Undo with fileio_unmap.
+ */
+const unsigned char *fileio_map(const char *path, size_t *len, char **err);
+void fileio_unmap(const unsigned char *p, size_t len);
 /* NULL for a regular file; else what the mode is: "a directory", "a FIFO", "a character device", … */
 const char *fileio_kind(mode_t mode);
 
