@@ -7,7 +7,8 @@
 #   make READLINE=0   build with the built-in line editor instead of GNU readline
 #   make SAN=1        build with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz         build and run the libFuzzer target for the lesson loader (clang);
-#                     fuzz-cmd, fuzz-theme, fuzz-demo: command lines, themes, demo scripts
+#                     fuzz-cmd, fuzz-theme, fuzz-demo, fuzz-safetensors: command lines,
+#                     themes, demo scripts, weight files
 #   make bench        print speed and memory figures
 #   make install PREFIX=/usr/local   binary, lessons, message catalogues, man page
 #   make pot          refresh po/attnviz.pot from the sources and merge it into po/*.po
@@ -151,7 +152,8 @@ $(BUILD)/tests/bench_gemm: tests/bench_gemm.c $(LIB_OBJ) $(HDRS) | $(BUILD)
 
 # libFuzzer targets (clang), built with ASan + UBSan from the same sources:
 # fuzz (the lesson loader), fuzz-cmd (command lines on each shipped lesson),
-# fuzz-theme (the theme reader), fuzz-demo (the demo-script parser).
+# fuzz-theme (the theme reader), fuzz-demo (the demo-script parser),
+# fuzz-safetensors (a model's weights file).
 # FUZZ_SECONDS=N runs each for N seconds; new finds go to build-fuzz/*-corpus.
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 60
@@ -164,7 +166,7 @@ FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/tui/lineedit-r
 	$(FUZZ_BUILD)/default_lesson.o
 # Absolute paths: fuzz_cmd works in a temporary directory of its own; crashes are kept in build-fuzz/.
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(CURDIR)/$(FUZZ_BUILD)/
-.PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-all
+.PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors fuzz-all
 .SECONDARY: $(FUZZ_OBJ)
 
 $(FUZZ_BUILD)/%.o: src/%.c $(HDRS)
@@ -189,7 +191,10 @@ fuzz-theme: $(FUZZ_BUILD)/fuzz_theme
 fuzz-demo: $(FUZZ_BUILD)/fuzz_demo
 	mkdir -p $(FUZZ_BUILD)/demo-corpus
 	$(FUZZ_BUILD)/fuzz_demo $(FUZZ_RUN) -max_len=4096 $(FUZZ_BUILD)/demo-corpus lessons/demos
-fuzz-all: fuzz fuzz-cmd fuzz-theme fuzz-demo
+fuzz-safetensors: $(FUZZ_BUILD)/fuzz_safetensors
+	mkdir -p $(FUZZ_BUILD)/safetensors-corpus
+	$(FUZZ_BUILD)/fuzz_safetensors $(FUZZ_RUN) -max_len=4096 $(FUZZ_BUILD)/safetensors-corpus tests/weights tests/weights/bad
+fuzz-all: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors
 
 install: $(BIN) $(MO)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnviz/lessons $(DESTDIR)$(PREFIX)/share/man/man1
