@@ -1,54 +1,13 @@
-/* dump.c: every stage as JSON, with round-trip precision (cJSON prints %.17g when needed). */
+/* dump.c: every stage as JSON, every number exact (base/jsonwrite.h: read back, it is the same double). */
 #include "inspect/dump.h"
 #include "engine/backward.h"
+#include "base/jsonwrite.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/*
- * A number that reads back as exactly the same double: the shortest of
- * %.15g, %.16g, %.17g that round-trips (cJSON's own printer accepts a
- * difference of one epsilon). Non-finite numbers (−∞ masks) become null.
- */
-cJSON *dump_number(double x)
-{
-	char buf[TEXT_EXACT_SIZE];
-
-	if (!isfinite(x))
-		return cJSON_CreateNull();
-	return cJSON_CreateRaw(text_exact(buf, x, 15));
-}
-
-cJSON *dump_matrix(const Mat *m)
-{
-	cJSON *rows = cJSON_CreateArray();
-	int i, j;
-
-	if (rows == NULL)
-		return NULL;
-	for (i = 0; i < m->rows; i++) {
-		cJSON *row = cJSON_CreateArray();
-		if (row == NULL || !cJSON_AddItemToArray(rows, row)) {
-			cJSON_Delete(row);
-			goto fail;
-		}
-		for (j = 0; j < m->cols; j++) {
-			const double x = MAT_AT(*m, i, j);
-			cJSON *cell = dump_number(x);
-			if (cell == NULL || !cJSON_AddItemToArray(row, cell)) {
-				cJSON_Delete(cell);
-				goto fail;
-			}
-		}
-	}
-	return rows;
-fail:
-	cJSON_Delete(rows);
-	return NULL;
-}
 
 static cJSON *dump_strings(char *const *s, int count)
 {
@@ -116,7 +75,7 @@ static int add_lazy(cJSON *obj, const char *key, const Mat *m, const Attn *a, At
 	} else {
 		if (m == NULL)
 			m = attn_matrix(a, which, h);
-		j = m != NULL ? dump_matrix(m) : NULL;
+		j = m != NULL ? jw_matrix(m) : NULL;
 	}
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
 		cJSON_Delete(j);
@@ -139,29 +98,12 @@ static int add_derived(cJSON *obj, const char *key, const Attn *a, AttnMatrix wh
 
 static int add_number(cJSON *obj, const char *key, double x)
 {
-	cJSON *j = dump_number(x);
+	cJSON *j = jw_number(x);
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
 		cJSON_Delete(j);
 		return -1;
 	}
 	return 0;
-}
-
-/* A flat array of numbers (w_e). */
-static cJSON *dump_vector(const double *v, int count)
-{
-	cJSON *arr = cJSON_CreateArray();
-	int i;
-
-	for (i = 0; arr != NULL && i < count; i++) {
-		cJSON *x = dump_number(v[i]);
-		if (x == NULL || !cJSON_AddItemToArray(arr, x)) {
-			cJSON_Delete(x);
-			cJSON_Delete(arr);
-			return NULL;
-		}
-	}
-	return arr;
 }
 
 /* A block of a matrix (rows r0 … r0+rows−1, columns c0 … c0+cols−1) as a matrix of its own. */
@@ -174,7 +116,7 @@ static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows
 		return -1;
 	for (int i = 0; i < rows; i++)
 		memcpy(&MAT_AT(v, i, 0), &MAT_AT(*m, r0 + i, c0), (size_t)cols * sizeof(double));
-	j = dump_matrix(&v);
+	j = jw_matrix(&v);
 	mat_free(&v);
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
 		cJSON_Delete(j);
@@ -271,7 +213,7 @@ static cJSON *dump_flash(const Attn *a)
 					if (arr == NULL)
 						goto fail;
 					for (int i = 0; i < rows; i++) {
-						cJSON *x = dump_number(MAT_AT(*src, q0 + i, kb));
+						cJSON *x = jw_number(MAT_AT(*src, q0 + i, kb));
 						if (x == NULL || !cJSON_AddItemToArray(arr, x)) {
 							cJSON_Delete(x);
 							goto fail;
@@ -364,7 +306,7 @@ static int add_compare(cJSON *o, const Lesson *l, char **err)
 /* A vector (1 × len: a bias, γ, β) as a flat array under key, when present. */
 static int add_vector(cJSON *o, const char *key, const Mat *v)
 {
-	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, dump_vector(v->a, v->rows * v->cols));
+	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, jw_numbers(v->a, v->rows * v->cols));
 }
 
 /* The attention of one layer: Q, K, V, heads, concat, output. */
@@ -681,7 +623,7 @@ static int add_backward(cJSON *o, const Attn *a)
 	if (a->train_loss != NULL) {
 		cJSON *t = cJSON_AddObjectToObject(o, "train");
 		if (t == NULL || add_number(t, "steps", a->train_steps) || add_number(t, "lr", a->train_lr) ||
-		    !cJSON_AddItemToObject(t, "loss", dump_vector(a->train_loss, a->train_steps + 1)))
+		    !cJSON_AddItemToObject(t, "loss", jw_numbers(a->train_loss, a->train_steps + 1)))
 			return -1;
 	}
 	return 0;
@@ -724,7 +666,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 	if (!mat_empty(&l->W_o) && add_matrix(o, "W_o", &l->W_o))
 		goto oom;
 	if (l->score == SCORE_ADDITIVE &&
-	    !cJSON_AddItemToObject(o, "w_e", dump_vector(l->w_e.a, l->w_e.cols)))
+	    !cJSON_AddItemToObject(o, "w_e", jw_numbers(l->w_e.a, l->w_e.cols)))
 		goto oom;
 	if (add_vector(o, "b_q", &l->b_q) || add_vector(o, "b_k", &l->b_k) || add_vector(o, "b_v", &l->b_v) ||
 	    add_vector(o, "b_o", &l->b_o))
@@ -786,33 +728,6 @@ char *dump_string(const Attn *a, int compact, char **err)
 	return s;
 }
 
-/* A matrix as cJSON prints an array of row arrays of dump_number()s. */
-static void write_matrix(FILE *f, const Mat *m, int compact)
-{
-	const char *sep = compact ? "," : ", ";
-	char buf[TEXT_EXACT_SIZE];
-	int i, j;
-
-	fputc('[', f);
-	for (i = 0; i < m->rows; i++) {
-		if (i > 0)
-			fputs(sep, f);
-		fputc('[', f);
-		for (j = 0; j < m->cols; j++) {
-			const double x = MAT_AT(*m, i, j);
-			if (j > 0)
-				fputs(sep, f);
-			if (!isfinite(x)) {
-				fputs("null", f);
-				continue;
-			}
-			fputs(text_exact(buf, x, 15), f);
-		}
-		fputc(']', f);
-	}
-	fputc(']', f);
-}
-
 int dump_write(FILE *f, const Attn *a, int compact, char **err)
 {
 	Lazy lz = { NULL, 0, 0, { NULL }, 0 };
@@ -852,7 +767,7 @@ int dump_write(FILE *f, const Attn *a, int compact, char **err)
 				lazy_free(&lz);
 				return -1;
 			}
-			write_matrix(f, m, compact);
+			jw_fput_matrix(f, m, compact);
 		}
 	}
 	free(s);
