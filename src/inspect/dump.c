@@ -17,9 +17,10 @@ static cJSON *dump_strings(char *const *s, int count)
 /*
  * For dump_write: instead of one cJSON item per number (about 100 bytes
  * each: 4.9 GB for the dump of an n = 1024 lesson), a matrix in the tree is
- * a raw placeholder "\001INDEX\002" that dump_write replaces by the matrix,
- * printed straight from the computed Attn. The compare variant's Attn is
- * kept here until then. NULL: build the whole tree (dump_attn).
+ * an empty array that stands for it (its valueint is its index in the Lazy
+ * table, plus one), and dump_write's printer writes the matrix there,
+ * straight from the computed Attn. The compare variant's Attn is kept here
+ * until then. NULL: build the whole tree (dump_attn).
  */
 typedef struct {
 	const Mat *mat;     /* the matrix, or NULL: derived matrix `which` of head `head` of attn, made when printed */
@@ -66,12 +67,12 @@ static int add_lazy(cJSON *obj, const char *key, const Mat *m, const Attn *a, At
 	cJSON *j;
 
 	if (lazy_ctx != NULL) {
-		char ph[24];
 		int idx = lazy_add(lazy_ctx, (LazyMat){ m, a, which, h });
 		if (idx < 0)
 			return -1;
-		snprintf(ph, sizeof ph, "\001%d\002", idx);
-		j = cJSON_CreateRaw(ph);
+		j = cJSON_CreateArray();
+		if (j != NULL)
+			j->valueint = idx + 1;
 	} else {
 		if (m == NULL)
 			m = attn_matrix(a, which, h);
@@ -728,49 +729,104 @@ char *dump_string(const Attn *a, int compact, char **err)
 	return s;
 }
 
+/* s as cJSON prints a string (its print_string_ptr): ", \\ and control characters escaped, the rest as it is. */
+static void write_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+	static const char esc[] = { ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't' };
+
+	fputc('"', f);
+	for (; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < sizeof esc && esc[*p] != 0)
+			fprintf(f, "\\%c", esc[*p]);
+		else if (*p < 32)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * The dump's tree printed to f byte for byte as cJSON_Print (or, compact,
+ * cJSON_PrintUnformatted) prints it, at the depth cJSON would be at: objects
+ * one key a line, indented by tabs; arrays on one line. A matrix the tree
+ * stands in for (add_lazy) is printed from the Attn. -1 when out of memory.
+ */
+static int write_item(FILE *f, const cJSON *it, int depth, int compact, Lazy *lz)
+{
+	const cJSON *c;
+	char num[64];
+
+	switch (it->type & 0xFF) {
+	case cJSON_NULL: fputs("null", f); return 0;
+	case cJSON_False: fputs("false", f); return 0;
+	case cJSON_True: fputs("true", f); return 0;
+	case cJSON_Raw: fputs(it->valuestring, f); return 0;
+	case cJSON_String: write_string(f, it->valuestring); return 0;
+	case cJSON_Number:
+		if (!cJSON_PrintPreallocated((cJSON *)it, num, sizeof num, 0))
+			return -1;
+		fputs(num, f);
+		return 0;
+	case cJSON_Array:
+		if (it->child == NULL && it->valueint > 0 && it->valueint <= lz->nmat) {
+			const LazyMat *lm = &lz->mat[it->valueint - 1];
+			const Mat *m = lm->mat != NULL ? lm->mat : attn_matrix(lm->attn, lm->which, lm->head);
+			if (m == NULL)
+				return -1;
+			jw_fput_matrix(f, m, compact);
+			return 0;
+		}
+		fputc('[', f);
+		for (c = it->child; c != NULL; c = c->next) {
+			if (write_item(f, c, depth + 1, compact, lz) != 0)
+				return -1;
+			if (c->next != NULL)
+				fputs(compact ? "," : ", ", f);
+		}
+		fputc(']', f);
+		return 0;
+	case cJSON_Object:
+		fputs(compact ? "{" : "{\n", f);
+		for (c = it->child; c != NULL; c = c->next) {
+			for (int i = 0; !compact && i <= depth; i++)
+				fputc('\t', f);
+			write_string(f, c->string);
+			fputs(compact ? ":" : ":\t", f);
+			if (write_item(f, c, depth + 1, compact, lz) != 0)
+				return -1;
+			if (c->next != NULL)
+				fputc(',', f);
+			if (!compact)
+				fputc('\n', f);
+		}
+		for (int i = 0; !compact && i < depth; i++)
+			fputc('\t', f);
+		fputc('}', f);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 int dump_write(FILE *f, const Attn *a, int compact, char **err)
 {
 	Lazy lz = { NULL, 0, 0, { NULL }, 0 };
 	cJSON *o;
-	char *s, *p;
+	int r = -1;
 
 	*err = NULL;
 	lazy_ctx = &lz;
 	o = dump_attn(a, err);
 	lazy_ctx = NULL;
-	s = o ? (compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o)) : NULL;
+	if (o != NULL)
+		r = write_item(f, o, 0, compact, &lz);
 	cJSON_Delete(o);
-	if (s == NULL) {
-		if (*err == NULL)
-			*err = strdup("out of memory writing the dump");
-		lazy_free(&lz);
-		return -1;
-	}
-	/* Text strings are escaped by cJSON (\u0001), so \001 is only ever a placeholder. */
-	for (p = s; *p != '\0';) {
-		char *ph = strchr(p, '\001');
-		long idx;
-		if (ph == NULL) {
-			fputs(p, f);
-			break;
-		}
-		fwrite(p, 1, (size_t)(ph - p), f);
-		idx = strtol(ph + 1, &p, 10);
-		if (*p == '\002')
-			p++;
-		if (idx >= 0 && idx < lz.nmat) {
-			const LazyMat *lm = &lz.mat[idx];
-			const Mat *m = lm->mat != NULL ? lm->mat : attn_matrix(lm->attn, lm->which, lm->head);
-			if (m == NULL) {
-				*err = strdup("out of memory writing the dump");
-				free(s);
-				lazy_free(&lz);
-				return -1;
-			}
-			jw_fput_matrix(f, m, compact);
-		}
-	}
-	free(s);
+	if (r != 0 && *err == NULL)
+		*err = strdup("out of memory writing the dump");
 	lazy_free(&lz);
-	return 0;
+	return r;
 }
