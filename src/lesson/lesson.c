@@ -5,7 +5,8 @@
  * check of `--check --strict`.
  *
  * Reading a lesson file is lesson_read.c and the files beside it
- * (lesson_internal.h says which does what).
+ * (lesson_internal.h says which does what); writing one back,
+ * lesson_write.c.
  */
 #include "lesson/lesson_internal.h"
 

@@ -11,6 +11,8 @@
  *   lesson_shapes.c    the shape rules, for loading and lesson_validate
  *   lesson_steps.c     texts, steps and quizzes
  *   lesson.c           free, clone, layers and walk, masks, languages
+ *   lesson_write.c     the other way: a Lesson written back as a lesson file
+ *                      (lesson_write.h; it needs nothing from this header)
  */
 #ifndef ATTNVIZ_LESSON_INTERNAL_H
 #define ATTNVIZ_LESSON_INTERNAL_H

@@ -1,9 +1,12 @@
 /*
  * lesson_write.c: a Lesson written back as a lesson file (lessons/FORMAT.md),
- * the reader's files read in reverse: what `save` writes, and what reads
- * back as the same lesson (every number exact, through jsonwrite.h). A
- * lesson that gave a key writes it again; a default it did not give is left
- * out. Pure: no files; the caller writes the result (fileio_write_atomic).
+ * the reader's inverse: what `save` writes. Every key concrete (generated
+ * matrices as their numbers, settings with their defaults written out,
+ * every number exact through jsonwrite.h), so that it loads back as the
+ * same lesson and computes to the same --dump; a stack's layers, an
+ * encoder–decoder's parts, the steps and the compare variant as the
+ * lesson has them. Pure: no files; the caller writes the result
+ * (fileio_write_atomic).
  */
 #include "lesson/lesson_write.h"
 #include "base/jsonwrite.h"

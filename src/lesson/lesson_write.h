@@ -5,11 +5,11 @@
 #include "lesson/lesson.h"
 
 /*
- * l as a lesson file (lessons/FORMAT.md) that lesson_load reads back as the
- * same lesson: every number exact, its steps, quizzes and compare variant,
- * a stack's layers and an encoder–decoder's parts as the file gave them.
- * A heap string ending in a newline; NULL with *err (a heap string) when
- * out of memory.
+ * l as it is now (edits and all) as a lesson file (lessons/FORMAT.md) that
+ * lesson_load reads back as the same lesson: every key concrete, every
+ * number exact, its steps, quizzes and compare variant, a stack's layers
+ * and an encoder–decoder's parts. A heap string (pretty JSON) ending in a
+ * newline; NULL with *err (a heap string) when out of memory.
  */
 char *lesson_write_json(const Lesson *l, char **err);
 
