@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ------------------------------------------------------------------ */
+/* Freeing and copying                                                */
+/* ------------------------------------------------------------------ */
+
 static void tokens_free(char **t, int n)
 {
 	int i;
@@ -40,57 +44,6 @@ static void block_free(Block *b)
 	mat_free(&b->b_3);
 	mat_free(&b->W_2);
 	mat_free(&b->b_2);
-}
-
-static int block_copy(Block *dst, const Block *src)
-{
-	*dst = *src;
-	dst->ln1_gamma = dst->ln1_beta = dst->ln2_gamma = dst->ln2_beta = (Mat){ 0 };
-	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
-	return mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
-	       mat_copy(&dst->ln2_gamma, &src->ln2_gamma) | mat_copy(&dst->ln2_beta, &src->ln2_beta) |
-	       mat_copy(&dst->W_1, &src->W_1) | mat_copy(&dst->b_1, &src->b_1) | mat_copy(&dst->W_3, &src->W_3) |
-	       mat_copy(&dst->b_3, &src->b_3) | mat_copy(&dst->W_2, &src->W_2) | mat_copy(&dst->b_2, &src->b_2);
-}
-
-/* Layer i's object merged over the top level: its keys replace the top's ("block" whole). */
-
-int lesson_layers(const Lesson *l)
-{
-	return l->nlayers > 0 ? l->nlayers : 1;
-}
-
-Lesson *lesson_layer(Lesson *l, int i)
-{
-	return l->nlayers > 0 && i >= 0 && i < l->nlayers ? l->layer[i] : l;
-}
-
-const Lesson *lesson_layer_const(const Lesson *l, int i)
-{
-	return lesson_layer((Lesson *)l, i);
-}
-
-const Lesson *lesson_step_stack(const Lesson *l, const Step *st)
-{
-	return st->encoder && l->encoder != NULL ? l->encoder : l;
-}
-
-int lesson_walk_encoder(const Lesson *l)
-{
-	return l->encoder != NULL ? lesson_layers(l->encoder) : 0;
-}
-
-int lesson_walk_layers(const Lesson *l)
-{
-	return lesson_walk_encoder(l) + lesson_layers(l);
-}
-
-Lesson *lesson_walk_stack(Lesson *l, int k, int *i)
-{
-	const int e = lesson_walk_encoder(l);
-
-	*i = k < e ? k : k - e;
-	return k < e ? l->encoder : l;
 }
 
 void lesson_free(Lesson *l)
@@ -134,91 +87,6 @@ void lesson_free(Lesson *l)
 	lesson_free(l->encoder);
 	text_free(&l->compare_label);
 	free(l);
-}
-
-/* Whether one mask lets query i see key j. */
-static int part_sees(MaskKind kind, int window, const Mat *m, int i, int j)
-{
-	switch (kind) {
-	case MASK_CAUSAL: return j <= i;
-	case MASK_WINDOW: return j <= i && i - j < window;
-	case MASK_PADDING: return MAT_AT(*m, 0, j) != 0.0;
-	case MASK_MATRIX: return MAT_AT(*m, i, j) != 0.0;
-	default: return 1;
-	}
-}
-
-int lesson_kv_named(const Lesson *l)
-{
-	return l->kv_heads_given || l->kv_heads != l->heads;
-}
-
-int lesson_mask_sees(const Lesson *l, int i, int j)
-{
-	if (l->mask != MASK_LIST)
-		return part_sees(l->mask, l->window, &l->mask_matrix, i, j);
-	for (int k = 0; k < l->nmasks; k++)
-		if (!part_sees(l->masks[k].kind, l->masks[k].window, &l->masks[k].matrix, i, j))
-			return 0;
-	return 1;
-}
-
-int lesson_mask_causal(const Lesson *l)
-{
-	if (l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW)
-		return 1;
-	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++)
-		if (l->masks[k].kind == MASK_CAUSAL || l->masks[k].kind == MASK_WINDOW)
-			return 1;
-	return 0;
-}
-
-int lesson_mask_window(const Lesson *l)
-{
-	int w = l->mask == MASK_WINDOW ? l->window : 0;
-
-	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++)
-		if (l->masks[k].kind == MASK_WINDOW && (w == 0 || l->masks[k].window < w))
-			w = l->masks[k].window;
-	return w;
-}
-
-/*
- * ALiBi's slopes (Press, Smith and Lewis, "Train Short, Test Long"): for h a
- * power of two, the geometric sequence 2^(−8/h), 2^(−16/h), …; otherwise
- * the c = 2^⌊log2 h⌋ slopes of c heads, then every other slope of 2c heads.
- */
-double lesson_alibi_slope(int h, int i)
-{
-	int c = 1;
-
-	while (c * 2 <= h)
-		c *= 2;
-	if (i < c)
-		return pow(2.0, -8.0 * (i + 1) / c);
-	return pow(2.0, -8.0 * (2 * (i - c) + 1) / (2.0 * c));
-}
-
-/* Where each given matrix lives in a lesson (the catalogue's MF_GIVEN kinds). */
-static const size_t given_field[AM_COUNT] = {
-	[AM_INPUT] = offsetof(Lesson, input), [AM_SOURCE_INPUT] = offsetof(Lesson, source_input),
-	[AM_W_Q] = offsetof(Lesson, W_q), [AM_W_K] = offsetof(Lesson, W_k), [AM_W_V] = offsetof(Lesson, W_v),
-	[AM_W_O] = offsetof(Lesson, W_o), [AM_W_E] = offsetof(Lesson, w_e),
-	[AM_B_Q] = offsetof(Lesson, b_q), [AM_B_K] = offsetof(Lesson, b_k), [AM_B_V] = offsetof(Lesson, b_v),
-	[AM_B_O] = offsetof(Lesson, b_o),
-	[AM_LN1_GAMMA] = offsetof(Lesson, block.ln1_gamma), [AM_LN1_BETA] = offsetof(Lesson, block.ln1_beta),
-	[AM_LN2_GAMMA] = offsetof(Lesson, block.ln2_gamma), [AM_LN2_BETA] = offsetof(Lesson, block.ln2_beta),
-	[AM_W_1] = offsetof(Lesson, block.W_1), [AM_B_1] = offsetof(Lesson, block.b_1),
-	[AM_W_3] = offsetof(Lesson, block.W_3), [AM_B_3] = offsetof(Lesson, block.b_3),
-	[AM_W_2] = offsetof(Lesson, block.W_2), [AM_B_2] = offsetof(Lesson, block.b_2),
-	[AM_FINAL_GAMMA] = offsetof(Lesson, final_gamma), [AM_FINAL_BETA] = offsetof(Lesson, final_beta),
-};
-
-Mat *lesson_matrix(Lesson *l, AttnMatrix which)
-{
-	if ((unsigned)which >= AM_COUNT || !(matrix_kinds[which].flags & MF_GIVEN))
-		return NULL;
-	return (Mat *)((char *)l + given_field[which]);
 }
 
 static char **tokens_copy(char *const *t, int n)
@@ -269,6 +137,17 @@ static int step_copy(Step *dst, const Step *src)
 		}
 	}
 	return 0;
+}
+
+static int block_copy(Block *dst, const Block *src)
+{
+	*dst = *src;
+	dst->ln1_gamma = dst->ln1_beta = dst->ln2_gamma = dst->ln2_beta = (Mat){ 0 };
+	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
+	return mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
+	       mat_copy(&dst->ln2_gamma, &src->ln2_gamma) | mat_copy(&dst->ln2_beta, &src->ln2_beta) |
+	       mat_copy(&dst->W_1, &src->W_1) | mat_copy(&dst->b_1, &src->b_1) | mat_copy(&dst->W_3, &src->W_3) |
+	       mat_copy(&dst->b_3, &src->b_3) | mat_copy(&dst->W_2, &src->W_2) | mat_copy(&dst->b_2, &src->b_2);
 }
 
 Lesson *lesson_clone(const Lesson *l)
@@ -371,6 +250,141 @@ out:
 	}
 	return c;
 }
+
+/* ------------------------------------------------------------------ */
+/* Layers, and the order a learner walks them                         */
+/* ------------------------------------------------------------------ */
+
+int lesson_layers(const Lesson *l)
+{
+	return l->nlayers > 0 ? l->nlayers : 1;
+}
+
+Lesson *lesson_layer(Lesson *l, int i)
+{
+	return l->nlayers > 0 && i >= 0 && i < l->nlayers ? l->layer[i] : l;
+}
+
+const Lesson *lesson_layer_const(const Lesson *l, int i)
+{
+	return lesson_layer((Lesson *)l, i);
+}
+
+const Lesson *lesson_step_stack(const Lesson *l, const Step *st)
+{
+	return st->encoder && l->encoder != NULL ? l->encoder : l;
+}
+
+int lesson_walk_encoder(const Lesson *l)
+{
+	return l->encoder != NULL ? lesson_layers(l->encoder) : 0;
+}
+
+int lesson_walk_layers(const Lesson *l)
+{
+	return lesson_walk_encoder(l) + lesson_layers(l);
+}
+
+Lesson *lesson_walk_stack(Lesson *l, int k, int *i)
+{
+	const int e = lesson_walk_encoder(l);
+
+	*i = k < e ? k : k - e;
+	return k < e ? l->encoder : l;
+}
+
+/* ------------------------------------------------------------------ */
+/* The mask, ALiBi's slopes, the given matrices                       */
+/* ------------------------------------------------------------------ */
+
+/* Whether one mask lets query i see key j. */
+static int part_sees(MaskKind kind, int window, const Mat *m, int i, int j)
+{
+	switch (kind) {
+	case MASK_CAUSAL: return j <= i;
+	case MASK_WINDOW: return j <= i && i - j < window;
+	case MASK_PADDING: return MAT_AT(*m, 0, j) != 0.0;
+	case MASK_MATRIX: return MAT_AT(*m, i, j) != 0.0;
+	default: return 1;
+	}
+}
+
+int lesson_kv_named(const Lesson *l)
+{
+	return l->kv_heads_given || l->kv_heads != l->heads;
+}
+
+int lesson_mask_sees(const Lesson *l, int i, int j)
+{
+	if (l->mask != MASK_LIST)
+		return part_sees(l->mask, l->window, &l->mask_matrix, i, j);
+	for (int k = 0; k < l->nmasks; k++)
+		if (!part_sees(l->masks[k].kind, l->masks[k].window, &l->masks[k].matrix, i, j))
+			return 0;
+	return 1;
+}
+
+int lesson_mask_causal(const Lesson *l)
+{
+	if (l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW)
+		return 1;
+	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++)
+		if (l->masks[k].kind == MASK_CAUSAL || l->masks[k].kind == MASK_WINDOW)
+			return 1;
+	return 0;
+}
+
+int lesson_mask_window(const Lesson *l)
+{
+	int w = l->mask == MASK_WINDOW ? l->window : 0;
+
+	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++)
+		if (l->masks[k].kind == MASK_WINDOW && (w == 0 || l->masks[k].window < w))
+			w = l->masks[k].window;
+	return w;
+}
+
+/*
+ * ALiBi's slopes (Press, Smith and Lewis, "Train Short, Test Long"): for h a
+ * power of two, the geometric sequence 2^(−8/h), 2^(−16/h), …; otherwise
+ * the c = 2^⌊log2 h⌋ slopes of c heads, then every other slope of 2c heads.
+ */
+double lesson_alibi_slope(int h, int i)
+{
+	int c = 1;
+
+	while (c * 2 <= h)
+		c *= 2;
+	if (i < c)
+		return pow(2.0, -8.0 * (i + 1) / c);
+	return pow(2.0, -8.0 * (2 * (i - c) + 1) / (2.0 * c));
+}
+
+/* Where each given matrix lives in a lesson (the catalogue's MF_GIVEN kinds). */
+static const size_t given_field[AM_COUNT] = {
+	[AM_INPUT] = offsetof(Lesson, input), [AM_SOURCE_INPUT] = offsetof(Lesson, source_input),
+	[AM_W_Q] = offsetof(Lesson, W_q), [AM_W_K] = offsetof(Lesson, W_k), [AM_W_V] = offsetof(Lesson, W_v),
+	[AM_W_O] = offsetof(Lesson, W_o), [AM_W_E] = offsetof(Lesson, w_e),
+	[AM_B_Q] = offsetof(Lesson, b_q), [AM_B_K] = offsetof(Lesson, b_k), [AM_B_V] = offsetof(Lesson, b_v),
+	[AM_B_O] = offsetof(Lesson, b_o),
+	[AM_LN1_GAMMA] = offsetof(Lesson, block.ln1_gamma), [AM_LN1_BETA] = offsetof(Lesson, block.ln1_beta),
+	[AM_LN2_GAMMA] = offsetof(Lesson, block.ln2_gamma), [AM_LN2_BETA] = offsetof(Lesson, block.ln2_beta),
+	[AM_W_1] = offsetof(Lesson, block.W_1), [AM_B_1] = offsetof(Lesson, block.b_1),
+	[AM_W_3] = offsetof(Lesson, block.W_3), [AM_B_3] = offsetof(Lesson, block.b_3),
+	[AM_W_2] = offsetof(Lesson, block.W_2), [AM_B_2] = offsetof(Lesson, block.b_2),
+	[AM_FINAL_GAMMA] = offsetof(Lesson, final_gamma), [AM_FINAL_BETA] = offsetof(Lesson, final_beta),
+};
+
+Mat *lesson_matrix(Lesson *l, AttnMatrix which)
+{
+	if ((unsigned)which >= AM_COUNT || !(matrix_kinds[which].flags & MF_GIVEN))
+		return NULL;
+	return (Mat *)((char *)l + given_field[which]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Languages (`--check --strict`)                                     */
+/* ------------------------------------------------------------------ */
 
 /* One text against every language; path is its place in the file. */
 static int text_languages(const Lesson *l, const Text *t, const char *const *langs, StrBuf *b, const char *fmt, ...)

@@ -306,6 +306,7 @@ int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l)
 	return r;
 }
 
+/* Layer i's object merged over the top level: its keys replace the top's ("block" whole). */
 static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 {
 	cJSON *m = cJSON_Duplicate(root, 1);

@@ -87,6 +87,10 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 	return n;
 }
 
+/* ------------------------------------------------------------------ */
+/* The whole lesson                                                    */
+/* ------------------------------------------------------------------ */
+
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "rope", "alibi", "decode", "flash", NULL };
 
@@ -107,10 +111,6 @@ static int check_version_keys(Ctx *c, const cJSON *root, int version)
 	}
 	return 0;
 }
-
-/* ------------------------------------------------------------------ */
-/* The whole lesson                                                    */
-/* ------------------------------------------------------------------ */
 
 const char *const li_top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
