@@ -46,7 +46,7 @@ typedef struct JrCtx {
 	size_t root_len;
 	const cJSON *alias_obj[2];
 	char alias_prefix[2][32];
-	void *reader; /* the reader's own state (lesson.c: the stack read so far) */
+	void *reader; /* the reader's own state (lesson/: the stack read so far) */
 } JrCtx;
 
 /* Everything zero but the name and the warnings. */

@@ -21,6 +21,7 @@
 #include "app/progress.h"
 #include "base/strbuf.h"
 #include "out/export.h"
+#include "lesson/lesson_write.h"
 #include "base/fileio.h"
 #include "base/jsonread.h"
 #include "inspect/stats.h"
@@ -1124,7 +1125,7 @@ static int cmd_save(Session *s, int argc, char **argv, CmdOut *out)
 
 	if (check_out_path(argv[1], "save", out) != 0)
 		return -1;
-	data = export_lesson_json(s->lesson, &err);
+	data = lesson_write_json(s->lesson, &err);
 	if (data == NULL)
 		return fail(out, err);
 	if (fileio_write_atomic(argv[1], data, strlen(data), &err) != 0) {

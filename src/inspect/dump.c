@@ -1,54 +1,13 @@
-/* dump.c: every stage as JSON, with round-trip precision (cJSON prints %.17g when needed). */
+/* dump.c: every stage as JSON, every number exact (base/jsonwrite.h: read back, it is the same double). */
 #include "inspect/dump.h"
 #include "engine/backward.h"
+#include "base/jsonwrite.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/*
- * A number that reads back as exactly the same double: the shortest of
- * %.15g, %.16g, %.17g that round-trips (cJSON's own printer accepts a
- * difference of one epsilon). Non-finite numbers (−∞ masks) become null.
- */
-cJSON *dump_number(double x)
-{
-	char buf[TEXT_EXACT_SIZE];
-
-	if (!isfinite(x))
-		return cJSON_CreateNull();
-	return cJSON_CreateRaw(text_exact(buf, x, 15));
-}
-
-cJSON *dump_matrix(const Mat *m)
-{
-	cJSON *rows = cJSON_CreateArray();
-	int i, j;
-
-	if (rows == NULL)
-		return NULL;
-	for (i = 0; i < m->rows; i++) {
-		cJSON *row = cJSON_CreateArray();
-		if (row == NULL || !cJSON_AddItemToArray(rows, row)) {
-			cJSON_Delete(row);
-			goto fail;
-		}
-		for (j = 0; j < m->cols; j++) {
-			const double x = MAT_AT(*m, i, j);
-			cJSON *cell = dump_number(x);
-			if (cell == NULL || !cJSON_AddItemToArray(row, cell)) {
-				cJSON_Delete(cell);
-				goto fail;
-			}
-		}
-	}
-	return rows;
-fail:
-	cJSON_Delete(rows);
-	return NULL;
-}
 
 static cJSON *dump_strings(char *const *s, int count)
 {
@@ -58,9 +17,10 @@ static cJSON *dump_strings(char *const *s, int count)
 /*
  * For dump_write: instead of one cJSON item per number (about 100 bytes
  * each: 4.9 GB for the dump of an n = 1024 lesson), a matrix in the tree is
- * a raw placeholder "\001INDEX\002" that dump_write replaces by the matrix,
- * printed straight from the computed Attn. The compare variant's Attn is
- * kept here until then. NULL: build the whole tree (dump_attn).
+ * an empty array that stands for it (its valueint is its index in the Lazy
+ * table, plus one), and dump_write's printer writes the matrix there,
+ * straight from the computed Attn. The compare variant's Attn is kept here
+ * until then. NULL: build the whole tree (dump_attn).
  */
 typedef struct {
 	const Mat *mat;     /* the matrix, or NULL: derived matrix `which` of head `head` of attn, made when printed */
@@ -107,16 +67,16 @@ static int add_lazy(cJSON *obj, const char *key, const Mat *m, const Attn *a, At
 	cJSON *j;
 
 	if (lazy_ctx != NULL) {
-		char ph[24];
 		int idx = lazy_add(lazy_ctx, (LazyMat){ m, a, which, h });
 		if (idx < 0)
 			return -1;
-		snprintf(ph, sizeof ph, "\001%d\002", idx);
-		j = cJSON_CreateRaw(ph);
+		j = cJSON_CreateArray();
+		if (j != NULL)
+			j->valueint = idx + 1;
 	} else {
 		if (m == NULL)
 			m = attn_matrix(a, which, h);
-		j = m != NULL ? dump_matrix(m) : NULL;
+		j = m != NULL ? jw_matrix(m) : NULL;
 	}
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
 		cJSON_Delete(j);
@@ -139,29 +99,12 @@ static int add_derived(cJSON *obj, const char *key, const Attn *a, AttnMatrix wh
 
 static int add_number(cJSON *obj, const char *key, double x)
 {
-	cJSON *j = dump_number(x);
+	cJSON *j = jw_number(x);
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
 		cJSON_Delete(j);
 		return -1;
 	}
 	return 0;
-}
-
-/* A flat array of numbers (w_e). */
-static cJSON *dump_vector(const double *v, int count)
-{
-	cJSON *arr = cJSON_CreateArray();
-	int i;
-
-	for (i = 0; arr != NULL && i < count; i++) {
-		cJSON *x = dump_number(v[i]);
-		if (x == NULL || !cJSON_AddItemToArray(arr, x)) {
-			cJSON_Delete(x);
-			cJSON_Delete(arr);
-			return NULL;
-		}
-	}
-	return arr;
 }
 
 /* A block of a matrix (rows r0 … r0+rows−1, columns c0 … c0+cols−1) as a matrix of its own. */
@@ -174,7 +117,7 @@ static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows
 		return -1;
 	for (int i = 0; i < rows; i++)
 		memcpy(&MAT_AT(v, i, 0), &MAT_AT(*m, r0 + i, c0), (size_t)cols * sizeof(double));
-	j = dump_matrix(&v);
+	j = jw_matrix(&v);
 	mat_free(&v);
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
 		cJSON_Delete(j);
@@ -271,7 +214,7 @@ static cJSON *dump_flash(const Attn *a)
 					if (arr == NULL)
 						goto fail;
 					for (int i = 0; i < rows; i++) {
-						cJSON *x = dump_number(MAT_AT(*src, q0 + i, kb));
+						cJSON *x = jw_number(MAT_AT(*src, q0 + i, kb));
 						if (x == NULL || !cJSON_AddItemToArray(arr, x)) {
 							cJSON_Delete(x);
 							goto fail;
@@ -364,7 +307,7 @@ static int add_compare(cJSON *o, const Lesson *l, char **err)
 /* A vector (1 × len: a bias, γ, β) as a flat array under key, when present. */
 static int add_vector(cJSON *o, const char *key, const Mat *v)
 {
-	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, dump_vector(v->a, v->rows * v->cols));
+	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, jw_numbers(v->a, v->rows * v->cols));
 }
 
 /* The attention of one layer: Q, K, V, heads, concat, output. */
@@ -681,7 +624,7 @@ static int add_backward(cJSON *o, const Attn *a)
 	if (a->train_loss != NULL) {
 		cJSON *t = cJSON_AddObjectToObject(o, "train");
 		if (t == NULL || add_number(t, "steps", a->train_steps) || add_number(t, "lr", a->train_lr) ||
-		    !cJSON_AddItemToObject(t, "loss", dump_vector(a->train_loss, a->train_steps + 1)))
+		    !cJSON_AddItemToObject(t, "loss", jw_numbers(a->train_loss, a->train_steps + 1)))
 			return -1;
 	}
 	return 0;
@@ -724,7 +667,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 	if (!mat_empty(&l->W_o) && add_matrix(o, "W_o", &l->W_o))
 		goto oom;
 	if (l->score == SCORE_ADDITIVE &&
-	    !cJSON_AddItemToObject(o, "w_e", dump_vector(l->w_e.a, l->w_e.cols)))
+	    !cJSON_AddItemToObject(o, "w_e", jw_numbers(l->w_e.a, l->w_e.cols)))
 		goto oom;
 	if (add_vector(o, "b_q", &l->b_q) || add_vector(o, "b_k", &l->b_k) || add_vector(o, "b_v", &l->b_v) ||
 	    add_vector(o, "b_o", &l->b_o))
@@ -786,76 +729,104 @@ char *dump_string(const Attn *a, int compact, char **err)
 	return s;
 }
 
-/* A matrix as cJSON prints an array of row arrays of dump_number()s. */
-static void write_matrix(FILE *f, const Mat *m, int compact)
+/* s as cJSON prints a string (its print_string_ptr): ", \\ and control characters escaped, the rest as it is. */
+static void write_string(FILE *f, const char *s)
 {
-	const char *sep = compact ? "," : ", ";
-	char buf[TEXT_EXACT_SIZE];
-	int i, j;
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+	static const char esc[] = { ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't' };
 
-	fputc('[', f);
-	for (i = 0; i < m->rows; i++) {
-		if (i > 0)
-			fputs(sep, f);
+	fputc('"', f);
+	for (; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < sizeof esc && esc[*p] != 0)
+			fprintf(f, "\\%c", esc[*p]);
+		else if (*p < 32)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * The dump's tree printed to f byte for byte as cJSON_Print (or, compact,
+ * cJSON_PrintUnformatted) prints it, at the depth cJSON would be at: objects
+ * one key a line, indented by tabs; arrays on one line. A matrix the tree
+ * stands in for (add_lazy) is printed from the Attn. -1 when out of memory.
+ */
+static int write_item(FILE *f, const cJSON *it, int depth, int compact, Lazy *lz)
+{
+	const cJSON *c;
+	char num[64];
+
+	switch (it->type & 0xFF) {
+	case cJSON_NULL: fputs("null", f); return 0;
+	case cJSON_False: fputs("false", f); return 0;
+	case cJSON_True: fputs("true", f); return 0;
+	case cJSON_Raw: fputs(it->valuestring, f); return 0;
+	case cJSON_String: write_string(f, it->valuestring); return 0;
+	case cJSON_Number:
+		if (!cJSON_PrintPreallocated((cJSON *)it, num, sizeof num, 0))
+			return -1;
+		fputs(num, f);
+		return 0;
+	case cJSON_Array:
+		if (it->child == NULL && it->valueint > 0 && it->valueint <= lz->nmat) {
+			const LazyMat *lm = &lz->mat[it->valueint - 1];
+			const Mat *m = lm->mat != NULL ? lm->mat : attn_matrix(lm->attn, lm->which, lm->head);
+			if (m == NULL)
+				return -1;
+			jw_fput_matrix(f, m, compact);
+			return 0;
+		}
 		fputc('[', f);
-		for (j = 0; j < m->cols; j++) {
-			const double x = MAT_AT(*m, i, j);
-			if (j > 0)
-				fputs(sep, f);
-			if (!isfinite(x)) {
-				fputs("null", f);
-				continue;
-			}
-			fputs(text_exact(buf, x, 15), f);
+		for (c = it->child; c != NULL; c = c->next) {
+			if (write_item(f, c, depth + 1, compact, lz) != 0)
+				return -1;
+			if (c->next != NULL)
+				fputs(compact ? "," : ", ", f);
 		}
 		fputc(']', f);
+		return 0;
+	case cJSON_Object:
+		fputs(compact ? "{" : "{\n", f);
+		for (c = it->child; c != NULL; c = c->next) {
+			for (int i = 0; !compact && i <= depth; i++)
+				fputc('\t', f);
+			write_string(f, c->string);
+			fputs(compact ? ":" : ":\t", f);
+			if (write_item(f, c, depth + 1, compact, lz) != 0)
+				return -1;
+			if (c->next != NULL)
+				fputc(',', f);
+			if (!compact)
+				fputc('\n', f);
+		}
+		for (int i = 0; !compact && i < depth; i++)
+			fputc('\t', f);
+		fputc('}', f);
+		return 0;
+	default:
+		return -1;
 	}
-	fputc(']', f);
 }
 
 int dump_write(FILE *f, const Attn *a, int compact, char **err)
 {
 	Lazy lz = { NULL, 0, 0, { NULL }, 0 };
 	cJSON *o;
-	char *s, *p;
+	int r = -1;
 
 	*err = NULL;
 	lazy_ctx = &lz;
 	o = dump_attn(a, err);
 	lazy_ctx = NULL;
-	s = o ? (compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o)) : NULL;
+	if (o != NULL)
+		r = write_item(f, o, 0, compact, &lz);
 	cJSON_Delete(o);
-	if (s == NULL) {
-		if (*err == NULL)
-			*err = strdup("out of memory writing the dump");
-		lazy_free(&lz);
-		return -1;
-	}
-	/* Text strings are escaped by cJSON (\u0001), so \001 is only ever a placeholder. */
-	for (p = s; *p != '\0';) {
-		char *ph = strchr(p, '\001');
-		long idx;
-		if (ph == NULL) {
-			fputs(p, f);
-			break;
-		}
-		fwrite(p, 1, (size_t)(ph - p), f);
-		idx = strtol(ph + 1, &p, 10);
-		if (*p == '\002')
-			p++;
-		if (idx >= 0 && idx < lz.nmat) {
-			const LazyMat *lm = &lz.mat[idx];
-			const Mat *m = lm->mat != NULL ? lm->mat : attn_matrix(lm->attn, lm->which, lm->head);
-			if (m == NULL) {
-				*err = strdup("out of memory writing the dump");
-				free(s);
-				lazy_free(&lz);
-				return -1;
-			}
-			write_matrix(f, m, compact);
-		}
-	}
-	free(s);
+	if (r != 0 && *err == NULL)
+		*err = strdup("out of memory writing the dump");
 	lazy_free(&lz);
-	return 0;
+	return r;
 }

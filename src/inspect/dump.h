@@ -8,10 +8,6 @@
 
 #include "engine/attention.h"
 
-/* A number printed so that it reads back exactly; −∞ (and NaN) become null. */
-cJSON *dump_number(double x);
-/* A matrix as an array of row arrays; −∞ (and NaN) become null. */
-cJSON *dump_matrix(const Mat *m);
 /*
  * The dump of a computed lesson (keys in lessons/FORMAT.md, "--dump").
  * A lesson with "compare" also gets the variant's dump under "compare"

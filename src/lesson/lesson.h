@@ -1,4 +1,4 @@
-/* lesson.h: a lesson file turned into checked, concrete numbers (format v1). */
+/* lesson.h: a lesson file (lessons/FORMAT.md, formats 1 and 2) turned into a checked Lesson of concrete numbers, and what is asked of one. */
 #ifndef ATTNVIZ_LESSON_H
 #define ATTNVIZ_LESSON_H
 

@@ -63,11 +63,8 @@ char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const Exp
                     const ThemeFile *theme, char **err);
 
 /*
- * The lesson with every matrix written out (format v1), so that it loads
- * with --check and computes to the same --dump: title, summary, tokens, X,
- * positional, source, heads, W_*, score, w_e, scale, mask, mask_fill, steps
- * and compare (with all of its keys concrete). Heap string (pretty JSON, a
- * final newline), or NULL with *err when out of memory.
+ * The lesson itself as JSON, beside the figures: lesson_write_json
+ * (lesson/lesson_write.h), the lesson writer that lives beside its reader.
  */
 char *export_lesson_json(const Lesson *l, char **err);
 

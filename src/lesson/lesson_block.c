@@ -1,0 +1,471 @@
+/*
+ * lesson_block.c: format version 2's Transformer block around attention
+ * (biases, norms, the feed-forward network, the final norm), the loss the
+ * backward pass starts from, and "layers": a stack of layers, each read as
+ * a lesson of its own over the top level's keys.
+ */
+#include "lesson/lesson_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Version 2: biases, the Transformer block, layers                    */
+/* ------------------------------------------------------------------ */
+
+static const char *const backward_keys[] = { "target", "dOutput", NULL };
+
+static int read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why,
+                       const char *cols_why, double dflt, Mat *out);
+
+/* "backward": {"target": n × d_out} or {"dOutput": n × d_out}, against the final output's shape. */
+int li_read_backward(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *b = get(root, "backward");
+	const int has_t = b != NULL && get(b, "target") != NULL, has_d = b != NULL && get(b, "dOutput") != NULL;
+	size_t old;
+	int r = -1;
+
+	if (b == NULL)
+		return 0;
+	old = path_key(c, "backward");
+	if (!cJSON_IsObject(b) || has_t == has_d) {
+		fail(c, _("expected exactly one of {\"target\": n × d_out} (the loss is ½ Σ (output − target)²) or "
+		        "{\"dOutput\": n × d_out} (the gradient at the output, given)%s"),
+		     cJSON_IsObject(b) && has_t ? _(", not both") : "");
+		goto out;
+	}
+	warn_unknown_keys(c, b, backward_keys);
+	l->backward = has_t ? BACKWARD_TARGET : BACKWARD_DOUTPUT;
+	r = read_shaped(c, b, has_t ? "target" : "dOutput", l->n, l->block.present || l->nlayers > 0 ? l->d_model : l->d_out,
+	                _("n, one per token"), l->block.present || l->nlayers > 0 ? _("d_model, the output's columns")
+	                                                                        : _("d_out, the output's columns"),
+	                -1, &l->target);
+out:
+	path_set(c, old);
+	return r;
+}
+static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ln3", "ffn", "final_norm", NULL };
+static const char *const norm_keys[] = { "gamma", "beta", NULL };
+static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
+static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
+	                                  "b_v", "b_o", "block", NULL };
+/* The settings of "block" (its matrices are read with the others, once the shapes are known). */
+int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
+{
+	static const char *const places[] = { "post", "pre", "none", NULL };
+	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
+	static const char *const acts[] = { "relu", "gelu", "swiglu", NULL };
+	const cJSON *b = get(root, "block"), *ffn, *fin;
+	size_t old;
+	int k, r = -1;
+
+	l->block.eps = 1e-5;
+	if (b == NULL)
+		return 0;
+	old = path_key(c, "block");
+	if (!cJSON_IsObject(b)) {
+		fail(c, _("expected an object {\"norm\": \"post\", \"ffn\": {\"W_1\": …, \"W_2\": …}, …}, got %s"), got(b).s);
+		goto out;
+	}
+	warn_unknown_keys(c, b, block_keys);
+	l->block.present = 1;
+	if (get(b, "ln3") != NULL && li_stack(c)->part == PART_LAYER) {
+		path_key(c, "ln3");
+		fail(c, _("only a decoder layer has a third norm (its cross-attention is the extra sublayer); "
+		        "an encoder layer or a stack's layer has ln1 and ln2"));
+		goto out;
+	}
+	k = 0;
+	if (key_choice(c, b, "norm", places, &k) != 0)
+		goto out;
+	l->block.norm = (NormPlace)k;
+	k = 0;
+	if (key_choice(c, b, "norm_kind", kinds, &k) != 0)
+		goto out;
+	l->block.norm_kind = (NormKind)k;
+	if (key_finite(c, b, "eps", &l->block.eps) != 0)
+		goto out;
+	if (!(l->block.eps > 0)) {
+		path_key(c, "eps");
+		fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), l->block.eps);
+		goto out;
+	}
+	ffn = li_stack(c)->part == PART_SELF ? NULL : get(b, "ffn"); /* a decoder's FFN follows its cross-attention */
+	if (ffn != NULL) {
+		size_t old2 = path_key(c, "ffn");
+		if (!cJSON_IsObject(ffn)) {
+			fail(c, _("expected an object {\"W_1\": …, \"W_2\": …, \"activation\": \"relu\"}, got %s"), got(ffn).s);
+			goto out;
+		}
+		warn_unknown_keys(c, ffn, ffn_keys);
+		l->block.has_ffn = 1;
+		k = 0;
+		if (key_choice(c, ffn, "activation", acts, &k) != 0)
+			goto out;
+		l->block.activation = (Activation)k;
+		/* d_ff now, so that steps can point at the FFN's cells (the numbers are read later) */
+		if (get(ffn, "W_1") != NULL) {
+			MatSrc w1;
+			if (li_read_matsrc(c, ffn, "W_1", &LIM_DIM_DIM, &w1) != 0)
+				goto out;
+			l->block.d_ff = w1.cols;
+		}
+		path_set(c, old2);
+	}
+	/* final_norm belongs to the stack, not a layer: read from the top-level block (li_lesson_from_json). */
+	fin = get(b, "final_norm");
+	if (fin != NULL && c->layer_obj != NULL && get(c->layer_obj, "block") != NULL) {
+		size_t old2 = path_key(c, "final_norm");
+		warnf(c, _("ignored: \"final_norm\" goes in the top-level \"block\" (it follows the last layer)"));
+		path_set(c, old2);
+	}
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/*
+ * A matrix or vector of the block or a bias, checked against the shape it
+ * must have: NULL rows_why for a vector (1 × cols). Absent: *out stays
+ * empty, unless dflt ≥ 0 fills it with that value (γ = 1, β = 0).
+ */
+static int read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why,
+                       const char *cols_why, double dflt, Mat *out)
+{
+	MatSrc src;
+	size_t old = c->pathlen;
+	int r = -1;
+
+	if (li_read_matsrc(c, obj, key, rows_why == NULL ? &LIM_VECTOR : &LIM_DIM_DIM, &src) != 0)
+		return -1;
+	if (src.kind == SRC_ABSENT) {
+		if (dflt < 0)
+			return 0;
+		if (mat_alloc(out, rows, cols) != 0)
+			return fail_oom(c);
+		for (size_t i = 0; i < (size_t)rows * (size_t)cols; i++)
+			out->a[i] = dflt;
+		return 0;
+	}
+	path_key(c, key);
+	if (rows_why == NULL && src.rows * src.cols != cols)
+		fail(c, _("expected %d numbers (%s), got %d"), cols, cols_why, src.rows * src.cols);
+	else if (rows_why != NULL && src.rows != rows)
+		fail(c, _("expected %d rows (%s), got %d"), rows, rows_why, src.rows);
+	else if (rows_why != NULL && src.cols != cols)
+		fail(c, _("expected %d columns (%s), got %d"), cols, cols_why, src.cols);
+	else
+		r = 0;
+	path_set(c, old);
+	if (r == 0 && li_fill_mat(c, &src, out) != 0)
+		return -1;
+	if (r == 0 && rows_why == NULL) {
+		out->rows = 1; /* a flat vector or a generator with one row */
+		out->cols = cols;
+	}
+	return r;
+}
+
+/* A norm's {"gamma", "beta"} (β only for LayerNorm); defaults 1 and 0. */
+static int read_norm(Ctx *c, const cJSON *obj, const char *key, const Block *b, int d_model, Mat *gamma, Mat *beta)
+{
+	const cJSON *v = get(obj, key);
+	size_t old = c->pathlen;
+	int r = -1;
+
+	if (v != NULL) {
+		path_key(c, key);
+		if (!cJSON_IsObject(v)) {
+			fail(c, _("expected an object {\"gamma\": [d_model numbers], \"beta\": [...]}, got %s"), got(v).s);
+			goto out;
+		}
+		warn_unknown_keys(c, v, norm_keys);
+		if (b->norm_kind == NORM_RMSNORM && get(v, "beta") != NULL) {
+			path_key(c, "beta");
+			fail(c, _("RMSNorm has no beta (only gamma); remove it, or use \"norm_kind\": \"layernorm\""));
+			goto out;
+		}
+	}
+	if (read_shaped(c, v, "gamma", 1, d_model, NULL, "d_model", 1.0, gamma) != 0 ||
+	    (b->norm_kind == NORM_LAYERNORM && read_shaped(c, v, "beta", 1, d_model, NULL, "d_model", 0.0, beta) != 0))
+		goto out;
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/* Biases and the block's matrices, once the attention's shapes are known. */
+int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
+	const int hdk = l->W_q.cols, hdv = l->W_v.cols;
+	/* a decoder's cross-attention link: its two norms are the layer's ln2 and ln3 */
+	const int cross = li_stack(c)->part == PART_CROSS;
+	const char *n1 = cross ? "ln2" : "ln1", *n2 = cross ? "ln3" : "ln2";
+	Block *blk = &l->block;
+	size_t old;
+	int r = -1;
+
+	if (read_shaped(c, root, "b_q", 1, hdk, NULL, _("the columns of W_q"), -1, &l->b_q) != 0 ||
+	    read_shaped(c, root, "b_k", 1, l->W_k.cols, NULL, _("the columns of W_k"), -1, &l->b_k) != 0 ||
+	    read_shaped(c, root, "b_v", 1, hdv, NULL, _("the columns of W_v"), -1, &l->b_v) != 0)
+		return -1;
+	if (get(root, "b_o") != NULL && mat_empty(&l->W_o)) {
+		old = path_key(c, "b_o");
+		fail(c, _("this is W_o's bias, and this lesson has no W_o (give W_o, or leave b_o out)"));
+		path_set(c, old);
+		return -1;
+	}
+	if (read_shaped(c, root, "b_o", 1, l->d_out, NULL, _("the columns of W_o"), -1, &l->b_o) != 0)
+		return -1;
+	if (!blk->present)
+		return 0;
+	old = path_key(c, "block");
+	if (l->has_source && !cross) {
+		path_set(c, old);
+		path_key(c, "source");
+		fail(c, _("a block lesson has no source: its attention is self-attention"));
+		goto out;
+	}
+	if (l->d_out != l->d_model) {
+		fail(c, _("the residual adds the attention's output to its input, so the output needs d_model = %d "
+		        "columns, but it has %d (%s)"), l->d_model, l->d_out,
+		     mat_empty(&l->W_o) ? _("heads × d_v: give W_o with d_model columns") : _("the columns of W_o"));
+		goto out;
+	}
+	if (blk->norm != NORM_NONE &&
+	    (read_norm(c, b, n1, blk, l->d_model, &blk->ln1_gamma, &blk->ln1_beta) != 0 ||
+	     (blk->has_ffn && read_norm(c, b, n2, blk, l->d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0)))
+		goto out;
+	if (blk->has_ffn) {
+		MatSrc w1;
+		path_key(c, "ffn");
+		if (get(ffn, "W_1") == NULL || get(ffn, "W_2") == NULL) {
+			path_key(c, get(ffn, "W_1") == NULL ? "W_1" : "W_2");
+			fail(c, _("missing: an FFN needs W_1 (d_model × d_ff) and W_2 (d_ff × d_model)"));
+			goto out;
+		}
+		if (li_read_matsrc(c, ffn, "W_1", &LIM_DIM_DIM, &w1) != 0)
+			goto out;
+		blk->d_ff = w1.cols;
+		if (blk->activation == ACT_SWIGLU && get(ffn, "W_3") == NULL) {
+			path_key(c, "W_3");
+			fail(c, _("missing: \"swiglu\" needs W_3 (d_model × d_ff), the gate"));
+			goto out;
+		}
+		if (blk->activation != ACT_SWIGLU && (get(ffn, "W_3") != NULL || get(ffn, "b_3") != NULL)) {
+			size_t old2 = path_key(c, get(ffn, "W_3") != NULL ? "W_3" : "b_3");
+			warnf(c, _("not used: W_3 and b_3 are for \"activation\": \"swiglu\""));
+			path_set(c, old2);
+		}
+		if (read_shaped(c, ffn, "W_1", l->d_model, blk->d_ff, "d_model", "d_ff", -1, &blk->W_1) != 0 ||
+		    read_shaped(c, ffn, "b_1", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_1) != 0 ||
+		    read_shaped(c, ffn, "W_2", blk->d_ff, l->d_model, _("d_ff, the columns of W_1"), "d_model", -1, &blk->W_2) != 0 ||
+		    read_shaped(c, ffn, "b_2", 1, l->d_model, NULL, "d_model", 0.0, &blk->b_2) != 0)
+			goto out;
+		if (blk->activation == ACT_SWIGLU &&
+		    (read_shaped(c, ffn, "W_3", l->d_model, blk->d_ff, "d_model", _("d_ff, the columns of W_1"), -1, &blk->W_3) != 0 ||
+		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_3) != 0))
+			goto out;
+	}
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
+int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *b = get(root, "block");
+	size_t old;
+	int r;
+
+	if (b == NULL || !cJSON_IsObject(b) || get(b, "final_norm") == NULL)
+		return 0;
+	/* The stack's own block settings (a layer's block may differ). */
+	Block top;
+	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
+	int k = 0;
+	memset(&top, 0, sizeof top);
+	top.eps = 1e-5;
+	old = path_key(c, "block");
+	if (key_choice(c, b, "norm_kind", kinds, &k) != 0 || key_finite(c, b, "eps", &top.eps) != 0) {
+		path_set(c, old);
+		return -1;
+	}
+	top.norm_kind = (NormKind)k;
+	l->has_final_norm = 1;
+	l->final_kind = top.norm_kind;
+	l->final_eps = top.eps;
+	r = read_norm(c, b, "final_norm", &top, l->d_model, &l->final_gamma, &l->final_beta);
+	path_set(c, old);
+	return r;
+}
+
+/* Layer i's object merged over the top level: its keys replace the top's ("block" whole). */
+static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
+{
+	cJSON *m = cJSON_Duplicate(root, 1);
+	const cJSON *it;
+
+	if (m == NULL)
+		return NULL;
+	cJSON_DeleteItemFromObjectCaseSensitive(m, "layers");
+	if (!keep_steps) {
+		cJSON_DeleteItemFromObjectCaseSensitive(m, "steps");
+		cJSON_DeleteItemFromObjectCaseSensitive(m, "compare");
+	}
+	cJSON_ArrayForEach(it, layer) {
+		cJSON *copy = cJSON_Duplicate(it, 1);
+		if (copy == NULL) {
+			cJSON_Delete(m);
+			return NULL;
+		}
+		if (get(m, it->string) != NULL)
+			cJSON_ReplaceItemInObjectCaseSensitive(m, it->string, copy);
+		else
+			cJSON_AddItemToObject(m, it->string, copy);
+	}
+	return m;
+}
+
+/* The numbers the stack will hold, over the limit: an error. */
+int li_check_layers_limit(Ctx *c, const Lesson *top)
+{
+	const double total = lesson_count_numbers(top);
+
+	if (total > (double)LESSON_MAX_NUMBERS) {
+		size_t old = path_key(c, "layers");
+		fail(c, _("too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"),
+		     top->nlayers, total, (long)LESSON_MAX_NUMBERS);
+		path_set(c, old);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * "layers": each layer is the lesson with that layer's keys put over the
+ * top level's, read like any lesson (messages name "layers[i].KEY" for its
+ * own keys). The top level is layer 0 with the steps and the comparison.
+ */
+Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, int is_variant)
+{
+	const cJSON *it;
+	Lesson **layer = NULL, *top = NULL;
+	const cJSON *saved_obj = c->layer_obj;
+	Lesson **saved_layers = li_stack(c)->layers;
+	int saved_index = c->layer_index, saved_n = li_stack(c)->nlayers, saved_final = li_stack(c)->stack_final;
+	int n = 0, i, ok = 0;
+	size_t old = path_key(c, "layers");
+
+	if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) == 0) {
+		fail(c, _("expected a list of layers [{…}, …] (each may be {} to repeat the top level), got %s"),
+		     cJSON_IsArray(layers) ? _("an empty list") : got(layers).s);
+		goto out;
+	}
+	n = cJSON_GetArraySize(layers);
+	if (n > LESSON_MAX_LAYERS) {
+		fail(c, _("%d layers is over the limit of %d (LESSON_MAX_LAYERS)"), n, LESSON_MAX_LAYERS);
+		goto out;
+	}
+	i = 0;
+	cJSON_ArrayForEach(it, layers) {
+		size_t old2 = path_index(c, i++);
+		if (!cJSON_IsObject(it)) {
+			fail(c, _("expected a layer {\"W_q\": …, \"block\": …} (or {} to repeat the top level), got %s"), got(it).s);
+			goto out;
+		}
+		warn_unknown_keys(c, it, layer_keys);
+		path_set(c, old2);
+	}
+	path_set(c, old);
+	layer = calloc((size_t)n, sizeof *layer);
+	if (layer == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	li_stack(c)->layers = layer;
+	li_stack(c)->nlayers = n;
+	li_stack(c)->stack_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	/* Layers 1 … n−1, then the top level (layer 0 with the steps, which may name any layer), then layer 0. */
+	for (i = n - 1; i >= 1; i--) {
+		cJSON *merged = merge_layer(root, cJSON_GetArrayItem(layers, i), 0);
+		StrBuf *saved_warn = c->warn;
+		if (merged == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		c->layer_obj = cJSON_GetArrayItem(layers, i);
+		c->layer_index = i;
+		c->warn = NULL; /* the top level's own warnings come once, from layer 0 */
+		layer[i] = li_lesson_from_json(c, merged, 1);
+		c->warn = saved_warn;
+		cJSON_Delete(merged);
+		if (layer[i] == NULL)
+			goto out;
+	}
+	{
+		cJSON *merged = merge_layer(root, cJSON_GetArrayItem(layers, 0), 1);
+		if (merged == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		c->layer_obj = cJSON_GetArrayItem(layers, 0);
+		c->layer_index = 0;
+		top = li_lesson_from_json(c, merged, is_variant);
+		if (top != NULL) {
+			layer[0] = lesson_clone(top);
+			if (layer[0] == NULL)
+				fail_oom(c);
+		}
+		cJSON_Delete(merged);
+		if (layer[0] == NULL)
+			goto out;
+	}
+	/* Only the stack's final norm counts: read from the top level's own block. */
+	layer[0]->has_final_norm = 0;
+	mat_free(&layer[0]->final_gamma);
+	mat_free(&layer[0]->final_beta);
+	lesson_free(layer[0]->compare);
+	layer[0]->compare = NULL;
+	/* the steps belong to the lesson, not to its first layer */
+	for (i = 0; i < layer[0]->nsteps; i++)
+		li_step_free(&layer[0]->steps[i]);
+	free(layer[0]->steps);
+	layer[0]->steps = NULL;
+	layer[0]->nsteps = 0;
+	top->has_final_norm = 0;
+	mat_free(&top->final_gamma);
+	mat_free(&top->final_beta);
+	c->layer_obj = NULL;
+	mat_free(&top->target);
+	top->backward = BACKWARD_NONE;
+	top->nlayers = n; /* li_read_backward takes the output's width from a stack */
+	top->layer = layer;
+	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0) {
+		top->nlayers = 0;
+		top->layer = NULL;
+		goto out;
+	}
+	ok = 1;
+out:
+	c->layer_obj = saved_obj;
+	c->layer_index = saved_index;
+	li_stack(c)->layers = saved_layers;
+	li_stack(c)->nlayers = saved_n;
+	li_stack(c)->stack_final = saved_final;
+	path_set(c, old);
+	if (!ok) {
+		for (i = 0; layer != NULL && i < n; i++)
+			lesson_free(layer[i]);
+		free(layer);
+		lesson_free(top);
+		return NULL;
+	}
+	return top;
+}

@@ -1,0 +1,194 @@
+/*
+ * lesson_internal.h: what the files of src/lesson/ share, for them alone
+ * (the rest of the program includes lesson.h).
+ *
+ *   lesson_read.c      the text parsed, the top-level keys, tokens, "compare",
+ *                      and lesson_from_json, which runs the loading passes
+ *   lesson_settings.c  version, mask, kv_heads/RoPE/ALiBi/decode/flash, scalars
+ *   lesson_block.c     version 2's biases, block, norms, FFN, loss, "layers"
+ *   lesson_encdec.c    an encoder–decoder's encoder and decoder links
+ *   lesson_matrices.c  matrices: literal or generated, limits, filling in
+ *   lesson_shapes.c    the shape rules, for loading and lesson_validate
+ *   lesson_steps.c     texts, steps and quizzes
+ *   lesson.c           free, clone, layers and walk, masks, languages
+ *   lesson_write.c     the other way: a Lesson written back as a lesson file
+ *                      (lesson_write.h; it needs nothing from this header)
+ */
+#ifndef ATTNVIZ_LESSON_INTERNAL_H
+#define ATTNVIZ_LESSON_INTERNAL_H
+
+#include "lesson/lesson.h"
+#include "model/catalog.h"
+#define JSONREAD_SHORT_NAMES /* ctx_init, fail, got, …: the kit's jr_ functions */
+#include "base/jsonread.h"
+#include "base/strbuf.h"
+#include "base/i18n.h"
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ */
+/* The loading context (jsonread.h) and what the loader adds to it     */
+/* ------------------------------------------------------------------ */
+
+/* What the loader carries beside the kit's context (Ctx.reader). */
+typedef struct Stack {
+	/* The layers read so far (their shapes check steps that name a layer). */
+	struct Lesson **layers;
+	int nlayers;
+	int stack_final;       /* the stack has a final norm (after its last layer) */
+	double numbers_before; /* the lesson's count while its compare variant is read or checked */
+	LinkPart part;         /* while a decoder link is read: PART_SELF or PART_CROSS (PART_LAYER otherwise) */
+	int link_final;        /* … and it is the last link of a decoder with a final norm */
+	int outer_compare;     /* while an encoder–decoder's link 0 is read: the whole lesson has a "compare" */
+	const struct Lesson *encoder; /* while an encoder–decoder's links are read: its encoder (steps may show it) */
+} Stack;
+
+static inline Stack *li_stack(Ctx *c)
+{
+	return c->reader;
+}
+
+#define MAX_SEED 9007199254740992.0 /* 2^53: every whole number up to here is exact in JSON */
+
+typedef enum SrcKind { SRC_ABSENT, SRC_ROWS, SRC_FLAT, SRC_NORMAL, SRC_UNIFORM, SRC_IDENTITY } SrcKind;
+
+typedef struct MatSrc {
+	SrcKind kind;
+	const cJSON *item;  /* the array (SRC_ROWS, SRC_FLAT) */
+	char path[PATH_SIZE];
+	int rows, cols;
+	uint64_t seed;
+	double a, b;        /* mean, std or low, high */
+} MatSrc;
+
+/* What a matrix's rows and columns stand for, for limit messages. */
+typedef struct Limits {
+	long max_rows;
+	const char *rows_unit;  /* " tokens" or "" */
+	const char *rows_name;  /* "LESSON_MAX_TOKENS" */
+	long max_cols;
+	const char *cols_name;
+	int flat_ok;            /* a flat array of numbers is one row (w_e, padding) */
+	int generator_ok;
+	int zero_one;           /* every number must be 0 or 1 (masks) */
+} Limits;
+
+static const Limits LIM_TOKENS_DIM = { LESSON_MAX_TOKENS, " tokens", "LESSON_MAX_TOKENS",
+                                       LESSON_MAX_DIM, "LESSON_MAX_DIM", 0, 1, 0 };
+static const Limits LIM_DIM_DIM = { LESSON_MAX_DIM, "", "LESSON_MAX_DIM",
+                                    LESSON_MAX_DIM, "LESSON_MAX_DIM", 0, 1, 0 };
+static const Limits LIM_VECTOR = { 1, "", "", LESSON_MAX_DIM, "LESSON_MAX_DIM", 1, 1, 0 };
+static const Limits LIM_MASK = { LESSON_MAX_TOKENS, " tokens", "LESSON_MAX_TOKENS",
+                                 LESSON_MAX_TOKENS, "LESSON_MAX_TOKENS", 0, 0, 1 };
+static const Limits LIM_PADDING = { 1, "", "", LESSON_MAX_TOKENS, "LESSON_MAX_TOKENS", 1, 0, 1 };
+
+/* Everything the shape rules need: filled from the file, or from a Lesson. */
+typedef struct Shapes {
+	int n, m, d_model, d_src, heads;
+	int has_source;
+	int ntokens, nsource_tokens;  /* -1: generated labels */
+	int wq_r, wq_c, wk_r, wk_c, wv_r, wv_c;
+	int has_wo, wo_r, wo_c;
+	int has_we, we_r, we_c;
+	Positional positional;
+	ScoreKind score;
+	ScaleKind scale;              /* the formulas follow it (FEAT_UNSCALED, FEAT_SCALE_VALUE) */
+	MaskKind mask;
+	int d_k, d_v, d_out;          /* derived by li_check_shapes */
+	/* version 2: the block (settings only) */
+	int block, has_ffn, swiglu, has_final, d_ff;
+	int backward;                 /* a loss: the backward stages exist */
+	NormPlace norm;
+	NormKind norm_kind;
+	/* issue 11: key/value heads, RoPE, ALiBi, the masks of a list, decoding, FlashAttention's tiles */
+	int kv_heads, rope, alibi, decode, flash_bq, flash_bk, fill_inf;
+	int nparts;
+	struct { MaskKind kind; int window, r, c; } part[LESSON_MAX_MASKS]; /* the masks (one without a list) */
+} Shapes;
+
+/* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */
+typedef struct MaskSrc {
+	MaskKind kind;
+	int window;
+	MatSrc ms;
+} MaskSrc;
+
+/*
+ * The functions the files share. Each reads at the context's current path
+ * and returns 0, or -1 (NULL) with c->err set (jsonread.h); the names begin
+ * with li_ so that none is mistaken for the public API (lesson.h).
+ */
+
+/* lesson_read.c: the whole lesson */
+extern const char *const li_top_keys[]; /* every top-level key a lesson may give (warnings: "did you mean") */
+/* A parsed lesson object as a Lesson (a stack or an encoder–decoder when it says so); is_variant: a "compare". */
+Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
+/* "compare": the same lesson with some top-level keys replaced, read into l->compare. */
+int li_read_compare(Ctx *c, const cJSON *root, Lesson *l);
+
+/* lesson_settings.c: the attention's settings */
+/* "attnviz": the format version, 1 or 2, into l->version. */
+int li_read_version(Ctx *c, const cJSON *root, Lesson *l);
+/* "mask": one mask, or a list of them, as parts whose numbers are filled in later (*nparts of them). */
+int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *nparts);
+/* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
+int li_read_modern(Ctx *c, const cJSON *root, Lesson *l);
+/* "positional", "score", "heads", "kv_heads", "scale" and "mask_fill". */
+int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l);
+
+/* lesson_block.c: version 2's block, loss and layers */
+/* "backward": {"target": n × d_out} or {"dOutput": n × d_out}, against the final output's shape. */
+int li_read_backward(Ctx *c, const cJSON *root, Lesson *l);
+/* The settings of "block" (its matrices are read with the others, once the shapes are known). */
+int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l);
+/* Biases and the block's matrices, once the attention's shapes are known. */
+int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l);
+/* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
+int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l);
+/* The numbers the stack will hold, over the limit: an error at "layers". */
+int li_check_layers_limit(Ctx *c, const Lesson *top);
+/* "layers": each layer the lesson with its own keys over the top level's; the top level is layer 0. */
+Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, int is_variant);
+
+/* lesson_encdec.c: the encoder–decoder */
+/* "encoder" read as a stack of its own, then each decoder layer as two links; the top level is link 0. */
+Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant);
+
+/* lesson_matrices.c: a matrix's shape first, its numbers later */
+/* The shape of the matrix at key (absent: SRC_ABSENT), its structure checked against lim. */
+int li_read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim, MatSrc *src);
+/* The same for the value v at the current path (a list's mask). */
+int li_read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
+/* Allocate m and fill it from src (already checked): the literal numbers, or the generator's. */
+int li_fill_mat(Ctx *c, const MatSrc *src, Mat *m);
+/* 1 when src is a generator ("random", "identity"): its rows have no labels of their own. */
+int li_is_generated(const MatSrc *src);
+
+/* lesson_shapes.c: the shape rules */
+/* The shape rules of lessons/FORMAT.md. Fills s->d_k, d_v, d_out. Paths are top-level keys. */
+int li_check_shapes(Ctx *c, Shapes *s);
+/* A loaded lesson's shapes (no token counts: -1). */
+void li_shapes_from_lesson(const Lesson *l, Shapes *s);
+/* Layer i of a loaded lesson as the engine computes it (positions on layer 0, the final norm on the last). */
+void li_layer_shapes(const Lesson *l, int i, Shapes *sh);
+/* The block's settings, for the presence rules. */
+void li_shapes_block(Shapes *s, const Lesson *l);
+/* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
+double li_shapes_count(const Shapes *s);
+/* The sizes and features the catalogue's shape and presence rules read. */
+void li_shapes_shape(const Shapes *s, LessonShape *out);
+/* A cell reference (focus, quiz answer) against the shapes, at the current path. */
+int li_check_cellref(Ctx *c, const Shapes *s, const CellRef *ref);
+/* A step's stage and head against the shapes (paths: steps[i].stage, steps[i].head). */
+int li_check_step_stage(Ctx *c, const Shapes *s, const Step *st);
+
+/* lesson_steps.c: texts, steps and quizzes */
+/* The text at key (a string, or one per language); absent: an empty text. */
+int li_key_text(Ctx *c, const cJSON *obj, const char *key, Text *t);
+/* "steps", each checked against the shapes of the layer it points into, into l->steps. */
+int li_read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l);
+/* What a step owns (its texts, its quiz's). */
+void li_step_free(Step *st);
+
+#endif

@@ -1,0 +1,609 @@
+/*
+ * lesson_read.c: a lesson file (lessons/FORMAT.md, formats 1 and 2) turned
+ * into a checked Lesson: the text parsed, the top-level keys, the tokens,
+ * the "compare" variant, and lesson_from_json, which runs the passes.
+ *
+ * Loading runs in four passes, so that nothing large is allocated before
+ * the lesson is known to fit the documented limits:
+ *   1. parse the JSON (jr_parse) and report syntax errors as FILE:LINE:COL;
+ *   2. read every scalar and the *shape* of every matrix from the tree
+ *      (MatSrc: a literal array or a generator, not yet filled in;
+ *      lesson_matrices.c);
+ *   3. check the shapes against each other and against the limits
+ *      (li_check_shapes, shared with lesson_validate; lesson_shapes.c),
+ *      then the steps (lesson_steps.c);
+ *   4. allocate and fill the matrices, and load the "compare" variant.
+ * Every content error names the JSON path of the value at fault.
+ */
+#include "lesson/lesson_internal.h"
+#include "base/fileio.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+/* ------------------------------------------------------------------ */
+/* Tokens                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Labels from an array of strings, or generated prefix0 … when arr is NULL. */
+static int read_tokens(Ctx *c, const cJSON *arr, int n, const char *prefix, char ***out)
+{
+	const cJSON *it;
+	char **t, label[32];
+	int i = 0;
+
+	t = calloc((size_t)n + 1, sizeof *t);
+	*out = t;
+	if (t == NULL)
+		return fail_oom(c);
+	if (arr == NULL) {
+		for (i = 0; i < n; i++) {
+			snprintf(label, sizeof label, "%s%d", prefix, i);
+			t[i] = strdup(label);
+			if (t[i] == NULL)
+				return fail_oom(c);
+		}
+		return 0;
+	}
+	cJSON_ArrayForEach(it, arr) {
+		size_t old = path_index(c, i);
+		if (read_string(c, it, &t[i]) != 0)
+			return -1;
+		path_set(c, old);
+		i++;
+	}
+	return 0;
+}
+/* Count the labels of the tokens array at key (path key), or -1 when absent. */
+static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON **arr)
+{
+	const cJSON *v = get(obj, key), *it;
+	size_t old;
+	int n = 0;
+
+	*arr = v;
+	if (v == NULL)
+		return -1;
+	old = path_key(c, key);
+	if (!cJSON_IsArray(v)) {
+		fail(c, _("expected an array of labels (strings), got %s"), got(v).s);
+		return -2;
+	}
+	cJSON_ArrayForEach(it, v)
+		n++;
+	if (n == 0) {
+		fail(c, _("expected at least one label, got an empty array"));
+		return -2;
+	}
+	if (n > LESSON_MAX_TOKENS) {
+		fail(c, _("%d labels is over the limit of %d tokens (LESSON_MAX_TOKENS)"), n, LESSON_MAX_TOKENS);
+		return -2;
+	}
+	path_set(c, old);
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* The whole lesson                                                    */
+/* ------------------------------------------------------------------ */
+
+static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
+	                               "kv_heads", "rope", "alibi", "decode", "flash", NULL };
+
+/* A version-2 key in a version-1 file, or a key this build does not read yet. */
+static int check_version_keys(Ctx *c, const cJSON *root, int version)
+{
+	size_t old;
+
+	for (int i = 0; v2_keys[i] != NULL; i++) {
+		if (get(root, v2_keys[i]) == NULL)
+			continue;
+		old = path_key(c, v2_keys[i]);
+		if (version < 2)
+			fail(c, _("needs format version 2: start the lesson with \"attnviz\": 2"));
+		path_set(c, old);
+		if (c->err != NULL)
+			return -1;
+	}
+	return 0;
+}
+
+const char *const li_top_keys[] = {
+	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
+	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
+	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
+	"kv_heads", "rope", "alibi", "decode", "flash", NULL
+};
+static const char *const source_keys[] = { "tokens", "X", NULL };
+/* The top-level keys a "compare" may not change. */
+static const char *const compare_fixed[] = { "attnviz", "title", "summary", "steps", "compare", NULL };
+
+static int is_top_key(const char *key)
+{
+	int k;
+
+	for (k = 0; li_top_keys[k] != NULL; k++)
+		if (strcmp(key, li_top_keys[k]) == 0)
+			return 1;
+	return 0;
+}
+
+/* "self" and "cross" belong to an encoder–decoder: without "encoder" they would be ignored, so they are refused. */
+static int refuse_stray_parts(Ctx *c, const cJSON *root)
+{
+	static const char *const parts[] = { "self", "cross" };
+
+	if (!cJSON_IsObject(root) || get(root, "encoder") != NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (get(root, parts[i]) != NULL) {
+			size_t old = path_key(c, parts[i]);
+			fail(c, _("only in an encoder\u2013decoder lesson (one with \"encoder\"): the decoder's %s-attention; "
+			        "a lesson without an encoder gives its attention's keys at the top level"),
+			     parts[i]);
+			path_set(c, old);
+			return -1;
+		}
+	return 0;
+}
+
+/* "compare": the same lesson with some top-level keys replaced. */
+int li_read_compare(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *cmp = get(root, "compare"), *it;
+	cJSON *variant = NULL;
+	StrBuf *saved_warn;
+	size_t old;
+	int i, nchanged = 0, r = -1;
+
+	if (cmp == NULL)
+		return 0;
+	old = path_key(c, "compare");
+	if (!cJSON_IsObject(cmp)) {
+		fail(c, _("expected an object {\"label\": …, KEY: VALUE, …}, got %s"), got(cmp).s);
+		goto out;
+	}
+	if (li_key_text(c, cmp, "label", &l->compare_label) != 0)
+		goto out;
+	/* Which keys it changes: a fixed key is an error, an unknown one a warning (and ignored). */
+	cJSON_ArrayForEach(it, cmp) {
+		if (strcmp(it->string, "label") == 0)
+			continue;
+		for (i = 0; compare_fixed[i] != NULL; i++)
+			if (strcmp(it->string, compare_fixed[i]) == 0)
+				break;
+		if (compare_fixed[i] != NULL) {
+			size_t old2 = path_key(c, it->string);
+			fail(c, _("a comparison cannot change \"%s\" (it changes the computation: keys such as "
+			        "\"mask\", \"scale\" or \"W_q\")"), it->string);
+			path_set(c, old2);
+			goto out;
+		}
+		if (!is_top_key(it->string)) {
+			const char *const *cands = li_top_keys;
+			int nc = 0;
+			while (cands[nc] != NULL)
+				nc++;
+			warnf(c, _("unknown key %s%s"), quoted(it->string).s, did_you_mean(it->string, cands, nc).s);
+			continue;
+		}
+		nchanged++;
+	}
+	/*
+	 * The variant is the lesson with those keys replaced, made of references
+	 * to the values already parsed: the numbers of a large lesson are not
+	 * copied (cJSON_Delete of the variant frees only the references).
+	 */
+	variant = cJSON_CreateObject();
+	if (variant == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	cJSON_ArrayForEach(it, root) {
+		const cJSON *over = strcmp(it->string, "label") != 0 ? get(cmp, it->string) : NULL;
+		if (strcmp(it->string, "compare") == 0 || strcmp(it->string, "steps") == 0)
+			continue;
+		if (!cJSON_AddItemReferenceToObject(variant, it->string, (cJSON *)(over != NULL ? over : it))) {
+			fail_oom(c);
+			goto out;
+		}
+	}
+	cJSON_ArrayForEach(it, cmp)
+		if (strcmp(it->string, "label") != 0 && get(root, it->string) == NULL && is_top_key(it->string) &&
+		    !cJSON_AddItemReferenceToObject(variant, it->string, (cJSON *)it)) {
+			fail_oom(c);
+			goto out;
+		}
+	if (nchanged == 0)
+		warnf(c, _("changes nothing (give the keys whose values differ, e.g. \"mask_fill\": 0)"));
+	/* The variant's own warnings would only repeat this lesson's. */
+	saved_warn = c->warn;
+	c->warn = NULL;
+	l->compare = li_lesson_from_json(c, variant, 1);
+	c->warn = saved_warn;
+	if (l->compare == NULL)
+		goto out;
+	r = 0;
+out:
+	cJSON_Delete(variant);
+	path_set(c, old);
+	return r;
+}
+
+/* Turn a parsed lesson object into a Lesson, or NULL with c->err set. */
+Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
+{
+	const cJSON *src = NULL, *tok_arr = NULL, *src_tok_arr = NULL, *we;
+	MatSrc ms_x, ms_s, ms_q, ms_k, ms_v, ms_o, ms_e;
+	MaskSrc parts[LESSON_MAX_MASKS];
+	int nparts = 0;
+	Shapes sh;
+	Lesson *l;
+	size_t base = c->pathlen, old;
+	int ok = 0;
+
+	memset(&ms_s, 0, sizeof ms_s);
+	memset(&ms_e, 0, sizeof ms_e);
+	if (cJSON_IsObject(root) && get(root, "encoder") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
+	    get(root, "attnviz")->valuedouble == 2)
+		return li_lesson_encdec(c, root, is_variant);
+	if (cJSON_IsObject(root) && get(root, "layers") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
+	    get(root, "attnviz")->valuedouble == 2)
+		return li_lesson_with_layers(c, root, get(root, "layers"), is_variant);
+	l = calloc(1, sizeof *l);
+	if (l == NULL) {
+		fail_oom(c);
+		return NULL;
+	}
+	l->path = strdup(c->name);
+	if (l->path == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	if (!cJSON_IsObject(root)) {
+		fail(c, _("a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s"), got(root).s);
+		goto out;
+	}
+	if (!is_variant) {
+		warn_unknown_keys(c, root, li_top_keys);
+		warn_duplicate_keys(c, root);
+	}
+	if (li_read_version(c, root, l) != 0 || check_version_keys(c, root, l->version) != 0)
+		goto out;
+	if (li_key_text(c, root, "title", &l->title) != 0 || li_key_text(c, root, "summary", &l->summary) != 0)
+		goto out;
+	if (li_read_scalars(c, root, l) != 0 || li_read_modern(c, root, l) != 0 || li_read_block_settings(c, root, l) != 0)
+		goto out;
+
+	/* Shapes of every matrix, nothing allocated yet. */
+	if (get(root, "X") == NULL) {
+		old = path_key(c, "X");
+		fail(c, _("missing: the input rows, one per token (an n × d_model matrix or a generator)"));
+		path_set(c, old);
+		goto out;
+	}
+	if (li_read_matsrc(c, root, "X", &LIM_TOKENS_DIM, &ms_x) != 0)
+		goto out;
+	src = get(root, "source");
+	if (src != NULL) {
+		old = path_key(c, "source");
+		if (!cJSON_IsObject(src)) {
+			fail(c, _("expected an object {\"tokens\": […], \"X\": […]}, got %s"), got(src).s);
+			goto out;
+		}
+		warn_unknown_keys(c, src, source_keys);
+		if (get(src, "X") == NULL) {
+			path_key(c, "X");
+			fail(c, _("missing: the source rows (an m × d_src matrix or a generator)"));
+			goto out;
+		}
+		if (li_read_matsrc(c, src, "X", &LIM_TOKENS_DIM, &ms_s) != 0)
+			goto out;
+		path_set(c, old);
+	}
+	{
+		static const char *const need[] = { "W_q", "W_k", "W_v" };
+		int i;
+		for (i = 0; i < 3; i++)
+			if (get(root, need[i]) == NULL) {
+				old = path_key(c, need[i]);
+				fail(c, _("missing (every lesson gives W_q, W_k and W_v)"));
+				path_set(c, old);
+				goto out;
+			}
+	}
+	if (li_read_matsrc(c, root, "W_q", &LIM_DIM_DIM, &ms_q) != 0 ||
+	    li_read_matsrc(c, root, "W_k", &LIM_DIM_DIM, &ms_k) != 0 ||
+	    li_read_matsrc(c, root, "W_v", &LIM_DIM_DIM, &ms_v) != 0 ||
+	    li_read_matsrc(c, root, "W_o", &LIM_DIM_DIM, &ms_o) != 0)
+		goto out;
+	we = get(root, "w_e");
+	if (we != NULL && l->score != SCORE_ADDITIVE) {
+		old = path_key(c, "w_e");
+		warnf(c, _("not used: w_e is for \"score\": \"additive\""));
+		path_set(c, old);
+	} else if (li_read_matsrc(c, root, "w_e", &LIM_VECTOR, &ms_e) != 0) {
+		goto out;
+	}
+	if (li_read_mask(c, root, l, parts, &nparts) != 0)
+		goto out;
+
+	/* Tokens: counted now, read once the shapes agree. */
+	memset(&sh, 0, sizeof sh);
+	sh.ntokens = count_tokens(c, root, "tokens", &tok_arr);
+	if (sh.ntokens == -2)
+		goto out;
+	if (sh.ntokens < 0 && !li_is_generated(&ms_x)) {
+		old = path_key(c, "tokens");
+		fail(c, _("missing: one label per row of X (only a generated X may leave them out)"));
+		path_set(c, old);
+		goto out;
+	}
+	sh.nsource_tokens = -1;
+	if (src != NULL) {
+		old = path_key(c, "source");
+		sh.nsource_tokens = count_tokens(c, src, "tokens", &src_tok_arr);
+		if (sh.nsource_tokens == -2)
+			goto out;
+		if (sh.nsource_tokens < 0 && !li_is_generated(&ms_s)) {
+			path_key(c, "tokens");
+			fail(c, _("missing: one label per row of source.X (only a generated source.X may leave them out)"));
+			goto out;
+		}
+		path_set(c, old);
+	}
+
+	sh.n = ms_x.rows;
+	sh.d_model = ms_x.cols;
+	sh.has_source = src != NULL;
+	sh.m = src != NULL ? ms_s.rows : sh.n;
+	sh.d_src = src != NULL ? ms_s.cols : sh.d_model;
+	sh.heads = l->heads;
+	sh.wq_r = ms_q.rows; sh.wq_c = ms_q.cols;
+	sh.wk_r = ms_k.rows; sh.wk_c = ms_k.cols;
+	sh.wv_r = ms_v.rows; sh.wv_c = ms_v.cols;
+	sh.has_wo = ms_o.kind != SRC_ABSENT;
+	sh.wo_r = ms_o.rows; sh.wo_c = ms_o.cols;
+	sh.has_we = ms_e.kind != SRC_ABSENT;
+	sh.we_r = ms_e.rows; sh.we_c = ms_e.cols;
+	sh.positional = l->positional;
+	sh.score = l->score;
+	sh.mask = l->mask;
+	sh.fill_inf = l->mask_fill_inf;
+	sh.nparts = nparts;
+	for (int i = 0; i < nparts; i++) {
+		sh.part[i].kind = parts[i].kind;
+		sh.part[i].window = parts[i].window;
+		sh.part[i].r = parts[i].ms.rows;
+		sh.part[i].c = parts[i].ms.cols;
+	}
+	sh.kv_heads = l->kv_heads;
+	sh.rope = l->rope;
+	sh.alibi = l->alibi;
+	sh.decode = l->decode;
+	sh.flash_bq = l->flash_bq;
+	sh.flash_bk = l->flash_bk;
+	li_shapes_block(&sh, l);
+	if (li_stack(c)->part != PART_LAYER)
+		sh.has_final = li_stack(c)->link_final;
+	else if (c->layer_obj != NULL)
+		sh.has_final = li_stack(c)->stack_final && c->layer_index == li_stack(c)->nlayers - 1;
+	else
+		sh.has_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	sh.backward = get(root, "backward") != NULL;
+	if (li_check_shapes(c, &sh) != 0)
+		goto out;
+	l->n = sh.n;
+	l->m = sh.m;
+	l->d_model = sh.d_model;
+	l->d_src = sh.d_src;
+	l->d_k = sh.d_k;
+	l->d_v = sh.d_v;
+	l->d_out = sh.d_out;
+	l->has_source = sh.has_source;
+
+	old = path_key(c, "tokens");
+	if (read_tokens(c, tok_arr, l->n, "t", &l->tokens) != 0)
+		goto out;
+	path_set(c, old);
+	if (src != NULL) {
+		old = path_key(c, "source.tokens");
+		if (read_tokens(c, src_tok_arr, l->m, "s", &l->source_tokens) != 0)
+			goto out;
+		path_set(c, old);
+	}
+	if (!is_variant && li_read_steps(c, &sh, root, l) != 0)
+		goto out;
+
+	/* Now the numbers. */
+	if (li_fill_mat(c, &ms_x, &l->input) != 0 || li_fill_mat(c, &ms_s, &l->source_input) != 0 ||
+	    li_fill_mat(c, &ms_q, &l->W_q) != 0 || li_fill_mat(c, &ms_k, &l->W_k) != 0 ||
+	    li_fill_mat(c, &ms_v, &l->W_v) != 0 || li_fill_mat(c, &ms_o, &l->W_o) != 0 ||
+	    li_fill_mat(c, &ms_e, &l->w_e) != 0)
+		goto out;
+	if (l->mask == MASK_LIST) {
+		l->masks = calloc((size_t)nparts, sizeof *l->masks);
+		if (l->masks == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		l->nmasks = nparts;
+		for (int i = 0; i < nparts; i++) {
+			l->masks[i].kind = parts[i].kind;
+			l->masks[i].window = parts[i].window;
+			if (li_fill_mat(c, &parts[i].ms, &l->masks[i].matrix) != 0)
+				goto out;
+		}
+	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &l->mask_matrix) != 0)
+		goto out;
+	if (li_read_v2_matrices(c, root, l) != 0 ||
+	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, l) != 0) ||
+	    (c->layer_obj == NULL && li_read_backward(c, root, l) != 0))
+		goto out;
+
+	if (!is_variant) {
+		int r;
+		li_stack(c)->numbers_before = li_shapes_count(&sh); /* the variant counts with this lesson */
+		r = li_read_compare(c, root, l);
+		li_stack(c)->numbers_before = 0;
+		if (r != 0)
+			goto out;
+	}
+	ok = 1;
+out:
+	path_set(c, base);
+	if (!ok) {
+		/* l->n and l->m are set before the token arrays are made: lesson_free can count them. */
+		lesson_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading: text to cJSON (jr_parse), then to a Lesson                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * lesson_load_string; terminated = 1 promises buf[len] == '\0', so the text
+ * is parsed where it is, without a copy (a 64 MiB file is not held twice).
+ */
+static Lesson *load_text(const char *name, const char *buf, size_t len, int terminated, char **err,
+                         char **warn_out)
+{
+	Lesson *l = NULL;
+	cJSON *root = NULL;
+	char *e = NULL;
+	StrBuf w = { 0 };
+	Stack st = { 0 };
+	Ctx c;
+
+	if (name == NULL)
+		name = "(lesson)";
+	if (warn_out != NULL && *warn_out != NULL) {
+		/* Append to what the caller already has. */
+		w.s = *warn_out;
+		w.len = strlen(w.s);
+		w.cap = w.len + 1;
+		*warn_out = NULL;
+	}
+	if (len > (size_t)LESSON_MAX_BYTES) {
+		e = str_printf(_("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)"), name, len,
+		           (long)LESSON_MAX_BYTES);
+		goto out;
+	}
+	root = jr_parse(name, buf, len, terminated, _("lesson"), "{\"attnviz\": 1, …}", &e);
+	if (root == NULL)
+		goto out;
+	ctx_init(&c, name, &w);
+	c.reader = &st;
+	l = refuse_stray_parts(&c, root) != 0 ? NULL : li_lesson_from_json(&c, root, 0);
+	cJSON_Delete(root);
+	e = c.err;
+out:
+	if (e == NULL && l == NULL)
+		e = str_printf(_("%s: out of memory"), name);
+	if (err != NULL)
+		*err = e;
+	else
+		free(e);
+	if (warn_out != NULL && w.len > 0 && !w.oom)
+		*warn_out = w.s;
+	else
+		free(w.s);
+	return l;
+}
+
+Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char **err, char **warn_out)
+{
+	return load_text(name, buf, len, 0, err, warn_out);
+}
+
+Lesson *lesson_load(const char *path, char **err, char **warn_out)
+{
+	/* The name as messages show it: a file name may hold control characters too. */
+	char *shown = text_escape(path, "");
+	struct stat st;
+	Lesson *l = NULL;
+	char *buf = NULL, *p;
+	size_t len = 0, cap;
+	ssize_t got_bytes;
+	const char *kind;
+	int fd;
+
+	if (err != NULL)
+		*err = NULL;
+	if (shown == NULL) {
+		if (err != NULL)
+			*err = str_printf("%s", _("out of memory"));
+		return NULL;
+	}
+	/* Regular files only: a FIFO or a device is refused at once, never waited on (fileio.h). */
+	fd = fileio_open_regular(path, &st, &kind);
+	if (fd < 0) {
+		if (err != NULL)
+			*err = kind != NULL ? str_printf(_("%s: is %s, not a lesson file"), shown, kind)
+			                    : str_printf(_("%s: cannot open: %s"), shown, strerror(errno));
+		free(shown);
+		return NULL;
+	}
+	if (st.st_size > (off_t)LESSON_MAX_BYTES) {
+		if (err != NULL)
+			*err = str_printf(_("%s: the file is %lld bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)"), shown,
+			              (long long)st.st_size, (long)LESSON_MAX_BYTES);
+		goto out;
+	}
+	cap = (size_t)st.st_size + 1;
+	buf = malloc(cap);
+	if (buf == NULL) {
+		if (err != NULL)
+			*err = str_printf(_("%s: out of memory"), shown);
+		goto out;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap > (size_t)LESSON_MAX_BYTES)
+				break; /* over the limit: lesson_load_string says so */
+			cap *= 2;
+			p = realloc(buf, cap);
+			if (p == NULL) {
+				if (err != NULL)
+					*err = str_printf(_("%s: out of memory"), shown);
+				goto out;
+			}
+			buf = p;
+		}
+		got_bytes = read(fd, buf + len, cap - len);
+		if (got_bytes < 0) {
+			if (errno == EINTR)
+				continue;
+			if (err != NULL)
+				*err = str_printf(_("%s: cannot read: %s"), shown, strerror(errno));
+			goto out;
+		}
+		if (got_bytes == 0)
+			break;
+		len += (size_t)got_bytes;
+	}
+	if (len == cap) { /* room for the NUL that lets the parser read the text in place */
+		p = realloc(buf, cap + 1);
+		if (p == NULL) {
+			if (err != NULL)
+				*err = str_printf(_("%s: out of memory"), shown);
+			goto out;
+		}
+		buf = p;
+	}
+	buf[len] = '\0';
+	l = load_text(shown, buf, len, 1, err, warn_out);
+out:
+	free(buf);
+	free(shown);
+	close(fd);
+	return l;
+}
+

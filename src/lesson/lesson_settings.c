@@ -1,0 +1,324 @@
+/*
+ * lesson_settings.c: the attention's settings as a lesson file gives them:
+ * the format version, the mask (one, or a list), key/value heads, RoPE,
+ * ALiBi, decoding and FlashAttention's tiles, positions, score, scale and
+ * the mask's fill.
+ */
+#include "lesson/lesson_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const rope_keys[] = { "base", "style", NULL };
+static const char *const alibi_keys[] = { "slopes", NULL };
+static const char *const flash_keys[] = { "block_q", "block_k", NULL };
+static const char *const mask_keys[] = { "padding", "window", NULL };
+
+int li_read_version(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *v = get(root, "attnviz");
+	size_t old = path_key(c, "attnviz");
+	int r = 0;
+
+	if (v == NULL)
+		r = fail(c, _("missing: a lesson starts with \"attnviz\": 1 (the format version)"));
+	else if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
+		r = fail(c, _("expected the format version 1 or 2, got %s"), got(v).s);
+	else if (v->valuedouble != 1 && v->valuedouble != 2)
+		r = fail(c, _("this file is format %s, but this build of attnviz reads formats 1 and 2%s"), got(v).s,
+		         v->valuedouble > 2 ? _(" (a newer attnviz may read it)") : "");
+	else
+		l->version = (int)v->valuedouble;
+	path_set(c, old);
+	return r;
+}
+
+/*
+ * One mask at the current path: "none", "causal", {"padding": […]},
+ * {"window": w} or an n × m matrix of 0/1. in_list: an element of a list,
+ * which may not be a list itself.
+ */
+static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
+{
+	const char *const expect = _(
+		"\"none\", \"causal\", {\"padding\": [1, 1, 0, …]}, {\"window\": w}, an n × m matrix of 0/1, or a list of them");
+
+	memset(out, 0, sizeof *out);
+	out->kind = MASK_NONE;
+	if (cJSON_IsString(v)) {
+		static const char *const words[] = { "none", "causal" };
+		if (strcmp(v->valuestring, "none") == 0)
+			return 0;
+		if (strcmp(v->valuestring, "causal") == 0) {
+			out->kind = MASK_CAUSAL;
+			return 0;
+		}
+		return fail(c, _("expected %s, got %s%s"), expect, got(v).s, did_you_mean(v->valuestring, words, 2).s);
+	}
+	if (cJSON_IsObject(v)) {
+		const int has_pad = get(v, "padding") != NULL, has_win = get(v, "window") != NULL;
+		warn_unknown_keys(c, v, mask_keys);
+		if (has_pad && has_win)
+			return fail(c, _("a mask object has one key: to combine padding and a window, give a list "
+			               "[{\"padding\": …}, {\"window\": …}]"));
+		if (has_win) {
+			long long w = 0;
+			if (key_whole(c, v, "window", 1, LESSON_MAX_TOKENS, _("a whole number ≥ 1"), &w) != 0)
+				return -1;
+			out->kind = MASK_WINDOW;
+			out->window = (int)w;
+			return 0;
+		}
+		if (!has_pad)
+			return fail(c, _("expected {\"padding\": [1, 1, 0, …]} (1 = may attend, 0 = masked) or {\"window\": w}"));
+		out->kind = MASK_PADDING;
+		return li_read_matsrc(c, v, "padding", &LIM_PADDING, &out->ms);
+	}
+	if (cJSON_IsArray(v) && (cJSON_GetArraySize(v) == 0 || cJSON_IsArray(v->child) || in_list)) {
+		if (in_list && !cJSON_IsArray(v->child))
+			return fail(c, _("expected a mask (\"causal\", {\"padding\": …}, {\"window\": w} or a matrix); a list "
+			               "of masks cannot hold another list"));
+		out->kind = MASK_MATRIX;
+		return li_read_matsrc_value(c, v, &LIM_MASK, &out->ms);
+	}
+	return fail(c, _("expected %s, got %s"), expect, got(v).s);
+}
+
+/* "mask": one mask, or a list of them (a cell is visible when every mask allows it). */
+int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *nparts)
+{
+	const cJSON *v = get(root, "mask"), *it;
+	size_t old;
+	int r = 0;
+
+	*nparts = 0;
+	l->mask = MASK_NONE;
+	if (v == NULL)
+		return 0;
+	old = path_key(c, "mask");
+	if (cJSON_IsArray(v) && (cJSON_GetArraySize(v) == 0 || !cJSON_IsArray(v->child))) {
+		int i = 0;
+		if (cJSON_GetArraySize(v) == 0)
+			r = fail(c, _("an empty list of masks (give at least one, or \"none\")"));
+		else if (cJSON_GetArraySize(v) > LESSON_MAX_MASKS)
+			r = fail(c, _("%d masks is over the limit of %d in one list (LESSON_MAX_MASKS)"), cJSON_GetArraySize(v),
+			         LESSON_MAX_MASKS);
+		cJSON_ArrayForEach(it, v) {
+			size_t old2;
+			MaskSrc one;
+			if (r != 0)
+				break;
+			old2 = path_index(c, i++);
+			r = read_one_mask(c, it, 1, &one);
+			path_set(c, old2);
+			if (r == 0 && one.kind != MASK_NONE)
+				parts[(*nparts)++] = one;
+		}
+		l->mask = *nparts > 0 ? MASK_LIST : MASK_NONE;
+	} else {
+		r = read_one_mask(c, v, 0, &parts[0]);
+		if (r == 0 && parts[0].kind != MASK_NONE) {
+			l->mask = parts[0].kind;
+			l->window = parts[0].window;
+			*nparts = 1;
+		}
+	}
+	path_set(c, old);
+	return r;
+}
+
+/* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
+int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *v;
+	size_t old;
+	int r = 0;
+
+	l->rope_base = 10000.0;
+	l->rope_style = ROPE_HALF;
+	if ((v = get(root, "rope")) != NULL) {
+		old = path_key(c, "rope");
+		if (cJSON_IsBool(v)) {
+			l->rope = cJSON_IsTrue(v);
+		} else if (cJSON_IsObject(v)) {
+			static const char *const styles[] = { "half", "interleaved", NULL };
+			int style = 0;
+			warn_unknown_keys(c, v, rope_keys);
+			l->rope = 1;
+			if (key_choice(c, v, "style", styles, &style) != 0)
+				r = -1;
+			l->rope_style = (RopeStyle)style;
+			if (r == 0 && get(v, "base") != NULL) {
+				const cJSON *b = get(v, "base");
+				size_t old2 = path_key(c, "base");
+				if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble <= 0)
+					r = fail(c, _("expected a number > 0, got %s"), got(b).s);
+				else
+					l->rope_base = b->valuedouble;
+				path_set(c, old2);
+			}
+		} else {
+			r = fail(c, _("expected true (base 10000, style \"half\"), false, or {\"base\": 10000, \"style\": "
+			            "\"half\" | \"interleaved\"}, got %s"), got(v).s);
+		}
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	if ((v = get(root, "alibi")) != NULL) {
+		old = path_key(c, "alibi");
+		if (cJSON_IsBool(v)) {
+			l->alibi = cJSON_IsTrue(v);
+		} else if (cJSON_IsObject(v)) {
+			const cJSON *sl = get(v, "slopes"), *x;
+			warn_unknown_keys(c, v, alibi_keys);
+			if (sl == NULL) {
+				r = fail(c, _("expected {\"slopes\": [one number per head]} (write true for the ALiBi paper's slopes)"));
+			} else {
+				const int count = cJSON_GetArraySize(sl);
+				path_key(c, "slopes");
+				if (!cJSON_IsArray(sl))
+					r = fail(c, _("expected %d numbers (one per head), got %s"), l->heads, got(sl).s);
+				else if (count != l->heads)
+					r = fail(c, _("expected %d numbers (one per head), got %d"), l->heads, count);
+				else if (mat_alloc(&l->alibi_slopes, 1, count) != 0)
+					r = fail_oom(c);
+				else {
+					int i = 0;
+					cJSON_ArrayForEach(x, sl) {
+						size_t old2 = path_index(c, i);
+						if (read_finite(c, x, &l->alibi_slopes.a[i]) != 0)
+							r = -1;
+						path_set(c, old2);
+						if (r != 0)
+							break;
+						i++;
+					}
+				}
+				l->alibi = 1;
+			}
+		} else {
+			r = fail(c, _("expected true (the ALiBi paper's slopes), false, or {\"slopes\": [one number per head]}, got %s"),
+			         got(v).s);
+		}
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	if ((v = get(root, "decode")) != NULL) {
+		old = path_key(c, "decode");
+		if (!cJSON_IsBool(v))
+			r = fail(c, _("expected true (generate one token at a time with a KV cache) or false, got %s"), got(v).s);
+		l->decode = cJSON_IsTrue(v);
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	if ((v = get(root, "flash")) != NULL) {
+		old = path_key(c, "flash");
+		if (cJSON_IsFalse(v)) {
+			/* no tiles (a compare variant may turn them off) */
+		} else if (!cJSON_IsObject(v) || get(v, "block_q") == NULL || get(v, "block_k") == NULL) {
+			r = fail(c, _("expected {\"block_q\": Bq, \"block_k\": Bk} (the tile: Bq query rows by Bk key columns) or false, "
+			            "got %s"), got(v).s);
+		} else {
+			warn_unknown_keys(c, v, flash_keys);
+			/* the range (1 … n, 1 … m) is checked with the shapes */
+			for (int k = 0; k < 2 && r == 0; k++) {
+				const cJSON *b = get(v, k ? "block_k" : "block_q");
+				size_t old2 = path_key(c, k ? "block_k" : "block_q");
+				if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble != floor(b->valuedouble) ||
+				    fabs(b->valuedouble) > 1e9)
+					r = fail(c, _("expected a whole number, got %s"), got(b).s);
+				else if (k)
+					l->flash_bk = (int)b->valuedouble;
+				else
+					l->flash_bq = (int)b->valuedouble;
+				path_set(c, old2);
+			}
+		}
+		path_set(c, old);
+		if (r != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l)
+{
+	static const char *const positionals[] = { "none", "sinusoidal", NULL };
+	static const char *const scores[] = { "dot", "additive", NULL };
+	const cJSON *v;
+	long long heads = 1;
+	int k;
+	size_t old;
+
+	k = 0;
+	if (key_choice(c, root, "positional", positionals, &k) != 0)
+		return -1;
+	l->positional = (Positional)k;
+	k = 0;
+	if (key_choice(c, root, "score", scores, &k) != 0)
+		return -1;
+	l->score = (ScoreKind)k;
+	if (key_whole(c, root, "heads", 1, 1e9, _("a whole number ≥ 1"), &heads) != 0)
+		return -1;
+	if (heads > LESSON_MAX_HEADS) {
+		old = path_key(c, "heads");
+		fail(c, _("%lld is over the limit of %d heads (LESSON_MAX_HEADS)"), heads, LESSON_MAX_HEADS);
+		path_set(c, old);
+		return -1;
+	}
+	l->heads = (int)heads;
+	{
+		long long g = heads;
+		if (key_whole(c, root, "kv_heads", 1, 1e9, _("a whole number ≥ 1"), &g) != 0)
+			return -1;
+		l->kv_heads_given = get(root, "kv_heads") != NULL;
+		if (g > heads || heads % g != 0) {
+			old = path_key(c, "kv_heads");
+			fail(c, _("%lld does not divide the %lld query heads"), g, heads);
+			path_set(c, old);
+			return -1;
+		}
+		l->kv_heads = (int)g;
+	}
+
+	l->scale = SCALE_SQRT_DK;
+	v = get(root, "scale");
+	if (v != NULL) {
+		l->scale_explicit = 1;
+		old = path_key(c, "scale");
+		if (cJSON_IsTrue(v)) {
+			l->scale = SCALE_SQRT_DK;
+		} else if (cJSON_IsFalse(v)) {
+			l->scale = SCALE_NONE;
+		} else if (cJSON_IsNumber(v)) {
+			if (read_finite(c, v, &l->scale_value) != 0)
+				return -1;
+			l->scale = SCALE_VALUE;
+		} else {
+			return fail(c, _("expected true (× 1/√d_k), false (× 1) or a number (× that number), got %s"),
+			            got(v).s);
+		}
+		path_set(c, old);
+	}
+
+	l->mask_fill_inf = 1;
+	v = get(root, "mask_fill");
+	if (v != NULL) {
+		old = path_key(c, "mask_fill");
+		if (cJSON_IsString(v) && strcmp(v->valuestring, "-inf") == 0) {
+			l->mask_fill_inf = 1;
+		} else if (cJSON_IsNumber(v)) {
+			if (read_finite(c, v, &l->mask_fill) != 0)
+				return -1;
+			l->mask_fill_inf = 0;
+		} else {
+			return fail(c, _("expected \"-inf\" or a number, got %s"), got(v).s);
+		}
+		path_set(c, old);
+	}
+	return 0;
+}
