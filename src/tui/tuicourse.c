@@ -247,7 +247,7 @@ tui_draw_menu(Tui *t)
 		box_set(w, WACS_VLINE, WACS_HLINE);
 	else
 		wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
-	put_at(w, 0, 2, theme_attr(ROLE_POPUP_TITLE), _(" the course "), ww - 4);
+	screen_put(w, 0, 2, theme_attr(ROLE_POPUP_TITLE), _(" the course "), ww - 4);
 	for (int i = 0; i < text_h && t->menu_top + i < t->menu_n; i++) {
 		const int k = t->menu_top + i;
 		attr_t at = theme_attr(ROLE_POPUP) | (k == t->menu_sel ? A_REVERSE : 0);
@@ -255,8 +255,8 @@ tui_draw_menu(Tui *t)
 		wmove(w, 1 + i, 1);
 		for (int c = 1; c < ww - 1; c++)
 			waddch(w, ' ');
-		put_at(w, 1 + i, 2, at, t->menu_line[k], ww - 4);
+		screen_put(w, 1 + i, 2, at, t->menu_line[k], ww - 4);
 	}
-	put_at(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), _(" Enter opens, Esc closes "), ww - 4);
+	screen_put(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), _(" Enter opens, Esc closes "), ww - 4);
 	wnoutrefresh(w);
 }
