@@ -271,6 +271,31 @@ tui_popup_close(Tui *t)
 	t->redraw |= R_ALL & ~R_LAYOUT;
 }
 
+/*
+ * The frame every pop-up is drawn in (tui_draw_popup, the course menu,
+ * tuicourse.c): a new window of wh × ww in the middle of the screen, its
+ * background, its box, and foot on the bottom edge; the attributes are left
+ * at the title's, for the title the caller puts on the top edge.
+ */
+WINDOW *
+screen_frame(const Tui *t, int wh, int ww, const char *foot)
+{
+	WINDOW *w = newwin(wh, ww, (LINES - wh) / 2, (COLS - ww) / 2);
+
+	if (w == NULL)
+		return NULL;
+	wbkgd(w, ' ' | theme_attr(ROLE_POPUP));
+	werase(w);
+	wattrset(w, theme_attr(ROLE_POPUP_TITLE));
+	if (t->utf8)
+		box_set(w, WACS_VLINE, WACS_HLINE);
+	else
+		wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
+	screen_put(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), foot, ww - 4);
+	wattrset(w, theme_attr(ROLE_POPUP_TITLE));
+	return w;
+}
+
 void
 tui_draw_popup(Tui *t)
 {
@@ -303,20 +328,19 @@ tui_draw_popup(Tui *t)
 	if (t->popup_top < 0)
 		t->popup_top = 0;
 
-	t->w_popup = newwin(wh, ww, (LINES - wh) / 2, (COLS - ww) / 2);
+	char foot[64];
+	if (n > text_h)
+		snprintf(foot, sizeof foot, _(" %d-%d/%d  arrows scroll, q close "), t->popup_top + 1,
+		         t->popup_top + text_h, n);
+	else
+		snprintf(foot, sizeof foot, _(" q/Esc/Enter close "));
+	t->w_popup = screen_frame(t, wh, ww, foot);
 	if (t->w_popup == NULL) {
 		free(lines);
 		free(hung);
 		return;
 	}
 	WINDOW *w = t->w_popup;
-	wbkgd(w, ' ' | theme_attr(ROLE_POPUP));
-	werase(w);
-	wattrset(w, theme_attr(ROLE_POPUP_TITLE));
-	if (t->utf8)
-		box_set(w, WACS_VLINE, WACS_HLINE);
-	else
-		wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
 	if (t->popup_title) {
 		wmove(w, 0, 2);
 		waddch(w, ' ');
@@ -328,13 +352,6 @@ tui_draw_popup(Tui *t)
 		wmove(w, 1 + i, 2);
 		screen_draw(w, text + lines[t->popup_top + i].off, lines[t->popup_top + i].len, ww - 4, 0);
 	}
-	char foot[64];
-	if (n > text_h)
-		snprintf(foot, sizeof foot, _(" %d-%d/%d  arrows scroll, q close "), t->popup_top + 1,
-		         t->popup_top + text_h, n);
-	else
-		snprintf(foot, sizeof foot, _(" q/Esc/Enter close "));
-	screen_put(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), foot, ww - 4);
 	free(lines);
 	free(hung);
 	wnoutrefresh(w);

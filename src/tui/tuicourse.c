@@ -237,16 +237,9 @@ tui_draw_menu(Tui *t)
 		t->menu_top = t->menu_sel;
 	if (t->menu_sel >= t->menu_top + text_h)
 		t->menu_top = t->menu_sel - text_h + 1;
-	if ((t->w_menu = newwin(wh, ww, (LINES - wh) / 2, (COLS - ww) / 2)) == NULL)
+	if ((t->w_menu = screen_frame(t, wh, ww, _(" Enter opens, Esc closes "))) == NULL)
 		return;
 	WINDOW *w = t->w_menu;
-	wbkgd(w, ' ' | theme_attr(ROLE_POPUP));
-	werase(w);
-	wattrset(w, theme_attr(ROLE_POPUP_TITLE));
-	if (t->utf8)
-		box_set(w, WACS_VLINE, WACS_HLINE);
-	else
-		wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
 	screen_put(w, 0, 2, theme_attr(ROLE_POPUP_TITLE), _(" the course "), ww - 4);
 	for (int i = 0; i < text_h && t->menu_top + i < t->menu_n; i++) {
 		const int k = t->menu_top + i;
@@ -257,6 +250,5 @@ tui_draw_menu(Tui *t)
 			waddch(w, ' ');
 		screen_put(w, 1 + i, 2, at, t->menu_line[k], ww - 4);
 	}
-	screen_put(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), _(" Enter opens, Esc closes "), ww - 4);
 	wnoutrefresh(w);
 }

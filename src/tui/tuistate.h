@@ -202,6 +202,12 @@ int screen_put(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw);
 int screen_put_fit(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw, int utf8);
 /* Lesson text for the screen: control characters escaped, newlines kept, tabs expanded. Heap string or NULL. */
 char *screen_text(const char *s);
+/*
+ * A pop-up's window, wh × ww in the middle of the screen: its background, a
+ * box (ASCII without UTF-8) and foot on its bottom edge, the attributes left
+ * at the title's for the caller's title. NULL when curses cannot make it.
+ */
+WINDOW *screen_frame(const Tui *t, int wh, int ww, const char *foot);
 void tui_set_msg(Tui *t, int error, const char *text);
 void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The status line when a pane a question hides is asked for: how to answer this question. */
