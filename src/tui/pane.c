@@ -613,7 +613,7 @@ pane_prev(const Tui *t, const Pane *p, const Mat *cur)
 {
 	const Attn *pa = t->s->prev_attn;
 
-	if (!t->flash || pa == NULL)
+	if (!t->edit_glow || pa == NULL)
 		return NULL;
 	if (matrix_per_head(p->which) && p->head >= pa->heads)
 		return NULL;

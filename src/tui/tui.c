@@ -387,8 +387,8 @@ tui_sync(Tui *t)
 	if (d & DIRTY_STATUS)
 		t->redraw |= R_STATUS;
 	if ((d & DIRTY_VALUES) && !(d & DIRTY_LESSON) && s->prev_attn) {
-		t->flash = 1;
-		t->flash_until = tui_now_ms() + FLASH_MS;
+		t->edit_glow = 1;
+		t->edit_glow_until = tui_now_ms() + EDIT_GLOW_MS;
 	}
 	if (t->want_focus) {
 		tui_focus_matrix(t, t->want_focus - 1, t->want_head, -1, -1);
@@ -593,8 +593,8 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 void
 tui_expire(Tui *t)
 {
-	if (t->flash && tui_now_ms() >= t->flash_until) {
-		t->flash = 0;
+	if (t->edit_glow && tui_now_ms() >= t->edit_glow_until) {
+		t->edit_glow = 0;
 		t->redraw |= R_PANES;
 	}
 }
@@ -618,7 +618,7 @@ tui_turn(Tui *t)
 
 /*
  * One turn of the loop up to a key: run what is due (the demo, :play), draw
- * what changed, and wait for a key until the next thing is due (a flash
+ * what changed, and wait for a key until the next thing is due (a glow
  * ends, a demo line, a :play step). Returns the key; ERR when there is none
  * (a timer, a signal that was handled); TUI_LEAVE when attnviz should stop
  * (quit, a signal, the input gone).
@@ -643,8 +643,8 @@ tui_wait(Tui *t)
 
 	WINDOW *in = t->lay.too_small || t->w_status == NULL ? stdscr : t->w_status;
 	long long wait = 1000, now = tui_now_ms();
-	if (t->flash && t->flash_until - now < wait)
-		wait = t->flash_until - now;
+	if (t->edit_glow && t->edit_glow_until - now < wait)
+		wait = t->edit_glow_until - now;
 	if (t->demo && !t->demo_paused && !t->demo_at_pause && t->demo_pos < t->demo->n && t->mode != MODE_CMD &&
 	    t->demo_due - now < wait)
 		wait = t->demo_due - now;
@@ -697,8 +697,8 @@ tui_wait(Tui *t)
 int
 tui_key(Tui *t, int key)
 {
-	if (t->flash) {
-		t->flash = 0;
+	if (t->edit_glow) {
+		t->edit_glow = 0;
 		t->redraw |= R_PANES;
 	}
 	if (key == KEY_RESIZE) {

@@ -118,8 +118,8 @@ typedef struct Tui {
 
 	LineEdit *le;
 
-	int flash;            /* 1: cells an edit changed are highlighted */
-	long long flash_until;/* monotonic ms */
+	int edit_glow;        /* 1: cells an edit changed are highlighted (not FlashAttention's `flash` stage) */
+	long long edit_glow_until; /* when the glow ends (monotonic ms) */
 
 	/* ATTNVIZ_KEY_TIMES=FILE (make bench): each key's time to its answer on the screen is appended there */
 	FILE *key_times;
@@ -190,7 +190,7 @@ typedef struct KeyEntry {
 } KeyEntry;
 
 /* How long the cells an edit changed stay lit, in milliseconds. */
-#define FLASH_MS 1000
+#define EDIT_GLOW_MS 1000
 /* Cells of a result and its compare variant differ beyond this (stats_cell_differs). */
 
 /* screen.c: text by display width, the status message, pop-ups, lists */
@@ -242,7 +242,7 @@ void tui_clock_set(long long ms);
 int tui_signalled(void);
 /* One loop turn before waiting for a key: run what is due, draw what changed. 1 when attnviz should stop. */
 int tui_turn(Tui *t);
-/* What ends by time alone (a flash) ends when its time has come. */
+/* What ends by time alone (an edit's glow) ends when its time has come. */
 void tui_expire(Tui *t);
 /* One key, as if pressed. 1 when attnviz should stop. */
 int tui_key(Tui *t, int key);
