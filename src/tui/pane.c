@@ -592,7 +592,7 @@ static void
 tui_ops(const Tui *t, Ops *o)
 {
 	o->n = 0;
-	if (t->npanes == 0 || t->mode == MODE_CMD)
+	if (t->npanes == 0 || t->mode == TUI_CMD)
 		return;
 	const Pane *p = &t->pane[t->focus];
 	if (p->hidden || p->rows == 0 || p->cols == 0)
@@ -667,7 +667,7 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 {
 	WINDOW *w = p->win;
 	int W = getmaxx(w);
-	attr_t at = theme_attr(t->focus == (int)(p - t->pane) && t->mode != MODE_CMD ? ROLE_PANE_FOCUS : ROLE_PANE_TITLE);
+	attr_t at = theme_attr(t->focus == (int)(p - t->pane) && t->mode != TUI_CMD ? ROLE_PANE_FOCUS : ROLE_PANE_TITLE);
 	int x = screen_put(w, 0, 0, at, p->title, W);
 	char more[64] = "";
 
@@ -914,7 +914,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			const CellState cs = session_cell_state(t->s, pane_attn(t, p), p->which, R, C);
 			row_new |= cs == CELL_NEW && !p->transpose;
 			row_seen |= cs != CELL_UNSEEN;
-			if (cs == CELL_UNSEEN && !(focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)) {
+			if (cs == CELL_UNSEEN && !(focused && r == p->cur_r && c == p->cur_c && t->mode != TUI_CMD)) {
 				wattrset(w, A_NORMAL);
 				wmove(w, y, lw + j * cw);
 				for (int k = 0; k < cw; k++)
@@ -923,7 +923,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			}
 
 			int differs = cmp != NULL && stats_cell_differs(m, cmp, R, C, STATS_DIFF_RTOL, STATS_DIFF_ATOL);
-			if (focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)
+			if (focused && r == p->cur_r && c == p->cur_c && t->mode != TUI_CMD)
 				at = theme_attr(ROLE_CURSOR);
 			else if (prev && !(MAT_AT(*prev, R, C) == v) && !(isnan(v) && isnan(MAT_AT(*prev, R, C))))
 				at = theme_attr(ROLE_FLASH);

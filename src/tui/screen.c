@@ -185,7 +185,7 @@ tui_set_msg(Tui *t, int error, const char *text)
 	 * several lines (a lesson's error with its line and a caret under the
 	 * column), is never cut: it heads the narration, whole, until the place changes.
 	 */
-	if (t->msg != NULL && t->mode != MODE_CMD &&
+	if (t->msg != NULL && t->mode != TUI_CMD &&
 	    (strchr(text, '\n') != NULL || text_width(t->msg, -1) > COLS - 1 - (t->demo ? DEMO_SHORT_PLACE : 0))) {
 		char *whole = text_escape(text, "\n");
 		free(t->note);
@@ -230,7 +230,7 @@ tui_popup(Tui *t, const char *title, const char *text)
 	for (size_t n = tx ? strlen(tx) : 0; n > 0 && tx[n - 1] == '\n'; n--)
 		tx[n - 1] = '\0';
 
-	if (t->mode == MODE_POPUP && t->popup_text && tx) {
+	if (t->mode == TUI_POPUP && t->popup_text && tx) {
 		/* A second text from the same command: append. */
 		size_t a = strlen(t->popup_text), b = strlen(tx);
 		char *n = malloc(a + b + 3);
@@ -250,7 +250,7 @@ tui_popup(Tui *t, const char *title, const char *text)
 		t->popup_text = tx;
 		t->popup_top = 0;
 	}
-	t->mode = MODE_POPUP;
+	t->mode = TUI_POPUP;
 	t->redraw |= R_POPUP;
 }
 
@@ -264,7 +264,7 @@ tui_popup_close(Tui *t)
 	free(t->popup_title);
 	free(t->popup_text);
 	t->popup_title = t->popup_text = NULL;
-	t->mode = MODE_MAIN;
+	t->mode = TUI_MAIN;
 	/* What the pop-up covered comes back. */
 	touchwin(stdscr);
 	wnoutrefresh(stdscr);

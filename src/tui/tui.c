@@ -432,7 +432,7 @@ tui_key_cmd(Tui *t, int key)
 	t->redraw |= R_STATUS;
 	if (r == 0)
 		return;
-	t->mode = MODE_MAIN;
+	t->mode = TUI_MAIN;
 	t->redraw |= R_PANES;
 	if (r == 1 && line)
 		tui_run_line(t, line);
@@ -645,10 +645,10 @@ tui_wait(Tui *t)
 	long long wait = 1000, now = tui_now_ms();
 	if (t->edit_glow && t->edit_glow_until - now < wait)
 		wait = t->edit_glow_until - now;
-	if (t->demo && !t->demo_paused && !t->demo_at_pause && t->demo_pos < t->demo->n && t->mode != MODE_CMD &&
+	if (t->demo && !t->demo_paused && !t->demo_at_pause && t->demo_pos < t->demo->n && t->mode != TUI_CMD &&
 	    t->demo_due - now < wait)
 		wait = t->demo_due - now;
-	if (t->play_ms > 0 && t->mode != MODE_CMD && t->play_due - now < wait)
+	if (t->play_ms > 0 && t->mode != TUI_CMD && t->play_due - now < wait)
 		wait = t->play_due - now;
 	if (wait < 0)
 		wait = 0;
@@ -659,19 +659,19 @@ tui_wait(Tui *t)
 	if (tui_signal) {
 		int sig = tui_signal;
 		tui_signal = 0;
-		if (sig == SIGINT && t->mode == MODE_CMD) {
+		if (sig == SIGINT && t->mode == TUI_CMD) {
 			char *line = NULL;
 			lineedit_feed(t->le, 3, &line); /* Ctrl-C cancels the line */
 			free(line);
-			t->mode = MODE_MAIN;
+			t->mode = TUI_MAIN;
 			t->redraw |= R_STATUS | R_PANES;
 			return ERR;
 		}
-		if (sig == SIGINT && t->mode == MODE_POPUP) {
+		if (sig == SIGINT && t->mode == TUI_POPUP) {
 			tui_popup_close(t);
 			return ERR;
 		}
-		if (sig == SIGINT && t->mode == MODE_MENU) {
+		if (sig == SIGINT && t->mode == TUI_MENU) {
 			tui_menu_close(t);
 			return ERR;
 		}
@@ -708,7 +708,7 @@ tui_key(Tui *t, int key)
 		return 0;
 	}
 	/* Any key stops :play (and does nothing else). */
-	if (t->play_ms > 0 && t->mode != MODE_CMD) {
+	if (t->play_ms > 0 && t->mode != TUI_CMD) {
 		t->play_ms = 0;
 		tui_set_msg(t, 0, _("play stopped"));
 		return 0;
@@ -719,24 +719,24 @@ tui_key(Tui *t, int key)
 		tui_mouse(t);
 		return 0;
 	}
-	if (t->mode == MODE_MAIN && t->msg && key != ':') {
+	if (t->mode == TUI_MAIN && t->msg && key != ':') {
 		free(t->msg);
 		t->msg = NULL;
 		t->redraw |= R_STATUS;
 	}
-	if (t->mode != MODE_CMD && tui_demo_key(t, key))
+	if (t->mode != TUI_CMD && tui_demo_key(t, key))
 		return 0;
 	switch (t->mode) {
-	case MODE_MAIN:
+	case TUI_MAIN:
 		tui_key_main(t, key);
 		break;
-	case MODE_POPUP:
+	case TUI_POPUP:
 		tui_key_popup(t, key);
 		break;
-	case MODE_CMD:
+	case TUI_CMD:
 		tui_key_cmd(t, key);
 		break;
-	case MODE_MENU:
+	case TUI_MENU:
 		tui_menu_key(t, key);
 		break;
 	}

@@ -82,8 +82,8 @@ tui_menu_close(Tui *t)
 		delwin(t->w_menu);
 		t->w_menu = NULL;
 	}
-	if (t->mode == MODE_MENU) {
-		t->mode = MODE_MAIN;
+	if (t->mode == TUI_MENU) {
+		t->mode = TUI_MAIN;
 		touchwin(stdscr);
 		wnoutrefresh(stdscr);
 		t->redraw |= R_ALL & ~R_LAYOUT;
@@ -164,7 +164,7 @@ tui_menu_open(Tui *t)
 		return 1;
 	t->menu_sel = sel >= 0 ? sel : 0;
 	t->menu_top = 0;
-	t->mode = MODE_MENU;
+	t->mode = TUI_MENU;
 	t->redraw |= R_POPUP;
 	return 1;
 }

@@ -424,7 +424,7 @@ tui_draw_status(Tui *t)
 	int W = getmaxx(w);
 
 	werase(w);
-	if (t->mode == MODE_CMD && t->le) {
+	if (t->mode == TUI_CMD && t->le) {
 		LineView v;
 		lineedit_view(t->le, &v);
 		int pw = text_width(v.prompt ? v.prompt : "", -1);
@@ -564,13 +564,13 @@ tui_draw(Tui *t)
 		tui_draw_narr(t);
 	if (t->redraw & R_KEYS)
 		tui_draw_keys(t);
-	if (t->mode == MODE_POPUP && t->redraw)
+	if (t->mode == TUI_POPUP && t->redraw)
 		tui_draw_popup(t);
-	if (t->mode == MODE_MENU && t->redraw)
+	if (t->mode == TUI_MENU && t->redraw)
 		tui_draw_menu(t);
-	if (t->redraw & R_STATUS || t->mode == MODE_CMD)
+	if (t->redraw & R_STATUS || t->mode == TUI_CMD)
 		tui_draw_status(t);
 	t->redraw = 0;
-	curs_set(t->mode == MODE_CMD ? 1 : 0);
+	curs_set(t->mode == TUI_CMD ? 1 : 0);
 	doupdate();
 }

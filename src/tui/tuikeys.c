@@ -257,7 +257,7 @@ key_command(Tui *t, int key, int arg)
 	(void)key;
 	(void)arg;
 	if (t->le) {
-		t->mode = MODE_CMD;
+		t->mode = TUI_CMD;
 		lineedit_start(t->le, ":");
 		free(t->msg);
 		t->msg = NULL;

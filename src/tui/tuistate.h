@@ -34,7 +34,12 @@ enum {
 	R_ALL    = 0x7f
 };
 
-typedef enum TuiMode { MODE_MAIN, MODE_CMD, MODE_POPUP, MODE_MENU } TuiMode;
+/*
+ * What a key goes to (tui_key): the main view, the `:` line, a pop-up, the
+ * course menu. MODE_* is main.c's, the way attnviz runs (the view, --plain,
+ * --check, …); this is the view's own.
+ */
+typedef enum TuiMode { TUI_MAIN, TUI_CMD, TUI_POPUP, TUI_MENU } TuiMode;
 
 /* One matrix pane: a view of a matrix (maybe a column block, maybe transposed) plus its cursor. */
 typedef struct Pane {
