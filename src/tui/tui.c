@@ -12,7 +12,7 @@
  * changes brought to the view (tui_sync). Drawn elsewhere: the stage line,
  * the narration and the status line in tuidraw.c, the matrix panes in
  * pane.c, text and pop-ups in screen.c; the keys are one table in tuikeys.c
- * (main_keys, and demo_keys while a demo plays: tuidemo.c).
+ * (tui_main_keys, and tui_demo_keys while a demo plays: tuidemo.c).
  *
  * The view never writes the model: it changes the session only through
  * session_* and cmd_run(), reads Session.dirty to know what to redraw, and

@@ -319,7 +319,7 @@ demo_key_leave(Tui *t, int key, int arg)
 
 /* The keys while a demo plays, before the others. */
 /* clang-format off */
-const KeyEntry demo_keys[] = {
+const KeyEntry tui_demo_keys[] = {
 	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = N_("pause / go on (at a pause: go on)"),
 	  .run = demo_key_go },
 	{ .key = { 'n', 'p' }, .keys = "n  p", .does = N_("next / previous command by hand"), .run = demo_key_step },
@@ -332,7 +332,7 @@ const KeyEntry demo_keys[] = {
 int
 tui_demo_key(Tui *t, int key)
 {
-	const KeyEntry *e = t->demo != NULL ? key_find(demo_keys, key) : NULL;
+	const KeyEntry *e = t->demo != NULL ? key_find(tui_demo_keys, key) : NULL;
 
 	if (e == NULL || !e->run(t, key, e->arg))
 		return 0;

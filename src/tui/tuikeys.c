@@ -1,5 +1,5 @@
 /*
- * tuikeys.c: the main view's keys — one table (main_keys) gives each key
+ * tuikeys.c: the main view's keys — one table (tui_main_keys) gives each key
  * its action, its line in the `?` help and its place on the key line; the
  * actions themselves; the key line; the `?` text.
  *
@@ -313,7 +313,7 @@ key_continue(Tui *t, int key, int arg)
 
 /* The keys of the main view, in the order `?` lists them. */
 /* clang-format off */
-static const KeyEntry main_keys[] = {
+static const KeyEntry tui_main_keys[] = {
 	{ .key = { 'n', ' ', KEY_SRIGHT }, .keys = "n  space  Shift-Right", .does = N_("next step (in decode: the next token;\nin flash: the next tile)"),
 	  .bar = 1, .bar_key = "n/spc", .bar_does = N_("next"), .run = key_step, .arg = 1 },
 	{ .key = { 'p', KEY_BACKSPACE, 127, 8, KEY_SLEFT }, .keys = "p  Backspace  Shift-Left", .does = N_("previous step (token, tile)"),
@@ -372,7 +372,7 @@ key_item(WINDOW *w, int x, int W, const char *key, const char *what)
 }
 
 /*
- * The key line: main_keys by their place on it, as many as fit. With w, it
+ * The key line: tui_main_keys by their place on it, as many as fit. With w, it
  * is drawn; either way, the entry whose columns hold column at (-1: none)
  * is returned, so a click finds what the line shows.
  */
@@ -382,7 +382,7 @@ keyline_walk(const Tui *t, WINDOW *w, int W, int at)
 	int x = 1;
 
 	for (int place = 1;; place++) {
-		const KeyEntry *e = main_keys;
+		const KeyEntry *e = tui_main_keys;
 		while (e->run != NULL && e->bar != place)
 			e++;
 		if (e->run == NULL)
@@ -457,9 +457,9 @@ tui_help_text(void)
 	StrBuf b = { 0 };
 
 	strbuf_printf(&b, "%s\n", _("Keys"));
-	help_keys(&b, main_keys);
+	help_keys(&b, tui_main_keys);
 	strbuf_printf(&b, "\n%s\n", _("While a demo plays (--demo FILE, :source FILE)"));
-	help_keys(&b, demo_keys);
+	help_keys(&b, tui_demo_keys);
 	static const char *const mouse[][2] = {
 		{ N_("click a cell"), N_("the cursor goes there, its operands light up") },
 		{ N_("double-click, click again"), N_("where did this number come from?") },
@@ -487,7 +487,7 @@ tui_help_text(void)
 int
 tui_key_main(Tui *t, int key)
 {
-	const KeyEntry *e = key_find(main_keys, key);
+	const KeyEntry *e = key_find(tui_main_keys, key);
 
 	if (e != NULL && e->run(t, key, e->arg))
 		return 1;

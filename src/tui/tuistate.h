@@ -174,7 +174,7 @@ typedef struct Tui {
 } Tui;
 
 /*
- * A key and what it does: the tables of keys (main_keys, demo_keys) are the
+ * A key and what it does: the tables of keys (tui_main_keys, tui_demo_keys) are the
  * one place a key is named, behind the key handlers, the `?` help and the
  * key line. run returns 1 when it took the key, 0 when the key does nothing
  * now (1-9 without a question).
@@ -279,7 +279,7 @@ void tui_menu_click(Tui *t, int y, int x, int twice);
 void tui_draw_menu(Tui *t);
 
 /* tuidemo.c */
-extern const KeyEntry demo_keys[];
+extern const KeyEntry tui_demo_keys[];
 void tui_demo_free(Tui *t);
 void tui_demo_start(Tui *t, const char *path);
 void tui_demo_source(Tui *t, const char *path);
