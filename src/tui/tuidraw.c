@@ -4,16 +4,13 @@
  * windows, the stage line, the narration, the status line, "terminal too
  * small", and tui_draw, which draws what changed once a loop turn.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
 #include <curses.h>
 
 #include "base/i18n.h"
-#include "base/strbuf.h"
 #include "base/text.h"
 #include "inspect/labels.h"
 #include "inspect/stats.h"

@@ -6,11 +6,9 @@
  * An action changes the session only through session_* and the command
  * table (tui_run_line), and the view's own state (focus, cursors, scroll).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
 #include <curses.h>
 
