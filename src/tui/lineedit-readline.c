@@ -36,9 +36,9 @@ struct LineEdit {
 	FILE *devnull;       /* readline's output stream: it must never write to the terminal */
 };
 
-static LineEdit *le_active;
-static char **le_cands;  /* candidates of the completion in progress */
-static int le_cand_i;
+static LineEdit *lineedit_active;
+static char **lineedit_cands;  /* candidates of the completion in progress */
+static int lineedit_cand_i;
 
 /* ---- readline hooks ---- */
 
@@ -46,7 +46,7 @@ static int
 le_getc(FILE *f)
 {
 	(void)f;
-	LineEdit *le = le_active;
+	LineEdit *le = lineedit_active;
 	if (le == NULL || le->head == le->tail)
 		return EOF;
 	int c = le->stash[le->head];
@@ -57,7 +57,7 @@ le_getc(FILE *f)
 static int
 le_input_available(void)
 {
-	return le_active != NULL && le_active->head != le_active->tail;
+	return lineedit_active != NULL && lineedit_active->head != lineedit_active->tail;
 }
 
 static void
@@ -69,7 +69,7 @@ le_redisplay(void)
 static void
 le_on_line(char *line)
 {
-	LineEdit *le = le_active;
+	LineEdit *le = lineedit_active;
 
 	if (le != NULL) {
 		le->done = 1;
@@ -93,11 +93,11 @@ le_display_matches(char **matches, int n, int longest)
 static void
 le_free_cands(void)
 {
-	for (int i = 0; le_cands && le_cands[i]; i++)
-		free(le_cands[i]);
-	free(le_cands);
-	le_cands = NULL;
-	le_cand_i = 0;
+	for (int i = 0; lineedit_cands && lineedit_cands[i]; i++)
+		free(lineedit_cands[i]);
+	free(lineedit_cands);
+	lineedit_cands = NULL;
+	lineedit_cand_i = 0;
 }
 
 static char *
@@ -105,17 +105,17 @@ le_generator(const char *text, int state)
 {
 	(void)text;
 	if (state == 0)
-		le_cand_i = 0;
-	if (le_cands == NULL || le_cands[le_cand_i] == NULL)
+		lineedit_cand_i = 0;
+	if (lineedit_cands == NULL || lineedit_cands[lineedit_cand_i] == NULL)
 		return NULL;
-	return strdup(le_cands[le_cand_i++]);
+	return strdup(lineedit_cands[lineedit_cand_i++]);
 }
 
 /* The callback's candidates; a file name is readline's own to complete. */
 static char **
 le_complete(const char *text, int start, int end)
 {
-	LineEdit *le = le_active;
+	LineEdit *le = lineedit_active;
 	int files = 0;
 	char **matches;
 
@@ -124,7 +124,7 @@ le_complete(const char *text, int start, int end)
 	if (le == NULL || le->complete == NULL)
 		return NULL;
 	le_free_cands();
-	le_cands = le->complete(le->ctx, rl_line_buffer, (size_t)start, text, &files);
+	lineedit_cands = le->complete(le->ctx, rl_line_buffer, (size_t)start, text, &files);
 	if (files) {
 		le_free_cands();
 		rl_attempted_completion_over = 0; /* readline's file names */
@@ -137,7 +137,7 @@ le_complete(const char *text, int start, int end)
 
 /* ---- the interface ---- */
 
-static int le_initialized;
+static int lineedit_initialized;
 
 static void
 le_init_readline(LineEdit *le)
@@ -155,12 +155,12 @@ le_init_readline(LineEdit *le)
 	rl_completion_display_matches_hook = le_display_matches;
 	rl_attempted_completion_function = le_complete;
 	rl_outstream = le->devnull;
-	if (!le_initialized) {
+	if (!lineedit_initialized) {
 		rl_initialize();
 		rl_variable_bind("bell-style", "none");
 		using_history();
 		stifle_history(HISTORY_MAX);
-		le_initialized = 1;
+		lineedit_initialized = 1;
 	}
 }
 
@@ -213,10 +213,10 @@ lineedit_free(LineEdit *le)
 {
 	if (le == NULL)
 		return;
-	if (le->installed && le_active == le)
+	if (le->installed && lineedit_active == le)
 		rl_callback_handler_remove();
-	if (le_active == le)
-		le_active = NULL;
+	if (lineedit_active == le)
+		lineedit_active = NULL;
 	if (le->path)
 		le_history_save(le->path);
 	free(le->line);
@@ -235,11 +235,11 @@ lineedit_start(LineEdit *le, const char *prompt)
 {
 	if (le == NULL)
 		return;
-	if (le_active && le_active != le && le_active->installed) {
+	if (lineedit_active && lineedit_active != le && lineedit_active->installed) {
 		rl_callback_handler_remove();
-		le_active->installed = 0;
+		lineedit_active->installed = 0;
 	}
-	le_active = le;
+	lineedit_active = le;
 	free(le->prompt);
 	le->prompt = strdup(prompt ? prompt : "");
 	free(le->line);
@@ -274,7 +274,7 @@ lineedit_feed(LineEdit *le, int key, char **line)
 	*line = NULL;
 	if (le == NULL || !le->installed)
 		return -1;
-	le_active = le;
+	lineedit_active = le;
 	switch (key) {
 	case 27: case 3: case 7: /* Esc, Ctrl-C, Ctrl-G: cancel */
 		rl_callback_handler_remove();

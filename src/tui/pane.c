@@ -592,7 +592,7 @@ static void
 tui_ops(const Tui *t, Ops *o)
 {
 	o->n = 0;
-	if (t->npanes == 0 || t->mode == MODE_CMD)
+	if (t->npanes == 0 || t->mode == TUI_CMD)
 		return;
 	const Pane *p = &t->pane[t->focus];
 	if (p->hidden || p->rows == 0 || p->cols == 0)
@@ -613,7 +613,7 @@ pane_prev(const Tui *t, const Pane *p, const Mat *cur)
 {
 	const Attn *pa = t->s->prev_attn;
 
-	if (!t->flash || pa == NULL)
+	if (!t->edit_glow || pa == NULL)
 		return NULL;
 	if (matrix_per_head(p->which) && p->head >= pa->heads)
 		return NULL;
@@ -658,7 +658,7 @@ put_label(WINDOW *w, int y, int x, int fw, attr_t attr, char *label, int right)
 	int lw = label ? text_width(label, -1) : 0;
 	int pad = right && lw < fw ? fw - lw : 0;
 
-	put_at(w, y, x + pad, attr, label ? label : "", fw - pad);
+	screen_put(w, y, x + pad, attr, label ? label : "", fw - pad);
 	free(label);
 }
 
@@ -667,8 +667,8 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 {
 	WINDOW *w = p->win;
 	int W = getmaxx(w);
-	attr_t at = theme_attr(t->focus == (int)(p - t->pane) && t->mode != MODE_CMD ? ROLE_PANE_FOCUS : ROLE_PANE_TITLE);
-	int x = put_at(w, 0, 0, at, p->title, W);
+	attr_t at = theme_attr(t->focus == (int)(p - t->pane) && t->mode != TUI_CMD ? ROLE_PANE_FOCUS : ROLE_PANE_TITLE);
+	int x = screen_put(w, 0, 0, at, p->title, W);
 	char more[64] = "";
 
 	if (p->hidden || p->rows == 0)
@@ -677,19 +677,19 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 		snprintf(more, sizeof more, "%s", _("  zoom"));
 	else if (vis_r < p->rows || vis_c < p->cols)
 		snprintf(more, sizeof more, "  r%d-%d c%d-%d", p->top, p->top + vis_r - 1, p->left, p->left + vis_c - 1);
-	x += put_at(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
+	x += screen_put(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
 	/* What fits of: the cells that differ from the variant, then mean and σ. */
 	if (p->other >= 0) {
 		char d[48];
 		snprintf(d, sizeof d, _("  %d differ (*)"), p->ndiff);
 		if (x + text_width(d, -1) <= W)
-			x += put_at(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
+			x += screen_put(w, 0, x, theme_attr(ROLE_LABEL_HI), d, W - x);
 		if (p->only[0] && x + text_width(p->only, -1) <= W)
-			x += put_at(w, 0, x, theme_attr(ROLE_LABEL), p->only, W - x);
+			x += screen_put(w, 0, x, theme_attr(ROLE_LABEL), p->only, W - x);
 	}
 	if (p->stats[0] && x + 2 + text_width(p->stats, -1) <= W) {
-		x += put_at(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);
-		put_at(w, 0, x, theme_attr(ROLE_LABEL), p->stats, W - x);
+		x += screen_put(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);
+		screen_put(w, 0, x, theme_attr(ROLE_LABEL), p->stats, W - x);
 	}
 }
 
@@ -710,8 +710,8 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 	fmt_legend(hi, sizeof hi, p->maxv);
 	if (pane_legend_width(p) > W)
 		return;
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), lo, W - x);
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
+	x += screen_put(w, y, x, theme_attr(ROLE_LABEL), lo, W - x);
+	x += screen_put(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
 	for (int i = 0; i < steps; i++) {
 		double v = p->minv + (p->maxv - p->minv) * i / (steps - 1);
 		double tv = p->diverging ? (p->maxabs > 0 ? v / p->maxabs : 0) : v;
@@ -723,15 +723,15 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 		 * tell a monochrome reader which glyph means which value.
 		 */
 		const char *g = theme_mono() ? theme_shade(lv, t->utf8) : t->utf8 ? bars[i] : ascii[i];
-		x += put_at(w, y, x, at, g, W - x);
+		x += screen_put(w, y, x, at, g, W - x);
 	}
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
-	x += put_at(w, y, x, theme_attr(ROLE_LABEL), hi, W - x);
+	x += screen_put(w, y, x, theme_attr(ROLE_LABEL), " ", W - x);
+	x += screen_put(w, y, x, theme_attr(ROLE_LABEL), hi, W - x);
 	if (p->has_masked) {
 		const char *m = t->utf8 ? _("-\u221e masked") : _("-inf masked");
 		if (x + 2 + text_width(m, -1) <= W) {
-			x += put_at(w, y, x, theme_attr(ROLE_LABEL), "  ", W - x);
-			put_at(w, y, x, theme_attr(ROLE_MASKED), m, W - x);
+			x += screen_put(w, y, x, theme_attr(ROLE_LABEL), "  ", W - x);
+			screen_put(w, y, x, theme_attr(ROLE_MASKED), m, W - x);
 		}
 	}
 }
@@ -754,7 +754,7 @@ pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 
 	pane_draw_title(t, p, vis_r, vis_c);
 	snprintf(lab, sizeof lab, "%dx%d/blk", br, bc);
-	put_at(w, 1, 0, theme_attr(ROLE_LABEL), lab, W);
+	screen_put(w, 1, 0, theme_attr(ROLE_LABEL), lab, W);
 	for (int i = 0; i < nr; i++) {
 		char *l = pane_row_label(t, p, i * br);
 		put_label(w, 2 + i, 0, p->lw - 1, theme_attr(focused && i == cr ? ROLE_LABEL_HI : ROLE_LABEL), l, 0);
@@ -861,7 +861,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 		else
 			snprintf(msg, sizeof msg, ":answer VALUE");
 		if (H > 1)
-			put_at(w, 1, 1, theme_attr(ROLE_PLACEHOLDER), msg, W - 1);
+			screen_put(w, 1, 1, theme_attr(ROLE_PLACEHOLDER), msg, W - 1);
 		wnoutrefresh(w);
 		return;
 	}
@@ -914,7 +914,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			const CellState cs = session_cell_state(t->s, pane_attn(t, p), p->which, R, C);
 			row_new |= cs == CELL_NEW && !p->transpose;
 			row_seen |= cs != CELL_UNSEEN;
-			if (cs == CELL_UNSEEN && !(focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)) {
+			if (cs == CELL_UNSEEN && !(focused && r == p->cur_r && c == p->cur_c && t->mode != TUI_CMD)) {
 				wattrset(w, A_NORMAL);
 				wmove(w, y, lw + j * cw);
 				for (int k = 0; k < cw; k++)
@@ -923,7 +923,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			}
 
 			int differs = cmp != NULL && stats_cell_differs(m, cmp, R, C, STATS_DIFF_RTOL, STATS_DIFF_ATOL);
-			if (focused && r == p->cur_r && c == p->cur_c && t->mode != MODE_CMD)
+			if (focused && r == p->cur_r && c == p->cur_c && t->mode != TUI_CMD)
 				at = theme_attr(ROLE_CURSOR);
 			else if (prev && !(MAT_AT(*prev, R, C) == v) && !(isnan(v) && isnan(MAT_AT(*prev, R, C))))
 				at = theme_attr(ROLE_FLASH);
@@ -950,7 +950,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			int lead = 1 + p->pad - trail + numw - nw;
 			for (int k = 0; k < lead; k++)
 				waddch(w, differs && k == lead - 1 && lead > 1 ? '*' : k == 0 && mono ? session_cell_mark(cs) : ' ');
-			draw_text(w, num, -1, numw, 0);
+			screen_draw(w, num, -1, numw, 0);
 			if (mono)
 				waddstr(w, theme_shade(lv, t->utf8));
 			for (int k = 0; k < trail; k++)
@@ -963,7 +963,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			char sbuf[32];
 			fmt_cell(sbuf, sizeof sbuf, stats_row_sum(m, r), p->cw - 1, t->utf8);
 			int sw = text_width(sbuf, -1);
-			put_at(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
+			screen_put(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
 		}
 	}
 	/* The legend, when every row is in view and a line is left under them. */

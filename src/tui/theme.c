@@ -22,19 +22,19 @@ typedef struct ThemePair {
 } ThemePair;
 
 /* The default theme on 8 colours: blue … default … red, and default … yellow. */
-static const ThemePair div8[RAMP8] = {
+static const ThemePair theme_div8[RAMP8] = {
 	{ COLOR_WHITE, COLOR_BLUE }, { COLOR_BLACK, COLOR_CYAN }, { -1, -1 },
 	{ COLOR_BLACK, COLOR_YELLOW }, { COLOR_WHITE, COLOR_RED }
 };
-static const attr_t div8_attr[RAMP8] = { A_BOLD, 0, 0, 0, A_BOLD };
-static const ThemePair seq8[RAMP8] = {
+static const attr_t theme_div8_attr[RAMP8] = { A_BOLD, 0, 0, 0, A_BOLD };
+static const ThemePair theme_seq8[RAMP8] = {
 	{ -1, -1 }, { COLOR_WHITE, COLOR_BLUE }, { COLOR_BLACK, COLOR_CYAN },
 	{ COLOR_BLACK, COLOR_GREEN }, { COLOR_BLACK, COLOR_YELLOW }
 };
-static const attr_t seq8_attr[RAMP8] = { 0, A_BOLD, 0, 0, A_BOLD };
+static const attr_t theme_seq8_attr[RAMP8] = { 0, A_BOLD, 0, 0, A_BOLD };
 
 /* Without colour: how each role looks (the theme file's attrs are added). */
-static const attr_t mono_role[ROLE_COUNT] = {
+static const attr_t theme_mono_role[ROLE_COUNT] = {
 	[ROLE_STAGE] = A_REVERSE,
 	[ROLE_STAGE_NAME] = A_REVERSE | A_BOLD,
 	[ROLE_PANE_TITLE] = A_UNDERLINE,
@@ -57,7 +57,7 @@ static const attr_t mono_role[ROLE_COUNT] = {
 };
 
 /* Monochrome heat: the magnitude as dim … bold, plus a shade glyph in the cell. */
-static const attr_t mono_heat[MONO_LEVELS] = { A_DIM, 0, 0, A_BOLD, A_BOLD };
+static const attr_t theme_mono_heat[MONO_LEVELS] = { A_DIM, 0, 0, A_BOLD, A_BOLD };
 
 static struct {
 	ThemeFile tf;
@@ -146,7 +146,7 @@ theme_init(const char *name, int mono, char **err)
 		const ThemeFileRole *fr = &screen;
 		theme_state.role_plain[r] = fr->fg < 0 && fr->bg < 0;
 		if (theme_state.colors == 0) {
-			theme_state.role[r] = mono_role[r] | theme_attrs(fr->attrs);
+			theme_state.role[r] = theme_mono_role[r] | theme_attrs(fr->attrs);
 			continue;
 		}
 		init_pair(pair, theme_colour(fr->fg), theme_colour(fr->bg));
@@ -160,10 +160,10 @@ theme_init(const char *name, int mono, char **err)
 	if (theme_state.builtin8) {
 		theme_state.ndiv = theme_state.nseq = RAMP8;
 		for (int i = 0; i < RAMP8; i++)
-			init_pair(pair++, div8[i].fg, div8[i].bg);
+			init_pair(pair++, theme_div8[i].fg, theme_div8[i].bg);
 		theme_state.seq_pair = pair;
 		for (int i = 0; i < RAMP8; i++)
-			init_pair(pair++, seq8[i].fg, seq8[i].bg);
+			init_pair(pair++, theme_seq8[i].fg, theme_seq8[i].bg);
 	} else if (theme_state.colors != 0) {
 		theme_state.ndiv = t->ndiv;
 		theme_state.nseq = t->nseq;
@@ -208,12 +208,12 @@ theme_heat(ThemeRamp ramp, double t, int *level)
 	if (level)
 		*level = div && t < 0 ? -lv : lv;
 	if (theme_state.colors == 0)
-		return mono_heat[lv];
+		return theme_mono_heat[lv];
 	int n = div ? theme_state.ndiv : theme_state.nseq;
 	int i = themefile_ramp_index(t, div, n);
 	attr_t a = COLOR_PAIR((div ? theme_state.div_pair : theme_state.seq_pair) + i);
 	if (theme_state.builtin8)
-		a |= div ? div8_attr[i] : seq8_attr[i];
+		a |= div ? theme_div8_attr[i] : theme_seq8_attr[i];
 	return a;
 }
 

@@ -82,8 +82,8 @@ tui_menu_close(Tui *t)
 		delwin(t->w_menu);
 		t->w_menu = NULL;
 	}
-	if (t->mode == MODE_MENU) {
-		t->mode = MODE_MAIN;
+	if (t->mode == TUI_MENU) {
+		t->mode = TUI_MAIN;
 		touchwin(stdscr);
 		wnoutrefresh(stdscr);
 		t->redraw |= R_ALL & ~R_LAYOUT;
@@ -164,7 +164,7 @@ tui_menu_open(Tui *t)
 		return 1;
 	t->menu_sel = sel >= 0 ? sel : 0;
 	t->menu_top = 0;
-	t->mode = MODE_MENU;
+	t->mode = TUI_MENU;
 	t->redraw |= R_POPUP;
 	return 1;
 }
@@ -237,17 +237,10 @@ tui_draw_menu(Tui *t)
 		t->menu_top = t->menu_sel;
 	if (t->menu_sel >= t->menu_top + text_h)
 		t->menu_top = t->menu_sel - text_h + 1;
-	if ((t->w_menu = newwin(wh, ww, (LINES - wh) / 2, (COLS - ww) / 2)) == NULL)
+	if ((t->w_menu = screen_frame(t, wh, ww, _(" Enter opens, Esc closes "))) == NULL)
 		return;
 	WINDOW *w = t->w_menu;
-	wbkgd(w, ' ' | theme_attr(ROLE_POPUP));
-	werase(w);
-	wattrset(w, theme_attr(ROLE_POPUP_TITLE));
-	if (t->utf8)
-		box_set(w, WACS_VLINE, WACS_HLINE);
-	else
-		wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
-	put_at(w, 0, 2, theme_attr(ROLE_POPUP_TITLE), _(" the course "), ww - 4);
+	screen_put(w, 0, 2, theme_attr(ROLE_POPUP_TITLE), _(" the course "), ww - 4);
 	for (int i = 0; i < text_h && t->menu_top + i < t->menu_n; i++) {
 		const int k = t->menu_top + i;
 		attr_t at = theme_attr(ROLE_POPUP) | (k == t->menu_sel ? A_REVERSE : 0);
@@ -255,8 +248,7 @@ tui_draw_menu(Tui *t)
 		wmove(w, 1 + i, 1);
 		for (int c = 1; c < ww - 1; c++)
 			waddch(w, ' ');
-		put_at(w, 1 + i, 2, at, t->menu_line[k], ww - 4);
+		screen_put(w, 1 + i, 2, at, t->menu_line[k], ww - 4);
 	}
-	put_at(w, wh - 1, 2, theme_attr(ROLE_POPUP_TITLE), _(" Enter opens, Esc closes "), ww - 4);
 	wnoutrefresh(w);
 }

@@ -154,7 +154,7 @@ tui_demo_exec(Tui *t, int i, int live)
 	if (e->kind == DEMO_QUIZ) {
 		tui_demo_quiz(t, e, live);
 	} else if (e->kind == DEMO_CMD) {
-		if (t->mode == MODE_POPUP)
+		if (t->mode == TUI_POPUP)
 			tui_popup_close(t);
 		int failed;
 		if (!live)
@@ -185,7 +185,7 @@ tui_demo_exec(Tui *t, int i, int live)
 void
 tui_demo_tick(Tui *t)
 {
-	if (t->demo == NULL || t->demo_paused || t->demo_at_pause || t->mode == MODE_CMD ||
+	if (t->demo == NULL || t->demo_paused || t->demo_at_pause || t->mode == TUI_CMD ||
 	    t->demo_pos >= t->demo->n || tui_now_ms() < t->demo_due)
 		return;
 	tui_demo_exec(t, t->demo_pos++, 1);
@@ -260,7 +260,7 @@ tui_demo_prev(Tui *t)
 	for (int i = 0; i < last; i++)
 		tui_demo_exec(t, i, 0);
 	t->demo_pos = last;
-	if (t->mode == MODE_POPUP)
+	if (t->mode == TUI_POPUP)
 		tui_popup_close(t);
 	tui_msgf(t, 0, _("demo: back before line %d: %.60s"), t->demo->line[last].lineno, t->demo->line[last].text);
 }
@@ -272,7 +272,7 @@ demo_key_go(Tui *t, int key, int arg)
 	(void)arg;
 	if (key != ' ' && !t->demo_at_pause)
 		return 0;
-	if (t->mode == MODE_POPUP)
+	if (t->mode == TUI_POPUP)
 		tui_popup_close(t);
 	if (t->demo_at_quiz && session_quiz_pending(t->s)) {
 		tui_demo_reveal(t); /* the class has voted: the answer, and the demo waits at it */
@@ -295,7 +295,7 @@ demo_key_step(Tui *t, int key, int arg)
 {
 	(void)arg;
 	if (key == 'n') {
-		if (t->mode == MODE_POPUP)
+		if (t->mode == TUI_POPUP)
 			tui_popup_close(t);
 		tui_demo_next(t);
 	} else {
@@ -310,7 +310,7 @@ demo_key_leave(Tui *t, int key, int arg)
 {
 	(void)key;
 	(void)arg;
-	if (t->mode == MODE_POPUP)
+	if (t->mode == TUI_POPUP)
 		return 0;
 	tui_demo_free(t);
 	tui_set_msg(t, 0, _("demo left (q again quits)"));
@@ -319,7 +319,7 @@ demo_key_leave(Tui *t, int key, int arg)
 
 /* The keys while a demo plays, before the others. */
 /* clang-format off */
-const KeyEntry demo_keys[] = {
+const KeyEntry tui_demo_keys[] = {
 	{ .key = { ' ', '\r', '\n', KEY_ENTER }, .keys = "space", .does = N_("pause / go on (at a pause: go on)"),
 	  .run = demo_key_go },
 	{ .key = { 'n', 'p' }, .keys = "n  p", .does = N_("next / previous command by hand"), .run = demo_key_step },
@@ -332,7 +332,7 @@ const KeyEntry demo_keys[] = {
 int
 tui_demo_key(Tui *t, int key)
 {
-	const KeyEntry *e = t->demo != NULL ? key_find(demo_keys, key) : NULL;
+	const KeyEntry *e = t->demo != NULL ? key_find(tui_demo_keys, key) : NULL;
 
 	if (e == NULL || !e->run(t, key, e->arg))
 		return 0;
@@ -346,7 +346,7 @@ tui_play_tick(Tui *t)
 {
 	char *err = NULL;
 
-	if (t->play_ms <= 0 || t->mode == MODE_CMD || tui_now_ms() < t->play_due)
+	if (t->play_ms <= 0 || t->mode == TUI_CMD || tui_now_ms() < t->play_due)
 		return;
 	if (session_quiz_pending(t->s)) {
 		char how[32];

@@ -134,10 +134,10 @@ tui_mouse(Tui *t)
 	if (getmouse(&ev) != OK)
 		return;
 	switch (t->mode) {
-	case MODE_MAIN:
+	case TUI_MAIN:
 		mouse_main(t, &ev);
 		break;
-	case MODE_POPUP:
+	case TUI_POPUP:
 		/* the wheel scrolls the pop-up, a click closes it (as a key does) */
 		if (ev.bstate & (WHEEL_UP | WHEEL_DOWN)) {
 			t->popup_top += ev.bstate & WHEEL_UP ? -WHEEL_LINES : WHEEL_LINES;
@@ -148,13 +148,13 @@ tui_mouse(Tui *t)
 			tui_popup_close(t);
 		}
 		break;
-	case MODE_MENU:
+	case TUI_MENU:
 		if (ev.bstate & (WHEEL_UP | WHEEL_DOWN))
 			tui_menu_key(t, ev.bstate & WHEEL_UP ? KEY_UP : KEY_DOWN);
 		else if (ev.bstate & (BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED))
 			tui_menu_click(t, ev.y, ev.x, (ev.bstate & BUTTON1_DOUBLE_CLICKED) != 0);
 		break;
-	case MODE_CMD:
+	case TUI_CMD:
 		break; /* the line being typed keeps the keys */
 	}
 }

@@ -5,7 +5,7 @@
  * view does, and reads the screen curses believes it drew (curscr: character,
  * attributes, colour pair per cell) into a frame (render.h). Time is the
  * demo's: a virtual clock (tui_clock_set) jumps to whatever is due next — a
- * demo line after its `wait`, a :play step, the end of a flash — and where the
+ * demo line after its `wait`, a :play step, the end of an edit's glow — and where the
  * live view would wait for a key (a `pause`, a line that failed, anything else
  * that waits for the class), the clock moves on by the pause and space is
  * pressed, as a teacher would.
@@ -170,14 +170,14 @@ static int
 render_done(const Tui *t)
 {
 	return (t->demo == NULL || (t->demo_pos >= t->demo->n && !t->demo_at_pause && !t->demo_paused)) &&
-	       t->play_ms <= 0 && !t->flash;
+	       t->play_ms <= 0 && !t->edit_glow;
 }
 
 /* The live view waits for a key here (a pause, a failed line, a question). */
 static int
 render_waits(const Tui *t)
 {
-	return t->demo != NULL && (t->demo_at_pause || t->demo_paused) && t->play_ms <= 0 && !t->flash;
+	return t->demo != NULL && (t->demo_at_pause || t->demo_paused) && t->play_ms <= 0 && !t->edit_glow;
 }
 
 /* The next time something is due without a key; -1 when nothing is. */
@@ -190,8 +190,8 @@ render_next_due(const Tui *t)
 		due = t->demo_due;
 	if (t->play_ms > 0 && (due < 0 || t->play_due < due))
 		due = t->play_due;
-	if (t->flash && (due < 0 || t->flash_until < due))
-		due = t->flash_until;
+	if (t->edit_glow && (due < 0 || t->edit_glow_until < due))
+		due = t->edit_glow_until;
 	return due;
 }
 

@@ -1,9 +1,11 @@
 /*
  * tuistate.h: the full-screen view's state and the functions its files share
- * (tui.c: the loop, the text, the narration, the layout, the status line,
- * the keys; pane.c: the matrix panes; tuidemo.c: demo scripts and :play;
- * tuimouse.c: the mouse; tuicourse.c: progress and the course menu;
- * tuiwatch.c: --watch).
+ * (tui.c: start, wait for a key, handle it, stop; screen.c: text, the status
+ * message, pop-ups; tuidraw.c: the narration, the layout, the stage and
+ * status lines; tuikeys.c: the key table, the key line and `?`; pane.c: the
+ * matrix panes; tuidemo.c: demo scripts and :play; tuimouse.c: the mouse;
+ * tuicourse.c: progress and the course menu; tuiwatch.c: --watch;
+ * tuirender.c: --render).
  * Only these include it.
  */
 #ifndef ATTNVIZ_TUISTATE_H
@@ -32,7 +34,12 @@ enum {
 	R_ALL    = 0x7f
 };
 
-typedef enum TuiMode { MODE_MAIN, MODE_CMD, MODE_POPUP, MODE_MENU } TuiMode;
+/*
+ * What a key goes to (tui_key): the main view, the `:` line, a pop-up, the
+ * course menu. MODE_* is main.c's, the way attnviz runs (the view, --plain,
+ * --check, …); this is the view's own.
+ */
+typedef enum TuiMode { TUI_MAIN, TUI_CMD, TUI_POPUP, TUI_MENU } TuiMode;
 
 /* One matrix pane: a view of a matrix (maybe a column block, maybe transposed) plus its cursor. */
 typedef struct Pane {
@@ -116,8 +123,8 @@ typedef struct Tui {
 
 	LineEdit *le;
 
-	int flash;            /* 1: cells an edit changed are highlighted */
-	long long flash_until;/* monotonic ms */
+	int edit_glow;        /* 1: cells an edit changed are highlighted (not FlashAttention's `flash` stage) */
+	long long edit_glow_until; /* when the glow ends (monotonic ms) */
 
 	/* ATTNVIZ_KEY_TIMES=FILE (make bench): each key's time to its answer on the screen is appended there */
 	FILE *key_times;
@@ -167,7 +174,7 @@ typedef struct Tui {
 } Tui;
 
 /*
- * A key and what it does: the tables of keys (main_keys, demo_keys) are the
+ * A key and what it does: the tables of keys (tui_main_keys, tui_demo_keys) are the
  * one place a key is named, behind the key handlers, the `?` help and the
  * key line. run returns 1 when it took the key, 0 when the key does nothing
  * now (1-9 without a question).
@@ -188,35 +195,64 @@ typedef struct KeyEntry {
 } KeyEntry;
 
 /* How long the cells an edit changed stay lit, in milliseconds. */
-#define FLASH_MS 1000
+#define EDIT_GLOW_MS 1000
 /* Cells of a result and its compare variant differ beyond this (stats_cell_differs). */
 
-/* tui.c */
-int draw_text(WINDOW *win, const char *s, int len, int maxw, int skip);
-int put_at(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw);
+/* screen.c: text by display width, the status message, pop-ups, lists */
+/* Draw s[0..len) (len -1: all) at the cursor in at most maxw columns, skipping the first skip; the columns drawn. */
+int screen_draw(WINDOW *win, const char *s, int len, int maxw, int skip);
+/* Draw s (UTF-8 of our own, or already escaped) at y, x with attributes; the columns drawn. */
+int screen_put(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw);
+/* screen_put, but a text wider than maxw is cut one glyph short and ends in an ellipsis ("..." without UTF-8). */
+int screen_put_fit(WINDOW *win, int y, int x, attr_t attr, const char *s, int maxw, int utf8);
+/* Lesson text for the screen: control characters escaped, newlines kept, tabs expanded. Heap string or NULL. */
+char *screen_text(const char *s);
+/*
+ * A pop-up's window, wh × ww in the middle of the screen: its background, a
+ * box (ASCII without UTF-8) and foot on its bottom edge, the attributes left
+ * at the title's for the caller's title. NULL when curses cannot make it.
+ */
+WINDOW *screen_frame(const Tui *t, int wh, int ww, const char *foot);
+void tui_set_msg(Tui *t, int error, const char *text);
+void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The status line when a pane a question hides is asked for: how to answer this question. */
+void tui_answer_first(Tui *t);
+void tui_popup(Tui *t, const char *title, const char *text);
+void tui_popup_close(Tui *t);
+void tui_draw_popup(Tui *t);
+/* Up/down/page/home/end on a list position in [0, last] (a pop-up's top line, the menu's choice): 1 when key moved it. */
+int tui_list_key(int key, int *pos, int page, int last);
+
+/* tuidraw.c: the narration, the layout and its windows, the stage, narration and status lines */
+void tui_build_narr(Tui *t);
+/* Compute the layout for the current panes; recreate the windows when it changed (force: always). */
+void tui_layout(Tui *t, int force);
+void tui_free_windows(Tui *t);
+/* Draw what changed, then update the screen once. */
+void tui_draw(Tui *t);
+
+/* tuikeys.c: the key table, its actions, the key line and `?` */
+const KeyEntry *key_find(const KeyEntry *table, int key);
+/* A key in the main view (the mouse acts through here too); 1 when its entry took it. */
+int tui_key_main(Tui *t, int key);
+void tui_draw_keys(Tui *t);
+/* The entry of the key line at column x of it, or NULL. */
+const KeyEntry *tui_keyline_at(const Tui *t, int x);
+
+/* tui.c: start, wait for a key, handle it, stop */
 long long tui_now_ms(void);
-/* --render: tui_tui_now_ms() says ms from here on (a virtual clock); -1 goes back to the real one. */
+/* --render: tui_now_ms() says ms from here on (a virtual clock); -1 goes back to the real one. */
 void tui_clock_set(long long ms);
 /* The signal (SIGINT, SIGTERM, …) that asked attnviz to stop, or 0. */
 int tui_signalled(void);
 /* One loop turn before waiting for a key: run what is due, draw what changed. 1 when attnviz should stop. */
 int tui_turn(Tui *t);
-/* What ends by time alone (a flash) ends when its time has come. */
+/* What ends by time alone (an edit's glow) ends when its time has come. */
 void tui_expire(Tui *t);
 /* One key, as if pressed. 1 when attnviz should stop. */
 int tui_key(Tui *t, int key);
-void tui_set_msg(Tui *t, int error, const char *text);
-/* Up/down/page/home/end on a list position in [0, last] (a pop-up's top line, the menu's choice): 1 when key moved it. */
-int tui_list_key(int key, int *pos, int page, int last);
-/* The status line when a pane a question hides is asked for: how to answer this question. */
-void tui_answer_first(Tui *t);
-void tui_msgf(Tui *t, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void tui_popup_close(Tui *t);
+/* Run one command line; cmd_run's status (0, or -1 when it failed). */
 int tui_run_line(Tui *t, const char *line);
-const KeyEntry *key_find(const KeyEntry *table, int key);
-void tui_popup(Tui *t, const char *title, const char *text);
-int tui_key_main(Tui *t, int key);
-const KeyEntry *tui_keyline_at(const Tui *t, int x);
 
 /* pane.c */
 const Attn *pane_attn(const Tui *t, const Pane *p);
@@ -243,7 +279,7 @@ void tui_menu_click(Tui *t, int y, int x, int twice);
 void tui_draw_menu(Tui *t);
 
 /* tuidemo.c */
-extern const KeyEntry demo_keys[];
+extern const KeyEntry tui_demo_keys[];
 void tui_demo_free(Tui *t);
 void tui_demo_start(Tui *t, const char *path);
 void tui_demo_source(Tui *t, const char *path);

@@ -55,7 +55,7 @@ tui_watch_tick(Tui *t)
 	char line[48];
 	int step, changed;
 
-	if (!t->opt.watch || src == NULL || t->mode == MODE_CMD || tui_now_ms() < t->watch_due)
+	if (!t->opt.watch || src == NULL || t->mode == TUI_CMD || tui_now_ms() < t->watch_due)
 		return;
 	t->watch_due = tui_now_ms() + WATCH_MS;
 	if (t->watch_path == NULL || strcmp(t->watch_path, src) != 0) {
@@ -69,7 +69,7 @@ tui_watch_tick(Tui *t)
 	if (changed <= 0)
 		return; /* unchanged, or gone for a moment (an editor between its rename and its write) */
 	step = t->s->step;
-	if (t->mode == MODE_POPUP)
+	if (t->mode == TUI_POPUP)
 		tui_popup_close(t);
 	if (tui_run_line(t, "reload") != 0)
 		return; /* the error is on the status line; the last good lesson stays */
