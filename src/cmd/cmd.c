@@ -14,8 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <cjson/cJSON.h>
-
 #include "inspect/explain.h"
 #include "base/paths.h"
 #include "app/progress.h"
@@ -284,27 +282,28 @@ static int compare_names(const void *x, const void *y)
 	return oa != ob ? oa - ob : strcmp(a, b);
 }
 
-/* The title of a lesson file, read cheaply (no computation); heap string or NULL. */
+/*
+ * The title of a lesson file, read cheaply (no computation) with the JSON
+ * kit the loader reads lessons with; heap string, or NULL when the file is
+ * not a lesson one can read (the list then says so).
+ */
 static char *lesson_title(const char *path, const char *lang)
 {
 	/* fileio: a FIFO named x.json must not hang `lessons` */
 	char *err = NULL, *title = NULL;
 	size_t len;
 	char *buf = fileio_read_all(path, LESSON_MAX_BYTES, &len, &err);
-	cJSON *root, *t;
+	cJSON *root = buf != NULL ? jr_parse(path, buf, len, 1, _("lesson"), "{\"attnviz\": 1, …}", &err) : NULL;
+	const cJSON *t = jr_get(root, "title");
 
 	free(err);
-	if (buf != NULL) {
-		root = cJSON_ParseWithLength(buf, len);
-		t = cJSON_GetObjectItemCaseSensitive(root, "title");
-		if (cJSON_IsObject(t)) {
-			cJSON *v = cJSON_GetObjectItemCaseSensitive(t, lang);
-			t = cJSON_IsString(v) ? v : cJSON_GetObjectItemCaseSensitive(t, "en");
-		}
-		if (cJSON_IsString(t))
-			title = text_escape(t->valuestring, "");
-		cJSON_Delete(root);
+	if (cJSON_IsObject(t)) {
+		const cJSON *v = jr_get(t, lang);
+		t = cJSON_IsString(v) ? v : jr_get(t, "en");
 	}
+	if (cJSON_IsString(t))
+		title = text_escape(t->valuestring, "");
+	cJSON_Delete(root);
 	free(buf);
 	return title;
 }
