@@ -481,39 +481,6 @@ static int cmd_lang(Session *s, int argc, char **argv, CmdOut *out)
 
 /* ------------------------------------------------------------ edits */
 
-typedef struct SetArg {
-	AttnMatrix which;
-	int layer;         /* a lesson with layers: whose parameters (the input is the lesson's) */
-	int row, col;
-	double value;
-} SetArg;
-
-/*
- * The lesson or layer that holds matrix `which` at walk layer `layer`: a
- * layer's own parameters, its stack's input (the encoder's X in the encoder),
- * the top level's source.
- */
-static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
-{
-	int i;
-	Lesson *stk = lesson_walk_stack(l, layer, &i);
-	return which == AM_SOURCE_INPUT ? l : which == AM_INPUT ? stk : lesson_layer(stk, i);
-}
-
-static int edit_set(Lesson *l, void *arg, char **err)
-{
-	const SetArg *a = arg;
-	Mat *m = lesson_matrix(holder(l, a->which, a->layer), a->which);
-	/* The compare variant may have other shapes (prefix.json: fewer tokens). */
-	if (m == NULL || a->row >= m->rows || a->col >= m->cols) {
-		*err = str_printf(_("%s[%d][%d] is outside its %d × %d"), matrix_name(a->which), a->row, a->col,
-		                  m ? m->rows : 0, m ? m->cols : 0);
-		return -1;
-	}
-	MAT_AT(*m, a->row, a->col) = a->value;
-	return 0;
-}
-
 /* "W_q[0][1]" or "W_q" followed by ROW COL words. */
 static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 {
@@ -521,7 +488,7 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 	const char *p = argv[1], *br = strchr(p, '[');
 	const char *rs, *cs, *vs;
 	char rowbuf[24], colbuf[24];
-	SetArg a;
+	double value;
 	long row, col;
 	char *err = NULL;
 	int w;
@@ -558,63 +525,18 @@ static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
 	}
 	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
 	if (parse_int(rs, 0, m->rows - 1, &row, out, N_("row")) != 0 || parse_int(cs, 0, m->cols - 1, &col, out, N_("column")) != 0 ||
-	    parse_double(vs, &a.value, out, N_("value")) != 0)
+	    parse_double(vs, &value, out, N_("value")) != 0)
 		return -1;
-	a.which = (AttnMatrix)w;
-	a.layer = s->layer;
-	a.row = (int)row;
-	a.col = (int)col;
-	if (session_edit_values(s, edit_set, &a, &err) != 0)
+	/* the numbers of one given matrix: the session copies that matrix alone and updates in place */
+	if (session_set_cell(s, (AttnMatrix)w, (int)row, (int)col, value, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, _("%s[%ld][%ld] = %s; everything after it is recomputed"), matrix_name(a.which), row, col, vs);
+	say(out, MSG_INFO, NULL, _("%s[%ld][%ld] = %s; everything after it is recomputed"), matrix_name((AttnMatrix)w), row, col, vs);
 	return 0;
-}
-
-typedef struct MaskArg {
-	MaskKind kind;
-	Mat padding;
-	int window;
-	int layer; /* the walk layer shown: whose mask is edited */
-} MaskArg;
-
-/* l's mask replaced by a's. */
-static int set_mask(Lesson *l, const MaskArg *a, char **err)
-{
-	mat_free(&l->mask_matrix);
-	for (int i = 0; i < l->nmasks; i++)
-		mat_free(&l->masks[i].matrix);
-	free(l->masks);
-	l->masks = NULL;
-	l->nmasks = 0;
-	l->mask = a->kind;
-	l->window = a->window;
-	/* Copied, not moved: the compare variant gets the same edit. */
-	if (a->kind == MASK_PADDING && mat_copy(&l->mask_matrix, &a->padding) != 0) {
-		*err = strdup("out of memory");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The mask of the layer shown: a stack's layers (an encoder's too) share
- * their stack's; each attention of an encoder–decoder's decoder keeps its
- * own (link 0's is the top level's as well).
- */
-static int edit_mask(Lesson *top, void *arg, char **err)
-{
-	const MaskArg *a = arg;
-	int i;
-	Lesson *stk = lesson_walk_stack(top, a->layer, &i);
-
-	if (stk == top && top->encoder != NULL)
-		return set_mask(lesson_layer(top, i), a, err) != 0 || (i == 0 && set_mask(top, a, err) != 0) ? -1 : 0;
-	return set_mask(stk, a, err);
 }
 
 static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 {
-	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0, s->layer };
+	struct { MaskKind kind; Mat padding; int window; } a = { MASK_NONE, { 0, 0, NULL }, 0 };
 	char *err = NULL;
 	long w;
 	const int m = s->attn->lesson->m; /* the keys of the attention shown */
@@ -660,7 +582,7 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 		a.kind = MASK_PADDING;
 	} else
 		return usage(out, "mask");
-	if (session_edit(s, edit_mask, &a, &err) != 0) {
+	if (session_set_mask(s, a.kind, a.window, &a.padding, &err) != 0) {
 		mat_free(&a.padding);
 		return fail(out, err);
 	}
@@ -671,42 +593,6 @@ static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
 	else
 		say(out, MSG_INFO, NULL, _("mask is now %s"), argv[1]);
 	return 0;
-}
-
-typedef struct ScaleArg {
-	ScaleKind kind;
-	double value;
-} ScaleArg;
-
-/* The scale is a setting of every attention of the lesson: an encoder–decoder's encoder too. */
-static int edit_scale(Lesson *l, void *arg, char **err)
-{
-	const ScaleArg *a = arg;
-	l->scale = a->kind;
-	l->scale_value = a->value;
-	l->scale_explicit = 1;
-	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
-}
-
-typedef struct TrainArg {
-	int steps;
-	double lr;
-	double *losses; /* steps + 1: the main lesson's losses (the variant's are not kept) */
-	int variant;    /* 0 for the first call (the lesson), 1 after (its compare variant) */
-} TrainArg;
-
-/* train: gradient descent on the copy (the lesson's losses kept, not the variant's). */
-static int edit_train(Lesson *l, void *arg, char **err)
-{
-	TrainArg *t = arg;
-	double *losses = t->variant ? NULL : t->losses;
-
-	if (l->backward == BACKWARD_NONE) {
-		*err = str_printf(_("train: this lesson has no \"backward\" (a target or a dOutput) to learn from"));
-		return -1;
-	}
-	t->variant = 1; /* session_edit edits the lesson first, then its compare variant */
-	return attn_train(l, t->steps, t->lr, losses, err);
 }
 
 /*
@@ -754,7 +640,7 @@ static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
 static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
 {
 	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588" };
-	TrainArg t = { 0, 0.1, NULL, 0 };
+	struct { int steps; double lr; double *losses; } t = { 0, 0.1, NULL };
 	StrBuf curve = { 0 };
 	char *err = NULL;
 	long steps;
@@ -771,11 +657,10 @@ static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
 	t.losses = calloc((size_t)t.steps + 1, sizeof *t.losses);
 	if (t.losses == NULL)
 		return fail(out, NULL);
-	if (session_edit(s, edit_train, &t, &err) != 0) {
+	if (session_train(s, t.steps, t.lr, t.losses, &err) != 0) {
 		free(t.losses);
 		return fail(out, err);
 	}
-	t.losses[t.steps] = s->model->loss; /* the session computed the trained lesson's gradients */
 	/* the loss curve, a bar a step (at most 60, sampled), from its lowest to its highest */
 	lo = hi = t.losses[0];
 	for (int i = 0; i <= t.steps; i++) {
@@ -799,7 +684,7 @@ static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
 
 static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
 {
-	ScaleArg a = { SCALE_SQRT_DK, 0.0 };
+	struct { ScaleKind kind; double value; } a = { SCALE_SQRT_DK, 0.0 };
 	char *err = NULL;
 	(void)argc;
 	if (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "true") == 0)
@@ -810,48 +695,13 @@ static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
 		a.kind = SCALE_VALUE;
 	else
 		return -1;
-	if (session_edit(s, edit_scale, &a, &err) != 0)
+	if (session_set_scale(s, a.kind, a.value, &err) != 0)
 		return fail(out, err);
 	say(out, MSG_INFO, NULL, _("scale factor is now %.6g"), s->attn->factor);
 	return 0;
 }
 
-typedef struct HeadsArg {
-	int heads, layer;
-} HeadsArg;
-
-/* heads N: the layer shown (a lesson without layers is its own). */
-static int edit_heads(Lesson *top, void *arg, char **err)
-{
-	const HeadsArg *ha = arg;
-	const int h = ha->heads;
-	int i;
-	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
-	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
-	const int g = l->kv_heads_given ? l->kv_heads : h;
-	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
-
-	if (bad != NULL) {
-		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->W_q ? h : g, bad->cols,
-		                  bad == &l->W_q ? "W_q" : "W_v");
-		return -1;
-	}
-	if (h % g != 0) {
-		*err = str_printf(_("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")"), h, g);
-		return -1;
-	}
-	if (l->alibi && !mat_empty(&l->alibi_slopes)) {
-		*err = str_printf(_("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads"),
-		                  l->alibi_slopes.cols, h);
-		return -1;
-	}
-	l->heads = h;
-	l->kv_heads = g;
-	l->d_k = l->W_q.cols / h;
-	l->d_v = l->W_v.cols / g;
-	return 0;
-}
-
+/* heads N: the layer shown split into N heads (session_set_heads works out d_k and d_v). */
 static int cmd_heads(Session *s, int argc, char **argv, CmdOut *out)
 {
 	long v;
@@ -861,11 +711,8 @@ static int cmd_heads(Session *s, int argc, char **argv, CmdOut *out)
 	if (parse_int(argv[1], 1, LESSON_MAX_HEADS, &v, out, N_("heads")) != 0)
 		return -1;
 	h = (int)v;
-	{
-		HeadsArg ha = { h, s->layer };
-		if (session_edit(s, edit_heads, &ha, &err) != 0)
-			return fail(out, err);
-	}
+	if (session_set_heads(s, h, &err) != 0)
+		return fail(out, err);
 	say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
 	    s->attn->lesson->d_k,
 	    s->attn->lesson->d_v);
