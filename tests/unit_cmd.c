@@ -232,8 +232,8 @@ static void test_table(void **state)
 			else
 				req++;
 		}
-		if (e->min_args > req || e->max_args < req + opt || e->min_args > e->max_args)
-			fail_msg("%s: %d to %d words, but the usage is \"%s\"", e->name, e->min_args, e->max_args, e->usage);
+		if (e->args.min > req || e->args.max < req + opt || e->args.min > e->args.max)
+			fail_msg("%s: %d to %d words, but the usage is \"%s\"", e->name, e->args.min, e->args.max, e->usage);
 	}
 }
 
@@ -836,6 +836,36 @@ static void list_free(char **list)
 	free(list);
 }
 
+/*
+ * The table's declared arguments are read before a command runs: a wrong
+ * count or a word of the wrong kind gets the one message, naming what was
+ * expected and the usage, and the command does not run.
+ */
+static void test_run_args(void **state)
+{
+	Fixture *f = *state;
+	const double q01 = MAT_AT(f->s.lesson->W_q, 0, 1);
+
+	run_err(f, "next please", "next: expected 0 words, got 1 (usage: next)");
+	run_err(f, "step x", "step: expected a whole number from 1 to 4, got \"x\" (usage: step N)");
+	run_err(f, "explain weights 0 9", "explain (column): expected a whole number from 0 to 2, got \"9\"");
+	run_err(f, "set W_q 0 1", "set: expected 4 words, got 3 (usage: set MATRIX[ROW][COL] VALUE)");
+	run_err(f, "set W_q[0][1] 0.5 1", "set: expected 2 words, got 3");
+	run_err(f, "set W_q[0] 0.5", "set: expected a cell MATRIX[ROW][COL], got \"W_q[0]\"");
+	run_err(f, "set W_q[0][1] nan", "set (value): expected a finite number, got \"nan\"");
+	assert_true(MAT_AT(f->s.lesson->W_q, 0, 1) == q01); /* none of them ran */
+	run_err(f, "compare maybe", "compare: expected on or off, got \"maybe\" (usage: compare on|off)");
+	run_err(f, "mask sideways", "mask: expected causal, none, window or padding, got \"sideways\"");
+	run_err(f, "mask window", "mask: expected 2 words, got 1");
+	run_err(f, "mask causal 2", "mask: expected 1 word, got 2");
+	run_err(f, "lang fr", "lang: expected en or zh, got \"fr\" (usage: lang en|zh)");
+	run_err(f, "scale big", "scale: expected on, off or a finite number, got \"big\"");
+	run_err(f, "stats params 1", "stats: expected 1 word, got 2");
+	run_err(f, "jacobian 3", "jacobian (row): expected a whole number from 0 to 2, got \"3\"");
+	run_ok(f, "set W_q 0 1 0.5"); /* a cell of three words */
+	assert_true(MAT_AT(f->s.lesson->W_q, 0, 1) == 0.5);
+}
+
 static void test_complete(void **state)
 {
 	Fixture *f = *state;
@@ -855,6 +885,17 @@ static void test_complete(void **state)
 	list_free(c);
 	c = cmd_complete(&f->s, ARG_STAGE, "zz");
 	assert_int_equal(list_len(c), 0);
+	list_free(c);
+	/* a line's words are completed each as its kind: show's first a matrix, its second a head (nothing to offer) */
+	int files = 0;
+	c = cmd_complete_line(&f->s, "show W", 5, "W", &files);
+	assert_true(list_has(c, "W_q") && !files);
+	list_free(c);
+	c = cmd_complete_line(&f->s, "show W_q ", 9, "", &files);
+	assert_int_equal(list_len(c), 0);
+	list_free(c);
+	c = cmd_complete_line(&f->s, "set W", 4, "W", &files); /* a cell starts with its matrix */
+	assert_true(list_has(c, "W_v"));
 	list_free(c);
 }
 
@@ -903,6 +944,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_lessons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_quiz, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_quiz_skip_and_letter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_args, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_complete, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -243,7 +243,7 @@ static void test_overflow_then_back(void **state)
 	lesson_free(l);
 }
 
-/* The session's `set` path: the same as an edit computed afresh, the flash's copies in prev. */
+/* The session's `set` path (session_set_cell): the same as an edit computed afresh, the flash's copies in prev. */
 static int set_wv(Lesson *l, void *arg, char **err)
 {
 	(void)err;
@@ -262,7 +262,7 @@ static void test_session_values(void **state)
 		double v = -0.375;
 		assert_int_equal(session_init(&s, load_file(files[i]), files[i], &err), 0);
 		assert_int_equal(session_init(&t, load_file(files[i]), files[i], &err), 0);
-		assert_int_equal(session_edit_values(&s, set_wv, &v, &err), 0);
+		assert_int_equal(session_set_cell(&s, AM_W_V, 0, 1, v, &err), 0);
 		assert_int_equal(session_edit(&t, set_wv, &v, &err), 0);
 		assert_same_computation(s.model, t.model, files[i]);
 		if (t.compare_model != NULL)
@@ -275,6 +275,161 @@ static void test_session_values(void **state)
 	}
 }
 
+/* Every given matrix of two lessons (their layers too) holds the same bits. */
+static void assert_same_lesson(Lesson *x, Lesson *y, const char *what)
+{
+	assert_int_equal(x->nlayers, y->nlayers);
+	for (int hd = 0; hd < (x->nlayers > 0 ? 1 + x->nlayers : 1); hd++)
+		for (int w = 0; w < AM_COUNT; w++)
+			if ((matrix_kinds[w].flags & MF_GIVEN) && !same_mat(given(x, hd, (AttnMatrix)w), given(y, hd, (AttnMatrix)w)))
+				fail_msg("%s: %s of %s %d differs", what, matrix_name((AttnMatrix)w), hd == 0 ? "the lesson" : "layer", hd - 1);
+}
+
+/* Where every given matrix of a lesson (and its layers) keeps its numbers: [holder][matrix]. */
+typedef struct Where {
+	const double *a[1 + 8][AM_COUNT];
+} Where;
+
+static void where_of(Lesson *l, Where *p)
+{
+	memset(p, 0, sizeof *p);
+	for (int hd = 0; hd < (l->nlayers > 0 ? 1 + l->nlayers : 1) && hd < 9; hd++)
+		for (int w = 0; w < AM_COUNT; w++)
+			if (matrix_kinds[w].flags & MF_GIVEN)
+				p->a[hd][w] = given(l, hd, (AttnMatrix)w) ? given(l, hd, (AttnMatrix)w)->a : NULL;
+}
+
+/*
+ * A one-cell edit (session_set_cell) copies the one matrix it changes and
+ * nothing else of the lesson: the lesson, its steps, its tokens and every
+ * other matrix (of every layer) stay where they were; the computation is
+ * what the edited lesson computed afresh gives; the flash's copies read the
+ * old numbers.
+ */
+static void test_one_cell_copies_one_matrix(void **state)
+{
+	const char *files[] = { "lessons/selfattn.json", "lessons/gqa.json", "lessons/prefix.json", "lessons/gradient.json" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		Session s;
+		Where was, now;
+		char *err = NULL;
+		assert_int_equal(session_init(&s, load_file(files[i]), files[i], &err), 0);
+		const int hd = s.lesson->nlayers > 0 ? 1 : 0; /* a lesson with layers: layer 0's own W_q */
+		Lesson *const l = s.lesson;
+		const Step *steps = l->steps;
+		char **tokens = l->tokens;
+		const double old = given(l, hd, AM_W_Q)->a[1];
+		where_of(l, &was);
+		assert_int_equal(session_set_cell(&s, AM_W_Q, 0, 1, old + 0.5, &err), 0);
+		assert_null(err);
+		assert_ptr_equal(s.lesson, l);
+		assert_ptr_equal(s.lesson->steps, steps);
+		assert_ptr_equal(s.lesson->tokens, tokens);
+		assert_null(s.prev_lesson); /* no copy of the lesson kept */
+		where_of(l, &now);
+		for (int h = 0; h < 9; h++)
+			for (int w = 0; w < AM_COUNT; w++)
+				if (!(h == hd && w == AM_W_Q) && now.a[h][w] != was.a[h][w])
+					fail_msg("%s: %s of holder %d was copied", files[i], matrix_name((AttnMatrix)w), h);
+		assert_true(now.a[hd][AM_W_Q] != was.a[hd][AM_W_Q]);
+		assert_true(given(l, hd, AM_W_Q)->a[1] == old + 0.5);
+		/* the same bits as the edited lesson computed afresh, the variant's too */
+		Lesson *copy = lesson_clone(l);
+		Attn *fresh = compute_all(copy), *cfresh = copy->compare ? compute_all(copy->compare) : NULL;
+		assert_same_computation(s.model, fresh, files[i]);
+		if (cfresh != NULL)
+			assert_same_computation(s.compare_model, cfresh, files[i]);
+		/* the flash reads the numbers before: W_q's old cell, Q as it was */
+		assert_non_null(s.prev_attn);
+		assert_true(attn_matrix(s.prev_attn, AM_W_Q, 0)->a[1] == old);
+		assert_non_null(attn_matrix(s.prev_attn, AM_Q, 0));
+		attn_free(fresh);
+		attn_free(cfresh);
+		lesson_free(copy);
+		session_free(&s);
+	}
+}
+
+/* A refused edit leaves the lesson (where its matrices are, and their bits) and the computation as they were. */
+static void assert_refused_unchanged(const char *name, const char *json, AttnMatrix w, int row, int col, double value,
+                                     const char *needle)
+{
+	Session s;
+	Where was, now;
+	char *err = NULL, *warn = NULL;
+	Lesson *l = lesson_load_string(name, json, strlen(json), &err, &warn);
+
+	if (l == NULL)
+		fail_msg("%s: %s", name, err);
+	free(warn);
+	assert_int_equal(session_init(&s, l, NULL, &err), 0);
+	Lesson *before = lesson_clone(l);
+	Attn *model = s.model, *variant = s.compare_model;
+	where_of(l, &was);
+	assert_int_equal(session_set_cell(&s, w, row, col, value, &err), -1);
+	assert_non_null(err);
+	if (strstr(err, needle) == NULL)
+		fail_msg("%s: expected \"%s\" in: %s", name, needle, err);
+	free(err);
+	/* the lesson: the same matrices, where they were, with their bits */
+	assert_ptr_equal(s.lesson, l);
+	where_of(l, &now);
+	assert_memory_equal(&was, &now, sizeof was);
+	assert_same_lesson(l, before, name);
+	if (l->compare != NULL)
+		assert_same_lesson(l->compare, before->compare, name);
+	/* the computation: the same one, bit for bit what the lesson computed afresh gives */
+	assert_ptr_equal(s.model, model);
+	assert_ptr_equal(s.compare_model, variant);
+	Attn *fresh = compute_all(before), *cfresh = before->compare ? compute_all(before->compare) : NULL;
+	assert_same_computation(s.model, fresh, name);
+	if (cfresh != NULL)
+		assert_same_computation(s.compare_model, cfresh, name);
+	assert_null(s.prev_attn);
+	/* and it still takes an edit */
+	assert_int_equal(session_set_cell(&s, w, row, col, 0.25, &err), 0);
+	attn_free(fresh);
+	attn_free(cfresh);
+	lesson_free(before);
+	session_free(&s);
+}
+
+static void test_refused_edit_changes_nothing(void **state)
+{
+/* a lesson of three tokens; its variant's first token so large that Q grown 1e10 times makes the scores overflow */
+#define TINY(version) "{\"attnviz\": " version ", \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]]," \
+	" \"W_q\": [[1, 2], [3, 4]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]], \"mask\": \"causal\""
+#define LAYERS ", \"layers\": [{\"W_q\": [[1, 0], [0, 1]]}, {\"W_q\": [[0.5, 0], [0, 1]]}]"
+#define GRADIENTS ", \"backward\": {\"dOutput\": [[1, 0], [0, 1], [1, 1]]}"
+#define BIG_VARIANT ", \"compare\": {\"label\": \"big\", \"X\": [[1e150, 0], [0, 1], [1, 1]]}}"
+	static const struct {
+		const char *name, *json;
+		AttnMatrix w;
+		double value;
+		const char *says;
+	} cases[] = {
+		/* the lesson's own numbers overflow: its update goes back */
+		{ "overflow.json", TINY("1") "}", AM_INPUT, 1e308, "too large" },
+		{ "layers-overflow.json", TINY("2") LAYERS "}", AM_INPUT, 1e308, "too large" },
+		/* the lesson takes it, its variant's numbers overflow: the lesson's computation is put back from what was kept */
+		{ "variant.json", TINY("1") BIG_VARIANT, AM_W_Q, 1e10, "compare" },
+		/* with gradients, which the update does not keep: worked out again from what was put back */
+		{ "gradients.json", TINY("2") GRADIENTS BIG_VARIANT, AM_W_Q, 1e10, "compare" },
+		/* with layers, whose links read the matrix and the layer before's output through views */
+		{ "layers.json", TINY("2") LAYERS GRADIENTS BIG_VARIANT, AM_W_Q, 1e10, "compare" },
+	};
+#undef TINY
+#undef LAYERS
+#undef GRADIENTS
+#undef BIG_VARIANT
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_refused_unchanged(cases[i].name, cases[i].json, cases[i].w, 0, 0, cases[i].value, cases[i].says);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +437,8 @@ int main(void)
 		cmocka_unit_test(test_only_what_depends),
 		cmocka_unit_test(test_overflow_then_back),
 		cmocka_unit_test(test_session_values),
+		cmocka_unit_test(test_one_cell_copies_one_matrix),
+		cmocka_unit_test(test_refused_edit_changes_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

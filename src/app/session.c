@@ -148,12 +148,16 @@ static void place_at(Session *s, int step)
 	s->dirty |= DIRTY_PLACE;
 }
 
+static void kept_free(SessionKept *k);
+
 static void drop_prev(Session *s)
 {
 	attn_free(s->prev_model);
 	lesson_free(s->prev_lesson);
+	kept_free(s->prev_kept);
 	s->prev_model = s->prev_attn = NULL;
 	s->prev_lesson = NULL;
+	s->prev_kept = NULL;
 }
 
 /* The compare variant's computation (NULL without one); -1 with *err ("compare: …") when it fails. */
@@ -519,49 +523,441 @@ static double keep_limit(const Lesson *l)
 	return tenth > (double)(1 << 20) ? tenth : (double)(1 << 20);
 }
 
-int session_edit_values(Session *s, SessionEdit edit, void *arg, char **err)
+/* ------------------------------------------------------------ edits of settings and shapes */
+
+typedef struct HeadsArg {
+	int heads, layer;
+} HeadsArg;
+
+/* heads N: the layer shown (a lesson without layers is its own); d_k and d_v follow from the columns. */
+static int edit_heads(Lesson *top, void *arg, char **err)
 {
-	Lesson *copy;
-	Attn *before = NULL;
+	const HeadsArg *ha = arg;
+	const int h = ha->heads;
+	int i;
+	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
+	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
+	const int g = l->kv_heads_given ? l->kv_heads : h;
+	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
+
+	if (bad != NULL) {
+		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->W_q ? h : g, bad->cols,
+		                  bad == &l->W_q ? "W_q" : "W_v");
+		return -1;
+	}
+	if (h % g != 0) {
+		*err = str_printf(_("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")"), h, g);
+		return -1;
+	}
+	if (l->alibi && !mat_empty(&l->alibi_slopes)) {
+		*err = str_printf(_("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads"),
+		                  l->alibi_slopes.cols, h);
+		return -1;
+	}
+	l->heads = h;
+	l->kv_heads = g;
+	l->d_k = l->W_q.cols / h;
+	l->d_v = l->W_v.cols / g;
+	return 0;
+}
+
+int session_set_heads(Session *s, int heads, char **err)
+{
+	HeadsArg ha = { heads, s->layer };
+
+	return session_edit(s, edit_heads, &ha, err);
+}
+
+typedef struct MaskArg {
+	MaskKind kind;
+	int window;
+	const Mat *padding;
+	int layer; /* the walk layer shown: whose mask is edited */
+} MaskArg;
+
+/* l's mask replaced by a's. */
+static int set_mask(Lesson *l, const MaskArg *a, char **err)
+{
+	mat_free(&l->mask_matrix);
+	for (int i = 0; i < l->nmasks; i++)
+		mat_free(&l->masks[i].matrix);
+	free(l->masks);
+	l->masks = NULL;
+	l->nmasks = 0;
+	l->mask = a->kind;
+	l->window = a->window;
+	/* Copied, not moved: the compare variant gets the same edit. */
+	if (a->kind == MASK_PADDING && mat_copy(&l->mask_matrix, a->padding) != 0) {
+		*err = strdup("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The mask of the layer shown: a stack's layers (an encoder's too) share
+ * their stack's; each attention of an encoder–decoder's decoder keeps its
+ * own (link 0's is the top level's as well).
+ */
+static int edit_mask(Lesson *top, void *arg, char **err)
+{
+	const MaskArg *a = arg;
+	int i;
+	Lesson *stk = lesson_walk_stack(top, a->layer, &i);
+
+	if (stk == top && top->encoder != NULL)
+		return set_mask(lesson_layer(top, i), a, err) != 0 || (i == 0 && set_mask(top, a, err) != 0) ? -1 : 0;
+	return set_mask(stk, a, err);
+}
+
+int session_set_mask(Session *s, MaskKind kind, int window, const Mat *padding, char **err)
+{
+	MaskArg a = { kind, window, padding, s->layer };
+
+	return session_edit(s, edit_mask, &a, err);
+}
+
+typedef struct ScaleArg {
+	ScaleKind kind;
+	double value;
+} ScaleArg;
+
+/* The scale is a setting of every attention of the lesson: an encoder–decoder's encoder too. */
+static int edit_scale(Lesson *l, void *arg, char **err)
+{
+	const ScaleArg *a = arg;
+	l->scale = a->kind;
+	l->scale_value = a->value;
+	l->scale_explicit = 1;
+	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
+}
+
+int session_set_scale(Session *s, ScaleKind kind, double value, char **err)
+{
+	ScaleArg a = { kind, kind == SCALE_VALUE ? value : 0.0 };
+
+	return session_edit(s, edit_scale, &a, err);
+}
+
+typedef struct TrainArg {
+	int steps;
+	double lr;
+	double *losses; /* steps + 1: the main lesson's losses (the variant's are not kept) */
+	int variant;    /* 0 for the first call (the lesson), 1 after (its compare variant) */
+} TrainArg;
+
+/* train: gradient descent on the copy (the lesson's losses kept, not the variant's). */
+static int edit_train(Lesson *l, void *arg, char **err)
+{
+	TrainArg *t = arg;
+	double *losses = t->variant ? NULL : t->losses;
+
+	if (l->backward == BACKWARD_NONE) {
+		*err = str_printf(_("train: this lesson has no \"backward\" (a target or a dOutput) to learn from"));
+		return -1;
+	}
+	t->variant = 1; /* session_edit edits the lesson first, then its compare variant */
+	return attn_train(l, t->steps, t->lr, losses, err);
+}
+
+int session_train(Session *s, int steps, double lr, double *losses, char **err)
+{
+	TrainArg t = { steps, lr, losses, 0 };
+
+	if (session_edit(s, edit_train, &t, err) != 0)
+		return -1;
+	losses[steps] = s->model->loss; /* the session computed the trained lesson's gradients */
+	return 0;
+}
+
+/* ------------------------------------------------------------ edits of values */
+
+/*
+ * The lesson or layer that holds matrix `which` at walk layer `layer`: a
+ * layer's own parameters, its stack's input (the encoder's X in the encoder),
+ * the top level's source.
+ */
+static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
+{
+	int i;
+	Lesson *stk = lesson_walk_stack(l, layer, &i);
+	return which == AM_SOURCE_INPUT ? l : which == AM_INPUT ? stk : lesson_layer(stk, i);
+}
+
+/* The cell of l's matrix, or -1 with *err when l has no such cell (the compare variant may have other shapes). */
+static Mat *cell_matrix(Lesson *l, AttnMatrix which, int layer, int row, int col, char **err)
+{
+	Mat *m = lesson_matrix(holder(l, which, layer), which);
+
+	if (m == NULL || row >= m->rows || col >= m->cols) {
+		*err = str_printf(_("%s[%d][%d] is outside its %d × %d"), matrix_name(which), row, col, m ? m->rows : 0,
+		                  m ? m->cols : 0);
+		return NULL;
+	}
+	return m;
+}
+
+typedef struct CellArg {
+	AttnMatrix which;
+	int layer, row, col;
+	double value;
+} CellArg;
+
+/* The cell set on a copy: an encoder–decoder's edit is computed afresh (attn_update computes none in place). */
+static int edit_cell(Lesson *l, void *arg, char **err)
+{
+	const CellArg *a = arg;
+	Mat *m = cell_matrix(l, a->which, a->layer, a->row, a->col, err);
+
+	if (m == NULL)
+		return -1;
+	MAT_AT(*m, a->row, a->col) = a->value;
+	return 0;
+}
+
+/*
+ * What a values edit keeps of the lessons before it, to go back and for
+ * the flash: the matrix each one (the lesson, its compare variant) held
+ * where the edited copy now is. A lesson that is its own layer is read by
+ * its computation through the lesson pointer, so for it the fields as they
+ * were (before: what the computation before reads) and as they are (after:
+ * what to go back from) are kept too; a lesson with layers is read through
+ * views that borrow the matrix they were made with.
+ */
+typedef struct KeptMatrix {
+	Mat *slot;      /* in the lesson: now the edited copy */
+	Mat old;        /* owned: the matrix before */
+	Lesson *before; /* owned structs, every pointer in them borrowed; NULL with layers */
+	Lesson *after;
+} KeptMatrix;
+
+struct SessionKept {
+	KeptMatrix lesson, compare;
+};
+
+static void kept_matrix_free(KeptMatrix *k)
+{
+	mat_free(&k->old);
+	free(k->before);
+	free(k->after);
+	memset(k, 0, sizeof *k);
+}
+
+static void kept_free(SessionKept *k)
+{
+	if (k == NULL)
+		return;
+	kept_matrix_free(&k->lesson);
+	kept_matrix_free(&k->compare);
+	free(k);
+}
+
+/*
+ * l's matrix m replaced by a copy with cell (row, col) = value, the old one
+ * kept in k; a, the computation of l (NULL: none to update), pointed at l's
+ * fields as they were when it reads l itself. Returns 0, or -1 out of
+ * memory (nothing changed).
+ */
+static int swap_in(KeptMatrix *k, Lesson *l, Mat *m, Attn *a, int row, int col, double value)
+{
+	Mat copy = { 0, 0, NULL };
+	const int views = a != NULL && a->lesson == l;
+
+	if (mat_copy(&copy, m) != 0)
+		return -1;
+	if (views && ((k->before = malloc(sizeof *k->before)) == NULL || (k->after = malloc(sizeof *k->after)) == NULL)) {
+		kept_matrix_free(k);
+		mat_free(&copy);
+		return -1;
+	}
+	MAT_AT(copy, row, col) = value;
+	if (views) {
+		*k->before = *l;
+		a->lesson = k->before;
+	}
+	k->slot = m;
+	k->old = *m;
+	*m = copy;
+	if (views)
+		*k->after = *l;
+	return 0;
+}
+
+/* The edit undone in l: the old matrix back in its place (the copy freed), a computation of it pointed back at l. */
+static void swap_out(KeptMatrix *k, Lesson *l, Attn *a)
+{
+	if (k->slot != NULL) {
+		mat_free(k->slot);
+		*k->slot = k->old;
+		memset(&k->old, 0, sizeof k->old);
+		if (a != NULL && l->nlayers == 0)
+			a->lesson = l;
+	}
+	kept_matrix_free(k);
+}
+
+/*
+ * The computation back to the lesson as it was when no copies of what it
+ * remade were kept (attn_update keeps none when it fails): its own
+ * documented way back, updated again from the edited lesson to the old one.
+ */
+static void update_back(Attn *a, KeptMatrix *k, Lesson *l)
+{
+	Mat edited = *k->slot; /* read by the half-updated computation: freed after */
+	char *e = NULL;
+
+	if (k->after != NULL)
+		a->lesson = k->after;
+	*k->slot = k->old;
+	memset(&k->old, 0, sizeof k->old);
+	if (attn_update(a, l, NULL, 0, &e) != 0)
+		free(e);
+	if (l->nlayers == 0)
+		a->lesson = l;
+	mat_free(&edited);
+	kept_matrix_free(k);
+}
+
+/* How many numbers the copies an update kept hold. */
+static double kept_numbers(const Attn *before)
+{
+	double n = 0;
+
+	for (const Attn *k = before; k != NULL; k = k->next)
+		for (int w = 0; w < AM_COUNT; w++)
+			for (int h = 0; !(matrix_kinds[w].flags & MF_GIVEN) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? k->heads : 1); h++) {
+				const Mat *m = attn_matrix(k, (AttnMatrix)w, h);
+				n += m != NULL ? (double)m->rows * m->cols : 0;
+			}
+	return n;
+}
+
+/*
+ * The computation back as it was before attn_update remade it, from the
+ * copies that update kept (before, link for link): every matrix it remade
+ * swapped back, each link pointed at what it read before (l, or the views
+ * it had). before then holds the edited numbers, for the caller to free.
+ * The gradients are not kept: the caller works them out again once the
+ * lesson is back too.
+ */
+static void restore_kept(Attn *first, Attn *before, const Lesson *l)
+{
+	const Attn *prev = NULL;
+
+	for (Attn *a = first, *k = before; a != NULL && k != NULL; prev = a, a = a->next, k = k->next) {
+		for (int w = 0; w < AM_COUNT; w++) {
+			/* given matrices are the lesson's, gradients are not kept, derived ones are not held */
+			if ((matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)) || attn_derived((AttnMatrix)w))
+				continue;
+			for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+				Mat *was = (Mat *)attn_matrix(k, (AttnMatrix)w, h), *now = (Mat *)attn_matrix(a, (AttnMatrix)w, h);
+				if (was != NULL && now != NULL) {
+					const Mat t = *now;
+					*now = *was;
+					*was = t;
+				}
+			}
+		}
+		/* the view it read, its input rows the layer before's output: those are the kept numbers now */
+		a->view = k->view;
+		if (prev != NULL)
+			a->view.input = *attn_layer_output(prev);
+		a->lesson = a->nlayers > 0 ? &a->view : l;
+		a->top = l;
+		attn_touch(a);
+	}
+}
+
+int session_set_cell(Session *s, AttnMatrix which, int row, int col, double value, char **err)
+{
+	CellArg arg = { which, s->layer, row, col, value };
+	Lesson *l = s->lesson, *c = l->compare;
+	SessionKept *kept;
+	Attn *before = NULL, *variant = NULL;
+	Mat *m, *cm = NULL;
 	char *e = NULL;
 	int r;
 
-	drop_prev(s); /* the last edit's copies go first: only the lesson, its copy and this edit's are held */
-	if ((copy = edited_copy(s, edit, arg, err)) == NULL)
+	*err = NULL;
+	drop_prev(s); /* the last edit's copies go first */
+	if (!matrix_editable(which)) {
+		*err = str_printf(_("%s is computed, not given"), matrix_name(which));
 		return -1;
-	r = attn_update(s->model, copy, &before, keep_limit(s->lesson), err);
-	if (r == 1) /* not the same shapes and settings after all */
-		return edit_afresh(s, copy, err);
-	if (r == 0 && s->compare_model != NULL) {
-		r = attn_update(s->compare_model, copy->compare, NULL, 0, &e);
-		if (r == 1) { /* the variant computed afresh */
-			Attn *b = NULL;
-			if (compute_compare(copy, &b, err) == 0) {
-				attn_free(s->compare_model);
-				s->compare_model = b;
-				r = 0;
-			} else
-				r = -2;
-		} else if (r < 0) {
-			*err = str_printf(_("compare: %s"), e ? e : "out of memory");
-			free(e);
-			e = NULL;
-			/* the variant back as it was (it was computed from the lesson before, so this holds) */
-			if (attn_update(s->compare_model, s->lesson->compare, NULL, 0, &e) != 0)
-				free(e), e = NULL;
-			r = -2;
-		}
 	}
-	if (r != 0) {
-		/* back to the lesson before: every pass the edit reran runs again on the old numbers */
+	if (l->encoder != NULL) /* attn_update computes an encoder–decoder afresh: so is its edit, on a copy */
+		return session_edit(s, edit_cell, &arg, err);
+	if ((m = cell_matrix(l, which, s->layer, row, col, err)) == NULL)
+		return -1;
+	/* Edits apply to the compare variant too; a refusal there refuses the edit. */
+	if (c != NULL && (cm = cell_matrix(c, which, s->layer, row, col, &e)) == NULL) {
+		*err = str_printf(_("compare: %s"), e ? e : "the variant refuses this edit");
+		free(e);
+		return -1;
+	}
+	if ((kept = calloc(1, sizeof *kept)) == NULL || swap_in(&kept->lesson, l, m, s->model, row, col, value) != 0 ||
+	    (cm != NULL && swap_in(&kept->compare, c, cm, NULL, row, col, value) != 0)) {
+		if (kept != NULL)
+			swap_out(&kept->lesson, l, s->model);
+		kept_free(kept);
+		*err = str_printf(_("out of memory"));
+		return -1;
+	}
+	/*
+	 * The computation updated in place: only the passes the matrix reaches
+	 * run again. With a variant, every matrix remade is kept, so that a
+	 * variant that refuses the edit can have them put back.
+	 */
+	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), err);
+	if (r == 1) { /* not the same shapes and settings after all: computed afresh, on a copy */
+		swap_out(&kept->lesson, l, s->model);
+		swap_out(&kept->compare, c, NULL);
+		kept_free(kept);
+		return session_edit(s, edit_cell, &arg, err);
+	}
+	/* The variant computed afresh beside the one it has (a variant is small): that one stays until this one is made. */
+	if (r == 0 && c != NULL && compute_compare(l, &variant, err) != 0)
+		r = -1;
+	if (r < 0) {
+		/*
+		 * Refused (the numbers overflow, in the lesson or its variant):
+		 * everything back as it was, from what was kept when the lesson's
+		 * update kept it (its variant refused), else its own way back.
+		 */
+		if (before != NULL) {
+			double loss;
+			restore_kept(s->model, before, l);
+			swap_out(&kept->lesson, l, s->model);
+			/* the gradients (never kept) again, from the numbers put back */
+			if (l->backward != BACKWARD_NONE && attn_backward(s->model, &loss, &e) != 0)
+				free(e);
+		} else
+			update_back(s->model, &kept->lesson, l);
 		attn_free(before);
-		if (attn_update(s->model, s->lesson, NULL, 0, &e) != 0)
-			free(e);
+		swap_out(&kept->compare, c, NULL);
+		kept_free(kept);
 		point_layer(s);
-		lesson_free(copy);
 		return -1;
 	}
-	return take_edit(s, copy, s->model, before, err);
+	if (variant != NULL) {
+		attn_free(s->compare_model);
+		s->compare_model = variant;
+	}
+	/* copies past what the flash may hold are not kept (a variant asked for all of them) */
+	if (before != NULL && c != NULL && kept_numbers(before) > keep_limit(l)) {
+		attn_free(before);
+		before = NULL;
+	}
+	kept_matrix_free(&kept->compare); /* no computation reads the variant's old matrix now */
+	if (before == NULL) {             /* nor the lesson's, without the flash's copies */
+		kept_free(kept);
+		kept = NULL;
+	}
+	s->prev_model = before;
+	s->prev_kept = kept;
+	point_layer(s);
+	s->edited = 1;
+	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
+	return 0;
 }
 
 /* ------------------------------------------------------------ marks */

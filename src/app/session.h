@@ -20,6 +20,9 @@ enum {
 	DIRTY_ALL    = 0xff
 };
 
+/* What a values edit kept of the lesson before it (session.c). */
+typedef struct SessionKept SessionKept;
+
 /* A quiz's state for one step of the walk. */
 typedef enum QuizState { QUIZ_OPEN, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_SKIPPED } QuizState;
 
@@ -63,8 +66,14 @@ typedef struct Session {
 	Attn *compare_attn;   /* its layer `layer` (or its last, when it has fewer) */
 	int compare_on;
 
-	/* The computation before the last edit, for flashing what changed (may be NULL). */
-	Lesson *prev_lesson;
+	/*
+	 * The computation before the last edit, for flashing what changed (may
+	 * be NULL), and what it reads of the lesson before: the whole lesson
+	 * after an edit of a shape or a setting (prev_lesson), the matrix a
+	 * values edit replaced after one of those (prev_kept).
+	 */
+	Lesson *prev_lesson;  /* owned */
+	SessionKept *prev_kept; /* owned */
 	Attn *prev_model;     /* owned */
 	Attn *prev_attn;      /* its layer `layer` */
 
@@ -112,29 +121,48 @@ int session_lesson_name(const Session *s, char *buf, size_t size);
 int session_lesson_index(const char *name);
 
 /*
- * Replace the lesson by an edited copy: edit() changes the copy, and the
- * result is validated and recomputed; only then does it replace the current
- * one (the old computation is kept in prev_* for the flash). On a refused
- * edit nothing changes and *err gives the reason. The same edit is applied
- * to the compare variant (lesson->compare) when there is one; a refusal
- * there refuses the edit ("compare: …"). compare_on is kept. The edit is
- * checked (lesson_validate) before anything is computed, and refused when
- * the edited lesson and the current one together would hold more than
- * LESSON_MAX_NUMBERS (the previous computation is dropped first).
+ * Edits. Each says what it changes where it is made, and the session
+ * changes that much:
+ *
+ *  - values: session_set_cell changes one number of a given matrix (an
+ *    input, a weight). Only that matrix is copied (the old one kept, for
+ *    the flash and to go back), and the computation is updated in place
+ *    (attn_update), rerunning only the passes the matrix reaches; prev_*
+ *    then holds copies of only the matrices that were remade, and none
+ *    when those would be more than a tenth of the computation (a large
+ *    lesson's W_q: no flash). A refused edit (the numbers overflow, in the
+ *    lesson or its variant) puts back what was kept: the lesson and its
+ *    computation are as they were, bit for bit. An encoder–decoder's edit
+ *    is computed afresh (as below).
+ *  - shapes and settings: session_set_heads, session_set_mask,
+ *    session_set_scale and session_train edit a copy of the lesson, which
+ *    is checked (lesson_validate) and computed afresh beside the current
+ *    one, and only then replaces it (the old computation is kept in prev_*
+ *    for the flash). They are refused when the two together would hold
+ *    more than LESSON_MAX_NUMBERS (the previous computation is dropped
+ *    first).
+ *
+ * Every edit applies to the compare variant (lesson->compare) too, when
+ * there is one; a refusal there refuses the edit ("compare: …").
+ * compare_on is kept. The layer edited is the one shown (s->layer). On a
+ * refused edit nothing changes and *err gives the reason. Each returns 0 or -1.
+ */
+/* MATRIX[row][col] = value (a given matrix: matrix_editable). */
+int session_set_cell(Session *s, AttnMatrix which, int row, int col, double value, char **err);
+/* heads: the layer shown split into that many heads; d_k and d_v follow from W_q's and W_v's columns. */
+int session_set_heads(Session *s, int heads, char **err);
+/* The mask of the layer shown: kind, with window (MASK_WINDOW) or the padding row (MASK_PADDING: 1 × m, copied). */
+int session_set_mask(Session *s, MaskKind kind, int window, const Mat *padding, char **err);
+/* The scale of every attention: 1/sqrt(d_k), none, or value (SCALE_VALUE). */
+int session_set_scale(Session *s, ScaleKind kind, double value, char **err);
+/* steps of gradient descent at rate lr on every weight and bias: losses (steps + 1) gets the loss before each and after the last. */
+int session_train(Session *s, int steps, double lr, double *losses, char **err);
+/*
+ * Any edit of a shape or a setting, made by edit() on a copy of the lesson
+ * (and then of its variant), computed afresh as above.
  */
 typedef int (*SessionEdit)(Lesson *copy, void *arg, char **err);
 int session_edit(Session *s, SessionEdit edit, void *arg, char **err);
-/*
- * The same, for an edit that changes only numbers in given matrices (a
- * weight, an input cell), never a shape or a setting: the computation is
- * updated in place (attn_update), rerunning only the passes the changed
- * matrices reach, so no second computation is held. prev_* then holds
- * copies of only the matrices that were remade, and none when those would
- * be more than a tenth of the computation (a large lesson's W_q: no flash).
- * An edit that does change a shape or a setting is computed afresh, as
- * session_edit does.
- */
-int session_edit_values(Session *s, SessionEdit edit, void *arg, char **err);
 
 /*
  * A copy of the learner's state to come back to: the lesson with its edits,

@@ -14,8 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <cjson/cJSON.h>
-
 #include "inspect/explain.h"
 #include "base/paths.h"
 #include "app/progress.h"
@@ -73,38 +71,72 @@ static int say_text(CmdOut *out, const char *title, StrBuf *b)
 	return 0;
 }
 
-static int usage(CmdOut *out, const char *name);
-
 /* ------------------------------------------------------------ arguments */
 
-/* A whole number in [lo, hi]; -1 and a message otherwise. */
-static int parse_int(const char *s, long lo, long hi, long *v, CmdOut *out, const char *what)
+/*
+ * The one message for an argument that is not what its entry says, or a
+ * wrong count of words: "WHAT: expected KIND, got WORD (usage: USAGE)".
+ * WHAT is the command's name, with the argument's name when the entry gives
+ * one ("explain (row)").
+ */
+static int arg_error(CmdOut *out, const CmdEntry *e, const char *name, const char *expected, const char *got)
+{
+	if (name != NULL)
+		say(out, MSG_ERROR, NULL, _("%s (%s): expected %s, got %s (usage: %s)"), e->name, _(name), expected, got, e->usage);
+	else
+		say(out, MSG_ERROR, NULL, _("%s: expected %s, got %s (usage: %s)"), e->name, expected, got, e->usage);
+	return -1;
+}
+
+/* A word as the message quotes it: "x", cut to a readable length. */
+static int word_error(CmdOut *out, const CmdEntry *e, const char *name, const char *expected, const char *word)
+{
+	char *got = str_printf("\"%.60s%s\"", word, strlen(word) > 60 ? "..." : "");
+	arg_error(out, e, name, expected, got ? got : "?");
+	free(got);
+	return -1;
+}
+
+/* A count of words not in [min, max]: "set: expected 2 to 4 words, got 1 (usage: …)". */
+static int count_error(CmdOut *out, const CmdEntry *e, int min, int max, int got)
+{
+	char *want = min == max ? str_printf(ngettext("%d word", "%d words", (unsigned long)min), min)
+	             : max >= CMD_MANY ? str_printf(ngettext("at least %d word", "at least %d words", (unsigned long)min), min)
+	                               : str_printf(_("%d to %d words"), min, max);
+	char *have = str_printf("%d", got);
+	arg_error(out, e, NULL, want ? want : "?", have ? have : "?");
+	free(want);
+	free(have);
+	return -1;
+}
+
+/* A whole number in [lo, hi]; -1 and the message otherwise. */
+static int read_whole(const char *w, long lo, long hi, long *v, CmdOut *out, const CmdEntry *e, const char *name)
 {
 	char *end;
 
 	errno = 0;
-	*v = strtol(s, &end, 10);
-	if (end == s || *end != '\0' || errno != 0 || *v < lo || *v > hi) {
-		say(out, MSG_ERROR, NULL, _("%s: expected a whole number from %ld to %ld, got \"%s\""), _(what), lo, hi, s);
+	*v = strtol(w, &end, 10);
+	if (end == w || *end != '\0' || errno != 0 || *v < lo || *v > hi) {
+		char *want = str_printf(_("a whole number from %ld to %ld"), lo, hi);
+		word_error(out, e, name, want ? want : "?", w);
+		free(want);
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_double(const char *s, double *v, CmdOut *out, const char *what)
+/* A finite number. */
+static int read_number(const char *w, double *v)
 {
 	char *end;
 
 	errno = 0;
-	*v = strtod(s, &end);
-	if (end == s || *end != '\0' || errno == ERANGE || !isfinite(*v)) {
-		say(out, MSG_ERROR, NULL, _("%s: expected a finite number, got \"%s\""), _(what), s);
-		return -1;
-	}
-	return 0;
+	*v = strtod(w, &end);
+	return end == w || *end != '\0' || errno == ERANGE || !isfinite(*v) ? -1 : 0;
 }
 
-/* A matrix by name, present in this lesson. */
+/* A matrix by name, present in the layer shown; -1 with the message otherwise. */
 static int parse_matrix(const Session *s, const char *name, CmdOut *out)
 {
 	int w = matrix_find(name);
@@ -126,117 +158,283 @@ static int parse_matrix(const Session *s, const char *name, CmdOut *out)
 	return w;
 }
 
-static int parse_head(const Session *s, const char *arg, int *head, CmdOut *out)
+/* A stage of the lesson shown; -1 with a typo's one name, or the lesson's stages. */
+static int parse_stage(const Session *s, const char *word, CmdOut *out)
 {
-	long v;
+	int st = stage_lookup(&s->attn->shape, word);
 
-	if (arg == NULL) {
-		*head = s->head;
-		return 0;
-	}
-	if (parse_int(arg, 0, s->attn->heads - 1, &v, out, N_("head")) != 0)
+	if (st >= 0)
+		return st;
+	/* a typo gets the one name it meant (a message that fits one line); else the lesson's stages */
+	const char *names[STAGE_COUNT];
+	int n = 0;
+	for (int i = 0; i < STAGE_COUNT; i++)
+		if (stage_present(&s->attn->shape, (Stage)i))
+			names[n++] = stage_kinds[i].name;
+	JrHint hint = jr_did_you_mean(word, names, n);
+	if (hint.s[0] != '\0') {
+		say(out, MSG_ERROR, NULL, _("unknown stage: %.40s%s"), word, hint.s);
 		return -1;
-	*head = (int)v;
+	}
+	char *list = stage_list(&s->attn->shape);
+	say(out, MSG_ERROR, NULL, _("unknown stage: %s (this lesson's stages: %s)"), word, list ? list : "?");
+	free(list);
+	return -1;
+}
+
+/* The index of word among choices ("causal|none|window"), or -1. */
+static int choice_index(const char *choices, const char *word)
+{
+	const size_t len = strlen(word);
+	int i = 0;
+
+	for (const char *p = choices; p != NULL && *p != '\0'; i++) {
+		const size_t n = strcspn(p, "|");
+		if (n == len && strncmp(p, word, len) == 0)
+			return i;
+		p += n + (p[n] == '|');
+	}
+	return -1;
+}
+
+/* "causal, none, window or padding" from "causal|none|window|padding" (heap). */
+static char *choice_list(const char *choices)
+{
+	StrBuf b = { 0 };
+	const char *last = strrchr(choices, '|');
+
+	for (const char *p = choices; *p != '\0';) {
+		const size_t n = strcspn(p, "|");
+		strbuf_printf(&b, "%s%.*s", p == choices ? "" : p == last + 1 ? _(" or ") : ", ", (int)n, p);
+		p += n + (p[n] == '|');
+	}
+	return b.oom ? (free(b.s), NULL) : b.s;
+}
+
+/*
+ * A cell of a given matrix: "W_q[0][1]" (one word) or "W_q 0 1" (three).
+ * Returns the words it took, or -1 with the message.
+ */
+static int parse_cell(const Session *s, char **words, int nwords, CmdVal *v, CmdOut *out, const CmdEntry *e)
+{
+	char name[32], rowbuf[24], colbuf[24];
+	const char *p = words[0], *br = strchr(p, '['), *rs, *cs;
+	int took, w;
+	long row, col;
+	const Mat *m;
+
+	if (br != NULL) {
+		const char *close1 = strchr(br, ']');
+		const char *br2 = close1 ? strchr(close1, '[') : NULL;
+		const char *close2 = br2 ? strchr(br2, ']') : NULL;
+		if (close2 == NULL || close2[1] != '\0' || (size_t)(br - p) >= sizeof name ||
+		    (size_t)(close1 - br) >= sizeof rowbuf || (size_t)(close2 - br2) >= sizeof colbuf)
+			return word_error(out, e, NULL, _("a cell MATRIX[ROW][COL]"), p);
+		snprintf(name, sizeof name, "%.*s", (int)(br - p), p);
+		snprintf(rowbuf, sizeof rowbuf, "%.*s", (int)(close1 - br - 1), br + 1);
+		snprintf(colbuf, sizeof colbuf, "%.*s", (int)(close2 - br2 - 1), br2 + 1);
+		rs = rowbuf;
+		cs = colbuf;
+		took = 1;
+	} else {
+		if (strlen(p) >= sizeof name)
+			return word_error(out, e, NULL, _("a cell MATRIX[ROW][COL]"), p);
+		if (nwords < 3)
+			return -2; /* the count is wrong: the caller says so */
+		snprintf(name, sizeof name, "%s", p);
+		rs = words[1];
+		cs = words[2];
+		took = 3;
+	}
+	if ((w = parse_matrix(s, name, out)) < 0)
+		return -1;
+	if (!matrix_editable((AttnMatrix)w)) {
+		say(out, MSG_ERROR, NULL, _("%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)"),
+		    matrix_name((AttnMatrix)w), s->lesson->has_source ? ", source_input" : "");
+		return -1;
+	}
+	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
+	if (m == NULL) {
+		say(out, MSG_ERROR, NULL, "%s", _("out of memory"));
+		return -1;
+	}
+	if (read_whole(rs, 0, m->rows - 1, &row, out, e, N_("row")) != 0 ||
+	    read_whole(cs, 0, m->cols - 1, &col, out, e, N_("column")) != 0)
+		return -1;
+	v->matrix = w;
+	v->row = (int)row;
+	v->col = (int)col;
+	return took;
+}
+
+/*
+ * One word (or a cell's three) read as kind k of entry e into v; matrix is
+ * the matrix named before it (-1: none), whose rows and columns a row or a
+ * column counts. Returns the words taken, -1 with the message, or -2 when
+ * words ran out (a cell's three).
+ */
+static int parse_arg(const Session *s, const CmdEntry *e, int i, char **words, int nwords, int matrix, CmdVal *v,
+                     CmdOut *out)
+{
+	const CmdArgs *spec = &e->args;
+	const CmdArg k = spec->kind[i];
+	const char *name = spec->name[i], *w = words[0];
+
+	memset(v, 0, sizeof *v);
+	v->word = w;
+	v->kind = k;
+	switch (k) {
+	case ARG_STEP:
+		return read_whole(w, 1, s->nwalk, &v->whole, out, e, name) == 0 ? 1 : -1;
+	case ARG_HEAD:
+		return read_whole(w, 0, s->attn->heads - 1, &v->whole, out, e, name) == 0 ? 1 : -1;
+	case ARG_ROW:
+	case ARG_COL: {
+		/* of the matrix named before (a head's own: they are all one shape), or the weights */
+		const Mat *m = attn_matrix(s->attn, matrix >= 0 ? (AttnMatrix)matrix : AM_WEIGHTS, 0);
+		if (m == NULL) {
+			say(out, MSG_ERROR, NULL, "%s", _("out of memory"));
+			return -1;
+		}
+		return read_whole(w, 0, (k == ARG_ROW ? m->rows : m->cols) - 1, &v->whole, out, e, name) == 0 ? 1 : -1;
+	}
+	case ARG_WHOLE:
+		return read_whole(w, spec->lo, spec->hi, &v->whole, out, e, name) == 0 ? 1 : -1;
+	case ARG_NUMBER:
+		return read_number(w, &v->number) == 0 ? 1 : word_error(out, e, name, _("a finite number"), w);
+	case ARG_ONOFF:
+		if (strcmp(w, "on") != 0 && strcmp(w, "off") != 0)
+			return word_error(out, e, name, _("on or off"), w);
+		v->whole = strcmp(w, "on") == 0;
+		return 1;
+	case ARG_SCALE:
+		if (strcmp(w, "on") == 0 || strcmp(w, "true") == 0)
+			v->scale = SCALE_SQRT_DK;
+		else if (strcmp(w, "off") == 0 || strcmp(w, "false") == 0)
+			v->scale = SCALE_NONE;
+		else if (read_number(w, &v->number) == 0)
+			v->scale = SCALE_VALUE;
+		else
+			return word_error(out, e, name, _("on, off or a finite number"), w);
+		return 1;
+	case ARG_LANG:
+		return strcmp(w, "en") == 0 || strcmp(w, "zh") == 0 ? 1 : word_error(out, e, name, _("en or zh"), w);
+	case ARG_CHOICE:
+		if ((v->whole = choice_index(spec->choices, w)) < 0) {
+			char *list = choice_list(spec->choices);
+			word_error(out, e, name, list ? list : "?", w);
+			free(list);
+			return -1;
+		}
+		return 1;
+	case ARG_STAGE:
+		return (v->stage = parse_stage(s, w, out)) >= 0 ? 1 : -1;
+	case ARG_MATRIX:
+		/* stats: its own words beside the matrices */
+		if (spec->choices != NULL && (v->whole = choice_index(spec->choices, w)) >= 0) {
+			v->matrix = -1;
+			return 1;
+		}
+		return (v->matrix = parse_matrix(s, w, out)) >= 0 ? 1 : -1;
+	case ARG_CELL:
+		return parse_cell(s, words, nwords, v, out, e);
+	default: /* a word, a file, a lesson, a command, a layer: the command reads it */
+		return 1;
+	}
+}
+
+/* Every word after the name read as its kind into a; 0, or -1 with the message. */
+static int parse_args(const Session *s, const CmdEntry *e, CmdArgv *a, CmdOut *out)
+{
+	const int nwords = a->argc - 1;
+	int used = 0, matrix = -1;
+
+	a->n = 0;
+	if (nwords < e->args.min || nwords > e->args.max)
+		return count_error(out, e, e->args.min, e->args.max, nwords);
+	while (used < nwords && a->n < CMD_MAX_ARGS && e->args.kind[a->n] != ARG_NONE) {
+		const int took = parse_arg(s, e, a->n, a->argv + 1 + used, nwords - used, matrix, &a->v[a->n], out);
+		if (took == -2) /* a cell of three words without the three: "set W_q 0 1" takes four in all */
+			return count_error(out, e, e->args.max, e->args.max, nwords);
+		if (took < 0)
+			return -1;
+		used += took;
+		if (a->v[a->n].kind == ARG_MATRIX)
+			matrix = a->v[a->n].matrix;
+		a->n++;
+	}
+	/* a value missing after a cell of three words: "set W_q 0 1" takes four in all */
+	if (a->n < e->args.min && a->n < CMD_MAX_ARGS && e->args.kind[a->n] != ARG_NONE)
+		return count_error(out, e, e->args.max, e->args.max, nwords);
+	/* words no kind takes: one too many ("set W_q[0][1] 0.5 1": a cell of one word makes two in all) */
+	if (used < nwords && e->args.max < CMD_MANY)
+		return count_error(out, e, e->args.min, e->args.min, nwords);
 	return 0;
 }
 
 /* ------------------------------------------------------------ moving */
 
-static int cmd_next(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_next(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
-	(void)argc; (void)argv;
+	(void)a;
 	return session_next(s, &err) == 0 ? 0 : fail(out, err);
 }
 
-static int cmd_prev(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_prev(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
-	(void)argc; (void)argv;
+	(void)a;
 	return session_prev(s, &err) == 0 ? 0 : fail(out, err);
 }
 
-static int cmd_first(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_first(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
-	(void)argc; (void)argv;
+	(void)a;
 	return session_goto_step(s, 0, &err) == 0 ? 0 : fail(out, err);
 }
 
-static int cmd_last(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_last(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
-	(void)argc; (void)argv;
+	(void)a;
 	return session_goto_step(s, s->nwalk - 1, &err) == 0 ? 0 : fail(out, err);
 }
 
-static int cmd_step(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_step(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
-	long v;
-	(void)argc;
-	if (parse_int(argv[1], 1, s->nwalk, &v, out, N_("step")) != 0)
-		return -1;
-	return session_goto_step(s, (int)v - 1, &err) == 0 ? 0 : fail(out, err);
+	return session_goto_step(s, (int)a->v[0].whole - 1, &err) == 0 ? 0 : fail(out, err);
 }
 
-static int cmd_goto(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_goto(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
-	int st = stage_lookup(&s->attn->shape, argv[1]);
-	(void)argc;
-	if (st < 0) {
-		/* a typo gets the one name it meant (a message that fits one line); else the lesson's stages */
-		const char *names[STAGE_COUNT];
-		int n = 0;
-		for (int i = 0; i < STAGE_COUNT; i++)
-			if (stage_present(&s->attn->shape, (Stage)i))
-				names[n++] = stage_kinds[i].name;
-		JrHint hint = jr_did_you_mean(argv[1], names, n);
-		if (hint.s[0] != '\0') {
-			say(out, MSG_ERROR, NULL, _("unknown stage: %.40s%s"), argv[1], hint.s);
-			return -1;
-		}
-		char *list = stage_list(&s->attn->shape);
-		say(out, MSG_ERROR, NULL, _("unknown stage: %s (this lesson's stages: %s)"), argv[1], list ? list : "?");
-		free(list);
-		return -1;
-	}
-	return session_goto_stage(s, (Stage)st, &err) == 0 ? 0 : fail(out, err);
+	return session_goto_stage(s, (Stage)a->v[0].stage, &err) == 0 ? 0 : fail(out, err);
 }
 
-static int cmd_layer(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_layer(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
-	const int k = session_layer_lookup(s, argv[1], &err);
-	(void)argc;
+	const int k = session_layer_lookup(s, a->argv[1], &err);
 	if (k < 0)
 		return fail(out, err);
 	return session_set_layer(s, k, &err) == 0 ? 0 : fail(out, err);
 }
 
-static int cmd_head(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_head(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
-	char *end;
-	long v;
-	(void)argc;
-	errno = 0;
-	v = strtol(argv[1], &end, 10);
-	if (end == argv[1] || *end != '\0' || errno != 0 || v < 0 || v > LESSON_MAX_HEADS) {
-		say(out, MSG_ERROR, NULL, _("head: expected a head number from 0 to %d, got \"%s\""), s->attn->heads - 1, argv[1]);
-		return -1;
-	}
-	return session_set_head(s, (int)v, &err) == 0 ? 0 : fail(out, err);
+	return session_set_head(s, (int)a->v[0].whole, &err) == 0 ? 0 : fail(out, err);
 }
 
 /* ------------------------------------------------------------ lessons */
 
-static int cmd_load(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_load(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL, *warn = NULL;
-	(void)argc;
-	if (session_load(s, argv[1], &err, &warn) != 0) {
+	if (session_load(s, a->argv[1], &err, &warn) != 0) {
 		free(warn);
 		return fail(out, err);
 	}
@@ -251,10 +449,10 @@ static int cmd_load(Session *s, int argc, char **argv, CmdOut *out)
 	return 0;
 }
 
-static int cmd_reload(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_reload(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *source = s->source ? strdup(s->source) : NULL, *err = NULL, *warn = NULL;
-	(void)argc; (void)argv;
+	(void)a;
 	if (s->source != NULL && source == NULL)
 		return fail(out, NULL);
 	if (session_load(s, source, &err, &warn) != 0) {
@@ -285,27 +483,28 @@ static int compare_names(const void *x, const void *y)
 	return oa != ob ? oa - ob : strcmp(a, b);
 }
 
-/* The title of a lesson file, read cheaply (no computation); heap string or NULL. */
+/*
+ * The title of a lesson file, read cheaply (no computation) with the JSON
+ * kit the loader reads lessons with; heap string, or NULL when the file is
+ * not a lesson one can read (the list then says so).
+ */
 static char *lesson_title(const char *path, const char *lang)
 {
 	/* fileio: a FIFO named x.json must not hang `lessons` */
 	char *err = NULL, *title = NULL;
 	size_t len;
 	char *buf = fileio_read_all(path, LESSON_MAX_BYTES, &len, &err);
-	cJSON *root, *t;
+	cJSON *root = buf != NULL ? jr_parse(path, buf, len, 1, _("lesson"), "{\"attnviz\": 1, …}", &err) : NULL;
+	const cJSON *t = jr_get(root, "title");
 
 	free(err);
-	if (buf != NULL) {
-		root = cJSON_ParseWithLength(buf, len);
-		t = cJSON_GetObjectItemCaseSensitive(root, "title");
-		if (cJSON_IsObject(t)) {
-			cJSON *v = cJSON_GetObjectItemCaseSensitive(t, lang);
-			t = cJSON_IsString(v) ? v : cJSON_GetObjectItemCaseSensitive(t, "en");
-		}
-		if (cJSON_IsString(t))
-			title = text_escape(t->valuestring, "");
-		cJSON_Delete(root);
+	if (cJSON_IsObject(t)) {
+		const cJSON *v = jr_get(t, lang);
+		t = cJSON_IsString(v) ? v : jr_get(t, "en");
 	}
+	if (cJSON_IsString(t))
+		title = text_escape(t->valuestring, "");
+	cJSON_Delete(root);
 	free(buf);
 	return title;
 }
@@ -341,13 +540,13 @@ static int list_lessons(char ***names, const char **dir_out)
 	return count;
 }
 
-static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_lessons(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char **names;
 	const char *dir = NULL;
 	int i, count = list_lessons(&names, &dir);
 	StrBuf text = { 0 };
-	(void)argc; (void)argv;
+	(void)a;
 
 	if (count == 0) {
 		free(names);
@@ -384,12 +583,12 @@ static int cmd_lessons(Session *s, int argc, char **argv, CmdOut *out)
 }
 
 /* Where the learner left off (progress.h): that lesson, at that step. */
-static int cmd_continue(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_continue(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *ppath = progress_default_path(), *warn = NULL, *err = NULL, here[PROGRESS_NAME_MAX];
 	Progress prog;
 	int rc = 0;
-	(void)argc; (void)argv;
+	(void)a;
 
 	progress_load(&prog, ppath, &warn);
 	free(ppath);
@@ -433,31 +632,31 @@ static int hidden(const Session *s, int which, CmdOut *out)
 	return 0;
 }
 
-static int cmd_show(Session *s, int argc, char **argv, CmdOut *out)
+/* The head a command names (its value i), else the one shown. */
+static int head_arg(const Session *s, const CmdArgv *a, int i)
 {
-	int w = parse_matrix(s, argv[1], out), head;
+	return a->n > i ? (int)a->v[i].whole : s->head;
+}
 
-	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
+static int cmd_show(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	const int w = a->v[0].matrix;
+
+	if (hidden(s, w, out))
 		return -1;
 	if (out->show != NULL)
-		out->show(out->ctx, (AttnMatrix)w, head);
+		out->show(out->ctx, (AttnMatrix)w, head_arg(s, a, 1));
 	return 0;
 }
 
-static int cmd_explain(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_explain(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	int w = parse_matrix(s, argv[1], out), head;
-	long row, col;
+	const int w = a->v[0].matrix;
 	char *text, *err = NULL;
-	const Mat *m;
 
-	if (w < 0 || parse_head(s, argc > 4 ? argv[4] : NULL, &head, out) != 0 || hidden(s, w, out))
+	if (hidden(s, w, out))
 		return -1;
-	m = attn_matrix(s->attn, (AttnMatrix)w, head);
-	if (parse_int(argv[2], 0, m->rows - 1, &row, out, N_("row")) != 0 ||
-	    parse_int(argv[3], 0, m->cols - 1, &col, out, N_("column")) != 0)
-		return -1;
-	text = explain_cell(s->attn, (AttnMatrix)w, head, (int)row, (int)col, out->utf8, &err);
+	text = explain_cell(s->attn, (AttnMatrix)w, head_arg(s, a, 3), (int)a->v[1].whole, (int)a->v[2].whole, out->utf8, &err);
 	if (text == NULL)
 		return fail(out, err);
 	say(out, MSG_TEXT, _("explain"), "%s", text);
@@ -465,16 +664,11 @@ static int cmd_explain(Session *s, int argc, char **argv, CmdOut *out)
 	return 0;
 }
 
-static int cmd_lang(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_lang(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	(void)argc;
-	if (strcmp(argv[1], "en") != 0 && strcmp(argv[1], "zh") != 0) {
-		say(out, MSG_ERROR, NULL, _("lang: expected en or zh, got \"%s\""), argv[1]);
-		return -1;
-	}
-	strcpy(s->lang, argv[1]);
+	strcpy(s->lang, a->argv[1]);
 	s->dirty |= DIRTY_LANG;
-	if (!i18n_set_lang(argv[1]))
+	if (!i18n_set_lang(a->argv[1]))
 		say(out, MSG_INFO, NULL, "%s", _("narration in Chinese; the program's own words stay English (the terminal is not UTF-8)"));
 	else
 		say(out, MSG_INFO, NULL, "%s", _("language: English"));
@@ -483,232 +677,82 @@ static int cmd_lang(Session *s, int argc, char **argv, CmdOut *out)
 
 /* ------------------------------------------------------------ edits */
 
-typedef struct SetArg {
-	AttnMatrix which;
-	int layer;         /* a lesson with layers: whose parameters (the input is the lesson's) */
-	int row, col;
-	double value;
-} SetArg;
-
-/*
- * The lesson or layer that holds matrix `which` at walk layer `layer`: a
- * layer's own parameters, its stack's input (the encoder's X in the encoder),
- * the top level's source.
- */
-static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
+/* set MATRIX[ROW][COL] VALUE: the numbers of one given matrix (app/session.h: session_set_cell). */
+static int cmd_set(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	int i;
-	Lesson *stk = lesson_walk_stack(l, layer, &i);
-	return which == AM_SOURCE_INPUT ? l : which == AM_INPUT ? stk : lesson_layer(stk, i);
-}
-
-static int edit_set(Lesson *l, void *arg, char **err)
-{
-	const SetArg *a = arg;
-	Mat *m = lesson_matrix(holder(l, a->which, a->layer), a->which);
-	/* The compare variant may have other shapes (prefix.json: fewer tokens). */
-	if (m == NULL || a->row >= m->rows || a->col >= m->cols) {
-		*err = str_printf(_("%s[%d][%d] is outside its %d × %d"), matrix_name(a->which), a->row, a->col,
-		                  m ? m->rows : 0, m ? m->cols : 0);
-		return -1;
-	}
-	MAT_AT(*m, a->row, a->col) = a->value;
-	return 0;
-}
-
-/* "W_q[0][1]" or "W_q" followed by ROW COL words. */
-static int cmd_set(Session *s, int argc, char **argv, CmdOut *out)
-{
-	char name[32];
-	const char *p = argv[1], *br = strchr(p, '[');
-	const char *rs, *cs, *vs;
-	char rowbuf[24], colbuf[24];
-	SetArg a;
-	long row, col;
+	const CmdVal *c = &a->v[0];
 	char *err = NULL;
-	int w;
-	const Mat *m;
 
-	if (br != NULL) {
-		const char *close1 = strchr(br, ']');
-		const char *br2 = close1 ? strchr(close1, '[') : NULL;
-		const char *close2 = br2 ? strchr(br2, ']') : NULL;
-		if (close2 == NULL || close2[1] != '\0' || argc != 3 || (size_t)(br - p) >= sizeof name ||
-		    (size_t)(close1 - br) >= sizeof rowbuf || (size_t)(close2 - br2) >= sizeof colbuf)
-			return usage(out, "set");
-		snprintf(name, sizeof name, "%.*s", (int)(br - p), p);
-		snprintf(rowbuf, sizeof rowbuf, "%.*s", (int)(close1 - br - 1), br + 1);
-		snprintf(colbuf, sizeof colbuf, "%.*s", (int)(close2 - br2 - 1), br2 + 1);
-		rs = rowbuf;
-		cs = colbuf;
-		vs = argv[2];
-	} else {
-		if (argc != 5 || strlen(p) >= sizeof name)
-			return usage(out, "set");
-		snprintf(name, sizeof name, "%s", p);
-		rs = argv[2];
-		cs = argv[3];
-		vs = argv[4];
-	}
-	w = parse_matrix(s, name, out);
-	if (w < 0)
-		return -1;
-	if (!matrix_editable((AttnMatrix)w)) {
-		say(out, MSG_ERROR, NULL, _("%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)"),
-		    matrix_name((AttnMatrix)w), s->lesson->has_source ? ", source_input" : "");
-		return -1;
-	}
-	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
-	if (parse_int(rs, 0, m->rows - 1, &row, out, N_("row")) != 0 || parse_int(cs, 0, m->cols - 1, &col, out, N_("column")) != 0 ||
-	    parse_double(vs, &a.value, out, N_("value")) != 0)
-		return -1;
-	a.which = (AttnMatrix)w;
-	a.layer = s->layer;
-	a.row = (int)row;
-	a.col = (int)col;
-	if (session_edit_values(s, edit_set, &a, &err) != 0)
+	if (session_set_cell(s, (AttnMatrix)c->matrix, c->row, c->col, a->v[1].number, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, _("%s[%ld][%ld] = %s; everything after it is recomputed"), matrix_name(a.which), row, col, vs);
+	say(out, MSG_INFO, NULL, _("%s[%ld][%ld] = %s; everything after it is recomputed"), matrix_name((AttnMatrix)c->matrix),
+	    (long)c->row, (long)c->col, a->v[1].word);
 	return 0;
 }
 
-typedef struct MaskArg {
-	MaskKind kind;
-	Mat padding;
-	int window;
-	int layer; /* the walk layer shown: whose mask is edited */
-} MaskArg;
-
-/* l's mask replaced by a's. */
-static int set_mask(Lesson *l, const MaskArg *a, char **err)
+/* The padding mask's words ("1,1,0" or "1 1 0", from word 2 on) into a 1 × m row; -1 with the message. */
+static int read_padding(const CmdArgv *a, int m, Mat *padding, CmdOut *out)
 {
-	mat_free(&l->mask_matrix);
-	for (int i = 0; i < l->nmasks; i++)
-		mat_free(&l->masks[i].matrix);
-	free(l->masks);
-	l->masks = NULL;
-	l->nmasks = 0;
-	l->mask = a->kind;
-	l->window = a->window;
-	/* Copied, not moved: the compare variant gets the same edit. */
-	if (a->kind == MASK_PADDING && mat_copy(&l->mask_matrix, &a->padding) != 0) {
-		*err = strdup("out of memory");
-		return -1;
-	}
-	return 0;
-}
+	/* every value counted, whatever the count, before any is kept */
+	int i, j = 0, bad = 0;
 
-/*
- * The mask of the layer shown: a stack's layers (an encoder's too) share
- * their stack's; each attention of an encoder–decoder's decoder keeps its
- * own (link 0's is the top level's as well).
- */
-static int edit_mask(Lesson *top, void *arg, char **err)
-{
-	const MaskArg *a = arg;
-	int i;
-	Lesson *stk = lesson_walk_stack(top, a->layer, &i);
-
-	if (stk == top && top->encoder != NULL)
-		return set_mask(lesson_layer(top, i), a, err) != 0 || (i == 0 && set_mask(top, a, err) != 0) ? -1 : 0;
-	return set_mask(stk, a, err);
-}
-
-static int cmd_mask(Session *s, int argc, char **argv, CmdOut *out)
-{
-	MaskArg a = { MASK_NONE, { 0, 0, NULL }, 0, s->layer };
-	char *err = NULL;
-	long w;
-	const int m = s->attn->lesson->m; /* the keys of the attention shown */
-
-	if (strcmp(argv[1], "none") == 0 && argc == 2)
-		a.kind = MASK_NONE;
-	else if (strcmp(argv[1], "causal") == 0 && argc == 2)
-		a.kind = MASK_CAUSAL;
-	else if (strcmp(argv[1], "window") == 0 && argc == 3) {
-		if (parse_int(argv[2], 1, LESSON_MAX_TOKENS, &w, out, N_("mask window (the keys a query sees, itself included)")) != 0)
-			return -1;
-		a.kind = MASK_WINDOW;
-		a.window = (int)w;
-	}
-	else if (strcmp(argv[1], "padding") == 0 && argc >= 3) {
-		/* "1,1,0" or "1 1 0": every value counted, whatever the count, before any is kept */
-		int i, j = 0, bad = 0;
-		if (mat_alloc(&a.padding, 1, m) != 0)
-			return fail(out, NULL);
-		for (i = 2; i < argc; i++) {
-			const char *p = argv[i];
-			while (*p != '\0') {
-				size_t len = strcspn(p, ",");
-				if (len > 0) {
-					if (len != 1 || (p[0] != '0' && p[0] != '1'))
-						bad = 1;
-					else if (j < m)
-						a.padding.a[j] = p[0] == '1';
-					j++;
-				}
-				p += len + (p[len] == ',');
+	if (mat_alloc(padding, 1, m) != 0)
+		return fail(out, NULL);
+	for (i = 2; i < a->argc; i++) {
+		const char *p = a->argv[i];
+		while (*p != '\0') {
+			size_t len = strcspn(p, ",");
+			if (len > 0) {
+				if (len != 1 || (p[0] != '0' && p[0] != '1'))
+					bad = 1;
+				else if (j < m)
+					padding->a[j] = p[0] == '1';
+				j++;
 			}
+			p += len + (p[len] == ',');
 		}
-		if (bad || j != m) {
-			mat_free(&a.padding);
-			if (bad)
-				say(out, MSG_ERROR, NULL, _("mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s"),
-				    m >= 3 ? "1,1,0" : "1,0");
-			else
-				say(out, MSG_ERROR, NULL, _("mask padding: expected %d values (one per key), got %d"), m, j);
-			return -1;
-		}
-		a.kind = MASK_PADDING;
-	} else
-		return usage(out, "mask");
-	if (session_edit(s, edit_mask, &a, &err) != 0) {
-		mat_free(&a.padding);
+	}
+	if (!bad && j == m)
+		return 0;
+	mat_free(padding);
+	if (bad)
+		say(out, MSG_ERROR, NULL, _("mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s"),
+		    m >= 3 ? "1,1,0" : "1,0");
+	else
+		say(out, MSG_ERROR, NULL, _("mask padding: expected %d values (one per key), got %d"), m, j);
+	return -1;
+}
+
+/* mask none|causal|window W|padding 1,1,0: the mask of the layer shown (session_set_mask). */
+static int cmd_mask(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	/* the words each kind takes after its name: none and causal none, a window one, padding any */
+	static const MaskKind kinds[] = { MASK_CAUSAL, MASK_NONE, MASK_WINDOW, MASK_PADDING };
+	static const int words[][2] = { { 1, 1 }, { 1, 1 }, { 2, 2 }, { 2, CMD_MANY } };
+	const int k = (int)a->v[0].whole;
+	Mat padding = { 0, 0, NULL };
+	char *err = NULL;
+	long window = 0;
+
+	if (a->argc - 1 < words[k][0] || a->argc - 1 > words[k][1])
+		return count_error(out, a->entry, words[k][0], words[k][1], a->argc - 1);
+	if (kinds[k] == MASK_WINDOW &&
+	    read_whole(a->argv[2], 1, LESSON_MAX_TOKENS, &window, out, a->entry, N_("window: the keys a query sees, itself included")) != 0)
+		return -1;
+	/* the keys of the attention shown */
+	if (kinds[k] == MASK_PADDING && read_padding(a, s->attn->lesson->m, &padding, out) != 0)
+		return -1;
+	if (session_set_mask(s, kinds[k], (int)window, &padding, &err) != 0) {
+		mat_free(&padding);
 		return fail(out, err);
 	}
-	mat_free(&a.padding);
-	if (a.kind == MASK_WINDOW)
+	mat_free(&padding);
+	if (kinds[k] == MASK_WINDOW)
 		say(out, MSG_INFO, NULL, _("mask is now a window of %d (each query sees at most the last %d tokens, itself included)"),
-		    a.window, a.window);
+		    (int)window, (int)window);
 	else
-		say(out, MSG_INFO, NULL, _("mask is now %s"), argv[1]);
+		say(out, MSG_INFO, NULL, _("mask is now %s"), a->argv[1]);
 	return 0;
-}
-
-typedef struct ScaleArg {
-	ScaleKind kind;
-	double value;
-} ScaleArg;
-
-/* The scale is a setting of every attention of the lesson: an encoder–decoder's encoder too. */
-static int edit_scale(Lesson *l, void *arg, char **err)
-{
-	const ScaleArg *a = arg;
-	l->scale = a->kind;
-	l->scale_value = a->value;
-	l->scale_explicit = 1;
-	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
-}
-
-typedef struct TrainArg {
-	int steps;
-	double lr;
-	double *losses; /* steps + 1: the main lesson's losses (the variant's are not kept) */
-	int variant;    /* 0 for the first call (the lesson), 1 after (its compare variant) */
-} TrainArg;
-
-/* train: gradient descent on the copy (the lesson's losses kept, not the variant's). */
-static int edit_train(Lesson *l, void *arg, char **err)
-{
-	TrainArg *t = arg;
-	double *losses = t->variant ? NULL : t->losses;
-
-	if (l->backward == BACKWARD_NONE) {
-		*err = str_printf(_("train: this lesson has no \"backward\" (a target or a dOutput) to learn from"));
-		return -1;
-	}
-	t->variant = 1; /* session_edit edits the lesson first, then its compare variant */
-	return attn_train(l, t->steps, t->lr, losses, err);
 }
 
 /*
@@ -716,28 +760,24 @@ static int edit_train(Lesson *l, void *arg, char **err)
  * J = diag(w) − w wᵀ (∂w_j/∂s_k): w_j(1 − w_j) on the diagonal, −w_j w_k off it;
  * every row sums to 0, since the weights always sum to 1.
  */
-static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_jacobian(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	const Attn *a = s->attn;
-	const int m = a->lesson->m;
+	const Attn *at = s->attn;
+	const int m = at->lesson->m, head = head_arg(s, a, 1);
+	const long row = a->v[0].whole;
 	StrBuf b = { 0 };
-	long row;
-	int head = s->head;
 	const double *w;
 
-	if (parse_int(argv[1], 0, a->lesson->n - 1, &row, out, N_("jacobian (row)")) != 0 ||
-	    parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0)
-		return -1;
 	if (session_quiz_pending(s) && session_hidden_matrix(s) == AM_WEIGHTS) {
 		say(out, MSG_ERROR, NULL, _("jacobian: answer this step's question first (it asks about the weights)"));
 		return -1;
 	}
-	w = &a->head[head].weights.a[(size_t)row * (size_t)m];
+	w = &at->head[head].weights.a[(size_t)row * (size_t)m];
 	strbuf_printf(&b, _("J = diag(w) %s w w%s for row %ld: J_jk = %s w_j/%s s_k\n"), out->utf8 ? "\u2212" : "-",
 	              out->utf8 ? "\u1d40" : "^T", row, out->utf8 ? "\u2202" : "d", out->utf8 ? "\u2202" : "d");
 	for (int j = 0; j < m; j++) {
 		double sum = 0.0;
-		char *lab = labels_col(a, AM_WEIGHTS, j);
+		char *lab = labels_col(at, AM_WEIGHTS, j);
 		strbuf_printf(&b, "%-8.8s", lab ? lab : "?");
 		free(lab);
 		for (int k = 0; k < m; k++) {
@@ -753,135 +793,76 @@ static int cmd_jacobian(Session *s, int argc, char **argv, CmdOut *out)
 }
 
 /* train STEPS [LR]: STEPS steps of gradient descent on every weight and bias; `reload` undoes it. */
-static int cmd_train(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_train(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588" };
-	TrainArg t = { 0, 0.1, NULL, 0 };
+	const int steps = (int)a->v[0].whole;
+	const double lr = a->n > 1 ? a->v[1].number : 0.1;
 	StrBuf curve = { 0 };
 	char *err = NULL;
-	long steps;
-	double lo, hi;
+	double lo, hi, *losses;
 
-	if (parse_int(argv[1], 1, 10000, &steps, out, N_("train (steps)")) != 0 ||
-	    (argc > 2 && parse_double(argv[2], &t.lr, out, N_("train (learning rate)")) != 0))
-		return -1;
-	if (!(t.lr > 0)) {
-		say(out, MSG_ERROR, NULL, _("train: the learning rate must be > 0, got %s"), argv[2]);
+	if (!(lr > 0)) {
+		say(out, MSG_ERROR, NULL, _("train: the learning rate must be > 0, got %s"), a->argv[2]);
 		return -1;
 	}
-	t.steps = (int)steps;
-	t.losses = calloc((size_t)t.steps + 1, sizeof *t.losses);
-	if (t.losses == NULL)
+	losses = calloc((size_t)steps + 1, sizeof *losses);
+	if (losses == NULL)
 		return fail(out, NULL);
-	if (session_edit(s, edit_train, &t, &err) != 0) {
-		free(t.losses);
+	if (session_train(s, steps, lr, losses, &err) != 0) {
+		free(losses);
 		return fail(out, err);
 	}
-	t.losses[t.steps] = s->model->loss; /* the session computed the trained lesson's gradients */
 	/* the loss curve, a bar a step (at most 60, sampled), from its lowest to its highest */
-	lo = hi = t.losses[0];
-	for (int i = 0; i <= t.steps; i++) {
-		lo = t.losses[i] < lo ? t.losses[i] : lo;
-		hi = t.losses[i] > hi ? t.losses[i] : hi;
+	lo = hi = losses[0];
+	for (int i = 0; i <= steps; i++) {
+		lo = losses[i] < lo ? losses[i] : lo;
+		hi = losses[i] > hi ? losses[i] : hi;
 	}
-	for (int k = 0, n = t.steps + 1 < 60 ? t.steps + 1 : 60; k < n; k++) {
-		const double x = t.losses[(size_t)k * (size_t)t.steps / (size_t)(n > 1 ? n - 1 : 1)];
+	for (int k = 0, n = steps + 1 < 60 ? steps + 1 : 60; k < n; k++) {
+		const double x = losses[(size_t)k * (size_t)steps / (size_t)(n > 1 ? n - 1 : 1)];
 		const int b = hi > lo ? (int)((x - lo) / (hi - lo) * 7.0 + 0.5) : 0;
 		strbuf_printf(&curve, "%s", out->utf8 ? bars[b] : (const char *[]){ "_", ".", "-", "~", "=", "+", "*", "#" }[b]);
 	}
 	say(out, MSG_INFO, NULL,
 	    ngettext("trained %d step at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)",
-	             "trained %d steps at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)", (unsigned long)t.steps),
-	    t.steps, t.lr, t.losses[0], out->utf8 ? "\u2192" : "->", t.losses[t.steps],
-	    curve.s ? curve.s : "");
+	             "trained %d steps at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)", (unsigned long)steps),
+	    steps, lr, losses[0], out->utf8 ? "\u2192" : "->", losses[steps], curve.s ? curve.s : "");
 	free(curve.s);
-	free(t.losses);
+	free(losses);
 	return 0;
 }
 
-static int cmd_scale(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_scale(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	ScaleArg a = { SCALE_SQRT_DK, 0.0 };
 	char *err = NULL;
-	(void)argc;
-	if (strcmp(argv[1], "on") == 0 || strcmp(argv[1], "true") == 0)
-		a.kind = SCALE_SQRT_DK;
-	else if (strcmp(argv[1], "off") == 0 || strcmp(argv[1], "false") == 0)
-		a.kind = SCALE_NONE;
-	else if (parse_double(argv[1], &a.value, out, N_("scale (on, off or a number)")) == 0)
-		a.kind = SCALE_VALUE;
-	else
-		return -1;
-	if (session_edit(s, edit_scale, &a, &err) != 0)
+
+	if (session_set_scale(s, a->v[0].scale, a->v[0].number, &err) != 0)
 		return fail(out, err);
 	say(out, MSG_INFO, NULL, _("scale factor is now %.6g"), s->attn->factor);
 	return 0;
 }
 
-typedef struct HeadsArg {
-	int heads, layer;
-} HeadsArg;
-
-/* heads N: the layer shown (a lesson without layers is its own). */
-static int edit_heads(Lesson *top, void *arg, char **err)
+/* heads N: the layer shown split into N heads (session_set_heads works out d_k and d_v). */
+static int cmd_heads(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	const HeadsArg *ha = arg;
-	const int h = ha->heads;
-	int i;
-	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
-	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
-	const int g = l->kv_heads_given ? l->kv_heads : h;
-	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
-
-	if (bad != NULL) {
-		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->W_q ? h : g, bad->cols,
-		                  bad == &l->W_q ? "W_q" : "W_v");
-		return -1;
-	}
-	if (h % g != 0) {
-		*err = str_printf(_("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")"), h, g);
-		return -1;
-	}
-	if (l->alibi && !mat_empty(&l->alibi_slopes)) {
-		*err = str_printf(_("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads"),
-		                  l->alibi_slopes.cols, h);
-		return -1;
-	}
-	l->heads = h;
-	l->kv_heads = g;
-	l->d_k = l->W_q.cols / h;
-	l->d_v = l->W_v.cols / g;
-	return 0;
-}
-
-static int cmd_heads(Session *s, int argc, char **argv, CmdOut *out)
-{
-	long v;
-	int h;
+	const int h = (int)a->v[0].whole;
 	char *err = NULL;
-	(void)argc;
-	if (parse_int(argv[1], 1, LESSON_MAX_HEADS, &v, out, N_("heads")) != 0)
-		return -1;
-	h = (int)v;
-	{
-		HeadsArg ha = { h, s->layer };
-		if (session_edit(s, edit_heads, &ha, &err) != 0)
-			return fail(out, err);
-	}
+
+	if (session_set_heads(s, h, &err) != 0)
+		return fail(out, err);
 	say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
-	    s->attn->lesson->d_k,
-	    s->attn->lesson->d_v);
+	    s->attn->lesson->d_k, s->attn->lesson->d_v);
 	return 0;
 }
 
 /* ------------------------------------------------------------ quizzes */
 
-static int cmd_answer(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_answer(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *feedback = NULL, *err = NULL;
-	int rc;
-	(void)argc;
-	rc = session_answer(s, argv[1], &feedback, &err);
+	const int rc = session_answer(s, a->argv[1], &feedback, &err);
+
 	if (rc < 0)
 		return fail(out, err);
 	say(out, MSG_INFO, NULL, _("%s  (score %d/%d)"), feedback ? feedback : "", s->quiz_right, s->quiz_asked);
@@ -889,10 +870,10 @@ static int cmd_answer(Session *s, int argc, char **argv, CmdOut *out)
 	return 0;
 }
 
-static int cmd_skip(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_skip(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *feedback = NULL, *err = NULL;
-	(void)argc; (void)argv;
+	(void)a;
 	if (session_skip(s, &feedback, &err) != 0)
 		return fail(out, err);
 	say(out, MSG_INFO, NULL, "%s", feedback ? feedback : _("skipped"));
@@ -900,11 +881,11 @@ static int cmd_skip(Session *s, int argc, char **argv, CmdOut *out)
 	return 0;
 }
 
-static int cmd_hint(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_hint(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	const Step *st = session_step(s);
 	char *hint;
-	(void)argc; (void)argv;
+	(void)a;
 	if (!st->has_quiz) {
 		say(out, MSG_ERROR, NULL, _("no question on this step"));
 		return -1;
@@ -921,16 +902,13 @@ static int cmd_hint(Session *s, int argc, char **argv, CmdOut *out)
 
 /* ------------------------------------------------------------ compare and stats */
 
-static int cmd_compare(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_compare(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	(void)argc;
-	if (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0)
-		return usage(out, "compare");
 	if (s->compare_attn == NULL) {
 		say(out, MSG_ERROR, NULL, _("this lesson has no compare variant"));
 		return -1;
 	}
-	s->compare_on = strcmp(argv[1], "on") == 0;
+	s->compare_on = (int)a->v[0].whole;
 	s->dirty |= DIRTY_PLACE;
 	if (s->compare_on) {
 		char *label = text_escape(session_text(s, &s->lesson->compare_label), "");
@@ -980,17 +958,18 @@ static void row_sum_lines(StrBuf *text, const Attn *a, AttnMatrix w, const doubl
 	}
 }
 
-static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_stats(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	const Lesson *l = s->lesson;
 	StrBuf text = { 0 }, title = { 0 };
 	const Mat *m;
 	char *t;
-	int w, head;
+	const int w = a->v[0].matrix, head = head_arg(s, a, 1);
 
-	if (strcmp(argv[1], "params") == 0) {
-		if (argc > 2)
-			return usage(out, "stats");
+	/* params and cache take no head */
+	if (w < 0 && a->argc > 2)
+		return count_error(out, a->entry, 1, 1, a->argc - 1);
+	if (w < 0 && a->v[0].whole == 0) { /* params */
 		/* the count is hidden where a question on the project or output stage may ask for it */
 		if (session_quiz_pending(s) && (stage_kinds[s->stage].flags & SF_PARAMS)) {
 			say(out, MSG_ERROR, NULL, _("the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)"));
@@ -1003,9 +982,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		free(t);
 		return 0;
 	}
-	if (strcmp(argv[1], "cache") == 0) {
-		if (argc > 2)
-			return usage(out, "stats");
+	if (w < 0) { /* cache */
 		if (!(s->attn->shape.features & FEAT_DECODE) && !(s->attn->shape.features & FEAT_GQA))
 			say(out, MSG_INFO, NULL, _("this lesson does not decode with a KV cache; were it to:"));
 		t = textfmt_cache_lines(s, out->utf8);
@@ -1015,8 +992,7 @@ static int cmd_stats(Session *s, int argc, char **argv, CmdOut *out)
 		free(t);
 		return say_text(out, _("stats: the KV cache"), &text);
 	}
-	w = parse_matrix(s, argv[1], out);
-	if (w < 0 || parse_head(s, argc > 2 ? argv[2] : NULL, &head, out) != 0 || hidden(s, w, out))
+	if (hidden(s, w, out))
 		return -1;
 	m = attn_matrix(s->attn, (AttnMatrix)w, head);
 	stats_line(&text, m);
@@ -1075,22 +1051,22 @@ static int check_out_path(const char *path, const char *cmd, CmdOut *out)
 }
 
 /* export FORMAT [MATRIX|STAGE] PATH: the current stage (or the one named) as a figure or table. */
-static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_export(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	const char *path = argv[argc - 1];
+	const char *path = a->argv[a->argc - 1];
 	char *err = NULL, *data, *safe;
 	ExportTarget t;
-	int fmt = export_format_find(argv[1]);
+	int fmt = export_format_find(a->argv[1]);
 
 	if (fmt < 0) {
-		safe = text_escape(argv[1], "");
+		safe = text_escape(a->argv[1], "");
 		say(out, MSG_ERROR, NULL, _("export: unknown format \"%s\" (svg, csv, md, tex, json)"), safe ? safe : "");
 		free(safe);
 		return -1;
 	}
 	if (check_out_path(path, "export", out) != 0)
 		return -1;
-	if (export_target_parse(s->attn, argc == 4 ? argv[2] : NULL, s->stage, s->head, &t, &err) != 0)
+	if (export_target_parse(s->attn, a->argc == 4 ? a->argv[2] : NULL, s->stage, s->head, &t, &err) != 0)
 		return fail(out, err);
 	/* An open question's answer is not written out either. */
 	if (hidden(s, !t.whole_stage ? (int)t.matrix : t.stage == s->stage ? session_hidden_matrix(s) : -1, out))
@@ -1118,22 +1094,22 @@ static int cmd_export(Session *s, int argc, char **argv, CmdOut *out)
 }
 
 /* save PATH: the lesson with the learner's edits, every matrix written out (format v1). */
-static int cmd_save(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_save(Session *s, const CmdArgv *a, CmdOut *out)
 {
+	const char *path = a->argv[1];
 	char *err = NULL, *data, *safe;
-	(void)argc;
 
-	if (check_out_path(argv[1], "save", out) != 0)
+	if (check_out_path(path, "save", out) != 0)
 		return -1;
 	data = lesson_write_json(s->lesson, &err);
 	if (data == NULL)
 		return fail(out, err);
-	if (fileio_write_atomic(argv[1], data, strlen(data), &err) != 0) {
+	if (fileio_write_atomic(path, data, strlen(data), &err) != 0) {
 		free(data);
 		return fail(out, err);
 	}
 	free(data);
-	safe = text_escape(argv[1], "");
+	safe = text_escape(path, "");
 	say(out, MSG_INFO, NULL, _("saved the lesson with your edits to %s (attnviz %s opens it)"), safe ? safe : "",
 	    safe ? safe : "");
 	free(safe);
@@ -1142,157 +1118,156 @@ static int cmd_save(Session *s, int argc, char **argv, CmdOut *out)
 
 /* ------------------------------------------------------------ the rest */
 
-static int cmd_help(Session *s, int argc, char **argv, CmdOut *out);
+static int cmd_help(Session *s, const CmdArgv *a, CmdOut *out);
 
-static int cmd_quit(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_quit(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	(void)argc; (void)argv; (void)out;
+	(void)a;
+	(void)out;
 	s->quit = 1;
 	return 0;
 }
 
 /*
  * The table. usage: the words after the name (UPPER = a value, [optional], a|b = one of);
- * cmd_run checks the number of words against min_args and max_args.
+ * args: how many words, and each one's kind (cmd.h), which cmd_run reads and
+ * checks before exec runs. An ARG_CELL is one word or three.
  */
+#define NO_ARGS { 0, 0, { ARG_NONE }, { NULL }, 0, 0, NULL }
 /* clang-format off */
 const CmdEntry cmd_table[] = {
-	{ .name = "load", .arg = ARG_LESSON, .min_args = 1, .max_args = 1, .exec = cmd_load,
+	{ .name = "load", .args = { 1, 1, { ARG_LESSON } }, .exec = cmd_load,
 	  .usage = "load FILE|NAME",
 	  .help = N_("open a lesson file, or a lesson by name (see lessons)") },
-	{ .name = "lessons", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_lessons,
+	{ .name = "lessons", .args = NO_ARGS, .exec = cmd_lessons,
 	  .usage = "lessons",
 	  .help = N_("list the lessons in teaching order: titles, \u2713 finished, quiz scores, where you are") },
-	{ .name = "continue", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_continue,
+	{ .name = "continue", .args = NO_ARGS, .exec = cmd_continue,
 	  .usage = "continue",
 	  .help = N_("go back to where you left off (the lesson and step of your last run)") },
-	{ .name = "reload", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_reload,
+	{ .name = "reload", .args = NO_ARGS, .exec = cmd_reload,
 	  .usage = "reload",
 	  .help = N_("load the current lesson again from its file (drops your edits)") },
-	{ .name = "next", .alias = "n", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_next,
+	{ .name = "next", .alias = "n", .args = NO_ARGS, .exec = cmd_next,
 	  .usage = "next",
 	  .help = N_("go to the next step") },
-	{ .name = "prev", .alias = "p", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_prev,
+	{ .name = "prev", .alias = "p", .args = NO_ARGS, .exec = cmd_prev,
 	  .usage = "prev",
 	  .help = N_("go back one step") },
-	{ .name = "first", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_first,
+	{ .name = "first", .args = NO_ARGS, .exec = cmd_first,
 	  .usage = "first",
 	  .help = N_("go to the first step") },
-	{ .name = "last", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_last,
+	{ .name = "last", .args = NO_ARGS, .exec = cmd_last,
 	  .usage = "last",
 	  .help = N_("go to the last step") },
-	{ .name = "step", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_step,
+	{ .name = "step", .args = { 1, 1, { ARG_STEP } }, .exec = cmd_step,
 	  .usage = "step N",
 	  .help = N_("go to step N of the walk") },
-	{ .name = "goto", .arg = ARG_STAGE, .min_args = 1, .max_args = 1, .exec = cmd_goto,
+	{ .name = "goto", .args = { 1, 1, { ARG_STAGE } }, .exec = cmd_goto,
 	  .usage = "goto STAGE",
 	  .help = N_("show a stage (help goto lists them)") },
-	{ .name = "head", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_head,
+	/* any head a lesson may have: the session says which this one has */
+	{ .name = "head", .args = { 1, 1, { ARG_WHOLE }, { NULL }, 0, LESSON_MAX_HEADS }, .exec = cmd_head,
 	  .usage = "head N",
 	  .help = N_("show head N (from 0)") },
-	{ .name = "layer", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_layer,
+	{ .name = "layer", .args = { 1, 1, { ARG_WORD } }, .exec = cmd_layer,
 	  .usage = "layer N|eN",
 	  .help = N_("show layer N (from 0) of a lesson with layers; eN: the encoder's layer N of an encoder\u2013decoder") },
-	{ .name = "show", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_show,
+	{ .name = "show", .args = { 1, 2, { ARG_MATRIX, ARG_HEAD }, { NULL, N_("head") } }, .exec = cmd_show,
 	  .usage = "show MATRIX [HEAD]",
 	  .help = N_("show a matrix (e.g. show weights 1)") },
-	{ .name = "explain", .alias = "ex", .arg = ARG_MATRIX, .min_args = 3, .max_args = 4, .exec = cmd_explain,
+	{ .name = "explain", .alias = "ex",
+	  .args = { 3, 4, { ARG_MATRIX, ARG_ROW, ARG_COL, ARG_HEAD }, { NULL, N_("row"), N_("column"), N_("head") } },
+	  .exec = cmd_explain,
 	  .usage = "explain MATRIX ROW COL [HEAD]",
 	  .help = N_("show the arithmetic behind one cell") },
-	{ .name = "set", .arg = ARG_MATRIX, .min_args = 2, .max_args = 4, .exec = cmd_set,
+	{ .name = "set", .args = { 2, 4, { ARG_CELL, ARG_NUMBER }, { NULL, N_("value") } }, .exec = cmd_set,
 	  .usage = "set MATRIX[ROW][COL] VALUE",
 	  .help = N_("edit an input or a weight; everything after it is recomputed") },
-	{ .name = "mask", .arg = ARG_WORDS, .min_args = 1, .max_args = CMD_MANY, .exec = cmd_mask,
+	{ .name = "mask", .args = { 1, CMD_MANY, { ARG_CHOICE }, { NULL }, 0, 0, "causal|none|window|padding" }, .exec = cmd_mask,
 	  .usage = "mask causal|none|window W|padding 1,1,0",
 	  .help = N_("change the mask") },
-	{ .name = "scale", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_scale,
+	{ .name = "scale", .args = { 1, 1, { ARG_SCALE } }, .exec = cmd_scale,
 	  .usage = "scale on|off|VALUE",
 	  .help = N_("scale scores by 1/sqrt(d_k) (on), 1 (off) or a number") },
-	{ .name = "heads", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_heads,
+	{ .name = "heads", .args = { 1, 1, { ARG_WHOLE }, { NULL }, 1, LESSON_MAX_HEADS }, .exec = cmd_heads,
 	  .usage = "heads N",
 	  .help = N_("split Q, K and V into N heads (N must divide their columns)") },
-	{ .name = "jacobian", .arg = ARG_NONE, .min_args = 1, .max_args = 2, .exec = cmd_jacobian,
+	{ .name = "jacobian", .args = { 1, 2, { ARG_ROW, ARG_HEAD }, { N_("row"), N_("head") } }, .exec = cmd_jacobian,
 	  .usage = "jacobian ROW [HEAD]",
 	  .help = N_("softmax's Jacobian diag(w) - w w^T for one row of the weights") },
-	{ .name = "train", .arg = ARG_NONE, .min_args = 1, .max_args = 2, .exec = cmd_train,
+	{ .name = "train", .args = { 1, 2, { ARG_WHOLE, ARG_NUMBER }, { N_("steps"), N_("learning rate") }, 1, 10000 },
+	  .exec = cmd_train,
 	  .usage = "train STEPS [LR]",
 	  .help = N_("gradient descent on every weight and bias (lesson with \"backward\"; LR default 0.1)") },
-	{ .name = "answer", .alias = "a", .arg = ARG_NONE, .min_args = 1, .max_args = 1, .exec = cmd_answer,
+	{ .name = "answer", .alias = "a", .args = { 1, 1, { ARG_WORD } }, .exec = cmd_answer,
 	  .usage = "answer VALUE",
 	  .help = N_("answer this step's question (a choice number or letter, or a number)") },
-	{ .name = "skip", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_skip,
+	{ .name = "skip", .args = NO_ARGS, .exec = cmd_skip,
 	  .usage = "skip",
 	  .help = N_("skip this step's question and see the answer") },
-	{ .name = "hint", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_hint,
+	{ .name = "hint", .args = NO_ARGS, .exec = cmd_hint,
 	  .usage = "hint",
 	  .help = N_("a hint for this step's question") },
-	{ .name = "compare", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_compare,
+	{ .name = "compare", .args = { 1, 1, { ARG_ONOFF } }, .exec = cmd_compare,
 	  .usage = "compare on|off",
 	  .help = N_("show the lesson's compare variant beside each result, differing cells marked") },
-	{ .name = "stats", .arg = ARG_MATRIX, .min_args = 1, .max_args = 2, .exec = cmd_stats,
+	{ .name = "stats", .args = { 1, 2, { ARG_MATRIX, ARG_HEAD }, { NULL, N_("head") }, 0, 0, "params|cache" }, .exec = cmd_stats,
 	  .usage = "stats MATRIX|params|cache [HEAD]",
 	  .help = N_("mean, std, min, max of a matrix (weights: row sums); params: the parameter count; cache: the KV cache's bytes") },
-	{ .name = "lang", .arg = ARG_WORDS, .min_args = 1, .max_args = 1, .exec = cmd_lang,
+	{ .name = "lang", .args = { 1, 1, { ARG_LANG } }, .exec = cmd_lang,
 	  .usage = "lang en|zh",
 	  .help = N_("the language of the narration and the program's words: English or Chinese") },
-	{ .name = "export", .arg = ARG_WORDS, .min_args = 2, .max_args = 3, .exec = cmd_export,
+	/* the format and the target are export.c's words (export_format_find, export_target_parse) */
+	{ .name = "export", .args = { 2, 3, { ARG_WORD, ARG_WORD, ARG_FILE } }, .exec = cmd_export,
 	  .usage = "export FORMAT [MATRIX|STAGE] PATH",
 	  .help = N_("write this stage (or a matrix, or another stage) as svg, csv, md, tex or json") },
-	{ .name = "save", .arg = ARG_FILE, .min_args = 1, .max_args = 1, .exec = cmd_save,
+	{ .name = "save", .args = { 1, 1, { ARG_FILE } }, .exec = cmd_save,
 	  .usage = "save PATH",
 	  .help = N_("write this lesson with your edits as a lesson file") },
-	/* Front-end commands (exec NULL: out->frontend runs them). */
-	{ .name = "source", .arg = ARG_FILE, .min_args = 1, .max_args = 1,
+	/* Front-end commands (exec NULL: out->frontend runs them; seconds and themes are theirs to read). */
+	{ .name = "source", .args = { 1, 1, { ARG_FILE } },
 	  .usage = "source FILE",
 	  .help = N_("run a demo script: one command a line, # comments, pause, wait SECONDS") },
-	{ .name = "pause", .arg = ARG_NONE, .min_args = 0, .max_args = 0,
+	{ .name = "pause", .args = NO_ARGS,
 	  .usage = "pause",
 	  .help = N_("in a demo script: wait for a key (the REPL: for Enter)") },
-	{ .name = "wait", .arg = ARG_NONE, .min_args = 1, .max_args = 1,
+	{ .name = "wait", .args = { 1, 1, { ARG_WORD } },
 	  .usage = "wait SECONDS",
 	  .help = N_("in a demo script: wait SECONDS (at most 600)") },
-	{ .name = "play", .arg = ARG_NONE, .min_args = 0, .max_args = 1,
+	{ .name = "play", .args = { 0, 1, { ARG_WORD } },
 	  .usage = "play [SECONDS]",
 	  .help = N_("step through the lesson every SECONDS (default 2); any key stops") },
-	{ .name = "present", .arg = ARG_WORDS, .min_args = 1, .max_args = 1,
+	{ .name = "present", .args = { 1, 1, { ARG_ONOFF } },
 	  .usage = "present on|off",
 	  .help = N_("presenter mode: larger cells, bigger narration, no key line") },
-	{ .name = "theme", .arg = ARG_WORDS, .min_args = 1, .max_args = 1,
+	{ .name = "theme", .args = { 1, 1, { ARG_WORD } },
 	  .usage = "theme NAME",
 	  .help = N_("colours: default projector light viridis blue-orange mono") },
-	{ .name = "help", .alias = "?", .arg = ARG_COMMAND, .min_args = 0, .max_args = 1, .exec = cmd_help,
+	{ .name = "help", .alias = "?", .args = { 0, 1, { ARG_COMMAND } }, .exec = cmd_help,
 	  .usage = "help [COMMAND]",
 	  .help = N_("list the commands, or explain one") },
-	{ .name = "quit", .alias = "q", .arg = ARG_NONE, .min_args = 0, .max_args = 0, .exec = cmd_quit,
+	{ .name = "quit", .alias = "q", .args = NO_ARGS, .exec = cmd_quit,
 	  .usage = "quit",
 	  .help = N_("leave attnviz") },
 	{ .name = NULL }
 };
 /* clang-format on */
 
-static int usage(CmdOut *out, const char *name)
-{
-	const CmdEntry *e;
-	for (e = cmd_table; e->name != NULL; e++)
-		if (strcmp(e->name, name) == 0)
-			say(out, MSG_ERROR, NULL, _("usage: %s"), e->usage);
-	return -1;
-}
-
-static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
+static int cmd_help(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	const CmdEntry *e;
 	StrBuf text = { 0 };
 	char *err = NULL;
-	if (argc > 1) {
-		e = cmd_find(argv[1], &err);
+	if (a->argc > 1) {
+		e = cmd_find(a->argv[1], &err);
 		if (e == NULL)
 			return fail(out, err);
 		{
 			/* A command that takes a stage or a matrix lists them, from the tables. */
 			StrBuf b = { 0 };
 			strbuf_printf(&b, "%s\n  %s%s%s\n", e->usage, _(e->help), e->alias ? _("\n  also: ") : "", e->alias ? e->alias : "");
-			if (e->arg == ARG_STAGE)
+			if (e->args.kind[0] == ARG_STAGE)
 				for (int i = 0; i < STAGE_COUNT; i++) {
 					/* one line a name: the entry this lesson has where two share it (norm1 pre and post) */
 					const int k = s != NULL ? stage_lookup(&s->attn->shape, stage_name((Stage)i)) : stage_find(stage_name((Stage)i));
@@ -1301,7 +1276,7 @@ static int cmd_help(Session *s, int argc, char **argv, CmdOut *out)
 					strbuf_printf(&b, "  %-13s %s%s\n", stage_name((Stage)k), _(stage_kinds[k].what),
 					              s != NULL && !stage_present(&s->attn->shape, (Stage)k) ? _(" (not in this lesson)") : "");
 				}
-			if (e->arg == ARG_MATRIX)
+			if (e->args.kind[0] == ARG_MATRIX || e->args.kind[0] == ARG_CELL)
 				for (int i = 0; i < AM_COUNT; i++)
 					if (s == NULL || attn_has(s->attn, (AttnMatrix)i, 0))
 						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), _(matrix_kinds[i].meaning),
@@ -1427,22 +1402,22 @@ int cmd_run(Session *s, const char *line, CmdOut *out)
 		cmd_free_words(argc, argv);
 		return fail(out, err);
 	}
-	if (argc - 1 < e->min_args || argc - 1 > e->max_args) {
-		cmd_free_words(argc, argv);
-		return usage(out, e->name);
-	}
-	if (e->exec != NULL)
-		rc = e->exec(s, argc, argv, out);
-	else if (out->frontend != NULL && out->frontend(out->ctx, e->name, argc, argv))
-		rc = 0;
-	else {
-		say(out, MSG_ERROR, NULL, _("%s works only in the full-screen view"), e->name);
-		rc = -1;
+	{
+		CmdArgv a = { .entry = e, .argc = argc, .argv = argv };
+		if (parse_args(s, e, &a, out) != 0)
+			rc = -1;
+		else if (e->exec != NULL)
+			rc = e->exec(s, &a, out);
+		else if (out->frontend != NULL && out->frontend(out->ctx, e->name, argc, argv))
+			rc = 0;
+		else {
+			say(out, MSG_ERROR, NULL, _("%s works only in the full-screen view"), e->name);
+			rc = -1;
+		}
 	}
 	cmd_free_words(argc, argv);
 	return rc;
 }
-
 /* ------------------------------------------------------------ completion */
 
 static int add_candidate(char ***list, int *count, const char *word, const char *cand)
@@ -1550,6 +1525,7 @@ char **cmd_complete_line(const Session *s, const char *line, size_t start, const
 	if (start > fs) {
 		char *first, *err = NULL;
 		const CmdEntry *e;
+		int i = -1; /* the index of the word being completed among the arguments */
 
 		fe = fs;
 		while (line[fe] && line[fe] != ' ' && line[fe] != '\t')
@@ -1560,7 +1536,13 @@ char **cmd_complete_line(const Session *s, const char *line, size_t start, const
 		free(err);
 		if (e == NULL)
 			return NULL;
-		kind = e->arg;
+		/* each word is completed as its kind: the words before it are counted */
+		for (size_t p = fe; p < start && line[p] != '\0'; p++)
+			if ((line[p] == ' ' || line[p] == '\t') && line[p + 1] != ' ' && line[p + 1] != '\t')
+				i++;
+		kind = i >= 0 && i < CMD_MAX_ARGS ? e->args.kind[i] : ARG_NONE;
+		if (kind == ARG_CELL)
+			kind = ARG_MATRIX;
 	}
 	cands = cmd_complete(s, kind, word);
 	if (kind == ARG_FILE || (kind == ARG_LESSON && (cands == NULL || cands[0] == NULL)))

@@ -4,10 +4,45 @@
 
 #include "app/session.h"
 
-/* What kind of argument a command takes, for completion. */
+/*
+ * The kinds of argument a command takes. cmd_run reads every word of a line
+ * as its kind, against the lesson shown, before the command runs: a word
+ * that is not what its kind wants, or a wrong count of words, is refused
+ * with one message, "WHAT: expected KIND, got WORD (usage: …)". Completion
+ * offers each word's candidates by its kind.
+ */
 typedef enum CmdArg {
-	ARG_NONE, ARG_FILE, ARG_LESSON, ARG_STAGE, ARG_MATRIX, ARG_COMMAND, ARG_WORDS
+	ARG_NONE,    /* no argument here (the end of a kind list) */
+	ARG_WORD,    /* any word: the command reads it (answer VALUE, export FORMAT, theme NAME) */
+	ARG_FILE,    /* a file's path */
+	ARG_LESSON,  /* a lesson's name, or a file's path */
+	ARG_STAGE,   /* a stage of the lesson */
+	ARG_MATRIX,  /* a matrix of the lesson shown ("stats" also takes its words: params, cache) */
+	ARG_CELL,    /* a given matrix's cell: MATRIX[ROW][COL] (one word) or MATRIX ROW COL (three) */
+	ARG_COMMAND, /* a command's name */
+	ARG_STEP,    /* a step of the walk, from 1 */
+	ARG_HEAD,    /* a head of the layer shown, from 0 */
+	ARG_ROW,     /* a row of the matrix named before it (explain; the weights' for jacobian) */
+	ARG_COL,     /* a column of the matrix named before it */
+	ARG_WHOLE,   /* a whole number in the entry's range (lo, hi) */
+	ARG_NUMBER,  /* a finite number */
+	ARG_ONOFF,   /* on or off */
+	ARG_SCALE,   /* on, off or a finite number */
+	ARG_LANG,    /* en or zh */
+	ARG_CHOICE   /* one of the entry's words (choices, separated by '|') */
 } CmdArg;
+
+#define CMD_MAX_ARGS 4 /* the most kinds an entry lists (ARG_NONE ends a shorter list; CMD_MANY words: the command reads the rest) */
+#define CMD_MANY 255   /* max: any number of words */
+
+/* What a command takes: how many words, and what each one is. */
+typedef struct CmdArgs {
+	int min, max;                      /* how many words may follow the name (CMD_MANY: no limit) */
+	CmdArg kind[CMD_MAX_ARGS];         /* each word's kind, in order */
+	const char *name[CMD_MAX_ARGS];    /* each one's name in messages ("row": "explain (row): …"); NULL: the command's */
+	long lo, hi;                       /* ARG_WHOLE's range */
+	const char *choices;               /* ARG_CHOICE's words: "causal|none|window|padding" */
+} CmdArgs;
 
 /*
  * Where a command's results go. The TUI shows messages in its status line and
@@ -31,16 +66,36 @@ typedef struct CmdOut {
 	int interactive;  /* 1: a person is typing (TUI or a terminal REPL) */
 } CmdOut;
 
-typedef int (*CmdExec)(Session *s, int argc, char **argv, CmdOut *out);
+/*
+ * A line's words read as their kinds (cmd_run fills it before the command
+ * runs): v[i] is word argv[i + 1]'s value (an ARG_CELL written as three
+ * words is one value; the words after it move up). n: how many values.
+ */
+typedef struct CmdVal {
+	const char *word;  /* as typed */
+	CmdArg kind;
+	long whole;        /* ARG_STEP (from 1, as typed), ARG_HEAD, ARG_ROW, ARG_COL, ARG_WHOLE; ARG_ONOFF: 1 on; ARG_CHOICE, ARG_MATRIX's words: the index */
+	double number;     /* ARG_NUMBER, ARG_SCALE's number */
+	int matrix;        /* ARG_MATRIX, ARG_CELL: an AttnMatrix (-1: stats' params or cache) */
+	int stage;         /* ARG_STAGE */
+	int row, col;      /* ARG_CELL */
+	ScaleKind scale;   /* ARG_SCALE */
+} CmdVal;
 
-#define CMD_MANY 255 /* max_args: any number of words */
+typedef struct CmdArgv {
+	const struct CmdEntry *entry; /* the command's entry (its name and usage, for messages) */
+	int argc;          /* the words, argv[0] the command's name */
+	char **argv;
+	int n;
+	CmdVal v[CMD_MAX_ARGS];
+} CmdArgv;
+
+typedef int (*CmdExec)(Session *s, const CmdArgv *a, CmdOut *out);
 
 typedef struct CmdEntry {
 	const char *name;
 	const char *alias;   /* another exact name, or NULL */
-	CmdArg arg;          /* for completion of the first argument */
-	int min_args;        /* how many words may follow the name (else cmd_run says "usage: …") */
-	int max_args;        /* CMD_MANY: no limit */
+	CmdArgs args;        /* what follows the name: checked by cmd_run before exec */
 	const char *usage;   /* "goto STAGE" */
 	const char *help;    /* one line */
 	CmdExec exec;        /* NULL: handled by the front end through out->frontend */
