@@ -2,112 +2,93 @@
  *
  * Pure computation: no I/O, no curses. Every intermediate matrix is kept so
  * that it can be shown, explained and dumped. See attention.h for the shape
- * legend; each pass below repeats the shapes it reads and writes.
+ * legend; each pass below repeats the shapes it reads and writes. The chain
+ * of layers, updates, progress and training that run these passes are
+ * compute.c's; the backward pass (backward.c) reads what they wrote; finding
+ * any matrix by its catalogue id, gradients too, is matrices.c's.
  *
  * Attention is the one layer that mixes information across tokens: row i of
  * the output is a weighted average of the value rows of every token query i
  * may see, weighted by how well query i matches each key.
  */
-#include "engine/attention.h"
-#include "base/clock.h"
-#include "base/i18n.h"
-#include "engine/backward.h"
-#include "base/strbuf.h"
+#include "engine/kernels.h"
 
 #include <math.h>
 #include <stddef.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 /* ---------------------------------------------------------------- where each matrix lives */
 
-/* Computed matrices of the whole layer, and of each head (the catalogue's MF_PER_HEAD kinds). */
+/*
+ * Computed matrices of the whole layer, and of each head (the catalogue's
+ * MF_PER_HEAD kinds), as offset + 1: 0 is a matrix without a field here (a
+ * given one, a gradient, or one forgotten: attn_storage_fault finds those).
+ */
+#define AT(type, field) (offsetof(type, field) + 1)
 static const size_t attn_field[AM_COUNT] = {
-	[AM_PE] = offsetof(Attn, PE), [AM_X] = offsetof(Attn, X), [AM_PE_SRC] = offsetof(Attn, PE_src),
-	[AM_S] = offsetof(Attn, S), [AM_Q] = offsetof(Attn, Q), [AM_K] = offsetof(Attn, K),
-	[AM_V] = offsetof(Attn, V), [AM_CONCAT] = offsetof(Attn, concat), [AM_OUTPUT] = offsetof(Attn, output),
-	[AM_RESIDUAL1] = offsetof(Attn, residual1), [AM_NORM1_STATS] = offsetof(Attn, norm1_stats),
-	[AM_NORM1] = offsetof(Attn, norm1), [AM_FFN_HIDDEN] = offsetof(Attn, ffn_hidden),
-	[AM_FFN_GATE] = offsetof(Attn, ffn_gate), [AM_FFN_ACT] = offsetof(Attn, ffn_act),
-	[AM_FFN_OUT] = offsetof(Attn, ffn_out), [AM_RESIDUAL2] = offsetof(Attn, residual2),
-	[AM_NORM2_STATS] = offsetof(Attn, norm2_stats), [AM_NORM2] = offsetof(Attn, norm2),
-	[AM_FINAL] = offsetof(Attn, final), [AM_Q_ROT] = offsetof(Attn, Q_rot), [AM_K_ROT] = offsetof(Attn, K_rot),
-	[AM_DEC_Q] = offsetof(Attn, dec_q), [AM_CACHE_K] = offsetof(Attn, cache_K), [AM_CACHE_V] = offsetof(Attn, cache_V),
-	[AM_DEC_OUTPUT] = offsetof(Attn, dec_output), [AM_DEC_LAYER_OUT] = offsetof(Attn, dec_layer_out),
+	[AM_PE] = AT(Attn, PE), [AM_X] = AT(Attn, X), [AM_PE_SRC] = AT(Attn, PE_src),
+	[AM_S] = AT(Attn, S), [AM_Q] = AT(Attn, Q), [AM_K] = AT(Attn, K),
+	[AM_V] = AT(Attn, V), [AM_CONCAT] = AT(Attn, concat), [AM_OUTPUT] = AT(Attn, output),
+	[AM_RESIDUAL1] = AT(Attn, residual1), [AM_NORM1_STATS] = AT(Attn, norm1_stats),
+	[AM_NORM1] = AT(Attn, norm1), [AM_FFN_HIDDEN] = AT(Attn, ffn_hidden),
+	[AM_FFN_GATE] = AT(Attn, ffn_gate), [AM_FFN_ACT] = AT(Attn, ffn_act),
+	[AM_FFN_OUT] = AT(Attn, ffn_out), [AM_RESIDUAL2] = AT(Attn, residual2),
+	[AM_NORM2_STATS] = AT(Attn, norm2_stats), [AM_NORM2] = AT(Attn, norm2),
+	[AM_FINAL] = AT(Attn, final), [AM_Q_ROT] = AT(Attn, Q_rot), [AM_K_ROT] = AT(Attn, K_rot),
+	[AM_DEC_Q] = AT(Attn, dec_q), [AM_CACHE_K] = AT(Attn, cache_K), [AM_CACHE_V] = AT(Attn, cache_V),
+	[AM_DEC_OUTPUT] = AT(Attn, dec_output), [AM_DEC_LAYER_OUT] = AT(Attn, dec_layer_out),
 };
 static const size_t head_field[AM_COUNT] = {
-	[AM_SCORES] = offsetof(AttnHead, scores), [AM_SCALED] = offsetof(AttnHead, scaled),
-	[AM_MASKED] = offsetof(AttnHead, masked), [AM_WEIGHTS] = offsetof(AttnHead, weights),
-	[AM_WEIGHTED] = offsetof(AttnHead, weighted), [AM_BIAS] = offsetof(AttnHead, bias),
-	[AM_BIASED] = offsetof(AttnHead, biased), [AM_FLASH_M] = offsetof(AttnHead, flash_m),
-	[AM_FLASH_L] = offsetof(AttnHead, flash_l), [AM_FLASH_O] = offsetof(AttnHead, flash_O),
-	[AM_FLASH_OUT] = offsetof(AttnHead, flash_out), [AM_DEC_SCORES] = offsetof(AttnHead, dec_scores),
-	[AM_DEC_WEIGHTS] = offsetof(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = offsetof(AttnHead, dec_weighted),
+	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
+	[AM_MASKED] = AT(AttnHead, masked), [AM_WEIGHTS] = AT(AttnHead, weights),
+	[AM_WEIGHTED] = AT(AttnHead, weighted), [AM_BIAS] = AT(AttnHead, bias),
+	[AM_BIASED] = AT(AttnHead, biased), [AM_FLASH_M] = AT(AttnHead, flash_m),
+	[AM_FLASH_L] = AT(AttnHead, flash_l), [AM_FLASH_O] = AT(AttnHead, flash_O),
+	[AM_FLASH_OUT] = AT(AttnHead, flash_out), [AM_DEC_SCORES] = AT(AttnHead, dec_scores),
+	[AM_DEC_WEIGHTS] = AT(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = AT(AttnHead, dec_weighted),
 };
+#undef AT
 
-/* The gradients, in the backward pass's AttnGrad (backward.h). */
-static const size_t grad_field[AM_COUNT] = {
-	[AM_D_OUTPUT] = offsetof(AttnGrad, output), [AM_D_CONCAT] = offsetof(AttnGrad, concat),
-	[AM_D_W_O] = offsetof(AttnGrad, W_o), [AM_D_Q] = offsetof(AttnGrad, Q), [AM_D_K] = offsetof(AttnGrad, K),
-	[AM_D_V] = offsetof(AttnGrad, V), [AM_D_W_Q] = offsetof(AttnGrad, W_q), [AM_D_W_K] = offsetof(AttnGrad, W_k),
-	[AM_D_W_V] = offsetof(AttnGrad, W_v), [AM_D_X] = offsetof(AttnGrad, X),
-	[AM_D_WEIGHTED] = offsetof(GradHead, weighted), [AM_D_WEIGHTS] = offsetof(GradHead, weights),
-	[AM_D_MASKED] = offsetof(GradHead, masked), [AM_D_SCALED] = offsetof(GradHead, scaled),
-	[AM_D_SCORES] = offsetof(GradHead, scores),
-};
-
-/* The storage of a computed matrix (head h for per-head ones). */
-static Mat *slot(Attn *a, AttnMatrix which, int h)
+/* The field of a computed matrix (offset + 1 in Attn, or in AttnHead for a per-head one), 0 without one. */
+static size_t field_of(AttnMatrix which)
 {
+	if ((unsigned)which >= AM_COUNT || (matrix_kinds[which].flags & (MF_GIVEN | MF_GRAD)))
+		return 0;
+	return (matrix_kinds[which].flags & MF_PER_HEAD) ? head_field[which] : attn_field[which];
+}
+
+const char *attn_storage_fault(void)
+{
+	for (int w = 0; w < AM_COUNT; w++)
+		if (!(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)) && field_of((AttnMatrix)w) == 0)
+			return matrix_kinds[w].name;
+	return NULL;
+}
+
+Mat *attn_slot(Attn *a, AttnMatrix which, int h)
+{
+	const size_t at = field_of(which);
+
+	if (at == 0)
+		return NULL;
 	if (matrix_kinds[which].flags & MF_PER_HEAD)
-		return (Mat *)((char *)&a->head[h] + head_field[which]);
-	return (Mat *)((char *)a + attn_field[which]);
+		return (Mat *)((char *)&a->head[h] + at - 1);
+	return (Mat *)((char *)a + at - 1);
 }
 
-static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h);
-
-const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
+const Mat *attn_slot_const(const Attn *a, AttnMatrix which, int h)
 {
-	const Mat *m;
+	const size_t at = field_of(which);
 
-	if ((unsigned)which >= AM_COUNT)
+	if (at == 0)
 		return NULL;
-	if ((matrix_kinds[which].flags & MF_PER_HEAD) && (h < 0 || h >= a->heads))
-		return NULL;
-	if (matrix_kinds[which].flags & MF_GRAD) {
-		if (a->grad == NULL)
-			return NULL;
-		m = (const Mat *)((const char *)((matrix_kinds[which].flags & MF_PER_HEAD) ? (const void *)&a->grad->head[h]
-		                                                                          : (const void *)a->grad) +
-		                  grad_field[which]);
-	} else if (matrix_kinds[which].flags & MF_GIVEN)
-		m = lesson_matrix((Lesson *)a->lesson, which);
-	else if (attn_derived(which) && mat_empty(slot((Attn *)a, which, h)))
-		return matrix_present(&a->shape, which, NULL) ? derived_matrix((Attn *)a, which, h) : NULL;
-	else
-		m = slot((Attn *)a, which, h);
-	return mat_empty(m) ? NULL : m;
-}
-
-int attn_stage_panes(const Attn *a, Stage st, StagePane out[STAGE_MAX_PANES])
-{
-	return stage_panes(&a->shape, st, out);
-}
-
-int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[STAGE_MAX_PANES])
-{
-	StagePane p[STAGE_MAX_PANES];
-	const int n = stage_panes(&a->shape, st, p);
-
-	for (int i = 0; i < n; i++)
-		out[i] = p[i].matrix;
-	return n;
+	if (matrix_kinds[which].flags & MF_PER_HEAD)
+		return (const Mat *)((const char *)&a->head[h] + at - 1);
+	return (const Mat *)((const char *)a + at - 1);
 }
 
 /* ---------------------------------------------------------------- kernels */
@@ -256,7 +237,6 @@ int attn_in_cache(int t, int j, int window)
  * its stage: without a mask, masked is scaled itself; with one head,
  * concat is that head's output; without W_o, output is concat.
  */
-typedef void (*StageKernel)(Attn *a, const Lesson *l);
 
 /* Pass 0, input: X = input (n × d_model); S = source_input (m × d_src). */
 static void pass_input(Attn *a, const Lesson *l)
@@ -420,12 +400,12 @@ static void fill_hidden(double *row, const unsigned char *vis, int len, double f
 }
 
 /*
- * Cells [0, len) of row i of derived matrix w of head h, into out:
+ * Cells [0, len) of row i of derived matrix w of head h, into out (kernels.h):
  *   scaled = scores × factor;  bias = −slope·|i − j|;  biased = scaled + bias;
  *   masked = biased (ALiBi) or scaled, with the cells the mask hides := fill.
  * Each cell is the same operations, in the same order, as when the stages were kept.
  */
-static void derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
+void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
 {
 	const Lesson *l = a->lesson;
 	const size_t m = (size_t)l->m;
@@ -443,25 +423,11 @@ static void derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, 
 		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(l));
 }
 
-int attn_has(const Attn *a, AttnMatrix which, int h)
-{
-	if ((unsigned)which < AM_COUNT && attn_derived(which)) {
-		if (h < 0 || h >= a->heads || !matrix_present(&a->shape, which, NULL))
-			return 0;
-		return !mat_empty(slot((Attn *)a, which, h)) || (!mat_empty(&a->head[h].scores) && a->visible != NULL);
-	}
-	return attn_matrix(a, which, h) != NULL;
-}
 
-double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
+double attn_derived_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 {
-	const Mat *kept;
 	double x;
 
-	if (!attn_derived(which) || !mat_empty(kept = slot((Attn *)a, which, h))) {
-		const Mat *m = attn_derived(which) ? kept : attn_matrix(a, which, h);
-		return m != NULL ? MAT_AT(*m, i, j) : NAN;
-	}
 	if (which == AM_BIAS)
 		return alibi_bias(a, h, i, j);
 	if (which == AM_MASKED && !a->visible[(size_t)i * a->lesson->m + j])
@@ -472,18 +438,24 @@ double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 	return x;
 }
 
-/* Derived matrix w of head h, made into the slot asked for longest ago (its buffer reused); NULL out of memory. */
-static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h)
+/*
+ * Derived matrix w of head h, made into the cache's slot asked for longest
+ * ago (its buffer reused); NULL out of memory. a is const: the cache is
+ * reached through a pointer (attention.h: AttnCache), so what a view asks
+ * for is remembered without the computation's own numbers changing.
+ */
+const Mat *attn_derived_matrix(const Attn *a, AttnMatrix w, int h)
 {
+	AttnCache *c = a->cache;
 	AttnDerived *pick = NULL;
 	const int n = a->lesson->n, m = a->lesson->m;
 
-	if (mat_empty(&a->head[h].scores) || a->visible == NULL) /* a copy attn_update kept without it */
+	if (c == NULL || mat_empty(&a->head[h].scores) || a->visible == NULL) /* a copy attn_update kept without it */
 		return NULL;
 	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
-		AttnDerived *d = &a->derived[k];
+		AttnDerived *d = &c->slot[k];
 		if (d->valid && d->which == (int)w && d->head == h) {
-			d->used = ++a->derived_clock;
+			d->used = ++c->clock;
 			return &d->m;
 		}
 		if (pick == NULL || (pick->valid && (!d->valid || d->used < pick->used)))
@@ -495,11 +467,11 @@ static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h)
 	if (mat_empty(&pick->m) && mat_alloc_whole(&pick->m, n, m) != 0)
 		return NULL;
 	for (int i = 0; i < n; i++)
-		derived_row(a, w, h, i, &pick->m.a[(size_t)i * m], m);
+		attn_derived_row(a, w, h, i, &pick->m.a[(size_t)i * m], m);
 	pick->valid = 1;
 	pick->which = (int)w;
 	pick->head = h;
-	pick->used = ++a->derived_clock;
+	pick->used = ++c->clock;
 	return &pick->m;
 }
 
@@ -514,10 +486,10 @@ int attn_reserve_derived(Attn *a, double max_numbers)
 {
 	const int n = a->lesson->n, m = a->lesson->m;
 
-	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL)
+	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL || a->cache == NULL)
 		return 0;
 	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
-		Mat *s = &a->derived[k].m;
+		Mat *s = &a->cache->slot[k].m;
 		if (!mat_empty(s))
 			continue;
 		if (mat_alloc_whole(s, n, m) != 0)
@@ -527,11 +499,10 @@ int attn_reserve_derived(Attn *a, double max_numbers)
 	return 0;
 }
 
-/* The derived matrices made so far no longer hold (scores or the mask are remade); their buffers stay. */
-static void derived_forget(Attn *a)
+void attn_derived_forget(Attn *a)
 {
-	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++)
-		a->derived[k].valid = 0;
+	for (int k = 0; a->cache != NULL && k < ATTN_DERIVED_SLOTS; k++)
+		a->cache->slot[k].valid = 0;
 }
 
 /* A scratch row of m numbers for a pass (NULL, and the pass failed, out of memory). */
@@ -558,7 +529,7 @@ static void pass_scale(Attn *a, const Lesson *l)
 		return;
 	for (int h = 0; h < a->heads; h++)
 		for (int i = 0; i < l->n; i++) {
-			derived_row(a, AM_SCALED, h, i, row, l->m);
+			attn_derived_row(a, AM_SCALED, h, i, row, l->m);
 			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
 		}
 	free(row);
@@ -571,9 +542,9 @@ static void pass_bias(Attn *a, const Lesson *l)
 
 	for (int h = 0; row != NULL && h < a->heads; h++)
 		for (int i = 0; i < l->n; i++) {
-			derived_row(a, AM_BIAS, h, i, row, l->m);
+			attn_derived_row(a, AM_BIAS, h, i, row, l->m);
 			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
-			derived_row(a, AM_BIASED, h, i, row, l->m);
+			attn_derived_row(a, AM_BIASED, h, i, row, l->m);
 			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
 		}
 	free(row);
@@ -636,7 +607,7 @@ static void pass_softmax(Attn *a, const Lesson *l)
 	for (h = 0; row != NULL && h < a->heads; h++)
 		for (i = 0; i < n; i++) {
 			const int len = causal_skip(l) ? i + 1 : m;
-			derived_row(a, AM_MASKED, h, i, row, len);
+			attn_derived_row(a, AM_MASKED, h, i, row, len);
 			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
 			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
 		}
@@ -709,7 +680,7 @@ static void pass_flash(Attn *a, const Lesson *l)
 			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
 				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
 				memset(O, 0, (size_t)dv * sizeof(double));
-				derived_row(a, AM_MASKED, h, i, row, m);
+				attn_derived_row(a, AM_MASKED, h, i, row, m);
 				for (int kb = 0; kb < nkb; kb++) {
 					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
 					if (!skip[(size_t)qb * nkb + kb]) {
@@ -949,29 +920,6 @@ const Attn *attn_layer(const Attn *a, int i)
 	return a;
 }
 
-int attn_check_quiz_answers(const Attn *a, char **err)
-{
-	const Lesson *l = a->lesson;
-
-	for (int i = 0; i < l->nsteps; i++) {
-		const Step *st = &l->steps[i];
-		const CellRef *c = &st->quiz.answer_cell;
-		const int which = matrix_find(c->matrix);
-		const Attn *la = attn_layer(st->encoder && a->encoder != NULL ? a->encoder : a, st->layer);
-		const Mat *m = which < 0 || la == NULL ? NULL : attn_matrix(la, (AttnMatrix)which, c->head);
-
-		if (!st->has_quiz || st->quiz.nchoices > 0 || m == NULL || c->row >= m->rows || c->col >= m->cols)
-			continue;
-		if (!isinf(MAT_AT(*m, c->row, c->col)))
-			continue;
-		*err = str_printf("steps[%d].quiz.answer: %s[%d][%d] (head %d) is %s\u221e, which no one can type as an answer; "
-		                  "ask about a cell the mask keeps, or give \"choices\"",
-		                  i, c->matrix, c->row, c->col, c->head, MAT_AT(*m, c->row, c->col) < 0 ? "\u2212" : "");
-		return -1;
-	}
-	return 0;
-}
-
 const Mat *attn_final_output(const Attn *a)
 {
 	while (a->next != NULL)
@@ -979,7 +927,6 @@ const Mat *attn_final_output(const Attn *a)
 	return attn_layer_output(a);
 }
 
-static int alloc_matrices(Attn *a);
 static const StageKernel stage_kernel[STAGE_COUNT];
 
 /*
@@ -1012,7 +959,7 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 		one->shape = a->shape;
 		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
 		one->heads = 0; /* no per-head matrices */
-		if (alloc_matrices(one) != 0)
+		if (attn_alloc_matrices(one) != 0)
 			goto out;
 	}
 	for (int t = 0; t < n; t++) {
@@ -1090,7 +1037,9 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 	r = 0;
 out:
 	free(row);
-	attn_free(one);
+	if (one != NULL)
+		attn_free_matrices(one);
+	free(one);
 	return r;
 }
 
@@ -1137,13 +1086,9 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
  * here runs whenever anything changed, and everything after it counts as
  * changed.
  */
-#define MADE(...) ((const AttnMatrix[]){ __VA_ARGS__, AM_COUNT })
-typedef struct StageRule {
-	AttnMatrix out;
-	const AttnMatrix *from; /* ends with AM_COUNT */
-} StageRule;
+#define MADE ATTN_MADE
 #define FFN_IN AM_NORM1, AM_NORM2, AM_RESIDUAL1
-static const StageRule stage_rules[STAGE_COUNT][4] = {
+static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_INPUT] = { { AM_X, MADE(AM_INPUT) }, { AM_S, MADE(AM_SOURCE_INPUT) } },
 	[STAGE_POSITIONAL] = { { AM_X, MADE(AM_X) }, { AM_S, MADE(AM_S) } },
 	[STAGE_NORM1_PRE] = { { AM_NORM1, MADE(AM_X, AM_LN1_GAMMA, AM_LN1_BETA) },
@@ -1181,8 +1126,17 @@ static const StageRule stage_rules[STAGE_COUNT][4] = {
 #undef FFN_IN
 #undef MADE
 
-/* Allocate every computed matrix this lesson has, to the catalogue's shape. */
-static int alloc_matrices(Attn *a)
+StageKernel attn_stage_kernel(Stage st)
+{
+	return (unsigned)st < STAGE_COUNT ? stage_kernel[st] : NULL;
+}
+
+const StageRule *attn_stage_rules(Stage st)
+{
+	return stage_rules[st];
+}
+
+int attn_alloc_matrices(Attn *a)
 {
 	for (int w = 0; w < AM_COUNT; w++) {
 		const MatrixKind *k = &matrix_kinds[w];
@@ -1196,686 +1150,17 @@ static int alloc_matrices(Attn *a)
 		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
 		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)
-			if ((whole ? mat_alloc_whole : mat_alloc)(slot(a, (AttnMatrix)w, h), rows, cols) != 0)
+			if ((whole ? mat_alloc_whole : mat_alloc)(attn_slot(a, (AttnMatrix)w, h), rows, cols) != 0)
 				return -1;
 	}
 	return 0;
 }
 
-/*
- * The first cell, in the order the stages are computed, that is not a finite
- * number: NaN, or ±∞ anywhere but a cell a −∞ mask hid on purpose. Doubles
- * overflow past about 1.8e308, and one overflow turns everything after it
- * into NaN, which would be shown as if it meant something. Returns 1 and
- * the place, or 0 when every number is finite.
- */
-static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *which, int *head, int *row, int *col)
-{
-	const Lesson *l = a->lesson;
-	int w, h, i, j;
 
-	for (w = 0; w < AM_COUNT; w++)
-		for (h = 0; (only == NULL || only[w]) && h < (matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
-			const Mat *m = attn_matrix(a, (AttnMatrix)w, h);
-			for (i = 0; m != NULL && i < m->rows; i++)
-				for (j = 0; j < m->cols; j++) {
-					const double x = MAT_AT(*m, i, j);
-					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && l->mask_fill_inf &&
-					                    !a->visible[(size_t)i * l->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
-					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
-						*which = (AttnMatrix)w;
-						*head = h;
-						*row = i;
-						*col = j;
-						return 1;
-					}
-				}
-		}
-	return 0;
-}
-
-/* m is rows × cols and holds its numbers. */
-static int mat_is(const Mat *m, int rows, int cols)
-{
-	return m->rows == rows && m->cols == cols && m->a != NULL;
-}
-
-/*
- * The engine's own guard: every pass indexes the matrices by the lesson's
- * sizes (n, m, d_model, d_src, heads, d_k, d_v, d_out), so a lesson whose
- * matrices do not have those shapes, or whose mask does not fit them, is
- * refused before anything is allocated or read. lesson_validate gives the
- * learner's message first; this only makes sure that no caller, whatever
- * it passes, makes the engine read or write past a matrix. Returns the
- * first part at fault, or NULL.
- */
-static const char *shape_fault(const Lesson *l)
-{
-	int hdk, hdv, gdk, gdv;
-
-	if (l->heads < 1 || l->heads > LESSON_MAX_HEADS || l->n < 1 || l->n > LESSON_MAX_TOKENS || l->m < 1 ||
-	    l->m > LESSON_MAX_TOKENS || l->d_k < 1 || l->d_k > LESSON_MAX_DIM || l->d_v < 1 || l->d_v > LESSON_MAX_DIM ||
-	    l->d_out < 1 || l->d_out > LESSON_MAX_DIM)
-		return "sizes";
-	if (l->kv_heads < 1 || l->heads % l->kv_heads != 0 || (l->rope && l->d_k % 2 != 0))
-		return "kv_heads";
-	hdk = l->heads * l->d_k;
-	hdv = l->heads * l->d_v;
-	gdk = l->kv_heads * l->d_k;
-	gdv = l->kv_heads * l->d_v;
-	if (!mat_is(&l->input, l->n, l->d_model))
-		return "X";
-	if (l->has_source ? !mat_is(&l->source_input, l->m, l->d_src) : (l->m != l->n || l->d_src != l->d_model))
-		return "source.X";
-	if (!mat_is(&l->W_q, l->d_model, hdk))
-		return "W_q";
-	if (!mat_is(&l->W_k, l->d_src, gdk))
-		return "W_k";
-	if (!mat_is(&l->W_v, l->d_src, gdv))
-		return "W_v";
-	if ((!mat_empty(&l->b_q) && !mat_is(&l->b_q, 1, hdk)) || (!mat_empty(&l->b_k) && !mat_is(&l->b_k, 1, gdk)) ||
-	    (!mat_empty(&l->b_v) && !mat_is(&l->b_v, 1, gdv)) || (!mat_empty(&l->b_o) && !mat_is(&l->b_o, 1, l->d_out)))
-		return "biases";
-	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
-		return "alibi.slopes";
-	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
-	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
-		return "flash";
-	if (l->decode && (l->has_source || !lesson_mask_causal(l) || !l->mask_fill_inf))
-		return "decode";
-	if (mat_empty(&l->W_o) ? l->d_out != hdv : !mat_is(&l->W_o, hdv, l->d_out))
-		return "W_o";
-	if (l->score == SCORE_ADDITIVE && !mat_is(&l->w_e, 1, hdk))
-		return "w_e";
-	if (((l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW) && l->n != l->m) ||
-	    (l->mask == MASK_PADDING && !mat_is(&l->mask_matrix, 1, l->m)) ||
-	    (l->mask == MASK_MATRIX && !mat_is(&l->mask_matrix, l->n, l->m)) || (l->mask == MASK_WINDOW && l->window < 1) ||
-	    (l->mask == MASK_LIST && (l->nmasks < 1 || l->masks == NULL)))
-		return "mask";
-	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++) {
-		const MaskPart *p = &l->masks[k];
-		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && l->n != l->m) ||
-		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, l->m)) ||
-		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, l->n, l->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
-		    p->kind == MASK_NONE || p->kind == MASK_LIST)
-			return "mask";
-	}
-	return NULL;
-}
-
-
-/* attn_update's copies of the matrices it remakes: a computation shaped like the one updated. */
-typedef struct Keep {
-	Attn *first;  /* NULL once over budget or out of memory */
-	double left;  /* numbers it may still hold */
-} Keep;
-
-static void keep_drop(Keep *k)
-{
-	attn_free(k->first);
-	k->first = NULL;
-}
-
-/* How many numbers matrix w of head h holds (a derived one: would hold, when made). */
-static double kept_numbers(Attn *a, AttnMatrix w, int h)
-{
-	const Mat *m = slot(a, w, h);
-
-	if (attn_derived(w))
-		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)a->lesson->n * a->lesson->m
-		                                                                            : 0;
-	return (double)m->rows * m->cols;
-}
-
-/* A copy of derived matrix w of head h, as it is now, into to (empty). Returns 0 or -1. */
-static int derived_copy(Attn *a, AttnMatrix w, int h, Mat *to)
-{
-	if (mat_alloc_whole(to, a->lesson->n, a->lesson->m) != 0)
-		return -1;
-	for (int i = 0; i < a->lesson->n; i++)
-		derived_row(a, w, h, i, &to->a[(size_t)i * a->lesson->m], a->lesson->m);
-	return 0;
-}
-
-/* Copy into the keep's link ka the matrices of a marked in redo (all when redo is NULL), unless copied already. */
-static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
-{
-	for (int w = 0; k->first != NULL && w < AM_COUNT; w++) {
-		/* a derived matrix is made from the scores: copied before they are remade, while it is still the old one */
-		const int remade = redo == NULL || redo[w] || (attn_derived((AttnMatrix)w) && redo[AM_SCORES]);
-		if (!remade || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
-			continue;
-		for (int h = 0; k->first != NULL && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
-			const Mat *m = attn_derived((AttnMatrix)w) ? NULL : slot(a, (AttnMatrix)w, h);
-			Mat *to = slot(ka, (AttnMatrix)w, h);
-			const double count = kept_numbers(a, (AttnMatrix)w, h);
-			if (count == 0 || !mat_empty(to))
-				continue;
-			k->left -= count;
-			if (k->left < 0 || (m != NULL ? mat_copy(to, m) : derived_copy(a, (AttnMatrix)w, h, to)) != 0)
-				keep_drop(k);
-		}
-	}
-}
-
-/*
- * The passes that note in a->nonfinite, as they write, whether they wrote a
- * number that is not finite (outside the cells a −∞ mask hides); after any
- * other pass the matrices it writes (its rules' and those it makes) are
- * looked over, a cheap scan next to what such a pass computes.
- */
-static const unsigned char stage_checks_itself[STAGE_COUNT] = {
-	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_BIAS] = 1, [STAGE_MASK] = 1,
-	[STAGE_SOFTMAX] = 1, [STAGE_WEIGHTED] = 1, [STAGE_CONCAT] = 1, [STAGE_OUTPUT] = 1,
-};
-
-/* 1 when a matrix pass st writes holds a number that is not finite (−∞ allowed where the catalogue says so). */
-static int stage_nonfinite(Attn *a, int st)
-{
-	for (int w = 0; w < AM_COUNT; w++) {
-		int writes = matrix_kinds[w].made_by == (Stage)st;
-		for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
-			writes |= stage_rules[st][r].out == (AttnMatrix)w;
-		if (!writes || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
-			continue;
-		for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
-			const Mat *m = slot(a, (AttnMatrix)w, h);
-			const size_t count = (size_t)m->rows * (size_t)m->cols;
-			if (mat_empty(m))
-				continue;
-			if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
-				if (mat_nonfinite(m->a, count))
-					return 1;
-			} else
-				for (size_t i = 0; i < count; i++)
-					if (!(m->a[i] < INFINITY)) /* NaN or +∞ */
-						return 1;
-		}
-	}
-	return 0;
-}
-
-static AttnProgress progress_fn;
-static void *progress_ctx;
-static double progress_t0; /* when the computation being told about began */
-static int progress_depth; /* attn_compute calls itself for an encoder: the outermost call starts the clock */
-
-void attn_set_progress(AttnProgress fn, void *ctx)
-{
-	progress_fn = fn;
-	progress_ctx = ctx;
-}
-
-/* A pass of a runs: tell the progress function, if any. */
-static void progress_tell(const Attn *a, int st)
-{
-	int index = 0, count = 0;
-
-	if (progress_fn == NULL)
-		return;
-	for (int s = 0; s < STAGE_COUNT; s++)
-		if (stage_kernel[s] != NULL && (stage_present(&a->shape, (Stage)s) || (stage_kinds[s].flags & SF_ALWAYS))) {
-			count++;
-			if (s <= st)
-				index++;
-		}
-	progress_fn(progress_ctx, a, (Stage)st, index, count, clock_ms() - progress_t0);
-}
-
-/*
- * Run the passes of lesson l (a layer's view) into a, in the table's order:
- * every one (changed NULL), or only those whose rules read a matrix marked
- * in changed, marking what they remake in turn. ka (may be NULL): the link
- * of k that gets a copy of each matrix before it is remade. Each pass's time
- * goes to a->stage_ms.
- */
-static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k, Attn *ka, double *plan)
-{
-	unsigned char redo[AM_COUNT];
-
-	if (plan == NULL) {
-		derived_forget(a);
-		attn_touch(a);
-	}
-	for (int st = 0; st < STAGE_COUNT; st++) {
-		double t0;
-		a->stage_ms[st] = 0.0;
-		if (stage_kernel[st] == NULL || !(stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
-			continue;
-		a->redo = NULL;
-		if (changed != NULL) {
-			int any = 0;
-			if (stage_rules[st][0].from == NULL) { /* a pass without rules: anything before it changes it all */
-				for (int w = 0; w < AM_COUNT; w++)
-					any |= changed[w];
-				if (!any)
-					continue;
-				memset(changed, 1, AM_COUNT);
-				if (ka != NULL)
-					keep_before(k, ka, a, NULL);
-			} else {
-				memset(redo, 0, sizeof redo);
-				for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
-					for (const AttnMatrix *f = stage_rules[st][r].from; *f != AM_COUNT; f++)
-						if (changed[*f]) {
-							redo[stage_rules[st][r].out] = 1;
-							any = 1;
-							break;
-						}
-				if (!any)
-					continue;
-				if (ka != NULL)
-					keep_before(k, ka, a, redo);
-				for (int w = 0; w < AM_COUNT; w++)
-					changed[w] |= redo[w];
-				a->redo = redo;
-			}
-		}
-		if (plan != NULL) { /* only count the numbers it would remake */
-			for (int w = 0; w < AM_COUNT; w++)
-				for (int h = 0; (a->redo == NULL || a->redo[w]) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1) &&
-				                !(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)); h++)
-					*plan += kept_numbers(a, (AttnMatrix)w, h);
-			a->redo = NULL;
-			continue;
-		}
-		progress_tell(a, st);
-		t0 = clock_ms();
-		stage_kernel[st](a, l);
-		if (!stage_checks_itself[st])
-			a->nonfinite |= stage_nonfinite(a, st);
-		a->stage_ms[st] = clock_ms() - t0;
-		a->redo = NULL;
-	}
-}
-
-/*
- * The message for the first cell that is not a finite number among the
- * matrices marked in only (all: NULL); NULL when none. The passes noted
- * whether they wrote one (a->nonfinite); the given matrices and gradients
- * are looked over here. Only when one of them says so is the first such
- * cell looked for.
- */
-static char *overflow_error(Attn *a, const unsigned char *only)
-{
-	AttnMatrix w;
-	int oh, i, j, found, suspect = a->nonfinite;
-	double t0 = clock_ms(), x = 0.0;
-
-	for (int g = 0; !suspect && g < AM_COUNT; g++)
-		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
-		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
-			const Mat *m = attn_matrix(a, (AttnMatrix)g, h);
-			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
-		}
-	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);
-	if (found)
-		x = MAT_AT(*attn_matrix(a, w, oh), i, j);
-	a->check_ms = clock_ms() - t0;
-	if (!found)
-		return NULL;
-	const char *what = isnan(x) ? _("not a number") : x > 0 ? "+inf" : "-inf";
-	if (matrix_per_head((AttnMatrix)w) && a->heads > 1)
-		return str_printf(_("the numbers grow too large to compute: %s[%d][%d] of head %d is %s (doubles overflow "
-		                    "past about 1.8e308); use smaller inputs or weights"),
-		                  matrix_name(w), i, j, oh, what);
-	return str_printf(_("the numbers grow too large to compute: %s[%d][%d] is %s (doubles overflow "
-	                    "past about 1.8e308); use smaller inputs or weights"),
-	                  matrix_name(w), i, j, what);
-}
-
-/* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
-static Attn *compute_one(Attn *a, const Lesson *l, char **err)
-{
-	const char *fault = shape_fault(l);
-
-	*err = NULL;
-	if (a == NULL)
-		goto oom;
-	if (fault != NULL) {
-		*err = str_printf("cannot compute: the lesson's %s does not fit its sizes (n = %d, m = %d, heads = %d); "
-		                  "nothing was computed", fault, l->n, l->m, l->heads);
-		attn_free(a);
-		return NULL;
-	}
-	a->lesson = l;
-	lesson_shape(l, &a->shape);
-	if (lesson_count_numbers(l) > (double)LESSON_MAX_NUMBERS ||
-	    (l->score == SCORE_ADDITIVE && (double)l->n * l->m * l->heads * l->d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
-		*err = str_printf("the lesson with its computation would hold %.0f numbers (limit %ld, LESSON_MAX_NUMBERS), "
-		                  "or its additive scores take over %ld tanh terms (LESSON_MAX_ADDITIVE_TERMS)",
-		                  lesson_count_numbers(l), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
-		attn_free(a);
-		return NULL;
-	}
-	switch (l->scale) {
-	case SCALE_SQRT_DK: a->factor = 1.0 / sqrt((double)l->d_k); break;
-	case SCALE_NONE: a->factor = 1.0; break;
-	case SCALE_VALUE: a->factor = l->scale_value; break;
-	}
-	a->heads = l->heads;
-	a->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
-	if (l->alibi) {
-		a->slopes = malloc((size_t)l->heads * sizeof *a->slopes);
-		if (a->slopes == NULL)
-			goto oom;
-		for (int h = 0; h < l->heads; h++)
-			a->slopes[h] = mat_empty(&l->alibi_slopes) ? lesson_alibi_slope(l->heads, h) : l->alibi_slopes.a[h];
-	}
-	a->head = calloc((size_t)l->heads, sizeof *a->head);
-	a->visible = malloc((size_t)l->n * (size_t)l->m);
-	a->row_all_masked = calloc((size_t)l->n, 1);
-	if (a->head == NULL || a->visible == NULL || a->row_all_masked == NULL || alloc_matrices(a) != 0)
-		goto oom;
-	run_passes(a, l, NULL, NULL, NULL, NULL);
-	if (a->failed)
-		goto oom;
-	if ((*err = overflow_error(a, NULL)) != NULL) {
-		attn_free(a);
-		return NULL;
-	}
-	return a;
-oom:
-	*err = str_printf("out of memory computing the lesson");
-	attn_free(a);
-	return NULL;
-}
-
-/*
- * Layer i of a lesson with layers, as the engine computes it: the layer's
- * own parameters (heads, weights, biases, block), the lesson's shared
- * settings (tokens, mask, scale, score), and its input rows: the lesson's
- * X for layer 0 (with positional encoding), the layer before's output
- * after that. Every matrix is borrowed.
- */
-static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memory, Lesson *v)
-{
-	*v = *lesson_layer_const(l, i);
-	v->path = l->path;
-	v->title = l->title;
-	v->summary = l->summary;
-	v->version = l->version;
-	v->tokens = l->tokens;
-	v->n = l->n;
-	v->input = *input;
-	v->positional = i == 0 ? l->positional : POS_NONE;
-	v->score = l->score;
-	v->scale = l->scale;
-	v->scale_value = l->scale_value;
-	v->scale_explicit = l->scale_explicit;
-	v->mask = l->mask;
-	v->mask_matrix = l->mask_matrix;
-	v->window = l->window;
-	v->nmasks = l->nmasks;
-	v->masks = l->masks;
-	v->rope = l->rope;
-	v->rope_base = l->rope_base;
-	v->rope_style = l->rope_style;
-	v->alibi = l->alibi;
-	v->decode = l->decode;
-	v->flash_bq = l->flash_bq;
-	v->flash_bk = l->flash_bk;
-	v->mask_fill_inf = l->mask_fill_inf;
-	v->mask_fill = l->mask_fill;
-	if (l->encoder != NULL) { /* an encoder–decoder's links keep their own masks */
-		const Lesson *own = lesson_layer_const(l, i);
-		v->mask = own->mask;
-		v->mask_matrix = own->mask_matrix;
-		v->window = own->window;
-		v->nmasks = own->nmasks;
-		v->masks = own->masks;
-	}
-	v->nsteps = l->nsteps;
-	v->steps = l->steps;
-	v->compare = NULL;
-	v->nlayers = 0;
-	v->layer = NULL;
-	v->has_final_norm = i == l->nlayers - 1 && l->has_final_norm;
-	v->final_gamma = l->final_gamma;
-	v->final_beta = l->final_beta;
-	v->final_kind = l->final_kind;
-	v->final_eps = l->final_eps;
-	v->backward = l->backward;
-	v->target = l->target;
-	if (v->part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
-		v->source_input = *memory;
-}
-
-static Attn *compute_chain(const Lesson *l, char **err);
-
-Attn *attn_compute(const Lesson *l, char **err)
-{
-	Attn *a;
-
-	if (progress_depth++ == 0)
-		progress_t0 = clock_ms();
-	a = compute_chain(l, err);
-	progress_depth--;
-	return a;
-}
-
-/* Every layer of l (and its encoder first), each link computed by compute_one. */
-static Attn *compute_chain(const Lesson *l, char **err)
-{
-	Attn *first = NULL, **link = &first, *enc = NULL;
-	const Mat *input = &l->input, *dec_input = NULL, *memory = NULL;
-
-	if (l->nlayers == 0)
-		return compute_one(calloc(1, sizeof(Attn)), l, err);
-	if (l->encoder != NULL) {
-		enc = attn_compute(l->encoder, err);
-		if (enc == NULL) {
-			char *e = str_printf("encoder: %s", *err);
-			free(*err);
-			*err = e;
-			return NULL;
-		}
-		memory = attn_final_output(enc);
-		/* the decoder's loss reaches the encoder through the memory: its links have gradients (and backward stages) too */
-		if (l->backward != BACKWARD_NONE)
-			for (Attn *e = enc; e != NULL; e = e->next)
-				e->shape.features |= FEAT_BACKWARD;
-	}
-	for (int i = 0; i < l->nlayers; i++) {
-		Attn *a = calloc(1, sizeof *a);
-		if (a == NULL) {
-			attn_free(first);
-			attn_free(enc);
-			*err = str_printf("out of memory computing the lesson");
-			return NULL;
-		}
-		a->layer = i;
-		a->nlayers = l->nlayers;
-		a->top = l;
-		a->dec_input = dec_input;
-		layer_view(l, i, input, memory, &a->view);
-		*link = a;
-		if (i == 0) {
-			a->encoder = enc;
-			enc = NULL;
-		}
-		if (compute_one(a, &a->view, err) == NULL) {
-			*link = NULL;
-			attn_free(enc);
-			attn_free(first);
-			if (*err != NULL && l->nlayers > 1) {
-				char *e = str_printf("layer %d: %s", i, *err);
-				free(*err);
-				*err = e;
-			}
-			return NULL;
-		}
-		input = attn_layer_output(a);
-		dec_input = mat_empty(&a->dec_layer_out) ? NULL : &a->dec_layer_out;
-		link = &a->next;
-	}
-	return first;
-}
-
-/* x and y hold the same bits (two empty matrices do). */
-static int same_bits(const Mat *x, const Mat *y)
-{
-	return x->rows == y->rows && x->cols == y->cols &&
-	       (mat_empty(x) || memcmp(x->a, y->a, (size_t)x->rows * (size_t)x->cols * sizeof *x->a) == 0);
-}
-
-/* Everything the passes read of a lesson but its given matrices' numbers is the same in x and y. */
-/* The same window and list of masks (the single mask's kind and matrix are compared with the other settings). */
-static int same_masks(const Lesson *x, const Lesson *y)
-{
-	if (x->window != y->window || x->nmasks != y->nmasks)
-		return 0;
-	for (int k = 0; k < x->nmasks; k++)
-		if (x->masks[k].kind != y->masks[k].kind || x->masks[k].window != y->masks[k].window ||
-		    !same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
-			return 0;
-	return 1;
-}
-
-static int same_settings(const Lesson *x, const Lesson *y)
-{
-	LessonShape sx, sy;
-	const Block *bx = &x->block, *by = &y->block;
-
-	lesson_shape(x, &sx);
-	lesson_shape(y, &sy);
-	return memcmp(&sx, &sy, sizeof sx) == 0 && x->n == y->n && x->m == y->m && x->d_model == y->d_model &&
-	       x->d_src == y->d_src && x->heads == y->heads && x->d_k == y->d_k && x->d_v == y->d_v &&
-	       x->d_out == y->d_out && x->has_source == y->has_source && x->positional == y->positional &&
-	       x->score == y->score && x->scale == y->scale && same_bits(&(Mat){ 1, 1, (double *)&x->scale_value },
-	                                                                 &(Mat){ 1, 1, (double *)&y->scale_value }) &&
-	       x->mask == y->mask && x->mask_fill_inf == y->mask_fill_inf && x->mask_fill == y->mask_fill &&
-	       same_bits(&x->mask_matrix, &y->mask_matrix) && x->backward == y->backward && bx->present == by->present &&
-	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
-	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
-	       x->has_final_norm == y->has_final_norm && x->final_kind == y->final_kind && x->final_eps == y->final_eps &&
-	       x->kv_heads == y->kv_heads && x->rope == y->rope && x->rope_base == y->rope_base &&
-	       x->rope_style == y->rope_style && x->alibi == y->alibi && same_bits(&x->alibi_slopes, &y->alibi_slopes) &&
-	       x->decode == y->decode && x->flash_bq == y->flash_bq && x->flash_bk == y->flash_bk && same_masks(x, y);
-}
-
-/* The link of a keep for layer a: its shape, heads and place, its lesson the one a was computed from. */
-static Attn *keep_link(const Attn *a)
-{
-	Attn *k = calloc(1, sizeof *k);
-
-	if (k == NULL || (k->head = calloc((size_t)a->heads, sizeof *k->head)) == NULL) {
-		free(k);
-		return NULL;
-	}
-	k->shape = a->shape;
-	k->factor = a->factor;
-	k->heads = a->heads;
-	k->kv_heads = a->kv_heads;
-	k->layer = a->layer;
-	k->nlayers = a->nlayers;
-	k->view = a->view;
-	k->lesson = a->nlayers > 0 ? &k->view : a->lesson;
-	return k;
-}
-
-int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
-{
-	unsigned char changed[AM_COUNT];
-	Keep k = { NULL, keep_numbers };
-	Attn **klink = &k.first;
-	const Attn *prev = NULL;
-	int prev_changed = 0;
-	double plan = 0;
-	Attn *a;
-
-	*err = NULL;
-	progress_t0 = clock_ms();
-	if (before != NULL)
-		*before = NULL;
-	if (l->encoder != NULL) /* an encoder–decoder is computed afresh */
-		return 1;
-	if (first->nlayers != l->nlayers)
-		return 1;
-	for (a = first; a != NULL; prev = a, a = a->next) {
-		Lesson v;
-		if (l->nlayers > 0)
-			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL, &v);
-		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
-			return 1;
-	}
-	/*
-	 * Twice when copies are asked for: first only counting the numbers the
-	 * passes would remake (the copies are made only when all of them fit),
-	 * then running them.
-	 */
-	for (int pass = before != NULL ? 0 : 1; pass < 2; pass++) {
-		prev_changed = 0;
-		for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
-			const Lesson old = *a->lesson;
-			Lesson plan_view = l->nlayers > 0 ? old : *l;
-			Attn *ka = NULL;
-			if (pass == 1 && before != NULL && plan <= keep_numbers && (klink == &k.first || k.first != NULL)) {
-				if ((ka = keep_link(a)) == NULL)
-					keep_drop(&k);
-				else {
-					*klink = ka;
-					klink = &ka->next;
-				}
-			}
-			if (l->nlayers > 0)
-				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL,
-				           pass == 0 ? &plan_view : &a->view);
-			if (pass == 1) {
-				a->lesson = l->nlayers > 0 ? &a->view : l;
-				a->top = l;
-			}
-			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
-			memset(changed, 0, sizeof changed);
-			for (int w = 0; w < AM_COUNT; w++)
-				if (matrix_kinds[w].flags & MF_GIVEN)
-					changed[w] = a->layer > 0 && w == AM_INPUT
-					                 ? prev_changed
-					                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
-					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
-					                                            (AttnMatrix)w));
-			a->nonfinite = 0;
-			a->failed = 0;
-			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
-			           pass == 0 ? &plan : NULL);
-			prev_changed = 0;
-			for (int w = 0; w < AM_COUNT; w++)
-				prev_changed |= changed[w];
-			if (pass == 1 && a->failed) { /* a pass ran out of memory (the decode rows): its results are stale */
-				*err = str_printf("out of memory computing the lesson");
-				keep_drop(&k);
-				return -1;
-			}
-			if (pass == 1 && (*err = overflow_error(a, changed)) != NULL) {
-				keep_drop(&k);
-				return -1;
-			}
-		}
-	}
-	if (l->backward != BACKWARD_NONE) {
-		double loss;
-		if (attn_backward(first, &loss, err) != 0) {
-			keep_drop(&k);
-			return -1;
-		}
-	}
-	if (before != NULL)
-		*before = k.first;
-	else
-		keep_drop(&k);
-	return 0;
-}
-
-void attn_free(Attn *a)
+void attn_free_matrices(Attn *a)
 {
 	int h;
 
-	if (a == NULL)
-		return;
-	attn_free(a->next);
-	attn_free(a->encoder);
-	attn_grad_free(a->grad, a->heads);
-	free(a->train_loss);
 	mat_free(&a->residual1);
 	mat_free(&a->norm1_stats);
 	mat_free(&a->norm1);
@@ -1912,11 +1197,11 @@ void attn_free(Attn *a)
 				mat_free(per_head[k]);
 		}
 	free(a->head);
-	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++)
-		mat_free(&a->derived[k].m);
+	for (int k = 0; a->cache != NULL && k < ATTN_DERIVED_SLOTS; k++)
+		mat_free(&a->cache->slot[k].m);
+	free(a->cache);
 	mat_free(&a->concat);
 	mat_free(&a->output);
 	free(a->visible);
 	free(a->row_all_masked);
-	free(a);
 }

@@ -480,18 +480,6 @@ oom:
 	return -1;
 }
 
-Attn *attn_compute_all(const Lesson *l, char **err)
-{
-	Attn *a = attn_compute(l, err);
-	double loss;
-
-	if (a != NULL && l->backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
-		attn_free(a);
-		return NULL;
-	}
-	return a;
-}
-
 void attn_grad_free(AttnGrad *g, int heads)
 {
 	if (g == NULL)
@@ -513,98 +501,4 @@ void attn_grad_free(AttnGrad *g, int heads)
 	}
 	free(g->head);
 	free(g);
-}
-
-/* ---------------------------------------------------------------- training */
-
-/* A parameter in a layer's lesson and its gradient in AttnGrad. */
-static const struct {
-	size_t param, grad;
-} params[] = {
-	{ offsetof(Lesson, W_q), offsetof(AttnGrad, W_q) },
-	{ offsetof(Lesson, W_k), offsetof(AttnGrad, W_k) },
-	{ offsetof(Lesson, W_v), offsetof(AttnGrad, W_v) },
-	{ offsetof(Lesson, W_o), offsetof(AttnGrad, W_o) },
-	{ offsetof(Lesson, w_e), offsetof(AttnGrad, w_e) },
-	{ offsetof(Lesson, b_q), offsetof(AttnGrad, b_q) },
-	{ offsetof(Lesson, b_k), offsetof(AttnGrad, b_k) },
-	{ offsetof(Lesson, b_v), offsetof(AttnGrad, b_v) },
-	{ offsetof(Lesson, b_o), offsetof(AttnGrad, b_o) },
-	{ offsetof(Lesson, block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
-	{ offsetof(Lesson, block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
-	{ offsetof(Lesson, block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },
-	{ offsetof(Lesson, block.ln2_beta), offsetof(AttnGrad, ln2_beta) },
-	{ offsetof(Lesson, block.W_1), offsetof(AttnGrad, W_1) },
-	{ offsetof(Lesson, block.b_1), offsetof(AttnGrad, b_1) },
-	{ offsetof(Lesson, block.W_3), offsetof(AttnGrad, W_3) },
-	{ offsetof(Lesson, block.b_3), offsetof(AttnGrad, b_3) },
-	{ offsetof(Lesson, block.W_2), offsetof(AttnGrad, W_2) },
-	{ offsetof(Lesson, block.b_2), offsetof(AttnGrad, b_2) },
-};
-_Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
-
-/* p ← p − lr·dp, where both exist with the same shape. */
-static void descend(Mat *p, const Mat *dp, double lr)
-{
-	if (mat_empty(p) || mat_empty(dp) || p->rows * p->cols != dp->rows * dp->cols)
-		return;
-	for (size_t i = 0; i < (size_t)p->rows * (size_t)p->cols; i++)
-		p->a[i] -= lr * dp->a[i];
-}
-
-int attn_grad_pairs(Lesson *p, const AttnGrad *g, Mat **param, const Mat **grad, int max)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < sizeof params / sizeof params[0] && n < max; i++) {
-		Mat *m = (Mat *)((char *)p + params[i].param);
-		if (mat_empty(m))
-			continue;
-		param[n] = m;
-		grad[n++] = (const Mat *)((const char *)g + params[i].grad);
-	}
-	return n;
-}
-
-/* One step: every layer's parameters, and the stack's final norm. */
-static void step_params(Lesson *l, const Attn *first, double lr)
-{
-	for (const Attn *a = first; a != NULL; a = a->next) {
-		Mat *param[ATTN_GRAD_PARAMS];
-		const Mat *grad[ATTN_GRAD_PARAMS];
-		const int n = attn_grad_pairs(lesson_layer(l, a->layer), a->grad, param, grad, ATTN_GRAD_PARAMS);
-		for (int i = 0; i < n; i++)
-			descend(param[i], grad[i], lr);
-		if (a->next == NULL) {
-			descend(&l->final_gamma, &a->grad->final_gamma, lr);
-			descend(&l->final_beta, &a->grad->final_beta, lr);
-		}
-	}
-	if (l->encoder != NULL && first->encoder != NULL)
-		step_params(l->encoder, first->encoder, lr);
-}
-
-int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
-{
-	for (int s = 0; s < steps; s++) {
-		Attn *a = attn_compute(l, err);
-		double loss;
-		if (a == NULL)
-			return -1;
-		if (attn_backward(a, &loss, err) != 0) {
-			attn_free(a);
-			return -1;
-		}
-		if (losses != NULL)
-			losses[s] = loss;
-		if (!isfinite(loss)) {
-			attn_free(a);
-			*err = str_printf("the loss is %g before step %d: training diverged (try a smaller learning rate)", loss,
-			                  s + 1);
-			return -1;
-		}
-		step_params(l, a, lr);
-		attn_free(a);
-	}
-	return 0;
 }
