@@ -12,6 +12,7 @@
  * may see, weighted by how well query i matches each key.
  */
 #include "engine/kernels.h"
+#include "engine/variants/variants.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -199,25 +200,6 @@ static double additive(const double *q, const double *k, const double *w_e, int 
 	return sum;
 }
 
-/*
- * x: one head's d_k numbers of a row at position pos. With θ_i = pos·base^(−2i/d_k),
- * i = 0 … d_k/2 − 1, the pair (a, b) turns by θ_i: (a cos θ − b sin θ, a sin θ + b cos θ).
- * "half" pairs columns (i, i + d_k/2), "interleaved" (2i, 2i + 1).
- */
-void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style)
-{
-	const int half = d_k / 2;
-
-	for (int i = 0; i < half; i++) {
-		const double theta = (double)pos * pow(base, -2.0 * i / d_k);
-		const double c = cos(theta), s = sin(theta);
-		const int ia = style == ROPE_HALF ? i : 2 * i, ib = style == ROPE_HALF ? i + half : 2 * i + 1;
-		const double xa = x[ia], xb = x[ib];
-		x[ia] = xa * c - xb * s;
-		x[ib] = xa * s + xb * c;
-	}
-}
-
 int attn_window_first(int t, int window)
 {
 	return window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
@@ -306,22 +288,6 @@ static void pass_project(Attn *a, const Lesson *l)
 }
 
 /*
- * Rotate (RoPE): Q_rot (n × h·d_k) = Q with each head's row i turned by
- * position i; K_rot (m × g·d_k) = K with each key head's row j turned by j.
- */
-static void pass_rotate(Attn *a, const Lesson *l)
-{
-	memcpy(a->Q_rot.a, a->Q.a, (size_t)a->Q.rows * (size_t)a->Q.cols * sizeof(double));
-	memcpy(a->K_rot.a, a->K.a, (size_t)a->K.rows * (size_t)a->K.cols * sizeof(double));
-	for (int i = 0; i < a->Q.rows; i++)
-		for (int h = 0; h < a->heads; h++)
-			attn_rope_row(&MAT_AT(a->Q_rot, i, h * l->d_k), l->d_k, i, l->rope_base, l->rope_style);
-	for (int j = 0; j < a->K.rows; j++)
-		for (int h = 0; h < a->kv_heads; h++)
-			attn_rope_row(&MAT_AT(a->K_rot, j, h * l->d_k), l->d_k, j, l->rope_base, l->rope_style);
-}
-
-/*
  * Pass 3, scores, for each head h, reading the head's columns of Q and K:
  *   q_i = Q[i][h·d_k … (h+1)·d_k)   k_j = K[j][same]
  *   scores  n × m   q_i · k_j   (or Σ_c w_e[c]·tanh(q_ic + k_jc))
@@ -329,7 +295,8 @@ static void pass_rotate(Attn *a, const Lesson *l)
 static void pass_scores(Attn *a, const Lesson *l)
 {
 	const int n = l->n, m = l->m, dk = l->d_k;
-	const Mat *Q = l->rope ? &a->Q_rot : &a->Q, *K = l->rope ? &a->K_rot : &a->K;
+	/* Q and K, or what a variant made of them for the scores to read (variants.h: reads) */
+	const Mat *Q = attn_slot(a, attn_reads(a, AM_Q), 0), *K = attn_slot(a, attn_reads(a, AM_K), 0);
 	int h, i, j;
 
 	for (h = 0; h < a->heads; h++) {
@@ -358,7 +325,7 @@ static void pass_scores(Attn *a, const Lesson *l)
 
 int attn_derived(AttnMatrix which)
 {
-	return which == AM_SCALED || which == AM_MASKED || which == AM_BIAS || which == AM_BIASED;
+	return which == AM_SCALED || which == AM_MASKED || attn_variant_derived(which);
 }
 
 /* out[j] = in[j] × f, j < len: one rounded product a cell, however it is made. */
@@ -374,12 +341,6 @@ static void scale_row(const double *in, double *out, size_t len, double f)
 #endif
 	for (; j < len; j++)
 		out[j] = in[j] * f;
-}
-
-/* ALiBi: bias_ij = −slope_h·|i − j|. */
-static double alibi_bias(const Attn *a, int h, int i, int j)
-{
-	return -a->slopes[h] * fabs((double)(i - j));
 }
 
 static double mask_fill(const Lesson *l)
@@ -401,24 +362,26 @@ static void fill_hidden(double *row, const unsigned char *vis, int len, double f
 
 /*
  * Cells [0, len) of row i of derived matrix w of head h, into out (kernels.h):
- *   scaled = scores × factor;  bias = −slope·|i − j|;  biased = scaled + bias;
- *   masked = biased (ALiBi) or scaled, with the cells the mask hides := fill.
+ *   scaled = scores × factor;  a variant's bias b_ij (score_bias) alone, or
+ *   biased = scaled + b;  masked = biased (with such a variant) or scaled,
+ *   with the cells the mask hides := fill.
  * Each cell is the same operations, in the same order, as when the stages were kept.
  */
 void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
 {
 	const Lesson *l = a->lesson;
 	const size_t m = (size_t)l->m;
+	const AttnVariant *v = attn_score_bias(a);
 
-	if (w == AM_BIAS) {
+	if (v != NULL && w == v->bias_matrix) {
 		for (int j = 0; j < len; j++)
-			out[j] = alibi_bias(a, h, i, j);
+			out[j] = v->score_bias(a, h, i, j);
 		return;
 	}
 	scale_row(&a->head[h].scores.a[(size_t)i * m], out, (size_t)len, a->factor);
-	if (w != AM_SCALED && l->alibi)
+	if (w != AM_SCALED && v != NULL)
 		for (int j = 0; j < len; j++)
-			out[j] = out[j] + alibi_bias(a, h, i, j);
+			out[j] = out[j] + v->score_bias(a, h, i, j);
 	if (w == AM_MASKED)
 		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(l));
 }
@@ -426,15 +389,16 @@ void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, in
 
 double attn_derived_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 {
+	const AttnVariant *v = attn_score_bias(a);
 	double x;
 
-	if (which == AM_BIAS)
-		return alibi_bias(a, h, i, j);
+	if (v != NULL && which == v->bias_matrix)
+		return v->score_bias(a, h, i, j);
 	if (which == AM_MASKED && !a->visible[(size_t)i * a->lesson->m + j])
 		return mask_fill(a->lesson);
 	x = MAT_AT(a->head[h].scores, i, j) * a->factor;
-	if (which != AM_SCALED && a->lesson->alibi)
-		x = x + alibi_bias(a, h, i, j);
+	if (which != AM_SCALED && v != NULL)
+		x = x + v->score_bias(a, h, i, j);
 	return x;
 }
 
@@ -505,8 +469,7 @@ void attn_derived_forget(Attn *a)
 		a->cache->slot[k].valid = 0;
 }
 
-/* A scratch row of m numbers for a pass (NULL, and the pass failed, out of memory). */
-static double *scratch_row(Attn *a, int m)
+double *attn_scratch_row(Attn *a, int m)
 {
 	double *r = malloc((size_t)m * sizeof *r);
 
@@ -525,26 +488,11 @@ static void pass_scale(Attn *a, const Lesson *l)
 {
 	double *row;
 
-	if (fabs(a->factor) <= 1.0 || (row = scratch_row(a, l->m)) == NULL)
+	if (fabs(a->factor) <= 1.0 || (row = attn_scratch_row(a, l->m)) == NULL)
 		return;
 	for (int h = 0; h < a->heads; h++)
 		for (int i = 0; i < l->n; i++) {
 			attn_derived_row(a, AM_SCALED, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
-		}
-	free(row);
-}
-
-/* ALiBi: bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias (derived: checked, not kept). */
-static void pass_bias(Attn *a, const Lesson *l)
-{
-	double *row = scratch_row(a, l->m);
-
-	for (int h = 0; row != NULL && h < a->heads; h++)
-		for (int i = 0; i < l->n; i++) {
-			attn_derived_row(a, AM_BIAS, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
-			attn_derived_row(a, AM_BIASED, h, i, row, l->m);
 			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
 		}
 	free(row);
@@ -601,7 +549,7 @@ static int causal_skip(const Lesson *l)
 static void pass_softmax(Attn *a, const Lesson *l)
 {
 	const int n = l->n, m = l->m;
-	double *row = scratch_row(a, m); /* the row of masked, made as it is read */
+	double *row = attn_scratch_row(a, m); /* the row of masked, made as it is read */
 	int h, i;
 
 	for (h = 0; row != NULL && h < a->heads; h++)
@@ -662,7 +610,7 @@ static void pass_flash(Attn *a, const Lesson *l)
 	const int nqb = (n + bq - 1) / bq;
 	/* which tiles the mask hides, found once (not once per row and head) */
 	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
-	double *row = scratch_row(a, m); /* row i of masked */
+	double *row = attn_scratch_row(a, m); /* row i of masked */
 
 	if (skip == NULL || row == NULL) {
 		a->failed = 1;
@@ -933,9 +881,9 @@ static const StageKernel stage_kernel[STAGE_COUNT];
  * Decoding with a KV cache: the tokens one at a time, as generation sees
  * them. Step t reads only row t of its input (X, or the layer before's
  * decoded rows) and what earlier steps cached:
- *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (RoPE at t)
+ *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (a variant's turn at t)
  *   cache += (k, v)   (with a window w, only the last w rows are read)
- *   per head: s_j = q·k_j; w = softmax(s·factor − slope·(t − j), masked); out = Σ_j w_j v_j
+ *   per head: s_j = q·k_j; w = softmax(s·factor + a variant's bias b_tj, masked); out = Σ_j w_j v_j
  *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
  * The rows equal the full computation's rows: the test of a correct cache.
  */
@@ -945,6 +893,7 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
 	const int pre = l->block.present && l->block.norm == NORM_PRE;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
+	const AttnVariant *bias = attn_score_bias(a);
 	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
 	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
 	int r = -1;
@@ -971,7 +920,7 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 			stage_kernel[STAGE_NORM1_PRE](one, l);
 			arow = one->norm1.a;
 		}
-		/* q, k, v of token t: one row of the projections, then RoPE at position t */
+		/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
 		mat_mul_view(1, D, hdk, arow, (size_t)D, l->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
 		mat_mul_view(1, D, gdk, arow, (size_t)D, l->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
 		mat_mul_view(1, D, gdv, arow, (size_t)D, l->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
@@ -981,11 +930,14 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 			MAT_AT(a->cache_K, t, c) += l->b_k.a[c];
 		for (int c = 0; c < gdv && !mat_empty(&l->b_v); c++)
 			MAT_AT(a->cache_V, t, c) += l->b_v.a[c];
-		if (l->rope) {
+		for (int v = 0; v < attn_variant_count; v++) {
+			const AttnVariant *var = attn_variants[v];
+			if (var->turn_row == NULL || !attn_variant_on(a, var))
+				continue;
 			for (int h = 0; h < a->heads; h++)
-				attn_rope_row(x + (size_t)h * dk, dk, t, l->rope_base, l->rope_style);
+				var->turn_row(a, x + (size_t)h * dk, t);
 			for (int h = 0; h < a->kv_heads; h++)
-				attn_rope_row(&MAT_AT(a->cache_K, t, h * dk), dk, t, l->rope_base, l->rope_style);
+				var->turn_row(a, &MAT_AT(a->cache_K, t, h * dk), t);
 		}
 		/* each head against the cached keys lo … t */
 		for (int h = 0; h < a->heads; h++) {
@@ -1004,8 +956,8 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 				}
 				MAT_AT(hd->dec_scores, t, j) = sc;
 				sc *= a->factor;
-				if (l->alibi)
-					sc += -a->slopes[h] * (double)(t - j);
+				if (bias != NULL)
+					sc += bias->score_bias(a, h, t, j);
 				wrow[j - lo] = a->visible[(size_t)t * l->m + j] ? sc : -INFINITY;
 			}
 			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
@@ -1054,11 +1006,10 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_INPUT] = pass_input,
 	[STAGE_POSITIONAL] = pass_positional,
 	[STAGE_PROJECT] = pass_project,
-	[STAGE_ROTATE] = pass_rotate,
+	/* a variant's stage: its own kernel (variants/, through attn_stage_kernel) */
 	[STAGE_SPLIT] = NULL, /* a view of Q, K and V: nothing to compute */
 	[STAGE_SCORES] = pass_scores,
 	[STAGE_SCALE] = pass_scale,
-	[STAGE_BIAS] = pass_bias,
 	[STAGE_MASK] = pass_mask,
 	[STAGE_SOFTMAX] = pass_softmax,
 	[STAGE_WEIGHTED] = pass_weighted,
@@ -1096,11 +1047,9 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_PROJECT] = { { AM_Q, MADE(AM_X, AM_NORM1, AM_W_Q, AM_B_Q) },
 	                    { AM_K, MADE(AM_X, AM_NORM1, AM_S, AM_W_K, AM_B_K) },
 	                    { AM_V, MADE(AM_X, AM_NORM1, AM_S, AM_W_V, AM_B_V) } },
-	[STAGE_ROTATE] = { { AM_Q_ROT, MADE(AM_Q) }, { AM_K_ROT, MADE(AM_K) } },
 	[STAGE_SPLIT] = { { AM_COUNT, NULL } }, /* no pass */
 	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
 	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
-	[STAGE_BIAS] = { { AM_BIAS, MADE(AM_SCALED) }, { AM_BIASED, MADE(AM_SCALED) } },
 	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED) } },
 	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } },
 	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
@@ -1128,12 +1077,18 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 
 StageKernel attn_stage_kernel(Stage st)
 {
+	const AttnVariant *v = attn_variant_of_stage(st);
+
+	if (v != NULL)
+		return v->kernel;
 	return (unsigned)st < STAGE_COUNT ? stage_kernel[st] : NULL;
 }
 
 const StageRule *attn_stage_rules(Stage st)
 {
-	return stage_rules[st];
+	const AttnVariant *v = attn_variant_of_stage(st);
+
+	return v != NULL ? v->rules : stage_rules[st];
 }
 
 int attn_alloc_matrices(Attn *a)
@@ -1186,7 +1141,9 @@ void attn_free_matrices(Attn *a)
 	mat_free(&a->cache_V);
 	mat_free(&a->dec_output);
 	mat_free(&a->dec_layer_out);
-	free(a->slopes);
+	for (int v = 0; v < attn_variant_count; v++)
+		if (attn_variants[v]->release != NULL)
+			attn_variants[v]->release(a);
 	if (a->head != NULL)
 		for (h = 0; h < a->heads; h++) {
 			AttnHead *hd = &a->head[h];

@@ -188,8 +188,6 @@ double attn_relu(double x);
 double attn_gelu(double x);
 double attn_silu(double x);
 
-/* RoPE: turn the pairs of one head's row x (d_k numbers) by position pos. */
-void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style);
 /* Decoding: key j is in step t's cache (j ≤ t, and within the last `window` positions when window > 0). */
 int attn_in_cache(int t, int j, int window);
 /* The oldest position a query at t sees (and step t's cache holds) under a window (0: none): max(0, t − window + 1). */

@@ -6,6 +6,7 @@
  * chain rule is the point, not speed.
  */
 #include "engine/backward.h"
+#include "engine/variants/variants.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -93,8 +94,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	const int n = l->n, m = l->m, dk = l->d_k, dv = l->d_v;
 	const Mat *Xa = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
 	const Mat *S = l->has_source ? &a->S : Xa;
-	/* the scores read the rotated q and k with RoPE: their gradient is turned back by −θ below */
-	const Mat *Qs = l->rope ? &a->Q_rot : &a->Q, *Ks = l->rope ? &a->K_rot : &a->K;
+	/* the scores read what a variant made of q and k (variants.h: reads): its backward turns their gradient back below */
+	const Mat *Qs = attn_slot_const(a, attn_reads(a, AM_Q), 0), *Ks = attn_slot_const(a, attn_reads(a, AM_K), 0);
 
 	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &l->W_o) || like(&g->b_o, &l->b_o) ||
 	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
@@ -140,7 +141,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			for (int j = 0; j < m; j++)
 				gh->masked.a[(size_t)i * m + j] = w[j] * (dw[j] - dot);
 		}
-		/* mask: a hidden cell's value is the fill, a constant (ALiBi's bias is a constant too); scale: × factor */
+		/* mask: a hidden cell's value is the fill, a constant (a variant's bias on the scores is a constant too); scale: × factor */
 		for (size_t ij = 0; ij < (size_t)n * (size_t)m; ij++) {
 			gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] : 0.0;
 			gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
@@ -165,15 +166,10 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			      (size_t)g->K.cols);
 		}
 	}
-	/* RoPE: q_rot = R(θ_i)·q, so dq = R(θ_i)ᵀ·dq_rot = R(−θ_i)·dq_rot (and k likewise) */
-	if (l->rope) {
-		for (int i = 0; i < n; i++)
-			for (int h = 0; h < a->heads; h++)
-				attn_rope_row(&MAT_AT(g->Q, i, h * dk), dk, -i, l->rope_base, l->rope_style);
-		for (int j = 0; j < m; j++)
-			for (int h = 0; h < a->kv_heads; h++)
-				attn_rope_row(&MAT_AT(g->K, j, h * dk), dk, -j, l->rope_base, l->rope_style);
-	}
+	/* what the scores read instead of Q and K (variants.h: reads): its gradient back to dQ, dK by the variant */
+	for (int v = 0; v < attn_variant_count; v++)
+		if (attn_variants[v]->backward != NULL && attn_variant_on(a, attn_variants[v]))
+			attn_variants[v]->backward(a, &g->Q, &g->K);
 
 	/* the projections */
 	MM_AT(Xa, &g->Q, &g->W_q);

@@ -8,6 +8,7 @@
  */
 #include "engine/backward.h"
 #include "engine/kernels.h"
+#include "engine/variants/variants.h"
 #include "base/clock.h"
 #include "base/i18n.h"
 #include "base/strbuf.h"
@@ -72,7 +73,7 @@ static const char *shape_fault(const Lesson *l)
 	    l->m > LESSON_MAX_TOKENS || l->d_k < 1 || l->d_k > LESSON_MAX_DIM || l->d_v < 1 || l->d_v > LESSON_MAX_DIM ||
 	    l->d_out < 1 || l->d_out > LESSON_MAX_DIM)
 		return "sizes";
-	if (l->kv_heads < 1 || l->heads % l->kv_heads != 0 || (l->rope && l->d_k % 2 != 0))
+	if (l->kv_heads < 1 || l->heads % l->kv_heads != 0)
 		return "kv_heads";
 	hdk = l->heads * l->d_k;
 	hdv = l->heads * l->d_v;
@@ -91,8 +92,11 @@ static const char *shape_fault(const Lesson *l)
 	if ((!mat_empty(&l->b_q) && !mat_is(&l->b_q, 1, hdk)) || (!mat_empty(&l->b_k) && !mat_is(&l->b_k, 1, gdk)) ||
 	    (!mat_empty(&l->b_v) && !mat_is(&l->b_v, 1, gdv)) || (!mat_empty(&l->b_o) && !mat_is(&l->b_o, 1, l->d_out)))
 		return "biases";
-	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
-		return "alibi.slopes";
+	for (int v = 0; v < attn_variant_count; v++) {
+		const char *fault = attn_variants[v]->fault != NULL ? attn_variants[v]->fault(l) : NULL;
+		if (fault != NULL)
+			return fault;
+	}
 	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
 	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
 		return "flash";
@@ -180,9 +184,17 @@ static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
  * looked over, a cheap scan next to what such a pass computes.
  */
 static const unsigned char stage_checks_itself[STAGE_COUNT] = {
-	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_BIAS] = 1, [STAGE_MASK] = 1,
+	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_MASK] = 1,
 	[STAGE_SOFTMAX] = 1, [STAGE_WEIGHTED] = 1, [STAGE_CONCAT] = 1, [STAGE_OUTPUT] = 1,
 };
+
+/* Pass st notes its own non-finite numbers (the core's table, or its variant's word). */
+static int checks_itself(int st)
+{
+	const AttnVariant *v = attn_variant_of_stage((Stage)st);
+
+	return v != NULL ? v->checks_itself : stage_checks_itself[st];
+}
 
 /* 1 when a matrix pass st writes holds a number that is not finite (−∞ allowed where the catalogue says so). */
 static int stage_nonfinite(Attn *a, int st)
@@ -301,7 +313,7 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 		progress_tell(a, st);
 		t0 = clock_ms();
 		kernel(a, l);
-		if (!stage_checks_itself[st])
+		if (!checks_itself(st))
 			a->nonfinite |= stage_nonfinite(a, st);
 		a->stage_ms[st] = clock_ms() - t0;
 		a->redo = NULL;
@@ -380,13 +392,9 @@ static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 	}
 	a->heads = l->heads;
 	a->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
-	if (l->alibi) {
-		a->slopes = malloc((size_t)l->heads * sizeof *a->slopes);
-		if (a->slopes == NULL)
+	for (int v = 0; v < attn_variant_count; v++)
+		if (attn_variants[v]->setup != NULL && attn_variant_on(a, attn_variants[v]) && attn_variants[v]->setup(a, l) != 0)
 			goto oom;
-		for (int h = 0; h < l->heads; h++)
-			a->slopes[h] = mat_empty(&l->alibi_slopes) ? lesson_alibi_slope(l->heads, h) : l->alibi_slopes.a[h];
-	}
 	a->head = calloc((size_t)l->heads, sizeof *a->head);
 	a->cache = calloc(1, sizeof *a->cache);
 	a->visible = malloc((size_t)l->n * (size_t)l->m);
@@ -435,10 +443,9 @@ static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memo
 	v->window = l->window;
 	v->nmasks = l->nmasks;
 	v->masks = l->masks;
-	v->rope = l->rope;
-	v->rope_base = l->rope_base;
-	v->rope_style = l->rope_style;
-	v->alibi = l->alibi;
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->share != NULL)
+			attn_variants[k]->share(v, l);
 	v->decode = l->decode;
 	v->flash_bq = l->flash_bq;
 	v->flash_bk = l->flash_bk;
@@ -539,8 +546,7 @@ static Attn *compute_chain(const Lesson *l, char **err)
 	return first;
 }
 
-/* x and y hold the same bits (two empty matrices do). */
-static int same_bits(const Mat *x, const Mat *y)
+int attn_same_bits(const Mat *x, const Mat *y)
 {
 	return x->rows == y->rows && x->cols == y->cols &&
 	       (mat_empty(x) || memcmp(x->a, y->a, (size_t)x->rows * (size_t)x->cols * sizeof *x->a) == 0);
@@ -554,7 +560,16 @@ static int same_masks(const Lesson *x, const Lesson *y)
 		return 0;
 	for (int k = 0; k < x->nmasks; k++)
 		if (x->masks[k].kind != y->masks[k].kind || x->masks[k].window != y->masks[k].window ||
-		    !same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
+		    !attn_same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
+			return 0;
+	return 1;
+}
+
+/* Every variant's settings are the same in x and y. */
+static int same_variants(const Lesson *x, const Lesson *y)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->same != NULL && !attn_variants[k]->same(x, y))
 			return 0;
 	return 1;
 }
@@ -569,16 +584,15 @@ static int same_settings(const Lesson *x, const Lesson *y)
 	return memcmp(&sx, &sy, sizeof sx) == 0 && x->n == y->n && x->m == y->m && x->d_model == y->d_model &&
 	       x->d_src == y->d_src && x->heads == y->heads && x->d_k == y->d_k && x->d_v == y->d_v &&
 	       x->d_out == y->d_out && x->has_source == y->has_source && x->positional == y->positional &&
-	       x->score == y->score && x->scale == y->scale && same_bits(&(Mat){ 1, 1, (double *)&x->scale_value },
+	       x->score == y->score && x->scale == y->scale && attn_same_bits(&(Mat){ 1, 1, (double *)&x->scale_value },
 	                                                                 &(Mat){ 1, 1, (double *)&y->scale_value }) &&
 	       x->mask == y->mask && x->mask_fill_inf == y->mask_fill_inf && x->mask_fill == y->mask_fill &&
-	       same_bits(&x->mask_matrix, &y->mask_matrix) && x->backward == y->backward && bx->present == by->present &&
+	       attn_same_bits(&x->mask_matrix, &y->mask_matrix) && x->backward == y->backward && bx->present == by->present &&
 	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
 	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
 	       x->has_final_norm == y->has_final_norm && x->final_kind == y->final_kind && x->final_eps == y->final_eps &&
-	       x->kv_heads == y->kv_heads && x->rope == y->rope && x->rope_base == y->rope_base &&
-	       x->rope_style == y->rope_style && x->alibi == y->alibi && same_bits(&x->alibi_slopes, &y->alibi_slopes) &&
-	       x->decode == y->decode && x->flash_bq == y->flash_bq && x->flash_bk == y->flash_bk && same_masks(x, y);
+	       x->kv_heads == y->kv_heads && x->decode == y->decode && x->flash_bq == y->flash_bq &&
+	       x->flash_bk == y->flash_bk && same_masks(x, y) && same_variants(x, y);
 }
 
 /* The link of a keep for layer a: its shape, heads and place, its lesson the one a was computed from. */
@@ -658,7 +672,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 				if (matrix_kinds[w].flags & MF_GIVEN)
 					changed[w] = a->layer > 0 && w == AM_INPUT
 					                 ? prev_changed
-					                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
+					                 : !attn_same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
 					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
 					                                            (AttnMatrix)w));
 			a->nonfinite = 0;

@@ -1,6 +1,6 @@
 /* kernels.h: what the engine's own files share, not its callers: where each
  * matrix lives, the pass of each stage and what it remakes from what, and the
- * rows of the derived stages. attention.c defines them; compute.c (the chain,
+ * rows of the derived stages. attention.c defines most; compute.c (the chain,
  * updates, training), matrices.c (finding any matrix, gradients too) and the
  * variants (variants/) use them. Nothing above the engine includes this. */
 #ifndef ATTNVIZ_KERNELS_H
@@ -55,6 +55,10 @@ void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, in
 double attn_derived_cell(const Attn *a, AttnMatrix w, int h, int i, int j);
 /* Derived matrix w of head h, made into a->cache (NULL without memory, scores or a mask). */
 const Mat *attn_derived_matrix(const Attn *a, AttnMatrix w, int h);
+/* A scratch row of m numbers for a pass (NULL, and a->failed set, out of memory). */
+double *attn_scratch_row(Attn *a, int m);
+/* x and y hold the same bits (two empty matrices do): compute.c, for what attn_update compares. */
+int attn_same_bits(const Mat *x, const Mat *y);
 /* The derived matrices made so far no longer hold (scores or the mask are remade); their buffers stay. */
 void attn_derived_forget(Attn *a);
 
