@@ -190,7 +190,7 @@ int attn_softmax_row(const double *x, double *out, int len)
 }
 
 /* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
-static double additive(const double *q, const double *k, const double *w_e, int len)
+double attn_additive(const double *q, const double *k, const double *w_e, int len)
 {
 	double sum = 0.0;
 	int c;
@@ -309,7 +309,7 @@ static void pass_scores(Attn *a, const Lesson *l)
 				double *scores_i = &hd->scores.a[(size_t)i * m];
 				for (j = 0; j < m; j++) {
 					const double *k_j = &K->a[(size_t)j * K->cols + kcol];
-					scores_i[j] = additive(q_i, k_j, w_e, dk);
+					scores_i[j] = attn_additive(q_i, k_j, w_e, dk);
 				}
 				a->nonfinite |= mat_nonfinite(scores_i, (size_t)m);
 			}
@@ -577,91 +577,6 @@ static void pass_weighted(Attn *a, const Lesson *l)
 		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
 }
 
-int attn_flash_skipped(const Attn *a, int qb, int kb)
-{
-	const Lesson *l = a->lesson;
-	const int bq = l->flash_bq, bk = l->flash_bk;
-
-	if (!l->mask_fill_inf)
-		return 0;
-	for (int i = qb * bq; i < l->n && i < (qb + 1) * bq; i++)
-		for (int j = kb * bk; j < l->m && j < (kb + 1) * bk; j++)
-			if (a->visible[(size_t)i * l->m + j])
-				return 0;
-	return 1;
-}
-
-/*
- * FlashAttention, for each head: the same weighted sums without the n × m
- * weights. Query blocks of block_q rows; for each, key blocks of block_k
- * columns in order, each tile S = masked[rows][cols] (scale, bias and mask
- * already in it). Per row, with m the running maximum, l the running sum
- * and O (1 × d_v) the running unnormalised output (m = −∞, l = 0, O = 0
- * before the first tile):
- *   m' = max(m, rowmax S)   P = exp(S − m')   l' = e^(m − m')·l + rowsum P
- *   O' = e^(m − m')·O + P·V_tile
- * A row whose m' is still −∞ keeps its state. out = O / l (0 where l = 0).
- * A tile the −∞ mask hides entirely is skipped. After key block c each row's
- * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
- */
-static void pass_flash(Attn *a, const Lesson *l)
-{
-	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = a->shape.dim[DIM_NKB];
-	const int nqb = (n + bq - 1) / bq;
-	/* which tiles the mask hides, found once (not once per row and head) */
-	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
-	double *row = attn_scratch_row(a, m); /* row i of masked */
-
-	if (skip == NULL || row == NULL) {
-		a->failed = 1;
-		free(skip);
-		free(row);
-		return;
-	}
-	for (int qb = 0; qb < nqb; qb++)
-		for (int kb = 0; kb < nkb; kb++)
-			skip[(size_t)qb * nkb + kb] = (unsigned char)attn_flash_skipped(a, qb, kb);
-	for (int h = 0; h < a->heads; h++) {
-		AttnHead *hd = &a->head[h];
-		const size_t vcol = (size_t)shape_kv_head(&a->shape, h) * dv;
-		for (int qb = 0; qb < nqb; qb++)
-			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
-				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
-				memset(O, 0, (size_t)dv * sizeof(double));
-				attn_derived_row(a, AM_MASKED, h, i, row, m);
-				for (int kb = 0; kb < nkb; kb++) {
-					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
-					if (!skip[(size_t)qb * nkb + kb]) {
-						double m2 = mx;
-						for (int j = k0; j < k1; j++)
-							if (row[j] > m2)
-								m2 = row[j];
-						if (m2 != -INFINITY) {
-							const double alpha = exp(mx - m2); /* 0 while mx is −∞ */
-							sum *= alpha;
-							for (int c = 0; c < dv; c++)
-								O[c] *= alpha;
-							for (int j = k0; j < k1; j++) {
-								const double p = exp(row[j] - m2);
-								sum += p;
-								for (int c = 0; c < dv; c++)
-									O[c] += p * a->V.a[(size_t)j * a->V.cols + vcol + (size_t)c];
-							}
-							mx = m2;
-						}
-					}
-					MAT_AT(hd->flash_m, i, kb) = mx;
-					MAT_AT(hd->flash_l, i, kb) = sum;
-					memcpy(&MAT_AT(hd->flash_O, i, (size_t)kb * dv), O, (size_t)dv * sizeof(double));
-				}
-				for (int c = 0; c < dv; c++)
-					O[c] = sum > 0 ? O[c] / sum : 0.0;
-			}
-	}
-	free(skip);
-	free(row);
-}
-
 /* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
 static void pass_concat(Attn *a, const Lesson *l)
 {
@@ -875,132 +790,6 @@ const Mat *attn_final_output(const Attn *a)
 	return attn_layer_output(a);
 }
 
-static const StageKernel stage_kernel[STAGE_COUNT];
-
-/*
- * Decoding with a KV cache: the tokens one at a time, as generation sees
- * them. Step t reads only row t of its input (X, or the layer before's
- * decoded rows) and what earlier steps cached:
- *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (a variant's turn at t)
- *   cache += (k, v)   (with a window w, only the last w rows are read)
- *   per head: s_j = q·k_j; w = softmax(s·factor + a variant's bias b_tj, masked); out = Σ_j w_j v_j
- *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
- * The rows equal the full computation's rows: the test of a correct cache.
- */
-static int pass_decode_rows(Attn *a, const Lesson *l)
-{
-	const int n = l->n, dk = l->d_k, dv = l->d_v, D = l->d_model, window = lesson_mask_window(l);
-	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
-	const int pre = l->block.present && l->block.norm == NORM_PRE;
-	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
-	const AttnVariant *bias = attn_score_bias(a);
-	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
-	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
-	int r = -1;
-
-	if (row == NULL)
-		return -1;
-	if (l->block.present) {
-		one = calloc(1, sizeof *one);
-		if (one == NULL)
-			goto out;
-		one->lesson = l;
-		one->shape = a->shape;
-		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
-		one->heads = 0; /* no per-head matrices */
-		if (attn_alloc_matrices(one) != 0)
-			goto out;
-	}
-	for (int t = 0; t < n; t++) {
-		double *x = &MAT_AT(a->dec_q, t, 0), *concat = row + D, *wrow = row + D + hdv;
-		const double *arow = &in->a[(size_t)t * D];
-		const int lo = attn_window_first(t, window);
-		if (pre) {
-			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
-			stage_kernel[STAGE_NORM1_PRE](one, l);
-			arow = one->norm1.a;
-		}
-		/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
-		mat_mul_view(1, D, hdk, arow, (size_t)D, l->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
-		mat_mul_view(1, D, gdk, arow, (size_t)D, l->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
-		mat_mul_view(1, D, gdv, arow, (size_t)D, l->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
-		for (int c = 0; c < hdk && !mat_empty(&l->b_q); c++)
-			x[c] += l->b_q.a[c];
-		for (int c = 0; c < gdk && !mat_empty(&l->b_k); c++)
-			MAT_AT(a->cache_K, t, c) += l->b_k.a[c];
-		for (int c = 0; c < gdv && !mat_empty(&l->b_v); c++)
-			MAT_AT(a->cache_V, t, c) += l->b_v.a[c];
-		for (int v = 0; v < attn_variant_count; v++) {
-			const AttnVariant *var = attn_variants[v];
-			if (var->turn_row == NULL || !attn_variant_on(a, var))
-				continue;
-			for (int h = 0; h < a->heads; h++)
-				var->turn_row(a, x + (size_t)h * dk, t);
-			for (int h = 0; h < a->kv_heads; h++)
-				var->turn_row(a, &MAT_AT(a->cache_K, t, h * dk), t);
-		}
-		/* each head against the cached keys lo … t */
-		for (int h = 0; h < a->heads; h++) {
-			AttnHead *hd = &a->head[h];
-			const int kh = shape_kv_head(&a->shape, h);
-			const double *q = x + (size_t)h * dk;
-			for (int j = lo; j <= t; j++) {
-				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
-				double sc;
-				if (l->score == SCORE_ADDITIVE)
-					sc = additive(q, k, &l->w_e.a[h * dk], dk);
-				else {
-					sc = 0.0;
-					for (int c = 0; c < dk; c++)
-						sc += q[c] * k[c];
-				}
-				MAT_AT(hd->dec_scores, t, j) = sc;
-				sc *= a->factor;
-				if (bias != NULL)
-					sc += bias->score_bias(a, h, t, j);
-				wrow[j - lo] = a->visible[(size_t)t * l->m + j] ? sc : -INFINITY;
-			}
-			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
-			for (int c = 0; c < dv; c++) {
-				double acc = 0.0;
-				for (int j = lo; j <= t; j++)
-					acc += MAT_AT(hd->dec_weights, t, j) * MAT_AT(a->cache_V, j, kh * dv + c);
-				MAT_AT(hd->dec_weighted, t, c) = acc;
-				concat[h * dv + c] = acc;
-			}
-		}
-		/* the output row, and in a block the rest of the layer on that row */
-		if (mat_empty(&l->W_o))
-			memcpy(&MAT_AT(a->dec_output, t, 0), concat, (size_t)hdv * sizeof(double));
-		else
-			mat_mul_view(1, hdv, l->d_out, concat, (size_t)hdv, l->W_o.a, (size_t)l->d_out, 0,
-			             &MAT_AT(a->dec_output, t, 0), (size_t)l->d_out, 0);
-		for (int c = 0; c < l->d_out && !mat_empty(&l->b_o); c++)
-			MAT_AT(a->dec_output, t, c) += l->b_o.a[c];
-		if (one != NULL) {
-			memcpy(one->X.a, &in->a[(size_t)t * D], (size_t)D * sizeof(double));
-			memcpy(one->output.a, &MAT_AT(a->dec_output, t, 0), (size_t)D * sizeof(double));
-			for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
-				if (stage_kernel[st] != NULL && stage_present(&a->shape, (Stage)st))
-					stage_kernel[st](one, l);
-			memcpy(&MAT_AT(a->dec_layer_out, t, 0), attn_block_output(one)->a, (size_t)D * sizeof(double));
-		}
-	}
-	r = 0;
-out:
-	free(row);
-	if (one != NULL)
-		attn_free_matrices(one);
-	free(one);
-	return r;
-}
-
-static void pass_decode(Attn *a, const Lesson *l)
-{
-	if (pass_decode_rows(a, l) != 0)
-		a->failed = 1;
-}
-
 /* The kernel of each stage: the engine's half of the stage table (catalog.c has the rest). */
 static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_INPUT] = pass_input,
@@ -1013,7 +802,6 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_MASK] = pass_mask,
 	[STAGE_SOFTMAX] = pass_softmax,
 	[STAGE_WEIGHTED] = pass_weighted,
-	[STAGE_FLASH] = pass_flash,
 	[STAGE_CONCAT] = pass_concat,
 	[STAGE_OUTPUT] = pass_output,
 	[STAGE_NORM1_PRE] = pass_norm1_pre,
@@ -1025,7 +813,6 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_FFN_OUT] = pass_ffn_out,
 	[STAGE_RESIDUAL2] = pass_residual2,
 	[STAGE_NORM2_POST] = pass_norm2_post,
-	[STAGE_DECODE] = pass_decode,
 	[STAGE_FINAL_NORM] = pass_final_norm,
 };
 
@@ -1053,9 +840,6 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED) } },
 	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } },
 	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
-	[STAGE_FLASH] = { { AM_FLASH_M, MADE(AM_MASKED, AM_V) }, { AM_FLASH_L, MADE(AM_MASKED, AM_V) },
-	                  { AM_FLASH_O, MADE(AM_MASKED, AM_V) }, { AM_FLASH_OUT, MADE(AM_MASKED, AM_V) } },
-	/* STAGE_DECODE: no rules: it reads the layer's input row by row and every parameter, so any change reruns it */
 	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },
 	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_W_O, AM_B_O) } },
 	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT) } },
@@ -1101,7 +885,7 @@ int attn_alloc_matrices(Attn *a)
 			continue;
 		/* the n × m stages are written whole by their passes (when those run): no zeroing needed */
 		const int whole = (w == AM_SCORES || w == AM_WEIGHTS) &&
-		                  stage_kernel[k->made_by] != NULL &&
+		                  attn_stage_kernel(k->made_by) != NULL &&
 		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
 		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)
@@ -1114,51 +898,21 @@ int attn_alloc_matrices(Attn *a)
 
 void attn_free_matrices(Attn *a)
 {
-	int h;
-
-	mat_free(&a->residual1);
-	mat_free(&a->norm1_stats);
-	mat_free(&a->norm1);
-	mat_free(&a->ffn_hidden);
-	mat_free(&a->ffn_gate);
-	mat_free(&a->ffn_act);
-	mat_free(&a->ffn_out);
-	mat_free(&a->residual2);
-	mat_free(&a->norm2_stats);
-	mat_free(&a->norm2);
-	mat_free(&a->final);
-	mat_free(&a->PE);
-	mat_free(&a->X);
-	mat_free(&a->PE_src);
-	mat_free(&a->S);
-	mat_free(&a->Q);
-	mat_free(&a->K);
-	mat_free(&a->V);
-	mat_free(&a->Q_rot);
-	mat_free(&a->K_rot);
-	mat_free(&a->dec_q);
-	mat_free(&a->cache_K);
-	mat_free(&a->cache_V);
-	mat_free(&a->dec_output);
-	mat_free(&a->dec_layer_out);
+	/* every computed matrix the field tables map, the per-head ones of every head */
+	for (int w = 0; w < AM_COUNT; w++) {
+		const int per_head = (matrix_kinds[w].flags & MF_PER_HEAD) != 0;
+		if (field_of((AttnMatrix)w) == 0 || (per_head && a->head == NULL))
+			continue;
+		for (int h = 0; h < (per_head ? a->heads : 1); h++)
+			mat_free(attn_slot(a, (AttnMatrix)w, h));
+	}
 	for (int v = 0; v < attn_variant_count; v++)
 		if (attn_variants[v]->release != NULL)
 			attn_variants[v]->release(a);
-	if (a->head != NULL)
-		for (h = 0; h < a->heads; h++) {
-			AttnHead *hd = &a->head[h];
-			Mat *per_head[] = { &hd->scores, &hd->scaled, &hd->masked, &hd->weights, &hd->weighted, &hd->bias,
-			                    &hd->biased, &hd->flash_m, &hd->flash_l, &hd->flash_O, &hd->flash_out,
-			                    &hd->dec_scores, &hd->dec_weights, &hd->dec_weighted };
-			for (size_t k = 0; k < sizeof per_head / sizeof per_head[0]; k++)
-				mat_free(per_head[k]);
-		}
 	free(a->head);
 	for (int k = 0; a->cache != NULL && k < ATTN_DERIVED_SLOTS; k++)
 		mat_free(&a->cache->slot[k].m);
 	free(a->cache);
-	mat_free(&a->concat);
-	mat_free(&a->output);
 	free(a->visible);
 	free(a->row_all_masked);
 }

@@ -97,11 +97,6 @@ static const char *shape_fault(const Lesson *l)
 		if (fault != NULL)
 			return fault;
 	}
-	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
-	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
-		return "flash";
-	if (l->decode && (l->has_source || !lesson_mask_causal(l) || !l->mask_fill_inf))
-		return "decode";
 	if (mat_empty(&l->W_o) ? l->d_out != hdv : !mat_is(&l->W_o, hdv, l->d_out))
 		return "W_o";
 	if (l->score == SCORE_ADDITIVE && !mat_is(&l->w_e, 1, hdk))
@@ -446,9 +441,6 @@ static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memo
 	for (int k = 0; k < attn_variant_count; k++)
 		if (attn_variants[k]->share != NULL)
 			attn_variants[k]->share(v, l);
-	v->decode = l->decode;
-	v->flash_bq = l->flash_bq;
-	v->flash_bk = l->flash_bk;
 	v->mask_fill_inf = l->mask_fill_inf;
 	v->mask_fill = l->mask_fill;
 	if (l->encoder != NULL) { /* an encoder–decoder's links keep their own masks */
@@ -591,8 +583,8 @@ static int same_settings(const Lesson *x, const Lesson *y)
 	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
 	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
 	       x->has_final_norm == y->has_final_norm && x->final_kind == y->final_kind && x->final_eps == y->final_eps &&
-	       x->kv_heads == y->kv_heads && x->decode == y->decode && x->flash_bq == y->flash_bq &&
-	       x->flash_bk == y->flash_bk && same_masks(x, y) && same_variants(x, y);
+	       x->kv_heads == y->kv_heads &&
+	       same_masks(x, y) && same_variants(x, y);
 }
 
 /* The link of a keep for layer a: its shape, heads and place, its lesson the one a was computed from. */
@@ -682,7 +674,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 			prev_changed = 0;
 			for (int w = 0; w < AM_COUNT; w++)
 				prev_changed |= changed[w];
-			if (pass == 1 && a->failed) { /* a pass ran out of memory (the decode rows): its results are stale */
+			if (pass == 1 && a->failed) { /* a pass ran out of memory (a variant's rows): its results are stale */
 				*err = str_printf("out of memory computing the lesson");
 				keep_drop(&k);
 				return -1;

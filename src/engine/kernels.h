@@ -55,6 +55,8 @@ void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, in
 double attn_derived_cell(const Attn *a, AttnMatrix w, int h, int i, int j);
 /* Derived matrix w of head h, made into a->cache (NULL without memory, scores or a mask). */
 const Mat *attn_derived_matrix(const Attn *a, AttnMatrix w, int h);
+/* q, k, w_e: len. Bahdanau's additive score e = Σ_c w_e[c] · tanh(q_c + k_c). */
+double attn_additive(const double *q, const double *k, const double *w_e, int len);
 /* A scratch row of m numbers for a pass (NULL, and a->failed set, out of memory). */
 double *attn_scratch_row(Attn *a, int m);
 /* x and y hold the same bits (two empty matrices do): compute.c, for what attn_update compares. */

@@ -565,119 +565,6 @@ static void explain_back_project(StrBuf *b, const Attn *a, AttnMatrix which, int
 	}
 }
 
-/* FlashAttention's running state of row i after key block c, and its output. */
-static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
-{
-	const Lesson *l = a->lesson;
-	const AttnHead *hd = &a->head[h];
-	const int bq = l->flash_bq, bk = l->flash_bk, dv = l->d_v;
-	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->m + bk - 1) / bk - 1 : j;
-	const int k0 = kb * bk, k1 = k0 + bk < l->m ? k0 + bk : l->m;
-	char x1[32], x2[32], x3[32], x4[32];
-
-	strbuf_printf(b, _("row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n"), i, i / bq, i / bq * bq,
-	              (i / bq + 1) * bq < l->n ? (i / bq + 1) * bq - 1 : l->n - 1, kb, k0, k1 - 1);
-	if (which == AM_FLASH_OUT) {
-		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
-		if (ll > 0)
-			strbuf_printf(b, _("out = O / l after the last tile = %s / %s = %s  (weighted[%d][%d] = %s)\n"), celltext_num(x1, O, utf8),
-			              celltext_num(x2, ll, utf8), celltext_num(x3, O / ll, utf8), i, j, celltext_num(x4, MAT_AT(hd->weighted, i, j), utf8));
-		else
-			strbuf_printf(b, _("row %d saw no key (l = 0): its output is 0\n"), i);
-		return;
-	}
-	if (attn_flash_skipped(a, i / bq, kb)) {
-		strbuf_printf(b, _("the mask hides this whole tile, so it is skipped: the state is what it was before\n"));
-		return;
-	}
-	{
-		const double m_before = kb > 0 ? MAT_AT(hd->flash_m, i, kb - 1) : -INFINITY, m_after = MAT_AT(hd->flash_m, i, kb);
-		const double l_before = kb > 0 ? MAT_AT(hd->flash_l, i, kb - 1) : 0.0;
-		const double alpha = m_after == -INFINITY ? 0.0 : exp(m_before - m_after);
-		strbuf_printf(b, "m' = max(m, rowmax S) = max(%s, ", celltext_num(x1, m_before, utf8));
-		for (int k = k0; k < k1; k++)
-			strbuf_printf(b, "%s%s", k > k0 ? ", " : "", celltext_num(x2, attn_cell(a, AM_MASKED, h, i, k), utf8));
-		strbuf_printf(b, ") = %s\n", celltext_num(x3, m_after, utf8));
-		if (which == AM_FLASH_M)
-			return;
-		strbuf_printf(b, _("rescale by e^(m %s m') = %s\n"), celltext_sym(utf8, "\u2212", "-"), celltext_num(x1, alpha, utf8));
-		if (which == AM_FLASH_L) {
-			strbuf_printf(b, "l' = %s %s %s", celltext_num(x1, alpha, utf8), celltext_sym(utf8, "\u00b7", "*"), celltext_num(x2, l_before, utf8));
-			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
-				strbuf_printf(b, " + exp(%s %s %s)", celltext_num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8), celltext_sym(utf8, "\u2212", "-"),
-				              celltext_num(x2, m_after, utf8));
-			strbuf_printf(b, " = %s\n", celltext_num(x3, MAT_AT(hd->flash_l, i, kb), utf8));
-		} else {
-			const int c = j % dv;
-			strbuf_printf(b, "O' = %s %s %s", celltext_num(x1, alpha, utf8), celltext_sym(utf8, "\u00b7", "*"),
-			              celltext_num(x2, kb > 0 ? MAT_AT(hd->flash_O, i, (kb - 1) * dv + c) : 0.0, utf8));
-			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
-				strbuf_printf(b, " + exp(%s %s %s)%s%s", celltext_num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8),
-				              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, m_after, utf8), celltext_sym(utf8, "\u00b7", "*"),
-				              celltext_num(x3, a->V.a[(size_t)k * a->V.cols + (size_t)shape_kv_head(&a->shape, h) * dv + c], utf8));
-			strbuf_printf(b, " = %s\n", celltext_num(x3, MAT_AT(hd->flash_O, i, j), utf8));
-		}
-	}
-}
-
-/* Decoding: what step t computed, from its own row and the cache. */
-static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
-{
-	const Lesson *l = a->lesson;
-	const int window = lesson_mask_window(l), lo = attn_window_first(t, window);
-	const int kh = shape_kv_head(&a->shape, h);
-	const char *note = "", *adj = ""; /* a variant's words: how q and k were turned, what the scores were */
-	char x1[32], x2[32];
-
-	for (int v = 0; v < attn_variant_count; v++)
-		if (attn_variant_on(a, attn_variants[v])) {
-			if (attn_variants[v]->decode_note != NULL)
-				note = _(attn_variants[v]->decode_note);
-			if (attn_variants[v]->decode_adj != NULL)
-				adj = _(attn_variants[v]->decode_adj);
-		}
-	switch (which) {
-	case AM_DEC_Q:
-	case AM_CACHE_K:
-	case AM_CACHE_V: {
-		/* the full computation's matrix this row equals: Q or K as the scores read them, V */
-		const AttnMatrix full = which == AM_DEC_Q ? attn_reads(a, AM_Q) : which == AM_CACHE_K ? attn_reads(a, AM_K) : AM_V;
-		strbuf_printf(b, _("made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n"), t, t,
-		              which != AM_CACHE_V ? note : "", matrix_name(full), t, j,
-		              celltext_num(x1, MAT_AT(*attn_matrix(a, full, h), t, j), utf8));
-		if (which != AM_DEC_Q)
-			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"),
-			              window > 0 ? _(" while it is inside the window") : "");
-		return;
-	}
-	case AM_DEC_SCORES:
-	case AM_DEC_WEIGHTS:
-		if (!attn_in_cache(t, j, window)) {
-			strbuf_printf(b, _("key %d is not in step %d's cache (%s)\n"), j, t,
-			              j > t ? _("it has not been generated yet") : _("the rolling cache dropped it"));
-			return;
-		}
-		if (which == AM_DEC_SCORES) {
-			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, celltext_sym(utf8, "\u00b7", "."), j, kh);
-			celltext_terms(b, &MAT_AT(a->dec_q, t, h * l->d_k), 1, &MAT_AT(a->cache_K, j, kh * l->d_k), 1, l->d_k, utf8);
-		} else
-			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
-			                 "computation's weights[%d][%d] = %s\n"), t - lo + 1, lo, t, adj, t, j,
-			              celltext_num(x1, MAT_AT(a->head[h].weights, t, j), utf8));
-		return;
-	case AM_DEC_WEIGHTED:
-		strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", celltext_sym(utf8, "\u03a3", "sum"), celltext_sym(utf8, "\u00b7", "*"), j,
-		              lo, t);
-		celltext_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * l->d_v + j),
-		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
-		return;
-	default:
-		strbuf_printf(b, _("step %d's row; the full computation's row %d holds %s\n"), t, t,
-		              celltext_num(x2, MAT_AT(*(which == AM_DEC_OUTPUT ? &a->output : attn_block_output(a)), t, j), utf8));
-		return;
-	}
-}
-
 /* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels); a variant's stage is explained by its own file (variants/). */
 static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_INPUT] = explain_given,
@@ -689,7 +576,6 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_MASK] = explain_mask,
 	[STAGE_SOFTMAX] = explain_softmax_cell,
 	[STAGE_WEIGHTED] = explain_weighted_cell,
-	[STAGE_FLASH] = explain_flash,
 	[STAGE_CONCAT] = explain_concat,
 	[STAGE_OUTPUT] = explain_output,
 	[STAGE_NORM1_PRE] = explain_norm,
@@ -701,7 +587,6 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_FFN_OUT] = explain_ffn_out,
 	[STAGE_RESIDUAL2] = explain_residual,
 	[STAGE_NORM2_POST] = explain_norm,
-	[STAGE_DECODE] = explain_decode,
 	[STAGE_FINAL_NORM] = explain_norm,
 	[STAGE_BACK_OUTPUT] = explain_back_output,
 	[STAGE_BACK_WEIGHTED] = explain_back_weighted,

@@ -1,12 +1,13 @@
 /* variants.h: the attention variants, one file each (variants/NAME.c), in one list.
  *
  * A variant is what a lesson may switch on beside plain attention (RoPE,
- * ALiBi, …): the stage it adds, that stage's pass and its rules, how a cell
+ * ALiBi, the flash tiles, decoding with a KV cache): the stage it adds, that stage's pass and its rules, how a cell
  * of what it makes is explained and which operands light up, and its hooks
  * into the core's passes (a bias on the scaled scores, matrices the scores
  * read instead of Q and K, what a layer's view shares, what attn_update
  * compares). The core (attention.c, compute.c, backward.c, matrices.c,
- * inspect/explain.c, inspect/dump.c) asks this list and names no variant.
+ * inspect/explain.c) asks this list and names no variant (inspect/dump.c
+ * still writes the flash and decode objects of --dump itself).
  *
  * Adding one: a file variants/NAME.c defining `const AttnVariant
  * variant_NAME`, and one line X(NAME) below (src/README.md, "Adding a variant").
@@ -19,7 +20,9 @@
 
 #define ATTN_VARIANTS(X) \
 	X(alibi)             \
-	X(rope)
+	X(rope)              \
+	X(flash)             \
+	X(decode)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
