@@ -2,7 +2,9 @@
  * matrix lives, the pass of each stage and what it remakes from what, and the
  * rows of the derived stages. attention.c defines most; compute.c (the chain,
  * updates, training), matrices.c (finding any matrix, gradients too) and the
- * variants (variants/) use them. Nothing above the engine includes this. */
+ * variants (variants/) use them. Above the engine it arrives only with
+ * variants/variants.h (explain.c and dump.c ask the list), never included
+ * on its own. */
 #ifndef ATTNVIZ_KERNELS_H
 #define ATTNVIZ_KERNELS_H
 
