@@ -52,10 +52,11 @@ CMOCKA_CFLAGS = $(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_C
 CMOCKA_LIBS   = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
 # The source lives in folders that are its layers (src/README.md); every
-# src/*/*.c is library code the tests link against, main.c is the program.
+# src/*/*.c (and src/*/*/*.c: a layer's sub-folder, as src/engine/variants/)
+# is library code the tests link against, main.c is the program.
 # The two line editors are chosen by READLINE.
-SRC_ALL := $(wildcard src/*/*.c)
-HDRS    := $(wildcard src/*/*.h)
+SRC_ALL := $(wildcard src/*/*.c src/*/*/*.c)
+HDRS    := $(wildcard src/*/*.h src/*/*/*.h)
 LIB_SRC := $(filter-out src/tui/lineedit-readline.c src/tui/lineedit-basic.c,$(SRC_ALL))
 ifeq ($(READLINE),1)
 LIB_SRC += src/tui/lineedit-readline.c

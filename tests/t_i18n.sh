@@ -31,7 +31,7 @@ fi
 # Every string the sources mark with _() or N_() is in the catalogue: a string
 # wrapped after the last `make pot` would otherwise show in English.
 if command -v xgettext >/dev/null 2>&1 && command -v msgcmp >/dev/null 2>&1; then
-	(cd "$SRCDIR" && xgettext --from-code=UTF-8 --language=C --keyword=_ --keyword=N_ -o "$tmp/now.pot" src/*.c src/*/*.c src/*/*.h)
+	(cd "$SRCDIR" && xgettext --from-code=UTF-8 --language=C --keyword=_ --keyword=N_ -o "$tmp/now.pot" src/*.c src/*/*.c src/*/*.h src/*/*/*.c src/*/*/*.h)
 	msgcmp "$SRCDIR/po/zh_CN.po" "$tmp/now.pot" >"$tmp/msgcmp" 2>&1
 	expect "every marked string of src/ is in po/zh_CN.po (make pot)" '[ $? -eq 0 ]'
 	[ -s "$tmp/msgcmp" ] && sed -n '1,5s/^/# /p' "$tmp/msgcmp"
@@ -46,12 +46,12 @@ fi
 # No English sentence handed straight to the screen: a literal with words as
 # the text of a status message, a command's answer or a REPL error is marked.
 grep -nE '(tui_set_msg\(t, [^,]+, |tui_msgf\(t, [^,]+, |say\(out, MSG_[A-Z]+, [^,]+, |plain_error\(c, |tui_popup\(t, )"[^"]*[A-Za-z]{2,}[ ,:;.!?][^"]*"' \
-	"$SRCDIR"/src/*.c "$SRCDIR"/src/*/*.c >"$tmp/raw" 2>/dev/null
+	"$SRCDIR"/src/*.c "$SRCDIR"/src/*/*.c "$SRCDIR"/src/*/*/*.c >"$tmp/raw" 2>/dev/null
 expect "no unmarked sentence reaches tui_set_msg, tui_msgf, say, plain_error or tui_popup" '[ ! -s "$tmp/raw" ]'
 [ -s "$tmp/raw" ] && sed -n '1,5s/^/# /p' "$tmp/raw"
 # The same for the lesson loader's and theme reader's errors and the command line's usage errors
 grep -nE '(\bfail|jr_fail|jr_warnf|\bwarnf)\((c|&c), "[^"]*[A-Za-z]{2,}|usage_error\("[^"]*[A-Za-z]{2,}' \
-	"$SRCDIR"/src/*.c "$SRCDIR"/src/*/*.c >"$tmp/raw" 2>/dev/null
+	"$SRCDIR"/src/*.c "$SRCDIR"/src/*/*.c "$SRCDIR"/src/*/*/*.c >"$tmp/raw" 2>/dev/null
 expect "no unmarked sentence reaches fail, jr_fail, jr_warnf, warnf or usage_error" '[ ! -s "$tmp/raw" ]'
 [ -s "$tmp/raw" ] && sed -n '1,5s/^/# /p' "$tmp/raw"
 

@@ -2,112 +2,94 @@
  *
  * Pure computation: no I/O, no curses. Every intermediate matrix is kept so
  * that it can be shown, explained and dumped. See attention.h for the shape
- * legend; each pass below repeats the shapes it reads and writes.
+ * legend; each pass below repeats the shapes it reads and writes. The chain
+ * of layers, updates, progress and training that run these passes are
+ * compute.c's; the backward pass (backward.c) reads what they wrote; finding
+ * any matrix by its catalogue id, gradients too, is matrices.c's.
  *
  * Attention is the one layer that mixes information across tokens: row i of
  * the output is a weighted average of the value rows of every token query i
  * may see, weighted by how well query i matches each key.
  */
-#include "engine/attention.h"
-#include "base/clock.h"
-#include "base/i18n.h"
-#include "engine/backward.h"
-#include "base/strbuf.h"
+#include "engine/kernels.h"
+#include "engine/variants/variants.h"
 
 #include <math.h>
 #include <stddef.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 /* ---------------------------------------------------------------- where each matrix lives */
 
-/* Computed matrices of the whole layer, and of each head (the catalogue's MF_PER_HEAD kinds). */
+/*
+ * Computed matrices of the whole layer, and of each head (the catalogue's
+ * MF_PER_HEAD kinds), as offset + 1: 0 is a matrix without a field here (a
+ * given one, a gradient, or one forgotten: attn_storage_fault finds those).
+ */
+#define AT(type, field) (offsetof(type, field) + 1)
 static const size_t attn_field[AM_COUNT] = {
-	[AM_PE] = offsetof(Attn, PE), [AM_X] = offsetof(Attn, X), [AM_PE_SRC] = offsetof(Attn, PE_src),
-	[AM_S] = offsetof(Attn, S), [AM_Q] = offsetof(Attn, Q), [AM_K] = offsetof(Attn, K),
-	[AM_V] = offsetof(Attn, V), [AM_CONCAT] = offsetof(Attn, concat), [AM_OUTPUT] = offsetof(Attn, output),
-	[AM_RESIDUAL1] = offsetof(Attn, residual1), [AM_NORM1_STATS] = offsetof(Attn, norm1_stats),
-	[AM_NORM1] = offsetof(Attn, norm1), [AM_FFN_HIDDEN] = offsetof(Attn, ffn_hidden),
-	[AM_FFN_GATE] = offsetof(Attn, ffn_gate), [AM_FFN_ACT] = offsetof(Attn, ffn_act),
-	[AM_FFN_OUT] = offsetof(Attn, ffn_out), [AM_RESIDUAL2] = offsetof(Attn, residual2),
-	[AM_NORM2_STATS] = offsetof(Attn, norm2_stats), [AM_NORM2] = offsetof(Attn, norm2),
-	[AM_FINAL] = offsetof(Attn, final), [AM_Q_ROT] = offsetof(Attn, Q_rot), [AM_K_ROT] = offsetof(Attn, K_rot),
-	[AM_DEC_Q] = offsetof(Attn, dec_q), [AM_CACHE_K] = offsetof(Attn, cache_K), [AM_CACHE_V] = offsetof(Attn, cache_V),
-	[AM_DEC_OUTPUT] = offsetof(Attn, dec_output), [AM_DEC_LAYER_OUT] = offsetof(Attn, dec_layer_out),
+	[AM_PE] = AT(Attn, PE), [AM_X] = AT(Attn, X), [AM_PE_SRC] = AT(Attn, PE_src),
+	[AM_S] = AT(Attn, S), [AM_Q] = AT(Attn, Q), [AM_K] = AT(Attn, K),
+	[AM_V] = AT(Attn, V), [AM_CONCAT] = AT(Attn, concat), [AM_OUTPUT] = AT(Attn, output),
+	[AM_RESIDUAL1] = AT(Attn, residual1), [AM_NORM1_STATS] = AT(Attn, norm1_stats),
+	[AM_NORM1] = AT(Attn, norm1), [AM_FFN_HIDDEN] = AT(Attn, ffn_hidden),
+	[AM_FFN_GATE] = AT(Attn, ffn_gate), [AM_FFN_ACT] = AT(Attn, ffn_act),
+	[AM_FFN_OUT] = AT(Attn, ffn_out), [AM_RESIDUAL2] = AT(Attn, residual2),
+	[AM_NORM2_STATS] = AT(Attn, norm2_stats), [AM_NORM2] = AT(Attn, norm2),
+	[AM_FINAL] = AT(Attn, final), [AM_Q_ROT] = AT(Attn, Q_rot), [AM_K_ROT] = AT(Attn, K_rot),
+	[AM_DEC_Q] = AT(Attn, dec_q), [AM_CACHE_K] = AT(Attn, cache_K), [AM_CACHE_V] = AT(Attn, cache_V),
+	[AM_DEC_OUTPUT] = AT(Attn, dec_output), [AM_DEC_LAYER_OUT] = AT(Attn, dec_layer_out),
 };
 static const size_t head_field[AM_COUNT] = {
-	[AM_SCORES] = offsetof(AttnHead, scores), [AM_SCALED] = offsetof(AttnHead, scaled),
-	[AM_MASKED] = offsetof(AttnHead, masked), [AM_WEIGHTS] = offsetof(AttnHead, weights),
-	[AM_WEIGHTED] = offsetof(AttnHead, weighted), [AM_BIAS] = offsetof(AttnHead, bias),
-	[AM_BIASED] = offsetof(AttnHead, biased), [AM_FLASH_M] = offsetof(AttnHead, flash_m),
-	[AM_FLASH_L] = offsetof(AttnHead, flash_l), [AM_FLASH_O] = offsetof(AttnHead, flash_O),
-	[AM_FLASH_OUT] = offsetof(AttnHead, flash_out), [AM_DEC_SCORES] = offsetof(AttnHead, dec_scores),
-	[AM_DEC_WEIGHTS] = offsetof(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = offsetof(AttnHead, dec_weighted),
+	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
+	[AM_MASKED] = AT(AttnHead, masked), [AM_WEIGHTS] = AT(AttnHead, weights),
+	[AM_WEIGHTED] = AT(AttnHead, weighted), [AM_BIAS] = AT(AttnHead, bias),
+	[AM_BIASED] = AT(AttnHead, biased), [AM_FLASH_M] = AT(AttnHead, flash_m),
+	[AM_FLASH_L] = AT(AttnHead, flash_l), [AM_FLASH_O] = AT(AttnHead, flash_O),
+	[AM_FLASH_OUT] = AT(AttnHead, flash_out), [AM_DEC_SCORES] = AT(AttnHead, dec_scores),
+	[AM_DEC_WEIGHTS] = AT(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = AT(AttnHead, dec_weighted),
 };
+#undef AT
 
-/* The gradients, in the backward pass's AttnGrad (backward.h). */
-static const size_t grad_field[AM_COUNT] = {
-	[AM_D_OUTPUT] = offsetof(AttnGrad, output), [AM_D_CONCAT] = offsetof(AttnGrad, concat),
-	[AM_D_W_O] = offsetof(AttnGrad, W_o), [AM_D_Q] = offsetof(AttnGrad, Q), [AM_D_K] = offsetof(AttnGrad, K),
-	[AM_D_V] = offsetof(AttnGrad, V), [AM_D_W_Q] = offsetof(AttnGrad, W_q), [AM_D_W_K] = offsetof(AttnGrad, W_k),
-	[AM_D_W_V] = offsetof(AttnGrad, W_v), [AM_D_X] = offsetof(AttnGrad, X),
-	[AM_D_WEIGHTED] = offsetof(GradHead, weighted), [AM_D_WEIGHTS] = offsetof(GradHead, weights),
-	[AM_D_MASKED] = offsetof(GradHead, masked), [AM_D_SCALED] = offsetof(GradHead, scaled),
-	[AM_D_SCORES] = offsetof(GradHead, scores),
-};
-
-/* The storage of a computed matrix (head h for per-head ones). */
-static Mat *slot(Attn *a, AttnMatrix which, int h)
+/* The field of a computed matrix (offset + 1 in Attn, or in AttnHead for a per-head one), 0 without one. */
+static size_t field_of(AttnMatrix which)
 {
+	if ((unsigned)which >= AM_COUNT || (matrix_kinds[which].flags & (MF_GIVEN | MF_GRAD)))
+		return 0;
+	return (matrix_kinds[which].flags & MF_PER_HEAD) ? head_field[which] : attn_field[which];
+}
+
+const char *attn_storage_fault(void)
+{
+	for (int w = 0; w < AM_COUNT; w++)
+		if (!(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)) && field_of((AttnMatrix)w) == 0)
+			return matrix_kinds[w].name;
+	return NULL;
+}
+
+Mat *attn_slot(Attn *a, AttnMatrix which, int h)
+{
+	const size_t at = field_of(which);
+
+	if (at == 0)
+		return NULL;
 	if (matrix_kinds[which].flags & MF_PER_HEAD)
-		return (Mat *)((char *)&a->head[h] + head_field[which]);
-	return (Mat *)((char *)a + attn_field[which]);
+		return (Mat *)((char *)&a->head[h] + at - 1);
+	return (Mat *)((char *)a + at - 1);
 }
 
-static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h);
-
-const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
+const Mat *attn_slot_const(const Attn *a, AttnMatrix which, int h)
 {
-	const Mat *m;
+	const size_t at = field_of(which);
 
-	if ((unsigned)which >= AM_COUNT)
+	if (at == 0)
 		return NULL;
-	if ((matrix_kinds[which].flags & MF_PER_HEAD) && (h < 0 || h >= a->heads))
-		return NULL;
-	if (matrix_kinds[which].flags & MF_GRAD) {
-		if (a->grad == NULL)
-			return NULL;
-		m = (const Mat *)((const char *)((matrix_kinds[which].flags & MF_PER_HEAD) ? (const void *)&a->grad->head[h]
-		                                                                          : (const void *)a->grad) +
-		                  grad_field[which]);
-	} else if (matrix_kinds[which].flags & MF_GIVEN)
-		m = lesson_matrix((Lesson *)a->lesson, which);
-	else if (attn_derived(which) && mat_empty(slot((Attn *)a, which, h)))
-		return matrix_present(&a->shape, which, NULL) ? derived_matrix((Attn *)a, which, h) : NULL;
-	else
-		m = slot((Attn *)a, which, h);
-	return mat_empty(m) ? NULL : m;
-}
-
-int attn_stage_panes(const Attn *a, Stage st, StagePane out[STAGE_MAX_PANES])
-{
-	return stage_panes(&a->shape, st, out);
-}
-
-int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[STAGE_MAX_PANES])
-{
-	StagePane p[STAGE_MAX_PANES];
-	const int n = stage_panes(&a->shape, st, p);
-
-	for (int i = 0; i < n; i++)
-		out[i] = p[i].matrix;
-	return n;
+	if (matrix_kinds[which].flags & MF_PER_HEAD)
+		return (const Mat *)((const char *)&a->head[h] + at - 1);
+	return (const Mat *)((const char *)a + at - 1);
 }
 
 /* ---------------------------------------------------------------- kernels */
@@ -208,7 +190,7 @@ int attn_softmax_row(const double *x, double *out, int len)
 }
 
 /* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
-static double additive(const double *q, const double *k, const double *w_e, int len)
+double attn_additive(const double *q, const double *k, const double *w_e, int len)
 {
 	double sum = 0.0;
 	int c;
@@ -216,25 +198,6 @@ static double additive(const double *q, const double *k, const double *w_e, int 
 	for (c = 0; c < len; c++)
 		sum += w_e[c] * tanh(q[c] + k[c]);
 	return sum;
-}
-
-/*
- * x: one head's d_k numbers of a row at position pos. With θ_i = pos·base^(−2i/d_k),
- * i = 0 … d_k/2 − 1, the pair (a, b) turns by θ_i: (a cos θ − b sin θ, a sin θ + b cos θ).
- * "half" pairs columns (i, i + d_k/2), "interleaved" (2i, 2i + 1).
- */
-void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style)
-{
-	const int half = d_k / 2;
-
-	for (int i = 0; i < half; i++) {
-		const double theta = (double)pos * pow(base, -2.0 * i / d_k);
-		const double c = cos(theta), s = sin(theta);
-		const int ia = style == ROPE_HALF ? i : 2 * i, ib = style == ROPE_HALF ? i + half : 2 * i + 1;
-		const double xa = x[ia], xb = x[ib];
-		x[ia] = xa * c - xb * s;
-		x[ib] = xa * s + xb * c;
-	}
 }
 
 int attn_window_first(int t, int window)
@@ -256,7 +219,6 @@ int attn_in_cache(int t, int j, int window)
  * its stage: without a mask, masked is scaled itself; with one head,
  * concat is that head's output; without W_o, output is concat.
  */
-typedef void (*StageKernel)(Attn *a, const Lesson *l);
 
 /* Pass 0, input: X = input (n × d_model); S = source_input (m × d_src). */
 static void pass_input(Attn *a, const Lesson *l)
@@ -326,22 +288,6 @@ static void pass_project(Attn *a, const Lesson *l)
 }
 
 /*
- * Rotate (RoPE): Q_rot (n × h·d_k) = Q with each head's row i turned by
- * position i; K_rot (m × g·d_k) = K with each key head's row j turned by j.
- */
-static void pass_rotate(Attn *a, const Lesson *l)
-{
-	memcpy(a->Q_rot.a, a->Q.a, (size_t)a->Q.rows * (size_t)a->Q.cols * sizeof(double));
-	memcpy(a->K_rot.a, a->K.a, (size_t)a->K.rows * (size_t)a->K.cols * sizeof(double));
-	for (int i = 0; i < a->Q.rows; i++)
-		for (int h = 0; h < a->heads; h++)
-			attn_rope_row(&MAT_AT(a->Q_rot, i, h * l->d_k), l->d_k, i, l->rope_base, l->rope_style);
-	for (int j = 0; j < a->K.rows; j++)
-		for (int h = 0; h < a->kv_heads; h++)
-			attn_rope_row(&MAT_AT(a->K_rot, j, h * l->d_k), l->d_k, j, l->rope_base, l->rope_style);
-}
-
-/*
  * Pass 3, scores, for each head h, reading the head's columns of Q and K:
  *   q_i = Q[i][h·d_k … (h+1)·d_k)   k_j = K[j][same]
  *   scores  n × m   q_i · k_j   (or Σ_c w_e[c]·tanh(q_ic + k_jc))
@@ -349,7 +295,8 @@ static void pass_rotate(Attn *a, const Lesson *l)
 static void pass_scores(Attn *a, const Lesson *l)
 {
 	const int n = l->n, m = l->m, dk = l->d_k;
-	const Mat *Q = l->rope ? &a->Q_rot : &a->Q, *K = l->rope ? &a->K_rot : &a->K;
+	/* Q and K, or what a variant made of them for the scores to read (variants.h: reads) */
+	const Mat *Q = attn_slot(a, attn_reads(a, AM_Q), 0), *K = attn_slot(a, attn_reads(a, AM_K), 0);
 	int h, i, j;
 
 	for (h = 0; h < a->heads; h++) {
@@ -362,7 +309,7 @@ static void pass_scores(Attn *a, const Lesson *l)
 				double *scores_i = &hd->scores.a[(size_t)i * m];
 				for (j = 0; j < m; j++) {
 					const double *k_j = &K->a[(size_t)j * K->cols + kcol];
-					scores_i[j] = additive(q_i, k_j, w_e, dk);
+					scores_i[j] = attn_additive(q_i, k_j, w_e, dk);
 				}
 				a->nonfinite |= mat_nonfinite(scores_i, (size_t)m);
 			}
@@ -378,7 +325,7 @@ static void pass_scores(Attn *a, const Lesson *l)
 
 int attn_derived(AttnMatrix which)
 {
-	return which == AM_SCALED || which == AM_MASKED || which == AM_BIAS || which == AM_BIASED;
+	return which == AM_SCALED || which == AM_MASKED || attn_variant_derived(which);
 }
 
 /* out[j] = in[j] × f, j < len: one rounded product a cell, however it is made. */
@@ -394,12 +341,6 @@ static void scale_row(const double *in, double *out, size_t len, double f)
 #endif
 	for (; j < len; j++)
 		out[j] = in[j] * f;
-}
-
-/* ALiBi: bias_ij = −slope_h·|i − j|. */
-static double alibi_bias(const Attn *a, int h, int i, int j)
-{
-	return -a->slopes[h] * fabs((double)(i - j));
 }
 
 static double mask_fill(const Lesson *l)
@@ -420,70 +361,65 @@ static void fill_hidden(double *row, const unsigned char *vis, int len, double f
 }
 
 /*
- * Cells [0, len) of row i of derived matrix w of head h, into out:
- *   scaled = scores × factor;  bias = −slope·|i − j|;  biased = scaled + bias;
- *   masked = biased (ALiBi) or scaled, with the cells the mask hides := fill.
+ * Cells [0, len) of row i of derived matrix w of head h, into out (kernels.h):
+ *   scaled = scores × factor;  a variant's bias b_ij (score_bias) alone, or
+ *   biased = scaled + b;  masked = biased (with such a variant) or scaled,
+ *   with the cells the mask hides := fill.
  * Each cell is the same operations, in the same order, as when the stages were kept.
  */
-static void derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
+void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
 {
 	const Lesson *l = a->lesson;
 	const size_t m = (size_t)l->m;
+	const AttnVariant *v = attn_score_bias(a);
 
-	if (w == AM_BIAS) {
+	if (v != NULL && w == v->bias_matrix) {
 		for (int j = 0; j < len; j++)
-			out[j] = alibi_bias(a, h, i, j);
+			out[j] = v->score_bias(a, h, i, j);
 		return;
 	}
 	scale_row(&a->head[h].scores.a[(size_t)i * m], out, (size_t)len, a->factor);
-	if (w != AM_SCALED && l->alibi)
+	if (w != AM_SCALED && v != NULL)
 		for (int j = 0; j < len; j++)
-			out[j] = out[j] + alibi_bias(a, h, i, j);
+			out[j] = out[j] + v->score_bias(a, h, i, j);
 	if (w == AM_MASKED)
 		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(l));
 }
 
-int attn_has(const Attn *a, AttnMatrix which, int h)
-{
-	if ((unsigned)which < AM_COUNT && attn_derived(which)) {
-		if (h < 0 || h >= a->heads || !matrix_present(&a->shape, which, NULL))
-			return 0;
-		return !mat_empty(slot((Attn *)a, which, h)) || (!mat_empty(&a->head[h].scores) && a->visible != NULL);
-	}
-	return attn_matrix(a, which, h) != NULL;
-}
 
-double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
+double attn_derived_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 {
-	const Mat *kept;
+	const AttnVariant *v = attn_score_bias(a);
 	double x;
 
-	if (!attn_derived(which) || !mat_empty(kept = slot((Attn *)a, which, h))) {
-		const Mat *m = attn_derived(which) ? kept : attn_matrix(a, which, h);
-		return m != NULL ? MAT_AT(*m, i, j) : NAN;
-	}
-	if (which == AM_BIAS)
-		return alibi_bias(a, h, i, j);
+	if (v != NULL && which == v->bias_matrix)
+		return v->score_bias(a, h, i, j);
 	if (which == AM_MASKED && !a->visible[(size_t)i * a->lesson->m + j])
 		return mask_fill(a->lesson);
 	x = MAT_AT(a->head[h].scores, i, j) * a->factor;
-	if (which != AM_SCALED && a->lesson->alibi)
-		x = x + alibi_bias(a, h, i, j);
+	if (which != AM_SCALED && v != NULL)
+		x = x + v->score_bias(a, h, i, j);
 	return x;
 }
 
-/* Derived matrix w of head h, made into the slot asked for longest ago (its buffer reused); NULL out of memory. */
-static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h)
+/*
+ * Derived matrix w of head h, made into the cache's slot asked for longest
+ * ago (its buffer reused); NULL out of memory. a is const: the cache is
+ * reached through a pointer (attention.h: AttnCache), so what a view asks
+ * for is remembered without the computation's own numbers changing.
+ */
+const Mat *attn_derived_matrix(const Attn *a, AttnMatrix w, int h)
 {
+	AttnCache *c = a->cache;
 	AttnDerived *pick = NULL;
 	const int n = a->lesson->n, m = a->lesson->m;
 
-	if (mat_empty(&a->head[h].scores) || a->visible == NULL) /* a copy attn_update kept without it */
+	if (c == NULL || mat_empty(&a->head[h].scores) || a->visible == NULL) /* a copy attn_update kept without it */
 		return NULL;
 	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
-		AttnDerived *d = &a->derived[k];
+		AttnDerived *d = &c->slot[k];
 		if (d->valid && d->which == (int)w && d->head == h) {
-			d->used = ++a->derived_clock;
+			d->used = ++c->clock;
 			return &d->m;
 		}
 		if (pick == NULL || (pick->valid && (!d->valid || d->used < pick->used)))
@@ -495,11 +431,11 @@ static const Mat *derived_matrix(Attn *a, AttnMatrix w, int h)
 	if (mat_empty(&pick->m) && mat_alloc_whole(&pick->m, n, m) != 0)
 		return NULL;
 	for (int i = 0; i < n; i++)
-		derived_row(a, w, h, i, &pick->m.a[(size_t)i * m], m);
+		attn_derived_row(a, w, h, i, &pick->m.a[(size_t)i * m], m);
 	pick->valid = 1;
 	pick->which = (int)w;
 	pick->head = h;
-	pick->used = ++a->derived_clock;
+	pick->used = ++c->clock;
 	return &pick->m;
 }
 
@@ -514,10 +450,10 @@ int attn_reserve_derived(Attn *a, double max_numbers)
 {
 	const int n = a->lesson->n, m = a->lesson->m;
 
-	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL)
+	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL || a->cache == NULL)
 		return 0;
 	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++) {
-		Mat *s = &a->derived[k].m;
+		Mat *s = &a->cache->slot[k].m;
 		if (!mat_empty(s))
 			continue;
 		if (mat_alloc_whole(s, n, m) != 0)
@@ -527,15 +463,13 @@ int attn_reserve_derived(Attn *a, double max_numbers)
 	return 0;
 }
 
-/* The derived matrices made so far no longer hold (scores or the mask are remade); their buffers stay. */
-static void derived_forget(Attn *a)
+void attn_derived_forget(Attn *a)
 {
-	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++)
-		a->derived[k].valid = 0;
+	for (int k = 0; a->cache != NULL && k < ATTN_DERIVED_SLOTS; k++)
+		a->cache->slot[k].valid = 0;
 }
 
-/* A scratch row of m numbers for a pass (NULL, and the pass failed, out of memory). */
-static double *scratch_row(Attn *a, int m)
+double *attn_scratch_row(Attn *a, int m)
 {
 	double *r = malloc((size_t)m * sizeof *r);
 
@@ -554,26 +488,11 @@ static void pass_scale(Attn *a, const Lesson *l)
 {
 	double *row;
 
-	if (fabs(a->factor) <= 1.0 || (row = scratch_row(a, l->m)) == NULL)
+	if (fabs(a->factor) <= 1.0 || (row = attn_scratch_row(a, l->m)) == NULL)
 		return;
 	for (int h = 0; h < a->heads; h++)
 		for (int i = 0; i < l->n; i++) {
-			derived_row(a, AM_SCALED, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
-		}
-	free(row);
-}
-
-/* ALiBi: bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias (derived: checked, not kept). */
-static void pass_bias(Attn *a, const Lesson *l)
-{
-	double *row = scratch_row(a, l->m);
-
-	for (int h = 0; row != NULL && h < a->heads; h++)
-		for (int i = 0; i < l->n; i++) {
-			derived_row(a, AM_BIAS, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
-			derived_row(a, AM_BIASED, h, i, row, l->m);
+			attn_derived_row(a, AM_SCALED, h, i, row, l->m);
 			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
 		}
 	free(row);
@@ -630,13 +549,13 @@ static int causal_skip(const Lesson *l)
 static void pass_softmax(Attn *a, const Lesson *l)
 {
 	const int n = l->n, m = l->m;
-	double *row = scratch_row(a, m); /* the row of masked, made as it is read */
+	double *row = attn_scratch_row(a, m); /* the row of masked, made as it is read */
 	int h, i;
 
 	for (h = 0; row != NULL && h < a->heads; h++)
 		for (i = 0; i < n; i++) {
 			const int len = causal_skip(l) ? i + 1 : m;
-			derived_row(a, AM_MASKED, h, i, row, len);
+			attn_derived_row(a, AM_MASKED, h, i, row, len);
 			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
 			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
 		}
@@ -656,91 +575,6 @@ static void pass_weighted(Attn *a, const Lesson *l)
 	for (h = 0; h < a->heads; h++)
 		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)shape_kv_head(&a->shape, h) * dv],
 		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
-}
-
-int attn_flash_skipped(const Attn *a, int qb, int kb)
-{
-	const Lesson *l = a->lesson;
-	const int bq = l->flash_bq, bk = l->flash_bk;
-
-	if (!l->mask_fill_inf)
-		return 0;
-	for (int i = qb * bq; i < l->n && i < (qb + 1) * bq; i++)
-		for (int j = kb * bk; j < l->m && j < (kb + 1) * bk; j++)
-			if (a->visible[(size_t)i * l->m + j])
-				return 0;
-	return 1;
-}
-
-/*
- * FlashAttention, for each head: the same weighted sums without the n × m
- * weights. Query blocks of block_q rows; for each, key blocks of block_k
- * columns in order, each tile S = masked[rows][cols] (scale, bias and mask
- * already in it). Per row, with m the running maximum, l the running sum
- * and O (1 × d_v) the running unnormalised output (m = −∞, l = 0, O = 0
- * before the first tile):
- *   m' = max(m, rowmax S)   P = exp(S − m')   l' = e^(m − m')·l + rowsum P
- *   O' = e^(m − m')·O + P·V_tile
- * A row whose m' is still −∞ keeps its state. out = O / l (0 where l = 0).
- * A tile the −∞ mask hides entirely is skipped. After key block c each row's
- * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
- */
-static void pass_flash(Attn *a, const Lesson *l)
-{
-	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = a->shape.dim[DIM_NKB];
-	const int nqb = (n + bq - 1) / bq;
-	/* which tiles the mask hides, found once (not once per row and head) */
-	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
-	double *row = scratch_row(a, m); /* row i of masked */
-
-	if (skip == NULL || row == NULL) {
-		a->failed = 1;
-		free(skip);
-		free(row);
-		return;
-	}
-	for (int qb = 0; qb < nqb; qb++)
-		for (int kb = 0; kb < nkb; kb++)
-			skip[(size_t)qb * nkb + kb] = (unsigned char)attn_flash_skipped(a, qb, kb);
-	for (int h = 0; h < a->heads; h++) {
-		AttnHead *hd = &a->head[h];
-		const size_t vcol = (size_t)shape_kv_head(&a->shape, h) * dv;
-		for (int qb = 0; qb < nqb; qb++)
-			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
-				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
-				memset(O, 0, (size_t)dv * sizeof(double));
-				derived_row(a, AM_MASKED, h, i, row, m);
-				for (int kb = 0; kb < nkb; kb++) {
-					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
-					if (!skip[(size_t)qb * nkb + kb]) {
-						double m2 = mx;
-						for (int j = k0; j < k1; j++)
-							if (row[j] > m2)
-								m2 = row[j];
-						if (m2 != -INFINITY) {
-							const double alpha = exp(mx - m2); /* 0 while mx is −∞ */
-							sum *= alpha;
-							for (int c = 0; c < dv; c++)
-								O[c] *= alpha;
-							for (int j = k0; j < k1; j++) {
-								const double p = exp(row[j] - m2);
-								sum += p;
-								for (int c = 0; c < dv; c++)
-									O[c] += p * a->V.a[(size_t)j * a->V.cols + vcol + (size_t)c];
-							}
-							mx = m2;
-						}
-					}
-					MAT_AT(hd->flash_m, i, kb) = mx;
-					MAT_AT(hd->flash_l, i, kb) = sum;
-					memcpy(&MAT_AT(hd->flash_O, i, (size_t)kb * dv), O, (size_t)dv * sizeof(double));
-				}
-				for (int c = 0; c < dv; c++)
-					O[c] = sum > 0 ? O[c] / sum : 0.0;
-			}
-	}
-	free(skip);
-	free(row);
 }
 
 /* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
@@ -949,29 +783,6 @@ const Attn *attn_layer(const Attn *a, int i)
 	return a;
 }
 
-int attn_check_quiz_answers(const Attn *a, char **err)
-{
-	const Lesson *l = a->lesson;
-
-	for (int i = 0; i < l->nsteps; i++) {
-		const Step *st = &l->steps[i];
-		const CellRef *c = &st->quiz.answer_cell;
-		const int which = matrix_find(c->matrix);
-		const Attn *la = attn_layer(st->encoder && a->encoder != NULL ? a->encoder : a, st->layer);
-		const Mat *m = which < 0 || la == NULL ? NULL : attn_matrix(la, (AttnMatrix)which, c->head);
-
-		if (!st->has_quiz || st->quiz.nchoices > 0 || m == NULL || c->row >= m->rows || c->col >= m->cols)
-			continue;
-		if (!isinf(MAT_AT(*m, c->row, c->col)))
-			continue;
-		*err = str_printf("steps[%d].quiz.answer: %s[%d][%d] (head %d) is %s\u221e, which no one can type as an answer; "
-		                  "ask about a cell the mask keeps, or give \"choices\"",
-		                  i, c->matrix, c->row, c->col, c->head, MAT_AT(*m, c->row, c->col) < 0 ? "\u2212" : "");
-		return -1;
-	}
-	return 0;
-}
-
 const Mat *attn_final_output(const Attn *a)
 {
 	while (a->next != NULL)
@@ -979,141 +790,18 @@ const Mat *attn_final_output(const Attn *a)
 	return attn_layer_output(a);
 }
 
-static int alloc_matrices(Attn *a);
-static const StageKernel stage_kernel[STAGE_COUNT];
-
-/*
- * Decoding with a KV cache: the tokens one at a time, as generation sees
- * them. Step t reads only row t of its input (X, or the layer before's
- * decoded rows) and what earlier steps cached:
- *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (RoPE at t)
- *   cache += (k, v)   (with a window w, only the last w rows are read)
- *   per head: s_j = q·k_j; w = softmax(s·factor − slope·(t − j), masked); out = Σ_j w_j v_j
- *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
- * The rows equal the full computation's rows: the test of a correct cache.
- */
-static int pass_decode_rows(Attn *a, const Lesson *l)
-{
-	const int n = l->n, dk = l->d_k, dv = l->d_v, D = l->d_model, window = lesson_mask_window(l);
-	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
-	const int pre = l->block.present && l->block.norm == NORM_PRE;
-	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
-	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
-	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
-	int r = -1;
-
-	if (row == NULL)
-		return -1;
-	if (l->block.present) {
-		one = calloc(1, sizeof *one);
-		if (one == NULL)
-			goto out;
-		one->lesson = l;
-		one->shape = a->shape;
-		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
-		one->heads = 0; /* no per-head matrices */
-		if (alloc_matrices(one) != 0)
-			goto out;
-	}
-	for (int t = 0; t < n; t++) {
-		double *x = &MAT_AT(a->dec_q, t, 0), *concat = row + D, *wrow = row + D + hdv;
-		const double *arow = &in->a[(size_t)t * D];
-		const int lo = attn_window_first(t, window);
-		if (pre) {
-			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
-			stage_kernel[STAGE_NORM1_PRE](one, l);
-			arow = one->norm1.a;
-		}
-		/* q, k, v of token t: one row of the projections, then RoPE at position t */
-		mat_mul_view(1, D, hdk, arow, (size_t)D, l->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
-		mat_mul_view(1, D, gdk, arow, (size_t)D, l->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
-		mat_mul_view(1, D, gdv, arow, (size_t)D, l->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
-		for (int c = 0; c < hdk && !mat_empty(&l->b_q); c++)
-			x[c] += l->b_q.a[c];
-		for (int c = 0; c < gdk && !mat_empty(&l->b_k); c++)
-			MAT_AT(a->cache_K, t, c) += l->b_k.a[c];
-		for (int c = 0; c < gdv && !mat_empty(&l->b_v); c++)
-			MAT_AT(a->cache_V, t, c) += l->b_v.a[c];
-		if (l->rope) {
-			for (int h = 0; h < a->heads; h++)
-				attn_rope_row(x + (size_t)h * dk, dk, t, l->rope_base, l->rope_style);
-			for (int h = 0; h < a->kv_heads; h++)
-				attn_rope_row(&MAT_AT(a->cache_K, t, h * dk), dk, t, l->rope_base, l->rope_style);
-		}
-		/* each head against the cached keys lo … t */
-		for (int h = 0; h < a->heads; h++) {
-			AttnHead *hd = &a->head[h];
-			const int kh = shape_kv_head(&a->shape, h);
-			const double *q = x + (size_t)h * dk;
-			for (int j = lo; j <= t; j++) {
-				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
-				double sc;
-				if (l->score == SCORE_ADDITIVE)
-					sc = additive(q, k, &l->w_e.a[h * dk], dk);
-				else {
-					sc = 0.0;
-					for (int c = 0; c < dk; c++)
-						sc += q[c] * k[c];
-				}
-				MAT_AT(hd->dec_scores, t, j) = sc;
-				sc *= a->factor;
-				if (l->alibi)
-					sc += -a->slopes[h] * (double)(t - j);
-				wrow[j - lo] = a->visible[(size_t)t * l->m + j] ? sc : -INFINITY;
-			}
-			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
-			for (int c = 0; c < dv; c++) {
-				double acc = 0.0;
-				for (int j = lo; j <= t; j++)
-					acc += MAT_AT(hd->dec_weights, t, j) * MAT_AT(a->cache_V, j, kh * dv + c);
-				MAT_AT(hd->dec_weighted, t, c) = acc;
-				concat[h * dv + c] = acc;
-			}
-		}
-		/* the output row, and in a block the rest of the layer on that row */
-		if (mat_empty(&l->W_o))
-			memcpy(&MAT_AT(a->dec_output, t, 0), concat, (size_t)hdv * sizeof(double));
-		else
-			mat_mul_view(1, hdv, l->d_out, concat, (size_t)hdv, l->W_o.a, (size_t)l->d_out, 0,
-			             &MAT_AT(a->dec_output, t, 0), (size_t)l->d_out, 0);
-		for (int c = 0; c < l->d_out && !mat_empty(&l->b_o); c++)
-			MAT_AT(a->dec_output, t, c) += l->b_o.a[c];
-		if (one != NULL) {
-			memcpy(one->X.a, &in->a[(size_t)t * D], (size_t)D * sizeof(double));
-			memcpy(one->output.a, &MAT_AT(a->dec_output, t, 0), (size_t)D * sizeof(double));
-			for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
-				if (stage_kernel[st] != NULL && stage_present(&a->shape, (Stage)st))
-					stage_kernel[st](one, l);
-			memcpy(&MAT_AT(a->dec_layer_out, t, 0), attn_block_output(one)->a, (size_t)D * sizeof(double));
-		}
-	}
-	r = 0;
-out:
-	free(row);
-	attn_free(one);
-	return r;
-}
-
-static void pass_decode(Attn *a, const Lesson *l)
-{
-	if (pass_decode_rows(a, l) != 0)
-		a->failed = 1;
-}
-
 /* The kernel of each stage: the engine's half of the stage table (catalog.c has the rest). */
 static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_INPUT] = pass_input,
 	[STAGE_POSITIONAL] = pass_positional,
 	[STAGE_PROJECT] = pass_project,
-	[STAGE_ROTATE] = pass_rotate,
+	/* a variant's stage: its own kernel (variants/, through attn_stage_kernel) */
 	[STAGE_SPLIT] = NULL, /* a view of Q, K and V: nothing to compute */
 	[STAGE_SCORES] = pass_scores,
 	[STAGE_SCALE] = pass_scale,
-	[STAGE_BIAS] = pass_bias,
 	[STAGE_MASK] = pass_mask,
 	[STAGE_SOFTMAX] = pass_softmax,
 	[STAGE_WEIGHTED] = pass_weighted,
-	[STAGE_FLASH] = pass_flash,
 	[STAGE_CONCAT] = pass_concat,
 	[STAGE_OUTPUT] = pass_output,
 	[STAGE_NORM1_PRE] = pass_norm1_pre,
@@ -1125,7 +813,6 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_FFN_OUT] = pass_ffn_out,
 	[STAGE_RESIDUAL2] = pass_residual2,
 	[STAGE_NORM2_POST] = pass_norm2_post,
-	[STAGE_DECODE] = pass_decode,
 	[STAGE_FINAL_NORM] = pass_final_norm,
 };
 
@@ -1137,13 +824,9 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
  * here runs whenever anything changed, and everything after it counts as
  * changed.
  */
-#define MADE(...) ((const AttnMatrix[]){ __VA_ARGS__, AM_COUNT })
-typedef struct StageRule {
-	AttnMatrix out;
-	const AttnMatrix *from; /* ends with AM_COUNT */
-} StageRule;
+#define MADE ATTN_MADE
 #define FFN_IN AM_NORM1, AM_NORM2, AM_RESIDUAL1
-static const StageRule stage_rules[STAGE_COUNT][4] = {
+static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_INPUT] = { { AM_X, MADE(AM_INPUT) }, { AM_S, MADE(AM_SOURCE_INPUT) } },
 	[STAGE_POSITIONAL] = { { AM_X, MADE(AM_X) }, { AM_S, MADE(AM_S) } },
 	[STAGE_NORM1_PRE] = { { AM_NORM1, MADE(AM_X, AM_LN1_GAMMA, AM_LN1_BETA) },
@@ -1151,17 +834,12 @@ static const StageRule stage_rules[STAGE_COUNT][4] = {
 	[STAGE_PROJECT] = { { AM_Q, MADE(AM_X, AM_NORM1, AM_W_Q, AM_B_Q) },
 	                    { AM_K, MADE(AM_X, AM_NORM1, AM_S, AM_W_K, AM_B_K) },
 	                    { AM_V, MADE(AM_X, AM_NORM1, AM_S, AM_W_V, AM_B_V) } },
-	[STAGE_ROTATE] = { { AM_Q_ROT, MADE(AM_Q) }, { AM_K_ROT, MADE(AM_K) } },
 	[STAGE_SPLIT] = { { AM_COUNT, NULL } }, /* no pass */
 	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
 	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
-	[STAGE_BIAS] = { { AM_BIAS, MADE(AM_SCALED) }, { AM_BIASED, MADE(AM_SCALED) } },
 	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED) } },
 	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } },
 	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
-	[STAGE_FLASH] = { { AM_FLASH_M, MADE(AM_MASKED, AM_V) }, { AM_FLASH_L, MADE(AM_MASKED, AM_V) },
-	                  { AM_FLASH_O, MADE(AM_MASKED, AM_V) }, { AM_FLASH_OUT, MADE(AM_MASKED, AM_V) } },
-	/* STAGE_DECODE: no rules: it reads the layer's input row by row and every parameter, so any change reruns it */
 	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },
 	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_W_O, AM_B_O) } },
 	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT) } },
@@ -1181,8 +859,23 @@ static const StageRule stage_rules[STAGE_COUNT][4] = {
 #undef FFN_IN
 #undef MADE
 
-/* Allocate every computed matrix this lesson has, to the catalogue's shape. */
-static int alloc_matrices(Attn *a)
+StageKernel attn_stage_kernel(Stage st)
+{
+	const AttnVariant *v = attn_variant_of_stage(st);
+
+	if (v != NULL)
+		return v->kernel;
+	return (unsigned)st < STAGE_COUNT ? stage_kernel[st] : NULL;
+}
+
+const StageRule *attn_stage_rules(Stage st)
+{
+	const AttnVariant *v = attn_variant_of_stage(st);
+
+	return v != NULL ? v->rules : stage_rules[st];
+}
+
+int attn_alloc_matrices(Attn *a)
 {
 	for (int w = 0; w < AM_COUNT; w++) {
 		const MatrixKind *k = &matrix_kinds[w];
@@ -1192,731 +885,34 @@ static int alloc_matrices(Attn *a)
 			continue;
 		/* the n × m stages are written whole by their passes (when those run): no zeroing needed */
 		const int whole = (w == AM_SCORES || w == AM_WEIGHTS) &&
-		                  stage_kernel[k->made_by] != NULL &&
+		                  attn_stage_kernel(k->made_by) != NULL &&
 		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
 		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)
-			if ((whole ? mat_alloc_whole : mat_alloc)(slot(a, (AttnMatrix)w, h), rows, cols) != 0)
+			if ((whole ? mat_alloc_whole : mat_alloc)(attn_slot(a, (AttnMatrix)w, h), rows, cols) != 0)
 				return -1;
 	}
 	return 0;
 }
 
-/*
- * The first cell, in the order the stages are computed, that is not a finite
- * number: NaN, or ±∞ anywhere but a cell a −∞ mask hid on purpose. Doubles
- * overflow past about 1.8e308, and one overflow turns everything after it
- * into NaN, which would be shown as if it meant something. Returns 1 and
- * the place, or 0 when every number is finite.
- */
-static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *which, int *head, int *row, int *col)
+
+void attn_free_matrices(Attn *a)
 {
-	const Lesson *l = a->lesson;
-	int w, h, i, j;
-
-	for (w = 0; w < AM_COUNT; w++)
-		for (h = 0; (only == NULL || only[w]) && h < (matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
-			const Mat *m = attn_matrix(a, (AttnMatrix)w, h);
-			for (i = 0; m != NULL && i < m->rows; i++)
-				for (j = 0; j < m->cols; j++) {
-					const double x = MAT_AT(*m, i, j);
-					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && l->mask_fill_inf &&
-					                    !a->visible[(size_t)i * l->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
-					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
-						*which = (AttnMatrix)w;
-						*head = h;
-						*row = i;
-						*col = j;
-						return 1;
-					}
-				}
-		}
-	return 0;
-}
-
-/* m is rows × cols and holds its numbers. */
-static int mat_is(const Mat *m, int rows, int cols)
-{
-	return m->rows == rows && m->cols == cols && m->a != NULL;
-}
-
-/*
- * The engine's own guard: every pass indexes the matrices by the lesson's
- * sizes (n, m, d_model, d_src, heads, d_k, d_v, d_out), so a lesson whose
- * matrices do not have those shapes, or whose mask does not fit them, is
- * refused before anything is allocated or read. lesson_validate gives the
- * learner's message first; this only makes sure that no caller, whatever
- * it passes, makes the engine read or write past a matrix. Returns the
- * first part at fault, or NULL.
- */
-static const char *shape_fault(const Lesson *l)
-{
-	int hdk, hdv, gdk, gdv;
-
-	if (l->heads < 1 || l->heads > LESSON_MAX_HEADS || l->n < 1 || l->n > LESSON_MAX_TOKENS || l->m < 1 ||
-	    l->m > LESSON_MAX_TOKENS || l->d_k < 1 || l->d_k > LESSON_MAX_DIM || l->d_v < 1 || l->d_v > LESSON_MAX_DIM ||
-	    l->d_out < 1 || l->d_out > LESSON_MAX_DIM)
-		return "sizes";
-	if (l->kv_heads < 1 || l->heads % l->kv_heads != 0 || (l->rope && l->d_k % 2 != 0))
-		return "kv_heads";
-	hdk = l->heads * l->d_k;
-	hdv = l->heads * l->d_v;
-	gdk = l->kv_heads * l->d_k;
-	gdv = l->kv_heads * l->d_v;
-	if (!mat_is(&l->input, l->n, l->d_model))
-		return "X";
-	if (l->has_source ? !mat_is(&l->source_input, l->m, l->d_src) : (l->m != l->n || l->d_src != l->d_model))
-		return "source.X";
-	if (!mat_is(&l->W_q, l->d_model, hdk))
-		return "W_q";
-	if (!mat_is(&l->W_k, l->d_src, gdk))
-		return "W_k";
-	if (!mat_is(&l->W_v, l->d_src, gdv))
-		return "W_v";
-	if ((!mat_empty(&l->b_q) && !mat_is(&l->b_q, 1, hdk)) || (!mat_empty(&l->b_k) && !mat_is(&l->b_k, 1, gdk)) ||
-	    (!mat_empty(&l->b_v) && !mat_is(&l->b_v, 1, gdv)) || (!mat_empty(&l->b_o) && !mat_is(&l->b_o, 1, l->d_out)))
-		return "biases";
-	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
-		return "alibi.slopes";
-	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
-	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
-		return "flash";
-	if (l->decode && (l->has_source || !lesson_mask_causal(l) || !l->mask_fill_inf))
-		return "decode";
-	if (mat_empty(&l->W_o) ? l->d_out != hdv : !mat_is(&l->W_o, hdv, l->d_out))
-		return "W_o";
-	if (l->score == SCORE_ADDITIVE && !mat_is(&l->w_e, 1, hdk))
-		return "w_e";
-	if (((l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW) && l->n != l->m) ||
-	    (l->mask == MASK_PADDING && !mat_is(&l->mask_matrix, 1, l->m)) ||
-	    (l->mask == MASK_MATRIX && !mat_is(&l->mask_matrix, l->n, l->m)) || (l->mask == MASK_WINDOW && l->window < 1) ||
-	    (l->mask == MASK_LIST && (l->nmasks < 1 || l->masks == NULL)))
-		return "mask";
-	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++) {
-		const MaskPart *p = &l->masks[k];
-		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && l->n != l->m) ||
-		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, l->m)) ||
-		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, l->n, l->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
-		    p->kind == MASK_NONE || p->kind == MASK_LIST)
-			return "mask";
-	}
-	return NULL;
-}
-
-
-/* attn_update's copies of the matrices it remakes: a computation shaped like the one updated. */
-typedef struct Keep {
-	Attn *first;  /* NULL once over budget or out of memory */
-	double left;  /* numbers it may still hold */
-} Keep;
-
-static void keep_drop(Keep *k)
-{
-	attn_free(k->first);
-	k->first = NULL;
-}
-
-/* How many numbers matrix w of head h holds (a derived one: would hold, when made). */
-static double kept_numbers(Attn *a, AttnMatrix w, int h)
-{
-	const Mat *m = slot(a, w, h);
-
-	if (attn_derived(w))
-		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)a->lesson->n * a->lesson->m
-		                                                                            : 0;
-	return (double)m->rows * m->cols;
-}
-
-/* A copy of derived matrix w of head h, as it is now, into to (empty). Returns 0 or -1. */
-static int derived_copy(Attn *a, AttnMatrix w, int h, Mat *to)
-{
-	if (mat_alloc_whole(to, a->lesson->n, a->lesson->m) != 0)
-		return -1;
-	for (int i = 0; i < a->lesson->n; i++)
-		derived_row(a, w, h, i, &to->a[(size_t)i * a->lesson->m], a->lesson->m);
-	return 0;
-}
-
-/* Copy into the keep's link ka the matrices of a marked in redo (all when redo is NULL), unless copied already. */
-static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
-{
-	for (int w = 0; k->first != NULL && w < AM_COUNT; w++) {
-		/* a derived matrix is made from the scores: copied before they are remade, while it is still the old one */
-		const int remade = redo == NULL || redo[w] || (attn_derived((AttnMatrix)w) && redo[AM_SCORES]);
-		if (!remade || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
-			continue;
-		for (int h = 0; k->first != NULL && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
-			const Mat *m = attn_derived((AttnMatrix)w) ? NULL : slot(a, (AttnMatrix)w, h);
-			Mat *to = slot(ka, (AttnMatrix)w, h);
-			const double count = kept_numbers(a, (AttnMatrix)w, h);
-			if (count == 0 || !mat_empty(to))
-				continue;
-			k->left -= count;
-			if (k->left < 0 || (m != NULL ? mat_copy(to, m) : derived_copy(a, (AttnMatrix)w, h, to)) != 0)
-				keep_drop(k);
-		}
-	}
-}
-
-/*
- * The passes that note in a->nonfinite, as they write, whether they wrote a
- * number that is not finite (outside the cells a −∞ mask hides); after any
- * other pass the matrices it writes (its rules' and those it makes) are
- * looked over, a cheap scan next to what such a pass computes.
- */
-static const unsigned char stage_checks_itself[STAGE_COUNT] = {
-	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_BIAS] = 1, [STAGE_MASK] = 1,
-	[STAGE_SOFTMAX] = 1, [STAGE_WEIGHTED] = 1, [STAGE_CONCAT] = 1, [STAGE_OUTPUT] = 1,
-};
-
-/* 1 when a matrix pass st writes holds a number that is not finite (−∞ allowed where the catalogue says so). */
-static int stage_nonfinite(Attn *a, int st)
-{
+	/* every computed matrix the field tables map, the per-head ones of every head */
 	for (int w = 0; w < AM_COUNT; w++) {
-		int writes = matrix_kinds[w].made_by == (Stage)st;
-		for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
-			writes |= stage_rules[st][r].out == (AttnMatrix)w;
-		if (!writes || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+		const int per_head = (matrix_kinds[w].flags & MF_PER_HEAD) != 0;
+		if (field_of((AttnMatrix)w) == 0 || (per_head && a->head == NULL))
 			continue;
-		for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
-			const Mat *m = slot(a, (AttnMatrix)w, h);
-			const size_t count = (size_t)m->rows * (size_t)m->cols;
-			if (mat_empty(m))
-				continue;
-			if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
-				if (mat_nonfinite(m->a, count))
-					return 1;
-			} else
-				for (size_t i = 0; i < count; i++)
-					if (!(m->a[i] < INFINITY)) /* NaN or +∞ */
-						return 1;
-		}
+		for (int h = 0; h < (per_head ? a->heads : 1); h++)
+			mat_free(attn_slot(a, (AttnMatrix)w, h));
 	}
-	return 0;
-}
-
-static AttnProgress progress_fn;
-static void *progress_ctx;
-static double progress_t0; /* when the computation being told about began */
-static int progress_depth; /* attn_compute calls itself for an encoder: the outermost call starts the clock */
-
-void attn_set_progress(AttnProgress fn, void *ctx)
-{
-	progress_fn = fn;
-	progress_ctx = ctx;
-}
-
-/* A pass of a runs: tell the progress function, if any. */
-static void progress_tell(const Attn *a, int st)
-{
-	int index = 0, count = 0;
-
-	if (progress_fn == NULL)
-		return;
-	for (int s = 0; s < STAGE_COUNT; s++)
-		if (stage_kernel[s] != NULL && (stage_present(&a->shape, (Stage)s) || (stage_kinds[s].flags & SF_ALWAYS))) {
-			count++;
-			if (s <= st)
-				index++;
-		}
-	progress_fn(progress_ctx, a, (Stage)st, index, count, clock_ms() - progress_t0);
-}
-
-/*
- * Run the passes of lesson l (a layer's view) into a, in the table's order:
- * every one (changed NULL), or only those whose rules read a matrix marked
- * in changed, marking what they remake in turn. ka (may be NULL): the link
- * of k that gets a copy of each matrix before it is remade. Each pass's time
- * goes to a->stage_ms.
- */
-static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k, Attn *ka, double *plan)
-{
-	unsigned char redo[AM_COUNT];
-
-	if (plan == NULL) {
-		derived_forget(a);
-		attn_touch(a);
-	}
-	for (int st = 0; st < STAGE_COUNT; st++) {
-		double t0;
-		a->stage_ms[st] = 0.0;
-		if (stage_kernel[st] == NULL || !(stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
-			continue;
-		a->redo = NULL;
-		if (changed != NULL) {
-			int any = 0;
-			if (stage_rules[st][0].from == NULL) { /* a pass without rules: anything before it changes it all */
-				for (int w = 0; w < AM_COUNT; w++)
-					any |= changed[w];
-				if (!any)
-					continue;
-				memset(changed, 1, AM_COUNT);
-				if (ka != NULL)
-					keep_before(k, ka, a, NULL);
-			} else {
-				memset(redo, 0, sizeof redo);
-				for (int r = 0; r < 4 && stage_rules[st][r].from != NULL; r++)
-					for (const AttnMatrix *f = stage_rules[st][r].from; *f != AM_COUNT; f++)
-						if (changed[*f]) {
-							redo[stage_rules[st][r].out] = 1;
-							any = 1;
-							break;
-						}
-				if (!any)
-					continue;
-				if (ka != NULL)
-					keep_before(k, ka, a, redo);
-				for (int w = 0; w < AM_COUNT; w++)
-					changed[w] |= redo[w];
-				a->redo = redo;
-			}
-		}
-		if (plan != NULL) { /* only count the numbers it would remake */
-			for (int w = 0; w < AM_COUNT; w++)
-				for (int h = 0; (a->redo == NULL || a->redo[w]) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1) &&
-				                !(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)); h++)
-					*plan += kept_numbers(a, (AttnMatrix)w, h);
-			a->redo = NULL;
-			continue;
-		}
-		progress_tell(a, st);
-		t0 = clock_ms();
-		stage_kernel[st](a, l);
-		if (!stage_checks_itself[st])
-			a->nonfinite |= stage_nonfinite(a, st);
-		a->stage_ms[st] = clock_ms() - t0;
-		a->redo = NULL;
-	}
-}
-
-/*
- * The message for the first cell that is not a finite number among the
- * matrices marked in only (all: NULL); NULL when none. The passes noted
- * whether they wrote one (a->nonfinite); the given matrices and gradients
- * are looked over here. Only when one of them says so is the first such
- * cell looked for.
- */
-static char *overflow_error(Attn *a, const unsigned char *only)
-{
-	AttnMatrix w;
-	int oh, i, j, found, suspect = a->nonfinite;
-	double t0 = clock_ms(), x = 0.0;
-
-	for (int g = 0; !suspect && g < AM_COUNT; g++)
-		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
-		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
-			const Mat *m = attn_matrix(a, (AttnMatrix)g, h);
-			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
-		}
-	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);
-	if (found)
-		x = MAT_AT(*attn_matrix(a, w, oh), i, j);
-	a->check_ms = clock_ms() - t0;
-	if (!found)
-		return NULL;
-	const char *what = isnan(x) ? _("not a number") : x > 0 ? "+inf" : "-inf";
-	if (matrix_per_head((AttnMatrix)w) && a->heads > 1)
-		return str_printf(_("the numbers grow too large to compute: %s[%d][%d] of head %d is %s (doubles overflow "
-		                    "past about 1.8e308); use smaller inputs or weights"),
-		                  matrix_name(w), i, j, oh, what);
-	return str_printf(_("the numbers grow too large to compute: %s[%d][%d] is %s (doubles overflow "
-	                    "past about 1.8e308); use smaller inputs or weights"),
-	                  matrix_name(w), i, j, what);
-}
-
-/* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
-static Attn *compute_one(Attn *a, const Lesson *l, char **err)
-{
-	const char *fault = shape_fault(l);
-
-	*err = NULL;
-	if (a == NULL)
-		goto oom;
-	if (fault != NULL) {
-		*err = str_printf("cannot compute: the lesson's %s does not fit its sizes (n = %d, m = %d, heads = %d); "
-		                  "nothing was computed", fault, l->n, l->m, l->heads);
-		attn_free(a);
-		return NULL;
-	}
-	a->lesson = l;
-	lesson_shape(l, &a->shape);
-	if (lesson_count_numbers(l) > (double)LESSON_MAX_NUMBERS ||
-	    (l->score == SCORE_ADDITIVE && (double)l->n * l->m * l->heads * l->d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
-		*err = str_printf("the lesson with its computation would hold %.0f numbers (limit %ld, LESSON_MAX_NUMBERS), "
-		                  "or its additive scores take over %ld tanh terms (LESSON_MAX_ADDITIVE_TERMS)",
-		                  lesson_count_numbers(l), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
-		attn_free(a);
-		return NULL;
-	}
-	switch (l->scale) {
-	case SCALE_SQRT_DK: a->factor = 1.0 / sqrt((double)l->d_k); break;
-	case SCALE_NONE: a->factor = 1.0; break;
-	case SCALE_VALUE: a->factor = l->scale_value; break;
-	}
-	a->heads = l->heads;
-	a->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
-	if (l->alibi) {
-		a->slopes = malloc((size_t)l->heads * sizeof *a->slopes);
-		if (a->slopes == NULL)
-			goto oom;
-		for (int h = 0; h < l->heads; h++)
-			a->slopes[h] = mat_empty(&l->alibi_slopes) ? lesson_alibi_slope(l->heads, h) : l->alibi_slopes.a[h];
-	}
-	a->head = calloc((size_t)l->heads, sizeof *a->head);
-	a->visible = malloc((size_t)l->n * (size_t)l->m);
-	a->row_all_masked = calloc((size_t)l->n, 1);
-	if (a->head == NULL || a->visible == NULL || a->row_all_masked == NULL || alloc_matrices(a) != 0)
-		goto oom;
-	run_passes(a, l, NULL, NULL, NULL, NULL);
-	if (a->failed)
-		goto oom;
-	if ((*err = overflow_error(a, NULL)) != NULL) {
-		attn_free(a);
-		return NULL;
-	}
-	return a;
-oom:
-	*err = str_printf("out of memory computing the lesson");
-	attn_free(a);
-	return NULL;
-}
-
-/*
- * Layer i of a lesson with layers, as the engine computes it: the layer's
- * own parameters (heads, weights, biases, block), the lesson's shared
- * settings (tokens, mask, scale, score), and its input rows: the lesson's
- * X for layer 0 (with positional encoding), the layer before's output
- * after that. Every matrix is borrowed.
- */
-static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memory, Lesson *v)
-{
-	*v = *lesson_layer_const(l, i);
-	v->path = l->path;
-	v->title = l->title;
-	v->summary = l->summary;
-	v->version = l->version;
-	v->tokens = l->tokens;
-	v->n = l->n;
-	v->input = *input;
-	v->positional = i == 0 ? l->positional : POS_NONE;
-	v->score = l->score;
-	v->scale = l->scale;
-	v->scale_value = l->scale_value;
-	v->scale_explicit = l->scale_explicit;
-	v->mask = l->mask;
-	v->mask_matrix = l->mask_matrix;
-	v->window = l->window;
-	v->nmasks = l->nmasks;
-	v->masks = l->masks;
-	v->rope = l->rope;
-	v->rope_base = l->rope_base;
-	v->rope_style = l->rope_style;
-	v->alibi = l->alibi;
-	v->decode = l->decode;
-	v->flash_bq = l->flash_bq;
-	v->flash_bk = l->flash_bk;
-	v->mask_fill_inf = l->mask_fill_inf;
-	v->mask_fill = l->mask_fill;
-	if (l->encoder != NULL) { /* an encoder–decoder's links keep their own masks */
-		const Lesson *own = lesson_layer_const(l, i);
-		v->mask = own->mask;
-		v->mask_matrix = own->mask_matrix;
-		v->window = own->window;
-		v->nmasks = own->nmasks;
-		v->masks = own->masks;
-	}
-	v->nsteps = l->nsteps;
-	v->steps = l->steps;
-	v->compare = NULL;
-	v->nlayers = 0;
-	v->layer = NULL;
-	v->has_final_norm = i == l->nlayers - 1 && l->has_final_norm;
-	v->final_gamma = l->final_gamma;
-	v->final_beta = l->final_beta;
-	v->final_kind = l->final_kind;
-	v->final_eps = l->final_eps;
-	v->backward = l->backward;
-	v->target = l->target;
-	if (v->part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
-		v->source_input = *memory;
-}
-
-static Attn *compute_chain(const Lesson *l, char **err);
-
-Attn *attn_compute(const Lesson *l, char **err)
-{
-	Attn *a;
-
-	if (progress_depth++ == 0)
-		progress_t0 = clock_ms();
-	a = compute_chain(l, err);
-	progress_depth--;
-	return a;
-}
-
-/* Every layer of l (and its encoder first), each link computed by compute_one. */
-static Attn *compute_chain(const Lesson *l, char **err)
-{
-	Attn *first = NULL, **link = &first, *enc = NULL;
-	const Mat *input = &l->input, *dec_input = NULL, *memory = NULL;
-
-	if (l->nlayers == 0)
-		return compute_one(calloc(1, sizeof(Attn)), l, err);
-	if (l->encoder != NULL) {
-		enc = attn_compute(l->encoder, err);
-		if (enc == NULL) {
-			char *e = str_printf("encoder: %s", *err);
-			free(*err);
-			*err = e;
-			return NULL;
-		}
-		memory = attn_final_output(enc);
-		/* the decoder's loss reaches the encoder through the memory: its links have gradients (and backward stages) too */
-		if (l->backward != BACKWARD_NONE)
-			for (Attn *e = enc; e != NULL; e = e->next)
-				e->shape.features |= FEAT_BACKWARD;
-	}
-	for (int i = 0; i < l->nlayers; i++) {
-		Attn *a = calloc(1, sizeof *a);
-		if (a == NULL) {
-			attn_free(first);
-			attn_free(enc);
-			*err = str_printf("out of memory computing the lesson");
-			return NULL;
-		}
-		a->layer = i;
-		a->nlayers = l->nlayers;
-		a->top = l;
-		a->dec_input = dec_input;
-		layer_view(l, i, input, memory, &a->view);
-		*link = a;
-		if (i == 0) {
-			a->encoder = enc;
-			enc = NULL;
-		}
-		if (compute_one(a, &a->view, err) == NULL) {
-			*link = NULL;
-			attn_free(enc);
-			attn_free(first);
-			if (*err != NULL && l->nlayers > 1) {
-				char *e = str_printf("layer %d: %s", i, *err);
-				free(*err);
-				*err = e;
-			}
-			return NULL;
-		}
-		input = attn_layer_output(a);
-		dec_input = mat_empty(&a->dec_layer_out) ? NULL : &a->dec_layer_out;
-		link = &a->next;
-	}
-	return first;
-}
-
-/* x and y hold the same bits (two empty matrices do). */
-static int same_bits(const Mat *x, const Mat *y)
-{
-	return x->rows == y->rows && x->cols == y->cols &&
-	       (mat_empty(x) || memcmp(x->a, y->a, (size_t)x->rows * (size_t)x->cols * sizeof *x->a) == 0);
-}
-
-/* Everything the passes read of a lesson but its given matrices' numbers is the same in x and y. */
-/* The same window and list of masks (the single mask's kind and matrix are compared with the other settings). */
-static int same_masks(const Lesson *x, const Lesson *y)
-{
-	if (x->window != y->window || x->nmasks != y->nmasks)
-		return 0;
-	for (int k = 0; k < x->nmasks; k++)
-		if (x->masks[k].kind != y->masks[k].kind || x->masks[k].window != y->masks[k].window ||
-		    !same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
-			return 0;
-	return 1;
-}
-
-static int same_settings(const Lesson *x, const Lesson *y)
-{
-	LessonShape sx, sy;
-	const Block *bx = &x->block, *by = &y->block;
-
-	lesson_shape(x, &sx);
-	lesson_shape(y, &sy);
-	return memcmp(&sx, &sy, sizeof sx) == 0 && x->n == y->n && x->m == y->m && x->d_model == y->d_model &&
-	       x->d_src == y->d_src && x->heads == y->heads && x->d_k == y->d_k && x->d_v == y->d_v &&
-	       x->d_out == y->d_out && x->has_source == y->has_source && x->positional == y->positional &&
-	       x->score == y->score && x->scale == y->scale && same_bits(&(Mat){ 1, 1, (double *)&x->scale_value },
-	                                                                 &(Mat){ 1, 1, (double *)&y->scale_value }) &&
-	       x->mask == y->mask && x->mask_fill_inf == y->mask_fill_inf && x->mask_fill == y->mask_fill &&
-	       same_bits(&x->mask_matrix, &y->mask_matrix) && x->backward == y->backward && bx->present == by->present &&
-	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
-	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
-	       x->has_final_norm == y->has_final_norm && x->final_kind == y->final_kind && x->final_eps == y->final_eps &&
-	       x->kv_heads == y->kv_heads && x->rope == y->rope && x->rope_base == y->rope_base &&
-	       x->rope_style == y->rope_style && x->alibi == y->alibi && same_bits(&x->alibi_slopes, &y->alibi_slopes) &&
-	       x->decode == y->decode && x->flash_bq == y->flash_bq && x->flash_bk == y->flash_bk && same_masks(x, y);
-}
-
-/* The link of a keep for layer a: its shape, heads and place, its lesson the one a was computed from. */
-static Attn *keep_link(const Attn *a)
-{
-	Attn *k = calloc(1, sizeof *k);
-
-	if (k == NULL || (k->head = calloc((size_t)a->heads, sizeof *k->head)) == NULL) {
-		free(k);
-		return NULL;
-	}
-	k->shape = a->shape;
-	k->factor = a->factor;
-	k->heads = a->heads;
-	k->kv_heads = a->kv_heads;
-	k->layer = a->layer;
-	k->nlayers = a->nlayers;
-	k->view = a->view;
-	k->lesson = a->nlayers > 0 ? &k->view : a->lesson;
-	return k;
-}
-
-int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
-{
-	unsigned char changed[AM_COUNT];
-	Keep k = { NULL, keep_numbers };
-	Attn **klink = &k.first;
-	const Attn *prev = NULL;
-	int prev_changed = 0;
-	double plan = 0;
-	Attn *a;
-
-	*err = NULL;
-	progress_t0 = clock_ms();
-	if (before != NULL)
-		*before = NULL;
-	if (l->encoder != NULL) /* an encoder–decoder is computed afresh */
-		return 1;
-	if (first->nlayers != l->nlayers)
-		return 1;
-	for (a = first; a != NULL; prev = a, a = a->next) {
-		Lesson v;
-		if (l->nlayers > 0)
-			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL, &v);
-		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
-			return 1;
-	}
-	/*
-	 * Twice when copies are asked for: first only counting the numbers the
-	 * passes would remake (the copies are made only when all of them fit),
-	 * then running them.
-	 */
-	for (int pass = before != NULL ? 0 : 1; pass < 2; pass++) {
-		prev_changed = 0;
-		for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
-			const Lesson old = *a->lesson;
-			Lesson plan_view = l->nlayers > 0 ? old : *l;
-			Attn *ka = NULL;
-			if (pass == 1 && before != NULL && plan <= keep_numbers && (klink == &k.first || k.first != NULL)) {
-				if ((ka = keep_link(a)) == NULL)
-					keep_drop(&k);
-				else {
-					*klink = ka;
-					klink = &ka->next;
-				}
-			}
-			if (l->nlayers > 0)
-				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL,
-				           pass == 0 ? &plan_view : &a->view);
-			if (pass == 1) {
-				a->lesson = l->nlayers > 0 ? &a->view : l;
-				a->top = l;
-			}
-			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
-			memset(changed, 0, sizeof changed);
-			for (int w = 0; w < AM_COUNT; w++)
-				if (matrix_kinds[w].flags & MF_GIVEN)
-					changed[w] = a->layer > 0 && w == AM_INPUT
-					                 ? prev_changed
-					                 : !same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
-					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
-					                                            (AttnMatrix)w));
-			a->nonfinite = 0;
-			a->failed = 0;
-			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
-			           pass == 0 ? &plan : NULL);
-			prev_changed = 0;
-			for (int w = 0; w < AM_COUNT; w++)
-				prev_changed |= changed[w];
-			if (pass == 1 && a->failed) { /* a pass ran out of memory (the decode rows): its results are stale */
-				*err = str_printf("out of memory computing the lesson");
-				keep_drop(&k);
-				return -1;
-			}
-			if (pass == 1 && (*err = overflow_error(a, changed)) != NULL) {
-				keep_drop(&k);
-				return -1;
-			}
-		}
-	}
-	if (l->backward != BACKWARD_NONE) {
-		double loss;
-		if (attn_backward(first, &loss, err) != 0) {
-			keep_drop(&k);
-			return -1;
-		}
-	}
-	if (before != NULL)
-		*before = k.first;
-	else
-		keep_drop(&k);
-	return 0;
-}
-
-void attn_free(Attn *a)
-{
-	int h;
-
-	if (a == NULL)
-		return;
-	attn_free(a->next);
-	attn_free(a->encoder);
-	attn_grad_free(a->grad, a->heads);
-	free(a->train_loss);
-	mat_free(&a->residual1);
-	mat_free(&a->norm1_stats);
-	mat_free(&a->norm1);
-	mat_free(&a->ffn_hidden);
-	mat_free(&a->ffn_gate);
-	mat_free(&a->ffn_act);
-	mat_free(&a->ffn_out);
-	mat_free(&a->residual2);
-	mat_free(&a->norm2_stats);
-	mat_free(&a->norm2);
-	mat_free(&a->final);
-	mat_free(&a->PE);
-	mat_free(&a->X);
-	mat_free(&a->PE_src);
-	mat_free(&a->S);
-	mat_free(&a->Q);
-	mat_free(&a->K);
-	mat_free(&a->V);
-	mat_free(&a->Q_rot);
-	mat_free(&a->K_rot);
-	mat_free(&a->dec_q);
-	mat_free(&a->cache_K);
-	mat_free(&a->cache_V);
-	mat_free(&a->dec_output);
-	mat_free(&a->dec_layer_out);
-	free(a->slopes);
-	if (a->head != NULL)
-		for (h = 0; h < a->heads; h++) {
-			AttnHead *hd = &a->head[h];
-			Mat *per_head[] = { &hd->scores, &hd->scaled, &hd->masked, &hd->weights, &hd->weighted, &hd->bias,
-			                    &hd->biased, &hd->flash_m, &hd->flash_l, &hd->flash_O, &hd->flash_out,
-			                    &hd->dec_scores, &hd->dec_weights, &hd->dec_weighted };
-			for (size_t k = 0; k < sizeof per_head / sizeof per_head[0]; k++)
-				mat_free(per_head[k]);
-		}
+	for (int v = 0; v < attn_variant_count; v++)
+		if (attn_variants[v]->release != NULL)
+			attn_variants[v]->release(a);
 	free(a->head);
-	for (int k = 0; k < ATTN_DERIVED_SLOTS; k++)
-		mat_free(&a->derived[k].m);
-	mat_free(&a->concat);
-	mat_free(&a->output);
+	for (int k = 0; a->cache != NULL && k < ATTN_DERIVED_SLOTS; k++)
+		mat_free(&a->cache->slot[k].m);
+	free(a->cache);
 	free(a->visible);
 	free(a->row_all_masked);
-	free(a);
 }

@@ -1,4 +1,10 @@
-/* attention.h: every stage of (multi-head, masked, cross-) attention, kept. */
+/* attention.h: every stage of (multi-head, masked, cross-) attention, kept.
+ *
+ * The engine's files: attention.c (one kernel per stage, the derived rows),
+ * backward.c (the gradients), compute.c (the chain of layers, updates,
+ * progress, training: compute.h, included at the end of this header) and
+ * matrices.c (any matrix by its catalogue id). kernels.h is what they share.
+ */
 #ifndef ATTNVIZ_ATTENTION_H
 #define ATTNVIZ_ATTENTION_H
 
@@ -32,6 +38,17 @@ typedef struct AttnDerived {
 	unsigned long used;  /* when it was last asked for (the slot longest unasked is reused first) */
 	Mat m;               /* n × m; its buffer is kept when the slot is reused */
 } AttnDerived;
+
+/*
+ * The derived matrices made on request, and the clock their use is told by.
+ * A cache, not the computation's numbers: attn_matrix() fills it through a
+ * const Attn *, which is why Attn holds it by pointer (the pointer is const
+ * there, what it points at is not). Owned by the computation.
+ */
+typedef struct AttnCache {
+	AttnDerived slot[ATTN_DERIVED_SLOTS];
+	unsigned long clock;
+} AttnCache;
 
 typedef struct AttnHead {
 	Mat scores;   /* n × m  q_i · k_j (or additive e_ij) */
@@ -126,39 +143,13 @@ typedef struct Attn {
 	 * pane's range, a matrix's mean) it keeps under it.
 	 */
 	unsigned long version;
-	/* The derived matrices made on request (see AttnDerived), and the clock their use is told by. */
-	AttnDerived derived[ATTN_DERIVED_SLOTS];
-	unsigned long derived_clock;
+	/* The derived matrices made on request (AttnCache: written through a const Attn * by attn_matrix). */
+	AttnCache *cache;
 
 	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;
 } Attn;
-
-/*
- * Compute every stage of lesson l. Returns a new Attn, or NULL with *err set
- * (out of memory, over a documented limit). The lesson must outlive the result.
- */
-Attn *attn_compute(const Lesson *l, char **err);
-void attn_free(Attn *a);
-
-/*
- * Recompute a (the computation of an earlier version of l, still alive and
- * still what a->lesson points at) in place for l, whose given matrices may
- * hold other numbers but whose shapes and settings are the same: only the
- * passes that read a matrix that changed run again, reusing a's buffers, and
- * the backward pass is redone when the lesson has one. The result is bit for
- * bit what attn_compute_all(l) gives. a->lesson then points at l.
- *
- * before (may be NULL): gets a computation holding a copy of each matrix as
- * it was before it was remade (the others empty; its lesson is the old one),
- * or NULL when those copies would hold more than keep_numbers numbers.
- *
- * Returns 0, or 1 when l's shapes or settings differ (nothing was changed:
- * compute it afresh), or -1 with *err (an overflow, out of memory): a is
- * then half updated, and updating it back to the old lesson restores it.
- */
-int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, char **err);
 
 /*
  * Give a's slots for derived matrices their memory now (touched, so that the
@@ -169,28 +160,11 @@ int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, ch
  */
 int attn_reserve_derived(Attn *a, double max_numbers);
 
-/*
- * Progress: fn (NULL: none) is told before each pass of every computation
- * (attn_compute, attn_update) runs: the layer computed, the stage (its name
- * is stage_kinds[st].name), its place among the layer's passes (1-based) and
- * their count, and the milliseconds since the computation began. A view
- * says "computing… softmax (3/9)" with it when a computation is slow.
- */
-#define ATTN_PROGRESS_MS 100 /* a computation slower than this says how far it is */
-typedef void (*AttnProgress)(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms);
-void attn_set_progress(AttnProgress fn, void *ctx);
-
 /* a's numbers changed (a pass or the backward pass ran again): a new a->version. */
 void attn_touch(Attn *a);
 
 /* Layer i of a computation (a itself for 0, or for a lesson without layers); NULL out of range. */
 const Attn *attn_layer(const Attn *a, int i);
-/*
- * Every numeric quiz answer of a's lesson is a number a learner can type:
- * 0, or -1 with *err "steps[3].quiz.answer: weights[0][1][2] is −∞ (…)"
- * for the first that points at an infinite cell (a masked score).
- */
-int attn_check_quiz_answers(const Attn *a, char **err);
 /* The rows a layer hands on: the block's last result (or the final norm), or the attention's output. */
 const Mat *attn_layer_output(const Attn *a);
 /* What the block makes last (before a final norm): norm2 or residual2, norm1 or residual1 without an FFN. */
@@ -214,8 +188,6 @@ double attn_relu(double x);
 double attn_gelu(double x);
 double attn_silu(double x);
 
-/* RoPE: turn the pairs of one head's row x (d_k numbers) by position pos. */
-void attn_rope_row(double *x, int d_k, int pos, double base, RopeStyle style);
 /* Decoding: key j is in step t's cache (j ≤ t, and within the last `window` positions when window > 0). */
 int attn_in_cache(int t, int j, int window);
 /* The oldest position a query at t sees (and step t's cache holds) under a window (0: none): max(0, t − window + 1). */
@@ -248,5 +220,8 @@ int attn_derived(AttnMatrix which);
 int attn_stage_panes(const Attn *a, Stage st, StagePane out[STAGE_MAX_PANES]);
 /* The same, only the matrices. */
 int attn_stage_matrices(const Attn *a, Stage st, AttnMatrix out[STAGE_MAX_PANES]);
+
+/* The computation's entry points (compute.c), for every caller that names only this header. */
+#include "engine/compute.h"
 
 #endif

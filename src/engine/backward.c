@@ -6,6 +6,7 @@
  * chain rule is the point, not speed.
  */
 #include "engine/backward.h"
+#include "engine/variants/variants.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -93,8 +94,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	const int n = l->n, m = l->m, dk = l->d_k, dv = l->d_v;
 	const Mat *Xa = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
 	const Mat *S = l->has_source ? &a->S : Xa;
-	/* the scores read the rotated q and k with RoPE: their gradient is turned back by −θ below */
-	const Mat *Qs = l->rope ? &a->Q_rot : &a->Q, *Ks = l->rope ? &a->K_rot : &a->K;
+	/* the scores read what a variant made of q and k (variants.h: reads): its backward turns their gradient back below */
+	const Mat *Qs = attn_slot_const(a, attn_reads(a, AM_Q), 0), *Ks = attn_slot_const(a, attn_reads(a, AM_K), 0);
 
 	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &l->W_o) || like(&g->b_o, &l->b_o) ||
 	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
@@ -140,7 +141,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			for (int j = 0; j < m; j++)
 				gh->masked.a[(size_t)i * m + j] = w[j] * (dw[j] - dot);
 		}
-		/* mask: a hidden cell's value is the fill, a constant (ALiBi's bias is a constant too); scale: × factor */
+		/* mask: a hidden cell's value is the fill, a constant (a variant's bias on the scores is a constant too); scale: × factor */
 		for (size_t ij = 0; ij < (size_t)n * (size_t)m; ij++) {
 			gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] : 0.0;
 			gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
@@ -165,15 +166,10 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			      (size_t)g->K.cols);
 		}
 	}
-	/* RoPE: q_rot = R(θ_i)·q, so dq = R(θ_i)ᵀ·dq_rot = R(−θ_i)·dq_rot (and k likewise) */
-	if (l->rope) {
-		for (int i = 0; i < n; i++)
-			for (int h = 0; h < a->heads; h++)
-				attn_rope_row(&MAT_AT(g->Q, i, h * dk), dk, -i, l->rope_base, l->rope_style);
-		for (int j = 0; j < m; j++)
-			for (int h = 0; h < a->kv_heads; h++)
-				attn_rope_row(&MAT_AT(g->K, j, h * dk), dk, -j, l->rope_base, l->rope_style);
-	}
+	/* what the scores read instead of Q and K (variants.h: reads): its gradient back to dQ, dK by the variant */
+	for (int v = 0; v < attn_variant_count; v++)
+		if (attn_variants[v]->backward != NULL && attn_variant_on(a, attn_variants[v]))
+			attn_variants[v]->backward(a, &g->Q, &g->K);
 
 	/* the projections */
 	MM_AT(Xa, &g->Q, &g->W_q);
@@ -480,18 +476,6 @@ oom:
 	return -1;
 }
 
-Attn *attn_compute_all(const Lesson *l, char **err)
-{
-	Attn *a = attn_compute(l, err);
-	double loss;
-
-	if (a != NULL && l->backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
-		attn_free(a);
-		return NULL;
-	}
-	return a;
-}
-
 void attn_grad_free(AttnGrad *g, int heads)
 {
 	if (g == NULL)
@@ -513,98 +497,4 @@ void attn_grad_free(AttnGrad *g, int heads)
 	}
 	free(g->head);
 	free(g);
-}
-
-/* ---------------------------------------------------------------- training */
-
-/* A parameter in a layer's lesson and its gradient in AttnGrad. */
-static const struct {
-	size_t param, grad;
-} params[] = {
-	{ offsetof(Lesson, W_q), offsetof(AttnGrad, W_q) },
-	{ offsetof(Lesson, W_k), offsetof(AttnGrad, W_k) },
-	{ offsetof(Lesson, W_v), offsetof(AttnGrad, W_v) },
-	{ offsetof(Lesson, W_o), offsetof(AttnGrad, W_o) },
-	{ offsetof(Lesson, w_e), offsetof(AttnGrad, w_e) },
-	{ offsetof(Lesson, b_q), offsetof(AttnGrad, b_q) },
-	{ offsetof(Lesson, b_k), offsetof(AttnGrad, b_k) },
-	{ offsetof(Lesson, b_v), offsetof(AttnGrad, b_v) },
-	{ offsetof(Lesson, b_o), offsetof(AttnGrad, b_o) },
-	{ offsetof(Lesson, block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
-	{ offsetof(Lesson, block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
-	{ offsetof(Lesson, block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },
-	{ offsetof(Lesson, block.ln2_beta), offsetof(AttnGrad, ln2_beta) },
-	{ offsetof(Lesson, block.W_1), offsetof(AttnGrad, W_1) },
-	{ offsetof(Lesson, block.b_1), offsetof(AttnGrad, b_1) },
-	{ offsetof(Lesson, block.W_3), offsetof(AttnGrad, W_3) },
-	{ offsetof(Lesson, block.b_3), offsetof(AttnGrad, b_3) },
-	{ offsetof(Lesson, block.W_2), offsetof(AttnGrad, W_2) },
-	{ offsetof(Lesson, block.b_2), offsetof(AttnGrad, b_2) },
-};
-_Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
-
-/* p ← p − lr·dp, where both exist with the same shape. */
-static void descend(Mat *p, const Mat *dp, double lr)
-{
-	if (mat_empty(p) || mat_empty(dp) || p->rows * p->cols != dp->rows * dp->cols)
-		return;
-	for (size_t i = 0; i < (size_t)p->rows * (size_t)p->cols; i++)
-		p->a[i] -= lr * dp->a[i];
-}
-
-int attn_grad_pairs(Lesson *p, const AttnGrad *g, Mat **param, const Mat **grad, int max)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < sizeof params / sizeof params[0] && n < max; i++) {
-		Mat *m = (Mat *)((char *)p + params[i].param);
-		if (mat_empty(m))
-			continue;
-		param[n] = m;
-		grad[n++] = (const Mat *)((const char *)g + params[i].grad);
-	}
-	return n;
-}
-
-/* One step: every layer's parameters, and the stack's final norm. */
-static void step_params(Lesson *l, const Attn *first, double lr)
-{
-	for (const Attn *a = first; a != NULL; a = a->next) {
-		Mat *param[ATTN_GRAD_PARAMS];
-		const Mat *grad[ATTN_GRAD_PARAMS];
-		const int n = attn_grad_pairs(lesson_layer(l, a->layer), a->grad, param, grad, ATTN_GRAD_PARAMS);
-		for (int i = 0; i < n; i++)
-			descend(param[i], grad[i], lr);
-		if (a->next == NULL) {
-			descend(&l->final_gamma, &a->grad->final_gamma, lr);
-			descend(&l->final_beta, &a->grad->final_beta, lr);
-		}
-	}
-	if (l->encoder != NULL && first->encoder != NULL)
-		step_params(l->encoder, first->encoder, lr);
-}
-
-int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
-{
-	for (int s = 0; s < steps; s++) {
-		Attn *a = attn_compute(l, err);
-		double loss;
-		if (a == NULL)
-			return -1;
-		if (attn_backward(a, &loss, err) != 0) {
-			attn_free(a);
-			return -1;
-		}
-		if (losses != NULL)
-			losses[s] = loss;
-		if (!isfinite(loss)) {
-			attn_free(a);
-			*err = str_printf("the loss is %g before step %d: training diverged (try a smaller learning rate)", loss,
-			                  s + 1);
-			return -1;
-		}
-		step_params(l, a, lr);
-		attn_free(a);
-	}
-	return 0;
 }

@@ -35,29 +35,4 @@ typedef struct AttnGrad {
 int attn_backward(Attn *a, double *loss, char **err);
 void attn_grad_free(AttnGrad *g, int heads);
 
-/*
- * Everything a lesson asks for: every stage (attn_compute) and, when it has
- * a "backward", every gradient and the loss (a->loss). NULL with *err.
- */
-Attn *attn_compute_all(const Lesson *l, char **err);
-
-/*
- * Plain gradient descent: steps times, every weight and bias of l (and of
- * its layers) p ← p − lr·∂L/∂p; not the inputs. losses (NULL: not kept)
- * gets the loss before each step; the loss after the last is the next
- * computation's. l is changed in place. Returns 0, or -1 with *err (a loss
- * that stops being finite is refused, naming the step).
- */
-int attn_train(Lesson *l, int steps, double lr, double *losses, char **err);
-
-/*
- * The parameters of one layer's lesson p (its weights, biases, norms and
- * FFN; those it has) beside their gradients in g, as training walks them:
- * up to max pairs in param and grad; returns how many. ATTN_GRAD_PARAMS is
- * enough for any layer. A stack's final norm is the stack's own
- * (final_gamma, final_beta beside the last link's gradients).
- */
-#define ATTN_GRAD_PARAMS 24
-int attn_grad_pairs(Lesson *p, const AttnGrad *g, Mat **param, const Mat **grad, int max);
-
 #endif

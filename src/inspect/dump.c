@@ -2,6 +2,7 @@
 #include "inspect/dump.h"
 #include "engine/backward.h"
 #include "base/jsonwrite.h"
+#include "engine/variants/variants.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -95,6 +96,24 @@ static int add_matrix(cJSON *obj, const char *key, const Mat *m)
 static int add_derived(cJSON *obj, const char *key, const Attn *a, AttnMatrix which, int h)
 {
 	return add_lazy(obj, key, NULL, a, which, h);
+}
+
+/* A variant's term on the scaled scores of head h and the biased scores (derived), under their catalogue names. */
+static int add_score_bias(cJSON *obj, const Attn *a, int h)
+{
+	const AttnVariant *v = attn_score_bias(a);
+
+	return v != NULL && (add_derived(obj, matrix_name(v->bias_matrix), a, v->bias_matrix, h) ||
+	                     add_derived(obj, matrix_name(v->biased_matrix), a, v->biased_matrix, h));
+}
+
+/* What a variant made of Q and K for the scores to read (variants.h: reads), under their catalogue names. */
+static int add_reads(cJSON *obj, const Attn *a)
+{
+	const AttnMatrix q = attn_reads(a, AM_Q), k = attn_reads(a, AM_K);
+
+	return (q != AM_Q && add_matrix(obj, matrix_name(q), attn_matrix(a, q, 0))) ||
+	       (k != AM_K && add_matrix(obj, matrix_name(k), attn_matrix(a, k, 0)));
 }
 
 static int add_number(cJSON *obj, const char *key, double x)
@@ -247,7 +266,7 @@ static cJSON *dump_heads(const Attn *a)
 		}
 		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", shape_kv_head(&a->shape, h))) ||
 		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
-		    (a->lesson->alibi && (add_derived(o, "bias", a, AM_BIAS, h) || add_derived(o, "biased", a, AM_BIASED, h))) ||
+		    add_score_bias(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
 		    add_matrix(o, "output", &hd->weighted))
 			goto fail;
@@ -314,7 +333,7 @@ static int add_vector(cJSON *o, const char *key, const Mat *v)
 static int add_attention(cJSON *o, const Attn *a)
 {
 	return add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V) ||
-	       (!mat_empty(&a->Q_rot) && (add_matrix(o, "Q_rot", &a->Q_rot) || add_matrix(o, "K_rot", &a->K_rot))) ||
+	       add_reads(o, a) ||
 	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) ||
 	       add_matrix(o, "output", &a->output) ||
 	       (a->lesson->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)));
@@ -685,7 +704,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 	}
 	if (add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V))
 		goto oom;
-	if (!mat_empty(&a->Q_rot) && (add_matrix(o, "Q_rot", &a->Q_rot) || add_matrix(o, "K_rot", &a->K_rot)))
+	if (add_reads(o, a))
 		goto oom;
 	if (!cJSON_AddItemToObject(o, "heads", dump_heads(a)))
 		goto oom;

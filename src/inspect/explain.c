@@ -2,6 +2,7 @@
 #include "inspect/explain.h"
 #include "base/i18n.h"
 #include "engine/backward.h"
+#include "engine/variants/variants.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -19,81 +20,47 @@ static void buf_label(StrBuf *b, char *label)
 	free(label);
 }
 
-#define MAX_TERMS 12 /* sums longer than this are shown in part */
-
-/* Numbers in explanations: enough digits to check by hand. */
-static const char *num(char buf[32], double x, int utf8)
-{
-	if (x == -INFINITY)
-		return utf8 ? "-\u221e" : "-inf";
-	snprintf(buf, 32, "%.6g", x);
-	return buf;
-}
-
-static const char *sym(int utf8, const char *u, const char *a)
-{
-	return utf8 ? u : a;
-}
-
-/* row of A (r × k) times column of B (k × c): "Σ_t A[row][t]·B[t][col]" with its terms. */
-/* "= Σ_t x_t·y_t" with its terms, for strided x and y of len numbers; returns the sum. */
-static double explain_terms(StrBuf *b, const double *x, size_t xs, const double *y, size_t ys, int len, int utf8)
-{
-	char x1[32], x2[32];
-	double sum = 0.0;
-
-	strbuf_printf(b, "= ");
-	for (int t = 0; t < len; t++) {
-		sum += x[(size_t)t * xs] * y[(size_t)t * ys];
-		if (t < MAX_TERMS)
-			strbuf_printf(b, "%s%s%s%s", t ? " + " : "", num(x1, x[(size_t)t * xs], utf8), sym(utf8, "\u00d7", "*"),
-			              num(x2, y[(size_t)t * ys], utf8));
-	}
-	if (len > MAX_TERMS)
-		strbuf_printf(b, _(" + \u2026 (%d terms in all)"), len);
-	strbuf_printf(b, "\n= %s\n", num(x1, sum, utf8));
-	return sum;
-}
-
 /* row of A times column of B: "= A row r · B column c", the terms, the sum (returned). */
 static double explain_product(StrBuf *b, const Mat *A, int row, const Mat *B, int col, int utf8, const char *aname,
                               const char *bname)
 {
-	strbuf_printf(b, _("= %s row %d %s %s column %d\n"), aname, row, sym(utf8, "\u00b7", "."), bname, col);
-	return explain_terms(b, &A->a[(size_t)row * (size_t)A->cols], 1, &B->a[col], (size_t)B->cols, A->cols, utf8);
+	strbuf_printf(b, _("= %s row %d %s %s column %d\n"), aname, row, celltext_sym(utf8, "\u00b7", "."), bname, col);
+	return celltext_terms(b, &A->a[(size_t)row * (size_t)A->cols], 1, &B->a[col], (size_t)B->cols, A->cols, utf8);
 }
 
 static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 {
 	const Lesson *l = a->lesson;
-	const Mat *Q = l->rope ? &a->Q_rot : &a->Q, *K = l->rope ? &a->K_rot : &a->K;
+	/* Q and K, or what a variant made of them for the scores (variants.h: reads) */
+	const AttnMatrix qw = attn_reads(a, AM_Q), kw = attn_reads(a, AM_K);
+	const Mat *Q = attn_matrix(a, qw, h), *K = attn_matrix(a, kw, h);
 	const int kc = shape_kv_head(&a->shape, h) * l->d_k;
 	char x1[32], x2[32], x3[32], x4[32];
 	double sum = 0.0;
 	int c;
 
 	if (l->score == SCORE_ADDITIVE) {
-		strbuf_printf(b, _("additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= "), sym(utf8, "\u03a3", "sum"),
-		        sym(utf8, "\u00b7", "*"));
+		strbuf_printf(b, _("additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= "), celltext_sym(utf8, "\u03a3", "sum"),
+		        celltext_sym(utf8, "\u00b7", "*"));
 		for (c = 0; c < l->d_k; c++) {
 			const double q = MAT_AT(*Q, i, h * l->d_k + c), k = MAT_AT(*K, j, kc + c);
 			const double w = l->w_e.a[h * l->d_k + c];
 			sum += w * tanh(q + k);
-			if (c < MAX_TERMS)
-				strbuf_printf(b, "%s%s%stanh(%s + %s)", c ? " + " : "", num(x1, w, utf8), sym(utf8, "\u00b7", "*"),
-				        num(x2, q, utf8), num(x3, k, utf8));
+			if (c < CELLTEXT_MAX_TERMS)
+				strbuf_printf(b, "%s%s%stanh(%s + %s)", c ? " + " : "", celltext_num(x1, w, utf8), celltext_sym(utf8, "\u00b7", "*"),
+				        celltext_num(x2, q, utf8), celltext_num(x3, k, utf8));
 		}
-		if (l->d_k > MAX_TERMS)
+		if (l->d_k > CELLTEXT_MAX_TERMS)
 			strbuf_printf(b, _(" + … (%d terms in all)"), l->d_k);
-		strbuf_printf(b, "\n= %s\n", num(x4, sum, utf8));
+		strbuf_printf(b, "\n= %s\n", celltext_num(x4, sum, utf8));
 		return;
 	}
-	strbuf_printf(b, _("score = q_%d %s k_%d  (query row %d of %s, key row %d of %s%s)\n"), i, sym(utf8, "\u00b7", "."), j, i,
-	              l->rope ? "Q_rot" : "Q", j, l->rope ? "K_rot" : "K", a->heads > 1 ? _(", this head's columns") : "");
+	strbuf_printf(b, _("score = q_%d %s k_%d  (query row %d of %s, key row %d of %s%s)\n"), i, celltext_sym(utf8, "\u00b7", "."), j, i,
+	              matrix_name(qw), j, matrix_name(kw), a->heads > 1 ? _(", this head's columns") : "");
 	if (a->kv_heads < a->heads)
 		strbuf_printf(b, _("(query head %d shares key/value head %d with %d other heads)\n"), h, kc / l->d_k,
 		              a->heads / a->kv_heads - 1);
-	explain_terms(b, &Q->a[(size_t)i * Q->cols + (size_t)h * l->d_k], 1, &K->a[(size_t)j * K->cols + kc], 1, l->d_k,
+	celltext_terms(b, &Q->a[(size_t)i * Q->cols + (size_t)h * l->d_k], 1, &K->a[(size_t)j * K->cols + kc], 1, l->d_k,
 	              utf8);
 }
 
@@ -118,26 +85,26 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 			sum += exp(s - max);
 	}
 	strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
-	        sym(utf8, "\u2212", "-"), sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u2212", "-"), i, num(x1, max, utf8));
-	for (t = 0; t < l->m && t < MAX_TERMS; t++) {
+	        celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u2212", "-"), i, celltext_num(x1, max, utf8));
+	for (t = 0; t < l->m && t < CELLTEXT_MAX_TERMS; t++) {
 		const double s = attn_cell(a, AM_MASKED, h, i, t);
 		char *lab = labels_col(a, AM_WEIGHTS, t);
 		strbuf_printf(b, "  %s ", t == j ? "->" : "  ");
 		buf_label(b, lab);
 		if (s == -INFINITY)
-			strbuf_printf(b, _(": exp(%s) = 0  (masked)\n"), sym(utf8, "-\u221e", "-inf"));
+			strbuf_printf(b, _(": exp(%s) = 0  (masked)\n"), celltext_sym(utf8, "-\u221e", "-inf"));
 		else
-			strbuf_printf(b, ": exp(%s %s %s) = %s\n", num(x1, s, utf8), sym(utf8, "\u2212", "-"), num(x2, max, utf8),
-			        num(x3, exp(s - max), utf8));
+			strbuf_printf(b, ": exp(%s %s %s) = %s\n", celltext_num(x1, s, utf8), celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, max, utf8),
+			        celltext_num(x3, exp(s - max), utf8));
 	}
-	if (l->m > MAX_TERMS)
+	if (l->m > CELLTEXT_MAX_TERMS)
 		strbuf_printf(b, _("  … (%d keys in all)\n"), l->m);
 	{
 		const double s = attn_cell(a, AM_MASKED, h, i, j);
 		const double e = s == -INFINITY ? 0.0 : exp(s - max);
 		char x4[32];
-		strbuf_printf(b, _("sum = %s\nweight = %s / %s = %s\n"), num(x1, sum, utf8), num(x2, e, utf8), num(x3, sum, utf8),
-		        num(x4, MAT_AT(hd->weights, i, j), utf8));
+		strbuf_printf(b, _("sum = %s\nweight = %s / %s = %s\n"), celltext_num(x1, sum, utf8), celltext_num(x2, e, utf8), celltext_num(x3, sum, utf8),
+		        celltext_num(x4, MAT_AT(hd->weights, i, j), utf8));
 	}
 }
 
@@ -146,8 +113,8 @@ static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int 
 	const Lesson *l = a->lesson;
 
 	strbuf_printf(b, _("output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n"),
-	              sym(utf8, "\u03a3", "sum"), i, sym(utf8, "\u00b7", "*"), c, i, c);
-	explain_terms(b, &a->head[h].weights.a[(size_t)i * l->m], 1,
+	              celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u00b7", "*"), c, i, c);
+	celltext_terms(b, &a->head[h].weights.a[(size_t)i * l->m], 1,
 	              &a->V.a[(size_t)shape_kv_head(&a->shape, h) * l->d_v + c], (size_t)a->V.cols, l->m, utf8);
 }
 
@@ -158,8 +125,8 @@ static void explain_bias(StrBuf *b, const Mat *bias, const char *name, int j, do
 
 	if (mat_empty(bias))
 		return;
-	strbuf_printf(b, "+ %s[%d] = %s + %s = %s\n", name, j, num(x1, product, utf8), num(x2, bias->a[j], utf8),
-	              num(x3, product + bias->a[j], utf8));
+	strbuf_printf(b, "+ %s[%d] = %s + %s = %s\n", name, j, celltext_num(x1, product, utf8), celltext_num(x2, bias->a[j], utf8),
+	              celltext_num(x3, product + bias->a[j], utf8));
 }
 
 /* The rows a block stage reads, by their catalogue name (for the explanation's words). */
@@ -201,7 +168,7 @@ static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h
 	if (which == AM_PE || which == AM_PE_SRC) {
 		const int even = j - j % 2, width = source ? l->d_src : l->d_model;
 		strbuf_printf(b, _("%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n"), j % 2 ? "cos" : "sin", even, width, i,
-		              j % 2 ? "cos" : "sin", num(x1, i / pow(10000.0, (double)even / width), utf8));
+		              j % 2 ? "cos" : "sin", celltext_num(x1, i / pow(10000.0, (double)even / width), utf8));
 		return;
 	}
 	{
@@ -210,7 +177,7 @@ static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h
 		if (mat_empty(pe))
 			strbuf_printf(b, _("the input itself (no positional encoding).\n"));
 		else
-			strbuf_printf(b, "= input + PE = %s + %s\n", num(x1, MAT_AT(*in, i, j), utf8), num(x2, MAT_AT(*pe, i, j), utf8));
+			strbuf_printf(b, "= input + PE = %s + %s\n", celltext_num(x1, MAT_AT(*in, i, j), utf8), celltext_num(x2, MAT_AT(*pe, i, j), utf8));
 	}
 }
 
@@ -245,10 +212,10 @@ static void explain_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 	char x1[32], x2[32];
 
 	(void)which;
-	strbuf_printf(b, _("= score %s factor = %s %s %s"), sym(utf8, "\u00d7", "*"), num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
-	              sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
+	strbuf_printf(b, _("= score %s factor = %s %s %s"), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
+	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, a->factor, utf8));
 	if (l->scale == SCALE_SQRT_DK)
-		strbuf_printf(b, "  (1/%s%d: d_k = %d)\n", sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
+		strbuf_printf(b, "  (1/%s%d: d_k = %d)\n", celltext_sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
 	else if (l->scale == SCALE_NONE)
 		strbuf_printf(b, _("  (this lesson does not scale)\n"));
 	else
@@ -262,13 +229,13 @@ static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 	(void)which, (void)h;
 	if (a->visible[(size_t)i * l->m + j]) {
-		strbuf_printf(b, l->alibi ? _("query %d may see key %d, so the biased score passes through unchanged.\n")
+		strbuf_printf(b, attn_score_bias(a) != NULL ? _("query %d may see key %d, so the biased score passes through unchanged.\n")
 		                          : _("query %d may see key %d, so the scaled score passes through unchanged.\n"),
 		              i, j);
 		return;
 	}
 	const char *fill = l->mask_fill_inf
-	                   ? sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
+	                   ? celltext_sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
 	                   : _("the fill value; it still gets exp(fill - max) of the weight.");
 	/* the reason inside the sentence, so a translation words each one whole */
 	strbuf_printf(b,
@@ -281,7 +248,7 @@ static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	                                           : _("query %d may not see key %d (the lesson's mask), so the cell becomes %s\n"),
 	              i, j, fill);
 	if (!l->mask_fill_inf)
-		strbuf_printf(b, "(mask_fill = %s)\n", num(x1, l->mask_fill, utf8));
+		strbuf_printf(b, "(mask_fill = %s)\n", celltext_num(x1, l->mask_fill, utf8));
 }
 
 static void explain_softmax_cell(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -336,26 +303,26 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, const Mat *in, const Mat
 	var /= d;
 	if (rms) {
 		strbuf_printf(b, _("RMSNorm of row %d of %s: mean(x%s) = %s over its %d numbers\n"), i, mat_label(a, in),
-		              sym(utf8, "\u00b2", "^2"), num(x1, var, utf8), d);
+		              celltext_sym(utf8, "\u00b2", "^2"), celltext_num(x1, var, utf8), d);
 		out = MAT_AT(*in, i, j) / sqrt(var + eps) * gamma->a[j];
-		strbuf_printf(b, "= x / %s(mean(x%s) + %s) %s %s = %s / %s(%s + %s) %s %s\n= %s\n", sym(utf8, "\u221a", "sqrt"),
-		              sym(utf8, "\u00b2", "^2"), sym(utf8, "\u03b5", "eps"), sym(utf8, "\u00b7", "*"),
-		              sym(utf8, "\u03b3", "gamma"), num(x1, MAT_AT(*in, i, j), utf8), sym(utf8, "\u221a", "sqrt"),
-		              num(x2, var, utf8), num(x3, eps, utf8), sym(utf8, "\u00d7", "*"), num(x4, gamma->a[j], utf8),
-		              num(x5, out, utf8));
+		strbuf_printf(b, "= x / %s(mean(x%s) + %s) %s %s = %s / %s(%s + %s) %s %s\n= %s\n", celltext_sym(utf8, "\u221a", "sqrt"),
+		              celltext_sym(utf8, "\u00b2", "^2"), celltext_sym(utf8, "\u03b5", "eps"), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u03b3", "gamma"), celltext_num(x1, MAT_AT(*in, i, j), utf8), celltext_sym(utf8, "\u221a", "sqrt"),
+		              celltext_num(x2, var, utf8), celltext_num(x3, eps, utf8), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x4, gamma->a[j], utf8),
+		              celltext_num(x5, out, utf8));
 		return;
 	}
 	strbuf_printf(b, _("LayerNorm of row %d of %s: %s = %s, %s = %s (the biased variance, over its %d numbers)\n"), i,
-	              mat_label(a, in), sym(utf8, "\u03bc", "mean"), num(x1, mean, utf8), sym(utf8, "\u03c3\u00b2", "var"),
-	              num(x2, var, utf8), d);
+	              mat_label(a, in), celltext_sym(utf8, "\u03bc", "mean"), celltext_num(x1, mean, utf8), celltext_sym(utf8, "\u03c3\u00b2", "var"),
+	              celltext_num(x2, var, utf8), d);
 	out = (MAT_AT(*in, i, j) - mean) / sqrt(var + eps) * gamma->a[j] + (mat_empty(beta) ? 0.0 : beta->a[j]);
 	strbuf_printf(b, "= (x %s %s) / %s(%s + %s) %s %s + %s\n= (%s %s %s) / %s(%s + %s) %s %s + %s\n= %s\n",
-	              sym(utf8, "\u2212", "-"), sym(utf8, "\u03bc", "mean"), sym(utf8, "\u221a", "sqrt"),
-	              sym(utf8, "\u03c3\u00b2", "var"), sym(utf8, "\u03b5", "eps"), sym(utf8, "\u00b7", "*"),
-	              sym(utf8, "\u03b3", "gamma"), sym(utf8, "\u03b2", "beta"), num(x1, MAT_AT(*in, i, j), utf8),
-	              sym(utf8, "\u2212", "-"), num(x2, mean, utf8), sym(utf8, "\u221a", "sqrt"), num(x3, var, utf8),
-	              num(x4, eps, utf8), sym(utf8, "\u00d7", "*"), num(x5, gamma->a[j], utf8),
-	              num(x6, mat_empty(beta) ? 0.0 : beta->a[j], utf8), num(x7, out, utf8));
+	              celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03bc", "mean"), celltext_sym(utf8, "\u221a", "sqrt"),
+	              celltext_sym(utf8, "\u03c3\u00b2", "var"), celltext_sym(utf8, "\u03b5", "eps"), celltext_sym(utf8, "\u00b7", "*"),
+	              celltext_sym(utf8, "\u03b3", "gamma"), celltext_sym(utf8, "\u03b2", "beta"), celltext_num(x1, MAT_AT(*in, i, j), utf8),
+	              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, mean, utf8), celltext_sym(utf8, "\u221a", "sqrt"), celltext_num(x3, var, utf8),
+	              celltext_num(x4, eps, utf8), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x5, gamma->a[j], utf8),
+	              celltext_num(x6, mat_empty(beta) ? 0.0 : beta->a[j], utf8), celltext_num(x7, out, utf8));
 }
 
 /* The input of each of the block's norms. */
@@ -398,8 +365,8 @@ static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 
 	(void)h;
 	strbuf_printf(b, _("= %s + %s = %s + %s: the residual keeps the rows it started from\n"), mat_label(a, x),
-	              one ? _("output (the attention's)") : "ffn_out", num(x1, MAT_AT(*x, i, j), utf8),
-	              num(x2, MAT_AT(*y, i, j), utf8));
+	              one ? _("output (the attention's)") : "ffn_out", celltext_num(x1, MAT_AT(*x, i, j), utf8),
+	              celltext_num(x2, MAT_AT(*y, i, j), utf8));
 }
 
 /* ffn_hidden, ffn_gate: a row of the FFN's input times a column of W_1 (W_3), plus the bias. */
@@ -424,19 +391,19 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 	(void)which, (void)h;
 	switch (a->lesson->block.activation) {
 	case ACT_RELU:
-		strbuf_printf(b, "relu(%s) = max(0, %s) = %s\n", num(x1, z, utf8), num(x2, z, utf8), num(x3, attn_relu(z), utf8));
+		strbuf_printf(b, "relu(%s) = max(0, %s) = %s\n", celltext_num(x1, z, utf8), celltext_num(x2, z, utf8), celltext_num(x3, attn_relu(z), utf8));
 		break;
 	case ACT_GELU:
-		strbuf_printf(b, "gelu(z) = z %s %s(z) = z/2 %s (1 + erf(z/%s2)), z = %s\n= %s\n", sym(utf8, "\u00b7", "*"),
-		              sym(utf8, "\u03a6", "Phi"), sym(utf8, "\u00b7", "*"), sym(utf8, "\u221a", "sqrt "),
-		              num(x1, z, utf8), num(x2, attn_gelu(z), utf8));
+		strbuf_printf(b, "gelu(z) = z %s %s(z) = z/2 %s (1 + erf(z/%s2)), z = %s\n= %s\n", celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u03a6", "Phi"), celltext_sym(utf8, "\u00b7", "*"), celltext_sym(utf8, "\u221a", "sqrt "),
+		              celltext_num(x1, z, utf8), celltext_num(x2, attn_gelu(z), utf8));
 		break;
 	case ACT_SWIGLU:
 		strbuf_printf(b, "silu(z) %s gate = z/(1 + e^-z) %s gate, z = %s, gate = ffn_gate[%d][%d] = %s\n",
-		              sym(utf8, "\u00d7", "*"), sym(utf8, "\u00d7", "*"), num(x1, z, utf8), i, j,
-		              num(x2, MAT_AT(a->ffn_gate, i, j), utf8));
-		strbuf_printf(b, "= %s %s %s = %s\n", num(x1, attn_silu(z), utf8), sym(utf8, "\u00d7", "*"),
-		              num(x2, MAT_AT(a->ffn_gate, i, j), utf8), num(x3, MAT_AT(a->ffn_act, i, j), utf8));
+		              celltext_sym(utf8, "\u00d7", "*"), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, z, utf8), i, j,
+		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8));
+		strbuf_printf(b, "= %s %s %s = %s\n", celltext_num(x1, attn_silu(z), utf8), celltext_sym(utf8, "\u00d7", "*"),
+		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8), celltext_num(x3, MAT_AT(a->ffn_act, i, j), utf8));
 		break;
 	}
 }
@@ -462,7 +429,7 @@ static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int 
 	case AM_D_OUTPUT:
 		if (l->backward == BACKWARD_TARGET && a->nlayers == 0 && !l->block.present)
 			strbuf_printf(b, _("the loss is L = \u00bd \u03a3 (output \u2212 target)\u00b2, so \u2202L/\u2202output = output \u2212 target\n"
-			                 "= %s \u2212 %s\n"), num(x1, MAT_AT(a->output, i, j), utf8), num(x2, MAT_AT(l->target, i, j), utf8));
+			                 "= %s \u2212 %s\n"), celltext_num(x1, MAT_AT(a->output, i, j), utf8), celltext_num(x2, MAT_AT(l->target, i, j), utf8));
 		else if (l->backward == BACKWARD_DOUTPUT && a->nlayers == 0 && !l->block.present)
 			strbuf_printf(b, _("given by the lesson (\"dOutput\"): L = \u03a3 dOutput \u2299 output\n"));
 		else
@@ -474,14 +441,14 @@ static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int 
 			break;
 		}
 		strbuf_printf(b, _("dconcat[%d][%d] = \u03a3_t doutput[%d][t] %s W_o[%d][t]  (row %d of doutput, row %d of W_o)\n"), i, j, i,
-		              sym(utf8, "\u00d7", "*"), j, i, j);
-		explain_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &l->W_o.a[(size_t)j * l->W_o.cols], 1,
+		              celltext_sym(utf8, "\u00d7", "*"), j, i, j);
+		celltext_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &l->W_o.a[(size_t)j * l->W_o.cols], 1,
 		              g->output.cols, utf8);
 		break;
 	case AM_D_W_O:
 		strbuf_printf(b, _("dW_o[%d][%d] = \u03a3_i concat[i][%d] %s doutput[i][%d]  (column %d of concat, column %d of doutput)\n"), i,
-		              j, i, sym(utf8, "\u00d7", "*"), j, i, j);
-		explain_terms(b, &a->concat.a[i], (size_t)a->concat.cols, &g->output.a[j], (size_t)g->output.cols, a->concat.rows,
+		              j, i, celltext_sym(utf8, "\u00d7", "*"), j, i, j);
+		celltext_terms(b, &a->concat.a[i], (size_t)a->concat.cols, &g->output.a[j], (size_t)g->output.cols, a->concat.rows,
 		              utf8);
 		break;
 	default: /* dweighted: head h's columns of dconcat */
@@ -500,13 +467,13 @@ static void explain_back_weighted(StrBuf *b, const Attn *a, AttnMatrix which, in
 	if (which == AM_D_V) {
 		const int hh = j / dv, c = j % dv;
 		strbuf_printf(b, _("dV[%d][%d] = \u03a3_i weights[i][%d] %s dweighted[i][%d]  (head %d: how much each query drew on value %d)\n"),
-		              i, j, i, sym(utf8, "\u00d7", "*"), c, hh, i);
-		explain_terms(b, &a->head[hh].weights.a[i], (size_t)l->m, &g->head[hh].weighted.a[c], (size_t)dv, l->n, utf8);
+		              i, j, i, celltext_sym(utf8, "\u00d7", "*"), c, hh, i);
+		celltext_terms(b, &a->head[hh].weights.a[i], (size_t)l->m, &g->head[hh].weighted.a[c], (size_t)dv, l->n, utf8);
 		return;
 	}
 	strbuf_printf(b, _("dweights[%d][%d] = \u03a3_c dweighted[%d][c] %s V[%d][c]  (this head's columns of V)\n"), i, j, i,
-	              sym(utf8, "\u00d7", "*"), j);
-	explain_terms(b, &g->head[h].weighted.a[(size_t)i * dv], 1, &a->V.a[(size_t)j * a->V.cols + (size_t)h * dv], 1, dv,
+	              celltext_sym(utf8, "\u00d7", "*"), j);
+	celltext_terms(b, &g->head[h].weighted.a[(size_t)i * dv], 1, &a->V.a[(size_t)j * a->V.cols + (size_t)h * dv], 1, dv,
 	              utf8);
 }
 
@@ -520,18 +487,18 @@ static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int
 	(void)which;
 	for (int k = 0; k < m; k++)
 		dot += w[k] * dw[k];
-	strbuf_printf(b, _("through softmax: dmasked_ij = w_ij %s (dweights_ij %s \u03a3_k w_ik dweights_ik)\n"), sym(utf8, "\u00d7", "*"),
-	              sym(utf8, "\u2212", "-"));
-	strbuf_printf(b, _("\u03a3_k w_%dk dweights_%dk = %s (row %d's weighted average pull)\n"), i, i, num(x1, dot, utf8), i);
-	strbuf_printf(b, "= %s %s (%s %s %s)\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j], utf8),
-	              sym(utf8, "\u2212", "-"), num(x3, dot, utf8));
-	strbuf_printf(b, "= %s %s %s = %s\n", num(x1, w[j], utf8), sym(utf8, "\u00d7", "*"), num(x2, dw[j] - dot, utf8),
-	              num(x4, w[j] * (dw[j] - dot), utf8));
+	strbuf_printf(b, _("through softmax: dmasked_ij = w_ij %s (dweights_ij %s \u03a3_k w_ik dweights_ik)\n"), celltext_sym(utf8, "\u00d7", "*"),
+	              celltext_sym(utf8, "\u2212", "-"));
+	strbuf_printf(b, _("\u03a3_k w_%dk dweights_%dk = %s (row %d's weighted average pull)\n"), i, i, celltext_num(x1, dot, utf8), i);
+	strbuf_printf(b, "= %s %s (%s %s %s)\n", celltext_num(x1, w[j], utf8), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, dw[j], utf8),
+	              celltext_sym(utf8, "\u2212", "-"), celltext_num(x3, dot, utf8));
+	strbuf_printf(b, "= %s %s %s = %s\n", celltext_num(x1, w[j], utf8), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, dw[j] - dot, utf8),
+	              celltext_num(x4, w[j] * (dw[j] - dot), utf8));
 	if (w[j] == 0.0)
 		strbuf_printf(b, _("(a weight of 0 passes nothing back)\n"));
 	else
-		strbuf_printf(b, _("(the Jacobian's diagonal is w(1 %s w) = %s: near 0 when w is near 0 or 1)\n"), sym(utf8, "\u2212", "-"),
-		              num(x1, w[j] * (1 - w[j]), utf8));
+		strbuf_printf(b, _("(the Jacobian's diagonal is w(1 %s w) = %s: near 0 when w is near 0 or 1)\n"), celltext_sym(utf8, "\u2212", "-"),
+		              celltext_num(x1, w[j] * (1 - w[j]), utf8));
 }
 
 static void explain_back_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -549,8 +516,8 @@ static void explain_back_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h
 	char x1[32], x2[32];
 
 	(void)which;
-	strbuf_printf(b, "= dscaled %s factor = %s %s %s\n", sym(utf8, "\u00d7", "*"),
-	              num(x1, MAT_AT(a->grad->head[h].scaled, i, j), utf8), sym(utf8, "\u00d7", "*"), num(x2, a->factor, utf8));
+	strbuf_printf(b, "= dscaled %s factor = %s %s %s\n", celltext_sym(utf8, "\u00d7", "*"),
+	              celltext_num(x1, MAT_AT(a->grad->head[h].scaled, i, j), utf8), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, a->factor, utf8));
 }
 
 static void explain_back_scores(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -562,15 +529,15 @@ static void explain_back_scores(StrBuf *b, const Attn *a, AttnMatrix which, int 
 	(void)h;
 	if (l->score == SCORE_ADDITIVE) {
 		strbuf_printf(b, _("through the additive score: \u03a3 over the %s of dscores %s w_e[c](1 %s tanh\u00b2(q + k))\n"),
-		              which == AM_D_Q ? _("keys") : _("queries"), sym(utf8, "\u00d7", "*"), sym(utf8, "\u2212", "-"));
+		              which == AM_D_Q ? _("keys") : _("queries"), celltext_sym(utf8, "\u00d7", "*"), celltext_sym(utf8, "\u2212", "-"));
 		return;
 	}
 	if (which == AM_D_Q) {
-		strbuf_printf(b, _("dQ[%d][%d] = \u03a3_j dscores_%dj %s K[j][%d]  (head %d)\n"), i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
-		explain_terms(b, &ds->a[(size_t)i * l->m], 1, &a->K.a[j], (size_t)a->K.cols, l->m, utf8);
+		strbuf_printf(b, _("dQ[%d][%d] = \u03a3_j dscores_%dj %s K[j][%d]  (head %d)\n"), i, j, i, celltext_sym(utf8, "\u00d7", "*"), j, hh);
+		celltext_terms(b, &ds->a[(size_t)i * l->m], 1, &a->K.a[j], (size_t)a->K.cols, l->m, utf8);
 	} else {
-		strbuf_printf(b, _("dK[%d][%d] = \u03a3_i dscores_i%d %s Q[i][%d]  (head %d)\n"), i, j, i, sym(utf8, "\u00d7", "*"), j, hh);
-		explain_terms(b, &ds->a[i], (size_t)l->m, &a->Q.a[j], (size_t)a->Q.cols, l->n, utf8);
+		strbuf_printf(b, _("dK[%d][%d] = \u03a3_i dscores_i%d %s Q[i][%d]  (head %d)\n"), i, j, i, celltext_sym(utf8, "\u00d7", "*"), j, hh);
+		celltext_terms(b, &ds->a[i], (size_t)l->m, &a->Q.a[j], (size_t)a->Q.cols, l->n, utf8);
 	}
 	(void)c;
 }
@@ -587,182 +554,28 @@ static void explain_back_project(StrBuf *b, const Attn *a, AttnMatrix which, int
 		strbuf_printf(b, "dX[%d][%d] = \u03a3_c dQ[%d][c] W_q[%d][c] + \u03a3_c dK[%d][c] W_k[%d][c] + \u03a3_c dV[%d][c] W_v[%d][c]\n",
 		              i, j, i, j, i, j, i, j);
 		strbuf_printf(b, _("the first sum:\n"));
-		explain_terms(b, &g->Q.a[(size_t)i * g->Q.cols], 1, &l->W_q.a[(size_t)j * l->W_q.cols], 1, g->Q.cols, utf8);
+		celltext_terms(b, &g->Q.a[(size_t)i * g->Q.cols], 1, &l->W_q.a[(size_t)j * l->W_q.cols], 1, g->Q.cols, utf8);
 		return;
 	}
 	{
 		const Mat *in = which == AM_D_W_Q ? Xa : S, *d = which == AM_D_W_Q ? &g->Q : which == AM_D_W_K ? &g->K : &g->V;
 		strbuf_printf(b, "%s[%d][%d] = \u03a3_i %s[i][%d] %s %s[i][%d]\n", matrix_name(which), i, j, mat_label(a, in), i,
-		              sym(utf8, "\u00d7", "*"), which == AM_D_W_Q ? "dQ" : which == AM_D_W_K ? "dK" : "dV", j);
-		explain_terms(b, &in->a[i], (size_t)in->cols, &d->a[j], (size_t)d->cols, in->rows, utf8);
+		              celltext_sym(utf8, "\u00d7", "*"), which == AM_D_W_Q ? "dQ" : which == AM_D_W_K ? "dK" : "dV", j);
+		celltext_terms(b, &in->a[i], (size_t)in->cols, &d->a[j], (size_t)d->cols, in->rows, utf8);
 	}
 }
 
-/* Q_rot or K_rot: a pair of one head's row turned by the row's position. */
-static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
-{
-	const Lesson *l = a->lesson;
-	const Mat *in = which == AM_Q_ROT ? &a->Q : &a->K;
-	const int dk = l->d_k, c = j % dk, half = dk / 2, interleaved = l->rope_style == ROPE_INTERLEAVED;
-	const int pair = interleaved ? c / 2 : c % half, first = interleaved ? c % 2 == 0 : c < half;
-	const int ca = j - c + (interleaved ? 2 * pair : pair), cb = j - c + (interleaved ? 2 * pair + 1 : pair + half);
-	const double theta = (double)i * pow(l->rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
-	char x1[32], x2[32], x3[32], x4[32], x5[32];
-
-	(void)h;
-	strbuf_printf(b, _("RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n"), i, ca, cb,
-	              matrix_name(which == AM_Q_ROT ? AM_Q : AM_K), pair);
-	strbuf_printf(b, "%s = %d %s %s^(%s2%s%d/%d) = %s rad\n", sym(utf8, "\u03b8", "theta"), i, sym(utf8, "\u00d7", "*"),
-	              num(x1, l->rope_base, utf8), sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), pair, dk,
-	              num(x2, theta, utf8));
-	if (first)
-		strbuf_printf(b, "= a cos %s %s b sin %s = %s %s %s %s %s %s %s = %s\n", sym(utf8, "\u03b8", "t"),
-		              sym(utf8, "\u2212", "-"), sym(utf8, "\u03b8", "t"), num(x1, x, utf8), sym(utf8, "\u00b7", "*"),
-		              num(x2, cos(theta), utf8), sym(utf8, "\u2212", "-"), num(x3, y, utf8), sym(utf8, "\u00b7", "*"),
-		              num(x4, sin(theta), utf8), num(x5, x * cos(theta) - y * sin(theta), utf8));
-	else
-		strbuf_printf(b, "= a sin %s + b cos %s = %s %s %s + %s %s %s = %s\n", sym(utf8, "\u03b8", "t"),
-		              sym(utf8, "\u03b8", "t"), num(x1, x, utf8), sym(utf8, "\u00b7", "*"), num(x2, sin(theta), utf8),
-		              num(x3, y, utf8), sym(utf8, "\u00b7", "*"), num(x4, cos(theta), utf8),
-		              num(x5, x * sin(theta) + y * cos(theta), utf8));
-	strbuf_printf(b, _("(a rotation keeps the pair's length; q%sk then depends on the two positions only through their distance)\n"),
-	              sym(utf8, "\u00b7", "."));
-}
-
-/* ALiBi's bias and biased: −slope·|i − j|, added to the scaled score. */
-static void explain_alibi(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
-{
-	const int d = i > j ? i - j : j - i;
-	const double bias = attn_cell(a, AM_BIAS, h, i, j);
-	char x1[32], x2[32], x3[32];
-
-	strbuf_printf(b, _("bias = %sslope %s |i %s j| = %s%s %s %d = %s  (head %d's slope; keys %d apart)\n"),
-	              sym(utf8, "\u2212", "-"), sym(utf8, "\u00b7", "*"), sym(utf8, "\u2212", "-"), sym(utf8, "\u2212", "-"),
-	              num(x1, a->slopes[h], utf8), sym(utf8, "\u00d7", "*"), d, num(x2, bias, utf8), h, d);
-	if (which == AM_BIASED)
-		strbuf_printf(b, "biased = scaled + bias = %s + %s = %s\n", num(x1, attn_cell(a, AM_SCALED, h, i, j), utf8),
-		              num(x2, bias, utf8), num(x3, attn_cell(a, AM_BIASED, h, i, j), utf8));
-}
-
-/* FlashAttention's running state of row i after key block c, and its output. */
-static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
-{
-	const Lesson *l = a->lesson;
-	const AttnHead *hd = &a->head[h];
-	const int bq = l->flash_bq, bk = l->flash_bk, dv = l->d_v;
-	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->m + bk - 1) / bk - 1 : j;
-	const int k0 = kb * bk, k1 = k0 + bk < l->m ? k0 + bk : l->m;
-	char x1[32], x2[32], x3[32], x4[32];
-
-	strbuf_printf(b, _("row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n"), i, i / bq, i / bq * bq,
-	              (i / bq + 1) * bq < l->n ? (i / bq + 1) * bq - 1 : l->n - 1, kb, k0, k1 - 1);
-	if (which == AM_FLASH_OUT) {
-		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
-		if (ll > 0)
-			strbuf_printf(b, _("out = O / l after the last tile = %s / %s = %s  (weighted[%d][%d] = %s)\n"), num(x1, O, utf8),
-			              num(x2, ll, utf8), num(x3, O / ll, utf8), i, j, num(x4, MAT_AT(hd->weighted, i, j), utf8));
-		else
-			strbuf_printf(b, _("row %d saw no key (l = 0): its output is 0\n"), i);
-		return;
-	}
-	if (attn_flash_skipped(a, i / bq, kb)) {
-		strbuf_printf(b, _("the mask hides this whole tile, so it is skipped: the state is what it was before\n"));
-		return;
-	}
-	{
-		const double m_before = kb > 0 ? MAT_AT(hd->flash_m, i, kb - 1) : -INFINITY, m_after = MAT_AT(hd->flash_m, i, kb);
-		const double l_before = kb > 0 ? MAT_AT(hd->flash_l, i, kb - 1) : 0.0;
-		const double alpha = m_after == -INFINITY ? 0.0 : exp(m_before - m_after);
-		strbuf_printf(b, "m' = max(m, rowmax S) = max(%s, ", num(x1, m_before, utf8));
-		for (int k = k0; k < k1; k++)
-			strbuf_printf(b, "%s%s", k > k0 ? ", " : "", num(x2, attn_cell(a, AM_MASKED, h, i, k), utf8));
-		strbuf_printf(b, ") = %s\n", num(x3, m_after, utf8));
-		if (which == AM_FLASH_M)
-			return;
-		strbuf_printf(b, _("rescale by e^(m %s m') = %s\n"), sym(utf8, "\u2212", "-"), num(x1, alpha, utf8));
-		if (which == AM_FLASH_L) {
-			strbuf_printf(b, "l' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"), num(x2, l_before, utf8));
-			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
-				strbuf_printf(b, " + exp(%s %s %s)", num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8), sym(utf8, "\u2212", "-"),
-				              num(x2, m_after, utf8));
-			strbuf_printf(b, " = %s\n", num(x3, MAT_AT(hd->flash_l, i, kb), utf8));
-		} else {
-			const int c = j % dv;
-			strbuf_printf(b, "O' = %s %s %s", num(x1, alpha, utf8), sym(utf8, "\u00b7", "*"),
-			              num(x2, kb > 0 ? MAT_AT(hd->flash_O, i, (kb - 1) * dv + c) : 0.0, utf8));
-			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
-				strbuf_printf(b, " + exp(%s %s %s)%s%s", num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8),
-				              sym(utf8, "\u2212", "-"), num(x2, m_after, utf8), sym(utf8, "\u00b7", "*"),
-				              num(x3, a->V.a[(size_t)k * a->V.cols + (size_t)shape_kv_head(&a->shape, h) * dv + c], utf8));
-			strbuf_printf(b, " = %s\n", num(x3, MAT_AT(hd->flash_O, i, j), utf8));
-		}
-	}
-}
-
-/* Decoding: what step t computed, from its own row and the cache. */
-static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
-{
-	const Lesson *l = a->lesson;
-	const int window = lesson_mask_window(l), lo = attn_window_first(t, window);
-	const int kh = shape_kv_head(&a->shape, h);
-	char x1[32], x2[32];
-
-	switch (which) {
-	case AM_DEC_Q:
-	case AM_CACHE_K:
-	case AM_CACHE_V:
-		strbuf_printf(b, _("made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n"), t, t,
-		              which != AM_CACHE_V && l->rope ? _(", then turned by RoPE at its position") : "",
-		              which == AM_DEC_Q ? (l->rope ? "Q_rot" : "Q") : which == AM_CACHE_K ? (l->rope ? "K_rot" : "K") : "V",
-		              t, j,
-		              num(x1, MAT_AT(*(which == AM_DEC_Q ? (l->rope ? &a->Q_rot : &a->Q)
-		                               : which == AM_CACHE_K ? (l->rope ? &a->K_rot : &a->K) : &a->V), t, j), utf8));
-		if (which != AM_DEC_Q)
-			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"),
-			              window > 0 ? _(" while it is inside the window") : "");
-		return;
-	case AM_DEC_SCORES:
-	case AM_DEC_WEIGHTS:
-		if (!attn_in_cache(t, j, window)) {
-			strbuf_printf(b, _("key %d is not in step %d's cache (%s)\n"), j, t,
-			              j > t ? _("it has not been generated yet") : _("the rolling cache dropped it"));
-			return;
-		}
-		if (which == AM_DEC_SCORES) {
-			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, sym(utf8, "\u00b7", "."), j, kh);
-			explain_terms(b, &MAT_AT(a->dec_q, t, h * l->d_k), 1, &MAT_AT(a->cache_K, j, kh * l->d_k), 1, l->d_k, utf8);
-		} else
-			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
-			                 "computation's weights[%d][%d] = %s\n"), t - lo + 1, lo, t, l->alibi ? _(", biased") : "", t, j,
-			              num(x1, MAT_AT(a->head[h].weights, t, j), utf8));
-		return;
-	case AM_DEC_WEIGHTED:
-		strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", sym(utf8, "\u03a3", "sum"), sym(utf8, "\u00b7", "*"), j,
-		              lo, t);
-		explain_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * l->d_v + j),
-		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
-		return;
-	default:
-		strbuf_printf(b, _("step %d's row; the full computation's row %d holds %s\n"), t, t,
-		              num(x2, MAT_AT(*(which == AM_DEC_OUTPUT ? &a->output : attn_block_output(a)), t, j), utf8));
-		return;
-	}
-}
-
-/* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels). */
+/* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels); a variant's stage is explained by its own file (variants/). */
 static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_INPUT] = explain_given,
 	[STAGE_POSITIONAL] = explain_positional,
 	[STAGE_PROJECT] = explain_project,
-	[STAGE_ROTATE] = explain_rotate,
 	[STAGE_SPLIT] = NULL, /* makes nothing of its own */
 	[STAGE_SCORES] = explain_scores,
 	[STAGE_SCALE] = explain_scale,
-	[STAGE_BIAS] = explain_alibi,
 	[STAGE_MASK] = explain_mask,
 	[STAGE_SOFTMAX] = explain_softmax_cell,
 	[STAGE_WEIGHTED] = explain_weighted_cell,
-	[STAGE_FLASH] = explain_flash,
 	[STAGE_CONCAT] = explain_concat,
 	[STAGE_OUTPUT] = explain_output,
 	[STAGE_NORM1_PRE] = explain_norm,
@@ -774,7 +587,6 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_FFN_OUT] = explain_ffn_out,
 	[STAGE_RESIDUAL2] = explain_residual,
 	[STAGE_NORM2_POST] = explain_norm,
-	[STAGE_DECODE] = explain_decode,
 	[STAGE_FINAL_NORM] = explain_norm,
 	[STAGE_BACK_OUTPUT] = explain_back_output,
 	[STAGE_BACK_WEIGHTED] = explain_back_weighted,
@@ -804,7 +616,7 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 	strbuf_printf(&b, "%s[%d][%d]", matrix_name(which), i, j);
 	if (matrix_per_head(which) && a->heads > 1)
 		strbuf_printf(&b, _(" (head %d)"), h);
-	strbuf_printf(&b, " = %s", num(x1, MAT_AT(*m, i, j), utf8));
+	strbuf_printf(&b, " = %s", celltext_num(x1, MAT_AT(*m, i, j), utf8));
 	if (labels_token_columns(a, which)) {
 		strbuf_printf(&b, "%s", _("   query "));
 		buf_label(&b, labels_row(a, which, i));
@@ -814,7 +626,10 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 	strbuf_printf(&b, "\n");
 	/* A matrix is explained by the stage that makes it; given ones by the input stage. */
 	st = matrix_kinds[which].made_by == STAGE_COUNT ? STAGE_INPUT : matrix_kinds[which].made_by;
-	if (stage_explain[st] != NULL)
+	if (attn_variant_of_stage(st) != NULL) {
+		if (attn_variant_of_stage(st)->explain != NULL)
+			attn_variant_of_stage(st)->explain(&b, a, which, h, i, j, utf8);
+	} else if (stage_explain[st] != NULL)
 		stage_explain[st](&b, a, which, h, i, j, utf8);
 	if (b.oom) {
 		free(b.s);
@@ -863,19 +678,18 @@ static int operands_scores(const Attn *a, AttnMatrix which, int h, int i, int j,
 	int k = 0;
 
 	(void)which;
-	OP(a->lesson->rope ? AM_Q_ROT : AM_Q, h, i, -1);
-	OP(a->lesson->rope ? AM_K_ROT : AM_K, h, j, -1);
+	OP(attn_reads(a, AM_Q), h, i, -1);
+	OP(attn_reads(a, AM_K), h, j, -1);
 	return k;
 }
 
-/* A cell of scaled or masked: the same cell one stage back. */
+/* A cell of scaled or masked: the same cell one stage back (masked: of a variant's biased scores, if any). */
 static int operands_cellwise(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
+	const AttnVariant *bias = attn_score_bias(a);
 	int k = 0;
 
-	OP(which == AM_SCALED ? AM_SCORES : which == AM_BIASED || !a->lesson->alibi ? AM_SCALED : AM_BIASED, h, i, j);
-	if (which == AM_BIASED)
-		OP(AM_BIAS, h, i, j);
+	OP(which == AM_SCALED ? AM_SCORES : bias == NULL ? AM_SCALED : bias->biased_matrix, h, i, j);
 	return k;
 }
 
@@ -933,7 +747,6 @@ static const StageOperands stage_operands[STAGE_COUNT] = {
 	[STAGE_PROJECT] = operands_project,
 	[STAGE_SCORES] = operands_scores,
 	[STAGE_SCALE] = operands_cellwise,
-	[STAGE_BIAS] = operands_cellwise,
 	[STAGE_MASK] = operands_cellwise,
 	[STAGE_SOFTMAX] = operands_softmax,
 	[STAGE_WEIGHTED] = operands_weighted,
@@ -945,7 +758,13 @@ int explain_operands(const Attn *a, AttnMatrix which, int h, int i, int j, Expla
 {
 	const MatrixKind *k = matrix_kind(which);
 
-	if (k == NULL || k->made_by == STAGE_COUNT || stage_operands[k->made_by] == NULL)
+	if (k == NULL || k->made_by == STAGE_COUNT)
+		return 0;
+	if (attn_variant_of_stage(k->made_by) != NULL) /* a variant's stage: its own file says */
+		return attn_variant_of_stage(k->made_by)->operands != NULL
+		               ? attn_variant_of_stage(k->made_by)->operands(a, which, h, i, j, out)
+		               : 0;
+	if (stage_operands[k->made_by] == NULL)
 		return 0;
 	return stage_operands[k->made_by](a, which, h, i, j, out);
 }

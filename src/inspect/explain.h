@@ -3,6 +3,7 @@
 #define ATTNVIZ_EXPLAIN_H
 
 #include "engine/attention.h"
+#include "engine/celltext.h"
 
 /*
  * A heap string (several lines, UTF-8, no control characters but '\n') that
@@ -16,14 +17,7 @@
  */
 char *explain_cell(const Attn *a, AttnMatrix which, int head, int row, int col, int utf8, char **err);
 
-/*
- * The operands that produced the cell, for highlighting: up to 4 (matrix,
- * row or -1, col or -1) triples; -1 means the whole column / row. Returns the count.
- */
-typedef struct ExplainOperand {
-	AttnMatrix which;
-	int head, row, col; /* row == -1: every row of column col; col == -1: the whole row */
-} ExplainOperand;
+/* The operands that produced the cell, for highlighting (ExplainOperand: engine/celltext.h). Returns the count. */
 int explain_operands(const Attn *a, AttnMatrix which, int head, int row, int col, ExplainOperand out[4]);
 
 #endif

@@ -4,8 +4,9 @@
  * and every view read these two tables, and nothing here computes. A new
  * stage is an entry in stage_kinds[] (what it is called, when it exists,
  * what it shows, its formula and blurb) plus its kernel (attention.c:
- * stage_kernel[]) and its explain functions (explain.c); a new matrix is an
- * entry in matrix_kinds[]. No view switches on a stage or a matrix.
+ * stage_kernel[]) and its explain functions (explain.c), or, for an
+ * attention variant's stage, its file in engine/variants/; a new matrix is
+ * an entry in matrix_kinds[]. No view switches on a stage or a matrix.
  */
 #ifndef ATTNVIZ_CATALOG_H
 #define ATTNVIZ_CATALOG_H

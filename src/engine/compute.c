@@ -1,0 +1,843 @@
+/* compute.c: a lesson's whole computation — the chain of layers (and an
+ * encoder's first), each link's passes run in the stage table's order with
+ * progress told and overflow checked; attn_update, which reruns only the
+ * passes an edit reaches (keeping copies of what it remakes); the backward
+ * pass when the lesson asks for it; and training. The top of the engine:
+ * it calls the forward passes (attention.c) and the backward pass
+ * (backward.c), which call nothing here.
+ */
+#include "engine/backward.h"
+#include "engine/kernels.h"
+#include "engine/variants/variants.h"
+#include "base/clock.h"
+#include "base/i18n.h"
+#include "base/strbuf.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The first cell, in the order the stages are computed, that is not a finite
+ * number: NaN, or ±∞ anywhere but a cell a −∞ mask hid on purpose. Doubles
+ * overflow past about 1.8e308, and one overflow turns everything after it
+ * into NaN, which would be shown as if it meant something. Returns 1 and
+ * the place, or 0 when every number is finite.
+ */
+static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *which, int *head, int *row, int *col)
+{
+	const Lesson *l = a->lesson;
+	int w, h, i, j;
+
+	for (w = 0; w < AM_COUNT; w++)
+		for (h = 0; (only == NULL || only[w]) && h < (matrix_per_head((AttnMatrix)w) ? a->heads : 1); h++) {
+			const Mat *m = attn_matrix(a, (AttnMatrix)w, h);
+			for (i = 0; m != NULL && i < m->rows; i++)
+				for (j = 0; j < m->cols; j++) {
+					const double x = MAT_AT(*m, i, j);
+					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && l->mask_fill_inf &&
+					                    !a->visible[(size_t)i * l->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
+					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
+						*which = (AttnMatrix)w;
+						*head = h;
+						*row = i;
+						*col = j;
+						return 1;
+					}
+				}
+		}
+	return 0;
+}
+
+/* m is rows × cols and holds its numbers. */
+static int mat_is(const Mat *m, int rows, int cols)
+{
+	return m->rows == rows && m->cols == cols && m->a != NULL;
+}
+
+/*
+ * The engine's own guard: every pass indexes the matrices by the lesson's
+ * sizes (n, m, d_model, d_src, heads, d_k, d_v, d_out), so a lesson whose
+ * matrices do not have those shapes, or whose mask does not fit them, is
+ * refused before anything is allocated or read. lesson_validate gives the
+ * learner's message first; this only makes sure that no caller, whatever
+ * it passes, makes the engine read or write past a matrix. Returns the
+ * first part at fault, or NULL.
+ */
+static const char *shape_fault(const Lesson *l)
+{
+	int hdk, hdv, gdk, gdv;
+
+	if (l->heads < 1 || l->heads > LESSON_MAX_HEADS || l->n < 1 || l->n > LESSON_MAX_TOKENS || l->m < 1 ||
+	    l->m > LESSON_MAX_TOKENS || l->d_k < 1 || l->d_k > LESSON_MAX_DIM || l->d_v < 1 || l->d_v > LESSON_MAX_DIM ||
+	    l->d_out < 1 || l->d_out > LESSON_MAX_DIM)
+		return "sizes";
+	if (l->kv_heads < 1 || l->heads % l->kv_heads != 0)
+		return "kv_heads";
+	hdk = l->heads * l->d_k;
+	hdv = l->heads * l->d_v;
+	gdk = l->kv_heads * l->d_k;
+	gdv = l->kv_heads * l->d_v;
+	if (!mat_is(&l->input, l->n, l->d_model))
+		return "X";
+	if (l->has_source ? !mat_is(&l->source_input, l->m, l->d_src) : (l->m != l->n || l->d_src != l->d_model))
+		return "source.X";
+	if (!mat_is(&l->W_q, l->d_model, hdk))
+		return "W_q";
+	if (!mat_is(&l->W_k, l->d_src, gdk))
+		return "W_k";
+	if (!mat_is(&l->W_v, l->d_src, gdv))
+		return "W_v";
+	if ((!mat_empty(&l->b_q) && !mat_is(&l->b_q, 1, hdk)) || (!mat_empty(&l->b_k) && !mat_is(&l->b_k, 1, gdk)) ||
+	    (!mat_empty(&l->b_v) && !mat_is(&l->b_v, 1, gdv)) || (!mat_empty(&l->b_o) && !mat_is(&l->b_o, 1, l->d_out)))
+		return "biases";
+	for (int v = 0; v < attn_variant_count; v++) {
+		const char *fault = attn_variants[v]->fault != NULL ? attn_variants[v]->fault(l) : NULL;
+		if (fault != NULL)
+			return fault;
+	}
+	if (mat_empty(&l->W_o) ? l->d_out != hdv : !mat_is(&l->W_o, hdv, l->d_out))
+		return "W_o";
+	if (l->score == SCORE_ADDITIVE && !mat_is(&l->w_e, 1, hdk))
+		return "w_e";
+	if (((l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW) && l->n != l->m) ||
+	    (l->mask == MASK_PADDING && !mat_is(&l->mask_matrix, 1, l->m)) ||
+	    (l->mask == MASK_MATRIX && !mat_is(&l->mask_matrix, l->n, l->m)) || (l->mask == MASK_WINDOW && l->window < 1) ||
+	    (l->mask == MASK_LIST && (l->nmasks < 1 || l->masks == NULL)))
+		return "mask";
+	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++) {
+		const MaskPart *p = &l->masks[k];
+		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && l->n != l->m) ||
+		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, l->m)) ||
+		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, l->n, l->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
+		    p->kind == MASK_NONE || p->kind == MASK_LIST)
+			return "mask";
+	}
+	return NULL;
+}
+
+
+/* attn_update's copies of the matrices it remakes: a computation shaped like the one updated. */
+typedef struct Keep {
+	Attn *first;  /* NULL once over budget or out of memory */
+	double left;  /* numbers it may still hold */
+} Keep;
+
+static void keep_drop(Keep *k)
+{
+	attn_free(k->first);
+	k->first = NULL;
+}
+
+/* How many numbers matrix w of head h holds (a derived one: would hold, when made). */
+static double kept_numbers(Attn *a, AttnMatrix w, int h)
+{
+	const Mat *m = attn_slot(a, w, h);
+
+	if (attn_derived(w))
+		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)a->lesson->n * a->lesson->m
+		                                                                            : 0;
+	return (double)m->rows * m->cols;
+}
+
+/* A copy of derived matrix w of head h, as it is now, into to (empty). Returns 0 or -1. */
+static int derived_copy(Attn *a, AttnMatrix w, int h, Mat *to)
+{
+	if (mat_alloc_whole(to, a->lesson->n, a->lesson->m) != 0)
+		return -1;
+	for (int i = 0; i < a->lesson->n; i++)
+		attn_derived_row(a, w, h, i, &to->a[(size_t)i * a->lesson->m], a->lesson->m);
+	return 0;
+}
+
+/* Copy into the keep's link ka the matrices of a marked in redo (all when redo is NULL), unless copied already. */
+static void keep_before(Keep *k, Attn *ka, Attn *a, const unsigned char *redo)
+{
+	for (int w = 0; k->first != NULL && w < AM_COUNT; w++) {
+		/* a derived matrix is made from the scores: copied before they are remade, while it is still the old one */
+		const int remade = redo == NULL || redo[w] || (attn_derived((AttnMatrix)w) && redo[AM_SCORES]);
+		if (!remade || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+			continue;
+		for (int h = 0; k->first != NULL && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+			const Mat *m = attn_derived((AttnMatrix)w) ? NULL : attn_slot(a, (AttnMatrix)w, h);
+			Mat *to = attn_slot(ka, (AttnMatrix)w, h);
+			const double count = kept_numbers(a, (AttnMatrix)w, h);
+			if (count == 0 || !mat_empty(to))
+				continue;
+			k->left -= count;
+			if (k->left < 0 || (m != NULL ? mat_copy(to, m) : derived_copy(a, (AttnMatrix)w, h, to)) != 0)
+				keep_drop(k);
+		}
+	}
+}
+
+/*
+ * The passes that note in a->nonfinite, as they write, whether they wrote a
+ * number that is not finite (outside the cells a −∞ mask hides); after any
+ * other pass the matrices it writes (its rules' and those it makes) are
+ * looked over, a cheap scan next to what such a pass computes.
+ */
+static const unsigned char stage_checks_itself[STAGE_COUNT] = {
+	[STAGE_PROJECT] = 1, [STAGE_SCORES] = 1, [STAGE_SCALE] = 1, [STAGE_MASK] = 1,
+	[STAGE_SOFTMAX] = 1, [STAGE_WEIGHTED] = 1, [STAGE_CONCAT] = 1, [STAGE_OUTPUT] = 1,
+};
+
+/* Pass st notes its own non-finite numbers (the core's table, or its variant's word). */
+static int checks_itself(int st)
+{
+	const AttnVariant *v = attn_variant_of_stage((Stage)st);
+
+	return v != NULL ? v->checks_itself : stage_checks_itself[st];
+}
+
+/* 1 when a matrix pass st writes holds a number that is not finite (−∞ allowed where the catalogue says so). */
+static int stage_nonfinite(Attn *a, int st)
+{
+	const StageRule *rules = attn_stage_rules((Stage)st);
+
+	for (int w = 0; w < AM_COUNT; w++) {
+		int writes = matrix_kinds[w].made_by == (Stage)st;
+		for (int r = 0; r < ATTN_STAGE_RULES && rules[r].from != NULL; r++)
+			writes |= rules[r].out == (AttnMatrix)w;
+		if (!writes || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+			continue;
+		for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+			const Mat *m = attn_slot(a, (AttnMatrix)w, h);
+			const size_t count = (size_t)m->rows * (size_t)m->cols;
+			if (mat_empty(m))
+				continue;
+			if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
+				if (mat_nonfinite(m->a, count))
+					return 1;
+			} else
+				for (size_t i = 0; i < count; i++)
+					if (!(m->a[i] < INFINITY)) /* NaN or +∞ */
+						return 1;
+		}
+	}
+	return 0;
+}
+
+static AttnProgress progress_fn;
+static void *progress_ctx;
+static double progress_t0; /* when the computation being told about began */
+static int progress_depth; /* attn_compute calls itself for an encoder: the outermost call starts the clock */
+
+void attn_set_progress(AttnProgress fn, void *ctx)
+{
+	progress_fn = fn;
+	progress_ctx = ctx;
+}
+
+/* A pass of a runs: tell the progress function, if any. */
+static void progress_tell(const Attn *a, int st)
+{
+	int index = 0, count = 0;
+
+	if (progress_fn == NULL)
+		return;
+	for (int s = 0; s < STAGE_COUNT; s++)
+		if (attn_stage_kernel((Stage)s) != NULL && (stage_present(&a->shape, (Stage)s) || (stage_kinds[s].flags & SF_ALWAYS))) {
+			count++;
+			if (s <= st)
+				index++;
+		}
+	progress_fn(progress_ctx, a, (Stage)st, index, count, clock_ms() - progress_t0);
+}
+
+/*
+ * Run the passes of lesson l (a layer's view) into a, in the table's order:
+ * every one (changed NULL), or only those whose rules read a matrix marked
+ * in changed, marking what they remake in turn. ka (may be NULL): the link
+ * of k that gets a copy of each matrix before it is remade. Each pass's time
+ * goes to a->stage_ms.
+ */
+static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k, Attn *ka, double *plan)
+{
+	unsigned char redo[AM_COUNT];
+
+	if (plan == NULL) {
+		attn_derived_forget(a);
+		attn_touch(a);
+	}
+	for (int st = 0; st < STAGE_COUNT; st++) {
+		const StageKernel kernel = attn_stage_kernel((Stage)st);
+		const StageRule *rules = attn_stage_rules((Stage)st);
+		double t0;
+		a->stage_ms[st] = 0.0;
+		if (kernel == NULL || !(stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
+			continue;
+		a->redo = NULL;
+		if (changed != NULL) {
+			int any = 0;
+			if (rules[0].from == NULL) { /* a pass without rules: anything before it changes it all */
+				for (int w = 0; w < AM_COUNT; w++)
+					any |= changed[w];
+				if (!any)
+					continue;
+				memset(changed, 1, AM_COUNT);
+				if (ka != NULL)
+					keep_before(k, ka, a, NULL);
+			} else {
+				memset(redo, 0, sizeof redo);
+				for (int r = 0; r < ATTN_STAGE_RULES && rules[r].from != NULL; r++)
+					for (const AttnMatrix *f = rules[r].from; *f != AM_COUNT; f++)
+						if (changed[*f]) {
+							redo[rules[r].out] = 1;
+							any = 1;
+							break;
+						}
+				if (!any)
+					continue;
+				if (ka != NULL)
+					keep_before(k, ka, a, redo);
+				for (int w = 0; w < AM_COUNT; w++)
+					changed[w] |= redo[w];
+				a->redo = redo;
+			}
+		}
+		if (plan != NULL) { /* only count the numbers it would remake */
+			for (int w = 0; w < AM_COUNT; w++)
+				for (int h = 0; (a->redo == NULL || a->redo[w]) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1) &&
+				                !(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)); h++)
+					*plan += kept_numbers(a, (AttnMatrix)w, h);
+			a->redo = NULL;
+			continue;
+		}
+		progress_tell(a, st);
+		t0 = clock_ms();
+		kernel(a, l);
+		if (!checks_itself(st))
+			a->nonfinite |= stage_nonfinite(a, st);
+		a->stage_ms[st] = clock_ms() - t0;
+		a->redo = NULL;
+	}
+}
+
+/*
+ * The message for the first cell that is not a finite number among the
+ * matrices marked in only (all: NULL); NULL when none. The passes noted
+ * whether they wrote one (a->nonfinite); the given matrices and gradients
+ * are looked over here. Only when one of them says so is the first such
+ * cell looked for.
+ */
+static char *overflow_error(Attn *a, const unsigned char *only)
+{
+	AttnMatrix w;
+	int oh, i, j, found, suspect = a->nonfinite;
+	double t0 = clock_ms(), x = 0.0;
+
+	for (int g = 0; !suspect && g < AM_COUNT; g++)
+		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
+		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
+			const Mat *m = attn_matrix(a, (AttnMatrix)g, h);
+			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
+		}
+	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);
+	if (found)
+		x = MAT_AT(*attn_matrix(a, w, oh), i, j);
+	a->check_ms = clock_ms() - t0;
+	if (!found)
+		return NULL;
+	const char *what = isnan(x) ? _("not a number") : x > 0 ? "+inf" : "-inf";
+	if (matrix_per_head((AttnMatrix)w) && a->heads > 1)
+		return str_printf(_("the numbers grow too large to compute: %s[%d][%d] of head %d is %s (doubles overflow "
+		                    "past about 1.8e308); use smaller inputs or weights"),
+		                  matrix_name(w), i, j, oh, what);
+	return str_printf(_("the numbers grow too large to compute: %s[%d][%d] is %s (doubles overflow "
+	                    "past about 1.8e308); use smaller inputs or weights"),
+	                  matrix_name(w), i, j, what);
+}
+
+/* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
+static Attn *compute_one(Attn *a, const Lesson *l, char **err)
+{
+	const char *fault = shape_fault(l), *unmapped = attn_storage_fault();
+
+	*err = NULL;
+	if (a == NULL)
+		goto oom;
+	if (unmapped != NULL || (unmapped = attn_grad_storage_fault()) != NULL) {
+		*err = str_printf("cannot compute: the catalogue's matrix %s has no storage in the engine (attention.c, "
+		                  "matrices.c: its field tables); nothing was computed", unmapped);
+		attn_free(a);
+		return NULL;
+	}
+	if (fault != NULL) {
+		*err = str_printf("cannot compute: the lesson's %s does not fit its sizes (n = %d, m = %d, heads = %d); "
+		                  "nothing was computed", fault, l->n, l->m, l->heads);
+		attn_free(a);
+		return NULL;
+	}
+	a->lesson = l;
+	lesson_shape(l, &a->shape);
+	if (lesson_count_numbers(l) > (double)LESSON_MAX_NUMBERS ||
+	    (l->score == SCORE_ADDITIVE && (double)l->n * l->m * l->heads * l->d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
+		*err = str_printf("the lesson with its computation would hold %.0f numbers (limit %ld, LESSON_MAX_NUMBERS), "
+		                  "or its additive scores take over %ld tanh terms (LESSON_MAX_ADDITIVE_TERMS)",
+		                  lesson_count_numbers(l), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
+		attn_free(a);
+		return NULL;
+	}
+	switch (l->scale) {
+	case SCALE_SQRT_DK: a->factor = 1.0 / sqrt((double)l->d_k); break;
+	case SCALE_NONE: a->factor = 1.0; break;
+	case SCALE_VALUE: a->factor = l->scale_value; break;
+	}
+	a->heads = l->heads;
+	a->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
+	for (int v = 0; v < attn_variant_count; v++)
+		if (attn_variants[v]->setup != NULL && attn_variant_on(a, attn_variants[v]) && attn_variants[v]->setup(a, l) != 0)
+			goto oom;
+	a->head = calloc((size_t)l->heads, sizeof *a->head);
+	a->cache = calloc(1, sizeof *a->cache);
+	a->visible = malloc((size_t)l->n * (size_t)l->m);
+	a->row_all_masked = calloc((size_t)l->n, 1);
+	if (a->head == NULL || a->cache == NULL || a->visible == NULL || a->row_all_masked == NULL ||
+	    attn_alloc_matrices(a) != 0)
+		goto oom;
+	run_passes(a, l, NULL, NULL, NULL, NULL);
+	if (a->failed)
+		goto oom;
+	if ((*err = overflow_error(a, NULL)) != NULL) {
+		attn_free(a);
+		return NULL;
+	}
+	return a;
+oom:
+	*err = str_printf("out of memory computing the lesson");
+	attn_free(a);
+	return NULL;
+}
+
+/*
+ * Layer i of a lesson with layers, as the engine computes it: the layer's
+ * own parameters (heads, weights, biases, block), the lesson's shared
+ * settings (tokens, mask, scale, score), and its input rows: the lesson's
+ * X for layer 0 (with positional encoding), the layer before's output
+ * after that. Every matrix is borrowed.
+ */
+static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memory, Lesson *v)
+{
+	*v = *lesson_layer_const(l, i);
+	v->path = l->path;
+	v->title = l->title;
+	v->summary = l->summary;
+	v->version = l->version;
+	v->tokens = l->tokens;
+	v->n = l->n;
+	v->input = *input;
+	v->positional = i == 0 ? l->positional : POS_NONE;
+	v->score = l->score;
+	v->scale = l->scale;
+	v->scale_value = l->scale_value;
+	v->scale_explicit = l->scale_explicit;
+	v->mask = l->mask;
+	v->mask_matrix = l->mask_matrix;
+	v->window = l->window;
+	v->nmasks = l->nmasks;
+	v->masks = l->masks;
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->share != NULL)
+			attn_variants[k]->share(v, l);
+	v->mask_fill_inf = l->mask_fill_inf;
+	v->mask_fill = l->mask_fill;
+	if (l->encoder != NULL) { /* an encoder–decoder's links keep their own masks */
+		const Lesson *own = lesson_layer_const(l, i);
+		v->mask = own->mask;
+		v->mask_matrix = own->mask_matrix;
+		v->window = own->window;
+		v->nmasks = own->nmasks;
+		v->masks = own->masks;
+	}
+	v->nsteps = l->nsteps;
+	v->steps = l->steps;
+	v->compare = NULL;
+	v->nlayers = 0;
+	v->layer = NULL;
+	v->has_final_norm = i == l->nlayers - 1 && l->has_final_norm;
+	v->final_gamma = l->final_gamma;
+	v->final_beta = l->final_beta;
+	v->final_kind = l->final_kind;
+	v->final_eps = l->final_eps;
+	v->backward = l->backward;
+	v->target = l->target;
+	if (v->part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
+		v->source_input = *memory;
+}
+
+static Attn *compute_chain(const Lesson *l, char **err);
+
+Attn *attn_compute(const Lesson *l, char **err)
+{
+	Attn *a;
+
+	if (progress_depth++ == 0)
+		progress_t0 = clock_ms();
+	a = compute_chain(l, err);
+	progress_depth--;
+	return a;
+}
+
+/* Every layer of l (and its encoder first), each link computed by compute_one. */
+static Attn *compute_chain(const Lesson *l, char **err)
+{
+	Attn *first = NULL, **link = &first, *enc = NULL;
+	const Mat *input = &l->input, *dec_input = NULL, *memory = NULL;
+
+	if (l->nlayers == 0)
+		return compute_one(calloc(1, sizeof(Attn)), l, err);
+	if (l->encoder != NULL) {
+		enc = attn_compute(l->encoder, err);
+		if (enc == NULL) {
+			char *e = str_printf("encoder: %s", *err);
+			free(*err);
+			*err = e;
+			return NULL;
+		}
+		memory = attn_final_output(enc);
+		/* the decoder's loss reaches the encoder through the memory: its links have gradients (and backward stages) too */
+		if (l->backward != BACKWARD_NONE)
+			for (Attn *e = enc; e != NULL; e = e->next)
+				e->shape.features |= FEAT_BACKWARD;
+	}
+	for (int i = 0; i < l->nlayers; i++) {
+		Attn *a = calloc(1, sizeof *a);
+		if (a == NULL) {
+			attn_free(first);
+			attn_free(enc);
+			*err = str_printf("out of memory computing the lesson");
+			return NULL;
+		}
+		a->layer = i;
+		a->nlayers = l->nlayers;
+		a->top = l;
+		a->dec_input = dec_input;
+		layer_view(l, i, input, memory, &a->view);
+		*link = a;
+		if (i == 0) {
+			a->encoder = enc;
+			enc = NULL;
+		}
+		if (compute_one(a, &a->view, err) == NULL) {
+			*link = NULL;
+			attn_free(enc);
+			attn_free(first);
+			if (*err != NULL && l->nlayers > 1) {
+				char *e = str_printf("layer %d: %s", i, *err);
+				free(*err);
+				*err = e;
+			}
+			return NULL;
+		}
+		input = attn_layer_output(a);
+		dec_input = mat_empty(&a->dec_layer_out) ? NULL : &a->dec_layer_out;
+		link = &a->next;
+	}
+	return first;
+}
+
+int attn_same_bits(const Mat *x, const Mat *y)
+{
+	return x->rows == y->rows && x->cols == y->cols &&
+	       (mat_empty(x) || memcmp(x->a, y->a, (size_t)x->rows * (size_t)x->cols * sizeof *x->a) == 0);
+}
+
+/* Everything the passes read of a lesson but its given matrices' numbers is the same in x and y. */
+/* The same window and list of masks (the single mask's kind and matrix are compared with the other settings). */
+static int same_masks(const Lesson *x, const Lesson *y)
+{
+	if (x->window != y->window || x->nmasks != y->nmasks)
+		return 0;
+	for (int k = 0; k < x->nmasks; k++)
+		if (x->masks[k].kind != y->masks[k].kind || x->masks[k].window != y->masks[k].window ||
+		    !attn_same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
+			return 0;
+	return 1;
+}
+
+/* Every variant's settings are the same in x and y. */
+static int same_variants(const Lesson *x, const Lesson *y)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->same != NULL && !attn_variants[k]->same(x, y))
+			return 0;
+	return 1;
+}
+
+static int same_settings(const Lesson *x, const Lesson *y)
+{
+	LessonShape sx, sy;
+	const Block *bx = &x->block, *by = &y->block;
+
+	lesson_shape(x, &sx);
+	lesson_shape(y, &sy);
+	return memcmp(&sx, &sy, sizeof sx) == 0 && x->n == y->n && x->m == y->m && x->d_model == y->d_model &&
+	       x->d_src == y->d_src && x->heads == y->heads && x->d_k == y->d_k && x->d_v == y->d_v &&
+	       x->d_out == y->d_out && x->has_source == y->has_source && x->positional == y->positional &&
+	       x->score == y->score && x->scale == y->scale && attn_same_bits(&(Mat){ 1, 1, (double *)&x->scale_value },
+	                                                                 &(Mat){ 1, 1, (double *)&y->scale_value }) &&
+	       x->mask == y->mask && x->mask_fill_inf == y->mask_fill_inf && x->mask_fill == y->mask_fill &&
+	       attn_same_bits(&x->mask_matrix, &y->mask_matrix) && x->backward == y->backward && bx->present == by->present &&
+	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
+	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
+	       x->has_final_norm == y->has_final_norm && x->final_kind == y->final_kind && x->final_eps == y->final_eps &&
+	       x->kv_heads == y->kv_heads &&
+	       same_masks(x, y) && same_variants(x, y);
+}
+
+/* The link of a keep for layer a: its shape, heads and place, its lesson the one a was computed from. */
+static Attn *keep_link(const Attn *a)
+{
+	Attn *k = calloc(1, sizeof *k);
+
+	if (k == NULL || (k->head = calloc((size_t)a->heads, sizeof *k->head)) == NULL) {
+		free(k);
+		return NULL;
+	}
+	k->shape = a->shape;
+	k->factor = a->factor;
+	k->heads = a->heads;
+	k->kv_heads = a->kv_heads;
+	k->layer = a->layer;
+	k->nlayers = a->nlayers;
+	k->view = a->view;
+	k->lesson = a->nlayers > 0 ? &k->view : a->lesson;
+	return k;
+}
+
+int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
+{
+	unsigned char changed[AM_COUNT];
+	Keep k = { NULL, keep_numbers };
+	Attn **klink = &k.first;
+	const Attn *prev = NULL;
+	int prev_changed = 0;
+	double plan = 0;
+	Attn *a;
+
+	*err = NULL;
+	progress_t0 = clock_ms();
+	if (before != NULL)
+		*before = NULL;
+	if (l->encoder != NULL) /* an encoder–decoder is computed afresh */
+		return 1;
+	if (first->nlayers != l->nlayers)
+		return 1;
+	for (a = first; a != NULL; prev = a, a = a->next) {
+		Lesson v;
+		if (l->nlayers > 0)
+			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL, &v);
+		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
+			return 1;
+	}
+	/*
+	 * Twice when copies are asked for: first only counting the numbers the
+	 * passes would remake (the copies are made only when all of them fit),
+	 * then running them.
+	 */
+	for (int pass = before != NULL ? 0 : 1; pass < 2; pass++) {
+		prev_changed = 0;
+		for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
+			const Lesson old = *a->lesson;
+			Lesson plan_view = l->nlayers > 0 ? old : *l;
+			Attn *ka = NULL;
+			if (pass == 1 && before != NULL && plan <= keep_numbers && (klink == &k.first || k.first != NULL)) {
+				if ((ka = keep_link(a)) == NULL)
+					keep_drop(&k);
+				else {
+					*klink = ka;
+					klink = &ka->next;
+				}
+			}
+			if (l->nlayers > 0)
+				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL,
+				           pass == 0 ? &plan_view : &a->view);
+			if (pass == 1) {
+				a->lesson = l->nlayers > 0 ? &a->view : l;
+				a->top = l;
+			}
+			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
+			memset(changed, 0, sizeof changed);
+			for (int w = 0; w < AM_COUNT; w++)
+				if (matrix_kinds[w].flags & MF_GIVEN)
+					changed[w] = a->layer > 0 && w == AM_INPUT
+					                 ? prev_changed
+					                 : !attn_same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
+					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
+					                                            (AttnMatrix)w));
+			a->nonfinite = 0;
+			a->failed = 0;
+			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
+			           pass == 0 ? &plan : NULL);
+			prev_changed = 0;
+			for (int w = 0; w < AM_COUNT; w++)
+				prev_changed |= changed[w];
+			if (pass == 1 && a->failed) { /* a pass ran out of memory (a variant's rows): its results are stale */
+				*err = str_printf("out of memory computing the lesson");
+				keep_drop(&k);
+				return -1;
+			}
+			if (pass == 1 && (*err = overflow_error(a, changed)) != NULL) {
+				keep_drop(&k);
+				return -1;
+			}
+		}
+	}
+	if (l->backward != BACKWARD_NONE) {
+		double loss;
+		if (attn_backward(first, &loss, err) != 0) {
+			keep_drop(&k);
+			return -1;
+		}
+	}
+	if (before != NULL)
+		*before = k.first;
+	else
+		keep_drop(&k);
+	return 0;
+}
+
+
+int attn_check_quiz_answers(const Attn *a, char **err)
+{
+	const Lesson *l = a->lesson;
+
+	for (int i = 0; i < l->nsteps; i++) {
+		const Step *st = &l->steps[i];
+		const CellRef *c = &st->quiz.answer_cell;
+		const int which = matrix_find(c->matrix);
+		const Attn *la = attn_layer(st->encoder && a->encoder != NULL ? a->encoder : a, st->layer);
+		const Mat *m = which < 0 || la == NULL ? NULL : attn_matrix(la, (AttnMatrix)which, c->head);
+
+		if (!st->has_quiz || st->quiz.nchoices > 0 || m == NULL || c->row >= m->rows || c->col >= m->cols)
+			continue;
+		if (!isinf(MAT_AT(*m, c->row, c->col)))
+			continue;
+		*err = str_printf("steps[%d].quiz.answer: %s[%d][%d] (head %d) is %s\u221e, which no one can type as an answer; "
+		                  "ask about a cell the mask keeps, or give \"choices\"",
+		                  i, c->matrix, c->row, c->col, c->head, MAT_AT(*m, c->row, c->col) < 0 ? "\u2212" : "");
+		return -1;
+	}
+	return 0;
+}
+
+
+void attn_free(Attn *a)
+{
+	if (a == NULL)
+		return;
+	attn_free(a->next);
+	attn_free(a->encoder);
+	attn_grad_free(a->grad, a->heads);
+	free(a->train_loss);
+	attn_free_matrices(a);
+	free(a);
+}
+
+Attn *attn_compute_all(const Lesson *l, char **err)
+{
+	Attn *a = attn_compute(l, err);
+	double loss;
+
+	if (a != NULL && l->backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
+		attn_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* ---------------------------------------------------------------- training */
+
+/* A parameter in a layer's lesson and its gradient in AttnGrad. */
+static const struct {
+	size_t param, grad;
+} params[] = {
+	{ offsetof(Lesson, W_q), offsetof(AttnGrad, W_q) },
+	{ offsetof(Lesson, W_k), offsetof(AttnGrad, W_k) },
+	{ offsetof(Lesson, W_v), offsetof(AttnGrad, W_v) },
+	{ offsetof(Lesson, W_o), offsetof(AttnGrad, W_o) },
+	{ offsetof(Lesson, w_e), offsetof(AttnGrad, w_e) },
+	{ offsetof(Lesson, b_q), offsetof(AttnGrad, b_q) },
+	{ offsetof(Lesson, b_k), offsetof(AttnGrad, b_k) },
+	{ offsetof(Lesson, b_v), offsetof(AttnGrad, b_v) },
+	{ offsetof(Lesson, b_o), offsetof(AttnGrad, b_o) },
+	{ offsetof(Lesson, block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
+	{ offsetof(Lesson, block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
+	{ offsetof(Lesson, block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },
+	{ offsetof(Lesson, block.ln2_beta), offsetof(AttnGrad, ln2_beta) },
+	{ offsetof(Lesson, block.W_1), offsetof(AttnGrad, W_1) },
+	{ offsetof(Lesson, block.b_1), offsetof(AttnGrad, b_1) },
+	{ offsetof(Lesson, block.W_3), offsetof(AttnGrad, W_3) },
+	{ offsetof(Lesson, block.b_3), offsetof(AttnGrad, b_3) },
+	{ offsetof(Lesson, block.W_2), offsetof(AttnGrad, W_2) },
+	{ offsetof(Lesson, block.b_2), offsetof(AttnGrad, b_2) },
+};
+_Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
+
+/* p ← p − lr·dp, where both exist with the same shape. */
+static void descend(Mat *p, const Mat *dp, double lr)
+{
+	if (mat_empty(p) || mat_empty(dp) || p->rows * p->cols != dp->rows * dp->cols)
+		return;
+	for (size_t i = 0; i < (size_t)p->rows * (size_t)p->cols; i++)
+		p->a[i] -= lr * dp->a[i];
+}
+
+int attn_grad_pairs(Lesson *p, const AttnGrad *g, Mat **param, const Mat **grad, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof params / sizeof params[0] && n < max; i++) {
+		Mat *m = (Mat *)((char *)p + params[i].param);
+		if (mat_empty(m))
+			continue;
+		param[n] = m;
+		grad[n++] = (const Mat *)((const char *)g + params[i].grad);
+	}
+	return n;
+}
+
+/* One step: every layer's parameters, and the stack's final norm. */
+static void step_params(Lesson *l, const Attn *first, double lr)
+{
+	for (const Attn *a = first; a != NULL; a = a->next) {
+		Mat *param[ATTN_GRAD_PARAMS];
+		const Mat *grad[ATTN_GRAD_PARAMS];
+		const int n = attn_grad_pairs(lesson_layer(l, a->layer), a->grad, param, grad, ATTN_GRAD_PARAMS);
+		for (int i = 0; i < n; i++)
+			descend(param[i], grad[i], lr);
+		if (a->next == NULL) {
+			descend(&l->final_gamma, &a->grad->final_gamma, lr);
+			descend(&l->final_beta, &a->grad->final_beta, lr);
+		}
+	}
+	if (l->encoder != NULL && first->encoder != NULL)
+		step_params(l->encoder, first->encoder, lr);
+}
+
+int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
+{
+	for (int s = 0; s < steps; s++) {
+		Attn *a = attn_compute(l, err);
+		double loss;
+		if (a == NULL)
+			return -1;
+		if (attn_backward(a, &loss, err) != 0) {
+			attn_free(a);
+			return -1;
+		}
+		if (losses != NULL)
+			losses[s] = loss;
+		if (!isfinite(loss)) {
+			attn_free(a);
+			*err = str_printf("the loss is %g before step %d: training diverged (try a smaller learning rate)", loss,
+			                  s + 1);
+			return -1;
+		}
+		step_params(l, a, lr);
+		attn_free(a);
+	}
+	return 0;
+}

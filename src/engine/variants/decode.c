@@ -1,0 +1,228 @@
+/* decode.c: generation one token at a time with a KV cache, the variant "decode".
+ *
+ * Its stage is STAGE_DECODE ("decode" in catalog.c, after the layer's block
+ * stages): step t reads only row t of the layer's input and what earlier
+ * steps cached, and in a block lesson runs the rest of the layer on that one
+ * row. Row t of its matrices (dec_q, cache_K, cache_V, dec_scores, …) is what
+ * step t computed; they equal the full computation's rows, which is the test
+ * of a correct cache. It has no rules: it reads every parameter and the
+ * layer's input, so any change reruns it.
+ */
+#include "engine/variants/variants.h"
+#include "base/i18n.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Decoding with a KV cache: the tokens one at a time, as generation sees
+ * them. Step t reads only row t of its input (X, or the layer before's
+ * decoded rows) and what earlier steps cached:
+ *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (a variant's turn at t)
+ *   cache += (k, v)   (with a window w, only the last w rows are read)
+ *   per head: s_j = q·k_j; w = softmax(s·factor + a variant's bias b_tj, masked); out = Σ_j w_j v_j
+ *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
+ * The rows equal the full computation's rows: the test of a correct cache.
+ */
+static int pass_decode_rows(Attn *a, const Lesson *l)
+{
+	const int n = l->n, dk = l->d_k, dv = l->d_v, D = l->d_model, window = lesson_mask_window(l);
+	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
+	const int pre = l->block.present && l->block.norm == NORM_PRE;
+	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
+	const AttnVariant *bias = attn_score_bias(a);
+	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
+	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
+	int r = -1;
+
+	if (row == NULL)
+		return -1;
+	if (l->block.present) {
+		one = calloc(1, sizeof *one);
+		if (one == NULL)
+			goto out;
+		one->lesson = l;
+		one->shape = a->shape;
+		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
+		one->heads = 0; /* no per-head matrices */
+		if (attn_alloc_matrices(one) != 0)
+			goto out;
+	}
+	for (int t = 0; t < n; t++) {
+		double *x = &MAT_AT(a->dec_q, t, 0), *concat = row + D, *wrow = row + D + hdv;
+		const double *arow = &in->a[(size_t)t * D];
+		const int lo = attn_window_first(t, window);
+		if (pre) {
+			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
+			attn_stage_kernel(STAGE_NORM1_PRE)(one, l);
+			arow = one->norm1.a;
+		}
+		/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
+		mat_mul_view(1, D, hdk, arow, (size_t)D, l->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
+		mat_mul_view(1, D, gdk, arow, (size_t)D, l->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
+		mat_mul_view(1, D, gdv, arow, (size_t)D, l->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
+		for (int c = 0; c < hdk && !mat_empty(&l->b_q); c++)
+			x[c] += l->b_q.a[c];
+		for (int c = 0; c < gdk && !mat_empty(&l->b_k); c++)
+			MAT_AT(a->cache_K, t, c) += l->b_k.a[c];
+		for (int c = 0; c < gdv && !mat_empty(&l->b_v); c++)
+			MAT_AT(a->cache_V, t, c) += l->b_v.a[c];
+		for (int v = 0; v < attn_variant_count; v++) {
+			const AttnVariant *var = attn_variants[v];
+			if (var->turn_row == NULL || !attn_variant_on(a, var))
+				continue;
+			for (int h = 0; h < a->heads; h++)
+				var->turn_row(a, x + (size_t)h * dk, t);
+			for (int h = 0; h < a->kv_heads; h++)
+				var->turn_row(a, &MAT_AT(a->cache_K, t, h * dk), t);
+		}
+		/* each head against the cached keys lo … t */
+		for (int h = 0; h < a->heads; h++) {
+			AttnHead *hd = &a->head[h];
+			const int kh = shape_kv_head(&a->shape, h);
+			const double *q = x + (size_t)h * dk;
+			for (int j = lo; j <= t; j++) {
+				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
+				double sc;
+				if (l->score == SCORE_ADDITIVE)
+					sc = attn_additive(q, k, &l->w_e.a[h * dk], dk);
+				else {
+					sc = 0.0;
+					for (int c = 0; c < dk; c++)
+						sc += q[c] * k[c];
+				}
+				MAT_AT(hd->dec_scores, t, j) = sc;
+				sc *= a->factor;
+				if (bias != NULL)
+					sc += bias->score_bias(a, h, t, j);
+				wrow[j - lo] = a->visible[(size_t)t * l->m + j] ? sc : -INFINITY;
+			}
+			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
+			for (int c = 0; c < dv; c++) {
+				double acc = 0.0;
+				for (int j = lo; j <= t; j++)
+					acc += MAT_AT(hd->dec_weights, t, j) * MAT_AT(a->cache_V, j, kh * dv + c);
+				MAT_AT(hd->dec_weighted, t, c) = acc;
+				concat[h * dv + c] = acc;
+			}
+		}
+		/* the output row, and in a block the rest of the layer on that row */
+		if (mat_empty(&l->W_o))
+			memcpy(&MAT_AT(a->dec_output, t, 0), concat, (size_t)hdv * sizeof(double));
+		else
+			mat_mul_view(1, hdv, l->d_out, concat, (size_t)hdv, l->W_o.a, (size_t)l->d_out, 0,
+			             &MAT_AT(a->dec_output, t, 0), (size_t)l->d_out, 0);
+		for (int c = 0; c < l->d_out && !mat_empty(&l->b_o); c++)
+			MAT_AT(a->dec_output, t, c) += l->b_o.a[c];
+		if (one != NULL) {
+			memcpy(one->X.a, &in->a[(size_t)t * D], (size_t)D * sizeof(double));
+			memcpy(one->output.a, &MAT_AT(a->dec_output, t, 0), (size_t)D * sizeof(double));
+			for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
+				if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
+					attn_stage_kernel((Stage)st)(one, l);
+			memcpy(&MAT_AT(a->dec_layer_out, t, 0), attn_block_output(one)->a, (size_t)D * sizeof(double));
+		}
+	}
+	r = 0;
+out:
+	free(row);
+	if (one != NULL)
+		attn_free_matrices(one);
+	free(one);
+	return r;
+}
+
+static void pass_decode(Attn *a, const Lesson *l)
+{
+	if (pass_decode_rows(a, l) != 0)
+		a->failed = 1;
+}
+
+/* Decoding: what step t computed, from its own row and the cache. */
+static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const int window = lesson_mask_window(l), lo = attn_window_first(t, window);
+	const int kh = shape_kv_head(&a->shape, h);
+	const char *note = "", *adj = ""; /* a variant's words: how q and k were turned, what the scores were */
+	char x1[32], x2[32];
+
+	for (int v = 0; v < attn_variant_count; v++)
+		if (attn_variant_on(a, attn_variants[v])) {
+			if (attn_variants[v]->decode_note != NULL)
+				note = _(attn_variants[v]->decode_note);
+			if (attn_variants[v]->decode_adj != NULL)
+				adj = _(attn_variants[v]->decode_adj);
+		}
+	switch (which) {
+	case AM_DEC_Q:
+	case AM_CACHE_K:
+	case AM_CACHE_V: {
+		/* the full computation's matrix this row equals: Q or K as the scores read them, V */
+		const AttnMatrix full = which == AM_DEC_Q ? attn_reads(a, AM_Q) : which == AM_CACHE_K ? attn_reads(a, AM_K) : AM_V;
+		strbuf_printf(b, _("made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n"), t, t,
+		              which != AM_CACHE_V ? note : "", matrix_name(full), t, j,
+		              celltext_num(x1, MAT_AT(*attn_matrix(a, full, h), t, j), utf8));
+		if (which != AM_DEC_Q)
+			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"),
+			              window > 0 ? _(" while it is inside the window") : "");
+		return;
+	}
+	case AM_DEC_SCORES:
+	case AM_DEC_WEIGHTS:
+		if (!attn_in_cache(t, j, window)) {
+			strbuf_printf(b, _("key %d is not in step %d's cache (%s)\n"), j, t,
+			              j > t ? _("it has not been generated yet") : _("the rolling cache dropped it"));
+			return;
+		}
+		if (which == AM_DEC_SCORES) {
+			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, celltext_sym(utf8, "\u00b7", "."), j, kh);
+			celltext_terms(b, &MAT_AT(a->dec_q, t, h * l->d_k), 1, &MAT_AT(a->cache_K, j, kh * l->d_k), 1, l->d_k, utf8);
+		} else
+			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
+			                 "computation's weights[%d][%d] = %s\n"), t - lo + 1, lo, t, adj, t, j,
+			              celltext_num(x1, MAT_AT(a->head[h].weights, t, j), utf8));
+		return;
+	case AM_DEC_WEIGHTED:
+		strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", celltext_sym(utf8, "\u03a3", "sum"), celltext_sym(utf8, "\u00b7", "*"), j,
+		              lo, t);
+		celltext_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * l->d_v + j),
+		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
+		return;
+	default:
+		strbuf_printf(b, _("step %d's row; the full computation's row %d holds %s\n"), t, t,
+		              celltext_num(x2, MAT_AT(*(which == AM_DEC_OUTPUT ? &a->output : attn_block_output(a)), t, j), utf8));
+		return;
+	}
+}
+
+/* A cache needs a causal −∞ mask over the lesson's own tokens. */
+static const char *decode_fault(const Lesson *l)
+{
+	if (l->decode && (l->has_source || !lesson_mask_causal(l) || !l->mask_fill_inf))
+		return "decode";
+	return NULL;
+}
+
+static int decode_same(const Lesson *x, const Lesson *y)
+{
+	return x->decode == y->decode;
+}
+
+/* Every layer decodes, or none. */
+static void decode_share(Lesson *v, const Lesson *l)
+{
+	v->decode = l->decode;
+}
+
+const AttnVariant variant_decode = {
+	.name = "decode",
+	.feature = FEAT_DECODE,
+	.stage = STAGE_DECODE,
+	.kernel = pass_decode,
+	.explain = explain_decode,
+	.fault = decode_fault,
+	.same = decode_same,
+	.share = decode_share,
+};

@@ -1,0 +1,189 @@
+/* flash.c: FlashAttention's tiles (Dao et al.), the variant "flash".
+ *
+ * The same head outputs as softmax · V without the n × m weights: query
+ * blocks of block_q rows against key blocks of block_k columns, each row
+ * keeping a running maximum, sum and unnormalised output (an online
+ * softmax). Its stage is STAGE_FLASH ("flash" in catalog.c), which keeps
+ * each row's state after each key block (flash_m, flash_l, flash_O) and the
+ * output (flash_out, equal to weighted); a tile a −∞ mask hides is skipped.
+ */
+#include "engine/variants/variants.h"
+#include "base/i18n.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int attn_flash_skipped(const Attn *a, int qb, int kb)
+{
+	const Lesson *l = a->lesson;
+	const int bq = l->flash_bq, bk = l->flash_bk;
+
+	if (!l->mask_fill_inf)
+		return 0;
+	for (int i = qb * bq; i < l->n && i < (qb + 1) * bq; i++)
+		for (int j = kb * bk; j < l->m && j < (kb + 1) * bk; j++)
+			if (a->visible[(size_t)i * l->m + j])
+				return 0;
+	return 1;
+}
+
+/*
+ * FlashAttention, for each head: the same weighted sums without the n × m
+ * weights. Query blocks of block_q rows; for each, key blocks of block_k
+ * columns in order, each tile S = masked[rows][cols] (scale, bias and mask
+ * already in it). Per row, with m the running maximum, l the running sum
+ * and O (1 × d_v) the running unnormalised output (m = −∞, l = 0, O = 0
+ * before the first tile):
+ *   m' = max(m, rowmax S)   P = exp(S − m')   l' = e^(m − m')·l + rowsum P
+ *   O' = e^(m − m')·O + P·V_tile
+ * A row whose m' is still −∞ keeps its state. out = O / l (0 where l = 0).
+ * A tile the −∞ mask hides entirely is skipped. After key block c each row's
+ * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
+ */
+static void pass_flash(Attn *a, const Lesson *l)
+{
+	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = a->shape.dim[DIM_NKB];
+	const int nqb = (n + bq - 1) / bq;
+	/* which tiles the mask hides, found once (not once per row and head) */
+	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
+	double *row = attn_scratch_row(a, m); /* row i of masked */
+
+	if (skip == NULL || row == NULL) {
+		a->failed = 1;
+		free(skip);
+		free(row);
+		return;
+	}
+	for (int qb = 0; qb < nqb; qb++)
+		for (int kb = 0; kb < nkb; kb++)
+			skip[(size_t)qb * nkb + kb] = (unsigned char)attn_flash_skipped(a, qb, kb);
+	for (int h = 0; h < a->heads; h++) {
+		AttnHead *hd = &a->head[h];
+		const size_t vcol = (size_t)shape_kv_head(&a->shape, h) * dv;
+		for (int qb = 0; qb < nqb; qb++)
+			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
+				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
+				memset(O, 0, (size_t)dv * sizeof(double));
+				attn_derived_row(a, AM_MASKED, h, i, row, m);
+				for (int kb = 0; kb < nkb; kb++) {
+					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
+					if (!skip[(size_t)qb * nkb + kb]) {
+						double m2 = mx;
+						for (int j = k0; j < k1; j++)
+							if (row[j] > m2)
+								m2 = row[j];
+						if (m2 != -INFINITY) {
+							const double alpha = exp(mx - m2); /* 0 while mx is −∞ */
+							sum *= alpha;
+							for (int c = 0; c < dv; c++)
+								O[c] *= alpha;
+							for (int j = k0; j < k1; j++) {
+								const double p = exp(row[j] - m2);
+								sum += p;
+								for (int c = 0; c < dv; c++)
+									O[c] += p * a->V.a[(size_t)j * a->V.cols + vcol + (size_t)c];
+							}
+							mx = m2;
+						}
+					}
+					MAT_AT(hd->flash_m, i, kb) = mx;
+					MAT_AT(hd->flash_l, i, kb) = sum;
+					memcpy(&MAT_AT(hd->flash_O, i, (size_t)kb * dv), O, (size_t)dv * sizeof(double));
+				}
+				for (int c = 0; c < dv; c++)
+					O[c] = sum > 0 ? O[c] / sum : 0.0;
+			}
+	}
+	free(skip);
+	free(row);
+}
+
+/* FlashAttention's running state of row i after key block c, and its output. */
+static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Lesson *l = a->lesson;
+	const AttnHead *hd = &a->head[h];
+	const int bq = l->flash_bq, bk = l->flash_bk, dv = l->d_v;
+	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->m + bk - 1) / bk - 1 : j;
+	const int k0 = kb * bk, k1 = k0 + bk < l->m ? k0 + bk : l->m;
+	char x1[32], x2[32], x3[32], x4[32];
+
+	strbuf_printf(b, _("row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n"), i, i / bq, i / bq * bq,
+	              (i / bq + 1) * bq < l->n ? (i / bq + 1) * bq - 1 : l->n - 1, kb, k0, k1 - 1);
+	if (which == AM_FLASH_OUT) {
+		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
+		if (ll > 0)
+			strbuf_printf(b, _("out = O / l after the last tile = %s / %s = %s  (weighted[%d][%d] = %s)\n"), celltext_num(x1, O, utf8),
+			              celltext_num(x2, ll, utf8), celltext_num(x3, O / ll, utf8), i, j, celltext_num(x4, MAT_AT(hd->weighted, i, j), utf8));
+		else
+			strbuf_printf(b, _("row %d saw no key (l = 0): its output is 0\n"), i);
+		return;
+	}
+	if (attn_flash_skipped(a, i / bq, kb)) {
+		strbuf_printf(b, _("the mask hides this whole tile, so it is skipped: the state is what it was before\n"));
+		return;
+	}
+	{
+		const double m_before = kb > 0 ? MAT_AT(hd->flash_m, i, kb - 1) : -INFINITY, m_after = MAT_AT(hd->flash_m, i, kb);
+		const double l_before = kb > 0 ? MAT_AT(hd->flash_l, i, kb - 1) : 0.0;
+		const double alpha = m_after == -INFINITY ? 0.0 : exp(m_before - m_after);
+		strbuf_printf(b, "m' = max(m, rowmax S) = max(%s, ", celltext_num(x1, m_before, utf8));
+		for (int k = k0; k < k1; k++)
+			strbuf_printf(b, "%s%s", k > k0 ? ", " : "", celltext_num(x2, attn_cell(a, AM_MASKED, h, i, k), utf8));
+		strbuf_printf(b, ") = %s\n", celltext_num(x3, m_after, utf8));
+		if (which == AM_FLASH_M)
+			return;
+		strbuf_printf(b, _("rescale by e^(m %s m') = %s\n"), celltext_sym(utf8, "\u2212", "-"), celltext_num(x1, alpha, utf8));
+		if (which == AM_FLASH_L) {
+			strbuf_printf(b, "l' = %s %s %s", celltext_num(x1, alpha, utf8), celltext_sym(utf8, "\u00b7", "*"), celltext_num(x2, l_before, utf8));
+			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
+				strbuf_printf(b, " + exp(%s %s %s)", celltext_num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8), celltext_sym(utf8, "\u2212", "-"),
+				              celltext_num(x2, m_after, utf8));
+			strbuf_printf(b, " = %s\n", celltext_num(x3, MAT_AT(hd->flash_l, i, kb), utf8));
+		} else {
+			const int c = j % dv;
+			strbuf_printf(b, "O' = %s %s %s", celltext_num(x1, alpha, utf8), celltext_sym(utf8, "\u00b7", "*"),
+			              celltext_num(x2, kb > 0 ? MAT_AT(hd->flash_O, i, (kb - 1) * dv + c) : 0.0, utf8));
+			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
+				strbuf_printf(b, " + exp(%s %s %s)%s%s", celltext_num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8),
+				              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, m_after, utf8), celltext_sym(utf8, "\u00b7", "*"),
+				              celltext_num(x3, a->V.a[(size_t)k * a->V.cols + (size_t)shape_kv_head(&a->shape, h) * dv + c], utf8));
+			strbuf_printf(b, " = %s\n", celltext_num(x3, MAT_AT(hd->flash_O, i, j), utf8));
+		}
+	}
+}
+
+/* The blocks fit the lesson's sizes (0 and 0: no tiles). */
+static const char *flash_fault(const Lesson *l)
+{
+	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
+	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
+		return "flash";
+	return NULL;
+}
+
+static int flash_same(const Lesson *x, const Lesson *y)
+{
+	return x->flash_bq == y->flash_bq && x->flash_bk == y->flash_bk;
+}
+
+/* Every layer is tiled alike. */
+static void flash_share(Lesson *v, const Lesson *l)
+{
+	v->flash_bq = l->flash_bq;
+	v->flash_bk = l->flash_bk;
+}
+
+const AttnVariant variant_flash = {
+	.name = "flash",
+	.feature = FEAT_FLASH,
+	.stage = STAGE_FLASH,
+	.kernel = pass_flash,
+	.rules = { { AM_FLASH_M, ATTN_MADE(AM_MASKED, AM_V) }, { AM_FLASH_L, ATTN_MADE(AM_MASKED, AM_V) },
+	           { AM_FLASH_O, ATTN_MADE(AM_MASKED, AM_V) }, { AM_FLASH_OUT, ATTN_MADE(AM_MASKED, AM_V) } },
+	.explain = explain_flash,
+	.fault = flash_fault,
+	.same = flash_same,
+	.share = flash_share,
+};

@@ -1,0 +1,45 @@
+/* variants.c: the list of attention variants (variants.h) and what the core asks of it. */
+#include "engine/variants/variants.h"
+
+#define X(name) &variant_##name,
+const AttnVariant *const attn_variants[] = { ATTN_VARIANTS(X) };
+#undef X
+const int attn_variant_count = (int)(sizeof attn_variants / sizeof attn_variants[0]);
+
+const AttnVariant *attn_variant_of_stage(Stage st)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->stage == st && attn_variants[k]->kernel != NULL)
+			return attn_variants[k];
+	return NULL;
+}
+
+int attn_variant_on(const Attn *a, const AttnVariant *v)
+{
+	return (a->shape.features & v->feature) != 0;
+}
+
+const AttnVariant *attn_score_bias(const Attn *a)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->score_bias != NULL && attn_variant_on(a, attn_variants[k]))
+			return attn_variants[k];
+	return NULL;
+}
+
+AttnMatrix attn_reads(const Attn *a, AttnMatrix w)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		for (const AttnMatrix(*r)[2] = attn_variants[k]->reads; r != NULL && (*r)[0] != AM_COUNT; r++)
+			if ((*r)[0] == w && attn_variant_on(a, attn_variants[k]))
+				return (*r)[1];
+	return w;
+}
+
+int attn_variant_derived(AttnMatrix w)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->score_bias != NULL && (attn_variants[k]->bias_matrix == w || attn_variants[k]->biased_matrix == w))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,92 @@
+/* variants.h: the attention variants, one file each (variants/NAME.c), in one list.
+ *
+ * A variant is what a lesson may switch on beside plain attention (RoPE,
+ * ALiBi, the flash tiles, decoding with a KV cache): the stage it adds, that stage's pass and its rules, how a cell
+ * of what it makes is explained and which operands light up, and its hooks
+ * into the core's passes (a bias on the scaled scores, matrices the scores
+ * read instead of Q and K, what a layer's view shares, what attn_update
+ * compares). The core (attention.c, compute.c, backward.c, matrices.c,
+ * inspect/explain.c) asks this list and names no variant (inspect/dump.c
+ * still writes the flash and decode objects of --dump itself).
+ *
+ * Adding one: a file variants/NAME.c defining `const AttnVariant
+ * variant_NAME`, and one line X(NAME) below (src/README.md, "Adding a variant").
+ */
+#ifndef ATTNVIZ_VARIANTS_H
+#define ATTNVIZ_VARIANTS_H
+
+#include "engine/celltext.h"
+#include "engine/kernels.h"
+
+#define ATTN_VARIANTS(X) \
+	X(alibi)             \
+	X(rope)              \
+	X(flash)             \
+	X(decode)
+
+/* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
+typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
+/* The operands of such a cell, for highlighting (ExplainOperand: celltext.h). Returns the count. */
+typedef int (*VariantOperands)(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4]);
+
+typedef struct AttnVariant {
+	const char *name;   /* its key in a lesson ("alibi") */
+	unsigned feature;   /* the FEAT_* bit of a lesson that has it (LessonShape.features) */
+
+	/* ---- its stage (catalog.c has the stage's names, panes, formula and blurb) */
+	Stage stage;                             /* the stage it adds (its own only with a kernel) */
+	StageKernel kernel;                      /* that stage's pass */
+	StageRule rules[ATTN_STAGE_RULES];       /* what the pass remakes from what (kernels.h) */
+	int checks_itself;                       /* the pass notes a non-finite number as it writes (a->nonfinite) */
+	VariantExplain explain;                  /* a cell of a matrix the stage makes */
+	VariantOperands operands;
+
+	/* ---- its hooks into the core's passes; each may be NULL (or AM_COUNT) */
+	/*
+	 * A term added to query i's scaled score of key j in head h (scaled +
+	 * term is what the mask reads): the stage shows the term alone as
+	 * bias_matrix and the sum as biased_matrix, both derived (made when
+	 * asked for, never kept). At most one variant of a lesson has one.
+	 */
+	double (*score_bias)(const Attn *a, int h, int i, int j);
+	AttnMatrix bias_matrix, biased_matrix;
+	/* Matrices the scores read instead of the core's (Q → Q_rot): pairs { core, its }, ending with AM_COUNT. */
+	const AttnMatrix (*reads)[2];
+	/* The same turn on one head's row x (d_k numbers) of a query or key at position pos (decoding a token). */
+	void (*turn_row)(const Attn *a, double *x, int pos);
+	/* The gradients at its reads (dQ_rot, dK_rot in dq, dk) back to the core's matrices (dQ, dK), in place. */
+	void (*backward)(const Attn *a, Mat *dq, Mat *dk);
+	/* Its own state of a computation (a->shape and sizes set): 0, or -1 out of memory; and its release. */
+	int (*setup)(Attn *a, const Lesson *l);
+	void (*release)(Attn *a);
+	/* Its settings do not fit the lesson's sizes: the part at fault, or NULL (the engine's own guard). */
+	const char *(*fault)(const Lesson *l);
+	/* Its settings are the same in x and y (attn_update reuses a computation only then). */
+	int (*same)(const Lesson *x, const Lesson *y);
+	/* A layer's view takes its settings from the whole lesson l (the settings every layer shares). */
+	void (*share)(Lesson *v, const Lesson *l);
+	/* Words inside the decode step's explanation (translated where they are used), NULL: none. */
+	const char *decode_note; /* after "made at step t from token t's row alone" for q and k */
+	const char *decode_adj;  /* in "softmax over the cached keys of the scaled…, masked scores" */
+} AttnVariant;
+
+#define X(name) extern const AttnVariant variant_##name;
+ATTN_VARIANTS(X)
+#undef X
+
+/* Every variant, in the list's order, and how many. */
+extern const AttnVariant *const attn_variants[];
+extern const int attn_variant_count;
+
+/* The variant whose stage is st; NULL when st is the core's. */
+const AttnVariant *attn_variant_of_stage(Stage st);
+/* Whether a has variant v switched on. */
+int attn_variant_on(const Attn *a, const AttnVariant *v);
+/* The variant of a that adds a term to the scaled scores (score_bias), NULL without one. */
+const AttnVariant *attn_score_bias(const Attn *a);
+/* The matrix a's scores read for the core's w (AM_Q, AM_K): a variant's (AM_Q_ROT) or w itself. */
+AttnMatrix attn_reads(const Attn *a, AttnMatrix w);
+/* Whether w is a variant's derived matrix (its bias_matrix or biased_matrix). */
+int attn_variant_derived(AttnMatrix w);
+
+#endif
