@@ -426,6 +426,33 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 	}
 }
 
+static void one_file_is_read_before_an_index(void **state)
+{
+	char cmd[1024], *err = NULL;
+	(void)state;
+	/* a folder with gpt2's model.safetensors and an index whose shards are not there */
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src_file("tests/models/gpt2/model.safetensors", "", ""), dir);
+	assert_int_equal(system(cmd), 0);
+	char index[128];
+	snprintf(index, sizeof index, "%s/model.safetensors.index.json", dir);
+	FILE *f = fopen(index, "w");
+	assert_non_null(f);
+	fputs("{\"weight_map\": {\"wte.weight\": \"none.safetensors\"}}", f);
+	fclose(f);
+	HfWeights *w = hfweights_open(dir, &err);
+	if (w == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(w->nfiles, 1);
+	assert_non_null(hfweights_find(w, "wte.weight", NULL));
+	hfweights_close(w);
+	/* without it, the index is read, and its missing shard named */
+	snprintf(cmd, sizeof cmd, "rm '%s/model.safetensors'", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_null(hfweights_open(dir, &err));
+	assert_non_null(strstr(err, "model.safetensors.index.json: weight_map.\"wte.weight\": cannot read"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +463,7 @@ int main(void)
 		cmocka_unit_test(each_bad_folder_is_refused_naming_the_file_and_what),
 		cmocka_unit_test_setup_teardown(a_bare_config_takes_transformers_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(what_is_not_computed_yet_is_refused_by_key_and_value, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_file_is_read_before_an_index, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -553,17 +553,18 @@ HfWeights *hfweights_open(const char *dir, char **err)
 	if (w == NULL || index == NULL || single == NULL)
 		goto oom;
 	w->prefix = "";
-	if (access(index, F_OK) == 0) {
-		if ((w->name = text_escape(index, "")) == NULL)
-			goto oom;
-		if ((*err = read_index(w, dir, index)) != NULL)
-			goto fail;
-	} else if (access(single, F_OK) == 0) {
+	/* as transformers' from_pretrained looks: model.safetensors first, then the index */
+	if (access(single, F_OK) == 0) {
 		if ((w->name = text_escape(single, "")) == NULL || (w->files = calloc(1, sizeof *w->files)) == NULL)
 			goto oom;
 		if ((w->files[0] = st_open(single, err)) == NULL)
 			goto fail;
 		w->nfiles = 1;
+	} else if (access(index, F_OK) == 0) {
+		if ((w->name = text_escape(index, "")) == NULL)
+			goto oom;
+		if ((*err = read_index(w, dir, index)) != NULL)
+			goto fail;
 	} else {
 		char *d = text_escape(dir, "");
 		*err = d ? str_printf(_("%s: no model.safetensors and no model.safetensors.index.json (the weights of a "

@@ -69,10 +69,11 @@ typedef struct HfWeights {
 } HfWeights;
 
 /*
- * Open DIR's weights: model.safetensors.index.json when it is there (every
- * shard it names opened and checked to hold the tensors it is said to hold;
- * a shard's name may not leave the folder), else model.safetensors. NULL
- * with *err when anything is wrong.
+ * Open DIR's weights: model.safetensors when it is there (transformers'
+ * from_pretrained looks for it first), else model.safetensors.index.json
+ * (every shard it names opened and checked to hold the tensors it is said to
+ * hold; a shard's name may not leave the folder). NULL with *err when
+ * anything is wrong.
  */
 HfWeights *hfweights_open(const char *dir, char **err);
 void hfweights_close(HfWeights *w);
