@@ -1,0 +1,769 @@
+/* hfconfig.c: a Hugging Face model folder's config.json and weights (hfconfig.h). */
+#include "weights/hfconfig.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/fileio.h"
+#include "base/i18n.h"
+#include "base/jsonread.h"
+#include "base/strbuf.h"
+#include "base/text.h"
+
+#define HF_MAX_CONFIG (1L << 20) /* a config.json is a few kB */
+#define HF_MAX_INDEX  (64L << 20) /* an index of a 400-shard model is under 10 MB */
+
+/*
+ * Each architecture's key names and the defaults of its config class in
+ * transformers (the __init__ arguments of GPT2Config in
+ * models/gpt2/configuration_gpt2.py, LlamaConfig in
+ * models/llama/configuration_llama.py, Qwen2Config and Qwen3Config in
+ * models/qwen2|qwen3/configuration_qwen*.py; tie_word_embeddings is
+ * PretrainedConfig's True unless the class passes its own).
+ */
+static const char *const gpt2_acts[] = {"gelu_new", "gelu_pytorch_tanh", "gelu", NULL};
+static const HfAct gpt2_act_kinds[] = {HF_ACT_GELU_TANH, HF_ACT_GELU_TANH, HF_ACT_GELU};
+static const char *const llama_acts[] = {"silu", NULL};
+static const HfAct llama_act_kinds[] = {HF_ACT_SILU};
+
+static const struct Arch {
+	const char *type;
+	const char *architecture; /* what architectures[0] says for a model of this type */
+	/* the keys, GPT-2's first (hidden_size and the others are its aliases: GPT2Config.attribute_map) */
+	const char *k_hidden, *k_layers, *k_heads, *k_inner, *k_positions, *k_eps, *k_act;
+	long long vocab, hidden, layers, heads, kv_heads, inner, positions, head_dim, bos, eos; /* -1: none; 0: derived */
+	double eps;
+	int tie, qkv_bias, o_bias, qk_norm, rope;
+	const char *const *acts;
+	const HfAct *act_kinds;
+} arches[HF_ARCH_COUNT] = {
+	/* GPT2Config: vocab_size 50257, n_positions 1024, n_embd 768, n_layer 12, n_head 12, n_inner None
+	 * (GPT2Block: 4 * hidden_size), activation_function "gelu_new", layer_norm_epsilon 1e-5, bos and eos
+	 * 50256; c_attn, c_proj, c_fc carry biases (Conv1D). */
+	[HF_GPT2] = {"gpt2", "GPT2LMHeadModel", "n_embd", "n_layer", "n_head", "n_inner", "n_positions",
+	             "layer_norm_epsilon", "activation_function", 50257, 768, 12, 12, 0, 0, 1024, 0, 50256, 50256, 1e-5, 1,
+	             1, 1, 0, 0, gpt2_acts, gpt2_act_kinds},
+	/* LlamaConfig: vocab_size 32000, hidden_size 4096, intermediate_size 11008, num_hidden_layers 32,
+	 * num_attention_heads 32, num_key_value_heads None (= num_attention_heads), hidden_act "silu",
+	 * max_position_embeddings 2048, rms_norm_eps 1e-6, bos 1, eos 2, tie_word_embeddings False,
+	 * rope_theta 10000.0, attention_bias False, head_dim None (= hidden_size // num_attention_heads). */
+	[HF_LLAMA] = {"llama", "LlamaForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	              "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 32000, 4096, 32, 32, 0,
+	              11008, 2048, 0, 1, 2, 1e-6, 0, 0, 0, 0, 1, llama_acts, llama_act_kinds},
+	/* Qwen2Config: vocab_size 151936, hidden_size 4096, intermediate_size 22016, num_hidden_layers 32,
+	 * num_attention_heads 32, num_key_value_heads 32, hidden_act "silu", max_position_embeddings 32768,
+	 * rms_norm_eps 1e-6, tie_word_embeddings False, rope_theta 10000.0; no bos or eos (PretrainedConfig's
+	 * None). modeling_qwen2.py: q_proj, k_proj, v_proj with bias=True, o_proj bias=False; head_dim by
+	 * getattr(config, "head_dim", hidden_size // num_attention_heads). */
+	[HF_QWEN2] = {"qwen2", "Qwen2ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	              "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 151936, 4096, 32, 32, 32,
+	              22016, 32768, 0, -1, -1, 1e-6, 0, 1, 0, 0, 1, llama_acts, llama_act_kinds},
+	/* Qwen3Config: as Qwen2Config, with head_dim 128 and attention_bias False; modeling_qwen3.py: q_norm
+	 * and k_norm (Qwen3RMSNorm over head_dim). */
+	[HF_QWEN3] = {"qwen3", "Qwen3ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	              "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 151936, 4096, 32, 32, 32,
+	              22016, 32768, 128, -1, -1, 1e-6, 0, 0, 0, 1, 1, llama_acts, llama_act_kinds},
+};
+
+/* GPT2Config.attribute_map: the common names stand for GPT-2's own. */
+static const char *const gpt2_alias[][2] = {
+	{"n_embd", "hidden_size"},
+	{"n_layer", "num_hidden_layers"},
+	{"n_head", "num_attention_heads"},
+	{"n_positions", "max_position_embeddings"},
+};
+
+static char *join(const char *dir, const char *file)
+{
+	return str_printf("%s/%s", dir, file);
+}
+
+/* The key a GPT-2 config uses for k: k itself, or its alias when only that is there. */
+static const char *key_of(const cJSON *root, HfArch a, const char *k)
+{
+	if (a != HF_GPT2 || jr_get(root, k) != NULL)
+		return k;
+	for (size_t i = 0; i < sizeof gpt2_alias / sizeof gpt2_alias[0]; i++)
+		if (strcmp(gpt2_alias[i][0], k) == 0 && jr_get(root, gpt2_alias[i][1]) != NULL)
+			return gpt2_alias[i][1];
+	return k;
+}
+
+/* A size: absent keeps *out; null keeps it when null_ok. */
+static int size_key(JrCtx *c, const cJSON *root, const char *key, long long hi, int null_ok, int *out)
+{
+	const cJSON *v = jr_get(root, key);
+	long long x = *out;
+	char expect[64];
+
+	if (v == NULL || (null_ok && cJSON_IsNull(v)))
+		return 0;
+	snprintf(expect, sizeof expect, _("a size from 1 to %lld"), hi);
+	if (jr_key_whole(c, root, key, 1, (double)hi, expect, &x) != 0)
+		return -1;
+	*out = (int)x;
+	return 0;
+}
+
+static int bool_key(JrCtx *c, const cJSON *root, const char *key, int *out)
+{
+	size_t old;
+	const cJSON *v = jr_enter(c, root, key, &old);
+
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsBool(v))
+		return jr_leave(c, old, jr_fail(c, _("expected true or false, got %s"), jr_got(v).s));
+	*out = cJSON_IsTrue(v);
+	return jr_leave(c, old, 0);
+}
+
+/* A token id, or null (-1); a list (Llama 3's eos) keeps up to max. Returns how many. */
+static int ids_key(JrCtx *c, const cJSON *root, const char *key, long long *out, int max)
+{
+	size_t old;
+	const cJSON *v = jr_enter(c, root, key, &old);
+	const char *expect = _("a token id from 0 to 2^31 - 1");
+	int n = 0;
+
+	if (v == NULL)
+		return -2; /* absent: the caller's default */
+	if (cJSON_IsNull(v))
+		return jr_leave(c, old, 0);
+	if (cJSON_IsArray(v)) {
+		const cJSON *e;
+		cJSON_ArrayForEach(e, v) {
+			size_t o2 = jr_path_index(c, n);
+			long long x;
+			if (jr_read_whole(c, e, 0, 2147483647.0, expect, &x) != 0)
+				return -1;
+			jr_path_set(c, o2);
+			if (n < max)
+				out[n] = x;
+			n++;
+		}
+		jr_path_set(c, old);
+		return n < max ? n : max;
+	}
+	if (jr_read_whole(c, v, 0, 2147483647.0, expect, &out[0]) != 0)
+		return -1;
+	jr_path_set(c, old);
+	return 1;
+}
+
+/* The arch of a model_type, or -1. */
+static int arch_find(const char *type)
+{
+	for (int a = 0; a < HF_ARCH_COUNT; a++)
+		if (strcmp(arches[a].type, type) == 0)
+			return a;
+	return -1;
+}
+
+static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3"};
+	const cJSON *arch = jr_get(root, "architectures"), *v;
+	size_t old;
+	int a = -1;
+
+	if (arch != NULL && !cJSON_IsNull(arch)) {
+		old = jr_path_key(c, "architectures");
+		if (!cJSON_IsArray(arch))
+			return jr_leave(c, old, jr_fail(c, _("expected a list of class names, got %s"), jr_got(arch).s));
+		v = cJSON_GetArrayItem(arch, 0);
+		if (v != NULL) {
+			jr_path_index(c, 0);
+			if (!cJSON_IsString(v))
+				return jr_leave(c, old, jr_fail(c, _("expected a class name, got %s"), jr_got(v).s));
+			char *e = text_escape(v->valuestring, "");
+			if (e == NULL)
+				return jr_fail_oom(c);
+			snprintf(cfg->architecture, sizeof cfg->architecture, "%s", e);
+			free(e);
+		}
+		jr_path_set(c, old);
+	}
+	v = jr_get(root, "model_type");
+	old = jr_path_key(c, "model_type");
+	if (v == NULL || cJSON_IsNull(v)) {
+		/* AutoConfig needs model_type; a class name of ours says the same */
+		for (int k = 0; k < HF_ARCH_COUNT && cfg->architecture[0]; k++)
+			if (strcmp(arches[k].architecture, cfg->architecture) == 0)
+				a = k;
+		if (a < 0)
+			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
+			                                     "(%s): attnviz computes gpt2, llama, qwen2 and qwen3"),
+			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
+	} else if (!cJSON_IsString(v)) {
+		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
+	} else if ((a = arch_find(v->valuestring)) < 0) {
+		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2 "
+		                                     "and qwen3)%s"),
+		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 4).s));
+	}
+	jr_path_set(c, old);
+	cfg->arch = (HfArch)a;
+	snprintf(cfg->model_type, sizeof cfg->model_type, "%s", arches[a].type);
+	return 0;
+}
+
+/* What attnviz does not compute yet, refused by the key and its value. */
+static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
+{
+	static const char *const moe[] = {"num_experts", "num_local_experts", "n_routed_experts", "moe_intermediate_size",
+	                                  "num_experts_per_tok", NULL};
+	const cJSON *v;
+	size_t old;
+
+	if ((v = jr_enter(c, root, "rope_scaling", &old)) != NULL && !cJSON_IsNull(v)) {
+		const cJSON *t = cJSON_IsObject(v) ? jr_get(v, "rope_type") : NULL;
+		if (t == NULL && cJSON_IsObject(v))
+			t = jr_get(v, "type");
+		if (t != NULL && cJSON_IsString(t))
+			return jr_fail(c, _("{\"rope_type\": %s, …}: attnviz computes plain RoPE only (rope_scaling null) for "
+			                    "now"), jr_got(t).s);
+		return jr_fail(c, _("%s: attnviz computes plain RoPE only (rope_scaling null) for now"), jr_got(v).s);
+	}
+	jr_path_set(c, 0);
+	if ((v = jr_enter(c, root, "use_sliding_window", &old)) != NULL && cJSON_IsTrue(v))
+		return jr_fail(c, _("true: attnviz does not compute sliding windows yet"));
+	jr_path_set(c, 0);
+	/* Qwen2Config and Qwen3Config keep sliding_window only when use_sliding_window says so */
+	if (a != HF_QWEN2 && a != HF_QWEN3 && (v = jr_enter(c, root, "sliding_window", &old)) != NULL &&
+	    !cJSON_IsNull(v) && !cJSON_IsFalse(v))
+		return jr_fail(c, _("%s: attnviz does not compute sliding windows yet (sliding_window null)"), jr_got(v).s);
+	jr_path_set(c, 0);
+	if ((v = jr_enter(c, root, "layer_types", &old)) != NULL && cJSON_IsArray(v)) {
+		const cJSON *e;
+		int i = 0;
+		cJSON_ArrayForEach(e, v) {
+			size_t o2 = jr_path_index(c, i++);
+			if (!cJSON_IsString(e) || strcmp(e->valuestring, "full_attention") != 0)
+				return jr_fail(c, _("%s: attnviz computes \"full_attention\" layers only for now"), jr_got(e).s);
+			jr_path_set(c, o2);
+		}
+	}
+	jr_path_set(c, 0);
+	for (int k = 0; moe[k]; k++)
+		if ((v = jr_enter(c, root, moe[k], &old)) != NULL && !cJSON_IsNull(v) &&
+		    !(cJSON_IsNumber(v) && v->valuedouble == 0))
+			return jr_fail(c, _("%s: attnviz does not compute mixtures of experts yet"), jr_got(v).s);
+		else
+			jr_path_set(c, 0);
+	if ((v = jr_enter(c, root, "partial_rotary_factor", &old)) != NULL && !cJSON_IsNull(v) &&
+	    !(cJSON_IsNumber(v) && v->valuedouble == 1))
+		return jr_fail(c, _("%s: attnviz rotates whole heads only (partial_rotary_factor 1) for now"), jr_got(v).s);
+	jr_path_set(c, 0);
+	if ((v = jr_enter(c, root, "mlp_bias", &old)) != NULL && cJSON_IsTrue(v))
+		return jr_fail(c, _("true: attnviz computes LLaMA MLPs without biases for now"));
+	jr_path_set(c, 0);
+	if (a == HF_GPT2) {
+		/* GPT2Attention._attn: these change the scores' scale */
+		if ((v = jr_enter(c, root, "scale_attn_weights", &old)) != NULL && cJSON_IsFalse(v))
+			return jr_fail(c, _("false: attnviz scales GPT-2's scores by 1/sqrt(head_dim) for now"));
+		jr_path_set(c, 0);
+		if ((v = jr_enter(c, root, "scale_attn_by_inverse_layer_idx", &old)) != NULL && cJSON_IsTrue(v))
+			return jr_fail(c, _("true: attnviz scales GPT-2's scores by 1/sqrt(head_dim) for now"));
+		jr_path_set(c, 0);
+		if ((v = jr_enter(c, root, "add_cross_attention", &old)) != NULL && cJSON_IsTrue(v))
+			return jr_fail(c, _("true: attnviz computes GPT-2 as a decoder alone for now"));
+		jr_path_set(c, 0);
+	}
+	return 0;
+}
+
+static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	const struct Arch *A = &arches[cfg->arch];
+	const char *k_hidden = key_of(root, cfg->arch, A->k_hidden), *k_heads = key_of(root, cfg->arch, A->k_heads);
+	const cJSON *v;
+	size_t old;
+	int inner = (int)A->inner, kv = -1, head_dim = (int)A->head_dim;
+
+	cfg->vocab_size = (int)A->vocab;
+	cfg->hidden_size = (int)A->hidden;
+	cfg->num_layers = (int)A->layers;
+	cfg->num_heads = (int)A->heads;
+	cfg->max_positions = (int)A->positions;
+	cfg->norm_eps = A->eps;
+	cfg->rope_theta = A->rope ? 10000.0 : 0;
+	cfg->tie_word_embeddings = A->tie;
+	cfg->qkv_bias = A->qkv_bias;
+	cfg->o_bias = A->o_bias;
+	cfg->qk_norm = A->qk_norm;
+	if (size_key(c, root, "vocab_size", 1L << 24, 0, &cfg->vocab_size) != 0 ||
+	    size_key(c, root, k_hidden, 1L << 16, 0, &cfg->hidden_size) != 0 ||
+	    size_key(c, root, key_of(root, cfg->arch, A->k_layers), 1024, 0, &cfg->num_layers) != 0 ||
+	    size_key(c, root, k_heads, 1024, 0, &cfg->num_heads) != 0 ||
+	    size_key(c, root, key_of(root, cfg->arch, A->k_positions), 1L << 24, 0, &cfg->max_positions) != 0 ||
+	    size_key(c, root, A->k_inner, 1L << 20, 1, &inner) != 0)
+		return -1;
+	/* GPT2Block: inner_dim = n_inner if not None else 4 * hidden_size */
+	cfg->intermediate_size = inner > 0 ? inner : 4 * cfg->hidden_size;
+	if (cfg->arch == HF_GPT2) {
+		if (cfg->hidden_size % cfg->num_heads != 0) {
+			jr_path_key(c, k_heads);
+			return jr_fail(c, _("%d does not divide %s (%d)"), cfg->num_heads, k_hidden, cfg->hidden_size);
+		}
+		cfg->num_kv_heads = cfg->num_heads;
+		cfg->head_dim = cfg->hidden_size / cfg->num_heads;
+	} else {
+		/* num_key_value_heads: absent, the class's default; null, num_attention_heads */
+		v = jr_get(root, "num_key_value_heads");
+		kv = v == NULL && A->kv_heads ? (int)A->kv_heads : cfg->num_heads;
+		if (size_key(c, root, "num_key_value_heads", 1024, 1, &kv) != 0)
+			return -1;
+		if (cfg->num_heads % kv != 0) {
+			jr_path_key(c, "num_key_value_heads");
+			return jr_fail(c, _("%d does not divide num_attention_heads (%d)"), kv, cfg->num_heads);
+		}
+		cfg->num_kv_heads = kv;
+		/* head_dim: given, else (null or absent but Qwen3's 128) hidden_size // num_attention_heads */
+		v = jr_get(root, "head_dim");
+		if (v != NULL && cJSON_IsNull(v))
+			head_dim = 0;
+		if (size_key(c, root, "head_dim", 1 << 12, 1, &head_dim) != 0)
+			return -1;
+		cfg->head_dim = head_dim > 0 ? head_dim : cfg->hidden_size / cfg->num_heads;
+		if (cfg->head_dim % 2 != 0 || cfg->head_dim == 0) {
+			jr_path_key(c, jr_get(root, "head_dim") ? "head_dim" : k_heads);
+			return jr_fail(c, _("RoPE turns pairs of numbers, so each head's size must be even, but it is %d"),
+			               cfg->head_dim);
+		}
+		if (jr_key_finite(c, root, "rope_theta", &cfg->rope_theta) != 0)
+			return -1;
+		if (!(cfg->rope_theta > 0)) {
+			jr_path_key(c, "rope_theta");
+			return jr_fail(c, _("expected a base above 0, got %g"), cfg->rope_theta);
+		}
+		/* attention_bias: LlamaConfig and Qwen3Config (q, k, v and o); Qwen2's biases are fixed */
+		if (cfg->arch != HF_QWEN2) {
+			int ab = 0;
+			if (bool_key(c, root, "attention_bias", &ab) != 0)
+				return -1;
+			cfg->qkv_bias = cfg->o_bias = ab;
+		}
+	}
+	if (jr_key_finite(c, root, A->k_eps, &cfg->norm_eps) != 0)
+		return -1;
+	if (!(cfg->norm_eps >= 0 && cfg->norm_eps < 1)) {
+		jr_path_key(c, A->k_eps);
+		return jr_fail(c, _("expected a small number from 0 to 1, got %g"), cfg->norm_eps);
+	}
+	if (bool_key(c, root, "tie_word_embeddings", &cfg->tie_word_embeddings) != 0)
+		return -1;
+
+	/* the activation */
+	int act = 0;
+	v = jr_enter(c, root, A->k_act, &old);
+	if (v != NULL) {
+		for (act = 0; A->acts[act]; act++)
+			if (cJSON_IsString(v) && strcmp(v->valuestring, A->acts[act]) == 0)
+				break;
+		if (A->acts[act] == NULL) {
+			StrBuf list = {0};
+			for (int k = 0; A->acts[k]; k++)
+				strbuf_printf(&list, "%s\"%s\"", k == 0 ? "" : A->acts[k + 1] ? ", " : _(" or "), A->acts[k]);
+			jr_fail(c, _("%s: attnviz computes %s models with %s"), jr_got(v).s, cfg->model_type, list.s ? list.s : "?");
+			free(list.s);
+			return -1;
+		}
+		jr_path_set(c, old);
+	}
+	cfg->act = A->act_kinds[act];
+	snprintf(cfg->act_name, sizeof cfg->act_name, "%s", A->acts[act]);
+
+	/* token ids */
+	long long bos[HF_MAX_EOS];
+	int n = ids_key(c, root, "bos_token_id", bos, HF_MAX_EOS);
+	if (n == -1)
+		return -1;
+	cfg->bos_token_id = n == -2 ? A->bos : n > 0 ? bos[0] : -1;
+	n = ids_key(c, root, "eos_token_id", cfg->eos_token_id, HF_MAX_EOS);
+	if (n == -1)
+		return -1;
+	if (n == -2) {
+		cfg->n_eos = A->eos >= 0;
+		cfg->eos_token_id[0] = A->eos;
+	} else {
+		cfg->n_eos = n;
+	}
+	return 0;
+}
+
+int hfconfig_read(const char *dir, HfConfig *cfg, char **err)
+{
+	char *path = join(dir, "config.json"), *name = NULL, *text = NULL;
+	cJSON *root = NULL;
+	size_t len;
+	JrCtx c;
+	int r = -1;
+
+	*err = NULL;
+	memset(cfg, 0, sizeof *cfg);
+	if (path == NULL || (name = text_escape(path, "")) == NULL)
+		goto out;
+	if ((text = fileio_read_all(path, HF_MAX_CONFIG, &len, err)) == NULL)
+		goto out;
+	if ((root = jr_parse(name, text, len, 1, "model config", "{\"model_type\": \"llama\", \"hidden_size\": 576, …}",
+	                     err)) == NULL)
+		goto out;
+	jr_ctx_init(&c, name, NULL);
+	if (!cJSON_IsObject(root))
+		jr_fail(&c, _("expected an object of settings ({\"model_type\": …}), got %s"), jr_got(root).s);
+	else if (read_arch(&c, root, cfg) == 0 && refuse_unsupported(&c, root, cfg->arch) == 0)
+		read_numbers(&c, root, cfg);
+	*err = c.err;
+	r = c.err ? -1 : 0;
+out:
+	if (r != 0 && *err == NULL)
+		*err = strdup(_("out of memory"));
+	cJSON_Delete(root);
+	free(text);
+	free(name);
+	free(path);
+	return r;
+}
+
+/* ---- the weights ---- */
+
+static int by_tensor(const void *x, const void *y)
+{
+	return strcmp(((const struct HfEntry *)x)->tensor, ((const struct HfEntry *)y)->tensor);
+}
+
+void hfweights_close(HfWeights *w)
+{
+	if (w == NULL)
+		return;
+	for (int i = 0; i < w->nfiles; i++)
+		st_close(w->files[i]);
+	for (int i = 0; i < w->n; i++)
+		free(w->map[i].tensor);
+	free(w->files);
+	free(w->map);
+	free(w->name);
+	free(w);
+}
+
+/* A shard's name as the index gives it: a file of the model's folder, nothing else. */
+static int plain_file_name(const char *s)
+{
+	return s[0] != '\0' && s[0] != '.' && strchr(s, '/') == NULL && strchr(s, '\\') == NULL;
+}
+
+/* The shard called file (opened when first named), its index in w->files; -1 with the error recorded. */
+static int shard(JrCtx *c, HfWeights *w, const char *dir, const cJSON *names, const cJSON *v)
+{
+	const cJSON *e;
+	int k = 0;
+
+	if (!cJSON_IsString(v))
+		return jr_fail(c, _("expected the name of a shard (\"model-00001-of-00002.safetensors\"), got %s"),
+		               jr_got(v).s);
+	if (!plain_file_name(v->valuestring))
+		return jr_fail(c, _("%s is not a file name in the model's folder"), jr_got(v).s);
+	/* the shards are numbered in the order the index first names them */
+	cJSON_ArrayForEach(e, names) {
+		if (e == v)
+			break;
+		if (cJSON_IsString(e) && strcmp(e->valuestring, v->valuestring) == 0)
+			return w->map[k].file;
+		k++;
+	}
+	char *path = join(dir, v->valuestring), *err = NULL;
+	StFile *f = path ? st_open(path, &err) : NULL;
+	free(path);
+	if (f == NULL) {
+		jr_fail(c, "%s", err ? err : _("out of memory"));
+		free(err);
+		return -1;
+	}
+	w->files[w->nfiles] = f;
+	return w->nfiles++;
+}
+
+/* The index's weight_map: each shard opened once, each tensor checked to be in its shard. NULL, or the error. */
+static char *read_index(HfWeights *w, const char *dir, const char *path)
+{
+	char *text, *err = NULL;
+	size_t len;
+	cJSON *root;
+	const cJSON *map, *e;
+	JrCtx c;
+
+	if ((text = fileio_read_all(path, HF_MAX_INDEX, &len, &err)) == NULL)
+		return err;
+	root = jr_parse(w->name, text, len, 1, "safetensors index",
+	                "{\"metadata\": {…}, \"weight_map\": {\"lm_head.weight\": \"model-00001-of-00002.safetensors\", …}}",
+	                &err);
+	free(text);
+	if (root == NULL)
+		return err;
+	jr_ctx_init(&c, w->name, NULL);
+	map = cJSON_IsObject(root) ? jr_get(root, "weight_map") : NULL;
+	if (!cJSON_IsObject(map)) {
+		jr_fail(&c, _("expected {\"weight_map\": {TENSOR: SHARD, …}}, got %s"), jr_got(map ? map : root).s);
+	} else {
+		int n = cJSON_GetArraySize(map);
+		w->map = calloc((size_t)n + 1, sizeof *w->map);
+		w->files = calloc((size_t)n + 1, sizeof *w->files);
+		if (w->map == NULL || w->files == NULL) {
+			jr_fail_oom(&c);
+			map = NULL;
+		}
+		cJSON_ArrayForEach(e, map) {
+			size_t old = jr_path_key(&c, "weight_map");
+			jr_path_append(&c, ".%s", jr_quoted(e->string).s);
+			int k = shard(&c, w, dir, map, e);
+			if (k < 0)
+				break;
+			if (st_find(w->files[k], e->string) == NULL) {
+				jr_fail(&c, _("%s has no tensor %s"), jr_got(e).s, jr_quoted(e->string).s);
+				break;
+			}
+			if ((w->map[w->n].tensor = strdup(e->string)) == NULL) {
+				jr_fail_oom(&c);
+				break;
+			}
+			w->map[w->n++].file = k;
+			jr_path_set(&c, old);
+		}
+	}
+	if (c.err == NULL) {
+		qsort(w->map, (size_t)w->n, sizeof *w->map, by_tensor);
+		for (int i = 1; i < w->n && c.err == NULL; i++)
+			if (strcmp(w->map[i].tensor, w->map[i - 1].tensor) == 0)
+				jr_fail(&c, _("weight_map names tensor %s twice"), jr_quoted(w->map[i].tensor).s);
+	}
+	cJSON_Delete(root);
+	return c.err;
+}
+
+HfWeights *hfweights_open(const char *dir, char **err)
+{
+	HfWeights *w = calloc(1, sizeof *w);
+	char *index = join(dir, "model.safetensors.index.json"), *single = join(dir, "model.safetensors");
+
+	*err = NULL;
+	if (w == NULL || index == NULL || single == NULL)
+		goto oom;
+	w->prefix = "";
+	/* as transformers' from_pretrained looks: model.safetensors first, then the index */
+	if (access(single, F_OK) == 0) {
+		if ((w->name = text_escape(single, "")) == NULL || (w->files = calloc(1, sizeof *w->files)) == NULL)
+			goto oom;
+		if ((w->files[0] = st_open(single, err)) == NULL)
+			goto fail;
+		w->nfiles = 1;
+	} else if (access(index, F_OK) == 0) {
+		if ((w->name = text_escape(index, "")) == NULL)
+			goto oom;
+		if ((*err = read_index(w, dir, index)) != NULL)
+			goto fail;
+	} else {
+		char *d = text_escape(dir, "");
+		*err = d ? str_printf(_("%s: no model.safetensors and no model.safetensors.index.json (the weights of a "
+		                        "Hugging Face model folder)"), d)
+		         : NULL;
+		free(d);
+		goto fail;
+	}
+	free(index);
+	free(single);
+	return w;
+oom:
+	*err = NULL;
+fail:
+	if (*err == NULL)
+		*err = strdup(_("out of memory"));
+	free(index);
+	free(single);
+	hfweights_close(w);
+	return NULL;
+}
+
+const StTensor *hfweights_find(const HfWeights *w, const char *name, const StFile **file)
+{
+	int k = 0;
+
+	if (w->n > 0) {
+		struct HfEntry key = {.tensor = (char *)name};
+		const struct HfEntry *e = bsearch(&key, w->map, (size_t)w->n, sizeof *w->map, by_tensor);
+		if (e == NULL)
+			return NULL;
+		k = e->file;
+	} else if (w->nfiles != 1) {
+		return NULL;
+	}
+	if (file != NULL)
+		*file = w->files[k];
+	return st_find(w->files[k], name);
+}
+
+int hfweights_mat(const HfWeights *w, const char *name, int transpose, int rows, int cols, Mat *out, char **err)
+{
+	char *full = str_printf("%s%s", w->prefix, name);
+	const StFile *f = NULL;
+	const StTensor *t = full ? hfweights_find(w, full, &f) : NULL;
+	int r;
+
+	*err = NULL;
+	if (full == NULL) {
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	if (t == NULL) {
+		*err = str_printf(_("%s: no tensor %s"), w->name, jr_quoted(full).s);
+		free(full);
+		return -1;
+	}
+	free(full);
+	r = st_to_mat(f, t, transpose, rows, cols, out, err);
+	return r;
+}
+
+/* ---- the shapes the config makes ---- */
+
+typedef struct Want {
+	char name[96];
+	int ndim;
+	long long shape[2];
+	const char *keys; /* the config's keys that make the shape */
+} Want;
+
+/* The tensor pre + name (pre: the layer's "h.3." or "model.layers.3.", or ""). */
+static void want(Want *w, int *n, const char *keys, long long d0, long long d1, const char *pre, const char *name)
+{
+	Want *x = &w[(*n)++];
+	snprintf(x->name, sizeof x->name, "%s%s", pre, name);
+	x->ndim = d1 < 0 ? 1 : 2;
+	x->shape[0] = d0;
+	x->shape[1] = d1;
+	x->keys = keys;
+}
+
+/* Every tensor of one layer (layer >= 0) or of the model's ends (layer -1), as the modeling code makes them. */
+static int wants(const HfConfig *c, int layer, Want *w)
+{
+	const long long D = c->hidden_size, V = c->vocab_size, F = c->intermediate_size, P = c->max_positions;
+	const long long Q = (long long)c->num_heads * c->head_dim, KV = (long long)c->num_kv_heads * c->head_dim;
+	char pre[32];
+	int n = 0;
+
+	snprintf(pre, sizeof pre, c->arch == HF_GPT2 ? "h.%d." : "model.layers.%d.", layer);
+
+	if (c->arch == HF_GPT2) {
+		if (layer < 0) {
+			want(w, &n, "vocab_size, n_embd", V, D, "", "wte.weight");
+			want(w, &n, "n_positions, n_embd", P, D, "", "wpe.weight");
+			want(w, &n, "n_embd", D, -1, "", "ln_f.weight");
+			want(w, &n, "n_embd", D, -1, "", "ln_f.bias");
+			return n;
+		}
+		/* GPT2Attention, GPT2MLP: Conv1D weights are [in, out] */
+		want(w, &n, "n_embd", D, -1, pre, "ln_1.weight");
+		want(w, &n, "n_embd", D, -1, pre, "ln_1.bias");
+		want(w, &n, "n_embd", D, 3 * D, pre, "attn.c_attn.weight");
+		want(w, &n, "n_embd", 3 * D, -1, pre, "attn.c_attn.bias");
+		want(w, &n, "n_embd", D, D, pre, "attn.c_proj.weight");
+		want(w, &n, "n_embd", D, -1, pre, "attn.c_proj.bias");
+		want(w, &n, "n_embd", D, -1, pre, "ln_2.weight");
+		want(w, &n, "n_embd", D, -1, pre, "ln_2.bias");
+		want(w, &n, "n_embd, n_inner", D, F, pre, "mlp.c_fc.weight");
+		want(w, &n, "n_embd, n_inner", F, -1, pre, "mlp.c_fc.bias");
+		want(w, &n, "n_inner, n_embd", F, D, pre, "mlp.c_proj.weight");
+		want(w, &n, "n_embd", D, -1, pre, "mlp.c_proj.bias");
+		return n;
+	}
+	if (layer < 0) {
+		want(w, &n, "vocab_size, hidden_size", V, D, "", "model.embed_tokens.weight");
+		want(w, &n, "hidden_size", D, -1, "", "model.norm.weight");
+		if (!c->tie_word_embeddings)
+			want(w, &n, "vocab_size, hidden_size", V, D, "", "lm_head.weight");
+		return n;
+	}
+	/* LlamaDecoderLayer: nn.Linear weights are [out, in] */
+	want(w, &n, "hidden_size", D, -1, pre, "input_layernorm.weight");
+	want(w, &n, "num_attention_heads, head_dim, hidden_size", Q, D, pre, "self_attn.q_proj.weight");
+	want(w, &n, "num_key_value_heads, head_dim, hidden_size", KV, D, pre, "self_attn.k_proj.weight");
+	want(w, &n, "num_key_value_heads, head_dim, hidden_size", KV, D, pre, "self_attn.v_proj.weight");
+	want(w, &n, "hidden_size, num_attention_heads, head_dim", D, Q, pre, "self_attn.o_proj.weight");
+	if (c->qkv_bias) {
+		want(w, &n, "num_attention_heads, head_dim", Q, -1, pre, "self_attn.q_proj.bias");
+		want(w, &n, "num_key_value_heads, head_dim", KV, -1, pre, "self_attn.k_proj.bias");
+		want(w, &n, "num_key_value_heads, head_dim", KV, -1, pre, "self_attn.v_proj.bias");
+	}
+	if (c->o_bias)
+		want(w, &n, "hidden_size", D, -1, pre, "self_attn.o_proj.bias");
+	if (c->qk_norm) {
+		want(w, &n, "head_dim", c->head_dim, -1, pre, "self_attn.q_norm.weight");
+		want(w, &n, "head_dim", c->head_dim, -1, pre, "self_attn.k_norm.weight");
+	}
+	want(w, &n, "hidden_size", D, -1, pre, "post_attention_layernorm.weight");
+	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.gate_proj.weight");
+	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.up_proj.weight");
+	want(w, &n, "hidden_size, intermediate_size", D, F, pre, "mlp.down_proj.weight");
+	return n;
+}
+
+static void shape_of(int ndim, const long long *shape, char *buf, size_t size)
+{
+	size_t k = (size_t)snprintf(buf, size, "[");
+	for (int d = 0; d < ndim && k < size; d++)
+		k += (size_t)snprintf(buf + k, size - k, "%s%lld", d ? ", " : "", shape[d]);
+	if (k < size)
+		snprintf(buf + k, size - k, "]");
+}
+
+static char *check_one(const HfConfig *c, const HfWeights *w, const Want *x)
+{
+	char full[128], have[160], need[64];
+	const StFile *f = NULL;
+	const StTensor *t;
+
+	snprintf(full, sizeof full, "%s%s", w->prefix, x->name);
+	if ((t = hfweights_find(w, full, &f)) == NULL)
+		return str_printf(_("%s: no tensor %s, which a %s model with config.json's settings computes with"), w->name,
+		                  jr_quoted(full).s, c->model_type);
+	if (t->ndim != x->ndim || t->shape[0] != x->shape[0] || (x->ndim == 2 && t->shape[1] != x->shape[1])) {
+		shape_of(t->ndim, t->shape, have, sizeof have);
+		shape_of(x->ndim, x->shape, need, sizeof need);
+		/* config.json is the one beside the weights */
+		return str_printf(_("%s: tensor %s has shape %s, but config.json's sizes (%s) make it %s"), f->name,
+		                  jr_quoted(full).s, have, x->keys, need);
+	}
+	return NULL;
+}
+
+int hfconfig_check_shapes(const HfConfig *c, HfWeights *w, char **err)
+{
+	Want list[32];
+
+	*err = NULL;
+	w->prefix = "";
+	if (c->arch == HF_GPT2 && hfweights_find(w, "wte.weight", NULL) == NULL &&
+	    hfweights_find(w, "transformer.wte.weight", NULL) != NULL)
+		w->prefix = "transformer."; /* saved from GPT2LMHeadModel */
+	for (int layer = -1; layer < c->num_layers && *err == NULL; layer++) {
+		int n = wants(c, layer, list);
+		for (int i = 0; i < n && *err == NULL; i++)
+			*err = check_one(c, w, &list[i]);
+	}
+	if (*err == NULL) {
+		/* a layer past num_hidden_layers means the config says less than the file holds */
+		char name[128];
+		if (c->arch == HF_GPT2)
+			snprintf(name, sizeof name, "%sh.%d.ln_1.weight", w->prefix, c->num_layers);
+		else
+			snprintf(name, sizeof name, "model.layers.%d.input_layernorm.weight", c->num_layers);
+		if (hfweights_find(w, name, NULL) != NULL)
+			*err = str_printf(_("%s: tensor %s is there, but config.json's %s is %d"), w->name, jr_quoted(name).s,
+			                  arches[c->arch].k_layers, c->num_layers);
+	}
+	return *err ? -1 : 0;
+}

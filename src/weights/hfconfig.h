@@ -1,0 +1,100 @@
+/*
+ * hfconfig.h: a Hugging Face model folder's description, before a number is
+ * computed: config.json read into plain numbers (with the defaults
+ * transformers' config classes give what a file leaves out), and the weights
+ * found across one model.safetensors or the shards that
+ * model.safetensors.index.json's weight_map names.
+ *
+ * What attnviz does not compute yet is refused here, by the key and its
+ * value: an unknown model_type, rope_scaling, sliding windows, mixtures of
+ * experts, an activation other than the architecture's own.
+ */
+#ifndef ATTNVIZ_HFCONFIG_H
+#define ATTNVIZ_HFCONFIG_H
+
+#include "base/matrix.h"
+#include "weights/safetensors.h"
+
+typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_ARCH_COUNT } HfArch;
+
+/* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
+ * "gelu" (erf form); the LLaMA family's "silu" in SwiGLU. */
+typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
+
+#define HF_MAX_EOS 8
+
+typedef struct HfConfig {
+	HfArch arch;
+	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3" */
+	char architecture[64];  /* architectures[0] ("LlamaForCausalLM"), escaped; "" when absent */
+	char act_name[24];      /* the activation's name as config.json gives it */
+	HfAct act;
+	int vocab_size;
+	int hidden_size;        /* GPT-2's n_embd */
+	int num_layers;         /* num_hidden_layers, n_layer */
+	int num_heads;          /* num_attention_heads, n_head */
+	int num_kv_heads;       /* num_key_value_heads (GPT-2: num_heads) */
+	int head_dim;           /* head_dim, else hidden_size / num_heads */
+	int intermediate_size;  /* intermediate_size, n_inner (GPT-2's null: 4 · n_embd) */
+	int max_positions;      /* max_position_embeddings, n_positions */
+	double norm_eps;        /* rms_norm_eps, layer_norm_epsilon */
+	double rope_theta;      /* 0 for GPT-2 (learned positions) */
+	int tie_word_embeddings;
+	int qkv_bias;           /* q, k and v projections have biases (GPT-2, Qwen2, attention_bias) */
+	int o_bias;             /* the output projection has one (GPT-2, attention_bias) */
+	int qk_norm;            /* Qwen3's q_norm and k_norm */
+	long long bos_token_id; /* -1 when none */
+	int n_eos;
+	long long eos_token_id[HF_MAX_EOS];
+} HfConfig;
+
+/*
+ * DIR/config.json into *cfg: 0, or -1 with *err (heap) naming the file, the
+ * JSON path and what was expected ("m/config.json: rope_scaling: {\"rope_type\":
+ * \"llama3\", …}: attnviz computes plain RoPE only (rope_scaling null) for now").
+ */
+int hfconfig_read(const char *dir, HfConfig *cfg, char **err);
+
+/* The weights of a model folder: one file, or the shards of the index. */
+typedef struct HfWeights {
+	char *name;        /* what messages name: DIR/model.safetensors or DIR/model.safetensors.index.json (escaped) */
+	int nfiles;
+	StFile **files;    /* each shard once, in the order the index first names it */
+	int n;             /* the index's weight_map (0 for one file) */
+	struct HfEntry {
+		char *tensor;
+		int file;
+	} *map;            /* sorted by tensor name */
+	const char *prefix; /* "transformer." when a GPT-2's names carry it (hfconfig_check_shapes finds out), else "" */
+} HfWeights;
+
+/*
+ * Open DIR's weights: model.safetensors when it is there (transformers'
+ * from_pretrained looks for it first), else model.safetensors.index.json
+ * (every shard it names opened and checked to hold the tensors it is said to
+ * hold; a shard's name may not leave the folder). NULL with *err when
+ * anything is wrong.
+ */
+HfWeights *hfweights_open(const char *dir, char **err);
+void hfweights_close(HfWeights *w);
+/* The tensor of that name in whichever file holds it (*file: that file, when file is not NULL), or NULL. */
+const StTensor *hfweights_find(const HfWeights *w, const char *name, const StFile **file);
+/*
+ * A tensor as a Mat (st_to_mat's transpose, rows and cols), the name with
+ * w->prefix before it; -1 with *err naming the tensor when it is missing or
+ * its shape is not the one asked for.
+ */
+int hfweights_mat(const HfWeights *w, const char *name, int transpose, int rows, int cols, Mat *out, char **err);
+
+/*
+ * Every tensor the architecture computes with is there with the shape the
+ * config makes it ("model.safetensors: tensor \"wte.weight\" has shape [300,
+ * 16], but config.json's sizes (vocab_size, n_embd) make it [300, 24]": the
+ * config.json beside the weights);
+ * tensors it does not use (GPT-2's attn.bias and attn.masked_bias buffers)
+ * are ignored. Finds a GPT-2's "transformer." prefix (sets w->prefix).
+ * 0, or -1 with *err.
+ */
+int hfconfig_check_shapes(const HfConfig *cfg, HfWeights *w, char **err);
+
+#endif
