@@ -369,6 +369,8 @@ shows "record: starts" "$s" 'Masked attention'
 keys "$s" n
 shows "record: steps" "$s" 'step 2/'
 tm resize-window -t "$s" -x 100 -y 30
+# the old screen matches the text too: wait until the view has drawn its last line at the new size
+i=0; while [ $i -lt 200 ] && [ -z "$(cap "$s" | sed -n '30p' | tr -d ' ')" ]; do sleep 0.05; i=$((i + 1)); done
 shows "record: redraws at the new size" "$s" 'Masked attention.*step 2/'
 keys "$s" q
 shows "record: quits and restores the terminal" "$s" 'EXITED 0 TTY-RESTORED'

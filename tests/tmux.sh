@@ -16,6 +16,10 @@ if ! command -v tmux >/dev/null 2>&1; then
 	finish
 fi
 [ -x "$ATTNVIZ" ] || bail "no binary at $ATTNVIZ"
+# A session that lives as long as the script, so the server never exits between
+# two checks: a session started while the server of the one just killed shuts
+# down fails with "no server running" on a loaded machine.
+tm new-session -d -s keeper -x 80 -y 24 "exec sleep 100000" >/dev/null 2>&1
 
 # start NAME COLS LINES LANG EXTRA_ENV [ARGS…] — a session NAME running attnviz.
 # The shell runs attnviz as a job (set -m), so Ctrl-Z stops it for real; after
