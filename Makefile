@@ -7,8 +7,8 @@
 #   make READLINE=0   build with the built-in line editor instead of GNU readline
 #   make SAN=1        build with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz         build and run the libFuzzer target for the lesson loader (clang);
-#                     fuzz-cmd, fuzz-theme, fuzz-demo, fuzz-safetensors: command lines,
-#                     themes, demo scripts, weight files
+#                     fuzz-cmd, fuzz-theme, fuzz-demo, fuzz-safetensors, fuzz-tokenizer: command
+#                     lines, themes, demo scripts, weight files, tokenizer.json and text
 #   make bench        print speed and memory figures
 #   make install PREFIX=/usr/local   binary, lessons, message catalogues, man page
 #   make pot          refresh po/attnviz.pot from the sources and merge it into po/*.po
@@ -42,7 +42,7 @@ ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(FPFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
 	-DATTNVIZ_LOCALEDIR='"$(PREFIX)/share/locale"' -DHAVE_READLINE=$(READLINE) -Isrc -I$(BUILD)
 
-PKGS := ncursesw libcjson
+PKGS := ncursesw libcjson libpcre2-8 icu-uc
 ifeq ($(READLINE),1)
 PKGS += readline
 endif
@@ -154,20 +154,20 @@ $(BUILD)/tests/bench_gemm: tests/bench_gemm.c $(LIB_OBJ) $(HDRS) | $(BUILD)
 # libFuzzer targets (clang), built with ASan + UBSan from the same sources:
 # fuzz (the lesson loader), fuzz-cmd (command lines on each shipped lesson),
 # fuzz-theme (the theme reader), fuzz-demo (the demo-script parser),
-# fuzz-safetensors (a model's weights file).
+# fuzz-safetensors (a model's weights file), fuzz-tokenizer (a tokenizer.json and a text).
 # FUZZ_SECONDS=N runs each for N seconds; new finds go to build-fuzz/*-corpus.
 FUZZ_BUILD := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -std=c11 -g -O1 $(FPFLAGS) -fsanitize=fuzzer-no-link,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
 	-DATTNVIZ_LOCALEDIR='"$(PREFIX)/share/locale"' -DHAVE_READLINE=0 -Isrc \
-	$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags ncursesw libcjson 2>/dev/null))
-FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw libcjson 2>/dev/null) -lm
+	$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags ncursesw libcjson libpcre2-8 icu-uc 2>/dev/null))
+FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw libcjson libpcre2-8 icu-uc 2>/dev/null) -lm
 FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/tui/lineedit-readline.c,$(SRC_ALL))) \
 	$(FUZZ_BUILD)/default_lesson.o
 # Absolute paths: fuzz_cmd works in a temporary directory of its own; crashes are kept in build-fuzz/.
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(CURDIR)/$(FUZZ_BUILD)/
-.PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors fuzz-all
+.PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors fuzz-tokenizer fuzz-all
 .SECONDARY: $(FUZZ_OBJ)
 
 $(FUZZ_BUILD)/%.o: src/%.c $(HDRS)
@@ -195,7 +195,12 @@ fuzz-demo: $(FUZZ_BUILD)/fuzz_demo
 fuzz-safetensors: $(FUZZ_BUILD)/fuzz_safetensors
 	mkdir -p $(FUZZ_BUILD)/safetensors-corpus
 	$(FUZZ_BUILD)/fuzz_safetensors $(FUZZ_RUN) -max_len=4096 $(FUZZ_BUILD)/safetensors-corpus tests/weights tests/weights/bad
-fuzz-all: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors
+# The corpus: the committed small tokenizers (not GPT-2's 1.3 MB) and the damaged ones.
+fuzz-tokenizer: $(FUZZ_BUILD)/fuzz_tokenizer
+	mkdir -p $(FUZZ_BUILD)/tokenizer-corpus
+	$(FUZZ_BUILD)/fuzz_tokenizer $(FUZZ_RUN) -max_len=65536 $(FUZZ_BUILD)/tokenizer-corpus \
+		$(foreach d,qwen smol sp spmeta bad,tests/weights/tokenizers/$(d))
+fuzz-all: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors fuzz-tokenizer
 
 install: $(BIN) $(MO)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnviz/lessons $(DESTDIR)$(PREFIX)/share/man/man1

@@ -31,6 +31,9 @@ command -v cc >/dev/null 2>&1 || { missing_deb="$missing_deb gcc make"; missing_
 if command -v pkg-config >/dev/null 2>&1; then
 	need ncursesw libncurses-dev ncurses-devel ncurses
 	need libcjson libcjson-dev cjson-devel cjson
+	# a model's tokenizer.json: its regexes through PCRE2, its Unicode normalizers (NFC) through ICU
+	need libpcre2-8 libpcre2-dev pcre2-devel pcre2
+	need icu-uc libicu-dev libicu-devel icu4c
 	# readline is wanted, not needed: without it the built-in line editor is used
 	if [ "$readline" = 1 ] && ! pkg-config --exists readline 2>/dev/null; then
 		optional_deb="libreadline-dev"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include "out/render.h"
 #include "app/session.h"
 #include "lesson/starter.h"
+#include "weights/tokenizer.h"
 #include "base/strbuf.h"
 #include "out/themefile.h"
 #include "out/textfmt.h"
@@ -38,6 +40,7 @@ static const char *const usage_text = N_(
 	"       attnviz --dump FILE [--train STEPS --lr LR]\n"
 	"       attnviz --bench FILE [--repeat R] [--edits]\n"
 	"       attnviz --new NAME\n"
+	"       attnviz --tokenize TEXT --model DIR\n"
 	"       attnviz --handout LESSON -o FILE.html|FILE.md [--lang zh]\n"
 	"       attnviz --export FORMAT --stage NAME [--layer L] [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
@@ -66,6 +69,9 @@ static const char *const options_text = N_(
 	"                   the median of the whole and of each stage; with --edits,\n"
 	"                   of a `set` of W_o, W_v, W_q, W_k and an input cell instead\n"
 	"  --new NAME       write a small starter lesson to NAME.json (never over a file)\n"
+	"  --tokenize TEXT --model DIR  TEXT as a real model's tokens, one a line: index,\n"
+	"                   id and the token as text (\u00b7 a space); DIR is a Hugging Face\n"
+	"                   model folder (its tokenizer.json) or a tokenizer.json\n"
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
@@ -117,7 +123,7 @@ static const char *const options_text2 = N_(
 	"ATTNVIZ_LESSONS, XDG_STATE_HOME (history, progress). See attnviz(1) and lessons/FORMAT.md.\n");
 
 enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_HANDOUT, MODE_PROGRESS, MODE_NEW,
-	    MODE_RENDER };
+	    MODE_RENDER, MODE_TOKENIZE };
 
 typedef struct Args {
 	enum Mode mode;
@@ -135,6 +141,7 @@ typedef struct Args {
 	int record_plain;                               /* --record-plain */
 	const char *size, *pause;                       /* --render's --size, --pause */
 	TuiRender render;
+	const char *tokenize, *model;                   /* --tokenize TEXT, --model DIR */
 	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
 	double lr;
 	int nfiles;
@@ -247,6 +254,15 @@ static int parse_args(int argc, char **argv, Args *a)
 				a->render.pause_s = sec;
 			}
 		}
+		else if (strcmp(o, "--tokenize") == 0 || strcmp(o, "--model") == 0) {
+			if (i + 1 >= argc)
+				return usage_error(_("%s needs a value"), o);
+			if (strcmp(o, "--tokenize") == 0) {
+				a->mode = MODE_TOKENIZE;
+				a->tokenize = argv[++i];
+			} else
+				a->model = argv[++i];
+		}
 		else if (strcmp(o, "--demo") == 0 || strcmp(o, "--record") == 0 || strcmp(o, "--theme") == 0) {
 			if (i + 1 >= argc)
 				return usage_error(_("%s needs a value"), o);
@@ -350,6 +366,10 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->strict && a->mode != MODE_CHECK)
 		return usage_error(_("%s goes with --check"), "--strict");
+	if (a->model && a->mode != MODE_TOKENIZE)
+		return usage_error(_("%s goes with --tokenize (stepping through a real model is still to come)"), "--model");
+	if (a->mode == MODE_TOKENIZE && (a->model ? a->nfiles != 0 : a->nfiles != 1))
+		return usage_error(_("--tokenize TEXT needs one model folder: --model DIR"));
 	if (a->mode == MODE_NEW && a->nfiles != 1)
 		return usage_error(_("%s needs exactly one NAME"), "--new");
 	if ((a->mode == MODE_CHECK) && a->nfiles == 0)
@@ -523,6 +543,51 @@ static int run_check(const Args *a)
 }
 
 /* --new NAME: the starter lesson, to edit. */
+/*
+ * --tokenize TEXT --model DIR: TEXT as the model's tokens, one a line
+ * (index, id, the token as people read it). DIR is a model folder, or its
+ * tokenizer.json itself.
+ */
+static int run_tokenize(const Args *a)
+{
+	const char *dir = a->model ? a->model : a->files[0];
+	char *path = NULL, *err = NULL;
+	int *ids = NULL, n = 0, rc = 1;
+	struct stat st;
+	Tokenizer *t = NULL;
+
+	if (stat(dir, &st) != 0) {
+		fprintf(stderr, _("attnviz: %s: %s (expected a model folder with a tokenizer.json)\n"), shown(dir),
+		        strerror(errno));
+		return 1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		path = str_printf("%s/tokenizer.json", dir);
+		if (path == NULL || access(path, F_OK) != 0) {
+			fprintf(stderr, _("attnviz: %s: no tokenizer.json in this folder (a Hugging Face model folder has "
+			                  "config.json, model.safetensors and tokenizer.json)\n"), shown(dir));
+			free(path);
+			return 1;
+		}
+	}
+	t = tok_load(path ? path : dir, &err);
+	if (t != NULL && tok_encode(t, a->tokenize, strlen(a->tokenize), &ids, &n, &err) == 0) {
+		int wi = snprintf(NULL, 0, "%d", n > 0 ? n - 1 : 0), wd = snprintf(NULL, 0, "%d", tok_vocab_size(t) - 1);
+		for (int i = 0; i < n; i++) {
+			char *shown_tok = tok_display(t, ids[i], i18n_utf8());
+			printf("%*d  %*d  %s\n", wi, i, wd, ids[i], shown_tok ? shown_tok : "?");
+			free(shown_tok);
+		}
+		rc = 0;
+	} else
+		fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
+	free(err);
+	free(ids);
+	free(path);
+	tok_free(t);
+	return rc;
+}
+
 static int run_new(const Args *a)
 {
 	char *path = NULL, *err = NULL;
@@ -1031,6 +1096,7 @@ int main(int argc, char **argv)
 	case MODE_HANDOUT: rc = run_handout(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;
+	case MODE_TOKENIZE: rc = run_tokenize(&a); break;
 	default: {
 		/* --render draws the full-screen view on a terminal of its own */
 		const int tui = a.mode == MODE_RENDER ||
