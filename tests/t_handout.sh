@@ -147,7 +147,7 @@ else
 			expect "chromium $paper: page count is plausible (4 to 26 for 12 steps; got $pages)" \
 				'[ "$pages" -ge 4 ] && [ "$pages" -le 26 ]'
 		else
-			skip "chromium $paper: page count" "pdfinfo not installed (poppler-utils)"
+			skip_missing "chromium $paper: page count" pdfinfo "pdfinfo not installed (poppler-utils)"
 		fi
 	done
 fi

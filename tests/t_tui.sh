@@ -2,7 +2,7 @@
 # tests/t_tui.sh — the full-screen visualizer end to end: the real binary ($ATTNVIZ)
 # in a real terminal (tmux on a private socket), at 80×24 and 200×60, UTF-8 and C
 # locales, with and without colour. Prints "ok - NAME" / "not ok - NAME" and ends
-# with "N passed, N failed" (tests/lib.sh).
+# with "N passed, N failed, N skipped" (tests/lib.sh).
 #
 # Each scenario starts attnviz inside `sh -c`, which prints "EXITED <status>" and
 # whether the tty modes came back ("TTY-RESTORED") after attnviz returns.

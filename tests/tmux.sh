@@ -1,7 +1,8 @@
 # tests/tmux.sh — the house way to drive the full-screen view in a real terminal
 # (tmux on a private socket), sourced after tests/lib.sh by t_tui.sh, t_teach.sh and t_render.sh:
 # start, begin, cap, snap, wait_for, wait_gone, shows, keys, cmd, quits, plays, leaves_demo, attnviz_pid.
-# Skips the whole script when tmux is missing.
+# Skips the whole script when tmux is missing: a suite that skipped whole, which
+# tests/run.sh counts as a failure (tmux is one of the tests' dependencies).
 
 SRCDIR=${ATTNVIZ_SRCDIR:-$(pwd)}
 SOCK="attnviz-test-$$"
