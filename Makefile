@@ -114,6 +114,8 @@ pot:
 
 $(BUILD)/tests/unit_%: tests/unit_%.c $(LIB_OBJ) $(wildcard src/*.h) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(CMOCKA_CFLAGS) $< $(LIB_OBJ) -o $@ $(CMOCKA_LIBS) $(DEP_LIBS)
+# the helpers the unit tests share (tests/unit_common.h, unit_tmpdir.h)
+$(UNIT_BIN): $(wildcard tests/unit_*.h)
 
 $(BUILD)/tests/jsoncmp: tests/jsoncmp.c | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $< -o $@ $(DEP_LIBS)

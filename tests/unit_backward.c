@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backward.h"
+#include "unit_common.h"
 
 /* A small lesson of every kind the backward pass goes through: heads, W_o, biases, a mask, a block. */
 static const char *const lessons[] = {
@@ -117,20 +118,6 @@ static void test_finite_differences(void **state)
 		attn_free(a);
 		lesson_free(l);
 	}
-}
-
-/* A file of the source tree (ATTNVIZ_SRCDIR, else the current directory): heap string. */
-static char *path_of(const char *rel)
-{
-	const char *root = getenv("ATTNVIZ_SRCDIR");
-	char *p;
-
-	if (root == NULL || *root == '\0')
-		root = ".";
-	p = malloc(strlen(root) + strlen(rel) + 2);
-	assert_non_null(p);
-	sprintf(p, "%s/%s", root, rel);
-	return p;
 }
 
 /* Every cell of p, not every third: an encoder's few parameters reach the loss only through the memory. */

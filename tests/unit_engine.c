@@ -22,34 +22,9 @@
 #include "matrix.h"
 #include "prng.h"
 #include "session.h"
+#include "unit_common.h"
 
 /* ------------------------------------------------------------ helpers */
-
-/* Load a lesson from a string; fails the test with the loader's message. */
-static Lesson *load(const char *json)
-{
-	char *err = NULL, *warn = NULL;
-	Lesson *l = lesson_load_string("(test)", json, strlen(json), &err, &warn);
-
-	if (l == NULL)
-		print_error("lesson_load_string: %s\n", err ? err : "(no message)");
-	free(err);
-	free(warn);
-	assert_non_null(l);
-	return l;
-}
-
-static Attn *compute(const Lesson *l)
-{
-	char *err = NULL;
-	Attn *a = attn_compute(l, &err);
-
-	if (a == NULL)
-		print_error("attn_compute: %s\n", err ? err : "(no message)");
-	free(err);
-	assert_non_null(a);
-	return a;
-}
 
 static void fill_random(Mat *m, Prng *p)
 {

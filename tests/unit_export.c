@@ -28,6 +28,7 @@
 #include "fileio.h"
 #include "session.h"
 #include "themefile.h"
+#include "unit_common.h"
 
 int themefile_roles_match_theme_h(void); /* themefile.c, for this test */
 
@@ -462,20 +463,6 @@ static int fileio_teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Files in dir whose names start with ".": temporary files left behind. */
-static int leftovers(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-	if (d == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-	closedir(d);
-	return n;
-}
-
 static void test_fileio_replace(void **state)
 {
 	char path[128], *err = NULL, *back;
@@ -494,7 +481,7 @@ static void test_fileio_replace(void **state)
 	free(back);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640); /* the old file's mode is kept */
-	assert_int_equal(leftovers(tmpdir), 0);
+	assert_int_equal(hidden_files_in(tmpdir), 0);
 	/* the read limit */
 	assert_null(fileio_read_all(path, 5, &len, &err));
 	assert_non_null(strstr(err, "over the limit of 5 bytes"));
@@ -551,7 +538,7 @@ static void test_fileio_fails_cleanly(void **state)
 	assert_non_null(back);
 	assert_string_equal(back, "keep");
 	free(back);
-	assert_int_equal(leftovers(dir), 0);
+	assert_int_equal(hidden_files_in(dir), 0);
 }
 
 /* ------------------------------------------------------------ themes */

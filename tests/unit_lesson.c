@@ -22,23 +22,9 @@
 #include "lesson.h"
 #include "prng.h"
 #include "text.h"
+#include "unit_common.h"
 
 /* ---- helpers ---- */
-
-static char *path_of(const char *rel)
-{
-	const char *root = getenv("ATTNVIZ_SRCDIR");
-	size_t n;
-	char *p;
-
-	if (root == NULL || *root == '\0')
-		root = ".";
-	n = strlen(root) + strlen(rel) + 2;
-	p = malloc(n);
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", root, rel);
-	return p;
-}
 
 static Lesson *load_good(const char *rel, char **warn)
 {

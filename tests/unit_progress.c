@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "progress.h"
-#include "unit_hidden.h"
+#include "unit_common.h"
 
 static char dir[64];
 static char path[256];

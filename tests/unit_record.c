@@ -19,7 +19,7 @@
 #include "fileio.h"
 #include "record.h"
 #include "render.h"
-#include "unit_hidden.h"
+#include "unit_common.h"
 
 typedef struct Cast {
 	cJSON *header;

@@ -20,31 +20,7 @@
 #include "backward.h"
 #include "lesson.h"
 #include "session.h"
-
-static Lesson *load_file(const char *path)
-{
-	char *err = NULL, *warn = NULL;
-	Lesson *l = lesson_load(path, &err, &warn);
-
-	if (l == NULL)
-		print_error("%s: %s\n", path, err ? err : "(no message)");
-	free(err);
-	free(warn);
-	assert_non_null(l);
-	return l;
-}
-
-static Attn *compute_all(const Lesson *l)
-{
-	char *err = NULL;
-	Attn *a = attn_compute_all(l, &err);
-
-	if (a == NULL)
-		print_error("attn_compute_all: %s\n", err ? err : "(no message)");
-	free(err);
-	assert_non_null(a);
-	return a;
-}
+#include "unit_common.h"
 
 static int same_mat(const Mat *x, const Mat *y)
 {
