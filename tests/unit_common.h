@@ -1,8 +1,8 @@
 /* unit_common.h: what the unit tests share instead of each keeping a copy —
  * a lesson loaded from JSON text or a file, a session started on one, a
  * computation (each failing the test with the library's own message), a path
- * under the source tree, and the hidden (temporary) files a writer left in a
- * directory. All static inline: a test uses what it needs, and the rest costs
+ * under the source tree, two matrices compared number by number, and the
+ * hidden (temporary) files a writer left in a directory. All static inline: a test uses what it needs, and the rest costs
  * it nothing. (unit_tmpdir.h, apart: the fresh directory of the tests that
  * write files.) */
 #ifndef ATTNVIZ_UNIT_COMMON_H
@@ -110,6 +110,20 @@ static inline char *path_of(const char *rel)
 	assert_non_null(p);
 	snprintf(p, n, "%s/%s", root, rel);
 	return p;
+}
+
+/* 1 when x and y have the same shape and every number compares equal (a NaN never does). */
+static inline int same_numbers(const Mat *x, const Mat *y)
+{
+	size_t i, count;
+
+	if (x->rows != y->rows || x->cols != y->cols)
+		return 0;
+	count = (size_t)x->rows * (size_t)x->cols;
+	for (i = 0; i < count; i++)
+		if (!(x->a[i] == y->a[i]))
+			return 0;
+	return 1;
 }
 
 /* The hidden files in dir: temporary files (".NAME.XXXXXX") a writer left behind; -1 when dir cannot be read. */
