@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -29,8 +30,6 @@
 #include "session.h"
 #include "themefile.h"
 #include "unit_common.h"
-
-int themefile_roles_match_theme_h(void); /* themefile.c, for this test */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -543,6 +542,33 @@ static void test_fileio_fails_cleanly(void **state)
 
 /* ------------------------------------------------------------ themes */
 
+/* themeroles.h is the authority on the roles: THEME_ROLES' names, as a theme file spells them. */
+#define ROLE_NAME(name) #name,
+static const char *const theme_h_roles[] = { THEME_ROLES(ROLE_NAME) NULL };
+#undef ROLE_NAME
+
+/* Each role of THEME_ROLES, in lower case, is a key of "roles" that sets that role and no other. */
+static void roles_read_by_name(void)
+{
+	int i;
+
+	for (i = 0; theme_h_roles[i] != NULL; i++)
+		for (int colour = 100 + i; colour <= 200 + i; colour += 100) { /* twice: no default can equal both */
+			char key[32], json[160], *err = NULL;
+			size_t k;
+			ThemeFile t;
+			for (k = 0; theme_h_roles[i][k] != '\0' && k + 1 < sizeof key; k++)
+				key[k] = (char)tolower((unsigned char)theme_h_roles[i][k]);
+			key[k] = '\0';
+			snprintf(json, sizeof json, "{\"name\": \"t\", \"roles\": {\"%s\": {\"fg\": %d}}}", key, colour);
+			if (themefile_parse("roles.json", json, strlen(json), &t, &err) != 0)
+				fail_msg("role %s: %s", key, err ? err : "?");
+			if (t.role[i].fg != colour)
+				fail_msg("role %s sets role %d's fg to %d, want %d", key, i, t.role[i].fg, colour);
+		}
+	assert_int_equal(i, THEMEFILE_ROLE_COUNT);
+}
+
 static void test_themes_load(void **state)
 {
 	DIR *d = opendir("assets/themes");
@@ -552,7 +578,7 @@ static void test_themes_load(void **state)
 	char *err = NULL;
 	(void)state;
 
-	assert_true(themefile_roles_match_theme_h());
+	roles_read_by_name();
 	assert_non_null(d);
 	while ((e = readdir(d)) != NULL) {
 		char path[300], name[300];
