@@ -772,20 +772,6 @@ oom:
 	return NULL;
 }
 
-char *dump_string(const Attn *a, int compact, char **err)
-{
-	cJSON *o = dump_attn(a, err);
-	char *s;
-
-	if (o == NULL)
-		return NULL;
-	s = compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o);
-	cJSON_Delete(o);
-	if (s == NULL)
-		*err = strdup("out of memory writing the dump");
-	return s;
-}
-
 /* A matrix as cJSON prints an array of row arrays of dump_number()s. */
 static void write_matrix(FILE *f, const Mat *m, int compact)
 {
