@@ -2,7 +2,7 @@
 #
 #   make              build ./build/attnviz (readline when pkg-config finds it)
 #   make run          check dependencies, build, open the default lesson
-#   make test         check dependencies, build, run every test; ends "N passed, N failed"
+#   make test         check dependencies, build, run every test; ends "N passed, N failed, N skipped"
 #   make deps         check (and on Debian/Ubuntu install) the build dependencies
 #   make READLINE=0   build with the built-in line editor instead of GNU readline
 #   make SAN=1        build with AddressSanitizer + UndefinedBehaviorSanitizer

@@ -1,8 +1,10 @@
 # tests/tmux.sh — the house way to drive the full-screen view in a real terminal
-# (tmux on a private socket), sourced after tests/lib.sh by t_tui.sh, t_teach.sh and t_render.sh:
+# (tmux on a private socket), sourced after tests/lib.sh by t_tui.sh, t_teach.sh and t_render.sh,
+# and for their last part by t_files.sh and t_safety.sh:
 # start, begin, cap, snap, wait_for, wait_gone, shows, keys, cmd, quits, plays, leaves_demo, attnviz_pid.
-# Skips the whole script when tmux is missing: a suite that skipped whole, which
-# tests/run.sh counts as a failure (tmux is one of the tests' dependencies).
+# Without tmux the rest of the script is one skip; a suite with nothing before it
+# has skipped whole, which tests/run.sh counts as a failure (tmux is one of the
+# tests' dependencies).
 
 SRCDIR=${ATTNVIZ_SRCDIR:-$(pwd)}
 SOCK="attnviz-test-$$"
