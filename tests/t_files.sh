@@ -249,7 +249,7 @@ sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 # view NAME STATE-DIR PRE [ARGS…]: attnviz ARGS in an 80×24 terminal (tmux.sh's start), its
 # state in STATE-DIR and its stderr in $tmp/NAME.err; PRE (a shell line, or "") runs first in
 # the same process: a ulimit, another TERM. The session stays when attnviz ends (its last
-# line "EXITED STATUS …"), so the tmux server is never left without a session to lose.
+# line "EXITED STATUS …").
 view() {
 	v_name=$1 v_state=$2 v_pre=$3
 	shift 3

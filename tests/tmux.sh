@@ -19,6 +19,11 @@ if ! command -v tmux >/dev/null 2>&1; then
 	finish
 fi
 [ -x "$ATTNVIZ" ] || bail "no binary at $ATTNVIZ"
+# A session that stays until the end: a tmux server exits with its last session, and a
+# new-session sent while it exits fails ("server exited unexpectedly": 25 times in 300
+# kill-session/new-session pairs on a quiet machine), so a test that kills its session
+# and starts the next would now and then find no server at all.
+tm new-session -d -s tmux-sh-keep -x 20 -y 5 'exec sleep 86400' || bail "tmux cannot start a session"
 
 # start NAME COLS LINES LANG EXTRA_ENV [ARGS…] — a session NAME running attnviz.
 # The shell runs attnviz as a job (set -m), so Ctrl-Z stops it for real; after
