@@ -369,7 +369,8 @@ shows "record: starts" "$s" 'Masked attention'
 keys "$s" n
 shows "record: steps" "$s" 'step 2/'
 tm resize-window -t "$s" -x 100 -y 30
-shows "record: redraws at the new size" "$s" 'Masked attention.*step 2/'
+# (at 90 columns X is cut, "X  7×4  r0-6 c0-2": whole, it shows attnviz has redrawn at 100)
+shows "record: redraws at the new size" "$s" 'X  7×4 +W_q  4×4'
 keys "$s" q
 shows "record: quits and restores the terminal" "$s" 'EXITED 0 TTY-RESTORED'
 expect "record: the file is in place" '[ -s "$tmp/rec.cast" ] && [ ! -e "$tmp/rec.cast.part" ]'
