@@ -2,7 +2,7 @@
 #
 #   make              build ./build/attnviz (readline when pkg-config finds it)
 #   make run          check dependencies, build, open the default lesson
-#   make test         check dependencies, build, run every test; ends "N passed, N failed"
+#   make test         check dependencies, build, run every test; ends "N passed, N failed, N skipped"
 #   make deps         check (and on Debian/Ubuntu install) the build dependencies
 #   make READLINE=0   build with the built-in line editor instead of GNU readline
 #   make SAN=1        build with AddressSanitizer + UndefinedBehaviorSanitizer
@@ -120,6 +120,8 @@ pot:
 
 $(BUILD)/tests/unit_%: tests/unit_%.c $(LIB_OBJ) $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(CMOCKA_CFLAGS) $< $(LIB_OBJ) -o $@ $(CMOCKA_LIBS) $(DEP_LIBS)
+# the helpers the unit tests share (tests/unit_common.h, unit_tmpdir.h)
+$(UNIT_BIN): $(wildcard tests/unit_*.h)
 
 $(BUILD)/tests/jsoncmp: tests/jsoncmp.c | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $< -o $@ $(DEP_LIBS)

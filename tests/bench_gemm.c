@@ -75,9 +75,13 @@ int main(int argc, char **argv)
 		}
 		if (first.a == NULL)
 			mat_copy(&first, &C);
-		else if (!mat_equal(&first, &C)) {
-			fprintf(stderr, "bench_gemm: kernel %s differs from %s\n", mat_kernel_name(k), mat_kernel_name(0));
-			status = 1;
+		else {
+			for (i = 0; i < count && first.a[i] == C.a[i]; i++)
+				continue;
+			if (i < count) {
+				fprintf(stderr, "bench_gemm: kernel %s differs from %s\n", mat_kernel_name(k), mat_kernel_name(0));
+				status = 1;
+			}
 		}
 		{
 			const double med = median(ms, repeat), flop = 2.0 * n * n * (double)n;

@@ -2,9 +2,12 @@
 # repository root, sources it after its opening comment:
 #   . "$(dirname "$0")/lib.sh"
 #
-# A script prints "ok - NAME" or "not ok - NAME" per check, and ends with
-# `finish`, whose line "N passed, N failed" tests/run.sh reads. A script that
-# stops before `finish`, or runs no check, has failed.
+# A script prints "ok - NAME" or "not ok - NAME" per check ("ok - NAME # SKIP
+# WHY" for one it could not run: `skip`), and ends with `finish`, whose line
+# "N passed, N failed, N skipped" tests/run.sh reads. A script that stops
+# before `finish`, or runs no check, has failed; one whose every check was
+# skipped has tested nothing, and tests/run.sh fails it unless each skip was
+# on purpose (`skip_on_purpose`; tests/run.sh says when that may be).
 #
 # Gives: $ATTNVIZ and $BUILD (absolute), $tmp (a private directory, removed at
 # exit), $err (a file for a command's stderr: a failed check prints its first
@@ -18,6 +21,7 @@ unset NO_COLOR ATTNVIZ_LESSONS ATTNVIZ_THEMES
 
 passed=0
 failed=0
+skipped=0
 
 ok() {
 	passed=$((passed + 1))
@@ -31,9 +35,30 @@ not_ok() {
 	if [ $# -gt 0 ]; then printf '%s\n' "$@" | sed 's/^/# /'; fi
 	if [ -s "$err" ]; then sed -n '1,5s/^/# stderr: /p' "$err"; fi
 }
-# skip NAME WHY: a check this machine cannot run (a missing tool)
+# skip NAME WHY: a check this machine cannot run (a missing tool). It is not a
+# pass: counted apart, and a suite of nothing but skips fails (tests/run.sh).
 skip() {
-	ok "$1 # SKIP $2"
+	skipped=$((skipped + 1))
+	echo "ok - $1 # SKIP $2"
+}
+# skip_on_purpose NAME WHY: a check left out on purpose, by the tests' own
+# choice rather than this machine's lack (ATTNVIZ_TEST_EXTERNAL=0, a tool of
+# OPTIONAL_TOOLS): "ok - NAME # SKIP on purpose: WHY". Still a skip, shown as
+# one, but a suite made only of these is not a failure.
+skip_on_purpose() {
+	skip "$1" "on purpose: $2"
+}
+# The tools the tests may lack on purpose: CI does not install TeX Live, pandoc
+# or poppler-utils (they would take it past its time), so their checks skip
+# there. Any other missing tool (tmux, xmllint, rsvg-convert, msgfmt: CI
+# installs them) is a plain skip.
+OPTIONAL_TOOLS="pdflatex xelatex lualatex pandoc pdftoppm pdfinfo"
+# skip_missing NAME TOOL WHY: TOOL is not installed; on purpose when OPTIONAL_TOOLS names it
+skip_missing() {
+	case " $OPTIONAL_TOOLS " in
+	*" $2 "*) skip_on_purpose "$1" "$3" ;;
+	*) skip "$1" "$3" ;;
+	esac
 }
 # check NAME COMMAND [ARG...]: ok when the command succeeds. One command:
 # for `a && b`, pipes or `!`, use expect.
@@ -42,14 +67,23 @@ check() {
 	shift
 	if "$@"; then ok "$ck_name"; else not_ok "$ck_name"; fi
 }
-# expect NAME 'CONDITION': ok when the shell condition, evaluated here, is true
+# expect NAME 'CONDITION' [NOTE...]: ok when the shell condition, evaluated
+# here, is true; else not ok with the notes (not_ok's). The condition is
+# evaluated first, so its $? is still the status of the command before expect.
 expect() {
-	if eval "$2"; then ok "$1"; else not_ok "$1"; fi
+	if eval "$2"; then
+		ok "$1"
+	else
+		ex_name=$1
+		shift 2
+		not_ok "$ex_name" "$@"
+	fi
 }
-# finish: the result line; exit 0 only when every check passed and there was one
+# finish: the result line; exit 0 only when no check failed and there was one
+# (passed or skipped: whether a suite of skips fails is tests/run.sh's rule)
 finish() {
-	echo "$passed passed, $failed failed"
-	if [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]; then exit 0; fi
+	echo "$passed passed, $failed failed, $skipped skipped"
+	if [ "$failed" -eq 0 ] && [ $((passed + skipped)) -gt 0 ]; then exit 0; fi
 	exit 1
 }
 # bail WHY: the script cannot go on; that is a failure
@@ -70,13 +104,14 @@ hasnt() {
 count() { [ -r "$1" ] && grep -o -F -e "$2" "$1" | wc -l | tr -d ' '; }
 # external TOOL…: every TOOL is on PATH and external checks are wanted (ATTNVIZ_TEST_EXTERNAL=0,
 # set by .ci/run for its second and third runs, leaves what a browser or ffmpeg makes of our files
-# to the first run); skip_external NAME TOOLS: the matching skip line
+# to the first run); skip_external NAME TOOLS: the matching skip line (on purpose under
+# ATTNVIZ_TEST_EXTERNAL=0; a plain skip when the tools are missing)
 external() {
 	[ "${ATTNVIZ_TEST_EXTERNAL:-1}" != 0 ] || return 1
 	for e_t; do command -v "$e_t" >/dev/null 2>&1 || return 1; done
 }
 skip_external() {
-	if [ "${ATTNVIZ_TEST_EXTERNAL:-1}" = 0 ]; then skip "$1" "ATTNVIZ_TEST_EXTERNAL=0 (the first run checks it)"
+	if [ "${ATTNVIZ_TEST_EXTERNAL:-1}" = 0 ]; then skip_on_purpose "$1" "ATTNVIZ_TEST_EXTERNAL=0 (the first run checks it)"
 	else skip "$1" "$2 not installed"; fi
 }
 # count_re FILE REGEX: the same for a basic regular expression

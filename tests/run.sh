@@ -1,10 +1,25 @@
 #!/bin/sh
 # tests/run.sh BUILD — run every unit test binary and every tests/t_*.sh script
-# against the attnviz in BUILD, and end with one line "N passed, N failed".
-#   unit_*:  cmocka binaries; each test case counts once
-#   t_*.sh:  scripts printing "ok - NAME" / "not ok - NAME" lines and, last,
-#            "N passed, N failed" with the same counts (tests/lib.sh)
+# against the attnviz in BUILD, and end with one line
+# "N passed, N failed, N skipped" (.ci/run reads its "N passed, N failed").
+#   unit_*:  cmocka binaries; each test case counts once (cmocka's skip(): skipped)
+#   t_*.sh:  scripts printing "ok - NAME" / "not ok - NAME" lines, "ok - NAME
+#            # SKIP WHY" for a check they could not run, and, last,
+#            "N passed, N failed, N skipped" with the same counts (tests/lib.sh)
 # A program that crashes, exits early or runs no test counts one failure more.
+#
+# Skips. A skipped check is not a pass: it is counted apart, each suite's line
+# says how many ("ok   t_tex (4, 16 skipped: 16 on purpose)"), and so does
+# the last line.
+# A suite whose every check was skipped (t_tui without tmux) tested nothing:
+# it FAILS, unless each of its skips was on purpose — "# SKIP on purpose: WHY"
+# (tests/lib.sh's skip_on_purpose) — which the tests say in two cases only:
+#   - ATTNVIZ_TEST_EXTERNAL=0: .ci/run's second and third runs leave what
+#     Chromium and ffmpeg make of our files to its first (skip_external);
+#   - a tool of tests/lib.sh's OPTIONAL_TOOLS (TeX Live, pandoc, poppler-utils)
+#     is missing: CI does not install them, on purpose (skip_missing).
+# Any other skip (tmux, xmllint, rsvg-convert missing: CI installs them) is
+# shown and counted, and a suite of nothing else fails.
 build=${1:-build}
 ATTNVIZ=$(cd "$build" && pwd)/attnviz
 BUILD=$(cd "$build" && pwd)
@@ -14,6 +29,7 @@ unset NO_COLOR ATTNVIZ_LESSONS
 export XDG_STATE_HOME="${TMPDIR:-/tmp}/attnviz-test-state-$$"
 passed=0
 failed=0
+skipped=0
 log="${TMPDIR:-/tmp}/attnviz-test-$$.log"
 # A sanitizer build (make test SAN=1) writes every report to a file here,
 # whoever ran the process: a tmux pane's stderr is a screen no one reads, and
@@ -25,6 +41,13 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$sandir/ubsan"
 # ncurses' own allocations are not ours (tests/lsan.supp says which)
 export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(pwd)/tests/lsan.supp:print_suppressions=0"
 
+# shown P S K: what a suite's line shows of P passed and S skipped, K of them on purpose
+shown() {
+	if [ "$2" -eq 0 ]; then echo "$1"
+	elif [ "$3" -eq 0 ]; then echo "$1, $2 skipped"
+	else echo "$1, $2 skipped: $3 on purpose"; fi
+}
+
 for t in "$BUILD"/tests/unit_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
@@ -32,17 +55,25 @@ for t in "$BUILD"/tests/unit_*; do
 	rc=$?
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
 	p=${p:-0}
 	f=${f:-0}
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] || [ $((p + f)) -eq 0 ]; then f=$((f + 1)); fi   # crashed, or no test
+	s=${s:-0}
+	why=
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then why="exit $rc"       # crashed
+	elif [ $((p + f + s)) -eq 0 ]; then why="it ran no test"
+	elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then why="skipped whole: it tested nothing"
+	fi
+	if [ -n "$why" ]; then f=$((f + 1)); fi
 	if [ "$f" -ne 0 ]; then
-		echo "FAIL $name"
-		sed -n '/\[  FAILED  \]\|\[  ERROR   \]\|Failure\|failure\|error/p' "$log" | head -n 40 | sed 's/^/    /'
+		echo "FAIL $name${why:+: $why}"
+		sed -n '/\[  FAILED  \]\|\[  ERROR   \]\|\[  SKIPPED \]\|Failure\|failure\|error\|Skipped/p' "$log" | head -n 40 | sed 's/^/    /'
 	else
-		echo "ok   $name ($p)"
+		echo "ok   $name ($(shown "$p" "$s" 0))"
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 done
 
 for t in tests/t_*.sh; do
@@ -50,15 +81,20 @@ for t in tests/t_*.sh; do
 	name=$(basename "$t" .sh)
 	sh "$t" >"$log" 2>&1
 	rc=$?
-	p=$(grep -c '^ok - ' "$log")
+	s=$(grep -c '^ok - .* # SKIP ' "$log")
+	k=$(grep -c '^ok - .* # SKIP on purpose: ' "$log")
+	p=$(($(grep -c '^ok - ' "$log") - s))
 	f=$(grep -c '^not ok - ' "$log")
+	last=$(tail -n 1 "$log")
 	why=
-	if [ "$(tail -n 1 "$log")" != "$p passed, $f failed" ]; then
-		why="its last line is not \"$p passed, $f failed\": it stopped early (exit $rc) or miscounted"
-	elif [ $((p + f)) -eq 0 ]; then
+	if [ "$last" != "$p passed, $f failed, $s skipped" ] && { [ "$s" -ne 0 ] || [ "$last" != "$p passed, $f failed" ]; }; then
+		why="its last line is not \"$p passed, $f failed, $s skipped\": it stopped early (exit $rc) or miscounted"
+	elif [ $((p + f + s)) -eq 0 ]; then
 		why="it ran no check"
 	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		why="exit $rc"
+	elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$k" -lt "$s" ]; then
+		why="skipped whole: it tested nothing ($(sed -n 's/^ok - .* # SKIP //p' "$log" | grep -v '^on purpose: ' | head -n 1))"
 	fi
 	if [ -n "$why" ]; then f=$((f + 1)); fi
 	if [ "$f" -ne 0 ]; then
@@ -66,10 +102,11 @@ for t in tests/t_*.sh; do
 		grep -A 8 '^not ok - ' "$log" | head -n 60 | sed 's/^/    /'
 		if [ -n "$why" ]; then tail -n 5 "$log" | sed 's/^/    | /'; fi
 	else
-		echo "ok   $name ($p)"
+		echo "ok   $name ($(shown "$p" "$s" "$k"))"
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 done
 reports=$(ls "$sandir" | wc -l)
 if [ "$reports" -ne 0 ]; then
@@ -78,5 +115,5 @@ if [ "$reports" -ne 0 ]; then
 	failed=$((failed + reports))
 fi
 rm -rf "$log" "$XDG_STATE_HOME" "$sandir"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -4,7 +4,7 @@
 # are not lessons, and lesson text that must never reach the terminal raw
 # (control characters) or be used as a format string (%s %n).
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+# "not ok - NAME" lines and ends with "N passed, N failed, N skipped" (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 out=$tmp/out

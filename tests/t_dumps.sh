@@ -4,7 +4,7 @@
 # shipped and golden lesson, made before the stage table replaced the switches;
 # each must still match. (A change that means to change the numbers updates the
 # file in the same commit and says why.)
-# Prints "ok - NAME" / "not ok - NAME" lines and ends with "N passed, N failed"
+# Prints "ok - NAME" / "not ok - NAME" lines and ends with "N passed, N failed, N skipped"
 # (tests/lib.sh); no checksum read is a failure.
 . "$(dirname "$0")/lib.sh"
 

@@ -6,7 +6,7 @@
 # through --check and --dump, and --transcript.
 # Run from the repository root; $ATTNVIZ is the binary, $BUILD the build dir.
 # Prints "ok - NAME" / "not ok - NAME" lines (a missing tool: "ok - NAME # SKIP")
-# and ends with "N passed, N failed" (tests/lib.sh).
+# and ends with "N passed, N failed, N skipped" (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 JSONCMP=$BUILD/tests/jsoncmp

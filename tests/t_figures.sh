@@ -6,7 +6,8 @@
 # operands; concat shows every head; split groups query heads under their
 # key/value head; --aspect, --precision and --scale.
 # Run from the repository root; prints "ok - NAME" / "not ok - NAME" lines
-# (a missing tool: "ok - NAME # SKIP") and ends with "N passed, N failed".
+# (a missing tool: "ok - NAME # SKIP WHY") and ends with "N passed, N failed,
+# N skipped" (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 SVGFIT=$BUILD/tests/svgfit

@@ -8,45 +8,15 @@
 # script or history file is expected is refused at once, never waited on;
 # paths quoted in messages never carry raw control characters.
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines (a missing tool: "ok - NAME # SKIP"), ends with
-# "N passed, N failed" and always exits 0.
+# "not ok - NAME" lines (what this machine cannot try: "ok - NAME # SKIP WHY")
+# and ends with "N passed, N failed, N skipped" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-case $ATTNVIZ in /*) ;; *) ATTNVIZ=$(pwd)/$ATTNVIZ ;; esac
-SRCDIR=$(pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-files.XXXXXX") || exit 0
-SOCK="attnviz-files-$$"
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() {
-	command -v tmux >/dev/null 2>&1 && tm kill-server >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
 export LC_ALL=C.UTF-8
-unset NO_COLOR ATTNVIZ_LESSONS ATTNVIZ_THEMES
 export XDG_STATE_HOME="$tmp/state"
-err=$tmp/err
 out=$tmp/out
-ESC=$(printf '\033')
 MASK=lessons/mask.json
-passed=0
-failed=0
 
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() {
-	echo "not ok - $1"
-	failed=$((failed + 1))
-	shift
-	for line in "$@"; do echo "# $line"; done
-	[ -s "$err" ] && sed -n '1,4s/^/# stderr: /p' "$err"
-}
-check() { # NAME COMMAND...: ok when the command succeeds
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-skip() { echo "ok - $1 # SKIP $2"; passed=$((passed + 1)); }
-has() { grep -q -- "$2" "$1"; }
 # A command that may hang on a FIFO: killed after 5 s (status 124 or 137 then).
 t5() { timeout -s KILL 5 "$@"; }
 export_to() { # PATH [LESSON]: an SVG export of the softmax stage; $rc is its status
@@ -56,7 +26,6 @@ export_to() { # PATH [LESSON]: an SVG export of the softmax stage; $rc is its st
 no_temp() { # DIR: no hidden temporary file (.NAME.XXXXXX) left in it
 	[ -z "$(ls -A "$1" | grep '^\.')" ]
 }
-mode_of() { stat -c %a "$1"; }
 raw_free() { # FILE: no ESC, no C1 CSI (U+009B), no U+202E
 	! grep -q "$ESC" "$1" && ! grep -q "$(printf '\302\233')" "$1" && ! grep -q "$(printf '\342\200\256')" "$1"
 }
@@ -75,7 +44,7 @@ if [ "$(id -u)" -eq 0 ] && mknod "$d/null" c 1 3 2>/dev/null; then
 	check "a character device is refused: exit 1, says so" sh -c "[ $rc -eq 1 ] && grep -q 'a character device, not a regular file' '$err'"
 	check "a character device is refused: it is still a device" test -c "$d/null"
 else
-	skip "a character device is refused" "(mknod needs root)"
+	skip "a character device is refused" "mknod needs root"
 fi
 ln -s fifo.svg "$d/fifo-link.svg"
 export_to "$d/fifo-link.svg"
@@ -148,7 +117,7 @@ while [ $i -lt 2000 ] && kill -0 "$pid" 2>/dev/null; do
 done
 wait "$pid" 2>/dev/null
 if [ -z "$caught" ]; then
-	skip "killed mid-write" "(the write was over before it could be caught)"
+	skip "killed mid-write" "the write was over before it could be caught"
 else
 	check "killed mid-write: no temporary file left" no_temp "$k"
 	check "killed mid-write: the file, if there, is whole" sh -c "[ ! -e '$k/w.csv' ] || [ \$(wc -l <'$k/w.csv') -eq 1501 ]"
@@ -167,7 +136,7 @@ if [ -w /dev/full ]; then
 	t5 "$ATTNVIZ" --help >/dev/full 2>"$err"
 	check "--help to a full disk: non-zero exit" test $? -ne 0
 else
-	skip "writes to /dev/full" "(no /dev/full)"
+	skip "writes to /dev/full" "no /dev/full"
 fi
 t5 "$ATTNVIZ" --check "$MASK" >&- 2>"$err"
 rc=$?
@@ -270,53 +239,51 @@ check "source: a FIFO is refused at once" sh -c "[ $rc -eq 0 ] && grep -q 'is a 
 # ------------------------------------------------------------ the full-screen view: the history and --record
 
 if ! command -v tmux >/dev/null 2>&1; then
-	skip "the history and --record" "(tmux not installed)"
-	echo "$passed passed, $failed failed"
-	exit 0
+	skip "the history and --record" "tmux not installed"
+	finish
 fi
+. "$(dirname "$0")/tmux.sh"
 
-# tty NAME STATE-DIR SHELL-COMMAND: run it in a new 80×24 terminal; its status goes to $tmp/NAME.rc.
-tty() {
-	printf 'cd "%s" || exit 1\n%s\necho $? >"%s/%s.rc"\n' "$SRCDIR" "$3" "$tmp" "$1" >"$tmp/$1.sh"
-	# (a loaded machine's tmux server may refuse a session now and then: a second try)
-	for t_try in 1 2; do
-		tm new-session -d -s "$1" -x 80 -y 24 \
-			"env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME='$2' sh '$tmp/$1.sh' 2>'$tmp/$1.err'" &&
-			break
-		sleep 0.5
-	done
+# sq WORD: WORD in single quotes, for a shell to read back as it is
+sq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+# view NAME STATE-DIR PRE [ARGS…]: attnviz ARGS in an 80×24 terminal (tmux.sh's start), its
+# state in STATE-DIR and its stderr in $tmp/NAME.err; PRE (a shell line, or "") runs first in
+# the same process: a ulimit, another TERM. The session stays when attnviz ends (its last
+# line "EXITED STATUS …").
+view() {
+	v_name=$1 v_state=$2 v_pre=$3
+	shift 3
+	{
+		echo '#!/bin/sh'
+		echo "exec 2>$(sq "$tmp/$v_name.err")"
+		echo "$v_pre"
+		printf 'exec %s' "$(sq "$ATTNVIZ")"
+		for v_arg; do printf ' %s' "$(sq "$v_arg")"; done
+		echo
+	} >"$tmp/$v_name.sh"
+	chmod +x "$tmp/$v_name.sh"
+	v_attnviz=$ATTNVIZ
+	ATTNVIZ=$tmp/$v_name.sh # start runs this, with no arguments
+	start "$v_name" 80 24 C.UTF-8 "XDG_STATE_HOME=$v_state"
+	ATTNVIZ=$v_attnviz
 }
-screen_has() { # NAME PATTERN: within 15 s (a loaded machine starts slowly)
-	i=0
-	while [ $i -lt 300 ]; do
-		tm capture-pane -p -t "$1" 2>/dev/null | grep -Eq -- "$2" && return 0
-		sleep 0.05
-		i=$((i + 1))
-	done
-	return 1
-}
-ended() { # NAME: within 15 s; the status in $rc
-	i=0
-	while [ $i -lt 300 ]; do
-		if [ -s "$tmp/$1.rc" ]; then rc=$(cat "$tmp/$1.rc"); return 0; fi
-		sleep 0.05
-		i=$((i + 1))
-	done
+# ended NAME: attnviz in session NAME has ended, within 15 s (a loaded machine starts slowly); its status in $rc
+ended() {
 	rc=
-	return 1
+	wait_for "$1" '^EXITED [0-9]+ ' 15 || return 1
+	rc=$(cap "$1" | sed -n 's/^EXITED \([0-9]*\) .*/\1/p' | tail -n 1)
 }
-keys() { k=$1; shift; tm send-keys -t "$k" "$@" 2>/dev/null; }
 quit() { # NAME: q, then wait for the end
 	keys "$1" q
-	ended "$1" || { tm kill-session -t "$1" >/dev/null 2>&1; return 1; }
+	ended "$1"
 }
 
 # History: 0600 with either line editor, however the old file was.
 next_and_quit() { # NAME STATE-DIR: start the view, type :next, quit
-	tty "$1" "$2" "'$ATTNVIZ' $MASK"
-	if screen_has "$1" 'Masked attention'; then
-		keys "$1" : ; keys "$1" -l 'next'; keys "$1" Enter
-		screen_has "$1" 'step 2/' >/dev/null
+	view "$1" "$2" "" "$MASK"
+	if wait_for "$1" 'Masked attention' 15; then
+		cmd "$1" next
+		wait_for "$1" 'step 2/' >/dev/null
 		quit "$1"
 	fi
 }
@@ -334,9 +301,9 @@ check "history: a new file is 0600" sh -c "[ \"\$(stat -c %a '$tmp/st2/attnviz/h
 st=$tmp/st3
 mkdir -p "$st/attnviz"
 mkfifo "$st/attnviz/history"
-tty hfifo "$st" "'$ATTNVIZ' $MASK"
-if screen_has hfifo 'Masked attention'; then ok "history: a FIFO in its place does not hang the start"
-else not_ok "history: a FIFO in its place does not hang the start"; tm kill-session -t hfifo 2>/dev/null; fi
+view hfifo "$st" "" "$MASK"
+if wait_for hfifo 'Masked attention' 15; then ok "history: a FIFO in its place does not hang the start"
+else screen_not_ok "history: a FIFO in its place does not hang the start"; fi
 quit hfifo
 check "history: the FIFO is neither read nor replaced" sh -c "[ -p '$st/attnviz/history' ] && [ '$rc' = 0 ]"
 
@@ -345,8 +312,8 @@ r=$tmp/rec
 mkdir -p "$r"
 echo precious >"$r/victim"
 ln -s victim "$r/out.cast.part"
-tty rec "$tmp/st4" "'$ATTNVIZ' --record '$r/out.cast' $MASK"
-screen_has rec 'Masked attention' && quit rec
+view rec "$tmp/st4" "" --record "$r/out.cast" "$MASK"
+wait_for rec 'Masked attention' 15 && quit rec
 check "record: the recording is written" sh -c "[ '$rc' = 0 ] && head -n 1 '$r/out.cast' | grep -q '\"version\": 2'"
 check "record: a symbolic link at FILE.part is not followed" sh -c "[ \"\$(cat '$r/victim')\" = precious ]"
 check "record: no temporary left" no_temp "$r"
@@ -355,29 +322,27 @@ check "record: no temporary left" no_temp "$r"
 said=
 for n in 4 5 6 7 8; do
 	echo precious >"$r/old.cast"
-	rm -f "$tmp/nopty.rc"
-	tty nopty "$tmp/st5" "(ulimit -n $n; exec '$ATTNVIZ' --record '$r/old.cast' $MASK)"
-	ended nopty || quit nopty
+	view nopty$n "$tmp/st5" "ulimit -n $n" --record "$r/old.cast" "$MASK"
+	ended nopty$n || quit nopty$n
 	if [ "$(cat "$r/old.cast")" != precious ]; then said=broken; break; fi
-	if grep -q 'pseudo-terminal' "$tmp/nopty.err"; then said=yes; break; fi
+	if grep -q 'pseudo-terminal' "$tmp/nopty$n.err"; then said=yes; break; fi
 done
 check "record: when it cannot start, the old recording stays (tried ulimit -n $n)" test "$said" = yes
 check "record: and no temporary is left" no_temp "$r"
 
 mkfifo "$r/fifo.cast"
-tty recfifo "$tmp/st6" "'$ATTNVIZ' --record '$r/fifo.cast' $MASK"
+view recfifo "$tmp/st6" "" --record "$r/fifo.cast" "$MASK"
 ended recfifo || quit recfifo
 check "record: a FIFO is refused" sh -c "[ '$rc' = 1 ] && grep -q 'a FIFO, not a regular file' '$tmp/recfifo.err' && [ -p '$r/fifo.cast' ]"
-tty rechost "$tmp/st7" "'$ATTNVIZ' --record '$tmp/no/$HOSTILE' $MASK"
+view rechost "$tmp/st7" "" --record "$tmp/no/$HOSTILE" "$MASK"
 ended rechost || quit rechost
 check "record: the path in the message is escaped" sh -c "[ '$rc' = 1 ] && grep -q 'x1b]52' '$tmp/rechost.err'"
 check "record: no raw control in the message" raw_free "$tmp/rechost.err"
 
 # TERM is outside text too: a terminal type curses does not know is named, escaped.
-tty badterm "$tmp/st8" "TERM='$HOSTILE' '$ATTNVIZ' $MASK"
+view badterm "$tmp/st8" "TERM=$(sq "$HOSTILE"); export TERM" "$MASK"
 ended badterm || quit badterm
 check "an unknown TERM in the message is escaped" sh -c "[ '$rc' = 1 ] && grep -q 'TERM=x.x1b]52' '$tmp/badterm.err'"
 check "an unknown TERM: no raw control in the message" raw_free "$tmp/badterm.err"
 
-echo "$passed passed, $failed failed"
-exit 0
+finish

@@ -5,7 +5,7 @@
 # --dump equal to the reference within jsoncmp's default tolerance
 # (|a - e| <= 1e-12 + 1e-9 |e|); keys the reference lacks are ignored.
 # Run from the repository root; $ATTNVIZ is the binary, $BUILD the build dir.
-# Prints "ok - NAME" / "not ok - NAME" lines and ends with "N passed, N failed"
+# Prints "ok - NAME" / "not ok - NAME" lines and ends with "N passed, N failed, N skipped"
 # (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
 

@@ -7,7 +7,7 @@
 # words (not only the narration) under LC_ALL=C.UTF-8, LC_MESSAGES=C and a
 # locale this system lacks; in the C locale the words stay English and the
 # bytes valid. The full-screen view in Chinese is tested in t_tui.sh.
-# Prints "ok - NAME" / "not ok - NAME" and ends with "N passed, N failed".
+# Prints "ok - NAME" / "not ok - NAME" and ends with "N passed, N failed, N skipped".
 . "$(dirname "$0")/lib.sh"
 
 SRCDIR=${ATTNVIZ_SRCDIR:-$(pwd)}

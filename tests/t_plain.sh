@@ -5,7 +5,7 @@
 # stdout are not terminals, NO_COLOR and TERM=dumb respected on a terminal
 # (through util-linux script(1), when it is installed).
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+# "not ok - NAME" lines and ends with "N passed, N failed, N skipped" (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 out=$tmp/out

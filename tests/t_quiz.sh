@@ -10,7 +10,7 @@
 # Also: at least two questions per lesson, and at the last step the next
 # lesson in the teaching order ("Finished. Next lesson: load NAME").
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+# "not ok - NAME" lines and ends with "N passed, N failed, N skipped" (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 export LC_ALL=C.UTF-8

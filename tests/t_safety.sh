@@ -6,33 +6,12 @@
 # terminal left raw by Ctrl-\. Run under ASan (make test SAN=1) the memory
 # checks also catch the overflow itself.
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines, then "N passed, N failed", and always exits 0.
+# "not ok - NAME" lines and ends with "N passed, N failed, N skipped"
+# (tests/lib.sh). The full-screen checks come last (tests/tmux.sh).
+. "$(dirname "$0")/lib.sh"
 
-ATTNVIZ=${ATTNVIZ:-build/attnviz}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/attnviz-safety.XXXXXX") || exit 0
-trap 'rm -rf "$tmp"' EXIT INT TERM
 out=$tmp/out
-err=$tmp/err
 export LC_ALL=C.UTF-8
-unset NO_COLOR ATTNVIZ_LESSONS
-passed=0
-failed=0
-
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for line in "$@"; do echo "# $line"; done
-	sed -n '1,6s/^/# stderr: /p' "$err"
-	failed=$((failed + 1))
-}
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-has() { grep -q -F -e "$2" "$1"; }
-hasnt() { ! grep -q -F -e "$2" "$1"; }
 
 # repl INPUT [ARGS...]: the plain REPL on INPUT (printf format); output in $out/$err, status in $rc
 repl() {
@@ -131,85 +110,6 @@ rc=$?
 check "additive scores are bounded like the dot product's: n·m·h·d_k over LESSON_MAX_ADDITIVE_TERMS is refused" \
 	sh -c "[ $rc -eq 1 ] && grep -q 'additive.json: score: additive scores of n = 4096 queries, m = 4096 keys and h·d_k = 1024 would take 17179869184 tanh terms, over the limit of 67108864 (LESSON_MAX_ADDITIVE_TERMS)' '$err'"
 
-# ------------------------------------------------------------ 12. signals put the terminal back
-
-# fullscreen NAME [LESSON]: attnviz in a tmux session; its shell then prints "EXITED rc TTY-RESTORED|TTY-CHANGED"
-SOCK="attnviz-safety-$$"
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
-fullscreen() {
-	# set -m: attnviz is a job of its own, so Ctrl-\ reaches it and not this shell
-	cat >"$tmp/run-$1.sh" <<EOF
-set -m
-before=\$(stty -g)
-"$ATTNVIZ" ${2:-lessons/selfattn.json}
-rc=\$?
-if [ "\$(stty -g)" = "\$before" ]; then r=TTY-RESTORED; else r=TTY-CHANGED; fi
-echo "EXITED \$rc \$r"
-exec sleep 60
-EOF
-	tm new-session -d -s "$1" -x 100 -y 30 "cd '$(pwd)' && env -u NO_COLOR TERM=xterm-256color sh $tmp/run-$1.sh"
-}
-# screen_has SESSION PATTERN: poll the screen for up to 10 s
-screen_has() {
-	w=0
-	while [ $w -lt 200 ]; do
-		if tm capture-pane -p -t "$1" 2>/dev/null | grep -Eq -- "$2"; then return 0; fi
-		sleep 0.05
-		w=$((w + 1))
-	done
-	tm capture-pane -p -t "$1" >"$err" 2>&1
-	return 1
-}
-attnviz_pid() {
-	ps -o pid= -o comm= --ppid "$(tm display-message -p -t "$1" '#{pane_pid}')" | awk '$2 ~ /attnviz/ { print $1; exit }'
-}
-if command -v tmux >/dev/null 2>&1; then
-	trap 'tm kill-server >/dev/null 2>&1; rm -rf "$tmp"' EXIT INT TERM
-	fullscreen quit
-	if screen_has quit 'step 1/'; then
-		tm send-keys -t quit -H 1c
-		check "Ctrl-\\ (SIGQUIT) leaves with 131 and the terminal's modes back" screen_has quit 'EXITED 131 TTY-RESTORED'
-		check "Ctrl-\\ leaves the alternate screen" [ "$(tm display-message -p -t quit '#{alternate_on}')" = 0 ]
-	else
-		not_ok "the full-screen view starts"
-	fi
-	fullscreen abrt
-	if screen_has abrt 'step 1/'; then
-		kill -ABRT "$(attnviz_pid abrt)"
-		check "SIGABRT (heap corruption, a failed assert) still puts the terminal's modes back" \
-			screen_has abrt 'EXITED 134 TTY-RESTORED'
-		check "SIGABRT leaves the alternate screen" [ "$(tm display-message -p -t abrt '#{alternate_on}')" = 0 ]
-	else
-		not_ok "the full-screen view starts"
-	fi
-
-	# 1. The same edit in the full-screen view: it aborted, leaving the terminal raw.
-	fullscreen cross lessons/cross.json
-	if screen_has cross 'step 1/'; then
-		tm send-keys -t cross ':'
-		tm send-keys -t cross -l 'mask causal'
-		tm send-keys -t cross Enter
-		check "full screen: :mask causal on cross-attention shows the loader's message" screen_has cross 'needs a square'
-		tm send-keys -t cross q
-		check "full screen: after the refused edit, q leaves cleanly" screen_has cross 'EXITED 0 TTY-RESTORED'
-	else
-		not_ok "the full-screen view starts"
-	fi
-
-	# 16. A tab in narration and in a question is expanded, not shown as \x09.
-	printf '%s\n' '{"attnviz": 1, "title": "Tabs", "tokens": ["a"], "X": [[1]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],' \
-		' "steps": [{"stage": "input", "text": "col\tA\tB",' \
-		'  "quiz": {"question": "x\ty?", "choices": ["p\tq", "r"], "answer": 0}}]}' >"$tmp/tabs.json"
-	fullscreen tabs "$tmp/tabs.json"
-	check "a tab in narration is expanded to the next multiple of 4 columns" screen_has tabs 'col A   B'
-	tm capture-pane -p -t tabs >"$tmp/screen"
-	check "a tab in a question and its choices too" sh -c "grep -q 'x   y?' '$tmp/screen' && grep -q '1) p   q' '$tmp/screen'"
-	check "no tab is shown as \\x09" hasnt "$tmp/screen" 'x09'
-	tm kill-server >/dev/null 2>&1
-else
-	echo "# tmux not installed: signal and tab checks skipped"
-fi
-
 # ------------------------------------------------------------ 14. exports carry no formulas and no raw controls
 
 cat >"$tmp/hostile.json" <<'EOF'
@@ -267,7 +167,52 @@ rc=$?
 check "a lesson found in a later search directory: no leak" \
 	sh -c "[ $rc -eq 0 ] && grep -q 'loaded lessons/selfattn.json' '$out' && ! grep -q LeakSanitizer '$err'"
 
-# ------------------------------------------------------------
+# ------------------------------------------------------------ 12, 1 and 16 in the full-screen view (tests/tmux.sh)
 
-echo "$passed passed, $failed failed"
-exit 0
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "signals, a refused edit and tabs in the full-screen view" "tmux not installed"
+	finish
+fi
+. "$(dirname "$0")/tmux.sh"
+
+# 12. Signals put the terminal back: attnviz in a session, its shell then prints "EXITED rc TTY-RESTORED|TTY-CHANGED".
+start quit 100 30 C.UTF-8 "" lessons/selfattn.json
+if wait_for quit 'step 1/' 10; then
+	keys quit -H 1c
+	shows "Ctrl-\\ (SIGQUIT) leaves with 131 and the terminal's modes back" quit 'EXITED 131 TTY-RESTORED' 10
+	check "Ctrl-\\ leaves the alternate screen" [ "$(tm display-message -p -t quit '#{alternate_on}')" = 0 ]
+else
+	screen_not_ok "the full-screen view starts"
+fi
+start abrt 100 30 C.UTF-8 "" lessons/selfattn.json
+if wait_for abrt 'step 1/' 10; then
+	kill -ABRT "$(attnviz_pid abrt)"
+	shows "SIGABRT (heap corruption, a failed assert) still puts the terminal's modes back" \
+		abrt 'EXITED 134 TTY-RESTORED' 10
+	check "SIGABRT leaves the alternate screen" [ "$(tm display-message -p -t abrt '#{alternate_on}')" = 0 ]
+else
+	screen_not_ok "the full-screen view starts"
+fi
+
+# 1. The same edit in the full-screen view: it aborted, leaving the terminal raw.
+start cross 100 30 C.UTF-8 "" lessons/cross.json
+if wait_for cross 'step 1/' 10; then
+	cmd cross 'mask causal'
+	shows "full screen: :mask causal on cross-attention shows the loader's message" cross 'needs a square' 10
+	keys cross q
+	shows "full screen: after the refused edit, q leaves cleanly" cross 'EXITED 0 TTY-RESTORED' 10
+else
+	screen_not_ok "the full-screen view starts"
+fi
+
+# 16. A tab in narration and in a question is expanded, not shown as \x09.
+printf '%s\n' '{"attnviz": 1, "title": "Tabs", "tokens": ["a"], "X": [[1]], "W_q": [[1]], "W_k": [[1]], "W_v": [[1]],' \
+	' "steps": [{"stage": "input", "text": "col\tA\tB",' \
+	'  "quiz": {"question": "x\ty?", "choices": ["p\tq", "r"], "answer": 0}}]}' >"$tmp/tabs.json"
+start tabs 100 30 C.UTF-8 "" "$tmp/tabs.json"
+shows "a tab in narration is expanded to the next multiple of 4 columns" tabs 'col A   B' 10
+snap tabs
+check "a tab in a question and its choices too" sh -c "grep -q 'x   y?' '$tmp/screen' && grep -q '1) p   q' '$tmp/screen'"
+check "no tab is shown as \\x09" hasnt "$tmp/screen" 'x09'
+
+finish

@@ -5,9 +5,10 @@
 # with no line running off the page (no Overfull \hbox), and page 1 renders to
 # PNG (pdftoppm). Without TeX Live (texlive-latex-base; texlive-xetex and
 # texlive-lang-chinese for Chinese) or poppler-utils those checks are skipped
-# ("ok - NAME # SKIP"): CI does not install TeX Live (it would take CI past its
-# time). Markdown tables are checked with pandoc the same way, when it is there.
-# Ends with "N passed, N failed" (tests/lib.sh).
+# on purpose ("ok - NAME # SKIP on purpose: …", tests/lib.sh's OPTIONAL_TOOLS):
+# CI does not install TeX Live (it would take CI past its time). Markdown
+# tables are checked with pandoc the same way, when it is there.
+# Ends with "N passed, N failed, N skipped" (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 export LC_ALL=C.UTF-8
@@ -32,7 +33,7 @@ for lesson in lessons/selfattn.json lessons/mask.json; do
 		*) not_ok "tex: $name $st: the header names the engine to compile with" "line 2: $(sed -n 2p "$f")"; continue ;;
 		esac
 		if ! command -v "$engine" >/dev/null 2>&1; then
-			skip "tex: $name $st compiles with $engine" "$engine not installed (TeX Live)"
+			skip_missing "tex: $name $st compiles with $engine" "$engine" "$engine not installed (TeX Live)"
 			continue
 		fi
 		if (cd "$tmp" && "$engine" -interaction=nonstopmode -halt-on-error "$name-$st.tex" >/dev/null 2>&1); then
@@ -49,7 +50,7 @@ for lesson in lessons/selfattn.json lessons/mask.json; do
 			pdftoppm -png -r 50 -f 1 -l 1 "$tmp/$name-$st.pdf" "$tmp/$name-$st" 2>"$err"
 			expect "tex: $name $st page 1 renders to PNG" 'head -c 8 "$tmp/$name-$st-1.png" 2>/dev/null | od -An -c | grep -q "P   N   G"'
 		else
-			skip "tex: $name $st page 1 renders to PNG" "pdftoppm not installed (poppler-utils)"
+			skip_missing "tex: $name $st page 1 renders to PNG" pdftoppm "pdftoppm not installed (poppler-utils)"
 		fi
 	done
 done
@@ -60,6 +61,6 @@ if command -v pandoc >/dev/null 2>&1; then
 	pandoc -f markdown -t html "$tmp/soft.md" -o "$tmp/soft.html" 2>"$err"
 	expect "md: pandoc makes two tables of it" '[ "$(grep -c "<table" "$tmp/soft.html")" -eq 2 ]'
 else
-	skip "md: pandoc makes two tables of it" "pandoc not installed"
+	skip_missing "md: pandoc makes two tables of it" pandoc "pandoc not installed"
 fi
 finish

@@ -9,7 +9,7 @@
 # Numbers come from --dump (cJSON writes each matrix on one line) read with
 # awk, or from the plain REPL's `stats`: no Python needed.
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
-# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+# "not ok - NAME" lines and ends with "N passed, N failed, N skipped" (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
 
 export LC_ALL=C

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine/backward.h"
+#include "unit_common.h"
 
 /* A small lesson of every kind the backward pass goes through: heads, W_o, biases, a mask, a block. */
 static const char *const lessons[] = {
@@ -119,20 +120,6 @@ static void test_finite_differences(void **state)
 	}
 }
 
-/* A file of the source tree (ATTNVIZ_SRCDIR, else the current directory): heap string. */
-static char *path_of(const char *rel)
-{
-	const char *root = getenv("ATTNVIZ_SRCDIR");
-	char *p;
-
-	if (root == NULL || *root == '\0')
-		root = ".";
-	p = malloc(strlen(root) + strlen(rel) + 2);
-	assert_non_null(p);
-	sprintf(p, "%s/%s", root, rel);
-	return p;
-}
-
 /* Every cell of p, not every third: an encoder's few parameters reach the loss only through the memory. */
 static void check_every_cell(Lesson *l, Mat *p, const Mat *g)
 {
@@ -236,7 +223,7 @@ static void test_training(void **state)
 	assert_int_equal(attn_train(again, 10, 0.01, losses2, &err), 0);
 	assert_true(losses[9] < losses[0]);
 	assert_memory_equal(losses, losses2, 10 * sizeof(double));
-	assert_true(mat_equal(&l->W_q, &again->W_q));
+	assert_true(same_numbers(&l->W_q, &again->W_q));
 	/* a rate that diverges is refused, naming the step */
 	assert_int_equal(attn_train(l, 200, 1e6, losses, &err), -1);
 	assert_non_null(strstr(err, "training diverged"));

@@ -16,6 +16,7 @@
 
 #include "cmd/cmd.h"
 #include "app/session.h"
+#include "unit_common.h"
 
 /* ------------------------------------------------------------ a recording CmdOut */
 
@@ -418,7 +419,7 @@ static void test_run_set(void **state)
 	assert_true(f->s.dirty & DIRTY_VALUES);
 	assert_non_null(f->s.prev_attn);
 	assert_true(MAT_AT(f->s.prev_attn->Q, 0, 0) == 1.0);
-	assert_false(mat_equal(&f->s.prev_attn->head[0].scores, &f->s.attn->head[0].scores));
+	assert_false(same_numbers(&f->s.prev_attn->head[0].scores, &f->s.attn->head[0].scores));
 	/* the ROW COL form */
 	run_ok(f, "set W_v 1 3 -0.5");
 	assert_true(MAT_AT(f->s.lesson->W_v, 1, 3) == -0.5);

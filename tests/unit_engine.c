@@ -22,34 +22,9 @@
 #include "base/matrix.h"
 #include "base/prng.h"
 #include "app/session.h"
+#include "unit_common.h"
 
 /* ------------------------------------------------------------ helpers */
-
-/* Load a lesson from a string; fails the test with the loader's message. */
-static Lesson *load(const char *json)
-{
-	char *err = NULL, *warn = NULL;
-	Lesson *l = lesson_load_string("(test)", json, strlen(json), &err, &warn);
-
-	if (l == NULL)
-		print_error("lesson_load_string: %s\n", err ? err : "(no message)");
-	free(err);
-	free(warn);
-	assert_non_null(l);
-	return l;
-}
-
-static Attn *compute(const Lesson *l)
-{
-	char *err = NULL;
-	Attn *a = attn_compute(l, &err);
-
-	if (a == NULL)
-		print_error("attn_compute: %s\n", err ? err : "(no message)");
-	free(err);
-	assert_non_null(a);
-	return a;
-}
 
 static void fill_random(Mat *m, Prng *p)
 {
@@ -233,7 +208,7 @@ static void test_mat_mul_by_hand(void **state)
 static void test_mat_basics(void **state)
 {
 	Mat a, b, e;
-	double mean, std;
+	double mean, std, min, max;
 	(void)state;
 
 	assert_int_equal(mat_alloc(&e, 0, 5), 0);
@@ -244,15 +219,14 @@ static void test_mat_basics(void **state)
 	assert_false(mat_empty(&a));
 	a.a[0] = 1; a.a[1] = 2; a.a[2] = 3; a.a[3] = 4; a.a[4] = -INFINITY; a.a[5] = NAN;
 	assert_int_equal(mat_copy(&b, &a), 0);
-	assert_false(mat_equal(&a, &b)); /* NaN is never equal */
-	a.a[5] = b.a[5] = 0;
-	assert_true(mat_equal(&a, &b));
-	b.a[0] = 1.5;
-	assert_false(mat_equal(&a, &b));
-	/* finite cells 1 2 3 4 0: mean 2, sample std sqrt(2.5) */
-	assert_int_equal(mat_stats(&a, &mean, &std), 5);
+	assert_true(b.rows == 2 && b.cols == 3 && b.a != a.a);
+	assert_memory_equal(b.a, a.a, 6 * sizeof *a.a); /* every bit, the NaN's too */
+	a.a[5] = 0;
+	/* finite cells 1 2 3 4 0: mean 2, sample std sqrt(2.5), from 0 to 4 */
+	assert_int_equal(mat_stats_range(&a, &mean, &std, &min, &max), 5);
 	assert_float_equal(mean, 2.0, 1e-15);
 	assert_float_equal(std, sqrt(2.5), 1e-15);
+	assert_true(min == 0.0 && max == 4.0);
 	mat_free(&a);
 	mat_free(&b);
 }
@@ -300,21 +274,30 @@ static void test_softmax_values(void **state)
 	assert_float_equal(out[3], 0.2, 1e-15);
 	assert_int_equal(attn_softmax_row(one, out, 1), 0);
 	assert_true(out[0] == 1.0);
-	/* random rows, wide range: positive, sum 1, order kept */
+	/*
+	 * random rows, wide range (e^-200 is still a normal double): each weight is
+	 * e^(r_i − max r) / Σ_j e^(r_j − max r), computed here apart in long double,
+	 * to 1e-12 of itself; the sum is 1
+	 */
 	prng_seed(&p, 99);
 	for (t = 0; t < 200; t++) {
 		double r[17], w[17];
-		for (i = 0; i < 17; i++)
+		long double top = -INFINITY, z = 0;
+		for (i = 0; i < 17; i++) {
 			r[i] = (prng_uniform(&p) - 0.5) * 200.0;
+			top = r[i] > top ? r[i] : top;
+		}
+		for (i = 0; i < 17; i++)
+			z += expl((long double)r[i] - top);
 		assert_int_equal(attn_softmax_row(r, w, 17), 0);
 		sum = 0;
 		for (i = 0; i < 17; i++) {
-			assert_true(w[i] >= 0 && w[i] <= 1);
+			const long double want = expl((long double)r[i] - top) / z;
+			if (!(fabsl((long double)w[i] - want) <= 1e-12L * want))
+				fail_msg("row %d: weight %d is %.17g, want %.17Lg", t, i, w[i], want);
 			sum += w[i];
 		}
 		assert_float_equal(sum, 1.0, 1e-12);
-		for (i = 1; i < 17; i++)
-			assert_true((r[i] > r[0]) == (w[i] > w[0]) || r[i] == r[0] || w[i] == w[0]);
 	}
 }
 
@@ -485,8 +468,8 @@ static void test_small_by_hand(void **state)
 	assert_float_equal(MAT_AT(a->head[0].weighted, 0, 0), e[0] * 1 + e[1] * 3 + e[2] * 0, 1e-14);
 	assert_float_equal(MAT_AT(a->head[0].weighted, 0, 1), e[0] * 2 + e[1] * 4 + e[2] * 1, 1e-14);
 	/* no W_o: output is (a copy of) concat, which is the one head's output */
-	assert_true(mat_equal(attn_matrix(a, AM_OUTPUT, 0), &a->concat));
-	assert_true(mat_equal(&a->concat, &a->head[0].weighted));
+	assert_true(same_numbers(attn_matrix(a, AM_OUTPUT, 0), &a->concat));
+	assert_true(same_numbers(&a->concat, &a->head[0].weighted));
 	assert_null(attn_matrix(a, AM_PE, 0));
 	assert_null(attn_matrix(a, AM_W_O, 0));
 	assert_null(attn_matrix(a, AM_SCORES, 1));

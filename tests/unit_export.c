@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -28,10 +29,23 @@
 #include "base/fileio.h"
 #include "app/session.h"
 #include "out/themefile.h"
-
-int themefile_roles_match_theme_h(void); /* themefile.c, for this test */
+#include "unit_common.h"
 
 /* ------------------------------------------------------------ helpers */
+
+/* The dump as cJSON prints dump_attn's tree (unformatted when compact): what dump_write must write. */
+static char *dump_string(const Attn *a, int compact)
+{
+	char *err = NULL, *s;
+	cJSON *o = dump_attn(a, &err);
+
+	if (o == NULL)
+		fail_msg("dump_attn: %s", err ? err : "?");
+	s = compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o);
+	cJSON_Delete(o);
+	assert_non_null(s);
+	return s;
+}
 
 static Session *session_from_string(const char *json)
 {
@@ -262,7 +276,7 @@ static void test_json_slice(void **state)
 	assert_int_equal(export_target_parse(s->attn, "softmax", s->stage, 1, &t, &err), 0);
 	js = export_render(s->attn, s, EXPORT_JSON, &t, NULL, &err);
 	assert_non_null(js);
-	dump = dump_string(s->attn, 1, &err);
+	dump = dump_string(s->attn, 1);
 	slice = cJSON_Parse(js);
 	full = cJSON_Parse(dump);
 	assert_non_null(slice);
@@ -355,13 +369,13 @@ static int edit_wq(Lesson *l, void *arg, char **err)
 }
 
 /* The saved lesson loads and computes to exactly the same dump. */
-/* dump_write (streamed, --dump) writes byte for byte what dump_string builds. */
+/* dump_write (streamed, --dump) writes byte for byte what cJSON prints of dump_attn. */
 static void streamed_equals_string(const Attn *a, const char *what)
 {
 	int compact;
 
 	for (compact = 0; compact <= 1; compact++) {
-		char *err = NULL, *want = dump_string(a, compact, &err), *got = NULL;
+		char *err = NULL, *want = dump_string(a, compact), *got = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&got, &len);
 		assert_non_null(want);
@@ -369,7 +383,7 @@ static void streamed_equals_string(const Attn *a, const char *what)
 		assert_int_equal(dump_write(f, a, compact, &err), 0);
 		assert_int_equal(fclose(f), 0);
 		if (strcmp(want, got) != 0)
-			fail_msg("%s: dump_write differs from dump_string (compact %d)", what, compact);
+			fail_msg("%s: dump_write differs from cJSON's print of dump_attn (compact %d)", what, compact);
 		free(want);
 		free(got);
 	}
@@ -394,8 +408,8 @@ static void roundtrip(Session *s, const char *what)
 		assert_int_equal(attn_backward(a, &loss, &err), 0);
 	}
 	streamed_equals_string(s->model, what);
-	d1 = dump_string(s->model, 1, &err);
-	d2 = dump_string(a, 1, &err);
+	d1 = dump_string(s->model, 1);
+	d2 = dump_string(a, 1);
 	if (strcmp(d1, d2) != 0)
 		fail_msg("%s: the saved lesson's dump differs", what);
 	assert_int_equal(l->nsteps, s->lesson->nsteps);
@@ -462,20 +476,6 @@ static int fileio_teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Files in dir whose names start with ".": temporary files left behind. */
-static int leftovers(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-	if (d == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-	closedir(d);
-	return n;
-}
-
 static void test_fileio_replace(void **state)
 {
 	char path[128], *err = NULL, *back;
@@ -494,7 +494,7 @@ static void test_fileio_replace(void **state)
 	free(back);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640); /* the old file's mode is kept */
-	assert_int_equal(leftovers(tmpdir), 0);
+	assert_int_equal(hidden_files_in(tmpdir), 0);
 	/* the read limit */
 	assert_null(fileio_read_all(path, 5, &len, &err));
 	assert_non_null(strstr(err, "over the limit of 5 bytes"));
@@ -551,10 +551,37 @@ static void test_fileio_fails_cleanly(void **state)
 	assert_non_null(back);
 	assert_string_equal(back, "keep");
 	free(back);
-	assert_int_equal(leftovers(dir), 0);
+	assert_int_equal(hidden_files_in(dir), 0);
 }
 
 /* ------------------------------------------------------------ themes */
+
+/* themeroles.h is the authority on the roles: THEME_ROLES' names, as a theme file spells them. */
+#define ROLE_NAME(name) #name,
+static const char *const theme_h_roles[] = { THEME_ROLES(ROLE_NAME) NULL };
+#undef ROLE_NAME
+
+/* Each role of THEME_ROLES, in lower case, is a key of "roles" that sets that role and no other. */
+static void roles_read_by_name(void)
+{
+	int i;
+
+	for (i = 0; theme_h_roles[i] != NULL; i++)
+		for (int colour = 100 + i; colour <= 200 + i; colour += 100) { /* twice: no default can equal both */
+			char key[32], json[160], *err = NULL;
+			size_t k;
+			ThemeFile t;
+			for (k = 0; theme_h_roles[i][k] != '\0' && k + 1 < sizeof key; k++)
+				key[k] = (char)tolower((unsigned char)theme_h_roles[i][k]);
+			key[k] = '\0';
+			snprintf(json, sizeof json, "{\"name\": \"t\", \"roles\": {\"%s\": {\"fg\": %d}}}", key, colour);
+			if (themefile_parse("roles.json", json, strlen(json), &t, &err) != 0)
+				fail_msg("role %s: %s", key, err ? err : "?");
+			if (t.role[i].fg != colour)
+				fail_msg("role %s sets role %d's fg to %d, want %d", key, i, t.role[i].fg, colour);
+		}
+	assert_int_equal(i, THEMEFILE_ROLE_COUNT);
+}
 
 static void test_themes_load(void **state)
 {
@@ -565,7 +592,7 @@ static void test_themes_load(void **state)
 	char *err = NULL;
 	(void)state;
 
-	assert_true(themefile_roles_match_theme_h());
+	roles_read_by_name();
 	assert_non_null(d);
 	while ((e = readdir(d)) != NULL) {
 		char path[300], name[300];

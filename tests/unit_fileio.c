@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
-#include "unit_hidden.h"
+#include "unit_common.h"
 #include "unit_tmpdir.h"
 
 static char path[256];

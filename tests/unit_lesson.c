@@ -22,23 +22,9 @@
 #include "lesson/lesson.h"
 #include "base/prng.h"
 #include "base/text.h"
+#include "unit_common.h"
 
 /* ---- helpers ---- */
-
-static char *path_of(const char *rel)
-{
-	const char *root = getenv("ATTNVIZ_SRCDIR");
-	size_t n;
-	char *p;
-
-	if (root == NULL || *root == '\0')
-		root = ".";
-	n = strlen(root) + strlen(rel) + 2;
-	p = malloc(n);
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", root, rel);
-	return p;
-}
 
 static Lesson *load_good(const char *rel, char **warn)
 {
@@ -207,8 +193,8 @@ static void test_generators(void **state)
 		assert_float_equal(a->W_o.a[i], wo[i], 1e-14);
 	}
 	/* Same seed, same numbers. */
-	assert_true(mat_equal(&a->W_v, &b->W_v));
-	assert_true(mat_equal(&a->W_o, &b->W_o));
+	assert_true(same_numbers(&a->W_v, &b->W_v));
+	assert_true(same_numbers(&a->W_o, &b->W_o));
 	lesson_free(a);
 	lesson_free(b);
 }
@@ -250,8 +236,8 @@ static void test_cross_compare(void **state)
 	assert_int_equal(c->mask, MASK_NONE);
 	assert_int_equal(c->scale, SCALE_NONE);
 	assert_int_equal(c->m, 5);
-	assert_true(mat_equal(&c->W_q, &l->W_q));
-	assert_true(mat_equal(&c->source_input, &l->source_input));
+	assert_true(same_numbers(&c->W_q, &l->W_q));
+	assert_true(same_numbers(&c->source_input, &l->source_input));
 	assert_int_equal(c->nsteps, 0);
 	assert_null(c->compare);
 	lesson_free(l);
@@ -308,7 +294,7 @@ static void test_clone_validate(void **state)
 	assert_null(err);
 	c = lesson_clone(l);
 	assert_non_null(c);
-	assert_true(mat_equal(&c->W_o, &l->W_o));
+	assert_true(same_numbers(&c->W_o, &l->W_o));
 	assert_true(c->W_o.a != l->W_o.a);
 	assert_string_equal(c->tokens[1], "saw");
 	assert_string_equal(text_get(&c->steps[2].quiz.choices[2], NULL), "c");

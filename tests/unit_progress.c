@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "app/progress.h"
-#include "unit_hidden.h"
+#include "unit_common.h"
 
 static char dir[64];
 static char path[256];

@@ -19,7 +19,7 @@
 #include "base/fileio.h"
 #include "out/record.h"
 #include "out/render.h"
-#include "unit_hidden.h"
+#include "unit_common.h"
 
 typedef struct Cast {
 	cJSON *header;

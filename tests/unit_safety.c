@@ -19,6 +19,7 @@
 #include "cmd/cmd.h"
 #include "lesson/lesson.h"
 #include "app/session.h"
+#include "unit_common.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -29,19 +30,6 @@ static const char cross_json[] =
 	" \"source\": {\"tokens\": [\"x\", \"y\"], \"X\": [[1, 2], [3, 4]]},"
 	" \"W_q\": [[1, 0], [0, 1]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]],"
 	" \"compare\": {\"label\": \"LABEL\", \"scale\": false}}";
-
-static Lesson *load(const char *name, const char *json)
-{
-	char *err = NULL, *warn = NULL;
-	Lesson *l = lesson_load_string(name, json, strlen(json), &err, &warn);
-
-	if (l == NULL)
-		print_error("lesson_load_string: %s\n", err ? err : "(no message)");
-	free(err);
-	free(warn);
-	assert_non_null(l);
-	return l;
-}
 
 /* The messages a command gave: every one appended, the errors counted. */
 typedef struct Said {
@@ -72,7 +60,7 @@ static Fixture *start(const char *json)
 	char *err = NULL;
 
 	assert_non_null(f);
-	if (session_init(&f->s, load("cross.json", json), NULL, &err) != 0)
+	if (session_init(&f->s, load_named("cross.json", json), NULL, &err) != 0)
 		fail_msg("session_init: %s", err ? err : "?");
 	f->out.ctx = &f->said;
 	f->out.message = said;
@@ -98,7 +86,7 @@ static int run(Fixture *f, const char *line)
 /* A lesson whose matrices disagree with its sizes is refused by the engine, not read past. */
 static void test_engine_refuses_bad_shapes(void **state)
 {
-	Lesson *l = load("cross.json", cross_json);
+	Lesson *l = load_named("cross.json", cross_json);
 	char *err = NULL;
 	Mat saved;
 	(void)state;
@@ -185,7 +173,7 @@ static void test_stats_with_a_long_compare_label(void **state)
 /* The lesson's own matrices count, and so does its compare variant with its computation. */
 static void test_budget_counts_weights_and_compare(void **state)
 {
-	Lesson *l = load("cross.json", cross_json);
+	Lesson *l = load_named("cross.json", cross_json);
 	(void)state;
 
 	/*

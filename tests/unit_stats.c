@@ -19,31 +19,9 @@
 #include "lesson/lesson.h"
 #include "app/session.h"
 #include "inspect/stats.h"
+#include "unit_common.h"
 
 /* ------------------------------------------------------------ helpers */
-
-static Lesson *load(const char *json)
-{
-	char *err = NULL, *warn = NULL;
-	Lesson *l = lesson_load_string("(test)", json, strlen(json), &err, &warn);
-
-	if (l == NULL)
-		print_error("lesson_load_string: %s\n", err ? err : "(no message)");
-	free(err);
-	free(warn);
-	assert_non_null(l);
-	return l;
-}
-
-static void start(Session *s, const char *json)
-{
-	char *err = NULL;
-
-	if (session_init(s, load(json), NULL, &err) != 0)
-		print_error("session_init: %s\n", err ? err : "(no message)");
-	free(err);
-	assert_non_null(s->attn);
-}
 
 /* The last message a command produced. */
 typedef struct Rec {
@@ -138,9 +116,9 @@ static void test_row_sums_of_weights(void **state)
 	double sums[3];
 	(void)state;
 
-	start(&s, "{\"attnviz\": 1, \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]],"
-	          " \"W_q\": [[1, 2], [3, 4]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]],"
-	          " \"mask\": [[1, 0, 0], [0, 0, 0], [1, 1, 1]]}");
+	start_session(&s, "{\"attnviz\": 1, \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]],"
+	                  " \"W_q\": [[1, 2], [3, 4]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]],"
+	                  " \"mask\": [[1, 0, 0], [0, 0, 0], [1, 1, 1]]}");
 	stats_row_sums(&s.attn->head[0].weights, sums);
 	assert_true(fabs(sums[0] - 1.0) < 1e-15);
 	assert_true(sums[1] == 0.0);
@@ -216,7 +194,7 @@ static void test_compare_computed_and_edited(void **state)
 	Rec r;
 	(void)state;
 
-	start(&s, CMP_LESSON);
+	start_session(&s, CMP_LESSON);
 	assert_non_null(s.compare_attn);
 	assert_ptr_equal(s.compare_attn->lesson, s.lesson->compare);
 	assert_true(s.compare_attn->factor == 1.0);
@@ -272,9 +250,9 @@ static void test_compare_refuses(void **state)
 	char *err = NULL;
 	(void)state;
 
-	start(&s, "{\"attnviz\": 1, \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]],"
-	          " \"W_q\": [[1, 2], [3, 4]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]], \"mask\": \"causal\","
-	          " \"compare\": {\"label\": \"prefix\", \"tokens\": [\"a\", \"b\"], \"X\": [[1, 0], [0, 1]]}}");
+	start_session(&s, "{\"attnviz\": 1, \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]],"
+	                  " \"W_q\": [[1, 2], [3, 4]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]], \"mask\": \"causal\","
+	                  " \"compare\": {\"label\": \"prefix\", \"tokens\": [\"a\", \"b\"], \"X\": [[1, 0], [0, 1]]}}");
 	assert_int_equal(session_edit(&s, edit_needs_three, NULL, &err), -1);
 	assert_string_equal(err, "compare: only 2 tokens here");
 	free(err);
@@ -297,7 +275,7 @@ static void test_compare_absent(void **state)
 	Rec r;
 	(void)state;
 
-	start(&s, PARAMS_LESSON("2", ""));
+	start_session(&s, PARAMS_LESSON("2", ""));
 	assert_null(s.compare_attn);
 	assert_int_equal(run(&s, &r, "compare on"), -1);
 	assert_has(r.text, "this lesson has no compare variant");
@@ -312,7 +290,7 @@ static void test_compare_reset_on_load(void **state)
 	Rec r;
 	(void)state;
 
-	start(&s, CMP_LESSON);
+	start_session(&s, CMP_LESSON);
 	assert_int_equal(run(&s, &r, "compare on"), 0);
 	assert_int_equal(run(&s, &r, "load lessons/prefix.json"), 0);
 	assert_int_equal(s.compare_on, 0);
@@ -331,7 +309,7 @@ static void test_stats_command(void **state)
 	Rec r;
 	(void)state;
 
-	start(&s, CMP_LESSON);
+	start_session(&s, CMP_LESSON);
 	assert_int_equal(run(&s, &r, "stats params"), 0);
 	assert_has(r.text, "parameters: 12 (W_q, W_k, W_v)");
 	assert_has(r.text, "the same for any number of heads");
@@ -364,7 +342,7 @@ static void test_next_lesson(void **state)
 	Session s;
 	(void)state;
 
-	start(&s, CMP_LESSON);
+	start_session(&s, CMP_LESSON);
 	assert_string_equal(session_next_lesson(&s), "dot");            /* built-in: selfattn */
 	s.source = strdup("lessons/mask.json");
 	assert_string_equal(session_next_lesson(&s), "padding");
@@ -415,7 +393,7 @@ static void test_choice_feedback(void **state)
 	char *fb = NULL, *err = NULL;
 	(void)state;
 
-	start(&s, QUIZ_LESSON);
+	start_session(&s, QUIZ_LESSON);
 	assert_int_equal(session_answer(&s, "1", &fb, &err), 0);
 	assert_string_equal(fb, "Not quite: you chose 1) about half; the answer is 2) about nine tenths.");
 	free(fb);
@@ -429,7 +407,7 @@ static void test_choice_feedback(void **state)
 	free(fb);
 	session_free(&s);
 
-	start(&s, QUIZ_LESSON);
+	start_session(&s, QUIZ_LESSON);
 	strcpy(s.lang, "zh");
 	assert_int_equal(session_answer(&s, "1", &fb, &err), 0);
 	assert_string_equal(fb, "Not quite: you chose 1) 一半; the answer is 2) about nine tenths.");

@@ -1,7 +1,9 @@
 /* unit_update.c: an edit recomputed in place (attn_update) gives the same
  * bits as the edited lesson computed afresh, for every given matrix of every
  * shipped lesson (layers, blocks, cross-attention, gradients included), and
- * reruns only the passes the edit reaches. */
+ * reruns only the passes the edit reaches. An encoder–decoder is not updated
+ * in place: attn_update declines it, and the session's edit computes it afresh,
+ * encoder included (checked the same way, matrix by matrix). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,34 +17,10 @@
 #include <string.h>
 
 #include "engine/attention.h"
-#include "engine/backward.h"
+#include "engine/compute.h"
 #include "lesson/lesson.h"
 #include "app/session.h"
-
-static Lesson *load_file(const char *path)
-{
-	char *err = NULL, *warn = NULL;
-	Lesson *l = lesson_load(path, &err, &warn);
-
-	if (l == NULL)
-		print_error("%s: %s\n", path, err ? err : "(no message)");
-	free(err);
-	free(warn);
-	assert_non_null(l);
-	return l;
-}
-
-static Attn *compute_all(const Lesson *l)
-{
-	char *err = NULL;
-	Attn *a = attn_compute_all(l, &err);
-
-	if (a == NULL)
-		print_error("attn_compute_all: %s\n", err ? err : "(no message)");
-	free(err);
-	assert_non_null(a);
-	return a;
-}
+#include "unit_common.h"
 
 static int same_mat(const Mat *x, const Mat *y)
 {
@@ -58,6 +36,9 @@ static void assert_same_computation(const Attn *x, const Attn *y, const char *wh
 	for (; x != NULL || y != NULL; x = x->next, y = y->next) {
 		assert_non_null(x);
 		assert_non_null(y);
+		assert_true((x->encoder == NULL) == (y->encoder == NULL));
+		if (x->encoder != NULL)
+			assert_same_computation(x->encoder, y->encoder, what);
 		assert_int_equal(x->heads, y->heads);
 		assert_true(memcmp(&x->factor, &y->factor, sizeof x->factor) == 0);
 		assert_true(memcmp(&x->loss, &y->loss, sizeof x->loss) == 0);
@@ -74,11 +55,154 @@ static void assert_same_computation(const Attn *x, const Attn *y, const char *wh
 	}
 }
 
-/* The given matrices an edit can reach: [holder 0 = the lesson, 1 + i = layer i][matrix]. */
-static Mat *given(Lesson *l, int holder, AttnMatrix w)
+/*
+ * What holds the given matrices an edit can reach: holder 0 is the lesson,
+ * 1 + i its layer i, then (an encoder–decoder) its encoder and the encoder's layers.
+ */
+static int holders(const Lesson *l)
 {
-	Mat *m = lesson_matrix(holder == 0 ? l : lesson_layer(l, holder - 1), w);
+	return 1 + l->nlayers + (l->encoder != NULL ? 1 + l->encoder->nlayers : 0);
+}
+
+static Lesson *holder(Lesson *l, int hd)
+{
+	if (hd == 0)
+		return l;
+	if (hd <= l->nlayers)
+		return lesson_layer(l, hd - 1);
+	hd -= 1 + l->nlayers;
+	return hd == 0 ? l->encoder : lesson_layer(l->encoder, hd - 1);
+}
+
+/* Holder hd's matrix w, when the lesson gives it. */
+static Mat *given(Lesson *l, int hd, AttnMatrix w)
+{
+	Mat *m = lesson_matrix(holder(l, hd), w);
 	return m != NULL && !mat_empty(m) ? m : NULL;
+}
+
+/* "PATH: W_q of layer 1, cell 3", for a failure. */
+static void describe(char *what, size_t size, const char *path, const Lesson *l, int hd, AttnMatrix w, size_t cell)
+{
+	char where[64];
+
+	if (hd == 0)
+		snprintf(where, sizeof where, "the lesson");
+	else if (hd <= l->nlayers)
+		snprintf(where, sizeof where, "layer %d", hd - 1);
+	else if (hd == 1 + l->nlayers)
+		snprintf(where, sizeof where, "the encoder");
+	else
+		snprintf(where, sizeof where, "encoder layer %d", hd - 2 - l->nlayers);
+	snprintf(what, size, "%s: %s of %s, cell %zu", path, matrix_name(w), where, cell);
+}
+
+/* An edit of one cell, as `set` makes it (SessionEdit): the compare variant, of other shapes, may refuse it. */
+typedef struct CellEdit {
+	int holder;
+	AttnMatrix w;
+	int row, col;
+	double value;
+} CellEdit;
+
+static int edit_cell(Lesson *l, void *arg, char **err)
+{
+	const CellEdit *e = arg;
+	Mat *m = e->holder < holders(l) ? given(l, e->holder, e->w) : NULL;
+
+	if (m == NULL || e->row >= m->rows || e->col >= m->cols) {
+		*err = strdup("outside");
+		return -1;
+	}
+	MAT_AT(*m, e->row, e->col) = e->value;
+	return 0;
+}
+
+/*
+ * An encoder–decoder: for each given matrix of the decoder and of the
+ * encoder, one cell changed. attn_update declines it (1) and leaves the
+ * computation as it was; the session's values edit then computes the edited
+ * lesson afresh: the same bits as computing it here, encoder and compare
+ * variant included.
+ */
+static void check_encdec(const char *path)
+{
+	Session s;
+	char *err = NULL;
+	int edits = 0;
+
+	assert_int_equal(session_init(&s, load_file(path), path, &err), 0);
+	for (int hd = 0; hd < holders(s.lesson); hd++)
+		for (int w = 0; w < AM_COUNT; w++) {
+			CellEdit e = { hd, (AttnMatrix)w, 0, 0, 0.0 };
+			Attn *fresh, *before = NULL;
+			Lesson *copy;
+			const Mat *m, *v = NULL;
+			char what[400];
+			unsigned long version;
+			int rows, cols;
+
+			if ((matrix_kinds[w].flags & MF_GIVEN) == 0 || (m = given(s.lesson, hd, (AttnMatrix)w)) == NULL)
+				continue;
+			/* a cell the compare variant has too (encdec.json's gives the decoder fewer tokens) */
+			rows = m->rows;
+			cols = m->cols;
+			if (s.lesson->compare != NULL && hd < holders(s.lesson->compare) &&
+			    (v = given(s.lesson->compare, hd, (AttnMatrix)w)) != NULL) {
+				rows = v->rows < rows ? v->rows : rows;
+				cols = v->cols < cols ? v->cols : cols;
+			}
+			e.row = (int)(((size_t)edits * 7919u) % (size_t)rows);
+			e.col = (int)(((size_t)edits * 104729u) % (size_t)cols);
+			e.value = MAT_AT(*m, e.row, e.col) * 0.5 + 0.25;
+			describe(what, sizeof what, path, s.lesson, hd, (AttnMatrix)w, (size_t)e.row * (size_t)m->cols + (size_t)e.col);
+			copy = lesson_clone(s.lesson);
+			assert_non_null(copy);
+			assert_int_equal(edit_cell(copy, &e, &err), 0);
+			version = s.model->version;
+			assert_int_equal(attn_update(s.model, copy, &before, 1e12, &err), 1);
+			assert_null(err);
+			assert_null(before);
+			assert_true(s.model->version == version && s.model->top == s.lesson);
+			fresh = compute_all(s.lesson);
+			assert_same_computation(s.model, fresh, what);
+			attn_free(fresh);
+			lesson_free(copy);
+
+			edits++;
+		}
+	/*
+	 * The session's values edit (session_set_cell) on each layer of the walk,
+	 * the encoder's first: an encoder–decoder's is computed afresh, and gives
+	 * the same bits as computing the edited lesson here, variant included.
+	 */
+	int sets = 0;
+	for (int k = 0; k < session_layers(&s); k++) {
+		assert_int_equal(session_set_layer(&s, k, &err), 0);
+		for (int w = 0; w < AM_COUNT; w++) {
+			char what[512];
+			if (!matrix_editable((AttnMatrix)w))
+				continue;
+			if (session_set_cell(&s, (AttnMatrix)w, 0, 0, 0.375, &err) != 0) { /* not given at this layer */
+				free(err);
+				err = NULL;
+				continue;
+			}
+			snprintf(what, sizeof what, "%s: set %s 0 0 at walk layer %d", path, matrix_name((AttnMatrix)w), k);
+			Attn *fresh = compute_all(s.lesson);
+			assert_same_computation(s.model, fresh, what);
+			attn_free(fresh);
+			if (s.lesson->compare != NULL) {
+				fresh = compute_all(s.lesson->compare);
+				assert_same_computation(s.compare_model, fresh, what);
+				attn_free(fresh);
+			}
+			sets++;
+		}
+	}
+	assert_true(sets > 0);
+	assert_true(edits > 0);
+	session_free(&s);
 }
 
 /*
@@ -90,15 +214,15 @@ static void check_lesson(const char *path)
 {
 	Lesson *cur = load_file(path);
 	Attn *a;
-	if (cur->encoder != NULL) { /* attn_update computes an encoder–decoder afresh (returns 1): nothing to compare */
+	if (cur->encoder != NULL) {
 		lesson_free(cur);
+		check_encdec(path);
 		return;
 	}
 	a = compute_all(cur);
-	const int holders = cur->nlayers > 0 ? 1 + cur->nlayers : 1;
 	int edits = 0;
 
-	for (int hd = 0; hd < holders; hd++)
+	for (int hd = 0; hd < holders(cur); hd++)
 		for (int w = 0; w < AM_COUNT; w++) {
 			Lesson *copy;
 			Mat *m;
@@ -112,8 +236,7 @@ static void check_lesson(const char *path)
 			m = given(copy, hd, (AttnMatrix)w);
 			cell = ((size_t)edits * 7919u) % ((size_t)m->rows * (size_t)m->cols);
 			m->a[cell] = m->a[cell] * 0.5 + 0.25;
-			snprintf(what, sizeof what, "%s: %s of %s %d, cell %zu", path, matrix_name((AttnMatrix)w),
-			         hd == 0 ? "the lesson" : "layer", hd - 1, cell);
+			describe(what, sizeof what, path, cur, hd, (AttnMatrix)w, cell);
 			old = compute_all(cur);
 			const unsigned long version = a->version;
 			assert_int_equal(attn_update(a, copy, &before, 1e12, &err), 0);

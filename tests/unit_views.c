@@ -21,23 +21,7 @@
 #include "inspect/stats.h"
 #include "base/text.h"
 #include "out/textfmt.h"
-
-static void start(Session *s, const char *json)
-{
-	char *err = NULL, *warn = NULL;
-	Lesson *l = lesson_load_string("(test)", json, strlen(json), &err, &warn);
-
-	if (l == NULL)
-		print_error("lesson_load_string: %s\n", err ? err : "(no message)");
-	assert_non_null(l);
-	free(err);
-	free(warn);
-	err = NULL;
-	if (session_init(s, l, NULL, &err) != 0)
-		print_error("session_init: %s\n", err ? err : "(no message)");
-	free(err);
-	assert_non_null(s->attn);
-}
+#include "unit_common.h"
 
 static void go(Session *s, const char *stage)
 {
@@ -135,7 +119,7 @@ static void test_decode_steps(void **state)
 	char *err = NULL;
 	(void)state;
 
-	start(&s, decode_lesson);
+	start_session(&s, decode_lesson);
 	assert_int_equal(s.dec_t, -1);
 	go(&s, "decode");
 	assert_int_equal(session_decode_steps(&s), 5);
@@ -192,8 +176,8 @@ static void test_decode_step_t(void **state)
 	char *err = NULL;
 	(void)state;
 
-	start(&s, LESSON(", \"decode\": true, \"mask\": \"causal\", \"steps\": [{\"stage\": \"input\"}, "
-	                 "{\"stage\": \"decode\", \"t\": 2}, {\"stage\": \"concat\"}]"));
+	start_session(&s, LESSON(", \"decode\": true, \"mask\": \"causal\", \"steps\": [{\"stage\": \"input\"}, "
+	                         "{\"stage\": \"decode\", \"t\": 2}, {\"stage\": \"concat\"}]"));
 	assert_int_equal(session_next(&s, &err), 0);
 	assert_int_equal(s.stage, STAGE_DECODE);
 	assert_int_equal(s.dec_t, 2);
@@ -220,7 +204,7 @@ static void test_flash_tiles(void **state)
 	static const int order[][2] = { { 0, 0 }, { 1, 0 }, { 1, 1 }, { 2, 0 }, { 2, 1 }, { 2, 2 } };
 	(void)state;
 
-	start(&s, flash_lesson);
+	start_session(&s, flash_lesson);
 	go(&s, "flash");
 	assert_int_equal(session_tiles(&s, &nqb, &nkb), 9);
 	assert_int_equal(nqb, 3);
@@ -288,7 +272,7 @@ static void test_gqa_caption(void **state)
 	Session s;
 	(void)state;
 
-	start(&s, LESSON(""));
+	start_session(&s, LESSON(""));
 	go(&s, "split");
 	char *cap = textfmt_caption(&s, 1);
 	assert_non_null(cap);

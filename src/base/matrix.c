@@ -210,19 +210,6 @@ int mat_empty(const Mat *m)
 	return m->rows == 0 || m->cols == 0;
 }
 
-int mat_equal(const Mat *x, const Mat *y)
-{
-	size_t i, count;
-
-	if (x->rows != y->rows || x->cols != y->cols)
-		return 0;
-	count = (size_t)x->rows * (size_t)x->cols;
-	for (i = 0; i < count; i++)
-		if (!(x->a[i] == y->a[i]))
-			return 0;
-	return 1;
-}
-
 /*
  * A: r × k, B: k × c, C: r × c.
  * The textbook definition, C[i][j] = Σ_t A[i][t] · B[t][j], one cell at a time.
@@ -268,13 +255,6 @@ int mat_nonfinite(const double *p, size_t count)
 	for (; i < count; i++)
 		z += p[i] * 0.0;
 	return z != 0.0; /* NaN != 0 */
-}
-
-size_t mat_stats(const Mat *m, double *mean, double *std)
-{
-	double min, max;
-
-	return mat_stats_range(m, mean, std, &min, &max);
 }
 
 size_t mat_stats_range(const Mat *m, double *mean, double *std, double *min, double *max)

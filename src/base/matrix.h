@@ -30,8 +30,6 @@ void mat_free(Mat *m);
 /* Deep copy; dst is overwritten (not freed first). Returns 0 or -1. */
 int mat_copy(Mat *dst, const Mat *src);
 int mat_empty(const Mat *m);
-/* Exact equality of shape and every element (NaN never equal). */
-int mat_equal(const Mat *x, const Mat *y);
 
 /*
  * Shapes: A is r × k, B is k × c, C is r × c (already allocated).
@@ -76,9 +74,10 @@ int mat_kernel_use(const char *name);
 /* 1 when one of the count numbers at p is NaN or ±∞, 0 when all are finite. */
 int mat_nonfinite(const double *p, size_t count);
 
-/* Mean and sample standard deviation (n − 1, as torch.std) of the finite cells; returns their count. */
-size_t mat_stats(const Mat *m, double *mean, double *std);
-/* The same, and the smallest and largest finite cells (+∞ and −∞ when none is finite), in one look at each cell. */
+/*
+ * Mean and sample standard deviation (n − 1, as torch.std) of the finite cells, and the smallest and
+ * largest of them (+∞ and −∞ when none is finite), in one look at each cell; returns their count.
+ */
 size_t mat_stats_range(const Mat *m, double *mean, double *std, double *min, double *max);
 
 #endif

@@ -734,20 +734,6 @@ oom:
 	return NULL;
 }
 
-char *dump_string(const Attn *a, int compact, char **err)
-{
-	cJSON *o = dump_attn(a, err);
-	char *s;
-
-	if (o == NULL)
-		return NULL;
-	s = compact ? cJSON_PrintUnformatted(o) : cJSON_Print(o);
-	cJSON_Delete(o);
-	if (s == NULL)
-		*err = strdup("out of memory writing the dump");
-	return s;
-}
-
 /* s as cJSON prints a string (its print_string_ptr): ", \\ and control characters escaped, the rest as it is. */
 static void write_string(FILE *f, const char *s)
 {

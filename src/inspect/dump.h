@@ -14,11 +14,10 @@
  * (computed here). NULL with *err when out of memory.
  */
 cJSON *dump_attn(const Attn *a, char **err);
-/* dump_attn printed (unformatted when compact), heap string; NULL with *err. */
-char *dump_string(const Attn *a, int compact, char **err);
 
 /*
- * Write to f exactly what dump_string() returns, without building it: the
+ * Write to f exactly what cJSON prints of dump_attn's tree (cJSON_Print;
+ * cJSON_PrintUnformatted when compact), without building it: the
  * matrices are printed straight from the Attn, so memory stays small for
  * the largest lessons. -1 with *err when out of memory; write errors are
  * left in ferror(f).

@@ -82,11 +82,6 @@ static const char starter[] =
 	"  ]\n"
 	"}\n";
 
-const char *starter_lesson(void)
-{
-	return starter;
-}
-
 int starter_write(const char *name, char **path, char **err)
 {
 	const size_t len = strlen(name);

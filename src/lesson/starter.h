@@ -2,11 +2,9 @@
 #ifndef ATTNVIZ_STARTER_H
 #define ATTNVIZ_STARTER_H
 
-/* The starter lesson: valid (--check --strict passes), every text in English and Chinese. */
-const char *starter_lesson(void);
-
 /*
- * Write the starter to name (".json" added when name does not end in it),
+ * The starter lesson is valid (--check --strict passes), every text in English and Chinese.
+ * Write it to name (".json" added when name does not end in it),
  * atomically; an existing file is never replaced. Returns 0 with *path the
  * file written (heap string), or -1 with *err (heap string; the caller frees).
  */

@@ -283,13 +283,6 @@ render_span(const Render *r, int i, long long *start, long long *end)
 	*end = frame_end(r, i);
 }
 
-void
-render_pixels(const Render *r, int *width, int *height)
-{
-	*width = r->w * CELL_W;
-	*height = r->h * CELL_H;
-}
-
 int
 render_write_frame_svg(const Render *r, int i, const char *path, char **err)
 {

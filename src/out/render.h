@@ -58,9 +58,8 @@ int render_count(const Render *r);
 void render_cast_rows(StrBuf *b, int width, int height, const RenderCell *cells, const RenderCell *prev);
 /* Write the SVG or the asciicast (record.h's file handling: PATH replaced whole or left as it was). 0, or -1 with *err. */
 int render_write_svg(const Render *r, const char *path, char **err);
-/* Frame i's start and end (ms); the frames' size in pixels (the SVG's grid). */
+/* Frame i's start and end (ms). */
 void render_span(const Render *r, int i, long long *start, long long *end);
-void render_pixels(const Render *r, int *width, int *height);
 /* Frame i alone as a still SVG (what a GIF's or an MP4's frame is made from). 0, or -1 with *err. */
 int render_write_frame_svg(const Render *r, int i, const char *path, char **err);
 /*

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -22,17 +21,12 @@
 #define THEMEFILE_MAX_BYTES (1L << 20)
 #define D THEMEFILE_DEFAULT_COLOR
 
-/* Role names: themeroles.h's THEME_ROLES in lower case, in the same order. */
+/* Role names: themeroles.h's THEME_ROLES in lower case, in the same order (unit_export reads each through a theme). */
 static const char *const role_names[THEMEFILE_ROLE_COUNT + 1] = {
 	"stage", "stage_name", "pane_title", "pane_focus", "label", "label_hi", "cursor", "operand",
 	"masked", "flash", "rule", "narr", "formula", "quiz", "placeholder", "keys", "key", "info",
 	"error", "cmdline", "popup", "popup_title", "notice", NULL
 };
-
-/* themeroles.h is the authority: unit_export checks the names against it. */
-#define THEMEFILE_CHECK_ROLE(name) #name,
-static const char *const theme_h_roles[] = { THEME_ROLES(THEMEFILE_CHECK_ROLE) NULL };
-#undef THEMEFILE_CHECK_ROLE
 
 static const char *const attr_names[] = { "bold", "dim", "underline", "reverse", "standout", "italic", "blink", NULL };
 static const unsigned attr_bits[] = { THEMEFILE_BOLD, THEMEFILE_DIM, THEMEFILE_UNDERLINE, THEMEFILE_REVERSE,
@@ -590,15 +584,4 @@ void themefile_set_current(const ThemeFile *t)
 	else
 		current = *t;
 	current_set = 1;
-}
-
-/* Used by the unit test: 1 when role_names matches themeroles.h's THEME_ROLES (case-insensitively). */
-int themefile_roles_match_theme_h(void);
-int themefile_roles_match_theme_h(void)
-{
-	int i;
-	for (i = 0; i < THEMEFILE_ROLE_COUNT; i++)
-		if (theme_h_roles[i] == NULL || strcasecmp(theme_h_roles[i], role_names[i]) != 0)
-			return 0;
-	return theme_h_roles[THEMEFILE_ROLE_COUNT] == NULL;
 }
