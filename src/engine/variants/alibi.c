@@ -22,14 +22,14 @@ static double alibi_bias(const Attn *a, int h, int i, int j)
 /* bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias (derived: checked, not kept). */
 static void pass_bias(Attn *a, const Lesson *l)
 {
-	double *row = attn_scratch_row(a, l->m);
+	double *row = attn_scratch_row(a, l->cfg.m);
 
 	for (int h = 0; row != NULL && h < a->heads; h++)
-		for (int i = 0; i < l->n; i++) {
-			attn_derived_row(a, AM_BIAS, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
-			attn_derived_row(a, AM_BIASED, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+		for (int i = 0; i < l->cfg.n; i++) {
+			attn_derived_row(a, AM_BIAS, h, i, row, l->cfg.m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)l->cfg.m);
+			attn_derived_row(a, AM_BIASED, h, i, row, l->cfg.m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)l->cfg.m);
 		}
 	free(row);
 }
@@ -37,11 +37,11 @@ static void pass_bias(Attn *a, const Lesson *l)
 /* Each head's slope: the lesson's, or the geometric sequence of the paper. */
 static int alibi_setup(Attn *a, const Lesson *l)
 {
-	a->slopes = malloc((size_t)l->heads * sizeof *a->slopes);
+	a->slopes = malloc((size_t)l->lp.heads * sizeof *a->slopes);
 	if (a->slopes == NULL)
 		return -1;
-	for (int h = 0; h < l->heads; h++)
-		a->slopes[h] = mat_empty(&l->alibi_slopes) ? lesson_alibi_slope(l->heads, h) : l->alibi_slopes.a[h];
+	for (int h = 0; h < l->lp.heads; h++)
+		a->slopes[h] = mat_empty(&l->lp.alibi_slopes) ? lesson_alibi_slope(l->lp.heads, h) : l->lp.alibi_slopes.a[h];
 	return 0;
 }
 
@@ -53,22 +53,17 @@ static void alibi_release(Attn *a)
 
 static const char *alibi_fault(const Lesson *l)
 {
-	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
+	if (l->cfg.alibi && !mat_empty(&l->lp.alibi_slopes) && l->lp.alibi_slopes.rows * l->lp.alibi_slopes.cols != l->lp.heads)
 		return "alibi.slopes";
 	return NULL;
 }
 
 static int alibi_same(const Lesson *x, const Lesson *y)
 {
-	return x->alibi == y->alibi && attn_same_bits(&x->alibi_slopes, &y->alibi_slopes);
+	return x->cfg.alibi == y->cfg.alibi && attn_same_bits(&x->lp.alibi_slopes, &y->lp.alibi_slopes);
 }
 
 /* Every layer has ALiBi or none; the slopes are each layer's own. */
-static void alibi_share(Lesson *v, const Lesson *l)
-{
-	v->alibi = l->alibi;
-}
-
 /* bias and biased: −slope·|i − j|, added to the scaled score. */
 static void explain_alibi(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
@@ -113,6 +108,5 @@ const AttnVariant variant_alibi = {
 	.release = alibi_release,
 	.fault = alibi_fault,
 	.same = alibi_same,
-	.share = alibi_share,
 	.decode_adj = N_(", biased"),
 };

@@ -17,13 +17,13 @@
 int attn_flash_skipped(const Attn *a, int qb, int kb)
 {
 	const Lesson *l = a->lesson;
-	const int bq = l->flash_bq, bk = l->flash_bk;
+	const int bq = l->cfg.flash_bq, bk = l->cfg.flash_bk;
 
-	if (!l->mask_fill_inf)
+	if (!l->cfg.mask_fill_inf)
 		return 0;
-	for (int i = qb * bq; i < l->n && i < (qb + 1) * bq; i++)
-		for (int j = kb * bk; j < l->m && j < (kb + 1) * bk; j++)
-			if (a->visible[(size_t)i * l->m + j])
+	for (int i = qb * bq; i < l->cfg.n && i < (qb + 1) * bq; i++)
+		for (int j = kb * bk; j < l->cfg.m && j < (kb + 1) * bk; j++)
+			if (a->visible[(size_t)i * l->cfg.m + j])
 				return 0;
 	return 1;
 }
@@ -43,7 +43,7 @@ int attn_flash_skipped(const Attn *a, int qb, int kb)
  */
 static void pass_flash(Attn *a, const Lesson *l)
 {
-	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = a->shape.dim[DIM_NKB];
+	const int n = l->cfg.n, m = l->cfg.m, dv = l->lp.d_v, bq = l->cfg.flash_bq, bk = l->cfg.flash_bk, nkb = a->shape.dim[DIM_NKB];
 	const int nqb = (n + bq - 1) / bq;
 	/* which tiles the mask hides, found once (not once per row and head) */
 	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
@@ -104,13 +104,13 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 {
 	const Lesson *l = a->lesson;
 	const AttnHead *hd = &a->head[h];
-	const int bq = l->flash_bq, bk = l->flash_bk, dv = l->d_v;
-	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->m + bk - 1) / bk - 1 : j;
-	const int k0 = kb * bk, k1 = k0 + bk < l->m ? k0 + bk : l->m;
+	const int bq = l->cfg.flash_bq, bk = l->cfg.flash_bk, dv = l->lp.d_v;
+	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->cfg.m + bk - 1) / bk - 1 : j;
+	const int k0 = kb * bk, k1 = k0 + bk < l->cfg.m ? k0 + bk : l->cfg.m;
 	char x1[32], x2[32], x3[32], x4[32];
 
 	strbuf_printf(b, _("row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n"), i, i / bq, i / bq * bq,
-	              (i / bq + 1) * bq < l->n ? (i / bq + 1) * bq - 1 : l->n - 1, kb, k0, k1 - 1);
+	              (i / bq + 1) * bq < l->cfg.n ? (i / bq + 1) * bq - 1 : l->cfg.n - 1, kb, k0, k1 - 1);
 	if (which == AM_FLASH_OUT) {
 		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
 		if (ll > 0)
@@ -157,24 +157,18 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 /* The blocks fit the lesson's sizes (0 and 0: no tiles). */
 static const char *flash_fault(const Lesson *l)
 {
-	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
-	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
+	if ((l->cfg.flash_bq != 0 || l->cfg.flash_bk != 0) &&
+	    (l->cfg.flash_bq < 1 || l->cfg.flash_bq > l->cfg.n || l->cfg.flash_bk < 1 || l->cfg.flash_bk > l->cfg.m))
 		return "flash";
 	return NULL;
 }
 
 static int flash_same(const Lesson *x, const Lesson *y)
 {
-	return x->flash_bq == y->flash_bq && x->flash_bk == y->flash_bk;
+	return x->cfg.flash_bq == y->cfg.flash_bq && x->cfg.flash_bk == y->cfg.flash_bk;
 }
 
 /* Every layer is tiled alike. */
-static void flash_share(Lesson *v, const Lesson *l)
-{
-	v->flash_bq = l->flash_bq;
-	v->flash_bk = l->flash_bk;
-}
-
 const AttnVariant variant_flash = {
 	.name = "flash",
 	.feature = FEAT_FLASH,
@@ -185,5 +179,4 @@ const AttnVariant variant_flash = {
 	.explain = explain_flash,
 	.fault = flash_fault,
 	.same = flash_same,
-	.share = flash_share,
 };

@@ -37,7 +37,7 @@ static void rope_turn(const Attn *a, double *x, int pos)
 {
 	const Lesson *l = a->lesson;
 
-	rope_row(x, l->d_k, pos, l->rope_base, l->rope_style);
+	rope_row(x, l->lp.d_k, pos, l->cfg.rope_base, l->cfg.rope_style);
 }
 
 /*
@@ -50,54 +50,47 @@ static void pass_rotate(Attn *a, const Lesson *l)
 	memcpy(a->K_rot.a, a->K.a, (size_t)a->K.rows * (size_t)a->K.cols * sizeof(double));
 	for (int i = 0; i < a->Q.rows; i++)
 		for (int h = 0; h < a->heads; h++)
-			rope_row(&MAT_AT(a->Q_rot, i, h * l->d_k), l->d_k, i, l->rope_base, l->rope_style);
+			rope_row(&MAT_AT(a->Q_rot, i, h * l->lp.d_k), l->lp.d_k, i, l->cfg.rope_base, l->cfg.rope_style);
 	for (int j = 0; j < a->K.rows; j++)
 		for (int h = 0; h < a->kv_heads; h++)
-			rope_row(&MAT_AT(a->K_rot, j, h * l->d_k), l->d_k, j, l->rope_base, l->rope_style);
+			rope_row(&MAT_AT(a->K_rot, j, h * l->lp.d_k), l->lp.d_k, j, l->cfg.rope_base, l->cfg.rope_style);
 }
 
 /* q_rot = R(θ_i)·q, so dq = R(θ_i)ᵀ·dq_rot = R(−θ_i)·dq_rot (and k likewise), in place. */
 static void rope_backward(const Attn *a, Mat *dq, Mat *dk)
 {
 	const Lesson *l = a->lesson;
-	const int d_k = l->d_k;
+	const int d_k = l->lp.d_k;
 
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->cfg.n; i++)
 		for (int h = 0; h < a->heads; h++)
-			rope_row(&MAT_AT(*dq, i, h * d_k), d_k, -i, l->rope_base, l->rope_style);
-	for (int j = 0; j < l->m; j++)
+			rope_row(&MAT_AT(*dq, i, h * d_k), d_k, -i, l->cfg.rope_base, l->cfg.rope_style);
+	for (int j = 0; j < l->cfg.m; j++)
 		for (int h = 0; h < a->kv_heads; h++)
-			rope_row(&MAT_AT(*dk, j, h * d_k), d_k, -j, l->rope_base, l->rope_style);
+			rope_row(&MAT_AT(*dk, j, h * d_k), d_k, -j, l->cfg.rope_base, l->cfg.rope_style);
 }
 
 /* The pairs need an even d_k. */
 static const char *rope_fault(const Lesson *l)
 {
-	return l->rope && l->d_k % 2 != 0 ? "rope" : NULL;
+	return l->cfg.rope && l->lp.d_k % 2 != 0 ? "rope" : NULL;
 }
 
 static int rope_same(const Lesson *x, const Lesson *y)
 {
-	return x->rope == y->rope && x->rope_base == y->rope_base && x->rope_style == y->rope_style;
+	return x->cfg.rope == y->cfg.rope && x->cfg.rope_base == y->cfg.rope_base && x->cfg.rope_style == y->cfg.rope_style;
 }
 
 /* Every layer turns its q and k alike. */
-static void rope_share(Lesson *v, const Lesson *l)
-{
-	v->rope = l->rope;
-	v->rope_base = l->rope_base;
-	v->rope_style = l->rope_style;
-}
-
 /* Q_rot or K_rot: a pair of one head's row turned by the row's position. */
 static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const Lesson *l = a->lesson;
 	const Mat *in = which == AM_Q_ROT ? &a->Q : &a->K;
-	const int dk = l->d_k, c = j % dk, half = dk / 2, interleaved = l->rope_style == ROPE_INTERLEAVED;
+	const int dk = l->lp.d_k, c = j % dk, half = dk / 2, interleaved = l->cfg.rope_style == ROPE_INTERLEAVED;
 	const int pair = interleaved ? c / 2 : c % half, first = interleaved ? c % 2 == 0 : c < half;
 	const int ca = j - c + (interleaved ? 2 * pair : pair), cb = j - c + (interleaved ? 2 * pair + 1 : pair + half);
-	const double theta = (double)i * pow(l->rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
+	const double theta = (double)i * pow(l->cfg.rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
 	const char *dot = celltext_sym(utf8, "\u00b7", "*"), *minus = celltext_sym(utf8, "\u2212", "-");
 	const char *t = celltext_sym(utf8, "\u03b8", "t");
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
@@ -106,7 +99,7 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	strbuf_printf(b, _("RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n"), i, ca, cb,
 	              matrix_name(which == AM_Q_ROT ? AM_Q : AM_K), pair);
 	strbuf_printf(b, "%s = %d %s %s^(%s2%s%d/%d) = %s rad\n", celltext_sym(utf8, "\u03b8", "theta"), i,
-	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, l->rope_base, utf8), minus, dot, pair, dk,
+	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, l->cfg.rope_base, utf8), minus, dot, pair, dk,
 	              celltext_num(x2, theta, utf8));
 	if (first)
 		strbuf_printf(b, "= a cos %s %s b sin %s = %s %s %s %s %s %s %s = %s\n", t, minus, t, celltext_num(x1, x, utf8), dot,
@@ -134,6 +127,5 @@ const AttnVariant variant_rope = {
 	.backward = rope_backward,
 	.fault = rope_fault,
 	.same = rope_same,
-	.share = rope_share,
 	.decode_note = N_(", then turned by RoPE at its position"),
 };

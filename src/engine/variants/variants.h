@@ -4,7 +4,7 @@
  * ALiBi, the flash tiles, decoding with a KV cache): the stage it adds, that stage's pass and its rules, how a cell
  * of what it makes is explained and which operands light up, and its hooks
  * into the core's passes (a bias on the scaled scores, matrices the scores
- * read instead of Q and K, what a layer's view shares, what attn_update
+ * read instead of Q and K, what attn_update
  * compares). The core (attention.c, compute.c, backward.c, matrices.c,
  * inspect/explain.c) asks this list and names no variant (inspect/dump.c
  * still writes the flash and decode objects of --dump itself).
@@ -63,8 +63,6 @@ typedef struct AttnVariant {
 	const char *(*fault)(const Lesson *l);
 	/* Its settings are the same in x and y (attn_update reuses a computation only then). */
 	int (*same)(const Lesson *x, const Lesson *y);
-	/* A layer's view takes its settings from the whole lesson l (the settings every layer shares). */
-	void (*share)(Lesson *v, const Lesson *l);
 	/* Words inside the decode step's explanation (translated where they are used), NULL: none. */
 	const char *decode_note; /* after "made at step t from token t's row alone" for q and k */
 	const char *decode_adj;  /* in "softmax over the cached keys of the scaled…, masked scores" */
