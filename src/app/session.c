@@ -1056,7 +1056,7 @@ int session_cache_rows(const Session *s, int t)
 {
 	const int n = s->attn->lesson->cfg.n, last = t < n - 1 ? t : n - 1;
 
-	return last < 0 ? 0 : last - attn_window_first(t, lesson_mask_window(s->attn->lesson)) + 1;
+	return last < 0 ? 0 : last - attn_window_first(t, model_mask_window(&s->attn->lesson->cfg)) + 1;
 }
 
 int session_tiles(const Session *s, int *nqb, int *nkb)
@@ -1171,7 +1171,7 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 	if (k == NULL)
 		return CELL_PLAIN;
 	if (k->flags & MF_DECODE) {
-		const int w = lesson_mask_window(l), t = s->dec_t;
+		const int w = model_mask_window(&l->cfg), t = s->dec_t;
 		if (t >= 0 && R > t)
 			return CELL_UNSEEN;
 		if (k->col_axis == AXIS_KEY && !attn_in_cache(R, C, w))

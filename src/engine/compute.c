@@ -307,7 +307,7 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 		}
 		progress_tell(a, st);
 		t0 = clock_ms();
-		kernel(a, l);
+		kernel(a, &l->cfg, &l->lp);
 		if (!checks_itself(st))
 			a->nonfinite |= stage_nonfinite(a, st);
 		a->stage_ms[st] = clock_ms() - t0;
@@ -388,7 +388,7 @@ static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 	a->heads = l->lp.heads;
 	a->kv_heads = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads;
 	for (int v = 0; v < attn_variant_count; v++)
-		if (attn_variants[v]->setup != NULL && attn_variant_on(a, attn_variants[v]) && attn_variants[v]->setup(a, l) != 0)
+		if (attn_variants[v]->setup != NULL && attn_variant_on(a, attn_variants[v]) && attn_variants[v]->setup(a, &l->cfg, &l->lp) != 0)
 			goto oom;
 	a->head = calloc((size_t)l->lp.heads, sizeof *a->head);
 	a->cache = calloc(1, sizeof *a->cache);

@@ -154,7 +154,7 @@ static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows
 static cJSON *dump_decode(const Attn *a)
 {
 	const Lesson *l = a->lesson;
-	const int window = lesson_mask_window(l);
+	const int window = model_mask_window(&l->cfg);
 	cJSON *list = cJSON_CreateArray();
 
 	for (int t = 0; list != NULL && t < l->cfg.n; t++) {

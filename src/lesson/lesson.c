@@ -297,67 +297,9 @@ Lesson *lesson_walk_stack(Lesson *l, int k, int *i)
 /* The mask, ALiBi's slopes, the given matrices                       */
 /* ------------------------------------------------------------------ */
 
-/* Whether one mask lets query i see key j. */
-static int part_sees(MaskKind kind, int window, const Mat *m, int i, int j)
-{
-	switch (kind) {
-	case MASK_CAUSAL: return j <= i;
-	case MASK_WINDOW: return j <= i && i - j < window;
-	case MASK_PADDING: return MAT_AT(*m, 0, j) != 0.0;
-	case MASK_MATRIX: return MAT_AT(*m, i, j) != 0.0;
-	default: return 1;
-	}
-}
-
 int lesson_kv_named(const Lesson *l)
 {
 	return l->lp.kv_heads_given || l->lp.kv_heads != l->lp.heads;
-}
-
-int lesson_mask_sees(const Lesson *l, int i, int j)
-{
-	if (l->cfg.mask != MASK_LIST)
-		return part_sees(l->cfg.mask, l->cfg.window, &l->cfg.mask_matrix, i, j);
-	for (int k = 0; k < l->cfg.nmasks; k++)
-		if (!part_sees(l->cfg.masks[k].kind, l->cfg.masks[k].window, &l->cfg.masks[k].matrix, i, j))
-			return 0;
-	return 1;
-}
-
-int lesson_mask_causal(const Lesson *l)
-{
-	if (l->cfg.mask == MASK_CAUSAL || l->cfg.mask == MASK_WINDOW)
-		return 1;
-	for (int k = 0; l->cfg.mask == MASK_LIST && k < l->cfg.nmasks; k++)
-		if (l->cfg.masks[k].kind == MASK_CAUSAL || l->cfg.masks[k].kind == MASK_WINDOW)
-			return 1;
-	return 0;
-}
-
-int lesson_mask_window(const Lesson *l)
-{
-	int w = l->cfg.mask == MASK_WINDOW ? l->cfg.window : 0;
-
-	for (int k = 0; l->cfg.mask == MASK_LIST && k < l->cfg.nmasks; k++)
-		if (l->cfg.masks[k].kind == MASK_WINDOW && (w == 0 || l->cfg.masks[k].window < w))
-			w = l->cfg.masks[k].window;
-	return w;
-}
-
-/*
- * ALiBi's slopes (Press, Smith and Lewis, "Train Short, Test Long"): for h a
- * power of two, the geometric sequence 2^(−8/h), 2^(−16/h), …; otherwise
- * the c = 2^⌊log2 h⌋ slopes of c heads, then every other slope of 2c heads.
- */
-double lesson_alibi_slope(int h, int i)
-{
-	int c = 1;
-
-	while (c * 2 <= h)
-		c *= 2;
-	if (i < c)
-		return pow(2.0, -8.0 * (i + 1) / c);
-	return pow(2.0, -8.0 * (2 * (i - c) + 1) / (2.0 * c));
 }
 
 /* Where each given matrix lives in a lesson (the catalogue's MF_GIVEN kinds). */

@@ -130,14 +130,6 @@ void lesson_shape(const Lesson *l, LessonShape *out);
 Mat *lesson_matrix(Lesson *l, AttnMatrix which);
 /* 1 when the lesson names its key/value heads (it gave "kv_heads", or they are fewer than its heads): dumps and saves say so. */
 int lesson_kv_named(const Lesson *l);
-/* 1 when the mask lets query i see key j (every mask of a list at once). */
-int lesson_mask_sees(const Lesson *l, int i, int j);
-/* The mask hides every key after the query (causal or a window, alone or in a list). */
-int lesson_mask_causal(const Lesson *l);
-/* The smallest window of the mask, or 0 without one: what a rolling KV cache keeps. */
-int lesson_mask_window(const Lesson *l);
-/* ALiBi's default slope of head i of h: 2^(−8(i+1)/h) for h a power of two, else the paper's interleaving rule. */
-double lesson_alibi_slope(int h, int i);
 
 /* How many layers: nlayers, or 1 for a lesson that is its own layer. */
 int lesson_layers(const Lesson *l);

@@ -148,4 +148,13 @@ typedef struct LayerParams {
 void model_layer_config(const ModelConfig *shared, const ModelConfig *own, int i, int nlayers, int encdec,
                         const Mat *input, ModelConfig *out);
 
+/* 1 when the mask lets query i see key j (every mask of a list at once). */
+int model_mask_sees(const ModelConfig *c, int i, int j);
+/* The mask hides every key after the query (causal or a window, alone or in a list). */
+int model_mask_causal(const ModelConfig *c);
+/* The smallest window of the mask, or 0 without one: what a rolling KV cache keeps. */
+int model_mask_window(const ModelConfig *c);
+/* ALiBi's default slope of head i of h: 2^(−8(i+1)/h) for h a power of two, else the paper's interleaving rule. */
+double model_alibi_slope(int h, int i);
+
 #endif

@@ -282,7 +282,7 @@ char *textfmt_cache_lines(const Session *s, int utf8)
 {
 	const char *dot = utf8 ? "\u00b7" : "*";
 	const LessonShape *sh = &s->attn->shape;
-	const int g = sh->kv_heads, h = sh->heads, n = s->attn->lesson->cfg.n, w = lesson_mask_window(s->attn->lesson);
+	const int g = sh->kv_heads, h = sh->heads, n = s->attn->lesson->cfg.n, w = model_mask_window(&s->attn->lesson->cfg);
 	const long tok = stats_kv_bytes_per_token(sh, g), full = stats_kv_bytes_per_token(sh, h);
 	long all = 0;
 	int layers = 0;

@@ -4,8 +4,8 @@
  * grows with the distance between query and key, bias_ij = −slope_h·|i − j|,
  * from the scaled scores; biased = scaled + bias is what the mask reads. Both
  * are derived matrices (attention.h): made when asked for, never kept. The
- * slopes are the lesson's, or the paper's geometric ones (lesson.c:
- * lesson_alibi_slope). Its stage is STAGE_BIAS ("bias" in catalog.c).
+ * slopes are the lesson's, or the paper's geometric ones (model/model.c:
+ * model_alibi_slope). Its stage is STAGE_BIAS ("bias" in catalog.c).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -20,28 +20,30 @@ static double alibi_bias(const Attn *a, int h, int i, int j)
 }
 
 /* bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias (derived: checked, not kept). */
-static void pass_bias(Attn *a, const Lesson *l)
+static void pass_bias(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	double *row = attn_scratch_row(a, l->cfg.m);
+	double *row = attn_scratch_row(a, cfg->m);
 
+	(void)lp;
 	for (int h = 0; row != NULL && h < a->heads; h++)
-		for (int i = 0; i < l->cfg.n; i++) {
-			attn_derived_row(a, AM_BIAS, h, i, row, l->cfg.m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->cfg.m);
-			attn_derived_row(a, AM_BIASED, h, i, row, l->cfg.m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->cfg.m);
+		for (int i = 0; i < cfg->n; i++) {
+			attn_derived_row(a, AM_BIAS, h, i, row, cfg->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)cfg->m);
+			attn_derived_row(a, AM_BIASED, h, i, row, cfg->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)cfg->m);
 		}
 	free(row);
 }
 
 /* Each head's slope: the lesson's, or the geometric sequence of the paper. */
-static int alibi_setup(Attn *a, const Lesson *l)
+static int alibi_setup(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	a->slopes = malloc((size_t)l->lp.heads * sizeof *a->slopes);
+	(void)cfg;
+	a->slopes = malloc((size_t)lp->heads * sizeof *a->slopes);
 	if (a->slopes == NULL)
 		return -1;
-	for (int h = 0; h < l->lp.heads; h++)
-		a->slopes[h] = mat_empty(&l->lp.alibi_slopes) ? lesson_alibi_slope(l->lp.heads, h) : l->lp.alibi_slopes.a[h];
+	for (int h = 0; h < lp->heads; h++)
+		a->slopes[h] = mat_empty(&lp->alibi_slopes) ? model_alibi_slope(lp->heads, h) : lp->alibi_slopes.a[h];
 	return 0;
 }
 

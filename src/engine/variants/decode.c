@@ -25,11 +25,11 @@
  *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
  * The rows equal the full computation's rows: the test of a correct cache.
  */
-static int pass_decode_rows(Attn *a, const Lesson *l)
+static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = l->cfg.n, dk = l->lp.d_k, dv = l->lp.d_v, D = l->cfg.d_model, window = lesson_mask_window(l);
+	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, D = cfg->d_model, window = model_mask_window(cfg);
 	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
-	const int pre = l->lp.block.present && l->lp.block.norm == NORM_PRE;
+	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
 	const AttnVariant *bias = attn_score_bias(a);
 	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
@@ -38,11 +38,11 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 
 	if (row == NULL)
 		return -1;
-	if (l->lp.block.present) {
+	if (lp->block.present) {
 		one = calloc(1, sizeof *one);
 		if (one == NULL)
 			goto out;
-		one->lesson = l;
+		one->lesson = a->lesson; /* what the kernels ran from (compute.c: run_passes) */
 		one->shape = a->shape;
 		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
 		one->heads = 0; /* no per-head matrices */
@@ -55,19 +55,19 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 		const int lo = attn_window_first(t, window);
 		if (pre) {
 			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
-			attn_stage_kernel(STAGE_NORM1_PRE)(one, l);
+			attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
 			arow = one->norm1.a;
 		}
 		/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
-		mat_mul_view(1, D, hdk, arow, (size_t)D, l->lp.W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
-		mat_mul_view(1, D, gdk, arow, (size_t)D, l->lp.W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
-		mat_mul_view(1, D, gdv, arow, (size_t)D, l->lp.W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
-		for (int c = 0; c < hdk && !mat_empty(&l->lp.b_q); c++)
-			x[c] += l->lp.b_q.a[c];
-		for (int c = 0; c < gdk && !mat_empty(&l->lp.b_k); c++)
-			MAT_AT(a->cache_K, t, c) += l->lp.b_k.a[c];
-		for (int c = 0; c < gdv && !mat_empty(&l->lp.b_v); c++)
-			MAT_AT(a->cache_V, t, c) += l->lp.b_v.a[c];
+		mat_mul_view(1, D, hdk, arow, (size_t)D, lp->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
+		mat_mul_view(1, D, gdk, arow, (size_t)D, lp->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
+		mat_mul_view(1, D, gdv, arow, (size_t)D, lp->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
+		for (int c = 0; c < hdk && !mat_empty(&lp->b_q); c++)
+			x[c] += lp->b_q.a[c];
+		for (int c = 0; c < gdk && !mat_empty(&lp->b_k); c++)
+			MAT_AT(a->cache_K, t, c) += lp->b_k.a[c];
+		for (int c = 0; c < gdv && !mat_empty(&lp->b_v); c++)
+			MAT_AT(a->cache_V, t, c) += lp->b_v.a[c];
 		for (int v = 0; v < attn_variant_count; v++) {
 			const AttnVariant *var = attn_variants[v];
 			if (var->turn_row == NULL || !attn_variant_on(a, var))
@@ -85,8 +85,8 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 			for (int j = lo; j <= t; j++) {
 				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
 				double sc;
-				if (l->cfg.score == SCORE_ADDITIVE)
-					sc = attn_additive(q, k, &l->lp.w_e.a[h * dk], dk);
+				if (cfg->score == SCORE_ADDITIVE)
+					sc = attn_additive(q, k, &lp->w_e.a[h * dk], dk);
 				else {
 					sc = 0.0;
 					for (int c = 0; c < dk; c++)
@@ -96,7 +96,7 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 				sc *= a->factor;
 				if (bias != NULL)
 					sc += bias->score_bias(a, h, t, j);
-				wrow[j - lo] = a->visible[(size_t)t * l->cfg.m + j] ? sc : -INFINITY;
+				wrow[j - lo] = a->visible[(size_t)t * cfg->m + j] ? sc : -INFINITY;
 			}
 			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
 			for (int c = 0; c < dv; c++) {
@@ -108,19 +108,19 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 			}
 		}
 		/* the output row, and in a block the rest of the layer on that row */
-		if (mat_empty(&l->lp.W_o))
+		if (mat_empty(&lp->W_o))
 			memcpy(&MAT_AT(a->dec_output, t, 0), concat, (size_t)hdv * sizeof(double));
 		else
-			mat_mul_view(1, hdv, l->lp.d_out, concat, (size_t)hdv, l->lp.W_o.a, (size_t)l->lp.d_out, 0,
-			             &MAT_AT(a->dec_output, t, 0), (size_t)l->lp.d_out, 0);
-		for (int c = 0; c < l->lp.d_out && !mat_empty(&l->lp.b_o); c++)
-			MAT_AT(a->dec_output, t, c) += l->lp.b_o.a[c];
+			mat_mul_view(1, hdv, lp->d_out, concat, (size_t)hdv, lp->W_o.a, (size_t)lp->d_out, 0,
+			             &MAT_AT(a->dec_output, t, 0), (size_t)lp->d_out, 0);
+		for (int c = 0; c < lp->d_out && !mat_empty(&lp->b_o); c++)
+			MAT_AT(a->dec_output, t, c) += lp->b_o.a[c];
 		if (one != NULL) {
 			memcpy(one->X.a, &in->a[(size_t)t * D], (size_t)D * sizeof(double));
 			memcpy(one->output.a, &MAT_AT(a->dec_output, t, 0), (size_t)D * sizeof(double));
 			for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
 				if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
-					attn_stage_kernel((Stage)st)(one, l);
+					attn_stage_kernel((Stage)st)(one, cfg, lp);
 			memcpy(&MAT_AT(a->dec_layer_out, t, 0), attn_block_output(one)->a, (size_t)D * sizeof(double));
 		}
 	}
@@ -133,9 +133,9 @@ out:
 	return r;
 }
 
-static void pass_decode(Attn *a, const Lesson *l)
+static void pass_decode(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (pass_decode_rows(a, l) != 0)
+	if (pass_decode_rows(a, cfg, lp) != 0)
 		a->failed = 1;
 }
 
@@ -143,7 +143,7 @@ static void pass_decode(Attn *a, const Lesson *l)
 static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
 {
 	const Lesson *l = a->lesson;
-	const int window = lesson_mask_window(l), lo = attn_window_first(t, window);
+	const int window = model_mask_window(&l->cfg), lo = attn_window_first(t, window);
 	const int kh = shape_kv_head(&a->shape, h);
 	const char *note = "", *adj = ""; /* a variant's words: how q and k were turned, what the scores were */
 	char x1[32], x2[32];
@@ -200,7 +200,7 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 /* A cache needs a causal −∞ mask over the lesson's own tokens. */
 static const char *decode_fault(const Lesson *l)
 {
-	if (l->cfg.decode && (l->cfg.has_source || !lesson_mask_causal(l) || !l->cfg.mask_fill_inf))
+	if (l->cfg.decode && (l->cfg.has_source || !model_mask_causal(&l->cfg) || !l->cfg.mask_fill_inf))
 		return "decode";
 	return NULL;
 }

@@ -41,9 +41,9 @@ int attn_flash_skipped(const Attn *a, int qb, int kb)
  * A tile the −∞ mask hides entirely is skipped. After key block c each row's
  * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
  */
-static void pass_flash(Attn *a, const Lesson *l)
+static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = l->cfg.n, m = l->cfg.m, dv = l->lp.d_v, bq = l->cfg.flash_bq, bk = l->cfg.flash_bk, nkb = a->shape.dim[DIM_NKB];
+	const int n = cfg->n, m = cfg->m, dv = lp->d_v, bq = cfg->flash_bq, bk = cfg->flash_bk, nkb = a->shape.dim[DIM_NKB];
 	const int nqb = (n + bq - 1) / bq;
 	/* which tiles the mask hides, found once (not once per row and head) */
 	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);

@@ -44,16 +44,16 @@ static void rope_turn(const Attn *a, double *x, int pos)
  * Rotate: Q_rot (n × h·d_k) = Q with each head's row i turned by
  * position i; K_rot (m × g·d_k) = K with each key head's row j turned by j.
  */
-static void pass_rotate(Attn *a, const Lesson *l)
+static void pass_rotate(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	memcpy(a->Q_rot.a, a->Q.a, (size_t)a->Q.rows * (size_t)a->Q.cols * sizeof(double));
 	memcpy(a->K_rot.a, a->K.a, (size_t)a->K.rows * (size_t)a->K.cols * sizeof(double));
 	for (int i = 0; i < a->Q.rows; i++)
 		for (int h = 0; h < a->heads; h++)
-			rope_row(&MAT_AT(a->Q_rot, i, h * l->lp.d_k), l->lp.d_k, i, l->cfg.rope_base, l->cfg.rope_style);
+			rope_row(&MAT_AT(a->Q_rot, i, h * lp->d_k), lp->d_k, i, cfg->rope_base, cfg->rope_style);
 	for (int j = 0; j < a->K.rows; j++)
 		for (int h = 0; h < a->kv_heads; h++)
-			rope_row(&MAT_AT(a->K_rot, j, h * l->lp.d_k), l->lp.d_k, j, l->cfg.rope_base, l->cfg.rope_style);
+			rope_row(&MAT_AT(a->K_rot, j, h * lp->d_k), lp->d_k, j, cfg->rope_base, cfg->rope_style);
 }
 
 /* q_rot = R(θ_i)·q, so dq = R(θ_i)ᵀ·dq_rot = R(−θ_i)·dq_rot (and k likewise), in place. */

@@ -57,7 +57,7 @@ typedef struct AttnVariant {
 	/* The gradients at its reads (dQ_rot, dK_rot in dq, dk) back to the core's matrices (dQ, dK), in place. */
 	void (*backward)(const Attn *a, Mat *dq, Mat *dk);
 	/* Its own state of a computation (a->shape and sizes set): 0, or -1 out of memory; and its release. */
-	int (*setup)(Attn *a, const Lesson *l);
+	int (*setup)(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
 	void (*release)(Attn *a);
 	/* Its settings do not fit the lesson's sizes: the part at fault, or NULL (the engine's own guard). */
 	const char *(*fault)(const Lesson *l);
