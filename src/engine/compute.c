@@ -65,52 +65,52 @@ static int mat_is(const Mat *m, int rows, int cols)
  * it passes, makes the engine read or write past a matrix. Returns the
  * first part at fault, or NULL.
  */
-static const char *shape_fault(const Lesson *l)
+static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
 	int hdk, hdv, gdk, gdv;
 
-	if (l->lp.heads < 1 || l->lp.heads > LESSON_MAX_HEADS || l->cfg.n < 1 || l->cfg.n > LESSON_MAX_TOKENS || l->cfg.m < 1 ||
-	    l->cfg.m > LESSON_MAX_TOKENS || l->lp.d_k < 1 || l->lp.d_k > LESSON_MAX_DIM || l->lp.d_v < 1 || l->lp.d_v > LESSON_MAX_DIM ||
-	    l->lp.d_out < 1 || l->lp.d_out > LESSON_MAX_DIM)
+	if (lp->heads < 1 || lp->heads > LESSON_MAX_HEADS || cfg->n < 1 || cfg->n > LESSON_MAX_TOKENS || cfg->m < 1 ||
+	    cfg->m > LESSON_MAX_TOKENS || lp->d_k < 1 || lp->d_k > LESSON_MAX_DIM || lp->d_v < 1 || lp->d_v > LESSON_MAX_DIM ||
+	    lp->d_out < 1 || lp->d_out > LESSON_MAX_DIM)
 		return "sizes";
-	if (l->lp.kv_heads < 1 || l->lp.heads % l->lp.kv_heads != 0)
+	if (lp->kv_heads < 1 || lp->heads % lp->kv_heads != 0)
 		return "kv_heads";
-	hdk = l->lp.heads * l->lp.d_k;
-	hdv = l->lp.heads * l->lp.d_v;
-	gdk = l->lp.kv_heads * l->lp.d_k;
-	gdv = l->lp.kv_heads * l->lp.d_v;
-	if (!mat_is(&l->cfg.input, l->cfg.n, l->cfg.d_model))
+	hdk = lp->heads * lp->d_k;
+	hdv = lp->heads * lp->d_v;
+	gdk = lp->kv_heads * lp->d_k;
+	gdv = lp->kv_heads * lp->d_v;
+	if (!mat_is(&cfg->input, cfg->n, cfg->d_model))
 		return "X";
-	if (l->cfg.has_source ? !mat_is(&l->cfg.source_input, l->cfg.m, l->cfg.d_src) : (l->cfg.m != l->cfg.n || l->cfg.d_src != l->cfg.d_model))
+	if (cfg->has_source ? !mat_is(&cfg->source_input, cfg->m, cfg->d_src) : (cfg->m != cfg->n || cfg->d_src != cfg->d_model))
 		return "source.X";
-	if (!mat_is(&l->lp.W_q, l->cfg.d_model, hdk))
+	if (!mat_is(&lp->W_q, cfg->d_model, hdk))
 		return "W_q";
-	if (!mat_is(&l->lp.W_k, l->cfg.d_src, gdk))
+	if (!mat_is(&lp->W_k, cfg->d_src, gdk))
 		return "W_k";
-	if (!mat_is(&l->lp.W_v, l->cfg.d_src, gdv))
+	if (!mat_is(&lp->W_v, cfg->d_src, gdv))
 		return "W_v";
-	if ((!mat_empty(&l->lp.b_q) && !mat_is(&l->lp.b_q, 1, hdk)) || (!mat_empty(&l->lp.b_k) && !mat_is(&l->lp.b_k, 1, gdk)) ||
-	    (!mat_empty(&l->lp.b_v) && !mat_is(&l->lp.b_v, 1, gdv)) || (!mat_empty(&l->lp.b_o) && !mat_is(&l->lp.b_o, 1, l->lp.d_out)))
+	if ((!mat_empty(&lp->b_q) && !mat_is(&lp->b_q, 1, hdk)) || (!mat_empty(&lp->b_k) && !mat_is(&lp->b_k, 1, gdk)) ||
+	    (!mat_empty(&lp->b_v) && !mat_is(&lp->b_v, 1, gdv)) || (!mat_empty(&lp->b_o) && !mat_is(&lp->b_o, 1, lp->d_out)))
 		return "biases";
 	for (int v = 0; v < attn_variant_count; v++) {
-		const char *fault = attn_variants[v]->fault != NULL ? attn_variants[v]->fault(l) : NULL;
+		const char *fault = attn_variants[v]->fault != NULL ? attn_variants[v]->fault(cfg, lp) : NULL;
 		if (fault != NULL)
 			return fault;
 	}
-	if (mat_empty(&l->lp.W_o) ? l->lp.d_out != hdv : !mat_is(&l->lp.W_o, hdv, l->lp.d_out))
+	if (mat_empty(&lp->W_o) ? lp->d_out != hdv : !mat_is(&lp->W_o, hdv, lp->d_out))
 		return "W_o";
-	if (l->cfg.score == SCORE_ADDITIVE && !mat_is(&l->lp.w_e, 1, hdk))
+	if (cfg->score == SCORE_ADDITIVE && !mat_is(&lp->w_e, 1, hdk))
 		return "w_e";
-	if (((l->cfg.mask == MASK_CAUSAL || l->cfg.mask == MASK_WINDOW) && l->cfg.n != l->cfg.m) ||
-	    (l->cfg.mask == MASK_PADDING && !mat_is(&l->cfg.mask_matrix, 1, l->cfg.m)) ||
-	    (l->cfg.mask == MASK_MATRIX && !mat_is(&l->cfg.mask_matrix, l->cfg.n, l->cfg.m)) || (l->cfg.mask == MASK_WINDOW && l->cfg.window < 1) ||
-	    (l->cfg.mask == MASK_LIST && (l->cfg.nmasks < 1 || l->cfg.masks == NULL)))
+	if (((cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW) && cfg->n != cfg->m) ||
+	    (cfg->mask == MASK_PADDING && !mat_is(&cfg->mask_matrix, 1, cfg->m)) ||
+	    (cfg->mask == MASK_MATRIX && !mat_is(&cfg->mask_matrix, cfg->n, cfg->m)) || (cfg->mask == MASK_WINDOW && cfg->window < 1) ||
+	    (cfg->mask == MASK_LIST && (cfg->nmasks < 1 || cfg->masks == NULL)))
 		return "mask";
-	for (int k = 0; l->cfg.mask == MASK_LIST && k < l->cfg.nmasks; k++) {
-		const MaskPart *p = &l->cfg.masks[k];
-		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && l->cfg.n != l->cfg.m) ||
-		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, l->cfg.m)) ||
-		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, l->cfg.n, l->cfg.m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
+	for (int k = 0; cfg->mask == MASK_LIST && k < cfg->nmasks; k++) {
+		const MaskPart *p = &cfg->masks[k];
+		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && cfg->n != cfg->m) ||
+		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, cfg->m)) ||
+		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, cfg->n, cfg->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
 		    p->kind == MASK_NONE || p->kind == MASK_LIST)
 			return "mask";
 	}
@@ -353,7 +353,7 @@ static char *overflow_error(Attn *a, const unsigned char *only)
 /* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
 static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 {
-	const char *fault = shape_fault(l), *unmapped = attn_storage_fault();
+	const char *fault = shape_fault(&l->cfg, &l->lp), *unmapped = attn_storage_fault();
 
 	*err = NULL;
 	if (a == NULL)
@@ -532,7 +532,7 @@ static int same_masks(const Lesson *x, const Lesson *y)
 static int same_variants(const Lesson *x, const Lesson *y)
 {
 	for (int k = 0; k < attn_variant_count; k++)
-		if (attn_variants[k]->same != NULL && !attn_variants[k]->same(x, y))
+		if (attn_variants[k]->same != NULL && !attn_variants[k]->same(&x->cfg, &x->lp, &y->cfg, &y->lp))
 			return 0;
 	return 1;
 }

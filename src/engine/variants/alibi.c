@@ -53,19 +53,18 @@ static void alibi_release(Attn *a)
 	a->slopes = NULL;
 }
 
-static const char *alibi_fault(const Lesson *l)
+static const char *alibi_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (l->cfg.alibi && !mat_empty(&l->lp.alibi_slopes) && l->lp.alibi_slopes.rows * l->lp.alibi_slopes.cols != l->lp.heads)
+	if (cfg->alibi && !mat_empty(&lp->alibi_slopes) && lp->alibi_slopes.rows * lp->alibi_slopes.cols != lp->heads)
 		return "alibi.slopes";
 	return NULL;
 }
 
-static int alibi_same(const Lesson *x, const Lesson *y)
+static int alibi_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	return x->cfg.alibi == y->cfg.alibi && attn_same_bits(&x->lp.alibi_slopes, &y->lp.alibi_slopes);
+	return xc->alibi == yc->alibi && attn_same_bits(&xp->alibi_slopes, &yp->alibi_slopes);
 }
 
-/* Every layer has ALiBi or none; the slopes are each layer's own. */
 /* bias and biased: −slope·|i − j|, added to the scaled score. */
 static void explain_alibi(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {

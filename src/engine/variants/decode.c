@@ -198,19 +198,20 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 }
 
 /* A cache needs a causal −∞ mask over the lesson's own tokens. */
-static const char *decode_fault(const Lesson *l)
+static const char *decode_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (l->cfg.decode && (l->cfg.has_source || !model_mask_causal(&l->cfg) || !l->cfg.mask_fill_inf))
+	(void)lp;
+	if (cfg->decode && (cfg->has_source || !model_mask_causal(cfg) || !cfg->mask_fill_inf))
 		return "decode";
 	return NULL;
 }
 
-static int decode_same(const Lesson *x, const Lesson *y)
+static int decode_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	return x->cfg.decode == y->cfg.decode;
+	(void)xp; (void)yp;
+	return xc->decode == yc->decode;
 }
 
-/* Every layer decodes, or none. */
 const AttnVariant variant_decode = {
 	.name = "decode",
 	.feature = FEAT_DECODE,

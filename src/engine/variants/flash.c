@@ -155,20 +155,21 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 }
 
 /* The blocks fit the lesson's sizes (0 and 0: no tiles). */
-static const char *flash_fault(const Lesson *l)
+static const char *flash_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	if ((l->cfg.flash_bq != 0 || l->cfg.flash_bk != 0) &&
-	    (l->cfg.flash_bq < 1 || l->cfg.flash_bq > l->cfg.n || l->cfg.flash_bk < 1 || l->cfg.flash_bk > l->cfg.m))
+	(void)lp;
+	if ((cfg->flash_bq != 0 || cfg->flash_bk != 0) &&
+	    (cfg->flash_bq < 1 || cfg->flash_bq > cfg->n || cfg->flash_bk < 1 || cfg->flash_bk > cfg->m))
 		return "flash";
 	return NULL;
 }
 
-static int flash_same(const Lesson *x, const Lesson *y)
+static int flash_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	return x->cfg.flash_bq == y->cfg.flash_bq && x->cfg.flash_bk == y->cfg.flash_bk;
+	(void)xp; (void)yp;
+	return xc->flash_bq == yc->flash_bq && xc->flash_bk == yc->flash_bk;
 }
 
-/* Every layer is tiled alike. */
 const AttnVariant variant_flash = {
 	.name = "flash",
 	.feature = FEAT_FLASH,

@@ -71,17 +71,17 @@ static void rope_backward(const Attn *a, Mat *dq, Mat *dk)
 }
 
 /* The pairs need an even d_k. */
-static const char *rope_fault(const Lesson *l)
+static const char *rope_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	return l->cfg.rope && l->lp.d_k % 2 != 0 ? "rope" : NULL;
+	return cfg->rope && lp->d_k % 2 != 0 ? "rope" : NULL;
 }
 
-static int rope_same(const Lesson *x, const Lesson *y)
+static int rope_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	return x->cfg.rope == y->cfg.rope && x->cfg.rope_base == y->cfg.rope_base && x->cfg.rope_style == y->cfg.rope_style;
+	(void)xp; (void)yp;
+	return xc->rope == yc->rope && xc->rope_base == yc->rope_base && xc->rope_style == yc->rope_style;
 }
 
-/* Every layer turns its q and k alike. */
 /* Q_rot or K_rot: a pair of one head's row turned by the row's position. */
 static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {

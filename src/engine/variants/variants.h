@@ -60,9 +60,9 @@ typedef struct AttnVariant {
 	int (*setup)(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
 	void (*release)(Attn *a);
 	/* Its settings do not fit the lesson's sizes: the part at fault, or NULL (the engine's own guard). */
-	const char *(*fault)(const Lesson *l);
+	const char *(*fault)(const ModelConfig *cfg, const LayerParams *lp);
 	/* Its settings are the same in x and y (attn_update reuses a computation only then). */
-	int (*same)(const Lesson *x, const Lesson *y);
+	int (*same)(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp);
 	/* Words inside the decode step's explanation (translated where they are used), NULL: none. */
 	const char *decode_note; /* after "made at step t from token t's row alone" for q and k */
 	const char *decode_adj;  /* in "softmax over the cached keys of the scaled…, masked scores" */
