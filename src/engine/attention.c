@@ -371,8 +371,8 @@ static void fill_hidden(double *row, const unsigned char *vis, int len, double f
  */
 void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
 {
-	const Lesson *l = a->lesson;
-	const size_t m = (size_t)l->cfg.m;
+	const ModelConfig *cfg = attn_config(a);
+	const size_t m = (size_t)cfg->m;
 	const AttnVariant *v = attn_score_bias(a);
 
 	if (v != NULL && w == v->bias_matrix) {
@@ -385,7 +385,7 @@ void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, in
 		for (int j = 0; j < len; j++)
 			out[j] = out[j] + v->score_bias(a, h, i, j);
 	if (w == AM_MASKED)
-		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(&l->cfg));
+		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(cfg));
 }
 
 
@@ -396,7 +396,7 @@ double attn_derived_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 
 	if (v != NULL && which == v->bias_matrix)
 		return v->score_bias(a, h, i, j);
-	if (which == AM_MASKED && !a->visible[(size_t)i * a->lesson->cfg.m + j])
+	if (which == AM_MASKED && !a->visible[(size_t)i * attn_config(a)->m + j])
 		return mask_fill(&a->lesson->cfg);
 	x = MAT_AT(a->head[h].scores, i, j) * a->factor;
 	if (which != AM_SCALED && v != NULL)
@@ -414,7 +414,7 @@ const Mat *attn_derived_matrix(const Attn *a, AttnMatrix w, int h)
 {
 	AttnCache *c = a->cache;
 	AttnDerived *pick = NULL;
-	const int n = a->lesson->cfg.n, m = a->lesson->cfg.m;
+	const int n = attn_config(a)->n, m = attn_config(a)->m;
 
 	if (c == NULL || mat_empty(&a->head[h].scores) || a->visible == NULL) /* a copy attn_update kept without it */
 		return NULL;
@@ -450,7 +450,7 @@ void attn_touch(Attn *a)
 
 int attn_reserve_derived(Attn *a, double max_numbers)
 {
-	const int n = a->lesson->cfg.n, m = a->lesson->cfg.m;
+	const int n = attn_config(a)->n, m = attn_config(a)->m;
 
 	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL || a->cache == NULL)
 		return 0;
@@ -682,7 +682,7 @@ double attn_silu(double x)
 /* The rows the FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm). */
 static const Mat *ffn_input(const Attn *a)
 {
-	const Block *b = &a->lesson->lp.block;
+	const Block *b = &attn_params(a)->block;
 	return b->norm == NORM_POST ? &a->norm1 : b->norm == NORM_PRE ? &a->norm2 : &a->residual1;
 }
 
@@ -770,7 +770,7 @@ static void pass_norm2_post(Attn *a, const ModelConfig *cfg, const LayerParams *
 
 const Mat *attn_block_output(const Attn *a)
 {
-	const Block *b = &a->lesson->lp.block;
+	const Block *b = &attn_params(a)->block;
 
 	if (!b->present)
 		return &a->output;

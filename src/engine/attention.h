@@ -152,6 +152,21 @@ typedef struct Attn {
 } Attn;
 
 /*
+ * What a computation was computed from, as the model (model/model.h): the
+ * settings its layer computed with and the layer's own parameters. The
+ * engine and the views read the model through these, not through the
+ * lesson.
+ */
+static inline const ModelConfig *attn_config(const Attn *a)
+{
+	return &a->lesson->cfg;
+}
+static inline const LayerParams *attn_params(const Attn *a)
+{
+	return &a->lesson->lp;
+}
+
+/*
  * Give a's slots for derived matrices their memory now (touched, so that the
  * system maps it), when all of them hold at most max_numbers numbers: a view
  * calls it when it is idle, so that making a derived matrix later does not

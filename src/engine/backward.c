@@ -90,30 +90,31 @@ static int like(Mat *d, const Mat *m)
  */
 static int attention_backward(const Attn *a, AttnGrad *g)
 {
-	const Lesson *l = a->lesson;
-	const int n = l->cfg.n, m = l->cfg.m, dk = l->lp.d_k, dv = l->lp.d_v;
-	const Mat *Xa = l->lp.block.present && l->lp.block.norm == NORM_PRE ? &a->norm1 : &a->X;
-	const Mat *S = l->cfg.has_source ? &a->S : Xa;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int n = cfg->n, m = cfg->m, dk = lp->d_k, dv = lp->d_v;
+	const Mat *Xa = lp->block.present && lp->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = cfg->has_source ? &a->S : Xa;
 	/* the scores read what a variant made of q and k (variants.h: reads): its backward turns their gradient back below */
 	const Mat *Qs = attn_slot_const(a, attn_reads(a, AM_Q), 0), *Ks = attn_slot_const(a, attn_reads(a, AM_K), 0);
 
-	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &l->lp.W_o) || like(&g->b_o, &l->lp.b_o) ||
+	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &lp->W_o) || like(&g->b_o, &lp->b_o) ||
 	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
-	    like(&g->W_q, &l->lp.W_q) || like(&g->W_k, &l->lp.W_k) || like(&g->W_v, &l->lp.W_v) || like(&g->b_q, &l->lp.b_q) ||
-	    like(&g->b_k, &l->lp.b_k) || like(&g->b_v, &l->lp.b_v) || like(&g->w_e, &l->lp.w_e) ||
-	    mat_alloc(&g->X, n, Xa->cols) || (l->cfg.has_source && mat_alloc(&g->S, m, S->cols)))
+	    like(&g->W_q, &lp->W_q) || like(&g->W_k, &lp->W_k) || like(&g->W_v, &lp->W_v) || like(&g->b_q, &lp->b_q) ||
+	    like(&g->b_k, &lp->b_k) || like(&g->b_v, &lp->b_v) || like(&g->w_e, &lp->w_e) ||
+	    mat_alloc(&g->X, n, Xa->cols) || (cfg->has_source && mat_alloc(&g->S, m, S->cols)))
 		return -1;
 	g->head = calloc((size_t)a->heads, sizeof *g->head);
 	if (g->head == NULL)
 		return -1;
 
 	/* output = concat·W_o + b_o (a copy of concat without W_o) */
-	if (mat_empty(&l->lp.W_o)) {
+	if (mat_empty(&lp->W_o)) {
 		add_into(&g->concat, &g->output);
 	} else {
-		MM_BT(&g->output, &l->lp.W_o, &g->concat);
+		MM_BT(&g->output, &lp->W_o, &g->concat);
 		MM_AT(&a->concat, &g->output, &g->W_o);
-		if (!mat_empty(&l->lp.b_o))
+		if (!mat_empty(&lp->b_o))
 			colsum(&g->output, &g->b_o);
 	}
 
@@ -146,9 +147,9 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] : 0.0;
 			gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
 		}
-		if (l->cfg.score == SCORE_ADDITIVE) {
+		if (cfg->score == SCORE_ADDITIVE) {
 			/* s_ij = Σ_c w_e[c] tanh(q_ic + k_jc): ∂s/∂q_ic = ∂s/∂k_jc = w_e[c](1 − tanh²), ∂s/∂w_e[c] = tanh */
-			const double *w_e = &l->lp.w_e.a[h * dk];
+			const double *w_e = &lp->w_e.a[h * dk];
 			for (int i = 0; i < n; i++)
 				for (int j = 0; j < m; j++) {
 					const double ds = gh->scores.a[(size_t)i * m + j];
@@ -175,15 +176,15 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	MM_AT(Xa, &g->Q, &g->W_q);
 	MM_AT(S, &g->K, &g->W_k);
 	MM_AT(S, &g->V, &g->W_v);
-	if (!mat_empty(&l->lp.b_q))
+	if (!mat_empty(&lp->b_q))
 		colsum(&g->Q, &g->b_q);
-	if (!mat_empty(&l->lp.b_k))
+	if (!mat_empty(&lp->b_k))
 		colsum(&g->K, &g->b_k);
-	if (!mat_empty(&l->lp.b_v))
+	if (!mat_empty(&lp->b_v))
 		colsum(&g->V, &g->b_v);
-	MM_BT(&g->Q, &l->lp.W_q, &g->X);
-	MM_BT(&g->K, &l->lp.W_k, l->cfg.has_source ? &g->S : &g->X);
-	MM_BT(&g->V, &l->lp.W_v, l->cfg.has_source ? &g->S : &g->X);
+	MM_BT(&g->Q, &lp->W_q, &g->X);
+	MM_BT(&g->K, &lp->W_k, cfg->has_source ? &g->S : &g->X);
+	MM_BT(&g->V, &lp->W_v, cfg->has_source ? &g->S : &g->X);
 	return 0;
 }
 
@@ -259,7 +260,7 @@ static double act_grad(Activation act, double h)
  */
 static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 {
-	const Block *b = &a->lesson->lp.block;
+	const Block *b = &attn_params(a)->block;
 	const int swiglu = b->activation == ACT_SWIGLU;
 
 	if (like(&g->ffn_act, &a->ffn_act) || like(&g->ffn_hidden, &a->ffn_hidden) || like(&g->ffn_gate, &a->ffn_gate) ||
@@ -298,9 +299,10 @@ static int copy_of(Mat *dst, const Mat *src)
  */
 static int layer_backward(const Attn *a, AttnGrad *g)
 {
-	const Lesson *l = a->lesson;
-	const Block *b = &l->lp.block;
-	const int n = l->cfg.n, d = l->cfg.d_model;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const Block *b = &lp->block;
+	const int n = cfg->n, d = cfg->d_model;
 
 	if (mat_alloc(&g->input, a->X.rows, a->X.cols))
 		return -1;

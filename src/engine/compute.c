@@ -27,7 +27,7 @@
  */
 static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *which, int *head, int *row, int *col)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
 	int w, h, i, j;
 
 	for (w = 0; w < AM_COUNT; w++)
@@ -36,8 +36,8 @@ static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *w
 			for (i = 0; m != NULL && i < m->rows; i++)
 				for (j = 0; j < m->cols; j++) {
 					const double x = MAT_AT(*m, i, j);
-					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && l->cfg.mask_fill_inf &&
-					                    !a->visible[(size_t)i * l->cfg.m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
+					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && cfg->mask_fill_inf &&
+					                    !a->visible[(size_t)i * cfg->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
 					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
 						*which = (AttnMatrix)w;
 						*head = h;
@@ -136,7 +136,7 @@ static double kept_numbers(Attn *a, AttnMatrix w, int h)
 	const Mat *m = attn_slot(a, w, h);
 
 	if (attn_derived(w))
-		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)a->lesson->cfg.n * a->lesson->cfg.m
+		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)attn_config(a)->n * attn_config(a)->m
 		                                                                            : 0;
 	return (double)m->rows * m->cols;
 }
@@ -144,10 +144,10 @@ static double kept_numbers(Attn *a, AttnMatrix w, int h)
 /* A copy of derived matrix w of head h, as it is now, into to (empty). Returns 0 or -1. */
 static int derived_copy(Attn *a, AttnMatrix w, int h, Mat *to)
 {
-	if (mat_alloc_whole(to, a->lesson->cfg.n, a->lesson->cfg.m) != 0)
+	if (mat_alloc_whole(to, attn_config(a)->n, attn_config(a)->m) != 0)
 		return -1;
-	for (int i = 0; i < a->lesson->cfg.n; i++)
-		attn_derived_row(a, w, h, i, &to->a[(size_t)i * a->lesson->cfg.m], a->lesson->cfg.m);
+	for (int i = 0; i < attn_config(a)->n; i++)
+		attn_derived_row(a, w, h, i, &to->a[(size_t)i * attn_config(a)->m], attn_config(a)->m);
 	return 0;
 }
 

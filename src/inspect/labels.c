@@ -41,7 +41,7 @@ static char *axis_label(const Attn *a, Axis axis, int i)
 {
 	if (axis == AXIS_NORM_STATS) { /* attn_norm_row's two numbers */
 		static const char *const names[2][2] = { { "mean", "var" }, { "ms", "rms" } };
-		return strdup(names[a->lesson->lp.block.norm_kind == NORM_RMSNORM][i != 0]);
+		return strdup(names[attn_params(a)->block.norm_kind == NORM_RMSNORM][i != 0]);
 	}
 	if (axis == AXIS_INDEX) {
 		char buf[16];
@@ -49,8 +49,8 @@ static char *axis_label(const Attn *a, Axis axis, int i)
 		return strdup(buf);
 	}
 	{
-		const Lesson *l = a->lesson;
-		char *const *tok = axis == AXIS_KEY && l->cfg.has_source ? l->cfg.source_tokens : l->cfg.tokens;
+		const ModelConfig *cfg = attn_config(a);
+		char *const *tok = axis == AXIS_KEY && cfg->has_source ? cfg->source_tokens : cfg->tokens;
 		return text_escape(tok[i], "");
 	}
 }

@@ -142,8 +142,9 @@ static void pass_decode(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 /* Decoding: what step t computed, from its own row and the cache. */
 static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
-	const int window = model_mask_window(&l->cfg), lo = attn_window_first(t, window);
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int window = model_mask_window(cfg), lo = attn_window_first(t, window);
 	const int kh = shape_kv_head(&a->shape, h);
 	const char *note = "", *adj = ""; /* a variant's words: how q and k were turned, what the scores were */
 	char x1[32], x2[32];
@@ -178,7 +179,7 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		}
 		if (which == AM_DEC_SCORES) {
 			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, celltext_sym(utf8, "\u00b7", "."), j, kh);
-			celltext_terms(b, &MAT_AT(a->dec_q, t, h * l->lp.d_k), 1, &MAT_AT(a->cache_K, j, kh * l->lp.d_k), 1, l->lp.d_k, utf8);
+			celltext_terms(b, &MAT_AT(a->dec_q, t, h * lp->d_k), 1, &MAT_AT(a->cache_K, j, kh * lp->d_k), 1, lp->d_k, utf8);
 		} else
 			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
 			                 "computation's weights[%d][%d] = %s\n"), t - lo + 1, lo, t, adj, t, j,
@@ -187,7 +188,7 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	case AM_DEC_WEIGHTED:
 		strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", celltext_sym(utf8, "\u03a3", "sum"), celltext_sym(utf8, "\u00b7", "*"), j,
 		              lo, t);
-		celltext_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * l->lp.d_v + j),
+		celltext_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * lp->d_v + j),
 		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
 		return;
 	default:

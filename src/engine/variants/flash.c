@@ -16,14 +16,14 @@
 
 int attn_flash_skipped(const Attn *a, int qb, int kb)
 {
-	const Lesson *l = a->lesson;
-	const int bq = l->cfg.flash_bq, bk = l->cfg.flash_bk;
+	const ModelConfig *cfg = attn_config(a);
+	const int bq = cfg->flash_bq, bk = cfg->flash_bk;
 
-	if (!l->cfg.mask_fill_inf)
+	if (!cfg->mask_fill_inf)
 		return 0;
-	for (int i = qb * bq; i < l->cfg.n && i < (qb + 1) * bq; i++)
-		for (int j = kb * bk; j < l->cfg.m && j < (kb + 1) * bk; j++)
-			if (a->visible[(size_t)i * l->cfg.m + j])
+	for (int i = qb * bq; i < cfg->n && i < (qb + 1) * bq; i++)
+		for (int j = kb * bk; j < cfg->m && j < (kb + 1) * bk; j++)
+			if (a->visible[(size_t)i * cfg->m + j])
 				return 0;
 	return 1;
 }
@@ -102,15 +102,16 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 /* FlashAttention's running state of row i after key block c, and its output. */
 static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	const AttnHead *hd = &a->head[h];
-	const int bq = l->cfg.flash_bq, bk = l->cfg.flash_bk, dv = l->lp.d_v;
-	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->cfg.m + bk - 1) / bk - 1 : j;
-	const int k0 = kb * bk, k1 = k0 + bk < l->cfg.m ? k0 + bk : l->cfg.m;
+	const int bq = cfg->flash_bq, bk = cfg->flash_bk, dv = lp->d_v;
+	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (cfg->m + bk - 1) / bk - 1 : j;
+	const int k0 = kb * bk, k1 = k0 + bk < cfg->m ? k0 + bk : cfg->m;
 	char x1[32], x2[32], x3[32], x4[32];
 
 	strbuf_printf(b, _("row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n"), i, i / bq, i / bq * bq,
-	              (i / bq + 1) * bq < l->cfg.n ? (i / bq + 1) * bq - 1 : l->cfg.n - 1, kb, k0, k1 - 1);
+	              (i / bq + 1) * bq < cfg->n ? (i / bq + 1) * bq - 1 : cfg->n - 1, kb, k0, k1 - 1);
 	if (which == AM_FLASH_OUT) {
 		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
 		if (ll > 0)

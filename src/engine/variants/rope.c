@@ -35,9 +35,10 @@ static void rope_row(double *x, int d_k, int pos, double base, RopeStyle style)
 /* Decoding: one head's row of token pos's q or k, turned at its position. */
 static void rope_turn(const Attn *a, double *x, int pos)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 
-	rope_row(x, l->lp.d_k, pos, l->cfg.rope_base, l->cfg.rope_style);
+	rope_row(x, lp->d_k, pos, cfg->rope_base, cfg->rope_style);
 }
 
 /*
@@ -59,15 +60,16 @@ static void pass_rotate(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 /* q_rot = R(θ_i)·q, so dq = R(θ_i)ᵀ·dq_rot = R(−θ_i)·dq_rot (and k likewise), in place. */
 static void rope_backward(const Attn *a, Mat *dq, Mat *dk)
 {
-	const Lesson *l = a->lesson;
-	const int d_k = l->lp.d_k;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int d_k = lp->d_k;
 
-	for (int i = 0; i < l->cfg.n; i++)
+	for (int i = 0; i < cfg->n; i++)
 		for (int h = 0; h < a->heads; h++)
-			rope_row(&MAT_AT(*dq, i, h * d_k), d_k, -i, l->cfg.rope_base, l->cfg.rope_style);
-	for (int j = 0; j < l->cfg.m; j++)
+			rope_row(&MAT_AT(*dq, i, h * d_k), d_k, -i, cfg->rope_base, cfg->rope_style);
+	for (int j = 0; j < cfg->m; j++)
 		for (int h = 0; h < a->kv_heads; h++)
-			rope_row(&MAT_AT(*dk, j, h * d_k), d_k, -j, l->cfg.rope_base, l->cfg.rope_style);
+			rope_row(&MAT_AT(*dk, j, h * d_k), d_k, -j, cfg->rope_base, cfg->rope_style);
 }
 
 /* The pairs need an even d_k. */
@@ -85,12 +87,13 @@ static int rope_same(const ModelConfig *xc, const LayerParams *xp, const ModelCo
 /* Q_rot or K_rot: a pair of one head's row turned by the row's position. */
 static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	const Mat *in = which == AM_Q_ROT ? &a->Q : &a->K;
-	const int dk = l->lp.d_k, c = j % dk, half = dk / 2, interleaved = l->cfg.rope_style == ROPE_INTERLEAVED;
+	const int dk = lp->d_k, c = j % dk, half = dk / 2, interleaved = cfg->rope_style == ROPE_INTERLEAVED;
 	const int pair = interleaved ? c / 2 : c % half, first = interleaved ? c % 2 == 0 : c < half;
 	const int ca = j - c + (interleaved ? 2 * pair : pair), cb = j - c + (interleaved ? 2 * pair + 1 : pair + half);
-	const double theta = (double)i * pow(l->cfg.rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
+	const double theta = (double)i * pow(cfg->rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
 	const char *dot = celltext_sym(utf8, "\u00b7", "*"), *minus = celltext_sym(utf8, "\u2212", "-");
 	const char *t = celltext_sym(utf8, "\u03b8", "t");
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
@@ -99,7 +102,7 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	strbuf_printf(b, _("RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n"), i, ca, cb,
 	              matrix_name(which == AM_Q_ROT ? AM_Q : AM_K), pair);
 	strbuf_printf(b, "%s = %d %s %s^(%s2%s%d/%d) = %s rad\n", celltext_sym(utf8, "\u03b8", "theta"), i,
-	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, l->cfg.rope_base, utf8), minus, dot, pair, dk,
+	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, cfg->rope_base, utf8), minus, dot, pair, dk,
 	              celltext_num(x2, theta, utf8));
 	if (first)
 		strbuf_printf(b, "= a cos %s %s b sin %s = %s %s %s %s %s %s %s = %s\n", t, minus, t, celltext_num(x1, x, utf8), dot,
