@@ -530,12 +530,12 @@ static int run_check(const Args *a)
 			}
 		}
 		free(report);
-		if (!(a->strict && missing > 0) && l->has_source)
-			printf(_("%s: ok, n=%d, m=%d, d_model=%d, heads=%d, %d steps\n"), shown(a->files[i]), l->n, l->m,
-			       l->d_model, l->heads, l->nsteps);
+		if (!(a->strict && missing > 0) && l->cfg.has_source)
+			printf(_("%s: ok, n=%d, m=%d, d_model=%d, heads=%d, %d steps\n"), shown(a->files[i]), l->cfg.n, l->cfg.m,
+			       l->cfg.d_model, l->lp.heads, l->nsteps);
 		else if (!(a->strict && missing > 0))
-			printf(_("%s: ok, n=%d, d_model=%d, heads=%d, %d steps\n"), shown(a->files[i]), l->n, l->d_model,
-			       l->heads, l->nsteps);
+			printf(_("%s: ok, n=%d, d_model=%d, heads=%d, %d steps\n"), shown(a->files[i]), l->cfg.n, l->cfg.d_model,
+			       l->lp.heads, l->nsteps);
 		attn_free(at);
 		lesson_free(l);
 	}
@@ -611,7 +611,7 @@ static int run_dump(const Args *a)
 
 	if (l == NULL)
 		return 1;
-	if (a->train && l->backward == BACKWARD_NONE) {
+	if (a->train && l->cfg.backward == BACKWARD_NONE) {
 		fprintf(stderr, _("%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n"), shown(a->files[0]));
 		lesson_free(l);
 		return 1;

@@ -87,7 +87,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		free(err);
 		free(warn);
 		/* scale.json's generated 123 × 456 matrices would make every run 100× slower and reach no more code */
-		if (lessons[nlessons] != NULL && (double)lessons[nlessons]->n * lessons[nlessons]->d_model > 4096) {
+		if (lessons[nlessons] != NULL && (double)lessons[nlessons]->cfg.n * lessons[nlessons]->cfg.d_model > 4096) {
 			lesson_free(lessons[nlessons]);
 			lessons[nlessons] = NULL;
 		}

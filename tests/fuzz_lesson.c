@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Lesson *l = lesson_load_string("fuzz.json", (const char *)data, size, &err, &warn);
 
 	if (l != NULL) {
-		const double work = (double)l->n * (double)l->m * (double)l->heads;
+		const double work = (double)l->cfg.n * (double)l->cfg.m * (double)l->lp.heads;
 		Lesson *copy;
 		if (work <= 1e5) {
 			char *cerr = NULL;
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			attn_free(a);
 			free(cerr);
 			if (l->compare != NULL &&
-			    (double)l->compare->n * l->compare->m * l->compare->heads <= 1e5) {
+			    (double)l->compare->cfg.n * l->compare->cfg.m * l->compare->lp.heads <= 1e5) {
 				a = attn_compute(l->compare, &cerr);
 				attn_free(a);
 				free(cerr);

@@ -104,15 +104,15 @@ static void test_finite_differences(void **state)
 		assert_int_equal(attn_backward(a, &loss, &err), 0);
 		for (const Attn *x = a; x != NULL; x = x->next) {
 			Lesson *p = lesson_layer(l, x->layer);
-			check_cells(l, &p->W_q, &x->grad->W_q);
-			check_cells(l, &p->W_k, &x->grad->W_k);
-			check_cells(l, &p->W_v, &x->grad->W_v);
-			if (!mat_empty(&p->b_q))
-				check_cells(l, &p->b_q, &x->grad->b_q);
-			if (p->block.has_ffn) {
-				check_cells(l, &p->block.W_1, &x->grad->W_1);
-				check_cells(l, &p->block.b_2, &x->grad->b_2);
-				check_cells(l, &p->block.ln1_gamma, &x->grad->ln1_gamma);
+			check_cells(l, &p->lp.W_q, &x->grad->W_q);
+			check_cells(l, &p->lp.W_k, &x->grad->W_k);
+			check_cells(l, &p->lp.W_v, &x->grad->W_v);
+			if (!mat_empty(&p->lp.b_q))
+				check_cells(l, &p->lp.b_q, &x->grad->b_q);
+			if (p->lp.block.has_ffn) {
+				check_cells(l, &p->lp.block.W_1, &x->grad->W_1);
+				check_cells(l, &p->lp.block.b_2, &x->grad->b_2);
+				check_cells(l, &p->lp.block.ln1_gamma, &x->grad->ln1_gamma);
 			}
 		}
 		attn_free(a);
@@ -161,12 +161,12 @@ static void test_encoder_finite_differences(void **state)
 			assert_true(n >= 3); /* W_q, W_k, W_v at least */
 			for (int k = 0; k < n; k++, checked++)
 				check_every_cell(l, param[k], grad[k]);
-			if (x->next == NULL && !mat_empty(&l->encoder->final_gamma)) {
-				check_every_cell(l, &l->encoder->final_gamma, &x->grad->final_gamma);
+			if (x->next == NULL && !mat_empty(&l->encoder->cfg.final_gamma)) {
+				check_every_cell(l, &l->encoder->cfg.final_gamma, &x->grad->final_gamma);
 				checked++;
 			}
 		}
-		check_every_cell(l, &l->encoder->input, &a->encoder->grad->input);
+		check_every_cell(l, &l->encoder->cfg.input, &a->encoder->grad->input);
 		assert_true(checked >= 6);
 		attn_free(a);
 		lesson_free(l);
@@ -223,7 +223,7 @@ static void test_training(void **state)
 	assert_int_equal(attn_train(again, 10, 0.01, losses2, &err), 0);
 	assert_true(losses[9] < losses[0]);
 	assert_memory_equal(losses, losses2, 10 * sizeof(double));
-	assert_true(same_numbers(&l->W_q, &again->W_q));
+	assert_true(same_numbers(&l->lp.W_q, &again->lp.W_q));
 	/* a rate that diverges is refused, naming the step */
 	assert_int_equal(attn_train(l, 200, 1e6, losses, &err), -1);
 	assert_non_null(strstr(err, "training diverged"));

@@ -411,7 +411,7 @@ static void test_run_set(void **state)
 	assert_true(q00 == 1.0 && q10 == 0.0);
 	run_ok(f, "set W_q[0][0] 2");
 	assert_int_equal(f->rec.last_kind, MSG_INFO);
-	assert_true(MAT_AT(f->s.lesson->W_q, 0, 0) == 2.0);
+	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 0) == 2.0);
 	assert_true(MAT_AT(f->s.attn->Q, 0, 0) == 2.0);
 	assert_true(MAT_AT(f->s.attn->Q, 2, 0) == 2.0);           /* X row 2 = [1, 1] */
 	assert_true(MAT_AT(f->s.attn->Q, 1, 0) == q10);
@@ -422,7 +422,7 @@ static void test_run_set(void **state)
 	assert_false(same_numbers(&f->s.prev_attn->head[0].scores, &f->s.attn->head[0].scores));
 	/* the ROW COL form */
 	run_ok(f, "set W_v 1 3 -0.5");
-	assert_true(MAT_AT(f->s.lesson->W_v, 1, 3) == -0.5);
+	assert_true(MAT_AT(f->s.lesson->lp.W_v, 1, 3) == -0.5);
 	assert_true(MAT_AT(f->s.attn->V, 1, 3) == -0.5);
 	run_ok(f, "set input[2][1] 0");
 	assert_true(MAT_AT(f->s.attn->X, 2, 1) == 0.0);
@@ -441,7 +441,7 @@ static void test_run_set(void **state)
 	run_err(f, "set W_o[0][0] 1", "not part of this lesson");
 	run_err(f, "set W_q[0] 1", "usage: set");
 	run_err(f, "set W_q[0][0]", "usage: set");
-	assert_true(MAT_AT(f->s.lesson->W_q, 0, 0) == 2.0);
+	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 0) == 2.0);
 }
 
 static void test_run_heads(void **state)
@@ -450,19 +450,19 @@ static void test_run_heads(void **state)
 
 	run_ok(f, "head 1");
 	run_err(f, "heads 3", "heads: 3 does not divide the 4 columns of W_q");
-	assert_int_equal(f->s.lesson->heads, 2);
+	assert_int_equal(f->s.lesson->lp.heads, 2);
 	assert_int_equal(f->s.head, 1);
 	run_err(f, "heads 0", "heads");
 	run_err(f, "heads 65", "heads");
 	run_err(f, "heads two", "heads");
 	run_ok(f, "heads 4");
-	assert_int_equal(f->s.lesson->heads, 4);
+	assert_int_equal(f->s.lesson->lp.heads, 4);
 	assert_int_equal(f->s.attn->heads, 4);
-	assert_int_equal(f->s.lesson->d_k, 1);
+	assert_int_equal(f->s.lesson->lp.d_k, 1);
 	assert_int_equal(f->s.attn->head[3].weighted.cols, 1);
 	last_has(f, "4 heads: d_k = 1, d_v = 1");
 	run_ok(f, "heads 1");
-	assert_int_equal(f->s.lesson->d_k, 4);
+	assert_int_equal(f->s.lesson->lp.d_k, 4);
 	assert_int_equal(f->s.head, 0);                           /* head 1 is gone */
 	last_has(f, "1 head: d_k = 4");
 	assert_true(fabs(f->s.attn->factor - 0.5) < 1e-15);       /* 1/√4 */
@@ -478,10 +478,10 @@ static void test_run_mask(void **state)
 	run_err(f, "mask padding 1,2,0", "0 or 1");
 	run_err(f, "mask sideways", "usage: mask");
 	run_err(f, "mask", "usage: mask");
-	assert_int_equal(f->s.lesson->mask, MASK_NONE);
+	assert_int_equal(f->s.lesson->cfg.mask, MASK_NONE);
 
 	run_ok(f, "mask padding 1,1,0");
-	assert_int_equal(f->s.lesson->mask, MASK_PADDING);
+	assert_int_equal(f->s.lesson->cfg.mask, MASK_PADDING);
 	for (h = 0; h < 2; h++)
 		for (i = 0; i < 3; i++)
 			assert_true(MAT_AT(f->s.attn->head[h].weights, i, 2) == 0.0);
@@ -492,13 +492,13 @@ static void test_run_mask(void **state)
 	assert_int_equal(f->s.stage, STAGE_MASK);
 
 	run_ok(f, "mask causal");
-	assert_int_equal(f->s.lesson->mask, MASK_CAUSAL);
+	assert_int_equal(f->s.lesson->cfg.mask, MASK_CAUSAL);
 	assert_true(MAT_AT(f->s.attn->head[1].weights, 0, 1) == 0.0);
 	assert_true(MAT_AT(f->s.attn->head[1].weights, 0, 0) == 1.0);
 	assert_true(attn_cell(f->s.attn, AM_MASKED, 1, 0, 2) == -INFINITY);
 
 	run_ok(f, "mask none");
-	assert_int_equal(f->s.lesson->mask, MASK_NONE);
+	assert_int_equal(f->s.lesson->cfg.mask, MASK_NONE);
 	assert_true(MAT_AT(f->s.attn->head[1].weights, 0, 1) > 0.0);
 	assert_int_equal(f->s.stage, f->s.walk[f->s.step].stage); /* the mask stage is gone */
 	run_err(f, "goto mask", "not part of this lesson");
@@ -578,13 +578,13 @@ static void test_run_load(void **state)
 	assert_string_equal(f->s.source, good);
 	assert_string_equal(f->s.lang, "zh");
 	assert_int_equal(f->s.step, 0);
-	assert_int_equal(f->s.lesson->n, 2);
-	assert_int_equal(f->s.lesson->mask, MASK_CAUSAL);
+	assert_int_equal(f->s.lesson->cfg.n, 2);
+	assert_int_equal(f->s.lesson->cfg.mask, MASK_CAUSAL);
 
 	/* reload drops edits */
 	run_ok(f, "mask none");
 	run_ok(f, "reload");
-	assert_int_equal(f->s.lesson->mask, MASK_CAUSAL);
+	assert_int_equal(f->s.lesson->cfg.mask, MASK_CAUSAL);
 	/* reload of a file that has gone bad keeps what is there */
 	{
 		FILE *w = fopen(good, "w");
@@ -593,7 +593,7 @@ static void test_run_load(void **state)
 		fclose(w);
 	}
 	run_err(f, "reload", good);
-	assert_int_equal(f->s.lesson->n, 2);
+	assert_int_equal(f->s.lesson->cfg.n, 2);
 	run_err(f, "load", "usage: load FILE|NAME");
 
 	unlink(good);
@@ -612,10 +612,10 @@ static void test_run_reload_builtin(void **state)
 	session_free(&f->s);
 	assert_int_equal(session_init(&f->s, l, NULL, &err), 0);
 	run_ok(f, "set W_q[0][0] 0");
-	assert_true(MAT_AT(f->s.lesson->W_q, 0, 0) == 0.0);
+	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 0) == 0.0);
 	run_ok(f, "reload");
 	last_has(f, "built-in");
-	assert_true(MAT_AT(f->s.lesson->W_q, 0, 0) == 5.0);
+	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 0) == 5.0);
 }
 
 static void test_run_lessons(void **state)
@@ -650,7 +650,7 @@ static void test_run_lessons(void **state)
 	last_has(f, "Masking \\x07");
 	assert_null(strchr(f->rec.last, '\a'));
 	run_ok(f, "load mask");                                 /* a name found in $ATTNVIZ_LESSONS */
-	assert_int_equal(f->s.lesson->n, 1);
+	assert_int_equal(f->s.lesson->cfg.n, 1);
 	run_ok(f, "lang zh");
 	run_ok(f, "lessons");
 	last_has(f, "\u63a9\u7801");
@@ -711,13 +711,13 @@ static void test_run_encoder(void **state)
 	run_ok(f, "goto input");
 	place_is(&f->s, "layer 0/1 \u00b7 decoder \u00b7 cross-attention", "[N1] \u2192 cross-attn"); /* its x: N1's rows */
 	/* an edit in the encoder's second layer */
-	dec_wq = MAT_AT(f->s.lesson->W_q, 0, 0);
+	dec_wq = MAT_AT(f->s.lesson->lp.W_q, 0, 0);
 	run_ok(f, "layer e1");
 	place_is(&f->s, "layer 1/2 \u00b7 encoder \u00b7 self-attention", "attention");
 	run_ok(f, "set W_q[0][0] 0.5");
-	assert_true(MAT_AT(f->s.lesson->encoder->layer[1]->W_q, 0, 0) == 0.5);
-	assert_true(MAT_AT(f->s.lesson->encoder->layer[0]->W_q, 0, 0) != 0.5);
-	assert_true(MAT_AT(f->s.lesson->W_q, 0, 0) == dec_wq);
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[1]->lp.W_q, 0, 0) == 0.5);
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[0]->lp.W_q, 0, 0) != 0.5);
+	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 0) == dec_wq);
 	assert_ptr_equal(f->s.attn, f->s.model->encoder->next); /* still shown after the recomputation */
 	/* the mask of the attention shown: the encoder's, the decoder's self-attention's, its cross-attention's */
 	run_ok(f, "mask padding 0,1,1");
@@ -734,9 +734,9 @@ static void test_run_encoder(void **state)
 	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 0) == 0.0); /* the encoder's layers share its mask */
 	/* the scale is every attention's: the encoder's too */
 	run_ok(f, "scale 0.5");
-	assert_int_equal(f->s.lesson->encoder->scale, SCALE_VALUE);
-	assert_true(f->s.lesson->encoder->scale_value == 0.5);
-	assert_int_equal(f->s.lesson->scale, SCALE_VALUE);
+	assert_int_equal(f->s.lesson->encoder->cfg.scale, SCALE_VALUE);
+	assert_true(f->s.lesson->encoder->cfg.scale_value == 0.5);
+	assert_int_equal(f->s.lesson->cfg.scale, SCALE_VALUE);
 	assert_true(f->s.attn->factor == 0.5);
 	run_err(f, "layer e2", "no layer e2: this lesson has the encoder's layers e0 to e1 and the decoder's 0 to 1");
 	run_err(f, "layer 2", "no layer 2");
@@ -845,7 +845,7 @@ static void list_free(char **list)
 static void test_run_args(void **state)
 {
 	Fixture *f = *state;
-	const double q01 = MAT_AT(f->s.lesson->W_q, 0, 1);
+	const double q01 = MAT_AT(f->s.lesson->lp.W_q, 0, 1);
 
 	run_err(f, "next please", "next: expected 0 words, got 1 (usage: next)");
 	run_err(f, "step x", "step: expected a whole number from 1 to 4, got \"x\" (usage: step N)");
@@ -854,7 +854,7 @@ static void test_run_args(void **state)
 	run_err(f, "set W_q[0][1] 0.5 1", "set: expected 2 words, got 3");
 	run_err(f, "set W_q[0] 0.5", "set: expected a cell MATRIX[ROW][COL], got \"W_q[0]\"");
 	run_err(f, "set W_q[0][1] nan", "set (value): expected a finite number, got \"nan\"");
-	assert_true(MAT_AT(f->s.lesson->W_q, 0, 1) == q01); /* none of them ran */
+	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 1) == q01); /* none of them ran */
 	run_err(f, "compare maybe", "compare: expected on or off, got \"maybe\" (usage: compare on|off)");
 	run_err(f, "mask sideways", "mask: expected causal, none, window or padding, got \"sideways\"");
 	run_err(f, "mask window", "mask: expected 2 words, got 1");
@@ -864,7 +864,7 @@ static void test_run_args(void **state)
 	run_err(f, "stats params 1", "stats: expected 1 word, got 2");
 	run_err(f, "jacobian 3", "jacobian (row): expected a whole number from 0 to 2, got \"3\"");
 	run_ok(f, "set W_q 0 1 0.5"); /* a cell of three words */
-	assert_true(MAT_AT(f->s.lesson->W_q, 0, 1) == 0.5);
+	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 1) == 0.5);
 }
 
 static void test_complete(void **state)

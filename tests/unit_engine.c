@@ -423,16 +423,16 @@ static void test_generated_matrix(void **state)
 	int i;
 	(void)state;
 
-	assert_int_equal(l->n, 3);
-	assert_string_equal(l->tokens[0], "t0");
-	assert_string_equal(l->tokens[2], "t2");
+	assert_int_equal(l->cfg.n, 3);
+	assert_string_equal(l->cfg.tokens[0], "t0");
+	assert_string_equal(l->cfg.tokens[2], "t2");
 	prng_seed(&p, 5);
 	for (i = 0; i < 6; i++)
-		assert_true(l->input.a[i] == -2.0 + 4.0 * prng_uniform(&p));
+		assert_true(l->cfg.input.a[i] == -2.0 + 4.0 * prng_uniform(&p));
 	prng_seed(&p, 9);
 	for (i = 0; i < 4; i++)
-		assert_true(l->W_q.a[i] == 1.0 + 0.5 * prng_normal(&p));
-	assert_true(MAT_AT(l->W_k, 0, 0) == 1 && MAT_AT(l->W_k, 0, 1) == 0 && MAT_AT(l->W_k, 1, 1) == 1);
+		assert_true(l->lp.W_q.a[i] == 1.0 + 0.5 * prng_normal(&p));
+	assert_true(MAT_AT(l->lp.W_k, 0, 0) == 1 && MAT_AT(l->lp.W_k, 0, 1) == 0 && MAT_AT(l->lp.W_k, 1, 1) == 1);
 	lesson_free(l);
 }
 
@@ -543,18 +543,18 @@ static void test_causal(void **state)
 		check_rows_sum_to_one(&hd->weights, NULL);
 		/* the first query sees only itself: weight 1, output = v_0 of this head */
 		assert_true(MAT_AT(hd->weights, 0, 0) == 1.0);
-		for (c = 0; c < l->d_v; c++)
-			assert_float_equal(MAT_AT(hd->weighted, 0, c), MAT_AT(a->V, 0, h * l->d_v + c), 1e-15);
+		for (c = 0; c < l->lp.d_v; c++)
+			assert_float_equal(MAT_AT(hd->weighted, 0, c), MAT_AT(a->V, 0, h * l->lp.d_v + c), 1e-15);
 		/* the concat holds this head's output in its columns */
 		for (i = 0; i < 9; i++)
-			for (c = 0; c < l->d_v; c++)
-				assert_true(MAT_AT(a->concat, i, h * l->d_v + c) == MAT_AT(hd->weighted, i, c));
+			for (c = 0; c < l->lp.d_v; c++)
+				assert_true(MAT_AT(a->concat, i, h * l->lp.d_v + c) == MAT_AT(hd->weighted, i, c));
 	}
 	/* output = concat · W_o */
 	{
 		Mat ref;
 		assert_int_equal(mat_alloc(&ref, 9, 5), 0);
-		mat_mul_naive(&a->concat, &l->W_o, &ref);
+		mat_mul_naive(&a->concat, &l->lp.W_o, &ref);
 		for (i = 0; i < 45; i++)
 			assert_float_equal(a->output.a[i], ref.a[i], 1e-12);
 		mat_free(&ref);
@@ -659,7 +659,7 @@ static void test_cross(void **state)
 	Attn *a = compute(l);
 	(void)state;
 
-	assert_int_equal(l->m, 3);
+	assert_int_equal(l->cfg.m, 3);
 	assert_int_equal(a->head[0].scores.rows, 2);
 	assert_int_equal(a->head[0].scores.cols, 3);
 	/* K = S·W_k: [[1,1],[1,2],[2,0]]; scores row 1 = q_1 · k_j = [1, 2, 0] */
@@ -849,8 +849,8 @@ static void test_derived_on_request(void **state)
 		         extra[k]);
 		Lesson *l = load(json);
 		Attn *a = compute(l);
-		const int alibi = l->alibi;
-		const double fill = l->mask_fill_inf ? -INFINITY : l->mask_fill;
+		const int alibi = l->cfg.alibi;
+		const double fill = l->cfg.mask_fill_inf ? -INFINITY : l->cfg.mask_fill;
 		assert_true(attn_derived(AM_SCALED) && attn_derived(AM_MASKED) && !attn_derived(AM_SCORES));
 		/* the AttnHead fields stay empty: nothing n × m is kept but scores and weights */
 		assert_true(mat_empty(&a->head[0].scaled) && mat_empty(&a->head[0].masked));
@@ -995,9 +995,9 @@ static void test_default_lesson(void **state)
 		print_error("default lesson: %s\n", err ? err : "?");
 	free(err);
 	assert_non_null(l);
-	assert_int_equal(l->n, 4);
-	assert_int_equal(l->d_model, 3);
-	assert_string_equal(l->tokens[1], "saw");
+	assert_int_equal(l->cfg.n, 4);
+	assert_int_equal(l->cfg.d_model, 3);
+	assert_string_equal(l->cfg.tokens[1], "saw");
 	a = compute(l);
 	/* one-hot inputs, identity keys: scores row i is row i of W_q, at the tokens' columns */
 	for (j = 0; j < 4; j++)
@@ -1008,7 +1008,7 @@ static void test_default_lesson(void **state)
 		int c;
 		for (j = 0; j < 4; j++)
 			for (c = 0; c < 3; c++)
-				b[c] += row0[j] * MAT_AT(l->input, j, c);
+				b[c] += row0[j] * MAT_AT(l->cfg.input, j, c);
 		assert_true(b[0] == 5 && b[1] == 4 && b[2] == 1);
 	}
 	/* scale false: scaled = scores; softmax row 0 */

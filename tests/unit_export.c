@@ -363,8 +363,8 @@ static int edit_wq(Lesson *l, void *arg, char **err)
 {
 	(void)arg;
 	(void)err;
-	MAT_AT(l->W_q, 0, 1) = 0.125;
-	MAT_AT(l->input, 1, 0) = -3.5;
+	MAT_AT(l->lp.W_q, 0, 1) = 0.125;
+	MAT_AT(l->cfg.input, 1, 0) = -3.5;
 	return 0;
 }
 
@@ -403,7 +403,7 @@ static void roundtrip(Session *s, const char *what)
 	free(warn);
 	a = attn_compute(l, &err);
 	assert_non_null(a);
-	if (l->backward != BACKWARD_NONE) { /* as the session computes it: with the gradients */
+	if (l->cfg.backward != BACKWARD_NONE) { /* as the session computes it: with the gradients */
 		double loss;
 		assert_int_equal(attn_backward(a, &loss, &err), 0);
 	}

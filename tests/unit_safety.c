@@ -91,32 +91,32 @@ static void test_engine_refuses_bad_shapes(void **state)
 	Mat saved;
 	(void)state;
 
-	l->mask = MASK_CAUSAL; /* n = 3, m = 2: no square to mask */
+	l->cfg.mask = MASK_CAUSAL; /* n = 3, m = 2: no square to mask */
 	assert_null(attn_compute(l, &err));
 	assert_non_null(err);
 	assert_non_null(strstr(err, "mask"));
 	free(err);
-	l->mask = MASK_PADDING; /* without the 1 × m row of the padding mask */
+	l->cfg.mask = MASK_PADDING; /* without the 1 × m row of the padding mask */
 	assert_null(attn_compute(l, &err));
 	free(err);
-	l->mask = MASK_NONE;
+	l->cfg.mask = MASK_NONE;
 
-	saved = l->W_q;
-	l->W_q.rows = 1; /* fewer rows than d_model */
+	saved = l->lp.W_q;
+	l->lp.W_q.rows = 1; /* fewer rows than d_model */
 	assert_null(attn_compute(l, &err));
 	assert_non_null(strstr(err, "W_q"));
 	free(err);
-	l->W_q = saved;
+	l->lp.W_q = saved;
 
-	l->heads = 2; /* d_k is still 2: W_q would need 4 columns */
+	l->lp.heads = 2; /* d_k is still 2: W_q would need 4 columns */
 	assert_null(attn_compute(l, &err));
 	free(err);
-	l->heads = 1;
+	l->lp.heads = 1;
 
-	l->m = 3; /* source.X has 2 rows */
+	l->cfg.m = 3; /* source.X has 2 rows */
 	assert_null(attn_compute(l, &err));
 	free(err);
-	l->m = 2;
+	l->cfg.m = 2;
 
 	/* and the lesson as loaded still computes */
 	{
@@ -138,10 +138,10 @@ static void test_edit_checked_before_computing(void **state)
 	assert_int_equal(f->said.errors, 1);
 	assert_non_null(strstr(f->said.text, "square"));
 	assert_true(f->s.attn == before);
-	assert_int_equal(f->s.lesson->mask, MASK_NONE);
+	assert_int_equal(f->s.lesson->cfg.mask, MASK_NONE);
 	/* the session goes on */
 	assert_int_equal(run(f, "mask padding 1,0"), 0);
-	assert_int_equal(f->s.lesson->mask, MASK_PADDING);
+	assert_int_equal(f->s.lesson->cfg.mask, MASK_PADDING);
 	stop(f);
 }
 

@@ -209,8 +209,8 @@ static void test_compare_computed_and_edited(void **state)
 
 	/* an edit applies to both, and compare stays on */
 	assert_int_equal(run(&s, &r, "set W_q[0][0] 9"), 0);
-	assert_true(MAT_AT(s.lesson->W_q, 0, 0) == 9.0);
-	assert_true(MAT_AT(s.lesson->compare->W_q, 0, 0) == 9.0);
+	assert_true(MAT_AT(s.lesson->lp.W_q, 0, 0) == 9.0);
+	assert_true(MAT_AT(s.lesson->compare->lp.W_q, 0, 0) == 9.0);
 	assert_ptr_equal(s.compare_attn->lesson, s.lesson->compare);
 	assert_true(MAT_AT(s.compare_attn->Q, 0, 0) == 9.0);        /* X[0] = [1, 0] */
 	assert_true(MAT_AT(s.compare_attn->head[0].scores, 0, 0) == 9.0);
@@ -218,11 +218,11 @@ static void test_compare_computed_and_edited(void **state)
 	assert_int_equal(s.compare_on, 1);
 
 	assert_int_equal(run(&s, &r, "mask none"), 0);
-	assert_int_equal(s.lesson->compare->mask, MASK_NONE);
+	assert_int_equal(s.lesson->compare->cfg.mask, MASK_NONE);
 	assert_int_equal(run(&s, &r, "mask padding 1,0,1"), 0);      /* copied, not moved, into both */
-	assert_int_equal(s.lesson->compare->mask, MASK_PADDING);
-	assert_true(MAT_AT(s.lesson->compare->mask_matrix, 0, 1) == 0.0);
-	assert_true(MAT_AT(s.lesson->mask_matrix, 0, 2) == 1.0);
+	assert_int_equal(s.lesson->compare->cfg.mask, MASK_PADDING);
+	assert_true(MAT_AT(s.lesson->compare->cfg.mask_matrix, 0, 1) == 0.0);
+	assert_true(MAT_AT(s.lesson->cfg.mask_matrix, 0, 2) == 1.0);
 	assert_int_equal(run(&s, &r, "heads 2"), 0);
 	assert_int_equal(s.compare_attn->heads, 2);
 
@@ -234,11 +234,11 @@ static void test_compare_computed_and_edited(void **state)
 static int edit_needs_three(Lesson *l, void *arg, char **err)
 {
 	(void)arg;
-	if (l->n < 3) {
+	if (l->cfg.n < 3) {
 		*err = strdup("only 2 tokens here");
 		return -1;
 	}
-	MAT_AT(l->input, 2, 0) = 5.0;
+	MAT_AT(l->cfg.input, 2, 0) = 5.0;
 	return 0;
 }
 
@@ -256,16 +256,16 @@ static void test_compare_refuses(void **state)
 	assert_int_equal(session_edit(&s, edit_needs_three, NULL, &err), -1);
 	assert_string_equal(err, "compare: only 2 tokens here");
 	free(err);
-	assert_true(MAT_AT(s.lesson->input, 2, 0) == 1.0);           /* nothing changed */
+	assert_true(MAT_AT(s.lesson->cfg.input, 2, 0) == 1.0);           /* nothing changed */
 	assert_null(s.prev_lesson);
 
 	assert_int_equal(run(&s, &r, "set input[2][0] 7"), -1);
 	assert_has(r.text, "compare: input[2][0] is outside");
 	assert_int_equal(run(&s, &r, "mask padding 1,1,0"), -1);     /* 3 keys against the variant's 2 */
 	assert_has(r.text, "compare");
-	assert_int_equal(s.lesson->mask, MASK_CAUSAL);
+	assert_int_equal(s.lesson->cfg.mask, MASK_CAUSAL);
 	assert_int_equal(run(&s, &r, "set input[1][0] 7"), 0);       /* a row both have */
-	assert_true(MAT_AT(s.lesson->compare->input, 1, 0) == 7.0);
+	assert_true(MAT_AT(s.lesson->compare->cfg.input, 1, 0) == 7.0);
 	session_free(&s);
 }
 
@@ -295,7 +295,7 @@ static void test_compare_reset_on_load(void **state)
 	assert_int_equal(run(&s, &r, "load lessons/prefix.json"), 0);
 	assert_int_equal(s.compare_on, 0);
 	assert_non_null(s.compare_attn);
-	assert_int_equal(s.compare_attn->lesson->n, 3);
+	assert_int_equal(s.compare_attn->lesson->cfg.n, 3);
 	assert_int_equal(run(&s, &r, "load lessons/cross.json"), 0);
 	assert_null(s.compare_attn);
 	session_free(&s);

@@ -42,8 +42,8 @@ static void assert_same_computation(const Attn *x, const Attn *y, const char *wh
 		assert_int_equal(x->heads, y->heads);
 		assert_true(memcmp(&x->factor, &y->factor, sizeof x->factor) == 0);
 		assert_true(memcmp(&x->loss, &y->loss, sizeof x->loss) == 0);
-		assert_true(memcmp(x->visible, y->visible, (size_t)x->lesson->n * (size_t)x->lesson->m) == 0);
-		assert_true(memcmp(x->row_all_masked, y->row_all_masked, (size_t)x->lesson->n) == 0);
+		assert_true(memcmp(x->visible, y->visible, (size_t)x->lesson->cfg.n * (size_t)x->lesson->cfg.m) == 0);
+		assert_true(memcmp(x->row_all_masked, y->row_all_masked, (size_t)x->lesson->cfg.n) == 0);
 		assert_true((x->grad == NULL) == (y->grad == NULL));
 		for (int w = 0; w < AM_COUNT; w++)
 			for (int h = 0; h < x->heads; h++) {
@@ -335,7 +335,7 @@ static void test_only_what_depends(void **state)
 	}
 	/* an edit that changes a setting is not an update */
 	c = lesson_clone(l);
-	c->mask = c->mask == MASK_NONE ? MASK_CAUSAL : MASK_NONE;
+	c->cfg.mask = c->cfg.mask == MASK_NONE ? MASK_CAUSAL : MASK_NONE;
 	assert_int_equal(attn_update(a, c, NULL, 0, &err), 1);
 	assert_true(a->lesson == l);
 	lesson_free(c);
@@ -370,7 +370,7 @@ static void test_overflow_then_back(void **state)
 static int set_wv(Lesson *l, void *arg, char **err)
 {
 	(void)err;
-	MAT_AT(lesson_layer(l, 0)->W_v, 0, 1) = *(double *)arg;
+	MAT_AT(lesson_layer(l, 0)->lp.W_v, 0, 1) = *(double *)arg;
 	return 0;
 }
 
@@ -442,14 +442,14 @@ static void test_one_cell_copies_one_matrix(void **state)
 		const int hd = s.lesson->nlayers > 0 ? 1 : 0; /* a lesson with layers: layer 0's own W_q */
 		Lesson *const l = s.lesson;
 		const Step *steps = l->steps;
-		char **tokens = l->tokens;
+		char **tokens = l->cfg.tokens;
 		const double old = given(l, hd, AM_W_Q)->a[1];
 		where_of(l, &was);
 		assert_int_equal(session_set_cell(&s, AM_W_Q, 0, 1, old + 0.5, &err), 0);
 		assert_null(err);
 		assert_ptr_equal(s.lesson, l);
 		assert_ptr_equal(s.lesson->steps, steps);
-		assert_ptr_equal(s.lesson->tokens, tokens);
+		assert_ptr_equal(s.lesson->cfg.tokens, tokens);
 		assert_null(s.prev_lesson); /* no copy of the lesson kept */
 		where_of(l, &now);
 		for (int h = 0; h < 9; h++)

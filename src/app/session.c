@@ -374,7 +374,7 @@ static void adapt_steps(Lesson *l)
 		Step *st = &l->steps[i];
 		const Lesson *stk = lesson_step_stack(l, st); /* the encoder's, or the lesson's own layers */
 		/* a stage an edit removed (heads 1: no split; mask none: no mask) gives way to the table's stand-in */
-		const int heads = lesson_layer_const(stk, st->layer)->heads;
+		const int heads = lesson_layer_const(stk, st->layer)->lp.heads;
 		LessonShape sh;
 		lesson_layer_shape(stk, st->layer, &sh);
 		st->stage = stage_shown(&sh, st->stage);
@@ -537,27 +537,27 @@ static int edit_heads(Lesson *top, void *arg, char **err)
 	int i;
 	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
 	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
-	const int g = l->kv_heads_given ? l->kv_heads : h;
-	const Mat *bad = l->W_q.cols % h != 0 ? &l->W_q : l->W_v.cols % g != 0 ? &l->W_v : NULL;
+	const int g = l->lp.kv_heads_given ? l->lp.kv_heads : h;
+	const Mat *bad = l->lp.W_q.cols % h != 0 ? &l->lp.W_q : l->lp.W_v.cols % g != 0 ? &l->lp.W_v : NULL;
 
 	if (bad != NULL) {
-		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->W_q ? h : g, bad->cols,
-		                  bad == &l->W_q ? "W_q" : "W_v");
+		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->lp.W_q ? h : g, bad->cols,
+		                  bad == &l->lp.W_q ? "W_q" : "W_v");
 		return -1;
 	}
 	if (h % g != 0) {
 		*err = str_printf(_("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")"), h, g);
 		return -1;
 	}
-	if (l->alibi && !mat_empty(&l->alibi_slopes)) {
+	if (l->cfg.alibi && !mat_empty(&l->lp.alibi_slopes)) {
 		*err = str_printf(_("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads"),
-		                  l->alibi_slopes.cols, h);
+		                  l->lp.alibi_slopes.cols, h);
 		return -1;
 	}
-	l->heads = h;
-	l->kv_heads = g;
-	l->d_k = l->W_q.cols / h;
-	l->d_v = l->W_v.cols / g;
+	l->lp.heads = h;
+	l->lp.kv_heads = g;
+	l->lp.d_k = l->lp.W_q.cols / h;
+	l->lp.d_v = l->lp.W_v.cols / g;
 	return 0;
 }
 
@@ -578,16 +578,16 @@ typedef struct MaskArg {
 /* l's mask replaced by a's. */
 static int set_mask(Lesson *l, const MaskArg *a, char **err)
 {
-	mat_free(&l->mask_matrix);
-	for (int i = 0; i < l->nmasks; i++)
-		mat_free(&l->masks[i].matrix);
-	free(l->masks);
-	l->masks = NULL;
-	l->nmasks = 0;
-	l->mask = a->kind;
-	l->window = a->window;
+	mat_free(&l->cfg.mask_matrix);
+	for (int i = 0; i < l->cfg.nmasks; i++)
+		mat_free(&l->cfg.masks[i].matrix);
+	free(l->cfg.masks);
+	l->cfg.masks = NULL;
+	l->cfg.nmasks = 0;
+	l->cfg.mask = a->kind;
+	l->cfg.window = a->window;
 	/* Copied, not moved: the compare variant gets the same edit. */
-	if (a->kind == MASK_PADDING && mat_copy(&l->mask_matrix, a->padding) != 0) {
+	if (a->kind == MASK_PADDING && mat_copy(&l->cfg.mask_matrix, a->padding) != 0) {
 		*err = strdup("out of memory");
 		return -1;
 	}
@@ -626,9 +626,9 @@ typedef struct ScaleArg {
 static int edit_scale(Lesson *l, void *arg, char **err)
 {
 	const ScaleArg *a = arg;
-	l->scale = a->kind;
-	l->scale_value = a->value;
-	l->scale_explicit = 1;
+	l->cfg.scale = a->kind;
+	l->cfg.scale_value = a->value;
+	l->cfg.scale_explicit = 1;
 	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
 }
 
@@ -652,7 +652,7 @@ static int edit_train(Lesson *l, void *arg, char **err)
 	TrainArg *t = arg;
 	double *losses = t->variant ? NULL : t->losses;
 
-	if (l->backward == BACKWARD_NONE) {
+	if (l->cfg.backward == BACKWARD_NONE) {
 		*err = str_printf(_("train: this lesson has no \"backward\" (a target or a dOutput) to learn from"));
 		return -1;
 	}
@@ -861,7 +861,7 @@ static void restore_kept(Attn *first, Attn *before, const Lesson *l)
 		/* the view it read, its input rows the layer before's output: those are the kept numbers now */
 		a->view = k->view;
 		if (prev != NULL)
-			a->view.input = *attn_layer_output(prev);
+			a->view.cfg.input = *attn_layer_output(prev);
 		a->lesson = a->nlayers > 0 ? &a->view : l;
 		a->top = l;
 		attn_touch(a);
@@ -928,7 +928,7 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 			restore_kept(s->model, before, l);
 			swap_out(&kept->lesson, l, s->model);
 			/* the gradients (never kept) again, from the numbers put back */
-			if (l->backward != BACKWARD_NONE && attn_backward(s->model, &loss, &e) != 0)
+			if (l->cfg.backward != BACKWARD_NONE && attn_backward(s->model, &loss, &e) != 0)
 				free(e);
 		} else
 			update_back(s->model, &kept->lesson, l);
@@ -1048,15 +1048,15 @@ void session_mark_free(SessionMark *m)
 int session_decode_steps(const Session *s)
 {
 	return (stage_kinds[s->stage].flags & SF_DECODE_STEPS) && stage_present(&s->attn->shape, s->stage)
-	               ? s->attn->lesson->n
+	               ? s->attn->lesson->cfg.n
 	               : 0;
 }
 
 int session_cache_rows(const Session *s, int t)
 {
-	const int n = s->attn->lesson->n, last = t < n - 1 ? t : n - 1;
+	const int n = s->attn->lesson->cfg.n, last = t < n - 1 ? t : n - 1;
 
-	return last < 0 ? 0 : last - attn_window_first(t, lesson_mask_window(s->attn->lesson)) + 1;
+	return last < 0 ? 0 : last - attn_window_first(t, model_mask_window(&s->attn->lesson->cfg)) + 1;
 }
 
 int session_tiles(const Session *s, int *nqb, int *nkb)
@@ -1064,11 +1064,11 @@ int session_tiles(const Session *s, int *nqb, int *nkb)
 	const Lesson *l = s->attn->lesson;
 
 	*nqb = *nkb = 0;
-	if (!(stage_kinds[s->stage].flags & SF_TILES) || !stage_present(&s->attn->shape, s->stage) || l->flash_bq <= 0 ||
-	    l->flash_bk <= 0)
+	if (!(stage_kinds[s->stage].flags & SF_TILES) || !stage_present(&s->attn->shape, s->stage) || l->cfg.flash_bq <= 0 ||
+	    l->cfg.flash_bk <= 0)
 		return 0;
-	*nqb = (l->n + l->flash_bq - 1) / l->flash_bq;
-	*nkb = (l->m + l->flash_bk - 1) / l->flash_bk;
+	*nqb = (l->cfg.n + l->cfg.flash_bq - 1) / l->cfg.flash_bq;
+	*nkb = (l->cfg.m + l->cfg.flash_bk - 1) / l->cfg.flash_bk;
 	return *nqb * *nkb;
 }
 
@@ -1144,8 +1144,8 @@ static int column_block(const Attn *a, const MatrixKind *k, int C)
 {
 	if (k->cols == DIM_NKB)
 		return C;
-	if (k->cols == DIM_NKB_DV && a->lesson->d_v > 0)
-		return C / a->lesson->d_v;
+	if (k->cols == DIM_NKB_DV && a->lesson->lp.d_v > 0)
+		return C / a->lesson->lp.d_v;
 	return -1;
 }
 
@@ -1171,7 +1171,7 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 	if (k == NULL)
 		return CELL_PLAIN;
 	if (k->flags & MF_DECODE) {
-		const int w = lesson_mask_window(l), t = s->dec_t;
+		const int w = model_mask_window(&l->cfg), t = s->dec_t;
 		if (t >= 0 && R > t)
 			return CELL_UNSEEN;
 		if (k->col_axis == AXIS_KEY && !attn_in_cache(R, C, w))
@@ -1182,9 +1182,9 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 			return CELL_DROPPED;
 		return R == t ? CELL_NEW : CELL_PLAIN;
 	}
-	if (s->tile_q >= 0 && l->flash_bq > 0 && l->flash_bk > 0) {
-		const int qb = s->tile_q, kb = s->tile_k, bq = l->flash_bq, bk = l->flash_bk;
-		const int nkb = (l->m + bk - 1) / bk;
+	if (s->tile_q >= 0 && l->cfg.flash_bq > 0 && l->cfg.flash_bk > 0) {
+		const int qb = s->tile_q, kb = s->tile_k, bq = l->cfg.flash_bq, bk = l->cfg.flash_bk;
+		const int nkb = (l->cfg.m + bk - 1) / bk;
 		if (k->made_by < STAGE_COUNT && (stage_kinds[k->made_by].flags & SF_TILES) && k->row_axis == AXIS_QUERY) {
 			const int rb = R / bq, cb = column_block(a, k, C);
 			if (rb != qb)
@@ -1329,8 +1329,8 @@ char *session_place(const Session *s, int utf8)
 	if (s->layer < nenc) /* an encoder layer: self-attention over the source */
 		return str_printf(_("layer %d/%d%sencoder%sself-attention"), s->layer, nenc, dot, dot);
 	if (s->lesson->encoder != NULL) /* an encoder–decoder: the decoder layer, and which of its attentions */
-		return str_printf(_("layer %d/%d%sdecoder%s%s"), s->attn->view.dec_layer, s->lesson->nlayers / 2, dot, dot,
-		                  s->attn->view.part == PART_CROSS ? _("cross-attention") : _("self-attention"));
+		return str_printf(_("layer %d/%d%sdecoder%s%s"), s->attn->view.lp.dec_layer, s->lesson->nlayers / 2, dot, dot,
+		                  s->attn->view.lp.part == PART_CROSS ? _("cross-attention") : _("self-attention"));
 	if (session_layers(s) > 1)
 		return str_printf(_("layer %d/%d"), s->layer, session_layers(s));
 	return NULL;
@@ -1342,9 +1342,9 @@ char *session_stage_map(const Session *s, int utf8)
 	const int nenc = lesson_walk_encoder(s->lesson);
 
 	/* a decoder layer is two links: its map is both, whichever of them is shown */
-	if (s->layer >= nenc && a->view.part == PART_CROSS)
+	if (s->layer >= nenc && a->view.lp.part == PART_CROSS)
 		self = attn_layer(s->model, s->layer - nenc - 1);
-	if (self != NULL && s->layer >= nenc && self->view.part == PART_SELF)
+	if (self != NULL && s->layer >= nenc && self->view.lp.part == PART_SELF)
 		cross = self->next;
 	if (self == NULL || cross == NULL)
 		return stage_map(&a->shape, s->stage, utf8);

@@ -250,7 +250,7 @@ static int parse_cell(const Session *s, char **words, int nwords, CmdVal *v, Cmd
 		return -1;
 	if (!matrix_editable((AttnMatrix)w)) {
 		say(out, MSG_ERROR, NULL, _("%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)"),
-		    matrix_name((AttnMatrix)w), s->lesson->has_source ? ", source_input" : "");
+		    matrix_name((AttnMatrix)w), s->lesson->cfg.has_source ? ", source_input" : "");
 		return -1;
 	}
 	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
@@ -740,7 +740,7 @@ static int cmd_mask(Session *s, const CmdArgv *a, CmdOut *out)
 	    read_whole(a->argv[2], 1, LESSON_MAX_TOKENS, &window, out, a->entry, N_("window: the keys a query sees, itself included")) != 0)
 		return -1;
 	/* the keys of the attention shown */
-	if (kinds[k] == MASK_PADDING && read_padding(a, s->attn->lesson->m, &padding, out) != 0)
+	if (kinds[k] == MASK_PADDING && read_padding(a, s->attn->lesson->cfg.m, &padding, out) != 0)
 		return -1;
 	if (session_set_mask(s, kinds[k], (int)window, &padding, &err) != 0) {
 		mat_free(&padding);
@@ -763,7 +763,7 @@ static int cmd_mask(Session *s, const CmdArgv *a, CmdOut *out)
 static int cmd_jacobian(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	const Attn *at = s->attn;
-	const int m = at->lesson->m, head = head_arg(s, a, 1);
+	const int m = at->lesson->cfg.m, head = head_arg(s, a, 1);
 	const long row = a->v[0].whole;
 	StrBuf b = { 0 };
 	const double *w;
@@ -852,7 +852,7 @@ static int cmd_heads(Session *s, const CmdArgv *a, CmdOut *out)
 	if (session_set_heads(s, h, &err) != 0)
 		return fail(out, err);
 	say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
-	    s->attn->lesson->d_k, s->attn->lesson->d_v);
+	    s->attn->lesson->lp.d_k, s->attn->lesson->lp.d_v);
 	return 0;
 }
 

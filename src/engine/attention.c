@@ -221,28 +221,30 @@ int attn_in_cache(int t, int j, int window)
  */
 
 /* Pass 0, input: X = input (n × d_model); S = source_input (m × d_src). */
-static void pass_input(Attn *a, const Lesson *l)
+static void pass_input(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	memcpy(a->X.a, l->input.a, (size_t)l->n * (size_t)l->d_model * sizeof(double));
-	if (l->has_source)
-		memcpy(a->S.a, l->source_input.a, (size_t)l->m * (size_t)l->d_src * sizeof(double));
+	(void)lp;
+	memcpy(a->X.a, cfg->input.a, (size_t)cfg->n * (size_t)cfg->d_model * sizeof(double));
+	if (cfg->has_source)
+		memcpy(a->S.a, cfg->source_input.a, (size_t)cfg->m * (size_t)cfg->d_src * sizeof(double));
 }
 
 /* Pass 1, positional: X += PE (n × d_model); S += PE_src (m × d_src). */
-static void pass_positional(Attn *a, const Lesson *l)
+static void pass_positional(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	size_t i, count;
 
-	if (l->positional != POS_SINUSOIDAL)
+	(void)lp;
+	if (cfg->positional != POS_SINUSOIDAL)
 		return;
 	attn_positional(&a->PE);
-	count = (size_t)l->n * (size_t)l->d_model;
+	count = (size_t)cfg->n * (size_t)cfg->d_model;
 	for (i = 0; i < count; i++)
 		a->X.a[i] += a->PE.a[i];
-	if (!l->has_source)
+	if (!cfg->has_source)
 		return;
 	attn_positional(&a->PE_src);
-	count = (size_t)l->m * (size_t)l->d_src;
+	count = (size_t)cfg->m * (size_t)cfg->d_src;
 	for (i = 0; i < count; i++)
 		a->S.a[i] += a->PE_src.a[i];
 }
@@ -267,23 +269,23 @@ static int add_bias(Mat *out, const Mat *b)
  * V = S·W_v + b_v (m × h·d_v). In a pre-norm block the attention reads
  * norm1 = N1(X) instead of X.
  */
-static void pass_project(Attn *a, const Lesson *l)
+static void pass_project(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const Mat *X = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
-	const Mat *S = l->has_source ? &a->S : X;
+	const Mat *X = lp->block.present && lp->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = cfg->has_source ? &a->S : X;
 
 	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */
 	if (a->redo == NULL || a->redo[AM_Q]) {
-		a->nonfinite |= mat_mul(X, &l->W_q, &a->Q);
-		a->nonfinite |= add_bias(&a->Q, &l->b_q);
+		a->nonfinite |= mat_mul(X, &lp->W_q, &a->Q);
+		a->nonfinite |= add_bias(&a->Q, &lp->b_q);
 	}
 	if (a->redo == NULL || a->redo[AM_K]) {
-		a->nonfinite |= mat_mul(S, &l->W_k, &a->K);
-		a->nonfinite |= add_bias(&a->K, &l->b_k);
+		a->nonfinite |= mat_mul(S, &lp->W_k, &a->K);
+		a->nonfinite |= add_bias(&a->K, &lp->b_k);
 	}
 	if (a->redo == NULL || a->redo[AM_V]) {
-		a->nonfinite |= mat_mul(S, &l->W_v, &a->V);
-		a->nonfinite |= add_bias(&a->V, &l->b_v);
+		a->nonfinite |= mat_mul(S, &lp->W_v, &a->V);
+		a->nonfinite |= add_bias(&a->V, &lp->b_v);
 	}
 }
 
@@ -292,9 +294,9 @@ static void pass_project(Attn *a, const Lesson *l)
  *   q_i = Q[i][h·d_k … (h+1)·d_k)   k_j = K[j][same]
  *   scores  n × m   q_i · k_j   (or Σ_c w_e[c]·tanh(q_ic + k_jc))
  */
-static void pass_scores(Attn *a, const Lesson *l)
+static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = l->n, m = l->m, dk = l->d_k;
+	const int n = cfg->n, m = cfg->m, dk = lp->d_k;
 	/* Q and K, or what a variant made of them for the scores to read (variants.h: reads) */
 	const Mat *Q = attn_slot(a, attn_reads(a, AM_Q), 0), *K = attn_slot(a, attn_reads(a, AM_K), 0);
 	int h, i, j;
@@ -302,8 +304,8 @@ static void pass_scores(Attn *a, const Lesson *l)
 	for (h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		const size_t kcol = (size_t)shape_kv_head(&a->shape, h) * dk; /* the key head this query head reads */
-		if (l->score == SCORE_ADDITIVE) {
-			const double *w_e = &l->w_e.a[h * dk];
+		if (cfg->score == SCORE_ADDITIVE) {
+			const double *w_e = &lp->w_e.a[h * dk];
 			for (i = 0; i < n; i++) {
 				const double *q_i = &Q->a[(size_t)i * Q->cols + (size_t)h * dk];
 				double *scores_i = &hd->scores.a[(size_t)i * m];
@@ -343,9 +345,9 @@ static void scale_row(const double *in, double *out, size_t len, double f)
 		out[j] = in[j] * f;
 }
 
-static double mask_fill(const Lesson *l)
+static double mask_fill(const ModelConfig *cfg)
 {
-	return l->mask_fill_inf ? -INFINITY : l->mask_fill;
+	return cfg->mask_fill_inf ? -INFINITY : cfg->mask_fill;
 }
 
 /* row[j] := fill where vis[j] is 0, j < len: a run of keys at a time. */
@@ -369,8 +371,8 @@ static void fill_hidden(double *row, const unsigned char *vis, int len, double f
  */
 void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
 {
-	const Lesson *l = a->lesson;
-	const size_t m = (size_t)l->m;
+	const ModelConfig *cfg = attn_config(a);
+	const size_t m = (size_t)cfg->m;
 	const AttnVariant *v = attn_score_bias(a);
 
 	if (v != NULL && w == v->bias_matrix) {
@@ -383,7 +385,7 @@ void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, in
 		for (int j = 0; j < len; j++)
 			out[j] = out[j] + v->score_bias(a, h, i, j);
 	if (w == AM_MASKED)
-		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(l));
+		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(cfg));
 }
 
 
@@ -394,8 +396,8 @@ double attn_derived_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 
 	if (v != NULL && which == v->bias_matrix)
 		return v->score_bias(a, h, i, j);
-	if (which == AM_MASKED && !a->visible[(size_t)i * a->lesson->m + j])
-		return mask_fill(a->lesson);
+	if (which == AM_MASKED && !a->visible[(size_t)i * attn_config(a)->m + j])
+		return mask_fill(&a->lesson->cfg);
 	x = MAT_AT(a->head[h].scores, i, j) * a->factor;
 	if (which != AM_SCALED && v != NULL)
 		x = x + v->score_bias(a, h, i, j);
@@ -412,7 +414,7 @@ const Mat *attn_derived_matrix(const Attn *a, AttnMatrix w, int h)
 {
 	AttnCache *c = a->cache;
 	AttnDerived *pick = NULL;
-	const int n = a->lesson->n, m = a->lesson->m;
+	const int n = attn_config(a)->n, m = attn_config(a)->m;
 
 	if (c == NULL || mat_empty(&a->head[h].scores) || a->visible == NULL) /* a copy attn_update kept without it */
 		return NULL;
@@ -448,7 +450,7 @@ void attn_touch(Attn *a)
 
 int attn_reserve_derived(Attn *a, double max_numbers)
 {
-	const int n = a->lesson->n, m = a->lesson->m;
+	const int n = attn_config(a)->n, m = attn_config(a)->m;
 
 	if ((double)ATTN_DERIVED_SLOTS * n * m > max_numbers || a->visible == NULL || a->cache == NULL)
 		return 0;
@@ -484,43 +486,44 @@ double *attn_scratch_row(Attn *a, int m)
  * were (a non-finite score was noted), so with |factor| ≤ 1 no product can
  * overflow; otherwise each row is made and looked over.
  */
-static void pass_scale(Attn *a, const Lesson *l)
+static void pass_scale(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	double *row;
 
-	if (fabs(a->factor) <= 1.0 || (row = attn_scratch_row(a, l->m)) == NULL)
+	(void)lp;
+	if (fabs(a->factor) <= 1.0 || (row = attn_scratch_row(a, cfg->m)) == NULL)
 		return;
 	for (int h = 0; h < a->heads; h++)
-		for (int i = 0; i < l->n; i++) {
-			attn_derived_row(a, AM_SCALED, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+		for (int i = 0; i < cfg->n; i++) {
+			attn_derived_row(a, AM_SCALED, h, i, row, cfg->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)cfg->m);
 		}
 	free(row);
 }
 
 /* Which keys each query may see: visible (n × m), 1 = may attend; rows with none. */
-static void build_visibility(Attn *a, const Lesson *l)
+static void build_visibility(Attn *a, const ModelConfig *cfg)
 {
-	const int banded = l->mask == MASK_NONE || l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW;
+	const int banded = cfg->mask == MASK_NONE || cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW;
 	int i, j;
 
-	for (i = 0; i < l->n; i++) {
-		unsigned char *row = &a->visible[(size_t)i * l->m];
+	for (i = 0; i < cfg->n; i++) {
+		unsigned char *row = &a->visible[(size_t)i * cfg->m];
 		int seen = 0;
-		if (banded) { /* one run of keys: lo … hi, as lesson_mask_sees says */
-			const int hi = l->mask == MASK_NONE ? l->m - 1 : i;
-			const int lo = attn_window_first(i, l->mask == MASK_WINDOW ? l->window : 0);
-			memset(row, 0, (size_t)l->m);
+		if (banded) { /* one run of keys: lo … hi, as model_mask_sees says */
+			const int hi = cfg->mask == MASK_NONE ? cfg->m - 1 : i;
+			const int lo = attn_window_first(i, cfg->mask == MASK_WINDOW ? cfg->window : 0);
+			memset(row, 0, (size_t)cfg->m);
 			if (hi >= lo)
 				memset(row + lo, 1, (size_t)(hi - lo + 1));
 			seen = hi >= lo;
 		} else
-			for (j = 0; j < l->m; j++) {
-				const int v = lesson_mask_sees(l, i, j);
+			for (j = 0; j < cfg->m; j++) {
+				const int v = model_mask_sees(cfg, i, j);
 				row[j] = (unsigned char)v;
 				seen |= v;
 			}
-		if (l->mask_fill_inf) {
+		if (cfg->mask_fill_inf) {
 			a->row_all_masked[i] = (unsigned char)!seen;
 			a->any_row_all_masked |= !seen;
 		}
@@ -533,28 +536,30 @@ static void build_visibility(Attn *a, const Lesson *l)
  * cells are visible. A visible cell is a copy of scaled or biased, checked
  * by their passes; a hidden one is fill.
  */
-static void pass_mask(Attn *a, const Lesson *l)
+static void pass_mask(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	build_visibility(a, l);
-	a->nonfinite |= !l->mask_fill_inf && !isfinite(mask_fill(l));
+	(void)lp;
+	build_visibility(a, cfg);
+	a->nonfinite |= !cfg->mask_fill_inf && !isfinite(mask_fill(cfg));
 }
 
 /* With a causal (or window) −∞ mask, row i ends at key i: what follows has exactly 0 weight. */
-static int causal_skip(const Lesson *l)
+static int causal_skip(const ModelConfig *cfg)
 {
-	return lesson_mask_causal(l) && l->mask_fill_inf;
+	return model_mask_causal(cfg) && cfg->mask_fill_inf;
 }
 
 /* Pass 6, softmax: each row of masked becomes weights (n × m) that sum to 1 (0 with nothing visible). */
-static void pass_softmax(Attn *a, const Lesson *l)
+static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = l->n, m = l->m;
+	const int n = cfg->n, m = cfg->m;
 	double *row = attn_scratch_row(a, m); /* the row of masked, made as it is read */
 	int h, i;
 
+	(void)lp;
 	for (h = 0; row != NULL && h < a->heads; h++)
 		for (i = 0; i < n; i++) {
-			const int len = causal_skip(l) ? i + 1 : m;
+			const int len = causal_skip(cfg) ? i + 1 : m;
 			attn_derived_row(a, AM_MASKED, h, i, row, len);
 			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
 			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
@@ -567,36 +572,37 @@ static void pass_softmax(Attn *a, const Lesson *l)
  * Σ_j w_ij · v_j. Under a causal −∞ mask, w_ij = 0 for j > i, and the
  * kernel skips those terms.
  */
-static void pass_weighted(Attn *a, const Lesson *l)
+static void pass_weighted(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = l->n, m = l->m, dv = l->d_v;
+	const int n = cfg->n, m = cfg->m, dv = lp->d_v;
 	int h;
 
 	for (h = 0; h < a->heads; h++)
 		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)shape_kv_head(&a->shape, h) * dv],
-		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(l));
+		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(cfg));
 }
 
 /* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
-static void pass_concat(Attn *a, const Lesson *l)
+static void pass_concat(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	int h, i;
 
-	for (h = 0; h < l->heads; h++)
-		for (i = 0; i < l->n; i++)
-			memcpy(&a->concat.a[(size_t)i * a->concat.cols + (size_t)h * l->d_v],
-			       &a->head[h].weighted.a[(size_t)i * l->d_v],
-			       (size_t)l->d_v * sizeof(double));
+	for (h = 0; h < lp->heads; h++)
+		for (i = 0; i < cfg->n; i++)
+			memcpy(&a->concat.a[(size_t)i * a->concat.cols + (size_t)h * lp->d_v],
+			       &a->head[h].weighted.a[(size_t)i * lp->d_v],
+			       (size_t)lp->d_v * sizeof(double));
 }
 
 /* Pass 9, output: output = concat · W_o  (n × h·d_v)·(h·d_v × d_out) = n × d_out; concat without W_o. */
-static void pass_output(Attn *a, const Lesson *l)
+static void pass_output(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (mat_empty(&l->W_o))
+	(void)cfg;
+	if (mat_empty(&lp->W_o))
 		memcpy(a->output.a, a->concat.a, (size_t)a->concat.rows * (size_t)a->concat.cols * sizeof(double));
 	else
-		a->nonfinite |= mat_mul(&a->concat, &l->W_o, &a->output);
-	a->nonfinite |= add_bias(&a->output, &l->b_o);
+		a->nonfinite |= mat_mul(&a->concat, &lp->W_o, &a->output);
+	a->nonfinite |= add_bias(&a->output, &lp->b_o);
 }
 
 /* ---------------------------------------------------------------- the block */
@@ -676,57 +682,62 @@ double attn_silu(double x)
 /* The rows the FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm). */
 static const Mat *ffn_input(const Attn *a)
 {
-	const Block *b = &a->lesson->block;
+	const Block *b = &attn_params(a)->block;
 	return b->norm == NORM_POST ? &a->norm1 : b->norm == NORM_PRE ? &a->norm2 : &a->residual1;
 }
 
 /* Pre-norm, before the attention: norm1 (n × d_model) = N1(x). */
-static void pass_norm1_pre(Attn *a, const Lesson *l)
+static void pass_norm1_pre(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	norm_rows(&a->X, &a->norm1, &a->norm1_stats, l->block.norm_kind, l->block.eps, &l->block.ln1_gamma,
-	          &l->block.ln1_beta);
+	(void)cfg;
+	norm_rows(&a->X, &a->norm1, &a->norm1_stats, lp->block.norm_kind, lp->block.eps, &lp->block.ln1_gamma,
+	          &lp->block.ln1_beta);
 }
 
 /* residual1 (n × d_model) = x + output: the attention adds to the rows it started from. */
-static void pass_residual1(Attn *a, const Lesson *l)
+static void pass_residual1(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	(void)l;
+	(void)cfg; (void)lp;
 	add_rows(&a->X, &a->output, &a->residual1);
 }
 
 /* Post-norm: norm1 (n × d_model) = N1(residual1). */
-static void pass_norm1_post(Attn *a, const Lesson *l)
+static void pass_norm1_post(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	norm_rows(&a->residual1, &a->norm1, &a->norm1_stats, l->block.norm_kind, l->block.eps, &l->block.ln1_gamma,
-	          &l->block.ln1_beta);
+	(void)cfg;
+	norm_rows(&a->residual1, &a->norm1, &a->norm1_stats, lp->block.norm_kind, lp->block.eps, &lp->block.ln1_gamma,
+	          &lp->block.ln1_beta);
 }
 
 /* Pre-norm, before the FFN: norm2 (n × d_model) = N2(residual1). */
-static void pass_norm2_pre(Attn *a, const Lesson *l)
+static void pass_norm2_pre(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	norm_rows(&a->residual1, &a->norm2, &a->norm2_stats, l->block.norm_kind, l->block.eps, &l->block.ln2_gamma,
-	          &l->block.ln2_beta);
+	(void)cfg;
+	norm_rows(&a->residual1, &a->norm2, &a->norm2_stats, lp->block.norm_kind, lp->block.eps, &lp->block.ln2_gamma,
+	          &lp->block.ln2_beta);
 }
 
 /* ffn_hidden (n × d_ff) = x·W_1 + b_1 (SwiGLU: also ffn_gate = x·W_3 + b_3), every row on its own. */
-static void pass_ffn_hidden(Attn *a, const Lesson *l)
+static void pass_ffn_hidden(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	mat_mul(ffn_input(a), &l->block.W_1, &a->ffn_hidden);
-	add_bias(&a->ffn_hidden, &l->block.b_1);
-	if (l->block.activation == ACT_SWIGLU) {
-		mat_mul(ffn_input(a), &l->block.W_3, &a->ffn_gate);
-		add_bias(&a->ffn_gate, &l->block.b_3);
+	(void)cfg;
+	mat_mul(ffn_input(a), &lp->block.W_1, &a->ffn_hidden);
+	add_bias(&a->ffn_hidden, &lp->block.b_1);
+	if (lp->block.activation == ACT_SWIGLU) {
+		mat_mul(ffn_input(a), &lp->block.W_3, &a->ffn_gate);
+		add_bias(&a->ffn_gate, &lp->block.b_3);
 	}
 }
 
 /* ffn_act (n × d_ff) = relu(h), gelu(h), or silu(h) ⊙ gate, cell by cell. */
-static void pass_activation(Attn *a, const Lesson *l)
+static void pass_activation(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const size_t count = (size_t)a->ffn_hidden.rows * (size_t)a->ffn_hidden.cols;
 
+	(void)cfg;
 	for (size_t i = 0; i < count; i++) {
 		const double h = a->ffn_hidden.a[i];
-		switch (l->block.activation) {
+		switch (lp->block.activation) {
 		case ACT_RELU: a->ffn_act.a[i] = attn_relu(h); break;
 		case ACT_GELU: a->ffn_act.a[i] = attn_gelu(h); break;
 		case ACT_SWIGLU: a->ffn_act.a[i] = attn_silu(h) * a->ffn_gate.a[i]; break;
@@ -735,28 +746,31 @@ static void pass_activation(Attn *a, const Lesson *l)
 }
 
 /* ffn_out (n × d_model) = ffn_act·W_2 + b_2. */
-static void pass_ffn_out(Attn *a, const Lesson *l)
+static void pass_ffn_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	mat_mul(&a->ffn_act, &l->block.W_2, &a->ffn_out);
-	add_bias(&a->ffn_out, &l->block.b_2);
+	(void)cfg;
+	mat_mul(&a->ffn_act, &lp->block.W_2, &a->ffn_out);
+	add_bias(&a->ffn_out, &lp->block.b_2);
 }
 
 /* residual2 (n × d_model) = the FFN's residual input (norm1 post-norm, else residual1) + ffn_out. */
-static void pass_residual2(Attn *a, const Lesson *l)
+static void pass_residual2(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	add_rows(l->block.norm == NORM_POST ? &a->norm1 : &a->residual1, &a->ffn_out, &a->residual2);
+	(void)cfg;
+	add_rows(lp->block.norm == NORM_POST ? &a->norm1 : &a->residual1, &a->ffn_out, &a->residual2);
 }
 
 /* Post-norm: norm2 (n × d_model) = N2(residual2), the layer's output. */
-static void pass_norm2_post(Attn *a, const Lesson *l)
+static void pass_norm2_post(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	norm_rows(&a->residual2, &a->norm2, &a->norm2_stats, l->block.norm_kind, l->block.eps, &l->block.ln2_gamma,
-	          &l->block.ln2_beta);
+	(void)cfg;
+	norm_rows(&a->residual2, &a->norm2, &a->norm2_stats, lp->block.norm_kind, lp->block.eps, &lp->block.ln2_gamma,
+	          &lp->block.ln2_beta);
 }
 
 const Mat *attn_block_output(const Attn *a)
 {
-	const Block *b = &a->lesson->block;
+	const Block *b = &attn_params(a)->block;
 
 	if (!b->present)
 		return &a->output;
@@ -766,9 +780,10 @@ const Mat *attn_block_output(const Attn *a)
 }
 
 /* The last layer of a stack with a final norm: final (n × d_model) = N(the layer's output). */
-static void pass_final_norm(Attn *a, const Lesson *l)
+static void pass_final_norm(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	norm_rows(attn_block_output(a), &a->final, NULL, l->final_kind, l->final_eps, &l->final_gamma, &l->final_beta);
+	(void)lp;
+	norm_rows(attn_block_output(a), &a->final, NULL, cfg->final_kind, cfg->final_eps, &cfg->final_gamma, &cfg->final_beta);
 }
 
 const Mat *attn_layer_output(const Attn *a)

@@ -105,9 +105,9 @@ typedef struct Attn {
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer
 	 * `layer` of `nlayers`, and next is the layer after it (owned).
-	 * lesson then points at view: that layer's parameters with the
-	 * lesson's shared settings and its input rows (the layer before's
-	 * output), every matrix borrowed.
+	 * lesson then points at view: that layer's parameters (view.lp) with
+	 * the lesson's shared settings (view.cfg: model_layer_config) and its
+	 * input rows (the layer before's output), every matrix borrowed.
 	 */
 	int layer, nlayers;
 	struct Attn *next;
@@ -117,7 +117,7 @@ typedef struct Attn {
 	 * An encoder–decoder (lesson.h: Lesson.encoder): on the first link, the
 	 * encoder's own computation (owned), whose final output is the memory
 	 * every cross-attention link reads as its source S. Each link's part
-	 * (self- or cross-attention) and decoder layer are view.part, view.dec_layer.
+	 * (self- or cross-attention) and decoder layer are view.lp.part, view.lp.dec_layer.
 	 */
 	struct Attn *encoder;
 
@@ -150,6 +150,21 @@ typedef struct Attn {
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;
 } Attn;
+
+/*
+ * What a computation was computed from, as the model (model/model.h): the
+ * settings its layer computed with and the layer's own parameters. The
+ * engine and the views read the model through these, not through the
+ * lesson.
+ */
+static inline const ModelConfig *attn_config(const Attn *a)
+{
+	return &a->lesson->cfg;
+}
+static inline const LayerParams *attn_params(const Attn *a)
+{
+	return &a->lesson->lp;
+}
 
 /*
  * Give a's slots for derived matrices their memory now (touched, so that the

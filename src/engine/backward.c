@@ -90,30 +90,31 @@ static int like(Mat *d, const Mat *m)
  */
 static int attention_backward(const Attn *a, AttnGrad *g)
 {
-	const Lesson *l = a->lesson;
-	const int n = l->n, m = l->m, dk = l->d_k, dv = l->d_v;
-	const Mat *Xa = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
-	const Mat *S = l->has_source ? &a->S : Xa;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int n = cfg->n, m = cfg->m, dk = lp->d_k, dv = lp->d_v;
+	const Mat *Xa = lp->block.present && lp->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = cfg->has_source ? &a->S : Xa;
 	/* the scores read what a variant made of q and k (variants.h: reads): its backward turns their gradient back below */
 	const Mat *Qs = attn_slot_const(a, attn_reads(a, AM_Q), 0), *Ks = attn_slot_const(a, attn_reads(a, AM_K), 0);
 
-	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &l->W_o) || like(&g->b_o, &l->b_o) ||
+	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &lp->W_o) || like(&g->b_o, &lp->b_o) ||
 	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
-	    like(&g->W_q, &l->W_q) || like(&g->W_k, &l->W_k) || like(&g->W_v, &l->W_v) || like(&g->b_q, &l->b_q) ||
-	    like(&g->b_k, &l->b_k) || like(&g->b_v, &l->b_v) || like(&g->w_e, &l->w_e) ||
-	    mat_alloc(&g->X, n, Xa->cols) || (l->has_source && mat_alloc(&g->S, m, S->cols)))
+	    like(&g->W_q, &lp->W_q) || like(&g->W_k, &lp->W_k) || like(&g->W_v, &lp->W_v) || like(&g->b_q, &lp->b_q) ||
+	    like(&g->b_k, &lp->b_k) || like(&g->b_v, &lp->b_v) || like(&g->w_e, &lp->w_e) ||
+	    mat_alloc(&g->X, n, Xa->cols) || (cfg->has_source && mat_alloc(&g->S, m, S->cols)))
 		return -1;
 	g->head = calloc((size_t)a->heads, sizeof *g->head);
 	if (g->head == NULL)
 		return -1;
 
 	/* output = concat·W_o + b_o (a copy of concat without W_o) */
-	if (mat_empty(&l->W_o)) {
+	if (mat_empty(&lp->W_o)) {
 		add_into(&g->concat, &g->output);
 	} else {
-		MM_BT(&g->output, &l->W_o, &g->concat);
+		MM_BT(&g->output, &lp->W_o, &g->concat);
 		MM_AT(&a->concat, &g->output, &g->W_o);
-		if (!mat_empty(&l->b_o))
+		if (!mat_empty(&lp->b_o))
 			colsum(&g->output, &g->b_o);
 	}
 
@@ -146,9 +147,9 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] : 0.0;
 			gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
 		}
-		if (l->score == SCORE_ADDITIVE) {
+		if (cfg->score == SCORE_ADDITIVE) {
 			/* s_ij = Σ_c w_e[c] tanh(q_ic + k_jc): ∂s/∂q_ic = ∂s/∂k_jc = w_e[c](1 − tanh²), ∂s/∂w_e[c] = tanh */
-			const double *w_e = &l->w_e.a[h * dk];
+			const double *w_e = &lp->w_e.a[h * dk];
 			for (int i = 0; i < n; i++)
 				for (int j = 0; j < m; j++) {
 					const double ds = gh->scores.a[(size_t)i * m + j];
@@ -175,15 +176,15 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	MM_AT(Xa, &g->Q, &g->W_q);
 	MM_AT(S, &g->K, &g->W_k);
 	MM_AT(S, &g->V, &g->W_v);
-	if (!mat_empty(&l->b_q))
+	if (!mat_empty(&lp->b_q))
 		colsum(&g->Q, &g->b_q);
-	if (!mat_empty(&l->b_k))
+	if (!mat_empty(&lp->b_k))
 		colsum(&g->K, &g->b_k);
-	if (!mat_empty(&l->b_v))
+	if (!mat_empty(&lp->b_v))
 		colsum(&g->V, &g->b_v);
-	MM_BT(&g->Q, &l->W_q, &g->X);
-	MM_BT(&g->K, &l->W_k, l->has_source ? &g->S : &g->X);
-	MM_BT(&g->V, &l->W_v, l->has_source ? &g->S : &g->X);
+	MM_BT(&g->Q, &lp->W_q, &g->X);
+	MM_BT(&g->K, &lp->W_k, cfg->has_source ? &g->S : &g->X);
+	MM_BT(&g->V, &lp->W_v, cfg->has_source ? &g->S : &g->X);
 	return 0;
 }
 
@@ -259,7 +260,7 @@ static double act_grad(Activation act, double h)
  */
 static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 {
-	const Block *b = &a->lesson->block;
+	const Block *b = &attn_params(a)->block;
 	const int swiglu = b->activation == ACT_SWIGLU;
 
 	if (like(&g->ffn_act, &a->ffn_act) || like(&g->ffn_hidden, &a->ffn_hidden) || like(&g->ffn_gate, &a->ffn_gate) ||
@@ -298,9 +299,10 @@ static int copy_of(Mat *dst, const Mat *src)
  */
 static int layer_backward(const Attn *a, AttnGrad *g)
 {
-	const Lesson *l = a->lesson;
-	const Block *b = &l->block;
-	const int n = l->n, d = l->d_model;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const Block *b = &lp->block;
+	const int n = cfg->n, d = cfg->d_model;
 
 	if (mat_alloc(&g->input, a->X.rows, a->X.cols))
 		return -1;
@@ -399,20 +401,20 @@ int attn_backward(Attn *first, double *loss, char **err)
 	{
 		const Lesson *top = first->lesson;
 		double L = 0.0;
-		if (top->backward == BACKWARD_NONE || mat_empty(&top->target) || top->target.rows != y->rows ||
-		    top->target.cols != y->cols) {
+		if (top->cfg.backward == BACKWARD_NONE || mat_empty(&top->cfg.target) || top->cfg.target.rows != y->rows ||
+		    top->cfg.target.cols != y->cols) {
 			*err = str_printf("this lesson has no \"backward\" for the output's shape");
 			return -1;
 		}
 		if (mat_alloc(&dy, y->rows, y->cols))
 			goto oom;
 		for (size_t i = 0; i < (size_t)y->rows * (size_t)y->cols; i++) {
-			if (top->backward == BACKWARD_TARGET) {
-				dy.a[i] = y->a[i] - top->target.a[i];
+			if (top->cfg.backward == BACKWARD_TARGET) {
+				dy.a[i] = y->a[i] - top->cfg.target.a[i];
 				L += 0.5 * dy.a[i] * dy.a[i];
 			} else {
-				dy.a[i] = top->target.a[i];
-				L += top->target.a[i] * y->a[i];
+				dy.a[i] = top->cfg.target.a[i];
+				L += top->cfg.target.a[i] * y->a[i];
 			}
 		}
 		*loss = L;
@@ -428,7 +430,7 @@ int attn_backward(Attn *first, double *loss, char **err)
 		if (mat_alloc(&dy, memory->rows, memory->cols))
 			goto oom;
 		for (a = first; a != NULL; a = a->next)
-			if (a->view.part == PART_CROSS)
+			if (a->view.lp.part == PART_CROSS)
 				add_into(&dy, &a->grad->S);
 		if (chain_backward(first->encoder, &dy) != 0)
 			goto oom;
@@ -461,9 +463,9 @@ static int chain_backward(Attn *first, const Mat *dy_in)
 			/* the final norm: final = N(block output) */
 			const Lesson *v = la->lesson;
 			if (copy_of(&g->final, &dy) || mat_alloc(&g->block_out, la->final.rows, la->final.cols) ||
-			    like(&g->final_gamma, &v->final_gamma) || like(&g->final_beta, &v->final_beta))
+			    like(&g->final_gamma, &v->cfg.final_gamma) || like(&g->final_beta, &v->cfg.final_beta))
 				goto oom;
-			norm_backward(attn_block_output(la), &dy, &v->final_gamma, v->final_kind, v->final_eps, &g->block_out,
+			norm_backward(attn_block_output(la), &dy, &v->cfg.final_gamma, v->cfg.final_kind, v->cfg.final_eps, &g->block_out,
 			              &g->final_gamma, &g->final_beta);
 		} else if (copy_of(&g->block_out, k == n - 1 ? &dy : &layers[k + 1]->grad->input)) {
 			goto oom;

@@ -27,7 +27,7 @@
  */
 static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *which, int *head, int *row, int *col)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
 	int w, h, i, j;
 
 	for (w = 0; w < AM_COUNT; w++)
@@ -36,8 +36,8 @@ static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *w
 			for (i = 0; m != NULL && i < m->rows; i++)
 				for (j = 0; j < m->cols; j++) {
 					const double x = MAT_AT(*m, i, j);
-					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && l->mask_fill_inf &&
-					                    !a->visible[(size_t)i * l->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
+					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && cfg->mask_fill_inf &&
+					                    !a->visible[(size_t)i * cfg->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
 					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
 						*which = (AttnMatrix)w;
 						*head = h;
@@ -65,52 +65,52 @@ static int mat_is(const Mat *m, int rows, int cols)
  * it passes, makes the engine read or write past a matrix. Returns the
  * first part at fault, or NULL.
  */
-static const char *shape_fault(const Lesson *l)
+static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
 	int hdk, hdv, gdk, gdv;
 
-	if (l->heads < 1 || l->heads > LESSON_MAX_HEADS || l->n < 1 || l->n > LESSON_MAX_TOKENS || l->m < 1 ||
-	    l->m > LESSON_MAX_TOKENS || l->d_k < 1 || l->d_k > LESSON_MAX_DIM || l->d_v < 1 || l->d_v > LESSON_MAX_DIM ||
-	    l->d_out < 1 || l->d_out > LESSON_MAX_DIM)
+	if (lp->heads < 1 || lp->heads > LESSON_MAX_HEADS || cfg->n < 1 || cfg->n > LESSON_MAX_TOKENS || cfg->m < 1 ||
+	    cfg->m > LESSON_MAX_TOKENS || lp->d_k < 1 || lp->d_k > LESSON_MAX_DIM || lp->d_v < 1 || lp->d_v > LESSON_MAX_DIM ||
+	    lp->d_out < 1 || lp->d_out > LESSON_MAX_DIM)
 		return "sizes";
-	if (l->kv_heads < 1 || l->heads % l->kv_heads != 0)
+	if (lp->kv_heads < 1 || lp->heads % lp->kv_heads != 0)
 		return "kv_heads";
-	hdk = l->heads * l->d_k;
-	hdv = l->heads * l->d_v;
-	gdk = l->kv_heads * l->d_k;
-	gdv = l->kv_heads * l->d_v;
-	if (!mat_is(&l->input, l->n, l->d_model))
+	hdk = lp->heads * lp->d_k;
+	hdv = lp->heads * lp->d_v;
+	gdk = lp->kv_heads * lp->d_k;
+	gdv = lp->kv_heads * lp->d_v;
+	if (!mat_is(&cfg->input, cfg->n, cfg->d_model))
 		return "X";
-	if (l->has_source ? !mat_is(&l->source_input, l->m, l->d_src) : (l->m != l->n || l->d_src != l->d_model))
+	if (cfg->has_source ? !mat_is(&cfg->source_input, cfg->m, cfg->d_src) : (cfg->m != cfg->n || cfg->d_src != cfg->d_model))
 		return "source.X";
-	if (!mat_is(&l->W_q, l->d_model, hdk))
+	if (!mat_is(&lp->W_q, cfg->d_model, hdk))
 		return "W_q";
-	if (!mat_is(&l->W_k, l->d_src, gdk))
+	if (!mat_is(&lp->W_k, cfg->d_src, gdk))
 		return "W_k";
-	if (!mat_is(&l->W_v, l->d_src, gdv))
+	if (!mat_is(&lp->W_v, cfg->d_src, gdv))
 		return "W_v";
-	if ((!mat_empty(&l->b_q) && !mat_is(&l->b_q, 1, hdk)) || (!mat_empty(&l->b_k) && !mat_is(&l->b_k, 1, gdk)) ||
-	    (!mat_empty(&l->b_v) && !mat_is(&l->b_v, 1, gdv)) || (!mat_empty(&l->b_o) && !mat_is(&l->b_o, 1, l->d_out)))
+	if ((!mat_empty(&lp->b_q) && !mat_is(&lp->b_q, 1, hdk)) || (!mat_empty(&lp->b_k) && !mat_is(&lp->b_k, 1, gdk)) ||
+	    (!mat_empty(&lp->b_v) && !mat_is(&lp->b_v, 1, gdv)) || (!mat_empty(&lp->b_o) && !mat_is(&lp->b_o, 1, lp->d_out)))
 		return "biases";
 	for (int v = 0; v < attn_variant_count; v++) {
-		const char *fault = attn_variants[v]->fault != NULL ? attn_variants[v]->fault(l) : NULL;
+		const char *fault = attn_variants[v]->fault != NULL ? attn_variants[v]->fault(cfg, lp) : NULL;
 		if (fault != NULL)
 			return fault;
 	}
-	if (mat_empty(&l->W_o) ? l->d_out != hdv : !mat_is(&l->W_o, hdv, l->d_out))
+	if (mat_empty(&lp->W_o) ? lp->d_out != hdv : !mat_is(&lp->W_o, hdv, lp->d_out))
 		return "W_o";
-	if (l->score == SCORE_ADDITIVE && !mat_is(&l->w_e, 1, hdk))
+	if (cfg->score == SCORE_ADDITIVE && !mat_is(&lp->w_e, 1, hdk))
 		return "w_e";
-	if (((l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW) && l->n != l->m) ||
-	    (l->mask == MASK_PADDING && !mat_is(&l->mask_matrix, 1, l->m)) ||
-	    (l->mask == MASK_MATRIX && !mat_is(&l->mask_matrix, l->n, l->m)) || (l->mask == MASK_WINDOW && l->window < 1) ||
-	    (l->mask == MASK_LIST && (l->nmasks < 1 || l->masks == NULL)))
+	if (((cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW) && cfg->n != cfg->m) ||
+	    (cfg->mask == MASK_PADDING && !mat_is(&cfg->mask_matrix, 1, cfg->m)) ||
+	    (cfg->mask == MASK_MATRIX && !mat_is(&cfg->mask_matrix, cfg->n, cfg->m)) || (cfg->mask == MASK_WINDOW && cfg->window < 1) ||
+	    (cfg->mask == MASK_LIST && (cfg->nmasks < 1 || cfg->masks == NULL)))
 		return "mask";
-	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++) {
-		const MaskPart *p = &l->masks[k];
-		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && l->n != l->m) ||
-		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, l->m)) ||
-		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, l->n, l->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
+	for (int k = 0; cfg->mask == MASK_LIST && k < cfg->nmasks; k++) {
+		const MaskPart *p = &cfg->masks[k];
+		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && cfg->n != cfg->m) ||
+		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, cfg->m)) ||
+		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, cfg->n, cfg->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
 		    p->kind == MASK_NONE || p->kind == MASK_LIST)
 			return "mask";
 	}
@@ -136,7 +136,7 @@ static double kept_numbers(Attn *a, AttnMatrix w, int h)
 	const Mat *m = attn_slot(a, w, h);
 
 	if (attn_derived(w))
-		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)a->lesson->n * a->lesson->m
+		return matrix_present(&a->shape, w, NULL) && !mat_empty(&a->head[h].scores) ? (double)attn_config(a)->n * attn_config(a)->m
 		                                                                            : 0;
 	return (double)m->rows * m->cols;
 }
@@ -144,10 +144,10 @@ static double kept_numbers(Attn *a, AttnMatrix w, int h)
 /* A copy of derived matrix w of head h, as it is now, into to (empty). Returns 0 or -1. */
 static int derived_copy(Attn *a, AttnMatrix w, int h, Mat *to)
 {
-	if (mat_alloc_whole(to, a->lesson->n, a->lesson->m) != 0)
+	if (mat_alloc_whole(to, attn_config(a)->n, attn_config(a)->m) != 0)
 		return -1;
-	for (int i = 0; i < a->lesson->n; i++)
-		attn_derived_row(a, w, h, i, &to->a[(size_t)i * a->lesson->m], a->lesson->m);
+	for (int i = 0; i < attn_config(a)->n; i++)
+		attn_derived_row(a, w, h, i, &to->a[(size_t)i * attn_config(a)->m], attn_config(a)->m);
 	return 0;
 }
 
@@ -307,7 +307,7 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 		}
 		progress_tell(a, st);
 		t0 = clock_ms();
-		kernel(a, l);
+		kernel(a, &l->cfg, &l->lp);
 		if (!checks_itself(st))
 			a->nonfinite |= stage_nonfinite(a, st);
 		a->stage_ms[st] = clock_ms() - t0;
@@ -353,7 +353,7 @@ static char *overflow_error(Attn *a, const unsigned char *only)
 /* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
 static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 {
-	const char *fault = shape_fault(l), *unmapped = attn_storage_fault();
+	const char *fault = shape_fault(&l->cfg, &l->lp), *unmapped = attn_storage_fault();
 
 	*err = NULL;
 	if (a == NULL)
@@ -366,34 +366,34 @@ static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 	}
 	if (fault != NULL) {
 		*err = str_printf("cannot compute: the lesson's %s does not fit its sizes (n = %d, m = %d, heads = %d); "
-		                  "nothing was computed", fault, l->n, l->m, l->heads);
+		                  "nothing was computed", fault, l->cfg.n, l->cfg.m, l->lp.heads);
 		attn_free(a);
 		return NULL;
 	}
 	a->lesson = l;
 	lesson_shape(l, &a->shape);
 	if (lesson_count_numbers(l) > (double)LESSON_MAX_NUMBERS ||
-	    (l->score == SCORE_ADDITIVE && (double)l->n * l->m * l->heads * l->d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
+	    (l->cfg.score == SCORE_ADDITIVE && (double)l->cfg.n * l->cfg.m * l->lp.heads * l->lp.d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
 		*err = str_printf("the lesson with its computation would hold %.0f numbers (limit %ld, LESSON_MAX_NUMBERS), "
 		                  "or its additive scores take over %ld tanh terms (LESSON_MAX_ADDITIVE_TERMS)",
 		                  lesson_count_numbers(l), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
 		attn_free(a);
 		return NULL;
 	}
-	switch (l->scale) {
-	case SCALE_SQRT_DK: a->factor = 1.0 / sqrt((double)l->d_k); break;
+	switch (l->cfg.scale) {
+	case SCALE_SQRT_DK: a->factor = 1.0 / sqrt((double)l->lp.d_k); break;
 	case SCALE_NONE: a->factor = 1.0; break;
-	case SCALE_VALUE: a->factor = l->scale_value; break;
+	case SCALE_VALUE: a->factor = l->cfg.scale_value; break;
 	}
-	a->heads = l->heads;
-	a->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
+	a->heads = l->lp.heads;
+	a->kv_heads = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads;
 	for (int v = 0; v < attn_variant_count; v++)
-		if (attn_variants[v]->setup != NULL && attn_variant_on(a, attn_variants[v]) && attn_variants[v]->setup(a, l) != 0)
+		if (attn_variants[v]->setup != NULL && attn_variant_on(a, attn_variants[v]) && attn_variants[v]->setup(a, &l->cfg, &l->lp) != 0)
 			goto oom;
-	a->head = calloc((size_t)l->heads, sizeof *a->head);
+	a->head = calloc((size_t)l->lp.heads, sizeof *a->head);
 	a->cache = calloc(1, sizeof *a->cache);
-	a->visible = malloc((size_t)l->n * (size_t)l->m);
-	a->row_all_masked = calloc((size_t)l->n, 1);
+	a->visible = malloc((size_t)l->cfg.n * (size_t)l->cfg.m);
+	a->row_all_masked = calloc((size_t)l->cfg.n, 1);
 	if (a->head == NULL || a->cache == NULL || a->visible == NULL || a->row_all_masked == NULL ||
 	    attn_alloc_matrices(a) != 0)
 		goto oom;
@@ -420,51 +420,22 @@ oom:
  */
 static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memory, Lesson *v)
 {
-	*v = *lesson_layer_const(l, i);
+	const Lesson *own = lesson_layer_const(l, i);
+
+	*v = *own;
+	model_layer_config(&l->cfg, &own->cfg, i, l->nlayers, l->encoder != NULL, input, &v->cfg);
+	/* the course the view is read with: the whole lesson's */
 	v->path = l->path;
 	v->title = l->title;
 	v->summary = l->summary;
 	v->version = l->version;
-	v->tokens = l->tokens;
-	v->n = l->n;
-	v->input = *input;
-	v->positional = i == 0 ? l->positional : POS_NONE;
-	v->score = l->score;
-	v->scale = l->scale;
-	v->scale_value = l->scale_value;
-	v->scale_explicit = l->scale_explicit;
-	v->mask = l->mask;
-	v->mask_matrix = l->mask_matrix;
-	v->window = l->window;
-	v->nmasks = l->nmasks;
-	v->masks = l->masks;
-	for (int k = 0; k < attn_variant_count; k++)
-		if (attn_variants[k]->share != NULL)
-			attn_variants[k]->share(v, l);
-	v->mask_fill_inf = l->mask_fill_inf;
-	v->mask_fill = l->mask_fill;
-	if (l->encoder != NULL) { /* an encoder–decoder's links keep their own masks */
-		const Lesson *own = lesson_layer_const(l, i);
-		v->mask = own->mask;
-		v->mask_matrix = own->mask_matrix;
-		v->window = own->window;
-		v->nmasks = own->nmasks;
-		v->masks = own->masks;
-	}
 	v->nsteps = l->nsteps;
 	v->steps = l->steps;
 	v->compare = NULL;
 	v->nlayers = 0;
 	v->layer = NULL;
-	v->has_final_norm = i == l->nlayers - 1 && l->has_final_norm;
-	v->final_gamma = l->final_gamma;
-	v->final_beta = l->final_beta;
-	v->final_kind = l->final_kind;
-	v->final_eps = l->final_eps;
-	v->backward = l->backward;
-	v->target = l->target;
-	if (v->part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
-		v->source_input = *memory;
+	if (v->lp.part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
+		v->cfg.source_input = *memory;
 }
 
 static Attn *compute_chain(const Lesson *l, char **err);
@@ -484,7 +455,7 @@ Attn *attn_compute(const Lesson *l, char **err)
 static Attn *compute_chain(const Lesson *l, char **err)
 {
 	Attn *first = NULL, **link = &first, *enc = NULL;
-	const Mat *input = &l->input, *dec_input = NULL, *memory = NULL;
+	const Mat *input = &l->cfg.input, *dec_input = NULL, *memory = NULL;
 
 	if (l->nlayers == 0)
 		return compute_one(calloc(1, sizeof(Attn)), l, err);
@@ -498,7 +469,7 @@ static Attn *compute_chain(const Lesson *l, char **err)
 		}
 		memory = attn_final_output(enc);
 		/* the decoder's loss reaches the encoder through the memory: its links have gradients (and backward stages) too */
-		if (l->backward != BACKWARD_NONE)
+		if (l->cfg.backward != BACKWARD_NONE)
 			for (Attn *e = enc; e != NULL; e = e->next)
 				e->shape.features |= FEAT_BACKWARD;
 	}
@@ -548,11 +519,11 @@ int attn_same_bits(const Mat *x, const Mat *y)
 /* The same window and list of masks (the single mask's kind and matrix are compared with the other settings). */
 static int same_masks(const Lesson *x, const Lesson *y)
 {
-	if (x->window != y->window || x->nmasks != y->nmasks)
+	if (x->cfg.window != y->cfg.window || x->cfg.nmasks != y->cfg.nmasks)
 		return 0;
-	for (int k = 0; k < x->nmasks; k++)
-		if (x->masks[k].kind != y->masks[k].kind || x->masks[k].window != y->masks[k].window ||
-		    !attn_same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
+	for (int k = 0; k < x->cfg.nmasks; k++)
+		if (x->cfg.masks[k].kind != y->cfg.masks[k].kind || x->cfg.masks[k].window != y->cfg.masks[k].window ||
+		    !attn_same_bits(&x->cfg.masks[k].matrix, &y->cfg.masks[k].matrix))
 			return 0;
 	return 1;
 }
@@ -561,7 +532,7 @@ static int same_masks(const Lesson *x, const Lesson *y)
 static int same_variants(const Lesson *x, const Lesson *y)
 {
 	for (int k = 0; k < attn_variant_count; k++)
-		if (attn_variants[k]->same != NULL && !attn_variants[k]->same(x, y))
+		if (attn_variants[k]->same != NULL && !attn_variants[k]->same(&x->cfg, &x->lp, &y->cfg, &y->lp))
 			return 0;
 	return 1;
 }
@@ -569,21 +540,21 @@ static int same_variants(const Lesson *x, const Lesson *y)
 static int same_settings(const Lesson *x, const Lesson *y)
 {
 	LessonShape sx, sy;
-	const Block *bx = &x->block, *by = &y->block;
+	const Block *bx = &x->lp.block, *by = &y->lp.block;
 
 	lesson_shape(x, &sx);
 	lesson_shape(y, &sy);
-	return memcmp(&sx, &sy, sizeof sx) == 0 && x->n == y->n && x->m == y->m && x->d_model == y->d_model &&
-	       x->d_src == y->d_src && x->heads == y->heads && x->d_k == y->d_k && x->d_v == y->d_v &&
-	       x->d_out == y->d_out && x->has_source == y->has_source && x->positional == y->positional &&
-	       x->score == y->score && x->scale == y->scale && attn_same_bits(&(Mat){ 1, 1, (double *)&x->scale_value },
-	                                                                 &(Mat){ 1, 1, (double *)&y->scale_value }) &&
-	       x->mask == y->mask && x->mask_fill_inf == y->mask_fill_inf && x->mask_fill == y->mask_fill &&
-	       attn_same_bits(&x->mask_matrix, &y->mask_matrix) && x->backward == y->backward && bx->present == by->present &&
+	return memcmp(&sx, &sy, sizeof sx) == 0 && x->cfg.n == y->cfg.n && x->cfg.m == y->cfg.m && x->cfg.d_model == y->cfg.d_model &&
+	       x->cfg.d_src == y->cfg.d_src && x->lp.heads == y->lp.heads && x->lp.d_k == y->lp.d_k && x->lp.d_v == y->lp.d_v &&
+	       x->lp.d_out == y->lp.d_out && x->cfg.has_source == y->cfg.has_source && x->cfg.positional == y->cfg.positional &&
+	       x->cfg.score == y->cfg.score && x->cfg.scale == y->cfg.scale && attn_same_bits(&(Mat){ 1, 1, (double *)&x->cfg.scale_value },
+	                                                                 &(Mat){ 1, 1, (double *)&y->cfg.scale_value }) &&
+	       x->cfg.mask == y->cfg.mask && x->cfg.mask_fill_inf == y->cfg.mask_fill_inf && x->cfg.mask_fill == y->cfg.mask_fill &&
+	       attn_same_bits(&x->cfg.mask_matrix, &y->cfg.mask_matrix) && x->cfg.backward == y->cfg.backward && bx->present == by->present &&
 	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
 	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
-	       x->has_final_norm == y->has_final_norm && x->final_kind == y->final_kind && x->final_eps == y->final_eps &&
-	       x->kv_heads == y->kv_heads &&
+	       x->cfg.has_final_norm == y->cfg.has_final_norm && x->cfg.final_kind == y->cfg.final_kind && x->cfg.final_eps == y->cfg.final_eps &&
+	       x->lp.kv_heads == y->lp.kv_heads &&
 	       same_masks(x, y) && same_variants(x, y);
 }
 
@@ -628,7 +599,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	for (a = first; a != NULL; prev = a, a = a->next) {
 		Lesson v;
 		if (l->nlayers > 0)
-			layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL, &v);
+			layer_view(l, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL, &v);
 		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
 			return 1;
 	}
@@ -652,7 +623,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 				}
 			}
 			if (l->nlayers > 0)
-				layer_view(l, a->layer, a->layer == 0 ? &l->input : attn_layer_output(prev), NULL,
+				layer_view(l, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL,
 				           pass == 0 ? &plan_view : &a->view);
 			if (pass == 1) {
 				a->lesson = l->nlayers > 0 ? &a->view : l;
@@ -685,7 +656,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 			}
 		}
 	}
-	if (l->backward != BACKWARD_NONE) {
+	if (l->cfg.backward != BACKWARD_NONE) {
 		double loss;
 		if (attn_backward(first, &loss, err) != 0) {
 			keep_drop(&k);
@@ -741,7 +712,7 @@ Attn *attn_compute_all(const Lesson *l, char **err)
 	Attn *a = attn_compute(l, err);
 	double loss;
 
-	if (a != NULL && l->backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
+	if (a != NULL && l->cfg.backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
 		attn_free(a);
 		return NULL;
 	}
@@ -754,25 +725,25 @@ Attn *attn_compute_all(const Lesson *l, char **err)
 static const struct {
 	size_t param, grad;
 } params[] = {
-	{ offsetof(Lesson, W_q), offsetof(AttnGrad, W_q) },
-	{ offsetof(Lesson, W_k), offsetof(AttnGrad, W_k) },
-	{ offsetof(Lesson, W_v), offsetof(AttnGrad, W_v) },
-	{ offsetof(Lesson, W_o), offsetof(AttnGrad, W_o) },
-	{ offsetof(Lesson, w_e), offsetof(AttnGrad, w_e) },
-	{ offsetof(Lesson, b_q), offsetof(AttnGrad, b_q) },
-	{ offsetof(Lesson, b_k), offsetof(AttnGrad, b_k) },
-	{ offsetof(Lesson, b_v), offsetof(AttnGrad, b_v) },
-	{ offsetof(Lesson, b_o), offsetof(AttnGrad, b_o) },
-	{ offsetof(Lesson, block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
-	{ offsetof(Lesson, block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
-	{ offsetof(Lesson, block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },
-	{ offsetof(Lesson, block.ln2_beta), offsetof(AttnGrad, ln2_beta) },
-	{ offsetof(Lesson, block.W_1), offsetof(AttnGrad, W_1) },
-	{ offsetof(Lesson, block.b_1), offsetof(AttnGrad, b_1) },
-	{ offsetof(Lesson, block.W_3), offsetof(AttnGrad, W_3) },
-	{ offsetof(Lesson, block.b_3), offsetof(AttnGrad, b_3) },
-	{ offsetof(Lesson, block.W_2), offsetof(AttnGrad, W_2) },
-	{ offsetof(Lesson, block.b_2), offsetof(AttnGrad, b_2) },
+	{ offsetof(Lesson, lp.W_q), offsetof(AttnGrad, W_q) },
+	{ offsetof(Lesson, lp.W_k), offsetof(AttnGrad, W_k) },
+	{ offsetof(Lesson, lp.W_v), offsetof(AttnGrad, W_v) },
+	{ offsetof(Lesson, lp.W_o), offsetof(AttnGrad, W_o) },
+	{ offsetof(Lesson, lp.w_e), offsetof(AttnGrad, w_e) },
+	{ offsetof(Lesson, lp.b_q), offsetof(AttnGrad, b_q) },
+	{ offsetof(Lesson, lp.b_k), offsetof(AttnGrad, b_k) },
+	{ offsetof(Lesson, lp.b_v), offsetof(AttnGrad, b_v) },
+	{ offsetof(Lesson, lp.b_o), offsetof(AttnGrad, b_o) },
+	{ offsetof(Lesson, lp.block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
+	{ offsetof(Lesson, lp.block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
+	{ offsetof(Lesson, lp.block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },
+	{ offsetof(Lesson, lp.block.ln2_beta), offsetof(AttnGrad, ln2_beta) },
+	{ offsetof(Lesson, lp.block.W_1), offsetof(AttnGrad, W_1) },
+	{ offsetof(Lesson, lp.block.b_1), offsetof(AttnGrad, b_1) },
+	{ offsetof(Lesson, lp.block.W_3), offsetof(AttnGrad, W_3) },
+	{ offsetof(Lesson, lp.block.b_3), offsetof(AttnGrad, b_3) },
+	{ offsetof(Lesson, lp.block.W_2), offsetof(AttnGrad, W_2) },
+	{ offsetof(Lesson, lp.block.b_2), offsetof(AttnGrad, b_2) },
 };
 _Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
 
@@ -809,8 +780,8 @@ static void step_params(Lesson *l, const Attn *first, double lr)
 		for (int i = 0; i < n; i++)
 			descend(param[i], grad[i], lr);
 		if (a->next == NULL) {
-			descend(&l->final_gamma, &a->grad->final_gamma, lr);
-			descend(&l->final_beta, &a->grad->final_beta, lr);
+			descend(&l->cfg.final_gamma, &a->grad->final_gamma, lr);
+			descend(&l->cfg.final_beta, &a->grad->final_beta, lr);
 		}
 	}
 	if (l->encoder != NULL && first->encoder != NULL)

@@ -25,10 +25,12 @@ const char *attn_grad_storage_fault(void); /* the same for the gradients (matric
 
 /*
  * One pass per stage: writes the matrices that stage makes into storage
- * already allocated to the catalogue's shapes. NULL: the stage computes
- * nothing (a view of other matrices).
+ * already allocated to the catalogue's shapes, from the model alone (the
+ * settings the layer computes with, cfg, and its parameters, lp: model.h),
+ * never the course. NULL: the stage computes nothing (a view of other
+ * matrices).
  */
-typedef void (*StageKernel)(Attn *a, const Lesson *l);
+typedef void (*StageKernel)(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
 StageKernel attn_stage_kernel(Stage st);
 
 /*

@@ -153,11 +153,11 @@ static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows
  */
 static cJSON *dump_decode(const Attn *a)
 {
-	const Lesson *l = a->lesson;
-	const int window = lesson_mask_window(l);
+	const ModelConfig *cfg = attn_config(a);
+	const int window = model_mask_window(cfg);
 	cJSON *list = cJSON_CreateArray();
 
-	for (int t = 0; list != NULL && t < l->n; t++) {
+	for (int t = 0; list != NULL && t < cfg->n; t++) {
 		const int lo = attn_window_first(t, window), len = t - lo + 1;
 		cJSON *o = cJSON_CreateObject(), *heads;
 		if (o == NULL || !cJSON_AddItemToArray(list, o)) {
@@ -182,7 +182,7 @@ static cJSON *dump_decode(const Attn *a)
 				goto fail;
 		}
 		if (add_block(o, "output", &a->dec_output, t, 1, 0, a->dec_output.cols) ||
-		    (!mat_empty(&a->dec_layer_out) && add_block(o, "layer_output", &a->dec_layer_out, t, 1, 0, l->d_model)))
+		    (!mat_empty(&a->dec_layer_out) && add_block(o, "layer_output", &a->dec_layer_out, t, 1, 0, cfg->d_model)))
 			goto fail;
 	}
 	return list;
@@ -198,8 +198,9 @@ fail:
  */
 static cJSON *dump_flash(const Attn *a)
 {
-	const Lesson *l = a->lesson;
-	const int bq = l->flash_bq, bk = l->flash_bk, nkb = (l->m + bk - 1) / bk, dv = l->d_v;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int bq = cfg->flash_bq, bk = cfg->flash_bk, nkb = (cfg->m + bk - 1) / bk, dv = lp->d_v;
 	cJSON *o = cJSON_CreateObject(), *heads;
 
 	if (o == NULL || add_number(o, "block_q", bq) || add_number(o, "block_k", bk) ||
@@ -214,9 +215,9 @@ static cJSON *dump_flash(const Attn *a)
 		}
 		if ((tiles = cJSON_AddArrayToObject(ho, "tiles")) == NULL)
 			goto fail;
-		for (int qb = 0; qb * bq < l->n; qb++)
+		for (int qb = 0; qb * bq < cfg->n; qb++)
 			for (int kb = 0; kb < nkb; kb++) {
-				const int q0 = qb * bq, rows = q0 + bq <= l->n ? bq : l->n - q0;
+				const int q0 = qb * bq, rows = q0 + bq <= cfg->n ? bq : cfg->n - q0;
 				cJSON *t;
 				if (attn_flash_skipped(a, qb, kb))
 					continue;
@@ -336,7 +337,7 @@ static int add_attention(cJSON *o, const Attn *a)
 	       add_reads(o, a) ||
 	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) ||
 	       add_matrix(o, "output", &a->output) ||
-	       (a->lesson->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)));
+	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)));
 }
 
 /*
@@ -347,7 +348,9 @@ static int add_attention(cJSON *o, const Attn *a)
 static cJSON *dump_layer(const Attn *a)
 {
 	const Lesson *l = a->lesson;
-	const Block *b = &l->block;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const Block *b = &lp->block;
 	cJSON *o = cJSON_CreateObject(), *at;
 	static const struct { const char *key; AttnMatrix m; } params[] = {
 		{ "W_q", AM_W_Q }, { "W_k", AM_W_K }, { "W_v", AM_W_V }, { "W_o", AM_W_O },
@@ -365,14 +368,14 @@ static cJSON *dump_layer(const Attn *a)
 	};
 	size_t i;
 
-	if (o == NULL || add_number(o, "h", l->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
-	    add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	if (o == NULL || add_number(o, "h", lp->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	    add_number(o, "d_k", lp->d_k) || add_number(o, "d_v", lp->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, l))
 		goto fail;
 	for (i = 0; i < sizeof params / sizeof params[0]; i++)
 		if (attn_matrix(a, params[i].m, 0) != NULL && add_matrix(o, params[i].key, attn_matrix(a, params[i].m, 0)))
 			goto fail;
-	if (l->score == SCORE_ADDITIVE && add_vector(o, "w_e", &l->w_e))
+	if (cfg->score == SCORE_ADDITIVE && add_vector(o, "w_e", &lp->w_e))
 		goto fail;
 	if (b->has_ffn && (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
 	                   (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
@@ -380,7 +383,7 @@ static cJSON *dump_layer(const Attn *a)
 	for (i = 0; i < sizeof vectors / sizeof vectors[0]; i++)
 		if (attn_matrix(a, vectors[i].m, 0) != NULL && add_vector(o, vectors[i].key, attn_matrix(a, vectors[i].m, 0)))
 			goto fail;
-	if (add_matrix(o, "input", &l->input))
+	if (add_matrix(o, "input", &cfg->input))
 		goto fail;
 	at = cJSON_AddObjectToObject(o, "attn");
 	if (at == NULL || add_attention(at, a))
@@ -390,7 +393,7 @@ static cJSON *dump_layer(const Attn *a)
 			goto fail;
 	if (add_matrix(o, "output", attn_block_output(a)))
 		goto fail;
-	if (l->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
+	if (cfg->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
 		goto fail;
 	return o;
 fail:
@@ -476,7 +479,7 @@ static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
 {
 	for (const Attn *x = a; x != NULL; x = x->next) {
 		cJSON *j;
-		if (x->view.part == PART_SELF && x->next != NULL) {
+		if (x->view.lp.part == PART_SELF && x->next != NULL) {
 			j = dump_dec_layer(one(x), one(x->next));
 			x = x->next;
 		} else {
@@ -494,11 +497,12 @@ static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
 static cJSON *dump_block(const Attn *a, char **err)
 {
 	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
 	cJSON *o = cJSON_CreateObject(), *layers, *rows;
 	if (o == NULL || add_number(o, "attnviz", l->version) ||
-	    !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) || add_number(o, "n", l->n) ||
-	    add_number(o, "d_model", l->d_model) || add_number(o, "layers_count", a->nlayers > 0 ? a->nlayers : 1) ||
-	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)) || add_matrix(o, "input", &l->input) ||
+	    !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) || add_number(o, "n", cfg->n) ||
+	    add_number(o, "d_model", cfg->d_model) || add_number(o, "layers_count", a->nlayers > 0 ? a->nlayers : 1) ||
+	    !cJSON_AddItemToObject(o, "tokens", dump_strings(cfg->tokens, cfg->n)) || add_matrix(o, "input", &cfg->input) ||
 	    (!mat_empty(&a->PE) && add_matrix(o, "PE", &a->PE)) || add_matrix(o, "X", &a->X))
 		goto oom;
 	layers = cJSON_AddArrayToObject(o, "layers");
@@ -518,7 +522,7 @@ static cJSON *dump_block(const Attn *a, char **err)
 	rows = cJSON_AddArrayToObject(o, "row_all_masked");
 	if (rows == NULL)
 		goto oom;
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < cfg->n; i++)
 		if (a->row_all_masked[i] && !cJSON_AddItemToArray(rows, cJSON_CreateNumber(i)))
 			goto oom;
 	return o;
@@ -624,7 +628,7 @@ static int add_stack_grad(cJSON *g, const Attn *a)
  */
 static int add_backward(cJSON *o, const Attn *a)
 {
-	const Lesson *l = a->lesson;
+	const LayerParams *lp = attn_params(a);
 	const Attn *last = a;
 	cJSON *g;
 
@@ -634,7 +638,7 @@ static int add_backward(cJSON *o, const Attn *a)
 		last = last->next;
 	if (add_number(o, "loss", a->loss) || (g = cJSON_AddObjectToObject(o, "grad")) == NULL)
 		return -1;
-	if (l->block.present || a->nlayers > 0) {
+	if (lp->block.present || a->nlayers > 0) {
 		if (add_stack_grad(g, a) != 0)
 			return -1;
 	} else if (add_attention_grad(g, a) || add_matrix(g, "X", &a->grad->X) || add_grad(g, "S", &a->grad->S, 0)) {
@@ -652,11 +656,13 @@ static int add_backward(cJSON *o, const Attn *a)
 cJSON *dump_attn(const Attn *a, char **err)
 {
 	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	cJSON *o, *rows;
 	int i;
 
 	*err = NULL;
-	if (l->block.present || a->nlayers > 0) {
+	if (lp->block.present || a->nlayers > 0) {
 		o = dump_block(a, err);
 		if (o != NULL && add_backward(o, a) != 0) {
 			cJSON_Delete(o);
@@ -673,32 +679,32 @@ cJSON *dump_attn(const Attn *a, char **err)
 	if (o == NULL)
 		goto oom;
 	if (add_number(o, "attnviz", l->version > 0 ? l->version : 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
-	    add_number(o, "n", l->n) || add_number(o, "m", l->m) || add_number(o, "d_model", l->d_model) ||
-	    add_number(o, "h", l->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
-	    add_number(o, "d_k", l->d_k) || add_number(o, "d_v", l->d_v) ||
+	    add_number(o, "n", cfg->n) || add_number(o, "m", cfg->m) || add_number(o, "d_model", cfg->d_model) ||
+	    add_number(o, "h", lp->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	    add_number(o, "d_k", lp->d_k) || add_number(o, "d_v", lp->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, l) ||
-	    !cJSON_AddItemToObject(o, "tokens", dump_strings(l->tokens, l->n)))
+	    !cJSON_AddItemToObject(o, "tokens", dump_strings(cfg->tokens, cfg->n)))
 		goto oom;
-	if (l->has_source && !cJSON_AddItemToObject(o, "source_tokens", dump_strings(l->source_tokens, l->m)))
+	if (cfg->has_source && !cJSON_AddItemToObject(o, "source_tokens", dump_strings(cfg->source_tokens, cfg->m)))
 		goto oom;
-	if (add_matrix(o, "W_q", &l->W_q) || add_matrix(o, "W_k", &l->W_k) || add_matrix(o, "W_v", &l->W_v))
+	if (add_matrix(o, "W_q", &lp->W_q) || add_matrix(o, "W_k", &lp->W_k) || add_matrix(o, "W_v", &lp->W_v))
 		goto oom;
-	if (!mat_empty(&l->W_o) && add_matrix(o, "W_o", &l->W_o))
+	if (!mat_empty(&lp->W_o) && add_matrix(o, "W_o", &lp->W_o))
 		goto oom;
-	if (l->score == SCORE_ADDITIVE &&
-	    !cJSON_AddItemToObject(o, "w_e", jw_numbers(l->w_e.a, l->w_e.cols)))
+	if (cfg->score == SCORE_ADDITIVE &&
+	    !cJSON_AddItemToObject(o, "w_e", jw_numbers(lp->w_e.a, lp->w_e.cols)))
 		goto oom;
-	if (add_vector(o, "b_q", &l->b_q) || add_vector(o, "b_k", &l->b_k) || add_vector(o, "b_v", &l->b_v) ||
-	    add_vector(o, "b_o", &l->b_o))
+	if (add_vector(o, "b_q", &lp->b_q) || add_vector(o, "b_k", &lp->b_k) || add_vector(o, "b_v", &lp->b_v) ||
+	    add_vector(o, "b_o", &lp->b_o))
 		goto oom;
-	if (add_matrix(o, "input", &l->input))
+	if (add_matrix(o, "input", &cfg->input))
 		goto oom;
 	if (!mat_empty(&a->PE) && add_matrix(o, "PE", &a->PE))
 		goto oom;
 	if (add_matrix(o, "X", &a->X))
 		goto oom;
-	if (l->has_source) {
-		if (add_matrix(o, "source_input", &l->source_input) ||
+	if (cfg->has_source) {
+		if (add_matrix(o, "source_input", &cfg->source_input) ||
 		    (!mat_empty(&a->PE_src) && add_matrix(o, "PE_src", &a->PE_src)) || add_matrix(o, "S", &a->S))
 			goto oom;
 	}
@@ -711,14 +717,14 @@ cJSON *dump_attn(const Attn *a, char **err)
 	if (add_matrix(o, "concat", &a->concat) ||
 	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))
 		goto oom;
-	if (l->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)))
+	if (cfg->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)))
 		goto oom;
-	if (l->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
+	if (cfg->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
 		goto oom;
 	rows = cJSON_AddArrayToObject(o, "row_all_masked");
 	if (rows == NULL)
 		goto oom;
-	for (i = 0; i < l->n; i++)
+	for (i = 0; i < cfg->n; i++)
 		if (a->row_all_masked[i] && !cJSON_AddItemToArray(rows, cJSON_CreateNumber(i)))
 			goto oom;
 	if (add_backward(o, a) != 0)

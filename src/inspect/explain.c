@@ -30,63 +30,64 @@ static double explain_product(StrBuf *b, const Mat *A, int row, const Mat *B, in
 
 static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	/* Q and K, or what a variant made of them for the scores (variants.h: reads) */
 	const AttnMatrix qw = attn_reads(a, AM_Q), kw = attn_reads(a, AM_K);
 	const Mat *Q = attn_matrix(a, qw, h), *K = attn_matrix(a, kw, h);
-	const int kc = shape_kv_head(&a->shape, h) * l->d_k;
+	const int kc = shape_kv_head(&a->shape, h) * lp->d_k;
 	char x1[32], x2[32], x3[32], x4[32];
 	double sum = 0.0;
 	int c;
 
-	if (l->score == SCORE_ADDITIVE) {
+	if (cfg->score == SCORE_ADDITIVE) {
 		strbuf_printf(b, _("additive score: e = %s_c w_e[c] %s tanh(q_ic + k_jc)\n= "), celltext_sym(utf8, "\u03a3", "sum"),
 		        celltext_sym(utf8, "\u00b7", "*"));
-		for (c = 0; c < l->d_k; c++) {
-			const double q = MAT_AT(*Q, i, h * l->d_k + c), k = MAT_AT(*K, j, kc + c);
-			const double w = l->w_e.a[h * l->d_k + c];
+		for (c = 0; c < lp->d_k; c++) {
+			const double q = MAT_AT(*Q, i, h * lp->d_k + c), k = MAT_AT(*K, j, kc + c);
+			const double w = lp->w_e.a[h * lp->d_k + c];
 			sum += w * tanh(q + k);
 			if (c < CELLTEXT_MAX_TERMS)
 				strbuf_printf(b, "%s%s%stanh(%s + %s)", c ? " + " : "", celltext_num(x1, w, utf8), celltext_sym(utf8, "\u00b7", "*"),
 				        celltext_num(x2, q, utf8), celltext_num(x3, k, utf8));
 		}
-		if (l->d_k > CELLTEXT_MAX_TERMS)
-			strbuf_printf(b, _(" + … (%d terms in all)"), l->d_k);
+		if (lp->d_k > CELLTEXT_MAX_TERMS)
+			strbuf_printf(b, _(" + … (%d terms in all)"), lp->d_k);
 		strbuf_printf(b, "\n= %s\n", celltext_num(x4, sum, utf8));
 		return;
 	}
 	strbuf_printf(b, _("score = q_%d %s k_%d  (query row %d of %s, key row %d of %s%s)\n"), i, celltext_sym(utf8, "\u00b7", "."), j, i,
 	              matrix_name(qw), j, matrix_name(kw), a->heads > 1 ? _(", this head's columns") : "");
 	if (a->kv_heads < a->heads)
-		strbuf_printf(b, _("(query head %d shares key/value head %d with %d other heads)\n"), h, kc / l->d_k,
+		strbuf_printf(b, _("(query head %d shares key/value head %d with %d other heads)\n"), h, kc / lp->d_k,
 		              a->heads / a->kv_heads - 1);
-	celltext_terms(b, &Q->a[(size_t)i * Q->cols + (size_t)h * l->d_k], 1, &K->a[(size_t)j * K->cols + kc], 1, l->d_k,
+	celltext_terms(b, &Q->a[(size_t)i * Q->cols + (size_t)h * lp->d_k], 1, &K->a[(size_t)j * K->cols + kc], 1, lp->d_k,
 	              utf8);
 }
 
 static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
 	const AttnHead *hd = &a->head[h];
 	char x1[32], x2[32], x3[32];
 	double max = -INFINITY, sum = 0.0;
 	int t;
 
-	for (t = 0; t < l->m; t++)
+	for (t = 0; t < cfg->m; t++)
 		max = fmax(max, attn_cell(a, AM_MASKED, h, i, t));
 	if (max == -INFINITY) {
 		strbuf_printf(b, _("every key of row %d is masked: there is nothing to attend to,\n"
 		           "so its weights (and its output row) are 0 rather than 0/0.\n"), i);
 		return;
 	}
-	for (t = 0; t < l->m; t++) {
+	for (t = 0; t < cfg->m; t++) {
 		const double s = attn_cell(a, AM_MASKED, h, i, t);
 		if (s != -INFINITY)
 			sum += exp(s - max);
 	}
 	strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
 	        celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u2212", "-"), i, celltext_num(x1, max, utf8));
-	for (t = 0; t < l->m && t < CELLTEXT_MAX_TERMS; t++) {
+	for (t = 0; t < cfg->m && t < CELLTEXT_MAX_TERMS; t++) {
 		const double s = attn_cell(a, AM_MASKED, h, i, t);
 		char *lab = labels_col(a, AM_WEIGHTS, t);
 		strbuf_printf(b, "  %s ", t == j ? "->" : "  ");
@@ -97,8 +98,8 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 			strbuf_printf(b, ": exp(%s %s %s) = %s\n", celltext_num(x1, s, utf8), celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, max, utf8),
 			        celltext_num(x3, exp(s - max), utf8));
 	}
-	if (l->m > CELLTEXT_MAX_TERMS)
-		strbuf_printf(b, _("  … (%d keys in all)\n"), l->m);
+	if (cfg->m > CELLTEXT_MAX_TERMS)
+		strbuf_printf(b, _("  … (%d keys in all)\n"), cfg->m);
 	{
 		const double s = attn_cell(a, AM_MASKED, h, i, j);
 		const double e = s == -INFINITY ? 0.0 : exp(s - max);
@@ -110,12 +111,13 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 
 static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 
 	strbuf_printf(b, _("output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n"),
 	              celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u00b7", "*"), c, i, c);
-	celltext_terms(b, &a->head[h].weights.a[(size_t)i * l->m], 1,
-	              &a->V.a[(size_t)shape_kv_head(&a->shape, h) * l->d_v + c], (size_t)a->V.cols, l->m, utf8);
+	celltext_terms(b, &a->head[h].weights.a[(size_t)i * cfg->m], 1,
+	              &a->V.a[(size_t)shape_kv_head(&a->shape, h) * lp->d_v + c], (size_t)a->V.cols, cfg->m, utf8);
 }
 
 /* A bias added after a product: "+ b_q[j] = …", when the lesson has one. */
@@ -160,19 +162,19 @@ static void explain_given(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 
 static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
-	const int source = matrix_kinds[which].row_axis == AXIS_KEY && l->has_source;
+	const ModelConfig *cfg = attn_config(a);
+	const int source = matrix_kinds[which].row_axis == AXIS_KEY && cfg->has_source;
 	char x1[32], x2[32];
 
 	(void)h;
 	if (which == AM_PE || which == AM_PE_SRC) {
-		const int even = j - j % 2, width = source ? l->d_src : l->d_model;
+		const int even = j - j % 2, width = source ? cfg->d_src : cfg->d_model;
 		strbuf_printf(b, _("%s(pos / 10000^(%d/%d)) with pos = %d\n= %s(%s)\n"), j % 2 ? "cos" : "sin", even, width, i,
 		              j % 2 ? "cos" : "sin", celltext_num(x1, i / pow(10000.0, (double)even / width), utf8));
 		return;
 	}
 	{
-		const Mat *in = source ? &l->source_input : &l->input;
+		const Mat *in = source ? &cfg->source_input : &cfg->input;
 		const Mat *pe = source ? &a->PE_src : &a->PE;
 		if (mat_empty(pe))
 			strbuf_printf(b, _("the input itself (no positional encoding).\n"));
@@ -183,18 +185,19 @@ static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h
 
 static void explain_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	const int q = which == AM_Q;
-	const Mat *W = q ? &l->W_q : which == AM_K ? &l->W_k : &l->W_v;
-	const int width = matrix_kinds[which].head_cols == DIM_DK ? l->d_k : l->d_v;
+	const Mat *W = q ? &lp->W_q : which == AM_K ? &lp->W_k : &lp->W_v;
+	const int width = matrix_kinds[which].head_cols == DIM_DK ? lp->d_k : lp->d_v;
 
 	(void)h;
-	const int pre = l->block.present && l->block.norm == NORM_PRE;
-	const Mat *in = q || !l->has_source ? (pre ? &a->norm1 : &a->X) : &a->S;
+	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
+	const Mat *in = q || !cfg->has_source ? (pre ? &a->norm1 : &a->X) : &a->S;
 	const double sum = explain_product(b, in, i, W, j, utf8, mat_label(a, in),
 	                                   matrix_name(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V));
 
-	explain_bias(b, q ? &l->b_q : which == AM_K ? &l->b_k : &l->b_v, q ? "b_q" : which == AM_K ? "b_k" : "b_v", j,
+	explain_bias(b, q ? &lp->b_q : which == AM_K ? &lp->b_k : &lp->b_v, q ? "b_q" : which == AM_K ? "b_k" : "b_v", j,
 	             sum, utf8);
 	if (a->heads > 1)
 		strbuf_printf(b, _("(column %d belongs to head %d)\n"), j, j / width);
@@ -208,15 +211,16 @@ static void explain_scores(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 
 static void explain_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	char x1[32], x2[32];
 
 	(void)which;
 	strbuf_printf(b, _("= score %s factor = %s %s %s"), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
 	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, a->factor, utf8));
-	if (l->scale == SCALE_SQRT_DK)
-		strbuf_printf(b, "  (1/%s%d: d_k = %d)\n", celltext_sym(utf8, "\u221a", "sqrt "), l->d_k, l->d_k);
-	else if (l->scale == SCALE_NONE)
+	if (cfg->scale == SCALE_SQRT_DK)
+		strbuf_printf(b, "  (1/%s%d: d_k = %d)\n", celltext_sym(utf8, "\u221a", "sqrt "), lp->d_k, lp->d_k);
+	else if (cfg->scale == SCALE_NONE)
 		strbuf_printf(b, _("  (this lesson does not scale)\n"));
 	else
 		strbuf_printf(b, _("  (the lesson's own factor)\n"));
@@ -224,31 +228,31 @@ static void explain_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 
 static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
 	char x1[32];
 
 	(void)which, (void)h;
-	if (a->visible[(size_t)i * l->m + j]) {
+	if (a->visible[(size_t)i * cfg->m + j]) {
 		strbuf_printf(b, attn_score_bias(a) != NULL ? _("query %d may see key %d, so the biased score passes through unchanged.\n")
 		                          : _("query %d may see key %d, so the scaled score passes through unchanged.\n"),
 		              i, j);
 		return;
 	}
-	const char *fill = l->mask_fill_inf
+	const char *fill = cfg->mask_fill_inf
 	                   ? celltext_sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
 	                   : _("the fill value; it still gets exp(fill - max) of the weight.");
 	/* the reason inside the sentence, so a translation words each one whole */
 	strbuf_printf(b,
-	              l->mask == MASK_CAUSAL  ? _("query %d may not see key %d (causal mask: a later token), so the cell becomes %s\n")
-	                  : l->mask == MASK_PADDING ? _("query %d may not see key %d (padding mask), so the cell becomes %s\n")
-	                  : l->mask == MASK_WINDOW && j > i
+	              cfg->mask == MASK_CAUSAL  ? _("query %d may not see key %d (causal mask: a later token), so the cell becomes %s\n")
+	                  : cfg->mask == MASK_PADDING ? _("query %d may not see key %d (padding mask), so the cell becomes %s\n")
+	                  : cfg->mask == MASK_WINDOW && j > i
 	                          ? _("query %d may not see key %d (window mask: a later token), so the cell becomes %s\n")
-	                  : l->mask == MASK_WINDOW ? _("query %d may not see key %d (window mask: too far back), so the cell becomes %s\n")
-	                  : l->mask == MASK_LIST   ? _("query %d may not see key %d (one of the list's masks), so the cell becomes %s\n")
+	                  : cfg->mask == MASK_WINDOW ? _("query %d may not see key %d (window mask: too far back), so the cell becomes %s\n")
+	                  : cfg->mask == MASK_LIST   ? _("query %d may not see key %d (one of the list's masks), so the cell becomes %s\n")
 	                                           : _("query %d may not see key %d (the lesson's mask), so the cell becomes %s\n"),
 	              i, j, fill);
-	if (!l->mask_fill_inf)
-		strbuf_printf(b, "(mask_fill = %s)\n", celltext_num(x1, l->mask_fill, utf8));
+	if (!cfg->mask_fill_inf)
+		strbuf_printf(b, "(mask_fill = %s)\n", celltext_num(x1, cfg->mask_fill, utf8));
 }
 
 static void explain_softmax_cell(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -265,7 +269,7 @@ static void explain_weighted_cell(StrBuf *b, const Attn *a, AttnMatrix which, in
 
 static void explain_concat(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const int dv = a->lesson->d_v;
+	const int dv = attn_params(a)->d_v;
 
 	(void)which, (void)h, (void)i, (void)utf8;
 	strbuf_printf(b, _("column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n"), j,
@@ -274,14 +278,14 @@ static void explain_concat(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 
 static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const LayerParams *lp = attn_params(a);
 
 	(void)which, (void)h;
-	if (mat_empty(&l->W_o))
+	if (mat_empty(&lp->W_o))
 		strbuf_printf(b, _("no W_o in this lesson: the output is concat itself.\n"));
 	else {
-		const double sum = explain_product(b, &a->concat, i, &l->W_o, j, utf8, "concat", "W_o");
-		explain_bias(b, &l->b_o, "b_o", j, sum, utf8);
+		const double sum = explain_product(b, &a->concat, i, &lp->W_o, j, utf8, "concat", "W_o");
+		explain_bias(b, &lp->b_o, "b_o", j, sum, utf8);
 	}
 }
 
@@ -338,13 +342,14 @@ static const Mat *norm_input(const Attn *a, AttnMatrix which, Stage st)
 
 static void explain_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
-	const Block *bl = &l->block;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const Block *bl = &lp->block;
 	const Stage st = (Stage)matrix_stage(&a->shape, which);
 	const int second = which == AM_NORM2 || which == AM_NORM2_STATS, final = which == AM_FINAL;
-	const Mat *gamma = final ? &l->final_gamma : second ? &bl->ln2_gamma : &bl->ln1_gamma;
-	const Mat *beta = final ? &l->final_beta : second ? &bl->ln2_beta : &bl->ln1_beta;
-	const int rms = final ? l->final_kind == NORM_RMSNORM : bl->norm_kind == NORM_RMSNORM;
+	const Mat *gamma = final ? &cfg->final_gamma : second ? &bl->ln2_gamma : &bl->ln1_gamma;
+	const Mat *beta = final ? &cfg->final_beta : second ? &bl->ln2_beta : &bl->ln1_beta;
+	const int rms = final ? cfg->final_kind == NORM_RMSNORM : bl->norm_kind == NORM_RMSNORM;
 
 	(void)h;
 	if (which == AM_NORM1_STATS || which == AM_NORM2_STATS) {
@@ -353,13 +358,13 @@ static void explain_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 		              mat_label(a, norm_input(a, which, st)));
 		return;
 	}
-	explain_norm_cell(b, a, norm_input(a, which, st), gamma, beta, rms, final ? l->final_eps : bl->eps, i, j, utf8);
+	explain_norm_cell(b, a, norm_input(a, which, st), gamma, beta, rms, final ? cfg->final_eps : bl->eps, i, j, utf8);
 }
 
 static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const int one = which == AM_RESIDUAL1;
-	const Mat *x = one ? &a->X : a->lesson->block.norm == NORM_POST ? &a->norm1 : &a->residual1;
+	const Mat *x = one ? &a->X : attn_params(a)->block.norm == NORM_POST ? &a->norm1 : &a->residual1;
 	const Mat *y = one ? &a->output : &a->ffn_out;
 	char x1[32], x2[32];
 
@@ -372,7 +377,7 @@ static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 /* ffn_hidden, ffn_gate: a row of the FFN's input times a column of W_1 (W_3), plus the bias. */
 static void explain_ffn_hidden(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Block *bl = &a->lesson->block;
+	const Block *bl = &attn_params(a)->block;
 	const int gate = which == AM_FFN_GATE;
 	const Mat *in = bl->norm == NORM_POST ? &a->norm1 : bl->norm == NORM_PRE ? &a->norm2 : &a->residual1;
 	const Mat *W = gate ? &bl->W_3 : &bl->W_1;
@@ -389,7 +394,7 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 	char x1[32], x2[32], x3[32];
 
 	(void)which, (void)h;
-	switch (a->lesson->block.activation) {
+	switch (attn_params(a)->block.activation) {
 	case ACT_RELU:
 		strbuf_printf(b, "relu(%s) = max(0, %s) = %s\n", celltext_num(x1, z, utf8), celltext_num(x2, z, utf8), celltext_num(x3, attn_relu(z), utf8));
 		break;
@@ -410,7 +415,7 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 
 static void explain_ffn_out(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Block *bl = &a->lesson->block;
+	const Block *bl = &attn_params(a)->block;
 	const double sum = explain_product(b, &a->ffn_act, i, &bl->W_2, j, utf8, "ffn_act", "W_2");
 
 	(void)which, (void)h;
@@ -421,28 +426,29 @@ static void explain_ffn_out(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 
 static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	const AttnGrad *g = a->grad;
 	char x1[32], x2[32];
 
 	switch (which) {
 	case AM_D_OUTPUT:
-		if (l->backward == BACKWARD_TARGET && a->nlayers == 0 && !l->block.present)
+		if (cfg->backward == BACKWARD_TARGET && a->nlayers == 0 && !lp->block.present)
 			strbuf_printf(b, _("the loss is L = \u00bd \u03a3 (output \u2212 target)\u00b2, so \u2202L/\u2202output = output \u2212 target\n"
-			                 "= %s \u2212 %s\n"), celltext_num(x1, MAT_AT(a->output, i, j), utf8), celltext_num(x2, MAT_AT(l->target, i, j), utf8));
-		else if (l->backward == BACKWARD_DOUTPUT && a->nlayers == 0 && !l->block.present)
+			                 "= %s \u2212 %s\n"), celltext_num(x1, MAT_AT(a->output, i, j), utf8), celltext_num(x2, MAT_AT(cfg->target, i, j), utf8));
+		else if (cfg->backward == BACKWARD_DOUTPUT && a->nlayers == 0 && !lp->block.present)
 			strbuf_printf(b, _("given by the lesson (\"dOutput\"): L = \u03a3 dOutput \u2299 output\n"));
 		else
 			strbuf_printf(b, _("the gradient the rest of the block sends back to the attention's output (residual1's)\n"));
 		break;
 	case AM_D_CONCAT:
-		if (mat_empty(&l->W_o)) {
+		if (mat_empty(&lp->W_o)) {
 			strbuf_printf(b, _("no W_o: output is concat itself, so dconcat = doutput\n"));
 			break;
 		}
 		strbuf_printf(b, _("dconcat[%d][%d] = \u03a3_t doutput[%d][t] %s W_o[%d][t]  (row %d of doutput, row %d of W_o)\n"), i, j, i,
 		              celltext_sym(utf8, "\u00d7", "*"), j, i, j);
-		celltext_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &l->W_o.a[(size_t)j * l->W_o.cols], 1,
+		celltext_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &lp->W_o.a[(size_t)j * lp->W_o.cols], 1,
 		              g->output.cols, utf8);
 		break;
 	case AM_D_W_O:
@@ -453,22 +459,23 @@ static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int 
 		break;
 	default: /* dweighted: head h's columns of dconcat */
 		strbuf_printf(b, _("head %d's output filled columns %d..%d of concat: dweighted[%d][%d] = dconcat[%d][%d]\n"), h,
-		              h * l->d_v, (h + 1) * l->d_v - 1, i, j, i, h * l->d_v + j);
+		              h * lp->d_v, (h + 1) * lp->d_v - 1, i, j, i, h * lp->d_v + j);
 		break;
 	}
 }
 
 static void explain_back_weighted(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	const AttnGrad *g = a->grad;
-	const int dv = l->d_v;
+	const int dv = lp->d_v;
 
 	if (which == AM_D_V) {
 		const int hh = j / dv, c = j % dv;
 		strbuf_printf(b, _("dV[%d][%d] = \u03a3_i weights[i][%d] %s dweighted[i][%d]  (head %d: how much each query drew on value %d)\n"),
 		              i, j, i, celltext_sym(utf8, "\u00d7", "*"), c, hh, i);
-		celltext_terms(b, &a->head[hh].weights.a[i], (size_t)l->m, &g->head[hh].weighted.a[c], (size_t)dv, l->n, utf8);
+		celltext_terms(b, &a->head[hh].weights.a[i], (size_t)cfg->m, &g->head[hh].weighted.a[c], (size_t)dv, cfg->n, utf8);
 		return;
 	}
 	strbuf_printf(b, _("dweights[%d][%d] = \u03a3_c dweighted[%d][c] %s V[%d][c]  (this head's columns of V)\n"), i, j, i,
@@ -479,7 +486,7 @@ static void explain_back_weighted(StrBuf *b, const Attn *a, AttnMatrix which, in
 
 static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const int m = a->lesson->m;
+	const int m = attn_config(a)->m;
 	const double *w = &a->head[h].weights.a[(size_t)i * m], *dw = &a->grad->head[h].weights.a[(size_t)i * m];
 	char x1[32], x2[32], x3[32], x4[32];
 	double dot = 0.0;
@@ -504,7 +511,7 @@ static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int
 static void explain_back_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	(void)which, (void)h, (void)utf8;
-	if (a->visible[(size_t)i * a->lesson->m + j])
+	if (a->visible[(size_t)i * attn_config(a)->m + j])
 		strbuf_printf(b, _("query %d may see key %d: the gradient passes through, dscaled = dmasked\n"), i, j);
 	else
 		strbuf_printf(b, _("query %d may not see key %d: the cell was set to the fill, a constant, so nothing flows back: 0\n"),
@@ -522,39 +529,41 @@ static void explain_back_scale(StrBuf *b, const Attn *a, AttnMatrix which, int h
 
 static void explain_back_scores(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
-	const int dk = l->d_k, hh = j / dk, c = j % dk;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int dk = lp->d_k, hh = j / dk, c = j % dk;
 	const Mat *ds = &a->grad->head[hh].scores;
 
 	(void)h;
-	if (l->score == SCORE_ADDITIVE) {
+	if (cfg->score == SCORE_ADDITIVE) {
 		strbuf_printf(b, _("through the additive score: \u03a3 over the %s of dscores %s w_e[c](1 %s tanh\u00b2(q + k))\n"),
 		              which == AM_D_Q ? _("keys") : _("queries"), celltext_sym(utf8, "\u00d7", "*"), celltext_sym(utf8, "\u2212", "-"));
 		return;
 	}
 	if (which == AM_D_Q) {
 		strbuf_printf(b, _("dQ[%d][%d] = \u03a3_j dscores_%dj %s K[j][%d]  (head %d)\n"), i, j, i, celltext_sym(utf8, "\u00d7", "*"), j, hh);
-		celltext_terms(b, &ds->a[(size_t)i * l->m], 1, &a->K.a[j], (size_t)a->K.cols, l->m, utf8);
+		celltext_terms(b, &ds->a[(size_t)i * cfg->m], 1, &a->K.a[j], (size_t)a->K.cols, cfg->m, utf8);
 	} else {
 		strbuf_printf(b, _("dK[%d][%d] = \u03a3_i dscores_i%d %s Q[i][%d]  (head %d)\n"), i, j, i, celltext_sym(utf8, "\u00d7", "*"), j, hh);
-		celltext_terms(b, &ds->a[i], (size_t)l->m, &a->Q.a[j], (size_t)a->Q.cols, l->n, utf8);
+		celltext_terms(b, &ds->a[i], (size_t)cfg->m, &a->Q.a[j], (size_t)a->Q.cols, cfg->n, utf8);
 	}
 	(void)c;
 }
 
 static void explain_back_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	const AttnGrad *g = a->grad;
-	const Mat *Xa = l->block.present && l->block.norm == NORM_PRE ? &a->norm1 : &a->X;
-	const Mat *S = l->has_source ? &a->S : Xa;
+	const Mat *Xa = lp->block.present && lp->block.norm == NORM_PRE ? &a->norm1 : &a->X;
+	const Mat *S = cfg->has_source ? &a->S : Xa;
 
 	(void)h;
 	if (which == AM_D_X) {
 		strbuf_printf(b, "dX[%d][%d] = \u03a3_c dQ[%d][c] W_q[%d][c] + \u03a3_c dK[%d][c] W_k[%d][c] + \u03a3_c dV[%d][c] W_v[%d][c]\n",
 		              i, j, i, j, i, j, i, j);
 		strbuf_printf(b, _("the first sum:\n"));
-		celltext_terms(b, &g->Q.a[(size_t)i * g->Q.cols], 1, &l->W_q.a[(size_t)j * l->W_q.cols], 1, g->Q.cols, utf8);
+		celltext_terms(b, &g->Q.a[(size_t)i * g->Q.cols], 1, &lp->W_q.a[(size_t)j * lp->W_q.cols], 1, g->Q.cols, utf8);
 		return;
 	}
 	{
@@ -648,7 +657,7 @@ typedef int (*StageOperands)(const Attn *a, AttnMatrix which, int h, int i, int 
 /* X[i][j] = input[i][j] + PE[i][j] (S likewise from the source). */
 static int operands_positional(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	const int source = matrix_kinds[which].row_axis == AXIS_KEY && a->lesson->has_source;
+	const int source = matrix_kinds[which].row_axis == AXIS_KEY && attn_config(a)->has_source;
 	int k = 0;
 
 	(void)h;
@@ -667,7 +676,7 @@ static int operands_project(const Attn *a, AttnMatrix which, int h, int i, int j
 	int k = 0;
 
 	(void)h;
-	OP(q || !a->lesson->has_source ? AM_X : AM_S, 0, i, -1);
+	OP(q || !attn_config(a)->has_source ? AM_X : AM_S, 0, i, -1);
 	OP(q ? AM_W_Q : which == AM_K ? AM_W_K : AM_W_V, 0, -1, j);
 	return k;
 }
@@ -710,14 +719,14 @@ static int operands_weighted(const Attn *a, AttnMatrix which, int h, int i, int 
 
 	(void)which;
 	OP(AM_WEIGHTS, h, i, -1);
-	OP(AM_V, h, -1, shape_kv_head(&a->shape, h) * a->lesson->d_v + j);
+	OP(AM_V, h, -1, shape_kv_head(&a->shape, h) * attn_params(a)->d_v + j);
 	return k;
 }
 
 /* concat[i][j]: column j mod d_v of head j / d_v's output. */
 static int operands_concat(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	const int dv = a->lesson->d_v;
+	const int dv = attn_params(a)->d_v;
 	int k = 0;
 
 	(void)which, (void)h;
@@ -731,7 +740,7 @@ static int operands_output(const Attn *a, AttnMatrix which, int h, int i, int j,
 	int k = 0;
 
 	(void)which, (void)h;
-	if (mat_empty(&a->lesson->W_o))
+	if (mat_empty(&attn_params(a)->W_o))
 		OP(AM_CONCAT, 0, i, j);
 	else {
 		OP(AM_CONCAT, 0, i, -1);

@@ -41,7 +41,7 @@ static char *axis_label(const Attn *a, Axis axis, int i)
 {
 	if (axis == AXIS_NORM_STATS) { /* attn_norm_row's two numbers */
 		static const char *const names[2][2] = { { "mean", "var" }, { "ms", "rms" } };
-		return strdup(names[a->lesson->block.norm_kind == NORM_RMSNORM][i != 0]);
+		return strdup(names[attn_params(a)->block.norm_kind == NORM_RMSNORM][i != 0]);
 	}
 	if (axis == AXIS_INDEX) {
 		char buf[16];
@@ -49,8 +49,8 @@ static char *axis_label(const Attn *a, Axis axis, int i)
 		return strdup(buf);
 	}
 	{
-		const Lesson *l = a->lesson;
-		char *const *tok = axis == AXIS_KEY && l->has_source ? l->source_tokens : l->tokens;
+		const ModelConfig *cfg = attn_config(a);
+		char *const *tok = axis == AXIS_KEY && cfg->has_source ? cfg->source_tokens : cfg->tokens;
 		return text_escape(tok[i], "");
 	}
 }
@@ -70,7 +70,7 @@ char *labels_params(const Lesson *l, int utf8)
 	char buf[200];
 
 	snprintf(buf, sizeof buf, _("parameters: %ld (W_q, W_k, W_v%s%s) %s the same for any number of heads"),
-	         stats_param_count(l), mat_empty(&l->W_o) ? "" : ", W_o", l->score == SCORE_ADDITIVE ? ", w_e" : "",
+	         stats_param_count(l), mat_empty(&l->lp.W_o) ? "" : ", W_o", l->cfg.score == SCORE_ADDITIVE ? ", w_e" : "",
 	         utf8 ? "\u2014" : "--");
 	return strdup(buf);
 }

@@ -34,8 +34,8 @@ static long cells(const Mat *m)
 
 long stats_param_count(const Lesson *l)
 {
-	return cells(&l->W_q) + cells(&l->W_k) + cells(&l->W_v) + cells(&l->W_o) +
-	       (l->score == SCORE_ADDITIVE ? cells(&l->w_e) : 0);
+	return cells(&l->lp.W_q) + cells(&l->lp.W_k) + cells(&l->lp.W_v) + cells(&l->lp.W_o) +
+	       (l->cfg.score == SCORE_ADDITIVE ? cells(&l->lp.w_e) : 0);
 }
 
 int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, double atol)

@@ -55,31 +55,31 @@ void lesson_free(Lesson *l)
 	free(l->path);
 	text_free(&l->title);
 	text_free(&l->summary);
-	tokens_free(l->tokens, l->n);
-	tokens_free(l->source_tokens, l->m);
-	mat_free(&l->input);
-	mat_free(&l->source_input);
-	mat_free(&l->W_q);
-	mat_free(&l->W_k);
-	mat_free(&l->W_v);
-	mat_free(&l->W_o);
-	mat_free(&l->w_e);
-	mat_free(&l->b_q);
-	mat_free(&l->b_k);
-	mat_free(&l->b_v);
-	mat_free(&l->b_o);
-	block_free(&l->block);
-	mat_free(&l->final_gamma);
-	mat_free(&l->final_beta);
-	mat_free(&l->target);
+	tokens_free(l->cfg.tokens, l->cfg.n);
+	tokens_free(l->cfg.source_tokens, l->cfg.m);
+	mat_free(&l->cfg.input);
+	mat_free(&l->cfg.source_input);
+	mat_free(&l->lp.W_q);
+	mat_free(&l->lp.W_k);
+	mat_free(&l->lp.W_v);
+	mat_free(&l->lp.W_o);
+	mat_free(&l->lp.w_e);
+	mat_free(&l->lp.b_q);
+	mat_free(&l->lp.b_k);
+	mat_free(&l->lp.b_v);
+	mat_free(&l->lp.b_o);
+	block_free(&l->lp.block);
+	mat_free(&l->cfg.final_gamma);
+	mat_free(&l->cfg.final_beta);
+	mat_free(&l->cfg.target);
 	for (i = 0; i < l->nlayers; i++)
 		lesson_free(l->layer[i]);
 	free(l->layer);
-	mat_free(&l->mask_matrix);
-	for (i = 0; i < l->nmasks; i++)
-		mat_free(&l->masks[i].matrix);
-	free(l->masks);
-	mat_free(&l->alibi_slopes);
+	mat_free(&l->cfg.mask_matrix);
+	for (i = 0; i < l->cfg.nmasks; i++)
+		mat_free(&l->cfg.masks[i].matrix);
+	free(l->cfg.masks);
+	mat_free(&l->lp.alibi_slopes);
 	for (i = 0; i < l->nsteps; i++)
 		li_step_free(&l->steps[i]);
 	free(l->steps);
@@ -166,26 +166,26 @@ Lesson *lesson_clone(const Lesson *l)
 	memset(&c->title, 0, sizeof c->title);
 	memset(&c->summary, 0, sizeof c->summary);
 	memset(&c->compare_label, 0, sizeof c->compare_label);
-	c->tokens = c->source_tokens = NULL;
-	memset(&c->input, 0, sizeof c->input);
-	memset(&c->source_input, 0, sizeof c->source_input);
-	memset(&c->W_q, 0, sizeof c->W_q);
-	memset(&c->W_k, 0, sizeof c->W_k);
-	memset(&c->W_v, 0, sizeof c->W_v);
-	memset(&c->W_o, 0, sizeof c->W_o);
-	memset(&c->w_e, 0, sizeof c->w_e);
-	memset(&c->mask_matrix, 0, sizeof c->mask_matrix);
-	c->b_q = c->b_k = c->b_v = c->b_o = c->final_gamma = c->final_beta = c->target = (Mat){ 0 };
-	c->alibi_slopes = (Mat){ 0 };
-	c->nmasks = 0;
-	c->masks = NULL;
+	c->cfg.tokens = c->cfg.source_tokens = NULL;
+	memset(&c->cfg.input, 0, sizeof c->cfg.input);
+	memset(&c->cfg.source_input, 0, sizeof c->cfg.source_input);
+	memset(&c->lp.W_q, 0, sizeof c->lp.W_q);
+	memset(&c->lp.W_k, 0, sizeof c->lp.W_k);
+	memset(&c->lp.W_v, 0, sizeof c->lp.W_v);
+	memset(&c->lp.W_o, 0, sizeof c->lp.W_o);
+	memset(&c->lp.w_e, 0, sizeof c->lp.w_e);
+	memset(&c->cfg.mask_matrix, 0, sizeof c->cfg.mask_matrix);
+	c->lp.b_q = c->lp.b_k = c->lp.b_v = c->lp.b_o = c->cfg.final_gamma = c->cfg.final_beta = c->cfg.target = (Mat){ 0 };
+	c->lp.alibi_slopes = (Mat){ 0 };
+	c->cfg.nmasks = 0;
+	c->cfg.masks = NULL;
 	c->nlayers = 0;
 	c->layer = NULL;
 	c->nsteps = 0;
 	c->steps = NULL;
 	c->compare = NULL;
 	c->encoder = NULL;
-	if (block_copy(&c->block, &l->block) != 0)
+	if (block_copy(&c->lp.block, &l->lp.block) != 0)
 		goto out;
 
 	if (l->path != NULL && (c->path = strdup(l->path)) == NULL)
@@ -193,28 +193,28 @@ Lesson *lesson_clone(const Lesson *l)
 	if (text_copy(&c->title, &l->title) != 0 || text_copy(&c->summary, &l->summary) != 0 ||
 	    text_copy(&c->compare_label, &l->compare_label) != 0)
 		goto out;
-	if (l->tokens != NULL && (c->tokens = tokens_copy(l->tokens, l->n)) == NULL)
+	if (l->cfg.tokens != NULL && (c->cfg.tokens = tokens_copy(l->cfg.tokens, l->cfg.n)) == NULL)
 		goto out;
-	if (l->source_tokens != NULL && (c->source_tokens = tokens_copy(l->source_tokens, l->m)) == NULL)
+	if (l->cfg.source_tokens != NULL && (c->cfg.source_tokens = tokens_copy(l->cfg.source_tokens, l->cfg.m)) == NULL)
 		goto out;
-	if (mat_copy(&c->input, &l->input) != 0 || mat_copy(&c->source_input, &l->source_input) != 0 ||
-	    mat_copy(&c->W_q, &l->W_q) != 0 || mat_copy(&c->W_k, &l->W_k) != 0 ||
-	    mat_copy(&c->W_v, &l->W_v) != 0 || mat_copy(&c->W_o, &l->W_o) != 0 ||
-	    mat_copy(&c->w_e, &l->w_e) != 0 || mat_copy(&c->mask_matrix, &l->mask_matrix) != 0 ||
-	    mat_copy(&c->b_q, &l->b_q) != 0 || mat_copy(&c->b_k, &l->b_k) != 0 || mat_copy(&c->b_v, &l->b_v) != 0 ||
-	    mat_copy(&c->b_o, &l->b_o) != 0 || mat_copy(&c->final_gamma, &l->final_gamma) != 0 ||
-	    mat_copy(&c->final_beta, &l->final_beta) != 0 || mat_copy(&c->target, &l->target) != 0 ||
-	    mat_copy(&c->alibi_slopes, &l->alibi_slopes) != 0)
+	if (mat_copy(&c->cfg.input, &l->cfg.input) != 0 || mat_copy(&c->cfg.source_input, &l->cfg.source_input) != 0 ||
+	    mat_copy(&c->lp.W_q, &l->lp.W_q) != 0 || mat_copy(&c->lp.W_k, &l->lp.W_k) != 0 ||
+	    mat_copy(&c->lp.W_v, &l->lp.W_v) != 0 || mat_copy(&c->lp.W_o, &l->lp.W_o) != 0 ||
+	    mat_copy(&c->lp.w_e, &l->lp.w_e) != 0 || mat_copy(&c->cfg.mask_matrix, &l->cfg.mask_matrix) != 0 ||
+	    mat_copy(&c->lp.b_q, &l->lp.b_q) != 0 || mat_copy(&c->lp.b_k, &l->lp.b_k) != 0 || mat_copy(&c->lp.b_v, &l->lp.b_v) != 0 ||
+	    mat_copy(&c->lp.b_o, &l->lp.b_o) != 0 || mat_copy(&c->cfg.final_gamma, &l->cfg.final_gamma) != 0 ||
+	    mat_copy(&c->cfg.final_beta, &l->cfg.final_beta) != 0 || mat_copy(&c->cfg.target, &l->cfg.target) != 0 ||
+	    mat_copy(&c->lp.alibi_slopes, &l->lp.alibi_slopes) != 0)
 		goto out;
-	if (l->nmasks > 0) {
-		c->masks = calloc((size_t)l->nmasks, sizeof *c->masks);
-		if (c->masks == NULL)
+	if (l->cfg.nmasks > 0) {
+		c->cfg.masks = calloc((size_t)l->cfg.nmasks, sizeof *c->cfg.masks);
+		if (c->cfg.masks == NULL)
 			goto out;
-		for (i = 0; i < l->nmasks; i++) {
-			c->masks[i].kind = l->masks[i].kind;
-			c->masks[i].window = l->masks[i].window;
-			c->nmasks = i + 1;
-			if (mat_copy(&c->masks[i].matrix, &l->masks[i].matrix) != 0)
+		for (i = 0; i < l->cfg.nmasks; i++) {
+			c->cfg.masks[i].kind = l->cfg.masks[i].kind;
+			c->cfg.masks[i].window = l->cfg.masks[i].window;
+			c->cfg.nmasks = i + 1;
+			if (mat_copy(&c->cfg.masks[i].matrix, &l->cfg.masks[i].matrix) != 0)
 				goto out;
 		}
 	}
@@ -297,82 +297,24 @@ Lesson *lesson_walk_stack(Lesson *l, int k, int *i)
 /* The mask, ALiBi's slopes, the given matrices                       */
 /* ------------------------------------------------------------------ */
 
-/* Whether one mask lets query i see key j. */
-static int part_sees(MaskKind kind, int window, const Mat *m, int i, int j)
-{
-	switch (kind) {
-	case MASK_CAUSAL: return j <= i;
-	case MASK_WINDOW: return j <= i && i - j < window;
-	case MASK_PADDING: return MAT_AT(*m, 0, j) != 0.0;
-	case MASK_MATRIX: return MAT_AT(*m, i, j) != 0.0;
-	default: return 1;
-	}
-}
-
 int lesson_kv_named(const Lesson *l)
 {
-	return l->kv_heads_given || l->kv_heads != l->heads;
-}
-
-int lesson_mask_sees(const Lesson *l, int i, int j)
-{
-	if (l->mask != MASK_LIST)
-		return part_sees(l->mask, l->window, &l->mask_matrix, i, j);
-	for (int k = 0; k < l->nmasks; k++)
-		if (!part_sees(l->masks[k].kind, l->masks[k].window, &l->masks[k].matrix, i, j))
-			return 0;
-	return 1;
-}
-
-int lesson_mask_causal(const Lesson *l)
-{
-	if (l->mask == MASK_CAUSAL || l->mask == MASK_WINDOW)
-		return 1;
-	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++)
-		if (l->masks[k].kind == MASK_CAUSAL || l->masks[k].kind == MASK_WINDOW)
-			return 1;
-	return 0;
-}
-
-int lesson_mask_window(const Lesson *l)
-{
-	int w = l->mask == MASK_WINDOW ? l->window : 0;
-
-	for (int k = 0; l->mask == MASK_LIST && k < l->nmasks; k++)
-		if (l->masks[k].kind == MASK_WINDOW && (w == 0 || l->masks[k].window < w))
-			w = l->masks[k].window;
-	return w;
-}
-
-/*
- * ALiBi's slopes (Press, Smith and Lewis, "Train Short, Test Long"): for h a
- * power of two, the geometric sequence 2^(−8/h), 2^(−16/h), …; otherwise
- * the c = 2^⌊log2 h⌋ slopes of c heads, then every other slope of 2c heads.
- */
-double lesson_alibi_slope(int h, int i)
-{
-	int c = 1;
-
-	while (c * 2 <= h)
-		c *= 2;
-	if (i < c)
-		return pow(2.0, -8.0 * (i + 1) / c);
-	return pow(2.0, -8.0 * (2 * (i - c) + 1) / (2.0 * c));
+	return l->lp.kv_heads_given || l->lp.kv_heads != l->lp.heads;
 }
 
 /* Where each given matrix lives in a lesson (the catalogue's MF_GIVEN kinds). */
 static const size_t given_field[AM_COUNT] = {
-	[AM_INPUT] = offsetof(Lesson, input), [AM_SOURCE_INPUT] = offsetof(Lesson, source_input),
-	[AM_W_Q] = offsetof(Lesson, W_q), [AM_W_K] = offsetof(Lesson, W_k), [AM_W_V] = offsetof(Lesson, W_v),
-	[AM_W_O] = offsetof(Lesson, W_o), [AM_W_E] = offsetof(Lesson, w_e),
-	[AM_B_Q] = offsetof(Lesson, b_q), [AM_B_K] = offsetof(Lesson, b_k), [AM_B_V] = offsetof(Lesson, b_v),
-	[AM_B_O] = offsetof(Lesson, b_o),
-	[AM_LN1_GAMMA] = offsetof(Lesson, block.ln1_gamma), [AM_LN1_BETA] = offsetof(Lesson, block.ln1_beta),
-	[AM_LN2_GAMMA] = offsetof(Lesson, block.ln2_gamma), [AM_LN2_BETA] = offsetof(Lesson, block.ln2_beta),
-	[AM_W_1] = offsetof(Lesson, block.W_1), [AM_B_1] = offsetof(Lesson, block.b_1),
-	[AM_W_3] = offsetof(Lesson, block.W_3), [AM_B_3] = offsetof(Lesson, block.b_3),
-	[AM_W_2] = offsetof(Lesson, block.W_2), [AM_B_2] = offsetof(Lesson, block.b_2),
-	[AM_FINAL_GAMMA] = offsetof(Lesson, final_gamma), [AM_FINAL_BETA] = offsetof(Lesson, final_beta),
+	[AM_INPUT] = offsetof(Lesson, cfg.input), [AM_SOURCE_INPUT] = offsetof(Lesson, cfg.source_input),
+	[AM_W_Q] = offsetof(Lesson, lp.W_q), [AM_W_K] = offsetof(Lesson, lp.W_k), [AM_W_V] = offsetof(Lesson, lp.W_v),
+	[AM_W_O] = offsetof(Lesson, lp.W_o), [AM_W_E] = offsetof(Lesson, lp.w_e),
+	[AM_B_Q] = offsetof(Lesson, lp.b_q), [AM_B_K] = offsetof(Lesson, lp.b_k), [AM_B_V] = offsetof(Lesson, lp.b_v),
+	[AM_B_O] = offsetof(Lesson, lp.b_o),
+	[AM_LN1_GAMMA] = offsetof(Lesson, lp.block.ln1_gamma), [AM_LN1_BETA] = offsetof(Lesson, lp.block.ln1_beta),
+	[AM_LN2_GAMMA] = offsetof(Lesson, lp.block.ln2_gamma), [AM_LN2_BETA] = offsetof(Lesson, lp.block.ln2_beta),
+	[AM_W_1] = offsetof(Lesson, lp.block.W_1), [AM_B_1] = offsetof(Lesson, lp.block.b_1),
+	[AM_W_3] = offsetof(Lesson, lp.block.W_3), [AM_B_3] = offsetof(Lesson, lp.block.b_3),
+	[AM_W_2] = offsetof(Lesson, lp.block.W_2), [AM_B_2] = offsetof(Lesson, lp.block.b_2),
+	[AM_FINAL_GAMMA] = offsetof(Lesson, cfg.final_gamma), [AM_FINAL_BETA] = offsetof(Lesson, cfg.final_beta),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

@@ -1,8 +1,9 @@
-/* lesson.h: a lesson file (lessons/FORMAT.md, formats 1 and 2) turned into a checked Lesson of concrete numbers, and what is asked of one. */
+/* lesson.h: a lesson file (lessons/FORMAT.md, formats 1 and 2) turned into a checked Lesson — the course (title, steps, quizzes, a compare variant) and the model it teaches (model/model.h: ModelConfig, LayerParams) — and what is asked of one. */
 #ifndef ATTNVIZ_LESSON_H
 #define ATTNVIZ_LESSON_H
 
 #include "model/catalog.h"
+#include "model/model.h"
 #include "base/matrix.h"
 #include "base/text.h"
 
@@ -18,44 +19,6 @@
 #define LESSON_MAX_LAYERS   16
 #define LESSON_MAX_MASKS    8           /* masks in one list */
 
-typedef enum Positional { POS_NONE, POS_SINUSOIDAL } Positional;
-typedef enum ScoreKind { SCORE_DOT, SCORE_ADDITIVE } ScoreKind;
-typedef enum ScaleKind { SCALE_SQRT_DK, SCALE_NONE, SCALE_VALUE } ScaleKind;
-typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX, MASK_WINDOW, MASK_LIST } MaskKind;
-typedef enum RopeStyle { ROPE_HALF, ROPE_INTERLEAVED } RopeStyle;
-
-/* One mask of a list ("mask": ["causal", {"padding": …}, {"window": 3}]): a cell is visible when every one allows it. */
-typedef struct MaskPart {
-	MaskKind kind;        /* MASK_CAUSAL, MASK_PADDING, MASK_MATRIX or MASK_WINDOW (never NONE or LIST) */
-	int window;           /* MASK_WINDOW: query i sees key j iff j ≤ i and i − j < window */
-	Mat matrix;           /* 1 × m (padding) or n × m (matrix) of 0/1; else empty */
-} MaskPart;
-typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
-typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
-typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU } Activation;
-/* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
-typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
-
-/*
- * The Transformer block around one attention layer (format version 2):
- * residuals, two norms and a feed-forward network. Vectors are 1 × len.
- *   post-norm: residual1 = x + attn(x);  norm1 = N1(residual1);
- *              residual2 = norm1 + ffn(norm1);  norm2 = N2(residual2) = output
- *   pre-norm:  norm1 = N1(x);  residual1 = x + attn(norm1);
- *              norm2 = N2(residual1);  residual2 = residual1 + ffn(norm2) = output
- *   none:      residual1 = x + attn(x);  residual2 = residual1 + ffn(residual1) = output
- */
-typedef struct Block {
-	int present;          /* the layer has a block (else it is attention alone, as in version 1) */
-	NormPlace norm;
-	NormKind norm_kind;
-	double eps;           /* default 1e-5 */
-	Mat ln1_gamma, ln1_beta, ln2_gamma, ln2_beta; /* 1 × d_model (β empty for RMSNorm) */
-	int has_ffn;
-	Activation activation;
-	int d_ff;
-	Mat W_1, b_1, W_3, b_3, W_2, b_2; /* d_model × d_ff, 1 × d_ff, (SwiGLU's gate), d_ff × d_model, 1 × d_model */
-} Block;
 
 /* Where a step's focus or a quiz's numeric answer points: matrix[row][col] of a head. */
 typedef struct CellRef {
@@ -91,88 +54,32 @@ typedef struct Step {
 } Step;
 
 /*
- * A lesson after loading: every matrix concrete (generated ones filled in),
- * every shape checked against every other. Nothing here is derived from the
- * computation; attention.h computes the stages from it.
- *
- *   n        query tokens (rows of X)
- *   m        key/value tokens: n, or the rows of source.X for cross-attention
- *   d_model  columns of X;  d_src columns of the source (d_model without one)
- *   h        heads;  d_k = W_q.cols / h;  d_v = W_v.cols / h
+ * A lesson after loading: the course (title, narration, steps, quizzes, a
+ * compare variant) and the model it teaches (model/model.h): the settings
+ * every layer shares (cfg) and, for a lesson that is its own single layer,
+ * that layer's parameters (lp). Every matrix is concrete (generated ones
+ * filled in), every shape checked against every other. Nothing here is
+ * derived from the computation; attention.h computes the stages from it.
  */
 typedef struct Lesson {
 	char *path;          /* as given to lesson_load; owned; "(built-in)" for the default */
 	Text title, summary;
-	int n, m, d_model, d_src, heads, d_k, d_v, d_out;
+	int version;          /* the file's "attnviz": 1 or 2 */
 
-	char **tokens;        /* n labels, owned */
-	char **source_tokens; /* m labels when has_source, else NULL */
-	Mat input;            /* n × d_model: X as written or generated, before PE */
-	int has_source;
-	Mat source_input;     /* m × d_src */
-	Positional positional;
-
-	Mat W_q;   /* d_model × h·d_k */
-	Mat W_k;   /* d_src × g·d_k (g = kv_heads, h without it) */
-	Mat W_v;   /* d_src × g·d_v */
-	Mat W_o;   /* h·d_v × d_out, empty when absent (then output = concat) */
-	Mat b_q, b_k, b_v, b_o; /* 1 × h·d_k, 1 × g·d_k, 1 × g·d_v, 1 × d_out; empty when absent (version 2) */
-	ScoreKind score;
-	Mat w_e;   /* 1 × h·d_k for additive scores, else empty */
-
-	ScaleKind scale;
-	double scale_value;   /* the factor when SCALE_VALUE */
-	int scale_explicit;   /* 1 when the file said "scale" */
-
-	MaskKind mask;
-	Mat mask_matrix;      /* n × m of 0/1 for MASK_MATRIX; 1 × m for MASK_PADDING; else empty */
-	int window;           /* MASK_WINDOW: the window w */
-	int nmasks;           /* MASK_LIST: the masks, all applied at once (owned) */
-	MaskPart *masks;
-	int mask_fill_inf;    /* 1: masked cells become −∞ (default) */
-	double mask_fill;     /* the number when !mask_fill_inf */
+	ModelConfig cfg;      /* the settings every layer shares */
+	LayerParams lp;       /* this lesson's own layer (each of layer[] has its own) */
 
 	int nsteps;
 	Step *steps;          /* owned; 0 steps means the default walk */
 
-	int version;          /* the file's "attnviz": 1 or 2 */
-	/*
-	 * Attention as today's models compute it (version 2; issue 11).
-	 * kv_heads g: K and V have g heads; query head i reads key/value head
-	 * i / (h/g) (kv_heads_given: the file said so, and the dump says it).
-	 * rope: q and k rotated by position before the scores. alibi: −slope·|i − j|
-	 * added to the scaled scores (alibi_slopes: 1 × h as given, or empty for
-	 * the ALiBi paper's defaults). decode: the walk generates one token at a
-	 * time with a KV cache. flash_bq, flash_bk: FlashAttention's tiles (0: none).
-	 */
-	int kv_heads, kv_heads_given;
-	int rope;
-	double rope_base;
-	RopeStyle rope_style;
-	int alibi;
-	Mat alibi_slopes;
-	int decode;
-	int flash_bq, flash_bk;
-	/*
-	 * "backward" (version 2): the loss the backward pass starts from.
-	 * BACKWARD_TARGET: L = ½ Σ (output − target)²; BACKWARD_DOUTPUT:
-	 * L = Σ dOutput ⊙ output. target is n × d_out (the final output's shape).
-	 */
-	enum { BACKWARD_NONE, BACKWARD_TARGET, BACKWARD_DOUTPUT } backward;
-	Mat target;
-	Block block;          /* this layer's block (version 2; block.present = 0 without one) */
 	/*
 	 * "layers" (version 2): each layer's own heads, weights, biases and block,
 	 * a key not given taken from the top level. Shared settings (tokens, X,
-	 * mask, scale, score) stay here; the engine fills them in. 0 layers: this
-	 * lesson is its own single layer.
+	 * mask, scale, score) stay in cfg; the engine fills them in
+	 * (model_layer_config). 0 layers: this lesson is its own single layer.
 	 */
 	int nlayers;
 	struct Lesson **layer;
-	int has_final_norm;   /* "block": {"final_norm": …}: one more norm after the last layer */
-	Mat final_gamma, final_beta;
-	NormKind final_kind;  /* the top-level block's norm_kind and eps */
-	double final_eps;
 
 	/*
 	 * "encoder" (version 2): an encoder–decoder. encoder is the encoder's own
@@ -181,11 +88,9 @@ typedef struct Lesson {
 	 * (part PART_SELF: the layer's ln1, no FFN) and 2k + 1 its cross-attention
 	 * (PART_CROSS: a source of m = the encoder's tokens, whose rows the engine
 	 * fills with the memory; its block's ln1, ln2 are the layer's ln2, ln3,
-	 * with the FFN). part and dec_layer are set on each link.
+	 * with the FFN). lp.part and lp.dec_layer are set on each link.
 	 */
 	struct Lesson *encoder;
-	LinkPart part;
-	int dec_layer;
 
 	/* "compare": the same lesson with some keys overridden (issue: curriculum). */
 	struct Lesson *compare;
@@ -225,14 +130,6 @@ void lesson_shape(const Lesson *l, LessonShape *out);
 Mat *lesson_matrix(Lesson *l, AttnMatrix which);
 /* 1 when the lesson names its key/value heads (it gave "kv_heads", or they are fewer than its heads): dumps and saves say so. */
 int lesson_kv_named(const Lesson *l);
-/* 1 when the mask lets query i see key j (every mask of a list at once). */
-int lesson_mask_sees(const Lesson *l, int i, int j);
-/* The mask hides every key after the query (causal or a window, alone or in a list). */
-int lesson_mask_causal(const Lesson *l);
-/* The smallest window of the mask, or 0 without one: what a rolling KV cache keeps. */
-int lesson_mask_window(const Lesson *l);
-/* ALiBi's default slope of head i of h: 2^(−8(i+1)/h) for h a power of two, else the paper's interleaving rule. */
-double lesson_alibi_slope(int h, int i);
 
 /* How many layers: nlayers, or 1 for a lesson that is its own layer. */
 int lesson_layers(const Lesson *l);

@@ -36,11 +36,11 @@ int li_read_backward(Ctx *c, const cJSON *root, Lesson *l)
 		goto out;
 	}
 	warn_unknown_keys(c, b, backward_keys);
-	l->backward = has_t ? BACKWARD_TARGET : BACKWARD_DOUTPUT;
-	r = read_shaped(c, b, has_t ? "target" : "dOutput", l->n, l->block.present || l->nlayers > 0 ? l->d_model : l->d_out,
-	                _("n, one per token"), l->block.present || l->nlayers > 0 ? _("d_model, the output's columns")
+	l->cfg.backward = has_t ? BACKWARD_TARGET : BACKWARD_DOUTPUT;
+	r = read_shaped(c, b, has_t ? "target" : "dOutput", l->cfg.n, l->lp.block.present || l->nlayers > 0 ? l->cfg.d_model : l->lp.d_out,
+	                _("n, one per token"), l->lp.block.present || l->nlayers > 0 ? _("d_model, the output's columns")
 	                                                                        : _("d_out, the output's columns"),
-	                -1, &l->target);
+	                -1, &l->cfg.target);
 out:
 	path_set(c, old);
 	return r;
@@ -60,7 +60,7 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 	size_t old;
 	int k, r = -1;
 
-	l->block.eps = 1e-5;
+	l->lp.block.eps = 1e-5;
 	if (b == NULL)
 		return 0;
 	old = path_key(c, "block");
@@ -69,7 +69,7 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 		goto out;
 	}
 	warn_unknown_keys(c, b, block_keys);
-	l->block.present = 1;
+	l->lp.block.present = 1;
 	if (get(b, "ln3") != NULL && li_stack(c)->part == PART_LAYER) {
 		path_key(c, "ln3");
 		fail(c, _("only a decoder layer has a third norm (its cross-attention is the extra sublayer); "
@@ -79,16 +79,16 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 	k = 0;
 	if (key_choice(c, b, "norm", places, &k) != 0)
 		goto out;
-	l->block.norm = (NormPlace)k;
+	l->lp.block.norm = (NormPlace)k;
 	k = 0;
 	if (key_choice(c, b, "norm_kind", kinds, &k) != 0)
 		goto out;
-	l->block.norm_kind = (NormKind)k;
-	if (key_finite(c, b, "eps", &l->block.eps) != 0)
+	l->lp.block.norm_kind = (NormKind)k;
+	if (key_finite(c, b, "eps", &l->lp.block.eps) != 0)
 		goto out;
-	if (!(l->block.eps > 0)) {
+	if (!(l->lp.block.eps > 0)) {
 		path_key(c, "eps");
-		fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), l->block.eps);
+		fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), l->lp.block.eps);
 		goto out;
 	}
 	ffn = li_stack(c)->part == PART_SELF ? NULL : get(b, "ffn"); /* a decoder's FFN follows its cross-attention */
@@ -99,17 +99,17 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 			goto out;
 		}
 		warn_unknown_keys(c, ffn, ffn_keys);
-		l->block.has_ffn = 1;
+		l->lp.block.has_ffn = 1;
 		k = 0;
 		if (key_choice(c, ffn, "activation", acts, &k) != 0)
 			goto out;
-		l->block.activation = (Activation)k;
+		l->lp.block.activation = (Activation)k;
 		/* d_ff now, so that steps can point at the FFN's cells (the numbers are read later) */
 		if (get(ffn, "W_1") != NULL) {
 			MatSrc w1;
 			if (li_read_matsrc(c, ffn, "W_1", &LIM_DIM_DIM, &w1) != 0)
 				goto out;
-			l->block.d_ff = w1.cols;
+			l->lp.block.d_ff = w1.cols;
 		}
 		path_set(c, old2);
 	}
@@ -201,44 +201,44 @@ out:
 int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 {
 	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
-	const int hdk = l->W_q.cols, hdv = l->W_v.cols;
+	const int hdk = l->lp.W_q.cols, hdv = l->lp.W_v.cols;
 	/* a decoder's cross-attention link: its two norms are the layer's ln2 and ln3 */
 	const int cross = li_stack(c)->part == PART_CROSS;
 	const char *n1 = cross ? "ln2" : "ln1", *n2 = cross ? "ln3" : "ln2";
-	Block *blk = &l->block;
+	Block *blk = &l->lp.block;
 	size_t old;
 	int r = -1;
 
-	if (read_shaped(c, root, "b_q", 1, hdk, NULL, _("the columns of W_q"), -1, &l->b_q) != 0 ||
-	    read_shaped(c, root, "b_k", 1, l->W_k.cols, NULL, _("the columns of W_k"), -1, &l->b_k) != 0 ||
-	    read_shaped(c, root, "b_v", 1, hdv, NULL, _("the columns of W_v"), -1, &l->b_v) != 0)
+	if (read_shaped(c, root, "b_q", 1, hdk, NULL, _("the columns of W_q"), -1, &l->lp.b_q) != 0 ||
+	    read_shaped(c, root, "b_k", 1, l->lp.W_k.cols, NULL, _("the columns of W_k"), -1, &l->lp.b_k) != 0 ||
+	    read_shaped(c, root, "b_v", 1, hdv, NULL, _("the columns of W_v"), -1, &l->lp.b_v) != 0)
 		return -1;
-	if (get(root, "b_o") != NULL && mat_empty(&l->W_o)) {
+	if (get(root, "b_o") != NULL && mat_empty(&l->lp.W_o)) {
 		old = path_key(c, "b_o");
 		fail(c, _("this is W_o's bias, and this lesson has no W_o (give W_o, or leave b_o out)"));
 		path_set(c, old);
 		return -1;
 	}
-	if (read_shaped(c, root, "b_o", 1, l->d_out, NULL, _("the columns of W_o"), -1, &l->b_o) != 0)
+	if (read_shaped(c, root, "b_o", 1, l->lp.d_out, NULL, _("the columns of W_o"), -1, &l->lp.b_o) != 0)
 		return -1;
 	if (!blk->present)
 		return 0;
 	old = path_key(c, "block");
-	if (l->has_source && !cross) {
+	if (l->cfg.has_source && !cross) {
 		path_set(c, old);
 		path_key(c, "source");
 		fail(c, _("a block lesson has no source: its attention is self-attention"));
 		goto out;
 	}
-	if (l->d_out != l->d_model) {
+	if (l->lp.d_out != l->cfg.d_model) {
 		fail(c, _("the residual adds the attention's output to its input, so the output needs d_model = %d "
-		        "columns, but it has %d (%s)"), l->d_model, l->d_out,
-		     mat_empty(&l->W_o) ? _("heads × d_v: give W_o with d_model columns") : _("the columns of W_o"));
+		        "columns, but it has %d (%s)"), l->cfg.d_model, l->lp.d_out,
+		     mat_empty(&l->lp.W_o) ? _("heads × d_v: give W_o with d_model columns") : _("the columns of W_o"));
 		goto out;
 	}
 	if (blk->norm != NORM_NONE &&
-	    (read_norm(c, b, n1, blk, l->d_model, &blk->ln1_gamma, &blk->ln1_beta) != 0 ||
-	     (blk->has_ffn && read_norm(c, b, n2, blk, l->d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0)))
+	    (read_norm(c, b, n1, blk, l->cfg.d_model, &blk->ln1_gamma, &blk->ln1_beta) != 0 ||
+	     (blk->has_ffn && read_norm(c, b, n2, blk, l->cfg.d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0)))
 		goto out;
 	if (blk->has_ffn) {
 		MatSrc w1;
@@ -261,13 +261,13 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 			warnf(c, _("not used: W_3 and b_3 are for \"activation\": \"swiglu\""));
 			path_set(c, old2);
 		}
-		if (read_shaped(c, ffn, "W_1", l->d_model, blk->d_ff, "d_model", "d_ff", -1, &blk->W_1) != 0 ||
+		if (read_shaped(c, ffn, "W_1", l->cfg.d_model, blk->d_ff, "d_model", "d_ff", -1, &blk->W_1) != 0 ||
 		    read_shaped(c, ffn, "b_1", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_1) != 0 ||
-		    read_shaped(c, ffn, "W_2", blk->d_ff, l->d_model, _("d_ff, the columns of W_1"), "d_model", -1, &blk->W_2) != 0 ||
-		    read_shaped(c, ffn, "b_2", 1, l->d_model, NULL, "d_model", 0.0, &blk->b_2) != 0)
+		    read_shaped(c, ffn, "W_2", blk->d_ff, l->cfg.d_model, _("d_ff, the columns of W_1"), "d_model", -1, &blk->W_2) != 0 ||
+		    read_shaped(c, ffn, "b_2", 1, l->cfg.d_model, NULL, "d_model", 0.0, &blk->b_2) != 0)
 			goto out;
 		if (blk->activation == ACT_SWIGLU &&
-		    (read_shaped(c, ffn, "W_3", l->d_model, blk->d_ff, "d_model", _("d_ff, the columns of W_1"), -1, &blk->W_3) != 0 ||
+		    (read_shaped(c, ffn, "W_3", l->cfg.d_model, blk->d_ff, "d_model", _("d_ff, the columns of W_1"), -1, &blk->W_3) != 0 ||
 		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_3) != 0))
 			goto out;
 	}
@@ -298,10 +298,10 @@ int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l)
 		return -1;
 	}
 	top.norm_kind = (NormKind)k;
-	l->has_final_norm = 1;
-	l->final_kind = top.norm_kind;
-	l->final_eps = top.eps;
-	r = read_norm(c, b, "final_norm", &top, l->d_model, &l->final_gamma, &l->final_beta);
+	l->cfg.has_final_norm = 1;
+	l->cfg.final_kind = top.norm_kind;
+	l->cfg.final_eps = top.eps;
+	r = read_norm(c, b, "final_norm", &top, l->cfg.d_model, &l->cfg.final_gamma, &l->cfg.final_beta);
 	path_set(c, old);
 	return r;
 }
@@ -428,9 +428,9 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 			goto out;
 	}
 	/* Only the stack's final norm counts: read from the top level's own block. */
-	layer[0]->has_final_norm = 0;
-	mat_free(&layer[0]->final_gamma);
-	mat_free(&layer[0]->final_beta);
+	layer[0]->cfg.has_final_norm = 0;
+	mat_free(&layer[0]->cfg.final_gamma);
+	mat_free(&layer[0]->cfg.final_beta);
 	lesson_free(layer[0]->compare);
 	layer[0]->compare = NULL;
 	/* the steps belong to the lesson, not to its first layer */
@@ -439,12 +439,12 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 	free(layer[0]->steps);
 	layer[0]->steps = NULL;
 	layer[0]->nsteps = 0;
-	top->has_final_norm = 0;
-	mat_free(&top->final_gamma);
-	mat_free(&top->final_beta);
+	top->cfg.has_final_norm = 0;
+	mat_free(&top->cfg.final_gamma);
+	mat_free(&top->cfg.final_beta);
 	c->layer_obj = NULL;
-	mat_free(&top->target);
-	top->backward = BACKWARD_NONE;
+	mat_free(&top->cfg.target);
+	top->cfg.backward = BACKWARD_NONE;
 	top->nlayers = n; /* li_read_backward takes the output's width from a stack */
 	top->layer = layer;
 	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0) {

@@ -79,11 +79,11 @@ static cJSON *memory_source(const Lesson *enc)
 
 	if (s == NULL || (toks = cJSON_AddArrayToObject(s, "tokens")) == NULL || (x = cJSON_AddObjectToObject(s, "X")) == NULL)
 		goto oom;
-	for (int i = 0; i < enc->n; i++)
-		if (!cJSON_AddItemToArray(toks, cJSON_CreateString(enc->tokens[i])))
+	for (int i = 0; i < enc->cfg.n; i++)
+		if (!cJSON_AddItemToArray(toks, cJSON_CreateString(enc->cfg.tokens[i])))
 			goto oom;
-	if (cJSON_AddStringToObject(x, "random", "uniform") == NULL || cJSON_AddNumberToObject(x, "rows", enc->n) == NULL ||
-	    cJSON_AddNumberToObject(x, "cols", enc->d_model) == NULL || cJSON_AddNumberToObject(x, "seed", 0) == NULL)
+	if (cJSON_AddStringToObject(x, "random", "uniform") == NULL || cJSON_AddNumberToObject(x, "rows", enc->cfg.n) == NULL ||
+	    cJSON_AddNumberToObject(x, "cols", enc->cfg.d_model) == NULL || cJSON_AddNumberToObject(x, "seed", 0) == NULL)
 		goto oom;
 	return s;
 oom:
@@ -162,8 +162,8 @@ static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, Li
 	c->alias_obj[0] = c->alias_obj[1] = NULL;
 	cJSON_Delete(j);
 	if (l != NULL) {
-		l->part = part;
-		l->dec_layer = k;
+		l->lp.part = part;
+		l->lp.dec_layer = k;
 	}
 	return l;
 oom:

@@ -322,7 +322,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	    li_read_matsrc(c, root, "W_o", &LIM_DIM_DIM, &ms_o) != 0)
 		goto out;
 	we = get(root, "w_e");
-	if (we != NULL && l->score != SCORE_ADDITIVE) {
+	if (we != NULL && l->cfg.score != SCORE_ADDITIVE) {
 		old = path_key(c, "w_e");
 		warnf(c, _("not used: w_e is for \"score\": \"additive\""));
 		path_set(c, old);
@@ -362,7 +362,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.has_source = src != NULL;
 	sh.m = src != NULL ? ms_s.rows : sh.n;
 	sh.d_src = src != NULL ? ms_s.cols : sh.d_model;
-	sh.heads = l->heads;
+	sh.heads = l->lp.heads;
 	sh.wq_r = ms_q.rows; sh.wq_c = ms_q.cols;
 	sh.wk_r = ms_k.rows; sh.wk_c = ms_k.cols;
 	sh.wv_r = ms_v.rows; sh.wv_c = ms_v.cols;
@@ -370,10 +370,10 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.wo_r = ms_o.rows; sh.wo_c = ms_o.cols;
 	sh.has_we = ms_e.kind != SRC_ABSENT;
 	sh.we_r = ms_e.rows; sh.we_c = ms_e.cols;
-	sh.positional = l->positional;
-	sh.score = l->score;
-	sh.mask = l->mask;
-	sh.fill_inf = l->mask_fill_inf;
+	sh.positional = l->cfg.positional;
+	sh.score = l->cfg.score;
+	sh.mask = l->cfg.mask;
+	sh.fill_inf = l->cfg.mask_fill_inf;
 	sh.nparts = nparts;
 	for (int i = 0; i < nparts; i++) {
 		sh.part[i].kind = parts[i].kind;
@@ -381,12 +381,12 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		sh.part[i].r = parts[i].ms.rows;
 		sh.part[i].c = parts[i].ms.cols;
 	}
-	sh.kv_heads = l->kv_heads;
-	sh.rope = l->rope;
-	sh.alibi = l->alibi;
-	sh.decode = l->decode;
-	sh.flash_bq = l->flash_bq;
-	sh.flash_bk = l->flash_bk;
+	sh.kv_heads = l->lp.kv_heads;
+	sh.rope = l->cfg.rope;
+	sh.alibi = l->cfg.alibi;
+	sh.decode = l->cfg.decode;
+	sh.flash_bq = l->cfg.flash_bq;
+	sh.flash_bk = l->cfg.flash_bk;
 	li_shapes_block(&sh, l);
 	if (li_stack(c)->part != PART_LAYER)
 		sh.has_final = li_stack(c)->link_final;
@@ -397,22 +397,22 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.backward = get(root, "backward") != NULL;
 	if (li_check_shapes(c, &sh) != 0)
 		goto out;
-	l->n = sh.n;
-	l->m = sh.m;
-	l->d_model = sh.d_model;
-	l->d_src = sh.d_src;
-	l->d_k = sh.d_k;
-	l->d_v = sh.d_v;
-	l->d_out = sh.d_out;
-	l->has_source = sh.has_source;
+	l->cfg.n = sh.n;
+	l->cfg.m = sh.m;
+	l->cfg.d_model = sh.d_model;
+	l->cfg.d_src = sh.d_src;
+	l->lp.d_k = sh.d_k;
+	l->lp.d_v = sh.d_v;
+	l->lp.d_out = sh.d_out;
+	l->cfg.has_source = sh.has_source;
 
 	old = path_key(c, "tokens");
-	if (read_tokens(c, tok_arr, l->n, "t", &l->tokens) != 0)
+	if (read_tokens(c, tok_arr, l->cfg.n, "t", &l->cfg.tokens) != 0)
 		goto out;
 	path_set(c, old);
 	if (src != NULL) {
 		old = path_key(c, "source.tokens");
-		if (read_tokens(c, src_tok_arr, l->m, "s", &l->source_tokens) != 0)
+		if (read_tokens(c, src_tok_arr, l->cfg.m, "s", &l->cfg.source_tokens) != 0)
 			goto out;
 		path_set(c, old);
 	}
@@ -420,25 +420,25 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		goto out;
 
 	/* Now the numbers. */
-	if (li_fill_mat(c, &ms_x, &l->input) != 0 || li_fill_mat(c, &ms_s, &l->source_input) != 0 ||
-	    li_fill_mat(c, &ms_q, &l->W_q) != 0 || li_fill_mat(c, &ms_k, &l->W_k) != 0 ||
-	    li_fill_mat(c, &ms_v, &l->W_v) != 0 || li_fill_mat(c, &ms_o, &l->W_o) != 0 ||
-	    li_fill_mat(c, &ms_e, &l->w_e) != 0)
+	if (li_fill_mat(c, &ms_x, &l->cfg.input) != 0 || li_fill_mat(c, &ms_s, &l->cfg.source_input) != 0 ||
+	    li_fill_mat(c, &ms_q, &l->lp.W_q) != 0 || li_fill_mat(c, &ms_k, &l->lp.W_k) != 0 ||
+	    li_fill_mat(c, &ms_v, &l->lp.W_v) != 0 || li_fill_mat(c, &ms_o, &l->lp.W_o) != 0 ||
+	    li_fill_mat(c, &ms_e, &l->lp.w_e) != 0)
 		goto out;
-	if (l->mask == MASK_LIST) {
-		l->masks = calloc((size_t)nparts, sizeof *l->masks);
-		if (l->masks == NULL) {
+	if (l->cfg.mask == MASK_LIST) {
+		l->cfg.masks = calloc((size_t)nparts, sizeof *l->cfg.masks);
+		if (l->cfg.masks == NULL) {
 			fail_oom(c);
 			goto out;
 		}
-		l->nmasks = nparts;
+		l->cfg.nmasks = nparts;
 		for (int i = 0; i < nparts; i++) {
-			l->masks[i].kind = parts[i].kind;
-			l->masks[i].window = parts[i].window;
-			if (li_fill_mat(c, &parts[i].ms, &l->masks[i].matrix) != 0)
+			l->cfg.masks[i].kind = parts[i].kind;
+			l->cfg.masks[i].window = parts[i].window;
+			if (li_fill_mat(c, &parts[i].ms, &l->cfg.masks[i].matrix) != 0)
 				goto out;
 		}
-	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &l->mask_matrix) != 0)
+	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &l->cfg.mask_matrix) != 0)
 		goto out;
 	if (li_read_v2_matrices(c, root, l) != 0 ||
 	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, l) != 0) ||

@@ -93,7 +93,7 @@ int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *npar
 	int r = 0;
 
 	*nparts = 0;
-	l->mask = MASK_NONE;
+	l->cfg.mask = MASK_NONE;
 	if (v == NULL)
 		return 0;
 	old = path_key(c, "mask");
@@ -115,12 +115,12 @@ int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *npar
 			if (r == 0 && one.kind != MASK_NONE)
 				parts[(*nparts)++] = one;
 		}
-		l->mask = *nparts > 0 ? MASK_LIST : MASK_NONE;
+		l->cfg.mask = *nparts > 0 ? MASK_LIST : MASK_NONE;
 	} else {
 		r = read_one_mask(c, v, 0, &parts[0]);
 		if (r == 0 && parts[0].kind != MASK_NONE) {
-			l->mask = parts[0].kind;
-			l->window = parts[0].window;
+			l->cfg.mask = parts[0].kind;
+			l->cfg.window = parts[0].window;
 			*nparts = 1;
 		}
 	}
@@ -135,27 +135,27 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 	size_t old;
 	int r = 0;
 
-	l->rope_base = 10000.0;
-	l->rope_style = ROPE_HALF;
+	l->cfg.rope_base = 10000.0;
+	l->cfg.rope_style = ROPE_HALF;
 	if ((v = get(root, "rope")) != NULL) {
 		old = path_key(c, "rope");
 		if (cJSON_IsBool(v)) {
-			l->rope = cJSON_IsTrue(v);
+			l->cfg.rope = cJSON_IsTrue(v);
 		} else if (cJSON_IsObject(v)) {
 			static const char *const styles[] = { "half", "interleaved", NULL };
 			int style = 0;
 			warn_unknown_keys(c, v, rope_keys);
-			l->rope = 1;
+			l->cfg.rope = 1;
 			if (key_choice(c, v, "style", styles, &style) != 0)
 				r = -1;
-			l->rope_style = (RopeStyle)style;
+			l->cfg.rope_style = (RopeStyle)style;
 			if (r == 0 && get(v, "base") != NULL) {
 				const cJSON *b = get(v, "base");
 				size_t old2 = path_key(c, "base");
 				if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble <= 0)
 					r = fail(c, _("expected a number > 0, got %s"), got(b).s);
 				else
-					l->rope_base = b->valuedouble;
+					l->cfg.rope_base = b->valuedouble;
 				path_set(c, old2);
 			}
 		} else {
@@ -169,7 +169,7 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 	if ((v = get(root, "alibi")) != NULL) {
 		old = path_key(c, "alibi");
 		if (cJSON_IsBool(v)) {
-			l->alibi = cJSON_IsTrue(v);
+			l->cfg.alibi = cJSON_IsTrue(v);
 		} else if (cJSON_IsObject(v)) {
 			const cJSON *sl = get(v, "slopes"), *x;
 			warn_unknown_keys(c, v, alibi_keys);
@@ -179,16 +179,16 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 				const int count = cJSON_GetArraySize(sl);
 				path_key(c, "slopes");
 				if (!cJSON_IsArray(sl))
-					r = fail(c, _("expected %d numbers (one per head), got %s"), l->heads, got(sl).s);
-				else if (count != l->heads)
-					r = fail(c, _("expected %d numbers (one per head), got %d"), l->heads, count);
-				else if (mat_alloc(&l->alibi_slopes, 1, count) != 0)
+					r = fail(c, _("expected %d numbers (one per head), got %s"), l->lp.heads, got(sl).s);
+				else if (count != l->lp.heads)
+					r = fail(c, _("expected %d numbers (one per head), got %d"), l->lp.heads, count);
+				else if (mat_alloc(&l->lp.alibi_slopes, 1, count) != 0)
 					r = fail_oom(c);
 				else {
 					int i = 0;
 					cJSON_ArrayForEach(x, sl) {
 						size_t old2 = path_index(c, i);
-						if (read_finite(c, x, &l->alibi_slopes.a[i]) != 0)
+						if (read_finite(c, x, &l->lp.alibi_slopes.a[i]) != 0)
 							r = -1;
 						path_set(c, old2);
 						if (r != 0)
@@ -196,7 +196,7 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 						i++;
 					}
 				}
-				l->alibi = 1;
+				l->cfg.alibi = 1;
 			}
 		} else {
 			r = fail(c, _("expected true (the ALiBi paper's slopes), false, or {\"slopes\": [one number per head]}, got %s"),
@@ -210,7 +210,7 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 		old = path_key(c, "decode");
 		if (!cJSON_IsBool(v))
 			r = fail(c, _("expected true (generate one token at a time with a KV cache) or false, got %s"), got(v).s);
-		l->decode = cJSON_IsTrue(v);
+		l->cfg.decode = cJSON_IsTrue(v);
 		path_set(c, old);
 		if (r != 0)
 			return -1;
@@ -232,9 +232,9 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 				    fabs(b->valuedouble) > 1e9)
 					r = fail(c, _("expected a whole number, got %s"), got(b).s);
 				else if (k)
-					l->flash_bk = (int)b->valuedouble;
+					l->cfg.flash_bk = (int)b->valuedouble;
 				else
-					l->flash_bq = (int)b->valuedouble;
+					l->cfg.flash_bq = (int)b->valuedouble;
 				path_set(c, old2);
 			}
 		}
@@ -257,11 +257,11 @@ int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 	k = 0;
 	if (key_choice(c, root, "positional", positionals, &k) != 0)
 		return -1;
-	l->positional = (Positional)k;
+	l->cfg.positional = (Positional)k;
 	k = 0;
 	if (key_choice(c, root, "score", scores, &k) != 0)
 		return -1;
-	l->score = (ScoreKind)k;
+	l->cfg.score = (ScoreKind)k;
 	if (key_whole(c, root, "heads", 1, 1e9, _("a whole number ≥ 1"), &heads) != 0)
 		return -1;
 	if (heads > LESSON_MAX_HEADS) {
@@ -270,34 +270,34 @@ int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 		path_set(c, old);
 		return -1;
 	}
-	l->heads = (int)heads;
+	l->lp.heads = (int)heads;
 	{
 		long long g = heads;
 		if (key_whole(c, root, "kv_heads", 1, 1e9, _("a whole number ≥ 1"), &g) != 0)
 			return -1;
-		l->kv_heads_given = get(root, "kv_heads") != NULL;
+		l->lp.kv_heads_given = get(root, "kv_heads") != NULL;
 		if (g > heads || heads % g != 0) {
 			old = path_key(c, "kv_heads");
 			fail(c, _("%lld does not divide the %lld query heads"), g, heads);
 			path_set(c, old);
 			return -1;
 		}
-		l->kv_heads = (int)g;
+		l->lp.kv_heads = (int)g;
 	}
 
-	l->scale = SCALE_SQRT_DK;
+	l->cfg.scale = SCALE_SQRT_DK;
 	v = get(root, "scale");
 	if (v != NULL) {
-		l->scale_explicit = 1;
+		l->cfg.scale_explicit = 1;
 		old = path_key(c, "scale");
 		if (cJSON_IsTrue(v)) {
-			l->scale = SCALE_SQRT_DK;
+			l->cfg.scale = SCALE_SQRT_DK;
 		} else if (cJSON_IsFalse(v)) {
-			l->scale = SCALE_NONE;
+			l->cfg.scale = SCALE_NONE;
 		} else if (cJSON_IsNumber(v)) {
-			if (read_finite(c, v, &l->scale_value) != 0)
+			if (read_finite(c, v, &l->cfg.scale_value) != 0)
 				return -1;
-			l->scale = SCALE_VALUE;
+			l->cfg.scale = SCALE_VALUE;
 		} else {
 			return fail(c, _("expected true (× 1/√d_k), false (× 1) or a number (× that number), got %s"),
 			            got(v).s);
@@ -305,16 +305,16 @@ int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 		path_set(c, old);
 	}
 
-	l->mask_fill_inf = 1;
+	l->cfg.mask_fill_inf = 1;
 	v = get(root, "mask_fill");
 	if (v != NULL) {
 		old = path_key(c, "mask_fill");
 		if (cJSON_IsString(v) && strcmp(v->valuestring, "-inf") == 0) {
-			l->mask_fill_inf = 1;
+			l->cfg.mask_fill_inf = 1;
 		} else if (cJSON_IsNumber(v)) {
-			if (read_finite(c, v, &l->mask_fill) != 0)
+			if (read_finite(c, v, &l->cfg.mask_fill) != 0)
 				return -1;
-			l->mask_fill_inf = 0;
+			l->cfg.mask_fill_inf = 0;
 		} else {
 			return fail(c, _("expected \"-inf\" or a number, got %s"), got(v).s);
 		}

@@ -19,22 +19,22 @@
 /* The lesson's masks as parts (one part for a single mask, none without). */
 static void shapes_masks(Shapes *s, const Lesson *l)
 {
-	s->mask = l->mask;
-	s->fill_inf = l->mask_fill_inf;
+	s->mask = l->cfg.mask;
+	s->fill_inf = l->cfg.mask_fill_inf;
 	s->nparts = 0;
-	if (l->mask == MASK_LIST) {
-		for (int i = 0; i < l->nmasks && i < LESSON_MAX_MASKS; i++) {
-			s->part[i].kind = l->masks[i].kind;
-			s->part[i].window = l->masks[i].window;
-			s->part[i].r = l->masks[i].matrix.rows;
-			s->part[i].c = l->masks[i].matrix.cols;
+	if (l->cfg.mask == MASK_LIST) {
+		for (int i = 0; i < l->cfg.nmasks && i < LESSON_MAX_MASKS; i++) {
+			s->part[i].kind = l->cfg.masks[i].kind;
+			s->part[i].window = l->cfg.masks[i].window;
+			s->part[i].r = l->cfg.masks[i].matrix.rows;
+			s->part[i].c = l->cfg.masks[i].matrix.cols;
 			s->nparts++;
 		}
-	} else if (l->mask != MASK_NONE) {
-		s->part[0].kind = l->mask;
-		s->part[0].window = l->window;
-		s->part[0].r = l->mask_matrix.rows;
-		s->part[0].c = l->mask_matrix.cols;
+	} else if (l->cfg.mask != MASK_NONE) {
+		s->part[0].kind = l->cfg.mask;
+		s->part[0].window = l->cfg.window;
+		s->part[0].r = l->cfg.mask_matrix.rows;
+		s->part[0].c = l->cfg.mask_matrix.cols;
 		s->nparts = 1;
 	}
 }
@@ -42,23 +42,23 @@ static void shapes_masks(Shapes *s, const Lesson *l)
 /* Key/value heads, RoPE, ALiBi, decoding and the tiles, for the shape and presence rules. */
 static void shapes_modern(Shapes *s, const Lesson *l)
 {
-	s->kv_heads = l->kv_heads > 0 ? l->kv_heads : l->heads;
-	s->rope = l->rope;
-	s->alibi = l->alibi;
-	s->decode = l->decode;
-	s->flash_bq = l->flash_bq;
-	s->flash_bk = l->flash_bk;
+	s->kv_heads = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads;
+	s->rope = l->cfg.rope;
+	s->alibi = l->cfg.alibi;
+	s->decode = l->cfg.decode;
+	s->flash_bq = l->cfg.flash_bq;
+	s->flash_bk = l->cfg.flash_bk;
 }
 
 /* The block's settings, for the presence rules. */
 void li_shapes_block(Shapes *s, const Lesson *l)
 {
-	s->block = l->block.present;
-	s->norm = l->block.norm;
-	s->norm_kind = l->block.norm_kind;
-	s->has_ffn = l->block.has_ffn;
-	s->swiglu = l->block.activation == ACT_SWIGLU;
-	s->d_ff = l->block.d_ff;
+	s->block = l->lp.block.present;
+	s->norm = l->lp.block.norm;
+	s->norm_kind = l->lp.block.norm_kind;
+	s->has_ffn = l->lp.block.has_ffn;
+	s->swiglu = l->lp.block.activation == ACT_SWIGLU;
+	s->d_ff = l->lp.block.d_ff;
 }
 
 /* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
@@ -435,32 +435,32 @@ int li_check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 void li_shapes_from_lesson(const Lesson *l, Shapes *s)
 {
 	memset(s, 0, sizeof *s);
-	s->n = l->input.rows;
-	s->d_model = l->input.cols;
-	s->has_source = l->has_source;
-	s->m = l->has_source ? l->source_input.rows : s->n;
-	s->d_src = l->has_source ? l->source_input.cols : s->d_model;
-	s->heads = l->heads;
+	s->n = l->cfg.input.rows;
+	s->d_model = l->cfg.input.cols;
+	s->has_source = l->cfg.has_source;
+	s->m = l->cfg.has_source ? l->cfg.source_input.rows : s->n;
+	s->d_src = l->cfg.has_source ? l->cfg.source_input.cols : s->d_model;
+	s->heads = l->lp.heads;
 	s->ntokens = -1;
 	s->nsource_tokens = -1;
-	s->wq_r = l->W_q.rows; s->wq_c = l->W_q.cols;
-	s->wk_r = l->W_k.rows; s->wk_c = l->W_k.cols;
-	s->wv_r = l->W_v.rows; s->wv_c = l->W_v.cols;
-	s->has_wo = !mat_empty(&l->W_o);
-	s->wo_r = l->W_o.rows; s->wo_c = l->W_o.cols;
-	s->has_we = !mat_empty(&l->w_e);
-	s->we_r = l->w_e.rows; s->we_c = l->w_e.cols;
-	s->positional = l->positional;
-	s->score = l->score;
-	s->scale = l->scale;
+	s->wq_r = l->lp.W_q.rows; s->wq_c = l->lp.W_q.cols;
+	s->wk_r = l->lp.W_k.rows; s->wk_c = l->lp.W_k.cols;
+	s->wv_r = l->lp.W_v.rows; s->wv_c = l->lp.W_v.cols;
+	s->has_wo = !mat_empty(&l->lp.W_o);
+	s->wo_r = l->lp.W_o.rows; s->wo_c = l->lp.W_o.cols;
+	s->has_we = !mat_empty(&l->lp.w_e);
+	s->we_r = l->lp.w_e.rows; s->we_c = l->lp.w_e.cols;
+	s->positional = l->cfg.positional;
+	s->score = l->cfg.score;
+	s->scale = l->cfg.scale;
 	shapes_masks(s, l);
 	shapes_modern(s, l);
-	s->d_k = l->heads > 0 ? l->W_q.cols / l->heads : 0;
-	s->d_v = s->kv_heads > 0 ? l->W_v.cols / s->kv_heads : 0;
-	s->d_out = s->has_wo ? l->W_o.cols : l->heads * s->d_v;
+	s->d_k = l->lp.heads > 0 ? l->lp.W_q.cols / l->lp.heads : 0;
+	s->d_v = s->kv_heads > 0 ? l->lp.W_v.cols / s->kv_heads : 0;
+	s->d_out = s->has_wo ? l->lp.W_o.cols : l->lp.heads * s->d_v;
 	li_shapes_block(s, l);
-	s->has_final = l->has_final_norm;
-	s->backward = l->backward != BACKWARD_NONE;
+	s->has_final = l->cfg.has_final_norm;
+	s->backward = l->cfg.backward != BACKWARD_NONE;
 }
 
 double lesson_count_numbers(const Lesson *l)
@@ -508,17 +508,17 @@ void li_layer_shapes(const Lesson *l, int i, Shapes *sh)
 	li_shapes_from_lesson(lesson_layer_const(l, i), sh);
 	if (l->nlayers > 0) {
 		/* positions are added once, before layer 0; the stack's final norm follows its last layer */
-		sh->positional = i == 0 ? l->positional : POS_NONE;
-		sh->has_final = i == l->nlayers - 1 && l->has_final_norm;
-		sh->backward = l->backward != BACKWARD_NONE;
-		sh->score = l->score;
-		sh->scale = l->scale;
+		sh->positional = i == 0 ? l->cfg.positional : POS_NONE;
+		sh->has_final = i == l->nlayers - 1 && l->cfg.has_final_norm;
+		sh->backward = l->cfg.backward != BACKWARD_NONE;
+		sh->score = l->cfg.score;
+		sh->scale = l->cfg.scale;
 		shapes_masks(sh, l);
-		sh->rope = l->rope;
-		sh->alibi = l->alibi;
-		sh->decode = l->decode;
-		sh->flash_bq = l->flash_bq;
-		sh->flash_bk = l->flash_bk;
+		sh->rope = l->cfg.rope;
+		sh->alibi = l->cfg.alibi;
+		sh->decode = l->cfg.decode;
+		sh->flash_bq = l->cfg.flash_bq;
+		sh->flash_bk = l->cfg.flash_bk;
 	}
 }
 
@@ -543,7 +543,7 @@ int lesson_cell_exists(const Lesson *l, int layer, const CellRef *ref)
 	if (!matrix_present(&sh, (AttnMatrix)which, NULL))
 		return 0;
 	matrix_shape(&sh, (AttnMatrix)which, &rows, &cols);
-	if (matrix_per_head((AttnMatrix)which) && (ref->head < 0 || ref->head >= p->heads))
+	if (matrix_per_head((AttnMatrix)which) && (ref->head < 0 || ref->head >= p->lp.heads))
 		return 0;
 	return ref->row >= 0 && ref->row < rows && ref->col >= 0 && ref->col < cols;
 }
@@ -576,14 +576,14 @@ static int validate_into(Ctx *c, const Lesson *l)
 	size_t old;
 	int i;
 
-	if (l->heads < 1) {
+	if (l->lp.heads < 1) {
 		old = path_key(c, "heads");
-		fail(c, _("expected a whole number ≥ 1, got %d"), l->heads);
+		fail(c, _("expected a whole number ≥ 1, got %d"), l->lp.heads);
 		path_set(c, old);
 		return -1;
 	}
-	if (mat_empty(&l->input) || mat_empty(&l->W_q) || mat_empty(&l->W_k) || mat_empty(&l->W_v) ||
-	    (l->has_source && mat_empty(&l->source_input)))
+	if (mat_empty(&l->cfg.input) || mat_empty(&l->lp.W_q) || mat_empty(&l->lp.W_k) || mat_empty(&l->lp.W_v) ||
+	    (l->cfg.has_source && mat_empty(&l->cfg.source_input)))
 		return fail(c, _("a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)"));
 	li_shapes_from_lesson(l, &s);
 	if (s.n > LESSON_MAX_TOKENS || s.m > LESSON_MAX_TOKENS || s.d_model > LESSON_MAX_DIM ||
@@ -596,47 +596,47 @@ static int validate_into(Ctx *c, const Lesson *l)
 	if (li_check_shapes(c, &s) != 0)
 		return -1;
 	/* The cached sizes must agree with the matrices (after an edit, update them first). */
-	if (l->n != s.n || l->m != s.m || l->d_model != s.d_model || l->d_src != s.d_src || l->d_k != s.d_k ||
-	    l->d_v != s.d_v || l->d_out != s.d_out)
+	if (l->cfg.n != s.n || l->cfg.m != s.m || l->cfg.d_model != s.d_model || l->cfg.d_src != s.d_src || l->lp.d_k != s.d_k ||
+	    l->lp.d_v != s.d_v || l->lp.d_out != s.d_out)
 		return fail(c, _("the sizes n, m, d_model, d_src, d_k, d_v, d_out (%d, %d, %d, %d, %d, %d, %d) do not "
 		               "match the matrices (%d, %d, %d, %d, %d, %d, %d)"),
-		            l->n, l->m, l->d_model, l->d_src, l->d_k, l->d_v, l->d_out,
+		            l->cfg.n, l->cfg.m, l->cfg.d_model, l->cfg.d_src, l->lp.d_k, l->lp.d_v, l->lp.d_out,
 		            s.n, s.m, s.d_model, s.d_src, s.d_k, s.d_v, s.d_out);
-	if (l->tokens == NULL || (l->has_source && l->source_tokens == NULL))
+	if (l->cfg.tokens == NULL || (l->cfg.has_source && l->cfg.source_tokens == NULL))
 		return fail(c, _("the token labels are missing"));
-	if (mat_check_values(c, &l->input, "X", 0) != 0 ||
-	    mat_check_values(c, &l->source_input, "source.X", 0) != 0 ||
-	    mat_check_values(c, &l->W_q, "W_q", 0) != 0 || mat_check_values(c, &l->W_k, "W_k", 0) != 0 ||
-	    mat_check_values(c, &l->W_v, "W_v", 0) != 0 || mat_check_values(c, &l->W_o, "W_o", 0) != 0 ||
-	    mat_check_values(c, &l->w_e, "w_e", 0) != 0 ||
-	    mat_check_values(c, &l->mask_matrix, l->mask == MASK_PADDING ? "mask.padding" : "mask", 1) != 0)
+	if (mat_check_values(c, &l->cfg.input, "X", 0) != 0 ||
+	    mat_check_values(c, &l->cfg.source_input, "source.X", 0) != 0 ||
+	    mat_check_values(c, &l->lp.W_q, "W_q", 0) != 0 || mat_check_values(c, &l->lp.W_k, "W_k", 0) != 0 ||
+	    mat_check_values(c, &l->lp.W_v, "W_v", 0) != 0 || mat_check_values(c, &l->lp.W_o, "W_o", 0) != 0 ||
+	    mat_check_values(c, &l->lp.w_e, "w_e", 0) != 0 ||
+	    mat_check_values(c, &l->cfg.mask_matrix, l->cfg.mask == MASK_PADDING ? "mask.padding" : "mask", 1) != 0)
 		return -1;
-	for (i = 0; i < l->nmasks; i++) {
+	for (i = 0; i < l->cfg.nmasks; i++) {
 		char key[32];
-		snprintf(key, sizeof key, "mask[%d]%s", i, l->masks[i].kind == MASK_PADDING ? ".padding" : "");
-		if (mat_check_values(c, &l->masks[i].matrix, key, 1) != 0)
+		snprintf(key, sizeof key, "mask[%d]%s", i, l->cfg.masks[i].kind == MASK_PADDING ? ".padding" : "");
+		if (mat_check_values(c, &l->cfg.masks[i].matrix, key, 1) != 0)
 			return -1;
 	}
-	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
-		return fail(c, _("alibi.slopes: expected %d numbers (one per head), got %d"), l->heads,
-		            l->alibi_slopes.rows * l->alibi_slopes.cols);
-	if (l->block.present && l->d_out != l->d_model)
-		return fail(c, _("the block needs the attention's output to have d_model = %d columns, not %d"), l->d_model,
-		            l->d_out);
+	if (l->cfg.alibi && !mat_empty(&l->lp.alibi_slopes) && l->lp.alibi_slopes.rows * l->lp.alibi_slopes.cols != l->lp.heads)
+		return fail(c, _("alibi.slopes: expected %d numbers (one per head), got %d"), l->lp.heads,
+		            l->lp.alibi_slopes.rows * l->lp.alibi_slopes.cols);
+	if (l->lp.block.present && l->lp.d_out != l->cfg.d_model)
+		return fail(c, _("the block needs the attention's output to have d_model = %d columns, not %d"), l->cfg.d_model,
+		            l->lp.d_out);
 	for (i = 0; i < l->nlayers; i++) {
 		/* a decoder link is named where the file has it, as the loader's aliases do: layers[k].self or .cross */
 		const Lesson *li = l->layer[i];
-		size_t old2 = li->part == PART_LAYER
+		size_t old2 = li->lp.part == PART_LAYER
 		                  ? path_append(c, "%slayers[%d]", c->pathlen ? "." : "", i)
-		                  : path_append(c, "%slayers[%d].%s", c->pathlen ? "." : "", li->dec_layer,
-		                                li->part == PART_SELF ? "self" : "cross");
+		                  : path_append(c, "%slayers[%d].%s", c->pathlen ? "." : "", li->lp.dec_layer,
+		                                li->lp.part == PART_SELF ? "self" : "cross");
 		if (validate_into(c, li) != 0)
 			return -1;
 		path_set(c, old2);
 	}
-	if (l->scale == SCALE_VALUE && !isfinite(l->scale_value))
+	if (l->cfg.scale == SCALE_VALUE && !isfinite(l->cfg.scale_value))
 		return fail(c, _("scale: expected a finite number"));
-	if (!l->mask_fill_inf && !isfinite(l->mask_fill))
+	if (!l->cfg.mask_fill_inf && !isfinite(l->cfg.mask_fill))
 		return fail(c, _("mask_fill: expected \"-inf\" or a finite number"));
 	if (l->nsteps > LESSON_MAX_STEPS)
 		return fail(c, _("steps: %d steps is over the limit of %d (LESSON_MAX_STEPS)"), l->nsteps, LESSON_MAX_STEPS);
@@ -651,7 +651,7 @@ static int validate_into(Ctx *c, const Lesson *l)
 		else if (st->layer > 0 && st->layer < l->nlayers) {
 			li_shapes_from_lesson(l->layer[st->layer], &ss);
 			ss.positional = POS_NONE;
-			ss.has_final = l->has_final_norm && st->layer == l->nlayers - 1;
+			ss.has_final = l->cfg.has_final_norm && st->layer == l->nlayers - 1;
 			ss.backward = s.backward;
 		} else if (l->nlayers > 1)
 			ss.has_final = 0;

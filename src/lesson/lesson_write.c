@@ -131,15 +131,15 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
 	static const char *const places[] = { "post", "pre", "none" }, *const kinds[] = { "layernorm", "rmsnorm" },
 	                         *const acts[] = { "relu", "gelu", "swiglu" };
-	const Block *b = &l->block;
+	const Block *b = &l->lp.block;
 	cJSON *bj;
 
-	if (lesson_kv_named(l) && !cJSON_AddNumberToObject(o, "kv_heads", l->kv_heads))
+	if (lesson_kv_named(l) && !cJSON_AddNumberToObject(o, "kv_heads", l->lp.kv_heads))
 		return -1;
-	if ((!mat_empty(&l->b_q) && put(o, "b_q", jw_flat(&l->b_q)) != 0) ||
-	    (!mat_empty(&l->b_k) && put(o, "b_k", jw_flat(&l->b_k)) != 0) ||
-	    (!mat_empty(&l->b_v) && put(o, "b_v", jw_flat(&l->b_v)) != 0) ||
-	    (!mat_empty(&l->b_o) && put(o, "b_o", jw_flat(&l->b_o)) != 0))
+	if ((!mat_empty(&l->lp.b_q) && put(o, "b_q", jw_flat(&l->lp.b_q)) != 0) ||
+	    (!mat_empty(&l->lp.b_k) && put(o, "b_k", jw_flat(&l->lp.b_k)) != 0) ||
+	    (!mat_empty(&l->lp.b_v) && put(o, "b_v", jw_flat(&l->lp.b_v)) != 0) ||
+	    (!mat_empty(&l->lp.b_o) && put(o, "b_o", jw_flat(&l->lp.b_o)) != 0))
 		return -1;
 	if (!b->present)
 		return 0;
@@ -158,7 +158,7 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		    !cJSON_AddStringToObject(f, "activation", acts[b->activation]))
 			return -1;
 	}
-	if (top != NULL && top->has_final_norm && json_norm(bj, "final_norm", &top->final_gamma, &top->final_beta) != 0)
+	if (top != NULL && top->cfg.has_final_norm && json_norm(bj, "final_norm", &top->cfg.final_gamma, &top->cfg.final_beta) != 0)
 		return -1;
 	return 0;
 }
@@ -170,11 +170,11 @@ static int json_backward(cJSON *o, const Lesson *l)
 {
 	cJSON *b;
 
-	if (l->backward == BACKWARD_NONE)
+	if (l->cfg.backward == BACKWARD_NONE)
 		return 0;
 	b = cJSON_CreateObject();
 	return put(o, "backward", b) != 0 ||
-	               put(b, l->backward == BACKWARD_TARGET ? "target" : "dOutput", jw_matrix(&l->target)) != 0
+	               put(b, l->cfg.backward == BACKWARD_TARGET ? "target" : "dOutput", jw_matrix(&l->cfg.target)) != 0
 	               ? -1
 	               : 0;
 }
@@ -182,10 +182,10 @@ static int json_backward(cJSON *o, const Lesson *l)
 /* A layer's attention weights as "layers" (and a decoder's "self" and "cross") write them. */
 static int json_layer_weights(cJSON *j, const Lesson *y)
 {
-	return !cJSON_AddNumberToObject(j, "heads", y->heads) || put(j, "W_q", jw_matrix(&y->W_q)) != 0 ||
-	       put(j, "W_k", jw_matrix(&y->W_k)) != 0 || put(j, "W_v", jw_matrix(&y->W_v)) != 0 ||
-	       (!mat_empty(&y->W_o) && put(j, "W_o", jw_matrix(&y->W_o)) != 0) ||
-	       (y->score == SCORE_ADDITIVE && put(j, "w_e", jw_flat(&y->w_e)) != 0)
+	return !cJSON_AddNumberToObject(j, "heads", y->lp.heads) || put(j, "W_q", jw_matrix(&y->lp.W_q)) != 0 ||
+	       put(j, "W_k", jw_matrix(&y->lp.W_k)) != 0 || put(j, "W_v", jw_matrix(&y->lp.W_v)) != 0 ||
+	       (!mat_empty(&y->lp.W_o) && put(j, "W_o", jw_matrix(&y->lp.W_o)) != 0) ||
+	       (y->cfg.score == SCORE_ADDITIVE && put(j, "w_e", jw_flat(&y->lp.w_e)) != 0)
 	               ? -1
 	               : 0;
 }
@@ -234,12 +234,12 @@ static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
 /* "mask": l's one mask, or its list. 0, or -1 out of memory. */
 static int put_mask(cJSON *o, const Lesson *l)
 {
-	if (l->mask == MASK_LIST) {
+	if (l->cfg.mask == MASK_LIST) {
 		cJSON *list = cJSON_CreateArray();
 		if (put(o, "mask", list) != 0)
 			return -1;
-		for (int i = 0; i < l->nmasks; i++) {
-			cJSON *one = json_mask(l->masks[i].kind, l->masks[i].window, &l->masks[i].matrix);
+		for (int i = 0; i < l->cfg.nmasks; i++) {
+			cJSON *one = json_mask(l->cfg.masks[i].kind, l->cfg.masks[i].window, &l->cfg.masks[i].matrix);
 			if (one == NULL || !cJSON_AddItemToArray(list, one)) {
 				cJSON_Delete(one);
 				return -1;
@@ -247,7 +247,7 @@ static int put_mask(cJSON *o, const Lesson *l)
 		}
 		return 0;
 	}
-	return put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix));
+	return put(o, "mask", json_mask(l->cfg.mask, l->cfg.window, &l->cfg.mask_matrix));
 }
 
 /* Issue 11's shared keys: "rope", "alibi", "decode", "flash". */
@@ -260,32 +260,32 @@ static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
 	static const char *const styles[] = { "half", "interleaved" };
 
-	if (top != NULL && ((top->rope && !l->rope && !cJSON_AddFalseToObject(o, "rope")) ||
-	                    (top->alibi && !l->alibi && !cJSON_AddFalseToObject(o, "alibi")) ||
-	                    (top->decode && !l->decode && !cJSON_AddFalseToObject(o, "decode")) ||
-	                    (top->flash_bq > 0 && l->flash_bq == 0 && !cJSON_AddFalseToObject(o, "flash"))))
+	if (top != NULL && ((top->cfg.rope && !l->cfg.rope && !cJSON_AddFalseToObject(o, "rope")) ||
+	                    (top->cfg.alibi && !l->cfg.alibi && !cJSON_AddFalseToObject(o, "alibi")) ||
+	                    (top->cfg.decode && !l->cfg.decode && !cJSON_AddFalseToObject(o, "decode")) ||
+	                    (top->cfg.flash_bq > 0 && l->cfg.flash_bq == 0 && !cJSON_AddFalseToObject(o, "flash"))))
 		return -1;
-	if (l->rope) {
+	if (l->cfg.rope) {
 		cJSON *r = cJSON_CreateObject();
-		if (put(o, "rope", r) != 0 || put(r, "base", jw_number(l->rope_base)) != 0 ||
-		    !cJSON_AddStringToObject(r, "style", styles[l->rope_style]))
+		if (put(o, "rope", r) != 0 || put(r, "base", jw_number(l->cfg.rope_base)) != 0 ||
+		    !cJSON_AddStringToObject(r, "style", styles[l->cfg.rope_style]))
 			return -1;
 	}
-	if (l->alibi) {
-		if (mat_empty(&l->alibi_slopes) ? !cJSON_AddTrueToObject(o, "alibi") : 0)
+	if (l->cfg.alibi) {
+		if (mat_empty(&l->lp.alibi_slopes) ? !cJSON_AddTrueToObject(o, "alibi") : 0)
 			return -1;
-		if (!mat_empty(&l->alibi_slopes)) {
+		if (!mat_empty(&l->lp.alibi_slopes)) {
 			cJSON *a = cJSON_CreateObject();
-			if (put(o, "alibi", a) != 0 || put(a, "slopes", jw_flat(&l->alibi_slopes)) != 0)
+			if (put(o, "alibi", a) != 0 || put(a, "slopes", jw_flat(&l->lp.alibi_slopes)) != 0)
 				return -1;
 		}
 	}
-	if (l->decode && !cJSON_AddTrueToObject(o, "decode"))
+	if (l->cfg.decode && !cJSON_AddTrueToObject(o, "decode"))
 		return -1;
-	if (l->flash_bq > 0) {
+	if (l->cfg.flash_bq > 0) {
 		cJSON *f = cJSON_CreateObject();
-		if (put(o, "flash", f) != 0 || !cJSON_AddNumberToObject(f, "block_q", l->flash_bq) ||
-		    !cJSON_AddNumberToObject(f, "block_k", l->flash_bk))
+		if (put(o, "flash", f) != 0 || !cJSON_AddNumberToObject(f, "block_q", l->cfg.flash_bq) ||
+		    !cJSON_AddNumberToObject(f, "block_k", l->cfg.flash_bk))
 			return -1;
 	}
 	return 0;
@@ -293,33 +293,33 @@ static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 
 static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
-	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->tokens, l->n)) != 0 ||
-	    put(o, "X", jw_matrix(&l->input)) != 0 ||
-	    !cJSON_AddStringToObject(o, "positional", l->positional == POS_SINUSOIDAL ? "sinusoidal" : "none"))
+	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->cfg.tokens, l->cfg.n)) != 0 ||
+	    put(o, "X", jw_matrix(&l->cfg.input)) != 0 ||
+	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : "none"))
 		return -1;
-	if (l->has_source) {
+	if (l->cfg.has_source) {
 		cJSON *src = cJSON_CreateObject();
 		if (put(o, "source", src) != 0 ||
-		    put(src, "tokens", cJSON_CreateStringArray((const char *const *)l->source_tokens, l->m)) != 0 ||
-		    put(src, "X", jw_matrix(&l->source_input)) != 0)
+		    put(src, "tokens", cJSON_CreateStringArray((const char *const *)l->cfg.source_tokens, l->cfg.m)) != 0 ||
+		    put(src, "X", jw_matrix(&l->cfg.source_input)) != 0)
 			return -1;
 	}
-	if (!cJSON_AddNumberToObject(o, "heads", l->heads) || put(o, "W_q", jw_matrix(&l->W_q)) != 0 ||
-	    put(o, "W_k", jw_matrix(&l->W_k)) != 0 || put(o, "W_v", jw_matrix(&l->W_v)) != 0)
+	if (!cJSON_AddNumberToObject(o, "heads", l->lp.heads) || put(o, "W_q", jw_matrix(&l->lp.W_q)) != 0 ||
+	    put(o, "W_k", jw_matrix(&l->lp.W_k)) != 0 || put(o, "W_v", jw_matrix(&l->lp.W_v)) != 0)
 		return -1;
-	if (!mat_empty(&l->W_o) && put(o, "W_o", jw_matrix(&l->W_o)) != 0)
+	if (!mat_empty(&l->lp.W_o) && put(o, "W_o", jw_matrix(&l->lp.W_o)) != 0)
 		return -1;
-	if (!cJSON_AddStringToObject(o, "score", l->score == SCORE_ADDITIVE ? "additive" : "dot"))
+	if (!cJSON_AddStringToObject(o, "score", l->cfg.score == SCORE_ADDITIVE ? "additive" : "dot"))
 		return -1;
-	if (l->score == SCORE_ADDITIVE && put(o, "w_e", jw_flat(&l->w_e)) != 0)
+	if (l->cfg.score == SCORE_ADDITIVE && put(o, "w_e", jw_flat(&l->lp.w_e)) != 0)
 		return -1;
-	if (l->scale == SCALE_VALUE ? put(o, "scale", jw_number(l->scale_value)) != 0
-	                            : !cJSON_AddBoolToObject(o, "scale", l->scale == SCALE_SQRT_DK))
+	if (l->cfg.scale == SCALE_VALUE ? put(o, "scale", jw_number(l->cfg.scale_value)) != 0
+	                            : !cJSON_AddBoolToObject(o, "scale", l->cfg.scale == SCALE_SQRT_DK))
 		return -1;
 	if (put_mask(o, l) != 0)
 		return -1;
-	if (l->mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
-	                     : put(o, "mask_fill", jw_number(l->mask_fill)) != 0)
+	if (l->cfg.mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
+	                     : put(o, "mask_fill", jw_number(l->cfg.mask_fill)) != 0)
 		return -1;
 	return l->version >= 2 ? json_v2_keys(o, l, top) : 0;
 }
@@ -398,9 +398,9 @@ static int json_encdec_keys(cJSON *o, const Lesson *l)
 		if (it != NULL && put(o, shared[i], it) != 0)
 			return -1;
 	}
-	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->tokens, l->n)) != 0 ||
-	    put(o, "X", jw_matrix(&l->input)) != 0 ||
-	    !cJSON_AddStringToObject(o, "positional", l->positional == POS_SINUSOIDAL ? "sinusoidal" : "none") ||
+	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->cfg.tokens, l->cfg.n)) != 0 ||
+	    put(o, "X", jw_matrix(&l->cfg.input)) != 0 ||
+	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : "none") ||
 	    put(o, "layers", layers = cJSON_CreateArray()) != 0)
 		return -1;
 	for (int k = 0; k < l->nlayers / 2; k++) {
@@ -412,7 +412,7 @@ static int json_encdec_keys(cJSON *o, const Lesson *l)
 	}
 	blk = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(layers, 0), "block"), 1);
 	if (blk != NULL && (put(o, "block", blk) != 0 ||
-	                    (l->has_final_norm && json_norm(blk, "final_norm", &l->final_gamma, &l->final_beta) != 0)))
+	                    (l->cfg.has_final_norm && json_norm(blk, "final_norm", &l->cfg.final_gamma, &l->cfg.final_beta) != 0)))
 		return -1;
 	return json_backward(o, l);
 }

@@ -497,7 +497,7 @@ tui_draw_status(Tui *t)
 				screen_put(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			} else if (m) {
 				labels_number(num, MAT_AT(*m, R, C), t->utf8);
-				if (matrix_per_head(p->which) && pane_attn(t, p)->lesson->heads > 1)
+				if (matrix_per_head(p->which) && pane_attn(t, p)->lesson->lp.heads > 1)
 					snprintf(line, sizeof line, _("%s%s[%d][%d] (head %d) = %s   Enter: where from?"),
 					         p->variant ? _("variant ") : "", matrix_name(p->which), R, C, p->head, num);
 				else

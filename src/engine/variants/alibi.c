@@ -4,8 +4,8 @@
  * grows with the distance between query and key, bias_ij = −slope_h·|i − j|,
  * from the scaled scores; biased = scaled + bias is what the mask reads. Both
  * are derived matrices (attention.h): made when asked for, never kept. The
- * slopes are the lesson's, or the paper's geometric ones (lesson.c:
- * lesson_alibi_slope). Its stage is STAGE_BIAS ("bias" in catalog.c).
+ * slopes are the lesson's, or the paper's geometric ones (model/model.c:
+ * model_alibi_slope). Its stage is STAGE_BIAS ("bias" in catalog.c).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -20,28 +20,30 @@ static double alibi_bias(const Attn *a, int h, int i, int j)
 }
 
 /* bias (n × m) = −slope_h·|i − j| for every cell; biased = scaled + bias (derived: checked, not kept). */
-static void pass_bias(Attn *a, const Lesson *l)
+static void pass_bias(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	double *row = attn_scratch_row(a, l->m);
+	double *row = attn_scratch_row(a, cfg->m);
 
+	(void)lp;
 	for (int h = 0; row != NULL && h < a->heads; h++)
-		for (int i = 0; i < l->n; i++) {
-			attn_derived_row(a, AM_BIAS, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
-			attn_derived_row(a, AM_BIASED, h, i, row, l->m);
-			a->nonfinite |= mat_nonfinite(row, (size_t)l->m);
+		for (int i = 0; i < cfg->n; i++) {
+			attn_derived_row(a, AM_BIAS, h, i, row, cfg->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)cfg->m);
+			attn_derived_row(a, AM_BIASED, h, i, row, cfg->m);
+			a->nonfinite |= mat_nonfinite(row, (size_t)cfg->m);
 		}
 	free(row);
 }
 
 /* Each head's slope: the lesson's, or the geometric sequence of the paper. */
-static int alibi_setup(Attn *a, const Lesson *l)
+static int alibi_setup(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	a->slopes = malloc((size_t)l->heads * sizeof *a->slopes);
+	(void)cfg;
+	a->slopes = malloc((size_t)lp->heads * sizeof *a->slopes);
 	if (a->slopes == NULL)
 		return -1;
-	for (int h = 0; h < l->heads; h++)
-		a->slopes[h] = mat_empty(&l->alibi_slopes) ? lesson_alibi_slope(l->heads, h) : l->alibi_slopes.a[h];
+	for (int h = 0; h < lp->heads; h++)
+		a->slopes[h] = mat_empty(&lp->alibi_slopes) ? model_alibi_slope(lp->heads, h) : lp->alibi_slopes.a[h];
 	return 0;
 }
 
@@ -51,22 +53,16 @@ static void alibi_release(Attn *a)
 	a->slopes = NULL;
 }
 
-static const char *alibi_fault(const Lesson *l)
+static const char *alibi_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (l->alibi && !mat_empty(&l->alibi_slopes) && l->alibi_slopes.rows * l->alibi_slopes.cols != l->heads)
+	if (cfg->alibi && !mat_empty(&lp->alibi_slopes) && lp->alibi_slopes.rows * lp->alibi_slopes.cols != lp->heads)
 		return "alibi.slopes";
 	return NULL;
 }
 
-static int alibi_same(const Lesson *x, const Lesson *y)
+static int alibi_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	return x->alibi == y->alibi && attn_same_bits(&x->alibi_slopes, &y->alibi_slopes);
-}
-
-/* Every layer has ALiBi or none; the slopes are each layer's own. */
-static void alibi_share(Lesson *v, const Lesson *l)
-{
-	v->alibi = l->alibi;
+	return xc->alibi == yc->alibi && attn_same_bits(&xp->alibi_slopes, &yp->alibi_slopes);
 }
 
 /* bias and biased: −slope·|i − j|, added to the scaled score. */
@@ -113,6 +109,5 @@ const AttnVariant variant_alibi = {
 	.release = alibi_release,
 	.fault = alibi_fault,
 	.same = alibi_same,
-	.share = alibi_share,
 	.decode_adj = N_(", biased"),
 };

@@ -25,11 +25,11 @@
  *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
  * The rows equal the full computation's rows: the test of a correct cache.
  */
-static int pass_decode_rows(Attn *a, const Lesson *l)
+static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = l->n, dk = l->d_k, dv = l->d_v, D = l->d_model, window = lesson_mask_window(l);
+	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, D = cfg->d_model, window = model_mask_window(cfg);
 	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
-	const int pre = l->block.present && l->block.norm == NORM_PRE;
+	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
 	const AttnVariant *bias = attn_score_bias(a);
 	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
@@ -38,11 +38,11 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 
 	if (row == NULL)
 		return -1;
-	if (l->block.present) {
+	if (lp->block.present) {
 		one = calloc(1, sizeof *one);
 		if (one == NULL)
 			goto out;
-		one->lesson = l;
+		one->lesson = a->lesson; /* what the kernels ran from (compute.c: run_passes) */
 		one->shape = a->shape;
 		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
 		one->heads = 0; /* no per-head matrices */
@@ -55,19 +55,19 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 		const int lo = attn_window_first(t, window);
 		if (pre) {
 			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
-			attn_stage_kernel(STAGE_NORM1_PRE)(one, l);
+			attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
 			arow = one->norm1.a;
 		}
 		/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
-		mat_mul_view(1, D, hdk, arow, (size_t)D, l->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
-		mat_mul_view(1, D, gdk, arow, (size_t)D, l->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
-		mat_mul_view(1, D, gdv, arow, (size_t)D, l->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
-		for (int c = 0; c < hdk && !mat_empty(&l->b_q); c++)
-			x[c] += l->b_q.a[c];
-		for (int c = 0; c < gdk && !mat_empty(&l->b_k); c++)
-			MAT_AT(a->cache_K, t, c) += l->b_k.a[c];
-		for (int c = 0; c < gdv && !mat_empty(&l->b_v); c++)
-			MAT_AT(a->cache_V, t, c) += l->b_v.a[c];
+		mat_mul_view(1, D, hdk, arow, (size_t)D, lp->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
+		mat_mul_view(1, D, gdk, arow, (size_t)D, lp->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
+		mat_mul_view(1, D, gdv, arow, (size_t)D, lp->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
+		for (int c = 0; c < hdk && !mat_empty(&lp->b_q); c++)
+			x[c] += lp->b_q.a[c];
+		for (int c = 0; c < gdk && !mat_empty(&lp->b_k); c++)
+			MAT_AT(a->cache_K, t, c) += lp->b_k.a[c];
+		for (int c = 0; c < gdv && !mat_empty(&lp->b_v); c++)
+			MAT_AT(a->cache_V, t, c) += lp->b_v.a[c];
 		for (int v = 0; v < attn_variant_count; v++) {
 			const AttnVariant *var = attn_variants[v];
 			if (var->turn_row == NULL || !attn_variant_on(a, var))
@@ -85,8 +85,8 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 			for (int j = lo; j <= t; j++) {
 				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
 				double sc;
-				if (l->score == SCORE_ADDITIVE)
-					sc = attn_additive(q, k, &l->w_e.a[h * dk], dk);
+				if (cfg->score == SCORE_ADDITIVE)
+					sc = attn_additive(q, k, &lp->w_e.a[h * dk], dk);
 				else {
 					sc = 0.0;
 					for (int c = 0; c < dk; c++)
@@ -96,7 +96,7 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 				sc *= a->factor;
 				if (bias != NULL)
 					sc += bias->score_bias(a, h, t, j);
-				wrow[j - lo] = a->visible[(size_t)t * l->m + j] ? sc : -INFINITY;
+				wrow[j - lo] = a->visible[(size_t)t * cfg->m + j] ? sc : -INFINITY;
 			}
 			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
 			for (int c = 0; c < dv; c++) {
@@ -108,19 +108,19 @@ static int pass_decode_rows(Attn *a, const Lesson *l)
 			}
 		}
 		/* the output row, and in a block the rest of the layer on that row */
-		if (mat_empty(&l->W_o))
+		if (mat_empty(&lp->W_o))
 			memcpy(&MAT_AT(a->dec_output, t, 0), concat, (size_t)hdv * sizeof(double));
 		else
-			mat_mul_view(1, hdv, l->d_out, concat, (size_t)hdv, l->W_o.a, (size_t)l->d_out, 0,
-			             &MAT_AT(a->dec_output, t, 0), (size_t)l->d_out, 0);
-		for (int c = 0; c < l->d_out && !mat_empty(&l->b_o); c++)
-			MAT_AT(a->dec_output, t, c) += l->b_o.a[c];
+			mat_mul_view(1, hdv, lp->d_out, concat, (size_t)hdv, lp->W_o.a, (size_t)lp->d_out, 0,
+			             &MAT_AT(a->dec_output, t, 0), (size_t)lp->d_out, 0);
+		for (int c = 0; c < lp->d_out && !mat_empty(&lp->b_o); c++)
+			MAT_AT(a->dec_output, t, c) += lp->b_o.a[c];
 		if (one != NULL) {
 			memcpy(one->X.a, &in->a[(size_t)t * D], (size_t)D * sizeof(double));
 			memcpy(one->output.a, &MAT_AT(a->dec_output, t, 0), (size_t)D * sizeof(double));
 			for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
 				if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
-					attn_stage_kernel((Stage)st)(one, l);
+					attn_stage_kernel((Stage)st)(one, cfg, lp);
 			memcpy(&MAT_AT(a->dec_layer_out, t, 0), attn_block_output(one)->a, (size_t)D * sizeof(double));
 		}
 	}
@@ -133,17 +133,18 @@ out:
 	return r;
 }
 
-static void pass_decode(Attn *a, const Lesson *l)
+static void pass_decode(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (pass_decode_rows(a, l) != 0)
+	if (pass_decode_rows(a, cfg, lp) != 0)
 		a->failed = 1;
 }
 
 /* Decoding: what step t computed, from its own row and the cache. */
 static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
-	const int window = lesson_mask_window(l), lo = attn_window_first(t, window);
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int window = model_mask_window(cfg), lo = attn_window_first(t, window);
 	const int kh = shape_kv_head(&a->shape, h);
 	const char *note = "", *adj = ""; /* a variant's words: how q and k were turned, what the scores were */
 	char x1[32], x2[32];
@@ -178,7 +179,7 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		}
 		if (which == AM_DEC_SCORES) {
 			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, celltext_sym(utf8, "\u00b7", "."), j, kh);
-			celltext_terms(b, &MAT_AT(a->dec_q, t, h * l->d_k), 1, &MAT_AT(a->cache_K, j, kh * l->d_k), 1, l->d_k, utf8);
+			celltext_terms(b, &MAT_AT(a->dec_q, t, h * lp->d_k), 1, &MAT_AT(a->cache_K, j, kh * lp->d_k), 1, lp->d_k, utf8);
 		} else
 			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
 			                 "computation's weights[%d][%d] = %s\n"), t - lo + 1, lo, t, adj, t, j,
@@ -187,7 +188,7 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	case AM_DEC_WEIGHTED:
 		strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", celltext_sym(utf8, "\u03a3", "sum"), celltext_sym(utf8, "\u00b7", "*"), j,
 		              lo, t);
-		celltext_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * l->d_v + j),
+		celltext_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * lp->d_v + j),
 		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
 		return;
 	default:
@@ -198,22 +199,18 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 }
 
 /* A cache needs a causal −∞ mask over the lesson's own tokens. */
-static const char *decode_fault(const Lesson *l)
+static const char *decode_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (l->decode && (l->has_source || !lesson_mask_causal(l) || !l->mask_fill_inf))
+	(void)lp;
+	if (cfg->decode && (cfg->has_source || !model_mask_causal(cfg) || !cfg->mask_fill_inf))
 		return "decode";
 	return NULL;
 }
 
-static int decode_same(const Lesson *x, const Lesson *y)
+static int decode_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	return x->decode == y->decode;
-}
-
-/* Every layer decodes, or none. */
-static void decode_share(Lesson *v, const Lesson *l)
-{
-	v->decode = l->decode;
+	(void)xp; (void)yp;
+	return xc->decode == yc->decode;
 }
 
 const AttnVariant variant_decode = {
@@ -224,5 +221,4 @@ const AttnVariant variant_decode = {
 	.explain = explain_decode,
 	.fault = decode_fault,
 	.same = decode_same,
-	.share = decode_share,
 };

@@ -16,14 +16,14 @@
 
 int attn_flash_skipped(const Attn *a, int qb, int kb)
 {
-	const Lesson *l = a->lesson;
-	const int bq = l->flash_bq, bk = l->flash_bk;
+	const ModelConfig *cfg = attn_config(a);
+	const int bq = cfg->flash_bq, bk = cfg->flash_bk;
 
-	if (!l->mask_fill_inf)
+	if (!cfg->mask_fill_inf)
 		return 0;
-	for (int i = qb * bq; i < l->n && i < (qb + 1) * bq; i++)
-		for (int j = kb * bk; j < l->m && j < (kb + 1) * bk; j++)
-			if (a->visible[(size_t)i * l->m + j])
+	for (int i = qb * bq; i < cfg->n && i < (qb + 1) * bq; i++)
+		for (int j = kb * bk; j < cfg->m && j < (kb + 1) * bk; j++)
+			if (a->visible[(size_t)i * cfg->m + j])
 				return 0;
 	return 1;
 }
@@ -41,9 +41,9 @@ int attn_flash_skipped(const Attn *a, int qb, int kb)
  * A tile the −∞ mask hides entirely is skipped. After key block c each row's
  * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
  */
-static void pass_flash(Attn *a, const Lesson *l)
+static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = l->n, m = l->m, dv = l->d_v, bq = l->flash_bq, bk = l->flash_bk, nkb = a->shape.dim[DIM_NKB];
+	const int n = cfg->n, m = cfg->m, dv = lp->d_v, bq = cfg->flash_bq, bk = cfg->flash_bk, nkb = a->shape.dim[DIM_NKB];
 	const int nqb = (n + bq - 1) / bq;
 	/* which tiles the mask hides, found once (not once per row and head) */
 	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
@@ -102,15 +102,16 @@ static void pass_flash(Attn *a, const Lesson *l)
 /* FlashAttention's running state of row i after key block c, and its output. */
 static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	const AttnHead *hd = &a->head[h];
-	const int bq = l->flash_bq, bk = l->flash_bk, dv = l->d_v;
-	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (l->m + bk - 1) / bk - 1 : j;
-	const int k0 = kb * bk, k1 = k0 + bk < l->m ? k0 + bk : l->m;
+	const int bq = cfg->flash_bq, bk = cfg->flash_bk, dv = lp->d_v;
+	const int kb = which == AM_FLASH_O ? j / dv : which == AM_FLASH_OUT ? (cfg->m + bk - 1) / bk - 1 : j;
+	const int k0 = kb * bk, k1 = k0 + bk < cfg->m ? k0 + bk : cfg->m;
 	char x1[32], x2[32], x3[32], x4[32];
 
 	strbuf_printf(b, _("row %d is in query block %d (rows %d..%d); key block %d is keys %d..%d\n"), i, i / bq, i / bq * bq,
-	              (i / bq + 1) * bq < l->n ? (i / bq + 1) * bq - 1 : l->n - 1, kb, k0, k1 - 1);
+	              (i / bq + 1) * bq < cfg->n ? (i / bq + 1) * bq - 1 : cfg->n - 1, kb, k0, k1 - 1);
 	if (which == AM_FLASH_OUT) {
 		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
 		if (ll > 0)
@@ -155,24 +156,19 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 }
 
 /* The blocks fit the lesson's sizes (0 and 0: no tiles). */
-static const char *flash_fault(const Lesson *l)
+static const char *flash_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	if ((l->flash_bq != 0 || l->flash_bk != 0) &&
-	    (l->flash_bq < 1 || l->flash_bq > l->n || l->flash_bk < 1 || l->flash_bk > l->m))
+	(void)lp;
+	if ((cfg->flash_bq != 0 || cfg->flash_bk != 0) &&
+	    (cfg->flash_bq < 1 || cfg->flash_bq > cfg->n || cfg->flash_bk < 1 || cfg->flash_bk > cfg->m))
 		return "flash";
 	return NULL;
 }
 
-static int flash_same(const Lesson *x, const Lesson *y)
+static int flash_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	return x->flash_bq == y->flash_bq && x->flash_bk == y->flash_bk;
-}
-
-/* Every layer is tiled alike. */
-static void flash_share(Lesson *v, const Lesson *l)
-{
-	v->flash_bq = l->flash_bq;
-	v->flash_bk = l->flash_bk;
+	(void)xp; (void)yp;
+	return xc->flash_bq == yc->flash_bq && xc->flash_bk == yc->flash_bk;
 }
 
 const AttnVariant variant_flash = {
@@ -185,5 +181,4 @@ const AttnVariant variant_flash = {
 	.explain = explain_flash,
 	.fault = flash_fault,
 	.same = flash_same,
-	.share = flash_share,
 };

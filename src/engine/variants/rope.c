@@ -35,69 +35,65 @@ static void rope_row(double *x, int d_k, int pos, double base, RopeStyle style)
 /* Decoding: one head's row of token pos's q or k, turned at its position. */
 static void rope_turn(const Attn *a, double *x, int pos)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 
-	rope_row(x, l->d_k, pos, l->rope_base, l->rope_style);
+	rope_row(x, lp->d_k, pos, cfg->rope_base, cfg->rope_style);
 }
 
 /*
  * Rotate: Q_rot (n × h·d_k) = Q with each head's row i turned by
  * position i; K_rot (m × g·d_k) = K with each key head's row j turned by j.
  */
-static void pass_rotate(Attn *a, const Lesson *l)
+static void pass_rotate(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	memcpy(a->Q_rot.a, a->Q.a, (size_t)a->Q.rows * (size_t)a->Q.cols * sizeof(double));
 	memcpy(a->K_rot.a, a->K.a, (size_t)a->K.rows * (size_t)a->K.cols * sizeof(double));
 	for (int i = 0; i < a->Q.rows; i++)
 		for (int h = 0; h < a->heads; h++)
-			rope_row(&MAT_AT(a->Q_rot, i, h * l->d_k), l->d_k, i, l->rope_base, l->rope_style);
+			rope_row(&MAT_AT(a->Q_rot, i, h * lp->d_k), lp->d_k, i, cfg->rope_base, cfg->rope_style);
 	for (int j = 0; j < a->K.rows; j++)
 		for (int h = 0; h < a->kv_heads; h++)
-			rope_row(&MAT_AT(a->K_rot, j, h * l->d_k), l->d_k, j, l->rope_base, l->rope_style);
+			rope_row(&MAT_AT(a->K_rot, j, h * lp->d_k), lp->d_k, j, cfg->rope_base, cfg->rope_style);
 }
 
 /* q_rot = R(θ_i)·q, so dq = R(θ_i)ᵀ·dq_rot = R(−θ_i)·dq_rot (and k likewise), in place. */
 static void rope_backward(const Attn *a, Mat *dq, Mat *dk)
 {
-	const Lesson *l = a->lesson;
-	const int d_k = l->d_k;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int d_k = lp->d_k;
 
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < cfg->n; i++)
 		for (int h = 0; h < a->heads; h++)
-			rope_row(&MAT_AT(*dq, i, h * d_k), d_k, -i, l->rope_base, l->rope_style);
-	for (int j = 0; j < l->m; j++)
+			rope_row(&MAT_AT(*dq, i, h * d_k), d_k, -i, cfg->rope_base, cfg->rope_style);
+	for (int j = 0; j < cfg->m; j++)
 		for (int h = 0; h < a->kv_heads; h++)
-			rope_row(&MAT_AT(*dk, j, h * d_k), d_k, -j, l->rope_base, l->rope_style);
+			rope_row(&MAT_AT(*dk, j, h * d_k), d_k, -j, cfg->rope_base, cfg->rope_style);
 }
 
 /* The pairs need an even d_k. */
-static const char *rope_fault(const Lesson *l)
+static const char *rope_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	return l->rope && l->d_k % 2 != 0 ? "rope" : NULL;
+	return cfg->rope && lp->d_k % 2 != 0 ? "rope" : NULL;
 }
 
-static int rope_same(const Lesson *x, const Lesson *y)
+static int rope_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	return x->rope == y->rope && x->rope_base == y->rope_base && x->rope_style == y->rope_style;
-}
-
-/* Every layer turns its q and k alike. */
-static void rope_share(Lesson *v, const Lesson *l)
-{
-	v->rope = l->rope;
-	v->rope_base = l->rope_base;
-	v->rope_style = l->rope_style;
+	(void)xp; (void)yp;
+	return xc->rope == yc->rope && xc->rope_base == yc->rope_base && xc->rope_style == yc->rope_style;
 }
 
 /* Q_rot or K_rot: a pair of one head's row turned by the row's position. */
 static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Lesson *l = a->lesson;
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
 	const Mat *in = which == AM_Q_ROT ? &a->Q : &a->K;
-	const int dk = l->d_k, c = j % dk, half = dk / 2, interleaved = l->rope_style == ROPE_INTERLEAVED;
+	const int dk = lp->d_k, c = j % dk, half = dk / 2, interleaved = cfg->rope_style == ROPE_INTERLEAVED;
 	const int pair = interleaved ? c / 2 : c % half, first = interleaved ? c % 2 == 0 : c < half;
 	const int ca = j - c + (interleaved ? 2 * pair : pair), cb = j - c + (interleaved ? 2 * pair + 1 : pair + half);
-	const double theta = (double)i * pow(l->rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
+	const double theta = (double)i * pow(cfg->rope_base, -2.0 * pair / dk), x = MAT_AT(*in, i, ca), y = MAT_AT(*in, i, cb);
 	const char *dot = celltext_sym(utf8, "\u00b7", "*"), *minus = celltext_sym(utf8, "\u2212", "-");
 	const char *t = celltext_sym(utf8, "\u03b8", "t");
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
@@ -106,7 +102,7 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	strbuf_printf(b, _("RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n"), i, ca, cb,
 	              matrix_name(which == AM_Q_ROT ? AM_Q : AM_K), pair);
 	strbuf_printf(b, "%s = %d %s %s^(%s2%s%d/%d) = %s rad\n", celltext_sym(utf8, "\u03b8", "theta"), i,
-	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, l->rope_base, utf8), minus, dot, pair, dk,
+	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, cfg->rope_base, utf8), minus, dot, pair, dk,
 	              celltext_num(x2, theta, utf8));
 	if (first)
 		strbuf_printf(b, "= a cos %s %s b sin %s = %s %s %s %s %s %s %s = %s\n", t, minus, t, celltext_num(x1, x, utf8), dot,
@@ -134,6 +130,5 @@ const AttnVariant variant_rope = {
 	.backward = rope_backward,
 	.fault = rope_fault,
 	.same = rope_same,
-	.share = rope_share,
 	.decode_note = N_(", then turned by RoPE at its position"),
 };

@@ -4,7 +4,7 @@
  * ALiBi, the flash tiles, decoding with a KV cache): the stage it adds, that stage's pass and its rules, how a cell
  * of what it makes is explained and which operands light up, and its hooks
  * into the core's passes (a bias on the scaled scores, matrices the scores
- * read instead of Q and K, what a layer's view shares, what attn_update
+ * read instead of Q and K, what attn_update
  * compares). The core (attention.c, compute.c, backward.c, matrices.c,
  * inspect/explain.c) asks this list and names no variant (inspect/dump.c
  * still writes the flash and decode objects of --dump itself).
@@ -57,14 +57,12 @@ typedef struct AttnVariant {
 	/* The gradients at its reads (dQ_rot, dK_rot in dq, dk) back to the core's matrices (dQ, dK), in place. */
 	void (*backward)(const Attn *a, Mat *dq, Mat *dk);
 	/* Its own state of a computation (a->shape and sizes set): 0, or -1 out of memory; and its release. */
-	int (*setup)(Attn *a, const Lesson *l);
+	int (*setup)(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
 	void (*release)(Attn *a);
 	/* Its settings do not fit the lesson's sizes: the part at fault, or NULL (the engine's own guard). */
-	const char *(*fault)(const Lesson *l);
+	const char *(*fault)(const ModelConfig *cfg, const LayerParams *lp);
 	/* Its settings are the same in x and y (attn_update reuses a computation only then). */
-	int (*same)(const Lesson *x, const Lesson *y);
-	/* A layer's view takes its settings from the whole lesson l (the settings every layer shares). */
-	void (*share)(Lesson *v, const Lesson *l);
+	int (*same)(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp);
 	/* Words inside the decode step's explanation (translated where they are used), NULL: none. */
 	const char *decode_note; /* after "made at step t from token t's row alone" for q and k */
 	const char *decode_adj;  /* in "softmax over the cached keys of the scaled…, masked scores" */

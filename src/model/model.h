@@ -1,0 +1,160 @@
+/* model.h: what a model is, apart from the course that teaches it — the
+ * settings every layer shares once (ModelConfig) and each layer's own
+ * parameters (LayerParams), as llama2.c's Config and TransformerWeights.
+ *
+ * A lesson (lesson/lesson.h) holds one of each for itself and for each of
+ * its layers; the engine computes layer i from the lesson's ModelConfig and
+ * layer i's LayerParams (model_layer_config says which shared settings a
+ * layer keeps of its own: the one place that does). Every matrix is owned by
+ * whoever holds the struct (the lesson; lesson_free frees it).
+ */
+#ifndef ATTNVIZ_MODEL_H
+#define ATTNVIZ_MODEL_H
+
+#include "base/matrix.h"
+
+typedef enum Positional { POS_NONE, POS_SINUSOIDAL } Positional;
+typedef enum ScoreKind { SCORE_DOT, SCORE_ADDITIVE } ScoreKind;
+typedef enum ScaleKind { SCALE_SQRT_DK, SCALE_NONE, SCALE_VALUE } ScaleKind;
+typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX, MASK_WINDOW, MASK_LIST } MaskKind;
+typedef enum RopeStyle { ROPE_HALF, ROPE_INTERLEAVED } RopeStyle;
+
+/* One mask of a list ("mask": ["causal", {"padding": …}, {"window": 3}]): a cell is visible when every one allows it. */
+typedef struct MaskPart {
+	MaskKind kind;        /* MASK_CAUSAL, MASK_PADDING, MASK_MATRIX or MASK_WINDOW (never NONE or LIST) */
+	int window;           /* MASK_WINDOW: query i sees key j iff j ≤ i and i − j < window */
+	Mat matrix;           /* 1 × m (padding) or n × m (matrix) of 0/1; else empty */
+} MaskPart;
+typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
+typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
+typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU } Activation;
+/* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
+typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
+
+/*
+ * The Transformer block around one attention layer (format version 2):
+ * residuals, two norms and a feed-forward network. Vectors are 1 × len.
+ *   post-norm: residual1 = x + attn(x);  norm1 = N1(residual1);
+ *              residual2 = norm1 + ffn(norm1);  norm2 = N2(residual2) = output
+ *   pre-norm:  norm1 = N1(x);  residual1 = x + attn(norm1);
+ *              norm2 = N2(residual1);  residual2 = residual1 + ffn(norm2) = output
+ *   none:      residual1 = x + attn(x);  residual2 = residual1 + ffn(residual1) = output
+ */
+typedef struct Block {
+	int present;          /* the layer has a block (else it is attention alone, as in version 1) */
+	NormPlace norm;
+	NormKind norm_kind;
+	double eps;           /* default 1e-5 */
+	Mat ln1_gamma, ln1_beta, ln2_gamma, ln2_beta; /* 1 × d_model (β empty for RMSNorm) */
+	int has_ffn;
+	Activation activation;
+	int d_ff;
+	Mat W_1, b_1, W_3, b_3, W_2, b_2; /* d_model × d_ff, 1 × d_ff, (SwiGLU's gate), d_ff × d_model, 1 × d_model */
+} Block;
+
+/*
+ * The settings every layer of a model shares (one per lesson, and a copy in
+ * each layer that the engine replaces by the lesson's, but for what
+ * model_layer_config lets the layer keep).
+ *
+ *   n        query tokens (rows of X)
+ *   m        key/value tokens: n, or the rows of source.X for cross-attention
+ *   d_model  columns of X;  d_src columns of the source (d_model without one)
+ */
+typedef struct ModelConfig {
+	int n, m, d_model, d_src;
+	char **tokens;        /* n labels, owned */
+	char **source_tokens; /* m labels when has_source, else NULL */
+	Mat input;            /* n × d_model: X as written or generated, before PE */
+	int has_source;
+	Mat source_input;     /* m × d_src */
+	Positional positional;
+	ScoreKind score;
+
+	ScaleKind scale;
+	double scale_value;   /* the factor when SCALE_VALUE */
+	int scale_explicit;   /* 1 when the file said "scale" */
+
+	MaskKind mask;
+	Mat mask_matrix;      /* n × m of 0/1 for MASK_MATRIX; 1 × m for MASK_PADDING; else empty */
+	int window;           /* MASK_WINDOW: the window w */
+	int nmasks;           /* MASK_LIST: the masks, all applied at once (owned) */
+	MaskPart *masks;
+	int mask_fill_inf;    /* 1: masked cells become −∞ (default) */
+	double mask_fill;     /* the number when !mask_fill_inf */
+
+	/*
+	 * Attention as today's models compute it (version 2; issue 11).
+	 * rope: q and k rotated by position before the scores. alibi: −slope·|i − j|
+	 * added to the scaled scores (the slopes are each layer's). decode: the
+	 * walk generates one token at a time with a KV cache. flash_bq, flash_bk:
+	 * FlashAttention's tiles (0: none).
+	 */
+	int rope;
+	double rope_base;
+	RopeStyle rope_style;
+	int alibi;
+	int decode;
+	int flash_bq, flash_bk;
+	/*
+	 * "backward" (version 2): the loss the backward pass starts from.
+	 * BACKWARD_TARGET: L = ½ Σ (output − target)²; BACKWARD_DOUTPUT:
+	 * L = Σ dOutput ⊙ output. target is n × d_out (the final output's shape).
+	 */
+	enum { BACKWARD_NONE, BACKWARD_TARGET, BACKWARD_DOUTPUT } backward;
+	Mat target;
+	int has_final_norm;   /* "block": {"final_norm": …}: one more norm after the last layer */
+	Mat final_gamma, final_beta;
+	NormKind final_kind;  /* the top-level block's norm_kind and eps */
+	double final_eps;
+} ModelConfig;
+
+/*
+ * One layer's own parameters: its heads, weights, biases and block.
+ *   h heads;  d_k = W_q.cols / h;  d_v = W_v.cols / h
+ * kv_heads g: K and V have g heads; query head i reads key/value head
+ * i / (h/g) (kv_heads_given: the file said so, and the dump says it).
+ */
+typedef struct LayerParams {
+	int heads, d_k, d_v, d_out;
+	int kv_heads, kv_heads_given;
+	Mat W_q;   /* d_model × h·d_k */
+	Mat W_k;   /* d_src × g·d_k (g = kv_heads, h without it) */
+	Mat W_v;   /* d_src × g·d_v */
+	Mat W_o;   /* h·d_v × d_out, empty when absent (then output = concat) */
+	Mat b_q, b_k, b_v, b_o; /* 1 × h·d_k, 1 × g·d_k, 1 × g·d_v, 1 × d_out; empty when absent (version 2) */
+	Mat w_e;   /* 1 × h·d_k for additive scores, else empty */
+	Mat alibi_slopes; /* ALiBi: 1 × h as given, or empty for the ALiBi paper's defaults */
+	Block block;      /* this layer's block (version 2; block.present = 0 without one) */
+	/* An encoder–decoder's link (lesson.h: Lesson.encoder): which part it is, of which decoder layer. */
+	LinkPart part;
+	int dec_layer;
+} LayerParams;
+
+/*
+ * The settings layer i of nlayers computes with: the model's shared ones
+ * (shared), but for those the layer keeps of its own (own: the layer's
+ * copy) — the one place that says which a layer may override:
+ *   - its source (m, d_src, has_source, source_tokens, source_input): a
+ *     cross-attention link reads its encoder's, not the model's;
+ *   - d_model (a layer's columns are its own);
+ *   - in an encoder–decoder (encdec), its mask (a decoder's self-attention
+ *     is causal, its cross-attention sees every key);
+ *   - positions are added once, before layer 0; the final norm follows only
+ *     the last layer.
+ * input is the rows the layer reads (the layer before's output). Every
+ * matrix is borrowed.
+ */
+void model_layer_config(const ModelConfig *shared, const ModelConfig *own, int i, int nlayers, int encdec,
+                        const Mat *input, ModelConfig *out);
+
+/* 1 when the mask lets query i see key j (every mask of a list at once). */
+int model_mask_sees(const ModelConfig *c, int i, int j);
+/* The mask hides every key after the query (causal or a window, alone or in a list). */
+int model_mask_causal(const ModelConfig *c);
+/* The smallest window of the mask, or 0 without one: what a rolling KV cache keeps. */
+int model_mask_window(const ModelConfig *c);
+/* ALiBi's default slope of head i of h: 2^(−8(i+1)/h) for h a power of two, else the paper's interleaving rule. */
+double model_alibi_slope(int h, int i);
+
+#endif
