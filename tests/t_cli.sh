@@ -271,4 +271,7 @@ fi
 expect "--train on a lesson without backward is an error" '[ $rc -eq 1 ] && [ ! -s "$out" ] && has "$err" "--train needs a lesson with \"backward\""'
 "$ATTNVIZ" --dump --train 50 --lr 1000 tests/golden/v2/learn_shift.json >"$out" 2>"$err"; rc=$?
 expect "--train that diverges is refused with the step" '[ $rc -eq 1 ] && has "$err" "training diverged"'
+# issue 27, 1: the loss after the last step is checked too (was exit 0 with "loss": null)
+"$ATTNVIZ" --dump --train 13 --lr 1e10 lessons/vanishing.json >"$out" 2>"$err"; rc=$?
+expect "--train whose last loss is not finite is refused, naming the step" '[ $rc -eq 1 ] && [ ! -s "$out" ] && has "$err" "after step"'
 finish

@@ -426,6 +426,10 @@ err_cmd "the backward stages need a loss" "stage back_scores is not part of this
 repl 'jacobian 9\nstep 2\n' lessons/mask.json
 err_cmd "jacobian row out of range" "jacobian (row): expected a whole number from 0 to 6"
 
+# issue 27, 1: a loss that turns infinite is refused at its step, and the curve never indexes with it (was SIGSEGV)
+repl 'train 13 1e10\nstep 2\n' lessons/vanishing.json
+err_cmd "train whose loss turns infinite is refused, naming the step" "training diverged"
+check "the refusal names the step after which the loss is not finite" grep -q 'after step [0-9]' "$err"
 repl 'train 5\nstep 2\n' lessons/mask.json
 err_cmd "train needs a lesson with a loss" "this lesson has no \"backward\""
 repl 'train 0\nstep 2\n' tests/golden/v2/learn_shift.json
