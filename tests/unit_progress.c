@@ -191,6 +191,38 @@ static void test_damaged(void **state)
 	check_damaged("{\"version\": 1, \"lessons\": {\"mask\": {\"done\": true, \"step\": 0, \"steps\": 2, \"right\": 3, \"asked\": 1}}}");
 }
 
+/* Two sessions at once (issue 27, finding 9): each writes merged with the file, so neither loses the other's lessons. */
+static void test_two_sessions(void **state)
+{
+	Progress a, b, c;
+	char *warn = NULL, *err = NULL;
+	(void)state;
+	put("{\"version\": 1, \"last\": \"mask\", \"lessons\": {\"mask\": "
+	    "{\"done\": false, \"step\": 2, \"steps\": 8, \"right\": 0, \"asked\": 0}}}");
+	assert_int_equal(progress_load(&a, path, &warn), 0);
+	assert_int_equal(progress_load(&b, path, &warn), 0);
+	progress_note(&a, "dot", 4, 5, 0, 0);
+	assert_int_equal(progress_save(&a, &err), 0);
+	progress_note(&b, "mask", 5, 8, 1, 1);
+	progress_note(&b, "softmax", 3, 4, 0, 0);
+	assert_int_equal(progress_save(&b, &err), 0);
+	/* a writes again: it only read mask, so b's step 5 stays */
+	progress_note(&a, "dot", 4, 5, 1, 1);
+	assert_int_equal(progress_save(&a, &err), 0);
+	assert_int_equal(progress_load(&c, path, &warn), 0);
+	assert_null(warn);
+	assert_non_null(progress_find(&c, "dot"));
+	assert_true(progress_find(&c, "dot")->done);
+	assert_int_equal(progress_find(&c, "dot")->right, 1);
+	assert_non_null(progress_find(&c, "softmax"));
+	assert_true(progress_find(&c, "softmax")->done);
+	assert_int_equal(progress_find(&c, "mask")->step, 5);
+	assert_string_equal(c.last, "dot");
+	progress_free(&a);
+	progress_free(&b);
+	progress_free(&c);
+}
+
 static void test_default_path(void **state)
 {
 	char *p;
@@ -251,6 +283,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_done_stays, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_course_done_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_sessions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_marks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nowhere, setup, teardown),
