@@ -325,8 +325,10 @@ tui_render_loop(Tui *t)
 		}
 		tui_clock_set(clock);
 	}
+	if (rc == 0 && tui_signalled())
+		rc = 128 + tui_signalled(); /* INT, TERM or HUP came as the last frame was made: nothing is written */
 	if (rc == 0 && render_write(t, r) != 0)
-		rc = 1;
+		rc = tui_signalled() ? 128 + tui_signalled() : 1; /* a signal stops a video: its status */
 	if (rc == 0)
 		render_say("%d frames, %.1f s, written to %s", render_count(r), (double)clock / 1000 + o->pause_s, o->out);
 	if (rc == 0 && failed > 0) {
