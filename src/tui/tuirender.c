@@ -279,7 +279,15 @@ tui_render_loop(Tui *t)
 		if (tui_turn(t) != 0)
 			break;
 		render_read(cells, COLS, LINES, dfg, dbg);
-		if (render_frame(r, clock, render_line(t), cells) != 0) {
+		const int fr = render_frame(r, clock, render_line(t), cells);
+		if (fr == RENDER_TOO_BIG) {
+			render_say(_("more than %d frames of %d×%d: past the %d MiB a render's frames may take; stopped at line %d "
+			             "(a smaller --size or a shorter demo; nothing written)"),
+			           render_count(r), COLS, LINES, (int)(RENDER_MAX_BYTES >> 20), render_line(t));
+			rc = 1;
+			break;
+		}
+		if (fr != 0) {
 			render_say("out of memory");
 			rc = 1;
 			break;
