@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "app/progress.h"
+#include "base/paths.h"
 #include "unit_hidden.h"
 
 static char dir[64];
@@ -223,6 +225,29 @@ static void test_two_sessions(void **state)
 	progress_free(&c);
 }
 
+/* A state folder that cannot be made: the real reason, not ENOENT from the folder under it (issue 27, finding 11). */
+static void test_unwritable_folder(void **state)
+{
+	Progress p;
+	char *warn = NULL, *err = NULL, ro[300];
+	(void)state;
+	/* /sys refuses a new folder (EPERM, or EROFS), even to root */
+	assert_int_equal(paths_make_parent("/sys/attnviz-no/state/attnviz/progress.json"), -1);
+	assert_int_not_equal(errno, ENOENT);
+	if (geteuid() != 0) { /* root writes anyway */
+		snprintf(ro, sizeof ro, "%s/ro", dir);
+		assert_int_equal(mkdir(ro, 0500), 0);
+		snprintf(path, sizeof path, "%s/ro/state/attnviz/progress.json", dir);
+		assert_int_equal(progress_load(&p, path, &warn), 0);
+		progress_note(&p, "dot", 1, 5, 0, 0);
+		assert_int_equal(progress_save(&p, &err), -1);
+		assert_non_null(strstr(err, strerror(EACCES)));
+		free(err);
+		progress_free(&p);
+		chmod(ro, 0700);
+	}
+}
+
 static void test_default_path(void **state)
 {
 	char *p;
@@ -284,6 +309,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_course_done_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_sessions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwritable_folder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_marks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nowhere, setup, teardown),

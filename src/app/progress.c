@@ -191,7 +191,13 @@ int progress_save(const Progress *p, char **err)
 		cJSON_Delete(root);
 		return 0;
 	}
-	paths_make_parent(p->path);
+	if (paths_make_parent(p->path) != 0) {
+		char *shown = text_escape(p->path, "");
+		*err = str_printf(_("cannot make the folder for %s: %s"), shown ? shown : "", strerror(errno));
+		free(shown);
+		cJSON_Delete(root);
+		return -1;
+	}
 	if ((lockpath = str_printf("%s.lock", p->path)) != NULL &&
 	    (lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0)
 		while (flock(lock, LOCK_EX) != 0 && errno == EINTR)
