@@ -36,6 +36,12 @@ expect "usage: --size without --render is refused" '[ $? -eq 2 ] && grep -q "goe
 "$ATTNVIZ" --render "$tmp/no-such-demo.txt" -o "$tmp/x.svg" >/dev/null 2>"$err"
 expect "a demo that cannot be read: exit 1, said, nothing written" '[ $? -eq 1 ] && grep -q "no-such-demo" "$err" && [ ! -e "$tmp/x.svg" ]'
 
+# issue 27, 11: a failing line says which command and why (a long message was "failed")
+printf 'next\ngoto nosuchstage\nnext\n' >"$tmp/bad.txt"
+"$ATTNVIZ" --render "$tmp/bad.txt" -o "$tmp/bad.svg" >/dev/null 2>"$err"
+expect "a failing demo line names its command and why, exit 1" \
+	'[ $? -eq 1 ] && grep -q "bad.txt:2: goto nosuchstage: .*unknown stage: nosuchstage" "$err"'
+
 # ---------------------------------------------------------------- tmux: the same demo in the real view
 . "$(dirname "$0")/tmux.sh"
 

@@ -303,7 +303,13 @@ tui_render_loop(Tui *t)
 				/* a line that failed: said here too, as the live view would show it */
 				failed_said = t->demo_pos;
 				failed++;
-				render_say("%s:%d: %s", t->demo->path, render_line(t), t->msg ? t->msg : "failed");
+				/* which command, and why: a long message was moved to the narration's head (t->note) */
+				const DemoLine *e = t->demo_pos > 0 ? &t->demo->line[t->demo_pos - 1] : NULL;
+				const char *why = t->msg != NULL ? t->msg : t->note != NULL ? t->note : _("failed");
+				if (e != NULL && e->kind == DEMO_CMD && e->text != NULL)
+					render_say("%s:%d: %s: %s", t->demo->path, render_line(t), e->text, why);
+				else
+					render_say("%s:%d: %s", t->demo->path, render_line(t), why);
 			}
 			presses = t->demo != NULL && t->demo_pos == pressed_at ? presses + 1 : 0;
 			pressed_at = t->demo != NULL ? t->demo_pos : -1;
