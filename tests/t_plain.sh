@@ -316,6 +316,14 @@ printf '{"version": 1, "last": "mask", "lessons": {"mask": {"done": false, "step
 	>"$tmp/cont/attnviz/progress.json"
 XDG_STATE_HOME=$tmp/cont repl 'continue\n'
 expect "continue opens the lesson last worked in, at its step" 'has "$out" "back in mask at step 3 of" && grep -q "step 3/.*stage" "$out"'
+# issue 27, 11: progress.json's "last" is not trusted: a path there is not loaded
+mkdir -p "$tmp/cont-evil/attnviz"
+cp lessons/mask.json "$tmp/evil.json"
+printf '{"version": 1, "last": "%s", "lessons": {"%s": {"done": false, "step": 2, "steps": 8, "right": 0, "asked": 0}}}' \
+	"$tmp/evil.json" "$tmp/evil.json" >"$tmp/cont-evil/attnviz/progress.json"
+XDG_STATE_HOME=$tmp/cont-evil repl 'continue\nstep 2\n'
+err_cmd "continue loads only a lesson of the course, not a path progress.json names" "is not a lesson of the course"
+check "continue did not open the path" hasnt "$out" "back in"
 # a copy of the binary away from the checkout: no lessons beside it either
 mkdir -p "$tmp/nolessons/bin"
 cp "$ATTNVIZ" "$tmp/nolessons/bin/attnviz"

@@ -604,6 +604,15 @@ static int cmd_continue(Session *s, const CmdArgv *a, CmdOut *out)
 	}
 	if (session_lesson_name(s, here, sizeof here) != 0 || strcmp(here, e->name) != 0) {
 		char *lwarn = NULL;
+		/* progress.json is a file anyone may have written: only a lesson of the course is loaded from it */
+		if (session_lesson_index(e->name) < 0) {
+			char *name = text_escape(e->name, "");
+			say(out, MSG_ERROR, NULL, _("continue: %s is not a lesson of the course; open it with load FILE"),
+			    name ? name : "");
+			free(name);
+			progress_free(&prog);
+			return -1;
+		}
 		rc = session_load(s, e->name, &err, &lwarn);
 		free(lwarn);
 	}
