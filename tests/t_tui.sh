@@ -220,7 +220,7 @@ shows "Ctrl-Z: quits normally after resuming" "$s" 'EXITED 0 TTY-RESTORED'
 
 # A signal that ends attnviz (issue 27, finding 6): the terminal's modes, the
 # main screen, the keypad and the mouse are all given back.
-for sigrc in ABRT:134 USR1:138 PIPE:141 ALRM:142; do
+for sigrc in USR1:138 USR2:140 PIPE:141 ALRM:142; do
 	sig=${sigrc%:*}
 	s=sig$sig
 	start "$s" 80 24 C.UTF-8 ""
@@ -236,6 +236,21 @@ for sigrc in ABRT:134 USR1:138 PIPE:141 ALRM:142; do
 	flags=$(tm display-message -p -t "$s" '#{alternate_on}#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}#{mouse_sgr_flag}#{keypad_flag}')
 	expect "SIG$sig: no alternate screen, mouse or keypad mode left on (got $flags)" '[ "$flags" = 000000 ]'
 done
+
+# A crash (SIGABRT; no core file: ulimit -c 0): the mouse is off too, so clicks type nothing into the shell
+s=sigABRT
+tm new-session -d -s "$s" -x 80 -y 24 \
+	"ulimit -c 0; env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$STATE $ATTNVIZ; echo EXITED \$?; sleep 600"
+wait_for "$s" 'stage: input' >/dev/null
+pid=$(attnviz_pid "$s")
+if [ -n "$pid" ]; then
+	kill -ABRT "$pid"
+	shows "SIGABRT: ends attnviz" "$s" 'EXITED 134'
+	flags=$(tm display-message -p -t "$s" '#{alternate_on}#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}#{mouse_sgr_flag}#{keypad_flag}')
+	expect "SIGABRT: no alternate screen, mouse or keypad mode left on (got $flags)" '[ "$flags" = 000000 ]'
+else
+	not_ok "SIGABRT: no attnviz process found"
+fi
 
 # SIGSTOP from outside, the terminal put in the shell's modes meanwhile, then
 # SIGCONT: attnviz puts its own modes back (keys work without Enter).
