@@ -231,9 +231,12 @@ static void test_unwritable_folder(void **state)
 	Progress p;
 	char *warn = NULL, *err = NULL, ro[300];
 	(void)state;
-	/* /sys refuses a new folder (EPERM, or EROFS), even to root */
-	assert_int_equal(paths_make_parent("/sys/attnviz-no/state/attnviz/progress.json"), -1);
-	assert_int_not_equal(errno, ENOENT);
+	/* sysfs refuses a new folder (EPERM, or EROFS), even to root; only where it is mounted */
+	struct stat st;
+	if (stat("/sys/kernel", &st) == 0 && S_ISDIR(st.st_mode)) {
+		assert_int_equal(paths_make_parent("/sys/attnviz-no/state/attnviz/progress.json"), -1);
+		assert_int_not_equal(errno, ENOENT);
+	}
 	if (geteuid() != 0) { /* root writes anyway */
 		snprintf(ro, sizeof ro, "%s/ro", dir);
 		assert_int_equal(mkdir(ro, 0500), 0);
