@@ -169,7 +169,10 @@ FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/tui/lineedit-r
 	$(FUZZ_BUILD)/default_lesson.o
 # Absolute paths: fuzz_cmd works in a temporary directory of its own; crashes are kept in build-fuzz/.
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(CURDIR)/$(FUZZ_BUILD)/
-.PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors fuzz-tokenizer fuzz-all
+.PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors fuzz-tokenizer fuzz-all fuzz-dict
+# The command lines' dictionary, made from the command table (every command reachable); t_cli.sh checks it.
+fuzz-dict:
+	sh tests/fuzz/cmddict.sh >tests/fuzz/cmd.dict.tmp && mv tests/fuzz/cmd.dict.tmp tests/fuzz/cmd.dict
 .SECONDARY: $(FUZZ_OBJ)
 
 $(FUZZ_BUILD)/%.o: src/%.c $(HDRS)
@@ -184,7 +187,7 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz_%.c $(FUZZ_OBJ)
 fuzz: $(FUZZ_BUILD)/fuzz_lesson
 	mkdir -p $(FUZZ_BUILD)/corpus
 	$(FUZZ_BUILD)/fuzz_lesson $(FUZZ_RUN) -max_len=4096 -dict=tests/fuzz/lesson.dict $(FUZZ_BUILD)/corpus tests/fuzz/corpus
-fuzz-cmd: $(FUZZ_BUILD)/fuzz_cmd
+fuzz-cmd: $(FUZZ_BUILD)/fuzz_cmd fuzz-dict
 	mkdir -p $(FUZZ_BUILD)/cmd-corpus
 	$(FUZZ_BUILD)/fuzz_cmd $(FUZZ_RUN) -max_len=1024 -dict=$(CURDIR)/tests/fuzz/cmd.dict \
 		$(CURDIR)/$(FUZZ_BUILD)/cmd-corpus $(CURDIR)/tests/fuzz/cmd-corpus

@@ -925,6 +925,9 @@ static int run_handout(const Args *a)
 		if (fileio_write_atomic(h.file[i].path, h.file[i].data, strlen(h.file[i].data), &err) != 0) {
 			fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
 			free(err);
+			/* a full disk half way: the figures written so far go too, so no handout is left half made */
+			for (int j = i + 1; j < h.n; j++)
+				unlink(h.file[j].path);
 			goto out;
 		}
 	rc = 0;

@@ -271,4 +271,15 @@ fi
 expect "--train on a lesson without backward is an error" '[ $rc -eq 1 ] && [ ! -s "$out" ] && has "$err" "--train needs a lesson with \"backward\""'
 "$ATTNVIZ" --dump --train 50 --lr 1000 tests/golden/v2/learn_shift.json >"$out" 2>"$err"; rc=$?
 expect "--train that diverges is refused with the step" '[ $rc -eq 1 ] && has "$err" "training diverged"'
+# issue 27, 1: the loss after the last step is checked too (was exit 0 with "loss": null)
+"$ATTNVIZ" --dump --train 13 --lr 1e10 lessons/vanishing.json >"$out" 2>"$err"; rc=$?
+expect "--train whose last loss is not finite is refused, naming the step" '[ $rc -eq 1 ] && [ ! -s "$out" ] && has "$err" "after step"'
+# issue 27, 11: the fuzz dictionary for command lines is made from the command table, and has every command
+sh tests/fuzz/cmddict.sh >"$tmp/cmd.dict" 2>"$err"
+expect "tests/fuzz/cmd.dict is what tests/fuzz/cmddict.sh makes from the table (make fuzz-dict)" 'cmp -s "$tmp/cmd.dict" tests/fuzz/cmd.dict'
+missing=
+for c in $(awk '/^const CmdEntry cmd_table\[\] = \{/{p=1} p&&/^\};/{p=0} p' src/cmd/cmd.c | grep -o '\.name = "[^"]*"' | cut -d'"' -f2); do
+	grep -q -e "^\"$c[ \"]" tests/fuzz/cmd.dict || missing="$missing $c"
+done
+expect "tests/fuzz/cmd.dict has every command of the table (missing:$missing)" '[ -z "$missing" ]'
 finish

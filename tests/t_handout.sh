@@ -159,4 +159,10 @@ else
 	done
 fi
 
+# issue 27, 11: a write that fails half way (a full disk; here a folder where the first figure goes, written
+# last) leaves no handout half made: neither the page nor the figures written before it
+mkdir -p "$tmp/half/notes-step01.svg"
+"$ATTNVIZ" --handout "$L/multihead.json" -o "$tmp/half/notes.md" 2>"$err"
+expect "md: a write failing half way is an error and leaves nothing half written" \
+	'[ $? -eq 1 ] && [ ! -e "$tmp/half/notes.md" ] && [ "$(ls "$tmp/half" | grep -c "^notes-step[0-9][0-9]\.svg$")" = 1 ] && [ -d "$tmp/half/notes-step01.svg" ]'
 finish

@@ -316,6 +316,14 @@ printf '{"version": 1, "last": "mask", "lessons": {"mask": {"done": false, "step
 	>"$tmp/cont/attnviz/progress.json"
 XDG_STATE_HOME=$tmp/cont repl 'continue\n'
 expect "continue opens the lesson last worked in, at its step" 'has "$out" "back in mask at step 3 of" && grep -q "step 3/.*stage" "$out"'
+# issue 27, 11: progress.json's "last" is not trusted: a path there is not loaded
+mkdir -p "$tmp/cont-evil/attnviz"
+cp lessons/mask.json "$tmp/evil.json"
+printf '{"version": 1, "last": "%s", "lessons": {"%s": {"done": false, "step": 2, "steps": 8, "right": 0, "asked": 0}}}' \
+	"$tmp/evil.json" "$tmp/evil.json" >"$tmp/cont-evil/attnviz/progress.json"
+XDG_STATE_HOME=$tmp/cont-evil repl 'continue\nstep 2\n'
+err_cmd "continue loads only a lesson of the course, not a path progress.json names" "is not a lesson of the course"
+check "continue did not open the path" hasnt "$out" "back in"
 # a copy of the binary away from the checkout: no lessons beside it either
 mkdir -p "$tmp/nolessons/bin"
 cp "$ATTNVIZ" "$tmp/nolessons/bin/attnviz"
@@ -426,6 +434,10 @@ err_cmd "the backward stages need a loss" "stage back_scores is not part of this
 repl 'jacobian 9\nstep 2\n' lessons/mask.json
 err_cmd "jacobian row out of range" "jacobian (row): expected a whole number from 0 to 6"
 
+# issue 27, 1: a loss that turns infinite is refused at its step, and the curve never indexes with it (was SIGSEGV)
+repl 'train 13 1e10\nstep 2\n' lessons/vanishing.json
+err_cmd "train whose loss turns infinite is refused, naming the step" "training diverged"
+check "the refusal names the step after which the loss is not finite" grep -q 'after step [0-9]' "$err"
 repl 'train 5\nstep 2\n' lessons/mask.json
 err_cmd "train needs a lesson with a loss" "this lesson has no \"backward\""
 repl 'train 0\nstep 2\n' tests/golden/v2/learn_shift.json

@@ -36,6 +36,12 @@ expect "usage: --size without --render is refused" '[ $? -eq 2 ] && grep -q "goe
 "$ATTNVIZ" --render "$tmp/no-such-demo.txt" -o "$tmp/x.svg" >/dev/null 2>"$err"
 expect "a demo that cannot be read: exit 1, said, nothing written" '[ $? -eq 1 ] && grep -q "no-such-demo" "$err" && [ ! -e "$tmp/x.svg" ]'
 
+# issue 27, 11: a failing line says which command and why (a long message was "failed")
+printf 'next\ngoto nosuchstage\nnext\n' >"$tmp/bad.txt"
+"$ATTNVIZ" --render "$tmp/bad.txt" -o "$tmp/bad.svg" >/dev/null 2>"$err"
+expect "a failing demo line names its command and why, exit 1" \
+	'[ $? -eq 1 ] && grep -q "bad.txt:2: goto nosuchstage: .*unknown stage: nosuchstage" "$err"'
+
 # ---------------------------------------------------------------- tmux: the same demo in the real view
 . "$(dirname "$0")/tmux.sh"
 
@@ -160,6 +166,39 @@ if external ffmpeg ffprobe rsvg-convert; then
 else
 	skip_external "render gif and mp4" "ffmpeg, ffprobe or rsvg-convert"
 fi
+
+# ---------------------------------------------------------------- a signal stops a video (issue 27, finding 7)
+# A hanging rsvg-convert, then a slow ffmpeg (fakes on PATH): INT, TERM and HUP
+# are passed to the tool, the temporary folder goes, nothing is written, and
+# attnviz ends with 128 + the signal.
+mkdir -p "$tmp/hang" "$tmp/slowff" "$tmp/vtmp"
+printf '#!/bin/sh\ntouch "%s/started"\nexec sleep 30\n' "$tmp" >"$tmp/hang/rsvg-convert"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/hang/ffmpeg"
+printf '#!/bin/sh\nfor a; do o=$a; done; : >"$o"; exit 0\n' >"$tmp/slowff/rsvg-convert"
+printf '#!/bin/sh\ntouch "%s/started"\nexec sleep 30\n' "$tmp" >"$tmp/slowff/ffmpeg"
+chmod +x "$tmp/hang/rsvg-convert" "$tmp/hang/ffmpeg" "$tmp/slowff/rsvg-convert" "$tmp/slowff/ffmpeg"
+for case in hang:INT:130 hang:TERM:143 hang:HUP:129 slowff:TERM:143; do
+	dirn=${case%%:*} rest=${case#*:}
+	sig=${rest%:*} want=${rest#*:}
+	rm -f "$tmp/started" "$tmp/v.gif"
+	PATH="$tmp/$dirn:$PATH" TMPDIR="$tmp/vtmp" "$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/v.gif" >/dev/null 2>"$err" &
+	vpid=$!
+	i=0
+	while [ ! -e "$tmp/started" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -"$sig" "$vpid"
+	i=0
+	while kill -0 "$vpid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	if kill -0 "$vpid" 2>/dev/null; then
+		kill -KILL "$vpid"
+		not_ok "render $dirn, SIG$sig: attnviz still running 5 s later"
+		wait "$vpid" 2>/dev/null
+		continue
+	fi
+	wait "$vpid"
+	vrc=$?
+	expect "render $dirn, SIG$sig: exit $want, nothing written, the temporary folder gone (exit $vrc)" \
+		'[ $vrc -eq $want ] && [ ! -e "$tmp/v.gif" ] && [ -z "$(ls "$tmp/vtmp")" ]'
+done
 
 # ---------------------------------------------------------------- a lesson to start from, a theme
 printf 'goto softmax\nskip\n' >"$tmp/short.txt"

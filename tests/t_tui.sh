@@ -218,6 +218,64 @@ shows "Ctrl-Z: resuming redraws the same step" "$s" 'step 2/[0-9]+ +stage: proje
 keys "$s" q
 shows "Ctrl-Z: quits normally after resuming" "$s" 'EXITED 0 TTY-RESTORED'
 
+# A signal that ends attnviz (issue 27, finding 6): the terminal's modes, the
+# main screen, the keypad and the mouse are all given back.
+for sigrc in USR1:138 USR2:140 PIPE:141 ALRM:142; do
+	sig=${sigrc%:*}
+	s=sig$sig
+	start "$s" 80 24 C.UTF-8 ""
+	wait_for "$s" 'stage: input' >/dev/null
+	pid=$(attnviz_pid "$s")
+	if [ -z "$pid" ]; then
+		not_ok "SIG$sig: no attnviz process found"
+		continue
+	fi
+	expect "SIG$sig: the mouse is on before" '[ "$(tm display-message -p -t "$s" "#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}")" != 000 ]'
+	kill -"$sig" "$pid"
+	shows "SIG$sig: ends attnviz with the terminal modes restored" "$s" "EXITED ${sigrc#*:} TTY-RESTORED"
+	flags=$(tm display-message -p -t "$s" '#{alternate_on}#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}#{mouse_sgr_flag}#{keypad_flag}')
+	expect "SIG$sig: no alternate screen, mouse or keypad mode left on (got $flags)" '[ "$flags" = 000000 ]'
+done
+
+# A crash (SIGABRT; no core file: ulimit -c 0): the mouse is off too, so clicks type nothing into the shell
+s=sigABRT
+tm new-session -d -s "$s" -x 80 -y 24 \
+	"ulimit -c 0; env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$STATE $ATTNVIZ; echo EXITED \$?; sleep 600"
+wait_for "$s" 'stage: input' >/dev/null
+pid=$(attnviz_pid "$s")
+if [ -n "$pid" ]; then
+	kill -ABRT "$pid"
+	shows "SIGABRT: ends attnviz" "$s" 'EXITED 134'
+	flags=$(tm display-message -p -t "$s" '#{alternate_on}#{mouse_any_flag}#{mouse_standard_flag}#{mouse_button_flag}#{mouse_sgr_flag}#{keypad_flag}')
+	expect "SIGABRT: no alternate screen, mouse or keypad mode left on (got $flags)" '[ "$flags" = 000000 ]'
+else
+	not_ok "SIGABRT: no attnviz process found"
+fi
+
+# SIGSTOP from outside, the terminal put in the shell's modes meanwhile, then
+# SIGCONT: attnviz puts its own modes back (keys work without Enter).
+s=sigstop
+tm new-session -d -s "$s" -x 80 -y 24 \
+	"env -u NO_COLOR TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_STATE_HOME=$STATE $ATTNVIZ; echo EXITED \$?; sleep 600"
+wait_for "$s" 'stage: input' >/dev/null
+pid=$(attnviz_pid "$s")
+ptty=$(tm display-message -p -t "$s" '#{pane_tty}')
+if [ -n "$pid" ] && [ -n "$ptty" ]; then
+	kill -STOP "$pid"
+	sleep 0.3
+	stty -F "$ptty" sane 2>/dev/null
+	kill -CONT "$pid"
+	sleep 0.5
+	expect "SIGSTOP, SIGCONT: the terminal is in attnviz's modes again" 'stty -F "$ptty" -a 2>/dev/null | grep -q -- "-icanon"'
+	keys "$s" n
+	shows "SIGSTOP, SIGCONT: a key works without Enter" "$s" 'step 2/'
+	keys "$s" q
+	shows "SIGSTOP, SIGCONT: q quits" "$s" 'EXITED 0'
+else
+	not_ok "SIGSTOP: no attnviz process or pane tty found"
+fi
+tm kill-session -t "$s" 2>/dev/null
+
 # ---------------------------------------------------------------------------
 # Presenter mode: the key line hidden, the formula on the narration's first line,
 # at 80x24 (it degrades) and 200x60 (wider cells, blank lines between rows).

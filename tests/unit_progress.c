@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "app/progress.h"
+#include "base/paths.h"
 #include "unit_common.h"
 
 static char dir[64];
@@ -191,6 +193,64 @@ static void test_damaged(void **state)
 	check_damaged("{\"version\": 1, \"lessons\": {\"mask\": {\"done\": true, \"step\": 0, \"steps\": 2, \"right\": 3, \"asked\": 1}}}");
 }
 
+/* Two sessions at once (issue 27, finding 9): each writes merged with the file, so neither loses the other's lessons. */
+static void test_two_sessions(void **state)
+{
+	Progress a, b, c;
+	char *warn = NULL, *err = NULL;
+	(void)state;
+	put("{\"version\": 1, \"last\": \"mask\", \"lessons\": {\"mask\": "
+	    "{\"done\": false, \"step\": 2, \"steps\": 8, \"right\": 0, \"asked\": 0}}}");
+	assert_int_equal(progress_load(&a, path, &warn), 0);
+	assert_int_equal(progress_load(&b, path, &warn), 0);
+	progress_note(&a, "dot", 4, 5, 0, 0);
+	assert_int_equal(progress_save(&a, &err), 0);
+	progress_note(&b, "mask", 5, 8, 1, 1);
+	progress_note(&b, "softmax", 3, 4, 0, 0);
+	assert_int_equal(progress_save(&b, &err), 0);
+	/* a writes again: it only read mask, so b's step 5 stays */
+	progress_note(&a, "dot", 4, 5, 1, 1);
+	assert_int_equal(progress_save(&a, &err), 0);
+	assert_int_equal(progress_load(&c, path, &warn), 0);
+	assert_null(warn);
+	assert_non_null(progress_find(&c, "dot"));
+	assert_true(progress_find(&c, "dot")->done);
+	assert_int_equal(progress_find(&c, "dot")->right, 1);
+	assert_non_null(progress_find(&c, "softmax"));
+	assert_true(progress_find(&c, "softmax")->done);
+	assert_int_equal(progress_find(&c, "mask")->step, 5);
+	assert_string_equal(c.last, "dot");
+	progress_free(&a);
+	progress_free(&b);
+	progress_free(&c);
+}
+
+/* A state folder that cannot be made: the real reason, not ENOENT from the folder under it (issue 27, finding 11). */
+static void test_unwritable_folder(void **state)
+{
+	Progress p;
+	char *warn = NULL, *err = NULL, ro[300];
+	(void)state;
+	/* sysfs refuses a new folder (EPERM, or EROFS), even to root; only where it is mounted */
+	struct stat st;
+	if (stat("/sys/kernel", &st) == 0 && S_ISDIR(st.st_mode)) {
+		assert_int_equal(paths_make_parent("/sys/attnviz-no/state/attnviz/progress.json"), -1);
+		assert_int_not_equal(errno, ENOENT);
+	}
+	if (geteuid() != 0) { /* root writes anyway */
+		snprintf(ro, sizeof ro, "%s/ro", dir);
+		assert_int_equal(mkdir(ro, 0500), 0);
+		snprintf(path, sizeof path, "%s/ro/state/attnviz/progress.json", dir);
+		assert_int_equal(progress_load(&p, path, &warn), 0);
+		progress_note(&p, "dot", 1, 5, 0, 0);
+		assert_int_equal(progress_save(&p, &err), -1);
+		assert_non_null(strstr(err, strerror(EACCES)));
+		free(err);
+		progress_free(&p);
+		chmod(ro, 0700);
+	}
+}
+
 static void test_default_path(void **state)
 {
 	char *p;
@@ -251,6 +311,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_done_stays, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_course_done_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_sessions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwritable_folder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_default_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_marks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nowhere, setup, teardown),

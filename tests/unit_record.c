@@ -379,6 +379,29 @@ test_render_frames(void **state)
 	render_free(r);
 }
 
+/* Frames × size is bounded, and the frame past the bound is refused before it is allocated (issue 27, finding 8). */
+static void
+test_render_bound(void **state)
+{
+	const size_t frame = (size_t)1000 * 1000 * sizeof(RenderCell);
+	const int fit = (int)(RENDER_MAX_BYTES / frame);
+	RenderCell *s = calloc((size_t)1000 * 1000, sizeof *s);
+	Render *r = render_new(1000, 1000, 0xffffff, 0);
+	int i, rc = 0;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(r);
+	for (i = 0; i <= fit && rc == 0; i++) {
+		s[0].ch = (uint32_t)('a' + i % 2); /* a change each time: a new frame */
+		rc = render_frame(r, 100LL * i, 1, s);
+	}
+	assert_int_equal(rc, RENDER_TOO_BIG);
+	assert_int_equal(render_count(r), fit);
+	render_free(r);
+	free(s);
+}
+
 int
 main(void)
 {
@@ -389,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_tty_relay),
 		cmocka_unit_test(test_title_idle_times),
 		cmocka_unit_test(test_render_frames),
+		cmocka_unit_test(test_render_bound),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -8,7 +8,9 @@
 
 #include <cmocka.h>
 
+#include <float.h>
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,26 @@ static void test_opening(void **state)
 	each_mark("（「『“", "甲", "乙丙", 4, -1);
 }
 
+/* the loss curve's bar (issue 27, finding 1): never an index outside 0 … levels − 1 */
+static void test_bar_level(void **state)
+{
+	(void)state;
+	assert_int_equal(text_bar_level(0.0, 0.0, 1.0, 8), 0);
+	assert_int_equal(text_bar_level(1.0, 0.0, 1.0, 8), 7);
+	assert_int_equal(text_bar_level(0.5, 0.0, 1.0, 8), 4);
+	assert_int_equal(text_bar_level(INFINITY, 0.0, 1.0, 8), 0);
+	assert_int_equal(text_bar_level(NAN, 0.0, 1.0, 8), 0);
+	assert_int_equal(text_bar_level(1.0, 0.0, INFINITY, 8), 0);
+	assert_int_equal(text_bar_level(1.0, NAN, NAN, 8), 0);
+	assert_int_equal(text_bar_level(2.0, 1.0, 1.0, 8), 0);
+	/* hi − lo overflows to +inf */
+	assert_int_equal(text_bar_level(-1e308, -1e308, 1e308, 8), 0);
+	assert_int_equal(text_bar_level(1e308, -1e308, 1e308, 8), 7);
+	assert_int_equal(text_bar_level(0.0, -1e308, 1e308, 8), 4);
+	assert_int_equal(text_bar_level(-DBL_MAX, -DBL_MAX, DBL_MAX, 8), 0);
+	assert_int_equal(text_bar_level(DBL_MAX, -DBL_MAX, DBL_MAX, 8), 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -114,6 +136,7 @@ int main(void)
 		cmocka_unit_test(test_cjk),
 		cmocka_unit_test(test_closing),
 		cmocka_unit_test(test_opening),
+		cmocka_unit_test(test_bar_level),
 	};
 	/* widths as a UTF-8 terminal has them; in the C locale text_width counts the same */
 	setlocale(LC_ALL, "C.UTF-8");

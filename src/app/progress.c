@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -160,35 +163,70 @@ int progress_load(Progress *p, const char *path, char **warn)
 	return 0;
 }
 
-/* mkdir -p the directory of path. */
+static int add_entry(cJSON *lessons, const ProgressLesson *e, int done)
+{
+	cJSON *l = cJSON_AddObjectToObject(lessons, e->name);
+	return l != NULL && cJSON_AddBoolToObject(l, "done", done) != NULL &&
+	       cJSON_AddNumberToObject(l, "step", e->step) != NULL && cJSON_AddNumberToObject(l, "steps", e->steps) != NULL &&
+	       cJSON_AddNumberToObject(l, "right", e->right) != NULL && cJSON_AddNumberToObject(l, "asked", e->asked) != NULL;
+}
+
+/*
+ * Written merged with what is on disk now, under an exclusive flock of
+ * PATH.lock: another session's lessons are kept (two sessions at once lose
+ * nothing); a lesson this run noted has this run's numbers (done stays done);
+ * one it only read has the file's. A file that does not parse is replaced.
+ */
 int progress_save(const Progress *p, char **err)
 {
 	cJSON *root = cJSON_CreateObject(), *lessons = NULL;
-	char *text = NULL;
-	int rc = -1, ok = root != NULL;
+	Progress disk = { 0 };
+	char *text = NULL, *lockpath = NULL, *ondisk = NULL, *rerr = NULL;
+	int rc = -1, ok = root != NULL, lock = -1;
+	size_t len = 0;
+	struct stat st;
 
 	*err = NULL;
 	if (p->path == NULL) {
 		cJSON_Delete(root);
 		return 0;
 	}
+	if (paths_make_parent(p->path) != 0) {
+		char *shown = text_escape(p->path, "");
+		*err = str_printf(_("cannot make the folder for %s: %s"), shown ? shown : "", strerror(errno));
+		free(shown);
+		cJSON_Delete(root);
+		return -1;
+	}
+	if ((lockpath = str_printf("%s.lock", p->path)) != NULL &&
+	    (lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) >= 0)
+		while (flock(lock, LOCK_EX) != 0 && errno == EINTR)
+			;
+	if (lstat(p->path, &st) == 0 && (ondisk = fileio_read_all(p->path, PROGRESS_MAX_BYTES, &len, &rerr)) != NULL &&
+	    progress_parse(&disk, ondisk, len) != NULL) {
+		free(disk.lesson);
+		memset(&disk, 0, sizeof disk);
+	}
 	ok = ok && cJSON_AddNumberToObject(root, "version", 1) != NULL;
-	ok = ok && cJSON_AddStringToObject(root, "last", p->last) != NULL;
+	ok = ok && cJSON_AddStringToObject(root, "last", p->last[0] != '\0' ? p->last : disk.last) != NULL;
 	ok = ok && (lessons = cJSON_AddObjectToObject(root, "lessons")) != NULL;
-	for (int i = 0; ok && i < p->n; i++) {
-		const ProgressLesson *e = &p->lesson[i];
-		cJSON *l = cJSON_AddObjectToObject(lessons, e->name);
-		ok = l != NULL && cJSON_AddBoolToObject(l, "done", e->done) != NULL &&
-		     cJSON_AddNumberToObject(l, "step", e->step) != NULL && cJSON_AddNumberToObject(l, "steps", e->steps) != NULL &&
-		     cJSON_AddNumberToObject(l, "right", e->right) != NULL && cJSON_AddNumberToObject(l, "asked", e->asked) != NULL;
+	for (int i = 0; ok && i < disk.n; i++) {
+		const ProgressLesson *d = &disk.lesson[i], *e = progress_find(p, d->name);
+		ok = e != NULL && e->touched ? add_entry(lessons, e, e->done || d->done) : add_entry(lessons, d, d->done);
 	}
-	if (ok && (text = cJSON_Print(root)) != NULL) {
-		paths_make_parent(p->path);
-		size_t len = strlen(text);
-		rc = fileio_write_atomic(p->path, text, len, err);
-	} else {
+	for (int i = 0; ok && i < p->n; i++)
+		if (progress_find(&disk, p->lesson[i].name) == NULL)
+			ok = add_entry(lessons, &p->lesson[i], p->lesson[i].done);
+	if (ok && (text = cJSON_Print(root)) != NULL)
+		rc = fileio_write_atomic(p->path, text, strlen(text), err);
+	else
 		*err = strdup("out of memory");
-	}
+	if (lock >= 0)
+		close(lock); /* the lock goes with it */
+	free(lockpath);
+	free(ondisk);
+	free(rerr);
+	free(disk.lesson);
 	cJSON_free(text);
 	cJSON_Delete(root);
 	return rc;
@@ -213,6 +251,7 @@ int progress_note(Progress *p, const char *name, int step, int steps, int right,
 	if (e == NULL)
 		return 0;
 	before = *e;
+	e->touched = 1;
 	const int was_done = before.done;
 	e->step = step;
 	e->steps = steps;

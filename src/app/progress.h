@@ -21,6 +21,7 @@ typedef struct ProgressLesson {
 	int done;                     /* 1: its last step was reached */
 	int step, steps;              /* the step the learner was at (0-based), of how many */
 	int right, asked;             /* the quiz score when last seen */
+	int touched;                  /* noted in this run: these numbers win over the file's when it is written */
 } ProgressLesson;
 
 typedef struct Progress {

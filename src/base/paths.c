@@ -90,7 +90,7 @@ int paths_make_parent(const char *path)
 {
 	char *dir = strdup(path), *slash;
 	struct stat st;
-	int r;
+	int r, first = 0;
 
 	if (dir == NULL)
 		return -1;
@@ -104,10 +104,15 @@ int paths_make_parent(const char *path)
 		if (*c != '/')
 			continue;
 		*c = '\0';
-		mkdir(dir, 0700);
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST && first == 0)
+			first = errno; /* the real reason (EACCES…), which the next mkdir would report as ENOENT */
 		*c = '/';
 	}
 	r = mkdir(dir, 0700) == 0 || (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) ? 0 : -1;
+	if (r != 0 && errno == ENOENT && first != 0)
+		errno = first;
+	else if (r != 0 && errno == EEXIST)
+		errno = ENOTDIR;
 	free(dir);
 	return r;
 }

@@ -1,6 +1,7 @@
 /* text.c: lesson texts in several languages, and showing them safely on a terminal. */
 #include "base/text.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,4 +486,18 @@ char *text_wrap_lines(const char *s, int width)
 	out[at] = '\0';
 	free(lines);
 	return out;
+}
+
+int text_bar_level(double x, double lo, double hi, int levels)
+{
+	double t;
+
+	if (levels < 1 || !isfinite(x) || !isfinite(lo) || !isfinite(hi) || !(hi > lo))
+		return 0;
+	t = (x / 2 - lo / 2) / (hi / 2 - lo / 2); /* halves: no overflow from ±1e308 */
+	if (!(t > 0))
+		return 0;
+	if (t >= 1)
+		return levels - 1;
+	return (int)(t * (levels - 1) + 0.5);
 }

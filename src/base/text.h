@@ -106,4 +106,11 @@ char *text_exact(char *buf, double x, int digits);
 /* s wrapped so: its lines joined by '\n' (trailing blanks at a break dropped); heap string, NULL when out of memory. */
 char *text_wrap_lines(const char *s, int width);
 
+/*
+ * The level, 0 … levels − 1, of x on a bar from lo to hi (a sparkline's
+ * bar): 0 when x, lo or hi is not finite or hi ≤ lo; scaled so that hi − lo
+ * never overflows (lo = −1e308, hi = 1e308); always an index into levels.
+ */
+int text_bar_level(double x, double lo, double hi, int levels);
+
 #endif

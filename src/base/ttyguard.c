@@ -9,14 +9,22 @@
 #include <curses.h>
 #include <term.h>
 
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP, SIGXCPU };
+/* The first NFAULT are faults; the rest end the program by default and are guarded only when nobody handles them. */
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP, SIGXCPU,
+	                             SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGXFSZ };
+#define NFAULT 8
 #define NFATAL ((int)(sizeof fatal_signals / sizeof fatal_signals[0]))
+
+/* xterm's mouse modes off (X10, button, any-motion, SGR): ncurses turns them on for mousemask */
+#define MOUSE_OFF "\033[?1000l\033[?1002l\033[?1003l\033[?1006l"
 
 static struct termios saved;
 static int saved_ok, tty = -1, out = -1, armed;
-static char leave[256];   /* rmcup, cnorm, sgr0, rmkx: what endwin() would send */
+static char leave[256];   /* rmcup, cnorm, sgr0, rmkx, the mouse off: what endwin() would send */
 static size_t leave_len;
-static struct sigaction previous[NFATAL];
+static struct sigaction previous[NFATAL], previous_cont;
+static int installed[NFATAL];
+static volatile sig_atomic_t continued;
 
 void ttyguard_save(int tty_fd, int out_fd)
 {
@@ -42,25 +50,42 @@ static void on_fatal(int sig, siginfo_t *info, void *context)
 	if (leave_len > 0 && write(out, leave, leave_len) < 0)
 		leave_len = 0;
 	for (i = 0; i < NFATAL; i++)
-		if (fatal_signals[i] == sig)
+		if (fatal_signals[i] == sig && installed[i])
 			sigaction(sig, &previous[i], NULL);
 	if (info == NULL || info->si_code <= 0 ||
 	    (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL))
 		raise(sig);
 }
 
-static void add_cap(const char *name)
+static void on_cont(int sig)
 {
-	char *s = tigetstr(name);
-	size_t n;
+	(void)sig;
+	continued = 1;
+}
 
-	if (s == NULL || s == (char *)-1)
-		return;
-	n = strlen(s);
+int ttyguard_continued(void)
+{
+	const int c = continued;
+	continued = 0;
+	return c;
+}
+
+static void add_string(const char *s)
+{
+	size_t n = strlen(s);
+
 	if (leave_len + n < sizeof leave) {
 		memcpy(leave + leave_len, s, n);
 		leave_len += n;
 	}
+}
+
+static void add_cap(const char *name)
+{
+	char *s = tigetstr(name);
+
+	if (s != NULL && s != (char *)-1)
+		add_string(s);
 }
 
 void ttyguard_arm(void)
@@ -75,12 +100,31 @@ void ttyguard_arm(void)
 	add_cap("cnorm");
 	add_cap("rmkx");
 	add_cap("rmcup");
+	{
+		char *kmous = tigetstr("kmous"); /* a terminal that reports the mouse xterm's way */
+		if (kmous != NULL && kmous != (char *)-1)
+			add_string(MOUSE_OFF);
+	}
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_fatal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	for (i = 0; i < NFATAL; i++)
-		sigaction(fatal_signals[i], &sa, &previous[i]);
+	for (i = 0; i < NFATAL; i++) {
+		installed[i] = 0;
+		if (sigaction(fatal_signals[i], NULL, &previous[i]) != 0)
+			continue;
+		/* PIPE, USR1, ALRM…: only when they would end the program (an ignored SIGPIPE stays ignored) */
+		if (i >= NFAULT && (previous[i].sa_flags & SA_SIGINFO || previous[i].sa_handler != SIG_DFL))
+			continue;
+		installed[i] = sigaction(fatal_signals[i], &sa, NULL) == 0;
+	}
+	/* SIGCONT after a SIGSTOP from outside: the view puts its terminal modes back (ttyguard_continued) */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_cont;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: the view's wait for a key returns */
+	continued = 0;
+	sigaction(SIGCONT, &sa, &previous_cont);
 	armed = 1;
 }
 
@@ -91,6 +135,8 @@ void ttyguard_disarm(void)
 	if (!armed)
 		return;
 	for (i = 0; i < NFATAL; i++)
-		sigaction(fatal_signals[i], &previous[i], NULL);
+		if (installed[i])
+			sigaction(fatal_signals[i], &previous[i], NULL);
+	sigaction(SIGCONT, &previous_cont, NULL);
 	armed = 0;
 }

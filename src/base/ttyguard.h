@@ -2,10 +2,13 @@
  *
  * INT, TERM, HUP and QUIT are caught by the view, which leaves the way q
  * does. A signal it cannot carry on from (SEGV, BUS, FPE, ILL, ABRT, SYS,
- * TRAP, XCPU) ends the program: the guard first puts the terminal's modes
- * back as they were, leaves the alternate screen and shows the cursor, using
- * only what a signal handler may call, then lets the signal do what it did
- * before (a core dump, a sanitizer's report).
+ * TRAP, XCPU, and USR1, USR2, PIPE, ALRM, VTALRM, PROF, XFSZ when nothing
+ * else handles or ignores them) ends the program: the guard first puts the
+ * terminal's modes back as they were, leaves the alternate screen, turns the
+ * mouse off and shows the cursor, using only what a signal handler may call,
+ * then lets the signal do what it did before (a core dump, a sanitizer's
+ * report). SIGCONT (after a SIGSTOP from outside, which nothing can catch)
+ * is noted for the view, which puts its modes back: ttyguard_continued().
  */
 #ifndef ATTNVIZ_TTYGUARD_H
 #define ATTNVIZ_TTYGUARD_H
@@ -19,5 +22,8 @@
 void ttyguard_save(int tty_fd, int out_fd);
 void ttyguard_arm(void);
 void ttyguard_disarm(void);
+
+/* 1 once after a SIGCONT came (the terminal may be in the shell's modes now), else 0. */
+int ttyguard_continued(void);
 
 #endif

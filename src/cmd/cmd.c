@@ -18,6 +18,7 @@
 #include "base/paths.h"
 #include "app/progress.h"
 #include "base/strbuf.h"
+#include "base/text.h"
 #include "out/export.h"
 #include "lesson/lesson_write.h"
 #include "base/fileio.h"
@@ -603,6 +604,15 @@ static int cmd_continue(Session *s, const CmdArgv *a, CmdOut *out)
 	}
 	if (session_lesson_name(s, here, sizeof here) != 0 || strcmp(here, e->name) != 0) {
 		char *lwarn = NULL;
+		/* progress.json is a file anyone may have written: only a lesson of the course is loaded from it */
+		if (session_lesson_index(e->name) < 0) {
+			char *name = text_escape(e->name, "");
+			say(out, MSG_ERROR, NULL, _("continue: %s is not a lesson of the course; open it with load FILE"),
+			    name ? name : "");
+			free(name);
+			progress_free(&prog);
+			return -1;
+		}
 		rc = session_load(s, e->name, &err, &lwarn);
 		free(lwarn);
 	}
@@ -821,7 +831,7 @@ static int cmd_train(Session *s, const CmdArgv *a, CmdOut *out)
 	}
 	for (int k = 0, n = steps + 1 < 60 ? steps + 1 : 60; k < n; k++) {
 		const double x = losses[(size_t)k * (size_t)steps / (size_t)(n > 1 ? n - 1 : 1)];
-		const int b = hi > lo ? (int)((x - lo) / (hi - lo) * 7.0 + 0.5) : 0;
+		const int b = text_bar_level(x, lo, hi, 8); /* 0 … 7 whatever the losses (no overflow, no NaN) */
 		strbuf_printf(&curve, "%s", out->utf8 ? bars[b] : (const char *[]){ "_", ".", "-", "~", "=", "+", "*", "#" }[b]);
 	}
 	say(out, MSG_INFO, NULL,

@@ -788,9 +788,10 @@ static void step_params(Lesson *l, const Attn *first, double lr)
 		step_params(l->encoder, first->encoder, lr);
 }
 
+/* losses[s] is the loss after step s (losses[0] before the first); the one after the last step is checked too. */
 int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
 {
-	for (int s = 0; s < steps; s++) {
+	for (int s = 0; s <= steps; s++) {
 		Attn *a = attn_compute(l, err);
 		double loss;
 		if (a == NULL)
@@ -803,9 +804,14 @@ int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
 			losses[s] = loss;
 		if (!isfinite(loss)) {
 			attn_free(a);
-			*err = str_printf("the loss is %g before step %d: training diverged (try a smaller learning rate)", loss,
-			                  s + 1);
+			*err = s == 0 ? str_printf("the loss is %g before step 1 (try a smaller learning rate)", loss)
+			              : str_printf("the loss is %g after step %d: training diverged (try a smaller learning rate)",
+			                           loss, s);
 			return -1;
+		}
+		if (s == steps) { /* the loss after the last step: checked, not stepped from */
+			attn_free(a);
+			break;
 		}
 		step_params(l, a, lr);
 		attn_free(a);

@@ -58,9 +58,9 @@ Attn *attn_compute_all(const Lesson *l, char **err);
 
 /*
  * Plain gradient descent: steps times, every weight and bias of l (and of
- * its layers) p ← p − lr·∂L/∂p; not the inputs. losses (NULL: not kept)
- * gets the loss before each step; the loss after the last is the next
- * computation's. l is changed in place. Returns 0, or -1 with *err (a loss
+ * its layers) p ← p − lr·∂L/∂p; not the inputs. losses (NULL: not kept;
+ * else steps + 1 numbers) gets the loss before each step and after the last,
+ * which is checked too. l is changed in place. Returns 0, or -1 with *err (a loss
  * that stops being finite is refused, naming the step).
  */
 int attn_train(Lesson *l, int steps, double lr, double *losses, char **err);

@@ -83,6 +83,8 @@ render_frame(Render *r, long long ms, int line, const RenderCell *cells)
 		r->n--;
 		return 0;
 	}
+	if ((size_t)r->n + 1 > RENDER_MAX_BYTES / bytes)
+		return RENDER_TOO_BIG; /* refused before it is allocated */
 	if (r->n == r->cap) {
 		int cap = r->cap ? r->cap * 2 : 64;
 		Frame *f = realloc(r->f, (size_t)cap * sizeof *f);

@@ -41,10 +41,14 @@ typedef struct Render Render;
 /* Frames of width × height cells; the colours a cell without its own are drawn in. NULL when out of memory. */
 Render *render_new(int width, int height, uint32_t fg, uint32_t bg);
 void render_free(Render *r);
+/* What a render's frames may hold together: frames × width × height cells of sizeof(RenderCell) bytes. */
+#define RENDER_MAX_BYTES ((size_t)256 << 20)
+#define RENDER_TOO_BIG (-2)
 /*
  * The screen at ms milliseconds (never before the last frame) after demo line `line`: a new frame when it
  * differs from the last; a frame at the same time as the last replaces it (nobody could have seen that one).
- * Returns 0, or -1 when out of memory.
+ * Returns 0, -1 when out of memory, or RENDER_TOO_BIG (nothing allocated) when one more frame would take
+ * the frames past RENDER_MAX_BYTES.
  */
 int render_frame(Render *r, long long ms, int line, const RenderCell *cells);
 /* The end: the last frame shows until ms. */

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,14 +84,41 @@ render_video_missing(const char *path)
 	return m;
 }
 
+/*
+ * INT, TERM and HUP while a video is made: noted here (the handlers are ours
+ * for the while), passed on to the running tool, and the work stops with
+ * nothing written; render_write_video then raises the signal again for the
+ * handler that was there before (the view's: exit 128 + the signal).
+ */
+static const int passed_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NPASSED ((int)(sizeof passed_signals / sizeof passed_signals[0]))
+static volatile sig_atomic_t video_signal;
+
+static void
+on_signal(int sig)
+{
+	video_signal = sig;
+}
+
+static char *
+stopped(void)
+{
+	/* TRANSLATORS: a signal's number; the video is not made */
+	return str_printf(_("stopped by signal %d: nothing written"), (int)video_signal);
+}
+
 /* Run argv (found on PATH) with no input and its output discarded; its errors go to our stderr. 0, or -1 with *err. */
 static int
 run(char *const argv[], char **err)
 {
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
-	int status, rc;
+	int status, rc, passed = 0;
 
+	if (video_signal) {
+		*err = stopped();
+		return -1;
+	}
 	if (posix_spawn_file_actions_init(&fa) != 0) {
 		*err = str_printf("out of memory");
 		return -1;
@@ -103,11 +131,22 @@ run(char *const argv[], char **err)
 		*err = str_printf(_("cannot run %s: %s"), argv[0], strerror(rc));
 		return -1;
 	}
-	while (waitpid(pid, &status, 0) < 0)
+	for (;;) {
+		if (video_signal && !passed) {
+			kill(pid, video_signal); /* passed on; then waited for */
+			passed = 1;
+		}
+		if (waitpid(pid, &status, 0) >= 0)
+			break;
 		if (errno != EINTR) {
 			*err = str_printf(_("cannot run %s: %s"), argv[0], strerror(errno));
 			return -1;
 		}
+	}
+	if (video_signal) {
+		*err = stopped();
+		return -1;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	if (WIFEXITED(status))
@@ -207,7 +246,8 @@ render_write_video(const Render *r, const char *path, char **err)
 	const int gif = dot != NULL && strcmp(dot, ".gif") == 0;
 	char *dir = str_printf("%s/attnviz-render.XXXXXX", tmp != NULL && *tmp == '/' ? tmp : "/tmp");
 	char *list = NULL, *out = NULL;
-	int rc = -1;
+	struct sigaction sa, before[NPASSED];
+	int rc = -1, sig;
 
 	*err = NULL;
 	if (dir == NULL || render_count(r) == 0) {
@@ -220,6 +260,13 @@ render_write_video(const Render *r, const char *path, char **err)
 		free(dir);
 		return -1;
 	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: waitpid returns, and the signal is passed on */
+	video_signal = 0;
+	for (int i = 0; i < NPASSED; i++)
+		sigaction(passed_signals[i], &sa, &before[i]);
 	list = str_printf("%s/frames.ffconcat", dir);
 	out = str_printf("%s/out%s", dir, gif ? ".gif" : ".mp4");
 	if (list == NULL || out == NULL)
@@ -235,12 +282,24 @@ render_write_video(const Render *r, const char *path, char **err)
 			             "-safe", "0", "-i", list, "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2,format=yuv420p",
 			             "-c:v", "libx264", "-pix_fmt", "yuv420p", "-fps_mode", "vfr", "-movflags", "+faststart",
 			             out, NULL };
-		if (run(gif ? gif_argv : mp4_argv, err) == 0)
+		if (run(gif ? gif_argv : mp4_argv, err) == 0 && !video_signal)
 			rc = copy_into(out, path, err);
 	}
 	remove_dir(dir);
 	free(list);
 	free(out);
 	free(dir);
+	for (int i = 0; i < NPASSED; i++)
+		sigaction(passed_signals[i], &before[i], NULL);
+	if ((sig = video_signal) != 0) {
+		video_signal = 0;
+		if (rc == 0) { /* it came as the file was copied: that copy is whole, but the work was stopped */
+			unlink(path);
+			rc = -1;
+		}
+		if (*err == NULL)
+			*err = str_printf(_("stopped by signal %d: nothing written"), sig);
+		raise(sig); /* to the handler before ours */
+	}
 	return rc;
 }

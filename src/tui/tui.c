@@ -656,6 +656,14 @@ tui_wait(Tui *t)
 	long long before = tui_now_ms();
 	int key = wgetch(in);
 
+	if (ttyguard_continued() && t->opt.render == NULL) {
+		/* stopped from outside (SIGSTOP) and continued: the shell may have put its own modes on the terminal;
+		 * leaving and refreshing puts back ours (raw, keypad, the alternate screen, the mouse) and redraws */
+		endwin();
+		clearok(curscr, TRUE);
+		doupdate();
+		t->redraw |= R_ALL;
+	}
 	if (tui_signal) {
 		int sig = tui_signal;
 		tui_signal = 0;

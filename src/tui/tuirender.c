@@ -279,7 +279,15 @@ tui_render_loop(Tui *t)
 		if (tui_turn(t) != 0)
 			break;
 		render_read(cells, COLS, LINES, dfg, dbg);
-		if (render_frame(r, clock, render_line(t), cells) != 0) {
+		const int fr = render_frame(r, clock, render_line(t), cells);
+		if (fr == RENDER_TOO_BIG) {
+			render_say(_("more than %d frames of %d×%d: past the %d MiB a render's frames may take; stopped at line %d "
+			             "(a smaller --size or a shorter demo; nothing written)"),
+			           render_count(r), COLS, LINES, (int)(RENDER_MAX_BYTES >> 20), render_line(t));
+			rc = 1;
+			break;
+		}
+		if (fr != 0) {
 			render_say("out of memory");
 			rc = 1;
 			break;
@@ -295,7 +303,13 @@ tui_render_loop(Tui *t)
 				/* a line that failed: said here too, as the live view would show it */
 				failed_said = t->demo_pos;
 				failed++;
-				render_say("%s:%d: %s", t->demo->path, render_line(t), t->msg ? t->msg : "failed");
+				/* which command, and why: a long message was moved to the narration's head (t->note) */
+				const DemoLine *e = t->demo_pos > 0 ? &t->demo->line[t->demo_pos - 1] : NULL;
+				const char *why = t->msg != NULL ? t->msg : t->note != NULL ? t->note : _("failed");
+				if (e != NULL && e->kind == DEMO_CMD && e->text != NULL)
+					render_say("%s:%d: %s: %s", t->demo->path, render_line(t), e->text, why);
+				else
+					render_say("%s:%d: %s", t->demo->path, render_line(t), why);
 			}
 			presses = t->demo != NULL && t->demo_pos == pressed_at ? presses + 1 : 0;
 			pressed_at = t->demo != NULL ? t->demo_pos : -1;
@@ -325,8 +339,10 @@ tui_render_loop(Tui *t)
 		}
 		tui_clock_set(clock);
 	}
+	if (rc == 0 && tui_signalled())
+		rc = 128 + tui_signalled(); /* INT, TERM or HUP came as the last frame was made: nothing is written */
 	if (rc == 0 && render_write(t, r) != 0)
-		rc = 1;
+		rc = tui_signalled() ? 128 + tui_signalled() : 1; /* a signal stops a video: its status */
 	if (rc == 0)
 		render_say("%d frames, %.1f s, written to %s", render_count(r), (double)clock / 1000 + o->pause_s, o->out);
 	if (rc == 0 && failed > 0) {
