@@ -889,10 +889,14 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 		free(s);
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
-			if (isnan(x))
+			/* −∞ (a masked cell) is an empty field: a spreadsheet reads it as a blank, not as the
+			 * text "-inf" that breaks SUM and charts; --dump and json write it as null */
+			if (x == -INFINITY)
+				strbuf_puts(&b, ",");
+			else if (isnan(x))
 				strbuf_puts(&b, ",nan");
 			else if (isinf(x))
-				strbuf_puts(&b, x < 0 ? ",-inf" : ",inf");
+				strbuf_puts(&b, ",inf");
 			else
 				strbuf_printf(&b, ",%.17g", x);
 		}

@@ -7,7 +7,7 @@
 
 typedef enum ExportFormat {
 	EXPORT_SVG,   /* a labelled heatmap figure: the stage's operands and result side by side */
-	EXPORT_CSV,   /* one matrix: a header row of column labels, then label, numbers (%.17g) */
+	EXPORT_CSV,   /* one matrix: a header row of column labels, then label, numbers (%.17g; −∞ an empty field) */
 	EXPORT_MD,    /* Markdown tables of the stage, with its formula and narration */
 	EXPORT_TEX,   /* a document (pdflatex; xelatex with xeCJK for Chinese): the formula in math, a bmatrix per pane */
 	EXPORT_JSON,  /* the stage's slice of --dump: stage, head, formula, each matrix by name */
