@@ -124,6 +124,19 @@ static void test_cell_roles_readable(void **state)
 					         role_name[r], colors[k], s.fg, s.bg, ratio);
 			}
 		}
+	/* The theme's own pair, as a file gives it (what a --render frame or a theme's reader sees before
+	 * the screen's rescue): a masked −∞ cell too carries its text at 4.5:1 on every theme. */
+	for (i = 0; i < n; i++)
+		for (r = 0; r < THEMEFILE_ROLE_COUNT; r++) {
+			const ThemeFileRole *own = &t[i].role[r];
+			double ratio;
+			if (!themefile_role_on_cells(r) || own->bg < 0 || own->fg < 0)
+				continue;
+			ratio = themefile_contrast(themefile_rgb(own->fg, 0), themefile_rgb(own->bg, 0));
+			if (ratio < THEMEFILE_MIN_CONTRAST)
+				fail_msg("theme %s, role %s as the theme gives it: %d on %d, contrast %.2f:1", t[i].name,
+				         role_name[r], own->fg, own->bg, ratio);
+		}
 	/* a readable role keeps its own colours */
 	{
 		ThemeFile d;
@@ -210,6 +223,9 @@ static void test_svg_readable(void **state)
 	for (i = 0; i < n; i++) {
 		char *a = render_svg(mask, "softmax", &t[i]);
 		char *b = render_svg(pos, "scores", &t[i]);
+		char *c = render_svg(mask, "masked", &t[i]); /* −∞ cells */
+		assert_true(svg_cells_readable(c, t[i].name) > 0);
+		free(c);
 		assert_true(svg_cells_readable(a, t[i].name) > 0);
 		assert_true(svg_cells_readable(b, t[i].name) > 0);
 		free(a);

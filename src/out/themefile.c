@@ -59,7 +59,7 @@ void themefile_default(ThemeFile *out)
 		{ 229, D, THEMEFILE_BOLD },                      /* label_hi */
 		{ 16, 226, THEMEFILE_BOLD },                     /* cursor */
 		{ D, D, THEMEFILE_BOLD | THEMEFILE_UNDERLINE },  /* operand */
-		{ 245, 236, 0 },                                 /* masked */
+		{ 248, 236, 0 },                                 /* masked */
 		{ 16, 214, THEMEFILE_BOLD },                     /* flash */
 		{ 60, D, 0 },                                    /* rule */
 		{ D, D, 0 },                                     /* narr */
