@@ -310,6 +310,7 @@ typedef struct Pane {
 	int lshift;            /* added to its column labels (PaneCut.label0: a head's output labelled where it lands) */
 	Mat v;                 /* the cells as drawn */
 	int diverging;
+	int prob;              /* a probability (rows are distributions: weights): coloured on 0–1 always */
 	double lo, hi, bound;  /* the colour scale: finite range; bound = max |x| */
 	int any_inf, any_neg;
 	int label_w, cell_w;   /* pixels */
@@ -442,7 +443,34 @@ static void svg_range(Pane *p)
 	}
 	if (p->lo > p->hi)
 		p->lo = p->hi = 0.0;
+	/* A probability is coloured on 0–1, not from its own min to max: near-uniform
+	 * weights (0.30–0.37) then look near-uniform, and the smallest is not drawn as 0. */
+	p->prob = (matrix_kind(p->which)->flags & MF_SUMS) != 0 && !p->diverging;
+	if (p->prob) {
+		p->lo = 0.0;
+		p->hi = 1.0;
+	}
 	p->bound = fmax(fabs(p->lo), fabs(p->hi));
+}
+
+/*
+ * 1 when panes a and b mean the same kind of number and may share a colour
+ * scale: one matrix (its heads), or matrices the same stage makes (Q, K, V;
+ * dW_q, dW_k, dW_v), or the lesson's learned weights (W_q, W_k, W_v, W_o).
+ * A stage's operands and its result of another meaning do not (dweights'
+ * ±1.26 would wash out dmasked's ±0.26).
+ */
+static int svg_same_meaning(const Pane *a, const Pane *b)
+{
+	const MatrixKind *ka = matrix_kind(a->which), *kb = matrix_kind(b->which);
+
+	if (a->which == b->which)
+		return 1;
+	if (a->diverging != b->diverging || ka->made_by != kb->made_by)
+		return 0;
+	if (ka->made_by != STAGE_COUNT)
+		return 1;
+	return (ka->flags & MF_PARAM) && (kb->flags & MF_PARAM);
 }
 
 /* Sizes of one pane, once its scale is known. */
@@ -476,30 +504,32 @@ static void svg_measure(const Attn *a, const ThemeFile *th, const ExportTarget *
 }
 
 /*
- * One colour scale across the figure for the panes of one kind (diverging,
- * sequential), unless t asks for one per pane: the same colour then means the
- * same number in every pane.
+ * One colour scale across the figure for the panes of one meaning
+ * (svg_same_meaning), unless t asks for one per pane: the same colour then
+ * means the same number in every pane of that meaning. Probabilities keep 0–1.
  */
 static void svg_share_scale(const ExportTarget *t, Pane *p, int n)
 {
-	int kind, i;
+	int i, j;
+	double lo[SVG_MAX_PANES], hi[SVG_MAX_PANES], bound[SVG_MAX_PANES];
 
 	if (t->scale_per_pane)
 		return;
-	for (kind = 0; kind <= 1; kind++) {
-		double lo = INFINITY, hi = -INFINITY, bound = 0;
-		for (i = 0; i < n; i++)
-			if (p[i].diverging == kind) {
-				lo = fmin(lo, p[i].lo);
-				hi = fmax(hi, p[i].hi);
-				bound = fmax(bound, p[i].bound);
+	for (i = 0; i < n; i++) {
+		lo[i] = p[i].lo;
+		hi[i] = p[i].hi;
+		bound[i] = p[i].bound;
+		for (j = 0; j < n; j++)
+			if (!p[i].prob && svg_same_meaning(&p[i], &p[j])) {
+				lo[i] = fmin(lo[i], p[j].lo);
+				hi[i] = fmax(hi[i], p[j].hi);
+				bound[i] = fmax(bound[i], p[j].bound);
 			}
-		for (i = 0; i < n; i++)
-			if (p[i].diverging == kind) {
-				p[i].lo = lo;
-				p[i].hi = hi;
-				p[i].bound = bound;
-			}
+	}
+	for (i = 0; i < n; i++) {
+		p[i].lo = lo[i];
+		p[i].hi = hi[i];
+		p[i].bound = bound[i];
 	}
 }
 

@@ -33,7 +33,7 @@ typedef struct ExportTarget {
 	int head;            /* 0-based */
 	/* How; export_target_parse sets the defaults. */
 	int precision;       /* decimals of the numbers (svg, md, tex); -1: as the screen shows them */
-	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the figure per kind (diverging, sequential) */
+	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the panes of one meaning (probabilities: 0–1 always) */
 	ExportAspect aspect; /* svg: the panes wrap into rows nearest this shape (wide: one row) */
 	int has_hidden;      /* svg: 1: the panes of `hidden` are drawn without their numbers (an open question's) */
 	AttnMatrix hidden;
