@@ -116,4 +116,11 @@ expect "the formula keeps its spacing" 'grep -q "xml:space=\"preserve\">scores =
 expect "a long title wraps onto lines, every word kept" \
 	'[ "$(count "$tmp/c0.svg" "class=\"title\"")" -ge 1 ] &&
 	 [ "$(grep "class=\"title\"" "$tmp/c0.svg" | sed "s/<[^>]*>//g" | tr "\n" " " | tr -s " ")" = "Multi-head attention: split, attend, concat, W_o — stage concat " ]'
+# a matrix too large to read as numbers (scale.json: 123 × 123) is a heatmap that fits a slide
+# (was 9192 × 6720 px with a number in each cell), its cells at least EXPORT_HEAT_CELL (10) px
+"$ATTNVIZ" --export svg --stage softmax lessons/scale.json -o "$tmp/big.svg" 2>"$err"
+expect "scale softmax: a heatmap on a slide ($(size "$tmp/big.svg"), $(wc -c <"$tmp/big.svg") bytes), cells ≥ 10 px, no numbers" \
+	'size "$tmp/big.svg" | awk "{ exit !(\$1 <= 1920 && \$2 <= 1080) }" && [ "$(wc -c <"$tmp/big.svg")" -lt 100000 ] &&
+	 [ "$(count "$tmp/big.svg" "class=\"num\"")" -eq 0 ] && ! grep -o "h[0-9]*v[0-9]*h" "$tmp/big.svg" | grep -qv "v1[0-9]h" &&
+	 has "$tmp/big.svg" "each cell the mean of 3 × 3 cells"'
 finish

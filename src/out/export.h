@@ -20,8 +20,23 @@ const char *export_format_name(ExportFormat f);
 int export_format_find(const char *name);
 
 /* What to export: a whole stage, or one matrix; per-head matrices use head. */
-/* The most cells of one matrix in an svg, md or tex export (they are for people to read). */
+/* The most cells of one matrix written as numbers in an svg, md or tex export (--numbers on). */
 #define EXPORT_MAX_CELLS 65536
+
+/*
+ * Numbers in the cells (`--numbers`): auto draws them up to EXPORT_NUMBERS_SIDE
+ * rows and columns and a matrix larger than that as a heatmap without them
+ * (cells EXPORT_HEAT_CELL pixels; past EXPORT_HEAT_SIDE cells a side, each
+ * drawn cell the mean of a block, the reduction said under the pane); md and
+ * tex then say where the numbers are instead of a table.
+ */
+typedef enum ExportNumbers { EXPORT_NUMBERS_AUTO, EXPORT_NUMBERS_ON, EXPORT_NUMBERS_OFF, EXPORT_NUMBERS_COUNT } ExportNumbers;
+#define EXPORT_NUMBERS_SIDE 16
+#define EXPORT_HEAT_CELL 10
+#define EXPORT_HEAT_SIDE 48
+
+/* "auto", "on", "off"; -1 when unknown. */
+int export_numbers_find(const char *name);
 
 /* The shape of slide an SVG figure's panes wrap to fit (`--aspect`). */
 typedef enum ExportAspect { EXPORT_ASPECT_16_9, EXPORT_ASPECT_4_3, EXPORT_ASPECT_WIDE, EXPORT_ASPECT_COUNT } ExportAspect;
@@ -35,6 +50,7 @@ typedef struct ExportTarget {
 	int precision;       /* decimals of the numbers (svg, md, tex); -1: as the screen shows them */
 	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the panes of one meaning (probabilities: 0–1 always) */
 	ExportAspect aspect; /* svg: the panes wrap into rows nearest this shape (wide: one row) */
+	ExportNumbers numbers; /* svg, md, tex: numbers in the cells, or a heatmap (auto: by size) */
 	int has_hidden;      /* svg: 1: the panes of `hidden` are drawn without their numbers (an open question's) */
 	AttnMatrix hidden;
 } ExportTarget;
