@@ -93,6 +93,42 @@ static void test_ramps_readable(void **state)
 		assert_true(screen_ratio(j, 256) >= THEMEFILE_MIN_CONTRAST);
 }
 
+/*
+ * A heatmap's cells stand out from the screen: no ramp step at its ends or at
+ * zero is the terminal's own background ("default" — on a dark terminal the
+ * lowest weight was black like the screen, a hole), and each is at least
+ * 1.15:1 from the screen (black; white for light); and no two themes share a
+ * diverging ramp (viridis's signed scale was blue-orange's).
+ */
+static void test_ramps_visible_and_distinct(void **state)
+{
+	ThemeFile t[MAX_THEMES];
+	int n = load_themes(t, MAX_THEMES), i, j;
+	(void)state;
+
+	for (i = 0; i < n; i++) {
+		const int ends[][2] = { { t[i].seq[0], 0 }, { t[i].div[t[i].ndiv / 2], 1 }, { t[i].div[0], 1 } };
+		/* light is for a light terminal: its screen is white */
+		const unsigned long screen = strcmp(t[i].name, "light") == 0 ? 0xffffff : 0x000000;
+		for (j = 0; j < 3; j++) {
+			double r;
+			if (ends[j][0] < 0)
+				fail_msg("theme %s: a %s ramp step is the terminal's background (\"default\")", t[i].name,
+				         ends[j][1] ? "diverging" : "sequential");
+			r = themefile_contrast(themefile_rgb(ends[j][0], 0), screen);
+			if (r < 1.15)
+				fail_msg("theme %s: ramp colour %d on its terminal's #%06lx: %.2f:1", t[i].name, ends[j][0], screen, r);
+		}
+	}
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++) {
+			if (strcmp(t[i].name, t[j].name) == 0)
+				continue; /* default.json is the built-in default */
+			if (t[i].ndiv == t[j].ndiv && memcmp(t[i].div, t[j].div, sizeof t[i].div[0] * (size_t)t[i].ndiv) == 0)
+				fail_msg("themes %s and %s: the same diverging ramp", t[i].name, t[j].name);
+		}
+}
+
 /* "CURSOR", "MASKED", … for a message: the roles' names in themeroles.h. */
 #define ROLE_NAME(name) #name,
 static const char *const role_name[ROLE_COUNT] = { THEME_ROLES(ROLE_NAME) };
@@ -288,6 +324,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ramps_readable),
+		cmocka_unit_test(test_ramps_visible_and_distinct),
 		cmocka_unit_test(test_cell_roles_readable),
 		cmocka_unit_test(test_svg_readable),
 		cmocka_unit_test(test_mono_sign),

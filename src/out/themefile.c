@@ -75,8 +75,8 @@ void themefile_default(ThemeFile *out)
 		{ 229, 237, THEMEFILE_BOLD },                    /* popup_title */
 		{ 229, D, THEMEFILE_BOLD },                      /* notice */
 	};
-	static const short div[] = { 18, 19, 26, 75, 153, D, 224, 217, 209, 160, 88 };
-	static const short seq[] = { D, 230, 229, 192, 150, 114, 71, 29, 23 };
+	static const short div[] = { 18, 19, 26, 75, 153, 255, 224, 217, 209, 160, 88 };
+	static const short seq[] = { 255, 230, 229, 192, 150, 114, 71, 29, 23 };
 
 	memset(out, 0, sizeof *out);
 	strcpy(out->name, "default");
