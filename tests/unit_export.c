@@ -639,7 +639,7 @@ static void test_themes_malformed(void **state)
 		{ "syntax.json", "tests/bad-themes/syntax.json:2:13: a trailing comma: JSON allows no comma before ] or }\n \"masked\": 3,\n            ^" },
 		{ "attr.json", "tests/bad-themes/attr.json: roles.cursor.attrs[0]: expected \"bold\", \"dim\", \"underline\", \"reverse\", \"standout\", \"italic\" or \"blink\", got \"blod\" (did you mean \"bold\"?)" },
 		{ "noname.json", "tests/bad-themes/noname.json: missing \"name\"" },
-		{ "key.json", "tests/bad-themes/key.json: unknown key \"palette\" (keys: name description mono roles sequential diverging masked)" },
+		{ "key.json", "tests/bad-themes/key.json: unknown key \"palette\" (keys: name description mono roles sequential diverging masked background foreground)" },
 		{ "notobject.json", "tests/bad-themes/notobject.json: expected a theme object {\"name\": …, \"roles\": …}, got an array" },
 		{ "typo.json", "tests/bad-themes/typo.json: roles.stage: unknown key \"fgg\" (did you mean \"fg\"?)" },
 		{ "empty.json", "tests/bad-themes/empty.json: empty file (a theme is one JSON object: {\"name\": …, \"roles\": …})" },

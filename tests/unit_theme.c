@@ -120,6 +120,13 @@ static void test_ramps_visible_and_distinct(void **state)
 				fail_msg("theme %s: ramp colour %d on its terminal's #%06lx: %.2f:1", t[i].name, ends[j][0], screen, r);
 		}
 	}
+	/* light sets its screen's colours (the TUI paints them: t_tui.sh), its text readable on them */
+	for (i = 0; i < n; i++)
+		if (strcmp(t[i].name, "light") == 0) {
+			assert_true(t[i].background >= 0 && t[i].foreground >= 0);
+			assert_true(themefile_contrast(themefile_rgb(t[i].foreground, 0), themefile_rgb(t[i].background, 0)) >=
+			            THEMEFILE_MIN_CONTRAST);
+		}
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++) {
 			if (strcmp(t[i].name, t[j].name) == 0)

@@ -43,7 +43,7 @@ static const char *const colour_names[] = { "black", "red", "green", "yellow", "
                                             "default", NULL };
 
 static const char *const theme_keys[] = { "name", "description", "mono", "roles", "sequential", "diverging",
-                                          "masked", NULL };
+                                          "masked", "background", "foreground", NULL };
 static const char *const role_keys[] = { "fg", "bg", "attrs", NULL };
 
 /* ------------------------------------------------------------ the built-in default */
@@ -88,6 +88,7 @@ void themefile_default(ThemeFile *out)
 	out->nseq = (int)(sizeof seq / sizeof seq[0]);
 	memcpy(out->seq, seq, sizeof seq);
 	out->masked = 236;
+	out->background = out->foreground = THEMEFILE_DEFAULT_COLOR;
 }
 
 /* ------------------------------------------------------------ reading (jsonread.h) */
@@ -248,6 +249,10 @@ static int read_theme(JrCtx *c, const cJSON *root, ThemeFile *t)
 			r = read_ramp(c, it, 3, t->div, &t->ndiv);
 		else if (strcmp(it->string, "masked") == 0)
 			r = read_colour(c, it, &t->masked);
+		else if (strcmp(it->string, "background") == 0)
+			r = read_colour(c, it, &t->background);
+		else if (strcmp(it->string, "foreground") == 0)
+			r = read_colour(c, it, &t->foreground);
 		if (r != 0)
 			return -1;
 		jr_path_set(c, old);
