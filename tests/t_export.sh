@@ -236,7 +236,7 @@ rc=$?
 expect "svg --numbers on: a 300 × 300 matrix is refused, naming the limit" '[ "$rc" -eq 1 ] && has "$err" "too many cells for a figure" && [ ! -e "$tmp/big.svg" ]'
 "$ATTNVIZ" --export svg --stage softmax "$tmp/big.json" -o "$tmp/big.svg" 2>"$err"
 expect "svg: a 300 × 300 matrix is a heatmap of 50 × 50 cells, no numbers, the reduction said ($(wc -c <"$tmp/big.svg") bytes)" \
-	'[ "$(count "$tmp/big.svg" "class=\"num\"")" -eq 0 ] && has "$tmp/big.svg" "the mean of 7 × 7 cells (43 × 43 drawn)" &&
+	'[ "$(count "$tmp/big.svg" "class=\"num\"")" -eq 0 ] && has "$tmp/big.svg" "the strongest of 7 × 7 cells (43 × 43 drawn)" &&
 	 [ "$(wc -c <"$tmp/big.svg")" -lt 200000 ]'
 for f in md tex; do
 	"$ATTNVIZ" --export $f --stage softmax "$tmp/big.json" -o "$tmp/big.$f" 2>"$err"

@@ -122,5 +122,5 @@ expect "a long title wraps onto lines, every word kept" \
 expect "scale softmax: a heatmap on a slide ($(size "$tmp/big.svg"), $(wc -c <"$tmp/big.svg") bytes), cells ≥ 10 px, no numbers" \
 	'size "$tmp/big.svg" | awk "{ exit !(\$1 <= 1920 && \$2 <= 1080) }" && [ "$(wc -c <"$tmp/big.svg")" -lt 100000 ] &&
 	 [ "$(count "$tmp/big.svg" "class=\"num\"")" -eq 0 ] && ! grep -o "h[0-9]*v[0-9]*h" "$tmp/big.svg" | grep -qv "v1[0-9]h" &&
-	 has "$tmp/big.svg" "each cell the mean of 3 × 3 cells"'
+	 has "$tmp/big.svg" "each cell the strongest of 3 × 3 cells"'
 finish

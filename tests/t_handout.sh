@@ -168,7 +168,7 @@ done
 expect "every shipped lesson's handout (html, md with its figures) is under 2 MB${big:+:$big}" '[ -z "$big" ]'
 # a large matrix is a heatmap with its reduction said; --numbers on draws the numbers, off never
 "$ATTNVIZ" --handout "$L/scale.json" -o "$tmp/scale.html" 2>"$tmp/err"
-check "scale handout: heatmaps that say their reduction" has "$tmp/scale.html" 'each cell the mean of 3 × 3 cells (41 × 41 drawn)'
+check "scale handout: heatmaps that say their reduction" has "$tmp/scale.html" 'each cell the strongest of 3 × 3 cells (41 × 41 drawn)'
 "$ATTNVIZ" --handout "$L/mask.json" --numbers off -o "$tmp/mask-off.html" 2>"$tmp/err"
 check "--numbers off: no numbers in a handout's figures (an open question's ? only)" \
 	test "$(grep -o 'class="num"[^>]*>[^<]*' "$tmp/mask-off.html" | grep -vc '>?$')" -eq 0

@@ -326,7 +326,7 @@ typedef struct Pane {
 	double lo, hi, bound;  /* the colour scale: finite range; bound = max |x| */
 	int any_inf, any_neg;
 	int heat;              /* drawn as a heatmap: no numbers (svg), no table (md, tex) */
-	int f;                 /* heatmap: each drawn cell the mean of f × f cells (1: every cell drawn) */
+	int f;                 /* heatmap: each drawn cell the strongest of f × f cells (1: every cell drawn) */
 	int rows0, cols0;      /* its size before that */
 	char caption[160];     /* heatmap: what it leaves out, under the legend */
 	int rstep, cstep;      /* heatmap: a label every rstep rows, every cstep columns */
@@ -499,8 +499,10 @@ static int svg_same_meaning(const Pane *a, const Pane *b)
 
 /*
  * A heatmap pane (p->heat): past EXPORT_HEAT_SIDE cells a side, down-sampled
- * by f in both directions, each drawn cell the mean of the finite cells of
- * its block (−∞ when the block has none); the caption says so. -1: out of memory.
+ * by f in both directions, each drawn cell its block's strongest finite cell
+ * (largest |x|: the terminal's zoom rule; a mean of random signs would be ~0,
+ * a mean of one-hot weights pale), −∞ when the block has none; the caption
+ * says so. -1: out of memory.
  */
 static int heat_reduce(Pane *p, const char *lang)
 {
@@ -517,19 +519,18 @@ static int heat_reduce(Pane *p, const char *lang)
 		return -1;
 	for (i = 0; i < small.rows; i++)
 		for (j = 0; j < small.cols; j++) {
-			double sum = 0;
-			int n = 0;
+			double peak = -INFINITY;
 			for (r = i * f; r < (i + 1) * f && r < p->v.rows; r++)
-				for (c = j * f; c < (j + 1) * f && c < p->v.cols; c++)
-					if (isfinite(MAT_AT(p->v, r, c))) {
-						sum += MAT_AT(p->v, r, c);
-						n++;
-					}
-			MAT_AT(small, i, j) = n > 0 ? sum / n : -INFINITY;
+				for (c = j * f; c < (j + 1) * f && c < p->v.cols; c++) {
+					const double x = MAT_AT(p->v, r, c);
+					if (isfinite(x) && (!isfinite(peak) || fabs(x) > fabs(peak)))
+						peak = x;
+				}
+			MAT_AT(small, i, j) = peak;
 		}
 	snprintf(p->caption, sizeof p->caption,
-	         zh ? "\u70ed\u56fe\uff1a\u6bcf\u683c\u662f %d \u00d7 %d \u4e2a\u683c\u5b50\u7684\u5e73\u5747\u503c\uff08\u753b\u51fa %d \u00d7 %d\uff09"
-	            : "heatmap: each cell the mean of %d \u00d7 %d cells (%d \u00d7 %d drawn)",
+	         zh ? "\u70ed\u56fe\uff1a\u6bcf\u683c\u662f %d \u00d7 %d \u4e2a\u683c\u5b50\u4e2d\u6700\u5f3a\u7684\u4e00\u4e2a\uff08\u753b\u51fa %d \u00d7 %d\uff09"
+	            : "heatmap: each cell the strongest of %d \u00d7 %d cells (%d \u00d7 %d drawn)",
 	         f, f, small.rows, small.cols);
 	mat_free(&p->v);
 	p->v = small;

@@ -27,7 +27,7 @@ int export_format_find(const char *name);
  * Numbers in the cells (`--numbers`): auto draws them up to EXPORT_NUMBERS_SIDE
  * rows and columns and a matrix larger than that as a heatmap without them
  * (cells EXPORT_HEAT_CELL pixels; past EXPORT_HEAT_SIDE cells a side, each
- * drawn cell the mean of a block, the reduction said under the pane); md and
+ * drawn cell the strongest (largest |x|) of a block, the reduction said under the pane); md and
  * tex then say where the numbers are instead of a table.
  */
 typedef enum ExportNumbers { EXPORT_NUMBERS_AUTO, EXPORT_NUMBERS_ON, EXPORT_NUMBERS_OFF, EXPORT_NUMBERS_COUNT } ExportNumbers;
