@@ -395,7 +395,7 @@ int handout_render(Session *s, const char *path, const ThemeFile *theme, int num
 			free(e);
 			goto fail;
 		}
-		/* a figure that cannot be drawn (a 456 × 456 matrix is no figure) says why in its place */
+		/* a figure that cannot be drawn (--numbers on and a 456 × 456 matrix) says why in its place */
 		if ((svg = step_figure(s, theme, numbers, &e)) == NULL && e == NULL)
 			goto oom;
 		if (html) {
