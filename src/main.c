@@ -78,8 +78,8 @@ static const char *const options_text = N_(
 	"  --layer L        with --export: layer L (from 0, default 0) of a lesson with layers;\n"
 	"                   eL: the encoder's layer L of an encoder\u2013decoder\n"
 	"  --precision N    with --export svg, md or tex: N decimals (0 to 10)\n"
-	"  --scale shared|pane  with --export svg: one colour scale per kind across the\n"
-	"                   figure (default), or one per pane\n"
+	"  --scale shared|pane  with --export svg: one colour scale per meaning across\n"
+	"                   the figure (default), or one per pane\n"
 	"  --aspect 16:9|4:3|wide  with --export svg: the panes wrap into rows nearest this\n"
 	"                   shape (default 16:9; wide: one row)\n"
 	"  --handout LESSON -o FILE.html|FILE.md  a handout to print: every step with its\n"
@@ -89,6 +89,8 @@ static const char *const options_text = N_(
 	"                   palette\n");
 /* The rest of --help (one string may hold only 4095 characters in ISO C). */
 static const char *const options_text2 = N_(
+	"  --numbers auto|on|off  with --export svg, md or tex and --handout: numbers in\n"
+	"                   the cells (auto: up to 16 \u00d7 16; larger, a heatmap)\n"
 	"  --transcript FILE  plain REPL: also append every command and its output to FILE\n"
 	"  --present        presenter mode: larger cells, bigger narration, no key line\n"
 	"  --no-mouse       leave the mouse to the terminal (its own text selection); with\n"
@@ -133,6 +135,7 @@ typedef struct Args {
 	const char *lang;
 	const char *export_format, *stage, *matrix, *head, *output, *layer; /* --export and its options */
 	const char *precision, *scale, *aspect;                     /* --export svg's figure */
+	const char *numbers;                                        /* --export and --handout: --numbers */
 	const char *transcript;
 	int present;                                    /* --present */
 	int no_mouse;                                   /* --no-mouse */
@@ -311,7 +314,7 @@ static int parse_args(int argc, char **argv, Args *a)
 		           strcmp(o, "--head") == 0 || strcmp(o, "--layer") == 0 || strcmp(o, "-o") == 0 ||
 		           strcmp(o, "--output") == 0 ||
 		           strcmp(o, "--transcript") == 0 || strcmp(o, "--precision") == 0 || strcmp(o, "--scale") == 0 ||
-		           strcmp(o, "--aspect") == 0) {
+		           strcmp(o, "--aspect") == 0 || strcmp(o, "--numbers") == 0) {
 			const char *v;
 			if (i + 1 >= argc)
 				return usage_error(_("%s needs a value"), o);
@@ -352,6 +355,10 @@ static int parse_args(int argc, char **argv, Args *a)
 				if (export_aspect_find(v) < 0)
 					return usage_error(_("--aspect: expected 16:9, 4:3 or wide, got \"%s\""), v);
 				a->aspect = v;
+			} else if (strcmp(o, "--numbers") == 0) {
+				if (export_numbers_find(v) < 0)
+					return usage_error(_("--numbers: expected auto, on or off, got \"%s\""), v);
+				a->numbers = v;
 			} else if (strcmp(o, "--transcript") == 0)
 				a->transcript = v;
 			else
@@ -419,6 +426,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		if (a->output == NULL || handout_is_html(a->output) < 0)
 			return usage_error(_("--handout needs -o FILE.html or -o FILE.md"));
 	}
+	if (a->numbers != NULL && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)
+		return usage_error(_("%s goes with --export or --handout"), "--numbers");
 	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
 		return usage_error(_("%s goes with --export"), a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
 	if (a->mode == MODE_EXPORT) {
@@ -870,6 +879,8 @@ static int run_export(const Args *a)
 	t.scale_per_pane = a->scale != NULL && strcmp(a->scale, "pane") == 0;
 	if (a->aspect != NULL)
 		t.aspect = (ExportAspect)export_aspect_find(a->aspect);
+	if (a->numbers != NULL)
+		t.numbers = (ExportNumbers)export_numbers_find(a->numbers);
 	if (a->matrix != NULL && a->stage != NULL) {
 		/* both: the matrix must be one the stage shows */
 		AttnMatrix panes[STAGE_MAX_PANES];
@@ -916,7 +927,8 @@ static int run_handout(const Args *a)
 		return 1;
 	if (batch_theme(a, &theme) != 0)
 		goto out;
-	if (handout_render(&s, a->output, a->theme != NULL ? &theme : NULL, &h, &err) != 0) {
+	if (handout_render(&s, a->output, a->theme != NULL ? &theme : NULL,
+	                   a->numbers != NULL ? export_numbers_find(a->numbers) : EXPORT_NUMBERS_AUTO, &h, &err) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 		free(err);
 		goto out;

@@ -12,11 +12,11 @@
 JSONCMP=$BUILD/tests/jsoncmp
 export LC_ALL=C.UTF-8
 
-# A CSV export (CRLF, label column, numbers or -inf) as a JSON array of rows.
+# A CSV export (CRLF, label column, numbers or an empty field for −∞) as a JSON array of rows.
 csv_rows() {
 	tr -d '\r' <"$1" | awk -F, 'NR > 1 {
 		printf "%s[", (NR > 2 ? ",\n" : "[")
-		for (i = 2; i <= NF; i++) printf "%s%s", (i > 2 ? "," : ""), ($i == "-inf" ? "null" : $i)
+		for (i = 2; i <= NF; i++) printf "%s%s", (i > 2 ? "," : ""), ($i == "" ? "null" : $i)
 		printf "]"
 	} END { print "]" }'
 }
@@ -46,7 +46,9 @@ if "$JSONCMP" --only-expected-keys "$tmp/m0.json" "$tmp/mask.dump" >"$tmp/diff" 
 else
 	not_ok "csv: masked (with -inf) equal --dump" "$(head -n 5 "$tmp/diff")"
 fi
-check "csv: -inf for masked cells" [ "$(count "$tmp/m0.csv" ',-inf')" -eq 21 ]
+# −∞ as a value spreadsheets read: an empty field (the text "-inf" is a string to them)
+check "csv: no -inf text" [ "$(count "$tmp/m0.csv" 'inf')" -eq 0 ]
+check "csv: masked cells are empty fields" [ "$(tr -d '\r' <"$tmp/m0.csv" | awk -F, 'NR > 1 { for (i = 2; i <= NF; i++) n += $i == "" } END { print n + 0 }')" -eq 21 ]
 
 # ------------------------------------------------------------ JSON slice against --dump
 
@@ -223,14 +225,31 @@ expect "svg --theme viridis: a different palette" '[ -s "$tmp/viridis.svg" ] && 
 rc=$?
 expect "svg --theme nosuch: exit 1, says why" '[ "$rc" -eq 1 ] && has "$err" "unknown theme" && [ ! -e "$tmp/nosuch.svg" ]'
 
-# A figure of a 1024 × 1024 matrix would be hundreds of MB: svg, md and tex refuse it; csv writes it.
+# A figure of a 1024 × 1024 matrix in numbers would be hundreds of MB: --numbers on refuses it for svg,
+# md and tex; by default (auto) it is a heatmap, md and tex say where the numbers are; csv writes it.
 cat >"$tmp/big.json" <<'EOF2'
 {"attnviz": 1, "X": {"random": "normal", "rows": 300, "cols": 4, "seed": 1},
  "W_q": {"identity": 4}, "W_k": {"identity": 4}, "W_v": {"identity": 4}}
 EOF2
-"$ATTNVIZ" --export svg --stage softmax "$tmp/big.json" -o "$tmp/big.svg" 2>"$err"
+"$ATTNVIZ" --export svg --stage softmax --numbers on "$tmp/big.json" -o "$tmp/big.svg" 2>"$err"
 rc=$?
-expect "svg: a 300 × 300 matrix is refused, naming the limit" '[ "$rc" -eq 1 ] && has "$err" "too many cells for a figure" && [ ! -e "$tmp/big.svg" ]'
+expect "svg --numbers on: a 300 × 300 matrix is refused, naming the limit" '[ "$rc" -eq 1 ] && has "$err" "too many cells for a figure" && [ ! -e "$tmp/big.svg" ]'
+"$ATTNVIZ" --export svg --stage softmax "$tmp/big.json" -o "$tmp/big.svg" 2>"$err"
+expect "svg: a 300 × 300 matrix is a heatmap of 50 × 50 cells, no numbers, the reduction said ($(wc -c <"$tmp/big.svg") bytes)" \
+	'[ "$(count "$tmp/big.svg" "class=\"num\"")" -eq 0 ] && has "$tmp/big.svg" "the strongest of 7 × 7 cells (43 × 43 drawn)" &&
+	 [ "$(wc -c <"$tmp/big.svg")" -lt 200000 ]'
+for f in md tex; do
+	"$ATTNVIZ" --export $f --stage softmax "$tmp/big.json" -o "$tmp/big.$f" 2>"$err"
+	expect "$f: a 300 × 300 matrix is not a table of numbers; it says where they are" \
+		'[ "$(wc -c <"$tmp/big.$f")" -lt 20000 ] && has "$tmp/big.$f" "csv and json exports"'
+done
+"$ATTNVIZ" --export svg --stage softmax --numbers off "$MH" -o "$tmp/off.svg" 2>"$err"
+"$ATTNVIZ" --export svg --stage softmax --numbers on "$MH" -o "$tmp/on.svg" 2>>"$err"
+expect "--numbers off: a 4 × 4 figure without numbers; on: with them" \
+	'[ "$(count "$tmp/off.svg" "class=\"num\"")" -eq 0 ] && has "$tmp/off.svg" "heatmap: no numbers" &&
+	 [ "$(count "$tmp/on.svg" "class=\"num\"")" -gt 0 ]'
+"$ATTNVIZ" --numbers off "$MH" >/dev/null 2>"$err" </dev/null
+expect "--numbers without --export or --handout: refused" '[ $? -eq 2 ] && has "$err" "goes with --export or --handout"'
 "$ATTNVIZ" --export csv --matrix weights "$tmp/big.json" -o "$tmp/big.csv" 2>"$err"
 check "csv: the same matrix is written" [ "$(wc -l <"$tmp/big.csv")" -eq 301 ]
 

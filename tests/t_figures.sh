@@ -90,9 +90,24 @@ expect "--precision 11: refused" '[ $? -ne 0 ] && grep -q "from 0 to 10" "$err" 
 # --scale: shared (one legend range for the figure's diverging panes) or one per pane
 "$ATTNVIZ" --export svg --stage project "$MH" -o "$tmp/shared.svg" 2>"$err"
 "$ATTNVIZ" --export svg --stage project --scale pane "$MH" -o "$tmp/pane.svg" 2>>"$err"
-expect "--scale shared: one range; --scale pane: each pane its own" \
-	'[ "$(grep -o "class=\"legend-hi\"[^>]*>[^<]*" "$tmp/shared.svg" | sed "s/.*>//" | sort -u | wc -l)" -eq 1 ] &&
-	 [ "$(grep -o "class=\"legend-hi\"[^>]*>[^<]*" "$tmp/pane.svg" | sed "s/.*>//" | sort -u | wc -l)" -gt 1 ]'
+# legend FILE PANE-ID lo|hi: the end of that pane's colour scale as its legend writes it
+legend() { awk -v id="id=\"pane-$2\"" -v cls="class=\"legend-$3\"" 'index($0, "<g class=\"pane\"") { on = index($0, id) > 0 }
+	on && index($0, cls) { sub(/<\/text>.*/, ""); sub(/.*>/, ""); print; exit }' "$1"; }
+hi_of() { for p in $2; do legend "$1" "$p" hi; done | sort -u | wc -l; }
+expect "--scale shared: panes of one meaning (Q, K, V; W_q, W_k, W_v) one range; --scale pane: each pane its own" \
+	'[ "$(hi_of "$tmp/shared.svg" "Q K V")" -eq 1 ] && [ "$(hi_of "$tmp/shared.svg" "W_q W_k W_v")" -eq 1 ] &&
+	 [ "$(hi_of "$tmp/pane.svg" "Q K V")" -gt 1 ]'
+# a stage's panes of different meaning do not share a scale: back_softmax's dmasked (±0.26) is not
+# drawn on dweights' ±1.26 (it came out nearly white)
+"$ATTNVIZ" --export svg --stage back_softmax lessons/gradient.json -o "$tmp/bs.svg" 2>"$err"
+expect "back_softmax: dmasked has its own scale, not dweights' ($(legend "$tmp/bs.svg" dmasked-head0 hi) vs $(legend "$tmp/bs.svg" dweights-head0 hi))" \
+	'[ "$(legend "$tmp/bs.svg" dmasked-head0 hi)" != "$(legend "$tmp/bs.svg" dweights-head0 hi)" ]'
+# a probability is coloured on 0–1 always: encdec's near-uniform weights (0.30–0.37) are not drawn white to dark
+"$ATTNVIZ" --export svg --stage softmax --layer e0 lessons/encdec.json -o "$tmp/ed.svg" 2>"$err"
+"$ATTNVIZ" --export svg --stage softmax --scale pane "$MH" -o "$tmp/mhs.svg" 2>>"$err"
+expect "weights on 0–1: encdec ($(legend "$tmp/ed.svg" weights-head0 lo)–$(legend "$tmp/ed.svg" weights-head0 hi)), multihead with --scale pane" \
+	'[ "$(legend "$tmp/ed.svg" weights-head0 lo)" = 0 ] && [ "$(legend "$tmp/ed.svg" weights-head0 hi)" = 1.0000 ] &&
+	 [ "$(legend "$tmp/mhs.svg" weights-head0 lo)" = 0 ] && [ "$(legend "$tmp/mhs.svg" weights-head0 hi)" = 1.0000 ]'
 "$ATTNVIZ" --export svg --stage project --scale both "$MH" -o "$tmp/x.svg" >/dev/null 2>"$err"
 expect "--scale both: refused" '[ $? -ne 0 ] && grep -q "expected shared or pane" "$err"'
 # the formula's spacing is kept
@@ -102,4 +117,11 @@ expect "the formula keeps its spacing" 'grep -q "xml:space=\"preserve\">scores =
 expect "a long title wraps onto lines, every word kept" \
 	'[ "$(count "$tmp/c0.svg" "class=\"title\"")" -ge 1 ] &&
 	 [ "$(grep "class=\"title\"" "$tmp/c0.svg" | sed "s/<[^>]*>//g" | tr "\n" " " | tr -s " ")" = "Multi-head attention: split, attend, concat, W_o — stage concat " ]'
+# a matrix too large to read as numbers (scale.json: 123 × 123) is a heatmap that fits a slide
+# (was 9192 × 6720 px with a number in each cell), its cells at least EXPORT_HEAT_CELL (10) px
+"$ATTNVIZ" --export svg --stage softmax lessons/scale.json -o "$tmp/big.svg" 2>"$err"
+expect "scale softmax: a heatmap on a slide ($(size "$tmp/big.svg"), $(wc -c <"$tmp/big.svg") bytes), cells ≥ 10 px, no numbers" \
+	'size "$tmp/big.svg" | awk "{ exit !(\$1 <= 1920 && \$2 <= 1080) }" && [ "$(wc -c <"$tmp/big.svg")" -lt 100000 ] &&
+	 [ "$(count "$tmp/big.svg" "class=\"num\"")" -eq 0 ] && ! grep -o "h[0-9]*v[0-9]*h" "$tmp/big.svg" | grep -qv "v1[0-9]h" &&
+	 has "$tmp/big.svg" "each cell the strongest of 3 × 3 cells"'
 finish

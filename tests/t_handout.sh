@@ -63,7 +63,7 @@ for f in "$L"/*.json; do
 done
 expect "html: every shipped lesson" '[ -z "$bad" ]' "failed:$bad"
 well_formed "html: every shipped lesson's handout is well-formed" "$tmp"/all/*.html
-check "html: a figure too large is a note in its place" sh -c "'$ATTNVIZ' --handout '$L/scale.json' -o '$tmp/scale.html' && grep -q 'class=\"note\">export: W_q is 456 × 456' '$tmp/scale.html'"
+check "html: --numbers on, a figure too large is a note in its place" sh -c "'$ATTNVIZ' --handout '$L/scale.json' --numbers on -o '$tmp/scale.html' && grep -q 'class=\"note\">export: W_q is 456 × 456' '$tmp/scale.html'"
 
 # --- Markdown: the figures beside it
 mkdir -p "$tmp/md dir"
@@ -165,4 +165,29 @@ mkdir -p "$tmp/half/notes-step01.svg"
 "$ATTNVIZ" --handout "$L/multihead.json" -o "$tmp/half/notes.md" 2>"$err"
 expect "md: a write failing half way is an error and leaves nothing half written" \
 	'[ $? -eq 1 ] && [ ! -e "$tmp/half/notes.md" ] && [ "$(ls "$tmp/half" | grep -c "^notes-step[0-9][0-9]\.svg$")" = 1 ] && [ -d "$tmp/half/notes-step01.svg" ]'
+# --- §1 of issue 26: a handout of any shipped lesson is small enough to print (under 2 MB, the
+# Markdown's figures counted); scale.json's 123 × 123 matrices were 91 MB of numbers
+big=""
+for f in "$L"/*.json; do
+	n=$(basename "$f" .json)
+	"$ATTNVIZ" --handout "$f" -o "$tmp/size-$n.html" 2>/dev/null || { big="$big $n(failed)"; continue; }
+	"$ATTNVIZ" --handout "$f" -o "$tmp/size-$n.md" 2>/dev/null || { big="$big $n(md failed)"; continue; }
+	h=$(wc -c <"$tmp/size-$n.html")
+	m=$(cat "$tmp/size-$n.md" "$tmp/size-$n"-step*.svg 2>/dev/null | wc -c)
+	[ "$h" -lt 2000000 ] || big="$big $n.html=$h"
+	[ "$m" -lt 2000000 ] || big="$big $n.md=$m"
+	rm -f "$tmp/size-$n".* "$tmp/size-$n"-step*.svg
+done
+expect "every shipped lesson's handout (html, md with its figures) is under 2 MB${big:+:$big}" '[ -z "$big" ]'
+# a large matrix is a heatmap with its reduction said; --numbers on draws the numbers, off never
+"$ATTNVIZ" --handout "$L/scale.json" -o "$tmp/scale.html" 2>"$tmp/err"
+check "scale handout: heatmaps that say their reduction" has "$tmp/scale.html" 'each cell the strongest of 3 × 3 cells (41 × 41 drawn)'
+"$ATTNVIZ" --handout "$L/mask.json" --numbers off -o "$tmp/mask-off.html" 2>"$tmp/err"
+check "--numbers off: no numbers in a handout's figures (an open question's ? only)" \
+	test "$(grep -o 'class="num"[^>]*>[^<]*' "$tmp/mask-off.html" | grep -vc '>?$')" -eq 0
+"$ATTNVIZ" --handout "$L/mask.json" --lang zh -o "$tmp/mask-zh.html" --numbers off 2>"$tmp/err"
+check "--numbers off in Chinese: the caption in Chinese" has "$tmp/mask-zh.html" '热图：不写数字'
+"$ATTNVIZ" --handout "$L/mask.json" --numbers maybe -o "$tmp/x.html" >/dev/null 2>"$tmp/err"
+expect "--numbers maybe: refused" '[ $? -eq 2 ] && has "$tmp/err" "expected auto, on or off"'
+
 finish

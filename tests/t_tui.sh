@@ -468,6 +468,23 @@ shows ":theme: after a bad theme attnviz goes on" "$s" 'stage: softmax'
 keys "$s" q
 shows ":theme: quits" "$s" 'EXITED 0'
 tm kill-session -t "$s"
+# --theme light paints its own white background (on a dark terminal it drew grey text on black);
+# :theme default gives the terminal its own colours back
+s=themelight
+start "$s" 100 30 C.UTF-8 "" --theme light
+wait_for "$s" 'stage: input' >/dev/null
+sleep 0.2
+snap "$s" -e
+check "--theme light paints its background (colour 231)" grep -q '48;5;231m' "$tmp/screen"
+cmd "$s" "theme default"
+wait_for "$s" "theme default" >/dev/null
+cmd "$s" "goto softmax"
+wait_for "$s" 'stage: softmax' >/dev/null
+sleep 0.2
+snap "$s" -e
+check ":theme default after light: the terminal's own background again" hasnt "$tmp/screen" '48;5;231m'
+keys "$s" q
+tm kill-session -t "$s"
 s=themeopt
 start "$s" 100 30 C.UTF-8 "" --theme projector
 shows "--theme projector starts" "$s" 'stage: input'

@@ -93,6 +93,49 @@ static void test_ramps_readable(void **state)
 		assert_true(screen_ratio(j, 256) >= THEMEFILE_MIN_CONTRAST);
 }
 
+/*
+ * A heatmap's cells stand out from the screen: no ramp step at its ends or at
+ * zero is the terminal's own background ("default" — on a dark terminal the
+ * lowest weight was black like the screen, a hole), and each is at least
+ * 1.15:1 from the screen (black; white for light); and no two themes share a
+ * diverging ramp (viridis's signed scale was blue-orange's).
+ */
+static void test_ramps_visible_and_distinct(void **state)
+{
+	ThemeFile t[MAX_THEMES];
+	int n = load_themes(t, MAX_THEMES), i, j;
+	(void)state;
+
+	for (i = 0; i < n; i++) {
+		const int ends[][2] = { { t[i].seq[0], 0 }, { t[i].div[t[i].ndiv / 2], 1 }, { t[i].div[0], 1 } };
+		/* light is for a light terminal: its screen is white */
+		const unsigned long screen = strcmp(t[i].name, "light") == 0 ? 0xffffff : 0x000000;
+		for (j = 0; j < 3; j++) {
+			double r;
+			if (ends[j][0] < 0)
+				fail_msg("theme %s: a %s ramp step is the terminal's background (\"default\")", t[i].name,
+				         ends[j][1] ? "diverging" : "sequential");
+			r = themefile_contrast(themefile_rgb(ends[j][0], 0), screen);
+			if (r < 1.15)
+				fail_msg("theme %s: ramp colour %d on its terminal's #%06lx: %.2f:1", t[i].name, ends[j][0], screen, r);
+		}
+	}
+	/* light sets its screen's colours (the TUI paints them: t_tui.sh), its text readable on them */
+	for (i = 0; i < n; i++)
+		if (strcmp(t[i].name, "light") == 0) {
+			assert_true(t[i].background >= 0 && t[i].foreground >= 0);
+			assert_true(themefile_contrast(themefile_rgb(t[i].foreground, 0), themefile_rgb(t[i].background, 0)) >=
+			            THEMEFILE_MIN_CONTRAST);
+		}
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++) {
+			if (strcmp(t[i].name, t[j].name) == 0)
+				continue; /* default.json is the built-in default */
+			if (t[i].ndiv == t[j].ndiv && memcmp(t[i].div, t[j].div, sizeof t[i].div[0] * (size_t)t[i].ndiv) == 0)
+				fail_msg("themes %s and %s: the same diverging ramp", t[i].name, t[j].name);
+		}
+}
+
 /* "CURSOR", "MASKED", … for a message: the roles' names in themeroles.h. */
 #define ROLE_NAME(name) #name,
 static const char *const role_name[ROLE_COUNT] = { THEME_ROLES(ROLE_NAME) };
@@ -123,6 +166,19 @@ static void test_cell_roles_readable(void **state)
 					fail_msg("theme %s, role %s on %d colours: %d on %d, contrast %.2f:1", t[i].name,
 					         role_name[r], colors[k], s.fg, s.bg, ratio);
 			}
+		}
+	/* The theme's own pair, as a file gives it (what a --render frame or a theme's reader sees before
+	 * the screen's rescue): a masked −∞ cell too carries its text at 4.5:1 on every theme. */
+	for (i = 0; i < n; i++)
+		for (r = 0; r < THEMEFILE_ROLE_COUNT; r++) {
+			const ThemeFileRole *own = &t[i].role[r];
+			double ratio;
+			if (!themefile_role_on_cells(r) || own->bg < 0 || own->fg < 0)
+				continue;
+			ratio = themefile_contrast(themefile_rgb(own->fg, 0), themefile_rgb(own->bg, 0));
+			if (ratio < THEMEFILE_MIN_CONTRAST)
+				fail_msg("theme %s, role %s as the theme gives it: %d on %d, contrast %.2f:1", t[i].name,
+				         role_name[r], own->fg, own->bg, ratio);
 		}
 	/* a readable role keeps its own colours */
 	{
@@ -210,6 +266,9 @@ static void test_svg_readable(void **state)
 	for (i = 0; i < n; i++) {
 		char *a = render_svg(mask, "softmax", &t[i]);
 		char *b = render_svg(pos, "scores", &t[i]);
+		char *c = render_svg(mask, "masked", &t[i]); /* −∞ cells */
+		assert_true(svg_cells_readable(c, t[i].name) > 0);
+		free(c);
 		assert_true(svg_cells_readable(a, t[i].name) > 0);
 		assert_true(svg_cells_readable(b, t[i].name) > 0);
 		free(a);
@@ -272,6 +331,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ramps_readable),
+		cmocka_unit_test(test_ramps_visible_and_distinct),
 		cmocka_unit_test(test_cell_roles_readable),
 		cmocka_unit_test(test_svg_readable),
 		cmocka_unit_test(test_mono_sign),

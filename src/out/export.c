@@ -55,15 +55,27 @@ int export_format_find(const char *name)
 	return -1;
 }
 
-int export_aspect_find(const char *name)
+/* The index of name among n names (case-insensitive); -1 when it is none of them. */
+static int name_index(const char *const *names, int n, const char *name)
 {
-	static const char *const names[EXPORT_ASPECT_COUNT] = { "16:9", "4:3", "wide" };
 	int i;
 
-	for (i = 0; i < EXPORT_ASPECT_COUNT; i++)
+	for (i = 0; i < n; i++)
 		if (strcasecmp(name, names[i]) == 0)
 			return i;
 	return -1;
+}
+
+int export_aspect_find(const char *name)
+{
+	static const char *const names[EXPORT_ASPECT_COUNT] = { "16:9", "4:3", "wide" };
+	return name_index(names, EXPORT_ASPECT_COUNT, name);
+}
+
+int export_numbers_find(const char *name)
+{
+	static const char *const names[EXPORT_NUMBERS_COUNT] = { "auto", "on", "off" };
+	return name_index(names, EXPORT_NUMBERS_COUNT, name);
 }
 
 static char *error_string(const char *a, const char *b, const char *c)
@@ -310,9 +322,15 @@ typedef struct Pane {
 	int lshift;            /* added to its column labels (PaneCut.label0: a head's output labelled where it lands) */
 	Mat v;                 /* the cells as drawn */
 	int diverging;
+	int prob;              /* a probability (rows are distributions: weights): coloured on 0–1 always */
 	double lo, hi, bound;  /* the colour scale: finite range; bound = max |x| */
 	int any_inf, any_neg;
-	int label_w, cell_w;   /* pixels */
+	int heat;              /* drawn as a heatmap: no numbers (svg), no table (md, tex) */
+	int f;                 /* heatmap: each drawn cell the strongest of f × f cells (1: every cell drawn) */
+	int rows0, cols0;      /* its size before that */
+	char caption[160];     /* heatmap: what it leaves out, under the legend */
+	int rstep, cstep;      /* heatmap: a label every rstep rows, every cstep columns */
+	int label_w, cell_w, cell_h; /* pixels */
 	int width, height;
 	int x, y;              /* where it goes */
 } Pane;
@@ -331,6 +349,7 @@ static void fig_pane_name(char *buf, size_t size, const Attn *a, const Pane *p)
 /* The label of row (along_rows) or column i of the pane, as the matrix's own labels: heap string. */
 static char *fig_label(const Attn *a, const Pane *p, int along_rows, int i)
 {
+	i *= p->f > 1 ? p->f : 1; /* a down-sampled heatmap: its block's first row or column */
 	if (along_rows != p->transpose)
 		return labels_row(a, p->which, i);
 	return labels_col(a, p->which, p->col0 + i + p->lshift);
@@ -387,10 +406,16 @@ static int fig_panes(const Attn *a, const ExportTarget *t, Pane out[SVG_MAX_PANE
 				ncols = m->cols;
 			}
 			p->transpose = (pc->flags & PANE_TRANSPOSE) != 0;
+			p->f = 1;
 			if (mat_alloc(&p->v, p->transpose ? ncols : m->rows, p->transpose ? m->rows : ncols) != 0) {
 				fig_panes_free(out, n);
 				return 0;
 			}
+			p->rows0 = p->v.rows;
+			p->cols0 = p->v.cols;
+			p->heat = t->numbers == EXPORT_NUMBERS_OFF ||
+			          (t->numbers == EXPORT_NUMBERS_AUTO &&
+			           (p->rows0 > EXPORT_NUMBERS_SIDE || p->cols0 > EXPORT_NUMBERS_SIDE));
 			for (r = 0; r < m->rows; r++)
 				for (c = 0; c < ncols; c++) {
 					const double x = MAT_AT(*m, r, p->col0 + c);
@@ -442,7 +467,106 @@ static void svg_range(Pane *p)
 	}
 	if (p->lo > p->hi)
 		p->lo = p->hi = 0.0;
+	/* A probability is coloured on 0–1, not from its own min to max: near-uniform
+	 * weights (0.30–0.37) then look near-uniform, and the smallest is not drawn as 0. */
+	p->prob = (matrix_kind(p->which)->flags & MF_SUMS) != 0 && !p->diverging;
+	if (p->prob) {
+		p->lo = 0.0;
+		p->hi = 1.0;
+	}
 	p->bound = fmax(fabs(p->lo), fabs(p->hi));
+}
+
+/*
+ * 1 when panes a and b mean the same kind of number and may share a colour
+ * scale: one matrix (its heads), or matrices the same stage makes (Q, K, V;
+ * dW_q, dW_k, dW_v), or the lesson's learned weights (W_q, W_k, W_v, W_o).
+ * A stage's operands and its result of another meaning do not (dweights'
+ * ±1.26 would wash out dmasked's ±0.26).
+ */
+static int svg_same_meaning(const Pane *a, const Pane *b)
+{
+	const MatrixKind *ka = matrix_kind(a->which), *kb = matrix_kind(b->which);
+
+	if (a->which == b->which)
+		return 1;
+	if (a->diverging != b->diverging || ka->made_by != kb->made_by)
+		return 0;
+	if (ka->made_by != STAGE_COUNT)
+		return 1;
+	return (ka->flags & MF_PARAM) && (kb->flags & MF_PARAM);
+}
+
+/*
+ * A heatmap pane (p->heat): past EXPORT_HEAT_SIDE cells a side, down-sampled
+ * by f in both directions, each drawn cell its block's strongest finite cell
+ * (largest |x|: the terminal's zoom rule; a mean of random signs would be ~0,
+ * a mean of one-hot weights pale), −∞ when the block has none; the caption
+ * says so. -1: out of memory.
+ */
+static int heat_reduce(Pane *p, const char *lang)
+{
+	const int zh = strcmp(lang, "zh") == 0, side = (int)fmax(p->v.rows, p->v.cols);
+	int f = (side + EXPORT_HEAT_SIDE - 1) / EXPORT_HEAT_SIDE, i, j, r, c;
+	Mat small;
+
+	if (f <= 1) {
+		snprintf(p->caption, sizeof p->caption, zh ? "\u70ed\u56fe\uff1a\u4e0d\u5199\u6570\u5b57\uff08--numbers on \u5199\u51fa\uff09"
+		                                         : "heatmap: no numbers (--numbers on writes them)");
+		return 0;
+	}
+	if (mat_alloc(&small, (p->v.rows + f - 1) / f, (p->v.cols + f - 1) / f) != 0)
+		return -1;
+	for (i = 0; i < small.rows; i++)
+		for (j = 0; j < small.cols; j++) {
+			double peak = -INFINITY;
+			for (r = i * f; r < (i + 1) * f && r < p->v.rows; r++)
+				for (c = j * f; c < (j + 1) * f && c < p->v.cols; c++) {
+					const double x = MAT_AT(p->v, r, c);
+					if (isfinite(x) && (!isfinite(peak) || fabs(x) > fabs(peak)))
+						peak = x;
+				}
+			MAT_AT(small, i, j) = peak;
+		}
+	snprintf(p->caption, sizeof p->caption,
+	         zh ? "\u70ed\u56fe\uff1a\u6bcf\u683c\u662f %d \u00d7 %d \u4e2a\u683c\u5b50\u4e2d\u6700\u5f3a\u7684\u4e00\u4e2a\uff08\u753b\u51fa %d \u00d7 %d\uff09"
+	            : "heatmap: each cell the strongest of %d \u00d7 %d cells (%d \u00d7 %d drawn)",
+	         f, f, small.rows, small.cols);
+	mat_free(&p->v);
+	p->v = small;
+	p->f = f;
+	return 0;
+}
+
+/* Sizes of a heatmap pane: small cells, a label where one fits, the caption under the legend. */
+static void svg_measure_heat(const Attn *a, const ThemeFile *th, Pane *p)
+{
+	char name[96];
+	int i, maxcol = 1, maxrow = 1, legend;
+
+	for (i = 0; i < p->v.rows; i++) {
+		char *s = label_cut(fig_label(a, p, 1, i), 10);
+		maxrow = (int)fmax(maxrow, text_cells(s ? s : "", -1));
+		free(s);
+	}
+	for (i = 0; i < p->v.cols; i++) {
+		char *s = label_cut(fig_label(a, p, 0, i), 10);
+		maxcol = (int)fmax(maxcol, text_cells(s ? s : "", -1));
+		free(s);
+	}
+	p->cell_w = p->cell_h = EXPORT_HEAT_CELL;
+	p->rstep = (SVG_LEGEND_PX + 3 + p->cell_h - 1) / p->cell_h;
+	p->cstep = (svg_text_w(maxcol, SVG_LEGEND_PX) + 6 + p->cell_w - 1) / p->cell_w;
+	p->label_w = svg_text_w(maxrow, SVG_LEGEND_PX) + 8;
+	fig_pane_name(name, sizeof name, a, p);
+	snprintf(name + strlen(name), sizeof name - strlen(name), "  %d \u00d7 %d", p->rows0, p->cols0);
+	legend = p->label_w + (p->diverging ? th->ndiv : th->nseq) * svg_ramp_step(th, p) + svg_legend_extra(th, p);
+	/* the last column label may run past the grid by a label's width */
+	p->width = (int)fmax(fmax(p->label_w + (p->v.cols + p->cstep) * p->cell_w, legend),
+	                     fmax(svg_text_w(text_cells(name, -1), SVG_PANE_TITLE_PX), 200));
+	p->width = (int)fmax(p->width, svg_text_w(text_cells(p->caption, -1), SVG_LEGEND_PX));
+	/* title 20, column labels 20, grid, legend 56, caption 16 */
+	p->height = 40 + p->v.rows * p->cell_h + 56 + 16;
 }
 
 /* Sizes of one pane, once its scale is known. */
@@ -452,6 +576,11 @@ static void svg_measure(const Attn *a, const ThemeFile *th, const ExportTarget *
 	int i, j, maxnum = 4, maxcol = 1, maxrow = 1, nramp = p->diverging ? th->ndiv : th->nseq, legend;
 	size_t k, count = (size_t)p->v.rows * (size_t)p->v.cols;
 
+	if (p->heat) {
+		svg_measure_heat(a, th, p);
+		return;
+	}
+	p->cell_h = SVG_CELL_H;
 	for (k = 0; k < count; k++)
 		maxnum = (int)fmax(maxnum, text_cells(fig_number(num, p->v.a[k], t->precision), -1));
 	for (i = 0; i < p->v.rows; i++) {
@@ -476,30 +605,32 @@ static void svg_measure(const Attn *a, const ThemeFile *th, const ExportTarget *
 }
 
 /*
- * One colour scale across the figure for the panes of one kind (diverging,
- * sequential), unless t asks for one per pane: the same colour then means the
- * same number in every pane.
+ * One colour scale across the figure for the panes of one meaning
+ * (svg_same_meaning), unless t asks for one per pane: the same colour then
+ * means the same number in every pane of that meaning. Probabilities keep 0–1.
  */
 static void svg_share_scale(const ExportTarget *t, Pane *p, int n)
 {
-	int kind, i;
+	int i, j;
+	double lo[SVG_MAX_PANES], hi[SVG_MAX_PANES], bound[SVG_MAX_PANES];
 
 	if (t->scale_per_pane)
 		return;
-	for (kind = 0; kind <= 1; kind++) {
-		double lo = INFINITY, hi = -INFINITY, bound = 0;
-		for (i = 0; i < n; i++)
-			if (p[i].diverging == kind) {
-				lo = fmin(lo, p[i].lo);
-				hi = fmax(hi, p[i].hi);
-				bound = fmax(bound, p[i].bound);
+	for (i = 0; i < n; i++) {
+		lo[i] = p[i].lo;
+		hi[i] = p[i].hi;
+		bound[i] = p[i].bound;
+		for (j = 0; j < n; j++)
+			if (!p[i].prob && svg_same_meaning(&p[i], &p[j])) {
+				lo[i] = fmin(lo[i], p[j].lo);
+				hi[i] = fmax(hi[i], p[j].hi);
+				bound[i] = fmax(bound[i], p[j].bound);
 			}
-		for (i = 0; i < n; i++)
-			if (p[i].diverging == kind) {
-				p[i].lo = lo;
-				p[i].hi = hi;
-				p[i].bound = bound;
-			}
+	}
+	for (i = 0; i < n; i++) {
+		p[i].lo = lo[i];
+		p[i].hi = hi[i];
+		p[i].bound = bound[i];
 	}
 }
 
@@ -517,6 +648,73 @@ static int svg_colour(const ThemeFile *th, const Pane *p, double x)
 static int svg_neg_mark(const ThemeFile *th, const Pane *p, double x)
 {
 	return th->mono && p->diverging && isfinite(x) && x < 0;
+}
+
+/*
+ * A heatmap's grid: one path per colour (runs of a row's cells of that colour),
+ * not an element per cell, so that a 48 × 48 pane stays tens of kilobytes; in
+ * grey (mono) a negative cell's corner marked as in the numbered figure.
+ */
+static void svg_heat_cells(StrBuf *b, const ThemeFile *th, const Pane *p, int gx, int gy)
+{
+	unsigned char done[257] = { 0 };
+	char fill[8], ink[8];
+	const int cw = p->cell_w, ch = p->cell_h;
+	int i, j, k, neg;
+
+	for (k = 0; k < p->v.rows * p->v.cols; k++) {
+		const int colour = svg_colour(th, p, p->v.a[k]);
+		if (done[colour + 1])
+			continue;
+		done[colour + 1] = 1;
+		rgb_hex(fill, colour, 0xffffff);
+		strbuf_printf(b, "<path class=\"heat\" fill=\"%s\" shape-rendering=\"crispEdges\" d=\"", fill);
+		for (i = 0, neg = 0; i < p->v.rows; i++)
+			for (j = 0; j < p->v.cols; j++) {
+				int run = 1;
+				const double x = MAT_AT(p->v, i, j);
+				if (svg_colour(th, p, x) != colour)
+					continue;
+				neg |= svg_neg_mark(th, p, x);
+				while (j + run < p->v.cols && svg_colour(th, p, MAT_AT(p->v, i, j + run)) == colour)
+					run++;
+				strbuf_printf(b, "M%d %dh%dv%dh%dz", gx + j * cw, gy + i * ch, run * cw, ch, -run * cw);
+				j += run - 1;
+			}
+		strbuf_puts(b, "\"/>\n");
+		if (!neg)
+			continue;
+		rgb_hex(ink, themefile_text_on(colour), 0);
+		strbuf_printf(b, "<path class=\"neg\" fill=\"%s\" d=\"", ink);
+		for (i = 0; i < p->v.rows; i++)
+			for (j = 0; j < p->v.cols; j++)
+				if (svg_colour(th, p, MAT_AT(p->v, i, j)) == colour && svg_neg_mark(th, p, MAT_AT(p->v, i, j)))
+					strbuf_printf(b, "M%d %dh5l-5 5z", gx + j * cw, gy + i * ch);
+		strbuf_puts(b, "\"/>\n");
+	}
+}
+
+/* A heatmap's labels: every rstep-th row and cstep-th column, small, where they do not overlap. */
+static void svg_heat_labels(StrBuf *b, const Attn *a, const Pane *p, int gx, int gy)
+{
+	int i;
+
+	for (i = 0; i < p->v.cols; i += p->cstep) {
+		char *s = label_cut(fig_label(a, p, 0, i), 10);
+		strbuf_printf(b, "<text class=\"col-label\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#444444\">",
+		              gx + i * p->cell_w, gy - 6, SVG_LEGEND_PX);
+		xml_puts(b, s ? s : "");
+		strbuf_puts(b, "</text>\n");
+		free(s);
+	}
+	for (i = 0; i < p->v.rows; i += p->rstep) {
+		char *s = label_cut(fig_label(a, p, 1, i), 10);
+		strbuf_printf(b, "<text class=\"row-label\" x=\"%d\" y=\"%d\" font-size=\"%d\" text-anchor=\"end\" fill=\"#444444\">",
+		              gx - 4, gy + i * p->cell_h + p->cell_h / 2 + 4, SVG_LEGEND_PX);
+		xml_puts(b, s ? s : "");
+		strbuf_puts(b, "</text>\n");
+		free(s);
+	}
 }
 
 static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const ExportTarget *t, const Pane *p)
@@ -539,8 +737,19 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 	strbuf_printf(b, "<text class=\"pane-title\" x=\"%d\" y=\"%d\" font-weight=\"bold\" font-size=\"%d\">", x0, y0 + 14,
 	              SVG_PANE_TITLE_PX);
 	xml_puts(b, name);
-	strbuf_printf(b, "  %d \u00d7 %d</text>\n", p->v.rows, p->v.cols);
-	for (j = 0; j < p->v.cols; j++) {
+	strbuf_printf(b, "  %d \u00d7 %d</text>\n", p->rows0, p->cols0);
+	if (p->heat) {
+		svg_heat_labels(b, a, p, gx, gy);
+		if (blank)
+			strbuf_printf(b, "<rect class=\"cell hidden\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f2f2f2\" "
+			              "stroke=\"#bbbbbb\"/><text class=\"num\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
+			              "fill=\"#666666\">?</text>\n",
+			              gx, gy, p->v.cols * p->cell_w, p->v.rows * p->cell_h, gx + p->v.cols * p->cell_w / 2,
+			              gy + p->v.rows * p->cell_h / 2 + 4);
+		else
+			svg_heat_cells(b, th, p, gx, gy);
+	}
+	for (j = 0; j < p->v.cols && !p->heat; j++) {
 		char *s = label_cut(fig_label(a, p, 0, j), SVG_LABEL_MAX);
 		strbuf_printf(b, "<text class=\"col-label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#444444\">",
 		           gx + j * p->cell_w + p->cell_w / 2, y0 + 34);
@@ -548,7 +757,7 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 		strbuf_puts(b, "</text>\n");
 		free(s);
 	}
-	for (i = 0; i < p->v.rows; i++) {
+	for (i = 0; i < p->v.rows && !p->heat; i++) {
 		char *s = label_cut(fig_label(a, p, 1, i), SVG_LABEL_MAX);
 		const int cy = gy + i * SVG_CELL_H;
 		strbuf_printf(b, "<text class=\"row-label\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#444444\">",
@@ -582,7 +791,7 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 		return;
 	}
 	/* the legend: the ramp as swatches, the range under its ends, a masked swatch when needed */
-	ly = gy + p->v.rows * SVG_CELL_H + 14;
+	ly = gy + p->v.rows * p->cell_h + 14;
 	lw = svg_ramp_step(th, p);
 	strbuf_printf(b, "<g class=\"legend\">\n");
 	for (i = 0; i < n; i++) {
@@ -614,6 +823,12 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 		strbuf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>"
 		              "<text x=\"%d\" y=\"%d\" font-size=\"%d\">\u2212\u221e masked</text>\n",
 		           gx + n * lw + 12, ly, fill, gx + n * lw + 28, ly + 10, SVG_LEGEND_PX);
+	}
+	if (p->heat) {
+		strbuf_printf(b, "<text class=\"caption\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#333333\">", x0,
+		              ly + 42, SVG_LEGEND_PX);
+		xml_puts(b, p->caption);
+		strbuf_puts(b, "</text>\n");
 	}
 	strbuf_puts(b, "</g>\n</g>\n");
 }
@@ -772,8 +987,15 @@ static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, 
 	for (i = 0; i < n; i++)
 		svg_range(&pane[i]);
 	svg_share_scale(t, pane, n);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (pane[i].heat && heat_reduce(&pane[i], lang_of(s)) != 0) {
+			fig_panes_free(pane, n);
+			free(pane);
+			*err = strdup("out of memory writing the export");
+			return NULL;
+		}
 		svg_measure(a, th, t, &pane[i]);
+	}
 	/* "stage concat" (every head), "stage scores, head 1" (one head's panes) */
 	snprintf(what, sizeof what, "%s%s", t->whole_stage ? "stage " : "",
 	         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
@@ -889,10 +1111,14 @@ static char *render_csv(const Attn *a, const ExportTarget *t, char **err)
 		free(s);
 		for (j = 0; j < m->cols; j++) {
 			const double x = MAT_AT(*m, i, j);
-			if (isnan(x))
+			/* −∞ (a masked cell) is an empty field: a spreadsheet reads it as a blank, not as the
+			 * text "-inf" that breaks SUM and charts; --dump and json write it as null */
+			if (x == -INFINITY)
+				strbuf_puts(&b, ",");
+			else if (isnan(x))
 				strbuf_puts(&b, ",nan");
 			else if (isinf(x))
-				strbuf_puts(&b, x < 0 ? ",-inf" : ",inf");
+				strbuf_puts(&b, ",inf");
 			else
 				strbuf_printf(&b, ",%.17g", x);
 		}
@@ -949,6 +1175,13 @@ static void md_table(StrBuf *b, const Attn *a, const Pane *p, int precision)
 	fig_pane_name(name, sizeof name, a, p);
 	strbuf_puts(b, "\n### ");
 	md_puts(b, name, 1);
+	if (p->heat) {
+		/* a table of thousands of numbers is no handout: say where they are */
+		strbuf_printf(b, " (%d \u00d7 %d)\n\n*Too many cells to read as numbers: the SVG figure draws them as a "
+		                 "heatmap; csv and json exports hold every number (--numbers on writes the table).*\n",
+		              p->v.rows, p->v.cols);
+		return;
+	}
 	strbuf_printf(b, " (%d \u00d7 %d)\n\n|  |", p->v.rows, p->v.cols);
 	for (j = 0; j < p->v.cols; j++) {
 		char *l = fig_label(a, p, 0, j);
@@ -1381,6 +1614,14 @@ static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, 
 	}
 	for (i = 0; i < n; i++) {
 		const Pane *p = &pane[i];
+		if (p->heat) {
+			strbuf_puts(&b, "\\noindent $\\mathrm{");
+			tex_puts(&b, matrix_name(p->which));
+			strbuf_printf(&b, "}%s$: $%d \\times %d$, too many cells to print as numbers; csv and json exports "
+			                  "hold every number (\\texttt{--numbers on} prints them).\\par\\medskip\n",
+			              p->transpose ? "^{\\top}" : "", p->v.rows, p->v.cols);
+			continue;
+		}
 		tex_fit_open(&b);
 		strbuf_puts(&b, "\\mathrm{");
 		tex_puts(&b, matrix_name(p->which));
@@ -1529,13 +1770,14 @@ char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const Exp
 	}
 	/* A figure, a table for a handout or a TeX matrix is for a person to read: past
 	 * EXPORT_MAX_CELLS numbers it is not (a 1024 × 1024 SVG is hundreds of MB). */
-	if (fmt == EXPORT_SVG || fmt == EXPORT_MD || fmt == EXPORT_TEX) {
+	if ((fmt == EXPORT_SVG || fmt == EXPORT_MD || fmt == EXPORT_TEX) && t->numbers == EXPORT_NUMBERS_ON) {
 		int k, n = target_panes(a, t, panes);
 		for (k = 0; k < n; k++) {
 			const Mat *m = attn_matrix(a, panes[k], t->head);
 			if (m != NULL && (long)m->rows * m->cols > EXPORT_MAX_CELLS) {
 				*err = str_printf("export: %s is %d × %d, too many cells for a figure or a table "
-				                  "(at most %d); use csv or json for the numbers",
+				                  "of numbers (at most %d); use --numbers auto or off for a heatmap, "
+				                  "csv or json for the numbers",
 				                  matrix_name(panes[k]), m->rows, m->cols, EXPORT_MAX_CELLS);
 				return NULL;
 			}

@@ -7,7 +7,7 @@
 
 typedef enum ExportFormat {
 	EXPORT_SVG,   /* a labelled heatmap figure: the stage's operands and result side by side */
-	EXPORT_CSV,   /* one matrix: a header row of column labels, then label, numbers (%.17g) */
+	EXPORT_CSV,   /* one matrix: a header row of column labels, then label, numbers (%.17g; −∞ an empty field) */
 	EXPORT_MD,    /* Markdown tables of the stage, with its formula and narration */
 	EXPORT_TEX,   /* a document (pdflatex; xelatex with xeCJK for Chinese): the formula in math, a bmatrix per pane */
 	EXPORT_JSON,  /* the stage's slice of --dump: stage, head, formula, each matrix by name */
@@ -20,8 +20,23 @@ const char *export_format_name(ExportFormat f);
 int export_format_find(const char *name);
 
 /* What to export: a whole stage, or one matrix; per-head matrices use head. */
-/* The most cells of one matrix in an svg, md or tex export (they are for people to read). */
+/* The most cells of one matrix written as numbers in an svg, md or tex export (--numbers on). */
 #define EXPORT_MAX_CELLS 65536
+
+/*
+ * Numbers in the cells (`--numbers`): auto draws them up to EXPORT_NUMBERS_SIDE
+ * rows and columns and a matrix larger than that as a heatmap without them
+ * (cells EXPORT_HEAT_CELL pixels; past EXPORT_HEAT_SIDE cells a side, each
+ * drawn cell the strongest (largest |x|) of a block, the reduction said under the pane); md and
+ * tex then say where the numbers are instead of a table.
+ */
+typedef enum ExportNumbers { EXPORT_NUMBERS_AUTO, EXPORT_NUMBERS_ON, EXPORT_NUMBERS_OFF, EXPORT_NUMBERS_COUNT } ExportNumbers;
+#define EXPORT_NUMBERS_SIDE 16
+#define EXPORT_HEAT_CELL 10
+#define EXPORT_HEAT_SIDE 48
+
+/* "auto", "on", "off"; -1 when unknown. */
+int export_numbers_find(const char *name);
 
 /* The shape of slide an SVG figure's panes wrap to fit (`--aspect`). */
 typedef enum ExportAspect { EXPORT_ASPECT_16_9, EXPORT_ASPECT_4_3, EXPORT_ASPECT_WIDE, EXPORT_ASPECT_COUNT } ExportAspect;
@@ -33,8 +48,9 @@ typedef struct ExportTarget {
 	int head;            /* 0-based */
 	/* How; export_target_parse sets the defaults. */
 	int precision;       /* decimals of the numbers (svg, md, tex); -1: as the screen shows them */
-	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the figure per kind (diverging, sequential) */
+	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the panes of one meaning (probabilities: 0–1 always) */
 	ExportAspect aspect; /* svg: the panes wrap into rows nearest this shape (wide: one row) */
+	ExportNumbers numbers; /* svg, md, tex: numbers in the cells, or a heatmap (auto: by size) */
 	int has_hidden;      /* svg: 1: the panes of `hidden` are drawn without their numbers (an open question's) */
 	AttnMatrix hidden;
 } ExportTarget;

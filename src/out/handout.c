@@ -165,12 +165,13 @@ static char *answer_words(const Session *s, const Words *w)
 }
 
 /* The step's figure: the stage as export svg draws it, the open question's pane without numbers. */
-static char *step_figure(Session *s, const ThemeFile *theme, char **err)
+static char *step_figure(Session *s, const ThemeFile *theme, int numbers, char **err)
 {
 	ExportTarget t;
 
 	if (export_target_parse(s->attn, NULL, s->stage, s->head, &t, err) != 0)
 		return NULL;
+	t.numbers = (ExportNumbers)numbers;
 	if (session_quiz_pending(s) && session_hidden_matrix(s) >= 0) {
 		t.has_hidden = 1;
 		t.hidden = (AttnMatrix)session_hidden_matrix(s);
@@ -366,7 +367,7 @@ static char *figure_path(const char *path, int k)
 	return str_printf("%.*s-step%02d.svg", (int)(dot - path), path, k);
 }
 
-int handout_render(Session *s, const char *path, const ThemeFile *theme, Handout *h, char **err)
+int handout_render(Session *s, const char *path, const ThemeFile *theme, int numbers, Handout *h, char **err)
 {
 	const Words *w = strcmp(s->lang, "zh") == 0 ? &words_zh : &words_en;
 	const int html = handout_is_html(path);
@@ -394,8 +395,8 @@ int handout_render(Session *s, const char *path, const ThemeFile *theme, Handout
 			free(e);
 			goto fail;
 		}
-		/* a figure that cannot be drawn (a 456 × 456 matrix is no figure) says why in its place */
-		if ((svg = step_figure(s, theme, &e)) == NULL && e == NULL)
+		/* a figure that cannot be drawn (--numbers on and a 456 × 456 matrix) says why in its place */
+		if ((svg = step_figure(s, theme, numbers, &e)) == NULL && e == NULL)
 			goto oom;
 		if (html) {
 			html_step(&b, s, w, k, svg, e);

@@ -32,10 +32,11 @@ int handout_is_html(const char *path);
 
 /*
  * The handout of session s's lesson in the language s->lang, to be written at
- * path (its extension says the format). Moves s through its walk. Returns 0
+ * path (its extension says the format), numbers (ExportNumbers, out/export.h)
+ * in the figures' cells or a heatmap. Moves s through its walk. Returns 0
  * with *h filled (handout_free), or -1 with *err ("handout: …").
  */
-int handout_render(Session *s, const char *path, const ThemeFile *theme, Handout *h, char **err);
+int handout_render(Session *s, const char *path, const ThemeFile *theme, int numbers, Handout *h, char **err);
 void handout_free(Handout *h);
 
 #endif

@@ -37,7 +37,7 @@ static const char *const colour_names[] = { "black", "red", "green", "yellow", "
                                             "default", NULL };
 
 static const char *const theme_keys[] = { "name", "description", "mono", "roles", "sequential", "diverging",
-                                          "masked", NULL };
+                                          "masked", "background", "foreground", NULL };
 static const char *const role_keys[] = { "fg", "bg", "attrs", NULL };
 
 /* ------------------------------------------------------------ the built-in default */
@@ -53,7 +53,7 @@ void themefile_default(ThemeFile *out)
 		{ 229, D, THEMEFILE_BOLD },                      /* label_hi */
 		{ 16, 226, THEMEFILE_BOLD },                     /* cursor */
 		{ D, D, THEMEFILE_BOLD | THEMEFILE_UNDERLINE },  /* operand */
-		{ 245, 236, 0 },                                 /* masked */
+		{ 248, 236, 0 },                                 /* masked */
 		{ 16, 214, THEMEFILE_BOLD },                     /* flash */
 		{ 60, D, 0 },                                    /* rule */
 		{ D, D, 0 },                                     /* narr */
@@ -69,8 +69,8 @@ void themefile_default(ThemeFile *out)
 		{ 229, 237, THEMEFILE_BOLD },                    /* popup_title */
 		{ 229, D, THEMEFILE_BOLD },                      /* notice */
 	};
-	static const short div[] = { 18, 19, 26, 75, 153, D, 224, 217, 209, 160, 88 };
-	static const short seq[] = { D, 230, 229, 192, 150, 114, 71, 29, 23 };
+	static const short div[] = { 18, 19, 26, 75, 153, 255, 224, 217, 209, 160, 88 };
+	static const short seq[] = { 255, 230, 229, 192, 150, 114, 71, 29, 23 };
 
 	memset(out, 0, sizeof *out);
 	strcpy(out->name, "default");
@@ -82,6 +82,7 @@ void themefile_default(ThemeFile *out)
 	out->nseq = (int)(sizeof seq / sizeof seq[0]);
 	memcpy(out->seq, seq, sizeof seq);
 	out->masked = 236;
+	out->background = out->foreground = THEMEFILE_DEFAULT_COLOR;
 }
 
 /* ------------------------------------------------------------ reading (jsonread.h) */
@@ -242,6 +243,10 @@ static int read_theme(JrCtx *c, const cJSON *root, ThemeFile *t)
 			r = read_ramp(c, it, 3, t->div, &t->ndiv);
 		else if (strcmp(it->string, "masked") == 0)
 			r = read_colour(c, it, &t->masked);
+		else if (strcmp(it->string, "background") == 0)
+			r = read_colour(c, it, &t->background);
+		else if (strcmp(it->string, "foreground") == 0)
+			r = read_colour(c, it, &t->foreground);
 		if (r != 0)
 			return -1;
 		jr_path_set(c, old);

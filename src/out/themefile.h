@@ -9,6 +9,8 @@
  *     "sequential": [COLOR, …],                  2–32 backgrounds, low → high (weights)
  *     "diverging": [COLOR, …],                   3–32 backgrounds, negative → zero → positive
  *     "masked": COLOR                            background of −∞ / masked cells
+ *     "background": COLOR, "foreground": COLOR   optional: the screen's own colours (light sets
+ *                                                them, so it reads on a dark terminal too)
  *   }
  * COLOR is an xterm-256 colour number 0–255, one of the 8 basic names
  * (black red green yellow blue magenta cyan white) or "default" (the
@@ -54,6 +56,7 @@ typedef struct ThemeFile {
 	short seq[THEMEFILE_MAX_RAMP];  /* sequential ramp, low → high */
 	short div[THEMEFILE_MAX_RAMP];  /* diverging ramp, negative → positive (odd count: a zero step) */
 	short masked;
+	short background, foreground; /* the screen's colours; THEMEFILE_DEFAULT_COLOR: the terminal's own */
 } ThemeFile;
 
 /* The built-in default theme (the same values as assets/themes/default.json). */

@@ -67,6 +67,7 @@ static struct {
 	int role_plain[ROLE_COUNT]; /* 1: the role has no colours of its own (an overlay) */
 	short div_pair, seq_pair; /* first pair of each ramp */
 	int ndiv, nseq;
+	short screen_fg, screen_bg; /* what "default" is: the terminal's own (-1) or the theme's background */
 } theme_state;
 
 static attr_t
@@ -95,14 +96,21 @@ theme_colour(int c)
 	return (short)(theme_state.colors == 256 ? c : themefile_to8(c));
 }
 
+/* A colour pair; "default" (-1) is the theme's screen colour when it sets one (light's white). */
+static void
+theme_pair(short n, short fg, short bg)
+{
+	init_pair(n, fg < 0 ? theme_state.screen_fg : fg, bg < 0 ? theme_state.screen_bg : bg);
+}
+
 /* A ramp step: its background and black or white text. */
 static void
 theme_ramp_pair(short n, int bg)
 {
 	if (bg < 0)
-		init_pair(n, -1, -1);
+		theme_pair(n, -1, -1);
 	else
-		init_pair(n, theme_colour(themefile_text_on_screen(bg, theme_state.colors)), theme_colour(bg));
+		theme_pair(n, theme_colour(themefile_text_on_screen(bg, theme_state.colors)), theme_colour(bg));
 }
 
 int
@@ -139,6 +147,12 @@ theme_init(const char *name, int mono, char **err)
 			theme_state.colors = 8;
 	}
 	theme_state.builtin8 = theme_state.colors == 8 && strcmp(t->name, "default") == 0;
+	/* A theme with its own background (light) paints it: pair 0 (the blank screen) and every
+	 * "default" of its roles, so that on a dark terminal it is not grey text on black. */
+	theme_state.screen_fg = theme_colour(t->foreground);
+	theme_state.screen_bg = theme_colour(t->background);
+	if (theme_state.colors != 0)
+		assume_default_colors(theme_state.screen_fg, theme_state.screen_bg);
 
 	short pair = 1;
 	for (int r = 0; r < ROLE_COUNT; r++) {
@@ -149,7 +163,7 @@ theme_init(const char *name, int mono, char **err)
 			theme_state.role[r] = theme_mono_role[r] | theme_attrs(fr->attrs);
 			continue;
 		}
-		init_pair(pair, theme_colour(fr->fg), theme_colour(fr->bg));
+		theme_pair(pair, theme_colour(fr->fg), theme_colour(fr->bg));
 		theme_state.role[r] = COLOR_PAIR(pair) | theme_attrs(fr->attrs);
 		pair++;
 	}
