@@ -154,11 +154,10 @@ static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows
 static cJSON *dump_decode(const Attn *a)
 {
 	const ModelConfig *cfg = attn_config(a);
-	const int window = model_mask_window(cfg);
 	cJSON *list = cJSON_CreateArray();
 
 	for (int t = 0; list != NULL && t < cfg->n; t++) {
-		const int lo = attn_window_first(t, window), len = t - lo + 1;
+		const int lo = attn_keep_first(cfg, t), len = t - lo + 1;
 		cJSON *o = cJSON_CreateObject(), *heads;
 		if (o == NULL || !cJSON_AddItemToArray(list, o)) {
 			cJSON_Delete(o);

@@ -241,16 +241,14 @@ static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	const char *fill = cfg->mask_fill_inf
 	                   ? celltext_sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
 	                   : _("the fill value; it still gets exp(fill - max) of the weight.");
-	/* the reason inside the sentence, so a translation words each one whole */
-	strbuf_printf(b,
-	              cfg->mask == MASK_CAUSAL  ? _("query %d may not see key %d (causal mask: a later token), so the cell becomes %s\n")
-	                  : cfg->mask == MASK_PADDING ? _("query %d may not see key %d (padding mask), so the cell becomes %s\n")
-	                  : cfg->mask == MASK_WINDOW && j > i
-	                          ? _("query %d may not see key %d (window mask: a later token), so the cell becomes %s\n")
-	                  : cfg->mask == MASK_WINDOW ? _("query %d may not see key %d (window mask: too far back), so the cell becomes %s\n")
-	                  : cfg->mask == MASK_LIST   ? _("query %d may not see key %d (one of the list's masks), so the cell becomes %s\n")
-	                                           : _("query %d may not see key %d (the lesson's mask), so the cell becomes %s\n"),
-	              i, j, fill);
+	/* the reason inside the sentence, so a translation words each one whole (a variant's mask says its own) */
+	if (!attn_masked_why(b, cfg, i, j, fill))
+		strbuf_printf(b,
+		              cfg->mask == MASK_CAUSAL    ? _("query %d may not see key %d (causal mask: a later token), so the cell becomes %s\n")
+		              : cfg->mask == MASK_PADDING ? _("query %d may not see key %d (padding mask), so the cell becomes %s\n")
+		              : cfg->mask == MASK_LIST    ? _("query %d may not see key %d (one of the list's masks), so the cell becomes %s\n")
+		                                          : _("query %d may not see key %d (the lesson's mask), so the cell becomes %s\n"),
+		              i, j, fill);
 	if (!cfg->mask_fill_inf)
 		strbuf_printf(b, "(mask_fill = %s)\n", celltext_num(x1, cfg->mask_fill, utf8));
 }
