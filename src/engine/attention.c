@@ -293,7 +293,7 @@ static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 
 	for (h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
-		const size_t kcol = (size_t)shape_kv_head(&a->shape, h) * dk; /* the key head this query head reads */
+		const size_t kcol = (size_t)attn_kv_head(a, h) * dk; /* the key head this query head reads */
 		if (cfg->score == SCORE_ADDITIVE) {
 			const double *w_e = &lp->w_e.a[h * dk];
 			for (i = 0; i < n; i++) {
@@ -568,7 +568,7 @@ static void pass_weighted(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 	int h;
 
 	for (h = 0; h < a->heads; h++)
-		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)shape_kv_head(&a->shape, h) * dv],
+		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)attn_kv_head(a, h) * dv],
 		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(cfg));
 }
 

@@ -73,8 +73,9 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 	    cfg->m > LESSON_MAX_TOKENS || lp->d_k < 1 || lp->d_k > LESSON_MAX_DIM || lp->d_v < 1 || lp->d_v > LESSON_MAX_DIM ||
 	    lp->d_out < 1 || lp->d_out > LESSON_MAX_DIM)
 		return "sizes";
-	if (lp->kv_heads < 1 || lp->heads % lp->kv_heads != 0)
-		return "kv_heads";
+	const char *shared = attn_heads_fault(cfg, lp); /* a variant's sharing of heads (kv_heads) */
+	if (shared != NULL)
+		return shared;
 	hdk = lp->heads * lp->d_k;
 	hdv = lp->heads * lp->d_v;
 	gdk = lp->kv_heads * lp->d_k;
@@ -551,7 +552,6 @@ static int same_settings(const Lesson *x, const Lesson *y)
 	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
 	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
 	       x->cfg.has_final_norm == y->cfg.has_final_norm && x->cfg.final_kind == y->cfg.final_kind && x->cfg.final_eps == y->cfg.final_eps &&
-	       x->lp.kv_heads == y->lp.kv_heads &&
 	       same_masks(x, y) && same_variants(x, y);
 }
 

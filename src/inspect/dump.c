@@ -264,7 +264,7 @@ static cJSON *dump_heads(const Attn *a)
 			cJSON_Delete(o);
 			goto fail;
 		}
-		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", shape_kv_head(&a->shape, h))) ||
+		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", attn_kv_head(a, h))) ||
 		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
 		    add_score_bias(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||

@@ -80,7 +80,7 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 		/* each head against the cached keys lo … t */
 		for (int h = 0; h < a->heads; h++) {
 			AttnHead *hd = &a->head[h];
-			const int kh = shape_kv_head(&a->shape, h);
+			const int kh = attn_kv_head(a, h);
 			const double *q = x + (size_t)h * dk;
 			for (int j = lo; j <= t; j++) {
 				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
@@ -145,7 +145,7 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);
 	const int lo = attn_keep_first(cfg, t);
-	const int kh = shape_kv_head(&a->shape, h);
+	const int kh = attn_kv_head(a, h);
 	const char *note = "", *adj = "", *keep = ""; /* a variant's words: how q and k were turned, what the scores were, how long a row stays */
 	char x1[32], x2[32];
 

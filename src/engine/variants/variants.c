@@ -76,3 +76,28 @@ int attn_masked_why(StrBuf *b, const ModelConfig *cfg, int i, int j, const char 
 			return 1;
 	return 0;
 }
+
+int attn_kv_head(const Attn *a, int h)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->kv_head != NULL && attn_variant_on(a, attn_variants[k]))
+			return attn_variants[k]->kv_head(a, h);
+	return h;
+}
+
+const char *attn_heads_fault(const ModelConfig *cfg, const LayerParams *lp)
+{
+	for (int k = 0; k < attn_variant_count; k++) {
+		const char *fault = attn_variants[k]->heads_fault != NULL ? attn_variants[k]->heads_fault(cfg, lp) : NULL;
+		if (fault != NULL)
+			return fault;
+	}
+	return NULL;
+}
+
+void attn_head_note(StrBuf *b, const Attn *a, int h)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->head_note != NULL && attn_variant_on(a, attn_variants[k]))
+			attn_variants[k]->head_note(b, a, h);
+}
