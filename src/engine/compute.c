@@ -103,13 +103,13 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 	if (cfg->score == SCORE_ADDITIVE && !mat_is(&lp->w_e, 1, hdk))
 		return "w_e";
 	if ((cfg->mask == MASK_CAUSAL && cfg->n != cfg->m) || (cfg->mask == MASK_PADDING && !mat_is(&cfg->mask_matrix, 1, cfg->m)) ||
-	    (cfg->mask == MASK_MATRIX && !mat_is(&cfg->mask_matrix, cfg->n, cfg->m)) || attn_mask_fault(cfg, cfg->mask, cfg->window) ||
+	    (cfg->mask == MASK_MATRIX && !mat_is(&cfg->mask_matrix, cfg->n, cfg->m)) || attn_mask_fault(cfg, -1) ||
 	    (cfg->mask == MASK_LIST && (cfg->nmasks < 1 || cfg->masks == NULL)))
 		return "mask";
 	for (int k = 0; cfg->mask == MASK_LIST && k < cfg->nmasks; k++) {
 		const MaskPart *p = &cfg->masks[k];
 		if ((p->kind == MASK_CAUSAL && cfg->n != cfg->m) || (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, cfg->m)) ||
-		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, cfg->n, cfg->m)) || attn_mask_fault(cfg, p->kind, p->window) ||
+		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, cfg->n, cfg->m)) || attn_mask_fault(cfg, k) ||
 		    p->kind == MASK_NONE || p->kind == MASK_LIST)
 			return "mask";
 	}

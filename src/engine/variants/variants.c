@@ -61,10 +61,10 @@ int attn_in_cache(const ModelConfig *cfg, int t, int j)
 	return j <= t && j >= attn_keep_first(cfg, t);
 }
 
-int attn_mask_fault(const ModelConfig *cfg, MaskKind kind, int window)
+int attn_mask_fault(const ModelConfig *cfg, int part)
 {
 	for (int k = 0; k < attn_variant_count; k++)
-		if (attn_variants[k]->mask_fault != NULL && attn_variants[k]->mask_fault(cfg, kind, window))
+		if (attn_variants[k]->mask_fault != NULL && attn_variants[k]->mask_fault(cfg, part))
 			return 1;
 	return 0;
 }

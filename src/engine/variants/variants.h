@@ -74,8 +74,8 @@ typedef struct AttnVariant {
 	/* ---- a kind of mask (the window): what the scores' mask and the KV cache keep */
 	/* The first key query t sees of those before it, the first row the rolling cache keeps at step t: 0 keeps all. */
 	int (*keep_first)(const ModelConfig *cfg, int t);
-	/* A mask (a list's part) of kind `kind` and window `window` does not fit the lesson's sizes. */
-	int (*mask_fault)(const ModelConfig *cfg, MaskKind kind, int window);
+	/* The lesson's single mask (part −1) or its list's part `part` is its kind and does not fit the lesson's sizes. */
+	int (*mask_fault)(const ModelConfig *cfg, int part);
 	/* Why the lesson's single mask hides key j from query i, ending with what the cell becomes (fill): 1, or 0 when not its kind. */
 	int (*masked_why)(StrBuf *b, const ModelConfig *cfg, int i, int j, const char *fill);
 
@@ -108,8 +108,8 @@ AttnMatrix attn_reads(const Attn *a, AttnMatrix w);
 int attn_keep_first(const ModelConfig *cfg, int t);
 /* Whether key j is in the KV cache at step t: generated (j ≤ t) and not dropped (keep_first). */
 int attn_in_cache(const ModelConfig *cfg, int t, int j);
-/* Whether a mask of kind `kind` (window `window`) is at fault for a variant (mask_fault). */
-int attn_mask_fault(const ModelConfig *cfg, MaskKind kind, int window);
+/* Whether the single mask (part −1) or the list's part `part` is at fault for a variant (mask_fault). */
+int attn_mask_fault(const ModelConfig *cfg, int part);
 /* A variant's sentence for a cell the lesson's mask hides (masked_why): 1 written, 0 the core's to write. */
 int attn_masked_why(StrBuf *b, const ModelConfig *cfg, int i, int j, const char *fill);
 /* The key/value head a's query head h reads (kv_head): h unless a variant shares heads. */

@@ -21,8 +21,11 @@ static int window_keep_first(const ModelConfig *cfg, int t)
 }
 
 /* A window looks back from each query over the same tokens (n = m), at least itself (w ≥ 1). */
-static int window_mask_fault(const ModelConfig *cfg, MaskKind kind, int window)
+static int window_mask_fault(const ModelConfig *cfg, int part)
 {
+	const MaskKind kind = part < 0 ? cfg->mask : cfg->masks[part].kind;
+	const int window = part < 0 ? cfg->window : cfg->masks[part].window;
+
 	return kind == MASK_WINDOW && (cfg->n != cfg->m || window < 1);
 }
 
