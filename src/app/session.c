@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "engine/backward.h"
+#include "engine/variants/variants.h"
 #include "base/paths.h"
 #include "base/strbuf.h"
 
@@ -1056,7 +1057,7 @@ int session_cache_rows(const Session *s, int t)
 {
 	const int n = s->attn->lesson->cfg.n, last = t < n - 1 ? t : n - 1;
 
-	return last < 0 ? 0 : last - attn_window_first(t, model_mask_window(&s->attn->lesson->cfg)) + 1;
+	return last < 0 ? 0 : last - attn_keep_first(&s->attn->lesson->cfg, t) + 1;
 }
 
 int session_tiles(const Session *s, int *nqb, int *nkb)
@@ -1171,14 +1172,14 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 	if (k == NULL)
 		return CELL_PLAIN;
 	if (k->flags & MF_DECODE) {
-		const int w = model_mask_window(&l->cfg), t = s->dec_t;
+		const int t = s->dec_t;
 		if (t >= 0 && R > t)
 			return CELL_UNSEEN;
-		if (k->col_axis == AXIS_KEY && !attn_in_cache(R, C, w))
+		if (k->col_axis == AXIS_KEY && !attn_in_cache(&l->cfg, R, C))
 			return CELL_UNSEEN;
 		if (t < 0)
 			return CELL_PLAIN;
-		if ((k->flags & MF_KV) && !attn_in_cache(t, R, w))
+		if ((k->flags & MF_KV) && !attn_in_cache(&l->cfg, t, R))
 			return CELL_DROPPED;
 		return R == t ? CELL_NEW : CELL_PLAIN;
 	}

@@ -200,16 +200,6 @@ double attn_additive(const double *q, const double *k, const double *w_e, int le
 	return sum;
 }
 
-int attn_window_first(int t, int window)
-{
-	return window > 0 && t - window + 1 > 0 ? t - window + 1 : 0;
-}
-
-int attn_in_cache(int t, int j, int window)
-{
-	return j <= t && j >= attn_window_first(t, window);
-}
-
 /* ---------------------------------------------------------------- passes */
 
 /*
@@ -303,7 +293,7 @@ static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 
 	for (h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
-		const size_t kcol = (size_t)shape_kv_head(&a->shape, h) * dk; /* the key head this query head reads */
+		const size_t kcol = (size_t)attn_kv_head(a, h) * dk; /* the key head this query head reads */
 		if (cfg->score == SCORE_ADDITIVE) {
 			const double *w_e = &lp->w_e.a[h * dk];
 			for (i = 0; i < n; i++) {
@@ -504,7 +494,7 @@ static void pass_scale(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 /* Which keys each query may see: visible (n × m), 1 = may attend; rows with none. */
 static void build_visibility(Attn *a, const ModelConfig *cfg)
 {
-	const int banded = cfg->mask == MASK_NONE || cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW;
+	const int banded = cfg->mask == MASK_NONE || (cfg->mask != MASK_LIST && model_mask_causal(cfg));
 	int i, j;
 
 	for (i = 0; i < cfg->n; i++) {
@@ -512,7 +502,7 @@ static void build_visibility(Attn *a, const ModelConfig *cfg)
 		int seen = 0;
 		if (banded) { /* one run of keys: lo … hi, as model_mask_sees says */
 			const int hi = cfg->mask == MASK_NONE ? cfg->m - 1 : i;
-			const int lo = attn_window_first(i, cfg->mask == MASK_WINDOW ? cfg->window : 0);
+			const int lo = attn_keep_first(cfg, i); /* a variant's window */
 			memset(row, 0, (size_t)cfg->m);
 			if (hi >= lo)
 				memset(row + lo, 1, (size_t)(hi - lo + 1));
@@ -578,7 +568,7 @@ static void pass_weighted(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 	int h;
 
 	for (h = 0; h < a->heads; h++)
-		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)shape_kv_head(&a->shape, h) * dv],
+		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)attn_kv_head(a, h) * dv],
 		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(cfg));
 }
 

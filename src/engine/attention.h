@@ -203,10 +203,6 @@ double attn_relu(double x);
 double attn_gelu(double x);
 double attn_silu(double x);
 
-/* Decoding: key j is in step t's cache (j ≤ t, and within the last `window` positions when window > 0). */
-int attn_in_cache(int t, int j, int window);
-/* The oldest position a query at t sees (and step t's cache holds) under a window (0: none): max(0, t − window + 1). */
-int attn_window_first(int t, int window);
 /* FlashAttention: the tile (query block qb, key block kb) has no visible cell under a −∞ mask, so it is skipped. */
 int attn_flash_skipped(const Attn *a, int qb, int kb);
 

@@ -122,7 +122,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 		const AttnHead *hd = &a->head[h];
 		GradHead *gh = &g->head[h];
 		/* grouped-query attention: the heads of a group add their gradients into the key/value head they share */
-		const size_t kc = (size_t)shape_kv_head(&a->shape, h) * dk, vc = (size_t)shape_kv_head(&a->shape, h) * dv;
+		const size_t kc = (size_t)attn_kv_head(a, h) * dk, vc = (size_t)attn_kv_head(a, h) * dv;
 		if (mat_alloc(&gh->weighted, n, dv) || mat_alloc(&gh->weights, n, m) || mat_alloc(&gh->masked, n, m) ||
 		    mat_alloc(&gh->scaled, n, m) || mat_alloc(&gh->scores, n, m))
 			return -1;

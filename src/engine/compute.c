@@ -73,8 +73,9 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 	    cfg->m > LESSON_MAX_TOKENS || lp->d_k < 1 || lp->d_k > LESSON_MAX_DIM || lp->d_v < 1 || lp->d_v > LESSON_MAX_DIM ||
 	    lp->d_out < 1 || lp->d_out > LESSON_MAX_DIM)
 		return "sizes";
-	if (lp->kv_heads < 1 || lp->heads % lp->kv_heads != 0)
-		return "kv_heads";
+	const char *shared = attn_heads_fault(cfg, lp); /* a variant's sharing of heads (kv_heads) */
+	if (shared != NULL)
+		return shared;
 	hdk = lp->heads * lp->d_k;
 	hdv = lp->heads * lp->d_v;
 	gdk = lp->kv_heads * lp->d_k;
@@ -101,16 +102,14 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return "W_o";
 	if (cfg->score == SCORE_ADDITIVE && !mat_is(&lp->w_e, 1, hdk))
 		return "w_e";
-	if (((cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW) && cfg->n != cfg->m) ||
-	    (cfg->mask == MASK_PADDING && !mat_is(&cfg->mask_matrix, 1, cfg->m)) ||
-	    (cfg->mask == MASK_MATRIX && !mat_is(&cfg->mask_matrix, cfg->n, cfg->m)) || (cfg->mask == MASK_WINDOW && cfg->window < 1) ||
+	if ((cfg->mask == MASK_CAUSAL && cfg->n != cfg->m) || (cfg->mask == MASK_PADDING && !mat_is(&cfg->mask_matrix, 1, cfg->m)) ||
+	    (cfg->mask == MASK_MATRIX && !mat_is(&cfg->mask_matrix, cfg->n, cfg->m)) || attn_mask_fault(cfg, -1) ||
 	    (cfg->mask == MASK_LIST && (cfg->nmasks < 1 || cfg->masks == NULL)))
 		return "mask";
 	for (int k = 0; cfg->mask == MASK_LIST && k < cfg->nmasks; k++) {
 		const MaskPart *p = &cfg->masks[k];
-		if (((p->kind == MASK_CAUSAL || p->kind == MASK_WINDOW) && cfg->n != cfg->m) ||
-		    (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, cfg->m)) ||
-		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, cfg->n, cfg->m)) || (p->kind == MASK_WINDOW && p->window < 1) ||
+		if ((p->kind == MASK_CAUSAL && cfg->n != cfg->m) || (p->kind == MASK_PADDING && !mat_is(&p->matrix, 1, cfg->m)) ||
+		    (p->kind == MASK_MATRIX && !mat_is(&p->matrix, cfg->n, cfg->m)) || attn_mask_fault(cfg, k) ||
 		    p->kind == MASK_NONE || p->kind == MASK_LIST)
 			return "mask";
 	}
@@ -516,14 +515,13 @@ int attn_same_bits(const Mat *x, const Mat *y)
 }
 
 /* Everything the passes read of a lesson but its given matrices' numbers is the same in x and y. */
-/* The same window and list of masks (the single mask's kind and matrix are compared with the other settings). */
+/* The same list of masks (the single mask's kind and matrix are compared with the other settings, a window by its variant). */
 static int same_masks(const Lesson *x, const Lesson *y)
 {
-	if (x->cfg.window != y->cfg.window || x->cfg.nmasks != y->cfg.nmasks)
+	if (x->cfg.nmasks != y->cfg.nmasks)
 		return 0;
 	for (int k = 0; k < x->cfg.nmasks; k++)
-		if (x->cfg.masks[k].kind != y->cfg.masks[k].kind || x->cfg.masks[k].window != y->cfg.masks[k].window ||
-		    !attn_same_bits(&x->cfg.masks[k].matrix, &y->cfg.masks[k].matrix))
+		if (x->cfg.masks[k].kind != y->cfg.masks[k].kind || !attn_same_bits(&x->cfg.masks[k].matrix, &y->cfg.masks[k].matrix))
 			return 0;
 	return 1;
 }
@@ -554,7 +552,6 @@ static int same_settings(const Lesson *x, const Lesson *y)
 	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
 	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
 	       x->cfg.has_final_norm == y->cfg.has_final_norm && x->cfg.final_kind == y->cfg.final_kind && x->cfg.final_eps == y->cfg.final_eps &&
-	       x->lp.kv_heads == y->lp.kv_heads &&
 	       same_masks(x, y) && same_variants(x, y);
 }
 

@@ -154,11 +154,10 @@ static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows
 static cJSON *dump_decode(const Attn *a)
 {
 	const ModelConfig *cfg = attn_config(a);
-	const int window = model_mask_window(cfg);
 	cJSON *list = cJSON_CreateArray();
 
 	for (int t = 0; list != NULL && t < cfg->n; t++) {
-		const int lo = attn_window_first(t, window), len = t - lo + 1;
+		const int lo = attn_keep_first(cfg, t), len = t - lo + 1;
 		cJSON *o = cJSON_CreateObject(), *heads;
 		if (o == NULL || !cJSON_AddItemToArray(list, o)) {
 			cJSON_Delete(o);
@@ -265,7 +264,7 @@ static cJSON *dump_heads(const Attn *a)
 			cJSON_Delete(o);
 			goto fail;
 		}
-		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", shape_kv_head(&a->shape, h))) ||
+		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", attn_kv_head(a, h))) ||
 		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
 		    add_score_bias(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||

@@ -35,7 +35,7 @@ static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 	/* Q and K, or what a variant made of them for the scores (variants.h: reads) */
 	const AttnMatrix qw = attn_reads(a, AM_Q), kw = attn_reads(a, AM_K);
 	const Mat *Q = attn_matrix(a, qw, h), *K = attn_matrix(a, kw, h);
-	const int kc = shape_kv_head(&a->shape, h) * lp->d_k;
+	const int kc = attn_kv_head(a, h) * lp->d_k;
 	char x1[32], x2[32], x3[32], x4[32];
 	double sum = 0.0;
 	int c;
@@ -58,9 +58,7 @@ static void explain_dot(StrBuf *b, const Attn *a, int h, int i, int j, int utf8)
 	}
 	strbuf_printf(b, _("score = q_%d %s k_%d  (query row %d of %s, key row %d of %s%s)\n"), i, celltext_sym(utf8, "\u00b7", "."), j, i,
 	              matrix_name(qw), j, matrix_name(kw), a->heads > 1 ? _(", this head's columns") : "");
-	if (a->kv_heads < a->heads)
-		strbuf_printf(b, _("(query head %d shares key/value head %d with %d other heads)\n"), h, kc / lp->d_k,
-		              a->heads / a->kv_heads - 1);
+	attn_head_note(b, a, h);
 	celltext_terms(b, &Q->a[(size_t)i * Q->cols + (size_t)h * lp->d_k], 1, &K->a[(size_t)j * K->cols + kc], 1, lp->d_k,
 	              utf8);
 }
@@ -117,7 +115,7 @@ static void explain_weighted(StrBuf *b, const Attn *a, int h, int i, int c, int 
 	strbuf_printf(b, _("output = %s_j w_%dj %s v_j[%d]  (row %d of the weights, column %d of this head's V)\n"),
 	              celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u00b7", "*"), c, i, c);
 	celltext_terms(b, &a->head[h].weights.a[(size_t)i * cfg->m], 1,
-	              &a->V.a[(size_t)shape_kv_head(&a->shape, h) * lp->d_v + c], (size_t)a->V.cols, cfg->m, utf8);
+	              &a->V.a[(size_t)attn_kv_head(a, h) * lp->d_v + c], (size_t)a->V.cols, cfg->m, utf8);
 }
 
 /* A bias added after a product: "+ b_q[j] = …", when the lesson has one. */
@@ -241,16 +239,14 @@ static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	const char *fill = cfg->mask_fill_inf
 	                   ? celltext_sym(utf8, _("-\u221e: exp(-\u221e) = 0, no weight at all."), _("-inf: exp(-inf) = 0, no weight at all."))
 	                   : _("the fill value; it still gets exp(fill - max) of the weight.");
-	/* the reason inside the sentence, so a translation words each one whole */
-	strbuf_printf(b,
-	              cfg->mask == MASK_CAUSAL  ? _("query %d may not see key %d (causal mask: a later token), so the cell becomes %s\n")
-	                  : cfg->mask == MASK_PADDING ? _("query %d may not see key %d (padding mask), so the cell becomes %s\n")
-	                  : cfg->mask == MASK_WINDOW && j > i
-	                          ? _("query %d may not see key %d (window mask: a later token), so the cell becomes %s\n")
-	                  : cfg->mask == MASK_WINDOW ? _("query %d may not see key %d (window mask: too far back), so the cell becomes %s\n")
-	                  : cfg->mask == MASK_LIST   ? _("query %d may not see key %d (one of the list's masks), so the cell becomes %s\n")
-	                                           : _("query %d may not see key %d (the lesson's mask), so the cell becomes %s\n"),
-	              i, j, fill);
+	/* the reason inside the sentence, so a translation words each one whole (a variant's mask says its own) */
+	if (!attn_masked_why(b, cfg, i, j, fill))
+		strbuf_printf(b,
+		              cfg->mask == MASK_CAUSAL    ? _("query %d may not see key %d (causal mask: a later token), so the cell becomes %s\n")
+		              : cfg->mask == MASK_PADDING ? _("query %d may not see key %d (padding mask), so the cell becomes %s\n")
+		              : cfg->mask == MASK_LIST    ? _("query %d may not see key %d (one of the list's masks), so the cell becomes %s\n")
+		                                          : _("query %d may not see key %d (the lesson's mask), so the cell becomes %s\n"),
+		              i, j, fill);
 	if (!cfg->mask_fill_inf)
 		strbuf_printf(b, "(mask_fill = %s)\n", celltext_num(x1, cfg->mask_fill, utf8));
 }
@@ -719,7 +715,7 @@ static int operands_weighted(const Attn *a, AttnMatrix which, int h, int i, int 
 
 	(void)which;
 	OP(AM_WEIGHTS, h, i, -1);
-	OP(AM_V, h, -1, shape_kv_head(&a->shape, h) * attn_params(a)->d_v + j);
+	OP(AM_V, h, -1, attn_kv_head(a, h) * attn_params(a)->d_v + j);
 	return k;
 }
 

@@ -27,7 +27,7 @@
  */
 static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, D = cfg->d_model, window = model_mask_window(cfg);
+	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, D = cfg->d_model;
 	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
 	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
@@ -52,7 +52,7 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 	for (int t = 0; t < n; t++) {
 		double *x = &MAT_AT(a->dec_q, t, 0), *concat = row + D, *wrow = row + D + hdv;
 		const double *arow = &in->a[(size_t)t * D];
-		const int lo = attn_window_first(t, window);
+		const int lo = attn_keep_first(cfg, t); /* the rolling cache's oldest row (a window) */
 		if (pre) {
 			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
 			attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
@@ -80,7 +80,7 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 		/* each head against the cached keys lo … t */
 		for (int h = 0; h < a->heads; h++) {
 			AttnHead *hd = &a->head[h];
-			const int kh = shape_kv_head(&a->shape, h);
+			const int kh = attn_kv_head(a, h);
 			const double *q = x + (size_t)h * dk;
 			for (int j = lo; j <= t; j++) {
 				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
@@ -144,9 +144,9 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 {
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);
-	const int window = model_mask_window(cfg), lo = attn_window_first(t, window);
-	const int kh = shape_kv_head(&a->shape, h);
-	const char *note = "", *adj = ""; /* a variant's words: how q and k were turned, what the scores were */
+	const int lo = attn_keep_first(cfg, t);
+	const int kh = attn_kv_head(a, h);
+	const char *note = "", *adj = "", *keep = ""; /* a variant's words: how q and k were turned, what the scores were, how long a row stays */
 	char x1[32], x2[32];
 
 	for (int v = 0; v < attn_variant_count; v++)
@@ -155,6 +155,8 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 				note = _(attn_variants[v]->decode_note);
 			if (attn_variants[v]->decode_adj != NULL)
 				adj = _(attn_variants[v]->decode_adj);
+			if (attn_variants[v]->decode_keep != NULL)
+				keep = _(attn_variants[v]->decode_keep);
 		}
 	switch (which) {
 	case AM_DEC_Q:
@@ -166,13 +168,12 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		              which != AM_CACHE_V ? note : "", matrix_name(full), t, j,
 		              celltext_num(x1, MAT_AT(*attn_matrix(a, full, h), t, j), utf8));
 		if (which != AM_DEC_Q)
-			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"),
-			              window > 0 ? _(" while it is inside the window") : "");
+			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"), keep);
 		return;
 	}
 	case AM_DEC_SCORES:
 	case AM_DEC_WEIGHTS:
-		if (!attn_in_cache(t, j, window)) {
+		if (!attn_in_cache(cfg, t, j)) {
 			strbuf_printf(b, _("key %d is not in step %d's cache (%s)\n"), j, t,
 			              j > t ? _("it has not been generated yet") : _("the rolling cache dropped it"));
 			return;

@@ -60,7 +60,7 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			skip[(size_t)qb * nkb + kb] = (unsigned char)attn_flash_skipped(a, qb, kb);
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
-		const size_t vcol = (size_t)shape_kv_head(&a->shape, h) * dv;
+		const size_t vcol = (size_t)attn_kv_head(a, h) * dv;
 		for (int qb = 0; qb < nqb; qb++)
 			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
 				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
@@ -149,7 +149,7 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 			for (int k = k0; k < k1 && m_after != -INFINITY; k++)
 				strbuf_printf(b, " + exp(%s %s %s)%s%s", celltext_num(x1, attn_cell(a, AM_MASKED, h, i, k), utf8),
 				              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, m_after, utf8), celltext_sym(utf8, "\u00b7", "*"),
-				              celltext_num(x3, a->V.a[(size_t)k * a->V.cols + (size_t)shape_kv_head(&a->shape, h) * dv + c], utf8));
+				              celltext_num(x3, a->V.a[(size_t)k * a->V.cols + (size_t)attn_kv_head(a, h) * dv + c], utf8));
 			strbuf_printf(b, " = %s\n", celltext_num(x3, MAT_AT(hd->flash_O, i, j), utf8));
 		}
 	}

@@ -43,3 +43,61 @@ int attn_variant_derived(AttnMatrix w)
 			return 1;
 	return 0;
 }
+
+int attn_keep_first(const ModelConfig *cfg, int t)
+{
+	int first = 0;
+
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->keep_first != NULL) {
+			const int f = attn_variants[k]->keep_first(cfg, t);
+			first = f > first ? f : first;
+		}
+	return first;
+}
+
+int attn_in_cache(const ModelConfig *cfg, int t, int j)
+{
+	return j <= t && j >= attn_keep_first(cfg, t);
+}
+
+int attn_mask_fault(const ModelConfig *cfg, int part)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->mask_fault != NULL && attn_variants[k]->mask_fault(cfg, part))
+			return 1;
+	return 0;
+}
+
+int attn_masked_why(StrBuf *b, const ModelConfig *cfg, int i, int j, const char *fill)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->masked_why != NULL && attn_variants[k]->masked_why(b, cfg, i, j, fill))
+			return 1;
+	return 0;
+}
+
+int attn_kv_head(const Attn *a, int h)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->kv_head != NULL && attn_variant_on(a, attn_variants[k]))
+			return attn_variants[k]->kv_head(a, h);
+	return h;
+}
+
+const char *attn_heads_fault(const ModelConfig *cfg, const LayerParams *lp)
+{
+	for (int k = 0; k < attn_variant_count; k++) {
+		const char *fault = attn_variants[k]->heads_fault != NULL ? attn_variants[k]->heads_fault(cfg, lp) : NULL;
+		if (fault != NULL)
+			return fault;
+	}
+	return NULL;
+}
+
+void attn_head_note(StrBuf *b, const Attn *a, int h)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->head_note != NULL && attn_variant_on(a, attn_variants[k]))
+			attn_variants[k]->head_note(b, a, h);
+}

@@ -1,7 +1,8 @@
 /* variants.h: the attention variants, one file each (variants/NAME.c), in one list.
  *
  * A variant is what a lesson may switch on beside plain attention (RoPE,
- * ALiBi, the flash tiles, decoding with a KV cache): the stage it adds, that stage's pass and its rules, how a cell
+ * ALiBi, the flash tiles, decoding with a KV cache, the sliding window, shared
+ * key/value heads): the stage it adds, that stage's pass and its rules, how a cell
  * of what it makes is explained and which operands light up, and its hooks
  * into the core's passes (a bias on the scaled scores, matrices the scores
  * read instead of Q and K, what attn_update
@@ -22,7 +23,9 @@
 	X(alibi)             \
 	X(rope)              \
 	X(flash)             \
-	X(decode)
+	X(decode)            \
+	X(window)            \
+	X(gqa)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
@@ -66,6 +69,23 @@ typedef struct AttnVariant {
 	/* Words inside the decode step's explanation (translated where they are used), NULL: none. */
 	const char *decode_note; /* after "made at step t from token t's row alone" for q and k */
 	const char *decode_adj;  /* in "softmax over the cached keys of the scaled…, masked scores" */
+	const char *decode_keep; /* after "it stays in the cache for the steps after it" */
+
+	/* ---- a kind of mask (the window): what the scores' mask and the KV cache keep */
+	/* The first key query t sees of those before it, the first row the rolling cache keeps at step t: 0 keeps all. */
+	int (*keep_first)(const ModelConfig *cfg, int t);
+	/* The lesson's single mask (part −1) or its list's part `part` is its kind and does not fit the lesson's sizes. */
+	int (*mask_fault)(const ModelConfig *cfg, int part);
+	/* Why the lesson's single mask hides key j from query i, ending with what the cell becomes (fill): 1, or 0 when not its kind. */
+	int (*masked_why)(StrBuf *b, const ModelConfig *cfg, int i, int j, const char *fill);
+
+	/* ---- a sharing of heads (grouped-query attention): which K/V columns a query head reads */
+	/* The key/value head query head h reads (the core's: h). */
+	int (*kv_head)(const Attn *a, int h);
+	/* Its settings of the heads do not fit: the part at fault, or NULL (checked with the sizes, before any matrix). */
+	const char *(*heads_fault)(const ModelConfig *cfg, const LayerParams *lp);
+	/* Words after a score's "q_i · k_j" line on what head h shares. */
+	void (*head_note)(StrBuf *b, const Attn *a, int h);
 } AttnVariant;
 
 #define X(name) extern const AttnVariant variant_##name;
@@ -84,6 +104,20 @@ int attn_variant_on(const Attn *a, const AttnVariant *v);
 const AttnVariant *attn_score_bias(const Attn *a);
 /* The matrix a's scores read for the core's w (AM_Q, AM_K): a variant's (AM_Q_ROT) or w itself. */
 AttnMatrix attn_reads(const Attn *a, AttnMatrix w);
+/* The first key query t sees of those before it, the first row decoding's cache keeps at step t (keep_first). */
+int attn_keep_first(const ModelConfig *cfg, int t);
+/* Whether key j is in the KV cache at step t: generated (j ≤ t) and not dropped (keep_first). */
+int attn_in_cache(const ModelConfig *cfg, int t, int j);
+/* Whether the single mask (part −1) or the list's part `part` is at fault for a variant (mask_fault). */
+int attn_mask_fault(const ModelConfig *cfg, int part);
+/* A variant's sentence for a cell the lesson's mask hides (masked_why): 1 written, 0 the core's to write. */
+int attn_masked_why(StrBuf *b, const ModelConfig *cfg, int i, int j, const char *fill);
+/* The key/value head a's query head h reads (kv_head): h unless a variant shares heads. */
+int attn_kv_head(const Attn *a, int h);
+/* The first variant's fault with the heads' settings (heads_fault), or NULL. */
+const char *attn_heads_fault(const ModelConfig *cfg, const LayerParams *lp);
+/* A variant's words on what head h shares (head_note), if a has one on. */
+void attn_head_note(StrBuf *b, const Attn *a, int h);
 /* Whether w is a variant's derived matrix (its bias_matrix or biased_matrix). */
 int attn_variant_derived(AttnMatrix w);
 
