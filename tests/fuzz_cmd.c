@@ -110,7 +110,7 @@ static void check(const Session *s)
 {
 	/* the layer shown is a link of the computation; a lesson without layers is its own layer's lesson */
 	if (s->lesson == NULL || s->model == NULL || s->attn != session_walk_link(s, s->layer) ||
-	    (s->lesson->nlayers == 0 && s->attn->lesson != s->lesson) || s->nwalk < 1 || s->step < 0 ||
+	    (s->lesson->nlayers == 0 && s->attn->top != s->lesson) || s->nwalk < 1 || s->step < 0 ||
 	    s->step >= s->nwalk || s->head < 0 || s->head >= s->attn->heads ||
 	    !stage_present(&s->attn->shape, s->stage) || lesson_validate(s->lesson, NULL) != 0 ||
 	    (s->compare_on && s->compare_attn == NULL))

@@ -146,7 +146,7 @@ static void test_param_count(void **state)
 
 	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
 		Lesson *l = load(lessons[i]);
-		assert_int_equal(stats_param_count(l), want[i]);
+		assert_int_equal(stats_param_count(&l->cfg, &l->lp), want[i]);
 		lesson_free(l);
 	}
 }
@@ -196,7 +196,7 @@ static void test_compare_computed_and_edited(void **state)
 
 	start_session(&s, CMP_LESSON);
 	assert_non_null(s.compare_attn);
-	assert_ptr_equal(s.compare_attn->lesson, s.lesson->compare);
+	assert_ptr_equal(s.compare_attn->top, s.lesson->compare);
 	assert_true(s.compare_attn->factor == 1.0);
 	assert_true(fabs(s.attn->factor - 1.0 / sqrt(2.0)) < 1e-15);
 	assert_int_equal(s.compare_on, 0);
@@ -211,7 +211,7 @@ static void test_compare_computed_and_edited(void **state)
 	assert_int_equal(run(&s, &r, "set W_q[0][0] 9"), 0);
 	assert_true(MAT_AT(s.lesson->lp.W_q, 0, 0) == 9.0);
 	assert_true(MAT_AT(s.lesson->compare->lp.W_q, 0, 0) == 9.0);
-	assert_ptr_equal(s.compare_attn->lesson, s.lesson->compare);
+	assert_ptr_equal(s.compare_attn->top, s.lesson->compare);
 	assert_true(MAT_AT(s.compare_attn->Q, 0, 0) == 9.0);        /* X[0] = [1, 0] */
 	assert_true(MAT_AT(s.compare_attn->head[0].scores, 0, 0) == 9.0);
 	assert_true(s.compare_attn->factor == 1.0);                   /* the variant's own setting */
@@ -295,7 +295,7 @@ static void test_compare_reset_on_load(void **state)
 	assert_int_equal(run(&s, &r, "load lessons/prefix.json"), 0);
 	assert_int_equal(s.compare_on, 0);
 	assert_non_null(s.compare_attn);
-	assert_int_equal(s.compare_attn->lesson->cfg.n, 3);
+	assert_int_equal(attn_config(s.compare_attn)->n, 3);
 	assert_int_equal(run(&s, &r, "load lessons/cross.json"), 0);
 	assert_null(s.compare_attn);
 	session_free(&s);

@@ -42,8 +42,8 @@ static void assert_same_computation(const Attn *x, const Attn *y, const char *wh
 		assert_int_equal(x->heads, y->heads);
 		assert_true(memcmp(&x->factor, &y->factor, sizeof x->factor) == 0);
 		assert_true(memcmp(&x->loss, &y->loss, sizeof x->loss) == 0);
-		assert_true(memcmp(x->visible, y->visible, (size_t)x->lesson->cfg.n * (size_t)x->lesson->cfg.m) == 0);
-		assert_true(memcmp(x->row_all_masked, y->row_all_masked, (size_t)x->lesson->cfg.n) == 0);
+		assert_true(memcmp(x->visible, y->visible, (size_t)attn_config(x)->n * (size_t)attn_config(x)->m) == 0);
+		assert_true(memcmp(x->row_all_masked, y->row_all_masked, (size_t)attn_config(x)->n) == 0);
 		assert_true((x->grad == NULL) == (y->grad == NULL));
 		for (int w = 0; w < AM_COUNT; w++)
 			for (int h = 0; h < x->heads; h++) {
@@ -337,7 +337,8 @@ static void test_only_what_depends(void **state)
 	c = lesson_clone(l);
 	c->cfg.mask = c->cfg.mask == MASK_NONE ? MASK_CAUSAL : MASK_NONE;
 	assert_int_equal(attn_update(a, c, NULL, 0, &err), 1);
-	assert_true(a->lesson == l);
+	assert_true(a->top == l);
+	assert_true(attn_config(a)->mask == l->cfg.mask);
 	lesson_free(c);
 	attn_free(a);
 	lesson_free(l);

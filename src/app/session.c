@@ -719,17 +719,13 @@ static int edit_cell(Lesson *l, void *arg, char **err)
 /*
  * What a values edit keeps of the lessons before it, to go back and for
  * the flash: the matrix each one (the lesson, its compare variant) held
- * where the edited copy now is. A lesson that is its own layer is read by
- * its computation through the lesson pointer, so for it the fields as they
- * were (before: what the computation before reads) and as they are (after:
- * what to go back from) are kept too; a lesson with layers is read through
- * views that borrow the matrix they were made with.
+ * where the edited copy now is. A computation reads its model through its
+ * own copies (Attn.cfg, Attn.lp), which borrow the matrix they were made
+ * with: the old one until attn_update remakes them from the edited lesson.
  */
 typedef struct KeptMatrix {
 	Mat *slot;      /* in the lesson: now the edited copy */
 	Mat old;        /* owned: the matrix before */
-	Lesson *before; /* owned structs, every pointer in them borrowed; NULL with layers */
-	Lesson *after;
 } KeptMatrix;
 
 struct SessionKept {
@@ -739,8 +735,6 @@ struct SessionKept {
 static void kept_matrix_free(KeptMatrix *k)
 {
 	mat_free(&k->old);
-	free(k->before);
-	free(k->after);
 	memset(k, 0, sizeof *k);
 }
 
@@ -754,45 +748,31 @@ static void kept_free(SessionKept *k)
 }
 
 /*
- * l's matrix m replaced by a copy with cell (row, col) = value, the old one
- * kept in k; a, the computation of l (NULL: none to update), pointed at l's
- * fields as they were when it reads l itself. Returns 0, or -1 out of
- * memory (nothing changed).
+ * The lesson's matrix m replaced by a copy with cell (row, col) = value,
+ * the old one kept in k (a computation of the lesson still reads it, through
+ * its own copy of the model, until attn_update remakes that). Returns 0, or
+ * -1 out of memory (nothing changed).
  */
-static int swap_in(KeptMatrix *k, Lesson *l, Mat *m, Attn *a, int row, int col, double value)
+static int swap_in(KeptMatrix *k, Mat *m, int row, int col, double value)
 {
 	Mat copy = { 0, 0, NULL };
-	const int views = a != NULL && a->lesson == l;
 
 	if (mat_copy(&copy, m) != 0)
 		return -1;
-	if (views && ((k->before = malloc(sizeof *k->before)) == NULL || (k->after = malloc(sizeof *k->after)) == NULL)) {
-		kept_matrix_free(k);
-		mat_free(&copy);
-		return -1;
-	}
 	MAT_AT(copy, row, col) = value;
-	if (views) {
-		*k->before = *l;
-		a->lesson = k->before;
-	}
 	k->slot = m;
 	k->old = *m;
 	*m = copy;
-	if (views)
-		*k->after = *l;
 	return 0;
 }
 
-/* The edit undone in l: the old matrix back in its place (the copy freed), a computation of it pointed back at l. */
-static void swap_out(KeptMatrix *k, Lesson *l, Attn *a)
+/* The edit undone in the lesson: the old matrix back in its place (the copy freed). */
+static void swap_out(KeptMatrix *k)
 {
 	if (k->slot != NULL) {
 		mat_free(k->slot);
 		*k->slot = k->old;
 		memset(&k->old, 0, sizeof k->old);
-		if (a != NULL && l->nlayers == 0)
-			a->lesson = l;
 	}
 	kept_matrix_free(k);
 }
@@ -807,14 +787,10 @@ static void update_back(Attn *a, KeptMatrix *k, Lesson *l)
 	Mat edited = *k->slot; /* read by the half-updated computation: freed after */
 	char *e = NULL;
 
-	if (k->after != NULL)
-		a->lesson = k->after;
 	*k->slot = k->old;
 	memset(&k->old, 0, sizeof k->old);
 	if (attn_update(a, l, NULL, 0, &e) != 0)
 		free(e);
-	if (l->nlayers == 0)
-		a->lesson = l;
 	mat_free(&edited);
 	kept_matrix_free(k);
 }
@@ -836,8 +812,8 @@ static double kept_numbers(const Attn *before)
 /*
  * The computation back as it was before attn_update remade it, from the
  * copies that update kept (before, link for link): every matrix it remade
- * swapped back, each link pointed at what it read before (l, or the views
- * it had). before then holds the edited numbers, for the caller to free.
+ * swapped back, each link given the model it read before (its kept cfg
+ * and lp). before then holds the edited numbers, for the caller to free.
  * The gradients are not kept: the caller works them out again once the
  * lesson is back too.
  */
@@ -859,11 +835,11 @@ static void restore_kept(Attn *first, Attn *before, const Lesson *l)
 				}
 			}
 		}
-		/* the view it read, its input rows the layer before's output: those are the kept numbers now */
-		a->view = k->view;
+		/* the model it read, its input rows the layer before's output: those are the kept numbers now */
+		a->cfg = k->cfg;
+		a->lp = k->lp;
 		if (prev != NULL)
-			a->view.cfg.input = *attn_layer_output(prev);
-		a->lesson = a->nlayers > 0 ? &a->view : l;
+			a->cfg.input = *attn_layer_output(prev);
 		a->top = l;
 		attn_touch(a);
 	}
@@ -895,10 +871,10 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 		free(e);
 		return -1;
 	}
-	if ((kept = calloc(1, sizeof *kept)) == NULL || swap_in(&kept->lesson, l, m, s->model, row, col, value) != 0 ||
-	    (cm != NULL && swap_in(&kept->compare, c, cm, NULL, row, col, value) != 0)) {
+	if ((kept = calloc(1, sizeof *kept)) == NULL || swap_in(&kept->lesson, m, row, col, value) != 0 ||
+	    (cm != NULL && swap_in(&kept->compare, cm, row, col, value) != 0)) {
 		if (kept != NULL)
-			swap_out(&kept->lesson, l, s->model);
+			swap_out(&kept->lesson);
 		kept_free(kept);
 		*err = str_printf(_("out of memory"));
 		return -1;
@@ -910,8 +886,8 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 	 */
 	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), err);
 	if (r == 1) { /* not the same shapes and settings after all: computed afresh, on a copy */
-		swap_out(&kept->lesson, l, s->model);
-		swap_out(&kept->compare, c, NULL);
+		swap_out(&kept->lesson);
+		swap_out(&kept->compare);
 		kept_free(kept);
 		return session_edit(s, edit_cell, &arg, err);
 	}
@@ -927,14 +903,14 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 		if (before != NULL) {
 			double loss;
 			restore_kept(s->model, before, l);
-			swap_out(&kept->lesson, l, s->model);
+			swap_out(&kept->lesson);
 			/* the gradients (never kept) again, from the numbers put back */
 			if (l->cfg.backward != BACKWARD_NONE && attn_backward(s->model, &loss, &e) != 0)
 				free(e);
 		} else
 			update_back(s->model, &kept->lesson, l);
 		attn_free(before);
-		swap_out(&kept->compare, c, NULL);
+		swap_out(&kept->compare);
 		kept_free(kept);
 		point_layer(s);
 		return -1;
@@ -1049,27 +1025,27 @@ void session_mark_free(SessionMark *m)
 int session_decode_steps(const Session *s)
 {
 	return (stage_kinds[s->stage].flags & SF_DECODE_STEPS) && stage_present(&s->attn->shape, s->stage)
-	               ? s->attn->lesson->cfg.n
+	               ? attn_config(s->attn)->n
 	               : 0;
 }
 
 int session_cache_rows(const Session *s, int t)
 {
-	const int n = s->attn->lesson->cfg.n, last = t < n - 1 ? t : n - 1;
+	const int n = attn_config(s->attn)->n, last = t < n - 1 ? t : n - 1;
 
-	return last < 0 ? 0 : last - attn_keep_first(&s->attn->lesson->cfg, t) + 1;
+	return last < 0 ? 0 : last - attn_keep_first(attn_config(s->attn), t) + 1;
 }
 
 int session_tiles(const Session *s, int *nqb, int *nkb)
 {
-	const Lesson *l = s->attn->lesson;
+	const ModelConfig *c = attn_config(s->attn);
 
 	*nqb = *nkb = 0;
-	if (!(stage_kinds[s->stage].flags & SF_TILES) || !stage_present(&s->attn->shape, s->stage) || l->cfg.flash_bq <= 0 ||
-	    l->cfg.flash_bk <= 0)
+	if (!(stage_kinds[s->stage].flags & SF_TILES) || !stage_present(&s->attn->shape, s->stage) || c->flash_bq <= 0 ||
+	    c->flash_bk <= 0)
 		return 0;
-	*nqb = (l->cfg.n + l->cfg.flash_bq - 1) / l->cfg.flash_bq;
-	*nkb = (l->cfg.m + l->cfg.flash_bk - 1) / l->cfg.flash_bk;
+	*nqb = (c->n + c->flash_bq - 1) / c->flash_bq;
+	*nkb = (c->m + c->flash_bk - 1) / c->flash_bk;
 	return *nqb * *nkb;
 }
 
@@ -1145,8 +1121,8 @@ static int column_block(const Attn *a, const MatrixKind *k, int C)
 {
 	if (k->cols == DIM_NKB)
 		return C;
-	if (k->cols == DIM_NKB_DV && a->lesson->lp.d_v > 0)
-		return C / a->lesson->lp.d_v;
+	if (k->cols == DIM_NKB_DV && attn_params(a)->d_v > 0)
+		return C / attn_params(a)->d_v;
 	return -1;
 }
 
@@ -1167,7 +1143,7 @@ char session_cell_mark(CellState cs)
 CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, int R, int C)
 {
 	const MatrixKind *k = matrix_kind(which);
-	const Lesson *l = a->lesson;
+	const ModelConfig *c = attn_config(a);
 
 	if (k == NULL)
 		return CELL_PLAIN;
@@ -1175,17 +1151,17 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 		const int t = s->dec_t;
 		if (t >= 0 && R > t)
 			return CELL_UNSEEN;
-		if (k->col_axis == AXIS_KEY && !attn_in_cache(&l->cfg, R, C))
+		if (k->col_axis == AXIS_KEY && !attn_in_cache(c, R, C))
 			return CELL_UNSEEN;
 		if (t < 0)
 			return CELL_PLAIN;
-		if ((k->flags & MF_KV) && !attn_in_cache(&l->cfg, t, R))
+		if ((k->flags & MF_KV) && !attn_in_cache(c, t, R))
 			return CELL_DROPPED;
 		return R == t ? CELL_NEW : CELL_PLAIN;
 	}
-	if (s->tile_q >= 0 && l->cfg.flash_bq > 0 && l->cfg.flash_bk > 0) {
-		const int qb = s->tile_q, kb = s->tile_k, bq = l->cfg.flash_bq, bk = l->cfg.flash_bk;
-		const int nkb = (l->cfg.m + bk - 1) / bk;
+	if (s->tile_q >= 0 && c->flash_bq > 0 && c->flash_bk > 0) {
+		const int qb = s->tile_q, kb = s->tile_k, bq = c->flash_bq, bk = c->flash_bk;
+		const int nkb = (c->m + bk - 1) / bk;
 		if (k->made_by < STAGE_COUNT && (stage_kinds[k->made_by].flags & SF_TILES) && k->row_axis == AXIS_QUERY) {
 			const int rb = R / bq, cb = column_block(a, k, C);
 			if (rb != qb)
@@ -1330,8 +1306,8 @@ char *session_place(const Session *s, int utf8)
 	if (s->layer < nenc) /* an encoder layer: self-attention over the source */
 		return str_printf(_("layer %d/%d%sencoder%sself-attention"), s->layer, nenc, dot, dot);
 	if (s->lesson->encoder != NULL) /* an encoder–decoder: the decoder layer, and which of its attentions */
-		return str_printf(_("layer %d/%d%sdecoder%s%s"), s->attn->view.lp.dec_layer, s->lesson->nlayers / 2, dot, dot,
-		                  s->attn->view.lp.part == PART_CROSS ? _("cross-attention") : _("self-attention"));
+		return str_printf(_("layer %d/%d%sdecoder%s%s"), attn_params(s->attn)->dec_layer, s->lesson->nlayers / 2, dot, dot,
+		                  attn_params(s->attn)->part == PART_CROSS ? _("cross-attention") : _("self-attention"));
 	if (session_layers(s) > 1)
 		return str_printf(_("layer %d/%d"), s->layer, session_layers(s));
 	return NULL;
@@ -1343,9 +1319,9 @@ char *session_stage_map(const Session *s, int utf8)
 	const int nenc = lesson_walk_encoder(s->lesson);
 
 	/* a decoder layer is two links: its map is both, whichever of them is shown */
-	if (s->layer >= nenc && a->view.lp.part == PART_CROSS)
+	if (s->layer >= nenc && attn_params(a)->part == PART_CROSS)
 		self = attn_layer(s->model, s->layer - nenc - 1);
-	if (self != NULL && s->layer >= nenc && self->view.lp.part == PART_SELF)
+	if (self != NULL && s->layer >= nenc && attn_params(self)->part == PART_SELF)
 		cross = self->next;
 	if (self == NULL || cross == NULL)
 		return stage_map(&a->shape, s->stage, utf8);

@@ -750,7 +750,7 @@ static int cmd_mask(Session *s, const CmdArgv *a, CmdOut *out)
 	    read_whole(a->argv[2], 1, LESSON_MAX_TOKENS, &window, out, a->entry, N_("window: the keys a query sees, itself included")) != 0)
 		return -1;
 	/* the keys of the attention shown */
-	if (kinds[k] == MASK_PADDING && read_padding(a, s->attn->lesson->cfg.m, &padding, out) != 0)
+	if (kinds[k] == MASK_PADDING && read_padding(a, attn_config(s->attn)->m, &padding, out) != 0)
 		return -1;
 	if (session_set_mask(s, kinds[k], (int)window, &padding, &err) != 0) {
 		mat_free(&padding);
@@ -773,7 +773,7 @@ static int cmd_mask(Session *s, const CmdArgv *a, CmdOut *out)
 static int cmd_jacobian(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	const Attn *at = s->attn;
-	const int m = at->lesson->cfg.m, head = head_arg(s, a, 1);
+	const int m = attn_config(at)->m, head = head_arg(s, a, 1);
 	const long row = a->v[0].whole;
 	StrBuf b = { 0 };
 	const double *w;
@@ -862,7 +862,7 @@ static int cmd_heads(Session *s, const CmdArgv *a, CmdOut *out)
 	if (session_set_heads(s, h, &err) != 0)
 		return fail(out, err);
 	say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
-	    s->attn->lesson->lp.d_k, s->attn->lesson->lp.d_v);
+	    attn_params(s->attn)->d_k, attn_params(s->attn)->d_v);
 	return 0;
 }
 
@@ -985,7 +985,7 @@ static int cmd_stats(Session *s, const CmdArgv *a, CmdOut *out)
 			say(out, MSG_ERROR, NULL, _("the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)"));
 			return -1;
 		}
-		t = labels_params(s->attn->lesson, out->utf8);
+		t = labels_params(attn_config(s->attn), attn_params(s->attn), out->utf8);
 		if (t == NULL)
 			return fail(out, NULL);
 		say(out, MSG_INFO, NULL, "%s", t);

@@ -387,7 +387,7 @@ double attn_derived_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 	if (v != NULL && which == v->bias_matrix)
 		return v->score_bias(a, h, i, j);
 	if (which == AM_MASKED && !a->visible[(size_t)i * attn_config(a)->m + j])
-		return mask_fill(&a->lesson->cfg);
+		return mask_fill(attn_config(a));
 	x = MAT_AT(a->head[h].scores, i, j) * a->factor;
 	if (which != AM_SCALED && v != NULL)
 		x = x + v->score_bias(a, h, i, j);

@@ -69,7 +69,24 @@ typedef struct AttnHead {
 } AttnHead;
 
 typedef struct Attn {
-	const Lesson *lesson; /* borrowed: the lesson this was computed from */
+	/*
+	 * The model this layer was computed from (model/model.h): cfg, the
+	 * settings the layer computed with (the lesson's, but for what
+	 * model_layer_config lets a layer of a chain keep, and its input rows);
+	 * lp, the layer's own parameters. Both are copies whose matrices are
+	 * borrowed from the lesson (and, on a chain, the layer before's
+	 * output). Read them through attn_config and attn_params.
+	 */
+	ModelConfig cfg;
+	LayerParams lp;
+	/*
+	 * Borrowed: the whole lesson the computation was computed from. Not its
+	 * model (that is cfg and lp): the course around it, which the model
+	 * does not hold — its steps (attn_check_quiz_answers), its "compare"
+	 * (--dump), its backward target on a chain (backward.c) and its
+	 * layers' gradients' owners (train).
+	 */
+	const Lesson *top;
 	LessonShape shape;    /* its sizes and features, for the catalogue's rules */
 	double factor;        /* the scale factor applied to scores */
 	Mat PE;               /* n × d_model, empty without positional encoding */
@@ -105,19 +122,17 @@ typedef struct Attn {
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer
 	 * `layer` of `nlayers`, and next is the layer after it (owned).
-	 * lesson then points at view: that layer's parameters (view.lp) with
-	 * the lesson's shared settings (view.cfg: model_layer_config) and its
-	 * input rows (the layer before's output), every matrix borrowed.
+	 * cfg and lp are that layer's: its parameters with the lesson's
+	 * shared settings (model_layer_config) and its input rows (the layer
+	 * before's output).
 	 */
 	int layer, nlayers;
 	struct Attn *next;
-	Lesson view;
-	const Lesson *top; /* borrowed: the whole lesson the chain was computed from (its "compare", for --dump) */
 	/*
 	 * An encoder–decoder (lesson.h: Lesson.encoder): on the first link, the
 	 * encoder's own computation (owned), whose final output is the memory
 	 * every cross-attention link reads as its source S. Each link's part
-	 * (self- or cross-attention) and decoder layer are view.lp.part, view.lp.dec_layer.
+	 * (self- or cross-attention) and decoder layer are lp.part, lp.dec_layer.
 	 */
 	struct Attn *encoder;
 
@@ -159,11 +174,11 @@ typedef struct Attn {
  */
 static inline const ModelConfig *attn_config(const Attn *a)
 {
-	return &a->lesson->cfg;
+	return &a->cfg;
 }
 static inline const LayerParams *attn_params(const Attn *a)
 {
-	return &a->lesson->lp;
+	return &a->lp;
 }
 
 /*

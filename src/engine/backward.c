@@ -385,42 +385,39 @@ static int chain_backward(Attn *first, const Mat *dy_in);
 
 int attn_backward(Attn *first, double *loss, char **err)
 {
-	const Lesson *l;
 	const Mat *y = attn_final_output(first);
-	Attn *layers[LESSON_MAX_LAYERS + 1], *a;
+	Attn *a;
 	Mat dy = { 0 };
 	int n = 0;
 
 	*err = NULL;
 	for (a = first; a != NULL && n <= LESSON_MAX_LAYERS; a = a->next) {
-		layers[n++] = a;
+		n++;
 		attn_touch(a); /* its gradients are remade */
 	}
-	l = first->nlayers > 0 ? layers[n - 1]->lesson : first->lesson;
 	/* the loss at the final output y */
 	{
-		const Lesson *top = first->lesson;
+		const ModelConfig *top = attn_config(first); /* the first link's settings: the lesson's backward and target */
 		double L = 0.0;
-		if (top->cfg.backward == BACKWARD_NONE || mat_empty(&top->cfg.target) || top->cfg.target.rows != y->rows ||
-		    top->cfg.target.cols != y->cols) {
+		if (top->backward == BACKWARD_NONE || mat_empty(&top->target) || top->target.rows != y->rows ||
+		    top->target.cols != y->cols) {
 			*err = str_printf("this lesson has no \"backward\" for the output's shape");
 			return -1;
 		}
 		if (mat_alloc(&dy, y->rows, y->cols))
 			goto oom;
 		for (size_t i = 0; i < (size_t)y->rows * (size_t)y->cols; i++) {
-			if (top->cfg.backward == BACKWARD_TARGET) {
-				dy.a[i] = y->a[i] - top->cfg.target.a[i];
+			if (top->backward == BACKWARD_TARGET) {
+				dy.a[i] = y->a[i] - top->target.a[i];
 				L += 0.5 * dy.a[i] * dy.a[i];
 			} else {
-				dy.a[i] = top->cfg.target.a[i];
-				L += top->cfg.target.a[i] * y->a[i];
+				dy.a[i] = top->target.a[i];
+				L += top->target.a[i] * y->a[i];
 			}
 		}
 		*loss = L;
 		first->loss = L;
 	}
-	(void)l;
 	if (chain_backward(first, &dy) != 0)
 		goto oom;
 	/* an encoder–decoder: the memory's gradient is the sum of every cross-attention's dS, and flows into the encoder */
@@ -430,7 +427,7 @@ int attn_backward(Attn *first, double *loss, char **err)
 		if (mat_alloc(&dy, memory->rows, memory->cols))
 			goto oom;
 		for (a = first; a != NULL; a = a->next)
-			if (a->view.lp.part == PART_CROSS)
+			if (attn_params(a)->part == PART_CROSS)
 				add_into(&dy, &a->grad->S);
 		if (chain_backward(first->encoder, &dy) != 0)
 			goto oom;
@@ -461,11 +458,11 @@ static int chain_backward(Attn *first, const Mat *dy_in)
 			goto oom;
 		if (k == n - 1 && !mat_empty(&la->final)) {
 			/* the final norm: final = N(block output) */
-			const Lesson *v = la->lesson;
+			const ModelConfig *v = attn_config(la);
 			if (copy_of(&g->final, &dy) || mat_alloc(&g->block_out, la->final.rows, la->final.cols) ||
-			    like(&g->final_gamma, &v->cfg.final_gamma) || like(&g->final_beta, &v->cfg.final_beta))
+			    like(&g->final_gamma, &v->final_gamma) || like(&g->final_beta, &v->final_beta))
 				goto oom;
-			norm_backward(attn_block_output(la), &dy, &v->cfg.final_gamma, v->cfg.final_kind, v->cfg.final_eps, &g->block_out,
+			norm_backward(attn_block_output(la), &dy, &v->final_gamma, v->final_kind, v->final_eps, &g->block_out,
 			              &g->final_gamma, &g->final_beta);
 		} else if (copy_of(&g->block_out, k == n - 1 ? &dy : &layers[k + 1]->grad->input)) {
 			goto oom;

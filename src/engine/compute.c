@@ -246,13 +246,14 @@ static void progress_tell(const Attn *a, int st)
 }
 
 /*
- * Run the passes of lesson l (a layer's view) into a, in the table's order:
+ * Run the passes of a layer's model (its settings c, its parameters p) into a, in the table's order:
  * every one (changed NULL), or only those whose rules read a matrix marked
  * in changed, marking what they remake in turn. ka (may be NULL): the link
  * of k that gets a copy of each matrix before it is remade. Each pass's time
  * goes to a->stage_ms.
  */
-static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k, Attn *ka, double *plan)
+static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsigned char *changed, Keep *k, Attn *ka,
+                       double *plan)
 {
 	unsigned char redo[AM_COUNT];
 
@@ -306,7 +307,7 @@ static void run_passes(Attn *a, const Lesson *l, unsigned char *changed, Keep *k
 		}
 		progress_tell(a, st);
 		t0 = clock_ms();
-		kernel(a, &l->cfg, &l->lp);
+		kernel(a, c, p);
 		if (!checks_itself(st))
 			a->nonfinite |= stage_nonfinite(a, st);
 		a->stage_ms[st] = clock_ms() - t0;
@@ -349,14 +350,14 @@ static char *overflow_error(Attn *a, const unsigned char *only)
 	                  matrix_name(w), i, j, what);
 }
 
-/* One layer: every stage of lesson l (a layer's view), into a (zeroed, its chain fields set). */
-static Attn *compute_one(Attn *a, const Lesson *l, char **err)
+/* One layer: every stage of its model (a->cfg, a->lp), into a (zeroed but for its model and chain fields). */
+static Attn *compute_one(Attn *a, char **err)
 {
-	const char *fault = shape_fault(&l->cfg, &l->lp), *unmapped = attn_storage_fault();
+	const ModelConfig *c = &a->cfg;
+	const LayerParams *p = &a->lp;
+	const char *fault = shape_fault(c, p), *unmapped = attn_storage_fault();
 
 	*err = NULL;
-	if (a == NULL)
-		goto oom;
 	if (unmapped != NULL || (unmapped = attn_grad_storage_fault()) != NULL) {
 		*err = str_printf("cannot compute: the catalogue's matrix %s has no storage in the engine (attention.c, "
 		                  "matrices.c: its field tables); nothing was computed", unmapped);
@@ -365,38 +366,37 @@ static Attn *compute_one(Attn *a, const Lesson *l, char **err)
 	}
 	if (fault != NULL) {
 		*err = str_printf("cannot compute: the lesson's %s does not fit its sizes (n = %d, m = %d, heads = %d); "
-		                  "nothing was computed", fault, l->cfg.n, l->cfg.m, l->lp.heads);
+		                  "nothing was computed", fault, c->n, c->m, p->heads);
 		attn_free(a);
 		return NULL;
 	}
-	a->lesson = l;
-	lesson_shape(l, &a->shape);
-	if (lesson_count_numbers(l) > (double)LESSON_MAX_NUMBERS ||
-	    (l->cfg.score == SCORE_ADDITIVE && (double)l->cfg.n * l->cfg.m * l->lp.heads * l->lp.d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
+	lesson_model_shape(c, p, &a->shape);
+	if (lesson_model_count_numbers(c, p) > (double)LESSON_MAX_NUMBERS ||
+	    (c->score == SCORE_ADDITIVE && (double)c->n * c->m * p->heads * p->d_k > (double)LESSON_MAX_ADDITIVE_TERMS)) {
 		*err = str_printf("the lesson with its computation would hold %.0f numbers (limit %ld, LESSON_MAX_NUMBERS), "
 		                  "or its additive scores take over %ld tanh terms (LESSON_MAX_ADDITIVE_TERMS)",
-		                  lesson_count_numbers(l), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
+		                  lesson_model_count_numbers(c, p), (long)LESSON_MAX_NUMBERS, (long)LESSON_MAX_ADDITIVE_TERMS);
 		attn_free(a);
 		return NULL;
 	}
-	switch (l->cfg.scale) {
-	case SCALE_SQRT_DK: a->factor = 1.0 / sqrt((double)l->lp.d_k); break;
+	switch (c->scale) {
+	case SCALE_SQRT_DK: a->factor = 1.0 / sqrt((double)p->d_k); break;
 	case SCALE_NONE: a->factor = 1.0; break;
-	case SCALE_VALUE: a->factor = l->cfg.scale_value; break;
+	case SCALE_VALUE: a->factor = c->scale_value; break;
 	}
-	a->heads = l->lp.heads;
-	a->kv_heads = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads;
+	a->heads = p->heads;
+	a->kv_heads = p->kv_heads > 0 ? p->kv_heads : p->heads;
 	for (int v = 0; v < attn_variant_count; v++)
-		if (attn_variants[v]->setup != NULL && attn_variant_on(a, attn_variants[v]) && attn_variants[v]->setup(a, &l->cfg, &l->lp) != 0)
+		if (attn_variants[v]->setup != NULL && attn_variant_on(a, attn_variants[v]) && attn_variants[v]->setup(a, c, p) != 0)
 			goto oom;
-	a->head = calloc((size_t)l->lp.heads, sizeof *a->head);
+	a->head = calloc((size_t)p->heads, sizeof *a->head);
 	a->cache = calloc(1, sizeof *a->cache);
-	a->visible = malloc((size_t)l->cfg.n * (size_t)l->cfg.m);
-	a->row_all_masked = calloc((size_t)l->cfg.n, 1);
+	a->visible = malloc((size_t)c->n * (size_t)c->m);
+	a->row_all_masked = calloc((size_t)c->n, 1);
 	if (a->head == NULL || a->cache == NULL || a->visible == NULL || a->row_all_masked == NULL ||
 	    attn_alloc_matrices(a) != 0)
 		goto oom;
-	run_passes(a, l, NULL, NULL, NULL, NULL);
+	run_passes(a, c, p, NULL, NULL, NULL, NULL);
 	if (a->failed)
 		goto oom;
 	if ((*err = overflow_error(a, NULL)) != NULL) {
@@ -411,30 +411,25 @@ oom:
 }
 
 /*
- * Layer i of a lesson with layers, as the engine computes it: the layer's
- * own parameters (heads, weights, biases, block), the lesson's shared
- * settings (tokens, mask, scale, score), and its input rows: the lesson's
+ * Layer i's model as the engine computes it: the layer's own parameters
+ * (heads, weights, biases, block) into p, and into c the lesson's shared
+ * settings (tokens, mask, scale, score) with its input rows: the lesson's
  * X for layer 0 (with positional encoding), the layer before's output
- * after that. Every matrix is borrowed.
+ * after that. A lesson without layers is its own: its cfg and lp. Every
+ * matrix is borrowed.
  */
-static void layer_view(const Lesson *l, int i, const Mat *input, const Mat *memory, Lesson *v)
+static void layer_model(const Lesson *l, int i, const Mat *input, const Mat *memory, ModelConfig *c, LayerParams *p)
 {
 	const Lesson *own = lesson_layer_const(l, i);
 
-	*v = *own;
-	model_layer_config(&l->cfg, &own->cfg, i, l->nlayers, l->encoder != NULL, input, &v->cfg);
-	/* the course the view is read with: the whole lesson's */
-	v->path = l->path;
-	v->title = l->title;
-	v->summary = l->summary;
-	v->version = l->version;
-	v->nsteps = l->nsteps;
-	v->steps = l->steps;
-	v->compare = NULL;
-	v->nlayers = 0;
-	v->layer = NULL;
-	if (v->lp.part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
-		v->cfg.source_input = *memory;
+	*p = own->lp;
+	if (l->nlayers == 0) {
+		*c = l->cfg;
+		return;
+	}
+	model_layer_config(&l->cfg, &own->cfg, i, l->nlayers, l->encoder != NULL, input, c);
+	if (p->part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
+		c->source_input = *memory;
 }
 
 static Attn *compute_chain(const Lesson *l, char **err);
@@ -456,8 +451,16 @@ static Attn *compute_chain(const Lesson *l, char **err)
 	Attn *first = NULL, **link = &first, *enc = NULL;
 	const Mat *input = &l->cfg.input, *dec_input = NULL, *memory = NULL;
 
-	if (l->nlayers == 0)
-		return compute_one(calloc(1, sizeof(Attn)), l, err);
+	if (l->nlayers == 0) {
+		Attn *a = calloc(1, sizeof *a);
+		if (a == NULL) {
+			*err = str_printf("out of memory computing the lesson");
+			return NULL;
+		}
+		a->top = l;
+		layer_model(l, 0, &l->cfg.input, NULL, &a->cfg, &a->lp);
+		return compute_one(a, err);
+	}
 	if (l->encoder != NULL) {
 		enc = attn_compute(l->encoder, err);
 		if (enc == NULL) {
@@ -484,13 +487,13 @@ static Attn *compute_chain(const Lesson *l, char **err)
 		a->nlayers = l->nlayers;
 		a->top = l;
 		a->dec_input = dec_input;
-		layer_view(l, i, input, memory, &a->view);
+		layer_model(l, i, input, memory, &a->cfg, &a->lp);
 		*link = a;
 		if (i == 0) {
 			a->encoder = enc;
 			enc = NULL;
 		}
-		if (compute_one(a, &a->view, err) == NULL) {
+		if (compute_one(a, err) == NULL) {
 			*link = NULL;
 			attn_free(enc);
 			attn_free(first);
@@ -516,43 +519,43 @@ int attn_same_bits(const Mat *x, const Mat *y)
 
 /* Everything the passes read of a lesson but its given matrices' numbers is the same in x and y. */
 /* The same list of masks (the single mask's kind and matrix are compared with the other settings, a window by its variant). */
-static int same_masks(const Lesson *x, const Lesson *y)
+static int same_masks(const ModelConfig *x, const ModelConfig *y)
 {
-	if (x->cfg.nmasks != y->cfg.nmasks)
+	if (x->nmasks != y->nmasks)
 		return 0;
-	for (int k = 0; k < x->cfg.nmasks; k++)
-		if (x->cfg.masks[k].kind != y->cfg.masks[k].kind || !attn_same_bits(&x->cfg.masks[k].matrix, &y->cfg.masks[k].matrix))
+	for (int k = 0; k < x->nmasks; k++)
+		if (x->masks[k].kind != y->masks[k].kind || !attn_same_bits(&x->masks[k].matrix, &y->masks[k].matrix))
 			return 0;
 	return 1;
 }
 
 /* Every variant's settings are the same in x and y. */
-static int same_variants(const Lesson *x, const Lesson *y)
+static int same_variants(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
 	for (int k = 0; k < attn_variant_count; k++)
-		if (attn_variants[k]->same != NULL && !attn_variants[k]->same(&x->cfg, &x->lp, &y->cfg, &y->lp))
+		if (attn_variants[k]->same != NULL && !attn_variants[k]->same(xc, xp, yc, yp))
 			return 0;
 	return 1;
 }
 
-static int same_settings(const Lesson *x, const Lesson *y)
+static int same_settings(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
 	LessonShape sx, sy;
-	const Block *bx = &x->lp.block, *by = &y->lp.block;
+	const Block *bx = &xp->block, *by = &yp->block;
 
-	lesson_shape(x, &sx);
-	lesson_shape(y, &sy);
-	return memcmp(&sx, &sy, sizeof sx) == 0 && x->cfg.n == y->cfg.n && x->cfg.m == y->cfg.m && x->cfg.d_model == y->cfg.d_model &&
-	       x->cfg.d_src == y->cfg.d_src && x->lp.heads == y->lp.heads && x->lp.d_k == y->lp.d_k && x->lp.d_v == y->lp.d_v &&
-	       x->lp.d_out == y->lp.d_out && x->cfg.has_source == y->cfg.has_source && x->cfg.positional == y->cfg.positional &&
-	       x->cfg.score == y->cfg.score && x->cfg.scale == y->cfg.scale && attn_same_bits(&(Mat){ 1, 1, (double *)&x->cfg.scale_value },
-	                                                                 &(Mat){ 1, 1, (double *)&y->cfg.scale_value }) &&
-	       x->cfg.mask == y->cfg.mask && x->cfg.mask_fill_inf == y->cfg.mask_fill_inf && x->cfg.mask_fill == y->cfg.mask_fill &&
-	       attn_same_bits(&x->cfg.mask_matrix, &y->cfg.mask_matrix) && x->cfg.backward == y->cfg.backward && bx->present == by->present &&
+	lesson_model_shape(xc, xp, &sx);
+	lesson_model_shape(yc, yp, &sy);
+	return memcmp(&sx, &sy, sizeof sx) == 0 && xc->n == yc->n && xc->m == yc->m && xc->d_model == yc->d_model &&
+	       xc->d_src == yc->d_src && xp->heads == yp->heads && xp->d_k == yp->d_k && xp->d_v == yp->d_v &&
+	       xp->d_out == yp->d_out && xc->has_source == yc->has_source && xc->positional == yc->positional &&
+	       xc->score == yc->score && xc->scale == yc->scale && attn_same_bits(&(Mat){ 1, 1, (double *)&xc->scale_value },
+	                                                                 &(Mat){ 1, 1, (double *)&yc->scale_value }) &&
+	       xc->mask == yc->mask && xc->mask_fill_inf == yc->mask_fill_inf && xc->mask_fill == yc->mask_fill &&
+	       attn_same_bits(&xc->mask_matrix, &yc->mask_matrix) && xc->backward == yc->backward && bx->present == by->present &&
 	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
 	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
-	       x->cfg.has_final_norm == y->cfg.has_final_norm && x->cfg.final_kind == y->cfg.final_kind && x->cfg.final_eps == y->cfg.final_eps &&
-	       same_masks(x, y) && same_variants(x, y);
+	       xc->has_final_norm == yc->has_final_norm && xc->final_kind == yc->final_kind && xc->final_eps == yc->final_eps &&
+	       same_masks(xc, yc) && same_variants(xc, xp, yc, yp);
 }
 
 /* The link of a keep for layer a: its shape, heads and place, its lesson the one a was computed from. */
@@ -570,8 +573,9 @@ static Attn *keep_link(const Attn *a)
 	k->kv_heads = a->kv_heads;
 	k->layer = a->layer;
 	k->nlayers = a->nlayers;
-	k->view = a->view;
-	k->lesson = a->nlayers > 0 ? &k->view : a->lesson;
+	k->cfg = a->cfg;
+	k->lp = a->lp;
+	k->top = a->top;
 	return k;
 }
 
@@ -594,10 +598,10 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	if (first->nlayers != l->nlayers)
 		return 1;
 	for (a = first; a != NULL; prev = a, a = a->next) {
-		Lesson v;
-		if (l->nlayers > 0)
-			layer_view(l, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL, &v);
-		if (!same_settings(a->lesson, l->nlayers > 0 ? &v : l))
+		ModelConfig vc;
+		LayerParams vp;
+		layer_model(l, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL, &vc, &vp);
+		if (!same_settings(&a->cfg, &a->lp, &vc, &vp))
 			return 1;
 	}
 	/*
@@ -608,8 +612,11 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	for (int pass = before != NULL ? 0 : 1; pass < 2; pass++) {
 		prev_changed = 0;
 		for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
-			const Lesson old = *a->lesson;
-			Lesson plan_view = l->nlayers > 0 ? old : *l;
+			/* the model it computed from, and (pass 0) the one it would compute from now */
+			const ModelConfig old_c = a->cfg;
+			const LayerParams old_p = a->lp;
+			ModelConfig plan_c;
+			LayerParams plan_p;
 			Attn *ka = NULL;
 			if (pass == 1 && before != NULL && plan <= keep_numbers && (klink == &k.first || k.first != NULL)) {
 				if ((ka = keep_link(a)) == NULL)
@@ -619,25 +626,22 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 					klink = &ka->next;
 				}
 			}
-			if (l->nlayers > 0)
-				layer_view(l, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL,
-				           pass == 0 ? &plan_view : &a->view);
-			if (pass == 1) {
-				a->lesson = l->nlayers > 0 ? &a->view : l;
+			layer_model(l, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL,
+			            pass == 0 ? &plan_c : &a->cfg, pass == 0 ? &plan_p : &a->lp);
+			if (pass == 1)
 				a->top = l;
-			}
 			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
 			memset(changed, 0, sizeof changed);
 			for (int w = 0; w < AM_COUNT; w++)
 				if (matrix_kinds[w].flags & MF_GIVEN)
 					changed[w] = a->layer > 0 && w == AM_INPUT
 					                 ? prev_changed
-					                 : !attn_same_bits(lesson_matrix((Lesson *)&old, (AttnMatrix)w),
-					                              lesson_matrix(pass == 0 ? &plan_view : (Lesson *)a->lesson,
-					                                            (AttnMatrix)w));
+					                 : !attn_same_bits(lesson_model_matrix(&old_c, &old_p, (AttnMatrix)w),
+					                              pass == 0 ? lesson_model_matrix(&plan_c, &plan_p, (AttnMatrix)w)
+					                                        : lesson_model_matrix(&a->cfg, &a->lp, (AttnMatrix)w));
 			a->nonfinite = 0;
 			a->failed = 0;
-			run_passes(a, pass == 0 ? &plan_view : a->lesson, changed, &k, k.first != NULL ? ka : NULL,
+			run_passes(a, pass == 0 ? &plan_c : &a->cfg, pass == 0 ? &plan_p : &a->lp, changed, &k, k.first != NULL ? ka : NULL,
 			           pass == 0 ? &plan : NULL);
 			prev_changed = 0;
 			for (int w = 0; w < AM_COUNT; w++)
@@ -670,7 +674,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 
 int attn_check_quiz_answers(const Attn *a, char **err)
 {
-	const Lesson *l = a->lesson;
+	const Lesson *l = a->top; /* the course's steps: the lesson's, not the model's */
 
 	for (int i = 0; i < l->nsteps; i++) {
 		const Step *st = &l->steps[i];

@@ -15,15 +15,16 @@ Attn *attn_compute(const Lesson *l, char **err);
 void attn_free(Attn *a);
 
 /*
- * Recompute a (the computation of an earlier version of l, still alive and
- * still what a->lesson points at) in place for l, whose given matrices may
- * hold other numbers but whose shapes and settings are the same: only the
- * passes that read a matrix that changed run again, reusing a's buffers, and
- * the backward pass is redone when the lesson has one. The result is bit for
- * bit what attn_compute_all(l) gives. a->lesson then points at l.
+ * Recompute a (the computation of an earlier version of l, whose model —
+ * a->cfg, a->lp, borrowing that version's matrices — is still alive) in
+ * place for l, whose given matrices may hold other numbers but whose shapes
+ * and settings are the same: only the passes that read a matrix that changed
+ * run again, reusing a's buffers, and the backward pass is redone when the
+ * lesson has one. The result is bit for bit what attn_compute_all(l) gives.
+ * Each link's model is then made from l (a->top is l).
  *
  * before (may be NULL): gets a computation holding a copy of each matrix as
- * it was before it was remade (the others empty; its lesson is the old one),
+ * it was before it was remade (the others empty; its model the old one),
  * or NULL when those copies would hold more than keep_numbers numbers.
  *
  * Returns 0, or 1 when l's shapes or settings differ (nothing was changed:

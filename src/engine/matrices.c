@@ -45,7 +45,7 @@ const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 		                                                                          : (const void *)a->grad) +
 		                  grad_field[which] - 1);
 	} else if (matrix_kinds[which].flags & MF_GIVEN)
-		m = lesson_matrix((Lesson *)a->lesson, which); /* only read: lesson.h has no const lookup */
+		m = lesson_model_matrix(attn_config(a), attn_params(a), which);
 	else if ((m = attn_slot_const(a, which, h)) == NULL)
 		return NULL;
 	else if (attn_derived(which) && mat_empty(m))

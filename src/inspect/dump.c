@@ -264,7 +264,7 @@ static cJSON *dump_heads(const Attn *a)
 			cJSON_Delete(o);
 			goto fail;
 		}
-		if ((lesson_kv_named(a->lesson) && add_number(o, "kv_head", attn_kv_head(a, h))) ||
+		if ((model_kv_named(attn_params(a)) && add_number(o, "kv_head", attn_kv_head(a, h))) ||
 		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
 		    add_score_bias(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
@@ -277,15 +277,18 @@ fail:
 	return NULL;
 }
 
-static int add_stages(cJSON *o, const Lesson *l)
+/* The stages a's layer has, as its model says (not a->shape: an encoder's links add the backward features). */
+static int add_stages(cJSON *o, const Attn *a)
 {
 	cJSON *st = cJSON_AddArrayToObject(o, "stages");
+	LessonShape sh;
 	int s;
 
 	if (st == NULL)
 		return -1;
+	lesson_model_shape(attn_config(a), attn_params(a), &sh);
 	for (s = 0; s < STAGE_COUNT; s++)
-		if (lesson_stage_present(l, (Stage)s) && !cJSON_AddItemToArray(st, cJSON_CreateString(stage_name((Stage)s))))
+		if (stage_present(&sh, (Stage)s) && !cJSON_AddItemToArray(st, cJSON_CreateString(stage_name((Stage)s))))
 			return -1;
 	return 0;
 }
@@ -346,7 +349,6 @@ static int add_attention(cJSON *o, const Attn *a)
  */
 static cJSON *dump_layer(const Attn *a)
 {
-	const Lesson *l = a->lesson;
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);
 	const Block *b = &lp->block;
@@ -367,9 +369,9 @@ static cJSON *dump_layer(const Attn *a)
 	};
 	size_t i;
 
-	if (o == NULL || add_number(o, "h", lp->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	if (o == NULL || add_number(o, "h", lp->heads) || (model_kv_named(lp) && add_number(o, "kv_heads", a->kv_heads)) ||
 	    add_number(o, "d_k", lp->d_k) || add_number(o, "d_v", lp->d_v) ||
-	    add_number(o, "scale_factor", a->factor) || add_stages(o, l))
+	    add_number(o, "scale_factor", a->factor) || add_stages(o, a))
 		goto fail;
 	for (i = 0; i < sizeof params / sizeof params[0]; i++)
 		if (attn_matrix(a, params[i].m, 0) != NULL && add_matrix(o, params[i].key, attn_matrix(a, params[i].m, 0)))
@@ -478,7 +480,7 @@ static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
 {
 	for (const Attn *x = a; x != NULL; x = x->next) {
 		cJSON *j;
-		if (x->view.lp.part == PART_SELF && x->next != NULL) {
+		if (attn_params(x)->part == PART_SELF && x->next != NULL) {
 			j = dump_dec_layer(one(x), one(x->next));
 			x = x->next;
 		} else {
@@ -495,7 +497,7 @@ static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
 /* A lesson with a block or layers: the input, every layer, and the last layer's output. */
 static cJSON *dump_block(const Attn *a, char **err)
 {
-	const Lesson *l = a->lesson;
+	const Lesson *l = a->top; /* the course: its version and title */
 	const ModelConfig *cfg = attn_config(a);
 	cJSON *o = cJSON_CreateObject(), *layers, *rows;
 	if (o == NULL || add_number(o, "attnviz", l->version) ||
@@ -654,7 +656,7 @@ static int add_backward(cJSON *o, const Attn *a)
 
 cJSON *dump_attn(const Attn *a, char **err)
 {
-	const Lesson *l = a->lesson;
+	const Lesson *l = a->top; /* the course: its version, title and compare */
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);
 	cJSON *o, *rows;
@@ -668,7 +670,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 			*err = strdup("out of memory writing the dump");
 			return NULL;
 		}
-		if (o != NULL && add_compare(o, a->top != NULL ? a->top : l, err) != 0) {
+		if (o != NULL && add_compare(o, l, err) != 0) {
 			cJSON_Delete(o);
 			return NULL;
 		}
@@ -679,9 +681,9 @@ cJSON *dump_attn(const Attn *a, char **err)
 		goto oom;
 	if (add_number(o, "attnviz", l->version > 0 ? l->version : 1) || !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) ||
 	    add_number(o, "n", cfg->n) || add_number(o, "m", cfg->m) || add_number(o, "d_model", cfg->d_model) ||
-	    add_number(o, "h", lp->heads) || (lesson_kv_named(l) && add_number(o, "kv_heads", a->kv_heads)) ||
+	    add_number(o, "h", lp->heads) || (model_kv_named(lp) && add_number(o, "kv_heads", a->kv_heads)) ||
 	    add_number(o, "d_k", lp->d_k) || add_number(o, "d_v", lp->d_v) ||
-	    add_number(o, "scale_factor", a->factor) || add_stages(o, l) ||
+	    add_number(o, "scale_factor", a->factor) || add_stages(o, a) ||
 	    !cJSON_AddItemToObject(o, "tokens", dump_strings(cfg->tokens, cfg->n)))
 		goto oom;
 	if (cfg->has_source && !cJSON_AddItemToObject(o, "source_tokens", dump_strings(cfg->source_tokens, cfg->m)))

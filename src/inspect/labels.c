@@ -65,12 +65,12 @@ char *labels_row(const Attn *a, AttnMatrix which, int r)
 	return axis_label(a, matrix_kind(which) ? matrix_kind(which)->row_axis : AXIS_INDEX, r);
 }
 
-char *labels_params(const Lesson *l, int utf8)
+char *labels_params(const ModelConfig *c, const LayerParams *p, int utf8)
 {
 	char buf[200];
 
 	snprintf(buf, sizeof buf, _("parameters: %ld (W_q, W_k, W_v%s%s) %s the same for any number of heads"),
-	         stats_param_count(l), mat_empty(&l->lp.W_o) ? "" : ", W_o", l->cfg.score == SCORE_ADDITIVE ? ", w_e" : "",
+	         stats_param_count(c, p), mat_empty(&p->W_o) ? "" : ", W_o", c->score == SCORE_ADDITIVE ? ", w_e" : "",
 	         utf8 ? "\u2014" : "--");
 	return strdup(buf);
 }

@@ -17,6 +17,6 @@ char *labels_col(const Attn *a, AttnMatrix which, int c);
 /* Row label r (a token, escaped, or the index): heap string. */
 char *labels_row(const Attn *a, AttnMatrix which, int r);
 /* "parameters: N (W_q, W_k, W_v[, W_o]) — the same for any number of heads" (heap string, or NULL). */
-char *labels_params(const Lesson *l, int utf8);
+char *labels_params(const ModelConfig *c, const LayerParams *p, int utf8);
 
 #endif

@@ -32,10 +32,10 @@ static long cells(const Mat *m)
 	return (long)m->rows * (long)m->cols;
 }
 
-long stats_param_count(const Lesson *l)
+long stats_param_count(const ModelConfig *c, const LayerParams *p)
 {
-	return cells(&l->lp.W_q) + cells(&l->lp.W_k) + cells(&l->lp.W_v) + cells(&l->lp.W_o) +
-	       (l->cfg.score == SCORE_ADDITIVE ? cells(&l->lp.w_e) : 0);
+	return cells(&p->W_q) + cells(&p->W_k) + cells(&p->W_v) + cells(&p->W_o) +
+	       (c->score == SCORE_ADDITIVE ? cells(&p->w_e) : 0);
 }
 
 int stats_cell_differs(const Mat *a, const Mat *b, int i, int j, double rtol, double atol)

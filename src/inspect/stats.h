@@ -19,7 +19,7 @@ double stats_row_sum(const Mat *m, int i);
 /* sums[i] = Σ_j m[i][j] for each row (weights: 1, or 0 for a fully masked row). sums has m->rows entries. */
 void stats_row_sums(const Mat *m, double *sums);
 /* The learned numbers of the layer: W_q, W_k, W_v, W_o and w_e (independent of the number of heads). */
-long stats_param_count(const Lesson *l);
+long stats_param_count(const ModelConfig *c, const LayerParams *p);
 /*
  * Decoding's KV cache, in bytes (doubles, 8 bytes a number) per token and
  * per layer: a key (d_k) and a value (d_v) for each of kv_heads heads.

@@ -299,7 +299,7 @@ Lesson *lesson_walk_stack(Lesson *l, int k, int *i)
 
 int lesson_kv_named(const Lesson *l)
 {
-	return l->lp.kv_heads_given || l->lp.kv_heads != l->lp.heads;
+	return model_kv_named(&l->lp);
 }
 
 /* Where each given matrix lives in a lesson (the catalogue's MF_GIVEN kinds). */
@@ -322,6 +322,17 @@ Mat *lesson_matrix(Lesson *l, AttnMatrix which)
 	if ((unsigned)which >= AM_COUNT || !(matrix_kinds[which].flags & MF_GIVEN))
 		return NULL;
 	return (Mat *)((char *)l + given_field[which]);
+}
+
+const Mat *lesson_model_matrix(const ModelConfig *c, const LayerParams *p, AttnMatrix which)
+{
+	const size_t off = (unsigned)which < AM_COUNT ? given_field[which] : 0;
+
+	if ((unsigned)which >= AM_COUNT || !(matrix_kinds[which].flags & MF_GIVEN))
+		return NULL;
+	if (off >= offsetof(Lesson, lp) && off < offsetof(Lesson, lp) + sizeof(LayerParams))
+		return (const Mat *)((const char *)p + (off - offsetof(Lesson, lp)));
+	return (const Mat *)((const char *)c + (off - offsetof(Lesson, cfg)));
 }
 
 /* ------------------------------------------------------------------ */

@@ -126,8 +126,13 @@ double lesson_budget_numbers(const Lesson *l);
 int lesson_stage_present(const Lesson *l, Stage s);
 /* The lesson's sizes and features, for the catalogue's shape and presence rules. */
 void lesson_shape(const Lesson *l, LessonShape *out);
+/* The same of one layer as the engine computes it from the model: its settings c and its parameters p. */
+void lesson_model_shape(const ModelConfig *c, const LayerParams *p, LessonShape *out);
+double lesson_model_count_numbers(const ModelConfig *c, const LayerParams *p);
 /* A matrix the lesson gives (input, source_input, W_*, w_e: MF_GIVEN), or NULL for computed ones. */
 Mat *lesson_matrix(Lesson *l, AttnMatrix which);
+/* The same of a layer's settings c and parameters p (only read). */
+const Mat *lesson_model_matrix(const ModelConfig *c, const LayerParams *p, AttnMatrix which);
 /* 1 when the lesson names its key/value heads (it gave "kv_heads", or they are fewer than its heads): dumps and saves say so. */
 int lesson_kv_named(const Lesson *l);
 

@@ -170,10 +170,11 @@ int li_is_generated(const MatSrc *src);
 int li_check_shapes(Ctx *c, Shapes *s);
 /* A loaded lesson's shapes (no token counts: -1). */
 void li_shapes_from_lesson(const Lesson *l, Shapes *s);
+void li_shapes_from_model(const ModelConfig *c, const LayerParams *p, Shapes *s);
 /* Layer i of a loaded lesson as the engine computes it (positions on layer 0, the final norm on the last). */
 void li_layer_shapes(const Lesson *l, int i, Shapes *sh);
 /* The block's settings, for the presence rules. */
-void li_shapes_block(Shapes *s, const Lesson *l);
+void li_shapes_block(Shapes *s, const LayerParams *p);
 /* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
 double li_shapes_count(const Shapes *s);
 /* The sizes and features the catalogue's shape and presence rules read. */

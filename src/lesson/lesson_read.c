@@ -387,7 +387,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.decode = l->cfg.decode;
 	sh.flash_bq = l->cfg.flash_bq;
 	sh.flash_bk = l->cfg.flash_bk;
-	li_shapes_block(&sh, l);
+	li_shapes_block(&sh, &l->lp);
 	if (li_stack(c)->part != PART_LAYER)
 		sh.has_final = li_stack(c)->link_final;
 	else if (c->layer_obj != NULL)

@@ -17,48 +17,48 @@
 /* ------------------------------------------------------------------ */
 
 /* The lesson's masks as parts (one part for a single mask, none without). */
-static void shapes_masks(Shapes *s, const Lesson *l)
+static void shapes_masks(Shapes *s, const ModelConfig *c)
 {
-	s->mask = l->cfg.mask;
-	s->fill_inf = l->cfg.mask_fill_inf;
+	s->mask = c->mask;
+	s->fill_inf = c->mask_fill_inf;
 	s->nparts = 0;
-	if (l->cfg.mask == MASK_LIST) {
-		for (int i = 0; i < l->cfg.nmasks && i < LESSON_MAX_MASKS; i++) {
-			s->part[i].kind = l->cfg.masks[i].kind;
-			s->part[i].window = l->cfg.masks[i].window;
-			s->part[i].r = l->cfg.masks[i].matrix.rows;
-			s->part[i].c = l->cfg.masks[i].matrix.cols;
+	if (c->mask == MASK_LIST) {
+		for (int i = 0; i < c->nmasks && i < LESSON_MAX_MASKS; i++) {
+			s->part[i].kind = c->masks[i].kind;
+			s->part[i].window = c->masks[i].window;
+			s->part[i].r = c->masks[i].matrix.rows;
+			s->part[i].c = c->masks[i].matrix.cols;
 			s->nparts++;
 		}
-	} else if (l->cfg.mask != MASK_NONE) {
-		s->part[0].kind = l->cfg.mask;
-		s->part[0].window = l->cfg.window;
-		s->part[0].r = l->cfg.mask_matrix.rows;
-		s->part[0].c = l->cfg.mask_matrix.cols;
+	} else if (c->mask != MASK_NONE) {
+		s->part[0].kind = c->mask;
+		s->part[0].window = c->window;
+		s->part[0].r = c->mask_matrix.rows;
+		s->part[0].c = c->mask_matrix.cols;
 		s->nparts = 1;
 	}
 }
 
 /* Key/value heads, RoPE, ALiBi, decoding and the tiles, for the shape and presence rules. */
-static void shapes_modern(Shapes *s, const Lesson *l)
+static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 {
-	s->kv_heads = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads;
-	s->rope = l->cfg.rope;
-	s->alibi = l->cfg.alibi;
-	s->decode = l->cfg.decode;
-	s->flash_bq = l->cfg.flash_bq;
-	s->flash_bk = l->cfg.flash_bk;
+	s->kv_heads = p->kv_heads > 0 ? p->kv_heads : p->heads;
+	s->rope = c->rope;
+	s->alibi = c->alibi;
+	s->decode = c->decode;
+	s->flash_bq = c->flash_bq;
+	s->flash_bk = c->flash_bk;
 }
 
 /* The block's settings, for the presence rules. */
-void li_shapes_block(Shapes *s, const Lesson *l)
+void li_shapes_block(Shapes *s, const LayerParams *p)
 {
-	s->block = l->lp.block.present;
-	s->norm = l->lp.block.norm;
-	s->norm_kind = l->lp.block.norm_kind;
-	s->has_ffn = l->lp.block.has_ffn;
-	s->swiglu = l->lp.block.activation == ACT_SWIGLU;
-	s->d_ff = l->lp.block.d_ff;
+	s->block = p->block.present;
+	s->norm = p->block.norm;
+	s->norm_kind = p->block.norm_kind;
+	s->has_ffn = p->block.has_ffn;
+	s->swiglu = p->block.activation == ACT_SWIGLU;
+	s->d_ff = p->block.d_ff;
 }
 
 /* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
@@ -432,35 +432,40 @@ int li_check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 /* A loaded lesson: its numbers, its shape, its validation            */
 /* ------------------------------------------------------------------ */
 
-void li_shapes_from_lesson(const Lesson *l, Shapes *s)
+void li_shapes_from_model(const ModelConfig *c, const LayerParams *p, Shapes *s)
 {
 	memset(s, 0, sizeof *s);
-	s->n = l->cfg.input.rows;
-	s->d_model = l->cfg.input.cols;
-	s->has_source = l->cfg.has_source;
-	s->m = l->cfg.has_source ? l->cfg.source_input.rows : s->n;
-	s->d_src = l->cfg.has_source ? l->cfg.source_input.cols : s->d_model;
-	s->heads = l->lp.heads;
+	s->n = c->input.rows;
+	s->d_model = c->input.cols;
+	s->has_source = c->has_source;
+	s->m = c->has_source ? c->source_input.rows : s->n;
+	s->d_src = c->has_source ? c->source_input.cols : s->d_model;
+	s->heads = p->heads;
 	s->ntokens = -1;
 	s->nsource_tokens = -1;
-	s->wq_r = l->lp.W_q.rows; s->wq_c = l->lp.W_q.cols;
-	s->wk_r = l->lp.W_k.rows; s->wk_c = l->lp.W_k.cols;
-	s->wv_r = l->lp.W_v.rows; s->wv_c = l->lp.W_v.cols;
-	s->has_wo = !mat_empty(&l->lp.W_o);
-	s->wo_r = l->lp.W_o.rows; s->wo_c = l->lp.W_o.cols;
-	s->has_we = !mat_empty(&l->lp.w_e);
-	s->we_r = l->lp.w_e.rows; s->we_c = l->lp.w_e.cols;
-	s->positional = l->cfg.positional;
-	s->score = l->cfg.score;
-	s->scale = l->cfg.scale;
-	shapes_masks(s, l);
-	shapes_modern(s, l);
-	s->d_k = l->lp.heads > 0 ? l->lp.W_q.cols / l->lp.heads : 0;
-	s->d_v = s->kv_heads > 0 ? l->lp.W_v.cols / s->kv_heads : 0;
-	s->d_out = s->has_wo ? l->lp.W_o.cols : l->lp.heads * s->d_v;
-	li_shapes_block(s, l);
-	s->has_final = l->cfg.has_final_norm;
-	s->backward = l->cfg.backward != BACKWARD_NONE;
+	s->wq_r = p->W_q.rows; s->wq_c = p->W_q.cols;
+	s->wk_r = p->W_k.rows; s->wk_c = p->W_k.cols;
+	s->wv_r = p->W_v.rows; s->wv_c = p->W_v.cols;
+	s->has_wo = !mat_empty(&p->W_o);
+	s->wo_r = p->W_o.rows; s->wo_c = p->W_o.cols;
+	s->has_we = !mat_empty(&p->w_e);
+	s->we_r = p->w_e.rows; s->we_c = p->w_e.cols;
+	s->positional = c->positional;
+	s->score = c->score;
+	s->scale = c->scale;
+	shapes_masks(s, c);
+	shapes_modern(s, c, p);
+	s->d_k = p->heads > 0 ? p->W_q.cols / p->heads : 0;
+	s->d_v = s->kv_heads > 0 ? p->W_v.cols / s->kv_heads : 0;
+	s->d_out = s->has_wo ? p->W_o.cols : p->heads * s->d_v;
+	li_shapes_block(s, p);
+	s->has_final = c->has_final_norm;
+	s->backward = c->backward != BACKWARD_NONE;
+}
+
+void li_shapes_from_lesson(const Lesson *l, Shapes *s)
+{
+	li_shapes_from_model(&l->cfg, &l->lp, s);
 }
 
 double lesson_count_numbers(const Lesson *l)
@@ -477,6 +482,22 @@ double lesson_count_numbers(const Lesson *l)
 		return total;
 	li_shapes_from_lesson(l, &s);
 	return li_shapes_count(&s);
+}
+
+double lesson_model_count_numbers(const ModelConfig *c, const LayerParams *p)
+{
+	Shapes s;
+
+	li_shapes_from_model(c, p, &s);
+	return li_shapes_count(&s);
+}
+
+void lesson_model_shape(const ModelConfig *c, const LayerParams *p, LessonShape *out)
+{
+	Shapes sh;
+
+	li_shapes_from_model(c, p, &sh);
+	li_shapes_shape(&sh, out);
 }
 
 double lesson_budget_numbers(const Lesson *l)
@@ -513,7 +534,7 @@ void li_layer_shapes(const Lesson *l, int i, Shapes *sh)
 		sh->backward = l->cfg.backward != BACKWARD_NONE;
 		sh->score = l->cfg.score;
 		sh->scale = l->cfg.scale;
-		shapes_masks(sh, l);
+		shapes_masks(sh, &l->cfg);
 		sh->rope = l->cfg.rope;
 		sh->alibi = l->cfg.alibi;
 		sh->decode = l->cfg.decode;

@@ -88,6 +88,11 @@ int model_mask_window(const ModelConfig *c)
  * power of two, the geometric sequence 2^(−8/h), 2^(−16/h), …; otherwise
  * the c = 2^⌊log2 h⌋ slopes of c heads, then every other slope of 2c heads.
  */
+int model_kv_named(const LayerParams *p)
+{
+	return p->kv_heads_given || p->kv_heads != p->heads;
+}
+
 double model_alibi_slope(int h, int i)
 {
 	int c = 1;

@@ -154,6 +154,8 @@ int model_mask_sees(const ModelConfig *c, int i, int j);
 int model_mask_causal(const ModelConfig *c);
 /* The smallest window of the mask, or 0 without one: what a rolling KV cache keeps. */
 int model_mask_window(const ModelConfig *c);
+/* 1 when a layer names its key/value heads (the file gave "kv_heads", or they are fewer than its heads): dumps and saves say so. */
+int model_kv_named(const LayerParams *p);
 /* ALiBi's default slope of head i of h: 2^(−8(i+1)/h) for h a power of two, else the paper's interleaving rule. */
 double model_alibi_slope(int h, int i);
 

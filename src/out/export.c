@@ -972,7 +972,7 @@ static char *render_svg(const Attn *a, const Session *s, const ExportTarget *t, 
 	Pane *pane = calloc(SVG_MAX_PANES, sizeof *pane);
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96], *head = NULL;
-	const char *title = text_get(&a->lesson->title, lang_of(s));
+	const char *title = text_get(&a->top->title, lang_of(s));
 	const char *formula = target_formula(a, t, 1);
 	size_t tat[2 * SVG_MAX_LINES], fat[2 * SVG_MAX_LINES];
 	int n, i, k, best_k = 1, width = 0, height = 0, top = 0, tl = 0, fl = 0, minw;
@@ -1221,7 +1221,7 @@ static char *render_md(const Attn *a, const Session *s, const ExportTarget *t, c
 	}
 	target_title(what, sizeof what, a, t);
 	strbuf_puts(&b, "## ");
-	md_puts(&b, text_get(&a->lesson->title, lang_of(s)), 1);
+	md_puts(&b, text_get(&a->top->title, lang_of(s)), 1);
 	strbuf_puts(&b, " \u2014 ");
 	md_puts(&b, what, 1);
 	strbuf_puts(&b, "\n");
@@ -1559,7 +1559,7 @@ static char *render_tex(const Attn *a, const Session *s, const ExportTarget *t, 
 	Pane *pane = calloc(SVG_MAX_PANES, sizeof *pane);
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[96];
-	const char *title = text_get(&a->lesson->title, lang_of(s));
+	const char *title = text_get(&a->top->title, lang_of(s));
 	int n, i, r, c, maxcols = 0, unicode, cjk = 0;
 
 	n = pane ? fig_panes(a, t, pane) : 0;

@@ -282,7 +282,7 @@ char *textfmt_cache_lines(const Session *s, int utf8)
 {
 	const char *dot = utf8 ? "\u00b7" : "*";
 	const LessonShape *sh = &s->attn->shape;
-	const int g = sh->kv_heads, h = sh->heads, n = s->attn->lesson->cfg.n, w = model_mask_window(&s->attn->lesson->cfg);
+	const int g = sh->kv_heads, h = sh->heads, n = attn_config(s->attn)->n, w = model_mask_window(attn_config(s->attn));
 	const long tok = stats_kv_bytes_per_token(sh, g), full = stats_kv_bytes_per_token(sh, h);
 	long all = 0;
 	int layers = 0;
@@ -327,7 +327,8 @@ static void range_into(char *buf, size_t size, int lo, int hi)
 
 char *textfmt_caption(const Session *s, int utf8)
 {
-	const Lesson *l = s->attn->lesson;
+	const ModelConfig *c = attn_config(s->attn);
+	const LayerParams *p = attn_params(s->attn);
 	const LessonShape *sh = &s->attn->shape;
 	const char *dot = utf8 ? "\u00b7" : "*";
 	StagePane ps[STAGE_MAX_PANES];
@@ -336,7 +337,7 @@ char *textfmt_caption(const Session *s, int utf8)
 
 	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
 		const int t = s->dec_t, rows = session_cache_rows(s, t);
-		char *tok = text_escape(l->cfg.tokens[t], "");
+		char *tok = text_escape(c->tokens[t], "");
 		const int dropped = t - rows + 1;
 		char held[32], gone[32];
 		range_into(held, sizeof held, t - rows + 1, t);
@@ -367,8 +368,8 @@ char *textfmt_caption(const Session *s, int utf8)
 		free(cache);
 	}
 	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0) {
-		const int bq = l->cfg.flash_bq, bk = l->cfg.flash_bk, q0 = s->tile_q * bq, k0 = s->tile_k * bk;
-		const int q1 = q0 + bq < l->cfg.n ? q0 + bq - 1 : l->cfg.n - 1, k1 = k0 + bk < l->cfg.m ? k0 + bk - 1 : l->cfg.m - 1;
+		const int bq = c->flash_bq, bk = c->flash_bk, q0 = s->tile_q * bq, k0 = s->tile_k * bk;
+		const int q1 = q0 + bq < c->n ? q0 + bq - 1 : c->n - 1, k1 = k0 + bk < c->m ? k0 + bk - 1 : c->m - 1;
 		char qr[32], kr[32];
 		range_into(qr, sizeof qr, q0, q1);
 		range_into(kr, sizeof kr, k0, k1);
@@ -386,7 +387,7 @@ char *textfmt_caption(const Session *s, int utf8)
 			                       (unsigned long)s->nskipped),
 			              s->nskipped, s->skipped_q, s->skipped_k);
 		strbuf_printf(&b, _("Held at once: Bq%sBk + Bq%s(2 + d_v) = %d%s%d + %d%s(2 + %d) = %ld numbers, against n%sm = %ld for the score matrix.\n"),
-		              dot, dot, bq, dot, bk, bq, dot, l->lp.d_v, stats_flash_numbers(sh), dot, (long)l->cfg.n * l->cfg.m);
+		              dot, dot, bq, dot, bk, bq, dot, p->d_v, stats_flash_numbers(sh), dot, (long)c->n * c->m);
 	}
 	/* the key/value heads the query heads share (a stage that cuts panes per key/value head) */
 	for (int i = 0, np = stage_panes(sh, s->stage, ps); i < np; i++)
@@ -566,7 +567,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	}
 	/* the parameter count, unless a question open here may be asking for it */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s)) {
-		char *params = labels_params(s->attn->lesson, utf8); /* the layer shown */
+		char *params = labels_params(attn_config(s->attn), attn_params(s->attn), utf8); /* the layer shown */
 		if (params != NULL) {
 			fputc('\n', f);
 			textfmt_put_wrapped(f, params, 0);

@@ -68,8 +68,8 @@ pane_masked(const Tui *t, const Pane *p, int R, int C, double v)
 
 	if (isinf(v) && v < 0)
 		return 1;
-	if ((matrix_kind(p->which)->flags & MF_MASKED) && a->visible && a->lesson->cfg.mask != MASK_NONE)
-		return !a->visible[(size_t)R * (size_t)a->lesson->cfg.m + (size_t)C];
+	if ((matrix_kind(p->which)->flags & MF_MASKED) && a->visible && attn_config(a)->mask != MASK_NONE)
+		return !a->visible[(size_t)R * (size_t)attn_config(a)->m + (size_t)C];
 	return 0;
 }
 
@@ -262,7 +262,7 @@ pane_measure(Tui *t, Pane *p)
 	/* Title: name, ᵀ, head, shape — our own text only (the variant's label is escaped). */
 	const char *name = matrix_name(p->which);
 	char head[32] = "";
-	if (pane_attn(t, p)->lesson->lp.heads > 1 && (matrix_per_head(p->which) || p->ncols != m->cols))
+	if (attn_params(pane_attn(t, p))->heads > 1 && (matrix_per_head(p->which) || p->ncols != m->cols))
 		pane_head_title(t, p, head, sizeof head);
 	char *label = NULL;
 	if (p->variant) {

@@ -330,7 +330,7 @@ tui_draw_stage(Tui *t)
 		snprintf(quiz, sizeof quiz, _("  quiz %d/%d"), s->quiz_right, s->quiz_asked);
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s))
-		snprintf(params, sizeof params, _("  params %ld"), stats_param_count(s->attn->lesson));
+		snprintf(params, sizeof params, _("  params %ld"), stats_param_count(attn_config(s->attn), attn_params(s->attn)));
 	snprintf(right, sizeof right, "%s%s%s", heads, quiz, params);
 
 	int need = text_width(step, -1) + text_width(stage, -1) + text_width(right, -1);
@@ -497,7 +497,7 @@ tui_draw_status(Tui *t)
 				screen_put(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			} else if (m) {
 				labels_number(num, MAT_AT(*m, R, C), t->utf8);
-				if (matrix_per_head(p->which) && pane_attn(t, p)->lesson->lp.heads > 1)
+				if (matrix_per_head(p->which) && attn_params(pane_attn(t, p))->heads > 1)
 					snprintf(line, sizeof line, _("%s%s[%d][%d] (head %d) = %s   Enter: where from?"),
 					         p->variant ? _("variant ") : "", matrix_name(p->which), R, C, p->head, num);
 				else

@@ -42,7 +42,9 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 		one = calloc(1, sizeof *one);
 		if (one == NULL)
 			goto out;
-		one->lesson = a->lesson; /* what the kernels ran from (compute.c: run_passes) */
+		one->cfg = a->cfg; /* what the kernels ran from (compute.c: run_passes) */
+		one->lp = a->lp;
+		one->top = a->top;
 		one->shape = a->shape;
 		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
 		one->heads = 0; /* no per-head matrices */
