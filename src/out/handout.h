@@ -1,7 +1,7 @@
 /* handout.h: a lesson as a printed handout (`--handout LESSON -o FILE.html|FILE.md`).
  *
  * Every step of the lesson in order: its place (stage, head, layer), its
- * narration, its stage's figure (export.c's SVG, the open question's pane
+ * narration, its stage's figure (export_svg.c's SVG, the open question's pane
  * without its numbers), its formula and its question; then an answer key
  * whose answers are computed from the lesson as the quiz checks them (the
  * right choice, or the answer cell's number and the tolerance).
