@@ -1,6 +1,7 @@
 /* session.c: the learner's state, and the only functions that change it. */
 #include "app/session.h"
 #include "base/i18n.h"
+#include "app/session_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -49,7 +50,7 @@ const Attn *session_walk_link(const Session *s, int layer)
 }
 
 /* Point attn (and the variant's and the previous computation's) at walk layer `layer`. */
-static void point_layer(Session *s)
+void sn_point_layer(Session *s)
 {
 	const int nenc = lesson_walk_encoder(s->lesson);
 
@@ -63,7 +64,7 @@ static void point_layer(Session *s)
 }
 
 /* One step per stage present in each layer, or the lesson's own steps. Texts stay owned by the lesson. */
-static int build_walk(Session *s)
+int sn_build_walk(Session *s)
 {
 	const Lesson *l = s->lesson;
 	const int nenc = lesson_walk_encoder(l);
@@ -132,37 +133,34 @@ static int build_walk(Session *s)
 	return 0;
 }
 
-static void enter_substeps(Session *s, const Step *st, int at_end);
-static void restore_substeps(Session *s, int t, int tq, int tk);
 
 static void place_at(Session *s, int step)
 {
 	s->step = step;
 	s->layer = s->walk[step].layer;
-	point_layer(s);
+	sn_point_layer(s);
 	s->stage = s->walk[step].stage;
 	s->head = s->walk[step].head < s->attn->heads ? s->walk[step].head : 0;
 	/* A step may show or hide the comparison; `compare on|off` still changes it afterwards. */
 	if (s->walk[step].compare >= 0)
 		s->compare_on = s->walk[step].compare && s->compare_attn != NULL;
-	enter_substeps(s, &s->walk[step], 0);
+	sn_enter_substeps(s, &s->walk[step], 0);
 	s->dirty |= DIRTY_PLACE;
 }
 
-static void kept_free(SessionKept *k);
 
-static void drop_prev(Session *s)
+void sn_drop_prev(Session *s)
 {
 	attn_free(s->prev_model);
 	lesson_free(s->prev_lesson);
-	kept_free(s->prev_kept);
+	sn_kept_free(s->prev_kept);
 	s->prev_model = s->prev_attn = NULL;
 	s->prev_lesson = NULL;
 	s->prev_kept = NULL;
 }
 
 /* The compare variant's computation (NULL without one); -1 with *err ("compare: …") when it fails. */
-static int compute_compare(const Lesson *l, Attn **out, char **err)
+int sn_compute_compare(const Lesson *l, Attn **out, char **err)
 {
 	char *e = NULL;
 
@@ -188,7 +186,7 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 		s->lesson = NULL;
 		return -1;
 	}
-	if (compute_compare(l, &s->compare_model, err) != 0) {
+	if (sn_compute_compare(l, &s->compare_model, err) != 0) {
 		attn_free(s->model);
 		s->model = s->attn = NULL;
 		s->lesson = NULL;
@@ -197,7 +195,7 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 	s->compare_attn = s->compare_model;
 	if (source != NULL)
 		s->source = strdup(source);
-	if (build_walk(s) != 0) {
+	if (sn_build_walk(s) != 0) {
 		*err = str_printf(_("out of memory"));
 		attn_free(s->model);
 		attn_free(s->compare_model);
@@ -220,7 +218,7 @@ void session_idle(Session *s)
 
 void session_free(Session *s)
 {
-	drop_prev(s);
+	sn_drop_prev(s);
 	attn_free(s->model);
 	attn_free(s->compare_model);
 	lesson_free(s->lesson);
@@ -289,7 +287,7 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 	Lesson *l;
 
 	*warn = NULL;
-	drop_prev(s); /* the new lesson is made beside the current one: only the two are held */
+	sn_drop_prev(s); /* the new lesson is made beside the current one: only the two are held */
 	if (file_or_name == NULL) { /* the built-in lesson */
 		path = NULL;
 		l = session_default_lesson(err);
@@ -357,590 +355,10 @@ const char *session_next_lesson(const Session *s)
 	return session_lesson_order[i + 1];
 }
 
-/* ------------------------------------------------------------ edits */
-
-
-/*
- * The learner's edit wins over the lesson's walk: a step on a stage the edit
- * removed shows the stage before it, a step on a head that no longer exists
- * shows head 0, and a focus or question on a cell that is gone is dropped
- * (the question is counted as not asked). Judged from the shapes, before
- * anything is computed.
- */
-static void adapt_steps(Lesson *l)
-{
-	int i;
-
-	for (i = 0; i < l->nsteps; i++) {
-		Step *st = &l->steps[i];
-		const Lesson *stk = lesson_step_stack(l, st); /* the encoder's, or the lesson's own layers */
-		/* a stage an edit removed (heads 1: no split; mask none: no mask) gives way to the table's stand-in */
-		const int heads = lesson_layer_const(stk, st->layer)->lp.heads;
-		LessonShape sh;
-		lesson_layer_shape(stk, st->layer, &sh);
-		st->stage = stage_shown(&sh, st->stage);
-		if (st->head >= heads)
-			st->head = 0;
-		if (st->has_focus && st->focus.head >= heads)
-			st->focus.head = 0;
-		if (st->has_focus && !lesson_cell_exists(stk, st->layer, &st->focus))
-			st->has_focus = 0;
-		if (st->has_quiz && st->quiz.nchoices == 0) {
-			if (st->quiz.answer_cell.head >= heads)
-				st->quiz.answer_cell.head = 0;
-			if (!lesson_cell_exists(stk, st->layer, &st->quiz.answer_cell))
-				st->has_quiz = 0;
-		}
-	}
-}
-
-/* A copy of the lesson with the edit made (to its compare variant too), checked; NULL with *err when refused. */
-static Lesson *edited_copy(const Session *s, SessionEdit edit, void *arg, char **err)
-{
-	Lesson *copy = lesson_clone(s->lesson);
-
-	if (copy == NULL) {
-		*err = str_printf(_("out of memory"));
-		return NULL;
-	}
-	if (edit(copy, arg, err) != 0) {
-		lesson_free(copy);
-		return NULL;
-	}
-	/* Edits apply to the compare variant too; a refusal there refuses the edit. */
-	if (copy->compare != NULL) {
-		char *e = NULL;
-		if (edit(copy->compare, arg, &e) != 0) {
-			*err = str_printf(_("compare: %s"), e ? e : "the variant refuses this edit");
-			free(e);
-			lesson_free(copy);
-			return NULL;
-		}
-	}
-	/*
-	 * The loader's own checks, before anything is computed: an edit that
-	 * leaves the shapes disagreeing (a causal mask on cross-attention, where
-	 * n ≠ m) is refused here with the loader's message.
-	 */
-	adapt_steps(copy);
-	if (lesson_validate(copy, err) != 0) {
-		lesson_free(copy);
-		return NULL;
-	}
-	return copy;
-}
-
-/* The edited lesson and its computation take the place of the current ones; the walk follows, keeping the place. */
-static int take_edit(Session *s, Lesson *copy, Attn *model, Attn *before, char **err)
-{
-	drop_prev(s);
-	/* the lesson before stays while the flash needs it, with its copies (lesson_free takes NULL) */
-	if (before != NULL)
-		s->prev_lesson = s->lesson;
-	else
-		lesson_free(s->lesson);
-	s->prev_model = before;
-	s->lesson = copy;
-	s->model = model;
-	point_layer(s);
-	/* The walk copies steps by value; re-point it at the new lesson's, keeping the place. */
-	{
-		const int step = s->step, head = s->head;
-		const Stage stage = s->stage;
-		QuizState *quiz = s->quiz;
-		const int right = s->quiz_right, asked = s->quiz_asked, nwalk = s->nwalk;
-		s->quiz = NULL;
-		if (build_walk(s) != 0) {
-			*err = str_printf(_("out of memory"));
-			free(quiz);
-			return -1;
-		}
-		if (s->nwalk == nwalk) {
-			memcpy(s->quiz, quiz, (size_t)nwalk * sizeof *quiz);
-			s->quiz_right = right;
-			s->quiz_asked = asked;
-		}
-		free(quiz);
-		const int t = s->dec_t, tq = s->tile_q, tk = s->tile_k;
-		s->step = step < s->nwalk ? step : 0;
-		s->stage = stage_present(&s->attn->shape, stage) ? stage : s->walk[s->step].stage;
-		s->head = head < s->attn->heads ? head : 0;
-		enter_substeps(s, NULL, 0);
-		restore_substeps(s, t, tq, tk);
-	}
-	s->edited = 1;
-	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
-	return 0;
-}
-
-/* The edited lesson computed afresh beside the current one, then in its place. */
-static int edit_afresh(Session *s, Lesson *copy, char **err)
-{
-	Attn *a, *b = NULL;
-
-	/*
-	 * The edited lesson is computed beside the current one, so both count
-	 * against LESSON_MAX_NUMBERS; the computation kept for the flash is
-	 * dropped first (the current one becomes it).
-	 */
-	drop_prev(s);
-	if (lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson) > (double)LESSON_MAX_NUMBERS) {
-		*err = str_printf(_("this lesson is too large to edit: the edited copy and the lesson together would hold "
-		                    "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"),
-		                  lesson_budget_numbers(copy) + lesson_budget_numbers(s->lesson), (long)LESSON_MAX_NUMBERS);
-		lesson_free(copy);
-		return -1;
-	}
-	if ((a = attn_compute_all(copy, err)) == NULL) {
-		lesson_free(copy);
-		return -1;
-	}
-	if (compute_compare(copy, &b, err) != 0) {
-		attn_free(a);
-		lesson_free(copy);
-		return -1;
-	}
-	attn_free(s->compare_model);
-	s->compare_model = b;
-	return take_edit(s, copy, a, s->model, err);
-}
-
-int session_edit(Session *s, SessionEdit edit, void *arg, char **err)
-{
-	Lesson *copy = edited_copy(s, edit, arg, err);
-
-	return copy == NULL ? -1 : edit_afresh(s, copy, err);
-}
-
-/*
- * How many numbers the copies kept for the flash may hold during an edit:
- * a tenth of the computation (an edit of W_o or W_v at n = 1024 keeps its
- * few n × d matrices; one of W_q remakes every head's n × n scores and keeps
- * none), or any small lesson's whole.
- */
-static double keep_limit(const Lesson *l)
-{
-	const double tenth = lesson_count_numbers(l) / 10;
-	return tenth > (double)(1 << 20) ? tenth : (double)(1 << 20);
-}
-
-/* ------------------------------------------------------------ edits of settings and shapes */
-
-typedef struct HeadsArg {
-	int heads, layer;
-} HeadsArg;
-
-/* heads N: the layer shown (a lesson without layers is its own); d_k and d_v follow from the columns. */
-static int edit_heads(Lesson *top, void *arg, char **err)
-{
-	const HeadsArg *ha = arg;
-	const int h = ha->heads;
-	int i;
-	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
-	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
-	const int g = l->lp.kv_heads_given ? l->lp.kv_heads : h;
-	const Mat *bad = l->lp.W_q.cols % h != 0 ? &l->lp.W_q : l->lp.W_v.cols % g != 0 ? &l->lp.W_v : NULL;
-
-	if (bad != NULL) {
-		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->lp.W_q ? h : g, bad->cols,
-		                  bad == &l->lp.W_q ? "W_q" : "W_v");
-		return -1;
-	}
-	if (h % g != 0) {
-		*err = str_printf(_("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")"), h, g);
-		return -1;
-	}
-	if (l->cfg.alibi && !mat_empty(&l->lp.alibi_slopes)) {
-		*err = str_printf(_("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads"),
-		                  l->lp.alibi_slopes.cols, h);
-		return -1;
-	}
-	l->lp.heads = h;
-	l->lp.kv_heads = g;
-	l->lp.d_k = l->lp.W_q.cols / h;
-	l->lp.d_v = l->lp.W_v.cols / g;
-	return 0;
-}
-
-int session_set_heads(Session *s, int heads, char **err)
-{
-	HeadsArg ha = { heads, s->layer };
-
-	return session_edit(s, edit_heads, &ha, err);
-}
-
-typedef struct MaskArg {
-	MaskKind kind;
-	int window;
-	const Mat *padding;
-	int layer; /* the walk layer shown: whose mask is edited */
-} MaskArg;
-
-/* l's mask replaced by a's. */
-static int set_mask(Lesson *l, const MaskArg *a, char **err)
-{
-	mat_free(&l->cfg.mask_matrix);
-	for (int i = 0; i < l->cfg.nmasks; i++)
-		mat_free(&l->cfg.masks[i].matrix);
-	free(l->cfg.masks);
-	l->cfg.masks = NULL;
-	l->cfg.nmasks = 0;
-	l->cfg.mask = a->kind;
-	l->cfg.window = a->window;
-	/* Copied, not moved: the compare variant gets the same edit. */
-	if (a->kind == MASK_PADDING && mat_copy(&l->cfg.mask_matrix, a->padding) != 0) {
-		*err = strdup("out of memory");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The mask of the layer shown: a stack's layers (an encoder's too) share
- * their stack's; each attention of an encoder–decoder's decoder keeps its
- * own (link 0's is the top level's as well).
- */
-static int edit_mask(Lesson *top, void *arg, char **err)
-{
-	const MaskArg *a = arg;
-	int i;
-	Lesson *stk = lesson_walk_stack(top, a->layer, &i);
-
-	if (stk == top && top->encoder != NULL)
-		return set_mask(lesson_layer(top, i), a, err) != 0 || (i == 0 && set_mask(top, a, err) != 0) ? -1 : 0;
-	return set_mask(stk, a, err);
-}
-
-int session_set_mask(Session *s, MaskKind kind, int window, const Mat *padding, char **err)
-{
-	MaskArg a = { kind, window, padding, s->layer };
-
-	return session_edit(s, edit_mask, &a, err);
-}
-
-typedef struct ScaleArg {
-	ScaleKind kind;
-	double value;
-} ScaleArg;
-
-/* The scale is a setting of every attention of the lesson: an encoder–decoder's encoder too. */
-static int edit_scale(Lesson *l, void *arg, char **err)
-{
-	const ScaleArg *a = arg;
-	l->cfg.scale = a->kind;
-	l->cfg.scale_value = a->value;
-	l->cfg.scale_explicit = 1;
-	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
-}
-
-int session_set_scale(Session *s, ScaleKind kind, double value, char **err)
-{
-	ScaleArg a = { kind, kind == SCALE_VALUE ? value : 0.0 };
-
-	return session_edit(s, edit_scale, &a, err);
-}
-
-typedef struct TrainArg {
-	int steps;
-	double lr;
-	double *losses; /* steps + 1: the main lesson's losses (the variant's are not kept) */
-	int variant;    /* 0 for the first call (the lesson), 1 after (its compare variant) */
-} TrainArg;
-
-/* train: gradient descent on the copy (the lesson's losses kept, not the variant's). */
-static int edit_train(Lesson *l, void *arg, char **err)
-{
-	TrainArg *t = arg;
-	double *losses = t->variant ? NULL : t->losses;
-
-	if (l->cfg.backward == BACKWARD_NONE) {
-		*err = str_printf(_("train: this lesson has no \"backward\" (a target or a dOutput) to learn from"));
-		return -1;
-	}
-	t->variant = 1; /* session_edit edits the lesson first, then its compare variant */
-	return attn_train(l, t->steps, t->lr, losses, err);
-}
-
-int session_train(Session *s, int steps, double lr, double *losses, char **err)
-{
-	TrainArg t = { steps, lr, losses, 0 };
-
-	if (session_edit(s, edit_train, &t, err) != 0)
-		return -1;
-	losses[steps] = s->model->loss; /* the session computed the trained lesson's gradients */
-	return 0;
-}
-
-/* ------------------------------------------------------------ edits of values */
-
-/*
- * The lesson or layer that holds matrix `which` at walk layer `layer`: a
- * layer's own parameters, its stack's input (the encoder's X in the encoder),
- * the top level's source.
- */
-static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
-{
-	int i;
-	Lesson *stk = lesson_walk_stack(l, layer, &i);
-	return which == AM_SOURCE_INPUT ? l : which == AM_INPUT ? stk : lesson_layer(stk, i);
-}
-
-/* The cell of l's matrix, or -1 with *err when l has no such cell (the compare variant may have other shapes). */
-static Mat *cell_matrix(Lesson *l, AttnMatrix which, int layer, int row, int col, char **err)
-{
-	Mat *m = lesson_matrix(holder(l, which, layer), which);
-
-	if (m == NULL || row >= m->rows || col >= m->cols) {
-		*err = str_printf(_("%s[%d][%d] is outside its %d × %d"), matrix_name(which), row, col, m ? m->rows : 0,
-		                  m ? m->cols : 0);
-		return NULL;
-	}
-	return m;
-}
-
-typedef struct CellArg {
-	AttnMatrix which;
-	int layer, row, col;
-	double value;
-} CellArg;
-
-/* The cell set on a copy: an encoder–decoder's edit is computed afresh (attn_update computes none in place). */
-static int edit_cell(Lesson *l, void *arg, char **err)
-{
-	const CellArg *a = arg;
-	Mat *m = cell_matrix(l, a->which, a->layer, a->row, a->col, err);
-
-	if (m == NULL)
-		return -1;
-	MAT_AT(*m, a->row, a->col) = a->value;
-	return 0;
-}
-
-/*
- * What a values edit keeps of the lessons before it, to go back and for
- * the flash: the matrix each one (the lesson, its compare variant) held
- * where the edited copy now is. A computation reads its model through its
- * own copies (Attn.cfg, Attn.lp), which borrow the matrix they were made
- * with: the old one until attn_update remakes them from the edited lesson.
- */
-typedef struct KeptMatrix {
-	Mat *slot;      /* in the lesson: now the edited copy */
-	Mat old;        /* owned: the matrix before */
-} KeptMatrix;
-
-struct SessionKept {
-	KeptMatrix lesson, compare;
-};
-
-static void kept_matrix_free(KeptMatrix *k)
-{
-	mat_free(&k->old);
-	memset(k, 0, sizeof *k);
-}
-
-static void kept_free(SessionKept *k)
-{
-	if (k == NULL)
-		return;
-	kept_matrix_free(&k->lesson);
-	kept_matrix_free(&k->compare);
-	free(k);
-}
-
-/*
- * The lesson's matrix m replaced by a copy with cell (row, col) = value,
- * the old one kept in k (a computation of the lesson still reads it, through
- * its own copy of the model, until attn_update remakes that). Returns 0, or
- * -1 out of memory (nothing changed).
- */
-static int swap_in(KeptMatrix *k, Mat *m, int row, int col, double value)
-{
-	Mat copy = { 0, 0, NULL };
-
-	if (mat_copy(&copy, m) != 0)
-		return -1;
-	MAT_AT(copy, row, col) = value;
-	k->slot = m;
-	k->old = *m;
-	*m = copy;
-	return 0;
-}
-
-/* The edit undone in the lesson: the old matrix back in its place (the copy freed). */
-static void swap_out(KeptMatrix *k)
-{
-	if (k->slot != NULL) {
-		mat_free(k->slot);
-		*k->slot = k->old;
-		memset(&k->old, 0, sizeof k->old);
-	}
-	kept_matrix_free(k);
-}
-
-/*
- * The computation back to the lesson as it was when no copies of what it
- * remade were kept (attn_update keeps none when it fails): its own
- * documented way back, updated again from the edited lesson to the old one.
- */
-static void update_back(Attn *a, KeptMatrix *k, Lesson *l)
-{
-	Mat edited = *k->slot; /* read by the half-updated computation: freed after */
-	char *e = NULL;
-
-	*k->slot = k->old;
-	memset(&k->old, 0, sizeof k->old);
-	if (attn_update(a, l, NULL, 0, &e) != 0)
-		free(e);
-	mat_free(&edited);
-	kept_matrix_free(k);
-}
-
-/* How many numbers the copies an update kept hold. */
-static double kept_numbers(const Attn *before)
-{
-	double n = 0;
-
-	for (const Attn *k = before; k != NULL; k = k->next)
-		for (int w = 0; w < AM_COUNT; w++)
-			for (int h = 0; !(matrix_kinds[w].flags & MF_GIVEN) && h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? k->heads : 1); h++) {
-				const Mat *m = attn_matrix(k, (AttnMatrix)w, h);
-				n += m != NULL ? (double)m->rows * m->cols : 0;
-			}
-	return n;
-}
-
-/*
- * The computation back as it was before attn_update remade it, from the
- * copies that update kept (before, link for link): every matrix it remade
- * swapped back, each link given the model it read before (its kept cfg
- * and lp). before then holds the edited numbers, for the caller to free.
- * The gradients are not kept: the caller works them out again once the
- * lesson is back too.
- */
-static void restore_kept(Attn *first, Attn *before, const Lesson *l)
-{
-	const Attn *prev = NULL;
-
-	for (Attn *a = first, *k = before; a != NULL && k != NULL; prev = a, a = a->next, k = k->next) {
-		for (int w = 0; w < AM_COUNT; w++) {
-			/* given matrices are the lesson's, gradients are not kept, derived ones are not held */
-			if ((matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)) || attn_derived((AttnMatrix)w))
-				continue;
-			for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
-				Mat *was = (Mat *)attn_matrix(k, (AttnMatrix)w, h), *now = (Mat *)attn_matrix(a, (AttnMatrix)w, h);
-				if (was != NULL && now != NULL) {
-					const Mat t = *now;
-					*now = *was;
-					*was = t;
-				}
-			}
-		}
-		/* the model it read, its input rows the layer before's output: those are the kept numbers now */
-		a->cfg = k->cfg;
-		a->lp = k->lp;
-		if (prev != NULL)
-			a->cfg.input = *attn_layer_output(prev);
-		a->top = l;
-		attn_touch(a);
-	}
-}
-
-int session_set_cell(Session *s, AttnMatrix which, int row, int col, double value, char **err)
-{
-	CellArg arg = { which, s->layer, row, col, value };
-	Lesson *l = s->lesson, *c = l->compare;
-	SessionKept *kept;
-	Attn *before = NULL, *variant = NULL;
-	Mat *m, *cm = NULL;
-	char *e = NULL;
-	int r;
-
-	*err = NULL;
-	drop_prev(s); /* the last edit's copies go first */
-	if (!matrix_editable(which)) {
-		*err = str_printf(_("%s is computed, not given"), matrix_name(which));
-		return -1;
-	}
-	if (l->encoder != NULL) /* attn_update computes an encoder–decoder afresh: so is its edit, on a copy */
-		return session_edit(s, edit_cell, &arg, err);
-	if ((m = cell_matrix(l, which, s->layer, row, col, err)) == NULL)
-		return -1;
-	/* Edits apply to the compare variant too; a refusal there refuses the edit. */
-	if (c != NULL && (cm = cell_matrix(c, which, s->layer, row, col, &e)) == NULL) {
-		*err = str_printf(_("compare: %s"), e ? e : "the variant refuses this edit");
-		free(e);
-		return -1;
-	}
-	if ((kept = calloc(1, sizeof *kept)) == NULL || swap_in(&kept->lesson, m, row, col, value) != 0 ||
-	    (cm != NULL && swap_in(&kept->compare, cm, row, col, value) != 0)) {
-		if (kept != NULL)
-			swap_out(&kept->lesson);
-		kept_free(kept);
-		*err = str_printf(_("out of memory"));
-		return -1;
-	}
-	/*
-	 * The computation updated in place: only the passes the matrix reaches
-	 * run again. With a variant, every matrix remade is kept, so that a
-	 * variant that refuses the edit can have them put back.
-	 */
-	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), err);
-	if (r == 1) { /* not the same shapes and settings after all: computed afresh, on a copy */
-		swap_out(&kept->lesson);
-		swap_out(&kept->compare);
-		kept_free(kept);
-		return session_edit(s, edit_cell, &arg, err);
-	}
-	/* The variant computed afresh beside the one it has (a variant is small): that one stays until this one is made. */
-	if (r == 0 && c != NULL && compute_compare(l, &variant, err) != 0)
-		r = -1;
-	if (r < 0) {
-		/*
-		 * Refused (the numbers overflow, in the lesson or its variant):
-		 * everything back as it was, from what was kept when the lesson's
-		 * update kept it (its variant refused), else its own way back.
-		 */
-		if (before != NULL) {
-			double loss;
-			restore_kept(s->model, before, l);
-			swap_out(&kept->lesson);
-			/* the gradients (never kept) again, from the numbers put back */
-			if (l->cfg.backward != BACKWARD_NONE && attn_backward(s->model, &loss, &e) != 0)
-				free(e);
-		} else
-			update_back(s->model, &kept->lesson, l);
-		attn_free(before);
-		swap_out(&kept->compare);
-		kept_free(kept);
-		point_layer(s);
-		return -1;
-	}
-	if (variant != NULL) {
-		attn_free(s->compare_model);
-		s->compare_model = variant;
-	}
-	/* copies past what the flash may hold are not kept (a variant asked for all of them) */
-	if (before != NULL && c != NULL && kept_numbers(before) > keep_limit(l)) {
-		attn_free(before);
-		before = NULL;
-	}
-	kept_matrix_free(&kept->compare); /* no computation reads the variant's old matrix now */
-	if (before == NULL) {             /* nor the lesson's, without the flash's copies */
-		kept_free(kept);
-		kept = NULL;
-	}
-	s->prev_model = before;
-	s->prev_kept = kept;
-	point_layer(s);
-	s->edited = 1;
-	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
-	return 0;
-}
-
 /* ------------------------------------------------------------ marks */
 
 /* Back at a decode step or tile, where the stage shown still has it. */
-static void restore_substeps(Session *s, int t, int tq, int tk)
+void sn_restore_substeps(Session *s, int t, int tq, int tk)
 {
 	int nqb, nkb;
 
@@ -1006,7 +424,7 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	ignored = NULL;
 	if (s->head != m->head && session_set_head(s, m->head, &ignored) != 0)
 		free(ignored);
-	restore_substeps(s, m->dec_t, m->tile_q, m->tile_k);
+	sn_restore_substeps(s, m->dec_t, m->tile_q, m->tile_k);
 	s->dirty = DIRTY_ALL;
 	return 0;
 }
@@ -1070,7 +488,7 @@ static int tile_step(Session *s, int k, int dir, int nqb, int nkb)
 }
 
 /* Arriving at a stage: at the step's decode step or tile, else the first (at_end: the last). */
-static void enter_substeps(Session *s, const Step *st, int at_end)
+void sn_enter_substeps(Session *s, const Step *st, int at_end)
 {
 	const int n = session_decode_steps(s);
 	int nqb, nkb, k;
@@ -1211,7 +629,7 @@ int session_prev(Session *s, char **err)
 	}
 	place_at(s, s->step - 1);
 	/* coming back into a stage of steps or tiles: at its last one, unless the step names one */
-	enter_substeps(s, &s->walk[s->step], 1);
+	sn_enter_substeps(s, &s->walk[s->step], 1);
 	return 0;
 }
 
@@ -1233,7 +651,7 @@ int session_goto_stage(Session *s, Stage st, char **err)
 		}
 	/* The lesson's steps skip this stage: show it without moving in the walk. */
 	s->stage = st;
-	enter_substeps(s, NULL, 0);
+	sn_enter_substeps(s, NULL, 0);
 	s->dirty |= DIRTY_PLACE;
 	return 0;
 }
@@ -1349,11 +767,11 @@ int session_set_layer(Session *s, int layer, char **err)
 			return 0;
 		}
 	s->layer = layer;
-	point_layer(s);
+	sn_point_layer(s);
 	s->stage = stage_shown(&s->attn->shape, was);
 	if (s->head >= s->attn->heads)
 		s->head = 0;
-	enter_substeps(s, NULL, 0);
+	sn_enter_substeps(s, NULL, 0);
 	s->dirty |= DIRTY_PLACE;
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* cmd.c: every command, one table. The TUI's `:` line, the plain REPL and demo
  * scripts all come through cmd_run(); `help` is printed from the table. */
 #include "cmd/cmd.h"
+#include "cmd/cmd_internal.h"
 #include "base/i18n.h"
 #include "engine/backward.h"
 
@@ -30,9 +31,7 @@
 
 /* ------------------------------------------------------------ output */
 
-static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ...)
+void cmd_say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -55,7 +54,7 @@ static void say(CmdOut *out, CmdMsg kind, const char *title, const char *fmt, ..
 /* Report a heap error string from the session layer and free it; returns -1. */
 static int fail(CmdOut *out, char *err)
 {
-	say(out, MSG_ERROR, NULL, "%s", err ? err : _("out of memory"));
+	cmd_say(out, MSG_ERROR, NULL, "%s", err ? err : _("out of memory"));
 	free(err);
 	return -1;
 }
@@ -67,309 +66,8 @@ static int say_text(CmdOut *out, const char *title, StrBuf *b)
 		free(b->s);
 		return fail(out, NULL);
 	}
-	say(out, MSG_TEXT, title, "%s", b->s ? b->s : "");
+	cmd_say(out, MSG_TEXT, title, "%s", b->s ? b->s : "");
 	free(b->s);
-	return 0;
-}
-
-/* ------------------------------------------------------------ arguments */
-
-/*
- * The one message for an argument that is not what its entry says, or a
- * wrong count of words: "WHAT: expected KIND, got WORD (usage: USAGE)".
- * WHAT is the command's name, with the argument's name when the entry gives
- * one ("explain (row)").
- */
-static int arg_error(CmdOut *out, const CmdEntry *e, const char *name, const char *expected, const char *got)
-{
-	if (name != NULL)
-		say(out, MSG_ERROR, NULL, _("%s (%s): expected %s, got %s (usage: %s)"), e->name, _(name), expected, got, e->usage);
-	else
-		say(out, MSG_ERROR, NULL, _("%s: expected %s, got %s (usage: %s)"), e->name, expected, got, e->usage);
-	return -1;
-}
-
-/* A word as the message quotes it: "x", cut to a readable length. */
-static int word_error(CmdOut *out, const CmdEntry *e, const char *name, const char *expected, const char *word)
-{
-	char *got = str_printf("\"%.60s%s\"", word, strlen(word) > 60 ? "..." : "");
-	arg_error(out, e, name, expected, got ? got : "?");
-	free(got);
-	return -1;
-}
-
-/* A count of words not in [min, max]: "set: expected 2 to 4 words, got 1 (usage: …)". */
-static int count_error(CmdOut *out, const CmdEntry *e, int min, int max, int got)
-{
-	char *want = min == max ? str_printf(ngettext("%d word", "%d words", (unsigned long)min), min)
-	             : max >= CMD_MANY ? str_printf(ngettext("at least %d word", "at least %d words", (unsigned long)min), min)
-	                               : str_printf(_("%d to %d words"), min, max);
-	char *have = str_printf("%d", got);
-	arg_error(out, e, NULL, want ? want : "?", have ? have : "?");
-	free(want);
-	free(have);
-	return -1;
-}
-
-/* A whole number in [lo, hi]; -1 and the message otherwise. */
-static int read_whole(const char *w, long lo, long hi, long *v, CmdOut *out, const CmdEntry *e, const char *name)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(w, &end, 10);
-	if (end == w || *end != '\0' || errno != 0 || *v < lo || *v > hi) {
-		char *want = str_printf(_("a whole number from %ld to %ld"), lo, hi);
-		word_error(out, e, name, want ? want : "?", w);
-		free(want);
-		return -1;
-	}
-	return 0;
-}
-
-/* A finite number. */
-static int read_number(const char *w, double *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(w, &end);
-	return end == w || *end != '\0' || errno == ERANGE || !isfinite(*v) ? -1 : 0;
-}
-
-/* A matrix by name, present in the layer shown; -1 with the message otherwise. */
-static int parse_matrix(const Session *s, const char *name, CmdOut *out)
-{
-	int w = matrix_find(name);
-
-	if (w < 0) {
-		StrBuf list = { 0 };
-		int i;
-		for (i = 0; i < AM_COUNT; i++)
-			if (attn_has(s->attn, (AttnMatrix)i, 0))
-				strbuf_printf(&list, "%s%s", list.len ? " " : "", matrix_name((AttnMatrix)i));
-		say(out, MSG_ERROR, NULL, _("unknown matrix: %s (this lesson has: %s)"), name, list.s ? list.s : "");
-		free(list.s);
-		return -1;
-	}
-	if (!attn_has(s->attn, (AttnMatrix)w, 0)) {
-		say(out, MSG_ERROR, NULL, _("%s is not part of this lesson"), matrix_name((AttnMatrix)w));
-		return -1;
-	}
-	return w;
-}
-
-/* A stage of the lesson shown; -1 with a typo's one name, or the lesson's stages. */
-static int parse_stage(const Session *s, const char *word, CmdOut *out)
-{
-	int st = stage_lookup(&s->attn->shape, word);
-
-	if (st >= 0)
-		return st;
-	/* a typo gets the one name it meant (a message that fits one line); else the lesson's stages */
-	const char *names[STAGE_COUNT];
-	int n = 0;
-	for (int i = 0; i < STAGE_COUNT; i++)
-		if (stage_present(&s->attn->shape, (Stage)i))
-			names[n++] = stage_kinds[i].name;
-	JrHint hint = jr_did_you_mean(word, names, n);
-	if (hint.s[0] != '\0') {
-		say(out, MSG_ERROR, NULL, _("unknown stage: %.40s%s"), word, hint.s);
-		return -1;
-	}
-	char *list = stage_list(&s->attn->shape);
-	say(out, MSG_ERROR, NULL, _("unknown stage: %s (this lesson's stages: %s)"), word, list ? list : "?");
-	free(list);
-	return -1;
-}
-
-/* The index of word among choices ("causal|none|window"), or -1. */
-static int choice_index(const char *choices, const char *word)
-{
-	const size_t len = strlen(word);
-	int i = 0;
-
-	for (const char *p = choices; p != NULL && *p != '\0'; i++) {
-		const size_t n = strcspn(p, "|");
-		if (n == len && strncmp(p, word, len) == 0)
-			return i;
-		p += n + (p[n] == '|');
-	}
-	return -1;
-}
-
-/* "causal, none, window or padding" from "causal|none|window|padding" (heap). */
-static char *choice_list(const char *choices)
-{
-	StrBuf b = { 0 };
-	const char *last = strrchr(choices, '|');
-
-	for (const char *p = choices; *p != '\0';) {
-		const size_t n = strcspn(p, "|");
-		strbuf_printf(&b, "%s%.*s", p == choices ? "" : p == last + 1 ? _(" or ") : ", ", (int)n, p);
-		p += n + (p[n] == '|');
-	}
-	return b.oom ? (free(b.s), NULL) : b.s;
-}
-
-/*
- * A cell of a given matrix: "W_q[0][1]" (one word) or "W_q 0 1" (three).
- * Returns the words it took, or -1 with the message.
- */
-static int parse_cell(const Session *s, char **words, int nwords, CmdVal *v, CmdOut *out, const CmdEntry *e)
-{
-	char name[32], rowbuf[24], colbuf[24];
-	const char *p = words[0], *br = strchr(p, '['), *rs, *cs;
-	int took, w;
-	long row, col;
-	const Mat *m;
-
-	if (br != NULL) {
-		const char *close1 = strchr(br, ']');
-		const char *br2 = close1 ? strchr(close1, '[') : NULL;
-		const char *close2 = br2 ? strchr(br2, ']') : NULL;
-		if (close2 == NULL || close2[1] != '\0' || (size_t)(br - p) >= sizeof name ||
-		    (size_t)(close1 - br) >= sizeof rowbuf || (size_t)(close2 - br2) >= sizeof colbuf)
-			return word_error(out, e, NULL, _("a cell MATRIX[ROW][COL]"), p);
-		snprintf(name, sizeof name, "%.*s", (int)(br - p), p);
-		snprintf(rowbuf, sizeof rowbuf, "%.*s", (int)(close1 - br - 1), br + 1);
-		snprintf(colbuf, sizeof colbuf, "%.*s", (int)(close2 - br2 - 1), br2 + 1);
-		rs = rowbuf;
-		cs = colbuf;
-		took = 1;
-	} else {
-		if (strlen(p) >= sizeof name)
-			return word_error(out, e, NULL, _("a cell MATRIX[ROW][COL]"), p);
-		if (nwords < 3)
-			return -2; /* the count is wrong: the caller says so */
-		snprintf(name, sizeof name, "%s", p);
-		rs = words[1];
-		cs = words[2];
-		took = 3;
-	}
-	if ((w = parse_matrix(s, name, out)) < 0)
-		return -1;
-	if (!matrix_editable((AttnMatrix)w)) {
-		say(out, MSG_ERROR, NULL, _("%s is computed, not given: edit an input or a weight (input, W_q, W_k, W_v, W_o%s)"),
-		    matrix_name((AttnMatrix)w), s->lesson->cfg.has_source ? ", source_input" : "");
-		return -1;
-	}
-	m = attn_matrix(s->attn, (AttnMatrix)w, 0);
-	if (m == NULL) {
-		say(out, MSG_ERROR, NULL, "%s", _("out of memory"));
-		return -1;
-	}
-	if (read_whole(rs, 0, m->rows - 1, &row, out, e, N_("row")) != 0 ||
-	    read_whole(cs, 0, m->cols - 1, &col, out, e, N_("column")) != 0)
-		return -1;
-	v->matrix = w;
-	v->row = (int)row;
-	v->col = (int)col;
-	return took;
-}
-
-/*
- * One word (or a cell's three) read as kind k of entry e into v; matrix is
- * the matrix named before it (-1: none), whose rows and columns a row or a
- * column counts. Returns the words taken, -1 with the message, or -2 when
- * words ran out (a cell's three).
- */
-static int parse_arg(const Session *s, const CmdEntry *e, int i, char **words, int nwords, int matrix, CmdVal *v,
-                     CmdOut *out)
-{
-	const CmdArgs *spec = &e->args;
-	const CmdArg k = spec->kind[i];
-	const char *name = spec->name[i], *w = words[0];
-
-	memset(v, 0, sizeof *v);
-	v->word = w;
-	v->kind = k;
-	switch (k) {
-	case ARG_STEP:
-		return read_whole(w, 1, s->nwalk, &v->whole, out, e, name) == 0 ? 1 : -1;
-	case ARG_HEAD:
-		return read_whole(w, 0, s->attn->heads - 1, &v->whole, out, e, name) == 0 ? 1 : -1;
-	case ARG_ROW:
-	case ARG_COL: {
-		/* of the matrix named before (a head's own: they are all one shape), or the weights */
-		const Mat *m = attn_matrix(s->attn, matrix >= 0 ? (AttnMatrix)matrix : AM_WEIGHTS, 0);
-		if (m == NULL) {
-			say(out, MSG_ERROR, NULL, "%s", _("out of memory"));
-			return -1;
-		}
-		return read_whole(w, 0, (k == ARG_ROW ? m->rows : m->cols) - 1, &v->whole, out, e, name) == 0 ? 1 : -1;
-	}
-	case ARG_WHOLE:
-		return read_whole(w, spec->lo, spec->hi, &v->whole, out, e, name) == 0 ? 1 : -1;
-	case ARG_NUMBER:
-		return read_number(w, &v->number) == 0 ? 1 : word_error(out, e, name, _("a finite number"), w);
-	case ARG_ONOFF:
-		if (strcmp(w, "on") != 0 && strcmp(w, "off") != 0)
-			return word_error(out, e, name, _("on or off"), w);
-		v->whole = strcmp(w, "on") == 0;
-		return 1;
-	case ARG_SCALE:
-		if (strcmp(w, "on") == 0 || strcmp(w, "true") == 0)
-			v->scale = SCALE_SQRT_DK;
-		else if (strcmp(w, "off") == 0 || strcmp(w, "false") == 0)
-			v->scale = SCALE_NONE;
-		else if (read_number(w, &v->number) == 0)
-			v->scale = SCALE_VALUE;
-		else
-			return word_error(out, e, name, _("on, off or a finite number"), w);
-		return 1;
-	case ARG_LANG:
-		return strcmp(w, "en") == 0 || strcmp(w, "zh") == 0 ? 1 : word_error(out, e, name, _("en or zh"), w);
-	case ARG_CHOICE:
-		if ((v->whole = choice_index(spec->choices, w)) < 0) {
-			char *list = choice_list(spec->choices);
-			word_error(out, e, name, list ? list : "?", w);
-			free(list);
-			return -1;
-		}
-		return 1;
-	case ARG_STAGE:
-		return (v->stage = parse_stage(s, w, out)) >= 0 ? 1 : -1;
-	case ARG_MATRIX:
-		/* stats: its own words beside the matrices */
-		if (spec->choices != NULL && (v->whole = choice_index(spec->choices, w)) >= 0) {
-			v->matrix = -1;
-			return 1;
-		}
-		return (v->matrix = parse_matrix(s, w, out)) >= 0 ? 1 : -1;
-	case ARG_CELL:
-		return parse_cell(s, words, nwords, v, out, e);
-	default: /* a word, a file, a lesson, a command, a layer: the command reads it */
-		return 1;
-	}
-}
-
-/* Every word after the name read as its kind into a; 0, or -1 with the message. */
-static int parse_args(const Session *s, const CmdEntry *e, CmdArgv *a, CmdOut *out)
-{
-	const int nwords = a->argc - 1;
-	int used = 0, matrix = -1;
-
-	a->n = 0;
-	if (nwords < e->args.min || nwords > e->args.max)
-		return count_error(out, e, e->args.min, e->args.max, nwords);
-	while (used < nwords && a->n < CMD_MAX_ARGS && e->args.kind[a->n] != ARG_NONE) {
-		const int took = parse_arg(s, e, a->n, a->argv + 1 + used, nwords - used, matrix, &a->v[a->n], out);
-		if (took == -2) /* a cell of three words without the three: "set W_q 0 1" takes four in all */
-			return count_error(out, e, e->args.max, e->args.max, nwords);
-		if (took < 0)
-			return -1;
-		used += took;
-		if (a->v[a->n].kind == ARG_MATRIX)
-			matrix = a->v[a->n].matrix;
-		a->n++;
-	}
-	/* a value missing after a cell of three words: "set W_q 0 1" takes four in all */
-	if (a->n < e->args.min && a->n < CMD_MAX_ARGS && e->args.kind[a->n] != ARG_NONE)
-		return count_error(out, e, e->args.max, e->args.max, nwords);
-	/* words no kind takes: one too many ("set W_q[0][1] 0.5 1": a cell of one word makes two in all) */
-	if (used < nwords && e->args.max < CMD_MANY)
-		return count_error(out, e, e->args.min, e->args.min, nwords);
 	return 0;
 }
 
@@ -440,11 +138,11 @@ static int cmd_load(Session *s, const CmdArgv *a, CmdOut *out)
 		return fail(out, err);
 	}
 	if (warn != NULL)
-		say(out, MSG_TEXT, _("warnings"), "%s", warn);
+		cmd_say(out, MSG_TEXT, _("warnings"), "%s", warn);
 	free(warn);
 	{
 		char *title = text_escape(session_text(s, &s->lesson->title), "");
-		say(out, MSG_INFO, NULL, _("loaded %s: %s"), s->source, title ? title : "");
+		cmd_say(out, MSG_INFO, NULL, _("loaded %s: %s"), s->source, title ? title : "");
 		free(title);
 	}
 	return 0;
@@ -462,7 +160,7 @@ static int cmd_reload(Session *s, const CmdArgv *a, CmdOut *out)
 		return fail(out, err);
 	}
 	free(warn); /* said when the lesson was first loaded */
-	say(out, MSG_INFO, NULL, _("reloaded %s"), source ? source : _("the built-in lesson"));
+	cmd_say(out, MSG_INFO, NULL, _("reloaded %s"), source ? source : _("the built-in lesson"));
 	free(source);
 	return 0;
 }
@@ -551,7 +249,7 @@ static int cmd_lessons(Session *s, const CmdArgv *a, CmdOut *out)
 
 	if (count == 0) {
 		free(names);
-		say(out, MSG_ERROR, NULL, _("no lessons found (looked in $ATTNVIZ_LESSONS, ./lessons, beside the program and in %s/lessons)"),
+		cmd_say(out, MSG_ERROR, NULL, _("no lessons found (looked in $ATTNVIZ_LESSONS, ./lessons, beside the program and in %s/lessons)"),
 		    ATTNVIZ_SHARE);
 		return -1;
 	}
@@ -561,7 +259,7 @@ static int cmd_lessons(Session *s, const CmdArgv *a, CmdOut *out)
 	progress_load(&prog, ppath, &warn);
 	free(ppath);
 	if (warn != NULL)
-		say(out, MSG_ERROR, NULL, "%s", warn);
+		cmd_say(out, MSG_ERROR, NULL, "%s", warn);
 	free(warn);
 	if (session_lesson_name(s, here, sizeof here) != 0)
 		here[0] = '\0';
@@ -594,12 +292,12 @@ static int cmd_continue(Session *s, const CmdArgv *a, CmdOut *out)
 	progress_load(&prog, ppath, &warn);
 	free(ppath);
 	if (warn != NULL)
-		say(out, MSG_ERROR, NULL, "%s", warn);
+		cmd_say(out, MSG_ERROR, NULL, "%s", warn);
 	free(warn);
 	const ProgressLesson *e = prog.last[0] != '\0' ? progress_find(&prog, prog.last) : NULL;
 	if (e == NULL) {
 		progress_free(&prog);
-		say(out, MSG_INFO, NULL, _("nothing to continue yet: this is the start (lessons lists the course)"));
+		cmd_say(out, MSG_INFO, NULL, _("nothing to continue yet: this is the start (lessons lists the course)"));
 		return 0;
 	}
 	if (session_lesson_name(s, here, sizeof here) != 0 || strcmp(here, e->name) != 0) {
@@ -607,7 +305,7 @@ static int cmd_continue(Session *s, const CmdArgv *a, CmdOut *out)
 		/* progress.json is a file anyone may have written: only a lesson of the course is loaded from it */
 		if (session_lesson_index(e->name) < 0) {
 			char *name = text_escape(e->name, "");
-			say(out, MSG_ERROR, NULL, _("continue: %s is not a lesson of the course; open it with load FILE"),
+			cmd_say(out, MSG_ERROR, NULL, _("continue: %s is not a lesson of the course; open it with load FILE"),
 			    name ? name : "");
 			free(name);
 			progress_free(&prog);
@@ -620,7 +318,7 @@ static int cmd_continue(Session *s, const CmdArgv *a, CmdOut *out)
 		rc = session_goto_step(s, e->step, &err);
 	if (rc == 0) {
 		char *name = text_escape(e->name, "");
-		say(out, MSG_INFO, NULL, _("back in %s at step %d of %d"), name ? name : "", s->step + 1, s->nwalk);
+		cmd_say(out, MSG_INFO, NULL, _("back in %s at step %d of %d"), name ? name : "", s->step + 1, s->nwalk);
 		free(name);
 	}
 	progress_free(&prog);
@@ -635,7 +333,7 @@ static int hidden(const Session *s, int which, CmdOut *out)
 	char how[32];
 
 	if (which >= 0 && which == session_hidden_matrix(s)) {
-		say(out, MSG_ERROR, NULL, _("%s stays hidden until you answer the question (%s, skip, hint)"),
+		cmd_say(out, MSG_ERROR, NULL, _("%s stays hidden until you answer the question (%s, skip, hint)"),
 		    matrix_name((AttnMatrix)which), session_quiz_usage(s, how, sizeof how));
 		return 1;
 	}
@@ -669,7 +367,7 @@ static int cmd_explain(Session *s, const CmdArgv *a, CmdOut *out)
 	text = explain_cell(s->attn, (AttnMatrix)w, head_arg(s, a, 3), (int)a->v[1].whole, (int)a->v[2].whole, out->utf8, &err);
 	if (text == NULL)
 		return fail(out, err);
-	say(out, MSG_TEXT, _("explain"), "%s", text);
+	cmd_say(out, MSG_TEXT, _("explain"), "%s", text);
 	free(text);
 	return 0;
 }
@@ -679,9 +377,9 @@ static int cmd_lang(Session *s, const CmdArgv *a, CmdOut *out)
 	strcpy(s->lang, a->argv[1]);
 	s->dirty |= DIRTY_LANG;
 	if (!i18n_set_lang(a->argv[1]))
-		say(out, MSG_INFO, NULL, "%s", _("narration in Chinese; the program's own words stay English (the terminal is not UTF-8)"));
+		cmd_say(out, MSG_INFO, NULL, "%s", _("narration in Chinese; the program's own words stay English (the terminal is not UTF-8)"));
 	else
-		say(out, MSG_INFO, NULL, "%s", _("language: English"));
+		cmd_say(out, MSG_INFO, NULL, "%s", _("language: English"));
 	return 0;
 }
 
@@ -695,7 +393,7 @@ static int cmd_set(Session *s, const CmdArgv *a, CmdOut *out)
 
 	if (session_set_cell(s, (AttnMatrix)c->matrix, c->row, c->col, a->v[1].number, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, _("%s[%ld][%ld] = %s; everything after it is recomputed"), matrix_name((AttnMatrix)c->matrix),
+	cmd_say(out, MSG_INFO, NULL, _("%s[%ld][%ld] = %s; everything after it is recomputed"), matrix_name((AttnMatrix)c->matrix),
 	    (long)c->row, (long)c->col, a->v[1].word);
 	return 0;
 }
@@ -726,10 +424,10 @@ static int read_padding(const CmdArgv *a, int m, Mat *padding, CmdOut *out)
 		return 0;
 	mat_free(padding);
 	if (bad)
-		say(out, MSG_ERROR, NULL, _("mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s"),
+		cmd_say(out, MSG_ERROR, NULL, _("mask padding: each value is 0 or 1 (1 = may attend), e.g. mask padding %s"),
 		    m >= 3 ? "1,1,0" : "1,0");
 	else
-		say(out, MSG_ERROR, NULL, _("mask padding: expected %d values (one per key), got %d"), m, j);
+		cmd_say(out, MSG_ERROR, NULL, _("mask padding: expected %d values (one per key), got %d"), m, j);
 	return -1;
 }
 
@@ -745,9 +443,9 @@ static int cmd_mask(Session *s, const CmdArgv *a, CmdOut *out)
 	long window = 0;
 
 	if (a->argc - 1 < words[k][0] || a->argc - 1 > words[k][1])
-		return count_error(out, a->entry, words[k][0], words[k][1], a->argc - 1);
+		return cmd_count_error(out, a->entry, words[k][0], words[k][1], a->argc - 1);
 	if (kinds[k] == MASK_WINDOW &&
-	    read_whole(a->argv[2], 1, LESSON_MAX_TOKENS, &window, out, a->entry, N_("window: the keys a query sees, itself included")) != 0)
+	    cmd_read_whole(a->argv[2], 1, LESSON_MAX_TOKENS, &window, out, a->entry, N_("window: the keys a query sees, itself included")) != 0)
 		return -1;
 	/* the keys of the attention shown */
 	if (kinds[k] == MASK_PADDING && read_padding(a, attn_config(s->attn)->m, &padding, out) != 0)
@@ -758,10 +456,10 @@ static int cmd_mask(Session *s, const CmdArgv *a, CmdOut *out)
 	}
 	mat_free(&padding);
 	if (kinds[k] == MASK_WINDOW)
-		say(out, MSG_INFO, NULL, _("mask is now a window of %d (each query sees at most the last %d tokens, itself included)"),
+		cmd_say(out, MSG_INFO, NULL, _("mask is now a window of %d (each query sees at most the last %d tokens, itself included)"),
 		    (int)window, (int)window);
 	else
-		say(out, MSG_INFO, NULL, _("mask is now %s"), a->argv[1]);
+		cmd_say(out, MSG_INFO, NULL, _("mask is now %s"), a->argv[1]);
 	return 0;
 }
 
@@ -779,7 +477,7 @@ static int cmd_jacobian(Session *s, const CmdArgv *a, CmdOut *out)
 	const double *w;
 
 	if (session_quiz_pending(s) && session_hidden_matrix(s) == AM_WEIGHTS) {
-		say(out, MSG_ERROR, NULL, _("jacobian: answer this step's question first (it asks about the weights)"));
+		cmd_say(out, MSG_ERROR, NULL, _("jacobian: answer this step's question first (it asks about the weights)"));
 		return -1;
 	}
 	w = &at->head[head].weights.a[(size_t)row * (size_t)m];
@@ -813,7 +511,7 @@ static int cmd_train(Session *s, const CmdArgv *a, CmdOut *out)
 	double lo, hi, *losses;
 
 	if (!(lr > 0)) {
-		say(out, MSG_ERROR, NULL, _("train: the learning rate must be > 0, got %s"), a->argv[2]);
+		cmd_say(out, MSG_ERROR, NULL, _("train: the learning rate must be > 0, got %s"), a->argv[2]);
 		return -1;
 	}
 	losses = calloc((size_t)steps + 1, sizeof *losses);
@@ -834,7 +532,7 @@ static int cmd_train(Session *s, const CmdArgv *a, CmdOut *out)
 		const int b = text_bar_level(x, lo, hi, 8); /* 0 … 7 whatever the losses (no overflow, no NaN) */
 		strbuf_printf(&curve, "%s", out->utf8 ? bars[b] : (const char *[]){ "_", ".", "-", "~", "=", "+", "*", "#" }[b]);
 	}
-	say(out, MSG_INFO, NULL,
+	cmd_say(out, MSG_INFO, NULL,
 	    ngettext("trained %d step at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)",
 	             "trained %d steps at lr %g: loss %.6g %s %.6g  %s  (reload undoes it)", (unsigned long)steps),
 	    steps, lr, losses[0], out->utf8 ? "\u2192" : "->", losses[steps], curve.s ? curve.s : "");
@@ -849,7 +547,7 @@ static int cmd_scale(Session *s, const CmdArgv *a, CmdOut *out)
 
 	if (session_set_scale(s, a->v[0].scale, a->v[0].number, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, _("scale factor is now %.6g"), s->attn->factor);
+	cmd_say(out, MSG_INFO, NULL, _("scale factor is now %.6g"), s->attn->factor);
 	return 0;
 }
 
@@ -861,7 +559,7 @@ static int cmd_heads(Session *s, const CmdArgv *a, CmdOut *out)
 
 	if (session_set_heads(s, h, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
+	cmd_say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
 	    attn_params(s->attn)->d_k, attn_params(s->attn)->d_v);
 	return 0;
 }
@@ -875,7 +573,7 @@ static int cmd_answer(Session *s, const CmdArgv *a, CmdOut *out)
 
 	if (rc < 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, _("%s  (score %d/%d)"), feedback ? feedback : "", s->quiz_right, s->quiz_asked);
+	cmd_say(out, MSG_INFO, NULL, _("%s  (score %d/%d)"), feedback ? feedback : "", s->quiz_right, s->quiz_asked);
 	free(feedback);
 	return 0;
 }
@@ -886,7 +584,7 @@ static int cmd_skip(Session *s, const CmdArgv *a, CmdOut *out)
 	(void)a;
 	if (session_skip(s, &feedback, &err) != 0)
 		return fail(out, err);
-	say(out, MSG_INFO, NULL, "%s", feedback ? feedback : _("skipped"));
+	cmd_say(out, MSG_INFO, NULL, "%s", feedback ? feedback : _("skipped"));
 	free(feedback);
 	return 0;
 }
@@ -897,15 +595,15 @@ static int cmd_hint(Session *s, const CmdArgv *a, CmdOut *out)
 	char *hint;
 	(void)a;
 	if (!st->has_quiz) {
-		say(out, MSG_ERROR, NULL, _("no question on this step"));
+		cmd_say(out, MSG_ERROR, NULL, _("no question on this step"));
 		return -1;
 	}
 	if (text_empty(&st->quiz.hint)) {
-		say(out, MSG_INFO, NULL, _("no hint for this question"));
+		cmd_say(out, MSG_INFO, NULL, _("no hint for this question"));
 		return 0;
 	}
 	hint = text_escape(session_text(s, &st->quiz.hint), "\n\t");
-	say(out, MSG_TEXT, _("hint"), "%s", hint ? hint : "");
+	cmd_say(out, MSG_TEXT, _("hint"), "%s", hint ? hint : "");
 	free(hint);
 	return 0;
 }
@@ -915,18 +613,18 @@ static int cmd_hint(Session *s, const CmdArgv *a, CmdOut *out)
 static int cmd_compare(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	if (s->compare_attn == NULL) {
-		say(out, MSG_ERROR, NULL, _("this lesson has no compare variant"));
+		cmd_say(out, MSG_ERROR, NULL, _("this lesson has no compare variant"));
 		return -1;
 	}
 	s->compare_on = (int)a->v[0].whole;
 	s->dirty |= DIRTY_PLACE;
 	if (s->compare_on) {
 		char *label = text_escape(session_text(s, &s->lesson->compare_label), "");
-		say(out, MSG_INFO, NULL, _("compare on: each stage's result is shown beside the variant \"%s\", differing cells marked *"),
+		cmd_say(out, MSG_INFO, NULL, _("compare on: each stage's result is shown beside the variant \"%s\", differing cells marked *"),
 		    label && label[0] ? label : "compare");
 		free(label);
 	} else
-		say(out, MSG_INFO, NULL, _("compare off"));
+		cmd_say(out, MSG_INFO, NULL, _("compare off"));
 	return 0;
 }
 
@@ -978,23 +676,23 @@ static int cmd_stats(Session *s, const CmdArgv *a, CmdOut *out)
 
 	/* params and cache take no head */
 	if (w < 0 && a->argc > 2)
-		return count_error(out, a->entry, 1, 1, a->argc - 1);
+		return cmd_count_error(out, a->entry, 1, 1, a->argc - 1);
 	if (w < 0 && a->v[0].whole == 0) { /* params */
 		/* the count is hidden where a question on the project or output stage may ask for it */
 		if (session_quiz_pending(s) && (stage_kinds[s->stage].flags & SF_PARAMS)) {
-			say(out, MSG_ERROR, NULL, _("the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)"));
+			cmd_say(out, MSG_ERROR, NULL, _("the parameter count stays hidden until you answer the question (answer VALUE, skip, hint)"));
 			return -1;
 		}
 		t = labels_params(attn_config(s->attn), attn_params(s->attn), out->utf8);
 		if (t == NULL)
 			return fail(out, NULL);
-		say(out, MSG_INFO, NULL, "%s", t);
+		cmd_say(out, MSG_INFO, NULL, "%s", t);
 		free(t);
 		return 0;
 	}
 	if (w < 0) { /* cache */
 		if (!(s->attn->shape.features & FEAT_DECODE) && !(s->attn->shape.features & FEAT_GQA))
-			say(out, MSG_INFO, NULL, _("this lesson does not decode with a KV cache; were it to:"));
+			cmd_say(out, MSG_INFO, NULL, _("this lesson does not decode with a KV cache; were it to:"));
 		t = textfmt_cache_lines(s, out->utf8);
 		if (t == NULL)
 			return fail(out, NULL);
@@ -1054,7 +752,7 @@ static int cmd_stats(Session *s, const CmdArgv *a, CmdOut *out)
 static int check_out_path(const char *path, const char *cmd, CmdOut *out)
 {
 	if (path[0] == '\0' || strcmp(path, "-") == 0) {
-		say(out, MSG_ERROR, NULL, _("%s: give a file name to write (attnviz --export … -o - prints to stdout)"), cmd);
+		cmd_say(out, MSG_ERROR, NULL, _("%s: give a file name to write (attnviz --export … -o - prints to stdout)"), cmd);
 		return -1;
 	}
 	return 0;
@@ -1070,7 +768,7 @@ static int cmd_export(Session *s, const CmdArgv *a, CmdOut *out)
 
 	if (fmt < 0) {
 		safe = text_escape(a->argv[1], "");
-		say(out, MSG_ERROR, NULL, _("export: unknown format \"%s\" (svg, csv, md, tex, json)"), safe ? safe : "");
+		cmd_say(out, MSG_ERROR, NULL, _("export: unknown format \"%s\" (svg, csv, md, tex, json)"), safe ? safe : "");
 		free(safe);
 		return -1;
 	}
@@ -1093,10 +791,10 @@ static int cmd_export(Session *s, const CmdArgv *a, CmdOut *out)
 	if (fmt == EXPORT_CSV && t.whole_stage) {
 		AttnMatrix panes[STAGE_MAX_PANES];
 		int n = attn_stage_matrices(s->attn, t.stage, panes);
-		say(out, MSG_INFO, NULL, _("wrote %s (the result of stage %s) as csv to %s"), matrix_name(panes[n - 1]),
+		cmd_say(out, MSG_INFO, NULL, _("wrote %s (the result of stage %s) as csv to %s"), matrix_name(panes[n - 1]),
 		    stage_name(t.stage), safe ? safe : "");
 	} else
-		say(out, MSG_INFO, NULL, t.whole_stage ? _("wrote stage %s as %s to %s") : _("wrote matrix %s as %s to %s"),
+		cmd_say(out, MSG_INFO, NULL, t.whole_stage ? _("wrote stage %s as %s to %s") : _("wrote matrix %s as %s to %s"),
 		    t.whole_stage ? stage_name(t.stage) : matrix_name(t.matrix), export_format_name((ExportFormat)fmt),
 		    safe ? safe : "");
 	free(safe);
@@ -1120,7 +818,7 @@ static int cmd_save(Session *s, const CmdArgv *a, CmdOut *out)
 	}
 	free(data);
 	safe = text_escape(path, "");
-	say(out, MSG_INFO, NULL, _("saved the lesson with your edits to %s (attnviz %s opens it)"), safe ? safe : "",
+	cmd_say(out, MSG_INFO, NULL, _("saved the lesson with your edits to %s (attnviz %s opens it)"), safe ? safe : "",
 	    safe ? safe : "");
 	free(safe);
 	return 0;
@@ -1414,14 +1112,14 @@ int cmd_run(Session *s, const char *line, CmdOut *out)
 	}
 	{
 		CmdArgv a = { .entry = e, .argc = argc, .argv = argv };
-		if (parse_args(s, e, &a, out) != 0)
+		if (cmd_parse_args(s, e, &a, out) != 0)
 			rc = -1;
 		else if (e->exec != NULL)
 			rc = e->exec(s, &a, out);
 		else if (out->frontend != NULL && out->frontend(out->ctx, e->name, argc, argv))
 			rc = 0;
 		else {
-			say(out, MSG_ERROR, NULL, _("%s works only in the full-screen view"), e->name);
+			cmd_say(out, MSG_ERROR, NULL, _("%s works only in the full-screen view"), e->name);
 			rc = -1;
 		}
 	}
