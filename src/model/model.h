@@ -27,7 +27,10 @@ typedef struct MaskPart {
 } MaskPart;
 typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
 typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
-typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU } Activation;
+/* ACT_GELU: x·Φ(x) (erf); ACT_GELU_TANH: GPT-2's gelu_new, ½x(1 + tanh(√(2/π)(x + 0.044715x³))). */
+typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH } Activation;
+/* QK-norm (issue 21, Qwen3; issue 23 adds the other forms): QK_NORM_HEAD is RMSNorm over each head's d_k of q and k, after the projection and before RoPE. */
+typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD } QkNorm;
 /* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
 typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
 
@@ -107,6 +110,23 @@ typedef struct ModelConfig {
 	Mat final_gamma, final_beta;
 	NormKind final_kind;  /* the top-level block's norm_kind and eps */
 	double final_eps;
+	/* QK-norm (every layer alike; each layer's weights are its LayerParams' q_norm, k_norm), with its eps. */
+	QkNorm qk_norm;
+	double qk_norm_eps;
+	/*
+	 * The language-model head (issue 21): the tokens as ids of a vocabulary,
+	 * and the unembedding that turns the last hidden rows into logits over it:
+	 *   logits = final_norm · unembedᵀ        (n × vocab)
+	 *   next   = softmax(logits[logits_row] / temperature)
+	 * vocab 0: no head (every lesson before issue 21).
+	 */
+	int vocab;
+	Mat unembed;          /* vocab × d_model (GPT-2 and tied models: the token embedding itself) */
+	char **vocab_tokens;  /* vocab labels as people read them (owned), or NULL: shown as ids */
+	long long *ids;       /* n token ids (owned), or NULL */
+	double temperature;   /* default 1 */
+	int top_k;            /* the tokens the next pane shows, default 10 */
+	int logits_row;       /* the position whose next token is shown; default n − 1 */
 } ModelConfig;
 
 /*
@@ -126,6 +146,7 @@ typedef struct LayerParams {
 	Mat w_e;   /* 1 × h·d_k for additive scores, else empty */
 	Mat alibi_slopes; /* ALiBi: 1 × h as given, or empty for the ALiBi paper's defaults */
 	Block block;      /* this layer's block (version 2; block.present = 0 without one) */
+	Mat q_norm, k_norm; /* QK-norm's weights, 1 × d_k each (ModelConfig.qk_norm), else empty */
 	/* An encoder–decoder's link (lesson.h: Lesson.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;
