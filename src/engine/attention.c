@@ -663,6 +663,12 @@ double attn_gelu(double x)
 	return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
 }
 
+/* gelu_new(x) = x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³))): GPT-2's tanh form, as transformers' NewGELUActivation writes it. */
+double attn_gelu_tanh(double x)
+{
+	return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * pow(x, 3.0))));
+}
+
 /* silu(x) = x·σ(x) = x/(1 + e^−x). */
 double attn_silu(double x)
 {
@@ -730,6 +736,7 @@ static void pass_activation(Attn *a, const ModelConfig *cfg, const LayerParams *
 		switch (lp->block.activation) {
 		case ACT_RELU: a->ffn_act.a[i] = attn_relu(h); break;
 		case ACT_GELU: a->ffn_act.a[i] = attn_gelu(h); break;
+		case ACT_GELU_TANH: a->ffn_act.a[i] = attn_gelu_tanh(h); break;
 		case ACT_SWIGLU: a->ffn_act.a[i] = attn_silu(h) * a->ffn_gate.a[i]; break;
 		}
 	}

@@ -213,9 +213,10 @@ int attn_softmax_row(const double *x, double *out, int len);
  * stats (2 numbers, may be NULL) gets (μ, σ²), or (mean x², RMS). */
 void attn_norm_row(const double *x, double *out, int len, int rms, double eps, const double *gamma,
                    const double *beta, double *stats);
-/* The FFN's activations, cell by cell: relu, the exact (erf) gelu, silu. */
+/* The FFN's activations, cell by cell: relu, the exact (erf) gelu, GPT-2's tanh gelu (gelu_new), silu. */
 double attn_relu(double x);
 double attn_gelu(double x);
+double attn_gelu_tanh(double x);
 double attn_silu(double x);
 
 /* FlashAttention: the tile (query block qb, key block kb) has no visible cell under a −∞ mask, so it is skipped. */

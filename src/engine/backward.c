@@ -248,6 +248,11 @@ static double act_grad(Activation act, double h)
 	case ACT_RELU: return h > 0 ? 1.0 : 0.0;
 	case ACT_GELU: return 0.5 * (1.0 + erf(h / sqrt(2.0))) + h * exp(-0.5 * h * h) / sqrt(2.0 * M_PI);
 	case ACT_SWIGLU: return sig * (1.0 + h * (1.0 - sig));
+	case ACT_GELU_TANH: {
+		/* d/dh ½h(1 + tanh u), u = c(h + 0.044715h³): ½(1 + tanh u) + ½h(1 − tanh²u)·c(1 + 3·0.044715h²) */
+		const double c = sqrt(2.0 / M_PI), t = tanh(c * (h + 0.044715 * h * h * h));
+		return 0.5 * (1.0 + t) + 0.5 * h * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * h * h);
+	}
 	}
 	return 0.0;
 }

@@ -399,6 +399,11 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 		              celltext_sym(utf8, "\u03a6", "Phi"), celltext_sym(utf8, "\u00b7", "*"), celltext_sym(utf8, "\u221a", "sqrt "),
 		              celltext_num(x1, z, utf8), celltext_num(x2, attn_gelu(z), utf8));
 		break;
+	case ACT_GELU_TANH:
+		strbuf_printf(b, "gelu_new(z) = z/2 %s (1 + tanh(%s(2/%s) %s (z + 0.044715 z%s))), z = %s\n= %s\n", celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u221a", "sqrt"), celltext_sym(utf8, "\u03c0", "pi"), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u00b3", "^3"), celltext_num(x1, z, utf8), celltext_num(x2, attn_gelu_tanh(z), utf8));
+		break;
 	case ACT_SWIGLU:
 		strbuf_printf(b, "silu(z) %s gate = z/(1 + e^-z) %s gate, z = %s, gate = ffn_gate[%d][%d] = %s\n",
 		              celltext_sym(utf8, "\u00d7", "*"), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, z, utf8), i, j,
