@@ -285,6 +285,37 @@ const Lesson *lesson_layer_const(const Lesson *l, int i)
 	return lesson_layer((Lesson *)l, i);
 }
 
+LayerParams *lesson_layer_params(Lesson *l, int i)
+{
+	return &lesson_layer(l, i)->lp;
+}
+
+const LayerParams *lesson_layer_params_const(const Lesson *l, int i)
+{
+	return &lesson_layer_const(l, i)->lp;
+}
+
+ModelConfig *lesson_layer_own(Lesson *l, int i)
+{
+	return &lesson_layer(l, i)->cfg;
+}
+
+int lesson_set_layers(Lesson *l, int n)
+{
+	int i;
+
+	if (l->nlayers != 0 || n < 1 || (l->layer = calloc((size_t)n, sizeof *l->layer)) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((l->layer[i] = calloc(1, sizeof *l->layer[i])) == NULL) {
+			l->nlayers = i;
+			return -1;
+		}
+	}
+	l->nlayers = n;
+	return 0;
+}
+
 const Lesson *lesson_step_stack(const Lesson *l, const Step *st)
 {
 	return st->encoder && l->encoder != NULL ? l->encoder : l;

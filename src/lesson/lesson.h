@@ -141,6 +141,17 @@ int lesson_layers(const Lesson *l);
 /* Layer i's parameters (heads, weights, biases, block): l itself for a lesson without "layers". */
 Lesson *lesson_layer(Lesson *l, int i);
 const Lesson *lesson_layer_const(const Lesson *l, int i);
+/*
+ * Layer i's own parameters, and the settings it keeps of its own (its
+ * d_model and source; model_layer_config reads them): what code outside
+ * lesson/ should use rather than reach into a layer's struct.
+ * lesson_set_layers gives l n layers, each zeroed (0, or -1 out of memory;
+ * l had none): what an importer fills in.
+ */
+LayerParams *lesson_layer_params(Lesson *l, int i);
+const LayerParams *lesson_layer_params_const(const Lesson *l, int i);
+ModelConfig *lesson_layer_own(Lesson *l, int i);
+int lesson_set_layers(Lesson *l, int n);
 /* The stack a step's layer counts in: an encoder–decoder's encoder for a step with "encoder": true, else l. */
 const Lesson *lesson_step_stack(const Lesson *l, const Step *st);
 /*
