@@ -225,13 +225,16 @@ static void pass_positional(Attn *a, const ModelConfig *cfg, const LayerParams *
 	size_t i, count;
 
 	(void)lp;
-	if (cfg->positional != POS_SINUSOIDAL)
+	if (cfg->positional == POS_NONE)
 		return;
-	attn_positional(&a->PE);
+	if (cfg->positional == POS_LEARNED) /* the table's rows as given (a model's own source has none: GPT-2 has no cross-attention) */
+		memcpy(a->PE.a, cfg->pe_learned.a, (size_t)cfg->n * (size_t)cfg->d_model * sizeof *a->PE.a);
+	else
+		attn_positional(&a->PE);
 	count = (size_t)cfg->n * (size_t)cfg->d_model;
 	for (i = 0; i < count; i++)
 		a->X.a[i] += a->PE.a[i];
-	if (!cfg->has_source)
+	if (!cfg->has_source || cfg->positional == POS_LEARNED)
 		return;
 	attn_positional(&a->PE_src);
 	count = (size_t)cfg->m * (size_t)cfg->d_src;

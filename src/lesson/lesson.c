@@ -75,6 +75,7 @@ void lesson_free(Lesson *l)
 	mat_free(&l->lp.q_norm);
 	mat_free(&l->lp.k_norm);
 	mat_free(&l->cfg.unembed);
+	mat_free(&l->cfg.pe_learned);
 	tokens_free(l->cfg.vocab_tokens, l->cfg.vocab);
 	free(l->cfg.ids);
 	for (i = 0; i < l->nlayers; i++)
@@ -181,7 +182,7 @@ Lesson *lesson_clone(const Lesson *l)
 	memset(&c->lp.w_e, 0, sizeof c->lp.w_e);
 	memset(&c->cfg.mask_matrix, 0, sizeof c->cfg.mask_matrix);
 	c->lp.b_q = c->lp.b_k = c->lp.b_v = c->lp.b_o = c->cfg.final_gamma = c->cfg.final_beta = c->cfg.target = (Mat){ 0 };
-	c->lp.alibi_slopes = c->lp.q_norm = c->lp.k_norm = c->cfg.unembed = (Mat){ 0 };
+	c->lp.alibi_slopes = c->lp.q_norm = c->lp.k_norm = c->cfg.unembed = c->cfg.pe_learned = (Mat){ 0 };
 	c->cfg.vocab_tokens = NULL;
 	c->cfg.ids = NULL;
 	c->cfg.nmasks = 0;
@@ -212,7 +213,8 @@ Lesson *lesson_clone(const Lesson *l)
 	    mat_copy(&c->lp.b_o, &l->lp.b_o) != 0 || mat_copy(&c->cfg.final_gamma, &l->cfg.final_gamma) != 0 ||
 	    mat_copy(&c->cfg.final_beta, &l->cfg.final_beta) != 0 || mat_copy(&c->cfg.target, &l->cfg.target) != 0 ||
 	    mat_copy(&c->lp.alibi_slopes, &l->lp.alibi_slopes) != 0 || mat_copy(&c->lp.q_norm, &l->lp.q_norm) != 0 ||
-	    mat_copy(&c->lp.k_norm, &l->lp.k_norm) != 0 || mat_copy(&c->cfg.unembed, &l->cfg.unembed) != 0)
+	    mat_copy(&c->lp.k_norm, &l->lp.k_norm) != 0 || mat_copy(&c->cfg.unembed, &l->cfg.unembed) != 0 ||
+	    mat_copy(&c->cfg.pe_learned, &l->cfg.pe_learned) != 0)
 		goto out;
 	if (l->cfg.vocab_tokens != NULL && (c->cfg.vocab_tokens = tokens_copy(l->cfg.vocab_tokens, l->cfg.vocab)) == NULL)
 		goto out;

@@ -295,7 +295,7 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
 	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->cfg.tokens, l->cfg.n)) != 0 ||
 	    put(o, "X", jw_matrix(&l->cfg.input)) != 0 ||
-	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : "none"))
+	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : l->cfg.positional == POS_LEARNED ? "learned" : "none"))
 		return -1;
 	if (l->cfg.has_source) {
 		cJSON *src = cJSON_CreateObject();
@@ -400,7 +400,7 @@ static int json_encdec_keys(cJSON *o, const Lesson *l)
 	}
 	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->cfg.tokens, l->cfg.n)) != 0 ||
 	    put(o, "X", jw_matrix(&l->cfg.input)) != 0 ||
-	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : "none") ||
+	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : l->cfg.positional == POS_LEARNED ? "learned" : "none") ||
 	    put(o, "layers", layers = cJSON_CreateArray()) != 0)
 		return -1;
 	for (int k = 0; k < l->nlayers / 2; k++) {

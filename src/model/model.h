@@ -13,7 +13,8 @@
 
 #include "base/matrix.h"
 
-typedef enum Positional { POS_NONE, POS_SINUSOIDAL } Positional;
+/* POS_LEARNED: a trained table's rows (GPT-2's wpe) for positions 0 … n − 1, given as ModelConfig.pe_learned. */
+typedef enum Positional { POS_NONE, POS_SINUSOIDAL, POS_LEARNED } Positional;
 typedef enum ScoreKind { SCORE_DOT, SCORE_ADDITIVE } ScoreKind;
 typedef enum ScaleKind { SCALE_SQRT_DK, SCALE_NONE, SCALE_VALUE } ScaleKind;
 typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX, MASK_WINDOW, MASK_LIST } MaskKind;
@@ -72,6 +73,7 @@ typedef struct ModelConfig {
 	int has_source;
 	Mat source_input;     /* m × d_src */
 	Positional positional;
+	Mat pe_learned;       /* POS_LEARNED: n × d_model, the PE added to X; else empty */
 	ScoreKind score;
 
 	ScaleKind scale;
