@@ -214,6 +214,30 @@ static void test_lesson_explain(void **state)
 	free(path);
 }
 
+/*
+ * The induction score of a computation's layer and head, on tokens 1 2 1 2
+ * (the second copy from 2): rows 2 and 3 count keys 1 and 2. gqa.json's
+ * layer 0, head 0 has, by PyTorch (tests/golden/lessons/gqa.ref.json),
+ * weights[2][1] = 0.3022622839784702 and weights[3][2] = 0.2506388085533064.
+ */
+static void test_induction_run(void **state)
+{
+	(void)state;
+	char *path = path_of("lessons/gqa.json");
+	Lesson *l = load_file(path);
+	Attn *a = compute(l);
+	const long long ids[] = { 1, 2, 1, 2 };
+
+	HeadScore s = headscores_induction_run(a, 0, 0, ids, 2);
+	assert_int_equal(s.rows, 2);
+	assert_near(s.mean, (0.3022622839784702 + 0.2506388085533064) / 2, 1e-12);
+	assert_int_equal(headscores_induction_run(a, 3, 0, ids, 2).rows, 0); /* no layer 3 */
+	assert_int_equal(headscores_induction_run(a, 0, 4, ids, 2).rows, 0); /* no head 4 */
+	attn_free(a);
+	lesson_free(l);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_induction),
 		cmocka_unit_test(test_repeat_ids),
 		cmocka_unit_test(test_lesson_explain),
+		cmocka_unit_test(test_induction_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,6 +85,17 @@ int headscore_repeat_ids(long long *ids, long long bos, int half, long long voca
 	return from;
 }
 
+HeadScore headscores_induction_run(const Attn *run, int layer, int h, const long long *ids, int from)
+{
+	const Attn *a = run != NULL ? attn_layer(run, layer) : NULL;
+	const Mat *w = a != NULL && h >= 0 && h < a->heads && !attn_config(a)->has_source ? attn_matrix(a, AM_WEIGHTS, h)
+	                                                                                 : NULL;
+
+	if (w == NULL)
+		return (HeadScore){ 0, 0.0, 0.0 };
+	return headscore_induction(w, a->visible, ids, from);
+}
+
 const char *headscores_why(const Attn *a, HeadScoreKind k)
 {
 	const ModelConfig *c = attn_config(a);

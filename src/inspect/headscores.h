@@ -69,6 +69,13 @@ int headscore_repeat_ids(long long *ids, long long bos, int half, long long voca
  * another sequence's positions: its scores are all undefined.
  */
 void headscores_of(const Attn *a, int h, HeadScores *out);
+/*
+ * The induction score of head h of layer `layer` of run, a computation of a
+ * model on ids (n tokens, headscore_repeat_ids' sequence whose second copy
+ * starts at from): what a model's importer gives the view once it has run
+ * the model on random tokens. Undefined (rows 0) when there is no such layer or head.
+ */
+HeadScore headscores_induction_run(const Attn *run, int layer, int h, const long long *ids, int from);
 /* Why a's scores (or only its induction score) are undefined, as a sentence (translated), or NULL. */
 const char *headscores_why(const Attn *a, HeadScoreKind k);
 
