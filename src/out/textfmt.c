@@ -679,7 +679,15 @@ char *textfmt_heads(const Session *s, int sort, int utf8)
 		}
 		strbuf_printf(&b, "\n");
 	}
-	/* why the induction column is empty (said of a self-attention layer: a cross-attention one has no scores) */
+	/* why a cross-attention layer has no scores, and why the induction column is empty */
+	for (int l = 0; l < session_layers(s); l++) {
+		const Attn *a = session_walk_link(s, l);
+		char word[16];
+		if (a != NULL && attn_config(a)->has_source && session_layer_word(s, l, word, sizeof word) == 0) {
+			strbuf_printf(&b, _("layer %s %s: %s\n"), word, utf8 ? "\u2014" : "-", headscores_why(a, HS_PREV));
+			break;
+		}
+	}
 	for (int l = 0; l < session_layers(s); l++) {
 		const Attn *a = session_walk_link(s, l);
 		const char *why = a != NULL && !attn_config(a)->has_source ? headscores_why(a, HS_INDUCTION) : NULL;
