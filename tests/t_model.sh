@@ -65,6 +65,12 @@ snap "$s"
 check "C locale: ASCII shades, no UTF-8" sh -c "grep -q '[#*:]' '$tmp/screen' && ! grep -q '[░▒▓█·—]' '$tmp/screen'"
 shows "C locale: an undefined score is -" "$s" 'induction -'
 keys "$s" Escape
+wait_gone "$s" 'every head at a glance' 3 >/dev/null
+# an open question about the weights keeps the thumbnails hidden
+cmd "$s" "load selfattn"
+cmd "$s" "step 6"
+keys "$s" v
+shows "C locale: v waits for an open question about the weights" "$s" 'answer the quiz first'
 quits "$s" "C locale"
 
 finish

@@ -227,6 +227,8 @@ clean "heads sort diag"
 top2=$(awk '/^layer/ { f = 1; next } f && NF == 6 { print $1, $2; if (++k == 2) exit }' "$out" | tr '\n' ' ')
 expect "heads sort diag: highest diagonal first (layer 1 head 1, then layer 0 head 1)" '[ "$top2" = "1 1 0 1 " ]' "$top2"
 check "heads: why induction is undefined" has "$out" "a lesson has no vocabulary"
+repl 'step 6\nheads\nstep 2\n'
+err_cmd "heads while a question hides the weights" "weights stays hidden until you answer the question"
 repl 'heads\n' lessons/cross.json
 check "heads on cross-attention: no scores (-), and why" has "$out" "layer 0 -: cross-attention: its keys are the source's tokens"
 repl 'heads sort nosuch\nstep 2\n' lessons/gqa.json

@@ -582,6 +582,9 @@ static int cmd_heads(Session *s, const CmdArgv *a, CmdOut *out)
 	}
 	if (a->argc == 3)
 		sort = (int)a->v[1].whole;
+	/* the thumbnails and the scores are the weights: an open question about them keeps them hidden */
+	if (hidden(s, AM_WEIGHTS, out))
+		return -1;
 	if (out->frontend != NULL && out->frontend(out->ctx, "heads", a->argc, a->argv))
 		return 0;
 	char *text = textfmt_heads(s, sort, out->utf8);

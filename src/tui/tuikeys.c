@@ -315,6 +315,11 @@ key_model(Tui *t, int key, int arg)
 {
 	(void)key;
 	(void)arg;
+	/* the thumbnails are the weights: an open question about them keeps them hidden (as :heads does) */
+	if (session_hidden_matrix(t->s) == AM_WEIGHTS) {
+		tui_answer_first(t);
+		return 1;
+	}
 	return tui_model_open(t, -1);
 }
 
