@@ -207,6 +207,37 @@ err_cmd "heads that do not divide" "heads: 3 does not divide the 4 columns of W_
 repl 'heads 0\nstep 2\n'
 err_cmd "heads 0" "heads"
 
+# heads: every head's scores, checked against NumPy's on the PyTorch reference
+# weights (tests/golden/head_scores.py wrote head_scores.tsv; the table has 3 decimals)
+for lesson in multihead mask window gqa rmsnorm; do
+	repl 'heads\n' "lessons/$lesson.json"
+	clean "heads on $lesson.json"
+	sed -n '/^-- every head.s scores --$/,/^induction /p' "$out" |
+		awk 'NF == 6 && $2 ~ /^[0-9]+$/ { print $1, $2, $3, $4, $5, $6 }' >"$tmp/heads"
+	grep "^$lesson	" tests/golden/head_scores.tsv | awk -v got="$tmp/heads" '
+		BEGIN { while ((getline line < got) > 0) { n++; split(line, f, " "); for (k = 1; k <= 6; k++) g[n, k] = f[k] } }
+		function near(a, b) { return (a == "-" || b == "-") ? a == b : (a - b <= 0.0005 && b - a <= 0.0005) }
+		{ r++; if ($2 != g[r, 1] || $3 != g[r, 2]) bad++
+		  for (k = 4; k <= 7; k++) if (!near($k, g[r, k - 1])) bad++ }
+		END { exit !(r > 0 && r == n && bad == 0) }' && ok "heads on $lesson.json: every score as NumPy's" ||
+		not_ok "heads on $lesson.json: every score as NumPy's" "$(cat "$tmp/heads")"
+done
+repl 'heads sort diag\n' lessons/rmsnorm.json
+clean "heads sort diag"
+top2=$(awk '/^layer/ { f = 1; next } f && NF == 6 { print $1, $2; if (++k == 2) exit }' "$out" | tr '\n' ' ')
+expect "heads sort diag: highest diagonal first (layer 1 head 1, then layer 0 head 1)" '[ "$top2" = "1 1 0 1 " ]' "$top2"
+check "heads: why induction is undefined" has "$out" "a lesson has no vocabulary"
+repl 'step 6\nheads\nstep 2\n'
+err_cmd "heads while a question hides the weights" "weights stays hidden until you answer the question"
+repl 'heads\n' lessons/cross.json
+check "heads on cross-attention: no scores (-), and why" has "$out" "layer 0 -: cross-attention: its keys are the source's tokens"
+repl 'heads sort nosuch\nstep 2\n' lessons/gqa.json
+err_cmd "heads sort with a bad score" "expected prev, first, diag or induction"
+repl 'heads 2 3\nstep 2\n' lessons/gqa.json
+err_cmd "heads N with a word more" "heads"
+repl 'help heads\n'
+check "help heads: the definitions" has "$out" "previous-token: the mean, over the rows i >= 1"
+
 # ------------------------------------------------------------ quizzes: answer skip hint
 
 repl 'step 3\nhint\nanswer 2\n'

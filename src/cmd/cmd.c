@@ -552,15 +552,46 @@ static int cmd_scale(Session *s, const CmdArgv *a, CmdOut *out)
 }
 
 /* heads N: the layer shown split into N heads (session_set_heads works out d_k and d_v). */
+/*
+ * heads N: the layer shown split into N heads. heads [sort SCORE]: every
+ * head's scores (headscores.h), by layer and head or by SCORE, highest
+ * first: the full-screen view opens its model view (out->frontend takes
+ * "heads"), the plain REPL prints the table.
+ */
 static int cmd_heads(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	const int h = (int)a->v[0].whole;
 	char *err = NULL;
+	int sort = -1;
 
-	if (session_set_heads(s, h, &err) != 0)
-		return fail(out, err);
-	cmd_say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h), h,
-	    attn_params(s->attn)->d_k, attn_params(s->attn)->d_v);
+	if (a->argc >= 2 && strcmp(a->argv[1], "sort") != 0) {
+		long h;
+		if (a->argc > 2)
+			return cmd_count_error(out, a->entry, 1, 1, a->argc - 1);
+		if (cmd_read_whole(a->argv[1], 1, LESSON_MAX_HEADS, &h, out, a->entry, NULL) != 0)
+			return -1;
+		if (session_set_heads(s, (int)h, &err) != 0)
+			return fail(out, err);
+		cmd_say(out, MSG_INFO, NULL, ngettext("%d head: d_k = %d, d_v = %d", "%d heads: d_k = %d, d_v = %d", (unsigned long)h),
+		    (int)h, attn_params(s->attn)->d_k, attn_params(s->attn)->d_v);
+		return 0;
+	}
+	if (a->argc == 2) {
+		cmd_say(out, MSG_ERROR, NULL, _("heads sort: expected %s after it (usage: %s)"), "prev, first, diag, induction",
+		    a->entry->usage);
+		return -1;
+	}
+	if (a->argc == 3)
+		sort = (int)a->v[1].whole;
+	/* the thumbnails and the scores are the weights: an open question about them keeps them hidden */
+	if (hidden(s, AM_WEIGHTS, out))
+		return -1;
+	if (out->frontend != NULL && out->frontend(out->ctx, "heads", a->argc, a->argv))
+		return 0;
+	char *text = textfmt_heads(s, sort, out->utf8);
+	if (text == NULL)
+		return fail(out, NULL);
+	cmd_say(out, MSG_TEXT, sort >= 0 ? _("every head's scores, highest first") : _("every head's scores"), "%s", text);
+	free(text);
 	return 0;
 }
 
@@ -898,9 +929,11 @@ const CmdEntry cmd_table[] = {
 	{ .name = "scale", .args = { .min = 1, .max = 1, .kind = { ARG_SCALE } }, .exec = cmd_scale,
 	  .usage = "scale on|off|VALUE",
 	  .help = N_("scale scores by 1/sqrt(d_k) (on), 1 (off) or a number") },
-	{ .name = "heads", .args = { .min = 1, .max = 1, .kind = { ARG_WHOLE }, .name = { NULL }, .lo = 1, .hi = LESSON_MAX_HEADS }, .exec = cmd_heads,
-	  .usage = "heads N",
-	  .help = N_("split Q, K and V into N heads (N must divide their columns)") },
+	/* heads N (a whole number, read by the command) or heads [sort SCORE] */
+	{ .name = "heads", .args = { .min = 0, .max = 2, .kind = { ARG_WORD, ARG_CHOICE }, .name = { NULL, N_("score") }, .lo = 0, .hi = 0, .choices = HEADSCORE_CHOICES },
+	  .exec = cmd_heads,
+	  .usage = "heads [N|sort SCORE]",
+	  .help = N_("every head's scores (previous-token, first-token, diagonal, induction), in the view as the model view; sort SCORE: prev, first, diag or induction, highest first; N: split Q, K and V into N heads (N must divide their columns)") },
 	{ .name = "jacobian", .args = { .min = 1, .max = 2, .kind = { ARG_ROW, ARG_HEAD }, .name = { N_("row"), N_("head") } }, .exec = cmd_jacobian,
 	  .usage = "jacobian ROW [HEAD]",
 	  .help = N_("softmax's Jacobian diag(w) - w w^T for one row of the weights") },
@@ -989,6 +1022,11 @@ static int cmd_help(Session *s, const CmdArgv *a, CmdOut *out)
 					if (s == NULL || attn_has(s->attn, (AttnMatrix)i, 0))
 						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), _(matrix_kinds[i].meaning),
 						              matrix_per_head((AttnMatrix)i) ? _(" (per head)") : "");
+			if (e->exec == cmd_heads) {
+				char *defs = headscore_definitions(out->utf8);
+				strbuf_printf(&b, "%s", defs ? defs : "");
+				free(defs);
+			}
 			return say_text(out, e->name, &b);
 		}
 	}

@@ -600,3 +600,102 @@ void textfmt_progress(char *buf, size_t size, const Attn *a, Stage st, int index
 	snprintf(buf, size, _("computing%s %s%s (%d/%d)"), utf8 ? "\u2026" : "...", layer, stage_kinds[st].name, index,
 	         count);
 }
+
+/* ------------------------------------------------------------ the heads and their scores */
+
+static int head_sort_key;
+
+/* Highest score first, an undefined one last, ties by layer and head. */
+static int head_row_cmp(const void *x, const void *y)
+{
+	const HeadRow *a = x, *b = y;
+	const HeadScore *sa = &a->sc.s[head_sort_key], *sb = &b->sc.s[head_sort_key];
+
+	if ((sa->rows > 0) != (sb->rows > 0))
+		return sa->rows > 0 ? -1 : 1;
+	if (sa->rows > 0 && sa->mean != sb->mean)
+		return sa->mean > sb->mean ? -1 : 1;
+	return a->layer != b->layer ? a->layer - b->layer : a->head - b->head;
+}
+
+HeadRow *textfmt_head_rows(const Session *s, int sort, int *count)
+{
+	const int nl = session_layers(s);
+	int n = 0;
+
+	for (int l = 0; l < nl; l++) {
+		const Attn *a = session_walk_link(s, l);
+		n += a != NULL ? a->heads : 0;
+	}
+	HeadRow *rows = calloc(n > 0 ? (size_t)n : 1, sizeof *rows);
+	*count = 0;
+	if (rows == NULL)
+		return NULL;
+	for (int l = 0; l < nl; l++) {
+		const Attn *a = session_walk_link(s, l);
+		for (int h = 0; a != NULL && h < a->heads; h++) {
+			rows[*count].layer = l;
+			rows[*count].head = h;
+			headscores_of(a, h, &rows[*count].sc);
+			(*count)++;
+		}
+	}
+	if (sort >= 0 && sort < HS_COUNT) {
+		head_sort_key = sort;
+		qsort(rows, (size_t)*count, sizeof *rows, head_row_cmp);
+	}
+	return rows;
+}
+
+const char *textfmt_score(char buf[16], const HeadScore *sc, int decimals, int utf8)
+{
+	if (sc->rows == 0)
+		snprintf(buf, 16, "%s", utf8 ? "\u2014" : "-");
+	else
+		snprintf(buf, 16, "%.*f", decimals, sc->mean);
+	return buf;
+}
+
+char *textfmt_heads(const Session *s, int sort, int utf8)
+{
+	StrBuf b = { 0 };
+	int n;
+	HeadRow *rows = textfmt_head_rows(s, sort, &n);
+
+	if (rows == NULL)
+		return NULL;
+	/* the headings are words of ours; the columns keep their width in any language (numbers right-aligned) */
+	strbuf_printf(&b, "%5s %4s %9s %9s %9s %9s\n", "layer", "head", headscore_words[HS_PREV],
+	              headscore_words[HS_FIRST], headscore_words[HS_DIAG], headscore_words[HS_INDUCTION]);
+	for (int i = 0; i < n; i++) {
+		char word[16], v[HS_COUNT][16];
+		if (session_layer_word(s, rows[i].layer, word, sizeof word) != 0)
+			snprintf(word, sizeof word, "%d", rows[i].layer);
+		strbuf_printf(&b, "%5s %4d", word, rows[i].head);
+		for (int k = 0; k < HS_COUNT; k++) {
+			textfmt_score(v[k], &rows[i].sc.s[k], 3, utf8);
+			/* "—" is one column but three bytes: pad by columns */
+			strbuf_printf(&b, " %*s%s", 9 - text_width(v[k], -1), "", v[k]);
+		}
+		strbuf_printf(&b, "\n");
+	}
+	/* why a cross-attention layer has no scores, and why the induction column is empty */
+	for (int l = 0; l < session_layers(s); l++) {
+		const Attn *a = session_walk_link(s, l);
+		char word[16];
+		if (a != NULL && attn_config(a)->has_source && session_layer_word(s, l, word, sizeof word) == 0) {
+			strbuf_printf(&b, _("layer %s %s: %s\n"), word, utf8 ? "\u2014" : "-", headscores_why(a, HS_PREV));
+			break;
+		}
+	}
+	for (int l = 0; l < session_layers(s); l++) {
+		const Attn *a = session_walk_link(s, l);
+		const char *why = a != NULL && !attn_config(a)->has_source ? headscores_why(a, HS_INDUCTION) : NULL;
+		if (why != NULL) {
+			strbuf_printf(&b, _("induction %s: %s\n"), utf8 ? "\u2014" : "-", why);
+			break;
+		}
+	}
+	free(rows);
+	return b.oom ? (free(b.s), NULL) : b.s;
+}

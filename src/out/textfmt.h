@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "app/session.h"
+#include "inspect/headscores.h"
 
 /*
  * Print matrix `which` (head h) as an aligned table with row labels (tokens)
@@ -44,5 +45,26 @@ int textfmt_columns(FILE *f);
 void textfmt_put_wrapped(FILE *f, const char *s, int lead);
 /* What a view's progress line says while the engine computes: "computing… [layer 1/2: ]softmax (3/9)" (ASCII "..." unless utf8). */
 void textfmt_progress(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8);
+
+/* One head of the model view and the `heads` table: walk layer `layer` (session.h), head `head`, its scores. */
+typedef struct HeadRow {
+	int layer, head;
+	HeadScores sc;
+} HeadRow;
+/*
+ * Every head of every walk layer with its scores (headscores_of), by layer
+ * and head (sort -1) or by score `sort` (a HeadScoreKind), highest first, an
+ * undefined score last, ties by layer and head. Heap array of *count rows,
+ * NULL out of memory.
+ */
+HeadRow *textfmt_head_rows(const Session *s, int sort, int *count);
+/* A score as a table shows it: "0.523", or "—" ("-" in ASCII) when undefined; returns buf (16 bytes). */
+const char *textfmt_score(char buf[16], const HeadScore *sc, int decimals, int utf8);
+/*
+ * The `heads` table: layer, head, prev, first, diag, induction, one line a
+ * head (in textfmt_head_rows' order), and a line saying why the induction
+ * score is "—". Heap string, NULL out of memory.
+ */
+char *textfmt_heads(const Session *s, int sort, int utf8);
 
 #endif

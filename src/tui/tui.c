@@ -246,6 +246,16 @@ out_frontend(void *ctx, const char *name, int argc, char **argv)
 			tui_demo_start(t, argv[1]);
 		return 1;
 	}
+	if (strcmp(name, "heads") == 0) {
+		/* heads [sort SCORE]: the model view (the plain REPL prints the table instead) */
+		int sort = -1;
+		for (int k = 0; argc >= 3 && k < HS_COUNT; k++)
+			if (strcmp(argv[2], headscore_words[k]) == 0)
+				sort = k;
+		if (!t->replaying)
+			tui_model_open(t, sort);
+		return 1;
+	}
 	if (strcmp(name, "pause") == 0 || strcmp(name, "wait") == 0) {
 		/* In a script these are entries of their own (demo.c); typed here, there is nothing to wait for. */
 		if (strcmp(name, "wait") == 0 && argc >= 2 && tui_seconds(t, "wait", argv[1], 0) < 0)
@@ -395,6 +405,8 @@ tui_sync(Tui *t)
 		t->want_focus = 0;
 		t->redraw |= R_PANES | R_STATUS;
 	}
+	if (t->model_open && (d & (DIRTY_LESSON | DIRTY_VALUES | DIRTY_LANG)))
+		tui_model_refresh(t);
 	if (d & (DIRTY_LESSON | DIRTY_PLACE | DIRTY_QUIZ))
 		tui_track(t);
 	if (d)
@@ -736,7 +748,10 @@ tui_key(Tui *t, int key)
 		return 0;
 	switch (t->mode) {
 	case TUI_MAIN:
-		tui_key_main(t, key);
+		if (t->model_open)
+			tui_model_key(t, key);
+		else
+			tui_key_main(t, key);
 		break;
 	case TUI_POPUP:
 		tui_key_popup(t, key);
@@ -763,6 +778,7 @@ tui_stop(Tui *t)
 	tui_demo_free(t);
 	tui_watch_free(t);
 	tui_menu_close(t);
+	tui_model_close(t);
 	tui_free_windows(t);
 	tui_end();
 	ttyguard_disarm();

@@ -553,14 +553,22 @@ tui_draw(Tui *t)
 		doupdate();
 		return;
 	}
-	if (t->redraw & R_STAGE)
-		tui_draw_stage(t);
-	if (t->redraw & R_PANES)
-		tui_draw_panes(t);
-	if (t->redraw & R_NARR)
-		tui_draw_narr(t);
-	if (t->redraw & R_KEYS)
-		tui_draw_keys(t);
+	if (t->model_open) {
+		/* the model view lies over the main view; the status line over its key line, for a message or a command */
+		if (t->redraw)
+			tui_draw_model(t);
+		if (t->msg == NULL && t->mode != TUI_CMD)
+			t->redraw &= ~(unsigned)R_STATUS;
+	} else {
+		if (t->redraw & R_STAGE)
+			tui_draw_stage(t);
+		if (t->redraw & R_PANES)
+			tui_draw_panes(t);
+		if (t->redraw & R_NARR)
+			tui_draw_narr(t);
+		if (t->redraw & R_KEYS)
+			tui_draw_keys(t);
+	}
 	if (t->mode == TUI_POPUP && t->redraw)
 		tui_draw_popup(t);
 	if (t->mode == TUI_MENU && t->redraw)

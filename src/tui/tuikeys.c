@@ -309,6 +309,20 @@ key_continue(Tui *t, int key, int arg)
 	return 1;
 }
 
+/* v: the model view, every layer and head at a glance (tuimodel.c). */
+static int
+key_model(Tui *t, int key, int arg)
+{
+	(void)key;
+	(void)arg;
+	/* the thumbnails are the weights: an open question about them keeps them hidden (as :heads does) */
+	if (session_hidden_matrix(t->s) == AM_WEIGHTS) {
+		tui_answer_first(t);
+		return 1;
+	}
+	return tui_model_open(t, -1);
+}
+
 /* The keys of the main view, in the order `?` lists them. */
 /* clang-format off */
 static const KeyEntry tui_main_keys[] = {
@@ -335,6 +349,8 @@ static const KeyEntry tui_main_keys[] = {
 	/* not listed in `?` */
 	{ .key = { '[' }, .bar = 7, .bar_key = "[/]", .bar_does = N_("layer"), .when = KEY_LAYERS, .run = key_layer, .arg = -1 },
 	{ .key = { ']' }, .run = key_layer, .arg = 1 },
+	{ .key = { 'v' }, .keys = "v", .does = N_("the model view: every layer and head at a glance, with its\nscores; Enter opens one, e explains, s sorts, Esc returns"),
+	  .bar = 14, .bar_key = "v", .bar_does = N_("heads"), .when = KEY_HEADS, .run = key_model },
 	{ .key = { 'z' }, .keys = "z", .does = N_("zoom the pane out to a heatmap"),
 	  .bar = 11, .bar_key = "z", .bar_does = N_("zoom"), .run = key_zoom },
 	{ .key = { KEY_PPAGE }, .keys = "PgUp  PgDn", .does = N_("scroll the narration"), .run = key_scroll, .arg = -3 },

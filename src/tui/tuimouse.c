@@ -135,7 +135,12 @@ tui_mouse(Tui *t)
 		return;
 	switch (t->mode) {
 	case TUI_MAIN:
-		mouse_main(t, &ev);
+		if (t->model_open)
+			tui_model_mouse(t, ev.y, ev.x, (ev.bstate & (BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED)) != 0,
+			                (ev.bstate & BUTTON1_DOUBLE_CLICKED) != 0,
+			                ev.bstate & WHEEL_UP ? -1 : ev.bstate & WHEEL_DOWN ? 1 : 0);
+		else
+			mouse_main(t, &ev);
 		break;
 	case TUI_POPUP:
 		/* the wheel scrolls the pop-up, a click closes it (as a key does) */

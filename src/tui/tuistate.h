@@ -5,7 +5,7 @@
  * status lines; tuikeys.c: the key table, the key line and `?`; pane.c: the
  * matrix panes; tuidemo.c: demo scripts and :play; tuimouse.c: the mouse;
  * tuicourse.c: progress and the course menu; tuiwatch.c: --watch;
- * tuirender.c: --render).
+ * tuirender.c: --render; tuimodel.c: the model view).
  * Only these include it.
  */
 #ifndef ATTNVIZ_TUISTATE_H
@@ -166,6 +166,17 @@ typedef struct Tui {
 	int progress_said;    /* a failure to keep progress was said (once) */
 	int tracking;         /* 1: the learner's moves are kept (after the start, unless continuing is offered) */
 
+	/*
+	 * The model view (tuimodel.c): every layer × head at a glance, over the
+	 * main view; while it is open, the main view's keys and clicks go to it.
+	 */
+	int model_open;
+	struct HeadRow *model_rows;  /* owned (out/textfmt.h): the heads in the order shown */
+	int model_n, model_sel;      /* how many, the selected one */
+	int model_top, model_left;   /* the first row and column of thumbnails shown */
+	int model_sort;              /* -1: by layer and head; else a HeadScoreKind, highest first */
+	WINDOW *w_model;
+
 	/* tui_run: what tui_start set up and tui_stop puts back. */
 	SCREEN *scr;
 	struct sigaction old_int, old_term, old_hup, old_quit;
@@ -277,6 +288,17 @@ void tui_menu_close(Tui *t);
 void tui_menu_key(Tui *t, int key);
 void tui_menu_click(Tui *t, int y, int x, int twice);
 void tui_draw_menu(Tui *t);
+
+/* tuimodel.c: the model view */
+/* Open it (sort: -1 by layer and head, else a HeadScoreKind); 1 (a key's answer). */
+int tui_model_open(Tui *t, int sort);
+void tui_model_close(Tui *t);
+/* The heads and their scores gathered again (the lesson or its numbers changed). */
+void tui_model_refresh(Tui *t);
+void tui_model_key(Tui *t, int key);
+/* The mouse at screen (y, x): a click (twice: a double click) or the wheel (-1 up, 1 down, 0 none). */
+void tui_model_mouse(Tui *t, int y, int x, int click, int twice, int wheel);
+void tui_draw_model(Tui *t);
 
 /* tuidemo.c */
 extern const KeyEntry tui_demo_keys[];
