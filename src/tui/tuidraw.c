@@ -105,6 +105,11 @@ tui_build_narr(Tui *t)
 			sb_add(&sb, text ? text : "", 1);
 		}
 	}
+	/* what the step says once its question is answered (or at once, without one) */
+	if (session_then(s) != NULL && *session_then(s) != '\0') {
+		sb_add(&sb, "\n\n", 0);
+		sb_add(&sb, session_then(s), 1);
+	}
 	free(caption);
 	if (!t->utf8 && sb != NULL) {
 		/* a terminal that cannot show UTF-8: "exp(−∞) = 0" reads "exp(-inf) = 0", not "exp(???) = 0" */
