@@ -54,7 +54,9 @@ static void words_of(const char *text, Words *ws)
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_') {
 			char buf[GA_WORD];
 			size_t len = 0;
-			while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_') {
+			/* "0.2138" is one word, not 0 and 2138 */
+			while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+			       (*p == '.' && len > 0 && buf[len - 1] >= '0' && buf[len - 1] <= '9' && p[1] >= '0' && p[1] <= '9')) {
 				if (len < sizeof buf - 1)
 					buf[len++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
 				p++;
@@ -90,20 +92,24 @@ static int stopword(const char *w)
 {
 	static const char *const stop[] = { "a", "an", "the", "of", "and", "or", "to", "in", "on", "is", "it", "its", "by",
 		                            "as", "at", "be", "for", "with", "from", "than", "that", "this", "are", "yes", "no",
-		                            "not", "only", "each", "every", "same", "one", NULL };
+		                            "not", "only", "each", "every", "same", "one", "s", "they", "them", "their",
+		                            "\u548c", "\u7684", "\u662f", "\u5728", "\u4e86", "\u4e5f", NULL }; /* 和 的 是 在 了 也 */
 	for (int i = 0; stop[i] != NULL; i++)
 		if (strcmp(w, stop[i]) == 0)
 			return 1;
 	return 0;
 }
 
-/* s with the minus sign U+2212 as '-', ASCII lowercased: heap string. */
+/* s with the minus sign U+2212 as '-', ASCII lowercased, `commands to type` left out: heap string. */
 static char *plain_copy(const char *s)
 {
 	StrBuf b = { 0 };
 
 	for (const char *p = s ? s : ""; *p != '\0'; p++) {
-		if (strncmp(p, "\u2212", 3) == 0) {
+		if (*p == '`' && strchr(p + 1, '`') != NULL) {
+			p = strchr(p + 1, '`');
+			strbuf_add(&b, " ", 1);
+		} else if (strncmp(p, "\u2212", 3) == 0) {
 			strbuf_add(&b, "-", 1);
 			p += 2;
 		} else {
