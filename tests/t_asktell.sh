@@ -46,6 +46,11 @@ expect "handout html: the then text only in the answer key" \
 	'[ "$(count "$tmp/g.html" "4 × 4: each is the average of layer 0")" -eq 1 ] &&
 	 sed -n "/class=\"answers\"/,\$p" "$tmp/g.html" | grep -q -F "4 × 4: each is the average of layer 0"'
 
+# a pane the question's "hides" names has no numbers in the figure: alibi step 5, the slope's bias
+"$ATTNVIZ" --handout alibi --lang en -o "$tmp/a.html" >"$out" 2>"$err"
+sed -n '/id="step-5"/,/id="step-6"/p' "$tmp/a.html" | sed -n '/id="s5-pane-bias-head3"/,/<\/g>/p' >"$tmp/bias"
+expect "handout: the pane hides names has no numbers" 'has "$tmp/bias" "class=\"cell hidden\""'
+
 # ---- --check --strict: a question whose answer can be read before it is answered
 "$ATTNVIZ" --check tests/bad/strict/giveaway.json >"$out" 2>"$err"
 rc=$?

@@ -190,6 +190,9 @@ static char *step_figure(Session *s, const ThemeFile *theme, int numbers, char *
 	if (session_quiz_pending(s) && session_hidden_matrix(s) >= 0) {
 		t.has_hidden = 1;
 		t.hidden = (AttnMatrix)session_hidden_matrix(s);
+		/* every other pane the views hide: the question's "hides", a matrix holding the same numbers */
+		for (int m = 0; m < AM_COUNT; m++)
+			t.hides[m] = (unsigned char)session_hides(s, m, s->head);
 	}
 	return export_render(s->attn, s, EXPORT_SVG, &t, theme, err);
 }
