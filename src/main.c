@@ -18,6 +18,7 @@
 #include "cmd/cmd.h"
 #include "app/demo.h"
 #include "inspect/dump.h"
+#include "inspect/giveaway.h"
 #include "out/export.h"
 #include "base/fileio.h"
 #include "out/handout.h"
@@ -537,6 +538,14 @@ static int run_check(const Args *a)
 						        shown(a->files[i]), n, each[k][0]);
 				}
 			}
+		}
+		free(report);
+		report = NULL;
+		/* a question whose answer can be read before it is answered (--strict: an error) */
+		if (a->strict && giveaway_check(at, langs, &report) > 0) {
+			fputs(report ? report : "", stderr);
+			missing++;
+			bad = 1;
 		}
 		free(report);
 		if (!(a->strict && missing > 0) && l->cfg.has_source)

@@ -815,6 +815,46 @@ int session_hidden_matrix(const Session *s)
 	return count > 0 ? (int)panes[count - 1] : -1;
 }
 
+/* 1 when a and b hold the same numbers (shape and every cell): one shows what the other would. */
+static int same_numbers(const Mat *a, const Mat *b)
+{
+	if (a == NULL || b == NULL || a == b || a->rows != b->rows || a->cols != b->cols)
+		return a != NULL && a == b;
+	for (int r = 0; r < a->rows; r++)
+		for (int c = 0; c < a->cols; c++) {
+			const double x = MAT_AT(*a, r, c), y = MAT_AT(*b, r, c);
+			if (!(x == y || fabs(x - y) <= 1e-12 * (fabs(x) > 1 ? fabs(x) : 1)))
+				return 0;
+		}
+	return 1;
+}
+
+int session_hides(const Session *s, int which, int head)
+{
+	const Step *st = session_step(s);
+	const int h = session_hidden_matrix(s);
+
+	if (h < 0 || which < 0 || which >= AM_COUNT)
+		return 0;
+	if (which == h)
+		return 1;
+	for (int i = 0; i < st->quiz.nhides; i++)
+		if (matrix_find(st->quiz.hides[i]) == which)
+			return 1;
+	/* another matrix holding the same numbers (dconcat is doutput without W_o) would give them away too */
+	const int qh = st->quiz.nchoices == 0 ? st->quiz.answer_cell.head : s->head;
+	return same_numbers(attn_matrix(s->attn, (AttnMatrix)h, qh), attn_matrix(s->attn, (AttnMatrix)which, head));
+}
+
+const char *session_then(const Session *s)
+{
+	const Step *st = session_step(s);
+
+	if (text_empty(&st->then) || s->stage != st->stage || (st->has_quiz && s->quiz[s->step] == QUIZ_OPEN))
+		return NULL;
+	return session_text(s, &st->then);
+}
+
 const char *session_quiz_usage(const Session *s, char *buf, size_t size)
 {
 	const Step *st = session_step(s);

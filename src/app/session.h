@@ -266,6 +266,19 @@ int session_quiz_pending(const Session *s);
  */
 int session_hidden_matrix(const Session *s);
 /*
+ * 1 when an open question keeps matrix `which` (head `head`) hidden: the one
+ * above, those its "hides" names, and any other holding the same numbers
+ * (dconcat when it equals doutput). Views hide every such pane, its shape
+ * and its cells (the status line too).
+ */
+int session_hides(const Session *s, int which, int head);
+/*
+ * What the step says once its question is answered, skipped or revealed
+ * (its "then", in the session's language), or NULL: none, not yet, or
+ * another stage shown. A step without a question shows its "then" at once.
+ */
+const char *session_then(const Session *s);
+/*
  * How to answer the open question, in buf: "answer 1-4" for choices (keys
  * 1 to 4 in the full-screen view) or "answer VALUE" for a number; "" when no
  * question is open. Returns buf.

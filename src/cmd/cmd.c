@@ -332,7 +332,7 @@ static int hidden(const Session *s, int which, CmdOut *out)
 {
 	char how[32];
 
-	if (which >= 0 && which == session_hidden_matrix(s)) {
+	if (which >= 0 && session_hides(s, which, s->head)) {
 		cmd_say(out, MSG_ERROR, NULL, _("%s stays hidden until you answer the question (%s, skip, hint)"),
 		    matrix_name((AttnMatrix)which), session_quiz_usage(s, how, sizeof how));
 		return 1;

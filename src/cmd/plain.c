@@ -128,9 +128,15 @@ static void plain_quiz(PlainCtx *c, const Demo *d, const DemoLine *e)
 	plain_pause(c, _("-- the class votes: press Enter for the answer --"));
 	/* "Answer: …" with its numbers, as the full-screen view reveals it (not :skip's "Skipped") */
 	char *feedback = NULL, *err = NULL;
-	if (session_reveal(c->s, &feedback, &err) == 0)
+	if (session_reveal(c->s, &feedback, &err) == 0) {
 		plain_message(c, MSG_INFO, NULL, feedback != NULL ? feedback : _("answer shown"));
-	else
+		/* what the step says once its question is answered */
+		if (session_then(c->s) != NULL && *session_then(c->s) != '\0') {
+			char *then = text_escape(session_then(c->s), "\n\t");
+			plain_message(c, MSG_TEXT, NULL, then != NULL ? then : "");
+			free(then);
+		}
+	} else
 		plain_error(c, err != NULL ? err : _("out of memory"));
 	free(feedback);
 	free(err);

@@ -121,11 +121,12 @@ static int step_copy(Step *dst, const Step *src)
 
 	*dst = *src;
 	memset(&dst->text, 0, sizeof dst->text);
+	memset(&dst->then, 0, sizeof dst->then);
 	memset(&dst->quiz.question, 0, sizeof dst->quiz.question);
 	memset(&dst->quiz.hint, 0, sizeof dst->quiz.hint);
 	dst->quiz.choices = NULL;
 	dst->quiz.nchoices = 0;
-	if (text_copy(&dst->text, &src->text) != 0)
+	if (text_copy(&dst->text, &src->text) != 0 || text_copy(&dst->then, &src->then) != 0)
 		return -1;
 	if (!src->has_quiz)
 		return 0;
@@ -426,6 +427,7 @@ int lesson_check_languages(const Lesson *l, const char *const *langs, char **rep
 		for (i = 0; i < l->nsteps; i++) {
 			const Step *st = &l->steps[i];
 			count += text_languages(l, &st->text, langs, &b, "steps[%d].text", i);
+			count += text_languages(l, &st->then, langs, &b, "steps[%d].then", i);
 			if (!st->has_quiz)
 				continue;
 			count += text_languages(l, &st->quiz.question, langs, &b, "steps[%d].quiz.question", i);

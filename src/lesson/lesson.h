@@ -18,6 +18,7 @@
 #define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */
 #define LESSON_MAX_LAYERS   16
 #define LESSON_MAX_MASKS    8           /* masks in one list */
+#define LESSON_MAX_HIDES    4           /* a quiz's "hides" */
 
 
 /* Where a step's focus or a quiz's numeric answer points: matrix[row][col] of a head. */
@@ -36,6 +37,8 @@ typedef struct Quiz {
 	CellRef answer_cell;/* when nchoices == 0: the number is read from the computation */
 	double tolerance;   /* numeric answers: |given − actual| ≤ tolerance (default 0.01) */
 	Text hint;
+	int nhides;         /* "hides": more matrices kept hidden until it is answered (lessons/FORMAT.md) */
+	char hides[LESSON_MAX_HIDES][16];
 } Quiz;
 
 typedef struct Step {
@@ -43,7 +46,8 @@ typedef struct Step {
 	int layer;         /* 0-based; default 0: a layer of the encoder when encoder is 1, else of the lesson (a decoder's link) */
 	int encoder;       /* "encoder": true: the step shows a layer of an encoder–decoder's encoder */
 	int head;          /* 0-based; default 0 */
-	Text text;
+	Text text;         /* the narration; with a quiz, what is said before it is answered */
+	Text then;         /* with a quiz: what is said once it is answered, skipped or revealed (lessons/FORMAT.md) */
 	int has_focus;
 	CellRef focus;
 	int has_quiz;

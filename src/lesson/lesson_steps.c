@@ -107,10 +107,10 @@ int li_key_text(Ctx *c, const cJSON *obj, const char *key, Text *t)
 /* Steps and quizzes                                                   */
 /* ------------------------------------------------------------------ */
 
-static const char *const step_keys[] = { "stage", "layer", "encoder", "head", "text", "focus", "quiz", "compare", "t",
-	                                 "tile", NULL };
+static const char *const step_keys[] = { "stage", "layer", "encoder", "head", "text", "then", "focus", "quiz", "compare",
+	                                 "t", "tile", NULL };
 static const char *const cell_keys[] = { "matrix", "head", "row", "col", NULL };
-static const char *const quiz_keys[] = { "question", "choices", "answer", "tolerance", "hint", NULL };
+static const char *const quiz_keys[] = { "question", "choices", "answer", "tolerance", "hint", "hides", NULL };
 
 void li_step_free(Step *st)
 {
@@ -118,6 +118,7 @@ void li_step_free(Step *st)
 
 	/* The quiz's texts whether or not it is still asked: an edit may turn a question off (has_quiz = 0). */
 	text_free(&st->text);
+	text_free(&st->then);
 	text_free(&st->quiz.question);
 	for (i = 0; i < st->quiz.nchoices; i++)
 		text_free(&st->quiz.choices[i]);
@@ -170,6 +171,39 @@ static int read_cellref(Ctx *c, const Shapes *s, const cJSON *v, int def_head, C
 	return li_check_cellref(c, s, ref);
 }
 
+/* "hides": a matrix name or an array of them, kept hidden until the question is answered. */
+static int read_hides(Ctx *c, const cJSON *v, Quiz *q)
+{
+	const cJSON *h = get(v, "hides"), *it;
+	size_t old;
+
+	if (h == NULL)
+		return 0;
+	old = path_key(c, "hides");
+	if (!cJSON_IsString(h) && !cJSON_IsArray(h))
+		return fail(c, _("expected a matrix name or an array of them (such as [\"K\", \"V\"]), got %s"), got(h).s);
+	if (cJSON_IsArray(h) && cJSON_GetArraySize(h) > LESSON_MAX_HIDES)
+		return fail(c, _("%d matrices is over the limit of %d"), cJSON_GetArraySize(h), LESSON_MAX_HIDES);
+	for (it = cJSON_IsString(h) ? h : h->child; it != NULL; it = cJSON_IsString(h) ? NULL : it->next) {
+		/* in an array, an element's own place: "steps[2].quiz.hides[1]" */
+		const size_t old2 = cJSON_IsString(h) ? old : path_index(c, q->nhides);
+		if (!cJSON_IsString(it))
+			return fail(c, _("expected a matrix name, got %s"), got(it).s);
+		if (matrix_find(it->valuestring) < 0) {
+			const char *names[AM_COUNT];
+			for (int i = 0; i < AM_COUNT; i++)
+				names[i] = matrix_name((AttnMatrix)i);
+			return fail(c, _("unknown matrix %s%s"), got(it).s, did_you_mean(it->valuestring, names, AM_COUNT).s);
+		}
+		snprintf(q->hides[q->nhides], sizeof q->hides[0], "%s", matrix_name((AttnMatrix)matrix_find(it->valuestring)));
+		q->nhides++;
+		if (!cJSON_IsString(h))
+			path_set(c, old2);
+	}
+	path_set(c, old);
+	return 0;
+}
+
 static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz *q)
 {
 	const cJSON *choices = NULL, *answer, *it;
@@ -184,7 +218,8 @@ static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz
 	warn_unknown_keys(c, v, quiz_keys);
 	if (get(v, "question") == NULL)
 		return fail(c, _("missing \"question\""));
-	if (li_key_text(c, v, "question", &q->question) != 0 || li_key_text(c, v, "hint", &q->hint) != 0)
+	if (li_key_text(c, v, "question", &q->question) != 0 || li_key_text(c, v, "hint", &q->hint) != 0 ||
+	    read_hides(c, v, q) != 0)
 		return -1;
 	answer = get(v, "answer");
 	if (answer == NULL)
@@ -403,6 +438,14 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 		st->has_quiz = 1; /* so li_step_free frees what read_quiz made, even on failure */
 		if (read_quiz(c, s, quiz, st->head, &st->quiz) != 0)
 			return -1;
+		path_set(c, old);
+	}
+	/* "then": what is said once the question is answered; a step without one shows it after its text */
+	if (li_key_text(c, v, "then", &st->then) != 0)
+		return -1;
+	if (get(v, "then") != NULL && quiz == NULL) {
+		old = path_key(c, "then");
+		warnf(c, _("\"then\" is said once a question is answered, and this step has no \"quiz\": it is shown after the text"));
 		path_set(c, old);
 	}
 	return 0;

@@ -81,6 +81,13 @@ static cJSON *json_quiz(const Quiz *q)
 		goto fail;
 	if (put_text(o, "hint", &q->hint) != 0)
 		goto fail;
+	if (q->nhides > 0) {
+		const char *names[LESSON_MAX_HIDES];
+		for (i = 0; i < q->nhides; i++)
+			names[i] = q->hides[i];
+		if (put(o, "hides", cJSON_CreateStringArray(names, q->nhides)) != 0)
+			goto fail;
+	}
 	return o;
 fail:
 	cJSON_Delete(o);
@@ -103,7 +110,7 @@ static cJSON *json_steps(const Lesson *l)
 		    (st->encoder && !cJSON_AddTrueToObject(o, "encoder")) ||
 		    (st->layer > 0 && !cJSON_AddNumberToObject(o, "layer", st->layer)) ||
 		    !cJSON_AddNumberToObject(o, "head", st->head) ||
-		    put_text(o, "text", &st->text) != 0 || (st->has_focus && put(o, "focus", json_cell(&st->focus)) != 0) ||
+		    put_text(o, "text", &st->text) != 0 || put_text(o, "then", &st->then) != 0 || (st->has_focus && put(o, "focus", json_cell(&st->focus)) != 0) ||
 		    (st->has_quiz && put(o, "quiz", json_quiz(&st->quiz)) != 0) ||
 		    (st->compare >= 0 && !cJSON_AddBoolToObject(o, "compare", st->compare)) ||
 		    (st->t >= 0 && !cJSON_AddNumberToObject(o, "t", st->t)) ||

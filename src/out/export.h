@@ -53,6 +53,7 @@ typedef struct ExportTarget {
 	ExportNumbers numbers; /* svg, md, tex: numbers in the cells, or a heatmap (auto: by size) */
 	int has_hidden;      /* svg: 1: the panes of `hidden` are drawn without their numbers (an open question's) */
 	AttnMatrix hidden;
+	unsigned char hides[AM_COUNT]; /* svg, with has_hidden: 1 for more matrices drawn so (a question's "hides", an equal one) */
 } ExportTarget;
 
 /* "16:9", "4:3", "wide"; -1 when unknown. */

@@ -396,7 +396,7 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 	int i, j, gx = x0 + p->label_w, gy = y0 + 40;
 	const int n = p->diverging ? th->ndiv : th->nseq;
 	/* a handout's open question: the pane it is about keeps its shape and labels, not its numbers */
-	const int blank = t->has_hidden && p->which == t->hidden;
+	const int blank = t->has_hidden && (p->which == t->hidden || t->hides[p->which]);
 	int lw, ly;
 
 	ex_fig_pane_name(name, sizeof name, a, p);

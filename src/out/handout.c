@@ -99,6 +99,21 @@ static const char *narration(const Session *s)
 	return text != NULL && *text != '\0' ? text : stage_blurb(s->stage, s->lang);
 }
 
+/* What a step without a question says after its text ("then"), or NULL; a question's goes in the answer key. */
+static const char *then_now(const Session *s)
+{
+	const char *then = session_step(s)->has_quiz ? NULL : session_then(s);
+	return then != NULL && *then != '\0' ? then : NULL;
+}
+
+/* A question's "then", for the answer key: NULL when it has none. */
+static const char *then_after(const Session *s)
+{
+	const Step *st = session_step(s);
+	const char *then = st->has_quiz ? session_text(s, &st->then) : NULL;
+	return then != NULL && *then != '\0' ? then : NULL;
+}
+
 /* Lesson text as one line of a Markdown paragraph (markup escaped). */
 static void md_line(StrBuf *b, const char *text)
 {
@@ -175,6 +190,9 @@ static char *step_figure(Session *s, const ThemeFile *theme, int numbers, char *
 	if (session_quiz_pending(s) && session_hidden_matrix(s) >= 0) {
 		t.has_hidden = 1;
 		t.hidden = (AttnMatrix)session_hidden_matrix(s);
+		/* every other pane the views hide: the question's "hides", a matrix holding the same numbers */
+		for (int m = 0; m < AM_COUNT; m++)
+			t.hides[m] = (unsigned char)session_hides(s, m, s->head);
 	}
 	return export_render(s->attn, s, EXPORT_SVG, &t, theme, err);
 }
@@ -284,6 +302,8 @@ static void html_step(StrBuf *b, const Session *s, const Words *w, int k, const 
 	place_words(b, s, w);
 	strbuf_puts(b, "</h2>\n");
 	html_paragraphs(b, narration(s), NULL);
+	if (then_now(s) != NULL)
+		html_paragraphs(b, then_now(s), NULL);
 	strbuf_puts(b, "<figure>\n");
 	if (svg != NULL)
 		html_svg(b, svg, k + 1);
@@ -330,6 +350,8 @@ static void md_step(StrBuf *b, const Session *s, const Words *w, int k, const ch
 	place_words(b, s, w);
 	strbuf_puts(b, "\n\n");
 	md_paragraphs(b, narration(s));
+	if (then_now(s) != NULL)
+		md_paragraphs(b, then_now(s));
 	if (figure != NULL) {
 		strbuf_printf(b, "![%s %d](", w->figure, k + 1);
 		md_link(b, figure);
@@ -418,12 +440,24 @@ int handout_render(Session *s, const char *path, const ThemeFile *theme, int num
 				step_word(&key, w, k + 1);
 				strbuf_puts(&key, ": ");
 				export_xml_puts(&key, ans ? ans : "?");
+				if (then_after(s) != NULL)
+					html_paragraphs(&key, then_after(s), "then");
 				strbuf_puts(&key, "</li>\n");
 			} else {
 				strbuf_puts(&key, "- ");
 				step_word(&key, w, k + 1);
 				strbuf_puts(&key, ": ");
 				export_md_puts(&key, ans ? ans : "?", 1);
+				if (then_after(s) != NULL) {
+					/* the item's own paragraph: each line indented under it */
+					char *then = strdup(then_after(s));
+					for (char *p = then; p != NULL && *p != '\0'; p++)
+						if (*p == '\n')
+							*p = ' ';
+					strbuf_puts(&key, "\n\n  ");
+					export_md_puts(&key, then ? then : "", 1);
+					free(then);
+				}
 				strbuf_puts(&key, "\n");
 			}
 			free(ans);

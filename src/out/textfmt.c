@@ -362,7 +362,8 @@ char *textfmt_caption(const Session *s, int utf8)
 			                       (unsigned long)rows),
 			              t, session_decode_steps(s), t, tok ? tok : "", held, rows, gone);
 		free(tok);
-		char *cache = textfmt_cache_lines(s, utf8);
+		/* the cache's size may be what an open question asks: it comes once the question is answered */
+		char *cache = session_quiz_pending(s) ? NULL : textfmt_cache_lines(s, utf8);
 		if (cache != NULL)
 			strbuf_puts(&b, cache);
 		free(cache);
@@ -392,7 +393,8 @@ char *textfmt_caption(const Session *s, int utf8)
 	/* the key/value heads the query heads share (a stage that cuts panes per key/value head) */
 	for (int i = 0, np = stage_panes(sh, s->stage, ps); i < np; i++)
 		kvpane |= (ps[i].flags & PANE_EACH_KV_HEAD) != 0;
-	if (kvpane && sh->kv_heads < sh->heads) {
+	/* which key/value head a query head reads may be what an open question asks: said once it is answered */
+	if (kvpane && sh->kv_heads < sh->heads && !session_quiz_pending(s)) {
 		const int per = sh->heads / sh->kv_heads;
 		for (int j = 0; j < sh->kv_heads; j++) {
 			strbuf_printf(&b, "%s", j ? "; " : "");
@@ -503,6 +505,11 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 		text = stage_blurb(s->stage, s->lang);
 	put_escaped(f, text, "\n\t", utf8, 0);
 	fputc('\n', f);
+	/* what the step says once its question is answered (or at once, without one) */
+	if (session_then(s) != NULL && *session_then(s) != '\0') {
+		put_escaped(f, session_then(s), "\n\t", utf8, 0);
+		fputc('\n', f);
+	}
 	{
 		char *map = session_stage_map(s, utf8);
 		if (map != NULL)
@@ -527,7 +534,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 		for (k = 0; k < count; k++) {
 			const AttnMatrix w = cuts[k].matrix;
 			char head[48];
-			if ((int)w == session_hidden_matrix(s)) {
+			if (session_hides(s, (int)w, matrix_per_head(w) ? cuts[k].head : s->head)) {
 				char how[32];
 				if (k == 0 || cuts[k - 1].matrix != w) {
 					char *line = str_printf(_("%s: hidden until you answer (%s, skip, hint)"), matrix_name(w),

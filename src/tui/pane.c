@@ -469,11 +469,23 @@ tui_build_panes(Tui *t, int keep, int refocus)
 			}
 	}
 	int hid = quiz_hidden_pane(t);
-	if (hid >= 0) {
+	if (hid >= 0)
 		t->pane[hid].hidden = 1;
+	/* every other pane holding what the question is about (its "hides", the same numbers) */
+	for (int i = 0; i < n; i++)
+		if (!t->pane[i].variant && session_hides(s, (int)t->pane[i].which, t->pane[i].head))
+			t->pane[i].hidden = 1;
+	for (int i = 0; i < n; i++) {
+		Pane *p = &t->pane[i];
 		/* The variant would give the answer away too. */
-		if (t->pane[hid].other >= 0)
-			t->pane[t->pane[hid].other].hidden = 1;
+		if (p->hidden && p->other >= 0)
+			t->pane[p->other].hidden = 1;
+	}
+	for (int i = 0; i < n; i++) {
+		/* a hidden pane's title keeps its name, not its shape (a question may ask for the shape) */
+		char *shape = t->pane[i].hidden ? strrchr(t->pane[i].title, ' ') : NULL;
+		if (shape != NULL && shape > t->pane[i].title && shape[-1] == ' ')
+			shape[-1] = '\0';
 	}
 	if (t->focus >= n || t->focus < 0 || refocus)
 		t->focus = n > 0 ? n - 1 : 0;

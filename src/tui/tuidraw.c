@@ -73,6 +73,14 @@ tui_build_narr(Tui *t)
 		sb_add(&sb, session_edited_note(s), 0);
 		sb_add(&sb, "\n", 0);
 	}
+	/*
+	 * An answered question's "then" (the answer and why) first: on a small
+	 * screen it is what the learner reads next, the text was read before.
+	 */
+	if (st->has_quiz && session_then(s) != NULL && *session_then(s) != '\0') {
+		sb_add(&sb, session_then(s), 1);
+		sb_add(&sb, "\n\n", 0);
+	}
 	if (!open && caption != NULL)
 		sb_add(&sb, caption, 0);
 	if (!open)
@@ -104,6 +112,11 @@ tui_build_narr(Tui *t)
 				sb_add(&sb, caption, 0);
 			sb_add(&sb, text ? text : "", 1);
 		}
+	}
+	/* what the step says without a question: after its text (with one, "then" came first) */
+	if (!st->has_quiz && session_then(s) != NULL && *session_then(s) != '\0') {
+		sb_add(&sb, "\n\n", 0);
+		sb_add(&sb, session_then(s), 1);
 	}
 	free(caption);
 	if (!t->utf8 && sb != NULL) {
