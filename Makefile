@@ -10,7 +10,7 @@
 #                     fuzz-cmd, fuzz-theme, fuzz-demo, fuzz-safetensors, fuzz-tokenizer: command
 #                     lines, themes, demo scripts, weight files, tokenizer.json and text
 #   make bench        print speed and memory figures
-#   make install PREFIX=/usr/local   binary, lessons, message catalogues, man page
+#   make install PREFIX=/usr/local   binary, lessons, themes, the models of assets/models, message catalogues, man page
 #   make pot          refresh po/attnviz.pot from the sources and merge it into po/*.po
 
 CC       ?= cc
@@ -212,6 +212,9 @@ install: $(BIN) $(MO)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/attnviz
 	cp -R lessons/. $(DESTDIR)$(PREFIX)/share/attnviz/lessons/
 	if [ -d assets/themes ]; then install -d $(DESTDIR)$(PREFIX)/share/attnviz/themes && cp assets/themes/*.json $(DESTDIR)$(PREFIX)/share/attnviz/themes/; fi
+	for m in assets/models/*/config.json; do [ -f "$$m" ] || continue; d=$$(dirname "$$m"); \
+		install -d $(DESTDIR)$(PREFIX)/share/attnviz/models/$$(basename "$$d") && \
+		install -m 644 "$$d"/*.json "$$d"/*.safetensors $(DESTDIR)$(PREFIX)/share/attnviz/models/$$(basename "$$d")/; done
 	install -m 644 assets/attnviz.1 $(DESTDIR)$(PREFIX)/share/man/man1/attnviz.1
 	for l in $(PO_LANGS); do \
 		install -d $(DESTDIR)$(PREFIX)/share/locale/$$l/LC_MESSAGES && \

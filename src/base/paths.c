@@ -1,4 +1,4 @@
-/* paths.c: where attnviz looks for its data (lessons, themes). */
+/* paths.c: where attnviz looks for its data (lessons, themes, models). */
 #include "base/paths.h"
 
 #include <errno.h>
@@ -57,6 +57,30 @@ int paths_search(const char *env, const char *local, const char *shared, const c
 	snprintf(installed[slot], sizeof installed[slot], "%s/%s", ATTNVIZ_SHARE, shared);
 	dirs[n++] = installed[slot];
 	return n;
+}
+
+char *paths_find_model(const char *name)
+{
+	const char *dirs[PATHS_MAX];
+	int n = paths_search("ATTNVIZ_MODELS", "assets/models", "models", dirs);
+	struct stat st;
+
+	if (name == NULL || name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(dirs[i]) + strlen(name) + sizeof "//config.json";
+		char *config = malloc(len);
+
+		if (config == NULL)
+			return NULL;
+		snprintf(config, len, "%s/%s/config.json", dirs[i], name);
+		if (stat(config, &st) == 0 && S_ISREG(st.st_mode)) {
+			*strrchr(config, '/') = '\0';
+			return config;
+		}
+		free(config);
+	}
+	return NULL;
 }
 
 const char *paths_locale_dir(const char *installed)

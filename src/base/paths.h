@@ -1,4 +1,4 @@
-/* paths.h: where attnviz looks for its data (lessons, themes). */
+/* paths.h: where attnviz looks for its data (lessons, themes, models). */
 #ifndef ATTNVIZ_PATHS_H
 #define ATTNVIZ_PATHS_H
 
@@ -14,6 +14,16 @@
  * the count.
  */
 int paths_search(const char *env, const char *local, const char *shared, const char *dirs[PATHS_MAX]);
+
+/*
+ * The models that ship with attnviz (assets/models/NAME/, installed as
+ * ATTNVIZ_SHARE/models/NAME/): a NAME without a slash is looked for in
+ * $ATTNVIZ_MODELS, ./assets/models, DIR/../assets/models beside the binary
+ * and ATTNVIZ_SHARE/models, and the first of those folders that holds
+ * NAME/config.json is returned (a heap string). NULL when none does, when
+ * NAME has a slash or starts with a dot (a path is not a name), or out of memory.
+ */
+char *paths_find_model(const char *name);
 
 /*
  * Where the program's message catalogues are (bindtextdomain): DIR/locale
