@@ -381,7 +381,7 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error(_("%s needs exactly one NAME"), "--new");
 	if ((a->mode == MODE_CHECK) && a->nfiles == 0)
 		return usage_error(_("%s needs at least one lesson file"), "--check");
-	if ((a->train || a->has_lr) && a->mode != MODE_DUMP)
+	if ((a->train || a->has_lr) && a->mode != MODE_DUMP && a->mode != MODE_BENCH)
 		return usage_error(_("%s goes with --dump"), a->train ? "--train" : "--lr");
 	if (a->train != a->has_lr)
 		return usage_error(_("--train STEPS and --lr LR go together"));
@@ -676,9 +676,11 @@ static double median(double *v, int count)
 }
 
 /*
- * --bench: the computation alone, R times; the median of the whole and of
- * each stage (every layer's pass of it together), in the stage table's order,
- * and of the overflow check.
+ * --bench: the computation alone, R times (with the lesson's "backward", the
+ * backward pass too; with --train STEPS --lr LR, STEPS steps of training
+ * each time instead); the median of the whole and of each stage (every
+ * layer's pass of it together), in the stage table's order, and of the
+ * overflow check.
  */
 static int run_bench(const Args *a)
 {
@@ -704,8 +706,23 @@ static int run_bench(const Args *a)
 	for (r = 0; r < R; r++) {
 		char *err = NULL;
 		double t0 = clock_ms();
-		Attn *at = attn_compute(l, &err);
-		ms[r] = clock_ms() - t0;
+		Attn *at = NULL;
+		if (a->train) {
+			/* each run from the lesson's own weights (training changes the copy) */
+			Lesson *c = lesson_clone(l);
+			double *losses = calloc((size_t)a->train_steps + 1, sizeof *losses);
+			int trained;
+			t0 = clock_ms();
+			trained = c != NULL && losses != NULL && attn_train(c, a->train_steps, a->lr, losses, &err) == 0;
+			ms[r] = clock_ms() - t0;
+			free(losses);
+			lesson_free(c);
+			if (trained)
+				at = attn_compute(l, &err); /* the stages' times below (of the forward pass): not in ms[r] */
+		} else {
+			at = attn_compute_all(l, &err);
+			ms[r] = clock_ms() - t0;
+		}
 		if (at == NULL) {
 			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 			free(err);
