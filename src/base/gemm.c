@@ -35,13 +35,18 @@
  * A micro-kernel: the sums of one block of kc ≤ KB terms for the tile C
  * (MR × NR, row stride ldc), each from 0 in the order of t,
  *   s[r][q] = Σ_t a[t][r] · b[t][q]   for t = 0 … kc−1,
- * stored into C when first (the first block), else added to it:
- * C[r][q] = C[r][q] + s[r][q]. a is a packed MR-row strip of A
+ * stored into C when first is MK_STORE (the first block), added to it
+ * when MK_ADD: C[r][q] = C[r][q] + s[r][q]; with MK_CONT the sums start
+ * from C instead of 0, C[r][q] = ((C[r][q] + a[0][r]·b[0][q]) + …), as
+ * a naive loop adding into C one term at a time (mat_mul_acc). a is a packed MR-row strip of A
  * (a[t·MR + r]), b a packed NR-column strip of B (b[t·NR + q]), both
  * 64-byte aligned. Returns 1 when a number it stored is not finite (NaN or
  * ±∞), from the registers as they are stored: x·0 is NaN exactly then.
  */
 typedef int MicroKernel(int kc, const double *a, const double *b, double *c, size_t ldc, int first);
+
+/* A micro-kernel's first: what it does with the tile of C already there. */
+enum { MK_ADD = 0, MK_STORE = 1, MK_CONT = 2 };
 
 typedef struct Kernel {
 	const char *name;
@@ -81,6 +86,12 @@ static int micro_portable(int kc, const double *a, const double *b, double *c, s
 	v2d c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
 	int t;
 
+	if (first == MK_CONT) {
+		c00 = v2_load(c), c01 = v2_load(c + 2);
+		c10 = v2_load(c + ldc), c11 = v2_load(c + ldc + 2);
+		c20 = v2_load(c + 2 * ldc), c21 = v2_load(c + 2 * ldc + 2);
+		c30 = v2_load(c + 3 * ldc), c31 = v2_load(c + 3 * ldc + 2);
+	}
 	for (t = 0; t < kc; t++, a += 4, b += 4) {
 		const v2d b0 = v2_load(b), b1 = v2_load(b + 2);
 		v2d ar;
@@ -93,7 +104,7 @@ static int micro_portable(int kc, const double *a, const double *b, double *c, s
 		ar = (v2d){ a[3], a[3] };
 		c30 = c30 + ar * b0, c31 = c31 + ar * b1;
 	}
-	if (!first) {
+	if (first == MK_ADD) {
 		c00 = v2_load(c) + c00, c01 = v2_load(c + 2) + c01;
 		c10 = v2_load(c + ldc) + c10, c11 = v2_load(c + ldc + 2) + c11;
 		c20 = v2_load(c + 2 * ldc) + c20, c21 = v2_load(c + 2 * ldc + 2) + c21;
@@ -115,14 +126,14 @@ static int micro_portable(int kc, const double *a, const double *b, double *c, s
 
 	for (r = 0; r < 4; r++)
 		for (q = 0; q < 4; q++)
-			acc[r][q] = 0.0;
+			acc[r][q] = first == MK_CONT ? c[(size_t)r * ldc + q] : 0.0;
 	for (t = 0; t < kc; t++)
 		for (r = 0; r < 4; r++)
 			for (q = 0; q < 4; q++)
 				acc[r][q] = acc[r][q] + a[t * 4 + r] * b[t * 4 + q];
 	for (r = 0; r < 4; r++)
 		for (q = 0; q < 4; q++)
-			c[(size_t)r * ldc + q] = first ? acc[r][q] : c[(size_t)r * ldc + q] + acc[r][q],
+			c[(size_t)r * ldc + q] = first != MK_ADD ? acc[r][q] : c[(size_t)r * ldc + q] + acc[r][q],
 			bad += c[(size_t)r * ldc + q] * 0.0;
 	return bad != 0.0;
 }
@@ -145,6 +156,7 @@ static int always(void)
 #define AVX2_ADD_C(r)                                                                                    \
 	c##r##_0 = _mm256_add_pd(_mm256_loadu_pd(c + r * ldc), c##r##_0),                                \
 	c##r##_1 = _mm256_add_pd(_mm256_loadu_pd(c + r * ldc + 4), c##r##_1);
+#define AVX2_LOAD_C(r) c##r##_0 = _mm256_loadu_pd(c + r * ldc), c##r##_1 = _mm256_loadu_pd(c + r * ldc + 4);
 #define AVX2_STEP(r)                                                                                     \
 	{                                                                                                \
 		const __m256d ar = _mm256_broadcast_sd(a + r);                                           \
@@ -160,11 +172,14 @@ __attribute__((target("avx2"))) static int micro_avx2(int kc, const double *a, c
 	int t;
 
 	ROWS6(AVX2_ZERO)
+	if (first == MK_CONT) {
+		ROWS6(AVX2_LOAD_C)
+	}
 	for (t = 0; t < kc; t++, a += 6, b += 8) {
 		const __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4);
 		ROWS6(AVX2_STEP)
 	}
-	if (!first) {
+	if (first == MK_ADD) {
 		ROWS6(AVX2_ADD_C)
 	}
 	ROWS6(AVX2_STORE)
@@ -188,6 +203,9 @@ static int has_avx2(void)
 	c##r##_0 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc), c##r##_0),                               \
 	c##r##_1 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 8), c##r##_1),                            \
 	c##r##_2 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 16), c##r##_2);
+#define AVX512_LOAD_C(r)                                                                                 \
+	c##r##_0 = _mm512_loadu_pd(c + r * ldc), c##r##_1 = _mm512_loadu_pd(c + r * ldc + 8),             \
+	c##r##_2 = _mm512_loadu_pd(c + r * ldc + 16);
 #define AVX512_STEP(r)                                                                                   \
 	{                                                                                                \
 		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
@@ -208,11 +226,14 @@ __attribute__((target("avx512f"))) static int micro_avx512(int kc, const double 
 	int t;
 
 	ROWS8(AVX512_ZERO)
+	if (first == MK_CONT) {
+		ROWS8(AVX512_LOAD_C)
+	}
 	for (t = 0; t < kc; t++, a += 8, b += 24) {
 		const __m512d b0 = _mm512_load_pd(b), b1 = _mm512_load_pd(b + 8), b2 = _mm512_load_pd(b + 16);
 		ROWS8(AVX512_STEP)
 	}
-	if (!first) {
+	if (first == MK_ADD) {
 		ROWS8(AVX512_ADD_C)
 	}
 	ROWS8(AVX512_STORE)
@@ -344,13 +365,26 @@ static void pack_b(const Kernel *K, int kc, int nc, const double *B, size_t ldb,
 	}
 }
 
-/* Rows [i0, i0 + rows) of A, terms [t0, t0 + kc), as one MR-row strip: ap[t·MR + r], 0 past the edge. */
-static void pack_a_strip(const Kernel *K, int kc, int rows, const double *A, size_t lda, int i0, int t0,
+/*
+ * Rows [i0, i0 + rows) of A, terms [t0, t0 + kc), as one MR-row strip: ap[t·MR + r], 0 past the edge.
+ * With a_trans, A[i][t] is read as At[t][i] (row stride lda), so Xᵀ·dQ needs no copy of X.
+ */
+static void pack_a_strip(const Kernel *K, int kc, int rows, const double *A, size_t lda, int a_trans, int i0, int t0,
                          double *ap)
 {
 	const int mr = K->mr;
 	int r, t;
 
+	if (a_trans) {
+		for (t = 0; t < kc; t++) {
+			const double *src = &A[(size_t)(t0 + t) * lda + i0];
+			for (r = 0; r < rows; r++)
+				ap[(size_t)t * mr + r] = src[r];
+			for (; r < mr; r++)
+				ap[(size_t)t * mr + r] = 0.0;
+		}
+		return;
+	}
 	for (r = 0; r < rows; r++) {
 		const double *src = &A[(size_t)(i0 + r) * lda + t0];
 		for (t = 0; t < kc; t++)
@@ -441,7 +475,7 @@ static int tile_edge(const Kernel *K, int kc, const double *ap, const double *bp
 	const int nr = K->nr;
 	int r, bad = 0;
 
-	if (!first)
+	if (first != MK_STORE)
 		for (r = 0; r < rows; r++)
 			memcpy(&tile[r * nr], &c[(size_t)r * ldc], (size_t)cols * sizeof *c);
 	K->micro(kc, ap, bp, tile, (size_t)nr, first);
@@ -478,7 +512,7 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 	/* Blocks of KB terms in order: each one's sums are added to what the blocks before left in C. */
 	for (t0 = 0; t0 < k; t0 += KB) {
 		const int kc = k - t0 < KB ? k - t0 : KB;
-		const int first = t0 == 0;
+		const int first = t0 == 0 ? MK_STORE : MK_ADD;
 		for (j0 = 0; j0 < c; j0 += K->nc) {
 			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
 			pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
@@ -495,7 +529,7 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 					const int rows = mc - ir < mr ? mc - ir : mr;
 					const int need = lower ? i0 + ir + mr - t0 : kc;
 					if (need > 0)
-						pack_a_strip(K, need < kc ? need : kc, rows, A, lda, i0 + ir, t0,
+						pack_a_strip(K, need < kc ? need : kc, rows, A, lda, 0, i0 + ir, t0,
 						             &ap[(size_t)ir * kc]);
 				}
 				for (jr = 0; jr < nc; jr += nr) {
@@ -519,4 +553,82 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 		}
 	}
 	return bad;
+}
+
+/* ---------------------------------------------------------------- sums in one chain */
+
+/*
+ * C (r × c, ldc) with each cell's terms added in the order of t in one chain
+ * (no blocks of KB): the first block of KB terms with first0 (MK_CONT, or
+ * MK_ADD when k ≤ KB), every later one continuing from what C holds. 0, or
+ * -1 when the packed blocks cannot be had.
+ */
+static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                     int b_trans, double *C, size_t ldc, int first0)
+{
+	const Kernel *K = kernel();
+	const int mr = K->mr, nr = K->nr;
+	const size_t bp_count = (size_t)KB * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
+	const size_t ap_count = (size_t)KB * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
+	double *bp = scratch_get(bp_count + ap_count), *ap;
+
+	if (bp == NULL)
+		return -1;
+	ap = bp + bp_count;
+	for (int t0 = 0; t0 < k; t0 += KB) {
+		const int kc = k - t0 < KB ? k - t0 : KB;
+		const int first = t0 == 0 ? first0 : MK_CONT;
+		for (int j0 = 0; j0 < c; j0 += K->nc) {
+			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
+			pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
+			for (int i0 = 0; i0 < r; i0 += K->mc) {
+				const int mc = r - i0 < K->mc ? r - i0 : K->mc;
+				for (int ir = 0; ir < mc; ir += mr)
+					pack_a_strip(K, kc, mc - ir < mr ? mc - ir : mr, A, lda, a_trans, i0 + ir, t0,
+					             &ap[(size_t)ir * kc]);
+				for (int jr = 0; jr < nc; jr += nr) {
+					const int cols = nc - jr < nr ? nc - jr : nr;
+					for (int ir = 0; ir < mc; ir += mr) {
+						const int rows = mc - ir < mr ? mc - ir : mr;
+						double *ct = &C[(size_t)(i0 + ir) * ldc + j0 + jr];
+						if (rows == mr && cols == nr)
+							K->micro(kc, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], ct, ldc, first);
+						else
+							tile_edge(K, kc, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], ct, ldc, first, rows,
+							          cols);
+					}
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                 int b_trans, double *C, size_t ldc, int how)
+{
+	Mat sum = { 0 };
+
+	if (r <= 0 || c <= 0)
+		return;
+	if (k > 0 && how == MAT_CONTINUE) {
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT) == 0)
+			return;
+	} else if (k > 0 && k <= KB) {
+		/* one block: its sum from 0, added to C */
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_ADD) == 0)
+			return;
+	} else if (k > 0 && mat_alloc(&sum, r, c) == 0) {
+		/* the sums in one chain from 0 (a zeroed matrix continued), then added to C */
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, sum.a, (size_t)c, MK_CONT) == 0) {
+			for (int i = 0; i < r; i++)
+				for (int j = 0; j < c; j++)
+					C[(size_t)i * ldc + j] += sum.a[(size_t)i * c + j];
+			mat_free(&sum);
+			return;
+		}
+		mat_free(&sum);
+	}
+	/* k = 0, or out of memory: the definition itself */
+	mat_mul_acc_naive(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, how);
 }
