@@ -1,6 +1,6 @@
 /* unit_kernels.c: every matrix kernel this processor supports (AVX-512,
  * AVX2, portable) against a one-cell-at-a-time reference, bit for bit, on
- * every path of mat_mul_view: plain, B transposed, causal (lower), views
+ * every path of mat_mul_view: plain, B transposed, causal (lower), one row, views
  * with row strides, and every tail size of r, k and c from 1 to 17 beside
  * shapes past the cache blocks, each also with one cell made to overflow
  * (the product must say so exactly then); mat_mul against mat_mul_naive;
@@ -191,6 +191,8 @@ static void large(int unused)
 	static const int shapes[][3] = {
 		{ 1, 300, 1 },   { 7, 257, 9 },    { 33, 513, 50 },  { 200, 255, 31 }, { 385, 70, 64 },
 		{ 130, 600, 65 }, { 9, 5, 2100 },  { 3, 260, 2049 }, { 64, 1024, 64 }, { 257, 257, 257 },
+		/* one row (the streaming row kernel): around its 32 columns and the blocks of 256 terms */
+		{ 1, 256, 32 },  { 1, 257, 33 },   { 1, 700, 100 },  { 1, 576, 1536 }, { 1, 40, 2100 },
 	};
 	Prng p;
 	size_t s;

@@ -48,6 +48,13 @@ typedef int MicroKernel(int kc, const double *a, const double *b, double *c, siz
 /* A micro-kernel's first: what it does with the tile of C already there. */
 enum { MK_ADD = 0, MK_STORE = 1, MK_CONT = 2 };
 
+/*
+ * One row of A times B, C (1 × c) = a (1 × k) · B (k × c, row stride ldb),
+ * with B's rows read as they lie (no packing): the same sums as the
+ * micro-kernels, terms in blocks of KB, each block from 0 in the order of t.
+ */
+typedef void RowKernel(int k, int c, const double *a, const double *B, size_t ldb, double *C);
+
 typedef struct Kernel {
 	const char *name;
 	int mr, nr; /* the tile of C held in registers */
@@ -55,10 +62,90 @@ typedef struct Kernel {
 	int nc;     /* columns of B packed at once (KB × nc, for L3) */
 	int (*supported)(void);
 	MicroKernel *micro;
+	RowKernel *row;
 } Kernel;
 
 /* KB is part of the result (where the sums are split), the same for every kernel, never a tuning. */
 enum { KB = 256, MR_MAX = 16, NR_MAX = 32 };
+
+/* ---------------------------------------------------------------- one row */
+
+/* Columns [j0, j0 + cols) of one block of kc terms from t0, one cell at a time: the edge of the row kernels. */
+static void row_cells(int t0, int kc, int j0, int cols, const double *a, const double *B, size_t ldb, double *C)
+{
+	for (int j = j0; j < j0 + cols; j++) {
+		double sum = 0.0;
+		for (int t = t0; t < t0 + kc; t++)
+			sum += a[t] * B[(size_t)t * ldb + (size_t)j];
+		C[j] = t0 == 0 ? sum : C[j] + sum;
+	}
+}
+
+#if defined(__GNUC__)
+/* Eight doubles: an AVX-512 register, two of AVX2, four of SSE2 (the compiler splits it). */
+typedef double v8d __attribute__((vector_size(64)));
+
+/* (a macro: a function returning a 64-byte vector would have a different ABI with and without AVX-512) */
+#define V8_ADD_PRODUCT(s, x, p)                                                                          \
+	do {                                                                                             \
+		v8d b_;                                                                                  \
+		memcpy(&b_, (p), sizeof b_);                                                             \
+		(s) = (s) + (x) * b_;                                                                    \
+	} while (0)
+#define V8_ADD_CELLS(s, p)                                                                               \
+	do {                                                                                             \
+		v8d c_;                                                                                  \
+		memcpy(&c_, (p), sizeof c_);                                                             \
+		(s) = c_ + (s);                                                                          \
+	} while (0)
+
+/*
+ * The row product, 32 columns at a time held in four accumulators while
+ * the block's kc rows of B stream past: B is read once, in order, with no
+ * copy (packing B for a single row of A would copy all of it per product).
+ * Inlined into each target below, so the vectors are that target's.
+ */
+static inline __attribute__((always_inline)) void row_body(int k, int c, const double *a, const double *B, size_t ldb,
+                                                           double *C)
+{
+	for (int t0 = 0; t0 < k; t0 += KB) {
+		const int kc = k - t0 < KB ? k - t0 : KB;
+		int j0 = 0;
+		for (; j0 + 32 <= c; j0 += 32) {
+			const v8d z = { 0 };
+			v8d s0 = z, s1 = z, s2 = z, s3 = z;
+			const double *b = &B[(size_t)t0 * ldb + (size_t)j0];
+			for (int t = t0; t < t0 + kc; t++, b += ldb) {
+				const double x = a[t];
+				V8_ADD_PRODUCT(s0, x, b);
+				V8_ADD_PRODUCT(s1, x, b + 8);
+				V8_ADD_PRODUCT(s2, x, b + 16);
+				V8_ADD_PRODUCT(s3, x, b + 24);
+			}
+			if (t0 > 0) {
+				V8_ADD_CELLS(s0, C + j0);
+				V8_ADD_CELLS(s1, C + j0 + 8);
+				V8_ADD_CELLS(s2, C + j0 + 16);
+				V8_ADD_CELLS(s3, C + j0 + 24);
+			}
+			memcpy(C + j0, &s0, sizeof s0), memcpy(C + j0 + 8, &s1, sizeof s1);
+			memcpy(C + j0 + 16, &s2, sizeof s2), memcpy(C + j0 + 24, &s3, sizeof s3);
+		}
+		row_cells(t0, kc, j0, c - j0, a, B, ldb, C);
+	}
+}
+
+static void row_portable(int k, int c, const double *a, const double *B, size_t ldb, double *C)
+{
+	row_body(k, c, a, B, ldb, C);
+}
+#else
+static void row_portable(int k, int c, const double *a, const double *B, size_t ldb, double *C)
+{
+	for (int t0 = 0; t0 < k; t0 += KB)
+		row_cells(t0, k - t0 < KB ? k - t0 : KB, 0, c, a, B, ldb, C);
+}
+#endif
 
 /* ---------------------------------------------------------------- portable */
 
@@ -191,6 +278,12 @@ __attribute__((target("avx2"))) static int micro_avx2(int kc, const double *a, c
 	}
 }
 
+__attribute__((target("avx2"))) static void row_avx2(int k, int c, const double *a, const double *B, size_t ldb,
+                                                        double *C)
+{
+	row_body(k, c, a, B, ldb, C);
+}
+
 static int has_avx2(void)
 {
 	__builtin_cpu_init();
@@ -245,6 +338,12 @@ __attribute__((target("avx512f"))) static int micro_avx512(int kc, const double 
 	}
 }
 
+__attribute__((target("avx512f"))) static void row_avx512(int k, int c, const double *a, const double *B, size_t ldb,
+                                                            double *C)
+{
+	row_body(k, c, a, B, ldb, C);
+}
+
 static int has_avx512(void)
 {
 	__builtin_cpu_init();
@@ -255,10 +354,10 @@ static int has_avx512(void)
 /* Fastest first: the first one the processor supports is used. */
 static const Kernel kernels[] = {
 #if HAVE_X86_KERNELS
-	{ "avx512", 8, 24, 192, 2040, has_avx512, micro_avx512 },
-	{ "avx2", 6, 8, 192, 2048, has_avx2, micro_avx2 },
+	{ "avx512", 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512 },
+	{ "avx2", 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2 },
 #endif
-	{ "portable", 4, 4, 128, 2048, always, micro_portable },
+	{ "portable", 4, 4, 128, 2048, always, micro_portable, row_portable },
 };
 enum { KERNEL_COUNT = sizeof kernels / sizeof kernels[0] };
 
@@ -501,6 +600,11 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 		for (i0 = 0; i0 < r; i0++)
 			memset(&C[(size_t)i0 * ldc], 0, (size_t)c * sizeof *C);
 		return 0;
+	}
+	if (r == 1 && !b_trans && !lower) {
+		/* one row (a decoding step): B streamed as it lies */
+		K->row(k, c, A, B, ldb, C);
+		return mat_nonfinite(C, (size_t)c);
 	}
 	bp_count = (size_t)KB * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
 	ap_count = (size_t)KB * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
