@@ -462,8 +462,13 @@ while IFS='|' read -r name label extra; do
 		printf "  %-42s %8.1f ms %8.1f ms %7.2fx  %s\n", $1, $2, $3, r, (r <= 0.5 ? "met" : "NOT met")
 	}'
 done <"$tmp/rows28"
-echo "  PyTorch: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for its command only (OpenBLAS picks its own"
-echo "  kernels${pt_core:+: $pt_core}), GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (huge pages, as attnviz's large matrices have);"
+if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then
+	echo "  PyTorch: OPENBLAS_L2_SIZE unset and OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE (BENCH_OPENBLAS_CORETYPE) for its command only"
+	echo "  (kernels${pt_core:+: $pt_core}), GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (huge pages, as attnviz's large matrices have);"
+else
+	echo "  PyTorch: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for its command only (OpenBLAS picks its own"
+	echo "  kernels${pt_core:+: $pt_core}), GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (huge pages, as attnviz's large matrices have);"
+fi
 echo "  the decode and flash rows do the full forward pass too, as attnviz's lessons compute both."
 case $pt_core in
 Prescott | Core2 | Nehalem | Katmai | Northwood | Atom | Penryn | Dunnington)
