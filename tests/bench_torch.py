@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
-"""tests/bench_torch.py LESSON.json [--repeat R]: the computation `attnviz --bench`
-times, done by PyTorch in float64 on one thread, for `make bench` to set beside it.
+"""tests/bench_torch.py LESSON.json [--repeat R] [--train STEPS --lr LR]: the computation
+`attnviz --bench` times, done by PyTorch in float64 on one thread, for `make bench` to set
+beside it: the forward pass; with the lesson's "backward" (a target) the backward pass too
+(autograd); with --train, STEPS + 1 forward and backward passes and STEPS steps of gradient
+descent, as attnviz trains; a block ("block", "layers": LayerNorm or RMSNorm, post- or
+pre-norm, a ReLU, GELU or SwiGLU FFN, grouped-query heads, RoPE); with "decode" the tokens
+one at a time against a KV cache after the full pass (attnviz computes both); with "flash"
+FlashAttention's tile loop over the masked scores after the full pass.
+Each time is the process's CPU time after one warm-up run that is not counted.
 tests/bench_torch.py --dgemm N [--repeat R]: the speed of one float64 N × N · N × N
 product on one thread (dgemm_gflops=G ms=T), the machine's dgemm speed when torch
 runs on an optimised BLAS (CPU time, as tests/bench_gemm.c measures attnviz's).
 
 Same shapes and the same stages, each kept as its own tensor as attnviz keeps
 them: X (+ PE), Q = X·W_q, K, V, per head scores, scaled, masked, weights
-(softmax), weighted = weights·V_head, then concat and output = concat·W_o.
+(softmax), weighted = weights·V_head, then concat and output = concat·W_o; the
+minimal graph: masked_fill only when the mask hides a cell, nan_to_num only
+when it hides a whole row.
 
 The numbers are NOT the lesson's: generated matrices are filled with
 torch.randn of the same shapes instead of re-implementing attnviz's PRNG in
@@ -56,8 +65,36 @@ def positional(rows, cols):
     return torch.where(torch.arange(cols) % 2 == 0, torch.sin(angle), torch.cos(angle))
 
 
+def params(doc, top, L):
+    """One layer's weights: what the layer gives, else the top level's, each its own tensor."""
+    P = {}
+    for k in ("W_q", "W_k", "W_v", "W_o"):
+        src = doc.get(k, top.get(k))
+        if src is not None:
+            P[k] = tensor_of(src)
+    block = doc.get("block", top.get("block"))
+    if block is not None:
+        ffn = block.get("ffn")
+        P["block"] = {"norm": block.get("norm", "post"), "kind": block.get("norm_kind", "layernorm"),
+                      "eps": float(block.get("eps", 1e-5))}
+        d = L["input"].shape[1]
+        for i in (1, 2):
+            P["block"]["g%d" % i] = torch.ones(d, dtype=torch.float64)
+            P["block"]["b%d" % i] = torch.zeros(d, dtype=torch.float64)
+        if ffn is not None:
+            P["block"]["act"] = ffn.get("activation", "relu")
+            for k in ("W_1", "W_2", "W_3"):
+                if k in ffn:
+                    P["block"][k] = tensor_of(ffn[k])
+    return P
+
+
 def load(doc):
     L = {"h": int(doc.get("heads", 1))}
+    L["kv_heads"] = int(doc.get("kv_heads", L["h"]))
+    L["rope"] = bool(doc.get("rope", False))
+    L["decode"] = bool(doc.get("decode", False))
+    L["flash"] = doc.get("flash")
     L["input"] = tensor_of(doc["X"])
     n = L["input"].shape[0]
     if "source" in doc:
@@ -70,7 +107,9 @@ def load(doc):
         sys.exit("bench_torch.py: only dot-product scores are timed")
     h = L["h"]
     L["d_k"] = L["W_q"].shape[1] // h
-    L["d_v"] = L["W_v"].shape[1] // h
+    L["d_v"] = L["W_v"].shape[1] // L["kv_heads"]
+    L["layers"] = [params(layer, doc, L) for layer in doc.get("layers", [{}])]
+    L["target"] = tensor_of(doc["backward"]["target"]) if "target" in doc.get("backward", {}) else None
     scale = doc.get("scale", True)
     L["factor"] = 1.0 / math.sqrt(L["d_k"]) if scale is True else 1.0 if scale is False else float(scale)
     mask = doc.get("mask", "none")
@@ -82,37 +121,202 @@ def load(doc):
     elif isinstance(mask, list):
         visible = torch.tensor(mask, dtype=torch.float64) != 0
     L["hidden"] = ~visible
+    L["any_hidden"] = bool(L["hidden"].any())
+    L["row_hidden"] = bool(L["hidden"].all(dim=1).any())
     fill = doc.get("mask_fill", "-inf")
     L["fill"] = float("-inf") if fill == "-inf" else float(fill)
     L["positional"] = doc.get("positional", "none") == "sinusoidal"
     return L
 
 
-def compute(L):
-    """Every stage, kept (the work attnviz does in attn_compute)."""
-    h, d_k, d_v = L["h"], L["d_k"], L["d_v"]
+def rope(x):
+    """RoPE on h × n × d_k (pairs of neighbouring columns turned by position)."""
+    n, d = x.shape[1], x.shape[2]
+    inv = 1.0 / torch.pow(torch.tensor(10000.0, dtype=torch.float64), torch.arange(0, d, 2, dtype=torch.float64) / d)
+    ang = torch.arange(n, dtype=torch.float64).unsqueeze(1) * inv
+    cos, sin = torch.cos(ang), torch.sin(ang)
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2)
+
+
+def attention(L, P, X, S, keep):
+    """One attention's stages (keep: the masked scores, for the flash tiles)."""
+    h, g, d_k, d_v = L["h"], L["kv_heads"], L["d_k"], L["d_v"]
+    Q = X @ P["W_q"]
+    K = S @ P["W_k"]
+    V = S @ P["W_v"]
+    n, m = Q.shape[0], K.shape[0]
+    q = Q.view(n, h, d_k).transpose(0, 1)          # h × n × d_k
+    k = K.view(m, g, d_k).transpose(0, 1)          # g × m × d_k
+    v = V.view(m, g, d_v).transpose(0, 1)          # g × m × d_v
+    if L["rope"]:
+        q, k = rope(q), rope(k)
+    if g != h:
+        k, v = k.repeat_interleave(h // g, 0), v.repeat_interleave(h // g, 0)
+    scores = q @ k.transpose(1, 2)                 # h × n × m
+    scaled = scores * L["factor"]
+    masked = scaled.masked_fill(L["hidden"], L["fill"]) if L["any_hidden"] else scaled
+    weights = F.softmax(masked, dim=-1)
+    if L["row_hidden"] and L["fill"] == float("-inf"):
+        weights = torch.nan_to_num(weights, nan=0.0)   # rows with nothing visible
+    weighted = weights @ v                         # h × n × d_v
+    concat = weighted.transpose(0, 1).reshape(n, h * d_v)
+    keep.append((masked, v))
+    return concat @ P["W_o"] if "W_o" in P else concat
+
+
+def norm(B, x, i):
+    if B["kind"] == "rmsnorm":
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + B["eps"]) * B["g%d" % i]
+    return F.layer_norm(x, (x.shape[1],), B["g%d" % i], B["b%d" % i], B["eps"])
+
+
+def ffn(B, x):
+    if "W_1" not in B:
+        return None
+    hidden = x @ B["W_1"]
+    if B["act"] == "swiglu":
+        act = F.silu(hidden) * (x @ B["W_3"])
+    elif B["act"] == "gelu":
+        act = F.gelu(hidden)
+    else:
+        act = F.relu(hidden)
+    return act @ B["W_2"]
+
+
+def layer(L, P, x, keep):
+    """One layer: attention alone, or the block around it (lesson FORMAT.md's order)."""
+    B = P.get("block")
+    if B is None:
+        return attention(L, P, x, x, keep)
+    if B["norm"] == "pre":
+        r1 = x + attention(L, P, norm(B, x, 1), norm(B, x, 1), keep)
+        f = ffn(B, norm(B, r1, 2))
+        return r1 if f is None else r1 + f
+    if B["norm"] == "post":
+        n1 = norm(B, x + attention(L, P, x, x, keep), 1)
+        f = ffn(B, n1)
+        return n1 if f is None else norm(B, n1 + f, 2)
+    r1 = x + attention(L, P, x, x, keep)
+    f = ffn(B, r1)
+    return r1 if f is None else r1 + f
+
+
+def forward(L, keep):
     X = L["input"]
     if L["positional"]:
         X = X + positional(X.shape[0], X.shape[1])
-    S = L.get("source_input", X)
-    if L["positional"] and "source_input" in L:
-        S = S + positional(S.shape[0], S.shape[1])
-    Q = X @ L["W_q"]
-    K = S @ L["W_k"]
-    V = S @ L["W_v"]
-    n, m = Q.shape[0], K.shape[0]
-    q = Q.view(n, h, d_k).transpose(0, 1)          # h × n × d_k
-    k = K.view(m, h, d_k).transpose(0, 1)          # h × m × d_k
-    v = V.view(m, h, d_v).transpose(0, 1)          # h × m × d_v
-    scores = q @ k.transpose(1, 2)                 # h × n × m
-    scaled = scores * L["factor"]
-    masked = scaled.masked_fill(L["hidden"], L["fill"])
-    weights = F.softmax(masked, dim=-1)
-    weights = torch.nan_to_num(weights, nan=0.0)   # rows with nothing visible
-    weighted = weights @ v                         # h × n × d_v
-    concat = weighted.transpose(0, 1).reshape(n, h * d_v)
-    output = concat @ L["W_o"] if "W_o" in L else concat
-    return output
+    if "source_input" in L:
+        S = L["source_input"]
+        if L["positional"]:
+            S = S + positional(S.shape[0], S.shape[1])
+        return attention(L, L["layers"][0], X, S, keep)
+    for P in L["layers"]:
+        X = layer(L, P, X, keep)
+    return X
+
+
+def decode(L):
+    """The tokens one at a time against a KV cache (the first layer, as attnviz's stage "decode")."""
+    P, h, g, d_k, d_v = L["layers"][0], L["h"], L["kv_heads"], L["d_k"], L["d_v"]
+    X, B = L["input"], P.get("block")
+    n = X.shape[0]
+    cache_k = torch.empty(n, g, d_k, dtype=torch.float64)
+    cache_v = torch.empty(n, g, d_v, dtype=torch.float64)
+    rows = []
+    for t in range(n):
+        x = X[t:t + 1]
+        a = norm(B, x, 1) if B is not None and B["norm"] == "pre" else x
+        q = (a @ P["W_q"]).view(h, d_k)
+        cache_k[t] = (a @ P["W_k"]).view(g, d_k)
+        cache_v[t] = (a @ P["W_v"]).view(g, d_v)
+        kc, vc = cache_k[:t + 1], cache_v[:t + 1]
+        if g != h:
+            kc, vc = kc.repeat_interleave(h // g, 1), vc.repeat_interleave(h // g, 1)
+        w = F.softmax(torch.einsum("hd,thd->ht", q, kc) * L["factor"], dim=-1)
+        out = torch.einsum("ht,thd->hd", w, vc).reshape(1, h * d_v)
+        out = out @ P["W_o"] if "W_o" in P else out
+        if B is not None:
+            out = layer_rest(B, x, out)
+        rows.append(out)
+    return rows
+
+
+def layer_rest(B, x, attn_out):
+    """The block after the attention, on one row."""
+    if B["norm"] == "pre":
+        r1 = x + attn_out
+        f = ffn(B, norm(B, r1, 2))
+        return r1 if f is None else r1 + f
+    n1 = norm(B, x + attn_out, 1)
+    f = ffn(B, n1)
+    return n1 if f is None else norm(B, n1 + f, 2)
+
+
+def flash(L, masked, v):
+    """FlashAttention's tile loop over the masked scores: running max, sum and output kept after each tile."""
+    bq, bk = int(L["flash"]["block_q"]), int(L["flash"]["block_k"])
+    h, n, m = masked.shape
+    causal_skip = L["fill"] == float("-inf")
+    kept = []
+    for i0 in range(0, n, bq):
+        i1 = min(n, i0 + bq)
+        mx = torch.full((h, i1 - i0), float("-inf"), dtype=torch.float64)
+        l = torch.zeros(h, i1 - i0, dtype=torch.float64)
+        O = torch.zeros(h, i1 - i0, v.shape[2], dtype=torch.float64)
+        for k0 in range(0, m, bk):
+            k1 = min(m, k0 + bk)
+            if causal_skip and bool(L["hidden"][i0:i1, k0:k1].all()):
+                continue
+            S = masked[:, i0:i1, k0:k1]
+            m2 = torch.maximum(mx, S.amax(-1))
+            safe = torch.where(m2 == float("-inf"), torch.zeros_like(m2), m2)
+            p = torch.exp(S - safe.unsqueeze(-1))
+            alpha = torch.exp(mx - safe)
+            l = alpha * l + p.sum(-1)
+            O = alpha.unsqueeze(-1) * O + p @ v[:, k0:k1]
+            mx = m2
+            kept.append((mx, l, O))
+        kept.append(torch.where(l.unsqueeze(-1) > 0, O / l.unsqueeze(-1), torch.zeros_like(O)))
+    return kept
+
+
+def parameters(L):
+    ps = []
+    for P in L["layers"]:
+        ps += [t for k, t in P.items() if k != "block"]
+        if "block" in P:
+            ps += [t for t in P["block"].values() if isinstance(t, torch.Tensor)]
+    return ps
+
+
+def compute(L, train=None):
+    """What attnviz --bench times for this lesson (train: (steps, lr))."""
+    if L["target"] is None:
+        with torch.no_grad():
+            keep = []
+            out = forward(L, keep)
+            if L["decode"]:
+                decode(L)
+            if L["flash"]:
+                for masked, v in keep[:1]:
+                    flash(L, masked, v)
+            return out
+    ps = parameters(L)
+    steps, lr = train if train is not None else (0, 0.0)
+    for s in range(steps + 1):
+        for p in ps:
+            p.requires_grad_(True)
+        out = forward(L, [])
+        loss = 0.5 * ((out - L["target"]) ** 2).sum()
+        loss.backward()
+        if s < steps:
+            with torch.no_grad():
+                for p in ps:
+                    p -= lr * p.grad
+        for p in ps:
+            p.grad = None
+    return out
 
 
 def loaded_libraries():
@@ -191,15 +395,18 @@ def main(argv):
         with torch.no_grad():
             dgemm(int(argv[2]), repeat)
         return
+    train = None
+    if "--train" in argv:
+        train = (int(argv[argv.index("--train") + 1]), float(argv[argv.index("--lr") + 1]))
     with open(argv[1], encoding="utf-8") as f:
         L = load(json.load(f))
     times = []
-    with torch.no_grad():
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            out = compute(L)
-            times.append((time.perf_counter() - t0) * 1e3)
-            del out
+    compute(L, train)  # the warm-up, not counted
+    for _ in range(repeat):
+        t0 = time.process_time()
+        out = compute(L, train)
+        times.append((time.process_time() - t0) * 1e3)
+        del out
     times.sort()
     blas = blas_in_use()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

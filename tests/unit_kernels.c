@@ -1,9 +1,11 @@
 /* unit_kernels.c: every matrix kernel this processor supports (AVX-512,
  * AVX2, portable) against a one-cell-at-a-time reference, bit for bit, on
- * every path of mat_mul_view: plain, B transposed, causal (lower), views
+ * every path of mat_mul_view: plain, B transposed, causal (lower), one row, views
  * with row strides, and every tail size of r, k and c from 1 to 17 beside
  * shapes past the cache blocks, each also with one cell made to overflow
- * (the product must say so exactly then); and mat_mul against mat_mul_naive. */
+ * (the product must say so exactly then); mat_mul against mat_mul_naive;
+ * and mat_mul_acc (the backward pass's sums in one chain) against
+ * mat_mul_acc_naive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -189,6 +191,8 @@ static void large(int unused)
 	static const int shapes[][3] = {
 		{ 1, 300, 1 },   { 7, 257, 9 },    { 33, 513, 50 },  { 200, 255, 31 }, { 385, 70, 64 },
 		{ 130, 600, 65 }, { 9, 5, 2100 },  { 3, 260, 2049 }, { 64, 1024, 64 }, { 257, 257, 257 },
+		/* one row (the streaming row kernel): around its 32 columns and the blocks of 256 terms */
+		{ 1, 256, 32 },  { 1, 257, 33 },   { 1, 700, 100 },  { 1, 576, 1536 }, { 1, 40, 2100 },
 	};
 	Prng p;
 	size_t s;
@@ -351,6 +355,66 @@ static void test_mat_mul_whole(void **state)
 	each_kernel(whole, 0);
 }
 
+/*
+ * mat_mul_acc against its definition mat_mul_acc_naive, bit for bit: A and
+ * B plain or transposed, both ways of starting a sum (MAT_CONTINUE from C,
+ * MAT_ADD_SUM from 0 then added), row strides wider than the rows (the
+ * padding of C must come back untouched), C holding numbers (±0 among
+ * them) before. These are the sums of the backward pass's naive loops,
+ * for any k: the shapes cross the kernels' blocks of 256 terms and their
+ * packed blocks of rows and columns.
+ */
+static int check_acc(Prng *p, int r, int k, int c, int a_trans, int b_trans, int how, int pad)
+{
+	const size_t lda = (a_trans ? (size_t)r : (size_t)k) + (size_t)pad, arows = a_trans ? (size_t)k : (size_t)r;
+	const size_t ldb = (b_trans ? (size_t)k : (size_t)c) + (size_t)pad, brows = b_trans ? (size_t)c : (size_t)k;
+	const size_t ldc = (size_t)c + (size_t)pad;
+	double *A = numbers(p, arows * lda), *B = numbers(p, brows * ldb), *C = numbers(p, (size_t)r * ldc);
+	double *R = malloc(((size_t)r * ldc + 1) * sizeof *R);
+	size_t i;
+	int ok = 1;
+
+	assert_non_null(R);
+	memcpy(R, C, (size_t)r * ldc * sizeof *R);
+	mat_mul_acc(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, how);
+	mat_mul_acc_naive(r, k, c, A, lda, a_trans, B, ldb, b_trans, R, ldc, how);
+	for (i = 0; i < (size_t)r * ldc; i++)
+		if (!same_bits(C[i], R[i])) {
+			if (ok)
+				print_message("acc %s: r=%d k=%d c=%d a_trans=%d b_trans=%d how=%d: cell %zu %.17g, reference %.17g\n",
+				              mat_kernel_active(), r, k, c, a_trans, b_trans, how, i, C[i], R[i]);
+			ok = 0;
+		}
+	free(A);
+	free(B);
+	free(C);
+	free(R);
+	return ok;
+}
+
+static void acc(int unused)
+{
+	static const int shapes[][3] = { { 1, 1, 1 },    { 3, 5, 7 },     { 9, 17, 13 },  { 17, 2, 25 },
+	                                 { 8, 256, 24 }, { 7, 257, 9 },   { 37, 300, 29 }, { 5, 600, 50 },
+	                                 { 200, 513, 33 }, { 13, 40, 2100 }, { 4, 0, 6 } };
+	Prng p;
+	int s, at, bt, how;
+
+	(void)unused;
+	prng_seed(&p, 77);
+	for (s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+		for (at = 0; at < 2; at++)
+			for (bt = 0; bt < 2; bt++)
+				for (how = MAT_CONTINUE; how <= MAT_ADD_SUM; how++)
+					assert_true(check_acc(&p, shapes[s][0], shapes[s][1], shapes[s][2], at, bt, how, s % 3));
+}
+
+static void test_mat_mul_acc(void **state)
+{
+	(void)state;
+	each_kernel(acc, 0);
+}
+
 static void test_kernel_names(void **state)
 {
 	int i, portable = -1;
@@ -381,6 +445,7 @@ int main(void)
 		{ "test_tails_lower_b_transposed", test_tails, NULL, NULL, (void *)&paths[3] },
 		cmocka_unit_test(test_large_shapes),
 		cmocka_unit_test(test_mat_mul_whole),
+		cmocka_unit_test(test_mat_mul_acc),
 		cmocka_unit_test(test_large_alloc),
 		cmocka_unit_test(test_other_threads),
 	};

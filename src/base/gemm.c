@@ -35,13 +35,25 @@
  * A micro-kernel: the sums of one block of kc ≤ KB terms for the tile C
  * (MR × NR, row stride ldc), each from 0 in the order of t,
  *   s[r][q] = Σ_t a[t][r] · b[t][q]   for t = 0 … kc−1,
- * stored into C when first (the first block), else added to it:
- * C[r][q] = C[r][q] + s[r][q]. a is a packed MR-row strip of A
+ * stored into C when first is MK_STORE (the first block), added to it
+ * when MK_ADD: C[r][q] = C[r][q] + s[r][q]; with MK_CONT the sums start
+ * from C instead of 0, C[r][q] = ((C[r][q] + a[0][r]·b[0][q]) + …), as
+ * a naive loop adding into C one term at a time (mat_mul_acc). a is a packed MR-row strip of A
  * (a[t·MR + r]), b a packed NR-column strip of B (b[t·NR + q]), both
  * 64-byte aligned. Returns 1 when a number it stored is not finite (NaN or
  * ±∞), from the registers as they are stored: x·0 is NaN exactly then.
  */
 typedef int MicroKernel(int kc, const double *a, const double *b, double *c, size_t ldc, int first);
+
+/* A micro-kernel's first: what it does with the tile of C already there. */
+enum { MK_ADD = 0, MK_STORE = 1, MK_CONT = 2 };
+
+/*
+ * One row of A times B, C (1 × c) = a (1 × k) · B (k × c, row stride ldb),
+ * with B's rows read as they lie (no packing): the same sums as the
+ * micro-kernels, terms in blocks of KB, each block from 0 in the order of t.
+ */
+typedef void RowKernel(int k, int c, const double *a, const double *B, size_t ldb, double *C);
 
 typedef struct Kernel {
 	const char *name;
@@ -50,10 +62,90 @@ typedef struct Kernel {
 	int nc;     /* columns of B packed at once (KB × nc, for L3) */
 	int (*supported)(void);
 	MicroKernel *micro;
+	RowKernel *row;
 } Kernel;
 
 /* KB is part of the result (where the sums are split), the same for every kernel, never a tuning. */
 enum { KB = 256, MR_MAX = 16, NR_MAX = 32 };
+
+/* ---------------------------------------------------------------- one row */
+
+/* Columns [j0, j0 + cols) of one block of kc terms from t0, one cell at a time: the edge of the row kernels. */
+static void row_cells(int t0, int kc, int j0, int cols, const double *a, const double *B, size_t ldb, double *C)
+{
+	for (int j = j0; j < j0 + cols; j++) {
+		double sum = 0.0;
+		for (int t = t0; t < t0 + kc; t++)
+			sum += a[t] * B[(size_t)t * ldb + (size_t)j];
+		C[j] = t0 == 0 ? sum : C[j] + sum;
+	}
+}
+
+#if defined(__GNUC__)
+/* Eight doubles: an AVX-512 register, two of AVX2, four of SSE2 (the compiler splits it). */
+typedef double v8d __attribute__((vector_size(64)));
+
+/* (a macro: a function returning a 64-byte vector would have a different ABI with and without AVX-512) */
+#define V8_ADD_PRODUCT(s, x, p)                                                                          \
+	do {                                                                                             \
+		v8d b_;                                                                                  \
+		memcpy(&b_, (p), sizeof b_);                                                             \
+		(s) = (s) + (x) * b_;                                                                    \
+	} while (0)
+#define V8_ADD_CELLS(s, p)                                                                               \
+	do {                                                                                             \
+		v8d c_;                                                                                  \
+		memcpy(&c_, (p), sizeof c_);                                                             \
+		(s) = c_ + (s);                                                                          \
+	} while (0)
+
+/*
+ * The row product, 32 columns at a time held in four accumulators while
+ * the block's kc rows of B stream past: B is read once, in order, with no
+ * copy (packing B for a single row of A would copy all of it per product).
+ * Inlined into each target below, so the vectors are that target's.
+ */
+static inline __attribute__((always_inline)) void row_body(int k, int c, const double *a, const double *B, size_t ldb,
+                                                           double *C)
+{
+	for (int t0 = 0; t0 < k; t0 += KB) {
+		const int kc = k - t0 < KB ? k - t0 : KB;
+		int j0 = 0;
+		for (; j0 + 32 <= c; j0 += 32) {
+			const v8d z = { 0 };
+			v8d s0 = z, s1 = z, s2 = z, s3 = z;
+			const double *b = &B[(size_t)t0 * ldb + (size_t)j0];
+			for (int t = t0; t < t0 + kc; t++, b += ldb) {
+				const double x = a[t];
+				V8_ADD_PRODUCT(s0, x, b);
+				V8_ADD_PRODUCT(s1, x, b + 8);
+				V8_ADD_PRODUCT(s2, x, b + 16);
+				V8_ADD_PRODUCT(s3, x, b + 24);
+			}
+			if (t0 > 0) {
+				V8_ADD_CELLS(s0, C + j0);
+				V8_ADD_CELLS(s1, C + j0 + 8);
+				V8_ADD_CELLS(s2, C + j0 + 16);
+				V8_ADD_CELLS(s3, C + j0 + 24);
+			}
+			memcpy(C + j0, &s0, sizeof s0), memcpy(C + j0 + 8, &s1, sizeof s1);
+			memcpy(C + j0 + 16, &s2, sizeof s2), memcpy(C + j0 + 24, &s3, sizeof s3);
+		}
+		row_cells(t0, kc, j0, c - j0, a, B, ldb, C);
+	}
+}
+
+static void row_portable(int k, int c, const double *a, const double *B, size_t ldb, double *C)
+{
+	row_body(k, c, a, B, ldb, C);
+}
+#else
+static void row_portable(int k, int c, const double *a, const double *B, size_t ldb, double *C)
+{
+	for (int t0 = 0; t0 < k; t0 += KB)
+		row_cells(t0, k - t0 < KB ? k - t0 : KB, 0, c, a, B, ldb, C);
+}
+#endif
 
 /* ---------------------------------------------------------------- portable */
 
@@ -81,6 +173,12 @@ static int micro_portable(int kc, const double *a, const double *b, double *c, s
 	v2d c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z;
 	int t;
 
+	if (first == MK_CONT) {
+		c00 = v2_load(c), c01 = v2_load(c + 2);
+		c10 = v2_load(c + ldc), c11 = v2_load(c + ldc + 2);
+		c20 = v2_load(c + 2 * ldc), c21 = v2_load(c + 2 * ldc + 2);
+		c30 = v2_load(c + 3 * ldc), c31 = v2_load(c + 3 * ldc + 2);
+	}
 	for (t = 0; t < kc; t++, a += 4, b += 4) {
 		const v2d b0 = v2_load(b), b1 = v2_load(b + 2);
 		v2d ar;
@@ -93,7 +191,7 @@ static int micro_portable(int kc, const double *a, const double *b, double *c, s
 		ar = (v2d){ a[3], a[3] };
 		c30 = c30 + ar * b0, c31 = c31 + ar * b1;
 	}
-	if (!first) {
+	if (first == MK_ADD) {
 		c00 = v2_load(c) + c00, c01 = v2_load(c + 2) + c01;
 		c10 = v2_load(c + ldc) + c10, c11 = v2_load(c + ldc + 2) + c11;
 		c20 = v2_load(c + 2 * ldc) + c20, c21 = v2_load(c + 2 * ldc + 2) + c21;
@@ -115,14 +213,14 @@ static int micro_portable(int kc, const double *a, const double *b, double *c, s
 
 	for (r = 0; r < 4; r++)
 		for (q = 0; q < 4; q++)
-			acc[r][q] = 0.0;
+			acc[r][q] = first == MK_CONT ? c[(size_t)r * ldc + q] : 0.0;
 	for (t = 0; t < kc; t++)
 		for (r = 0; r < 4; r++)
 			for (q = 0; q < 4; q++)
 				acc[r][q] = acc[r][q] + a[t * 4 + r] * b[t * 4 + q];
 	for (r = 0; r < 4; r++)
 		for (q = 0; q < 4; q++)
-			c[(size_t)r * ldc + q] = first ? acc[r][q] : c[(size_t)r * ldc + q] + acc[r][q],
+			c[(size_t)r * ldc + q] = first != MK_ADD ? acc[r][q] : c[(size_t)r * ldc + q] + acc[r][q],
 			bad += c[(size_t)r * ldc + q] * 0.0;
 	return bad != 0.0;
 }
@@ -145,6 +243,7 @@ static int always(void)
 #define AVX2_ADD_C(r)                                                                                    \
 	c##r##_0 = _mm256_add_pd(_mm256_loadu_pd(c + r * ldc), c##r##_0),                                \
 	c##r##_1 = _mm256_add_pd(_mm256_loadu_pd(c + r * ldc + 4), c##r##_1);
+#define AVX2_LOAD_C(r) c##r##_0 = _mm256_loadu_pd(c + r * ldc), c##r##_1 = _mm256_loadu_pd(c + r * ldc + 4);
 #define AVX2_STEP(r)                                                                                     \
 	{                                                                                                \
 		const __m256d ar = _mm256_broadcast_sd(a + r);                                           \
@@ -160,11 +259,14 @@ __attribute__((target("avx2"))) static int micro_avx2(int kc, const double *a, c
 	int t;
 
 	ROWS6(AVX2_ZERO)
+	if (first == MK_CONT) {
+		ROWS6(AVX2_LOAD_C)
+	}
 	for (t = 0; t < kc; t++, a += 6, b += 8) {
 		const __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4);
 		ROWS6(AVX2_STEP)
 	}
-	if (!first) {
+	if (first == MK_ADD) {
 		ROWS6(AVX2_ADD_C)
 	}
 	ROWS6(AVX2_STORE)
@@ -174,6 +276,12 @@ __attribute__((target("avx2"))) static int micro_avx2(int kc, const double *a, c
 		ROWS6(AVX2_BAD)
 		return _mm256_movemask_pd(_mm256_cmp_pd(bad, bad, _CMP_UNORD_Q)) != 0;
 	}
+}
+
+__attribute__((target("avx2"))) static void row_avx2(int k, int c, const double *a, const double *B, size_t ldb,
+                                                        double *C)
+{
+	row_body(k, c, a, B, ldb, C);
 }
 
 static int has_avx2(void)
@@ -188,6 +296,9 @@ static int has_avx2(void)
 	c##r##_0 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc), c##r##_0),                               \
 	c##r##_1 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 8), c##r##_1),                            \
 	c##r##_2 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 16), c##r##_2);
+#define AVX512_LOAD_C(r)                                                                                 \
+	c##r##_0 = _mm512_loadu_pd(c + r * ldc), c##r##_1 = _mm512_loadu_pd(c + r * ldc + 8),             \
+	c##r##_2 = _mm512_loadu_pd(c + r * ldc + 16);
 #define AVX512_STEP(r)                                                                                   \
 	{                                                                                                \
 		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
@@ -208,11 +319,14 @@ __attribute__((target("avx512f"))) static int micro_avx512(int kc, const double 
 	int t;
 
 	ROWS8(AVX512_ZERO)
+	if (first == MK_CONT) {
+		ROWS8(AVX512_LOAD_C)
+	}
 	for (t = 0; t < kc; t++, a += 8, b += 24) {
 		const __m512d b0 = _mm512_load_pd(b), b1 = _mm512_load_pd(b + 8), b2 = _mm512_load_pd(b + 16);
 		ROWS8(AVX512_STEP)
 	}
-	if (!first) {
+	if (first == MK_ADD) {
 		ROWS8(AVX512_ADD_C)
 	}
 	ROWS8(AVX512_STORE)
@@ -222,6 +336,12 @@ __attribute__((target("avx512f"))) static int micro_avx512(int kc, const double 
 		ROWS8(AVX512_BAD)
 		return _mm512_cmp_pd_mask(bad, bad, _CMP_UNORD_Q) != 0;
 	}
+}
+
+__attribute__((target("avx512f"))) static void row_avx512(int k, int c, const double *a, const double *B, size_t ldb,
+                                                            double *C)
+{
+	row_body(k, c, a, B, ldb, C);
 }
 
 static int has_avx512(void)
@@ -234,10 +354,10 @@ static int has_avx512(void)
 /* Fastest first: the first one the processor supports is used. */
 static const Kernel kernels[] = {
 #if HAVE_X86_KERNELS
-	{ "avx512", 8, 24, 192, 2040, has_avx512, micro_avx512 },
-	{ "avx2", 6, 8, 192, 2048, has_avx2, micro_avx2 },
+	{ "avx512", 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512 },
+	{ "avx2", 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2 },
 #endif
-	{ "portable", 4, 4, 128, 2048, always, micro_portable },
+	{ "portable", 4, 4, 128, 2048, always, micro_portable, row_portable },
 };
 enum { KERNEL_COUNT = sizeof kernels / sizeof kernels[0] };
 
@@ -344,13 +464,26 @@ static void pack_b(const Kernel *K, int kc, int nc, const double *B, size_t ldb,
 	}
 }
 
-/* Rows [i0, i0 + rows) of A, terms [t0, t0 + kc), as one MR-row strip: ap[t·MR + r], 0 past the edge. */
-static void pack_a_strip(const Kernel *K, int kc, int rows, const double *A, size_t lda, int i0, int t0,
+/*
+ * Rows [i0, i0 + rows) of A, terms [t0, t0 + kc), as one MR-row strip: ap[t·MR + r], 0 past the edge.
+ * With a_trans, A[i][t] is read as At[t][i] (row stride lda), so Xᵀ·dQ needs no copy of X.
+ */
+static void pack_a_strip(const Kernel *K, int kc, int rows, const double *A, size_t lda, int a_trans, int i0, int t0,
                          double *ap)
 {
 	const int mr = K->mr;
 	int r, t;
 
+	if (a_trans) {
+		for (t = 0; t < kc; t++) {
+			const double *src = &A[(size_t)(t0 + t) * lda + i0];
+			for (r = 0; r < rows; r++)
+				ap[(size_t)t * mr + r] = src[r];
+			for (; r < mr; r++)
+				ap[(size_t)t * mr + r] = 0.0;
+		}
+		return;
+	}
 	for (r = 0; r < rows; r++) {
 		const double *src = &A[(size_t)(i0 + r) * lda + t0];
 		for (t = 0; t < kc; t++)
@@ -441,7 +574,7 @@ static int tile_edge(const Kernel *K, int kc, const double *ap, const double *bp
 	const int nr = K->nr;
 	int r, bad = 0;
 
-	if (!first)
+	if (first != MK_STORE)
 		for (r = 0; r < rows; r++)
 			memcpy(&tile[r * nr], &c[(size_t)r * ldc], (size_t)cols * sizeof *c);
 	K->micro(kc, ap, bp, tile, (size_t)nr, first);
@@ -468,6 +601,11 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 			memset(&C[(size_t)i0 * ldc], 0, (size_t)c * sizeof *C);
 		return 0;
 	}
+	if (r == 1 && !b_trans && !lower) {
+		/* one row (a decoding step): B streamed as it lies */
+		K->row(k, c, A, B, ldb, C);
+		return mat_nonfinite(C, (size_t)c);
+	}
 	bp_count = (size_t)KB * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
 	ap_count = (size_t)KB * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
 	bp = scratch_get(bp_count + ap_count);
@@ -478,7 +616,7 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 	/* Blocks of KB terms in order: each one's sums are added to what the blocks before left in C. */
 	for (t0 = 0; t0 < k; t0 += KB) {
 		const int kc = k - t0 < KB ? k - t0 : KB;
-		const int first = t0 == 0;
+		const int first = t0 == 0 ? MK_STORE : MK_ADD;
 		for (j0 = 0; j0 < c; j0 += K->nc) {
 			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
 			pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
@@ -495,7 +633,7 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 					const int rows = mc - ir < mr ? mc - ir : mr;
 					const int need = lower ? i0 + ir + mr - t0 : kc;
 					if (need > 0)
-						pack_a_strip(K, need < kc ? need : kc, rows, A, lda, i0 + ir, t0,
+						pack_a_strip(K, need < kc ? need : kc, rows, A, lda, 0, i0 + ir, t0,
 						             &ap[(size_t)ir * kc]);
 				}
 				for (jr = 0; jr < nc; jr += nr) {
@@ -519,4 +657,82 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 		}
 	}
 	return bad;
+}
+
+/* ---------------------------------------------------------------- sums in one chain */
+
+/*
+ * C (r × c, ldc) with each cell's terms added in the order of t in one chain
+ * (no blocks of KB): the first block of KB terms with first0 (MK_CONT, or
+ * MK_ADD when k ≤ KB), every later one continuing from what C holds. 0, or
+ * -1 when the packed blocks cannot be had.
+ */
+static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                     int b_trans, double *C, size_t ldc, int first0)
+{
+	const Kernel *K = kernel();
+	const int mr = K->mr, nr = K->nr;
+	const size_t bp_count = (size_t)KB * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
+	const size_t ap_count = (size_t)KB * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
+	double *bp = scratch_get(bp_count + ap_count), *ap;
+
+	if (bp == NULL)
+		return -1;
+	ap = bp + bp_count;
+	for (int t0 = 0; t0 < k; t0 += KB) {
+		const int kc = k - t0 < KB ? k - t0 : KB;
+		const int first = t0 == 0 ? first0 : MK_CONT;
+		for (int j0 = 0; j0 < c; j0 += K->nc) {
+			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
+			pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
+			for (int i0 = 0; i0 < r; i0 += K->mc) {
+				const int mc = r - i0 < K->mc ? r - i0 : K->mc;
+				for (int ir = 0; ir < mc; ir += mr)
+					pack_a_strip(K, kc, mc - ir < mr ? mc - ir : mr, A, lda, a_trans, i0 + ir, t0,
+					             &ap[(size_t)ir * kc]);
+				for (int jr = 0; jr < nc; jr += nr) {
+					const int cols = nc - jr < nr ? nc - jr : nr;
+					for (int ir = 0; ir < mc; ir += mr) {
+						const int rows = mc - ir < mr ? mc - ir : mr;
+						double *ct = &C[(size_t)(i0 + ir) * ldc + j0 + jr];
+						if (rows == mr && cols == nr)
+							K->micro(kc, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], ct, ldc, first);
+						else
+							tile_edge(K, kc, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], ct, ldc, first, rows,
+							          cols);
+					}
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                 int b_trans, double *C, size_t ldc, int how)
+{
+	Mat sum = { 0 };
+
+	if (r <= 0 || c <= 0)
+		return;
+	if (k > 0 && how == MAT_CONTINUE) {
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT) == 0)
+			return;
+	} else if (k > 0 && k <= KB) {
+		/* one block: its sum from 0, added to C */
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_ADD) == 0)
+			return;
+	} else if (k > 0 && mat_alloc(&sum, r, c) == 0) {
+		/* the sums in one chain from 0 (a zeroed matrix continued), then added to C */
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, sum.a, (size_t)c, MK_CONT) == 0) {
+			for (int i = 0; i < r; i++)
+				for (int j = 0; j < c; j++)
+					C[(size_t)i * ldc + j] += sum.a[(size_t)i * c + j];
+			mat_free(&sum);
+			return;
+		}
+		mat_free(&sum);
+	}
+	/* k = 0, or out of memory: the definition itself */
+	mat_mul_acc_naive(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, how);
 }

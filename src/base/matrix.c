@@ -21,8 +21,15 @@
  * them and CACHE_BYTES in all, the oldest unmapped first) for the next
  * matrix of the same size, which a recomputation asks for at once: zeroing
  * pages that are mapped costs far less than faulting new ones in. Kept
- * pages are marked MADV_FREE, so the system may take them back when it
- * runs short (a page it took comes back zeroed on the next touch).
+ * pages stay mapped and resident (no MADV_FREE: a page the system took
+ * back would fault again on the next write, ~5 µs a 4 KiB page on a
+ * virtual machine, which made a recycled matrix cost as much as a new
+ * one). So the cache is memory the program holds while it is idle, at
+ * most CACHE_BYTES (512 MiB) beyond the matrices in use; those were in use
+ * a moment before, so the peak resident size does not grow. CACHE_COUNT
+ * (4096) is enough for a deep lesson: a layer frees about 40 matrices of
+ * MAPPED_MIN bytes or more per computation, so a 16-layer stack (and its
+ * gradients) recycles every one of them.
  * Where the system has no such hint (and under AddressSanitizer, which
  * watches the malloc heap only), every matrix comes from calloc. mat_free
  * tells the two apart by the registry of mappings (a mutex: matrices may be
@@ -40,7 +47,7 @@
 #endif
 
 #if HUGE_HINT
-enum { HUGE_PAGE = 2 << 20, MAPPED_MIN = 64 << 10, CACHE_COUNT = 256 };
+enum { HUGE_PAGE = 2 << 20, MAPPED_MIN = 64 << 10, CACHE_COUNT = 4096 };
 #define CACHE_BYTES ((size_t)512 << 20)
 
 typedef struct Mapping {
@@ -51,7 +58,7 @@ typedef struct Mapping {
 static pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
 static Mapping *live;                   /* matrices in use */
 static size_t live_count, live_cap;
-static Mapping cache[CACHE_COUNT];      /* freed ones kept, oldest first */
+static Mapping cache[CACHE_COUNT];      /* freed ones kept, oldest first, their pages resident */
 static size_t cache_count, cache_bytes;
 
 /* A new mapping of len bytes (a multiple of 4 KiB), 2 MiB-aligned and hinted; NULL when the system says no. */
@@ -137,7 +144,6 @@ static int huge_free(void *p)
 			memmove(&cache[0], &cache[1], (cache_count - 1) * sizeof cache[0]);
 			cache_count--;
 		}
-		madvise(p, len, MADV_FREE);
 		cache[cache_count].at = p;
 		cache[cache_count].len = len;
 		cache_count++;
@@ -224,6 +230,20 @@ void mat_mul_naive(const Mat *A, const Mat *B, Mat *C)
 			for (t = 0; t < A->cols; t++)
 				sum += MAT_AT(*A, i, t) * MAT_AT(*B, t, j);
 			MAT_AT(*C, i, j) = sum;
+		}
+}
+
+void mat_mul_acc_naive(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                       int b_trans, double *C, size_t ldc, int how)
+{
+	for (int i = 0; i < r; i++)
+		for (int j = 0; j < c; j++) {
+			double *cell = &C[(size_t)i * ldc + (size_t)j];
+			double sum = how == MAT_ADD_SUM ? 0.0 : *cell;
+			for (int t = 0; t < k; t++)
+				sum += (a_trans ? A[(size_t)t * lda + (size_t)i] : A[(size_t)i * lda + (size_t)t]) *
+				       (b_trans ? B[(size_t)j * ldb + (size_t)t] : B[(size_t)t * ldb + (size_t)j]);
+			*cell = how == MAT_ADD_SUM ? *cell + sum : sum;
 		}
 }
 

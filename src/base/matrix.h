@@ -58,6 +58,26 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
                   double *C, size_t ldc, int lower);
 
 /*
+ * C (r × c, row stride ldc) += op(A) · op(B), every cell's terms added in
+ * one chain in the order of t = 0 … k−1, each product rounded: the naive
+ * loops' sums bit for bit whatever k (no blocks of 256, unlike mat_mul_view),
+ * so a pass written as such loops (the backward pass) keeps its bits.
+ * op(A) is A (r × k, row stride lda), or with a_trans the transpose of a
+ * k × r matrix (row stride lda); op(B) is B (k × c, ldb), or with b_trans
+ * the transpose of a c × k matrix (ldb). how says where a cell's sum starts:
+ *   MAT_CONTINUE  from C: C = ((C + a_0·b_0) + a_1·b_1) + …
+ *   MAT_ADD_SUM   from 0, then added: C = C + (((0 + a_0·b_0) + a_1·b_1) + …)
+ * mat_mul_acc_naive is the definition, one cell at a time (tests compare
+ * the two); mat_mul_acc runs on the kernels below (out of memory for
+ * their packed blocks, on the definition).
+ */
+enum { MAT_CONTINUE = 0, MAT_ADD_SUM = 1 };
+void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                 int b_trans, double *C, size_t ldc, int how);
+void mat_mul_acc_naive(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                       int b_trans, double *C, size_t ldc, int how);
+
+/*
  * The micro-kernels behind mat_mul_view, fastest first ("avx512", "avx2",
  * "portable" on x86-64; "portable" elsewhere). The first the processor
  * supports is used, or the one named by the environment variable

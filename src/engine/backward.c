@@ -2,8 +2,9 @@
  *
  * Every gradient dM = ∂L/∂M has M's shape. The passes mirror the forward
  * ones in attention.c, last first; each says what it reads and writes.
- * The products here are the naive loops (these are lessons' sizes); the
- * chain rule is the point, not speed.
+ * The products run on the matrix kernels, each cell summed in the order
+ * the naive loops would (mat_mul_acc): the chain rule is the point, and a
+ * learner should not wait for it.
  */
 #include "engine/backward.h"
 #include "engine/variants/variants.h"
@@ -17,38 +18,27 @@
 
 /* ---------------------------------------------------------------- products on views */
 
-/* C (r × c, ldc) += A (r × k, lda) · B (k × c, ldb). */
+/*
+ * The products run on the matrix kernels (mat_mul_acc), each cell summed
+ * in the order of the naive loops they replace, so the gradients keep
+ * their bits:
+ *   mm     C (r × c, ldc) += A (r × k, lda) · B (k × c, ldb), term by term into C
+ *   mm_bt  C (r × c) += A (r × k) · Bᵀ, where B is c × k: each sum from 0, then added
+ *   mm_at  C (r × c) += Aᵀ · B, where A is k × r and B is k × c: term by term into C
+ */
 static void mm(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
 {
-	for (int i = 0; i < r; i++)
-		for (int t = 0; t < k; t++) {
-			const double x = A[(size_t)i * lda + (size_t)t];
-			for (int j = 0; j < c; j++)
-				C[(size_t)i * ldc + (size_t)j] += x * B[(size_t)t * ldb + (size_t)j];
-		}
+	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 0, C, ldc, MAT_CONTINUE);
 }
 
-/* C (r × c) += A (r × k) · Bᵀ, where B is c × k. */
 static void mm_bt(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
 {
-	for (int i = 0; i < r; i++)
-		for (int j = 0; j < c; j++) {
-			double sum = 0.0;
-			for (int t = 0; t < k; t++)
-				sum += A[(size_t)i * lda + (size_t)t] * B[(size_t)j * ldb + (size_t)t];
-			C[(size_t)i * ldc + (size_t)j] += sum;
-		}
+	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 1, C, ldc, MAT_ADD_SUM);
 }
 
-/* C (r × c) += Aᵀ · B, where A is k × r and B is k × c. */
 static void mm_at(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
 {
-	for (int t = 0; t < k; t++)
-		for (int i = 0; i < r; i++) {
-			const double x = A[(size_t)t * lda + (size_t)i];
-			for (int j = 0; j < c; j++)
-				C[(size_t)i * ldc + (size_t)j] += x * B[(size_t)t * ldb + (size_t)j];
-		}
+	mat_mul_acc(r, k, c, A, lda, 1, B, ldb, 0, C, ldc, MAT_CONTINUE);
 }
 
 /* Whole matrices: C += A·B, C += A·Bᵀ, C += Aᵀ·B. */

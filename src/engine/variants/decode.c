@@ -16,6 +16,35 @@
 #include <string.h>
 
 /*
+ * s[j] = q·k_j for count keys (k_j at keys + j·ld), each sum in the order of
+ * c from 0: four keys at a time, so four chains of adds run side by side
+ * instead of one waiting on itself.
+ */
+static void dot_keys(const double *q, const double *keys, size_t ld, int dk, int count, double *s)
+{
+	int j = 0;
+
+	for (; j + 4 <= count; j += 4) {
+		const double *k0 = keys + (size_t)j * ld, *k1 = k0 + ld, *k2 = k1 + ld, *k3 = k2 + ld;
+		double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+		for (int c = 0; c < dk; c++) {
+			s0 += q[c] * k0[c];
+			s1 += q[c] * k1[c];
+			s2 += q[c] * k2[c];
+			s3 += q[c] * k3[c];
+		}
+		s[j] = s0, s[j + 1] = s1, s[j + 2] = s2, s[j + 3] = s3;
+	}
+	for (; j < count; j++) {
+		const double *k = keys + (size_t)j * ld;
+		double sum = 0.0;
+		for (int c = 0; c < dk; c++)
+			sum += q[c] * k[c];
+		s[j] = sum;
+	}
+}
+
+/*
  * Decoding with a KV cache: the tokens one at a time, as generation sees
  * them. Step t reads only row t of its input (X, or the layer before's
  * decoded rows) and what earlier steps cached:
@@ -84,30 +113,27 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 			AttnHead *hd = &a->head[h];
 			const int kh = attn_kv_head(a, h);
 			const double *q = x + (size_t)h * dk;
+			double *scores = &MAT_AT(hd->dec_scores, t, 0), *out = &MAT_AT(hd->dec_weighted, t, 0);
+			if (cfg->score == SCORE_ADDITIVE)
+				for (int j = lo; j <= t; j++)
+					scores[j] = attn_additive(q, &MAT_AT(a->cache_K, j, kh * dk), &lp->w_e.a[h * dk], dk);
+			else
+				dot_keys(q, &MAT_AT(a->cache_K, lo, kh * dk), (size_t)a->cache_K.cols, dk, t - lo + 1, &scores[lo]);
 			for (int j = lo; j <= t; j++) {
-				const double *k = &MAT_AT(a->cache_K, j, kh * dk);
-				double sc;
-				if (cfg->score == SCORE_ADDITIVE)
-					sc = attn_additive(q, k, &lp->w_e.a[h * dk], dk);
-				else {
-					sc = 0.0;
-					for (int c = 0; c < dk; c++)
-						sc += q[c] * k[c];
-				}
-				MAT_AT(hd->dec_scores, t, j) = sc;
-				sc *= a->factor;
+				double sc = scores[j] * a->factor;
 				if (bias != NULL)
 					sc += bias->score_bias(a, h, t, j);
 				wrow[j - lo] = a->visible[(size_t)t * cfg->m + j] ? sc : -INFINITY;
 			}
 			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
-			for (int c = 0; c < dv; c++) {
-				double acc = 0.0;
-				for (int j = lo; j <= t; j++)
-					acc += MAT_AT(hd->dec_weights, t, j) * MAT_AT(a->cache_V, j, kh * dv + c);
-				MAT_AT(hd->dec_weighted, t, c) = acc;
-				concat[h * dv + c] = acc;
+			/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
+			memset(out, 0, (size_t)dv * sizeof *out);
+			for (int j = lo; j <= t; j++) {
+				const double w = MAT_AT(hd->dec_weights, t, j), *v = &MAT_AT(a->cache_V, j, kh * dv);
+				for (int c = 0; c < dv; c++)
+					out[c] += w * v[c];
 			}
+			memcpy(&concat[h * dv], out, (size_t)dv * sizeof *out);
 		}
 		/* the output row, and in a block the rest of the layer on that row */
 		if (mat_empty(&lp->W_o))

@@ -41,18 +41,22 @@ int attn_flash_skipped(const Attn *a, int qb, int kb)
  * A tile the −∞ mask hides entirely is skipped. After key block c each row's
  * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
  */
+enum { FLASH_ROWS = 8 }; /* query rows taken together: each row of V a tile reads serves all of them */
+
 static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int n = cfg->n, m = cfg->m, dv = lp->d_v, bq = cfg->flash_bq, bk = cfg->flash_bk, nkb = a->shape.dim[DIM_NKB];
 	const int nqb = (n + bq - 1) / bq;
 	/* which tiles the mask hides, found once (not once per row and head) */
 	unsigned char *skip = malloc((size_t)nqb * (size_t)nkb);
-	double *row = attn_scratch_row(a, m); /* row i of masked */
+	/* rows i0 … of masked, and each one's P = exp(S − m') for the tile (FLASH_ROWS × bk) */
+	double *rows = attn_scratch_row(a, FLASH_ROWS * m), *P = attn_scratch_row(a, FLASH_ROWS * bk);
 
-	if (skip == NULL || row == NULL) {
+	if (skip == NULL || rows == NULL || P == NULL) {
 		a->failed = 1;
 		free(skip);
-		free(row);
+		free(rows);
+		free(P);
 		return;
 	}
 	for (int qb = 0; qb < nqb; qb++)
@@ -61,42 +65,76 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		const size_t vcol = (size_t)attn_kv_head(a, h) * dv;
-		for (int qb = 0; qb < nqb; qb++)
-			for (int i = qb * bq; i < n && i < (qb + 1) * bq; i++) {
-				double mx = -INFINITY, sum = 0.0, *O = &MAT_AT(hd->flash_out, i, 0);
-				memset(O, 0, (size_t)dv * sizeof(double));
-				attn_derived_row(a, AM_MASKED, h, i, row, m);
+		for (int qb = 0; qb < nqb; qb++) {
+			const int qend = n < (qb + 1) * bq ? n : (qb + 1) * bq;
+			/* the query block's rows FLASH_ROWS at a time; each row's numbers are as if it were alone */
+			for (int i0 = qb * bq; i0 < qend; i0 += FLASH_ROWS) {
+				const int nr = qend - i0 < FLASH_ROWS ? qend - i0 : FLASH_ROWS;
+				double mx[FLASH_ROWS], sum[FLASH_ROWS];
+				int live[FLASH_ROWS]; /* the rows whose m' is finite in this tile */
+				for (int r = 0; r < nr; r++) {
+					mx[r] = -INFINITY, sum[r] = 0.0;
+					memset(&MAT_AT(hd->flash_out, i0 + r, 0), 0, (size_t)dv * sizeof(double));
+					attn_derived_row(a, AM_MASKED, h, i0 + r, &rows[(size_t)r * m], m);
+				}
 				for (int kb = 0; kb < nkb; kb++) {
 					const int k0 = kb * bk, k1 = k0 + bk < m ? k0 + bk : m;
 					if (!skip[(size_t)qb * nkb + kb]) {
-						double m2 = mx;
-						for (int j = k0; j < k1; j++)
-							if (row[j] > m2)
-								m2 = row[j];
-						if (m2 != -INFINITY) {
-							const double alpha = exp(mx - m2); /* 0 while mx is −∞ */
-							sum *= alpha;
-							for (int c = 0; c < dv; c++)
-								O[c] *= alpha;
+						int any = 0;
+						for (int r = 0; r < nr; r++) {
+							const double *row = &rows[(size_t)r * m];
+							double m2 = mx[r], *O = &MAT_AT(hd->flash_out, i0 + r, 0);
+							live[r] = 0;
+							for (int j = k0; j < k1; j++)
+								if (row[j] > m2)
+									m2 = row[j];
+							if (m2 == -INFINITY)
+								continue;
+							{
+								const double alpha = exp(mx[r] - m2); /* 0 while mx is −∞ */
+								sum[r] *= alpha;
+								for (int c = 0; c < dv; c++)
+									O[c] *= alpha;
+							}
 							for (int j = k0; j < k1; j++) {
 								const double p = exp(row[j] - m2);
-								sum += p;
-								for (int c = 0; c < dv; c++)
-									O[c] += p * a->V.a[(size_t)j * a->V.cols + vcol + (size_t)c];
+								sum[r] += p;
+								P[(size_t)r * bk + (size_t)(j - k0)] = p;
 							}
-							mx = m2;
+							mx[r] = m2;
+							live[r] = any = 1;
+						}
+						/* O += P·V_tile: each row of V once for all the rows, each O[c] still summed in the order of j */
+						for (int j = k0; j < k1 && any; j++) {
+							const double *v = &a->V.a[(size_t)j * a->V.cols + vcol];
+							for (int r = 0; r < nr; r++) {
+								const double p = P[(size_t)r * bk + (size_t)(j - k0)];
+								double *O = &MAT_AT(hd->flash_out, i0 + r, 0);
+								if (!live[r])
+									continue;
+								for (int c = 0; c < dv; c++)
+									O[c] += p * v[c];
+							}
 						}
 					}
-					MAT_AT(hd->flash_m, i, kb) = mx;
-					MAT_AT(hd->flash_l, i, kb) = sum;
-					memcpy(&MAT_AT(hd->flash_O, i, (size_t)kb * dv), O, (size_t)dv * sizeof(double));
+					for (int r = 0; r < nr; r++) {
+						MAT_AT(hd->flash_m, i0 + r, kb) = mx[r];
+						MAT_AT(hd->flash_l, i0 + r, kb) = sum[r];
+						memcpy(&MAT_AT(hd->flash_O, i0 + r, (size_t)kb * dv), &MAT_AT(hd->flash_out, i0 + r, 0),
+						       (size_t)dv * sizeof(double));
+					}
 				}
-				for (int c = 0; c < dv; c++)
-					O[c] = sum > 0 ? O[c] / sum : 0.0;
+				for (int r = 0; r < nr; r++) {
+					double *O = &MAT_AT(hd->flash_out, i0 + r, 0);
+					for (int c = 0; c < dv; c++)
+						O[c] = sum[r] > 0 ? O[c] / sum[r] : 0.0;
+				}
 			}
+		}
 	}
 	free(skip);
-	free(row);
+	free(rows);
+	free(P);
 }
 
 /* FlashAttention's running state of row i after key block c, and its output. */
