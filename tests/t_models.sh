@@ -24,6 +24,12 @@ prompts() {
 # ids FILE: the prompt's "ids" as 1,2,3
 ids() { grep -o '"ids":\[[0-9, ]*\]' "$1" | head -n 1 | sed 's/.*\[//; s/\]//; s/ //g'; }
 
+# argmax FILE: the greedy next token of the prompt: the largest of its last row of logits (the first of equals)
+argmax() {
+	sed 's/.*"logits":\[\[//; s/\]\]}.*//' "$1" | awk -F'\\],\\[' '{ print $NF }' | tr ',' '\n' |
+		awk 'NR == 1 || $1 + 0 > m { m = $1 + 0; i = NR - 1 } END { print i }'
+}
+
 # What the dump does not hold yet, compared once the engine computes it (the LM head's
 # branch): the ids, final_norm and logits at the top level, and Qwen3's QK-norm (Q_norm,
 # K_norm and every stage after it: qwen3 is compared on X alone until then).
@@ -35,6 +41,11 @@ for name in gpt2 gpt2_prefix_f16 llama_gqa_sharded llama_tied_bf16 qwen2_bias_f1
 	while [ -f "$tmp/$name.$k.json" ]; do
 		exp=$tmp/$name.$k.json
 		id=$(ids "$exp")
+		if [ "$name" != qwen3_qknorm_bf16 ]; then
+			next=$(argmax "$exp")
+			printf 'generate 1\n' | "$ATTNVIZ" --model "$models/$name" --ids "$id" --plain >"$out" 2>"$err"
+			expect "$name prompt $k: generate 1 appends #$next, the reference's largest logit" 'grep -q "^generate: .* | #$next\$" "$out"'
+		fi
 		what="every stage"
 		if [ "$name" = qwen3_qknorm_bf16 ]; then
 			what="X (the rest with QK-norm)"
@@ -89,5 +100,29 @@ run --ids 1,2 --dump lessons/dot.json
 expect "--ids without --model: usage error" '[ "$rc" -eq 2 ] && has "$err" "--ids goes with --model"'
 run --model $models/gpt2 --dump
 expect "--model without a prompt: usage error" '[ "$rc" -eq 2 ] && has "$err" "needs one prompt"'
+
+# ------------------------------------------------------------ the full-screen view on a model (tmux)
+
+. "$(dirname "$0")/tmux.sh"
+s=model
+start "$s" 120 35 C.UTF-8 "" --model tests/models/gpt2 --ids 5,17,242
+shows "view: opens on the model, its layers and heads counted from 1" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: input'
+cmd "$s" "layer 1"
+cmd "$s" "goto softmax"
+shows "view: layer 1's softmax" "$s" 'layer 2/2 · head 1/4 \(kv 1/4\)  stage: softmax'
+keys "$s" L
+shows "view: L: the next head" "$s" 'layer 2/2 · head 2/4 \(kv 2/4\)  stage: softmax'
+cmd "$s" "generate 1"
+shows "view: generate 1 adds the greedy token" "$s" 'generate: 4 tokens: #5 \| #17 \| #242 \| #'
+shows "view: generate keeps the place" "$s" 'layer 2/2 · head 2/4 \(kv 2/4\)  stage: softmax'
+cmd "$s" "prompt the cat"
+shows "view: :prompt without a tokenizer says why" "$s" 'no tokenizer.json'
+cmd "$s" "ids 7,8"
+shows "view: :ids gives another prompt" "$s" 'ids: 2 tokens: #7 \| #8'
+shows "view: and keeps the place" "$s" 'layer 2/2 · head 2/4 \(kv 2/4\)  stage: softmax'
+cmd "$s" "model tests/models/nowhere"
+shows "view: a failed :model says why" "$s" 'nowhere/config.json'
+shows "view: and keeps the place" "$s" 'layer 2/2 · head 2/4 \(kv 2/4\)  stage: softmax'
+quits "$s" "view"
 
 finish
