@@ -44,7 +44,7 @@ for name in gpt2 gpt2_prefix_f16 llama_gqa_sharded llama_tied_bf16 qwen2_bias_f1
 		if [ "$name" != qwen3_qknorm_bf16 ]; then
 			next=$(argmax "$exp")
 			printf 'generate 1\n' | "$ATTNVIZ" --model "$models/$name" --ids "$id" --plain >"$out" 2>"$err"
-			expect "$name prompt $k: generate 1 appends #$next, the reference's largest logit" 'grep -q "^generate: .* | #$next\$" "$out"'
+			expect "$name prompt $k: generate 1 appends $next, the reference's largest logit" 'grep -q "^generate: .* (ids $id,$next)\$" "$out"'
 		fi
 		what="every stage"
 		if [ "$name" = qwen3_qknorm_bf16 ]; then
@@ -68,6 +68,21 @@ done
 prompts gpt2
 run --model $models/gpt2 --ids 5,17,242,3,98 --dump
 expect "a different prompt does not pass" '! "$JSONCMP" --only-expected-keys --ignore "$LATER" "$tmp/gpt2.1.json" "$out" >/dev/null 2>&1'
+
+# ------------------------------------------------------------ text through the gpt2 folder's tokenizer.json
+
+# gpt2.tokens.txt: "IDS<TAB>TEXT", the ids from tokenizers.js (make_model_tokens.mjs)
+while IFS="$(printf '\t')" read -r want text; do
+	got=$(LC_ALL=C.UTF-8 "$ATTNVIZ" --tokenize "$text" --model $models/gpt2 2>"$err" | awk '{ print $2 }' | paste -sd, -)
+	expect "gpt2 tokenizer: \"$text\" as tokenizers.js" '[ "$got" = "$want" ]' "got $got, want $want"
+	LC_ALL=C.UTF-8 "$ATTNVIZ" --model $models/gpt2 --prompt "$text" --dump >"$tmp/text.json" 2>"$err"
+	LC_ALL=C.UTF-8 "$ATTNVIZ" --model $models/gpt2 --ids "$want" --dump >"$tmp/ids.json" 2>>"$err"
+	expect "gpt2 --prompt \"$text\": the dump of its ids" 'cmp -s "$tmp/text.json" "$tmp/ids.json" && [ -s "$tmp/ids.json" ]'
+done <$models/gpt2.tokens.txt
+LC_ALL=C.UTF-8 run --model $models/gpt2 "The cat sat on the mat" --check
+expect "--model DIR TEXT: the text is the prompt" '[ "$rc" -eq 0 ] && has "$out" "ok, n=7,"'
+LC_ALL=C.UTF-8 run --model $models/gpt2 --prompt "The cat" --dump
+expect "the dump's tokens as people read them" '[ "$rc" -eq 0 ] && grep -q "\"·cat\"" "$out"'
 
 # ------------------------------------------------------------ --check
 
@@ -106,23 +121,27 @@ expect "--model without a prompt: usage error" '[ "$rc" -eq 2 ] && has "$err" "n
 . "$(dirname "$0")/tmux.sh"
 s=model
 start "$s" 120 35 C.UTF-8 "" --model tests/models/gpt2 --ids 5,17,242
-shows "view: opens on the model, its layers and heads counted from 1" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: input'
+shows "view: opens on the model, its layer and head from 0 (as layer N, head N)" "$s" 'layer 0/2 · head 0/4 \(kv 0/4\)  stage: input'
 cmd "$s" "layer 1"
 cmd "$s" "goto softmax"
-shows "view: layer 1's softmax" "$s" 'layer 2/2 · head 1/4 \(kv 1/4\)  stage: softmax'
+shows "view: layer 1's softmax" "$s" 'layer 1/2 · head 0/4 \(kv 0/4\)  stage: softmax'
 keys "$s" L
-shows "view: L: the next head" "$s" 'layer 2/2 · head 2/4 \(kv 2/4\)  stage: softmax'
+shows "view: L: the next head" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
 cmd "$s" "generate 1"
-shows "view: generate 1 adds the greedy token" "$s" 'generate: 4 tokens: #5 \| #17 \| #242 \| #'
-shows "view: generate keeps the place" "$s" 'layer 2/2 · head 2/4 \(kv 2/4\)  stage: softmax'
-cmd "$s" "prompt the cat"
-shows "view: :prompt without a tokenizer says why" "$s" 'no tokenizer.json'
+shows "view: generate 1 adds the greedy token" "$s" 'generate: 4 tokens: .* \(ids 5,17,242,[0-9]+\)'
+shows "view: generate keeps the place" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
+cmd "$s" "prompt I saw a saw"
+shows "view: :prompt TEXT through the tokenizer" "$s" 'prompt: 4 tokens: I \| ·saw \| ·a \| ·saw'
+shows "view: :prompt keeps the place" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
 cmd "$s" "ids 7,8"
-shows "view: :ids gives another prompt" "$s" 'ids: 2 tokens: #7 \| #8'
-shows "view: and keeps the place" "$s" 'layer 2/2 · head 2/4 \(kv 2/4\)  stage: softmax'
+shows "view: :ids gives another prompt" "$s" 'ids: 2 tokens: .* \(ids 7,8\)'
+cmd "$s" "ids 7,400"
+shows "view: an id outside the vocabulary says so" "$s" 'token id 400 .* is outside the vocabulary'
 cmd "$s" "model tests/models/nowhere"
 shows "view: a failed :model says why" "$s" 'nowhere/config.json'
-shows "view: and keeps the place" "$s" 'layer 2/2 · head 2/4 \(kv 2/4\)  stage: softmax'
+shows "view: and keeps the place" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
+cmd "$s" "model tests/models/llama_tied_bf16"
+shows "view: :model DIR opens another (no tokenizer: token id 0)" "$s" 'layer 0/2 · head 0/4 \(kv 0/1\)  stage: input'
 quits "$s" "view"
 
 finish

@@ -34,17 +34,22 @@ static char *words_text(const CmdArgv *a, int from)
 	return b.s != NULL ? b.s : strdup("");
 }
 
-/* "now n tokens: …" once the prompt changed: the tokens as people read them. */
+/* "WHAT: n tokens: … (ids …)" once the prompt changed: the tokens as people read them, and their ids. */
 static void say_tokens(const Session *s, CmdOut *out, const char *what)
 {
 	StrBuf b = { 0 };
 	const ModelConfig *c = &s->lesson->cfg;
 
-	for (int i = 0; i < c->n; i++)
+	StrBuf ids = { 0 };
+
+	for (int i = 0; i < c->n; i++) {
 		strbuf_printf(&b, "%s%s", i ? " | " : "", c->tokens[i]);
-	cmd_say(out, MSG_INFO, NULL, ngettext("%s: %d token: %s", "%s: %d tokens: %s", (unsigned long)c->n), what, c->n,
-	        b.s ? b.s : "");
+		strbuf_printf(&ids, "%s%lld", i ? "," : "", c->ids[i]);
+	}
+	cmd_say(out, MSG_INFO, NULL, ngettext("%s: %d token: %s (ids %s)", "%s: %d tokens: %s (ids %s)", (unsigned long)c->n),
+	        what, c->n, b.s ? b.s : "", ids.s ? ids.s : "");
 	free(b.s);
+	free(ids.s);
 }
 
 int cmd_model(Session *s, const CmdArgv *a, CmdOut *out)

@@ -319,12 +319,12 @@ tui_draw_stage(Tui *t)
 		snprintf(stage, sizeof stage, _("%s  stage: %s"), place != NULL ? place : "", stage_name(s->stage));
 		free(place);
 	} else if (session_is_model(s)) {
-		/* a real model counts from 1, as its layers and heads are named: "layer 3/30 · head 5/9 (kv 1/3)" */
+		/* "layer 3/30 · head 5/9 (kv 1/3)": from 0, as `layer N` and `head N` count (and session_place) */
 		const LayerParams *p = attn_params(s->attn);
 		const int g = p->kv_heads > 0 ? p->kv_heads : s->attn->heads;
-		snprintf(stage, sizeof stage, _("layer %d/%d %s head %d/%d (kv %d/%d)  stage: %s"), s->layer + 1,
-		         session_layers(s), t->utf8 ? "\u00b7" : "-", s->head + 1, s->attn->heads,
-		         s->head / (s->attn->heads / g) + 1, g, stage_name(s->stage));
+		snprintf(stage, sizeof stage, _("layer %d/%d %s head %d/%d (kv %d/%d)  stage: %s"), s->layer,
+		         session_layers(s), t->utf8 ? "\u00b7" : "-", s->head, s->attn->heads,
+		         s->head / (s->attn->heads / g), g, stage_name(s->stage));
 	} else if (session_layers(s) > 1)
 		snprintf(stage, sizeof stage, _("layer %d of %d  stage: %s"), s->layer, session_layers(s), stage_name(s->stage));
 	else
