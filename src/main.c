@@ -272,8 +272,14 @@ static int parse_args(int argc, char **argv, Args *a)
 				a->tokenize = argv[++i];
 			} else if (strcmp(o, "--prompt") == 0)
 				a->prompt = argv[++i];
-			else if (strcmp(o, "--ids") == 0)
-				a->ids = argv[++i];
+			else if (strcmp(o, "--ids") == 0) {
+				/* 1,2,3: digits, one comma between each two ids (the values are checked against the vocabulary) */
+				const char *v = argv[++i];
+				if (v[0] == '\0' || strspn(v, "0123456789,") != strlen(v) || v[0] == ',' || v[strlen(v) - 1] == ',' ||
+				    strstr(v, ",,") != NULL)
+					return usage_error(_("--ids: expected token ids from 0 separated by commas (1,2,3), got \"%s\""), v);
+				a->ids = v;
+			}
 			else
 				a->model = argv[++i];
 		}

@@ -110,7 +110,9 @@ expect "more tokens than positions: exit 1" '[ "$rc" -eq 1 ] && has "$err" "33 t
 run --model $models/llama_gqa_sharded --prompt "the cat" --dump
 expect "text without a tokenizer.json: exit 1, say --ids" '[ "$rc" -eq 1 ] && has "$err" "no tokenizer.json" && has "$err" "--ids"'
 run --model $models/gpt2 --ids 1,x --dump
-expect "--ids that are not ids: an error" '[ "$rc" -ne 0 ] && [ ! -s "$out" ] && has "$err" "--ids: expected token ids"'
+expect "--ids that are not ids: usage error" '[ "$rc" -eq 2 ] && [ ! -s "$out" ] && has "$err" "--ids: expected token ids"'
+run --model $models/gpt2 --ids 99999999999999999999 --dump
+expect "--ids past a long long: an error, not a wrap" '[ "$rc" -ne 0 ] && [ ! -s "$out" ]'
 run --ids 1,2 --dump lessons/dot.json
 expect "--ids without --model: usage error" '[ "$rc" -eq 2 ] && has "$err" "--ids goes with --model"'
 run --model $models/gpt2 --dump
