@@ -1255,7 +1255,7 @@ int main(int argc, char **argv)
 			to.render = a.mode == MODE_RENDER ? &a.render : NULL;
 			to.no_mouse = a.no_mouse;
 			/* a demo script is not the learner's way, nor a lesson being written (--watch) */
-			to.progress = a.demo == NULL && !a.watch ? &prog : NULL;
+			to.progress = a.demo == NULL && !a.watch && a.model == NULL ? &prog : NULL; /* a model is not a lesson of the course */
 			to.watch = a.watch;
 			to.notice = pwarn;
 			to.offer = offer;
@@ -1273,7 +1273,7 @@ int main(int argc, char **argv)
 			po.transcript = NULL;
 			po.transcript_errno = NULL;
 			/* a person at the prompt, not a script, makes progress */
-			po.progress = po.interactive ? &prog : NULL;
+			po.progress = po.interactive && a.model == NULL ? &prog : NULL;
 			if (pwarn != NULL)
 				fprintf(stderr, "attnviz: %s\n", pwarn);
 			if (offer != NULL && po.interactive)
