@@ -470,6 +470,9 @@ expect "model DIR TEXT opens the model on the text" 'grep -q "^tests/models/gpt2
 expect "prompt TEXT: the model on another text" 'grep -q "^prompt: 2 tokens: The | .cat (ids 279,278)\$" "$out"'
 check "ids: the model on other ids" has "$out" "ids: 2 tokens: "
 expect "generate 2: two tokens more" 'grep -q "^generate: 4 tokens: .* (ids 5,17,[0-9]*,[0-9]*)\$" "$out"'
+repl 'model tests/models/gpt2\nids 5,17\nreload\ngenerate 1\nload tests/models/llama_tied_bf16\n'
+expect "reload reads the model again, on the same ids" 'has "$out" "reloaded tests/models/gpt2" && grep -q "^generate: 3 tokens: .* (ids 5,17,[0-9]*)\$" "$out"'
+check "load DIR opens a model folder" has "$out" "loaded tests/models/llama_tied_bf16: llama_tied_bf16"
 repl 'prompt the cat\nstep 2\n'
 err_cmd "prompt on a lesson is refused" "this is a lesson, not a model"
 repl 'model tests/models/nowhere\nstep 2\n'

@@ -305,6 +305,10 @@ int session_quiz_value(const Session *s, double *value);
  *     next token of the prompt so far, the whole model computed again.
  */
 int session_is_model(const Session *s);
+/* 1 when path is a model folder (a directory with a config.json): what session_load opens with session_load_model. */
+int session_is_model_dir(const char *path);
+/* DIR as session_open_model does; the folder shown again (reload): on the same token ids. */
+int session_load_model(Session *s, const char *dir, char **err);
 int session_open_model(Session *s, const char *dir, const char *text, char **err);
 int session_prompt(Session *s, const ImportPrompt *p, char **err);
 int session_next_token(const Session *s, long long *id, double *logit, char **err);

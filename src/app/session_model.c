@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/i18n.h"
@@ -23,13 +24,31 @@ int session_is_model(const Session *s)
 	return s->lesson != NULL && import_is_model(s->lesson);
 }
 
+/* DIR on p in place of the session's lesson, only once it is made and computed (p is read before s changes). */
+static int open_on(Session *s, const char *dir, const ImportPrompt *p, char **err)
+{
+	Session fresh;
+	Lesson *l;
+
+	sn_drop_prev(s); /* the model is made beside the current lesson: only the two are held */
+	if ((l = import_model(dir, p, err)) == NULL)
+		return -1;
+	if (session_init(&fresh, l, dir, err) != 0) {
+		lesson_free(l);
+		return -1;
+	}
+	strcpy(fresh.lang, s->lang);
+	session_free(s);
+	*s = fresh;
+	s->dirty = DIRTY_ALL;
+	return 0;
+}
+
 int session_open_model(Session *s, const char *dir, const char *text, char **err)
 {
 	char *tok = str_printf("%s/tokenizer.json", dir);
 	const long long zero = 0;
 	ImportPrompt p = { text, NULL, 0 };
-	Session fresh;
-	Lesson *l;
 
 	*err = NULL;
 	if (tok == NULL) {
@@ -45,18 +64,29 @@ int session_open_model(Session *s, const char *dir, const char *text, char **err
 		}
 	}
 	free(tok);
-	sn_drop_prev(s); /* the model is made beside the current lesson: only the two are held */
-	if ((l = import_model(dir, &p, err)) == NULL)
-		return -1;
-	if (session_init(&fresh, l, dir, err) != 0) {
-		lesson_free(l);
-		return -1;
-	}
-	strcpy(fresh.lang, s->lang);
-	session_free(s);
-	*s = fresh;
-	s->dirty = DIRTY_ALL;
-	return 0;
+	return open_on(s, dir, &p, err);
+}
+
+int session_is_model_dir(const char *path)
+{
+	char *cfg = str_printf("%s/config.json", path);
+	struct stat st;
+	int yes = cfg != NULL && stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(cfg, F_OK) == 0;
+
+	free(cfg);
+	return yes;
+}
+
+int session_load_model(Session *s, const char *dir, char **err)
+{
+	ImportPrompt p = { NULL, NULL, 0 };
+
+	if (!session_is_model(s) || s->source == NULL || strcmp(s->source, dir) != 0)
+		return session_open_model(s, dir, NULL, err);
+	/* the same folder again (reload): read afresh, on the same ids */
+	p.ids = s->lesson->cfg.ids;
+	p.n = s->lesson->cfg.n;
+	return open_on(s, dir, &p, err);
 }
 
 /* The session on its lesson computed afresh, at the same layer, step, stage and head where they still are. */
