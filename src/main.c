@@ -29,6 +29,7 @@
 #include "out/render.h"
 #include "app/session.h"
 #include "lesson/starter.h"
+#include "weights/importer.h"
 #include "weights/tokenizer.h"
 #include "base/strbuf.h"
 #include "out/themefile.h"
@@ -42,6 +43,7 @@ static const char *const usage_text = N_(
 	"       attnviz --bench FILE [--repeat R] [--edits]\n"
 	"       attnviz --new NAME\n"
 	"       attnviz --tokenize TEXT --model DIR\n"
+	"       attnviz --model DIR [TEXT | --prompt TEXT | --ids ID,ID,...] [--plain | --dump | --check]\n"
 	"       attnviz --handout LESSON -o FILE.html|FILE.md [--lang zh]\n"
 	"       attnviz --export FORMAT --stage NAME [--layer L] [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
@@ -73,6 +75,9 @@ static const char *const options_text = N_(
 	"  --tokenize TEXT --model DIR  TEXT as a real model's tokens, one a line: index,\n"
 	"                   id and the token as text (\u00b7 a space); DIR is a Hugging Face\n"
 	"                   model folder (its tokenizer.json) or a tokenizer.json\n"
+	"  --model DIR      step through a real model (a Hugging Face folder: config.json,\n"
+	"                   model.safetensors, tokenizer.json) on TEXT or --prompt TEXT,\n"
+	"                   or on token ids (--ids 1,2,3: a folder without a tokenizer)\n"
 	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
@@ -146,6 +151,7 @@ typedef struct Args {
 	const char *size, *pause;                       /* --render's --size, --pause */
 	TuiRender render;
 	const char *tokenize, *model;                   /* --tokenize TEXT, --model DIR */
+	const char *prompt, *ids;                       /* --model's --prompt TEXT, --ids ID,ID,... */
 	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
 	double lr;
 	int nfiles;
@@ -258,13 +264,24 @@ static int parse_args(int argc, char **argv, Args *a)
 				a->render.pause_s = sec;
 			}
 		}
-		else if (strcmp(o, "--tokenize") == 0 || strcmp(o, "--model") == 0) {
+		else if (strcmp(o, "--tokenize") == 0 || strcmp(o, "--model") == 0 || strcmp(o, "--prompt") == 0 ||
+		         strcmp(o, "--ids") == 0) {
 			if (i + 1 >= argc)
 				return usage_error(_("%s needs a value"), o);
 			if (strcmp(o, "--tokenize") == 0) {
 				a->mode = MODE_TOKENIZE;
 				a->tokenize = argv[++i];
-			} else
+			} else if (strcmp(o, "--prompt") == 0)
+				a->prompt = argv[++i];
+			else if (strcmp(o, "--ids") == 0) {
+				/* 1,2,3: digits, one comma between each two ids (the values are checked against the vocabulary) */
+				const char *v = argv[++i];
+				if (v[0] == '\0' || strspn(v, "0123456789,") != strlen(v) || v[0] == ',' || v[strlen(v) - 1] == ',' ||
+				    strstr(v, ",,") != NULL)
+					return usage_error(_("--ids: expected token ids from 0 separated by commas (1,2,3), got \"%s\""), v);
+				a->ids = v;
+			}
+			else
 				a->model = argv[++i];
 		}
 		else if (strcmp(o, "--demo") == 0 || strcmp(o, "--record") == 0 || strcmp(o, "--theme") == 0) {
@@ -374,19 +391,29 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->strict && a->mode != MODE_CHECK)
 		return usage_error(_("%s goes with --check"), "--strict");
-	if (a->model && a->mode != MODE_TOKENIZE)
-		return usage_error(_("%s goes with --tokenize (stepping through a real model is still to come)"), "--model");
+	if ((a->prompt || a->ids) && (a->model == NULL || a->mode == MODE_TOKENIZE))
+		return usage_error(_("%s goes with --model DIR"), a->prompt ? "--prompt" : "--ids");
+	if (a->model && a->mode != MODE_TOKENIZE) {
+		/* the prompt: TEXT, --prompt TEXT or --ids, one of them */
+		if (a->mode != MODE_AUTO && a->mode != MODE_PLAIN && a->mode != MODE_DUMP && a->mode != MODE_CHECK)
+			return usage_error(_("--model DIR goes with the view, --plain, --dump or --check"));
+		if (a->nfiles > 1 || (a->nfiles == 1) + (a->prompt != NULL) + (a->ids != NULL) != 1)
+			return usage_error(_("--model DIR needs one prompt: TEXT, --prompt TEXT or --ids ID,ID,..."));
+		if (a->nfiles == 1)
+			a->prompt = a->files[0];
+		a->nfiles = 0;
+	}
 	if (a->mode == MODE_TOKENIZE && (a->model ? a->nfiles != 0 : a->nfiles != 1))
 		return usage_error(_("--tokenize TEXT needs one model folder: --model DIR"));
 	if (a->mode == MODE_NEW && a->nfiles != 1)
 		return usage_error(_("%s needs exactly one NAME"), "--new");
-	if ((a->mode == MODE_CHECK) && a->nfiles == 0)
+	if ((a->mode == MODE_CHECK) && a->nfiles == 0 && a->model == NULL)
 		return usage_error(_("%s needs at least one lesson file"), "--check");
 	if ((a->train || a->has_lr) && a->mode != MODE_DUMP && a->mode != MODE_BENCH)
 		return usage_error(_("%s goes with --dump"), a->train ? "--train" : "--lr");
 	if (a->train != a->has_lr)
 		return usage_error(_("--train STEPS and --lr LR go together"));
-	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1)
+	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1 && a->model == NULL)
 		return usage_error(_("%s needs exactly one lesson file"), a->mode == MODE_DUMP ? "--dump" : "--bench");
 	if ((a->size || a->pause) && a->mode != MODE_RENDER)
 		return usage_error(_("%s goes with --render"), a->size ? "--size" : "--pause");
@@ -457,6 +484,49 @@ static int parse_args(int argc, char **argv, Args *a)
 	return -1;
 }
 
+/*
+ * --model DIR and its prompt as a lesson (weights/importer.h); prints the
+ * error and returns NULL on failure.
+ */
+static Lesson *model_load(const Args *a)
+{
+	ImportPrompt p = { a->prompt, NULL, 0 };
+	long long *ids = NULL;
+	char *err = NULL;
+	Lesson *l = NULL;
+
+	if (a->ids != NULL) {
+		const char *q = a->ids;
+		size_t cap = strlen(q) / 2 + 1;
+		if ((ids = malloc(cap * sizeof *ids)) == NULL) {
+			fputs(_("attnviz: out of memory\n"), stderr);
+			return NULL;
+		}
+		for (;;) {
+			char *end;
+			errno = 0;
+			long long v = strtoll(q, &end, 10);
+			if (end == q || errno != 0 || v < 0 || (*end != ',' && *end != '\0') || (size_t)p.n >= cap) {
+				usage_error(_("--ids: expected token ids from 0 separated by commas (1,2,3), got \"%s\""), a->ids);
+				free(ids);
+				return NULL;
+			}
+			ids[p.n++] = v;
+			if (*end == '\0')
+				break;
+			q = end + 1;
+		}
+		p.ids = ids;
+	}
+	l = import_model(a->model, &p, &err);
+	if (l == NULL) {
+		fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
+		free(err);
+	}
+	free(ids);
+	return l;
+}
+
 /* Load a lesson file for a batch mode; prints the error and returns NULL on failure. */
 /* Load for a batch mode; *duplicates (may be NULL) counts the "duplicate key" warnings. */
 static Lesson *batch_load(const char *path, int show_warnings, int *duplicates)
@@ -480,10 +550,32 @@ static Lesson *batch_load(const char *path, int show_warnings, int *duplicates)
 	return l;
 }
 
+/* --check with --model: the folder imports and computes; one summary line. */
+static int run_check_model(const Args *a)
+{
+	char *err = NULL;
+	Lesson *l = model_load(a);
+	Attn *at = l != NULL ? attn_compute(l, &err) : NULL;
+
+	if (l != NULL && at == NULL) {
+		fprintf(stderr, "%s: %s\n", shown(a->model), err ? err : _("out of memory"));
+		free(err);
+	}
+	if (at != NULL)
+		printf(_("%s: ok, n=%d, d_model=%d, %d layers, heads=%d (kv %d), vocab %d\n"), shown(a->model), l->cfg.n,
+		       l->cfg.d_model, lesson_layers(l), l->lp.heads, l->lp.kv_heads, l->cfg.vocab);
+	attn_free(at);
+	lesson_free(l);
+	return at == NULL;
+}
+
 static int run_check(const Args *a)
 {
 	static const char *const langs[] = { "en", "zh", NULL };
 	int i, bad = 0;
+
+	if (a->model != NULL)
+		return run_check_model(a);
 
 	for (i = 0; i < a->nfiles; i++) {
 		char *err = NULL, *report = NULL;
@@ -624,19 +716,20 @@ static int run_dump(const Args *a)
 {
 	double *losses;
 	char *err = NULL;
-	Lesson *l = batch_load(a->files[0], 1, NULL);
+	const char *name = a->model != NULL ? a->model : a->files[0];
+	Lesson *l = a->model != NULL ? model_load(a) : batch_load(a->files[0], 1, NULL);
 	Attn *at;
 
 	if (l == NULL)
 		return 1;
 	if (a->train && l->cfg.backward == BACKWARD_NONE) {
-		fprintf(stderr, _("%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n"), shown(a->files[0]));
+		fprintf(stderr, _("%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n"), shown(name));
 		lesson_free(l);
 		return 1;
 	}
 	losses = a->train ? calloc((size_t)a->train_steps + 1, sizeof *losses) : NULL;
 	if (a->train && (losses == NULL || attn_train(l, a->train_steps, a->lr, losses, &err) != 0)) {
-		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
+		fprintf(stderr, "%s: %s\n", shown(name), err ? err : _("out of memory"));
 		free(err);
 		free(losses);
 		lesson_free(l);
@@ -653,7 +746,7 @@ static int run_dump(const Args *a)
 	free(losses);
 	/* Streamed: the dump of a large lesson is hundreds of MB of text. */
 	if (at == NULL || dump_write(stdout, at, 0, &err) != 0) {
-		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
+		fprintf(stderr, "%s: %s\n", shown(name), err ? err : _("out of memory"));
 		free(err);
 		attn_free(at);
 		lesson_free(l);
@@ -664,7 +757,7 @@ static int run_dump(const Args *a)
 	lesson_free(l);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		/* A full disk must not pass for a complete dump, nor fail silently. */
-		fprintf(stderr, _("%s: cannot write the dump: %s\n"), shown(a->files[0]), strerror(errno));
+		fprintf(stderr, _("%s: cannot write the dump: %s\n"), shown(name), strerror(errno));
 		return 1;
 	}
 	return 0;
@@ -1003,6 +1096,24 @@ static int open_session(Session *s, const char *name, const char *lang)
 	return 0;
 }
 
+/* --model DIR and its prompt in a session, as open_session does for a lesson. */
+static int open_model_session(Session *s, const Args *a)
+{
+	char *err = NULL;
+	Lesson *l = model_load(a);
+
+	if (l == NULL)
+		return 1;
+	if (session_init(s, l, a->model, &err) != 0) {
+		fprintf(stderr, "%s: %s\n", shown(a->model), err ? err : _("out of memory"));
+		free(err);
+		lesson_free(l);
+		return 1;
+	}
+	snprintf(s->lang, sizeof s->lang, "%s", a->lang);
+	return 0;
+}
+
 /*
  * What went to stdout must have arrived: a full disk or a closed stdout is a
  * message and exit 1, never a silent success. (A run that already failed has
@@ -1146,7 +1257,7 @@ int main(int argc, char **argv)
 		                 term != NULL && term[0] != '\0' && strcmp(term, "dumb") != 0);
 		if (tui && a.mode != MODE_RENDER) /* the view is not up yet: a slow computation says where it is on the terminal */
 			attn_set_progress(progress_line, NULL);
-		rc = open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
+		rc = a.model != NULL ? open_model_session(&s, &a) : open_session(&s, a.nfiles ? a.files[0] : NULL, a.lang);
 		attn_set_progress(NULL, NULL);
 		if (progress_shown) {
 			printf("\r\033[K");
@@ -1163,7 +1274,7 @@ int main(int argc, char **argv)
 			progress_load(&prog, ppath, &pwarn);
 			free(ppath);
 		}
-		if (a.nfiles == 0 && a.demo == NULL)
+		if (a.nfiles == 0 && a.demo == NULL && a.model == NULL)
 			offer = progress_offer(&prog, tui);
 		if (tui) {
 			TuiOptions to = { .theme = a.theme, .present = a.present, .demo = a.demo, .record = a.record };
@@ -1171,7 +1282,7 @@ int main(int argc, char **argv)
 			to.render = a.mode == MODE_RENDER ? &a.render : NULL;
 			to.no_mouse = a.no_mouse;
 			/* a demo script is not the learner's way, nor a lesson being written (--watch) */
-			to.progress = a.demo == NULL && !a.watch ? &prog : NULL;
+			to.progress = a.demo == NULL && !a.watch && a.model == NULL ? &prog : NULL; /* a model is not a lesson of the course */
 			to.watch = a.watch;
 			to.notice = pwarn;
 			to.offer = offer;
@@ -1189,7 +1300,7 @@ int main(int argc, char **argv)
 			po.transcript = NULL;
 			po.transcript_errno = NULL;
 			/* a person at the prompt, not a script, makes progress */
-			po.progress = po.interactive ? &prog : NULL;
+			po.progress = po.interactive && a.model == NULL ? &prog : NULL;
 			if (pwarn != NULL)
 				fprintf(stderr, "attnviz: %s\n", pwarn);
 			if (offer != NULL && po.interactive)

@@ -29,6 +29,10 @@
 #       steps, KV-cache decoding, flash tiles and 16 LLaMA-shaped layers at n = 32 and 128;
 #       both in CPU time (attnviz's cpu_ms, PyTorch's process time after one warm-up run),
 #       median of $BENCH_REPEAT_28 (default 3); goal: attnviz at most 0.5x PyTorch's time
+#   (j) a real model's size: a folder of SmolLM2-135M's shape (30 layers, hidden 576, 9 heads,
+#       3 key/value heads, FFN 1536, vocab 49152, BF16; tests/models/make_bench_model.py, numpy)
+#       opened and computed on a 32-token prompt (`BIN --model DIR --ids … --check`): wall and
+#       CPU time, peak resident memory (/usr/bin/time)
 # Goals (issue 14): (d) attnviz at least 2× as fast as PyTorch on the first
 # lesson and at least as fast on the others; (e) within 3× of the floor;
 # (f) edits of W_o and W_v under 100 ms, of W_q, W_k and an input row under
@@ -381,6 +385,23 @@ if command -v script >/dev/null 2>&1 && [ -s "$tmp/L1.json" ]; then
 	echo "  other programs on the machine do not inflate)"
 else
 	echo "  not measured (no script(1))"
+fi
+
+# ------------------------------------------------------------ (j) a real model's size
+echo
+echo "(j) a model of SmolLM2-135M's shape (30 layers, d_model 576, 9 heads, 3 kv, FFN 1536, vocab 49152, BF16),"
+echo "    opened and computed on 32 tokens (--model DIR --ids ... --check), whole process"
+if [ -x /usr/bin/time ] && "$PY" "$root/tests/models/make_bench_model.py" "$tmp/smol" 2>"$tmp/smol.err"; then
+	if /usr/bin/time -f '%e %U %S %M' -o "$tmp/smol.time" "$BIN" --model "$tmp/smol" --ids "$(seq -s, 1 32)" --check \
+		>/dev/null 2>&1; then
+		tail -n 1 "$tmp/smol.time" | awk '{ printf "  %.2f s wall, %.2f s CPU, peak RSS %.0f MiB   goal: a few seconds, under 1 GiB: %s\n",
+			$1, $2 + $3, $4 / 1024, ($1 < 10 && $4 < 1048576 ? "met" : "NOT met") }'
+	else
+		echo "  failed: $("$BIN" --model "$tmp/smol" --ids 1 --check 2>&1 | head -n 1)"
+	fi
+	rm -rf "$tmp/smol"
+else
+	echo "  not measured (no /usr/bin/time, or $PY without numpy: $(head -n 1 "$tmp/smol.err" 2>/dev/null))"
 fi
 echo
 # ------------------------------------------------------------ (i) issue 28: where a learner waits

@@ -495,8 +495,26 @@ repl 'goto activation\nexplain ffn_act 1 2\ngoto residual2\nexplain residual2 0 
 check "explain a gelu cell" has "$out" "gelu(z) = z"
 check "explain a residual" has "$out" "= residual1 + ffn_out"
 
+# a real model (tests/models; t_models.sh compares its numbers): model, prompt, ids, generate
+repl 'model tests/models/gpt2 I saw a saw\nprompt The cat\nids 5,17\ngenerate 2\nstep 2\n'
+expect "model DIR TEXT opens the model on the text" 'grep -q "^tests/models/gpt2: 4 tokens: I | .saw | .a | .saw (ids 40,266,261,266)\$" "$out"'
+expect "prompt TEXT: the model on another text" 'grep -q "^prompt: 2 tokens: The | .cat (ids 279,278)\$" "$out"'
+check "ids: the model on other ids" has "$out" "ids: 2 tokens: "
+expect "generate 2: two tokens more" 'grep -q "^generate: 4 tokens: .* (ids 5,17,[0-9]*,[0-9]*)\$" "$out"'
+repl 'model tests/models/gpt2\nids 5,17\nreload\ngenerate 1\nload tests/models/llama_tied_bf16\n'
+expect "reload reads the model again, on the same ids" 'has "$out" "reloaded tests/models/gpt2" && grep -q "^generate: 3 tokens: .* (ids 5,17,[0-9]*)\$" "$out"'
+check "load DIR opens a model folder" has "$out" "loaded tests/models/llama_tied_bf16: llama_tied_bf16"
+repl 'prompt the cat\nstep 2\n'
+err_cmd "prompt on a lesson is refused" "this is a lesson, not a model"
+repl 'model tests/models/nowhere\nstep 2\n'
+err_cmd "model of a folder that is not one is refused" "nowhere/config.json"
+repl 'model tests/models/gpt2\nids 1,x\nstep 2\n'
+err_cmd "ids that are not ids are refused" "ids: expected token ids from 0"
+repl 'generate 0\nstep 2\n'
+err_cmd "generate 0 is refused" "generate: expected a whole number from 1 to 64"
+
 # every command that help lists is covered above (a new one must get its test)
-covered=" load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit "
+covered=" load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit model prompt ids generate "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do

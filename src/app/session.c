@@ -287,6 +287,8 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 	Lesson *l;
 
 	*warn = NULL;
+	if (file_or_name != NULL && session_is_model_dir(file_or_name)) /* load DIR, reload: a real model */
+		return session_load_model(s, file_or_name, err);
 	sn_drop_prev(s); /* the new lesson is made beside the current one: only the two are held */
 	if (file_or_name == NULL) { /* the built-in lesson */
 		path = NULL;

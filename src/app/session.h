@@ -8,6 +8,7 @@
 #define ATTNVIZ_SESSION_H
 
 #include "engine/attention.h"
+#include "weights/importer.h"
 
 /* What changed since the view last drew (bits of Session.dirty). */
 enum {
@@ -303,5 +304,27 @@ int session_reveal(Session *s, char **feedback, char **err);
  * numeric question or the cell is not in the lesson. For an answer key.
  */
 int session_quiz_value(const Session *s, double *value);
+
+/*
+ * Real models (session_model.c; weights/importer.h makes them). Each
+ * returns 0, or -1 with *err and the session as it was.
+ *   session_open_model: DIR on TEXT (NULL: "The cat sat on the mat" through
+ *     its tokenizer.json, or token id 0 without one), in place of the lesson.
+ *   session_prompt: the model shown on another prompt, the learner kept at
+ *     the same layer, step, stage and head.
+ *   session_next_token: the greedy next token of the last position (the
+ *     largest of final_norm[n − 1] · unembedᵀ) and its logit.
+ *   session_generate: COUNT tokens appended one by one, each the greedy
+ *     next token of the prompt so far, the whole model computed again.
+ */
+int session_is_model(const Session *s);
+/* 1 when path is a model folder (a directory with a config.json): what session_load opens with session_load_model. */
+int session_is_model_dir(const char *path);
+/* DIR as session_open_model does; the folder shown again (reload): on the same token ids. */
+int session_load_model(Session *s, const char *dir, char **err);
+int session_open_model(Session *s, const char *dir, const char *text, char **err);
+int session_prompt(Session *s, const ImportPrompt *p, char **err);
+int session_next_token(const Session *s, long long *id, double *logit, char **err);
+int session_generate(Session *s, int count, char **err);
 
 #endif

@@ -1,4 +1,4 @@
-/* cmd_internal.h: what cmd.c and cmdargs.c share (nothing outside src/cmd/ includes it). */
+/* cmd_internal.h: what cmd.c, cmdargs.c and cmd_model.c share (nothing outside src/cmd/ includes it). */
 #ifndef ATTNVIZ_CMD_INTERNAL_H
 #define ATTNVIZ_CMD_INTERNAL_H
 
@@ -12,5 +12,10 @@ int cmd_parse_args(const Session *s, const CmdEntry *e, CmdArgv *a, CmdOut *out)
 int cmd_count_error(CmdOut *out, const CmdEntry *e, int min, int max, int got);
 /* A whole number in [lo, hi] for the word named name of command e; 0, or -1 with the message. */
 int cmd_read_whole(const char *w, long lo, long hi, long *v, CmdOut *out, const CmdEntry *e, const char *name);
+/* cmd_model.c: model DIR [TEXT], prompt TEXT, ids ID…, generate N (a real model's commands). */
+int cmd_model(Session *s, const CmdArgv *a, CmdOut *out);
+int cmd_prompt(Session *s, const CmdArgv *a, CmdOut *out);
+int cmd_ids(Session *s, const CmdArgv *a, CmdOut *out);
+int cmd_generate(Session *s, const CmdArgv *a, CmdOut *out);
 
 #endif

@@ -313,7 +313,7 @@ tui_draw_stage(Tui *t)
 	const Session *s = t->s;
 	WINDOW *w = t->w_stage;
 	int W = getmaxx(w);
-	char right[160], stage[96];
+	char right[160], stage[160];
 	attr_t base = theme_attr(ROLE_STAGE);
 
 	werase(w);
@@ -331,13 +331,20 @@ tui_draw_stage(Tui *t)
 		char *place = session_place(s, t->utf8);
 		snprintf(stage, sizeof stage, _("%s  stage: %s"), place != NULL ? place : "", stage_name(s->stage));
 		free(place);
+	} else if (session_is_model(s)) {
+		/* "layer 3/30 · head 5/9 (kv 1/3)": from 0, as `layer N` and `head N` count (and session_place) */
+		const LayerParams *p = attn_params(s->attn);
+		const int g = p->kv_heads > 0 ? p->kv_heads : s->attn->heads;
+		snprintf(stage, sizeof stage, _("layer %d/%d %s head %d/%d (kv %d/%d)  stage: %s"), s->layer,
+		         session_layers(s), t->utf8 ? "\u00b7" : "-", s->head, s->attn->heads,
+		         s->head / (s->attn->heads / g), g, stage_name(s->stage));
 	} else if (session_layers(s) > 1)
 		snprintf(stage, sizeof stage, _("layer %d of %d  stage: %s"), s->layer, session_layers(s), stage_name(s->stage));
 	else
 		snprintf(stage, sizeof stage, _("stage: %s"), stage_name(s->stage));
 	tui_stage_substep(t, stage, sizeof stage);
 	char heads[40] = "", quiz[40] = "", params[40] = "";
-	if (s->attn->heads > 1)
+	if (s->attn->heads > 1 && !session_is_model(s))
 		snprintf(heads, sizeof heads, _("  head %d of %d"), s->head, s->attn->heads);
 	if (s->quiz_asked > 0)
 		snprintf(quiz, sizeof quiz, _("  quiz %d/%d"), s->quiz_right, s->quiz_asked);

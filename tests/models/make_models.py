@@ -14,6 +14,9 @@ What it writes (tests/models/README.md says what each folder exercises):
   tests/models/NAME/config.json             as transformers writes it for the model_type
   tests/models/NAME/model.safetensors       or model-0000K-of-00002.safetensors and
   tests/models/NAME/model.safetensors.index.json   (one sharded model)
+  tests/models/gpt2/tokenizer.json          a byte-level BPE tokenizer as GPT-2's is written,
+                                            its vocabulary exactly the model's 320 tokens
+                                            (256 bytes, 63 merges, <|endoftext|>: write_tokenizer)
   tests/models/NAME.ref.json                the reference: the config's numbers once
                                             transformers' defaults are applied, every
                                             tensor's shape, dtype, file and exact sum, a
@@ -106,7 +109,7 @@ MODELS = [
         "why": "GPT-2 as openai-community/gpt2 ships it: tensor names without the `transformer.` "
                "prefix, the attn.bias (causal tril) and attn.masked_bias buffers in the file, "
                "lm_head tied to wte (no lm_head tensor), F32; n_inner null (4 * n_embd)",
-        "dtype": "F32", "seed": 2101, "prefix": "", "buffers": True,
+        "dtype": "F32", "seed": 2101, "prefix": "", "buffers": True, "tokenizer": True,
         "config": {
             "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "attn_pdrop": 0.1,
             "bos_token_id": 319, "embd_pdrop": 0.1, "eos_token_id": 319, "initializer_range": 0.02,
@@ -417,6 +420,81 @@ def write_folder(m, r, folder):
             json.dump(index, f, indent=2)
             f.write("\n")
     return values, files, entries
+
+
+# ------------------------------------------------------------ a tokenizer.json for the gpt2 folder
+# GPT-2's layout (tests/weights/tokenizers/gpt2 is the real one): ByteLevel pre-tokenizer
+# and post-processor, a BPE model over byte-level characters, <|endoftext|> an added
+# special token. The vocabulary is exactly vocab_size: the 256 bytes (ids 0-255, in
+# bytes_to_unicode's order, as GPT-2's), vocab_size - 257 merges learnt here by plain
+# pair counting on TOKENIZER_TEXT (the most frequent pair, the smallest of equals),
+# and <|endoftext|> last. What the ids of a text are is tokenizers.js's to say
+# (tests/models/make_model_tokens.mjs), not this script's.
+TOKENIZER_TEXT = ("The cat sat on the mat. The dog sat on the log. A cat and a dog met on the mat, "
+                  "and the cat said: the mat is mine! 12 cats, 3 dogs; the end. "
+                  "Attention lets every token look at the tokens before it, weigh them, and take "
+                  "what it needs. The weights of a query sum to one; the values are mixed by them. "
+                  "Keys and queries meet in a dot product, scaled by the square root of the width. "
+                  "I saw a saw that could saw, and the saw I saw was sharper than the saw you saw. "
+                  "Numbers: 2025, 2026, 42 and 7; words that repeat: attention, attention, tokens.")
+
+def bytes_to_unicode():
+    bs = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return bs, [chr(c) for c in cs]
+
+def write_tokenizer(r, folder):
+    import re
+    bs, cs = bytes_to_unicode()
+    b2u = dict(zip(bs, cs))
+    vocab = {c: i for i, c in enumerate(cs)}
+    # words as GPT-2's regex cuts them (ASCII text: letters, digits, others, spaces)
+    words = re.findall(r"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+", TOKENIZER_TEXT)
+    words = [[b2u[b] for b in w.encode("utf-8")] for w in words]
+    merges = []
+    while len(vocab) < r["vocab_size"] - 1:
+        count = {}
+        for w in words:
+            for a, b in zip(w, w[1:]):
+                count[(a, b)] = count.get((a, b), 0) + 1
+        best = min(count, key=lambda p: (-count[p], p))
+        merges.append(best)
+        vocab[best[0] + best[1]] = len(vocab)
+        for k, w in enumerate(words):
+            out, i = [], 0
+            while i < len(w):
+                if i + 1 < len(w) and (w[i], w[i + 1]) == best:
+                    out.append(w[i] + w[i + 1])
+                    i += 2
+                else:
+                    out.append(w[i])
+                    i += 1
+            words[k] = out
+    eot = r["vocab_size"] - 1
+    vocab["<|endoftext|>"] = eot
+    level = {"add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    tok = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": eot, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": True, "special": True}],
+        "normalizer": None,
+        "pre_tokenizer": dict(type="ByteLevel", **level),
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                  "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False,
+                  "vocab": vocab, "merges": ["%s %s" % p for p in merges]},
+    }
+    assert len(vocab) == r["vocab_size"] and sorted(vocab.values()) == list(range(r["vocab_size"]))
+    with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tok, f, indent=2, ensure_ascii=False)
+        f.write("\n")
 
 
 # ------------------------------------------------------------ the forward pass
@@ -890,6 +968,8 @@ def main():
         r = resolved(m["config"])
         folder = os.path.join(HERE, m["name"])
         values, files, entries = write_folder(m, r, folder)
+        if m.get("tokenizer"):
+            write_tokenizer(r, folder)
         ref = reference(m, r, values, files, entries)
         with open(os.path.join(HERE, m["name"] + ".ref.json"), "w") as f:
             json.dump(ref, f, separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,124 @@
+/*
+ * cmd_model.c: the commands of a real model (cmd.c's table lists them):
+ * model DIR [TEXT], prompt TEXT, ids ID…, generate N.
+ */
+#include "cmd/cmd.h"
+#include "cmd/cmd_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/i18n.h"
+#include "base/strbuf.h"
+#include "base/text.h"
+
+static int fail(CmdOut *out, char *err)
+{
+	cmd_say(out, MSG_ERROR, NULL, "%s", err ? err : _("out of memory"));
+	free(err);
+	return -1;
+}
+
+/* Words from, … of the line joined by one space (what was quoted keeps its spaces); heap, or NULL. */
+static char *words_text(const CmdArgv *a, int from)
+{
+	StrBuf b = { 0 };
+
+	for (int i = from; i < a->argc; i++)
+		strbuf_printf(&b, "%s%s", i > from ? " " : "", a->argv[i]);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s != NULL ? b.s : strdup("");
+}
+
+/* "WHAT: n tokens: … (ids …)" once the prompt changed: the tokens as people read them, and their ids. */
+static void say_tokens(const Session *s, CmdOut *out, const char *what)
+{
+	StrBuf b = { 0 };
+	const ModelConfig *c = &s->lesson->cfg;
+
+	StrBuf ids = { 0 };
+
+	for (int i = 0; i < c->n; i++) {
+		strbuf_printf(&b, "%s%s", i ? " | " : "", c->tokens[i]);
+		strbuf_printf(&ids, "%s%lld", i ? "," : "", c->ids[i]);
+	}
+	cmd_say(out, MSG_INFO, NULL, ngettext("%s: %d token: %s (ids %s)", "%s: %d tokens: %s (ids %s)", (unsigned long)c->n),
+	        what, c->n, b.s ? b.s : "", ids.s ? ids.s : "");
+	free(b.s);
+	free(ids.s);
+}
+
+int cmd_model(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	char *err = NULL, *text = a->argc > 2 ? words_text(a, 2) : NULL;
+
+	if (a->argc > 2 && text == NULL)
+		return fail(out, NULL);
+	if (session_open_model(s, a->argv[1], text, &err) != 0) {
+		free(text);
+		return fail(out, err);
+	}
+	free(text);
+	say_tokens(s, out, a->argv[1]);
+	return 0;
+}
+
+int cmd_prompt(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	char *err = NULL, *text = words_text(a, 1);
+	ImportPrompt p = { text, NULL, 0 };
+
+	if (text == NULL)
+		return fail(out, NULL);
+	if (session_prompt(s, &p, &err) != 0) {
+		free(text);
+		return fail(out, err);
+	}
+	free(text);
+	say_tokens(s, out, "prompt");
+	return 0;
+}
+
+int cmd_ids(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	long long *ids = calloc((size_t)LESSON_MAX_TOKENS + 1, sizeof *ids);
+	ImportPrompt p = { NULL, ids, 0 };
+	char *err = NULL;
+
+	if (ids == NULL)
+		return fail(out, NULL);
+	for (int i = 1; i < a->argc; i++)
+		for (const char *q = a->argv[i]; *q != '\0';) {
+			char *end;
+			errno = 0;
+			long long v = strtoll(q, &end, 10);
+			if (end == q || errno != 0 || v < 0 || (*end != ',' && *end != '\0') || p.n > LESSON_MAX_TOKENS) {
+				free(ids);
+				cmd_say(out, MSG_ERROR, NULL, _("ids: expected token ids from 0 (1,2,3 or 1 2 3), got %s"), a->argv[i]);
+				return -1;
+			}
+			ids[p.n++] = v;
+			q = *end == ',' ? end + 1 : end;
+		}
+	if (session_prompt(s, &p, &err) != 0) {
+		free(ids);
+		return fail(out, err);
+	}
+	free(ids);
+	say_tokens(s, out, "ids");
+	return 0;
+}
+
+int cmd_generate(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	char *err = NULL;
+
+	if (session_generate(s, (int)a->v[0].whole, &err) != 0)
+		return fail(out, err);
+	say_tokens(s, out, "generate");
+	return 0;
+}

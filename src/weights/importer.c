@@ -1,0 +1,563 @@
+/*
+ * importer.c: a model folder and a prompt into a Lesson (importer.h).
+ *
+ * Where each matrix comes from (attnviz multiplies X·W, W d_in × d_out):
+ *   gpt2   X = wte[ids] + wpe[0 … n−1] (POS_LEARNED); per layer h.i.:
+ *          ln_1 → ln1 (LayerNorm, γ and β); attn.c_attn (Conv1D [in, 3·D],
+ *          already d_in × d_out) split into W_q | W_k | W_v, its bias into
+ *          b_q | b_k | b_v; attn.c_proj → W_o, b_o; ln_2 → ln2; mlp.c_fc →
+ *          W_1, b_1; mlp.c_proj → W_2, b_2 (gelu_new); ln_f → the final
+ *          norm; the head tied to wte.
+ *   llama, qwen2, qwen3   X = embed_tokens[ids]; RoPE (half) with
+ *          rope_theta; per layer model.layers.i.: input_layernorm → ln1
+ *          (RMSNorm); q/k/v/o_proj (nn.Linear [out, in], transposed) →
+ *          W_q, W_k, W_v, W_o (qwen2: q/k/v biases); qwen3: q_norm, k_norm;
+ *          post_attention_layernorm → ln2; mlp.gate_proj → W_1 (through
+ *          SiLU), up_proj → W_3, down_proj → W_2 (SwiGLU); model.norm → the
+ *          final norm; the head lm_head, or embed_tokens when tied.
+ */
+#include "weights/importer.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "base/i18n.h"
+#include "base/jsonread.h"
+#include "base/strbuf.h"
+#include "base/text.h"
+#include "weights/hfconfig.h"
+#include "weights/tokenizer.h"
+
+/* The pages of the mapping a converted tensor was read from go back to the file (read-only: nothing is lost). */
+static void give_back(const StTensor *t)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const uintptr_t b = (uintptr_t)t->data, e = b + (t->end - t->begin);
+	const uintptr_t lo = b & ~(page - 1);
+
+	if (page > 0 && e > lo)
+		(void)madvise((void *)lo, e - lo, MADV_DONTNEED);
+}
+
+/* The tensor NAME (w->prefix before it) as rows × cols doubles, its pages given back. 0, or -1 with *err. */
+static int load(const HfWeights *w, const char *name, int transpose, int rows, int cols, Mat *out, char **err)
+{
+	char full[160];
+	const StTensor *t;
+
+	if (hfweights_mat(w, name, transpose, rows, cols, out, err) != 0)
+		return -1;
+	snprintf(full, sizeof full, "%s%s", w->prefix, name);
+	if ((t = hfweights_find(w, full, NULL)) != NULL)
+		give_back(t);
+	return 0;
+}
+
+/* Layer L's tensor: "h.L.NAME" (gpt2) or "model.layers.L.NAME". */
+static int load_layer(const HfConfig *c, const HfWeights *w, int layer, const char *name, int transpose, int rows,
+                      int cols, Mat *out, char **err)
+{
+	char full[128];
+
+	snprintf(full, sizeof full, c->arch == HF_GPT2 ? "h.%d.%s" : "model.layers.%d.%s", layer, name);
+	return load(w, full, transpose, rows, cols, out, err);
+}
+
+/* Columns [from, from + cols) of m as a new matrix. 0, or -1 out of memory. */
+static int columns(const Mat *m, int from, int cols, Mat *out)
+{
+	if (mat_alloc_whole(out, m->rows, cols) != 0)
+		return -1;
+	for (int i = 0; i < m->rows; i++)
+		memcpy(&MAT_AT(*out, i, 0), &MAT_AT(*m, i, from), (size_t)cols * sizeof(double));
+	return 0;
+}
+
+/*
+ * Rows rows[0 … n−1] of the tensor NAME (vocab or positions × D) as n × D
+ * doubles: only those rows are read (the embedding's others stay on disk).
+ */
+static int rows_of(const HfWeights *w, const char *name, const long long *rows, int n, int D, Mat *out, char **err)
+{
+	char full[160];
+	const StTensor *t;
+
+	*err = NULL;
+	snprintf(full, sizeof full, "%s%s", w->prefix, name);
+	if ((t = hfweights_find(w, full, NULL)) == NULL || t->ndim != 2 || t->shape[1] != D) {
+		*err = str_printf(_("%s: no tensor %s of %d columns"), w->name, jr_quoted(full).s, D);
+		return -1;
+	}
+	if (t->dtype >= ST_DTYPE_NUMERIC) {
+		*err = str_printf(_("%s: tensor %s is %s: attnviz reads F64, F32, F16, BF16 and integer tensors"), w->name,
+		                  jr_quoted(full).s, st_dtype_name(t->dtype));
+		return -1;
+	}
+	if (mat_alloc_whole(out, n, D) != 0) {
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (rows[i] < 0 || rows[i] >= t->shape[0]) {
+			*err = str_printf(_("%s: tensor %s has %lld rows, no row %lld"), w->name, jr_quoted(full).s, t->shape[0],
+			                  rows[i]);
+			mat_free(out);
+			return -1;
+		}
+		for (int j = 0; j < D; j++)
+			MAT_AT(*out, i, j) = st_value(t, rows[i] * D + j);
+	}
+	return 0;
+}
+
+/* ---- the layers: the one place they are built ---- */
+
+/* The attention's and the block's weights of layer i into *p. 0, or -1 with *err. */
+static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
+{
+	const int D = c->hidden_size, F = c->intermediate_size, hd = c->head_dim;
+	const int Q = c->num_heads * hd, KV = c->num_kv_heads * hd;
+	Block *b = &p->block;
+
+	p->heads = c->num_heads;
+	p->kv_heads = c->num_kv_heads;
+	p->kv_heads_given = 1;
+	p->d_k = p->d_v = hd;
+	p->d_out = D;
+	b->present = 1;
+	b->norm = NORM_PRE;
+	b->norm_kind = c->arch == HF_GPT2 ? NORM_LAYERNORM : NORM_RMSNORM;
+	b->eps = c->norm_eps;
+	b->has_ffn = 1;
+	b->d_ff = F;
+	if (c->arch == HF_GPT2) {
+		Mat qkv = { 0 }, bias = { 0 };
+		int r;
+		b->activation = ACT_GELU_TANH;
+		r = load_layer(c, w, i, "attn.c_attn.weight", 0, D, 3 * D, &qkv, err) != 0 ||
+		    load_layer(c, w, i, "attn.c_attn.bias", 0, 1, 3 * D, &bias, err) != 0;
+		if (!r && (columns(&qkv, 0, D, &p->W_q) || columns(&qkv, D, D, &p->W_k) || columns(&qkv, 2 * D, D, &p->W_v) ||
+		           columns(&bias, 0, D, &p->b_q) || columns(&bias, D, D, &p->b_k) || columns(&bias, 2 * D, D, &p->b_v))) {
+			*err = strdup(_("out of memory"));
+			r = 1;
+		}
+		mat_free(&qkv);
+		mat_free(&bias);
+		if (r)
+			return -1;
+		return load_layer(c, w, i, "ln_1.weight", 0, 1, D, &b->ln1_gamma, err) ||
+		               load_layer(c, w, i, "ln_1.bias", 0, 1, D, &b->ln1_beta, err) ||
+		               load_layer(c, w, i, "attn.c_proj.weight", 0, D, D, &p->W_o, err) ||
+		               load_layer(c, w, i, "attn.c_proj.bias", 0, 1, D, &p->b_o, err) ||
+		               load_layer(c, w, i, "ln_2.weight", 0, 1, D, &b->ln2_gamma, err) ||
+		               load_layer(c, w, i, "ln_2.bias", 0, 1, D, &b->ln2_beta, err) ||
+		               load_layer(c, w, i, "mlp.c_fc.weight", 0, D, F, &b->W_1, err) ||
+		               load_layer(c, w, i, "mlp.c_fc.bias", 0, 1, F, &b->b_1, err) ||
+		               load_layer(c, w, i, "mlp.c_proj.weight", 0, F, D, &b->W_2, err) ||
+		               load_layer(c, w, i, "mlp.c_proj.bias", 0, 1, D, &b->b_2, err)
+		           ? -1
+		           : 0;
+	}
+	b->activation = ACT_SWIGLU;
+	if (load_layer(c, w, i, "input_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
+	    load_layer(c, w, i, "self_attn.q_proj.weight", 1, D, Q, &p->W_q, err) ||
+	    load_layer(c, w, i, "self_attn.k_proj.weight", 1, D, KV, &p->W_k, err) ||
+	    load_layer(c, w, i, "self_attn.v_proj.weight", 1, D, KV, &p->W_v, err) ||
+	    load_layer(c, w, i, "self_attn.o_proj.weight", 1, Q, D, &p->W_o, err) ||
+	    load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln2_gamma, err) ||
+	    load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
+	    load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
+	    load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err))
+		return -1;
+	if (c->qkv_bias && (load_layer(c, w, i, "self_attn.q_proj.bias", 0, 1, Q, &p->b_q, err) ||
+	                    load_layer(c, w, i, "self_attn.k_proj.bias", 0, 1, KV, &p->b_k, err) ||
+	                    load_layer(c, w, i, "self_attn.v_proj.bias", 0, 1, KV, &p->b_v, err)))
+		return -1;
+	if (c->o_bias && load_layer(c, w, i, "self_attn.o_proj.bias", 0, 1, D, &p->b_o, err))
+		return -1;
+	if (c->qk_norm && (load_layer(c, w, i, "self_attn.q_norm.weight", 0, 1, hd, &p->q_norm, err) ||
+	                   load_layer(c, w, i, "self_attn.k_norm.weight", 0, 1, hd, &p->k_norm, err)))
+		return -1;
+	return 0;
+}
+
+static char **tokens_dup(char *const *t, int n)
+{
+	char **c = calloc((size_t)n, sizeof *c);
+
+	for (int i = 0; c != NULL && i < n; i++)
+		if ((c[i] = strdup(t[i])) == NULL) {
+			for (int k = 0; k < i; k++)
+				free(c[k]);
+			free(c);
+			return NULL;
+		}
+	return c;
+}
+
+static void tokens_drop(char **t, int n)
+{
+	for (int i = 0; t != NULL && i < n; i++)
+		free(t[i]);
+	free(t);
+}
+
+/*
+ * Every layer of l, built through lesson.h's accessors alone: with c and w,
+ * its weights (layer 0's also as l's own, as a stack lesson's top level
+ * repeats its first layer); always, what each layer keeps of the prompt
+ * (its n, d_model, tokens and X: what lesson_validate checks each layer
+ * against). 0, or -1 with *err.
+ */
+static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char **err)
+{
+	const int nl = lesson_layers(l);
+
+	*err = NULL;
+	if (c != NULL) {
+		if (lesson_set_layers(l, c->num_layers) != 0) {
+			*err = strdup(_("out of memory"));
+			return -1;
+		}
+		for (int i = 0; i < c->num_layers; i++)
+			if (layer_weights(c, w, i, lesson_layer_params(l, i), err) != 0)
+				return -1;
+		if (layer_weights(c, w, 0, &l->lp, err) != 0)
+			return -1;
+		return layers_build(l, NULL, NULL, err);
+	}
+	for (int i = 0; i < nl; i++) {
+		ModelConfig *own = lesson_layer_own(l, i);
+		char **tokens = tokens_dup(l->cfg.tokens, l->cfg.n);
+		Mat x = { 0 };
+		if (tokens == NULL || mat_copy(&x, &l->cfg.input) != 0) {
+			tokens_drop(tokens, l->cfg.n);
+			*err = strdup(_("out of memory"));
+			return -1;
+		}
+		tokens_drop(own->tokens, own->n);
+		mat_free(&own->input);
+		own->tokens = tokens;
+		own->input = x;
+		own->n = own->m = l->cfg.n;
+		own->d_model = own->d_src = l->cfg.d_model;
+		own->scale = l->cfg.scale;
+		own->mask = l->cfg.mask;
+		own->mask_fill_inf = 1;
+	}
+	return 0;
+}
+
+/* ---- the prompt ---- */
+
+int import_tokenize(const char *dir, const char *text, long long **ids, int *n, char **err)
+{
+	char *path = str_printf("%s/tokenizer.json", dir);
+	Tokenizer *t = NULL;
+	int *got = NULL, r = -1;
+
+	*ids = NULL;
+	*n = 0;
+	*err = NULL;
+	if (path == NULL)
+		goto out;
+	if (access(path, F_OK) != 0) {
+		char *d = text_escape(dir, "");
+		*err = str_printf(_("%s: no tokenizer.json in this folder: give the prompt as token ids (--ids 1,2,3)"),
+		                  d ? d : "");
+		free(d);
+		goto out;
+	}
+	if ((t = tok_load(path, err)) == NULL || tok_encode(t, text, strlen(text), &got, n, err) != 0)
+		goto out;
+	if (*n < 1) {
+		char *p = text_escape(path, "");
+		*err = str_printf(_("%s: the prompt has no tokens"), p ? p : "");
+		free(p);
+		goto out;
+	}
+	if ((*ids = malloc((size_t)*n * sizeof **ids)) == NULL)
+		goto out;
+	for (int i = 0; i < *n; i++)
+		(*ids)[i] = got[i];
+	r = 0;
+out:
+	if (r != 0 && *err == NULL)
+		*err = strdup(_("out of memory"));
+	free(got);
+	free(path);
+	tok_free(t);
+	return r;
+}
+
+/* The model's vocabulary as people read it: the tokenizer's tokens, or "#ID" without one. NULL with *err. */
+static char **vocab_shown(const char *dir, int vocab, char **err)
+{
+	char *path = str_printf("%s/tokenizer.json", dir);
+	Tokenizer *t = NULL;
+	char **v = calloc((size_t)vocab, sizeof *v);
+	int ok = path != NULL && v != NULL;
+
+	*err = NULL;
+	if (ok && access(path, F_OK) == 0 && (t = tok_load(path, err)) == NULL)
+		ok = 0;
+	for (int i = 0; ok && i < vocab; i++) {
+		v[i] = t != NULL && i < tok_vocab_size(t) ? tok_display(t, i, i18n_utf8()) : str_printf("#%d", i);
+		ok = v[i] != NULL;
+	}
+	free(path);
+	tok_free(t);
+	if (!ok) {
+		tokens_drop(v, vocab);
+		if (*err == NULL)
+			*err = strdup(_("out of memory"));
+		return NULL;
+	}
+	return v;
+}
+
+/* The ids of p (tokenized through DIR's tokenizer.json for text), checked against c. */
+static int prompt_ids(const char *dir, const HfConfig *c, const ImportPrompt *p, long long **ids, int *n, char **err)
+{
+	char *d;
+	int limit = c->max_positions < LESSON_MAX_TOKENS ? c->max_positions : LESSON_MAX_TOKENS;
+
+	*err = NULL;
+	if (p->text != NULL) {
+		if (import_tokenize(dir, p->text, ids, n, err) != 0)
+			return -1;
+	} else {
+		if (p->n < 1 || (*ids = malloc((size_t)p->n * sizeof **ids)) == NULL) {
+			*err = strdup(p->n < 1 ? _("the prompt has no tokens") : _("out of memory"));
+			return -1;
+		}
+		memcpy(*ids, p->ids, (size_t)p->n * sizeof **ids);
+		*n = p->n;
+	}
+	d = text_escape(dir, "");
+	for (int i = 0; i < *n && *err == NULL; i++)
+		if ((*ids)[i] < 0 || (*ids)[i] >= c->vocab_size)
+			*err = str_printf(_("%s: token id %lld (token %d of the prompt) is outside the vocabulary: 0 to %d "
+			                    "(config.json's vocab_size)"),
+			                  d ? d : "", (*ids)[i], i, c->vocab_size - 1);
+	if (*err == NULL && *n > limit)
+		*err = str_printf(_("%s: %d tokens is over the limit of %d (config.json's max_position_embeddings, or "
+		                    "LESSON_MAX_TOKENS)"),
+		                  d ? d : "", *n, limit);
+	free(d);
+	if (*err != NULL) {
+		free(*ids);
+		*ids = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* X (and GPT-2's position rows) and the tokens of the ids into l->cfg, replacing what was there. */
+static int embed(Lesson *l, const HfConfig *c, const HfWeights *w, long long *ids, int n, char **err)
+{
+	ModelConfig *m = &l->cfg;
+	Mat x = { 0 }, pe = { 0 };
+	char **tokens = calloc((size_t)n, sizeof *tokens);
+	long long *pos = malloc((size_t)n * sizeof *pos);
+	int r = -1;
+
+	*err = NULL;
+	if (tokens == NULL || pos == NULL)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		pos[i] = i;
+		if ((tokens[i] = strdup(m->vocab_tokens[ids[i]])) == NULL)
+			goto out;
+	}
+	if (rows_of(w, c->arch == HF_GPT2 ? "wte.weight" : "model.embed_tokens.weight", ids, n, c->hidden_size, &x, err) ||
+	    (c->arch == HF_GPT2 && rows_of(w, "wpe.weight", pos, n, c->hidden_size, &pe, err)))
+		goto out;
+	tokens_drop(m->tokens, m->n);
+	mat_free(&m->input);
+	mat_free(&m->pe_learned);
+	free(m->ids);
+	m->tokens = tokens;
+	tokens = NULL;
+	m->input = x;
+	m->pe_learned = pe;
+	x = pe = (Mat){ 0 };
+	m->ids = ids;
+	m->n = m->m = n;
+	m->logits_row = n - 1;
+	r = 0;
+out:
+	if (r != 0) {
+		tokens_drop(tokens, n);
+		free(ids);
+		if (*err == NULL)
+			*err = strdup(_("out of memory"));
+	}
+	free(pos);
+	mat_free(&x);
+	mat_free(&pe);
+	return r;
+}
+
+/* ---- the model ---- */
+
+/* The settings every layer shares, the final norm and the head. */
+static int model_settings(Lesson *l, const char *dir, const HfConfig *c, const HfWeights *w, char **err)
+{
+	ModelConfig *m = &l->cfg;
+	const int D = c->hidden_size;
+
+	m->d_model = m->d_src = D;
+	m->positional = c->arch == HF_GPT2 ? POS_LEARNED : POS_NONE;
+	m->score = SCORE_DOT;
+	m->scale = SCALE_SQRT_DK; /* 1/sqrt(head_dim): GPT-2's value.size(-1) ** 0.5, LLaMA's head_dim ** -0.5 */
+	m->mask = MASK_CAUSAL;
+	m->mask_fill_inf = 1;
+	m->rope = c->arch != HF_GPT2;
+	m->rope_base = c->rope_theta;
+	m->rope_style = ROPE_HALF;
+	m->qk_norm = c->qk_norm ? QK_NORM_HEAD : QK_NORM_NONE;
+	m->qk_norm_eps = c->norm_eps;
+	m->has_final_norm = 1;
+	m->final_kind = c->arch == HF_GPT2 ? NORM_LAYERNORM : NORM_RMSNORM;
+	m->final_eps = c->norm_eps;
+	m->vocab = c->vocab_size;
+	m->temperature = 1.0;
+	m->top_k = 10;
+	if (c->arch == HF_GPT2) {
+		if (load(w, "ln_f.weight", 0, 1, D, &m->final_gamma, err) || load(w, "ln_f.bias", 0, 1, D, &m->final_beta, err) ||
+		    load(w, "wte.weight", 0, c->vocab_size, D, &m->unembed, err))
+			return -1;
+	} else if (load(w, "model.norm.weight", 0, 1, D, &m->final_gamma, err) ||
+	           load(w, c->tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", 0, c->vocab_size, D,
+	                &m->unembed, err))
+		return -1;
+	return (m->vocab_tokens = vocab_shown(dir, c->vocab_size, err)) == NULL ? -1 : 0;
+}
+
+/* DIR's config and weights, opened and checked. */
+static HfWeights *open_model(const char *dir, HfConfig *c, char **err)
+{
+	HfWeights *w;
+	char *d;
+
+	if (hfconfig_read(dir, c, err) != 0)
+		return NULL;
+	if (c->num_layers > IMPORT_MAX_LAYERS || c->hidden_size > LESSON_MAX_DIM ||
+	    (long long)c->num_heads * c->head_dim > LESSON_MAX_DIM || c->num_heads > LESSON_MAX_HEADS) {
+		d = text_escape(dir, "");
+		*err = str_printf(_("%s/config.json: %d layers, hidden size %d, %d heads of %d: over attnviz's limits for a "
+		                    "model (%d layers, %d columns, %d heads)"),
+		                  d ? d : "", c->num_layers, c->hidden_size, c->num_heads, c->head_dim, IMPORT_MAX_LAYERS,
+		                  LESSON_MAX_DIM, LESSON_MAX_HEADS);
+		free(d);
+		return NULL;
+	}
+	if ((w = hfweights_open(dir, err)) == NULL)
+		return NULL;
+	if (hfconfig_check_shapes(c, w, err) != 0) {
+		hfweights_close(w);
+		return NULL;
+	}
+	return w;
+}
+
+static int set_title(Lesson *l, const char *dir)
+{
+	const char *base = strrchr(dir, '/');
+	size_t len = strlen(dir);
+
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	base = NULL;
+	for (size_t k = 0; k + 1 < len; k++)
+		if (dir[k] == '/')
+			base = dir + k + 1;
+	if ((l->title.v = calloc(1, sizeof *l->title.v)) == NULL)
+		return -1;
+	l->title.count = 1;
+	snprintf(l->title.v[0].lang, sizeof l->title.v[0].lang, "en");
+	l->title.v[0].s = base ? strndup(base, len - (size_t)(base - dir)) : strndup(dir, len);
+	return l->title.v[0].s == NULL ? -1 : 0;
+}
+
+Lesson *import_model(const char *dir, const ImportPrompt *p, char **err)
+{
+	HfConfig c;
+	HfWeights *w;
+	Lesson *l = NULL;
+	long long *ids = NULL;
+	int n = 0;
+
+	*err = NULL;
+	if ((w = open_model(dir, &c, err)) == NULL)
+		return NULL;
+	if (prompt_ids(dir, &c, p, &ids, &n, err) != 0)
+		goto fail;
+	if ((l = calloc(1, sizeof *l)) == NULL || (l->path = strdup(dir)) == NULL || set_title(l, dir) != 0)
+		goto oom;
+	l->version = 2;
+	if (model_settings(l, dir, &c, w, err) != 0)
+		goto fail;
+	if (embed(l, &c, w, ids, n, err) != 0) {
+		ids = NULL;
+		goto fail;
+	}
+	ids = NULL;
+	if (layers_build(l, &c, w, err) != 0)
+		goto fail;
+	hfweights_close(w);
+	w = NULL;
+	if (lesson_validate(l, err) != 0) {
+		char *d = text_escape(dir, ""), *e = *err;
+		*err = str_printf("%s: %s", d ? d : "", e ? e : _("out of memory"));
+		free(d);
+		free(e);
+		goto fail;
+	}
+	return l;
+oom:
+	*err = strdup(_("out of memory"));
+fail:
+	free(ids);
+	hfweights_close(w);
+	lesson_free(l);
+	return NULL;
+}
+
+int import_is_model(const Lesson *l)
+{
+	return l != NULL && l->cfg.vocab > 0 && l->cfg.ids != NULL && l->path != NULL;
+}
+
+int import_reprompt(Lesson *l, const ImportPrompt *p, char **err)
+{
+	HfConfig c;
+	HfWeights *w;
+	long long *ids = NULL;
+	int n = 0, r = -1;
+
+	*err = NULL;
+	if (!import_is_model(l)) {
+		*err = strdup(_("this lesson is not a model (open one with :model DIR)"));
+		return -1;
+	}
+	if ((w = open_model(l->path, &c, err)) == NULL)
+		return -1;
+	/*
+	 * In place, not on a copy (a copy of a real model is its size again):
+	 * everything that can be refused is checked before l changes (the ids),
+	 * embed replaces X, the positions and the tokens at once; after it, only
+	 * running out of memory can fail.
+	 */
+	if (prompt_ids(l->path, &c, p, &ids, &n, err) == 0 && embed(l, &c, w, ids, n, err) == 0 &&
+	    layers_build(l, NULL, NULL, err) == 0)
+		r = lesson_validate(l, err);
+	hfweights_close(w);
+	return r;
+}

@@ -1,0 +1,149 @@
+#!/bin/sh
+# t_models.sh: `attnviz --model DIR --ids … --dump` on the six small model
+# folders of tests/models, every stage compared with the float64 PyTorch
+# reference beside each (NAME.ref.json, made by tests/models/make_models.py)
+# to 1e-9 relative; each folder of tests/models/bad refused with its message
+# (exit 1, the folder named); --check; the prompt's errors.
+# Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
+# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
+
+models=tests/models
+out=$tmp/out
+JSONCMP=$BUILD/tests/jsoncmp
+
+run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
+lines() { wc -l <"$1" | tr -d ' '; }
+
+# prompts NAME: NAME.ref.json's prompts, one JSON object a file ($tmp/NAME.K.json). The
+# reference is one line with its keys sorted: "prompts":[{"X":…},{"X":…}],"tensors":…
+prompts() {
+	sed -e 's/.*"prompts":\[//' -e 's/\],"tensors":.*//' "$models/$1.ref.json" | sed 's/},{"X":/}\n{"X":/g' |
+		awk -v pre="$tmp/$1." '{ f = pre (NR - 1) ".json"; print > f; close(f) }'
+}
+# ids FILE: the prompt's "ids" as 1,2,3
+ids() { grep -o '"ids":\[[0-9, ]*\]' "$1" | head -n 1 | sed 's/.*\[//; s/\]//; s/ //g'; }
+
+# argmax FILE: the greedy next token of the prompt: the largest of its last row of logits (the first of equals)
+argmax() {
+	sed 's/.*"logits":\[\[//; s/\]\]}.*//' "$1" | awk -F'\\],\\[' '{ print $NF }' | tr ',' '\n' |
+		awk 'NR == 1 || $1 + 0 > m { m = $1 + 0; i = NR - 1 } END { print i }'
+}
+
+# What the dump does not hold yet, compared once the engine computes it (the LM head's
+# branch): the ids, final_norm and logits at the top level, and Qwen3's QK-norm (Q_norm,
+# K_norm and every stage after it: qwen3 is compared on X alone until then).
+LATER=ids,final_norm,logits,Q_norm,K_norm
+
+for name in gpt2 gpt2_prefix_f16 llama_gqa_sharded llama_tied_bf16 qwen2_bias_f16 qwen3_qknorm_bf16; do
+	prompts "$name"
+	k=0
+	while [ -f "$tmp/$name.$k.json" ]; do
+		exp=$tmp/$name.$k.json
+		id=$(ids "$exp")
+		if [ "$name" != qwen3_qknorm_bf16 ]; then
+			next=$(argmax "$exp")
+			printf 'generate 1\n' | "$ATTNVIZ" --model "$models/$name" --ids "$id" --plain >"$out" 2>"$err"
+			expect "$name prompt $k: generate 1 appends $next, the reference's largest logit" 'grep -q "^generate: .* (ids $id,$next)\$" "$out"'
+		fi
+		what="every stage"
+		if [ "$name" = qwen3_qknorm_bf16 ]; then
+			what="X (the rest with QK-norm)"
+			sed 's/,"final_norm".*/}/' "$exp" >"$exp.x" && mv "$exp.x" "$exp"
+		fi
+		run --model "$models/$name" --ids "$id" --dump
+		if [ "$rc" -ne 0 ]; then
+			not_ok "$name prompt $k ($id): --dump exits 0" "exit $rc"
+		elif "$JSONCMP" --only-expected-keys --ignore "$LATER" "$exp" "$out" >"$tmp/cmp" 2>&1; then
+			ok "$name prompt $k ($id): $what as PyTorch's to 1e-9"
+		else
+			not_ok "$name prompt $k ($id): $what as PyTorch's to 1e-9" "$(head -n 8 "$tmp/cmp")"
+		fi
+		k=$((k + 1))
+	done
+	expect "$name: the reference has prompts" '[ "$k" -ge 2 ]'
+done
+
+# a prompt compared must fail when it is wrong: the same reference against another prompt's dump
+prompts gpt2
+run --model $models/gpt2 --ids 5,17,242,3,98 --dump
+expect "a different prompt does not pass" '! "$JSONCMP" --only-expected-keys --ignore "$LATER" "$tmp/gpt2.1.json" "$out" >/dev/null 2>&1'
+
+# ------------------------------------------------------------ text through the gpt2 folder's tokenizer.json
+
+# gpt2.tokens.txt: "IDS<TAB>TEXT", the ids from tokenizers.js (make_model_tokens.mjs)
+while IFS="$(printf '\t')" read -r want text; do
+	got=$(LC_ALL=C.UTF-8 "$ATTNVIZ" --tokenize "$text" --model $models/gpt2 2>"$err" | awk '{ print $2 }' | paste -sd, -)
+	expect "gpt2 tokenizer: \"$text\" as tokenizers.js" '[ "$got" = "$want" ]' "got $got, want $want"
+	LC_ALL=C.UTF-8 "$ATTNVIZ" --model $models/gpt2 --prompt "$text" --dump >"$tmp/text.json" 2>"$err"
+	LC_ALL=C.UTF-8 "$ATTNVIZ" --model $models/gpt2 --ids "$want" --dump >"$tmp/ids.json" 2>>"$err"
+	expect "gpt2 --prompt \"$text\": the dump of its ids" 'cmp -s "$tmp/text.json" "$tmp/ids.json" && [ -s "$tmp/ids.json" ]'
+done <$models/gpt2.tokens.txt
+LC_ALL=C.UTF-8 run --model $models/gpt2 "The cat sat on the mat" --check
+expect "--model DIR TEXT: the text is the prompt" '[ "$rc" -eq 0 ] && has "$out" "ok, n=7,"'
+LC_ALL=C.UTF-8 run --model $models/gpt2 --prompt "The cat" --dump
+expect "the dump's tokens as people read them" '[ "$rc" -eq 0 ] && grep -q "\"·cat\"" "$out"'
+
+# ------------------------------------------------------------ --check
+
+run --model $models/llama_gqa_sharded --ids 1,2,3 --check
+expect "--check: one line, the sizes" '[ "$rc" -eq 0 ] && grep -q "^tests/models/llama_gqa_sharded: ok, n=3, d_model=.*2 layers.*kv 2" "$out"'
+
+# ------------------------------------------------------------ bad folders: exit 1, one message naming the folder
+
+tab=$(printf '\t')
+while IFS="$tab" read -r bad words; do
+	run --model "$models/bad/$bad" --ids 1 --dump
+	if [ "$rc" -eq 1 ] && [ ! -s "$out" ] && grep -qF -- "$words" "$err" && grep -qF "bad/$bad" "$err" && hasnt "$err" "$ESC"; then
+		ok "bad/$bad: refused"
+	else
+		not_ok "bad/$bad: refused" "exit $rc (want 1), want: $words"
+	fi
+done <"$models/bad/expected.txt"
+
+# ------------------------------------------------------------ the prompt
+
+run --model $models/gpt2 --ids 1,320 --dump
+expect "an id outside the vocabulary: exit 1, named" '[ "$rc" -eq 1 ] && [ ! -s "$out" ] && has "$err" "tests/models/gpt2: token id 320 (token 1 of the prompt) is outside the vocabulary: 0 to 319"'
+run --model $models/gpt2 --ids "$(seq -s, 0 32)" --dump
+expect "more tokens than positions: exit 1" '[ "$rc" -eq 1 ] && has "$err" "33 tokens is over the limit of 32"'
+run --model $models/llama_gqa_sharded --prompt "the cat" --dump
+expect "text without a tokenizer.json: exit 1, say --ids" '[ "$rc" -eq 1 ] && has "$err" "no tokenizer.json" && has "$err" "--ids"'
+run --model $models/gpt2 --ids 1,x --dump
+expect "--ids that are not ids: usage error" '[ "$rc" -eq 2 ] && [ ! -s "$out" ] && has "$err" "--ids: expected token ids"'
+run --model $models/gpt2 --ids 99999999999999999999 --dump
+expect "--ids past a long long: an error, not a wrap" '[ "$rc" -ne 0 ] && [ ! -s "$out" ]'
+run --ids 1,2 --dump lessons/dot.json
+expect "--ids without --model: usage error" '[ "$rc" -eq 2 ] && has "$err" "--ids goes with --model"'
+run --model $models/gpt2 --dump
+expect "--model without a prompt: usage error" '[ "$rc" -eq 2 ] && has "$err" "needs one prompt"'
+
+# ------------------------------------------------------------ the full-screen view on a model (tmux)
+
+. "$(dirname "$0")/tmux.sh"
+s=model
+start "$s" 120 35 C.UTF-8 "" --model tests/models/gpt2 --ids 5,17,242
+shows "view: opens on the model, its layer and head from 0 (as layer N, head N)" "$s" 'layer 0/2 · head 0/4 \(kv 0/4\)  stage: input'
+cmd "$s" "layer 1"
+cmd "$s" "goto softmax"
+shows "view: layer 1's softmax" "$s" 'layer 1/2 · head 0/4 \(kv 0/4\)  stage: softmax'
+keys "$s" L
+shows "view: L: the next head" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
+cmd "$s" "generate 1"
+shows "view: generate 1 adds the greedy token" "$s" 'generate: 4 tokens: .* \(ids 5,17,242,[0-9]+\)'
+shows "view: generate keeps the place" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
+cmd "$s" "prompt I saw a saw"
+shows "view: :prompt TEXT through the tokenizer" "$s" 'prompt: 4 tokens: I \| ·saw \| ·a \| ·saw'
+shows "view: :prompt keeps the place" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
+cmd "$s" "ids 7,8"
+shows "view: :ids gives another prompt" "$s" 'ids: 2 tokens: .* \(ids 7,8\)'
+cmd "$s" "ids 7,400"
+shows "view: an id outside the vocabulary says so" "$s" 'token id 400 .* is outside the vocabulary'
+cmd "$s" "model tests/models/nowhere"
+shows "view: a failed :model says why" "$s" 'nowhere/config.json'
+shows "view: and keeps the place" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
+cmd "$s" "model tests/models/llama_tied_bf16"
+shows "view: :model DIR opens another (no tokenizer: token id 0)" "$s" 'layer 0/2 · head 0/4 \(kv 0/1\)  stage: input'
+quits "$s" "view"
+
+finish
