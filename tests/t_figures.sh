@@ -108,6 +108,21 @@ expect "back_softmax: dmasked has its own scale, not dweights' ($(legend "$tmp/b
 expect "weights on 0–1: encdec ($(legend "$tmp/ed.svg" weights-head0 lo)–$(legend "$tmp/ed.svg" weights-head0 hi)), multihead with --scale pane" \
 	'[ "$(legend "$tmp/ed.svg" weights-head0 lo)" = 0 ] && [ "$(legend "$tmp/ed.svg" weights-head0 hi)" = 1.0000 ] &&
 	 [ "$(legend "$tmp/mhs.svg" weights-head0 lo)" = 0 ] && [ "$(legend "$tmp/mhs.svg" weights-head0 hi)" = 1.0000 ]'
+# the legend says its scale in words (issue 26): 0–1 for a probability, which panes share its colours, or its own
+note() { awk -v id="id=\"pane-$2\"" 'index($0, "<g class=\"pane\"") { on = index($0, id) > 0 }
+	on && index($0, "class=\"scale-note\"") { sub(/<\/text>.*/, ""); sub(/.*>/, ""); print; exit }' "$1"; }
+expect "legend words: Q shares with K and V, W_q with W_k and W_v, X its own; --scale pane: Q its own ($(note "$tmp/shared.svg" Q))" \
+	'[ "$(note "$tmp/shared.svg" Q)" = "colours: one scale with K, V" ] &&
+	 [ "$(note "$tmp/shared.svg" W_q)" = "colours: one scale with W_k, W_v" ] &&
+	 [ "$(note "$tmp/shared.svg" X)" = "colours: its own scale" ] && [ "$(note "$tmp/pane.svg" Q)" = "colours: its own scale" ]'
+expect "legend words: back_softmax's dmasked its own scale, weights 0 to 1 ($(note "$tmp/bs.svg" dmasked-head0); $(note "$tmp/ed.svg" weights-head0))" \
+	'[ "$(note "$tmp/bs.svg" dmasked-head0)" = "colours: its own scale" ] &&
+	 [ "$(note "$tmp/ed.svg" weights-head0)" = "colours: 0 to 1 (a probability)" ]'
+"$ATTNVIZ" --lang zh --export svg --stage softmax lessons/mask.json -o "$tmp/mz.svg" 2>"$err"
+expect "legend words in Chinese: the scale, and −∞ masked ($(note "$tmp/mz.svg" weights-head0))" \
+	'[ "$(note "$tmp/mz.svg" weights-head0)" = "颜色：0 到 1（概率）" ] && [ "$(note "$tmp/mz.svg" masked-head0)" = "颜色：此矩阵自己的色标" ] &&
+	 grep -q ">−∞ 被遮住</text>" "$tmp/mz.svg" && ! grep -q "masked</text>" "$tmp/mz.svg"'
+check "legend words: every text inside its canvas" "$BUILD/tests/svgfit" "$tmp/shared.svg" "$tmp/bs.svg" "$tmp/mz.svg"
 "$ATTNVIZ" --export svg --stage project --scale both "$MH" -o "$tmp/x.svg" >/dev/null 2>"$err"
 expect "--scale both: refused" '[ $? -ne 0 ] && grep -q "expected shared or pane" "$err"'
 # the formula's spacing is kept

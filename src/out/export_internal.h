@@ -35,6 +35,8 @@ typedef struct ExPane {
 	int f;                 /* heatmap: each drawn cell the strongest of f × f cells (1: every cell drawn) */
 	int rows0, cols0;      /* its size before that */
 	char caption[160];     /* heatmap: what it leaves out, under the legend */
+	int zh;                /* its words (the legend's, the note's) in Chinese */
+	char scale_note[160];  /* the legend's scale in words: 0–1, shared with which panes, or its own ("": none) */
 	int rstep, cstep;      /* heatmap: a label every rstep rows, every cstep columns */
 	int label_w, cell_w, cell_h; /* pixels */
 	int width, height;
