@@ -123,6 +123,22 @@ expect "legend words in Chinese: the scale, and −∞ masked ($(note "$tmp/mz.s
 	'[ "$(note "$tmp/mz.svg" weights-head0)" = "颜色：0 到 1（概率）" ] && [ "$(note "$tmp/mz.svg" masked-head0)" = "颜色：此矩阵自己的色标" ] &&
 	 grep -q ">−∞ 被遮住</text>" "$tmp/mz.svg" && ! grep -q "masked</text>" "$tmp/mz.svg"'
 check "legend words: every text inside its canvas" "$BUILD/tests/svgfit" "$tmp/shared.svg" "$tmp/bs.svg" "$tmp/mz.svg"
+# a title names the lesson and where the figure stands in it (issue 26, §4): the layer, encoder or decoder, self- or cross-attention
+ED=lessons/encdec.json
+EDT='Encoder and decoder: I love you → 我爱你'
+"$ATTNVIZ" --export svg --stage softmax --layer e0 "$ED" -o "$tmp/t-e0.svg" 2>"$err"
+"$ATTNVIZ" --export svg --stage softmax --layer 0 "$ED" -o "$tmp/t-d0.svg" 2>>"$err"
+"$ATTNVIZ" --lang zh --export svg --stage softmax --layer e1 "$ED" -o "$tmp/t-e1zh.svg" 2>>"$err"
+"$ATTNVIZ" --export md --stage softmax --layer e1 "$ED" -o "$tmp/t-e1.md" 2>>"$err"
+"$ATTNVIZ" --export tex --stage softmax --layer e1 "$ED" -o "$tmp/t-e1.tex" 2>>"$err"
+title_of() { sed -n 's/.*<title>\(.*\)<\/title>.*/\1/p' "$1"; }
+expect "titles: the lesson, the layer, encoder or decoder, self-attention ($(title_of "$tmp/t-e0.svg"))" \
+	'[ "$(title_of "$tmp/t-e0.svg")" = "$EDT — layer 0/2 · encoder · self-attention — stage softmax" ] &&
+	 [ "$(title_of "$tmp/t-d0.svg")" = "$EDT — layer 0/1 · decoder · self-attention — stage softmax" ]'
+expect "titles in Chinese, and in md and tex ($(title_of "$tmp/t-e1zh.svg"))" \
+	'title_of "$tmp/t-e1zh.svg" | grep -q "^编码器与解码器：.* — 第 1/2 层 · 编码器 · 自注意力 — " &&
+	 grep -q "^## $EDT — layer 1/2 · encoder · self-attention — stage softmax" "$tmp/t-e1.md" &&
+	 grep -q "section\*{$EDT --- layer 1/2 · encoder · self-attention" "$tmp/t-e1.tex"'
 "$ATTNVIZ" --export svg --stage project --scale both "$MH" -o "$tmp/x.svg" >/dev/null 2>"$err"
 expect "--scale both: refused" '[ $? -ne 0 ] && grep -q "expected shared or pane" "$err"'
 # the formula's spacing is kept

@@ -689,8 +689,8 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 {
 	ExPane *pane = calloc(EX_MAX_PANES, sizeof *pane);
 	StrBuf b = { NULL, 0, 0, 0 };
-	char what[96], *head = NULL;
-	const char *title = text_get(&a->top->title, ex_lang_of(s));
+	char what[96], place[160], *head = NULL;
+	const char *title = ex_lesson_title(a, s);
 	const char *formula = ex_target_formula(a, t, 1);
 	size_t tat[2 * SVG_MAX_LINES], fat[2 * SVG_MAX_LINES];
 	int n, i, k, best_k = 1, width = 0, height = 0, top = 0, tl = 0, fl = 0, minw;
@@ -723,7 +723,8 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 			k = k == -1 || k == pane[i].head ? pane[i].head : -2;
 	if (k >= 0 && a->heads > 1)
 		snprintf(what + strlen(what), sizeof what - strlen(what), ", head %d", k);
-	head = str_printf("%s \u2014 %s", title, what);
+	ex_place_prefix(place, sizeof place, s);
+	head = str_printf("%s \u2014 %s%s", title, place, what);
 	/* a formula's widest part fits whole; the title wraps to any width */
 	minw = (int)fmax(SVG_MIN_WIDTH, svg_text_w(formula_widest(formula), SVG_FORMULA_PX) + 2 * SVG_MARGIN);
 	/* rows of k panes: the k whose canvas is nearest the slide's shape (wide: one row) */
