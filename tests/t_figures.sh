@@ -108,6 +108,37 @@ expect "back_softmax: dmasked has its own scale, not dweights' ($(legend "$tmp/b
 expect "weights on 0–1: encdec ($(legend "$tmp/ed.svg" weights-head0 lo)–$(legend "$tmp/ed.svg" weights-head0 hi)), multihead with --scale pane" \
 	'[ "$(legend "$tmp/ed.svg" weights-head0 lo)" = 0 ] && [ "$(legend "$tmp/ed.svg" weights-head0 hi)" = 1.0000 ] &&
 	 [ "$(legend "$tmp/mhs.svg" weights-head0 lo)" = 0 ] && [ "$(legend "$tmp/mhs.svg" weights-head0 hi)" = 1.0000 ]'
+# the legend says its scale in words (issue 26): 0–1 for a probability, which panes share its colours, or its own
+note() { awk -v id="id=\"pane-$2\"" 'index($0, "<g class=\"pane\"") { on = index($0, id) > 0 }
+	on && index($0, "class=\"scale-note\"") { sub(/<\/text>.*/, ""); sub(/.*>/, ""); print; exit }' "$1"; }
+expect "legend words: Q shares with K and V, W_q with W_k and W_v, X its own; --scale pane: Q its own ($(note "$tmp/shared.svg" Q))" \
+	'[ "$(note "$tmp/shared.svg" Q)" = "colours: one scale with K, V" ] &&
+	 [ "$(note "$tmp/shared.svg" W_q)" = "colours: one scale with W_k, W_v" ] &&
+	 [ "$(note "$tmp/shared.svg" X)" = "colours: its own scale" ] && [ "$(note "$tmp/pane.svg" Q)" = "colours: its own scale" ]'
+expect "legend words: back_softmax's dmasked its own scale, weights 0 to 1 ($(note "$tmp/bs.svg" dmasked-head0); $(note "$tmp/ed.svg" weights-head0))" \
+	'[ "$(note "$tmp/bs.svg" dmasked-head0)" = "colours: its own scale" ] &&
+	 [ "$(note "$tmp/ed.svg" weights-head0)" = "colours: 0 to 1 (a probability)" ]'
+"$ATTNVIZ" --lang zh --export svg --stage softmax lessons/mask.json -o "$tmp/mz.svg" 2>"$err"
+expect "legend words in Chinese: the scale, and −∞ masked ($(note "$tmp/mz.svg" weights-head0))" \
+	'[ "$(note "$tmp/mz.svg" weights-head0)" = "颜色：0 到 1（概率）" ] && [ "$(note "$tmp/mz.svg" masked-head0)" = "颜色：此矩阵自己的色标" ] &&
+	 grep -q ">−∞ 被遮住</text>" "$tmp/mz.svg" && ! grep -q "masked</text>" "$tmp/mz.svg"'
+check "legend words: every text inside its canvas" "$BUILD/tests/svgfit" "$tmp/shared.svg" "$tmp/bs.svg" "$tmp/mz.svg"
+# a title names the lesson and where the figure stands in it (issue 26, §4): the layer, encoder or decoder, self- or cross-attention
+ED=lessons/encdec.json
+EDT='Encoder and decoder: I love you → 我爱你'
+"$ATTNVIZ" --export svg --stage softmax --layer e0 "$ED" -o "$tmp/t-e0.svg" 2>"$err"
+"$ATTNVIZ" --export svg --stage softmax --layer 0 "$ED" -o "$tmp/t-d0.svg" 2>>"$err"
+"$ATTNVIZ" --lang zh --export svg --stage softmax --layer e1 "$ED" -o "$tmp/t-e1zh.svg" 2>>"$err"
+"$ATTNVIZ" --export md --stage softmax --layer e1 "$ED" -o "$tmp/t-e1.md" 2>>"$err"
+"$ATTNVIZ" --export tex --stage softmax --layer e1 "$ED" -o "$tmp/t-e1.tex" 2>>"$err"
+title_of() { sed -n 's/.*<title>\(.*\)<\/title>.*/\1/p' "$1"; }
+expect "titles: the lesson, the layer, encoder or decoder, self-attention ($(title_of "$tmp/t-e0.svg"))" \
+	'[ "$(title_of "$tmp/t-e0.svg")" = "$EDT — layer 0/2 · encoder · self-attention — stage softmax" ] &&
+	 [ "$(title_of "$tmp/t-d0.svg")" = "$EDT — layer 0/1 · decoder · self-attention — stage softmax" ]'
+expect "titles in Chinese, and in md and tex ($(title_of "$tmp/t-e1zh.svg"))" \
+	'title_of "$tmp/t-e1zh.svg" | grep -q "^编码器与解码器：.* — 第 1/2 层 · 编码器 · 自注意力 — " &&
+	 grep -q "^## $EDT — layer 1/2 · encoder · self-attention — stage softmax" "$tmp/t-e1.md" &&
+	 grep -q "section\*{$EDT --- layer 1/2 · encoder · self-attention" "$tmp/t-e1.tex"'
 "$ATTNVIZ" --export svg --stage project --scale both "$MH" -o "$tmp/x.svg" >/dev/null 2>"$err"
 expect "--scale both: refused" '[ $? -ne 0 ] && grep -q "expected shared or pane" "$err"'
 # the formula's spacing is kept

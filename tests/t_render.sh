@@ -167,6 +167,59 @@ else
 	skip_external "render gif and mp4" "ffmpeg, ffprobe or rsvg-convert"
 fi
 
+# ---------------------------------------------------------------- the legend's bars, drawn (issue 26)
+# A legend's bars ▁…▇ are block elements: drawn as rectangles, not as text a font
+# may lack (a fallback font's boxes, stretched). Measured on rsvg-convert's PNG
+# (what a GIF or MP4 is made of): in the cell of the bar of k eighths, the pixels
+# of the cell's own background (its top-left pixel's colour) are (8 - k)/8 of
+# its 10 × 20, within a row of pixels either way.
+if external rsvg-convert ffmpeg xmllint; then
+	printf 'load mask\ngoto softmax\npause\n' >"$tmp/legend.txt"
+	"$ATTNVIZ" --render "$tmp/legend.txt" -o "$tmp/legend.svg" --size 100x30 --pause 1 >/dev/null 2>"$err"
+	rsvg-convert "$tmp/legend.svg" -o "$tmp/legend.png" 2>>"$err"
+	# the first row holding the bars, and their column (xmllint's text, one cell a character)
+	LH=30
+	lrow=0
+	r=1
+	while [ "$r" -le "$LH" ]; do
+		line=$(xmllint --xpath "string(//*[@id='f0']/*[local-name()='text'][$r])" "$tmp/legend.svg")
+		case $line in *▁▂▃▄▅▆▇*)
+			lrow=$r
+			pre=${line%%▁▂▃▄▅▆▇*}
+			lcol=$(printf "%s" "$pre" | LC_ALL=C.UTF-8 wc -m)
+			break ;;
+		esac
+		r=$((r + 1))
+	done
+	if [ "$lrow" -eq 0 ]; then
+		not_ok "render: the legend's bars are in the first frame's text"
+	else
+		ffmpeg -v error -nostdin -y -i "$tmp/legend.png" -vf "crop=70:20:$((lcol * 10)):$(((lrow - 1) * 20))" \
+			-f rawvideo -pix_fmt rgb24 "$tmp/legend.rgb" 2>>"$err"
+		# one line per pixel, row by row: r g b
+		# one line per pixel, row by row: r g b
+		od -An -v -tu1 -w3 "$tmp/legend.rgb" | awk '
+			{ px[NR - 1] = $1 " " $2 " " $3 }
+			END {
+				bad = ""
+				for (k = 1; k <= 7; k++) {
+					x0 = (k - 1) * 10; bg = px[x0]; fg = px[19 * 70 + x0]; top = 20 - 2.5 * k; n = 0
+					for (y = 0; y < 20; y++) for (x = x0; x < x0 + 10; x++) {
+						p = px[y * 70 + x]
+						if ((y + 1 <= top && p != bg) || (y >= top && p != fg)) n++
+					}
+					if (n > 0 || fg == bg) bad = bad " bar " k ": " n " pixels off;"
+				}
+				if (bad != "") { print bad; exit 1 }
+			}' >"$tmp/bars" 2>&1
+		expect "render: the legend's bars are drawn as bars of 1/8 to 7/8 of their cell (rsvg-convert's PNG)" \
+			'[ $? -eq 0 ]' "$(cat "$tmp/bars")"
+	fi
+	check "render: a bar's glyph stays in the text, invisible" grep -q 'fill-opacity="0">▁▂▃▄▅' "$tmp/legend.svg"
+else
+	skip_external "render: the legend's bars, drawn" "rsvg-convert, ffmpeg or xmllint"
+fi
+
 # ---------------------------------------------------------------- a signal stops a video (issue 27, finding 7)
 # A hanging rsvg-convert, then a slow ffmpeg (fakes on PATH): INT, TERM and HUP
 # are passed to the tool, the temporary folder goes, nothing is written, and

@@ -379,6 +379,39 @@ test_render_frames(void **state)
 	render_free(r);
 }
 
+/* Block elements are rectangles in the cell's colour (issue 26): a lower eighth, a shade, a quadrant; their text stays, invisible. */
+static void
+test_render_blocks(void **state)
+{
+	enum { W = 4, H = 1 };
+	RenderCell s[W * H];
+	char path[128], *err = NULL, *svg;
+	size_t len = 0;
+	(void)state;
+
+	Render *r = render_new(W, H, 0xffffff, 0);
+	assert_non_null(r);
+	blank(s, W * H);
+	s[0] = (RenderCell){ .ch = 0x2581 /* ▁ */, .fg = 0xff0000, .bg = 0x00ff00 };
+	s[1] = (RenderCell){ .ch = 0x2592 /* ▒ */, .fg = 0x0000ff, .bg = 0 };
+	s[2] = (RenderCell){ .ch = 0x259a /* ▚ */, .fg = 0xffffff, .bg = 0 };
+	s[3].ch = 'a';
+	assert_int_equal(render_frame(r, 0, 1, s), 0);
+	snprintf(path, sizeof path, "%s/b.svg", dir);
+	assert_int_equal(render_write_frame_svg(r, 0, path, &err), 0);
+	svg = fileio_read_all(path, 1 << 20, &len, &err);
+	assert_non_null(svg);
+	assert_non_null(strstr(svg, "<rect x=\"0\" y=\"17.5\" width=\"10\" height=\"2.5\" fill=\"#ff0000\"/>"));
+	assert_non_null(strstr(svg, "<rect x=\"10\" y=\"0\" width=\"10\" height=\"20\" fill=\"#0000ff\" fill-opacity=\"0.5\"/>"));
+	assert_non_null(strstr(svg, "<rect x=\"20\" y=\"0\" width=\"5\" height=\"10\" fill=\"#ffffff\"/>"
+	                            "<rect x=\"25\" y=\"10\" width=\"5\" height=\"10\" fill=\"#ffffff\"/>"));
+	/* the blocks' text in runs of their own, invisible; the letter after them drawn */
+	assert_non_null(strstr(svg, "<tspan x=\"0\" textLength=\"10\" lengthAdjust=\"spacingAndGlyphs\" fill-opacity=\"0\">\xe2\x96\x81</tspan>"));
+	assert_non_null(strstr(svg, "<tspan x=\"30\" textLength=\"10\" lengthAdjust=\"spacingAndGlyphs\">a</tspan>"));
+	free(svg);
+	render_free(r);
+}
+
 /* Frames × size is bounded, and the frame past the bound is refused before it is allocated (issue 27, finding 8). */
 static void
 test_render_bound(void **state)
@@ -412,6 +445,7 @@ main(void)
 		cmocka_unit_test(test_tty_relay),
 		cmocka_unit_test(test_title_idle_times),
 		cmocka_unit_test(test_render_frames),
+		cmocka_unit_test(test_render_blocks),
 		cmocka_unit_test(test_render_bound),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

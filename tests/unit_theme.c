@@ -136,6 +136,44 @@ static void test_ramps_visible_and_distinct(void **state)
 		}
 }
 
+/*
+ * On 8 colours (issue 26): every theme draws themefile_ramp8's ramps. On a
+ * dark screen and on a white one (light's), no step is the screen's colour
+ * (a theme's own steps fell onto it: light's six lowest weights, viridis's
+ * lowest), each stands out from it, a ramp's steps all differ (light's
+ * negative and positive small values shared white), and its text reads.
+ */
+static void test_ramps8(void **state)
+{
+	const unsigned long screen[2] = { themefile_rgb_on(0, 8, 0), themefile_rgb_on(7, 8, 0) };
+	ThemeFile light;
+	char *err = NULL;
+	int li, d, i, j;
+	(void)state;
+
+	for (li = 0; li < 2; li++)
+		for (d = 0; d < 2; d++)
+			for (i = 0; i < THEMEFILE_RAMP8; i++) {
+				ThemeFileStep8 st = themefile_ramp8(d, i, li);
+				unsigned long bg = themefile_rgb_on(st.bg, 8, 0), fg = themefile_rgb_on(st.fg, 8, 0);
+				if (st.bg < 0 || st.bg > 7 || st.bg == 5 || bg == screen[li])
+					fail_msg("8 colours, %s screen, %s step %d: colour %d (the screen's, or none)", li ? "white" : "dark",
+					         d ? "diverging" : "sequential", i, st.bg);
+				if (themefile_contrast(bg, screen[li]) < 1.15)
+					fail_msg("8 colours, %s step %d: colour %d hardly stands out from the screen", d ? "diverging" : "sequential",
+					         i, st.bg);
+				if (themefile_contrast(fg, bg) < THEMEFILE_MIN_CONTRAST)
+					fail_msg("8 colours, step %d: text %d on %d reads at %.2f:1", i, st.fg, st.bg, themefile_contrast(fg, bg));
+				for (j = 0; j < i; j++)
+					if (themefile_ramp8(d, j, li).bg == st.bg)
+						fail_msg("8 colours, %s ramp: steps %d and %d are both colour %d", d ? "diverging" : "sequential", j, i,
+						         st.bg);
+			}
+	/* light's screen is white on 8 colours too: it takes the white screen's ramps */
+	assert_int_equal(themefile_load("assets/themes/light.json", &light, &err), 0);
+	assert_int_equal(themefile_to8(light.background), 7);
+}
+
 /* "CURSOR", "MASKED", … for a message: the roles' names in themeroles.h. */
 #define ROLE_NAME(name) #name,
 static const char *const role_name[ROLE_COUNT] = { THEME_ROLES(ROLE_NAME) };
@@ -332,6 +370,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ramps_readable),
 		cmocka_unit_test(test_ramps_visible_and_distinct),
+		cmocka_unit_test(test_ramps8),
 		cmocka_unit_test(test_cell_roles_readable),
 		cmocka_unit_test(test_svg_readable),
 		cmocka_unit_test(test_mono_sign),

@@ -175,22 +175,38 @@ const char *ex_lang_of(const Session *s)
 	return s != NULL && s->lang[0] ? s->lang : "en";
 }
 
+const char *ex_lesson_title(const Attn *a, const Session *s)
+{
+	/* an encoder layer's model has no title of its own: the lesson's */
+	return text_get(s != NULL && s->lesson != NULL ? &s->lesson->title : &a->top->title, ex_lang_of(s));
+}
+
+void ex_place_prefix(char *buf, size_t size, const Session *s)
+{
+	char *place = s != NULL ? session_place(s, 1) : NULL;
+
+	snprintf(buf, size, "%s%s", place ? place : "", place ? " \u2014 " : "");
+	free(place);
+}
+
 /* "softmax, head 1" / "weights, head 1" / "W_q": what the export shows, for titles. */
-void ex_target_title(char *buf, size_t size, const Attn *a, const ExportTarget *t)
+void ex_target_title(char *buf, size_t size, const Session *s, const Attn *a, const ExportTarget *t)
 {
 	int per_head = 0, i, n;
 	AttnMatrix panes[STAGE_MAX_PANES];
+	char place[160];
 
+	ex_place_prefix(place, sizeof place, s);
 	n = ex_target_panes(a, t, panes);
 	for (i = 0; i < n; i++)
 		per_head |= matrix_per_head(panes[i]);
 	snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
 	         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
 	if (per_head && a->heads > 1)
-		snprintf(buf, size, "%s%s, head %d", t->whole_stage ? "stage " : "",
+		snprintf(buf, size, "%s%s%s, head %d", place, t->whole_stage ? "stage " : "",
 		         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix), t->head);
 	else
-		snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
+		snprintf(buf, size, "%s%s%s", place, t->whole_stage ? "stage " : "",
 		         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
 }
 

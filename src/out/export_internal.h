@@ -35,6 +35,8 @@ typedef struct ExPane {
 	int f;                 /* heatmap: each drawn cell the strongest of f × f cells (1: every cell drawn) */
 	int rows0, cols0;      /* its size before that */
 	char caption[160];     /* heatmap: what it leaves out, under the legend */
+	int zh;                /* its words (the legend's, the note's) in Chinese */
+	char scale_note[160];  /* the legend's scale in words: 0–1, shared with which panes, or its own ("": none) */
 	int rstep, cstep;      /* heatmap: a label every rstep rows, every cstep columns */
 	int label_w, cell_w, cell_h; /* pixels */
 	int width, height;
@@ -51,8 +53,16 @@ int ex_target_panes(const Attn *a, const ExportTarget *t, AttnMatrix out[STAGE_M
 const char *ex_target_formula(const Attn *a, const ExportTarget *t, int utf8);
 /* The session's language, "en" without one. */
 const char *ex_lang_of(const Session *s);
-/* "stage softmax, head 1" / "weights, head 1" / "W_q": what the export shows, for titles. */
-void ex_target_title(char *buf, size_t size, const Attn *a, const ExportTarget *t);
+/* "stage softmax, head 1" / "weights, head 1" / "W_q": what the export shows, for titles (after ex_place_prefix). */
+void ex_target_title(char *buf, size_t size, const Session *s, const Attn *a, const ExportTarget *t);
+/*
+ * Where the figure stands in a lesson of several layers, as the stage line
+ * says it, and a dash: "layer 0/2 · encoder · self-attention — "; "" with
+ * one layer or without a session (s NULL).
+ */
+void ex_place_prefix(char *buf, size_t size, const Session *s);
+/* The lesson's title in the session's language (the session's lesson: an encoder layer has none of its own). */
+const char *ex_lesson_title(const Attn *a, const Session *s);
 /* Lesson text as every export shows it (text_escape keeping newline and tab): heap string, NULL when out of memory. */
 char *ex_shown(const char *s);
 /* A number as figures show it: prec decimals, or (prec < 0) as the screen does; −∞ with a real minus. */

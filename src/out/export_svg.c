@@ -108,9 +108,9 @@ static int svg_legend_extra(const ThemeFile *th, const ExPane *p)
 	int w = 0;
 
 	if (p->any_inf)
-		w = 28 + svg_text_w(9, SVG_LEGEND_PX); /* "−∞ masked" */
+		w = 28 + svg_text_w(9, SVG_LEGEND_PX); /* "−∞ masked", "−∞ 被遮住" */
 	if (th->mono && p->diverging && p->any_neg)
-		w = (int)fmax(w, 28 + svg_text_w(8, SVG_LEGEND_PX)); /* "negative" */
+		w = (int)fmax(w, 28 + svg_text_w(8, SVG_LEGEND_PX)); /* "negative", "负数" */
 	return w;
 }
 
@@ -237,8 +237,9 @@ static void svg_measure_heat(const Attn *a, const ThemeFile *th, ExPane *p)
 	p->width = (int)fmax(fmax(p->label_w + (p->v.cols + p->cstep) * p->cell_w, legend),
 	                     fmax(svg_text_w(text_cells(name, -1), SVG_PANE_TITLE_PX), 200));
 	p->width = (int)fmax(p->width, svg_text_w(text_cells(p->caption, -1), SVG_LEGEND_PX));
-	/* title 20, column labels 20, grid, legend 56, caption 16 */
-	p->height = 40 + p->v.rows * p->cell_h + 56 + 16;
+	p->width = (int)fmax(p->width, svg_text_w(text_cells(p->scale_note, -1), SVG_LEGEND_PX));
+	/* title 20, column labels 20, grid, legend 56, caption 16, the scale's note 16 */
+	p->height = 40 + p->v.rows * p->cell_h + 56 + 16 + (p->scale_note[0] ? 16 : 0);
 }
 
 /* Sizes of one pane, once its scale is known. */
@@ -272,8 +273,9 @@ static void svg_measure(const Attn *a, const ThemeFile *th, const ExportTarget *
 	legend = p->label_w + nramp * svg_ramp_step(th, p) + svg_legend_extra(th, p);
 	p->width = (int)fmax(fmax(p->label_w + p->v.cols * p->cell_w, legend),
 	                     fmax(svg_text_w(text_cells(name, -1), SVG_PANE_TITLE_PX), 200));
-	/* title 20, column labels 20, grid, legend 56 */
-	p->height = 40 + p->v.rows * SVG_CELL_H + 56;
+	p->width = (int)fmax(p->width, svg_text_w(text_cells(p->scale_note, -1), SVG_LEGEND_PX));
+	/* title 20, column labels 20, grid, legend 56, the scale's note 16 */
+	p->height = 40 + p->v.rows * SVG_CELL_H + 56 + (p->scale_note[0] ? 16 : 0);
 }
 
 /*
@@ -303,6 +305,50 @@ static void svg_share_scale(const ExportTarget *t, ExPane *p, int n)
 		p[i].lo = lo[i];
 		p[i].hi = hi[i];
 		p[i].bound = bound[i];
+	}
+}
+
+/*
+ * The legend's scale in words (issue 26): a probability is on 0–1; in a figure
+ * of several panes, which others share its colours, or that it has its own.
+ * A lone pane that is no probability needs none: its legend's ends say it.
+ */
+static void svg_scale_notes(const Attn *a, const ExportTarget *t, ExPane *p, int n, const char *lang)
+{
+	const int zh = strcmp(lang, "zh") == 0;
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		char names[160] = "", name[96];
+		int shared = 0;
+		p[i].zh = zh;
+		if (p[i].prob) {
+			snprintf(p[i].scale_note, sizeof p[i].scale_note, "%s",
+			         zh ? "\u989c\u8272\uff1a0 \u5230 1\uff08\u6982\u7387\uff09" : "colours: 0 to 1 (a probability)");
+			continue;
+		}
+		if (n == 1)
+			continue;
+		for (j = 0; j < n; j++) {
+			if (j == i || t->scale_per_pane || p[j].prob || !svg_same_meaning(&p[i], &p[j]))
+				continue;
+			ex_fig_pane_name(name, sizeof name, a, &p[j]);
+			if (strlen(names) + strlen(name) + 4 < 64)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", shared ? (zh ? "\u3001" : ", ") : "",
+				         name);
+			else if (!strstr(names, "\u2026"))
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s", zh ? "\u7b49" : ", \u2026");
+			shared++;
+		}
+		if (shared == 0)
+			snprintf(p[i].scale_note, sizeof p[i].scale_note, "%s",
+			         zh ? "\u989c\u8272\uff1a\u6b64\u77e9\u9635\u81ea\u5df1\u7684\u8272\u6807" : "colours: its own scale");
+		else if (shared == n - 1)
+			snprintf(p[i].scale_note, sizeof p[i].scale_note, "%s",
+			         zh ? "\u989c\u8272\uff1a\u5168\u56fe\u540c\u4e00\u8272\u6807" : "colours: one scale for every pane");
+		else
+			snprintf(p[i].scale_note, sizeof p[i].scale_note, zh ? "\u989c\u8272\uff1a\u4e0e %s \u540c\u4e00\u8272\u6807" : "colours: one scale with %s",
+			         names);
 	}
 }
 
@@ -487,18 +533,26 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 		rgb_hex(fill, th->div[0], 0x808080);
 		rgb_hex(ink, themefile_text_on(th->div[0]), 0);
 		strbuf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>"
-		              "<path d=\"M%d %dh8l-8 8z\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" font-size=\"%d\">negative</text>\n",
-		           gx + n * lw + 12, ly + 16, fill, gx + n * lw + 12, ly + 16, ink, gx + n * lw + 28, ly + 26, SVG_LEGEND_PX);
+		              "<path d=\"M%d %dh8l-8 8z\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" font-size=\"%d\">%s</text>\n",
+		           gx + n * lw + 12, ly + 16, fill, gx + n * lw + 12, ly + 16, ink, gx + n * lw + 28, ly + 26, SVG_LEGEND_PX,
+		           p->zh ? "\u8d1f\u6570" : "negative");
 	}
 	if (p->any_inf) {
 		rgb_hex(fill, th->masked, 0x808080);
 		strbuf_printf(b, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" stroke=\"#999999\" stroke-width=\"0.5\"/>"
-		              "<text x=\"%d\" y=\"%d\" font-size=\"%d\">\u2212\u221e masked</text>\n",
-		           gx + n * lw + 12, ly, fill, gx + n * lw + 28, ly + 10, SVG_LEGEND_PX);
+		              "<text x=\"%d\" y=\"%d\" font-size=\"%d\">%s</text>\n",
+		           gx + n * lw + 12, ly, fill, gx + n * lw + 28, ly + 10, SVG_LEGEND_PX,
+		           p->zh ? "\u2212\u221e \u88ab\u906e\u4f4f" : "\u2212\u221e masked");
+	}
+	if (p->scale_note[0]) {
+		strbuf_printf(b, "<text class=\"scale-note\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#333333\">", x0,
+		              ly + 42, SVG_LEGEND_PX);
+		xml_puts(b, p->scale_note);
+		strbuf_puts(b, "</text>\n");
 	}
 	if (p->heat) {
 		strbuf_printf(b, "<text class=\"caption\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#333333\">", x0,
-		              ly + 42, SVG_LEGEND_PX);
+		              ly + 42 + (p->scale_note[0] ? 16 : 0), SVG_LEGEND_PX);
 		xml_puts(b, p->caption);
 		strbuf_puts(b, "</text>\n");
 	}
@@ -635,8 +689,8 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 {
 	ExPane *pane = calloc(EX_MAX_PANES, sizeof *pane);
 	StrBuf b = { NULL, 0, 0, 0 };
-	char what[96], *head = NULL;
-	const char *title = text_get(&a->top->title, ex_lang_of(s));
+	char what[96], place[160], *head = NULL;
+	const char *title = ex_lesson_title(a, s);
 	const char *formula = ex_target_formula(a, t, 1);
 	size_t tat[2 * SVG_MAX_LINES], fat[2 * SVG_MAX_LINES];
 	int n, i, k, best_k = 1, width = 0, height = 0, top = 0, tl = 0, fl = 0, minw;
@@ -651,6 +705,7 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 	for (i = 0; i < n; i++)
 		svg_range(&pane[i]);
 	svg_share_scale(t, pane, n);
+	svg_scale_notes(a, t, pane, n, ex_lang_of(s));
 	for (i = 0; i < n; i++) {
 		if (pane[i].heat && heat_reduce(&pane[i], ex_lang_of(s)) != 0) {
 			ex_fig_panes_free(pane, n);
@@ -668,7 +723,8 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 			k = k == -1 || k == pane[i].head ? pane[i].head : -2;
 	if (k >= 0 && a->heads > 1)
 		snprintf(what + strlen(what), sizeof what - strlen(what), ", head %d", k);
-	head = str_printf("%s \u2014 %s", title, what);
+	ex_place_prefix(place, sizeof place, s);
+	head = str_printf("%s \u2014 %s%s", title, place, what);
 	/* a formula's widest part fits whole; the title wraps to any width */
 	minw = (int)fmax(SVG_MIN_WIDTH, svg_text_w(formula_widest(formula), SVG_FORMULA_PX) + 2 * SVG_MARGIN);
 	/* rows of k panes: the k whose canvas is nearest the slide's shape (wide: one row) */

@@ -326,8 +326,8 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 {
 	ExPane *pane = calloc(EX_MAX_PANES, sizeof *pane);
 	StrBuf b = { NULL, 0, 0, 0 };
-	char what[96];
-	const char *title = text_get(&a->top->title, ex_lang_of(s));
+	char what[256];
+	const char *title = ex_lesson_title(a, s);
 	int n, i, r, c, maxcols = 0, unicode, cjk = 0;
 
 	n = pane ? ex_fig_panes(a, t, pane) : 0;
@@ -336,7 +336,7 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 		*err = strdup("out of memory writing the export");
 		return NULL;
 	}
-	ex_target_title(what, sizeof what, a, t);
+	ex_target_title(what, sizeof what, s, a, t);
 	unicode = tex_unicode(title, &cjk);
 	for (i = 0; i < n; i++) {
 		for (r = 0; r < 2; r++)

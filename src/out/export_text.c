@@ -164,7 +164,7 @@ char *ex_render_md(const Attn *a, const Session *s, const ExportTarget *t, char 
 	ExPane *pane = calloc(EX_MAX_PANES, sizeof *pane);
 	int n = pane ? ex_fig_panes(a, t, pane) : 0, i;
 	StrBuf b = { NULL, 0, 0, 0 };
-	char what[96];
+	char what[256];
 	const char *formula = ex_target_formula(a, t, 1);
 
 	if (n == 0) {
@@ -172,9 +172,9 @@ char *ex_render_md(const Attn *a, const Session *s, const ExportTarget *t, char 
 		*err = strdup("out of memory writing the export");
 		return NULL;
 	}
-	ex_target_title(what, sizeof what, a, t);
+	ex_target_title(what, sizeof what, s, a, t);
 	strbuf_puts(&b, "## ");
-	md_puts(&b, text_get(&a->top->title, ex_lang_of(s)), 1);
+	md_puts(&b, ex_lesson_title(a, s), 1);
 	strbuf_puts(&b, " \u2014 ");
 	md_puts(&b, what, 1);
 	strbuf_puts(&b, "\n");

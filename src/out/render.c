@@ -195,6 +195,58 @@ same_text_style(const RenderCell *a, const RenderCell *b)
 
 /* ------------------------------------------------------------ SVG */
 
+/* U+2580–U+259F, the block elements (the legend's bars, the shades of a monochrome heatmap): drawn as shapes. */
+static int
+is_block(uint32_t c)
+{
+	return c >= 0x2580 && c <= 0x259f;
+}
+
+/*
+ * A block element as rectangles in its cell's colour, so that the picture does not depend on the font
+ * having the glyph (a font without it falls back to another, stretched by textLength, or to a box).
+ * Its text stays in the <text>, invisible, so the frame still reads as the screen did.
+ */
+static void
+svg_block(StrBuf *b, uint32_t c, int col, int row, uint32_t fg)
+{
+	/* the quadrants of U+2596–U+259F: 1 upper left, 2 upper right, 4 lower left, 8 lower right */
+	static const unsigned char quad[10] = { 4, 8, 1, 1 | 4 | 8, 1 | 8, 1 | 2 | 4, 1 | 2 | 8, 2, 2 | 4, 2 | 4 | 8 };
+	double x = col * CELL_W, y = row * CELL_H, w = CELL_W, h = CELL_H, eighth_h = CELL_H / 8.0;
+	double opacity = 1;
+
+	if (c == 0x2580) {
+		h = CELL_H / 2.0; /* ▀ upper half */
+	} else if (c >= 0x2581 && c <= 0x2588) {
+		h = eighth_h * (c - 0x2580); /* ▁ … █: the lower n eighths */
+		y += CELL_H - h;
+	} else if (c >= 0x2589 && c <= 0x258f) {
+		w = CELL_W * (0x2590 - c) / 8.0; /* ▉ … ▏: the left n eighths */
+	} else if (c == 0x2590) {
+		w = CELL_W / 2.0; /* ▐ right half */
+		x += w;
+	} else if (c >= 0x2591 && c <= 0x2593) {
+		opacity = (c - 0x2590) / 4.0; /* ░ ▒ ▓: the colour at a quarter, a half, three quarters */
+	} else if (c == 0x2594) {
+		h = eighth_h; /* ▔ upper eighth */
+	} else if (c == 0x2595) {
+		w = CELL_W / 8.0; /* ▕ right eighth */
+		x += CELL_W - w;
+	} else {
+		unsigned q = quad[c - 0x2596];
+		for (int i = 0; i < 4; i++)
+			if (q & (1u << i))
+				strbuf_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#%06x\"/>",
+				              x + (i & 1) * CELL_W / 2.0, y + (i >> 1) * CELL_H / 2.0, CELL_W / 2.0, CELL_H / 2.0,
+				              (unsigned)fg);
+		return;
+	}
+	strbuf_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"#%06x\"", x, y, w, h, (unsigned)fg);
+	if (opacity < 1)
+		strbuf_printf(b, " fill-opacity=\"%g\"", opacity);
+	strbuf_puts(b, "/>");
+}
+
 /* One row of a frame: its backgrounds, then its text in runs, each placed at its column. */
 static void
 svg_row(StrBuf *b, const Render *r, const RenderCell *row, int y)
@@ -208,6 +260,9 @@ svg_row(StrBuf *b, const Render *r, const RenderCell *row, int y)
 			              y * CELL_H, (e - x) * CELL_W, CELL_H, (unsigned)row[x].bg);
 		x = e;
 	}
+	for (int x = 0; x < r->w; x++)
+		if (is_block(row[x].ch) && !(row[x].flags & RENDER_CONT))
+			svg_block(b, row[x].ch, x, y, row[x].fg);
 	strbuf_printf(b, "<text y=\"%d\">", y * CELL_H + BASELINE);
 	for (int x = 0; x < r->w;) {
 		const RenderCell *c = &row[x];
@@ -219,12 +274,15 @@ svg_row(StrBuf *b, const Render *r, const RenderCell *row, int y)
 		if (c->flags & RENDER_WIDE)
 			e = x + 2 <= r->w ? x + 2 : r->w;
 		else
-			while (e < r->w && !(row[e].flags & (RENDER_WIDE | RENDER_CONT)) && same_text_style(c, &row[e]))
+			while (e < r->w && !(row[e].flags & (RENDER_WIDE | RENDER_CONT)) && same_text_style(c, &row[e]) &&
+			       is_block(row[e].ch) == is_block(c->ch))
 				e++;
 		cells = e - x;
 		strbuf_printf(b, "<tspan x=\"%d\" textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\"", x * CELL_W,
 		              cells * CELL_W);
-		if (c->fg != r->fg)
+		if (is_block(c->ch))
+			strbuf_puts(b, " fill-opacity=\"0\""); /* drawn above as rectangles */
+		else if (c->fg != r->fg)
 			strbuf_printf(b, " fill=\"#%06x\"", (unsigned)c->fg);
 		render_attrs(b, c->flags, 0);
 		strbuf_puts(b, ">");

@@ -5,7 +5,10 @@
  * screen that differs from the one before becomes a frame with the time the
  * demo's clock says. The files:
  *   .svg   one self-contained SVG: a monospaced grid (every run of text placed
- *          at its column, a double-width character over two cells), one <g>
+ *          at its column, a double-width character over two cells; the block
+ *          elements U+2580–U+259F — a legend's bars, a monochrome heatmap's
+ *          shades — drawn as rectangles, their text kept but invisible, so
+ *          the picture does not depend on the font having them), one <g>
  *          per frame shown in turn by SMIL <set> on a clock that loops; the
  *          first frame is what a viewer without animation shows. Each frame
  *          carries data-t (seconds) and data-line (the demo line last run).

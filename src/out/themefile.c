@@ -550,6 +550,22 @@ ThemeFileRole themefile_screen_role(const ThemeFile *t, int role, int colors)
 	return r;
 }
 
+ThemeFileStep8 themefile_ramp8(int diverging, int i, int light)
+{
+	/* as the 256-colour ramps run: white → yellow → green → teal, blue → white → red; on white, pale → dark */
+	static const short seq[2][THEMEFILE_RAMP8] = { { 7, 3, 2, 6, 4 }, { 3, 2, 6, 4, 0 } };
+	static const short div[2][THEMEFILE_RAMP8] = { { 4, 6, 7, 3, 1 }, { 4, 6, 2, 3, 1 } };
+	ThemeFileStep8 st;
+	unsigned long bg, black = themefile_rgb_on(0, 8, 0), white = themefile_rgb_on(7, 8, 0);
+
+	i = i < 0 ? 0 : i >= THEMEFILE_RAMP8 ? THEMEFILE_RAMP8 - 1 : i;
+	st.bg = (diverging ? div : seq)[light ? 1 : 0][i];
+	bg = themefile_rgb_on(st.bg, 8, 0);
+	st.fg = themefile_contrast(bg, black) >= themefile_contrast(bg, white) ? 0 : 7;
+	st.bold = st.fg == 7;
+	return st;
+}
+
 int themefile_ramp_index(double t, int diverging, int n)
 {
 	double u;

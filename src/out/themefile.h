@@ -110,6 +110,21 @@ int themefile_role_on_cells(int role);
  * black or white text instead.
  */
 ThemeFileRole themefile_screen_role(const ThemeFile *t, int role, int colors);
+/*
+ * The ramps on an 8-colour terminal, for every theme (a theme's own steps
+ * would fall onto a few basic colours, the screen's own among them: a weight
+ * drawn as a hole, both signs in one colour): THEMEFILE_RAMP8 steps, step i
+ * of the sequential (low → high) or diverging (negative → positive) ramp as
+ * basic colours 0–7, black or white text of the higher contrast, and bold
+ * for white text. light: the screen is white (a theme whose background maps
+ * to white), else dark. No step is the screen's colour; a ramp's steps differ.
+ */
+#define THEMEFILE_RAMP8 5
+typedef struct ThemeFileStep8 {
+	short fg, bg;
+	int bold;
+} ThemeFileStep8;
+ThemeFileStep8 themefile_ramp8(int diverging, int i, int light);
 /* Ramp index 0 … n-1 for t in [0, 1] (sequential) or [-1, 1] (diverging), as theme.c does. */
 int themefile_ramp_index(double t, int diverging, int n);
 

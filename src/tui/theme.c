@@ -10,28 +10,12 @@
  * The colours come from a ThemeFile (themefile.h: the built-in default or
  * assets/themes/NAME.json). Each role gets one colour pair; each ramp step a
  * pair of its background and a readable text colour. On 8-colour terminals
- * the default theme uses hand-picked ramps, other themes the nearest basic
- * colours. Without colour, roles use the attributes below plus the file's.
+ * every theme's roles take the nearest basic colours and its ramps are
+ * themefile_ramp8's (no step the screen's colour, the signs apart). Without
+ * colour, roles use the attributes below plus the file's.
  */
 
-#define RAMP8 5
 #define MONO_LEVELS 5
-
-typedef struct ThemePair {
-	short fg, bg;
-} ThemePair;
-
-/* The default theme on 8 colours: blue … default … red, and default … yellow. */
-static const ThemePair theme_div8[RAMP8] = {
-	{ COLOR_WHITE, COLOR_BLUE }, { COLOR_BLACK, COLOR_CYAN }, { -1, -1 },
-	{ COLOR_BLACK, COLOR_YELLOW }, { COLOR_WHITE, COLOR_RED }
-};
-static const attr_t theme_div8_attr[RAMP8] = { A_BOLD, 0, 0, 0, A_BOLD };
-static const ThemePair theme_seq8[RAMP8] = {
-	{ -1, -1 }, { COLOR_WHITE, COLOR_BLUE }, { COLOR_BLACK, COLOR_CYAN },
-	{ COLOR_BLACK, COLOR_GREEN }, { COLOR_BLACK, COLOR_YELLOW }
-};
-static const attr_t theme_seq8_attr[RAMP8] = { 0, A_BOLD, 0, 0, A_BOLD };
 
 /* Without colour: how each role looks (the theme file's attrs are added). */
 static const attr_t theme_mono_role[ROLE_COUNT] = {
@@ -62,7 +46,7 @@ static const attr_t theme_mono_heat[MONO_LEVELS] = { A_DIM, 0, 0, A_BOLD, A_BOLD
 static struct {
 	ThemeFile tf;
 	int colors;               /* 0 (monochrome), 8 or 256 */
-	int builtin8;             /* 8 colours with the default theme's hand-picked ramps */
+	int light8;               /* 8 colours on a white screen (themefile_ramp8's light ramps) */
 	attr_t role[ROLE_COUNT];
 	int role_plain[ROLE_COUNT]; /* 1: the role has no colours of its own (an overlay) */
 	short div_pair, seq_pair; /* first pair of each ramp */
@@ -140,13 +124,12 @@ theme_init(const char *name, int mono, char **err)
 	if (!mono && !t->mono && has_colors() && start_color() != ERR) {
 		use_default_colors();
 		int need = ROLE_COUNT + t->ndiv + t->nseq + 1;
-		int need8 = strcmp(t->name, "default") == 0 ? ROLE_COUNT + 2 * RAMP8 + 1 : need;
+		int need8 = ROLE_COUNT + 2 * THEMEFILE_RAMP8 + 1;
 		if (COLORS >= 256 && COLOR_PAIRS > need)
 			theme_state.colors = 256;
 		else if (COLORS >= 8 && COLOR_PAIRS > need8)
 			theme_state.colors = 8;
 	}
-	theme_state.builtin8 = theme_state.colors == 8 && strcmp(t->name, "default") == 0;
 	/* A theme with its own background (light) paints it: pair 0 (the blank screen) and every
 	 * "default" of its roles, so that on a dark terminal it is not grey text on black. */
 	theme_state.screen_fg = theme_colour(t->foreground);
@@ -171,13 +154,17 @@ theme_init(const char *name, int mono, char **err)
 	if (theme_state.colors == 8)
 		theme_state.role[ROLE_CURSOR] |= A_REVERSE;
 	theme_state.div_pair = pair;
-	if (theme_state.builtin8) {
-		theme_state.ndiv = theme_state.nseq = RAMP8;
-		for (int i = 0; i < RAMP8; i++)
-			init_pair(pair++, theme_div8[i].fg, theme_div8[i].bg);
-		theme_state.seq_pair = pair;
-		for (int i = 0; i < RAMP8; i++)
-			init_pair(pair++, theme_seq8[i].fg, theme_seq8[i].bg);
+	theme_state.light8 = theme_state.colors == 8 && theme_state.screen_bg == COLOR_WHITE;
+	if (theme_state.colors == 8) {
+		theme_state.ndiv = theme_state.nseq = THEMEFILE_RAMP8;
+		for (int d = 1; d >= 0; d--) {
+			if (d == 0)
+				theme_state.seq_pair = pair;
+			for (int i = 0; i < THEMEFILE_RAMP8; i++) {
+				ThemeFileStep8 st = themefile_ramp8(d, i, theme_state.light8);
+				init_pair(pair++, st.fg, st.bg);
+			}
+		}
 	} else if (theme_state.colors != 0) {
 		theme_state.ndiv = t->ndiv;
 		theme_state.nseq = t->nseq;
@@ -226,8 +213,8 @@ theme_heat(ThemeRamp ramp, double t, int *level)
 	int n = div ? theme_state.ndiv : theme_state.nseq;
 	int i = themefile_ramp_index(t, div, n);
 	attr_t a = COLOR_PAIR((div ? theme_state.div_pair : theme_state.seq_pair) + i);
-	if (theme_state.builtin8)
-		a |= div ? theme_div8_attr[i] : theme_seq8_attr[i];
+	if (theme_state.colors == 8 && themefile_ramp8(div, i, theme_state.light8).bold)
+		a |= A_BOLD;
 	return a;
 }
 
