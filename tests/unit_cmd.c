@@ -715,8 +715,8 @@ static void test_run_encoder(void **state)
 	run_ok(f, "layer e1");
 	place_is(&f->s, "layer 1/2 \u00b7 encoder \u00b7 self-attention", "attention");
 	run_ok(f, "set W_q[0][0] 0.5");
-	assert_true(MAT_AT(f->s.lesson->encoder->layer[1]->lp.W_q, 0, 0) == 0.5);
-	assert_true(MAT_AT(f->s.lesson->encoder->layer[0]->lp.W_q, 0, 0) != 0.5);
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[1].lp.W_q, 0, 0) == 0.5);
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[0].lp.W_q, 0, 0) != 0.5);
 	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 0) == dec_wq);
 	assert_ptr_equal(f->s.attn, f->s.model->encoder->next); /* still shown after the recomputation */
 	/* the mask of the attention shown: the encoder's, the decoder's self-attention's, its cross-attention's */
