@@ -193,7 +193,6 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 	const cJSON *layers = get(root, "layers"), *it;
 	Lesson **link = NULL, *top = NULL;
 	Model *enc = NULL;
-	ModelLayer *stack = NULL;
 	Lesson **saved_layers = li_stack(c)->layers;
 	const int saved_n = li_stack(c)->nlayers;
 	const Model *saved_enc = li_stack(c)->encoder;
@@ -275,13 +274,11 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 	/* the top level is link 0 (with the steps); each link keeps its parameters and own settings, not a lesson */
 	top = link[0];
 	link[0] = NULL;
-	stack = calloc((size_t)nlinks, sizeof *stack);
-	if (stack == NULL) {
+	top->layer = calloc((size_t)nlinks, sizeof *top->layer);
+	if (top->layer == NULL) {
 		fail_oom(c);
 		goto out;
 	}
-	top->layer = stack;
-	stack = NULL;
 	top->encoder = enc;
 	enc = NULL;
 	for (i = 0; i < nlinks; i++) {
