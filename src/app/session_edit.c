@@ -359,7 +359,7 @@ typedef struct CellArg {
 	double value;
 } CellArg;
 
-/* The cell set on a copy: an encoder–decoder's edit is computed afresh (attn_update computes none in place). */
+/* The cell set on a copy: when attn_update finds the shapes or settings are not the same after all. */
 static int edit_cell(Lesson *l, void *arg, char **err)
 {
 	const CellArg *a = arg;
@@ -500,6 +500,42 @@ static void restore_kept(Attn *first, Attn *before, const Lesson *l)
 	}
 }
 
+/*
+ * A cell set in the lesson (kept: its old matrices) computed afresh beside
+ * the computation before, which still reads the old matrix: kept with it
+ * for the flash. Refused (over the limit, a number the loader refuses, the
+ * computation or its variant's fails): the matrices back as they were.
+ */
+static int set_cell_afresh(Session *s, SessionKept *kept, char **err)
+{
+	Lesson *l = s->lesson;
+	const double budget = 2 * lesson_budget_numbers(l); /* the edited lesson's computation beside the one before */
+	Attn *a = NULL, *variant = NULL;
+
+	if (budget > (double)LESSON_MAX_NUMBERS)
+		*err = str_printf(_("this lesson is too large to edit: the edited copy and the lesson together would hold "
+		                    "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"),
+		                  budget, (long)LESSON_MAX_NUMBERS);
+	else if (lesson_validate(l, err) == 0 && (a = attn_compute_all(l, err)) != NULL &&
+	         sn_compute_compare(l, &variant, err) == 0) {
+		attn_free(s->compare_model);
+		s->compare_model = variant;
+		kept_matrix_free(&kept->compare); /* the variant's computation before is gone: nothing reads its old matrix */
+		s->prev_model = s->model;
+		s->prev_kept = kept;
+		s->model = a;
+		sn_point_layer(s);
+		s->edited = 1;
+		s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
+		return 0;
+	}
+	attn_free(a);
+	swap_out(&kept->lesson);
+	swap_out(&kept->compare);
+	sn_kept_free(kept);
+	return -1;
+}
+
 int session_set_cell(Session *s, AttnMatrix which, int row, int col, double value, char **err)
 {
 	CellArg arg = { which, s->layer, row, col, value };
@@ -516,8 +552,6 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 		*err = str_printf(_("%s is computed, not given"), matrix_name(which));
 		return -1;
 	}
-	if (l->encoder != NULL) /* attn_update computes an encoder–decoder afresh: so is its edit, on a copy */
-		return session_edit(s, edit_cell, &arg, err);
 	if ((m = cell_matrix(l, which, s->layer, row, col, err)) == NULL)
 		return -1;
 	/* Edits apply to the compare variant too; a refusal there refuses the edit. */
@@ -534,6 +568,8 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 		*err = str_printf(_("out of memory"));
 		return -1;
 	}
+	if (l->encoder != NULL) /* attn_update computes an encoder–decoder afresh: so is its edit, the lesson not copied */
+		return set_cell_afresh(s, kept, err);
 	/*
 	 * The computation updated in place: only the passes the matrix reaches
 	 * run again. With a variant, every matrix remade is kept, so that a
