@@ -500,6 +500,17 @@ static void restore_kept(Attn *first, Attn *before, const Lesson *l)
 	}
 }
 
+/* A values edit taken: the computation before and the old matrix it reads (kept) stay for the flash. */
+static int values_taken(Session *s, Attn *before, SessionKept *kept)
+{
+	s->prev_model = before;
+	s->prev_kept = kept;
+	sn_point_layer(s);
+	s->edited = 1;
+	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
+	return 0;
+}
+
 /*
  * A cell set in the lesson (kept: its old matrices) computed afresh beside
  * the computation before, which still reads the old matrix: kept with it
@@ -510,7 +521,7 @@ static int set_cell_afresh(Session *s, SessionKept *kept, char **err)
 {
 	Lesson *l = s->lesson;
 	const double budget = 2 * lesson_budget_numbers(l); /* the edited lesson's computation beside the one before */
-	Attn *a = NULL, *variant = NULL;
+	Attn *a = NULL, *variant = NULL, *before;
 
 	if (budget > (double)LESSON_MAX_NUMBERS)
 		*err = str_printf(_("this lesson is too large to edit: the edited copy and the lesson together would hold "
@@ -521,13 +532,9 @@ static int set_cell_afresh(Session *s, SessionKept *kept, char **err)
 		attn_free(s->compare_model);
 		s->compare_model = variant;
 		kept_matrix_free(&kept->compare); /* the variant's computation before is gone: nothing reads its old matrix */
-		s->prev_model = s->model;
-		s->prev_kept = kept;
+		before = s->model;
 		s->model = a;
-		sn_point_layer(s);
-		s->edited = 1;
-		s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
-		return 0;
+		return values_taken(s, before, kept);
 	}
 	attn_free(a);
 	swap_out(&kept->lesson);
@@ -620,11 +627,6 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 		sn_kept_free(kept);
 		kept = NULL;
 	}
-	s->prev_model = before;
-	s->prev_kept = kept;
-	sn_point_layer(s);
-	s->edited = 1;
-	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
-	return 0;
+	return values_taken(s, before, kept);
 }
 
