@@ -103,16 +103,16 @@ static void test_finite_differences(void **state)
 		assert_non_null(a);
 		assert_int_equal(attn_backward(a, &loss, &err), 0);
 		for (const Attn *x = a; x != NULL; x = x->next) {
-			Lesson *p = lesson_layer(l, x->layer);
-			check_cells(l, &p->lp.W_q, &x->grad->W_q);
-			check_cells(l, &p->lp.W_k, &x->grad->W_k);
-			check_cells(l, &p->lp.W_v, &x->grad->W_v);
-			if (!mat_empty(&p->lp.b_q))
-				check_cells(l, &p->lp.b_q, &x->grad->b_q);
-			if (p->lp.block.has_ffn) {
-				check_cells(l, &p->lp.block.W_1, &x->grad->W_1);
-				check_cells(l, &p->lp.block.b_2, &x->grad->b_2);
-				check_cells(l, &p->lp.block.ln1_gamma, &x->grad->ln1_gamma);
+			LayerParams *p = lesson_layer_params(l, x->layer);
+			check_cells(l, &p->W_q, &x->grad->W_q);
+			check_cells(l, &p->W_k, &x->grad->W_k);
+			check_cells(l, &p->W_v, &x->grad->W_v);
+			if (!mat_empty(&p->b_q))
+				check_cells(l, &p->b_q, &x->grad->b_q);
+			if (p->block.has_ffn) {
+				check_cells(l, &p->block.W_1, &x->grad->W_1);
+				check_cells(l, &p->block.b_2, &x->grad->b_2);
+				check_cells(l, &p->block.ln1_gamma, &x->grad->ln1_gamma);
 			}
 		}
 		attn_free(a);
@@ -157,7 +157,7 @@ static void test_encoder_finite_differences(void **state)
 			Mat *param[ATTN_GRAD_PARAMS];
 			const Mat *grad[ATTN_GRAD_PARAMS];
 			const int n =
-			        attn_grad_pairs(lesson_layer(l->encoder, x->layer), x->grad, param, grad, ATTN_GRAD_PARAMS);
+			        attn_grad_pairs(model_layer_params(l->encoder, x->layer), x->grad, param, grad, ATTN_GRAD_PARAMS);
 			assert_true(n >= 3); /* W_q, W_k, W_v at least */
 			for (int k = 0; k < n; k++, checked++)
 				check_every_cell(l, param[k], grad[k]);

@@ -689,8 +689,10 @@ static void test_run_encoder(void **state)
 {
 	Fixture *f = *state;
 	const char *root = getenv("ATTNVIZ_SRCDIR");
-	char line[512];
-	double dec_wq;
+	char line[512], *err = NULL;
+	double dec_wq, enc_wv;
+	const Lesson *loaded;
+	Attn *fresh;
 
 	snprintf(line, sizeof line, "load %s/lessons/encdec.json", root != NULL ? root : ".");
 	run_ok(f, line);
@@ -714,11 +716,29 @@ static void test_run_encoder(void **state)
 	dec_wq = MAT_AT(f->s.lesson->lp.W_q, 0, 0);
 	run_ok(f, "layer e1");
 	place_is(&f->s, "layer 1/2 \u00b7 encoder \u00b7 self-attention", "attention");
+	loaded = f->s.lesson;
+	enc_wv = MAT_AT(f->s.lesson->encoder->layer[1].lp.W_v, 0, 0);
 	run_ok(f, "set W_q[0][0] 0.5");
-	assert_true(MAT_AT(f->s.lesson->encoder->layer[1]->lp.W_q, 0, 0) == 0.5);
-	assert_true(MAT_AT(f->s.lesson->encoder->layer[0]->lp.W_q, 0, 0) != 0.5);
+	assert_ptr_equal(f->s.lesson, loaded); /* set in the lesson itself, not on a copy of it */
+	assert_non_null(f->s.prev_model);      /* the computation before, for the flash */
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[1].lp.W_q, 0, 0) == 0.5);
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[0].lp.W_q, 0, 0) != 0.5);
 	assert_true(MAT_AT(f->s.lesson->lp.W_q, 0, 0) == dec_wq);
 	assert_ptr_equal(f->s.attn, f->s.model->encoder->next); /* still shown after the recomputation */
+	fresh = attn_compute(f->s.lesson, &err);
+	assert_non_null(fresh);
+	{ /* the same numbers as the edited lesson computed afresh */
+		const Mat *x = attn_final_output(fresh), *y = attn_final_output(f->s.model);
+		assert_int_equal(x->rows, y->rows);
+		assert_int_equal(x->cols, y->cols);
+		assert_memory_equal(x->a, y->a, (size_t)x->rows * (size_t)x->cols * sizeof *x->a);
+	}
+	attn_free(fresh);
+	/* refused: the number and the computation as they were */
+	run_err(f, "set W_v[0][0] 1e308", "the numbers grow too large to compute");
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[1].lp.W_v, 0, 0) == enc_wv);
+	assert_true(MAT_AT(f->s.lesson->encoder->layer[1].lp.W_q, 0, 0) == 0.5);
+	assert_ptr_equal(f->s.attn, f->s.model->encoder->next);
 	/* the mask of the attention shown: the encoder's, the decoder's self-attention's, its cross-attention's */
 	run_ok(f, "mask padding 0,1,1");
 	assert_true(MAT_AT(f->s.attn->head[0].weights, 0, 0) == 0.0);

@@ -64,20 +64,20 @@ static int holders(const Lesson *l)
 	return 1 + l->nlayers + (l->encoder != NULL ? 1 + l->encoder->nlayers : 0);
 }
 
-static Lesson *holder(Lesson *l, int hd)
+static Mat *holder_matrix(Lesson *l, int hd, AttnMatrix w)
 {
 	if (hd == 0)
-		return l;
+		return lesson_matrix(l, w);
 	if (hd <= l->nlayers)
-		return lesson_layer(l, hd - 1);
+		return lesson_model_given(&l->model, hd - 1, w);
 	hd -= 1 + l->nlayers;
-	return hd == 0 ? l->encoder : lesson_layer(l->encoder, hd - 1);
+	return lesson_model_given(l->encoder, hd - 1, w);
 }
 
 /* Holder hd's matrix w, when the lesson gives it. */
 static Mat *given(Lesson *l, int hd, AttnMatrix w)
 {
-	Mat *m = lesson_matrix(holder(l, hd), w);
+	Mat *m = holder_matrix(l, hd, w);
 	return m != NULL && !mat_empty(m) ? m : NULL;
 }
 
@@ -371,7 +371,7 @@ static void test_overflow_then_back(void **state)
 static int set_wv(Lesson *l, void *arg, char **err)
 {
 	(void)err;
-	MAT_AT(lesson_layer(l, 0)->lp.W_v, 0, 1) = *(double *)arg;
+	MAT_AT(lesson_layer_params(l, 0)->W_v, 0, 1) = *(double *)arg;
 	return 0;
 }
 

@@ -134,7 +134,9 @@ int session_lesson_index(const char *name);
  *    lesson's W_q: no flash). A refused edit (the numbers overflow, in the
  *    lesson or its variant) puts back what was kept: the lesson and its
  *    computation are as they were, bit for bit. An encoder–decoder's edit
- *    is computed afresh (as below).
+ *    is made the same way in the lesson (only the matrix copied), then the
+ *    lesson computed afresh beside the computation before (kept in prev_*
+ *    with the old matrix, for the flash), within the same limit as below.
  *  - shapes and settings: session_set_heads, session_set_mask,
  *    session_set_scale and session_train edit a copy of the lesson, which
  *    is checked (lesson_validate) and computed afresh beside the current

@@ -31,9 +31,9 @@ static void adapt_steps(Lesson *l)
 
 	for (i = 0; i < l->nsteps; i++) {
 		Step *st = &l->steps[i];
-		const Lesson *stk = lesson_step_stack(l, st); /* the encoder's, or the lesson's own layers */
+		const Model *stk = lesson_step_stack(l, st); /* the encoder's, or the lesson's own layers */
 		/* a stage an edit removed (heads 1: no split; mask none: no mask) gives way to the table's stand-in */
-		const int heads = lesson_layer_const(stk, st->layer)->lp.heads;
+		const int heads = model_layer_params_const(stk, st->layer)->heads;
 		LessonShape sh;
 		lesson_layer_shape(stk, st->layer, &sh);
 		st->stage = stage_shown(&sh, st->stage);
@@ -194,29 +194,30 @@ static int edit_heads(Lesson *top, void *arg, char **err)
 	const HeadsArg *ha = arg;
 	const int h = ha->heads;
 	int i;
-	Lesson *stk = lesson_walk_stack(top, ha->layer, &i), *l = lesson_layer(stk, i);
+	Model *stk = lesson_walk_stack(top, ha->layer, &i);
+	LayerParams *p = model_layer_params(stk, i);
 	/* key/value heads follow the query heads unless the lesson set them ("kv_heads") */
-	const int g = l->lp.kv_heads_given ? l->lp.kv_heads : h;
-	const Mat *bad = l->lp.W_q.cols % h != 0 ? &l->lp.W_q : l->lp.W_v.cols % g != 0 ? &l->lp.W_v : NULL;
+	const int g = p->kv_heads_given ? p->kv_heads : h;
+	const Mat *bad = p->W_q.cols % h != 0 ? &p->W_q : p->W_v.cols % g != 0 ? &p->W_v : NULL;
 
 	if (bad != NULL) {
-		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &l->lp.W_q ? h : g, bad->cols,
-		                  bad == &l->lp.W_q ? "W_q" : "W_v");
+		*err = str_printf(_("heads: %d does not divide the %d columns of %s"), bad == &p->W_q ? h : g, bad->cols,
+		                  bad == &p->W_q ? "W_q" : "W_v");
 		return -1;
 	}
 	if (h % g != 0) {
 		*err = str_printf(_("heads: %d is not a multiple of the lesson's %d key/value heads (\"kv_heads\")"), h, g);
 		return -1;
 	}
-	if (l->cfg.alibi && !mat_empty(&l->lp.alibi_slopes)) {
+	if (stk->cfg.alibi && !mat_empty(&p->alibi_slopes)) {
 		*err = str_printf(_("heads: the lesson gives ALiBi %d slopes, one per head; it cannot have %d heads"),
-		                  l->lp.alibi_slopes.cols, h);
+		                  p->alibi_slopes.cols, h);
 		return -1;
 	}
-	l->lp.heads = h;
-	l->lp.kv_heads = g;
-	l->lp.d_k = l->lp.W_q.cols / h;
-	l->lp.d_v = l->lp.W_v.cols / g;
+	p->heads = h;
+	p->kv_heads = g;
+	p->d_k = p->W_q.cols / h;
+	p->d_v = p->W_v.cols / g;
 	return 0;
 }
 
@@ -234,19 +235,20 @@ typedef struct MaskArg {
 	int layer; /* the walk layer shown: whose mask is edited */
 } MaskArg;
 
-/* l's mask replaced by a's. */
-static int set_mask(Lesson *l, const MaskArg *a, char **err)
+/* A mask (a model's, or a layer's own: the same fields) replaced by a's. */
+#define set_mask(holder, a, err) set_mask_of(&(holder)->mask, &(holder)->window, &(holder)->mask_matrix, &(holder)->nmasks, &(holder)->masks, a, err)
+static int set_mask_of(MaskKind *mask, int *window, Mat *matrix, int *nmasks, MaskPart **masks, const MaskArg *a, char **err)
 {
-	mat_free(&l->cfg.mask_matrix);
-	for (int i = 0; i < l->cfg.nmasks; i++)
-		mat_free(&l->cfg.masks[i].matrix);
-	free(l->cfg.masks);
-	l->cfg.masks = NULL;
-	l->cfg.nmasks = 0;
-	l->cfg.mask = a->kind;
-	l->cfg.window = a->window;
+	mat_free(matrix);
+	for (int i = 0; i < *nmasks; i++)
+		mat_free(&(*masks)[i].matrix);
+	free(*masks);
+	*masks = NULL;
+	*nmasks = 0;
+	*mask = a->kind;
+	*window = a->window;
 	/* Copied, not moved: the compare variant gets the same edit. */
-	if (a->kind == MASK_PADDING && mat_copy(&l->cfg.mask_matrix, a->padding) != 0) {
+	if (a->kind == MASK_PADDING && mat_copy(matrix, a->padding) != 0) {
 		*err = strdup("out of memory");
 		return -1;
 	}
@@ -262,11 +264,11 @@ static int edit_mask(Lesson *top, void *arg, char **err)
 {
 	const MaskArg *a = arg;
 	int i;
-	Lesson *stk = lesson_walk_stack(top, a->layer, &i);
+	Model *stk = lesson_walk_stack(top, a->layer, &i);
 
-	if (stk == top && top->encoder != NULL)
-		return set_mask(lesson_layer(top, i), a, err) != 0 || (i == 0 && set_mask(top, a, err) != 0) ? -1 : 0;
-	return set_mask(stk, a, err);
+	if (stk == &top->model && top->encoder != NULL)
+		return set_mask(&top->layer[i].own, a, err) != 0 || (i == 0 && set_mask(&top->cfg, a, err) != 0) ? -1 : 0;
+	return set_mask(&stk->cfg, a, err);
 }
 
 int session_set_mask(Session *s, MaskKind kind, int window, const Mat *padding, char **err)
@@ -282,13 +284,20 @@ typedef struct ScaleArg {
 } ScaleArg;
 
 /* The scale is a setting of every attention of the lesson: an encoder–decoder's encoder too. */
+static void scale_model(Model *m, const ScaleArg *a)
+{
+	m->cfg.scale = a->kind;
+	m->cfg.scale_value = a->value;
+	m->cfg.scale_explicit = 1;
+	if (m->encoder != NULL)
+		scale_model(m->encoder, a);
+}
+
 static int edit_scale(Lesson *l, void *arg, char **err)
 {
-	const ScaleArg *a = arg;
-	l->cfg.scale = a->kind;
-	l->cfg.scale_value = a->value;
-	l->cfg.scale_explicit = 1;
-	return l->encoder != NULL ? edit_scale(l->encoder, arg, err) : 0;
+	(void)err;
+	scale_model(&l->model, arg);
+	return 0;
 }
 
 int session_set_scale(Session *s, ScaleKind kind, double value, char **err)
@@ -331,22 +340,10 @@ int session_train(Session *s, int steps, double lr, double *losses, char **err)
 
 /* ------------------------------------------------------------ edits of values */
 
-/*
- * The lesson or layer that holds matrix `which` at walk layer `layer`: a
- * layer's own parameters, its stack's input (the encoder's X in the encoder),
- * the top level's source.
- */
-static Lesson *holder(Lesson *l, AttnMatrix which, int layer)
-{
-	int i;
-	Lesson *stk = lesson_walk_stack(l, layer, &i);
-	return which == AM_SOURCE_INPUT ? l : which == AM_INPUT ? stk : lesson_layer(stk, i);
-}
-
 /* The cell of l's matrix, or -1 with *err when l has no such cell (the compare variant may have other shapes). */
 static Mat *cell_matrix(Lesson *l, AttnMatrix which, int layer, int row, int col, char **err)
 {
-	Mat *m = lesson_matrix(holder(l, which, layer), which);
+	Mat *m = lesson_walk_matrix(l, layer, which);
 
 	if (m == NULL || row >= m->rows || col >= m->cols) {
 		*err = str_printf(_("%s[%d][%d] is outside its %d × %d"), matrix_name(which), row, col, m ? m->rows : 0,
@@ -362,7 +359,7 @@ typedef struct CellArg {
 	double value;
 } CellArg;
 
-/* The cell set on a copy: an encoder–decoder's edit is computed afresh (attn_update computes none in place). */
+/* The cell set on a copy: when attn_update finds the shapes or settings are not the same after all. */
 static int edit_cell(Lesson *l, void *arg, char **err)
 {
 	const CellArg *a = arg;
@@ -503,6 +500,49 @@ static void restore_kept(Attn *first, Attn *before, const Lesson *l)
 	}
 }
 
+/* A values edit taken: the computation before and the old matrix it reads (kept) stay for the flash. */
+static int values_taken(Session *s, Attn *before, SessionKept *kept)
+{
+	s->prev_model = before;
+	s->prev_kept = kept;
+	sn_point_layer(s);
+	s->edited = 1;
+	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
+	return 0;
+}
+
+/*
+ * A cell set in the lesson (kept: its old matrices) computed afresh beside
+ * the computation before, which still reads the old matrix: kept with it
+ * for the flash. Refused (over the limit, a number the loader refuses, the
+ * computation or its variant's fails): the matrices back as they were.
+ */
+static int set_cell_afresh(Session *s, SessionKept *kept, char **err)
+{
+	Lesson *l = s->lesson;
+	const double budget = 2 * lesson_budget_numbers(l); /* the edited lesson's computation beside the one before */
+	Attn *a = NULL, *variant = NULL, *before;
+
+	if (budget > (double)LESSON_MAX_NUMBERS)
+		*err = str_printf(_("this lesson is too large to edit: the edited copy and the lesson together would hold "
+		                    "%.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"),
+		                  budget, (long)LESSON_MAX_NUMBERS);
+	else if (lesson_validate(l, err) == 0 && (a = attn_compute_all(l, err)) != NULL &&
+	         sn_compute_compare(l, &variant, err) == 0) {
+		attn_free(s->compare_model);
+		s->compare_model = variant;
+		kept_matrix_free(&kept->compare); /* the variant's computation before is gone: nothing reads its old matrix */
+		before = s->model;
+		s->model = a;
+		return values_taken(s, before, kept);
+	}
+	attn_free(a);
+	swap_out(&kept->lesson);
+	swap_out(&kept->compare);
+	sn_kept_free(kept);
+	return -1;
+}
+
 int session_set_cell(Session *s, AttnMatrix which, int row, int col, double value, char **err)
 {
 	CellArg arg = { which, s->layer, row, col, value };
@@ -519,8 +559,6 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 		*err = str_printf(_("%s is computed, not given"), matrix_name(which));
 		return -1;
 	}
-	if (l->encoder != NULL) /* attn_update computes an encoder–decoder afresh: so is its edit, on a copy */
-		return session_edit(s, edit_cell, &arg, err);
 	if ((m = cell_matrix(l, which, s->layer, row, col, err)) == NULL)
 		return -1;
 	/* Edits apply to the compare variant too; a refusal there refuses the edit. */
@@ -537,6 +575,8 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 		*err = str_printf(_("out of memory"));
 		return -1;
 	}
+	if (l->encoder != NULL) /* attn_update computes an encoder–decoder afresh: so is its edit, the lesson not copied */
+		return set_cell_afresh(s, kept, err);
 	/*
 	 * The computation updated in place: only the passes the matrix reaches
 	 * run again. With a variant, every matrix remade is kept, so that a
@@ -587,11 +627,6 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 		sn_kept_free(kept);
 		kept = NULL;
 	}
-	s->prev_model = before;
-	s->prev_kept = kept;
-	sn_point_layer(s);
-	s->edited = 1;
-	s->dirty |= DIRTY_VALUES | DIRTY_PLACE;
-	return 0;
+	return values_taken(s, before, kept);
 }
 

@@ -129,7 +129,7 @@ typedef struct Attn {
 	int layer, nlayers;
 	struct Attn *next;
 	/*
-	 * An encoder–decoder (lesson.h: Lesson.encoder): on the first link, the
+	 * An encoder–decoder (model.h: Model.encoder): on the first link, the
 	 * encoder's own computation (owned), whose final output is the memory
 	 * every cross-attention link reads as its source S. Each link's part
 	 * (self- or cross-attention) and decoder layer are lp.part, lp.dec_layer.

@@ -418,21 +418,19 @@ oom:
  * after that. A lesson without layers is its own: its cfg and lp. Every
  * matrix is borrowed.
  */
-static void layer_model(const Lesson *l, int i, const Mat *input, const Mat *memory, ModelConfig *c, LayerParams *p)
+static void layer_model(const Model *l, int i, const Mat *input, const Mat *memory, ModelConfig *c, LayerParams *p)
 {
-	const Lesson *own = lesson_layer_const(l, i);
-
-	*p = own->lp;
+	*p = *model_layer_params_const(l, i);
 	if (l->nlayers == 0) {
 		*c = l->cfg;
 		return;
 	}
-	model_layer_config(&l->cfg, &own->cfg, i, l->nlayers, l->encoder != NULL, input, c);
+	model_config_of_layer(l, i, input, c);
 	if (p->part == PART_CROSS && memory != NULL) /* cross-attention: its source is the encoder's output */
 		c->source_input = *memory;
 }
 
-static Attn *compute_chain(const Lesson *l, char **err);
+static Attn *compute_chain(const Lesson *top, const Model *l, char **err);
 
 Attn *attn_compute(const Lesson *l, char **err)
 {
@@ -440,13 +438,13 @@ Attn *attn_compute(const Lesson *l, char **err)
 
 	if (progress_depth++ == 0)
 		progress_t0 = clock_ms();
-	a = compute_chain(l, err);
+	a = compute_chain(l, &l->model, err);
 	progress_depth--;
 	return a;
 }
 
-/* Every layer of l (and its encoder first), each link computed by compute_one. */
-static Attn *compute_chain(const Lesson *l, char **err)
+/* Every layer of model l (and its encoder first) of the lesson top, each link computed by compute_one. */
+static Attn *compute_chain(const Lesson *top, const Model *l, char **err)
 {
 	Attn *first = NULL, **link = &first, *enc = NULL;
 	const Mat *input = &l->cfg.input, *dec_input = NULL, *memory = NULL;
@@ -457,12 +455,12 @@ static Attn *compute_chain(const Lesson *l, char **err)
 			*err = str_printf("out of memory computing the lesson");
 			return NULL;
 		}
-		a->top = l;
+		a->top = top;
 		layer_model(l, 0, &l->cfg.input, NULL, &a->cfg, &a->lp);
 		return compute_one(a, err);
 	}
 	if (l->encoder != NULL) {
-		enc = attn_compute(l->encoder, err);
+		enc = compute_chain(top, l->encoder, err);
 		if (enc == NULL) {
 			char *e = str_printf("encoder: %s", *err);
 			free(*err);
@@ -485,7 +483,7 @@ static Attn *compute_chain(const Lesson *l, char **err)
 		}
 		a->layer = i;
 		a->nlayers = l->nlayers;
-		a->top = l;
+		a->top = top;
 		a->dec_input = dec_input;
 		layer_model(l, i, input, memory, &a->cfg, &a->lp);
 		*link = a;
@@ -600,7 +598,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	for (a = first; a != NULL; prev = a, a = a->next) {
 		ModelConfig vc;
 		LayerParams vp;
-		layer_model(l, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL, &vc, &vp);
+		layer_model(&l->model, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL, &vc, &vp);
 		if (!same_settings(&a->cfg, &a->lp, &vc, &vp))
 			return 1;
 	}
@@ -626,7 +624,7 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 					klink = &ka->next;
 				}
 			}
-			layer_model(l, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL,
+			layer_model(&l->model, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL,
 			            pass == 0 ? &plan_c : &a->cfg, pass == 0 ? &plan_p : &a->lp);
 			if (pass == 1)
 				a->top = l;
@@ -726,25 +724,25 @@ Attn *attn_compute_all(const Lesson *l, char **err)
 static const struct {
 	size_t param, grad;
 } params[] = {
-	{ offsetof(Lesson, lp.W_q), offsetof(AttnGrad, W_q) },
-	{ offsetof(Lesson, lp.W_k), offsetof(AttnGrad, W_k) },
-	{ offsetof(Lesson, lp.W_v), offsetof(AttnGrad, W_v) },
-	{ offsetof(Lesson, lp.W_o), offsetof(AttnGrad, W_o) },
-	{ offsetof(Lesson, lp.w_e), offsetof(AttnGrad, w_e) },
-	{ offsetof(Lesson, lp.b_q), offsetof(AttnGrad, b_q) },
-	{ offsetof(Lesson, lp.b_k), offsetof(AttnGrad, b_k) },
-	{ offsetof(Lesson, lp.b_v), offsetof(AttnGrad, b_v) },
-	{ offsetof(Lesson, lp.b_o), offsetof(AttnGrad, b_o) },
-	{ offsetof(Lesson, lp.block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
-	{ offsetof(Lesson, lp.block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
-	{ offsetof(Lesson, lp.block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },
-	{ offsetof(Lesson, lp.block.ln2_beta), offsetof(AttnGrad, ln2_beta) },
-	{ offsetof(Lesson, lp.block.W_1), offsetof(AttnGrad, W_1) },
-	{ offsetof(Lesson, lp.block.b_1), offsetof(AttnGrad, b_1) },
-	{ offsetof(Lesson, lp.block.W_3), offsetof(AttnGrad, W_3) },
-	{ offsetof(Lesson, lp.block.b_3), offsetof(AttnGrad, b_3) },
-	{ offsetof(Lesson, lp.block.W_2), offsetof(AttnGrad, W_2) },
-	{ offsetof(Lesson, lp.block.b_2), offsetof(AttnGrad, b_2) },
+	{ offsetof(LayerParams, W_q), offsetof(AttnGrad, W_q) },
+	{ offsetof(LayerParams, W_k), offsetof(AttnGrad, W_k) },
+	{ offsetof(LayerParams, W_v), offsetof(AttnGrad, W_v) },
+	{ offsetof(LayerParams, W_o), offsetof(AttnGrad, W_o) },
+	{ offsetof(LayerParams, w_e), offsetof(AttnGrad, w_e) },
+	{ offsetof(LayerParams, b_q), offsetof(AttnGrad, b_q) },
+	{ offsetof(LayerParams, b_k), offsetof(AttnGrad, b_k) },
+	{ offsetof(LayerParams, b_v), offsetof(AttnGrad, b_v) },
+	{ offsetof(LayerParams, b_o), offsetof(AttnGrad, b_o) },
+	{ offsetof(LayerParams, block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
+	{ offsetof(LayerParams, block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
+	{ offsetof(LayerParams, block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },
+	{ offsetof(LayerParams, block.ln2_beta), offsetof(AttnGrad, ln2_beta) },
+	{ offsetof(LayerParams, block.W_1), offsetof(AttnGrad, W_1) },
+	{ offsetof(LayerParams, block.b_1), offsetof(AttnGrad, b_1) },
+	{ offsetof(LayerParams, block.W_3), offsetof(AttnGrad, W_3) },
+	{ offsetof(LayerParams, block.b_3), offsetof(AttnGrad, b_3) },
+	{ offsetof(LayerParams, block.W_2), offsetof(AttnGrad, W_2) },
+	{ offsetof(LayerParams, block.b_2), offsetof(AttnGrad, b_2) },
 };
 _Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
 
@@ -757,7 +755,7 @@ static void descend(Mat *p, const Mat *dp, double lr)
 		p->a[i] -= lr * dp->a[i];
 }
 
-int attn_grad_pairs(Lesson *p, const AttnGrad *g, Mat **param, const Mat **grad, int max)
+int attn_grad_pairs(LayerParams *p, const AttnGrad *g, Mat **param, const Mat **grad, int max)
 {
 	int n = 0;
 
@@ -772,12 +770,12 @@ int attn_grad_pairs(Lesson *p, const AttnGrad *g, Mat **param, const Mat **grad,
 }
 
 /* One step: every layer's parameters, and the stack's final norm. */
-static void step_params(Lesson *l, const Attn *first, double lr)
+static void step_params(Model *l, const Attn *first, double lr)
 {
 	for (const Attn *a = first; a != NULL; a = a->next) {
 		Mat *param[ATTN_GRAD_PARAMS];
 		const Mat *grad[ATTN_GRAD_PARAMS];
-		const int n = attn_grad_pairs(lesson_layer(l, a->layer), a->grad, param, grad, ATTN_GRAD_PARAMS);
+		const int n = attn_grad_pairs(model_layer_params(l, a->layer), a->grad, param, grad, ATTN_GRAD_PARAMS);
 		for (int i = 0; i < n; i++)
 			descend(param[i], grad[i], lr);
 		if (a->next == NULL) {
@@ -814,7 +812,7 @@ int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
 			attn_free(a);
 			break;
 		}
-		step_params(l, a, lr);
+		step_params(&l->model, a, lr);
 		attn_free(a);
 	}
 	return 0;

@@ -67,13 +67,13 @@ Attn *attn_compute_all(const Lesson *l, char **err);
 int attn_train(Lesson *l, int steps, double lr, double *losses, char **err);
 
 /*
- * The parameters of one layer's lesson p (its weights, biases, norms and
+ * The parameters of one layer p (its weights, biases, norms and
  * FFN; those it has) beside their gradients in g, as training walks them:
  * up to max pairs in param and grad; returns how many. ATTN_GRAD_PARAMS is
  * enough for any layer. A stack's final norm is the stack's own
  * (final_gamma, final_beta beside the last link's gradients).
  */
 #define ATTN_GRAD_PARAMS 24
-int attn_grad_pairs(Lesson *p, const struct AttnGrad *g, Mat **param, const Mat **grad, int max);
+int attn_grad_pairs(LayerParams *p, const struct AttnGrad *g, Mat **param, const Mat **grad, int max);
 
 #endif

@@ -494,14 +494,14 @@ static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
 	return 0;
 }
 
-/* A lesson with a block or layers: the input, every layer, and the last layer's output. */
-static cJSON *dump_block(const Attn *a, char **err)
+/* A lesson with a block or layers: the input, every layer, and the last layer's output (an encoder's: no title). */
+static cJSON *dump_block(const Attn *a, int encoder, char **err)
 {
 	const Lesson *l = a->top; /* the course: its version and title */
 	const ModelConfig *cfg = attn_config(a);
 	cJSON *o = cJSON_CreateObject(), *layers, *rows;
 	if (o == NULL || add_number(o, "attnviz", l->version) ||
-	    !cJSON_AddStringToObject(o, "title", text_get(&l->title, "en")) || add_number(o, "n", cfg->n) ||
+	    !cJSON_AddStringToObject(o, "title", encoder ? "" : text_get(&l->title, "en")) || add_number(o, "n", cfg->n) ||
 	    add_number(o, "d_model", cfg->d_model) || add_number(o, "layers_count", a->nlayers > 0 ? a->nlayers : 1) ||
 	    !cJSON_AddItemToObject(o, "tokens", dump_strings(cfg->tokens, cfg->n)) || add_matrix(o, "input", &cfg->input) ||
 	    (!mat_empty(&a->PE) && add_matrix(o, "PE", &a->PE)) || add_matrix(o, "X", &a->X))
@@ -514,7 +514,7 @@ static cJSON *dump_block(const Attn *a, char **err)
 	if (add_matrix(o, "output", attn_final_output(a)))
 		goto oom;
 	if (a->encoder != NULL) {
-		cJSON *e = dump_block(a->encoder, err);
+		cJSON *e = dump_block(a->encoder, 1, err);
 		if (e == NULL || !cJSON_AddItemToObject(o, "encoder", e)) {
 			cJSON_Delete(e);
 			goto oom;
@@ -664,7 +664,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 
 	*err = NULL;
 	if (lp->block.present || a->nlayers > 0) {
-		o = dump_block(a, err);
+		o = dump_block(a, 0, err);
 		if (o != NULL && add_backward(o, a) != 0) {
 			cJSON_Delete(o);
 			*err = strdup("out of memory writing the dump");

@@ -59,42 +59,34 @@ typedef struct Step {
 
 /*
  * A lesson after loading: the course (title, narration, steps, quizzes, a
- * compare variant) and the model it teaches (model/model.h): the settings
- * every layer shares (cfg) and, for a lesson that is its own single layer,
- * that layer's parameters (lp). Every matrix is concrete (generated ones
- * filled in), every shape checked against every other. Nothing here is
- * derived from the computation; attention.h computes the stages from it.
+ * compare variant) and the model it teaches (model/model.h: a Model — the
+ * settings every layer shares, cfg; its layers, or lp for a lesson that is
+ * its own single layer; an encoder–decoder's encoder). Every matrix is
+ * concrete (generated ones filled in), every shape checked against every
+ * other. Nothing here is derived from the computation; attention.h computes
+ * the stages from it.
  */
 typedef struct Lesson {
 	char *path;          /* as given to lesson_load; owned; "(built-in)" for the default */
 	Text title, summary;
 	int version;          /* the file's "attnviz": 1 or 2 */
 
-	ModelConfig cfg;      /* the settings every layer shares */
-	LayerParams lp;       /* this lesson's own layer (each of layer[] has its own) */
+	/*
+	 * The model, by its own name (&l->model: what model_* functions take)
+	 * or by its fields (l->cfg, l->lp, l->nlayers, l->layer, l->encoder):
+	 * one storage. "layers" (version 2) are each layer's own heads, weights,
+	 * biases and block, a key not given taken from the top level; "encoder"
+	 * makes it an encoder–decoder (model.h, Model).
+	 */
+	union {
+		Model model;
+		struct {
+			MODEL_FIELDS
+		};
+	};
 
 	int nsteps;
 	Step *steps;          /* owned; 0 steps means the default walk */
-
-	/*
-	 * "layers" (version 2): each layer's own heads, weights, biases and block,
-	 * a key not given taken from the top level. Shared settings (tokens, X,
-	 * mask, scale, score) stay in cfg; the engine fills them in
-	 * (model_layer_config). 0 layers: this lesson is its own single layer.
-	 */
-	int nlayers;
-	struct Lesson **layer;
-
-	/*
-	 * "encoder" (version 2): an encoder–decoder. encoder is the encoder's own
-	 * stack (owned; its output after its final norm is the memory), and each
-	 * decoder layer is two links of layer[]: 2k its masked self-attention
-	 * (part PART_SELF: the layer's ln1, no FFN) and 2k + 1 its cross-attention
-	 * (PART_CROSS: a source of m = the encoder's tokens, whose rows the engine
-	 * fills with the memory; its block's ln1, ln2 are the layer's ln2, ln3,
-	 * with the FFN). lp.part and lp.dec_layer are set on each link.
-	 */
-	struct Lesson *encoder;
 
 	/* "compare": the same lesson with some keys overridden (issue: curriculum). */
 	struct Lesson *compare;
@@ -135,6 +127,15 @@ void lesson_model_shape(const ModelConfig *c, const LayerParams *p, LessonShape 
 double lesson_model_count_numbers(const ModelConfig *c, const LayerParams *p);
 /* A matrix the lesson gives (input, source_input, W_*, w_e: MF_GIVEN), or NULL for computed ones. */
 Mat *lesson_matrix(Lesson *l, AttnMatrix which);
+/*
+ * The given matrix `which` of model m: its own (cfg and lp) for i < 0 or a
+ * model without layers, else layer i's (its parameters and own source;
+ * NULL for a shared setting's). lesson_walk_matrix: the one walk layer k
+ * shows, as an edit changes it (a layer's own, its stack's X, the lesson's
+ * source), or NULL.
+ */
+Mat *lesson_model_given(Model *m, int i, AttnMatrix which);
+Mat *lesson_walk_matrix(Lesson *l, int k, AttnMatrix which);
 /* The same of a layer's settings c and parameters p (only read). */
 const Mat *lesson_model_matrix(const ModelConfig *c, const LayerParams *p, AttnMatrix which);
 /* 1 when the lesson names its key/value heads (it gave "kv_heads", or they are fewer than its heads): dumps and saves say so. */
@@ -142,41 +143,43 @@ int lesson_kv_named(const Lesson *l);
 
 /* How many layers: nlayers, or 1 for a lesson that is its own layer. */
 int lesson_layers(const Lesson *l);
-/* Layer i's parameters (heads, weights, biases, block): l itself for a lesson without "layers". */
-Lesson *lesson_layer(Lesson *l, int i);
-const Lesson *lesson_layer_const(const Lesson *l, int i);
 /*
- * Layer i's own parameters, and the settings it keeps of its own (its
- * d_model and source; model_layer_config reads them): what code outside
- * lesson/ should use rather than reach into a layer's struct.
- * lesson_set_layers gives l n layers, each zeroed (0, or -1 out of memory;
- * l had none): what an importer fills in.
+ * Layer i's own parameters (heads, weights, biases, block: l->lp for a
+ * lesson without "layers"), and the settings it keeps of its own (its
+ * d_model and source, a link's mask: model_layer_config reads them; NULL
+ * for a lesson without "layers"): what code outside lesson/ should use
+ * rather than reach into a layer's struct. lesson_set_layers gives l n
+ * layers, each zeroed (0, or -1 out of memory; l had none): what an
+ * importer fills in — and then l->lp with a copy of layer 0's
+ * (layer_params_copy), which a lesson with layers keeps as its top level
+ * (checked and written back as the file's top-level keys). The same of
+ * any Model: model.h (model_layer_params, …).
  */
 LayerParams *lesson_layer_params(Lesson *l, int i);
 const LayerParams *lesson_layer_params_const(const Lesson *l, int i);
-ModelConfig *lesson_layer_own(Lesson *l, int i);
+LayerOwn *lesson_layer_own(Lesson *l, int i);
 int lesson_set_layers(Lesson *l, int n);
-/* The stack a step's layer counts in: an encoder–decoder's encoder for a step with "encoder": true, else l. */
-const Lesson *lesson_step_stack(const Lesson *l, const Step *st);
+/* The model a step's layer counts in: an encoder–decoder's encoder for a step with "encoder": true, else l's. */
+const Model *lesson_step_stack(const Lesson *l, const Step *st);
 /*
  * The layers in the order a learner walks them: an encoder–decoder's encoder
  * layers first (0 … E − 1), then the lesson's own (E on: a decoder's links).
  * lesson_walk_layers: how many; lesson_walk_encoder: E (0 without an encoder);
- * lesson_walk_stack: the stack walk layer k counts in (l->encoder or l),
+ * lesson_walk_stack: the model walk layer k counts in (l->encoder or l's),
  * with k's index in it in *i.
  */
 int lesson_walk_layers(const Lesson *l);
 int lesson_walk_encoder(const Lesson *l);
-Lesson *lesson_walk_stack(Lesson *l, int k, int *i);
+Model *lesson_walk_stack(Lesson *l, int k, int *i);
 
 /*
  * 1 when the computation of l has the cell ref points at (the matrix is
  * present, and the head, row and column are inside it), judged from the
  * shapes alone: an edited lesson can be checked before it is computed.
  */
-int lesson_cell_exists(const Lesson *l, int layer, const CellRef *ref);
+int lesson_cell_exists(const Model *m, int layer, const CellRef *ref);
 /* The sizes and features of layer i as the engine computes it (positions on layer 0, the final norm on the last). */
-void lesson_layer_shape(const Lesson *l, int i, LessonShape *out);
+void lesson_layer_shape(const Model *m, int i, LessonShape *out);
 
 /*
  * Re-check a lesson after an edit (heads changed, mask changed, …): the same

@@ -333,6 +333,16 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 	return m;
 }
 
+int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src)
+{
+	LayerOwn own;
+
+	model_layer_own_of(&src->cfg, &own);
+	if (layer_params_copy(&dst->lp, &src->lp) != 0 || layer_own_copy(&dst->own, &own) != 0)
+		return fail_oom(c);
+	return 0;
+}
+
 /* The numbers the stack will hold, over the limit: an error. */
 int li_check_layers_limit(Ctx *c, const Lesson *top)
 {
@@ -357,6 +367,7 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 {
 	const cJSON *it;
 	Lesson **layer = NULL, *top = NULL;
+	ModelLayer *stack = NULL;
 	const cJSON *saved_obj = c->layer_obj;
 	Lesson **saved_layers = li_stack(c)->layers;
 	int saved_index = c->layer_index, saved_n = li_stack(c)->nlayers, saved_final = li_stack(c)->stack_final;
@@ -418,27 +429,24 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		c->layer_obj = cJSON_GetArrayItem(layers, 0);
 		c->layer_index = 0;
 		top = li_lesson_from_json(c, merged, is_variant);
-		if (top != NULL) {
-			layer[0] = lesson_clone(top);
-			if (layer[0] == NULL)
-				fail_oom(c);
-		}
 		cJSON_Delete(merged);
-		if (layer[0] == NULL)
+		if (top == NULL)
 			goto out;
 	}
+	/* Layer 0 is the top level's own; each layer keeps its parameters and own settings, not a lesson. */
+	stack = calloc((size_t)n, sizeof *stack);
+	if (stack == NULL) {
+		fail_oom(c);
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (li_layer_from(c, &stack[i], i == 0 ? top : layer[i]) != 0) {
+			top->nlayers = i + 1; /* what was copied, freed with top */
+			top->layer = stack;
+			stack = NULL;
+			goto out;
+		}
 	/* Only the stack's final norm counts: read from the top level's own block. */
-	layer[0]->cfg.has_final_norm = 0;
-	mat_free(&layer[0]->cfg.final_gamma);
-	mat_free(&layer[0]->cfg.final_beta);
-	lesson_free(layer[0]->compare);
-	layer[0]->compare = NULL;
-	/* the steps belong to the lesson, not to its first layer */
-	for (i = 0; i < layer[0]->nsteps; i++)
-		li_step_free(&layer[0]->steps[i]);
-	free(layer[0]->steps);
-	layer[0]->steps = NULL;
-	layer[0]->nsteps = 0;
 	top->cfg.has_final_norm = 0;
 	mat_free(&top->cfg.final_gamma);
 	mat_free(&top->cfg.final_beta);
@@ -446,12 +454,10 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 	mat_free(&top->cfg.target);
 	top->cfg.backward = BACKWARD_NONE;
 	top->nlayers = n; /* li_read_backward takes the output's width from a stack */
-	top->layer = layer;
-	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0) {
-		top->nlayers = 0;
-		top->layer = NULL;
+	top->layer = stack;
+	stack = NULL;
+	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0)
 		goto out;
-	}
 	ok = 1;
 out:
 	c->layer_obj = saved_obj;
@@ -460,10 +466,11 @@ out:
 	li_stack(c)->nlayers = saved_n;
 	li_stack(c)->stack_final = saved_final;
 	path_set(c, old);
+	for (i = 0; layer != NULL && i < n; i++)
+		lesson_free(layer[i]);
+	free(layer);
+	free(stack);
 	if (!ok) {
-		for (i = 0; layer != NULL && i < n; i++)
-			lesson_free(layer[i]);
-		free(layer);
 		lesson_free(top);
 		return NULL;
 	}

@@ -34,12 +34,13 @@ static int add_ref(cJSON *obj, const char *key, const cJSON *v)
 	return v == NULL || cJSON_AddItemReferenceToObject(obj, key, (cJSON *)v) ? 0 : -1;
 }
 
-/* "encoder": a lesson of its own (a stack when it has "layers"), read at the path "encoder". */
-static Lesson *read_encoder(Ctx *c, const cJSON *root)
+/* "encoder": read as a lesson of its own (a stack when it has "layers") at the path "encoder"; its model kept. */
+static Model *read_encoder(Ctx *c, const cJSON *root)
 {
 	const cJSON *e = get(root, "encoder"), *it;
 	cJSON *j = NULL;
-	Lesson *enc = NULL;
+	Lesson *read = NULL;
+	Model *enc = NULL;
 	const size_t saved_root = c->root_len;
 	size_t old = path_key(c, "encoder");
 
@@ -64,8 +65,17 @@ static Lesson *read_encoder(Ctx *c, const cJSON *root)
 			goto out;
 		}
 	c->root_len = c->pathlen;
-	enc = li_lesson_from_json(c, j, 1);
+	read = li_lesson_from_json(c, j, 1);
 	c->root_len = saved_root;
+	if (read != NULL) { /* the model moves out of the lesson it was read as */
+		if ((enc = malloc(sizeof *enc)) == NULL)
+			fail_oom(c);
+		else {
+			*enc = read->model;
+			memset(&read->model, 0, sizeof read->model);
+		}
+		lesson_free(read);
+	}
 out:
 	cJSON_Delete(j);
 	path_set(c, old);
@@ -73,7 +83,7 @@ out:
 }
 
 /* The source a cross-attention link is read with: the encoder's tokens, and m × d rows the engine replaces by the memory. */
-static cJSON *memory_source(const Lesson *enc)
+static cJSON *memory_source(const Model *enc)
 {
 	cJSON *s = cJSON_CreateObject(), *toks, *x;
 
@@ -97,7 +107,7 @@ oom:
  * (PART_CROSS: the "cross" object with the memory as its source, the block's
  * ln2, ln3 and FFN), each the layer's own object or the top level's, whole.
  */
-static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, LinkPart part, const Lesson *enc,
+static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, LinkPart part, const Model *enc,
                          int last, int with_steps)
 {
 	const char *name = part == PART_SELF ? "self" : "cross";
@@ -181,10 +191,11 @@ oom:
 Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 {
 	const cJSON *layers = get(root, "layers"), *it;
-	Lesson *enc = NULL, **link = NULL, *top = NULL;
+	Lesson **link = NULL, *top = NULL;
+	Model *enc = NULL;
 	Lesson **saved_layers = li_stack(c)->layers;
 	const int saved_n = li_stack(c)->nlayers;
-	const Lesson *saved_enc = li_stack(c)->encoder;
+	const Model *saved_enc = li_stack(c)->encoder;
 	int nl = 1, nlinks = 0, i, ok = 0;
 	size_t old;
 
@@ -260,22 +271,21 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 		if (link[i] == NULL)
 			goto out;
 	}
+	/* the top level is link 0 (with the steps); each link keeps its parameters and own settings, not a lesson */
 	top = link[0];
-	link[0] = lesson_clone(top);
-	if (link[0] == NULL) {
+	link[0] = NULL;
+	top->layer = calloc((size_t)nlinks, sizeof *top->layer);
+	if (top->layer == NULL) {
 		fail_oom(c);
 		goto out;
 	}
-	for (i = 0; i < link[0]->nsteps; i++)
-		li_step_free(&link[0]->steps[i]);
-	free(link[0]->steps);
-	link[0]->steps = NULL;
-	link[0]->nsteps = 0;
-	top->nlayers = nlinks;
-	top->layer = link;
 	top->encoder = enc;
-	link = NULL;
 	enc = NULL;
+	for (i = 0; i < nlinks; i++) {
+		top->nlayers = i + 1; /* what was copied, freed with top */
+		if (li_layer_from(c, &top->layer[i], i == 0 ? top : link[i]) != 0)
+			goto out;
+	}
 	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0)
 		goto out;
 	if (!is_variant) {
@@ -291,11 +301,14 @@ out:
 	li_stack(c)->layers = saved_layers;
 	li_stack(c)->nlayers = saved_n;
 	li_stack(c)->encoder = saved_enc;
+	for (i = 0; link != NULL && i < nlinks; i++)
+		lesson_free(link[i]);
+	free(link);
+	if (enc != NULL) {
+		model_free(enc);
+		free(enc);
+	}
 	if (!ok) {
-		for (i = 0; link != NULL && i < nlinks; i++)
-			lesson_free(link[i]);
-		free(link);
-		lesson_free(enc);
 		lesson_free(top);
 		return NULL;
 	}

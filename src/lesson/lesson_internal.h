@@ -33,7 +33,7 @@
 
 /* What the loader carries beside the kit's context (Ctx.reader). */
 typedef struct Stack {
-	/* The layers read so far (their shapes check steps that name a layer). */
+	/* The layers read so far, each read as a lesson of its own until the stack is whole (their shapes check steps that name a layer). */
 	struct Lesson **layers;
 	int nlayers;
 	int stack_final;       /* the stack has a final norm (after its last layer) */
@@ -41,7 +41,7 @@ typedef struct Stack {
 	LinkPart part;         /* while a decoder link is read: PART_SELF or PART_CROSS (PART_LAYER otherwise) */
 	int link_final;        /* … and it is the last link of a decoder with a final norm */
 	int outer_compare;     /* while an encoder–decoder's link 0 is read: the whole lesson has a "compare" */
-	const struct Lesson *encoder; /* while an encoder–decoder's links are read: its encoder (steps may show it) */
+	const Model *encoder; /* while an encoder–decoder's links are read: its encoder (steps may show it) */
 } Stack;
 
 static inline Stack *li_stack(Ctx *c)
@@ -146,6 +146,8 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l);
 int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l);
 /* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
 int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l);
+/* Layer i of a stack from what was read as a lesson of its own: its parameters and own settings copied (0, or -1 out of memory). */
+int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src);
 /* The numbers the stack will hold, over the limit: an error at "layers". */
 int li_check_layers_limit(Ctx *c, const Lesson *top);
 /* "layers": each layer the lesson with its own keys over the top level's; the top level is layer 0. */
@@ -172,7 +174,7 @@ int li_check_shapes(Ctx *c, Shapes *s);
 void li_shapes_from_lesson(const Lesson *l, Shapes *s);
 void li_shapes_from_model(const ModelConfig *c, const LayerParams *p, Shapes *s);
 /* Layer i of a loaded lesson as the engine computes it (positions on layer 0, the final norm on the last). */
-void li_layer_shapes(const Lesson *l, int i, Shapes *sh);
+void li_layer_shapes(const Model *m, int i, Shapes *sh);
 /* The block's settings, for the presence rules. */
 void li_shapes_block(Shapes *s, const LayerParams *p);
 /* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */

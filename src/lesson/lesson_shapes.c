@@ -468,20 +468,41 @@ void li_shapes_from_lesson(const Lesson *l, Shapes *s)
 	li_shapes_from_model(&l->cfg, &l->lp, s);
 }
 
-double lesson_count_numbers(const Lesson *l)
+/*
+ * Layer i of a model with layers as the checks and counts read it alone:
+ * its settings over the shared ones, with the model's positions and
+ * neither the final norm nor the loss (the stack's, counted once).
+ */
+static void layer_settings(const Model *m, int i, ModelConfig *c)
+{
+	model_config_of_layer(m, i, &m->cfg.input, c);
+	c->positional = m->cfg.positional;
+	c->has_final_norm = 0;
+	c->backward = BACKWARD_NONE;
+}
+
+static double model_count_numbers(const Model *m)
 {
 	Shapes s;
 	double total = 0;
 
 	/* a stack holds every layer's matrices at once (its top level is a copy of layer 0's keys) */
-	for (int i = 0; i < l->nlayers; i++)
-		total += lesson_count_numbers(l->layer[i]);
-	if (l->encoder != NULL)
-		total += lesson_count_numbers(l->encoder);
-	if (l->nlayers > 0)
+	for (int i = 0; i < m->nlayers; i++) {
+		ModelConfig c;
+		layer_settings(m, i, &c);
+		total += lesson_model_count_numbers(&c, &m->layer[i].lp);
+	}
+	if (m->encoder != NULL)
+		total += model_count_numbers(m->encoder);
+	if (m->nlayers > 0)
 		return total;
-	li_shapes_from_lesson(l, &s);
+	li_shapes_from_model(&m->cfg, &m->lp, &s);
 	return li_shapes_count(&s);
+}
+
+double lesson_count_numbers(const Lesson *l)
+{
+	return model_count_numbers(&l->model);
 }
 
 double lesson_model_count_numbers(const ModelConfig *c, const LayerParams *p)
@@ -524,9 +545,14 @@ int lesson_stage_present(const Lesson *l, Stage s)
 }
 
 /* Layer i of a loaded lesson as the engine computes it (positions on layer 0, the final norm on the last). */
-void li_layer_shapes(const Lesson *l, int i, Shapes *sh)
+void li_layer_shapes(const Model *l, int i, Shapes *sh)
 {
-	li_shapes_from_lesson(lesson_layer_const(l, i), sh);
+	if (l->nlayers > 0 && i >= 0 && i < l->nlayers) {
+		ModelConfig c;
+		layer_settings(l, i, &c);
+		li_shapes_from_model(&c, &l->layer[i].lp, sh);
+	} else
+		li_shapes_from_model(&l->cfg, model_layer_params_const(l, i), sh);
 	if (l->nlayers > 0) {
 		/* positions are added once, before layer 0; the stack's final norm follows its last layer */
 		sh->positional = i == 0 ? l->cfg.positional : POS_NONE;
@@ -543,7 +569,7 @@ void li_layer_shapes(const Lesson *l, int i, Shapes *sh)
 	}
 }
 
-void lesson_layer_shape(const Lesson *l, int i, LessonShape *out)
+void lesson_layer_shape(const Model *l, int i, LessonShape *out)
 {
 	Shapes sh;
 
@@ -551,10 +577,10 @@ void lesson_layer_shape(const Lesson *l, int i, LessonShape *out)
 	li_shapes_shape(&sh, out);
 }
 
-int lesson_cell_exists(const Lesson *l, int layer, const CellRef *ref)
+int lesson_cell_exists(const Model *l, int layer, const CellRef *ref)
 {
 	const int which = matrix_find(ref->matrix);
-	const Lesson *p = lesson_layer_const(l, layer);
+	const LayerParams *p = model_layer_params_const(l, layer);
 	LessonShape sh;
 	int rows, cols;
 
@@ -564,7 +590,7 @@ int lesson_cell_exists(const Lesson *l, int layer, const CellRef *ref)
 	if (!matrix_present(&sh, (AttnMatrix)which, NULL))
 		return 0;
 	matrix_shape(&sh, (AttnMatrix)which, &rows, &cols);
-	if (matrix_per_head((AttnMatrix)which) && (ref->head < 0 || ref->head >= p->lp.heads))
+	if (matrix_per_head((AttnMatrix)which) && (ref->head < 0 || ref->head >= p->heads))
 		return 0;
 	return ref->row >= 0 && ref->row < rows && ref->col >= 0 && ref->col < cols;
 }
@@ -591,74 +617,96 @@ static int mat_check_values(Ctx *c, const Mat *m, const char *key, int zero_one)
 	return r;
 }
 
+/* One layer's model (its settings cfg and parameters lp) against the shape rules; its shapes into *s. */
+static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp, Shapes *s)
+{
+	size_t old;
+	int i;
+
+	if (lp->heads < 1) {
+		old = path_key(c, "heads");
+		fail(c, _("expected a whole number ≥ 1, got %d"), lp->heads);
+		path_set(c, old);
+		return -1;
+	}
+	if (mat_empty(&cfg->input) || mat_empty(&lp->W_q) || mat_empty(&lp->W_k) || mat_empty(&lp->W_v) ||
+	    (cfg->has_source && mat_empty(&cfg->source_input)))
+		return fail(c, _("a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)"));
+	li_shapes_from_model(cfg, lp, s);
+	if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS || s->d_model > LESSON_MAX_DIM ||
+	    s->d_src > LESSON_MAX_DIM || s->wq_c > LESSON_MAX_DIM || s->wv_c > LESSON_MAX_DIM ||
+	    s->d_out > LESSON_MAX_DIM) {
+		if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS)
+			return li_check_shapes(c, s);
+		return fail(c, _("a matrix is over the limit of %d columns (LESSON_MAX_DIM)"), LESSON_MAX_DIM);
+	}
+	if (li_check_shapes(c, s) != 0)
+		return -1;
+	/* The cached sizes must agree with the matrices (after an edit, update them first). */
+	if (cfg->n != s->n || cfg->m != s->m || cfg->d_model != s->d_model || cfg->d_src != s->d_src || lp->d_k != s->d_k ||
+	    lp->d_v != s->d_v || lp->d_out != s->d_out)
+		return fail(c, _("the sizes n, m, d_model, d_src, d_k, d_v, d_out (%d, %d, %d, %d, %d, %d, %d) do not "
+		               "match the matrices (%d, %d, %d, %d, %d, %d, %d)"),
+		            cfg->n, cfg->m, cfg->d_model, cfg->d_src, lp->d_k, lp->d_v, lp->d_out,
+		            s->n, s->m, s->d_model, s->d_src, s->d_k, s->d_v, s->d_out);
+	if (cfg->tokens == NULL || (cfg->has_source && cfg->source_tokens == NULL))
+		return fail(c, _("the token labels are missing"));
+	if (mat_check_values(c, &cfg->input, "X", 0) != 0 ||
+	    mat_check_values(c, &cfg->source_input, "source.X", 0) != 0 ||
+	    mat_check_values(c, &lp->W_q, "W_q", 0) != 0 || mat_check_values(c, &lp->W_k, "W_k", 0) != 0 ||
+	    mat_check_values(c, &lp->W_v, "W_v", 0) != 0 || mat_check_values(c, &lp->W_o, "W_o", 0) != 0 ||
+	    mat_check_values(c, &lp->w_e, "w_e", 0) != 0 ||
+	    mat_check_values(c, &cfg->mask_matrix, cfg->mask == MASK_PADDING ? "mask.padding" : "mask", 1) != 0)
+		return -1;
+	for (i = 0; i < cfg->nmasks; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "mask[%d]%s", i, cfg->masks[i].kind == MASK_PADDING ? ".padding" : "");
+		if (mat_check_values(c, &cfg->masks[i].matrix, key, 1) != 0)
+			return -1;
+	}
+	if (cfg->alibi && !mat_empty(&lp->alibi_slopes) && lp->alibi_slopes.rows * lp->alibi_slopes.cols != lp->heads)
+		return fail(c, _("alibi.slopes: expected %d numbers (one per head), got %d"), lp->heads,
+		            lp->alibi_slopes.rows * lp->alibi_slopes.cols);
+	if (lp->block.present && lp->d_out != cfg->d_model)
+		return fail(c, _("the block needs the attention's output to have d_model = %d columns, not %d"), cfg->d_model,
+		            lp->d_out);
+	return 0;
+}
+
+/* The settings every layer reads alike: the scale and the fill of masked cells. */
+static int validate_settings(Ctx *c, const ModelConfig *cfg)
+{
+	if (cfg->scale == SCALE_VALUE && !isfinite(cfg->scale_value))
+		return fail(c, _("scale: expected a finite number"));
+	if (!cfg->mask_fill_inf && !isfinite(cfg->mask_fill))
+		return fail(c, _("mask_fill: expected \"-inf\" or a finite number"));
+	return 0;
+}
+
 static int validate_into(Ctx *c, const Lesson *l)
 {
 	Shapes s;
 	size_t old;
 	int i;
 
-	if (l->lp.heads < 1) {
-		old = path_key(c, "heads");
-		fail(c, _("expected a whole number ≥ 1, got %d"), l->lp.heads);
-		path_set(c, old);
+	if (validate_layer(c, &l->cfg, &l->lp, &s) != 0)
 		return -1;
-	}
-	if (mat_empty(&l->cfg.input) || mat_empty(&l->lp.W_q) || mat_empty(&l->lp.W_k) || mat_empty(&l->lp.W_v) ||
-	    (l->cfg.has_source && mat_empty(&l->cfg.source_input)))
-		return fail(c, _("a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)"));
-	li_shapes_from_lesson(l, &s);
-	if (s.n > LESSON_MAX_TOKENS || s.m > LESSON_MAX_TOKENS || s.d_model > LESSON_MAX_DIM ||
-	    s.d_src > LESSON_MAX_DIM || s.wq_c > LESSON_MAX_DIM || s.wv_c > LESSON_MAX_DIM ||
-	    s.d_out > LESSON_MAX_DIM) {
-		if (s.n > LESSON_MAX_TOKENS || s.m > LESSON_MAX_TOKENS)
-			return li_check_shapes(c, &s);
-		return fail(c, _("a matrix is over the limit of %d columns (LESSON_MAX_DIM)"), LESSON_MAX_DIM);
-	}
-	if (li_check_shapes(c, &s) != 0)
-		return -1;
-	/* The cached sizes must agree with the matrices (after an edit, update them first). */
-	if (l->cfg.n != s.n || l->cfg.m != s.m || l->cfg.d_model != s.d_model || l->cfg.d_src != s.d_src || l->lp.d_k != s.d_k ||
-	    l->lp.d_v != s.d_v || l->lp.d_out != s.d_out)
-		return fail(c, _("the sizes n, m, d_model, d_src, d_k, d_v, d_out (%d, %d, %d, %d, %d, %d, %d) do not "
-		               "match the matrices (%d, %d, %d, %d, %d, %d, %d)"),
-		            l->cfg.n, l->cfg.m, l->cfg.d_model, l->cfg.d_src, l->lp.d_k, l->lp.d_v, l->lp.d_out,
-		            s.n, s.m, s.d_model, s.d_src, s.d_k, s.d_v, s.d_out);
-	if (l->cfg.tokens == NULL || (l->cfg.has_source && l->cfg.source_tokens == NULL))
-		return fail(c, _("the token labels are missing"));
-	if (mat_check_values(c, &l->cfg.input, "X", 0) != 0 ||
-	    mat_check_values(c, &l->cfg.source_input, "source.X", 0) != 0 ||
-	    mat_check_values(c, &l->lp.W_q, "W_q", 0) != 0 || mat_check_values(c, &l->lp.W_k, "W_k", 0) != 0 ||
-	    mat_check_values(c, &l->lp.W_v, "W_v", 0) != 0 || mat_check_values(c, &l->lp.W_o, "W_o", 0) != 0 ||
-	    mat_check_values(c, &l->lp.w_e, "w_e", 0) != 0 ||
-	    mat_check_values(c, &l->cfg.mask_matrix, l->cfg.mask == MASK_PADDING ? "mask.padding" : "mask", 1) != 0)
-		return -1;
-	for (i = 0; i < l->cfg.nmasks; i++) {
-		char key[32];
-		snprintf(key, sizeof key, "mask[%d]%s", i, l->cfg.masks[i].kind == MASK_PADDING ? ".padding" : "");
-		if (mat_check_values(c, &l->cfg.masks[i].matrix, key, 1) != 0)
-			return -1;
-	}
-	if (l->cfg.alibi && !mat_empty(&l->lp.alibi_slopes) && l->lp.alibi_slopes.rows * l->lp.alibi_slopes.cols != l->lp.heads)
-		return fail(c, _("alibi.slopes: expected %d numbers (one per head), got %d"), l->lp.heads,
-		            l->lp.alibi_slopes.rows * l->lp.alibi_slopes.cols);
-	if (l->lp.block.present && l->lp.d_out != l->cfg.d_model)
-		return fail(c, _("the block needs the attention's output to have d_model = %d columns, not %d"), l->cfg.d_model,
-		            l->lp.d_out);
 	for (i = 0; i < l->nlayers; i++) {
 		/* a decoder link is named where the file has it, as the loader's aliases do: layers[k].self or .cross */
-		const Lesson *li = l->layer[i];
-		size_t old2 = li->lp.part == PART_LAYER
+		const LayerParams *li = &l->layer[i].lp;
+		ModelConfig lc;
+		Shapes ls;
+		size_t old2 = li->part == PART_LAYER
 		                  ? path_append(c, "%slayers[%d]", c->pathlen ? "." : "", i)
-		                  : path_append(c, "%slayers[%d].%s", c->pathlen ? "." : "", li->lp.dec_layer,
-		                                li->lp.part == PART_SELF ? "self" : "cross");
-		if (validate_into(c, li) != 0)
+		                  : path_append(c, "%slayers[%d].%s", c->pathlen ? "." : "", li->dec_layer,
+		                                li->part == PART_SELF ? "self" : "cross");
+		layer_settings(&l->model, i, &lc);
+		if (validate_layer(c, &lc, li, &ls) != 0 || validate_settings(c, &lc) != 0)
 			return -1;
 		path_set(c, old2);
 	}
-	if (l->cfg.scale == SCALE_VALUE && !isfinite(l->cfg.scale_value))
-		return fail(c, _("scale: expected a finite number"));
-	if (!l->cfg.mask_fill_inf && !isfinite(l->cfg.mask_fill))
-		return fail(c, _("mask_fill: expected \"-inf\" or a finite number"));
+	if (validate_settings(c, &l->cfg) != 0)
+		return -1;
 	if (l->nsteps > LESSON_MAX_STEPS)
 		return fail(c, _("steps: %d steps is over the limit of %d (LESSON_MAX_STEPS)"), l->nsteps, LESSON_MAX_STEPS);
 	for (i = 0; i < l->nsteps; i++) {
@@ -666,11 +714,13 @@ static int validate_into(Ctx *c, const Lesson *l)
 		Shapes ss = s; /* the step's layer: its own matrices (a decoder's cross-attention has a source) */
 		int r = 0;
 		if (st->encoder && l->encoder != NULL) {
-			li_layer_shapes(l->encoder, st->layer < lesson_layers(l->encoder) ? st->layer : 0, &ss);
+			li_layer_shapes(l->encoder, st->layer < model_layers(l->encoder) ? st->layer : 0, &ss);
 			ss.backward = s.backward; /* the decoder's loss reaches the encoder too */
 		}
 		else if (st->layer > 0 && st->layer < l->nlayers) {
-			li_shapes_from_lesson(l->layer[st->layer], &ss);
+			ModelConfig lc;
+			layer_settings(&l->model, st->layer, &lc);
+			li_shapes_from_model(&lc, &l->layer[st->layer].lp, &ss);
 			ss.positional = POS_NONE;
 			ss.has_final = l->cfg.has_final_norm && st->layer == l->nlayers - 1;
 			ss.backward = s.backward;

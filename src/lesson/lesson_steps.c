@@ -367,12 +367,12 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 		st->encoder = cJSON_IsTrue(e);
 	}
 	if (st->encoder) { /* a layer of the encoder, read in full before the decoder's links */
-		const Lesson *enc = li_stack(c)->encoder;
-		if (layer >= lesson_layers(enc)) {
+		const Model *enc = li_stack(c)->encoder;
+		if (layer >= model_layers(enc)) {
 			old = path_key(c, "layer");
 			return fail(c, ngettext("%lld is outside the encoder's %d layer (they count from 0)",
-			                        "%lld is outside the encoder's %d layers (they count from 0)", (unsigned long)lesson_layers(enc)),
-			            layer, lesson_layers(enc));
+			                        "%lld is outside the encoder's %d layers (they count from 0)", (unsigned long)model_layers(enc)),
+			            layer, model_layers(enc));
 		}
 		st->layer = (int)layer;
 		li_layer_shapes(enc, st->layer, &layer_shapes_of);

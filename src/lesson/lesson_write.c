@@ -134,19 +134,19 @@ static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *bet
 }
 
 /* A layer's own keys (format 2): biases and its block; the stack's final norm with the top level's block. */
-static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
+static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top)
 {
 	static const char *const places[] = { "post", "pre", "none" }, *const kinds[] = { "layernorm", "rmsnorm" },
 	                         *const acts[] = { "relu", "gelu", "swiglu" };
-	const Block *b = &l->lp.block;
+	const Block *b = &p->block;
 	cJSON *bj;
 
-	if (lesson_kv_named(l) && !cJSON_AddNumberToObject(o, "kv_heads", l->lp.kv_heads))
+	if (model_kv_named(p) && !cJSON_AddNumberToObject(o, "kv_heads", p->kv_heads))
 		return -1;
-	if ((!mat_empty(&l->lp.b_q) && put(o, "b_q", jw_flat(&l->lp.b_q)) != 0) ||
-	    (!mat_empty(&l->lp.b_k) && put(o, "b_k", jw_flat(&l->lp.b_k)) != 0) ||
-	    (!mat_empty(&l->lp.b_v) && put(o, "b_v", jw_flat(&l->lp.b_v)) != 0) ||
-	    (!mat_empty(&l->lp.b_o) && put(o, "b_o", jw_flat(&l->lp.b_o)) != 0))
+	if ((!mat_empty(&p->b_q) && put(o, "b_q", jw_flat(&p->b_q)) != 0) ||
+	    (!mat_empty(&p->b_k) && put(o, "b_k", jw_flat(&p->b_k)) != 0) ||
+	    (!mat_empty(&p->b_v) && put(o, "b_v", jw_flat(&p->b_v)) != 0) ||
+	    (!mat_empty(&p->b_o) && put(o, "b_o", jw_flat(&p->b_o)) != 0))
 		return -1;
 	if (!b->present)
 		return 0;
@@ -170,10 +170,10 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	return 0;
 }
 
-static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top);
+static int json_modern_keys(cJSON *o, const Model *l, const Model *top);
 
 /* "backward": the target or dOutput (nothing without one). 0, or -1 out of memory. */
-static int json_backward(cJSON *o, const Lesson *l)
+static int json_backward(cJSON *o, const Model *l)
 {
 	cJSON *b;
 
@@ -187,21 +187,21 @@ static int json_backward(cJSON *o, const Lesson *l)
 }
 
 /* A layer's attention weights as "layers" (and a decoder's "self" and "cross") write them. */
-static int json_layer_weights(cJSON *j, const Lesson *y)
+static int json_layer_weights(cJSON *j, const LayerParams *y, ScoreKind score)
 {
-	return !cJSON_AddNumberToObject(j, "heads", y->lp.heads) || put(j, "W_q", jw_matrix(&y->lp.W_q)) != 0 ||
-	       put(j, "W_k", jw_matrix(&y->lp.W_k)) != 0 || put(j, "W_v", jw_matrix(&y->lp.W_v)) != 0 ||
-	       (!mat_empty(&y->lp.W_o) && put(j, "W_o", jw_matrix(&y->lp.W_o)) != 0) ||
-	       (y->cfg.score == SCORE_ADDITIVE && put(j, "w_e", jw_flat(&y->lp.w_e)) != 0)
+	return !cJSON_AddNumberToObject(j, "heads", y->heads) || put(j, "W_q", jw_matrix(&y->W_q)) != 0 ||
+	       put(j, "W_k", jw_matrix(&y->W_k)) != 0 || put(j, "W_v", jw_matrix(&y->W_v)) != 0 ||
+	       (!mat_empty(&y->W_o) && put(j, "W_o", jw_matrix(&y->W_o)) != 0) ||
+	       (score == SCORE_ADDITIVE && put(j, "w_e", jw_flat(&y->w_e)) != 0)
 	               ? -1
 	               : 0;
 }
 
 /* Format 2's keys of the whole lesson: its own layer keys, "layers" written out whole, "backward".
  * top: the lesson whose compare variant l is (NULL for the lesson itself). */
-static int json_v2_keys(cJSON *o, const Lesson *l, const Lesson *top)
+static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 {
-	if (json_layer_keys(o, l, l) != 0 || json_modern_keys(o, l, top) != 0)
+	if (json_layer_keys(o, &l->lp, l) != 0 || json_modern_keys(o, l, top) != 0)
 		return -1;
 	if (l->nlayers > 0) {
 		cJSON *layers = cJSON_CreateArray();
@@ -209,8 +209,8 @@ static int json_v2_keys(cJSON *o, const Lesson *l, const Lesson *top)
 			return -1;
 		for (int i = 0; i < l->nlayers; i++) {
 			cJSON *j = cJSON_CreateObject();
-			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, l->layer[i]) != 0 ||
-			    json_layer_keys(j, l->layer[i], NULL) != 0)
+			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, &l->layer[i].lp, l->cfg.score) != 0 ||
+			    json_layer_keys(j, &l->layer[i].lp, NULL) != 0)
 				return -1;
 		}
 	}
@@ -238,15 +238,15 @@ static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
 	}
 }
 
-/* "mask": l's one mask, or its list. 0, or -1 out of memory. */
-static int put_mask(cJSON *o, const Lesson *l)
+/* "mask": one mask, or a list (a layer's own, or the model's: model_layer_own_of). 0, or -1 out of memory. */
+static int put_mask(cJSON *o, const LayerOwn *l)
 {
-	if (l->cfg.mask == MASK_LIST) {
+	if (l->mask == MASK_LIST) {
 		cJSON *list = cJSON_CreateArray();
 		if (put(o, "mask", list) != 0)
 			return -1;
-		for (int i = 0; i < l->cfg.nmasks; i++) {
-			cJSON *one = json_mask(l->cfg.masks[i].kind, l->cfg.masks[i].window, &l->cfg.masks[i].matrix);
+		for (int i = 0; i < l->nmasks; i++) {
+			cJSON *one = json_mask(l->masks[i].kind, l->masks[i].window, &l->masks[i].matrix);
 			if (one == NULL || !cJSON_AddItemToArray(list, one)) {
 				cJSON_Delete(one);
 				return -1;
@@ -254,7 +254,7 @@ static int put_mask(cJSON *o, const Lesson *l)
 		}
 		return 0;
 	}
-	return put(o, "mask", json_mask(l->cfg.mask, l->cfg.window, &l->cfg.mask_matrix));
+	return put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix));
 }
 
 /* Issue 11's shared keys: "rope", "alibi", "decode", "flash". */
@@ -263,7 +263,7 @@ static int put_mask(cJSON *o, const Lesson *l)
  * a variant that turns RoPE, ALiBi, decoding or the tiles off says so: "rope": false, …
  * (without it the saved variant would be read back with the lesson's rotation).
  */
-static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
+static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 {
 	static const char *const styles[] = { "half", "interleaved" };
 
@@ -298,8 +298,10 @@ static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	return 0;
 }
 
-static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
+static int json_compute_keys(cJSON *o, const Model *l, int version, const Model *top)
 {
+	LayerOwn own;
+
 	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->cfg.tokens, l->cfg.n)) != 0 ||
 	    put(o, "X", jw_matrix(&l->cfg.input)) != 0 ||
 	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : l->cfg.positional == POS_LEARNED ? "learned" : "none"))
@@ -323,12 +325,13 @@ static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	if (l->cfg.scale == SCALE_VALUE ? put(o, "scale", jw_number(l->cfg.scale_value)) != 0
 	                            : !cJSON_AddBoolToObject(o, "scale", l->cfg.scale == SCALE_SQRT_DK))
 		return -1;
-	if (put_mask(o, l) != 0)
+	model_layer_own_of(&l->cfg, &own);
+	if (put_mask(o, &own) != 0)
 		return -1;
 	if (l->cfg.mask_fill_inf ? !cJSON_AddStringToObject(o, "mask_fill", "-inf")
 	                     : put(o, "mask_fill", jw_number(l->cfg.mask_fill)) != 0)
 		return -1;
-	return l->version >= 2 ? json_v2_keys(o, l, top) : 0;
+	return version >= 2 ? json_v2_keys(o, l, top) : 0;
 }
 
 /* Item `from` of o under the key `to` (nothing when o has no `from`). 0, or -1 out of memory. */
@@ -343,12 +346,13 @@ static int rename_key(cJSON *o, const char *from, const char *to)
  * weights, biases and its own mask; its link's block is handed back in
  * *block (NULL without one) for the layer's block.
  */
-static cJSON *json_attn_part(const Lesson *y, cJSON **block)
+static cJSON *json_attn_part(const Model *l, int i, cJSON **block)
 {
 	cJSON *j = cJSON_CreateObject();
 
 	*block = NULL;
-	if (j == NULL || json_layer_weights(j, y) != 0 || json_layer_keys(j, y, NULL) != 0 || put_mask(j, y) != 0) {
+	if (j == NULL || json_layer_weights(j, &l->layer[i].lp, l->cfg.score) != 0 ||
+	    json_layer_keys(j, &l->layer[i].lp, NULL) != 0 || put_mask(j, &l->layer[i].own) != 0) {
 		cJSON_Delete(j);
 		return NULL;
 	}
@@ -361,11 +365,11 @@ static cJSON *json_attn_part(const Lesson *y, cJSON **block)
  * writes it: {"self", "cross", "block"}, the block holding the self link's
  * ln1 and the cross link's norms as ln2 and ln3, with its FFN.
  */
-static cJSON *json_dec_layer(const Lesson *l, int k)
+static cJSON *json_dec_layer(const Model *l, int k)
 {
 	cJSON *j = cJSON_CreateObject(), *sb = NULL, *cb = NULL;
-	int ok = j != NULL && put(j, "self", json_attn_part(l->layer[2 * k], &sb)) == 0 &&
-	         put(j, "cross", json_attn_part(l->layer[2 * k + 1], &cb)) == 0;
+	int ok = j != NULL && put(j, "self", json_attn_part(l, 2 * k, &sb)) == 0 &&
+	         put(j, "cross", json_attn_part(l, 2 * k + 1, &cb)) == 0;
 
 	if (ok && cb != NULL) {
 		cJSON *ln1;
@@ -393,12 +397,12 @@ static cJSON *json_dec_layer(const Lesson *l, int k)
  * layer, the top level's block (layer 0's, with the decoder's final norm)
  * and "backward".
  */
-static int json_encdec_keys(cJSON *o, const Lesson *l)
+static int json_encdec_keys(cJSON *o, const Model *l, int version)
 {
 	static const char *const shared[] = { "score", "scale", "mask_fill", NULL };
 	cJSON *enc = cJSON_CreateObject(), *layers, *blk;
 
-	if (put(o, "encoder", enc) != 0 || json_compute_keys(enc, l->encoder, NULL) != 0)
+	if (put(o, "encoder", enc) != 0 || json_compute_keys(enc, l->encoder, version, NULL) != 0)
 		return -1;
 	for (int i = 0; shared[i] != NULL; i++) { /* the top level's, for the encoder too */
 		cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(enc, shared[i]);
@@ -433,12 +437,13 @@ char *lesson_write_json(const Lesson *l, char **err)
 	o = cJSON_CreateObject();
 	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", l->version >= 2 ? 2 : 1) ||
 	    put_text(o, "title", &l->title) != 0 || put_text(o, "summary", &l->summary) != 0 ||
-	    (l->encoder != NULL ? json_encdec_keys(o, l) : json_compute_keys(o, l, NULL)) != 0)
+	    (l->encoder != NULL ? json_encdec_keys(o, &l->model, l->version) : json_compute_keys(o, &l->model, l->version, NULL)) != 0)
 		goto oom;
 	if (l->compare != NULL) {
 		cJSON *c = cJSON_CreateObject();
 		if (put(o, "compare", c) != 0 || put_text(c, "label", &l->compare_label) != 0 ||
-		    (l->compare->encoder != NULL ? json_encdec_keys(c, l->compare) : json_compute_keys(c, l->compare, l)) != 0)
+		    (l->compare->encoder != NULL ? json_encdec_keys(c, &l->compare->model, l->compare->version)
+		                                 : json_compute_keys(c, &l->compare->model, l->compare->version, &l->model)) != 0)
 			goto oom;
 	}
 	if (l->nsteps > 0 && put(o, "steps", json_steps(l)) != 0)

@@ -1,18 +1,23 @@
-/* model.c: which of a model's shared settings a layer keeps of its own — one table. */
+/*
+ * model.c: what a model is made of, freed and copied field by field (the
+ * one place that knows which fields own memory), its layers, and which of
+ * its shared settings a layer keeps of its own — one table.
+ */
 #include "model/model.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* When a layer keeps a setting of its own rather than the model's. */
 enum { OWN_ALWAYS, OWN_ENCDEC };
 
-#define OWN(field, when) { offsetof(ModelConfig, field), sizeof(((ModelConfig *)0)->field), when }
+#define OWN(field, when) { offsetof(ModelConfig, field), offsetof(LayerOwn, field), sizeof(((ModelConfig *)0)->field), when }
 
 /* clang-format off */
 static const struct {
-	size_t offset, size;
+	size_t offset, own_offset, size;
 	int when;
 } layer_own[] = {
 	OWN(m, OWN_ALWAYS),             /* the source: a cross-attention link reads its encoder's */
@@ -28,18 +33,296 @@ static const struct {
 	OWN(masks, OWN_ENCDEC),
 };
 /* clang-format on */
+_Static_assert(sizeof layer_own / sizeof layer_own[0] == 11, "every field of LayerOwn is in the table");
 
-void model_layer_config(const ModelConfig *shared, const ModelConfig *own, int i, int nlayers, int encdec,
+void model_layer_config(const ModelConfig *shared, const LayerOwn *own, int i, int nlayers, int encdec,
                         const Mat *input, ModelConfig *out)
 {
 	*out = *shared;
 	for (size_t k = 0; k < sizeof layer_own / sizeof layer_own[0]; k++)
 		if (layer_own[k].when == OWN_ALWAYS || encdec)
-			memcpy((char *)out + layer_own[k].offset, (const char *)own + layer_own[k].offset, layer_own[k].size);
+			memcpy((char *)out + layer_own[k].offset, (const char *)own + layer_own[k].own_offset, layer_own[k].size);
 	out->input = *input;
 	out->positional = i == 0 ? shared->positional : POS_NONE; /* positions are added once, before layer 0 */
 	out->has_final_norm = i == nlayers - 1 && shared->has_final_norm;
 }
+
+void model_layer_own_of(const ModelConfig *c, LayerOwn *own)
+{
+	memset(own, 0, sizeof *own);
+	for (size_t k = 0; k < sizeof layer_own / sizeof layer_own[0]; k++)
+		memcpy((char *)own + layer_own[k].own_offset, (const char *)c + layer_own[k].offset, layer_own[k].size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Freeing and copying                                                */
+/* ------------------------------------------------------------------ */
+
+static void tokens_free(char **t, int n)
+{
+	if (t == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+		free(t[i]);
+	free(t);
+}
+
+/* A copy of n labels into *dst (NULL stays NULL): 0, or -1 out of memory. */
+static int tokens_copy(char ***dst, char *const *t, int n)
+{
+	char **out;
+
+	*dst = NULL;
+	if (t == NULL)
+		return 0;
+	out = calloc((size_t)n + 1, sizeof *out);
+	if (out == NULL)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		out[i] = strdup(t[i]);
+		if (out[i] == NULL) {
+			tokens_free(out, n);
+			return -1;
+		}
+	}
+	*dst = out;
+	return 0;
+}
+
+static void masks_free(MaskPart *masks, int n)
+{
+	for (int i = 0; masks != NULL && i < n; i++)
+		mat_free(&masks[i].matrix);
+	free(masks);
+}
+
+/* A copy of a list of masks into *dst (*n its length so far, for freeing): 0, or -1 out of memory. */
+static int masks_copy(MaskPart **dst, int *n, const MaskPart *src, int nsrc)
+{
+	*dst = NULL;
+	*n = 0;
+	if (nsrc <= 0)
+		return 0;
+	if ((*dst = calloc((size_t)nsrc, sizeof **dst)) == NULL)
+		return -1;
+	for (int i = 0; i < nsrc; i++) {
+		(*dst)[i].kind = src[i].kind;
+		(*dst)[i].window = src[i].window;
+		*n = i + 1;
+		if (mat_copy(&(*dst)[i].matrix, &src[i].matrix) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+void model_config_free(ModelConfig *c)
+{
+	tokens_free(c->tokens, c->n);
+	tokens_free(c->source_tokens, c->m);
+	mat_free(&c->input);
+	mat_free(&c->source_input);
+	mat_free(&c->final_gamma);
+	mat_free(&c->final_beta);
+	mat_free(&c->target);
+	mat_free(&c->unembed);
+	mat_free(&c->pe_learned);
+	tokens_free(c->vocab_tokens, c->vocab);
+	free(c->ids);
+	mat_free(&c->mask_matrix);
+	masks_free(c->masks, c->nmasks);
+	memset(c, 0, sizeof *c);
+}
+
+int model_config_copy(ModelConfig *dst, const ModelConfig *src)
+{
+	/* Scalars first; every owned pointer is then replaced by a copy (or NULL). */
+	*dst = *src;
+	dst->tokens = dst->source_tokens = dst->vocab_tokens = NULL;
+	dst->ids = NULL;
+	dst->input = dst->source_input = dst->final_gamma = dst->final_beta = dst->target = (Mat){ 0 };
+	dst->unembed = dst->pe_learned = dst->mask_matrix = (Mat){ 0 };
+	dst->nmasks = 0;
+	dst->masks = NULL;
+	if (tokens_copy(&dst->tokens, src->tokens, src->n) != 0 ||
+	    tokens_copy(&dst->source_tokens, src->source_tokens, src->m) != 0 ||
+	    tokens_copy(&dst->vocab_tokens, src->vocab_tokens, src->vocab) != 0)
+		return -1;
+	if (mat_copy(&dst->input, &src->input) != 0 || mat_copy(&dst->source_input, &src->source_input) != 0 ||
+	    mat_copy(&dst->mask_matrix, &src->mask_matrix) != 0 || mat_copy(&dst->final_gamma, &src->final_gamma) != 0 ||
+	    mat_copy(&dst->final_beta, &src->final_beta) != 0 || mat_copy(&dst->target, &src->target) != 0 ||
+	    mat_copy(&dst->unembed, &src->unembed) != 0 || mat_copy(&dst->pe_learned, &src->pe_learned) != 0)
+		return -1;
+	if (src->ids != NULL) {
+		if ((dst->ids = malloc((size_t)src->n * sizeof *dst->ids)) == NULL)
+			return -1;
+		memcpy(dst->ids, src->ids, (size_t)src->n * sizeof *dst->ids);
+	}
+	return masks_copy(&dst->masks, &dst->nmasks, src->masks, src->nmasks);
+}
+
+static void block_free(Block *b)
+{
+	mat_free(&b->ln1_gamma);
+	mat_free(&b->ln1_beta);
+	mat_free(&b->ln2_gamma);
+	mat_free(&b->ln2_beta);
+	mat_free(&b->W_1);
+	mat_free(&b->b_1);
+	mat_free(&b->W_3);
+	mat_free(&b->b_3);
+	mat_free(&b->W_2);
+	mat_free(&b->b_2);
+}
+
+static int block_copy(Block *dst, const Block *src)
+{
+	*dst = *src;
+	dst->ln1_gamma = dst->ln1_beta = dst->ln2_gamma = dst->ln2_beta = (Mat){ 0 };
+	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
+	return mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
+	       mat_copy(&dst->ln2_gamma, &src->ln2_gamma) | mat_copy(&dst->ln2_beta, &src->ln2_beta) |
+	       mat_copy(&dst->W_1, &src->W_1) | mat_copy(&dst->b_1, &src->b_1) | mat_copy(&dst->W_3, &src->W_3) |
+	       mat_copy(&dst->b_3, &src->b_3) | mat_copy(&dst->W_2, &src->W_2) | mat_copy(&dst->b_2, &src->b_2);
+}
+
+void layer_params_free(LayerParams *p)
+{
+	mat_free(&p->W_q);
+	mat_free(&p->W_k);
+	mat_free(&p->W_v);
+	mat_free(&p->W_o);
+	mat_free(&p->w_e);
+	mat_free(&p->b_q);
+	mat_free(&p->b_k);
+	mat_free(&p->b_v);
+	mat_free(&p->b_o);
+	mat_free(&p->alibi_slopes);
+	mat_free(&p->q_norm);
+	mat_free(&p->k_norm);
+	block_free(&p->block);
+	memset(p, 0, sizeof *p);
+}
+
+int layer_params_copy(LayerParams *dst, const LayerParams *src)
+{
+	*dst = *src;
+	dst->W_q = dst->W_k = dst->W_v = dst->W_o = dst->w_e = (Mat){ 0 };
+	dst->b_q = dst->b_k = dst->b_v = dst->b_o = dst->alibi_slopes = dst->q_norm = dst->k_norm = (Mat){ 0 };
+	if (block_copy(&dst->block, &src->block) != 0)
+		return -1;
+	return mat_copy(&dst->W_q, &src->W_q) | mat_copy(&dst->W_k, &src->W_k) | mat_copy(&dst->W_v, &src->W_v) |
+	       mat_copy(&dst->W_o, &src->W_o) | mat_copy(&dst->w_e, &src->w_e) | mat_copy(&dst->b_q, &src->b_q) |
+	       mat_copy(&dst->b_k, &src->b_k) | mat_copy(&dst->b_v, &src->b_v) | mat_copy(&dst->b_o, &src->b_o) |
+	       mat_copy(&dst->alibi_slopes, &src->alibi_slopes) | mat_copy(&dst->q_norm, &src->q_norm) |
+	       mat_copy(&dst->k_norm, &src->k_norm)
+	               ? -1
+	               : 0;
+}
+
+void layer_own_free(LayerOwn *o)
+{
+	tokens_free(o->source_tokens, o->m);
+	mat_free(&o->source_input);
+	mat_free(&o->mask_matrix);
+	masks_free(o->masks, o->nmasks);
+	memset(o, 0, sizeof *o);
+}
+
+int layer_own_copy(LayerOwn *dst, const LayerOwn *src)
+{
+	*dst = *src;
+	dst->source_tokens = NULL;
+	dst->source_input = dst->mask_matrix = (Mat){ 0 };
+	dst->nmasks = 0;
+	dst->masks = NULL;
+	if (tokens_copy(&dst->source_tokens, src->source_tokens, src->m) != 0 ||
+	    mat_copy(&dst->source_input, &src->source_input) != 0 || mat_copy(&dst->mask_matrix, &src->mask_matrix) != 0)
+		return -1;
+	return masks_copy(&dst->masks, &dst->nmasks, src->masks, src->nmasks);
+}
+
+void model_free(Model *m)
+{
+	model_config_free(&m->cfg);
+	layer_params_free(&m->lp);
+	for (int i = 0; i < m->nlayers; i++) {
+		layer_params_free(&m->layer[i].lp);
+		layer_own_free(&m->layer[i].own);
+	}
+	free(m->layer);
+	if (m->encoder != NULL) {
+		model_free(m->encoder);
+		free(m->encoder);
+	}
+	memset(m, 0, sizeof *m);
+}
+
+int model_copy(Model *dst, const Model *src)
+{
+	memset(dst, 0, sizeof *dst);
+	if (model_config_copy(&dst->cfg, &src->cfg) != 0 || layer_params_copy(&dst->lp, &src->lp) != 0)
+		return -1;
+	if (src->nlayers > 0) {
+		if ((dst->layer = calloc((size_t)src->nlayers, sizeof *dst->layer)) == NULL)
+			return -1;
+		for (int i = 0; i < src->nlayers; i++) {
+			dst->nlayers = i + 1;
+			if (layer_params_copy(&dst->layer[i].lp, &src->layer[i].lp) != 0 ||
+			    layer_own_copy(&dst->layer[i].own, &src->layer[i].own) != 0)
+				return -1;
+		}
+	}
+	if (src->encoder != NULL &&
+	    ((dst->encoder = calloc(1, sizeof *dst->encoder)) == NULL || model_copy(dst->encoder, src->encoder) != 0))
+		return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Layers                                                             */
+/* ------------------------------------------------------------------ */
+
+int model_layers(const Model *m)
+{
+	return m->nlayers > 0 ? m->nlayers : 1;
+}
+
+LayerParams *model_layer_params(Model *m, int i)
+{
+	return m->nlayers > 0 && i >= 0 && i < m->nlayers ? &m->layer[i].lp : &m->lp;
+}
+
+const LayerParams *model_layer_params_const(const Model *m, int i)
+{
+	return model_layer_params((Model *)m, i);
+}
+
+LayerOwn *model_layer_own(Model *m, int i)
+{
+	return m->nlayers > 0 && i >= 0 && i < m->nlayers ? &m->layer[i].own : NULL;
+}
+
+int model_set_layers(Model *m, int n)
+{
+	if (m->nlayers != 0 || n < 1 || (m->layer = calloc((size_t)n, sizeof *m->layer)) == NULL)
+		return -1;
+	m->nlayers = n;
+	return 0;
+}
+
+void model_config_of_layer(const Model *m, int i, const Mat *input, ModelConfig *out)
+{
+	if (m->nlayers == 0) {
+		*out = m->cfg;
+		out->input = *input;
+		return;
+	}
+	model_layer_config(&m->cfg, &m->layer[i].own, i, m->nlayers, m->encoder != NULL, input, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Masks, key/value heads, ALiBi                                      */
+/* ------------------------------------------------------------------ */
 
 /* Whether one mask lets query i see key j. */
 static int part_sees(MaskKind kind, int window, const Mat *m, int i, int j)

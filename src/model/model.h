@@ -1,12 +1,14 @@
 /* model.h: what a model is, apart from the course that teaches it — the
- * settings every layer shares once (ModelConfig) and each layer's own
- * parameters (LayerParams), as llama2.c's Config and TransformerWeights.
+ * settings every layer shares once (ModelConfig), each layer's own
+ * parameters (LayerParams) and the few shared settings it keeps of its own
+ * (LayerOwn), and a Model that holds them: as llama2.c's Config and
+ * TransformerWeights.
  *
- * A lesson (lesson/lesson.h) holds one of each for itself and for each of
- * its layers; the engine computes layer i from the lesson's ModelConfig and
- * layer i's LayerParams (model_layer_config says which shared settings a
- * layer keeps of its own: the one place that does). Every matrix is owned by
- * whoever holds the struct (the lesson; lesson_free frees it).
+ * A lesson (lesson/lesson.h) holds one Model; the engine computes layer i
+ * from the Model's ModelConfig and layer i's LayerParams and LayerOwn
+ * (model_layer_config says which shared settings a layer keeps of its own:
+ * the one place that does). Every matrix is owned by whoever holds the
+ * struct; model.c frees and copies each of them.
  */
 #ifndef ATTNVIZ_MODEL_H
 #define ATTNVIZ_MODEL_H
@@ -57,9 +59,8 @@ typedef struct Block {
 } Block;
 
 /*
- * The settings every layer of a model shares (one per lesson, and a copy in
- * each layer that the engine replaces by the lesson's, but for what
- * model_layer_config lets the layer keep).
+ * The settings every layer of a model shares (once per model; a layer
+ * keeps its own copy only of what model_layer_config lets it: LayerOwn).
  *
  *   n        query tokens (rows of X)
  *   m        key/value tokens: n, or the rows of source.X for cross-attention
@@ -149,15 +150,92 @@ typedef struct LayerParams {
 	Mat alibi_slopes; /* ALiBi: 1 × h as given, or empty for the ALiBi paper's defaults */
 	Block block;      /* this layer's block (version 2; block.present = 0 without one) */
 	Mat q_norm, k_norm; /* QK-norm's weights, 1 × d_k each (ModelConfig.qk_norm), else empty */
-	/* An encoder–decoder's link (lesson.h: Lesson.encoder): which part it is, of which decoder layer. */
+	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;
 } LayerParams;
 
 /*
+ * The shared settings one layer keeps of its own (model_layer_config's
+ * table; the fields are ModelConfig's of the same name): its source, its
+ * d_model, and an encoder–decoder link's mask.
+ */
+typedef struct LayerOwn {
+	int m, d_model, d_src;
+	char **source_tokens; /* m labels when has_source, else NULL (owned) */
+	int has_source;
+	Mat source_input;
+	MaskKind mask;
+	Mat mask_matrix;
+	int window;
+	int nmasks;
+	MaskPart *masks;      /* owned */
+} LayerOwn;
+
+/* One layer of a model with layers: its parameters and its own settings. */
+typedef struct ModelLayer {
+	LayerParams lp;
+	LayerOwn own;
+} ModelLayer;
+
+/*
+ * A model: the settings its layers share (cfg) and its layers. nlayers 0:
+ * the model is its own single layer, lp (a lesson without "layers"); else
+ * layer[0 … nlayers − 1], and lp a copy of layer 0's as the file gave it
+ * (what a stack's top level writes back). An encoder–decoder's decoder
+ * holds its encoder, a model of its own (owned, or NULL), and each decoder
+ * layer is two of its layers: 2k its masked self-attention (part PART_SELF:
+ * the layer's ln1, no FFN) and 2k + 1 its cross-attention (PART_CROSS: a
+ * source of m = the encoder's tokens, whose rows the engine fills with the
+ * memory; its block's ln1, ln2 are the layer's ln2, ln3, with the FFN).
+ * MODEL_FIELDS is its members, so that a Lesson can name them directly.
+ */
+#define MODEL_FIELDS                                                                                                   \
+	ModelConfig cfg;                                                                                               \
+	LayerParams lp;                                                                                                \
+	int nlayers;                                                                                                   \
+	ModelLayer *layer;                                                                                             \
+	struct Model *encoder;
+typedef struct Model {
+	MODEL_FIELDS
+} Model;
+
+/*
+ * Freeing and deep copies. _free frees what the struct owns (not the struct
+ * itself) and leaves it zeroed; _copy fills dst (whose old contents are
+ * not freed) and returns 0, or -1 out of memory with dst holding only what
+ * it can free. model_free frees the encoder too (and the struct it is in).
+ */
+void model_config_free(ModelConfig *c);
+int model_config_copy(ModelConfig *dst, const ModelConfig *src);
+void layer_params_free(LayerParams *p);
+int layer_params_copy(LayerParams *dst, const LayerParams *src);
+void layer_own_free(LayerOwn *o);
+int layer_own_copy(LayerOwn *dst, const LayerOwn *src);
+void model_free(Model *m);
+int model_copy(Model *dst, const Model *src);
+
+/* The settings a layer keeps of its own, as c holds them (borrowed: nothing copied). */
+void model_layer_own_of(const ModelConfig *c, LayerOwn *own);
+/* How many layers: nlayers, or 1 for a model that is its own layer. */
+int model_layers(const Model *m);
+/* Layer i's parameters: lp for a model without layers (and for i out of range). */
+LayerParams *model_layer_params(Model *m, int i);
+const LayerParams *model_layer_params_const(const Model *m, int i);
+/* Layer i's own settings, or NULL for a model without layers (its settings are all cfg). */
+LayerOwn *model_layer_own(Model *m, int i);
+/* Give m (which has none) n zeroed layers: 0, or -1 out of memory. */
+int model_set_layers(Model *m, int n);
+/*
+ * The settings layer i computes with, input its rows (borrowed): cfg for a
+ * model without layers, else model_layer_config over the model's own.
+ */
+void model_config_of_layer(const Model *m, int i, const Mat *input, ModelConfig *out);
+
+/*
  * The settings layer i of nlayers computes with: the model's shared ones
- * (shared), but for those the layer keeps of its own (own: the layer's
- * copy) — the one place that says which a layer may override:
+ * (shared), but for those the layer keeps of its own (own) — the one place
+ * that says which a layer may override:
  *   - its source (m, d_src, has_source, source_tokens, source_input): a
  *     cross-attention link reads its encoder's, not the model's;
  *   - d_model (a layer's columns are its own);
@@ -168,7 +246,7 @@ typedef struct LayerParams {
  * input is the rows the layer reads (the layer before's output). Every
  * matrix is borrowed.
  */
-void model_layer_config(const ModelConfig *shared, const ModelConfig *own, int i, int nlayers, int encdec,
+void model_layer_config(const ModelConfig *shared, const LayerOwn *own, int i, int nlayers, int encdec,
                         const Mat *input, ModelConfig *out);
 
 /* 1 when the mask lets query i see key j (every mask of a list at once). */

@@ -186,20 +186,6 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	return 0;
 }
 
-static char **tokens_dup(char *const *t, int n)
-{
-	char **c = calloc((size_t)n, sizeof *c);
-
-	for (int i = 0; c != NULL && i < n; i++)
-		if ((c[i] = strdup(t[i])) == NULL) {
-			for (int k = 0; k < i; k++)
-				free(c[k]);
-			free(c);
-			return NULL;
-		}
-	return c;
-}
-
 static void tokens_drop(char **t, int n)
 {
 	for (int i = 0; t != NULL && i < n; i++)
@@ -209,10 +195,10 @@ static void tokens_drop(char **t, int n)
 
 /*
  * Every layer of l, built through lesson.h's accessors alone: with c and w,
- * its weights (layer 0's also as l's own, as a stack lesson's top level
- * repeats its first layer); always, what each layer keeps of the prompt
- * (its n, d_model, tokens and X: what lesson_validate checks each layer
- * against). 0, or -1 with *err.
+ * its weights, and layer 0's copied as l's own (a stack lesson's top level
+ * repeats its first layer: layer_params_copy); always, what each layer keeps
+ * of its own (model.h's LayerOwn: the keys' count m, d_model, the mask), as
+ * lesson_validate checks each layer against the prompt. 0, or -1 with *err.
  */
 static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char **err)
 {
@@ -227,28 +213,19 @@ static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char *
 		for (int i = 0; i < c->num_layers; i++)
 			if (layer_weights(c, w, i, lesson_layer_params(l, i), err) != 0)
 				return -1;
-		if (layer_weights(c, w, 0, &l->lp, err) != 0)
-			return -1;
-		return layers_build(l, NULL, NULL, err);
-	}
-	for (int i = 0; i < nl; i++) {
-		ModelConfig *own = lesson_layer_own(l, i);
-		char **tokens = tokens_dup(l->cfg.tokens, l->cfg.n);
-		Mat x = { 0 };
-		if (tokens == NULL || mat_copy(&x, &l->cfg.input) != 0) {
-			tokens_drop(tokens, l->cfg.n);
+		if (layer_params_copy(&l->lp, lesson_layer_params(l, 0)) != 0) {
 			*err = strdup(_("out of memory"));
 			return -1;
 		}
-		tokens_drop(own->tokens, own->n);
-		mat_free(&own->input);
-		own->tokens = tokens;
-		own->input = x;
-		own->n = own->m = l->cfg.n;
+		return layers_build(l, NULL, NULL, err);
+	}
+	for (int i = 0; i < nl; i++) {
+		LayerOwn *own = lesson_layer_own(l, i);
+		if (own == NULL)
+			continue;
+		own->m = l->cfg.n;
 		own->d_model = own->d_src = l->cfg.d_model;
-		own->scale = l->cfg.scale;
 		own->mask = l->cfg.mask;
-		own->mask_fill_inf = 1;
 	}
 	return 0;
 }
