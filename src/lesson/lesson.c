@@ -363,6 +363,8 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_W_3] = offsetof(Lesson, lp.block.W_3), [AM_B_3] = offsetof(Lesson, lp.block.b_3),
 	[AM_W_2] = offsetof(Lesson, lp.block.W_2), [AM_B_2] = offsetof(Lesson, lp.block.b_2),
 	[AM_FINAL_GAMMA] = offsetof(Lesson, cfg.final_gamma), [AM_FINAL_BETA] = offsetof(Lesson, cfg.final_beta),
+	[AM_Q_NORM_W] = offsetof(Lesson, lp.q_norm), [AM_K_NORM_W] = offsetof(Lesson, lp.k_norm),
+	[AM_UNEMBED] = offsetof(Lesson, cfg.unembed),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

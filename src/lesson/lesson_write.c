@@ -130,7 +130,7 @@ static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *bet
 static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
 	static const char *const places[] = { "post", "pre", "none" }, *const kinds[] = { "layernorm", "rmsnorm" },
-	                         *const acts[] = { "relu", "gelu", "swiglu" };
+	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh" };
 	const Block *b = &l->lp.block;
 	cJSON *bj;
 
@@ -141,6 +141,12 @@ static int json_layer_keys(cJSON *o, const Lesson *l, const Lesson *top)
 	    (!mat_empty(&l->lp.b_v) && put(o, "b_v", jw_flat(&l->lp.b_v)) != 0) ||
 	    (!mat_empty(&l->lp.b_o) && put(o, "b_o", jw_flat(&l->lp.b_o)) != 0))
 		return -1;
+	if (!mat_empty(&l->lp.q_norm)) { /* QK-norm: each layer's weights, with the eps */
+		cJSON *q = cJSON_CreateObject();
+		if (put(o, "qk_norm", q) != 0 || put(q, "q", jw_flat(&l->lp.q_norm)) != 0 ||
+		    put(q, "k", jw_flat(&l->lp.k_norm)) != 0 || put(q, "eps", jw_number(l->cfg.qk_norm_eps)) != 0)
+			return -1;
+	}
 	if (!b->present)
 		return 0;
 	bj = cJSON_CreateObject();
@@ -256,6 +262,38 @@ static int put_mask(cJSON *o, const Lesson *l)
  * a variant that turns RoPE, ALiBi, decoding or the tiles off says so: "rope": false, …
  * (without it the saved variant would be read back with the lesson's rotation).
  */
+/* The LM head (issue 21): "vocab" (ids as "#v" when the model gave no tokens), "unembed", "ids", "temperature", "top_k", "logits_row". */
+static int json_lm_head(cJSON *o, const Lesson *l)
+{
+	const ModelConfig *c = &l->cfg;
+	cJSON *v;
+
+	if (c->vocab <= 0)
+		return 0;
+	if (put(o, "vocab", v = cJSON_CreateArray()) != 0)
+		return -1;
+	for (int i = 0; i < c->vocab; i++) {
+		char id[24];
+		snprintf(id, sizeof id, "#%d", i);
+		if (!cJSON_AddItemToArray(v, cJSON_CreateString(c->vocab_tokens != NULL ? c->vocab_tokens[i] : id)))
+			return -1;
+	}
+	if (put(o, "unembed", jw_matrix(&c->unembed)) != 0)
+		return -1;
+	if (c->ids != NULL) {
+		if (put(o, "ids", v = cJSON_CreateArray()) != 0)
+			return -1;
+		for (int i = 0; i < c->n; i++)
+			if (!cJSON_AddItemToArray(v, cJSON_CreateNumber((double)c->ids[i])))
+				return -1;
+	}
+	return put(o, "temperature", jw_number(c->temperature > 0 ? c->temperature : 1.0)) != 0 ||
+	               !cJSON_AddNumberToObject(o, "top_k", c->top_k >= 1 ? c->top_k : 10) ||
+	               !cJSON_AddNumberToObject(o, "logits_row", c->logits_row >= 0 && c->logits_row < c->n ? c->logits_row : c->n - 1)
+	           ? -1
+	           : 0;
+}
+
 static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
 	static const char *const styles[] = { "half", "interleaved" };
@@ -288,14 +326,15 @@ static int json_modern_keys(cJSON *o, const Lesson *l, const Lesson *top)
 		    !cJSON_AddNumberToObject(f, "block_k", l->cfg.flash_bk))
 			return -1;
 	}
-	return 0;
+	return json_lm_head(o, l);
 }
 
 static int json_compute_keys(cJSON *o, const Lesson *l, const Lesson *top)
 {
 	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->cfg.tokens, l->cfg.n)) != 0 ||
 	    put(o, "X", jw_matrix(&l->cfg.input)) != 0 ||
-	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : l->cfg.positional == POS_LEARNED ? "learned" : "none"))
+	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : l->cfg.positional == POS_LEARNED ? "learned" : "none") ||
+	    (l->cfg.positional == POS_LEARNED && put(o, "PE", jw_matrix(&l->cfg.pe_learned)) != 0))
 		return -1;
 	if (l->cfg.has_source) {
 		cJSON *src = cJSON_CreateObject();

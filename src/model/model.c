@@ -39,6 +39,7 @@ void model_layer_config(const ModelConfig *shared, const ModelConfig *own, int i
 	out->input = *input;
 	out->positional = i == 0 ? shared->positional : POS_NONE; /* positions are added once, before layer 0 */
 	out->has_final_norm = i == nlayers - 1 && shared->has_final_norm;
+	out->vocab = i == nlayers - 1 ? shared->vocab : 0; /* the LM head follows the last layer */
 }
 
 /* Whether one mask lets query i see key j. */
