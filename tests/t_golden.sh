@@ -67,6 +67,26 @@ while IFS="$tab" read -r bad_name bad_path bad_msg; do
 		not_ok "v3/bad/$bad_name is refused at $bad_path" "expected \"$bad: $bad_msg\", got: $(cat "$err")"
 	fi
 done <"$tmp/bad.tsv"
+# Issue 21's keys (tests/golden/v4, made by make_reference_v4.py): QK-norm with
+# RoPE and GQA (and its gradients), the LM head (logits, next with a
+# temperature), learned positions, gelu_tanh; and the loader's errors of v4/bad.
+for lesson in tests/golden/v4/*.json; do
+	case $lesson in *.ref.json) continue ;; esac
+	name=v4/$(basename "$lesson" .json)
+	expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
+	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
+done
+grep -v '^#' tests/golden/v4/bad/expected.tsv >"$tmp/bad4.tsv"
+while IFS="$tab" read -r bad_name bad_path bad_msg; do
+	bad=tests/golden/v4/bad/$bad_name.json
+	if "$ATTNVIZ" --check "$bad" >/dev/null 2>"$err"; then
+		not_ok "v4/bad/$bad_name is refused" "--check accepted it"
+	elif grep -qF "$bad: $bad_msg" "$err"; then
+		ok "v4/bad/$bad_name is refused at $bad_path"
+	else
+		not_ok "v4/bad/$bad_name is refused at $bad_path" "expected \"$bad: $bad_msg\", got: $(cat "$err")"
+	fi
+done <"$tmp/bad4.tsv"
 # the training references: the command line each was made with (tests/golden/v2/README.md)
 for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
 	set -- $t

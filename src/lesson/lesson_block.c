@@ -236,8 +236,11 @@ static int read_ids(Ctx *c, const cJSON *v, Lesson *l)
 	const cJSON *it;
 	int i = 0;
 
-	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != l->cfg.n)
+	if (!cJSON_IsArray(v))
 		return fail(c, _("expected %d whole numbers (one vocabulary entry per token), got %s"), l->cfg.n, got(v).s);
+	if (cJSON_GetArraySize(v) != l->cfg.n)
+		return fail(c, _("expected %d whole numbers (one vocabulary entry per token), got %d"), l->cfg.n,
+		            cJSON_GetArraySize(v));
 	if ((l->cfg.ids = calloc((size_t)l->cfg.n, sizeof *l->cfg.ids)) == NULL)
 		return fail_oom(c);
 	cJSON_ArrayForEach(it, v) {
