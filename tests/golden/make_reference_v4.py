@@ -4,7 +4,8 @@ LM head, learned positions, GPT-2's tanh GELU), computed with PyTorch in
 float64, following the Hugging Face transformers modeling code:
 
     make_reference_v4.py --lessons DIR      # write the v4 lessons (literal numbers from a seeded generator)
-    make_reference_v4.py LESSON.json > LESSON.ref.json
+    make_reference_v4.py LESSON.json > LESSON.ref.json   # (and its "compare" variant under "compare")
+    make_reference_v4.py lessons/nexttoken.json > tests/golden/lessons/nexttoken.ref.json
     tests/golden/v4/make_all.sh            # both, for every lesson of tests/golden/v4
 
 Written from issue 21 and lessons/FORMAT.md, not from the C code. The lines
@@ -237,9 +238,11 @@ def layer(x, p, s, out, checks):
 
 # ------------------------------------------------------------------ the lesson
 
-def read_lesson(path):
+def read_lesson(path, override=None):
     with open(path) as f:
         L = json.load(f)
+    if override is not None:   # a "compare" variant: the lesson with its keys replaced
+        L.update({k: v for k, v in override.items() if k != "label"})
     if L.get("attnviz") != 2:
         raise SystemExit("%s: v4 lessons are format 2" % path)
     blk = L.get("block") or {}
@@ -312,15 +315,16 @@ def forward(L, s, params, checks):
         temp = L.get("temperature", 1.0)
         probs = F.softmax(logits[row] / temp, dim=-1)                  # TemperatureLogitsWarper, then softmax
         k = min(L.get("top_k", 10), len(L["vocab"]))
-        top = torch.topk(probs, k).indices
+        # the k likeliest entries, ties in the order of the vocabulary (lessons/FORMAT.md)
+        top = sorted(range(len(L["vocab"])), key=lambda v: (-float(probs[v]), v))[:k]
         if checks is not None:
             for v in range(U.shape[0]):
                 sv = sum(float(x[row, c]) * float(U[v, c]) for c in range(U.shape[1]))
                 if abs(sv - float(logits[row, v])) > 1e-12 * (1 + abs(sv)):
                     raise CheckFailed("logits by Python sums")
             agree("softmax(z/T)", torch.softmax(logits[row] * (1.0 / temp), dim=0), probs, 1e-13)
-            if len(set(probs.tolist())) != len(L["vocab"]):
-                raise CheckFailed("ties among the probabilities: the top entries' order is not defined")
+            if [int(i) for i in torch.topk(probs, k).indices] != top and len(set(probs.tolist())) == len(L["vocab"]):
+                raise CheckFailed("the top entries: torch.topk disagrees")
             checks.add("lm_head")
         out["final_norm"] = x
         out["logits"] = logits
@@ -374,8 +378,8 @@ def plain(o):
     return o
 
 
-def reference(path):
-    L, s, params = read_lesson(path)
+def reference(path, override=None):
+    L, s, params = read_lesson(path, override)
     checks = set()
     out = forward(L, s, params, checks)
     ref = {"n": len(L["tokens"]), "input": out["input"], "X": out["X"], "output": out["output"]}
@@ -396,7 +400,10 @@ def reference(path):
     if "backward" in L:
         ref.update(grads(L, s, params))
         checks.add("autograd")
-    print("%s: checks %s" % (os.path.basename(path), ", ".join(sorted(checks))), file=sys.stderr)
+    print("%s%s: checks %s" % (os.path.basename(path), " (compare)" if override else "", ", ".join(sorted(checks))),
+          file=sys.stderr)
+    if override is None and "compare" in L:
+        ref["compare"] = reference(path, L["compare"])
     return plain(ref)
 
 
