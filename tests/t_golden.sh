@@ -35,38 +35,46 @@ for lesson in tests/golden/*.json; do
 	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
 done
 
+# golden_dir VERSION: every lesson of tests/golden/VERSION passes --check and dumps its NAME.ref.json
+golden_dir() {
+	for lesson in tests/golden/$1/*.json; do
+		case $lesson in *.ref.json) continue ;; esac
+		name=$1/$(basename "$lesson" .json)
+		expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
+		golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
+	done
+}
 # Version 2 (tests/golden/v2, made by make_reference_v2.py): the Transformer
 # block, biases and layers, the backward pass ("loss", "grad") and 20 steps of
 # training, against PyTorch's autograd; the encoder–decoder (encdec_*) with
 # the encoder's gradients under grad.encoder.
-for lesson in tests/golden/v2/*.json; do
-	case $lesson in *.ref.json) continue ;; esac
-	name=v2/$(basename "$lesson" .json)
-	expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
-	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
-done
+golden_dir v2
 # Version 2's modern attention (tests/golden/v3, made by make_reference_v3.py):
 # RoPE, grouped-query attention, ALiBi, windows and lists of masks, decoding
 # with a KV cache and FlashAttention's tiles; and every loader error of bad/
 # at the JSON path and with the words of bad/expected.tsv.
-for lesson in tests/golden/v3/*.json; do
-	case $lesson in *.ref.json) continue ;; esac
-	name=v3/$(basename "$lesson" .json)
-	expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
-	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
-done
+golden_dir v3
 tab=$(printf '\t')
-grep -v '^#' tests/golden/v3/bad/expected.tsv >"$tmp/bad.tsv"
-while IFS="$tab" read -r bad_name bad_path bad_msg; do
-	bad=tests/golden/v3/bad/$bad_name.json
-	if "$ATTNVIZ" --check "$bad" >/dev/null 2>"$err"; then
-		not_ok "v3/bad/$bad_name is refused" "--check accepted it"
-	elif grep -qF "$bad: $bad_msg" "$err"; then
-		ok "v3/bad/$bad_name is refused at $bad_path"
-	else
-		not_ok "v3/bad/$bad_name is refused at $bad_path" "expected \"$bad: $bad_msg\", got: $(cat "$err")"
-	fi
-done <"$tmp/bad.tsv"
+# bad_lessons VERSION: every lesson of tests/golden/VERSION/bad is refused with the words of its expected.tsv
+bad_lessons() {
+	grep -v '^#' "tests/golden/$1/bad/expected.tsv" >"$tmp/bad.tsv"
+	while IFS="$tab" read -r bad_name bad_path bad_msg; do
+		bad=tests/golden/$1/bad/$bad_name.json
+		if "$ATTNVIZ" --check "$bad" >/dev/null 2>"$err"; then
+			not_ok "$1/bad/$bad_name is refused" "--check accepted it"
+		elif grep -qF "$bad: $bad_msg" "$err"; then
+			ok "$1/bad/$bad_name is refused at $bad_path"
+		else
+			not_ok "$1/bad/$bad_name is refused at $bad_path" "expected \"$bad: $bad_msg\", got: $(cat "$err")"
+		fi
+	done <"$tmp/bad.tsv"
+}
+bad_lessons v3
+# Issue 21's keys (tests/golden/v4, made by make_reference_v4.py): QK-norm with
+# RoPE and GQA (and its gradients), the LM head (logits, next with a
+# temperature), learned positions, gelu_tanh; and the loader's errors of v4/bad.
+golden_dir v4
+bad_lessons v4
 # the training references: the command line each was made with (tests/golden/v2/README.md)
 for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
 	set -- $t

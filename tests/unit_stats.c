@@ -365,7 +365,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/flash.json");
 	assert_string_equal(session_next_lesson(&s), "llama");
 	free(s.source);
-	s.source = strdup("lessons/llama.json");                        /* the last one */
+	s.source = strdup("lessons/llama.json");
+	assert_string_equal(session_next_lesson(&s), "nexttoken");
+	free(s.source);
+	s.source = strdup("lessons/nexttoken.json");                    /* the last one */
 	assert_null(session_next_lesson(&s));
 	free(s.source);
 	s.source = strdup("mylesson.json");

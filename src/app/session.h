@@ -158,6 +158,12 @@ int session_set_heads(Session *s, int heads, char **err);
 int session_set_mask(Session *s, MaskKind kind, int window, const Mat *padding, char **err);
 /* The scale of every attention: 1/sqrt(d_k), none, or value (SCALE_VALUE). */
 int session_set_scale(Session *s, ScaleKind kind, double value, char **err);
+/*
+ * The LM head's next-token settings: the temperature (> 0), top_k (1 … vocab)
+ * and the position whose next token is shown (0 … n − 1); a negative value
+ * keeps that setting. Only the next stage is computed again.
+ */
+int session_set_next(Session *s, double temperature, int top_k, int row, char **err);
 /* steps of gradient descent at rate lr on every weight and bias: losses (steps + 1) gets the loss before each and after the last. */
 int session_train(Session *s, int steps, double lr, double *losses, char **err);
 /*

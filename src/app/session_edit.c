@@ -307,6 +307,50 @@ int session_set_scale(Session *s, ScaleKind kind, double value, char **err)
 	return session_edit(s, edit_scale, &a, err);
 }
 
+/* The next-token settings of one lesson (the lesson, then its compare variant). */
+static void set_next(ModelConfig *c, double temperature, int top_k, int row)
+{
+	if (temperature > 0)
+		c->temperature = temperature;
+	if (top_k > 0)
+		c->top_k = top_k;
+	if (row >= 0)
+		c->logits_row = row;
+}
+
+int session_set_next(Session *s, double temperature, int top_k, int row, char **err)
+{
+	const ModelConfig *c = &s->lesson->cfg;
+
+	if (c->vocab <= 0) {
+		*err = str_printf(_("this lesson has no LM head (no \"vocab\" and \"unembed\"): no next token to show"));
+		return -1;
+	}
+	if (temperature == 0 || !isfinite(temperature)) {
+		*err = str_printf(_("the temperature must be a number > 0 (the logits are divided by it)"));
+		return -1;
+	}
+	if (top_k > c->vocab || top_k > LESSON_MAX_TOP_K) {
+		*err = str_printf(_("top-k must be from 1 to %d (the vocabulary's size, at most %d)"), c->vocab, LESSON_MAX_TOP_K);
+		return -1;
+	}
+	if (row >= c->n) {
+		*err = str_printf(_("the position must be from 0 to %d (a row of the logits)"), c->n - 1);
+		return -1;
+	}
+	/* the edit changes no number a pass before next reads: no copy, no recomputation but its softmax */
+	sn_drop_prev(s);
+	set_next(&s->lesson->cfg, temperature, top_k, row);
+	attn_redo_next(s->model, &s->lesson->cfg);
+	if (s->lesson->compare != NULL && s->compare_model != NULL) {
+		set_next(&s->lesson->compare->cfg, temperature, top_k, row);
+		attn_redo_next(s->compare_model, &s->lesson->compare->cfg);
+	}
+	s->edited = 1;
+	s->dirty |= DIRTY_VALUES;
+	return 0;
+}
+
 typedef struct TrainArg {
 	int steps;
 	double lr;

@@ -595,6 +595,36 @@ static int cmd_heads(Session *s, const CmdArgv *a, CmdOut *out)
 	return 0;
 }
 
+/* temp T, topk K, nextrow ROW: the LM head's next-token settings; only the next stage is computed again. */
+static int next_setting(Session *s, double temperature, int top_k, int row, CmdOut *out)
+{
+	char *err = NULL;
+	const ModelConfig *c = &s->lesson->cfg;
+
+	if (session_set_next(s, temperature, top_k, row, &err) != 0)
+		return fail(out, err);
+	cmd_say(out, MSG_INFO, NULL, _("next token after position %d: temperature %.6g, the top %d shown"), c->logits_row,
+	        c->temperature, c->top_k);
+	return 0;
+}
+
+static int cmd_temp(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	if (!(a->v[0].number > 0))
+		return fail(out, str_printf(_("the temperature must be a number > 0 (the logits are divided by it)")));
+	return next_setting(s, a->v[0].number, -1, -1, out);
+}
+
+static int cmd_topk(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	return next_setting(s, -1, (int)a->v[0].whole, -1, out);
+}
+
+static int cmd_nextrow(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	return next_setting(s, -1, -1, (int)a->v[0].whole, out);
+}
+
 /* ------------------------------------------------------------ quizzes */
 
 static int cmd_answer(Session *s, const CmdArgv *a, CmdOut *out)
@@ -946,6 +976,15 @@ const CmdEntry cmd_table[] = {
 	  .exec = cmd_heads,
 	  .usage = "heads [N|sort SCORE]",
 	  .help = N_("every head's scores (previous-token, first-token, diagonal, induction), in the view as the model view; sort SCORE: prev, first, diag or induction, highest first; N: split Q, K and V into N heads (N must divide their columns)") },
+	{ .name = "temp", .args = { .min = 1, .max = 1, .kind = { ARG_NUMBER } }, .exec = cmd_temp,
+	  .usage = "temp T",
+	  .help = N_("the next token's temperature: softmax(logits / T) (T > 1 flatter, T < 1 sharper)") },
+	{ .name = "topk", .args = { .min = 1, .max = 1, .kind = { ARG_WHOLE }, .name = { NULL }, .lo = 1, .hi = LESSON_MAX_TOP_K }, .exec = cmd_topk,
+	  .usage = "topk K",
+	  .help = N_("how many of the likeliest next tokens the next stage shows as bars") },
+	{ .name = "nextrow", .args = { .min = 1, .max = 1, .kind = { ARG_WHOLE }, .name = { NULL }, .lo = 0, .hi = LESSON_MAX_TOKENS - 1 }, .exec = cmd_nextrow,
+	  .usage = "nextrow ROW",
+	  .help = N_("the position whose next token the next stage shows (a row of the logits)") },
 	{ .name = "jacobian", .args = { .min = 1, .max = 2, .kind = { ARG_ROW, ARG_HEAD }, .name = { N_("row"), N_("head") } }, .exec = cmd_jacobian,
 	  .usage = "jacobian ROW [HEAD]",
 	  .help = N_("softmax's Jacobian diag(w) - w w^T for one row of the weights") },

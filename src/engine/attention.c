@@ -42,6 +42,8 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_FINAL] = AT(Attn, final), [AM_Q_ROT] = AT(Attn, Q_rot), [AM_K_ROT] = AT(Attn, K_rot),
 	[AM_DEC_Q] = AT(Attn, dec_q), [AM_CACHE_K] = AT(Attn, cache_K), [AM_CACHE_V] = AT(Attn, cache_V),
 	[AM_DEC_OUTPUT] = AT(Attn, dec_output), [AM_DEC_LAYER_OUT] = AT(Attn, dec_layer_out),
+	[AM_Q_NORM] = AT(Attn, Q_norm), [AM_K_NORM] = AT(Attn, K_norm), [AM_LOGITS] = AT(Attn, logits),
+	[AM_NEXT] = AT(Attn, next_p),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -805,6 +807,71 @@ const Mat *attn_final_output(const Attn *a)
 	return attn_layer_output(a);
 }
 
+double attn_temperature(const ModelConfig *cfg)
+{
+	return cfg->temperature > 0.0 ? cfg->temperature : 1.0;
+}
+
+int attn_top_k(const ModelConfig *cfg)
+{
+	const int k = cfg->top_k >= 1 ? cfg->top_k : 10;
+
+	return k < cfg->vocab ? k : cfg->vocab;
+}
+
+int attn_logits_row(const ModelConfig *cfg)
+{
+	return cfg->logits_row >= 0 && cfg->logits_row < cfg->n ? cfg->logits_row : cfg->n - 1;
+}
+
+int attn_top_entries(const double *row, int len, int k, int *idx)
+{
+	int have = 0;
+
+	if (k > len)
+		k = len;
+	/* insertion into a sorted list of k: vocab × k steps at most, no copy of the row */
+	for (int v = 0; v < len; v++) {
+		int at = have;
+		if (have == k && !(row[v] > row[idx[k - 1]]))
+			continue;
+		while (at > 0 && row[v] > row[idx[at - 1]])
+			at--;
+		if (have < k)
+			have++;
+		memmove(&idx[at + 1], &idx[at], (size_t)(have - 1 - at) * sizeof *idx);
+		idx[at] = v;
+	}
+	return have;
+}
+
+/*
+ * The LM head, after the last layer: logits (n × vocab) = x (n × d_model) · unembedᵀ (d_model × vocab), x the
+ * final norm (or the last layer's output without one). Through the matrix-product kernels, unembed read
+ * transposed in place: a vocabulary of 49152 is one product, not a loop of dot products.
+ */
+static void pass_logits(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const Mat *x = attn_layer_output(a);
+
+	(void)lp;
+	a->nonfinite |= mat_mul_view(x->rows, x->cols, cfg->vocab, x->a, (size_t)x->cols, cfg->unembed.a,
+	                             (size_t)cfg->unembed.cols, 1, a->logits.a, (size_t)a->logits.cols, 0);
+}
+
+/* next (1 × vocab) = softmax(z / T), z the logits of row logits_row: exp(z_v/T − max) / Σ_u exp(z_u/T − max). */
+static void pass_next(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const double T = attn_temperature(cfg);
+	const double *z = &MAT_AT(a->logits, attn_logits_row(cfg), 0);
+	double *p = a->next_p.a;
+
+	(void)lp;
+	for (int v = 0; v < cfg->vocab; v++)
+		p[v] = z[v] / T;
+	attn_softmax_row(p, p, cfg->vocab);
+}
+
 /* The kernel of each stage: the engine's half of the stage table (catalog.c has the rest). */
 static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_INPUT] = pass_input,
@@ -829,6 +896,8 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_RESIDUAL2] = pass_residual2,
 	[STAGE_NORM2_POST] = pass_norm2_post,
 	[STAGE_FINAL_NORM] = pass_final_norm,
+	[STAGE_LOGITS] = pass_logits,
+	[STAGE_NEXT] = pass_next,
 };
 
 /*
@@ -850,7 +919,7 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	                    { AM_K, MADE(AM_X, AM_NORM1, AM_S, AM_W_K, AM_B_K) },
 	                    { AM_V, MADE(AM_X, AM_NORM1, AM_S, AM_W_V, AM_B_V) } },
 	[STAGE_SPLIT] = { { AM_COUNT, NULL } }, /* no pass */
-	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
+	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_NORM, AM_K_NORM, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
 	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
 	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED) } },
 	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } },
@@ -870,6 +939,8 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_NORM2_POST] = { { AM_NORM2, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) },
 	                       { AM_NORM2_STATS, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) } },
 	[STAGE_FINAL_NORM] = { { AM_FINAL, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL_GAMMA, AM_FINAL_BETA) } },
+	[STAGE_LOGITS] = { { AM_LOGITS, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL, AM_UNEMBED) } },
+	[STAGE_NEXT] = { { AM_NEXT, MADE(AM_LOGITS) } },
 };
 #undef FFN_IN
 #undef MADE

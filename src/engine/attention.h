@@ -95,6 +95,7 @@ typedef struct Attn {
 	Mat S;                /* m × d_src: source input + PE (cross-attention only, else empty) */
 	Mat Q, K, V;          /* Q: n × h·d_k;  K, V: m × g·d_k, m × g·d_v (g = kv_heads) */
 	Mat Q_rot, K_rot;     /* RoPE: Q and K turned by their positions (empty without "rope") */
+	Mat Q_norm, K_norm;   /* QK-norm: each head's row of Q and K RMS-normalised, times q_norm, k_norm (before RoPE) */
 	int heads;
 	int kv_heads;         /* g: query head i reads key/value head i / (heads / g) */
 	double *slopes;       /* ALiBi: heads slopes (owned; NULL without "alibi") */
@@ -118,6 +119,9 @@ typedef struct Attn {
 	Mat residual2;        /* n × d_model */
 	Mat norm2_stats, norm2;
 	Mat final;            /* n × d_model: the final norm, after the last layer */
+	/* The LM head (the last layer of a lesson with a vocabulary; empty without): */
+	Mat logits;           /* n × vocab: the last layer's rows (after the final norm) · unembedᵀ */
+	Mat next_p;           /* 1 × vocab: softmax(logits[logits_row] / temperature) */
 
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer
@@ -201,6 +205,12 @@ const Mat *attn_layer_output(const Attn *a);
 const Mat *attn_block_output(const Attn *a);
 /* What the whole computation ends with: the last layer's output. */
 const Mat *attn_final_output(const Attn *a);
+/* The LM head's settings as the passes use them: the temperature (1 unless > 0), top-k (10 unless ≥ 1, at most vocab), the row (n − 1 unless inside). */
+double attn_temperature(const ModelConfig *cfg);
+int attn_top_k(const ModelConfig *cfg);
+int attn_logits_row(const ModelConfig *cfg);
+/* The top k entries of a 1 × len row, largest first (ties: the lower index first), into idx (k of them); returns k (≤ len). */
+int attn_top_entries(const double *row, int len, int k, int *idx);
 
 /* ---- the kernels, public so tests and `explain` can use them ---- */
 

@@ -102,6 +102,8 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return "W_o";
 	if (cfg->score == SCORE_ADDITIVE && !mat_is(&lp->w_e, 1, hdk))
 		return "w_e";
+	if (cfg->vocab < 0 || (cfg->vocab > 0 && !mat_is(&cfg->unembed, cfg->vocab, cfg->d_model)))
+		return "unembed";
 	if ((cfg->mask == MASK_CAUSAL && cfg->n != cfg->m) || (cfg->mask == MASK_PADDING && !mat_is(&cfg->mask_matrix, 1, cfg->m)) ||
 	    (cfg->mask == MASK_MATRIX && !mat_is(&cfg->mask_matrix, cfg->n, cfg->m)) || attn_mask_fault(cfg, -1) ||
 	    (cfg->mask == MASK_LIST && (cfg->nmasks < 1 || cfg->masks == NULL)))
@@ -669,6 +671,21 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	return 0;
 }
 
+
+void attn_redo_next(Attn *first, const ModelConfig *cfg)
+{
+	const StageKernel kernel = attn_stage_kernel(STAGE_NEXT);
+
+	for (Attn *a = first; a != NULL; a = a->next) {
+		a->cfg.temperature = cfg->temperature;
+		a->cfg.top_k = cfg->top_k;
+		a->cfg.logits_row = cfg->logits_row;
+		if (stage_present(&a->shape, STAGE_NEXT)) {
+			kernel(a, &a->cfg, &a->lp);
+			attn_touch(a);
+		}
+	}
+}
 
 int attn_check_quiz_answers(const Attn *a, char **err)
 {

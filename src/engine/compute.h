@@ -34,6 +34,13 @@ void attn_free(Attn *a);
 int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, char **err);
 
 /*
+ * The LM head's temperature, top-k or row changed (cfg holds the new ones):
+ * every link takes them and only the next stage's pass runs again (a
+ * vocabulary of 49152 is one softmax, not a recomputation of the model).
+ */
+void attn_redo_next(Attn *first, const ModelConfig *cfg);
+
+/*
  * Progress: fn (NULL: none) is told before each pass of every computation
  * (attn_compute, attn_update) runs: the layer computed, the stage (its name
  * is stage_kinds[st].name), its place among the layer's passes (1-based) and

@@ -112,8 +112,19 @@ static int add_reads(cJSON *obj, const Attn *a)
 {
 	const AttnMatrix q = attn_reads(a, AM_Q), k = attn_reads(a, AM_K);
 
-	return (q != AM_Q && add_matrix(obj, matrix_name(q), attn_matrix(a, q, 0))) ||
-	       (k != AM_K && add_matrix(obj, matrix_name(k), attn_matrix(a, k, 0)));
+	if ((q != AM_Q && add_matrix(obj, matrix_name(q), attn_matrix(a, q, 0))) ||
+	    (k != AM_K && add_matrix(obj, matrix_name(k), attn_matrix(a, k, 0))))
+		return -1;
+	/* and what the variants before the scores' made of them first (QK-norm's Q_norm under RoPE's Q_rot) */
+	for (int v = 0; v < attn_variant_count; v++) {
+		const AttnVariant *var = attn_variants[v];
+		if (var->reads == NULL || !attn_variant_on(a, var))
+			continue;
+		for (const AttnMatrix(*r)[2] = var->reads; (*r)[0] != AM_COUNT; r++)
+			if ((*r)[1] != q && (*r)[1] != k && add_matrix(obj, matrix_name((*r)[1]), attn_matrix(a, (*r)[1], 0)))
+				return -1;
+	}
+	return 0;
 }
 
 static int add_number(cJSON *obj, const char *key, double x)
@@ -360,7 +371,8 @@ static cJSON *dump_layer(const Attn *a)
 		{ "b_q", AM_B_Q }, { "b_k", AM_B_K }, { "b_v", AM_B_V }, { "b_o", AM_B_O },
 		{ "ln1_gamma", AM_LN1_GAMMA }, { "ln1_beta", AM_LN1_BETA }, { "ln2_gamma", AM_LN2_GAMMA },
 		{ "ln2_beta", AM_LN2_BETA }, { "ffn_b_1", AM_B_1 }, { "ffn_b_3", AM_B_3 }, { "ffn_b_2", AM_B_2 },
-		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA },
+		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA }, { "q_norm", AM_Q_NORM_W },
+		{ "k_norm", AM_K_NORM_W },
 	};
 	static const struct { const char *key; AttnMatrix m; } results[] = {
 		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },
@@ -494,6 +506,44 @@ static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
 	return 0;
 }
 
+/*
+ * The LM head of a lesson with a vocabulary, at the top level: the ids (when
+ * given), final_norm (the rows the head reads: the final norm, or the last
+ * layer's output), logits (n × vocab, every position) and next (the
+ * probabilities of one position's next token, with its row, temperature and
+ * top-k entries). Nothing without a vocabulary.
+ */
+static int add_lm_head(cJSON *o, const Attn *a)
+{
+	const Attn *last = a;
+	cJSON *next, *top, *ids;
+	int idx[LESSON_MAX_TOP_K];
+
+	while (last->next != NULL)
+		last = last->next;
+	const ModelConfig *cfg = attn_config(last);
+	if (cfg->vocab <= 0 || mat_empty(&last->logits))
+		return 0;
+	if (cfg->ids != NULL) {
+		if ((ids = cJSON_AddArrayToObject(o, "ids")) == NULL)
+			return -1;
+		for (int i = 0; i < cfg->n; i++)
+			if (!cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)cfg->ids[i])))
+				return -1;
+	}
+	if (add_matrix(o, "final_norm", attn_layer_output(last)) || add_matrix(o, "logits", &last->logits) ||
+	    (next = cJSON_AddObjectToObject(o, "next")) == NULL || add_number(next, "row", attn_logits_row(cfg)) ||
+	    add_number(next, "temperature", attn_temperature(cfg)) ||
+	    !cJSON_AddItemToObject(next, "probs", jw_numbers(last->next_p.a, cfg->vocab)) ||
+	    (top = cJSON_AddArrayToObject(next, "top")) == NULL)
+		return -1;
+	const int k = attn_top_entries(last->next_p.a, cfg->vocab, attn_top_k(cfg) < LESSON_MAX_TOP_K ? attn_top_k(cfg) : LESSON_MAX_TOP_K, idx);
+	for (int i = 0; i < k; i++)
+		if (!cJSON_AddItemToArray(top, cJSON_CreateNumber(idx[i])))
+			return -1;
+	return 0;
+}
+
 /* A lesson with a block or layers: the input, every layer, and the last layer's output (an encoder's: no title). */
 static cJSON *dump_block(const Attn *a, int encoder, char **err)
 {
@@ -511,7 +561,7 @@ static cJSON *dump_block(const Attn *a, int encoder, char **err)
 		goto oom;
 	if (add_layers(layers, a, dump_layer) != 0)
 		goto oom;
-	if (add_matrix(o, "output", attn_final_output(a)))
+	if (add_matrix(o, "output", attn_final_output(a)) || add_lm_head(o, a))
 		goto oom;
 	if (a->encoder != NULL) {
 		cJSON *e = dump_block(a->encoder, 1, err);
@@ -721,6 +771,8 @@ cJSON *dump_attn(const Attn *a, char **err)
 	if (cfg->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)))
 		goto oom;
 	if (cfg->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
+		goto oom;
+	if (add_lm_head(o, a))
 		goto oom;
 	rows = cJSON_AddArrayToObject(o, "row_all_masked");
 	if (rows == NULL)

@@ -575,6 +575,49 @@ static void explain_back_project(StrBuf *b, const Attn *a, AttnMatrix which, int
 	}
 }
 
+/* logits[i][v]: row i of the rows the head reads · row v of unembed, term by term. */
+static void explain_logits(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const ModelConfig *cfg = attn_config(a);
+	const Mat *x = attn_layer_output(a);
+
+	(void)which, (void)h;
+	strbuf_printf(b, "%s", _("vocabulary entry "));
+	buf_label(b, labels_vocab(cfg, j));
+	strbuf_printf(b, _(": %s row %d %s unembed row %d (its unembedding), d_model = %d terms\n"), mat_label(a, x), i,
+	              celltext_sym(utf8, "\u00b7", "."), j, x->cols);
+	celltext_terms(b, &x->a[(size_t)i * (size_t)x->cols], 1, &cfg->unembed.a[(size_t)j * (size_t)cfg->unembed.cols], 1,
+	               x->cols, utf8);
+	strbuf_printf(b, _("(the larger the dot product, the more the model expects this entry next)\n"));
+}
+
+/* next[0][v] = exp(z_v/T − max) / Σ_u exp(z_u/T − max), z = logits[row]. */
+static void explain_next(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const ModelConfig *cfg = attn_config(a);
+	const int row = attn_logits_row(cfg);
+	const double T = attn_temperature(cfg), *z = &MAT_AT(a->logits, row, 0);
+	double max = -INFINITY, sum = 0.0;
+	char x1[32], x2[32], x3[32], x4[32], x5[32];
+
+	(void)which, (void)h, (void)i;
+	for (int v = 0; v < cfg->vocab; v++)
+		max = z[v] / T > max ? z[v] / T : max;
+	for (int v = 0; v < cfg->vocab; v++)
+		sum += exp(z[v] / T - max);
+	strbuf_printf(b, "%s", _("vocabulary entry "));
+	buf_label(b, labels_vocab(cfg, j));
+	strbuf_printf(b, _(", after position %d (the logits' row %d), temperature T = %s:\n"), row, row, celltext_num(x1, T, utf8));
+	strbuf_printf(b, "p = exp(z/T %s max) / %s_u exp(z_u/T %s max)\n", celltext_sym(utf8, "\u2212", "-"),
+	              celltext_sym(utf8, "\u03a3", "sum"), celltext_sym(utf8, "\u2212", "-"));
+	strbuf_printf(b, "  = exp(%s/%s %s %s) / %s\n", celltext_num(x1, z[j], utf8), celltext_num(x2, T, utf8),
+	              celltext_sym(utf8, "\u2212", "-"), celltext_num(x3, max, utf8), celltext_num(x4, sum, utf8));
+	strbuf_printf(b, "  = %s / %s = %s\n", celltext_num(x1, exp(z[j] / T - max), utf8), celltext_num(x2, sum, utf8),
+	              celltext_num(x5, exp(z[j] / T - max) / sum, utf8));
+	strbuf_printf(b, _("(the sum runs over all %d entries of the vocabulary; max = the largest z/T, subtracted so that exp cannot overflow)\n"),
+	              cfg->vocab);
+}
+
 /* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels); a variant's stage is explained by its own file (variants/). */
 static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_INPUT] = explain_given,
@@ -598,6 +641,8 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_RESIDUAL2] = explain_residual,
 	[STAGE_NORM2_POST] = explain_norm,
 	[STAGE_FINAL_NORM] = explain_norm,
+	[STAGE_LOGITS] = explain_logits,
+	[STAGE_NEXT] = explain_next,
 	[STAGE_BACK_OUTPUT] = explain_back_output,
 	[STAGE_BACK_WEIGHTED] = explain_back_weighted,
 	[STAGE_BACK_SOFTMAX] = explain_back_softmax,
@@ -750,6 +795,26 @@ static int operands_output(const Attn *a, AttnMatrix which, int h, int i, int j,
 	return k;
 }
 
+/* logits[i][v]: row i of what the head reads and row v of unembed; next[0][v]: the logits' row. */
+static int operands_lm_head(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const Mat *x = attn_layer_output(a);
+	int k = 0;
+
+	(void)h;
+	if (which == AM_NEXT) {
+		OP(AM_LOGITS, 0, attn_logits_row(attn_config(a)), -1);
+		return k;
+	}
+	for (int w = 0; w < AM_COUNT; w++) /* the catalogue's name of the rows the head reads */
+		if (attn_slot_const(a, (AttnMatrix)w, 0) == x) {
+			OP((AttnMatrix)w, 0, i, -1);
+			break;
+		}
+	OP(AM_UNEMBED, 0, j, -1);
+	return k;
+}
+
 #undef OP
 
 static const StageOperands stage_operands[STAGE_COUNT] = {
@@ -762,6 +827,8 @@ static const StageOperands stage_operands[STAGE_COUNT] = {
 	[STAGE_WEIGHTED] = operands_weighted,
 	[STAGE_CONCAT] = operands_concat,
 	[STAGE_OUTPUT] = operands_output,
+	[STAGE_LOGITS] = operands_lm_head,
+	[STAGE_NEXT] = operands_lm_head,
 };
 
 int explain_operands(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])

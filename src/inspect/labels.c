@@ -43,6 +43,8 @@ static char *axis_label(const Attn *a, Axis axis, int i)
 		static const char *const names[2][2] = { { "mean", "var" }, { "ms", "rms" } };
 		return strdup(names[attn_params(a)->block.norm_kind == NORM_RMSNORM][i != 0]);
 	}
+	if (axis == AXIS_VOCAB)
+		return labels_vocab(attn_config(a), i);
 	if (axis == AXIS_INDEX) {
 		char buf[16];
 		snprintf(buf, sizeof buf, "%d", i);
@@ -53,6 +55,16 @@ static char *axis_label(const Attn *a, Axis axis, int i)
 		char *const *tok = axis == AXIS_KEY && cfg->has_source ? cfg->source_tokens : cfg->tokens;
 		return text_escape(tok[i], "");
 	}
+}
+
+char *labels_vocab(const ModelConfig *cfg, int v)
+{
+	char buf[24];
+
+	if (cfg->vocab_tokens != NULL && v >= 0 && v < cfg->vocab && cfg->vocab_tokens[v] != NULL)
+		return text_escape(cfg->vocab_tokens[v], "");
+	snprintf(buf, sizeof buf, "#%d", v);
+	return strdup(buf);
 }
 
 char *labels_col(const Attn *a, AttnMatrix which, int c)

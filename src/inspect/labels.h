@@ -14,6 +14,8 @@ char *labels_number(char *buf, double x, int utf8);
 int labels_token_columns(const Attn *a, AttnMatrix which);
 /* Column label c of matrix `which` (a token, escaped, or the index): heap string. */
 char *labels_col(const Attn *a, AttnMatrix which, int c);
+/* Vocabulary entry v as people read it: its token escaped, or "#v" without tokens (heap string). */
+char *labels_vocab(const ModelConfig *cfg, int v);
 /* Row label r (a token, escaped, or the index): heap string. */
 char *labels_row(const Attn *a, AttnMatrix which, int r);
 /* "parameters: N (W_q, W_k, W_v[, W_o]) — the same for any number of heads" (heap string, or NULL). */

@@ -19,6 +19,8 @@
 #define LESSON_MAX_LAYERS   16
 #define LESSON_MAX_MASKS    8           /* masks in one list */
 #define LESSON_MAX_HIDES    4           /* a quiz's "hides" */
+#define LESSON_MAX_VOCAB    (1 << 20)   /* the LM head's vocabulary */
+#define LESSON_MAX_TOP_K    100         /* the next token's entries shown ("top_k") */
 
 
 /* Where a step's focus or a quiz's numeric answer points: matrix[row][col] of a head. */

@@ -49,13 +49,14 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", NULL };
+	                                  "b_v", "b_o", "block", "qk_norm", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 {
 	static const char *const places[] = { "post", "pre", "none", NULL };
 	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
-	static const char *const acts[] = { "relu", "gelu", "swiglu", NULL };
+	/* the Activation enum's order; "gelu_new" is transformers' name of "gelu_tanh" */
+	static const char *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_new", NULL };
 	const cJSON *b = get(root, "block"), *ffn, *fin;
 	size_t old;
 	int k, r = -1;
@@ -103,7 +104,7 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 		k = 0;
 		if (key_choice(c, ffn, "activation", acts, &k) != 0)
 			goto out;
-		l->lp.block.activation = (Activation)k;
+		l->lp.block.activation = k == 4 ? ACT_GELU_TANH : (Activation)k;
 		/* d_ff now, so that steps can point at the FFN's cells (the numbers are read later) */
 		if (get(ffn, "W_1") != NULL) {
 			MatSrc w1;
@@ -197,6 +198,161 @@ out:
 	return r;
 }
 
+/* The rows of an unembedding: one per vocabulary entry. */
+static const Limits LIM_VOCAB_DIM = { LESSON_MAX_VOCAB, " entries", "LESSON_MAX_VOCAB", LESSON_MAX_DIM, "LESSON_MAX_DIM",
+                                      0, 1, 0 };
+
+int li_lm_carrier(Ctx *c)
+{
+	return li_stack(c)->part == PART_LAYER && (c->layer_obj == NULL || c->layer_index == li_stack(c)->nlayers - 1);
+}
+
+/* "vocab": a list of 1 … LESSON_MAX_VOCAB strings, into l->cfg.vocab_tokens and vocab. */
+static int read_vocab(Ctx *c, const cJSON *v, Lesson *l)
+{
+	const int count = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+	const cJSON *it;
+	int i = 0;
+
+	if (!cJSON_IsArray(v) || count < 1 || count > LESSON_MAX_VOCAB)
+		return fail(c, _("expected a list of 1 to %d strings (the vocabulary's tokens, one per row of unembed), got %s"),
+		            LESSON_MAX_VOCAB, got(v).s);
+	if ((l->cfg.vocab_tokens = calloc((size_t)count + 1, sizeof *l->cfg.vocab_tokens)) == NULL)
+		return fail_oom(c);
+	l->cfg.vocab = count;
+	cJSON_ArrayForEach(it, v) {
+		size_t old = path_index(c, i);
+		if (read_string(c, it, &l->cfg.vocab_tokens[i]) != 0)
+			return -1;
+		path_set(c, old);
+		i++;
+	}
+	return 0;
+}
+
+/* "ids": n whole numbers, each an entry of the vocabulary. */
+static int read_ids(Ctx *c, const cJSON *v, Lesson *l)
+{
+	const cJSON *it;
+	int i = 0;
+
+	if (!cJSON_IsArray(v))
+		return fail(c, _("expected %d whole numbers (one vocabulary entry per token), got %s"), l->cfg.n, got(v).s);
+	if (cJSON_GetArraySize(v) != l->cfg.n)
+		return fail(c, _("expected %d whole numbers (one vocabulary entry per token), got %d"), l->cfg.n,
+		            cJSON_GetArraySize(v));
+	if ((l->cfg.ids = calloc((size_t)l->cfg.n, sizeof *l->cfg.ids)) == NULL)
+		return fail_oom(c);
+	cJSON_ArrayForEach(it, v) {
+		size_t old = path_index(c, i);
+		if (read_whole(c, it, 0, l->cfg.vocab - 1, _("a vocabulary entry (0 to vocab - 1)"), &l->cfg.ids[i]) != 0)
+			return -1;
+		path_set(c, old);
+		i++;
+	}
+	return 0;
+}
+
+int li_read_lm_head(Ctx *c, const cJSON *root, Lesson *l)
+{
+	static const char *const needs[] = { "unembed", "ids", "logits_row", NULL };
+	const cJSON *v = get(root, "vocab");
+	size_t old = c->pathlen;
+	long long row = l->cfg.n - 1;
+	MatSrc src;
+	int r = -1;
+
+	l->cfg.logits_row = l->cfg.n - 1;
+	if (v == NULL) {
+		for (int k = 0; needs[k] != NULL; k++)
+			if (get(root, needs[k]) != NULL) {
+				path_key(c, needs[k]);
+				fail(c, _("this is the LM head's, and the lesson has no \"vocab\" (give the vocabulary's tokens too)"));
+				goto out;
+			}
+		return 0;
+	}
+	path_key(c, "vocab");
+	if (read_vocab(c, v, l) != 0)
+		goto out;
+	path_set(c, old);
+	if (get(root, "unembed") == NULL) {
+		path_key(c, "unembed");
+		fail(c, _("missing: the LM head needs unembed (vocab \u00d7 d_model = %d \u00d7 %d), one row per token of \"vocab\""),
+		     l->cfg.vocab, l->cfg.d_model);
+		goto out;
+	}
+	if (li_read_matsrc(c, root, "unembed", &LIM_VOCAB_DIM, &src) != 0)
+		goto out;
+	path_key(c, "unembed");
+	if (src.rows != l->cfg.vocab) {
+		fail(c, _("expected %d rows (one per token of \"vocab\"), got %d"), l->cfg.vocab, src.rows);
+		goto out;
+	}
+	if (src.cols != l->cfg.d_model) {
+		fail(c, _("expected %d columns (d_model, the columns of the last layer's output), got %d"), l->cfg.d_model, src.cols);
+		goto out;
+	}
+	if (li_fill_mat(c, &src, &l->cfg.unembed) != 0)
+		goto out;
+	path_set(c, old);
+	if (get(root, "ids") != NULL) {
+		path_key(c, "ids");
+		if (read_ids(c, get(root, "ids"), l) != 0)
+			goto out;
+		path_set(c, old);
+	}
+	if (key_whole(c, root, "logits_row", 0, l->cfg.n - 1, _("a row of the logits (0 to n - 1)"), &row) != 0)
+		goto out;
+	l->cfg.logits_row = (int)row;
+	if (get(root, "top_k") == NULL && l->cfg.top_k > l->cfg.vocab)
+		l->cfg.top_k = l->cfg.vocab;
+	if (l->cfg.top_k > l->cfg.vocab) {
+		path_key(c, "top_k");
+		fail(c, _("expected at most %d (the vocabulary's size), got %d"), l->cfg.vocab, l->cfg.top_k);
+		goto out;
+	}
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
+/* QK-norm's weights (1 × d_k each, at qk_norm.q and qk_norm.k) and a learned positional table (PE, n × d_model). */
+static int read_modern_matrices(Ctx *c, const cJSON *root, Lesson *l)
+{
+	size_t old = c->pathlen;
+	int r = -1;
+
+	if (l->cfg.qk_norm != QK_NORM_NONE) {
+		const cJSON *q = get(root, "qk_norm");
+		path_key(c, "qk_norm");
+		if (read_shaped(c, q, "q", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.q_norm) != 0 ||
+		    read_shaped(c, q, "k", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.k_norm) != 0)
+			goto out;
+		path_set(c, old);
+	}
+	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {
+		path_key(c, "PE");
+		fail(c, _("missing: \"positional\": \"learned\" adds the given rows PE (n \u00d7 d_model = %d \u00d7 %d)"),
+		     l->cfg.n, l->cfg.d_model);
+		goto out;
+	}
+	if (l->cfg.positional != POS_LEARNED && get(root, "PE") != NULL) {
+		path_key(c, "PE");
+		warnf(c, _("not used: PE is for \"positional\": \"learned\""));
+		path_set(c, old);
+	} else if (read_shaped(c, root, "PE", l->cfg.n, l->cfg.d_model, _("n, one per token"), "d_model", -1,
+	                       &l->cfg.pe_learned) != 0)
+		goto out;
+	if (li_lm_carrier(c) && li_read_lm_head(c, root, l) != 0)
+		goto out;
+	r = 0;
+out:
+	path_set(c, old);
+	return r;
+}
+
 /* Biases and the block's matrices, once the attention's shapes are known. */
 int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 {
@@ -219,7 +375,8 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
 		path_set(c, old);
 		return -1;
 	}
-	if (read_shaped(c, root, "b_o", 1, l->lp.d_out, NULL, _("the columns of W_o"), -1, &l->lp.b_o) != 0)
+	if (read_shaped(c, root, "b_o", 1, l->lp.d_out, NULL, _("the columns of W_o"), -1, &l->lp.b_o) != 0 ||
+	    read_modern_matrices(c, root, l) != 0)
 		return -1;
 	if (!blk->present)
 		return 0;
@@ -456,7 +613,8 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 	top->nlayers = n; /* li_read_backward takes the output's width from a stack */
 	top->layer = stack;
 	stack = NULL;
-	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0)
+	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0 ||
+	    (n > 1 && li_read_lm_head(c, root, top) != 0))
 		goto out;
 	ok = 1;
 out:

@@ -105,6 +105,8 @@ typedef struct Shapes {
 	int kv_heads, rope, alibi, decode, flash_bq, flash_bk, fill_inf;
 	int nparts;
 	struct { MaskKind kind; int window, r, c; } part[LESSON_MAX_MASKS]; /* the masks (one without a list) */
+	/* issue 21: QK-norm, and the LM head's vocabulary (0: none; the last layer's alone in a stack) */
+	int qk_norm, vocab;
 } Shapes;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */
@@ -144,6 +146,10 @@ int li_read_backward(Ctx *c, const cJSON *root, Lesson *l);
 int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l);
 /* Biases and the block's matrices, once the attention's shapes are known. */
 int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l);
+/* Whether the lesson read now carries the LM head: a lesson without layers, or a stack's last layer. */
+int li_lm_carrier(Ctx *c);
+/* The LM head: "vocab", "unembed" (vocab × d_model), "ids", "logits_row" (the shapes known); nothing without "vocab". */
+int li_read_lm_head(Ctx *c, const cJSON *root, Lesson *l);
 /* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
 int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l);
 /* Layer i of a stack from what was read as a lesson of its own: its parameters and own settings copied (0, or -1 out of memory). */

@@ -92,7 +92,8 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 /* ------------------------------------------------------------------ */
 
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
-	                               "kv_heads", "rope", "alibi", "decode", "flash", NULL };
+	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
+	                               "ids", "temperature", "top_k", "logits_row", "PE", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -116,7 +117,8 @@ const char *const li_top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
-	"kv_heads", "rope", "alibi", "decode", "flash", NULL
+	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
+	"logits_row", "PE", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -387,6 +389,9 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.decode = l->cfg.decode;
 	sh.flash_bq = l->cfg.flash_bq;
 	sh.flash_bk = l->cfg.flash_bk;
+	sh.qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
+	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
+	sh.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
 	li_shapes_block(&sh, &l->lp);
 	if (li_stack(c)->part != PART_LAYER)
 		sh.has_final = li_stack(c)->link_final;

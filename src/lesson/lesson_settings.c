@@ -12,6 +12,67 @@
 
 static const char *const rope_keys[] = { "base", "style", NULL };
 static const char *const alibi_keys[] = { "slopes", NULL };
+static const char *const qk_norm_keys[] = { "q", "k", "eps", NULL };
+
+/*
+ * "qk_norm": {"q": [d_k numbers], "k": [d_k numbers], "eps": 1e-6}: the
+ * setting and its eps now (the weights, one head's width, once the shapes
+ * are known: li_read_v2_matrices). Every layer has it when the top level
+ * says so; a layer may give weights of its own, and the eps is the top level's.
+ */
+static int read_qk_norm_setting(Ctx *c, const cJSON *v, Lesson *l)
+{
+	size_t old = path_key(c, "qk_norm");
+	int r = 0;
+
+	l->cfg.qk_norm_eps = 1e-6;
+	if (!cJSON_IsObject(v)) {
+		r = fail(c, _("expected {\"q\": [d_k numbers], \"k\": [d_k numbers], \"eps\": 1e-6} (QK-norm's weights), got %s"),
+		         got(v).s);
+	} else {
+		warn_unknown_keys(c, v, qk_norm_keys);
+		if (get(v, "q") == NULL || get(v, "k") == NULL) {
+			path_key(c, get(v, "q") == NULL ? "q" : "k");
+			r = fail(c, _("missing: QK-norm needs both weights, q and k (d_k numbers each)"));
+		} else if (get(v, "eps") != NULL) {
+			const cJSON *e = get(v, "eps");
+			path_key(c, "eps");
+			if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
+				r = fail(c, _("expected a number \u2265 0, got %s"), got(e).s);
+			else
+				l->cfg.qk_norm_eps = e->valuedouble;
+		}
+	}
+	if (r == 0 && l->cfg.decode)
+		r = fail(c, _("QK-norm is not computed token by token yet: leave out \"decode\", or \"qk_norm\""));
+	l->cfg.qk_norm = r == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
+	path_set(c, old);
+	return r;
+}
+
+/* The LM head's "temperature" (a number > 0, default 1) and "top_k" (1 … LESSON_MAX_TOP_K, default 10). */
+static int read_lm_settings(Ctx *c, const cJSON *root, Lesson *l)
+{
+	const cJSON *v = get(root, "temperature");
+	long long k = 10;
+	size_t old;
+
+	l->cfg.temperature = 1.0;
+	if (v != NULL) {
+		old = path_key(c, "temperature");
+		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) {
+			fail(c, _("expected a number > 0 (the softmax of the next token divides the logits by it), got %s"), got(v).s);
+			path_set(c, old);
+			return -1;
+		}
+		l->cfg.temperature = v->valuedouble;
+		path_set(c, old);
+	}
+	if (key_whole(c, root, "top_k", 1, LESSON_MAX_TOP_K, _("a whole number from 1 to 100 (LESSON_MAX_TOP_K)"), &k) != 0)
+		return -1;
+	l->cfg.top_k = (int)k;
+	return 0;
+}
 static const char *const flash_keys[] = { "block_q", "block_k", NULL };
 static const char *const mask_keys[] = { "padding", "window", NULL };
 
@@ -215,6 +276,10 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 		if (r != 0)
 			return -1;
 	}
+	if ((v = get(root, "qk_norm")) != NULL && read_qk_norm_setting(c, v, l) != 0)
+		return -1;
+	if (read_lm_settings(c, root, l) != 0)
+		return -1;
 	if ((v = get(root, "flash")) != NULL) {
 		old = path_key(c, "flash");
 		if (cJSON_IsFalse(v)) {
@@ -247,7 +312,7 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 
 int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l)
 {
-	static const char *const positionals[] = { "none", "sinusoidal", NULL };
+	static const char *const positionals[] = { "none", "sinusoidal", "learned", NULL };
 	static const char *const scores[] = { "dot", "additive", NULL };
 	const cJSON *v;
 	long long heads = 1;

@@ -48,6 +48,8 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->decode = c->decode;
 	s->flash_bq = c->flash_bq;
 	s->flash_bk = c->flash_bk;
+	s->qk_norm = c->qk_norm != QK_NORM_NONE;
+	s->vocab = c->vocab;
 }
 
 /* The block's settings, for the presence rules. */
@@ -100,6 +102,11 @@ double li_shapes_count(const Shapes *s)
 		own += 4 * D + 3 * D * F + 2 * F + D;
 		computed += N * (6 * D + 4 + 3 * F);
 	}
+	/* QK-norm's weights and Q_norm, K_norm; the LM head's unembedding, logits and next */
+	if (s->qk_norm)
+		own += 2 * dk, computed += N * h * dk + M * g * dk;
+	if (s->vocab > 0)
+		own += s->vocab * D, computed += (N + 1) * s->vocab;
 	return own + computed;
 }
 
@@ -324,6 +331,7 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_D_OUT] = s->d_out;
 	out->dim[DIM_D_FF] = s->d_ff;
 	out->dim[DIM_TWO] = 2;
+	out->dim[DIM_VOCAB] = s->vocab;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
@@ -358,6 +366,10 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_DECODE;
 	if (s->flash_bq > 0 && s->flash_bk > 0)
 		out->features |= FEAT_FLASH;
+	if (s->qk_norm)
+		out->features |= FEAT_QK_NORM;
+	if (s->vocab > 0)
+		out->features |= FEAT_LM_HEAD;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
@@ -566,6 +578,8 @@ void li_layer_shapes(const Model *l, int i, Shapes *sh)
 		sh->decode = l->cfg.decode;
 		sh->flash_bq = l->cfg.flash_bq;
 		sh->flash_bk = l->cfg.flash_bk;
+		sh->qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
+		sh->vocab = i == l->nlayers - 1 ? l->cfg.vocab : 0; /* the head follows the last layer */
 	}
 }
 

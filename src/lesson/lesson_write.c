@@ -134,10 +134,10 @@ static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *bet
 }
 
 /* A layer's own keys (format 2): biases and its block; the stack's final norm with the top level's block. */
-static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top)
+static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, double qk_eps)
 {
 	static const char *const places[] = { "post", "pre", "none" }, *const kinds[] = { "layernorm", "rmsnorm" },
-	                         *const acts[] = { "relu", "gelu", "swiglu" };
+	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh" };
 	const Block *b = &p->block;
 	cJSON *bj;
 
@@ -148,6 +148,12 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top)
 	    (!mat_empty(&p->b_v) && put(o, "b_v", jw_flat(&p->b_v)) != 0) ||
 	    (!mat_empty(&p->b_o) && put(o, "b_o", jw_flat(&p->b_o)) != 0))
 		return -1;
+	if (!mat_empty(&p->q_norm)) { /* QK-norm: each layer's weights, with the model's eps */
+		cJSON *q = cJSON_CreateObject();
+		if (put(o, "qk_norm", q) != 0 || put(q, "q", jw_flat(&p->q_norm)) != 0 ||
+		    put(q, "k", jw_flat(&p->k_norm)) != 0 || put(q, "eps", jw_number(qk_eps)) != 0)
+			return -1;
+	}
 	if (!b->present)
 		return 0;
 	bj = cJSON_CreateObject();
@@ -201,7 +207,7 @@ static int json_layer_weights(cJSON *j, const LayerParams *y, ScoreKind score)
  * top: the lesson whose compare variant l is (NULL for the lesson itself). */
 static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 {
-	if (json_layer_keys(o, &l->lp, l) != 0 || json_modern_keys(o, l, top) != 0)
+	if (json_layer_keys(o, &l->lp, l, l->cfg.qk_norm_eps) != 0 || json_modern_keys(o, l, top) != 0)
 		return -1;
 	if (l->nlayers > 0) {
 		cJSON *layers = cJSON_CreateArray();
@@ -210,7 +216,7 @@ static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 		for (int i = 0; i < l->nlayers; i++) {
 			cJSON *j = cJSON_CreateObject();
 			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, &l->layer[i].lp, l->cfg.score) != 0 ||
-			    json_layer_keys(j, &l->layer[i].lp, NULL) != 0)
+			    json_layer_keys(j, &l->layer[i].lp, NULL, l->cfg.qk_norm_eps) != 0)
 				return -1;
 		}
 	}
@@ -263,6 +269,38 @@ static int put_mask(cJSON *o, const LayerOwn *l)
  * a variant that turns RoPE, ALiBi, decoding or the tiles off says so: "rope": false, …
  * (without it the saved variant would be read back with the lesson's rotation).
  */
+/* The LM head (issue 21): "vocab" (ids as "#v" when the model gave no tokens), "unembed", "ids", "temperature", "top_k", "logits_row". */
+static int json_lm_head(cJSON *o, const Model *l)
+{
+	const ModelConfig *c = &l->cfg;
+	cJSON *v;
+
+	if (c->vocab <= 0)
+		return 0;
+	if (put(o, "vocab", v = cJSON_CreateArray()) != 0)
+		return -1;
+	for (int i = 0; i < c->vocab; i++) {
+		char id[24];
+		snprintf(id, sizeof id, "#%d", i);
+		if (!cJSON_AddItemToArray(v, cJSON_CreateString(c->vocab_tokens != NULL ? c->vocab_tokens[i] : id)))
+			return -1;
+	}
+	if (put(o, "unembed", jw_matrix(&c->unembed)) != 0)
+		return -1;
+	if (c->ids != NULL) {
+		if (put(o, "ids", v = cJSON_CreateArray()) != 0)
+			return -1;
+		for (int i = 0; i < c->n; i++)
+			if (!cJSON_AddItemToArray(v, cJSON_CreateNumber((double)c->ids[i])))
+				return -1;
+	}
+	return put(o, "temperature", jw_number(c->temperature > 0 ? c->temperature : 1.0)) != 0 ||
+	               !cJSON_AddNumberToObject(o, "top_k", c->top_k >= 1 ? c->top_k : 10) ||
+	               !cJSON_AddNumberToObject(o, "logits_row", c->logits_row >= 0 && c->logits_row < c->n ? c->logits_row : c->n - 1)
+	           ? -1
+	           : 0;
+}
+
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 {
 	static const char *const styles[] = { "half", "interleaved" };
@@ -295,7 +333,7 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 		    !cJSON_AddNumberToObject(f, "block_k", l->cfg.flash_bk))
 			return -1;
 	}
-	return 0;
+	return json_lm_head(o, l);
 }
 
 static int json_compute_keys(cJSON *o, const Model *l, int version, const Model *top)
@@ -304,7 +342,8 @@ static int json_compute_keys(cJSON *o, const Model *l, int version, const Model 
 
 	if (put(o, "tokens", cJSON_CreateStringArray((const char *const *)l->cfg.tokens, l->cfg.n)) != 0 ||
 	    put(o, "X", jw_matrix(&l->cfg.input)) != 0 ||
-	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : l->cfg.positional == POS_LEARNED ? "learned" : "none"))
+	    !cJSON_AddStringToObject(o, "positional", l->cfg.positional == POS_SINUSOIDAL ? "sinusoidal" : l->cfg.positional == POS_LEARNED ? "learned" : "none") ||
+	    (l->cfg.positional == POS_LEARNED && put(o, "PE", jw_matrix(&l->cfg.pe_learned)) != 0))
 		return -1;
 	if (l->cfg.has_source) {
 		cJSON *src = cJSON_CreateObject();
@@ -352,7 +391,7 @@ static cJSON *json_attn_part(const Model *l, int i, cJSON **block)
 
 	*block = NULL;
 	if (j == NULL || json_layer_weights(j, &l->layer[i].lp, l->cfg.score) != 0 ||
-	    json_layer_keys(j, &l->layer[i].lp, NULL) != 0 || put_mask(j, &l->layer[i].own) != 0) {
+	    json_layer_keys(j, &l->layer[i].lp, NULL, l->cfg.qk_norm_eps) != 0 || put_mask(j, &l->layer[i].own) != 0) {
 		cJSON_Delete(j);
 		return NULL;
 	}

@@ -181,6 +181,22 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	               AXIS_INDEX, 1, N_("\u2202L/\u2202W_v = S\u1d40\u00b7dV") },
 	[AM_D_X] = { "dX", DIM_N, DIM_D_MODEL, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
 	             N_("\u2202L/\u2202X: what the attention sends back to its input rows") },
+	/* QK-norm (Qwen3): RMSNorm over each head's d_k columns of Q and K, times its weights, before RoPE */
+	[AM_Q_NORM_W] = { "q_norm", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                  N_("QK-norm's weights for the queries: one per column of a head, shared by the heads") },
+	[AM_K_NORM_W] = { "k_norm", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                  N_("QK-norm's weights for the keys") },
+	[AM_Q_NORM] = { "Q_norm", DIM_N, DIM_HDK, DIM_DK, 0, FEAT_QK_NORM, STAGE_QK_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                N_("the queries with each head's row RMS-normalised and times q_norm (QK-norm)") },
+	[AM_K_NORM] = { "K_norm", DIM_M, DIM_GDK, DIM_DK, MF_KV, FEAT_QK_NORM, STAGE_QK_NORM, NONE, K_ROWS, AXIS_INDEX, 1,
+	                N_("the keys with each head's row RMS-normalised and times k_norm (QK-norm)") },
+	/* the language-model head */
+	[AM_UNEMBED] = { "unembed", DIM_VOCAB, DIM_D_MODEL, DIM_ONE, GP, FEAT_LM_HEAD, NONE, NONE, AXIS_VOCAB, AXIS_INDEX, 1,
+	                 N_("the unembedding: one row of d_model numbers per vocabulary entry (tied models: the embedding)") },
+	[AM_LOGITS] = { "logits", DIM_N, DIM_VOCAB, DIM_ONE, MF_STATS, FEAT_LM_HEAD, STAGE_LOGITS, NONE, Q_ROWS, AXIS_VOCAB, 1,
+	                N_("each position's score for every vocabulary entry: its last row \u00b7 that entry's unembedding row") },
+	[AM_NEXT] = { "next", DIM_ONE, DIM_VOCAB, DIM_ONE, MF_SUMS, FEAT_LM_HEAD, STAGE_NEXT, NONE, AXIS_INDEX, AXIS_VOCAB, 0,
+	              N_("the next token's probabilities: softmax of one position's logits divided by the temperature") },
 };
 
 #undef Q_ROWS
@@ -239,11 +255,23 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "Three learned matrices turn every row into a query (what am I looking for?), a key (what do I offer?) and a value (what do I pass on?).",
 		.blurb_zh = "三个可学习的矩阵把每一行变成查询（我在找什么）、键（我能提供什么）和值（我要传递什么）。",
 	},
+	[STAGE_QK_NORM] = {
+		.map = "attention",
+		.name = "qk_norm", .requires = FEAT_QK_NORM, .instead = STAGE_PROJECT,
+		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_Q_NORM_W },
+		      { .matrix = AM_K_NORM_W }, { .matrix = AM_K_NORM, .flags = HEAD }, { .matrix = AM_Q_NORM, .flags = HEAD }),
+		.formula = { { 0, 0, N_("QK-norm: each head's row x of Q (and K): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm (k_norm for K)"),
+		               N_("QK-norm: each head's row x of Q (and K): x/sqrt(mean(x^2) + eps)*q_norm (k_norm for K)") } },
+		.what = N_("Q_norm and K_norm: each head's q and k RMS-normalised, times their weights"),
+		.blurb_en = "QK-norm brings every head's query and key to the same size before they meet, so a score cannot grow just because the weights did.",
+		.blurb_zh = "QK-norm 在查询和键相遇之前，把每个头的查询和键都缩放到同样的大小，分数就不会只因为权重变大而变大。",
+	},
 	[STAGE_ROTATE] = {
 		.map = "attention",
 		.name = "rotate", .requires = FEAT_ROPE, .instead = STAGE_PROJECT,
-		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_K_ROT, .flags = HEAD },
-		      { .matrix = AM_Q_ROT, .flags = HEAD }),
+		PANES({ .matrix = AM_Q, .flags = HEAD, .unless = FEAT_QK_NORM }, { .matrix = AM_Q_NORM, .flags = HEAD },
+		      { .matrix = AM_K, .flags = HEAD, .unless = FEAT_QK_NORM }, { .matrix = AM_K_NORM, .flags = HEAD },
+		      { .matrix = AM_K_ROT, .flags = HEAD }, { .matrix = AM_Q_ROT, .flags = HEAD }),
 		.formula = { { 0, 0, N_("RoPE: each pair (a, b) of a row at position p turns by \u03b8 = p\u00b7base^(\u22122i/d_k): (a cos \u03b8 \u2212 b sin \u03b8, a sin \u03b8 + b cos \u03b8)"),
 		               N_("RoPE: each pair (a, b) of a row at position p turns by t = p*base^(-2i/d_k): (a cos t - b sin t, a sin t + b cos t)") } },
 		.what = N_("Q_rot and K_rot: q and k rotated pair by pair by their positions"),
@@ -266,14 +294,18 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_SCORES] = {
 		.map = "attention",
 		.name = "scores", .instead = NONE,
-		PANES({ .matrix = AM_Q, .flags = HEAD, .unless = FEAT_ROPE }, { .matrix = AM_Q_ROT, .flags = HEAD },
-		      { .matrix = AM_K, .flags = HEAD | PANE_TRANSPOSE, .unless = FEAT_ROPE },
+		PANES({ .matrix = AM_Q, .flags = HEAD, .unless = FEAT_ROPE | FEAT_QK_NORM },
+		      { .matrix = AM_Q_NORM, .flags = HEAD, .unless = FEAT_ROPE }, { .matrix = AM_Q_ROT, .flags = HEAD },
+		      { .matrix = AM_K, .flags = HEAD | PANE_TRANSPOSE, .unless = FEAT_ROPE | FEAT_QK_NORM },
+		      { .matrix = AM_K_NORM, .flags = HEAD | PANE_TRANSPOSE, .unless = FEAT_ROPE },
 		      { .matrix = AM_K_ROT, .flags = HEAD | PANE_TRANSPOSE }, { .matrix = AM_W_E, .requires = FEAT_ADDITIVE },
 		      { .matrix = AM_SCORES }),
 		.formula = { { FEAT_ADDITIVE, 0, "scores: s_ij = w_e \u00b7 tanh(q_i + k_j) = \u03a3_c w_e[c] tanh(q_ic + k_jc)",
 		               "scores: s_ij = w_e . tanh(q_i + k_j) = sum_c w_e[c] tanh(q_ic + k_jc)" },
 		             { FEAT_ROPE, 0, N_("scores = Q_rot\u00b7K_rot\u1d40   s_ij = q'_i \u00b7 k'_j (rotated by positions i and j)"),
 		               N_("scores = Q_rot.K_rot^T   s_ij = q'_i . k'_j (rotated by positions i and j)") },
+		             { FEAT_QK_NORM, 0, N_("scores = Q_norm\u00b7K_norm\u1d40   s_ij = q\u0302_i \u00b7 k\u0302_j (each normalised by QK-norm)"),
+		               N_("scores = Q_norm.K_norm^T   s_ij = q^_i . k^_j (each normalised by QK-norm)") },
 		             { 0, 0, "scores = Q\u00b7K\u1d40   s_ij = q_i \u00b7 k_j = \u03a3_c q_ic k_jc",
 		               "scores = Q.K^T   s_ij = q_i . k_j = sum_c q_ic k_jc" } },
 		.what = N_("q_i \u00b7 k_j (or the additive score), n \u00d7 m per head"),
@@ -495,6 +527,32 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "A pre-norm stack ends with one more norm, so its output rows are normalised too.",
 		.blurb_zh = "前置归一化的堆叠最后再做一次归一化，让输出的每一行也是归一化的。",
 	},
+	[STAGE_LOGITS] = {
+		.map = "LM head",
+		.name = "logits", .requires = FEAT_LM_HEAD, .instead = NONE,
+		/* what the head reads: the final norm, or the last layer's output without one */
+		PANES({ .matrix = AM_FINAL }, { .matrix = AM_NORM2, .requires = FEAT_POSTNORM, .unless = FEAT_FINAL },
+		      { .matrix = AM_RESIDUAL2, .unless = FEAT_POSTNORM | FEAT_FINAL },
+		      { .matrix = AM_NORM1, .requires = FEAT_POSTNORM, .unless = FEAT_FFN | FEAT_FINAL },
+		      { .matrix = AM_RESIDUAL1, .unless = FEAT_FFN | FEAT_POSTNORM | FEAT_FINAL },
+		      { .matrix = AM_OUTPUT, .unless = FEAT_BLOCK | FEAT_FINAL },
+		      { .matrix = AM_UNEMBED, .flags = PANE_TRANSPOSE }, { .matrix = AM_LOGITS }),
+		.formula = { { 0, 0, N_("logits = final_norm\u00b7unembed\u1d40   z_iv = \u03a3_c x_ic \u00b7 unembed_vc (one score per vocabulary entry)"),
+		               N_("logits = final_norm.unembed^T   z_iv = sum_c x_ic * unembed_vc (one score per vocabulary entry)") } },
+		.what = N_("the LM head: each position's row against every vocabulary entry's unembedding row"),
+		.blurb_en = "The last rows meet the vocabulary: each entry's unembedding row is dotted with a position's row, one score (logit) per entry.",
+		.blurb_zh = "最后的行与词表相遇：每个词条的反嵌入行和某个位置的行做点积，每个词条得到一个分数（logit）。",
+	},
+	[STAGE_NEXT] = {
+		.map = "LM head",
+		.name = "next", .requires = FEAT_LM_HEAD, .instead = NONE,
+		PANES({ .matrix = AM_LOGITS }, { .matrix = AM_NEXT, .flags = PANE_BARS }),
+		.formula = { { 0, 0, N_("next = softmax(logits[row] / T)   p_v = exp(z_v/T) / \u03a3_u exp(z_u/T)"),
+		               N_("next = softmax(logits[row] / T)   p_v = exp(z_v/T) / sum_u exp(z_u/T)") } },
+		.what = N_("the next token's probabilities: softmax of a position's logits over the temperature, the top entries as bars"),
+		.blurb_en = "Softmax turns one position's logits into probabilities for the next token; the temperature T flattens them (T > 1) or sharpens them (T < 1).",
+		.blurb_zh = "softmax 把一个位置的 logits 变成下一个词的概率；温度 T 让它们更平（T > 1）或更尖（T < 1）。",
+	},
 	/* the backward pass: each stage's panes are the gradients it makes and what it reads */
 	[STAGE_BACK_OUTPUT] = {
 		.name = "back_output", .requires = FEAT_BACKWARD, .instead = NONE, .map = "\u2202",
@@ -600,6 +658,8 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no FlashAttention tiles (\"flash\")"), /* FEAT_FLASH */
 	N_("its scores are scaled (\"scale\" is not false)"), /* FEAT_UNSCALED */
 	N_("its scale is not a number of its own (\"scale\")"), /* FEAT_SCALE_VALUE */
+	N_("it has no QK-norm (\"qk_norm\")"), /* FEAT_QK_NORM */
+	N_("it has no LM head here (\"vocab\" and \"unembed\", after the last layer)"), /* FEAT_LM_HEAD */
 };
 
 const char *feature_absent(unsigned feat)

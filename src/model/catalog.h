@@ -17,6 +17,7 @@ typedef enum Stage {
 	STAGE_POSITIONAL,
 	STAGE_NORM1_PRE,   /* "norm1" of a pre-norm block: the attention reads N1(x) */
 	STAGE_PROJECT,
+	STAGE_QK_NORM,     /* QK-norm (Qwen3): each head's q and k RMS-normalised, before RoPE */
 	STAGE_ROTATE,      /* RoPE: q and k turned by their positions */
 	STAGE_SPLIT,
 	STAGE_SCORES,
@@ -38,6 +39,8 @@ typedef enum Stage {
 	STAGE_NORM2_POST,  /* "norm2" of a post-norm block */
 	STAGE_DECODE,      /* generation one token at a time with a KV cache */
 	STAGE_FINAL_NORM,  /* after the last layer */
+	STAGE_LOGITS,      /* the LM head: final_norm · unembedᵀ, a score per vocabulary entry */
+	STAGE_NEXT,        /* softmax(logits[row] / T): the next token's probabilities */
 	/* the backward pass, in the order it runs (backward.c) */
 	STAGE_BACK_OUTPUT,
 	STAGE_BACK_WEIGHTED,
@@ -71,6 +74,10 @@ typedef enum AttnMatrix {
 	/* the backward pass: dM = ∂L/∂M, M's shape (a lesson with "backward") */
 	AM_D_OUTPUT, AM_D_CONCAT, AM_D_W_O, AM_D_WEIGHTED, AM_D_WEIGHTS, AM_D_MASKED, AM_D_SCALED, AM_D_SCORES,
 	AM_D_Q, AM_D_K, AM_D_V, AM_D_W_Q, AM_D_W_K, AM_D_W_V, AM_D_X,
+	/* QK-norm (issue 21, Qwen3): its weights, 1 × d_k each, and q, k normalised head by head */
+	AM_Q_NORM_W, AM_K_NORM_W, AM_Q_NORM, AM_K_NORM,
+	/* the language-model head (issue 21): the unembedding, the logits and the next token's probabilities */
+	AM_UNEMBED, AM_LOGITS, AM_NEXT,
 	AM_COUNT
 } AttnMatrix;
 
@@ -102,7 +109,9 @@ enum {
 	FEAT_FLASH      = 1u << 20, /* FlashAttention's tiles ("flash") */
 	FEAT_UNSCALED   = 1u << 21, /* "scale": false (scale off): the scores are not scaled */
 	FEAT_SCALE_VALUE = 1u << 22, /* "scale": a number of the lesson's own instead of 1/√d_k */
-	FEAT_COUNT      = 23
+	FEAT_QK_NORM    = 1u << 23, /* QK-norm: q and k RMS-normalised per head before RoPE ("qk_norm") */
+	FEAT_LM_HEAD    = 1u << 24, /* the last layer, with a vocabulary: logits and the next token ("vocab") */
+	FEAT_COUNT      = 25
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
@@ -123,6 +132,7 @@ typedef enum Dim {
 	DIM_GDV,     /* g·d_v */
 	DIM_NKB,     /* FlashAttention: the key blocks, ⌈m / block_k⌉ */
 	DIM_NKB_DV,  /* the key blocks × d_v: O after each key block, side by side */
+	DIM_VOCAB,   /* the vocabulary's entries (the LM head) */
 	DIM_COUNT
 } Dim;
 
@@ -137,7 +147,8 @@ typedef struct LessonShape {
 
 /* What labels a matrix's rows or columns: indices, the query tokens, or the key (source) tokens. */
 /* What labels an axis: the index, the query or key (source) tokens, or a norm's two row statistics. */
-typedef enum Axis { AXIS_INDEX, AXIS_QUERY, AXIS_KEY, AXIS_NORM_STATS } Axis;
+/* AXIS_VOCAB: the LM head's vocabulary entries (their tokens, or their ids without them). */
+typedef enum Axis { AXIS_INDEX, AXIS_QUERY, AXIS_KEY, AXIS_NORM_STATS, AXIS_VOCAB } Axis;
 
 enum {
 	MF_PER_HEAD = 1u << 0, /* one matrix per head (scores … weighted) */
@@ -172,6 +183,7 @@ enum {
 	PANE_EACH_HEAD = 1u << 2, /* one pane per head, each its head's columns */
 	PANE_EACH_KV_HEAD = 1u << 3, /* one pane per key/value head; views put each group's query heads after it */
 	PANE_RESULT_COLS = 1u << 4, /* its columns are labelled with those its head fills in the stage's result */
+	PANE_BARS = 1u << 5, /* a 1 × vocab distribution drawn as bars of its top_k entries, labelled with their tokens */
 };
 
 typedef struct StagePane {
@@ -195,7 +207,7 @@ enum {
 };
 
 #define STAGE_MAX_PANES 10
-#define STAGE_MAX_FORMULAS 3
+#define STAGE_MAX_FORMULAS 4
 
 typedef struct StageKind {
 	const char *name;        /* unique among the stages a lesson has (two entries may share one) */

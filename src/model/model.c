@@ -45,6 +45,7 @@ void model_layer_config(const ModelConfig *shared, const LayerOwn *own, int i, i
 	out->input = *input;
 	out->positional = i == 0 ? shared->positional : POS_NONE; /* positions are added once, before layer 0 */
 	out->has_final_norm = i == nlayers - 1 && shared->has_final_norm;
+	out->vocab = i == nlayers - 1 ? shared->vocab : 0; /* the LM head follows the last layer */
 }
 
 void model_layer_own_of(const ModelConfig *c, LayerOwn *own)

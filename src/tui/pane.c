@@ -18,6 +18,10 @@
 #include "tui/theme.h"
 #include "tui/tuistate.h"
 
+/* A bar pane (PANE_BARS): the token column's width, and the longest bar the pane asks for. */
+#define PANE_BAR_LABEL 14
+#define PANE_BAR_WIDTH 30
+
 /* ------------------------------------------------------------------ */
 /* Panes: what the current stage shows                                  */
 /* ------------------------------------------------------------------ */
@@ -208,6 +212,8 @@ pane_measure(Tui *t, Pane *p)
 	p->rows = p->transpose ? p->ncols : m->rows;
 	p->cols = p->transpose ? m->rows : p->ncols;
 	p->diverging = matrix_kind(p->which)->diverging;
+	if (p->bars) /* the next token's top k, as the LM head's settings say now */
+		p->bars = p->transpose || m->rows != 1 ? 0 : attn_top_k(attn_config(pane_attn(t, p)));
 
 	int numw = 4, lw = 1, labw = 1;
 	char buf[32];
@@ -274,6 +280,12 @@ pane_measure(Tui *t, Pane *p)
 	snprintf(p->title, sizeof p->title, "%s%s%s%s%s  %d%s%d", label ? label : "", label ? ": " : "", name,
 	         p->transpose ? (t->utf8 ? "\u1d40" : "^T") : "", head, p->rows, times, p->cols);
 	free(label);
+	if (p->bars) { /* which next token, at what temperature */
+		const ModelConfig *c = attn_config(pane_attn(t, p));
+		const size_t len = strlen(p->title);
+		snprintf(p->title + len, sizeof p->title - len, _("  top %d, T %.3g, after row %d"), p->bars,
+		         attn_temperature(c), attn_logits_row(c));
+	}
 }
 
 /* A number for the legend: 2 decimals, or %.3g when large. */
@@ -308,7 +320,11 @@ pane_want(const Pane *p, int *w, int *h)
 	/* the title, and what only one of a compared pair has ("  rows 3-4 only here") beside it */
 	int tw = text_width(p->title, -1) + 2 + (p->only[0] ? 15 + text_width(p->only, -1) : 0);
 
-	if (p->zoom) {
+	if (p->bars && !p->zoom) {
+		/* a line per entry of the top k: its token, its bar, its probability */
+		*w = PANE_BAR_LABEL + PANE_BAR_WIDTH + 10;
+		*h = 2 + p->bars + 1;
+	} else if (p->zoom) {
 		/* Zoomed out, a pane takes what it is given: ask for little. */
 		*w = p->lw + 2 * (p->cols < 24 ? p->cols : 24);
 		*h = 2 + (p->rows < 10 ? p->rows : 10);
@@ -385,6 +401,7 @@ tui_cut_panes(Tui *t, const StagePane *ms, int k, int *each_head)
 		p->ncols = cuts[i].ncols;
 		p->transpose = (cuts[i].flags & PANE_TRANSPOSE) != 0;
 		p->grouped = (cuts[i].flags & PANE_EACH_HEAD) != 0;
+		p->bars = (cuts[i].flags & PANE_BARS) != 0;
 		if (cuts[i].flags & (PANE_EACH_HEAD | PANE_EACH_KV_HEAD))
 			*each_head = 1;
 	}
@@ -810,6 +827,45 @@ pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 	wattrset(w, A_NORMAL);
 }
 
+/*
+ * A distribution over the vocabulary (the next token's probabilities) as
+ * bars: its top k entries, likeliest first, each its token (escaped), a bar
+ * as long as its probability, the number; the cursor's entry lit (and shown
+ * under them when it is not among the k).
+ */
+static void
+pane_draw_bars(Tui *t, Pane *p, const Mat *m)
+{
+	WINDOW *w = p->win;
+	const int H = getmaxy(w), W = getmaxx(w), focused = t->focus == (int)(p - t->pane);
+	int idx[LESSON_MAX_TOP_K + 1];
+	const int k = attn_top_entries(m->a, m->cols, p->bars < LESSON_MAX_TOP_K ? p->bars : LESSON_MAX_TOP_K, idx);
+	const int lw = PANE_BAR_LABEL, bw = W - lw - 9 > 4 ? W - lw - 9 : 4;
+	int n = 0, seen = 0;
+
+	pane_draw_title(t, p, p->rows, p->cols);
+	for (int i = 0; i < k; i++)
+		seen |= idx[i] == p->cur_c;
+	if (!seen && p->cur_c >= 0 && p->cur_c < m->cols)
+		idx[n = k] = p->cur_c;
+	for (int i = 0; i < k + (n > 0) && 1 + i + (i == k) < H; i++) {
+		const int y = 1 + i + (i == k), v = idx[i], lit = focused && v == p->cur_c && t->mode != TUI_CMD;
+		const double pv = m->a[v];
+		const int len = (int)(pv * bw + 0.5);
+		char num[16];
+		put_label(w, y, 0, lw - 1, theme_attr(lit ? ROLE_LABEL_HI : ROLE_LABEL), labels_vocab(attn_config(pane_attn(t, p)), v), 1);
+		wattrset(w, theme_attr(lit ? ROLE_CURSOR : ROLE_LABEL_HI));
+		wmove(w, y, lw);
+		for (int c = 0; c < len && lw + c < W; c++)
+			waddstr(w, t->utf8 ? "\u2588" : "#");
+		wattrset(w, A_NORMAL);
+		snprintf(num, sizeof num, " %.4f", pv);
+		if (lw + len < W)
+			screen_put(w, y, lw + len, theme_attr(lit ? ROLE_LABEL_HI : ROLE_LABEL), num, W - lw - len);
+	}
+	wattrset(w, A_NORMAL);
+}
+
 /* A cell at the decode step or tile shown: the new row and the tile lit, the state before it underlined, dropped rows dim. */
 static attr_t
 cell_state_attr(CellState cs, attr_t heat)
@@ -884,6 +940,11 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	}
 	if (p->zoom) {
 		pane_draw_zoom(t, p, m);
+		wnoutrefresh(w);
+		return;
+	}
+	if (p->bars) {
+		pane_draw_bars(t, p, m);
 		wnoutrefresh(w);
 		return;
 	}

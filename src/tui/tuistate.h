@@ -67,6 +67,7 @@ typedef struct Pane {
 	int legend;        /* 1: a legend line under the rows (value range and ramp) */
 	int pad, rgap;     /* presenter mode: extra columns per cell, blank lines between rows */
 	int has_masked;    /* some cell is masked (the legend says how they look) */
+	int bars;          /* > 0: a 1 × vocab distribution drawn as bars of its top `bars` entries (PANE_BARS) */
 	double minv, maxv; /* finite range */
 	char stats[48];    /* "μ 0.12 σ 1.03" for score-like matrices, or "" */
 	WINDOW *win;

@@ -47,8 +47,12 @@ static void rope_turn(const Attn *a, double *x, int pos)
  */
 static void pass_rotate(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	memcpy(a->Q_rot.a, a->Q.a, (size_t)a->Q.rows * (size_t)a->Q.cols * sizeof(double));
-	memcpy(a->K_rot.a, a->K.a, (size_t)a->K.rows * (size_t)a->K.cols * sizeof(double));
+	/* Q and K, or what a variant before RoPE made of them (QK-norm's Q_norm, K_norm) */
+	const Mat *Q = attn_slot_const(a, attn_reads_after(a, &variant_rope, AM_Q), 0);
+	const Mat *K = attn_slot_const(a, attn_reads_after(a, &variant_rope, AM_K), 0);
+
+	memcpy(a->Q_rot.a, Q->a, (size_t)Q->rows * (size_t)Q->cols * sizeof(double));
+	memcpy(a->K_rot.a, K->a, (size_t)K->rows * (size_t)K->cols * sizeof(double));
 	for (int i = 0; i < a->Q.rows; i++)
 		for (int h = 0; h < a->heads; h++)
 			rope_row(&MAT_AT(a->Q_rot, i, h * lp->d_k), lp->d_k, i, cfg->rope_base, cfg->rope_style);
@@ -89,7 +93,8 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 {
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);
-	const Mat *in = which == AM_Q_ROT ? &a->Q : &a->K;
+	const AttnMatrix from = attn_reads_after(a, &variant_rope, which == AM_Q_ROT ? AM_Q : AM_K);
+	const Mat *in = attn_slot_const(a, from, 0);
 	const int dk = lp->d_k, c = j % dk, half = dk / 2, interleaved = cfg->rope_style == ROPE_INTERLEAVED;
 	const int pair = interleaved ? c / 2 : c % half, first = interleaved ? c % 2 == 0 : c < half;
 	const int ca = j - c + (interleaved ? 2 * pair : pair), cb = j - c + (interleaved ? 2 * pair + 1 : pair + half);
@@ -100,7 +105,7 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 
 	(void)h;
 	strbuf_printf(b, _("RoPE at position %d: columns %d and %d of %s are pair %d of their head, turned by\n"), i, ca, cb,
-	              matrix_name(which == AM_Q_ROT ? AM_Q : AM_K), pair);
+	              matrix_name(from), pair);
 	strbuf_printf(b, "%s = %d %s %s^(%s2%s%d/%d) = %s rad\n", celltext_sym(utf8, "\u03b8", "theta"), i,
 	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, cfg->rope_base, utf8), minus, dot, pair, dk,
 	              celltext_num(x2, theta, utf8));
@@ -123,7 +128,7 @@ const AttnVariant variant_rope = {
 	.feature = FEAT_ROPE,
 	.stage = STAGE_ROTATE,
 	.kernel = pass_rotate,
-	.rules = { { AM_Q_ROT, ATTN_MADE(AM_Q) }, { AM_K_ROT, ATTN_MADE(AM_K) } },
+	.rules = { { AM_Q_ROT, ATTN_MADE(AM_Q, AM_Q_NORM) }, { AM_K_ROT, ATTN_MADE(AM_K, AM_K_NORM) } },
 	.explain = explain_rotate,
 	.reads = rope_reads,
 	.turn_row = rope_turn,

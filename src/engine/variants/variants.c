@@ -27,12 +27,26 @@ const AttnVariant *attn_score_bias(const Attn *a)
 	return NULL;
 }
 
-AttnMatrix attn_reads(const Attn *a, AttnMatrix w)
+/* The first variant from the list's k0-th on that makes something of w for the scores, or w. */
+static AttnMatrix reads_from(const Attn *a, int k0, AttnMatrix w)
 {
-	for (int k = 0; k < attn_variant_count; k++)
+	for (int k = k0; k < attn_variant_count; k++)
 		for (const AttnMatrix(*r)[2] = attn_variants[k]->reads; r != NULL && (*r)[0] != AM_COUNT; r++)
 			if ((*r)[0] == w && attn_variant_on(a, attn_variants[k]))
 				return (*r)[1];
+	return w;
+}
+
+AttnMatrix attn_reads(const Attn *a, AttnMatrix w)
+{
+	return reads_from(a, 0, w);
+}
+
+AttnMatrix attn_reads_after(const Attn *a, const AttnVariant *v, AttnMatrix w)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k] == v)
+			return reads_from(a, k + 1, w);
 	return w;
 }
 

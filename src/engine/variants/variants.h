@@ -22,6 +22,7 @@
 #define ATTN_VARIANTS(X) \
 	X(alibi)             \
 	X(rope)              \
+	X(qknorm)            \
 	X(flash)             \
 	X(decode)            \
 	X(window)            \
@@ -104,6 +105,8 @@ int attn_variant_on(const Attn *a, const AttnVariant *v);
 const AttnVariant *attn_score_bias(const Attn *a);
 /* The matrix a's scores read for the core's w (AM_Q, AM_K): a variant's (AM_Q_ROT) or w itself. */
 AttnMatrix attn_reads(const Attn *a, AttnMatrix w);
+/* What variant v reads for the core's w: what the variants after it in the list make of w (RoPE turns QK-norm's Q_norm), or w. */
+AttnMatrix attn_reads_after(const Attn *a, const AttnVariant *v, AttnMatrix w);
 /* The first key query t sees of those before it, the first row decoding's cache keeps at step t (keep_first). */
 int attn_keep_first(const ModelConfig *cfg, int t);
 /* Whether key j is in the KV cache at step t: generated (j ≤ t) and not dropped (keep_first). */

@@ -1,0 +1,136 @@
+/* qknorm.c: QK-norm as Qwen3 computes it, the variant "qk_norm".
+ *
+ * After the projections and before RoPE, each head's row of q (d_k numbers)
+ * is RMS-normalised and multiplied by the layer's q_norm weights, and each
+ * key head's row of k likewise by k_norm (transformers' Qwen3RMSNorm:
+ * x · rsqrt(mean(x²) + ε) · w, applied over head_dim in Qwen3Attention.forward
+ * before apply_rotary_pos_emb). A query and a key then have the same size
+ * whatever the weights, so a score cannot grow only because they did. Its
+ * stage is STAGE_QK_NORM ("qk_norm" in catalog.c), which makes Q_norm and
+ * K_norm; RoPE turns those (variants.c: attn_reads_after), or the scores read
+ * them directly without RoPE; the backward pass takes their gradients back
+ * to dQ and dK through the norm.
+ */
+#include "engine/variants/variants.h"
+#include "base/i18n.h"
+
+#include <math.h>
+#include <string.h>
+
+/* One head's d_k numbers x of a row: out = x / √(mean(x²) + ε) · w (out may be x). */
+static void qk_norm_rows(const Mat *in, Mat *out, int heads, int dk, const Mat *w, double eps)
+{
+	for (int i = 0; i < in->rows; i++)
+		for (int h = 0; h < heads; h++)
+			attn_norm_row(&MAT_AT(*in, i, h * dk), &MAT_AT(*out, i, h * dk), dk, 1, eps, w->a, NULL, NULL);
+}
+
+/* Q_norm (n × h·d_k) = QK-norm of each head's row of Q; K_norm (m × g·d_k) of each key head's row of K. */
+static void pass_qk_norm(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	qk_norm_rows(&a->Q, &a->Q_norm, a->heads, lp->d_k, &lp->q_norm, cfg->qk_norm_eps);
+	qk_norm_rows(&a->K, &a->K_norm, a->kv_heads, lp->d_k, &lp->k_norm, cfg->qk_norm_eps);
+}
+
+/*
+ * y = x·r·w with r = (mean(x²) + ε)^(−½): ∂L/∂x_c = r·w_c·dy_c − x_c·r³/d · Σ_e w_e·dy_e·x_e,
+ * each head's row of dq (and dk) in place, from the rows of x (Q or K) that were normalised.
+ */
+static void qk_norm_back_rows(const Mat *x, Mat *d, int heads, int dk, const Mat *w, double eps)
+{
+	for (int i = 0; i < x->rows; i++)
+		for (int h = 0; h < heads; h++) {
+			const double *xr = &MAT_AT(*x, i, h * dk);
+			double *dr = &MAT_AT(*d, i, h * dk), ms = 0.0, dot = 0.0;
+			for (int c = 0; c < dk; c++) {
+				ms += xr[c] * xr[c];
+				dot += w->a[c] * dr[c] * xr[c];
+			}
+			const double r = 1.0 / sqrt(ms / dk + eps);
+			for (int c = 0; c < dk; c++)
+				dr[c] = r * w->a[c] * dr[c] - xr[c] * r * r * r / dk * dot;
+		}
+}
+
+static void qk_norm_backward(const Attn *a, Mat *dq, Mat *dk)
+{
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+
+	qk_norm_back_rows(&a->Q, dq, a->heads, lp->d_k, &lp->q_norm, cfg->qk_norm_eps);
+	qk_norm_back_rows(&a->K, dk, a->kv_heads, lp->d_k, &lp->k_norm, cfg->qk_norm_eps);
+}
+
+/* Its weights are one head's width; decoding token by token does not normalise (yet): refused. */
+static const char *qk_norm_fault(const ModelConfig *cfg, const LayerParams *lp)
+{
+	if (cfg->qk_norm == QK_NORM_NONE)
+		return NULL;
+	if (lp->q_norm.rows != 1 || lp->q_norm.cols != lp->d_k || lp->q_norm.a == NULL || lp->k_norm.rows != 1 ||
+	    lp->k_norm.cols != lp->d_k || lp->k_norm.a == NULL || !(cfg->qk_norm_eps >= 0.0))
+		return "qk_norm";
+	return cfg->decode ? "qk_norm (with decode)" : NULL;
+}
+
+static int qk_norm_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
+{
+	(void)xp; (void)yp;
+	return xc->qk_norm == yc->qk_norm && xc->qk_norm_eps == yc->qk_norm_eps;
+}
+
+/* Q_norm or K_norm: one cell of a head's row, its RMS over the head's d_k numbers and its weight. */
+static void explain_qk_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+	const int q = which == AM_Q_NORM, dk = lp->d_k, c = j % dk, c0 = j - c;
+	const Mat *in = q ? &a->Q : &a->K, *w = q ? &lp->q_norm : &lp->k_norm;
+	const double *x = &MAT_AT(*in, i, c0);
+	double ms = 0.0;
+	char x1[32], x2[32], x3[32], x4[32], x5[32];
+
+	(void)h;
+	for (int e = 0; e < dk; e++)
+		ms += x[e] * x[e];
+	ms /= dk;
+	const double rms = sqrt(ms + cfg->qk_norm_eps);
+	strbuf_printf(b, _("QK-norm of row %d of %s, columns %d to %d (one head's d_k = %d numbers):\n"), i,
+	              matrix_name(q ? AM_Q : AM_K), c0, c0 + dk - 1, dk);
+	strbuf_printf(b, "mean(x%s) = %s   %s(mean(x%s) + %s) = %s(%s + %s) = %s\n", celltext_sym(utf8, "\u00b2", "^2"),
+	              celltext_num(x1, ms, utf8), celltext_sym(utf8, "\u221a", "sqrt"), celltext_sym(utf8, "\u00b2", "^2"),
+	              celltext_sym(utf8, "\u03b5", "eps"), celltext_sym(utf8, "\u221a", "sqrt"), celltext_num(x2, ms, utf8),
+	              celltext_num(x3, cfg->qk_norm_eps, utf8), celltext_num(x4, rms, utf8));
+	strbuf_printf(b, "= x_%d / rms %s %s[%d] = %s / %s %s %s = %s\n", c, celltext_sym(utf8, "\u00d7", "*"),
+	              matrix_name(q ? AM_Q_NORM_W : AM_K_NORM_W), c, celltext_num(x1, x[c], utf8), celltext_num(x2, rms, utf8),
+	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x3, w->a[c], utf8),
+	              celltext_num(x5, x[c] * (1.0 / rms) * w->a[c], utf8));
+	strbuf_printf(b, _("(every head's row now has the same root mean square before the weights: a score q%sk cannot grow only because W_q or W_k did)\n"),
+	              celltext_sym(utf8, "\u00b7", "."));
+}
+
+/* The head's row of Q or K it normalised, and the weight of its column. */
+static int operands_qk_norm(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const int dk = attn_params(a)->d_k, q = which == AM_Q_NORM;
+
+	(void)h;
+	out[0] = (ExplainOperand){ q ? AM_Q : AM_K, 0, i, -1 };
+	out[1] = (ExplainOperand){ q ? AM_Q_NORM_W : AM_K_NORM_W, 0, 0, j % dk };
+	return 2;
+}
+
+static const AttnMatrix qk_norm_reads[][2] = { { AM_Q, AM_Q_NORM }, { AM_K, AM_K_NORM }, { AM_COUNT, AM_COUNT } };
+
+const AttnVariant variant_qknorm = {
+	.name = "qk_norm",
+	.feature = FEAT_QK_NORM,
+	.stage = STAGE_QK_NORM,
+	.kernel = pass_qk_norm,
+	.rules = { { AM_Q_NORM, ATTN_MADE(AM_Q, AM_Q_NORM_W) }, { AM_K_NORM, ATTN_MADE(AM_K, AM_K_NORM_W) } },
+	.explain = explain_qk_norm,
+	.operands = operands_qk_norm,
+	.reads = qk_norm_reads,
+	.backward = qk_norm_backward,
+	.fault = qk_norm_fault,
+	.same = qk_norm_same,
+};
