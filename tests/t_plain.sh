@@ -513,8 +513,16 @@ err_cmd "ids that are not ids are refused" "ids: expected token ids from 0"
 repl 'generate 0\nstep 2\n'
 err_cmd "generate 0 is refused" "generate: expected a whole number from 1 to 64"
 
+# the LM head's next-token settings (issue 21): only the next stage recomputes
+repl 'goto next\ntemp 0.5\ntopk 3\nnextrow 3\ntemp 0\ntopk 7\n' lessons/nexttoken.json
+check "temp, topk, nextrow change the next token's settings" has "$out" "next token after position 3: temperature 0.5, the top 3 shown"
+check "temp 0 is refused" has "$err" "the temperature must be a number > 0"
+check "topk over the vocabulary is refused" has "$err" "top-k must be from 1 to 6"
+repl 'temp 2\n' lessons/mask.json
+check "temp without an LM head is refused" has "$err" "this lesson has no LM head"
+
 # every command that help lists is covered above (a new one must get its test)
-covered=" load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit model prompt ids generate "
+covered=" temp topk nextrow load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit model prompt ids generate "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do

@@ -704,6 +704,21 @@ walk_lesson gqa decode
 walk_lesson window decode
 walk_lesson flash flash
 walk_lesson llama decode
+walk_lesson nexttoken next
+
+# The LM head (issue 21): the next stage's pane draws the top-k tokens as bars
+# with their probabilities; :temp and :topk recompute them (the title says T).
+s=nextbars
+start "$s" 100 30 C.UTF-8 "" lessons/nexttoken.json
+cmd "$s" "goto next"
+cmd "$s" "skip"
+shows "next: the bars name the likeliest token with its probability" "$s" 'mat █+ 0\.3475'
+cmd "$s" "temp 2"
+shows "next: temp 2 flattens the bars (mat 0.2479) and says T 2" "$s" 'T 2, after row 4'
+shows "next: mat's bar after temp 2" "$s" 'mat █+ 0\.2479'
+cmd "$s" "topk 2"
+shows "next: topk 2 keeps two bars" "$s" 'top 2, T 2'
+quits "$s" nextbars
 
 # Modern attention's stages (issue 11). Decoding at 80x24: n/p walk the decode
 # steps t = 0 … n−1 inside the stage; the stage line says the step and the
@@ -902,7 +917,7 @@ printf 'lessons\n' | XDG_STATE_HOME=$P "$ATTNVIZ" --plain >"$tmp/lessons.out" 2>
 expect "lessons: ✓ for a finished lesson" 'grep -Eq "^✓ +2\. dot" "$tmp/lessons.out"'
 
 s=prog3
-start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" llama
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" nexttoken
 wait_for "$s" 'step 1/' >/dev/null
 keys "$s" G
 shows "progress: finishing the last lesson shows a summary of the course" "$s" 'The course is finished'
