@@ -66,6 +66,8 @@ static const char *const options_text = N_(
 	"                   given twice, is an error\n"
 	"  --dump FILE      print every stage of the computation as JSON (with \"backward\":\n"
 	"                   the loss and every gradient)\n"
+	"  --dump-weights   with --model DIR --dump: each layer's weights too (left out\n"
+	"                   by default: a real model's are hundreds of MB of text)\n"
 	"  --train STEPS --lr LR  with --dump: first STEPS steps of gradient descent on\n"
 	"                   every weight and bias, then the dump and the losses\n"
 	"  --bench FILE     time the computation alone (--repeat R times, default 5):\n"
@@ -153,6 +155,7 @@ typedef struct Args {
 	const char *tokenize, *model;                   /* --tokenize TEXT, --model DIR */
 	const char *prompt, *ids;                       /* --model's --prompt TEXT, --ids ID,ID,... */
 	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
+	int dump_weights;                               /* --dump-weights: a model's dump with its weights */
 	double lr;
 	int nfiles;
 	char **files;
@@ -296,6 +299,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		}
 		else if (strcmp(o, "--dump") == 0)
 			a->mode = MODE_DUMP;
+		else if (strcmp(o, "--dump-weights") == 0)
+			a->dump_weights = 1;
 		else if (strcmp(o, "--bench") == 0)
 			a->mode = MODE_BENCH;
 		else if (strcmp(o, "--train") == 0 || strcmp(o, "--lr") == 0) {
@@ -411,6 +416,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error(_("%s needs at least one lesson file"), "--check");
 	if ((a->train || a->has_lr) && a->mode != MODE_DUMP && a->mode != MODE_BENCH)
 		return usage_error(_("%s goes with --dump"), a->train ? "--train" : "--lr");
+	if (a->dump_weights && (a->mode != MODE_DUMP || a->model == NULL))
+		return usage_error(_("--dump-weights goes with --model DIR --dump"));
 	if (a->train != a->has_lr)
 		return usage_error(_("--train STEPS and --lr LR go together"));
 	if ((a->mode == MODE_DUMP || a->mode == MODE_BENCH) && a->nfiles != 1 && a->model == NULL)
@@ -722,6 +729,7 @@ static int run_dump(const Args *a)
 
 	if (l == NULL)
 		return 1;
+	dump_set_weights(a->model == NULL || a->dump_weights);
 	if (a->train && l->cfg.backward == BACKWARD_NONE) {
 		fprintf(stderr, _("%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n"), shown(name));
 		lesson_free(l);

@@ -58,6 +58,14 @@ prompts gpt2
 run --model $models/gpt2 --ids 5,17,242,3,98 --dump
 expect "a different prompt does not pass" '! "$JSONCMP" --only-expected-keys "$tmp/gpt2.1.json" "$out" >/dev/null 2>&1'
 
+# a model's dump leaves its weights out unless --dump-weights asks (issue 21 §4)
+run --model $models/gpt2 --ids 5,17 --dump
+expect "--dump of a model: no weights" '[ "$rc" -eq 0 ] && ! grep -q "\"W_q\"\|\"ffn_W_1\"\|\"ln1_gamma\"" "$out" && grep -q "\"logits\"" "$out"'
+run --model $models/gpt2 --ids 5,17 --dump --dump-weights
+expect "--dump-weights: every layer's weights" '[ "$rc" -eq 0 ] && [ "$(grep -c "\"W_q\"" "$out")" -eq 2 ] && grep -q "\"ffn_W_1\"" "$out"'
+run --dump-weights lessons/dot.json
+expect "--dump-weights without --model DIR --dump is a usage error" '[ "$rc" -eq 2 ] && grep -q "dump-weights goes with --model DIR --dump" "$err"'
+
 # ------------------------------------------------------------ text through the gpt2 folder's tokenizer.json
 
 # gpt2.tokens.txt: "IDS<TAB>TEXT", the ids from tokenizers.js (make_model_tokens.mjs)

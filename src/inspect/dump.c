@@ -358,6 +358,13 @@ static int add_attention(cJSON *o, const Attn *a)
  * block's as ln1_gamma, ffn_W_1, …), "attn", then the block's matrices in
  * the order they are computed, and the layer's "output".
  */
+static int dump_weights = 1;
+
+void dump_set_weights(int on)
+{
+	dump_weights = on;
+}
+
 static cJSON *dump_layer(const Attn *a)
 {
 	const ModelConfig *cfg = attn_config(a);
@@ -385,15 +392,15 @@ static cJSON *dump_layer(const Attn *a)
 	    add_number(o, "d_k", lp->d_k) || add_number(o, "d_v", lp->d_v) ||
 	    add_number(o, "scale_factor", a->factor) || add_stages(o, a))
 		goto fail;
-	for (i = 0; i < sizeof params / sizeof params[0]; i++)
+	for (i = 0; dump_weights && i < sizeof params / sizeof params[0]; i++)
 		if (attn_matrix(a, params[i].m, 0) != NULL && add_matrix(o, params[i].key, attn_matrix(a, params[i].m, 0)))
 			goto fail;
-	if (cfg->score == SCORE_ADDITIVE && add_vector(o, "w_e", &lp->w_e))
+	if (dump_weights && cfg->score == SCORE_ADDITIVE && add_vector(o, "w_e", &lp->w_e))
 		goto fail;
-	if (b->has_ffn && (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
-	                   (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
+	if (dump_weights && b->has_ffn && (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
+	                                   (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
 		goto fail;
-	for (i = 0; i < sizeof vectors / sizeof vectors[0]; i++)
+	for (i = 0; dump_weights && i < sizeof vectors / sizeof vectors[0]; i++)
 		if (attn_matrix(a, vectors[i].m, 0) != NULL && add_vector(o, vectors[i].key, attn_matrix(a, vectors[i].m, 0)))
 			goto fail;
 	if (add_matrix(o, "input", &cfg->input))
