@@ -58,6 +58,16 @@ prompts gpt2
 run --model $models/gpt2 --ids 5,17,242,3,98 --dump
 expect "a different prompt does not pass" '! "$JSONCMP" --only-expected-keys "$tmp/gpt2.1.json" "$out" >/dev/null 2>&1'
 
+# heads on a model (issue 22): the induction column from its run on random tokens repeated twice,
+# the learner's prompt computed again afterwards (the same numbers and place)
+printf 'heads sort induction\n' | "$ATTNVIZ" --model $models/gpt2 --ids 5,17,242 --plain >"$out" 2>"$err"
+expect "heads on a model: an induction score for every head" '[ "$(grep -cE "^ +[01] +[0-3]( +[01]\.[0-9]{3}){4}\$" "$out")" -eq 8 ]'
+expect "heads on a model: says what the induction score was computed on" 'grep -q "^induction: on 12 random tokens, then the same 12 again" "$out"'
+expect "heads sort induction: highest first" 'grep -E "^ +[01] +[0-3]( +[01]\.[0-9]{3}){4}\$" "$out" | awk "{ print \$6 }" | sort -rc'
+printf 'goto softmax\nexplain weights 2 1\n' | "$ATTNVIZ" --model $models/gpt2 --ids 5,17,242 --plain 2>&1 | sed -n '/^-- explain/,$p' >"$tmp/before"
+printf 'goto softmax\nheads\nexplain weights 2 1\n' | "$ATTNVIZ" --model $models/gpt2 --ids 5,17,242 --plain 2>&1 | sed -n '/^-- explain/,$p' >"$tmp/after"
+expect "heads on a model: the prompt's numbers and the place kept" 'grep -q "weights\[2\]\[1\] (head 0) = 0.0548951" "$tmp/after" && cmp -s "$tmp/before" "$tmp/after"'
+
 # a model's dump leaves its weights out unless --dump-weights asks (issue 21 §4)
 run --model $models/gpt2 --ids 5,17 --dump
 expect "--dump of a model: no weights" '[ "$rc" -eq 0 ] && ! grep -q "\"W_q\"\|\"ffn_W_1\"\|\"ln1_gamma\"" "$out" && grep -q "\"logits\"" "$out"'

@@ -225,6 +225,7 @@ void session_free(Session *s)
 	free(s->source);
 	free(s->walk);
 	free(s->quiz);
+	free(s->induction);
 	memset(s, 0, sizeof *s);
 }
 

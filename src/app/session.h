@@ -8,6 +8,7 @@
 #define ATTNVIZ_SESSION_H
 
 #include "engine/attention.h"
+#include "inspect/headscores.h"
 #include "weights/importer.h"
 
 /* What changed since the view last drew (bits of Session.dirty). */
@@ -31,6 +32,9 @@ typedef struct Session {
 	Lesson *lesson;       /* owned: the lesson with the learner's edits */
 	Attn *model;          /* owned: computed from lesson (a chain of layers for a lesson with layers) */
 	Attn *attn;           /* the layer shown: a link of model (every view reads this one) */
+	/* A model's induction scores (session_induction): layer × head, ind_heads a layer; NULL until asked for. */
+	HeadScore *induction;
+	int ind_layers, ind_heads, ind_half; /* ind_half: the random tokens, each repeated once */
 	int layer;            /* its index, 0-based */
 	char *source;         /* owned: the path loaded (for reload); NULL for the built-in lesson */
 
@@ -334,5 +338,17 @@ int session_open_model(Session *s, const char *dir, const char *text, char **err
 int session_prompt(Session *s, const ImportPrompt *p, char **err);
 int session_next_token(const Session *s, long long *id, double *logit, char **err);
 int session_generate(Session *s, int count, char **err);
+/*
+ * A model's induction scores (issue 22): the model run once on random
+ * tokens repeated twice (headscore_repeat_ids: SESSION_INDUCTION_HALF
+ * tokens, or fewer when the model has fewer positions, then the same again), each head's score kept in s->induction
+ * (the run is not: the model is then computed on its prompt again, the
+ * learner kept where they were). Nothing for a lesson, or when they are
+ * kept already; the random tokens do not depend on the prompt, so a new
+ * prompt keeps them. session_induction_score: layer's head h, or NULL.
+ */
+#define SESSION_INDUCTION_HALF 24
+int session_induction(Session *s, char **err);
+const HeadScore *session_induction_score(const Session *s, int layer, int h);
 
 #endif

@@ -97,6 +97,8 @@ static int recompute(Session *s, char **err)
 	Lesson *l = s->lesson;
 	Session fresh;
 	char *e = NULL;
+	HeadScore *induction = s->induction; /* the same model: its induction scores hold for any prompt */
+	const int ind_layers = s->ind_layers, ind_heads = s->ind_heads, ind_half = s->ind_half;
 
 	attn_free(s->model);
 	attn_free(s->compare_model);
@@ -107,8 +109,13 @@ static int recompute(Session *s, char **err)
 	fresh.quiz_right = s->quiz_right;
 	fresh.quiz_asked = s->quiz_asked;
 	s->lesson = NULL;
+	s->induction = NULL;
 	session_free(s);
 	*s = fresh;
+	s->induction = induction;
+	s->ind_layers = ind_layers;
+	s->ind_heads = ind_heads;
+	s->ind_half = ind_half;
 	if (layer < session_layers(s))
 		(void)session_set_layer(s, layer, &e);
 	free(e);
@@ -233,5 +240,93 @@ int session_generate(Session *s, int count, char **err)
 		if (rc != 0)
 			return -1;
 	}
+	return 0;
+}
+
+const HeadScore *session_induction_score(const Session *s, int layer, int h)
+{
+	if (s->induction == NULL || layer < 0 || layer >= s->ind_layers || h < 0 || h >= s->ind_heads)
+		return NULL;
+	return &s->induction[(size_t)layer * (size_t)s->ind_heads + (size_t)h];
+}
+
+int session_induction(Session *s, char **err)
+{
+	const Lesson *l = s->lesson;
+	const int nl = lesson_layers(l), edited = s->edited;
+	int heads = 0, n, from, rc, moved;
+	long long *ids, *old;
+	HeadScore *sc;
+	Attn *run;
+
+	*err = NULL;
+	if (!session_is_model(s) || s->induction != NULL)
+		return 0;
+	for (int i = 0; i < nl; i++)
+		if (lesson_layer_params_const(l, i)->heads > heads)
+			heads = lesson_layer_params_const(l, i)->heads;
+	n = l->cfg.n;
+	ids = malloc(2 * SESSION_INDUCTION_HALF * sizeof *ids);
+	old = malloc((size_t)n * sizeof *old);
+	sc = calloc((size_t)nl * (size_t)(heads > 0 ? heads : 1), sizeof *sc);
+	if (ids == NULL || old == NULL || sc == NULL) {
+		free(ids), free(old), free(sc);
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	memcpy(old, l->cfg.ids, (size_t)n * sizeof *old);
+	/* the model on the random tokens, scored, then on its prompt again; fewer tokens when its positions are fewer */
+	ImportPrompt back = { NULL, old, n };
+	int half = SESSION_INDUCTION_HALF;
+	sn_drop_prev(s);
+	for (;;) {
+		from = headscore_repeat_ids(ids, -1, half, l->cfg.vocab, 1);
+		ImportPrompt rnd = { NULL, ids, 2 * half };
+		rc = import_reprompt(s->lesson, &rnd, err);
+		if (rc == 0 || half <= 4)
+			break;
+		free(*err);
+		*err = NULL;
+		half /= 2;
+	}
+	moved = rc == 0;
+	if (rc == 0) {
+		run = attn_compute_all(s->lesson, err);
+		if (run == NULL)
+			rc = -1;
+		for (int i = 0; run != NULL && i < nl; i++)
+			for (int h = 0; h < lesson_layer_params_const(s->lesson, i)->heads; h++)
+				sc[(size_t)i * (size_t)heads + (size_t)h] = headscores_induction_run(run, i, h, ids, from);
+		attn_free(run);
+	}
+	if (moved) {
+		char *e2 = NULL;
+		if (import_reprompt(s->lesson, &back, &e2) != 0 || recompute(s, &e2) != 0) {
+			/* not even the prompt again: the built-in lesson rather than a session without a computation */
+			char *w = NULL;
+			free(e2);
+			e2 = NULL;
+			if (session_load(s, NULL, &e2, &w) != 0)
+				abort();
+			free(w);
+			free(e2);
+			rc = -1;
+			if (*err == NULL)
+				*err = strdup(_("out of memory"));
+		}
+		free(e2);
+	}
+	free(ids);
+	free(old);
+	if (rc != 0 || !session_is_model(s)) {
+		free(sc);
+		return -1;
+	}
+	s->edited = edited;
+	free(s->induction);
+	s->induction = sc;
+	s->ind_layers = nl;
+	s->ind_heads = heads;
+	s->ind_half = half;
 	return 0;
 }

@@ -585,6 +585,8 @@ static int cmd_heads(Session *s, const CmdArgv *a, CmdOut *out)
 	/* the thumbnails and the scores are the weights: an open question about them keeps them hidden */
 	if (hidden(s, AM_WEIGHTS, out))
 		return -1;
+	if (session_induction(s, &err) != 0) /* a model's induction scores: its run on random tokens repeated twice */
+		return fail(out, err);
 	if (out->frontend != NULL && out->frontend(out->ctx, "heads", a->argc, a->argv))
 		return 0;
 	char *text = textfmt_heads(s, sort, out->utf8);

@@ -644,6 +644,9 @@ HeadRow *textfmt_head_rows(const Session *s, int sort, int *count)
 			rows[*count].layer = l;
 			rows[*count].head = h;
 			headscores_of(a, h, &rows[*count].sc);
+			const HeadScore *ind = session_induction_score(s, l, h); /* a model's, from its run on repeated tokens */
+			if (ind != NULL)
+				rows[*count].sc.s[HS_INDUCTION] = *ind;
 			(*count)++;
 		}
 	}
@@ -695,7 +698,10 @@ char *textfmt_heads(const Session *s, int sort, int utf8)
 			break;
 		}
 	}
-	for (int l = 0; l < session_layers(s); l++) {
+	if (s->induction != NULL)
+		strbuf_printf(&b, _("induction: on %d random tokens, then the same %d again (the model run once on them)\n"),
+		              s->ind_half, s->ind_half);
+	for (int l = 0; s->induction == NULL && l < session_layers(s); l++) {
 		const Attn *a = session_walk_link(s, l);
 		const char *why = a != NULL && !attn_config(a)->has_source ? headscores_why(a, HS_INDUCTION) : NULL;
 		if (why != NULL) {

@@ -169,7 +169,13 @@ tui_model_refresh(Tui *t)
 int
 tui_model_open(Tui *t, int sort)
 {
+	char *err = NULL;
+
 	t->model_sort = sort >= 0 && sort < HS_COUNT ? sort : -1;
+	if (session_induction(t->s, &err) != 0) { /* a model's induction scores: its run on random tokens repeated twice */
+		tui_set_msg(t, 1, err);
+		free(err);
+	}
 	if (!t->model_open) {
 		free(t->model_rows);
 		t->model_rows = NULL;
