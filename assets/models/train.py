@@ -91,7 +91,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 import make_models  # noqa: E402  (its reference forward, its safetensors writer)
 
 torch.set_default_dtype(torch.float32)   # make_models sets float64 for its own use; training is float32
-torch.set_num_threads(1)      # the same bytes whatever the machine's cores (run models side by side)
+torch.set_num_threads(int(os.environ.get("TRAIN_THREADS", "1")))      # the same bytes whatever the machine's cores (run models side by side)
 torch.use_deterministic_algorithms(True)
 
 CORPUS_COMMIT = "fac887220ed183dd97d3b35566187c706051d326"
@@ -103,6 +103,9 @@ SHORT = 24            # the curriculum's short windows
 TEXT_WINDOWS = 16
 INDUCTION_SEQS = 16
 INDUCTION_LEN = 20
+# TRAIN_SET: a trial's settings, key=number,... over MODELS' keys (steps, lr, batch, repeated,
+# short, qk_std, span_lo/span_hi: the random spans' lengths, pairs: the share of A B A B spans,
+# every: steps between two points of the curve); TRAIN_THREADS: torch's threads (default 1)
 # TRAIN_ROOT: write assets/models/NAME and tests/models/NAME.ref.json under another folder
 # (a trial run beside the committed files); TRAIN_STEPS: another number of steps (a trial)
 OUT_ROOT = os.environ.get("TRAIN_ROOT", ROOT)
@@ -467,7 +470,7 @@ class Model(torch.nn.Module):
 
 
 # ------------------------------------------------------------------ the data
-def batches(stream, rng, steps, batch, repeated, short_steps=0):
+def batches(stream, rng, steps, batch, repeated, short_steps=0, span=(4, 17), pairs=0.3):
     """Windows of CTX + 1 tokens of the stream. In a share `repeated` of them, after the first 0 to 8
     tokens of text, the rest is spans of L random tokens (4 <= L <= 16, drawn from every
     token but <|endoftext|>), each followed by itself again: about half of such a window is a
@@ -480,7 +483,7 @@ def batches(stream, rng, steps, batch, repeated, short_steps=0):
     a fair weight on the right key. Without these two, 3000 steps left every head flat."""
     for step in range(steps):
         short = step < short_steps
-        ctx, n, lo, hi = (SHORT, 2 * batch, 2, 9) if short else (CTX, batch, 4, 17)
+        ctx, n, lo, hi = (SHORT, 2 * batch, 2, 9) if short else (CTX, batch) + tuple(span)
         x = np.empty((n, ctx + 1), np.int64)
         for b in range(n):
             at = rng.integers(0, len(stream) - ctx - 1)
@@ -490,12 +493,12 @@ def batches(stream, rng, steps, batch, repeated, short_steps=0):
                 while s <= ctx:
                     L = int(rng.integers(lo, hi))
                     copies = 2
-                    if rng.random() < (0.5 if short else 0.3):
+                    if rng.random() < (0.5 if short else pairs):
                         L, copies = 2, int(rng.integers(2, 5))   # A B A B ...: the token before is the answer
-                    span = rng.integers(0, VOCAB - 1, L)
+                    toks = rng.integers(0, VOCAB - 1, L)
                     for c in range(copies):
                         part = x[b, s + c * L:s + (c + 1) * L]
-                        part[:] = span[:len(part)]
+                        part[:] = toks[:len(part)]
                     s += copies * L
         t = torch.from_numpy(x)
         yield t[:, :-1], t[:, 1:]
@@ -534,14 +537,14 @@ def quick_induction(model, seqs):
     return prev, ind
 
 
-def train(model, stream, steps, seed, lr, batch, repeated, short):
+def train(model, stream, steps, seed, lr, batch, repeated, short, span=(4, 17), pairs=0.3, every=50):
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
     probe = repeated_sequences(seed + 1, 8)
     held = [stream[a:a + CTX + 1].tolist() for a in np.random.default_rng(seed + 2).integers(0, len(stream) - CTX - 1, 8)]
     t0 = time.time()
     curve = []
-    for step, (x, y) in enumerate(batches(stream, rng, steps, batch, repeated, int(short * steps))):
+    for step, (x, y) in enumerate(batches(stream, rng, steps, batch, repeated, int(short * steps), span, pairs)):
         frac = step / steps
         cur = lr * min(1.0, (step + 1) / 30) * (0.1 + 0.45 * (1 + math.cos(math.pi * frac)))
         for g in opt.param_groups:
@@ -551,7 +554,7 @@ def train(model, stream, steps, seed, lr, batch, repeated, short):
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        if step % 50 == 0 or step == steps - 1:
+        if step % every == 0 or step == steps - 1:
             prev, ind = quick_induction(model, probe)
             text = heldout_loss(model, held)
             curve.append({"step": step, "train_loss": round(loss.item(), 4), "text_loss": round(text, 4),
@@ -647,10 +650,12 @@ def name_heads(text, rep):
 
 MODELS = [
     {"name": "tiny-gpt2", "kind": "gpt2", "config": gpt2_config, "seed": 2201, "steps": 6000, "lr": 1e-2, "batch": 8, "repeated": 0.85, "qk_std": 0.1, "short": 0.25,
+     "span_lo": 4, "span_hi": 17, "pairs": 0.3, "every": 50,
      "why": "attnviz's own small GPT-2 (2 layers, 4 heads, n_embd 64), trained by assets/models/train.py "
             "on the project's English and Chinese text and on repeated random spans: a previous-token "
             "head in layer 0 and an induction head in layer 1"},
     {"name": "tiny-llama", "kind": "llama", "config": llama_config, "seed": 2202, "steps": 6000, "lr": 1e-2, "batch": 8, "repeated": 0.85, "qk_std": 0.1, "short": 0.25,
+     "span_lo": 4, "span_hi": 17, "pairs": 0.3, "every": 50,
      "why": "attnviz's own small LLaMA (2 layers, 4 query heads over 2 key/value heads, hidden 64, RoPE, "
             "RMSNorm, SwiGLU, tied), trained by assets/models/train.py as tiny-gpt2"},
 ]
@@ -773,7 +778,8 @@ def main():
         model = Model(spec["kind"], r, spec["seed"], spec["qk_std"])
         print("%s: %d parameters, %d steps of %d x %d tokens" %
               (spec["name"], sum(p.numel() for p in model.parameters()), spec["steps"], spec["batch"], CTX), file=sys.stderr)
-        curve, secs = train(model, stream, spec["steps"], spec["seed"], spec["lr"], spec["batch"], spec["repeated"], spec["short"])
+        curve, secs = train(model, stream, spec["steps"], spec["seed"], spec["lr"], spec["batch"], spec["repeated"], spec["short"],
+                            (spec["span_lo"], spec["span_hi"]), spec["pairs"], spec["every"])
         saved = save(model, spec["kind"], cfg, folder, tok)
         training = {"steps": spec["steps"], "batch": spec["batch"], "lr": spec["lr"], "repeated": spec["repeated"],
                     "qk_init_std": spec["qk_std"], "short": spec["short"], "seed": spec["seed"], "context": CTX, "seconds": round(secs),
