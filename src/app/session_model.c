@@ -135,6 +135,27 @@ static int recompute(Session *s, char **err)
 	return 0;
 }
 
+/*
+ * The model on its prompt before (ids, n) again and computed: 0, or -1 when
+ * not even that works (out of memory) and the session holds the built-in
+ * lesson instead, rather than no computation at all.
+ */
+static int back_to(Session *s, const long long *ids, int n)
+{
+	ImportPrompt back = { NULL, ids, n };
+	char *e = NULL, *w = NULL;
+
+	if (import_reprompt(s->lesson, &back, &e) == 0 && recompute(s, &e) == 0)
+		return 0;
+	free(e);
+	e = NULL;
+	if (session_load(s, NULL, &e, &w) != 0)
+		abort();
+	free(w);
+	free(e);
+	return -1;
+}
+
 int session_prompt(Session *s, const ImportPrompt *p, char **err)
 {
 	long long *before, *old;
@@ -162,25 +183,10 @@ int session_prompt(Session *s, const ImportPrompt *p, char **err)
 		free(old);
 		return 0;
 	}
-	{
-		/* changed, then failed (out of memory, numbers that overflow): back to the prompt before */
-		ImportPrompt back = { NULL, old, n };
-		char *e2 = NULL;
-		if (import_reprompt(s->lesson, &back, &e2) != 0 || recompute(s, &e2) != 0) {
-			/* not even that: the built-in lesson rather than a session without a computation */
-			char *w = NULL;
-			free(e2);
-			e2 = NULL;
-			if (session_load(s, NULL, &e2, &w) != 0)
-				abort();
-			free(w);
-			free(e2);
-			free(old);
-			return -1;
-		}
-		free(old);
-		return -1;
-	}
+	/* changed, then failed (out of memory, numbers that overflow): back to the prompt before */
+	(void)back_to(s, old, n);
+	free(old);
+	return -1;
 }
 
 int session_next_token(const Session *s, long long *id, double *logit, char **err)
@@ -276,7 +282,6 @@ int session_induction(Session *s, char **err)
 	}
 	memcpy(old, l->cfg.ids, (size_t)n * sizeof *old);
 	/* the model on the random tokens, scored, then on its prompt again; fewer tokens when its positions are fewer */
-	ImportPrompt back = { NULL, old, n };
 	int half = SESSION_INDUCTION_HALF;
 	sn_drop_prev(s);
 	for (;;) {
@@ -299,22 +304,10 @@ int session_induction(Session *s, char **err)
 				sc[(size_t)i * (size_t)heads + (size_t)h] = headscores_induction_run(run, i, h, ids, from);
 		attn_free(run);
 	}
-	if (moved) {
-		char *e2 = NULL;
-		if (import_reprompt(s->lesson, &back, &e2) != 0 || recompute(s, &e2) != 0) {
-			/* not even the prompt again: the built-in lesson rather than a session without a computation */
-			char *w = NULL;
-			free(e2);
-			e2 = NULL;
-			if (session_load(s, NULL, &e2, &w) != 0)
-				abort();
-			free(w);
-			free(e2);
-			rc = -1;
-			if (*err == NULL)
-				*err = strdup(_("out of memory"));
-		}
-		free(e2);
+	if (moved && back_to(s, old, n) != 0) {
+		rc = -1;
+		if (*err == NULL)
+			*err = strdup(_("out of memory"));
 	}
 	free(ids);
 	free(old);
