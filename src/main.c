@@ -729,7 +729,7 @@ static int run_dump(const Args *a)
 
 	if (l == NULL)
 		return 1;
-	dump_set_weights(a->model == NULL || a->dump_weights);
+	dump_set_weights(a->model == NULL ? 1 : a->dump_weights ? 2 : 0);
 	if (a->train && l->cfg.backward == BACKWARD_NONE) {
 		fprintf(stderr, _("%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n"), shown(name));
 		lesson_free(l);

@@ -197,24 +197,32 @@ int session_next_token(const Session *s, long long *id, double *logit, char **er
 	long long best = -1;
 	double top = -INFINITY;
 
+	double *buf;
+
 	*err = NULL;
-	if (!session_is_model(s) || mat_empty(&c->unembed)) {
+	if (!session_is_model(s) || !model_unembed_is(c, c->vocab, c->d_model)) {
 		*err = strdup(_("this is a lesson, not a model: open one with :model DIR"));
+		return -1;
+	}
+	if ((buf = malloc((size_t)c->d_model * sizeof *buf)) == NULL) {
+		*err = strdup(_("out of memory"));
 		return -1;
 	}
 	while (last->next != NULL)
 		last = last->next;
 	h = !mat_empty(&last->final) ? &last->final : attn_final_output(last);
 	/* logits of the last position: final_norm[n − 1] · unembedᵀ; the greedy choice is the largest (the first of equals) */
-	for (int v = 0; v < c->unembed.rows; v++) {
+	for (int v = 0; v < c->vocab; v++) {
+		const double *u = model_unembed_row(c, v, buf);
 		double z = 0.0;
 		for (int j = 0; j < h->cols; j++)
-			z += MAT_AT(*h, h->rows - 1, j) * MAT_AT(c->unembed, v, j);
+			z += MAT_AT(*h, h->rows - 1, j) * u[j];
 		if (z > top) {
 			top = z;
 			best = v;
 		}
 	}
+	free(buf);
 	if (best < 0) {
 		*err = strdup(_("the logits are not finite numbers"));
 		return -1;

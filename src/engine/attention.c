@@ -848,15 +848,37 @@ int attn_top_entries(const double *row, int len, int k, int *idx)
 /*
  * The LM head, after the last layer: logits (n × vocab) = x (n × d_model) · unembedᵀ (d_model × vocab), x the
  * final norm (or the last layer's output without one). Through the matrix-product kernels, unembed read
- * transposed in place: a vocabulary of 49152 is one product, not a loop of dot products.
+ * transposed in place: a vocabulary of 49152 is one product, not a loop of dot products. A real model's
+ * unembedding stays in its file's dtype (unembed_view): LOGITS_ROWS of its rows at a time become doubles
+ * and go through the same kernel into their columns of the logits (each cell is its own sum over d_model,
+ * so the bits are those of one product over the whole matrix of doubles); a mapped file's pages of them go
+ * back once read, so the head never holds more than a block of its rows in memory.
  */
+enum { LOGITS_ROWS = 512 };
+
 static void pass_logits(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const Mat *x = attn_layer_output(a);
+	double *rows;
 
 	(void)lp;
-	a->nonfinite |= mat_mul_view(x->rows, x->cols, cfg->vocab, x->a, (size_t)x->cols, cfg->unembed.a,
-	                             (size_t)cfg->unembed.cols, 1, a->logits.a, (size_t)a->logits.cols, 0);
+	if (matview_empty(&cfg->unembed_view)) {
+		a->nonfinite |= mat_mul_view(x->rows, x->cols, cfg->vocab, x->a, (size_t)x->cols, cfg->unembed.a,
+		                             (size_t)cfg->unembed.cols, 1, a->logits.a, (size_t)a->logits.cols, 0);
+		return;
+	}
+	if ((rows = malloc((size_t)LOGITS_ROWS * (size_t)x->cols * sizeof *rows)) == NULL) {
+		a->failed = 1;
+		return;
+	}
+	for (int v0 = 0; v0 < cfg->vocab; v0 += LOGITS_ROWS) {
+		const int count = cfg->vocab - v0 < LOGITS_ROWS ? cfg->vocab - v0 : LOGITS_ROWS;
+		matview_rows(&cfg->unembed_view, v0, count, rows);
+		matview_give_back(&cfg->unembed_view, v0, count);
+		a->nonfinite |= mat_mul_view(x->rows, x->cols, count, x->a, (size_t)x->cols, rows, (size_t)x->cols, 1,
+		                             &a->logits.a[v0], (size_t)a->logits.cols, 0);
+	}
+	free(rows);
 }
 
 /* next (1 × vocab) = softmax(z / T), z the logits of row logits_row: exp(z_v/T − max) / Σ_u exp(z_u/T − max). */

@@ -102,7 +102,7 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return "W_o";
 	if (cfg->score == SCORE_ADDITIVE && !mat_is(&lp->w_e, 1, hdk))
 		return "w_e";
-	if (cfg->vocab < 0 || (cfg->vocab > 0 && !mat_is(&cfg->unembed, cfg->vocab, cfg->d_model)))
+	if (cfg->vocab < 0 || (cfg->vocab > 0 && !model_unembed_is(cfg, cfg->vocab, cfg->d_model)))
 		return "unembed";
 	if ((cfg->mask == MASK_CAUSAL && cfg->n != cfg->m) || (cfg->mask == MASK_PADDING && !mat_is(&cfg->mask_matrix, 1, cfg->m)) ||
 	    (cfg->mask == MASK_MATRIX && !mat_is(&cfg->mask_matrix, cfg->n, cfg->m)) || attn_mask_fault(cfg, -1) ||
@@ -333,7 +333,8 @@ static char *overflow_error(Attn *a, const unsigned char *only)
 	for (int g = 0; !suspect && g < AM_COUNT; g++)
 		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
 		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
-			const Mat *m = attn_matrix(a, (AttnMatrix)g, h);
+			/* a real model's unembedding is not made doubles here: one number not finite in it makes its logits so */
+			const Mat *m = g == AM_UNEMBED && !matview_empty(&a->cfg.unembed_view) ? NULL : attn_matrix(a, (AttnMatrix)g, h);
 			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
 		}
 	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);

@@ -44,7 +44,9 @@ const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 		m = (const Mat *)((const char *)((matrix_kinds[which].flags & MF_PER_HEAD) ? (const void *)&a->grad->head[h]
 		                                                                          : (const void *)a->grad) +
 		                  grad_field[which] - 1);
-	} else if (matrix_kinds[which].flags & MF_GIVEN)
+	} else if (which == AM_UNEMBED && !matview_empty(&attn_config(a)->unembed_view))
+		return matview_doubles(&attn_config(a)->unembed_view); /* a real model's, made doubles when first shown */
+	else if (matrix_kinds[which].flags & MF_GIVEN)
 		m = lesson_model_matrix(attn_config(a), attn_params(a), which);
 	else if ((m = attn_slot_const(a, which, h)) == NULL)
 		return NULL;

@@ -523,6 +523,7 @@ static int add_layers(cJSON *layers, const Attn *a, cJSON *(*one)(const Attn *))
 static int add_lm_head(cJSON *o, const Attn *a)
 {
 	const Attn *last = a;
+	const Mat *u;
 	cJSON *next, *top, *ids;
 	int idx[LESSON_MAX_TOP_K];
 
@@ -538,6 +539,9 @@ static int add_lm_head(cJSON *o, const Attn *a)
 			if (!cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)cfg->ids[i])))
 				return -1;
 	}
+	/* a model's dump with its weights (dump_set_weights(2)): the unembedding too (a real model's made doubles) */
+	if (dump_weights == 2 && ((u = attn_matrix(last, AM_UNEMBED, 0)) == NULL || add_matrix(o, "unembed", u)))
+		return -1;
 	if (add_matrix(o, "final_norm", attn_layer_output(last)) || add_matrix(o, "logits", &last->logits) ||
 	    (next = cJSON_AddObjectToObject(o, "next")) == NULL || add_number(next, "row", attn_logits_row(cfg)) ||
 	    add_number(next, "temperature", attn_temperature(cfg)) ||

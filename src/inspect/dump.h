@@ -28,7 +28,9 @@ int dump_write(FILE *f, const Attn *a, int compact, char **err);
  * Whether a dump writes each layer's weights and biases (W_q … ffn_W_2,
  * b_*, the norms' γ and β, q_norm, k_norm): on by default (a lesson's dump
  * has them); `--model DIR --dump` turns it off unless `--dump-weights` is
- * given, since a real model's weights are hundreds of MB of text.
+ * given, since a real model's weights are hundreds of MB of text. 2: a
+ * model's dump with its weights, the unembedding ("unembed", vocab ×
+ * d_model, at the top level) too.
  */
 void dump_set_weights(int on);
 

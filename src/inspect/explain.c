@@ -580,14 +580,19 @@ static void explain_logits(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 {
 	const ModelConfig *cfg = attn_config(a);
 	const Mat *x = attn_layer_output(a);
+	double *buf = malloc((size_t)x->cols * sizeof *buf); /* a real model's row, made doubles (model_unembed_row) */
 
 	(void)which, (void)h;
+	if (buf == NULL) {
+		strbuf_printf(b, "%s\n", _("out of memory"));
+		return;
+	}
 	strbuf_printf(b, "%s", _("vocabulary entry "));
 	buf_label(b, labels_vocab(cfg, j));
 	strbuf_printf(b, _(": %s row %d %s unembed row %d (its unembedding), d_model = %d terms\n"), mat_label(a, x), i,
 	              celltext_sym(utf8, "\u00b7", "."), j, x->cols);
-	celltext_terms(b, &x->a[(size_t)i * (size_t)x->cols], 1, &cfg->unembed.a[(size_t)j * (size_t)cfg->unembed.cols], 1,
-	               x->cols, utf8);
+	celltext_terms(b, &x->a[(size_t)i * (size_t)x->cols], 1, model_unembed_row(cfg, j, buf), 1, x->cols, utf8);
+	free(buf);
 	strbuf_printf(b, _("(the larger the dot product, the more the model expects this entry next)\n"));
 }
 

@@ -273,6 +273,7 @@ static int put_mask(cJSON *o, const LayerOwn *l)
 static int json_lm_head(cJSON *o, const Model *l)
 {
 	const ModelConfig *c = &l->cfg;
+	const Mat *u;
 	cJSON *v;
 
 	if (c->vocab <= 0)
@@ -285,7 +286,9 @@ static int json_lm_head(cJSON *o, const Model *l)
 		if (!cJSON_AddItemToArray(v, cJSON_CreateString(c->vocab_tokens != NULL ? c->vocab_tokens[i] : id)))
 			return -1;
 	}
-	if (put(o, "unembed", jw_matrix(&c->unembed)) != 0)
+	/* a real model's unembedding (in its file's dtype) written as doubles, as a lesson's */
+	u = matview_empty(&c->unembed_view) ? &c->unembed : matview_doubles(&c->unembed_view);
+	if (u == NULL || put(o, "unembed", jw_matrix(u)) != 0)
 		return -1;
 	if (c->ids != NULL) {
 		if (put(o, "ids", v = cJSON_CreateArray()) != 0)

@@ -126,12 +126,29 @@ void model_config_free(ModelConfig *c)
 	mat_free(&c->final_beta);
 	mat_free(&c->target);
 	mat_free(&c->unembed);
+	matview_free(&c->unembed_view);
 	mat_free(&c->pe_learned);
 	tokens_free(c->vocab_tokens, c->vocab);
 	free(c->ids);
 	mat_free(&c->mask_matrix);
 	masks_free(c->masks, c->nmasks);
 	memset(c, 0, sizeof *c);
+}
+
+/* Row v of the unembedding as doubles (model.h). */
+const double *model_unembed_row(const ModelConfig *c, int v, double *buf)
+{
+	if (!mat_empty(&c->unembed))
+		return &MAT_AT(c->unembed, v, 0);
+	matview_rows(&c->unembed_view, v, 1, buf);
+	return buf;
+}
+
+int model_unembed_is(const ModelConfig *c, int rows, int cols)
+{
+	if (!matview_empty(&c->unembed_view))
+		return mat_empty(&c->unembed) && c->unembed_view.rows == rows && c->unembed_view.cols == cols;
+	return c->unembed.rows == rows && c->unembed.cols == cols && c->unembed.a != NULL;
 }
 
 int model_config_copy(ModelConfig *dst, const ModelConfig *src)
@@ -144,6 +161,7 @@ int model_config_copy(ModelConfig *dst, const ModelConfig *src)
 	dst->unembed = dst->pe_learned = dst->mask_matrix = (Mat){ 0 };
 	dst->nmasks = 0;
 	dst->masks = NULL;
+	matview_share(&dst->unembed_view, &src->unembed_view);
 	if (tokens_copy(&dst->tokens, src->tokens, src->n) != 0 ||
 	    tokens_copy(&dst->source_tokens, src->source_tokens, src->m) != 0 ||
 	    tokens_copy(&dst->vocab_tokens, src->vocab_tokens, src->vocab) != 0)

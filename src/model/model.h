@@ -14,6 +14,7 @@
 #define ATTNVIZ_MODEL_H
 
 #include "base/matrix.h"
+#include "base/matview.h"
 
 /* POS_LEARNED: a trained table's rows (GPT-2's wpe) for positions 0 … n − 1, given as ModelConfig.pe_learned. */
 typedef enum Positional { POS_NONE, POS_SINUSOIDAL, POS_LEARNED } Positional;
@@ -125,6 +126,7 @@ typedef struct ModelConfig {
 	 */
 	int vocab;
 	Mat unembed;          /* vocab × d_model (GPT-2 and tied models: the token embedding itself) */
+	MatView unembed_view; /* a real model's unembedding instead, in its file's dtype (unembed then empty) */
 	char **vocab_tokens;  /* vocab labels as people read them (owned), or NULL: shown as ids */
 	long long *ids;       /* n token ids (owned), or NULL */
 	double temperature;   /* default 1 */
@@ -207,6 +209,10 @@ typedef struct Model {
  * it can free. model_free frees the encoder too (and the struct it is in).
  */
 void model_config_free(ModelConfig *c);
+/* Row v of the unembedding as d_model doubles: in unembed, or made from unembed_view into buf (d_model of them). */
+const double *model_unembed_row(const ModelConfig *c, int v, double *buf);
+/* 1 when c's unembedding (unembed or unembed_view) is rows × cols. */
+int model_unembed_is(const ModelConfig *c, int rows, int cols);
 int model_config_copy(ModelConfig *dst, const ModelConfig *src);
 void layer_params_free(LayerParams *p);
 int layer_params_copy(LayerParams *dst, const LayerParams *src);

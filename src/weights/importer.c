@@ -60,6 +60,41 @@ static int load(const HfWeights *w, const char *name, int transpose, int rows, i
 	return 0;
 }
 
+/* The weights, closed when the last reference to a head kept in them goes (matview_of's release). */
+static void weights_release(void *w)
+{
+	hfweights_close(w);
+}
+
+/*
+ * The head's tensor NAME (rows × cols, not transposed) kept in its own dtype
+ * (F64, F32, F16, BF16) where the file maps it: a view that holds w open
+ * (w's owner then leaves closing it to the view: weights_release) and reads
+ * a row when it is needed, 57 MB of file for a BF16 vocabulary of 49152 ×
+ * 576 where doubles take 226 MB of memory. Any other tensor (another dtype
+ * or shape) goes through load, and its messages, into out. 0, or -1 with *err.
+ */
+static int load_head(HfWeights *w, const char *name, int rows, int cols, MatView *view, Mat *out, char **err)
+{
+	static const StDtype kept[] = { [MAT_F64] = ST_F64, [MAT_F32] = ST_F32, [MAT_F16] = ST_F16, [MAT_BF16] = ST_BF16 };
+	char full[160];
+	const StTensor *t;
+
+	*err = NULL;
+	snprintf(full, sizeof full, "%s%s", w->prefix, name);
+	if ((t = hfweights_find(w, full, NULL)) != NULL && t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols)
+		for (int d = MAT_F64; d <= MAT_BF16; d++)
+			if (t->dtype == kept[d]) {
+				if (matview_of(view, (MatDtype)d, rows, cols, t->data, weights_release, w) != 0) {
+					*err = strdup(_("out of memory"));
+					return -1;
+				}
+				give_back(t);
+				return 0;
+			}
+	return load(w, name, 0, rows, cols, out, err);
+}
+
 /* Layer L's tensor: "h.L.NAME" (gpt2) or "model.layers.L.NAME". */
 static int load_layer(const HfConfig *c, const HfWeights *w, int layer, const char *name, int transpose, int rows,
                       int cols, Mat *out, char **err)
@@ -385,8 +420,8 @@ out:
 
 /* ---- the model ---- */
 
-/* The settings every layer shares, the final norm and the head. */
-static int model_settings(Lesson *l, const char *dir, const HfConfig *c, const HfWeights *w, char **err)
+/* The settings every layer shares, the final norm and the head (which may keep w open: load_head). */
+static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeights *w, char **err)
 {
 	ModelConfig *m = &l->cfg;
 	const int D = c->hidden_size;
@@ -410,11 +445,11 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, const H
 	m->top_k = 10;
 	if (c->arch == HF_GPT2) {
 		if (load(w, "ln_f.weight", 0, 1, D, &m->final_gamma, err) || load(w, "ln_f.bias", 0, 1, D, &m->final_beta, err) ||
-		    load(w, "wte.weight", 0, c->vocab_size, D, &m->unembed, err))
+		    load_head(w, "wte.weight", c->vocab_size, D, &m->unembed_view, &m->unembed, err))
 			return -1;
 	} else if (load(w, "model.norm.weight", 0, 1, D, &m->final_gamma, err) ||
-	           load(w, c->tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", 0, c->vocab_size, D,
-	                &m->unembed, err))
+	           load_head(w, c->tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", c->vocab_size, D,
+	                     &m->unembed_view, &m->unembed, err))
 		return -1;
 	return (m->vocab_tokens = vocab_shown(dir, c->vocab_size, err)) == NULL ? -1 : 0;
 }
@@ -471,7 +506,7 @@ static Lesson *import_at(const char *dir, const ImportPrompt *p, char **err)
 	HfWeights *w;
 	Lesson *l = NULL;
 	long long *ids = NULL;
-	int n = 0;
+	int n = 0, r, held = 0;
 
 	*err = NULL;
 	if ((w = open_model(dir, &c, err)) == NULL)
@@ -481,7 +516,9 @@ static Lesson *import_at(const char *dir, const ImportPrompt *p, char **err)
 	if ((l = calloc(1, sizeof *l)) == NULL || (l->path = strdup(dir)) == NULL || set_title(l, dir) != 0)
 		goto oom;
 	l->version = 2;
-	if (model_settings(l, dir, &c, w, err) != 0)
+	r = model_settings(l, dir, &c, w, err);
+	held = !matview_empty(&l->cfg.unembed_view); /* the head's view holds w open: closed with the lesson */
+	if (r != 0)
 		goto fail;
 	if (embed(l, &c, w, ids, n, err) != 0) {
 		ids = NULL;
@@ -490,7 +527,8 @@ static Lesson *import_at(const char *dir, const ImportPrompt *p, char **err)
 	ids = NULL;
 	if (layers_build(l, &c, w, err) != 0)
 		goto fail;
-	hfweights_close(w);
+	if (!held)
+		hfweights_close(w);
 	w = NULL;
 	if (lesson_validate(l, err) != 0) {
 		char *d = text_escape(dir, ""), *e = *err;
@@ -504,7 +542,8 @@ oom:
 	*err = strdup(_("out of memory"));
 fail:
 	free(ids);
-	hfweights_close(w);
+	if (!held)
+		hfweights_close(w);
 	lesson_free(l);
 	return NULL;
 }

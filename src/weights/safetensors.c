@@ -10,6 +10,7 @@
 #include "base/fileio.h"
 #include "base/i18n.h"
 #include "base/jsonread.h"
+#include "base/matview.h"
 #include "base/strbuf.h"
 #include "base/text.h"
 
@@ -313,49 +314,15 @@ const StTensor *st_find(const StFile *f, const char *name)
 
 /* ---- numbers ---- */
 
-/* IEEE half: 1 sign, 5 exponent, 10 fraction bits. Every half is a double exactly. */
-static double half(unsigned h)
-{
-	int e = (int)(h >> 10 & 0x1f);
-	double m = (double)(h & 0x3ff), v;
-	if (e == 0)
-		v = ldexp(m, -24);
-	else if (e == 31)
-		v = m != 0 ? NAN : INFINITY;
-	else
-		v = ldexp(m + 1024, e - 25);
-	return h & 0x8000 ? -v : v;
-}
-
-/* bfloat16: the high 16 bits of a float. */
-static double bfloat(unsigned b)
-{
-	uint32_t u = (uint32_t)b << 16;
-	float x;
-	memcpy(&x, &u, sizeof x);
-	return x;
-}
-
 double st_value(const StTensor *t, long long i)
 {
 	const unsigned char *p = t->data + (size_t)i * (size_t)dtypes[t->dtype].size;
-	uint64_t u;
 
 	switch (t->dtype) {
-	case ST_F64: {
-		double x;
-		u = le(p, 8);
-		memcpy(&x, &u, sizeof x);
-		return x;
-	}
-	case ST_F32: {
-		float x;
-		uint32_t w = (uint32_t)le(p, 4);
-		memcpy(&x, &w, sizeof x);
-		return x;
-	}
-	case ST_F16: return half((unsigned)le(p, 2));
-	case ST_BF16: return bfloat((unsigned)le(p, 2));
+	case ST_F64: return mat_dtype_value(MAT_F64, p);
+	case ST_F32: return mat_dtype_value(MAT_F32, p);
+	case ST_F16: return mat_dtype_value(MAT_F16, p);
+	case ST_BF16: return mat_dtype_value(MAT_BF16, p);
 	case ST_I64: return (double)(int64_t)le(p, 8);
 	case ST_I32: return (double)(int32_t)(uint32_t)le(p, 4);
 	case ST_I16: return (double)(int16_t)(uint16_t)le(p, 2);

@@ -1,0 +1,186 @@
+/* matview.c: a read-only matrix kept in a file's number type (matview.h). */
+#include "base/matview.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+struct MatShared {
+	atomic_int refs;
+	unsigned char *bytes;         /* the view's own copy, or NULL when borrowed */
+	void (*release)(void *ctx);   /* a borrowed one's owner, told when the last reference goes */
+	void *ctx;
+	pthread_mutex_t lock; /* around making doubles */
+	Mat doubles;          /* empty until matview_doubles */
+};
+
+int mat_dtype_size(MatDtype d)
+{
+	return d == MAT_F64 ? 8 : d == MAT_F32 ? 4 : 2;
+}
+
+static uint64_t le(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+	for (int i = bytes - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* IEEE half: 1 sign, 5 exponent, 10 fraction bits. Every half is a double exactly. */
+static double half(unsigned h)
+{
+	int e = (int)(h >> 10 & 0x1f);
+	double m = (double)(h & 0x3ff), v;
+	if (e == 0)
+		v = ldexp(m, -24);
+	else if (e == 31)
+		v = m != 0 ? NAN : INFINITY;
+	else
+		v = ldexp(m + 1024, e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+double mat_dtype_value(MatDtype d, const unsigned char *p)
+{
+	uint64_t u;
+
+	switch (d) {
+	case MAT_F64: {
+		double x;
+		u = le(p, 8);
+		memcpy(&x, &u, sizeof x);
+		return x;
+	}
+	case MAT_F32: {
+		float x;
+		uint32_t w = (uint32_t)le(p, 4);
+		memcpy(&x, &w, sizeof x);
+		return x;
+	}
+	case MAT_F16: return half((unsigned)le(p, 2));
+	case MAT_BF16: { /* bfloat16: the high 16 bits of a float */
+		float x;
+		uint32_t w = (uint32_t)le(p, 2) << 16;
+		memcpy(&x, &w, sizeof x);
+		return x;
+	}
+	}
+	return NAN;
+}
+
+/* A shared part with one reference, its lock ready; NULL out of memory. */
+static MatShared *shared_new(void)
+{
+	MatShared *s = calloc(1, sizeof *s);
+
+	if (s != NULL && pthread_mutex_init(&s->lock, NULL) != 0) {
+		free(s);
+		return NULL;
+	}
+	if (s != NULL)
+		atomic_init(&s->refs, 1);
+	return s;
+}
+
+int matview_copy_of(MatView *v, MatDtype d, int rows, int cols, const unsigned char *bytes)
+{
+	const size_t n = (size_t)rows * (size_t)cols * (size_t)mat_dtype_size(d);
+	MatShared *s = shared_new();
+
+	*v = (MatView){ 0 };
+	if (s == NULL || (s->bytes = malloc(n > 0 ? n : 1)) == NULL) {
+		matview_free(&(MatView){ .shared = s });
+		return -1;
+	}
+	memcpy(s->bytes, bytes, n);
+	*v = (MatView){ rows, cols, d, s->bytes, s };
+	return 0;
+}
+
+int matview_of(MatView *v, MatDtype d, int rows, int cols, const unsigned char *data, void (*release)(void *), void *ctx)
+{
+	MatShared *s = shared_new();
+
+	*v = (MatView){ 0 };
+	if (s == NULL)
+		return -1;
+	s->release = release;
+	s->ctx = ctx;
+	*v = (MatView){ rows, cols, d, data, s };
+	return 0;
+}
+
+void matview_give_back(const MatView *v, int r0, int count)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), row = (uintptr_t)v->cols * (uintptr_t)mat_dtype_size(v->dtype);
+	const uintptr_t b = (uintptr_t)v->data + (uintptr_t)r0 * row, e = b + (uintptr_t)count * row;
+	const uintptr_t lo = b & ~(page - 1), hi = (e + page - 1) & ~(page - 1); /* the pages the rows are on */
+
+	if (v->shared != NULL && v->shared->bytes == NULL && page > 0 && hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#else
+	(void)v, (void)r0, (void)count;
+#endif
+}
+
+void matview_share(MatView *dst, const MatView *src)
+{
+	*dst = *src;
+	if (src->shared != NULL)
+		atomic_fetch_add(&src->shared->refs, 1);
+}
+
+void matview_free(MatView *v)
+{
+	MatShared *s = v->shared;
+
+	if (s != NULL && atomic_fetch_sub(&s->refs, 1) == 1) {
+		mat_free(&s->doubles);
+		pthread_mutex_destroy(&s->lock);
+		free(s->bytes);
+		if (s->release != NULL)
+			s->release(s->ctx);
+		free(s);
+	}
+	*v = (MatView){ 0 };
+}
+
+void matview_rows(const MatView *v, int r0, int count, double *out)
+{
+	const size_t size = (size_t)mat_dtype_size(v->dtype), n = (size_t)count * (size_t)v->cols;
+	const unsigned char *p = v->data + (size_t)r0 * (size_t)v->cols * size;
+
+	for (size_t k = 0; k < n; k++, p += size)
+		out[k] = mat_dtype_value(v->dtype, p);
+}
+
+double matview_at(const MatView *v, int i, int j)
+{
+	return mat_dtype_value(v->dtype, v->data + ((size_t)i * (size_t)v->cols + (size_t)j) * (size_t)mat_dtype_size(v->dtype));
+}
+
+const Mat *matview_doubles(const MatView *v)
+{
+	MatShared *s = v->shared;
+	const Mat *m = NULL;
+
+	if (s == NULL)
+		return NULL;
+	pthread_mutex_lock(&s->lock);
+	if (mat_empty(&s->doubles) && mat_alloc_whole(&s->doubles, v->rows, v->cols) == 0)
+		matview_rows(v, 0, v->rows, s->doubles.a);
+	if (!mat_empty(&s->doubles))
+		m = &s->doubles;
+	pthread_mutex_unlock(&s->lock);
+	return m;
+}
