@@ -129,11 +129,14 @@ static void explain_bias(StrBuf *b, const Mat *bias, const char *name, int j, do
 	              celltext_num(x3, product + bias->a[j], utf8));
 }
 
-/* The rows a block stage reads, by their catalogue name (for the explanation's words). */
+/*
+ * The rows a block stage reads, by their catalogue name (for the explanation's words). Never the
+ * unembedding, which is not asked for: a real model's would be made doubles (226 MB) to be compared.
+ */
 static const char *mat_label(const Attn *a, const Mat *m)
 {
 	for (int w = 0; w < AM_COUNT; w++)
-		if (!matrix_per_head((AttnMatrix)w) && attn_matrix(a, (AttnMatrix)w, 0) == m)
+		if (w != AM_UNEMBED && !matrix_per_head((AttnMatrix)w) && attn_matrix(a, (AttnMatrix)w, 0) == m)
 			return matrix_name((AttnMatrix)w);
 	return "x";
 }
