@@ -1,18 +1,15 @@
 /* unit_matview.c: base/matview.c, the read-only matrix a real model's head is
  * kept in (issue 21 §3): its rows, cells and whole-matrix doubles are the
  * numbers the bytes hold (each dtype's decoding is tested bit for bit, every
- * F16 and BF16 pattern, through st_value in unit_safetensors.c); its bytes are
- * its own copy and live while a reference does. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include <cmocka.h>
-
-#include <string.h>
+ * F16 and BF16 pattern, through st_value in unit_safetensors.c); its bytes
+ * live while a reference does; and a model's head stays in its file's dtype
+ * through opening, computing, explaining a logit, generating and a copy of
+ * the lesson, until something asks for the whole matrix. */
+#include "unit_common.h"
 
 #include "base/matview.h"
+#include "inspect/explain.h"
+#include "weights/importer.h"
 
 /* 2 × 3 BF16: 1, -2, 0.5, 3.25, -0.125, 1024 (the high halves of their floats) */
 static const unsigned char bf16[] = { 0x80, 0x3f, 0x00, 0xc0, 0x00, 0x3f, 0x50, 0x40, 0x00, 0xbe, 0x80, 0x44 };
@@ -82,12 +79,51 @@ static void each_dtype_reads_its_width(void **state)
 	matview_free(&v);
 }
 
+static void a_models_head_is_not_made_doubles_to_compute(void **state)
+{
+	static const long long ids[] = { 0, 4, 8 };
+	const ImportPrompt p = { .ids = ids, .n = 3 };
+	char *dir = path_of("tests/models/llama_tied_bf16"), *err = NULL, *text;
+	Lesson *l = import_model(dir, &p, &err), *copy;
+	(void)state;
+	assert_null(err);
+	assert_non_null(l);
+	const MatView *v = &l->cfg.unembed_view;
+	assert_false(matview_empty(v));
+	assert_true(mat_empty(&l->cfg.unembed));
+	assert_int_equal(v->dtype, MAT_BF16);
+	assert_int_equal(v->rows, 320);
+	assert_int_equal(v->cols, 24);
+	assert_true(matview_at(v, 0, 0) == 0.5); /* tests/models/llama_tied_bf16.ref.json's first number of embed_tokens */
+	Attn *a = compute_all(l), *last = a;
+	while (last->next != NULL)
+		last = last->next;
+	text = explain_cell(last, AM_LOGITS, 0, 2, 5, 1, &err);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "unembed row 5"));
+	free(text);
+	assert_non_null(copy = lesson_clone(l));
+	assert_ptr_equal(copy->cfg.unembed_view.data, v->data); /* shared, not copied */
+	assert_false(matview_has_doubles(v));
+	/* a view of the whole matrix makes it doubles, once, the file's numbers */
+	const Mat *u = attn_matrix(last, AM_UNEMBED, 0);
+	assert_non_null(u);
+	assert_true(matview_has_doubles(&copy->cfg.unembed_view));
+	assert_true(MAT_AT(*u, 319, 23) == matview_at(v, 319, 23));
+	attn_free(a);
+	lesson_free(l);
+	assert_true(matview_at(&copy->cfg.unembed_view, 0, 0) == 0.5); /* the weights stay open for the copy */
+	lesson_free(copy);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rows_cells_and_doubles_are_the_bytes),
 		cmocka_unit_test(a_share_outlives_the_first_reference_and_the_source),
 		cmocka_unit_test(each_dtype_reads_its_width),
+		cmocka_unit_test(a_models_head_is_not_made_doubles_to_compute),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
