@@ -541,6 +541,8 @@ static Lesson *batch_load(const char *path, int show_warnings, int *duplicates)
 	char *err = NULL, *warn = NULL, *p;
 	Lesson *l = lesson_load(path, &err, &warn);
 
+	if (lesson_needs_model(l)) /* "model": the course on its real model */
+		l = session_lesson_on_model(l, path, &err, &warn);
 	if (warn != NULL && show_warnings)
 		fputs(warn, stderr);
 	/* the warning's words in the language it was written in (jsonread.c's format, up to its %s) */

@@ -330,6 +330,20 @@ int session_quiz_value(const Session *s, double *value);
  *     next token of the prompt so far, the whole model computed again.
  */
 int session_is_model(const Session *s);
+/*
+ * A lesson on a real model ("model": {"path", "prompt"}, lessons/FORMAT.md):
+ * session_find_model: the folder REF names (heap; NULL when none): an
+ *   absolute folder; a relative one from the lesson file's folder (file);
+ *   a bare ORG/NAME in $ATTNVIZ_MODELS/ORG/NAME, then the Hugging Face
+ *   cache ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub:
+ *   models--ORG--NAME/snapshots/, the one refs/main names, else the newest,
+ *   the larger name of equals); a bare NAME as paths_find_model (tiny-gpt2).
+ * session_lesson_on_model: course (lesson_load of file, lesson_needs_model)
+ *   on its model, imported on its prompt (lesson_on_model); course is
+ *   consumed. NULL with *err ("FILE: model.path: …"); warnings appended.
+ */
+char *session_find_model(const char *ref, const char *file);
+Lesson *session_lesson_on_model(Lesson *course, const char *file, char **err, char **warn);
 /* 1 when path is a model folder (a directory with a config.json): what session_load opens with session_load_model. */
 int session_is_model_dir(const char *path);
 /* DIR as session_open_model does; the folder shown again (reload): on the same token ids. */

@@ -6,13 +6,17 @@
 #include "app/session.h"
 #include "app/session_internal.h"
 
+#include <dirent.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/i18n.h"
+#include "base/paths.h"
 #include "base/strbuf.h"
 #include "base/text.h"
 
@@ -75,6 +79,130 @@ int session_is_model_dir(const char *path)
 
 	free(cfg);
 	return yes;
+}
+
+/* The snapshot of a Hugging Face cache folder (models--ORG--NAME) to read: refs/main's, else the newest (heap, or NULL). */
+static char *hf_snapshot(const char *repo)
+{
+	char *refs = str_printf("%s/refs/main", repo), *snaps = str_printf("%s/snapshots", repo), *best = NULL;
+	char hash[128] = "";
+	FILE *f = refs != NULL ? fopen(refs, "r") : NULL;
+	struct timespec best_t = { 0, 0 };
+	DIR *d;
+	struct dirent *e;
+
+	if (f != NULL) {
+		if (fgets(hash, sizeof hash, f) != NULL)
+			hash[strcspn(hash, "\r\n")] = '\0';
+		fclose(f);
+	}
+	if (snaps != NULL && hash[0] != '\0' && strchr(hash, '/') == NULL && hash[0] != '.') {
+		best = str_printf("%s/%s", snaps, hash);
+		if (best != NULL && !session_is_model_dir(best)) {
+			free(best);
+			best = NULL;
+		}
+	}
+	d = best == NULL && snaps != NULL ? opendir(snaps) : NULL;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char *cand;
+		struct stat st;
+		if (e->d_name[0] == '.' || (cand = str_printf("%s/%s", snaps, e->d_name)) == NULL)
+			continue;
+		if (!session_is_model_dir(cand) || stat(cand, &st) != 0) {
+			free(cand);
+			continue;
+		}
+		/* the newest; of equal times, the larger name: the same choice whatever order readdir gives */
+		if (best == NULL || st.st_mtim.tv_sec > best_t.tv_sec ||
+		    (st.st_mtim.tv_sec == best_t.tv_sec && (st.st_mtim.tv_nsec > best_t.tv_nsec ||
+		                                            (st.st_mtim.tv_nsec == best_t.tv_nsec && strcmp(cand, best) > 0)))) {
+			free(best);
+			best = cand;
+			best_t = st.st_mtim;
+		} else
+			free(cand);
+	}
+	if (d != NULL)
+		closedir(d);
+	free(refs);
+	free(snaps);
+	return best;
+}
+
+/* ORG/NAME: one slash between two names that are not . or .. (nor start with a dot). */
+static int org_name(const char *ref)
+{
+	const char *slash = strchr(ref, '/');
+
+	return slash != NULL && slash != ref && slash[1] != '\0' && strchr(slash + 1, '/') == NULL && ref[0] != '.' &&
+	       slash[1] != '.';
+}
+
+char *session_find_model(const char *ref, const char *file)
+{
+	const char *slash = file != NULL ? strrchr(file, '/') : NULL;
+	char *p;
+
+	if (ref == NULL || ref[0] == '\0')
+		return NULL;
+	if (ref[0] == '/')
+		return session_is_model_dir(ref) ? strdup(ref) : NULL;
+	/* the lesson file's folder */
+	p = slash != NULL ? str_printf("%.*s/%s", (int)(slash - file), file, ref) : strdup(ref);
+	if (p == NULL || session_is_model_dir(p))
+		return p;
+	free(p);
+	if (org_name(ref)) {
+		const char *models = getenv("ATTNVIZ_MODELS"), *hub = getenv("HF_HUB_CACHE"), *home = getenv("HF_HOME");
+		char *repo;
+		if (models != NULL && models[0] != '\0' && (p = str_printf("%s/%s", models, ref)) != NULL) {
+			if (session_is_model_dir(p))
+				return p;
+			free(p);
+		}
+		if (hub != NULL && hub[0] != '\0')
+			repo = str_printf("%s/models--%.*s--%s", hub, (int)(strchr(ref, '/') - ref), ref, strchr(ref, '/') + 1);
+		else if (home != NULL && home[0] != '\0')
+			repo = str_printf("%s/hub/models--%.*s--%s", home, (int)(strchr(ref, '/') - ref), ref, strchr(ref, '/') + 1);
+		else if ((home = getenv("HOME")) != NULL && home[0] != '\0')
+			repo = str_printf("%s/.cache/huggingface/hub/models--%.*s--%s", home, (int)(strchr(ref, '/') - ref), ref,
+			                  strchr(ref, '/') + 1);
+		else
+			repo = NULL;
+		p = repo != NULL ? hf_snapshot(repo) : NULL;
+		free(repo);
+		return p;
+	}
+	return paths_find_model(ref);
+}
+
+Lesson *session_lesson_on_model(Lesson *course, const char *file, char **err, char **warn)
+{
+	ImportPrompt p = { course->model_prompt, NULL, 0 };
+	char *dir = session_find_model(course->model_path, file), *e = NULL, *shown;
+	Lesson *model = NULL;
+
+	*err = NULL;
+	if (dir == NULL) {
+		shown = text_escape(course->model_path, "");
+		*err = str_printf(_("%s: model.path: no model folder at %s (a folder with config.json; a bare ORG/NAME is "
+		                    "looked for in $ATTNVIZ_MODELS and the Hugging Face cache, a NAME among the models that ship "
+		                    "with attnviz)"),
+		                  course->path, shown != NULL ? shown : "");
+		free(shown);
+		lesson_free(course);
+		return NULL;
+	}
+	model = import_model(dir, &p, &e);
+	free(dir);
+	if (model == NULL) {
+		*err = str_printf("%s: model: %s", course->path, e != NULL ? e : _("out of memory"));
+		free(e);
+		lesson_free(course);
+		return NULL;
+	}
+	return lesson_on_model(course, model, err, warn);
 }
 
 int session_load_model(Session *s, const char *dir, char **err)
@@ -156,10 +284,26 @@ static int back_to(Session *s, const long long *ids, int n)
 	return -1;
 }
 
+/*
+ * A lesson on a model's steps were written for its prompt (their cells may
+ * not be in another): they are taken out while the model reads another
+ * text, and freed once it has (the default walk of the model's stages
+ * follows), or put back when it could not.
+ */
+static void steps_back(Session *s, Step *steps, int n)
+{
+	if (steps != NULL && session_is_model(s)) {
+		s->lesson->steps = steps;
+		s->lesson->nsteps = n;
+	} else
+		lesson_free_steps(steps, n);
+}
+
 int session_prompt(Session *s, const ImportPrompt *p, char **err)
 {
 	long long *before, *old;
-	int n, rc;
+	int n, rc, nsteps = 0;
+	Step *steps = NULL;
 
 	*err = NULL;
 	if (!session_is_model(s)) {
@@ -174,16 +318,25 @@ int session_prompt(Session *s, const ImportPrompt *p, char **err)
 	}
 	memcpy(old, before, (size_t)n * sizeof *old);
 	sn_drop_prev(s);
+	if (s->lesson->model_path != NULL) {
+		steps = s->lesson->steps;
+		nsteps = s->lesson->nsteps;
+		s->lesson->steps = NULL;
+		s->lesson->nsteps = 0;
+	}
 	rc = import_reprompt(s->lesson, p, err);
 	if (rc != 0 && s->lesson->cfg.ids == before) {
 		free(old); /* refused before anything changed: the learner is where they were */
+		steps_back(s, steps, nsteps);
 		return -1;
 	}
 	if (rc == 0 && recompute(s, err) == 0) {
 		free(old);
+		lesson_free_steps(steps, nsteps);
 		return 0;
 	}
 	/* changed, then failed (out of memory, numbers that overflow): back to the prompt before */
+	steps_back(s, steps, nsteps);
 	(void)back_to(s, old, n);
 	free(old);
 	return -1;

@@ -1,0 +1,102 @@
+#!/bin/sh
+# t_lessonmodel.sh: lessons on a real model ("model": {"path", "prompt"},
+# lessons/FORMAT.md): how the folder is found (relative to the lesson file,
+# ORG/NAME in $ATTNVIZ_MODELS and the Hugging Face cache's snapshots, a shipped
+# name), each error at its JSON path, and the session on such a lesson (a
+# model: :prompt and generate). The numbers of lessons/realmodel.json are
+# t_golden.sh's (tests/golden/lessons/realmodel.ref.json).
+# Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
+# "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
+. "$(dirname "$0")/lib.sh"
+
+out=$tmp/out
+tiny=$(pwd)/assets/models/tiny-gpt2
+run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
+lesson() { # FILE PATH [MORE]: a lesson on the model PATH with the prompt "The cat", MORE its further keys
+	printf '{"attnviz": 2, "title": {"en": "t", "zh": "t"}, "model": {"path": "%s", "prompt": "The cat"}%s}\n' "$2" "${3:-}" >"$1"
+}
+# bad LABEL MESSAGE FILE: --check FILE exits 1 with MESSAGE (the file named) on stderr, nothing on stdout
+bad() {
+	run --check "$3"
+	want="$(basename "$3"): $2"
+	expect "$1" '[ "$rc" -eq 1 ] && [ ! -s "$out" ] && has "$err" "$want"'
+}
+
+# where the folder is found
+mkdir -p "$tmp/course/models/m" "$tmp/elsewhere"
+cp "$tiny"/config.json "$tiny"/model.safetensors "$tiny"/tokenizer.json "$tmp/course/models/m/"
+lesson "$tmp/course/rel.json" models/m
+(cd "$tmp/elsewhere" && "$ATTNVIZ" --check ../course/rel.json) >"$out" 2>"$err"
+expect "a relative path is the lesson file's folder's, from any folder" 'grep -q "rel.json: ok, n=3, d_model=64, heads=4, 0 steps" "$out"'
+lesson "$tmp/abs.json" "$tmp/course/models/m"
+run --check "$tmp/abs.json"
+expect "an absolute path" '[ "$rc" -eq 0 ] && grep -q ": ok, n=3" "$out"'
+lesson "$tmp/shipped.json" tiny-gpt2
+(cd "$tmp/elsewhere" && "$ATTNVIZ" --check ../shipped.json) >"$out" 2>"$err"
+expect "a shipped model's bare name" 'grep -q "shipped.json: ok, n=3" "$out"'
+mkdir -p "$tmp/zoo/acme/tiny"
+cp "$tiny"/config.json "$tiny"/model.safetensors "$tiny"/tokenizer.json "$tmp/zoo/acme/tiny/"
+lesson "$tmp/org.json" acme/tiny
+ATTNVIZ_MODELS=$tmp/zoo HF_HUB_CACHE=$tmp/none "$ATTNVIZ" --check "$tmp/org.json" >"$out" 2>"$err"
+expect "ORG/NAME in \$ATTNVIZ_MODELS" 'grep -q "org.json: ok, n=3" "$out"'
+# the Hugging Face cache: refs/main's snapshot; without it the newest (older ones may be broken)
+hub=$tmp/hub/models--acme--tiny
+mkdir -p "$hub/snapshots/0000old" "$hub/snapshots/ffffnew" "$hub/refs"
+cp "$tiny"/config.json "$hub/snapshots/0000old/"
+cp "$tiny"/config.json "$tiny"/model.safetensors "$tiny"/tokenizer.json "$hub/snapshots/ffffnew/"
+touch -d '2020-01-01' "$hub/snapshots/0000old"
+touch -d '2024-01-01' "$hub/snapshots/ffffnew"
+HF_HUB_CACHE=$tmp/hub "$ATTNVIZ" --check "$tmp/org.json" >"$out" 2>"$err"
+expect "ORG/NAME in the Hugging Face cache: the newest snapshot" 'grep -q "org.json: ok, n=3" "$out"'
+printf '0000old\n' >"$hub/refs/main"
+HF_HUB_CACHE=$tmp/hub "$ATTNVIZ" --check "$tmp/org.json" >"$out" 2>"$err"
+expect "ORG/NAME in the Hugging Face cache: the snapshot refs/main names" 'grep -q "model.safetensors" "$err"'
+rm "$hub/refs/main"
+mkdir -p "$tmp/home/.cache/huggingface"
+mv "$tmp/hub" "$tmp/home/.cache/huggingface/hub"
+(unset HF_HUB_CACHE HF_HOME; HOME=$tmp/home "$ATTNVIZ" --check "$tmp/org.json") >"$out" 2>"$err"
+expect "ORG/NAME in ~/.cache/huggingface/hub" 'grep -q "org.json: ok, n=3" "$out"'
+
+# errors at their JSON path
+lesson "$tmp/nowhere.json" no/such-model
+(unset HF_HUB_CACHE HF_HOME; HOME=$tmp/home "$ATTNVIZ" --check "$tmp/nowhere.json") >"$out" 2>"$err"
+expect "model.path: no folder" '[ ! -s "$out" ] && has "$err" "nowhere.json: model.path: no model folder at no/such-model"'
+printf '{"attnviz": 2, "model": {"path": "tiny-gpt2", "prompt": 3}}\n' >"$tmp/prompt.json"
+bad "model.prompt: not a string" 'model.prompt: expected a string (the text the model reads), got 3' "$tmp/prompt.json"
+printf '{"attnviz": 2, "model": {"prompt": "a"}}\n' >"$tmp/nopath.json"
+bad "model.path: missing" 'model.path: missing: a model folder' "$tmp/nopath.json"
+printf '{"attnviz": 2, "model": "tiny-gpt2"}\n' >"$tmp/notobj.json"
+bad "model: not an object" 'model: expected an object {"path": "DIR", "prompt": "TEXT"}, got "tiny-gpt2"' "$tmp/notobj.json"
+lesson "$tmp/withx.json" tiny-gpt2 ', "X": [[1, 2]]'
+bad "model together with X" 'X: not with "model": a lesson on a real model takes its tokens, X and weights from the model (leave X out)' "$tmp/withx.json"
+lesson "$tmp/withlayers.json" tiny-gpt2 ', "layers": []'
+bad "model together with layers" 'layers: not with "model"' "$tmp/withlayers.json"
+printf '{"attnviz": 1, "model": {"path": "tiny-gpt2", "prompt": "a"}}\n' >"$tmp/v1.json"
+bad "model in format 1" 'model: needs format version 2' "$tmp/v1.json"
+lesson "$tmp/layer.json" tiny-gpt2 ', "steps": [{"stage": "softmax", "layer": 2}]'
+bad "a step's layer against the model's" "steps[0].layer: 2 is outside the model's 2 layers (they count from 0)" "$tmp/layer.json"
+lesson "$tmp/head.json" tiny-gpt2 ', "steps": [{"stage": "softmax", "layer": 1, "head": 4}]'
+bad "a step's head against the model's" "steps[0].head: 4 is outside the 4 heads" "$tmp/head.json"
+lesson "$tmp/cell.json" tiny-gpt2 ', "steps": [{"stage": "next", "layer": 1, "focus": {"matrix": "next", "row": 0, "col": 1024}}]'
+bad "a focus against the model's vocabulary" "steps[0].focus.col: 1024 is outside" "$tmp/cell.json"
+lesson "$tmp/stage.json" tiny-gpt2 ', "steps": [{"stage": "next", "layer": 0}]'
+bad "the LM head's stages on the last layer only" "steps[0].stage:" "$tmp/stage.json"
+mkdir -p "$tmp/broken"
+cp "$tiny/config.json" "$tmp/broken/"
+lesson "$tmp/broken.json" broken
+bad "a model folder the importer refuses: named under model" "model: " "$tmp/broken.json"
+lesson "$tmp/warn.json" tiny-gpt2 ', "steps": [{"stage": "softmax", "layer": 1, "colour": 1}]'
+run --check "$tmp/warn.json"
+expect "a step's unknown key: a warning once the model is read" '[ "$rc" -eq 0 ] && has "$err" "warn.json: warning: steps[0]: unknown key \"colour\""'
+
+# the shipped lesson, and a session on it: a model (:prompt, generate), its steps on the model's layers
+run --check --strict lessons/realmodel.json
+expect "realmodel.json: --check --strict" '[ "$rc" -eq 0 ] && grep -q "^lessons/realmodel.json: ok, n=11, d_model=64, heads=4, 6 steps$" "$out"'
+printf 'step 2\nprompt The cat sat\ngenerate 1\n' | "$ATTNVIZ" --plain lessons/realmodel.json >"$out" 2>"$err"
+expect "a lesson on a model: its step at layer 0, head 2" 'grep -q "step 2/6, layer 0/2, stage: softmax, head 2/4" "$out"'
+expect "a lesson on a model: :prompt reads the model again" 'grep -q "^prompt: 5 tokens: The | ·c | at | ·s | at" "$out"'
+expect "a lesson on a model: its steps leave with its prompt" 'grep -q "step 9/37, layer 0/2, stage: softmax, head 2/4" "$out"'
+expect "a lesson on a model: generate appends a token" 'grep -q "^generate: 6 tokens: The | ·c | at | ·s | at | " "$out"'
+printf 'load lessons/realmodel.json\nstep 6\n' | "$ATTNVIZ" --plain lessons/selfattn.json >"$out" 2>"$err"
+expect ":load of a lesson on a model" 'grep -q "step 6/6, layer 1/2, stage: next" "$out"'
+finish
