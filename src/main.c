@@ -689,7 +689,7 @@ static int run_tokenize(const Args *a)
 			return 1;
 		}
 	}
-	t = tok_load(path ? path : dir, &err);
+	t = path != NULL ? tok_load_folder(path, &err) : tok_load(dir, &err); /* a folder: its tokenizer_config.json too */
 	if (t != NULL && tok_encode(t, a->tokenize, strlen(a->tokenize), &ids, &n, &err) == 0) {
 		int wi = snprintf(NULL, 0, "%d", n > 0 ? n - 1 : 0), wd = snprintf(NULL, 0, "%d", tok_vocab_size(t) - 1);
 		for (int i = 0; i < n; i++) {

@@ -99,4 +99,51 @@ expect "a lesson on a model: its steps leave with its prompt" 'grep -q "step 9/3
 expect "a lesson on a model: generate appends a token" 'grep -q "^generate: 6 tokens: The | ·c | at | ·s | at | " "$out"'
 printf 'load lessons/realmodel.json\nstep 6\n' | "$ATTNVIZ" --plain lessons/selfattn.json >"$out" 2>"$err"
 expect ":load of a lesson on a model" 'grep -q "step 6/6, layer 1/2, stage: next" "$out"'
+# tokenizer_config.json beside tokenizer.json, as transformers applies it by default
+# (src/weights/tokenizer_config.c: LlamaTokenizerFast.update_post_processor puts
+# [bos if add_bos_token, default true] TEXT [eos if add_eos_token, default false] in
+# place of tokenizer.json's post-processor; other classes keep it). tokenizers.js does
+# not read this file, so the expected ids are tokenizer.json's own (tests/weights'
+# goldens: "The cat" is <s> ·The · cat = 1 658 397 847 in the sp tokenizer) with <s> (1)
+# taken off or </s> (2) put on, as that code says.
+tc=$tmp/tc
+mkdir -p "$tc"
+cp tests/weights/tokenizers/sp/tokenizer.json "$tc/"
+ids_of() { "$ATTNVIZ" --tokenize "The cat" --model "$tc" 2>"$err" | awk '{ printf "%s%s", (NR > 1 ? "," : ""), $2 }'; }
+# tokids LABEL CONFIG IDS: with CONFIG as tokenizer_config.json (none when empty), "The cat" is IDS
+tokids() {
+	rm -f "$tc/tokenizer_config.json"
+	[ -z "$2" ] || printf '%s\n' "$2" >"$tc/tokenizer_config.json"
+	got=$(ids_of)
+	want=$3
+	expect "$1" '[ "$got" = "$want" ]'
+}
+tokids "tokenizer.json alone: its template's <s>" '' 1,658,397,847
+tokids "LlamaTokenizerFast's defaults: <s>, no </s>" '{"tokenizer_class": "LlamaTokenizerFast"}' 1,658,397,847
+tokids "add_bos_token false, add_eos_token true: no <s>, </s> at the end" \
+	'{"tokenizer_class": "LlamaTokenizer", "add_bos_token": false, "add_eos_token": true}' 658,397,847,2
+tokids "bos_token and eos_token named by the file (a string or an AddedToken)" \
+	'{"tokenizer_class": "LlamaTokenizerFast", "add_eos_token": true, "bos_token": {"content": "</s>"}, "eos_token": "<unk>"}' 2,658,397,847,0
+tokids "another class keeps tokenizer.json's post-processor" '{"tokenizer_class": "GPT2Tokenizer", "add_bos_token": false}' 1,658,397,847
+# tokcfg LABEL CONFIG MESSAGE: --tokenize exits 1 with MESSAGE
+tokcfg() {
+	printf '%s\n' "$2" >"$tc/tokenizer_config.json"
+	"$ATTNVIZ" --tokenize "The cat" --model "$tc" >"$out" 2>"$err"
+	rc=$?
+	want=$3
+	expect "$1" '[ "$rc" -eq 1 ] && [ ! -s "$out" ] && has "$err" "$want"'
+}
+tokcfg "tokenizer_config.json: add_eos_token not a boolean" '{"tokenizer_class": "LlamaTokenizer", "add_eos_token": 1}' 'tokenizer_config.json: add_eos_token: expected true or false, got 1'
+tokcfg "tokenizer_config.json: a bos_token the vocabulary lacks" '{"tokenizer_class": "LlamaTokenizer", "bos_token": "<bos>"}' 'tokenizer_config.json: bos_token: "<bos>" is not a token of tokenizer.json'
+tokcfg "tokenizer_config.json: add_prefix_space refused by name" '{"tokenizer_class": "LlamaTokenizer", "add_prefix_space": true}' 'tokenizer_config.json: add_prefix_space: transformers rebuilds this tokenizer'
+tokcfg "tokenizer_config.json: not JSON" '{"tokenizer_class": ' 'tokenizer_config.json:2:1: JSON syntax error'
+# … and a model folder's prompt goes through it too
+mkdir -p "$tmp/g2"
+cp tests/models/gpt2/* "$tmp/g2/"
+"$ATTNVIZ" --model "$tmp/g2" --prompt "The cat" --check >"$out" 2>"$err"
+before=$(sed -n 's/.*ok, n=\([0-9]*\),.*/\1/p' "$out")
+printf '{"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": false, "add_eos_token": true, "eos_token": "<|endoftext|>"}\n' >"$tmp/g2/tokenizer_config.json"
+"$ATTNVIZ" --model "$tmp/g2" --prompt "The cat" --check >"$out" 2>"$err"
+after=$(sed -n 's/.*ok, n=\([0-9]*\),.*/\1/p' "$out")
+expect "--model DIR: the prompt's ids through tokenizer_config.json ($before tokens, then $after)" '[ -n "$before" ] && [ "$after" = $((before + 1)) ]'
 finish

@@ -252,7 +252,7 @@ int import_tokenize(const char *dir, const char *text, long long **ids, int *n, 
 		free(d);
 		goto out;
 	}
-	if ((t = tok_load(path, err)) == NULL || tok_encode(t, text, strlen(text), &got, n, err) != 0)
+	if ((t = tok_load_folder(path, err)) == NULL || tok_encode(t, text, strlen(text), &got, n, err) != 0)
 		goto out;
 	if (*n < 1) {
 		char *p = text_escape(path, "");
