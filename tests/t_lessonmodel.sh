@@ -4,7 +4,10 @@
 # ORG/NAME in $ATTNVIZ_MODELS and the Hugging Face cache's snapshots, a shipped
 # name), each error at its JSON path, and the session on such a lesson (a
 # model: :prompt and generate). The numbers of lessons/realmodel.json are
-# t_golden.sh's (tests/golden/lessons/realmodel.ref.json).
+# t_golden.sh's (tests/golden/lessons/realmodel.ref.json). Then two things of
+# how a learner reads a model and writes with it: tokenizer_config.json as
+# transformers applies it, and generate N, greedy against PyTorch's greedy
+# continuation (tests/models/generate.ref.json) and sampled with a seed.
 # Run from the repository root; $ATTNVIZ is the binary. Prints "ok - NAME" /
 # "not ok - NAME" lines and ends with "N passed, N failed" (tests/lib.sh).
 . "$(dirname "$0")/lib.sh"
@@ -146,4 +149,61 @@ printf '{"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": false, "add_e
 "$ATTNVIZ" --model "$tmp/g2" --prompt "The cat" --check >"$out" 2>"$err"
 after=$(sed -n 's/.*ok, n=\([0-9]*\),.*/\1/p' "$out")
 expect "--model DIR: the prompt's ids through tokenizer_config.json ($before tokens, then $after)" '[ -n "$before" ] && [ "$after" = $((before + 1)) ]'
+
+# generate N (the engine's logits and next stages): greedy against PyTorch's greedy continuation
+# (tests/models/generate.ref.json, made by tests/models/make_generate_ref.py), and sampled with a seed
+gen_ids() { sed -n 's/^generate: .*(ids \([0-9,]*\))$/\1/p' "$out" | tail -n 1; }
+for name in $(sed -n 's/^"\([a-z0-9_]*\)": {"greedy".*/\1/p' tests/models/generate.ref.json); do
+	line=$(grep "^\"$name\": " tests/models/generate.ref.json)
+	prompt=$(printf '%s\n' "$line" | sed 's/.*"prompt": \[\([0-9, ]*\)\].*/\1/; s/ //g')
+	greedy=$(printf '%s\n' "$line" | sed 's/.*"greedy": \[\([0-9, ]*\)\].*/\1/; s/ //g')
+	printf 'generate 5\n' | "$ATTNVIZ" --model "tests/models/$name" --ids "$prompt" --plain >"$out" 2>"$err"
+	got=$(gen_ids)
+	want="$prompt,$greedy"
+	expect "generate 5 on $name: PyTorch's greedy tokens ($greedy)" '[ "$got" = "$want" ]'
+done
+m=tests/models/gpt2_prefix_f16
+# gen CMDS [OPTION…]: CMDS (a printf format) in the REPL on gpt2_prefix_f16 and 299,150,42,42: the ids after the last generate
+gen() {
+	g_cmds=$1
+	shift
+	# shellcheck disable=SC2059 # the commands are a printf format on purpose (\n)
+	printf "$g_cmds" | "$ATTNVIZ" "$@" --model $m --ids 299,150,42,42 --plain >"$out" 2>"$err"
+	gen_ids
+}
+first=$(gen 'seed 11\ntopk 3\ngenerate 4\n')
+expect "seed S: generate says it samples" 'grep -q "^generate samples from the next stage.s top 10 at temperature 1, seed 11$" "$out"'
+again=$(gen 'seed 11\ntopk 3\ngenerate 2\ngenerate 2\n')
+expect "seed S: the same tokens for the same seed, in one go or two ($first)" '[ -n "$first" ] && [ "$first" = "$again" ]'
+cli=$(gen 'topk 3\ngenerate 4\n' --seed 11)
+expect "--seed S on the command line is seed S" '[ "$cli" = "$first" ]'
+others=
+for seed in 1 2 3 4 5; do
+	others="$others $(gen "seed $seed\ntopk 3\ngenerate 4\n")"
+done
+expect "other seeds draw other tokens" '[ "$(printf "%s\n" $others $first | sort -u | wc -l)" -gt 1 ]'
+# every drawn token among the top 3 of the next stage of the prompt before it (its dump's "top", likeliest first)
+outside=
+for seq in $first $others; do
+	n=4
+	while [ "$n" -lt 8 ]; do
+		prefix=$(printf '%s\n' "$seq" | cut -d, -f1-$n)
+		tok=$(printf '%s\n' "$seq" | cut -d, -f$((n + 1)))
+		top3=$("$ATTNVIZ" --model $m --ids "$prefix" --dump 2>/dev/null | sed -n 's/^[[:space:]]*"top":[[:space:]]*\[\([0-9]*\), \([0-9]*\), \([0-9]*\).*/,\1,\2,\3,/p')
+		case $top3 in *",$tok,"*) ;; *) outside="$outside $prefix>$tok($top3)" ;; esac
+		n=$((n + 1))
+	done
+done
+expect "sampled tokens are always among the top k${outside:+ (not:$outside)}" '[ -z "$outside" ]'
+greedy=$(grep '^"gpt2_prefix_f16": ' tests/models/generate.ref.json | sed 's/.*"greedy": \[\([0-9, ]*\)\].*/\1/; s/ //g' | cut -d, -f1-4)
+got=$(gen 'seed 99\ntopk 1\ngenerate 4\n')
+expect "sampling from the top 1 is greedy" '[ "$got" = "299,150,42,42,$greedy" ]'
+got=$(gen 'seed 11\nseed off\ngenerate 4\n')
+expect "seed off: greedy again" '[ "$got" = "299,150,42,42,$greedy" ] && grep -q "^generate takes the most likely token (greedy)" "$out"'
+got=$(gen 'nextrow 1\ngenerate 1\n')
+expect "generate after nextrow: the next token of the last position" '[ "$got" = "299,150,42,42,$(printf %s "$greedy" | cut -d, -f1)" ]'
+printf 'seed x1\n' | "$ATTNVIZ" --model $m --ids 1 --plain >"$out" 2>"$err"
+expect "seed: a word that is not a number" 'grep -q "seed: expected a whole number from 0 (or off), got x1" "$out" "$err"'
+run --seed -1 --model $m --ids 1 --plain
+expect "--seed: a negative number is a usage error" '[ "$rc" -eq 2 ] && has "$err" "--seed: expected a whole number from 0 to 2^64 - 1, got \"-1\""'
 finish

@@ -7,6 +7,7 @@
 #ifndef ATTNVIZ_SESSION_H
 #define ATTNVIZ_SESSION_H
 
+#include "base/prng.h"
 #include "engine/attention.h"
 #include "inspect/headscores.h"
 #include "weights/importer.h"
@@ -35,6 +36,10 @@ typedef struct Session {
 	/* A model's induction scores (session_induction): layer × head, ind_heads a layer; NULL until asked for. */
 	HeadScore *induction;
 	int ind_layers, ind_heads, ind_half; /* ind_half: the random tokens, each repeated once */
+	/* generate's draws (session_set_seed): sampled from this stream when sampling, else greedy */
+	int sampling;
+	uint64_t seed;
+	Prng rng;
 	int layer;            /* its index, 0-based */
 	char *source;         /* owned: the path loaded (for reload); NULL for the built-in lesson */
 
@@ -324,10 +329,21 @@ int session_quiz_value(const Session *s, double *value);
  *     its tokenizer.json, or token id 0 without one), in place of the lesson.
  *   session_prompt: the model shown on another prompt, the learner kept at
  *     the same layer, step, stage and head.
- *   session_next_token: the greedy next token of the last position (the
- *     largest of final_norm[n − 1] · unembedᵀ) and its logit.
- *   session_generate: COUNT tokens appended one by one, each the greedy
- *     next token of the prompt so far, the whole model computed again.
+ *   session_next_token: the greedy next token of the last position: the
+ *     largest of the engine's logits stage's last row (the first of
+ *     equals), and that logit.
+ *   session_sample_token: a token drawn from the engine's next stage (the
+ *     last position's softmax(logits / T) at the session's temperature),
+ *     among its top k only (attn_top_entries, likeliest first; their
+ *     probabilities renormalized): u = prng_uniform(&s->rng) · their sum,
+ *     the first whose running sum passes u.
+ *   session_generate: COUNT tokens appended one by one, each the next token
+ *     of the prompt so far (greedy, or sampled when s->sampling), the whole
+ *     model computed again; the next stage is moved to the last position
+ *     first (nextrow).
+ *   session_set_seed: sampling on (the stream seeded with seed:
+ *     prng_seed) or off (greedy); it holds while the model is reprompted
+ *     and generates, until another lesson or model is opened.
  */
 int session_is_model(const Session *s);
 /*
@@ -351,7 +367,9 @@ int session_load_model(Session *s, const char *dir, char **err);
 int session_open_model(Session *s, const char *dir, const char *text, char **err);
 int session_prompt(Session *s, const ImportPrompt *p, char **err);
 int session_next_token(const Session *s, long long *id, double *logit, char **err);
+int session_sample_token(Session *s, long long *id, double *p, char **err);
 int session_generate(Session *s, int count, char **err);
+void session_set_seed(Session *s, int on, uint64_t seed);
 /*
  * A model's induction scores (issue 22): the model run once on random
  * tokens repeated twice (headscore_repeat_ids: SESSION_INDUCTION_HALF

@@ -227,6 +227,9 @@ static int recompute(Session *s, char **err)
 	char *e = NULL;
 	HeadScore *induction = s->induction; /* the same model: its induction scores hold for any prompt */
 	const int ind_layers = s->ind_layers, ind_heads = s->ind_heads, ind_half = s->ind_half;
+	const int sampling = s->sampling;
+	const uint64_t seed = s->seed;
+	const Prng rng = s->rng; /* generate's stream goes on where it was */
 
 	attn_free(s->model);
 	attn_free(s->compare_model);
@@ -240,6 +243,9 @@ static int recompute(Session *s, char **err)
 	s->induction = NULL;
 	session_free(s);
 	*s = fresh;
+	s->sampling = sampling;
+	s->seed = seed;
+	s->rng = rng;
 	s->induction = induction;
 	s->ind_layers = ind_layers;
 	s->ind_heads = ind_heads;
@@ -342,32 +348,41 @@ int session_prompt(Session *s, const ImportPrompt *p, char **err)
 	return -1;
 }
 
-int session_next_token(const Session *s, long long *id, double *logit, char **err)
+/* The last layer's computation (its logits and next stages), or NULL with *err when there is no LM head. */
+static const Attn *lm_head(const Session *s, char **err)
 {
 	const Attn *last = s->model;
-	const ModelConfig *c = &s->lesson->cfg;
-	const Mat *h;
-	long long best = -1;
-	double top = -INFINITY;
 
 	*err = NULL;
-	if (!session_is_model(s) || mat_empty(&c->unembed)) {
+	if (!session_is_model(s) || last == NULL) {
 		*err = strdup(_("this is a lesson, not a model: open one with :model DIR"));
-		return -1;
+		return NULL;
 	}
 	while (last->next != NULL)
 		last = last->next;
-	h = !mat_empty(&last->final) ? &last->final : attn_final_output(last);
-	/* logits of the last position: final_norm[n − 1] · unembedᵀ; the greedy choice is the largest (the first of equals) */
-	for (int v = 0; v < c->unembed.rows; v++) {
-		double z = 0.0;
-		for (int j = 0; j < h->cols; j++)
-			z += MAT_AT(*h, h->rows - 1, j) * MAT_AT(c->unembed, v, j);
-		if (z > top) {
-			top = z;
+	if (mat_empty(&last->logits) || mat_empty(&last->next_p)) {
+		*err = strdup(_("this model has no LM head: no next token"));
+		return NULL;
+	}
+	return last;
+}
+
+int session_next_token(const Session *s, long long *id, double *logit, char **err)
+{
+	const Attn *last = lm_head(s, err);
+	const double *z;
+	long long best = -1;
+	double top = -INFINITY;
+
+	if (last == NULL)
+		return -1;
+	/* the logits stage's last row: the greedy choice is the largest (the first of equals) */
+	z = &MAT_AT(last->logits, last->logits.rows - 1, 0);
+	for (int v = 0; v < last->logits.cols; v++)
+		if (z[v] > top) {
+			top = z[v];
 			best = v;
 		}
-	}
 	if (best < 0) {
 		*err = strdup(_("the logits are not finite numbers"));
 		return -1;
@@ -378,14 +393,61 @@ int session_next_token(const Session *s, long long *id, double *logit, char **er
 	return 0;
 }
 
+int session_sample_token(Session *s, long long *id, double *p, char **err)
+{
+	const Attn *last = lm_head(s, err);
+	const double *probs;
+	int idx[LESSON_MAX_TOP_K], k;
+	double total = 0.0, u, run = 0.0;
+
+	if (last == NULL)
+		return -1;
+	if (attn_logits_row(&last->cfg) != last->logits.rows - 1) {
+		*err = strdup(_("the next stage shows another position than the last: nextrow back to it first"));
+		return -1;
+	}
+	probs = last->next_p.a;
+	k = attn_top_entries(probs, last->next_p.cols, attn_top_k(&last->cfg), idx);
+	for (int i = 0; i < k; i++)
+		total += probs[idx[i]];
+	if (k < 1 || !(total > 0) || !isfinite(total)) {
+		*err = strdup(_("the next token's probabilities are not finite numbers"));
+		return -1;
+	}
+	u = prng_uniform(&s->rng) * total;
+	*id = idx[k - 1]; /* should rounding leave u past the last running sum */
+	for (int i = 0; i < k; i++) {
+		run += probs[idx[i]];
+		if (u < run) {
+			*id = idx[i];
+			break;
+		}
+	}
+	if (p != NULL)
+		*p = probs[*id];
+	return 0;
+}
+
+void session_set_seed(Session *s, int on, uint64_t seed)
+{
+	s->sampling = on;
+	s->seed = seed;
+	prng_seed(&s->rng, seed);
+}
+
 int session_generate(Session *s, int count, char **err)
 {
+	*err = NULL;
+	/* the next token of the last position: the next stage moved there when the learner picked another row */
+	if (session_is_model(s) && s->lesson->cfg.vocab > 0 && attn_logits_row(&s->lesson->cfg) != s->lesson->cfg.n - 1 &&
+	    session_set_next(s, -1, -1, s->lesson->cfg.n - 1, err) != 0)
+		return -1;
 	for (int k = 0; k < count; k++) {
 		const int n = s->lesson->cfg.n;
 		long long *ids, next;
 		ImportPrompt p = { NULL, NULL, n + 1 };
-		int rc;
-		if (session_next_token(s, &next, NULL, err) != 0)
+		int rc = s->sampling ? session_sample_token(s, &next, NULL, err) : session_next_token(s, &next, NULL, err);
+		if (rc != 0)
 			return -1;
 		if ((ids = malloc((size_t)(n + 1) * sizeof *ids)) == NULL) {
 			*err = strdup(_("out of memory"));
