@@ -1259,6 +1259,12 @@ int main(int argc, char **argv)
 		free(a.files);
 		return finish_stdout(rc);
 	}
+	/* --model ORG/NAME that is no folder here: $ATTNVIZ_MODELS's, or the Hugging Face cache's snapshot */
+	char *model_found = NULL;
+	struct stat model_st;
+	if (a.model != NULL && strchr(a.model, '/') != NULL && stat(a.model, &model_st) != 0 &&
+	    (model_found = session_find_model(a.model, NULL)) != NULL)
+		a.model = model_found;
 	/*
 	 * The program's words and the narration in one language: --lang, else
 	 * the locale's where a learner reads them (a session, --progress); a
@@ -1358,5 +1364,6 @@ int main(int argc, char **argv)
 	}
 	}
 	free(a.files);
+	free(model_found);
 	return finish_stdout(rc);
 }

@@ -206,4 +206,15 @@ printf 'seed x1\n' | "$ATTNVIZ" --model $m --ids 1 --plain >"$out" 2>"$err"
 expect "seed: a word that is not a number" 'grep -q "seed: expected a whole number from 0 (or off), got x1" "$out" "$err"'
 run --seed -1 --model $m --ids 1 --plain
 expect "--seed: a negative number is a usage error" '[ "$rc" -eq 2 ] && has "$err" "--seed: expected a whole number from 0 to 2^64 - 1, got \"-1\""'
+
+# --model, --tokenize and :model take a bare ORG/NAME too
+hf=$tmp/hf2/models--acme--tiny/snapshots/abc
+mkdir -p "$hf"
+cp "$tiny"/config.json "$tiny"/model.safetensors "$tiny"/tokenizer.json "$hf/"
+(cd "$tmp" && HF_HUB_CACHE=$tmp/hf2 "$ATTNVIZ" --model acme/tiny --prompt "The cat" --check) >"$out" 2>"$err"
+expect "--model ORG/NAME from the Hugging Face cache" 'grep -q "snapshots/abc: ok, n=3, d_model=64, 2 layers" "$out"'
+(cd "$tmp" && HF_HUB_CACHE=$tmp/hf2 "$ATTNVIZ" --tokenize "The cat" --model acme/tiny) >"$out" 2>"$err"
+expect "--tokenize --model ORG/NAME" '[ "$(wc -l <"$out")" -eq 3 ] && grep -q "·c" "$out"'
+(cd "$tmp" && printf 'model acme/tiny The cat\n' | HF_HUB_CACHE=$tmp/hf2 "$ATTNVIZ" --plain) >"$out" 2>"$err"
+expect ":model ORG/NAME" 'grep -q "^acme/tiny: 3 tokens: The | ·c | at" "$out"'
 finish

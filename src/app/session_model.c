@@ -48,7 +48,22 @@ static int open_on(Session *s, const char *dir, const ImportPrompt *p, char **er
 	return 0;
 }
 
+static int open_named(Session *s, const char *dir, const char *text, char **err);
+
 int session_open_model(Session *s, const char *dir, const char *text, char **err)
+{
+	struct stat st;
+	/* ORG/NAME that is no folder here: $ATTNVIZ_MODELS's, or the Hugging Face cache's snapshot */
+	char *found = strchr(dir, '/') != NULL && stat(dir, &st) != 0 ? session_find_model(dir, NULL) : NULL;
+	int rc;
+
+	rc = open_named(s, found != NULL ? found : dir, text, err);
+	free(found);
+	return rc;
+}
+
+/* session_open_model once the folder is found. */
+static int open_named(Session *s, const char *dir, const char *text, char **err)
 {
 	char *tok = str_printf("%s/tokenizer.json", dir);
 	const long long zero = 0;
