@@ -198,6 +198,8 @@ expect "sampled tokens are always among the top k${outside:+ (not:$outside)}" '[
 greedy=$(grep '^"gpt2_prefix_f16": ' tests/models/generate.ref.json | sed 's/.*"greedy": \[\([0-9, ]*\)\].*/\1/; s/ //g' | cut -d, -f1-4)
 got=$(gen 'seed 99\ntopk 1\ngenerate 4\n')
 expect "sampling from the top 1 is greedy" '[ "$got" = "299,150,42,42,$greedy" ]'
+got=$(gen 'seed 11\ntemp 0.001\ngenerate 4\n')
+expect "sampling at the session's temperature: T = 0.001 leaves only the likeliest (the gaps are 0.15 or more)" '[ "$got" = "299,150,42,42,$greedy" ]'
 got=$(gen 'seed 11\nseed off\ngenerate 4\n')
 expect "seed off: greedy again" '[ "$got" = "299,150,42,42,$greedy" ] && grep -q "^generate takes the most likely token (greedy)" "$out"'
 got=$(gen 'nextrow 1\ngenerate 1\n')
