@@ -95,6 +95,12 @@ static const char *const options_text = N_(
 	"                   (HTML: one self-contained file; Markdown: FILE-stepNN.svg\n"
 	"                   beside it); --lang zh in Chinese, --theme NAME the figures'\n"
 	"                   palette\n");
+/* --seed, apart so that the longer strings' translations stand as they are. */
+static const char *const options_seed = N_(
+	"  --seed S         generate samples (the plain REPL, the view): its tokens drawn from\n"
+	"                   the next stage's top k at its temperature, the generator seeded\n"
+	"                   with S (0 to 2^64 - 1): the same S, the same tokens; `seed S`\n"
+	"                   and `seed off` on the command line\n");
 /* The rest of --help (one string may hold only 4095 characters in ISO C). */
 static const char *const options_text2 = N_(
 	"  --numbers auto|on|off  with --export svg, md or tex and --handout: numbers in\n"
@@ -156,6 +162,8 @@ typedef struct Args {
 	const char *prompt, *ids;                       /* --model's --prompt TEXT, --ids ID,ID,... */
 	int train, train_steps, has_lr;                 /* --train STEPS --lr LR (with --dump) */
 	int dump_weights;                               /* --dump-weights: a model's dump with its weights */
+	int seeded;                                     /* --seed S: generate samples, seeded with seed */
+	uint64_t seed;
 	double lr;
 	int nfiles;
 	char **files;
@@ -216,6 +224,7 @@ static int parse_args(int argc, char **argv, Args *a)
 			printf(_(usage_text), ATTNVIZ_SHARE);
 			fputs(_(options_text), stdout);
 			fputs(_(options_text2), stdout);
+			fputs(_(options_seed), stdout);
 			return 0;
 		} else if (strcmp(o, "-V") == 0 || strcmp(o, "--version") == 0) {
 			printf("attnviz %s (line editor: %s)\n", ATTNVIZ_VERSION, HAVE_READLINE ? "GNU readline" : "built-in");
@@ -299,6 +308,13 @@ static int parse_args(int argc, char **argv, Args *a)
 		}
 		else if (strcmp(o, "--dump") == 0)
 			a->mode = MODE_DUMP;
+		else if (strcmp(o, "--seed") == 0) {
+			if (i + 1 >= argc)
+				return usage_error(_("%s needs a value"), o);
+			if (cmd_parse_seed(argv[++i], &a->seed) != 0)
+				return usage_error(_("--seed: expected a whole number from 0 to 2^64 - 1, got \"%s\""), argv[i]);
+			a->seeded = 1;
+		}
 		else if (strcmp(o, "--dump-weights") == 0)
 			a->dump_weights = 1;
 		else if (strcmp(o, "--bench") == 0)
@@ -541,6 +557,8 @@ static Lesson *batch_load(const char *path, int show_warnings, int *duplicates)
 	char *err = NULL, *warn = NULL, *p;
 	Lesson *l = lesson_load(path, &err, &warn);
 
+	if (lesson_needs_model(l)) /* "model": the course on its real model */
+		l = session_lesson_on_model(l, path, &err, &warn);
 	if (warn != NULL && show_warnings)
 		fputs(warn, stderr);
 	/* the warning's words in the language it was written in (jsonread.c's format, up to its %s) */
@@ -687,7 +705,7 @@ static int run_tokenize(const Args *a)
 			return 1;
 		}
 	}
-	t = tok_load(path ? path : dir, &err);
+	t = path != NULL ? tok_load_folder(path, &err) : tok_load(dir, &err); /* a folder: its tokenizer_config.json too */
 	if (t != NULL && tok_encode(t, a->tokenize, strlen(a->tokenize), &ids, &n, &err) == 0) {
 		int wi = snprintf(NULL, 0, "%d", n > 0 ? n - 1 : 0), wd = snprintf(NULL, 0, "%d", tok_vocab_size(t) - 1);
 		for (int i = 0; i < n; i++) {
@@ -1241,6 +1259,12 @@ int main(int argc, char **argv)
 		free(a.files);
 		return finish_stdout(rc);
 	}
+	/* --model ORG/NAME that is no folder here: $ATTNVIZ_MODELS's, or the Hugging Face cache's snapshot */
+	char *model_found = NULL;
+	struct stat model_st;
+	if (a.model != NULL && strchr(a.model, '/') != NULL && stat(a.model, &model_st) != 0 &&
+	    (model_found = session_find_model(a.model, NULL)) != NULL)
+		a.model = model_found;
 	/*
 	 * The program's words and the narration in one language: --lang, else
 	 * the locale's where a learner reads them (a session, --progress); a
@@ -1273,6 +1297,8 @@ int main(int argc, char **argv)
 		}
 		if (rc != 0)
 			break;
+		if (a.seeded) /* --seed S: generate samples */
+			session_set_seed(&s, 1, a.seed);
 		/* the learner's progress: kept by whoever they work in, offered back when no lesson is named */
 		char *pwarn = NULL, *offer = NULL;
 		Progress prog = { 0 };
@@ -1338,5 +1364,6 @@ int main(int argc, char **argv)
 	}
 	}
 	free(a.files);
+	free(model_found);
 	return finish_stdout(rc);
 }

@@ -512,6 +512,9 @@ repl 'model tests/models/gpt2\nids 1,x\nstep 2\n'
 err_cmd "ids that are not ids are refused" "ids: expected token ids from 0"
 repl 'generate 0\nstep 2\n'
 err_cmd "generate 0 is refused" "generate: expected a whole number from 1 to 64"
+repl 'seed 5\nseed off\nseed nine\nstep 2\n'
+check "seed S: generate samples; seed off: greedy" sh -c "grep -q 'seed 5\$' '$out' && grep -q 'generate takes the most likely token' '$out'"
+err_cmd "seed that is not a number is refused" "seed: expected a whole number from 0 (or off), got nine"
 
 # the LM head's next-token settings (issue 21): only the next stage recomputes
 repl 'goto next\ntemp 0.5\ntopk 3\nnextrow 3\ntemp 0\ntopk 7\n' lessons/nexttoken.json
@@ -522,7 +525,7 @@ repl 'temp 2\n' lessons/mask.json
 check "temp without an LM head is refused" has "$err" "this lesson has no LM head"
 
 # every command that help lists is covered above (a new one must get its test)
-covered=" temp topk nextrow load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit model prompt ids generate "
+covered=" temp topk nextrow load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit model prompt ids generate seed "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do

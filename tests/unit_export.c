@@ -77,6 +77,16 @@ static Session *session_from_file(const char *path)
 	return s;
 }
 
+/* 1 for a lesson on a real model ("model": lessons/FORMAT.md), which app/ puts on its model as it opens. */
+static int needs_model(const char *path)
+{
+	Lesson *l = lesson_load(path, NULL, NULL);
+	const int yes = lesson_needs_model(l);
+
+	lesson_free(l);
+	return yes;
+}
+
 static void session_destroy(Session *s)
 {
 	session_free(s);
@@ -446,6 +456,8 @@ static void test_save_roundtrip(void **state)
 			if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0 || strstr(e->d_name, ".ref.json"))
 				continue;
 			snprintf(path, sizeof path, "%s/%s", dirs[i], e->d_name);
+			if (needs_model(path))
+				continue; /* a lesson on a real model: t_export.sh saves and reopens it through main.c */
 			s = session_from_file(path);
 			roundtrip(s, path);
 			if (session_edit(s, edit_wq, NULL, &err) != 0)

@@ -299,6 +299,8 @@ int session_load(Session *s, const char *file_or_name, char **err, char **warn)
 		if (path == NULL)
 			return -1;
 		l = lesson_load(path, err, warn);
+		if (lesson_needs_model(l)) /* "model": the course on its real model */
+			l = session_lesson_on_model(l, path, err, warn);
 	}
 	if (l == NULL || session_init(&fresh, l, path, err) != 0) {
 		lesson_free(l);

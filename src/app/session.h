@@ -7,6 +7,7 @@
 #ifndef ATTNVIZ_SESSION_H
 #define ATTNVIZ_SESSION_H
 
+#include "base/prng.h"
 #include "engine/attention.h"
 #include "inspect/headscores.h"
 #include "weights/importer.h"
@@ -35,6 +36,10 @@ typedef struct Session {
 	/* A model's induction scores (session_induction): layer × head, ind_heads a layer; NULL until asked for. */
 	HeadScore *induction;
 	int ind_layers, ind_heads, ind_half; /* ind_half: the random tokens, each repeated once */
+	/* generate's draws (session_set_seed): sampled from this stream when sampling, else greedy */
+	int sampling;
+	uint64_t seed;
+	Prng rng;
 	int layer;            /* its index, 0-based */
 	char *source;         /* owned: the path loaded (for reload); NULL for the built-in lesson */
 
@@ -324,12 +329,37 @@ int session_quiz_value(const Session *s, double *value);
  *     its tokenizer.json, or token id 0 without one), in place of the lesson.
  *   session_prompt: the model shown on another prompt, the learner kept at
  *     the same layer, step, stage and head.
- *   session_next_token: the greedy next token of the last position (the
- *     largest of final_norm[n − 1] · unembedᵀ) and its logit.
- *   session_generate: COUNT tokens appended one by one, each the greedy
- *     next token of the prompt so far, the whole model computed again.
+ *   session_next_token: the greedy next token of the last position: the
+ *     largest of the engine's logits stage's last row (the first of
+ *     equals), and that logit.
+ *   session_sample_token: a token drawn from the engine's next stage (the
+ *     last position's softmax(logits / T) at the session's temperature),
+ *     among its top k only (attn_top_entries, likeliest first; their
+ *     probabilities renormalized): u = prng_uniform(&s->rng) · their sum,
+ *     the first whose running sum passes u.
+ *   session_generate: COUNT tokens appended one by one, each the next token
+ *     of the prompt so far (greedy, or sampled when s->sampling), the whole
+ *     model computed again; the next stage is moved to the last position
+ *     first (nextrow).
+ *   session_set_seed: sampling on (the stream seeded with seed:
+ *     prng_seed) or off (greedy); it holds while the model is reprompted
+ *     and generates, until another lesson or model is opened.
  */
 int session_is_model(const Session *s);
+/*
+ * A lesson on a real model ("model": {"path", "prompt"}, lessons/FORMAT.md):
+ * session_find_model: the folder REF names (heap; NULL when none): an
+ *   absolute folder; a relative one from the lesson file's folder (file);
+ *   a bare ORG/NAME in $ATTNVIZ_MODELS/ORG/NAME, then the Hugging Face
+ *   cache ($HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub:
+ *   models--ORG--NAME/snapshots/, the one refs/main names, else the newest,
+ *   the larger name of equals); a bare NAME as paths_find_model (tiny-gpt2).
+ * session_lesson_on_model: course (lesson_load of file, lesson_needs_model)
+ *   on its model, imported on its prompt (lesson_on_model); course is
+ *   consumed. NULL with *err ("FILE: model.path: …"); warnings appended.
+ */
+char *session_find_model(const char *ref, const char *file);
+Lesson *session_lesson_on_model(Lesson *course, const char *file, char **err, char **warn);
 /* 1 when path is a model folder (a directory with a config.json): what session_load opens with session_load_model. */
 int session_is_model_dir(const char *path);
 /* DIR as session_open_model does; the folder shown again (reload): on the same token ids. */
@@ -337,7 +367,9 @@ int session_load_model(Session *s, const char *dir, char **err);
 int session_open_model(Session *s, const char *dir, const char *text, char **err);
 int session_prompt(Session *s, const ImportPrompt *p, char **err);
 int session_next_token(const Session *s, long long *id, double *logit, char **err);
+int session_sample_token(Session *s, long long *id, double *p, char **err);
 int session_generate(Session *s, int count, char **err);
+void session_set_seed(Session *s, int on, uint64_t seed);
 /*
  * A model's induction scores (issue 22): the model run once on random
  * tokens repeated twice (headscore_repeat_ids: SESSION_INDUCTION_HALF

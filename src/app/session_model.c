@@ -6,13 +6,17 @@
 #include "app/session.h"
 #include "app/session_internal.h"
 
+#include <dirent.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/i18n.h"
+#include "base/paths.h"
 #include "base/strbuf.h"
 #include "base/text.h"
 
@@ -44,7 +48,22 @@ static int open_on(Session *s, const char *dir, const ImportPrompt *p, char **er
 	return 0;
 }
 
+static int open_named(Session *s, const char *dir, const char *text, char **err);
+
 int session_open_model(Session *s, const char *dir, const char *text, char **err)
+{
+	struct stat st;
+	/* ORG/NAME that is no folder here: $ATTNVIZ_MODELS's, or the Hugging Face cache's snapshot */
+	char *found = strchr(dir, '/') != NULL && stat(dir, &st) != 0 ? session_find_model(dir, NULL) : NULL;
+	int rc;
+
+	rc = open_named(s, found != NULL ? found : dir, text, err);
+	free(found);
+	return rc;
+}
+
+/* session_open_model once the folder is found. */
+static int open_named(Session *s, const char *dir, const char *text, char **err)
 {
 	char *tok = str_printf("%s/tokenizer.json", dir);
 	const long long zero = 0;
@@ -77,6 +96,130 @@ int session_is_model_dir(const char *path)
 	return yes;
 }
 
+/* The snapshot of a Hugging Face cache folder (models--ORG--NAME) to read: refs/main's, else the newest (heap, or NULL). */
+static char *hf_snapshot(const char *repo)
+{
+	char *refs = str_printf("%s/refs/main", repo), *snaps = str_printf("%s/snapshots", repo), *best = NULL;
+	char hash[128] = "";
+	FILE *f = refs != NULL ? fopen(refs, "r") : NULL;
+	struct timespec best_t = { 0, 0 };
+	DIR *d;
+	struct dirent *e;
+
+	if (f != NULL) {
+		if (fgets(hash, sizeof hash, f) != NULL)
+			hash[strcspn(hash, "\r\n")] = '\0';
+		fclose(f);
+	}
+	if (snaps != NULL && hash[0] != '\0' && strchr(hash, '/') == NULL && hash[0] != '.') {
+		best = str_printf("%s/%s", snaps, hash);
+		if (best != NULL && !session_is_model_dir(best)) {
+			free(best);
+			best = NULL;
+		}
+	}
+	d = best == NULL && snaps != NULL ? opendir(snaps) : NULL;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char *cand;
+		struct stat st;
+		if (e->d_name[0] == '.' || (cand = str_printf("%s/%s", snaps, e->d_name)) == NULL)
+			continue;
+		if (!session_is_model_dir(cand) || stat(cand, &st) != 0) {
+			free(cand);
+			continue;
+		}
+		/* the newest; of equal times, the larger name: the same choice whatever order readdir gives */
+		if (best == NULL || st.st_mtim.tv_sec > best_t.tv_sec ||
+		    (st.st_mtim.tv_sec == best_t.tv_sec && (st.st_mtim.tv_nsec > best_t.tv_nsec ||
+		                                            (st.st_mtim.tv_nsec == best_t.tv_nsec && strcmp(cand, best) > 0)))) {
+			free(best);
+			best = cand;
+			best_t = st.st_mtim;
+		} else
+			free(cand);
+	}
+	if (d != NULL)
+		closedir(d);
+	free(refs);
+	free(snaps);
+	return best;
+}
+
+/* ORG/NAME: one slash between two names that are not . or .. (nor start with a dot). */
+static int org_name(const char *ref)
+{
+	const char *slash = strchr(ref, '/');
+
+	return slash != NULL && slash != ref && slash[1] != '\0' && strchr(slash + 1, '/') == NULL && ref[0] != '.' &&
+	       slash[1] != '.';
+}
+
+char *session_find_model(const char *ref, const char *file)
+{
+	const char *slash = file != NULL ? strrchr(file, '/') : NULL;
+	char *p;
+
+	if (ref == NULL || ref[0] == '\0')
+		return NULL;
+	if (ref[0] == '/')
+		return session_is_model_dir(ref) ? strdup(ref) : NULL;
+	/* the lesson file's folder */
+	p = slash != NULL ? str_printf("%.*s/%s", (int)(slash - file), file, ref) : strdup(ref);
+	if (p == NULL || session_is_model_dir(p))
+		return p;
+	free(p);
+	if (org_name(ref)) {
+		const char *models = getenv("ATTNVIZ_MODELS"), *hub = getenv("HF_HUB_CACHE"), *home = getenv("HF_HOME");
+		char *repo;
+		if (models != NULL && models[0] != '\0' && (p = str_printf("%s/%s", models, ref)) != NULL) {
+			if (session_is_model_dir(p))
+				return p;
+			free(p);
+		}
+		if (hub != NULL && hub[0] != '\0')
+			repo = str_printf("%s/models--%.*s--%s", hub, (int)(strchr(ref, '/') - ref), ref, strchr(ref, '/') + 1);
+		else if (home != NULL && home[0] != '\0')
+			repo = str_printf("%s/hub/models--%.*s--%s", home, (int)(strchr(ref, '/') - ref), ref, strchr(ref, '/') + 1);
+		else if ((home = getenv("HOME")) != NULL && home[0] != '\0')
+			repo = str_printf("%s/.cache/huggingface/hub/models--%.*s--%s", home, (int)(strchr(ref, '/') - ref), ref,
+			                  strchr(ref, '/') + 1);
+		else
+			repo = NULL;
+		p = repo != NULL ? hf_snapshot(repo) : NULL;
+		free(repo);
+		return p;
+	}
+	return paths_find_model(ref);
+}
+
+Lesson *session_lesson_on_model(Lesson *course, const char *file, char **err, char **warn)
+{
+	ImportPrompt p = { course->model_prompt, NULL, 0 };
+	char *dir = session_find_model(course->model_path, file), *e = NULL, *shown;
+	Lesson *model = NULL;
+
+	*err = NULL;
+	if (dir == NULL) {
+		shown = text_escape(course->model_path, "");
+		*err = str_printf(_("%s: model.path: no model folder at %s (a folder with config.json; a bare ORG/NAME is "
+		                    "looked for in $ATTNVIZ_MODELS and the Hugging Face cache, a NAME among the models that ship "
+		                    "with attnviz)"),
+		                  course->path, shown != NULL ? shown : "");
+		free(shown);
+		lesson_free(course);
+		return NULL;
+	}
+	model = import_model(dir, &p, &e);
+	free(dir);
+	if (model == NULL) {
+		*err = str_printf("%s: model: %s", course->path, e != NULL ? e : _("out of memory"));
+		free(e);
+		lesson_free(course);
+		return NULL;
+	}
+	return lesson_on_model(course, model, err, warn);
+}
+
 int session_load_model(Session *s, const char *dir, char **err)
 {
 	ImportPrompt p = { NULL, NULL, 0 };
@@ -99,6 +242,9 @@ static int recompute(Session *s, char **err)
 	char *e = NULL;
 	HeadScore *induction = s->induction; /* the same model: its induction scores hold for any prompt */
 	const int ind_layers = s->ind_layers, ind_heads = s->ind_heads, ind_half = s->ind_half;
+	const int sampling = s->sampling;
+	const uint64_t seed = s->seed;
+	const Prng rng = s->rng; /* generate's stream goes on where it was */
 
 	attn_free(s->model);
 	attn_free(s->compare_model);
@@ -112,6 +258,9 @@ static int recompute(Session *s, char **err)
 	s->induction = NULL;
 	session_free(s);
 	*s = fresh;
+	s->sampling = sampling;
+	s->seed = seed;
+	s->rng = rng;
 	s->induction = induction;
 	s->ind_layers = ind_layers;
 	s->ind_heads = ind_heads;
@@ -156,10 +305,26 @@ static int back_to(Session *s, const long long *ids, int n)
 	return -1;
 }
 
+/*
+ * A lesson on a model's steps were written for its prompt (their cells may
+ * not be in another): they are taken out while the model reads another
+ * text, and freed once it has (the default walk of the model's stages
+ * follows), or put back when it could not.
+ */
+static void steps_back(Session *s, Step *steps, int n)
+{
+	if (steps != NULL && session_is_model(s)) {
+		s->lesson->steps = steps;
+		s->lesson->nsteps = n;
+	} else
+		lesson_free_steps(steps, n);
+}
+
 int session_prompt(Session *s, const ImportPrompt *p, char **err)
 {
 	long long *before, *old;
-	int n, rc;
+	int n, rc, nsteps = 0;
+	Step *steps = NULL;
 
 	*err = NULL;
 	if (!session_is_model(s)) {
@@ -174,55 +339,65 @@ int session_prompt(Session *s, const ImportPrompt *p, char **err)
 	}
 	memcpy(old, before, (size_t)n * sizeof *old);
 	sn_drop_prev(s);
+	if (s->lesson->model_path != NULL) {
+		steps = s->lesson->steps;
+		nsteps = s->lesson->nsteps;
+		s->lesson->steps = NULL;
+		s->lesson->nsteps = 0;
+	}
 	rc = import_reprompt(s->lesson, p, err);
 	if (rc != 0 && s->lesson->cfg.ids == before) {
 		free(old); /* refused before anything changed: the learner is where they were */
+		steps_back(s, steps, nsteps);
 		return -1;
 	}
 	if (rc == 0 && recompute(s, err) == 0) {
 		free(old);
+		lesson_free_steps(steps, nsteps);
 		return 0;
 	}
 	/* changed, then failed (out of memory, numbers that overflow): back to the prompt before */
+	steps_back(s, steps, nsteps);
 	(void)back_to(s, old, n);
 	free(old);
 	return -1;
 }
 
-int session_next_token(const Session *s, long long *id, double *logit, char **err)
+/* The last layer's computation (its logits and next stages), or NULL with *err when there is no LM head. */
+static const Attn *lm_head(const Session *s, char **err)
 {
 	const Attn *last = s->model;
-	const ModelConfig *c = &s->lesson->cfg;
-	const Mat *h;
-	long long best = -1;
-	double top = -INFINITY;
-
-	double *buf;
 
 	*err = NULL;
-	if (!session_is_model(s) || !model_unembed_is(c, c->vocab, c->d_model)) {
+	if (!session_is_model(s) || last == NULL) {
 		*err = strdup(_("this is a lesson, not a model: open one with :model DIR"));
-		return -1;
-	}
-	if ((buf = malloc((size_t)c->d_model * sizeof *buf)) == NULL) {
-		*err = strdup(_("out of memory"));
-		return -1;
+		return NULL;
 	}
 	while (last->next != NULL)
 		last = last->next;
-	h = !mat_empty(&last->final) ? &last->final : attn_final_output(last);
-	/* logits of the last position: final_norm[n − 1] · unembedᵀ; the greedy choice is the largest (the first of equals) */
-	for (int v = 0; v < c->vocab; v++) {
-		const double *u = model_unembed_row(c, v, buf);
-		double z = 0.0;
-		for (int j = 0; j < h->cols; j++)
-			z += MAT_AT(*h, h->rows - 1, j) * u[j];
-		if (z > top) {
-			top = z;
+	if (mat_empty(&last->logits) || mat_empty(&last->next_p)) {
+		*err = strdup(_("this model has no LM head: no next token"));
+		return NULL;
+	}
+	return last;
+}
+
+int session_next_token(const Session *s, long long *id, double *logit, char **err)
+{
+	const Attn *last = lm_head(s, err);
+	const double *z;
+	long long best = -1;
+	double top = -INFINITY;
+
+	if (last == NULL)
+		return -1;
+	/* the logits stage's last row: the greedy choice is the largest (the first of equals) */
+	z = &MAT_AT(last->logits, last->logits.rows - 1, 0);
+	for (int v = 0; v < last->logits.cols; v++)
+		if (z[v] > top) {
+			top = z[v];
 			best = v;
 		}
-	}
-	free(buf);
 	if (best < 0) {
 		*err = strdup(_("the logits are not finite numbers"));
 		return -1;
@@ -233,14 +408,61 @@ int session_next_token(const Session *s, long long *id, double *logit, char **er
 	return 0;
 }
 
+int session_sample_token(Session *s, long long *id, double *p, char **err)
+{
+	const Attn *last = lm_head(s, err);
+	const double *probs;
+	int idx[LESSON_MAX_TOP_K], k;
+	double total = 0.0, u, run = 0.0;
+
+	if (last == NULL)
+		return -1;
+	if (attn_logits_row(&last->cfg) != last->logits.rows - 1) {
+		*err = strdup(_("the next stage shows another position than the last: nextrow back to it first"));
+		return -1;
+	}
+	probs = last->next_p.a;
+	k = attn_top_entries(probs, last->next_p.cols, attn_top_k(&last->cfg), idx);
+	for (int i = 0; i < k; i++)
+		total += probs[idx[i]];
+	if (k < 1 || !(total > 0) || !isfinite(total)) {
+		*err = strdup(_("the next token's probabilities are not finite numbers"));
+		return -1;
+	}
+	u = prng_uniform(&s->rng) * total;
+	*id = idx[k - 1]; /* should rounding leave u past the last running sum */
+	for (int i = 0; i < k; i++) {
+		run += probs[idx[i]];
+		if (u < run) {
+			*id = idx[i];
+			break;
+		}
+	}
+	if (p != NULL)
+		*p = probs[*id];
+	return 0;
+}
+
+void session_set_seed(Session *s, int on, uint64_t seed)
+{
+	s->sampling = on;
+	s->seed = seed;
+	prng_seed(&s->rng, seed);
+}
+
 int session_generate(Session *s, int count, char **err)
 {
+	*err = NULL;
+	/* the next token of the last position: the next stage moved there when the learner picked another row */
+	if (session_is_model(s) && s->lesson->cfg.vocab > 0 && attn_logits_row(&s->lesson->cfg) != s->lesson->cfg.n - 1 &&
+	    session_set_next(s, -1, -1, s->lesson->cfg.n - 1, err) != 0)
+		return -1;
 	for (int k = 0; k < count; k++) {
 		const int n = s->lesson->cfg.n;
 		long long *ids, next;
 		ImportPrompt p = { NULL, NULL, n + 1 };
-		int rc;
-		if (session_next_token(s, &next, NULL, err) != 0)
+		int rc = s->sampling ? session_sample_token(s, &next, NULL, err) : session_next_token(s, &next, NULL, err);
+		if (rc != 0)
 			return -1;
 		if ((ids = malloc((size_t)(n + 1) * sizeof *ids)) == NULL) {
 			*err = strdup(_("out of memory"));

@@ -4,6 +4,8 @@
 
 #include "app/session.h"
 
+#include <stdint.h>
+
 /*
  * The kinds of argument a command takes. cmd_run reads every word of a line
  * as its kind, against the lesson shown, before the command runs: a word
@@ -132,5 +134,7 @@ char **cmd_complete(const Session *s, CmdArg kind, const char *word);
  * lesson no name matches) that an editor may complete from the file system.
  */
 char **cmd_complete_line(const Session *s, const char *line, size_t start, const char *word, int *files);
+/* A seed as typed (`seed S`, --seed S): a whole number from 0 to 2^64 − 1 in decimal, into *seed; 0, or -1. */
+int cmd_parse_seed(const char *w, uint64_t *seed);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * cmd_model.c: the commands of a real model (cmd.c's table lists them):
- * model DIR [TEXT], prompt TEXT, ids ID…, generate N.
+ * model DIR [TEXT], prompt TEXT, ids ID…, generate N, seed [S|off].
  */
 #include "cmd/cmd.h"
 #include "cmd/cmd_internal.h"
@@ -120,5 +120,41 @@ int cmd_generate(Session *s, const CmdArgv *a, CmdOut *out)
 	if (session_generate(s, (int)a->v[0].whole, &err) != 0)
 		return fail(out, err);
 	say_tokens(s, out, "generate");
+	return 0;
+}
+
+/* A seed as typed: a whole number from 0 to 2^64 − 1 (decimal), into *seed; 0, or -1. */
+int cmd_parse_seed(const char *w, uint64_t *seed)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (w[0] < '0' || w[0] > '9')
+		return -1;
+	v = strtoull(w, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*seed = (uint64_t)v;
+	return 0;
+}
+
+int cmd_seed(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	uint64_t seed;
+
+	if (a->argc > 1 && strcmp(a->argv[1], "off") == 0)
+		session_set_seed(s, 0, 0);
+	else if (a->argc > 1 && cmd_parse_seed(a->argv[1], &seed) == 0)
+		session_set_seed(s, 1, seed);
+	else if (a->argc > 1) {
+		cmd_say(out, MSG_ERROR, NULL, _("seed: expected a whole number from 0 (or off), got %s"), a->argv[1]);
+		return -1;
+	}
+	if (s->sampling)
+		cmd_say(out, MSG_INFO, NULL, _("generate samples from the next stage's top %d at temperature %.6g, seed %llu"),
+		        attn_top_k(&s->lesson->cfg), attn_temperature(&s->lesson->cfg), (unsigned long long)s->seed);
+	else
+		cmd_say(out, MSG_INFO, NULL, "%s", _("generate takes the most likely token (greedy): seed S samples instead"));
 	return 0;
 }

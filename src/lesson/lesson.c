@@ -21,21 +21,28 @@
 /* Freeing and copying (the model's fields: model.c)                  */
 /* ------------------------------------------------------------------ */
 
+void lesson_free_steps(Step *steps, int n)
+{
+	for (int i = 0; i < n; i++)
+		li_step_free(&steps[i]);
+	free(steps);
+}
+
 void lesson_free(Lesson *l)
 {
-	int i;
-
 	if (l == NULL)
 		return;
 	free(l->path);
 	text_free(&l->title);
 	text_free(&l->summary);
 	model_free(&l->model);
-	for (i = 0; i < l->nsteps; i++)
-		li_step_free(&l->steps[i]);
-	free(l->steps);
+	lesson_free_steps(l->steps, l->nsteps);
 	lesson_free(l->compare);
 	text_free(&l->compare_label);
+	free(l->model_path);
+	free(l->model_prompt);
+	free(l->model_src);
+	free(l->model_dir);
 	free(l);
 }
 
@@ -70,6 +77,18 @@ static int step_copy(Step *dst, const Step *src)
 	return 0;
 }
 
+/* *dst = a copy of src (NULL stays NULL); -1 out of memory. */
+static int str_copy(char **dst, const char *src)
+{
+	*dst = src != NULL ? strdup(src) : NULL;
+	return src != NULL && *dst == NULL ? -1 : 0;
+}
+
+int lesson_needs_model(const Lesson *l)
+{
+	return l != NULL && l->model_src != NULL;
+}
+
 Lesson *lesson_clone(const Lesson *l)
 {
 	Lesson *c;
@@ -96,6 +115,9 @@ Lesson *lesson_clone(const Lesson *l)
 		}
 	}
 	if (l->compare != NULL && (c->compare = lesson_clone(l->compare)) == NULL)
+		goto out;
+	if (str_copy(&c->model_path, l->model_path) != 0 || str_copy(&c->model_prompt, l->model_prompt) != 0 ||
+	    str_copy(&c->model_src, l->model_src) != 0 || str_copy(&c->model_dir, l->model_dir) != 0)
 		goto out;
 	ok = 1;
 out:

@@ -93,6 +93,16 @@ typedef struct Lesson {
 	/* "compare": the same lesson with some keys overridden (issue: curriculum). */
 	struct Lesson *compare;
 	Text compare_label;
+
+	/*
+	 * "model": {"path": …, "prompt": …} (lessons/FORMAT.md): a lesson that
+	 * narrates a real model. lesson_load reads the reference (model_path as
+	 * written, model_prompt) and keeps the file's text (model_src) without
+	 * X or weights; a higher layer imports the model and puts the course on
+	 * it (lesson_on_model), which checks the steps against the model's
+	 * shapes; model_dir is then the folder the model was read from.
+	 */
+	char *model_path, *model_prompt, *model_src, *model_dir;
 } Lesson;
 
 /*
@@ -108,6 +118,24 @@ Lesson *lesson_load_string(const char *name, const char *buf, size_t len, char *
 void lesson_free(Lesson *l);
 /* Deep copy (for edits that may be refused); NULL when out of memory. */
 Lesson *lesson_clone(const Lesson *l);
+
+/*
+ * 1 when l is a lesson file's course waiting for its model ("model": l has
+ * no computation yet; lesson_on_model gives it one).
+ */
+int lesson_needs_model(const Lesson *l);
+/*
+ * The course of a lesson on a real model put on the model imported from
+ * it (model: a Lesson whose layers, tokens and LM head are complete, its
+ * path the folder it came from): the steps are read now, checked against
+ * the model's layers and shapes. Returns model, now carrying the course's
+ * path, title, summary, steps and reference (course is freed), or NULL
+ * with *err ("FILE: steps[2].layer: …"; model and course freed). Warnings
+ * are appended to *warn as lesson_load does.
+ */
+Lesson *lesson_on_model(Lesson *course, Lesson *model, char **err, char **warn);
+/* Frees n steps (a lesson's steps taken out of it) and the array. */
+void lesson_free_steps(Step *steps, int n);
 
 /*
  * How many numbers l and its computation hold (lessons/FORMAT.md, Limits):

@@ -42,6 +42,7 @@ typedef struct Stack {
 	int link_final;        /* … and it is the last link of a decoder with a final norm */
 	int outer_compare;     /* while an encoder–decoder's link 0 is read: the whole lesson has a "compare" */
 	const Model *encoder; /* while an encoder–decoder's links are read: its encoder (steps may show it) */
+	const Model *model;   /* while a lesson on a real model's steps are read: the model (lesson_on_model) */
 } Stack;
 
 static inline Stack *li_stack(Ctx *c)

@@ -118,7 +118,7 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
-	"logits_row", "PE", NULL
+	"logits_row", "PE", "model", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -236,9 +236,91 @@ out:
 	return r;
 }
 
+/* ------------------------------------------------------------------ */
+/* A lesson on a real model ("model")                                  */
+/* ------------------------------------------------------------------ */
+
+/* The top-level keys a lesson on a real model gives: the rest comes from the model. */
+static const char *const on_model_keys[] = { "attnviz", "title", "summary", "steps", "model", NULL };
+static const char *const model_ref_keys[] = { "path", "prompt", NULL };
+
+/* "model"'s KEY as a string (*out, heap); what: what is expected. */
+static int model_ref_string(Ctx *c, const cJSON *m, const char *key, const char *what, char **out)
+{
+	const cJSON *v = get(m, key);
+	size_t old = path_key(c, key);
+
+	if (v == NULL)
+		return fail(c, _("missing: %s"), what);
+	if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
+		return fail(c, _("expected a string (%s), got %s"), what, got(v).s);
+	if ((*out = strdup(v->valuestring)) == NULL)
+		return fail_oom(c);
+	path_set(c, old);
+	return 0;
+}
+
+/*
+ * A lesson whose computation is a real model's: its title, summary and the
+ * reference ("model": {"path", "prompt"}); the steps are read once the
+ * model is there (lesson_on_model). Every key that would give the
+ * computation itself (X, the weights, "layers", …) is refused.
+ */
+static Lesson *read_on_model(Ctx *c, const cJSON *root)
+{
+	const cJSON *m = get(root, "model"), *it;
+	Lesson *l = calloc(1, sizeof *l);
+	size_t base = c->pathlen, old;
+
+	if (l == NULL || (l->path = strdup(c->name)) == NULL) {
+		fail_oom(c);
+		goto fail;
+	}
+	warn_unknown_keys(c, root, li_top_keys);
+	warn_duplicate_keys(c, root);
+	if (li_read_version(c, root, l) != 0)
+		goto fail;
+	cJSON_ArrayForEach(it, root) {
+		int allowed = !is_top_key(it->string);
+		for (int k = 0; on_model_keys[k] != NULL; k++)
+			allowed |= strcmp(it->string, on_model_keys[k]) == 0;
+		if (!allowed) {
+			path_key(c, it->string);
+			fail(c, _("not with \"model\": a lesson on a real model takes its tokens, X and weights from the model "
+			        "(leave %s out)"), it->string);
+			goto fail;
+		}
+	}
+	old = path_key(c, "model");
+	if (l->version < 2) {
+		fail(c, _("needs format version 2: start the lesson with \"attnviz\": 2"));
+		goto fail;
+	}
+	if (!cJSON_IsObject(m)) {
+		fail(c, _("expected an object {\"path\": \"DIR\", \"prompt\": \"TEXT\"}, got %s"), got(m).s);
+		goto fail;
+	}
+	warn_unknown_keys(c, m, model_ref_keys);
+	if (model_ref_string(c, m, "path", _("a model folder, ORG/NAME or the name of a model that ships with attnviz"),
+	                     &l->model_path) != 0 ||
+	    model_ref_string(c, m, "prompt", _("the text the model reads"), &l->model_prompt) != 0)
+		goto fail;
+	path_set(c, old);
+	if (li_key_text(c, root, "title", &l->title) != 0 || li_key_text(c, root, "summary", &l->summary) != 0)
+		goto fail;
+	path_set(c, base);
+	return l;
+fail:
+	path_set(c, base);
+	lesson_free(l);
+	return NULL;
+}
+
 /* Turn a parsed lesson object into a Lesson, or NULL with c->err set. */
 Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 {
+	if (!is_variant && cJSON_IsObject(root) && get(root, "model") != NULL)
+		return read_on_model(c, root);
 	const cJSON *src = NULL, *tok_arr = NULL, *src_tok_arr = NULL, *we;
 	MatSrc ms_x, ms_s, ms_q, ms_k, ms_v, ms_o, ms_e;
 	MaskSrc parts[LESSON_MAX_MASKS];
@@ -473,6 +555,85 @@ out:
 /* Loading: text to cJSON (jr_parse), then to a Lesson                 */
 /* ------------------------------------------------------------------ */
 
+/* The warnings the caller already has (*warn_out), to append to. */
+static void warn_take(StrBuf *w, char **warn_out)
+{
+	if (warn_out != NULL && *warn_out != NULL) {
+		w->s = *warn_out;
+		w->len = strlen(w->s);
+		w->cap = w->len + 1;
+		*warn_out = NULL;
+	}
+}
+
+/* The error (e; "NAME: out of memory" when failed without one) and the warnings to the caller. */
+static void hand_back(const char *name, int failed, char *e, char **err, StrBuf *w, char **warn_out)
+{
+	if (e == NULL && failed)
+		e = str_printf(_("%s: out of memory"), name);
+	if (err != NULL)
+		*err = e;
+	else
+		free(e);
+	if (warn_out != NULL && w->len > 0 && !w->oom)
+		*warn_out = w->s;
+	else
+		free(w->s);
+}
+
+/* A lesson on a real model keeps its file's text until its steps are read on the model. */
+static int keep_text(Lesson *l, const char *buf, size_t len)
+{
+	if ((l->model_src = malloc(len + 1)) == NULL)
+		return -1;
+	memcpy(l->model_src, buf, len);
+	l->model_src[len] = '\0';
+	return 0;
+}
+
+Lesson *lesson_on_model(Lesson *course, Lesson *model, char **err, char **warn_out)
+{
+	StrBuf w = { 0 };
+	Stack st = { 0 };
+	cJSON *root;
+	Shapes sh;
+	char *e = NULL;
+	Lesson *r = NULL;
+	Ctx c;
+
+	warn_take(&w, warn_out);
+	root = jr_parse(course->path, course->model_src, strlen(course->model_src), 1, _("lesson"), "{\"attnviz\": 2, …}", &e);
+	if (root != NULL) {
+		ctx_init(&c, course->path, &w);
+		st.model = &model->model;
+		c.reader = &st;
+		li_layer_shapes(&model->model, 0, &sh);
+		if (li_read_steps(&c, &sh, root, model) == 0) {
+			/* the model with the course's words: its path the lesson file's, the folder kept as model_dir */
+			text_free(&model->title);
+			text_free(&model->summary);
+			model->title = course->title;
+			model->summary = course->summary;
+			memset(&course->title, 0, sizeof course->title);
+			memset(&course->summary, 0, sizeof course->summary);
+			free(model->model_dir);
+			model->model_dir = model->path;
+			model->path = course->path;
+			model->model_path = course->model_path;
+			model->model_prompt = course->model_prompt;
+			course->path = course->model_path = course->model_prompt = NULL;
+			r = model;
+			model = NULL;
+		}
+		e = c.err;
+		cJSON_Delete(root);
+	}
+	hand_back(course->path, r == NULL, e, err, &w, warn_out);
+	lesson_free(course);
+	lesson_free(model);
+	return r;
+}
+
 /*
  * lesson_load_string; terminated = 1 promises buf[len] == '\0', so the text
  * is parsed where it is, without a copy (a 64 MiB file is not held twice).
@@ -489,13 +650,7 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 
 	if (name == NULL)
 		name = "(lesson)";
-	if (warn_out != NULL && *warn_out != NULL) {
-		/* Append to what the caller already has. */
-		w.s = *warn_out;
-		w.len = strlen(w.s);
-		w.cap = w.len + 1;
-		*warn_out = NULL;
-	}
+	warn_take(&w, warn_out);
 	if (len > (size_t)LESSON_MAX_BYTES) {
 		e = str_printf(_("%s: the file is %zu bytes, over the limit of %ld bytes (LESSON_MAX_BYTES)"), name, len,
 		           (long)LESSON_MAX_BYTES);
@@ -509,17 +664,12 @@ static Lesson *load_text(const char *name, const char *buf, size_t len, int term
 	l = refuse_stray_parts(&c, root) != 0 ? NULL : li_lesson_from_json(&c, root, 0);
 	cJSON_Delete(root);
 	e = c.err;
+	if (l != NULL && l->model_path != NULL && keep_text(l, buf, len) != 0) { /* its steps: read on the model */
+		lesson_free(l);
+		l = NULL;
+	}
 out:
-	if (e == NULL && l == NULL)
-		e = str_printf(_("%s: out of memory"), name);
-	if (err != NULL)
-		*err = e;
-	else
-		free(e);
-	if (warn_out != NULL && w.len > 0 && !w.oom)
-		*warn_out = w.s;
-	else
-		free(w.s);
+	hand_back(name, l == NULL, e, err, &w, warn_out);
 	return l;
 }
 

@@ -366,16 +366,19 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 		path_set(c, old);
 		st->encoder = cJSON_IsTrue(e);
 	}
-	if (st->encoder) { /* a layer of the encoder, read in full before the decoder's links */
-		const Model *enc = li_stack(c)->encoder;
-		if (layer >= model_layers(enc)) {
+	if (st->encoder || li_stack(c)->model != NULL) { /* a layer of the encoder (read in full before the decoder's links), or of a real model */
+		const Model *stk = st->encoder ? li_stack(c)->encoder : li_stack(c)->model;
+		const unsigned long nl = (unsigned long)model_layers(stk);
+		if (layer >= model_layers(stk)) {
 			old = path_key(c, "layer");
-			return fail(c, ngettext("%lld is outside the encoder's %d layer (they count from 0)",
-			                        "%lld is outside the encoder's %d layers (they count from 0)", (unsigned long)model_layers(enc)),
-			            layer, model_layers(enc));
+			return fail(c, st->encoder ? ngettext("%lld is outside the encoder's %d layer (they count from 0)",
+			                                      "%lld is outside the encoder's %d layers (they count from 0)", nl)
+			                           : ngettext("%lld is outside the model's %d layer (they count from 0)",
+			                                      "%lld is outside the model's %d layers (they count from 0)", nl),
+			            layer, model_layers(stk));
 		}
 		st->layer = (int)layer;
-		li_layer_shapes(enc, st->layer, &layer_shapes_of);
+		li_layer_shapes(stk, st->layer, &layer_shapes_of);
 		s = &layer_shapes_of;
 	} else if (layer >= (li_stack(c)->nlayers > 0 ? li_stack(c)->nlayers : 1)) {
 		old = path_key(c, "layer");

@@ -287,7 +287,7 @@ int import_tokenize(const char *dir, const char *text, long long **ids, int *n, 
 		free(d);
 		goto out;
 	}
-	if ((t = tok_load(path, err)) == NULL || tok_encode(t, text, strlen(text), &got, n, err) != 0)
+	if ((t = tok_load_folder(path, err)) == NULL || tok_encode(t, text, strlen(text), &got, n, err) != 0)
 		goto out;
 	if (*n < 1) {
 		char *p = text_escape(path, "");
@@ -548,9 +548,15 @@ fail:
 	return NULL;
 }
 
+/* The folder l was imported from: a lesson on a model (lesson_on_model) keeps it as model_dir, its path the lesson file's. */
+static const char *folder_of(const Lesson *l)
+{
+	return l->model_dir != NULL ? l->model_dir : l->path;
+}
+
 int import_is_model(const Lesson *l)
 {
-	return l != NULL && l->cfg.vocab > 0 && l->cfg.ids != NULL && l->path != NULL;
+	return l != NULL && l->cfg.vocab > 0 && l->cfg.ids != NULL && folder_of(l) != NULL;
 }
 
 int import_reprompt(Lesson *l, const ImportPrompt *p, char **err)
@@ -565,7 +571,7 @@ int import_reprompt(Lesson *l, const ImportPrompt *p, char **err)
 		*err = strdup(_("this lesson is not a model (open one with :model DIR)"));
 		return -1;
 	}
-	if ((w = open_model(l->path, &c, err)) == NULL)
+	if ((w = open_model(folder_of(l), &c, err)) == NULL)
 		return -1;
 	/*
 	 * In place, not on a copy (a copy of a real model is its size again):
@@ -573,7 +579,7 @@ int import_reprompt(Lesson *l, const ImportPrompt *p, char **err)
 	 * embed replaces X, the positions and the tokens at once; after it, only
 	 * running out of memory can fail.
 	 */
-	if (prompt_ids(l->path, &c, p, &ids, &n, err) == 0 && embed(l, &c, w, ids, n, err) == 0 &&
+	if (prompt_ids(folder_of(l), &c, p, &ids, &n, err) == 0 && embed(l, &c, w, ids, n, err) == 0 &&
 	    layers_build(l, NULL, NULL, err) == 0)
 		r = lesson_validate(l, err);
 	hfweights_close(w);

@@ -46,6 +46,16 @@ Tokenizer *tok_load(const char *path, char **err);
 /* The same from bytes in memory; name is the file's name for messages. */
 Tokenizer *tok_load_buf(const char *name, const char *buf, size_t len, char **err);
 void tok_free(Tokenizer *t);
+/*
+ * tokenizer_config.json (path; absent: nothing changes) as transformers
+ * applies it by default (tokenizer_config.c says what and why): for a
+ * Llama-family "tokenizer_class" the post-processor becomes [bos_token if
+ * add_bos_token (default true)] TEXT [eos_token if add_eos_token (default
+ * false)]. 0, or -1 with *err at its JSON path.
+ */
+int tok_apply_config(Tokenizer *t, const char *path, char **err);
+/* A model folder's tokenizer: tok_load(path), then tok_apply_config of the tokenizer_config.json beside it. */
+Tokenizer *tok_load_folder(const char *path, char **err);
 
 /*
  * text (len bytes of UTF-8) → *ids (heap, *n of them). Returns 0, or -1 with

@@ -12,6 +12,9 @@
  *                     tokens); tok_encode; and the helpers below
  *   tokenizer_show.c  what people see: the vocabulary asked by id and by
  *                     token, a token as people read it (tok_display)
+ *   tokenizer_config.c a folder's tokenizer_config.json as transformers
+ *                     applies it (the Llama family's bos/eos template);
+ *                     tok_apply_config, tok_load_folder
  */
 #ifndef ATTNVIZ_TOKENIZER_INTERNAL_H
 #define ATTNVIZ_TOKENIZER_INTERNAL_H
