@@ -110,4 +110,11 @@ expect "induction: heads.json's best induction head is in layer 1, above 0.5 ($s
 printf 'generate 1\n' | "$ATTNVIZ" --model $models/induction --plain "A B C D A B" >"$out" 2>"$err"
 expect "induction: after A B C D A B it generates C" 'grep -q "^generate: .* (ids 65,66,67,68,65,66,67)\$" "$out"' "$(grep generate "$out")"
 
+# the demo that walks the circuit (lessons/demos/induction.txt) plays in the plain REPL with no error
+printf 'source lessons/demos/induction.txt\n' | "$ATTNVIZ" --plain >"$out" 2>"$err"
+expect "induction demo: no error on the way" '! grep -qiE "^error|unknown" "$out" && [ ! -s "$err" ]' "$(grep -iE "^error|unknown" "$out" | head -n 3)"
+expect "induction demo: the previous-token head, row 5 on column 4" 'grep -q "^weights\[5\]\[4\] (head 0) = 0.98649" "$out"'
+expect "induction demo: the induction head, row 5 on column 2" 'grep -q "^weights\[5\]\[2\] (head 0) = 0.99998" "$out"'
+expect "induction demo: generate 4 continues the pattern" 'grep -q "^generate: 11 tokens: .* (ids 65,66,67,68,65,66,67,68,65,66,67)\$" "$out"'
+
 finish
