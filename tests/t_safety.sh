@@ -152,6 +152,40 @@ check "--check: a duplicate key is a warning naming the key and where" \
 "$ATTNVIZ" --check --strict "$tmp/dup.json" >"$out" 2>"$err"
 rc=$?
 check "--check --strict: duplicate keys are an error" sh -c "[ $rc -eq 1 ] && grep -q 'dup.json: 2 duplicate keys (--strict)' '$err' && ! grep -q ok '$out'"
+# issue 27 §2: a stack's budget is counted from every layer's shapes before any layer is made: 560 bytes
+# asking for 5 layers of 4096-wide weights and a SwiGLU FFN (5.5 GB, 21 s before), 16 additive layers each
+# under LESSON_MAX_ADDITIVE_TERMS, together over it. Refused at once (the 5 s time-out is generous).
+bounded() { # NAME FILE TEXT
+	timeout 5 "$ATTNVIZ" --check "$2" >"$out" 2>"$err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && has "$err" "$3"; then ok "$1"; else not_ok "$1" "exit $rc, want 1 and: $3"; fi
+}
+bounded "a stack over LESSON_MAX_NUMBERS is refused at layers before a layer is made" tests/bad/v2_layers_budget.json \
+	'v2_layers_budget.json: layers: too large: its 5 layers would hold 587694135 numbers, over the limit of 268435456 (LESSON_MAX_NUMBERS)'
+bounded "a stack's additive terms count together against LESSON_MAX_ADDITIVE_TERMS" tests/bad/v2_layers_additive.json \
+	'v2_layers_additive.json: layers: too slow: the additive scores of its 16 layers would take 268435456 tanh terms, over the limit of 67108864 (LESSON_MAX_ADDITIVE_TERMS)'
+printf 'load tests/bad/v2_layers_budget.json\nquit\n' | TERM=dumb timeout 5 "$ATTNVIZ" --plain lessons/mask.json >"$out" 2>&1
+rc=$?
+check ":load of the stack over the budget: refused at once with the limit, the session kept" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'layers: too large.*(LESSON_MAX_NUMBERS)' '$out'"
+# §3: a layer object is read for a layer's keys alone: a nested "layers" is warned about and never read
+# (it recursed, leaked and gave errors at the wrong path), the stack's input in a layer is refused there
+cat >"$tmp/nested.json" <<'EOF'
+{"attnviz": 2, "tokens": ["a", "b"], "X": [[1, 0], [0, 1]], "W_q": {"identity": 2}, "W_k": {"identity": 2}, "W_v": {"identity": 2},
+ "layers": [{}, {"layers": [{}, {"heads": "two", "W_q": {"random": "normal", "rows": 4096, "cols": 4096, "seed": 1}}]}]}
+EOF
+timeout 5 "$ATTNVIZ" --check "$tmp/nested.json" >"$out" 2>"$err"
+rc=$?
+check "a layers list inside a layer: warned as unknown, not read" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'nested.json: warning: layers\[1\]: unknown key \"layers\"' '$err' && ! grep -q heads '$err'"
+bounded "X inside a layer is refused at layers[i].X" tests/bad/v2_layer_x.json \
+	"v2_layer_x.json: layers[1].X: a layer reads the previous layer's output: give the stack's input"
+# §4: widths that do not chain are found at load, at the JSON path (they failed at compute time, with no path)
+bounded "a layer's output narrower than the next layer's input: refused at layers[0].W_o" tests/bad/v2_layer_width.json \
+	"v2_layer_width.json: layers[0].W_o: layer 0's output has 2 columns, but layer 1 reads rows of d_model = 3 numbers"
+bounded "an encoder's output narrower than the cross-attention's rows: refused at encoder.W_o" tests/bad/v2_encdec_width.json \
+	"v2_encdec_width.json: encoder.W_o: the encoder's output has 2 columns, but the decoder's cross-attention reads rows of the encoder's d_model = 3 numbers"
+
 "$ATTNVIZ" --check --strict lessons/mask.json >"$out" 2>"$err"
 check "--check --strict: a shipped lesson has none" [ $? -eq 0 ]
 

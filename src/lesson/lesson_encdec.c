@@ -65,7 +65,9 @@ static Model *read_encoder(Ctx *c, const cJSON *root)
 			goto out;
 		}
 	c->root_len = c->pathlen;
+	li_stack(c)->encoder_out = 1;
 	read = li_lesson_from_json(c, j, 1);
+	li_stack(c)->encoder_out = 0;
 	c->root_len = saved_root;
 	if (read != NULL) { /* the model moves out of the lesson it was read as */
 		if ((enc = malloc(sizeof *enc)) == NULL)

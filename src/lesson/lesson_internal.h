@@ -42,6 +42,12 @@ typedef struct Stack {
 	int link_final;        /* … and it is the last link of a decoder with a final norm */
 	int outer_compare;     /* while an encoder–decoder's link 0 is read: the whole lesson has a "compare" */
 	const Model *encoder; /* while an encoder–decoder's links are read: its encoder (steps may show it) */
+	/* While a stack's layers are counted before any is filled (li_lesson_with_layers): each layer is read as far
+	 * as its shapes, and what it would hold is added here. */
+	int count_only;
+	int encoder_out;       /* while an encoder–decoder's encoder is read: its output feeds the cross-attention */
+	double counted;        /* numbers (li_shapes_count) */
+	double counted_terms;  /* additive scores' tanh terms, n·m·h·d_k */
 } Stack;
 
 static inline Stack *li_stack(Ctx *c)
