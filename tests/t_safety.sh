@@ -186,6 +186,12 @@ bounded "a layer's output narrower than the next layer's input: refused at layer
 bounded "an encoder's output narrower than the cross-attention's rows: refused at encoder.W_o" tests/bad/v2_encdec_width.json \
 	"v2_encdec_width.json: encoder.W_o: the encoder's output has 2 columns, but the decoder's cross-attention reads rows of the encoder's d_model = 3 numbers"
 
+# §11: "flash" with both tiles 0 is refused (it read as no tiles), the window's limit is named
+bounded "flash block_q 0 and block_k 0: refused, not read as no tiles" tests/bad/v2_flash_zero.json \
+	'v2_flash_zero.json: flash.block_q: expected a whole number from 1 to n (the query rows), got 0 ("flash": false turns the tiles off)'
+bounded "a window over 4096 names LESSON_MAX_TOKENS" tests/bad/v2_window_limit.json \
+	'v2_window_limit.json: mask.window: expected a whole number from 1 to 4096 (LESSON_MAX_TOKENS), got 4097'
+
 "$ATTNVIZ" --check --strict lessons/mask.json >"$out" 2>"$err"
 check "--check --strict: a shipped lesson has none" [ $? -eq 0 ]
 
