@@ -192,6 +192,23 @@ bounded "flash block_q 0 and block_k 0: refused, not read as no tiles" tests/bad
 bounded "a window over 4096 names LESSON_MAX_TOKENS" tests/bad/v2_window_limit.json \
 	'v2_window_limit.json: mask.window: expected a whole number from 1 to 4096 (LESSON_MAX_TOKENS), got 4097'
 
+# §5: long work can be stopped: Ctrl-C (SIGINT) during `train` in the plain REPL stops it between steps,
+# back at the prompt with the lesson as before the command (it used to end attnviz, or run for hours)
+cat >"$tmp/slow.json" <<'EOF'
+{"attnviz":2,"X":{"random":"normal","rows":256,"cols":128,"seed":1},"W_q":{"random":"normal","rows":128,"cols":128,"seed":2},
+ "W_k":{"random":"normal","rows":128,"cols":128,"seed":3},"W_v":{"random":"normal","rows":128,"cols":128,"seed":4},
+ "W_o":{"random":"normal","rows":128,"cols":128,"seed":5},"block":{"norm":"pre","ffn":{"W_1":{"random":"normal","rows":128,"cols":512,"seed":6},
+ "W_2":{"random":"normal","rows":512,"cols":128,"seed":7}}},"layers":[{},{},{},{}],"backward":{"target":{"random":"normal","rows":256,"cols":128,"seed":9}}}
+EOF
+printf 'show W_q\nquit\n' | TERM=dumb "$ATTNVIZ" --plain "$tmp/slow.json" >"$tmp/before.txt" 2>&1
+printf 'train 10000 1e-12\nshow W_q\nquit\n' >"$tmp/in"
+t0=$(date +%s)
+TERM=dumb timeout --preserve-status -s INT 2 "$ATTNVIZ" --plain "$tmp/slow.json" <"$tmp/in" >"$out" 2>"$err"
+rc=$?
+t1=$(date +%s)
+check "Ctrl-C stops train between steps: back at the prompt at once, the lesson as before" \
+	sh -c "[ $rc -eq 0 ] && [ $((t1 - t0)) -le 4 ] && grep -q 'stopped (Ctrl-C) before step [0-9]* of 10000' '$err' && cmp -s '$out' '$tmp/before.txt'"
+
 "$ATTNVIZ" --check --strict lessons/mask.json >"$out" 2>"$err"
 check "--check --strict: a shipped lesson has none" [ $? -eq 0 ]
 

@@ -104,6 +104,9 @@ tui_progress(void *ctx, const Attn *a, Stage st, int index, int count, double el
 static void
 tui_on_signal(int sig)
 {
+	/* Ctrl-C during a computation or training stops that work alone (ttyguard.h); TERM and HUP stop it and leave */
+	if (ttyguard_note_stop(sig) && sig == SIGINT)
+		return;
 	tui_signal = sig;
 }
 
