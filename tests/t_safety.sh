@@ -251,6 +251,19 @@ else
 	screen_not_ok "the full-screen view starts"
 fi
 
+# 5. Long work stops: Ctrl-C during :train stops it and the view stays; SIGTERM during it leaves, terminal restored.
+start train 100 30 C.UTF-8 "" "$tmp/slow.json"
+if wait_for train 'step 1/' 10; then
+	cmd train 'train 10000 1e-12'
+	keys train C-c
+	shows "full screen: Ctrl-C stops :train between steps, the view stays" train 'stopped \(Ctrl-C\) before step' 10
+	cmd train 'train 10000 1e-12'
+	kill -TERM "$(attnviz_pid train)"
+	shows "full screen: SIGTERM during :train leaves with 143 and the terminal's modes back" train 'EXITED 143 TTY-RESTORED' 10
+else
+	screen_not_ok "the full-screen view starts"
+fi
+
 # 1. The same edit in the full-screen view: it aborted, leaving the terminal raw.
 start cross 100 30 C.UTF-8 "" lessons/cross.json
 if wait_for cross 'step 1/' 10; then

@@ -665,7 +665,7 @@ tui_wait(Tui *t)
 		wait = t->demo_due - now;
 	if (t->play_ms > 0 && t->mode != TUI_CMD && t->play_due - now < wait)
 		wait = t->play_due - now;
-	if (wait < 0)
+	if (wait < 0 || tui_signal) /* a signal that came during work: seen now, not after a key */
 		wait = 0;
 	wtimeout(in, (int)wait);
 	long long before = tui_now_ms();
