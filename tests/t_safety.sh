@@ -164,6 +164,8 @@ bounded "a stack over LESSON_MAX_NUMBERS is refused at layers before a layer is 
 	'v2_layers_budget.json: layers: too large: its 5 layers would hold 587694135 numbers, over the limit of 268435456 (LESSON_MAX_NUMBERS)'
 bounded "a stack's additive terms count together against LESSON_MAX_ADDITIVE_TERMS" tests/bad/v2_layers_additive.json \
 	'v2_layers_additive.json: layers: too slow: the additive scores of its 16 layers would take 268435456 tanh terms, over the limit of 67108864 (LESSON_MAX_ADDITIVE_TERMS)'
+bounded "an encoder-decoder's links count together, with the encoder, before any link is made" tests/bad/v2_encdec_budget.json \
+	'v2_encdec_budget.json: layers: too large: its 4 layers would hold 405025791 numbers, over the limit of 268435456 (LESSON_MAX_NUMBERS)'
 printf 'load tests/bad/v2_layers_budget.json\nquit\n' | TERM=dumb timeout 5 "$ATTNVIZ" --plain lessons/mask.json >"$out" 2>&1
 rc=$?
 check ":load of the stack over the budget: refused at once with the limit, the session kept" \

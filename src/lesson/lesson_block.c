@@ -536,6 +536,23 @@ static int refuse_input_keys(Ctx *c, const cJSON *layer)
 	return 0;
 }
 
+int li_check_counted(Ctx *c, int n, double before)
+{
+	const Stack *st = li_stack(c);
+	const size_t old = path_key(c, "layers");
+	const double total = before + st->counted;
+
+	if (total > (double)LESSON_MAX_NUMBERS)
+		fail(c, _("too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"), n,
+		     total, (long)LESSON_MAX_NUMBERS);
+	else if (st->counted_terms > (double)LESSON_MAX_ADDITIVE_TERMS)
+		fail(c, _("too slow: the additive scores of its %d layers would take %.0f tanh terms, over the limit of "
+		          "%ld (LESSON_MAX_ADDITIVE_TERMS); make n, m, d_k or the layers fewer"),
+		     n, st->counted_terms, (long)LESSON_MAX_ADDITIVE_TERMS);
+	path_set(c, old);
+	return c->err != NULL ? -1 : 0;
+}
+
 /*
  * Every layer's shapes read and counted before any layer's numbers are made:
  * a lesson over LESSON_MAX_NUMBERS or LESSON_MAX_ADDITIVE_TERMS is refused at
@@ -572,19 +589,7 @@ static int count_layers(Ctx *c, const cJSON *root, const cJSON *layers, int n)
 	}
 	c->layer_obj = saved_obj;
 	c->layer_index = saved_index;
-	{
-		const size_t old = path_key(c, "layers");
-		const double total = saved.numbers_before + st->counted;
-		if (total > (double)LESSON_MAX_NUMBERS)
-			fail(c, _("too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"),
-			     n, total, (long)LESSON_MAX_NUMBERS);
-		else if (st->counted_terms > (double)LESSON_MAX_ADDITIVE_TERMS)
-			fail(c, _("too slow: the additive scores of its %d layers would take %.0f tanh terms, over the limit of "
-			          "%ld (LESSON_MAX_ADDITIVE_TERMS); make n, m, d_k or the layers fewer"),
-			     n, st->counted_terms, (long)LESSON_MAX_ADDITIVE_TERMS);
-		path_set(c, old);
-	}
-	r = c->err != NULL ? -1 : 0;
+	r = li_check_counted(c, n, saved.numbers_before);
 out:
 	c->layer_obj = saved_obj;
 	c->layer_index = saved_index;

@@ -162,6 +162,9 @@ int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l);
 int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src);
 /* The numbers the stack will hold, over the limit: an error at "layers". */
 int li_check_layers_limit(Ctx *c, const Lesson *top);
+/* After a count_only reading of n layers: what they hold (with before) over LESSON_MAX_NUMBERS or
+ * LESSON_MAX_ADDITIVE_TERMS is an error at "layers". */
+int li_check_counted(Ctx *c, int n, double before);
 /* "layers": each layer the lesson with its own keys over the top level's; the top level is layer 0. */
 Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, int is_variant);
 
