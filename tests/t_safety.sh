@@ -211,6 +211,18 @@ t1=$(date +%s)
 check "Ctrl-C stops train between steps: back at the prompt at once, the lesson as before" \
 	sh -c "[ $rc -eq 0 ] && [ $((t1 - t0)) -le 4 ] && grep -q 'stopped (Ctrl-C) before step [0-9]* of 10000' '$err' && cmp -s '$out' '$tmp/before.txt'"
 
+# §10: --dump counts what it will write before writing: the decode section's rows carry their K and V
+# caches (n²/2 rows), past DUMP_MAX_NUMBERS at n = 1024 (such a dump grew to 24 GB); refused, nothing written
+cat >"$tmp/decode.json" <<'EOF'
+{"attnviz": 2, "X": {"random": "normal", "rows": 1024, "cols": 384, "seed": 1}, "W_q": {"random": "normal", "rows": 384, "cols": 384, "seed": 2},
+ "W_k": {"random": "normal", "rows": 384, "cols": 384, "seed": 3}, "W_v": {"random": "normal", "rows": 384, "cols": 384, "seed": 4},
+ "mask": "causal", "mask_fill": "-inf", "decode": true}
+EOF
+timeout 30 "$ATTNVIZ" --dump "$tmp/decode.json" >"$out" 2>"$err"
+rc=$?
+check "--dump over DUMP_MAX_NUMBERS is refused before writing, the limit named" \
+	sh -c "[ $rc -eq 1 ] && [ ! -s '$out' ] && grep -q 'decode.json: the dump would write about [0-9]* numbers, over the limit of 268435456 (DUMP_MAX_NUMBERS)' '$err'"
+
 "$ATTNVIZ" --check --strict lessons/mask.json >"$out" 2>"$err"
 check "--check --strict: a shipped lesson has none" [ $? -eq 0 ]
 
