@@ -211,6 +211,13 @@ t1=$(date +%s)
 check "Ctrl-C stops train between steps: back at the prompt at once, the lesson as before" \
 	sh -c "[ $rc -eq 0 ] && [ $((t1 - t0)) -le 4 ] && grep -q 'stopped (Ctrl-C) before step [0-9]* of 10000' '$err' && cmp -s '$out' '$tmp/before.txt'"
 
+# … and in a --render: Ctrl-C stops the training a demo line runs, ends the render with 130, writes nothing
+printf 'train 10000 1e-12\n' >"$tmp/train-demo.txt"
+TERM=dumb timeout --preserve-status -s INT 2 "$ATTNVIZ" --render "$tmp/train-demo.txt" -o "$tmp/train.svg" "$tmp/slow.json" >"$out" 2>"$err"
+rc=$?
+check "Ctrl-C during a --render's training: stopped at once, status 130, no file" \
+	sh -c "[ $rc -eq 130 ] && [ ! -e '$tmp/train.svg' ] && grep -q 'stopped (Ctrl-C) before step' '$err'"
+
 # §10: --dump counts what it will write before writing: the decode section's rows carry their K and V
 # caches (n²/2 rows), past DUMP_MAX_NUMBERS at n = 1024 (such a dump grew to 24 GB); refused, nothing written
 cat >"$tmp/decode.json" <<'EOF'
