@@ -152,6 +152,84 @@ check "--check: a duplicate key is a warning naming the key and where" \
 "$ATTNVIZ" --check --strict "$tmp/dup.json" >"$out" 2>"$err"
 rc=$?
 check "--check --strict: duplicate keys are an error" sh -c "[ $rc -eq 1 ] && grep -q 'dup.json: 2 duplicate keys (--strict)' '$err' && ! grep -q ok '$out'"
+# issue 27 §2: a stack's budget is counted from every layer's shapes before any layer is made: 560 bytes
+# asking for 5 layers of 4096-wide weights and a SwiGLU FFN (5.5 GB, 21 s before), 16 additive layers each
+# under LESSON_MAX_ADDITIVE_TERMS, together over it. Refused at once (the 5 s time-out is generous).
+bounded() { # NAME FILE TEXT
+	timeout 5 "$ATTNVIZ" --check "$2" >"$out" 2>"$err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && has "$err" "$3"; then ok "$1"; else not_ok "$1" "exit $rc, want 1 and: $3"; fi
+}
+bounded "a stack over LESSON_MAX_NUMBERS is refused at layers before a layer is made" tests/bad/v2_layers_budget.json \
+	'v2_layers_budget.json: layers: too large: its 5 layers would hold 587694135 numbers, over the limit of 268435456 (LESSON_MAX_NUMBERS)'
+bounded "a stack's additive terms count together against LESSON_MAX_ADDITIVE_TERMS" tests/bad/v2_layers_additive.json \
+	'v2_layers_additive.json: layers: too slow: the additive scores of its 16 layers would take 268435456 tanh terms, over the limit of 67108864 (LESSON_MAX_ADDITIVE_TERMS)'
+bounded "an encoder-decoder's links count together, with the encoder, before any link is made" tests/bad/v2_encdec_budget.json \
+	'v2_encdec_budget.json: layers: too large: its 4 layers would hold 405025791 numbers, over the limit of 268435456 (LESSON_MAX_NUMBERS)'
+printf 'load tests/bad/v2_layers_budget.json\nquit\n' | TERM=dumb timeout 5 "$ATTNVIZ" --plain lessons/mask.json >"$out" 2>&1
+rc=$?
+check ":load of the stack over the budget: refused at once with the limit, the session kept" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'layers: too large.*(LESSON_MAX_NUMBERS)' '$out'"
+# §3: a layer object is read for a layer's keys alone: a nested "layers" is warned about and never read
+# (it recursed, leaked and gave errors at the wrong path), the stack's input in a layer is refused there
+cat >"$tmp/nested.json" <<'EOF'
+{"attnviz": 2, "tokens": ["a", "b"], "X": [[1, 0], [0, 1]], "W_q": {"identity": 2}, "W_k": {"identity": 2}, "W_v": {"identity": 2},
+ "layers": [{}, {"layers": [{}, {"heads": "two", "W_q": {"random": "normal", "rows": 4096, "cols": 4096, "seed": 1}}]}]}
+EOF
+timeout 5 "$ATTNVIZ" --check "$tmp/nested.json" >"$out" 2>"$err"
+rc=$?
+check "a layers list inside a layer: warned as unknown, not read" \
+	sh -c "[ $rc -eq 0 ] && grep -q 'nested.json: warning: layers\[1\]: unknown key \"layers\"' '$err' && ! grep -q heads '$err'"
+bounded "X inside a layer is refused at layers[i].X" tests/bad/v2_layer_x.json \
+	"v2_layer_x.json: layers[1].X: a layer reads the previous layer's output: give the stack's input"
+# §4: widths that do not chain are found at load, at the JSON path (they failed at compute time, with no path)
+bounded "a layer's output narrower than the next layer's input: refused at layers[0].W_o" tests/bad/v2_layer_width.json \
+	"v2_layer_width.json: layers[0].W_o: layer 0's output has 2 columns, but layer 1 reads rows of d_model = 3 numbers"
+bounded "an encoder's output narrower than the cross-attention's rows: refused at encoder.W_o" tests/bad/v2_encdec_width.json \
+	"v2_encdec_width.json: encoder.W_o: the encoder's output has 2 columns, but the decoder's cross-attention reads rows of the encoder's d_model = 3 numbers"
+
+# §11: "flash" with both tiles 0 is refused (it read as no tiles), the window's limit is named
+bounded "flash block_q 0 and block_k 0: refused, not read as no tiles" tests/bad/v2_flash_zero.json \
+	'v2_flash_zero.json: flash.block_q: expected a whole number from 1 to n (the query rows), got 0 ("flash": false turns the tiles off)'
+bounded "a window over 4096 names LESSON_MAX_TOKENS" tests/bad/v2_window_limit.json \
+	'v2_window_limit.json: mask.window: expected a whole number from 1 to 4096 (LESSON_MAX_TOKENS), got 4097'
+
+# §5: long work can be stopped: Ctrl-C (SIGINT) during `train` in the plain REPL stops it between steps,
+# back at the prompt with the lesson as before the command (it used to end attnviz, or run for hours)
+cat >"$tmp/slow.json" <<'EOF'
+{"attnviz":2,"X":{"random":"normal","rows":256,"cols":128,"seed":1},"W_q":{"random":"normal","rows":128,"cols":128,"seed":2},
+ "W_k":{"random":"normal","rows":128,"cols":128,"seed":3},"W_v":{"random":"normal","rows":128,"cols":128,"seed":4},
+ "W_o":{"random":"normal","rows":128,"cols":128,"seed":5},"block":{"norm":"pre","ffn":{"W_1":{"random":"normal","rows":128,"cols":512,"seed":6},
+ "W_2":{"random":"normal","rows":512,"cols":128,"seed":7}}},"layers":[{},{},{},{}],"backward":{"target":{"random":"normal","rows":256,"cols":128,"seed":9}}}
+EOF
+printf 'show W_q\nquit\n' | TERM=dumb "$ATTNVIZ" --plain "$tmp/slow.json" >"$tmp/before.txt" 2>&1
+printf 'train 10000 1e-12\nshow W_q\nquit\n' >"$tmp/in"
+t0=$(date +%s)
+TERM=dumb timeout --preserve-status -s INT 2 "$ATTNVIZ" --plain "$tmp/slow.json" <"$tmp/in" >"$out" 2>"$err"
+rc=$?
+t1=$(date +%s)
+check "Ctrl-C stops train between steps: back at the prompt at once, the lesson as before" \
+	sh -c "[ $rc -eq 0 ] && [ $((t1 - t0)) -le 4 ] && grep -q 'stopped (Ctrl-C) before step [0-9]* of 10000' '$err' && cmp -s '$out' '$tmp/before.txt'"
+
+# … and in a --render: Ctrl-C stops the training a demo line runs, ends the render with 130, writes nothing
+printf 'train 10000 1e-12\n' >"$tmp/train-demo.txt"
+TERM=dumb timeout --preserve-status -s INT 2 "$ATTNVIZ" --render "$tmp/train-demo.txt" -o "$tmp/train.svg" "$tmp/slow.json" >"$out" 2>"$err"
+rc=$?
+check "Ctrl-C during a --render's training: stopped at once, status 130, no file" \
+	sh -c "[ $rc -eq 130 ] && [ ! -e '$tmp/train.svg' ] && grep -q 'stopped (Ctrl-C) before step' '$err'"
+
+# §10: --dump counts what it will write before writing: the decode section's rows carry their K and V
+# caches (n²/2 rows), past DUMP_MAX_NUMBERS at n = 1024 (such a dump grew to 24 GB); refused, nothing written
+cat >"$tmp/decode.json" <<'EOF'
+{"attnviz": 2, "X": {"random": "normal", "rows": 1024, "cols": 384, "seed": 1}, "W_q": {"random": "normal", "rows": 384, "cols": 384, "seed": 2},
+ "W_k": {"random": "normal", "rows": 384, "cols": 384, "seed": 3}, "W_v": {"random": "normal", "rows": 384, "cols": 384, "seed": 4},
+ "mask": "causal", "mask_fill": "-inf", "decode": true}
+EOF
+timeout 30 "$ATTNVIZ" --dump "$tmp/decode.json" >"$out" 2>"$err"
+rc=$?
+check "--dump over DUMP_MAX_NUMBERS is refused before writing, the limit named" \
+	sh -c "[ $rc -eq 1 ] && [ ! -s '$out' ] && grep -q 'decode.json: the dump would write about [0-9]* numbers, over the limit of 268435456 (DUMP_MAX_NUMBERS)' '$err'"
+
 "$ATTNVIZ" --check --strict lessons/mask.json >"$out" 2>"$err"
 check "--check --strict: a shipped lesson has none" [ $? -eq 0 ]
 
@@ -190,6 +268,19 @@ if wait_for abrt 'step 1/' 10; then
 	shows "SIGABRT (heap corruption, a failed assert) still puts the terminal's modes back" \
 		abrt 'EXITED 134 TTY-RESTORED' 10
 	check "SIGABRT leaves the alternate screen" [ "$(tm display-message -p -t abrt '#{alternate_on}')" = 0 ]
+else
+	screen_not_ok "the full-screen view starts"
+fi
+
+# 5. Long work stops: Ctrl-C during :train stops it and the view stays; SIGTERM during it leaves, terminal restored.
+start train 100 30 C.UTF-8 "" "$tmp/slow.json"
+if wait_for train 'step 1/' 10; then
+	cmd train 'train 10000 1e-12'
+	keys train C-c
+	shows "full screen: Ctrl-C stops :train between steps, the view stays" train 'stopped \(Ctrl-C\) before step' 10
+	cmd train 'train 10000 1e-12'
+	kill -TERM "$(attnviz_pid train)"
+	shows "full screen: SIGTERM during :train leaves with 143 and the terminal's modes back" train 'EXITED 143 TTY-RESTORED' 10
 else
 	screen_not_ok "the full-screen view starts"
 fi

@@ -140,3 +140,57 @@ void ttyguard_disarm(void)
 	sigaction(SIGCONT, &previous_cont, NULL);
 	armed = 0;
 }
+
+/* ------------------------------------------------------------ work that can be stopped */
+
+static volatile sig_atomic_t stop_sig, working;
+static int work_depth, work_handler;
+static struct sigaction previous_int;
+
+int ttyguard_note_stop(int sig)
+{
+	if (!working)
+		return 0;
+	stop_sig = sig;
+	return 1;
+}
+
+static void on_stop(int sig)
+{
+	(void)ttyguard_note_stop(sig);
+}
+
+void ttyguard_work_begin(void)
+{
+	struct sigaction sa;
+
+	if (work_depth++ > 0)
+		return;
+	stop_sig = 0;
+	working = 1;
+	work_handler = 0;
+	/* only where SIGINT would end the program: a handler of the caller's own stays */
+	if (sigaction(SIGINT, NULL, &previous_int) != 0 || (previous_int.sa_flags & SA_SIGINFO) ||
+	    previous_int.sa_handler != SIG_DFL)
+		return;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	work_handler = sigaction(SIGINT, &sa, NULL) == 0;
+}
+
+void ttyguard_work_end(void)
+{
+	if (work_depth == 0 || --work_depth > 0)
+		return;
+	working = 0;
+	if (work_handler)
+		sigaction(SIGINT, &previous_int, NULL);
+	work_handler = 0;
+}
+
+int ttyguard_stop_pending(void)
+{
+	return stop_sig;
+}

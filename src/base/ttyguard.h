@@ -26,4 +26,20 @@ void ttyguard_disarm(void);
 /* 1 once after a SIGCONT came (the terminal may be in the shell's modes now), else 0. */
 int ttyguard_continued(void);
 
+/*
+ * Work that can be stopped (issue 27 §5): the engine's computations and
+ * training run between ttyguard_work_begin() and ttyguard_work_end() (they
+ * nest) and ask ttyguard_stop_pending() between their passes and steps. A
+ * SIGINT while they run asks them to stop: when nothing else handles SIGINT
+ * (the plain REPL, --dump), the outermost begin installs a handler for the
+ * time of the work; a handler of its own (the full-screen view's) tells the
+ * work with ttyguard_note_stop(), which a signal handler may call.
+ */
+void ttyguard_work_begin(void);
+void ttyguard_work_end(void);
+/* The signal that asked the work to stop (SIGINT, SIGTERM…), or 0. */
+int ttyguard_stop_pending(void);
+/* From a signal handler: while work runs, ask it to stop and return 1; else 0. */
+int ttyguard_note_stop(int sig);
+
 #endif

@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/i18n.h"
 #include "base/strbuf.h"
+#include "base/ttyguard.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -270,6 +271,8 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 		a->stage_ms[st] = 0.0;
 		if (kernel == NULL || !(stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
 			continue;
+		if (changed == NULL && plan == NULL && ttyguard_stop_pending()) /* a whole computation: stopped between passes */
+			break;
 		a->redo = NULL;
 		if (changed != NULL) {
 			int any = 0;
@@ -400,6 +403,11 @@ static Attn *compute_one(Attn *a, char **err)
 	    attn_alloc_matrices(a) != 0)
 		goto oom;
 	run_passes(a, c, p, NULL, NULL, NULL, NULL);
+	if (ttyguard_stop_pending()) {
+		*err = str_printf("%s", _("stopped (Ctrl-C): nothing was computed"));
+		attn_free(a);
+		return NULL;
+	}
 	if (a->failed)
 		goto oom;
 	if ((*err = overflow_error(a, NULL)) != NULL) {
@@ -441,7 +449,9 @@ Attn *attn_compute(const Lesson *l, char **err)
 
 	if (progress_depth++ == 0)
 		progress_t0 = clock_ms();
+	ttyguard_work_begin();
 	a = compute_chain(l, &l->model, err);
+	ttyguard_work_end();
 	progress_depth--;
 	return a;
 }
@@ -805,14 +815,36 @@ static void step_params(Model *l, const Attn *first, double lr)
 		step_params(l->encoder, first->encoder, lr);
 }
 
+static int train_steps(Lesson *l, int steps, double lr, double *losses, char **err);
+
 /* losses[s] is the loss after step s (losses[0] before the first); the one after the last step is checked too. */
 int attn_train(Lesson *l, int steps, double lr, double *losses, char **err)
 {
+	int r = 0;
+
+	ttyguard_work_begin(); /* Ctrl-C stops it between steps (and passes): an error, the caller's lesson kept */
+	r = train_steps(l, steps, lr, losses, err);
+	ttyguard_work_end();
+	return r;
+}
+
+static int train_steps(Lesson *l, int steps, double lr, double *losses, char **err)
+{
 	for (int s = 0; s <= steps; s++) {
-		Attn *a = attn_compute(l, err);
+		Attn *a;
 		double loss;
-		if (a == NULL)
+		if (ttyguard_stop_pending()) {
+			*err = str_printf(_("stopped (Ctrl-C) before step %d of %d"), s + 1, steps);
 			return -1;
+		}
+		a = attn_compute(l, err);
+		if (a == NULL) {
+			if (ttyguard_stop_pending()) {
+				free(*err);
+				*err = str_printf(_("stopped (Ctrl-C) before step %d of %d"), s + 1, steps);
+			}
+			return -1;
+		}
 		if (attn_backward(a, &loss, err) != 0) {
 			attn_free(a);
 			return -1;

@@ -2,6 +2,8 @@
 #include "inspect/dump.h"
 #include "engine/backward.h"
 #include "base/jsonwrite.h"
+#include "base/i18n.h"
+#include "base/strbuf.h"
 #include "engine/variants/variants.h"
 
 #include <math.h>
@@ -887,13 +889,40 @@ static int write_item(FILE *f, const cJSON *it, int depth, int compact, Lazy *lz
 	}
 }
 
+double dump_count_numbers(const Attn *first)
+{
+	double total = 0;
+
+	for (const Attn *a = first; a != NULL; a = a->next) {
+		const ModelConfig *cfg = attn_config(a);
+		const LayerParams *lp = attn_params(a);
+		const double n = cfg->n, m = cfg->m, h = a->heads;
+		total += lesson_model_count_numbers(cfg, lp);
+		if (cfg->flash_bq > 0 && cfg->flash_bk > 0) /* each tile's m, l (bq each) and O (bq × d_v); each head's output */
+			total += h * (ceil(n / cfg->flash_bq) * ceil(m / cfg->flash_bk) * cfg->flash_bq * (2.0 + lp->d_v) + n * lp->d_v);
+		if (cfg->decode) /* row t: q, up to t + 1 rows of K and V, per head scores, weights, weighted; the outputs */
+			total += n * ((double)a->dec_q.cols + a->dec_output.cols + cfg->d_model) +
+			         n * (n + 1) / 2 * ((double)a->cache_K.cols + a->cache_V.cols) + h * (n * (n + 1) + n * lp->d_v);
+		if (a->encoder != NULL)
+			total += dump_count_numbers(a->encoder);
+	}
+	return total;
+}
+
 int dump_write(FILE *f, const Attn *a, int compact, char **err)
 {
 	Lazy lz = { NULL, 0, 0, { NULL }, 0 };
+	const double count = dump_count_numbers(a);
 	cJSON *o;
 	int r = -1;
 
 	*err = NULL;
+	if (count > (double)DUMP_MAX_NUMBERS) {
+		*err = str_printf(_("the dump would write about %.0f numbers, over the limit of %ld (DUMP_MAX_NUMBERS); "
+		                    "nothing was written (a smaller n, or no \"decode\" or \"flash\", makes it fit)"),
+		                  count, (long)DUMP_MAX_NUMBERS);
+		return -1;
+	}
 	lazy_ctx = &lz;
 	o = dump_attn(a, err);
 	lazy_ctx = NULL;

@@ -25,6 +25,16 @@ cJSON *dump_attn(const Attn *a, char **err);
 int dump_write(FILE *f, const Attn *a, int compact, char **err);
 
 /*
+ * What a dump may write, counted from the shapes before anything is built
+ * (dump_write refuses more, with the limit named): the computation's
+ * numbers, and the decode section's rows (each with its K and V caches, so
+ * n²/2 rows) and the flash section's tiles, which grow faster than the
+ * lesson itself.
+ */
+#define DUMP_MAX_NUMBERS (1L << 28)
+double dump_count_numbers(const Attn *a);
+
+/*
  * Whether a dump writes each layer's weights and biases (W_q … ffn_W_2,
  * b_*, the norms' γ and β, q_norm, k_norm): on by default (a lesson's dump
  * has them); `--model DIR --dump` turns it off unless `--dump-weights` is

@@ -477,7 +477,14 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 		cJSON_DeleteItemFromObjectCaseSensitive(m, "compare");
 	}
 	cJSON_ArrayForEach(it, layer) {
-		cJSON *copy = cJSON_Duplicate(it, 1);
+		cJSON *copy;
+		int k = 0;
+		/* only a layer's own keys (the others are warned about as unknown, never read: no "layers" in a layer) */
+		while (layer_keys[k] != NULL && strcmp(layer_keys[k], it->string) != 0)
+			k++;
+		if (layer_keys[k] == NULL)
+			continue;
+		copy = cJSON_Duplicate(it, 1);
 		if (copy == NULL) {
 			cJSON_Delete(m);
 			return NULL;
@@ -515,6 +522,82 @@ int li_check_layers_limit(Ctx *c, const Lesson *top)
 	return 0;
 }
 
+/* The stack's input belongs to the top level: in a layer object it is refused (at layers[i].KEY). */
+static int refuse_input_keys(Ctx *c, const cJSON *layer)
+{
+	static const char *const input[] = { "tokens", "X", "source", NULL };
+
+	for (int k = 0; input[k] != NULL; k++)
+		if (get(layer, input[k]) != NULL) {
+			path_key(c, input[k]);
+			return fail(c, _("a layer reads the previous layer's output: give the stack's input (\"tokens\", \"X\") "
+			                 "at the top level"));
+		}
+	return 0;
+}
+
+int li_check_counted(Ctx *c, int n, double before)
+{
+	const Stack *st = li_stack(c);
+	const size_t old = path_key(c, "layers");
+	const double total = before + st->counted;
+
+	if (total > (double)LESSON_MAX_NUMBERS)
+		fail(c, _("too large: its %d layers would hold %.0f numbers, over the limit of %ld (LESSON_MAX_NUMBERS)"), n,
+		     total, (long)LESSON_MAX_NUMBERS);
+	else if (st->counted_terms > (double)LESSON_MAX_ADDITIVE_TERMS)
+		fail(c, _("too slow: the additive scores of its %d layers would take %.0f tanh terms, over the limit of "
+		          "%ld (LESSON_MAX_ADDITIVE_TERMS); make n, m, d_k or the layers fewer"),
+		     n, st->counted_terms, (long)LESSON_MAX_ADDITIVE_TERMS);
+	path_set(c, old);
+	return c->err != NULL ? -1 : 0;
+}
+
+/*
+ * Every layer's shapes read and counted before any layer's numbers are made:
+ * a lesson over LESSON_MAX_NUMBERS or LESSON_MAX_ADDITIVE_TERMS is refused at
+ * "layers" without allocating what it asks for.
+ */
+static int count_layers(Ctx *c, const cJSON *root, const cJSON *layers, int n)
+{
+	Stack *st = li_stack(c);
+	const Stack saved = *st;
+	const cJSON *saved_obj = c->layer_obj;
+	const int saved_index = c->layer_index;
+	StrBuf *saved_warn = c->warn;
+	int r = -1;
+
+	st->count_only = 1;
+	st->counted = st->counted_terms = 0;
+	st->nlayers = n;
+	st->stack_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	c->warn = NULL; /* the real reading warns */
+	for (int i = n - 1; i >= 0; i--) {
+		cJSON *merged = merge_layer(root, cJSON_GetArrayItem(layers, i), 0);
+		Lesson *l;
+		if (merged == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		c->layer_obj = cJSON_GetArrayItem(layers, i);
+		c->layer_index = i;
+		l = li_lesson_from_json(c, merged, 1);
+		cJSON_Delete(merged);
+		if (l == NULL)
+			goto out;
+		lesson_free(l);
+	}
+	c->layer_obj = saved_obj;
+	c->layer_index = saved_index;
+	r = li_check_counted(c, n, saved.numbers_before);
+out:
+	c->layer_obj = saved_obj;
+	c->layer_index = saved_index;
+	c->warn = saved_warn;
+	*st = saved;
+	return r;
+}
+
 /*
  * "layers": each layer is the lesson with that layer's keys put over the
  * top level's, read like any lesson (messages name "layers[i].KEY" for its
@@ -548,10 +631,14 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 			fail(c, _("expected a layer {\"W_q\": …, \"block\": …} (or {} to repeat the top level), got %s"), got(it).s);
 			goto out;
 		}
+		if (refuse_input_keys(c, it) != 0)
+			goto out;
 		warn_unknown_keys(c, it, layer_keys);
 		path_set(c, old2);
 	}
 	path_set(c, old);
+	if (count_layers(c, root, layers, n) != 0)
+		goto out;
 	layer = calloc((size_t)n, sizeof *layer);
 	if (layer == NULL) {
 		fail_oom(c);

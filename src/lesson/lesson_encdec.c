@@ -65,7 +65,9 @@ static Model *read_encoder(Ctx *c, const cJSON *root)
 			goto out;
 		}
 	c->root_len = c->pathlen;
+	li_stack(c)->encoder_out = 1;
 	read = li_lesson_from_json(c, j, 1);
+	li_stack(c)->encoder_out = 0;
 	c->root_len = saved_root;
 	if (read != NULL) { /* the model moves out of the lesson it was read as */
 		if ((enc = malloc(sizeof *enc)) == NULL)
@@ -183,6 +185,42 @@ oom:
 }
 
 /*
+ * Every link's shapes read and counted, with the encoder's numbers, before
+ * any link is filled: over LESSON_MAX_NUMBERS or LESSON_MAX_ADDITIVE_TERMS,
+ * an error at "layers" (as a stack's, lesson_block.c).
+ */
+static int count_links(Ctx *c, const cJSON *root, const cJSON *layers, int nlinks, const Model *enc)
+{
+	Stack *st = li_stack(c);
+	const Stack saved = *st;
+	StrBuf *saved_warn = c->warn;
+	Lesson whole;
+	int r = -1;
+
+	memset(&whole, 0, sizeof whole);
+	whole.model = *enc; /* borrowed, to count it */
+	st->count_only = 1;
+	st->counted = lesson_count_numbers(&whole);
+	st->counted_terms = 0;
+	st->layers = NULL;
+	st->nlayers = nlinks;
+	st->encoder = enc;
+	c->warn = NULL; /* the real reading warns */
+	for (int i = nlinks - 1; i >= 0; i--) {
+		const cJSON *lobj = layers != NULL ? cJSON_GetArrayItem(layers, i / 2) : NULL;
+		Lesson *l = read_link(c, root, lobj, i / 2, i % 2 ? PART_CROSS : PART_SELF, enc, i == nlinks - 1, 0);
+		if (l == NULL)
+			goto out;
+		lesson_free(l);
+	}
+	r = li_check_counted(c, nlinks / 2, saved.numbers_before);
+out:
+	c->warn = saved_warn;
+	*st = saved;
+	return r;
+}
+
+/*
  * An encoder–decoder: "encoder" read as a lesson of its own, then each
  * decoder layer (the objects of "layers", or one layer made of the top
  * level's "self", "cross" and "block") as two links. The top level is link 0
@@ -255,6 +293,8 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 	if (enc == NULL)
 		goto out;
 	nlinks = 2 * nl;
+	if (count_links(c, root, layers, nlinks, enc) != 0)
+		goto out;
 	link = calloc((size_t)nlinks, sizeof *link);
 	if (link == NULL) {
 		fail_oom(c);

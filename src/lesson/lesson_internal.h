@@ -43,6 +43,12 @@ typedef struct Stack {
 	int outer_compare;     /* while an encoder–decoder's link 0 is read: the whole lesson has a "compare" */
 	const Model *encoder; /* while an encoder–decoder's links are read: its encoder (steps may show it) */
 	const Model *model;   /* while a lesson on a real model's steps are read: the model (lesson_on_model) */
+	/* While a stack's layers are counted before any is filled (li_lesson_with_layers): each layer is read as far
+	 * as its shapes, and what it would hold is added here. */
+	int count_only;
+	int encoder_out;       /* while an encoder–decoder's encoder is read: its output feeds the cross-attention */
+	double counted;        /* numbers (li_shapes_count) */
+	double counted_terms;  /* additive scores' tanh terms, n·m·h·d_k */
 } Stack;
 
 static inline Stack *li_stack(Ctx *c)
@@ -157,6 +163,9 @@ int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l);
 int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src);
 /* The numbers the stack will hold, over the limit: an error at "layers". */
 int li_check_layers_limit(Ctx *c, const Lesson *top);
+/* After a count_only reading of n layers: what they hold (with before) over LESSON_MAX_NUMBERS or
+ * LESSON_MAX_ADDITIVE_TERMS is an error at "layers". */
+int li_check_counted(Ctx *c, int n, double before);
 /* "layers": each layer the lesson with its own keys over the top level's; the top level is layer 0. */
 Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, int is_variant);
 

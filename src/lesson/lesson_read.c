@@ -316,6 +316,35 @@ fail:
 	return NULL;
 }
 
+/*
+ * The output's width where another attention reads it: a stack's layer
+ * before the last feeds the next layer, an encoder's last layer the
+ * decoder's cross-attention; each reads rows of d_model numbers.
+ */
+static int check_out_width(Ctx *c, const Shapes *sh)
+{
+	const Stack *st = li_stack(c);
+	const int in_stack = c->layer_obj != NULL && st->part == PART_LAYER;
+	const int next = in_stack && c->layer_index < st->nlayers - 1;
+	const int memory = st->encoder_out && (!in_stack || c->layer_index == st->nlayers - 1);
+	size_t old;
+
+	if ((!next && !memory) || sh->d_out == sh->d_model)
+		return 0;
+	old = path_key(c, sh->has_wo ? "W_o" : "W_v");
+	if (next)
+		fail(c, _("layer %d's output has %d columns, but layer %d reads rows of d_model = %d numbers: %s"),
+		     c->layer_index, sh->d_out, c->layer_index + 1, sh->d_model,
+		     sh->has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
+	else
+		fail(c, _("the encoder's output has %d columns, but the decoder's cross-attention reads rows of the "
+		          "encoder's d_model = %d numbers: %s"),
+		     sh->d_out, sh->d_model,
+		     sh->has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
+	path_set(c, old);
+	return -1;
+}
+
 /* Turn a parsed lesson object into a Lesson, or NULL with c->err set. */
 Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 {
@@ -484,6 +513,15 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.backward = get(root, "backward") != NULL;
 	if (li_check_shapes(c, &sh) != 0)
 		goto out;
+	if (check_out_width(c, &sh) != 0)
+		goto out;
+	if (li_stack(c)->count_only) { /* a stack's layer counted, nothing filled (li_lesson_with_layers) */
+		li_stack(c)->counted += li_shapes_count(&sh);
+		if (sh.score == SCORE_ADDITIVE)
+			li_stack(c)->counted_terms += (double)sh.n * sh.m * sh.heads * sh.d_k;
+		ok = 1;
+		goto out;
+	}
 	l->cfg.n = sh.n;
 	l->cfg.m = sh.m;
 	l->cfg.d_model = sh.d_model;

@@ -125,6 +125,12 @@ static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 			               "[{\"padding\": …}, {\"window\": …}]"));
 		if (has_win) {
 			long long w = 0;
+			const cJSON *wv = get(v, "window");
+			if (cJSON_IsNumber(wv) && wv->valuedouble > LESSON_MAX_TOKENS) { /* the limit named */
+				path_key(c, "window");
+				return fail(c, _("expected a whole number from 1 to %d (LESSON_MAX_TOKENS), got %s"), LESSON_MAX_TOKENS,
+				            got(wv).s);
+			}
 			if (key_whole(c, v, "window", 1, LESSON_MAX_TOKENS, _("a whole number ≥ 1"), &w) != 0)
 				return -1;
 			out->kind = MASK_WINDOW;
@@ -300,6 +306,13 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 					l->cfg.flash_bk = (int)b->valuedouble;
 				else
 					l->cfg.flash_bq = (int)b->valuedouble;
+				path_set(c, old2);
+			}
+			/* both 0 would read as no tiles at all, silently: "flash": false says that */
+			if (r == 0 && l->cfg.flash_bq == 0 && l->cfg.flash_bk == 0) {
+				size_t old2 = path_key(c, "block_q");
+				r = fail(c, _("expected a whole number from 1 to n (the query rows), got 0 (\"flash\": false turns the "
+				              "tiles off)"));
 				path_set(c, old2);
 			}
 		}

@@ -46,6 +46,7 @@
 /* ------------------------------------------------------------------ */
 
 static volatile sig_atomic_t tui_signal;
+static volatile sig_atomic_t tui_rendering; /* a --render: every signal ends it */
 static int tui_curses_on;
 
 /* ------------------------------------------------------------------ */
@@ -104,6 +105,10 @@ tui_progress(void *ctx, const Attn *a, Stage st, int index, int count, double el
 static void
 tui_on_signal(int sig)
 {
+	/* Ctrl-C during a computation or training stops that work alone (ttyguard.h); TERM and HUP stop it and
+	 * leave, and so does any signal while a --render runs */
+	if (ttyguard_note_stop(sig) && sig == SIGINT && !tui_rendering)
+		return;
 	tui_signal = sig;
 }
 
@@ -532,6 +537,7 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 	sigaction(SIGHUP, &sa, &t->old_hup);
 	sigaction(SIGQUIT, &sa, &t->old_quit); /* Ctrl-\ leaves like Ctrl-C on the main screen */
 	tui_signal = 0;
+	tui_rendering = t->opt.render != NULL;
 	ttyguard_save(STDIN_FILENO, STDOUT_FILENO);
 
 	FILE *tout = stdout;
@@ -662,7 +668,7 @@ tui_wait(Tui *t)
 		wait = t->demo_due - now;
 	if (t->play_ms > 0 && t->mode != TUI_CMD && t->play_due - now < wait)
 		wait = t->play_due - now;
-	if (wait < 0)
+	if (wait < 0 || tui_signal) /* a signal that came during work: seen now, not after a key */
 		wait = 0;
 	wtimeout(in, (int)wait);
 	long long before = tui_now_ms();
