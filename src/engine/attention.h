@@ -66,6 +66,8 @@ typedef struct AttnHead {
 	Mat dec_scores;       /* n × m: q_t · k_j, the raw score, for the cached keys */
 	Mat dec_weights;      /* n × m: softmax over the cache (after scale, ALiBi and mask) */
 	Mat dec_weighted;     /* n × d_v */
+	/* Soft-capping (empty but in attn_update's copies): c·tanh(x/c) of biased or scaled, what the mask reads (derived) */
+	Mat capped;           /* n × m */
 } AttnHead;
 
 typedef struct Attn {
@@ -122,6 +124,7 @@ typedef struct Attn {
 	/* The LM head (the last layer of a lesson with a vocabulary; empty without): */
 	Mat logits;           /* n × vocab: the last layer's rows (after the final norm) · unembedᵀ */
 	Mat next_p;           /* 1 × vocab: softmax(logits[logits_row] / temperature) */
+	Mat logits_raw;       /* n × vocab: with a final soft cap, the logits before it (logits = c·tanh(raw/c)); else empty */
 
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer

@@ -107,6 +107,14 @@ static int add_score_bias(cJSON *obj, const Attn *a, int h)
 	                     add_derived(obj, matrix_name(v->biased_matrix), a, v->biased_matrix, h));
 }
 
+/* A variant's map of the scores before the mask (soft-capping's capped), derived, under its catalogue name. */
+static int add_score_map(cJSON *obj, const Attn *a, int h)
+{
+	const AttnVariant *v = attn_score_map(a);
+
+	return v != NULL && add_derived(obj, matrix_name(v->mapped_matrix), a, v->mapped_matrix, h);
+}
+
 /* What a variant made of Q and K for the scores to read (variants.h: reads), under their catalogue names. */
 static int add_reads(cJSON *obj, const Attn *a)
 {
@@ -277,7 +285,7 @@ static cJSON *dump_heads(const Attn *a)
 		}
 		if ((model_kv_named(attn_params(a)) && add_number(o, "kv_head", attn_kv_head(a, h))) ||
 		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
-		    add_score_bias(o, a, h) ||
+		    add_score_bias(o, a, h) || add_score_map(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
 		    add_matrix(o, "output", &hd->weighted))
 			goto fail;
@@ -538,7 +546,9 @@ static int add_lm_head(cJSON *o, const Attn *a)
 			if (!cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)cfg->ids[i])))
 				return -1;
 	}
-	if (add_matrix(o, "final_norm", attn_layer_output(last)) || add_matrix(o, "logits", &last->logits) ||
+	if (add_matrix(o, "final_norm", attn_layer_output(last)) ||
+	    (!mat_empty(&last->logits_raw) && add_matrix(o, "logits_raw", &last->logits_raw)) ||
+	    add_matrix(o, "logits", &last->logits) ||
 	    (next = cJSON_AddObjectToObject(o, "next")) == NULL || add_number(next, "row", attn_logits_row(cfg)) ||
 	    add_number(next, "temperature", attn_temperature(cfg)) ||
 	    !cJSON_AddItemToObject(next, "probs", jw_numbers(last->next_p.a, cfg->vocab)) ||

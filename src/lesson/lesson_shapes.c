@@ -50,6 +50,8 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->flash_bk = c->flash_bk;
 	s->qk_norm = c->qk_norm != QK_NORM_NONE;
 	s->vocab = c->vocab;
+	s->softcap = c->attn_softcap > 0.0;
+	s->final_cap = c->final_softcap > 0.0 && c->vocab > 0;
 }
 
 /* The block's settings, for the presence rules. */
@@ -107,6 +109,8 @@ double li_shapes_count(const Shapes *s)
 		own += 2 * dk, computed += N * h * dk + M * g * dk;
 	if (s->vocab > 0)
 		own += s->vocab * D, computed += (N + 1) * s->vocab;
+	if (s->vocab > 0 && s->final_cap) /* the logits before their cap */
+		computed += N * s->vocab;
 	return own + computed;
 }
 
@@ -370,6 +374,10 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_QK_NORM;
 	if (s->vocab > 0)
 		out->features |= FEAT_LM_HEAD;
+	if (s->softcap)
+		out->features |= FEAT_SOFTCAP;
+	if (s->vocab > 0 && s->final_cap)
+		out->features |= FEAT_FINAL_CAP;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
@@ -580,6 +588,8 @@ void li_layer_shapes(const Model *l, int i, Shapes *sh)
 		sh->flash_bk = l->cfg.flash_bk;
 		sh->qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
 		sh->vocab = i == l->nlayers - 1 ? l->cfg.vocab : 0; /* the head follows the last layer */
+		sh->softcap = l->cfg.attn_softcap > 0.0;
+		sh->final_cap = l->cfg.final_softcap > 0.0 && l->cfg.vocab > 0;
 	}
 }
 

@@ -327,6 +327,13 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 	}
 	if (l->cfg.decode && !cJSON_AddTrueToObject(o, "decode"))
 		return -1;
+	/* soft-capping (issue 23 §5): a compare variant that drops the lesson's cap says 0 */
+	if ((l->cfg.attn_softcap > 0.0 || (top != NULL && top->cfg.attn_softcap > 0.0)) &&
+	    put(o, "attn_logit_softcapping", jw_number(l->cfg.attn_softcap)) != 0)
+		return -1;
+	if ((l->cfg.final_softcap > 0.0 || (top != NULL && top->cfg.final_softcap > 0.0)) &&
+	    put(o, "final_logit_softcapping", jw_number(l->cfg.final_softcap)) != 0)
+		return -1;
 	if (l->cfg.flash_bq > 0) {
 		cJSON *f = cJSON_CreateObject();
 		if (put(o, "flash", f) != 0 || !cJSON_AddNumberToObject(f, "block_q", l->cfg.flash_bq) ||

@@ -197,6 +197,11 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                N_("each position's score for every vocabulary entry: its last row \u00b7 that entry's unembedding row") },
 	[AM_NEXT] = { "next", DIM_ONE, DIM_VOCAB, DIM_ONE, MF_SUMS, FEAT_LM_HEAD, STAGE_NEXT, NONE, AXIS_INDEX, AXIS_VOCAB, 0,
 	              N_("the next token's probabilities: softmax of one position's logits divided by the temperature") },
+	/* soft-capping (issue 23 §5): the capped scores (derived, as biased is) and the logits before their cap */
+	[AM_CAPPED] = { "capped", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, FEAT_SOFTCAP, STAGE_SOFTCAP, NONE, Q_ROWS,
+	                K_ROWS, 1, N_("the scaled scores soft-capped: c · tanh(s / c), never beyond ±c") },
+	[AM_LOGITS_RAW] = { "logits_raw", DIM_N, DIM_VOCAB, DIM_ONE, MF_STATS, FEAT_LM_HEAD | FEAT_FINAL_CAP, STAGE_LOGITS,
+	                    NONE, Q_ROWS, AXIS_VOCAB, 1, N_("the logits before their soft cap: final_norm · unembedᵀ") },
 };
 
 #undef Q_ROWS
@@ -333,11 +338,26 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "ALiBi gives no positions to the rows at all: it subtracts a penalty that grows with the distance between query and key, steeper in some heads than in others.",
 		.blurb_zh = "ALiBi 根本不给行加位置：它按查询与键之间的距离减去一个惩罚，有的头陡一些，有的头缓一些。",
 	},
+	[STAGE_SOFTCAP] = {
+		.map = "attention",
+		.name = "softcap", .requires = FEAT_SOFTCAP, .instead = STAGE_SCALE,
+		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI }, { .matrix = AM_BIASED }, { .matrix = AM_CAPPED }),
+		.formula = { { FEAT_ALIBI, 0, N_("soft-capping: capped_ij = c · tanh(biased_ij / c)   (Gemma 2: c = attn_logit_softcapping)"),
+		               N_("soft-capping: capped_ij = c * tanh(biased_ij / c)   (Gemma 2: c = attn_logit_softcapping)") },
+		             { 0, 0, N_("soft-capping: capped_ij = c · tanh(scaled_ij / c)   (Gemma 2: c = attn_logit_softcapping)"),
+		               N_("soft-capping: capped_ij = c * tanh(scaled_ij / c)   (Gemma 2: c = attn_logit_softcapping)") } },
+		.what = N_("the scaled scores squashed into (−c, c) by c · tanh(s / c)"),
+		.blurb_en = "Soft-capping bends every score smoothly towards ±c: small scores pass almost unchanged, large ones can never pass c, so no single key can take all the weight.",
+		.blurb_zh = "软上限把每个分数平滑地压向 ±c：小分数几乎不变，大分数永远超不过 c，于是没有哪个键能独占全部权重。",
+	},
 	[STAGE_MASK] = {
 		.map = "attention",
 		.name = "mask", .requires = FEAT_MASK, .instead = STAGE_SCALE, .flags = SF_ALWAYS,
-		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI }, { .matrix = AM_BIASED }, { .matrix = AM_MASKED }),
-		.formula = { { FEAT_WINDOW, 0, N_("masked_ij = scaled_ij where j \u2264 i and i \u2212 j < w (the window), else \u2212\u221e"),
+		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI | FEAT_SOFTCAP }, { .matrix = AM_BIASED, .unless = FEAT_SOFTCAP },
+		      { .matrix = AM_CAPPED }, { .matrix = AM_MASKED }),
+		.formula = { { FEAT_SOFTCAP, 0, N_("masked_ij = capped_ij where key j is visible to query i, else \u2212\u221e"),
+		               N_("masked_ij = capped_ij where key j is visible to query i, else -inf") },
+		              { FEAT_WINDOW, 0, N_("masked_ij = scaled_ij where j \u2264 i and i \u2212 j < w (the window), else \u2212\u221e"),
 		               N_("masked_ij = scaled_ij where j <= i and i - j < w (the window), else -inf") },
 		             { 0, 0, N_("masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e"),
 		               N_("masked_ij = scaled_ij where key j is visible to query i, else -inf") } },
@@ -349,7 +369,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "attention",
 		.name = "softmax", .instead = NONE,
 		/* without a mask, masked is scaled: the softmax reads scaled */
-		PANES({ .matrix = AM_MASKED, .requires = FEAT_MASK }, { .matrix = AM_SCALED, .unless = FEAT_MASK }, { .matrix = AM_WEIGHTS }),
+		PANES({ .matrix = AM_MASKED, .requires = FEAT_MASK }, { .matrix = AM_SCALED, .unless = FEAT_MASK | FEAT_SOFTCAP },
+		      { .matrix = AM_CAPPED, .unless = FEAT_MASK }, { .matrix = AM_WEIGHTS }),
 		.formula = { { FEAT_MASK, 0, N_("weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
 		               N_("weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)") },
 		             { 0, 0, N_("weights = softmax(scaled)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
@@ -536,8 +557,10 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		      { .matrix = AM_NORM1, .requires = FEAT_POSTNORM, .unless = FEAT_FFN | FEAT_FINAL },
 		      { .matrix = AM_RESIDUAL1, .unless = FEAT_FFN | FEAT_POSTNORM | FEAT_FINAL },
 		      { .matrix = AM_OUTPUT, .unless = FEAT_BLOCK | FEAT_FINAL },
-		      { .matrix = AM_UNEMBED, .flags = PANE_TRANSPOSE }, { .matrix = AM_LOGITS }),
-		.formula = { { 0, 0, N_("logits = final_norm\u00b7unembed\u1d40   z_iv = \u03a3_c x_ic \u00b7 unembed_vc (one score per vocabulary entry)"),
+		      { .matrix = AM_UNEMBED, .flags = PANE_TRANSPOSE }, { .matrix = AM_LOGITS_RAW }, { .matrix = AM_LOGITS }),
+		.formula = { { FEAT_FINAL_CAP, 0, N_("logits = c \u00b7 tanh(logits_raw / c),  logits_raw = final_norm\u00b7unembed\u1d40   (Gemma 2: c = final_logit_softcapping)"),
+		               N_("logits = c * tanh(logits_raw / c),  logits_raw = final_norm.unembed^T   (Gemma 2: c = final_logit_softcapping)") },
+		             { 0, 0, N_("logits = final_norm\u00b7unembed\u1d40   z_iv = \u03a3_c x_ic \u00b7 unembed_vc (one score per vocabulary entry)"),
 		               N_("logits = final_norm.unembed^T   z_iv = sum_c x_ic * unembed_vc (one score per vocabulary entry)") } },
 		.what = N_("the LM head: each position's row against every vocabulary entry's unembedding row"),
 		.blurb_en = "The last rows meet the vocabulary: each entry's unembedding row is dotted with a position's row, one score (logit) per entry.",
@@ -589,7 +612,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_BACK_MASK] = {
 		.name = "back_mask", .requires = FEAT_BACKWARD | FEAT_MASK, .instead = STAGE_BACK_SOFTMAX, .map = "\u2202",
 		PANES({ .matrix = AM_D_MASKED }, { .matrix = AM_D_SCALED }),
-		.formula = { { 0, 0, N_("dscaled_ij = dmasked_ij where key j is visible, else 0"), N_("dscaled_ij = dmasked_ij where key j is visible, else 0") } },
+		.formula = { { FEAT_SOFTCAP, 0, N_("dscaled_ij = dmasked_ij \u00b7 (1 \u2212 tanh\u00b2(s_ij / c)) where key j is visible, else 0   (through the soft cap)"),
+		               N_("dscaled_ij = dmasked_ij * (1 - tanh^2(s_ij / c)) where key j is visible, else 0   (through the soft cap)") },
+		             { 0, 0, N_("dscaled_ij = dmasked_ij where key j is visible, else 0"), N_("dscaled_ij = dmasked_ij where key j is visible, else 0") } },
 		.what = N_("backward through the mask: masked cells pass nothing back"),
 		.blurb_en = "Through the mask: a masked cell was replaced by a constant, so nothing flows back through it.",
 		.blurb_zh = "穿过掩码：被掩盖的位置换成了常数，所以梯度不会从那里流回去。",
@@ -660,6 +685,8 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its scale is not a number of its own (\"scale\")"), /* FEAT_SCALE_VALUE */
 	N_("it has no QK-norm (\"qk_norm\")"), /* FEAT_QK_NORM */
 	N_("it has no LM head here (\"vocab\" and \"unembed\", after the last layer)"), /* FEAT_LM_HEAD */
+	N_("its scores are not soft-capped (\"attn_logit_softcapping\")"), /* FEAT_SOFTCAP */
+	N_("its logits are not soft-capped (\"final_logit_softcapping\")"), /* FEAT_FINAL_CAP */
 };
 
 const char *feature_absent(unsigned feat)

@@ -23,6 +23,7 @@ typedef enum Stage {
 	STAGE_SCORES,
 	STAGE_SCALE,
 	STAGE_BIAS,        /* ALiBi: −slope·|i − j| added to the scaled scores */
+	STAGE_SOFTCAP,     /* soft-capping (Gemma 2): c·tanh(s/c) on the scaled scores, before the mask */
 	STAGE_MASK,
 	STAGE_SOFTMAX,
 	STAGE_WEIGHTED,
@@ -78,6 +79,8 @@ typedef enum AttnMatrix {
 	AM_Q_NORM_W, AM_K_NORM_W, AM_Q_NORM, AM_K_NORM,
 	/* the language-model head (issue 21): the unembedding, the logits and the next token's probabilities */
 	AM_UNEMBED, AM_LOGITS, AM_NEXT,
+	/* soft-capping (issue 23 §5, Gemma 2): the scores after c·tanh(s/c); the LM head's logits before their cap */
+	AM_CAPPED, AM_LOGITS_RAW,
 	AM_COUNT
 } AttnMatrix;
 
@@ -111,7 +114,9 @@ enum {
 	FEAT_SCALE_VALUE = 1u << 22, /* "scale": a number of the lesson's own instead of 1/√d_k */
 	FEAT_QK_NORM    = 1u << 23, /* QK-norm: q and k RMS-normalised per head before RoPE ("qk_norm") */
 	FEAT_LM_HEAD    = 1u << 24, /* the last layer, with a vocabulary: logits and the next token ("vocab") */
-	FEAT_COUNT      = 25
+	FEAT_SOFTCAP    = 1u << 25, /* soft-capped scores: c·tanh(s/c) before the mask ("attn_logit_softcapping") */
+	FEAT_FINAL_CAP  = 1u << 26, /* soft-capped logits ("final_logit_softcapping", with an LM head) */
+	FEAT_COUNT      = 27
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */

@@ -130,6 +130,13 @@ typedef struct ModelConfig {
 	double temperature;   /* default 1 */
 	int top_k;            /* the tokens the next pane shows, default 10 */
 	int logits_row;       /* the position whose next token is shown; default n − 1 */
+	/*
+	 * Soft-capping (issue 23 §5, Gemma 2): s ← c·tanh(s / c) on the scaled
+	 * scores before the mask (attn_softcap, "attn_logit_softcapping") and on
+	 * the LM head's logits (final_softcap, "final_logit_softcapping"); 0: none.
+	 */
+	double attn_softcap;
+	double final_softcap;
 } ModelConfig;
 
 /*
