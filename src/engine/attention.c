@@ -53,7 +53,7 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_FLASH_L] = AT(AttnHead, flash_l), [AM_FLASH_O] = AT(AttnHead, flash_O),
 	[AM_FLASH_OUT] = AT(AttnHead, flash_out), [AM_DEC_SCORES] = AT(AttnHead, dec_scores),
 	[AM_DEC_WEIGHTS] = AT(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = AT(AttnHead, dec_weighted),
-	[AM_CAPPED] = AT(AttnHead, capped),
+	[AM_CAPPED] = AT(AttnHead, capped), [AM_SINK] = AT(AttnHead, sink),
 };
 #undef AT
 
@@ -190,6 +190,20 @@ int attn_softmax_row(const double *x, double *out, int len)
 	int nonfinite = 0;
 
 	return softmax_row(x, out, len, &nonfinite);
+}
+
+double attn_softmax_sink_row(const double *x, double *out, int len, double sink)
+{
+	const double max = fmax(row_max(x, len), sink), e = exp(sink - max);
+	double sum = 0.0;
+
+	for (int j = 0; j < len; j++) {
+		out[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
+		sum += out[j];
+	}
+	sum += e; /* the sink's column last, as torch.cat([attn_weights, sinks], dim=-1) puts it */
+	row_divide(out, len, sum);
+	return e / sum;
 }
 
 /* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
@@ -551,10 +565,11 @@ static int causal_skip(const ModelConfig *cfg)
 	return model_mask_causal(cfg) && cfg->mask_fill_inf;
 }
 
-/* Pass 6, softmax: each row of masked becomes weights (n × m) that sum to 1 (0 with nothing visible). */
+/* Pass 6, softmax: each row of masked becomes weights (n × m) that sum to 1 (0 with nothing visible; less than 1 with a sink). */
 static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int n = cfg->n, m = cfg->m;
+	const AttnVariant *sink = attn_sink(a);
 	double *row = attn_scratch_row(a, m); /* the row of masked, made as it is read */
 	int h, i;
 
@@ -563,7 +578,11 @@ static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		for (i = 0; i < n; i++) {
 			const int len = causal_skip(cfg) ? i + 1 : m;
 			attn_derived_row(a, AM_MASKED, h, i, row, len);
-			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
+			if (sink != NULL) /* a variant's sink logit beside the keys (variants.h: sink_logit) */
+				a->nonfinite |= !isfinite(attn_softmax_sink_row(row, &a->head[h].weights.a[(size_t)i * m], len,
+				                                                sink->sink_logit(a, h)));
+			else
+				softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
 			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
 		}
 	free(row);
@@ -936,7 +955,7 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_NORM, AM_K_NORM, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
 	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
 	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED, AM_CAPPED) } },
-	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } },
+	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } }, /* a sink's logits: a setting (sinks.c: same) */
 	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
 	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },
 	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_W_O, AM_B_O) } },

@@ -287,6 +287,7 @@ static cJSON *dump_heads(const Attn *a)
 		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
 		    add_score_bias(o, a, h) || add_score_map(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
+		    (!mat_empty(&hd->sink) && add_matrix(o, "sink", &hd->sink)) ||
 		    add_matrix(o, "output", &hd->weighted))
 			goto fail;
 	}

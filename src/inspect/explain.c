@@ -67,8 +67,10 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 {
 	const ModelConfig *cfg = attn_config(a);
 	const AttnHead *hd = &a->head[h];
+	const AttnVariant *sink = attn_sink(a);
+	const double sink_logit = sink != NULL ? sink->sink_logit(a, h) : -INFINITY;
 	char x1[32], x2[32], x3[32];
-	double max = -INFINITY, sum = 0.0;
+	double max = sink_logit, sum = 0.0;
 	int t;
 
 	for (t = 0; t < cfg->m; t++)
@@ -98,6 +100,11 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 	}
 	if (cfg->m > CELLTEXT_MAX_TERMS)
 		strbuf_printf(b, _("  … (%d keys in all)\n"), cfg->m);
+	if (sink != NULL) { /* the head's sink: one more term of the sum, its column dropped */
+		sum += exp(sink_logit - max);
+		strbuf_printf(b, _("     sink (head %d's logit, no value): exp(%s %s %s) = %s\n"), h, celltext_num(x1, sink_logit, utf8),
+		              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, max, utf8), celltext_num(x3, exp(sink_logit - max), utf8));
+	}
 	{
 		const double s = attn_cell(a, AM_MASKED, h, i, j);
 		const double e = s == -INFINITY ? 0.0 : exp(s - max);

@@ -109,6 +109,7 @@ typedef struct Shapes {
 	int qk_norm, vocab;
 	/* issue 23 §5: soft-capped scores, and logits (the LM head's) */
 	int softcap, final_cap;
+	int sinks;                    /* issue 23 §4: the layer has a sink logit per head */
 } Shapes;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */

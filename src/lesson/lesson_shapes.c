@@ -52,6 +52,7 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->vocab = c->vocab;
 	s->softcap = c->attn_softcap > 0.0;
 	s->final_cap = c->final_softcap > 0.0 && c->vocab > 0;
+	s->sinks = !mat_empty(&p->sinks);
 }
 
 /* The block's settings, for the presence rules. */
@@ -111,6 +112,8 @@ double li_shapes_count(const Shapes *s)
 		own += s->vocab * D, computed += (N + 1) * s->vocab;
 	if (s->vocab > 0 && s->final_cap) /* the logits before their cap */
 		computed += N * s->vocab;
+	if (s->sinks) /* the sinks' logits and each row's share */
+		own += h, computed += h * N;
 	return own + computed;
 }
 
@@ -378,6 +381,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_SOFTCAP;
 	if (s->vocab > 0 && s->final_cap)
 		out->features |= FEAT_FINAL_CAP;
+	if (s->sinks)
+		out->features |= FEAT_SINKS;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */

@@ -154,6 +154,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		    put(q, "k", jw_flat(&p->k_norm)) != 0 || put(q, "eps", jw_number(qk_eps)) != 0)
 			return -1;
 	}
+	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
+		return -1;
 	if (!b->present)
 		return 0;
 	bj = cJSON_CreateObject();

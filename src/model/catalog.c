@@ -202,6 +202,9 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                K_ROWS, 1, N_("the scaled scores soft-capped: c · tanh(s / c), never beyond ±c") },
 	[AM_LOGITS_RAW] = { "logits_raw", DIM_N, DIM_VOCAB, DIM_ONE, MF_STATS, FEAT_LM_HEAD | FEAT_FINAL_CAP, STAGE_LOGITS,
 	                    NONE, Q_ROWS, AXIS_VOCAB, 1, N_("the logits before their soft cap: final_norm · unembedᵀ") },
+	/* attention sinks (issue 23 §4) */
+	[AM_SINK] = { "sink", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_SINKS, STAGE_SINKS, NONE, Q_ROWS, AXIS_INDEX, 0,
+	              N_("the weight each row gave its head's sink: e^sink / (e^sink + \u03a3 e^s), what the row's weights lack of 1") },
 };
 
 #undef Q_ROWS
@@ -371,13 +374,25 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		/* without a mask, masked is scaled: the softmax reads scaled */
 		PANES({ .matrix = AM_MASKED, .requires = FEAT_MASK }, { .matrix = AM_SCALED, .unless = FEAT_MASK | FEAT_SOFTCAP },
 		      { .matrix = AM_CAPPED, .unless = FEAT_MASK }, { .matrix = AM_WEIGHTS }),
-		.formula = { { FEAT_MASK, 0, N_("weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
+		.formula = { { FEAT_SINKS, 0, N_("weights_ij = exp(s_ij \u2212 max_i) / (exp(sink_h \u2212 max_i) + \u03a3_k exp(s_ik \u2212 max_i)), max_i over the row and the sink"),
+		               N_("weights_ij = exp(s_ij - max_i) / (exp(sink_h - max_i) + sum_k exp(s_ik - max_i)), max_i over the row and the sink") },
+		             { FEAT_MASK, 0, N_("weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
 		               N_("weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)") },
 		             { 0, 0, N_("weights = softmax(scaled)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
 		               N_("weights = softmax(scaled)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)") } },
 		.what = N_("row-wise softmax: the attention weights"),
 		.blurb_en = "Softmax turns each row of scores into weights that are positive and sum to 1.",
 		.blurb_zh = "softmax 把每一行分数变成为正且和为 1 的权重。",
+	},
+	[STAGE_SINKS] = {
+		.map = "attention",
+		.name = "sinks", .requires = FEAT_SINKS, .instead = NONE,
+		PANES({ .matrix = AM_WEIGHTS }, { .matrix = AM_SINK }),
+		.formula = { { 0, 0, N_("sink_i = e^(sink_h) / (e^(sink_h) + \u03a3_k e^(s_ik)) = 1 \u2212 \u03a3_j weights_ij   (gpt-oss: a learned logit per head, its column dropped)"),
+		               N_("sink_i = e^(sink_h) / (e^(sink_h) + sum_k e^(s_ik)) = 1 - sum_j weights_ij   (gpt-oss: a learned logit per head, its column dropped)") } },
+		.what = N_("the share of each row the head's sink took: what its weights lack of 1"),
+		.blurb_en = "An attention sink is one more column in the softmax with no value behind it: what it takes is simply lost, so a head that finds nothing worth reading can give almost nothing to every key.",
+		.blurb_zh = "注意力汇点是 softmax 里多出来的一列，它背后没有值：它分走的权重就这样丢掉了，所以一个找不到值得读的内容的头，可以几乎什么都不给任何键。",
 	},
 	[STAGE_WEIGHTED] = {
 		.map = "attention",
@@ -687,6 +702,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no LM head here (\"vocab\" and \"unembed\", after the last layer)"), /* FEAT_LM_HEAD */
 	N_("its scores are not soft-capped (\"attn_logit_softcapping\")"), /* FEAT_SOFTCAP */
 	N_("its logits are not soft-capped (\"final_logit_softcapping\")"), /* FEAT_FINAL_CAP */
+	N_("it has no attention sinks (\"sinks\")"), /* FEAT_SINKS */
 };
 
 const char *feature_absent(unsigned feat)

@@ -26,6 +26,7 @@ typedef enum Stage {
 	STAGE_SOFTCAP,     /* soft-capping (Gemma 2): c·tanh(s/c) on the scaled scores, before the mask */
 	STAGE_MASK,
 	STAGE_SOFTMAX,
+	STAGE_SINKS,       /* attention sinks (gpt-oss): the share of each row the head's sink logit took */
 	STAGE_WEIGHTED,
 	STAGE_FLASH,       /* the same head outputs from FlashAttention's tiles */
 	STAGE_CONCAT,
@@ -81,6 +82,8 @@ typedef enum AttnMatrix {
 	AM_UNEMBED, AM_LOGITS, AM_NEXT,
 	/* soft-capping (issue 23 §5, Gemma 2): the scores after c·tanh(s/c); the LM head's logits before their cap */
 	AM_CAPPED, AM_LOGITS_RAW,
+	/* attention sinks (issue 23 §4, gpt-oss): the weight each row gave its head's sink (1 − the row's sum) */
+	AM_SINK,
 	AM_COUNT
 } AttnMatrix;
 
@@ -116,7 +119,8 @@ enum {
 	FEAT_LM_HEAD    = 1u << 24, /* the last layer, with a vocabulary: logits and the next token ("vocab") */
 	FEAT_SOFTCAP    = 1u << 25, /* soft-capped scores: c·tanh(s/c) before the mask ("attn_logit_softcapping") */
 	FEAT_FINAL_CAP  = 1u << 26, /* soft-capped logits ("final_logit_softcapping", with an LM head) */
-	FEAT_COUNT      = 27
+	FEAT_SINKS      = 1u << 27, /* a learned sink logit per head beside the keys ("sinks") */
+	FEAT_COUNT      = 28
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */

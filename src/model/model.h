@@ -157,6 +157,7 @@ typedef struct LayerParams {
 	Mat alibi_slopes; /* ALiBi: 1 × h as given, or empty for the ALiBi paper's defaults */
 	Block block;      /* this layer's block (version 2; block.present = 0 without one) */
 	Mat q_norm, k_norm; /* QK-norm's weights, 1 × d_k each (ModelConfig.qk_norm), else empty */
+	Mat sinks;          /* attention sinks (issue 23 §4, gpt-oss): 1 × heads learned logits, one per query head, else empty */
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;

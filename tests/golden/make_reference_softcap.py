@@ -236,6 +236,40 @@ def lessons(folder):
         "tokens": ["t0", "t1", "t2", "t3", "t4"], "X": rnd(g, n, d), "heads": h, "kv_heads": kv,
         "W_q": rnd(g, d, h * dk, 2.0), "W_k": rnd(g, d, kv * dk, 2.0), "W_v": rnd(g, d, kv * dk), "W_o": rnd(g, h * dk, d),
         "mask": "causal", "decode": True, "attn_logit_softcapping": 1.5}
+    # 5. Sinks alone: two heads, causal, one sink high (the head gives most of each row away) and one low.
+    n, d, h, dk = 4, 4, 2, 2
+    out["sinks_plain"] = {
+        "attnviz": 2, "title": {"en": "Attention sinks, two heads", "zh": "注意力汇点：两个头"},
+        "tokens": ["a", "b", "c", "d"], "X": rnd(g, n, d), "heads": h, "W_q": rnd(g, d, h * dk), "W_k": rnd(g, d, h * dk),
+        "W_v": rnd(g, d, h * dk), "mask": "causal", "sinks": [2.0, -1.5]}
+    # 6. gpt-oss-shaped: sinks per layer, RoPE, 4 heads on 2 kv heads, two pre-norm RMSNorm/SwiGLU layers, final norm, head.
+    n, d, h, kv, dk, ff, voc = 5, 8, 4, 2, 4, 12, 6
+    def oss_layer():
+        return dict(gemma_layer(), sinks=rvec(g, h, -1.0, 2.0))
+    l0, l1 = oss_layer(), oss_layer()
+    top = {"attnviz": 2, "title": {"en": "gpt-oss's sinks: RoPE, GQA, two layers and the LM head",
+                                   "zh": "gpt-oss 的汇点：RoPE、GQA、两层与语言模型头"},
+           "tokens": ["The", " cat", " sat", " on", " the"], "X": rnd(g, n, d), "mask": "causal", "rope": True}
+    top.update(l0)
+    top["block"] = dict(l0["block"], final_norm={"gamma": rvec(g, d)})
+    top["layers"] = [{}, l1]
+    top.update({"vocab": ["<eos>", "The", " cat", " sat", " on", " the"], "unembed": rnd(g, voc, d), "top_k": 3})
+    out["gptoss_sinks_rope_gqa"] = top
+    # 7. The gradients with sinks on (and the cap: both at once), causal, two heads on one kv head.
+    n, d, h, kv, dk = 4, 4, 2, 1, 2
+    out["sinks_softcap_backward"] = {
+        "attnviz": 2, "title": {"en": "The gradients with sinks and the soft cap", "zh": "带汇点与软上限的梯度"},
+        "tokens": ["p", "q", "r", "s"], "X": rnd(g, n, d), "heads": h, "kv_heads": kv, "W_q": rnd(g, d, h * dk, 1.5),
+        "W_k": rnd(g, d, kv * dk, 1.5), "W_v": rnd(g, d, kv * dk), "W_o": rnd(g, h * dk, d), "mask": "causal",
+        "sinks": [0.5, -0.25], "attn_logit_softcapping": 1.0, "backward": {"target": rnd(g, n, d)}}
+    # 8. Decoding with sinks and the cap: each step's softmax over the cache and the sink.
+    n, d, h, dk = 5, 4, 2, 2
+    out["sinks_softcap_decode"] = {
+        "attnviz": 2, "title": {"en": "Sinks and the soft cap, decoded with a KV cache",
+                                "zh": "汇点与软上限：用 KV 缓存逐词解码"},
+        "tokens": ["t0", "t1", "t2", "t3", "t4"], "X": rnd(g, n, d), "heads": h, "W_q": rnd(g, d, h * dk, 2.0),
+        "W_k": rnd(g, d, h * dk, 2.0), "W_v": rnd(g, d, h * dk), "mask": "causal", "decode": True, "rope": True,
+        "attn_logit_softcapping": 2.0, "sinks": [1.0, 0.0]}
     os.makedirs(folder, exist_ok=True)
     for name, lesson in out.items():
         with open(os.path.join(folder, name + ".json"), "w") as f:

@@ -61,7 +61,7 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
 	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
-	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a);
+	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
 	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
 	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
 	int r = -1;
@@ -128,7 +128,10 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 					sc = map->score_map(a, sc);
 				wrow[j - lo] = a->visible[(size_t)t * cfg->m + j] ? sc : -INFINITY;
 			}
-			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
+			if (sink != NULL)
+				attn_softmax_sink_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1, sink->sink_logit(a, h));
+			else
+				attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
 			/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
 			memset(out, 0, (size_t)dv * sizeof *out);
 			for (int j = lo; j <= t; j++) {

@@ -69,10 +69,11 @@ static void explain_softcap(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 	const double s = attn_cell(a, in, h, i, j), t = tanh(s / c), capped = attn_cell(a, which, h, i, j);
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
 
-	strbuf_printf(b, "c%stanh(s / c) = %s %s tanh(%s / %s) = %s %s tanh(%s) = %s\n", celltext_sym(utf8, "\u00b7", "*"),
+	strbuf_printf(b, "c%stanh(s / c) = %s %s tanh(%s / %s) = %s %s tanh(%s) = ", celltext_sym(utf8, "\u00b7", "*"),
 	              celltext_num(x1, c, utf8), celltext_sym(utf8, "\u00b7", "*"), celltext_num(x2, s, utf8),
 	              celltext_num(x3, c, utf8), celltext_num(x4, c, utf8), celltext_sym(utf8, "\u00b7", "*"),
-	              celltext_num(x5, s / c, utf8), celltext_num(x1, capped, utf8));
+	              celltext_num(x5, s / c, utf8));
+	strbuf_printf(b, "%s\n", celltext_num(x1, capped, utf8));
 	strbuf_printf(b, _("(s = %s is the %s score; the cap moved it by %s: it can never pass %s%s)\n"),
 	              celltext_num(x1, s, utf8), matrix_name(in), celltext_num(x2, capped - s, utf8),
 	              celltext_sym(utf8, "\u00b1", "+-"), celltext_num(x3, c, utf8));

@@ -50,6 +50,14 @@ AttnMatrix attn_reads_after(const Attn *a, const AttnVariant *v, AttnMatrix w)
 	return w;
 }
 
+const AttnVariant *attn_sink(const Attn *a)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->sink_logit != NULL && attn_variant_on(a, attn_variants[k]))
+			return attn_variants[k];
+	return NULL;
+}
+
 const AttnVariant *attn_score_map(const Attn *a)
 {
 	for (int k = 0; k < attn_variant_count; k++)
