@@ -705,6 +705,8 @@ walk_lesson window decode
 walk_lesson flash flash
 walk_lesson llama decode
 walk_lesson nexttoken next
+walk_lesson softcap softcap
+walk_lesson sinks sinks
 
 # The LM head (issue 21): the next stage's pane draws the top-k tokens as bars
 # with their probabilities; :temp and :topk recompute them (the title says T).

@@ -332,8 +332,9 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Lesson *l)
 			goto out;
 		path_set(c, old);
 	}
-	/* attention sinks (issue 23 §4, gpt-oss): one learned logit per query head, each layer its own */
-	if (read_shaped(c, root, "sinks", 1, l->lp.heads, NULL, _("heads, one sink logit per query head"), -1, &l->lp.sinks) != 0)
+	/* attention sinks (issue 23 §4, gpt-oss): one learned logit per query head, each layer its own; false: none (a compare's) */
+	if (!cJSON_IsFalse(get(root, "sinks")) &&
+	    read_shaped(c, root, "sinks", 1, l->lp.heads, NULL, _("heads, one sink logit per query head"), -1, &l->lp.sinks) != 0)
 		goto out;
 	if (!mat_empty(&l->lp.sinks) && l->cfg.flash_bq > 0) {
 		path_key(c, "sinks");

@@ -393,6 +393,10 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
 	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
 	sh.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
+	/* issue 23: the caps, and the sinks (their numbers are read with the others) */
+	sh.softcap = l->cfg.attn_softcap > 0.0;
+	sh.final_cap = l->cfg.final_softcap > 0.0 && sh.vocab > 0;
+	sh.sinks = cJSON_IsArray(get(root, "sinks"));
 	li_shapes_block(&sh, &l->lp);
 	if (li_stack(c)->part != PART_LAYER)
 		sh.has_final = li_stack(c)->link_final;

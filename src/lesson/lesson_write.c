@@ -329,6 +329,9 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 	}
 	if (l->cfg.decode && !cJSON_AddTrueToObject(o, "decode"))
 		return -1;
+	/* attention sinks: a compare variant that drops the lesson's says false */
+	if (top != NULL && !mat_empty(&top->lp.sinks) && mat_empty(&l->lp.sinks) && !cJSON_AddFalseToObject(o, "sinks"))
+		return -1;
 	/* soft-capping (issue 23 §5): a compare variant that drops the lesson's cap says 0 */
 	if ((l->cfg.attn_softcap > 0.0 || (top != NULL && top->cfg.attn_softcap > 0.0)) &&
 	    put(o, "attn_logit_softcapping", jw_number(l->cfg.attn_softcap)) != 0)

@@ -5,6 +5,7 @@
     make_reference_softcap.py --lessons DIR      # write the lessons (literal numbers from a seeded generator)
     make_reference_softcap.py LESSON.json > LESSON.ref.json   # (and its "compare" variant under "compare")
     make_reference_softcap.py --all tests/golden/softcap   # both: the lessons and every NAME.ref.json
+    make_reference_softcap.py lessons/softcap.json > tests/golden/lessons/softcap.ref.json   # (and sinks.json)
 
 Written from issue 23, lessons/FORMAT.md and the transformers code below,
 not from the C code. The rest of a layer (projections, QK-norm, RoPE,
@@ -148,7 +149,7 @@ def read_lesson(path, override=None):
     for p, lay in zip(params, J.get("layers") or [{}]):
         m = dict(J)
         m.update(lay)
-        p["sinks"] = vec(m["sinks"]) if m.get("sinks") is not None else None
+        p["sinks"] = vec(m["sinks"]) if m.get("sinks") else None   # false (a compare's): none
     return L, s, params
 
 
