@@ -62,7 +62,7 @@ static void explain_sink(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	const int m = attn_config(a)->m;
 	const double sink = attn_params(a)->sinks.a[h];
 	double max = sink, sum = 0.0, kept = 0.0;
-	char x1[32], x2[32], x3[32], x4[32];
+	char x1[32], x2[32], x3[32], x4[32], x5[32], x6[32], x7[32];
 
 	(void)which, (void)j;
 	for (int t = 0; t < m; t++)
@@ -77,8 +77,8 @@ static void explain_sink(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	strbuf_printf(b, "sink = exp(%s %s %s) / (exp(%s %s %s) + %s_k exp(s_k %s max)) = %s / (%s + %s) = ",
 	              celltext_num(x1, sink, utf8), celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, max, utf8),
 	              celltext_num(x3, sink, utf8), celltext_sym(utf8, "\u2212", "-"), celltext_num(x4, max, utf8),
-	              celltext_sym(utf8, "\u03a3", "sum"), celltext_sym(utf8, "\u2212", "-"), celltext_num(x1, exp(sink - max), utf8),
-	              celltext_num(x2, exp(sink - max), utf8), celltext_num(x3, sum, utf8));
+	              celltext_sym(utf8, "\u03a3", "sum"), celltext_sym(utf8, "\u2212", "-"), celltext_num(x5, exp(sink - max), utf8),
+	              celltext_num(x6, exp(sink - max), utf8), celltext_num(x7, sum, utf8));
 	strbuf_printf(b, "%s\n", celltext_num(x1, MAT_AT(a->head[h].sink, i, 0), utf8));
 	strbuf_printf(b, _("the row's weights sum to %s = 1 %s %s: the sink's share is dropped with its column, and it has no value to pass on\n"),
 	              celltext_num(x1, kept, utf8), celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, 1.0 - kept, utf8));
