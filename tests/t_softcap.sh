@@ -41,7 +41,7 @@ explains "dscaled: the gradient times the cap's slope" tests/golden/softcap/soft
 	"the cell was soft-capped, so the gradient is scaled by the cap's slope" 'dscaled = dmasked * (1 - tanh^2(s / c)) = '
 explains "weights: the sink is one more term of the sum" lessons/sinks.json \
 	'goto softmax\nskip\nexplain weights 0 0\n' \
-	'max of row 0 = 1.5' "sink (head 0's logit, no value): exp(1.5 - 1.5) = 1" 'weight = 0.317764 / 1.31776 = 0.241139'
+	'max of row 0 and the sink = 1.5' "sink (head 0's logit, no value): exp(1.5 - 1.5) = 1" 'weight = 0.317764 / 1.31776 = 0.241139'
 explains "sink: its share, and what the row's weights lack of 1" lessons/sinks.json \
 	'goto sinks\nskip\nexplain sink 3 0\n' \
 	"head 0's sink logit is 1.5" 'sink = exp(1.5 - 1.5) / (exp(1.5 - 1.5) + sum_k exp(s_k - max))' \

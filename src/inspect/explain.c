@@ -85,8 +85,14 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 		if (s != -INFINITY)
 			sum += exp(s - max);
 	}
-	strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
-	        celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u2212", "-"), i, celltext_num(x1, max, utf8));
+	if (sink != NULL) /* gpt-oss's sink: one more term below the line, its column dropped */
+		strbuf_printf(b, _("weight = exp(s_%d%d %s max) / (exp(sink %s max) + %s_t exp(s_%dt %s max)), max of row %d and the sink = %s\n"),
+		              i, j, celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03a3", "sum"),
+		              i, celltext_sym(utf8, "\u2212", "-"), i, celltext_num(x1, max, utf8));
+	else
+		strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
+		              celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u2212", "-"), i,
+		              celltext_num(x1, max, utf8));
 	for (t = 0; t < cfg->m && t < CELLTEXT_MAX_TERMS; t++) {
 		const double s = attn_cell(a, AM_MASKED, h, i, t);
 		char *lab = labels_col(a, AM_WEIGHTS, t);

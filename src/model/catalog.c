@@ -386,7 +386,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_SINKS] = {
 		.map = "attention",
-		.name = "sinks", .requires = FEAT_SINKS, .instead = NONE,
+		.name = "sinks", .requires = FEAT_SINKS, .instead = STAGE_SOFTMAX,
 		PANES({ .matrix = AM_WEIGHTS }, { .matrix = AM_SINK }),
 		.formula = { { 0, 0, N_("sink_i = e^(sink_h) / (e^(sink_h) + \u03a3_k e^(s_ik)) = 1 \u2212 \u03a3_j weights_ij   (gpt-oss: a learned logit per head, its column dropped)"),
 		               N_("sink_i = e^(sink_h) / (e^(sink_h) + sum_k e^(s_ik)) = 1 - sum_j weights_ij   (gpt-oss: a learned logit per head, its column dropped)") } },
