@@ -46,6 +46,9 @@ explains "sink: its share, and what the row's weights lack of 1" lessons/sinks.j
 	'goto sinks\nskip\nexplain sink 3 0\n' \
 	"head 0's sink logit is 1.5" 'sink = exp(1.5 - 1.5) / (exp(1.5 - 1.5) + sum_k exp(s_k - max))' \
 	"the row's weights sum to 0.559676 = 1 - 0.440324" '= 1 / (1 + 1.27106) = 0.440324'
+explains "set sinks: the sink logit is a given matrix (the compare without sinks keeps none)" lessons/sinks.json \
+	'goto sinks\nskip\nset sinks[0][0] 5\nexplain sink 0 0\n' \
+	'sinks[0][0] = 5; everything after it is recomputed' '= 1 / (1 + 0.00959564) = 0.990496'
 explains "the stages' formulas" lessons/sinks.json 'goto sinks\nskip\n' \
 	'sink_i = e^(sink_h) / (e^(sink_h) + sum_k e^(s_ik)) = 1 - sum_j weights_ij'
 finish

@@ -388,7 +388,7 @@ static cJSON *dump_layer(const Attn *a)
 		{ "ln1_gamma", AM_LN1_GAMMA }, { "ln1_beta", AM_LN1_BETA }, { "ln2_gamma", AM_LN2_GAMMA },
 		{ "ln2_beta", AM_LN2_BETA }, { "ffn_b_1", AM_B_1 }, { "ffn_b_3", AM_B_3 }, { "ffn_b_2", AM_B_2 },
 		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA }, { "q_norm", AM_Q_NORM_W },
-		{ "k_norm", AM_K_NORM_W },
+		{ "k_norm", AM_K_NORM_W }, { "sinks", AM_SINKS },
 	};
 	static const struct { const char *key; AttnMatrix m; } results[] = {
 		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },

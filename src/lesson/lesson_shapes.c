@@ -339,6 +339,7 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_D_FF] = s->d_ff;
 	out->dim[DIM_TWO] = 2;
 	out->dim[DIM_VOCAB] = s->vocab;
+	out->dim[DIM_HEADS] = s->heads;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |

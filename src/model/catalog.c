@@ -205,6 +205,8 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	/* attention sinks (issue 23 §4) */
 	[AM_SINK] = { "sink", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_SINKS, STAGE_SINKS, NONE, Q_ROWS, AXIS_INDEX, 0,
 	              N_("the weight each row gave its head's sink: e^sink / (e^sink + \u03a3 e^s), what the row's weights lack of 1") },
+	[AM_SINKS] = { "sinks", DIM_ONE, DIM_HEADS, DIM_ONE, GP, FEAT_SINKS, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	               N_("the attention sinks: one learned logit per query head, one more column of its softmax") },
 };
 
 #undef Q_ROWS
@@ -387,7 +389,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_SINKS] = {
 		.map = "attention",
 		.name = "sinks", .requires = FEAT_SINKS, .instead = STAGE_SOFTMAX,
-		PANES({ .matrix = AM_WEIGHTS }, { .matrix = AM_SINK }),
+		PANES({ .matrix = AM_SINKS }, { .matrix = AM_WEIGHTS }, { .matrix = AM_SINK }),
 		.formula = { { 0, 0, N_("sink_i = e^(sink_h) / (e^(sink_h) + \u03a3_k e^(s_ik)) = 1 \u2212 \u03a3_j weights_ij   (gpt-oss: a learned logit per head, its column dropped)"),
 		               N_("sink_i = e^(sink_h) / (e^(sink_h) + sum_k e^(s_ik)) = 1 - sum_j weights_ij   (gpt-oss: a learned logit per head, its column dropped)") } },
 		.what = N_("the share of each row the head's sink took: what its weights lack of 1"),

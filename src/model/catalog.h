@@ -83,7 +83,7 @@ typedef enum AttnMatrix {
 	/* soft-capping (issue 23 §5, Gemma 2): the scores after c·tanh(s/c); the LM head's logits before their cap */
 	AM_CAPPED, AM_LOGITS_RAW,
 	/* attention sinks (issue 23 §4, gpt-oss): the weight each row gave its head's sink (1 − the row's sum) */
-	AM_SINK,
+	AM_SINK, AM_SINKS,
 	AM_COUNT
 } AttnMatrix;
 
@@ -142,6 +142,7 @@ typedef enum Dim {
 	DIM_NKB,     /* FlashAttention: the key blocks, ⌈m / block_k⌉ */
 	DIM_NKB_DV,  /* the key blocks × d_v: O after each key block, side by side */
 	DIM_VOCAB,   /* the vocabulary's entries (the LM head) */
+	DIM_HEADS,   /* the query heads (one attention sink logit each) */
 	DIM_COUNT
 } Dim;
 

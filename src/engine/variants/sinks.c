@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* sink_h: the layer's given matrix sinks (1 × heads). */
 static double sinks_logit(const Attn *a, int h)
 {
 	return attn_params(a)->sinks.a[h];
@@ -50,10 +51,11 @@ static const char *sinks_fault(const ModelConfig *cfg, const LayerParams *lp)
 	return cfg->flash_bq > 0 ? "sinks (with flash)" : NULL;
 }
 
+/* Whether both have sinks: their numbers are a given matrix (sinks), whose edits the stage rules follow. */
 static int sinks_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
 	(void)xc; (void)yc;
-	return attn_same_bits(&xp->sinks, &yp->sinks);
+	return mat_empty(&xp->sinks) == mat_empty(&yp->sinks) && xp->sinks.cols == yp->sinks.cols;
 }
 
 /* sink[i][0]: the row's maximum, its sum with the sink's term, the sink's share and what the weights kept. */
@@ -97,7 +99,7 @@ const AttnVariant variant_sinks = {
 	.feature = FEAT_SINKS,
 	.stage = STAGE_SINKS,
 	.kernel = pass_sinks,
-	.rules = { { AM_SINK, ATTN_MADE(AM_MASKED, AM_WEIGHTS) } },
+	.rules = { { AM_SINK, ATTN_MADE(AM_MASKED, AM_WEIGHTS, AM_SINKS) } },
 	.explain = explain_sink,
 	.operands = operands_sink,
 	.fault = sinks_fault,
