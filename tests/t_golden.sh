@@ -75,6 +75,19 @@ bad_lessons v3
 # temperature), learned positions, gelu_tanh; and the loader's errors of v4/bad.
 golden_dir v4
 bad_lessons v4
+# Issue 23's soft-capping and attention sinks (tests/golden/softcap, made by
+# make_reference_softcap.py): Gemma 2's caps on the scores and the logits, and
+# the gradients through them; the loader's errors of softcap/bad.
+golden_dir softcap
+bad_lessons softcap
+# ... and `save` writes their keys back: the saved lesson dumps the same bytes
+for lesson in tests/golden/softcap/*.json; do
+	case $lesson in *.ref.json) continue ;; esac
+	printf 'save %s\nquit\n' "$tmp/saved.json" | "$ATTNVIZ" --plain "$lesson" >/dev/null 2>"$err"
+	"$ATTNVIZ" --dump "$lesson" >"$tmp/dump.a" 2>>"$err"
+	expect "softcap/$(basename "$lesson" .json) round-trips through save" \
+		'"$ATTNVIZ" --dump "$tmp/saved.json" 2>>"$err" | cmp -s - "$tmp/dump.a"'
+done
 # the training references: the command line each was made with (tests/golden/v2/README.md)
 for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
 	set -- $t

@@ -695,6 +695,12 @@ walk_lesson() {
 	*" $wl_stage "*) ok "$wl_name: the walk shows stage $wl_stage" ;;
 	*) not_ok "$wl_name: the walk shows stage $wl_stage" "saw:$seen" ;;
 	esac
+	# the course's last lesson (a third argument "last") ends with the course's summary: q closes it first
+	if [ "${3:-}" = last ]; then
+		shows "$wl_name: the course's last lesson ends with its summary" "$s" 'The course is finished'
+		keys "$s" q
+		wait_gone "$s" 'The course is finished' 3 >/dev/null 2>&1
+	fi
 	quits "$s" "$wl_name"
 }
 walk_lesson rope rotate
@@ -705,6 +711,8 @@ walk_lesson window decode
 walk_lesson flash flash
 walk_lesson llama decode
 walk_lesson nexttoken next
+walk_lesson softcap softcap
+walk_lesson sinks sinks last
 
 # The LM head (issue 21): the next stage's pane draws the top-k tokens as bars
 # with their probabilities; :temp and :topk recompute them (the title says T).
@@ -917,7 +925,7 @@ printf 'lessons\n' | XDG_STATE_HOME=$P "$ATTNVIZ" --plain >"$tmp/lessons.out" 2>
 expect "lessons: ✓ for a finished lesson" 'grep -Eq "^✓ +2\. dot" "$tmp/lessons.out"'
 
 s=prog3
-start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" nexttoken
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" sinks
 wait_for "$s" 'step 1/' >/dev/null
 keys "$s" G
 shows "progress: finishing the last lesson shows a summary of the course" "$s" 'The course is finished'

@@ -397,6 +397,14 @@ static Mat *cell_matrix(Lesson *l, AttnMatrix which, int layer, int row, int col
 	return m;
 }
 
+/* l has none of a feature's given matrix (a compare variant with "sinks": false): an edit of it leaves l alone. */
+static int lacks_matrix(Lesson *l, AttnMatrix which, int layer)
+{
+	const Mat *m = lesson_walk_matrix(l, layer, which);
+
+	return m != NULL && mat_empty(m) && matrix_kinds[which].requires != 0;
+}
+
 typedef struct CellArg {
 	AttnMatrix which;
 	int layer, row, col;
@@ -407,9 +415,11 @@ typedef struct CellArg {
 static int edit_cell(Lesson *l, void *arg, char **err)
 {
 	const CellArg *a = arg;
-	Mat *m = cell_matrix(l, a->which, a->layer, a->row, a->col, err);
+	Mat *m;
 
-	if (m == NULL)
+	if (lacks_matrix(l, a->which, a->layer))
+		return 0;
+	if ((m = cell_matrix(l, a->which, a->layer, a->row, a->col, err)) == NULL)
 		return -1;
 	MAT_AT(*m, a->row, a->col) = a->value;
 	return 0;
@@ -606,7 +616,7 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 	if ((m = cell_matrix(l, which, s->layer, row, col, err)) == NULL)
 		return -1;
 	/* Edits apply to the compare variant too; a refusal there refuses the edit. */
-	if (c != NULL && (cm = cell_matrix(c, which, s->layer, row, col, &e)) == NULL) {
+	if (c != NULL && !lacks_matrix(c, which, s->layer) && (cm = cell_matrix(c, which, s->layer, row, col, &e)) == NULL) {
 		*err = str_printf(_("compare: %s"), e ? e : "the variant refuses this edit");
 		free(e);
 		return -1;

@@ -43,7 +43,7 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_DEC_Q] = AT(Attn, dec_q), [AM_CACHE_K] = AT(Attn, cache_K), [AM_CACHE_V] = AT(Attn, cache_V),
 	[AM_DEC_OUTPUT] = AT(Attn, dec_output), [AM_DEC_LAYER_OUT] = AT(Attn, dec_layer_out),
 	[AM_Q_NORM] = AT(Attn, Q_norm), [AM_K_NORM] = AT(Attn, K_norm), [AM_LOGITS] = AT(Attn, logits),
-	[AM_NEXT] = AT(Attn, next_p),
+	[AM_NEXT] = AT(Attn, next_p), [AM_LOGITS_RAW] = AT(Attn, logits_raw),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -53,6 +53,7 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_FLASH_L] = AT(AttnHead, flash_l), [AM_FLASH_O] = AT(AttnHead, flash_O),
 	[AM_FLASH_OUT] = AT(AttnHead, flash_out), [AM_DEC_SCORES] = AT(AttnHead, dec_scores),
 	[AM_DEC_WEIGHTS] = AT(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = AT(AttnHead, dec_weighted),
+	[AM_CAPPED] = AT(AttnHead, capped), [AM_SINK] = AT(AttnHead, sink),
 };
 #undef AT
 
@@ -189,6 +190,20 @@ int attn_softmax_row(const double *x, double *out, int len)
 	int nonfinite = 0;
 
 	return softmax_row(x, out, len, &nonfinite);
+}
+
+double attn_softmax_sink_row(const double *x, double *out, int len, double sink)
+{
+	const double max = fmax(row_max(x, len), sink), e = exp(sink - max);
+	double sum = 0.0;
+
+	for (int j = 0; j < len; j++) {
+		out[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
+		sum += out[j];
+	}
+	sum += e; /* the sink's column last, as torch.cat([attn_weights, sinks], dim=-1) puts it */
+	row_divide(out, len, sum);
+	return e / sum;
 }
 
 /* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
@@ -360,15 +375,16 @@ static void fill_hidden(double *row, const unsigned char *vis, int len, double f
 /*
  * Cells [0, len) of row i of derived matrix w of head h, into out (kernels.h):
  *   scaled = scores × factor;  a variant's bias b_ij (score_bias) alone, or
- *   biased = scaled + b;  masked = biased (with such a variant) or scaled,
- *   with the cells the mask hides := fill.
+ *   biased = scaled + b;  a variant's map f (score_map: soft-capping) of
+ *   biased or scaled, its mapped_matrix;  masked = the last of these, with
+ *   the cells the mask hides := fill.
  * Each cell is the same operations, in the same order, as when the stages were kept.
  */
 void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, int len)
 {
 	const ModelConfig *cfg = attn_config(a);
 	const size_t m = (size_t)cfg->m;
-	const AttnVariant *v = attn_score_bias(a);
+	const AttnVariant *v = attn_score_bias(a), *f;
 
 	if (v != NULL && w == v->bias_matrix) {
 		for (int j = 0; j < len; j++)
@@ -379,6 +395,9 @@ void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, in
 	if (w != AM_SCALED && v != NULL)
 		for (int j = 0; j < len; j++)
 			out[j] = out[j] + v->score_bias(a, h, i, j);
+	if (w != AM_SCALED && (v == NULL || w != v->biased_matrix) && (f = attn_score_map(a)) != NULL)
+		for (int j = 0; j < len; j++)
+			out[j] = f->score_map(a, out[j]);
 	if (w == AM_MASKED)
 		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(cfg));
 }
@@ -386,7 +405,7 @@ void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, in
 
 double attn_derived_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 {
-	const AttnVariant *v = attn_score_bias(a);
+	const AttnVariant *v = attn_score_bias(a), *f;
 	double x;
 
 	if (v != NULL && which == v->bias_matrix)
@@ -396,6 +415,8 @@ double attn_derived_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 	x = MAT_AT(a->head[h].scores, i, j) * a->factor;
 	if (which != AM_SCALED && v != NULL)
 		x = x + v->score_bias(a, h, i, j);
+	if (which != AM_SCALED && (v == NULL || which != v->biased_matrix) && (f = attn_score_map(a)) != NULL)
+		x = f->score_map(a, x);
 	return x;
 }
 
@@ -544,10 +565,11 @@ static int causal_skip(const ModelConfig *cfg)
 	return model_mask_causal(cfg) && cfg->mask_fill_inf;
 }
 
-/* Pass 6, softmax: each row of masked becomes weights (n × m) that sum to 1 (0 with nothing visible). */
+/* Pass 6, softmax: each row of masked becomes weights (n × m) that sum to 1 (0 with nothing visible; less than 1 with a sink). */
 static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int n = cfg->n, m = cfg->m;
+	const AttnVariant *sink = attn_sink(a);
 	double *row = attn_scratch_row(a, m); /* the row of masked, made as it is read */
 	int h, i;
 
@@ -556,7 +578,11 @@ static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		for (i = 0; i < n; i++) {
 			const int len = causal_skip(cfg) ? i + 1 : m;
 			attn_derived_row(a, AM_MASKED, h, i, row, len);
-			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
+			if (sink != NULL) /* a variant's sink logit beside the keys (variants.h: sink_logit) */
+				a->nonfinite |= !isfinite(attn_softmax_sink_row(row, &a->head[h].weights.a[(size_t)i * m], len,
+				                                                sink->sink_logit(a, h)));
+			else
+				softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
 			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
 		}
 	free(row);
@@ -845,6 +871,17 @@ int attn_top_entries(const double *row, int len, int k, int *idx)
 	return have;
 }
 
+/* Gemma 2's final soft cap: logits_raw keeps the products, logits = c·tanh(logits_raw / c) */
+static void final_softcap(Attn *a, const ModelConfig *cfg)
+{
+	if (cfg->final_softcap > 0.0 && !mat_empty(&a->logits_raw)) {
+		const size_t len = (size_t)a->logits.rows * (size_t)a->logits.cols;
+		memcpy(a->logits_raw.a, a->logits.a, len * sizeof(double));
+		for (size_t k = 0; k < len; k++)
+			a->logits.a[k] = cfg->final_softcap * tanh(a->logits_raw.a[k] / cfg->final_softcap);
+	}
+}
+
 /*
  * The LM head, after the last layer: logits (n × vocab) = x (n × d_model) · unembedᵀ (d_model × vocab), x the
  * final norm (or the last layer's output without one). Through the matrix-product kernels, unembed read
@@ -865,6 +902,7 @@ static void pass_logits(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	if (matview_empty(&cfg->unembed_view)) {
 		a->nonfinite |= mat_mul_view(x->rows, x->cols, cfg->vocab, x->a, (size_t)x->cols, cfg->unembed.a,
 		                             (size_t)cfg->unembed.cols, 1, a->logits.a, (size_t)a->logits.cols, 0);
+		final_softcap(a, cfg);
 		return;
 	}
 	if ((rows = malloc((size_t)LOGITS_ROWS * (size_t)x->cols * sizeof *rows)) == NULL) {
@@ -879,6 +917,7 @@ static void pass_logits(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		                             &a->logits.a[v0], (size_t)a->logits.cols, 0);
 	}
 	free(rows);
+	final_softcap(a, cfg);
 }
 
 /* next (1 × vocab) = softmax(z / T), z the logits of row logits_row: exp(z_v/T − max) / Σ_u exp(z_u/T − max). */
@@ -943,8 +982,8 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_SPLIT] = { { AM_COUNT, NULL } }, /* no pass */
 	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_NORM, AM_K_NORM, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
 	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
-	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED) } },
-	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED) } },
+	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED, AM_CAPPED) } },
+	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED, AM_SINKS) } },
 	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
 	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },
 	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_W_O, AM_B_O) } },
@@ -961,7 +1000,8 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_NORM2_POST] = { { AM_NORM2, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) },
 	                       { AM_NORM2_STATS, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) } },
 	[STAGE_FINAL_NORM] = { { AM_FINAL, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL_GAMMA, AM_FINAL_BETA) } },
-	[STAGE_LOGITS] = { { AM_LOGITS, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL, AM_UNEMBED) } },
+	[STAGE_LOGITS] = { { AM_LOGITS, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL, AM_UNEMBED) },
+	                   { AM_LOGITS_RAW, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL, AM_UNEMBED) } },
 	[STAGE_NEXT] = { { AM_NEXT, MADE(AM_LOGITS) } },
 };
 #undef FFN_IN

@@ -66,6 +66,10 @@ typedef struct AttnHead {
 	Mat dec_scores;       /* n × m: q_t · k_j, the raw score, for the cached keys */
 	Mat dec_weights;      /* n × m: softmax over the cache (after scale, ALiBi and mask) */
 	Mat dec_weighted;     /* n × d_v */
+	/* Soft-capping (empty but in attn_update's copies): c·tanh(x/c) of biased or scaled, what the mask reads (derived) */
+	Mat capped;           /* n × m */
+	/* Attention sinks (empty without): the weight row i gave the head's sink, e^sink / (e^sink + Σ_k e^s_ik) */
+	Mat sink;             /* n × 1 */
 } AttnHead;
 
 typedef struct Attn {
@@ -122,6 +126,7 @@ typedef struct Attn {
 	/* The LM head (the last layer of a lesson with a vocabulary; empty without): */
 	Mat logits;           /* n × vocab: the last layer's rows (after the final norm) · unembedᵀ */
 	Mat next_p;           /* 1 × vocab: softmax(logits[logits_row] / temperature) */
+	Mat logits_raw;       /* n × vocab: with a final soft cap, the logits before it (logits = c·tanh(raw/c)); else empty */
 
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer
@@ -228,6 +233,10 @@ double attn_relu(double x);
 double attn_gelu(double x);
 double attn_gelu_tanh(double x);
 double attn_silu(double x);
+
+/* Softmax over x and one more logit, the sink, whose column is dropped: out_j = e^(x_j − M) / (e^(sink − M) + Σ_k e^(x_k − M)),
+ * M the maximum of x and the sink (gpt-oss); −∞ entries get 0. Returns the sink's share, 1 − Σ_j out_j. */
+double attn_softmax_sink_row(const double *x, double *out, int len, double sink);
 
 /* FlashAttention: the tile (query block qb, key block kb) has no visible cell under a −∞ mask, so it is skipped. */
 int attn_flash_skipped(const Attn *a, int qb, int kb);

@@ -74,6 +74,7 @@ static int like(Mat *d, const Mat *m)
  *   weighted = weights·V_h         dweights = dweighted·V_hᵀ, dV_h = weightsᵀ·dweighted
  *   weights = softmax(masked)      dmasked_ij = w_ij (dweights_ij − Σ_k w_ik dweights_ik)
  *   masked = scaled where visible  dscaled = dmasked where visible, 0 where hidden
+ *     (soft-capped: masked = c·tanh(scaled/c)  dscaled = dmasked · (1 − tanh²(scaled/c)))
  *   scaled = scores × factor       dscores = dscaled × factor
  *   scores = Q_h·K_hᵀ              dQ_h = dscores·K_h, dK_h = dscoresᵀ·Q_h
  *   Q = X·W_q + b_q                dW_q = Xᵀ·dQ, db_q = Σ_rows dQ, dX = dQ·W_qᵀ (K, V from S likewise)
@@ -87,6 +88,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	const Mat *S = cfg->has_source ? &a->S : Xa;
 	/* the scores read what a variant made of q and k (variants.h: reads): its backward turns their gradient back below */
 	const Mat *Qs = attn_slot_const(a, attn_reads(a, AM_Q), 0), *Ks = attn_slot_const(a, attn_reads(a, AM_K), 0);
+	const AttnVariant *map = attn_score_map(a), *bias = attn_score_bias(a);
 
 	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &lp->W_o) || like(&g->b_o, &lp->b_o) ||
 	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
@@ -137,6 +139,15 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] : 0.0;
 			gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
 		}
+		/* a variant's map of the scores before the mask (soft-capping): × its slope f'(biased or scaled), cell by cell */
+		if (map != NULL)
+			for (int i = 0; i < n; i++)
+				for (int j = 0; j < m; j++) {
+					const size_t ij = (size_t)i * m + j;
+					const double x = attn_cell(a, bias != NULL ? bias->biased_matrix : AM_SCALED, h, i, j);
+					gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] * map->score_map_grad(a, x) : 0.0;
+					gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
+				}
 		if (cfg->score == SCORE_ADDITIVE) {
 			/* s_ij = Σ_c w_e[c] tanh(q_ic + k_jc): ∂s/∂q_ic = ∂s/∂k_jc = w_e[c](1 − tanh²), ∂s/∂w_e[c] = tanh */
 			const double *w_e = &lp->w_e.a[h * dk];

@@ -109,6 +109,14 @@ static int add_score_bias(cJSON *obj, const Attn *a, int h)
 	                     add_derived(obj, matrix_name(v->biased_matrix), a, v->biased_matrix, h));
 }
 
+/* A variant's map of the scores before the mask (soft-capping's capped), derived, under its catalogue name. */
+static int add_score_map(cJSON *obj, const Attn *a, int h)
+{
+	const AttnVariant *v = attn_score_map(a);
+
+	return v != NULL && add_derived(obj, matrix_name(v->mapped_matrix), a, v->mapped_matrix, h);
+}
+
 /* What a variant made of Q and K for the scores to read (variants.h: reads), under their catalogue names. */
 static int add_reads(cJSON *obj, const Attn *a)
 {
@@ -279,8 +287,9 @@ static cJSON *dump_heads(const Attn *a)
 		}
 		if ((model_kv_named(attn_params(a)) && add_number(o, "kv_head", attn_kv_head(a, h))) ||
 		    add_matrix(o, "scores", &hd->scores) || add_derived(o, "scaled", a, AM_SCALED, h) ||
-		    add_score_bias(o, a, h) ||
+		    add_score_bias(o, a, h) || add_score_map(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
+		    (!mat_empty(&hd->sink) && add_matrix(o, "sink", &hd->sink)) ||
 		    add_matrix(o, "output", &hd->weighted))
 			goto fail;
 	}
@@ -381,7 +390,7 @@ static cJSON *dump_layer(const Attn *a)
 		{ "ln1_gamma", AM_LN1_GAMMA }, { "ln1_beta", AM_LN1_BETA }, { "ln2_gamma", AM_LN2_GAMMA },
 		{ "ln2_beta", AM_LN2_BETA }, { "ffn_b_1", AM_B_1 }, { "ffn_b_3", AM_B_3 }, { "ffn_b_2", AM_B_2 },
 		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA }, { "q_norm", AM_Q_NORM_W },
-		{ "k_norm", AM_K_NORM_W },
+		{ "k_norm", AM_K_NORM_W }, { "sinks", AM_SINKS },
 	};
 	static const struct { const char *key; AttnMatrix m; } results[] = {
 		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },
@@ -544,7 +553,9 @@ static int add_lm_head(cJSON *o, const Attn *a)
 	/* a model's dump with its weights (dump_set_weights(2)): the unembedding too (a real model's made doubles) */
 	if (dump_weights == 2 && ((u = attn_matrix(last, AM_UNEMBED, 0)) == NULL || add_matrix(o, "unembed", u)))
 		return -1;
-	if (add_matrix(o, "final_norm", attn_layer_output(last)) || add_matrix(o, "logits", &last->logits) ||
+	if (add_matrix(o, "final_norm", attn_layer_output(last)) ||
+	    (!mat_empty(&last->logits_raw) && add_matrix(o, "logits_raw", &last->logits_raw)) ||
+	    add_matrix(o, "logits", &last->logits) ||
 	    (next = cJSON_AddObjectToObject(o, "next")) == NULL || add_number(next, "row", attn_logits_row(cfg)) ||
 	    add_number(next, "temperature", attn_temperature(cfg)) ||
 	    !cJSON_AddItemToObject(next, "probs", jw_numbers(last->next_p.a, cfg->vocab)) ||

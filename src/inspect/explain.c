@@ -67,8 +67,10 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 {
 	const ModelConfig *cfg = attn_config(a);
 	const AttnHead *hd = &a->head[h];
+	const AttnVariant *sink = attn_sink(a);
+	const double sink_logit = sink != NULL ? sink->sink_logit(a, h) : -INFINITY;
 	char x1[32], x2[32], x3[32];
-	double max = -INFINITY, sum = 0.0;
+	double max = sink_logit, sum = 0.0;
 	int t;
 
 	for (t = 0; t < cfg->m; t++)
@@ -83,8 +85,14 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 		if (s != -INFINITY)
 			sum += exp(s - max);
 	}
-	strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
-	        celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u2212", "-"), i, celltext_num(x1, max, utf8));
+	if (sink != NULL) /* gpt-oss's sink: one more term below the line, its column dropped */
+		strbuf_printf(b, _("weight = exp(s_%d%d %s max) / (exp(sink %s max) + %s_t exp(s_%dt %s max)), max of row %d and the sink = %s\n"),
+		              i, j, celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03a3", "sum"),
+		              i, celltext_sym(utf8, "\u2212", "-"), i, celltext_num(x1, max, utf8));
+	else
+		strbuf_printf(b, _("weight = exp(s_%d%d %s max) / %s_t exp(s_%dt %s max), max of row %d = %s\n"), i, j,
+		              celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03a3", "sum"), i, celltext_sym(utf8, "\u2212", "-"), i,
+		              celltext_num(x1, max, utf8));
 	for (t = 0; t < cfg->m && t < CELLTEXT_MAX_TERMS; t++) {
 		const double s = attn_cell(a, AM_MASKED, h, i, t);
 		char *lab = labels_col(a, AM_WEIGHTS, t);
@@ -98,6 +106,11 @@ static void explain_softmax(StrBuf *b, const Attn *a, int h, int i, int j, int u
 	}
 	if (cfg->m > CELLTEXT_MAX_TERMS)
 		strbuf_printf(b, _("  … (%d keys in all)\n"), cfg->m);
+	if (sink != NULL) { /* the head's sink: one more term of the sum, its column dropped */
+		sum += exp(sink_logit - max);
+		strbuf_printf(b, _("     sink (head %d's logit, no value): exp(%s %s %s) = %s\n"), h, celltext_num(x1, sink_logit, utf8),
+		              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, max, utf8), celltext_num(x3, exp(sink_logit - max), utf8));
+	}
 	{
 		const double s = attn_cell(a, AM_MASKED, h, i, j);
 		const double e = s == -INFINITY ? 0.0 : exp(s - max);
@@ -234,8 +247,9 @@ static void explain_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 	(void)which, (void)h;
 	if (a->visible[(size_t)i * cfg->m + j]) {
-		strbuf_printf(b, attn_score_bias(a) != NULL ? _("query %d may see key %d, so the biased score passes through unchanged.\n")
-		                          : _("query %d may see key %d, so the scaled score passes through unchanged.\n"),
+		strbuf_printf(b, attn_score_map(a) != NULL    ? _("query %d may see key %d, so the capped score passes through unchanged.\n")
+		                 : attn_score_bias(a) != NULL ? _("query %d may see key %d, so the biased score passes through unchanged.\n")
+		                                              : _("query %d may see key %d, so the scaled score passes through unchanged.\n"),
 		              i, j);
 		return;
 	}
@@ -514,8 +528,20 @@ static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int
 
 static void explain_back_mask(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	(void)which, (void)h, (void)utf8;
-	if (a->visible[(size_t)i * attn_config(a)->m + j])
+	const AttnVariant *map = attn_score_map(a), *bias = attn_score_bias(a);
+
+	(void)which;
+	if (a->visible[(size_t)i * attn_config(a)->m + j] && map != NULL) {
+		/* soft-capping: masked = c·tanh(s/c), so dscaled = dmasked · (1 − tanh²(s/c)) */
+		const double s = attn_cell(a, bias != NULL ? bias->biased_matrix : AM_SCALED, h, i, j);
+		const double slope = map->score_map_grad(a, s);
+		char x1[32], x2[32], x3[32];
+		strbuf_printf(b, _("query %d may see key %d; the cell was soft-capped, so the gradient is scaled by the cap's slope:\n"), i, j);
+		strbuf_printf(b, "dscaled = dmasked %s (1 %s tanh%s(s / c)) = %s %s %s = %s\n", celltext_sym(utf8, "\u00d7", "*"),
+		              celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u00b2", "^2"),
+		              celltext_num(x1, MAT_AT(a->grad->head[h].masked, i, j), utf8), celltext_sym(utf8, "\u00d7", "*"),
+		              celltext_num(x2, slope, utf8), celltext_num(x3, MAT_AT(a->grad->head[h].scaled, i, j), utf8));
+	} else if (a->visible[(size_t)i * attn_config(a)->m + j])
 		strbuf_printf(b, _("query %d may see key %d: the gradient passes through, dscaled = dmasked\n"), i, j);
 	else
 		strbuf_printf(b, _("query %d may not see key %d: the cell was set to the fill, a constant, so nothing flows back: 0\n"),
@@ -585,10 +611,21 @@ static void explain_logits(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const Mat *x = attn_layer_output(a);
 	double *buf = malloc((size_t)x->cols * sizeof *buf); /* a real model's row, made doubles (model_unembed_row) */
 
-	(void)which, (void)h;
+	(void)h;
 	if (buf == NULL) {
 		strbuf_printf(b, "%s\n", _("out of memory"));
 		return;
+	}
+	if (which == AM_LOGITS && !mat_empty(&a->logits_raw)) { /* Gemma 2's final soft cap */
+		const double c = cfg->final_softcap, z = MAT_AT(a->logits_raw, i, j), t = tanh(z / c);
+		char x1[32], x2[32], x3[32], x4[32];
+		strbuf_printf(b, "c%stanh(logits_raw / c) = %s %s tanh(%s / %s) = %s\n", celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_num(x1, c, utf8), celltext_sym(utf8, "\u00b7", "*"), celltext_num(x2, z, utf8),
+		              celltext_num(x3, c, utf8), celltext_num(x4, MAT_AT(a->logits, i, j), utf8));
+		strbuf_printf(b, _("(final_logit_softcapping: the logit can never pass %s%s; its slope here is 1 %s tanh%s = %s)\n"),
+		              celltext_sym(utf8, "\u00b1", "+-"), celltext_num(x1, c, utf8), celltext_sym(utf8, "\u2212", "-"),
+		              celltext_sym(utf8, "\u00b2", "^2"), celltext_num(x2, 1.0 - t * t, utf8));
+		strbuf_printf(b, "%s", _("logits_raw, the product before the cap: "));
 	}
 	strbuf_printf(b, "%s", _("vocabulary entry "));
 	buf_label(b, labels_vocab(cfg, j));
@@ -749,10 +786,10 @@ static int operands_scores(const Attn *a, AttnMatrix which, int h, int i, int j,
 /* A cell of scaled or masked: the same cell one stage back (masked: of a variant's biased scores, if any). */
 static int operands_cellwise(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	const AttnVariant *bias = attn_score_bias(a);
+	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a);
 	int k = 0;
 
-	OP(which == AM_SCALED ? AM_SCORES : bias == NULL ? AM_SCALED : bias->biased_matrix, h, i, j);
+	OP(which == AM_SCALED ? AM_SCORES : map != NULL ? map->mapped_matrix : bias == NULL ? AM_SCALED : bias->biased_matrix, h, i, j);
 	return k;
 }
 
@@ -762,7 +799,7 @@ static int operands_softmax(const Attn *a, AttnMatrix which, int h, int i, int j
 	int k = 0;
 
 	(void)which, (void)j;
-	OP(a->shape.features & FEAT_MASK ? AM_MASKED : AM_SCALED, h, i, -1);
+	OP(a->shape.features & FEAT_MASK ? AM_MASKED : a->shape.features & FEAT_SOFTCAP ? AM_CAPPED : AM_SCALED, h, i, -1);
 	return k;
 }
 
@@ -812,6 +849,10 @@ static int operands_lm_head(const Attn *a, AttnMatrix which, int h, int i, int j
 	(void)h;
 	if (which == AM_NEXT) {
 		OP(AM_LOGITS, 0, attn_logits_row(attn_config(a)), -1);
+		return k;
+	}
+	if (which == AM_LOGITS && !mat_empty(&a->logits_raw)) { /* the capped logit: its cell before the cap */
+		OP(AM_LOGITS_RAW, 0, i, j);
 		return k;
 	}
 	for (int w = 0; w < AM_COUNT; w++) /* the catalogue's name of the rows the head reads */

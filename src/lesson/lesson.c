@@ -203,7 +203,7 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_W_2] = offsetof(Model, lp.block.W_2), [AM_B_2] = offsetof(Model, lp.block.b_2),
 	[AM_FINAL_GAMMA] = offsetof(Model, cfg.final_gamma), [AM_FINAL_BETA] = offsetof(Model, cfg.final_beta),
 	[AM_Q_NORM_W] = offsetof(Model, lp.q_norm), [AM_K_NORM_W] = offsetof(Model, lp.k_norm),
-	[AM_UNEMBED] = offsetof(Model, cfg.unembed),
+	[AM_UNEMBED] = offsetof(Model, cfg.unembed), [AM_SINKS] = offsetof(Model, lp.sinks),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

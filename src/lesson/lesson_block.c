@@ -49,7 +49,7 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "qk_norm", NULL };
+	                                  "b_v", "b_o", "block", "qk_norm", "sinks", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 {
@@ -331,6 +331,15 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Lesson *l)
 		    read_shaped(c, q, "k", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.k_norm) != 0)
 			goto out;
 		path_set(c, old);
+	}
+	/* attention sinks (issue 23 §4, gpt-oss): one learned logit per query head, each layer its own; false: none (a compare's) */
+	if (!cJSON_IsFalse(get(root, "sinks")) &&
+	    read_shaped(c, root, "sinks", 1, l->lp.heads, NULL, _("heads, one sink logit per query head"), -1, &l->lp.sinks) != 0)
+		goto out;
+	if (!mat_empty(&l->lp.sinks) && l->cfg.flash_bq > 0) {
+		path_key(c, "sinks");
+		fail(c, _("FlashAttention's tiles do not take a sink yet: leave out \"flash\", or \"sinks\""));
+		goto out;
 	}
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {
 		path_key(c, "PE");

@@ -114,6 +114,9 @@ typedef struct Shapes {
 	struct { MaskKind kind; int window, r, c; } part[LESSON_MAX_MASKS]; /* the masks (one without a list) */
 	/* issue 21: QK-norm, and the LM head's vocabulary (0: none; the last layer's alone in a stack) */
 	int qk_norm, vocab;
+	/* issue 23 §5: soft-capped scores, and logits (the LM head's) */
+	int softcap, final_cap;
+	int sinks;                    /* issue 23 §4: the layer has a sink logit per head */
 } Shapes;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */

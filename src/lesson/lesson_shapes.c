@@ -50,6 +50,9 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->flash_bk = c->flash_bk;
 	s->qk_norm = c->qk_norm != QK_NORM_NONE;
 	s->vocab = c->vocab;
+	s->softcap = c->attn_softcap > 0.0;
+	s->final_cap = c->final_softcap > 0.0 && c->vocab > 0;
+	s->sinks = !mat_empty(&p->sinks);
 }
 
 /* The block's settings, for the presence rules. */
@@ -107,6 +110,10 @@ double li_shapes_count(const Shapes *s)
 		own += 2 * dk, computed += N * h * dk + M * g * dk;
 	if (s->vocab > 0)
 		own += s->vocab * D, computed += (N + 1) * s->vocab;
+	if (s->vocab > 0 && s->final_cap) /* the logits before their cap */
+		computed += N * s->vocab;
+	if (s->sinks) /* the sinks' logits and each row's share */
+		own += h, computed += h * N;
 	return own + computed;
 }
 
@@ -332,6 +339,7 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_D_FF] = s->d_ff;
 	out->dim[DIM_TWO] = 2;
 	out->dim[DIM_VOCAB] = s->vocab;
+	out->dim[DIM_HEADS] = s->heads;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
@@ -370,6 +378,12 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_QK_NORM;
 	if (s->vocab > 0)
 		out->features |= FEAT_LM_HEAD;
+	if (s->softcap)
+		out->features |= FEAT_SOFTCAP;
+	if (s->vocab > 0 && s->final_cap)
+		out->features |= FEAT_FINAL_CAP;
+	if (s->sinks)
+		out->features |= FEAT_SINKS;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
@@ -580,6 +594,8 @@ void li_layer_shapes(const Model *l, int i, Shapes *sh)
 		sh->flash_bk = l->cfg.flash_bk;
 		sh->qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
 		sh->vocab = i == l->nlayers - 1 ? l->cfg.vocab : 0; /* the head follows the last layer */
+		sh->softcap = l->cfg.attn_softcap > 0.0;
+		sh->final_cap = l->cfg.final_softcap > 0.0 && l->cfg.vocab > 0;
 	}
 }
 

@@ -154,6 +154,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		    put(q, "k", jw_flat(&p->k_norm)) != 0 || put(q, "eps", jw_number(qk_eps)) != 0)
 			return -1;
 	}
+	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
+		return -1;
 	if (!b->present)
 		return 0;
 	bj = cJSON_CreateObject();
@@ -329,6 +331,16 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 		}
 	}
 	if (l->cfg.decode && !cJSON_AddTrueToObject(o, "decode"))
+		return -1;
+	/* attention sinks: a compare variant that drops the lesson's says false */
+	if (top != NULL && !mat_empty(&top->lp.sinks) && mat_empty(&l->lp.sinks) && !cJSON_AddFalseToObject(o, "sinks"))
+		return -1;
+	/* soft-capping (issue 23 §5): a compare variant that drops the lesson's cap says 0 */
+	if ((l->cfg.attn_softcap > 0.0 || (top != NULL && top->cfg.attn_softcap > 0.0)) &&
+	    put(o, "attn_logit_softcapping", jw_number(l->cfg.attn_softcap)) != 0)
+		return -1;
+	if ((l->cfg.final_softcap > 0.0 || (top != NULL && top->cfg.final_softcap > 0.0)) &&
+	    put(o, "final_logit_softcapping", jw_number(l->cfg.final_softcap)) != 0)
 		return -1;
 	if (l->cfg.flash_bq > 0) {
 		cJSON *f = cJSON_CreateObject();

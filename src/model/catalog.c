@@ -197,6 +197,16 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                N_("each position's score for every vocabulary entry: its last row \u00b7 that entry's unembedding row") },
 	[AM_NEXT] = { "next", DIM_ONE, DIM_VOCAB, DIM_ONE, MF_SUMS, FEAT_LM_HEAD, STAGE_NEXT, NONE, AXIS_INDEX, AXIS_VOCAB, 0,
 	              N_("the next token's probabilities: softmax of one position's logits divided by the temperature") },
+	/* soft-capping (issue 23 §5): the capped scores (derived, as biased is) and the logits before their cap */
+	[AM_CAPPED] = { "capped", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, FEAT_SOFTCAP, STAGE_SOFTCAP, NONE, Q_ROWS,
+	                K_ROWS, 1, N_("the scaled scores soft-capped: c · tanh(s / c), never beyond ±c") },
+	[AM_LOGITS_RAW] = { "logits_raw", DIM_N, DIM_VOCAB, DIM_ONE, MF_STATS, FEAT_LM_HEAD | FEAT_FINAL_CAP, STAGE_LOGITS,
+	                    NONE, Q_ROWS, AXIS_VOCAB, 1, N_("the logits before their soft cap: final_norm · unembedᵀ") },
+	/* attention sinks (issue 23 §4) */
+	[AM_SINK] = { "sink", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_SINKS, STAGE_SINKS, NONE, Q_ROWS, AXIS_INDEX, 0,
+	              N_("the weight each row gave its head's sink: e^sink / (e^sink + \u03a3 e^s), what the row's weights lack of 1") },
+	[AM_SINKS] = { "sinks", DIM_ONE, DIM_HEADS, DIM_ONE, GP, FEAT_SINKS, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	               N_("the attention sinks: one learned logit per query head, one more column of its softmax") },
 };
 
 #undef Q_ROWS
@@ -333,11 +343,26 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "ALiBi gives no positions to the rows at all: it subtracts a penalty that grows with the distance between query and key, steeper in some heads than in others.",
 		.blurb_zh = "ALiBi 根本不给行加位置：它按查询与键之间的距离减去一个惩罚，有的头陡一些，有的头缓一些。",
 	},
+	[STAGE_SOFTCAP] = {
+		.map = "attention",
+		.name = "softcap", .requires = FEAT_SOFTCAP, .instead = STAGE_SCALE,
+		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI }, { .matrix = AM_BIASED }, { .matrix = AM_CAPPED }),
+		.formula = { { FEAT_ALIBI, 0, N_("soft-capping: capped_ij = c · tanh(biased_ij / c)   (Gemma 2: c = attn_logit_softcapping)"),
+		               N_("soft-capping: capped_ij = c * tanh(biased_ij / c)   (Gemma 2: c = attn_logit_softcapping)") },
+		             { 0, 0, N_("soft-capping: capped_ij = c · tanh(scaled_ij / c)   (Gemma 2: c = attn_logit_softcapping)"),
+		               N_("soft-capping: capped_ij = c * tanh(scaled_ij / c)   (Gemma 2: c = attn_logit_softcapping)") } },
+		.what = N_("the scaled scores squashed into (−c, c) by c · tanh(s / c)"),
+		.blurb_en = "Soft-capping bends every score smoothly towards ±c: small scores pass almost unchanged, large ones can never pass c, so no single key can take all the weight.",
+		.blurb_zh = "软上限把每个分数平滑地压向 ±c：小分数几乎不变，大分数永远超不过 c，于是没有哪个键能独占全部权重。",
+	},
 	[STAGE_MASK] = {
 		.map = "attention",
 		.name = "mask", .requires = FEAT_MASK, .instead = STAGE_SCALE, .flags = SF_ALWAYS,
-		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI }, { .matrix = AM_BIASED }, { .matrix = AM_MASKED }),
-		.formula = { { FEAT_WINDOW, 0, N_("masked_ij = scaled_ij where j \u2264 i and i \u2212 j < w (the window), else \u2212\u221e"),
+		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI | FEAT_SOFTCAP }, { .matrix = AM_BIASED, .unless = FEAT_SOFTCAP },
+		      { .matrix = AM_CAPPED }, { .matrix = AM_MASKED }),
+		.formula = { { FEAT_SOFTCAP, 0, N_("masked_ij = capped_ij where key j is visible to query i, else \u2212\u221e"),
+		               N_("masked_ij = capped_ij where key j is visible to query i, else -inf") },
+		              { FEAT_WINDOW, 0, N_("masked_ij = scaled_ij where j \u2264 i and i \u2212 j < w (the window), else \u2212\u221e"),
 		               N_("masked_ij = scaled_ij where j <= i and i - j < w (the window), else -inf") },
 		             { 0, 0, N_("masked_ij = scaled_ij where key j is visible to query i, else \u2212\u221e"),
 		               N_("masked_ij = scaled_ij where key j is visible to query i, else -inf") } },
@@ -349,14 +374,27 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "attention",
 		.name = "softmax", .instead = NONE,
 		/* without a mask, masked is scaled: the softmax reads scaled */
-		PANES({ .matrix = AM_MASKED, .requires = FEAT_MASK }, { .matrix = AM_SCALED, .unless = FEAT_MASK }, { .matrix = AM_WEIGHTS }),
-		.formula = { { FEAT_MASK, 0, N_("weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
+		PANES({ .matrix = AM_MASKED, .requires = FEAT_MASK }, { .matrix = AM_SCALED, .unless = FEAT_MASK | FEAT_SOFTCAP },
+		      { .matrix = AM_CAPPED, .unless = FEAT_MASK }, { .matrix = AM_WEIGHTS }),
+		.formula = { { FEAT_SINKS, 0, N_("weights_ij = exp(s_ij \u2212 max_i) / (exp(sink_h \u2212 max_i) + \u03a3_k exp(s_ik \u2212 max_i)), max_i over the row and the sink"),
+		               N_("weights_ij = exp(s_ij - max_i) / (exp(sink_h - max_i) + sum_k exp(s_ik - max_i)), max_i over the row and the sink") },
+		             { FEAT_MASK, 0, N_("weights = softmax(masked)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
 		               N_("weights = softmax(masked)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)") },
 		             { 0, 0, N_("weights = softmax(scaled)  row i: exp(s_ij \u2212 max_i) / \u03a3_j exp(s_ij \u2212 max_i)"),
 		               N_("weights = softmax(scaled)  row i: exp(s_ij - max_i) / sum_j exp(s_ij - max_i)") } },
 		.what = N_("row-wise softmax: the attention weights"),
 		.blurb_en = "Softmax turns each row of scores into weights that are positive and sum to 1.",
 		.blurb_zh = "softmax 把每一行分数变成为正且和为 1 的权重。",
+	},
+	[STAGE_SINKS] = {
+		.map = "attention",
+		.name = "sinks", .requires = FEAT_SINKS, .instead = STAGE_SOFTMAX,
+		PANES({ .matrix = AM_SINKS }, { .matrix = AM_WEIGHTS }, { .matrix = AM_SINK }),
+		.formula = { { 0, 0, N_("sink_i = e^(sink_h) / (e^(sink_h) + \u03a3_k e^(s_ik)) = 1 \u2212 \u03a3_j weights_ij   (gpt-oss: a learned logit per head, its column dropped)"),
+		               N_("sink_i = e^(sink_h) / (e^(sink_h) + sum_k e^(s_ik)) = 1 - sum_j weights_ij   (gpt-oss: a learned logit per head, its column dropped)") } },
+		.what = N_("the share of each row the head's sink took: what its weights lack of 1"),
+		.blurb_en = "An attention sink is one more column in the softmax with no value behind it: what it takes is simply lost, so a head that finds nothing worth reading can give almost nothing to every key.",
+		.blurb_zh = "注意力汇点是 softmax 里多出来的一列，它背后没有值：它分走的权重就这样丢掉了，所以一个找不到值得读的内容的头，可以几乎什么都不给任何键。",
 	},
 	[STAGE_WEIGHTED] = {
 		.map = "attention",
@@ -536,8 +574,10 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		      { .matrix = AM_NORM1, .requires = FEAT_POSTNORM, .unless = FEAT_FFN | FEAT_FINAL },
 		      { .matrix = AM_RESIDUAL1, .unless = FEAT_FFN | FEAT_POSTNORM | FEAT_FINAL },
 		      { .matrix = AM_OUTPUT, .unless = FEAT_BLOCK | FEAT_FINAL },
-		      { .matrix = AM_UNEMBED, .flags = PANE_TRANSPOSE }, { .matrix = AM_LOGITS }),
-		.formula = { { 0, 0, N_("logits = final_norm\u00b7unembed\u1d40   z_iv = \u03a3_c x_ic \u00b7 unembed_vc (one score per vocabulary entry)"),
+		      { .matrix = AM_UNEMBED, .flags = PANE_TRANSPOSE }, { .matrix = AM_LOGITS_RAW }, { .matrix = AM_LOGITS }),
+		.formula = { { FEAT_FINAL_CAP, 0, N_("logits = c \u00b7 tanh(logits_raw / c),  logits_raw = final_norm\u00b7unembed\u1d40   (Gemma 2: c = final_logit_softcapping)"),
+		               N_("logits = c * tanh(logits_raw / c),  logits_raw = final_norm.unembed^T   (Gemma 2: c = final_logit_softcapping)") },
+		             { 0, 0, N_("logits = final_norm\u00b7unembed\u1d40   z_iv = \u03a3_c x_ic \u00b7 unembed_vc (one score per vocabulary entry)"),
 		               N_("logits = final_norm.unembed^T   z_iv = sum_c x_ic * unembed_vc (one score per vocabulary entry)") } },
 		.what = N_("the LM head: each position's row against every vocabulary entry's unembedding row"),
 		.blurb_en = "The last rows meet the vocabulary: each entry's unembedding row is dotted with a position's row, one score (logit) per entry.",
@@ -589,7 +629,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_BACK_MASK] = {
 		.name = "back_mask", .requires = FEAT_BACKWARD | FEAT_MASK, .instead = STAGE_BACK_SOFTMAX, .map = "\u2202",
 		PANES({ .matrix = AM_D_MASKED }, { .matrix = AM_D_SCALED }),
-		.formula = { { 0, 0, N_("dscaled_ij = dmasked_ij where key j is visible, else 0"), N_("dscaled_ij = dmasked_ij where key j is visible, else 0") } },
+		.formula = { { FEAT_SOFTCAP, 0, N_("dscaled_ij = dmasked_ij \u00b7 (1 \u2212 tanh\u00b2(s_ij / c)) where key j is visible, else 0   (through the soft cap)"),
+		               N_("dscaled_ij = dmasked_ij * (1 - tanh^2(s_ij / c)) where key j is visible, else 0   (through the soft cap)") },
+		             { 0, 0, N_("dscaled_ij = dmasked_ij where key j is visible, else 0"), N_("dscaled_ij = dmasked_ij where key j is visible, else 0") } },
 		.what = N_("backward through the mask: masked cells pass nothing back"),
 		.blurb_en = "Through the mask: a masked cell was replaced by a constant, so nothing flows back through it.",
 		.blurb_zh = "穿过掩码：被掩盖的位置换成了常数，所以梯度不会从那里流回去。",
@@ -660,6 +702,9 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its scale is not a number of its own (\"scale\")"), /* FEAT_SCALE_VALUE */
 	N_("it has no QK-norm (\"qk_norm\")"), /* FEAT_QK_NORM */
 	N_("it has no LM head here (\"vocab\" and \"unembed\", after the last layer)"), /* FEAT_LM_HEAD */
+	N_("its scores are not soft-capped (\"attn_logit_softcapping\")"), /* FEAT_SOFTCAP */
+	N_("its logits are not soft-capped (\"final_logit_softcapping\")"), /* FEAT_FINAL_CAP */
+	N_("it has no attention sinks (\"sinks\")"), /* FEAT_SINKS */
 };
 
 const char *feature_absent(unsigned feat)

@@ -23,8 +23,10 @@ typedef enum Stage {
 	STAGE_SCORES,
 	STAGE_SCALE,
 	STAGE_BIAS,        /* ALiBi: −slope·|i − j| added to the scaled scores */
+	STAGE_SOFTCAP,     /* soft-capping (Gemma 2): c·tanh(s/c) on the scaled scores, before the mask */
 	STAGE_MASK,
 	STAGE_SOFTMAX,
+	STAGE_SINKS,       /* attention sinks (gpt-oss): the share of each row the head's sink logit took */
 	STAGE_WEIGHTED,
 	STAGE_FLASH,       /* the same head outputs from FlashAttention's tiles */
 	STAGE_CONCAT,
@@ -78,6 +80,10 @@ typedef enum AttnMatrix {
 	AM_Q_NORM_W, AM_K_NORM_W, AM_Q_NORM, AM_K_NORM,
 	/* the language-model head (issue 21): the unembedding, the logits and the next token's probabilities */
 	AM_UNEMBED, AM_LOGITS, AM_NEXT,
+	/* soft-capping (issue 23 §5, Gemma 2): the scores after c·tanh(s/c); the LM head's logits before their cap */
+	AM_CAPPED, AM_LOGITS_RAW,
+	/* attention sinks (issue 23 §4, gpt-oss): the weight each row gave its head's sink (1 − the row's sum) */
+	AM_SINK, AM_SINKS,
 	AM_COUNT
 } AttnMatrix;
 
@@ -111,7 +117,10 @@ enum {
 	FEAT_SCALE_VALUE = 1u << 22, /* "scale": a number of the lesson's own instead of 1/√d_k */
 	FEAT_QK_NORM    = 1u << 23, /* QK-norm: q and k RMS-normalised per head before RoPE ("qk_norm") */
 	FEAT_LM_HEAD    = 1u << 24, /* the last layer, with a vocabulary: logits and the next token ("vocab") */
-	FEAT_COUNT      = 25
+	FEAT_SOFTCAP    = 1u << 25, /* soft-capped scores: c·tanh(s/c) before the mask ("attn_logit_softcapping") */
+	FEAT_FINAL_CAP  = 1u << 26, /* soft-capped logits ("final_logit_softcapping", with an LM head) */
+	FEAT_SINKS      = 1u << 27, /* a learned sink logit per head beside the keys ("sinks") */
+	FEAT_COUNT      = 28
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
@@ -133,6 +142,7 @@ typedef enum Dim {
 	DIM_NKB,     /* FlashAttention: the key blocks, ⌈m / block_k⌉ */
 	DIM_NKB_DV,  /* the key blocks × d_v: O after each key block, side by side */
 	DIM_VOCAB,   /* the vocabulary's entries (the LM head) */
+	DIM_HEADS,   /* the query heads (one attention sink logit each) */
 	DIM_COUNT
 } Dim;
 

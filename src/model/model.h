@@ -132,6 +132,13 @@ typedef struct ModelConfig {
 	double temperature;   /* default 1 */
 	int top_k;            /* the tokens the next pane shows, default 10 */
 	int logits_row;       /* the position whose next token is shown; default n − 1 */
+	/*
+	 * Soft-capping (issue 23 §5, Gemma 2): s ← c·tanh(s / c) on the scaled
+	 * scores before the mask (attn_softcap, "attn_logit_softcapping") and on
+	 * the LM head's logits (final_softcap, "final_logit_softcapping"); 0: none.
+	 */
+	double attn_softcap;
+	double final_softcap;
 } ModelConfig;
 
 /*
@@ -152,6 +159,7 @@ typedef struct LayerParams {
 	Mat alibi_slopes; /* ALiBi: 1 × h as given, or empty for the ALiBi paper's defaults */
 	Block block;      /* this layer's block (version 2; block.present = 0 without one) */
 	Mat q_norm, k_norm; /* QK-norm's weights, 1 × d_k each (ModelConfig.qk_norm), else empty */
+	Mat sinks;          /* attention sinks (issue 23 §4, gpt-oss): 1 × heads learned logits, one per query head, else empty */
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;

@@ -50,7 +50,8 @@ static void dot_keys(const double *q, const double *keys, size_t ld, int dk, int
  * decoded rows) and what earlier steps cached:
  *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (a variant's turn at t)
  *   cache += (k, v)   (with a window w, only the last w rows are read)
- *   per head: s_j = q·k_j; w = softmax(s·factor + a variant's bias b_tj, masked); out = Σ_j w_j v_j
+ *   per head: s_j = q·k_j; w = softmax(f(s·factor + a variant's bias b_tj), masked); out = Σ_j w_j v_j
+ *   (f: a variant's score_map, soft-capping; else none)
  *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
  * The rows equal the full computation's rows: the test of a correct cache.
  */
@@ -60,7 +61,7 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
 	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
-	const AttnVariant *bias = attn_score_bias(a);
+	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
 	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
 	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
 	int r = -1;
@@ -123,9 +124,14 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 				double sc = scores[j] * a->factor;
 				if (bias != NULL)
 					sc += bias->score_bias(a, h, t, j);
+				if (map != NULL)
+					sc = map->score_map(a, sc);
 				wrow[j - lo] = a->visible[(size_t)t * cfg->m + j] ? sc : -INFINITY;
 			}
-			attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
+			if (sink != NULL)
+				attn_softmax_sink_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1, sink->sink_logit(a, h));
+			else
+				attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
 			/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
 			memset(out, 0, (size_t)dv * sizeof *out);
 			for (int j = lo; j <= t; j++) {

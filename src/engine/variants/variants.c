@@ -50,11 +50,30 @@ AttnMatrix attn_reads_after(const Attn *a, const AttnVariant *v, AttnMatrix w)
 	return w;
 }
 
-int attn_variant_derived(AttnMatrix w)
+const AttnVariant *attn_sink(const Attn *a)
 {
 	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->sink_logit != NULL && attn_variant_on(a, attn_variants[k]))
+			return attn_variants[k];
+	return NULL;
+}
+
+const AttnVariant *attn_score_map(const Attn *a)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->score_map != NULL && attn_variant_on(a, attn_variants[k]))
+			return attn_variants[k];
+	return NULL;
+}
+
+int attn_variant_derived(AttnMatrix w)
+{
+	for (int k = 0; k < attn_variant_count; k++) {
 		if (attn_variants[k]->score_bias != NULL && (attn_variants[k]->bias_matrix == w || attn_variants[k]->biased_matrix == w))
 			return 1;
+		if (attn_variants[k]->score_map != NULL && attn_variants[k]->mapped_matrix == w)
+			return 1;
+	}
 	return 0;
 }
 

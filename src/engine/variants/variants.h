@@ -26,7 +26,9 @@
 	X(flash)             \
 	X(decode)            \
 	X(window)            \
-	X(gqa)
+	X(gqa)               \
+	X(softcap)           \
+	X(sinks)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
@@ -87,6 +89,14 @@ typedef struct AttnVariant {
 	const char *(*heads_fault)(const ModelConfig *cfg, const LayerParams *lp);
 	/* Words after a score's "q_i · k_j" line on what head h shares. */
 	void (*head_note)(StrBuf *b, const Attn *a, int h);
+
+	/* ---- a function on each score before the mask (soft-capping): the mask reads f(scaled [+ bias]) */
+	double (*score_map)(const Attn *a, double x);      /* f(x) */
+	double (*score_map_grad)(const Attn *a, double x); /* f'(x), for the backward pass */
+	AttnMatrix mapped_matrix;                          /* f of every cell, a derived matrix (made when asked for) */
+
+	/* ---- a learned logit beside the keys (attention sinks): each row's softmax of head h runs over its keys and it */
+	double (*sink_logit)(const Attn *a, int h);
 } AttnVariant;
 
 #define X(name) extern const AttnVariant variant_##name;
@@ -121,7 +131,11 @@ int attn_kv_head(const Attn *a, int h);
 const char *attn_heads_fault(const ModelConfig *cfg, const LayerParams *lp);
 /* A variant's words on what head h shares (head_note), if a has one on. */
 void attn_head_note(StrBuf *b, const Attn *a, int h);
-/* Whether w is a variant's derived matrix (its bias_matrix or biased_matrix). */
+/* The variant of a with a sink logit beside the keys (sink_logit), NULL without one. */
+const AttnVariant *attn_sink(const Attn *a);
+/* The variant of a that maps each score before the mask (score_map), NULL without one. */
+const AttnVariant *attn_score_map(const Attn *a);
+/* Whether w is a variant's derived matrix (its bias_matrix, biased_matrix or mapped_matrix). */
 int attn_variant_derived(AttnMatrix w);
 
 #endif
