@@ -6,6 +6,7 @@
  * catalogue's presence rules.
  */
 #include "lesson/lesson_internal.h"
+#include "model/ropefreq.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 {
 	s->kv_heads = p->kv_heads > 0 ? p->kv_heads : p->heads;
 	s->rope = c->rope;
+	s->rope_table = rope_has_table(c);
 	s->alibi = c->alibi;
 	s->decode = c->decode;
 	s->flash_bq = c->flash_bq;
@@ -355,6 +357,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_SCALE_VALUE;
 	if (s->rope)
 		out->features |= FEAT_ROPE;
+	if (s->rope_table)
+		out->features |= FEAT_ROPE_TABLE;
 	if (s->alibi)
 		out->features |= FEAT_ALIBI;
 	if (out->kv_heads < s->heads)
@@ -574,6 +578,7 @@ void li_layer_shapes(const Model *l, int i, Shapes *sh)
 		sh->scale = l->cfg.scale;
 		shapes_masks(sh, &l->cfg);
 		sh->rope = l->cfg.rope;
+		sh->rope_table = rope_has_table(&l->cfg);
 		sh->alibi = l->cfg.alibi;
 		sh->decode = l->cfg.decode;
 		sh->flash_bq = l->cfg.flash_bq;

@@ -18,6 +18,7 @@ typedef enum Stage {
 	STAGE_NORM1_PRE,   /* "norm1" of a pre-norm block: the attention reads N1(x) */
 	STAGE_PROJECT,
 	STAGE_QK_NORM,     /* QK-norm (Qwen3): each head's q and k RMS-normalised, before RoPE */
+	STAGE_ANGLES,      /* RoPE's angle per position and column, plain and as scaled (issue 23 §2) */
 	STAGE_ROTATE,      /* RoPE: q and k turned by their positions */
 	STAGE_SPLIT,
 	STAGE_SCORES,
@@ -78,6 +79,8 @@ typedef enum AttnMatrix {
 	AM_Q_NORM_W, AM_K_NORM_W, AM_Q_NORM, AM_K_NORM,
 	/* the language-model head (issue 21): the unembedding, the logits and the next token's probabilities */
 	AM_UNEMBED, AM_LOGITS, AM_NEXT,
+	/* RoPE's angle tables (issue 23 §2): plain RoPE's, and what this layer turns by */
+	AM_ANGLES_PLAIN, AM_ANGLES,
 	AM_COUNT
 } AttnMatrix;
 
@@ -111,7 +114,8 @@ enum {
 	FEAT_SCALE_VALUE = 1u << 22, /* "scale": a number of the lesson's own instead of 1/√d_k */
 	FEAT_QK_NORM    = 1u << 23, /* QK-norm: q and k RMS-normalised per head before RoPE ("qk_norm") */
 	FEAT_LM_HEAD    = 1u << 24, /* the last layer, with a vocabulary: logits and the next token ("vocab") */
-	FEAT_COUNT      = 25
+	FEAT_ROPE_TABLE = 1u << 25, /* RoPE with "scaling" or "partial_rotary_factor": the angles stage */
+	FEAT_COUNT      = 26
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
