@@ -199,7 +199,7 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	              N_("the next token's probabilities: softmax of one position's logits divided by the temperature") },
 	/* RoPE's angle tables (issue 23 §2): row p, column c of a head: the angle its pair turns by at position p */
 	[AM_ANGLES_PLAIN] = { "angles_plain", DIM_N, DIM_DK, DIM_ONE, 0, FEAT_ROPE_TABLE, STAGE_ANGLES, NONE, AXIS_INDEX,
-	                      AXIS_INDEX, 0, N_("plain RoPE's angle p\u00b7base^(\u22122i/d_k) of each column's pair at position p, before scaling") },
+	                      AXIS_INDEX, 0, N_("unscaled RoPE's angle p\u00b7base^(\u22122i/d) of each turned column's pair at position p, before scaling") },
 	[AM_ANGLES] = { "angles", DIM_N, DIM_DK, DIM_ONE, 0, FEAT_ROPE_TABLE, STAGE_ANGLES, NONE, AXIS_INDEX, AXIS_INDEX, 0,
 	                N_("the angle each column's pair turns by at position p, as scaled (0: the column passes through)") },
 };
@@ -275,8 +275,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "attention",
 		.name = "angles", .requires = FEAT_ROPE_TABLE, .instead = STAGE_PROJECT,
 		PANES({ .matrix = AM_ANGLES_PLAIN }, { .matrix = AM_ANGLES }),
-		.formula = { { 0, 0, N_("angle(p, pair i) = p\u00b7inv_freq_i: plain base^(\u22122i/d_k), then as the scaling says (linear \u00f7s; dynamic a larger base; YaRN a ramp; llama3 bands)"),
-		               N_("angle(p, pair i) = p*inv_freq_i: plain base^(-2i/d_k), then as the scaling says (linear /s; dynamic a larger base; YaRN a ramp; llama3 bands)") } },
+		.formula = { { 0, 0, N_("angle(p, pair i) = p\u00b7inv_freq_i: unscaled base^(\u22122i/d), then as the scaling says (linear \u00f7s; dynamic a larger base; YaRN a ramp; llama3 bands)"),
+		               N_("angle(p, pair i) = p*inv_freq_i: unscaled base^(-2i/d), then as the scaling says (linear /s; dynamic a larger base; YaRN a ramp; llama3 bands)") } },
 		.what = N_("angles_plain and angles: the angle each pair turns by at each position, before and after scaling"),
 		.blurb_en = "Each pair of columns turns at its own speed. Scaling for long context slows some of them down: compare the two tables column by column to see which dimensions are stretched.",
 		.blurb_zh = "每一对列以各自的速度旋转。为长上下文做的缩放会让其中一些转得更慢：逐列比较这两张表，就能看出哪些维度被拉长了。",

@@ -143,16 +143,15 @@ def rope(x, heads, d_k, rope_cfg, seq_len, positions):
 
 
 def angle_tables(rope_cfg, d_k, n, seq_len, off):
-    """angles_plain: plain RoPE over the whole head; angles: what the layer turns by (0: passes through)."""
+    """angles_plain: unscaled RoPE over the turned columns; angles: what the layer turns by (0: passes through)."""
     interleaved = rope_cfg.get("style", "half") == "interleaved"
-    plain = inv_default(float(rope_cfg.get("base", 10000.0)), d_k)
     inv, _, dim = rope_params(rope_cfg, d_k, seq_len)
+    plain = inv_default(float(rope_cfg.get("base", 10000.0)), dim)
     P, A = torch.zeros(n, d_k), torch.zeros(n, d_k)
-    for c in range(d_k):
-        ip = c // 2 if interleaved else c % (d_k // 2)
-        P[:, c] = torch.arange(n, dtype=torch.float64) * plain[ip]
-        if c < dim and not off:
-            i = c // 2 if interleaved else c % (dim // 2)
+    for c in range(dim):
+        i = c // 2 if interleaved else c % (dim // 2)
+        P[:, c] = torch.arange(n, dtype=torch.float64) * plain[i]
+        if not off:
             A[:, c] = torch.arange(n, dtype=torch.float64) * inv[i]
     return P, A
 

@@ -3,10 +3,11 @@
  * A lesson whose RoPE is scaled for long context ("scaling": linear,
  * dynamic, yarn, llama3) or partial ("partial_rotary_factor") gets the stage
  * STAGE_ANGLES ("angles" in catalog.c) before rotate: angles_plain, the angle
- * p·base^(−2i/d_k) plain RoPE turns column c's pair i by at position p, and
- * angles, the one this layer turns by (model/ropefreq.h: transformers'
- * inv_freq), 0 where a column passes through or on a NoPE layer. Column by
- * column the two show which dimensions the scaling stretched.
+ * p·base^(−2i/rd) unscaled RoPE turns column c's pair i by at position p
+ * (rd: the turned columns, d_k without partial RoPE), and angles, the one this
+ * layer turns by (model/ropefreq.h: transformers' inv_freq); both 0 where a
+ * column passes through, angles 0 on a NoPE layer. Column by column the two
+ * show which dimensions the scaling stretched.
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -30,13 +31,12 @@ static void pass_angles(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	double *plain = malloc(((size_t)dk / 2 + 1) * sizeof *plain), *inv = malloc(((size_t)dk / 2 + 1) * sizeof *inv);
 
 	if (plain != NULL && inv != NULL) {
-		rope_inv_freq_plain(cfg->rope_base, dk, plain);
+		rope_inv_freq_plain(cfg->rope_base, rd, plain);
 		(void)rope_inv_freq(cfg, dk, seq, inv);
 		for (int p = 0; p < a->angles.rows; p++)
 			for (int c = 0; c < dk; c++) {
 				const int i = pair_of(cfg, rd, c);
-				const int ip = cfg->rope_style == ROPE_INTERLEAVED ? c / 2 : c % (dk / 2);
-				MAT_AT(a->angles_plain, p, c) = (double)p * plain[ip];
+				MAT_AT(a->angles_plain, p, c) = i < 0 ? 0.0 : (double)p * plain[i];
 				MAT_AT(a->angles, p, c) = i < 0 || lp->rope_off ? 0.0 : (double)p * inv[i];
 			}
 	}
@@ -51,7 +51,6 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const LayerParams *lp = attn_params(a);
 	const RopeScaling *s = &cfg->rope_scaling;
 	const int dk = lp->d_k, rd = rope_rotary_dim(cfg, dk), i = pair_of(cfg, rd, c);
-	const int ip = cfg->rope_style == ROPE_INTERLEAVED ? c / 2 : c % (dk / 2);
 	const char *times = celltext_sym(utf8, "\u00d7", "*");
 	double *inv = malloc(((size_t)dk / 2 + 1) * sizeof *inv);
 	char x1[32], x2[32], x3[32], x4[32];
@@ -60,10 +59,16 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	(void)h;
 	if (inv == NULL)
 		return;
-	plain = pow(cfg->rope_base, -2.0 * ip / dk);
+	if (i < 0) {
+		strbuf_printf(b, _("Partial RoPE: only the first %d of a head's %d columns turn; column %d passes through (angle 0)\n"),
+		              rd, dk, c);
+		free(inv);
+		return;
+	}
+	plain = pow(cfg->rope_base, -2.0 * i / rd);
 	if (which == AM_ANGLES_PLAIN) {
-		strbuf_printf(b, _("Plain RoPE: column %d is in pair %d, whose frequency is %s^(-2%s%d/%d) = %s; at position %d it has turned %d %s %s = %s rad (wavelength 2%s/freq = %s positions)\n"),
-		              c, ip, celltext_num(x1, cfg->rope_base, utf8), celltext_sym(utf8, "\u00b7", "*"), ip, dk,
+		strbuf_printf(b, _("Unscaled RoPE: column %d is in pair %d, whose frequency is %s^(-2%s%d/%d) = %s; at position %d it has turned %d %s %s = %s rad (wavelength 2%s/freq = %s positions)\n"),
+		              c, i, celltext_num(x1, cfg->rope_base, utf8), celltext_sym(utf8, "\u00b7", "*"), i, rd,
 		              celltext_num(x2, plain, utf8), p, p, times, celltext_num(x3, plain, utf8),
 		              celltext_num(x4, p * plain, utf8), celltext_sym(utf8, "\u03c0", "pi"),
 		              celltext_num(x1, 2 * M_PI / plain, utf8));
@@ -72,12 +77,6 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	}
 	if (lp->rope_off) {
 		strbuf_printf(b, _("This layer has no RoPE (a NoPE layer): nothing turns, every angle is 0\n"));
-		free(inv);
-		return;
-	}
-	if (i < 0) {
-		strbuf_printf(b, _("Partial RoPE: only the first %d of a head's %d columns turn; column %d passes through (angle 0)\n"),
-		              rd, dk, c);
 		free(inv);
 		return;
 	}
@@ -101,7 +100,7 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		break;
 	}
 	case ROPE_SCALE_YARN: {
-		double low, high, ramp, unscaled = pow(cfg->rope_base, -2.0 * i / rd);
+		double low, high, ramp, unscaled = plain;
 		rope_yarn_range(cfg, rd, &low, &high);
 		if (low == high)
 			high += 0.001;
@@ -117,7 +116,7 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		break;
 	}
 	case ROPE_SCALE_LLAMA3: {
-		const double wl = 2 * M_PI / pow(cfg->rope_base, -2.0 * i / rd);
+		const double wl = 2 * M_PI / plain;
 		strbuf_printf(b, _("llama3: this pair's wavelength is %s positions; above %s (L%s/low_freq_factor) a frequency is divided by %s, below %s (L%s/high_freq_factor) it is kept, between the two it is blended\n"),
 		              celltext_num(x1, wl, utf8), celltext_num(x2, s->orig_max / s->low_freq, utf8),
 		              celltext_sym(utf8, "\u2080", "0"), celltext_num(x3, s->factor, utf8),
@@ -127,7 +126,7 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	default:
 		break;
 	}
-	strbuf_printf(b, _("plain RoPE would turn it by %s rad here (angles_plain)\n"), celltext_num(x1, p * plain, utf8));
+	strbuf_printf(b, _("unscaled RoPE would turn it by %s rad here (angles_plain)\n"), celltext_num(x1, p * plain, utf8));
 	free(inv);
 }
 
