@@ -202,9 +202,13 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 			              celltext_num(x4, af * cos(theta), utf8),
 			              celltext_num(x5, x * (af * sin(theta)) + y * (af * cos(theta)), utf8));
 	}
+	if (tb.af != 1.0)
+		strbuf_printf(b, _("(the rotation keeps the pair's length and the factor stretches it by %s; q%sk still depends on the two positions only through their distance)\n"),
+		              celltext_num(x1, tb.af, utf8), celltext_sym(utf8, "\u00b7", "."));
+	else
+		strbuf_printf(b, _("(a rotation keeps the pair's length; q%sk then depends on the two positions only through their distance)\n"),
+		              celltext_sym(utf8, "\u00b7", "."));
 	free(tb.inv);
-	strbuf_printf(b, _("(a rotation keeps the pair's length; q%sk then depends on the two positions only through their distance)\n"),
-	              celltext_sym(utf8, "\u00b7", "."));
 }
 
 static const AttnMatrix rope_reads[][2] = { { AM_Q, AM_Q_ROT }, { AM_K, AM_K_ROT }, { AM_COUNT, AM_COUNT } };

@@ -53,7 +53,7 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const int dk = lp->d_k, rd = rope_rotary_dim(cfg, dk), i = pair_of(cfg, rd, c);
 	const char *times = celltext_sym(utf8, "\u00d7", "*");
 	double *inv = malloc(((size_t)dk / 2 + 1) * sizeof *inv);
-	char x1[32], x2[32], x3[32], x4[32];
+	char x1[32], x2[32], x3[32], x4[32], x5[32], x6[32], x7[32], x8[32];
 	double plain, af;
 
 	(void)h;
@@ -106,11 +106,11 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 			high += 0.001;
 		ramp = (i - low) / (high - low);
 		ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
-		strbuf_printf(b, _("YaRN: pairs below %s keep their frequency (they turn many times within %d positions), pairs from %s on are divided by %s; pair %d's ramp is %s, so its frequency is %s of the interpolated %s plus %s of the original %s\n"),
+		strbuf_printf(b, _("YaRN: pairs up to %s keep their frequency (they turn many times within %d positions), pairs from %s on are divided by %s; pair %d's ramp is %s, so its frequency is %s of the interpolated %s plus %s of the original %s\n"),
 		              celltext_num(x1, low, utf8), s->orig_max, celltext_num(x2, high, utf8),
 		              celltext_num(x3, s->factor, utf8), i, celltext_num(x4, ramp, utf8),
-		              celltext_num(x1, ramp, utf8), celltext_num(x2, unscaled / s->factor, utf8),
-		              celltext_num(x3, 1 - ramp, utf8), celltext_num(x4, unscaled, utf8));
+		              celltext_num(x5, ramp, utf8), celltext_num(x6, unscaled / s->factor, utf8),
+		              celltext_num(x7, 1 - ramp, utf8), celltext_num(x8, unscaled, utf8));
 		strbuf_printf(b, _("YaRN also multiplies cos and sin by its attention factor %s (0.1%sln %s + 1), so every score grows by its square\n"),
 		              celltext_num(x1, af, utf8), celltext_sym(utf8, "\u00b7", "*"), celltext_num(x2, s->factor, utf8));
 		break;
