@@ -318,7 +318,7 @@ const char *const session_lesson_order[] = {
 	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
 	"mask", "padding", "prefix", "cross", "additive", "positional", "bug",
 	"block", "prenorm", "rmsnorm", "encdec", "gradient", "vanishing", "learn",
-	"rope", "alibi", "kvcache", "gqa", "window", "flash", "llama", "nexttoken", NULL
+	"rope", "ropescale", "alibi", "kvcache", "gqa", "window", "flash", "llama", "nexttoken", NULL
 };
 
 int session_lesson_name(const Session *s, char *buf, size_t size)

@@ -6,6 +6,7 @@ following the Hugging Face transformers code (not attnviz's C code):
 
     make_reference_ropescale.py --lessons DIR          # write the lessons of tests/golden/ropescale
     make_reference_ropescale.py LESSON.json > LESSON.ref.json
+    make_reference_ropescale.py lessons/ropescale.json > tests/golden/lessons/ropescale.ref.json
     tests/golden/ropescale/make_all.sh                  # both, for every lesson there
 
 Lines followed (transformers, src/transformers/modeling_rope_utils.py; the
@@ -229,7 +230,18 @@ def plain(o):
 
 
 def reference(path):
+    """The lesson's numbers, and its "compare" variant's (its keys put over the lesson's; of a stack,
+    attnviz compares the top level's layer alone) under "compare"."""
     L = json.load(open(path, encoding="utf-8"))
+    R = reference_of(L)
+    if "compare" in L:
+        V = {k: v for k, v in L.items() if k not in ("compare", "steps", "layers")}
+        V.update({k: v for k, v in L["compare"].items() if k != "label"})
+        R["compare"] = reference_of(V)
+    return R
+
+
+def reference_of(L):
     x = T(L["X"])
     R = {"tokens": L["tokens"], "X": x}
     if "layers" not in L:
