@@ -400,6 +400,8 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, const H
 	m->rope = c->arch != HF_GPT2;
 	m->rope_base = c->rope_theta;
 	m->rope_style = ROPE_HALF;
+	m->rope_partial = c->partial_rotary_factor; /* rope_scaling / rope_parameters (weights/hfrope.c) */
+	m->rope_scaling = c->rope_scaling;
 	m->qk_norm = c->qk_norm ? QK_NORM_HEAD : QK_NORM_NONE;
 	m->qk_norm_eps = c->norm_eps;
 	m->has_final_norm = 1;
