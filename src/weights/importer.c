@@ -306,6 +306,9 @@ static int prompt_ids(const char *dir, const HfConfig *c, const ImportPrompt *p,
 	char *d;
 	int limit = c->max_positions < LESSON_MAX_TOKENS ? c->max_positions : LESSON_MAX_TOKENS;
 
+	/* RoPE scaled for long context (issue 23 §2) is there to read past max_position_embeddings */
+	if (c->rope_scaling.type != ROPE_SCALE_NONE)
+		limit = LESSON_MAX_TOKENS;
 	*err = NULL;
 	if (p->text != NULL) {
 		if (import_tokenize(dir, p->text, ids, n, err) != 0)
