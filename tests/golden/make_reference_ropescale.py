@@ -158,7 +158,7 @@ def angle_tables(rope_cfg, d_k, n, seq_len, off):
 
 
 def T(rows):
-    return torch.tensor(rows, dtype=torch.float64)
+    return rows if isinstance(rows, torch.Tensor) else torch.tensor(rows, dtype=torch.float64)
 
 
 def attention(x, p, L, off, out):
@@ -197,6 +197,25 @@ def attention(x, p, L, off, out):
     return out["output"], (Qr, Kr, V, h, g, d_k, d_v)
 
 
+def grads(L):
+    """With "backward": {"target": …}: L = ½ Σ (output − target)², the gradients by autograd
+    (through RoPE's scaled, partial rotation: the rotation's transpose, times the attention factor)."""
+    P = dict(L)
+    X = T(L["X"]).clone().requires_grad_(True)
+    for key in ("W_q", "W_k", "W_v", "W_o"):
+        if key in L:
+            P[key] = T(L[key]).clone().requires_grad_(True)
+    out = {}
+    y, _ = attention(X, P, L, False, out)
+    for key in ("Q", "K", "V"):
+        out[key].retain_grad()
+    loss = 0.5 * ((y - T(L["backward"]["target"])) ** 2).sum()
+    loss.backward()
+    g = {"Q": out["Q"].grad, "K": out["K"].grad, "V": out["V"].grad, "X": X.grad}
+    g.update({key: P[key].grad for key in ("W_q", "W_k", "W_v", "W_o") if key in L})
+    return {"loss": float(loss), "grad": g}
+
+
 def decode(x, p, L, parts):
     """Each step t from its own row, its q and k turned at t, against the cache of rows 0 … t."""
     Qr, Kr, V, h, g, d_k, d_v = parts
@@ -221,7 +240,7 @@ def decode(x, p, L, parts):
 
 def plain(o):
     if isinstance(o, torch.Tensor):
-        return o.tolist()
+        return o.detach().tolist()
     if isinstance(o, dict):
         return {k: plain(v) for k, v in o.items()}
     if isinstance(o, list):
@@ -248,6 +267,8 @@ def reference_of(L):
         y, parts = attention(x, L, L, False, R)
         if L.get("decode"):
             R["decode"] = decode(x, L, L, parts)
+        if "backward" in L:
+            R.update(grads(L))
         return R
     R["layers"] = []
     for lay in L["layers"]:
@@ -306,6 +327,13 @@ def lessons(folder):
     nope2 = lesson(g, 5, 4, 1, 1, 4, {"base": 100})
     nope2["layers"] = [{}, {}, {}, {"rope": False}]
     out["nope_every_4th"] = nope2
+    out["backward_yarn_partial_gqa"] = lesson(g, 5, 4, 2, 1, 8, {"base": 100, "partial_rotary_factor": 0.5, "scaling": {
+        "type": "yarn", "factor": 4, "original_max_position_embeddings": 16}})
+    out["backward_yarn_partial_gqa"]["backward"] = {"target": rnd(g, 5, 4)}
+    out["backward_llama3_interleaved"] = lesson(g, 4, 4, 2, 2, 8, {"base": 10000, "style": "interleaved", "scaling": {
+        "type": "llama3", "factor": 8, "original_max_position_embeddings": 256, "low_freq_factor": 1,
+        "high_freq_factor": 8}})
+    out["backward_llama3_interleaved"]["backward"] = {"target": rnd(g, 4, 4)}
     os.makedirs(folder, exist_ok=True)
     for name, L in out.items():
         with open(os.path.join(folder, name + ".json"), "w", encoding="utf-8") as f:
