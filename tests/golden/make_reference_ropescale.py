@@ -58,6 +58,8 @@ import sys
 
 import torch
 
+from make_reference_v4 import plain   # tensors, dicts and lists as JSON's lists (a helper, no numbers)
+
 torch.set_default_dtype(torch.float64)
 
 
@@ -236,16 +238,6 @@ def decode(x, p, L, parts):
         steps.append({"t": t, "q": Qr[t:t + 1], "K_cache": Kr[:t + 1], "V_cache": V[:t + 1], "heads": hs,
                       "output": c @ T(p["W_o"]) if "W_o" in p else c})
     return steps
-
-
-def plain(o):
-    if isinstance(o, torch.Tensor):
-        return o.detach().tolist()
-    if isinstance(o, dict):
-        return {k: plain(v) for k, v in o.items()}
-    if isinstance(o, list):
-        return [plain(v) for v in o]
-    return o
 
 
 def reference(path):
