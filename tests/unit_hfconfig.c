@@ -478,6 +478,40 @@ static void one_file_is_read_before_an_index(void **state)
 	free(err);
 }
 
+/* RoPE's scaling in both layouts (issue 23 §2): transformers' defaults where a key is left out. */
+static void rope_scaling_reads_both_layouts_with_transformers_defaults(void **state)
+{
+	HfConfig c;
+	char *err = NULL;
+	(void)state;
+	/* old layout, BC "type"; yarn: original_max_position_embeddings defaults to max_position_embeddings,
+	 * beta_fast 32, beta_slow 1, truncate true, attention_factor from the factor */
+	assert_int_equal(read_text("{\"model_type\": \"llama\", \"max_position_embeddings\": 4096, \"partial_rotary_factor\": "
+	                           "0.5, \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}}", &c, &err), 0);
+	assert_int_equal(c.rope_scaling.type, ROPE_SCALE_YARN);
+	assert_true(c.rope_scaling.factor == 4 && c.rope_scaling.orig_max == 4096 && c.rope_scaling.beta_fast == 32 &&
+	            c.rope_scaling.beta_slow == 1 && c.rope_scaling.truncate && c.rope_scaling.attn_factor == 0);
+	assert_true(c.partial_rotary_factor == 0.5 && c.rope_theta == 10000.0);
+	/* yarn without a factor: max_position_embeddings / original_max_position_embeddings */
+	assert_int_equal(read_text("{\"model_type\": \"qwen3\", \"max_position_embeddings\": 131072, \"rope_scaling\": "
+	                           "{\"rope_type\": \"yarn\", \"original_max_position_embeddings\": 32768}}", &c, &err), 0);
+	assert_true(c.rope_scaling.factor == 4 && c.rope_scaling.orig_max == 32768);
+	/* new layout: rope_theta and partial_rotary_factor inside; "default" is plain RoPE */
+	assert_int_equal(read_text("{\"model_type\": \"qwen2\", \"rope_theta\": 5, \"rope_parameters\": {\"rope_type\": "
+	                           "\"default\", \"rope_theta\": 1000000.0, \"partial_rotary_factor\": 0.25}}", &c, &err), 0);
+	assert_int_equal(c.rope_scaling.type, ROPE_SCALE_NONE);
+	assert_true(c.rope_theta == 1000000.0 && c.partial_rotary_factor == 0.25);
+	/* dynamic NTK reads max_position_embeddings as L0, as _compute_dynamic_ntk_parameters does */
+	assert_int_equal(read_text("{\"model_type\": \"llama\", \"max_position_embeddings\": 2048, \"rope_scaling\": "
+	                           "{\"rope_type\": \"dynamic\", \"factor\": 2, \"original_max_position_embeddings\": 8}}",
+	                           &c, &err), 0);
+	assert_true(c.rope_scaling.type == ROPE_SCALE_DYNAMIC && c.rope_scaling.orig_max == 2048);
+	/* null is plain RoPE */
+	assert_int_equal(read_text("{\"model_type\": \"llama\", \"rope_scaling\": null}", &c, &err), 0);
+	assert_int_equal(c.rope_scaling.type, ROPE_SCALE_NONE);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +523,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_bare_config_takes_transformers_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(what_is_not_computed_yet_is_refused_by_key_and_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_file_is_read_before_an_index, setup, teardown),
+		cmocka_unit_test_setup_teardown(rope_scaling_reads_both_layouts_with_transformers_defaults, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
