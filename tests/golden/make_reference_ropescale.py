@@ -268,8 +268,11 @@ def reference_of(L):
         p.update({k: v for k, v in lay.items() if k != "rope"})
         off = lay.get("rope", True) is False
         attn = {}
-        x, _ = attention(x, p, L, off, attn)
+        x_in = x
+        x, parts = attention(x, p, L, off, attn)
         R["layers"].append({"attn": attn, "output": x})
+        if L.get("decode"):     # each layer's steps read its input rows, which are the full pass's (causal)
+            R["layers"][-1]["decode"] = decode(x_in, p, L, parts)
     R["output"] = x
     return R
 
@@ -326,6 +329,10 @@ def lessons(folder):
         "type": "llama3", "factor": 8, "original_max_position_embeddings": 256, "low_freq_factor": 1,
         "high_freq_factor": 8}})
     out["backward_llama3_interleaved"]["backward"] = {"target": rnd(g, 4, 4)}
+    dec = lesson(g, 5, 4, 2, 1, 8, {"base": 100, "partial_rotary_factor": 0.5, "scaling": {
+        "type": "yarn", "factor": 4, "original_max_position_embeddings": 16}}, extra={"decode": True})
+    dec["layers"] = [{}, {"W_q": rnd(g, 4, 16), "rope": False}]
+    out["decode_nope_layers_yarn_gqa"] = dec
     os.makedirs(folder, exist_ok=True)
     for name, L in out.items():
         with open(os.path.join(folder, name + ".json"), "w", encoding="utf-8") as f:
