@@ -387,6 +387,8 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.kv_heads = l->lp.kv_heads;
 	sh.rope = l->cfg.rope;
 	sh.rope_table = rope_has_table(&l->cfg);
+	sh.rope_partial = l->cfg.rope_partial;
+	sh.rope_dynamic = l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC;
 	sh.alibi = l->cfg.alibi;
 	sh.decode = l->cfg.decode;
 	sh.flash_bq = l->cfg.flash_bq;

@@ -342,10 +342,9 @@ int li_read_layer_rope(Ctx *c, const cJSON *layer, int lesson_rope, LayerParams 
 	return r;
 }
 
-/* Once d_k and "decode" are known: the turned columns int(d_k·partial_rotary_factor) even and at least 2 (dynamic NTK: 4), and no dynamic NTK with decode. */
+/* Once "decode" is known: no dynamic NTK with decode. */
 int li_check_rope_dims(Ctx *c, const Lesson *l)
 {
-	const int rd = rope_rotary_dim(&l->cfg, l->lp.d_k);
 	size_t old;
 
 	if (l->cfg.rope && l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC && l->cfg.decode) {
@@ -357,15 +356,7 @@ int li_check_rope_dims(Ctx *c, const Lesson *l)
 		path_set(c, old);
 		return -1;
 	}
-	if (!l->cfg.rope || (l->cfg.rope_partial <= 0 || l->cfg.rope_partial >= 1) ||
-	    (rd % 2 == 0 && rd >= 2 && (l->cfg.rope_scaling.type != ROPE_SCALE_DYNAMIC || rd > 2)))
-		return 0;
-	old = path_key(c, "rope");
-	path_key(c, "partial_rotary_factor");
-	fail(c, _("int(d_k %d \u00d7 %g) = %d columns would turn: it must be even and at least 2 (4 with dynamic NTK)"),
-	     l->lp.d_k, l->cfg.rope_partial, rd);
-	path_set(c, old);
-	return -1;
+	return 0; /* the turned columns are checked with the shapes (lesson_shapes.c), which edits meet too */
 }
 
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
