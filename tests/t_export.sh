@@ -171,7 +171,7 @@ expect "save: the edited session and the saved lesson compute the same" '[ -s "$
 expect "save: the edits are in the file" 'grep -q "\"scale\":[[:space:]]*0.5" "$tmp/saved.json" && grep -q "\"mask\":[[:space:]]*\"causal\"" "$tmp/saved.json"'
 bad=
 places=
-for l in lessons/*.json tests/golden/*.json tests/golden/v2/block_*.json tests/golden/v2/grad_*.json tests/golden/v2/encdec_*.json; do
+for l in lessons/*.json tests/golden/*.json tests/golden/v2/block_*.json tests/golden/v2/grad_*.json tests/golden/v2/encdec_*.json tests/golden/ropescale/*.json; do
 	case $l in *.ref.json) continue ;; esac
 	name=$(basename "$l" .json)
 	rm -f "$tmp/rt.json"

@@ -88,6 +88,12 @@ for lesson in tests/golden/softcap/*.json; do
 	expect "softcap/$(basename "$lesson" .json) round-trips through save" \
 		'"$ATTNVIZ" --dump "$tmp/saved.json" 2>>"$err" | cmp -s - "$tmp/dump.a"'
 done
+# RoPE's variants (tests/golden/ropescale, made by make_reference_ropescale.py
+# following transformers' modeling_rope_utils.py): partial RoPE, NoPE layers,
+# linear, dynamic NTK, YaRN and llama3 scaling with GQA, causal masks and decode;
+# and the loader's errors of ropescale/bad.
+golden_dir ropescale
+bad_lessons ropescale
 # the training references: the command line each was made with (tests/golden/v2/README.md)
 for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
 	set -- $t

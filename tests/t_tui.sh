@@ -704,6 +704,7 @@ walk_lesson() {
 	quits "$s" "$wl_name"
 }
 walk_lesson rope rotate
+walk_lesson ropescale angles
 walk_lesson alibi bias
 walk_lesson kvcache decode
 walk_lesson gqa decode

@@ -388,14 +388,39 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 	} cases[] = {
 		{"{\"model_type\": \"lama\"}", "model_type: \"lama\" is not a model attnviz computes yet (it computes gpt2, "
 		                               "llama, qwen2 and qwen3) (did you mean \"llama\"?)"},
-		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}}",
+		/* RoPE's scaling (issue 23 §2, weights/hfrope.c): what transformers computes and attnviz does not yet, and bad values */
+		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"longrope\", \"factor\": 2}}",
+		 "rope_scaling.type: \"longrope\": attnviz computes the rope_types default, linear, dynamic, yarn and llama3"},
+		{"{\"model_type\": \"llama\", \"rope_scaling\": 2}", "rope_scaling: expected {\"rope_type\": \"yarn\", \"factor\": 4, …} or null, got 2"},
+		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"rope_type\": \"linear\"}}",
+		 "rope_scaling.factor: missing: rope_type \"linear\" needs factor"},
+		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": -2}}",
+		 "rope_scaling.factor: expected a number > 0, got -2"},
+		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, "
+		 "\"low_freq_factor\": 1, \"high_freq_factor\": 4}}",
+		 "rope_scaling.original_max_position_embeddings: missing: rope_type \"llama3\" needs original_max_position_embeddings"},
+		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, "
+		 "\"original_max_position_embeddings\": 64, \"low_freq_factor\": 4, \"high_freq_factor\": 1}}",
+		 "rope_scaling.high_freq_factor: expected a number above low_freq_factor (4), got 1"},
+		{"{\"model_type\": \"qwen3\", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"mscale\": 1}}",
+		 "rope_scaling.mscale: 1: attnviz does not compute YaRN's mscale yet"},
+		{"{\"model_type\": \"qwen3\", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"truncate\": 0}}",
+		 "rope_scaling.truncate: expected true or false, got 0"},
+		{"{\"model_type\": \"qwen2\", \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 0}}",
+		 "rope_parameters.rope_theta: expected a number > 0, got 0"},
+		{"{\"model_type\": \"qwen3\", \"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\"}}}",
+		 "rope_parameters: RoPE settings per layer type (full_attention): attnviz reads one for every layer"},
+		{"{\"model_type\": \"llama\", \"head_dim\": 8, \"partial_rotary_factor\": 0.125}",
+		 "partial_rotary_factor: int(head_dim 8 × 0.125) = 1 columns would turn"},
+		{"{\"model_type\": \"llama\", \"head_dim\": 8, \"partial_rotary_factor\": 0.25, \"rope_scaling\": "
+		 "{\"rope_type\": \"dynamic\", \"factor\": 2}}", "partial_rotary_factor: int(head_dim 8 × 0.25) = 2 columns would turn"},
+		{"{\"model_type\": \"gpt2\", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}}",
 		 "rope_scaling: {\"rope_type\": \"linear\", …}: attnviz computes plain RoPE only"},
-		{"{\"model_type\": \"llama\", \"rope_scaling\": 2}", "rope_scaling: 2: attnviz computes plain RoPE only"},
 		{"{\"model_type\": \"llama\", \"sliding_window\": 4096}", "sliding_window: 4096: attnviz does not compute sliding"},
 		{"{\"model_type\": \"qwen3\", \"layer_types\": [\"full_attention\", \"sliding_attention\"]}",
 		 "layer_types[1]: \"sliding_attention\": attnviz computes \"full_attention\" layers only"},
 		{"{\"model_type\": \"llama\", \"num_local_experts\": 8}", "num_local_experts: 8: attnviz does not compute mixtures"},
-		{"{\"model_type\": \"llama\", \"partial_rotary_factor\": 0.5}", "partial_rotary_factor: 0.5: attnviz rotates"},
+		{"{\"model_type\": \"gpt2\", \"partial_rotary_factor\": 0.5}", "partial_rotary_factor: 0.5: attnviz rotates"},
 		{"{\"model_type\": \"llama\", \"mlp_bias\": true}", "mlp_bias: true: attnviz computes LLaMA MLPs without"},
 		{"{\"model_type\": \"gpt2\", \"scale_attn_by_inverse_layer_idx\": true}", "scale_attn_by_inverse_layer_idx: true"},
 		{"{\"model_type\": \"gpt2\", \"activation_function\": \"silu\"}",
@@ -453,6 +478,40 @@ static void one_file_is_read_before_an_index(void **state)
 	free(err);
 }
 
+/* RoPE's scaling in both layouts (issue 23 §2): transformers' defaults where a key is left out. */
+static void rope_scaling_reads_both_layouts_with_transformers_defaults(void **state)
+{
+	HfConfig c;
+	char *err = NULL;
+	(void)state;
+	/* old layout, BC "type"; yarn: original_max_position_embeddings defaults to max_position_embeddings,
+	 * beta_fast 32, beta_slow 1, truncate true, attention_factor from the factor */
+	assert_int_equal(read_text("{\"model_type\": \"llama\", \"max_position_embeddings\": 4096, \"partial_rotary_factor\": "
+	                           "0.5, \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4}}", &c, &err), 0);
+	assert_int_equal(c.rope_scaling.type, ROPE_SCALE_YARN);
+	assert_true(c.rope_scaling.factor == 4 && c.rope_scaling.orig_max == 4096 && c.rope_scaling.beta_fast == 32 &&
+	            c.rope_scaling.beta_slow == 1 && c.rope_scaling.truncate && c.rope_scaling.attn_factor == 0);
+	assert_true(c.partial_rotary_factor == 0.5 && c.rope_theta == 10000.0);
+	/* yarn without a factor: max_position_embeddings / original_max_position_embeddings */
+	assert_int_equal(read_text("{\"model_type\": \"qwen3\", \"max_position_embeddings\": 131072, \"rope_scaling\": "
+	                           "{\"rope_type\": \"yarn\", \"original_max_position_embeddings\": 32768}}", &c, &err), 0);
+	assert_true(c.rope_scaling.factor == 4 && c.rope_scaling.orig_max == 32768);
+	/* new layout: rope_theta and partial_rotary_factor inside; "default" is plain RoPE */
+	assert_int_equal(read_text("{\"model_type\": \"qwen2\", \"rope_theta\": 5, \"rope_parameters\": {\"rope_type\": "
+	                           "\"default\", \"rope_theta\": 1000000.0, \"partial_rotary_factor\": 0.25}}", &c, &err), 0);
+	assert_int_equal(c.rope_scaling.type, ROPE_SCALE_NONE);
+	assert_true(c.rope_theta == 1000000.0 && c.partial_rotary_factor == 0.25);
+	/* dynamic NTK reads max_position_embeddings as L0, as _compute_dynamic_ntk_parameters does */
+	assert_int_equal(read_text("{\"model_type\": \"llama\", \"max_position_embeddings\": 2048, \"rope_scaling\": "
+	                           "{\"rope_type\": \"dynamic\", \"factor\": 2, \"original_max_position_embeddings\": 8}}",
+	                           &c, &err), 0);
+	assert_true(c.rope_scaling.type == ROPE_SCALE_DYNAMIC && c.rope_scaling.orig_max == 2048);
+	/* null is plain RoPE */
+	assert_int_equal(read_text("{\"model_type\": \"llama\", \"rope_scaling\": null}", &c, &err), 0);
+	assert_int_equal(c.rope_scaling.type, ROPE_SCALE_NONE);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +523,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_bare_config_takes_transformers_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(what_is_not_computed_yet_is_refused_by_key_and_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_file_is_read_before_an_index, setup, teardown),
+		cmocka_unit_test_setup_teardown(rope_scaling_reads_both_layouts_with_transformers_defaults, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,7 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_DEC_OUTPUT] = AT(Attn, dec_output), [AM_DEC_LAYER_OUT] = AT(Attn, dec_layer_out),
 	[AM_Q_NORM] = AT(Attn, Q_norm), [AM_K_NORM] = AT(Attn, K_norm), [AM_LOGITS] = AT(Attn, logits),
 	[AM_NEXT] = AT(Attn, next_p), [AM_LOGITS_RAW] = AT(Attn, logits_raw),
+	[AM_ANGLES_PLAIN] = AT(Attn, angles_plain), [AM_ANGLES] = AT(Attn, angles),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),

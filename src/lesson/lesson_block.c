@@ -49,7 +49,7 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "qk_norm", "sinks", NULL };
+	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 {
@@ -493,6 +493,8 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 			k++;
 		if (layer_keys[k] == NULL)
 			continue;
+		if (strcmp(it->string, "rope") == 0)
+			continue; /* a layer's own: li_read_layer_rope */
 		copy = cJSON_Duplicate(it, 1);
 		if (copy == NULL) {
 			cJSON_Delete(m);
@@ -692,13 +694,17 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		fail_oom(c);
 		goto out;
 	}
-	for (i = 0; i < n; i++)
-		if (li_layer_from(c, &stack[i], i == 0 ? top : layer[i]) != 0) {
+	for (i = 0; i < n; i++) {
+		c->layer_obj = cJSON_GetArrayItem(layers, i);
+		c->layer_index = i;
+		if (li_layer_from(c, &stack[i], i == 0 ? top : layer[i]) != 0 ||
+		    li_read_layer_rope(c, c->layer_obj, top->cfg.rope, &stack[i].lp) != 0) {
 			top->nlayers = i + 1; /* what was copied, freed with top */
 			top->layer = stack;
 			stack = NULL;
 			goto out;
 		}
+	}
 	/* Only the stack's final norm counts: read from the top level's own block. */
 	top->cfg.has_final_norm = 0;
 	mat_free(&top->cfg.final_gamma);

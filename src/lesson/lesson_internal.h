@@ -117,6 +117,9 @@ typedef struct Shapes {
 	/* issue 23 §5: soft-capped scores, and logits (the LM head's) */
 	int softcap, final_cap;
 	int sinks;                    /* issue 23 §4: the layer has a sink logit per head */
+	int rope_table; /* issue 23 §2: RoPE scaled or partial (the angles stage) */
+	double rope_partial; /* partial_rotary_factor (0 or 1: none) */
+	int rope_dynamic;    /* dynamic NTK, which needs 4 turned columns */
 } Shapes;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */
@@ -146,6 +149,9 @@ int li_read_version(Ctx *c, const cJSON *root, Lesson *l);
 int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *nparts);
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
 int li_read_modern(Ctx *c, const cJSON *root, Lesson *l);
+/* RoPE's check once "decode" is known (no dynamic NTK with it); a layer's own "rope" (NoPE). */
+int li_check_rope_dims(Ctx *c, const Lesson *l);
+int li_read_layer_rope(Ctx *c, const cJSON *layer, int lesson_rope, LayerParams *lp);
 /* "positional", "score", "heads", "kv_heads", "scale" and "mask_fill". */
 int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l);
 

@@ -16,6 +16,7 @@
  * Every content error names the JSON path of the value at fault.
  */
 #include "lesson/lesson_internal.h"
+#include "model/ropefreq.h"
 #include "base/fileio.h"
 
 #include <errno.h>
@@ -497,6 +498,9 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	}
 	sh.kv_heads = l->lp.kv_heads;
 	sh.rope = l->cfg.rope;
+	sh.rope_table = rope_has_table(&l->cfg);
+	sh.rope_partial = l->cfg.rope_partial;
+	sh.rope_dynamic = l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC;
 	sh.alibi = l->cfg.alibi;
 	sh.decode = l->cfg.decode;
 	sh.flash_bq = l->cfg.flash_bq;
@@ -535,6 +539,8 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	l->lp.d_v = sh.d_v;
 	l->lp.d_out = sh.d_out;
 	l->cfg.has_source = sh.has_source;
+	if (li_check_rope_dims(c, l) != 0)
+		goto out;
 
 	old = path_key(c, "tokens");
 	if (read_tokens(c, tok_arr, l->cfg.n, "t", &l->cfg.tokens) != 0)

@@ -5,12 +5,13 @@
  * the mask's fill.
  */
 #include "lesson/lesson_internal.h"
+#include "model/ropefreq.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const rope_keys[] = { "base", "style", NULL };
+static const char *const rope_keys[] = { "base", "style", "partial_rotary_factor", "scaling", NULL };
 static const char *const alibi_keys[] = { "slopes", NULL };
 static const char *const qk_norm_keys[] = { "q", "k", "eps", NULL };
 
@@ -229,6 +230,175 @@ static int read_softcap_settings(Ctx *c, const cJSON *root, Lesson *l)
 	return 0;
 }
 
+/* ---- RoPE's partial_rotary_factor and scaling (issue 23 §2; model/ropefreq.h computes with them) */
+
+/* obj[key], when given, into *out: a finite number above lo (or at least lo, inclusive). */
+static int rope_number(Ctx *c, const cJSON *obj, const char *key, double lo, int inclusive, double *out)
+{
+	const cJSON *v = get(obj, key);
+	size_t old;
+	int r = 0;
+
+	if (v == NULL)
+		return 0;
+	old = path_key(c, key);
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || (inclusive ? v->valuedouble < lo : v->valuedouble <= lo))
+		r = inclusive ? fail(c, _("expected a number \u2265 %g, got %s"), lo, got(v).s)
+		              : fail(c, _("expected a number > %g, got %s"), lo, got(v).s);
+	else
+		*out = v->valuedouble;
+	path_set(c, old);
+	return r;
+}
+
+/* A key the type needs and the lesson left out. */
+static int rope_missing(Ctx *c, const cJSON *obj, const char *key, const char *type)
+{
+	size_t old;
+
+	if (get(obj, key) != NULL)
+		return 0;
+	old = path_key(c, key);
+	fail(c, _("missing: the %s scaling needs %s"), type, key);
+	path_set(c, old);
+	return -1;
+}
+
+/*
+ * "scaling": {"type": "linear" | "dynamic" | "yarn" | "llama3", "factor": s ≥ 1,
+ * "original_max_position_embeddings": L₀ (dynamic, yarn, llama3), yarn's
+ * "beta_fast" (32), "beta_slow" (1), "attention_factor", "truncate" (true),
+ * llama3's "low_freq_factor", "high_freq_factor"}: transformers' rope_scaling.
+ */
+static int read_rope_scaling(Ctx *c, const cJSON *v, Lesson *l)
+{
+	static const char *const types[] = { "linear", "dynamic", "yarn", "llama3", NULL };
+	static const char *const linear_keys[] = { "type", "factor", NULL };
+	static const char *const dynamic_keys[] = { "type", "factor", "original_max_position_embeddings", NULL };
+	static const char *const yarn_keys[] = { "type", "factor", "original_max_position_embeddings", "beta_fast",
+		                                 "beta_slow", "attention_factor", "truncate", NULL };
+	static const char *const llama3_keys[] = { "type", "factor", "original_max_position_embeddings", "low_freq_factor",
+		                                   "high_freq_factor", NULL };
+	static const char *const *const keys[] = { linear_keys, dynamic_keys, yarn_keys, llama3_keys };
+	RopeScaling *s = &l->cfg.rope_scaling;
+	size_t old = path_key(c, "scaling");
+	int type = 0, r = -1;
+	long long L0 = 0;
+
+	if (!cJSON_IsObject(v)) {
+		fail(c, _("expected {\"type\": \"linear\" | \"dynamic\" | \"yarn\" | \"llama3\", \"factor\": 4, …}, got %s"), got(v).s);
+		goto out;
+	}
+	if (rope_missing(c, v, "type", "RoPE") != 0 || key_choice(c, v, "type", types, &type) != 0)
+		goto out;
+	warn_unknown_keys(c, v, keys[type]);
+	s->type = (RopeScaleType)(type + 1);
+	s->beta_fast = 32;
+	s->beta_slow = 1;
+	s->truncate = 1;
+	if (rope_missing(c, v, "factor", types[type]) != 0 || rope_number(c, v, "factor", 1, 1, &s->factor) != 0)
+		goto out;
+	if (s->type != ROPE_SCALE_LINEAR &&
+	    (rope_missing(c, v, "original_max_position_embeddings", types[type]) != 0 ||
+	     key_whole(c, v, "original_max_position_embeddings", 1, 1e9, _("a count of positions from 1"), &L0) != 0))
+		goto out;
+	s->orig_max = (int)L0;
+	if (s->type == ROPE_SCALE_YARN) {
+		const cJSON *tr = get(v, "truncate");
+		if (rope_number(c, v, "beta_fast", 0, 0, &s->beta_fast) != 0 || rope_number(c, v, "beta_slow", 0, 0, &s->beta_slow) != 0 ||
+		    rope_number(c, v, "attention_factor", 0, 0, &s->attn_factor) != 0)
+			goto out;
+		if (tr != NULL) {
+			size_t old2 = path_key(c, "truncate");
+			if (!cJSON_IsBool(tr)) {
+				fail(c, _("expected true or false, got %s"), got(tr).s);
+				goto out;
+			}
+			s->truncate = cJSON_IsTrue(tr);
+			path_set(c, old2);
+		}
+	}
+	if (s->type == ROPE_SCALE_LLAMA3) {
+		if (rope_missing(c, v, "low_freq_factor", "llama3") != 0 || rope_missing(c, v, "high_freq_factor", "llama3") != 0 ||
+		    rope_number(c, v, "low_freq_factor", 0, 0, &s->low_freq) != 0 ||
+		    rope_number(c, v, "high_freq_factor", 0, 0, &s->high_freq) != 0)
+			goto out;
+		if (!(s->high_freq > s->low_freq)) {
+			size_t old2 = path_key(c, "high_freq_factor");
+			fail(c, _("expected a number above low_freq_factor (%g), got %g"), s->low_freq, s->high_freq);
+			path_set(c, old2);
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	path_set(c, old);
+	if (r != 0)
+		memset(s, 0, sizeof *s);
+	return r;
+}
+
+/* "partial_rotary_factor" (0 < f ≤ 1) and "scaling" of the "rope" object v. */
+static int read_rope_extras(Ctx *c, const cJSON *v, Lesson *l)
+{
+	const cJSON *sc = get(v, "scaling");
+
+	l->cfg.rope_partial = 1.0;
+	if (rope_number(c, v, "partial_rotary_factor", 0, 0, &l->cfg.rope_partial) != 0)
+		return -1;
+	if (l->cfg.rope_partial > 1) {
+		size_t old = path_key(c, "partial_rotary_factor");
+		fail(c, _("expected a number from 0 to 1 (the share of each head's columns that turn), got %g"), l->cfg.rope_partial);
+		path_set(c, old);
+		return -1;
+	}
+	return sc != NULL ? read_rope_scaling(c, sc, l) : 0;
+}
+
+/*
+ * A layer's own "rope" (in "layers"): false makes it a NoPE layer of a lesson
+ * with RoPE (SmolLM3's every 4th), true is the lesson's RoPE; merge_layer
+ * leaves it out of the merged lesson, so it is read from the layer here.
+ */
+int li_read_layer_rope(Ctx *c, const cJSON *layer, int lesson_rope, LayerParams *lp)
+{
+	const cJSON *v = layer != NULL ? get(layer, "rope") : NULL;
+	size_t old;
+	int r = 0;
+
+	lp->rope_off = 0;
+	if (v == NULL)
+		return 0;
+	old = path_key(c, "rope");
+	if (!cJSON_IsBool(v))
+		r = fail(c, _("expected false (a layer without RoPE, a NoPE layer) or true, got %s"), got(v).s);
+	else if (!lesson_rope && cJSON_IsFalse(v))
+		r = fail(c, _("a layer can leave out RoPE only in a lesson with \"rope\" at its top level"));
+	else if (!lesson_rope)
+		r = fail(c, _("a layer cannot turn RoPE on by itself: give \"rope\" at the top level, and false to the layers without it"));
+	else
+		lp->rope_off = cJSON_IsFalse(v);
+	path_set(c, old);
+	return r;
+}
+
+/* Once "decode" is known: no dynamic NTK with decode. */
+int li_check_rope_dims(Ctx *c, const Lesson *l)
+{
+	size_t old;
+
+	if (l->cfg.rope && l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC && l->cfg.decode) {
+		old = path_key(c, "rope");
+		path_key(c, "scaling");
+		path_key(c, "type");
+		fail(c, _("dynamic NTK changes the base as the sequence grows, so a cached key was turned with another one: "
+		          "leave out \"decode\", or use another scaling"));
+		path_set(c, old);
+		return -1;
+	}
+	return 0; /* the turned columns are checked with the shapes (lesson_shapes.c), which edits meet too */
+}
+
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
 int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 {
@@ -250,6 +420,8 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 			if (key_choice(c, v, "style", styles, &style) != 0)
 				r = -1;
 			l->cfg.rope_style = (RopeStyle)style;
+			if (r == 0 && read_rope_extras(c, v, l) != 0)
+				r = -1;
 			if (r == 0 && get(v, "base") != NULL) {
 				const cJSON *b = get(v, "base");
 				size_t old2 = path_key(c, "base");

@@ -6,6 +6,7 @@
  * catalogue's presence rules.
  */
 #include "lesson/lesson_internal.h"
+#include "model/ropefreq.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +45,9 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 {
 	s->kv_heads = p->kv_heads > 0 ? p->kv_heads : p->heads;
 	s->rope = c->rope;
+	s->rope_table = rope_has_table(c);
+	s->rope_partial = c->rope_partial;
+	s->rope_dynamic = c->rope_scaling.type == ROPE_SCALE_DYNAMIC;
 	s->alibi = c->alibi;
 	s->decode = c->decode;
 	s->flash_bq = c->flash_bq;
@@ -206,6 +210,15 @@ int li_check_shapes(Ctx *c, Shapes *s)
 		fail(c, _("needs an even d_k (q and k are rotated in pairs of columns), but d_k = %d"), s->d_k);
 		goto out;
 	}
+	if (s->rope && s->rope_partial > 0 && s->rope_partial < 1) { /* partial RoPE (issue 23 §2) */
+		const int rd = (int)((double)s->d_k * s->rope_partial);
+		if (rd % 2 != 0 || rd < 2 || (s->rope_dynamic && rd <= 2)) {
+			AT("rope.partial_rotary_factor");
+			fail(c, _("int(d_k %d \u00d7 %g) = %d columns would turn: it must be even and at least 2 (4 with dynamic NTK)"),
+			     s->d_k, s->rope_partial, rd);
+			goto out;
+		}
+	}
 	if (s->score == SCORE_ADDITIVE) {
 		if (!s->has_we) {
 			AT("w_e");
@@ -363,6 +376,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_SCALE_VALUE;
 	if (s->rope)
 		out->features |= FEAT_ROPE;
+	if (s->rope_table)
+		out->features |= FEAT_ROPE_TABLE;
 	if (s->alibi)
 		out->features |= FEAT_ALIBI;
 	if (out->kv_heads < s->heads)
@@ -588,6 +603,9 @@ void li_layer_shapes(const Model *l, int i, Shapes *sh)
 		sh->scale = l->cfg.scale;
 		shapes_masks(sh, &l->cfg);
 		sh->rope = l->cfg.rope;
+		sh->rope_table = rope_has_table(&l->cfg);
+		sh->rope_partial = l->cfg.rope_partial;
+		sh->rope_dynamic = l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC;
 		sh->alibi = l->cfg.alibi;
 		sh->decode = l->cfg.decode;
 		sh->flash_bq = l->cfg.flash_bq;

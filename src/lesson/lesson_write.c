@@ -9,6 +9,7 @@
  * (fileio_write_atomic).
  */
 #include "lesson/lesson_write.h"
+#include "model/ropefreq.h"
 #include "base/jsonwrite.h"
 
 #include <stdlib.h>
@@ -147,6 +148,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 	    (!mat_empty(&p->b_k) && put(o, "b_k", jw_flat(&p->b_k)) != 0) ||
 	    (!mat_empty(&p->b_v) && put(o, "b_v", jw_flat(&p->b_v)) != 0) ||
 	    (!mat_empty(&p->b_o) && put(o, "b_o", jw_flat(&p->b_o)) != 0))
+		return -1;
+	if (top == NULL && p->rope_off && !cJSON_AddFalseToObject(o, "rope")) /* a NoPE layer */
 		return -1;
 	if (!mat_empty(&p->q_norm)) { /* QK-norm: each layer's weights, with the model's eps */
 		cJSON *q = cJSON_CreateObject();
@@ -306,6 +309,32 @@ static int json_lm_head(cJSON *o, const Model *l)
 	           : 0;
 }
 
+/* RoPE's "partial_rotary_factor" and "scaling" (issue 23 §2) into the "rope" object r, when the lesson has them. */
+static int json_rope_scaling(cJSON *r, const ModelConfig *c)
+{
+	const RopeScaling *s = &c->rope_scaling;
+	cJSON *o;
+
+	if (c->rope_partial > 0 && c->rope_partial < 1 && put(r, "partial_rotary_factor", jw_number(c->rope_partial)) != 0)
+		return -1;
+	if (s->type == ROPE_SCALE_NONE)
+		return 0;
+	if (put(r, "scaling", o = cJSON_CreateObject()) != 0 || !cJSON_AddStringToObject(o, "type", rope_scale_name(s->type)) ||
+	    put(o, "factor", jw_number(s->factor)) != 0)
+		return -1;
+	if (s->type != ROPE_SCALE_LINEAR && !cJSON_AddNumberToObject(o, "original_max_position_embeddings", s->orig_max))
+		return -1;
+	if (s->type == ROPE_SCALE_YARN &&
+	    (put(o, "beta_fast", jw_number(s->beta_fast)) != 0 || put(o, "beta_slow", jw_number(s->beta_slow)) != 0 ||
+	     (s->attn_factor > 0 && put(o, "attention_factor", jw_number(s->attn_factor)) != 0) ||
+	     !cJSON_AddBoolToObject(o, "truncate", s->truncate)))
+		return -1;
+	if (s->type == ROPE_SCALE_LLAMA3 &&
+	    (put(o, "low_freq_factor", jw_number(s->low_freq)) != 0 || put(o, "high_freq_factor", jw_number(s->high_freq)) != 0))
+		return -1;
+	return 0;
+}
+
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 {
 	static const char *const styles[] = { "half", "interleaved" };
@@ -318,7 +347,7 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 	if (l->cfg.rope) {
 		cJSON *r = cJSON_CreateObject();
 		if (put(o, "rope", r) != 0 || put(r, "base", jw_number(l->cfg.rope_base)) != 0 ||
-		    !cJSON_AddStringToObject(r, "style", styles[l->cfg.rope_style]))
+		    !cJSON_AddStringToObject(r, "style", styles[l->cfg.rope_style]) || json_rope_scaling(r, &l->cfg) != 0)
 			return -1;
 	}
 	if (l->cfg.alibi) {

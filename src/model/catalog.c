@@ -207,6 +207,11 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	              N_("the weight each row gave its head's sink: e^sink / (e^sink + \u03a3 e^s), what the row's weights lack of 1") },
 	[AM_SINKS] = { "sinks", DIM_ONE, DIM_HEADS, DIM_ONE, GP, FEAT_SINKS, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
 	               N_("the attention sinks: one learned logit per query head, one more column of its softmax") },
+	/* RoPE's angle tables (issue 23 §2): row p, column c of a head: the angle its pair turns by at position p */
+	[AM_ANGLES_PLAIN] = { "angles_plain", DIM_N, DIM_DK, DIM_ONE, 0, FEAT_ROPE_TABLE, STAGE_ANGLES, NONE, AXIS_INDEX,
+	                      AXIS_INDEX, 0, N_("unscaled RoPE's angle p\u00b7base^(\u22122i/d) of each turned column's pair at position p, before scaling") },
+	[AM_ANGLES] = { "angles", DIM_N, DIM_DK, DIM_ONE, 0, FEAT_ROPE_TABLE, STAGE_ANGLES, NONE, AXIS_INDEX, AXIS_INDEX, 0,
+	                N_("the angle each column's pair turns by at position p, as scaled (0: the column passes through)") },
 };
 
 #undef Q_ROWS
@@ -275,6 +280,16 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = N_("Q_norm and K_norm: each head's q and k RMS-normalised, times their weights"),
 		.blurb_en = "QK-norm brings every head's query and key to the same size before they meet, so a score cannot grow just because the weights did.",
 		.blurb_zh = "QK-norm 在查询和键相遇之前，把每个头的查询和键都缩放到同样的大小，分数就不会只因为权重变大而变大。",
+	},
+	[STAGE_ANGLES] = {
+		.map = "attention",
+		.name = "angles", .requires = FEAT_ROPE_TABLE, .instead = STAGE_PROJECT,
+		PANES({ .matrix = AM_ANGLES_PLAIN }, { .matrix = AM_ANGLES }),
+		.formula = { { 0, 0, N_("angle(p, pair i) = p\u00b7inv_freq_i: unscaled base^(\u22122i/d), then as the scaling says (linear \u00f7s; dynamic a larger base; YaRN a ramp; llama3 bands)"),
+		               N_("angle(p, pair i) = p*inv_freq_i: unscaled base^(-2i/d), then as the scaling says (linear /s; dynamic a larger base; YaRN a ramp; llama3 bands)") } },
+		.what = N_("angles_plain and angles: the angle each pair turns by at each position, before and after scaling"),
+		.blurb_en = "Each pair of columns turns at its own speed. Scaling for long context slows some of them down: compare the two tables column by column to see which dimensions are stretched.",
+		.blurb_zh = "每一对列以各自的速度旋转。为长上下文做的缩放会让其中一些转得更慢：逐列比较这两张表，就能看出哪些维度被拉长了。",
 	},
 	[STAGE_ROTATE] = {
 		.map = "attention",
@@ -705,6 +720,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its scores are not soft-capped (\"attn_logit_softcapping\")"), /* FEAT_SOFTCAP */
 	N_("its logits are not soft-capped (\"final_logit_softcapping\")"), /* FEAT_FINAL_CAP */
 	N_("it has no attention sinks (\"sinks\")"), /* FEAT_SINKS */
+	N_("its RoPE is neither scaled nor partial (\"scaling\", \"partial_rotary_factor\")"), /* FEAT_ROPE_TABLE */
 };
 
 const char *feature_absent(unsigned feat)

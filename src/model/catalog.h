@@ -18,6 +18,7 @@ typedef enum Stage {
 	STAGE_NORM1_PRE,   /* "norm1" of a pre-norm block: the attention reads N1(x) */
 	STAGE_PROJECT,
 	STAGE_QK_NORM,     /* QK-norm (Qwen3): each head's q and k RMS-normalised, before RoPE */
+	STAGE_ANGLES,      /* RoPE's angle per position and column, plain and as scaled (issue 23 §2) */
 	STAGE_ROTATE,      /* RoPE: q and k turned by their positions */
 	STAGE_SPLIT,
 	STAGE_SCORES,
@@ -84,6 +85,8 @@ typedef enum AttnMatrix {
 	AM_CAPPED, AM_LOGITS_RAW,
 	/* attention sinks (issue 23 §4, gpt-oss): the weight each row gave its head's sink (1 − the row's sum) */
 	AM_SINK, AM_SINKS,
+	/* RoPE's angle tables (issue 23 §2): plain RoPE's, and what this layer turns by */
+	AM_ANGLES_PLAIN, AM_ANGLES,
 	AM_COUNT
 } AttnMatrix;
 
@@ -120,7 +123,8 @@ enum {
 	FEAT_SOFTCAP    = 1u << 25, /* soft-capped scores: c·tanh(s/c) before the mask ("attn_logit_softcapping") */
 	FEAT_FINAL_CAP  = 1u << 26, /* soft-capped logits ("final_logit_softcapping", with an LM head) */
 	FEAT_SINKS      = 1u << 27, /* a learned sink logit per head beside the keys ("sinks") */
-	FEAT_COUNT      = 28
+	FEAT_ROPE_TABLE = 1u << 28, /* RoPE with "scaling" or "partial_rotary_factor": the angles stage */
+	FEAT_COUNT      = 29
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */

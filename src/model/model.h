@@ -22,6 +22,24 @@ typedef enum ScoreKind { SCORE_DOT, SCORE_ADDITIVE } ScoreKind;
 typedef enum ScaleKind { SCALE_SQRT_DK, SCALE_NONE, SCALE_VALUE } ScaleKind;
 typedef enum MaskKind { MASK_NONE, MASK_CAUSAL, MASK_PADDING, MASK_MATRIX, MASK_WINDOW, MASK_LIST } MaskKind;
 typedef enum RopeStyle { ROPE_HALF, ROPE_INTERLEAVED } RopeStyle;
+/*
+ * RoPE's scaling for long context (issue 23 §2), as transformers'
+ * modeling_rope_utils.py computes inv_freq and attention_factor (model/ropefreq.h):
+ * ROPE_SCALE_NONE plain RoPE; LINEAR positions ÷ factor; DYNAMIC NTK, a larger
+ * base once the sequence is longer than orig_max; YARN each frequency blended
+ * between interpolated and original by a ramp on its wavelength, cos and sin
+ * times attention_factor; LLAMA3 Llama 3.1's low/high frequency bands.
+ */
+typedef enum RopeScaleType { ROPE_SCALE_NONE, ROPE_SCALE_LINEAR, ROPE_SCALE_DYNAMIC, ROPE_SCALE_YARN, ROPE_SCALE_LLAMA3 } RopeScaleType;
+typedef struct RopeScaling {
+	RopeScaleType type;
+	double factor;           /* s ≥ 1 */
+	int orig_max;            /* original_max_position_embeddings L₀ (dynamic, yarn, llama3) */
+	double beta_fast, beta_slow; /* yarn: 32, 1 */
+	double attn_factor;      /* yarn: the attention_factor given, or 0: 0.1·ln s + 1 */
+	int truncate;            /* yarn: the ramp's ends floored/ceiled (default 1) */
+	double low_freq, high_freq; /* llama3: low_freq_factor, high_freq_factor */
+} RopeScaling;
 
 /* One mask of a list ("mask": ["causal", {"padding": …}, {"window": 3}]): a cell is visible when every one allows it. */
 typedef struct MaskPart {
@@ -100,6 +118,8 @@ typedef struct ModelConfig {
 	int rope;
 	double rope_base;
 	RopeStyle rope_style;
+	double rope_partial;  /* partial_rotary_factor: the first int(d_k·it) columns of a head turn (0 or 1: all) */
+	RopeScaling rope_scaling;
 	int alibi;
 	int decode;
 	int flash_bq, flash_bk;
@@ -160,6 +180,7 @@ typedef struct LayerParams {
 	Block block;      /* this layer's block (version 2; block.present = 0 without one) */
 	Mat q_norm, k_norm; /* QK-norm's weights, 1 × d_k each (ModelConfig.qk_norm), else empty */
 	Mat sinks;          /* attention sinks (issue 23 §4, gpt-oss): 1 × heads learned logits, one per query head, else empty */
+	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;

@@ -1,5 +1,6 @@
 /* hfconfig.c: a Hugging Face model folder's config.json and weights (hfconfig.h). */
 #include "weights/hfconfig.h"
+#include "weights/hfrope.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -219,7 +220,8 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 	const cJSON *v;
 	size_t old;
 
-	if ((v = jr_enter(c, root, "rope_scaling", &old)) != NULL && !cJSON_IsNull(v)) {
+	/* RoPE's scaling is read with the sizes (hfrope.c); GPT-2 has no RoPE to scale */
+	if (a == HF_GPT2 && (v = jr_enter(c, root, "rope_scaling", &old)) != NULL && !cJSON_IsNull(v)) {
 		const cJSON *t = cJSON_IsObject(v) ? jr_get(v, "rope_type") : NULL;
 		if (t == NULL && cJSON_IsObject(v))
 			t = jr_get(v, "type");
@@ -254,7 +256,7 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 			return jr_fail(c, _("%s: attnviz does not compute mixtures of experts yet"), jr_got(v).s);
 		else
 			jr_path_set(c, 0);
-	if ((v = jr_enter(c, root, "partial_rotary_factor", &old)) != NULL && !cJSON_IsNull(v) &&
+	if (a == HF_GPT2 && (v = jr_enter(c, root, "partial_rotary_factor", &old)) != NULL && !cJSON_IsNull(v) &&
 	    !(cJSON_IsNumber(v) && v->valuedouble == 1))
 		return jr_fail(c, _("%s: attnviz rotates whole heads only (partial_rotary_factor 1) for now"), jr_got(v).s);
 	jr_path_set(c, 0);
@@ -340,6 +342,8 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 			jr_path_key(c, "rope_theta");
 			return jr_fail(c, _("expected a base above 0, got %g"), cfg->rope_theta);
 		}
+		if (hfrope_read(c, root, cfg) != 0)
+			return -1;
 		/* attention_bias: LlamaConfig and Qwen3Config (q, k, v and o); Qwen2's biases are fixed */
 		if (cfg->arch != HF_QWEN2) {
 			int ab = 0;

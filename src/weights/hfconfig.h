@@ -6,13 +6,15 @@
  * model.safetensors.index.json's weight_map names.
  *
  * What attnviz does not compute yet is refused here, by the key and its
- * value: an unknown model_type, rope_scaling, sliding windows, mixtures of
- * experts, an activation other than the architecture's own.
+ * value: an unknown model_type, a rope_type other than default, linear,
+ * dynamic, yarn and llama3, sliding windows, mixtures of experts, an
+ * activation other than the architecture's own.
  */
 #ifndef ATTNVIZ_HFCONFIG_H
 #define ATTNVIZ_HFCONFIG_H
 
 #include "base/matrix.h"
+#include "model/model.h"
 #include "weights/safetensors.h"
 
 typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_ARCH_COUNT } HfArch;
@@ -39,6 +41,9 @@ typedef struct HfConfig {
 	int max_positions;      /* max_position_embeddings, n_positions */
 	double norm_eps;        /* rms_norm_eps, layer_norm_epsilon */
 	double rope_theta;      /* 0 for GPT-2 (learned positions) */
+	/* RoPE scaled for long context and partial (issue 23 §2: weights/hfrope.h), from rope_scaling or rope_parameters */
+	RopeScaling rope_scaling; /* type ROPE_SCALE_NONE: plain RoPE */
+	double partial_rotary_factor; /* 1: every column of a head turns */
 	int tie_word_embeddings;
 	int qkv_bias;           /* q, k and v projections have biases (GPT-2, Qwen2, attention_bias) */
 	int o_bias;             /* the output projection has one (GPT-2, attention_bias) */

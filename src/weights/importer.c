@@ -341,6 +341,9 @@ static int prompt_ids(const char *dir, const HfConfig *c, const ImportPrompt *p,
 	char *d;
 	int limit = c->max_positions < LESSON_MAX_TOKENS ? c->max_positions : LESSON_MAX_TOKENS;
 
+	/* RoPE scaled for long context (issue 23 §2) is there to read past max_position_embeddings */
+	if (c->rope_scaling.type != ROPE_SCALE_NONE)
+		limit = LESSON_MAX_TOKENS;
 	*err = NULL;
 	if (p->text != NULL) {
 		if (import_tokenize(dir, p->text, ids, n, err) != 0)
@@ -435,6 +438,8 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 	m->rope = c->arch != HF_GPT2;
 	m->rope_base = c->rope_theta;
 	m->rope_style = ROPE_HALF;
+	m->rope_partial = c->partial_rotary_factor; /* rope_scaling / rope_parameters (weights/hfrope.c) */
+	m->rope_scaling = c->rope_scaling;
 	m->qk_norm = c->qk_norm ? QK_NORM_HEAD : QK_NORM_NONE;
 	m->qk_norm_eps = c->norm_eps;
 	m->has_final_norm = 1;

@@ -909,9 +909,11 @@ def bad_folders():
          edit=lambda c: c.update(model_type="mistral", architectures=["MistralForCausalLM"]))
     case("no_model_type", "config.json: model_type: no model_type",
          edit=lambda c: (c.pop("model_type"), c.update(architectures=["FalconForCausalLM"])))
-    case("rope_scaling", 'config.json: rope_scaling: {"rope_type": "llama3", …}: attnviz computes plain RoPE',
-         edit=lambda c: c.update(rope_scaling={"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
-                                               "original_max_position_embeddings": 8192, "rope_type": "llama3"}))
+    # Phi-3's longrope (linear, dynamic, yarn and llama3 are computed since issue 23: make_ropescale_models.py)
+    case("rope_scaling", 'config.json: rope_scaling.rope_type: "longrope": attnviz computes the rope_types default, '
+                         'linear, dynamic, yarn and llama3',
+         edit=lambda c: c.update(rope_scaling={"long_factor": [1.0, 1.0, 1.0, 1.0], "short_factor": [1.0, 1.0, 1.0, 1.0],
+                                               "original_max_position_embeddings": 64, "rope_type": "longrope"}))
     case("sliding_window", "config.json: use_sliding_window: true: attnviz does not compute sliding windows",
          src="qwen2_bias_f16", edit=lambda c: c.update(use_sliding_window=True))
     case("moe", "config.json: num_experts: 8: attnviz does not compute mixtures of experts",
