@@ -178,7 +178,15 @@ for l in lessons/*.json tests/golden/*.json tests/golden/v2/block_*.json tests/g
 	printf 'save %s/rt.json\n' "$tmp" | "$ATTNVIZ" --plain "$l" >/dev/null 2>"$err"
 	"$ATTNVIZ" --dump "$l" >"$tmp/d1" 2>/dev/null
 	"$ATTNVIZ" --dump "$tmp/rt.json" >"$tmp/d2" 2>/dev/null
-	[ -s "$tmp/d1" ] && cmp -s "$tmp/d1" "$tmp/d2" || bad="$bad $name"
+	# a lesson on a real model saves as numbers: a LLaMA-style FFN's absent biases
+	# come back as the zeros a lesson's absent biases mean (its dump names them),
+	# so every number of the first dump must be in the second, exactly
+	if grep -q '^[[:space:]]*"model"[[:space:]]*:' "$l"; then
+		[ -s "$tmp/d1" ] && "$BUILD/tests/jsoncmp" --rtol 0 --atol 0 --only-expected-keys "$tmp/d1" "$tmp/d2" >/dev/null ||
+			bad="$bad $name"
+	else
+		[ -s "$tmp/d1" ] && cmp -s "$tmp/d1" "$tmp/d2" || bad="$bad $name"
+	fi
 	# the steps' places inside decode and flash stages are kept too
 	for key in t tile; do
 		[ "$(grep -o "\"$key\"[[:space:]]*:" "$l" | wc -l)" -eq "$(grep -o "\"$key\"[[:space:]]*:" "$tmp/rt.json" 2>/dev/null | wc -l)" ] ||

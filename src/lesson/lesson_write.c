@@ -170,9 +170,12 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		return -1;
 	if (b->has_ffn) {
 		cJSON *f = cJSON_CreateObject();
-		if (put(bj, "ffn", f) != 0 || put(f, "W_1", jw_matrix(&b->W_1)) != 0 || put(f, "b_1", jw_flat(&b->b_1)) != 0 ||
-		    put(f, "W_2", jw_matrix(&b->W_2)) != 0 || put(f, "b_2", jw_flat(&b->b_2)) != 0 ||
-		    (!mat_empty(&b->W_3) && (put(f, "W_3", jw_matrix(&b->W_3)) != 0 || put(f, "b_3", jw_flat(&b->b_3)) != 0)) ||
+		/* a real model's FFN without biases (LLaMA's) leaves them out: absent is 0 */
+		if (put(bj, "ffn", f) != 0 || put(f, "W_1", jw_matrix(&b->W_1)) != 0 ||
+		    (!mat_empty(&b->b_1) && put(f, "b_1", jw_flat(&b->b_1)) != 0) || put(f, "W_2", jw_matrix(&b->W_2)) != 0 ||
+		    (!mat_empty(&b->b_2) && put(f, "b_2", jw_flat(&b->b_2)) != 0) ||
+		    (!mat_empty(&b->W_3) && (put(f, "W_3", jw_matrix(&b->W_3)) != 0 ||
+		                             (!mat_empty(&b->b_3) && put(f, "b_3", jw_flat(&b->b_3)) != 0))) ||
 		    !cJSON_AddStringToObject(f, "activation", acts[b->activation]))
 			return -1;
 	}
