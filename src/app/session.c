@@ -13,6 +13,7 @@
 
 #include "engine/backward.h"
 #include "engine/variants/variants.h"
+#include "inspect/explain.h"
 #include "base/paths.h"
 #include "base/strbuf.h"
 
@@ -136,6 +137,7 @@ int sn_build_walk(Session *s)
 
 static void place_at(Session *s, int step)
 {
+	s->skip_asked = 0;
 	s->step = step;
 	s->layer = s->walk[step].layer;
 	sn_point_layer(s);
@@ -622,6 +624,41 @@ int session_next(Session *s, char **err)
 	return 0;
 }
 
+int session_next_asking(Session *s, char **feedback, char **err)
+{
+	*feedback = NULL;
+	if (session_quiz_pending(s)) {
+		if (s->skip_asked != s->step + 1) {
+			char usage[32];
+			s->skip_asked = s->step + 1;
+			s->dirty |= DIRTY_STATUS;
+			*feedback = str_printf(_("a question is open (%s): n again to skip it"),
+			                       session_quiz_usage(s, usage, sizeof usage));
+			return 1;
+		}
+		if (session_skip(s, feedback, err) != 0)
+			return -1;
+	}
+	if (session_next(s, err) != 0) {
+		if (*feedback != NULL) { /* skipped on the last step: that was the move */
+			free(*err);
+			*err = NULL;
+			return 0;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int session_questions_open(const Session *s)
+{
+	int open = 0;
+
+	for (int k = 0; k < s->nwalk; k++)
+		open += s->walk[k].has_quiz && s->quiz[k] == QUIZ_OPEN;
+	return open;
+}
+
 int session_prev(Session *s, char **err)
 {
 	if (substep_move(s, -1))
@@ -903,6 +940,30 @@ static char *choice_quote(const Session *s, const Quiz *q, int k)
 	return quoted;
 }
 
+/* Why the asked number is what it is, in one line: the last line of explain's arithmetic ("weight = 0.72 / 2.15 = 0.34"). Heap, or NULL. */
+static char *answer_why(const Session *s, const Quiz *q)
+{
+	const int which = matrix_find(q->answer_cell.matrix);
+	char *err = NULL, *text, *line, *end;
+
+	if (which < 0)
+		return NULL;
+	text = explain_cell(s->attn, (AttnMatrix)which, q->answer_cell.head, q->answer_cell.row, q->answer_cell.col, 1, &err);
+	free(err);
+	if (text == NULL)
+		return NULL;
+	for (end = text + strlen(text); end > text && end[-1] == '\n'; end--)
+		;
+	*end = '\0';
+	line = strrchr(text, '\n');
+	line = strdup(line != NULL ? line + 1 : text);
+	free(text);
+	if (line != NULL)
+		for (char *c = line; *c == ' '; ) /* its indent */
+			memmove(c, c + 1, strlen(c));
+	return line;
+}
+
 static void record(Session *s, QuizState st)
 {
 	s->quiz[s->step] = st;
@@ -964,10 +1025,19 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 	}
 	right = fabs(x - actual) <= q->tolerance || (isinf(actual) && x == actual);
 	record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
+	char *why = right ? NULL : answer_why(s, q);
 	*feedback = str_printf(right ? _("Right: %s[%d][%d] is %.6g; you said %.6g (within %g counts).")
 	                             : _("Not quite: %s[%d][%d] is %.6g; you said %.6g (within %g counts)."),
 	                   q->answer_cell.matrix, q->answer_cell.row,
 	                   q->answer_cell.col, actual, x, q->tolerance);
+	if (why != NULL && *feedback != NULL) {
+		char *both = str_printf(_("%s Why: %s"), *feedback, why);
+		if (both != NULL) {
+			free(*feedback);
+			*feedback = both;
+		}
+	}
+	free(why);
 	return right;
 }
 

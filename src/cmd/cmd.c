@@ -75,9 +75,17 @@ static int say_text(CmdOut *out, const char *title, StrBuf *b)
 
 static int cmd_next(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	char *err = NULL;
+	char *err = NULL, *said = NULL;
 	(void)a;
-	return session_next(s, &err) == 0 ? 0 : fail(out, err);
+	/* past an open question a person is asked once, then it counts as skipped; a script moves on */
+	if (!out->interactive)
+		return session_next(s, &err) == 0 ? 0 : fail(out, err);
+	if (session_next_asking(s, &said, &err) < 0)
+		return fail(out, err);
+	if (said != NULL)
+		cmd_say(out, MSG_INFO, NULL, "%s", said);
+	free(said);
+	return 0;
 }
 
 static int cmd_prev(Session *s, const CmdArgv *a, CmdOut *out)

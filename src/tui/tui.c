@@ -735,14 +735,15 @@ tui_key(Tui *t, int key)
 	}
 	if (t->lay.too_small)
 		return key == 'q';
-	if (key == KEY_MOUSE) {
-		tui_mouse(t);
-		return 0;
-	}
+	/* a key or a click replaces the message (the start-up hint, a skip's answer): the cell clicked is said at once */
 	if (t->mode == TUI_MAIN && t->msg && key != ':') {
 		free(t->msg);
 		t->msg = NULL;
 		t->redraw |= R_STATUS;
+	}
+	if (key == KEY_MOUSE) {
+		tui_mouse(t);
+		return 0;
 	}
 	if (t->mode != TUI_CMD && tui_demo_key(t, key))
 		return 0;

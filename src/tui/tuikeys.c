@@ -78,11 +78,15 @@ key_layer(Tui *t, int key, int arg)
 static int
 key_step(Tui *t, int key, int arg)
 {
-	char *err = NULL;
-	int rc = (arg > 0 ? session_next : session_prev)(t->s, &err);
+	char *err = NULL, *said = NULL;
+	/* n at an open question asks once, then counts it as skipped (session_next_asking) */
+	int rc = arg > 0 ? session_next_asking(t->s, &said, &err) : session_prev(t->s, &err);
 
 	(void)key;
-	tui_report(t, rc, err, 0);
+	if (said != NULL && rc >= 0)
+		tui_set_msg(t, 0, said);
+	free(said);
+	tui_report(t, rc < 0 ? rc : 0, err, 0);
 	return 1;
 }
 
