@@ -1091,8 +1091,24 @@ static int cmd_help(Session *s, const CmdArgv *a, CmdOut *out)
 			return say_text(out, e->name, &b);
 		}
 	}
-	for (e = cmd_table; e->name != NULL; e++)
-		strbuf_printf(&text, "%-32s %s\n", e->usage, _(e->help));
+	/*
+	 * A description wraps under its own column, never under the commands: at
+	 * 80 columns a pop-up shows 72, so 39 of them after the 33 of a command
+	 * (Chinese descriptions wrap too, at the places Chinese allows).
+	 */
+	enum { HELP_COL = 33, HELP_ROOM = 72 - HELP_COL };
+	for (e = cmd_table; e->name != NULL; e++) {
+		const char *help = _(e->help);
+		TextLine *lines = NULL;
+		const int n = text_wrap(help, HELP_ROOM, &lines);
+		if (n < 1) {
+			strbuf_printf(&text, "%-32s %s\n", e->usage, help);
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			strbuf_printf(&text, "%-32s %.*s\n", i == 0 ? e->usage : "", lines[i].len, help + lines[i].off);
+		free(lines);
+	}
 	return say_text(out, _("commands (a unique prefix is enough)"), &text);
 }
 
