@@ -3,7 +3,8 @@
  * earned; a later attempt adds to it (a question keeps the best it ever
  * had); n at an open question asks once, then counts it as skipped; a lesson
  * is finished only with every question answered or skipped; a wrong
- * numeric answer says why at once. Runs on the shipped lessons/mask.json. */
+ * numeric answer says why at once; a jump to a step shows what walking
+ * there shows (§3: the comparison a step turned on). Runs on the shipped lessons/mask.json. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,12 +161,30 @@ static void test_wrong_says_why(void **state)
 	session_free(&s);
 }
 
+/* Issue 25 §3: :step N shows what walking there shows: mask.json's comparison, turned on at step 6, at step 8 too. */
+static void test_jump_as_walked(void **state)
+{
+	Session s;
+	char *err = NULL;
+	(void)state;
+	open_mask(&s);
+	assert_non_null(s.compare_attn);
+	assert_int_equal(session_goto_step(&s, 7, &err), 0);
+	assert_true(s.compare_on);
+	assert_int_equal(session_goto_step(&s, 2, &err), 0);
+	assert_false(s.compare_on);
+	assert_int_equal(session_goto_step(&s, s.nwalk - 1, &err), 0);
+	assert_true(s.compare_on);
+	session_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reopen_keeps_score, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_n_asks_then_skips, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_says_why, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_jump_as_walked, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

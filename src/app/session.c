@@ -416,7 +416,6 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	*s = fresh;
 	memcpy(s->lang, m->lang, sizeof s->lang);
 	s->edited = m->edited;
-	s->compare_on = m->compare_on && s->compare_attn != NULL;
 	/* The place as it was; a place the lesson no longer has is simply not restored. */
 	if (session_goto_step(s, m->step, &ignored) != 0)
 		free(ignored);
@@ -429,6 +428,7 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	ignored = NULL;
 	if (s->head != m->head && session_set_head(s, m->head, &ignored) != 0)
 		free(ignored);
+	s->compare_on = m->compare_on && s->compare_attn != NULL; /* as it was, not as the walk would leave it */
 	sn_restore_substeps(s, m->dec_t, m->tile_q, m->tile_k);
 	s->dirty = DIRTY_ALL;
 	return 0;
@@ -602,6 +602,27 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 }
 
 
+/*
+ * A jump to a step shows what walking there shows: the comparison as the
+ * last step up to it that turns it on or off left it (mask.json's step 6
+ * turns it on; :step 8 shows it too). A lesson whose steps never say keeps
+ * the learner's `compare on|off`.
+ */
+static void compare_as_walked(Session *s, int step)
+{
+	int said = 0;
+
+	for (int k = step; k >= 0; k--)
+		if (s->walk[k].compare >= 0) {
+			s->compare_on = s->walk[k].compare && s->compare_attn != NULL;
+			return;
+		}
+	for (int k = step + 1; k < s->nwalk; k++)
+		said |= s->walk[k].compare >= 0;
+	if (said)
+		s->compare_on = 0;
+}
+
 int session_goto_step(Session *s, int step, char **err)
 {
 	if (step < 0 || step >= s->nwalk) {
@@ -609,6 +630,7 @@ int session_goto_step(Session *s, int step, char **err)
 		return -1;
 	}
 	place_at(s, step);
+	compare_as_walked(s, step);
 	return 0;
 }
 
@@ -687,6 +709,7 @@ int session_goto_stage(Session *s, Stage st, char **err)
 	for (k = 0; k < s->nwalk; k++)
 		if (s->walk[k].stage == st && s->walk[k].layer == s->layer) {
 			place_at(s, k);
+			compare_as_walked(s, k);
 			return 0;
 		}
 	/* The lesson's steps skip this stage: show it without moving in the walk. */
