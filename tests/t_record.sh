@@ -10,7 +10,7 @@
 #     the : line, never read as keys; the first screen's click replaces the
 #     start-up hint; the m menu says the lessons below the window and keeps
 #     each line's progress whole; help's descriptions (Chinese too) wrap under
-#     their own column.
+#     their own column; a K pane of grouped-query attention names its kv head.
 # Run from the repository root; $ATTNVIZ is the binary.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
@@ -90,6 +90,16 @@ keys "$s" G
 shows "menu: at its end it says the lessons above" "$s" '↑ 9 more above'
 keys "$s" Escape
 quits "$s" record6
+
+# gqa layer 1 (two kv heads for four query heads): query head 3's keys are kv head 1's, shared by heads 2 and 3
+s=rec7
+start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$P" lessons/gqa.json
+wait_for "$s" 'step 1/' >/dev/null
+cmd "$s" "layer 1"
+cmd "$s" "goto scores"
+cmd "$s" "head 3"
+shows "gqa: the key pane says the kv head it holds and the heads that share it" "$s" 'Kᵀ \(kv head 1, heads 2–3\)'
+quits "$s" record7
 
 printf 'help\n' | LC_ALL=C.UTF-8 "$ATTNVIZ" --plain --lang zh lessons/mask.json >"$tmp/help.out" 2>"$err"
 expect "help: a Chinese description wraps under its column" 'grep -Eq "^ {33}lessons）" "$tmp/help.out"'
