@@ -532,11 +532,15 @@ shows "legend: ASCII in the C locale" "$s" '[0-9.]+ \.:-=\+\*# [0-9.]+'
 keys "$s" q
 tm kill-session -t "$s"
 
-# The last step offers the next lesson.
+# The last step offers the next lesson once no question is open (issue 25 §2):
+# G jumps there past five open questions; n walks there, asked once and
+# skipping each (n n at a question).
 s=nextlesson
 start "$s" 100 30 C.UTF-8 ""
 wait_for "$s" 'stage: input' >/dev/null
 keys "$s" G
+shows "the last step with questions open says how many, not finished!" "$s" 'questions still open: 5'
+keys "$s" g n n n n n n n n n n n n n
 shows "the last step offers the next lesson" "$s" 'finished! next: :load [a-z]+'
 keys "$s" q
 tm kill-session -t "$s"
@@ -695,10 +699,10 @@ walk_lesson() {
 	*" $wl_stage "*) ok "$wl_name: the walk shows stage $wl_stage" ;;
 	*) not_ok "$wl_name: the walk shows stage $wl_stage" "saw:$seen" ;;
 	esac
-	# the course's last lesson (a third argument "last") ends with the course's summary: q closes it first
+	# the course's last lesson (a third argument "last"), every question answered or skipped: its summary first (Esc closes it)
 	if [ "${3:-}" = last ]; then
 		shows "$wl_name: the course's last lesson ends with its summary" "$s" 'The course is finished'
-		keys "$s" q
+		keys "$s" Escape
 		wait_gone "$s" 'The course is finished' 3 >/dev/null 2>&1
 	fi
 	quits "$s" "$wl_name"
@@ -836,7 +840,8 @@ s=mouse
 start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$tmp/mouse-state"
 wait_for "$s" 'stage: input' >/dev/null
 expect "mouse: attnviz asks the terminal for the mouse (SGR)" '[ "$(tm display-message -p -t "$s" "#{mouse_sgr_flag}")" = 1 ]'
-keys "$s" n n n
+# (n n at each of steps 2 and 3's questions: asked once, then skipped)
+keys "$s" n n n n n
 wait_for "$s" 'stage: scores' >/dev/null
 # Kᵀ's column "saw" (1), row 2 sits at column 30, line 6 of the screen
 click "$s" 30 6
@@ -914,7 +919,8 @@ shows "progress: a run without a lesson offers to continue" "$s" 'welcome back: 
 keys "$s" c
 shows "progress: c continues in the lesson, at the step" "$s" 'back in dot at step 3'
 shows "progress: ... and the stage line agrees" "$s" 'step 3/'
-keys "$s" G
+# to the end, each question skipped (n n): finished only with none open
+keys "$s" n n n n n n
 wait_for "$s" 'finished! next' >/dev/null
 keys "$s" m
 shows "progress: m opens the course menu" "$s" ' the course '
@@ -928,7 +934,8 @@ expect "lessons: ✓ for a finished lesson" 'grep -Eq "^✓ +2\. dot" "$tmp/less
 s=prog3
 start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" sinks
 wait_for "$s" 'step 1/' >/dev/null
-keys "$s" G
+# five steps on, and a second n at each of its two questions (skipped)
+keys "$s" n n n n n n n
 shows "progress: finishing the last lesson shows a summary of the course" "$s" 'The course is finished'
 shows "progress: the summary counts the lessons" "$s" '[0-9]+ of [0-9]+ lessons finished'
 keys "$s" q

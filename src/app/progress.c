@@ -3,7 +3,11 @@
  * (progress.h). A small JSON file:
  *
  *   { "version": 1, "last": "mask",
- *     "lessons": { "mask": { "done": false, "step": 3, "steps": 8, "right": 1, "asked": 2 } } }
+ *     "lessons": { "mask": { "done": false, "step": 3, "steps": 8, "right": 1, "asked": 2,
+ *                            "marks": ".r.w.o..", "reached": false } } }
+ *
+ * "marks" and "reached" came later: an entry without them is read with its
+ * counts as they are (a later attempt's counts never go below them).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -72,6 +76,58 @@ static int json_count(const cJSON *obj, const char *key, int max)
 	return (int)v->valuedouble;
 }
 
+/* How good a question's mark is: a later attempt keeps the better one. */
+static int mark_rank(char m)
+{
+	return m == 'r' ? 4 : m == 'w' ? 3 : m == 's' ? 2 : m == 'o' ? 1 : 0;
+}
+
+/* 1 when text is marks attnviz writes: one of .oswr a step. */
+static int marks_valid(const char *text, int steps)
+{
+	const size_t len = strlen(text);
+
+	if (len == 0)
+		return 1;
+	if ((int)len != steps || len >= PROGRESS_MARKS_MAX || strspn(text, ".oswr") != len)
+		return 0;
+	return 1;
+}
+
+/* e's marks with add's kept too (a question keeps its best); its counts from them; 0 when the lesson's steps differ. */
+static int marks_merge(ProgressLesson *e, const char *add)
+{
+	const size_t len = strlen(add);
+	int right = 0, asked = 0;
+
+	if (len == 0 || len >= PROGRESS_MARKS_MAX)
+		return 0;
+	if (strlen(e->marks) != len) { /* new, or the lesson changed its steps: this attempt's marks */
+		if (e->marks[0] != '\0')
+			e->right = e->asked = 0;
+		memcpy(e->marks, add, len + 1);
+	} else
+		for (size_t i = 0; i < len; i++)
+			if (mark_rank(add[i]) > mark_rank(e->marks[i]))
+				e->marks[i] = add[i];
+	for (size_t i = 0; i < len; i++) {
+		right += e->marks[i] == 'r';
+		asked += mark_rank(e->marks[i]) >= 2;
+	}
+	/* an entry from before marks were kept: its counts are a floor */
+	e->right = right > e->right ? right : e->right;
+	e->asked = asked > e->asked ? asked : e->asked;
+	if (e->asked < e->right)
+		e->asked = e->right;
+	return 1;
+}
+
+/* Done: the last step reached once, and no question left open. */
+static int entry_done(const ProgressLesson *e)
+{
+	return e->reached && strchr(e->marks, 'o') == NULL;
+}
+
 /* Parse text into p; NULL, or what is wrong with it (a static string). */
 static const char *progress_parse(Progress *p, const char *text, size_t len)
 {
@@ -95,10 +151,14 @@ static const char *progress_parse(Progress *p, const char *text, size_t len)
 	cJSON_ArrayForEach(l, each)
 	{
 		const cJSON *done = cJSON_GetObjectItemCaseSensitive(l, "done");
+		const cJSON *marks = cJSON_GetObjectItemCaseSensitive(l, "marks");
+		const cJSON *reached = cJSON_GetObjectItemCaseSensitive(l, "reached");
 		ProgressLesson *e;
 		int step = json_count(l, "step", 1 << 20), steps = json_count(l, "steps", 1 << 20);
 		int right = json_count(l, "right", 1 << 20), asked = json_count(l, "asked", 1 << 20);
-		if (!cJSON_IsObject(l) || !cJSON_IsBool(done) || step < 0 || steps < 0 || right < 0 || asked < right) {
+		if (!cJSON_IsObject(l) || !cJSON_IsBool(done) || step < 0 || steps < 0 || right < 0 || asked < right ||
+		    (marks != NULL && (!cJSON_IsString(marks) || !marks_valid(marks->valuestring, steps))) ||
+		    (reached != NULL && !cJSON_IsBool(reached))) {
 			why = _("a lesson's entry is not what attnviz writes");
 			break;
 		}
@@ -113,6 +173,9 @@ static const char *progress_parse(Progress *p, const char *text, size_t len)
 		e->steps = steps;
 		e->right = right;
 		e->asked = asked;
+		if (cJSON_IsString(marks))
+			snprintf(e->marks, sizeof e->marks, "%s", marks->valuestring);
+		e->reached = reached != NULL ? cJSON_IsTrue(reached) : e->done;
 	}
 	if (why == NULL && cJSON_IsString(last))
 		snprintf(p->last, sizeof p->last, "%s", last->valuestring);
@@ -168,7 +231,9 @@ static int add_entry(cJSON *lessons, const ProgressLesson *e, int done)
 	cJSON *l = cJSON_AddObjectToObject(lessons, e->name);
 	return l != NULL && cJSON_AddBoolToObject(l, "done", done) != NULL &&
 	       cJSON_AddNumberToObject(l, "step", e->step) != NULL && cJSON_AddNumberToObject(l, "steps", e->steps) != NULL &&
-	       cJSON_AddNumberToObject(l, "right", e->right) != NULL && cJSON_AddNumberToObject(l, "asked", e->asked) != NULL;
+	       cJSON_AddNumberToObject(l, "right", e->right) != NULL && cJSON_AddNumberToObject(l, "asked", e->asked) != NULL &&
+	       (e->marks[0] == '\0' || cJSON_AddStringToObject(l, "marks", e->marks) != NULL) &&
+	       cJSON_AddBoolToObject(l, "reached", e->reached || done) != NULL;
 }
 
 /*
@@ -212,7 +277,15 @@ int progress_save(const Progress *p, char **err)
 	ok = ok && (lessons = cJSON_AddObjectToObject(root, "lessons")) != NULL;
 	for (int i = 0; ok && i < disk.n; i++) {
 		const ProgressLesson *d = &disk.lesson[i], *e = progress_find(p, d->name);
-		ok = e != NULL && e->touched ? add_entry(lessons, e, e->done || d->done) : add_entry(lessons, d, d->done);
+		if (e != NULL && e->touched) {
+			/* another session's answers to the same lesson are kept too */
+			ProgressLesson both = *e;
+			if (d->marks[0] != '\0')
+				marks_merge(&both, d->marks);
+			both.reached |= d->reached;
+			ok = add_entry(lessons, &both, both.done || d->done || entry_done(&both));
+		} else
+			ok = add_entry(lessons, d, d->done);
 	}
 	for (int i = 0; ok && i < p->n; i++)
 		if (progress_find(&disk, p->lesson[i].name) == NULL)
@@ -245,6 +318,11 @@ static int course_done(const Progress *p)
 
 int progress_note(Progress *p, const char *name, int step, int steps, int right, int asked)
 {
+	return progress_note_marks(p, name, step, steps, NULL, right, asked);
+}
+
+int progress_note_marks(Progress *p, const char *name, int step, int steps, const char *marks, int right, int asked)
+{
 	ProgressLesson *e = progress_entry(p, name), before;
 	int r = 0;
 
@@ -255,12 +333,17 @@ int progress_note(Progress *p, const char *name, int step, int steps, int right,
 	const int was_done = before.done;
 	e->step = step;
 	e->steps = steps;
-	e->right = right;
-	e->asked = asked;
 	if (steps > 0 && step >= steps - 1)
+		e->reached = 1;
+	if (marks == NULL || !marks_merge(e, marks)) {
+		e->right = right;
+		e->asked = asked;
+		e->marks[0] = '\0';
+	}
+	if (entry_done(e))
 		e->done = 1;
 	if (strcmp(p->last, name) != 0 || before.done != e->done || before.steps != e->steps || before.right != e->right ||
-	    before.asked != e->asked)
+	    before.asked != e->asked || strcmp(before.marks, e->marks) != 0 || before.reached != e->reached)
 		r |= PROGRESS_CHANGED;
 	else if (before.step != e->step)
 		r |= PROGRESS_MOVED;
@@ -279,7 +362,13 @@ int progress_track(Progress *p, const Session *s, char **err)
 	*err = NULL;
 	if (p == NULL || session_lesson_name(s, name, sizeof name) != 0)
 		return 0;
-	r = progress_note(p, name, s->step, s->nwalk, s->quiz_right, s->quiz_asked);
+	char marks[PROGRESS_MARKS_MAX];
+	const int keep = s->nwalk < PROGRESS_MARKS_MAX;
+	for (int k = 0; keep && k < s->nwalk; k++)
+		marks[k] = !s->walk[k].has_quiz ? '.' : "owrs"[s->quiz[k] == QUIZ_OPEN ? 0 : s->quiz[k] == QUIZ_WRONG ? 1
+		                                                 : s->quiz[k] == QUIZ_RIGHT ? 2 : 3];
+	marks[keep ? s->nwalk : 0] = '\0';
+	r = progress_note_marks(p, name, s->step, s->nwalk, keep ? marks : NULL, s->quiz_right, s->quiz_asked);
 	if (r & PROGRESS_MOVED)
 		p->unsaved = 1;
 	if (r & PROGRESS_CHANGED) {

@@ -15,12 +15,21 @@
 
 #define PROGRESS_NAME_MAX 64
 #define PROGRESS_MAX_BYTES (1 << 20)
+#define PROGRESS_MARKS_MAX 257 /* a lesson of more steps keeps counts only */
 
 typedef struct ProgressLesson {
 	char name[PROGRESS_NAME_MAX]; /* a lesson's name: its file name without .json ("selfattn" when built in) */
 	int done;                     /* 1: its last step was reached */
 	int step, steps;              /* the step the learner was at (0-based), of how many */
-	int right, asked;             /* the quiz score when last seen */
+	int right, asked;             /* the quiz score: questions right, questions answered or skipped */
+	/*
+	 * Each step's question as the learner left it, one letter a step ("" when
+	 * not known): '.' no question, 'o' open, 's' skipped, 'w' wrong, 'r' right.
+	 * A later attempt adds to it (progress_note_marks): a question keeps the
+	 * best it ever had (r > w > s > o), and right/asked are counted from it.
+	 */
+	char marks[PROGRESS_MARKS_MAX];
+	int reached;                  /* 1: the last step was reached once (done also needs no question open) */
 	int touched;                  /* noted in this run: these numbers win over the file's when it is written */
 } ProgressLesson;
 
@@ -60,6 +69,13 @@ enum { PROGRESS_CHANGED = 1, PROGRESS_COURSE_DONE = 2, PROGRESS_MOVED = 4 };
  * step within the same lesson moved.
  */
 int progress_note(Progress *p, const char *name, int step, int steps, int right, int asked);
+/*
+ * The same with each step's question (marks as ProgressLesson.marks, one a
+ * step; NULL: counts only). The record keeps the best of every attempt:
+ * reopening a lesson never lowers its score, and the lesson is done once its
+ * last step was reached and no question is open in the record.
+ */
+int progress_note_marks(Progress *p, const char *name, int step, int steps, const char *marks, int right, int asked);
 
 
 /*

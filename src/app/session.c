@@ -13,6 +13,7 @@
 
 #include "engine/backward.h"
 #include "engine/variants/variants.h"
+#include "inspect/explain.h"
 #include "base/paths.h"
 #include "base/strbuf.h"
 
@@ -136,6 +137,7 @@ int sn_build_walk(Session *s)
 
 static void place_at(Session *s, int step)
 {
+	s->skip_asked = 0;
 	s->step = step;
 	s->layer = s->walk[step].layer;
 	sn_point_layer(s);
@@ -416,7 +418,6 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	*s = fresh;
 	memcpy(s->lang, m->lang, sizeof s->lang);
 	s->edited = m->edited;
-	s->compare_on = m->compare_on && s->compare_attn != NULL;
 	/* The place as it was; a place the lesson no longer has is simply not restored. */
 	if (session_goto_step(s, m->step, &ignored) != 0)
 		free(ignored);
@@ -429,6 +430,7 @@ int session_restore(Session *s, const SessionMark *m, char **err)
 	ignored = NULL;
 	if (s->head != m->head && session_set_head(s, m->head, &ignored) != 0)
 		free(ignored);
+	s->compare_on = m->compare_on && s->compare_attn != NULL; /* as it was, not as the walk would leave it */
 	sn_restore_substeps(s, m->dec_t, m->tile_q, m->tile_k);
 	s->dirty = DIRTY_ALL;
 	return 0;
@@ -602,6 +604,27 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 }
 
 
+/*
+ * A jump to a step shows what walking there shows: the comparison as the
+ * last step up to it that turns it on or off left it (mask.json's step 6
+ * turns it on; :step 8 shows it too). A lesson whose steps never say keeps
+ * the learner's `compare on|off`.
+ */
+static void compare_as_walked(Session *s, int step)
+{
+	int said = 0;
+
+	for (int k = step; k >= 0; k--)
+		if (s->walk[k].compare >= 0) {
+			s->compare_on = s->walk[k].compare && s->compare_attn != NULL;
+			return;
+		}
+	for (int k = step + 1; k < s->nwalk; k++)
+		said |= s->walk[k].compare >= 0;
+	if (said)
+		s->compare_on = 0;
+}
+
 int session_goto_step(Session *s, int step, char **err)
 {
 	if (step < 0 || step >= s->nwalk) {
@@ -609,6 +632,7 @@ int session_goto_step(Session *s, int step, char **err)
 		return -1;
 	}
 	place_at(s, step);
+	compare_as_walked(s, step);
 	return 0;
 }
 
@@ -622,6 +646,41 @@ int session_next(Session *s, char **err)
 	}
 	place_at(s, s->step + 1);
 	return 0;
+}
+
+int session_next_asking(Session *s, char **feedback, char **err)
+{
+	*feedback = NULL;
+	if (session_quiz_pending(s)) {
+		if (s->skip_asked != s->step + 1) {
+			char usage[32];
+			s->skip_asked = s->step + 1;
+			s->dirty |= DIRTY_STATUS;
+			*feedback = str_printf(_("a question is open (%s): n again to skip it"),
+			                       session_quiz_usage(s, usage, sizeof usage));
+			return 1;
+		}
+		if (session_skip(s, feedback, err) != 0)
+			return -1;
+	}
+	if (session_next(s, err) != 0) {
+		if (*feedback != NULL) { /* skipped on the last step: that was the move */
+			free(*err);
+			*err = NULL;
+			return 0;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int session_questions_open(const Session *s)
+{
+	int open = 0;
+
+	for (int k = 0; k < s->nwalk; k++)
+		open += s->walk[k].has_quiz && s->quiz[k] == QUIZ_OPEN;
+	return open;
 }
 
 int session_prev(Session *s, char **err)
@@ -652,6 +711,7 @@ int session_goto_stage(Session *s, Stage st, char **err)
 	for (k = 0; k < s->nwalk; k++)
 		if (s->walk[k].stage == st && s->walk[k].layer == s->layer) {
 			place_at(s, k);
+			compare_as_walked(s, k);
 			return 0;
 		}
 	/* The lesson's steps skip this stage: show it without moving in the walk. */
@@ -905,6 +965,30 @@ static char *choice_quote(const Session *s, const Quiz *q, int k)
 	return quoted;
 }
 
+/* Why the asked number is what it is, in one line: the last line of explain's arithmetic ("weight = 0.72 / 2.15 = 0.34"). Heap, or NULL. */
+static char *answer_why(const Session *s, const Quiz *q)
+{
+	const int which = matrix_find(q->answer_cell.matrix);
+	char *err = NULL, *text, *line, *end;
+
+	if (which < 0)
+		return NULL;
+	text = explain_cell(s->attn, (AttnMatrix)which, q->answer_cell.head, q->answer_cell.row, q->answer_cell.col, 1, &err);
+	free(err);
+	if (text == NULL)
+		return NULL;
+	for (end = text + strlen(text); end > text && end[-1] == '\n'; end--)
+		;
+	*end = '\0';
+	line = strrchr(text, '\n');
+	line = strdup(line != NULL ? line + 1 : text);
+	free(text);
+	if (line != NULL)
+		for (char *c = line; *c == ' '; ) /* its indent */
+			memmove(c, c + 1, strlen(c));
+	return line;
+}
+
 static void record(Session *s, QuizState st)
 {
 	s->quiz[s->step] = st;
@@ -966,10 +1050,19 @@ int session_answer(Session *s, const char *value, char **feedback, char **err)
 	}
 	right = fabs(x - actual) <= q->tolerance || (isinf(actual) && x == actual);
 	record(s, right ? QUIZ_RIGHT : QUIZ_WRONG);
+	char *why = right ? NULL : answer_why(s, q);
 	*feedback = str_printf(right ? _("Right: %s[%d][%d] is %.6g; you said %.6g (within %g counts).")
 	                             : _("Not quite: %s[%d][%d] is %.6g; you said %.6g (within %g counts)."),
 	                   q->answer_cell.matrix, q->answer_cell.row,
 	                   q->answer_cell.col, actual, x, q->tolerance);
+	if (why != NULL && *feedback != NULL) {
+		char *both = str_printf(_("%s Why: %s"), *feedback, why);
+		if (both != NULL) {
+			free(*feedback);
+			*feedback = both;
+		}
+	}
+	free(why);
 	return right;
 }
 

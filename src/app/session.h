@@ -63,6 +63,7 @@ typedef struct Session {
 
 	QuizState *quiz;      /* nwalk entries */
 	int quiz_right, quiz_asked;
+	int skip_asked;       /* step + 1 where n was asked to skip the open question (session_next_asking), else 0 */
 
 	char lang[8];         /* "en" or "zh" */
 
@@ -207,6 +208,16 @@ void session_mark_free(SessionMark *m);
 int session_goto_step(Session *s, int step, char **err);
 int session_next(Session *s, char **err);
 int session_prev(Session *s, char **err);
+/*
+ * n as the learner presses it: with a question open on the step shown, the
+ * first press moves nothing and *feedback asks ("n again to skip it"), the
+ * second counts it as skipped (*feedback says the answer) and moves on.
+ * Returns 0 moved, 1 asked (not moved), -1 with *err; *feedback is a heap
+ * string or NULL.
+ */
+int session_next_asking(Session *s, char **feedback, char **err);
+/* How many of the walk's questions are still open (neither answered nor skipped). */
+int session_questions_open(const Session *s);
 int session_goto_stage(Session *s, Stage st, char **err);
 int session_set_head(Session *s, int head, char **err);
 /*

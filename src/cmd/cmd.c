@@ -75,9 +75,17 @@ static int say_text(CmdOut *out, const char *title, StrBuf *b)
 
 static int cmd_next(Session *s, const CmdArgv *a, CmdOut *out)
 {
-	char *err = NULL;
+	char *err = NULL, *said = NULL;
 	(void)a;
-	return session_next(s, &err) == 0 ? 0 : fail(out, err);
+	/* past an open question a person is asked once, then it counts as skipped; a script moves on */
+	if (!out->interactive)
+		return session_next(s, &err) == 0 ? 0 : fail(out, err);
+	if (session_next_asking(s, &said, &err) < 0)
+		return fail(out, err);
+	if (said != NULL)
+		cmd_say(out, MSG_INFO, NULL, "%s", said);
+	free(said);
+	return 0;
 }
 
 static int cmd_prev(Session *s, const CmdArgv *a, CmdOut *out)
@@ -1086,8 +1094,24 @@ static int cmd_help(Session *s, const CmdArgv *a, CmdOut *out)
 			return say_text(out, e->name, &b);
 		}
 	}
-	for (e = cmd_table; e->name != NULL; e++)
-		strbuf_printf(&text, "%-32s %s\n", e->usage, _(e->help));
+	/*
+	 * A description wraps under its own column, never under the commands: at
+	 * 80 columns a pop-up shows 72, so 39 of them after the 33 of a command
+	 * (Chinese descriptions wrap too, at the places Chinese allows).
+	 */
+	enum { HELP_COL = 33, HELP_ROOM = 72 - HELP_COL };
+	for (e = cmd_table; e->name != NULL; e++) {
+		const char *help = _(e->help);
+		TextLine *lines = NULL;
+		const int n = text_wrap(help, HELP_ROOM, &lines);
+		if (n < 1) {
+			strbuf_printf(&text, "%-32s %s\n", e->usage, help);
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			strbuf_printf(&text, "%-32s %.*s\n", i == 0 ? e->usage : "", lines[i].len, help + lines[i].off);
+		free(lines);
+	}
 	return say_text(out, _("commands (a unique prefix is enough)"), &text);
 }
 

@@ -127,7 +127,13 @@ pane_head_title(const Tui *t, const Pane *p, char *buf, size_t size)
 		snprintf(buf, size, " kv %d", p->kv_head);
 	else if (sh->kv_heads < sh->heads && p->grouped)
 		snprintf(buf, size, _(" head %d%skv %d"), p->head, t->utf8 ? "\u2192" : ">", shape_kv_head(sh, p->head));
-	else
+	else if (sh->kv_heads > 0 && sh->kv_heads < sh->heads && matrix_kind(p->which) != NULL &&
+	         (matrix_kind(p->which)->flags & MF_KV)) {
+		/* K or V of the query head shown holds its key/value head: say which, and who shares it (not "head 3") */
+		const int kv = shape_kv_head(sh, p->head), per = sh->heads / sh->kv_heads;
+		snprintf(buf, size, _(" (kv head %d, heads %d%s%d)"), kv, kv * per, t->utf8 ? "\u2013" : "-",
+		         kv * per + per - 1);
+	} else
 		snprintf(buf, size, _(" head %d"), p->head);
 }
 

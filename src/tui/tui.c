@@ -716,6 +716,24 @@ tui_wait(Tui *t)
 		return ERR;
 	}
 	t->errs = 0;
+	if (key == 27) {
+		/*
+		 * An escape sequence curses did not know (\e[1~ for Home where the
+		 * terminfo says \eOH) comes as Esc and its bytes: swallowed whole.
+		 * It once cancelled the : line and its "1" answered a question.
+		 */
+		wtimeout(in, 0);
+		int c = wgetch(in);
+		if (c == '[' || c == 'O') {
+			wtimeout(in, 10);
+			for (int n = 0; n < 32 && (c = wgetch(in)) != ERR; n++)
+				if (c >= 0x40 && c <= 0x7e) /* a CSI's final byte; SS3's one byte */
+					break;
+			return ERR;
+		}
+		if (c != ERR)
+			ungetch(c);
+	}
 	return key;
 }
 
@@ -741,14 +759,15 @@ tui_key(Tui *t, int key)
 	}
 	if (t->lay.too_small)
 		return key == 'q';
-	if (key == KEY_MOUSE) {
-		tui_mouse(t);
-		return 0;
-	}
+	/* a key or a click replaces the message (the start-up hint, a skip's answer): the cell clicked is said at once */
 	if (t->mode == TUI_MAIN && t->msg && key != ':') {
 		free(t->msg);
 		t->msg = NULL;
 		t->redraw |= R_STATUS;
+	}
+	if (key == KEY_MOUSE) {
+		tui_mouse(t);
+		return 0;
 	}
 	if (t->mode != TUI_CMD && tui_demo_key(t, key))
 		return 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/progress.h"
 #include "base/i18n.h"
 #include "cmd/cmd.h"
 #include "base/strbuf.h"
@@ -133,6 +134,14 @@ tui_menu_open(Tui *t)
 	if (m.text == NULL)
 		return 1;
 	tui_menu_close(t);
+	/* the record `lessons` read, to find each line's progress ("step 2/12  quiz 1/1"): kept whole when a line is cut */
+	char *ppath = progress_default_path(), *pwarn = NULL, here[PROGRESS_NAME_MAX];
+	Progress prog;
+	progress_load(&prog, ppath, &pwarn);
+	free(ppath);
+	free(pwarn);
+	if (session_lesson_name(t->s, here, sizeof here) != 0)
+		here[0] = '\0';
 	int sel = -1;
 	for (char *line = m.text, *next; line != NULL && *line != '\0'; line = next) {
 		next = strchr(line, '\n');
@@ -153,6 +162,11 @@ tui_menu_open(Tui *t)
 			free(shown);
 			break;
 		}
+		char mark[8], score[40];
+		progress_marks(&prog, name, here, t->utf8, mark, score);
+		const size_t sl = strlen(score), hl = strlen(shown);
+		if (sl > 0 && hl > sl + 2 && strcmp(shown + hl - sl, score) == 0 && strncmp(shown + hl - sl - 2, "  ", 2) == 0)
+			shown[hl - sl - 2] = '\t'; /* the title, a tab, the progress (tui_draw_menu) */
 		/* where the learner is: the line the menu opens at */
 		if (sel < 0 && (strncmp(line, "\u25b6", 3) == 0 || line[0] == '>'))
 			sel = t->menu_n;
@@ -160,6 +174,7 @@ tui_menu_open(Tui *t)
 		t->menu_name[t->menu_n++] = name;
 	}
 	free(m.text);
+	progress_free(&prog);
 	if (t->menu_n == 0)
 		return 1;
 	t->menu_sel = sel >= 0 ? sel : 0;
@@ -215,6 +230,43 @@ tui_menu_click(Tui *t, int y, int x, int twice)
 	t->redraw |= R_POPUP;
 }
 
+/* A menu line's width: "TITLE\tPROGRESS" is drawn with two spaces between. */
+static int
+menu_width(const char *line)
+{
+	const char *tab = strchr(line, '\t');
+	return tab == NULL ? text_width(line, -1) : text_width(line, (int)(tab - line)) + 2 + text_width(tab + 1, -1);
+}
+
+/* A menu line in width columns from column 2: a title too wide ends in "…", the progress after it stays whole. */
+static void
+menu_put(Tui *t, WINDOW *w, int y, attr_t at, const char *line, int width)
+{
+	const char *tab = strchr(line, '\t');
+
+	if (tab == NULL || menu_width(line) <= width) {
+		if (tab == NULL) {
+			screen_put(w, y, 2, at, line, width);
+			return;
+		}
+		const int hw = text_width(line, (int)(tab - line));
+		char *head = strndup(line, (size_t)(tab - line));
+		screen_put(w, y, 2, at, head ? head : "", width);
+		free(head);
+		screen_put(w, y, 2 + hw + 2, at, tab + 1, width - hw - 2);
+		return;
+	}
+	const int tw = text_width(tab + 1, -1), room = width - tw - 2;
+	if (room < 8) {
+		screen_put(w, y, 2, at, line, width);
+		return;
+	}
+	char *head = strndup(line, (size_t)(tab - line));
+	screen_put_fit(w, y, 2, at, head ? head : "", room, t->utf8);
+	free(head);
+	screen_put(w, y, 2 + width - tw, at, tab + 1, tw);
+}
+
 void
 tui_draw_menu(Tui *t)
 {
@@ -225,8 +277,8 @@ tui_draw_menu(Tui *t)
 		t->w_menu = NULL;
 	}
 	for (int i = 0; i < t->menu_n; i++)
-		if (text_width(t->menu_line[i], -1) + 4 > ww)
-			ww = text_width(t->menu_line[i], -1) + 4;
+		if (menu_width(t->menu_line[i]) + 4 > ww)
+			ww = menu_width(t->menu_line[i]) + 4;
 	if (ww > COLS - 2)
 		ww = COLS - 2;
 	wh = t->menu_n + 2 < LINES - 2 ? t->menu_n + 2 : LINES - 2;
@@ -248,7 +300,17 @@ tui_draw_menu(Tui *t)
 		wmove(w, 1 + i, 1);
 		for (int c = 1; c < ww - 1; c++)
 			waddch(w, ' ');
-		screen_put(w, 1 + i, 2, at, t->menu_line[k], ww - 4);
+		menu_put(t, w, 1 + i, at, t->menu_line[k], ww - 4);
+	}
+	/* lessons above or below the window: the borders say how many (at 80×24 the course does not fit) */
+	char more[64];
+	if (t->menu_top > 0) {
+		snprintf(more, sizeof more, _(" %s %d more above "), t->utf8 ? "\u2191" : "^", t->menu_top);
+		screen_put(w, 0, ww - 2 - text_width(more, -1), theme_attr(ROLE_POPUP_TITLE), more, ww - 4);
+	}
+	if (t->menu_top + text_h < t->menu_n) {
+		snprintf(more, sizeof more, _(" %s %d more below "), t->utf8 ? "\u2193" : "v", t->menu_n - t->menu_top - text_h);
+		screen_put(w, wh - 1, ww - 2 - text_width(more, -1), theme_attr(ROLE_POPUP_TITLE), more, ww - 4);
 	}
 	wnoutrefresh(w);
 }

@@ -499,12 +499,16 @@ tui_draw_status(Tui *t)
 		screen_put_fit(w, 0, 0, theme_attr(t->msg_error ? ROLE_ERROR : ROLE_INFO), t->msg, left, t->utf8);
 	} else {
 		int x = 0;
-		const char *next = t->s->step == t->s->nwalk - 1 ? session_next_lesson(t->s) : NULL;
-		if (next != NULL) {
-			char offer[96];
+		const int at_end = t->s->step == t->s->nwalk - 1, open = at_end ? session_questions_open(t->s) : 0;
+		const char *next = at_end && open == 0 ? session_next_lesson(t->s) : NULL;
+		char offer[96];
+		/* finished only with every question answered or skipped */
+		if (next != NULL)
 			snprintf(offer, sizeof offer, _("finished! next: :load %s   "), next);
+		else if (open > 0)
+			snprintf(offer, sizeof offer, _("last step; questions still open: %d   "), open);
+		if (next != NULL || open > 0)
 			x += screen_put(w, 0, 0, theme_attr(ROLE_INFO) | A_BOLD, offer, left);
-		}
 		if (t->npanes > 0 && !t->pane[t->focus].hidden && t->pane[t->focus].rows > 0) {
 			const Pane *p = &t->pane[t->focus];
 			const Mat *m = pane_mat(t, p);

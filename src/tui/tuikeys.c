@@ -78,11 +78,15 @@ key_layer(Tui *t, int key, int arg)
 static int
 key_step(Tui *t, int key, int arg)
 {
-	char *err = NULL;
-	int rc = (arg > 0 ? session_next : session_prev)(t->s, &err);
+	char *err = NULL, *said = NULL;
+	/* n at an open question asks once, then counts it as skipped (session_next_asking) */
+	int rc = arg > 0 ? session_next_asking(t->s, &said, &err) : session_prev(t->s, &err);
 
 	(void)key;
-	tui_report(t, rc, err, 0);
+	if (said != NULL && rc >= 0)
+		tui_set_msg(t, 0, said);
+	free(said);
+	tui_report(t, rc < 0 ? rc : 0, err, 0);
 	return 1;
 }
 
@@ -234,14 +238,34 @@ key_scroll(Tui *t, int key, int arg)
 	return 1;
 }
 
-/* 1-9: a choice of the open question, as :answer N. */
+static int key_command(Tui *t, int key, int arg);
+
+/*
+ * 1-9: a choice of the open question, as :answer N. At a question that asks
+ * for a number, a digit (or - or .) starts the answer: the command line
+ * opens with ":answer " and the key, to finish with Enter.
+ */
 static int
 key_answer(Tui *t, int key, int arg)
 {
 	char line[32];
 
 	(void)arg;
-	if (!session_quiz_pending(t->s) || session_step(t->s)->quiz.nchoices == 0)
+	if (!session_quiz_pending(t->s))
+		return 0;
+	if (session_step(t->s)->quiz.nchoices == 0) {
+		char *ignored = NULL;
+		if (t->le == NULL)
+			return 0;
+		key_command(t, ':', 0);
+		snprintf(line, sizeof line, "answer %c", key);
+		for (const char *c = line; *c != '\0'; c++)
+			if (lineedit_feed(t->le, (unsigned char)*c, &ignored) != 0)
+				break;
+		free(ignored);
+		return 1;
+	}
+	if (key < '1' || key > '9')
 		return 0;
 	snprintf(line, sizeof line, "answer %c", key);
 	tui_run_line(t, line);
@@ -355,8 +379,9 @@ static const KeyEntry tui_main_keys[] = {
 	  .bar = 11, .bar_key = "z", .bar_does = N_("zoom"), .run = key_zoom },
 	{ .key = { KEY_PPAGE }, .keys = "PgUp  PgDn", .does = N_("scroll the narration"), .run = key_scroll, .arg = -3 },
 	{ .key = { KEY_NPAGE }, .run = key_scroll, .arg = 3 },
-	{ .key = { '1', '2', '3', '4', '5', '6', '7', '8', '9' }, .keys = "1-9", .does = N_("answer a multiple-choice quiz"),
+	{ .key = { '1', '2', '3', '4', '5', '6', '7', '8', '9' }, .keys = "1-9", .does = N_("answer a multiple-choice quiz\n(a number asked for: digits start :answer)"),
 	  .run = key_answer },
+	{ .key = { '0', '-', '.' }, .run = key_answer },
 	{ .key = { 'm' }, .keys = "m", .does = N_("the course: \u2713 finished, quiz scores, where you are;\nEnter opens a lesson"),
 	  .bar = 13, .bar_key = "m", .bar_does = N_("course"), .run = key_menu },
 	{ .key = { 'c' }, .keys = "c", .does = N_("continue where you left off last time"), .run = key_continue },
