@@ -2,7 +2,10 @@
 # tests/t_lens.sh — what a real model's dump says about its heads (issue 22):
 # `--model DIR --dump` gains "head_scores" (previous_token, first_token,
 # diagonal, induction per head), compared with PyTorch's numbers of the same
-# definitions on the committed test model (tests/golden/make_head_scores_model.py).
+# definitions on the committed test model (tests/golden/make_head_scores_model.py);
+# the logit lens (`lens`, `lens LAYER POSITION`) in the plain REPL, its ids and
+# probabilities PyTorch's (tests/golden/make_lens_model.py; tests/unit_lens.c
+# checks every cell to 1e-9).
 . "$(dirname "$0")/lib.sh"
 JSONCMP=$BUILD/tests/jsoncmp
 GOLD=tests/golden
@@ -12,5 +15,18 @@ check "--model --dump: head_scores agree with PyTorch's" \
 	"$JSONCMP" --rtol 1e-9 --atol 1e-12 --ignore about --only-expected-keys "$GOLD/head_scores_model.json" "$tmp/gpt2.json"
 "$ATTNVIZ" --dump lessons/gqa.json >"$tmp/gqa.json" 2>"$err"
 check "a lesson's dump has no head_scores (lesson dumps stay as they were)" sh -c '! grep -q "\"head_scores\"" "$1"' - "$tmp/gqa.json"
+
+# the logit lens in the plain REPL: lens_model.json's top ids of layer 1, position 6 (186, 172, 70, 76, 203)
+printf 'lens\nlens 1 6\nlens 2 0\nlens 1\n' | LC_ALL=C "$ATTNVIZ" --model tests/models/gpt2 --ids 5,17,3,250,17,3,9 --plain >"$tmp/lens.txt" 2>&1
+check "lens: a header row of the prompt's positions and tokens" grep -q '^      0:&       1:2       2:\$       3:<0x9C>  4:2       5:\$       6:\*$' "$tmp/lens.txt"
+check "lens: a row per layer, each position's top token as the tokenizer shows it (never raw bytes)" \
+	grep -q '^L1    9         {         \\x1c      ' "$tmp/lens.txt"
+check "lens: the last layer's top token at the last position is the model's next token (#186)" grep -q '<0xFE>$' "$tmp/lens.txt"
+check "lens 1 6: the top token and its probability (PyTorch: 0.62670715...)" grep -q '1\. <0xFE> (#186)  p = 0\.626707  z = 11\.3997' "$tmp/lens.txt"
+check "lens 1 6: the top few in PyTorch's order" sh -c 'grep -A6 "layer 1, position 6" "$1" | grep -o "(#[0-9]*)" | tr -d "\n" | grep -qx "(#186)(#172)(#70)(#76)(#203)"' - "$tmp/lens.txt"
+check "lens 2 0: a layer out of range said with its range" grep -q 'lens (layer): expected a whole number from 0 to 1, got "2"' "$tmp/lens.txt"
+check "lens 1: a cell needs both numbers" grep -q 'lens: expected 2 words, got 1' "$tmp/lens.txt"
+printf 'lens\n' | "$ATTNVIZ" --plain lessons/gqa.json >"$tmp/lens-lesson.txt" 2>&1
+check "lens on a lesson without a vocabulary: says what it needs" grep -q 'the logit lens needs a vocabulary' "$tmp/lens-lesson.txt"
 
 finish

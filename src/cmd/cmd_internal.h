@@ -17,5 +17,6 @@ int cmd_model(Session *s, const CmdArgv *a, CmdOut *out);
 int cmd_prompt(Session *s, const CmdArgv *a, CmdOut *out);
 int cmd_ids(Session *s, const CmdArgv *a, CmdOut *out);
 int cmd_generate(Session *s, const CmdArgv *a, CmdOut *out);
+int cmd_lens(Session *s, const CmdArgv *a, CmdOut *out);
 
 #endif
