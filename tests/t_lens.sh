@@ -2,13 +2,15 @@
 # tests/t_lens.sh — what a real model's dump says about its heads (issue 22):
 # `--model DIR --dump` gains "head_scores" (previous_token, first_token,
 # diagonal, induction per head), compared with PyTorch's numbers of the same
-# definitions on the committed test model (tests/golden/make_head_scores_model.py);
+# definitions on the committed test model (tests/lens/make_head_scores_model.py);
 # the logit lens (`lens`, `lens LAYER POSITION`) in the plain REPL, its ids and
-# probabilities PyTorch's (tests/golden/make_lens_model.py; tests/unit_lens.c
-# checks every cell to 1e-9).
+# probabilities PyTorch's (tests/lens/make_lens_model.py; tests/unit_lens.c
+# checks every cell to 1e-9); in the full-screen view, e on a model's thumbnail
+# gives its induction score's numbers and :lens opens the table (tmux, 80×24).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tmux.sh"
 JSONCMP=$BUILD/tests/jsoncmp
-GOLD=tests/golden
+GOLD=tests/lens
 
 "$ATTNVIZ" --model tests/models/gpt2 --ids 5,17,3,250,17,3,9 --dump >"$tmp/gpt2.json" 2>"$err"
 check "--model --dump: head_scores agree with PyTorch's" \
@@ -28,5 +30,25 @@ check "lens 2 0: a layer out of range said with its range" grep -q 'lens (layer)
 check "lens 1: a cell needs both numbers" grep -q 'lens: expected 2 words, got 1' "$tmp/lens.txt"
 printf 'lens\n' | "$ATTNVIZ" --plain lessons/gqa.json >"$tmp/lens-lesson.txt" 2>&1
 check "lens on a lesson without a vocabulary: says what it needs" grep -q 'the logit lens needs a vocabulary' "$tmp/lens-lesson.txt"
+
+# ---------------------------------------------------------------------------
+# the full-screen view at 80×24: e on layer 0, head 0's thumbnail, and :lens
+s=lens80
+begin "$s" 80x24 --model tests/models/gpt2 --ids 5,17,3,250,17,3,9
+keys "$s" v
+shows "80x24: v opens the model's heads" "$s" 'every head at a glance'
+keys "$s" e
+wait_for "$s" 'previous-token score' >/dev/null
+keys "$s" NPage NPage NPage
+shows "80x24: e gives the induction score's numbers (PyTorch: 0.061254148...)" "$s" 'mean = 0\.735050 / 12 = 0\.0612541|= 0\.0612541'
+shows "80x24: ... computed on random tokens repeated twice" "$s" 'computed on 12 random tokens, then the same 12 again'
+keys "$s" Escape
+wait_gone "$s" 'computed on 12 random' 3 >/dev/null
+keys "$s" Escape
+cmd "$s" "lens"
+shows "80x24: :lens shows the table, a row per layer" "$s" 'L1    9         \{         \\x1c'
+keys "$s" Escape
+wait_gone "$s" 'logit lens' 3 >/dev/null
+quits "$s" "80x24"
 
 finish

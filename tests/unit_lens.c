@@ -1,5 +1,5 @@
 /* unit_lens.c: src/inspect/lens.c on the committed test model tests/models/gpt2
- * against PyTorch's numbers (tests/golden/make_lens_model.py, lens_model.json):
+ * against PyTorch's numbers (tests/lens/make_lens_model.py, lens_model.json):
  * every cell's top 5 ids, probabilities and logits to 1e-9; the words of a cell;
  * and a lesson without a vocabulary refused. */
 #include <setjmp.h>
@@ -50,7 +50,7 @@ static void test_lens_gpt2(void **state)
 	(void)state;
 
 	src_path(dir, sizeof dir, "tests/models/gpt2");
-	src_path(ref, sizeof ref, "tests/golden/lens_model.json");
+	src_path(ref, sizeof ref, "tests/lens/lens_model.json");
 	l = import_model(dir, &p, &err);
 	if (l == NULL)
 		print_error("%s\n", err);

@@ -1078,7 +1078,10 @@ static int cmd_help(Session *s, const CmdArgv *a, CmdOut *out)
 					if (s == NULL || attn_has(s->attn, (AttnMatrix)i, 0))
 						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), _(matrix_kinds[i].meaning),
 						              matrix_per_head((AttnMatrix)i) ? _(" (per head)") : "");
-			if (e->exec == cmd_heads) {
+			if (e->exec == cmd_model)
+				strbuf_printf(&b, "%s\n", _("once open: heads (the key v) shows every layer's heads with the "
+				                            "scores below, lens the logit lens (each layer's most probable next token)"));
+			if (e->exec == cmd_heads || e->exec == cmd_model) {
 				char *defs = headscore_definitions(out->utf8);
 				strbuf_printf(&b, "%s", defs ? defs : "");
 				free(defs);

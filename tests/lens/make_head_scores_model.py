@@ -5,8 +5,8 @@ here, its forward pass tests/models/make_models.py's forward_gpt2), never from
 attnviz: tests/t_lens.sh compares `attnviz --model tests/models/gpt2 --ids
 PROMPT --dump`'s "head_scores" with what this writes.
 
-    OPENBLAS_CORETYPE= /usr/bin/python3 tests/golden/make_head_scores_model.py \
-        > tests/golden/head_scores_model.json
+    OPENBLAS_CORETYPE= /usr/bin/python3 tests/lens/make_head_scores_model.py \
+        > tests/lens/head_scores_model.json
 
 Definitions (src/inspect/headscores.h), for a head's weights w (n x n, causal):
   previous_token  mean over rows i >= 1 of w[i][i-1]
@@ -103,7 +103,7 @@ def main():
                           "diagonal": mean([w[i][i] for i in range(n)]),
                           "induction": mean(ind)})
         scores.append(layer)
-    json.dump({"about": "tests/golden/make_head_scores_model.py: tests/models/gpt2 on --ids "
+    json.dump({"about": "tests/lens/make_head_scores_model.py: tests/models/gpt2 on --ids "
                + ",".join(map(str, PROMPT)) + "; induction on %d random tokens repeated twice" % half,
                "head_scores": scores}, sys.stdout, indent=1)
     sys.stdout.write("\n")

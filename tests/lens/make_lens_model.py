@@ -4,7 +4,7 @@ computed with PyTorch (tests/models/make_models.py's forward_gpt2 on the
 weights of its model.safetensors), never from attnviz: tests/unit_lens.c and
 tests/t_lens.sh compare attnviz's `lens` with what this writes.
 
-    OPENBLAS_CORETYPE= /usr/bin/python3 tests/golden/make_lens_model.py > tests/golden/lens_model.json
+    OPENBLAS_CORETYPE= /usr/bin/python3 tests/lens/make_lens_model.py > tests/lens/lens_model.json
 
 For layer L and position i: z = ln_f(output of layer L [i]) · wteᵀ (GPT-2's
 final LayerNorm and its tied unembedding), p = softmax(z); each cell keeps the
@@ -46,7 +46,7 @@ def main():
         cells.append(row)
     last = torch.tensor(rec["logits"], dtype=torch.float64)
     assert float((last - z).abs().max()) < 1e-12  # the last row is the model's logits
-    json.dump({"about": "tests/golden/make_lens_model.py: tests/models/gpt2 on --ids " + ",".join(map(str, hs.PROMPT)),
+    json.dump({"about": "tests/lens/make_lens_model.py: tests/models/gpt2 on --ids " + ",".join(map(str, hs.PROMPT)),
                "lens": cells}, sys.stdout, indent=1)
     sys.stdout.write("\n")
 
