@@ -737,8 +737,40 @@ static int run_new(const Args *a)
 	return 0;
 }
 
+/*
+ * A model's dump gains "head_scores" (dump_set_head_scores): its induction
+ * scores come from the same run on random tokens repeated twice that the
+ * model view makes (session_induction). *l moves into a session and back.
+ */
+static int model_head_scores(Lesson **l, const char *dir, HeadScore **induction)
+{
+	Session s;
+	char *err = NULL;
+
+	if (session_init(&s, *l, dir, &err) != 0) {
+		fprintf(stderr, "%s: %s\n", shown(dir), err ? err : _("out of memory"));
+		free(err);
+		lesson_free(*l);
+		return -1;
+	}
+	if (session_induction(&s, &err) != 0) {
+		fprintf(stderr, "%s: %s\n", shown(dir), err ? err : _("out of memory"));
+		free(err);
+		session_free(&s);
+		return -1;
+	}
+	*induction = s.induction;
+	dump_set_head_scores(1, s.induction, s.ind_layers, s.ind_heads);
+	*l = s.lesson;
+	s.lesson = NULL;
+	s.induction = NULL;
+	session_free(&s);
+	return 0;
+}
+
 static int run_dump(const Args *a)
 {
+	HeadScore *induction = NULL;
 	double *losses;
 	char *err = NULL;
 	const char *name = a->model != NULL ? a->model : a->files[0];
@@ -748,9 +780,12 @@ static int run_dump(const Args *a)
 	if (l == NULL)
 		return 1;
 	dump_set_weights(a->model == NULL ? 1 : a->dump_weights ? 2 : 0);
+	if (a->model != NULL && model_head_scores(&l, a->model, &induction) != 0)
+		return 1;
 	if (a->train && l->cfg.backward == BACKWARD_NONE) {
 		fprintf(stderr, _("%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n"), shown(name));
 		lesson_free(l);
+		free(induction);
 		return 1;
 	}
 	losses = a->train ? calloc((size_t)a->train_steps + 1, sizeof *losses) : NULL;
@@ -759,6 +794,7 @@ static int run_dump(const Args *a)
 		free(err);
 		free(losses);
 		lesson_free(l);
+		free(induction);
 		return 1;
 	}
 	at = attn_compute_all(l, &err);
@@ -776,11 +812,13 @@ static int run_dump(const Args *a)
 		free(err);
 		attn_free(at);
 		lesson_free(l);
+		free(induction);
 		return 1;
 	}
 	fputc('\n', stdout);
 	attn_free(at);
 	lesson_free(l);
+	free(induction);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		/* A full disk must not pass for a complete dump, nor fail silently. */
 		fprintf(stderr, _("%s: cannot write the dump: %s\n"), shown(name), strerror(errno));

@@ -930,6 +930,9 @@ const CmdEntry cmd_table[] = {
 	{ .name = "generate", .args = { .min = 1, .max = 1, .kind = { ARG_WHOLE }, .name = { NULL }, .lo = 1, .hi = 64 },
 	  .exec = cmd_generate, .usage = "generate N",
 	  .help = N_("append the model's N next tokens and compute again: each its most likely (greedy), or drawn from the next stage's top k at its temperature after seed S") },
+	{ .name = "lens", .args = { .min = 0, .max = 2, .kind = { ARG_WORD, ARG_WORD } }, .exec = cmd_lens,
+	  .usage = "lens [LAYER POSITION]",
+	  .help = N_("the logit lens: each layer's output through the final norm and the unembedding, its most probable token at each position; LAYER POSITION: that cell's probabilities") },
 	{ .name = "lessons", .args = NO_ARGS, .exec = cmd_lessons,
 	  .usage = "lessons",
 	  .help = N_("list the lessons in teaching order: titles, \u2713 finished, quiz scores, where you are") },
@@ -1086,7 +1089,10 @@ static int cmd_help(Session *s, const CmdArgv *a, CmdOut *out)
 					if (s == NULL || attn_has(s->attn, (AttnMatrix)i, 0))
 						strbuf_printf(&b, "  %-12s %s%s\n", matrix_name((AttnMatrix)i), _(matrix_kinds[i].meaning),
 						              matrix_per_head((AttnMatrix)i) ? _(" (per head)") : "");
-			if (e->exec == cmd_heads) {
+			if (e->exec == cmd_model)
+				strbuf_printf(&b, "%s\n", _("once open: heads (the key v) shows every layer's heads with the "
+				                            "scores below, lens the logit lens (each layer's most probable next token)"));
+			if (e->exec == cmd_heads || e->exec == cmd_model) {
 				char *defs = headscore_definitions(out->utf8);
 				strbuf_printf(&b, "%s", defs ? defs : "");
 				free(defs);

@@ -18,5 +18,6 @@ int cmd_prompt(Session *s, const CmdArgv *a, CmdOut *out);
 int cmd_ids(Session *s, const CmdArgv *a, CmdOut *out);
 int cmd_generate(Session *s, const CmdArgv *a, CmdOut *out);
 int cmd_seed(Session *s, const CmdArgv *a, CmdOut *out);
+int cmd_lens(Session *s, const CmdArgv *a, CmdOut *out);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * cmd_model.c: the commands of a real model (cmd.c's table lists them):
- * model DIR [TEXT], prompt TEXT, ids ID…, generate N, seed [S|off].
+ * model DIR [TEXT], prompt TEXT, ids ID…, generate N, seed [S|off], lens [LAYER POSITION].
  */
 #include "cmd/cmd.h"
 #include "cmd/cmd_internal.h"
@@ -12,6 +12,10 @@
 #include "base/i18n.h"
 #include "base/strbuf.h"
 #include "base/text.h"
+#include "inspect/lens.h"
+
+/* The lens table's width: a pop-up of the full-screen view at 80 columns holds it. */
+#define LENS_WIDTH 76
 
 static int fail(CmdOut *out, char *err)
 {
@@ -156,5 +160,31 @@ int cmd_seed(Session *s, const CmdArgv *a, CmdOut *out)
 		        attn_top_k(&s->lesson->cfg), attn_temperature(&s->lesson->cfg), (unsigned long long)s->seed);
 	else
 		cmd_say(out, MSG_INFO, NULL, "%s", _("generate takes the most likely token (greedy): seed S samples instead"));
+	return 0;
+}
+
+/* lens: the logit lens table (inspect/lens.h); lens LAYER POSITION: one cell's token, probability and top few. */
+int cmd_lens(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	Lens l;
+	char *err = NULL, *text;
+	long layer = 0, pos = 0;
+
+	if (a->argc != 1 && a->argc != 3)
+		return cmd_count_error(out, a->entry, a->argc == 2 ? 2 : 0, 2, a->argc - 1);
+	if (lens_compute(s->model, &l, &err) != 0)
+		return fail(out, err);
+	if (a->argc == 3 && (cmd_read_whole(a->argv[1], 0, l.layers - 1, &layer, out, a->entry, N_("layer")) != 0 ||
+	                     cmd_read_whole(a->argv[2], 0, l.n - 1, &pos, out, a->entry, N_("position")) != 0)) {
+		lens_free(&l);
+		return -1;
+	}
+	text = a->argc == 3 ? lens_explain(s->model, &l, (int)layer, (int)pos, out->utf8)
+	                    : lens_table(s->model, &l, LENS_WIDTH, out->utf8);
+	lens_free(&l);
+	if (text == NULL)
+		return fail(out, NULL);
+	cmd_say(out, MSG_TEXT, _("logit lens"), "%s", text);
+	free(text);
 	return 0;
 }

@@ -396,6 +396,61 @@ void dump_set_weights(int on)
 	dump_weights = on;
 }
 
+/* The head scores a model's dump adds (dump_set_head_scores): off for lessons, so their dumps stay as they were. */
+static struct {
+	int on, layers, heads;
+	const HeadScore *induction;
+} dump_hs;
+
+void dump_set_head_scores(int on, const HeadScore *induction, int layers, int heads)
+{
+	dump_hs.on = on;
+	dump_hs.induction = induction;
+	dump_hs.layers = layers;
+	dump_hs.heads = heads;
+}
+
+/* One score: its mean, or null when no row can have it. */
+static int add_score(cJSON *o, const char *key, const HeadScore *s)
+{
+	return (s != NULL && s->rows > 0 ? add_number(o, key, s->mean) : cJSON_AddNullToObject(o, key) == NULL) ? -1 : 0;
+}
+
+/* "head_scores": a list per layer, an object per head with its four scores (headscores.h). */
+static int add_head_scores(cJSON *o, const Attn *a)
+{
+	static const char *const keys[HS_COUNT] = { "previous_token", "first_token", "diagonal", "induction" };
+	cJSON *all;
+	int i = 0;
+
+	if (!dump_hs.on)
+		return 0;
+	if ((all = cJSON_AddArrayToObject(o, "head_scores")) == NULL)
+		return -1;
+	for (const Attn *x = a; x != NULL; x = x->next, i++) {
+		cJSON *layer = cJSON_CreateArray();
+		if (layer == NULL || !cJSON_AddItemToArray(all, layer)) {
+			cJSON_Delete(layer);
+			return -1;
+		}
+		for (int h = 0; h < x->heads; h++) {
+			HeadScores sc;
+			cJSON *head = cJSON_CreateObject();
+			if (head == NULL || !cJSON_AddItemToArray(layer, head)) {
+				cJSON_Delete(head);
+				return -1;
+			}
+			headscores_of(x, h, &sc);
+			if (dump_hs.induction != NULL && i < dump_hs.layers && h < dump_hs.heads)
+				sc.s[HS_INDUCTION] = dump_hs.induction[(size_t)i * (size_t)dump_hs.heads + (size_t)h];
+			for (int k = 0; k < HS_COUNT; k++)
+				if (add_score(head, keys[k], &sc.s[k]) != 0)
+					return -1;
+		}
+	}
+	return 0;
+}
+
 static cJSON *dump_layer(const Attn *a)
 {
 	const ModelConfig *cfg = attn_config(a);
@@ -605,7 +660,7 @@ static cJSON *dump_block(const Attn *a, int encoder, char **err)
 		goto oom;
 	if (add_layers(layers, a, dump_layer) != 0)
 		goto oom;
-	if (add_matrix(o, "output", attn_final_output(a)) || add_lm_head(o, a))
+	if (add_matrix(o, "output", attn_final_output(a)) || add_lm_head(o, a) || (!encoder && add_head_scores(o, a)))
 		goto oom;
 	if (a->encoder != NULL) {
 		cJSON *e = dump_block(a->encoder, 1, err);

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "engine/attention.h"
+#include "inspect/headscores.h"
 
 /*
  * The dump of a computed lesson (keys in lessons/FORMAT.md, "--dump").
@@ -43,5 +44,14 @@ double dump_count_numbers(const Attn *a);
  * d_model, at the top level) too.
  */
 void dump_set_weights(int on);
+
+/*
+ * Whether a dump gains "head_scores" (one list per layer, one object per
+ * head: previous_token, first_token, diagonal, induction; null where
+ * undefined): `--model DIR --dump` turns it on, lessons keep it off so
+ * their dumps stay byte-identical. induction: layers × heads scores
+ * (session_induction's), read while the dump is written; NULL: all null.
+ */
+void dump_set_head_scores(int on, const HeadScore *induction, int layers, int heads);
 
 #endif

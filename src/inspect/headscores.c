@@ -190,3 +190,22 @@ char *headscore_explain(const Attn *a, int h, HeadScoreKind k, const char *label
 	              celltext_num(n2, s->sum, utf8), s->rows, celltext_num(n3, s->mean, utf8));
 	return b.oom ? (free(b.s), NULL) : b.s;
 }
+
+char *headscore_explain_induction(const HeadScore *s, int half, int h, const char *label, int utf8)
+{
+	StrBuf b = { 0 };
+	char n1[32], n2[32], n3[32];
+
+	strbuf_printf(&b, _("%s, head %d: %s score\n"), label, h, _(headscore_names[HS_INDUCTION]));
+	strbuf_printf(&b, "%s\n", definition(HS_INDUCTION));
+	strbuf_printf(&b, _("computed on %d random tokens, then the same %d again (the model run once on them)\n"), half,
+	              half);
+	if (s->rows == 0) {
+		strbuf_printf(&b, "%s\n", _("no row can see that key here, so the score is undefined (-)"));
+		return b.oom ? (free(b.s), NULL) : b.s;
+	}
+	strbuf_printf(&b, ngettext("%d row counted:\n", "%d rows counted:\n", (unsigned long)s->rows), s->rows);
+	strbuf_printf(&b, _("sum = %s\nmean = %s / %d = %s\n"), celltext_num(n1, s->sum, utf8),
+	              celltext_num(n2, s->sum, utf8), s->rows, celltext_num(n3, s->mean, utf8));
+	return b.oom ? (free(b.s), NULL) : b.s;
+}

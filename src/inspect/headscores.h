@@ -85,6 +85,12 @@ const char *headscores_why(const Attn *a, HeadScoreKind k);
  * label names the layer ("layer 2"). Heap string, NULL out of memory.
  */
 char *headscore_explain(const Attn *a, int h, HeadScoreKind k, const char *label, int utf8);
+/*
+ * A model's induction score s of head h in words (its run on `half` random
+ * tokens, then the same again: session_induction): the definition, the rows
+ * counted, the sum and the mean. Heap string, NULL out of memory.
+ */
+char *headscore_explain_induction(const HeadScore *s, int half, int h, const char *label, int utf8);
 /* The four definitions, for `help heads` (heap string). */
 char *headscore_definitions(int utf8);
 

@@ -419,7 +419,10 @@ model_explain(Tui *t)
 		snprintf(word, sizeof word, "%d", hr->layer);
 	snprintf(label, sizeof label, _("layer %s"), word);
 	for (int k = 0; k < HS_COUNT; k++) {
-		char *e = headscore_explain(a, hr->head, (HeadScoreKind)k, label, t->utf8);
+		/* a model's induction score: from its run on random tokens repeated twice, with its numbers */
+		const HeadScore *ind = k == HS_INDUCTION ? session_induction_score(t->s, hr->layer, hr->head) : NULL;
+		char *e = ind != NULL ? headscore_explain_induction(ind, t->s->ind_half, hr->head, label, t->utf8)
+		                      : headscore_explain(a, hr->head, (HeadScoreKind)k, label, t->utf8);
 		strbuf_printf(&b, "%s%s", k > 0 ? "\n" : "", e != NULL ? e : "");
 		free(e);
 	}
