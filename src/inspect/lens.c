@@ -13,11 +13,32 @@
 #include "engine/celltext.h"
 #include "inspect/labels.h"
 
-/* The unembedding as rows of d_model numbers (vocab × d_model, row stride *ld): the one place the lens reads it. */
-static const double *unembed_rows(const ModelConfig *c, size_t *ld)
+/*
+ * logits (n × V) = normed (n × d) · unembedᵀ, LENS_BLOCK rows of the unembedding at a time as doubles
+ * (model_unembed_row: the one place the lens reads it, a real model's kept in its file's dtype): each
+ * cell is its own sum over d, so the bits are those of one product over the whole matrix. 0, or -1.
+ */
+enum { LENS_BLOCK = 512 };
+
+static int unembed_logits(const ModelConfig *c, int n, int d, const double *normed, double *logits)
 {
-	*ld = (size_t)c->unembed.cols;
-	return c->unembed.a;
+	const int V = c->vocab;
+	double *rows = malloc((size_t)LENS_BLOCK * (size_t)d * sizeof *rows), *buf = malloc((size_t)d * sizeof *buf);
+
+	if (rows == NULL || buf == NULL) {
+		free(rows);
+		free(buf);
+		return -1;
+	}
+	for (int v0 = 0; v0 < V; v0 += LENS_BLOCK) {
+		const int count = V - v0 < LENS_BLOCK ? V - v0 : LENS_BLOCK;
+		for (int k = 0; k < count; k++)
+			memcpy(&rows[(size_t)k * (size_t)d], model_unembed_row(c, v0 + k, buf), (size_t)d * sizeof *rows);
+		(void)mat_mul_view(n, d, count, normed, (size_t)d, rows, (size_t)d, 1, &logits[v0], (size_t)V, 0);
+	}
+	free(rows);
+	free(buf);
+	return 0;
 }
 
 const LensCell *lens_cell(const Lens *l, int layer, int i)
@@ -37,11 +58,9 @@ void lens_free(Lens *l)
 }
 
 /* The cells of one layer: its output x (n × d) normed, times unembedᵀ, each row's softmax and top entries. */
-static void lens_layer(const ModelConfig *c, const Mat *x, double *normed, double *logits, double *p, LensCell *cells)
+static int lens_layer(const ModelConfig *c, const Mat *x, double *normed, double *logits, double *p, LensCell *cells)
 {
 	const int n = x->rows, d = x->cols, V = c->vocab;
-	size_t ld;
-	const double *U = unembed_rows(c, &ld);
 	int idx[LENS_TOP];
 
 	for (int i = 0; i < n; i++) {
@@ -52,7 +71,8 @@ static void lens_layer(const ModelConfig *c, const Mat *x, double *normed, doubl
 		else
 			memcpy(&normed[(size_t)i * (size_t)d], row, (size_t)d * sizeof *row);
 	}
-	(void)mat_mul_view(n, d, V, normed, (size_t)d, U, ld, 1, logits, (size_t)V, 0);
+	if (unembed_logits(c, n, d, normed, logits) != 0)
+		return -1;
 	for (int i = 0; i < n; i++) {
 		const double *z = &logits[(size_t)i * (size_t)V];
 		LensCell *cell = &cells[i];
@@ -64,6 +84,7 @@ static void lens_layer(const ModelConfig *c, const Mat *x, double *normed, doubl
 			cell->logit[k] = z[idx[k]];
 		}
 	}
+	return 0;
 }
 
 int lens_compute(const Attn *a, Lens *out, char **err)
@@ -77,7 +98,7 @@ int lens_compute(const Attn *a, Lens *out, char **err)
 	for (; last->next != NULL; last = last->next)
 		layers++;
 	const ModelConfig *c = attn_config(last); /* the LM head's: its vocabulary, final norm and unembedding */
-	if (c->vocab <= 0 || mat_empty(&c->unembed)) {
+	if (c->vocab <= 0 || !model_unembed_is(c, c->vocab, attn_layer_output(last)->cols)) {
 		*err = strdup(_("the logit lens needs a vocabulary and an unembedding: open a model (--model DIR) or a "
 		                "lesson with \"vocab\""));
 		return -1;
@@ -96,13 +117,17 @@ int lens_compute(const Attn *a, Lens *out, char **err)
 	out->layers = layers;
 	out->n = n;
 	out->vocab = V;
-	int L = 0;
-	for (const Attn *x = a; x != NULL; x = x->next, L++)
-		lens_layer(c, attn_block_output(x), normed, logits, p, &out->cell[(size_t)L * (size_t)n]);
+	int L = 0, r = 0;
+	for (const Attn *x = a; x != NULL && r == 0; x = x->next, L++)
+		r = lens_layer(c, attn_block_output(x), normed, logits, p, &out->cell[(size_t)L * (size_t)n]);
 	free(normed);
 	free(logits);
 	free(p);
-	return 0;
+	if (r != 0) {
+		lens_free(out);
+		*err = strdup(_("out of memory"));
+	}
+	return r;
 }
 
 /* t (heap, escaped) cut to whole characters that fit width columns. */
