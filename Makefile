@@ -170,9 +170,11 @@ FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/tui/lineedit-r
 # Absolute paths: fuzz_cmd works in a temporary directory of its own; crashes are kept in build-fuzz/.
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(CURDIR)/$(FUZZ_BUILD)/
 .PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors fuzz-tokenizer fuzz-all fuzz-dict
-# The command lines' dictionary, made from the command table (every command reachable); t_cli.sh checks it.
+# The fuzz dictionaries, made from the command table and the lesson format's keys (every command and key
+# reachable); t_cli.sh checks them.
 fuzz-dict:
 	sh tests/fuzz/cmddict.sh >tests/fuzz/cmd.dict.tmp && mv tests/fuzz/cmd.dict.tmp tests/fuzz/cmd.dict
+	sh tests/fuzz/lessondict.sh >tests/fuzz/lesson.dict.tmp && mv tests/fuzz/lesson.dict.tmp tests/fuzz/lesson.dict
 .SECONDARY: $(FUZZ_OBJ)
 
 $(FUZZ_BUILD)/%.o: src/%.c $(HDRS)

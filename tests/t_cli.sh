@@ -277,6 +277,10 @@ expect "--train whose last loss is not finite is refused, naming the step" '[ $r
 # issue 27, 11: the fuzz dictionary for command lines is made from the command table, and has every command
 sh tests/fuzz/cmddict.sh >"$tmp/cmd.dict" 2>"$err"
 expect "tests/fuzz/cmd.dict is what tests/fuzz/cmddict.sh makes from the table (make fuzz-dict)" 'cmp -s "$tmp/cmd.dict" tests/fuzz/cmd.dict'
+# ... and the lesson files' dictionary from the format's keys (src/lesson/*.c's *_keys lists)
+sh tests/fuzz/lessondict.sh >"$tmp/lesson.dict" 2>"$err"
+expect "tests/fuzz/lesson.dict is what tests/fuzz/lessondict.sh makes from the format's keys (make fuzz-dict)" 'cmp -s "$tmp/lesson.dict" tests/fuzz/lesson.dict'
+expect "tests/fuzz/lesson.dict has the newest keys (model, sinks, scaling, then)" 'grep -qF "\"\\\"model\\\"\"" tests/fuzz/lesson.dict && grep -qF sinks tests/fuzz/lesson.dict && grep -qF scaling tests/fuzz/lesson.dict && grep -qF then tests/fuzz/lesson.dict'
 missing=
 for c in $(awk '/^const CmdEntry cmd_table\[\] = \{/{p=1} p&&/^\};/{p=0} p' src/cmd/cmd.c | grep -o '\.name = "[^"]*"' | cut -d'"' -f2); do
 	grep -q -e "^\"$c[ \"]" tests/fuzz/cmd.dict || missing="$missing $c"
