@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "engine/compute.h"
 #include "lesson/lesson.h"
 #include "app/session.h"
+#include "base/ttyguard.h"
 #include "unit_common.h"
 
 static int same_mat(const Mat *x, const Mat *y)
@@ -481,6 +483,22 @@ static void test_one_cell_copies_one_matrix(void **state)
 	}
 }
 
+/*
+ * Ctrl-C during an edit (issue 27 §5): the progress function (told before
+ * each pass) plays the signal handler once, at the first pass of the edit
+ * when armed; the update stops before its next pass and the edit is refused.
+ */
+static int stop_next_edit, stop_armed;
+
+static void stop_on_pass(void *ctx, const Attn *a, Stage st, int index, int count, double elapsed_ms)
+{
+	(void)ctx, (void)a, (void)st, (void)index, (void)count, (void)elapsed_ms;
+	if (stop_armed) {
+		stop_armed = 0;
+		assert_int_equal(ttyguard_note_stop(SIGINT), 1); /* the edit's update is work that may be stopped */
+	}
+}
+
 /* A refused edit leaves the lesson (where its matrices are, and their bits) and the computation as they were. */
 static void assert_refused_unchanged(const char *name, const char *json, AttnMatrix w, int row, int col, double value,
                                      const char *needle)
@@ -497,7 +515,9 @@ static void assert_refused_unchanged(const char *name, const char *json, AttnMat
 	Lesson *before = lesson_clone(l);
 	Attn *model = s.model, *variant = s.compare_model;
 	where_of(l, &was);
+	stop_armed = stop_next_edit; /* a Ctrl-C that comes while the edit's first pass runs */
 	assert_int_equal(session_set_cell(&s, w, row, col, value, &err), -1);
+	stop_armed = 0;
 	assert_non_null(err);
 	if (strstr(err, needle) == NULL)
 		fail_msg("%s: expected \"%s\" in: %s", name, needle, err);
@@ -523,6 +543,36 @@ static void assert_refused_unchanged(const char *name, const char *json, AttnMat
 	attn_free(cfresh);
 	lesson_free(before);
 	session_free(&s);
+}
+
+/* An edit stopped by Ctrl-C between its passes is refused and leaves everything as it was, layers, gradients and all. */
+static void test_stopped_edit_changes_nothing(void **state)
+{
+	static const struct {
+		const char *name, *json;
+		AttnMatrix w;
+	} cases[] = {
+		{ "stop.json", "{\"attnviz\": 2, \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]],"
+		               " \"W_q\": [[1, 2], [3, 4]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]], \"mask\": \"causal\"}",
+		  AM_W_Q },
+		{ "stop-layers.json", "{\"attnviz\": 2, \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]],"
+		               " \"W_q\": [[1, 2], [3, 4]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]], \"mask\": \"causal\","
+		               " \"layers\": [{\"W_q\": [[1, 0], [0, 1]]}, {\"W_q\": [[0.5, 0], [0, 1]]}],"
+		               " \"backward\": {\"dOutput\": [[1, 0], [0, 1], [1, 1]]}}",
+		  AM_W_Q },
+		{ "stop-compare.json", "{\"attnviz\": 2, \"tokens\": [\"a\", \"b\", \"c\"], \"X\": [[1, 0], [0, 1], [1, 1]],"
+		               " \"W_q\": [[1, 2], [3, 4]], \"W_k\": [[1, 0], [0, 1]], \"W_v\": [[1, 0], [0, 1]],"
+		               " \"compare\": {\"label\": \"causal\", \"mask\": \"causal\"}}",
+		  AM_W_Q },
+	};
+
+	(void)state;
+	attn_set_progress(stop_on_pass, NULL);
+	stop_next_edit = 1;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_refused_unchanged(cases[i].name, cases[i].json, cases[i].w, 0, 0, 7.5, "stopped (Ctrl-C)");
+	stop_next_edit = 0;
+	attn_set_progress(NULL, NULL);
 }
 
 static void test_refused_edit_changes_nothing(void **state)
@@ -568,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_session_values),
 		cmocka_unit_test(test_one_cell_copies_one_matrix),
 		cmocka_unit_test(test_refused_edit_changes_nothing),
+		cmocka_unit_test(test_stopped_edit_changes_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -271,7 +271,7 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 		a->stage_ms[st] = 0.0;
 		if (kernel == NULL || !(stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
 			continue;
-		if (changed == NULL && plan == NULL && ttyguard_stop_pending()) /* a whole computation: stopped between passes */
+		if (plan == NULL && ttyguard_stop_pending()) /* a computation or an update: stopped between passes */
 			break;
 		a->redo = NULL;
 		if (changed != NULL) {
@@ -590,7 +590,7 @@ static Attn *keep_link(const Attn *a)
 	return k;
 }
 
-int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
+static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
 {
 	unsigned char changed[AM_COUNT];
 	Keep k = { NULL, keep_numbers };
@@ -666,6 +666,11 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 				keep_drop(&k);
 				return -1;
 			}
+			if (pass == 1 && ttyguard_stop_pending()) { /* Ctrl-C: half remade, the caller puts it back */
+				*err = str_printf("%s", _("stopped (Ctrl-C): the edit was not made"));
+				keep_drop(&k);
+				return -1;
+			}
 		}
 	}
 	if (l->cfg.backward != BACKWARD_NONE) {
@@ -682,6 +687,17 @@ int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers
 	return 0;
 }
 
+
+/* An update is work that Ctrl-C stops between passes (issue 27 §5): refused, the caller's way back runs. */
+int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
+{
+	int r;
+
+	ttyguard_work_begin();
+	r = update_chain(first, l, before, keep_numbers, err);
+	ttyguard_work_end();
+	return r;
+}
 
 void attn_redo_next(Attn *first, const ModelConfig *cfg)
 {
