@@ -219,4 +219,16 @@ expect "--model ORG/NAME from the Hugging Face cache" 'grep -q "snapshots/abc: o
 expect "--tokenize --model ORG/NAME" '[ "$(wc -l <"$out")" -eq 3 ] && grep -q "·c" "$out"'
 (cd "$tmp" && printf 'model acme/tiny The cat\n' | HF_HUB_CACHE=$tmp/hf2 "$ATTNVIZ" --plain) >"$out" 2>"$err"
 expect ":model ORG/NAME" 'grep -q "^acme/tiny: 3 tokens: The | ·c | at" "$out"'
+# decode on|off: a model's tokens (the prompt and what generate appended) one at a time with a KV cache;
+# each step's row is the full computation's (explain says both), the setting kept through generate
+printf 'decode on\ngenerate 1\ngoto decode\nexplain dec_output 7 3\nexplain output 7 3\ndecode off\n' |
+	"$ATTNVIZ" --plain --model induction "A B C D A B C" >"$out" 2>"$err"
+dec=$(sed -n 's/^dec_output\[7\]\[3\] = //p' "$out")
+full=$(sed -n 's/^output\[7\]\[3\] = //p' "$out")
+expect "decode on: the model's tokens through the KV cache, generate's token too" 'grep -q "^decode on: each of the 7 tokens computed in turn with a KV cache" "$out" && grep -q "stage: decode, step 0 of 8" "$out" && grep -q "^decode off" "$out"'
+expect "decode: the generated token's cached row equals the full computation's ($dec, $full)" '[ -n "$dec" ] && [ "$dec" = "$full" ] && grep -q "the full computation.s row 7 holds $dec" "$out"'
+printf 'decode on\n' | "$ATTNVIZ" --plain --model tests/models/qwen3_qknorm_bf16 --ids 1,2,3 >"$out" 2>"$err"
+expect "decode on with QK-norm: refused, saying why" 'grep -q "decode: QK-norm is not computed token by token yet" "$out" "$err"'
+printf 'decode on\nshow weights\n' | "$ATTNVIZ" --plain lessons/selfattn.json >"$out" 2>"$err"
+expect "decode on without a causal mask: refused, saying what to do" 'grep -q "decode: a KV cache needs the causal mask with -inf (each token sees only those before it): mask causal first" "$out" "$err"'
 finish

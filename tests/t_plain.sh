@@ -525,8 +525,8 @@ repl 'temp 2\n' lessons/mask.json
 check "temp without an LM head is refused" has "$err" "this lesson has no LM head"
 
 # every command that help lists is covered above (a new one must get its test)
-# lens: tests/t_lens.sh (on a test model, against PyTorch)
-covered=" lens temp topk nextrow load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit model prompt ids generate seed "
+# lens: tests/t_lens.sh (on a test model, against PyTorch); decode: tests/t_lessonmodel.sh
+covered=" decode lens temp topk nextrow load lessons continue reload next prev first last step goto head layer train jacobian show explain set mask scale heads answer skip hint lang export save stats compare source pause wait play present theme help quit model prompt ids generate seed "
 repl 'help\n'
 missing=""
 for c in $(sed -n '/^-- commands/,$ s/^\([a-z][a-z]*\) .*/\1/p' "$out"); do

@@ -168,6 +168,8 @@ int session_set_heads(Session *s, int heads, char **err);
 int session_set_mask(Session *s, MaskKind kind, int window, const Mat *padding, char **err);
 /* The scale of every attention: 1/sqrt(d_k), none, or value (SCALE_VALUE). */
 int session_set_scale(Session *s, ScaleKind kind, double value, char **err);
+/* decode on|off: the lesson's tokens one at a time with a KV cache (the decode stage); refused with why where a cache cannot be kept. */
+int session_set_decode(Session *s, int on, char **err);
 /*
  * The LM head's next-token settings: the temperature (> 0), top_k (1 … vocab)
  * and the position whose next token is shown (0 … n − 1); a negative value

@@ -307,6 +307,48 @@ int session_set_scale(Session *s, ScaleKind kind, double value, char **err)
 	return session_edit(s, edit_scale, &a, err);
 }
 
+/*
+ * decode on|off: the lesson's tokens (a model's prompt and what generate
+ * appended) computed one at a time with a KV cache, the decode stage's walk
+ * (issue 21). Refused where a cache cannot be kept: without a causal −∞
+ * mask over the lesson's own tokens, with QK-norm, or with dynamic NTK
+ * (each a message that says what to change).
+ */
+static int edit_decode(Lesson *l, void *arg, char **err)
+{
+	(void)err;
+	l->cfg.decode = *(const int *)arg;
+	return 0;
+}
+
+int session_set_decode(Session *s, int on, char **err)
+{
+	const ModelConfig *c = &s->lesson->cfg;
+
+	if (on && (c->has_source || s->lesson->encoder != NULL)) {
+		*err = str_printf(_("decode: the KV cache is for a lesson's own tokens, not for cross-attention or an "
+		                    "encoder-decoder"));
+		return -1;
+	}
+	if (on && (!model_mask_causal(c) || !c->mask_fill_inf)) {
+		*err = str_printf(_("decode: a KV cache needs the causal mask with -inf (each token sees only those before "
+		                    "it): mask causal first"));
+		return -1;
+	}
+	if (on && c->qk_norm != QK_NORM_NONE) {
+		*err = str_printf(_("decode: QK-norm is not computed token by token yet"));
+		return -1;
+	}
+	if (on && c->rope && c->rope_scaling.type == ROPE_SCALE_DYNAMIC) {
+		*err = str_printf(_("decode: dynamic NTK changes RoPE's base as the sequence grows, so a cached key was "
+		                    "turned with another one"));
+		return -1;
+	}
+	if ((c->decode != 0) == (on != 0))
+		return 0;
+	return session_edit(s, edit_decode, &on, err);
+}
+
 /* The next-token settings of one lesson (the lesson, then its compare variant). */
 static void set_next(ModelConfig *c, double temperature, int top_k, int row)
 {

@@ -559,6 +559,21 @@ static int cmd_scale(Session *s, const CmdArgv *a, CmdOut *out)
 	return 0;
 }
 
+/* decode on|off: the lesson's tokens one at a time with a KV cache (session_set_decode), the decode stage shown. */
+static int cmd_decode(Session *s, const CmdArgv *a, CmdOut *out)
+{
+	char *err = NULL;
+
+	if (session_set_decode(s, (int)a->v[0].whole, &err) != 0)
+		return fail(out, err);
+	if (a->v[0].whole)
+		cmd_say(out, MSG_INFO, NULL, _("decode on: each of the %d tokens computed in turn with a KV cache "
+		                               "(:goto decode walks them; n moves to the next token)"), s->lesson->cfg.n);
+	else
+		cmd_say(out, MSG_INFO, NULL, "%s", _("decode off"));
+	return 0;
+}
+
 /* heads N: the layer shown split into N heads (session_set_heads works out d_k and d_v). */
 /*
  * heads N: the layer shown split into N heads. heads [sort SCORE]: every
@@ -1017,6 +1032,9 @@ const CmdEntry cmd_table[] = {
 	{ .name = "hint", .args = NO_ARGS, .exec = cmd_hint,
 	  .usage = "hint",
 	  .help = N_("a hint for this step's question") },
+	{ .name = "decode", .args = { .min = 1, .max = 1, .kind = { ARG_ONOFF } }, .exec = cmd_decode,
+	  .usage = "decode on|off",
+	  .help = N_("compute the tokens one at a time with a KV cache (a model's prompt and what generate appended): the decode stage walks them") },
 	{ .name = "compare", .args = { .min = 1, .max = 1, .kind = { ARG_ONOFF } }, .exec = cmd_compare,
 	  .usage = "compare on|off",
 	  .help = N_("show the lesson's compare variant beside each result, differing cells marked") },
