@@ -150,6 +150,7 @@ typedef struct Args {
 	const char *export_format, *stage, *matrix, *head, *output, *layer; /* --export and its options */
 	const char *precision, *scale, *aspect;                     /* --export svg's figure */
 	const char *numbers;                                        /* --export and --handout: --numbers */
+	const char *view;                                           /* --export svg --view model: every head */
 	const char *transcript;
 	int present;                                    /* --present */
 	int no_mouse;                                   /* --no-mouse */
@@ -353,7 +354,7 @@ static int parse_args(int argc, char **argv, Args *a)
 		           strcmp(o, "--head") == 0 || strcmp(o, "--layer") == 0 || strcmp(o, "-o") == 0 ||
 		           strcmp(o, "--output") == 0 ||
 		           strcmp(o, "--transcript") == 0 || strcmp(o, "--precision") == 0 || strcmp(o, "--scale") == 0 ||
-		           strcmp(o, "--aspect") == 0 || strcmp(o, "--numbers") == 0) {
+		           strcmp(o, "--aspect") == 0 || strcmp(o, "--numbers") == 0 || strcmp(o, "--view") == 0) {
 			const char *v;
 			if (i + 1 >= argc)
 				return usage_error(_("%s needs a value"), o);
@@ -398,6 +399,10 @@ static int parse_args(int argc, char **argv, Args *a)
 				if (export_numbers_find(v) < 0)
 					return usage_error(_("--numbers: expected auto, on or off, got \"%s\""), v);
 				a->numbers = v;
+			} else if (strcmp(o, "--view") == 0) {
+				if (strcmp(v, "model") != 0)
+					return usage_error(_("--view: expected model (every layer and head), got \"%s\""), v);
+				a->view = v;
 			} else if (strcmp(o, "--transcript") == 0)
 				a->transcript = v;
 			else
@@ -416,8 +421,9 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error(_("%s goes with --model DIR"), a->prompt ? "--prompt" : "--ids");
 	if (a->model && a->mode != MODE_TOKENIZE) {
 		/* the prompt: TEXT, --prompt TEXT or --ids, one of them */
-		if (a->mode != MODE_AUTO && a->mode != MODE_PLAIN && a->mode != MODE_DUMP && a->mode != MODE_CHECK)
-			return usage_error(_("--model DIR goes with the view, --plain, --dump or --check"));
+		if (a->mode != MODE_AUTO && a->mode != MODE_PLAIN && a->mode != MODE_DUMP && a->mode != MODE_CHECK &&
+		    (a->mode != MODE_EXPORT || a->view == NULL))
+			return usage_error(_("--model DIR goes with the view, --plain, --dump, --check or --export svg --view model"));
 		if (a->nfiles > 1 || (a->nfiles == 1) + (a->prompt != NULL) + (a->ids != NULL) != 1)
 			return usage_error(_("--model DIR needs one prompt: TEXT, --prompt TEXT or --ids ID,ID,..."));
 		if (a->nfiles == 1)
@@ -481,12 +487,15 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error(_("%s goes with --export or --handout"), "--numbers");
 	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
 		return usage_error(_("%s goes with --export"), a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
+	if (a->view != NULL && (a->mode != MODE_EXPORT || strcmp(a->export_format, "svg") != 0 || a->stage ||
+	                        a->matrix || a->head || a->layer))
+		return usage_error(_("--view model goes with --export svg, without --stage, --matrix, --head or --layer"));
 	if (a->mode == MODE_EXPORT) {
-		if (a->nfiles != 1)
+		if (a->nfiles != 1 && a->model == NULL)
 			return usage_error(_("--export needs exactly one lesson"));
 		if (a->output == NULL)
 			return usage_error(_("--export needs -o PATH (- for standard output)"));
-		if (a->stage == NULL && a->matrix == NULL)
+		if (a->stage == NULL && a->matrix == NULL && a->view == NULL)
 			return usage_error(_("--export needs --stage NAME or --matrix NAME"));
 	}
 	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
@@ -1023,6 +1032,51 @@ static int batch_theme(const Args *a, ThemeFile *theme)
 	return 1;
 }
 
+/* --export svg --view model: every layer × head of a lesson or a model (with its induction scores). */
+static int run_export_grid(const Args *a)
+{
+	char *err = NULL, *data = NULL;
+	const char *name = a->model != NULL ? a->model : a->files[0];
+	Session s;
+	ThemeFile theme;
+	int rc = 1;
+
+	if (a->model != NULL) {
+		Lesson *l = model_load(a);
+		if (l == NULL)
+			return 1;
+		if (session_init(&s, l, a->model, &err) != 0) {
+			fprintf(stderr, "%s: %s\n", shown(a->model), err ? err : _("out of memory"));
+			free(err);
+			lesson_free(l);
+			return 1;
+		}
+		snprintf(s.lang, sizeof s.lang, "%s", a->lang);
+		if (session_induction(&s, &err) != 0)
+			goto fail;
+	} else if (batch_session(a, &s) != 0)
+		return 1;
+	if (batch_theme(a, &theme) != 0)
+		goto out;
+	data = export_model_grid(&s, a->theme != NULL ? &theme : NULL, &err);
+	if (data == NULL)
+		goto fail;
+	if (fileio_write_atomic(a->output, data, strlen(data), &err) != 0) {
+		fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
+		free(err);
+		goto out;
+	}
+	rc = 0;
+	goto out;
+fail:
+	fprintf(stderr, "%s: %s\n", shown(name), err ? err : _("out of memory"));
+	free(err);
+out:
+	free(data);
+	session_free(&s);
+	return rc;
+}
+
 static int run_export(const Args *a)
 {
 	char *err = NULL, *data = NULL;
@@ -1315,7 +1369,7 @@ int main(int argc, char **argv)
 	case MODE_CHECK: rc = run_check(&a); break;
 	case MODE_DUMP: rc = run_dump(&a); break;
 	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
-	case MODE_EXPORT: rc = run_export(&a); break;
+	case MODE_EXPORT: rc = a.view != NULL ? run_export_grid(&a) : run_export(&a); break;
 	case MODE_HANDOUT: rc = run_handout(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;

@@ -85,6 +85,18 @@ char *export_render(const Attn *a, const Session *s, ExportFormat fmt, const Exp
  */
 char *export_lesson_json(const Lesson *l, char **err);
 
+/*
+ * The model view for slides (`--export svg --view model`): every walk layer ×
+ * head of s as a small heatmap of its attention weights (colour 0–1; past
+ * EXPORT_GRID_SIDE positions a side each drawn cell a block's mean weight, as
+ * the TUI's model view), labelled "L0 H1" with its previous-token,
+ * first-token, diagonal and induction scores (textfmt_head_rows; induction
+ * "—" unless session_induction ran). theme NULL: the built-in default.
+ * Heap string, NULL with *err out of memory.
+ */
+#define EXPORT_GRID_SIDE 24
+char *export_model_grid(const Session *s, const ThemeFile *theme, char **err);
+
 struct StrBuf;
 /*
  * Lesson text as the exports write it (text_escape first), for other

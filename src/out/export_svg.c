@@ -12,6 +12,7 @@
 #include "inspect/labels.h"
 #include "base/strbuf.h"
 #include "out/export_internal.h"
+#include "out/textfmt.h"
 
 /* ------------------------------------------------------------ SVG */
 
@@ -779,6 +780,125 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 	strbuf_puts(&b, "</svg>\n");
 	ex_fig_panes_free(pane, n);
 	free(pane);
+	free(head);
+	return ex_buf_finish(&b, err);
+}
+
+/* ------------------------------------------------------------ the model view (--view model) */
+
+#define GRID_THUMB 96   /* a thumbnail's side in pixels */
+#define GRID_TILE_W 150 /* a tile: its label, thumbnail and two score lines */
+#define GRID_TILE_H (GRID_THUMB + 58)
+
+/* One head's thumbnail at (x, y): g × g cells (fewer when the matrix is smaller), each a block's mean weight. */
+static void grid_thumb(StrBuf *b, const ThemeFile *th, const Attn *a, int head, int x, int y)
+{
+	const Mat *m = attn_matrix(a, AM_WEIGHTS, head);
+	char hex[8];
+
+	if (m == NULL || m->rows == 0 || m->cols == 0)
+		return;
+	const int gr = m->rows < EXPORT_GRID_SIDE ? m->rows : EXPORT_GRID_SIDE;
+	const int gc = m->cols < EXPORT_GRID_SIDE ? m->cols : EXPORT_GRID_SIDE;
+	const double cw = (double)GRID_THUMB / gc, ch = (double)GRID_THUMB / gr;
+	for (int bi = 0; bi < gr; bi++) {
+		const int r0 = (int)((long)bi * m->rows / gr), r1 = (int)((long)(bi + 1) * m->rows / gr);
+		for (int bj = 0; bj < gc; bj++) {
+			const int c0 = (int)((long)bj * m->cols / gc), c1 = (int)((long)(bj + 1) * m->cols / gc);
+			double sum = 0;
+			int seen = 0;
+			for (int i = r0; i < r1; i++)
+				for (int j = c0; j < c1; j++) {
+					if (a->visible != NULL && !a->visible[(size_t)i * (size_t)m->cols + (size_t)j])
+						continue;
+					sum += MAT_AT(*m, i, j);
+					seen = 1;
+				}
+			/* probabilities: the scale is 0–1 */
+			rgb_hex(hex, seen ? th->seq[themefile_ramp_index(sum / (r1 - r0), 0, th->nseq)] : th->masked,
+			        seen ? 0xffffffUL : 0xddddddUL);
+			strbuf_printf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"/>\n",
+			              x + bj * cw, y + bi * ch, cw, ch, hex);
+		}
+	}
+}
+
+char *export_model_grid(const Session *s, const ThemeFile *theme, char **err)
+{
+	ThemeFile builtin;
+	StrBuf b = { NULL, 0, 0, 0 };
+	int n = 0, heads = 1, i;
+	HeadRow *rows = textfmt_head_rows(s, -1, &n);
+	const char *title;
+	char *head;
+
+	if (rows == NULL || n == 0) {
+		free(rows);
+		*err = strdup("out of memory writing the export");
+		return NULL;
+	}
+	if (theme == NULL) {
+		themefile_default(&builtin);
+		theme = &builtin;
+	}
+	for (i = 0; i < n; i++)
+		if (rows[i].head + 1 > heads)
+			heads = rows[i].head + 1;
+	const int layers = session_layers(s);
+	title = ex_lesson_title(s->attn, s);
+	head = str_printf("%s \u2014 model view: %d layer%s \u00d7 %d head%s", title, layers, layers == 1 ? "" : "s",
+	                  heads, heads == 1 ? "" : "s");
+	const int top = 70;
+	const int width = (int)fmax(SVG_MIN_WIDTH, 2 * SVG_MARGIN + heads * GRID_TILE_W);
+	const int height = top + layers * GRID_TILE_H + SVG_MARGIN;
+	strbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	strbuf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+	              "viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"%d\">\n",
+	              width, height, width, height, SVG_NUM_PX);
+	strbuf_puts(&b, "<title>");
+	xml_puts(&b, head ? head : title);
+	strbuf_puts(&b, "</title>\n<desc>attnviz export, theme ");
+	xml_puts(&b, theme->name);
+	strbuf_puts(&b, "</desc>\n");
+	strbuf_printf(&b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
+	              width, height);
+	strbuf_printf(&b, "<text class=\"title\" x=\"%d\" y=\"32\" font-size=\"%d\" font-weight=\"bold\" fill=\"#111111\">",
+	              SVG_MARGIN, SVG_TITLE_PX);
+	xml_puts(&b, head ? head : title);
+	strbuf_puts(&b, "</text>\n");
+	/* the colour scale: attention weights are probabilities, 0 to 1 */
+	strbuf_printf(&b, "<g class=\"legend\"><text x=\"%d\" y=\"54\" fill=\"#333333\">weights 0</text>\n", SVG_MARGIN);
+	for (i = 0; i < theme->nseq; i++) {
+		char hex[8];
+		rgb_hex(hex, theme->seq[i], 0xffffffUL);
+		strbuf_printf(&b, "<rect x=\"%d\" y=\"44\" width=\"10\" height=\"12\" fill=\"%s\"/>\n",
+		              SVG_MARGIN + 80 + 10 * i, hex);
+	}
+	strbuf_printf(&b, "<text x=\"%d\" y=\"54\" fill=\"#333333\">1</text></g>\n", SVG_MARGIN + 84 + 10 * theme->nseq);
+	for (i = 0; i < n; i++) {
+		const Attn *a = session_walk_link(s, rows[i].layer);
+		char word[16], v[HS_COUNT][16];
+		const int x = SVG_MARGIN + rows[i].head * GRID_TILE_W, y = top + rows[i].layer * GRID_TILE_H;
+		if (session_layer_word(s, rows[i].layer, word, sizeof word) != 0)
+			snprintf(word, sizeof word, "%d", rows[i].layer);
+		for (int k = 0; k < HS_COUNT; k++)
+			textfmt_score(v[k], &rows[i].sc.s[k], 2, 1);
+		strbuf_printf(&b, "<g class=\"thumb\" data-layer=\"%d\" data-head=\"%d\">\n", rows[i].layer, rows[i].head);
+		strbuf_printf(&b, "<text class=\"label\" x=\"%d\" y=\"%d\" font-weight=\"bold\" fill=\"#111111\">L",
+		              x, y + 12);
+		xml_puts(&b, word);
+		strbuf_printf(&b, " H%d</text>\n", rows[i].head);
+		if (a != NULL)
+			grid_thumb(&b, theme, a, rows[i].head, x, y + 18);
+		strbuf_printf(&b, "<text class=\"scores\" x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#333333\" "
+		              "xml:space=\"preserve\">prev %s  first %s</text>\n", x, y + GRID_THUMB + 32, v[HS_PREV],
+		              v[HS_FIRST]);
+		strbuf_printf(&b, "<text class=\"scores\" x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#333333\" "
+		              "xml:space=\"preserve\">diag %s  ind %s</text>\n</g>\n", x, y + GRID_THUMB + 46, v[HS_DIAG],
+		              v[HS_INDUCTION]);
+	}
+	strbuf_puts(&b, "</svg>\n");
+	free(rows);
 	free(head);
 	return ex_buf_finish(&b, err);
 }
