@@ -101,6 +101,12 @@ static const char *const options_seed = N_(
 	"                   the next stage's top k at its temperature, the generator seeded\n"
 	"                   with S (0 to 2^64 - 1): the same S, the same tokens; `seed S`\n"
 	"                   and `seed off` on the command line\n");
+/* --view, apart so that the longer strings' translations stand as they are. */
+static const char *const options_view = N_(
+	"  --view model     with --export svg (no --stage): every layer \u00d7 head as a small\n"
+	"                   heatmap of its attention weights (0 to 1) labelled \"L0 H1\" with\n"
+	"                   its previous-token, first-token, diagonal and induction scores\n"
+	"                   (induction: a model's, --model DIR --prompt TEXT; a lesson's: \u2014)\n");
 /* The rest of --help (one string may hold only 4095 characters in ISO C). */
 static const char *const options_text2 = N_(
 	"  --numbers auto|on|off  with --export svg, md or tex and --handout: numbers in\n"
@@ -226,6 +232,7 @@ static int parse_args(int argc, char **argv, Args *a)
 			fputs(_(options_text), stdout);
 			fputs(_(options_text2), stdout);
 			fputs(_(options_seed), stdout);
+			fputs(_(options_view), stdout);
 			return 0;
 		} else if (strcmp(o, "-V") == 0 || strcmp(o, "--version") == 0) {
 			printf("attnviz %s (line editor: %s)\n", ATTNVIZ_VERSION, HAVE_READLINE ? "GNU readline" : "built-in");

@@ -289,4 +289,34 @@ n = [q[\"name\"] for q in e[\"panes\"]]
 p = [q for q in e[\"panes\"] if q[\"name\"] == \"weighted (head 1)\"][0]
 sys.exit(not (n == [\"weighted (head 0)\", \"weighted (head 1)\", \"concat\"] and p[\"values\"] == d[\"heads\"][1][\"output\"] and p[\"columns\"] == [\"2\", \"3\"]))" "$tmp/c.json" "$tmp/c.dump"'
 
+# ------------------------------------------------------------ --export svg --view model (issue 22 §1)
+
+"$ATTNVIZ" --export svg --view model "$MH" -o "$tmp/grid.svg" 2>"$err"
+check "view model: a lesson's grid, one thumbnail per layer x head (1 x 2)" test "$(count "$tmp/grid.svg" 'class="thumb"')" -eq 2
+expect "view model: labels L0 H0, L0 H1 and the scores under them" 'has "$tmp/grid.svg" ">L0 H1</text>" &&
+	has "$tmp/grid.svg" "prev " && has "$tmp/grid.svg" "first " && has "$tmp/grid.svg" "diag " && has "$tmp/grid.svg" "ind —"'
+"$ATTNVIZ" --export svg --view model lessons/encdec.json -o "$tmp/grid-ed.svg" 2>"$err"
+check "view model: an encoder–decoder, every walk layer's heads" test "$(count "$tmp/grid-ed.svg" 'class="thumb"')" -eq 4
+"$ATTNVIZ" --model tests/models/gpt2 --prompt "the cat sat on the mat" --export svg --view model -o "$tmp/grid-m.svg" 2>"$err"
+check "view model: a model's grid, 2 layers x 4 heads" test "$(count "$tmp/grid-m.svg" 'class="thumb"')" -eq 8
+expect "view model: a model's induction scores are numbers" '[ "$(count_re "$tmp/grid-m.svg" "ind 0\.[0-9][0-9]<")" -eq 8 ]'
+check "view model: under 200 KB" test "$(wc -c <"$tmp/grid-m.svg")" -lt 200000
+long=$(awk 'BEGIN { for (i = 0; i < 4; i++) printf "the cat sat on the mat " }') # 30 tokens: the model takes 32
+"$ATTNVIZ" --model tests/models/gpt2 --prompt "$long" --export svg --view model -o "$tmp/grid-l.svg" 2>"$err"
+expect "view model: a long prompt is down-sampled to 24 x 24 cells a thumbnail" \
+	'[ "$(grep -c "^<rect x=\"[0-9.]*\" y=\"[0-9.]*\" width=\"4.00\"" "$tmp/grid-l.svg")" -eq $((8 * 24 * 24)) ]'
+if command -v xmllint >/dev/null 2>&1; then
+	for f in grid grid-ed grid-m grid-l; do
+		check "view model: $f.svg is well-formed XML (xmllint)" xmllint --noout "$tmp/$f.svg"
+	done
+else
+	skip "view model: well-formed XML" "xmllint not installed (libxml2-utils)"
+fi
+"$ATTNVIZ" --export svg --view heads "$MH" -o "$tmp/x.svg" 2>"$err"; rc=$?
+expect "view model: a bad --view word is refused, saying what it expects" '[ $rc -eq 2 ] && grep -q "\-\-view: expected model" "$err" && [ ! -e "$tmp/x.svg" ]'
+"$ATTNVIZ" --export csv --view model "$MH" -o "$tmp/x.csv" 2>"$err"; rc=$?
+expect "view model: only with svg" '[ $rc -eq 2 ] && grep -q "\-\-view model goes with --export svg" "$err"'
+"$ATTNVIZ" --model tests/models/gpt2 --prompt "hi" --export svg --stage softmax -o "$tmp/x.svg" 2>"$err"; rc=$?
+expect "view model: --model with --export still needs --view model" '[ $rc -eq 2 ] && grep -q "\-\-model DIR goes with" "$err"'
+
 finish
