@@ -1039,49 +1039,26 @@ static int batch_theme(const Args *a, ThemeFile *theme)
 	return 1;
 }
 
-/* --export svg --view model: every layer × head of a lesson or a model (with its induction scores). */
-static int run_export_grid(const Args *a)
+/* --export svg --view model --model DIR: the model's session with its induction scores; 0, or 1 after saying why. */
+static int grid_model_session(const Args *a, Session *s)
 {
-	char *err = NULL, *data = NULL;
-	const char *name = a->model != NULL ? a->model : a->files[0];
-	Session s;
-	ThemeFile theme;
-	int rc = 1;
+	char *err = NULL;
+	Lesson *l = model_load(a);
 
-	if (a->model != NULL) {
-		Lesson *l = model_load(a);
-		if (l == NULL)
-			return 1;
-		if (session_init(&s, l, a->model, &err) != 0) {
-			fprintf(stderr, "%s: %s\n", shown(a->model), err ? err : _("out of memory"));
-			free(err);
-			lesson_free(l);
-			return 1;
-		}
-		snprintf(s.lang, sizeof s.lang, "%s", a->lang);
-		if (session_induction(&s, &err) != 0)
-			goto fail;
-	} else if (batch_session(a, &s) != 0)
+	if (l == NULL)
 		return 1;
-	if (batch_theme(a, &theme) != 0)
-		goto out;
-	data = export_model_grid(&s, a->theme != NULL ? &theme : NULL, &err);
-	if (data == NULL)
-		goto fail;
-	if (fileio_write_atomic(a->output, data, strlen(data), &err) != 0) {
-		fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
-		free(err);
-		goto out;
+	if (session_init(s, l, a->model, &err) != 0) {
+		lesson_free(l);
+		l = NULL;
+	} else if (session_induction(s, &err) != 0)
+		session_free(s);
+	else {
+		snprintf(s->lang, sizeof s->lang, "%s", a->lang);
+		return 0;
 	}
-	rc = 0;
-	goto out;
-fail:
-	fprintf(stderr, "%s: %s\n", shown(name), err ? err : _("out of memory"));
+	fprintf(stderr, "%s: %s\n", shown(a->model), err ? err : _("out of memory"));
 	free(err);
-out:
-	free(data);
-	session_free(&s);
-	return rc;
+	return 1;
 }
 
 static int run_export(const Args *a)
@@ -1092,8 +1069,15 @@ static int run_export(const Args *a)
 	ThemeFile theme;
 	int rc = 1, head = a->head ? atoi(a->head) : 0;
 
-	if (batch_session(a, &s) != 0)
+	if (a->model != NULL ? grid_model_session(a, &s) != 0 : batch_session(a, &s) != 0)
 		return 1;
+	if (a->view != NULL) {
+		/* --view model: every layer × head, a lesson's or a model's */
+		if (batch_theme(a, &theme) != 0)
+			goto out;
+		data = export_model_grid(&s, a->theme != NULL ? &theme : NULL, &err);
+		goto write;
+	}
 	{
 		/* layer 0 unless told: the decoder's first link of an encoder–decoder, whose walk starts in the encoder */
 		const int k = session_layer_lookup(&s, a->layer != NULL ? a->layer : "0", &err);
@@ -1141,6 +1125,7 @@ static int run_export(const Args *a)
 		goto out;
 	data = export_render(s.attn, &s, (ExportFormat)export_format_find(a->export_format), &t,
 	                     a->theme != NULL ? &theme : NULL, &err);
+write:
 	if (data == NULL)
 		goto fail;
 	if (fileio_write_atomic(a->output, data, strlen(data), &err) != 0) {
@@ -1151,7 +1136,7 @@ static int run_export(const Args *a)
 	rc = 0;
 	goto out;
 fail:
-	fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
+	fprintf(stderr, "%s: %s\n", shown(a->model != NULL ? a->model : a->files[0]), err ? err : _("out of memory"));
 	free(err);
 out:
 	free(data);
@@ -1376,7 +1361,7 @@ int main(int argc, char **argv)
 	case MODE_CHECK: rc = run_check(&a); break;
 	case MODE_DUMP: rc = run_dump(&a); break;
 	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
-	case MODE_EXPORT: rc = a.view != NULL ? run_export_grid(&a) : run_export(&a); break;
+	case MODE_EXPORT: rc = run_export(&a); break;
 	case MODE_HANDOUT: rc = run_handout(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;

@@ -209,3 +209,18 @@ char *headscore_explain_induction(const HeadScore *s, int half, int h, const cha
 	              celltext_num(n2, s->sum, utf8), s->rows, celltext_num(n3, s->mean, utf8));
 	return b.oom ? (free(b.s), NULL) : b.s;
 }
+
+double headscore_block_sum(const Attn *a, const Mat *w, int r0, int r1, int c0, int c1, int *seen)
+{
+	double sum = 0;
+
+	*seen = 0;
+	for (int i = r0; i < r1; i++)
+		for (int j = c0; j < c1; j++) {
+			if (a->visible != NULL && !a->visible[(size_t)i * (size_t)w->cols + (size_t)j])
+				continue;
+			sum += MAT_AT(*w, i, j);
+			*seen = 1;
+		}
+	return sum;
+}

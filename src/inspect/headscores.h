@@ -76,6 +76,12 @@ void headscores_of(const Attn *a, int h, HeadScores *out);
  * the model on random tokens. Undefined (rows 0) when there is no such layer or head.
  */
 HeadScore headscores_induction_run(const Attn *run, int layer, int h, const long long *ids, int from);
+/*
+ * A thumbnail's cell (the model view, --view model): the sum of the weights w
+ * of a in rows [r0, r1) and columns [c0, c1) that a row may see; *seen 0 when
+ * none may (a masked cell). Divided by r1 − r0 it is the block's mean row weight.
+ */
+double headscore_block_sum(const Attn *a, const Mat *w, int r0, int r1, int c0, int c1, int *seen);
 /* Why a's scores (or only its induction score) are undefined, as a sentence (translated), or NULL. */
 const char *headscores_why(const Attn *a, HeadScoreKind k);
 

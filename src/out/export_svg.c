@@ -13,6 +13,7 @@
 #include "base/strbuf.h"
 #include "out/export_internal.h"
 #include "out/textfmt.h"
+#include "inspect/headscores.h"
 
 /* ------------------------------------------------------------ SVG */
 
@@ -683,6 +684,22 @@ static void svg_place(ExPane *p, int n, int k, int top, int *w, int *h)
 	*h = y + rowh + SVG_MARGIN;
 }
 
+/* The start of a figure: the XML declaration, <svg> of width × height, its <title>, <desc> and white background. */
+static void svg_open(StrBuf *b, int width, int height, const char *title, const ThemeFile *th)
+{
+	strbuf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	strbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+	              "viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"%d\">\n",
+	              width, height, width, height, SVG_NUM_PX);
+	strbuf_puts(b, "<title>");
+	xml_puts(b, title);
+	strbuf_puts(b, "</title>\n<desc>attnviz export, theme ");
+	xml_puts(b, th->name);
+	strbuf_puts(b, "</desc>\n");
+	strbuf_printf(b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
+	              width, height);
+}
+
 static const double aspect_ratio[] = { [EXPORT_ASPECT_16_9] = 16.0 / 9.0, [EXPORT_ASPECT_4_3] = 4.0 / 3.0,
 	                               [EXPORT_ASPECT_WIDE] = 0 };
 
@@ -748,17 +765,7 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 	top = svg_header(head ? head : title, formula, width, &tl, &fl, tat, fat);
 	svg_place(pane, n, best_k, top, &width, &height);
 	width = (int)fmax(width, minw);
-	strbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	strbuf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-	               "viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"%d\">\n",
-	           width, height, width, height, SVG_NUM_PX);
-	strbuf_puts(&b, "<title>");
-	xml_puts(&b, head ? head : title);
-	strbuf_puts(&b, "</title>\n");
-	strbuf_printf(&b, "<desc>attnviz export, theme ");
-	xml_puts(&b, th->name);
-	strbuf_puts(&b, "</desc>\n");
-	strbuf_printf(&b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
+	svg_open(&b, width, height, head ? head : title, th);
 	for (i = 0; i < tl; i++) {
 		char *line = strndup((head ? head : title) + tat[2 * i], tat[2 * i + 1]);
 		strbuf_printf(&b, "<text class=\"title\" x=\"%d\" y=\"%d\" font-size=\"%d\" font-weight=\"bold\" fill=\"#111111\">",
@@ -805,15 +812,8 @@ static void grid_thumb(StrBuf *b, const ThemeFile *th, const Attn *a, int head, 
 		const int r0 = (int)((long)bi * m->rows / gr), r1 = (int)((long)(bi + 1) * m->rows / gr);
 		for (int bj = 0; bj < gc; bj++) {
 			const int c0 = (int)((long)bj * m->cols / gc), c1 = (int)((long)(bj + 1) * m->cols / gc);
-			double sum = 0;
-			int seen = 0;
-			for (int i = r0; i < r1; i++)
-				for (int j = c0; j < c1; j++) {
-					if (a->visible != NULL && !a->visible[(size_t)i * (size_t)m->cols + (size_t)j])
-						continue;
-					sum += MAT_AT(*m, i, j);
-					seen = 1;
-				}
+			int seen;
+			const double sum = headscore_block_sum(a, m, r0, r1, c0, c1, &seen);
 			/* probabilities: the scale is 0–1 */
 			rgb_hex(hex, seen ? th->seq[themefile_ramp_index(sum / (r1 - r0), 0, th->nseq)] : th->masked,
 			        seen ? 0xffffffUL : 0xddddddUL);
@@ -851,17 +851,7 @@ char *export_model_grid(const Session *s, const ThemeFile *theme, char **err)
 	const int top = 70;
 	const int width = (int)fmax(SVG_MIN_WIDTH, 2 * SVG_MARGIN + heads * GRID_TILE_W);
 	const int height = top + layers * GRID_TILE_H + SVG_MARGIN;
-	strbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	strbuf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-	              "viewBox=\"0 0 %d %d\" font-family=\"" SVG_FONT "\" font-size=\"%d\">\n",
-	              width, height, width, height, SVG_NUM_PX);
-	strbuf_puts(&b, "<title>");
-	xml_puts(&b, head ? head : title);
-	strbuf_puts(&b, "</title>\n<desc>attnviz export, theme ");
-	xml_puts(&b, theme->name);
-	strbuf_puts(&b, "</desc>\n");
-	strbuf_printf(&b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
-	              width, height);
+	svg_open(&b, width, height, head ? head : title, theme);
 	strbuf_printf(&b, "<text class=\"title\" x=\"%d\" y=\"32\" font-size=\"%d\" font-weight=\"bold\" fill=\"#111111\">",
 	              SVG_MARGIN, SVG_TITLE_PX);
 	xml_puts(&b, head ? head : title);

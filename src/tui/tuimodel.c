@@ -239,15 +239,8 @@ draw_thumb(Tui *t, WINDOW *w, int y, int x, const ModelGeo *g, const HeadRow *hr
 		const int r0 = (int)((long)bi * m->rows / gr), r1 = (int)((long)(bi + 1) * m->rows / gr);
 		for (int bj = 0; bj < gc; bj++) {
 			const int c0 = (int)((long)bj * m->cols / gc), c1 = (int)((long)(bj + 1) * m->cols / gc);
-			double sum = 0;
-			int seen = 0, lv = 0;
-			for (int i = r0; i < r1; i++)
-				for (int j = c0; j < c1; j++) {
-					if (a->visible != NULL && !a->visible[(size_t)i * (size_t)m->cols + (size_t)j])
-						continue;
-					sum += MAT_AT(*m, i, j);
-					seen = 1;
-				}
+			int seen, lv = 0;
+			const double sum = headscore_block_sum(a, m, r0, r1, c0, c1, &seen);
 			const char *glyph;
 			attr_t at;
 			if (!seen) {
