@@ -301,6 +301,8 @@ check "view model: an encoder–decoder, every walk layer's heads" test "$(count
 check "view model: a model's grid, 2 layers x 4 heads" test "$(count "$tmp/grid-m.svg" 'class="thumb"')" -eq 8
 expect "view model: a model's induction scores are numbers" '[ "$(count_re "$tmp/grid-m.svg" "ind 0\.[0-9][0-9]<")" -eq 8 ]'
 check "view model: under 200 KB" test "$(wc -c <"$tmp/grid-m.svg")" -lt 200000
+"$ATTNVIZ" --model induction --prompt "A B C D A B C" --export svg --view model -o "$tmp/grid-i.svg" 2>"$err"
+check "view model: every text inside the canvas, the title too (a grid narrower than its title)" "$BUILD/tests/svgfit" "$tmp/grid-i.svg" "$tmp/grid-m.svg" "$tmp/grid.svg"
 long=$(awk 'BEGIN { for (i = 0; i < 4; i++) printf "the cat sat on the mat " }') # 30 tokens: the model takes 32
 "$ATTNVIZ" --model tests/models/gpt2 --prompt "$long" --export svg --view model -o "$tmp/grid-l.svg" 2>"$err"
 expect "view model: a long prompt is down-sampled to 24 x 24 cells a thumbnail" \

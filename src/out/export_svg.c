@@ -11,6 +11,7 @@
 #include "inspect/explain.h"
 #include "inspect/labels.h"
 #include "base/strbuf.h"
+#include "base/text.h"
 #include "out/export_internal.h"
 #include "out/textfmt.h"
 #include "inspect/headscores.h"
@@ -849,7 +850,9 @@ char *export_model_grid(const Session *s, const ThemeFile *theme, char **err)
 	head = str_printf("%s \u2014 model view: %d layer%s \u00d7 %d head%s", title, layers, layers == 1 ? "" : "s",
 	                  heads, heads == 1 ? "" : "s");
 	const int top = 70;
-	const int width = (int)fmax(SVG_MIN_WIDTH, 2 * SVG_MARGIN + heads * GRID_TILE_W);
+	/* as wide as the tiles, and as the title (text stays inside the canvas) */
+	const int width = (int)fmax(fmax(SVG_MIN_WIDTH, 2 * SVG_MARGIN + heads * GRID_TILE_W),
+	                            svg_text_w(text_width(head ? head : title, -1), SVG_TITLE_PX) + 2 * SVG_MARGIN);
 	const int height = top + layers * GRID_TILE_H + SVG_MARGIN;
 	svg_open(&b, width, height, head ? head : title, theme);
 	strbuf_printf(&b, "<text class=\"title\" x=\"%d\" y=\"32\" font-size=\"%d\" font-weight=\"bold\" fill=\"#111111\">",
