@@ -320,5 +320,18 @@ expect "view model: a bad --view word is refused, saying what it expects" '[ $rc
 expect "view model: only with svg" '[ $rc -eq 2 ] && grep -q "\-\-view model goes with --export svg" "$err"'
 "$ATTNVIZ" --model tests/models/gpt2 --prompt "hi" --export svg --stage softmax -o "$tmp/x.svg" 2>"$err"; rc=$?
 expect "view model: --model with --export still needs --view model" '[ $rc -eq 2 ] && grep -q "\-\-model DIR goes with" "$err"'
+# ------------------------------------------------------------ --lang zh: figure words in Chinese (issue 26 §3)
+# titles ("stage softmax, head 0"), pane names ("(head 0)"), Markdown's *Formula:*, TeX's rows/columns
+"$ATTNVIZ" --lang zh --export svg --stage softmax "$MASK" -o "$tmp/zh.svg" 2>"$err"
+"$ATTNVIZ" --lang zh --export md --stage mask "$MASK" -o "$tmp/zh.md" 2>"$err"
+"$ATTNVIZ" --lang zh --export tex --stage mask "$MASK" -o "$tmp/zh.tex" 2>"$err"
+check "zh svg: title says 阶段 and 头" [ "$(count "$tmp/zh.svg" '阶段 softmax，头 0')" -ge 1 ]
+check "zh svg: no English stage/head words" [ "$(count_re "$tmp/zh.svg" 'stage softmax\|(head [0-9])\|, head [0-9]')" -eq 0 ]
+expect "zh md: 公式 and 头, no *Formula:* nor (head N)" \
+	'[ "$(count "$tmp/zh.md" "*公式：*")" -eq 1 ] && [ "$(count "$tmp/zh.md" "（头 0）")" -ge 1 ] &&
+	[ "$(count_re "$tmp/zh.md" "Formula\\|(head [0-9])\\|stage mask")" -eq 0 ]'
+expect "zh tex: 行： 列： and 头, no rows:/columns:/(head N)" \
+	'[ "$(count "$tmp/zh.tex" "行：")" -ge 1 ] && [ "$(count "$tmp/zh.tex" "列：")" -ge 1 ] &&
+	[ "$(count_re "$tmp/zh.tex" "rows:\\|columns:\\|(head [0-9])\\|stage mask")" -eq 0 ]'
 
 finish

@@ -15,6 +15,7 @@
 #include "inspect/explain.h"
 #include "inspect/labels.h"
 #include "lesson/lesson_write.h"
+#include "base/i18n.h"
 #include "base/strbuf.h"
 #include "out/export_internal.h"
 
@@ -200,14 +201,11 @@ void ex_target_title(char *buf, size_t size, const Session *s, const Attn *a, co
 	n = ex_target_panes(a, t, panes);
 	for (i = 0; i < n; i++)
 		per_head |= matrix_per_head(panes[i]);
-	snprintf(buf, size, "%s%s", t->whole_stage ? "stage " : "",
+	/* "stage " and ", head %d" in the program's language (--lang zh: the terminal's 阶段, 头) */
+	snprintf(buf, size, "%s%s%s", place, t->whole_stage ? _("stage ") : "",
 	         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
 	if (per_head && a->heads > 1)
-		snprintf(buf, size, "%s%s%s, head %d", place, t->whole_stage ? "stage " : "",
-		         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix), t->head);
-	else
-		snprintf(buf, size, "%s%s%s", place, t->whole_stage ? "stage " : "",
-		         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
+		snprintf(buf + strlen(buf), size - strlen(buf), _(", head %d"), t->head);
 }
 
 /* ------------------------------------------------------------ the panes of a figure (every format draws from them) */
@@ -243,9 +241,9 @@ char *ex_fig_number(char buf[32], double x, int prec)
 void ex_fig_pane_name(char *buf, size_t size, const Attn *a, const ExPane *p)
 {
 	if (p->kv_head >= 0)
-		snprintf(buf, size, "%s%s (kv head %d)", matrix_name(p->which), p->transpose ? "\u1d40" : "", p->kv_head);
+		snprintf(buf, size, _("%s%s (kv head %d)"), matrix_name(p->which), p->transpose ? "\u1d40" : "", p->kv_head);
 	else if (p->head >= 0 && a->heads > 1)
-		snprintf(buf, size, "%s%s (head %d)", matrix_name(p->which), p->transpose ? "\u1d40" : "", p->head);
+		snprintf(buf, size, _("%s%s (head %d)"), matrix_name(p->which), p->transpose ? "\u1d40" : "", p->head);
 	else
 		snprintf(buf, size, "%s%s", matrix_name(p->which), p->transpose ? "\u1d40" : "");
 }

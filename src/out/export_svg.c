@@ -10,6 +10,7 @@
 
 #include "inspect/explain.h"
 #include "inspect/labels.h"
+#include "base/i18n.h"
 #include "base/strbuf.h"
 #include "base/text.h"
 #include "out/export_internal.h"
@@ -735,13 +736,13 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 		svg_measure(a, th, t, &pane[i]);
 	}
 	/* "stage concat" (every head), "stage scores, head 1" (one head's panes) */
-	snprintf(what, sizeof what, "%s%s", t->whole_stage ? "stage " : "",
+	snprintf(what, sizeof what, "%s%s", t->whole_stage ? _("stage ") : "",
 	         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
 	for (i = 0, k = -1; i < n; i++)
 		if (pane[i].head >= 0)
 			k = k == -1 || k == pane[i].head ? pane[i].head : -2;
 	if (k >= 0 && a->heads > 1)
-		snprintf(what + strlen(what), sizeof what - strlen(what), ", head %d", k);
+		snprintf(what + strlen(what), sizeof what - strlen(what), _(", head %d"), k);
 	ex_place_prefix(place, sizeof place, s);
 	head = str_printf("%s \u2014 %s%s", title, place, what);
 	/* a formula's widest part fits whole; the title wraps to any width */

@@ -11,6 +11,7 @@
 
 #include "inspect/explain.h"
 #include "inspect/labels.h"
+#include "base/i18n.h"
 #include "base/strbuf.h"
 #include "out/export_internal.h"
 
@@ -297,7 +298,7 @@ static void tex_labels(StrBuf *b, const Attn *a, const ExPane *p)
 {
 	int i;
 
-	strbuf_puts(b, "{\\footnotesize rows: ");
+	strbuf_printf(b, "{\\footnotesize %s ", _("rows:"));
 	for (i = 0; i < p->v.rows; i++) {
 		char *s = ex_fig_label(a, p, 1, i);
 		if (i)
@@ -305,7 +306,7 @@ static void tex_labels(StrBuf *b, const Attn *a, const ExPane *p)
 		tex_puts(b, s ? s : "");
 		free(s);
 	}
-	strbuf_puts(b, "; columns: ");
+	strbuf_printf(b, "; %s ", _("columns:"));
 	for (i = 0; i < p->v.cols; i++) {
 		char *s = ex_fig_label(a, p, 0, i);
 		if (i)
@@ -397,9 +398,9 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 		if (p->transpose)
 			strbuf_puts(&b, "^{\\top}");
 		if (p->kv_head >= 0)
-			strbuf_printf(&b, "\\ \\text{(kv head %d)}", p->kv_head);
+			strbuf_printf(&b, _("\\ \\text{(kv head %d)}"), p->kv_head);
 		else if (p->head >= 0 && a->heads > 1)
-			strbuf_printf(&b, "\\ \\text{(head %d)}", p->head);
+			strbuf_printf(&b, _("\\ \\text{(head %d)}"), p->head);
 		strbuf_puts(&b, " = \\begin{bmatrix}\n");
 		for (r = 0; r < p->v.rows; r++) {
 			strbuf_puts(&b, "    ");

@@ -12,6 +12,7 @@
 
 #include "inspect/explain.h"
 #include "inspect/labels.h"
+#include "base/i18n.h"
 #include "base/strbuf.h"
 #include "base/jsonwrite.h"
 #include "out/export_internal.h"
@@ -179,7 +180,7 @@ char *ex_render_md(const Attn *a, const Session *s, const ExportTarget *t, char 
 	md_puts(&b, what, 1);
 	strbuf_puts(&b, "\n");
 	if (formula[0] != '\0') {
-		strbuf_puts(&b, "\n*Formula:* ");
+		strbuf_printf(&b, "\n*%s* ", _("Formula:"));
 		md_puts(&b, formula, 1);
 		strbuf_puts(&b, "\n");
 	}
