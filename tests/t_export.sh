@@ -303,6 +303,8 @@ expect "view model: a model's induction scores are numbers" '[ "$(count_re "$tmp
 check "view model: under 200 KB" test "$(wc -c <"$tmp/grid-m.svg")" -lt 200000
 "$ATTNVIZ" --model induction --prompt "A B C D A B C" --export svg --view model -o "$tmp/grid-i.svg" 2>"$err"
 check "view model: every text inside the canvas, the title too (a grid narrower than its title)" "$BUILD/tests/svgfit" "$tmp/grid-i.svg" "$tmp/grid-m.svg" "$tmp/grid.svg"
+"$ATTNVIZ" --lang zh --model induction --prompt "A B C D A B C" --export svg --view model -o "$tmp/grid-zh.svg" 2>"$err"
+expect "view model in Chinese: the title and the legend's word, inside the canvas" 'has "$tmp/grid-zh.svg" "模型总览：2 层 × 2 个头" && has "$tmp/grid-zh.svg" ">权重 0<" && ! has "$tmp/grid-zh.svg" "model view" && "$BUILD/tests/svgfit" "$tmp/grid-zh.svg"'
 long=$(awk 'BEGIN { for (i = 0; i < 4; i++) printf "the cat sat on the mat " }') # 30 tokens: the model takes 32
 "$ATTNVIZ" --model tests/models/gpt2 --prompt "$long" --export svg --view model -o "$tmp/grid-l.svg" 2>"$err"
 expect "view model: a long prompt is down-sampled to 24 x 24 cells a thumbnail" \

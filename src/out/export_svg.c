@@ -848,8 +848,12 @@ char *export_model_grid(const Session *s, const ThemeFile *theme, char **err)
 			heads = rows[i].head + 1;
 	const int layers = session_layers(s);
 	title = ex_lesson_title(s->attn, s);
-	head = str_printf("%s \u2014 model view: %d layer%s \u00d7 %d head%s", title, layers, layers == 1 ? "" : "s",
-	                  heads, heads == 1 ? "" : "s");
+	/* "model view: 2 layers × 4 heads" (one string a number of each, for the translation) */
+	head = str_printf(layers == 1 && heads == 1 ? _("%s \u2014 model view: %d layer \u00d7 %d head")
+	                  : layers == 1              ? _("%s \u2014 model view: %d layer \u00d7 %d heads")
+	                  : heads == 1               ? _("%s \u2014 model view: %d layers \u00d7 %d head")
+	                                             : _("%s \u2014 model view: %d layers \u00d7 %d heads"),
+	                  title, layers, heads);
 	const int top = 70;
 	/* as wide as the tiles, and as the title (text stays inside the canvas) */
 	const int width = (int)fmax(fmax(SVG_MIN_WIDTH, 2 * SVG_MARGIN + heads * GRID_TILE_W),
@@ -861,7 +865,9 @@ char *export_model_grid(const Session *s, const ThemeFile *theme, char **err)
 	xml_puts(&b, head ? head : title);
 	strbuf_puts(&b, "</text>\n");
 	/* the colour scale: attention weights are probabilities, 0 to 1 */
-	strbuf_printf(&b, "<g class=\"legend\"><text x=\"%d\" y=\"54\" fill=\"#333333\">weights 0</text>\n", SVG_MARGIN);
+	strbuf_printf(&b, "<g class=\"legend\"><text x=\"%d\" y=\"54\" fill=\"#333333\">", SVG_MARGIN);
+	xml_puts(&b, _("weights 0"));
+	strbuf_puts(&b, "</text>\n");
 	for (i = 0; i < theme->nseq; i++) {
 		char hex[8];
 		rgb_hex(hex, theme->seq[i], 0xffffffUL);
