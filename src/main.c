@@ -1343,10 +1343,13 @@ int main(int argc, char **argv)
 		free(a.files);
 		return finish_stdout(rc);
 	}
-	/* --model ORG/NAME that is no folder here: $ATTNVIZ_MODELS's, or the Hugging Face cache's snapshot */
+	/*
+	 * --model REF that is no folder here: ORG/NAME in $ATTNVIZ_MODELS or the Hugging Face cache, a bare NAME
+	 * among the shipped models (session_find_model, the one lookup --tokenize, :model and lessons share)
+	 */
 	char *model_found = NULL;
 	struct stat model_st;
-	if (a.model != NULL && strchr(a.model, '/') != NULL && stat(a.model, &model_st) != 0 &&
+	if (a.model != NULL && stat(a.model, &model_st) != 0 &&
 	    (model_found = session_find_model(a.model, NULL)) != NULL)
 		a.model = model_found;
 	/*

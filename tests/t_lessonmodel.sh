@@ -219,6 +219,11 @@ expect "--model ORG/NAME from the Hugging Face cache" 'grep -q "snapshots/abc: o
 expect "--tokenize --model ORG/NAME" '[ "$(wc -l <"$out")" -eq 3 ] && grep -q "·c" "$out"'
 (cd "$tmp" && printf 'model acme/tiny The cat\n' | HF_HUB_CACHE=$tmp/hf2 "$ATTNVIZ" --plain) >"$out" 2>"$err"
 expect ":model ORG/NAME" 'grep -q "^acme/tiny: 3 tokens: The | ·c | at" "$out"'
+# ... and a shipped model's bare NAME, the same lookup (--tokenize used to miss it: "induction: No such file")
+(cd "$tmp" && "$ATTNVIZ" --tokenize "A B" --model induction) >"$out" 2>"$err"
+expect "--tokenize --model NAME of a shipped model" '[ "$(wc -l <"$out")" -eq 2 ] && grep -q "^1 *66 *·B" "$out"'
+(cd "$tmp" && printf 'model induction A B\n' | "$ATTNVIZ" --plain) >"$out" 2>"$err"
+expect ":model NAME of a shipped model" 'grep -q "^induction: 2 tokens: ·A | ·B" "$out"'
 # decode on|off: a model's tokens (the prompt and what generate appended) one at a time with a KV cache;
 # each step's row is the full computation's (explain says both), the setting kept through generate
 printf 'decode on\ngenerate 1\ngoto decode\nexplain dec_output 7 3\nexplain output 7 3\ndecode off\n' |

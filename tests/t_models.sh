@@ -70,9 +70,9 @@ printf 'goto softmax\nexplain weights 2 1\n' | "$ATTNVIZ" --model $models/gpt2 -
 printf 'goto softmax\nheads\nexplain weights 2 1\n' | "$ATTNVIZ" --model $models/gpt2 --ids 5,17,242 --plain 2>&1 | sed -n '/^-- explain/,$p' >"$tmp/after"
 expect "heads on a model: the prompt's numbers and the place kept" 'grep -q "weights\[2\]\[1\] (head 0) = 0.0548951" "$tmp/after" && cmp -s "$tmp/before" "$tmp/after"'
 
-# a model that ships with attnviz, by its name ($ATTNVIZ_MODELS first), from any folder
+# a model that ships with attnviz, by its name ($ATTNVIZ_MODELS first), from any folder (the line names where it was found)
 (cd "$tmp" && ATTNVIZ_MODELS="$ATTNVIZ_SRCDIR/assets/models" "$ATTNVIZ" --model tiny-gpt2 --ids 1,2 --check) >"$out" 2>"$err"
-expect "--model NAME: a shipped model by its name" 'grep -q "^tiny-gpt2: ok, n=2, d_model=64, 2 layers" "$out"'
+expect "--model NAME: a shipped model by its name" 'grep -q "^\(.*/\)\?tiny-gpt2: ok, n=2, d_model=64, 2 layers" "$out"'
 (cd "$tmp" && "$ATTNVIZ" --model no-such-model --ids 1 --check) >"$out" 2>"$err"
 expect "--model NAME that is neither a folder nor a shipped model: the folder's missing config.json" 'grep -q "no-such-model/config.json" "$err"'
 

@@ -53,8 +53,8 @@ static int open_named(Session *s, const char *dir, const char *text, char **err)
 int session_open_model(Session *s, const char *dir, const char *text, char **err)
 {
 	struct stat st;
-	/* ORG/NAME that is no folder here: $ATTNVIZ_MODELS's, or the Hugging Face cache's snapshot */
-	char *found = strchr(dir, '/') != NULL && stat(dir, &st) != 0 ? session_find_model(dir, NULL) : NULL;
+	/* a reference that is no folder here: ORG/NAME, or a shipped model's NAME (session_find_model) */
+	char *found = stat(dir, &st) != 0 ? session_find_model(dir, NULL) : NULL;
 	int rc;
 
 	rc = open_named(s, found != NULL ? found : dir, text, err);

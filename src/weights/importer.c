@@ -24,12 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/i18n.h"
 #include "base/jsonread.h"
-#include "base/paths.h"
 #include "base/strbuf.h"
 #include "base/text.h"
 #include "weights/hfconfig.h"
@@ -505,7 +503,8 @@ static int set_title(Lesson *l, const char *dir)
 	return l->title.v[0].s == NULL ? -1 : 0;
 }
 
-static Lesson *import_at(const char *dir, const ImportPrompt *p, char **err)
+/* DIR is a folder: a name is resolved by the caller first (session_find_model, one lookup for every way in). */
+Lesson *import_model(const char *dir, const ImportPrompt *p, char **err)
 {
 	HfConfig c;
 	HfWeights *w;
@@ -591,16 +590,3 @@ int import_reprompt(Lesson *l, const ImportPrompt *p, char **err)
 	return r;
 }
 
-Lesson *import_model(const char *dir, const ImportPrompt *p, char **err)
-{
-	struct stat st;
-	char *found = NULL;
-	Lesson *l;
-
-	/* a bare NAME of a model that ships with attnviz (tiny-gpt2), when no such folder is here */
-	if (stat(dir, &st) != 0 && (found = paths_find_model(dir)) != NULL)
-		dir = found;
-	l = import_at(dir, p, err);
-	free(found);
-	return l;
-}
