@@ -439,6 +439,10 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->mode == MODE_TOKENIZE && (a->model ? a->nfiles != 0 : a->nfiles != 1))
 		return usage_error(_("--tokenize TEXT needs one model folder: --model DIR"));
+	if (a->mode == MODE_TOKENIZE && a->model == NULL) { /* --tokenize TEXT DIR: DIR as --model's, looked up alike */
+		a->model = a->files[0];
+		a->nfiles = 0;
+	}
 	if (a->mode == MODE_NEW && a->nfiles != 1)
 		return usage_error(_("%s needs exactly one NAME"), "--new");
 	if ((a->mode == MODE_CHECK) && a->nfiles == 0 && a->model == NULL)
@@ -701,7 +705,7 @@ static int run_check(const Args *a)
  */
 static int run_tokenize(const Args *a)
 {
-	const char *dir = a->model ? a->model : a->files[0];
+	const char *dir = a->model;
 	char *path = NULL, *err = NULL;
 	int *ids = NULL, n = 0, rc = 1;
 	struct stat st;
@@ -1347,10 +1351,8 @@ int main(int argc, char **argv)
 	 * --model REF that is no folder here: ORG/NAME in $ATTNVIZ_MODELS or the Hugging Face cache, a bare NAME
 	 * among the shipped models (session_find_model, the one lookup --tokenize, :model and lessons share)
 	 */
-	char *model_found = NULL;
-	struct stat model_st;
-	if (a.model != NULL && stat(a.model, &model_st) != 0 &&
-	    (model_found = session_find_model(a.model, NULL)) != NULL)
+	char *model_found = a.model != NULL ? session_resolve_model(a.model) : NULL;
+	if (model_found != NULL)
 		a.model = model_found;
 	/*
 	 * The program's words and the narration in one language: --lang, else

@@ -222,6 +222,8 @@ expect ":model ORG/NAME" 'grep -q "^acme/tiny: 3 tokens: The | ·c | at" "$out"'
 # ... and a shipped model's bare NAME, the same lookup (--tokenize used to miss it: "induction: No such file")
 (cd "$tmp" && "$ATTNVIZ" --tokenize "A B" --model induction) >"$out" 2>"$err"
 expect "--tokenize --model NAME of a shipped model" '[ "$(wc -l <"$out")" -eq 2 ] && grep -q "^1 *66 *·B" "$out"'
+(cd "$tmp" && "$ATTNVIZ" --tokenize "A B" induction) >"$out" 2>"$err"
+expect "--tokenize TEXT NAME (the folder as a word, looked up alike)" '[ "$(wc -l <"$out")" -eq 2 ] && grep -q "^1 *66 *·B" "$out"'
 (cd "$tmp" && printf 'model induction A B\n' | "$ATTNVIZ" --plain) >"$out" 2>"$err"
 expect ":model NAME of a shipped model" 'grep -q "^induction: 2 tokens: ·A | ·B" "$out"'
 # decode on|off: a model's tokens (the prompt and what generate appended) one at a time with a KV cache;

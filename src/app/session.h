@@ -372,6 +372,8 @@ int session_is_model(const Session *s);
  *   consumed. NULL with *err ("FILE: model.path: …"); warnings appended.
  */
 char *session_find_model(const char *ref, const char *file);
+/* REF as given when it names something here, else session_find_model's folder (heap; NULL when neither). */
+char *session_resolve_model(const char *ref);
 Lesson *session_lesson_on_model(Lesson *course, const char *file, char **err, char **warn);
 /* 1 when path is a model folder (a directory with a config.json): what session_load opens with session_load_model. */
 int session_is_model_dir(const char *path);

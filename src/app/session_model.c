@@ -52,9 +52,7 @@ static int open_named(Session *s, const char *dir, const char *text, char **err)
 
 int session_open_model(Session *s, const char *dir, const char *text, char **err)
 {
-	struct stat st;
-	/* a reference that is no folder here: ORG/NAME, or a shipped model's NAME (session_find_model) */
-	char *found = stat(dir, &st) != 0 ? session_find_model(dir, NULL) : NULL;
+	char *found = session_resolve_model(dir);
 	int rc;
 
 	rc = open_named(s, found != NULL ? found : dir, text, err);
@@ -176,20 +174,27 @@ char *session_find_model(const char *ref, const char *file)
 				return p;
 			free(p);
 		}
-		if (hub != NULL && hub[0] != '\0')
-			repo = str_printf("%s/models--%.*s--%s", hub, (int)(strchr(ref, '/') - ref), ref, strchr(ref, '/') + 1);
-		else if (home != NULL && home[0] != '\0')
-			repo = str_printf("%s/hub/models--%.*s--%s", home, (int)(strchr(ref, '/') - ref), ref, strchr(ref, '/') + 1);
-		else if ((home = getenv("HOME")) != NULL && home[0] != '\0')
-			repo = str_printf("%s/.cache/huggingface/hub/models--%.*s--%s", home, (int)(strchr(ref, '/') - ref), ref,
-			                  strchr(ref, '/') + 1);
-		else
-			repo = NULL;
+		/* the cache's folder: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub */
+		char *base = hub != NULL && hub[0] != '\0'   ? strdup(hub)
+		             : home != NULL && home[0] != '\0' ? str_printf("%s/hub", home)
+		             : (home = getenv("HOME")) != NULL && home[0] != '\0' ? str_printf("%s/.cache/huggingface/hub", home)
+		                                                                  : NULL;
+		repo = base != NULL ? str_printf("%s/models--%.*s--%s", base, (int)(strchr(ref, '/') - ref), ref,
+		                                 strchr(ref, '/') + 1)
+		                    : NULL;
+		free(base);
 		p = repo != NULL ? hf_snapshot(repo) : NULL;
 		free(repo);
 		return p;
 	}
 	return paths_find_model(ref);
+}
+
+char *session_resolve_model(const char *ref)
+{
+	struct stat st;
+
+	return stat(ref, &st) == 0 ? strdup(ref) : session_find_model(ref, NULL);
 }
 
 Lesson *session_lesson_on_model(Lesson *course, const char *file, char **err, char **warn)
