@@ -1044,24 +1044,20 @@ static int batch_theme(const Args *a, ThemeFile *theme)
 }
 
 /* --export svg --view model --model DIR: the model's session with its induction scores; 0, or 1 after saying why. */
+static int open_model_session(Session *s, const Args *a);
+
+/* The model view's grid: the model's session, and each head's induction score (the model run on random tokens). */
 static int grid_model_session(const Args *a, Session *s)
 {
 	char *err = NULL;
-	Lesson *l = model_load(a);
 
-	if (l == NULL)
+	if (open_model_session(s, a) != 0)
 		return 1;
-	if (session_init(s, l, a->model, &err) != 0) {
-		lesson_free(l);
-		l = NULL;
-	} else if (session_induction(s, &err) != 0)
-		session_free(s);
-	else {
-		snprintf(s->lang, sizeof s->lang, "%s", a->lang);
+	if (session_induction(s, &err) == 0)
 		return 0;
-	}
 	fprintf(stderr, "%s: %s\n", shown(a->model), err ? err : _("out of memory"));
 	free(err);
+	session_free(s);
 	return 1;
 }
 
