@@ -101,6 +101,11 @@ static const char *const options_seed = N_(
 	"                   the next stage's top k at its temperature, the generator seeded\n"
 	"                   with S (0 to 2^64 - 1): the same S, the same tokens; `seed S`\n"
 	"                   and `seed off` on the command line\n");
+/* --key, apart so that the longer strings' translations stand as they are. */
+static const char *const options_key = N_(
+	"  --key end|separate|none  with --handout: the answer key after the steps\n"
+	"                   (default), in a file of its own beside it (FILE-key.html,\n"
+	"                   FILE-key.md), or left out: the students' copy\n");
 /* --view, apart so that the longer strings' translations stand as they are. */
 static const char *const options_view = N_(
 	"  --view model     with --export svg (no --stage): every layer \u00d7 head as a small\n"
@@ -156,6 +161,7 @@ typedef struct Args {
 	const char *export_format, *stage, *matrix, *head, *output, *layer; /* --export and its options */
 	const char *precision, *scale, *aspect;                     /* --export svg's figure */
 	const char *numbers;                                        /* --export and --handout: --numbers */
+	const char *key;                                            /* --handout: --key */
 	const char *view;                                           /* --export svg --view model: every head */
 	const char *transcript;
 	int present;                                    /* --present */
@@ -230,6 +236,7 @@ static int parse_args(int argc, char **argv, Args *a)
 		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
 			printf(_(usage_text), ATTNVIZ_SHARE);
 			fputs(_(options_text), stdout);
+			fputs(_(options_key), stdout);
 			fputs(_(options_text2), stdout);
 			fputs(_(options_seed), stdout);
 			fputs(_(options_view), stdout);
@@ -361,7 +368,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		           strcmp(o, "--head") == 0 || strcmp(o, "--layer") == 0 || strcmp(o, "-o") == 0 ||
 		           strcmp(o, "--output") == 0 ||
 		           strcmp(o, "--transcript") == 0 || strcmp(o, "--precision") == 0 || strcmp(o, "--scale") == 0 ||
-		           strcmp(o, "--aspect") == 0 || strcmp(o, "--numbers") == 0 || strcmp(o, "--view") == 0) {
+		           strcmp(o, "--aspect") == 0 || strcmp(o, "--numbers") == 0 || strcmp(o, "--view") == 0 ||
+		           strcmp(o, "--key") == 0) {
 			const char *v;
 			if (i + 1 >= argc)
 				return usage_error(_("%s needs a value"), o);
@@ -406,6 +414,10 @@ static int parse_args(int argc, char **argv, Args *a)
 				if (export_numbers_find(v) < 0)
 					return usage_error(_("--numbers: expected auto, on or off, got \"%s\""), v);
 				a->numbers = v;
+			} else if (strcmp(o, "--key") == 0) {
+				if (handout_key_find(v) < 0)
+					return usage_error(_("--key: expected end, separate or none, got \"%s\""), v);
+				a->key = v;
 			} else if (strcmp(o, "--view") == 0) {
 				if (strcmp(v, "model") != 0)
 					return usage_error(_("--view: expected model (every layer and head), got \"%s\""), v);
@@ -494,6 +506,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		if (a->output == NULL || handout_is_html(a->output) < 0)
 			return usage_error(_("--handout needs -o FILE.html or -o FILE.md"));
 	}
+	if (a->key != NULL && a->mode != MODE_HANDOUT)
+		return usage_error(_("%s goes with --handout"), "--key");
 	if (a->numbers != NULL && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)
 		return usage_error(_("%s goes with --export or --handout"), "--numbers");
 	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
@@ -1158,7 +1172,8 @@ static int run_handout(const Args *a)
 	if (batch_theme(a, &theme) != 0)
 		goto out;
 	if (handout_render(&s, a->output, a->theme != NULL ? &theme : NULL,
-	                   a->numbers != NULL ? export_numbers_find(a->numbers) : EXPORT_NUMBERS_AUTO, &h, &err) != 0) {
+	                   a->numbers != NULL ? export_numbers_find(a->numbers) : EXPORT_NUMBERS_AUTO,
+	                   a->key != NULL ? (HandoutKey)handout_key_find(a->key) : HANDOUT_KEY_END, &h, &err) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 		free(err);
 		goto out;

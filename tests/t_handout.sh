@@ -191,4 +191,22 @@ check "--numbers off in Chinese: the caption in Chinese" has "$tmp/mask-zh.html"
 "$ATTNVIZ" --handout "$L/mask.json" --numbers maybe -o "$tmp/x.html" >/dev/null 2>"$tmp/err"
 expect "--numbers maybe: refused" '[ $? -eq 2 ] && has "$tmp/err" "expected auto, on or off"'
 
+# --- --key: the students' copy (none), the key in a file of its own (separate)
+"$ATTNVIZ" --handout "$L/mask.json" --key none -o "$tmp/student.html" 2>"$tmp/err"
+check "--key none: a handout without an answer key" sh -c "! grep -q 'Answer key' '$tmp/student.html' && ! grep -q 'answers within' '$tmp/student.html'"
+check "--key none: the questions are still there" has "$tmp/student.html" '<li>No: every masked key still gets a share</li>'
+check "--key none: no key file beside it" test ! -e "$tmp/student-key.html"
+"$ATTNVIZ" --handout "$L/mask.json" --key separate -o "$tmp/class.html" 2>"$tmp/err"
+check "--key separate: the handout keeps no answers" sh -c "! grep -q 'answers within' '$tmp/class.html'"
+check "--key separate: FILE-key.html holds the key" has "$tmp/class-key.html" 'weights[0][0] = 1 (answers within 0.01 count)'
+check "--key separate: the key names its lesson" has "$tmp/class-key.html" '<h1>Masked attention'
+well_formed "--key separate: the key is well-formed" "$tmp/class-key.html"
+"$ATTNVIZ" --handout "$L/mask.json" --key separate --lang zh -o "$tmp/class zh.md" 2>"$tmp/err"
+check "--key separate, Markdown in Chinese: FILE-key.md" has "$tmp/class zh-key.md" '## 答案'
+check "--key separate, Markdown: the handout has no key" sh -c "! grep -q '## 答案' '$tmp/class zh.md'"
+"$ATTNVIZ" --handout "$L/mask.json" --key sep -o "$tmp/x.html" >/dev/null 2>"$tmp/err"
+expect "--key sep: refused, naming the choices" '[ $? -eq 2 ] && has "$tmp/err" "expected end, separate or none"'
+"$ATTNVIZ" --key none "$L/mask.json" >/dev/null 2>"$tmp/err"
+expect "--key without --handout: refused" '[ $? -eq 2 ] && has "$tmp/err" "--key goes with --handout"'
+
 finish

@@ -29,6 +29,17 @@ static const Words words_zh = {
 	.hidden = "标 ? 的格子就是问题所问的内容",
 };
 
+int handout_key_find(const char *name)
+{
+	static const char *const names[] = { [HANDOUT_KEY_END] = "end", [HANDOUT_KEY_SEPARATE] = "separate",
+		                                 [HANDOUT_KEY_NONE] = "none" };
+
+	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 int handout_is_html(const char *path)
 {
 	const char *dot = strrchr(path, '.');
@@ -382,6 +393,41 @@ static void md_step(StrBuf *b, const Session *s, const Words *w, int k, const ch
 	}
 }
 
+/* The answer key's own file beside the handout: "notes.html" → "notes-key.html". Heap string. */
+static char *key_path(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	return str_printf("%.*s-key%s", (int)(dot - path), path, dot);
+}
+
+/* The answer key as a document of its own (--key separate): the lesson's title, then the key. */
+static char *key_document(const Session *s, const Words *w, int html, const char *items)
+{
+	const char *title = session_text(s, &s->lesson->title);
+	StrBuf b = { 0 };
+
+	if (html) {
+		strbuf_printf(&b, "<!DOCTYPE html>\n<html lang=\"%s\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>", w->lang);
+		export_xml_puts(&b, title ? title : "");
+		strbuf_printf(&b, " \u2014 %s</title>\n", w->answer_key);
+		strbuf_puts(&b, html_style);
+		strbuf_puts(&b, "</head>\n<body>\n<header>\n<h1>");
+		export_xml_puts(&b, title ? title : "");
+		strbuf_printf(&b, "</h1>\n</header>\n<section class=\"key\" id=\"answers\">\n<h2>%s</h2>\n<ol>\n%s</ol>\n"
+		                  "</section>\n</body>\n</html>\n",
+		              w->answer_key, items);
+	} else {
+		strbuf_puts(&b, "# ");
+		export_md_puts(&b, title ? title : "", 1);
+		strbuf_printf(&b, "\n\n## %s\n\n%s", w->answer_key, items);
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
 /* The figure's file beside the Markdown: "notes.md" → "notes-step03.svg". Heap string. */
 static char *figure_path(const char *path, int k)
 {
@@ -389,7 +435,8 @@ static char *figure_path(const char *path, int k)
 	return str_printf("%.*s-step%02d.svg", (int)(dot - path), path, k);
 }
 
-int handout_render(Session *s, const char *path, const ThemeFile *theme, int numbers, Handout *h, char **err)
+int handout_render(Session *s, const char *path, const ThemeFile *theme, int numbers, HandoutKey key_at, Handout *h,
+                   char **err)
 {
 	const Words *w = strcmp(s->lang, "zh") == 0 ? &words_zh : &words_en;
 	const int html = handout_is_html(path);
@@ -464,7 +511,13 @@ int handout_render(Session *s, const char *path, const ThemeFile *theme, int num
 			nq++;
 		}
 	}
-	if (nq > 0 && html)
+	if (nq > 0 && key_at == HANDOUT_KEY_SEPARATE) {
+		/* written before the handout (run_handout writes the files last to first) */
+		if (key.oom || add_file(h, key_path(path), key_document(s, w, html, key.s ? key.s : "")) != 0)
+			goto oom;
+	} else if (nq > 0 && key_at == HANDOUT_KEY_NONE) {
+		/* the students' copy: no answers */
+	} else if (nq > 0 && html)
 		strbuf_printf(&b, "<section class=\"answers\" id=\"answers\">\n<h2>%s</h2>\n<ol>\n%s</ol>\n</section>\n",
 		              w->answer_key, key.s ? key.s : "");
 	else if (nq > 0)

@@ -27,16 +27,26 @@ typedef struct Handout {
 	HandoutFile *file;
 } Handout;
 
+/* Where the answer key goes (--key): after the steps, in a file of its own beside
+ * the handout (FILE-key.html, FILE-key.md: the students' copy keeps no answers),
+ * or nowhere. */
+typedef enum HandoutKey { HANDOUT_KEY_END, HANDOUT_KEY_SEPARATE, HANDOUT_KEY_NONE } HandoutKey;
+
+/* "end", "separate", "none" → its HandoutKey; -1 for anything else. */
+int handout_key_find(const char *name);
+
 /* 1 for FILE.html / FILE.htm, 0 for FILE.md / FILE.markdown, -1 for anything else. */
 int handout_is_html(const char *path);
 
 /*
  * The handout of session s's lesson in the language s->lang, to be written at
  * path (its extension says the format), numbers (ExportNumbers, out/export.h)
- * in the figures' cells or a heatmap. Moves s through its walk. Returns 0
- * with *h filled (handout_free), or -1 with *err ("handout: …").
+ * in the figures' cells or a heatmap, the answer key where key says. Moves s
+ * through its walk. Returns 0 with *h filled (handout_free), or -1 with *err
+ * ("handout: …").
  */
-int handout_render(Session *s, const char *path, const ThemeFile *theme, int numbers, Handout *h, char **err);
+int handout_render(Session *s, const char *path, const ThemeFile *theme, int numbers, HandoutKey key, Handout *h,
+                   char **err);
 void handout_free(Handout *h);
 
 #endif
