@@ -489,8 +489,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		}
 		if (a->nfiles > 1)
 			return usage_error(_("--render takes one lesson at most (got %s and more)"), shown(a->files[0]));
-		if (a->present || a->record || a->no_mouse)
-			return usage_error(_("%s does not go with --render"), a->present ? "--present" : a->record ? "--record" : "--no-mouse");
+		if (a->record || a->no_mouse)
+			return usage_error(_("%s does not go with --render"), a->record ? "--record" : "--no-mouse");
 		a->render.out = a->output;
 	}
 	if (a->mode != MODE_EXPORT && a->mode != MODE_RENDER &&

@@ -42,6 +42,14 @@ printf 'next\ngoto nosuchstage\nnext\n' >"$tmp/bad.txt"
 expect "a failing demo line names its command and why, exit 1" \
 	'[ $? -eq 1 ] && grep -q "bad.txt:2: goto nosuchstage: .*unknown stage: nosuchstage" "$err"'
 
+# --present: a demo rendered in presenter mode, without the key line (issue 26 §5: it was refused)
+"$ATTNVIZ" --render "$SRCDIR/lessons/demos/masking.txt" -o "$tmp/plain.cast" --size 80x24 --pause 0.1 >/dev/null 2>"$err"
+"$ATTNVIZ" --render "$SRCDIR/lessons/demos/masking.txt" --present -o "$tmp/present.cast" --size 80x24 --pause 0.1 >/dev/null 2>"$err"
+expect "render --present: exit 0, written" '[ $? -eq 0 ] && [ -s "$tmp/present.cast" ]'
+keyline='Enter\\u001b\[[0-9;]*m explain' # the key line's "Enter explain", its key in bold, as the cast writes it
+expect "render --present: the key line (Enter explain) is drawn without it, never with it" \
+	'[ "$(grep -cE "$keyline" "$tmp/plain.cast")" -gt 5 ] && [ "$(grep -cE "$keyline" "$tmp/present.cast")" -eq 0 ]'
+
 # ---------------------------------------------------------------- tmux: the same demo in the real view
 . "$(dirname "$0")/tmux.sh"
 
