@@ -101,6 +101,12 @@ static const char *const options_seed = N_(
 	"                   the next stage's top k at its temperature, the generator seeded\n"
 	"                   with S (0 to 2^64 - 1): the same S, the same tokens; `seed S`\n"
 	"                   and `seed off` on the command line\n");
+/* --token, --tile, apart so that the longer strings' translations stand as they are. */
+static const char *const options_token = N_(
+	"  --token T        with --export of the decode stage: as decode step T shows it\n"
+	"                   (the cache up to token T; later tokens' cells blank)\n"
+	"  --tile Q,K       with --export of the flash stage: as tile (Q, K) shows it\n"
+	"                   (query block Q against key block K; later tiles blank)\n");
 /* --key, apart so that the longer strings' translations stand as they are. */
 static const char *const options_key = N_(
 	"  --key end|separate|none  with --handout: the answer key after the steps\n"
@@ -162,6 +168,7 @@ typedef struct Args {
 	const char *precision, *scale, *aspect;                     /* --export svg's figure */
 	const char *numbers;                                        /* --export and --handout: --numbers */
 	const char *key;                                            /* --handout: --key */
+	int token, token_set, tile_q, tile_k, tile_set;             /* --export: --token T, --tile Q,K */
 	const char *view;                                           /* --export svg --view model: every head */
 	const char *transcript;
 	int present;                                    /* --present */
@@ -236,6 +243,7 @@ static int parse_args(int argc, char **argv, Args *a)
 		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
 			printf(_(usage_text), ATTNVIZ_SHARE);
 			fputs(_(options_text), stdout);
+			fputs(_(options_token), stdout);
 			fputs(_(options_key), stdout);
 			fputs(_(options_text2), stdout);
 			fputs(_(options_seed), stdout);
@@ -369,7 +377,7 @@ static int parse_args(int argc, char **argv, Args *a)
 		           strcmp(o, "--output") == 0 ||
 		           strcmp(o, "--transcript") == 0 || strcmp(o, "--precision") == 0 || strcmp(o, "--scale") == 0 ||
 		           strcmp(o, "--aspect") == 0 || strcmp(o, "--numbers") == 0 || strcmp(o, "--view") == 0 ||
-		           strcmp(o, "--key") == 0) {
+		           strcmp(o, "--key") == 0 || strcmp(o, "--token") == 0 || strcmp(o, "--tile") == 0) {
 			const char *v;
 			if (i + 1 >= argc)
 				return usage_error(_("%s needs a value"), o);
@@ -414,6 +422,20 @@ static int parse_args(int argc, char **argv, Args *a)
 				if (export_numbers_find(v) < 0)
 					return usage_error(_("--numbers: expected auto, on or off, got \"%s\""), v);
 				a->numbers = v;
+			} else if (strcmp(o, "--token") == 0) {
+				char *end;
+				long t = strtol(v, &end, 10);
+				if (*end != '\0' || end == v || t < 0 || t > 1000000)
+					return usage_error(_("--token: expected a token's position (0, 1, …), got \"%s\""), v);
+				a->token = (int)t;
+				a->token_set = 1;
+			} else if (strcmp(o, "--tile") == 0) {
+				int q, k, used = 0;
+				if (sscanf(v, "%d,%d%n", &q, &k, &used) != 2 || v[used] != '\0' || q < 0 || k < 0)
+					return usage_error(_("--tile: expected QUERY_BLOCK,KEY_BLOCK (such as 1,0), got \"%s\""), v);
+				a->tile_q = q;
+				a->tile_k = k;
+				a->tile_set = 1;
 			} else if (strcmp(o, "--key") == 0) {
 				if (handout_key_find(v) < 0)
 					return usage_error(_("--key: expected end, separate or none, got \"%s\""), v);
@@ -506,6 +528,10 @@ static int parse_args(int argc, char **argv, Args *a)
 		if (a->output == NULL || handout_is_html(a->output) < 0)
 			return usage_error(_("--handout needs -o FILE.html or -o FILE.md"));
 	}
+	if ((a->token_set || a->tile_set) && a->mode != MODE_EXPORT)
+		return usage_error(_("%s goes with --export"), a->token_set ? "--token" : "--tile");
+	if (a->token_set && a->tile_set)
+		return usage_error(_("--token and --tile do not go together (decode steps, or flash tiles)"));
 	if (a->key != NULL && a->mode != MODE_HANDOUT)
 		return usage_error(_("%s goes with --handout"), "--key");
 	if (a->numbers != NULL && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)
@@ -1075,6 +1101,18 @@ static int grid_model_session(const Args *a, Session *s)
 	return 1;
 }
 
+/* --token, --tile: the lesson's step that shows that decode step or tile, for its narration; 0 (none: the stage's first) */
+static int goto_substep_step(Session *s, Stage st, const Args *a)
+{
+	char *err = NULL;
+
+	for (int k = 0; k < s->nwalk; k++)
+		if (s->walk[k].stage == st && s->walk[k].layer == s->layer &&
+		    (a->token_set ? s->walk[k].t == a->token : s->walk[k].tile_q == a->tile_q && s->walk[k].tile_k == a->tile_k))
+			return session_goto_step(s, k, &err) == 0 ? 0 : (free(err), 0);
+	return 0;
+}
+
 static int run_export(const Args *a)
 {
 	char *err = NULL, *data = NULL;
@@ -1132,6 +1170,18 @@ static int run_export(const Args *a)
 			;
 		if (k == n) {
 			fprintf(stderr, _("%s: stage %s does not show %s\n"), shown(a->files[0]), a->stage, a->matrix);
+			goto out;
+		}
+	}
+	/* the finished computation, unless --token or --tile names a decode step or a tile */
+	s.dec_t = s.tile_q = s.tile_k = -1;
+	if (a->token_set || a->tile_set) {
+		const Stage st = t.whole_stage ? t.stage : (Stage)matrix_stage(&s.attn->shape, t.matrix);
+		if ((int)st < 0 || session_goto_stage(&s, st, &err) != 0 || goto_substep_step(&s, st, a) != 0 ||
+		    (a->token_set ? session_set_token(&s, a->token, &err) : session_set_tile(&s, a->tile_q, a->tile_k, &err)) != 0) {
+			fprintf(stderr, "%s: %s: %s\n", shown(a->files[0]), a->token_set ? "--token" : "--tile",
+			        err ? err : _("out of memory"));
+			free(err);
 			goto out;
 		}
 	}

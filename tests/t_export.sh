@@ -336,4 +336,38 @@ expect "zh tex: 行： 列： and 头, no rows:/columns:/(head N)" \
 	'[ "$(count "$tmp/zh.tex" "行：")" -ge 1 ] && [ "$(count "$tmp/zh.tex" "列：")" -ge 1 ] &&
 	[ "$(count_re "$tmp/zh.tex" "rows:\\|columns:\\|(head [0-9])\\|stage mask")" -eq 0 ]'
 
+# --- decode steps and tiles (issue 26 §4): what a step has not reached is blank, never 0
+KV=lessons/kvcache.json
+"$ATTNVIZ" --export md --stage decode "$KV" -o "$tmp/dec.md" 2>"$err"
+check "decode md: a key not yet generated is a blank cell, not 0" grep -qF '| **机** | 0.8700 |  |  |  |  |' "$tmp/dec.md"
+"$ATTNVIZ" --export md --stage decode --token 2 "$KV" -o "$tmp/dec2.md" 2>"$err"
+check "--token 2: the title says the token" grep -q '^## .* — stage decode, token 2$' "$tmp/dec2.md"
+check "--token 2: the cache up to token 2, later rows blank" grep -qF '| **习** |  |  |  |' "$tmp/dec2.md"
+check "--token 2: token 2's row is there" grep -qF '| **学** | 1.0000 | 0.9000 | 0.2000 |' "$tmp/dec2.md"
+check "--token 2: the narration of the step that shows token 2" grep -q 'Step 2: 学 is appended' "$tmp/dec2.md"
+"$ATTNVIZ" --export svg --stage decode --token 2 "$KV" -o "$tmp/dec2.svg" 2>"$err"
+check "--token 2 svg: blank cells drawn empty" test "$(count "$tmp/dec2.svg" 'class="cell unseen"')" -gt 10
+check "--token 2 svg: no NaN written" test "$(count "$tmp/dec2.svg" 'nan')" -eq 0
+"$ATTNVIZ" --export tex --stage decode --token 2 "$KV" -o "$tmp/dec2.tex" 2>"$err"
+check "--token 2 tex: no NaN written" test "$(count_re "$tmp/dec2.tex" 'NaN\|nan')" -eq 0
+"$ATTNVIZ" --export md --stage decode --token 2 --lang zh "$KV" -o "$tmp/dec2zh.md" 2>"$err"
+check "--token 2 in Chinese: the title's token" grep -q '，词元 2$' "$tmp/dec2zh.md"
+"$ATTNVIZ" --export md --stage flash --tile 1,0 lessons/flash.json -o "$tmp/tile.md" 2>"$err"
+check "--tile 1,0: the title says the tile" grep -q '^## .* — stage flash, tile (1, 0)$' "$tmp/tile.md"
+check "--tile 1,0: rows 2–3's output is not final yet: blank" grep -qF '| **学** |  |  |' "$tmp/tile.md"
+"$ATTNVIZ" --export md --stage flash --tile 0,1 lessons/flash.json -o - >/dev/null 2>"$err"
+expect "--tile 0,1 (hidden by the mask): said" '[ $? -eq 1 ] && has "$err" "tile (0, 1) is skipped: the mask hides every cell of it"'
+"$ATTNVIZ" --export md --stage flash --tile 9,0 lessons/flash.json -o - >/dev/null 2>"$err"
+expect "--tile 9,0: the range said" '[ $? -eq 1 ] && has "$err" "no tile (9, 0): the tiles are (0..1, 0..1)"'
+"$ATTNVIZ" --export md --stage decode --token 9 "$KV" -o - >/dev/null 2>"$err"
+expect "--token 9: the range said" '[ $? -eq 1 ] && has "$err" "no token 9: the decode stage walks tokens 0 to 4"'
+"$ATTNVIZ" --export md --stage softmax --token 1 "$KV" -o - >/dev/null 2>"$err"
+expect "--token on a stage without decode steps: said" '[ $? -eq 1 ] && has "$err" "stage softmax walks no tokens"'
+"$ATTNVIZ" --export md --stage decode --token x "$KV" -o - >/dev/null 2>"$err"
+expect "--token x: usage" '[ $? -eq 2 ] && has "$err" "expected a token'"'"'s position"'
+"$ATTNVIZ" --export md --stage flash --tile 1 lessons/flash.json -o - >/dev/null 2>"$err"
+expect "--tile 1: usage" '[ $? -eq 2 ] && has "$err" "expected QUERY_BLOCK,KEY_BLOCK"'
+"$ATTNVIZ" --token 1 "$KV" >/dev/null 2>"$err"
+expect "--token without --export: usage" '[ $? -eq 2 ] && has "$err" "--token goes with --export"'
+
 finish

@@ -697,6 +697,45 @@ int session_prev(Session *s, char **err)
 	return 0;
 }
 
+int session_set_token(Session *s, int t, char **err)
+{
+	const int n = session_decode_steps(s);
+
+	if (n <= 0) {
+		*err = str_printf(_("stage %s walks no tokens (the decode stage does)"), stage_name(s->stage));
+		return -1;
+	}
+	if (t < 0 || t >= n) {
+		*err = str_printf(_("no token %d: the decode stage walks tokens 0 to %d"), t, n - 1);
+		return -1;
+	}
+	s->dec_t = t;
+	s->dirty |= DIRTY_PLACE;
+	return 0;
+}
+
+int session_set_tile(Session *s, int q, int k, char **err)
+{
+	int nqb, nkb;
+
+	if (session_tiles(s, &nqb, &nkb) <= 0) {
+		*err = str_printf(_("stage %s walks no tiles (the flash stage does)"), stage_name(s->stage));
+		return -1;
+	}
+	if (q < 0 || q >= nqb || k < 0 || k >= nkb) {
+		*err = str_printf(_("no tile (%d, %d): the tiles are (0..%d, 0..%d)"), q, k, nqb - 1, nkb - 1);
+		return -1;
+	}
+	if (attn_flash_skipped(s->attn, q, k)) {
+		*err = str_printf(_("tile (%d, %d) is skipped: the mask hides every cell of it"), q, k);
+		return -1;
+	}
+	s->tile_q = q;
+	s->tile_k = k;
+	s->dirty |= DIRTY_PLACE;
+	return 0;
+}
+
 int session_goto_stage(Session *s, Stage st, char **err)
 {
 	int k;

@@ -262,6 +262,13 @@ char *session_stage_map(const Session *s, int utf8);
 int session_decode_steps(const Session *s);
 int session_cache_rows(const Session *s, int t);
 int session_tiles(const Session *s, int *nqb, int *nkb);
+/*
+ * In the stage shown, decode step t (session_set_token) or tile (q, k)
+ * (session_set_tile), as n/p would reach it: `--export --token`, `--tile`.
+ * Returns 0, or -1 with *err saying what the stage walks.
+ */
+int session_set_token(Session *s, int t, char **err);
+int session_set_tile(Session *s, int q, int k, char **err);
 
 /* How a view draws one cell (source row R, column C of matrix `which`) at the decode step or tile shown. */
 typedef enum CellState {

@@ -206,6 +206,11 @@ void ex_target_title(char *buf, size_t size, const Session *s, const Attn *a, co
 	         t->whole_stage ? stage_name(t->stage) : matrix_name(t->matrix));
 	if (per_head && a->heads > 1)
 		snprintf(buf + strlen(buf), size - strlen(buf), _(", head %d"), t->head);
+	/* the decode step or tile shown (--token, --tile, a handout's step): what its blank cells wait for */
+	if (s != NULL && s->dec_t >= 0 && session_decode_steps(s) > 0)
+		snprintf(buf + strlen(buf), size - strlen(buf), _(", token %d"), s->dec_t);
+	else if (s != NULL && s->tile_q >= 0 && session_tiles(s, &(int){ 0 }, &(int){ 0 }) > 0)
+		snprintf(buf + strlen(buf), size - strlen(buf), _(", tile (%d, %d)"), s->tile_q, s->tile_k);
 }
 
 /* ------------------------------------------------------------ the panes of a figure (every format draws from them) */
@@ -273,7 +278,7 @@ void ex_fig_panes_free(ExPane *p, int n)
  * columns it fills). Returns the count (0 when out of memory or nothing is
  * shown).
  */
-int ex_fig_panes(const Attn *a, const ExportTarget *t, ExPane out[EX_MAX_PANES])
+int ex_fig_panes(const Attn *a, const Session *s, const ExportTarget *t, ExPane out[EX_MAX_PANES])
 {
 	StagePane sp[STAGE_MAX_PANES];
 	PaneCut cuts[EX_MAX_PANES];
@@ -320,7 +325,11 @@ int ex_fig_panes(const Attn *a, const ExportTarget *t, ExPane out[EX_MAX_PANES])
 			           (p->rows0 > EXPORT_NUMBERS_SIDE || p->cols0 > EXPORT_NUMBERS_SIDE));
 			for (r = 0; r < m->rows; r++)
 				for (c = 0; c < ncols; c++) {
-					const double x = MAT_AT(*m, r, p->col0 + c);
+					double x = MAT_AT(*m, r, p->col0 + c);
+					/* a cell the step shown has not reached (a decode step's later tokens, a later
+					 * tile): blank, never a 0 a student reads as a real number */
+					if (s != NULL && session_cell_state(s, a, pc->matrix, r, p->col0 + c) == CELL_UNSEEN)
+						x = NAN;
 					if (p->transpose)
 						MAT_AT(p->v, c, r) = x;
 					else

@@ -74,7 +74,7 @@ char *ex_fig_label(const Attn *a, const ExPane *p, int along_rows, int i);
 /* Frees the cells of n panes. */
 void ex_fig_panes_free(ExPane *p, int n);
 /* The panes of target t as every format draws them; returns the count (0 when out of memory or nothing is shown). */
-int ex_fig_panes(const Attn *a, const ExportTarget *t, ExPane out[EX_MAX_PANES]);
+int ex_fig_panes(const Attn *a, const Session *s, const ExportTarget *t, ExPane out[EX_MAX_PANES]);
 /* Bytes of the UTF-8 character at s, left bytes there (1 for a stray byte). */
 size_t ex_char_len(const char *s, size_t left);
 

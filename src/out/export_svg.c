@@ -138,7 +138,7 @@ static void svg_range(ExPane *p)
 			p->lo = fmin(p->lo, x);
 			p->hi = fmax(p->hi, x);
 			p->any_neg |= x < 0;
-		} else
+		} else if (!isnan(x)) /* NaN: a cell the step shown has not reached, drawn blank */
 			p->any_inf = 1;
 	}
 	if (p->lo > p->hi)
@@ -195,11 +195,13 @@ static int heat_reduce(ExPane *p, const char *lang)
 		return -1;
 	for (i = 0; i < small.rows; i++)
 		for (j = 0; j < small.cols; j++) {
-			double peak = -INFINITY;
+			double peak = NAN; /* NaN: every cell of the block unreached (blank); −∞: masked */
 			for (r = i * f; r < (i + 1) * f && r < p->v.rows; r++)
 				for (c = j * f; c < (j + 1) * f && c < p->v.cols; c++) {
 					const double x = MAT_AT(p->v, r, c);
 					if (isfinite(x) && (!isfinite(peak) || fabs(x) > fabs(peak)))
+						peak = x;
+					else if (isinf(x) && isnan(peak))
 						peak = x;
 				}
 			MAT_AT(small, i, j) = peak;
@@ -359,6 +361,8 @@ static void svg_scale_notes(const Attn *a, const ExportTarget *t, ExPane *p, int
 /* Background colour of value x in pane p. */
 static int svg_colour(const ThemeFile *th, const ExPane *p, double x)
 {
+	if (isnan(x)) /* not reached at the step shown (ex_fig_panes): the page's white */
+		return -1;
 	if (!isfinite(x))
 		return th->masked;
 	if (p->diverging)
@@ -498,6 +502,12 @@ static void svg_pane(StrBuf *b, const Attn *a, const ThemeFile *th, const Export
 			const int c = svg_colour(th, p, x);
 			rgb_hex(fill, c, 0xffffff);
 			rgb_hex(ink, themefile_text_on(c), 0);
+			if (isnan(x)) { /* not reached at the step shown: an empty cell, no number */
+				strbuf_printf(b, "<rect class=\"cell unseen\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+				                 "fill=\"#ffffff\" stroke=\"#dddddd\"/>\n",
+				              gx + j * p->cell_w, cy, p->cell_w, SVG_CELL_H);
+				continue;
+			}
 			ex_fig_number(num, x, t->precision);
 			strbuf_printf(b, "<rect class=\"cell\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" stroke=\"#ffffff\"/>"
 			              "<text class=\"num\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n",
@@ -716,7 +726,7 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 	int n, i, k, best_k = 1, width = 0, height = 0, top = 0, tl = 0, fl = 0, minw;
 	double best = INFINITY;
 
-	n = pane ? ex_fig_panes(a, t, pane) : 0;
+	n = pane ? ex_fig_panes(a, s, t, pane) : 0;
 	if (n == 0) {
 		free(pane);
 		*err = strdup("out of memory writing the export");

@@ -57,8 +57,7 @@ static void tex_number(StrBuf *b, double x, int precision)
 		strbuf_puts(b, x < 0 ? "-\\infty" : "\\infty");
 		return;
 	}
-	if (isnan(x)) {
-		strbuf_puts(b, "\\mathrm{NaN}");
+	if (isnan(x)) { /* not reached at the step shown (ex_fig_panes): blank */
 		return;
 	}
 	if (precision < 0)
@@ -331,7 +330,7 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 	const char *title = ex_lesson_title(a, s);
 	int n, i, r, c, maxcols = 0, unicode, cjk = 0;
 
-	n = pane ? ex_fig_panes(a, t, pane) : 0;
+	n = pane ? ex_fig_panes(a, s, t, pane) : 0;
 	if (n == 0) {
 		free(pane);
 		*err = strdup("out of memory writing the export");

@@ -155,7 +155,10 @@ static void md_table(StrBuf *b, const Attn *a, const ExPane *p, int precision)
 		strbuf_puts(b, "** |");
 		free(l);
 		for (j = 0; j < p->v.cols; j++)
-			strbuf_printf(b, " %s |", ex_fig_number(num, MAT_AT(p->v, i, j), precision));
+			if (isnan(MAT_AT(p->v, i, j))) /* not reached at the step shown: blank */
+				strbuf_puts(b, "  |");
+			else
+				strbuf_printf(b, " %s |", ex_fig_number(num, MAT_AT(p->v, i, j), precision));
 		strbuf_puts(b, "\n");
 	}
 }
@@ -163,7 +166,7 @@ static void md_table(StrBuf *b, const Attn *a, const ExPane *p, int precision)
 char *ex_render_md(const Attn *a, const Session *s, const ExportTarget *t, char **err)
 {
 	ExPane *pane = calloc(EX_MAX_PANES, sizeof *pane);
-	int n = pane ? ex_fig_panes(a, t, pane) : 0, i;
+	int n = pane ? ex_fig_panes(a, s, t, pane) : 0, i;
 	StrBuf b = { NULL, 0, 0, 0 };
 	char what[256];
 	const char *formula = ex_target_formula(a, t, 1);
@@ -245,7 +248,7 @@ static cJSON *json_pane(const Attn *a, const ExPane *p)
 char *ex_render_json(const Attn *a, const ExportTarget *t, char **err)
 {
 	ExPane *pane = calloc(EX_MAX_PANES, sizeof *pane);
-	int n = pane ? ex_fig_panes(a, t, pane) : 0, i;
+	int n = pane ? ex_fig_panes(a, NULL, t, pane) : 0, i;
 	cJSON *o = n > 0 ? cJSON_CreateObject() : NULL, *names, *panes;
 	const char *formula = ex_target_formula(a, t, 1);
 	char *line;
