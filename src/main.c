@@ -80,7 +80,7 @@ static const char *const options_text = N_(
 	"  --model DIR      step through a real model (a Hugging Face folder: config.json,\n"
 	"                   model.safetensors, tokenizer.json) on TEXT or --prompt TEXT,\n"
 	"                   or on token ids (--ids 1,2,3: a folder without a tokenizer)\n"
-	"  --export FORMAT  write a stage as svg, csv, md, tex or json to -o PATH (- for stdout);\n"
+	"  --export FORMAT  write a stage as svg, png, csv, md, tex or json to -o PATH (- for stdout);\n"
 	"                   --stage NAME (e.g. softmax) or --matrix NAME (e.g. weights) says what,\n"
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
 	"  --layer L        with --export: layer L (from 0, default 0) of a lesson with layers;\n"
@@ -106,7 +106,9 @@ static const char *const options_token = N_(
 	"  --token T        with --export of the decode stage: as decode step T shows it\n"
 	"                   (the cache up to token T; later tokens' cells blank)\n"
 	"  --tile Q,K       with --export of the flash stage: as tile (Q, K) shows it\n"
-	"                   (query block Q against key block K; later tiles blank)\n");
+	"                   (query block Q against key block K; later tiles blank)\n"
+	"  --scale N        with --export png (-o FILE.png, through rsvg-convert) and --render\n"
+	"                   to .gif or .mp4: N pixels per pixel of the figure (0.25 to 8)\n");
 /* --key, apart so that the longer strings' translations stand as they are. */
 static const char *const options_key = N_(
 	"  --key end|separate|none  with --handout: the answer key after the steps\n"
@@ -169,6 +171,7 @@ typedef struct Args {
 	const char *numbers;                                        /* --export and --handout: --numbers */
 	const char *key;                                            /* --handout: --key */
 	int token, token_set, tile_q, tile_k, tile_set;             /* --export: --token T, --tile Q,K */
+	double zoom;                                                /* --scale N: png, gif, mp4 pixels per SVG pixel */
 	const char *view;                                           /* --export svg --view model: every head */
 	const char *transcript;
 	int present;                                    /* --present */
@@ -385,8 +388,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			if (strcmp(o, "--export") == 0) {
 				a->mode = MODE_EXPORT;
 				a->export_format = v;
-				if (export_format_find(v) < 0)
-					return usage_error(_("--export: expected svg, csv, md, tex or json, got \"%s\""), v);
+				if (export_format_find(v) < 0 && strcmp(v, "png") != 0) /* png: the svg through rsvg-convert */
+					return usage_error(_("--export: expected svg, png, csv, md, tex or json, got \"%s\""), v);
 			} else if (strcmp(o, "--stage") == 0) {
 				a->stage = v;
 				if (stage_find(v) < 0)
@@ -411,9 +414,15 @@ static int parse_args(int argc, char **argv, Args *a)
 					return usage_error(_("--precision: expected a number of decimals from 0 to 10, got \"%s\""), v);
 				a->precision = v;
 			} else if (strcmp(o, "--scale") == 0) {
-				if (strcmp(v, "shared") != 0 && strcmp(v, "pane") != 0)
-					return usage_error(_("--scale: expected shared or pane, got \"%s\""), v);
-				a->scale = v;
+				char *end;
+				const double z = strtod(v, &end);
+				if (end != v && *end == '\0' && z >= 0.25 && z <= 8) /* pixels: png, gif, mp4 */
+					a->zoom = z;
+				else if (strcmp(v, "shared") != 0 && strcmp(v, "pane") != 0)
+					return usage_error(_("--scale: expected shared or pane (the colours), or a number from 0.25 to 8 "
+					                     "(a png's, gif's or mp4's pixels), got \"%s\""), v);
+				else
+					a->scale = v;
 			} else if (strcmp(o, "--aspect") == 0) {
 				if (export_aspect_find(v) < 0)
 					return usage_error(_("--aspect: expected 16:9, 4:3 or wide, got \"%s\""), v);
@@ -538,9 +547,25 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error(_("%s goes with --export or --handout"), "--numbers");
 	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
 		return usage_error(_("%s goes with --export"), a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
-	if (a->view != NULL && (a->mode != MODE_EXPORT || strcmp(a->export_format, "svg") != 0 || a->stage ||
+	if (a->zoom > 0 && !(a->mode == MODE_EXPORT && strcmp(a->export_format, "png") == 0) &&
+	    !(a->mode == MODE_RENDER && a->output != NULL && render_is_video(a->output)))
+		return usage_error(_("--scale N (pixels) goes with --export png or --render to a .gif or .mp4"));
+	a->render.zoom = a->zoom;
+	if (a->mode == MODE_EXPORT && strcmp(a->export_format, "png") == 0) {
+		const char *dot = a->output != NULL ? strrchr(a->output, '.') : NULL;
+		if (dot == NULL || strcmp(dot, ".png") != 0)
+			return usage_error(_("--export png needs -o FILE.png"));
+		char *missing = render_video_missing(shown(a->output)); /* said before anything is computed */
+		if (missing != NULL) {
+			fprintf(stderr, "attnviz: --export: %s\n", missing);
+			free(missing);
+			return 2;
+		}
+	}
+	if (a->view != NULL && (a->mode != MODE_EXPORT ||
+	                        (strcmp(a->export_format, "svg") != 0 && strcmp(a->export_format, "png") != 0) || a->stage ||
 	                        a->matrix || a->head || a->layer))
-		return usage_error(_("--view model goes with --export svg, without --stage, --matrix, --head or --layer"));
+		return usage_error(_("--view model goes with --export svg or png, without --stage, --matrix, --head or --layer"));
 	if (a->mode == MODE_EXPORT) {
 		if (a->nfiles != 1 && a->model == NULL)
 			return usage_error(_("--export needs exactly one lesson"));
@@ -1120,6 +1145,7 @@ static int run_export(const Args *a)
 	ExportTarget t;
 	ThemeFile theme;
 	int rc = 1, head = a->head ? atoi(a->head) : 0;
+	const int png = strcmp(a->export_format, "png") == 0; /* the SVG, then rsvg-convert */
 
 	if (a->model != NULL ? grid_model_session(a, &s) != 0 : batch_session(a, &s) != 0)
 		return 1;
@@ -1187,12 +1213,13 @@ static int run_export(const Args *a)
 	}
 	if (batch_theme(a, &theme) != 0)
 		goto out;
-	data = export_render(s.attn, &s, (ExportFormat)export_format_find(a->export_format), &t,
+	data = export_render(s.attn, &s, png ? EXPORT_SVG : (ExportFormat)export_format_find(a->export_format), &t,
 	                     a->theme != NULL ? &theme : NULL, &err);
 write:
 	if (data == NULL)
 		goto fail;
-	if (fileio_write_atomic(a->output, data, strlen(data), &err) != 0) {
+	if (png ? render_write_png(data, strlen(data), a->output, a->zoom, &err) != 0
+	        : fileio_write_atomic(a->output, data, strlen(data), &err) != 0) {
 		fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
 		free(err);
 		goto out;

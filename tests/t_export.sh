@@ -130,7 +130,7 @@ check "-o - writes to stdout" grep -q '^### weighted' "$tmp/stdout.md"
 check "usage: --export without --stage exits 2" test $? -eq 2
 "$ATTNVIZ" --export svg --stage softmax "$MH" >/dev/null 2>"$err"
 check "usage: --export without -o exits 2" test $? -eq 2
-"$ATTNVIZ" --export png --stage softmax "$MH" -o "$tmp/x.png" >/dev/null 2>"$err"
+"$ATTNVIZ" --export bmp --stage softmax "$MH" -o "$tmp/x.png" >/dev/null 2>"$err"
 check "usage: an unknown format exits 2" test $? -eq 2
 "$ATTNVIZ" --export svg --stage softmx "$MH" -o "$tmp/x.svg" >/dev/null 2>"$err"
 check "usage: an unknown stage exits 2" test $? -eq 2
@@ -369,5 +369,32 @@ expect "--token x: usage" '[ $? -eq 2 ] && has "$err" "expected a token'"'"'s po
 expect "--tile 1: usage" '[ $? -eq 2 ] && has "$err" "expected QUERY_BLOCK,KEY_BLOCK"'
 "$ATTNVIZ" --token 1 "$KV" >/dev/null 2>"$err"
 expect "--token without --export: usage" '[ $? -eq 2 ] && has "$err" "--token goes with --export"'
+
+# --- png (issue 26 §5): the SVG through rsvg-convert, --scale N its pixels
+# png_size FILE: "WIDTHxHEIGHT" from a PNG's IHDR, or nothing when FILE is not a PNG
+png_size() {
+	[ "$(od -An -tx1 -N8 "$1" 2>/dev/null | tr -d ' \n')" = 89504e470d0a1a0a ] || return 0
+	od -An -tu1 -j16 -N8 "$1" | awk '{ printf "%dx%d", (($1 * 256 + $2) * 256 + $3) * 256 + $4, (($5 * 256 + $6) * 256 + $7) * 256 + $8 }'
+}
+if external rsvg-convert; then
+	"$ATTNVIZ" --export png --stage softmax "$MASK" -o "$tmp/soft.png" 2>"$err"
+	s1=$(png_size "$tmp/soft.png")
+	"$ATTNVIZ" --export png --scale 2 --stage softmax "$MASK" -o "$tmp/soft2.png" 2>"$err"
+	s2=$(png_size "$tmp/soft2.png")
+	"$ATTNVIZ" --export svg --stage softmax "$MASK" -o "$tmp/soft1.svg" 2>"$err"
+	sw=$(sed -n 's/^<svg [^>]*width="\([0-9]*\)" height="\([0-9]*\)".*/\1x\2/p' "$tmp/soft1.svg" | head -n 1)
+	expect "png: a PNG the SVG's size ($sw; got $s1)" '[ -n "$s1" ] && [ "$s1" = "$sw" ]'
+	expect "png --scale 2: twice its pixels (got $s2)" '[ "$s2" = "$(echo "$sw" | awk -Fx "{ print \$1 * 2 \"x\" \$2 * 2 }")" ]'
+else
+	skip_external "png export" "rsvg-convert"
+fi
+"$ATTNVIZ" --export png --stage softmax "$MASK" -o "$tmp/soft.svg" >/dev/null 2>"$err"
+expect "png: -o must end in .png" '[ $? -eq 2 ] && has "$err" "--export png needs -o FILE.png"'
+PATH=/nonexistent "$ATTNVIZ" --export png --stage softmax "$MASK" -o "$tmp/none.png" >/dev/null 2>"$err"
+expect "png without rsvg-convert: its package named, nothing written" '[ $? -eq 2 ] && has "$err" "apt-get install librsvg2-bin (nothing written)" && [ ! -e "$tmp/none.png" ]'
+"$ATTNVIZ" --export svg --scale 2 --stage softmax "$MASK" -o "$tmp/x.svg" >/dev/null 2>"$err"
+expect "--scale 2 with svg: refused (pixels are png's, gif's and mp4's)" '[ $? -eq 2 ] && has "$err" "goes with --export png or --render"'
+"$ATTNVIZ" --export png --scale 20 --stage softmax "$MASK" -o "$tmp/x.png" >/dev/null 2>"$err"
+expect "--scale 20: refused, the range said" '[ $? -eq 2 ] && has "$err" "a number from 0.25 to 8"'
 
 finish

@@ -119,7 +119,7 @@ expect "--lang zh --help: the help in Chinese" 'has "$out" "用法：attnviz" &&
 env LC_ALL=C.UTF-8 "$ATTNVIZ" --help >"$out" 2>"$err"
 expect "--help: English without a Chinese locale or --lang" 'has "$out" "usage: attnviz" && has "$out" "line-oriented REPL"'
 env LC_ALL=C.UTF-8 "$ATTNVIZ" --lang zh --export pdf >"$out" 2>"$err"
-expect "--lang zh: a usage error in Chinese" 'has "$err" "attnviz：--export：应为 svg、csv、md、tex 或 json，得到的是“pdf”" && has "$err" "试试“attnviz --help”。"'
+expect "--lang zh: a usage error in Chinese" 'has "$err" "attnviz：--export：应为 svg、png、csv、md、tex 或 json，得到的是“pdf”" && has "$err" "试试“attnviz --help”。"'
 
 # glibc ignores LANGUAGE while LC_MESSAGES is C: the switch still works
 repl "LC_CTYPE=C.UTF-8 LC_MESSAGES=C" 'foo\n' --lang zh lessons/mask.json

@@ -166,6 +166,10 @@ if external ffmpeg ffprobe rsvg-convert; then
 		expect "render $v: lasts as long as the SVG ($duration s; got $fd s)" \
 			'awk -v d="$fd" -v want="$duration" "BEGIN { exit !(d >= want - 0.2 && d <= want + 0.5) }"'
 	done
+	"$ATTNVIZ" --render "$tmp/demo.txt" -o "$tmp/demo2.gif" --size "$size" --pause 0.2 --scale 2 >/dev/null 2>"$err"
+	ffprobe -v error -select_streams v:0 -show_entries stream=width,height -of default=nw=1 "$tmp/demo2.gif" >"$tmp/probe2" 2>"$err"
+	expect "render gif --scale 2: twice the pixels ($((W * 20))x$((H * 40)))" \
+		'[ "$(sed -n "s/^width=//p" "$tmp/probe2")" = $((W * 20)) ] && [ "$(sed -n "s/^height=//p" "$tmp/probe2")" = $((H * 40)) ]'
 	expect "render gif: a GIF with its own palette" 'grep -q "^codec_name=gif" "$tmp/probe" || head -c 6 "$tmp/demo.gif" | grep -q GIF89a'
 	expect "render mp4: H.264 in yuv420p" 'grep -q "^codec_name=h264" "$tmp/probe" && grep -q "^pix_fmt=yuv420p" "$tmp/probe"'
 	# the first frame, drawn: the screen at the start of the demo (not a blank page)

@@ -72,13 +72,18 @@ int render_write_frame_svg(const Render *r, int i, const char *path, char **err)
 /*
  * video.c: the frames as a GIF or an MP4 (by path's ending), each frame rasterised by rsvg-convert and
  * joined by ffmpeg's concat demuxer with its own duration (GIF: palettegen/paletteuse; MP4: H.264,
- * yuv420p), in a private temporary directory removed afterwards; path replaced whole at the end.
+ * yuv420p), in a private temporary directory removed afterwards; path replaced whole at the end;
+ * zoom pixels per SVG pixel (--scale N: sharp on a large slide; 0 or 1: as drawn).
  * 0, or -1 with *err.
  */
-int render_write_video(const Render *r, const char *path, char **err);
+int render_write_video(const Render *r, const char *path, double zoom, char **err);
+/* An SVG (svg's len bytes) as a PNG at path, zoom pixels per SVG pixel, through rsvg-convert
+ * (`--export png`): made in a private temporary directory, path replaced whole. 0, or -1 with *err. */
+int render_write_png(const char *svg, size_t len, const char *path, double zoom, char **err);
 /* 1 when path ends in .gif or .mp4. */
 int render_is_video(const char *path);
-/* NULL when every program a video needs is on PATH; else a heap message naming the missing ones and their Debian packages. */
+/* NULL when every program a video (.gif, .mp4) or a PNG (.png: rsvg-convert alone) needs is on PATH;
+ * else a heap message naming the missing ones and their Debian packages. */
 char *render_video_missing(const char *path);
 int render_write_cast(const Render *r, const char *path, const char *title, double idle_limit, char **err);
 

@@ -63,7 +63,10 @@ render_video_missing(const char *path)
 	int missing = 0;
 	char *m;
 
-	for (size_t i = 0; i < sizeof video_tools / sizeof video_tools[0]; i++)
+	const char *dot = strrchr(path, '.');
+	const size_t ntools = dot != NULL && strcmp(dot, ".png") == 0 ? 1 : sizeof video_tools / sizeof video_tools[0];
+
+	for (size_t i = 0; i < ntools; i++) /* a PNG needs rsvg-convert alone */
 		if (!on_path(video_tools[i].program)) {
 			/* TRANSLATORS: between two program names */
 			strbuf_printf(&names, "%s%s", missing ? _(" and ") : "", video_tools[i].program);
@@ -204,11 +207,13 @@ copy_into(const char *from, const char *path, char **err)
 
 /* The frames as PNG files in dir, and the concat demuxer's list of them with each one's duration. */
 static int
-write_frames(const Render *r, const char *dir, const char *list, char **err)
+write_frames(const Render *r, const char *dir, const char *list, double zoom, char **err)
 {
 	StrBuf l = { 0 };
+	char z[32];
 	int rc = 0;
 
+	snprintf(z, sizeof z, "--zoom=%g", zoom > 0 ? zoom : 1.0);
 	strbuf_puts(&l, "ffconcat version 1.0\n");
 	for (int i = 0; i < render_count(r) && rc == 0; i++) {
 		char *svg = str_printf("%s/f%06d.svg", dir, i), *png = str_printf("%s/f%06d.png", dir, i);
@@ -218,7 +223,7 @@ write_frames(const Render *r, const char *dir, const char *list, char **err)
 			*err = str_printf("out of memory");
 			rc = -1;
 		} else if ((rc = render_write_frame_svg(r, i, svg, err)) == 0) {
-			char *argv[] = { "rsvg-convert", "--format=png", "-o", png, svg, NULL };
+			char *argv[] = { "rsvg-convert", "--format=png", z, "-o", png, svg, NULL };
 			rc = run(argv, err);
 			unlink(svg);
 		}
@@ -240,7 +245,7 @@ write_frames(const Render *r, const char *dir, const char *list, char **err)
 }
 
 int
-render_write_video(const Render *r, const char *path, char **err)
+render_write_video(const Render *r, const char *path, double zoom, char **err)
 {
 	const char *tmp = getenv("TMPDIR"), *dot = strrchr(path, '.');
 	const int gif = dot != NULL && strcmp(dot, ".gif") == 0;
@@ -271,7 +276,7 @@ render_write_video(const Render *r, const char *path, char **err)
 	out = str_printf("%s/out%s", dir, gif ? ".gif" : ".mp4");
 	if (list == NULL || out == NULL)
 		*err = str_printf("out of memory");
-	else if (write_frames(r, dir, list, err) == 0) {
+	else if (write_frames(r, dir, list, zoom, err) == 0) {
 		/* GIF: a palette made from the frames themselves (the last frame named twice: its second showing
 		 * lasts 10 ms, not the muxer's default second); MP4: H.264 in yuv420p, which needs even sides */
 		char *gif_argv[] = { "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "concat",
@@ -301,5 +306,40 @@ render_write_video(const Render *r, const char *path, char **err)
 			*err = str_printf(_("stopped by signal %d: nothing written"), sig);
 		raise(sig); /* to the handler before ours */
 	}
+	return rc;
+}
+
+int
+render_write_png(const char *svg, size_t len, const char *path, double zoom, char **err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *dir = str_printf("%s/attnviz-png.XXXXXX", tmp != NULL && *tmp == '/' ? tmp : "/tmp");
+	char *in = NULL, *out = NULL, z[32];
+	int rc = -1;
+
+	*err = NULL;
+	if (dir == NULL) {
+		*err = str_printf("out of memory");
+		return -1;
+	}
+	if (mkdtemp(dir) == NULL) { /* mode 0700, as a video's frames */
+		*err = str_printf(_("cannot make a temporary folder %s: %s"), dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	snprintf(z, sizeof z, "--zoom=%g", zoom > 0 ? zoom : 1.0);
+	in = str_printf("%s/figure.svg", dir);
+	out = str_printf("%s/figure.png", dir);
+	if (in == NULL || out == NULL)
+		*err = str_printf("out of memory");
+	else if (fileio_write_atomic(in, svg, len, err) == 0) {
+		char *argv[] = { "rsvg-convert", "--format=png", z, "-o", out, in, NULL };
+		if (run(argv, err) == 0)
+			rc = copy_into(out, path, err);
+	}
+	remove_dir(dir);
+	free(in);
+	free(out);
+	free(dir);
 	return rc;
 }

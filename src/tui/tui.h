@@ -10,6 +10,7 @@ typedef struct TuiRender {
 	const char *out;     /* FILE.svg or FILE.cast */
 	int width, height;   /* the virtual terminal */
 	double pause_s;      /* how long a `pause` (anything waiting for a key) lasts */
+	double zoom;         /* a GIF's or MP4's pixels per SVG pixel (--scale N; 0: 1) */
 } TuiRender;
 
 typedef struct TuiOptions {

@@ -231,7 +231,7 @@ render_write(Tui *t, const Render *r)
 				idle = t->demo->line[i].seconds;
 		rc = render_write_cast(r, o->out, session_text(t->s, &t->s->lesson->title), idle > 0 ? idle : 1, &err);
 	} else if (render_is_video(o->out)) {
-		rc = render_write_video(r, o->out, &err);
+		rc = render_write_video(r, o->out, o->zoom, &err);
 	} else {
 		err = str_printf("cannot write %s: expected a file ending in .svg, .cast, .gif or .mp4", o->out);
 		rc = -1;
