@@ -108,7 +108,9 @@ static const char *const options_token = N_(
 	"  --tile Q,K       with --export of the flash stage: as tile (Q, K) shows it\n"
 	"                   (query block Q against key block K; later tiles blank)\n"
 	"  --scale N        with --export png (-o FILE.png, through rsvg-convert) and --render\n"
-	"                   to .gif or .mp4: N pixels per pixel of the figure (0.25 to 8)\n");
+	"                   to .gif or .mp4: N pixels per pixel of the figure (0.25 to 8)\n"
+	"  --clean          with --render: frames for slides, without the key line, the\n"
+	"                   status line or the how-to-answer prompts\n");
 /* --key, apart so that the longer strings' translations stand as they are. */
 static const char *const options_key = N_(
 	"  --key end|separate|none  with --handout: the answer key after the steps\n"
@@ -275,6 +277,8 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_PROGRESS;
 		else if (strcmp(o, "--present") == 0)
 			a->present = 1;
+		else if (strcmp(o, "--clean") == 0)
+			a->render.clean = 1;
 		else if (strcmp(o, "--record-plain") == 0)
 			a->record_plain = 1;
 		else if (strcmp(o, "--render") == 0 || strcmp(o, "--size") == 0 || strcmp(o, "--pause") == 0) {
@@ -523,7 +527,8 @@ static int parse_args(int argc, char **argv, Args *a)
 		if (a->record || a->no_mouse)
 			return usage_error(_("%s does not go with --render"), a->record ? "--record" : "--no-mouse");
 		a->render.out = a->output;
-	}
+	} else if (a->render.clean)
+		return usage_error(_("%s goes with --render"), "--clean");
 	if (a->mode != MODE_EXPORT && a->mode != MODE_RENDER &&
 	    (a->stage || a->matrix || a->head || a->layer || (a->output && a->mode != MODE_HANDOUT)))
 		return usage_error(_("%s goes with --export"), a->stage    ? "--stage"

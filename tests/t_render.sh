@@ -49,6 +49,17 @@ expect "render --present: exit 0, written" '[ $? -eq 0 ] && [ -s "$tmp/present.c
 keyline='Enter\\u001b\[[0-9;]*m explain' # the key line's "Enter explain", its key in bold, as the cast writes it
 expect "render --present: the key line (Enter explain) is drawn without it, never with it" \
 	'[ "$(grep -cE "$keyline" "$tmp/plain.cast")" -gt 5 ] && [ "$(grep -cE "$keyline" "$tmp/present.cast")" -eq 0 ]'
+# --clean: frames for slides, no key line, no status line's words, no how-to-answer prompts
+"$ATTNVIZ" --render "$SRCDIR/lessons/demos/masking.txt" --clean -o "$tmp/clean.cast" --size 80x24 --pause 0.1 >/dev/null 2>"$err"
+expect "render --clean: exit 0, written" '[ $? -eq 0 ] && [ -s "$tmp/clean.cast" ]'
+expect "render --clean: no key line" '[ "$(grep -cE "$keyline" "$tmp/clean.cast")" -eq 0 ]'
+expect "render --clean: the status line says nothing of the demo (it does without --clean)" \
+	'[ "$(grep -c "demo" "$tmp/plain.cast")" -gt 0 ] && [ "$(grep -c "demo" "$tmp/clean.cast")" -eq 0 ]'
+expect "render --clean: no 'press 1-2' nor 'the class votes' (both there without it)" \
+	'grep -q "class votes" "$tmp/plain.cast" && ! grep -q "class votes\|ress 1-" "$tmp/clean.cast"'
+expect "render --clean: the question and its choices are still there" 'grep -q "1) " "$tmp/clean.cast"'
+"$ATTNVIZ" --clean "$SRCDIR/lessons/mask.json" >/dev/null 2>"$err"
+expect "--clean without --render: refused" '[ $? -eq 2 ] && grep -q -- "--clean goes with --render" "$err"'
 
 # ---------------------------------------------------------------- tmux: the same demo in the real view
 . "$(dirname "$0")/tmux.sh"

@@ -118,7 +118,7 @@ layout_compute(const LayoutIn *in, Layout *out)
 	out->stage = (LayoutRect){ 0, 0, 1, W };
 	out->status = (LayoutRect){ H - 1, 0, 1, W };
 	int bottom = H - 1;
-	if (!in->present) {
+	if (!in->present && !in->no_keys) {
 		out->keys = (LayoutRect){ H - 2, 0, 1, W };
 		bottom = H - 2;
 	}

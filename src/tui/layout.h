@@ -27,13 +27,14 @@ typedef struct LayoutIn {
 	int narr_need;                   /* narration lines that must show (an open question and its choices): */
 	                                 /* the panes give way to them, down to LAYOUT_PANES_MIN_H lines */
 	int present;                     /* presenter mode: no key line, a larger narration pane */
+	int no_keys;                     /* no key line either way (--render --clean) */
 } LayoutIn;
 
 /*
  *   line 0          stage line
  *   panes           matrix panes in a grid of grid_rows rows, left to right
  *   narr            narration: a rule line, then the text and the formula
- *   keys            key line (h == 0 in presenter mode)
+ *   keys            key line (h == 0 in presenter mode and with no_keys)
  *   status          status / command line (the last line)
  */
 typedef struct Layout {

@@ -934,7 +934,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			snprintf(msg, sizeof msg, _("press 1-%d first"), st->quiz.nchoices);
 		else
 			snprintf(msg, sizeof msg, ":answer VALUE");
-		if (H > 1)
+		if (H > 1 && !tui_clean(t)) /* --render --clean: no keys in a frame for slides */
 			screen_put(w, 1, 1, theme_attr(ROLE_PLACEHOLDER), msg, W - 1);
 		wnoutrefresh(w);
 		return;

@@ -11,6 +11,7 @@ typedef struct TuiRender {
 	int width, height;   /* the virtual terminal */
 	double pause_s;      /* how long a `pause` (anything waiting for a key) lasts */
 	double zoom;         /* a GIF's or MP4's pixels per SVG pixel (--scale N; 0: 1) */
+	int clean;           /* --clean: frames without the key line, the status line or the how-to-answer prompts */
 } TuiRender;
 
 typedef struct TuiOptions {

@@ -134,8 +134,9 @@ tui_demo_quiz(Tui *t, const DemoLine *e, int live)
 	if (session_quiz_pending(t->s)) {
 		char how[32];
 		t->demo_at_quiz = t->demo_at_pause = 1;
-		tui_msgf(t, 0, _("question: the class votes (%s); space reveals the answer"),
-		         session_quiz_usage(t->s, how, sizeof how));
+		if (!tui_clean(t)) /* --render --clean: the question and its choices, no keys to press */
+			tui_msgf(t, 0, _("question: the class votes (%s); space reveals the answer"),
+			         session_quiz_usage(t->s, how, sizeof how));
 	} else if (st->has_quiz && st->stage == t->s->stage) {
 		tui_msgf(t, 0, _("quiz: this step's question is already answered"));
 	} else {

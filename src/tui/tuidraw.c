@@ -101,7 +101,9 @@ tui_build_narr(Tui *t)
 			sb_add(&sb, session_text(s, &q->choices[i]), 1);
 		}
 		if (s->quiz[s->step] == QUIZ_OPEN) {
-			if (q->nchoices > 0 && q->nchoices <= 9)
+			if (tui_clean(t)) /* a frame for slides: the question and its choices, not the keys */
+				buf[0] = '\0';
+			else if (q->nchoices > 0 && q->nchoices <= 9)
 				snprintf(buf, sizeof buf, _("\nPress 1-%d, or :answer N, :skip, :hint"), q->nchoices);
 			else
 				snprintf(buf, sizeof buf, "\n%s", _("Type :answer VALUE, :skip or :hint"));
@@ -229,6 +231,7 @@ tui_layout(Tui *t, int force)
 	in.cols = COLS;
 	in.lines = LINES;
 	in.present = t->opt.present;
+	in.no_keys = tui_clean(t);
 	in.npanes = t->npanes;
 	/* The formula has a line of its own; presenting, a blank line too. */
 	in.narr_lines = narr_count(t, COLS - 2) + 1 + (t->opt.present ? 1 : 0);
@@ -441,6 +444,10 @@ tui_draw_status(Tui *t)
 	int W = getmaxx(w);
 
 	werase(w);
+	if (tui_clean(t)) { /* --render --clean: a frame for slides says nothing of keys or commands */
+		wnoutrefresh(w);
+		return;
+	}
 	if (t->mode == TUI_CMD && t->le) {
 		LineView v;
 		lineedit_view(t->le, &v);

@@ -316,6 +316,11 @@ void tui_watch_free(Tui *t);
 /* tuirender.c */
 /* --render: play the demo on the virtual terminal and write its frames; the exit status. */
 int tui_render_loop(Tui *t);
+/* 1 when rendering --clean: frames for slides without the key line, the status line or how-to-answer prompts. */
+static inline int tui_clean(const Tui *t)
+{
+	return t->opt.render != NULL && t->opt.render->clean;
+}
 /* --record-plain: the rows of the screen that changed since the last frame, recorded. */
 void tui_record_frame(Tui *t);
 
