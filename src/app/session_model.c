@@ -387,18 +387,13 @@ static const Attn *lm_head(const Session *s, char **err)
 	return last;
 }
 
-int session_next_token(const Session *s, long long *id, double *logit, char **err)
+/* The greedy choice of a row z of logits: the largest (the first of equals). */
+static int pick_greedy(const double *z, int vocab, long long *id, double *logit, char **err)
 {
-	const Attn *last = lm_head(s, err);
-	const double *z;
 	long long best = -1;
 	double top = -INFINITY;
 
-	if (last == NULL)
-		return -1;
-	/* the logits stage's last row: the greedy choice is the largest (the first of equals) */
-	z = &MAT_AT(last->logits, last->logits.rows - 1, 0);
-	for (int v = 0; v < last->logits.cols; v++)
+	for (int v = 0; v < vocab; v++)
 		if (z[v] > top) {
 			top = z[v];
 			best = v;
@@ -413,21 +408,13 @@ int session_next_token(const Session *s, long long *id, double *logit, char **er
 	return 0;
 }
 
-int session_sample_token(Session *s, long long *id, double *p, char **err)
+/* A token drawn from the top k of the probabilities probs (vocab of them) with the session's generator. */
+static int pick_sample(Session *s, const double *probs, int vocab, int topk, long long *id, double *p, char **err)
 {
-	const Attn *last = lm_head(s, err);
-	const double *probs;
 	int idx[LESSON_MAX_TOP_K], k;
 	double total = 0.0, u, run = 0.0;
 
-	if (last == NULL)
-		return -1;
-	if (attn_logits_row(&last->cfg) != last->logits.rows - 1) {
-		*err = strdup(_("the next stage shows another position than the last: nextrow back to it first"));
-		return -1;
-	}
-	probs = last->next_p.a;
-	k = attn_top_entries(probs, last->next_p.cols, attn_top_k(&last->cfg), idx);
+	k = attn_top_entries(probs, vocab, topk, idx);
 	for (int i = 0; i < k; i++)
 		total += probs[idx[i]];
 	if (k < 1 || !(total > 0) || !isfinite(total)) {
@@ -448,6 +435,29 @@ int session_sample_token(Session *s, long long *id, double *p, char **err)
 	return 0;
 }
 
+int session_next_token(const Session *s, long long *id, double *logit, char **err)
+{
+	const Attn *last = lm_head(s, err);
+
+	if (last == NULL)
+		return -1;
+	/* the logits stage's last row */
+	return pick_greedy(&MAT_AT(last->logits, last->logits.rows - 1, 0), last->logits.cols, id, logit, err);
+}
+
+int session_sample_token(Session *s, long long *id, double *p, char **err)
+{
+	const Attn *last = lm_head(s, err);
+
+	if (last == NULL)
+		return -1;
+	if (attn_logits_row(&last->cfg) != last->logits.rows - 1) {
+		*err = strdup(_("the next stage shows another position than the last: nextrow back to it first"));
+		return -1;
+	}
+	return pick_sample(s, last->next_p.a, last->next_p.cols, attn_top_k(&last->cfg), id, p, err);
+}
+
 void session_set_seed(Session *s, int on, uint64_t seed)
 {
 	s->sampling = on;
@@ -455,13 +465,9 @@ void session_set_seed(Session *s, int on, uint64_t seed)
 	prng_seed(&s->rng, seed);
 }
 
-int session_generate(Session *s, int count, char **err)
+/* generate one token at a time, each through the whole model again (what a model the cache cannot take does). */
+static int generate_whole(Session *s, int count, char **err)
 {
-	*err = NULL;
-	/* the next token of the last position: the next stage moved there when the learner picked another row */
-	if (session_is_model(s) && s->lesson->cfg.vocab > 0 && attn_logits_row(&s->lesson->cfg) != s->lesson->cfg.n - 1 &&
-	    session_set_next(s, -1, -1, s->lesson->cfg.n - 1, err) != 0)
-		return -1;
 	for (int k = 0; k < count; k++) {
 		const int n = s->lesson->cfg.n;
 		long long *ids, next;
@@ -482,6 +488,78 @@ int session_generate(Session *s, int count, char **err)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * generate through the KV cache: the first token from the session's
+ * computation, each next one from the row of the token before alone, through
+ * every layer with the keys and values of the tokens before it
+ * (attn_gen_step); the whole model is computed once, at the end, on the
+ * longer prompt, for the view. A token the prompt could not take (over the
+ * model's positions) ends it with the tokens before it kept, as one at a time.
+ * 1: the cache cannot take this model (generate_whole then).
+ */
+static int generate_cached(Session *s, int count, char **err)
+{
+	const int n0 = s->lesson->cfg.n;
+	long long *ids = malloc((size_t)(n0 + count) * sizeof *ids);
+	const int topk = attn_top_k(&s->lesson->cfg), vocab = s->lesson->cfg.vocab;
+	AttnGen *g = ids != NULL ? attn_gen_begin(s->model, count - 1) : NULL;
+	const double *z = NULL, *p = NULL;
+	int have = n0, rc = -1;
+	char *e = NULL;
+
+	if (g == NULL) {
+		free(ids);
+		return 1;
+	}
+	memcpy(ids, s->lesson->cfg.ids, (size_t)n0 * sizeof *ids);
+	for (int k = 0; k < count; k++) {
+		long long next;
+		Mat x = { 0 };
+		int r = k == 0 ? (s->sampling ? session_sample_token(s, &next, NULL, err) : session_next_token(s, &next, NULL, err))
+		               : (s->sampling ? pick_sample(s, p, vocab, topk, &next, NULL, err)
+		                              : pick_greedy(z, vocab, &next, NULL, err));
+		if (r != 0)
+			goto done;
+		ids[n0 + k] = next;
+		/* the row it enters layer 0 with: the list checked as a prompt is (over the positions: the tokens before it kept) */
+		if (import_embed_tail(s->lesson, ids, n0 + k + 1, n0 + k, &x, err) != 0)
+			goto done;
+		have = n0 + k + 1;
+		if (k + 1 < count && attn_gen_step(g, x.a, &z, &p) != 0) {
+			mat_free(&x);
+			*err = strdup(_("out of memory"));
+			goto done;
+		}
+		mat_free(&x);
+	}
+	rc = 0;
+done:
+	attn_gen_free(g);
+	if (have > n0) {
+		ImportPrompt all = { NULL, ids, have };
+		if (session_prompt(s, &all, rc == 0 ? err : &e) != 0)
+			rc = -1;
+		free(e);
+	}
+	free(ids);
+	return rc;
+}
+
+int session_generate(Session *s, int count, char **err)
+{
+	int rc;
+
+	*err = NULL;
+	/* the next token of the last position: the next stage moved there when the learner picked another row */
+	if (session_is_model(s) && s->lesson->cfg.vocab > 0 && attn_logits_row(&s->lesson->cfg) != s->lesson->cfg.n - 1 &&
+	    session_set_next(s, -1, -1, s->lesson->cfg.n - 1, err) != 0)
+		return -1;
+	if (count < 1 || !session_is_model(s) || s->model == NULL)
+		return generate_whole(s, count, err);
+	rc = generate_cached(s, count, err);
+	return rc == 1 ? generate_whole(s, count, err) : rc;
 }
 
 const HeadScore *session_induction_score(const Session *s, int layer, int h)
