@@ -77,13 +77,6 @@ static void test_generate_cache(void **state)
 			ids[i] = (long long)cJSON_GetArrayItem(jids, i)->valuedouble;
 		a = model_on(m->string, ids, from, &l);
 		g = attn_gen_begin(a, cJSON_GetArraySize(rows));
-		if (strcmp(m->string, "qwen3_qknorm_bf16") == 0) { /* QK-norm: not decoded row by row yet */
-			assert_null(g);
-			attn_free(a);
-			lesson_free(l);
-			models++;
-			continue;
-		}
 		if (g == NULL)
 			print_error("%s: the cache does not take it\n", m->string);
 		assert_non_null(g);
@@ -112,6 +105,83 @@ static void test_generate_cache(void **state)
 		models++;
 	}
 	assert_int_equal(models, 6);
+	cJSON_Delete(root);
+	free(js);
+}
+
+/* rows (count of them, ld cols) of m against the JSON array of rows want, 1e-9 relative */
+static void rows_near(const double *m, size_t ld, int count, int cols, const cJSON *want, const char *what, int layer)
+{
+	assert_int_equal(cJSON_GetArraySize(want), count);
+	for (int i = 0; i < count; i++) {
+		const cJSON *row = cJSON_GetArrayItem(want, i);
+		assert_int_equal(cJSON_GetArraySize(row), cols);
+		for (int j = 0; j < cols; j++) {
+			const double w = cJSON_GetArrayItem(row, j)->valuedouble, x = m[(size_t)i * ld + (size_t)j];
+			const double tol = 1e-9 * (fabs(w) > 1 ? fabs(w) : 1);
+			if (!(fabs(x - w) <= tol))
+				print_error("layer %d %s[%d][%d]: %.17g, PyTorch %.17g\n", layer, what, i, j, x, w);
+			assert_true(fabs(x - w) <= tol);
+		}
+	}
+}
+
+/*
+ * Decoding with QK-norm (Qwen3): each step's query, cached key (normalised
+ * head by head, then turned by RoPE), output row and layer row against
+ * PyTorch's full computation (tests/models/qwen3_qknorm_bf16.ref.json, made
+ * by make_models.py), on each of its prompts.
+ */
+static void test_decode_qknorm(void **state)
+{
+	char ref[4096], *err = NULL, *js;
+	size_t len;
+	cJSON *root, *p;
+	int prompts = 0;
+	(void)state;
+
+	src_path(ref, sizeof ref, "tests/models/qwen3_qknorm_bf16.ref.json");
+	js = fileio_read_all(ref, 1 << 26, &len, &err);
+	assert_non_null(js);
+	root = cJSON_Parse(js);
+	assert_non_null(root);
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(root, "prompts"))
+	{
+		const cJSON *jids = cJSON_GetObjectItem(p, "ids"), *layers = cJSON_GetObjectItem(p, "layers");
+		const int n = cJSON_GetArraySize(jids);
+		long long ids[64];
+		Lesson *l;
+		Attn *a, *full;
+		const Attn *at;
+		int i = 0;
+
+		assert_true(n <= 64);
+		for (int k = 0; k < n; k++)
+			ids[k] = (long long)cJSON_GetArrayItem(jids, k)->valuedouble;
+		full = model_on("qwen3_qknorm_bf16", ids, n, &l);
+		attn_free(full);
+		l->cfg.decode = 1;
+		a = attn_compute_all(l, &err);
+		if (a == NULL)
+			print_error("decode on: %s\n", err);
+		assert_non_null(a);
+		for (at = a; at != NULL; at = at->next, i++) {
+			const cJSON *L = cJSON_GetArrayItem(layers, i), *attn = cJSON_GetObjectItem(L, "attn");
+			assert_false(mat_empty(&at->dec_q));
+			rows_near(at->dec_q.a, (size_t)at->dec_q.cols, n, at->dec_q.cols, cJSON_GetObjectItem(attn, "Q_rot"), "dec_q", i);
+			rows_near(at->cache_K.a, (size_t)at->cache_K.cols, n, at->cache_K.cols, cJSON_GetObjectItem(attn, "K_rot"),
+			          "cache_K", i);
+			rows_near(at->dec_output.a, (size_t)at->dec_output.cols, n, at->dec_output.cols,
+			          cJSON_GetObjectItem(attn, "output"), "dec_output", i);
+			rows_near(at->dec_layer_out.a, (size_t)at->dec_layer_out.cols, n, at->dec_layer_out.cols,
+			          cJSON_GetObjectItem(L, "output"), "dec_layer_out", i);
+		}
+		assert_int_equal(i, cJSON_GetArraySize(layers));
+		attn_free(a);
+		lesson_free(l);
+		prompts++;
+	}
+	assert_true(prompts >= 2);
 	cJSON_Delete(root);
 	free(js);
 }
@@ -152,6 +222,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_generate_cache),
 		cmocka_unit_test(test_generate_cache_refuses),
+		cmocka_unit_test(test_decode_qknorm),
 		cmocka_unit_test(test_embed_tail_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

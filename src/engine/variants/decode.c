@@ -14,6 +14,7 @@
 #include "base/i18n.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,7 +95,8 @@ static void decode_one_free(Attn *one)
 /*
  * Step t of decoding, token t's row xin of the layer's input (d_model) through
  * the layer, reading the cache's rows before t and appending its own:
- *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (a variant's turn at t)
+ *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v
+ *   (then the variants' turns at t, each head's row: QK-norm's RMSNorm, RoPE's rotation)
  *   cache += (k, v)   (with a window w, only the last w rows are read)
  *   per head: s_j = q·k_j; w = softmax(f(s·factor + a variant's bias b_tj), masked); out = Σ_j w_j v_j
  *   (f: a variant's score_map, soft-capping; else none)
@@ -127,14 +129,14 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		kt[c] += lp->b_k.a[c];
 	for (int c = 0; c < gdv && !mat_empty(&lp->b_v); c++)
 		vt[c] += lp->b_v.a[c];
-	for (int v = 0; v < attn_variant_count; v++) {
+	for (int v = attn_variant_count - 1; v >= 0; v--) { /* the list's last first: QK-norm, then RoPE */
 		const AttnVariant *var = attn_variants[v];
 		if (var->turn_row == NULL || !attn_variant_on(a, var))
 			continue;
 		for (int h = 0; h < a->heads; h++)
-			var->turn_row(a, x + (size_t)h * dk, t);
+			var->turn_row(a, x + (size_t)h * dk, t, 0);
 		for (int h = 0; h < a->kv_heads; h++)
-			var->turn_row(a, kt + (size_t)h * dk, t);
+			var->turn_row(a, kt + (size_t)h * dk, t, 1);
 	}
 	/* each head against the cached keys lo … t */
 	for (int h = 0; h < a->heads; h++) {
@@ -238,13 +240,14 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const LayerParams *lp = attn_params(a);
 	const int lo = attn_keep_first(cfg, t);
 	const int kh = attn_kv_head(a, h);
-	const char *note = "", *adj = "", *keep = ""; /* a variant's words: how q and k were turned, what the scores were, how long a row stays */
-	char x1[32], x2[32];
+	const char *adj = "", *keep = ""; /* a variant's words: what the scores were, how long a row stays */
+	char x1[32], x2[32], note[256] = ""; /* how q and k were turned, each variant's words in the order of the turns */
 
+	for (int v = attn_variant_count - 1; v >= 0; v--)
+		if (attn_variant_on(a, attn_variants[v]) && attn_variants[v]->decode_note != NULL)
+			snprintf(note + strlen(note), sizeof note - strlen(note), "%s", _(attn_variants[v]->decode_note));
 	for (int v = 0; v < attn_variant_count; v++)
 		if (attn_variant_on(a, attn_variants[v])) {
-			if (attn_variants[v]->decode_note != NULL)
-				note = _(attn_variants[v]->decode_note);
 			if (attn_variants[v]->decode_adj != NULL)
 				adj = _(attn_variants[v]->decode_adj);
 			if (attn_variants[v]->decode_keep != NULL)
@@ -365,7 +368,7 @@ static int gen_layer_fits(const Attn *a)
 
 	return lp->block.present && decode_fault(cfg, lp) == NULL && model_mask_causal(cfg) &&
 	       (cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW) && !cfg->has_source && a->encoder == NULL &&
-	       !(cfg->rope && cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC) && cfg->qk_norm == QK_NORM_NONE &&
+	       !(cfg->rope && cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC) &&
 	       !a->failed && cfg->m == cfg->n;
 }
 
