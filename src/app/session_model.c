@@ -569,60 +569,122 @@ const HeadScore *session_induction_score(const Session *s, int layer, int h)
 	return &s->induction[(size_t)layer * (size_t)s->ind_heads + (size_t)h];
 }
 
-int session_induction(Session *s, char **err)
+/*
+ * The induction run of model l: its heads' scores (layers × *heads, heap) on
+ * random tokens repeated twice (*half of them, fewer when the model has fewer
+ * positions). l is left on the random tokens when *moved; its ids before are
+ * the caller's to put back. 0, or -1 with *err.
+ */
+static int induction_run(Lesson *l, HeadScore **out, int *heads_out, int *half_out, int *moved, char **err)
 {
-	const Lesson *l = s->lesson;
-	const int nl = lesson_layers(l), edited = s->edited;
-	int heads = 0, n, from, rc, moved;
-	long long *ids, *old;
+	const int nl = lesson_layers(l);
+	int heads = 0, from, rc, half = SESSION_INDUCTION_HALF;
+	long long *ids;
 	HeadScore *sc;
 	Attn *run;
 
-	*err = NULL;
-	if (!session_is_model(s) || s->induction != NULL)
-		return 0;
+	*moved = 0;
 	for (int i = 0; i < nl; i++)
 		if (lesson_layer_params_const(l, i)->heads > heads)
 			heads = lesson_layer_params_const(l, i)->heads;
-	n = l->cfg.n;
 	ids = malloc(2 * SESSION_INDUCTION_HALF * sizeof *ids);
-	old = malloc((size_t)n * sizeof *old);
 	sc = calloc((size_t)nl * (size_t)(heads > 0 ? heads : 1), sizeof *sc);
-	if (ids == NULL || old == NULL || sc == NULL) {
-		free(ids), free(old), free(sc);
+	if (ids == NULL || sc == NULL) {
+		free(ids), free(sc);
 		*err = strdup(_("out of memory"));
 		return -1;
 	}
-	memcpy(old, l->cfg.ids, (size_t)n * sizeof *old);
-	/* the model on the random tokens, scored, then on its prompt again; fewer tokens when its positions are fewer */
-	int half = SESSION_INDUCTION_HALF;
-	sn_drop_prev(s);
+	/* the model on the random tokens, scored; fewer tokens when its positions are fewer */
 	for (;;) {
 		from = headscore_repeat_ids(ids, -1, half, l->cfg.vocab, 1);
 		ImportPrompt rnd = { NULL, ids, 2 * half };
-		rc = import_reprompt(s->lesson, &rnd, err);
+		rc = import_reprompt(l, &rnd, err);
 		if (rc == 0 || half <= 4)
 			break;
 		free(*err);
 		*err = NULL;
 		half /= 2;
 	}
-	moved = rc == 0;
+	*moved = rc == 0;
 	if (rc == 0) {
-		run = attn_compute_all(s->lesson, err);
+		run = attn_compute_all(l, err);
 		if (run == NULL)
 			rc = -1;
 		for (int i = 0; run != NULL && i < nl; i++)
-			for (int h = 0; h < lesson_layer_params_const(s->lesson, i)->heads; h++)
+			for (int h = 0; h < lesson_layer_params_const(l, i)->heads; h++)
 				sc[(size_t)i * (size_t)heads + (size_t)h] = headscores_induction_run(run, i, h, ids, from);
 		attn_free(run);
 	}
+	free(ids);
+	if (rc != 0) {
+		free(sc);
+		return -1;
+	}
+	*out = sc;
+	*heads_out = heads;
+	*half_out = half;
+	return 0;
+}
+
+int session_model_induction(Lesson *l, HeadScore **out, int *heads, int *half, char **err)
+{
+	const int n = l->cfg.n;
+	long long *old = malloc((size_t)n * sizeof *old);
+	int moved, rc;
+
+	*err = NULL;
+	*out = NULL;
+	if (!import_is_model(l))
+		return 0;
+	if (old == NULL) {
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	memcpy(old, l->cfg.ids, (size_t)n * sizeof *old);
+	rc = induction_run(l, out, heads, half, &moved, err);
+	if (moved) {
+		/* back on its prompt (the same ids: only running out of memory fails) */
+		ImportPrompt back = { NULL, old, n };
+		char *e = NULL;
+		if (import_reprompt(l, &back, &e) != 0) {
+			if (rc == 0) {
+				*err = e;
+				e = NULL;
+			}
+			free(e);
+			free(*out);
+			*out = NULL;
+			rc = -1;
+		}
+	}
+	free(old);
+	return rc;
+}
+
+int session_induction(Session *s, char **err)
+{
+	const int edited = s->edited;
+	int heads = 0, n, rc, moved, half = 0;
+	long long *old;
+	HeadScore *sc = NULL;
+
+	*err = NULL;
+	if (!session_is_model(s) || s->induction != NULL)
+		return 0;
+	n = s->lesson->cfg.n;
+	if ((old = malloc((size_t)n * sizeof *old)) == NULL) {
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	memcpy(old, s->lesson->cfg.ids, (size_t)n * sizeof *old);
+	sn_drop_prev(s);
+	rc = induction_run(s->lesson, &sc, &heads, &half, &moved, err);
+	/* the prompt computed again */
 	if (moved && back_to(s, old, n) != 0) {
 		rc = -1;
 		if (*err == NULL)
 			*err = strdup(_("out of memory"));
 	}
-	free(ids);
 	free(old);
 	if (rc != 0 || !session_is_model(s)) {
 		free(sc);
@@ -631,7 +693,7 @@ int session_induction(Session *s, char **err)
 	s->edited = edited;
 	free(s->induction);
 	s->induction = sc;
-	s->ind_layers = nl;
+	s->ind_layers = lesson_layers(s->lesson);
 	s->ind_heads = heads;
 	s->ind_half = half;
 	return 0;
