@@ -830,31 +830,23 @@ static int run_new(const Args *a)
 /*
  * A model's dump gains "head_scores" (dump_set_head_scores): its induction
  * scores come from the same run on random tokens repeated twice that the
- * model view makes (session_induction). *l moves into a session and back.
+ * model view makes (session_model_induction), without a session: the
+ * model is computed on the random tokens, then once on its prompt for the
+ * dump (not also for a session, nor again after the run).
  */
-static int model_head_scores(Lesson **l, const char *dir, HeadScore **induction)
+static int model_head_scores(Lesson *l, const char *dir, HeadScore **induction)
 {
-	Session s;
 	char *err = NULL;
+	int heads = 0, half = 0;
 
-	if (session_init(&s, *l, dir, &err) != 0) {
+	if (session_model_induction(l, induction, &heads, &half, &err) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(dir), err ? err : _("out of memory"));
 		free(err);
-		lesson_free(*l);
+		lesson_free(l);
 		return -1;
 	}
-	if (session_induction(&s, &err) != 0) {
-		fprintf(stderr, "%s: %s\n", shown(dir), err ? err : _("out of memory"));
-		free(err);
-		session_free(&s);
-		return -1;
-	}
-	*induction = s.induction;
-	dump_set_head_scores(1, s.induction, s.ind_layers, s.ind_heads);
-	*l = s.lesson;
-	s.lesson = NULL;
-	s.induction = NULL;
-	session_free(&s);
+	if (*induction != NULL)
+		dump_set_head_scores(1, *induction, lesson_layers(l), heads);
 	return 0;
 }
 
@@ -870,7 +862,7 @@ static int run_dump(const Args *a)
 	if (l == NULL)
 		return 1;
 	dump_set_weights(a->model == NULL ? 1 : a->dump_weights ? 2 : 0);
-	if (a->model != NULL && model_head_scores(&l, a->model, &induction) != 0)
+	if (a->model != NULL && model_head_scores(l, a->model, &induction) != 0)
 		return 1;
 	if (a->train && l->cfg.backward == BACKWARD_NONE) {
 		fprintf(stderr, _("%s: --train needs a lesson with \"backward\" (a target or a dOutput)\n"), shown(name));

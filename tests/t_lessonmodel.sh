@@ -234,8 +234,12 @@ dec=$(sed -n 's/^dec_output\[7\]\[3\] = //p' "$out")
 full=$(sed -n 's/^output\[7\]\[3\] = //p' "$out")
 expect "decode on: the model's tokens through the KV cache, generate's token too" 'grep -q "^decode on: each of the 7 tokens computed in turn with a KV cache" "$out" && grep -q "stage: decode, step 0 of 8" "$out" && grep -q "^decode off" "$out"'
 expect "decode: the generated token's cached row equals the full computation's ($dec, $full)" '[ -n "$dec" ] && [ "$dec" = "$full" ] && grep -q "the full computation.s row 7 holds $dec" "$out"'
-printf 'decode on\n' | "$ATTNVIZ" --plain --model tests/models/qwen3_qknorm_bf16 --ids 1,2,3 >"$out" 2>"$err"
-expect "decode on with QK-norm: refused, saying why" 'grep -q "decode: QK-norm is not computed token by token yet" "$out" "$err"'
+# with QK-norm (Qwen3): each step's q and k normalised head by head, then turned (tests/unit_generate.c checks the rows against PyTorch)
+printf 'decode on\ngoto decode\nexplain dec_q 2 3\nexplain dec_output 2 3\nexplain output 2 3\n' |
+	"$ATTNVIZ" --plain --model tests/models/qwen3_qknorm_bf16 --ids 1,2,3 >"$out" 2>"$err"
+dec=$(sed -n 's/^dec_output\[2\]\[3\] = //p' "$out")
+full=$(sed -n 's/^output\[2\]\[3\] = //p' "$out")
+expect "decode on with QK-norm: each step normalised then turned, its row the full computation's ($dec, $full)" 'grep -q "^decode on: each of the 3 tokens computed in turn with a KV cache" "$out" && grep -q "alone, then RMS-normalised head by head (QK-norm), then turned by RoPE at its position" "$out" && [ -n "$dec" ] && [ "$dec" = "$full" ]'
 printf 'decode on\nshow weights\n' | "$ATTNVIZ" --plain lessons/selfattn.json >"$out" 2>"$err"
 expect "decode on without a causal mask: refused, saying what to do" 'grep -q "decode: a KV cache needs the causal mask with -inf (each token sees only those before it): mask causal first" "$out" "$err"'
 finish

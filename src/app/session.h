@@ -403,6 +403,12 @@ void session_set_seed(Session *s, int on, uint64_t seed);
  */
 #define SESSION_INDUCTION_HALF 24
 int session_induction(Session *s, char **err);
+/*
+ * The same scores of a model's lesson without a session (--dump: its own
+ * computation follows): *out (lesson_layers(l) × *heads, heap; NULL for a
+ * lesson), l put back on its prompt. 0, or -1 with *err.
+ */
+int session_model_induction(Lesson *l, HeadScore **out, int *heads, int *half, char **err);
 const HeadScore *session_induction_score(const Session *s, int layer, int h);
 
 #endif

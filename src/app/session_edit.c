@@ -311,7 +311,7 @@ int session_set_scale(Session *s, ScaleKind kind, double value, char **err)
  * decode on|off: the lesson's tokens (a model's prompt and what generate
  * appended) computed one at a time with a KV cache, the decode stage's walk
  * (issue 21). Refused where a cache cannot be kept: without a causal −∞
- * mask over the lesson's own tokens, with QK-norm, or with dynamic NTK
+ * mask over the lesson's own tokens, or with dynamic NTK
  * (each a message that says what to change).
  */
 static int edit_decode(Lesson *l, void *arg, char **err)
@@ -333,10 +333,6 @@ int session_set_decode(Session *s, int on, char **err)
 	if (on && (!model_mask_causal(c) || !c->mask_fill_inf)) {
 		*err = str_printf(_("decode: a KV cache needs the causal mask with -inf (each token sees only those before "
 		                    "it): mask causal first"));
-		return -1;
-	}
-	if (on && c->qk_norm != QK_NORM_NONE) {
-		*err = str_printf(_("decode: QK-norm is not computed token by token yet"));
 		return -1;
 	}
 	if (on && c->rope && c->rope_scaling.type == ROPE_SCALE_DYNAMIC) {

@@ -387,18 +387,13 @@ static const Attn *lm_head(const Session *s, char **err)
 	return last;
 }
 
-int session_next_token(const Session *s, long long *id, double *logit, char **err)
+/* The greedy choice of a row z of logits: the largest (the first of equals). */
+static int pick_greedy(const double *z, int vocab, long long *id, double *logit, char **err)
 {
-	const Attn *last = lm_head(s, err);
-	const double *z;
 	long long best = -1;
 	double top = -INFINITY;
 
-	if (last == NULL)
-		return -1;
-	/* the logits stage's last row: the greedy choice is the largest (the first of equals) */
-	z = &MAT_AT(last->logits, last->logits.rows - 1, 0);
-	for (int v = 0; v < last->logits.cols; v++)
+	for (int v = 0; v < vocab; v++)
 		if (z[v] > top) {
 			top = z[v];
 			best = v;
@@ -413,21 +408,13 @@ int session_next_token(const Session *s, long long *id, double *logit, char **er
 	return 0;
 }
 
-int session_sample_token(Session *s, long long *id, double *p, char **err)
+/* A token drawn from the top k of the probabilities probs (vocab of them) with the session's generator. */
+static int pick_sample(Session *s, const double *probs, int vocab, int topk, long long *id, double *p, char **err)
 {
-	const Attn *last = lm_head(s, err);
-	const double *probs;
 	int idx[LESSON_MAX_TOP_K], k;
 	double total = 0.0, u, run = 0.0;
 
-	if (last == NULL)
-		return -1;
-	if (attn_logits_row(&last->cfg) != last->logits.rows - 1) {
-		*err = strdup(_("the next stage shows another position than the last: nextrow back to it first"));
-		return -1;
-	}
-	probs = last->next_p.a;
-	k = attn_top_entries(probs, last->next_p.cols, attn_top_k(&last->cfg), idx);
+	k = attn_top_entries(probs, vocab, topk, idx);
 	for (int i = 0; i < k; i++)
 		total += probs[idx[i]];
 	if (k < 1 || !(total > 0) || !isfinite(total)) {
@@ -448,6 +435,29 @@ int session_sample_token(Session *s, long long *id, double *p, char **err)
 	return 0;
 }
 
+int session_next_token(const Session *s, long long *id, double *logit, char **err)
+{
+	const Attn *last = lm_head(s, err);
+
+	if (last == NULL)
+		return -1;
+	/* the logits stage's last row */
+	return pick_greedy(&MAT_AT(last->logits, last->logits.rows - 1, 0), last->logits.cols, id, logit, err);
+}
+
+int session_sample_token(Session *s, long long *id, double *p, char **err)
+{
+	const Attn *last = lm_head(s, err);
+
+	if (last == NULL)
+		return -1;
+	if (attn_logits_row(&last->cfg) != last->logits.rows - 1) {
+		*err = strdup(_("the next stage shows another position than the last: nextrow back to it first"));
+		return -1;
+	}
+	return pick_sample(s, last->next_p.a, last->next_p.cols, attn_top_k(&last->cfg), id, p, err);
+}
+
 void session_set_seed(Session *s, int on, uint64_t seed)
 {
 	s->sampling = on;
@@ -455,13 +465,9 @@ void session_set_seed(Session *s, int on, uint64_t seed)
 	prng_seed(&s->rng, seed);
 }
 
-int session_generate(Session *s, int count, char **err)
+/* generate one token at a time, each through the whole model again (what a model the cache cannot take does). */
+static int generate_whole(Session *s, int count, char **err)
 {
-	*err = NULL;
-	/* the next token of the last position: the next stage moved there when the learner picked another row */
-	if (session_is_model(s) && s->lesson->cfg.vocab > 0 && attn_logits_row(&s->lesson->cfg) != s->lesson->cfg.n - 1 &&
-	    session_set_next(s, -1, -1, s->lesson->cfg.n - 1, err) != 0)
-		return -1;
 	for (int k = 0; k < count; k++) {
 		const int n = s->lesson->cfg.n;
 		long long *ids, next;
@@ -484,6 +490,78 @@ int session_generate(Session *s, int count, char **err)
 	return 0;
 }
 
+/*
+ * generate through the KV cache: the first token from the session's
+ * computation, each next one from the row of the token before alone, through
+ * every layer with the keys and values of the tokens before it
+ * (attn_gen_step); the whole model is computed once, at the end, on the
+ * longer prompt, for the view. A token the prompt could not take (over the
+ * model's positions) ends it with the tokens before it kept, as one at a time.
+ * 1: the cache cannot take this model (generate_whole then).
+ */
+static int generate_cached(Session *s, int count, char **err)
+{
+	const int n0 = s->lesson->cfg.n;
+	long long *ids = malloc((size_t)(n0 + count) * sizeof *ids);
+	const int topk = attn_top_k(&s->lesson->cfg), vocab = s->lesson->cfg.vocab;
+	AttnGen *g = ids != NULL ? attn_gen_begin(s->model, count - 1) : NULL;
+	const double *z = NULL, *p = NULL;
+	int have = n0, rc = -1;
+	char *e = NULL;
+
+	if (g == NULL) {
+		free(ids);
+		return 1;
+	}
+	memcpy(ids, s->lesson->cfg.ids, (size_t)n0 * sizeof *ids);
+	for (int k = 0; k < count; k++) {
+		long long next;
+		Mat x = { 0 };
+		int r = k == 0 ? (s->sampling ? session_sample_token(s, &next, NULL, err) : session_next_token(s, &next, NULL, err))
+		               : (s->sampling ? pick_sample(s, p, vocab, topk, &next, NULL, err)
+		                              : pick_greedy(z, vocab, &next, NULL, err));
+		if (r != 0)
+			goto done;
+		ids[n0 + k] = next;
+		/* the row it enters layer 0 with: the list checked as a prompt is (over the positions: the tokens before it kept) */
+		if (import_embed_tail(s->lesson, ids, n0 + k + 1, n0 + k, &x, err) != 0)
+			goto done;
+		have = n0 + k + 1;
+		if (k + 1 < count && attn_gen_step(g, x.a, &z, &p) != 0) {
+			mat_free(&x);
+			*err = strdup(_("out of memory"));
+			goto done;
+		}
+		mat_free(&x);
+	}
+	rc = 0;
+done:
+	attn_gen_free(g);
+	if (have > n0) {
+		ImportPrompt all = { NULL, ids, have };
+		if (session_prompt(s, &all, rc == 0 ? err : &e) != 0)
+			rc = -1;
+		free(e);
+	}
+	free(ids);
+	return rc;
+}
+
+int session_generate(Session *s, int count, char **err)
+{
+	int rc;
+
+	*err = NULL;
+	/* the next token of the last position: the next stage moved there when the learner picked another row */
+	if (session_is_model(s) && s->lesson->cfg.vocab > 0 && attn_logits_row(&s->lesson->cfg) != s->lesson->cfg.n - 1 &&
+	    session_set_next(s, -1, -1, s->lesson->cfg.n - 1, err) != 0)
+		return -1;
+	if (count < 1 || !session_is_model(s) || s->model == NULL)
+		return generate_whole(s, count, err);
+	rc = generate_cached(s, count, err);
+	return rc == 1 ? generate_whole(s, count, err) : rc;
+}
+
 const HeadScore *session_induction_score(const Session *s, int layer, int h)
 {
 	if (s->induction == NULL || layer < 0 || layer >= s->ind_layers || h < 0 || h >= s->ind_heads)
@@ -491,60 +569,122 @@ const HeadScore *session_induction_score(const Session *s, int layer, int h)
 	return &s->induction[(size_t)layer * (size_t)s->ind_heads + (size_t)h];
 }
 
-int session_induction(Session *s, char **err)
+/*
+ * The induction run of model l: its heads' scores (layers × *heads, heap) on
+ * random tokens repeated twice (*half of them, fewer when the model has fewer
+ * positions). l is left on the random tokens when *moved; its ids before are
+ * the caller's to put back. 0, or -1 with *err.
+ */
+static int induction_run(Lesson *l, HeadScore **out, int *heads_out, int *half_out, int *moved, char **err)
 {
-	const Lesson *l = s->lesson;
-	const int nl = lesson_layers(l), edited = s->edited;
-	int heads = 0, n, from, rc, moved;
-	long long *ids, *old;
+	const int nl = lesson_layers(l);
+	int heads = 0, from, rc, half = SESSION_INDUCTION_HALF;
+	long long *ids;
 	HeadScore *sc;
 	Attn *run;
 
-	*err = NULL;
-	if (!session_is_model(s) || s->induction != NULL)
-		return 0;
+	*moved = 0;
 	for (int i = 0; i < nl; i++)
 		if (lesson_layer_params_const(l, i)->heads > heads)
 			heads = lesson_layer_params_const(l, i)->heads;
-	n = l->cfg.n;
 	ids = malloc(2 * SESSION_INDUCTION_HALF * sizeof *ids);
-	old = malloc((size_t)n * sizeof *old);
 	sc = calloc((size_t)nl * (size_t)(heads > 0 ? heads : 1), sizeof *sc);
-	if (ids == NULL || old == NULL || sc == NULL) {
-		free(ids), free(old), free(sc);
+	if (ids == NULL || sc == NULL) {
+		free(ids), free(sc);
 		*err = strdup(_("out of memory"));
 		return -1;
 	}
-	memcpy(old, l->cfg.ids, (size_t)n * sizeof *old);
-	/* the model on the random tokens, scored, then on its prompt again; fewer tokens when its positions are fewer */
-	int half = SESSION_INDUCTION_HALF;
-	sn_drop_prev(s);
+	/* the model on the random tokens, scored; fewer tokens when its positions are fewer */
 	for (;;) {
 		from = headscore_repeat_ids(ids, -1, half, l->cfg.vocab, 1);
 		ImportPrompt rnd = { NULL, ids, 2 * half };
-		rc = import_reprompt(s->lesson, &rnd, err);
+		rc = import_reprompt(l, &rnd, err);
 		if (rc == 0 || half <= 4)
 			break;
 		free(*err);
 		*err = NULL;
 		half /= 2;
 	}
-	moved = rc == 0;
+	*moved = rc == 0;
 	if (rc == 0) {
-		run = attn_compute_all(s->lesson, err);
+		run = attn_compute_all(l, err);
 		if (run == NULL)
 			rc = -1;
 		for (int i = 0; run != NULL && i < nl; i++)
-			for (int h = 0; h < lesson_layer_params_const(s->lesson, i)->heads; h++)
+			for (int h = 0; h < lesson_layer_params_const(l, i)->heads; h++)
 				sc[(size_t)i * (size_t)heads + (size_t)h] = headscores_induction_run(run, i, h, ids, from);
 		attn_free(run);
 	}
+	free(ids);
+	if (rc != 0) {
+		free(sc);
+		return -1;
+	}
+	*out = sc;
+	*heads_out = heads;
+	*half_out = half;
+	return 0;
+}
+
+int session_model_induction(Lesson *l, HeadScore **out, int *heads, int *half, char **err)
+{
+	const int n = l->cfg.n;
+	long long *old = malloc((size_t)n * sizeof *old);
+	int moved, rc;
+
+	*err = NULL;
+	*out = NULL;
+	if (!import_is_model(l))
+		return 0;
+	if (old == NULL) {
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	memcpy(old, l->cfg.ids, (size_t)n * sizeof *old);
+	rc = induction_run(l, out, heads, half, &moved, err);
+	if (moved) {
+		/* back on its prompt (the same ids: only running out of memory fails) */
+		ImportPrompt back = { NULL, old, n };
+		char *e = NULL;
+		if (import_reprompt(l, &back, &e) != 0) {
+			if (rc == 0) {
+				*err = e;
+				e = NULL;
+			}
+			free(e);
+			free(*out);
+			*out = NULL;
+			rc = -1;
+		}
+	}
+	free(old);
+	return rc;
+}
+
+int session_induction(Session *s, char **err)
+{
+	const int edited = s->edited;
+	int heads = 0, n, rc, moved, half = 0;
+	long long *old;
+	HeadScore *sc = NULL;
+
+	*err = NULL;
+	if (!session_is_model(s) || s->induction != NULL)
+		return 0;
+	n = s->lesson->cfg.n;
+	if ((old = malloc((size_t)n * sizeof *old)) == NULL) {
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	memcpy(old, s->lesson->cfg.ids, (size_t)n * sizeof *old);
+	sn_drop_prev(s);
+	rc = induction_run(s->lesson, &sc, &heads, &half, &moved, err);
+	/* the prompt computed again */
 	if (moved && back_to(s, old, n) != 0) {
 		rc = -1;
 		if (*err == NULL)
 			*err = strdup(_("out of memory"));
 	}
-	free(ids);
 	free(old);
 	if (rc != 0 || !session_is_model(s)) {
 		free(sc);
@@ -553,7 +693,7 @@ int session_induction(Session *s, char **err)
 	s->edited = edited;
 	free(s->induction);
 	s->induction = sc;
-	s->ind_layers = nl;
+	s->ind_layers = lesson_layers(s->lesson);
 	s->ind_heads = heads;
 	s->ind_half = half;
 	return 0;

@@ -160,6 +160,25 @@ void matview_rows(const MatView *v, int r0, int count, double *out)
 	const size_t size = (size_t)mat_dtype_size(v->dtype), n = (size_t)count * (size_t)v->cols;
 	const unsigned char *p = v->data + (size_t)r0 * (size_t)v->cols * size;
 
+	/* the two dtypes of a real model's head in a loop of their own (a decoding step reads the whole head) */
+	if (v->dtype == MAT_BF16) {
+		for (size_t k = 0; k < n; k++, p += 2) {
+			const uint32_t w = (uint32_t)(p[0] | p[1] << 8) << 16;
+			float x;
+			memcpy(&x, &w, sizeof x);
+			out[k] = x;
+		}
+		return;
+	}
+	if (v->dtype == MAT_F32) {
+		for (size_t k = 0; k < n; k++, p += 4) {
+			const uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+			float x;
+			memcpy(&x, &w, sizeof x);
+			out[k] = x;
+		}
+		return;
+	}
 	for (size_t k = 0; k < n; k++, p += size)
 		out[k] = mat_dtype_value(v->dtype, p);
 }

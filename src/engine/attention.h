@@ -218,6 +218,24 @@ int attn_logits_row(const ModelConfig *cfg);
 /* The top k entries of a 1 × len row, largest first (ties: the lower index first), into idx (k of them); returns k (≤ len). */
 int attn_top_entries(const double *row, int len, int k, int *idx);
 
+/*
+ * Generation through the KV cache (variants/decode.c: the decode stage's
+ * step, one row through a layer, for every layer in turn): begin with a
+ * computation of a model's n tokens (its last layer with the LM head; it must
+ * outlive the generation), whose keys (as the scores read them) and values
+ * are each layer's first cache rows, with room for `more` rows; NULL when out
+ * of memory or when a layer cannot be decoded past its rows (not a causal −∞
+ * mask of its own tokens, no block, dynamic NTK, QK-norm). Each step takes the
+ * row entering layer 0 of the token at the next position and gives its
+ * logits (vocab) and the next stage's probabilities (softmax(logits / T)),
+ * valid until the next step: the numbers the full computation's last row
+ * would hold, to the rounding of its one-row products.
+ */
+typedef struct AttnGen AttnGen;
+AttnGen *attn_gen_begin(const Attn *model, int more);
+int attn_gen_step(AttnGen *g, const double *x, const double **logits, const double **next_p);
+void attn_gen_free(AttnGen *g);
+
 /* ---- the kernels, public so tests and `explain` can use them ---- */
 
 /* PE: rows × cols; PE(pos,2i) = sin(pos/10000^(2i/cols)), PE(pos,2i+1) = cos(…). */

@@ -44,8 +44,6 @@ static int read_qk_norm_setting(Ctx *c, const cJSON *v, Lesson *l)
 				l->cfg.qk_norm_eps = e->valuedouble;
 		}
 	}
-	if (r == 0 && l->cfg.decode)
-		r = fail(c, _("QK-norm is not computed token by token yet: leave out \"decode\", or \"qk_norm\""));
 	l->cfg.qk_norm = r == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
 	path_set(c, old);
 	return r;

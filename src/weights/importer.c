@@ -590,3 +590,47 @@ int import_reprompt(Lesson *l, const ImportPrompt *p, char **err)
 	return r;
 }
 
+
+int import_embed_tail(const Lesson *l, const long long *ids, int n, int from, Mat *x, char **err)
+{
+	HfConfig c;
+	HfWeights *w;
+	long long *checked = NULL, *pos = NULL;
+	int count = 0, r = -1;
+	const ImportPrompt p = { NULL, ids, n };
+	Mat pe = { 0 };
+
+	*err = NULL;
+	*x = (Mat){ 0 };
+	if (!import_is_model(l) || from < 0 || from >= n) {
+		*err = strdup(_("this lesson is not a model (open one with :model DIR)"));
+		return -1;
+	}
+	if ((w = open_model(folder_of(l), &c, err)) == NULL)
+		return -1;
+	/* the whole list checked as a prompt is (the same messages), then only the rows from `from` read */
+	if (prompt_ids(folder_of(l), &c, &p, &checked, &count, err) != 0)
+		goto out;
+	if ((pos = malloc((size_t)(n - from) * sizeof *pos)) == NULL) {
+		*err = strdup(_("out of memory"));
+		goto out;
+	}
+	for (int i = from; i < n; i++)
+		pos[i - from] = i;
+	if (rows_of(w, c.arch == HF_GPT2 ? "wte.weight" : "model.embed_tokens.weight", ids + from, n - from, c.hidden_size,
+	            x, err) ||
+	    (c.arch == HF_GPT2 && rows_of(w, "wpe.weight", pos, n - from, c.hidden_size, &pe, err)))
+		goto out;
+	/* X = the token's row + its position's (pass_positional's sum) */
+	for (size_t k = 0; !mat_empty(&pe) && k < (size_t)x->rows * (size_t)x->cols; k++)
+		x->a[k] += pe.a[k];
+	r = 0;
+out:
+	if (r != 0)
+		mat_free(x);
+	mat_free(&pe);
+	free(checked);
+	free(pos);
+	hfweights_close(w);
+	return r;
+}

@@ -45,6 +45,13 @@ int import_is_model(const Lesson *l);
  */
 int import_reprompt(Lesson *l, const ImportPrompt *p, char **err);
 
+/*
+ * The rows that enter layer 0 for tokens from … n − 1 of ids (the token's
+ * row of the embedding, plus GPT-2's position row): *x (n − from) × d_model,
+ * heap. The whole list is checked as import_reprompt checks a prompt (the
+ * same messages). 0, or -1 with *err.
+ */
+int import_embed_tail(const Lesson *l, const long long *ids, int n, int from, Mat *x, char **err);
 /* Text through DIR/tokenizer.json: *ids (heap, *n of them); 0, or -1 with *err. */
 int import_tokenize(const char *dir, const char *text, long long **ids, int *n, char **err);
 

@@ -6,12 +6,15 @@
  * row. Row t of its matrices (dec_q, cache_K, cache_V, dec_scores, …) is what
  * step t computed; they equal the full computation's rows, which is the test
  * of a correct cache. It has no rules: it reads every parameter and the
- * layer's input, so any change reruns it.
+ * layer's input, so any change reruns it. `generate N` takes the same step
+ * (decode_row) past a computation's rows: attn_gen_* (attention.h), each new
+ * token's row through every layer's cache, then the final norm and the head.
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,125 +48,182 @@ static void dot_keys(const double *q, const double *keys, size_t ld, int dk, int
 }
 
 /*
- * Decoding with a KV cache: the tokens one at a time, as generation sees
- * them. Step t reads only row t of its input (X, or the layer before's
- * decoded rows) and what earlier steps cached:
- *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v  (a variant's turn at t)
+ * Where one decoding step writes: the query, the cache (row j of the keys at
+ * K + j·ldk, as the scores read them; of the values at V + j·ldv), each
+ * head's row of scores, weights (indexed by key) and weighted sum, the
+ * attention's output row and, in a block, the layer's. A head's rows may be
+ * the same buffer for every head (each head is done before the next).
+ */
+typedef struct DecodeRow {
+	double *q;
+	double *K, *V;
+	size_t ldk, ldv;
+	const unsigned char *visible; /* the mask's row t (m cells), or NULL: model_mask_sees */
+	double *const *scores, *const *weights, *const *weighted;
+	double *output, *layer_out;
+	double *scratch; /* h·d_v + t + 1 numbers */
+} DecodeRow;
+
+/* The block around one row: a's layer's block stages on a 1-row computation (NULL out of memory). */
+static Attn *decode_one(const Attn *a)
+{
+	Attn *one = calloc(1, sizeof *one);
+
+	if (one == NULL)
+		return NULL;
+	one->cfg = a->cfg; /* what the kernels ran from (compute.c: run_passes) */
+	one->lp = a->lp;
+	one->top = a->top;
+	one->shape = a->shape;
+	one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
+	one->heads = 0; /* no per-head matrices */
+	if (attn_alloc_matrices(one) != 0) {
+		attn_free_matrices(one);
+		free(one);
+		return NULL;
+	}
+	return one;
+}
+
+static void decode_one_free(Attn *one)
+{
+	if (one != NULL)
+		attn_free_matrices(one);
+	free(one);
+}
+
+/*
+ * Step t of decoding, token t's row xin of the layer's input (d_model) through
+ * the layer, reading the cache's rows before t and appending its own:
+ *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v
+ *   (then the variants' turns at t, each head's row: QK-norm's RMSNorm, RoPE's rotation)
  *   cache += (k, v)   (with a window w, only the last w rows are read)
  *   per head: s_j = q·k_j; w = softmax(f(s·factor + a variant's bias b_tj), masked); out = Σ_j w_j v_j
  *   (f: a variant's score_map, soft-capping; else none)
- *   output_t = concat·W_o + b_o, and in a block the rest of the layer on that one row.
- * The rows equal the full computation's rows: the test of a correct cache.
+ *   output_t = concat·W_o + b_o, and in a block (one) the rest of the layer on that one row.
+ */
+static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, Attn *one, int t,
+                       const double *xin, const DecodeRow *r)
+{
+	const int dk = lp->d_k, dv = lp->d_v, D = cfg->d_model;
+	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
+	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
+	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
+	double *x = r->q, *concat = r->scratch, *wrow = r->scratch + hdv;
+	double *kt = r->K + (size_t)t * r->ldk, *vt = r->V + (size_t)t * r->ldv;
+	const double *arow = xin;
+	const int lo = attn_keep_first(cfg, t); /* the rolling cache's oldest row (a window) */
+
+	if (pre) {
+		memcpy(one->X.a, arow, (size_t)D * sizeof(double));
+		attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
+		arow = one->norm1.a;
+	}
+	/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
+	mat_mul_view(1, D, hdk, arow, (size_t)D, lp->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
+	mat_mul_view(1, D, gdk, arow, (size_t)D, lp->W_k.a, (size_t)gdk, 0, kt, (size_t)gdk, 0);
+	mat_mul_view(1, D, gdv, arow, (size_t)D, lp->W_v.a, (size_t)gdv, 0, vt, (size_t)gdv, 0);
+	for (int c = 0; c < hdk && !mat_empty(&lp->b_q); c++)
+		x[c] += lp->b_q.a[c];
+	for (int c = 0; c < gdk && !mat_empty(&lp->b_k); c++)
+		kt[c] += lp->b_k.a[c];
+	for (int c = 0; c < gdv && !mat_empty(&lp->b_v); c++)
+		vt[c] += lp->b_v.a[c];
+	for (int v = attn_variant_count - 1; v >= 0; v--) { /* the list's last first: QK-norm, then RoPE */
+		const AttnVariant *var = attn_variants[v];
+		if (var->turn_row == NULL || !attn_variant_on(a, var))
+			continue;
+		for (int h = 0; h < a->heads; h++)
+			var->turn_row(a, x + (size_t)h * dk, t, 0);
+		for (int h = 0; h < a->kv_heads; h++)
+			var->turn_row(a, kt + (size_t)h * dk, t, 1);
+	}
+	/* each head against the cached keys lo … t */
+	for (int h = 0; h < a->heads; h++) {
+		const int kh = attn_kv_head(a, h);
+		const double *q = x + (size_t)h * dk;
+		double *scores = r->scores[h], *weights = r->weights[h], *out = r->weighted[h];
+		if (cfg->score == SCORE_ADDITIVE)
+			for (int j = lo; j <= t; j++)
+				scores[j] = attn_additive(q, r->K + (size_t)j * r->ldk + (size_t)kh * dk, &lp->w_e.a[h * dk], dk);
+		else
+			dot_keys(q, r->K + (size_t)lo * r->ldk + (size_t)kh * dk, r->ldk, dk, t - lo + 1, &scores[lo]);
+		for (int j = lo; j <= t; j++) {
+			double sc = scores[j] * a->factor;
+			const int seen = r->visible != NULL ? r->visible[j] : model_mask_sees(cfg, t, j);
+			if (bias != NULL)
+				sc += bias->score_bias(a, h, t, j);
+			if (map != NULL)
+				sc = map->score_map(a, sc);
+			wrow[j - lo] = seen ? sc : -INFINITY;
+		}
+		if (sink != NULL)
+			attn_softmax_sink_row(wrow, &weights[lo], t - lo + 1, sink->sink_logit(a, h));
+		else
+			attn_softmax_row(wrow, &weights[lo], t - lo + 1);
+		/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
+		memset(out, 0, (size_t)dv * sizeof *out);
+		for (int j = lo; j <= t; j++) {
+			const double w = weights[j], *v = r->V + (size_t)j * r->ldv + (size_t)kh * dv;
+			for (int c = 0; c < dv; c++)
+				out[c] += w * v[c];
+		}
+		memcpy(&concat[h * dv], out, (size_t)dv * sizeof *out);
+	}
+	/* the output row, and in a block the rest of the layer on that row */
+	if (mat_empty(&lp->W_o))
+		memcpy(r->output, concat, (size_t)hdv * sizeof(double));
+	else
+		mat_mul_view(1, hdv, lp->d_out, concat, (size_t)hdv, lp->W_o.a, (size_t)lp->d_out, 0, r->output,
+		             (size_t)lp->d_out, 0);
+	for (int c = 0; c < lp->d_out && !mat_empty(&lp->b_o); c++)
+		r->output[c] += lp->b_o.a[c];
+	if (one != NULL) {
+		memcpy(one->X.a, xin, (size_t)D * sizeof(double));
+		memcpy(one->output.a, r->output, (size_t)D * sizeof(double));
+		for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
+			if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
+				attn_stage_kernel((Stage)st)(one, cfg, lp);
+		memcpy(r->layer_out, attn_block_output(one)->a, (size_t)D * sizeof(double));
+	}
+}
+
+/*
+ * Decoding with a KV cache: the tokens one at a time, as generation sees
+ * them. Step t reads only row t of its input (X, or the layer before's
+ * decoded rows) and what earlier steps cached (decode_row). The rows equal
+ * the full computation's rows: the test of a correct cache.
  */
 static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, D = cfg->d_model;
-	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
-	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
+	const int n = cfg->n, D = cfg->d_model, hdv = a->heads * lp->d_v;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
-	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
-	double *row = calloc((size_t)(D + hdv + n), sizeof(double));
+	double *row = calloc((size_t)(hdv + n), sizeof(double));
+	double **hr = calloc((size_t)(3 * (a->heads > 0 ? a->heads : 1)), sizeof *hr);
 	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
 	int r = -1;
 
-	if (row == NULL)
-		return -1;
-	if (lp->block.present) {
-		one = calloc(1, sizeof *one);
-		if (one == NULL)
-			goto out;
-		one->cfg = a->cfg; /* what the kernels ran from (compute.c: run_passes) */
-		one->lp = a->lp;
-		one->top = a->top;
-		one->shape = a->shape;
-		one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
-		one->heads = 0; /* no per-head matrices */
-		if (attn_alloc_matrices(one) != 0)
-			goto out;
-	}
+	if (row == NULL || hr == NULL)
+		goto out;
+	if (lp->block.present && (one = decode_one(a)) == NULL)
+		goto out;
 	for (int t = 0; t < n; t++) {
-		double *x = &MAT_AT(a->dec_q, t, 0), *concat = row + D, *wrow = row + D + hdv;
-		const double *arow = &in->a[(size_t)t * D];
-		const int lo = attn_keep_first(cfg, t); /* the rolling cache's oldest row (a window) */
-		if (pre) {
-			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
-			attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
-			arow = one->norm1.a;
-		}
-		/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
-		mat_mul_view(1, D, hdk, arow, (size_t)D, lp->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
-		mat_mul_view(1, D, gdk, arow, (size_t)D, lp->W_k.a, (size_t)gdk, 0, &MAT_AT(a->cache_K, t, 0), (size_t)gdk, 0);
-		mat_mul_view(1, D, gdv, arow, (size_t)D, lp->W_v.a, (size_t)gdv, 0, &MAT_AT(a->cache_V, t, 0), (size_t)gdv, 0);
-		for (int c = 0; c < hdk && !mat_empty(&lp->b_q); c++)
-			x[c] += lp->b_q.a[c];
-		for (int c = 0; c < gdk && !mat_empty(&lp->b_k); c++)
-			MAT_AT(a->cache_K, t, c) += lp->b_k.a[c];
-		for (int c = 0; c < gdv && !mat_empty(&lp->b_v); c++)
-			MAT_AT(a->cache_V, t, c) += lp->b_v.a[c];
-		for (int v = 0; v < attn_variant_count; v++) {
-			const AttnVariant *var = attn_variants[v];
-			if (var->turn_row == NULL || !attn_variant_on(a, var))
-				continue;
-			for (int h = 0; h < a->heads; h++)
-				var->turn_row(a, x + (size_t)h * dk, t);
-			for (int h = 0; h < a->kv_heads; h++)
-				var->turn_row(a, &MAT_AT(a->cache_K, t, h * dk), t);
-		}
-		/* each head against the cached keys lo … t */
+		DecodeRow dr = { &MAT_AT(a->dec_q, t, 0), a->cache_K.a, a->cache_V.a, (size_t)a->cache_K.cols,
+		                 (size_t)a->cache_V.cols, &a->visible[(size_t)t * cfg->m], hr, hr + a->heads,
+		                 hr + 2 * a->heads, &MAT_AT(a->dec_output, t, 0),
+		                 one != NULL ? &MAT_AT(a->dec_layer_out, t, 0) : NULL, row };
 		for (int h = 0; h < a->heads; h++) {
-			AttnHead *hd = &a->head[h];
-			const int kh = attn_kv_head(a, h);
-			const double *q = x + (size_t)h * dk;
-			double *scores = &MAT_AT(hd->dec_scores, t, 0), *out = &MAT_AT(hd->dec_weighted, t, 0);
-			if (cfg->score == SCORE_ADDITIVE)
-				for (int j = lo; j <= t; j++)
-					scores[j] = attn_additive(q, &MAT_AT(a->cache_K, j, kh * dk), &lp->w_e.a[h * dk], dk);
-			else
-				dot_keys(q, &MAT_AT(a->cache_K, lo, kh * dk), (size_t)a->cache_K.cols, dk, t - lo + 1, &scores[lo]);
-			for (int j = lo; j <= t; j++) {
-				double sc = scores[j] * a->factor;
-				if (bias != NULL)
-					sc += bias->score_bias(a, h, t, j);
-				if (map != NULL)
-					sc = map->score_map(a, sc);
-				wrow[j - lo] = a->visible[(size_t)t * cfg->m + j] ? sc : -INFINITY;
-			}
-			if (sink != NULL)
-				attn_softmax_sink_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1, sink->sink_logit(a, h));
-			else
-				attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
-			/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
-			memset(out, 0, (size_t)dv * sizeof *out);
-			for (int j = lo; j <= t; j++) {
-				const double w = MAT_AT(hd->dec_weights, t, j), *v = &MAT_AT(a->cache_V, j, kh * dv);
-				for (int c = 0; c < dv; c++)
-					out[c] += w * v[c];
-			}
-			memcpy(&concat[h * dv], out, (size_t)dv * sizeof *out);
+			hr[h] = &MAT_AT(a->head[h].dec_scores, t, 0);
+			hr[a->heads + h] = &MAT_AT(a->head[h].dec_weights, t, 0);
+			hr[2 * a->heads + h] = &MAT_AT(a->head[h].dec_weighted, t, 0);
 		}
-		/* the output row, and in a block the rest of the layer on that row */
-		if (mat_empty(&lp->W_o))
-			memcpy(&MAT_AT(a->dec_output, t, 0), concat, (size_t)hdv * sizeof(double));
-		else
-			mat_mul_view(1, hdv, lp->d_out, concat, (size_t)hdv, lp->W_o.a, (size_t)lp->d_out, 0,
-			             &MAT_AT(a->dec_output, t, 0), (size_t)lp->d_out, 0);
-		for (int c = 0; c < lp->d_out && !mat_empty(&lp->b_o); c++)
-			MAT_AT(a->dec_output, t, c) += lp->b_o.a[c];
-		if (one != NULL) {
-			memcpy(one->X.a, &in->a[(size_t)t * D], (size_t)D * sizeof(double));
-			memcpy(one->output.a, &MAT_AT(a->dec_output, t, 0), (size_t)D * sizeof(double));
-			for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
-				if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
-					attn_stage_kernel((Stage)st)(one, cfg, lp);
-			memcpy(&MAT_AT(a->dec_layer_out, t, 0), attn_block_output(one)->a, (size_t)D * sizeof(double));
-		}
+		decode_row(a, cfg, lp, one, t, &in->a[(size_t)t * D], &dr);
 	}
 	r = 0;
 out:
 	free(row);
-	if (one != NULL)
-		attn_free_matrices(one);
-	free(one);
+	free(hr);
+	decode_one_free(one);
 	return r;
 }
 
@@ -180,13 +240,14 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const LayerParams *lp = attn_params(a);
 	const int lo = attn_keep_first(cfg, t);
 	const int kh = attn_kv_head(a, h);
-	const char *note = "", *adj = "", *keep = ""; /* a variant's words: how q and k were turned, what the scores were, how long a row stays */
-	char x1[32], x2[32];
+	const char *adj = "", *keep = ""; /* a variant's words: what the scores were, how long a row stays */
+	char x1[32], x2[32], note[256] = ""; /* how q and k were turned, each variant's words in the order of the turns */
 
+	for (int v = attn_variant_count - 1; v >= 0; v--)
+		if (attn_variant_on(a, attn_variants[v]) && attn_variants[v]->decode_note != NULL)
+			snprintf(note + strlen(note), sizeof note - strlen(note), "%s", _(attn_variants[v]->decode_note));
 	for (int v = 0; v < attn_variant_count; v++)
 		if (attn_variant_on(a, attn_variants[v])) {
-			if (attn_variants[v]->decode_note != NULL)
-				note = _(attn_variants[v]->decode_note);
 			if (attn_variants[v]->decode_adj != NULL)
 				adj = _(attn_variants[v]->decode_adj);
 			if (attn_variants[v]->decode_keep != NULL)
@@ -257,3 +318,201 @@ const AttnVariant variant_decode = {
 	.fault = decode_fault,
 	.same = decode_same,
 };
+
+/* ---- generation through the KV cache (attention.h: attn_gen_*) ---- */
+
+typedef struct GenLayer {
+	const Attn *a; /* the layer's full computation (borrowed): its settings, weights and the cache's first rows */
+	Attn *one;     /* its block on one row */
+	double *K, *V; /* cap rows of g·d_k, g·d_v */
+} GenLayer;
+
+struct AttnGen {
+	int nl, n, cap;    /* layers; rows in the cache (the next position); rows it has room for */
+	GenLayer *layer;
+	ModelConfig head;  /* the last layer's settings for its one row: n = 1, the logits of row 0 */
+	double *q, *scratch, *rows, *x, *out, *layer_out;
+	double **hs, **hw, **ho; /* every head's rows of scores, weights and weighted sum: the same scratch rows */
+	int head_read;     /* the unembedding's mapped pages were read (given back at the end) */
+};
+
+void attn_gen_free(AttnGen *g)
+{
+	if (g == NULL)
+		return;
+	if (g->head_read)
+		matview_give_back(&g->head.unembed_view, 0, g->head.vocab);
+	for (int i = 0; i < g->nl && g->layer != NULL; i++) {
+		decode_one_free(g->layer[i].one);
+		free(g->layer[i].K);
+		free(g->layer[i].V);
+	}
+	free(g->layer);
+	free(g->q);
+	free(g->scratch);
+	free(g->rows);
+	free(g->x);
+	free(g->out);
+	free(g->layer_out);
+	free(g->hs);
+	free(g->hw);
+	free(g->ho);
+	free(g);
+}
+
+/* A layer decode_row can take past its computation's rows: a causal −∞ mask of its own tokens, a block, no variant that depends on n. */
+static int gen_layer_fits(const Attn *a)
+{
+	const ModelConfig *cfg = attn_config(a);
+	const LayerParams *lp = attn_params(a);
+
+	return lp->block.present && decode_fault(cfg, lp) == NULL && model_mask_causal(cfg) &&
+	       (cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW) && !cfg->has_source && a->encoder == NULL &&
+	       !(cfg->rope && cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC) &&
+	       !a->failed && cfg->m == cfg->n;
+}
+
+AttnGen *attn_gen_begin(const Attn *model, int more)
+{
+	AttnGen *g;
+	const Attn *a;
+	int nl = 0, maxq = 0, maxv = 0, maxd = 0, maxo = 0, heads = 1;
+
+	for (a = model; a != NULL; a = a->next) {
+		const LayerParams *lp = attn_params(a);
+		if (!gen_layer_fits(a))
+			return NULL;
+		nl++;
+		maxq = a->heads * lp->d_k > maxq ? a->heads * lp->d_k : maxq;
+		maxv = a->heads * lp->d_v > maxv ? a->heads * lp->d_v : maxv;
+		maxd = attn_config(a)->d_model > maxd ? attn_config(a)->d_model : maxd;
+		maxo = lp->d_out > maxo ? lp->d_out : maxo;
+		heads = a->heads > heads ? a->heads : heads;
+		if (a->next == NULL && (mat_empty(&a->logits) || mat_empty(&a->next_p)))
+			return NULL;
+	}
+	if (nl == 0 || more < 0 || (g = calloc(1, sizeof *g)) == NULL)
+		return NULL;
+	g->nl = nl;
+	g->n = model->cfg.n;
+	g->cap = g->n + more;
+	g->layer = calloc((size_t)nl, sizeof *g->layer);
+	g->q = malloc((size_t)maxq * sizeof(double));
+	g->scratch = malloc((size_t)(maxv + g->cap) * sizeof(double));
+	g->rows = calloc((size_t)(2 * g->cap + maxv), sizeof(double));
+	g->x = malloc((size_t)maxd * sizeof(double));
+	g->layer_out = malloc((size_t)maxd * sizeof(double));
+	g->out = malloc((size_t)(maxo > maxd ? maxo : maxd) * sizeof(double));
+	g->hs = malloc((size_t)heads * sizeof *g->hs);
+	g->hw = malloc((size_t)heads * sizeof *g->hw);
+	g->ho = malloc((size_t)heads * sizeof *g->ho);
+	if (g->layer == NULL || g->q == NULL || g->scratch == NULL || g->rows == NULL || g->x == NULL ||
+	    g->layer_out == NULL || g->out == NULL || g->hs == NULL || g->hw == NULL || g->ho == NULL)
+		goto fail;
+	for (int h = 0; h < heads; h++) {
+		g->hs[h] = g->rows;                        /* scores, by key */
+		g->hw[h] = g->rows + g->cap;               /* weights, by key */
+		g->ho[h] = g->rows + 2 * (size_t)g->cap;   /* the weighted sum, d_v */
+	}
+	a = model;
+	for (int i = 0; i < nl; i++, a = a->next) {
+		GenLayer *L = &g->layer[i];
+		const int gdk = a->kv_heads * attn_params(a)->d_k, gdv = a->kv_heads * attn_params(a)->d_v;
+		const Mat *K = attn_slot_const(a, attn_reads(a, AM_K), 0), *V = &a->V;
+		L->a = a;
+		L->K = malloc((size_t)g->cap * (size_t)gdk * sizeof(double));
+		L->V = malloc((size_t)g->cap * (size_t)gdv * sizeof(double));
+		if (L->K == NULL || L->V == NULL || (L->one = decode_one(a)) == NULL || K == NULL || K->cols != gdk ||
+		    V->cols != gdv || K->rows != g->n || V->rows != g->n)
+			goto fail;
+		/* the full computation's keys (as its scores read them: turned by RoPE) and values are the cache's first rows */
+		memcpy(L->K, K->a, (size_t)g->n * (size_t)gdk * sizeof(double));
+		memcpy(L->V, V->a, (size_t)g->n * (size_t)gdv * sizeof(double));
+	}
+	g->head = g->layer[nl - 1].a->cfg;
+	g->head.n = g->head.m = 1;
+	g->head.logits_row = 0;
+	return g;
+fail:
+	attn_gen_free(g);
+	return NULL;
+}
+
+/*
+ * The LM head on one row x (d_model): logits_v = x · unembed_v, each a dot
+ * product of its own (the unembedding's rows made doubles a block at a time;
+ * a mapped file's pages stay until the generation ends, attn_gen_free): the
+ * full computation's numbers to the rounding of the order of the sum. 0, or
+ * -1 out of memory.
+ */
+static int gen_logits(AttnGen *g, const double *x)
+{
+	const ModelConfig *cfg = &g->head;
+	const int D = cfg->d_model, block = 256;
+	const int view = !matview_empty(&cfg->unembed_view);
+	double *z = g->layer[g->nl - 1].one->logits.a, *rows = NULL;
+
+	if (view && (rows = malloc((size_t)block * (size_t)D * sizeof *rows)) == NULL)
+		return -1;
+	for (int v0 = 0; v0 < cfg->vocab; v0 += block) {
+		const int count = cfg->vocab - v0 < block ? cfg->vocab - v0 : block;
+		const double *B = rows;
+		if (view)
+			matview_rows(&cfg->unembed_view, v0, count, rows);
+		else
+			B = &cfg->unembed.a[(size_t)v0 * (size_t)D];
+		for (int v = 0; v < count; v++) {
+			const double *b = B + (size_t)v * (size_t)D;
+			double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+			int c = 0;
+			for (; c + 4 <= D; c += 4) {
+				s0 += x[c] * b[c];
+				s1 += x[c + 1] * b[c + 1];
+				s2 += x[c + 2] * b[c + 2];
+				s3 += x[c + 3] * b[c + 3];
+			}
+			for (; c < D; c++)
+				s0 += x[c] * b[c];
+			z[v0 + v] = (s0 + s1) + (s2 + s3);
+		}
+	}
+	g->head_read = view;
+	free(rows);
+	return 0;
+}
+
+int attn_gen_step(AttnGen *g, const double *x, const double **logits, const double **next_p)
+{
+	const int t = g->n;
+	Attn *last = g->layer[g->nl - 1].one;
+
+	if (t >= g->cap)
+		return -1;
+	memcpy(g->x, x, (size_t)attn_config(g->layer[0].a)->d_model * sizeof(double));
+	for (int i = 0; i < g->nl; i++) {
+		const GenLayer *L = &g->layer[i];
+		const Attn *a = L->a;
+		const ModelConfig *cfg = attn_config(a);
+		const LayerParams *lp = attn_params(a);
+		const DecodeRow dr = { g->q, L->K, L->V, (size_t)a->kv_heads * (size_t)lp->d_k,
+		                       (size_t)a->kv_heads * (size_t)lp->d_v, NULL, g->hs, g->hw, g->ho, g->out,
+		                       g->layer_out, g->scratch };
+		decode_row(a, cfg, lp, L->one, t, g->x, &dr);
+		memcpy(g->x, g->layer_out, (size_t)cfg->d_model * sizeof(double));
+	}
+	/* the last layer's row through the final norm, the LM head and the next stage, as the full computation's last row */
+	last->cfg = g->head;
+	for (int st = STAGE_FINAL_NORM; st <= STAGE_NEXT; st++) {
+		if (attn_stage_kernel((Stage)st) == NULL || !stage_present(&last->shape, (Stage)st))
+			continue;
+		if (st == STAGE_LOGITS && g->head.final_softcap <= 0.0 && gen_logits(g, attn_layer_output(last)->a) == 0)
+			continue;
+		attn_stage_kernel((Stage)st)(last, &g->head, &last->lp);
+	}
+	g->n = t + 1;
+	if (last->failed)
+		return -1;
+	*logits = last->logits.a;
+	*next_p = last->next_p.a;
+	return 0;
+}

@@ -61,7 +61,16 @@ static void qk_norm_backward(const Attn *a, Mat *dq, Mat *dk)
 	qk_norm_back_rows(&a->K, dk, a->kv_heads, lp->d_k, &lp->k_norm, cfg->qk_norm_eps);
 }
 
-/* Its weights are one head's width; decoding token by token does not normalise (yet): refused. */
+/* Decoding: one head's row of token pos's q (q_norm's weights) or k (k_norm's), normalised in place. */
+static void qk_norm_turn(const Attn *a, double *x, int pos, int key)
+{
+	const LayerParams *lp = attn_params(a);
+
+	(void)pos;
+	attn_norm_row(x, x, lp->d_k, 1, attn_config(a)->qk_norm_eps, key ? lp->k_norm.a : lp->q_norm.a, NULL, NULL);
+}
+
+/* Its weights are one head's width. */
 static const char *qk_norm_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
 	if (cfg->qk_norm == QK_NORM_NONE)
@@ -69,7 +78,7 @@ static const char *qk_norm_fault(const ModelConfig *cfg, const LayerParams *lp)
 	if (lp->q_norm.rows != 1 || lp->q_norm.cols != lp->d_k || lp->q_norm.a == NULL || lp->k_norm.rows != 1 ||
 	    lp->k_norm.cols != lp->d_k || lp->k_norm.a == NULL || !(cfg->qk_norm_eps >= 0.0))
 		return "qk_norm";
-	return cfg->decode ? "qk_norm (with decode)" : NULL;
+	return NULL;
 }
 
 static int qk_norm_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
@@ -130,7 +139,9 @@ const AttnVariant variant_qknorm = {
 	.explain = explain_qk_norm,
 	.operands = operands_qk_norm,
 	.reads = qk_norm_reads,
+	.turn_row = qk_norm_turn,
 	.backward = qk_norm_backward,
 	.fault = qk_norm_fault,
 	.same = qk_norm_same,
+	.decode_note = N_(", then RMS-normalised head by head (QK-norm)"),
 };

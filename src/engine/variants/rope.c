@@ -68,8 +68,9 @@ static void rope_row(double *x, int pos, const RopeTable *t)
 }
 
 /* Decoding: one head's row of token pos's q or k, turned at its position (out of memory: left as it is). */
-static void rope_turn(const Attn *a, double *x, int pos)
+static void rope_turn(const Attn *a, double *x, int pos, int key)
 {
+	(void)key;
 	RopeTable t;
 
 	if (rope_table(a, &t) != 0)

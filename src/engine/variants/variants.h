@@ -59,8 +59,12 @@ typedef struct AttnVariant {
 	AttnMatrix bias_matrix, biased_matrix;
 	/* Matrices the scores read instead of the core's (Q → Q_rot): pairs { core, its }, ending with AM_COUNT. */
 	const AttnMatrix (*reads)[2];
-	/* The same turn on one head's row x (d_k numbers) of a query or key at position pos (decoding a token). */
-	void (*turn_row)(const Attn *a, double *x, int pos);
+	/*
+	 * The same turn on one head's row x (d_k numbers) of a query (key 0) or a key (key 1) at position pos
+	 * (decoding a token). Decoding turns a row with the list's last variant first: what a variant reads
+	 * is what the variants after it made (attn_reads_after: QK-norm before RoPE).
+	 */
+	void (*turn_row)(const Attn *a, double *x, int pos, int key);
 	/* The gradients at its reads (dQ_rot, dK_rot in dq, dk) back to the core's matrices (dQ, dK), in place. */
 	void (*backward)(const Attn *a, Mat *dq, Mat *dk);
 	/* Its own state of a computation (a->shape and sizes set): 0, or -1 out of memory; and its release. */
