@@ -85,7 +85,7 @@ static const char *const options_text = N_(
 	"                   --head H which head (from 0, default 0); csv holds one matrix\n"
 	"  --layer L        with --export: layer L (from 0, default 0) of a lesson with layers;\n"
 	"                   eL: the encoder's layer L of an encoder\u2013decoder\n"
-	"  --precision N    with --export svg, md or tex: N decimals (0 to 10)\n"
+	"  --precision N    with --export svg, md or tex and --handout: N decimals (0 to 10)\n"
 	"  --scale shared|pane  with --export svg: one colour scale per meaning across\n"
 	"                   the figure (default), or one per pane\n"
 	"  --aspect 16:9|4:3|wide  with --export svg: the panes wrap into rows nearest this\n"
@@ -550,8 +550,10 @@ static int parse_args(int argc, char **argv, Args *a)
 		return usage_error(_("%s goes with --handout"), "--key");
 	if (a->numbers != NULL && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)
 		return usage_error(_("%s goes with --export or --handout"), "--numbers");
-	if (a->mode != MODE_EXPORT && (a->precision || a->scale || a->aspect))
-		return usage_error(_("%s goes with --export"), a->precision ? "--precision" : a->scale ? "--scale" : "--aspect");
+	if (a->precision && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)
+		return usage_error(_("%s goes with --export or --handout"), "--precision");
+	if (a->mode != MODE_EXPORT && (a->scale || a->aspect))
+		return usage_error(_("%s goes with --export"), a->scale ? "--scale" : "--aspect");
 	if (a->zoom > 0 && !(a->mode == MODE_EXPORT && strcmp(a->export_format, "png") == 0) &&
 	    !(a->mode == MODE_RENDER && a->output != NULL && render_is_video(a->output)))
 		return usage_error(_("--scale N (pixels) goes with --export png or --render to a .gif or .mp4"));
@@ -1245,9 +1247,13 @@ static int run_handout(const Args *a)
 		return 1;
 	if (batch_theme(a, &theme) != 0)
 		goto out;
-	if (handout_render(&s, a->output, a->theme != NULL ? &theme : NULL,
-	                   a->numbers != NULL ? export_numbers_find(a->numbers) : EXPORT_NUMBERS_AUTO,
-	                   a->key != NULL ? (HandoutKey)handout_key_find(a->key) : HANDOUT_KEY_END, &h, &err) != 0) {
+	HandoutOptions ho = {
+		.theme = a->theme != NULL ? &theme : NULL,
+		.numbers = a->numbers != NULL ? export_numbers_find(a->numbers) : EXPORT_NUMBERS_AUTO,
+		.precision = a->precision != NULL ? atoi(a->precision) : -1,
+		.key = a->key != NULL ? (HandoutKey)handout_key_find(a->key) : HANDOUT_KEY_END,
+	};
+	if (handout_render(&s, a->output, &ho, &h, &err) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 		free(err);
 		goto out;

@@ -209,4 +209,11 @@ expect "--key sep: refused, naming the choices" '[ $? -eq 2 ] && has "$tmp/err" 
 "$ATTNVIZ" --key none "$L/mask.json" >/dev/null 2>"$tmp/err"
 expect "--key without --handout: refused" '[ $? -eq 2 ] && has "$tmp/err" "--key goes with --handout"'
 
+# --- --precision: the figures' decimals (issue 26 §3)
+"$ATTNVIZ" --handout "$L/mask.json" --precision 2 -o "$tmp/p2.html" 2>"$err"
+expect "--precision 2: the figures' numbers have 2 decimals, none 4" \
+	'grep -q ">0\.05<" "$tmp/p2.html" && [ "$(grep -o "class=\"num\"[^>]*>[0-9.-]*" "$tmp/p2.html" | grep -c "\.[0-9][0-9][0-9]")" -eq 0 ]'
+"$ATTNVIZ" --precision 2 "$L/mask.json" </dev/null >/dev/null 2>"$err"
+expect "--precision without --export or --handout: refused" '[ $? -eq 2 ] && has "$err" "--precision goes with --export or --handout"'
+
 finish

@@ -191,13 +191,15 @@ static char *answer_words(const Session *s, const Words *w)
 }
 
 /* The step's figure: the stage as export svg draws it, the open question's pane without numbers. */
-static char *step_figure(Session *s, const ThemeFile *theme, int numbers, char **err)
+static char *step_figure(Session *s, const HandoutOptions *o, char **err)
 {
 	ExportTarget t;
 
 	if (export_target_parse(s->attn, NULL, s->stage, s->head, &t, err) != 0)
 		return NULL;
-	t.numbers = (ExportNumbers)numbers;
+	t.numbers = (ExportNumbers)o->numbers;
+	if (o->precision >= 0)
+		t.precision = o->precision;
 	if (session_quiz_pending(s) && session_hidden_matrix(s) >= 0) {
 		t.has_hidden = 1;
 		t.hidden = (AttnMatrix)session_hidden_matrix(s);
@@ -205,7 +207,7 @@ static char *step_figure(Session *s, const ThemeFile *theme, int numbers, char *
 		for (int m = 0; m < AM_COUNT; m++)
 			t.hides[m] = (unsigned char)session_hides(s, m, s->head);
 	}
-	return export_render(s->attn, s, EXPORT_SVG, &t, theme, err);
+	return export_render(s->attn, s, EXPORT_SVG, &t, o->theme, err);
 }
 
 /*
@@ -435,9 +437,9 @@ static char *figure_path(const char *path, int k)
 	return str_printf("%.*s-step%02d.svg", (int)(dot - path), path, k);
 }
 
-int handout_render(Session *s, const char *path, const ThemeFile *theme, int numbers, HandoutKey key_at, Handout *h,
-                   char **err)
+int handout_render(Session *s, const char *path, const HandoutOptions *o, Handout *h, char **err)
 {
+	const HandoutKey key_at = o->key;
 	const Words *w = strcmp(s->lang, "zh") == 0 ? &words_zh : &words_en;
 	const int html = handout_is_html(path);
 	StrBuf b = { 0 }, key = { 0 };
@@ -465,7 +467,7 @@ int handout_render(Session *s, const char *path, const ThemeFile *theme, int num
 			goto fail;
 		}
 		/* a figure that cannot be drawn (--numbers on and a 456 × 456 matrix) says why in its place */
-		if ((svg = step_figure(s, theme, numbers, &e)) == NULL && e == NULL)
+		if ((svg = step_figure(s, o, &e)) == NULL && e == NULL)
 			goto oom;
 		if (html) {
 			html_step(&b, s, w, k, svg, e);

@@ -38,15 +38,20 @@ int handout_key_find(const char *name);
 /* 1 for FILE.html / FILE.htm, 0 for FILE.md / FILE.markdown, -1 for anything else. */
 int handout_is_html(const char *path);
 
+/* How a handout is made (the options of --handout). */
+typedef struct HandoutOptions {
+	const ThemeFile *theme; /* the figures' palette, or NULL for the default */
+	int numbers;            /* ExportNumbers (out/export.h): numbers in the figures' cells, or a heatmap */
+	int precision;          /* the figures' decimals (0 to 10), or -1 as the screen shows them */
+	HandoutKey key;         /* where the answer key goes */
+} HandoutOptions;
+
 /*
  * The handout of session s's lesson in the language s->lang, to be written at
- * path (its extension says the format), numbers (ExportNumbers, out/export.h)
- * in the figures' cells or a heatmap, the answer key where key says. Moves s
- * through its walk. Returns 0 with *h filled (handout_free), or -1 with *err
- * ("handout: …").
+ * path (its extension says the format), made as o says. Moves s through its
+ * walk. Returns 0 with *h filled (handout_free), or -1 with *err ("handout: …").
  */
-int handout_render(Session *s, const char *path, const ThemeFile *theme, int numbers, HandoutKey key, Handout *h,
-                   char **err);
+int handout_render(Session *s, const char *path, const HandoutOptions *o, Handout *h, char **err);
 void handout_free(Handout *h);
 
 #endif
