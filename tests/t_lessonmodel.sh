@@ -235,7 +235,7 @@ full=$(sed -n 's/^output\[7\]\[3\] = //p' "$out")
 expect "decode on: the model's tokens through the KV cache, generate's token too" 'grep -q "^decode on: each of the 7 tokens computed in turn with a KV cache" "$out" && grep -q "stage: decode, step 0 of 8" "$out" && grep -q "^decode off" "$out"'
 expect "decode: the generated token's cached row equals the full computation's ($dec, $full)" '[ -n "$dec" ] && [ "$dec" = "$full" ] && grep -q "the full computation.s row 7 holds $dec" "$out"'
 printf 'decode on\n' | "$ATTNVIZ" --plain --model tests/models/qwen3_qknorm_bf16 --ids 1,2,3 >"$out" 2>"$err"
-expect "decode on with QK-norm: refused, saying why" 'grep -q "decode: QK-norm is not computed token by token yet" "$out" "$err"'
+expect "decode on with QK-norm: refused, saying why" 'grep -q "QK-norm is not computed token by token yet" "$out" "$err"'
 printf 'decode on\nshow weights\n' | "$ATTNVIZ" --plain lessons/selfattn.json >"$out" 2>"$err"
 expect "decode on without a causal mask: refused, saying what to do" 'grep -q "decode: a KV cache needs the causal mask with -inf (each token sees only those before it): mask causal first" "$out" "$err"'
 finish

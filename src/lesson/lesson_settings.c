@@ -44,8 +44,6 @@ static int read_qk_norm_setting(Ctx *c, const cJSON *v, Lesson *l)
 				l->cfg.qk_norm_eps = e->valuedouble;
 		}
 	}
-	if (r == 0 && l->cfg.decode)
-		r = fail(c, _("QK-norm is not computed token by token yet: leave out \"decode\", or \"qk_norm\""));
 	l->cfg.qk_norm = r == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
 	path_set(c, old);
 	return r;
@@ -380,23 +378,6 @@ int li_read_layer_rope(Ctx *c, const cJSON *layer, int lesson_rope, LayerParams 
 		lp->rope_off = cJSON_IsFalse(v);
 	path_set(c, old);
 	return r;
-}
-
-/* Once "decode" is known: no dynamic NTK with decode. */
-int li_check_rope_dims(Ctx *c, const Lesson *l)
-{
-	size_t old;
-
-	if (l->cfg.rope && l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC && l->cfg.decode) {
-		old = path_key(c, "rope");
-		path_key(c, "scaling");
-		path_key(c, "type");
-		fail(c, _("dynamic NTK changes the base as the sequence grows, so a cached key was turned with another one: "
-		          "leave out \"decode\", or use another scaling"));
-		path_set(c, old);
-		return -1;
-	}
-	return 0; /* the turned columns are checked with the shapes (lesson_shapes.c), which edits meet too */
 }
 
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */

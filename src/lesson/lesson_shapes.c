@@ -274,6 +274,11 @@ int li_check_shapes(Ctx *c, Shapes *s)
 		int causal = 0;
 		for (int i = 0; i < s->nparts; i++)
 			causal |= s->part[i].kind == MASK_CAUSAL || s->part[i].kind == MASK_WINDOW;
+		if (s->qk_norm) {
+			AT("qk_norm");
+			fail(c, _("QK-norm is not computed token by token yet: leave out \"decode\", or \"qk_norm\""));
+			goto out;
+		}
 		AT("decode");
 		if (s->has_source) {
 			fail(c, _("needs self-attention (a lesson with a source is not generated token by token)"));
@@ -289,6 +294,14 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			goto out;
 		}
 		path_set(c, base);
+		if (s->rope && s->rope_dynamic) {
+			AT("rope");
+			path_key(c, "scaling");
+			path_key(c, "type");
+			fail(c, _("dynamic NTK changes the base as the sequence grows, so a cached key was turned with another one: "
+			          "leave out \"decode\", or use another scaling"));
+			goto out;
+		}
 	}
 	if (s->flash_bq != 0 || s->flash_bk != 0) {
 		if (s->flash_bq < 1 || s->flash_bq > s->n) {
