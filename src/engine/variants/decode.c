@@ -128,10 +128,8 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 					sc = map->score_map(a, sc);
 				wrow[j - lo] = a->visible[(size_t)t * cfg->m + j] ? sc : -INFINITY;
 			}
-			if (sink != NULL)
-				attn_softmax_sink_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1, sink->sink_logit(a, h));
-			else
-				attn_softmax_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1);
+			attn_softmax_sink_row(wrow, &MAT_AT(hd->dec_weights, t, lo), t - lo + 1,
+			                      sink != NULL ? sink->sink_logit(a, h) : -INFINITY);
 			/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
 			memset(out, 0, (size_t)dv * sizeof *out);
 			for (int j = lo; j <= t; j++) {
