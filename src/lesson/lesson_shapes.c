@@ -212,7 +212,7 @@ int li_check_shapes(Ctx *c, Shapes *s)
 	}
 	if (s->rope && s->rope_partial > 0 && s->rope_partial < 1) { /* partial RoPE (issue 23 §2) */
 		const int rd = (int)((double)s->d_k * s->rope_partial);
-		if (rd % 2 != 0 || rd < 2 || (s->rope_dynamic && rd <= 2)) {
+		if (rd % 2 != 0 || rd < 2 || (s->rope_dynamic && rd == 2)) {
 			AT("rope.partial_rotary_factor");
 			fail(c, _("int(d_k %d \u00d7 %g) = %d columns would turn: it must be even and at least 2 (4 with dynamic NTK)"),
 			     s->d_k, s->rope_partial, rd);

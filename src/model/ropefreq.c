@@ -106,6 +106,13 @@ double rope_inv_freq(const ModelConfig *c, int d_k, int seq_len, double *inv)
 	}
 }
 
+int rope_scaling_eq(const RopeScaling *x, const RopeScaling *y)
+{
+	return x->type == y->type && x->factor == y->factor && x->orig_max == y->orig_max && x->beta_fast == y->beta_fast &&
+	       x->beta_slow == y->beta_slow && x->attn_factor == y->attn_factor && x->truncate == y->truncate &&
+	       x->low_freq == y->low_freq && x->high_freq == y->high_freq;
+}
+
 const char *rope_scale_name(RopeScaleType t)
 {
 	static const char *const names[] = { NULL, "linear", "dynamic", "yarn", "llama3" };

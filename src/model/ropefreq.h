@@ -29,6 +29,8 @@ void rope_yarn_range(const ModelConfig *c, int dim, double *low, double *high);
 double rope_yarn_ramp(const ModelConfig *c, int dim, int i, double *low, double *high);
 /* Whether c's RoPE is scaled or partial: the lesson shows the angle tables (FEAT_ROPE_TABLE). */
 int rope_has_table(const ModelConfig *c);
+/* Whether x and y scale alike: every field the same. */
+int rope_scaling_eq(const RopeScaling *x, const RopeScaling *y);
 /* The scaling's name in a lesson ("linear", …), NULL for none. */
 const char *rope_scale_name(RopeScaleType t);
 

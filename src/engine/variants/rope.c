@@ -142,18 +142,14 @@ static const char *rope_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return NULL;
 	if (lp->d_k % 2 != 0 || rd % 2 != 0 || rd < 2)
 		return "rope";
-	return cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC && rd <= 2 ? "rope" : NULL;
+	return cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC && rd == 2 ? "rope" : NULL;
 }
 
 static int rope_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	const RopeScaling *x = &xc->rope_scaling, *y = &yc->rope_scaling;
-
 	return xc->rope == yc->rope && xc->rope_base == yc->rope_base && xc->rope_style == yc->rope_style &&
-	       xc->rope_partial == yc->rope_partial && xp->rope_off == yp->rope_off && x->type == y->type &&
-	       x->factor == y->factor && x->orig_max == y->orig_max && x->beta_fast == y->beta_fast &&
-	       x->beta_slow == y->beta_slow && x->attn_factor == y->attn_factor && x->truncate == y->truncate &&
-	       x->low_freq == y->low_freq && x->high_freq == y->high_freq;
+	       xc->rope_partial == yc->rope_partial && xp->rope_off == yp->rope_off &&
+	       rope_scaling_eq(&xc->rope_scaling, &yc->rope_scaling);
 }
 
 /* Q_rot or K_rot: a pair of one head's row turned by the row's position (or a column that passes through). */
