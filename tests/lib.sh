@@ -92,6 +92,10 @@ bail() {
 	finish
 }
 
+# run ARGS…: attnviz with ARGS and no input, stdout into $out (the script names it), stderr into $err; its exit status in $rc
+run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
+# lines FILE: how many lines FILE has
+lines() { wc -l <"$1" | tr -d ' '; }
 # has FILE TEXT: FILE has a line containing TEXT (a fixed string)
 has() { grep -q -F -e "$2" "$1"; }
 # hasnt FILE TEXT: FILE has lines, none containing TEXT; an empty or missing file proves nothing

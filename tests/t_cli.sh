@@ -9,7 +9,6 @@
 
 out=$tmp/out
 
-run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
 empty() { [ ! -s "$1" ]; }
 nonempty() { [ -s "$1" ]; }
 no_esc() { hasnt "$1" "$ESC"; }

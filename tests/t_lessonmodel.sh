@@ -14,7 +14,6 @@
 
 out=$tmp/out
 tiny=$(pwd)/assets/models/tiny-gpt2
-run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
 lesson() { # FILE PATH [MORE]: a lesson on the model PATH with the prompt "The cat", MORE its further keys
 	printf '{"attnviz": 2, "title": {"en": "t", "zh": "t"}, "model": {"path": "%s", "prompt": "The cat"}%s}\n' "$2" "${3:-}" >"$1"
 }

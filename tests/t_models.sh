@@ -12,8 +12,6 @@ models=tests/models
 out=$tmp/out
 JSONCMP=$BUILD/tests/jsoncmp
 
-run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
-lines() { wc -l <"$1" | tr -d ' '; }
 
 # prompts NAME: NAME.ref.json's prompts, one JSON object a file ($tmp/NAME.K.json). The
 # reference is one line with its keys sorted: "prompts":[{"X":…},{"X":…}],"tensors":…

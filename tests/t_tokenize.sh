@@ -11,8 +11,6 @@
 out=$tmp/out
 toks=tests/weights/tokenizers
 
-run() { "$ATTNVIZ" "$@" >"$out" 2>"$err" </dev/null; rc=$?; }
-lines() { wc -l <"$1" | tr -d ' '; }
 # refused NAME WORDS ARGS...: exit 1, nothing on stdout, one line on stderr that says WORDS
 refused() {
 	r_name=$1

@@ -110,6 +110,19 @@ static void test_opening(void **state)
 }
 
 /* the loss curve's bar (issue 27, finding 1): never an index outside 0 … levels − 1 */
+/* text_fit: whole characters only, a wide one not split, 0 columns nothing */
+static void test_fit(void **state)
+{
+	(void)state;
+	assert_int_equal(text_fit("abc", 5), 3);
+	assert_int_equal(text_fit("abc", 2), 2);
+	assert_int_equal(text_fit("abc", 0), 0);
+	assert_int_equal(text_fit("a\u5b66b", 2), 1); /* 学 takes 2 columns: it does not fit beside a */
+	assert_int_equal(text_fit("a\u5b66b", 3), 4);
+	assert_int_equal(text_fit("\u00e9t\u00e9", 2), 3); /* é is 2 bytes, 1 column */
+	assert_int_equal(text_fit("", 4), 0);
+}
+
 static void test_bar_level(void **state)
 {
 	(void)state;
@@ -136,6 +149,7 @@ int main(void)
 		cmocka_unit_test(test_cjk),
 		cmocka_unit_test(test_closing),
 		cmocka_unit_test(test_opening),
+		cmocka_unit_test(test_fit),
 		cmocka_unit_test(test_bar_level),
 	};
 	/* widths as a UTF-8 terminal has them; in the C locale text_width counts the same */

@@ -335,11 +335,6 @@ int session_set_decode(Session *s, int on, char **err)
 		                    "it): mask causal first"));
 		return -1;
 	}
-	if (on && c->rope && c->rope_scaling.type == ROPE_SCALE_DYNAMIC) {
-		*err = str_printf(_("decode: dynamic NTK changes RoPE's base as the sequence grows, so a cached key was "
-		                    "turned with another one"));
-		return -1;
-	}
 	if ((c->decode != 0) == (on != 0))
 		return 0;
 	return session_edit(s, edit_decode, &on, err);

@@ -439,6 +439,33 @@ int jr_key_finite(JrCtx *c, const cJSON *obj, const char *key, double *out)
 	return v == NULL ? 0 : jr_leave(c, old, jr_read_finite(c, v, out));
 }
 
+int jr_key_above(JrCtx *c, const cJSON *obj, const char *key, double lo, int inclusive, int null_ok, double *out)
+{
+	size_t old;
+	const cJSON *v = jr_enter(c, obj, key, &old);
+
+	if (v == NULL || (null_ok && cJSON_IsNull(v)))
+		return v == NULL ? 0 : jr_leave(c, old, 0);
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || (inclusive ? v->valuedouble < lo : !(v->valuedouble > lo)))
+		return jr_leave(c, old, inclusive ? jr_fail(c, _("expected a number \u2265 %g, got %s"), lo, jr_got(v).s)
+		                                  : jr_fail(c, _("expected a number > %g, got %s"), lo, jr_got(v).s));
+	*out = v->valuedouble;
+	return jr_leave(c, old, 0);
+}
+
+int jr_key_bool(JrCtx *c, const cJSON *obj, const char *key, int null_ok, int *out)
+{
+	size_t old;
+	const cJSON *v = jr_enter(c, obj, key, &old);
+
+	if (v == NULL || (null_ok && cJSON_IsNull(v)))
+		return v == NULL ? 0 : jr_leave(c, old, 0);
+	if (!cJSON_IsBool(v))
+		return jr_leave(c, old, jr_fail(c, _("expected true or false, got %s"), jr_got(v).s));
+	*out = cJSON_IsTrue(v);
+	return jr_leave(c, old, 0);
+}
+
 /* One of the words in choices (NULL-terminated) into *out (its index). */
 int jr_read_choice(JrCtx *c, const cJSON *v, const char *const *choices, int *out)
 {

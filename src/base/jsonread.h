@@ -114,6 +114,10 @@ int jr_key_whole(JrCtx *c, const cJSON *obj, const char *key, double lo, double 
 /* A finite number. */
 int jr_read_finite(JrCtx *c, const cJSON *v, double *out);
 int jr_key_finite(JrCtx *c, const cJSON *obj, const char *key, double *out);
+/* An optional number above lo (inclusive: lo or above) at obj[key]: absent, or null where null_ok, leaves *out as it was. */
+int jr_key_above(JrCtx *c, const cJSON *obj, const char *key, double lo, int inclusive, int null_ok, double *out);
+/* An optional true or false at obj[key] (1 or 0): absent, or null where null_ok, leaves *out as it was. */
+int jr_key_bool(JrCtx *c, const cJSON *obj, const char *key, int null_ok, int *out);
 /* One of the words in choices (NULL-terminated): its index. */
 int jr_read_choice(JrCtx *c, const cJSON *v, const char *const *choices, int *out);
 int jr_key_choice(JrCtx *c, const cJSON *obj, const char *key, const char *const *choices, int *out);

@@ -188,18 +188,6 @@ double matview_at(const MatView *v, int i, int j)
 	return mat_dtype_value(v->dtype, v->data + ((size_t)i * (size_t)v->cols + (size_t)j) * (size_t)mat_dtype_size(v->dtype));
 }
 
-int matview_has_doubles(const MatView *v)
-{
-	int made;
-
-	if (v->shared == NULL)
-		return 0;
-	pthread_mutex_lock(&v->shared->lock);
-	made = !mat_empty(&v->shared->doubles);
-	pthread_mutex_unlock(&v->shared->lock);
-	return made;
-}
-
 const Mat *matview_doubles(const MatView *v)
 {
 	MatShared *s = v->shared;

@@ -61,8 +61,6 @@ static inline int matview_empty(const MatView *v)
 void matview_rows(const MatView *v, int r0, int count, double *out);
 /* Cell (i, j). */
 double matview_at(const MatView *v, int i, int j);
-/* 1 once matview_doubles has made the whole matrix doubles (what a model's computation never needs). */
-int matview_has_doubles(const MatView *v);
 /* The whole matrix as doubles, made on the first call and shared by every reference; NULL out of memory. */
 const Mat *matview_doubles(const MatView *v);
 

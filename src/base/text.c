@@ -220,6 +220,23 @@ int text_width(const char *s, int len)
 	return columns(s, len, 1);
 }
 
+int text_fit(const char *s, int width)
+{
+	const size_t n = strlen(s);
+	size_t i = 0;
+	int w = 0, cols;
+	wchar_t wc;
+
+	while (i < n) {
+		const int k = text_char(s + i, n - i, &wc, &cols);
+		if (w + cols > width)
+			break;
+		w += cols;
+		i += (size_t)k;
+	}
+	return (int)i;
+}
+
 int text_cells(const char *s, int len)
 {
 	return columns(s, len, 0);

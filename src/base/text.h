@@ -73,6 +73,8 @@ int text_valid_utf8(const char *s, size_t len);
 int text_char(const char *s, size_t len, wchar_t *wc, int *cols);
 /* Columns of s[0..len) by text_char; len < 0: up to the NUL. */
 int text_width(const char *s, int len);
+/* The bytes of s's longest start of whole characters that fits width columns (text_width). */
+int text_fit(const char *s, int width);
 
 /* A line of wrapped text: len bytes at off. */
 typedef struct TextLine {

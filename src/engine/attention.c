@@ -166,45 +166,50 @@ static void row_divide(double *out, int len, double d)
 		out[j] /= d;
 }
 
-static int softmax_row(const double *x, double *out, int len, int *nonfinite)
+/*
+ * out = softmax(x) over len entries and the sink, one more logit whose column
+ * is dropped (−∞: none): out_j = e^(x_j − M) / (e^(sink − M) + Σ_k e^(x_k − M)),
+ * M the maximum of x and the sink; −∞ entries get 0. Returns what no key
+ * took: the sink's share (0 without one), or 1 when every entry is −∞ and
+ * there is no sink (out all 0). A non-finite maximum or sum sets *nonfinite.
+ */
+static double softmax_row(const double *x, double *out, int len, double sink, int *nonfinite)
 {
-	double max = row_max(x, len), sum = 0.0;
+	const double max = sink == -INFINITY ? row_max(x, len) : fmax(row_max(x, len), sink);
+	double sum = 0.0, e = 0.0;
 	int j;
 
 	if (max == -INFINITY) {
 		for (j = 0; j < len; j++)
 			out[j] = 0.0;
-		return 1;
+		return 1.0;
 	}
 	for (j = 0; j < len; j++) {
 		out[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
 		sum += out[j];
 	}
+	if (sink != -INFINITY) {
+		e = exp(sink - max);
+		sum += e; /* the sink's column last, as torch.cat([attn_weights, sinks], dim=-1) puts it */
+	}
 	row_divide(out, len, sum);
 	/* each exp is in [0, 1] and sum ≥ 1 (the maximum's term is 1): all finite unless max or sum is not */
 	*nonfinite |= !isfinite(max) || !isfinite(sum);
-	return 0;
+	return e / sum;
 }
 
 int attn_softmax_row(const double *x, double *out, int len)
 {
 	int nonfinite = 0;
 
-	return softmax_row(x, out, len, &nonfinite);
+	return softmax_row(x, out, len, -INFINITY, &nonfinite) == 1.0;
 }
 
 double attn_softmax_sink_row(const double *x, double *out, int len, double sink)
 {
-	const double max = fmax(row_max(x, len), sink), e = exp(sink - max);
-	double sum = 0.0;
+	int nonfinite = 0;
 
-	for (int j = 0; j < len; j++) {
-		out[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
-		sum += out[j];
-	}
-	sum += e; /* the sink's column last, as torch.cat([attn_weights, sinks], dim=-1) puts it */
-	row_divide(out, len, sum);
-	return e / sum;
+	return softmax_row(x, out, len, sink, &nonfinite);
 }
 
 /* q, k, w_e: len. Bahdanau's e = Σ_c w_e[c] · tanh(q_c + k_c). */
@@ -579,11 +584,9 @@ static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		for (i = 0; i < n; i++) {
 			const int len = causal_skip(cfg) ? i + 1 : m;
 			attn_derived_row(a, AM_MASKED, h, i, row, len);
-			if (sink != NULL) /* a variant's sink logit beside the keys (variants.h: sink_logit) */
-				a->nonfinite |= !isfinite(attn_softmax_sink_row(row, &a->head[h].weights.a[(size_t)i * m], len,
-				                                                sink->sink_logit(a, h)));
-			else
-				softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, &a->nonfinite);
+			/* a variant's sink logit beside the keys (variants.h: sink_logit) */
+			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, sink != NULL ? sink->sink_logit(a, h) : -INFINITY,
+			            &a->nonfinite);
 			memset(&a->head[h].weights.a[(size_t)i * m + len], 0, (size_t)(m - len) * sizeof(double));
 		}
 	free(row);
@@ -875,11 +878,12 @@ int attn_top_entries(const double *row, int len, int k, int *idx)
 /* Gemma 2's final soft cap: logits_raw keeps the products, logits = c·tanh(logits_raw / c) */
 static void final_softcap(Attn *a, const ModelConfig *cfg)
 {
-	if (cfg->final_softcap > 0.0 && !mat_empty(&a->logits_raw)) {
+	if (cfg->final_softcap > 0.0) { /* the lesson has logits_raw then (FEAT_FINAL_CAP) */
 		const size_t len = (size_t)a->logits.rows * (size_t)a->logits.cols;
-		memcpy(a->logits_raw.a, a->logits.a, len * sizeof(double));
-		for (size_t k = 0; k < len; k++)
+		for (size_t k = 0; k < len; k++) {
+			a->logits_raw.a[k] = a->logits.a[k];
 			a->logits.a[k] = cfg->final_softcap * tanh(a->logits_raw.a[k] / cfg->final_softcap);
+		}
 	}
 }
 

@@ -104,6 +104,8 @@ typedef struct Attn {
 	int heads;
 	int kv_heads;         /* g: query head i reads key/value head i / (heads / g) */
 	double *slopes;       /* ALiBi: heads slopes (owned; NULL without "alibi") */
+	double *rope_inv;     /* RoPE: the turned pairs' frequencies, rope_rotary_dim/2 (owned, made once at setup; NULL without "rope") */
+	double rope_af;       /* and the factor cos and sin are multiplied by (YaRN's; 1 for the others) */
 	AttnHead *head;       /* heads of them */
 	/* Decoding with a KV cache (empty without "decode"): row t is what step t computes */
 	Mat dec_q;            /* n × h·d_k: step t's query (after its bias and RoPE at position t) */

@@ -89,6 +89,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	/* the scores read what a variant made of q and k (variants.h: reads): its backward turns their gradient back below */
 	const Mat *Qs = attn_slot_const(a, attn_reads(a, AM_Q), 0), *Ks = attn_slot_const(a, attn_reads(a, AM_K), 0);
 	const AttnVariant *map = attn_score_map(a), *bias = attn_score_bias(a);
+	double *row; /* a row of what the map read (biased or scaled), for its slope */
 
 	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &lp->W_o) || like(&g->b_o, &lp->b_o) ||
 	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
@@ -110,14 +111,18 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			colsum(&g->output, &g->b_o);
 	}
 
+	if ((row = malloc((size_t)m * sizeof *row)) == NULL)
+		return -1;
 	for (int h = 0; h < a->heads; h++) {
 		const AttnHead *hd = &a->head[h];
 		GradHead *gh = &g->head[h];
 		/* grouped-query attention: the heads of a group add their gradients into the key/value head they share */
 		const size_t kc = (size_t)attn_kv_head(a, h) * dk, vc = (size_t)attn_kv_head(a, h) * dv;
 		if (mat_alloc(&gh->weighted, n, dv) || mat_alloc(&gh->weights, n, m) || mat_alloc(&gh->masked, n, m) ||
-		    mat_alloc(&gh->scaled, n, m) || mat_alloc(&gh->scores, n, m))
+		    mat_alloc(&gh->scaled, n, m) || mat_alloc(&gh->scores, n, m)) {
+			free(row);
 			return -1;
+		}
 		/* concat: head h filled columns [h·d_v, (h+1)·d_v) */
 		for (int i = 0; i < n; i++)
 			memcpy(&gh->weighted.a[(size_t)i * dv], &g->concat.a[(size_t)i * g->concat.cols + (size_t)h * dv],
@@ -134,20 +139,19 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			for (int j = 0; j < m; j++)
 				gh->masked.a[(size_t)i * m + j] = w[j] * (dw[j] - dot);
 		}
-		/* mask: a hidden cell's value is the fill, a constant (a variant's bias on the scores is a constant too); scale: × factor */
-		for (size_t ij = 0; ij < (size_t)n * (size_t)m; ij++) {
-			gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] : 0.0;
-			gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
+		/* mask: a hidden cell's value is the fill, a constant (a variant's bias on the scores is a constant too);
+		 * a variant's map of the scores before the mask (soft-capping): × its slope f'(biased or scaled); scale: × factor */
+		for (int i = 0; i < n; i++) {
+			if (map != NULL)
+				attn_derived_row(a, bias != NULL ? bias->biased_matrix : AM_SCALED, h, i, row, m);
+			for (int j = 0; j < m; j++) {
+				const size_t ij = (size_t)i * m + j;
+				gh->scaled.a[ij] = !a->visible[ij] ? 0.0
+				                   : map != NULL  ? gh->masked.a[ij] * map->score_map_grad(a, row[j])
+				                                  : gh->masked.a[ij];
+				gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
+			}
 		}
-		/* a variant's map of the scores before the mask (soft-capping): × its slope f'(biased or scaled), cell by cell */
-		if (map != NULL)
-			for (int i = 0; i < n; i++)
-				for (int j = 0; j < m; j++) {
-					const size_t ij = (size_t)i * m + j;
-					const double x = attn_cell(a, bias != NULL ? bias->biased_matrix : AM_SCALED, h, i, j);
-					gh->scaled.a[ij] = a->visible[ij] ? gh->masked.a[ij] * map->score_map_grad(a, x) : 0.0;
-					gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;
-				}
 		if (cfg->score == SCORE_ADDITIVE) {
 			/* s_ij = Σ_c w_e[c] tanh(q_ic + k_jc): ∂s/∂q_ic = ∂s/∂k_jc = w_e[c](1 − tanh²), ∂s/∂w_e[c] = tanh */
 			const double *w_e = &lp->w_e.a[h * dk];
@@ -168,6 +172,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			      (size_t)g->K.cols);
 		}
 	}
+	free(row);
 	/* what the scores read instead of Q and K (variants.h: reads): its gradient back to dQ, dK by the variant */
 	for (int v = 0; v < attn_variant_count; v++)
 		if (attn_variants[v]->backward != NULL && attn_variant_on(a, attn_variants[v]))

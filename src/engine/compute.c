@@ -849,13 +849,9 @@ static int train_steps(Lesson *l, int steps, double lr, double *losses, char **e
 	for (int s = 0; s <= steps; s++) {
 		Attn *a;
 		double loss;
-		if (ttyguard_stop_pending()) {
-			*err = str_printf(_("stopped (Ctrl-C) before step %d of %d"), s + 1, steps);
-			return -1;
-		}
 		a = attn_compute(l, err);
 		if (a == NULL) {
-			if (ttyguard_stop_pending()) {
+			if (ttyguard_stop_pending()) { /* attn_compute stops at once (it looks before every pass) */
 				free(*err);
 				*err = str_printf(_("stopped (Ctrl-C) before step %d of %d"), s + 1, steps);
 			}

@@ -5,7 +5,6 @@
 #include "base/i18n.h"
 #include "base/strbuf.h"
 #include "engine/variants/variants.h"
-#include "model/ropefreq.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -123,18 +122,10 @@ static int add_number(cJSON *obj, const char *key, double x);
 /* Scaled or partial RoPE (issue 23 §2): the angle tables and the factor cos and sin are multiplied by. */
 static int add_rope_table(cJSON *obj, const Attn *a)
 {
-	const ModelConfig *cfg = attn_config(a);
-	const int dk = attn_params(a)->d_k;
-	double *inv, af;
-
 	if (mat_empty(&a->angles))
 		return 0;
-	if ((inv = malloc(((size_t)dk / 2 + 1) * sizeof *inv)) == NULL)
-		return -1;
-	af = rope_inv_freq(cfg, dk, cfg->n > cfg->m ? cfg->n : cfg->m, inv);
-	free(inv);
 	return add_matrix(obj, "angles_plain", &a->angles_plain) || add_matrix(obj, "angles", &a->angles) ||
-	       add_number(obj, "rope_attention_factor", af);
+	       add_number(obj, "rope_attention_factor", a->rope_af);
 }
 
 /* What a variant made of Q and K for the scores to read (variants.h: reads), under their catalogue names. */

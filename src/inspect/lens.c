@@ -87,16 +87,26 @@ static int lens_layer(const ModelConfig *c, const Mat *x, double *normed, double
 	return 0;
 }
 
+/* The last link of a's chain (whose configuration has the LM head), and how many links there are (links may be NULL). */
+static const Attn *last_link(const Attn *a, int *links)
+{
+	int k = 1;
+
+	for (; a->next != NULL; a = a->next)
+		k++;
+	if (links != NULL)
+		*links = k;
+	return a;
+}
+
 int lens_compute(const Attn *a, Lens *out, char **err)
 {
-	const Attn *last = a;
-	int layers = 1;
+	int layers;
+	const Attn *last = last_link(a, &layers);
 	double *normed, *logits, *p;
 
 	*err = NULL;
 	memset(out, 0, sizeof *out);
-	for (; last->next != NULL; last = last->next)
-		layers++;
 	const ModelConfig *c = attn_config(last); /* the LM head's: its vocabulary, final norm and unembedding */
 	if (c->vocab <= 0 || !model_unembed_is(c, c->vocab, attn_layer_output(last)->cols)) {
 		*err = strdup(_("the logit lens needs a vocabulary and an unembedding: open a model (--model DIR) or a "
@@ -133,33 +143,14 @@ int lens_compute(const Attn *a, Lens *out, char **err)
 /* t (heap, escaped) cut to whole characters that fit width columns. */
 static char *cut_to(char *t, int width)
 {
-	size_t len = 0;
-
-	if (t == NULL)
-		return NULL;
-	while (t[len] != '\0') {
-		size_t next = len + 1;
-		while ((t[next] & 0xC0) == 0x80)
-			next++;
-		if (text_width(t, (int)next) > width)
-			break;
-		len = next;
-	}
-	t[len] = '\0';
+	if (t != NULL)
+		t[text_fit(t, width)] = '\0';
 	return t;
-}
-
-/* The link whose configuration has the LM head (the last). */
-static const ModelConfig *head_config(const Attn *a)
-{
-	while (a->next != NULL)
-		a = a->next;
-	return attn_config(a);
 }
 
 char *lens_token(const Attn *a, int id, int width)
 {
-	return cut_to(labels_vocab(head_config(a), id), width);
+	return cut_to(labels_vocab(attn_config(last_link(a, NULL)), id), width);
 }
 
 #define LENS_COL 10 /* a column: 9 for the token, 1 between */
@@ -214,7 +205,7 @@ char *lens_explain(const Attn *a, const Lens *l, int layer, int i, int utf8)
 	strbuf_printf(&b, _("z = final_norm(the layer's output at the position) %s unembed%s (a logit per vocabulary token); "
 	                    "p = softmax(z)\n"), celltext_sym(utf8, "\u00b7", "*"), celltext_sym(utf8, "\u1d40", "^T"));
 	for (int k = 0; k < cell->ntop; k++) {
-		char *t = labels_vocab(head_config(a), cell->id[k]);
+		char *t = labels_vocab(attn_config(last_link(a, NULL)), cell->id[k]);
 		strbuf_printf(&b, "  %d. %s (#%d)  p = %s  z = %s\n", k + 1, t != NULL ? t : "", cell->id[k],
 		              celltext_num(n1, cell->p[k], utf8), celltext_num(n2, cell->logit[k], utf8));
 		free(t);

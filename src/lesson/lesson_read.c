@@ -539,8 +539,6 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	l->lp.d_v = sh.d_v;
 	l->lp.d_out = sh.d_out;
 	l->cfg.has_source = sh.has_source;
-	if (li_check_rope_dims(c, l) != 0)
-		goto out;
 
 	old = path_key(c, "tokens");
 	if (read_tokens(c, tok_arr, l->cfg.n, "t", &l->cfg.tokens) != 0)

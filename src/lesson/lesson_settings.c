@@ -230,25 +230,6 @@ static int read_softcap_settings(Ctx *c, const cJSON *root, Lesson *l)
 
 /* ---- RoPE's partial_rotary_factor and scaling (issue 23 §2; model/ropefreq.h computes with them) */
 
-/* obj[key], when given, into *out: a finite number above lo (or at least lo, inclusive). */
-static int rope_number(Ctx *c, const cJSON *obj, const char *key, double lo, int inclusive, double *out)
-{
-	const cJSON *v = get(obj, key);
-	size_t old;
-	int r = 0;
-
-	if (v == NULL)
-		return 0;
-	old = path_key(c, key);
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || (inclusive ? v->valuedouble < lo : v->valuedouble <= lo))
-		r = inclusive ? fail(c, _("expected a number \u2265 %g, got %s"), lo, got(v).s)
-		              : fail(c, _("expected a number > %g, got %s"), lo, got(v).s);
-	else
-		*out = v->valuedouble;
-	path_set(c, old);
-	return r;
-}
-
 /* A key the type needs and the lesson left out. */
 static int rope_missing(Ctx *c, const cJSON *obj, const char *key, const char *type)
 {
@@ -294,7 +275,7 @@ static int read_rope_scaling(Ctx *c, const cJSON *v, Lesson *l)
 	s->beta_fast = 32;
 	s->beta_slow = 1;
 	s->truncate = 1;
-	if (rope_missing(c, v, "factor", types[type]) != 0 || rope_number(c, v, "factor", 1, 1, &s->factor) != 0)
+	if (rope_missing(c, v, "factor", types[type]) != 0 || jr_key_above(c, v, "factor", 1, 1, 0, &s->factor) != 0)
 		goto out;
 	if (s->type != ROPE_SCALE_LINEAR &&
 	    (rope_missing(c, v, "original_max_position_embeddings", types[type]) != 0 ||
@@ -302,24 +283,16 @@ static int read_rope_scaling(Ctx *c, const cJSON *v, Lesson *l)
 		goto out;
 	s->orig_max = (int)L0;
 	if (s->type == ROPE_SCALE_YARN) {
-		const cJSON *tr = get(v, "truncate");
-		if (rope_number(c, v, "beta_fast", 0, 0, &s->beta_fast) != 0 || rope_number(c, v, "beta_slow", 0, 0, &s->beta_slow) != 0 ||
-		    rope_number(c, v, "attention_factor", 0, 0, &s->attn_factor) != 0)
+		if (jr_key_above(c, v, "beta_fast", 0, 0, 0, &s->beta_fast) != 0 || jr_key_above(c, v, "beta_slow", 0, 0, 0, &s->beta_slow) != 0 ||
+		    jr_key_above(c, v, "attention_factor", 0, 0, 0, &s->attn_factor) != 0)
 			goto out;
-		if (tr != NULL) {
-			size_t old2 = path_key(c, "truncate");
-			if (!cJSON_IsBool(tr)) {
-				fail(c, _("expected true or false, got %s"), got(tr).s);
-				goto out;
-			}
-			s->truncate = cJSON_IsTrue(tr);
-			path_set(c, old2);
-		}
+		if (jr_key_bool(c, v, "truncate", 0, &s->truncate) != 0)
+			goto out;
 	}
 	if (s->type == ROPE_SCALE_LLAMA3) {
 		if (rope_missing(c, v, "low_freq_factor", "llama3") != 0 || rope_missing(c, v, "high_freq_factor", "llama3") != 0 ||
-		    rope_number(c, v, "low_freq_factor", 0, 0, &s->low_freq) != 0 ||
-		    rope_number(c, v, "high_freq_factor", 0, 0, &s->high_freq) != 0)
+		    jr_key_above(c, v, "low_freq_factor", 0, 0, 0, &s->low_freq) != 0 ||
+		    jr_key_above(c, v, "high_freq_factor", 0, 0, 0, &s->high_freq) != 0)
 			goto out;
 		if (!(s->high_freq > s->low_freq)) {
 			size_t old2 = path_key(c, "high_freq_factor");
@@ -342,7 +315,7 @@ static int read_rope_extras(Ctx *c, const cJSON *v, Lesson *l)
 	const cJSON *sc = get(v, "scaling");
 
 	l->cfg.rope_partial = 1.0;
-	if (rope_number(c, v, "partial_rotary_factor", 0, 0, &l->cfg.rope_partial) != 0)
+	if (jr_key_above(c, v, "partial_rotary_factor", 0, 0, 0, &l->cfg.rope_partial) != 0)
 		return -1;
 	if (l->cfg.rope_partial > 1) {
 		size_t old = path_key(c, "partial_rotary_factor");
@@ -378,23 +351,6 @@ int li_read_layer_rope(Ctx *c, const cJSON *layer, int lesson_rope, LayerParams 
 		lp->rope_off = cJSON_IsFalse(v);
 	path_set(c, old);
 	return r;
-}
-
-/* Once "decode" is known: no dynamic NTK with decode. */
-int li_check_rope_dims(Ctx *c, const Lesson *l)
-{
-	size_t old;
-
-	if (l->cfg.rope && l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC && l->cfg.decode) {
-		old = path_key(c, "rope");
-		path_key(c, "scaling");
-		path_key(c, "type");
-		fail(c, _("dynamic NTK changes the base as the sequence grows, so a cached key was turned with another one: "
-		          "leave out \"decode\", or use another scaling"));
-		path_set(c, old);
-		return -1;
-	}
-	return 0; /* the turned columns are checked with the shapes (lesson_shapes.c), which edits meet too */
 }
 
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */

@@ -212,7 +212,7 @@ int li_check_shapes(Ctx *c, Shapes *s)
 	}
 	if (s->rope && s->rope_partial > 0 && s->rope_partial < 1) { /* partial RoPE (issue 23 §2) */
 		const int rd = (int)((double)s->d_k * s->rope_partial);
-		if (rd % 2 != 0 || rd < 2 || (s->rope_dynamic && rd <= 2)) {
+		if (rd % 2 != 0 || rd < 2 || (s->rope_dynamic && rd == 2)) {
 			AT("rope.partial_rotary_factor");
 			fail(c, _("int(d_k %d \u00d7 %g) = %d columns would turn: it must be even and at least 2 (4 with dynamic NTK)"),
 			     s->d_k, s->rope_partial, rd);
@@ -289,6 +289,14 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			goto out;
 		}
 		path_set(c, base);
+		if (s->rope && s->rope_dynamic) {
+			AT("rope");
+			path_key(c, "scaling");
+			path_key(c, "type");
+			fail(c, _("dynamic NTK changes the base as the sequence grows, so a cached key was turned with another one: "
+			          "leave out \"decode\", or use another scaling"));
+			goto out;
+		}
 	}
 	if (s->flash_bq != 0 || s->flash_bk != 0) {
 		if (s->flash_bq < 1 || s->flash_bq > s->n) {

@@ -47,6 +47,18 @@ void rope_yarn_range(const ModelConfig *c, int dim, double *low, double *high)
 	*high = hi < dim - 1 ? hi : dim - 1;
 }
 
+/* linear_ramp_factor(low, high, dim)[i], clamped to [0, 1] */
+double rope_yarn_ramp(const ModelConfig *c, int dim, int i, double *low, double *high)
+{
+	double ramp;
+
+	rope_yarn_range(c, dim, low, high);
+	if (*low == *high)
+		*high += 0.001; /* "Prevent singularity" */
+	ramp = (i - *low) / (*high - *low);
+	return ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+}
+
 double rope_inv_freq(const ModelConfig *c, int d_k, int seq_len, double *inv)
 {
 	const RopeScaling *s = &c->rope_scaling;
@@ -64,14 +76,10 @@ double rope_inv_freq(const ModelConfig *c, int d_k, int seq_len, double *inv)
 		return 1.0;
 	case ROPE_SCALE_YARN: { /* _compute_yarn_parameters */
 		double low, high;
-		rope_yarn_range(c, dim, &low, &high);
-		if (low == high)
-			high += 0.001; /* linear_ramp_factor: "Prevent singularity" */
 		for (int i = 0; i < half; i++) {
 			const double pos_freq = pow(c->rope_base, (double)(2 * i) / dim);
 			const double extrapolation = 1.0 / pos_freq, interpolation = 1.0 / (f * pos_freq);
-			double ramp = (i - low) / (high - low);
-			ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+			const double ramp = rope_yarn_ramp(c, dim, i, &low, &high);
 			/* inv_freq_extrapolation_factor = 1 − ramp */
 			inv[i] = interpolation * ramp + extrapolation * (1 - ramp);
 		}
@@ -96,6 +104,13 @@ double rope_inv_freq(const ModelConfig *c, int d_k, int seq_len, double *inv)
 		rope_inv_freq_plain(c->rope_base, dim, inv);
 		return 1.0;
 	}
+}
+
+int rope_scaling_eq(const RopeScaling *x, const RopeScaling *y)
+{
+	return x->type == y->type && x->factor == y->factor && x->orig_max == y->orig_max && x->beta_fast == y->beta_fast &&
+	       x->beta_slow == y->beta_slow && x->attn_factor == y->attn_factor && x->truncate == y->truncate &&
+	       x->low_freq == y->low_freq && x->high_freq == y->high_freq;
 }
 
 const char *rope_scale_name(RopeScaleType t)

@@ -25,8 +25,12 @@ double rope_inv_freq(const ModelConfig *c, int d_k, int seq_len, double *inv);
 double rope_dynamic_base(const ModelConfig *c, int dim, int seq_len);
 /* YaRN's ramp ends low, high (find_correction_range) over dim columns. */
 void rope_yarn_range(const ModelConfig *c, int dim, double *low, double *high);
+/* YaRN's ramp of pair i over dim columns (linear_ramp_factor, clamped to [0, 1]), and its ends low, high (high moved by 0.001 when they meet). */
+double rope_yarn_ramp(const ModelConfig *c, int dim, int i, double *low, double *high);
 /* Whether c's RoPE is scaled or partial: the lesson shows the angle tables (FEAT_ROPE_TABLE). */
 int rope_has_table(const ModelConfig *c);
+/* Whether x and y scale alike: every field the same. */
+int rope_scaling_eq(const RopeScaling *x, const RopeScaling *y);
 /* The scaling's name in a lesson ("linear", …), NULL for none. */
 const char *rope_scale_name(RopeScaleType t);
 

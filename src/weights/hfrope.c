@@ -7,22 +7,6 @@
 
 #include "base/i18n.h"
 
-/* obj[key] as a number > lo (absent or null: *out kept); 0, or -1 at its path. */
-static int rope_num(JrCtx *c, const cJSON *obj, const char *key, double lo, double *out)
-{
-	size_t old;
-	const cJSON *v = jr_enter(c, obj, key, &old);
-
-	if (v == NULL)
-		return 0;
-	if (cJSON_IsNull(v))
-		return jr_leave(c, old, 0);
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > lo))
-		return jr_leave(c, old, jr_fail(c, _("expected a number > %g, got %s"), lo, jr_got(v).s));
-	*out = v->valuedouble;
-	return jr_leave(c, old, 0);
-}
-
 /* A key the rope_type needs. */
 static int rope_need(JrCtx *c, const cJSON *obj, const char *key, const char *type)
 {
@@ -52,16 +36,10 @@ static int read_yarn(JrCtx *c, const cJSON *o, HfConfig *cfg)
 	s->beta_fast = 32; /* beta_fast = rope_scaling.get("beta_fast") or 32 */
 	s->beta_slow = 1;
 	s->truncate = 1;
-	if (rope_num(c, o, "beta_fast", 0, &s->beta_fast) != 0 || rope_num(c, o, "beta_slow", 0, &s->beta_slow) != 0 ||
-	    rope_num(c, o, "attention_factor", 0, &s->attn_factor) != 0)
+	if (jr_key_above(c, o, "beta_fast", 0, 0, 1, &s->beta_fast) != 0 || jr_key_above(c, o, "beta_slow", 0, 0, 1, &s->beta_slow) != 0 ||
+	    jr_key_above(c, o, "attention_factor", 0, 0, 1, &s->attn_factor) != 0)
 		return -1;
-	if ((v = jr_enter(c, o, "truncate", &old)) != NULL) {
-		if (!cJSON_IsBool(v))
-			return jr_leave(c, old, jr_fail(c, _("expected true or false, got %s"), jr_got(v).s));
-		s->truncate = cJSON_IsTrue(v);
-		jr_path_set(c, old);
-	}
-	return 0;
+	return jr_key_bool(c, o, "truncate", 0, &s->truncate);
 }
 
 /* The scaling object o (at key) of rope_type type. */
@@ -91,7 +69,7 @@ static int read_scaling(JrCtx *c, const cJSON *o, HfConfig *cfg)
 	s->type = (RopeScaleType)k;
 	s->factor = 0;
 	if ((s->type != ROPE_SCALE_YARN && rope_need(c, o, "factor", types[k]) != 0) ||
-	    rope_num(c, o, "factor", 0, &s->factor) != 0)
+	    jr_key_above(c, o, "factor", 0, 0, 1, &s->factor) != 0)
 		return -1;
 	if (s->type == ROPE_SCALE_LLAMA3 &&
 	    (rope_need(c, o, "original_max_position_embeddings", types[k]) != 0 ||
@@ -108,7 +86,7 @@ static int read_scaling(JrCtx *c, const cJSON *o, HfConfig *cfg)
 	if (s->type == ROPE_SCALE_YARN && read_yarn(c, o, cfg) != 0)
 		return -1;
 	if (s->type == ROPE_SCALE_LLAMA3) {
-		if (rope_num(c, o, "low_freq_factor", 0, &s->low_freq) != 0 || rope_num(c, o, "high_freq_factor", 0, &s->high_freq) != 0)
+		if (jr_key_above(c, o, "low_freq_factor", 0, 0, 1, &s->low_freq) != 0 || jr_key_above(c, o, "high_freq_factor", 0, 0, 1, &s->high_freq) != 0)
 			return -1;
 		if (!(s->high_freq > s->low_freq)) {
 			old = jr_path_key(c, "high_freq_factor");
@@ -132,7 +110,7 @@ int hfrope_read(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		o = rp, key = "rope_parameters";
 	else if (rs != NULL && !cJSON_IsNull(rs))
 		o = rs, key = "rope_scaling";
-	if (rope_num(c, root, "partial_rotary_factor", 0, &cfg->partial_rotary_factor) != 0)
+	if (jr_key_above(c, root, "partial_rotary_factor", 0, 0, 1, &cfg->partial_rotary_factor) != 0)
 		return -1;
 	if (o != NULL) {
 		old = jr_path_key(c, key);
@@ -142,8 +120,8 @@ int hfrope_read(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		if (o == rp && jr_get(o, "rope_type") == NULL && o->child != NULL && cJSON_IsObject(o->child))
 			return jr_leave(c, old, jr_fail(c, _("RoPE settings per layer type (%s): attnviz reads one for every layer"),
 			                                 o->child->string));
-		if (o == rp && (rope_num(c, o, "rope_theta", 0, &cfg->rope_theta) != 0 ||
-		                rope_num(c, o, "partial_rotary_factor", 0, &cfg->partial_rotary_factor) != 0))
+		if (o == rp && (jr_key_above(c, o, "rope_theta", 0, 0, 1, &cfg->rope_theta) != 0 ||
+		                jr_key_above(c, o, "partial_rotary_factor", 0, 0, 1, &cfg->partial_rotary_factor) != 0))
 			return -1;
 		r = read_scaling(c, o, cfg);
 		jr_path_set(c, old);

@@ -40,16 +40,8 @@ static const char *const llama_family[] = {
 /* "KEY": true or false (absent: def) into *out. */
 static int flag(JrCtx *c, const cJSON *root, const char *key, int def, int *out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-	size_t old = jr_path_key(c, key);
-
 	*out = def;
-	if (v != NULL && !cJSON_IsBool(v))
-		return jr_fail(c, _("expected true or false, got %s"), jr_got(v).s);
-	if (v != NULL)
-		*out = cJSON_IsTrue(v);
-	jr_path_set(c, old);
-	return 0;
+	return jr_key_bool(c, root, key, 0, out);
 }
 
 /* "KEY": a token's text, or {"content": TEXT} (absent: def), as its id in t (*id); a token t lacks is an error. */

@@ -109,17 +109,8 @@ static int unsupported(JrCtx *c, const char *type, const char *known)
 /* An optional true or false; absent: dflt. */
 static int key_bool(JrCtx *c, const cJSON *v, const char *key, int dflt, int *out)
 {
-	size_t old;
-	const cJSON *e = enter(c, v, key, &old);
 	*out = dflt;
-	if (e == NULL)
-		return 0;
-	if (cJSON_IsNull(e))
-		return jr_leave(c, old, 0);
-	if (!cJSON_IsBool(e))
-		return jr_leave(c, old, jr_fail(c, _("expected true or false, got %s"), jr_got(e).s));
-	*out = cJSON_IsTrue(e);
-	return jr_leave(c, old, 0);
+	return jr_key_bool(c, v, key, 1, out);
 }
 
 /* A Sequence: the components of the array v[key] ("normalizers": […]), each read by read. */

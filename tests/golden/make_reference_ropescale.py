@@ -59,6 +59,7 @@ import sys
 import torch
 
 from make_reference_v4 import plain   # tensors, dicts and lists as JSON's lists (a helper, no numbers)
+from lessonfiles import write_lessons
 
 torch.set_default_dtype(torch.float64)
 
@@ -333,11 +334,7 @@ def lessons(folder):
         "type": "yarn", "factor": 4, "original_max_position_embeddings": 16}}, extra={"decode": True})
     dec["layers"] = [{}, {"W_q": rnd(g, 4, 16), "rope": False}]
     out["decode_nope_layers_yarn_gqa"] = dec
-    os.makedirs(folder, exist_ok=True)
-    for name, L in out.items():
-        with open(os.path.join(folder, name + ".json"), "w", encoding="utf-8") as f:
-            json.dump(L, f, indent=1, ensure_ascii=False)
-            f.write("\n")
+    write_lessons(folder, out)
 
 
 def main(argv):

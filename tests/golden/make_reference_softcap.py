@@ -63,6 +63,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_reference_v4 as v4  # noqa: E402  (its layer, norms, RoPE and LM head, unchanged)
+from lessonfiles import write_lessons  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 T, vec, agree, CheckFailed = v4.T, v4.vec, v4.agree, v4.CheckFailed
@@ -271,11 +272,7 @@ def lessons(folder):
         "tokens": ["t0", "t1", "t2", "t3", "t4"], "X": rnd(g, n, d), "heads": h, "W_q": rnd(g, d, h * dk, 2.0),
         "W_k": rnd(g, d, h * dk, 2.0), "W_v": rnd(g, d, h * dk), "mask": "causal", "decode": True, "rope": True,
         "attn_logit_softcapping": 2.0, "sinks": [1.0, 0.0]}
-    os.makedirs(folder, exist_ok=True)
-    for name, lesson in out.items():
-        with open(os.path.join(folder, name + ".json"), "w") as f:
-            json.dump(lesson, f, ensure_ascii=False, indent=1)
-            f.write("\n")
+    write_lessons(folder, out)
 
 
 def make_all(folder):

@@ -23,13 +23,29 @@
  * off: a NoPE layer turns nothing.
  */
 typedef struct RopeTable {
-	double *inv;
+	const double *inv;
 	int rd, off;
 	double af;
 	RopeStyle style;
 } RopeTable;
 
-/* The table of a's layer for a sequence of max(n, m) positions: 0, or -1 out of memory. */
+/* The layer's frequencies for a sequence of max(n, m) positions, made once per computation (a->rope_inv, a->rope_af). */
+static int rope_setup(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	a->rope_inv = malloc(((size_t)rope_rotary_dim(cfg, lp->d_k) / 2 + 1) * sizeof *a->rope_inv);
+	if (a->rope_inv == NULL)
+		return -1;
+	a->rope_af = rope_inv_freq(cfg, lp->d_k, cfg->n > cfg->m ? cfg->n : cfg->m, a->rope_inv);
+	return 0;
+}
+
+static void rope_release(Attn *a)
+{
+	free(a->rope_inv);
+	a->rope_inv = NULL;
+}
+
+/* The table of a's layer (its setup's frequencies): 0, or -1 without them. */
 static int rope_table(const Attn *a, RopeTable *t)
 {
 	const ModelConfig *cfg = attn_config(a);
@@ -38,11 +54,9 @@ static int rope_table(const Attn *a, RopeTable *t)
 	t->rd = rope_rotary_dim(cfg, lp->d_k);
 	t->off = lp->rope_off;
 	t->style = cfg->rope_style;
-	t->inv = malloc(((size_t)t->rd / 2 + 1) * sizeof *t->inv);
-	if (t->inv == NULL)
-		return -1;
-	t->af = rope_inv_freq(cfg, lp->d_k, cfg->n > cfg->m ? cfg->n : cfg->m, t->inv);
-	return 0;
+	t->inv = a->rope_inv;
+	t->af = a->rope_af;
+	return t->inv != NULL ? 0 : -1;
 }
 
 /*
@@ -76,7 +90,6 @@ static void rope_turn(const Attn *a, double *x, int pos, int key)
 	if (rope_table(a, &t) != 0)
 		return;
 	rope_row(x, pos, &t);
-	free(t.inv);
 }
 
 /*
@@ -101,7 +114,6 @@ static void pass_rotate(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	for (int j = 0; j < a->K.rows; j++)
 		for (int h = 0; h < a->kv_heads; h++)
 			rope_row(&MAT_AT(a->K_rot, j, h * lp->d_k), j, &t);
-	free(t.inv);
 }
 
 /* q_rot = af·R(θ_i)·q, so dq = af·R(θ_i)ᵀ·dq_rot = af·R(−θ_i)·dq_rot (and k likewise), in place. */
@@ -120,7 +132,6 @@ static void rope_backward(const Attn *a, Mat *dq, Mat *dk)
 	for (int j = 0; j < cfg->m; j++)
 		for (int h = 0; h < a->kv_heads; h++)
 			rope_row(&MAT_AT(*dk, j, h * d_k), -j, &t);
-	free(t.inv);
 }
 
 /* The pairs need an even d_k, and an even count of turned columns (dynamic NTK: more than 2). */
@@ -132,18 +143,14 @@ static const char *rope_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return NULL;
 	if (lp->d_k % 2 != 0 || rd % 2 != 0 || rd < 2)
 		return "rope";
-	return cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC && rd <= 2 ? "rope" : NULL;
+	return cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC && rd == 2 ? "rope" : NULL;
 }
 
 static int rope_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
-	const RopeScaling *x = &xc->rope_scaling, *y = &yc->rope_scaling;
-
 	return xc->rope == yc->rope && xc->rope_base == yc->rope_base && xc->rope_style == yc->rope_style &&
-	       xc->rope_partial == yc->rope_partial && xp->rope_off == yp->rope_off && x->type == y->type &&
-	       x->factor == y->factor && x->orig_max == y->orig_max && x->beta_fast == y->beta_fast &&
-	       x->beta_slow == y->beta_slow && x->attn_factor == y->attn_factor && x->truncate == y->truncate &&
-	       x->low_freq == y->low_freq && x->high_freq == y->high_freq;
+	       xc->rope_partial == yc->rope_partial && xp->rope_off == yp->rope_off &&
+	       rope_scaling_eq(&xc->rope_scaling, &yc->rope_scaling);
 }
 
 /* Q_rot or K_rot: a pair of one head's row turned by the row's position (or a column that passes through). */
@@ -170,7 +177,6 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	if (c >= tb.rd) {
 		strbuf_printf(b, _("Partial RoPE: only the first %d of a head's %d columns turn; column %d passes through: %s\n"),
 		              tb.rd, dk, c, celltext_num(x1, MAT_AT(*in, i, j), utf8));
-		free(tb.inv);
 		return;
 	}
 	{
@@ -209,7 +215,6 @@ static void explain_rotate(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	else
 		strbuf_printf(b, _("(a rotation keeps the pair's length; q%sk then depends on the two positions only through their distance)\n"),
 		              celltext_sym(utf8, "\u00b7", "."));
-	free(tb.inv);
 }
 
 static const AttnMatrix rope_reads[][2] = { { AM_Q, AM_Q_ROT }, { AM_K, AM_K_ROT }, { AM_COUNT, AM_COUNT } };
@@ -224,6 +229,8 @@ const AttnVariant variant_rope = {
 	.reads = rope_reads,
 	.turn_row = rope_turn,
 	.backward = rope_backward,
+	.setup = rope_setup,
+	.release = rope_release,
 	.fault = rope_fault,
 	.same = rope_same,
 	.decode_note = N_(", then turned by RoPE at its position"),

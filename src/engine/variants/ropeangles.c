@@ -27,12 +27,12 @@ static int pair_of(const ModelConfig *cfg, int rd, int c)
 /* angles_plain (n × d_k) and angles (n × d_k). */
 static void pass_angles(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int dk = lp->d_k, rd = rope_rotary_dim(cfg, dk), seq = cfg->n > cfg->m ? cfg->n : cfg->m;
-	double *plain = malloc(((size_t)dk / 2 + 1) * sizeof *plain), *inv = malloc(((size_t)dk / 2 + 1) * sizeof *inv);
+	const int dk = lp->d_k, rd = rope_rotary_dim(cfg, dk);
+	const double *inv = a->rope_inv; /* the layer's frequencies, made once (rope.c's setup) */
+	double *plain = malloc(((size_t)dk / 2 + 1) * sizeof *plain);
 
 	if (plain != NULL && inv != NULL) {
 		rope_inv_freq_plain(cfg->rope_base, rd, plain);
-		(void)rope_inv_freq(cfg, dk, seq, inv);
 		for (int p = 0; p < a->angles.rows; p++)
 			for (int c = 0; c < dk; c++) {
 				const int i = pair_of(cfg, rd, c);
@@ -41,7 +41,6 @@ static void pass_angles(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			}
 	}
 	free(plain);
-	free(inv);
 }
 
 /* A cell: the angle, its frequency, and what the scaling did to it. */
@@ -52,9 +51,9 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const RopeScaling *s = &cfg->rope_scaling;
 	const int dk = lp->d_k, rd = rope_rotary_dim(cfg, dk), i = pair_of(cfg, rd, c);
 	const char *times = celltext_sym(utf8, "\u00d7", "*");
-	double *inv = malloc(((size_t)dk / 2 + 1) * sizeof *inv);
+	const double *inv = a->rope_inv, af = a->rope_af; /* the layer's frequencies (rope.c's setup) */
 	char x1[32], x2[32], x3[32], x4[32], x5[32], x6[32], x7[32], x8[32];
-	double plain, af;
+	double plain;
 
 	(void)h;
 	if (inv == NULL)
@@ -62,7 +61,6 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	if (i < 0) {
 		strbuf_printf(b, _("Partial RoPE: only the first %d of a head's %d columns turn; column %d passes through (angle 0)\n"),
 		              rd, dk, c);
-		free(inv);
 		return;
 	}
 	plain = pow(cfg->rope_base, -2.0 * i / rd);
@@ -72,15 +70,12 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		              celltext_num(x2, plain, utf8), p, p, times, celltext_num(x3, plain, utf8),
 		              celltext_num(x4, p * plain, utf8), celltext_sym(utf8, "\u03c0", "pi"),
 		              celltext_num(x1, 2 * M_PI / plain, utf8));
-		free(inv);
 		return;
 	}
 	if (lp->rope_off) {
 		strbuf_printf(b, _("This layer has no RoPE (a NoPE layer): nothing turns, every angle is 0\n"));
-		free(inv);
 		return;
 	}
-	af = rope_inv_freq(cfg, dk, cfg->n > cfg->m ? cfg->n : cfg->m, inv);
 	strbuf_printf(b, _("Column %d is in pair %d of the %d turned columns; its frequency is %s, so at position %d it has turned %d %s %s = %s rad\n"),
 	              c, i, rd, celltext_num(x1, inv[i], utf8), p, p, times, celltext_num(x2, inv[i], utf8),
 	              celltext_num(x3, p * inv[i], utf8));
@@ -100,12 +95,8 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		break;
 	}
 	case ROPE_SCALE_YARN: {
-		double low, high, ramp, unscaled = plain;
-		rope_yarn_range(cfg, rd, &low, &high);
-		if (low == high)
-			high += 0.001;
-		ramp = (i - low) / (high - low);
-		ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+		double low, high, unscaled = plain;
+		const double ramp = rope_yarn_ramp(cfg, rd, i, &low, &high);
 		strbuf_printf(b, _("YaRN: pairs up to %s keep their frequency (they turn many times within %d positions), pairs from %s on are divided by %s; pair %d's ramp is %s, so its frequency is %s of the interpolated %s plus %s of the original %s\n"),
 		              celltext_num(x1, low, utf8), s->orig_max, celltext_num(x2, high, utf8),
 		              celltext_num(x3, s->factor, utf8), i, celltext_num(x4, ramp, utf8),
@@ -127,7 +118,6 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		break;
 	}
 	strbuf_printf(b, _("unscaled RoPE would turn it by %s rad here (angles_plain)\n"), celltext_num(x1, p * plain, utf8));
-	free(inv);
 }
 
 const AttnVariant variant_ropeangles = {
