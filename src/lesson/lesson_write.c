@@ -211,6 +211,8 @@ static int json_layer_weights(cJSON *j, const LayerParams *y, ScoreKind score)
 	               : 0;
 }
 
+static int put_mask(cJSON *o, const LayerOwn *l);
+
 /* Format 2's keys of the whole lesson: its own layer keys, "layers" written out whole, "backward".
  * top: the lesson whose compare variant l is (NULL for the lesson itself). */
 static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
@@ -224,7 +226,8 @@ static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 		for (int i = 0; i < l->nlayers; i++) {
 			cJSON *j = cJSON_CreateObject();
 			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, &l->layer[i].lp, l->cfg.score) != 0 ||
-			    json_layer_keys(j, &l->layer[i].lp, NULL, l->cfg.qk_norm_eps) != 0)
+			    json_layer_keys(j, &l->layer[i].lp, NULL, l->cfg.qk_norm_eps) != 0 ||
+			    (l->layer[i].own.mask_own && put_mask(j, &l->layer[i].own) != 0))
 				return -1;
 		}
 	}
