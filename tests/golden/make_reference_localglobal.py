@@ -104,6 +104,28 @@ def attention(x, p, s, out, checks):
 
 
 v4.attention = attention   # v4.layer() now calls this one
+_v4_reference = v4.reference
+
+
+def reference(path, override=None):
+    """v4's reference with this attention, and with "decode" each layer's steps: the cache a step keeps is the
+    keys its query sees (a local layer's rolling window of the W most recent, a global layer's every one), so each
+    step's weights are the full row's over those keys and its output the full layer's row t."""
+    ref = _v4_reference(path, override)
+    L, s, params = read_lesson(path, override)
+    if L.get("decode"):
+        n = ref["n"]
+        for lay, p in zip(ref["layers"], params):
+            kept = sees(p["mask"], n).tolist()
+            lay["decode"] = []
+            for t in range(n):
+                cols = [j for j in range(n) if kept[t][j]]
+                k_rows = lay["attn"]["K_rot"] if "K_rot" in lay["attn"] else lay["attn"]["K"]
+                lay["decode"].append({"t": t, "K_cache": [k_rows[j] for j in cols],
+                                      "heads": [{"weights": [[hd["weights"][t][j] for j in cols]]}
+                                                for hd in lay["attn"]["heads"]],
+                                      "layer_output": [lay["output"][t]]})
+    return ref
 _v4_read_lesson = v4.read_lesson
 
 
@@ -149,6 +171,11 @@ def lessons(folder):
     top.update({k: v for k, v in l0.items() if k != "mask"})
     top["layers"] = [{"mask": "causal"}, {k: v for k, v in l1.items() if k != "mask"}, l2]
     out["global_local_global"] = top
+    # 3. Decoding token by token through both kinds: the local layer's cache rolls (window 2), the global one's grows.
+    dec = dict(out["local_then_global"], title={"en": "Local and global layers, decoded with a KV cache",
+                                                 "zh": "局部层与全局层：用 KV 缓存逐词解码"}, decode=True)
+    dec["layers"] = [{"mask": {"window": 2}}, out["local_then_global"]["layers"][1]]
+    out["local_global_decode"] = dec
     os.makedirs(folder, exist_ok=True)
     for name, lesson in out.items():
         with open(os.path.join(folder, name + ".json"), "w") as f:
@@ -162,11 +189,11 @@ def make_all(folder):
     for path in sorted(os.path.join(folder, f) for f in os.listdir(folder) if not f.endswith(".ref.json")):
         if path.endswith(".json"):
             with open(path[:-5] + ".ref.json", "w") as f:
-                json.dump(v4.reference(path), f, indent=1, allow_nan=False)
+                json.dump(reference(path), f, indent=1, allow_nan=False)
                 f.write("\n")
 
 
-v4.read_lesson, v4.lessons = read_lesson, lessons
+v4.read_lesson, v4.lessons, v4.reference = read_lesson, lessons, reference
 
 if __name__ == "__main__":
     sys.exit(make_all(sys.argv[2]) if sys.argv[1:2] == ["--all"] else v4.main(sys.argv))
