@@ -485,6 +485,19 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 		cJSON_DeleteItemFromObjectCaseSensitive(m, "steps");
 		cJSON_DeleteItemFromObjectCaseSensitive(m, "compare");
 	}
+	/*
+	 * Layer 0's own "mask" is its own: the "compare" variant read from this
+	 * merged top level keeps the top level's mask for its other layers.
+	 */
+	cJSON *cmp = cJSON_GetObjectItemCaseSensitive(m, "compare");
+	if (keep_steps && get(layer, "mask") != NULL && cJSON_IsObject(cmp) && get(cmp, "mask") == NULL) {
+		cJSON *top = get(root, "mask") != NULL ? cJSON_Duplicate(get(root, "mask"), 1) : cJSON_CreateString("none");
+		if (top == NULL || !cJSON_AddItemToObject(cmp, "mask", top)) {
+			cJSON_Delete(top);
+			cJSON_Delete(m);
+			return NULL;
+		}
+	}
 	cJSON_ArrayForEach(it, layer) {
 		cJSON *copy;
 		int k = 0;

@@ -5,6 +5,7 @@ computed with PyTorch in float64:
 
     make_reference_localglobal.py --all tests/golden/localglobal   # the lessons and every NAME.ref.json
     make_reference_localglobal.py LESSON.json > LESSON.ref.json
+    make_reference_localglobal.py lessons/localglobal.json > tests/golden/lessons/localglobal.ref.json
 
 Written from issue 23, lessons/FORMAT.md and the transformers code below,
 not from the C code. The rest of a layer (projections, RoPE, repeat_kv, the
@@ -124,7 +125,9 @@ def reference(path, override=None):
                 lay["decode"].append({"t": t, "K_cache": [k_rows[j] for j in cols],
                                       "heads": [{"weights": [[hd["weights"][t][j] for j in cols]]}
                                                 for hd in lay["attn"]["heads"]],
-                                      "layer_output": [lay["output"][t]]})
+                                      # the layer's row t: after its block, or the attention's (no block)
+                                      "layer_output" if "output" in lay else "output":
+                                          [lay.get("output", lay["attn"]["output"])[t]]})
     return ref
 _v4_read_lesson = v4.read_lesson
 
@@ -133,6 +136,8 @@ def read_lesson(path, override=None):
     L, s, params = _v4_read_lesson(path, override)
     with open(path) as f:
         J = json.load(f)
+    if override is not None:   # a "compare" variant: its keys ("mask", "layers") replace the lesson's
+        J.update({k: val for k, val in override.items() if k != "label"})
     for p, lay in zip(params, J.get("layers") or [{}]):
         p["mask"] = lay.get("mask", J.get("mask", "none"))
     return L, s, params
