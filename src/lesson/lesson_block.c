@@ -711,7 +711,7 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		c->layer_obj = cJSON_GetArrayItem(layers, i);
 		c->layer_index = i;
 		if (li_layer_from(c, &stack[i], i == 0 ? top : layer[i]) != 0 ||
-		    li_read_layer_rope(c, c->layer_obj, top->cfg.rope, &stack[i].lp) != 0) {
+		    li_read_layer_rope(c, c->layer_obj, &top->cfg, &stack[i].lp, &stack[i].own) != 0) {
 			top->nlayers = i + 1; /* what was copied, freed with top */
 			top->layer = stack;
 			stack = NULL;

@@ -31,7 +31,11 @@ src/transformers/…, at commit 00c4411cbe15d4c56d54d3b56d4d171e9c289dac):
   The mask is added as 0 / -inf before the softmax (eager_attention_forward).
 
 A lesson's layer says its kind with its own "mask" ({"window": W} local,
-"causal" global; a list of masks is every one at once). Cross-check
+"causal" global; a list of masks is every one at once), and may turn with
+its own RoPE base ("rope": {"base": b}), as Gemma 3's Gemma3TextModel keeps
+two rotary embeddings (models/gemma3/modeling_gemma3.py: rotary_emb with
+rope_theta for the global layers, rotary_emb_local with
+rope_local_base_freq for the sliding ones). Cross-check
 (stderr): the window's mask again cell by cell from i - W < j <= i, and each
 local row's weights summing to 1 over at most W keys.
 
@@ -81,8 +85,9 @@ def attention(x, p, s, out, checks):
     v = v4.linear(x, p["W_v"], p.get("b_v"))
     out["Q"], out["K"], out["V"] = q, k, v
     qt, kt, vt = q.view(n, h, dk).transpose(0, 1), k.view(n, g, dk).transpose(0, 1), v.view(n, g, dv).transpose(0, 1)
-    if s["rope"]:
-        qt, kt = v4.rope(qt, s["rope_base"]), v4.rope(kt, s["rope_base"])
+    if s["rope"]:   # the layer's own base (Gemma 3's rope_local_base_freq on its sliding layers), else the lesson's
+        base = p["rope_base"] if p["rope_base"] is not None else s["rope_base"]
+        qt, kt = v4.rope(qt, base), v4.rope(kt, base)
         out["Q_rot"], out["K_rot"] = qt.transpose(0, 1).reshape(n, h * dk), kt.transpose(0, 1).reshape(n, g * dk)
     keys, vals = v4.repeat_kv(kt, h // g), v4.repeat_kv(vt, h // g)
     scores = qt @ keys.transpose(1, 2)
@@ -140,6 +145,7 @@ def read_lesson(path, override=None):
         J.update({k: val for k, val in override.items() if k != "label"})
     for p, lay in zip(params, J.get("layers") or [{}]):
         p["mask"] = lay.get("mask", J.get("mask", "none"))
+        p["rope_base"] = lay["rope"]["base"] if isinstance(lay.get("rope"), dict) else None
     return L, s, params
 
 
@@ -181,6 +187,12 @@ def lessons(folder):
                                                  "zh": "局部层与全局层：用 KV 缓存逐词解码"}, decode=True)
     dec["layers"] = [{"mask": {"window": 2}}, out["local_then_global"]["layers"][1]]
     out["local_global_decode"] = dec
+    # 4. Gemma 3's RoPE base per kind: the local layer turns with base 10 (rope_local_base_freq; small, so that its
+    #    angles differ visibly), the global one with the lesson's 10000 (rope_theta), decoded with the cache.
+    bases = dict(out["local_then_global"], title={"en": "A RoPE base per kind of layer", "zh": "每种层各自的 RoPE 基数"},
+                 decode=True)
+    bases["layers"] = [{"mask": {"window": 3}, "rope": {"base": 10.0}}, dict(out["local_then_global"]["layers"][1])]
+    out["rope_base_per_kind"] = bases
     os.makedirs(folder, exist_ok=True)
     for name, lesson in out.items():
         with open(os.path.join(folder, name + ".json"), "w") as f:
