@@ -81,13 +81,24 @@ bad_lessons v4
 golden_dir softcap
 bad_lessons softcap
 # ... and `save` writes their keys back: the saved lesson dumps the same bytes
-for lesson in tests/golden/softcap/*.json; do
-	case $lesson in *.ref.json) continue ;; esac
-	printf 'save %s\nquit\n' "$tmp/saved.json" | "$ATTNVIZ" --plain "$lesson" >/dev/null 2>"$err"
-	"$ATTNVIZ" --dump "$lesson" >"$tmp/dump.a" 2>>"$err"
-	expect "softcap/$(basename "$lesson" .json) round-trips through save" \
-		'"$ATTNVIZ" --dump "$tmp/saved.json" 2>>"$err" | cmp -s - "$tmp/dump.a"'
-done
+# saved_dir DIR: every lesson of tests/golden/DIR, saved by the REPL, dumps the bytes it dumped
+saved_dir() {
+	for lesson in tests/golden/$1/*.json; do
+		case $lesson in *.ref.json) continue ;; esac
+		printf 'save %s\nquit\n' "$tmp/saved.json" | "$ATTNVIZ" --plain "$lesson" >/dev/null 2>"$err"
+		"$ATTNVIZ" --dump "$lesson" >"$tmp/dump.a" 2>>"$err"
+		expect "$1/$(basename "$lesson" .json) round-trips through save" \
+			'"$ATTNVIZ" --dump "$tmp/saved.json" 2>>"$err" | cmp -s - "$tmp/dump.a"'
+	done
+}
+saved_dir softcap
+# Local and global layers (tests/golden/localglobal, made by
+# make_reference_localglobal.py following transformers' masking_utils.py):
+# each layer's own "mask", a sliding window here and full attention there; the
+# loader's errors at layers[i].mask; and `save` writes each layer's mask back.
+golden_dir localglobal
+bad_lessons localglobal
+saved_dir localglobal
 # RoPE's variants (tests/golden/ropescale, made by make_reference_ropescale.py
 # following transformers' modeling_rope_utils.py): partial RoPE, NoPE layers,
 # linear, dynamic NTK, YaRN and llama3 scaling with GQA, causal masks and decode;

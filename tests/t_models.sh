@@ -28,9 +28,11 @@ argmax() {
 		awk 'NR == 1 || $1 + 0 > m { m = $1 + 0; i = NR - 1 } END { print i }'
 }
 
-# and the scaled or partial RoPE of make_ropescale_models.py (issue 23 §2)
+# and the scaled or partial RoPE of make_ropescale_models.py (issue 23 §2), the local and
+# global layers of make_localglobal_models.py (issue 23 §3)
 for name in gpt2 gpt2_prefix_f16 llama_gqa_sharded llama_tied_bf16 qwen2_bias_f16 qwen3_qknorm_bf16 \
-	llama_yarn_partial qwen3_llama3_params qwen2_dynamic llama_linear_params; do
+	llama_yarn_partial qwen3_llama3_params qwen2_dynamic llama_linear_params \
+	qwen2_layer_types qwen3_window_layers; do
 	prompts "$name"
 	k=0
 	while [ -f "$tmp/$name.$k.json" ]; do

@@ -416,9 +416,18 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 		 "{\"rope_type\": \"dynamic\", \"factor\": 2}}", "partial_rotary_factor: int(head_dim 8 × 0.25) = 2 columns would turn"},
 		{"{\"model_type\": \"gpt2\", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}}",
 		 "rope_scaling: {\"rope_type\": \"linear\", …}: attnviz computes plain RoPE only"},
-		{"{\"model_type\": \"llama\", \"sliding_window\": 4096}", "sliding_window: 4096: attnviz does not compute sliding"},
-		{"{\"model_type\": \"qwen3\", \"layer_types\": [\"full_attention\", \"sliding_attention\"]}",
+		{"{\"model_type\": \"llama\", \"sliding_window\": 4096}",
+		 "sliding_window: 4096: attnviz computes sliding windows of qwen2 and qwen3 models only"},
+		{"{\"model_type\": \"llama\", \"layer_types\": [\"full_attention\", \"sliding_attention\"]}",
 		 "layer_types[1]: \"sliding_attention\": attnviz computes \"full_attention\" layers only"},
+		/* Qwen2's and Qwen3's local and global layers (issue 23 §3): a sliding layer needs its window */
+		{"{\"model_type\": \"qwen3\", \"num_hidden_layers\": 2, \"layer_types\": [\"full_attention\", "
+		 "\"sliding_attention\"]}", "layer_types[1]: a \"sliding_attention\" layer needs a window"},
+		{"{\"model_type\": \"qwen2\", \"num_hidden_layers\": 3, \"layer_types\": [\"full_attention\"]}",
+		 "layer_types: expected a list of 3 layer types (num_hidden_layers)"},
+		{"{\"model_type\": \"qwen2\", \"num_hidden_layers\": 1, \"use_sliding_window\": true, \"layer_types\": "
+		 "[\"chunked_attention\"]}", "layer_types[0]: \"chunked_attention\": attnviz computes \"full_attention\" and"},
+		{"{\"model_type\": \"qwen2\", \"use_sliding_window\": 1}", "use_sliding_window: expected true or false, got 1"},
 		{"{\"model_type\": \"llama\", \"num_local_experts\": 8}", "num_local_experts: 8: attnviz does not compute mixtures"},
 		{"{\"model_type\": \"gpt2\", \"partial_rotary_factor\": 0.5}", "partial_rotary_factor: 0.5: attnviz rotates"},
 		{"{\"model_type\": \"llama\", \"mlp_bias\": true}", "mlp_bias: true: attnviz computes LLaMA MLPs without"},

@@ -257,8 +257,9 @@ static int set_mask_of(MaskKind *mask, int *window, Mat *matrix, int *nmasks, Ma
 
 /*
  * The mask of the layer shown: a stack's layers (an encoder's too) share
- * their stack's; each attention of an encoder–decoder's decoder keeps its
- * own (link 0's is the top level's as well).
+ * their stack's, unless they keep their own (local and global layers:
+ * mask_own); each attention of an encoder–decoder's decoder keeps its own
+ * (link 0's is the top level's as well).
  */
 static int edit_mask(Lesson *top, void *arg, char **err)
 {
@@ -266,8 +267,8 @@ static int edit_mask(Lesson *top, void *arg, char **err)
 	int i;
 	Model *stk = lesson_walk_stack(top, a->layer, &i);
 
-	if (stk == &top->model && top->encoder != NULL)
-		return set_mask(&top->layer[i].own, a, err) != 0 || (i == 0 && set_mask(&top->cfg, a, err) != 0) ? -1 : 0;
+	if ((stk == &top->model && top->encoder != NULL) || (i < stk->nlayers && stk->layer[i].own.mask_own))
+		return set_mask(&stk->layer[i].own, a, err) != 0 || (i == 0 && set_mask(&stk->cfg, a, err) != 0) ? -1 : 0;
 	return set_mask(&stk->cfg, a, err);
 }
 

@@ -49,7 +49,7 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", NULL };
+	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", "mask", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 {
@@ -485,6 +485,19 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 		cJSON_DeleteItemFromObjectCaseSensitive(m, "steps");
 		cJSON_DeleteItemFromObjectCaseSensitive(m, "compare");
 	}
+	/*
+	 * Layer 0's own "mask" is its own: the "compare" variant read from this
+	 * merged top level keeps the top level's mask for its other layers.
+	 */
+	cJSON *cmp = cJSON_GetObjectItemCaseSensitive(m, "compare");
+	if (keep_steps && get(layer, "mask") != NULL && cJSON_IsObject(cmp) && get(cmp, "mask") == NULL) {
+		cJSON *top = get(root, "mask") != NULL ? cJSON_Duplicate(get(root, "mask"), 1) : cJSON_CreateString("none");
+		if (top == NULL || !cJSON_AddItemToObject(cmp, "mask", top)) {
+			cJSON_Delete(top);
+			cJSON_Delete(m);
+			return NULL;
+		}
+	}
 	cJSON_ArrayForEach(it, layer) {
 		cJSON *copy;
 		int k = 0;
@@ -698,13 +711,24 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		c->layer_obj = cJSON_GetArrayItem(layers, i);
 		c->layer_index = i;
 		if (li_layer_from(c, &stack[i], i == 0 ? top : layer[i]) != 0 ||
-		    li_read_layer_rope(c, c->layer_obj, top->cfg.rope, &stack[i].lp) != 0) {
+		    li_read_layer_rope(c, c->layer_obj, &top->cfg, &stack[i].lp, &stack[i].own) != 0) {
 			top->nlayers = i + 1; /* what was copied, freed with top */
 			top->layer = stack;
 			stack = NULL;
 			goto out;
 		}
 	}
+	/*
+	 * Local and global layers (issue 23 §3): when any layer gives its own
+	 * "mask", every layer computes with the mask its object and the top
+	 * level make (a sliding window here, full attention there), so layer 0's
+	 * own never stands in for the others'.
+	 */
+	for (i = 0; i < n; i++)
+		if (get(cJSON_GetArrayItem(layers, i), "mask") != NULL)
+			break;
+	for (int k = 0; i < n && k < n; k++)
+		stack[k].own.mask_own = 1;
 	/* Only the stack's final norm counts: read from the top level's own block. */
 	top->cfg.has_final_norm = 0;
 	mat_free(&top->cfg.final_gamma);

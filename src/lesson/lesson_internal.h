@@ -149,8 +149,8 @@ int li_read_version(Ctx *c, const cJSON *root, Lesson *l);
 int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *nparts);
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
 int li_read_modern(Ctx *c, const cJSON *root, Lesson *l);
-/* RoPE's check once "decode" is known (no dynamic NTK with it); a layer's own "rope" (NoPE). */
-int li_read_layer_rope(Ctx *c, const cJSON *layer, int lesson_rope, LayerParams *lp);
+/* A layer's own "rope": NoPE, or its own base. */
+int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, LayerParams *lp, LayerOwn *own);
 /* "positional", "score", "heads", "kv_heads", "scale" and "mask_fill". */
 int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l);
 

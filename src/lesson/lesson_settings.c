@@ -328,20 +328,43 @@ static int read_rope_extras(Ctx *c, const cJSON *v, Lesson *l)
 
 /*
  * A layer's own "rope" (in "layers"): false makes it a NoPE layer of a lesson
- * with RoPE (SmolLM3's every 4th), true is the lesson's RoPE; merge_layer
+ * with RoPE (SmolLM3's every 4th), true is the lesson's RoPE, {"base": b}
+ * the lesson's RoPE with the layer's own base (LayerOwn.rope_base: Gemma 3's
+ * rope_local_base_freq on its local layers); merge_layer
  * leaves it out of the merged lesson, so it is read from the layer here.
  */
-int li_read_layer_rope(Ctx *c, const cJSON *layer, int lesson_rope, LayerParams *lp)
+int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, LayerParams *lp, LayerOwn *own)
 {
+	const int lesson_rope = top->rope;
+	static const char *const layer_rope_keys[] = { "base", NULL };
 	const cJSON *v = layer != NULL ? get(layer, "rope") : NULL;
 	size_t old;
 	int r = 0;
 
 	lp->rope_off = 0;
+	own->rope_own = 0;
 	if (v == NULL)
 		return 0;
 	old = path_key(c, "rope");
-	if (!cJSON_IsBool(v))
+	if (cJSON_IsObject(v) && lesson_rope) {
+		/* its own base (Gemma 3: rope_local_base_freq 10000 on the local layers, rope_theta 1000000 on the global) */
+		warn_unknown_keys(c, v, layer_rope_keys);
+		own->rope_base = 0;
+		if (top->rope_scaling.type != ROPE_SCALE_NONE) {
+			/* Gemma 3's local rotary embedding drops the scaling (rope_type "default"): not mixed here yet */
+			r = fail(c, _("a layer's own base turns unscaled in Gemma 3, but this lesson's RoPE is scaled: give "
+			              "the layers one base, or leave out \"scaling\""));
+		} else if (get(v, "base") == NULL) {
+			path_key(c, "base");
+			r = fail(c, _("missing: a layer's \"rope\" object gives its own \"base\" (scaling and style stay at the top level)"));
+		} else if (key_finite(c, v, "base", &own->rope_base) == 0 && !(own->rope_base > 0)) {
+			path_key(c, "base");
+			r = fail(c, _("expected a base above 0, got %g"), own->rope_base);
+		} else {
+			own->rope_own = c->err == NULL;
+			r = c->err == NULL ? 0 : -1;
+		}
+	} else if (!cJSON_IsBool(v) && !cJSON_IsObject(v))
 		r = fail(c, _("expected false (a layer without RoPE, a NoPE layer) or true, got %s"), got(v).s);
 	else if (!lesson_rope && cJSON_IsFalse(v))
 		r = fail(c, _("a layer can leave out RoPE only in a lesson with \"rope\" at its top level"));

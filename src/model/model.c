@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* When a layer keeps a setting of its own rather than the model's. */
-enum { OWN_ALWAYS, OWN_ENCDEC };
+enum { OWN_ALWAYS, OWN_MASK, OWN_ROPE };
 
 #define OWN(field, when) { offsetof(ModelConfig, field), offsetof(LayerOwn, field), sizeof(((ModelConfig *)0)->field), when }
 
@@ -26,21 +26,22 @@ static const struct {
 	OWN(source_tokens, OWN_ALWAYS),
 	OWN(has_source, OWN_ALWAYS),
 	OWN(source_input, OWN_ALWAYS),
-	OWN(mask, OWN_ENCDEC),          /* an encoder–decoder's links keep their own masks */
-	OWN(mask_matrix, OWN_ENCDEC),
-	OWN(window, OWN_ENCDEC),
-	OWN(nmasks, OWN_ENCDEC),
-	OWN(masks, OWN_ENCDEC),
+	OWN(mask, OWN_MASK),            /* an encoder–decoder's links keep their own masks, and a layer whose mask_own says so */
+	OWN(mask_matrix, OWN_MASK),
+	OWN(window, OWN_MASK),
+	OWN(nmasks, OWN_MASK),
+	OWN(masks, OWN_MASK),
+	OWN(rope_base, OWN_ROPE),       /* a layer's own RoPE base when its rope_own says so */
 };
 /* clang-format on */
-_Static_assert(sizeof layer_own / sizeof layer_own[0] == 11, "every field of LayerOwn is in the table");
+_Static_assert(sizeof layer_own / sizeof layer_own[0] == 12, "every field of LayerOwn is in the table (but mask_own and rope_own, which say when)");
 
 void model_layer_config(const ModelConfig *shared, const LayerOwn *own, int i, int nlayers, int encdec,
                         const Mat *input, ModelConfig *out)
 {
 	*out = *shared;
 	for (size_t k = 0; k < sizeof layer_own / sizeof layer_own[0]; k++)
-		if (layer_own[k].when == OWN_ALWAYS || encdec)
+		if (layer_own[k].when == OWN_ROPE ? own->rope_own : (layer_own[k].when == OWN_ALWAYS || encdec || own->mask_own))
 			memcpy((char *)out + layer_own[k].offset, (const char *)own + layer_own[k].own_offset, layer_own[k].size);
 	out->input = *input;
 	out->positional = i == 0 ? shared->positional : POS_NONE; /* positions are added once, before layer 0 */

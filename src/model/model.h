@@ -189,7 +189,10 @@ typedef struct LayerParams {
 /*
  * The shared settings one layer keeps of its own (model_layer_config's
  * table; the fields are ModelConfig's of the same name): its source, its
- * d_model, and an encoder–decoder link's mask.
+ * d_model, and an encoder–decoder link's mask, or a stack layer's when
+ * mask_own says so (issue 23 §3: local and global layers, a sliding window
+ * on some layers and full attention on the others), and RoPE's base when
+ * rope_own says so (a RoPE base per kind of layer, as Gemma 3's).
  */
 typedef struct LayerOwn {
 	int m, d_model, d_src;
@@ -201,6 +204,9 @@ typedef struct LayerOwn {
 	int window;
 	int nmasks;
 	MaskPart *masks;      /* owned */
+	int mask_own;         /* a stack's layer computes with its own mask (a layer's "mask", a model's layer_types) */
+	double rope_base;     /* RoPE's base, the layer's own when rope_own (Gemma 3: 10000 local, 1000000 global) */
+	int rope_own;         /* a layer's "rope": {"base": B} */
 } LayerOwn;
 
 /* One layer of a model with layers: its parameters and its own settings. */

@@ -285,11 +285,15 @@ char *textfmt_cache_lines(const Session *s, int utf8)
 	const int g = sh->kv_heads, h = sh->heads, n = attn_config(s->attn)->n, w = model_mask_window(attn_config(s->attn));
 	const long tok = stats_kv_bytes_per_token(sh, g), full = stats_kv_bytes_per_token(sh, h);
 	long all = 0;
-	int layers = 0;
+	int layers = 0, local = 0;
 	StrBuf b = { 0 };
 
-	for (const Attn *a = s->model; a != NULL; a = a->next, layers++)
-		all += stats_kv_bytes_per_token(&a->shape, a->shape.kv_heads) * (w > 0 && w < n ? w : n);
+	/* each layer's own window: local and global layers keep a rolling window and every token (issue 23 §3) */
+	for (const Attn *a = s->model; a != NULL; a = a->next, layers++) {
+		const int wa = model_mask_window(attn_config(a));
+		all += stats_kv_bytes_per_token(&a->shape, a->shape.kv_heads) * (wa > 0 && wa < n ? wa : n);
+		local += wa > 0 && wa < n;
+	}
 	strbuf_printf(&b, _("KV cache: kv_heads%s(d_k + d_v)%s8 = %d%s(%d + %d)%s8 = %ld bytes per token per layer\n"), dot, dot,
 	              g, dot, sh->dim[DIM_DK], sh->dim[DIM_DV], dot, tok);
 	if (g < h)
@@ -309,6 +313,9 @@ char *textfmt_cache_lines(const Session *s, int utf8)
 		              ngettext("  %d tokens: %ld bytes per layer, %ld in %d layer\n",
 		                       "  %d tokens: %ld bytes per layer, %ld in %d layers\n", (unsigned long)layers),
 		              n, tok * n, all, layers);
+	if (local > 0 && local < layers)
+		strbuf_printf(&b, _("  local and global layers: %d keep a rolling window, %d keep every token (%ld bytes in all)\n"),
+		              local, layers - local, all);
 	if (b.oom) {
 		free(b.s);
 		return NULL;

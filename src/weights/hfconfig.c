@@ -231,15 +231,17 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 		return jr_fail(c, _("%s: attnviz computes plain RoPE only (rope_scaling null) for now"), jr_got(v).s);
 	}
 	jr_path_set(c, 0);
-	if ((v = jr_enter(c, root, "use_sliding_window", &old)) != NULL && cJSON_IsTrue(v))
-		return jr_fail(c, _("true: attnviz does not compute sliding windows yet"));
+	/* Qwen2 and Qwen3 read their windows with the sizes (read_windows); LlamaModel and GPT-2 have none */
+	if (a != HF_QWEN2 && a != HF_QWEN3 && (v = jr_enter(c, root, "use_sliding_window", &old)) != NULL &&
+	    cJSON_IsTrue(v))
+		return jr_fail(c, _("true: attnviz computes sliding windows of qwen2 and qwen3 models only"));
 	jr_path_set(c, 0);
-	/* Qwen2Config and Qwen3Config keep sliding_window only when use_sliding_window says so */
 	if (a != HF_QWEN2 && a != HF_QWEN3 && (v = jr_enter(c, root, "sliding_window", &old)) != NULL &&
 	    !cJSON_IsNull(v) && !cJSON_IsFalse(v))
-		return jr_fail(c, _("%s: attnviz does not compute sliding windows yet (sliding_window null)"), jr_got(v).s);
+		return jr_fail(c, _("%s: attnviz computes sliding windows of qwen2 and qwen3 models only (sliding_window "
+		                    "null)"), jr_got(v).s);
 	jr_path_set(c, 0);
-	if ((v = jr_enter(c, root, "layer_types", &old)) != NULL && cJSON_IsArray(v)) {
+	if (a != HF_QWEN2 && a != HF_QWEN3 && (v = jr_enter(c, root, "layer_types", &old)) != NULL && cJSON_IsArray(v)) {
 		const cJSON *e;
 		int i = 0;
 		cJSON_ArrayForEach(e, v) {
@@ -276,6 +278,58 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 		jr_path_set(c, 0);
 	}
 	return 0;
+}
+
+/*
+ * Qwen2's and Qwen3's local and global layers (configuration_qwen2.py,
+ * configuration_qwen3.py, __post_init__): sliding_window (default 4096) is
+ * kept only when use_sliding_window; layer_types given, or else
+ * "sliding_attention" for layers i ≥ max_window_layers (default 28) when a
+ * window is kept. Qwen2Attention slides on a "sliding_attention" layer
+ * (create_sliding_window_causal_mask), a "full_attention" layer is causal.
+ */
+static int read_windows(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	const cJSON *types = jr_get(root, "layer_types"), *e;
+	int use = 0, window = 4096, max_window_layers = 28, any = 0, i = 0;
+	size_t old;
+
+	if (bool_key(c, root, "use_sliding_window", &use) != 0)
+		return -1;
+	if (jr_get(root, "sliding_window") != NULL && cJSON_IsNull(jr_get(root, "sliding_window")))
+		window = 0;
+	if (size_key(c, root, "sliding_window", 1L << 24, 1, &window) != 0 ||
+	    size_key(c, root, "max_window_layers", HF_MAX_LAYERS, 0, &max_window_layers) != 0)
+		return -1;
+	if (!use)
+		window = 0;
+	if (types == NULL || cJSON_IsNull(types)) {
+		for (i = 0; i < cfg->num_layers; i++)
+			any |= cfg->sliding[i] = window > 0 && i >= max_window_layers;
+		cfg->sliding_window = any ? window : 0;
+		return 0;
+	}
+	old = jr_path_key(c, "layer_types");
+	if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != cfg->num_layers)
+		return jr_leave(c, old, jr_fail(c, _("expected a list of %d layer types (num_hidden_layers), each "
+		                                     "\"full_attention\" or \"sliding_attention\", got %s"),
+		                                 cfg->num_layers, jr_got(types).s));
+	cJSON_ArrayForEach(e, types) {
+		const size_t o2 = jr_path_index(c, i++);
+		if (cJSON_IsString(e) && strcmp(e->valuestring, "full_attention") == 0)
+			cfg->sliding[i - 1] = 0;
+		else if (cJSON_IsString(e) && strcmp(e->valuestring, "sliding_attention") == 0)
+			any = cfg->sliding[i - 1] = 1;
+		else
+			return jr_leave(c, old, jr_fail(c, _("%s: attnviz computes \"full_attention\" and "
+			                                     "\"sliding_attention\" layers"), jr_got(e).s));
+		if (cfg->sliding[i - 1] && window == 0)
+			return jr_leave(c, old, jr_fail(c, _("a \"sliding_attention\" layer needs a window: "
+			                                     "use_sliding_window true and sliding_window a size")));
+		jr_path_set(c, o2);
+	}
+	cfg->sliding_window = any ? window : 0;
+	return jr_leave(c, old, 0);
 }
 
 static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
@@ -342,7 +396,8 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 			jr_path_key(c, "rope_theta");
 			return jr_fail(c, _("expected a base above 0, got %g"), cfg->rope_theta);
 		}
-		if (hfrope_read(c, root, cfg) != 0)
+		if (hfrope_read(c, root, cfg) != 0 ||
+		    ((cfg->arch == HF_QWEN2 || cfg->arch == HF_QWEN3) && read_windows(c, root, cfg) != 0))
 			return -1;
 		/* attention_bias: LlamaConfig and Qwen3Config (q, k, v and o); Qwen2's biases are fixed */
 		if (cfg->arch != HF_QWEN2) {

@@ -7,8 +7,8 @@
  *
  * What attnviz does not compute yet is refused here, by the key and its
  * value: an unknown model_type, a rope_type other than default, linear,
- * dynamic, yarn and llama3, sliding windows, mixtures of experts, an
- * activation other than the architecture's own.
+ * dynamic, yarn and llama3, sliding windows outside Qwen2 and Qwen3,
+ * mixtures of experts, an activation other than the architecture's own.
  */
 #ifndef ATTNVIZ_HFCONFIG_H
 #define ATTNVIZ_HFCONFIG_H
@@ -24,6 +24,7 @@ typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_ARCH_COUNT } HfA
 typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
 
 #define HF_MAX_EOS 8
+#define HF_MAX_LAYERS 1024 /* num_hidden_layers' limit */
 
 typedef struct HfConfig {
 	HfArch arch;
@@ -48,6 +49,14 @@ typedef struct HfConfig {
 	int qkv_bias;           /* q, k and v projections have biases (GPT-2, Qwen2, attention_bias) */
 	int o_bias;             /* the output projection has one (GPT-2, attention_bias) */
 	int qk_norm;            /* Qwen3's q_norm and k_norm */
+	/*
+	 * Local and global layers (issue 23 §3), as Qwen2Config/Qwen3Config make
+	 * layer_types: given, else "sliding_attention" for layers i ≥
+	 * max_window_layers when use_sliding_window; sliding_window is the window
+	 * W of those (a query at i sees keys i − W < j ≤ i), 0 when no layer slides.
+	 */
+	int sliding_window;
+	unsigned char sliding[HF_MAX_LAYERS]; /* layer i is a "sliding_attention" layer */
 	long long bos_token_id; /* -1 when none */
 	int n_eos;
 	long long eos_token_id[HF_MAX_EOS];

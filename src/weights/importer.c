@@ -248,11 +248,18 @@ static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char *
 		for (int i = 0; i < c->num_layers; i++)
 			if (layer_weights(c, w, i, lesson_layer_params(l, i), err) != 0)
 				return -1;
-		if (layer_params_copy(&l->lp, lesson_layer_params(l, 0)) != 0) {
-			*err = strdup(_("out of memory"));
+		if (layer_params_copy(&l->lp, lesson_layer_params(l, 0)) != 0 || layers_build(l, NULL, NULL, err) != 0) {
+			*err = *err ? *err : strdup(_("out of memory"));
 			return -1;
 		}
-		return layers_build(l, NULL, NULL, err);
+		/* local and global layers: a "sliding_attention" layer's causal window of W, the others causal */
+		for (int i = 0; c->sliding_window > 0 && i < c->num_layers; i++) {
+			LayerOwn *own = lesson_layer_own(l, i);
+			own->mask_own = 1;
+			own->mask = c->sliding[i] ? MASK_WINDOW : l->cfg.mask;
+			own->window = c->sliding[i] ? c->sliding_window : 0;
+		}
+		return 0;
 	}
 	for (int i = 0; i < nl; i++) {
 		LayerOwn *own = lesson_layer_own(l, i);
@@ -260,7 +267,8 @@ static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char *
 			continue;
 		own->m = l->cfg.n;
 		own->d_model = own->d_src = l->cfg.d_model;
-		own->mask = l->cfg.mask;
+		if (!own->mask_own) /* a sliding layer keeps its window on another prompt */
+			own->mask = l->cfg.mask;
 	}
 	return 0;
 }

@@ -600,6 +600,11 @@ def forward_gpt2(m, r, W, ids):
     return rec
 
 
+def layer_window(m, r, i):
+    """The sliding window W of layer i, 0 for full attention (make_localglobal_models.py replaces this)."""
+    return 0
+
+
 def forward_llama(m, r, W, ids):
     """LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM on one sequence."""
     n, D = len(ids), r["hidden_size"]
@@ -645,7 +650,11 @@ def forward_llama(m, r, W, ids):
         value_states = repeat_kv(v, groups)
         scores = torch.matmul(q, key_states.transpose(1, 2))
         w = scores * scaling
-        w = w + mask
+        win = layer_window(m, r, i)
+        if win:   # create_sliding_window_causal_mask: finfo.min where j > i or j <= i - W
+            w = w + (mask + torch.tril(torch.full((n, n), torch.finfo(torch.float64).min), diagonal=-win))
+        else:
+            w = w + mask
         w = F.softmax(w, dim=-1)                                       # (float32 in transformers)
         out = torch.matmul(w, value_states)
         att["heads"] = [{"kv_head": j // groups, "scores": mat(scores[j]), "weights": mat(w[j]),
@@ -743,13 +752,15 @@ def second_forward(m, r, W, ids):
             g = j // (H // KV)
             qj, kj, vj = q[:, j * hd:(j + 1) * hd], k[:, g * hd:(g + 1) * hd], v[:, g * hd:(g + 1) * hd]
             wts = torch.zeros(n, n)
+            win = 0 if gpt2 else layer_window(m, r, i)
             for t in range(n):
-                s = [float(qj[t] @ kj[u]) / math.sqrt(hd) for u in range(t + 1)]
+                lo = max(0, t - win + 1) if win else 0   # the keys u with t - W < u <= t
+                s = [float(qj[t] @ kj[u]) / math.sqrt(hd) for u in range(lo, t + 1)]
                 mx = max(s)
                 e = [math.exp(z - mx) for z in s]
                 tot = sum(e)
-                for u in range(t + 1):
-                    wts[t, u] = e[u] / tot
+                for u in range(lo, t + 1):
+                    wts[t, u] = e[u - lo] / tot
             heads.append(wts)
             qk = qj @ kj.t()
             lay.setdefault("scores", []).append(qk)
@@ -877,6 +888,15 @@ def rewrite_tensors(folder, edit):
     write_safetensors(path, entries)
 
 
+def write_reference(m, ref):
+    """NAME.ref.json beside the folder, and a line saying how peaked its softmax is."""
+    with open(os.path.join(HERE, m["name"] + ".ref.json"), "w") as f:
+        json.dump(ref, f, separators=(",", ":"), sort_keys=True)
+        f.write("\n")
+    print("%-20s %s, %d prompts, mean top weight %.2f" % (m["name"], m["dtype"], len(m["prompts"]), spread(ref)),
+          file=sys.stderr)
+
+
 def bad_folders():
     """Folders attnviz must refuse, each from a good one with one thing wrong."""
     bad = os.path.join(HERE, "bad")
@@ -914,8 +934,13 @@ def bad_folders():
                          'linear, dynamic, yarn and llama3',
          edit=lambda c: c.update(rope_scaling={"long_factor": [1.0, 1.0, 1.0, 1.0], "short_factor": [1.0, 1.0, 1.0, 1.0],
                                                "original_max_position_embeddings": 64, "rope_type": "longrope"}))
-    case("sliding_window", "config.json: use_sliding_window: true: attnviz does not compute sliding windows",
-         src="qwen2_bias_f16", edit=lambda c: c.update(use_sliding_window=True))
+    case("sliding_window", 'config.json: layer_types[1]: a "sliding_attention" layer needs a window',
+         src="qwen2_bias_f16", edit=lambda c: c.update(layer_types=["full_attention", "sliding_attention"]))
+    case("sliding_llama", "config.json: use_sliding_window: true: attnviz computes sliding windows of qwen2 and "
+         "qwen3 models only", edit=lambda c: c.update(use_sliding_window=True))
+    case("layer_types", 'config.json: layer_types[0]: "chunked_attention": attnviz computes "full_attention" and '
+         '"sliding_attention" layers', src="qwen2_bias_f16",
+         edit=lambda c: c.update(layer_types=["chunked_attention", "full_attention"]))
     case("moe", "config.json: num_experts: 8: attnviz does not compute mixtures of experts",
          src="qwen3_qknorm_bf16", edit=lambda c: c.update(num_experts=8, num_experts_per_tok=2))
     case("hidden_act", 'config.json: hidden_act: "gelu": attnviz computes llama models with "silu"',
@@ -972,12 +997,7 @@ def main():
         values, files, entries = write_folder(m, r, folder)
         if m.get("tokenizer"):
             write_tokenizer(r, folder)
-        ref = reference(m, r, values, files, entries)
-        with open(os.path.join(HERE, m["name"] + ".ref.json"), "w") as f:
-            json.dump(ref, f, separators=(",", ":"), sort_keys=True)
-            f.write("\n")
-        print("%-20s %s, %d prompts, mean top weight %.2f" % (m["name"], m["dtype"], len(m["prompts"]), spread(ref)),
-              file=sys.stderr)
+        write_reference(m, reference(m, r, values, files, entries))
     bad_folders()
 
 

@@ -35,7 +35,6 @@ Cross-check (aborts on disagreement): each layer's Q_rot and K_rot again from it
 make_reference_ropescale.py's rope(), written independently (complex numbers for the pairs).
 """
 
-import json
 import os
 import sys
 
@@ -169,12 +168,7 @@ def main():
         r["rope_theta"] = CURRENT["rope"]["base"]
         folder = os.path.join(HERE, m["name"])
         values, files, entries = mm.write_folder(m, r, folder)
-        ref = mm.reference(m, r, values, files, entries)
-        with open(os.path.join(HERE, m["name"] + ".ref.json"), "w") as f:
-            json.dump(ref, f, separators=(",", ":"), sort_keys=True)
-            f.write("\n")
-        print("%-20s %s, %d prompts, mean top weight %.2f" % (m["name"], m["dtype"], len(m["prompts"]),
-                                                              mm.spread(ref)), file=sys.stderr)
+        mm.write_reference(m, mm.reference(m, r, values, files, entries))
 
 
 if __name__ == "__main__":
