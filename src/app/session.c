@@ -683,6 +683,11 @@ int session_questions_open(const Session *s)
 	return open;
 }
 
+int session_finished(const Session *s)
+{
+	return s->nwalk > 0 && s->step == s->nwalk - 1 && session_questions_open(s) == 0;
+}
+
 int session_prev(Session *s, char **err)
 {
 	if (substep_move(s, -1))

@@ -593,8 +593,12 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			fputc('\n', f);
 		}
 	}
-	if (s->step == s->nwalk - 1 && session_next_lesson(s) != NULL)
+	/* finished only with every question answered or skipped (session_finished) */
+	if (session_finished(s) && session_next_lesson(s) != NULL)
 		fprintf(f, _("\nFinished. Next lesson: load %s\n"), session_next_lesson(s));
+	else if (s->step == s->nwalk - 1 && session_questions_open(s) > 0)
+		fprintf(f, _("\nLast step; questions still open: %d (answer or skip them to finish)\n"),
+		        session_questions_open(s));
 }
 
 void textfmt_progress(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8)

@@ -500,7 +500,7 @@ tui_draw_status(Tui *t)
 	} else {
 		int x = 0;
 		const int at_end = t->s->step == t->s->nwalk - 1, open = at_end ? session_questions_open(t->s) : 0;
-		const char *next = at_end && open == 0 ? session_next_lesson(t->s) : NULL;
+		const char *next = session_finished(t->s) ? session_next_lesson(t->s) : NULL;
 		char offer[96];
 		/* finished only with every question answered or skipped */
 		if (next != NULL)
