@@ -144,12 +144,15 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	if (extra != NULL && extra->prefix != NULL)
 		fputs(extra->prefix, f);
 	if (extra != NULL && extra->head != NULL)
-		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d\n", matrix_name(which), extra->head, c0 + lshift, c1 - 1 + lshift, m->rows,
+		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d", matrix_name(which), extra->head, c0 + lshift, c1 - 1 + lshift, m->rows,
 		        utf8 ? "\u00d7" : "x", c1 - c0);
 	else if (matrix_per_head(which) && a->heads > 1)
-		fprintf(f, "%s (head %d)  %d %s %d\n", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
+		fprintf(f, "%s (head %d)  %d %s %d", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	else
-		fprintf(f, "%s  %d %s %d\n", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
+		fprintf(f, "%s  %d %s %d", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
+	char *note = labels_title_note(a, which, utf8); /* dec_scores: raw q·k, scaled in the softmax */
+	fprintf(f, "%s%s\n", note != NULL ? "  " : "", note != NULL ? note : "");
+	free(note);
 	put_padded(f, "", lw, 0);
 	for (j = c0; j < c1; j++) {
 		char *s = fit_label(labels_col(a, which, j + lshift), utf8);
