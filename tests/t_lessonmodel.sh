@@ -232,7 +232,7 @@ printf 'decode on\ngenerate 1\ngoto decode\nexplain dec_output 7 3\nexplain outp
 	"$ATTNVIZ" --plain --model induction "A B C D A B C" >"$out" 2>"$err"
 dec=$(sed -n 's/^dec_output\[7\]\[3\] = //p' "$out")
 full=$(sed -n 's/^output\[7\]\[3\] = //p' "$out")
-expect "decode on: the model's tokens through the KV cache, generate's token too" 'grep -q "^decode on: each of the 7 tokens computed in turn with a KV cache" "$out" && grep -q "stage: decode, step 0 of 8" "$out" && grep -q "^decode off" "$out"'
+expect "decode on: the model's tokens through the KV cache, generate's token too" 'grep -q "^decode on: each of the 7 tokens computed in turn with a KV cache" "$out" && grep -q "stage: decode, token 0 (·A), cache 1 row" "$out" && grep -q "^decode off" "$out"'
 expect "decode: the generated token's cached row equals the full computation's ($dec, $full)" '[ -n "$dec" ] && [ "$dec" = "$full" ] && grep -q "the full computation.s row 7 holds $dec" "$out"'
 printf 'decode on\n' | "$ATTNVIZ" --plain --model tests/models/qwen3_qknorm_bf16 --ids 1,2,3 >"$out" 2>"$err"
 expect "decode on with QK-norm: refused, saying why" 'grep -q "decode: QK-norm is not computed token by token yet" "$out" "$err"'

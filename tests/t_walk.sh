@@ -25,4 +25,24 @@ expect "plain zh: dec_scores' title says ÷√3" 'has "$out" "dec_scores  5 × 5
 printf 'step 5\n' | LC_ALL=C "$ATTNVIZ" --plain --lang en lessons/kvcache.json >"$out" 2>"$err"
 expect "plain LANG=C: in ASCII" 'has "$out" "dec_scores  5 x 5  q.k, /sqrt(3) in softmax"'
 
+# ---- one walk forward (§3): kvcache's decode steps, one token a step, one counter
+printf 'step 4\nn\n' | "$ATTNVIZ" --plain --lang en lessons/kvcache.json >"$out" 2>"$err"
+expect "walk: n at kvcache step 4 (token 0) goes to step 5 (token 1), not to a token inside step 4" \
+	'grep -q "step 4/9, stage: decode, token 0 (机), cache 1 row\$" "$out" && grep -q "step 5/9, stage: decode, token 1 (器), cache 2 rows\$" "$out" && [ "$(grep -c "^== " "$out")" -eq 3 ]'
+expect "walk: one counter (no 'step 1 of 5', no 'Step 1 of 5:')" 'hasnt "$out" " of 5" && has "$out" "Token 1 (器) makes its q, k and v"'
+# every n to the end: the tokens shown never go back, and each question's step comes before its token is shown
+printf 'step 4\nn\nn\nn\nn\nn\nn\nn\nn\nn\nn\n' | "$ATTNVIZ" --plain --lang en lessons/kvcache.json >"$out" 2>"$err"
+sed -n 's/^== .* step \([0-9]*\)\/9, stage: decode, token \([0-9]\).*/\1 \2/p' "$out" >"$tmp/walk"
+expect "walk: kvcache's steps 4-9 show tokens 0 1 2 3 4 4, each once, in order" \
+	'[ "$(awk "\$1 != p { printf \"%s \", \$2; p = \$1 }" "$tmp/walk")" = "0 1 2 3 4 4 " ] && [ "$(awk "{ print \$1 }" "$tmp/walk" | uniq | wc -l)" -eq 6 ] && awk "\$2 < last { exit 1 } { last = \$2 }" "$tmp/walk"'
+printf 'step 5\np\n' | "$ATTNVIZ" --plain --lang en lessons/kvcache.json >"$out" 2>"$err"
+expect "walk: p at step 5 goes back to step 4 at token 0" 'tail -n +2 "$out" | grep -q "step 4/9, stage: decode, token 0 (机)"'
+printf 'step 5\n' | "$ATTNVIZ" --plain --lang zh lessons/kvcache.json >"$out" 2>"$err"
+expect "walk zh: one counter, the token named" 'has "$out" "第 5/9 步，阶段：decode，词元 1（器），缓存 2 行" && hasnt "$out" "共 5 步"'
+# flash: a step without a tile goes on from the tile before it (not back to the first); p goes back a step at a time
+printf 'step 6\nskip\nn\n' | "$ATTNVIZ" --plain --lang en lessons/flash.json >"$out" 2>"$err"
+expect "walk: flash step 7 stays at the last tile, (1, 1)" 'grep -q "step 7/8, stage: flash, tile (1, 1)\$" "$out" && hasnt "$out" "tile (0, 0)"'
+printf 'step 4\np\n' | "$ATTNVIZ" --plain --lang en lessons/flash.json >"$out" 2>"$err"
+expect "walk: p at flash step 4 (tile (0, 1)) goes to step 3 (tile (0, 0))" 'grep -q "step 3/8, stage: flash, tile (0, 0)\$" "$out"'
+
 finish

@@ -272,12 +272,18 @@ char *textfmt_substep(const Session *s, int utf8)
 {
 	int nqb, nkb;
 
-	if (s->dec_t >= 0 && session_decode_steps(s) > 0)
-		return str_printf(ngettext("step %d of %d, cache %d row", "step %d of %d, cache %d rows",
-		                           (unsigned long)session_cache_rows(s, s->dec_t)),
-		                  s->dec_t, session_decode_steps(s), session_cache_rows(s, s->dec_t));
+	/* where the walk is, by name: the lesson's step is the one counter (issue 25 §3) */
+	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
+		char *tok = text_escape(attn_config(s->attn)->tokens[s->dec_t], ""), *a = utf8 || tok == NULL ? NULL : text_ascii(tok);
+		char *r = str_printf(ngettext("token %d (%s), cache %d row", "token %d (%s), cache %d rows",
+		                              (unsigned long)session_cache_rows(s, s->dec_t)),
+		                     s->dec_t, a ? a : tok ? tok : "", session_cache_rows(s, s->dec_t));
+		free(a);
+		free(tok);
+		return r;
+	}
 	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0)
-		return str_printf(_("tile (%d, %d) of %d%s%d"), s->tile_q, s->tile_k, nqb, utf8 ? "\u00d7" : "x", nkb);
+		return str_printf(_("tile (%d, %d)"), s->tile_q, s->tile_k);
 	return NULL;
 }
 
@@ -348,22 +354,22 @@ char *textfmt_caption(const Session *s, int utf8)
 		/* one whole sentence each: how many rows the cache holds, and whether the window dropped one or more */
 		if (dropped <= 0)
 			strbuf_printf(&b,
-			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s.\n",
-			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s.\n",
+			              ngettext("Token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s.\n",
+			                       "Token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s.\n",
 			                       (unsigned long)rows),
-			              t, session_decode_steps(s), t, tok ? tok : "", held);
+			              t, tok ? tok : "", held);
 		else if (dropped == 1)
 			strbuf_printf(&b,
-			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped row %s).\n",
-			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped row %s).\n",
+			              ngettext("Token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped row %s).\n",
+			                       "Token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped row %s).\n",
 			                       (unsigned long)rows),
-			              t, session_decode_steps(s), t, tok ? tok : "", held, rows, gone);
+			              t, tok ? tok : "", held, rows, gone);
 		else
 			strbuf_printf(&b,
-			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped rows %s).\n",
-			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped rows %s).\n",
+			              ngettext("Token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped rows %s).\n",
+			                       "Token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped rows %s).\n",
 			                       (unsigned long)rows),
-			              t, session_decode_steps(s), t, tok ? tok : "", held, rows, gone);
+			              t, tok ? tok : "", held, rows, gone);
 		free(tok);
 		/* the cache's size may be what an open question asks: it comes once the question is answered */
 		char *cache = session_quiz_pending(s) ? NULL : textfmt_cache_lines(s, utf8);
