@@ -150,7 +150,7 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		fprintf(f, "%s (head %d)  %d %s %d", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	else
 		fprintf(f, "%s  %d %s %d", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
-	char *note = labels_title_note(a, which, utf8); /* dec_scores: raw q·k, scaled in the softmax */
+	char *note = labels_title_note(a, which, utf8, 0); /* dec_scores: raw q·k, scaled in the softmax */
 	fprintf(f, "%s%s\n", note != NULL ? "  " : "", note != NULL ? note : "");
 	free(note);
 	put_padded(f, "", lw, 0);
