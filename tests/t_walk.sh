@@ -45,4 +45,31 @@ expect "walk: flash step 7 stays at the last tile, (1, 1)" 'grep -q "step 7/8, s
 printf 'step 4\np\n' | "$ATTNVIZ" --plain --lang en lessons/flash.json >"$out" 2>"$err"
 expect "walk: p at flash step 4 (tile (0, 1)) goes to step 3 (tile (0, 0))" 'grep -q "step 3/8, stage: flash, tile (0, 0)\$" "$out"'
 
+# ---- the screen at 80×24 (§4): what a step is about is on it, whole
+. "$(dirname "$0")/tmux.sh"
+s=walk1
+start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$tmp/w-state" --lang en lessons/kvcache.json
+wait_for "$s" 'step 1/' >/dev/null
+cmd "$s" "step 6"
+shows "80x24: kvcache's dec_scores title, in a third of the width, says ÷√3 later" "$s" '^dec_scores  5×5  ÷√3 later  '
+shows "80x24: the stage line's one counter names the token" "$s" 'step 6/9  stage: decode, token 2 \(学\), cache 3 rows'
+snap "$s"
+expect "80x24: the decode formula wraps at a blank, whole (not cut at K_cac)" \
+	'grep -q "^ softmax(q_t·K_cacheᵀ × factor); out_t = w·V_cache *\$" "$tmp/screen" && ! grep -q "K_cac *\$" "$tmp/screen"'
+cmd "$s" "step 5"
+shows "80x24: in a wider pane, q·k, ÷√3 in softmax" "$s" '^dec_scores  5×5  q·k, ÷√3 in softmax  '
+quits "$s" walk1
+# selfattn step 2 at 80×24: once answered, seven panes of three rows each; the rows shown are
+# the ones the question was about, the two saws (rows 1 and 3), not rows 0-2
+s=walk2
+start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$tmp/w-state" --lang en
+wait_for "$s" 'step 1/' >/dev/null
+keys "$s" n
+wait_for "$s" 'step 2/' >/dev/null
+cmd "$s" "answer 2"
+shows "80x24: selfattn step 2 answered shows X, Q, K and V rows 1-3" "$s" '^X  4×3  r1-3 c0-2 .*Q  4×3  r1-3 c0-2'
+snap "$s"
+expect "80x24: ... both saws on screen in V" '[ "$(sed -n "/^V  4×3/,/^───/p" "$tmp/screen" | grep -c "^saw ")" -eq 2 ]'
+quits "$s" walk2
+
 finish
