@@ -45,6 +45,19 @@ expect "walk: flash step 7 stays at the last tile, (1, 1)" 'grep -q "step 7/8, s
 printf 'step 4\np\n' | "$ATTNVIZ" --plain --lang en lessons/flash.json >"$out" 2>"$err"
 expect "walk: p at flash step 4 (tile (0, 1)) goes to step 3 (tile (0, 0))" 'grep -q "step 3/8, stage: flash, tile (0, 0)\$" "$out"'
 
+# ---- --check --strict (§1): a choice answered by the order of a pane shown beside it
+# selfattn step 6 asks which word row 2 weighs most; without "hides": "scaled", scaled's row 2 is largest at saw too
+sed 's/"answer": 1, "hides": "scaled"/"answer": 1/' lessons/selfattn.json >"$tmp/order.json"
+"$ATTNVIZ" --check --strict "$tmp/order.json" >"$out" 2>"$err"
+rc=$?
+expect "strict: a softmax question beside its scores' order warns" \
+	'[ "$rc" -eq 1 ] && has "$err" "order.json: steps[5]: warning: the answer can be read before it is answered: scaled[2] is largest at saw, as weights[2], a pane shown beside the question (name it in \"hides\")"'
+fails=""
+for f in lessons/*.json; do
+	"$ATTNVIZ" --check --strict "$f" >/dev/null 2>"$tmp/strict.err" || fails="$fails $f: $(head -n 1 "$tmp/strict.err")"
+done
+expect "strict: every shipped lesson passes --check --strict" '[ -z "$fails" ] || { echo "$fails"; false; }'
+
 # ---- the screen at 80×24 (§4): what a step is about is on it, whole
 . "$(dirname "$0")/tmux.sh"
 s=walk1
