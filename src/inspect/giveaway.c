@@ -2,8 +2,9 @@
  * giveaway.c: the "predict, then check" rule checked. What a learner reads
  * before answering a question (the step's "text", the stage's formula) must
  * not hold the answer: the number asked for at the precision the screen
- * shows it, or the right choice's words. What is said after the answer
- * belongs in the step's "then".
+ * shows it, or the right choice's words; nor may a pane shown beside a
+ * choice question answer it by its order (order_given). What is said after
+ * the answer belongs in the step's "then"; a pane that tells, in "hides".
  */
 #include "inspect/giveaway.h"
 
