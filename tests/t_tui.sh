@@ -72,11 +72,12 @@ scenarios() {
 	snap "$s" -e
 	check "$tag: operands of the cursor cell are highlighted" grep -q '4m' "$tmp/screen"
 
-	# An edit recomputes: W_q row 0 of the default lesson is 5 2 1, Q row "I" follows it.
+	# An edit recomputes: W_q row 1 of the default lesson is 2 1 2, Q's rows "saw" follow it
+	# (the step is about the two saws: at 80x24 its panes show rows 1-3)
 	cmd "$s" "goto project"
-	shows "$tag: project shows Q" "$s" 'I +5\.00 +2\.00 +1\.00'
-	cmd "$s" "set W_q[0][0] 2"
-	shows "$tag: set W_q[0][0] 2 recomputes Q" "$s" 'I +2\.00 +2\.00 +1\.00'
+	shows "$tag: project shows Q" "$s" 'saw +2\.00 +1\.00 +2\.00'
+	cmd "$s" "set W_q[1][0] 3"
+	shows "$tag: set W_q[1][0] 3 recomputes Q" "$s" 'saw +3\.00 +1\.00 +2\.00'
 
 	# A lesson by file.
 	cmd "$s" "load lessons/mask.json"
