@@ -344,7 +344,7 @@ check "decode md: a key not yet generated is a blank cell, not 0" grep -qF '| **
 check "--token 2: the title says the token" grep -q '^## .* — stage decode, token 2$' "$tmp/dec2.md"
 check "--token 2: the cache up to token 2, later rows blank" grep -qF '| **习** |  |  |  |' "$tmp/dec2.md"
 check "--token 2: token 2's row is there" grep -qF '| **学** | 1.0000 | 0.9000 | 0.2000 |' "$tmp/dec2.md"
-check "--token 2: the narration of the step that shows token 2" grep -q 'Step 2: 学 is appended' "$tmp/dec2.md"
+check "--token 2: the narration of the step that shows token 2" grep -q 'Token 2: 学 is appended' "$tmp/dec2.md"
 "$ATTNVIZ" --export svg --stage decode --token 2 "$KV" -o "$tmp/dec2.svg" 2>"$err"
 check "--token 2 svg: blank cells drawn empty" test "$(count "$tmp/dec2.svg" 'class="cell unseen"')" -gt 10
 check "--token 2 svg: no NaN written" test "$(count "$tmp/dec2.svg" 'nan')" -eq 0

@@ -231,7 +231,7 @@ printf 'decode on\ngenerate 1\ngoto decode\nexplain dec_output 7 3\nexplain outp
 	"$ATTNVIZ" --plain --model induction "A B C D A B C" >"$out" 2>"$err"
 dec=$(sed -n 's/^dec_output\[7\]\[3\] = //p' "$out")
 full=$(sed -n 's/^output\[7\]\[3\] = //p' "$out")
-expect "decode on: the model's tokens through the KV cache, generate's token too" 'grep -q "^decode on: each of the 7 tokens computed in turn with a KV cache" "$out" && grep -q "stage: decode, step 0 of 8" "$out" && grep -q "^decode off" "$out"'
+expect "decode on: the model's tokens through the KV cache, generate's token too" 'grep -q "^decode on: each of the 7 tokens computed in turn with a KV cache" "$out" && grep -q "stage: decode, token 0 (·A), cache 1 row" "$out" && grep -q "^decode off" "$out"'
 expect "decode: the generated token's cached row equals the full computation's ($dec, $full)" '[ -n "$dec" ] && [ "$dec" = "$full" ] && grep -q "the full computation.s row 7 holds $dec" "$out"'
 # with QK-norm (Qwen3): each step's q and k normalised head by head, then turned (tests/unit_generate.c checks the rows against PyTorch)
 printf 'decode on\ngoto decode\nexplain dec_q 2 3\nexplain dec_output 2 3\nexplain output 2 3\n' |

@@ -644,8 +644,8 @@ last_step() { awk '/^== /{buf=""} {buf=buf $0 "\n"} END{printf "%s", buf}' "$out
 
 repl 'goto decode\nn\nn\nn\nn\n' tests/golden/v3/decode_window_rolling.json
 clean "decode: stepping runs clean"
-check "decode: goto starts at step 0" has "$out" "stage: decode, step 0 of 7, cache 1 row, head 0/2"
-check "decode: n moves to step 4" has "$out" "stage: decode, step 4 of 7, cache 3 rows, head 0/2"
+check "decode: goto starts at step 0" has "$out" "stage: decode, token 0 (the), cache 1 row, head 0/2"
+check "decode: n moves to step 4" has "$out" "stage: decode, token 4 (a), cache 3 rows, head 0/2"
 last_step
 check "decode: the caption names the dropped rows" has "$tmp/last" "holds rows 2-4 (the window of 3 has dropped rows 0-1)"
 check "decode: the cache's bytes per token" has "$tmp/last" "KV cache: kv_heads*(d_k + d_v)*8 = 1*(2 + 2)*8 = 32 bytes per token per layer"
@@ -662,10 +662,10 @@ check "stats cache: per token, per layer, all layers" has "$out" "6 tokens: 768 
 
 repl 'goto flash\nn\nn\n' tests/golden/v3/flash_causal.json
 clean "flash: stepping runs clean"
-check "flash: goto starts at the first tile" has "$out" "stage: flash, tile (0, 0) of 3x3"
+check "flash: goto starts at the first tile" has "$out" "stage: flash, tile (0, 0)"
 check "flash: n passes the hidden tiles and says so" has "$out" "Skipped 2 tiles from (0, 1): the mask hides every cell of them."
 last_step
-check "flash: tile (1, 1)" has "$tmp/last" "stage: flash, tile (1, 1) of 3x3"
+check "flash: tile (1, 1)" has "$tmp/last" "stage: flash, tile (1, 1)"
 check "flash: the numbers held at once" has "$tmp/last" "Held at once: Bq*Bk + Bq*(2 + d_v) = 2*2 + 2*(2 + 2) = 12 numbers, against n*m = 25"
 check "flash: the tile lit in the masked scores" grep -Eq '^sat +0\.0598 +-0\.1494 +0\.1124# +-inf# +-inf' "$tmp/last"
 check "flash: m before (~) and after (#) the tile" grep -Eq '^sat +0\.0598~ +0\.1124# +$' "$tmp/last"

@@ -160,7 +160,7 @@ static void test_decode_steps(void **state)
 	assert_int_equal(session_cell_state(&s, s.attn, AM_Q, 4, 0), CELL_PLAIN);
 
 	char *sub = textfmt_substep(&s, 1), *cap = textfmt_caption(&s, 0);
-	assert_string_equal(sub, "step 3 of 5, cache 2 rows");
+	assert_string_equal(sub, "token 3 (d), cache 2 rows"); /* one counter: the step's, the token by name */
 	assert_non_null(strstr(cap, "holds rows 2-3 (the window of 2 has dropped rows 0-1)"));
 	assert_non_null(strstr(cap, "= 1*(2 + 2)*8 = 32 bytes per token per layer"));
 	assert_non_null(strstr(cap, "each of the 2 query heads would take 64"));
@@ -187,9 +187,53 @@ static void test_decode_step_t(void **state)
 	assert_int_equal(s.dec_t, 4);
 	assert_int_equal(session_next(&s, &err), 0);
 	assert_int_equal(s.dec_t, -1);
-	/* back: into the decode step at t = 4, the step's own t only on the way forward */
+	/* back: into the decode step at t = 4, where n left it (one walk, undone in reverse), then down to its t */
+	assert_int_equal(session_prev(&s, &err), 0);
+	assert_int_equal(s.dec_t, 4);
+	assert_int_equal(session_prev(&s, &err), 0);
 	assert_int_equal(session_prev(&s, &err), 0);
 	assert_int_equal(s.dec_t, 2);
+	assert_int_equal(session_prev(&s, &err), 0);
+	assert_int_equal(s.stage, STAGE_INPUT);
+	session_free(&s);
+}
+
+/*
+ * One walk forward (issue 25 §3): steps of one decode stage split its tokens.
+ * Each step walks from its t up to the next step's; a step without t goes on
+ * where the one before it began; p goes back the same way.
+ */
+static void test_decode_one_walk(void **state)
+{
+	Session s;
+	char *err = NULL;
+	(void)state;
+
+	start_session(&s, LESSON(", \"decode\": true, \"mask\": \"causal\", \"steps\": [{\"stage\": \"decode\", \"t\": 0}, "
+	                         "{\"stage\": \"decode\", \"t\": 2}, {\"stage\": \"decode\"}, {\"stage\": \"concat\"}]"));
+	assert_int_equal(s.dec_t, 0);
+	assert_int_equal(session_next(&s, &err), 0); /* token 1 belongs to step 0 */
+	assert_int_equal(s.step, 0);
+	assert_int_equal(s.dec_t, 1);
+	assert_int_equal(session_next(&s, &err), 0); /* token 2 is step 1's */
+	assert_int_equal(s.step, 1);
+	assert_int_equal(s.dec_t, 2);
+	assert_int_equal(session_next(&s, &err), 0); /* step 2 names no t: it begins where step 1 did, so step 1 stops */
+	assert_int_equal(s.step, 2);
+	assert_int_equal(s.dec_t, 2);
+	assert_int_equal(session_next(&s, &err), 0);
+	assert_int_equal(s.dec_t, 3);
+	assert_int_equal(session_next(&s, &err), 0);
+	assert_int_equal(session_next(&s, &err), 0);
+	assert_int_equal(s.step, 3);
+	assert_int_equal(session_prev(&s, &err), 0);
+	assert_int_equal(s.step, 2);
+	assert_int_equal(s.dec_t, 4);
+	assert_int_equal(session_goto_step(&s, 1, &err), 0);
+	assert_int_equal(s.dec_t, 2);
+	assert_int_equal(session_prev(&s, &err), 0);
+	assert_int_equal(s.step, 0);
+	assert_int_equal(s.dec_t, 1);
 	session_free(&s);
 }
 
@@ -332,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_cut_grouped),
 		cmocka_unit_test(test_decode_steps),
 		cmocka_unit_test(test_decode_step_t),
+		cmocka_unit_test(test_decode_one_walk),
 		cmocka_unit_test(test_flash_tiles),
 		cmocka_unit_test(test_memory_numbers),
 		cmocka_unit_test(test_gqa_caption),

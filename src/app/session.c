@@ -4,6 +4,7 @@
 #include "app/session_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -146,7 +147,7 @@ static void place_at(Session *s, int step)
 	/* A step may show or hide the comparison; `compare on|off` still changes it afterwards. */
 	if (s->walk[step].compare >= 0)
 		s->compare_on = s->walk[step].compare && s->compare_attn != NULL;
-	sn_enter_substeps(s, &s->walk[step], 0);
+	sn_enter_substeps(s, 0);
 	s->dirty |= DIRTY_PLACE;
 }
 
@@ -494,51 +495,140 @@ static int tile_step(Session *s, int k, int dir, int nqb, int nkb)
 	return -1;
 }
 
-/* Arriving at a stage: at the step's decode step or tile, else the first (at_end: the last). */
-void sn_enter_substeps(Session *s, const Step *st, int at_end)
+/*
+ * One walk forward (issue 25 §3). The steps of a lesson that show the same
+ * stage of the same layer one after another share one walk through its
+ * decode steps or tiles: each step begins where it names (t, tile) or, naming
+ * none, where the step before it began, and n/p within a step stop where the
+ * next step begins. So a step's tokens or tiles are shown once, by that step,
+ * and a question on a later step comes before its token or tile is shown.
+ * Places are indices: decode step t, or tile q·nkb + k.
+ */
+typedef struct SubRange {
+	int on;           /* 1: the stage shown walks decode steps or tiles */
+	int decode;       /* 1: decode steps (n of them), 0: tiles (nqb × nkb) */
+	int n, nqb, nkb;
+	int begin, limit; /* the step's places: [begin, limit), limit INT_MAX to the stage's end */
+} SubRange;
+
+/* The place a walk step names in the stage shown (decode: t; tiles: q·nkb + k), or -1. */
+static int step_named(const SubRange *r, const Step *st)
 {
-	const int n = session_decode_steps(s);
-	int nqb, nkb, k;
+	if (r->decode)
+		return st->t >= 0 && st->t < r->n ? st->t : -1;
+	return st->tile_q >= 0 && st->tile_q < r->nqb && st->tile_k >= 0 && st->tile_k < r->nkb
+	               ? st->tile_q * r->nkb + st->tile_k
+	               : -1;
+}
+
+/* 1 when walk steps i and i + 1 show the same stage of the same layer (one walk). */
+static int same_walk(const Session *s, int i)
+{
+	return i >= 0 && i + 1 < s->nwalk && s->walk[i].stage == s->walk[i + 1].stage &&
+	       s->walk[i].layer == s->walk[i + 1].layer;
+}
+
+/* Where walk step i begins: what it names, else where the step before it in the same walk began, else first. */
+static int step_begin(const Session *s, const SubRange *r, int i, int first)
+{
+	for (; i >= 0; i--) {
+		const int k = step_named(r, &s->walk[i]);
+		if (k >= 0)
+			return k;
+		if (!same_walk(s, i - 1))
+			break;
+	}
+	return first;
+}
+
+/* The stage shown's decode steps or tiles, and the part of them the step shown walks (r->on 0: none). */
+static void sub_range(Session *s, SubRange *r)
+{
+	const int ns = s->nskipped, sq = s->skipped_q, sk = s->skipped_k; /* tile_step's note of skipped tiles stays */
+	int first = 0;
+
+	memset(r, 0, sizeof *r);
+	r->limit = INT_MAX;
+	if ((r->n = session_decode_steps(s)) > 0)
+		r->on = r->decode = 1;
+	else if (session_tiles(s, &r->nqb, &r->nkb) > 0) {
+		r->on = 1;
+		first = tile_step(s, -1, 1, r->nqb, r->nkb);
+		if (first < 0)
+			first = 0;
+	}
+	s->nskipped = ns;
+	s->skipped_q = sq;
+	s->skipped_k = sk;
+	if (!r->on)
+		return;
+	r->begin = first;
+	/* only on the walk's own stage and layer: a stage the learner jumped to is walked whole */
+	if (s->step < 0 || s->step >= s->nwalk || s->walk[s->step].stage != s->stage || s->walk[s->step].layer != s->layer)
+		return;
+	r->begin = step_begin(s, r, s->step, first);
+	if (same_walk(s, s->step))
+		r->limit = step_begin(s, r, s->step + 1, first);
+}
+
+/* Arriving at a stage: at the step's decode step or tile, else the first (at_end: the step's last). */
+void sn_enter_substeps(Session *s, int at_end)
+{
+	SubRange r;
+	int k;
 
 	s->dec_t = s->tile_q = s->tile_k = -1;
 	s->nskipped = 0;
-	if (n > 0)
-		s->dec_t = st != NULL && st->stage == s->stage && st->t >= 0 && st->t < n ? st->t : at_end ? n - 1 : 0;
-	if (session_tiles(s, &nqb, &nkb) > 0) {
-		if (st != NULL && st->stage == s->stage && st->tile_q >= 0 && st->tile_q < nqb && st->tile_k >= 0 &&
-		    st->tile_k < nkb)
-			k = st->tile_q * nkb + st->tile_k;
-		else
-			k = at_end ? tile_step(s, nqb * nkb, -1, nqb, nkb) : tile_step(s, -1, 1, nqb, nkb);
-		if (k >= 0) {
-			s->tile_q = k / nkb;
-			s->tile_k = k % nkb;
+	sub_range(s, &r);
+	if (!r.on)
+		return;
+	k = r.begin;
+	if (at_end) {
+		/* the last place before the next step's: forward from the beginning */
+		for (;;) {
+			int next = r.decode ? (k + 1 < r.n ? k + 1 : -1) : tile_step(s, k, 1, r.nqb, r.nkb);
+			if (next < 0 || next >= r.limit)
+				break;
+			k = next;
 		}
+		s->nskipped = 0;
+	}
+	if (r.decode)
+		s->dec_t = k;
+	else {
+		s->tile_q = k / r.nkb;
+		s->tile_k = k % r.nkb;
 	}
 }
 
-/* n/p inside a stage that walks steps or tiles: 1 when it moved, 0 at its end (the walk moves on). */
+/* n/p inside a stage that walks steps or tiles: 1 when it moved, 0 at the step's end (the walk moves on). */
 static int substep_move(Session *s, int dir)
 {
-	int nqb, nkb, k;
+	const int ns = s->nskipped, sq = s->skipped_q, sk = s->skipped_k;
+	SubRange r;
+	int k;
 
-	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
-		if (s->dec_t + dir < 0 || s->dec_t + dir >= session_decode_steps(s))
-			return 0;
-		s->dec_t += dir;
-		s->dirty |= DIRTY_PLACE;
-		return 1;
+	sub_range(s, &r);
+	if (!r.on || (r.decode ? s->dec_t < 0 : s->tile_q < 0))
+		return 0;
+	if (r.decode)
+		k = s->dec_t + dir < r.n ? s->dec_t + dir : -1;
+	else
+		k = tile_step(s, s->tile_q * r.nkb + s->tile_k, dir, r.nqb, r.nkb);
+	if (k < 0 || (dir > 0 && k >= r.limit) || (dir < 0 && k < r.begin)) {
+		s->nskipped = ns;
+		s->skipped_q = sq;
+		s->skipped_k = sk;
+		return 0;
 	}
-	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0) {
-		k = tile_step(s, s->tile_q * nkb + s->tile_k, dir, nqb, nkb);
-		if (k < 0)
-			return 0;
-		s->tile_q = k / nkb;
-		s->tile_k = k % nkb;
-		s->dirty |= DIRTY_PLACE;
-		return 1;
+	if (r.decode)
+		s->dec_t = k;
+	else {
+		s->tile_q = k / r.nkb;
+		s->tile_k = k % r.nkb;
 	}
-	return 0;
+	s->dirty |= DIRTY_PLACE;
+	return 1;
 }
 
 /* Where a flash matrix's column C stands: its key block (a column per block, or d_v columns per block); -1: not by block. */
@@ -683,6 +773,11 @@ int session_questions_open(const Session *s)
 	return open;
 }
 
+int session_finished(const Session *s)
+{
+	return s->nwalk > 0 && s->step == s->nwalk - 1 && session_questions_open(s) == 0;
+}
+
 int session_prev(Session *s, char **err)
 {
 	if (substep_move(s, -1))
@@ -693,7 +788,7 @@ int session_prev(Session *s, char **err)
 	}
 	place_at(s, s->step - 1);
 	/* coming back into a stage of steps or tiles: at its last one, unless the step names one */
-	sn_enter_substeps(s, &s->walk[s->step], 1);
+	sn_enter_substeps(s, 1);
 	return 0;
 }
 
@@ -755,7 +850,7 @@ int session_goto_stage(Session *s, Stage st, char **err)
 		}
 	/* The lesson's steps skip this stage: show it without moving in the walk. */
 	s->stage = st;
-	sn_enter_substeps(s, NULL, 0);
+	sn_enter_substeps(s, 0);
 	s->dirty |= DIRTY_PLACE;
 	return 0;
 }
@@ -875,7 +970,7 @@ int session_set_layer(Session *s, int layer, char **err)
 	s->stage = stage_shown(&s->attn->shape, was);
 	if (s->head >= s->attn->heads)
 		s->head = 0;
-	sn_enter_substeps(s, NULL, 0);
+	sn_enter_substeps(s, 0);
 	s->dirty |= DIRTY_PLACE;
 	return 0;
 }

@@ -220,6 +220,11 @@ int session_prev(Session *s, char **err);
 int session_next_asking(Session *s, char **feedback, char **err);
 /* How many of the walk's questions are still open (neither answered nor skipped). */
 int session_questions_open(const Session *s);
+/*
+ * The one rule for "finished" (the view, the plain REPL, the progress file):
+ * the walk is at its last step and no question is open.
+ */
+int session_finished(const Session *s);
 int session_goto_stage(Session *s, Stage st, char **err);
 int session_set_head(Session *s, int head, char **err);
 /*

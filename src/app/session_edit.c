@@ -123,7 +123,7 @@ static int take_edit(Session *s, Lesson *copy, Attn *model, Attn *before, char *
 		s->step = step < s->nwalk ? step : 0;
 		s->stage = stage_present(&s->attn->shape, stage) ? stage : s->walk[s->step].stage;
 		s->head = head < s->attn->heads ? head : 0;
-		sn_enter_substeps(s, NULL, 0);
+		sn_enter_substeps(s, 0);
 		sn_restore_substeps(s, t, tq, tk);
 	}
 	s->edited = 1;

@@ -11,7 +11,7 @@ void sn_point_layer(Session *s);
 /* session.c: the walk made again from the lesson's steps (or the default walk); 0 or -1. */
 int sn_build_walk(Session *s);
 /* session.c: entering a step's decode steps or tiles (from the end when at_end), and back at t, (tq, tk). */
-void sn_enter_substeps(Session *s, const Step *st, int at_end);
+void sn_enter_substeps(Session *s, int at_end);
 void sn_restore_substeps(Session *s, int t, int tq, int tk);
 /* session.c: the last edit's copies (prev_*) dropped. */
 void sn_drop_prev(Session *s);

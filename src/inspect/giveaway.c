@@ -2,8 +2,9 @@
  * giveaway.c: the "predict, then check" rule checked. What a learner reads
  * before answering a question (the step's "text", the stage's formula) must
  * not hold the answer: the number asked for at the precision the screen
- * shows it, or the right choice's words. What is said after the answer
- * belongs in the step's "then".
+ * shows it, or the right choice's words; nor may a pane shown beside a
+ * choice question answer it by its order (order_given). What is said after
+ * the answer belongs in the step's "then"; a pane that tells, in "hides".
  */
 #include "inspect/giveaway.h"
 
@@ -15,6 +16,7 @@
 #include "base/i18n.h"
 #include "base/strbuf.h"
 #include "base/text.h"
+#include "inspect/labels.h"
 #include "lesson/lesson.h"
 #include "model/catalog.h"
 
@@ -208,6 +210,88 @@ static int choice_given(const char *vis, const Quiz *q, const char *lang, char *
 	return ndist > 0 && found > 0 && 2 * found >= ndist;
 }
 
+/* 1 when label lab (plain_copy'd) is in text t: an ASCII label as a whole word, any other as it is written. */
+static int label_in(const char *t, const char *lab)
+{
+	static Words ws;
+	int ascii = 1;
+
+	for (const char *p = lab; *p != '\0'; p++)
+		ascii &= (unsigned char)*p < 0x80;
+	if (!ascii)
+		return strstr(t, lab) != NULL;
+	words_of(t, &ws);
+	return words_has(&ws, lab);
+}
+
+/* The label of the column of row r's largest finite value (plain_copy'd, heap), or NULL. */
+static char *row_top_label(const Attn *a, AttnMatrix which, const Mat *m, int r)
+{
+	int best = -1;
+
+	for (int c = 0; c < m->cols; c++)
+		if (isfinite(MAT_AT(*m, r, c)) && (best < 0 || MAT_AT(*m, r, c) > MAT_AT(*m, r, best)))
+			best = c;
+	if (best < 0)
+		return NULL;
+	char *l = labels_col(a, which, best), *p = plain_copy(l);
+	free(l);
+	return p;
+}
+
+/*
+ * A choice given away by order: the right choice names the key that a row
+ * of the hidden result (the stage's last matrix) weighs most, no wrong
+ * choice names it, and a pane the step shows beside it has that row's
+ * largest value at the same key (softmax keeps the order: the masked scores
+ * beside a question on the weights answer it). The row: the step's focus,
+ * else any.
+ */
+static int order_given(const Attn *la, const Step *st, const char *lang, char *shown, size_t size)
+{
+	AttnMatrix panes[STAGE_MAX_PANES];
+	const Quiz *q = &st->quiz;
+	const int count = attn_stage_matrices(la, st->stage, panes), head = st->head < la->heads ? st->head : 0;
+	const AttnMatrix res = count > 0 ? panes[count - 1] : AM_COUNT;
+	const Mat *rm = count > 1 ? attn_matrix(la, res, head) : NULL;
+	int given = 0;
+
+	if (rm == NULL || !labels_token_columns(la, res))
+		return 0;
+	char *right = plain_copy(text_get(&q->choices[q->answer_choice], lang));
+	for (int r = 0; right != NULL && r < rm->rows && !given; r++) {
+		if (st->has_focus && st->focus.row >= 0 && st->focus.row < rm->rows && r != st->focus.row)
+			continue;
+		char *lab = row_top_label(la, res, rm, r);
+		int mine = lab != NULL && *lab != '\0' && label_in(right, lab);
+		for (int k = 0; mine && k < q->nchoices; k++)
+			if (k != q->answer_choice) {
+				char *other = plain_copy(text_get(&q->choices[k], lang));
+				mine = other != NULL && !label_in(other, lab);
+				free(other);
+			}
+		for (int i = 0; mine && i < count - 1 && !given; i++) {
+			const Mat *v = attn_matrix(la, panes[i], head);
+			int hidden = 0;
+			for (int k = 0; k < q->nhides; k++)
+				hidden |= matrix_find(q->hides[k]) == (int)panes[i];
+			if (hidden || v == NULL || v->rows != rm->rows || v->cols != rm->cols || !labels_token_columns(la, panes[i]))
+				continue;
+			char *vl = row_top_label(la, panes[i], v, r);
+			if (vl != NULL && strcmp(vl, lab) == 0) {
+				/* TRANSLATORS: a pane shown, its row, the key where it is largest; the hidden matrix, the same row */
+				snprintf(shown, size, _("%s[%d] is largest at %s, as %s[%d]"), matrix_name(panes[i]), r, lab,
+				         matrix_name(res), r);
+				given = 1;
+			}
+			free(vl);
+		}
+		free(lab);
+	}
+	free(right);
+	return given;
+}
+
 int giveaway_check(const Attn *a, const char *const *langs, char **report)
 {
 	const Lesson *l = a->top;
@@ -236,6 +320,14 @@ int giveaway_check(const Attn *a, const char *const *langs, char **report)
 			free(both);
 			if (vis == NULL)
 				continue;
+			if (q->nchoices > 0 && (given = order_given(la, st, langs[k], shown, sizeof shown)) != 0) {
+				free(vis);
+				strbuf_printf(&b, _("%s: steps[%d]: warning: the answer can be read before it is answered: %s, a pane "
+				                    "shown beside the question (name it in \"hides\")\n"),
+				              l->path ? l->path : "(lesson)", i, shown);
+				count++;
+				break; /* the numbers are the same in every language */
+			}
 			if (q->nchoices > 0)
 				given = choice_given(vis, q, langs[k], shown, sizeof shown);
 			else {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strbuf.h"
 #include "inspect/stats.h"
 
 char *labels_number(char *buf, double x, int utf8)
@@ -85,4 +86,22 @@ char *labels_params(const ModelConfig *c, const LayerParams *p, int utf8)
 	         stats_param_count(c, p), mat_empty(&p->W_o) ? "" : ", W_o", c->score == SCORE_ADDITIVE ? ", w_e" : "",
 	         utf8 ? "\u2014" : "--");
 	return strdup(buf);
+}
+
+char *labels_title_note(const Attn *a, AttnMatrix which, int utf8, int brief)
+{
+	const ModelConfig *c = attn_config(a);
+
+	if (which != AM_DEC_SCORES)
+		return NULL;
+	if (c->scale == SCALE_VALUE)
+		return brief ? str_printf(utf8 ? _("\u00d7%g later") : _("*%g next"), c->scale_value)
+		             /* TRANSLATORS: beside dec_scores' title: its numbers are raw q·k, scaled by the lesson's factor in the softmax */
+		             : str_printf(utf8 ? _("q\u00b7k, \u00d7%g in softmax") : _("q.k, *%g in softmax"), c->scale_value);
+	if (c->scale == SCALE_SQRT_DK)
+		return brief ? str_printf(utf8 ? _("\u00f7\u221a%d later") : _("/sqrt%d next"), attn_params(a)->d_k)
+		             /* TRANSLATORS: beside dec_scores' title: its numbers are raw q·k, divided by √d_k in the softmax */
+		             : str_printf(utf8 ? _("q\u00b7k, \u00f7\u221a%d in softmax") : _("q.k, /sqrt(%d) in softmax"),
+		                          attn_params(a)->d_k);
+	return NULL;
 }

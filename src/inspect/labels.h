@@ -18,6 +18,13 @@ char *labels_col(const Attn *a, AttnMatrix which, int c);
 char *labels_vocab(const ModelConfig *cfg, int v);
 /* Row label r (a token, escaped, or the index): heap string. */
 char *labels_row(const Attn *a, AttnMatrix which, int r);
+/*
+ * What a pane's title adds about matrix `which` that its numbers do not say
+ * (heap string, or NULL): dec_scores holds raw q·k while the full
+ * computation's panes are scaled, so "q·k, ÷√3 in softmax" (brief: "÷√3
+ * later", for a narrow pane).
+ */
+char *labels_title_note(const Attn *a, AttnMatrix which, int utf8, int brief);
 /* "parameters: N (W_q, W_k, W_v[, W_o]) — the same for any number of heads" (heap string, or NULL). */
 char *labels_params(const ModelConfig *c, const LayerParams *p, int utf8);
 

@@ -69,6 +69,7 @@ static const char starter[] =
 	"        \"question\": {\"en\": \"Which token does “the” (row 0) give the most weight?\", \"zh\": \"the（第 0 行）给哪个词的权重最大？\"},\n"
 	"        \"choices\": [{\"en\": \"the\", \"zh\": \"the\"}, {\"en\": \"cat\", \"zh\": \"cat\"}, {\"en\": \"sat\", \"zh\": \"sat\"}],\n"
 	"        \"answer\": 0,\n"
+	"        \"hides\": \"scaled\",\n"
 	"        \"hint\": {\"en\": \"The largest score in row 0 wins.\", \"zh\": \"第 0 行里分数最大的那个。\"}\n"
 	"      }\n"
 	"    },\n"

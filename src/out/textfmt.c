@@ -144,12 +144,15 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	if (extra != NULL && extra->prefix != NULL)
 		fputs(extra->prefix, f);
 	if (extra != NULL && extra->head != NULL)
-		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d\n", matrix_name(which), extra->head, c0 + lshift, c1 - 1 + lshift, m->rows,
+		fprintf(f, "%s (%s, columns %d-%d)  %d %s %d", matrix_name(which), extra->head, c0 + lshift, c1 - 1 + lshift, m->rows,
 		        utf8 ? "\u00d7" : "x", c1 - c0);
 	else if (matrix_per_head(which) && a->heads > 1)
-		fprintf(f, "%s (head %d)  %d %s %d\n", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
+		fprintf(f, "%s (head %d)  %d %s %d", matrix_name(which), h, m->rows, utf8 ? "\u00d7" : "x", m->cols);
 	else
-		fprintf(f, "%s  %d %s %d\n", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
+		fprintf(f, "%s  %d %s %d", matrix_name(which), m->rows, utf8 ? "\u00d7" : "x", m->cols);
+	char *note = labels_title_note(a, which, utf8, 0); /* dec_scores: raw q·k, scaled in the softmax */
+	fprintf(f, "%s%s\n", note != NULL ? "  " : "", note != NULL ? note : "");
+	free(note);
 	put_padded(f, "", lw, 0);
 	for (j = c0; j < c1; j++) {
 		char *s = fit_label(labels_col(a, which, j + lshift), utf8);
@@ -269,12 +272,18 @@ char *textfmt_substep(const Session *s, int utf8)
 {
 	int nqb, nkb;
 
-	if (s->dec_t >= 0 && session_decode_steps(s) > 0)
-		return str_printf(ngettext("step %d of %d, cache %d row", "step %d of %d, cache %d rows",
-		                           (unsigned long)session_cache_rows(s, s->dec_t)),
-		                  s->dec_t, session_decode_steps(s), session_cache_rows(s, s->dec_t));
+	/* where the walk is, by name: the lesson's step is the one counter (issue 25 §3) */
+	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
+		char *tok = text_escape(attn_config(s->attn)->tokens[s->dec_t], ""), *a = utf8 || tok == NULL ? NULL : text_ascii(tok);
+		char *r = str_printf(ngettext("token %d (%s), cache %d row", "token %d (%s), cache %d rows",
+		                              (unsigned long)session_cache_rows(s, s->dec_t)),
+		                     s->dec_t, a ? a : tok ? tok : "", session_cache_rows(s, s->dec_t));
+		free(a);
+		free(tok);
+		return r;
+	}
 	if (s->tile_q >= 0 && session_tiles(s, &nqb, &nkb) > 0)
-		return str_printf(_("tile (%d, %d) of %d%s%d"), s->tile_q, s->tile_k, nqb, utf8 ? "\u00d7" : "x", nkb);
+		return str_printf(_("tile (%d, %d)"), s->tile_q, s->tile_k);
 	return NULL;
 }
 
@@ -352,22 +361,22 @@ char *textfmt_caption(const Session *s, int utf8)
 		/* one whole sentence each: how many rows the cache holds, and whether the window dropped one or more */
 		if (dropped <= 0)
 			strbuf_printf(&b,
-			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s.\n",
-			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s.\n",
+			              ngettext("Token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s.\n",
+			                       "Token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s.\n",
 			                       (unsigned long)rows),
-			              t, session_decode_steps(s), t, tok ? tok : "", held);
+			              t, tok ? tok : "", held);
 		else if (dropped == 1)
 			strbuf_printf(&b,
-			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped row %s).\n",
-			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped row %s).\n",
+			              ngettext("Token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped row %s).\n",
+			                       "Token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped row %s).\n",
 			                       (unsigned long)rows),
-			              t, session_decode_steps(s), t, tok ? tok : "", held, rows, gone);
+			              t, tok ? tok : "", held, rows, gone);
 		else
 			strbuf_printf(&b,
-			              ngettext("Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped rows %s).\n",
-			                       "Step %d of %d: token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped rows %s).\n",
+			              ngettext("Token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s (the window of %d has dropped rows %s).\n",
+			                       "Token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s (the window of %d has dropped rows %s).\n",
 			                       (unsigned long)rows),
-			              t, session_decode_steps(s), t, tok ? tok : "", held, rows, gone);
+			              t, tok ? tok : "", held, rows, gone);
 		free(tok);
 		/* the cache's size may be what an open question asks: it comes once the question is answered */
 		char *cache = session_quiz_pending(s) ? NULL : textfmt_cache_lines(s, utf8);
@@ -600,8 +609,12 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 			fputc('\n', f);
 		}
 	}
-	if (s->step == s->nwalk - 1 && session_next_lesson(s) != NULL)
+	/* finished only with every question answered or skipped (session_finished) */
+	if (session_finished(s) && session_next_lesson(s) != NULL)
 		fprintf(f, _("\nFinished. Next lesson: load %s\n"), session_next_lesson(s));
+	else if (s->step == s->nwalk - 1 && session_questions_open(s) > 0)
+		fprintf(f, _("\nLast step; questions still open: %d (answer or skip them to finish)\n"),
+		        session_questions_open(s));
 }
 
 void textfmt_progress(char *buf, size_t size, const Attn *a, Stage st, int index, int count, int utf8)

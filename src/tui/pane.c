@@ -283,6 +283,12 @@ pane_measure(Tui *t, Pane *p)
 		label = text_escape(a ? a : l && *l ? l : "compare", "");
 		free(a);
 	}
+	char *note = labels_title_note(pane_attn(t, p), p->which, t->utf8, 0),
+	     *brief = labels_title_note(pane_attn(t, p), p->which, t->utf8, 1);
+	snprintf(p->note, sizeof p->note, "%s", note != NULL ? note : "");
+	snprintf(p->note_brief, sizeof p->note_brief, "%s", brief != NULL ? brief : "");
+	free(note);
+	free(brief);
 	snprintf(p->title, sizeof p->title, "%s%s%s%s%s  %d%s%d", label ? label : "", label ? ": " : "", name,
 	         p->transpose ? (t->utf8 ? "\u1d40" : "^T") : "", head, p->rows, times, p->cols);
 	free(label);
@@ -324,7 +330,8 @@ void
 pane_want(const Pane *p, int *w, int *h)
 {
 	/* the title, and what only one of a compared pair has ("  rows 3-4 only here") beside it */
-	int tw = text_width(p->title, -1) + 2 + (p->only[0] ? 15 + text_width(p->only, -1) : 0);
+	int tw = text_width(p->title, -1) + 2 + (p->only[0] ? 15 + text_width(p->only, -1) : 0) +
+	         (p->note[0] ? 2 + text_width(p->note, -1) : 0);
 
 	if (p->bars && !p->zoom) {
 		/* a line per entry of the top k: its token, its bar, its probability */
@@ -706,6 +713,11 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 	int x = screen_put(w, 0, 0, at, p->title, W);
 	char more[64] = "";
 
+	if (p->note[0]) { /* before the rest: what the numbers are (raw q·k) matters more than where the view is */
+		const char *note = x + 2 + text_width(p->note, -1) <= W ? p->note : p->note_brief;
+		x += screen_put(w, 0, x, theme_attr(ROLE_LABEL), "  ", W - x);
+		x += screen_put_fit(w, 0, x, theme_attr(ROLE_LABEL), note, W - x, t->utf8);
+	}
 	if (p->hidden || p->rows == 0)
 		return;
 	if (p->zoom)

@@ -391,6 +391,13 @@ tui_draw_narr(Tui *t)
 	/* Presenting, the formula comes first, bold, with a blank line under it. */
 	int n, text_h = H - 2 - (present ? 1 : 0), text_y = present ? 3 : 1;
 	const char *formula = i18n_msg(stage_formula(&t->s->attn->shape, t->s->stage, t->utf8));
+	/* Else it is the last lines: a formula wider than the window wraps at its blanks, never cut mid-symbol. */
+	TextLine *flines = NULL;
+	int nf = formula && *formula && !present ? text_wrap(formula, W - 2, &flines) : 0;
+	if (nf > H - 3)
+		nf = H - 3 > 1 ? H - 3 : 1;
+	if (nf > 1)
+		text_h -= nf - 1;
 
 	werase(w);
 	wattrset(w, theme_attr(ROLE_RULE));
@@ -431,8 +438,13 @@ tui_draw_narr(Tui *t)
 	free(lines);
 	if (formula && present)
 		screen_put(w, 1, 1, theme_attr(ROLE_FORMULA) | A_BOLD, formula, W - 2);
-	else if (formula)
-		screen_put(w, H - 1, 1, theme_attr(ROLE_FORMULA), formula, W - 2);
+	else
+		for (int i = 0; i < nf; i++) {
+			wattrset(w, theme_attr(ROLE_FORMULA));
+			wmove(w, H - nf + i, 1);
+			screen_draw(w, formula + flines[i].off, flines[i].len, W - 2, 0);
+		}
+	free(flines);
 	wattrset(w, A_NORMAL);
 	wnoutrefresh(w);
 }
@@ -507,7 +519,7 @@ tui_draw_status(Tui *t)
 	} else {
 		int x = 0;
 		const int at_end = t->s->step == t->s->nwalk - 1, open = at_end ? session_questions_open(t->s) : 0;
-		const char *next = at_end && open == 0 ? session_next_lesson(t->s) : NULL;
+		const char *next = session_finished(t->s) ? session_next_lesson(t->s) : NULL;
 		char offer[96];
 		/* finished only with every question answered or skipped */
 		if (next != NULL)

@@ -70,6 +70,8 @@ typedef struct Pane {
 	int bars;          /* > 0: a 1 × vocab distribution drawn as bars of its top `bars` entries (PANE_BARS) */
 	double minv, maxv; /* finite range */
 	char stats[48];    /* "μ 0.12 σ 1.03" for score-like matrices, or "" */
+	char note[48];     /* what the title adds (labels_title_note: "q·k, ÷√3 in softmax"), or "" */
+	char note_brief[32]; /* the same for a narrow pane ("÷√3 later") */
 	WINDOW *win;
 } Pane;
 
