@@ -49,8 +49,8 @@ Head scores, two sets:
       first_token (the sink) on key 0, diagonal on key i.
   tests/models/sentences.ref.json, each prompt's "head_scores": attnviz's definitions
       (src/inspect/headscores.h, tests/lens/make_head_scores_model.py): previous_token over
-      rows i >= 1, first_token and diagonal over every row, induction on 16 random tokens
-      repeated twice (SplitMix64 seeded with 1, no BOS; 24 halved to fit 32 positions), so
+      rows i >= 1, first_token and diagonal over every row, induction on 12 random tokens
+      repeated twice (SplitMix64 seeded with 1, no BOS; 24 halved to fit 32 positions, as attnviz does), so
       tests/t_sentences.sh compares `attnviz --dump`'s "head_scores" with them to 1e-9, and
       its thresholds catch a retrained model that lost its heads.
 
@@ -353,25 +353,6 @@ def finish(cfg, r, saved, tok, training):
     print("  best: %s" % json.dumps(best), file=sys.stderr)
 
 
-def training_forward_agrees(r, folder):
-    """The saved weights through the training forward (float32) against the float64 reference."""
-    values = train.read_folder(folder)[0]
-    torch.set_default_dtype(torch.float32)
-    model = train.Model("llama", r, 0)
-    with torch.no_grad():
-        for name in model.names:
-            model.p(name).copy_(torch.tensor(values[name]))
-    with open(os.path.join(train.OUT_ROOT, "tests", "models", NAME + ".ref.json")) as f:
-        ref = json.load(f)
-    for p in ref["prompts"]:
-        with torch.no_grad():
-            lg = model(torch.tensor([p["ids"]]))[0].double().numpy()
-        err = float(np.abs(lg - np.array(p["logits"])).max())
-        print("  training forward vs reference, %d tokens: logits differ by %.1e at most" % (len(p["ids"]), err),
-              file=sys.stderr)
-        assert err < 1e-4, err
-
-
 def main():
     tok = TOK
     cfg = config(tok.size)
@@ -381,7 +362,7 @@ def main():
         with open(os.path.join(folder, "heads.json")) as f:
             kept = json.load(f)
         finish(cfg, r, train.read_folder(folder), tok, dict(kept["training"], curve=kept["curve"]))
-        training_forward_agrees(r, folder)
+        train.training_forward_agrees(r, folder, NAME)
         return
     torch.set_default_dtype(torch.float32)
     torch.manual_seed(SEED)
@@ -400,7 +381,7 @@ def main():
     training = {"steps": STEPS, "batch": BATCH, "lr": LR, "schedule": "100 steps of warm-up, then linear to 0.1 lr",
                 "optimizer": "AdamW", "weight_decay": WD, "seed": SEED, "context": CTX, "seconds": round(secs), "curve": curve}
     finish(cfg, r, saved, tok, training)
-    training_forward_agrees(r, folder)
+    train.training_forward_agrees(r, folder, NAME)
 
 
 if __name__ == "__main__":
