@@ -51,4 +51,24 @@ keys "$s" Escape
 wait_gone "$s" 'logit lens' 3 >/dev/null
 quits "$s" "80x24"
 
+# L in the model view: the logit lens as wide as the screen, its blocks of positions
+# one under the other (the sentences model's 18 tokens: three blocks at 80 columns, two at 200)
+ids=1,117,453,136,182,65,73,241,136,310,65,114,182,380,335,412,310,65 # "There was a cat. Anna had a mat. The cat sat on the mat."
+for size in 80x24 200x50; do
+	s=lensL${size%x*}
+	begin "$s" "$size" --model sentences --ids "$ids"
+	keys "$s" v
+	wait_for "$s" 'every head at a glance' >/dev/null
+	keys "$s" L
+	case $size in
+	80x24) shows "80x24: L in the model view opens the lens, 6 positions a block (the last: ·cat to .)" "$s" '12:·cat +13:·sat +14:·on +15:·the +16:·mat +17:\. ' ;;
+	*) shows "200x50: L: the lens as wide as the screen, 17 positions a block" "$s" '0:<s> +1:·There .* 16:·mat ' ;;
+	esac
+	keys "$s" Escape
+	wait_gone "$s" 'logit lens' 3 >/dev/null
+	keys "$s" Escape
+	wait_gone "$s" 'every head at a glance' 3 >/dev/null
+	quits "$s" "$size (lens)"
+done
+
 finish

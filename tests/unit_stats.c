@@ -365,10 +365,16 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/flash.json");
 	assert_string_equal(session_next_lesson(&s), "llama");
 	free(s.source);
-	s.source = strdup("lessons/llama.json");                        /* then the induction circuit on a trained model */
+	s.source = strdup("lessons/llama.json");                        /* then the heads of trained models */
+	assert_string_equal(session_next_lesson(&s), "heads");
+	free(s.source);
+	s.source = strdup("lessons/heads.json");
 	assert_string_equal(session_next_lesson(&s), "induction");
 	free(s.source);
 	s.source = strdup("lessons/induction.json");
+	assert_string_equal(session_next_lesson(&s), "sink");
+	free(s.source);
+	s.source = strdup("lessons/sink.json");
 	assert_string_equal(session_next_lesson(&s), "nexttoken");
 	free(s.source);
 	s.source = strdup("lessons/nexttoken.json");                    /* then issue 23's variants */

@@ -696,6 +696,27 @@ def read_folder(folder):
     return values, {n: "model.safetensors" for n in entries}, entries
 
 
+def training_forward_agrees(r, folder, name):
+    """The saved weights through the training forward (Model, float32) against the float64
+    reference just written (tests/models/NAME.ref.json; train_induction.py, train_sentences.py):
+    the same model to float32 rounding (printed; an error above 1e-4)."""
+    values = read_folder(folder)[0]
+    torch.set_default_dtype(torch.float32)
+    model = Model("llama", r, 0)
+    with torch.no_grad():
+        for tensor in model.names:
+            model.p(tensor).copy_(torch.tensor(values[tensor]))
+    with open(os.path.join(OUT_ROOT, "tests", "models", name + ".ref.json")) as f:
+        ref = json.load(f)
+    for p in ref["prompts"]:
+        with torch.no_grad():
+            lg = model(torch.tensor([p["ids"]]))[0].double().numpy()
+        err = float(np.abs(lg - np.array(p["logits"])).max())
+        print("  training forward vs reference, %d tokens: logits differ by %.1e at most" % (len(p["ids"]), err),
+              file=sys.stderr)
+        assert err < 1e-4, err
+
+
 def finish(spec, cfg, r, saved, tok, stream, training):
     """The reference (tests/models/NAME.ref.json) and heads.json of a saved model."""
     values, files, entries = saved

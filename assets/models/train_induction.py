@@ -294,26 +294,6 @@ def finish(cfg, r, saved, tok, training):
                   (i, j, sc["previous_token"], sc["first_token"], sc["diagonal"], sc["induction"]), file=sys.stderr)
 
 
-def training_forward_agrees(r, folder):
-    """The saved weights through the training forward (train.Model, float32) against the float64
-    reference just written: the same model to float32 rounding (printed; an error above 1e-4)."""
-    values = train.read_folder(folder)[0]
-    torch.set_default_dtype(torch.float32)
-    model = train.Model("llama", r, 0)
-    with torch.no_grad():
-        for name in model.names:
-            model.p(name).copy_(torch.tensor(values[name]))
-    with open(os.path.join(train.OUT_ROOT, "tests", "models", NAME + ".ref.json")) as f:
-        ref = json.load(f)
-    for p in ref["prompts"]:
-        with torch.no_grad():
-            lg = model(torch.tensor([p["ids"]]))[0].double().numpy()
-        err = float(np.abs(lg - np.array(p["logits"])).max())
-        print("  training forward vs reference, %d tokens: logits differ by %.1e at most" % (len(p["ids"]), err),
-              file=sys.stderr)
-        assert err < 1e-4, err
-
-
 def main():
     tok = Tokenizer()
     cfg = config()
@@ -323,7 +303,7 @@ def main():
         with open(os.path.join(folder, "heads.json")) as f:
             kept = json.load(f)
         finish(cfg, r, train.read_folder(folder), tok, dict(kept["training"], curve=kept["curve"]))
-        training_forward_agrees(r, folder)
+        train.training_forward_agrees(r, folder, NAME)
         return
     torch.set_default_dtype(torch.float32)
     torch.manual_seed(SEED)
@@ -343,7 +323,7 @@ def main():
     training = {"steps": STEPS, "batch": BATCH, "lr": LR, "optimizer": "Adam", "seed": SEED, "context": CTX,
                 "seconds": round(secs), "induction_step": jump, "curve": curve}
     finish(cfg, r, saved, tok, training)
-    training_forward_agrees(r, folder)
+    train.training_forward_agrees(r, folder, NAME)
 
 
 if __name__ == "__main__":

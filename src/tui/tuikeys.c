@@ -373,7 +373,7 @@ static const KeyEntry tui_main_keys[] = {
 	/* not listed in `?` */
 	{ .key = { '[' }, .bar = 7, .bar_key = "[/]", .bar_does = N_("layer"), .when = KEY_LAYERS, .run = key_layer, .arg = -1 },
 	{ .key = { ']' }, .run = key_layer, .arg = 1 },
-	{ .key = { 'v' }, .keys = "v", .does = N_("the model view: every layer and head at a glance, with its\nscores; Enter opens one, e explains, s sorts, Esc returns"),
+	{ .key = { 'v' }, .keys = "v", .does = N_("the model view: every layer and head at a glance, with its\nscores; Enter opens one, e explains, s sorts, L the logit lens,\nEsc returns"),
 	  .bar = 14, .bar_key = "v", .bar_does = N_("heads"), .when = KEY_HEADS, .run = key_model },
 	{ .key = { 'z' }, .keys = "z", .does = N_("zoom the pane out to a heatmap"),
 	  .bar = 11, .bar_key = "z", .bar_does = N_("zoom"), .run = key_zoom },

@@ -4,7 +4,7 @@
  * shade glyphs when the tokens outnumber the thumbnail's cells, its scores
  * under it (headscores.h), the selected one marked. Arrows move, Enter opens
  * that layer and head in the walk at its softmax stage, e explains its
- * scores, s sorts by one of them, PgUp/PgDn page the layers, Esc or q
+ * scores, s sorts by one of them, L opens the logit lens, PgUp/PgDn page the layers, Esc or q
  * returns. It opens with `v` or the `heads [sort SCORE]` command, and lies
  * over the main view: keys go to it while it is open (t->model_open). It
  * reads the session and changes it only by opening a head (session_*).
@@ -18,6 +18,7 @@
 #include "base/i18n.h"
 #include "base/strbuf.h"
 #include "base/text.h"
+#include "inspect/lens.h"
 #include "out/textfmt.h"
 #include "tui/theme.h"
 #include "tui/tuistate.h"
@@ -368,7 +369,7 @@ tui_draw_model(Tui *t)
 	wattrset(w, theme_attr(ROLE_KEYS));
 	mvwhline(w, LINES - 1, 0, ' ', COLS);
 	snprintf(buf, sizeof buf, "%s",
-	         _(" arrows  Enter open  e explain  s sort  PgUp/PgDn page  ? scores  Esc back"));
+	         _(" arrows  Enter open  e explain  s sort  L lens  PgUp/PgDn  ? scores  Esc back"));
 	screen_put_fit(w, LINES - 1, 0, theme_attr(ROLE_KEYS), buf, COLS, t->utf8);
 	wattrset(w, A_NORMAL);
 	wnoutrefresh(w);
@@ -424,6 +425,26 @@ model_explain(Tui *t)
 	free(b.s);
 }
 
+/* L: the model's logit lens as wide as the screen lets a pop-up be (lens_table's blocks of
+ * positions, one under the other: arrows and PgDn page through them). */
+static void
+model_lens(Tui *t)
+{
+	Lens l;
+	char *err = NULL, *text;
+	const int width = COLS - 12 > 40 ? COLS - 12 : 40;
+
+	if (lens_compute(t->s->model, &l, &err) != 0) {
+		tui_msgf(t, 1, "%s", err != NULL ? err : _("out of memory"));
+		free(err);
+		return;
+	}
+	text = lens_table(t->s->model, &l, width, t->utf8);
+	lens_free(&l);
+	tui_popup(t, _("logit lens"), text != NULL ? text : "");
+	free(text);
+}
+
 /* Move the selection by (dr, dc) slots: to the nearest head of the row reached. */
 static void
 model_move(Tui *t, int dr, int dc)
@@ -475,6 +496,7 @@ tui_model_key(Tui *t, int key)
 	case KEY_END: case 'G': t->model_sel = t->model_n - 1; t->redraw |= R_POPUP; break;
 	case '\r': case '\n': case KEY_ENTER: model_enter(t); break;
 	case 'e': model_explain(t); break;
+	case 'L': model_lens(t); break;
 	case 's': {
 		/* by layer and head, then by each score in turn */
 		const int next = t->model_sort + 1 >= HS_COUNT ? -1 : t->model_sort + 1;
