@@ -81,19 +81,29 @@ bad_lessons v4
 golden_dir softcap
 bad_lessons softcap
 # ... and `save` writes their keys back: the saved lesson dumps the same bytes
-for lesson in tests/golden/softcap/*.json; do
-	case $lesson in *.ref.json) continue ;; esac
-	printf 'save %s\nquit\n' "$tmp/saved.json" | "$ATTNVIZ" --plain "$lesson" >/dev/null 2>"$err"
-	"$ATTNVIZ" --dump "$lesson" >"$tmp/dump.a" 2>>"$err"
-	expect "softcap/$(basename "$lesson" .json) round-trips through save" \
-		'"$ATTNVIZ" --dump "$tmp/saved.json" 2>>"$err" | cmp -s - "$tmp/dump.a"'
-done
+# (saves_back DIR: every lesson of tests/golden/DIR so)
+saves_back() {
+	for lesson in tests/golden/$1/*.json; do
+		case $lesson in *.ref.json) continue ;; esac
+		printf 'save %s\nquit\n' "$tmp/saved.json" | "$ATTNVIZ" --plain "$lesson" >/dev/null 2>"$err"
+		"$ATTNVIZ" --dump "$lesson" >"$tmp/dump.a" 2>>"$err"
+		expect "$1/$(basename "$lesson" .json) round-trips through save" \
+			'"$ATTNVIZ" --dump "$tmp/saved.json" 2>>"$err" | cmp -s - "$tmp/dump.a"'
+	done
+}
+saves_back softcap
 # RoPE's variants (tests/golden/ropescale, made by make_reference_ropescale.py
 # following transformers' modeling_rope_utils.py): partial RoPE, NoPE layers,
 # linear, dynamic NTK, YaRN and llama3 scaling with GQA, causal masks and decode;
 # and the loader's errors of ropescale/bad.
 golden_dir ropescale
 bad_lessons ropescale
+# Issue 24 §3's linear attention (tests/golden/linear, made by make_reference_linear.py
+# following fast-transformers): both forms, their max_gap 0 within 1e-12 in each
+# reference, the loader's errors of linear/bad, and `save` writing the key back.
+golden_dir linear
+bad_lessons linear
+saves_back linear
 # the training references: the command line each was made with (tests/golden/v2/README.md)
 for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
 	set -- $t

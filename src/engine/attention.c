@@ -55,6 +55,9 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_FLASH_OUT] = AT(AttnHead, flash_out), [AM_DEC_SCORES] = AT(AttnHead, dec_scores),
 	[AM_DEC_WEIGHTS] = AT(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = AT(AttnHead, dec_weighted),
 	[AM_CAPPED] = AT(AttnHead, capped), [AM_SINK] = AT(AttnHead, sink),
+	[AM_PHI_Q] = AT(AttnHead, phi_q), [AM_PHI_K] = AT(AttnHead, phi_k), [AM_LIN_SCORES] = AT(AttnHead, lin_scores),
+	[AM_LIN_Z] = AT(AttnHead, lin_z), [AM_LIN_OUT] = AT(AttnHead, lin_out), [AM_LIN_STATE] = AT(AttnHead, lin_state),
+	[AM_LIN_KSUM] = AT(AttnHead, lin_ksum), [AM_LIN_OUT_STATE] = AT(AttnHead, lin_out_state),
 };
 #undef AT
 

@@ -293,6 +293,33 @@ fail:
 	return NULL;
 }
 
+/* Linear attention's matrices of one head (issue 24 §3), under their catalogue names, when the lesson has it. */
+static int add_linear_head(cJSON *o, const AttnHead *hd)
+{
+	const AttnMatrix w[] = { AM_PHI_Q, AM_PHI_K, AM_LIN_SCORES, AM_LIN_Z, AM_LIN_OUT, AM_LIN_STATE, AM_LIN_KSUM, AM_LIN_OUT_STATE };
+	const Mat *m[] = { &hd->phi_q, &hd->phi_k, &hd->lin_scores, &hd->lin_z, &hd->lin_out, &hd->lin_state, &hd->lin_ksum,
+		           &hd->lin_out_state };
+
+	for (size_t k = 0; k < sizeof w / sizeof w[0]; k++)
+		if (!mat_empty(m[k]) && add_matrix(o, matrix_name(w[k]), m[k]))
+			return 1;
+	return 0;
+}
+
+/* "linear_attention": its settings and the largest difference between its two ways (0 without it: not added). */
+static int add_linear(cJSON *o, const Attn *a)
+{
+	const ModelConfig *cfg = attn_config(a);
+	cJSON *l;
+
+	if (!cfg->linear)
+		return 0;
+	l = cJSON_AddObjectToObject(o, "linear_attention");
+	return l == NULL || cJSON_AddStringToObject(l, "feature_map", "elu+1") == NULL ||
+	       cJSON_AddBoolToObject(l, "causal", cfg->linear_causal) == NULL || add_number(l, "eps", cfg->linear_eps) ||
+	       add_number(l, "max_gap", a->linear_gap);
+}
+
 static cJSON *dump_heads(const Attn *a)
 {
 	cJSON *heads = cJSON_CreateArray();
@@ -310,7 +337,7 @@ static cJSON *dump_heads(const Attn *a)
 		    add_score_bias(o, a, h) || add_score_map(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
 		    (!mat_empty(&hd->sink) && add_matrix(o, "sink", &hd->sink)) ||
-		    add_matrix(o, "output", &hd->weighted))
+		    add_matrix(o, "output", &hd->weighted) || add_linear_head(o, hd))
 			goto fail;
 	}
 	return heads;
@@ -381,7 +408,7 @@ static int add_attention(cJSON *o, const Attn *a)
 	       add_reads(o, a) ||
 	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) ||
 	       add_matrix(o, "output", &a->output) ||
-	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)));
+	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a))) || add_linear(o, a);
 }
 
 /*
@@ -868,6 +895,8 @@ cJSON *dump_attn(const Attn *a, char **err)
 	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))
 		goto oom;
 	if (cfg->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)))
+		goto oom;
+	if (add_linear(o, a))
 		goto oom;
 	if (cfg->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
 		goto oom;

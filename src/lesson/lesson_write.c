@@ -374,6 +374,14 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 	if ((l->cfg.final_softcap > 0.0 || (top != NULL && top->cfg.final_softcap > 0.0)) &&
 	    put(o, "final_logit_softcapping", jw_number(l->cfg.final_softcap)) != 0)
 		return -1;
+	/* linear attention (issue 24 §3): a compare variant that drops the lesson's says false */
+	if (l->cfg.linear) {
+		cJSON *f = cJSON_CreateObject();
+		if (put(o, "linear_attention", f) != 0 || !cJSON_AddStringToObject(f, "feature_map", "elu+1") ||
+		    !cJSON_AddBoolToObject(f, "causal", l->cfg.linear_causal) || put(f, "eps", jw_number(l->cfg.linear_eps)) != 0)
+			return -1;
+	} else if (top != NULL && top->cfg.linear && !cJSON_AddFalseToObject(o, "linear_attention"))
+		return -1;
 	if (l->cfg.flash_bq > 0) {
 		cJSON *f = cJSON_CreateObject();
 		if (put(o, "flash", f) != 0 || !cJSON_AddNumberToObject(f, "block_q", l->cfg.flash_bq) ||

@@ -30,6 +30,8 @@ typedef enum Stage {
 	STAGE_SINKS,       /* attention sinks (gpt-oss): the share of each row the head's sink logit took */
 	STAGE_WEIGHTED,
 	STAGE_FLASH,       /* the same head outputs from FlashAttention's tiles */
+	STAGE_LINEAR,      /* linear attention (issue 24 §3): φ(q)·φ(k) instead of softmax, with its n × n matrix */
+	STAGE_LINEAR_STATE, /* the same outputs from the d_k × d_v state φ(K)ᵀV, without the n × n matrix */
 	STAGE_CONCAT,
 	STAGE_OUTPUT,
 	STAGE_RESIDUAL1,   /* x + attention */
@@ -87,6 +89,9 @@ typedef enum AttnMatrix {
 	AM_SINK, AM_SINKS,
 	/* RoPE's angle tables (issue 23 §2): plain RoPE's, and what this layer turns by */
 	AM_ANGLES_PLAIN, AM_ANGLES,
+	/* linear attention (issue 24 §3, Katharopoulos et al. 2020): φ = elu + 1 of each head's q and k, the
+	 * n × n form (scores, normaliser, output) and the state form (φ(K)ᵀV, Σφ(k), output) */
+	AM_PHI_Q, AM_PHI_K, AM_LIN_SCORES, AM_LIN_Z, AM_LIN_OUT, AM_LIN_STATE, AM_LIN_KSUM, AM_LIN_OUT_STATE,
 	AM_COUNT
 } AttnMatrix;
 
@@ -124,7 +129,8 @@ enum {
 	FEAT_FINAL_CAP  = 1u << 26, /* soft-capped logits ("final_logit_softcapping", with an LM head) */
 	FEAT_SINKS      = 1u << 27, /* a learned sink logit per head beside the keys ("sinks") */
 	FEAT_ROPE_TABLE = 1u << 28, /* RoPE with "scaling" or "partial_rotary_factor": the angles stage */
-	FEAT_COUNT      = 29
+	FEAT_LINEAR     = 1u << 29, /* linear attention beside softmax's ("linear_attention") */
+	FEAT_COUNT      = 30
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */

@@ -159,6 +159,16 @@ typedef struct ModelConfig {
 	 */
 	double attn_softcap;
 	double final_softcap;
+	/*
+	 * Linear attention beside softmax's (issue 24 §3, Katharopoulos et al.
+	 * 2020, "linear_attention"): φ = elu + 1 on each head's q and k, computed
+	 * the n × n way and the state way (engine/variants/linear.c); 0: none.
+	 * linear_causal: key j reaches query i only for j ≤ i; linear_eps: the
+	 * normaliser's eps (fast-transformers' 1e-6 by default).
+	 */
+	int linear;
+	int linear_causal;
+	double linear_eps;
 } ModelConfig;
 
 /*
