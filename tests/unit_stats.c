@@ -374,7 +374,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/nexttoken.json");                    /* then issue 23's variants */
 	assert_string_equal(session_next_lesson(&s), "softcap");
 	free(s.source);
-	s.source = strdup("lessons/sinks.json");                        /* the last one */
+	s.source = strdup("lessons/sinks.json");                        /* then issue 24's */
+	assert_string_equal(session_next_lesson(&s), "linear");
+	free(s.source);
+	s.source = strdup("lessons/linear.json");                       /* the last one */
 	assert_null(session_next_lesson(&s));
 	free(s.source);
 	s.source = strdup("mylesson.json");
