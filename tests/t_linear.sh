@@ -7,23 +7,7 @@
 # Run from the repository root; $ATTNVIZ is the binary.
 . "$(dirname "$0")/lib.sh"
 
-out=$tmp/out
 export LC_ALL=C
-
-# explains NAME LESSON INPUT TEXT...: the REPL on INPUT (printf format) prints every TEXT
-explains() {
-	e_name=$1 e_lesson=$2
-	# shellcheck disable=SC2059 # the input is a printf format on purpose (\n)
-	printf "$3" | "$ATTNVIZ" --plain "$e_lesson" >"$out" 2>"$err"
-	shift 3
-	for e_text in "$@"; do
-		if ! grep -qF -- "$e_text" "$out"; then
-			not_ok "$e_name" "no \"$e_text\" in: $(grep -A6 '^-- explain' "$out")"
-			return
-		fi
-	done
-	ok "$e_name"
-}
 
 explains "lin_scores: phi(q).phi(k) term by term, and why softmax needs its n x n matrix" lessons/linear.json \
 	'goto linear\nexplain lin_scores 3 2\n' 'phi(q_3).phi(k_2) = 0.367879*2 + 1.5*2' '= 3.73576' \
