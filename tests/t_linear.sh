@@ -1,8 +1,9 @@
 #!/bin/sh
-# t_linear.sh: linear attention (issue 24 §3) in the plain REPL — each
-# explanation says the arithmetic with the lesson's own numbers (φ = elu + 1,
-# φ(q)·φ(k) and why softmax cannot factor, the row sum, the output both ways
-# and their difference), and an edit recomputes both ways alike. The numbers
+# t_linear.sh: linear attention and Gated DeltaNet (issue 24 §3) in the plain
+# REPL — each explanation says the arithmetic with the lesson's own numbers
+# (φ = elu + 1, φ(q)·φ(k) and why softmax cannot factor, the row sum, the
+# output both ways and their difference; β, g, the delta rule, token by token
+# and in chunks), and an edit recomputes both ways alike. The numbers
 # themselves are PyTorch's (t_golden.sh: tests/golden/linear).
 # Run from the repository root; $ATTNVIZ is the binary.
 . "$(dirname "$0")/lib.sh"
@@ -29,4 +30,13 @@ explains "an edit of V recomputes both ways alike" tests/golden/linear/linear_ca
 	'= 11.8452 / 5.22625 = 2.26648' '/ z_2 = 11.8452 / 5.22625 = 2.26648'
 explains "the stages' formulas" lessons/linear.json 'goto linear_state\n' \
 	'out_i = phi(q_i)^T.S / (phi(q_i).sum_j phi(k_j) + eps)'
+explains "gdn_beta, gdn_g: the write strength and the decay with the cell's numbers" tests/golden/linear/deltanet_plain.json \
+	'goto deltanet\nexplain gdn_beta 2 0\nexplain gdn_g 2 0\n' 'beta = sigma(b) = 1 / (1 + e^(0.186558)) = 0.453495' \
+	'g = -e^0.477319 * softplus(0.962081) = -1.61175 * 1.28568 = -2.0722' 'the state is multiplied by e^g = 0.125909 at token 2'
+explains "gdn_delta: the delta rule writes the error" tests/golden/linear/deltanet_plain.json \
+	'goto deltanet\nexplain gdn_delta 2 1\n' 'beta(v - S^Tk) = 0.453495 * (0.512795 - 0.0257477) = 0.220874' \
+	'only what the state got wrong about v_2 is written'
+explains "gdn_out and gdn_out_chunk: token by token and in chunks, the same" tests/golden/linear/deltanet_plain.json \
+	'goto deltanet\nexplain gdn_out 3 0\nexplain gdn_out_chunk 3 0\n' 'the chunked form gives -0.116089' \
+	'token 3 is in chunk 1 (tokens 2 to 3)' 'token by token gives -0.116089'
 finish

@@ -78,6 +78,11 @@ typedef struct AttnHead {
 	Mat lin_state;        /* d_k × d_v: φ(K)ᵀV after the last token */
 	Mat lin_ksum;         /* 1 × d_k: Σ_j φ(k_j) after the last token */
 	Mat lin_out_state;    /* n × d_v: φ(q_i)ᵀS_i / (φ(q_i)·Σφ(k) + eps), S_i the state query i reads */
+	/* Gated DeltaNet (empty without "gated_deltanet"): engine/variants/deltanet.c; row t is token t's step */
+	Mat gdn_q, gdn_k;     /* n × d_k: L2-normalised (q also / √d_k) */
+	Mat gdn_beta, gdn_g;  /* n × 1 */
+	Mat gdn_recall, gdn_delta, gdn_out, gdn_out_chunk; /* n × d_v */
+	Mat gdn_state;        /* d_k × d_v after the last token */
 } AttnHead;
 
 typedef struct Attn {
@@ -184,6 +189,8 @@ typedef struct Attn {
 	int any_row_all_masked;
 	/* Linear attention: the largest |lin_out − lin_out_state| over the heads (the two ways agree), 0 without. */
 	double linear_gap;
+	/* Gated DeltaNet: the largest |gdn_out − gdn_out_chunk| over the heads, 0 without. */
+	double gdn_gap;
 } Attn;
 
 /*

@@ -59,6 +59,7 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->sinks = !mat_empty(&p->sinks);
 	s->linear = c->linear;
 	s->linear_causal = c->linear_causal;
+	s->deltanet = !mat_empty(&p->gdn_A_log);
 }
 
 /* The block's settings, for the presence rules. */
@@ -105,6 +106,9 @@ double li_shapes_count(const Shapes *s)
 	/* linear attention: phi_q, phi_k, lin_scores, lin_z, lin_out, lin_state, lin_ksum, lin_out_state per head */
 	if (s->linear)
 		computed += h * (N * dk + M * dk + N * M + N + 2 * N * dv + dk * dv + dk);
+	/* Gated DeltaNet: W_a, W_b, A_log, dt_bias; per head gdn_q, gdn_k, β, g, recall, delta, both outputs, the state */
+	if (s->deltanet)
+		computed += 2 * D * h + 2 * h + h * (2 * N * dk + 2 * N + 4 * N * dv + dk * dv);
 	if (s->decode)
 		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * s->d_out + (s->block ? N * D : 0);
 	if (s->block) {
@@ -295,9 +299,10 @@ int li_check_shapes(Ctx *c, Shapes *s)
 		}
 		path_set(c, base);
 	}
-	if (s->linear && s->backward) {
-		AT("linear_attention");
-		fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"linear_attention\")"));
+	if ((s->linear || s->deltanet) && s->backward) {
+		AT(s->linear ? "linear_attention" : "gated_deltanet");
+		fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"),
+		     s->linear ? "linear_attention" : "gated_deltanet");
 		goto out;
 	}
 	if (s->linear && s->linear_causal && (s->has_source || s->n != s->m)) {
@@ -416,6 +421,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_FINAL_CAP;
 	if (s->linear)
 		out->features |= FEAT_LINEAR;
+	if (s->deltanet)
+		out->features |= FEAT_DELTANET;
 	if (s->sinks)
 		out->features |= FEAT_SINKS;
 }

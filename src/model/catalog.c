@@ -228,6 +228,33 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                  AXIS_INDEX, 0, N_("Σ_j φ(k_j), what the normaliser needs of the keys (after the last token)") },
 	[AM_LIN_OUT_STATE] = { "lin_out_state", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_LINEAR, STAGE_LINEAR_STATE, NONE,
 	                       Q_ROWS, AXIS_INDEX, 1, N_("linear attention's output from the state: φ(q_i)ᵀS_i / (φ(q_i)·Σφ(k) + eps), equal to lin_out") },
+	/* Gated DeltaNet (issue 24 §3, Qwen3-Next's linear_attn): given weights, then per head and token */
+	[AM_GDN_W_A] = { "W_a", DIM_D_MODEL, DIM_HEADS, DIM_ONE, GP, FEAT_DELTANET, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("Gated DeltaNet: a = x\u00b7W_a, one column per head, the decay's input (in_proj_ba's a)") },
+	[AM_GDN_W_B] = { "W_b", DIM_D_MODEL, DIM_HEADS, DIM_ONE, GP, FEAT_DELTANET, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("Gated DeltaNet: b = x\u00b7W_b, one column per head, the write strength's input (in_proj_ba's b)") },
+	[AM_GDN_A_LOG] = { "A_log", DIM_ONE, DIM_HEADS, DIM_ONE, GP, FEAT_DELTANET, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                   N_("Gated DeltaNet: log A per head; the decay's rate is e^A_log") },
+	[AM_GDN_DT_BIAS] = { "dt_bias", DIM_ONE, DIM_HEADS, DIM_ONE, GP, FEAT_DELTANET, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                     N_("Gated DeltaNet: the bias added to a before softplus, per head") },
+	[AM_GDN_Q] = { "gdn_q", DIM_N, DIM_DK, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("Gated DeltaNet: the head's q rows L2-normalised and times 1/\u221ad_k") },
+	[AM_GDN_K] = { "gdn_k", DIM_N, DIM_DK, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("Gated DeltaNet: the head's k rows L2-normalised (length 1)") },
+	[AM_GDN_BETA] = { "gdn_beta", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS,
+	                  AXIS_INDEX, 0, N_("Gated DeltaNet: \u03b2_t = \u03c3(b_t), how much of the correction token t writes") },
+	[AM_GDN_G] = { "gdn_g", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("Gated DeltaNet: g_t = \u2212e^A_log \u00b7 softplus(a_t + dt_bias) \u2264 0; the state is multiplied by e^g_t") },
+	[AM_GDN_RECALL] = { "gdn_recall", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS,
+	                    AXIS_INDEX, 1, N_("Gated DeltaNet: what the decayed state held for k_t, S\u1d40k_t, before token t writes") },
+	[AM_GDN_DELTA] = { "gdn_delta", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS,
+	                   AXIS_INDEX, 1, N_("Gated DeltaNet: the correction \u03b2_t (v_t \u2212 S\u1d40k_t) written at k_t: S \u2190 S + k_t \u03b4_t\u1d40") },
+	[AM_GDN_OUT] = { "gdn_out", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS, AXIS_INDEX,
+	                 1, N_("Gated DeltaNet's output token by token: S_t\u1d40q_t (q already times 1/\u221ad_k)") },
+	[AM_GDN_OUT_CHUNK] = { "gdn_out_chunk", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE,
+	                       Q_ROWS, AXIS_INDEX, 1, N_("the same output from the chunked (parallel) form, chunk_size tokens at a time") },
+	[AM_GDN_STATE] = { "gdn_state", DIM_DK, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, AXIS_INDEX,
+	                   AXIS_INDEX, 1, N_("Gated DeltaNet's state S after the last token, d_k \u00d7 d_v") },
 };
 
 #undef Q_ROWS
@@ -468,6 +495,18 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = N_("the same outputs from the d_k × d_v state φ(K)ᵀV: no n × n matrix"),
 		.blurb_en = "Because φ(q)·φ(k) is a plain dot product, the sum over keys can be done first: φ(K)ᵀV is a d_k × d_v state, the same size for 10 tokens or a million, and the outputs come out the same. Softmax cannot do this: e^(q·k) does not split into a part of q times a part of k.",
 		.blurb_zh = "因为 φ(q)·φ(k) 只是普通的点积，可以先对键求和：φ(K)ᵀV 是一个 d_k × d_v 的状态，10 个词和一百万个词都一样大，得到的输出完全相同。softmax 做不到：e^(q·k) 拆不成 q 的一部分乘 k 的一部分。",
+	},
+	[STAGE_DELTANET] = {
+		.map = "attention",
+		.name = "deltanet", .requires = FEAT_DELTANET, .instead = NONE,
+		PANES({ .matrix = AM_GDN_K }, { .matrix = AM_GDN_BETA }, { .matrix = AM_GDN_G }, { .matrix = AM_GDN_RECALL },
+		      { .matrix = AM_GDN_DELTA }, { .matrix = AM_GDN_STATE }, { .matrix = AM_GDN_Q }, { .matrix = AM_GDN_OUT_CHUNK },
+		      { .matrix = AM_GDN_OUT }),
+		.formula = { { 0, 0, N_("per token: S \u2190 e^g\u00b7S   \u03b4 = \u03b2\u00b7(v \u2212 S\u1d40k)   S \u2190 S + k\u00b7\u03b4\u1d40   o = S\u1d40q   (k, q L2-normalised, q / \u221ad_k)"),
+		               N_("per token: S <- e^g*S   delta = beta*(v - S^T.k)   S <- S + k.delta^T   o = S^T.q   (k, q L2-normalised, q / sqrt(d_k))") } },
+		.what = N_("Gated DeltaNet: a decaying state corrected token by token by the delta rule, and the same in chunks"),
+		.blurb_en = "Gated DeltaNet keeps linear attention's d_k \u00d7 d_v state but does not only add to it: each token first lets it fade by e^g, reads what it holds for its key, and writes back only the difference from its value, scaled by \u03b2.",
+		.blurb_zh = "Gated DeltaNet 保留线性注意力 d_k \u00d7 d_v 的状态，但不只是往里加：每个词先让它按 e^g 衰减，读出它在自己的键上存了什么，再只把与自己的值的差（乘以 \u03b2）写回去。",
 	},
 	[STAGE_CONCAT] = {
 		.map = "attention",
@@ -760,6 +799,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no attention sinks (\"sinks\")"), /* FEAT_SINKS */
 	N_("its RoPE is neither scaled nor partial (\"scaling\", \"partial_rotary_factor\")"), /* FEAT_ROPE_TABLE */
 	N_("it has no linear attention (\"linear_attention\")"), /* FEAT_LINEAR */
+	N_("it has no Gated DeltaNet (\"gated_deltanet\")"), /* FEAT_DELTANET */
 };
 
 const char *feature_absent(unsigned feat)

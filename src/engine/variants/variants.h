@@ -31,7 +31,8 @@
 	X(sinks)             \
 	X(ropeangles)        \
 	X(linear)            \
-	X(linearstate)
+	X(linearstate)       \
+	X(deltanet)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
