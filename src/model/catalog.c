@@ -499,9 +499,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_DELTANET] = {
 		.map = "attention",
 		.name = "deltanet", .requires = FEAT_DELTANET, .instead = NONE,
-		PANES({ .matrix = AM_GDN_K }, { .matrix = AM_GDN_BETA }, { .matrix = AM_GDN_G }, { .matrix = AM_GDN_RECALL },
-		      { .matrix = AM_GDN_DELTA }, { .matrix = AM_GDN_STATE }, { .matrix = AM_GDN_Q }, { .matrix = AM_GDN_OUT_CHUNK },
-		      { .matrix = AM_GDN_OUT }),
+		/* gdn_q and gdn_k (`show gdn_k`) left out: seven panes fit a 150-column view with the result */
+		PANES({ .matrix = AM_GDN_BETA }, { .matrix = AM_GDN_G }, { .matrix = AM_GDN_RECALL }, { .matrix = AM_GDN_DELTA },
+		      { .matrix = AM_GDN_STATE }, { .matrix = AM_GDN_OUT_CHUNK }, { .matrix = AM_GDN_OUT }),
 		.formula = { { 0, 0, N_("per token: S \u2190 e^g\u00b7S   \u03b4 = \u03b2\u00b7(v \u2212 S\u1d40k)   S \u2190 S + k\u00b7\u03b4\u1d40   o = S\u1d40q   (k, q L2-normalised, q / \u221ad_k)"),
 		               N_("per token: S <- e^g*S   delta = beta*(v - S^T.k)   S <- S + k.delta^T   o = S^T.q   (k, q L2-normalised, q / sqrt(d_k))") } },
 		.what = N_("Gated DeltaNet: a decaying state corrected token by token by the delta rule, and the same in chunks"),
