@@ -206,11 +206,15 @@ static void pass_deltanet(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 	a->gdn_gap = gap;
 }
 
-/* Self-attention with a chunk of 1 … n tokens (the loader says so at its path; the engine's own guard). */
+/* Self-attention, its weights one column per head, a chunk of 1 … n tokens (the loader says so at its path; the engine's own guard). */
 static const char *deltanet_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
 	if (mat_empty(&lp->gdn_A_log))
 		return NULL;
+	if (lp->gdn_W_a.rows != cfg->d_model || lp->gdn_W_a.cols != lp->heads || lp->gdn_W_b.rows != cfg->d_model ||
+	    lp->gdn_W_b.cols != lp->heads || lp->gdn_A_log.rows * lp->gdn_A_log.cols != lp->heads ||
+	    lp->gdn_dt_bias.rows * lp->gdn_dt_bias.cols != lp->heads)
+		return "gated_deltanet (its weights' shapes)";
 	if (cfg->has_source)
 		return "gated_deltanet (with a source)";
 	return lp->gdn_chunk < 1 || lp->gdn_chunk > cfg->n ? "gated_deltanet.chunk_size" : NULL;
