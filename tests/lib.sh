@@ -120,6 +120,21 @@ skip_external() {
 }
 # count_re FILE REGEX: the same for a basic regular expression
 count_re() { [ -r "$1" ] && grep -o -e "$2" "$1" | wc -l | tr -d ' '; }
+# explains NAME LESSON INPUT TEXT...: the plain REPL on LESSON, fed INPUT (a printf format: \n),
+# prints every TEXT (fixed strings); else not ok with the explanations it printed
+explains() {
+	e_name=$1 e_lesson=$2
+	# shellcheck disable=SC2059 # the input is a printf format on purpose (\n)
+	printf "$3" | "$ATTNVIZ" --plain "$e_lesson" >"$tmp/explains.out" 2>"$err"
+	shift 3
+	for e_text in "$@"; do
+		if ! grep -qF -- "$e_text" "$tmp/explains.out"; then
+			not_ok "$e_name" "no \"$e_text\" in: $(grep -A6 '^-- explain' "$tmp/explains.out")"
+			return
+		fi
+	done
+	ok "$e_name"
+}
 # stages_of LESSON: the stages its --dump lists (a lesson with layers: its first layer's)
 stages_of() {
 	"$ATTNVIZ" --dump "$1" 2>/dev/null | sed -n 's/^[[:space:]]*"stages":[[:space:]]*\[\(.*\)\],$/\1/p' | head -n 1 | tr -d '",'

@@ -105,6 +105,12 @@ saved_dir localglobal
 # and the loader's errors of ropescale/bad.
 golden_dir ropescale
 bad_lessons ropescale
+# Issue 24 §3's linear attention (tests/golden/linear, made by make_reference_linear.py
+# following fast-transformers): both forms, their max_gap 0 within 1e-12 in each
+# reference, the loader's errors of linear/bad, and `save` writing the key back.
+golden_dir linear
+bad_lessons linear
+saved_dir linear
 # the training references: the command line each was made with (tests/golden/v2/README.md)
 for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
 	set -- $t

@@ -7,23 +7,7 @@
 # Run from the repository root; $ATTNVIZ is the binary.
 . "$(dirname "$0")/lib.sh"
 
-out=$tmp/out
 export LC_ALL=C
-
-# explains NAME LESSON INPUT TEXT...: the REPL on INPUT (printf format) prints every TEXT
-explains() {
-	e_name=$1 e_lesson=$2
-	# shellcheck disable=SC2059 # the input is a printf format on purpose (\n)
-	printf "$3" | "$ATTNVIZ" --plain "$e_lesson" >"$out" 2>"$err"
-	shift 3
-	for e_text in "$@"; do
-		if ! grep -qF -- "$e_text" "$out"; then
-			not_ok "$e_name" "no \"$e_text\" in: $(grep -A6 '^-- explain' "$out")"
-			return
-		fi
-	done
-	ok "$e_name"
-}
 
 explains "capped: c*tanh(s/c) with the cell's numbers, and the slope" lessons/softcap.json \
 	'goto softcap\nskip\nexplain capped 4 2\n' \

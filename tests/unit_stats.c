@@ -383,7 +383,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/sinks.json");                        /* then local and global layers */
 	assert_string_equal(session_next_lesson(&s), "localglobal");
 	free(s.source);
-	s.source = strdup("lessons/localglobal.json");                  /* the last one */
+	s.source = strdup("lessons/localglobal.json");                  /* then issue 24's */
+	assert_string_equal(session_next_lesson(&s), "linear");
+	free(s.source);
+	s.source = strdup("lessons/linear.json");                       /* the last one */
 	assert_null(session_next_lesson(&s));
 	free(s.source);
 	s.source = strdup("mylesson.json");

@@ -55,6 +55,13 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_FLASH_OUT] = AT(AttnHead, flash_out), [AM_DEC_SCORES] = AT(AttnHead, dec_scores),
 	[AM_DEC_WEIGHTS] = AT(AttnHead, dec_weights), [AM_DEC_WEIGHTED] = AT(AttnHead, dec_weighted),
 	[AM_CAPPED] = AT(AttnHead, capped), [AM_SINK] = AT(AttnHead, sink),
+	[AM_PHI_Q] = AT(AttnHead, phi_q), [AM_PHI_K] = AT(AttnHead, phi_k), [AM_LIN_SCORES] = AT(AttnHead, lin_scores),
+	[AM_LIN_Z] = AT(AttnHead, lin_z), [AM_LIN_OUT] = AT(AttnHead, lin_out), [AM_LIN_STATE] = AT(AttnHead, lin_state),
+	[AM_LIN_KSUM] = AT(AttnHead, lin_ksum), [AM_LIN_OUT_STATE] = AT(AttnHead, lin_out_state),
+	[AM_GDN_Q] = AT(AttnHead, gdn_q), [AM_GDN_K] = AT(AttnHead, gdn_k), [AM_GDN_BETA] = AT(AttnHead, gdn_beta),
+	[AM_GDN_G] = AT(AttnHead, gdn_g), [AM_GDN_RECALL] = AT(AttnHead, gdn_recall), [AM_GDN_DELTA] = AT(AttnHead, gdn_delta),
+	[AM_GDN_OUT] = AT(AttnHead, gdn_out), [AM_GDN_OUT_CHUNK] = AT(AttnHead, gdn_out_chunk),
+	[AM_GDN_STATE] = AT(AttnHead, gdn_state),
 };
 #undef AT
 

@@ -70,6 +70,19 @@ typedef struct AttnHead {
 	Mat capped;           /* n × m */
 	/* Attention sinks (empty without): the weight row i gave the head's sink, e^sink / (e^sink + Σ_k e^s_ik) */
 	Mat sink;             /* n × 1 */
+	/* Linear attention (empty without "linear_attention"): engine/variants/linear.c */
+	Mat phi_q, phi_k;     /* n × d_k, m × d_k: elu + 1 of the head's q and k rows */
+	Mat lin_scores;       /* n × m: φ(q_i)·φ(k_j), 0 where causal hides j */
+	Mat lin_z;            /* n × 1: Σ_j lin_scores_ij + eps */
+	Mat lin_out;          /* n × d_v: (lin_scores·V)_i / z_i */
+	Mat lin_state;        /* d_k × d_v: φ(K)ᵀV after the last token */
+	Mat lin_ksum;         /* 1 × d_k: Σ_j φ(k_j) after the last token */
+	Mat lin_out_state;    /* n × d_v: φ(q_i)ᵀS_i / (φ(q_i)·Σφ(k) + eps), S_i the state query i reads */
+	/* Gated DeltaNet (empty without "gated_deltanet"): engine/variants/deltanet.c; row t is token t's step */
+	Mat gdn_q, gdn_k;     /* n × d_k: L2-normalised (q also / √d_k) */
+	Mat gdn_beta, gdn_g;  /* n × 1 */
+	Mat gdn_recall, gdn_delta, gdn_out, gdn_out_chunk; /* n × d_v */
+	Mat gdn_state;        /* d_k × d_v after the last token */
 } AttnHead;
 
 typedef struct Attn {
@@ -176,6 +189,10 @@ typedef struct Attn {
 	unsigned char *visible;      /* n × m: 1 where query i may attend to key j */
 	unsigned char *row_all_masked; /* n: 1 when row i has no visible key (its weights are 0) */
 	int any_row_all_masked;
+	/* Linear attention: the largest |lin_out − lin_out_state| over the heads (the two ways agree), 0 without. */
+	double linear_gap;
+	/* Gated DeltaNet: the largest |gdn_out − gdn_out_chunk| over the heads, 0 without. */
+	double gdn_gap;
 } Attn;
 
 /*

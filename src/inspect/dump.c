@@ -284,6 +284,40 @@ fail:
 	return NULL;
 }
 
+/* Linear attention's and Gated DeltaNet's matrices of one head (issue 24 §3), under their catalogue names, when present. */
+static int add_linear_head(cJSON *o, const AttnHead *hd)
+{
+	const AttnMatrix w[] = { AM_PHI_Q, AM_PHI_K, AM_LIN_SCORES, AM_LIN_Z, AM_LIN_OUT, AM_LIN_STATE, AM_LIN_KSUM, AM_LIN_OUT_STATE,
+		                 AM_GDN_Q, AM_GDN_K, AM_GDN_BETA, AM_GDN_G, AM_GDN_RECALL, AM_GDN_DELTA, AM_GDN_OUT,
+		                 AM_GDN_OUT_CHUNK, AM_GDN_STATE };
+	const Mat *m[] = { &hd->phi_q, &hd->phi_k, &hd->lin_scores, &hd->lin_z, &hd->lin_out, &hd->lin_state, &hd->lin_ksum,
+		           &hd->lin_out_state, &hd->gdn_q, &hd->gdn_k, &hd->gdn_beta, &hd->gdn_g, &hd->gdn_recall,
+		           &hd->gdn_delta, &hd->gdn_out, &hd->gdn_out_chunk, &hd->gdn_state };
+
+	for (size_t k = 0; k < sizeof w / sizeof w[0]; k++)
+		if (!mat_empty(m[k]) && add_matrix(o, matrix_name(w[k]), m[k]))
+			return 1;
+	return 0;
+}
+
+/* "gated_deltanet" and "linear_attention": settings and the largest difference between each one's two ways (when present). */
+static int add_linear(cJSON *o, const Attn *a)
+{
+	const ModelConfig *cfg = attn_config(a);
+	cJSON *l;
+
+	if (!mat_empty(&attn_params(a)->gdn_A_log) &&
+	    ((l = cJSON_AddObjectToObject(o, "gated_deltanet")) == NULL ||
+	     add_number(l, "chunk_size", attn_params(a)->gdn_chunk) || add_number(l, "max_gap", a->gdn_gap)))
+		return 1;
+	if (!cfg->linear)
+		return 0;
+	l = cJSON_AddObjectToObject(o, "linear_attention");
+	return l == NULL || cJSON_AddStringToObject(l, "feature_map", "elu+1") == NULL ||
+	       cJSON_AddBoolToObject(l, "causal", cfg->linear_causal) == NULL || add_number(l, "eps", cfg->linear_eps) ||
+	       add_number(l, "max_gap", a->linear_gap);
+}
+
 static cJSON *dump_heads(const Attn *a)
 {
 	cJSON *heads = cJSON_CreateArray();
@@ -301,7 +335,7 @@ static cJSON *dump_heads(const Attn *a)
 		    add_score_bias(o, a, h) || add_score_map(o, a, h) ||
 		    add_derived(o, "masked", a, AM_MASKED, h) || add_matrix(o, "weights", &hd->weights) ||
 		    (!mat_empty(&hd->sink) && add_matrix(o, "sink", &hd->sink)) ||
-		    add_matrix(o, "output", &hd->weighted))
+		    add_matrix(o, "output", &hd->weighted) || add_linear_head(o, hd))
 			goto fail;
 	}
 	return heads;
@@ -372,7 +406,7 @@ static int add_attention(cJSON *o, const Attn *a)
 	       add_reads(o, a) ||
 	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) ||
 	       add_matrix(o, "output", &a->output) ||
-	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)));
+	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a))) || add_linear(o, a);
 }
 
 /*
@@ -859,6 +893,8 @@ cJSON *dump_attn(const Attn *a, char **err)
 	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))
 		goto oom;
 	if (cfg->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)))
+		goto oom;
+	if (add_linear(o, a))
 		goto oom;
 	if (cfg->decode && !cJSON_AddItemToObject(o, "decode", dump_decode(a)))
 		goto oom;

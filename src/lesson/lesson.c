@@ -204,6 +204,8 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_FINAL_GAMMA] = offsetof(Model, cfg.final_gamma), [AM_FINAL_BETA] = offsetof(Model, cfg.final_beta),
 	[AM_Q_NORM_W] = offsetof(Model, lp.q_norm), [AM_K_NORM_W] = offsetof(Model, lp.k_norm),
 	[AM_UNEMBED] = offsetof(Model, cfg.unembed), [AM_SINKS] = offsetof(Model, lp.sinks),
+	[AM_GDN_W_A] = offsetof(Model, lp.gdn_W_a), [AM_GDN_W_B] = offsetof(Model, lp.gdn_W_b),
+	[AM_GDN_A_LOG] = offsetof(Model, lp.gdn_A_log), [AM_GDN_DT_BIAS] = offsetof(Model, lp.gdn_dt_bias),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

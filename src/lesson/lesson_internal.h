@@ -117,6 +117,8 @@ typedef struct Shapes {
 	/* issue 23 §5: soft-capped scores, and logits (the LM head's) */
 	int softcap, final_cap;
 	int sinks;                    /* issue 23 §4: the layer has a sink logit per head */
+	int linear, linear_causal;    /* issue 24 §3: linear attention beside softmax's, causal or not */
+	int deltanet;                 /* issue 24 §3: Gated DeltaNet beside softmax's */
 	int rope_table; /* issue 23 §2: RoPE scaled or partial (the angles stage) */
 	double rope_partial; /* partial_rotary_factor (0 or 1: none) */
 	int rope_dynamic;    /* dynamic NTK, which needs 4 turned columns */

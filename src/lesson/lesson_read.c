@@ -95,7 +95,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
 	                               "ids", "temperature", "top_k", "logits_row", "PE", "attn_logit_softcapping",
-	                               "final_logit_softcapping", "sinks", NULL };
+	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -120,7 +120,7 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
-	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", NULL
+	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -512,6 +512,9 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.softcap = l->cfg.attn_softcap > 0.0;
 	sh.final_cap = l->cfg.final_softcap > 0.0 && sh.vocab > 0;
 	sh.sinks = cJSON_IsArray(get(root, "sinks"));
+	sh.linear = l->cfg.linear;
+	sh.linear_causal = l->cfg.linear_causal;
+	sh.deltanet = cJSON_IsObject(get(root, "gated_deltanet"));
 	li_shapes_block(&sh, &l->lp);
 	if (li_stack(c)->part != PART_LAYER)
 		sh.has_final = li_stack(c)->link_final;

@@ -377,6 +377,54 @@ int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, Layer
 }
 
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
+/*
+ * Linear attention beside softmax's (issue 24 §3): "linear_attention": true
+ * (φ = elu + 1, not causal, eps 1e-6) or {"feature_map": "elu+1", "causal":
+ * true, "eps": 1e-6}; false or absent: none.
+ */
+static int read_linear_attention(Ctx *c, const cJSON *root, Lesson *l)
+{
+	static const char *const keys[] = { "feature_map", "causal", "eps", NULL };
+	static const char *const maps[] = { "elu+1", NULL };
+	const cJSON *v = get(root, "linear_attention"), *x;
+	size_t old, old2;
+	int r = 0, map = 0;
+
+	l->cfg.linear_eps = 1e-6;
+	if (v == NULL)
+		return 0;
+	old = path_key(c, "linear_attention");
+	if (cJSON_IsBool(v))
+		l->cfg.linear = cJSON_IsTrue(v);
+	else if (!cJSON_IsObject(v))
+		r = fail(c, _("expected true, false, or {\"feature_map\": \"elu+1\", \"causal\": true, \"eps\": 1e-6}, got %s"),
+		         got(v).s);
+	else {
+		l->cfg.linear = 1;
+		if (refuse_unknown_keys(c, v, keys, _("key")) != 0 || key_choice(c, v, "feature_map", maps, &map) != 0)
+			r = -1;
+		if (r == 0 && (x = get(v, "causal")) != NULL) {
+			old2 = path_key(c, "causal");
+			if (!cJSON_IsBool(x))
+				r = fail(c, _("expected true (query i reads keys j \u2264 i) or false, got %s"), got(x).s);
+			else
+				l->cfg.linear_causal = cJSON_IsTrue(x);
+			path_set(c, old2);
+		}
+		if (r == 0 && (x = get(v, "eps")) != NULL) {
+			old2 = path_key(c, "eps");
+			if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0)
+				r = fail(c, _("expected a number \u2265 0 added to each row's normaliser (fast-transformers: 1e-6), got %s"),
+				         got(x).s);
+			else
+				l->cfg.linear_eps = x->valuedouble;
+			path_set(c, old2);
+		}
+	}
+	path_set(c, old);
+	return r != 0 ? -1 : 0;
+}
+
 int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 {
 	const cJSON *v;
@@ -468,6 +516,8 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 	if ((v = get(root, "qk_norm")) != NULL && read_qk_norm_setting(c, v, l) != 0)
 		return -1;
 	if (read_softcap_settings(c, root, l) != 0)
+		return -1;
+	if (read_linear_attention(c, root, l) != 0)
 		return -1;
 	if (read_lm_settings(c, root, l) != 0)
 		return -1;

@@ -57,6 +57,9 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->softcap = c->attn_softcap > 0.0;
 	s->final_cap = c->final_softcap > 0.0 && c->vocab > 0;
 	s->sinks = !mat_empty(&p->sinks);
+	s->linear = c->linear;
+	s->linear_causal = c->linear_causal;
+	s->deltanet = !mat_empty(&p->gdn_A_log);
 }
 
 /* The block's settings, for the presence rules. */
@@ -100,6 +103,12 @@ double li_shapes_count(const Shapes *s)
 		const double nkb = ceil(M / s->flash_bk);
 		computed += h * (N * nkb * (2 + dv) + N * dv);
 	}
+	/* linear attention: phi_q, phi_k, lin_scores, lin_z, lin_out, lin_state, lin_ksum, lin_out_state per head */
+	if (s->linear)
+		computed += h * (N * dk + M * dk + N * M + N + 2 * N * dv + dk * dv + dk);
+	/* Gated DeltaNet: W_a, W_b, A_log, dt_bias; per head gdn_q, gdn_k, β, g, recall, delta, both outputs, the state */
+	if (s->deltanet)
+		computed += 2 * D * h + 2 * h + h * (2 * N * dk + 2 * N + 4 * N * dv + dk * dv);
 	if (s->decode)
 		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * s->d_out + (s->block ? N * D : 0);
 	if (s->block) {
@@ -298,6 +307,19 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			goto out;
 		}
 	}
+	if ((s->linear || s->deltanet) && s->backward) {
+		AT(s->linear ? "linear_attention" : "gated_deltanet");
+		fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"),
+		     s->linear ? "linear_attention" : "gated_deltanet");
+		goto out;
+	}
+	if (s->linear && s->linear_causal && (s->has_source || s->n != s->m)) {
+		AT("linear_attention");
+		path_key(c, "causal");
+		fail(c, _("needs self-attention (causal: query i reads the keys j \u2264 i of the same tokens), but this lesson has "
+		        "a source"));
+		goto out;
+	}
 	if (s->flash_bq != 0 || s->flash_bk != 0) {
 		if (s->flash_bq < 1 || s->flash_bq > s->n) {
 			AT("flash");
@@ -405,6 +427,10 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_SOFTCAP;
 	if (s->vocab > 0 && s->final_cap)
 		out->features |= FEAT_FINAL_CAP;
+	if (s->linear)
+		out->features |= FEAT_LINEAR;
+	if (s->deltanet)
+		out->features |= FEAT_DELTANET;
 	if (s->sinks)
 		out->features |= FEAT_SINKS;
 }
@@ -622,6 +648,8 @@ void li_layer_shapes(const Model *l, int i, Shapes *sh)
 		sh->vocab = i == l->nlayers - 1 ? l->cfg.vocab : 0; /* the head follows the last layer */
 		sh->softcap = l->cfg.attn_softcap > 0.0;
 		sh->final_cap = l->cfg.final_softcap > 0.0 && l->cfg.vocab > 0;
+		sh->linear = l->cfg.linear;
+		sh->linear_causal = l->cfg.linear_causal;
 	}
 }
 

@@ -159,6 +159,13 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 	}
 	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
 		return -1;
+	if (!mat_empty(&p->gdn_A_log)) { /* Gated DeltaNet (issue 24 §3): its weights and chunk size */
+		cJSON *d = cJSON_CreateObject();
+		if (put(o, "gated_deltanet", d) != 0 || put(d, "W_a", jw_matrix(&p->gdn_W_a)) != 0 ||
+		    put(d, "W_b", jw_matrix(&p->gdn_W_b)) != 0 || put(d, "A_log", jw_flat(&p->gdn_A_log)) != 0 ||
+		    put(d, "dt_bias", jw_flat(&p->gdn_dt_bias)) != 0 || !cJSON_AddNumberToObject(d, "chunk_size", p->gdn_chunk))
+			return -1;
+	}
 	if (!b->present)
 		return 0;
 	bj = cJSON_CreateObject();
@@ -379,12 +386,23 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 	/* attention sinks: a compare variant that drops the lesson's says false */
 	if (top != NULL && !mat_empty(&top->lp.sinks) && mat_empty(&l->lp.sinks) && !cJSON_AddFalseToObject(o, "sinks"))
 		return -1;
+	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
+	    !cJSON_AddFalseToObject(o, "gated_deltanet"))
+		return -1;
 	/* soft-capping (issue 23 §5): a compare variant that drops the lesson's cap says 0 */
 	if ((l->cfg.attn_softcap > 0.0 || (top != NULL && top->cfg.attn_softcap > 0.0)) &&
 	    put(o, "attn_logit_softcapping", jw_number(l->cfg.attn_softcap)) != 0)
 		return -1;
 	if ((l->cfg.final_softcap > 0.0 || (top != NULL && top->cfg.final_softcap > 0.0)) &&
 	    put(o, "final_logit_softcapping", jw_number(l->cfg.final_softcap)) != 0)
+		return -1;
+	/* linear attention (issue 24 §3): a compare variant that drops the lesson's says false */
+	if (l->cfg.linear) {
+		cJSON *f = cJSON_CreateObject();
+		if (put(o, "linear_attention", f) != 0 || !cJSON_AddStringToObject(f, "feature_map", "elu+1") ||
+		    !cJSON_AddBoolToObject(f, "causal", l->cfg.linear_causal) || put(f, "eps", jw_number(l->cfg.linear_eps)) != 0)
+			return -1;
+	} else if (top != NULL && top->cfg.linear && !cJSON_AddFalseToObject(o, "linear_attention"))
 		return -1;
 	if (l->cfg.flash_bq > 0) {
 		cJSON *f = cJSON_CreateObject();

@@ -211,7 +211,50 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	[AM_ANGLES_PLAIN] = { "angles_plain", DIM_N, DIM_DK, DIM_ONE, 0, FEAT_ROPE_TABLE, STAGE_ANGLES, NONE, AXIS_INDEX,
 	                      AXIS_INDEX, 0, N_("unscaled RoPE's angle p\u00b7base^(\u22122i/d) of each turned column's pair at position p, before scaling") },
 	[AM_ANGLES] = { "angles", DIM_N, DIM_DK, DIM_ONE, 0, FEAT_ROPE_TABLE, STAGE_ANGLES, NONE, AXIS_INDEX, AXIS_INDEX, 0,
-	                N_("the angle each column's pair turns by at position p, as scaled (0: the column passes through)") },
+	                N_("the angle each column's pair turns by at position p, as scaled (0: the column passes through)") },	/* linear attention (issue 24 §3): φ(x) = elu(x) + 1 of each head's q and k, then two ways to the same output */
+	[AM_PHI_Q] = { "phi_q", DIM_N, DIM_DK, DIM_ONE, MF_PER_HEAD, FEAT_LINEAR, STAGE_LINEAR, NONE, Q_ROWS, AXIS_INDEX, 0,
+	               N_("linear attention: φ(q) = elu(q) + 1 of each of the head's query rows, every number > 0") },
+	[AM_PHI_K] = { "phi_k", DIM_M, DIM_DK, DIM_ONE, MF_PER_HEAD, FEAT_LINEAR, STAGE_LINEAR, NONE, K_ROWS, AXIS_INDEX, 0,
+	               N_("linear attention: φ(k) = elu(k) + 1 of each key row the head reads") },
+	[AM_LIN_SCORES] = { "lin_scores", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, FEAT_LINEAR, STAGE_LINEAR, NONE,
+	                    Q_ROWS, K_ROWS, 0, N_("linear attention's n × n matrix: φ(q_i)·φ(k_j) (0 where causal hides key j)") },
+	[AM_LIN_Z] = { "lin_z", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_LINEAR, STAGE_LINEAR, NONE, Q_ROWS, AXIS_INDEX, 0,
+	               N_("each row's normaliser: Σ_j φ(q_i)·φ(k_j) + eps, the row sum of lin_scores") },
+	[AM_LIN_OUT] = { "lin_out", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_LINEAR, STAGE_LINEAR, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                 N_("linear attention's output the quadratic way: (lin_scores·V)_i / z_i") },
+	[AM_LIN_STATE] = { "lin_state", DIM_DK, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_LINEAR, STAGE_LINEAR_STATE, NONE,
+	                   AXIS_INDEX, AXIS_INDEX, 1, N_("the state φ(K)ᵀV = Σ_j φ(k_j) v_jᵀ, d_k × d_v whatever n is (after the last token)") },
+	[AM_LIN_KSUM] = { "lin_ksum", DIM_ONE, DIM_DK, DIM_ONE, MF_PER_HEAD, FEAT_LINEAR, STAGE_LINEAR_STATE, NONE, AXIS_INDEX,
+	                  AXIS_INDEX, 0, N_("Σ_j φ(k_j), what the normaliser needs of the keys (after the last token)") },
+	[AM_LIN_OUT_STATE] = { "lin_out_state", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_LINEAR, STAGE_LINEAR_STATE, NONE,
+	                       Q_ROWS, AXIS_INDEX, 1, N_("linear attention's output from the state: φ(q_i)ᵀS_i / (φ(q_i)·Σφ(k) + eps), equal to lin_out") },
+	/* Gated DeltaNet (issue 24 §3, Qwen3-Next's linear_attn): given weights, then per head and token */
+	[AM_GDN_W_A] = { "W_a", DIM_D_MODEL, DIM_HEADS, DIM_ONE, GP, FEAT_DELTANET, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("Gated DeltaNet: a = x\u00b7W_a, one column per head, the decay's input (in_proj_ba's a)") },
+	[AM_GDN_W_B] = { "W_b", DIM_D_MODEL, DIM_HEADS, DIM_ONE, GP, FEAT_DELTANET, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("Gated DeltaNet: b = x\u00b7W_b, one column per head, the write strength's input (in_proj_ba's b)") },
+	[AM_GDN_A_LOG] = { "A_log", DIM_ONE, DIM_HEADS, DIM_ONE, GP, FEAT_DELTANET, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                   N_("Gated DeltaNet: log A per head; the decay's rate is e^A_log") },
+	[AM_GDN_DT_BIAS] = { "dt_bias", DIM_ONE, DIM_HEADS, DIM_ONE, GP, FEAT_DELTANET, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                     N_("Gated DeltaNet: the bias added to a before softplus, per head") },
+	[AM_GDN_Q] = { "gdn_q", DIM_N, DIM_DK, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("Gated DeltaNet: the head's q rows L2-normalised and times 1/\u221ad_k") },
+	[AM_GDN_K] = { "gdn_k", DIM_N, DIM_DK, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("Gated DeltaNet: the head's k rows L2-normalised (length 1)") },
+	[AM_GDN_BETA] = { "gdn_beta", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS,
+	                  AXIS_INDEX, 0, N_("Gated DeltaNet: \u03b2_t = \u03c3(b_t), how much of the correction token t writes") },
+	[AM_GDN_G] = { "gdn_g", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("Gated DeltaNet: g_t = \u2212e^A_log \u00b7 softplus(a_t + dt_bias) \u2264 0; the state is multiplied by e^g_t") },
+	[AM_GDN_RECALL] = { "gdn_recall", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS,
+	                    AXIS_INDEX, 1, N_("Gated DeltaNet: what the decayed state held for k_t, S\u1d40k_t, before token t writes") },
+	[AM_GDN_DELTA] = { "gdn_delta", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS,
+	                   AXIS_INDEX, 1, N_("Gated DeltaNet: the correction \u03b2_t (v_t \u2212 S\u1d40k_t) written at k_t: S \u2190 S + k_t \u03b4_t\u1d40") },
+	[AM_GDN_OUT] = { "gdn_out", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, Q_ROWS, AXIS_INDEX,
+	                 1, N_("Gated DeltaNet's output token by token: S_t\u1d40q_t (q already times 1/\u221ad_k)") },
+	[AM_GDN_OUT_CHUNK] = { "gdn_out_chunk", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE,
+	                       Q_ROWS, AXIS_INDEX, 1, N_("the same output from the chunked (parallel) form, chunk_size tokens at a time") },
+	[AM_GDN_STATE] = { "gdn_state", DIM_DK, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, AXIS_INDEX,
+	                   AXIS_INDEX, 1, N_("Gated DeltaNet's state S after the last token, d_k \u00d7 d_v") },
 };
 
 #undef Q_ROWS
@@ -430,6 +473,40 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = N_("FlashAttention's online softmax, tile by tile: m, l and O after each key block"),
 		.blurb_en = "FlashAttention never holds the whole score matrix: it walks the keys a block at a time, keeping only a running maximum, a running sum and a running output per row.",
 		.blurb_zh = "FlashAttention 从不保存整个分数矩阵：它一次处理一块键，每一行只保留当前最大值、当前的和与当前的输出。",
+	},
+	[STAGE_LINEAR] = {
+		.map = "attention",
+		.name = "linear", .requires = FEAT_LINEAR, .instead = NONE,
+		PANES({ .matrix = AM_PHI_Q }, { .matrix = AM_PHI_K, .flags = PANE_TRANSPOSE }, { .matrix = AM_LIN_SCORES },
+		      { .matrix = AM_LIN_Z }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_LIN_OUT }),
+		.formula = { { 0, 0, N_("linear attention: φ(x) = elu(x) + 1   A_ij = φ(q_i)·φ(k_j)   z_i = Σ_j A_ij + eps   out_i = Σ_j A_ij v_j / z_i"),
+		               N_("linear attention: phi(x) = elu(x) + 1   A_ij = phi(q_i).phi(k_j)   z_i = sum_j A_ij + eps   out_i = sum_j A_ij v_j / z_i") } },
+		.what = N_("linear attention the quadratic way: φ(q)·φ(k) instead of e^(q·k), its n × n matrix and row sums"),
+		.blurb_en = "Linear attention swaps softmax's e^(q·k) for a product of features, φ(q)·φ(k) with φ = elu + 1: every number stays positive, each row is divided by its sum, and here it is still computed with the whole n × n matrix.",
+		.blurb_zh = "线性注意力把 softmax 的 e^(q·k) 换成特征的乘积 φ(q)·φ(k)（φ = elu + 1）：每个数都为正，每一行除以它的和；这里仍然用整个 n × n 矩阵来算。",
+	},
+	[STAGE_LINEAR_STATE] = {
+		.map = "attention",
+		.name = "linear_state", .requires = FEAT_LINEAR, .instead = NONE,
+		PANES({ .matrix = AM_PHI_K, .flags = PANE_TRANSPOSE }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_LIN_STATE },
+		      { .matrix = AM_LIN_KSUM }, { .matrix = AM_PHI_Q }, { .matrix = AM_LIN_OUT_STATE }),
+		.formula = { { 0, 0, N_("the state: S = φ(K)ᵀV (d_k × d_v)   out_i = φ(q_i)ᵀS / (φ(q_i)·Σ_j φ(k_j) + eps)   (causal: S and Σ over j ≤ i)"),
+		               N_("the state: S = phi(K)^T.V (d_k x d_v)   out_i = phi(q_i)^T.S / (phi(q_i).sum_j phi(k_j) + eps)   (causal: S and sum over j <= i)") } },
+		.what = N_("the same outputs from the d_k × d_v state φ(K)ᵀV: no n × n matrix"),
+		.blurb_en = "Because φ(q)·φ(k) is a plain dot product, the sum over keys can be done first: φ(K)ᵀV is a d_k × d_v state, the same size for 10 tokens or a million, and the outputs come out the same. Softmax cannot do this: e^(q·k) does not split into a part of q times a part of k.",
+		.blurb_zh = "因为 φ(q)·φ(k) 只是普通的点积，可以先对键求和：φ(K)ᵀV 是一个 d_k × d_v 的状态，10 个词和一百万个词都一样大，得到的输出完全相同。softmax 做不到：e^(q·k) 拆不成 q 的一部分乘 k 的一部分。",
+	},
+	[STAGE_DELTANET] = {
+		.map = "attention",
+		.name = "deltanet", .requires = FEAT_DELTANET, .instead = NONE,
+		/* gdn_q and gdn_k (`show gdn_k`) left out: seven panes fit a 150-column view with the result */
+		PANES({ .matrix = AM_GDN_BETA }, { .matrix = AM_GDN_G }, { .matrix = AM_GDN_RECALL }, { .matrix = AM_GDN_DELTA },
+		      { .matrix = AM_GDN_STATE }, { .matrix = AM_GDN_OUT_CHUNK }, { .matrix = AM_GDN_OUT }),
+		.formula = { { 0, 0, N_("per token: S \u2190 e^g\u00b7S   \u03b4 = \u03b2\u00b7(v \u2212 S\u1d40k)   S \u2190 S + k\u00b7\u03b4\u1d40   o = S\u1d40q   (k, q L2-normalised, q / \u221ad_k)"),
+		               N_("per token: S <- e^g*S   delta = beta*(v - S^T.k)   S <- S + k.delta^T   o = S^T.q   (k, q L2-normalised, q / sqrt(d_k))") } },
+		.what = N_("Gated DeltaNet: a decaying state corrected token by token by the delta rule, and the same in chunks"),
+		.blurb_en = "Gated DeltaNet keeps linear attention's d_k \u00d7 d_v state but does not only add to it: each token first lets it fade by e^g, reads what it holds for its key, and writes back only the difference from its value, scaled by \u03b2.",
+		.blurb_zh = "Gated DeltaNet 保留线性注意力 d_k \u00d7 d_v 的状态，但不只是往里加：每个词先让它按 e^g 衰减，读出它在自己的键上存了什么，再只把与自己的值的差（乘以 \u03b2）写回去。",
 	},
 	[STAGE_CONCAT] = {
 		.map = "attention",
@@ -721,6 +798,8 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its logits are not soft-capped (\"final_logit_softcapping\")"), /* FEAT_FINAL_CAP */
 	N_("it has no attention sinks (\"sinks\")"), /* FEAT_SINKS */
 	N_("its RoPE is neither scaled nor partial (\"scaling\", \"partial_rotary_factor\")"), /* FEAT_ROPE_TABLE */
+	N_("it has no linear attention (\"linear_attention\")"), /* FEAT_LINEAR */
+	N_("it has no Gated DeltaNet (\"gated_deltanet\")"), /* FEAT_DELTANET */
 };
 
 const char *feature_absent(unsigned feat)

@@ -30,6 +30,9 @@ typedef enum Stage {
 	STAGE_SINKS,       /* attention sinks (gpt-oss): the share of each row the head's sink logit took */
 	STAGE_WEIGHTED,
 	STAGE_FLASH,       /* the same head outputs from FlashAttention's tiles */
+	STAGE_LINEAR,      /* linear attention (issue 24 §3): φ(q)·φ(k) instead of softmax, with its n × n matrix */
+	STAGE_LINEAR_STATE, /* the same outputs from the d_k × d_v state φ(K)ᵀV, without the n × n matrix */
+	STAGE_DELTANET,    /* Gated DeltaNet's recurrence (Qwen3-Next), token by token and in chunks */
 	STAGE_CONCAT,
 	STAGE_OUTPUT,
 	STAGE_RESIDUAL1,   /* x + attention */
@@ -87,6 +90,13 @@ typedef enum AttnMatrix {
 	AM_SINK, AM_SINKS,
 	/* RoPE's angle tables (issue 23 §2): plain RoPE's, and what this layer turns by */
 	AM_ANGLES_PLAIN, AM_ANGLES,
+	/* linear attention (issue 24 §3, Katharopoulos et al. 2020): φ = elu + 1 of each head's q and k, the
+	 * n × n form (scores, normaliser, output) and the state form (φ(K)ᵀV, Σφ(k), output) */
+	AM_PHI_Q, AM_PHI_K, AM_LIN_SCORES, AM_LIN_Z, AM_LIN_OUT, AM_LIN_STATE, AM_LIN_KSUM, AM_LIN_OUT_STATE,
+	/* Gated DeltaNet (issue 24 §3, Qwen3-Next): its given weights; per head the L2-normalised q and k, β and g
+	 * per token, what the state recalled and the correction, the output token by token and in chunks, the state */
+	AM_GDN_W_A, AM_GDN_W_B, AM_GDN_A_LOG, AM_GDN_DT_BIAS,
+	AM_GDN_Q, AM_GDN_K, AM_GDN_BETA, AM_GDN_G, AM_GDN_RECALL, AM_GDN_DELTA, AM_GDN_OUT, AM_GDN_OUT_CHUNK, AM_GDN_STATE,
 	AM_COUNT
 } AttnMatrix;
 
@@ -124,7 +134,9 @@ enum {
 	FEAT_FINAL_CAP  = 1u << 26, /* soft-capped logits ("final_logit_softcapping", with an LM head) */
 	FEAT_SINKS      = 1u << 27, /* a learned sink logit per head beside the keys ("sinks") */
 	FEAT_ROPE_TABLE = 1u << 28, /* RoPE with "scaling" or "partial_rotary_factor": the angles stage */
-	FEAT_COUNT      = 29
+	FEAT_LINEAR     = 1u << 29, /* linear attention beside softmax's ("linear_attention") */
+	FEAT_DELTANET   = 1u << 30, /* Gated DeltaNet beside softmax's ("gated_deltanet") */
+	FEAT_COUNT      = 31
 };
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */

@@ -220,6 +220,10 @@ void layer_params_free(LayerParams *p)
 	mat_free(&p->q_norm);
 	mat_free(&p->k_norm);
 	mat_free(&p->sinks);
+	mat_free(&p->gdn_W_a);
+	mat_free(&p->gdn_W_b);
+	mat_free(&p->gdn_A_log);
+	mat_free(&p->gdn_dt_bias);
 	block_free(&p->block);
 	memset(p, 0, sizeof *p);
 }
@@ -229,14 +233,16 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	*dst = *src;
 	dst->W_q = dst->W_k = dst->W_v = dst->W_o = dst->w_e = (Mat){ 0 };
 	dst->b_q = dst->b_k = dst->b_v = dst->b_o = dst->alibi_slopes = dst->q_norm = dst->k_norm = (Mat){ 0 };
-	dst->sinks = (Mat){ 0 };
+	dst->sinks = dst->gdn_W_a = dst->gdn_W_b = dst->gdn_A_log = dst->gdn_dt_bias = (Mat){ 0 };
 	if (block_copy(&dst->block, &src->block) != 0)
 		return -1;
 	return mat_copy(&dst->W_q, &src->W_q) | mat_copy(&dst->W_k, &src->W_k) | mat_copy(&dst->W_v, &src->W_v) |
 	       mat_copy(&dst->W_o, &src->W_o) | mat_copy(&dst->w_e, &src->w_e) | mat_copy(&dst->b_q, &src->b_q) |
 	       mat_copy(&dst->b_k, &src->b_k) | mat_copy(&dst->b_v, &src->b_v) | mat_copy(&dst->b_o, &src->b_o) |
 	       mat_copy(&dst->alibi_slopes, &src->alibi_slopes) | mat_copy(&dst->q_norm, &src->q_norm) |
-	       mat_copy(&dst->k_norm, &src->k_norm) | mat_copy(&dst->sinks, &src->sinks)
+	       mat_copy(&dst->k_norm, &src->k_norm) | mat_copy(&dst->sinks, &src->sinks) |
+	       mat_copy(&dst->gdn_W_a, &src->gdn_W_a) | mat_copy(&dst->gdn_W_b, &src->gdn_W_b) |
+	       mat_copy(&dst->gdn_A_log, &src->gdn_A_log) | mat_copy(&dst->gdn_dt_bias, &src->gdn_dt_bias)
 	               ? -1
 	               : 0;
 }

@@ -159,6 +159,16 @@ typedef struct ModelConfig {
 	 */
 	double attn_softcap;
 	double final_softcap;
+	/*
+	 * Linear attention beside softmax's (issue 24 §3, Katharopoulos et al.
+	 * 2020, "linear_attention"): φ = elu + 1 on each head's q and k, computed
+	 * the n × n way and the state way (engine/variants/linear.c); 0: none.
+	 * linear_causal: key j reaches query i only for j ≤ i; linear_eps: the
+	 * normaliser's eps (fast-transformers' 1e-6 by default).
+	 */
+	int linear;
+	int linear_causal;
+	double linear_eps;
 } ModelConfig;
 
 /*
@@ -180,6 +190,10 @@ typedef struct LayerParams {
 	Block block;      /* this layer's block (version 2; block.present = 0 without one) */
 	Mat q_norm, k_norm; /* QK-norm's weights, 1 × d_k each (ModelConfig.qk_norm), else empty */
 	Mat sinks;          /* attention sinks (issue 23 §4, gpt-oss): 1 × heads learned logits, one per query head, else empty */
+	/* Gated DeltaNet (issue 24 §3, "gated_deltanet"; empty without): a = x·W_a, b = x·W_b (d_model × heads),
+	 * A_log and dt_bias (1 × heads); chunk_size, the chunked form's (engine/variants/deltanet.c) */
+	Mat gdn_W_a, gdn_W_b, gdn_A_log, gdn_dt_bias;
+	int gdn_chunk;
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
