@@ -802,15 +802,15 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no Gated DeltaNet (\"gated_deltanet\")"), /* FEAT_DELTANET */
 };
 
-const char *feature_absent(unsigned feat)
+const char *feature_absent(FeatureSet feat)
 {
 	for (int i = 0; i < FEAT_COUNT; i++)
-		if (feat & (1u << i))
+		if (feat & ((FeatureSet)1 << i))
 			return _(feature_reasons[i]);
 	return "";
 }
 
-static int has(const LessonShape *sh, unsigned req)
+static int has(const LessonShape *sh, FeatureSet req)
 {
 	return (sh->features & req) == req;
 }
@@ -1078,7 +1078,7 @@ const MatrixKind *matrix_kind(AttnMatrix m)
 
 int matrix_present(const LessonShape *sh, AttnMatrix m, const char **why)
 {
-	const unsigned req = (unsigned)m < AM_COUNT ? matrix_kinds[m].requires : 0;
+	const FeatureSet req = (unsigned)m < AM_COUNT ? matrix_kinds[m].requires : 0;
 
 	if ((unsigned)m >= AM_COUNT) {
 		if (why != NULL)

@@ -11,6 +11,8 @@
 #ifndef ATTNVIZ_CATALOG_H
 #define ATTNVIZ_CATALOG_H
 
+#include <stdint.h>
+
 /* The canonical stages, in the order they are computed. */
 typedef enum Stage {
 	STAGE_INPUT,
@@ -104,40 +106,39 @@ typedef enum AttnMatrix {
  * What a lesson has, as far as the tables care: a stage or a matrix that
  * "requires" a feature exists only in lessons that have it.
  */
-enum {
-	FEAT_POSITIONAL = 1u << 0, /* "positional": "sinusoidal" */
-	FEAT_MULTIHEAD  = 1u << 1, /* more than one head */
-	FEAT_MASK       = 1u << 2, /* any mask */
-	FEAT_WO         = 1u << 3, /* an output projection W_o */
-	FEAT_SOURCE     = 1u << 4, /* cross-attention: keys and values from a source */
-	FEAT_ADDITIVE   = 1u << 5, /* additive (Bahdanau) scores */
-	FEAT_BLOCK      = 1u << 6, /* the Transformer block: residuals (and norms and an FFN) around attention */
-	FEAT_PRENORM    = 1u << 7, /* the block normalises at the start of each branch */
-	FEAT_POSTNORM   = 1u << 8, /* the block normalises after each residual */
-	FEAT_LAYERNORM  = 1u << 9, /* its norm is LayerNorm (with β), not RMSNorm */
-	FEAT_FFN        = 1u << 10, /* the block has a feed-forward network */
-	FEAT_SWIGLU     = 1u << 11, /* the FFN is gated (SwiGLU: W_3) */
-	FEAT_FINAL      = 1u << 12, /* the last layer, with a final norm after it */
-	FEAT_NORM       = 1u << 13, /* the block has norms (pre or post) */
-	FEAT_BACKWARD   = 1u << 14, /* a loss ("backward"): the gradients are computed */
-	FEAT_ROPE       = 1u << 15, /* rotary position embeddings ("rope") */
-	FEAT_ALIBI      = 1u << 16, /* ALiBi's linear biases ("alibi") */
-	FEAT_GQA        = 1u << 17, /* fewer key/value heads than query heads ("kv_heads") */
-	FEAT_WINDOW     = 1u << 18, /* a sliding-window mask */
-	FEAT_DECODE     = 1u << 19, /* generated one token at a time with a KV cache ("decode") */
-	FEAT_FLASH      = 1u << 20, /* FlashAttention's tiles ("flash") */
-	FEAT_UNSCALED   = 1u << 21, /* "scale": false (scale off): the scores are not scaled */
-	FEAT_SCALE_VALUE = 1u << 22, /* "scale": a number of the lesson's own instead of 1/√d_k */
-	FEAT_QK_NORM    = 1u << 23, /* QK-norm: q and k RMS-normalised per head before RoPE ("qk_norm") */
-	FEAT_LM_HEAD    = 1u << 24, /* the last layer, with a vocabulary: logits and the next token ("vocab") */
-	FEAT_SOFTCAP    = 1u << 25, /* soft-capped scores: c·tanh(s/c) before the mask ("attn_logit_softcapping") */
-	FEAT_FINAL_CAP  = 1u << 26, /* soft-capped logits ("final_logit_softcapping", with an LM head) */
-	FEAT_SINKS      = 1u << 27, /* a learned sink logit per head beside the keys ("sinks") */
-	FEAT_ROPE_TABLE = 1u << 28, /* RoPE with "scaling" or "partial_rotary_factor": the angles stage */
-	FEAT_LINEAR     = 1u << 29, /* linear attention beside softmax's ("linear_attention") */
-	FEAT_DELTANET   = 1u << 30, /* Gated DeltaNet beside softmax's ("gated_deltanet") */
-	FEAT_COUNT      = 31
-};
+typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
+#define FEAT_POSITIONAL  ((FeatureSet)1 << 0) /* "positional": "sinusoidal" */
+#define FEAT_MULTIHEAD   ((FeatureSet)1 << 1) /* more than one head */
+#define FEAT_MASK        ((FeatureSet)1 << 2) /* any mask */
+#define FEAT_WO          ((FeatureSet)1 << 3) /* an output projection W_o */
+#define FEAT_SOURCE      ((FeatureSet)1 << 4) /* cross-attention: keys and values from a source */
+#define FEAT_ADDITIVE    ((FeatureSet)1 << 5) /* additive (Bahdanau) scores */
+#define FEAT_BLOCK       ((FeatureSet)1 << 6) /* the Transformer block: residuals (and norms and an FFN) around attention */
+#define FEAT_PRENORM     ((FeatureSet)1 << 7) /* the block normalises at the start of each branch */
+#define FEAT_POSTNORM    ((FeatureSet)1 << 8) /* the block normalises after each residual */
+#define FEAT_LAYERNORM   ((FeatureSet)1 << 9) /* its norm is LayerNorm (with β), not RMSNorm */
+#define FEAT_FFN         ((FeatureSet)1 << 10) /* the block has a feed-forward network */
+#define FEAT_SWIGLU      ((FeatureSet)1 << 11) /* the FFN is gated (SwiGLU: W_3) */
+#define FEAT_FINAL       ((FeatureSet)1 << 12) /* the last layer, with a final norm after it */
+#define FEAT_NORM        ((FeatureSet)1 << 13) /* the block has norms (pre or post) */
+#define FEAT_BACKWARD    ((FeatureSet)1 << 14) /* a loss ("backward"): the gradients are computed */
+#define FEAT_ROPE        ((FeatureSet)1 << 15) /* rotary position embeddings ("rope") */
+#define FEAT_ALIBI       ((FeatureSet)1 << 16) /* ALiBi's linear biases ("alibi") */
+#define FEAT_GQA         ((FeatureSet)1 << 17) /* fewer key/value heads than query heads ("kv_heads") */
+#define FEAT_WINDOW      ((FeatureSet)1 << 18) /* a sliding-window mask */
+#define FEAT_DECODE      ((FeatureSet)1 << 19) /* generated one token at a time with a KV cache ("decode") */
+#define FEAT_FLASH       ((FeatureSet)1 << 20) /* FlashAttention's tiles ("flash") */
+#define FEAT_UNSCALED    ((FeatureSet)1 << 21) /* "scale": false (scale off): the scores are not scaled */
+#define FEAT_SCALE_VALUE ((FeatureSet)1 << 22) /* "scale": a number of the lesson's own instead of 1/√d_k */
+#define FEAT_QK_NORM     ((FeatureSet)1 << 23) /* QK-norm: q and k RMS-normalised per head before RoPE ("qk_norm") */
+#define FEAT_LM_HEAD     ((FeatureSet)1 << 24) /* the last layer, with a vocabulary: logits and the next token ("vocab") */
+#define FEAT_SOFTCAP     ((FeatureSet)1 << 25) /* soft-capped scores: c·tanh(s/c) before the mask ("attn_logit_softcapping") */
+#define FEAT_FINAL_CAP   ((FeatureSet)1 << 26) /* soft-capped logits ("final_logit_softcapping", with an LM head) */
+#define FEAT_SINKS       ((FeatureSet)1 << 27) /* a learned sink logit per head beside the keys ("sinks") */
+#define FEAT_ROPE_TABLE  ((FeatureSet)1 << 28) /* RoPE with "scaling" or "partial_rotary_factor": the angles stage */
+#define FEAT_LINEAR      ((FeatureSet)1 << 29) /* linear attention beside softmax's ("linear_attention") */
+#define FEAT_DELTANET    ((FeatureSet)1 << 30) /* Gated DeltaNet beside softmax's ("gated_deltanet") */
+#define FEAT_COUNT       31
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -168,7 +169,7 @@ typedef struct LessonShape {
 	int heads;
 	int kv_heads;      /* g: key/value heads (heads without "kv_heads") */
 	int block_q, block_k; /* FlashAttention's tile sizes (0 without "flash") */
-	unsigned features; /* FEAT_* bits */
+	FeatureSet features; /* FEAT_* bits */
 } LessonShape;
 
 /* What labels a matrix's rows or columns: indices, the query tokens, or the key (source) tokens. */
@@ -194,7 +195,7 @@ typedef struct MatrixKind {
 	Dim rows, cols;
 	Dim head_cols;      /* DIM_DK or DIM_DV: head h owns columns [h·w, (h+1)·w); DIM_ONE: not cut */
 	unsigned flags;     /* MF_* */
-	unsigned requires;  /* FEAT_* bits the lesson must have */
+	FeatureSet requires;  /* FEAT_* bits the lesson must have */
 	Stage made_by;      /* the stage that computes it (STAGE_COUNT: given) … */
 	Stage made_else;    /* … or, when that stage is absent, this one (STAGE_COUNT: none) */
 	Axis row_axis, col_axis;
@@ -214,14 +215,14 @@ enum {
 
 typedef struct StagePane {
 	AttnMatrix matrix;
-	unsigned requires;   /* FEAT_* bits that must be set */
-	unsigned unless;     /* FEAT_* bits that must be clear */
+	FeatureSet requires;   /* FEAT_* bits that must be set */
+	FeatureSet unless;     /* FEAT_* bits that must be clear */
 	unsigned flags;      /* PANE_* */
 } StagePane;
 
 /* A stage's formula; the first variant whose conditions hold is the one shown. */
 typedef struct StageFormula {
-	unsigned when, unless; /* FEAT_* bits that must be set / clear */
+	FeatureSet when, unless; /* FEAT_* bits that must be set / clear */
 	const char *utf8, *ascii;
 } StageFormula;
 
@@ -237,7 +238,7 @@ enum {
 
 typedef struct StageKind {
 	const char *name;        /* unique among the stages a lesson has (two entries may share one) */
-	unsigned requires;       /* FEAT_* bits */
+	FeatureSet requires;       /* FEAT_* bits */
 	Stage instead;           /* shown when the stage is absent (STAGE_COUNT: none) */
 	unsigned flags;          /* SF_* */
 	StagePane panes[STAGE_MAX_PANES]; /* operands, then the result (the last one) */
@@ -333,6 +334,6 @@ void matrix_shape(const LessonShape *sh, AttnMatrix m, int *rows, int *cols);
 /* The stage that computes m in this lesson, or -1 for given matrices. */
 int matrix_stage(const LessonShape *sh, AttnMatrix m);
 /* Why a lesson lacks a feature: "it has no mask" (the first missing bit of feat). */
-const char *feature_absent(unsigned feat);
+const char *feature_absent(FeatureSet feat);
 
 #endif

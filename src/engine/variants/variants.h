@@ -41,7 +41,7 @@ typedef int (*VariantOperands)(const Attn *a, AttnMatrix which, int h, int i, in
 
 typedef struct AttnVariant {
 	const char *name;   /* its key in a lesson ("alibi") */
-	unsigned feature;   /* the FEAT_* bit of a lesson that has it (LessonShape.features) */
+	FeatureSet feature; /* the FEAT_* bit of a lesson that has it (LessonShape.features) */
 
 	/* ---- its stage (catalog.c has the stage's names, panes, formula and blurb) */
 	Stage stage;                             /* the stage it adds (its own only with a kernel) */
