@@ -1,10 +1,10 @@
-/* unit_mla.c: multi-head latent attention (engine/variants/mla.c) against
- * PyTorch's numbers (tests/golden/mla/, made by
- * tests/golden/make_reference_mla.py following transformers'
- * modeling_deepseek_v3.py in float64): every matrix of the naive form, the
- * absorbed form's scores and head outputs equal to the naive ones within
- * 1e-12, the cache's numbers for the lessons and for DeepSeek-V3, and the
- * reader's errors at their JSON paths. */
+/* unit_mla.c: multi-head latent attention (lesson/lesson_mla.c,
+ * engine/variants/mla.c) on the lessons of tests/golden/mla/ against
+ * PyTorch's numbers (made by tests/golden/make_reference_mla.py following
+ * transformers' modeling_deepseek_v3.py in float64): every matrix of the
+ * naive form, the absorbed form's scores and head outputs equal to the
+ * naive ones within 1e-12, the kv_cache pane for the lessons and for
+ * DeepSeek-V3, and the loader's errors at their JSON paths. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "base/fileio.h"
+#include "base/jsonread.h"
 #include "engine/variants/mla.h"
+#include "engine/variants/variants.h"
 #include "unit_common.h"
 
 /* A JSON file under the source tree, parsed. */
@@ -100,59 +102,50 @@ static long long ref_int(const cJSON *o, const char *key)
 
 static void golden(const char *name)
 {
-	char rel[128];
-	cJSON *les, *ref;
-	JrCtx c;
-	MlaWeights w;
-	MlaResult r;
-	Mat X;
+	char rel[128], *path;
+	cJSON *ref;
+	Lesson *l;
+	Attn *a;
 	const cJSON *cache;
+	static const struct {
+		const char *key;
+		AttnMatrix m;
+	} all[] = { { "c_KV", AM_C_KV }, { "k_pe", AM_K_PE }, { "k_pe_rot", AM_K_PE_ROT }, { "q_nope", AM_Q_NOPE },
+		    { "q_pe", AM_Q_PE }, { "Q", AM_Q }, { "K", AM_K }, { "V", AM_V }, { "concat", AM_CONCAT },
+		    { "output", AM_OUTPUT }, { "q_tilde", AM_Q_TILDE }, { "absorbed_concat", AM_ABSORBED_OUT } };
 
 	snprintf(rel, sizeof rel, "tests/golden/mla/%s.json", name);
-	les = parse_file(rel);
+	path = path_of(rel);
+	l = load_file(path);
+	free(path);
 	snprintf(rel, sizeof rel, "tests/golden/mla/%s.ref.json", name);
 	ref = parse_file(rel);
-	ref_mat(les, "X", &X);
-	jr_ctx_init(&c, name, NULL);
-	if (mla_read(&c, cJSON_GetObjectItemCaseSensitive(les, "mla"), X.cols, &w) != 0)
-		print_error("%s\n", c.err);
-	assert_null(c.err);
-	assert_int_equal(mla_forward(&w, &X, &r), 0);
-	if (w.q_lora_rank > 0)
-		check(name, ref, "c_Q", &r.c_Q);
+	a = compute(l);
+	if (l->lp.mla.q_lora_rank > 0)
+		check(name, ref, "c_Q", attn_matrix(a, AM_C_Q, 0));
 	else
 		assert_null(cJSON_GetObjectItemCaseSensitive(ref, "c_Q"));
-	{
-		const struct {
-			const char *key;
-			const Mat *got;
-		} all[] = { { "c_KV", &r.c_KV }, { "k_pe", &r.k_pe }, { "k_pe_rot", &r.k_pe_rot }, { "q_nope", &r.q_nope },
-			    { "q_pe", &r.q_pe }, { "Q", &r.Q }, { "K", &r.K }, { "V", &r.V }, { "concat", &r.concat },
-			    { "output", &r.output }, { "q_tilde", &r.q_tilde }, { "absorbed_concat", &r.absorbed_concat } };
-		for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
-			check(name, ref, all[k].key, all[k].got);
+	for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+		check(name, ref, all[k].key, attn_matrix(a, all[k].m, 0));
+	for (int h = 0; h < a->heads; h++) {
+		check_head(name, ref, "scores", h, attn_matrix(a, AM_SCORES, h));
+		check_head(name, ref, "weights", h, attn_matrix(a, AM_WEIGHTS, h));
+		check_head(name, ref, "absorbed_scores", h, attn_matrix(a, AM_ABSORBED, h));
 	}
-	for (int h = 0; h < w.heads; h++) {
-		check_head(name, ref, "scores", h, &r.scores[h]);
-		check_head(name, ref, "weights", h, &r.weights[h]);
-		check_head(name, ref, "absorbed_scores", h, &r.absorbed[h]);
-	}
-	/* the two forms agree (their own distance, not PyTorch's) */
-	assert_true(r.max_score_diff <= 1e-12);
-	assert_true(r.max_concat_diff <= 1e-12);
-	/* the cache for the lesson's sizes, GQA with heads/2 groups as the script says */
+	/* the two forms agree (attnviz's own distance between them) */
+	assert_true(attn_matrix(a, AM_MLA_DIFF, 0)->a[0] <= 1e-12);
+	assert_true(attn_matrix(a, AM_MLA_DIFF, 0)->a[1] <= 1e-12);
+	/* the cache for the lesson's sizes (GQA with heads/2 groups, as the script says): the kv_cache pane's first column */
 	cache = cJSON_GetObjectItemCaseSensitive(ref, "cache");
 	{
-		const MlaCache t = mla_cache(w.heads, w.d_nope, w.d_rope, w.d_v, w.kv_lora_rank, w.heads / 2 > 0 ? w.heads / 2 : 1);
-		assert_int_equal(t.mha, ref_int(cache, "MHA"));
-		assert_int_equal(t.gqa, ref_int(cache, "GQA"));
-		assert_int_equal(t.mqa, ref_int(cache, "MQA"));
-		assert_int_equal(t.mla, ref_int(cache, "MLA"));
+		static const char *const kind[] = { "MHA", "GQA", "MQA", "MLA" };
+		for (int k = 0; k < 4; k++) {
+			assert_true(MAT_AT(*attn_matrix(a, AM_KV_CACHE, 0), k, 0) == (double)ref_int(cache, kind[k]));
+			assert_true(MAT_AT(*attn_matrix(a, AM_KV_CACHE, 0), k, 1) == 2.0 * (double)ref_int(cache, kind[k]));
+		}
 	}
-	mla_result_free(&r);
-	mla_weights_free(&w);
-	mat_free(&X);
-	cJSON_Delete(les);
+	attn_free(a);
+	lesson_free(l);
 	cJSON_Delete(ref);
 }
 
@@ -180,8 +173,21 @@ static void test_cache_v3(void **state)
 	cJSON *v3 = parse_file("tests/golden/mla/deepseek_v3_cache.json");
 	const MlaCache t = mla_cache(MLA_V3_HEADS, MLA_V3_NOPE, MLA_V3_ROPE, MLA_V3_V, MLA_V3_KV_LORA, MLA_V3_GROUPS);
 	char *table;
+	Lesson *l;
+	Attn *a;
+	char *path = path_of("tests/golden/mla/mla_qlora_2heads.json");
 
 	(void)state;
+	l = load_file(path);
+	free(path);
+	a = compute(l);
+	/* the kv_cache pane's DeepSeek-V3 columns: numbers a layer, bytes in 61 layers of bf16 */
+	assert_true(MAT_AT(*attn_matrix(a, AM_KV_CACHE, 0), 3, 2) == 576.0);
+	assert_true(MAT_AT(*attn_matrix(a, AM_KV_CACHE, 0), 3, 3) == 70272.0);
+	assert_true(MAT_AT(*attn_matrix(a, AM_KV_CACHE, 0), 0, 2) == 40960.0);
+	assert_true(MAT_AT(*attn_matrix(a, AM_KV_CACHE, 0), 0, 3) == 4997120.0);
+	attn_free(a);
+	lesson_free(l);
 	assert_int_equal(t.mha, ref_int(v3, "MHA"));
 	assert_int_equal(t.gqa, ref_int(v3, "GQA"));
 	assert_int_equal(t.mqa, ref_int(v3, "MQA"));
@@ -195,63 +201,62 @@ static void test_cache_v3(void **state)
 	cJSON_Delete(v3);
 }
 
-/* Each bad "mla" is refused at its JSON path, with what was expected. */
+/* A lesson with an MLA head of d_model 2, 1 head, d_nope 1, d_rope 2, d_v 1, kv_lora_rank 2; EXTRA is spliced in. */
+#define MLA_LESSON(top, mla)                                                                                          \
+	"{\"attnviz\": 2, \"tokens\": [\"a\", \"b\"], \"X\": [[1, 2], [3, 4]], \"mask\": \"causal\", " top    \
+	"\"mla\": {\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, " mla \
+	"\"W_kva\": [[1, 0, 1, 0], [0, 1, 0, 1]], \"W_kvb\": [[1, 2], [3, 4]]}}"
+#define W_Q "\"W_q\": [[1, 0, 0], [0, 1, 0]], "
+
+/* Each bad "mla" lesson is refused at its JSON path, with what was expected. */
 static void test_bad(void **state)
 {
 	static const struct {
 		const char *json, *path, *words;
 	} bad[] = {
-		{ "{\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, \"W_kvz\": 1}",
-		  ":", "W_kvz" },
-		{ "{\"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1}", "kv_lora_rank", "missing" },
-		{ "{\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 3, \"v_head_dim\": 1}",
-		  "qk_rope_head_dim", "even" },
-		{ "{\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, \"W_q\": [[1,2,3]]}",
-		  "W_q", "expected 2 rows" },
-		{ "{\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, "
-		  "\"W_q\": [[1,2,3],[4,5,6]], \"W_kva\": [[1,2,3,4],[1,2,3]]}",
-		  "W_kva[1]", "a row of 4 numbers" },
-		{ "{\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, "
-		  "\"W_q\": [[1,2,3],[4,5,6]], \"W_kva\": [[1,2,3,4],[1,2,3,\"x\"]]}",
-		  "W_kva[1][3]", "" },
-		{ "{\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, "
-		  "\"W_qa\": [[1],[2]]}",
-		  "W_qa", "q_lora_rank" },
-		{ "{\"q_lora_rank\": 1, \"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, "
-		  "\"W_q\": [[1,2,3],[4,5,6]]}",
-		  "W_q", "W_qb" },
-		{ "{\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, "
-		  "\"W_q\": [[1,2,3],[4,5,6]], \"W_kva\": [[1,2,3,4],[1,2,3,4]], \"W_kvb\": [[1,2],[3,4]], "
-		  "\"kv_a_norm\": [1, 2, 3], \"W_o\": [[1,2]]}",
-		  "kv_a_norm", "expected 2 numbers" },
-		{ "{\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 2, \"v_head_dim\": 1, \"rope_theta\": 1}",
-		  "rope_theta", "> 1" },
+		{ MLA_LESSON(W_Q, "\"W_kvz\": 1, "), "mla", "W_kvz" },
+		{ MLA_LESSON(W_Q "\"W_k\": [[1]], ", ""), "W_k", "W_kva" },
+		{ MLA_LESSON(W_Q "\"rope\": true, ", ""), "rope", "rope_theta" },
+		{ MLA_LESSON(W_Q "\"backward\": {\"target\": [[0, 0], [0, 0]]}, ", ""), "backward", "forward only" },
+		{ "{\"attnviz\": 2, \"tokens\": [\"a\"], \"X\": [[1, 2]], " W_Q
+		  "\"mla\": {\"kv_lora_rank\": 2, \"qk_nope_head_dim\": 1, \"qk_rope_head_dim\": 3, \"v_head_dim\": 1}}",
+		  "mla.qk_rope_head_dim", "even" },
+		{ MLA_LESSON("", ""), "W_q", "missing" },
+		{ MLA_LESSON("\"W_q\": [[1, 0], [0, 1]], ", ""), "W_q", "heads" },
+		{ MLA_LESSON(W_Q, "\"q_lora_rank\": 1, "), "W_q", "W_qb" },
+		{ MLA_LESSON(W_Q, "\"W_qa\": [[1], [2]], "), "mla.W_qa", "q_lora_rank" },
+		{ MLA_LESSON(W_Q, "\"kv_a_norm\": [1, 2, 3], "), "mla.kv_a_norm", "expected 2 numbers" },
+		{ MLA_LESSON(W_Q, "\"rope_theta\": 1, "), "mla.rope_theta", "> 1" },
 	};
 
 	(void)state;
 	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-		char *err = NULL, *want;
-		cJSON *j = jr_parse("t", bad[k].json, strlen(bad[k].json), 1, "mla", "{}", &err);
-		JrCtx c;
-		MlaWeights w;
-		size_t n;
+		char *err = NULL, *warn = NULL, want[64];
+		Lesson *l = lesson_load_string("t.json", bad[k].json, strlen(bad[k].json), &err, &warn);
 
-		assert_non_null(j);
-		jr_ctx_init(&c, "t.json", NULL);
-		jr_path_key(&c, "mla");
-		assert_int_equal(mla_read(&c, j, 2, &w), -1);
-		assert_non_null(c.err);
-		n = strlen("mla.") + strlen(bad[k].path) + 1;
-		want = malloc(n);
-		assert_non_null(want);
-		snprintf(want, n, bad[k].path[0] == ':' ? "mla%s" : "mla.%s", bad[k].path);
-		if (strstr(c.err, want) == NULL || strstr(c.err, bad[k].words) == NULL)
-			print_error("case %zu: %s (wanted the path %s and \"%s\")\n", k, c.err, want, bad[k].words);
-		assert_non_null(strstr(c.err, want));
-		assert_non_null(strstr(c.err, bad[k].words));
-		free(want);
-		free(c.err);
-		cJSON_Delete(j);
+		if (l != NULL)
+			print_error("case %zu: loaded\n", k);
+		assert_null(l);
+		assert_non_null(err);
+		snprintf(want, sizeof want, "t.json: %s:", bad[k].path);
+		if (strstr(err, want) == NULL || strstr(err, bad[k].words) == NULL)
+			print_error("case %zu: %s (wanted \"%s\" and \"%s\")\n", k, err, want, bad[k].words);
+		assert_non_null(strstr(err, want));
+		assert_non_null(strstr(err, bad[k].words));
+		free(err);
+		free(warn);
+	}
+	/* and the lesson itself loads (with the duplicated bad key removed) */
+	{
+		static const char good[] = MLA_LESSON(W_Q, "");
+		char *err = NULL, *warn = NULL;
+		Lesson *l = lesson_load_string("t.json", good, strlen(good), &err, &warn);
+		if (l == NULL)
+			print_error("%s\n", err);
+		assert_non_null(l);
+		lesson_free(l);
+		free(err);
+		free(warn);
 	}
 }
 

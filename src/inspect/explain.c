@@ -725,7 +725,7 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 	}
 	strbuf_printf(&b, "\n");
 	/* A matrix is explained by the stage that makes it; given ones by the input stage. */
-	st = matrix_kinds[which].made_by == STAGE_COUNT ? STAGE_INPUT : matrix_kinds[which].made_by;
+	st = matrix_stage(&a->shape, which) < 0 ? STAGE_INPUT : (Stage)matrix_stage(&a->shape, which); /* made_else when made_by is absent */
 	if (attn_variant_of_stage(st) != NULL) {
 		if (attn_variant_of_stage(st)->explain != NULL)
 			attn_variant_of_stage(st)->explain(&b, a, which, h, i, j, utf8);
@@ -884,13 +884,15 @@ int explain_operands(const Attn *a, AttnMatrix which, int h, int i, int j, Expla
 {
 	const MatrixKind *k = matrix_kind(which);
 
-	if (k == NULL || k->made_by == STAGE_COUNT)
+	const int st = matrix_stage(&a->shape, which); /* made_else when made_by is absent (MLA's Q, K, V) */
+
+	if (k == NULL || st < 0)
 		return 0;
-	if (attn_variant_of_stage(k->made_by) != NULL) /* a variant's stage: its own file says */
-		return attn_variant_of_stage(k->made_by)->operands != NULL
-		               ? attn_variant_of_stage(k->made_by)->operands(a, which, h, i, j, out)
+	if (attn_variant_of_stage((Stage)st) != NULL) /* a variant's stage: its own file says */
+		return attn_variant_of_stage((Stage)st)->operands != NULL
+		               ? attn_variant_of_stage((Stage)st)->operands(a, which, h, i, j, out)
 		               : 0;
-	if (stage_operands[k->made_by] == NULL)
+	if (stage_operands[st] == NULL)
 		return 0;
-	return stage_operands[k->made_by](a, which, h, i, j, out);
+	return stage_operands[st](a, which, h, i, j, out);
 }

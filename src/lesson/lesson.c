@@ -204,6 +204,9 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_FINAL_GAMMA] = offsetof(Model, cfg.final_gamma), [AM_FINAL_BETA] = offsetof(Model, cfg.final_beta),
 	[AM_Q_NORM_W] = offsetof(Model, lp.q_norm), [AM_K_NORM_W] = offsetof(Model, lp.k_norm),
 	[AM_UNEMBED] = offsetof(Model, cfg.unembed), [AM_SINKS] = offsetof(Model, lp.sinks),
+	[AM_W_QA] = offsetof(Model, lp.mla.W_qa), [AM_Q_A_NORM] = offsetof(Model, lp.mla.q_a_norm),
+	[AM_W_QB] = offsetof(Model, lp.mla.W_qb), [AM_W_KVA] = offsetof(Model, lp.mla.W_kva),
+	[AM_KV_A_NORM] = offsetof(Model, lp.mla.kv_a_norm), [AM_W_KVB] = offsetof(Model, lp.mla.W_kvb),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

@@ -57,6 +57,11 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->softcap = c->attn_softcap > 0.0;
 	s->final_cap = c->final_softcap > 0.0 && c->vocab > 0;
 	s->sinks = !mat_empty(&p->sinks);
+	s->mla = p->mla.on;
+	s->q_lora_rank = p->mla.q_lora_rank;
+	s->kv_lora_rank = p->mla.kv_lora_rank;
+	s->d_nope = p->mla.d_nope;
+	s->d_rope = p->mla.d_rope;
 }
 
 /* The block's settings, for the presence rules. */
@@ -118,6 +123,11 @@ double li_shapes_count(const Shapes *s)
 		computed += N * s->vocab;
 	if (s->sinks) /* the sinks' logits and each row's share */
 		own += h, computed += h * N;
+	if (s->mla) { /* MLA: its weights beside W_q, W_k, W_v's count above; its latents, heads, absorbed form and cache */
+		const double r = s->q_lora_rank, c = s->kv_lora_rank, dn = s->d_nope, dr = s->d_rope;
+		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
+		computed += N * (r + c + 2 * dr + h * (dn + dr + c + dv)) + h * N * M + 2 + 16;
+	}
 	return own + computed;
 }
 
@@ -353,6 +363,16 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_TWO] = 2;
 	out->dim[DIM_VOCAB] = s->vocab;
 	out->dim[DIM_HEADS] = s->heads;
+	out->dim[DIM_QLORA] = s->q_lora_rank;
+	out->dim[DIM_KVLORA] = s->kv_lora_rank;
+	out->dim[DIM_ROPE] = s->d_rope;
+	out->dim[DIM_NOPE] = s->d_nope;
+	out->dim[DIM_H_NOPE] = s->heads * s->d_nope;
+	out->dim[DIM_H_ROPE] = s->heads * s->d_rope;
+	out->dim[DIM_H_KVLORA] = s->heads * s->kv_lora_rank;
+	out->dim[DIM_KVA] = s->kv_lora_rank + s->d_rope;
+	out->dim[DIM_KVB] = s->heads * (s->d_nope + s->d_v);
+	out->dim[DIM_FOUR] = 4;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
@@ -399,6 +419,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_FINAL_CAP;
 	if (s->sinks)
 		out->features |= FEAT_SINKS;
+	if (s->mla)
+		out->features |= FEAT_MLA | (s->q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
@@ -498,6 +520,13 @@ void li_shapes_from_model(const ModelConfig *c, const LayerParams *p, Shapes *s)
 	shapes_modern(s, c, p);
 	s->d_k = p->heads > 0 ? p->W_q.cols / p->heads : 0;
 	s->d_v = s->kv_heads > 0 ? p->W_v.cols / s->kv_heads : 0;
+	if (p->mla.on) { /* MLA: no W_k, W_v (nor W_q with q_lora_rank); the shapes they would have */
+		s->d_k = p->d_k;
+		s->d_v = p->d_v;
+		s->wq_r = s->wk_r = s->wv_r = s->d_model;
+		s->wq_c = s->wk_c = p->heads * p->d_k;
+		s->wv_c = p->heads * p->d_v;
+	}
 	s->d_out = s->has_wo ? p->W_o.cols : p->heads * s->d_v;
 	li_shapes_block(s, p);
 	s->has_final = c->has_final_norm;

@@ -40,8 +40,9 @@ q̃_h · c_KV_j + q_pe_h · k_pe_j, head output (Σ_j p_ij c_KV_j) · W_kvb^{V,h
 computed here separately with its own matmuls, and its largest distance from
 the naive form written down.
 
-Each NAME.json is {"name", "X": n × d_model, "mla": {the keys of lessons/FORMAT.md's
-"mla", with "heads" and "W_o"}}; NAME.ref.json the matrices below.
+Each NAME.json is a lesson (format 2: tokens, X, heads, a causal mask, W_o, W_q
+without q_lora_rank, and "mla" as lessons/FORMAT.md says); NAME.ref.json the
+matrices below, under the names attnviz gives them.
 
 Weights are written in the row convention of attnviz (x · W, W = d_in × d_out,
 nn.Linear's weight transposed). c_KV is the latent after kv_a_layernorm (what
@@ -213,8 +214,15 @@ def main():
         assert ref["max_score_diff"] < 1e-12 and ref["max_concat_diff"] < 1e-12, name
         layer = {k2: to_json(v) for k2, v in les.items() if k2 not in ("name", "n", "d_model", "X")
                  and not (k2 == "q_lora_rank" and v is None)}
+        mla = {k2: v for k2, v in layer.items() if k2 not in ("heads", "W_o", "W_q")}
+        lesson = {"attnviz": 2, "title": {"en": name, "zh": name}, "tokens": ["t%d" % t for t in range(n)],
+                  "X": to_json(les["X"]), "heads": heads, "mask": "causal"}
+        if "W_q" in layer:
+            lesson["W_q"] = layer["W_q"]
+        lesson["W_o"] = layer["W_o"]
+        lesson["mla"] = mla
         with open(os.path.join(out, name + ".json"), "w") as f:
-            json.dump({"name": name, "X": to_json(les["X"]), "mla": layer}, f, indent=1)
+            json.dump(lesson, f, indent=1)
             f.write("\n")
         with open(os.path.join(out, name + ".ref.json"), "w") as f:
             json.dump({k2: to_json(v) for k2, v in ref.items()}, f, indent=1)

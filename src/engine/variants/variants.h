@@ -29,7 +29,10 @@
 	X(gqa)               \
 	X(softcap)           \
 	X(sinks)             \
-	X(ropeangles)
+	X(ropeangles)        \
+	X(mla)               \
+	X(mla_heads)         \
+	X(mla_absorb)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
