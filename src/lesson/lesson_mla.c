@@ -33,7 +33,6 @@ static const struct {
 	{ "flash", N_("not with MLA yet") },
 	{ "backward", N_("MLA is forward only for now: it has no backward pass (leave out \"backward\")") },
 	{ "source", N_("MLA is self-attention here: leave out \"source\"") },
-	{ "score", N_("MLA's scores are dot products") },
 	{ "b_q", N_("not with MLA (DeepSeek's projections have no biases here)") },
 	{ "b_k", N_("not with MLA (DeepSeek's projections have no biases here)") },
 	{ "b_v", N_("not with MLA (DeepSeek's projections have no biases here)") },
@@ -86,6 +85,11 @@ int li_read_mla_settings(Ctx *c, const cJSON *root, Lesson *l)
 			fail(c, "%s", _(mla_not[k].why));
 			goto bad;
 		}
+	if (l->cfg.score == SCORE_ADDITIVE) {
+		path_key(c, "score");
+		fail(c, "%s", _("MLA's scores are dot products: q_nope\u00b7k_nope + q_pe\u00b7k_pe"));
+		goto bad;
+	}
 	path_key(c, "mla");
 	p->rope_theta = 10000.0;
 	p->eps = 1e-6;

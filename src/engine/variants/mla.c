@@ -262,7 +262,7 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, int latent_q, int i, int
 	const Mat *X = mla_input(a, lp), *W = latent_q ? &p->W_qa : &p->W_kva, *g = latent_q ? &p->q_a_norm : &p->kv_a_norm;
 	const int len = latent_q ? p->q_lora_rank : p->kv_lora_rank, D = X->cols;
 	double *row = malloc((size_t)len * sizeof *row);
-	char x1[32], x2[32], x3[32], x4[32];
+	char x1[32], x2[32], x3[32], x4[32], x5[32], x6[32];
 
 	if (row == NULL) {
 		b->oom = 1;
@@ -276,8 +276,8 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, int latent_q, int i, int
 	const double inv = rms_inv(row, len, p->eps);
 	strbuf_printf(b, _("RMS of the row = %s(mean of squares + %s) = %s; %s / %s %s %s = %s\n"), celltext_sym(utf8, "\u221a", "sqrt"),
 	              celltext_num(x1, p->eps, utf8), celltext_num(x2, 1.0 / inv, utf8), celltext_num(x3, row[j], utf8),
-	              celltext_num(x4, 1.0 / inv, utf8), MUL_SYM(utf8), celltext_num(x1, g->a[j], utf8),
-	              celltext_num(x2, g->a[j] * (row[j] * inv), utf8));
+	              celltext_num(x4, 1.0 / inv, utf8), MUL_SYM(utf8), celltext_num(x5, g->a[j], utf8),
+	              celltext_num(x6, g->a[j] * (row[j] * inv), utf8));
 	if (!latent_q)
 		strbuf_printf(b, "%s", _("(the cache keeps this row: kv_lora_rank numbers a token, whatever the number of heads)\n"));
 	free(row);
@@ -424,7 +424,7 @@ static void explain_absorb(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	const MlaParams *p = &lp->mla;
 	const int dn = p->d_nope, dr = p->d_rope, dv = lp->d_v, c = p->kv_lora_rank;
 	const size_t ldkv = (size_t)a->heads * (size_t)(dn + dv);
-	char x1[32], x2[32], x3[32];
+	char x1[32], x2[32], x3[32], x4[32], x5[32];
 
 	if (which == AM_KV_CACHE) {
 		explain_cache(b, a, i, j, utf8);
@@ -452,8 +452,8 @@ static void explain_absorb(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		s2 = celltext_terms(b, &MAT_AT(a->q_pe, i, h * dr), 1, &MAT_AT(a->k_pe_rot, j, 0), 1, dr, utf8);
 		strbuf_printf(b, _("%s + %s = %s; the naive form's score was %s (difference %s)\n"), celltext_num(x1, s1, utf8),
 		              celltext_num(x2, s2, utf8), celltext_num(x3, s1 + s2, utf8),
-		              celltext_num(x1, MAT_AT(a->head[h].scores, i, j), utf8),
-		              celltext_num(x2, s1 + s2 - MAT_AT(a->head[h].scores, i, j), utf8));
+		              celltext_num(x4, MAT_AT(a->head[h].scores, i, j), utf8),
+		              celltext_num(x5, s1 + s2 - MAT_AT(a->head[h].scores, i, j), utf8));
 		return;
 	}
 	/* absorbed_out */
