@@ -322,7 +322,7 @@ const char *const session_lesson_order[] = {
 	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
 	"mask", "padding", "prefix", "cross", "additive", "positional", "bug",
 	"block", "prenorm", "rmsnorm", "encdec", "gradient", "vanishing", "learn",
-	"rope", "ropescale", "alibi", "kvcache", "gqa", "window", "flash", "llama", "induction", "nexttoken", "softcap", "sinks", NULL
+	"rope", "ropescale", "alibi", "kvcache", "gqa", "window", "flash", "llama", "mla", "induction", "nexttoken", "softcap", "sinks", NULL
 };
 
 int session_lesson_name(const Session *s, char *buf, size_t size)

@@ -3,6 +3,7 @@
 attention (DeepSeek-V2/V3), computed with PyTorch in float64.
 
     make_reference_mla.py --all tests/golden/mla   # write every NAME.json and NAME.ref.json
+    make_reference_mla.py --lesson lessons/mla.json > tests/golden/lessons/mla.ref.json   # a shipped lesson's --dump keys
 
 Written from issue 24 and the transformers code below, not from the C code.
 The file followed is transformers' src/transformers/models/deepseek_v3/
@@ -202,7 +203,52 @@ def to_json(v):
     return v
 
 
+def lesson_ref(path):
+    """A shipped lesson's --dump keys (tests/golden/lessons/NAME.ref.json), from the lesson file alone."""
+    L = json.load(open(path))
+    m = L["mla"]
+    t = lambda v: torch.tensor(v, dtype=torch.float64)
+    les = {"n": len(L["X"]), "heads": L.get("heads", 1), "q_lora_rank": m.get("q_lora_rank"),
+           "kv_lora_rank": m["kv_lora_rank"], "qk_nope_head_dim": m["qk_nope_head_dim"],
+           "qk_rope_head_dim": m["qk_rope_head_dim"], "v_head_dim": m["v_head_dim"],
+           "rope_theta": float(m.get("rope_theta", 10000.0)), "eps": float(m.get("eps", 1e-6)), "X": t(L["X"]),
+           "W_kva": t(m["W_kva"]), "W_kvb": t(m["W_kvb"]), "W_o": t(L["W_o"])}
+    les["kv_a_norm"] = t(m["kv_a_norm"]) if "kv_a_norm" in m else torch.ones(m["kv_lora_rank"])
+    if les["q_lora_rank"] is None:
+        les["W_q"] = t(L["W_q"])
+    else:
+        les["W_qa"], les["W_qb"] = t(m["W_qa"]), t(m["W_qb"])
+        les["q_a_norm"] = t(m["q_a_norm"]) if "q_a_norm" in m else torch.ones(les["q_lora_rank"])
+    r = forward(les)
+    heads = les["heads"]
+    dv = les["v_head_dim"]
+    head_out = r["concat"].view(les["n"], heads, dv).transpose(0, 1)
+    out = {"Q": r["Q"], "K": r["K"], "V": r["V"],
+           "heads": [{"scores": r["scores"][h], "weights": r["weights"][h], "output": head_out[h]} for h in range(heads)],
+           "concat": r["concat"], "output": r["output"],
+           "mla": {"c_KV": r["c_KV"], "k_pe": r["k_pe"], "k_pe_rot": r["k_pe_rot"], "q_nope": r["q_nope"],
+                   "q_pe": r["q_pe"], "q_tilde": r["q_tilde"], "absorbed_out": r["absorbed_concat"],
+                   "absorbed": [{"scores": r["absorbed_scores"][h]} for h in range(heads)]}}
+    if "c_Q" in r:
+        out["mla"]["c_Q"] = r["c_Q"]
+    c = cache_table(heads, les["qk_nope_head_dim"], les["qk_rope_head_dim"], dv, les["kv_lora_rank"], max(1, heads // 2))
+    v3 = cache_table(128, 128, 64, 128, 512, 8)
+    out["mla"]["kv_cache"] = [[c[k], 2 * c[k], v3[k], 2 * 61 * v3[k]] for k in ("MHA", "GQA", "MQA", "MLA")]
+
+    def conv(v):
+        if isinstance(v, dict):
+            return {k: conv(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [conv(x) for x in v]
+        return to_json(v)
+    return conv(out)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--lesson":
+        json.dump(lesson_ref(sys.argv[2]), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
     if len(sys.argv) != 3 or sys.argv[1] != "--all":
         sys.exit(__doc__)
     out = sys.argv[2]
