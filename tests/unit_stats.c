@@ -365,7 +365,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/flash.json");
 	assert_string_equal(session_next_lesson(&s), "llama");
 	free(s.source);
-	s.source = strdup("lessons/llama.json");                        /* then the induction circuit on a trained model */
+	s.source = strdup("lessons/llama.json");                        /* then multi-head latent attention */
+	assert_string_equal(session_next_lesson(&s), "mla");
+	free(s.source);
+	s.source = strdup("lessons/mla.json");                          /* then the induction circuit on a trained model */
 	assert_string_equal(session_next_lesson(&s), "induction");
 	free(s.source);
 	s.source = strdup("lessons/induction.json");

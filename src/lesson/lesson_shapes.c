@@ -694,6 +694,33 @@ static int mat_check_values(Ctx *c, const Mat *m, const char *key, int zero_one)
 	return r;
 }
 
+/* MLA's weights (lesson_mla.c) have the shapes its settings and the layer's sizes give, and finite numbers. */
+static int validate_mla(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MlaParams *p = &lp->mla;
+	const int D = cfg->input.cols, r = p->q_lora_rank, kc = p->kv_lora_rank;
+	const int hq = lp->heads * (p->d_nope + p->d_rope), hkv = lp->heads * (p->d_nope + lp->d_v);
+	const struct {
+		const char *key;
+		const Mat *m;
+		int rows, cols;
+	} w[] = { { "mla.W_qa", &p->W_qa, D, r }, { "mla.q_a_norm", &p->q_a_norm, 1, r }, { "mla.W_qb", &p->W_qb, r, hq },
+		  { "mla.W_kva", &p->W_kva, D, kc + p->d_rope }, { "mla.kv_a_norm", &p->kv_a_norm, 1, kc },
+		  { "mla.W_kvb", &p->W_kvb, kc, hkv } };
+
+	for (size_t k = r > 0 ? 0 : 3; k < sizeof w / sizeof w[0]; k++) {
+		if (w[k].m->rows != w[k].rows || w[k].m->cols != w[k].cols) {
+			size_t old = path_key(c, w[k].key);
+			fail(c, _("expected %d \u00d7 %d, got %d \u00d7 %d"), w[k].rows, w[k].cols, w[k].m->rows, w[k].m->cols);
+			path_set(c, old);
+			return -1;
+		}
+		if (mat_check_values(c, w[k].m, w[k].key, 0) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* One layer's model (its settings cfg and parameters lp) against the shape rules; its shapes into *s. */
 static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp, Shapes *s)
 {
@@ -706,9 +733,12 @@ static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp,
 		path_set(c, old);
 		return -1;
 	}
-	if (mat_empty(&cfg->input) || mat_empty(&lp->W_q) || mat_empty(&lp->W_k) || mat_empty(&lp->W_v) ||
-	    (cfg->has_source && mat_empty(&cfg->source_input)))
+	/* multi-head latent attention has no W_k, W_v (nor W_q with q_lora_rank): its own are checked below */
+	if (mat_empty(&cfg->input) || (mat_empty(&lp->W_q) && !(lp->mla.on && lp->mla.q_lora_rank > 0)) ||
+	    (!lp->mla.on && (mat_empty(&lp->W_k) || mat_empty(&lp->W_v))) || (cfg->has_source && mat_empty(&cfg->source_input)))
 		return fail(c, _("a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)"));
+	if (lp->mla.on && validate_mla(c, cfg, lp) != 0)
+		return -1;
 	li_shapes_from_model(cfg, lp, s);
 	if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS || s->d_model > LESSON_MAX_DIM ||
 	    s->d_src > LESSON_MAX_DIM || s->wq_c > LESSON_MAX_DIM || s->wv_c > LESSON_MAX_DIM ||
