@@ -380,7 +380,10 @@ static int edit_wq(Lesson *l, void *arg, char **err)
 {
 	(void)arg;
 	(void)err;
-	MAT_AT(l->lp.W_q, 0, 1) = 0.125;
+	if (mat_empty(&l->lp.W_q)) /* multi-head latent attention with a compressed query: its first weight instead */
+		MAT_AT(l->lp.mla.W_kva, 0, 1) = 0.125;
+	else
+		MAT_AT(l->lp.W_q, 0, 1) = 0.125;
 	MAT_AT(l->cfg.input, 1, 0) = -3.5;
 	return 0;
 }

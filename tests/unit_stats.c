@@ -384,6 +384,9 @@ static void test_next_lesson(void **state)
 	assert_string_equal(session_next_lesson(&s), "localglobal");
 	free(s.source);
 	s.source = strdup("lessons/localglobal.json");                  /* then issue 24's */
+	assert_string_equal(session_next_lesson(&s), "mla");
+	free(s.source);
+	s.source = strdup("lessons/mla.json");
 	assert_string_equal(session_next_lesson(&s), "linear");
 	free(s.source);
 	s.source = strdup("lessons/linear.json");                       /* the last one */

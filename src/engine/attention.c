@@ -45,6 +45,9 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_Q_NORM] = AT(Attn, Q_norm), [AM_K_NORM] = AT(Attn, K_norm), [AM_LOGITS] = AT(Attn, logits),
 	[AM_NEXT] = AT(Attn, next_p), [AM_LOGITS_RAW] = AT(Attn, logits_raw),
 	[AM_ANGLES_PLAIN] = AT(Attn, angles_plain), [AM_ANGLES] = AT(Attn, angles),
+	[AM_C_Q] = AT(Attn, c_Q), [AM_C_KV] = AT(Attn, c_KV), [AM_K_PE] = AT(Attn, k_pe), [AM_Q_NOPE] = AT(Attn, q_nope),
+	[AM_Q_PE] = AT(Attn, q_pe), [AM_K_PE_ROT] = AT(Attn, k_pe_rot), [AM_Q_TILDE] = AT(Attn, q_tilde),
+	[AM_ABSORBED_OUT] = AT(Attn, absorbed_out), [AM_MLA_DIFF] = AT(Attn, mla_diff), [AM_KV_CACHE] = AT(Attn, kv_cache),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -62,6 +65,7 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_GDN_G] = AT(AttnHead, gdn_g), [AM_GDN_RECALL] = AT(AttnHead, gdn_recall), [AM_GDN_DELTA] = AT(AttnHead, gdn_delta),
 	[AM_GDN_OUT] = AT(AttnHead, gdn_out), [AM_GDN_OUT_CHUNK] = AT(AttnHead, gdn_out_chunk),
 	[AM_GDN_STATE] = AT(AttnHead, gdn_state),
+	[AM_ABSORBED] = AT(AttnHead, absorbed),
 };
 #undef AT
 

@@ -83,6 +83,8 @@ typedef struct AttnHead {
 	Mat gdn_beta, gdn_g;  /* n × 1 */
 	Mat gdn_recall, gdn_delta, gdn_out, gdn_out_chunk; /* n × d_v */
 	Mat gdn_state;        /* d_k × d_v after the last token */
+	/* Multi-head latent attention (empty without): the scores in the absorbed form, q̃·c_KVᵀ + q_pe·k_peᵀ */
+	Mat absorbed;         /* n × m */
 } AttnHead;
 
 typedef struct Attn {
@@ -143,6 +145,15 @@ typedef struct Attn {
 	Mat logits;           /* n × vocab: the last layer's rows (after the final norm) · unembedᵀ */
 	Mat next_p;           /* 1 × vocab: softmax(logits[logits_row] / temperature) */
 	Mat logits_raw;       /* n × vocab: with a final soft cap, the logits before it (logits = c·tanh(raw/c)); else empty */
+	/* Multi-head latent attention (variants/mla.c; empty without "mla"): r = q_lora_rank, c = kv_lora_rank */
+	Mat c_Q;              /* n × r: RMSNorm(x·W_qa)·q_a_norm */
+	Mat c_KV, k_pe;       /* m × c, m × d_rope: x·W_kva split, c_KV normalised */
+	Mat q_nope, q_pe;     /* n × h·d_nope, n × h·d_rope (turned) */
+	Mat k_pe_rot;         /* m × d_rope: k_pe turned, one for every head */
+	Mat q_tilde;          /* n × h·c: q_nope·W^Kᵀ a head */
+	Mat absorbed_out;     /* n × h·d_v: (weights·c_KV)·W^V a head */
+	Mat mla_diff;         /* 1 × 2: the largest |absorbed − scores| and |absorbed_out − weighted| */
+	Mat kv_cache;         /* 4 × 4: rows MHA, GQA, MQA, MLA; the lesson's numbers, bytes; DeepSeek-V3's numbers, bytes in 61 layers */
 
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer

@@ -85,11 +85,12 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return "X";
 	if (cfg->has_source ? !mat_is(&cfg->source_input, cfg->m, cfg->d_src) : (cfg->m != cfg->n || cfg->d_src != cfg->d_model))
 		return "source.X";
-	if (!mat_is(&lp->W_q, cfg->d_model, hdk))
+	/* multi-head latent attention has no W_k, W_v (and W_q only without q_lora_rank): its variant's fault checks it */
+	if (!lp->mla.on && !mat_is(&lp->W_q, cfg->d_model, hdk))
 		return "W_q";
-	if (!mat_is(&lp->W_k, cfg->d_src, gdk))
+	if (!lp->mla.on && !mat_is(&lp->W_k, cfg->d_src, gdk))
 		return "W_k";
-	if (!mat_is(&lp->W_v, cfg->d_src, gdv))
+	if (!lp->mla.on && !mat_is(&lp->W_v, cfg->d_src, gdv))
 		return "W_v";
 	if ((!mat_empty(&lp->b_q) && !mat_is(&lp->b_q, 1, hdk)) || (!mat_empty(&lp->b_k) && !mat_is(&lp->b_k, 1, gdk)) ||
 	    (!mat_empty(&lp->b_v) && !mat_is(&lp->b_v, 1, gdv)) || (!mat_empty(&lp->b_o) && !mat_is(&lp->b_o, 1, lp->d_out)))

@@ -399,6 +399,37 @@ static int add_vector(cJSON *o, const char *key, const Mat *v)
 	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, jw_numbers(v->a, v->rows * v->cols));
 }
 
+/*
+ * "mla" (multi-head latent attention, issue 24 §1; nothing without it): its
+ * weights, latents, heads, the absorbed form (q_tilde, "absorbed" a list of
+ * one n × m matrix per head, absorbed_out), mla_diff and kv_cache.
+ */
+static int add_mla(cJSON *o, const Attn *a)
+{
+	static const struct { const char *key; AttnMatrix m; } mats[] = {
+		{ "W_qa", AM_W_QA }, { "q_a_norm", AM_Q_A_NORM }, { "W_qb", AM_W_QB }, { "W_kva", AM_W_KVA },
+		{ "kv_a_norm", AM_KV_A_NORM }, { "W_kvb", AM_W_KVB }, { "c_Q", AM_C_Q }, { "c_KV", AM_C_KV },
+		{ "k_pe", AM_K_PE }, { "q_nope", AM_Q_NOPE }, { "q_pe", AM_Q_PE }, { "k_pe_rot", AM_K_PE_ROT },
+		{ "q_tilde", AM_Q_TILDE }, { "absorbed_out", AM_ABSORBED_OUT }, { "mla_diff", AM_MLA_DIFF },
+		{ "kv_cache", AM_KV_CACHE },
+	};
+	cJSON *m, *heads;
+
+	if (!attn_params(a)->mla.on)
+		return 0;
+	if ((m = cJSON_AddObjectToObject(o, "mla")) == NULL || (heads = cJSON_AddArrayToObject(m, "absorbed")) == NULL)
+		return -1;
+	for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+		if (attn_matrix(a, mats[i].m, 0) != NULL && add_matrix(m, mats[i].key, attn_matrix(a, mats[i].m, 0)))
+			return -1;
+	for (int h = 0; h < a->heads; h++) {
+		cJSON *one = cJSON_CreateObject();
+		if (one == NULL || !cJSON_AddItemToArray(heads, one) || add_matrix(one, "scores", &a->head[h].absorbed))
+			return -1;
+	}
+	return 0;
+}
+
 /* The attention of one layer: Q, K, V, heads, concat, output. */
 static int add_attention(cJSON *o, const Attn *a)
 {
@@ -862,7 +893,9 @@ cJSON *dump_attn(const Attn *a, char **err)
 		goto oom;
 	if (cfg->has_source && !cJSON_AddItemToObject(o, "source_tokens", dump_strings(cfg->source_tokens, cfg->m)))
 		goto oom;
-	if (add_matrix(o, "W_q", &lp->W_q) || add_matrix(o, "W_k", &lp->W_k) || add_matrix(o, "W_v", &lp->W_v))
+	if ((!lp->mla.on || !mat_empty(&lp->W_q)) && add_matrix(o, "W_q", &lp->W_q))
+		goto oom;
+	if (!lp->mla.on && (add_matrix(o, "W_k", &lp->W_k) || add_matrix(o, "W_v", &lp->W_v))) /* MLA has none */
 		goto oom;
 	if (!mat_empty(&lp->W_o) && add_matrix(o, "W_o", &lp->W_o))
 		goto oom;
@@ -888,6 +921,8 @@ cJSON *dump_attn(const Attn *a, char **err)
 	if (add_reads(o, a))
 		goto oom;
 	if (!cJSON_AddItemToObject(o, "heads", dump_heads(a)))
+		goto oom;
+	if (add_mla(o, a))
 		goto oom;
 	if (add_matrix(o, "concat", &a->concat) ||
 	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))

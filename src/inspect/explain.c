@@ -697,6 +697,18 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_BACK_PROJECT] = explain_back_project,
 };
 
+/* The stage that explains a matrix: the one that makes it (given ones: input), or its made_else where that stage is absent and the other makes it (MLA's Q, K, V). */
+static Stage made_stage(const Attn *a, AttnMatrix which)
+{
+	const MatrixKind *k = &matrix_kinds[which];
+
+	if (k->made_by == STAGE_COUNT)
+		return STAGE_INPUT;
+	if (!stage_present(&a->shape, k->made_by) && k->made_else != STAGE_COUNT && stage_present(&a->shape, k->made_else))
+		return k->made_else;
+	return k->made_by;
+}
+
 char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf8, char **err)
 {
 	const Mat *m = attn_matrix(a, which, h);
@@ -725,7 +737,7 @@ char *explain_cell(const Attn *a, AttnMatrix which, int h, int i, int j, int utf
 	}
 	strbuf_printf(&b, "\n");
 	/* A matrix is explained by the stage that makes it; given ones by the input stage. */
-	st = matrix_kinds[which].made_by == STAGE_COUNT ? STAGE_INPUT : matrix_kinds[which].made_by;
+	st = made_stage(a, which);
 	if (attn_variant_of_stage(st) != NULL) {
 		if (attn_variant_of_stage(st)->explain != NULL)
 			attn_variant_of_stage(st)->explain(&b, a, which, h, i, j, utf8);
@@ -884,13 +896,15 @@ int explain_operands(const Attn *a, AttnMatrix which, int h, int i, int j, Expla
 {
 	const MatrixKind *k = matrix_kind(which);
 
+	const Stage st = k != NULL ? made_stage(a, which) : STAGE_INPUT;
+
 	if (k == NULL || k->made_by == STAGE_COUNT)
 		return 0;
-	if (attn_variant_of_stage(k->made_by) != NULL) /* a variant's stage: its own file says */
-		return attn_variant_of_stage(k->made_by)->operands != NULL
-		               ? attn_variant_of_stage(k->made_by)->operands(a, which, h, i, j, out)
+	if (attn_variant_of_stage((Stage)st) != NULL) /* a variant's stage: its own file says */
+		return attn_variant_of_stage((Stage)st)->operands != NULL
+		               ? attn_variant_of_stage((Stage)st)->operands(a, which, h, i, j, out)
 		               : 0;
-	if (stage_operands[k->made_by] == NULL)
+	if (stage_operands[st] == NULL)
 		return 0;
-	return stage_operands[k->made_by](a, which, h, i, j, out);
+	return stage_operands[st](a, which, h, i, j, out);
 }

@@ -169,6 +169,12 @@ static int read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int 
 	return r;
 }
 
+int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why, const char *cols_why,
+                   double dflt, Mat *out)
+{
+	return read_shaped(c, obj, key, rows, cols, rows_why, cols_why, dflt, out);
+}
+
 /* A norm's {"gamma", "beta"} (β only for LayerNorm); defaults 1 and 0. */
 static int read_norm(Ctx *c, const cJSON *obj, const char *key, const Block *b, int d_model, Mat *gamma, Mat *beta)
 {

@@ -122,6 +122,8 @@ typedef struct Shapes {
 	int rope_table; /* issue 23 §2: RoPE scaled or partial (the angles stage) */
 	double rope_partial; /* partial_rotary_factor (0 or 1: none) */
 	int rope_dynamic;    /* dynamic NTK, which needs 4 turned columns */
+	/* issue 24 §1: multi-head latent attention ("mla"): its ranks and widths (mla 0: none) */
+	int mla, q_lora_rank, kv_lora_rank, d_nope, d_rope;
 } Shapes;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */
@@ -186,6 +188,12 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant);
 /* lesson_matrices.c: a matrix's shape first, its numbers later */
 /* The shape of the matrix at key (absent: SRC_ABSENT), its structure checked against lim. */
 int li_read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim, MatSrc *src);
+/* obj[key] as rows × cols (rows_why NULL: a vector of cols numbers), said at its path; absent: dflt everywhere, or empty when dflt < 0. */
+int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why, const char *cols_why,
+                   double dflt, Mat *out);
+/* "mla" (issue 24 §1, lesson_mla.c): its settings, and what they rule out, before the shapes; its matrices after. */
+int li_read_mla_settings(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_mla_matrices(Ctx *c, const cJSON *root, Lesson *l);
 /* The same for the value v at the current path (a list's mask). */
 int li_read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
 /* Allocate m and fill it from src (already checked): the literal numbers, or the generator's. */

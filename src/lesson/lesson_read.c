@@ -95,7 +95,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
 	                               "ids", "temperature", "top_k", "logits_row", "PE", "attn_logit_softcapping",
-	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", NULL };
+	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -120,7 +120,7 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
-	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", NULL
+	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -391,7 +391,8 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		goto out;
 	if (li_key_text(c, root, "title", &l->title) != 0 || li_key_text(c, root, "summary", &l->summary) != 0)
 		goto out;
-	if (li_read_scalars(c, root, l) != 0 || li_read_modern(c, root, l) != 0 || li_read_block_settings(c, root, l) != 0)
+	if (li_read_scalars(c, root, l) != 0 || li_read_modern(c, root, l) != 0 || li_read_block_settings(c, root, l) != 0 ||
+	    li_read_mla_settings(c, root, l) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -423,7 +424,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	{
 		static const char *const need[] = { "W_q", "W_k", "W_v" };
 		int i;
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < 3 && !l->lp.mla.on; i++) /* MLA: its own (lesson_mla.c) */
 			if (get(root, need[i]) == NULL) {
 				old = path_key(c, need[i]);
 				fail(c, _("missing (every lesson gives W_q, W_k and W_v)"));
@@ -515,6 +516,24 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.linear = l->cfg.linear;
 	sh.linear_causal = l->cfg.linear_causal;
 	sh.deltanet = cJSON_IsObject(get(root, "gated_deltanet"));
+	if (l->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
+		const int hq = sh.heads * l->lp.d_k;
+		if (l->lp.mla.q_lora_rank == 0 && (ms_q.rows != sh.d_model || ms_q.cols != hq)) {
+			old = path_key(c, "W_q");
+			fail(c, _("expected %d × %d (d_model × heads·(qk_nope_head_dim + qk_rope_head_dim)), got %d × %d"),
+			     sh.d_model, hq, ms_q.rows, ms_q.cols);
+			path_set(c, old);
+			goto out;
+		}
+		sh.mla = 1;
+		sh.q_lora_rank = l->lp.mla.q_lora_rank;
+		sh.kv_lora_rank = l->lp.mla.kv_lora_rank;
+		sh.d_nope = l->lp.mla.d_nope;
+		sh.d_rope = l->lp.mla.d_rope;
+		sh.wq_r = sh.wk_r = sh.wv_r = sh.d_model;
+		sh.wq_c = sh.wk_c = hq;
+		sh.wv_c = sh.heads * l->lp.d_v;
+	}
 	li_shapes_block(&sh, &l->lp);
 	if (li_stack(c)->part != PART_LAYER)
 		sh.has_final = li_stack(c)->link_final;
@@ -577,7 +596,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		}
 	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &l->cfg.mask_matrix) != 0)
 		goto out;
-	if (li_read_v2_matrices(c, root, l) != 0 ||
+	if (li_read_v2_matrices(c, root, l) != 0 || li_read_mla_matrices(c, root, l) != 0 ||
 	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, l) != 0) ||
 	    (c->layer_obj == NULL && li_read_backward(c, root, l) != 0))
 		goto out;

@@ -60,6 +60,11 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->linear = c->linear;
 	s->linear_causal = c->linear_causal;
 	s->deltanet = !mat_empty(&p->gdn_A_log);
+	s->mla = p->mla.on;
+	s->q_lora_rank = p->mla.q_lora_rank;
+	s->kv_lora_rank = p->mla.kv_lora_rank;
+	s->d_nope = p->mla.d_nope;
+	s->d_rope = p->mla.d_rope;
 }
 
 /* The block's settings, for the presence rules. */
@@ -127,6 +132,11 @@ double li_shapes_count(const Shapes *s)
 		computed += N * s->vocab;
 	if (s->sinks) /* the sinks' logits and each row's share */
 		own += h, computed += h * N;
+	if (s->mla) { /* MLA: its weights beside W_q, W_k, W_v's count above; its latents, heads, absorbed form and cache */
+		const double r = s->q_lora_rank, c = s->kv_lora_rank, dn = s->d_nope, dr = s->d_rope;
+		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
+		computed += N * (r + c + 2 * dr + h * (dn + dr + c + dv)) + h * N * M + 2 + 16;
+	}
 	return own + computed;
 }
 
@@ -383,6 +393,16 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_TWO] = 2;
 	out->dim[DIM_VOCAB] = s->vocab;
 	out->dim[DIM_HEADS] = s->heads;
+	out->dim[DIM_QLORA] = s->q_lora_rank;
+	out->dim[DIM_KVLORA] = s->kv_lora_rank;
+	out->dim[DIM_ROPE] = s->d_rope;
+	out->dim[DIM_NOPE] = s->d_nope;
+	out->dim[DIM_H_NOPE] = s->heads * s->d_nope;
+	out->dim[DIM_H_ROPE] = s->heads * s->d_rope;
+	out->dim[DIM_H_KVLORA] = s->heads * s->kv_lora_rank;
+	out->dim[DIM_KVA] = s->kv_lora_rank + s->d_rope;
+	out->dim[DIM_KVB] = s->heads * (s->d_nope + s->d_v);
+	out->dim[DIM_FOUR] = 4;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
@@ -433,6 +453,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_DELTANET;
 	if (s->sinks)
 		out->features |= FEAT_SINKS;
+	if (s->mla)
+		out->features |= FEAT_MLA | (s->q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
@@ -532,6 +554,13 @@ void li_shapes_from_model(const ModelConfig *c, const LayerParams *p, Shapes *s)
 	shapes_modern(s, c, p);
 	s->d_k = p->heads > 0 ? p->W_q.cols / p->heads : 0;
 	s->d_v = s->kv_heads > 0 ? p->W_v.cols / s->kv_heads : 0;
+	if (p->mla.on) { /* MLA: no W_k, W_v (nor W_q with q_lora_rank); the shapes they would have */
+		s->d_k = p->d_k;
+		s->d_v = p->d_v;
+		s->wq_r = s->wk_r = s->wv_r = s->d_model;
+		s->wq_c = s->wk_c = p->heads * p->d_k;
+		s->wv_c = p->heads * p->d_v;
+	}
 	s->d_out = s->has_wo ? p->W_o.cols : p->heads * s->d_v;
 	li_shapes_block(s, p);
 	s->has_final = c->has_final_norm;
@@ -701,6 +730,33 @@ static int mat_check_values(Ctx *c, const Mat *m, const char *key, int zero_one)
 	return r;
 }
 
+/* MLA's weights (lesson_mla.c) have the shapes its settings and the layer's sizes give, and finite numbers. */
+static int validate_mla(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MlaParams *p = &lp->mla;
+	const int D = cfg->input.cols, r = p->q_lora_rank, kc = p->kv_lora_rank;
+	const int hq = lp->heads * (p->d_nope + p->d_rope), hkv = lp->heads * (p->d_nope + lp->d_v);
+	const struct {
+		const char *key;
+		const Mat *m;
+		int rows, cols;
+	} w[] = { { "mla.W_qa", &p->W_qa, D, r }, { "mla.q_a_norm", &p->q_a_norm, 1, r }, { "mla.W_qb", &p->W_qb, r, hq },
+		  { "mla.W_kva", &p->W_kva, D, kc + p->d_rope }, { "mla.kv_a_norm", &p->kv_a_norm, 1, kc },
+		  { "mla.W_kvb", &p->W_kvb, kc, hkv } };
+
+	for (size_t k = r > 0 ? 0 : 3; k < sizeof w / sizeof w[0]; k++) {
+		if (w[k].m->rows != w[k].rows || w[k].m->cols != w[k].cols) {
+			size_t old = path_key(c, w[k].key);
+			fail(c, _("expected %d \u00d7 %d, got %d \u00d7 %d"), w[k].rows, w[k].cols, w[k].m->rows, w[k].m->cols);
+			path_set(c, old);
+			return -1;
+		}
+		if (mat_check_values(c, w[k].m, w[k].key, 0) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* One layer's model (its settings cfg and parameters lp) against the shape rules; its shapes into *s. */
 static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp, Shapes *s)
 {
@@ -713,9 +769,12 @@ static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp,
 		path_set(c, old);
 		return -1;
 	}
-	if (mat_empty(&cfg->input) || mat_empty(&lp->W_q) || mat_empty(&lp->W_k) || mat_empty(&lp->W_v) ||
-	    (cfg->has_source && mat_empty(&cfg->source_input)))
+	/* multi-head latent attention has no W_k, W_v (nor W_q with q_lora_rank): its own are checked below */
+	if (mat_empty(&cfg->input) || (mat_empty(&lp->W_q) && !(lp->mla.on && lp->mla.q_lora_rank > 0)) ||
+	    (!lp->mla.on && (mat_empty(&lp->W_k) || mat_empty(&lp->W_v))) || (cfg->has_source && mat_empty(&cfg->source_input)))
 		return fail(c, _("a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)"));
+	if (lp->mla.on && validate_mla(c, cfg, lp) != 0)
+		return -1;
 	li_shapes_from_model(cfg, lp, s);
 	if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS || s->d_model > LESSON_MAX_DIM ||
 	    s->d_src > LESSON_MAX_DIM || s->wq_c > LESSON_MAX_DIM || s->wv_c > LESSON_MAX_DIM ||

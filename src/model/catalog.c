@@ -43,11 +43,11 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	             1, N_("the learned output projection that mixes the heads") },
 	[AM_W_E] = { "w_e", DIM_ONE, DIM_HDK, DIM_ONE, MF_GIVEN | MF_PARAM, FEAT_ADDITIVE, NONE, NONE, AXIS_INDEX,
 	             AXIS_INDEX, 1, N_("the learned vector of additive scores: e = w_e \u00b7 tanh(q + k)") },
-	[AM_Q] = { "Q", DIM_N, DIM_HDK, DIM_DK, 0, 0, STAGE_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	[AM_Q] = { "Q", DIM_N, DIM_HDK, DIM_DK, 0, 0, STAGE_PROJECT, STAGE_MLA_HEADS, Q_ROWS, AXIS_INDEX, 1,
 	           N_("the queries: what each token is looking for") },
-	[AM_K] = { "K", DIM_M, DIM_GDK, DIM_DK, MF_KV, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
+	[AM_K] = { "K", DIM_M, DIM_GDK, DIM_DK, MF_KV, 0, STAGE_PROJECT, STAGE_MLA_HEADS, K_ROWS, AXIS_INDEX, 1,
 	           N_("the keys: what each token offers to be found by") },
-	[AM_V] = { "V", DIM_M, DIM_GDV, DIM_DV, MF_KV, 0, STAGE_PROJECT, NONE, K_ROWS, AXIS_INDEX, 1,
+	[AM_V] = { "V", DIM_M, DIM_GDV, DIM_DV, MF_KV, 0, STAGE_PROJECT, STAGE_MLA_HEADS, K_ROWS, AXIS_INDEX, 1,
 	           N_("the values: what each token passes on") },
 	[AM_SCORES] = { "scores", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, 0, STAGE_SCORES, NONE, Q_ROWS, K_ROWS, 1,
 	                N_("how well query i matches key j") },
@@ -255,6 +255,41 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                       Q_ROWS, AXIS_INDEX, 1, N_("the same output from the chunked (parallel) form, chunk_size tokens at a time") },
 	[AM_GDN_STATE] = { "gdn_state", DIM_DK, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, AXIS_INDEX,
 	                   AXIS_INDEX, 1, N_("Gated DeltaNet's state S after the last token, d_k \u00d7 d_v") },
+	/* multi-head latent attention (issue 24 §1, DeepSeek-V2/V3) */
+	[AM_W_QA] = { "W_qa", DIM_D_MODEL, DIM_QLORA, DIM_ONE, GP, FEAT_MLA | FEAT_MLA_QLORA, NONE, NONE, AXIS_INDEX,
+	              AXIS_INDEX, 1, N_("MLA: the query's down-projection to its latent c_Q (q_a_proj)") },
+	[AM_Q_A_NORM] = { "q_a_norm", DIM_ONE, DIM_QLORA, DIM_ONE, GP, FEAT_MLA | FEAT_MLA_QLORA, NONE, NONE, AXIS_INDEX,
+	                  AXIS_INDEX, 1, N_("MLA: the weights of c_Q's RMSNorm (q_a_layernorm)") },
+	[AM_W_QB] = { "W_qb", DIM_QLORA, DIM_HDK, DIM_ONE, GP, FEAT_MLA | FEAT_MLA_QLORA, NONE, NONE, AXIS_INDEX,
+	              AXIS_INDEX, 1, N_("MLA: the query's up-projection from c_Q to every head's [q_nope | q_pe] (q_b_proj)") },
+	[AM_W_KVA] = { "W_kva", DIM_D_MODEL, DIM_KVA, DIM_ONE, GP, FEAT_MLA, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	               N_("MLA: the down-projection to [c_KV | k_pe], the latent and the shared RoPE key (kv_a_proj_with_mqa)") },
+	[AM_KV_A_NORM] = { "kv_a_norm", DIM_ONE, DIM_KVLORA, DIM_ONE, GP, FEAT_MLA, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                   N_("MLA: the weights of c_KV's RMSNorm (kv_a_layernorm)") },
+	[AM_W_KVB] = { "W_kvb", DIM_KVLORA, DIM_KVB, DIM_ONE, GP, FEAT_MLA, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	               N_("MLA: the up-projection from c_KV to every head's [k_nope | v] (kv_b_proj): W^K and W^V side by side") },
+	[AM_C_Q] = { "c_Q", DIM_N, DIM_QLORA, DIM_ONE, 0, FEAT_MLA | FEAT_MLA_QLORA, STAGE_MLA_LATENT, NONE, Q_ROWS,
+	             AXIS_INDEX, 1, N_("MLA: the query's latent, RMSNorm(x·W_qa)·q_a_norm") },
+	[AM_C_KV] = { "c_KV", DIM_M, DIM_KVLORA, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_LATENT, NONE, K_ROWS, AXIS_INDEX, 1,
+	              N_("MLA: the keys' and values' latent, RMSNorm of x·W_kva's first kv_lora_rank columns: what the cache keeps") },
+	[AM_K_PE] = { "k_pe", DIM_M, DIM_ROPE, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_LATENT, NONE, K_ROWS, AXIS_INDEX, 1,
+	              N_("MLA: the RoPE part of the key, x·W_kva's last qk_rope_head_dim columns, before it turns (one for every head)") },
+	[AM_Q_NOPE] = { "q_nope", DIM_N, DIM_H_NOPE, DIM_NOPE, 0, FEAT_MLA, STAGE_MLA_HEADS, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                N_("MLA: each head's query part without position, the first qk_nope_head_dim columns of its q") },
+	[AM_Q_PE] = { "q_pe", DIM_N, DIM_H_ROPE, DIM_ROPE, 0, FEAT_MLA, STAGE_MLA_HEADS, NONE, Q_ROWS, AXIS_INDEX, 1,
+	              N_("MLA: each head's RoPE part of the query, turned by its position (DeepSeek's interleaved pairs)") },
+	[AM_K_PE_ROT] = { "k_pe_rot", DIM_M, DIM_ROPE, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_HEADS, NONE, K_ROWS, AXIS_INDEX, 1,
+	                  N_("MLA: k_pe turned by its position, once, and shared by every head") },
+	[AM_Q_TILDE] = { "q_tilde", DIM_N, DIM_H_KVLORA, DIM_KVLORA, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, Q_ROWS, AXIS_INDEX,
+	                 1, N_("MLA's absorbed query: q_nope·W^Kᵀ, kv_lora_rank numbers a head that meet c_KV directly") },
+	[AM_ABSORBED] = { "absorbed", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_STATS, FEAT_MLA, STAGE_MLA_ABSORB, NONE, Q_ROWS,
+	                  K_ROWS, 1, N_("MLA's scores in the absorbed form: q̃·c_KV + q_pe·k_pe, equal to scores") },
+	[AM_ABSORBED_OUT] = { "absorbed_out", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, Q_ROWS, AXIS_INDEX,
+	                      1, N_("MLA's head outputs in the absorbed form: (Σ_j weights_ij c_KV_j)·W^V, equal to weighted") },
+	[AM_MLA_DIFF] = { "mla_diff", DIM_ONE, DIM_TWO, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, AXIS_INDEX, AXIS_INDEX, 0,
+	                  N_("the largest distance between MLA's two forms: |absorbed − scores| and |absorbed_out − weighted|") },
+	[AM_KV_CACHE] = { "kv_cache", DIM_FOUR, DIM_FOUR, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, AXIS_INDEX, AXIS_INDEX,
+	                  0, N_("what a KV cache keeps per token per layer, rows MHA, GQA, MQA, MLA: the lesson's numbers and bytes, DeepSeek-V3's numbers and bytes in 61 layers") },
 };
 
 #undef Q_ROWS
@@ -304,7 +339,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_PROJECT] = {
 		.map = "attention",
-		.name = "project", .instead = NONE, .flags = SF_PARAMS,
+		.name = "project", .instead = NONE, .flags = SF_PARAMS, .unless = FEAT_MLA,
 		PANES({ .matrix = AM_X, .unless = FEAT_PRENORM }, { .matrix = AM_NORM1, .requires = FEAT_PRENORM }, { .matrix = AM_W_Q }, { .matrix = AM_Q },
 		      { .matrix = AM_S, .requires = FEAT_SOURCE }, { .matrix = AM_W_K }, { .matrix = AM_K }, { .matrix = AM_W_V }, { .matrix = AM_V }),
 		.formula = { { FEAT_SOURCE, 0, "Q = X\u00b7W_q   K = S\u00b7W_k   V = S\u00b7W_v", "Q = X.W_q   K = S.W_k   V = S.W_v" },
@@ -312,6 +347,32 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = N_("Q = X\u00b7W_q, K = S\u00b7W_k, V = S\u00b7W_v"),
 		.blurb_en = "Three learned matrices turn every row into a query (what am I looking for?), a key (what do I offer?) and a value (what do I pass on?).",
 		.blurb_zh = "三个可学习的矩阵把每一行变成查询（我在找什么）、键（我能提供什么）和值（我要传递什么）。",
+	},
+	[STAGE_MLA_LATENT] = {
+		.map = "attention",
+		.name = "latent", .requires = FEAT_MLA, .instead = NONE, .flags = SF_PARAMS,
+		PANES({ .matrix = AM_X, .unless = FEAT_PRENORM }, { .matrix = AM_NORM1, .requires = FEAT_PRENORM },
+		      { .matrix = AM_W_QA }, { .matrix = AM_Q_A_NORM }, { .matrix = AM_C_Q }, { .matrix = AM_W_KVA },
+		      { .matrix = AM_KV_A_NORM }, { .matrix = AM_K_PE }, { .matrix = AM_C_KV }),
+		.formula = { { FEAT_MLA_QLORA, 0, N_("c_Q = RMSNorm(x·W_qa)·q_a_norm   [c_KV | k_pe] = x·W_kva   c_KV ← RMSNorm(c_KV)·kv_a_norm"),
+		               N_("c_Q = RMSNorm(x.W_qa)*q_a_norm   [c_KV | k_pe] = x.W_kva   c_KV <- RMSNorm(c_KV)*kv_a_norm") },
+		             { 0, 0, N_("[c_KV | k_pe] = x·W_kva   c_KV ← RMSNorm(c_KV)·kv_a_norm"),
+		               N_("[c_KV | k_pe] = x.W_kva   c_KV <- RMSNorm(c_KV)*kv_a_norm") } },
+		.what = N_("MLA's latents: c_Q, and c_KV with the shared k_pe, a few numbers a token instead of every head's k and v"),
+		.blurb_en = "Multi-head latent attention squeezes each token into a short latent c_KV (plus one small RoPE key k_pe): the cache keeps only these, and every head's keys and values are unfolded from them.",
+		.blurb_zh = "多头潜在注意力把每个词压缩成一个很短的潜向量 c_KV（外加一个小小的 RoPE 键 k_pe）：缓存只保存这些，每个头的键和值都由它们展开得到。",
+	},
+	[STAGE_MLA_HEADS] = {
+		.map = "attention",
+		.name = "mla_heads", .requires = FEAT_MLA, .instead = STAGE_MLA_LATENT,
+		PANES({ .matrix = AM_C_Q }, { .matrix = AM_W_QB }, { .matrix = AM_W_Q }, { .matrix = AM_Q_NOPE, .flags = HEAD },
+		      { .matrix = AM_Q_PE, .flags = HEAD }, { .matrix = AM_W_KVB }, { .matrix = AM_K_PE_ROT },
+		      { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_V, .flags = HEAD }, { .matrix = AM_Q, .flags = HEAD }),
+		.formula = { { 0, 0, N_("q = c_Q·W_qb (or x·W_q) = [q_nope | q_pe] a head   [k_nope | v] = c_KV·W_kvb a head   q_pe, k_pe turned   Q = [q_nope | q_pe]   K = [k_nope | k_pe]"),
+		               N_("q = c_Q.W_qb (or x.W_q) = [q_nope | q_pe] a head   [k_nope | v] = c_KV.W_kvb a head   q_pe, k_pe turned   Q = [q_nope | q_pe]   K = [k_nope | k_pe]") } },
+		.what = N_("MLA's heads: q_nope, q_pe turned, k_pe turned once for all heads, and Q, K, V unfolded from the latents"),
+		.blurb_en = "Each head unfolds its query and its key and value from the latents. Position enters only through the small RoPE part: q_pe and one k_pe that every head shares.",
+		.blurb_zh = "每个头从潜向量展开自己的查询、键和值。位置信息只通过小小的 RoPE 部分进入：q_pe，以及所有头共用的一个 k_pe。",
 	},
 	[STAGE_QK_NORM] = {
 		.map = "attention",
@@ -462,6 +523,18 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = N_("weights \u00b7 V for each head"),
 		.blurb_en = "Each output row is the weighted sum of the value rows: a token's new meaning, mixed from its context.",
 		.blurb_zh = "每一行输出是值向量的加权和：一个词从上下文中得到的新含义。",
+	},
+	[STAGE_MLA_ABSORB] = {
+		.map = "attention",
+		.name = "absorb", .requires = FEAT_MLA, .instead = STAGE_WEIGHTED,
+		PANES({ .matrix = AM_Q_TILDE, .flags = HEAD }, { .matrix = AM_C_KV }, { .matrix = AM_SCORES }, { .matrix = AM_ABSORBED },
+		      { .matrix = AM_WEIGHTED }, { .matrix = AM_ABSORBED_OUT, .flags = HEAD }, { .matrix = AM_MLA_DIFF },
+		      { .matrix = AM_KV_CACHE }),
+		.formula = { { 0, 0, N_("q̃ = q_nope·W^Kᵀ   absorbed = q̃·c_KVᵀ + q_pe·k_peᵀ = scores   absorbed_out = (weights·c_KV)·W^V = weighted"),
+		               N_("q~ = q_nope.W^K^T   absorbed = q~.c_KV^T + q_pe.k_pe^T = scores   absorbed_out = (weights.c_KV).W^V = weighted") } },
+		.what = N_("MLA's absorbed form: the same scores and outputs from c_KV alone, and what each kind of attention caches"),
+		.blurb_en = "Fold W^K into the query and W^V after the sum, and attention reads the latent c_KV directly: the same numbers, without ever unfolding a key or a value. That is why the cache may hold c_KV alone.",
+		.blurb_zh = "把 W^K 并入查询、把 W^V 放到求和之后，注意力就能直接读潜向量 c_KV：得到同样的数，却从不展开任何键或值。这就是缓存只需保存 c_KV 的原因。",
 	},
 	[STAGE_FLASH] = {
 		.map = "attention",
@@ -800,6 +873,8 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its RoPE is neither scaled nor partial (\"scaling\", \"partial_rotary_factor\")"), /* FEAT_ROPE_TABLE */
 	N_("it has no linear attention (\"linear_attention\")"), /* FEAT_LINEAR */
 	N_("it has no Gated DeltaNet (\"gated_deltanet\")"), /* FEAT_DELTANET */
+	N_("it has no multi-head latent attention (\"mla\")"), /* FEAT_MLA */
+	N_("its MLA query is not compressed (no \"q_lora_rank\")"), /* FEAT_MLA_QLORA */
 };
 
 const char *feature_absent(FeatureSet feat)
@@ -868,7 +943,7 @@ const char *stage_absent(const LessonShape *sh, Stage s)
 
 int stage_present(const LessonShape *sh, Stage s)
 {
-	return (unsigned)s < STAGE_COUNT && has(sh, stage_kinds[s].requires);
+	return (unsigned)s < STAGE_COUNT && has(sh, stage_kinds[s].requires) && !(sh->features & stage_kinds[s].unless);
 }
 
 Stage stage_shown(const LessonShape *sh, Stage s)
@@ -986,7 +1061,7 @@ int stage_panes(const LessonShape *sh, Stage s, StagePane out[STAGE_MAX_PANES])
 		return 0;
 	for (int i = 0; i < stage_kinds[s].npanes; i++)
 		if (has(sh, stage_kinds[s].panes[i].requires) && (sh->features & stage_kinds[s].panes[i].unless) == 0 &&
-		    has(sh, matrix_kinds[stage_kinds[s].panes[i].matrix].requires))
+		    matrix_present(sh, stage_kinds[s].panes[i].matrix, NULL))
 			out[k++] = stage_kinds[s].panes[i];
 	return k;
 }
@@ -1076,6 +1151,9 @@ const MatrixKind *matrix_kind(AttnMatrix m)
 	return (unsigned)m < AM_COUNT ? &matrix_kinds[m] : NULL;
 }
 
+/* FEAT_* bits a lesson must not have for a matrix to be in it: multi-head latent attention has no W_k, W_v (nor W_q with q_lora_rank). */
+static const FeatureSet matrix_unless[AM_COUNT] = { [AM_W_Q] = FEAT_MLA_QLORA, [AM_W_K] = FEAT_MLA, [AM_W_V] = FEAT_MLA };
+
 int matrix_present(const LessonShape *sh, AttnMatrix m, const char **why)
 {
 	const FeatureSet req = (unsigned)m < AM_COUNT ? matrix_kinds[m].requires : 0;
@@ -1083,6 +1161,13 @@ int matrix_present(const LessonShape *sh, AttnMatrix m, const char **why)
 	if ((unsigned)m >= AM_COUNT) {
 		if (why != NULL)
 			*why = "unknown";
+		return 0;
+	}
+	if (sh->features & matrix_unless[m]) {
+		if (why != NULL)
+			*why = (sh->features & matrix_unless[m] & FEAT_MLA_QLORA)
+			               ? _("its MLA query is compressed: c_Q = RMSNorm(x\u00b7W_qa), then W_qb")
+			               : _("it has multi-head latent attention: keys and values come from W_kva and W_kvb");
 		return 0;
 	}
 	if (why != NULL)

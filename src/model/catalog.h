@@ -19,6 +19,8 @@ typedef enum Stage {
 	STAGE_POSITIONAL,
 	STAGE_NORM1_PRE,   /* "norm1" of a pre-norm block: the attention reads N1(x) */
 	STAGE_PROJECT,
+	STAGE_MLA_LATENT,  /* multi-head latent attention (DeepSeek): c_Q, and [c_KV | k_pe] = x·W_kva, instead of project */
+	STAGE_MLA_HEADS,   /* MLA: q and [k_nope | v] per head from the latents, q_pe and the shared k_pe turned: Q, K, V */
 	STAGE_QK_NORM,     /* QK-norm (Qwen3): each head's q and k RMS-normalised, before RoPE */
 	STAGE_ANGLES,      /* RoPE's angle per position and column, plain and as scaled (issue 23 §2) */
 	STAGE_ROTATE,      /* RoPE: q and k turned by their positions */
@@ -31,6 +33,7 @@ typedef enum Stage {
 	STAGE_SOFTMAX,
 	STAGE_SINKS,       /* attention sinks (gpt-oss): the share of each row the head's sink logit took */
 	STAGE_WEIGHTED,
+	STAGE_MLA_ABSORB,  /* MLA's absorbed form (W_kvb folded into the query) beside the naive one, and the cache */
 	STAGE_FLASH,       /* the same head outputs from FlashAttention's tiles */
 	STAGE_LINEAR,      /* linear attention (issue 24 §3): φ(q)·φ(k) instead of softmax, with its n × n matrix */
 	STAGE_LINEAR_STATE, /* the same outputs from the d_k × d_v state φ(K)ᵀV, without the n × n matrix */
@@ -99,6 +102,10 @@ typedef enum AttnMatrix {
 	 * per token, what the state recalled and the correction, the output token by token and in chunks, the state */
 	AM_GDN_W_A, AM_GDN_W_B, AM_GDN_A_LOG, AM_GDN_DT_BIAS,
 	AM_GDN_Q, AM_GDN_K, AM_GDN_BETA, AM_GDN_G, AM_GDN_RECALL, AM_GDN_DELTA, AM_GDN_OUT, AM_GDN_OUT_CHUNK, AM_GDN_STATE,
+	/* multi-head latent attention (issue 24 §1, DeepSeek-V2/V3): its weights, latents, heads, absorbed form and cache */
+	AM_W_QA, AM_Q_A_NORM, AM_W_QB, AM_W_KVA, AM_KV_A_NORM, AM_W_KVB,
+	AM_C_Q, AM_C_KV, AM_K_PE, AM_Q_NOPE, AM_Q_PE, AM_K_PE_ROT,
+	AM_Q_TILDE, AM_ABSORBED, AM_ABSORBED_OUT, AM_MLA_DIFF, AM_KV_CACHE,
 	AM_COUNT
 } AttnMatrix;
 
@@ -138,7 +145,9 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_ROPE_TABLE  ((FeatureSet)1 << 28) /* RoPE with "scaling" or "partial_rotary_factor": the angles stage */
 #define FEAT_LINEAR      ((FeatureSet)1 << 29) /* linear attention beside softmax's ("linear_attention") */
 #define FEAT_DELTANET    ((FeatureSet)1 << 30) /* Gated DeltaNet beside softmax's ("gated_deltanet") */
-#define FEAT_COUNT       31
+#define FEAT_MLA         ((FeatureSet)1 << 31) /* multi-head latent attention ("mla", DeepSeek-V2/V3) */
+#define FEAT_MLA_QLORA   ((FeatureSet)1 << 32) /* MLA with a compressed query ("mla": {"q_lora_rank"}) */
+#define FEAT_COUNT       33
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -160,6 +169,17 @@ typedef enum Dim {
 	DIM_NKB_DV,  /* the key blocks × d_v: O after each key block, side by side */
 	DIM_VOCAB,   /* the vocabulary's entries (the LM head) */
 	DIM_HEADS,   /* the query heads (one attention sink logit each) */
+	/* multi-head latent attention ("mla") */
+	DIM_QLORA,   /* q_lora_rank r: c_Q's width */
+	DIM_KVLORA,  /* kv_lora_rank c: c_KV's width */
+	DIM_ROPE,    /* qk_rope_head_dim: q_pe's and k_pe's width */
+	DIM_NOPE,    /* qk_nope_head_dim */
+	DIM_H_NOPE,  /* heads · qk_nope_head_dim */
+	DIM_H_ROPE,  /* heads · qk_rope_head_dim */
+	DIM_H_KVLORA,/* heads · kv_lora_rank: q̃ of every head */
+	DIM_KVA,     /* kv_lora_rank + qk_rope_head_dim: W_kva's columns */
+	DIM_KVB,     /* heads · (qk_nope_head_dim + v_head_dim): W_kvb's columns */
+	DIM_FOUR,    /* 4: the cache table's rows (MHA, GQA, MQA, MLA) and columns */
 	DIM_COUNT
 } Dim;
 
@@ -247,6 +267,7 @@ typedef struct StageKind {
 	const char *what;        /* lessons/FORMAT.md's "what it shows" */
 	const char *blurb_en, *blurb_zh; /* a default line of narration */
 	const char *map;         /* its place on the map of the block ("attention", "N1", "+", "FFN"); NULL: none */
+	FeatureSet unless;       /* FEAT_* bits it must not have (project: an MLA lesson makes Q, K, V its own way) */
 } StageKind;
 
 extern const StageKind stage_kinds[STAGE_COUNT];

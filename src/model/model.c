@@ -205,6 +205,26 @@ static int block_copy(Block *dst, const Block *src)
 	       mat_copy(&dst->b_3, &src->b_3) | mat_copy(&dst->W_2, &src->W_2) | mat_copy(&dst->b_2, &src->b_2);
 }
 
+static void mla_free(MlaParams *m)
+{
+	Mat *all[] = { &m->W_qa, &m->q_a_norm, &m->W_qb, &m->W_kva, &m->kv_a_norm, &m->W_kvb };
+
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		mat_free(all[i]);
+}
+
+/* dst holds src's settings and a copy of each matrix (dst's own are not freed): 0, or -1 out of memory. */
+static int mla_copy(MlaParams *dst, const MlaParams *src)
+{
+	*dst = *src;
+	dst->W_qa = dst->q_a_norm = dst->W_qb = dst->W_kva = dst->kv_a_norm = dst->W_kvb = (Mat){ 0 };
+	return mat_copy(&dst->W_qa, &src->W_qa) | mat_copy(&dst->q_a_norm, &src->q_a_norm) |
+	               mat_copy(&dst->W_qb, &src->W_qb) | mat_copy(&dst->W_kva, &src->W_kva) |
+	               mat_copy(&dst->kv_a_norm, &src->kv_a_norm) | mat_copy(&dst->W_kvb, &src->W_kvb)
+	               ? -1
+	               : 0;
+}
+
 void layer_params_free(LayerParams *p)
 {
 	mat_free(&p->W_q);
@@ -224,6 +244,7 @@ void layer_params_free(LayerParams *p)
 	mat_free(&p->gdn_W_b);
 	mat_free(&p->gdn_A_log);
 	mat_free(&p->gdn_dt_bias);
+	mla_free(&p->mla);
 	block_free(&p->block);
 	memset(p, 0, sizeof *p);
 }
@@ -234,7 +255,8 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	dst->W_q = dst->W_k = dst->W_v = dst->W_o = dst->w_e = (Mat){ 0 };
 	dst->b_q = dst->b_k = dst->b_v = dst->b_o = dst->alibi_slopes = dst->q_norm = dst->k_norm = (Mat){ 0 };
 	dst->sinks = dst->gdn_W_a = dst->gdn_W_b = dst->gdn_A_log = dst->gdn_dt_bias = (Mat){ 0 };
-	if (block_copy(&dst->block, &src->block) != 0)
+	dst->mla.W_qa = dst->mla.q_a_norm = dst->mla.W_qb = dst->mla.W_kva = dst->mla.kv_a_norm = dst->mla.W_kvb = (Mat){ 0 };
+	if (block_copy(&dst->block, &src->block) != 0 || mla_copy(&dst->mla, &src->mla) != 0)
 		return -1;
 	return mat_copy(&dst->W_q, &src->W_q) | mat_copy(&dst->W_k, &src->W_k) | mat_copy(&dst->W_v, &src->W_v) |
 	       mat_copy(&dst->W_o, &src->W_o) | mat_copy(&dst->w_e, &src->w_e) | mat_copy(&dst->b_q, &src->b_q) |

@@ -172,6 +172,23 @@ typedef struct ModelConfig {
 } ModelConfig;
 
 /*
+ * Multi-head latent attention (issue 24 §1, DeepSeek-V2/V3: a lesson's
+ * "mla"): the queries from c_Q = RMSNorm(x·W_qa)·q_a_norm, q = c_Q·W_qb
+ * (q_lora_rank r; without it q = x·W_q, the layer's W_q), the keys and
+ * values from [c_KV | k_pe] = x·W_kva, c_KV normalised (kv_a_norm), per head
+ * [k_nope | v] = c_KV·W_kvb; k_pe and each head's q_pe turned by RoPE
+ * (rope_theta) in DeepSeek's interleaved pairs. The layer's d_k is d_nope +
+ * d_rope and its d_v v_head_dim; its W_k and W_v are empty. on 0: none.
+ */
+typedef struct MlaParams {
+	int on;
+	int q_lora_rank, kv_lora_rank, d_nope, d_rope; /* r (0: W_q), c, qk_nope_head_dim, qk_rope_head_dim */
+	double rope_theta, eps;
+	Mat W_qa, q_a_norm, W_qb;   /* d_model × r, 1 × r, r × h·(d_nope + d_rope); empty without r */
+	Mat W_kva, kv_a_norm, W_kvb; /* d_model × (c + d_rope), 1 × c, c × h·(d_nope + d_v) */
+} MlaParams;
+
+/*
  * One layer's own parameters: its heads, weights, biases and block.
  *   h heads;  d_k = W_q.cols / h;  d_v = W_v.cols / h
  * kv_heads g: K and V have g heads; query head i reads key/value head
@@ -195,6 +212,7 @@ typedef struct LayerParams {
 	Mat gdn_W_a, gdn_W_b, gdn_A_log, gdn_dt_bias;
 	int gdn_chunk;
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
+	MlaParams mla;    /* multi-head latent attention (issue 24 §1), mla.on 0 without */
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;

@@ -32,7 +32,10 @@
 	X(ropeangles)        \
 	X(linear)            \
 	X(linearstate)       \
-	X(deltanet)
+	X(deltanet)         \
+	X(mla)               \
+	X(mla_heads)         \
+	X(mla_absorb)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
