@@ -85,4 +85,14 @@ snap "$s"
 expect "80x24: ... both saws on screen in V" '[ "$(sed -n "/^V  4×3/,/^───/p" "$tmp/screen" | grep -c "^saw ")" -eq 2 ]'
 quits "$s" walk2
 
+# mla step 2 at 80×24: the panes give way to the open question, and the one hidden pane shown
+# beside the focused one is the matrix it asks about (c_KV), not another holding equal numbers (c_Q)
+s=walk3
+start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$tmp/w-state" --lang en lessons/mla.json
+wait_for "$s" 'step 1/' >/dev/null
+keys "$s" n
+wait_for "$s" 'step 2/' >/dev/null
+shows "80x24: mla step 2 shows the asked matrix's pane (c_KV) with its open question" "$s" '^W_qa  4×2  *c_KV$'
+quits "$s" walk3
+
 finish

@@ -203,8 +203,10 @@ tui_layout_panes(Tui *t, LayoutIn *in, Layout *lay, int solo)
 	LayoutIn one = *in;
 	int idx[2] = { t->focus, -1 };
 	one.npanes = t->npanes > 0 ? 1 : 0;
+	/* of the panes a question hides, the one holding what it asks (others may hold equal numbers) */
+	const int asked = session_hidden_matrix(t->s);
 	for (int i = 0; i < t->npanes; i++)
-		if (t->pane[i].hidden && i != t->focus && idx[1] < 0)
+		if (t->pane[i].hidden && i != t->focus && (idx[1] < 0 || (int)t->pane[i].which == asked))
 			idx[1] = i;
 	if (idx[1] >= 0)
 		one.npanes = 2;
