@@ -45,7 +45,7 @@ while read -r id; do
 	expect "sentences prompt $k: \"$text\" is the reference's ids, <s> first ($id)" \
 		'[ "$got" = "$id" ] && [ "${id%%,*}" = 1 ] && [ ! -s "$err" ]' "[$got]"
 	sed -n "${k}p" "$tmp/exps" >"$tmp/exp.json"
-	what="sentences prompt $k: every stage, the logits and head_scores as PyTorch's to 1e-9"
+	what="sentences prompt $k: what the reference holds (every stage of prompt 1; X, the logits, head_scores) as PyTorch's to 1e-9"
 	if ! "$ATTNVIZ" --model sentences --ids "$id" --dump >"$tmp/dump.json" 2>"$err" </dev/null; then
 		not_ok "$what" "--dump failed: $(head -c 200 "$err")"
 		continue
