@@ -792,6 +792,18 @@ int session_prev(Session *s, char **err)
 	return 0;
 }
 
+/* The lesson's step on the stage shown that starts at decode step t or tile (q, k), when there is one:
+ * its narration is what that token or tile says (--export --token, --tile). */
+static void place_at_substep(Session *s, int t, int q, int k)
+{
+	for (int i = 0; i < s->nwalk; i++)
+		if (s->walk[i].stage == s->stage && s->walk[i].layer == s->layer &&
+		    (t >= 0 ? s->walk[i].t == t : s->walk[i].tile_q == q && s->walk[i].tile_k == k)) {
+			place_at(s, i);
+			return;
+		}
+}
+
 int session_set_token(Session *s, int t, char **err)
 {
 	const int n = session_decode_steps(s);
@@ -804,6 +816,7 @@ int session_set_token(Session *s, int t, char **err)
 		*err = str_printf(_("no token %d: the decode stage walks tokens 0 to %d"), t, n - 1);
 		return -1;
 	}
+	place_at_substep(s, t, -1, -1);
 	s->dec_t = t;
 	s->dirty |= DIRTY_PLACE;
 	return 0;
@@ -825,6 +838,7 @@ int session_set_tile(Session *s, int q, int k, char **err)
 		*err = str_printf(_("tile (%d, %d) is skipped: the mask hides every cell of it"), q, k);
 		return -1;
 	}
+	place_at_substep(s, -1, q, k);
 	s->tile_q = q;
 	s->tile_k = k;
 	s->dirty |= DIRTY_PLACE;

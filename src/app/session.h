@@ -269,7 +269,8 @@ int session_cache_rows(const Session *s, int t);
 int session_tiles(const Session *s, int *nqb, int *nkb);
 /*
  * In the stage shown, decode step t (session_set_token) or tile (q, k)
- * (session_set_tile), as n/p would reach it: `--export --token`, `--tile`.
+ * (session_set_tile), as n/p would reach it, at the lesson's step that
+ * starts there when it has one: `--export --token`, `--tile`.
  * Returns 0, or -1 with *err saying what the stage walks.
  */
 int session_set_token(Session *s, int t, char **err);
