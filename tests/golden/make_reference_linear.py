@@ -65,7 +65,6 @@ DeltaNet's chunked output and last state against the recurrent ones (1e-12).
 Needs Debian's python3-torch: run with /usr/bin/python3.
 """
 
-import json
 import os
 import sys
 
@@ -74,6 +73,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_reference_v4 as v4  # noqa: E402  (its layer, norms, RoPE and softmax attention, unchanged)
+from lessonfiles import lesson_json, write_lessons, write_references  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 T, agree = v4.T, v4.agree
@@ -220,10 +220,7 @@ def attention(x, p, s, out, checks):
 
 def read_lesson(path, override=None):
     L, s, params = _v4_read_lesson(path, override)
-    with open(path) as f:
-        J = json.load(f)
-    if override is not None:
-        J.update({k: val for k, val in override.items() if k != "label"})
+    J = lesson_json(path, override)
     la = J.get("linear_attention", False)
     if la is True:
         la = {}
@@ -332,14 +329,8 @@ def lessons():
 
 def make_all(folder):
     """The lessons, then each one's reference beside it (NAME.ref.json)."""
-    os.makedirs(folder, exist_ok=True)
-    for name, lesson in lessons().items():
-        path = os.path.join(folder, name + ".json")
-        for file, obj, kw in ((path, lesson, {"ensure_ascii": False}), (path[:-5] + ".ref.json", None, {})):
-            obj = obj if obj is not None else reference(path)
-            with open(file, "w") as f:
-                json.dump(obj, f, indent=1, allow_nan=False, **kw)
-                f.write("\n")
+    write_lessons(folder, lessons())
+    write_references(folder, reference)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,6 @@ local row's weights summing to 1 over at most W keys.
 Needs Debian's python3-torch: run with /usr/bin/python3.
 """
 
-import json
 import os
 import sys
 
@@ -51,6 +50,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_reference_v4 as v4  # noqa: E402  (its layer, norms, RoPE and LM head, unchanged)
+from lessonfiles import lesson_json, write_lessons, write_references  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 T, agree = v4.T, v4.agree
@@ -139,10 +139,7 @@ _v4_read_lesson = v4.read_lesson
 
 def read_lesson(path, override=None):
     L, s, params = _v4_read_lesson(path, override)
-    with open(path) as f:
-        J = json.load(f)
-    if override is not None:   # a "compare" variant: its keys ("mask", "layers") replace the lesson's
-        J.update({k: val for k, val in override.items() if k != "label"})
+    J = lesson_json(path, override)   # a "compare" variant's keys ("mask", "layers") replace the lesson's
     for p, lay in zip(params, J.get("layers") or [{}]):
         p["mask"] = lay.get("mask", J.get("mask", "none"))
         p["rope_base"] = lay["rope"]["base"] if isinstance(lay.get("rope"), dict) else None
@@ -193,21 +190,13 @@ def lessons(folder):
                  decode=True)
     bases["layers"] = [{"mask": {"window": 3}, "rope": {"base": 10.0}}, dict(out["local_then_global"]["layers"][1])]
     out["rope_base_per_kind"] = bases
-    os.makedirs(folder, exist_ok=True)
-    for name, lesson in out.items():
-        with open(os.path.join(folder, name + ".json"), "w") as f:
-            json.dump(lesson, f, ensure_ascii=False, indent=1)
-            f.write("\n")
+    write_lessons(folder, out)
 
 
 def make_all(folder):
     """The lessons, then each one's reference beside it (NAME.ref.json, as main() prints it)."""
     lessons(folder)
-    for path in sorted(os.path.join(folder, f) for f in os.listdir(folder) if not f.endswith(".ref.json")):
-        if path.endswith(".json"):
-            with open(path[:-5] + ".ref.json", "w") as f:
-                json.dump(reference(path), f, indent=1, allow_nan=False)
-                f.write("\n")
+    write_references(folder, reference)
 
 
 v4.read_lesson, v4.lessons, v4.reference = read_lesson, lessons, reference

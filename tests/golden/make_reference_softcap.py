@@ -53,7 +53,6 @@ softcap's slope 1 − tanh² and the sink's column dropped are autograd's).
 Needs Debian's python3-torch: run with /usr/bin/python3.
 """
 
-import json
 import math
 import os
 import sys
@@ -63,7 +62,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_reference_v4 as v4  # noqa: E402  (its layer, norms, RoPE and LM head, unchanged)
-from lessonfiles import write_lessons  # noqa: E402
+from lessonfiles import lesson_json, write_lessons, write_references  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 T, vec, agree, CheckFailed = v4.T, v4.vec, v4.agree, v4.CheckFailed
@@ -141,10 +140,7 @@ _v4_read_lesson, _v4_forward = v4.read_lesson, v4.forward
 
 def read_lesson(path, override=None):
     L, s, params = _v4_read_lesson(path, override)
-    with open(path) as f:
-        J = json.load(f)
-    if override is not None:
-        J.update({k: val for k, val in override.items() if k != "label"})
+    J = lesson_json(path, override)
     s["softcap"] = J.get("attn_logit_softcapping") or 0.0
     s["final_softcap"] = J.get("final_logit_softcapping") or 0.0
     for p, lay in zip(params, J.get("layers") or [{}]):
@@ -278,13 +274,7 @@ def lessons(folder):
 def make_all(folder):
     """The lessons, then each one's reference beside it (NAME.ref.json)."""
     lessons(folder)
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".json") and not name.endswith(".ref.json"):
-            path = os.path.join(folder, name)
-            ref = reference(path)
-            with open(path[:-5] + ".ref.json", "w") as f:
-                json.dump(ref, f, indent=1, allow_nan=False)
-                f.write("\n")
+    write_references(folder, reference)
 
 
 v4.read_lesson, v4.forward, v4.reference, v4.lessons = read_lesson, forward, reference, lessons
