@@ -46,6 +46,11 @@ static char *axis_label(const Attn *a, Axis axis, int i)
 	}
 	if (axis == AXIS_VOCAB)
 		return labels_vocab(attn_config(a), i);
+	if (axis == AXIS_CACHE_FORM || axis == AXIS_CACHE_COUNT) { /* mla.c's kv_cache table */
+		static const char *const forms[4] = { "MHA", "GQA", "MQA", "MLA" };
+		static const char *const counts[4] = { N_("numbers"), N_("bytes"), N_("V3 numbers"), N_("V3 bytes") };
+		return strdup(axis == AXIS_CACHE_FORM ? forms[i & 3] : _(counts[i & 3]));
+	}
 	if (axis == AXIS_INDEX) {
 		char buf[16];
 		snprintf(buf, sizeof buf, "%d", i);

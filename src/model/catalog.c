@@ -288,7 +288,7 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                      1, N_("MLA's head outputs in the absorbed form: (Σ_j weights_ij c_KV_j)·W^V, equal to weighted") },
 	[AM_MLA_DIFF] = { "mla_diff", DIM_ONE, DIM_TWO, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, AXIS_INDEX, AXIS_INDEX, 0,
 	                  N_("the largest distance between MLA's two forms: |absorbed − scores| and |absorbed_out − weighted|") },
-	[AM_KV_CACHE] = { "kv_cache", DIM_FOUR, DIM_FOUR, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, AXIS_INDEX, AXIS_INDEX,
+	[AM_KV_CACHE] = { "kv_cache", DIM_FOUR, DIM_FOUR, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, AXIS_CACHE_FORM, AXIS_CACHE_COUNT,
 	                  0, N_("what a KV cache keeps per token per layer, rows MHA, GQA, MQA, MLA: the lesson's numbers and bytes, DeepSeek-V3's numbers and bytes in 61 layers") },
 };
 

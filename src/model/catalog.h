@@ -195,7 +195,8 @@ typedef struct LessonShape {
 /* What labels a matrix's rows or columns: indices, the query tokens, or the key (source) tokens. */
 /* What labels an axis: the index, the query or key (source) tokens, or a norm's two row statistics. */
 /* AXIS_VOCAB: the LM head's vocabulary entries (their tokens, or their ids without them). */
-typedef enum Axis { AXIS_INDEX, AXIS_QUERY, AXIS_KEY, AXIS_NORM_STATS, AXIS_VOCAB } Axis;
+/* AXIS_CACHE_FORM, AXIS_CACHE_COUNT: the kv_cache table's rows (MHA, GQA, MQA, MLA) and what its columns count. */
+typedef enum Axis { AXIS_INDEX, AXIS_QUERY, AXIS_KEY, AXIS_NORM_STATS, AXIS_VOCAB, AXIS_CACHE_FORM, AXIS_CACHE_COUNT } Axis;
 
 enum {
 	MF_PER_HEAD = 1u << 0, /* one matrix per head (scores … weighted) */
