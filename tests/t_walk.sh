@@ -92,7 +92,7 @@ start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$tmp/w-state" --lang en lessons/mla.jso
 wait_for "$s" 'step 1/' >/dev/null
 keys "$s" n
 wait_for "$s" 'step 2/' >/dev/null
-shows "80x24: mla step 2 shows the asked matrix's pane (c_KV) with its open question" "$s" '^W_qa  4×2  *c_KV$'
+shows "80x24: mla step 2 shows the weight c_KV is made from (W_kva), beside the asked matrix's pane (c_KV)" "$s" '^W_kva  4×4  *c_KV$'
 quits "$s" walk3
 
 finish

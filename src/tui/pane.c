@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/i18n.h"
+#include "engine/kernels.h"
 #include "inspect/explain.h"
 #include "inspect/labels.h"
 #include "inspect/stats.h"
@@ -396,6 +397,40 @@ pane_put_cursor(Pane *p, int R, int C)
 	}
 }
 
+/* 1 when matrix m is one the stage shown makes `which` from (its rules). */
+static int
+pane_made_from(const Tui *t, int which, AttnMatrix m)
+{
+	const StageRule *rules = attn_stage_rules(t->s->stage);
+
+	for (int r = 0; rules != NULL && r < ATTN_STAGE_RULES && rules[r].from != NULL; r++)
+		for (const AttnMatrix *f = rules[r].from; (int)rules[r].out == which && *f != AM_COUNT; f++)
+			if (*f == m)
+				return 1;
+	return 0;
+}
+
+/*
+ * A shown pane of what `which` is made from, when a question hides it: a
+ * learned weight's first (c_KV: W_kva), else any operand's; -1 without one.
+ */
+static int
+pane_operand(const Tui *t, int which)
+{
+	int any = -1;
+
+	for (int i = 0; i < t->npanes; i++) {
+		const Pane *p = &t->pane[i];
+		if (p->hidden || p->variant || !pane_made_from(t, which, p->which))
+			continue;
+		if (matrix_kind(p->which)->flags & MF_PARAM)
+			return i;
+		if (any < 0)
+			any = i;
+	}
+	return any;
+}
+
 /* The stage's panes cut per head (stage_cut_panes) into t->pane; returns the count, *each_head 1 when cut per head. */
 static int
 tui_cut_panes(Tui *t, const StagePane *ms, int k, int *each_head)
@@ -522,8 +557,10 @@ tui_build_panes(Tui *t, int keep, int refocus)
 	/* a stage cut per head: the shown head's pane of the result */
 	if (refocus && each_head && n > 0)
 		tui_focus_matrix(t, (int)t->pane[n - 1].which, s->head, -1, -1);
-	if (n > 0 && t->pane[t->focus].hidden)
-		t->focus = 0;
+	if (n > 0 && t->pane[t->focus].hidden) {
+		int op = pane_operand(t, session_hidden_matrix(s));
+		t->focus = op >= 0 ? op : 0;
+	}
 }
 
 /* 1 when pane p shows source cell (row, col) of its matrix (-1: any). */
@@ -558,22 +595,34 @@ tui_focus_matrix(Tui *t, int which, int head, int row, int col)
 		                                               : p->head == head)))
 			best = i;
 	}
-	/* the matrix is hidden by a question: the same cell of a pane of its shape (scaled beside the weights) */
-	for (int i = 0; best < 0 && row >= 0 && col >= 0 && i < t->npanes; i++) {
-		const Pane *h = &t->pane[i];
-		if ((int)h->which != which || !h->hidden || h->variant || h->transpose || h->ncols != h->cols)
-			continue;
-		for (int j = 0; best < 0 && j < t->npanes; j++) {
-			const Pane *q = &t->pane[j];
-			if (!q->hidden && !q->variant && !q->transpose && q->rows == h->rows && q->cols == h->cols &&
-			    q->ncols == q->cols)
-				best = j;
+	/*
+	 * The matrix is hidden by a question: the same cell of a pane of its shape
+	 * that it is made from (scaled beside the weights), else the pane of what
+	 * it is made from (c_KV: W_kva, not W_qa of the same shape), else (a stage
+	 * without rules for it: decode's) the same cell of any pane of its shape.
+	 */
+	int same_cell = 1;
+	for (int pass = 0; pass < 3 && best < 0 && row >= 0 && col >= 0; pass++)
+		for (int i = 0; best < 0 && i < t->npanes; i++) {
+			const Pane *h = &t->pane[i];
+			if ((int)h->which != which || !h->hidden || h->variant || h->transpose || h->ncols != h->cols)
+				continue;
+			if (pass == 1) {
+				best = pane_operand(t, which);
+				same_cell = best < 0;
+				continue;
+			}
+			for (int j = 0; best < 0 && j < t->npanes; j++) {
+				const Pane *q = &t->pane[j];
+				if (!q->hidden && !q->variant && !q->transpose && q->rows == h->rows && q->cols == h->cols &&
+				    q->ncols == q->cols && (pass == 2 || pane_made_from(t, which, q->which)))
+					best = j;
+			}
 		}
-	}
 	if (best < 0)
 		return 0;
 	t->focus = best;
-	if (row >= 0 && col >= 0)
+	if (row >= 0 && col >= 0 && same_cell)
 		pane_put_cursor(&t->pane[best], row, col);
 	return 1;
 }
