@@ -111,14 +111,19 @@ bad_lessons ropescale
 golden_dir linear
 bad_lessons linear
 saved_dir linear
-# the training references: the command line each was made with (tests/golden/v2/README.md)
-for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
+# Issue 23 §4's sinks in FlashAttention's tiles (the sink's term after the last
+# key block, as gpt-oss's kernel adds it) and the sinks' own gradient and
+# training (tests/golden/sinksflash, made by make_reference_sinksflash.py).
+golden_dir sinksflash
+# the training references: the command line each was made with (tests/golden/v2/README.md,
+# tests/golden/sinksflash/README.md)
+for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do
 	set -- $t
-	if "$ATTNVIZ" --dump --train 20 --lr "$2" "tests/golden/v2/$1.json" >"$dump" 2>"$err" &&
-	   "$JSONCMP" --only-expected-keys "tests/golden/v2/$1.train20.ref.json" "$dump" >"$diff" 2>&1; then
-		ok "golden v2/$1 trained 20 steps at lr $2"
+	if "$ATTNVIZ" --dump --train 20 --lr "$2" "tests/golden/$1.json" >"$dump" 2>"$err" &&
+	   "$JSONCMP" --only-expected-keys "tests/golden/$1.train20.ref.json" "$dump" >"$diff" 2>&1; then
+		ok "golden $1 trained 20 steps at lr $2"
 	else
-		not_ok "golden v2/$1 trained 20 steps at lr $2" "$(cat "$err" "$diff")"
+		not_ok "golden $1 trained 20 steps at lr $2" "$(cat "$err" "$diff")"
 	fi
 done
 

@@ -35,4 +35,12 @@ explains "set sinks: the sink logit is a given matrix (the compare without sinks
 	'sinks[0][0] = 5; everything after it is recomputed' '= 1 / (1 + 0.00959564) = 0.990496'
 explains "the stages' formulas" lessons/sinks.json 'goto sinks\nskip\n' \
 	'sink_i = e^(sink_h) / (e^(sink_h) + sum_k e^(s_ik)) = 1 - sum_j weights_ij'
+explains "flash_out with a sink: its term joins the sum after the last tile" tests/golden/sinksflash/sinks_flash_causal.json \
+	'goto flash\nexplain flash_out 4 1\n' \
+	"out = O / (l + e^(sink - m)) after the last tile: head 0's sink logit 2 joins the sum" \
+	'= 0.0974133 / (2.35098 + exp(2 - 0.558344)) = 0.0974133 / (2.35098 + 4.22769) = 0.0148074  (weighted[4][1] = 0.0148074)'
+explains "dsinks: each row's -sink_i times its weighted pull, summed" tests/golden/sinksflash/sinks_backward.json \
+	'goto back_softmax\nexplain dsinks 0 0\n' \
+	'row 0: -0.702648 * 3.11382 = -2.18792' 'row 3: -0.433361 * 5.34081 = -2.3145' \
+	'dsinks[0][0] = the sum of the rows = -7.19275'
 finish

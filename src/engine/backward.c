@@ -73,6 +73,8 @@ static int like(Mat *d, const Mat *m)
  *   output = concat·W_o + b_o      dconcat = doutput·W_oᵀ, dW_o = concatᵀ·doutput, db_o = Σ_rows doutput
  *   weighted = weights·V_h         dweights = dweighted·V_hᵀ, dV_h = weightsᵀ·dweighted
  *   weights = softmax(masked)      dmasked_ij = w_ij (dweights_ij − Σ_k w_ik dweights_ik)
+ *     (with sinks: the sink's column has no dweights, so dsink_h = −Σ_i sink_i Σ_k w_ik dweights_ik,
+ *      sink_i its share of row i: the sinks' gradient, which training follows like any weight's)
  *   masked = scaled where visible  dscaled = dmasked where visible, 0 where hidden
  *     (soft-capped: masked = c·tanh(scaled/c)  dscaled = dmasked · (1 − tanh²(scaled/c)))
  *   scaled = scores × factor       dscores = dscaled × factor
@@ -94,7 +96,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &lp->W_o) || like(&g->b_o, &lp->b_o) ||
 	    mat_alloc(&g->Q, n, a->Q.cols) || mat_alloc(&g->K, m, a->K.cols) || mat_alloc(&g->V, m, a->V.cols) ||
 	    like(&g->W_q, &lp->W_q) || like(&g->W_k, &lp->W_k) || like(&g->W_v, &lp->W_v) || like(&g->b_q, &lp->b_q) ||
-	    like(&g->b_k, &lp->b_k) || like(&g->b_v, &lp->b_v) || like(&g->w_e, &lp->w_e) ||
+	    like(&g->b_k, &lp->b_k) || like(&g->b_v, &lp->b_v) || like(&g->w_e, &lp->w_e) || like(&g->sinks, &lp->sinks) ||
 	    mat_alloc(&g->X, n, Xa->cols) || (cfg->has_source && mat_alloc(&g->S, m, S->cols)))
 		return -1;
 	g->head = calloc((size_t)a->heads, sizeof *g->head);
@@ -138,6 +140,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 				dot += w[j] * dw[j];
 			for (int j = 0; j < m; j++)
 				gh->masked.a[(size_t)i * m + j] = w[j] * (dw[j] - dot);
+			if (!mat_empty(&g->sinks))
+				g->sinks.a[h] -= MAT_AT(hd->sink, i, 0) * dot;
 		}
 		/* mask: a hidden cell's value is the fill, a constant (a variant's bias on the scores is a constant too);
 		 * a variant's map of the scores before the mask (soft-capping): × its slope f'(biased or scaled); scale: × factor */
@@ -491,7 +495,7 @@ void attn_grad_free(AttnGrad *g, int heads)
 	if (g == NULL)
 		return;
 	Mat *all[] = { &g->output, &g->concat, &g->W_o, &g->b_o, &g->Q, &g->K, &g->V, &g->W_q, &g->W_k, &g->W_v,
-	               &g->b_q, &g->b_k, &g->b_v, &g->w_e, &g->X, &g->S, &g->residual1, &g->norm1, &g->ffn_hidden,
+	               &g->b_q, &g->b_k, &g->b_v, &g->w_e, &g->sinks, &g->X, &g->S, &g->residual1, &g->norm1, &g->ffn_hidden,
 	               &g->ffn_gate, &g->ffn_act, &g->ffn_out, &g->residual2, &g->norm2, &g->block_out, &g->final,
 	               &g->ln1_gamma, &g->ln1_beta, &g->ln2_gamma, &g->ln2_beta, &g->W_1, &g->b_1, &g->W_3, &g->b_3,
 	               &g->W_2, &g->b_2, &g->final_gamma, &g->final_beta, &g->input };

@@ -18,6 +18,7 @@ typedef struct AttnGrad {
 	Mat output, concat, W_o, b_o;
 	GradHead *head;     /* heads of them */
 	Mat Q, K, V, W_q, W_k, W_v, b_q, b_k, b_v, w_e;
+	Mat sinks;          /* attention sinks: ∂L/∂sink_h, 1 × heads */
 	Mat X;              /* the attention's input rows (norm1 in a pre-norm block) */
 	Mat S;              /* cross-attention: the source rows */
 	/* the block */

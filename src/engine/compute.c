@@ -778,6 +778,7 @@ static const struct {
 	{ offsetof(LayerParams, b_k), offsetof(AttnGrad, b_k) },
 	{ offsetof(LayerParams, b_v), offsetof(AttnGrad, b_v) },
 	{ offsetof(LayerParams, b_o), offsetof(AttnGrad, b_o) },
+	{ offsetof(LayerParams, sinks), offsetof(AttnGrad, sinks) },
 	{ offsetof(LayerParams, block.ln1_gamma), offsetof(AttnGrad, ln1_gamma) },
 	{ offsetof(LayerParams, block.ln1_beta), offsetof(AttnGrad, ln1_beta) },
 	{ offsetof(LayerParams, block.ln2_gamma), offsetof(AttnGrad, ln2_gamma) },

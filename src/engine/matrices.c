@@ -15,7 +15,7 @@ static const size_t grad_field[AM_COUNT] = {
 	[AM_D_OUTPUT] = AT(AttnGrad, output), [AM_D_CONCAT] = AT(AttnGrad, concat),
 	[AM_D_W_O] = AT(AttnGrad, W_o), [AM_D_Q] = AT(AttnGrad, Q), [AM_D_K] = AT(AttnGrad, K),
 	[AM_D_V] = AT(AttnGrad, V), [AM_D_W_Q] = AT(AttnGrad, W_q), [AM_D_W_K] = AT(AttnGrad, W_k),
-	[AM_D_W_V] = AT(AttnGrad, W_v), [AM_D_X] = AT(AttnGrad, X),
+	[AM_D_W_V] = AT(AttnGrad, W_v), [AM_D_X] = AT(AttnGrad, X), [AM_D_SINKS] = AT(AttnGrad, sinks),
 	[AM_D_WEIGHTED] = AT(GradHead, weighted), [AM_D_WEIGHTS] = AT(GradHead, weights),
 	[AM_D_MASKED] = AT(GradHead, masked), [AM_D_SCALED] = AT(GradHead, scaled),
 	[AM_D_SCORES] = AT(GradHead, scores),

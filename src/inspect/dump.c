@@ -774,7 +774,8 @@ static int add_attention_grad(cJSON *o, const Attn *a)
 	       !cJSON_AddItemToObject(o, "heads", dump_grad_heads(a)) || add_matrix(o, "Q", &g->Q) ||
 	       add_matrix(o, "K", &g->K) || add_matrix(o, "V", &g->V) || add_matrix(o, "W_q", &g->W_q) ||
 	       add_matrix(o, "W_k", &g->W_k) || add_matrix(o, "W_v", &g->W_v) || add_grad(o, "b_q", &g->b_q, 1) ||
-	       add_grad(o, "b_k", &g->b_k, 1) || add_grad(o, "b_v", &g->b_v, 1) || add_grad(o, "w_e", &g->w_e, 1);
+	       add_grad(o, "b_k", &g->b_k, 1) || add_grad(o, "b_v", &g->b_v, 1) || add_grad(o, "w_e", &g->w_e, 1) ||
+	       add_grad(o, "sinks", &g->sinks, 1);
 }
 
 /* One layer's gradients in a block lesson: "attn", the block's matrices and parameters. */

@@ -502,14 +502,39 @@ static void explain_back_weighted(StrBuf *b, const Attn *a, AttnMatrix which, in
 	              utf8);
 }
 
+/* dsinks[0][h]: the sink's column has no dweights, so each row gives −sink_i · Σ_k w_ik dweights_ik. */
+static void explain_back_sink(StrBuf *b, const Attn *a, int h, int utf8)
+{
+	const ModelConfig *cfg = attn_config(a);
+	const int n = cfg->n, m = cfg->m;
+	char x1[32], x2[32], x3[32];
+
+	strbuf_printf(b, _("the sink's column of the softmax has no value, so no dweights: through softmax's Jacobian each row i gives "
+	                   "%ssink_i %s Σ_k w_ik dweights_ik (sink_i: the row's share, in the matrix sink)\n"),
+	              celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u00d7", "*"));
+	for (int i = 0; i < n; i++) {
+		const double *w = &a->head[h].weights.a[(size_t)i * m], *dw = &a->grad->head[h].weights.a[(size_t)i * m];
+		double dot = 0.0;
+		for (int k = 0; k < m; k++)
+			dot += w[k] * dw[k];
+		strbuf_printf(b, _("row %d: %s%s %s %s = %s\n"), i, celltext_sym(utf8, "\u2212", "-"),
+		              celltext_num(x1, MAT_AT(a->head[h].sink, i, 0), utf8), celltext_sym(utf8, "\u00d7", "*"),
+		              celltext_num(x2, dot, utf8), celltext_num(x3, -MAT_AT(a->head[h].sink, i, 0) * dot, utf8));
+	}
+	strbuf_printf(b, _("dsinks[0][%d] = the sum of the rows = %s\n"), h, celltext_num(x1, a->grad->sinks.a[h], utf8));
+}
+
 static void explain_back_softmax(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const int m = attn_config(a)->m;
-	const double *w = &a->head[h].weights.a[(size_t)i * m], *dw = &a->grad->head[h].weights.a[(size_t)i * m];
 	char x1[32], x2[32], x3[32], x4[32];
 	double dot = 0.0;
 
-	(void)which;
+	if (which == AM_D_SINKS) {
+		explain_back_sink(b, a, j, utf8);
+		return;
+	}
+	const double *w = &a->head[h].weights.a[(size_t)i * m], *dw = &a->grad->head[h].weights.a[(size_t)i * m];
 	for (int k = 0; k < m; k++)
 		dot += w[k] * dw[k];
 	strbuf_printf(b, _("through softmax: dmasked_ij = w_ij %s (dweights_ij %s \u03a3_k w_ik dweights_ik)\n"), celltext_sym(utf8, "\u00d7", "*"),

@@ -388,11 +388,6 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Lesson *l)
 	if (!cJSON_IsFalse(get(root, "sinks")) &&
 	    read_shaped(c, root, "sinks", 1, l->lp.heads, NULL, _("heads, one sink logit per query head"), -1, &l->lp.sinks) != 0)
 		goto out;
-	if (!mat_empty(&l->lp.sinks) && l->cfg.flash_bq > 0) {
-		path_key(c, "sinks");
-		fail(c, _("FlashAttention's tiles do not take a sink yet: leave out \"flash\", or \"sinks\""));
-		goto out;
-	}
 	if (read_deltanet(c, root, l) != 0)
 		goto out;
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {

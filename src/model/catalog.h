@@ -92,7 +92,7 @@ typedef enum AttnMatrix {
 	/* soft-capping (issue 23 §5, Gemma 2): the scores after c·tanh(s/c); the LM head's logits before their cap */
 	AM_CAPPED, AM_LOGITS_RAW,
 	/* attention sinks (issue 23 §4, gpt-oss): the weight each row gave its head's sink (1 − the row's sum) */
-	AM_SINK, AM_SINKS,
+	AM_SINK, AM_SINKS, AM_D_SINKS,
 	/* RoPE's angle tables (issue 23 §2): plain RoPE's, and what this layer turns by */
 	AM_ANGLES_PLAIN, AM_ANGLES,
 	/* linear attention (issue 24 §3, Katharopoulos et al. 2020): φ = elu + 1 of each head's q and k, the

@@ -38,6 +38,10 @@ int attn_flash_skipped(const Attn *a, int qb, int kb)
  *   m' = max(m, rowmax S)   P = exp(S − m')   l' = e^(m − m')·l + rowsum P
  *   O' = e^(m − m')·O + P·V_tile
  * A row whose m' is still −∞ keeps its state. out = O / l (0 where l = 0).
+ * With attention sinks (sinks.c) the sink's term joins the sum at the end,
+ * as gpt-oss's kernel adds it (gpt_oss/triton/attention.py: after the key
+ * blocks, z = l + e^(sink − m), acc / z): out = O / (l + e^(sink_h − m)), and
+ * the tiles' m, l and O are those without a sink.
  * A tile the −∞ mask hides entirely is skipped. After key block c each row's
  * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
  */
@@ -62,9 +66,11 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	for (int qb = 0; qb < nqb; qb++)
 		for (int kb = 0; kb < nkb; kb++)
 			skip[(size_t)qb * nkb + kb] = (unsigned char)attn_flash_skipped(a, qb, kb);
+	const AttnVariant *sink = attn_sink(a);
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		const size_t vcol = (size_t)attn_kv_head(a, h) * dv;
+		const double sink_h = sink != NULL ? sink->sink_logit(a, h) : 0.0;
 		for (int qb = 0; qb < nqb; qb++) {
 			const int qend = n < (qb + 1) * bq ? n : (qb + 1) * bq;
 			/* the query block's rows FLASH_ROWS at a time; each row's numbers are as if it were alone */
@@ -126,8 +132,10 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 				}
 				for (int r = 0; r < nr; r++) {
 					double *O = &MAT_AT(hd->flash_out, i0 + r, 0);
+					/* the sink's term (e^(sink − m) is +∞ for a row that saw no key: its O is 0, and 0 it stays) */
+					const double z = sink != NULL ? sum[r] + exp(sink_h - mx[r]) : sum[r];
 					for (int c = 0; c < dv; c++)
-						O[c] = sum[r] > 0 ? O[c] / sum[r] : 0.0;
+						O[c] = z > 0 ? O[c] / z : 0.0;
 				}
 			}
 		}
@@ -152,6 +160,24 @@ static void explain_flash(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 	              (i / bq + 1) * bq < cfg->n ? (i / bq + 1) * bq - 1 : cfg->n - 1, kb, k0, k1 - 1);
 	if (which == AM_FLASH_OUT) {
 		const double ll = MAT_AT(hd->flash_l, i, kb), O = MAT_AT(hd->flash_O, i, kb * dv + j);
+		const AttnVariant *sink = attn_sink(a);
+		if (sink != NULL) {
+			/* the sink's term joins the sum after the last tile */
+			const double s = sink->sink_logit(a, h), mm = MAT_AT(hd->flash_m, i, kb), e = exp(s - mm);
+			if (mm == -INFINITY) {
+				strbuf_printf(b, _("row %d saw no key (l = 0, m = %s): its output is 0\n"), i, celltext_sym(utf8, "\u2212\u221e", "-inf"));
+				return;
+			}
+			strbuf_printf(b, _("out = O / (l + e^(sink %s m)) after the last tile: head %d's sink logit %s joins the sum\n"),
+			              celltext_sym(utf8, "\u2212", "-"), h, celltext_num(x1, s, utf8));
+			char x5[32], x6[32], x7[32];
+			strbuf_printf(b, "= %s / (%s + exp(%s %s %s)) = %s / (%s + %s) = %s  (weighted[%d][%d] = %s)\n",
+			              celltext_num(x1, O, utf8), celltext_num(x2, ll, utf8), celltext_num(x3, s, utf8),
+			              celltext_sym(utf8, "\u2212", "-"), celltext_num(x4, mm, utf8), x1, x2,
+			              celltext_num(x5, e, utf8), celltext_num(x6, MAT_AT(hd->flash_out, i, j), utf8),
+			              i, j, celltext_num(x7, MAT_AT(hd->weighted, i, j), utf8));
+			return;
+		}
 		if (ll > 0)
 			strbuf_printf(b, _("out = O / l after the last tile = %s / %s = %s  (weighted[%d][%d] = %s)\n"), celltext_num(x1, O, utf8),
 			              celltext_num(x2, ll, utf8), celltext_num(x3, O / ll, utf8), i, j, celltext_num(x4, MAT_AT(hd->weighted, i, j), utf8));
@@ -215,7 +241,7 @@ const AttnVariant variant_flash = {
 	.stage = STAGE_FLASH,
 	.kernel = pass_flash,
 	.rules = { { AM_FLASH_M, ATTN_MADE(AM_MASKED, AM_V) }, { AM_FLASH_L, ATTN_MADE(AM_MASKED, AM_V) },
-	           { AM_FLASH_O, ATTN_MADE(AM_MASKED, AM_V) }, { AM_FLASH_OUT, ATTN_MADE(AM_MASKED, AM_V) } },
+	           { AM_FLASH_O, ATTN_MADE(AM_MASKED, AM_V) }, { AM_FLASH_OUT, ATTN_MADE(AM_MASKED, AM_V, AM_SINKS) } },
 	.explain = explain_flash,
 	.fault = flash_fault,
 	.same = flash_same,

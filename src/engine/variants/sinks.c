@@ -14,7 +14,8 @@
  * missing share as `sink` (n × 1 per head). The backward pass needs nothing
  * of its own: dmasked_ij = w_ij (dw_ij − Σ_k w_ik dw_ik) holds with the sum
  * over the keys alone (the sink's column has no gradient from the output).
- * FlashAttention's tiles do not take a sink yet (refused).
+ * FlashAttention's tiles add the sink's term after the last key block
+ * (flash.c), as gpt-oss's kernel does.
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -41,14 +42,11 @@ static void pass_sinks(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	free(row);
 }
 
-/* One number per query head; the tiles' online softmax has no sink yet. */
+/* One number per query head. */
 static const char *sinks_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (mat_empty(&lp->sinks))
-		return NULL;
-	if (lp->sinks.rows * lp->sinks.cols != lp->heads)
-		return "sinks";
-	return cfg->flash_bq > 0 ? "sinks (with flash)" : NULL;
+	(void)cfg;
+	return !mat_empty(&lp->sinks) && lp->sinks.rows * lp->sinks.cols != lp->heads ? "sinks" : NULL;
 }
 
 /* Whether both have sinks: their numbers are a given matrix (sinks), whose edits the stage rules follow. */
