@@ -402,8 +402,10 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, "
 		 "\"original_max_position_embeddings\": 64, \"low_freq_factor\": 4, \"high_freq_factor\": 1}}",
 		 "rope_scaling.high_freq_factor: expected a number above low_freq_factor (4), got 1"},
-		{"{\"model_type\": \"qwen3\", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"mscale\": 1}}",
-		 "rope_scaling.mscale: 1: attnviz does not compute YaRN's mscale yet"},
+		{"{\"model_type\": \"qwen3\", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"mscale\": -1}}",
+		 "rope_scaling.mscale: expected a number"},
+		{"{\"model_type\": \"qwen3\", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"mscale_all_dim\": \"1\"}}",
+		 "rope_scaling.mscale_all_dim: expected a number"},
 		{"{\"model_type\": \"qwen3\", \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"truncate\": 0}}",
 		 "rope_scaling.truncate: expected true or false, got 0"},
 		{"{\"model_type\": \"qwen2\", \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 0}}",
@@ -501,6 +503,10 @@ static void rope_scaling_reads_both_layouts_with_transformers_defaults(void **st
 	assert_true(c.rope_scaling.factor == 4 && c.rope_scaling.orig_max == 4096 && c.rope_scaling.beta_fast == 32 &&
 	            c.rope_scaling.beta_slow == 1 && c.rope_scaling.truncate && c.rope_scaling.attn_factor == 0);
 	assert_true(c.partial_rotary_factor == 0.5 && c.rope_theta == 10000.0);
+	/* DeepSeek's mscale and mscale_all_dim (null: left out) */
+	assert_int_equal(read_text("{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 40, "
+	                           "\"mscale\": 0.707, \"mscale_all_dim\": null}}", &c, &err), 0);
+	assert_true(c.rope_scaling.mscale == 0.707 && c.rope_scaling.mscale_all_dim == 0);
 	/* yarn without a factor: max_position_embeddings / original_max_position_embeddings */
 	assert_int_equal(read_text("{\"model_type\": \"qwen3\", \"max_position_embeddings\": 131072, \"rope_scaling\": "
 	                           "{\"rope_type\": \"yarn\", \"original_max_position_embeddings\": 32768}}", &c, &err), 0);

@@ -247,6 +247,7 @@ static int rope_missing(Ctx *c, const cJSON *obj, const char *key, const char *t
  * "scaling": {"type": "linear" | "dynamic" | "yarn" | "llama3", "factor": s ≥ 1,
  * "original_max_position_embeddings": L₀ (dynamic, yarn, llama3), yarn's
  * "beta_fast" (32), "beta_slow" (1), "attention_factor", "truncate" (true),
+ * "mscale", "mscale_all_dim" (DeepSeek's: attention_factor from their ratio),
  * llama3's "low_freq_factor", "high_freq_factor"}: transformers' rope_scaling.
  */
 static int read_rope_scaling(Ctx *c, const cJSON *v, Lesson *l)
@@ -255,7 +256,7 @@ static int read_rope_scaling(Ctx *c, const cJSON *v, Lesson *l)
 	static const char *const linear_keys[] = { "type", "factor", NULL };
 	static const char *const dynamic_keys[] = { "type", "factor", "original_max_position_embeddings", NULL };
 	static const char *const yarn_keys[] = { "type", "factor", "original_max_position_embeddings", "beta_fast",
-		                                 "beta_slow", "attention_factor", "truncate", NULL };
+		                                 "beta_slow", "attention_factor", "truncate", "mscale", "mscale_all_dim", NULL };
 	static const char *const llama3_keys[] = { "type", "factor", "original_max_position_embeddings", "low_freq_factor",
 		                                   "high_freq_factor", NULL };
 	static const char *const *const keys[] = { linear_keys, dynamic_keys, yarn_keys, llama3_keys };
@@ -284,7 +285,8 @@ static int read_rope_scaling(Ctx *c, const cJSON *v, Lesson *l)
 	s->orig_max = (int)L0;
 	if (s->type == ROPE_SCALE_YARN) {
 		if (jr_key_above(c, v, "beta_fast", 0, 0, 0, &s->beta_fast) != 0 || jr_key_above(c, v, "beta_slow", 0, 0, 0, &s->beta_slow) != 0 ||
-		    jr_key_above(c, v, "attention_factor", 0, 0, 0, &s->attn_factor) != 0)
+		    jr_key_above(c, v, "attention_factor", 0, 0, 0, &s->attn_factor) != 0 ||
+		    jr_key_above(c, v, "mscale", 0, 1, 1, &s->mscale) != 0 || jr_key_above(c, v, "mscale_all_dim", 0, 1, 1, &s->mscale_all_dim) != 0)
 			goto out;
 		if (jr_key_bool(c, v, "truncate", 0, &s->truncate) != 0)
 			goto out;

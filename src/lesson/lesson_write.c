@@ -370,6 +370,8 @@ static int json_rope_scaling(cJSON *r, const ModelConfig *c)
 	if (s->type == ROPE_SCALE_YARN &&
 	    (put(o, "beta_fast", jw_number(s->beta_fast)) != 0 || put(o, "beta_slow", jw_number(s->beta_slow)) != 0 ||
 	     (s->attn_factor > 0 && put(o, "attention_factor", jw_number(s->attn_factor)) != 0) ||
+	     (s->mscale != 0 && put(o, "mscale", jw_number(s->mscale)) != 0) ||
+	     (s->mscale_all_dim != 0 && put(o, "mscale_all_dim", jw_number(s->mscale_all_dim)) != 0) ||
 	     !cJSON_AddBoolToObject(o, "truncate", s->truncate)))
 		return -1;
 	if (s->type == ROPE_SCALE_LLAMA3 &&

@@ -36,7 +36,8 @@ typedef struct RopeScaling {
 	double factor;           /* s ≥ 1 */
 	int orig_max;            /* original_max_position_embeddings L₀ (dynamic, yarn, llama3) */
 	double beta_fast, beta_slow; /* yarn: 32, 1 */
-	double attn_factor;      /* yarn: the attention_factor given, or 0: 0.1·ln s + 1 */
+	double attn_factor;      /* yarn: the attention_factor given, or 0: get_mscale(s, mscale) / get_mscale(s, mscale_all_dim) */
+	double mscale, mscale_all_dim; /* yarn (DeepSeek's): both non-zero make that ratio; else 0.1·ln s + 1 */
 	int truncate;            /* yarn: the ramp's ends floored/ceiled (default 1) */
 	double low_freq, high_freq; /* llama3: low_freq_factor, high_freq_factor */
 } RopeScaling;

@@ -59,6 +59,12 @@ double rope_yarn_ramp(const ModelConfig *c, int dim, int i, double *low, double 
 	return ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
 }
 
+/* transformers' get_mscale(scale, mscale): YaRN's attention temperature, 0.1·m·ln(s) + 1 (1 for s ≤ 1). */
+static double rope_get_mscale(double s, double m)
+{
+	return s <= 1 ? 1.0 : 0.1 * m * log(s) + 1.0;
+}
+
 double rope_inv_freq(const ModelConfig *c, int d_k, int seq_len, double *inv)
 {
 	const RopeScaling *s = &c->rope_scaling;
@@ -83,8 +89,16 @@ double rope_inv_freq(const ModelConfig *c, int d_k, int seq_len, double *inv)
 			/* inv_freq_extrapolation_factor = 1 − ramp */
 			inv[i] = interpolation * ramp + extrapolation * (1 - ramp);
 		}
-		/* get_mscale(factor) = 0.1·ln(factor) + 1 (1 for factor ≤ 1), unless attention_factor is given */
-		return s->attn_factor > 0 ? s->attn_factor : f <= 1 ? 1.0 : 0.1 * log(f) + 1.0;
+		/*
+		 * attention_factor, unless given: get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+		 * when both are given and non-zero (DeepSeek's; 1 when they are equal), else get_mscale(factor),
+		 * where get_mscale(s, m) = 0.1·m·ln(s) + 1 (1 for s ≤ 1)
+		 */
+		if (s->attn_factor > 0)
+			return s->attn_factor;
+		if (s->mscale != 0 && s->mscale_all_dim != 0)
+			return rope_get_mscale(f, s->mscale) / rope_get_mscale(f, s->mscale_all_dim);
+		return rope_get_mscale(f, 1.0);
 	}
 	case ROPE_SCALE_LLAMA3: { /* _compute_llama3_parameters */
 		const double low_wavelen = s->orig_max / s->low_freq, high_wavelen = s->orig_max / s->high_freq;

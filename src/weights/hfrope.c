@@ -18,21 +18,13 @@ static int rope_need(JrCtx *c, const cJSON *obj, const char *key, const char *ty
 	return jr_leave(c, old, jr_fail(c, _("missing: rope_type \"%s\" needs %s"), type, key));
 }
 
-/* yarn's keys beside factor; DeepSeek's mscale and mscale_all_dim are refused. */
+/* yarn's keys beside factor, DeepSeek's mscale and mscale_all_dim among them. */
 static int read_yarn(JrCtx *c, const cJSON *o, HfConfig *cfg)
 {
 	RopeScaling *s = &cfg->rope_scaling;
-	const cJSON *v;
-	size_t old;
 
-	for (int k = 0; k < 2; k++) {
-		const char *key = k == 0 ? "mscale" : "mscale_all_dim";
-		if ((v = jr_get(o, key)) != NULL && !cJSON_IsNull(v)) {
-			old = jr_path_key(c, key);
-			return jr_leave(c, old, jr_fail(c, _("%s: attnviz does not compute YaRN's mscale yet (leave it out, or null)"),
-			                                 jr_got(v).s));
-		}
-	}
+	if (jr_key_above(c, o, "mscale", 0, 1, 1, &s->mscale) != 0 || jr_key_above(c, o, "mscale_all_dim", 0, 1, 1, &s->mscale_all_dim) != 0)
+		return -1;
 	s->beta_fast = 32; /* beta_fast = rope_scaling.get("beta_fast") or 32 */
 	s->beta_slow = 1;
 	s->truncate = 1;

@@ -23,7 +23,9 @@ the same functions where it differs: "original_max_position_embeddings" and
       base = base * ((factor * seq_len / max_position_embeddings) - (factor - 1)) ** (dim / (dim - 2))
     with dynamic_rope_update's seq_len = max(position_ids) + 1 (the lesson's n)         -> "dynamic"
   _compute_yarn_parameters:
-      attention_factor = get_mscale(factor) = 0.1 * math.log(factor) + 1.0 (1 for factor <= 1) unless given
+      get_mscale(scale, mscale=1) = 0.1 * mscale * math.log(scale) + 1.0 (1.0 for scale <= 1)
+      attention_factor, unless given: get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+          when mscale and mscale_all_dim are both given and non-zero (DeepSeek's), else get_mscale(factor)
       beta_fast = 32, beta_slow = 1 by default
       find_correction_dim(num_rotations, dim, base, L0) = (dim * log(L0 / (num_rotations * 2 * pi))) / (2 * log(base))
       find_correction_range: low = floor(..beta_fast..), high = ceil(..beta_slow..) when truncate;
@@ -85,8 +87,13 @@ def rope_params(rope, head_dim, seq_len):
         return inv_default(b, dim), 1.0, dim
     if kind == "yarn":
         af = sc.get("attention_factor")
+
+        def get_mscale(scale, m=1.0):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
         if af is None:
-            af = 1.0 if factor <= 1 else 0.1 * math.log(factor) + 1.0
+            ms, ms_all = sc.get("mscale"), sc.get("mscale_all_dim")
+            af = get_mscale(factor, ms) / get_mscale(factor, ms_all) if ms and ms_all else get_mscale(factor)
         beta_fast, beta_slow = sc.get("beta_fast") or 32, sc.get("beta_slow") or 1
 
         def corr_dim(rot):
@@ -334,6 +341,16 @@ def lessons(folder):
         "type": "yarn", "factor": 4, "original_max_position_embeddings": 16}}, extra={"decode": True})
     dec["layers"] = [{}, {"W_q": rnd(g, 4, 16), "rope": False}]
     out["decode_nope_layers_yarn_gqa"] = dec
+    # DeepSeek's YaRN: attention_factor = get_mscale(40, 1) / get_mscale(40, 0.707) (V3's numbers), and with both
+    # equal (V2-Lite's), 1; only mscale given: get_mscale(factor) as without it
+    out["yarn_mscale_ratio"] = lesson(g, 5, 4, 2, 1, 8, {"base": 100, "scaling": {
+        "type": "yarn", "factor": 40, "original_max_position_embeddings": 16, "beta_fast": 32, "beta_slow": 1,
+        "mscale": 1.0, "mscale_all_dim": 0.707}})
+    out["yarn_mscale_equal_decode"] = lesson(g, 5, 4, 2, 2, 8, {"base": 100, "scaling": {
+        "type": "yarn", "factor": 40, "original_max_position_embeddings": 16, "mscale": 0.707,
+        "mscale_all_dim": 0.707}}, extra={"decode": True})
+    out["yarn_mscale_alone"] = lesson(g, 4, 4, 1, 1, 8, {"base": 100, "scaling": {
+        "type": "yarn", "factor": 4, "original_max_position_embeddings": 16, "mscale": 2.0}})
     write_lessons(folder, out)
 
 
