@@ -33,8 +33,9 @@
 
 /* What the loader carries beside the kit's context (Ctx.reader). */
 typedef struct Stack {
-	/* The layers read so far, each read as a lesson of its own until the stack is whole (their shapes check steps that name a layer). */
-	struct Lesson **layers;
+	/* The layers read so far, each its model as read (the settings it was read with, its parameters) until the
+	 * stack is whole: their shapes check steps that name a layer. */
+	Model *layers;
 	int nlayers;
 	int stack_final;       /* the stack has a final norm (after its last layer) */
 	double numbers_before; /* the lesson's count while its compare variant is read or checked */
@@ -141,38 +142,44 @@ typedef struct MaskSrc {
 
 /* lesson_read.c: the whole lesson */
 extern const char *const li_top_keys[]; /* every top-level key a lesson may give (warnings: "did you mean") */
-/* A parsed lesson object as a Lesson (a stack or an encoder–decoder when it says so); is_variant: a "compare". */
+/* A parsed lesson object as a Lesson (a stack or an encoder–decoder when it says so); is_variant: a "compare". Its
+ * layers and links are read as models (li_read_layer, lesson_block.c), not lessons. */
 Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
+/* One layer's model (a stack's layer, a decoder's link) read from its object merged over the top level's, into m (zeroed):
+ * the settings it is read with and its parameters, nothing of the course. 0, or -1 (m holds what model_free frees). */
+int li_read_layer(Ctx *c, const cJSON *root, Model *m);
 /* "compare": the same lesson with some top-level keys replaced, read into l->compare. */
 int li_read_compare(Ctx *c, const cJSON *root, Lesson *l);
 
 /* lesson_settings.c: the attention's settings */
-/* "attnviz": the format version, 1 or 2, into l->version. */
-int li_read_version(Ctx *c, const cJSON *root, Lesson *l);
+/* "attnviz": the format version, 1 or 2, into *version. */
+int li_read_version(Ctx *c, const cJSON *root, int *version);
 /* "mask": one mask, or a list of them, as parts whose numbers are filled in later (*nparts of them). */
-int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *nparts);
+int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *nparts);
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
-int li_read_modern(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_modern(Ctx *c, const cJSON *root, Model *l);
 /* A layer's own "rope": NoPE, or its own base. */
 int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, LayerParams *lp, LayerOwn *own);
 /* "positional", "score", "heads", "kv_heads", "scale" and "mask_fill". */
-int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_scalars(Ctx *c, const cJSON *root, Model *l);
 
 /* lesson_block.c: version 2's block, loss and layers */
 /* "backward": {"target": n × d_out} or {"dOutput": n × d_out}, against the final output's shape. */
-int li_read_backward(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_backward(Ctx *c, const cJSON *root, Model *l);
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
-int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_block_settings(Ctx *c, const cJSON *root, Model *l);
 /* Biases and the block's matrices, once the attention's shapes are known. */
-int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l);
 /* Whether the lesson read now carries the LM head: a lesson without layers, or a stack's last layer. */
 int li_lm_carrier(Ctx *c);
 /* The LM head: "vocab", "unembed" (vocab × d_model), "ids", "logits_row" (the shapes known); nothing without "vocab". */
-int li_read_lm_head(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_lm_head(Ctx *c, const cJSON *root, Model *l);
 /* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
-int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l);
-/* Layer i of a stack from what was read as a lesson of its own: its parameters and own settings copied (0, or -1 out of memory). */
+int li_read_final_norm(Ctx *c, const cJSON *root, Model *l);
+/* Layer i of a stack from the top level, the lesson itself: its parameters and own settings copied (0, or -1 out of memory). */
 int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src);
+/* … and from a layer's model as read: its parameters and own settings moved into dst (src keeps the rest to free). */
+void li_layer_take(ModelLayer *dst, Model *src);
 /* The numbers the stack will hold, over the limit: an error at "layers". */
 int li_check_layers_limit(Ctx *c, const Lesson *top);
 /* After a count_only reading of n layers: what they hold (with before) over LESSON_MAX_NUMBERS or
@@ -192,8 +199,8 @@ int li_read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim,
 int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why, const char *cols_why,
                    double dflt, Mat *out);
 /* "mla" (issue 24 §1, lesson_mla.c): its settings, and what they rule out, before the shapes; its matrices after. */
-int li_read_mla_settings(Ctx *c, const cJSON *root, Lesson *l);
-int li_read_mla_matrices(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_mla_settings(Ctx *c, const cJSON *root, Model *l);
+int li_read_mla_matrices(Ctx *c, const cJSON *root, Model *l);
 /* The same for the value v at the current path (a list's mask). */
 int li_read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
 /* Allocate m and fill it from src (already checked): the literal numbers, or the generator's. */

@@ -280,7 +280,7 @@ static Lesson *read_on_model(Ctx *c, const cJSON *root)
 	}
 	warn_unknown_keys(c, root, li_top_keys);
 	warn_duplicate_keys(c, root);
-	if (li_read_version(c, root, l) != 0)
+	if (li_read_version(c, root, &l->version) != 0)
 		goto fail;
 	cJSON_ArrayForEach(it, root) {
 		int allowed = !is_top_key(it->string);
@@ -347,52 +347,41 @@ static int check_out_width(Ctx *c, const Shapes *sh)
 	return -1;
 }
 
-/* Turn a parsed lesson object into a Lesson, or NULL with c->err set. */
-Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
+/*
+ * One layer's model read from root into m (zeroed): the settings it is
+ * read with (m->cfg) and its parameters (m->lp). l: the lesson root is the
+ * top level of (its version, title and summary, steps and comparison), or
+ * NULL for a stack's layer or a decoder's link, which is a model alone
+ * (is_variant then 1). 0, or -1 with c->err set (m then holds what the
+ * caller frees).
+ */
+static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_variant)
 {
-	if (!is_variant && cJSON_IsObject(root) && get(root, "model") != NULL)
-		return read_on_model(c, root);
 	const cJSON *src = NULL, *tok_arr = NULL, *src_tok_arr = NULL, *we;
 	MatSrc ms_x, ms_s, ms_q, ms_k, ms_v, ms_o, ms_e;
 	MaskSrc parts[LESSON_MAX_MASKS];
-	int nparts = 0;
+	Text title = { 0 }, summary = { 0 };
+	int nparts = 0, version = 0;
 	Shapes sh;
-	Lesson *l;
 	size_t base = c->pathlen, old;
 	int ok = 0;
 
 	memset(&ms_s, 0, sizeof ms_s);
 	memset(&ms_e, 0, sizeof ms_e);
-	if (cJSON_IsObject(root) && get(root, "encoder") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
-	    get(root, "attnviz")->valuedouble == 2)
-		return li_lesson_encdec(c, root, is_variant);
-	if (cJSON_IsObject(root) && get(root, "layers") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
-	    get(root, "attnviz")->valuedouble == 2)
-		return li_lesson_with_layers(c, root, get(root, "layers"), is_variant);
-	l = calloc(1, sizeof *l);
-	if (l == NULL) {
-		fail_oom(c);
-		return NULL;
-	}
-	l->path = strdup(c->name);
-	if (l->path == NULL) {
-		fail_oom(c);
-		goto out;
-	}
-	if (!cJSON_IsObject(root)) {
-		fail(c, _("a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s"), got(root).s);
-		goto out;
-	}
 	if (!is_variant) {
 		warn_unknown_keys(c, root, li_top_keys);
 		warn_duplicate_keys(c, root);
 	}
-	if (li_read_version(c, root, l) != 0 || check_version_keys(c, root, l->version) != 0)
+	if (li_read_version(c, root, &version) != 0 || check_version_keys(c, root, version) != 0)
 		goto out;
-	if (li_key_text(c, root, "title", &l->title) != 0 || li_key_text(c, root, "summary", &l->summary) != 0)
+	if (l != NULL)
+		l->version = version;
+	/* a layer's or a link's title and summary are the lesson's (read for their errors, in the order they come) */
+	if (li_key_text(c, root, "title", l != NULL ? &l->title : &title) != 0 ||
+	    li_key_text(c, root, "summary", l != NULL ? &l->summary : &summary) != 0)
 		goto out;
-	if (li_read_scalars(c, root, l) != 0 || li_read_modern(c, root, l) != 0 || li_read_block_settings(c, root, l) != 0 ||
-	    li_read_mla_settings(c, root, l) != 0)
+	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0 || li_read_block_settings(c, root, m) != 0 ||
+	    li_read_mla_settings(c, root, m) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -424,7 +413,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	{
 		static const char *const need[] = { "W_q", "W_k", "W_v" };
 		int i;
-		for (i = 0; i < 3 && !l->lp.mla.on; i++) /* MLA: its own (lesson_mla.c) */
+		for (i = 0; i < 3 && !m->lp.mla.on; i++) /* MLA: its own (lesson_mla.c) */
 			if (get(root, need[i]) == NULL) {
 				old = path_key(c, need[i]);
 				fail(c, _("missing (every lesson gives W_q, W_k and W_v)"));
@@ -438,14 +427,14 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	    li_read_matsrc(c, root, "W_o", &LIM_DIM_DIM, &ms_o) != 0)
 		goto out;
 	we = get(root, "w_e");
-	if (we != NULL && l->cfg.score != SCORE_ADDITIVE) {
+	if (we != NULL && m->cfg.score != SCORE_ADDITIVE) {
 		old = path_key(c, "w_e");
 		warnf(c, _("not used: w_e is for \"score\": \"additive\""));
 		path_set(c, old);
 	} else if (li_read_matsrc(c, root, "w_e", &LIM_VECTOR, &ms_e) != 0) {
 		goto out;
 	}
-	if (li_read_mask(c, root, l, parts, &nparts) != 0)
+	if (li_read_mask(c, root, m, parts, &nparts) != 0)
 		goto out;
 
 	/* Tokens: counted now, read once the shapes agree. */
@@ -478,7 +467,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.has_source = src != NULL;
 	sh.m = src != NULL ? ms_s.rows : sh.n;
 	sh.d_src = src != NULL ? ms_s.cols : sh.d_model;
-	sh.heads = l->lp.heads;
+	sh.heads = m->lp.heads;
 	sh.wq_r = ms_q.rows; sh.wq_c = ms_q.cols;
 	sh.wk_r = ms_k.rows; sh.wk_c = ms_k.cols;
 	sh.wv_r = ms_v.rows; sh.wv_c = ms_v.cols;
@@ -486,10 +475,10 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.wo_r = ms_o.rows; sh.wo_c = ms_o.cols;
 	sh.has_we = ms_e.kind != SRC_ABSENT;
 	sh.we_r = ms_e.rows; sh.we_c = ms_e.cols;
-	sh.positional = l->cfg.positional;
-	sh.score = l->cfg.score;
-	sh.mask = l->cfg.mask;
-	sh.fill_inf = l->cfg.mask_fill_inf;
+	sh.positional = m->cfg.positional;
+	sh.score = m->cfg.score;
+	sh.mask = m->cfg.mask;
+	sh.fill_inf = m->cfg.mask_fill_inf;
 	sh.nparts = nparts;
 	for (int i = 0; i < nparts; i++) {
 		sh.part[i].kind = parts[i].kind;
@@ -497,28 +486,28 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		sh.part[i].r = parts[i].ms.rows;
 		sh.part[i].c = parts[i].ms.cols;
 	}
-	sh.kv_heads = l->lp.kv_heads;
-	sh.rope = l->cfg.rope;
-	sh.rope_table = rope_has_table(&l->cfg);
-	sh.rope_partial = l->cfg.rope_partial;
-	sh.rope_dynamic = l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC;
-	sh.alibi = l->cfg.alibi;
-	sh.decode = l->cfg.decode;
-	sh.flash_bq = l->cfg.flash_bq;
-	sh.flash_bk = l->cfg.flash_bk;
-	sh.qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
+	sh.kv_heads = m->lp.kv_heads;
+	sh.rope = m->cfg.rope;
+	sh.rope_table = rope_has_table(&m->cfg);
+	sh.rope_partial = m->cfg.rope_partial;
+	sh.rope_dynamic = m->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC;
+	sh.alibi = m->cfg.alibi;
+	sh.decode = m->cfg.decode;
+	sh.flash_bq = m->cfg.flash_bq;
+	sh.flash_bk = m->cfg.flash_bk;
+	sh.qk_norm = m->cfg.qk_norm != QK_NORM_NONE;
 	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
 	sh.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
 	/* issue 23: the caps, and the sinks (their numbers are read with the others) */
-	sh.softcap = l->cfg.attn_softcap > 0.0;
-	sh.final_cap = l->cfg.final_softcap > 0.0 && sh.vocab > 0;
+	sh.softcap = m->cfg.attn_softcap > 0.0;
+	sh.final_cap = m->cfg.final_softcap > 0.0 && sh.vocab > 0;
 	sh.sinks = cJSON_IsArray(get(root, "sinks"));
-	sh.linear = l->cfg.linear;
-	sh.linear_causal = l->cfg.linear_causal;
+	sh.linear = m->cfg.linear;
+	sh.linear_causal = m->cfg.linear_causal;
 	sh.deltanet = cJSON_IsObject(get(root, "gated_deltanet"));
-	if (l->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
-		const int hq = sh.heads * l->lp.d_k;
-		if (l->lp.mla.q_lora_rank == 0 && (ms_q.rows != sh.d_model || ms_q.cols != hq)) {
+	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
+		const int hq = sh.heads * m->lp.d_k;
+		if (m->lp.mla.q_lora_rank == 0 && (ms_q.rows != sh.d_model || ms_q.cols != hq)) {
 			old = path_key(c, "W_q");
 			fail(c, _("expected %d × %d (d_model × heads·(qk_nope_head_dim + qk_rope_head_dim)), got %d × %d"),
 			     sh.d_model, hq, ms_q.rows, ms_q.cols);
@@ -526,15 +515,15 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 			goto out;
 		}
 		sh.mla = 1;
-		sh.q_lora_rank = l->lp.mla.q_lora_rank;
-		sh.kv_lora_rank = l->lp.mla.kv_lora_rank;
-		sh.d_nope = l->lp.mla.d_nope;
-		sh.d_rope = l->lp.mla.d_rope;
+		sh.q_lora_rank = m->lp.mla.q_lora_rank;
+		sh.kv_lora_rank = m->lp.mla.kv_lora_rank;
+		sh.d_nope = m->lp.mla.d_nope;
+		sh.d_rope = m->lp.mla.d_rope;
 		sh.wq_r = sh.wk_r = sh.wv_r = sh.d_model;
 		sh.wq_c = sh.wk_c = hq;
-		sh.wv_c = sh.heads * l->lp.d_v;
+		sh.wv_c = sh.heads * m->lp.d_v;
 	}
-	li_shapes_block(&sh, &l->lp);
+	li_shapes_block(&sh, &m->lp);
 	if (li_stack(c)->part != PART_LAYER)
 		sh.has_final = li_stack(c)->link_final;
 	else if (c->layer_obj != NULL)
@@ -553,22 +542,22 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		ok = 1;
 		goto out;
 	}
-	l->cfg.n = sh.n;
-	l->cfg.m = sh.m;
-	l->cfg.d_model = sh.d_model;
-	l->cfg.d_src = sh.d_src;
-	l->lp.d_k = sh.d_k;
-	l->lp.d_v = sh.d_v;
-	l->lp.d_out = sh.d_out;
-	l->cfg.has_source = sh.has_source;
+	m->cfg.n = sh.n;
+	m->cfg.m = sh.m;
+	m->cfg.d_model = sh.d_model;
+	m->cfg.d_src = sh.d_src;
+	m->lp.d_k = sh.d_k;
+	m->lp.d_v = sh.d_v;
+	m->lp.d_out = sh.d_out;
+	m->cfg.has_source = sh.has_source;
 
 	old = path_key(c, "tokens");
-	if (read_tokens(c, tok_arr, l->cfg.n, "t", &l->cfg.tokens) != 0)
+	if (read_tokens(c, tok_arr, m->cfg.n, "t", &m->cfg.tokens) != 0)
 		goto out;
 	path_set(c, old);
 	if (src != NULL) {
 		old = path_key(c, "source.tokens");
-		if (read_tokens(c, src_tok_arr, l->cfg.m, "s", &l->cfg.source_tokens) != 0)
+		if (read_tokens(c, src_tok_arr, m->cfg.m, "s", &m->cfg.source_tokens) != 0)
 			goto out;
 		path_set(c, old);
 	}
@@ -576,29 +565,29 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		goto out;
 
 	/* Now the numbers. */
-	if (li_fill_mat(c, &ms_x, &l->cfg.input) != 0 || li_fill_mat(c, &ms_s, &l->cfg.source_input) != 0 ||
-	    li_fill_mat(c, &ms_q, &l->lp.W_q) != 0 || li_fill_mat(c, &ms_k, &l->lp.W_k) != 0 ||
-	    li_fill_mat(c, &ms_v, &l->lp.W_v) != 0 || li_fill_mat(c, &ms_o, &l->lp.W_o) != 0 ||
-	    li_fill_mat(c, &ms_e, &l->lp.w_e) != 0)
+	if (li_fill_mat(c, &ms_x, &m->cfg.input) != 0 || li_fill_mat(c, &ms_s, &m->cfg.source_input) != 0 ||
+	    li_fill_mat(c, &ms_q, &m->lp.W_q) != 0 || li_fill_mat(c, &ms_k, &m->lp.W_k) != 0 ||
+	    li_fill_mat(c, &ms_v, &m->lp.W_v) != 0 || li_fill_mat(c, &ms_o, &m->lp.W_o) != 0 ||
+	    li_fill_mat(c, &ms_e, &m->lp.w_e) != 0)
 		goto out;
-	if (l->cfg.mask == MASK_LIST) {
-		l->cfg.masks = calloc((size_t)nparts, sizeof *l->cfg.masks);
-		if (l->cfg.masks == NULL) {
+	if (m->cfg.mask == MASK_LIST) {
+		m->cfg.masks = calloc((size_t)nparts, sizeof *m->cfg.masks);
+		if (m->cfg.masks == NULL) {
 			fail_oom(c);
 			goto out;
 		}
-		l->cfg.nmasks = nparts;
+		m->cfg.nmasks = nparts;
 		for (int i = 0; i < nparts; i++) {
-			l->cfg.masks[i].kind = parts[i].kind;
-			l->cfg.masks[i].window = parts[i].window;
-			if (li_fill_mat(c, &parts[i].ms, &l->cfg.masks[i].matrix) != 0)
+			m->cfg.masks[i].kind = parts[i].kind;
+			m->cfg.masks[i].window = parts[i].window;
+			if (li_fill_mat(c, &parts[i].ms, &m->cfg.masks[i].matrix) != 0)
 				goto out;
 		}
-	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &l->cfg.mask_matrix) != 0)
+	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &m->cfg.mask_matrix) != 0)
 		goto out;
-	if (li_read_v2_matrices(c, root, l) != 0 || li_read_mla_matrices(c, root, l) != 0 ||
-	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, l) != 0) ||
-	    (c->layer_obj == NULL && li_read_backward(c, root, l) != 0))
+	if (li_read_v2_matrices(c, root, m) != 0 || li_read_mla_matrices(c, root, m) != 0 ||
+	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, m) != 0) ||
+	    (c->layer_obj == NULL && li_read_backward(c, root, m) != 0))
 		goto out;
 
 	if (!is_variant) {
@@ -612,12 +601,46 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	ok = 1;
 out:
 	path_set(c, base);
-	if (!ok) {
-		/* l->n and l->m are set before the token arrays are made: lesson_free can count them. */
+	text_free(&title);
+	text_free(&summary);
+	/* on failure m->cfg.n and m are set before the token arrays are made: the caller's free can count them */
+	return ok ? 0 : -1;
+}
+
+
+/* Turn a parsed lesson object into a Lesson, or NULL with c->err set. */
+Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
+{
+	Lesson *l;
+
+	if (!is_variant && cJSON_IsObject(root) && get(root, "model") != NULL)
+		return read_on_model(c, root);
+	if (cJSON_IsObject(root) && get(root, "encoder") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
+	    get(root, "attnviz")->valuedouble == 2)
+		return li_lesson_encdec(c, root, is_variant);
+	if (cJSON_IsObject(root) && get(root, "layers") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
+	    get(root, "attnviz")->valuedouble == 2)
+		return li_lesson_with_layers(c, root, get(root, "layers"), is_variant);
+	l = calloc(1, sizeof *l);
+	if (l == NULL) {
+		fail_oom(c);
+		return NULL;
+	}
+	if ((l->path = strdup(c->name)) == NULL)
+		fail_oom(c);
+	else if (!cJSON_IsObject(root))
+		fail(c, _("a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s"), got(root).s);
+	if (c->err != NULL || read_model(c, root, &l->model, l, is_variant) != 0) {
+		/* l->cfg.n and m are set before the token arrays are made: lesson_free can count them. */
 		lesson_free(l);
 		return NULL;
 	}
 	return l;
+}
+
+int li_read_layer(Ctx *c, const cJSON *root, Model *m)
+{
+	return read_model(c, root, m, NULL, 1);
 }
 
 /* ------------------------------------------------------------------ */

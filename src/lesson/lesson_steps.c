@@ -387,7 +387,7 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 		                        (unsigned long)(li_stack(c)->nlayers > 0 ? li_stack(c)->nlayers : 1)),
 		            layer, li_stack(c)->nlayers > 0 ? li_stack(c)->nlayers : 1);
 	} else if ((st->layer = (int)layer) > 0) {
-		li_shapes_from_lesson(li_stack(c)->layers[layer], &layer_shapes_of);
+		li_shapes_from_model(&li_stack(c)->layers[layer].cfg, &li_stack(c)->layers[layer].lp, &layer_shapes_of);
 		layer_shapes_of.positional = POS_NONE; /* positions are added once, before layer 0 */
 		layer_shapes_of.has_final = li_stack(c)->stack_final && layer == li_stack(c)->nlayers - 1;
 		s = &layer_shapes_of;

@@ -290,6 +290,8 @@ int model_copy(Model *dst, const Model *src);
 
 /* The settings a layer keeps of its own, as c holds them (borrowed: nothing copied). */
 void model_layer_own_of(const ModelConfig *c, LayerOwn *own);
+/* The same, moved: own takes what c owns of them (its source's labels and rows, its masks), c keeps the rest. */
+void model_layer_own_take(ModelConfig *c, LayerOwn *own);
 /* How many layers: nlayers, or 1 for a model that is its own layer. */
 int model_layers(const Model *m);
 /* Layer i's parameters: lp for a model without layers (and for i out of range). */
