@@ -584,14 +584,12 @@ void li_layer_take(ModelLayer *dst, Model *src)
 	model_layer_own_take(&src->cfg, &dst->own);
 }
 
-int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src)
+int li_layer_own_from(Ctx *c, ModelLayer *dst, const Lesson *src)
 {
 	LayerOwn own;
 
 	model_layer_own_of(&src->cfg, &own);
-	if (layer_params_copy(&dst->lp, &src->lp) != 0 || layer_own_copy(&dst->own, &own) != 0)
-		return fail_oom(c);
-	return 0;
+	return layer_own_copy(&dst->own, &own) != 0 ? fail_oom(c) : 0;
 }
 
 /* The numbers the stack will hold, over the limit: an error. */
@@ -768,7 +766,8 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		if (top == NULL)
 			goto out;
 	}
-	/* Layer 0 is the top level's own; each other layer's parameters and own settings move into the model. */
+	/* Layer 0's parameters are the top level's own (model.h: one copy); each other layer's parameters and own
+	 * settings move into the model. */
 	stack = calloc((size_t)n, sizeof *stack);
 	if (stack == NULL) {
 		fail_oom(c);
@@ -779,8 +778,8 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		c->layer_index = i;
 		if (i > 0)
 			li_layer_take(&stack[i], &layer[i]);
-		if ((i == 0 && li_layer_from(c, &stack[i], top) != 0) ||
-		    li_read_layer_rope(c, c->layer_obj, &top->cfg, &stack[i].lp, &stack[i].own) != 0) {
+		if ((i == 0 && li_layer_own_from(c, &stack[i], top) != 0) ||
+		    li_read_layer_rope(c, c->layer_obj, &top->cfg, i == 0 ? &top->lp : &stack[i].lp, &stack[i].own) != 0) {
 			top->nlayers = i + 1; /* what was copied, freed with top */
 			top->layer = stack;
 			stack = NULL;

@@ -314,7 +314,8 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 		              i == 0 ? &top : NULL, &link[i]) != 0)
 			goto out;
 	}
-	/* the top level is link 0 (with the steps); each other link's parameters and own settings move into the model */
+	/* the top level is link 0 (with the steps; its parameters are the model's lp); each other link's parameters and own
+	 * settings move into the model */
 	top->layer = calloc((size_t)nlinks, sizeof *top->layer);
 	if (top->layer == NULL) {
 		fail_oom(c);
@@ -326,7 +327,7 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 		top->nlayers = i + 1; /* what was copied, freed with top */
 		if (i > 0)
 			li_layer_take(&top->layer[i], &link[i]);
-		else if (li_layer_from(c, &top->layer[i], top) != 0)
+		else if (li_layer_own_from(c, &top->layer[i], top) != 0)
 			goto out;
 	}
 	if (li_read_final_norm(c, root, &top->model) != 0 || li_read_backward(c, root, &top->model) != 0 || li_check_layers_limit(c, top) != 0)

@@ -176,8 +176,9 @@ int li_lm_carrier(Ctx *c);
 int li_read_lm_head(Ctx *c, const cJSON *root, Model *l);
 /* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
 int li_read_final_norm(Ctx *c, const cJSON *root, Model *l);
-/* Layer i of a stack from the top level, the lesson itself: its parameters and own settings copied (0, or -1 out of memory). */
-int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src);
+/* Layer 0 of a stack from the top level, the lesson itself: its own settings copied (its parameters are the top level's
+ * lp: model.h). 0, or -1 out of memory. */
+int li_layer_own_from(Ctx *c, ModelLayer *dst, const Lesson *src);
 /* … and from a layer's model as read: its parameters and own settings moved into dst (src keeps the rest to free). */
 void li_layer_take(ModelLayer *dst, Model *src);
 /* The numbers the stack will hold, over the limit: an error at "layers". */

@@ -590,11 +590,11 @@ static double model_count_numbers(const Model *m)
 	Shapes s;
 	double total = 0;
 
-	/* a stack holds every layer's matrices at once (its top level is a copy of layer 0's keys) */
+	/* a stack holds every layer's matrices at once (its top level's are layer 0's) */
 	for (int i = 0; i < m->nlayers; i++) {
 		ModelConfig c;
 		layer_settings(m, i, &c);
-		total += lesson_model_count_numbers(&c, &m->layer[i].lp);
+		total += lesson_model_count_numbers(&c, model_layer_params_const(m, i));
 	}
 	if (m->encoder != NULL)
 		total += model_count_numbers(m->encoder);
@@ -654,7 +654,7 @@ void li_layer_shapes(const Model *l, int i, Shapes *sh)
 	if (l->nlayers > 0 && i >= 0 && i < l->nlayers) {
 		ModelConfig c;
 		layer_settings(l, i, &c);
-		li_shapes_from_model(&c, &l->layer[i].lp, sh);
+		li_shapes_from_model(&c, model_layer_params_const(l, i), sh);
 	} else
 		li_shapes_from_model(&l->cfg, model_layer_params_const(l, i), sh);
 	if (l->nlayers > 0) {
@@ -836,7 +836,7 @@ static int validate_into(Ctx *c, const Lesson *l)
 		return -1;
 	for (i = 0; i < l->nlayers; i++) {
 		/* a decoder link is named where the file has it, as the loader's aliases do: layers[k].self or .cross */
-		const LayerParams *li = &l->layer[i].lp;
+		const LayerParams *li = model_layer_params_const(&l->model, i);
 		ModelConfig lc;
 		Shapes ls;
 		size_t old2 = li->part == PART_LAYER
@@ -863,7 +863,7 @@ static int validate_into(Ctx *c, const Lesson *l)
 		else if (st->layer > 0 && st->layer < l->nlayers) {
 			ModelConfig lc;
 			layer_settings(&l->model, st->layer, &lc);
-			li_shapes_from_model(&lc, &l->layer[st->layer].lp, &ss);
+			li_shapes_from_model(&lc, model_layer_params_const(&l->model, st->layer), &ss);
 			ss.positional = POS_NONE;
 			ss.has_final = l->cfg.has_final_norm && st->layer == l->nlayers - 1;
 			ss.backward = s.backward;

@@ -349,7 +349,7 @@ int model_layers(const Model *m)
 
 LayerParams *model_layer_params(Model *m, int i)
 {
-	return m->nlayers > 0 && i >= 0 && i < m->nlayers ? &m->layer[i].lp : &m->lp;
+	return m->nlayers > 0 && i > 0 && i < m->nlayers ? &m->layer[i].lp : &m->lp; /* layer 0's are lp: one copy */
 }
 
 const LayerParams *model_layer_params_const(const Model *m, int i)
