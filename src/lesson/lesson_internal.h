@@ -48,7 +48,7 @@ typedef struct Stack {
 	 * as its shapes, and what it would hold is added here. */
 	int count_only;
 	int encoder_out;       /* while an encoder–decoder's encoder is read: its output feeds the cross-attention */
-	double counted;        /* numbers (li_shapes_count) */
+	double counted;        /* numbers (lesson_model_count_numbers) */
 	double counted_terms;  /* additive scores' tanh terms, n·m·h·d_k */
 } Stack;
 
@@ -91,41 +91,15 @@ static const Limits LIM_MASK = { LESSON_MAX_TOKENS, " tokens", "LESSON_MAX_TOKEN
                                  LESSON_MAX_TOKENS, "LESSON_MAX_TOKENS", 0, 0, 1 };
 static const Limits LIM_PADDING = { 1, "", "", LESSON_MAX_TOKENS, "LESSON_MAX_TOKENS", 1, 0, 1 };
 
-/* Everything the shape rules need: filled from the file, or from a Lesson. */
-typedef struct Shapes {
-	int n, m, d_model, d_src, heads;
-	int has_source;
-	int ntokens, nsource_tokens;  /* -1: generated labels */
-	int wq_r, wq_c, wk_r, wk_c, wv_r, wv_c;
-	int has_wo, wo_r, wo_c;
-	int has_we, we_r, we_c;
-	Positional positional;
-	ScoreKind score;
-	ScaleKind scale;              /* the formulas follow it (FEAT_UNSCALED, FEAT_SCALE_VALUE) */
-	MaskKind mask;
-	int d_k, d_v, d_out;          /* derived by li_check_shapes */
-	/* version 2: the block (settings only) */
-	int block, has_ffn, swiglu, has_final, d_ff;
-	int backward;                 /* a loss: the backward stages exist */
-	NormPlace norm;
-	NormKind norm_kind;
-	/* issue 11: key/value heads, RoPE, ALiBi, the masks of a list, decoding, FlashAttention's tiles */
-	int kv_heads, rope, alibi, decode, flash_bq, flash_bk, fill_inf;
-	int nparts;
-	struct { MaskKind kind; int window, r, c; } part[LESSON_MAX_MASKS]; /* the masks (one without a list) */
-	/* issue 21: QK-norm, and the LM head's vocabulary (0: none; the last layer's alone in a stack) */
-	int qk_norm, vocab;
-	/* issue 23 §5: soft-capped scores, and logits (the LM head's) */
-	int softcap, final_cap;
-	int sinks;                    /* issue 23 §4: the layer has a sink logit per head */
-	int linear, linear_causal;    /* issue 24 §3: linear attention beside softmax's, causal or not */
-	int deltanet;                 /* issue 24 §3: Gated DeltaNet beside softmax's */
-	int rope_table; /* issue 23 §2: RoPE scaled or partial (the angles stage) */
-	double rope_partial; /* partial_rotary_factor (0 or 1: none) */
-	int rope_dynamic;    /* dynamic NTK, which needs 4 turned columns */
-	/* issue 24 §1: multi-head latent attention ("mla"): its ranks and widths (mla 0: none) */
-	int mla, q_lora_rank, kv_lora_rank, d_nope, d_rope;
-} Shapes;
+/*
+ * What only a file being read has beside the model it fills: how many token
+ * labels it gives (-1: generated ones). Every size is the model's own: its
+ * matrices' rows and columns (a file's are set before their numbers are
+ * read), checked by li_check_shapes, which writes n … d_out.
+ */
+typedef struct TokenCounts {
+	int ntokens, nsource_tokens;
+} TokenCounts;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */
 typedef struct MaskSrc {
@@ -210,29 +184,25 @@ int li_fill_mat(Ctx *c, const MatSrc *src, Mat *m);
 int li_is_generated(const MatSrc *src);
 
 /* lesson_shapes.c: the shape rules */
-/* The shape rules of lessons/FORMAT.md. Fills s->d_k, d_v, d_out. Paths are top-level keys. */
-int li_check_shapes(Ctx *c, Shapes *s);
-/* A loaded lesson's shapes (no token counts: -1). */
-void li_shapes_from_lesson(const Lesson *l, Shapes *s);
-void li_shapes_from_model(const ModelConfig *c, const LayerParams *p, Shapes *s);
-/* Layer i of a loaded lesson as the engine computes it (positions on layer 0, the final norm on the last). */
-void li_layer_shapes(const Model *m, int i, Shapes *sh);
-/* The block's settings, for the presence rules. */
-void li_shapes_block(Shapes *s, const LayerParams *p);
-/* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
-double li_shapes_count(const Shapes *s);
-/* The sizes and features the catalogue's shape and presence rules read. */
-void li_shapes_shape(const Shapes *s, LessonShape *out);
-/* A cell reference (focus, quiz answer) against the shapes, at the current path. */
-int li_check_cellref(Ctx *c, const Shapes *s, const CellRef *ref);
-/* A step's stage and head against the shapes (paths: steps[i].stage, steps[i].head). */
-int li_check_step_stage(Ctx *c, const Shapes *s, const Step *st);
+/*
+ * The shape rules of lessons/FORMAT.md on one layer's model (its matrices' rows and columns: a file's before their
+ * numbers are read), writing the sizes they give into cfg->n, m, d_model, d_src and lp->d_k, d_v, d_out. tc: a file's
+ * token labels, or NULL. Paths are top-level keys.
+ */
+int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts *tc);
+/* Layer i of a loaded model as its steps are checked (positions on layer 0, the final norm on the last, the loss,
+ * the model's shared mask); borrowed. */
+void li_layer_config(const Model *m, int i, ModelConfig *c);
+/* A cell reference (focus, quiz answer) against a layer's shape, at the current path. */
+int li_check_cellref(Ctx *c, const LessonShape *sh, const CellRef *ref);
+/* A step's stage and head against a layer's shape (paths: steps[i].stage, steps[i].head). */
+int li_check_step_stage(Ctx *c, const LessonShape *sh, const Step *st);
 
 /* lesson_steps.c: texts, steps and quizzes */
 /* The text at key (a string, or one per language); absent: an empty text. */
 int li_key_text(Ctx *c, const cJSON *obj, const char *key, Text *t);
-/* "steps", each checked against the shapes of the layer it points into, into l->steps. */
-int li_read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l);
+/* "steps", each checked against the shape of the layer it points into (the top level's: cfg, lp), into l->steps. */
+int li_read_steps(Ctx *c, const ModelConfig *cfg, const LayerParams *lp, const cJSON *root, Lesson *l);
 /* What a step owns (its texts, its quiz's). */
 void li_step_free(Step *st);
 

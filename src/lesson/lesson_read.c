@@ -318,31 +318,40 @@ fail:
 	return NULL;
 }
 
+/* The matrix src will fill, as rows and columns alone (no numbers yet: li_fill_mat makes them). */
+static void shape_only(Mat *m, const MatSrc *src)
+{
+	m->rows = src->kind == SRC_ABSENT ? 0 : src->rows;
+	m->cols = src->kind == SRC_ABSENT ? 0 : src->cols;
+	m->a = NULL;
+}
+
 /*
  * The output's width where another attention reads it: a stack's layer
  * before the last feeds the next layer, an encoder's last layer the
  * decoder's cross-attention; each reads rows of d_model numbers.
  */
-static int check_out_width(Ctx *c, const Shapes *sh)
+static int check_out_width(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 {
+	const int has_wo = !mat_empty(&lp->W_o);
 	const Stack *st = li_stack(c);
 	const int in_stack = c->layer_obj != NULL && st->part == PART_LAYER;
 	const int next = in_stack && c->layer_index < st->nlayers - 1;
 	const int memory = st->encoder_out && (!in_stack || c->layer_index == st->nlayers - 1);
 	size_t old;
 
-	if ((!next && !memory) || sh->d_out == sh->d_model)
+	if ((!next && !memory) || lp->d_out == cfg->d_model)
 		return 0;
-	old = path_key(c, sh->has_wo ? "W_o" : "W_v");
+	old = path_key(c, has_wo ? "W_o" : "W_v");
 	if (next)
 		fail(c, _("layer %d's output has %d columns, but layer %d reads rows of d_model = %d numbers: %s"),
-		     c->layer_index, sh->d_out, c->layer_index + 1, sh->d_model,
-		     sh->has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
+		     c->layer_index, lp->d_out, c->layer_index + 1, cfg->d_model,
+		     has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
 	else
 		fail(c, _("the encoder's output has %d columns, but the decoder's cross-attention reads rows of the "
 		          "encoder's d_model = %d numbers: %s"),
-		     sh->d_out, sh->d_model,
-		     sh->has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
+		     lp->d_out, cfg->d_model,
+		     has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
 	path_set(c, old);
 	return -1;
 }
@@ -362,7 +371,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	MaskSrc parts[LESSON_MAX_MASKS];
 	Text title = { 0 }, summary = { 0 };
 	int nparts = 0, version = 0;
-	Shapes sh;
+	TokenCounts tc;
 	size_t base = c->pathlen, old;
 	int ok = 0;
 
@@ -438,23 +447,22 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 		goto out;
 
 	/* Tokens: counted now, read once the shapes agree. */
-	memset(&sh, 0, sizeof sh);
-	sh.ntokens = count_tokens(c, root, "tokens", &tok_arr);
-	if (sh.ntokens == -2)
+	tc.ntokens = count_tokens(c, root, "tokens", &tok_arr);
+	if (tc.ntokens == -2)
 		goto out;
-	if (sh.ntokens < 0 && !li_is_generated(&ms_x)) {
+	if (tc.ntokens < 0 && !li_is_generated(&ms_x)) {
 		old = path_key(c, "tokens");
 		fail(c, _("missing: one label per row of X (only a generated X may leave them out)"));
 		path_set(c, old);
 		goto out;
 	}
-	sh.nsource_tokens = -1;
+	tc.nsource_tokens = -1;
 	if (src != NULL) {
 		old = path_key(c, "source");
-		sh.nsource_tokens = count_tokens(c, src, "tokens", &src_tok_arr);
-		if (sh.nsource_tokens == -2)
+		tc.nsource_tokens = count_tokens(c, src, "tokens", &src_tok_arr);
+		if (tc.nsource_tokens == -2)
 			goto out;
-		if (sh.nsource_tokens < 0 && !li_is_generated(&ms_s)) {
+		if (tc.nsource_tokens < 0 && !li_is_generated(&ms_s)) {
 			path_key(c, "tokens");
 			fail(c, _("missing: one label per row of source.X (only a generated source.X may leave them out)"));
 			goto out;
@@ -462,94 +470,68 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 		path_set(c, old);
 	}
 
-	sh.n = ms_x.rows;
-	sh.d_model = ms_x.cols;
-	sh.has_source = src != NULL;
-	sh.m = src != NULL ? ms_s.rows : sh.n;
-	sh.d_src = src != NULL ? ms_s.cols : sh.d_model;
-	sh.heads = m->lp.heads;
-	sh.wq_r = ms_q.rows; sh.wq_c = ms_q.cols;
-	sh.wk_r = ms_k.rows; sh.wk_c = ms_k.cols;
-	sh.wv_r = ms_v.rows; sh.wv_c = ms_v.cols;
-	sh.has_wo = ms_o.kind != SRC_ABSENT;
-	sh.wo_r = ms_o.rows; sh.wo_c = ms_o.cols;
-	sh.has_we = ms_e.kind != SRC_ABSENT;
-	sh.we_r = ms_e.rows; sh.we_c = ms_e.cols;
-	sh.positional = m->cfg.positional;
-	sh.score = m->cfg.score;
-	sh.mask = m->cfg.mask;
-	sh.fill_inf = m->cfg.mask_fill_inf;
-	sh.nparts = nparts;
-	for (int i = 0; i < nparts; i++) {
-		sh.part[i].kind = parts[i].kind;
-		sh.part[i].window = parts[i].window;
-		sh.part[i].r = parts[i].ms.rows;
-		sh.part[i].c = parts[i].ms.cols;
-	}
-	sh.kv_heads = m->lp.kv_heads;
-	sh.rope = m->cfg.rope;
-	sh.rope_table = rope_has_table(&m->cfg);
-	sh.rope_partial = m->cfg.rope_partial;
-	sh.rope_dynamic = m->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC;
-	sh.alibi = m->cfg.alibi;
-	sh.decode = m->cfg.decode;
-	sh.flash_bq = m->cfg.flash_bq;
-	sh.flash_bk = m->cfg.flash_bk;
-	sh.qk_norm = m->cfg.qk_norm != QK_NORM_NONE;
+	/*
+	 * The model takes every matrix's rows and columns now, its numbers later
+	 * (li_fill_mat): the shape rules read the model itself. So do the
+	 * stages' rules, which the steps are checked with before the rest is
+	 * read: the LM head's size, the sinks, Gated DeltaNet, the final norm
+	 * and the loss stand in as the file gives them.
+	 */
+	m->cfg.has_source = src != NULL;
+	shape_only(&m->cfg.input, &ms_x);
+	shape_only(&m->cfg.source_input, &ms_s);
+	shape_only(&m->lp.W_q, &ms_q);
+	shape_only(&m->lp.W_k, &ms_k);
+	shape_only(&m->lp.W_v, &ms_v);
+	shape_only(&m->lp.W_o, &ms_o);
+	shape_only(&m->lp.w_e, &ms_e);
+	if (m->cfg.mask == MASK_LIST) {
+		if ((m->cfg.masks = calloc((size_t)nparts, sizeof *m->cfg.masks)) == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		m->cfg.nmasks = nparts;
+		for (int i = 0; i < nparts; i++) {
+			m->cfg.masks[i].kind = parts[i].kind;
+			m->cfg.masks[i].window = parts[i].window;
+			shape_only(&m->cfg.masks[i].matrix, &parts[i].ms);
+		}
+	} else if (nparts == 1)
+		shape_only(&m->cfg.mask_matrix, &parts[0].ms);
 	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
-	sh.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
-	/* issue 23: the caps, and the sinks (their numbers are read with the others) */
-	sh.softcap = m->cfg.attn_softcap > 0.0;
-	sh.final_cap = m->cfg.final_softcap > 0.0 && sh.vocab > 0;
-	sh.sinks = cJSON_IsArray(get(root, "sinks"));
-	sh.linear = m->cfg.linear;
-	sh.linear_causal = m->cfg.linear_causal;
-	sh.deltanet = cJSON_IsObject(get(root, "gated_deltanet"));
+	m->cfg.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
+	if (cJSON_IsArray(get(root, "sinks"))) /* issue 23 §4: a sink logit per head */
+		m->lp.sinks.rows = 1, m->lp.sinks.cols = m->lp.heads;
+	if (cJSON_IsObject(get(root, "gated_deltanet"))) /* issue 24 §3 */
+		m->lp.gdn_A_log.rows = 1, m->lp.gdn_A_log.cols = m->lp.heads;
 	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
-		const int hq = sh.heads * m->lp.d_k;
-		if (m->lp.mla.q_lora_rank == 0 && (ms_q.rows != sh.d_model || ms_q.cols != hq)) {
+		const int hq = m->lp.heads * m->lp.d_k;
+		if (m->lp.mla.q_lora_rank == 0 && (ms_q.rows != ms_x.cols || ms_q.cols != hq)) {
 			old = path_key(c, "W_q");
 			fail(c, _("expected %d × %d (d_model × heads·(qk_nope_head_dim + qk_rope_head_dim)), got %d × %d"),
-			     sh.d_model, hq, ms_q.rows, ms_q.cols);
+			     ms_x.cols, hq, ms_q.rows, ms_q.cols);
 			path_set(c, old);
 			goto out;
 		}
-		sh.mla = 1;
-		sh.q_lora_rank = m->lp.mla.q_lora_rank;
-		sh.kv_lora_rank = m->lp.mla.kv_lora_rank;
-		sh.d_nope = m->lp.mla.d_nope;
-		sh.d_rope = m->lp.mla.d_rope;
-		sh.wq_r = sh.wk_r = sh.wv_r = sh.d_model;
-		sh.wq_c = sh.wk_c = hq;
-		sh.wv_c = sh.heads * m->lp.d_v;
 	}
-	li_shapes_block(&sh, &m->lp);
 	if (li_stack(c)->part != PART_LAYER)
-		sh.has_final = li_stack(c)->link_final;
+		m->cfg.has_final_norm = li_stack(c)->link_final;
 	else if (c->layer_obj != NULL)
-		sh.has_final = li_stack(c)->stack_final && c->layer_index == li_stack(c)->nlayers - 1;
+		m->cfg.has_final_norm = li_stack(c)->stack_final && c->layer_index == li_stack(c)->nlayers - 1;
 	else
-		sh.has_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
-	sh.backward = get(root, "backward") != NULL;
-	if (li_check_shapes(c, &sh) != 0)
+		m->cfg.has_final_norm = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	m->cfg.backward = get(root, "backward") != NULL ? BACKWARD_TARGET : BACKWARD_NONE; /* which: li_read_backward */
+	if (li_check_shapes(c, &m->cfg, &m->lp, &tc) != 0)
 		goto out;
-	if (check_out_width(c, &sh) != 0)
+	if (check_out_width(c, &m->cfg, &m->lp) != 0)
 		goto out;
 	if (li_stack(c)->count_only) { /* a stack's layer counted, nothing filled (li_lesson_with_layers) */
-		li_stack(c)->counted += li_shapes_count(&sh);
-		if (sh.score == SCORE_ADDITIVE)
-			li_stack(c)->counted_terms += (double)sh.n * sh.m * sh.heads * sh.d_k;
+		li_stack(c)->counted += lesson_model_count_numbers(&m->cfg, &m->lp);
+		if (m->cfg.score == SCORE_ADDITIVE)
+			li_stack(c)->counted_terms += (double)m->cfg.n * m->cfg.m * m->lp.heads * m->lp.d_k;
 		ok = 1;
 		goto out;
 	}
-	m->cfg.n = sh.n;
-	m->cfg.m = sh.m;
-	m->cfg.d_model = sh.d_model;
-	m->cfg.d_src = sh.d_src;
-	m->lp.d_k = sh.d_k;
-	m->lp.d_v = sh.d_v;
-	m->lp.d_out = sh.d_out;
-	m->cfg.has_source = sh.has_source;
 
 	old = path_key(c, "tokens");
 	if (read_tokens(c, tok_arr, m->cfg.n, "t", &m->cfg.tokens) != 0)
@@ -561,8 +543,12 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 			goto out;
 		path_set(c, old);
 	}
-	if (!is_variant && li_read_steps(c, &sh, root, l) != 0)
+	if (!is_variant && li_read_steps(c, &m->cfg, &m->lp, root, l) != 0)
 		goto out;
+	/* what stood in for the steps is read with the numbers (or, for a stack's layer, by the stack) */
+	m->cfg.vocab = 0;
+	m->cfg.has_final_norm = 0;
+	m->cfg.backward = BACKWARD_NONE;
 
 	/* Now the numbers. */
 	if (li_fill_mat(c, &ms_x, &m->cfg.input) != 0 || li_fill_mat(c, &ms_s, &m->cfg.source_input) != 0 ||
@@ -571,18 +557,9 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	    li_fill_mat(c, &ms_e, &m->lp.w_e) != 0)
 		goto out;
 	if (m->cfg.mask == MASK_LIST) {
-		m->cfg.masks = calloc((size_t)nparts, sizeof *m->cfg.masks);
-		if (m->cfg.masks == NULL) {
-			fail_oom(c);
-			goto out;
-		}
-		m->cfg.nmasks = nparts;
-		for (int i = 0; i < nparts; i++) {
-			m->cfg.masks[i].kind = parts[i].kind;
-			m->cfg.masks[i].window = parts[i].window;
+		for (int i = 0; i < nparts; i++)
 			if (li_fill_mat(c, &parts[i].ms, &m->cfg.masks[i].matrix) != 0)
 				goto out;
-		}
 	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &m->cfg.mask_matrix) != 0)
 		goto out;
 	if (li_read_v2_matrices(c, root, m) != 0 || li_read_mla_matrices(c, root, m) != 0 ||
@@ -592,7 +569,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 
 	if (!is_variant) {
 		int r;
-		li_stack(c)->numbers_before = li_shapes_count(&sh); /* the variant counts with this lesson */
+		li_stack(c)->numbers_before = lesson_model_count_numbers(&m->cfg, &m->lp); /* the variant counts with this lesson */
 		r = li_read_compare(c, root, l);
 		li_stack(c)->numbers_before = 0;
 		if (r != 0)
@@ -688,7 +665,7 @@ Lesson *lesson_on_model(Lesson *course, Lesson *model, char **err, char **warn_o
 	StrBuf w = { 0 };
 	Stack st = { 0 };
 	cJSON *root;
-	Shapes sh;
+	ModelConfig c0;
 	char *e = NULL;
 	Lesson *r = NULL;
 	Ctx c;
@@ -699,8 +676,8 @@ Lesson *lesson_on_model(Lesson *course, Lesson *model, char **err, char **warn_o
 		ctx_init(&c, course->path, &w);
 		st.model = &model->model;
 		c.reader = &st;
-		li_layer_shapes(&model->model, 0, &sh);
-		if (li_read_steps(&c, &sh, root, model) == 0) {
+		li_layer_config(&model->model, 0, &c0);
+		if (li_read_steps(&c, &c0, &model->lp, root, model) == 0) {
 			/* the model with the course's words: its path the lesson file's, the folder kept as model_dir */
 			text_free(&model->title);
 			text_free(&model->summary);
