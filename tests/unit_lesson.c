@@ -607,10 +607,53 @@ static void test_text(void **state)
 	assert_false(text_valid_utf8("\x80", 1));
 }
 
+/*
+ * A stack's layers are read straight into its model (no lesson per layer)
+ * and layer 0's parameters are kept once, as the model's lp: the accessor
+ * finds them there, layer[0].lp is empty, the other layers hold their own,
+ * each layer's sizes are what its matrices give, and a clone keeps it so.
+ */
+static void test_stack_one_copy(void **state)
+{
+	char *warn = NULL, *err = NULL;
+	Lesson *l = load_good("tests/golden/v2/block_three_layers.json", &warn);
+	Lesson *c;
+
+	(void)state;
+	free(warn);
+	assert_true(l->nlayers == 3);
+	assert_ptr_equal(lesson_layer_params(l, 0), &l->lp);
+	assert_true(mat_empty(&l->layer[0].lp.W_q));
+	for (int i = 1; i < l->nlayers; i++) {
+		const LayerParams *p = lesson_layer_params_const(l, i);
+		assert_ptr_equal(p, &l->layer[i].lp);
+		assert_false(mat_empty(&p->W_q));
+		assert_int_equal(p->d_k * p->heads, p->W_q.cols);
+		assert_int_equal(l->layer[i].own.d_model, l->cfg.d_model);
+	}
+	assert_int_equal(l->cfg.n, l->cfg.input.rows);
+	assert_int_equal(l->cfg.d_model, l->cfg.input.cols);
+	c = lesson_clone(l);
+	assert_non_null(c);
+	assert_ptr_equal(lesson_layer_params(c, 0), &c->lp);
+	assert_true(mat_empty(&c->layer[0].lp.W_q));
+	assert_true(c->lp.W_q.a != l->lp.W_q.a);
+	assert_int_equal(lesson_validate(c, &err), 0);
+	assert_null(err);
+	/* one copy: an edit of layer 0's heads is the top level's, which the checks then read */
+	c->lp.heads = c->lp.W_q.cols + 1;
+	assert_int_equal(lesson_validate(c, &err), -1);
+	assert_non_null(err);
+	free(err);
+	lesson_free(c);
+	lesson_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_stack_one_copy),
 		cmocka_unit_test(test_generators),
 		cmocka_unit_test(test_cross_compare),
 		cmocka_unit_test(test_warnings),

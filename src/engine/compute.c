@@ -444,20 +444,25 @@ static void layer_model(const Model *l, int i, const Mat *input, const Mat *memo
 
 static Attn *compute_chain(const Lesson *top, const Model *l, char **err);
 
-Attn *attn_compute(const Lesson *l, char **err)
+Attn *attn_compute_model(const Model *m, const Lesson *course, char **err)
 {
 	Attn *a;
 
 	if (progress_depth++ == 0)
 		progress_t0 = clock_ms();
 	ttyguard_work_begin();
-	a = compute_chain(l, &l->model, err);
+	a = compute_chain(course, m, err);
 	ttyguard_work_end();
 	progress_depth--;
 	return a;
 }
 
-/* Every layer of model l (and its encoder first) of the lesson top, each link computed by compute_one. */
+Attn *attn_compute(const Lesson *l, char **err)
+{
+	return attn_compute_model(&l->model, l, err);
+}
+
+/* Every layer of model l (and its encoder first), each link computed by compute_one; top: the course, carried (a->top). */
 static Attn *compute_chain(const Lesson *top, const Model *l, char **err)
 {
 	Attn *first = NULL, **link = &first, *enc = NULL;
@@ -751,16 +756,21 @@ void attn_free(Attn *a)
 	free(a);
 }
 
-Attn *attn_compute_all(const Lesson *l, char **err)
+Attn *attn_compute_model_all(const Model *m, const Lesson *course, char **err)
 {
-	Attn *a = attn_compute(l, err);
+	Attn *a = attn_compute_model(m, course, err);
 	double loss;
 
-	if (a != NULL && l->cfg.backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
+	if (a != NULL && m->cfg.backward != BACKWARD_NONE && attn_backward(a, &loss, err) != 0) {
 		attn_free(a);
 		return NULL;
 	}
 	return a;
+}
+
+Attn *attn_compute_all(const Lesson *l, char **err)
+{
+	return attn_compute_model_all(&l->model, l, err);
 }
 
 /* ---------------------------------------------------------------- training */

@@ -8,9 +8,16 @@
 #include "engine/attention.h"
 
 /*
- * Compute every stage of lesson l. Returns a new Attn, or NULL with *err set
- * (out of memory, over a documented limit). The lesson must outlive the result.
+ * Compute every stage of model m (model.h): each layer from the settings
+ * its layers share and that layer's parameters, an encoder's first. Returns
+ * a new Attn, or NULL with *err set (out of memory, over a documented
+ * limit). course is the lesson that teaches m, carried for the views that
+ * show the result (a->top: its title, steps and quizzes; NULL for a
+ * computation no view shows); the computation never reads it. m and
+ * course must outlive the result. attn_compute: the same for lesson l,
+ * its model taught by l itself.
  */
+Attn *attn_compute_model(const Model *m, const Lesson *course, char **err);
 Attn *attn_compute(const Lesson *l, char **err);
 void attn_free(Attn *a);
 
@@ -59,9 +66,11 @@ void attn_set_progress(AttnProgress fn, void *ctx);
 int attn_check_quiz_answers(const Attn *a, char **err);
 
 /*
- * Everything a lesson asks for: every stage (attn_compute) and, when it has
- * a "backward", every gradient and the loss (a->loss). NULL with *err.
+ * Everything a model asks for: every stage (attn_compute_model) and, when it
+ * has a "backward", every gradient and the loss (a->loss). NULL with *err.
+ * attn_compute_all: the same for lesson l.
  */
+Attn *attn_compute_model_all(const Model *m, const Lesson *course, char **err);
 Attn *attn_compute_all(const Lesson *l, char **err);
 
 /*

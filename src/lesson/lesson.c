@@ -237,7 +237,7 @@ Mat *lesson_model_given(Model *m, int i, AttnMatrix which)
 	/* the shared settings' other matrices (X, the final norm) are not a layer's */
 	if (!given_in_layer(which))
 		return NULL;
-	return (Mat *)((char *)&m->layer[i].lp + (given_field[which] - offsetof(Model, lp)));
+	return (Mat *)((char *)model_layer_params(m, i) + (given_field[which] - offsetof(Model, lp)));
 }
 
 Mat *lesson_walk_matrix(Lesson *l, int k, AttnMatrix which)

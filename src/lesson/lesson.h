@@ -175,15 +175,13 @@ int lesson_kv_named(const Lesson *l);
 int lesson_layers(const Lesson *l);
 /*
  * Layer i's own parameters (heads, weights, biases, block: l->lp for a
- * lesson without "layers"), and the settings it keeps of its own (its
- * d_model and source, a link's mask: model_layer_config reads them; NULL
- * for a lesson without "layers"): what code outside lesson/ should use
- * rather than reach into a layer's struct. lesson_set_layers gives l n
- * layers, each zeroed (0, or -1 out of memory; l had none): what an
- * importer fills in — and then l->lp with a copy of layer 0's
- * (layer_params_copy), which a lesson with layers keeps as its top level
- * (checked and written back as the file's top-level keys). The same of
- * any Model: model.h (model_layer_params, …).
+ * lesson without "layers" and for layer 0, the top level's, of one with
+ * them: one copy), and the settings it keeps of its own (its d_model and
+ * source, a link's mask: model_layer_config reads them; NULL for a lesson
+ * without "layers"): what code outside lesson/ should use rather than reach
+ * into a layer's struct. lesson_set_layers gives l n layers, each zeroed
+ * (0, or -1 out of memory; l had none): what an importer fills in through
+ * lesson_layer_params. The same of any Model: model.h (model_layer_params, …).
  */
 LayerParams *lesson_layer_params(Lesson *l, int i);
 const LayerParams *lesson_layer_params_const(const Lesson *l, int i);

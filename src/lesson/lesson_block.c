@@ -1,8 +1,10 @@
 /*
  * lesson_block.c: format version 2's Transformer block around attention
  * (biases, norms, the feed-forward network, the final norm), the loss the
- * backward pass starts from, and "layers": a stack of layers, each read as
- * a lesson of its own over the top level's keys.
+ * backward pass starts from, and "layers": a stack of layers, each its
+ * object over the top level's keys read as a model (li_read_layer: its
+ * settings and parameters, no course), its parameters then moved into the
+ * stack's ModelLayer.
  */
 #include "lesson/lesson_internal.h"
 
@@ -19,7 +21,7 @@ static int read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int 
                        const char *cols_why, double dflt, Mat *out);
 
 /* "backward": {"target": n × d_out} or {"dOutput": n × d_out}, against the final output's shape. */
-int li_read_backward(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_backward(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *b = get(root, "backward");
 	const int has_t = b != NULL && get(b, "target") != NULL, has_d = b != NULL && get(b, "dOutput") != NULL;
@@ -51,7 +53,7 @@ static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3"
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
 	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", "mask", "gated_deltanet", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
-int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	static const char *const places[] = { "post", "pre", "none", NULL };
 	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
@@ -214,7 +216,7 @@ int li_lm_carrier(Ctx *c)
 }
 
 /* "vocab": a list of 1 … LESSON_MAX_VOCAB strings, into l->cfg.vocab_tokens and vocab. */
-static int read_vocab(Ctx *c, const cJSON *v, Lesson *l)
+static int read_vocab(Ctx *c, const cJSON *v, Model *l)
 {
 	const int count = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
 	const cJSON *it;
@@ -237,7 +239,7 @@ static int read_vocab(Ctx *c, const cJSON *v, Lesson *l)
 }
 
 /* "ids": n whole numbers, each an entry of the vocabulary. */
-static int read_ids(Ctx *c, const cJSON *v, Lesson *l)
+static int read_ids(Ctx *c, const cJSON *v, Model *l)
 {
 	const cJSON *it;
 	int i = 0;
@@ -259,7 +261,7 @@ static int read_ids(Ctx *c, const cJSON *v, Lesson *l)
 	return 0;
 }
 
-int li_read_lm_head(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_lm_head(Ctx *c, const cJSON *root, Model *l)
 {
 	static const char *const needs[] = { "unembed", "ids", "logits_row", NULL };
 	const cJSON *v = get(root, "vocab");
@@ -329,7 +331,7 @@ out:
  * "A_log": heads numbers, "dt_bias": heads numbers, "chunk_size": 1 … n (default min(2, n))}; false or
  * absent: none. Self-attention, forward only (lesson_shapes.c refuses "backward").
  */
-static int read_deltanet(Ctx *c, const cJSON *root, Lesson *l)
+static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
 {
 	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", NULL };
 	const cJSON *v = get(root, "gated_deltanet");
@@ -371,7 +373,7 @@ out:
 }
 
 /* QK-norm's weights (1 × d_k each, at qk_norm.q and qk_norm.k) and a learned positional table (PE, n × d_model). */
-static int read_modern_matrices(Ctx *c, const cJSON *root, Lesson *l)
+static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 {
 	size_t old = c->pathlen;
 	int r = -1;
@@ -412,7 +414,7 @@ out:
 }
 
 /* Biases and the block's matrices, once the attention's shapes are known. */
-int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
 	const int hdk = l->lp.W_q.cols, hdv = l->lp.W_v.cols;
@@ -493,7 +495,7 @@ out:
 }
 
 /* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
-int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_final_norm(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *b = get(root, "block");
 	size_t old;
@@ -570,14 +572,19 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 	return m;
 }
 
-int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src)
+void li_layer_take(ModelLayer *dst, Model *src)
+{
+	dst->lp = src->lp;
+	memset(&src->lp, 0, sizeof src->lp);
+	model_layer_own_take(&src->cfg, &dst->own);
+}
+
+int li_layer_own_from(Ctx *c, ModelLayer *dst, const Lesson *src)
 {
 	LayerOwn own;
 
 	model_layer_own_of(&src->cfg, &own);
-	if (layer_params_copy(&dst->lp, &src->lp) != 0 || layer_own_copy(&dst->own, &own) != 0)
-		return fail_oom(c);
-	return 0;
+	return layer_own_copy(&dst->own, &own) != 0 ? fail_oom(c) : 0;
 }
 
 /* The numbers the stack will hold, over the limit: an error. */
@@ -647,18 +654,19 @@ static int count_layers(Ctx *c, const cJSON *root, const cJSON *layers, int n)
 	c->warn = NULL; /* the real reading warns */
 	for (int i = n - 1; i >= 0; i--) {
 		cJSON *merged = merge_layer(root, cJSON_GetArrayItem(layers, i), 0);
-		Lesson *l;
+		Model m = { 0 };
+		int bad;
 		if (merged == NULL) {
 			fail_oom(c);
 			goto out;
 		}
 		c->layer_obj = cJSON_GetArrayItem(layers, i);
 		c->layer_index = i;
-		l = li_lesson_from_json(c, merged, 1);
+		bad = li_read_layer(c, merged, &m);
 		cJSON_Delete(merged);
-		if (l == NULL)
+		model_free(&m);
+		if (bad)
 			goto out;
-		lesson_free(l);
 	}
 	c->layer_obj = saved_obj;
 	c->layer_index = saved_index;
@@ -672,17 +680,19 @@ out:
 }
 
 /*
- * "layers": each layer is the lesson with that layer's keys put over the
- * top level's, read like any lesson (messages name "layers[i].KEY" for its
- * own keys). The top level is layer 0 with the steps and the comparison.
+ * "layers": each layer is that layer's keys put over the top level's, read
+ * as a model of one layer (messages name "layers[i].KEY" for its own keys).
+ * The top level is layer 0, read as the lesson with the steps and the
+ * comparison.
  */
 Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, int is_variant)
 {
 	const cJSON *it;
-	Lesson **layer = NULL, *top = NULL;
+	Lesson *top = NULL;
+	Model *layer = NULL; /* layers 1 … n − 1 as read, until the top level's steps are read against them */
 	ModelLayer *stack = NULL;
 	const cJSON *saved_obj = c->layer_obj;
-	Lesson **saved_layers = li_stack(c)->layers;
+	Model *saved_layers = li_stack(c)->layers;
 	int saved_index = c->layer_index, saved_n = li_stack(c)->nlayers, saved_final = li_stack(c)->stack_final;
 	int n = 0, i, ok = 0;
 	size_t old = path_key(c, "layers");
@@ -731,11 +741,12 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		c->layer_obj = cJSON_GetArrayItem(layers, i);
 		c->layer_index = i;
 		c->warn = NULL; /* the top level's own warnings come once, from layer 0 */
-		layer[i] = li_lesson_from_json(c, merged, 1);
+		ok = li_read_layer(c, merged, &layer[i]) == 0;
 		c->warn = saved_warn;
 		cJSON_Delete(merged);
-		if (layer[i] == NULL)
+		if (!ok)
 			goto out;
+		ok = 0;
 	}
 	{
 		cJSON *merged = merge_layer(root, cJSON_GetArrayItem(layers, 0), 1);
@@ -750,7 +761,8 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		if (top == NULL)
 			goto out;
 	}
-	/* Layer 0 is the top level's own; each layer keeps its parameters and own settings, not a lesson. */
+	/* Layer 0's parameters are the top level's own (model.h: one copy); each other layer's parameters and own
+	 * settings move into the model. */
 	stack = calloc((size_t)n, sizeof *stack);
 	if (stack == NULL) {
 		fail_oom(c);
@@ -759,8 +771,10 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 	for (i = 0; i < n; i++) {
 		c->layer_obj = cJSON_GetArrayItem(layers, i);
 		c->layer_index = i;
-		if (li_layer_from(c, &stack[i], i == 0 ? top : layer[i]) != 0 ||
-		    li_read_layer_rope(c, c->layer_obj, &top->cfg, &stack[i].lp, &stack[i].own) != 0) {
+		if (i > 0)
+			li_layer_take(&stack[i], &layer[i]);
+		if ((i == 0 && li_layer_own_from(c, &stack[i], top) != 0) ||
+		    li_read_layer_rope(c, c->layer_obj, &top->cfg, i == 0 ? &top->lp : &stack[i].lp, &stack[i].own) != 0) {
 			top->nlayers = i + 1; /* what was copied, freed with top */
 			top->layer = stack;
 			stack = NULL;
@@ -788,8 +802,8 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 	top->nlayers = n; /* li_read_backward takes the output's width from a stack */
 	top->layer = stack;
 	stack = NULL;
-	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0 ||
-	    (n > 1 && li_read_lm_head(c, root, top) != 0))
+	if (li_read_final_norm(c, root, &top->model) != 0 || li_read_backward(c, root, &top->model) != 0 || li_check_layers_limit(c, top) != 0 ||
+	    (n > 1 && li_read_lm_head(c, root, &top->model) != 0))
 		goto out;
 	ok = 1;
 out:
@@ -800,7 +814,7 @@ out:
 	li_stack(c)->stack_final = saved_final;
 	path_set(c, old);
 	for (i = 0; layer != NULL && i < n; i++)
-		lesson_free(layer[i]);
+		model_free(&layer[i]);
 	free(layer);
 	free(stack);
 	if (!ok) {

@@ -109,15 +109,16 @@ oom:
  * (PART_CROSS: the "cross" object with the memory as its source, the block's
  * ln2, ln3 and FFN), each the layer's own object or the top level's, whole.
  */
-static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, LinkPart part, const Model *enc,
-                         int last, int with_steps)
+/* The top level (link 0) is read as the lesson (*top: its steps, its comparison), every other link as its model alone (*m). 0, or -1. */
+static int read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, LinkPart part, const Model *enc,
+                     int last, int with_steps, Lesson **top, Model *m)
 {
 	const char *name = part == PART_SELF ? "self" : "cross";
 	const cJSON *own = lobj != NULL ? get(lobj, name) : NULL, *at = own != NULL ? own : get(root, name);
 	const cJSON *ownb = lobj != NULL ? get(lobj, "block") : NULL, *blk = ownb != NULL ? ownb : get(root, "block");
 	const cJSON *it, *mask = NULL;
 	cJSON *j = NULL, *src = NULL;
-	Lesson *l = NULL;
+	LayerParams *lp = NULL;
 	size_t old;
 
 	if (at == NULL || !cJSON_IsObject(at)) {
@@ -128,7 +129,7 @@ static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, Li
 		else
 			fail(c, _("expected an object {\"heads\": …, \"W_q\": …, \"W_k\": …, \"W_v\": …}, got %s"), got(at).s);
 		path_set(c, old);
-		return NULL;
+		return -1;
 	}
 	old = own != NULL ? path_append(c, "layers[%d].%s", k, name) : path_key(c, name);
 	warn_unknown_keys(c, at, attn_part_keys);
@@ -167,21 +168,23 @@ static Lesson *read_link(Ctx *c, const cJSON *root, const cJSON *lobj, int k, Li
 	li_stack(c)->part = part;
 	li_stack(c)->link_final = last && cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
 	li_stack(c)->outer_compare = with_steps && get(root, "compare") != NULL;
-	l = li_lesson_from_json(c, j, !with_steps);
+	if (top != NULL)
+		lp = (*top = li_lesson_from_json(c, j, !with_steps)) != NULL ? &(*top)->lp : NULL;
+	else
+		lp = li_read_layer(c, j, m) == 0 ? &m->lp : NULL;
 	li_stack(c)->part = PART_LAYER;
 	li_stack(c)->link_final = 0;
 	li_stack(c)->outer_compare = 0;
 	c->alias_obj[0] = c->alias_obj[1] = NULL;
 	cJSON_Delete(j);
-	if (l != NULL) {
-		l->lp.part = part;
-		l->lp.dec_layer = k;
-	}
-	return l;
+	if (lp == NULL)
+		return -1;
+	lp->part = part;
+	lp->dec_layer = k;
+	return 0;
 oom:
 	cJSON_Delete(j);
-	fail_oom(c);
-	return NULL;
+	return fail_oom(c);
 }
 
 /*
@@ -208,10 +211,11 @@ static int count_links(Ctx *c, const cJSON *root, const cJSON *layers, int nlink
 	c->warn = NULL; /* the real reading warns */
 	for (int i = nlinks - 1; i >= 0; i--) {
 		const cJSON *lobj = layers != NULL ? cJSON_GetArrayItem(layers, i / 2) : NULL;
-		Lesson *l = read_link(c, root, lobj, i / 2, i % 2 ? PART_CROSS : PART_SELF, enc, i == nlinks - 1, 0);
-		if (l == NULL)
+		Model m = { 0 };
+		const int bad = read_link(c, root, lobj, i / 2, i % 2 ? PART_CROSS : PART_SELF, enc, i == nlinks - 1, 0, NULL, &m);
+		model_free(&m);
+		if (bad)
 			goto out;
-		lesson_free(l);
 	}
 	r = li_check_counted(c, nlinks / 2, saved.numbers_before);
 out:
@@ -229,9 +233,9 @@ out:
 Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 {
 	const cJSON *layers = get(root, "layers"), *it;
-	Lesson **link = NULL, *top = NULL;
-	Model *enc = NULL;
-	Lesson **saved_layers = li_stack(c)->layers;
+	Lesson *top = NULL;
+	Model *link = NULL, *enc = NULL; /* links 1 … as read, until link 0's steps are read against them */
+	Model *saved_layers = li_stack(c)->layers;
 	const int saved_n = li_stack(c)->nlayers;
 	const Model *saved_enc = li_stack(c)->encoder;
 	int nl = 1, nlinks = 0, i, ok = 0;
@@ -306,14 +310,12 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 	/* the links from the last, so that link 0's steps can name any of them */
 	for (i = nlinks - 1; i >= 0; i--) {
 		const cJSON *lobj = layers != NULL ? cJSON_GetArrayItem(layers, i / 2) : NULL;
-		link[i] = read_link(c, root, lobj, i / 2, i % 2 ? PART_CROSS : PART_SELF, enc, i == nlinks - 1,
-		                    i == 0 && !is_variant);
-		if (link[i] == NULL)
+		if (read_link(c, root, lobj, i / 2, i % 2 ? PART_CROSS : PART_SELF, enc, i == nlinks - 1, i == 0 && !is_variant,
+		              i == 0 ? &top : NULL, &link[i]) != 0)
 			goto out;
 	}
-	/* the top level is link 0 (with the steps); each link keeps its parameters and own settings, not a lesson */
-	top = link[0];
-	link[0] = NULL;
+	/* the top level is link 0 (with the steps; its parameters are the model's lp); each other link's parameters and own
+	 * settings move into the model */
 	top->layer = calloc((size_t)nlinks, sizeof *top->layer);
 	if (top->layer == NULL) {
 		fail_oom(c);
@@ -323,10 +325,12 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 	enc = NULL;
 	for (i = 0; i < nlinks; i++) {
 		top->nlayers = i + 1; /* what was copied, freed with top */
-		if (li_layer_from(c, &top->layer[i], i == 0 ? top : link[i]) != 0)
+		if (i > 0)
+			li_layer_take(&top->layer[i], &link[i]);
+		else if (li_layer_own_from(c, &top->layer[i], top) != 0)
 			goto out;
 	}
-	if (li_read_final_norm(c, root, top) != 0 || li_read_backward(c, root, top) != 0 || li_check_layers_limit(c, top) != 0)
+	if (li_read_final_norm(c, root, &top->model) != 0 || li_read_backward(c, root, &top->model) != 0 || li_check_layers_limit(c, top) != 0)
 		goto out;
 	if (!is_variant) {
 		int r;
@@ -342,7 +346,7 @@ out:
 	li_stack(c)->nlayers = saved_n;
 	li_stack(c)->encoder = saved_enc;
 	for (i = 0; link != NULL && i < nlinks; i++)
-		lesson_free(link[i]);
+		model_free(&link[i]);
 	free(link);
 	if (enc != NULL) {
 		model_free(enc);

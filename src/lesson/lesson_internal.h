@@ -33,8 +33,9 @@
 
 /* What the loader carries beside the kit's context (Ctx.reader). */
 typedef struct Stack {
-	/* The layers read so far, each read as a lesson of its own until the stack is whole (their shapes check steps that name a layer). */
-	struct Lesson **layers;
+	/* The layers read so far, each its model as read (the settings it was read with, its parameters) until the
+	 * stack is whole: their shapes check steps that name a layer. */
+	Model *layers;
 	int nlayers;
 	int stack_final;       /* the stack has a final norm (after its last layer) */
 	double numbers_before; /* the lesson's count while its compare variant is read or checked */
@@ -47,7 +48,7 @@ typedef struct Stack {
 	 * as its shapes, and what it would hold is added here. */
 	int count_only;
 	int encoder_out;       /* while an encoder–decoder's encoder is read: its output feeds the cross-attention */
-	double counted;        /* numbers (li_shapes_count) */
+	double counted;        /* numbers (lesson_model_count_numbers) */
 	double counted_terms;  /* additive scores' tanh terms, n·m·h·d_k */
 } Stack;
 
@@ -90,41 +91,15 @@ static const Limits LIM_MASK = { LESSON_MAX_TOKENS, " tokens", "LESSON_MAX_TOKEN
                                  LESSON_MAX_TOKENS, "LESSON_MAX_TOKENS", 0, 0, 1 };
 static const Limits LIM_PADDING = { 1, "", "", LESSON_MAX_TOKENS, "LESSON_MAX_TOKENS", 1, 0, 1 };
 
-/* Everything the shape rules need: filled from the file, or from a Lesson. */
-typedef struct Shapes {
-	int n, m, d_model, d_src, heads;
-	int has_source;
-	int ntokens, nsource_tokens;  /* -1: generated labels */
-	int wq_r, wq_c, wk_r, wk_c, wv_r, wv_c;
-	int has_wo, wo_r, wo_c;
-	int has_we, we_r, we_c;
-	Positional positional;
-	ScoreKind score;
-	ScaleKind scale;              /* the formulas follow it (FEAT_UNSCALED, FEAT_SCALE_VALUE) */
-	MaskKind mask;
-	int d_k, d_v, d_out;          /* derived by li_check_shapes */
-	/* version 2: the block (settings only) */
-	int block, has_ffn, swiglu, has_final, d_ff;
-	int backward;                 /* a loss: the backward stages exist */
-	NormPlace norm;
-	NormKind norm_kind;
-	/* issue 11: key/value heads, RoPE, ALiBi, the masks of a list, decoding, FlashAttention's tiles */
-	int kv_heads, rope, alibi, decode, flash_bq, flash_bk, fill_inf;
-	int nparts;
-	struct { MaskKind kind; int window, r, c; } part[LESSON_MAX_MASKS]; /* the masks (one without a list) */
-	/* issue 21: QK-norm, and the LM head's vocabulary (0: none; the last layer's alone in a stack) */
-	int qk_norm, vocab;
-	/* issue 23 §5: soft-capped scores, and logits (the LM head's) */
-	int softcap, final_cap;
-	int sinks;                    /* issue 23 §4: the layer has a sink logit per head */
-	int linear, linear_causal;    /* issue 24 §3: linear attention beside softmax's, causal or not */
-	int deltanet;                 /* issue 24 §3: Gated DeltaNet beside softmax's */
-	int rope_table; /* issue 23 §2: RoPE scaled or partial (the angles stage) */
-	double rope_partial; /* partial_rotary_factor (0 or 1: none) */
-	int rope_dynamic;    /* dynamic NTK, which needs 4 turned columns */
-	/* issue 24 §1: multi-head latent attention ("mla"): its ranks and widths (mla 0: none) */
-	int mla, q_lora_rank, kv_lora_rank, d_nope, d_rope;
-} Shapes;
+/*
+ * What only a file being read has beside the model it fills: how many token
+ * labels it gives (-1: generated ones). Every size is the model's own: its
+ * matrices' rows and columns (a file's are set before their numbers are
+ * read), checked by li_check_shapes, which writes n … d_out.
+ */
+typedef struct TokenCounts {
+	int ntokens, nsource_tokens;
+} TokenCounts;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */
 typedef struct MaskSrc {
@@ -141,38 +116,45 @@ typedef struct MaskSrc {
 
 /* lesson_read.c: the whole lesson */
 extern const char *const li_top_keys[]; /* every top-level key a lesson may give (warnings: "did you mean") */
-/* A parsed lesson object as a Lesson (a stack or an encoder–decoder when it says so); is_variant: a "compare". */
+/* A parsed lesson object as a Lesson (a stack or an encoder–decoder when it says so); is_variant: a "compare". Its
+ * layers and links are read as models (li_read_layer, lesson_block.c), not lessons. */
 Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
+/* One layer's model (a stack's layer, a decoder's link) read from its object merged over the top level's, into m (zeroed):
+ * the settings it is read with and its parameters, nothing of the course. 0, or -1 (m holds what model_free frees). */
+int li_read_layer(Ctx *c, const cJSON *root, Model *m);
 /* "compare": the same lesson with some top-level keys replaced, read into l->compare. */
 int li_read_compare(Ctx *c, const cJSON *root, Lesson *l);
 
 /* lesson_settings.c: the attention's settings */
-/* "attnviz": the format version, 1 or 2, into l->version. */
-int li_read_version(Ctx *c, const cJSON *root, Lesson *l);
+/* "attnviz": the format version, 1 or 2, into *version. */
+int li_read_version(Ctx *c, const cJSON *root, int *version);
 /* "mask": one mask, or a list of them, as parts whose numbers are filled in later (*nparts of them). */
-int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *nparts);
+int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *nparts);
 /* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
-int li_read_modern(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_modern(Ctx *c, const cJSON *root, Model *l);
 /* A layer's own "rope": NoPE, or its own base. */
 int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, LayerParams *lp, LayerOwn *own);
 /* "positional", "score", "heads", "kv_heads", "scale" and "mask_fill". */
-int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_scalars(Ctx *c, const cJSON *root, Model *l);
 
 /* lesson_block.c: version 2's block, loss and layers */
 /* "backward": {"target": n × d_out} or {"dOutput": n × d_out}, against the final output's shape. */
-int li_read_backward(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_backward(Ctx *c, const cJSON *root, Model *l);
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
-int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_block_settings(Ctx *c, const cJSON *root, Model *l);
 /* Biases and the block's matrices, once the attention's shapes are known. */
-int li_read_v2_matrices(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l);
 /* Whether the lesson read now carries the LM head: a lesson without layers, or a stack's last layer. */
 int li_lm_carrier(Ctx *c);
 /* The LM head: "vocab", "unembed" (vocab × d_model), "ids", "logits_row" (the shapes known); nothing without "vocab". */
-int li_read_lm_head(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_lm_head(Ctx *c, const cJSON *root, Model *l);
 /* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
-int li_read_final_norm(Ctx *c, const cJSON *root, Lesson *l);
-/* Layer i of a stack from what was read as a lesson of its own: its parameters and own settings copied (0, or -1 out of memory). */
-int li_layer_from(Ctx *c, ModelLayer *dst, const Lesson *src);
+int li_read_final_norm(Ctx *c, const cJSON *root, Model *l);
+/* Layer 0 of a stack from the top level, the lesson itself: its own settings copied (its parameters are the top level's
+ * lp: model.h). 0, or -1 out of memory. */
+int li_layer_own_from(Ctx *c, ModelLayer *dst, const Lesson *src);
+/* … and from a layer's model as read: its parameters and own settings moved into dst (src keeps the rest to free). */
+void li_layer_take(ModelLayer *dst, Model *src);
 /* The numbers the stack will hold, over the limit: an error at "layers". */
 int li_check_layers_limit(Ctx *c, const Lesson *top);
 /* After a count_only reading of n layers: what they hold (with before) over LESSON_MAX_NUMBERS or
@@ -192,8 +174,8 @@ int li_read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim,
 int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why, const char *cols_why,
                    double dflt, Mat *out);
 /* "mla" (issue 24 §1, lesson_mla.c): its settings, and what they rule out, before the shapes; its matrices after. */
-int li_read_mla_settings(Ctx *c, const cJSON *root, Lesson *l);
-int li_read_mla_matrices(Ctx *c, const cJSON *root, Lesson *l);
+int li_read_mla_settings(Ctx *c, const cJSON *root, Model *l);
+int li_read_mla_matrices(Ctx *c, const cJSON *root, Model *l);
 /* The same for the value v at the current path (a list's mask). */
 int li_read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
 /* Allocate m and fill it from src (already checked): the literal numbers, or the generator's. */
@@ -202,29 +184,25 @@ int li_fill_mat(Ctx *c, const MatSrc *src, Mat *m);
 int li_is_generated(const MatSrc *src);
 
 /* lesson_shapes.c: the shape rules */
-/* The shape rules of lessons/FORMAT.md. Fills s->d_k, d_v, d_out. Paths are top-level keys. */
-int li_check_shapes(Ctx *c, Shapes *s);
-/* A loaded lesson's shapes (no token counts: -1). */
-void li_shapes_from_lesson(const Lesson *l, Shapes *s);
-void li_shapes_from_model(const ModelConfig *c, const LayerParams *p, Shapes *s);
-/* Layer i of a loaded lesson as the engine computes it (positions on layer 0, the final norm on the last). */
-void li_layer_shapes(const Model *m, int i, Shapes *sh);
-/* The block's settings, for the presence rules. */
-void li_shapes_block(Shapes *s, const LayerParams *p);
-/* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
-double li_shapes_count(const Shapes *s);
-/* The sizes and features the catalogue's shape and presence rules read. */
-void li_shapes_shape(const Shapes *s, LessonShape *out);
-/* A cell reference (focus, quiz answer) against the shapes, at the current path. */
-int li_check_cellref(Ctx *c, const Shapes *s, const CellRef *ref);
-/* A step's stage and head against the shapes (paths: steps[i].stage, steps[i].head). */
-int li_check_step_stage(Ctx *c, const Shapes *s, const Step *st);
+/*
+ * The shape rules of lessons/FORMAT.md on one layer's model (its matrices' rows and columns: a file's before their
+ * numbers are read), writing the sizes they give into cfg->n, m, d_model, d_src and lp->d_k, d_v, d_out. tc: a file's
+ * token labels, or NULL. Paths are top-level keys.
+ */
+int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts *tc);
+/* Layer i of a loaded model as its steps are checked (positions on layer 0, the final norm on the last, the loss,
+ * the model's shared mask); borrowed. */
+void li_layer_config(const Model *m, int i, ModelConfig *c);
+/* A cell reference (focus, quiz answer) against a layer's shape, at the current path. */
+int li_check_cellref(Ctx *c, const LessonShape *sh, const CellRef *ref);
+/* A step's stage and head against a layer's shape (paths: steps[i].stage, steps[i].head). */
+int li_check_step_stage(Ctx *c, const LessonShape *sh, const Step *st);
 
 /* lesson_steps.c: texts, steps and quizzes */
 /* The text at key (a string, or one per language); absent: an empty text. */
 int li_key_text(Ctx *c, const cJSON *obj, const char *key, Text *t);
-/* "steps", each checked against the shapes of the layer it points into, into l->steps. */
-int li_read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l);
+/* "steps", each checked against the shape of the layer it points into (the top level's: cfg, lp), into l->steps. */
+int li_read_steps(Ctx *c, const ModelConfig *cfg, const LayerParams *lp, const cJSON *root, Lesson *l);
 /* What a step owns (its texts, its quiz's). */
 void li_step_free(Step *st);
 

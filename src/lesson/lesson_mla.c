@@ -58,7 +58,7 @@ static int mla_whole(Ctx *c, const cJSON *obj, const char *key, long long lo, lo
 	return 0;
 }
 
-int li_read_mla_settings(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_mla_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *o = get(root, "mla");
 	MlaParams *p = &l->lp.mla;
@@ -141,7 +141,7 @@ bad:
 	return -1;
 }
 
-int li_read_mla_matrices(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_mla_matrices(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *o = get(root, "mla");
 	MlaParams *p = &l->lp.mla;

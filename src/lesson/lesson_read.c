@@ -280,7 +280,7 @@ static Lesson *read_on_model(Ctx *c, const cJSON *root)
 	}
 	warn_unknown_keys(c, root, li_top_keys);
 	warn_duplicate_keys(c, root);
-	if (li_read_version(c, root, l) != 0)
+	if (li_read_version(c, root, &l->version) != 0)
 		goto fail;
 	cJSON_ArrayForEach(it, root) {
 		int allowed = !is_top_key(it->string);
@@ -318,81 +318,79 @@ fail:
 	return NULL;
 }
 
+/* The matrix src will fill, as rows and columns alone (no numbers yet: li_fill_mat makes them). */
+static void shape_only(Mat *m, const MatSrc *src)
+{
+	m->rows = src->kind == SRC_ABSENT ? 0 : src->rows;
+	m->cols = src->kind == SRC_ABSENT ? 0 : src->cols;
+	m->a = NULL;
+}
+
 /*
  * The output's width where another attention reads it: a stack's layer
  * before the last feeds the next layer, an encoder's last layer the
  * decoder's cross-attention; each reads rows of d_model numbers.
  */
-static int check_out_width(Ctx *c, const Shapes *sh)
+static int check_out_width(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 {
+	const int has_wo = !mat_empty(&lp->W_o);
 	const Stack *st = li_stack(c);
 	const int in_stack = c->layer_obj != NULL && st->part == PART_LAYER;
 	const int next = in_stack && c->layer_index < st->nlayers - 1;
 	const int memory = st->encoder_out && (!in_stack || c->layer_index == st->nlayers - 1);
 	size_t old;
 
-	if ((!next && !memory) || sh->d_out == sh->d_model)
+	if ((!next && !memory) || lp->d_out == cfg->d_model)
 		return 0;
-	old = path_key(c, sh->has_wo ? "W_o" : "W_v");
+	old = path_key(c, has_wo ? "W_o" : "W_v");
 	if (next)
 		fail(c, _("layer %d's output has %d columns, but layer %d reads rows of d_model = %d numbers: %s"),
-		     c->layer_index, sh->d_out, c->layer_index + 1, sh->d_model,
-		     sh->has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
+		     c->layer_index, lp->d_out, c->layer_index + 1, cfg->d_model,
+		     has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
 	else
 		fail(c, _("the encoder's output has %d columns, but the decoder's cross-attention reads rows of the "
 		          "encoder's d_model = %d numbers: %s"),
-		     sh->d_out, sh->d_model,
-		     sh->has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
+		     lp->d_out, cfg->d_model,
+		     has_wo ? _("give W_o d_model columns") : _("give W_o (heads × d_v rows, d_model columns)"));
 	path_set(c, old);
 	return -1;
 }
 
-/* Turn a parsed lesson object into a Lesson, or NULL with c->err set. */
-Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
+/*
+ * One layer's model read from root into m (zeroed): the settings it is
+ * read with (m->cfg) and its parameters (m->lp). l: the lesson root is the
+ * top level of (its version, title and summary, steps and comparison), or
+ * NULL for a stack's layer or a decoder's link, which is a model alone
+ * (is_variant then 1). 0, or -1 with c->err set (m then holds what the
+ * caller frees).
+ */
+static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_variant)
 {
-	if (!is_variant && cJSON_IsObject(root) && get(root, "model") != NULL)
-		return read_on_model(c, root);
 	const cJSON *src = NULL, *tok_arr = NULL, *src_tok_arr = NULL, *we;
 	MatSrc ms_x, ms_s, ms_q, ms_k, ms_v, ms_o, ms_e;
 	MaskSrc parts[LESSON_MAX_MASKS];
-	int nparts = 0;
-	Shapes sh;
-	Lesson *l;
+	Text title = { 0 }, summary = { 0 };
+	int nparts = 0, version = 0;
+	TokenCounts tc;
 	size_t base = c->pathlen, old;
 	int ok = 0;
 
 	memset(&ms_s, 0, sizeof ms_s);
 	memset(&ms_e, 0, sizeof ms_e);
-	if (cJSON_IsObject(root) && get(root, "encoder") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
-	    get(root, "attnviz")->valuedouble == 2)
-		return li_lesson_encdec(c, root, is_variant);
-	if (cJSON_IsObject(root) && get(root, "layers") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
-	    get(root, "attnviz")->valuedouble == 2)
-		return li_lesson_with_layers(c, root, get(root, "layers"), is_variant);
-	l = calloc(1, sizeof *l);
-	if (l == NULL) {
-		fail_oom(c);
-		return NULL;
-	}
-	l->path = strdup(c->name);
-	if (l->path == NULL) {
-		fail_oom(c);
-		goto out;
-	}
-	if (!cJSON_IsObject(root)) {
-		fail(c, _("a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s"), got(root).s);
-		goto out;
-	}
 	if (!is_variant) {
 		warn_unknown_keys(c, root, li_top_keys);
 		warn_duplicate_keys(c, root);
 	}
-	if (li_read_version(c, root, l) != 0 || check_version_keys(c, root, l->version) != 0)
+	if (li_read_version(c, root, &version) != 0 || check_version_keys(c, root, version) != 0)
 		goto out;
-	if (li_key_text(c, root, "title", &l->title) != 0 || li_key_text(c, root, "summary", &l->summary) != 0)
+	if (l != NULL)
+		l->version = version;
+	/* a layer's or a link's title and summary are the lesson's (read for their errors, in the order they come) */
+	if (li_key_text(c, root, "title", l != NULL ? &l->title : &title) != 0 ||
+	    li_key_text(c, root, "summary", l != NULL ? &l->summary : &summary) != 0)
 		goto out;
-	if (li_read_scalars(c, root, l) != 0 || li_read_modern(c, root, l) != 0 || li_read_block_settings(c, root, l) != 0 ||
-	    li_read_mla_settings(c, root, l) != 0)
+	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0 || li_read_block_settings(c, root, m) != 0 ||
+	    li_read_mla_settings(c, root, m) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -424,7 +422,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	{
 		static const char *const need[] = { "W_q", "W_k", "W_v" };
 		int i;
-		for (i = 0; i < 3 && !l->lp.mla.on; i++) /* MLA: its own (lesson_mla.c) */
+		for (i = 0; i < 3 && !m->lp.mla.on; i++) /* MLA: its own (lesson_mla.c) */
 			if (get(root, need[i]) == NULL) {
 				old = path_key(c, need[i]);
 				fail(c, _("missing (every lesson gives W_q, W_k and W_v)"));
@@ -438,34 +436,33 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	    li_read_matsrc(c, root, "W_o", &LIM_DIM_DIM, &ms_o) != 0)
 		goto out;
 	we = get(root, "w_e");
-	if (we != NULL && l->cfg.score != SCORE_ADDITIVE) {
+	if (we != NULL && m->cfg.score != SCORE_ADDITIVE) {
 		old = path_key(c, "w_e");
 		warnf(c, _("not used: w_e is for \"score\": \"additive\""));
 		path_set(c, old);
 	} else if (li_read_matsrc(c, root, "w_e", &LIM_VECTOR, &ms_e) != 0) {
 		goto out;
 	}
-	if (li_read_mask(c, root, l, parts, &nparts) != 0)
+	if (li_read_mask(c, root, m, parts, &nparts) != 0)
 		goto out;
 
 	/* Tokens: counted now, read once the shapes agree. */
-	memset(&sh, 0, sizeof sh);
-	sh.ntokens = count_tokens(c, root, "tokens", &tok_arr);
-	if (sh.ntokens == -2)
+	tc.ntokens = count_tokens(c, root, "tokens", &tok_arr);
+	if (tc.ntokens == -2)
 		goto out;
-	if (sh.ntokens < 0 && !li_is_generated(&ms_x)) {
+	if (tc.ntokens < 0 && !li_is_generated(&ms_x)) {
 		old = path_key(c, "tokens");
 		fail(c, _("missing: one label per row of X (only a generated X may leave them out)"));
 		path_set(c, old);
 		goto out;
 	}
-	sh.nsource_tokens = -1;
+	tc.nsource_tokens = -1;
 	if (src != NULL) {
 		old = path_key(c, "source");
-		sh.nsource_tokens = count_tokens(c, src, "tokens", &src_tok_arr);
-		if (sh.nsource_tokens == -2)
+		tc.nsource_tokens = count_tokens(c, src, "tokens", &src_tok_arr);
+		if (tc.nsource_tokens == -2)
 			goto out;
-		if (sh.nsource_tokens < 0 && !li_is_generated(&ms_s)) {
+		if (tc.nsource_tokens < 0 && !li_is_generated(&ms_s)) {
 			path_key(c, "tokens");
 			fail(c, _("missing: one label per row of source.X (only a generated source.X may leave them out)"));
 			goto out;
@@ -473,137 +470,106 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		path_set(c, old);
 	}
 
-	sh.n = ms_x.rows;
-	sh.d_model = ms_x.cols;
-	sh.has_source = src != NULL;
-	sh.m = src != NULL ? ms_s.rows : sh.n;
-	sh.d_src = src != NULL ? ms_s.cols : sh.d_model;
-	sh.heads = l->lp.heads;
-	sh.wq_r = ms_q.rows; sh.wq_c = ms_q.cols;
-	sh.wk_r = ms_k.rows; sh.wk_c = ms_k.cols;
-	sh.wv_r = ms_v.rows; sh.wv_c = ms_v.cols;
-	sh.has_wo = ms_o.kind != SRC_ABSENT;
-	sh.wo_r = ms_o.rows; sh.wo_c = ms_o.cols;
-	sh.has_we = ms_e.kind != SRC_ABSENT;
-	sh.we_r = ms_e.rows; sh.we_c = ms_e.cols;
-	sh.positional = l->cfg.positional;
-	sh.score = l->cfg.score;
-	sh.mask = l->cfg.mask;
-	sh.fill_inf = l->cfg.mask_fill_inf;
-	sh.nparts = nparts;
-	for (int i = 0; i < nparts; i++) {
-		sh.part[i].kind = parts[i].kind;
-		sh.part[i].window = parts[i].window;
-		sh.part[i].r = parts[i].ms.rows;
-		sh.part[i].c = parts[i].ms.cols;
-	}
-	sh.kv_heads = l->lp.kv_heads;
-	sh.rope = l->cfg.rope;
-	sh.rope_table = rope_has_table(&l->cfg);
-	sh.rope_partial = l->cfg.rope_partial;
-	sh.rope_dynamic = l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC;
-	sh.alibi = l->cfg.alibi;
-	sh.decode = l->cfg.decode;
-	sh.flash_bq = l->cfg.flash_bq;
-	sh.flash_bk = l->cfg.flash_bk;
-	sh.qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
+	/*
+	 * The model takes every matrix's rows and columns now, its numbers later
+	 * (li_fill_mat): the shape rules read the model itself. So do the
+	 * stages' rules, which the steps are checked with before the rest is
+	 * read: the LM head's size, the sinks, Gated DeltaNet, the final norm
+	 * and the loss stand in as the file gives them.
+	 */
+	m->cfg.has_source = src != NULL;
+	shape_only(&m->cfg.input, &ms_x);
+	shape_only(&m->cfg.source_input, &ms_s);
+	shape_only(&m->lp.W_q, &ms_q);
+	shape_only(&m->lp.W_k, &ms_k);
+	shape_only(&m->lp.W_v, &ms_v);
+	shape_only(&m->lp.W_o, &ms_o);
+	shape_only(&m->lp.w_e, &ms_e);
+	if (m->cfg.mask == MASK_LIST) {
+		if ((m->cfg.masks = calloc((size_t)nparts, sizeof *m->cfg.masks)) == NULL) {
+			fail_oom(c);
+			goto out;
+		}
+		m->cfg.nmasks = nparts;
+		for (int i = 0; i < nparts; i++) {
+			m->cfg.masks[i].kind = parts[i].kind;
+			m->cfg.masks[i].window = parts[i].window;
+			shape_only(&m->cfg.masks[i].matrix, &parts[i].ms);
+		}
+	} else if (nparts == 1)
+		shape_only(&m->cfg.mask_matrix, &parts[0].ms);
 	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
-	sh.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
-	/* issue 23: the caps, and the sinks (their numbers are read with the others) */
-	sh.softcap = l->cfg.attn_softcap > 0.0;
-	sh.final_cap = l->cfg.final_softcap > 0.0 && sh.vocab > 0;
-	sh.sinks = cJSON_IsArray(get(root, "sinks"));
-	sh.linear = l->cfg.linear;
-	sh.linear_causal = l->cfg.linear_causal;
-	sh.deltanet = cJSON_IsObject(get(root, "gated_deltanet"));
-	if (l->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
-		const int hq = sh.heads * l->lp.d_k;
-		if (l->lp.mla.q_lora_rank == 0 && (ms_q.rows != sh.d_model || ms_q.cols != hq)) {
+	m->cfg.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
+	if (cJSON_IsArray(get(root, "sinks"))) /* issue 23 §4: a sink logit per head */
+		m->lp.sinks.rows = 1, m->lp.sinks.cols = m->lp.heads;
+	if (cJSON_IsObject(get(root, "gated_deltanet"))) /* issue 24 §3 */
+		m->lp.gdn_A_log.rows = 1, m->lp.gdn_A_log.cols = m->lp.heads;
+	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
+		const int hq = m->lp.heads * m->lp.d_k;
+		if (m->lp.mla.q_lora_rank == 0 && (ms_q.rows != ms_x.cols || ms_q.cols != hq)) {
 			old = path_key(c, "W_q");
 			fail(c, _("expected %d × %d (d_model × heads·(qk_nope_head_dim + qk_rope_head_dim)), got %d × %d"),
-			     sh.d_model, hq, ms_q.rows, ms_q.cols);
+			     ms_x.cols, hq, ms_q.rows, ms_q.cols);
 			path_set(c, old);
 			goto out;
 		}
-		sh.mla = 1;
-		sh.q_lora_rank = l->lp.mla.q_lora_rank;
-		sh.kv_lora_rank = l->lp.mla.kv_lora_rank;
-		sh.d_nope = l->lp.mla.d_nope;
-		sh.d_rope = l->lp.mla.d_rope;
-		sh.wq_r = sh.wk_r = sh.wv_r = sh.d_model;
-		sh.wq_c = sh.wk_c = hq;
-		sh.wv_c = sh.heads * l->lp.d_v;
 	}
-	li_shapes_block(&sh, &l->lp);
 	if (li_stack(c)->part != PART_LAYER)
-		sh.has_final = li_stack(c)->link_final;
+		m->cfg.has_final_norm = li_stack(c)->link_final;
 	else if (c->layer_obj != NULL)
-		sh.has_final = li_stack(c)->stack_final && c->layer_index == li_stack(c)->nlayers - 1;
+		m->cfg.has_final_norm = li_stack(c)->stack_final && c->layer_index == li_stack(c)->nlayers - 1;
 	else
-		sh.has_final = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
-	sh.backward = get(root, "backward") != NULL;
-	if (li_check_shapes(c, &sh) != 0)
+		m->cfg.has_final_norm = cJSON_IsObject(get(root, "block")) && get(get(root, "block"), "final_norm") != NULL;
+	m->cfg.backward = get(root, "backward") != NULL ? BACKWARD_TARGET : BACKWARD_NONE; /* which: li_read_backward */
+	if (li_check_shapes(c, &m->cfg, &m->lp, &tc) != 0)
 		goto out;
-	if (check_out_width(c, &sh) != 0)
+	if (check_out_width(c, &m->cfg, &m->lp) != 0)
 		goto out;
 	if (li_stack(c)->count_only) { /* a stack's layer counted, nothing filled (li_lesson_with_layers) */
-		li_stack(c)->counted += li_shapes_count(&sh);
-		if (sh.score == SCORE_ADDITIVE)
-			li_stack(c)->counted_terms += (double)sh.n * sh.m * sh.heads * sh.d_k;
+		li_stack(c)->counted += lesson_model_count_numbers(&m->cfg, &m->lp);
+		if (m->cfg.score == SCORE_ADDITIVE)
+			li_stack(c)->counted_terms += (double)m->cfg.n * m->cfg.m * m->lp.heads * m->lp.d_k;
 		ok = 1;
 		goto out;
 	}
-	l->cfg.n = sh.n;
-	l->cfg.m = sh.m;
-	l->cfg.d_model = sh.d_model;
-	l->cfg.d_src = sh.d_src;
-	l->lp.d_k = sh.d_k;
-	l->lp.d_v = sh.d_v;
-	l->lp.d_out = sh.d_out;
-	l->cfg.has_source = sh.has_source;
 
 	old = path_key(c, "tokens");
-	if (read_tokens(c, tok_arr, l->cfg.n, "t", &l->cfg.tokens) != 0)
+	if (read_tokens(c, tok_arr, m->cfg.n, "t", &m->cfg.tokens) != 0)
 		goto out;
 	path_set(c, old);
 	if (src != NULL) {
 		old = path_key(c, "source.tokens");
-		if (read_tokens(c, src_tok_arr, l->cfg.m, "s", &l->cfg.source_tokens) != 0)
+		if (read_tokens(c, src_tok_arr, m->cfg.m, "s", &m->cfg.source_tokens) != 0)
 			goto out;
 		path_set(c, old);
 	}
-	if (!is_variant && li_read_steps(c, &sh, root, l) != 0)
+	if (!is_variant && li_read_steps(c, &m->cfg, &m->lp, root, l) != 0)
 		goto out;
+	/* what stood in for the steps is read with the numbers (or, for a stack's layer, by the stack) */
+	m->cfg.vocab = 0;
+	m->cfg.has_final_norm = 0;
+	m->cfg.backward = BACKWARD_NONE;
 
 	/* Now the numbers. */
-	if (li_fill_mat(c, &ms_x, &l->cfg.input) != 0 || li_fill_mat(c, &ms_s, &l->cfg.source_input) != 0 ||
-	    li_fill_mat(c, &ms_q, &l->lp.W_q) != 0 || li_fill_mat(c, &ms_k, &l->lp.W_k) != 0 ||
-	    li_fill_mat(c, &ms_v, &l->lp.W_v) != 0 || li_fill_mat(c, &ms_o, &l->lp.W_o) != 0 ||
-	    li_fill_mat(c, &ms_e, &l->lp.w_e) != 0)
+	if (li_fill_mat(c, &ms_x, &m->cfg.input) != 0 || li_fill_mat(c, &ms_s, &m->cfg.source_input) != 0 ||
+	    li_fill_mat(c, &ms_q, &m->lp.W_q) != 0 || li_fill_mat(c, &ms_k, &m->lp.W_k) != 0 ||
+	    li_fill_mat(c, &ms_v, &m->lp.W_v) != 0 || li_fill_mat(c, &ms_o, &m->lp.W_o) != 0 ||
+	    li_fill_mat(c, &ms_e, &m->lp.w_e) != 0)
 		goto out;
-	if (l->cfg.mask == MASK_LIST) {
-		l->cfg.masks = calloc((size_t)nparts, sizeof *l->cfg.masks);
-		if (l->cfg.masks == NULL) {
-			fail_oom(c);
-			goto out;
-		}
-		l->cfg.nmasks = nparts;
-		for (int i = 0; i < nparts; i++) {
-			l->cfg.masks[i].kind = parts[i].kind;
-			l->cfg.masks[i].window = parts[i].window;
-			if (li_fill_mat(c, &parts[i].ms, &l->cfg.masks[i].matrix) != 0)
+	if (m->cfg.mask == MASK_LIST) {
+		for (int i = 0; i < nparts; i++)
+			if (li_fill_mat(c, &parts[i].ms, &m->cfg.masks[i].matrix) != 0)
 				goto out;
-		}
-	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &l->cfg.mask_matrix) != 0)
+	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &m->cfg.mask_matrix) != 0)
 		goto out;
-	if (li_read_v2_matrices(c, root, l) != 0 || li_read_mla_matrices(c, root, l) != 0 ||
-	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, l) != 0) ||
-	    (c->layer_obj == NULL && li_read_backward(c, root, l) != 0))
+	if (li_read_v2_matrices(c, root, m) != 0 || li_read_mla_matrices(c, root, m) != 0 ||
+	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, m) != 0) ||
+	    (c->layer_obj == NULL && li_read_backward(c, root, m) != 0))
 		goto out;
 
 	if (!is_variant) {
 		int r;
-		li_stack(c)->numbers_before = li_shapes_count(&sh); /* the variant counts with this lesson */
+		li_stack(c)->numbers_before = lesson_model_count_numbers(&m->cfg, &m->lp); /* the variant counts with this lesson */
 		r = li_read_compare(c, root, l);
 		li_stack(c)->numbers_before = 0;
 		if (r != 0)
@@ -612,12 +578,46 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	ok = 1;
 out:
 	path_set(c, base);
-	if (!ok) {
-		/* l->n and l->m are set before the token arrays are made: lesson_free can count them. */
+	text_free(&title);
+	text_free(&summary);
+	/* on failure m->cfg.n and m are set before the token arrays are made: the caller's free can count them */
+	return ok ? 0 : -1;
+}
+
+
+/* Turn a parsed lesson object into a Lesson, or NULL with c->err set. */
+Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
+{
+	Lesson *l;
+
+	if (!is_variant && cJSON_IsObject(root) && get(root, "model") != NULL)
+		return read_on_model(c, root);
+	if (cJSON_IsObject(root) && get(root, "encoder") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
+	    get(root, "attnviz")->valuedouble == 2)
+		return li_lesson_encdec(c, root, is_variant);
+	if (cJSON_IsObject(root) && get(root, "layers") != NULL && cJSON_IsNumber(get(root, "attnviz")) &&
+	    get(root, "attnviz")->valuedouble == 2)
+		return li_lesson_with_layers(c, root, get(root, "layers"), is_variant);
+	l = calloc(1, sizeof *l);
+	if (l == NULL) {
+		fail_oom(c);
+		return NULL;
+	}
+	if ((l->path = strdup(c->name)) == NULL)
+		fail_oom(c);
+	else if (!cJSON_IsObject(root))
+		fail(c, _("a lesson is one JSON object {\"attnviz\": 1, …}, but this file holds %s"), got(root).s);
+	if (c->err != NULL || read_model(c, root, &l->model, l, is_variant) != 0) {
+		/* l->cfg.n and m are set before the token arrays are made: lesson_free can count them. */
 		lesson_free(l);
 		return NULL;
 	}
 	return l;
+}
+
+int li_read_layer(Ctx *c, const cJSON *root, Model *m)
+{
+	return read_model(c, root, m, NULL, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -665,7 +665,7 @@ Lesson *lesson_on_model(Lesson *course, Lesson *model, char **err, char **warn_o
 	StrBuf w = { 0 };
 	Stack st = { 0 };
 	cJSON *root;
-	Shapes sh;
+	ModelConfig c0;
 	char *e = NULL;
 	Lesson *r = NULL;
 	Ctx c;
@@ -676,8 +676,8 @@ Lesson *lesson_on_model(Lesson *course, Lesson *model, char **err, char **warn_o
 		ctx_init(&c, course->path, &w);
 		st.model = &model->model;
 		c.reader = &st;
-		li_layer_shapes(&model->model, 0, &sh);
-		if (li_read_steps(&c, &sh, root, model) == 0) {
+		li_layer_config(&model->model, 0, &c0);
+		if (li_read_steps(&c, &c0, &model->lp, root, model) == 0) {
 			/* the model with the course's words: its path the lesson file's, the folder kept as model_dir */
 			text_free(&model->title);
 			text_free(&model->summary);

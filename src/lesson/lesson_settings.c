@@ -21,7 +21,7 @@ static const char *const qk_norm_keys[] = { "q", "k", "eps", NULL };
  * are known: li_read_v2_matrices). Every layer has it when the top level
  * says so; a layer may give weights of its own, and the eps is the top level's.
  */
-static int read_qk_norm_setting(Ctx *c, const cJSON *v, Lesson *l)
+static int read_qk_norm_setting(Ctx *c, const cJSON *v, Model *l)
 {
 	size_t old = path_key(c, "qk_norm");
 	int r = 0;
@@ -50,7 +50,7 @@ static int read_qk_norm_setting(Ctx *c, const cJSON *v, Lesson *l)
 }
 
 /* The LM head's "temperature" (a number > 0, default 1) and "top_k" (1 … LESSON_MAX_TOP_K, default 10). */
-static int read_lm_settings(Ctx *c, const cJSON *root, Lesson *l)
+static int read_lm_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *v = get(root, "temperature");
 	long long k = 10;
@@ -75,7 +75,7 @@ static int read_lm_settings(Ctx *c, const cJSON *root, Lesson *l)
 static const char *const flash_keys[] = { "block_q", "block_k", NULL };
 static const char *const mask_keys[] = { "padding", "window", NULL };
 
-int li_read_version(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_version(Ctx *c, const cJSON *root, int *version)
 {
 	const cJSON *v = get(root, "attnviz");
 	size_t old = path_key(c, "attnviz");
@@ -89,7 +89,7 @@ int li_read_version(Ctx *c, const cJSON *root, Lesson *l)
 		r = fail(c, _("this file is format %s, but this build of attnviz reads formats 1 and 2%s"), got(v).s,
 		         v->valuedouble > 2 ? _(" (a newer attnviz may read it)") : "");
 	else
-		l->version = (int)v->valuedouble;
+		*version = (int)v->valuedouble;
 	path_set(c, old);
 	return r;
 }
@@ -152,7 +152,7 @@ static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 }
 
 /* "mask": one mask, or a list of them (a cell is visible when every mask allows it). */
-int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *nparts)
+int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *nparts)
 {
 	const cJSON *v = get(root, "mask"), *it;
 	size_t old;
@@ -200,7 +200,7 @@ int li_read_mask(Ctx *c, const cJSON *root, Lesson *l, MaskSrc *parts, int *npar
  * (it needs "vocab"). Each a number > 0, or 0 / false for none (a compare
  * variant turns the lesson's off so).
  */
-static int read_softcap_settings(Ctx *c, const cJSON *root, Lesson *l)
+static int read_softcap_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	static const char *const keys[] = { "attn_logit_softcapping", "final_logit_softcapping" };
 	double *const field[] = { &l->cfg.attn_softcap, &l->cfg.final_softcap };
@@ -250,7 +250,7 @@ static int rope_missing(Ctx *c, const cJSON *obj, const char *key, const char *t
  * "mscale", "mscale_all_dim" (DeepSeek's: attention_factor from their ratio),
  * llama3's "low_freq_factor", "high_freq_factor"}: transformers' rope_scaling.
  */
-static int read_rope_scaling(Ctx *c, const cJSON *v, Lesson *l)
+static int read_rope_scaling(Ctx *c, const cJSON *v, Model *l)
 {
 	static const char *const types[] = { "linear", "dynamic", "yarn", "llama3", NULL };
 	static const char *const linear_keys[] = { "type", "factor", NULL };
@@ -312,7 +312,7 @@ out:
 }
 
 /* "partial_rotary_factor" (0 < f ≤ 1) and "scaling" of the "rope" object v. */
-static int read_rope_extras(Ctx *c, const cJSON *v, Lesson *l)
+static int read_rope_extras(Ctx *c, const cJSON *v, Model *l)
 {
 	const cJSON *sc = get(v, "scaling");
 
@@ -384,7 +384,7 @@ int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, Layer
  * (φ = elu + 1, not causal, eps 1e-6) or {"feature_map": "elu+1", "causal":
  * true, "eps": 1e-6}; false or absent: none.
  */
-static int read_linear_attention(Ctx *c, const cJSON *root, Lesson *l)
+static int read_linear_attention(Ctx *c, const cJSON *root, Model *l)
 {
 	static const char *const keys[] = { "feature_map", "causal", "eps", NULL };
 	static const char *const maps[] = { "elu+1", NULL };
@@ -427,7 +427,7 @@ static int read_linear_attention(Ctx *c, const cJSON *root, Lesson *l)
 	return r != 0 ? -1 : 0;
 }
 
-int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_modern(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *v;
 	size_t old;
@@ -560,7 +560,7 @@ int li_read_modern(Ctx *c, const cJSON *root, Lesson *l)
 	return 0;
 }
 
-int li_read_scalars(Ctx *c, const cJSON *root, Lesson *l)
+int li_read_scalars(Ctx *c, const cJSON *root, Model *l)
 {
 	static const char *const positionals[] = { "none", "sinusoidal", "learned", NULL };
 	static const char *const scores[] = { "dot", "additive", NULL };

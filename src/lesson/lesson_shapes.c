@@ -3,7 +3,10 @@
  * and for lesson_validate (after an edit): every matrix against every
  * other and the limits, a step's cells against the catalogue; the numbers a
  * lesson and its computation hold; a lesson's LessonShape for the
- * catalogue's presence rules.
+ * catalogue's presence rules. Each reads the model itself (ModelConfig and
+ * LayerParams: its matrices' rows and columns, a file's set before their
+ * numbers are read) and gives the catalogue's LessonShape: a size lives in
+ * the model, nowhere else.
  */
 #include "lesson/lesson_internal.h"
 #include "model/ropefreq.h"
@@ -14,274 +17,293 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
-/* Shapes, checked against each other and the limits                   */
+/* A layer's shapes, checked against each other and the limits        */
 /* ------------------------------------------------------------------ */
 
-/* The lesson's masks as parts (one part for a single mask, none without). */
-static void shapes_masks(Shapes *s, const ModelConfig *c)
+/* The mask's parts: a list's, or the one mask as one part in *one (none without). Their count. */
+static int mask_parts(const ModelConfig *c, MaskPart *one, const MaskPart **part)
 {
-	s->mask = c->mask;
-	s->fill_inf = c->mask_fill_inf;
-	s->nparts = 0;
 	if (c->mask == MASK_LIST) {
-		for (int i = 0; i < c->nmasks && i < LESSON_MAX_MASKS; i++) {
-			s->part[i].kind = c->masks[i].kind;
-			s->part[i].window = c->masks[i].window;
-			s->part[i].r = c->masks[i].matrix.rows;
-			s->part[i].c = c->masks[i].matrix.cols;
-			s->nparts++;
-		}
-	} else if (c->mask != MASK_NONE) {
-		s->part[0].kind = c->mask;
-		s->part[0].window = c->window;
-		s->part[0].r = c->mask_matrix.rows;
-		s->part[0].c = c->mask_matrix.cols;
-		s->nparts = 1;
+		*part = c->masks;
+		return c->nmasks;
+	}
+	one->kind = c->mask;
+	one->window = c->window;
+	one->matrix = c->mask_matrix;
+	*part = one;
+	return c->mask != MASK_NONE;
+}
+
+/*
+ * The sizes a layer's matrices give (a file's before their numbers are
+ * read: Mat's rows and columns, no numbers yet): n, d_model from X; m,
+ * d_src from the source (X's without one); d_k, d_v, d_out from W_q, W_v
+ * and W_o. The model's n … d_out fields are what these were when checked
+ * (li_check_shapes writes them; lesson_validate compares).
+ */
+static void model_sizes(const ModelConfig *c, int *n, int *m, int *d_model, int *d_src)
+{
+	*n = c->input.rows;
+	*d_model = c->input.cols;
+	*m = c->has_source ? c->source_input.rows : *n;
+	*d_src = c->has_source ? c->source_input.cols : *d_model;
+}
+
+/* The rows and columns W_q, W_k or W_v stands for: its own, or multi-head latent attention's (no such matrix). */
+static void weight_dims(const ModelConfig *c, const LayerParams *p, AttnMatrix w, int *rows, int *cols)
+{
+	const Mat *x = w == AM_W_Q ? &p->W_q : w == AM_W_K ? &p->W_k : &p->W_v;
+
+	*rows = x->rows;
+	*cols = x->cols;
+	if (p->mla.on) { /* MLA: the shapes they would have */
+		*rows = c->input.cols;
+		*cols = p->heads * (w == AM_W_V ? p->d_v : p->d_k);
 	}
 }
 
-/* Key/value heads, RoPE, ALiBi, decoding and the tiles, for the shape and presence rules. */
-static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
+/* d_k, d_v, d_out as the weights give them (0 without heads). */
+static void head_dims(const ModelConfig *c, const LayerParams *p, int *d_k, int *d_v, int *d_out)
 {
-	s->kv_heads = p->kv_heads > 0 ? p->kv_heads : p->heads;
-	s->rope = c->rope;
-	s->rope_table = rope_has_table(c);
-	s->rope_partial = c->rope_partial;
-	s->rope_dynamic = c->rope_scaling.type == ROPE_SCALE_DYNAMIC;
-	s->alibi = c->alibi;
-	s->decode = c->decode;
-	s->flash_bq = c->flash_bq;
-	s->flash_bk = c->flash_bk;
-	s->qk_norm = c->qk_norm != QK_NORM_NONE;
-	s->vocab = c->vocab;
-	s->softcap = c->attn_softcap > 0.0;
-	s->final_cap = c->final_softcap > 0.0 && c->vocab > 0;
-	s->sinks = !mat_empty(&p->sinks);
-	s->linear = c->linear;
-	s->linear_causal = c->linear_causal;
-	s->deltanet = !mat_empty(&p->gdn_A_log);
-	s->mla = p->mla.on;
-	s->q_lora_rank = p->mla.q_lora_rank;
-	s->kv_lora_rank = p->mla.kv_lora_rank;
-	s->d_nope = p->mla.d_nope;
-	s->d_rope = p->mla.d_rope;
+	const int g = p->kv_heads > 0 ? p->kv_heads : p->heads;
+	int r, wq_c, wv_c;
+
+	weight_dims(c, p, AM_W_Q, &r, &wq_c);
+	weight_dims(c, p, AM_W_V, &r, &wv_c);
+	*d_k = p->heads > 0 ? wq_c / p->heads : 0;
+	*d_v = g > 0 ? wv_c / g : 0;
+	*d_out = !mat_empty(&p->W_o) ? p->W_o.cols : p->heads * *d_v;
 }
 
-/* The block's settings, for the presence rules. */
-void li_shapes_block(Shapes *s, const LayerParams *p)
+double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 {
-	s->block = p->block.present;
-	s->norm = p->block.norm;
-	s->norm_kind = p->block.norm_kind;
-	s->has_ffn = p->block.has_ffn;
-	s->swiglu = p->block.activation == ACT_SWIGLU;
-	s->d_ff = p->block.d_ff;
-}
+	int n, m, d_model, d_src, d_k, d_v, d_out;
+	MaskPart one;
+	const MaskPart *part;
+	const int nparts = mask_parts(cfg, &one, &part);
 
-/* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
-double li_shapes_count(const Shapes *s)
-{
-	const double N = s->n, M = s->m, h = s->heads, D = s->d_model, Ds = s->d_src, dk = s->d_k, dv = s->d_v;
-	const double g = s->kv_heads > 0 ? s->kv_heads : s->heads;
+	model_sizes(cfg, &n, &m, &d_model, &d_src);
+	head_dims(cfg, p, &d_k, &d_v, &d_out);
+	const double N = n, M = m, h = p->heads, D = d_model, Ds = d_src, dk = d_k, dv = d_v;
+	const double g = p->kv_heads > 0 ? p->kv_heads : p->heads;
 	double mask = 0, own, computed;
 
-	for (int i = 0; i < s->nparts; i++)
-		mask += s->part[i].kind == MASK_MATRIX ? N * M : s->part[i].kind == MASK_PADDING ? M : 0;
+	for (int i = 0; i < nparts; i++)
+		mask += part[i].kind == MASK_MATRIX ? N * M : part[i].kind == MASK_PADDING ? M : 0;
 	/* the lesson: X, source.X, W_q, W_k, W_v, W_o, w_e, the mask */
-	own = N * D + (s->has_source ? M * Ds : 0) + D * h * dk + Ds * g * (dk + dv) +
-	      (s->has_wo ? h * dv * s->d_out : 0) + (s->score == SCORE_ADDITIVE ? h * dk : 0) + mask;
+	own = N * D + (cfg->has_source ? M * Ds : 0) + D * h * dk + Ds * g * (dk + dv) +
+	      (!mat_empty(&p->W_o) ? h * dv * d_out : 0) + (cfg->score == SCORE_ADDITIVE ? h * dk : 0) + mask;
 	/*
 	 * the computation: PE and X, PE_src and S, Q, K, V, per head scores, weights (n × m) and weighted, concat,
 	 * output, visibility, and the few n × m matrices of the derived stages (scaled, masked, ALiBi's bias and
 	 * biased) made when a view asks for them
 	 */
-	computed = (s->positional != POS_NONE ? 2 : 1) * N * D +
-	           (s->has_source ? (s->positional != POS_NONE ? 2 : 1) * M * Ds : 0) + N * h * dk + M * g * (dk + dv) +
-	           h * (2 * N * M + N * dv) + N * h * dv + (s->has_wo ? N * s->d_out : 0) + N * M +
+	computed = (cfg->positional != POS_NONE ? 2 : 1) * N * D +
+	           (cfg->has_source ? (cfg->positional != POS_NONE ? 2 : 1) * M * Ds : 0) + N * h * dk + M * g * (dk + dv) +
+	           h * (2 * N * M + N * dv) + N * h * dv + (!mat_empty(&p->W_o) ? N * d_out : 0) + N * M +
 	           LESSON_DERIVED_MATRICES * N * M;
 	/* RoPE's Q_rot and K_rot; ALiBi's slopes; the tiles' m, l, O and output; the decode rows */
-	if (s->rope)
+	if (cfg->rope)
 		computed += N * h * dk + M * g * dk;
-	if (s->alibi)
+	if (cfg->alibi)
 		computed += h;
-	if (s->flash_bq > 0 && s->flash_bk > 0) {
-		const double nkb = ceil(M / s->flash_bk);
+	if (cfg->flash_bq > 0 && cfg->flash_bk > 0) {
+		const double nkb = ceil(M / cfg->flash_bk);
 		computed += h * (N * nkb * (2 + dv) + N * dv);
 	}
 	/* linear attention: phi_q, phi_k, lin_scores, lin_z, lin_out, lin_state, lin_ksum, lin_out_state per head */
-	if (s->linear)
+	if (cfg->linear)
 		computed += h * (N * dk + M * dk + N * M + N + 2 * N * dv + dk * dv + dk);
 	/* Gated DeltaNet: W_a, W_b, A_log, dt_bias; per head gdn_q, gdn_k, β, g, recall, delta, both outputs, the state */
-	if (s->deltanet)
+	if (!mat_empty(&p->gdn_A_log))
 		computed += 2 * D * h + 2 * h + h * (2 * N * dk + 2 * N + 4 * N * dv + dk * dv);
-	if (s->decode)
-		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * s->d_out + (s->block ? N * D : 0);
-	if (s->block) {
-		const double F = s->d_ff;
+	if (cfg->decode)
+		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * d_out + (p->block.present ? N * D : 0);
+	if (p->block.present) {
+		const double F = p->block.d_ff;
 		/* its parameters: four norm vectors, W_1, W_3, W_2 and their biases; its results: two residuals,
 		 * two norms and their statistics, the FFN's three d_ff-wide matrices, its output, the final norm */
 		own += 4 * D + 3 * D * F + 2 * F + D;
 		computed += N * (6 * D + 4 + 3 * F);
 	}
 	/* QK-norm's weights and Q_norm, K_norm; the LM head's unembedding, logits and next */
-	if (s->qk_norm)
+	if (cfg->qk_norm != QK_NORM_NONE)
 		own += 2 * dk, computed += N * h * dk + M * g * dk;
-	if (s->vocab > 0)
-		own += s->vocab * D, computed += (N + 1) * s->vocab;
-	if (s->vocab > 0 && s->final_cap) /* the logits before their cap */
-		computed += N * s->vocab;
-	if (s->sinks) /* the sinks' logits and each row's share */
+	if (cfg->vocab > 0)
+		own += cfg->vocab * D, computed += (N + 1) * cfg->vocab;
+	if (cfg->vocab > 0 && cfg->final_softcap > 0.0) /* the logits before their cap */
+		computed += N * cfg->vocab;
+	if (!mat_empty(&p->sinks)) /* the sinks' logits and each row's share */
 		own += h, computed += h * N;
-	if (s->mla) { /* MLA: its weights beside W_q, W_k, W_v's count above; its latents, heads, absorbed form and cache */
-		const double r = s->q_lora_rank, c = s->kv_lora_rank, dn = s->d_nope, dr = s->d_rope;
+	if (p->mla.on) { /* MLA: its weights beside W_q, W_k, W_v's count above; its latents, heads, absorbed form and cache */
+		const double r = p->mla.q_lora_rank, c = p->mla.kv_lora_rank, dn = p->mla.d_nope, dr = p->mla.d_rope;
 		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
 		computed += N * (r + c + 2 * dr + h * (dn + dr + c + dv)) + h * N * M + 2 + 16;
 	}
 	return own + computed;
 }
 
-/* The shape rules of lessons/FORMAT.md. Fills s->d_k, d_v, d_out. Paths are top-level keys. */
-int li_check_shapes(Ctx *c, Shapes *s)
+/*
+ * The shape rules of lessons/FORMAT.md, on a layer's model (cfg, lp: its
+ * matrices' rows and columns, a file's before their numbers are read):
+ * writes the sizes they give into cfg->n, m, d_model, d_src and lp->d_k,
+ * d_v, d_out. tc: a file's token labels (NULL: none to check). Paths are
+ * top-level keys.
+ */
+int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts *tc)
 {
+	int n, m, d_model, d_src, wq_r, wq_c, wk_r, wk_c, wv_r, wv_c;
+	const int heads = lp->heads, has_wo = !mat_empty(&lp->W_o), wo_r = lp->W_o.rows, wo_c = lp->W_o.cols;
+	const int has_we = !mat_empty(&lp->w_e), we_r = lp->w_e.rows, we_c = lp->w_e.cols;
+	const int rope_dynamic = cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC;
+	int kv_heads = lp->kv_heads, d_k, d_v, d_out;
+	MaskPart one;
+	const MaskPart *part;
+	const int nparts = mask_parts(cfg, &one, &part);
 	const size_t base = c->pathlen;
 	const char *src_x = li_stack(c)->part == PART_CROSS ? _("the encoder's d_model")
-	                    : s->has_source         ? "source.X"
+	                    : cfg->has_source         ? "source.X"
 	                                            : "X";
 	double total;
 	int r = -1;
 
+	model_sizes(cfg, &n, &m, &d_model, &d_src);
+	weight_dims(cfg, lp, AM_W_Q, &wq_r, &wq_c);
+	weight_dims(cfg, lp, AM_W_K, &wk_r, &wk_c);
+	weight_dims(cfg, lp, AM_W_V, &wv_r, &wv_c);
+
 #define AT(key) path_key(c, key)
-	if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS) {
-		AT(s->n > LESSON_MAX_TOKENS ? "X" : "source.X");
+	if (n > LESSON_MAX_TOKENS || m > LESSON_MAX_TOKENS) {
+		AT(n > LESSON_MAX_TOKENS ? "X" : "source.X");
 		fail(c, _("%d rows is over the limit of %d tokens (LESSON_MAX_TOKENS)"),
-		     s->n > LESSON_MAX_TOKENS ? s->n : s->m, LESSON_MAX_TOKENS);
+		     n > LESSON_MAX_TOKENS ? n : m, LESSON_MAX_TOKENS);
 		goto out;
 	}
-	if (s->ntokens >= 0 && s->ntokens != s->n) {
+	if (tc != NULL && tc->ntokens >= 0 && tc->ntokens != n) {
 		AT("tokens");
-		fail(c, _("%d labels, but X has %d rows (one label per row)"), s->ntokens, s->n);
+		fail(c, _("%d labels, but X has %d rows (one label per row)"), tc->ntokens, n);
 		goto out;
 	}
-	if (s->has_source && s->nsource_tokens >= 0 && s->nsource_tokens != s->m) {
+	if (cfg->has_source && tc != NULL && tc->nsource_tokens >= 0 && tc->nsource_tokens != m) {
 		AT("source.tokens");
-		fail(c, _("%d labels, but source.X has %d rows (one label per row)"), s->nsource_tokens, s->m);
+		fail(c, _("%d labels, but source.X has %d rows (one label per row)"), tc->nsource_tokens, m);
 		goto out;
 	}
-	if (s->heads > LESSON_MAX_HEADS) {
+	if (heads > LESSON_MAX_HEADS) {
 		AT("heads");
-		fail(c, _("%d is over the limit of %d heads (LESSON_MAX_HEADS)"), s->heads, LESSON_MAX_HEADS);
+		fail(c, _("%d is over the limit of %d heads (LESSON_MAX_HEADS)"), heads, LESSON_MAX_HEADS);
 		goto out;
 	}
-	if (s->wq_r != s->d_model) {
+	if (wq_r != d_model) {
 		AT("W_q");
-		fail(c, _("expected %d rows (d_model, the columns of X), got %d"), s->d_model, s->wq_r);
+		fail(c, _("expected %d rows (d_model, the columns of X), got %d"), d_model, wq_r);
 		goto out;
 	}
-	if (s->wk_r != s->d_src) {
+	if (wk_r != d_src) {
 		AT("W_k");
 		fail(c, li_stack(c)->part == PART_CROSS ? _("expected %d rows (%s), got %d") : _("expected %d rows (the columns of %s), got %d"),
-		     s->d_src, src_x, s->wk_r);
+		     d_src, src_x, wk_r);
 		goto out;
 	}
-	if (s->wv_r != s->d_src) {
+	if (wv_r != d_src) {
 		AT("W_v");
 		fail(c, li_stack(c)->part == PART_CROSS ? _("expected %d rows (%s), got %d") : _("expected %d rows (the columns of %s), got %d"),
-		     s->d_src, src_x, s->wv_r);
+		     d_src, src_x, wv_r);
 		goto out;
 	}
-	if (s->kv_heads <= 0)
-		s->kv_heads = s->heads;
-	if (s->kv_heads == s->heads && s->wk_c != s->wq_c) {
+	if (kv_heads <= 0)
+		kv_heads = heads;
+	if (kv_heads == heads && wk_c != wq_c) {
 		AT("W_k");
-		fail(c, _("expected %d columns (as many as W_q: heads × d_k), got %d"), s->wq_c, s->wk_c);
+		fail(c, _("expected %d columns (as many as W_q: heads × d_k), got %d"), wq_c, wk_c);
 		goto out;
 	}
-	if (s->wq_c % s->heads != 0) {
+	if (wq_c % heads != 0) {
 		AT("heads");
-		fail(c, _("%d does not divide the %d columns of W_q"), s->heads, s->wq_c);
+		fail(c, _("%d does not divide the %d columns of W_q"), heads, wq_c);
 		goto out;
 	}
-	if (s->kv_heads != s->heads && s->wk_c != s->kv_heads * (s->wq_c / s->heads)) {
+	if (kv_heads != heads && wk_c != kv_heads * (wq_c / heads)) {
 		AT("W_k");
-		fail(c, _("expected %d columns (kv_heads %d × d_k %d), got %d"), s->kv_heads * (s->wq_c / s->heads),
-		     s->kv_heads, s->wq_c / s->heads, s->wk_c);
+		fail(c, _("expected %d columns (kv_heads %d × d_k %d), got %d"), kv_heads * (wq_c / heads),
+		     kv_heads, wq_c / heads, wk_c);
 		goto out;
 	}
-	if (s->wv_c % s->kv_heads != 0) {
-		AT(s->kv_heads == s->heads ? "heads" : "kv_heads");
-		fail(c, _("%d does not divide the %d columns of W_v"), s->kv_heads, s->wv_c);
+	if (wv_c % kv_heads != 0) {
+		AT(kv_heads == heads ? "heads" : "kv_heads");
+		fail(c, _("%d does not divide the %d columns of W_v"), kv_heads, wv_c);
 		goto out;
 	}
-	s->d_k = s->wq_c / s->heads;
-	s->d_v = s->wv_c / s->kv_heads;
-	if (s->has_wo && s->wo_r != s->heads * s->d_v) {
+	d_k = wq_c / heads;
+	d_v = wv_c / kv_heads;
+	if (has_wo && wo_r != heads * d_v) {
 		AT("W_o");
-		if (s->kv_heads == s->heads)
-			fail(c, _("expected %d rows (heads × d_v, the columns of W_v), got %d"), s->wv_c, s->wo_r);
+		if (kv_heads == heads)
+			fail(c, _("expected %d rows (heads × d_v, the columns of W_v), got %d"), wv_c, wo_r);
 		else
-			fail(c, _("expected %d rows (heads %d × d_v %d, the columns of concat), got %d"), s->heads * s->d_v,
-			     s->heads, s->d_v, s->wo_r);
+			fail(c, _("expected %d rows (heads %d × d_v %d, the columns of concat), got %d"), heads * d_v,
+			     heads, d_v, wo_r);
 		goto out;
 	}
-	s->d_out = s->has_wo ? s->wo_c : s->heads * s->d_v;
-	if (s->rope && s->d_k % 2 != 0) {
+	d_out = has_wo ? wo_c : heads * d_v;
+	if (cfg->rope && d_k % 2 != 0) {
 		AT("rope");
-		fail(c, _("needs an even d_k (q and k are rotated in pairs of columns), but d_k = %d"), s->d_k);
+		fail(c, _("needs an even d_k (q and k are rotated in pairs of columns), but d_k = %d"), d_k);
 		goto out;
 	}
-	if (s->rope && s->rope_partial > 0 && s->rope_partial < 1) { /* partial RoPE (issue 23 §2) */
-		const int rd = (int)((double)s->d_k * s->rope_partial);
-		if (rd % 2 != 0 || rd < 2 || (s->rope_dynamic && rd == 2)) {
+	if (cfg->rope && cfg->rope_partial > 0 && cfg->rope_partial < 1) { /* partial RoPE (issue 23 §2) */
+		const int rd = (int)((double)d_k * cfg->rope_partial);
+		if (rd % 2 != 0 || rd < 2 || (rope_dynamic && rd == 2)) {
 			AT("rope.partial_rotary_factor");
 			fail(c, _("int(d_k %d \u00d7 %g) = %d columns would turn: it must be even and at least 2 (4 with dynamic NTK)"),
-			     s->d_k, s->rope_partial, rd);
+			     d_k, cfg->rope_partial, rd);
 			goto out;
 		}
 	}
-	if (s->score == SCORE_ADDITIVE) {
-		if (!s->has_we) {
+	if (cfg->score == SCORE_ADDITIVE) {
+		if (!has_we) {
 			AT("w_e");
-			fail(c, _("missing: \"score\": \"additive\" needs w_e, %d numbers (the columns of W_q)"), s->wq_c);
+			fail(c, _("missing: \"score\": \"additive\" needs w_e, %d numbers (the columns of W_q)"), wq_c);
 			goto out;
 		}
-		if (s->we_r != 1 || s->we_c != s->wq_c) {
+		if (we_r != 1 || we_c != wq_c) {
 			AT("w_e");
 			fail(c, _("expected %d numbers (heads × d_k, the columns of W_q), got %d"),
-			     s->wq_c, s->we_r * s->we_c);
+			     wq_c, we_r * we_c);
 			goto out;
 		}
 	}
-	for (int i = 0; i < s->nparts; i++) {
+	for (int i = 0; i < nparts; i++) {
 		char where[40];
-		const int list = s->mask == MASK_LIST;
+		const int list = cfg->mask == MASK_LIST;
 		snprintf(where, sizeof where, list ? "mask[%d]" : "mask", i);
-		switch (s->part[i].kind) {
+		switch (part[i].kind) {
 		case MASK_CAUSAL:
 		case MASK_WINDOW:
-			if (s->n != s->m) {
+			if (n != m) {
 				AT("mask");
 				fail(c, _("%s needs a square score matrix, but n = %d and m = %d"),
-				     s->part[i].kind == MASK_CAUSAL ? "\"causal\"" : "a window", s->n, s->m);
+				     part[i].kind == MASK_CAUSAL ? "\"causal\"" : "a window", n, m);
 				goto out;
 			}
 			break;
 		case MASK_PADDING:
-			if (s->part[i].c != s->m) {
+			if (part[i].matrix.cols != m) {
 				AT(where);
 				path_key(c, "padding");
-				fail(c, _("expected %d numbers (one per key, m = %d), got %d"), s->m, s->m, s->part[i].c);
+				fail(c, _("expected %d numbers (one per key, m = %d), got %d"), m, m, part[i].matrix.cols);
 				goto out;
 			}
 			break;
 		case MASK_MATRIX:
-			if (s->part[i].r != s->n) {
+			if (part[i].matrix.rows != n) {
 				AT(where);
-				fail(c, _("expected %d rows (n, one per query), got %d"), s->n, s->part[i].r);
+				fail(c, _("expected %d rows (n, one per query), got %d"), n, part[i].matrix.rows);
 				goto out;
 			}
-			if (s->part[i].c != s->m) {
+			if (part[i].matrix.cols != m) {
 				AT(where);
-				fail(c, _("expected %d columns (m, one per key), got %d"), s->m, s->part[i].c);
+				fail(c, _("expected %d columns (m, one per key), got %d"), m, part[i].matrix.cols);
 				goto out;
 			}
 			break;
@@ -289,12 +311,12 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			break;
 		}
 	}
-	if (s->decode) {
+	if (cfg->decode) {
 		int causal = 0;
-		for (int i = 0; i < s->nparts; i++)
-			causal |= s->part[i].kind == MASK_CAUSAL || s->part[i].kind == MASK_WINDOW;
+		for (int i = 0; i < nparts; i++)
+			causal |= part[i].kind == MASK_CAUSAL || part[i].kind == MASK_WINDOW;
 		AT("decode");
-		if (s->has_source) {
+		if (cfg->has_source) {
 			fail(c, _("needs self-attention (a lesson with a source is not generated token by token)"));
 			goto out;
 		}
@@ -302,13 +324,13 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			fail(c, _("needs a causal or window mask (a generated token sees only the tokens before it)"));
 			goto out;
 		}
-		if (!s->fill_inf) {
+		if (!cfg->mask_fill_inf) {
 			fail(c, _("needs \"mask_fill\": \"-inf\" (with a finite fill the full computation also weighs the future "
 			        "tokens a cache does not hold)"));
 			goto out;
 		}
 		path_set(c, base);
-		if (s->rope && s->rope_dynamic) {
+		if (cfg->rope && rope_dynamic) {
 			AT("rope");
 			path_key(c, "scaling");
 			path_key(c, "type");
@@ -317,35 +339,35 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			goto out;
 		}
 	}
-	if ((s->linear || s->deltanet) && s->backward) {
-		AT(s->linear ? "linear_attention" : "gated_deltanet");
+	if ((cfg->linear || !mat_empty(&lp->gdn_A_log)) && (cfg->backward != BACKWARD_NONE)) {
+		AT(cfg->linear ? "linear_attention" : "gated_deltanet");
 		fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"),
-		     s->linear ? "linear_attention" : "gated_deltanet");
+		     cfg->linear ? "linear_attention" : "gated_deltanet");
 		goto out;
 	}
-	if (s->linear && s->linear_causal && (s->has_source || s->n != s->m)) {
+	if (cfg->linear && cfg->linear_causal && (cfg->has_source || n != m)) {
 		AT("linear_attention");
 		path_key(c, "causal");
 		fail(c, _("needs self-attention (causal: query i reads the keys j \u2264 i of the same tokens), but this lesson has "
 		        "a source"));
 		goto out;
 	}
-	if (s->flash_bq != 0 || s->flash_bk != 0) {
-		if (s->flash_bq < 1 || s->flash_bq > s->n) {
+	if (cfg->flash_bq != 0 || cfg->flash_bk != 0) {
+		if (cfg->flash_bq < 1 || cfg->flash_bq > n) {
 			AT("flash");
 			path_key(c, "block_q");
-			fail(c, _("expected a whole number from 1 to %d (n, the query rows), got %d"), s->n, s->flash_bq);
+			fail(c, _("expected a whole number from 1 to %d (n, the query rows), got %d"), n, cfg->flash_bq);
 			goto out;
 		}
-		if (s->flash_bk < 1 || s->flash_bk > s->m) {
+		if (cfg->flash_bk < 1 || cfg->flash_bk > m) {
 			AT("flash");
 			path_key(c, "block_k");
-			fail(c, _("expected a whole number from 1 to %d (m, the key rows), got %d"), s->m, s->flash_bk);
+			fail(c, _("expected a whole number from 1 to %d (m, the key rows), got %d"), m, cfg->flash_bk);
 			goto out;
 		}
 	}
 	/* Counted from the shapes, before a single number is allocated; a compare variant counts with its lesson. */
-	total = li_stack(c)->numbers_before + li_shapes_count(s);
+	total = li_stack(c)->numbers_before + lesson_model_count_numbers(cfg, lp);
 	if (total > (double)LESSON_MAX_NUMBERS) {
 		fail(c, _("too large: its matrices and stages%s would hold %.0f numbers, over the limit of %ld "
 		        "(LESSON_MAX_NUMBERS); make n, d_model or heads smaller"),
@@ -353,14 +375,21 @@ int li_check_shapes(Ctx *c, Shapes *s)
 		goto out;
 	}
 	/* Each additive score is d_k tanh terms, far slower than the dot product's multiply-adds. */
-	if (s->score == SCORE_ADDITIVE &&
-	    (double)s->n * s->m * s->heads * s->d_k > (double)LESSON_MAX_ADDITIVE_TERMS) {
+	if (cfg->score == SCORE_ADDITIVE &&
+	    (double)n * m * heads * d_k > (double)LESSON_MAX_ADDITIVE_TERMS) {
 		AT("score");
 		fail(c, _("additive scores of n = %d queries, m = %d keys and h·d_k = %d would take %.0f tanh terms, over "
-		        "the limit of %ld (LESSON_MAX_ADDITIVE_TERMS); make n, m or d_k smaller"), s->n, s->m,
-		     s->heads * s->d_k, (double)s->n * s->m * s->heads * s->d_k, (long)LESSON_MAX_ADDITIVE_TERMS);
+		        "the limit of %ld (LESSON_MAX_ADDITIVE_TERMS); make n, m or d_k smaller"), n, m,
+		     heads * d_k, (double)n * m * heads * d_k, (long)LESSON_MAX_ADDITIVE_TERMS);
 		goto out;
 	}
+	cfg->n = n;
+	cfg->m = m;
+	cfg->d_model = d_model;
+	cfg->d_src = d_src;
+	lp->d_k = d_k;
+	lp->d_v = d_v;
+	lp->d_out = d_out;
 	r = 0;
 out:
 #undef AT
@@ -368,102 +397,109 @@ out:
 	return r;
 }
 
-/* The sizes and features the catalogue's shape and presence rules read. */
-void li_shapes_shape(const Shapes *s, LessonShape *out)
+/* The sizes and features the catalogue's shape and presence rules read, of one layer's model (lesson.h). */
+void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShape *out)
 {
+	int n, m, d_model, d_src, d_k, d_v, d_out;
+	const int heads = p->heads, kv = p->kv_heads > 0 ? p->kv_heads : p->heads;
+	MaskPart one;
+	const MaskPart *part;
+	const int nparts = mask_parts(cfg, &one, &part);
+
+	model_sizes(cfg, &n, &m, &d_model, &d_src);
+	head_dims(cfg, p, &d_k, &d_v, &d_out);
 	memset(out, 0, sizeof *out);
 	out->dim[DIM_ONE] = 1;
-	out->dim[DIM_N] = s->n;
-	out->dim[DIM_M] = s->m;
-	out->dim[DIM_D_MODEL] = s->d_model;
-	out->dim[DIM_D_SRC] = s->d_src;
-	out->dim[DIM_HDK] = s->heads * s->d_k;
-	out->dim[DIM_HDV] = s->heads * s->d_v;
-	out->dim[DIM_GDK] = (s->kv_heads > 0 ? s->kv_heads : s->heads) * s->d_k;
-	out->dim[DIM_GDV] = (s->kv_heads > 0 ? s->kv_heads : s->heads) * s->d_v;
-	out->dim[DIM_NKB] = s->flash_bk > 0 ? (s->m + s->flash_bk - 1) / s->flash_bk : 0;
-	out->dim[DIM_NKB_DV] = out->dim[DIM_NKB] * s->d_v;
-	out->kv_heads = s->kv_heads > 0 ? s->kv_heads : s->heads;
-	out->block_q = s->flash_bq;
-	out->block_k = s->flash_bk;
-	out->dim[DIM_DK] = s->d_k;
-	out->dim[DIM_DV] = s->d_v;
-	out->dim[DIM_D_OUT] = s->d_out;
-	out->dim[DIM_D_FF] = s->d_ff;
+	out->dim[DIM_N] = n;
+	out->dim[DIM_M] = m;
+	out->dim[DIM_D_MODEL] = d_model;
+	out->dim[DIM_D_SRC] = d_src;
+	out->dim[DIM_HDK] = heads * d_k;
+	out->dim[DIM_HDV] = heads * d_v;
+	out->dim[DIM_GDK] = kv * d_k;
+	out->dim[DIM_GDV] = kv * d_v;
+	out->dim[DIM_NKB] = cfg->flash_bk > 0 ? (m + cfg->flash_bk - 1) / cfg->flash_bk : 0;
+	out->dim[DIM_NKB_DV] = out->dim[DIM_NKB] * d_v;
+	out->kv_heads = kv;
+	out->block_q = cfg->flash_bq;
+	out->block_k = cfg->flash_bk;
+	out->dim[DIM_DK] = d_k;
+	out->dim[DIM_DV] = d_v;
+	out->dim[DIM_D_OUT] = d_out;
+	out->dim[DIM_D_FF] = p->block.d_ff;
 	out->dim[DIM_TWO] = 2;
-	out->dim[DIM_VOCAB] = s->vocab;
-	out->dim[DIM_HEADS] = s->heads;
-	out->dim[DIM_QLORA] = s->q_lora_rank;
-	out->dim[DIM_KVLORA] = s->kv_lora_rank;
-	out->dim[DIM_ROPE] = s->d_rope;
-	out->dim[DIM_NOPE] = s->d_nope;
-	out->dim[DIM_H_NOPE] = s->heads * s->d_nope;
-	out->dim[DIM_H_ROPE] = s->heads * s->d_rope;
-	out->dim[DIM_H_KVLORA] = s->heads * s->kv_lora_rank;
-	out->dim[DIM_KVA] = s->kv_lora_rank + s->d_rope;
-	out->dim[DIM_KVB] = s->heads * (s->d_nope + s->d_v);
+	out->dim[DIM_VOCAB] = cfg->vocab;
+	out->dim[DIM_HEADS] = heads;
+	out->dim[DIM_QLORA] = p->mla.q_lora_rank;
+	out->dim[DIM_KVLORA] = p->mla.kv_lora_rank;
+	out->dim[DIM_ROPE] = p->mla.d_rope;
+	out->dim[DIM_NOPE] = p->mla.d_nope;
+	out->dim[DIM_H_NOPE] = heads * p->mla.d_nope;
+	out->dim[DIM_H_ROPE] = heads * p->mla.d_rope;
+	out->dim[DIM_H_KVLORA] = heads * p->mla.kv_lora_rank;
+	out->dim[DIM_KVA] = p->mla.kv_lora_rank + p->mla.d_rope;
+	out->dim[DIM_KVB] = heads * (p->mla.d_nope + d_v);
 	out->dim[DIM_FOUR] = 4;
-	out->heads = s->heads;
-	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
-	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
-	                (s->has_source ? FEAT_SOURCE : 0u) | (s->score == SCORE_ADDITIVE ? FEAT_ADDITIVE : 0u);
-	if (s->block) {
+	out->heads = heads;
+	out->features = (cfg->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (heads > 1 ? FEAT_MULTIHEAD : 0u) |
+	                (cfg->mask != MASK_NONE ? FEAT_MASK : 0u) | (!mat_empty(&p->W_o) ? FEAT_WO : 0u) |
+	                (cfg->has_source ? FEAT_SOURCE : 0u) | (cfg->score == SCORE_ADDITIVE ? FEAT_ADDITIVE : 0u);
+	if (p->block.present) {
 		out->features |= FEAT_BLOCK;
-		if (s->norm != NORM_NONE)
-			out->features |= FEAT_NORM | (s->norm == NORM_PRE ? FEAT_PRENORM : FEAT_POSTNORM);
-		if (s->norm_kind == NORM_LAYERNORM)
+		if (p->block.norm != NORM_NONE)
+			out->features |= FEAT_NORM | (p->block.norm == NORM_PRE ? FEAT_PRENORM : FEAT_POSTNORM);
+		if (p->block.norm_kind == NORM_LAYERNORM)
 			out->features |= FEAT_LAYERNORM;
-		if (s->has_ffn)
-			out->features |= FEAT_FFN | (s->swiglu ? FEAT_SWIGLU : 0u);
+		if (p->block.has_ffn)
+			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU) ? FEAT_SWIGLU : 0u);
 	}
-	if (s->has_final)
-		out->features |= FEAT_FINAL | (s->norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);
-	if (s->backward)
+	if (cfg->has_final_norm)
+		out->features |= FEAT_FINAL | (p->block.norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);
+	if ((cfg->backward != BACKWARD_NONE))
 		out->features |= FEAT_BACKWARD;
-	if (s->scale == SCALE_NONE)
+	if (cfg->scale == SCALE_NONE)
 		out->features |= FEAT_UNSCALED;
-	else if (s->scale == SCALE_VALUE)
+	else if (cfg->scale == SCALE_VALUE)
 		out->features |= FEAT_SCALE_VALUE;
-	if (s->rope)
+	if (cfg->rope)
 		out->features |= FEAT_ROPE;
-	if (s->rope_table)
+	if (rope_has_table(cfg))
 		out->features |= FEAT_ROPE_TABLE;
-	if (s->alibi)
+	if (cfg->alibi)
 		out->features |= FEAT_ALIBI;
-	if (out->kv_heads < s->heads)
+	if (out->kv_heads < heads)
 		out->features |= FEAT_GQA;
-	for (int i = 0; i < s->nparts; i++)
-		if (s->part[i].kind == MASK_WINDOW)
+	for (int i = 0; i < nparts; i++)
+		if (part[i].kind == MASK_WINDOW)
 			out->features |= FEAT_WINDOW;
-	if (s->decode)
+	if (cfg->decode)
 		out->features |= FEAT_DECODE;
-	if (s->flash_bq > 0 && s->flash_bk > 0)
+	if (cfg->flash_bq > 0 && cfg->flash_bk > 0)
 		out->features |= FEAT_FLASH;
-	if (s->qk_norm)
+	if (cfg->qk_norm != QK_NORM_NONE)
 		out->features |= FEAT_QK_NORM;
-	if (s->vocab > 0)
+	if (cfg->vocab > 0)
 		out->features |= FEAT_LM_HEAD;
-	if (s->softcap)
+	if (cfg->attn_softcap > 0.0)
 		out->features |= FEAT_SOFTCAP;
-	if (s->vocab > 0 && s->final_cap)
+	if (cfg->vocab > 0 && cfg->final_softcap > 0.0)
 		out->features |= FEAT_FINAL_CAP;
-	if (s->linear)
+	if (cfg->linear)
 		out->features |= FEAT_LINEAR;
-	if (s->deltanet)
+	if (!mat_empty(&p->gdn_A_log))
 		out->features |= FEAT_DELTANET;
-	if (s->sinks)
+	if (!mat_empty(&p->sinks))
 		out->features |= FEAT_SINKS;
-	if (s->mla)
-		out->features |= FEAT_MLA | (s->q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
+	if (p->mla.on)
+		out->features |= FEAT_MLA | (p->mla.q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
-int li_check_cellref(Ctx *c, const Shapes *s, const CellRef *ref)
+int li_check_cellref(Ctx *c, const LessonShape *sh, const CellRef *ref)
 {
 	const char *names[AM_COUNT], *why;
 	int which = matrix_find(ref->matrix), rows, cols, i, r = -1;
 	size_t old = c->pathlen;
-	LessonShape sh;
 
 	if (which < 0) {
 		for (i = 0; i < AM_COUNT; i++)
@@ -472,17 +508,16 @@ int li_check_cellref(Ctx *c, const Shapes *s, const CellRef *ref)
 		fail(c, _("unknown matrix %s%s"), quoted(ref->matrix).s, did_you_mean(ref->matrix, names, AM_COUNT).s);
 		goto out;
 	}
-	li_shapes_shape(s, &sh);
-	matrix_shape(&sh, (AttnMatrix)which, &rows, &cols);
-	if (!matrix_present(&sh, (AttnMatrix)which, &why)) {
+	matrix_shape(sh, (AttnMatrix)which, &rows, &cols);
+	if (!matrix_present(sh, (AttnMatrix)which, &why)) {
 		path_key(c, "matrix");
 		fail(c, _("this lesson has no %s (%s)"), matrix_name((AttnMatrix)which), why);
 		goto out;
 	}
-	if ((matrix_kind((AttnMatrix)which)->flags & MF_PER_HEAD) && (ref->head < 0 || ref->head >= s->heads)) {
+	if ((matrix_kind((AttnMatrix)which)->flags & MF_PER_HEAD) && (ref->head < 0 || ref->head >= sh->heads)) {
 		path_key(c, "head");
-		fail(c, ngettext("%d is outside the %d head of this lesson", "%d is outside the %d heads of this lesson", (unsigned long)s->heads),
-		     ref->head, s->heads);
+		fail(c, ngettext("%d is outside the %d head of this lesson", "%d is outside the %d heads of this lesson", (unsigned long)sh->heads),
+		     ref->head, sh->heads);
 		goto out;
 	}
 	if (ref->row < 0 || ref->row >= rows) {
@@ -504,22 +539,19 @@ out:
 }
 
 /* A step's stage and head against this lesson (paths: steps[i].stage, steps[i].head). */
-int li_check_step_stage(Ctx *c, const Shapes *s, const Step *st)
+int li_check_step_stage(Ctx *c, const LessonShape *sh, const Step *st)
 {
 	size_t old = c->pathlen;
 	int r = 0;
 
-	LessonShape sh;
-
-	li_shapes_shape(s, &sh);
-	if (!stage_present(&sh, st->stage)) {
+	if (!stage_present(sh, st->stage)) {
 		path_key(c, "stage");
 		r = fail(c, _("the stage \"%s\" is not in this lesson (%s)"), stage_name(st->stage),
-		         stage_absent(&sh, st->stage));
-	} else if (st->head < 0 || st->head >= s->heads) {
+		         stage_absent(sh, st->stage));
+	} else if (st->head < 0 || st->head >= sh->heads) {
 		path_key(c, "head");
-		r = fail(c, ngettext("%d is outside the %d head of this lesson", "%d is outside the %d heads of this lesson", (unsigned long)s->heads),
-		         st->head, s->heads);
+		r = fail(c, ngettext("%d is outside the %d head of this lesson", "%d is outside the %d heads of this lesson", (unsigned long)sh->heads),
+		         st->head, sh->heads);
 	}
 	path_set(c, old);
 	return r;
@@ -528,49 +560,6 @@ int li_check_step_stage(Ctx *c, const Shapes *s, const Step *st)
 /* ------------------------------------------------------------------ */
 /* A loaded lesson: its numbers, its shape, its validation            */
 /* ------------------------------------------------------------------ */
-
-void li_shapes_from_model(const ModelConfig *c, const LayerParams *p, Shapes *s)
-{
-	memset(s, 0, sizeof *s);
-	s->n = c->input.rows;
-	s->d_model = c->input.cols;
-	s->has_source = c->has_source;
-	s->m = c->has_source ? c->source_input.rows : s->n;
-	s->d_src = c->has_source ? c->source_input.cols : s->d_model;
-	s->heads = p->heads;
-	s->ntokens = -1;
-	s->nsource_tokens = -1;
-	s->wq_r = p->W_q.rows; s->wq_c = p->W_q.cols;
-	s->wk_r = p->W_k.rows; s->wk_c = p->W_k.cols;
-	s->wv_r = p->W_v.rows; s->wv_c = p->W_v.cols;
-	s->has_wo = !mat_empty(&p->W_o);
-	s->wo_r = p->W_o.rows; s->wo_c = p->W_o.cols;
-	s->has_we = !mat_empty(&p->w_e);
-	s->we_r = p->w_e.rows; s->we_c = p->w_e.cols;
-	s->positional = c->positional;
-	s->score = c->score;
-	s->scale = c->scale;
-	shapes_masks(s, c);
-	shapes_modern(s, c, p);
-	s->d_k = p->heads > 0 ? p->W_q.cols / p->heads : 0;
-	s->d_v = s->kv_heads > 0 ? p->W_v.cols / s->kv_heads : 0;
-	if (p->mla.on) { /* MLA: no W_k, W_v (nor W_q with q_lora_rank); the shapes they would have */
-		s->d_k = p->d_k;
-		s->d_v = p->d_v;
-		s->wq_r = s->wk_r = s->wv_r = s->d_model;
-		s->wq_c = s->wk_c = p->heads * p->d_k;
-		s->wv_c = p->heads * p->d_v;
-	}
-	s->d_out = s->has_wo ? p->W_o.cols : p->heads * s->d_v;
-	li_shapes_block(s, p);
-	s->has_final = c->has_final_norm;
-	s->backward = c->backward != BACKWARD_NONE;
-}
-
-void li_shapes_from_lesson(const Lesson *l, Shapes *s)
-{
-	li_shapes_from_model(&l->cfg, &l->lp, s);
-}
 
 /*
  * Layer i of a model with layers as the checks and counts read it alone:
@@ -587,42 +576,24 @@ static void layer_settings(const Model *m, int i, ModelConfig *c)
 
 static double model_count_numbers(const Model *m)
 {
-	Shapes s;
 	double total = 0;
 
-	/* a stack holds every layer's matrices at once (its top level is a copy of layer 0's keys) */
+	/* a stack holds every layer's matrices at once (its top level's are layer 0's) */
 	for (int i = 0; i < m->nlayers; i++) {
 		ModelConfig c;
 		layer_settings(m, i, &c);
-		total += lesson_model_count_numbers(&c, &m->layer[i].lp);
+		total += lesson_model_count_numbers(&c, model_layer_params_const(m, i));
 	}
 	if (m->encoder != NULL)
 		total += model_count_numbers(m->encoder);
 	if (m->nlayers > 0)
 		return total;
-	li_shapes_from_model(&m->cfg, &m->lp, &s);
-	return li_shapes_count(&s);
+	return lesson_model_count_numbers(&m->cfg, &m->lp);
 }
 
 double lesson_count_numbers(const Lesson *l)
 {
 	return model_count_numbers(&l->model);
-}
-
-double lesson_model_count_numbers(const ModelConfig *c, const LayerParams *p)
-{
-	Shapes s;
-
-	li_shapes_from_model(c, p, &s);
-	return li_shapes_count(&s);
-}
-
-void lesson_model_shape(const ModelConfig *c, const LayerParams *p, LessonShape *out)
-{
-	Shapes sh;
-
-	li_shapes_from_model(c, p, &sh);
-	li_shapes_shape(&sh, out);
 }
 
 double lesson_budget_numbers(const Lesson *l)
@@ -632,10 +603,7 @@ double lesson_budget_numbers(const Lesson *l)
 
 void lesson_shape(const Lesson *l, LessonShape *out)
 {
-	Shapes sh;
-
-	li_shapes_from_lesson(l, &sh);
-	li_shapes_shape(&sh, out);
+	lesson_model_shape(&l->cfg, &l->lp, out);
 }
 
 int lesson_stage_present(const Lesson *l, Stage s)
@@ -648,46 +616,38 @@ int lesson_stage_present(const Lesson *l, Stage s)
 	return stage_present(&sh, s);
 }
 
-/* Layer i of a loaded lesson as the engine computes it (positions on layer 0, the final norm on the last). */
-void li_layer_shapes(const Model *l, int i, Shapes *sh)
+/*
+ * Layer i of a loaded model as its steps are checked: positions on layer 0,
+ * the final norm on the last, the loss, and the model's shared mask (a
+ * link's or a local layer's own mask is the engine's: model_layer_config).
+ */
+void li_layer_config(const Model *m, int i, ModelConfig *c)
 {
-	if (l->nlayers > 0 && i >= 0 && i < l->nlayers) {
-		ModelConfig c;
-		layer_settings(l, i, &c);
-		li_shapes_from_model(&c, &l->layer[i].lp, sh);
-	} else
-		li_shapes_from_model(&l->cfg, model_layer_params_const(l, i), sh);
-	if (l->nlayers > 0) {
-		/* positions are added once, before layer 0; the stack's final norm follows its last layer */
-		sh->positional = i == 0 ? l->cfg.positional : POS_NONE;
-		sh->has_final = i == l->nlayers - 1 && l->cfg.has_final_norm;
-		sh->backward = l->cfg.backward != BACKWARD_NONE;
-		sh->score = l->cfg.score;
-		sh->scale = l->cfg.scale;
-		shapes_masks(sh, &l->cfg);
-		sh->rope = l->cfg.rope;
-		sh->rope_table = rope_has_table(&l->cfg);
-		sh->rope_partial = l->cfg.rope_partial;
-		sh->rope_dynamic = l->cfg.rope_scaling.type == ROPE_SCALE_DYNAMIC;
-		sh->alibi = l->cfg.alibi;
-		sh->decode = l->cfg.decode;
-		sh->flash_bq = l->cfg.flash_bq;
-		sh->flash_bk = l->cfg.flash_bk;
-		sh->qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
-		sh->vocab = i == l->nlayers - 1 ? l->cfg.vocab : 0; /* the head follows the last layer */
-		sh->softcap = l->cfg.attn_softcap > 0.0;
-		sh->final_cap = l->cfg.final_softcap > 0.0 && l->cfg.vocab > 0;
-		sh->linear = l->cfg.linear;
-		sh->linear_causal = l->cfg.linear_causal;
+	if (m->nlayers == 0) {
+		*c = m->cfg;
+		return;
 	}
+	if (i >= 0 && i < m->nlayers)
+		layer_settings(m, i, c);
+	else
+		*c = m->cfg;
+	c->positional = i == 0 ? m->cfg.positional : POS_NONE;
+	c->has_final_norm = i == m->nlayers - 1 && m->cfg.has_final_norm;
+	c->backward = m->cfg.backward;
+	c->mask = m->cfg.mask;
+	c->mask_matrix = m->cfg.mask_matrix;
+	c->window = m->cfg.window;
+	c->nmasks = m->cfg.nmasks;
+	c->masks = m->cfg.masks;
+	c->vocab = i == m->nlayers - 1 ? m->cfg.vocab : 0; /* the head follows the last layer */
 }
 
 void lesson_layer_shape(const Model *l, int i, LessonShape *out)
 {
-	Shapes sh;
+	ModelConfig c;
 
-	li_layer_shapes(l, i, &sh);
-	li_shapes_shape(&sh, out);
+	li_layer_config(l, i, &c);
+	lesson_model_shape(&c, model_layer_params_const(l, i), out);
 }
 
 int lesson_cell_exists(const Model *l, int layer, const CellRef *ref)
@@ -757,9 +717,12 @@ static int validate_mla(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 	return 0;
 }
 
-/* One layer's model (its settings cfg and parameters lp) against the shape rules; its shapes into *s. */
-static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp, Shapes *s)
+/* One layer's model (its settings cfg and parameters lp) against the shape rules. */
+static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 {
+	ModelConfig vc = *cfg; /* borrowed: what the matrices give is written into these, then compared */
+	LayerParams vp = *lp;
+	int n, m, d_model, d_src, d_k, d_v, d_out, r, wq_c, wv_c;
 	size_t old;
 	int i;
 
@@ -775,23 +738,25 @@ static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp,
 		return fail(c, _("a matrix is empty (X, source.X, W_q, W_k and W_v need at least one number)"));
 	if (lp->mla.on && validate_mla(c, cfg, lp) != 0)
 		return -1;
-	li_shapes_from_model(cfg, lp, s);
-	if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS || s->d_model > LESSON_MAX_DIM ||
-	    s->d_src > LESSON_MAX_DIM || s->wq_c > LESSON_MAX_DIM || s->wv_c > LESSON_MAX_DIM ||
-	    s->d_out > LESSON_MAX_DIM) {
-		if (s->n > LESSON_MAX_TOKENS || s->m > LESSON_MAX_TOKENS)
-			return li_check_shapes(c, s);
+	model_sizes(cfg, &n, &m, &d_model, &d_src);
+	head_dims(cfg, lp, &d_k, &d_v, &d_out);
+	weight_dims(cfg, lp, AM_W_Q, &r, &wq_c);
+	weight_dims(cfg, lp, AM_W_V, &r, &wv_c);
+	if (n > LESSON_MAX_TOKENS || m > LESSON_MAX_TOKENS || d_model > LESSON_MAX_DIM || d_src > LESSON_MAX_DIM ||
+	    wq_c > LESSON_MAX_DIM || wv_c > LESSON_MAX_DIM || d_out > LESSON_MAX_DIM) {
+		if (n > LESSON_MAX_TOKENS || m > LESSON_MAX_TOKENS)
+			return li_check_shapes(c, &vc, &vp, NULL);
 		return fail(c, _("a matrix is over the limit of %d columns (LESSON_MAX_DIM)"), LESSON_MAX_DIM);
 	}
-	if (li_check_shapes(c, s) != 0)
+	if (li_check_shapes(c, &vc, &vp, NULL) != 0)
 		return -1;
 	/* The cached sizes must agree with the matrices (after an edit, update them first). */
-	if (cfg->n != s->n || cfg->m != s->m || cfg->d_model != s->d_model || cfg->d_src != s->d_src || lp->d_k != s->d_k ||
-	    lp->d_v != s->d_v || lp->d_out != s->d_out)
+	if (cfg->n != vc.n || cfg->m != vc.m || cfg->d_model != vc.d_model || cfg->d_src != vc.d_src || lp->d_k != vp.d_k ||
+	    lp->d_v != vp.d_v || lp->d_out != vp.d_out)
 		return fail(c, _("the sizes n, m, d_model, d_src, d_k, d_v, d_out (%d, %d, %d, %d, %d, %d, %d) do not "
 		               "match the matrices (%d, %d, %d, %d, %d, %d, %d)"),
 		            cfg->n, cfg->m, cfg->d_model, cfg->d_src, lp->d_k, lp->d_v, lp->d_out,
-		            s->n, s->m, s->d_model, s->d_src, s->d_k, s->d_v, s->d_out);
+		            vc.n, vc.m, vc.d_model, vc.d_src, vp.d_k, vp.d_v, vp.d_out);
 	if (cfg->tokens == NULL || (cfg->has_source && cfg->source_tokens == NULL))
 		return fail(c, _("the token labels are missing"));
 	if (mat_check_values(c, &cfg->input, "X", 0) != 0 ||
@@ -828,23 +793,21 @@ static int validate_settings(Ctx *c, const ModelConfig *cfg)
 
 static int validate_into(Ctx *c, const Lesson *l)
 {
-	Shapes s;
 	size_t old;
 	int i;
 
-	if (validate_layer(c, &l->cfg, &l->lp, &s) != 0)
+	if (validate_layer(c, &l->cfg, &l->lp) != 0)
 		return -1;
 	for (i = 0; i < l->nlayers; i++) {
 		/* a decoder link is named where the file has it, as the loader's aliases do: layers[k].self or .cross */
-		const LayerParams *li = &l->layer[i].lp;
+		const LayerParams *li = model_layer_params_const(&l->model, i);
 		ModelConfig lc;
-		Shapes ls;
 		size_t old2 = li->part == PART_LAYER
 		                  ? path_append(c, "%slayers[%d]", c->pathlen ? "." : "", i)
 		                  : path_append(c, "%slayers[%d].%s", c->pathlen ? "." : "", li->dec_layer,
 		                                li->part == PART_SELF ? "self" : "cross");
 		layer_settings(&l->model, i, &lc);
-		if (validate_layer(c, &lc, li, &ls) != 0 || validate_settings(c, &lc) != 0)
+		if (validate_layer(c, &lc, li) != 0 || validate_settings(c, &lc) != 0)
 			return -1;
 		path_set(c, old2);
 	}
@@ -854,21 +817,25 @@ static int validate_into(Ctx *c, const Lesson *l)
 		return fail(c, _("steps: %d steps is over the limit of %d (LESSON_MAX_STEPS)"), l->nsteps, LESSON_MAX_STEPS);
 	for (i = 0; i < l->nsteps; i++) {
 		const Step *st = &l->steps[i];
-		Shapes ss = s; /* the step's layer: its own matrices (a decoder's cross-attention has a source) */
+		ModelConfig sc = l->cfg; /* the step's layer: its own matrices (a decoder's cross-attention has a source) */
+		const LayerParams *sp = &l->lp;
+		LessonShape ss;
 		int r = 0;
 		if (st->encoder && l->encoder != NULL) {
-			li_layer_shapes(l->encoder, st->layer < model_layers(l->encoder) ? st->layer : 0, &ss);
-			ss.backward = s.backward; /* the decoder's loss reaches the encoder too */
+			const int k = st->layer < model_layers(l->encoder) ? st->layer : 0;
+			li_layer_config(l->encoder, k, &sc);
+			sc.backward = l->cfg.backward; /* the decoder's loss reaches the encoder too */
+			sp = model_layer_params_const(l->encoder, k);
 		}
 		else if (st->layer > 0 && st->layer < l->nlayers) {
-			ModelConfig lc;
-			layer_settings(&l->model, st->layer, &lc);
-			li_shapes_from_model(&lc, &l->layer[st->layer].lp, &ss);
-			ss.positional = POS_NONE;
-			ss.has_final = l->cfg.has_final_norm && st->layer == l->nlayers - 1;
-			ss.backward = s.backward;
+			layer_settings(&l->model, st->layer, &sc);
+			sc.positional = POS_NONE;
+			sc.has_final_norm = l->cfg.has_final_norm && st->layer == l->nlayers - 1;
+			sc.backward = l->cfg.backward;
+			sp = model_layer_params_const(&l->model, st->layer);
 		} else if (l->nlayers > 1)
-			ss.has_final = 0;
+			sc.has_final_norm = 0;
+		lesson_model_shape(&sc, sp, &ss);
 		old = path_append(c, "%ssteps[%d]", c->pathlen ? "." : "", i);
 		if ((unsigned)st->stage >= STAGE_COUNT) {
 			path_key(c, "stage");
@@ -903,7 +870,7 @@ static int validate_into(Ctx *c, const Lesson *l)
 	}
 	if (l->compare != NULL) {
 		old = path_key(c, "compare");
-		li_stack(c)->numbers_before = li_shapes_count(&s); /* the variant counts with this lesson */
+		li_stack(c)->numbers_before = lesson_model_count_numbers(&l->cfg, &l->lp); /* the variant counts with this lesson */
 		i = validate_into(c, l->compare);
 		li_stack(c)->numbers_before = 0;
 		path_set(c, old);

@@ -128,7 +128,7 @@ void li_step_free(Step *st)
 }
 
 /* {"matrix": NAME, "head": H, "row": R, "col": C} at the current path; head defaults to def_head. */
-static int read_cellref(Ctx *c, const Shapes *s, const cJSON *v, int def_head, CellRef *ref)
+static int read_cellref(Ctx *c, const LessonShape *s, const cJSON *v, int def_head, CellRef *ref)
 {
 	const cJSON *name;
 	long long head = def_head, row = 0, col = 0;
@@ -204,7 +204,7 @@ static int read_hides(Ctx *c, const cJSON *v, Quiz *q)
 	return 0;
 }
 
-static int read_quiz(Ctx *c, const Shapes *s, const cJSON *v, int def_head, Quiz *q)
+static int read_quiz(Ctx *c, const LessonShape *s, const cJSON *v, int def_head, Quiz *q)
 {
 	const cJSON *choices = NULL, *answer, *it;
 	size_t old;
@@ -291,7 +291,7 @@ out:
 }
 
 /* "t" on a decode step (the generation step shown), "tile": [query block, key block] on a flash step. */
-static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
+static int read_step_place(Ctx *c, const LessonShape *s, const cJSON *v, Step *st)
 {
 	const cJSON *tile = get(v, "tile");
 	long long t = -1;
@@ -305,8 +305,8 @@ static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 			return -1;
 		}
 		char expect[64];
-		snprintf(expect, sizeof expect, _("a position from 0 to %d (n − 1)"), s->n - 1);
-		if (key_whole(c, v, "t", 0, s->n - 1, expect, &t) != 0)
+		snprintf(expect, sizeof expect, _("a position from 0 to %d (n − 1)"), s->dim[DIM_N] - 1);
+		if (key_whole(c, v, "t", 0, s->dim[DIM_N] - 1, expect, &t) != 0)
 			return -1;
 		st->t = (int)t;
 	}
@@ -319,11 +319,11 @@ static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 	           !cJSON_IsNumber(tile->child->next)) {
 		fail(c, _("expected [query block, key block], got %s"), got(tile).s);
 	} else {
-		const int nqb = (s->n + s->flash_bq - 1) / s->flash_bq, nkb = (s->m + s->flash_bk - 1) / s->flash_bk;
+		const int nqb = (s->dim[DIM_N] + s->block_q - 1) / s->block_q, nkb = (s->dim[DIM_M] + s->block_k - 1) / s->block_k;
 		const double q = tile->child->valuedouble, k = tile->child->next->valuedouble;
 		if (q != floor(q) || q < 0 || q >= nqb || k != floor(k) || k < 0 || k >= nkb)
 			fail(c, _("expected [query block 0 … %d, key block 0 … %d] (block_q %d, block_k %d), got [%g, %g]"), nqb - 1,
-			     nkb - 1, s->flash_bq, s->flash_bk, q, k);
+			     nkb - 1, s->block_q, s->block_k, q, k);
 		else {
 			st->tile_q = (int)q;
 			st->tile_k = (int)k;
@@ -333,13 +333,14 @@ static int read_step_place(Ctx *c, const Shapes *s, const cJSON *v, Step *st)
 	return c->err != NULL ? -1 : 0;
 }
 
-static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare, Step *st)
+static int read_step(Ctx *c, const ModelConfig *top, const LayerParams *top_lp, const cJSON *v, int has_compare, Step *st)
 {
 	const cJSON *stage, *focus, *quiz, *cmp;
 	long long head = 0, layer = 0;
-	Shapes layer_shapes_of;
-	const Shapes *s = top;
+	ModelConfig layer_cfg = *top; /* the step's layer's settings (borrowed), its parameters lp, its shape */
+	const LayerParams *lp = top_lp;
 	LessonShape lsh;
+	const LessonShape *s = &lsh;
 	size_t old;
 	int k;
 
@@ -378,8 +379,8 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 			            layer, model_layers(stk));
 		}
 		st->layer = (int)layer;
-		li_layer_shapes(stk, st->layer, &layer_shapes_of);
-		s = &layer_shapes_of;
+		li_layer_config(stk, st->layer, &layer_cfg);
+		lp = model_layer_params_const(stk, st->layer);
 	} else if (layer >= (li_stack(c)->nlayers > 0 ? li_stack(c)->nlayers : 1)) {
 		old = path_key(c, "layer");
 		return fail(c, ngettext("%lld is outside the %d layer of this lesson (they count from 0)",
@@ -387,19 +388,17 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 		                        (unsigned long)(li_stack(c)->nlayers > 0 ? li_stack(c)->nlayers : 1)),
 		            layer, li_stack(c)->nlayers > 0 ? li_stack(c)->nlayers : 1);
 	} else if ((st->layer = (int)layer) > 0) {
-		li_shapes_from_lesson(li_stack(c)->layers[layer], &layer_shapes_of);
-		layer_shapes_of.positional = POS_NONE; /* positions are added once, before layer 0 */
-		layer_shapes_of.has_final = li_stack(c)->stack_final && layer == li_stack(c)->nlayers - 1;
-		s = &layer_shapes_of;
-	} else if (li_stack(c)->nlayers > 1) {
-		layer_shapes_of = *top;
-		layer_shapes_of.has_final = 0;
-		s = &layer_shapes_of;
-	}
+		layer_cfg = li_stack(c)->layers[layer].cfg;
+		lp = &li_stack(c)->layers[layer].lp;
+		layer_cfg.positional = POS_NONE; /* positions are added once, before layer 0 */
+		layer_cfg.has_final_norm = li_stack(c)->stack_final && layer == li_stack(c)->nlayers - 1;
+		layer_cfg.backward = BACKWARD_NONE; /* as a layer was always checked here: its loss is the stack's, read last */
+	} else if (li_stack(c)->nlayers > 1)
+		layer_cfg.has_final_norm = 0;
+	lesson_model_shape(&layer_cfg, lp, &lsh);
 	old = path_key(c, "stage");
 	if (!cJSON_IsString(stage))
 		return fail(c, _("expected a stage name, got %s"), got(stage).s);
-	li_shapes_shape(s, &lsh);
 	k = stage_lookup(&lsh, stage->valuestring);
 	if (k < 0) {
 		const char *names[STAGE_COUNT];
@@ -454,7 +453,7 @@ static int read_step(Ctx *c, const Shapes *top, const cJSON *v, int has_compare,
 	return 0;
 }
 
-int li_read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l)
+int li_read_steps(Ctx *c, const ModelConfig *cfg, const LayerParams *lp, const cJSON *root, Lesson *l)
 {
 	const cJSON *steps = get(root, "steps"), *it;
 	size_t old;
@@ -478,7 +477,7 @@ int li_read_steps(Ctx *c, const Shapes *s, const cJSON *root, Lesson *l)
 		return fail_oom(c);
 	cJSON_ArrayForEach(it, steps) {
 		size_t old2 = path_index(c, l->nsteps);
-		int r = read_step(c, s, it, get(root, "compare") != NULL || li_stack(c)->outer_compare, &l->steps[l->nsteps]);
+		int r = read_step(c, cfg, lp, it, get(root, "compare") != NULL || li_stack(c)->outer_compare, &l->steps[l->nsteps]);
 		l->nsteps++; /* counted even on failure: lesson_free frees its parts */
 		if (r != 0)
 			return -1;

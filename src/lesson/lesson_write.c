@@ -240,8 +240,9 @@ static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 			return -1;
 		for (int i = 0; i < l->nlayers; i++) {
 			cJSON *j = cJSON_CreateObject();
-			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, &l->layer[i].lp, l->cfg.score) != 0 ||
-			    json_layer_keys(j, &l->layer[i].lp, NULL, l->cfg.qk_norm_eps) != 0 ||
+			const LayerParams *p = model_layer_params_const(l, i);
+			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, p, l->cfg.score) != 0 ||
+			    json_layer_keys(j, p, NULL, l->cfg.qk_norm_eps) != 0 ||
 			    (l->layer[i].own.mask_own && put_mask(j, &l->layer[i].own) != 0) ||
 			    (l->layer[i].own.rope_own && put_layer_rope(j, l->layer[i].own.rope_base) != 0))
 				return -1;
@@ -493,8 +494,9 @@ static cJSON *json_attn_part(const Model *l, int i, cJSON **block)
 	cJSON *j = cJSON_CreateObject();
 
 	*block = NULL;
-	if (j == NULL || json_layer_weights(j, &l->layer[i].lp, l->cfg.score) != 0 ||
-	    json_layer_keys(j, &l->layer[i].lp, NULL, l->cfg.qk_norm_eps) != 0 || put_mask(j, &l->layer[i].own) != 0) {
+	if (j == NULL || json_layer_weights(j, model_layer_params_const(l, i), l->cfg.score) != 0 ||
+	    json_layer_keys(j, model_layer_params_const(l, i), NULL, l->cfg.qk_norm_eps) != 0 ||
+	    put_mask(j, &l->layer[i].own) != 0) {
 		cJSON_Delete(j);
 		return NULL;
 	}

@@ -56,6 +56,16 @@ void model_layer_own_of(const ModelConfig *c, LayerOwn *own)
 		memcpy((char *)own + layer_own[k].own_offset, (const char *)c + layer_own[k].offset, layer_own[k].size);
 }
 
+void model_layer_own_take(ModelConfig *c, LayerOwn *own)
+{
+	model_layer_own_of(c, own);
+	/* what own now owns leaves c */
+	c->source_tokens = NULL;
+	c->source_input = c->mask_matrix = (Mat){ 0 };
+	c->masks = NULL;
+	c->nmasks = 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Freeing and copying                                                */
 /* ------------------------------------------------------------------ */
@@ -339,7 +349,7 @@ int model_layers(const Model *m)
 
 LayerParams *model_layer_params(Model *m, int i)
 {
-	return m->nlayers > 0 && i >= 0 && i < m->nlayers ? &m->layer[i].lp : &m->lp;
+	return m->nlayers > 0 && i > 0 && i < m->nlayers ? &m->layer[i].lp : &m->lp; /* layer 0's are lp: one copy */
 }
 
 const LayerParams *model_layer_params_const(const Model *m, int i)

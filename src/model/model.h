@@ -7,7 +7,8 @@
  * A lesson (lesson/lesson.h) holds one Model; the engine computes layer i
  * from the Model's ModelConfig and layer i's LayerParams and LayerOwn
  * (model_layer_config says which shared settings a layer keeps of its own:
- * the one place that does). Every matrix is owned by whoever holds the
+ * the one place that does; model_layer_params finds a layer's parameters).
+ * Every matrix is owned by whoever holds the
  * struct; model.c frees and copies each of them.
  */
 #ifndef ATTNVIZ_MODEL_H
@@ -251,8 +252,10 @@ typedef struct ModelLayer {
 /*
  * A model: the settings its layers share (cfg) and its layers. nlayers 0:
  * the model is its own single layer, lp (a lesson without "layers"); else
- * layer[0 … nlayers − 1], and lp a copy of layer 0's as the file gave it
- * (what a stack's top level writes back). An encoder–decoder's decoder
+ * layer[0 … nlayers − 1], each its own settings (own) and parameters (lp),
+ * but for layer 0's parameters, which are the model's lp (what a stack's
+ * top level gives and writes back): layer[0].lp stays empty, so that there
+ * is one copy, and model_layer_params is the way to any layer's. An encoder–decoder's decoder
  * holds its encoder, a model of its own (owned, or NULL), and each decoder
  * layer is two of its layers: 2k its masked self-attention (part PART_SELF:
  * the layer's ln1, no FFN) and 2k + 1 its cross-attention (PART_CROSS: a
@@ -291,9 +294,11 @@ int model_copy(Model *dst, const Model *src);
 
 /* The settings a layer keeps of its own, as c holds them (borrowed: nothing copied). */
 void model_layer_own_of(const ModelConfig *c, LayerOwn *own);
+/* The same, moved: own takes what c owns of them (its source's labels and rows, its masks), c keeps the rest. */
+void model_layer_own_take(ModelConfig *c, LayerOwn *own);
 /* How many layers: nlayers, or 1 for a model that is its own layer. */
 int model_layers(const Model *m);
-/* Layer i's parameters: lp for a model without layers (and for i out of range). */
+/* Layer i's parameters: layer[i].lp, or lp for layer 0, a model without layers and i out of range. */
 LayerParams *model_layer_params(Model *m, int i);
 const LayerParams *model_layer_params_const(const Model *m, int i);
 /* Layer i's own settings, or NULL for a model without layers (its settings are all cfg). */

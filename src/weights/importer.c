@@ -230,8 +230,7 @@ static void tokens_drop(char **t, int n)
 
 /*
  * Every layer of l, built through lesson.h's accessors alone: with c and w,
- * its weights, and layer 0's copied as l's own (a stack lesson's top level
- * repeats its first layer: layer_params_copy); always, what each layer keeps
+ * its weights (layer 0's are l's own lp: model.h); always, what each layer keeps
  * of its own (model.h's LayerOwn: the keys' count m, d_model, the mask), as
  * lesson_validate checks each layer against the prompt. 0, or -1 with *err.
  */
@@ -248,7 +247,7 @@ static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char *
 		for (int i = 0; i < c->num_layers; i++)
 			if (layer_weights(c, w, i, lesson_layer_params(l, i), err) != 0)
 				return -1;
-		if (layer_params_copy(&l->lp, lesson_layer_params(l, 0)) != 0 || layers_build(l, NULL, NULL, err) != 0) {
+		if (layers_build(l, NULL, NULL, err) != 0) {
 			*err = *err ? *err : strdup(_("out of memory"));
 			return -1;
 		}
