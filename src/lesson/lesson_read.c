@@ -95,7 +95,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
 	                               "ids", "temperature", "top_k", "logits_row", "PE", "attn_logit_softcapping",
-	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", NULL };
+	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -120,7 +120,7 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
-	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", NULL
+	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -392,7 +392,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	if (li_key_text(c, root, "title", &l->title) != 0 || li_key_text(c, root, "summary", &l->summary) != 0)
 		goto out;
 	if (li_read_scalars(c, root, l) != 0 || li_read_modern(c, root, l) != 0 || li_read_block_settings(c, root, l) != 0 ||
-	    li_read_mla_settings(c, root, l) != 0)
+	    li_read_mla_settings(c, root, l) != 0 || li_read_diff_settings(c, root, l) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -516,6 +516,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.linear = l->cfg.linear;
 	sh.linear_causal = l->cfg.linear_causal;
 	sh.deltanet = cJSON_IsObject(get(root, "gated_deltanet"));
+	sh.diff = l->lp.diff.on;
 	if (l->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
 		const int hq = sh.heads * l->lp.d_k;
 		if (l->lp.mla.q_lora_rank == 0 && (ms_q.rows != sh.d_model || ms_q.cols != hq)) {
@@ -596,7 +597,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 		}
 	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &l->cfg.mask_matrix) != 0)
 		goto out;
-	if (li_read_v2_matrices(c, root, l) != 0 || li_read_mla_matrices(c, root, l) != 0 ||
+	if (li_read_v2_matrices(c, root, l) != 0 || li_read_mla_matrices(c, root, l) != 0 || li_read_diff_vectors(c, root, l) != 0 ||
 	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, l) != 0) ||
 	    (c->layer_obj == NULL && li_read_backward(c, root, l) != 0))
 		goto out;

@@ -65,6 +65,7 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->kv_lora_rank = p->mla.kv_lora_rank;
 	s->d_nope = p->mla.d_nope;
 	s->d_rope = p->mla.d_rope;
+	s->diff = p->diff.on;
 }
 
 /* The block's settings, for the presence rules. */
@@ -137,6 +138,8 @@ double li_shapes_count(const Shapes *s)
 		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
 		computed += N * (r + c + 2 * dr + h * (dn + dr + c + dv)) + h * N * M + 2 + 16;
 	}
+	if (s->diff) /* differential attention: its λ vectors and subln; λ; a head's A1, A2, A, O, rms, out */
+		own += 4 * dk + 2 * dv, computed += 4 + h * (3 * N * M + 4 * N * dv + N);
 	return own + computed;
 }
 
@@ -403,6 +406,7 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_KVA] = s->kv_lora_rank + s->d_rope;
 	out->dim[DIM_KVB] = s->heads * (s->d_nope + s->d_v);
 	out->dim[DIM_FOUR] = 4;
+	out->dim[DIM_2DV] = 2 * s->d_v;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
@@ -455,6 +459,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_SINKS;
 	if (s->mla)
 		out->features |= FEAT_MLA | (s->q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
+	if (s->diff)
+		out->features |= FEAT_DIFF;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */
