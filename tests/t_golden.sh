@@ -111,6 +111,16 @@ bad_lessons ropescale
 golden_dir linear
 bad_lessons linear
 saved_dir linear
+# Issue 24 §4's differential attention (tests/golden/diffattn, made by
+# make_reference_diffattn.py following unilm's multihead_diffattn.py): every
+# matrix within 1e-12 (absolute), the loader's errors of diffattn/bad, and
+# `save` writing "diff_attn" back.
+for lesson in tests/golden/diffattn/*.json; do
+	case $lesson in *.ref.json) continue ;; esac
+	golden "golden diffattn/$(basename "$lesson" .json) within 1e-12" "$lesson" "${lesson%.json}.ref.json" --rtol 0 --atol 1e-12
+done
+bad_lessons diffattn
+saved_dir diffattn
 # the training references: the command line each was made with (tests/golden/v2/README.md)
 for t in "learn_shift 0.5" "block_post_relu 0.1" "block_two_layers 0.02"; do
 	set -- $t

@@ -41,7 +41,7 @@ int li_read_diff_settings(Ctx *c, const cJSON *root, Lesson *l)
 		fail(c, _("expected true or an object {\"depth\": 0, \"lambda_q1\": [\u2026], \u2026}, got %s"), got(o).s);
 		goto bad;
 	}
-	if (cJSON_IsObject(o) && refuse_unknown_keys(c, o, diff_keys, "\"diff_attn\"") != 0)
+	if (cJSON_IsObject(o) && refuse_unknown_keys(c, o, diff_keys, _("key")) != 0)
 		goto bad;
 	path_set(c, old);
 	for (int k = 0; diff_not[k] != NULL; k++)
