@@ -182,7 +182,9 @@ static void explain_diff(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 		              celltext_num(x1, MAT_AT(hd->diff_a1, i, j), utf8), celltext_sym(utf8, "\u2212", "-"),
 		              celltext_num(x2, MAT_AT(a->diff_lambda, 0, 3), utf8), MUL_SYM(utf8),
 		              celltext_num(x3, MAT_AT(hd->diff_a2, i, j), utf8), celltext_num(x4, MAT_AT(hd->diff_a, i, j), utf8));
-		strbuf_printf(b, _("(what both maps give key %d cancels: row %d sums to 1 %s %s = %s)\n"), j, i,
+		strbuf_printf(b, _("(%s times A2's weight of key %d is taken from A1's: what both maps give a key cancels; row %d sums to "
+		                   "1 %s %s = %s)\n"),
+		              LAMBDA(utf8), j, i,
 		              celltext_sym(utf8, "\u2212", "-"), LAMBDA(utf8),
 		              celltext_num(x5, 1.0 - MAT_AT(a->diff_lambda, 0, 3), utf8));
 		break;
@@ -266,6 +268,7 @@ const AttnVariant variant_diffattn = {
 	.fault = diff_fault,
 	.same = diff_same,
 	.head_row = diff_head_row,
+	.head_row_of = AM_DIFF_OUT,
 };
 
 const AttnVariant variant_diffattn_out = {

@@ -113,6 +113,7 @@ typedef struct AttnVariant {
 
 	/* ---- the heads' outputs made another way (differential attention): row i of head h's d_v numbers concat takes */
 	const double *(*head_row)(const Attn *a, int h, int i);
+	AttnMatrix head_row_of; /* the per-head matrix head_row points into (explain names it for a cell of concat) */
 } AttnVariant;
 
 #define X(name) extern const AttnVariant variant_##name;
