@@ -40,6 +40,9 @@ explains "an edit of lambda_q1 recomputes lambda, the weights and concat" $L \
 	'lambda = 1 - 1 + 0.2 = 0.2' 'A1 - lambda*A2 = 0.224515 - 0.2*0.475367 = 0.129442' 'concat[3][1] = 0.113823'
 explains "the stages' formulas" $L 'goto diff_out\n' \
 	'out = O / sqrt(mean(O^2) + eps) * subln * (1 - lambda_init)'
+printf 'decode on\n' | "$ATTNVIZ" --plain $L >/dev/null 2>"$err"
+expect "decode on is refused: decoding would not compute the pairs" \
+	'grep -qF "decode: not with differential attention" "$err"'
 # --dump: one object per pair of heads
 "$ATTNVIZ" --dump $G >"$tmp/dump" 2>"$err"
 expect "--dump: diff_attn has one object per pair" '[ "$(grep -o "\"a1\"" "$tmp/dump" | wc -l)" -eq 2 ]'

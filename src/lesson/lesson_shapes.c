@@ -320,6 +320,12 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			goto out;
 		}
 	}
+	if (s->diff && (s->decode || s->backward || s->flash_bq != 0)) { /* `decode on` too: the loader refuses the keys */
+		AT(s->decode ? "decode" : s->backward ? "backward" : "flash");
+		fail(c, "%s", _("not with differential attention (\"diff_attn\") yet: it is computed forward, on one layer of "
+		                "paired heads, without it"));
+		goto out;
+	}
 	if ((s->linear || s->deltanet) && s->backward) {
 		AT(s->linear ? "linear_attention" : "gated_deltanet");
 		fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"),
