@@ -111,6 +111,16 @@ bad_lessons ropescale
 golden_dir linear
 bad_lessons linear
 saved_dir linear
+# Issue 24 §4's differential attention (tests/golden/diffattn, made by
+# make_reference_diffattn.py following unilm's multihead_diffattn.py): every
+# matrix within 1e-12 (absolute), the loader's errors of diffattn/bad, and
+# `save` writing "diff_attn" back.
+for lesson in tests/golden/diffattn/*.json; do
+	case $lesson in *.ref.json) continue ;; esac
+	golden "golden diffattn/$(basename "$lesson" .json) within 1e-12" "$lesson" "${lesson%.json}.ref.json" --rtol 0 --atol 1e-12
+done
+bad_lessons diffattn
+saved_dir diffattn
 # Issue 23 §4's sinks in FlashAttention's tiles (the sink's term after the last
 # key block, as gpt-oss's kernel adds it) and the sinks' own gradient and
 # training (tests/golden/sinksflash, made by make_reference_sinksflash.py).

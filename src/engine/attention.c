@@ -48,6 +48,7 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_C_Q] = AT(Attn, c_Q), [AM_C_KV] = AT(Attn, c_KV), [AM_K_PE] = AT(Attn, k_pe), [AM_Q_NOPE] = AT(Attn, q_nope),
 	[AM_Q_PE] = AT(Attn, q_pe), [AM_K_PE_ROT] = AT(Attn, k_pe_rot), [AM_Q_TILDE] = AT(Attn, q_tilde),
 	[AM_ABSORBED_OUT] = AT(Attn, absorbed_out), [AM_MLA_DIFF] = AT(Attn, mla_diff), [AM_KV_CACHE] = AT(Attn, kv_cache),
+	[AM_DIFF_LAMBDA] = AT(Attn, diff_lambda),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -65,6 +66,8 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_GDN_G] = AT(AttnHead, gdn_g), [AM_GDN_RECALL] = AT(AttnHead, gdn_recall), [AM_GDN_DELTA] = AT(AttnHead, gdn_delta),
 	[AM_GDN_OUT] = AT(AttnHead, gdn_out), [AM_GDN_OUT_CHUNK] = AT(AttnHead, gdn_out_chunk),
 	[AM_GDN_STATE] = AT(AttnHead, gdn_state),
+	[AM_DIFF_A1] = AT(AttnHead, diff_a1), [AM_DIFF_A2] = AT(AttnHead, diff_a2), [AM_DIFF_A] = AT(AttnHead, diff_a),
+	[AM_DIFF_O] = AT(AttnHead, diff_o), [AM_DIFF_RMS] = AT(AttnHead, diff_rms), [AM_DIFF_OUT] = AT(AttnHead, diff_out),
 	[AM_ABSORBED] = AT(AttnHead, absorbed),
 };
 #undef AT
@@ -618,15 +621,19 @@ static void pass_weighted(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(cfg));
 }
 
-/* Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v). */
+/*
+ * Pass 8, concat: head h's output fills columns [h·d_v, (h+1)·d_v) of concat (n × h·d_v): its weighted, or
+ * what a variant gives instead (head_row: differential attention's pair output).
+ */
 static void pass_concat(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
+	const AttnVariant *v = attn_head_output(a);
 	int h, i;
 
 	for (h = 0; h < lp->heads; h++)
 		for (i = 0; i < cfg->n; i++)
 			memcpy(&a->concat.a[(size_t)i * a->concat.cols + (size_t)h * lp->d_v],
-			       &a->head[h].weighted.a[(size_t)i * lp->d_v],
+			       v != NULL ? v->head_row(a, h, i) : &a->head[h].weighted.a[(size_t)i * lp->d_v],
 			       (size_t)lp->d_v * sizeof(double));
 }
 

@@ -83,6 +83,11 @@ typedef struct AttnHead {
 	Mat gdn_beta, gdn_g;  /* n × 1 */
 	Mat gdn_recall, gdn_delta, gdn_out, gdn_out_chunk; /* n × d_v */
 	Mat gdn_state;        /* d_k × d_v after the last token */
+	/* Differential attention (empty without "diff_attn"): engine/variants/diffattn.c; head 2p and 2p + 1 hold pair p's */
+	Mat diff_a1, diff_a2; /* n × m: the weights of head 2p and of head 2p + 1 */
+	Mat diff_a;           /* n × m: A1 − λ·A2 */
+	Mat diff_o, diff_out; /* n × 2·d_v: (A1 − λ·A2)·[V_2p | V_2p+1], and its RMSNorm · subln · (1 − λ_init) */
+	Mat diff_rms;         /* n × 1: each row's √(mean(diff_o²) + eps) */
 	/* Multi-head latent attention (empty without): the scores in the absorbed form, q̃·c_KVᵀ + q_pe·k_peᵀ */
 	Mat absorbed;         /* n × m */
 } AttnHead;
@@ -154,6 +159,7 @@ typedef struct Attn {
 	Mat absorbed_out;     /* n × h·d_v: (weights·c_KV)·W^V a head */
 	Mat mla_diff;         /* 1 × 2: the largest |absorbed − scores| and |absorbed_out − weighted| */
 	Mat kv_cache;         /* 4 × 4: rows MHA, GQA, MQA, MLA; the lesson's numbers, bytes; DeepSeek-V3's numbers, bytes in 61 layers */
+	Mat diff_lambda;      /* 1 × 4: differential attention's e^(λ_q1·λ_k1), e^(λ_q2·λ_k2), λ_init, λ */
 
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer

@@ -430,6 +430,41 @@ static int add_mla(cJSON *o, const Attn *a)
 	return 0;
 }
 
+/*
+ * "diff_attn" (differential attention, issue 24 §4; nothing without it): λ's
+ * parts, eps, and "pairs", one object per pair of heads (head 2p's copy:
+ * both heads of a pair hold the same) with its A1, A2, weights (A1 − λ·A2),
+ * O, rms and out.
+ */
+static int add_diff(cJSON *o, const Attn *a)
+{
+	static const struct { const char *key; AttnMatrix m; } mats[] = {
+		{ "a1", AM_DIFF_A1 }, { "a2", AM_DIFF_A2 }, { "weights", AM_DIFF_A }, { "o", AM_DIFF_O },
+		{ "rms", AM_DIFF_RMS }, { "out", AM_DIFF_OUT },
+	};
+	const DiffParams *p = &attn_params(a)->diff;
+	cJSON *d, *pairs;
+
+	if (!p->on)
+		return 0;
+	if ((d = cJSON_AddObjectToObject(o, "diff_attn")) == NULL || add_number(d, "lambda_1", MAT_AT(a->diff_lambda, 0, 0)) ||
+	    add_number(d, "lambda_2", MAT_AT(a->diff_lambda, 0, 1)) || add_number(d, "lambda_init", p->lambda_init) ||
+	    add_number(d, "lambda", MAT_AT(a->diff_lambda, 0, 3)) || add_number(d, "eps", p->eps) ||
+	    add_matrix(d, "lambda_q1", &p->lq1) || add_matrix(d, "lambda_k1", &p->lk1) || add_matrix(d, "lambda_q2", &p->lq2) ||
+	    add_matrix(d, "lambda_k2", &p->lk2) || add_matrix(d, "subln", &p->subln) ||
+	    (pairs = cJSON_AddArrayToObject(d, "pairs")) == NULL)
+		return -1;
+	for (int h = 0; h < a->heads; h += 2) {
+		cJSON *one = cJSON_CreateObject();
+		if (one == NULL || !cJSON_AddItemToArray(pairs, one))
+			return -1;
+		for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++)
+			if (add_matrix(one, mats[k].key, attn_slot_const(a, mats[k].m, h)))
+				return -1;
+	}
+	return 0;
+}
+
 /* The attention of one layer: Q, K, V, heads, concat, output. */
 static int add_attention(cJSON *o, const Attn *a)
 {
@@ -924,6 +959,8 @@ cJSON *dump_attn(const Attn *a, char **err)
 	if (!cJSON_AddItemToObject(o, "heads", dump_heads(a)))
 		goto oom;
 	if (add_mla(o, a))
+		goto oom;
+	if (add_diff(o, a))
 		goto oom;
 	if (add_matrix(o, "concat", &a->concat) ||
 	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))

@@ -280,13 +280,32 @@ static void explain_weighted_cell(StrBuf *b, const Attn *a, AttnMatrix which, in
 	explain_weighted(b, a, h, i, j, utf8);
 }
 
+/* The cell concat[i][j] copies: head j/d_v's weighted, or the matrix a variant's head_row reads (w, column *c). */
+static AttnMatrix concat_source(const Attn *a, int i, int j, int *c)
+{
+	const AttnVariant *v = attn_head_output(a);
+	const int dv = attn_params(a)->d_v;
+	const Mat *m;
+
+	*c = j % dv;
+	if (v == NULL || (m = attn_slot_const(a, v->head_row_of, j / dv)) == NULL || mat_empty(m))
+		return AM_WEIGHTED;
+	*c += (int)(v->head_row(a, j / dv, i) - &MAT_AT(*m, i, 0));
+	return v->head_row_of;
+}
+
 static void explain_concat(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const int dv = attn_params(a)->d_v;
+	int c;
+	const AttnMatrix w = concat_source(a, i, j, &c);
 
-	(void)which, (void)h, (void)i, (void)utf8;
+	(void)which, (void)h, (void)utf8;
 	strbuf_printf(b, _("column %d of concat is column %d of head %d's output (head %d fills columns %d..%d)\n"), j,
 	              j % dv, j / dv, j / dv, (j / dv) * dv, (j / dv + 1) * dv - 1);
+	if (w != AM_WEIGHTED)
+		strbuf_printf(b, _("(a head's output here is not its weighted: it is %s[%d][%d], head %d's)\n"), matrix_name(w), i, c,
+		              j / dv);
 }
 
 static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -857,8 +876,11 @@ static int operands_concat(const Attn *a, AttnMatrix which, int h, int i, int j,
 	const int dv = attn_params(a)->d_v;
 	int k = 0;
 
+	int c;
+	const AttnMatrix w = concat_source(a, i, j, &c);
+
 	(void)which, (void)h;
-	OP(AM_WEIGHTED, j / dv, i, j % dv);
+	OP(w, j / dv, i, c);
 	return k;
 }
 

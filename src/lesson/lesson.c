@@ -209,6 +209,9 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_W_QA] = offsetof(Model, lp.mla.W_qa), [AM_Q_A_NORM] = offsetof(Model, lp.mla.q_a_norm),
 	[AM_W_QB] = offsetof(Model, lp.mla.W_qb), [AM_W_KVA] = offsetof(Model, lp.mla.W_kva),
 	[AM_KV_A_NORM] = offsetof(Model, lp.mla.kv_a_norm), [AM_W_KVB] = offsetof(Model, lp.mla.W_kvb),
+	[AM_DIFF_LQ1] = offsetof(Model, lp.diff.lq1), [AM_DIFF_LK1] = offsetof(Model, lp.diff.lk1),
+	[AM_DIFF_LQ2] = offsetof(Model, lp.diff.lq2), [AM_DIFF_LK2] = offsetof(Model, lp.diff.lk2),
+	[AM_DIFF_SUBLN] = offsetof(Model, lp.diff.subln),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

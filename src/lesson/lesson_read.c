@@ -95,7 +95,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
 	                               "ids", "temperature", "top_k", "logits_row", "PE", "attn_logit_softcapping",
-	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", NULL };
+	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -120,7 +120,7 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
-	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", NULL
+	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -390,7 +390,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	    li_key_text(c, root, "summary", l != NULL ? &l->summary : &summary) != 0)
 		goto out;
 	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0 || li_read_block_settings(c, root, m) != 0 ||
-	    li_read_mla_settings(c, root, m) != 0)
+	    li_read_mla_settings(c, root, m) != 0 || li_read_diff_settings(c, root, m) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -562,7 +562,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 				goto out;
 	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &m->cfg.mask_matrix) != 0)
 		goto out;
-	if (li_read_v2_matrices(c, root, m) != 0 || li_read_mla_matrices(c, root, m) != 0 ||
+	if (li_read_v2_matrices(c, root, m) != 0 || li_read_mla_matrices(c, root, m) != 0 || li_read_diff_vectors(c, root, m) != 0 ||
 	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, m) != 0) ||
 	    (c->layer_obj == NULL && li_read_backward(c, root, m) != 0))
 		goto out;

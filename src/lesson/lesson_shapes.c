@@ -140,6 +140,8 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
 		computed += N * (r + c + 2 * dr + h * (dn + dr + c + dv)) + h * N * M + 2 + 16;
 	}
+	if (p->diff.on) /* differential attention: its λ vectors and subln; λ; a head's A1, A2, A, O, rms, out */
+		own += 4 * dk + 2 * dv, computed += 4 + h * (3 * N * M + 4 * N * dv + N);
 	return own + computed;
 }
 
@@ -339,6 +341,12 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 			goto out;
 		}
 	}
+	if (lp->diff.on && (cfg->decode || cfg->backward != BACKWARD_NONE || cfg->flash_bq != 0)) { /* `decode on` too: the loader refuses the keys */
+		AT(cfg->decode ? "decode" : cfg->backward != BACKWARD_NONE ? "backward" : "flash");
+		fail(c, "%s", _("not with differential attention (\"diff_attn\") yet: it is computed forward, on one layer of "
+		                "paired heads, without it"));
+		goto out;
+	}
 	if ((cfg->linear || !mat_empty(&lp->gdn_A_log)) && (cfg->backward != BACKWARD_NONE)) {
 		AT(cfg->linear ? "linear_attention" : "gated_deltanet");
 		fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"),
@@ -440,6 +448,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	out->dim[DIM_KVA] = p->mla.kv_lora_rank + p->mla.d_rope;
 	out->dim[DIM_KVB] = heads * (p->mla.d_nope + d_v);
 	out->dim[DIM_FOUR] = 4;
+	out->dim[DIM_2DV] = 2 * d_v;
 	out->heads = heads;
 	out->features = (cfg->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (cfg->mask != MASK_NONE ? FEAT_MASK : 0u) | (!mat_empty(&p->W_o) ? FEAT_WO : 0u) |
@@ -492,6 +501,8 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		out->features |= FEAT_SINKS;
 	if (p->mla.on)
 		out->features |= FEAT_MLA | (p->mla.q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
+	if (p->diff.on)
+		out->features |= FEAT_DIFF;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */

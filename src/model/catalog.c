@@ -293,6 +293,31 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                  N_("the largest distance between MLA's two forms: |absorbed − scores| and |absorbed_out − weighted|") },
 	[AM_KV_CACHE] = { "kv_cache", DIM_FOUR, DIM_FOUR, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, AXIS_CACHE_FORM, AXIS_CACHE_COUNT,
 	                  0, N_("what a KV cache keeps per token per layer, rows MHA, GQA, MQA, MLA: the lesson's numbers and bytes, DeepSeek-V3's numbers and bytes in 61 layers") },
+	/* differential attention (issue 24 §4): per pair of heads (head 2p's and 2p + 1's maps); every head of a pair holds its pair's */
+	[AM_DIFF_LQ1] = { "lambda_q1", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_DIFF, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                  N_("differential attention: λ_q1, with λ_k1 the first term of λ, e^(λ_q1·λ_k1)") },
+	[AM_DIFF_LK1] = { "lambda_k1", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_DIFF, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                  N_("differential attention: λ_k1 (λ_q1·λ_k1 is the first exponent of λ)") },
+	[AM_DIFF_LQ2] = { "lambda_q2", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_DIFF, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                  N_("differential attention: λ_q2, with λ_k2 the term subtracted in λ, e^(λ_q2·λ_k2)") },
+	[AM_DIFF_LK2] = { "lambda_k2", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_DIFF, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                  N_("differential attention: λ_k2 (λ_q2·λ_k2 is the second exponent of λ)") },
+	[AM_DIFF_SUBLN] = { "subln", DIM_ONE, DIM_2DV, DIM_ONE, GP, FEAT_DIFF, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                    N_("differential attention: the weights of each pair's RMSNorm over its 2·d_v output columns (subln)") },
+	[AM_DIFF_LAMBDA] = { "diff_lambda", DIM_ONE, DIM_FOUR, DIM_ONE, 0, FEAT_DIFF, STAGE_DIFF, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                     N_("differential attention's λ, one for the layer: e^(λ_q1·λ_k1), e^(λ_q2·λ_k2), λ_init, and λ = the first − the second + λ_init") },
+	[AM_DIFF_A1] = { "diff_a1", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_SUMS | MF_MASKED, FEAT_DIFF, STAGE_DIFF, NONE, Q_ROWS,
+	                 K_ROWS, 0, N_("differential attention: A1, the softmax of the pair's first head (Q1·K1ᵀ), head 2p's weights") },
+	[AM_DIFF_A2] = { "diff_a2", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_SUMS | MF_MASKED, FEAT_DIFF, STAGE_DIFF, NONE, Q_ROWS,
+	                 K_ROWS, 0, N_("differential attention: A2, the softmax of the pair's second head (Q2·K2ᵀ), head 2p + 1's weights") },
+	[AM_DIFF_A] = { "diff_weights", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_SUMS | MF_MASKED, FEAT_DIFF, STAGE_DIFF, NONE,
+	                Q_ROWS, K_ROWS, 1, N_("differential attention's weights A1 − λ·A2: each row sums to 1 − λ, and may be negative") },
+	[AM_DIFF_O] = { "diff_o", DIM_N, DIM_2DV, DIM_ONE, MF_PER_HEAD, FEAT_DIFF, STAGE_DIFF_OUT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                N_("(A1 − λ·A2)·V of the pair: its 2·d_v value columns (head 2p's and 2p + 1's) weighted by the difference") },
+	[AM_DIFF_RMS] = { "diff_rms", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_DIFF, STAGE_DIFF_OUT, NONE, Q_ROWS, AXIS_INDEX, 0,
+	                  N_("each row's RMS of diff_o, √(mean of its squares + eps), which subln divides by") },
+	[AM_DIFF_OUT] = { "diff_out", DIM_N, DIM_2DV, DIM_ONE, MF_PER_HEAD, FEAT_DIFF, STAGE_DIFF_OUT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                  N_("the pair's output: diff_o / rms · subln · (1 − λ_init), what concat takes for heads 2p and 2p + 1") },
 };
 
 #undef Q_ROWS
@@ -585,6 +610,27 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = N_("Gated DeltaNet: a decaying state corrected token by token by the delta rule, and the same in chunks"),
 		.blurb_en = "Gated DeltaNet keeps linear attention's d_k \u00d7 d_v state but does not only add to it: each token first lets it fade by e^g, reads what it holds for its key, and writes back only the difference from its value, scaled by \u03b2.",
 		.blurb_zh = "Gated DeltaNet 保留线性注意力 d_k \u00d7 d_v 的状态，但不只是往里加：每个词先让它按 e^g 衰减，读出它在自己的键上存了什么，再只把与自己的值的差（乘以 \u03b2）写回去。",
+	},
+	[STAGE_DIFF] = {
+		.map = "attention",
+		.name = "diff", .requires = FEAT_DIFF, .instead = NONE,
+		PANES({ .matrix = AM_DIFF_A1 }, { .matrix = AM_DIFF_A2 }, { .matrix = AM_DIFF_LAMBDA }, { .matrix = AM_DIFF_A }),
+		.formula = { { 0, 0, N_("differential attention: λ = e^(λ_q1·λ_k1) − e^(λ_q2·λ_k2) + λ_init   λ_init = 0.8 − 0.6·e^(−0.3·depth)   A = A1 − λ·A2"),
+		               N_("differential attention: lambda = e^(lq1.lk1) - e^(lq2.lk2) + lambda_init   lambda_init = 0.8 - 0.6*e^(-0.3*depth)   A = A1 - lambda*A2") } },
+		.what = N_("differential attention: the pair's two softmax maps, λ, and their difference A1 − λ·A2"),
+		.blurb_en = "Differential attention pairs the heads: each pair has two softmax maps over the same keys, and subtracts λ times the second from the first. Weight both maps give a key alike, the noise, cancels; what only the first map picks out stays.",
+		.blurb_zh = "差分注意力把头两两配对：每一对在同样的键上有两张 softmax 图，用第一张减去 λ 乘第二张。两张图同样给出的权重（噪声）相互抵消；只有第一张图挑出的部分留下来。",
+	},
+	[STAGE_DIFF_OUT] = {
+		.map = "attention",
+		.name = "diff_out", .requires = FEAT_DIFF, .instead = NONE,
+		PANES({ .matrix = AM_DIFF_A }, { .matrix = AM_DIFF_O }, { .matrix = AM_DIFF_RMS }, { .matrix = AM_DIFF_SUBLN },
+		      { .matrix = AM_DIFF_OUT }),
+		.formula = { { 0, 0, N_("O = (A1 − λ·A2)·[V_2p | V_2p+1]   out = O / √(mean(O²) + eps) · subln · (1 − λ_init)"),
+		               N_("O = (A1 - lambda*A2).[V_2p | V_2p+1]   out = O / sqrt(mean(O^2) + eps) * subln * (1 - lambda_init)") } },
+		.what = N_("differential attention's output per pair: the difference times V, RMS-normalised, times 1 − λ_init"),
+		.blurb_en = "Each pair weights its 2·d_v value columns by the difference, then normalises every row by its RMS (subln) and scales it by 1 − λ_init: what concat and W_o take instead of the heads' own outputs.",
+		.blurb_zh = "每一对用差值给它的 2·d_v 个值列加权，再把每一行除以它的均方根（subln），乘以 1 − λ_init：concat 和 W_o 用的是这个，而不是各个头自己的输出。",
 	},
 	[STAGE_CONCAT] = {
 		.map = "attention",
@@ -882,6 +928,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no Gated DeltaNet (\"gated_deltanet\")"), /* FEAT_DELTANET */
 	N_("it has no multi-head latent attention (\"mla\")"), /* FEAT_MLA */
 	N_("its MLA query is not compressed (no \"q_lora_rank\")"), /* FEAT_MLA_QLORA */
+	N_("it has no differential attention (\"diff_attn\")"), /* FEAT_DIFF */
 };
 
 const char *feature_absent(FeatureSet feat)

@@ -38,6 +38,8 @@ typedef enum Stage {
 	STAGE_LINEAR,      /* linear attention (issue 24 §3): φ(q)·φ(k) instead of softmax, with its n × n matrix */
 	STAGE_LINEAR_STATE, /* the same outputs from the d_k × d_v state φ(K)ᵀV, without the n × n matrix */
 	STAGE_DELTANET,    /* Gated DeltaNet's recurrence (Qwen3-Next), token by token and in chunks */
+	STAGE_DIFF,        /* differential attention (issue 24 §4): A1 − λ·A2 of each pair of heads */
+	STAGE_DIFF_OUT,    /* differential attention: (A1 − λ·A2)·V, its per-head RMSNorm and × (1 − λ_init) */
 	STAGE_CONCAT,
 	STAGE_OUTPUT,
 	STAGE_RESIDUAL1,   /* x + attention */
@@ -106,6 +108,10 @@ typedef enum AttnMatrix {
 	AM_W_QA, AM_Q_A_NORM, AM_W_QB, AM_W_KVA, AM_KV_A_NORM, AM_W_KVB,
 	AM_C_Q, AM_C_KV, AM_K_PE, AM_Q_NOPE, AM_Q_PE, AM_K_PE_ROT,
 	AM_Q_TILDE, AM_ABSORBED, AM_ABSORBED_OUT, AM_MLA_DIFF, AM_KV_CACHE,
+	/* differential attention (issue 24 §4, Ye et al. 2025): its λ vectors and subln weight; λ; per pair of heads
+	 * the two softmax maps, their difference, its output, each row's RMS and the normed output */
+	AM_DIFF_LQ1, AM_DIFF_LK1, AM_DIFF_LQ2, AM_DIFF_LK2, AM_DIFF_SUBLN, AM_DIFF_LAMBDA,
+	AM_DIFF_A1, AM_DIFF_A2, AM_DIFF_A, AM_DIFF_O, AM_DIFF_RMS, AM_DIFF_OUT,
 	AM_COUNT
 } AttnMatrix;
 
@@ -147,7 +153,8 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_DELTANET    ((FeatureSet)1 << 30) /* Gated DeltaNet beside softmax's ("gated_deltanet") */
 #define FEAT_MLA         ((FeatureSet)1 << 31) /* multi-head latent attention ("mla", DeepSeek-V2/V3) */
 #define FEAT_MLA_QLORA   ((FeatureSet)1 << 32) /* MLA with a compressed query ("mla": {"q_lora_rank"}) */
-#define FEAT_COUNT       33
+#define FEAT_DIFF        ((FeatureSet)1 << 33) /* differential attention ("diff_attn"): heads in pairs, A1 − λ·A2 */
+#define FEAT_COUNT       34
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -180,6 +187,7 @@ typedef enum Dim {
 	DIM_KVA,     /* kv_lora_rank + qk_rope_head_dim: W_kva's columns */
 	DIM_KVB,     /* heads · (qk_nope_head_dim + v_head_dim): W_kvb's columns */
 	DIM_FOUR,    /* 4: the cache table's rows (MHA, GQA, MQA, MLA) and columns */
+	DIM_2DV,     /* 2·d_v: a pair of heads' value width (differential attention's output per pair) */
 	DIM_COUNT
 } Dim;
 

@@ -235,6 +235,26 @@ static int mla_copy(MlaParams *dst, const MlaParams *src)
 	               : 0;
 }
 
+static void diff_free(DiffParams *d)
+{
+	mat_free(&d->lq1);
+	mat_free(&d->lk1);
+	mat_free(&d->lq2);
+	mat_free(&d->lk2);
+	mat_free(&d->subln);
+}
+
+/* dst holds src's settings and a copy of each vector: 0, or -1 out of memory. */
+static int diff_copy(DiffParams *dst, const DiffParams *src)
+{
+	*dst = *src;
+	dst->lq1 = dst->lk1 = dst->lq2 = dst->lk2 = dst->subln = (Mat){ 0 };
+	return mat_copy(&dst->lq1, &src->lq1) | mat_copy(&dst->lk1, &src->lk1) | mat_copy(&dst->lq2, &src->lq2) |
+	               mat_copy(&dst->lk2, &src->lk2) | mat_copy(&dst->subln, &src->subln)
+	               ? -1
+	               : 0;
+}
+
 void layer_params_free(LayerParams *p)
 {
 	mat_free(&p->W_q);
@@ -255,6 +275,7 @@ void layer_params_free(LayerParams *p)
 	mat_free(&p->gdn_A_log);
 	mat_free(&p->gdn_dt_bias);
 	mla_free(&p->mla);
+	diff_free(&p->diff);
 	block_free(&p->block);
 	memset(p, 0, sizeof *p);
 }
@@ -266,7 +287,8 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	dst->b_q = dst->b_k = dst->b_v = dst->b_o = dst->alibi_slopes = dst->q_norm = dst->k_norm = (Mat){ 0 };
 	dst->sinks = dst->gdn_W_a = dst->gdn_W_b = dst->gdn_A_log = dst->gdn_dt_bias = (Mat){ 0 };
 	dst->mla.W_qa = dst->mla.q_a_norm = dst->mla.W_qb = dst->mla.W_kva = dst->mla.kv_a_norm = dst->mla.W_kvb = (Mat){ 0 };
-	if (block_copy(&dst->block, &src->block) != 0 || mla_copy(&dst->mla, &src->mla) != 0)
+	dst->diff.lq1 = dst->diff.lk1 = dst->diff.lq2 = dst->diff.lk2 = dst->diff.subln = (Mat){ 0 };
+	if (block_copy(&dst->block, &src->block) != 0 || mla_copy(&dst->mla, &src->mla) != 0 || diff_copy(&dst->diff, &src->diff) != 0)
 		return -1;
 	return mat_copy(&dst->W_q, &src->W_q) | mat_copy(&dst->W_k, &src->W_k) | mat_copy(&dst->W_v, &src->W_v) |
 	       mat_copy(&dst->W_o, &src->W_o) | mat_copy(&dst->w_e, &src->w_e) | mat_copy(&dst->b_q, &src->b_q) |

@@ -191,6 +191,22 @@ typedef struct MlaParams {
 } MlaParams;
 
 /*
+ * Differential attention (issue 24 §4, Ye et al. 2025, "Differential
+ * Transformer"; a lesson's "diff_attn"): the layer's heads in pairs (2p,
+ * 2p + 1), A = softmax(Q1·K1ᵀ) − λ·softmax(Q2·K2ᵀ) with λ = e^(λ_q1·λ_k1) −
+ * e^(λ_q2·λ_k2) + λ_init, then per pair RMSNorm over its 2·d_v output
+ * columns (weight subln, eps) times (1 − λ_init). engine/variants/diffattn.c.
+ */
+typedef struct DiffParams {
+	int on;
+	double depth;       /* the 0-based layer index λ_init is made from (−1: lambda_init given) */
+	double lambda_init; /* 0.8 − 0.6·e^(−0.3·depth), or the lesson's own */
+	double eps;         /* subln's (the reference's 1e-5) */
+	Mat lq1, lk1, lq2, lk2; /* 1 × d_k each */
+	Mat subln;          /* 1 × 2·d_v */
+} DiffParams;
+
+/*
  * One layer's own parameters: its heads, weights, biases and block.
  *   h heads;  d_k = W_q.cols / h;  d_v = W_v.cols / h
  * kv_heads g: K and V have g heads; query head i reads key/value head
@@ -215,6 +231,7 @@ typedef struct LayerParams {
 	int gdn_chunk;
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	MlaParams mla;    /* multi-head latent attention (issue 24 §1), mla.on 0 without */
+	DiffParams diff;  /* differential attention (issue 24 §4), diff.on 0 without */
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;

@@ -58,6 +58,14 @@ const AttnVariant *attn_sink(const Attn *a)
 	return NULL;
 }
 
+const AttnVariant *attn_head_output(const Attn *a)
+{
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->head_row != NULL && attn_variant_on(a, attn_variants[k]))
+			return attn_variants[k];
+	return NULL;
+}
+
 const AttnVariant *attn_score_map(const Attn *a)
 {
 	for (int k = 0; k < attn_variant_count; k++)

@@ -35,7 +35,9 @@
 	X(deltanet)         \
 	X(mla)               \
 	X(mla_heads)         \
-	X(mla_absorb)
+	X(mla_absorb)        \
+	X(diffattn)          \
+	X(diffattn_out)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
@@ -108,6 +110,10 @@ typedef struct AttnVariant {
 
 	/* ---- a learned logit beside the keys (attention sinks): each row's softmax of head h runs over its keys and it */
 	double (*sink_logit)(const Attn *a, int h);
+
+	/* ---- the heads' outputs made another way (differential attention): row i of head h's d_v numbers concat takes */
+	const double *(*head_row)(const Attn *a, int h, int i);
+	AttnMatrix head_row_of; /* the per-head matrix head_row points into (explain names it for a cell of concat) */
 } AttnVariant;
 
 #define X(name) extern const AttnVariant variant_##name;
@@ -146,6 +152,8 @@ void attn_head_note(StrBuf *b, const Attn *a, int h);
 const AttnVariant *attn_sink(const Attn *a);
 /* The variant of a that maps each score before the mask (score_map), NULL without one. */
 const AttnVariant *attn_score_map(const Attn *a);
+/* The variant of a that gives the heads' outputs concat takes (head_row), NULL without one: the core's weighted. */
+const AttnVariant *attn_head_output(const Attn *a);
 /* Whether w is a variant's derived matrix (its bias_matrix, biased_matrix or mapped_matrix). */
 int attn_variant_derived(AttnMatrix w);
 
