@@ -90,5 +90,17 @@ for size in 80x24 200x50; do
 	wait_gone "$s" 'every head at a glance' 3 >/dev/null
 	quits "$s" "$size (lens)"
 done
+# a command typed in the lens: `heads sort prev` shows the heads it asks for
+s=lensH
+begin "$s" 80x24 --model tests/models/gpt2 --ids 5,17,3,250,17,3,9
+keys "$s" v
+wait_for "$s" 'every head at a glance' >/dev/null
+keys "$s" L
+wait_for "$s" 'logit lens: layers' >/dev/null
+cmd "$s" "heads sort prev"
+shows "80x24: heads sort typed in the lens closes it for the sorted heads" "$s" 'by previous-token score, highest first'
+keys "$s" q
+wait_gone "$s" 'every head at a glance' 3 >/dev/null
+quits "$s" "80x24 (heads from the lens)"
 
 finish

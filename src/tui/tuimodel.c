@@ -174,6 +174,7 @@ tui_model_open(Tui *t, int sort)
 	char *err = NULL;
 
 	t->model_sort = sort >= 0 && sort < HS_COUNT ? sort : -1;
+	tui_lens_close(t); /* `heads` typed in the lens: the heads it asks for */
 	if (session_induction(t->s, &err) != 0) { /* a model's induction scores: its run on random tokens repeated twice */
 		tui_set_msg(t, 1, err);
 		free(err);
