@@ -6,7 +6,8 @@
 # the logit lens (`lens`, `lens LAYER POSITION`) in the plain REPL, its ids and
 # probabilities PyTorch's (tests/lens/make_lens_model.py; tests/unit_lens.c
 # checks every cell to 1e-9); in the full-screen view, e on a model's thumbnail
-# gives its induction score's numbers and :lens opens the table (tmux, 80×24).
+# gives its induction score's numbers and :lens opens the table (tmux, 80×24); L in
+# the model view opens the lens screen (80×24 and 200×50).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tmux.sh"
 JSONCMP=$BUILD/tests/jsoncmp
@@ -51,24 +52,55 @@ keys "$s" Escape
 wait_gone "$s" 'logit lens' 3 >/dev/null
 quits "$s" "80x24"
 
-# L in the model view: the logit lens as wide as the screen, its blocks of positions
-# one under the other (the sentences model's 18 tokens: three blocks at 80 columns, two at 200)
-ids=1,117,453,136,182,65,73,241,136,310,65,114,182,380,335,412,310,65 # "There was a cat. Anna had a mat. The cat sat on the mat."
+# L in the model view: the logit lens, a screen of its own (src/tui/tuilens.c): a row per
+# layer, a column per position (12 columns each: 6 fit at 80 columns, every one of the 7 at
+# 200), the last layer's last position selected first; arrows and < > move, e explains the
+# cell with PyTorch's probability (tests/lens/make_lens_model.py: #186 p = 0.62670715...),
+# Esc closes the pop-up, then goes back to the model view, then to the walk
 for size in 80x24 200x50; do
 	s=lensL${size%x*}
-	begin "$s" "$size" --model sentences --ids "$ids"
+	begin "$s" "$size" --model tests/models/gpt2 --ids 5,17,3,250,17,3,9
 	keys "$s" v
 	wait_for "$s" 'every head at a glance' >/dev/null
 	keys "$s" L
 	case $size in
-	80x24) shows "80x24: L in the model view opens the lens, 6 positions a block (the last: ·cat to .)" "$s" '12:·cat +13:·sat +14:·on +15:·the +16:·mat +17:\. ' ;;
-	*) shows "200x50: L: the lens as wide as the screen, 17 positions a block" "$s" '0:<s> +1:·There .* 16:·mat ' ;;
+	80x24)
+		shows "80x24: L opens the lens screen, the last 6 positions in view" "$s" 'logit lens: layers 0-1 of 2, positions 1-6 of 7'
+		shows "80x24: ... the positions' tokens over the columns" "$s" '^ +1:2 +2:\$ +3:<0x9C> +4:2 +5:\$ +6:\*' ;;
+	*)
+		shows "200x50: L: every position fits" "$s" 'logit lens: layers 0-1 of 2, positions 0-6 of 7'
+		shows "200x50: ... a row per layer, each cell the top token and its probability" "$s" '^L1 +9 .* <0xFE> +\.63' ;;
 	esac
+	shows "$size: the selected cell in full (layer 1, position 6: #186, 0.6267)" "$s" 'layer 1, position 6 \(\*\): <0xFE> p = 0\.6267; then'
+	keys "$s" e
+	shows "$size: e explains the cell with its probability (PyTorch: 0.62670715...)" "$s" '1\. <0xFE> \(#186\)  p = 0\.626707  z = 11\.3997'
 	keys "$s" Escape
-	wait_gone "$s" 'logit lens' 3 >/dev/null
+	wait_gone "$s" 'z = 11\.3997' 3 >/dev/null
+	keys "$s" Up '<'
+	shows "$size: Up and < move to layer 0, position 0" "$s" 'layer 0, position 0 \(&\):'
+	[ "$size" = 80x24 ] && shows "80x24: ... the columns page back to position 0" "$s" 'positions 0-5 of 7'
+	keys "$s" '>'
+	shows "$size: > pages the positions" "$s" 'layer 0, position [56] '
+	keys "$s" x
+	shows "$size: a key it does not take is said, with the way back" "$s" 'key x does nothing in the logit lens'
+	keys "$s" Escape
+	shows "$size: Esc goes back to the model view" "$s" 'every head at a glance'
+	wait_gone "$s" 'logit lens:' 3 >/dev/null
 	keys "$s" Escape
 	wait_gone "$s" 'every head at a glance' 3 >/dev/null
 	quits "$s" "$size (lens)"
 done
+# a command typed in the lens: `heads sort prev` shows the heads it asks for
+s=lensH
+begin "$s" 80x24 --model tests/models/gpt2 --ids 5,17,3,250,17,3,9
+keys "$s" v
+wait_for "$s" 'every head at a glance' >/dev/null
+keys "$s" L
+wait_for "$s" 'logit lens: layers' >/dev/null
+cmd "$s" "heads sort prev"
+shows "80x24: heads sort typed in the lens closes it for the sorted heads" "$s" 'by previous-token score, highest first'
+keys "$s" q
+wait_gone "$s" 'every head at a glance' 3 >/dev/null
+quits "$s" "80x24 (heads from the lens)"
 
 finish

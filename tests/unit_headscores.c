@@ -46,7 +46,8 @@ static void causal(unsigned char *vis, int n)
 /*
  * A previous-token head (row 0 can only look at itself):
  *   prev:  rows 1, 2, 3 see key i − 1: 1 + 1 + 1 = 3, mean 3/3 = 1
- *   first: rows 0 … 3 see key 0: 1 + 1 + 0 + 0 = 2, mean 2/4 = 0.5
+ *   first: rows 1 … 3 see key 0: 1 + 0 + 0 = 1, mean 1/3 (row 0, which sees
+ *          only key 0, is left out: its weight there is always 1)
  *   diag:  rows 0 … 3: 1 + 0 + 0 + 0 = 1, mean 1/4 = 0.25
  */
 static void test_previous_token_head(void **state)
@@ -62,8 +63,8 @@ static void test_previous_token_head(void **state)
 	assert_int_equal(p.rows, 3);
 	assert_near(p.sum, 3.0, 0);
 	assert_near(p.mean, 1.0, 0);
-	assert_int_equal(f.rows, 4);
-	assert_near(f.mean, 0.5, 0);
+	assert_int_equal(f.rows, 3);
+	assert_near(f.mean, 1.0 / 3.0, 1e-15);
 	assert_int_equal(d.rows, 4);
 	assert_near(d.mean, 0.25, 0);
 	mat_free(&w);
@@ -72,7 +73,8 @@ static void test_previous_token_head(void **state)
 /*
  * Uniform causal attention, w[i][j] = 1/(i + 1) for j ≤ i:
  *   prev:  1/2 + 1/3 + 1/4 = 13/12 over 3 rows: 13/36
- *   first: 1 + 1/2 + 1/3 + 1/4 = 25/12 over 4 rows: 25/48; diag the same
+ *   first: rows 1 … 3, 1/2 + 1/3 + 1/4 = 13/12 over 3 rows: 13/36, as prev
+ *   diag:  1 + 1/2 + 1/3 + 1/4 = 25/12 over 4 rows: 25/48
  */
 static void test_uniform_head(void **state)
 {
@@ -86,7 +88,7 @@ static void test_uniform_head(void **state)
 	causal(vis, 4);
 
 	assert_near(headscore_pattern(HS_PREV, &w, vis).mean, 13.0 / 36.0, 1e-15);
-	assert_near(headscore_pattern(HS_FIRST, &w, vis).mean, 25.0 / 48.0, 1e-15);
+	assert_near(headscore_pattern(HS_FIRST, &w, vis).mean, 13.0 / 36.0, 1e-15);
 	assert_near(headscore_pattern(HS_DIAG, &w, vis).mean, 25.0 / 48.0, 1e-15);
 	mat_free(&w);
 }
@@ -94,9 +96,9 @@ static void test_uniform_head(void **state)
 /*
  * Without a mask (visible NULL: every cell) on a 3 × 3 matrix:
  *   prev: rows 1, 2: 0.2 + 0.5 = 0.7, mean 0.35
- *   first: 0.1 + 0.2 + 0.3 = 0.6, mean 0.2;  diag: 0.1 + 0.7 + 0.2 = 1, mean 1/3
- * A window of one (each row sees only itself): no row sees key i − 1, or key
- * 0 but row 0, so prev is undefined (0 rows) and first counts one row.
+ *   first: rows 1, 2: 0.2 + 0.3 = 0.5, mean 0.25;  diag: 0.1 + 0.7 + 0.2 = 1, mean 1/3
+ * A window of one (each row sees only itself): no row sees key i − 1, and
+ * only row 0 sees key 0, so prev and first are undefined (0 rows).
  */
 static void test_unmasked_and_window(void **state)
 {
@@ -106,7 +108,8 @@ static void test_unmasked_and_window(void **state)
 
 	assert_near(headscore_pattern(HS_PREV, &w, NULL).mean, 0.35, 1e-15);
 	assert_int_equal(headscore_pattern(HS_PREV, &w, NULL).rows, 2);
-	assert_near(headscore_pattern(HS_FIRST, &w, NULL).mean, 0.2, 1e-15);
+	assert_near(headscore_pattern(HS_FIRST, &w, NULL).mean, 0.25, 1e-15);
+	assert_int_equal(headscore_pattern(HS_FIRST, &w, NULL).rows, 2);
 	assert_near(headscore_pattern(HS_DIAG, &w, NULL).mean, 1.0 / 3.0, 1e-15);
 
 	const unsigned char diag_only[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
@@ -114,8 +117,8 @@ static void test_unmasked_and_window(void **state)
 	assert_int_equal(p.rows, 0);
 	assert_near(p.mean, 0.0, 0);
 	HeadScore f = headscore_pattern(HS_FIRST, &w, diag_only);
-	assert_int_equal(f.rows, 1);
-	assert_near(f.mean, 0.1, 0);
+	assert_int_equal(f.rows, 0);
+	assert_near(f.mean, 0.0, 0);
 	mat_free(&w);
 }
 
@@ -145,8 +148,8 @@ static void test_induction(void **state)
 	assert_int_equal(s.rows, 3);
 	assert_near(s.sum, 1.8, 1e-15);
 	assert_near(s.mean, 0.6, 1e-15);
-	/* the same head's first-token score: (1·4 + 0.2 + 0.4 + 0.6) / 7 */
-	assert_near(headscore_pattern(HS_FIRST, &w, vis).mean, 5.2 / 7.0, 1e-15);
+	/* the same head's first-token score, rows 1 … 6: (1·3 + 0.2 + 0.4 + 0.6) / 6 */
+	assert_near(headscore_pattern(HS_FIRST, &w, vis).mean, 4.2 / 6.0, 1e-15);
 
 	/* a token repeated inside the first copy counts its first occurrence: 5 9 5 | 5 9 5 */
 	const long long dup[] = { 5, 9, 5, 5, 9, 5 };

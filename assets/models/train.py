@@ -717,6 +717,85 @@ def training_forward_agrees(r, folder, name):
         assert err < 1e-4, err
 
 
+# ------------------------------------------------------------------ the attention-only models
+# What train_induction.py and train_sentences.py share: a LLaMA-style model whose MLP adds
+# exactly 0, its reference, its scores on sequences, and the main that trains or rescores it.
+def attention_only(r, seed, qk_std=0.02):
+    """A llama Model whose MLP (intermediate_size 1) is all zeros and, with its RMSNorm, frozen
+    (never trained): each block's MLP adds exactly 0 to the residual stream."""
+    model = Model("llama", r, seed, qk_std=qk_std)
+    for name in model.names:
+        if ".mlp." in name or "post_attention_layernorm" in name:
+            p = model.p(name)
+            with torch.no_grad():
+                if ".mlp." in name:
+                    p.zero_()
+            p.requires_grad_(False)
+    return model
+
+
+def write_reference(name, cfg, r, saved, tok, prompts, why, edit=None):
+    """tests/models/NAME.ref.json: make_models' float64 reference of the saved weights on
+    prompts (every stage of every layer), with "folder" and "prompt_text"; edit(ref, m), when
+    given, changes it before it is written. Returns m, the model as make_models' forwards take it."""
+    values, files, entries = saved
+    torch.set_default_dtype(torch.float64)    # make_models' forward works in float64
+    m = {"name": name, "config": cfg, "prefix": "", "prompts": [tok.encode(p) for p in prompts], "why": why}
+    ref = make_models.reference(m, r, values, files, entries)
+    ref["folder"] = "assets/models/" + name
+    ref["prompt_text"] = prompts
+    if edit is not None:
+        edit(ref, m)
+    os.makedirs(os.path.join(OUT_ROOT, "tests", "models"), exist_ok=True)
+    with open(os.path.join(OUT_ROOT, "tests", "models", name + ".ref.json"), "w") as f:
+        json.dump(ref, f, separators=(",", ":"), sort_keys=True)
+        f.write("\n")
+    return m
+
+
+def mean_scores(m, r, values, seqs, induction_keys=None):
+    """heads.json's scores, each head's mean over seqs (float64, rounded to 4 places): on rows
+    i >= 1, previous_token (the weight on key i - 1), first_token (key 0), diagonal (key i);
+    with induction_keys(ids) (a key a row, -1: none), induction over the second half's rows."""
+    kinds = ["previous_token", "first_token", "diagonal"] + (["induction"] if induction_keys else [])
+    acc = [[{k: [] for k in kinds} for _ in range(r["num_attention_heads"])] for _ in range(r["num_hidden_layers"])]
+    for ids in seqs:
+        rec = make_models.forward_llama(m, r, values, ids)
+        n = len(ids)
+        keys = induction_keys(ids) if induction_keys else None
+        for i, lay in enumerate(rec["layers"]):
+            for j, hd in enumerate(lay["attn"]["heads"]):
+                w = np.array(hd["weights"])
+                a = acc[i][j]
+                a["previous_token"].append(np.mean([w[t, t - 1] for t in range(1, n)]))
+                a["first_token"].append(np.mean([w[t, 0] for t in range(1, n)]))
+                a["diagonal"].append(np.mean([w[t, t] for t in range(1, n)]))
+                if keys:
+                    a["induction"].append(np.mean([w[t, keys[t]] for t in range(n // 2, n) if keys[t] >= 0]))
+    return [[{k: round(float(np.mean(v)), 4) for k, v in a.items()} for a in lay] for lay in acc]
+
+
+def attention_only_main(name, cfg, tok, seed, train_fn, finish_fn, qk_std=0.02):
+    """The main of train_induction.py and train_sentences.py. With --rescore: no training, the
+    saved weights' reference and heads.json again (the training curve heads.json kept). Else:
+    attention_only(), train_fn(model) (returns heads.json's "training", its "curve" in it),
+    save(), finish_fn(cfg, r, saved, tok, training). Then the saved weights through the
+    training forward must give the reference's logits (training_forward_agrees)."""
+    r = make_models.resolved(cfg)
+    folder = os.path.join(OUT, name)
+    if sys.argv[1:] == ["--rescore"]:
+        with open(os.path.join(folder, "heads.json")) as f:
+            kept = json.load(f)
+        finish_fn(cfg, r, read_folder(folder), tok, dict(kept["training"], curve=kept["curve"]))
+    else:
+        torch.set_default_dtype(torch.float32)
+        torch.manual_seed(seed)
+        model = attention_only(r, seed, qk_std)
+        training = train_fn(model)
+        finish_fn(cfg, r, save(model, "llama", cfg, folder, tok), tok, training)
+    training_forward_agrees(r, folder, name)
+
+
 def finish(spec, cfg, r, saved, tok, stream, training):
     """The reference (tests/models/NAME.ref.json) and heads.json of a saved model."""
     values, files, entries = saved

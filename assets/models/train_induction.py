@@ -81,7 +81,6 @@ Deterministic: fixed seeds, torch.use_deterministic_algorithms, 1 thread (train.
 them); needs Debian's python3-torch and numpy only.
 """
 
-import json
 import os
 import sys
 import time
@@ -93,7 +92,6 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train  # noqa: E402  (its Model, its writer and reader of folders, make_models)
 
-make_models = train.make_models
 
 NAME = "induction"
 VOCAB = 128
@@ -239,40 +237,13 @@ def train_model(model):
 
 
 # ------------------------------------------------------------------ scoring, the reference
-def head_scores(m, r, values, seqs):
-    H = r["num_attention_heads"]
-    acc = [[{"previous_token": [], "first_token": [], "diagonal": [], "induction": []} for _ in range(H)]
-           for _ in range(r["num_hidden_layers"])]
-    for ids in seqs:
-        rec = make_models.forward_llama(m, r, values, ids)
-        n, keys = len(ids), induction_keys(ids)
-        for i, lay in enumerate(rec["layers"]):
-            for j, hd in enumerate(lay["attn"]["heads"]):
-                w = np.array(hd["weights"])
-                a = acc[i][j]
-                a["previous_token"].append(np.mean([w[t, t - 1] for t in range(1, n)]))
-                a["first_token"].append(np.mean([w[t, 0] for t in range(1, n)]))
-                a["diagonal"].append(np.mean([w[t, t] for t in range(1, n)]))
-                a["induction"].append(np.mean([w[t, keys[t]] for t in range(n // 2, n) if keys[t] >= 0]))
-    return [[{k: round(float(np.mean(v)), 4) for k, v in a.items()} for a in lay] for lay in acc]
-
-
 def finish(cfg, r, saved, tok, training):
-    values, files, entries = saved
     folder = os.path.join(OUT, NAME)
-    torch.set_default_dtype(torch.float64)
-    m = {"name": NAME, "config": cfg, "prefix": "", "prompts": [tok.encode(p) for p in PROMPTS],
-         "why": "attnviz's induction model (2 layers, 2 heads each, attention only, RoPE), trained by "
-                "assets/models/train_induction.py on repeated random tokens: a previous-token head in "
-                "layer 0 and an induction head in layer 1"}
-    ref = make_models.reference(m, r, values, files, entries)
-    ref["folder"] = "assets/models/" + NAME
-    ref["prompt_text"] = PROMPTS
-    os.makedirs(os.path.join(train.OUT_ROOT, "tests", "models"), exist_ok=True)
-    with open(os.path.join(train.OUT_ROOT, "tests", "models", NAME + ".ref.json"), "w") as f:
-        json.dump(ref, f, separators=(",", ":"), sort_keys=True)
-        f.write("\n")
-    rep = head_scores(m, r, values, repeated(8, INDUCTION_SEQS, HALF))
+    m = train.write_reference(NAME, cfg, r, saved, tok, PROMPTS,
+                              "attnviz's induction model (2 layers, 2 heads each, attention only, RoPE), trained by "
+                              "assets/models/train_induction.py on repeated random tokens: a previous-token head in "
+                              "layer 0 and an induction head in layer 1")
+    rep = train.mean_scores(m, r, saved[0], repeated(8, INDUCTION_SEQS, HALF), induction_keys)
     best = {"previous_token": max([rep[0][j]["previous_token"], "L0H%d" % j] for j in range(len(rep[0]))),
             "induction": max([rep[1][j]["induction"], "L1H%d" % j] for j in range(len(rep[1])))}
     heads = {
@@ -294,36 +265,18 @@ def finish(cfg, r, saved, tok, training):
                   (i, j, sc["previous_token"], sc["first_token"], sc["diagonal"], sc["induction"]), file=sys.stderr)
 
 
-def main():
-    tok = Tokenizer()
-    cfg = config()
-    r = make_models.resolved(cfg)
-    folder = os.path.join(OUT, NAME)
-    if sys.argv[1:] == ["--rescore"]:
-        with open(os.path.join(folder, "heads.json")) as f:
-            kept = json.load(f)
-        finish(cfg, r, train.read_folder(folder), tok, dict(kept["training"], curve=kept["curve"]))
-        train.training_forward_agrees(r, folder, NAME)
-        return
-    torch.set_default_dtype(torch.float32)
-    torch.manual_seed(SEED)
-    model = train.Model("llama", r, SEED)
-    for name in model.names:
-        if ".mlp." in name or "post_attention_layernorm" in name:
-            p = model.p(name)
-            with torch.no_grad():
-                if ".mlp." in name:
-                    p.zero_()
-            p.requires_grad_(False)
+def train_and_log(model):
+    """train_model with its log's first line; heads.json's "training"."""
     print("%s: %d trained parameters, %d steps of %d x %d tokens" %
           (NAME, sum(p.numel() for p in model.parameters() if p.requires_grad), STEPS, BATCH, CTX), file=sys.stderr)
     curve, jump, secs = train_model(model)
     print("induction score above 0.5 first at step %s" % jump, file=sys.stderr)
-    saved = train.save(model, "llama", cfg, folder, tok)
-    training = {"steps": STEPS, "batch": BATCH, "lr": LR, "optimizer": "Adam", "seed": SEED, "context": CTX,
-                "seconds": round(secs), "induction_step": jump, "curve": curve}
-    finish(cfg, r, saved, tok, training)
-    train.training_forward_agrees(r, folder, NAME)
+    return {"steps": STEPS, "batch": BATCH, "lr": LR, "optimizer": "Adam", "seed": SEED, "context": CTX,
+            "seconds": round(secs), "induction_step": jump, "curve": curve}
+
+
+def main():
+    train.attention_only_main(NAME, config(), Tokenizer(), SEED, train_and_log, finish)
 
 
 if __name__ == "__main__":

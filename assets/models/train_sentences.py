@@ -49,7 +49,7 @@ Head scores, two sets:
       first_token (the sink) on key 0, diagonal on key i.
   tests/models/sentences.ref.json, each prompt's "head_scores": attnviz's definitions
       (src/inspect/headscores.h, tests/lens/make_head_scores_model.py): previous_token over
-      rows i >= 1, first_token and diagonal over every row, induction on 12 random tokens
+      rows i >= 1, first_token over rows i >= 1 (row 0 sees only key 0), diagonal over every row, induction on 12 random tokens
       repeated twice (SplitMix64 seeded with 1, no BOS; 24 halved to fit 32 positions, as attnviz does), so
       tests/t_sentences.sh compares `attnviz --dump`'s "head_scores" with them to 1e-9, and
       its thresholds catch a retrained model that lost its heads.
@@ -272,24 +272,6 @@ def train_model(model, tok):
 
 
 # ------------------------------------------------------------------ scoring, the reference
-def text_scores(m, r, values, seqs):
-    """train.py's definitions (rows >= 1) on windows of the text."""
-    H = r["num_attention_heads"]
-    acc = [[{"previous_token": [], "first_token": [], "diagonal": []} for _ in range(H)]
-           for _ in range(r["num_hidden_layers"])]
-    for ids in seqs:
-        rec = make_models.forward_llama(m, r, values, ids)
-        n = len(ids)
-        for i, lay in enumerate(rec["layers"]):
-            for j, hd in enumerate(lay["attn"]["heads"]):
-                w = np.array(hd["weights"])
-                a = acc[i][j]
-                a["previous_token"].append(np.mean([w[t, t - 1] for t in range(1, n)]))
-                a["first_token"].append(np.mean([w[t, 0] for t in range(1, n)]))
-                a["diagonal"].append(np.mean([w[t, t] for t in range(1, n)]))
-    return [[{k: round(float(np.mean(v)), 4) for k, v in a.items()} for a in lay] for lay in acc]
-
-
 def attnviz_scores(m, r, values, ids, vocab):
     """attnviz's "head_scores" of `--model sentences --ids IDS --dump` (src/inspect/headscores.h)."""
     half = 24
@@ -307,7 +289,7 @@ def attnviz_scores(m, r, values, ids, vocab):
             n = w.shape[0]
             ind = [wr[p][rnd.index(rnd[p]) + 1] for p in range(frm, len(rnd)) if rnd.index(rnd[p]) < p]
             layer.append({"previous_token": hsm.mean([w[i][i - 1] for i in range(1, n)]),
-                          "first_token": hsm.mean([w[i][0] for i in range(n)]),
+                          "first_token": hsm.mean([w[i][0] for i in range(1, n)]),
                           "diagonal": hsm.mean([w[i][i] for i in range(n)]),
                           "induction": hsm.mean(ind)})
         out.append(layer)
@@ -323,25 +305,19 @@ def slim_reference(ref):
 
 
 def finish(cfg, r, saved, tok, training):
-    values, files, entries = saved
     folder = os.path.join(OUT, NAME)
-    torch.set_default_dtype(torch.float64)
-    m = {"name": NAME, "config": cfg, "prefix": "", "prompts": [tok.encode(p) for p in PROMPTS],
-         "why": "attnviz's sentences model (2 layers, 4 heads each, hidden 64, RoPE, SwiGLU), trained by "
-                "assets/models/train_sentences.py on English sentences it makes: a previous-token head "
-                "and an attention sink on <s>"}
-    ref = make_models.reference(m, r, values, files, entries)
-    ref["folder"] = "assets/models/" + NAME
-    ref["prompt_text"] = PROMPTS
-    for p in ref["prompts"]:
-        p["head_scores"] = attnviz_scores(m, r, values, p["ids"], tok.size)
-    slim_reference(ref)
-    os.makedirs(os.path.join(train.OUT_ROOT, "tests", "models"), exist_ok=True)
-    with open(os.path.join(train.OUT_ROOT, "tests", "models", NAME + ".ref.json"), "w") as f:
-        json.dump(ref, f, separators=(",", ":"), sort_keys=True)
-        f.write("\n")
+
+    def edit(ref, m):
+        for p in ref["prompts"]:
+            p["head_scores"] = attnviz_scores(m, r, saved[0], p["ids"], tok.size)
+        slim_reference(ref)
+
+    m = train.write_reference(NAME, cfg, r, saved, tok, PROMPTS,
+                              "attnviz's sentences model (2 layers, 4 heads each, hidden 64, RoPE, attention only), "
+                              "trained by assets/models/train_sentences.py on English stories it makes: a "
+                              "previous-token head and attention sinks on <s>", edit)
     rng = np.random.default_rng(7)
-    text = text_scores(m, r, values, [window(rng, tok)[:CTX] for _ in range(TEXT_WINDOWS)])
+    text = train.mean_scores(m, r, saved[0], [window(rng, tok)[:CTX] for _ in range(TEXT_WINDOWS)])
     every = [(i, j) for i in range(len(text)) for j in range(len(text[i]))]
     best = {k: max([text[i][j][k], "L%dH%d" % (i, j)] for i, j in every)
             for k in ("previous_token", "first_token", "diagonal")}
@@ -363,35 +339,18 @@ def finish(cfg, r, saved, tok, training):
     print("  best: %s" % json.dumps(best), file=sys.stderr)
 
 
-def main():
-    tok = TOK
-    cfg = config(tok.size)
-    r = make_models.resolved(cfg)
-    folder = os.path.join(OUT, NAME)
-    if sys.argv[1:] == ["--rescore"]:
-        with open(os.path.join(folder, "heads.json")) as f:
-            kept = json.load(f)
-        finish(cfg, r, train.read_folder(folder), tok, dict(kept["training"], curve=kept["curve"]))
-        train.training_forward_agrees(r, folder, NAME)
-        return
-    torch.set_default_dtype(torch.float32)
-    torch.manual_seed(SEED)
-    model = train.Model("llama", r, SEED, qk_std=QK_STD)
-    for name in model.names:
-        if ".mlp." in name or "post_attention_layernorm" in name:
-            p = model.p(name)
-            with torch.no_grad():
-                if ".mlp." in name:
-                    p.zero_()
-            p.requires_grad_(False)
+def train_and_log(model):
+    """train_model with its log's first line; heads.json's "training"."""
     print("%s: vocabulary %d, %d parameters, %d steps of %d x %d tokens" %
-          (NAME, tok.size, sum(p.numel() for p in model.parameters()), STEPS, BATCH, CTX), file=sys.stderr)
-    curve, secs = train_model(model, tok)
-    saved = train.save(model, "llama", cfg, folder, tok)
-    training = {"steps": STEPS, "batch": BATCH, "lr": LR, "schedule": "100 steps of warm-up, then linear to 0.1 lr",
-                "optimizer": "AdamW", "weight_decay": WD, "seed": SEED, "context": CTX, "seconds": round(secs), "curve": curve}
-    finish(cfg, r, saved, tok, training)
-    train.training_forward_agrees(r, folder, NAME)
+          (NAME, TOK.size, sum(p.numel() for p in model.parameters()), STEPS, BATCH, CTX), file=sys.stderr)
+    curve, secs = train_model(model, TOK)
+    return {"steps": STEPS, "batch": BATCH, "lr": LR, "schedule": "100 steps of warm-up, then linear to 0.1 lr",
+            "optimizer": "AdamW", "weight_decay": WD, "seed": SEED, "context": CTX, "seconds": round(secs),
+            "curve": curve}
+
+
+def main():
+    train.attention_only_main(NAME, config(TOK.size), TOK, SEED, train_and_log, finish, qk_std=QK_STD)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ int headscore_key(HeadScoreKind k, int i)
 	case HS_PREV:
 		return i >= 1 ? i - 1 : -1;
 	case HS_FIRST:
-		return 0;
+		return i >= 1 ? 0 : -1; /* row 0 sees only key 0: its weight there is 1 under a causal mask */
 	case HS_DIAG:
 		return i;
 	default:
@@ -131,8 +131,9 @@ static const char *definition(HeadScoreKind k)
 		return _("previous-token: the mean, over the rows i >= 1 that can see key i - 1, of the weight on key "
 		         "i - 1 (a head that reads the token before)");
 	case HS_FIRST:
-		return _("first-token (the sink): the mean, over the rows i that can see key 0, of the weight on key 0 "
-		         "(a head with nothing to do parks its weight there)");
+		return _("first-token (the sink): the mean, over the rows i >= 1 that can see key 0, of the weight on "
+		         "key 0 (a head with nothing to do parks its weight there; row 0 is left out: under a causal "
+		         "mask it sees only key 0, so its weight there is always 1)");
 	case HS_DIAG:
 		return _("diagonal: the mean, over the rows i that can see key i, of the weight on key i (a head that "
 		         "reads its own token)");

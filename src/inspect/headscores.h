@@ -3,7 +3,8 @@
  * a mean of weights over the rows that can see the key it asks about.
  *
  *   previous-token  mean over rows i ≥ 1 of weights[i][i − 1]
- *   first-token     mean over rows i of weights[i][0]
+ *   first-token     mean over rows i ≥ 1 of weights[i][0] (row 0, which
+ *                   under a causal mask sees only key 0, would always add 1)
  *   diagonal        mean over rows i of weights[i][i]
  *   induction       on tokens t_0 … t_{n−1} whose second half repeats the
  *                   first (random tokens, twice): mean over the rows p of the

@@ -4,7 +4,8 @@
  * shade glyphs when the tokens outnumber the thumbnail's cells, its scores
  * under it (headscores.h), the selected one marked. Arrows move, Enter opens
  * that layer and head in the walk at its softmax stage, e explains its
- * scores, s sorts by one of them, L opens the logit lens, PgUp/PgDn page the layers, Esc or q
+ * scores, s sorts by one of them, L opens the logit lens (tuilens.c, a screen over this one),
+ * PgUp/PgDn page the layers, Esc or q
  * returns. It opens with `v` or the `heads [sort SCORE]` command, and lies
  * over the main view: keys go to it while it is open (t->model_open). It
  * reads the session and changes it only by opening a head (session_*).
@@ -18,7 +19,6 @@
 #include "base/i18n.h"
 #include "base/strbuf.h"
 #include "base/text.h"
-#include "inspect/lens.h"
 #include "out/textfmt.h"
 #include "tui/theme.h"
 #include "tui/tuistate.h"
@@ -165,6 +165,7 @@ tui_model_refresh(Tui *t)
 		if (rows[k].layer == layer && rows[k].head == head)
 			t->model_sel = k;
 	t->redraw |= R_POPUP;
+	tui_lens_refresh(t);
 }
 
 int
@@ -173,6 +174,7 @@ tui_model_open(Tui *t, int sort)
 	char *err = NULL;
 
 	t->model_sort = sort >= 0 && sort < HS_COUNT ? sort : -1;
+	tui_lens_close(t); /* `heads` typed in the lens: the heads it asks for */
 	if (session_induction(t->s, &err) != 0) { /* a model's induction scores: its run on random tokens repeated twice */
 		tui_set_msg(t, 1, err);
 		free(err);
@@ -196,6 +198,7 @@ tui_model_open(Tui *t, int sort)
 void
 tui_model_close(Tui *t)
 {
+	tui_lens_close(t);
 	free(t->model_rows);
 	t->model_rows = NULL;
 	t->model_n = 0;
@@ -314,6 +317,11 @@ tui_draw_model(Tui *t)
 		return;
 	WINDOW *w = t->w_model;
 	werase(w);
+	if (t->lens_open) {
+		tui_draw_lens(t, w);
+		wnoutrefresh(w);
+		return;
+	}
 	if (t->model_n == 0) {
 		wnoutrefresh(w);
 		return;
@@ -425,26 +433,6 @@ model_explain(Tui *t)
 	free(b.s);
 }
 
-/* L: the model's logit lens as wide as the screen lets a pop-up be (lens_table's blocks of
- * positions, one under the other: arrows and PgDn page through them). */
-static void
-model_lens(Tui *t)
-{
-	Lens l;
-	char *err = NULL, *text;
-	const int width = COLS - 12 > 40 ? COLS - 12 : 40;
-
-	if (lens_compute(t->s->model, &l, &err) != 0) {
-		tui_msgf(t, 1, "%s", err != NULL ? err : _("out of memory"));
-		free(err);
-		return;
-	}
-	text = lens_table(t->s->model, &l, width, t->utf8);
-	lens_free(&l);
-	tui_popup(t, _("logit lens"), text != NULL ? text : "");
-	free(text);
-}
-
 /* Move the selection by (dr, dc) slots: to the nearest head of the row reached. */
 static void
 model_move(Tui *t, int dr, int dc)
@@ -480,6 +468,10 @@ tui_model_key(Tui *t, int key)
 {
 	ModelGeo g;
 
+	if (t->lens_open) {
+		tui_lens_key(t, key);
+		return;
+	}
 	if (t->model_n == 0) {
 		tui_model_close(t);
 		return;
@@ -496,7 +488,7 @@ tui_model_key(Tui *t, int key)
 	case KEY_END: case 'G': t->model_sel = t->model_n - 1; t->redraw |= R_POPUP; break;
 	case '\r': case '\n': case KEY_ENTER: model_enter(t); break;
 	case 'e': model_explain(t); break;
-	case 'L': model_lens(t); break;
+	case 'L': tui_lens_open(t); break;
 	case 's': {
 		/* by layer and head, then by each score in turn */
 		const int next = t->model_sort + 1 >= HS_COUNT ? -1 : t->model_sort + 1;
@@ -529,7 +521,7 @@ tui_model_mouse(Tui *t, int y, int x, int click, int twice, int wheel)
 {
 	ModelGeo g;
 
-	if (t->model_n == 0)
+	if (t->model_n == 0 || t->lens_open)
 		return;
 	model_geo(t, &g);
 	if (wheel != 0) {

@@ -179,6 +179,10 @@ typedef struct Tui {
 	int model_top, model_left;   /* the first row and column of thumbnails shown */
 	int model_sort;              /* -1: by layer and head; else a HeadScoreKind, highest first */
 	WINDOW *w_model;
+	/* The logit lens (tuilens.c), over the model view while lens_open: its cells, the selected one, the first shown. */
+	int lens_open;
+	struct Lens *lens;
+	int lens_layer, lens_pos, lens_top, lens_left;
 
 	/* tui_run: what tui_start set up and tui_stop puts back. */
 	SCREEN *scr;
@@ -302,6 +306,15 @@ void tui_model_key(Tui *t, int key);
 /* The mouse at screen (y, x): a click (twice: a double click) or the wheel (-1 up, 1 down, 0 none). */
 void tui_model_mouse(Tui *t, int y, int x, int click, int twice, int wheel);
 void tui_draw_model(Tui *t);
+
+/* tuilens.c: the logit lens, a screen over the model view (L) */
+int tui_lens_open(Tui *t);
+void tui_lens_close(Tui *t);
+/* Computed again (the model's numbers changed); closed when it cannot be. */
+void tui_lens_refresh(Tui *t);
+void tui_lens_key(Tui *t, int key);
+/* Into the model view's window w (tui_draw_model). */
+void tui_draw_lens(Tui *t, WINDOW *w);
 
 /* tuidemo.c */
 extern const KeyEntry tui_demo_keys[];

@@ -12,7 +12,7 @@ significant digits; "-" when undefined).
 Definitions (src/inspect/headscores.h): for a head's weights w (n x m) and the
 cells its mask lets a query see (the masked scores that are not -inf, null in
 the JSON), each score is the mean over the rows i that can see the key of
-  prev:  w[i][i-1] (rows i >= 1)    first: w[i][0]    diag: w[i][i]
+  prev:  w[i][i-1] (rows i >= 1)    first: w[i][0] (rows i >= 1)    diag: w[i][i]
 and undefined (None) when no row can. The induction score needs a vocabulary:
 a lesson has none, so it is always undefined here.
 """
@@ -48,7 +48,7 @@ def scores(head):
     vis = np.array([[c is not None for c in row] for row in head["masked"]])
     return {
         "prev": score(w, vis, lambda i: i - 1 if i >= 1 else -1),
-        "first": score(w, vis, lambda i: 0),
+        "first": score(w, vis, lambda i: 0 if i >= 1 else -1),
         "diag": score(w, vis, lambda i: i),
         "induction": None,
     }

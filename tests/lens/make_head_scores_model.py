@@ -10,7 +10,7 @@ PROMPT --dump`'s "head_scores" with what this writes.
 
 Definitions (src/inspect/headscores.h), for a head's weights w (n x n, causal):
   previous_token  mean over rows i >= 1 of w[i][i-1]
-  first_token     mean over rows i of w[i][0]
+  first_token     mean over rows i >= 1 of w[i][0] (row 0 sees only key 0)
   diagonal        mean over rows i of w[i][i]
   induction       on random tokens repeated twice, mean over the rows p of
                   the second copy of w[p][q+1], q the first occurrence of
@@ -99,7 +99,7 @@ def main():
                 if q < p and q + 1 <= p:
                     ind.append(wr[p][q + 1])
             layer.append({"previous_token": mean([w[i][i - 1] for i in range(1, n)]),
-                          "first_token": mean([w[i][0] for i in range(n)]),
+                          "first_token": mean([w[i][0] for i in range(1, n)]),
                           "diagonal": mean([w[i][i] for i in range(n)]),
                           "induction": mean(ind)})
         scores.append(layer)
