@@ -325,6 +325,17 @@ pane_legend_width(const Pane *p)
 	return text_width(lo, -1) + text_width(hi, -1) + LEGEND_STEPS + 2;
 }
 
+/*
+ * The lines a row's cells are painted over: one, or presenting with rgap ≥ 2
+ * (rows far apart), all but the last of the row's 1 + rgap lines, so the
+ * cells grow into coloured blocks with one blank line between rows.
+ */
+static int
+pane_block(const Pane *p)
+{
+	return p->rgap >= 2 ? p->rgap : 1;
+}
+
 /* The natural size of a pane (for the layout): its cells, its title and its legend. */
 void
 pane_want(const Pane *p, int *w, int *h)
@@ -342,8 +353,9 @@ pane_want(const Pane *p, int *w, int *h)
 		*w = p->lw + 2 * (p->cols < 24 ? p->cols : 24);
 		*h = 2 + (p->rows < 10 ? p->rows : 10);
 	} else {
+		/* a row is a block of pane_block(p) lines, then the rest of its 1 + rgap lines blank */
 		*w = p->lw + (p->cw + p->pad) * (p->cols + p->sums);
-		*h = 2 + p->rows + (p->rows > 0 ? (p->rows - 1) * p->rgap : 0) + p->legend;
+		*h = 2 + (p->rows > 0 ? (p->rows - 1) * (1 + p->rgap) + pane_block(p) : 0) + p->legend;
 	}
 	if (*w < tw)
 		*w = tw;
@@ -903,6 +915,7 @@ cell_state_attr(CellState cs, attr_t heat)
 /* Where a pane's cells are in its window of H × W: drawing and a click read the same grid. */
 typedef struct PaneGrid {
 	int lw, cw, step;   /* the label column's width, a cell's width with its gap, lines a row takes */
+	int block, mid;     /* lines a row's cells are painted over, and the one of them with the numbers */
 	int vis_r, vis_c;   /* rows and columns in view */
 	int sums;           /* the Σ column is drawn (every column in view) */
 } PaneGrid;
@@ -913,7 +926,10 @@ pane_grid(const Pane *p, int H, int W, PaneGrid *g)
 	g->lw = p->lw < W ? p->lw : W - 1;
 	g->cw = p->cw + p->pad;
 	g->step = 1 + p->rgap;
-	g->vis_r = (H - 2 + p->rgap) / g->step;
+	g->block = pane_block(p);
+	g->mid = (g->block - 1) / 2;
+	/* k rows take 2 + (k - 1)·step + block lines */
+	g->vis_r = H - 2 - g->block >= 0 ? (H - 2 - g->block) / g->step + 1 : 0;
 	g->vis_c = g->cw > 0 ? (W - g->lw) / g->cw : 1;
 	if (g->vis_r < 1)
 		g->vis_r = 1;
@@ -923,6 +939,19 @@ pane_grid(const Pane *p, int H, int W, PaneGrid *g)
 	g->sums = p->sums && g->vis_c > p->cols;
 	if (g->sums)
 		g->vis_c = p->cols;
+}
+
+/* block lines from (y, x), w columns wide, in attribute at (a tall cell's colour, or blank) */
+static void
+pane_fill_block(WINDOW *w, int y, int x, int width, int block, attr_t at)
+{
+	wattrset(w, at);
+	for (int k = 0; k < block; k++) {
+		wmove(w, y + k, x);
+		for (int c = 0; c < width; c++)
+			waddch(w, ' ');
+	}
+	wattrset(w, A_NORMAL);
 }
 
 static void
@@ -1006,10 +1035,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			row_new |= cs == CELL_NEW && !p->transpose;
 			row_seen |= cs != CELL_UNSEEN;
 			if (cs == CELL_UNSEEN && !(focused && r == p->cur_r && c == p->cur_c && t->mode != TUI_CMD)) {
-				wattrset(w, A_NORMAL);
-				wmove(w, y, lw + j * cw);
-				for (int k = 0; k < cw; k++)
-					waddch(w, ' ');
+				pane_fill_block(w, y, lw + j * cw, cw, g.block, A_NORMAL);
 				continue;
 			}
 
@@ -1035,8 +1061,11 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			fmt_cell(num, sizeof num, v, numw, t->utf8);
 			int x = lw + j * cw;
 			int nw = text_width(num, -1);
+			/* a tall cell: its colour over the block's lines, the number on the middle one */
+			if (g.block > 1)
+				pane_fill_block(w, y, x, cw, g.block, at);
 			wattrset(w, at);
-			wmove(w, y, x);
+			wmove(w, y + g.mid, x);
 			/* A cell that differs from the variant carries a '*' in its gap (not colour alone). */
 			int lead = 1 + p->pad - trail + numw - nw;
 			for (int k = 0; k < lead; k++)
@@ -1048,18 +1077,19 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 				waddch(w, ' ');
 			wattrset(w, A_NORMAL);
 		}
-		put_label(w, y, 0, lw - 1, theme_attr(hi || row_new ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold | (row_new ? A_BOLD : 0),
+		put_label(w, y + g.mid, 0, lw - 1, theme_attr(hi || row_new ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold | (row_new ? A_BOLD : 0),
 		          pane_row_label(t, p, r), 0);
 		if (sums && row_seen) { /* the sums of the rows in view only, not of all n */
 			char sbuf[32];
 			fmt_cell(sbuf, sizeof sbuf, stats_row_sum(m, r), p->cw - 1, t->utf8);
 			int sw = text_width(sbuf, -1);
-			screen_put(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
+			screen_put(w, y + g.mid, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
 		}
 	}
 	/* The legend, when every row is in view and a line is left under them. */
-	if (p->legend && p->top == 0 && vis_r >= p->rows && y - p->rgap < H)
-		pane_draw_legend(t, p, y - p->rgap);
+	y += g.block - step; /* the line under the last row's block */
+	if (p->legend && p->top == 0 && vis_r >= p->rows && y < H)
+		pane_draw_legend(t, p, y);
 	wnoutrefresh(w);
 }
 
@@ -1121,7 +1151,7 @@ pane_cell_at(const Pane *p, int y, int x, int *r, int *c)
 		return 0;
 	PaneGrid g;
 	pane_grid(p, getmaxy(w), getmaxx(w), &g);
-	if (y < 2 || (y - 2) % g.step != 0 || x < g.lw || g.cw <= 0)
+	if (y < 2 || (y - 2) % g.step >= g.block || x < g.lw || g.cw <= 0)
 		return 0;
 	int i = (y - 2) / g.step, j = (x - g.lw) / g.cw;
 	if (i >= g.vis_r || j >= g.vis_c || p->top + i >= p->rows || p->left + j >= p->cols)

@@ -175,6 +175,17 @@ narr_count(const Tui *t, int w)
 	return n < 1 ? 1 : n;
 }
 
+/* The formula's lines at width w (it wraps at its blanks), 1 without one. */
+static int
+formula_count(const Tui *t, int w)
+{
+	TextLine *lines = NULL;
+	const char *f = i18n_msg(stage_formula(&t->s->attn->shape, t->s->stage, t->utf8));
+	int n = f != NULL && *f ? text_wrap(f, w, &lines) : 1;
+	free(lines);
+	return n < 1 ? 1 : n;
+}
+
 /* Narration lines at width w that must be in view (an open question and its choices; 0 when none). */
 static int
 narr_must_count(const Tui *t, int w)
@@ -222,6 +233,50 @@ tui_layout_panes(Tui *t, LayoutIn *in, Layout *lay, int solo)
 		lay->pane[idx[k]] = r[k];
 }
 
+/* Presenting, the most a cell grows: columns added to its width, lines between rows. */
+#define PRESENT_MAX_PAD 40
+#define PRESENT_MAX_RGAP 8
+
+/*
+ * The panes laid out with cells pad columns wider and rows rgap lines apart.
+ * solo 0: all of them; 1: the focused one alone when the narration's must
+ * lines (an open question) leave some pane short of its rows; 2: the focused
+ * one alone. Returns 1 when every pane laid out shows whole (zoomed ones
+ * take what they get).
+ */
+static int
+tui_layout_try(Tui *t, LayoutIn *in, Layout *lay, int pad, int rgap, int solo)
+{
+	for (int i = 0; i < t->npanes; i++) {
+		t->pane[i].pad = pad;
+		t->pane[i].rgap = rgap;
+		pane_want(&t->pane[i], &in->want_w[i], &in->want_h[i]);
+	}
+	t->solo = 0;
+	if (solo == 2 && t->npanes > 1)
+		t->solo = 1;
+	tui_layout_panes(t, in, lay, t->solo);
+	/*
+	 * The narration took the room an open question needs: rather than crop
+	 * every pane's rows, the panes give way, and the focused one (the
+	 * result, else the pane Tab brings) has their room alone.
+	 */
+	if (solo == 1 && t->npanes > 1 && !lay->too_small) {
+		for (int i = 0; i < t->npanes && !t->solo; i++)
+			if (!t->pane[i].zoom && lay->pane[i].h < in->want_h[i])
+				t->solo = 1;
+		if (t->solo)
+			tui_layout_panes(t, in, lay, 1);
+	}
+	if (lay->too_small)
+		return 0;
+	for (int i = 0; i < t->npanes; i++)
+		if (!t->pane[i].zoom && (!t->solo || i == t->focus) &&
+		    (lay->pane[i].w < in->want_w[i] || lay->pane[i].h < in->want_h[i]))
+			return 0;
+	return 1;
+}
+
 /* Compute the layout for the current panes; recreate windows when it changed. */
 void
 tui_layout(Tui *t, int force)
@@ -236,43 +291,61 @@ tui_layout(Tui *t, int force)
 	in.no_keys = tui_clean(t);
 	in.npanes = t->npanes;
 	/* The formula has a line of its own; presenting, a blank line too. */
-	in.narr_lines = narr_count(t, COLS - 2) + 1 + (t->opt.present ? 1 : 0);
+	in.narr_lines = narr_count(t, COLS - 2) + (t->opt.present ? formula_count(t, COLS - 2) + 1 : 1);
 	in.narr_need = narr_must_count(t, COLS - 2);
 	if (in.narr_need > 0 && t->opt.present)
-		in.narr_need++; /* presenting, the formula's blank line */
-	t->solo = 0;
-	/*
-	 * Presenting, cells get wider and rows get blank lines between them as
-	 * far as every pane still shows whole: the first of these that fits.
-	 */
-	static const int tries[][2] = { { 6, 1 }, { 4, 1 }, { 2, 1 }, { 2, 0 }, { 1, 0 }, { 0, 0 } };
-	int ntries = sizeof tries / sizeof tries[0];
-	for (int k = t->opt.present ? 0 : ntries - 1; k < ntries; k++) {
-		for (int i = 0; i < t->npanes; i++) {
-			t->pane[i].pad = tries[k][0];
-			t->pane[i].rgap = tries[k][1];
-			pane_want(&t->pane[i], &in.want_w[i], &in.want_h[i]);
-		}
-		tui_layout_panes(t, &in, &lay, 0);
+		in.narr_need += formula_count(t, COLS - 2); /* presenting, the formula's lines after its first, and a blank line */
+	if (!t->opt.present) {
+		tui_layout_try(t, &in, &lay, 0, 0, in.narr_need > 0 ? 1 : 0);
+	} else {
 		/*
-		 * The narration took the room an open question needs: rather than
-		 * crop every pane's rows, the panes give way, and the focused one
-		 * (the result, else the pane Tab brings) has their room alone.
+		 * Presenting, cells grow to fill the screen: wider (pad), and rows
+		 * further apart (rgap; from 2, tall blocks) as far as every pane
+		 * still shows whole; of those, the largest. When no size shows every
+		 * pane whole, the focused pane (and a question's) alone, as large as
+		 * it fits: what the step is about, never cut.
 		 */
-		if (in.narr_need > 0 && t->npanes > 1 && !lay.too_small) {
-			for (int i = 0; i < t->npanes && !t->solo; i++)
-				if (!t->pane[i].zoom && lay.pane[i].h < in.want_h[i])
-					t->solo = 1;
-			if (t->solo)
-				tui_layout_panes(t, &in, &lay, 1);
+		int best_pad = -1, best_rgap = 0, best_solo = 0;
+		long best = -1;
+		for (int solo = 0; solo <= 2 && best < 0; solo += 2) {
+			/*
+			 * The narration keeps the lines it has with the smallest cells
+			 * (up to a third of the screen, at least 12): the cells grow
+			 * into the room the text does not need, so the step's words stay
+			 * on screen without PgDn.
+			 */
+			int narr_floor = -1;
+			for (int rgap = 0; rgap <= PRESENT_MAX_RGAP; rgap++) {
+				int fit_any = 0;
+				/* a cell at most about three times as wide as it is tall (a line is two columns high) */
+				for (int pad = 0; pad <= PRESENT_MAX_PAD && pad <= 4 + 5 * rgap; pad++) {
+					if (!tui_layout_try(t, &in, &lay, pad, rgap, solo))
+						break;
+					if (narr_floor < 0)
+						narr_floor = lay.narr.h < (LINES / 3 > 12 ? LINES / 3 : 12) ? lay.narr.h
+						                                                              : (LINES / 3 > 12 ? LINES / 3 : 12);
+					if (lay.narr.h < narr_floor)
+						break;
+					fit_any = 1;
+					long area = 0;
+					for (int i = 0; i < t->npanes; i++)
+						if (lay.pane[i].w > 0)
+							area += (long)lay.pane[i].w * lay.pane[i].h;
+					if (area > best) {
+						best = area;
+						best_pad = pad;
+						best_rgap = rgap;
+						best_solo = solo;
+					}
+				}
+				if (!fit_any)
+					break;
+			}
 		}
-		int fits = !lay.too_small;
-		for (int i = 0; i < t->npanes && fits; i++)
-			if (!t->pane[i].zoom && (!t->solo || i == t->focus) &&
-			    (lay.pane[i].w < in.want_w[i] || lay.pane[i].h < in.want_h[i]))
-				fits = 0;
-		if (fits)
-			break;
+		if (best_pad >= 0)
+			tui_layout_try(t, &in, &lay, best_pad, best_rgap, best_solo);
+		else
+			tui_layout_try(t, &in, &lay, 0, 0, in.narr_need > 0 ? 1 : 0);
 	}
 
 	if (!force && t->have_layout && memcmp(&lay, &t->lay, sizeof lay) == 0 && t->w_status != NULL)
@@ -390,16 +463,23 @@ tui_draw_narr(Tui *t)
 	int H = getmaxy(w), W = getmaxx(w);
 	TextLine *lines = NULL;
 	int present = t->opt.present && H >= 5;
-	/* Presenting, the formula comes first, bold, with a blank line under it. */
 	int n, text_h = H - 2 - (present ? 1 : 0), text_y = present ? 3 : 1;
 	const char *formula = i18n_msg(stage_formula(&t->s->attn->shape, t->s->stage, t->utf8));
-	/* Else it is the last lines: a formula wider than the window wraps at its blanks, never cut mid-symbol. */
+	/*
+	 * Presenting, the formula comes first, bold, with a blank line under it;
+	 * else it is the last lines. Either way a formula wider than the window
+	 * wraps at its blanks, never cut mid-symbol.
+	 */
 	TextLine *flines = NULL;
-	int nf = formula && *formula && !present ? text_wrap(formula, W - 2, &flines) : 0;
+	int nf = formula && *formula ? text_wrap(formula, W - 2, &flines) : 0;
 	if (nf > H - 3)
 		nf = H - 3 > 1 ? H - 3 : 1;
-	if (nf > 1)
+	if (nf > 1) {
 		text_h -= nf - 1;
+		if (present)
+			text_y += nf - 1;
+	}
+	t->narr_text_h = text_h;
 
 	werase(w);
 	wattrset(w, theme_attr(ROLE_RULE));
@@ -438,14 +518,11 @@ tui_draw_narr(Tui *t)
 		screen_draw(w, p, l->len, W - 2, 0);
 	}
 	free(lines);
-	if (formula && present)
-		screen_put(w, 1, 1, theme_attr(ROLE_FORMULA) | A_BOLD, formula, W - 2);
-	else
-		for (int i = 0; i < nf; i++) {
-			wattrset(w, theme_attr(ROLE_FORMULA));
-			wmove(w, H - nf + i, 1);
-			screen_draw(w, formula + flines[i].off, flines[i].len, W - 2, 0);
-		}
+	for (int i = 0; i < nf; i++) {
+		wattrset(w, theme_attr(ROLE_FORMULA) | (present ? A_BOLD : 0));
+		wmove(w, present ? 1 + i : H - nf + i, 1);
+		screen_draw(w, formula + flines[i].off, flines[i].len, W - 2, 0);
+	}
 	free(flines);
 	wattrset(w, A_NORMAL);
 	wnoutrefresh(w);

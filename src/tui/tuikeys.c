@@ -228,7 +228,7 @@ static int
 key_scroll(Tui *t, int key, int arg)
 {
 	const int H = t->w_narr != NULL ? getmaxy(t->w_narr) : 5;
-	const int text_h = H - 2 - (t->opt.present && H >= 5 ? 1 : 0);
+	const int text_h = t->narr_text_h > 0 ? t->narr_text_h : H - 2 - (t->opt.present && H >= 5 ? 1 : 0);
 	const int page = text_h > 2 ? text_h - 1 : 1;
 
 	(void)key;

@@ -113,6 +113,7 @@ typedef struct Tui {
 
 	char *narr;           /* narration text, escaped (newlines kept) */
 	int narr_top;         /* first narration line shown */
+	int narr_text_h;      /* the narration's lines of text as last drawn (PgDn's page), 0 before */
 	int narr_must;        /* narr's first bytes that must all be in view (an open question and its choices) */
 	char *note;           /* a message too wide for the status line, at the narration's top (escaped), or NULL */
 	int note_place;       /* the place (tui_arrived's number) it belongs to; 0: the next narration takes it */
