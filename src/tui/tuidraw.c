@@ -73,6 +73,15 @@ tui_build_narr(Tui *t)
 		sb_add(&sb, session_edited_note(s), 0);
 		sb_add(&sb, "\n", 0);
 	}
+	/* a question a demo revealed to the class: its answer stays said, first */
+	if (st->has_quiz && s->stage == st->stage && s->quiz[s->step] == QUIZ_REVEALED) {
+		char *said = session_revealed_answer(s);
+		if (said != NULL) {
+			sb_add(&sb, said, 1);
+			sb_add(&sb, "\n", 0);
+		}
+		free(said);
+	}
 	/*
 	 * An answered question's "then" (the answer and why) first: on a small
 	 * screen it is what the learner reads next, the text was read before.
@@ -93,7 +102,8 @@ tui_build_narr(Tui *t)
 			sb_add(&sb, "\n\n", 0);
 		/* TRANSLATORS: each starts with the word of the msgid "Quiz" (the narration colours such lines) */
 		sb_add(&sb, s->quiz[s->step] == QUIZ_OPEN ? _("Quiz: ") : s->quiz[s->step] == QUIZ_RIGHT ? _("Quiz (right): ")
-		            : s->quiz[s->step] == QUIZ_WRONG ? _("Quiz (wrong): ") : _("Quiz (skipped): "), 0);
+		            : s->quiz[s->step] == QUIZ_WRONG ? _("Quiz (wrong): ")
+		            : s->quiz[s->step] == QUIZ_REVEALED ? _("Quiz (the class's): ") : _("Quiz (skipped): "), 0);
 		sb_add(&sb, session_text(s, &q->question), 1);
 		for (int i = 0; i < q->nchoices; i++) {
 			snprintf(buf, sizeof buf, "\n  %d) ", i + 1);
@@ -277,6 +287,86 @@ tui_layout_try(Tui *t, LayoutIn *in, Layout *lay, int pad, int rgap, int solo)
 	return 1;
 }
 
+/*
+ * The largest cells (pad, rgap) at which tui_layout_try(…, solo) shows every
+ * pane whole, the narration keeping the lines it has with the smallest
+ * cells (up to a third of the screen, at least 12: the cells grow into the
+ * room the text does not need, so the step's words stay without PgDn).
+ * Returns 0 with *pad, *rgap, or -1 when not even the smallest fit.
+ */
+static int
+tui_present_search(Tui *t, LayoutIn *in, Layout *lay, int solo, int *best_pad, int *best_rgap)
+{
+	const int narr_most = LINES / 3 > 12 ? LINES / 3 : 12;
+	int narr_floor = -1;
+	long best = -1;
+
+	for (int rgap = 0; rgap <= PRESENT_MAX_RGAP; rgap++) {
+		int fit_any = 0;
+		/* a cell at most about three times as wide as it is tall (a line is two columns high) */
+		for (int pad = 0; pad <= PRESENT_MAX_PAD && pad <= 4 + 5 * rgap; pad++) {
+			if (!tui_layout_try(t, in, lay, pad, rgap, solo))
+				break;
+			if (narr_floor < 0)
+				narr_floor = lay->narr.h < narr_most ? lay->narr.h : narr_most;
+			if (lay->narr.h < narr_floor)
+				break;
+			fit_any = 1;
+			long area = 0;
+			for (int i = 0; i < t->npanes; i++)
+				if (lay->pane[i].w > 0)
+					area += (long)lay->pane[i].w * lay->pane[i].h;
+			if (area > best) {
+				best = area;
+				*best_pad = pad;
+				*best_rgap = rgap;
+			}
+		}
+		if (!fit_any)
+			break;
+	}
+	return best < 0 ? -1 : 0;
+}
+
+/*
+ * Presenting, cells grow to fill the screen: wider (pad), and rows further
+ * apart (rgap; from 2, tall blocks) as far as every pane still shows whole;
+ * of those, the largest. When no size shows every pane whole, the same with
+ * the narration down to its formula and two lines; failing that, the layout
+ * of the smallest cells if the focused pane is whole in it (the others as
+ * the view shows them), else the focused pane (and a question's) alone, as
+ * large as it fits: what the step is about is never cut.
+ */
+static void
+tui_layout_present(Tui *t, LayoutIn *in, Layout *lay)
+{
+	int pad = 0, rgap = 0;
+
+	if (tui_present_search(t, in, lay, 0, &pad, &rgap) == 0) {
+		tui_layout_try(t, in, lay, pad, rgap, 0);
+		return;
+	}
+	/* every pane whole beside the formula and two lines of text (PgDn for the rest) */
+	LayoutIn brief = *in;
+	const int narr_min = formula_count(t, COLS - 2) + 1 + 2;
+	if (brief.narr_lines > narr_min)
+		brief.narr_lines = narr_min;
+	if (tui_present_search(t, &brief, lay, 0, &pad, &rgap) == 0) {
+		*in = brief;
+		tui_layout_try(t, in, lay, pad, rgap, 0);
+		return;
+	}
+	tui_layout_try(t, in, lay, 0, 0, in->narr_need > 0 ? 1 : 0);
+	const int f = t->focus;
+	if (lay->too_small || t->npanes < 2 || f < 0 || f >= t->npanes || t->pane[f].zoom ||
+	    (lay->pane[f].w >= in->want_w[f] && lay->pane[f].h >= in->want_h[f]))
+		return;
+	if (tui_present_search(t, in, lay, 2, &pad, &rgap) == 0)
+		tui_layout_try(t, in, lay, pad, rgap, 2);
+	else
+		tui_layout_try(t, in, lay, 0, 0, in->narr_need > 0 ? 1 : 0);
+}
+
 /* Compute the layout for the current panes; recreate windows when it changed. */
 void
 tui_layout(Tui *t, int force)
@@ -295,58 +385,10 @@ tui_layout(Tui *t, int force)
 	in.narr_need = narr_must_count(t, COLS - 2);
 	if (in.narr_need > 0 && t->opt.present)
 		in.narr_need += formula_count(t, COLS - 2); /* presenting, the formula's lines after its first, and a blank line */
-	if (!t->opt.present) {
+	if (t->opt.present)
+		tui_layout_present(t, &in, &lay);
+	else
 		tui_layout_try(t, &in, &lay, 0, 0, in.narr_need > 0 ? 1 : 0);
-	} else {
-		/*
-		 * Presenting, cells grow to fill the screen: wider (pad), and rows
-		 * further apart (rgap; from 2, tall blocks) as far as every pane
-		 * still shows whole; of those, the largest. When no size shows every
-		 * pane whole, the focused pane (and a question's) alone, as large as
-		 * it fits: what the step is about, never cut.
-		 */
-		int best_pad = -1, best_rgap = 0, best_solo = 0;
-		long best = -1;
-		for (int solo = 0; solo <= 2 && best < 0; solo += 2) {
-			/*
-			 * The narration keeps the lines it has with the smallest cells
-			 * (up to a third of the screen, at least 12): the cells grow
-			 * into the room the text does not need, so the step's words stay
-			 * on screen without PgDn.
-			 */
-			int narr_floor = -1;
-			for (int rgap = 0; rgap <= PRESENT_MAX_RGAP; rgap++) {
-				int fit_any = 0;
-				/* a cell at most about three times as wide as it is tall (a line is two columns high) */
-				for (int pad = 0; pad <= PRESENT_MAX_PAD && pad <= 4 + 5 * rgap; pad++) {
-					if (!tui_layout_try(t, &in, &lay, pad, rgap, solo))
-						break;
-					if (narr_floor < 0)
-						narr_floor = lay.narr.h < (LINES / 3 > 12 ? LINES / 3 : 12) ? lay.narr.h
-						                                                              : (LINES / 3 > 12 ? LINES / 3 : 12);
-					if (lay.narr.h < narr_floor)
-						break;
-					fit_any = 1;
-					long area = 0;
-					for (int i = 0; i < t->npanes; i++)
-						if (lay.pane[i].w > 0)
-							area += (long)lay.pane[i].w * lay.pane[i].h;
-					if (area > best) {
-						best = area;
-						best_pad = pad;
-						best_rgap = rgap;
-						best_solo = solo;
-					}
-				}
-				if (!fit_any)
-					break;
-			}
-		}
-		if (best_pad >= 0)
-			tui_layout_try(t, &in, &lay, best_pad, best_rgap, best_solo);
-		else
-			tui_layout_try(t, &in, &lay, 0, 0, in.narr_need > 0 ? 1 : 0);
-	}
 
 	if (!force && t->have_layout && memcmp(&lay, &t->lay, sizeof lay) == 0 && t->w_status != NULL)
 		return;
@@ -421,11 +463,17 @@ tui_draw_stage(Tui *t)
 	else
 		snprintf(stage, sizeof stage, _("stage: %s"), stage_name(s->stage));
 	tui_stage_substep(t, stage, sizeof stage);
-	char heads[40] = "", quiz[40] = "", params[40] = "";
+	char heads[40] = "", quiz[96] = "", params[40] = "";
 	if (s->attn->heads > 1 && !session_is_model(s))
 		snprintf(heads, sizeof heads, _("  head %d of %d"), s->head, s->attn->heads);
 	if (s->quiz_asked > 0)
 		snprintf(quiz, sizeof quiz, _("  quiz %d/%d"), s->quiz_right, s->quiz_asked);
+	/* a demo's questions, answered by the class: their own count, not the learner's 0/N */
+	if (s->quiz_class > 0) {
+		const size_t len = strlen(quiz);
+		/* TRANSLATORS: the stage line: how many questions a demo has put to the class and answered; keep the two blanks */
+		snprintf(quiz + len, sizeof quiz - len, _("  class %d answered"), s->quiz_class);
+	}
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s))
 		snprintf(params, sizeof params, _("  params %ld"), stats_param_count(attn_config(s->attn), attn_params(s->attn)));
