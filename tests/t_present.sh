@@ -82,4 +82,73 @@ snap "$s"
 expect "present 80x24 zh: the focused pane whole" 'hasnt "$tmp/screen" " r0-" && grep -q "^玩 " "$tmp/screen"'
 quits "$s" "present 80x24 zh"
 
+# ---------------------------------------------------------------------------
+# A demo's revealed answer is the class's: "Answer: …" on the screen and its
+# own count, not "Quiz (skipped)" with "quiz 0/1" on the projector.
+for lang in en zh; do
+	s="reveal$lang"
+	start "$s" 80 24 C.UTF-8 "" --present --lang "$lang" --demo lessons/demos/masking.txt
+	i=0
+	while [ "$i" -lt 12 ] && ! cap "$s" | grep -q '1-4'; do
+		keys "$s" Space
+		wait_for "$s" 'paused|question|暂停|提问' 2 >/dev/null
+		i=$((i + 1))
+	done
+	snap "$s"
+	expect "demo reveal $lang: the question is asked, nothing counted yet" 'hasnt "$tmp/screen" "quiz 0/" && hasnt "$tmp/screen" "测验 0/"'
+	keys "$s" Space
+	if [ "$lang" = en ]; then
+		shows "demo reveal en: the narration says Answer: …" "$s" '^ Answer: 1\) 习, 真, 好, 玩'
+		snap "$s"
+		expect "demo reveal en: the count is the class's" 'has "$tmp/screen" "class 1 answered"'
+		expect "demo reveal en: not skipped, not quiz 0/1" 'hasnt "$tmp/screen" "skipped" && hasnt "$tmp/screen" "quiz 0/"'
+		expect "demo reveal en: the question stays, as the class's" 'has "$tmp/screen" "Quiz (the class'"'"'s): Which keys"'
+	else
+		shows "demo reveal zh: the narration says the answer" "$s" '^ 答案：1\) 习'
+		snap "$s"
+		expect "demo reveal zh: the count is the class's" 'has "$tmp/screen" "全班答了 1 题"'
+		expect "demo reveal zh: not skipped" 'hasnt "$tmp/screen" "跳过" && hasnt "$tmp/screen" "测验 0/"'
+	fi
+	leaves_demo "$s" "demo reveal $lang"
+done
+
+# ---------------------------------------------------------------------------
+# A demo shows what its script says at each pause: a question is on the
+# screen only at a `quiz` line (multihead.txt's first pause had V hidden
+# behind "press 1-4 first" and the h = 1 question open while it said Q, K
+# and V are computed as with one head). Every stop of the script, at 200×50.
+s=mhdemo
+start "$s" 200 50 C.UTF-8 "" --present --demo lessons/demos/multihead.txt
+wait_for "$s" 'demo [0-9]+/[0-9]+.*(paused|question)' 5 >/dev/null
+bad="" stops=0 last=""
+while [ "$stops" -lt 40 ]; do
+	cap "$s" >"$tmp/stop"
+	st=$(tail -n 1 "$tmp/stop")
+	[ "$st" = "$last" ] && break
+	last=$st
+	stops=$((stops + 1))
+	if grep -Eq '^ (Press 1-|Type :answer)' "$tmp/stop" && ! grep -q 'space reveals' "$tmp/stop"; then
+		bad="$bad $(echo "$st" | grep -Eo 'line [0-9]+')"
+	fi
+	if [ "$stops" = 1 ]; then
+		cp "$tmp/stop" "$tmp/first"
+	fi
+	keys "$s" Space
+	wait_gone "$s" "$(printf '%s' "$st" | sed 's/[][().*+?^$|\\]/./g')" 3 >/dev/null
+	wait_for "$s" 'paused|question|at the end|demo ([0-9]+)/\1' 3 >/dev/null
+done
+expect "multihead.txt: stops at its pauses ($stops)" '[ "$stops" -ge 10 ]'
+expect "multihead.txt: a question is open only at a quiz line (open at:$bad)" '[ -z "$bad" ]'
+expect "multihead.txt: its first stop asks the project step's question" 'grep -q "space reveals" "$tmp/first" && grep -q "How many do they hold with h = 1" "$tmp/first"'
+tm kill-session -t "$s"
+s=mhfirst
+start "$s" 200 50 C.UTF-8 "" --present --demo lessons/demos/multihead.txt
+wait_for "$s" 'space reveals' 5 >/dev/null
+keys "$s" Space
+shows "multihead.txt: at its first pause, the answer" "$s" '^ Answer: 1\) 64'
+snap "$s"
+expect "multihead.txt: first pause: Q, K and V shown, none behind press 1-4" \
+	'grep -q "^Q  4×4\|  Q  4×4" "$tmp/screen" && grep -q "K  4×4" "$tmp/screen" && grep -q "V  4×4" "$tmp/screen" && hasnt "$tmp/screen" "press 1-4 first"'
+leaves_demo "$s" "multihead.txt first pause"
+
 finish
