@@ -151,4 +151,33 @@ expect "multihead.txt: first pause: Q, K and V shown, none behind press 1-4" \
 	'grep -q "^Q  4×4\|  Q  4×4" "$tmp/screen" && grep -q "K  4×4" "$tmp/screen" && grep -q "V  4×4" "$tmp/screen" && hasnt "$tmp/screen" "press 1-4 first"'
 leaves_demo "$s" "multihead.txt first pause"
 
+# ---------------------------------------------------------------------------
+# The terminal's zoom rule (inspect/heatmap.h, the exports' --numbers auto):
+# presenting, a matrix past 16 a side is a heatmap without numbers, down-
+# sampled past its room with the reduction said under the title; z brings
+# the numbers back; a 7×7 keeps its numbers.
+for size in 200x50 80x24; do
+	s="heat${size%x*}"
+	begin "$s" "$size" --present lessons/scale.json
+	cmd "$s" "goto scores"
+	cmd "$s" "skip"
+	shows "zoom rule $size: scale's 123×123 scores are a heatmap" "$s" 'scores  123×123  heatmap'
+	snap "$s"
+	expect "zoom rule $size: the reduction said under the title" 'grep -Eq "(each cell the strongest of|each: strongest of) [0-9]+×[0-9]+" "$tmp/screen"'
+	expect "zoom rule $size: no numbers in its cells (no r0-… c0-… window of them)" 'hasnt "$tmp/screen" " r0-"'
+	keys "$s" z
+	if wait_gone "$s" 'scores  123×123  heatmap' 3; then ok "zoom rule $size: z shows the numbers"; else screen_not_ok "zoom rule $size: z shows the numbers"; fi
+	shows "zoom rule $size: the numbers scroll" "$s" 'scores  123×123  r0-'
+	quits "$s" "zoom rule $size"
+done
+s=heatplain
+begin "$s" 100x30 lessons/scale.json
+cmd "$s" "goto scores"
+cmd "$s" "skip"
+snap "$s"
+expect "zoom rule: the normal view keeps the numbers" 'has "$tmp/screen" "scores  123×123  r0-"'
+keys "$s" z
+shows "zoom rule: z's heatmap says its reduction as presenting does" "$s" 'each cell the strongest of [0-9]+×[0-9]+ \([0-9]+×[0-9]+ drawn\)'
+quits "$s" "zoom rule 100x30"
+
 finish

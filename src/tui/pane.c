@@ -13,6 +13,7 @@
 
 #include "base/i18n.h"
 #include "inspect/explain.h"
+#include "inspect/heatmap.h"
 #include "inspect/labels.h"
 #include "inspect/stats.h"
 #include "tui/theme.h"
@@ -300,6 +301,9 @@ pane_measure(Tui *t, Pane *p)
 	}
 }
 
+/* A heatmap cell: two columns, one line (the smallest that reads as a square of colour). */
+#define PANE_HEAT_CW 2
+
 /* A number for the legend: 2 decimals, or %.3g when large. */
 static void
 fmt_legend(char *buf, size_t size, double v)
@@ -348,6 +352,10 @@ pane_want(const Pane *p, int *w, int *h)
 		/* a line per entry of the top k: its token, its bar, its probability */
 		*w = PANE_BAR_LABEL + PANE_BAR_WIDTH + 10;
 		*h = 2 + p->bars + 1;
+	} else if (p->zoom == PANE_ZOOM_AUTO) {
+		/* a heatmap because presenting: every cell, the room decides the reduction */
+		*w = p->lw + PANE_HEAT_CW * p->cols;
+		*h = 2 + p->rows + p->legend;
 	} else if (p->zoom) {
 		/* Zoomed out, a pane takes what it is given: ask for little. */
 		*w = p->lw + 2 * (p->cols < 24 ? p->cols : 24);
@@ -484,6 +492,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 			p->top = old[j].top;
 			p->left = old[j].left;
 			p->zoom = old[j].zoom;
+			p->zoom_set = old[j].zoom_set;
 			break;
 		}
 	}
@@ -733,7 +742,7 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 	if (p->hidden || p->rows == 0)
 		return;
 	if (p->zoom)
-		snprintf(more, sizeof more, "%s", _("  zoom"));
+		snprintf(more, sizeof more, "%s", _("  heatmap"));
 	else if (vis_r < p->rows || vis_c < p->cols)
 		snprintf(more, sizeof more, "  r%d-%d c%d-%d", p->top, p->top + vis_r - 1, p->left, p->left + vis_c - 1);
 	x += screen_put(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
@@ -795,66 +804,106 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 	}
 }
 
-/* The zoomed-out heatmap: each 2-column cell stands for a block of cells, no numbers. */
+/* A pane's cell for heat_block_peak. */
+typedef struct PaneCells {
+	const Mat *m;
+	const Pane *p;
+} PaneCells;
+
+static double
+pane_cell_value(const void *ctx, int r, int c)
+{
+	const PaneCells *pc = ctx;
+	return pane_value(pc->m, pc->p, r, c);
+}
+
+/* The rows and columns of heatmap cells a zoomed pane of H × W has room for. */
+static void
+pane_heat_room(const Pane *p, int H, int W, int *most_r, int *most_c)
+{
+	*most_r = H - 2 > 1 ? H - 2 : 1;
+	*most_c = (W - p->lw) / PANE_HEAT_CW > 1 ? (W - p->lw) / PANE_HEAT_CW : 1;
+}
+
+int
+pane_zoom_factor(const Pane *p)
+{
+	int most_r = 1, most_c = 1;
+
+	if (p->win != NULL)
+		pane_heat_room(p, getmaxy(p->win), getmaxx(p->win), &most_r, &most_c);
+	return heat_factor(p->rows, p->cols, most_r, most_c);
+}
+
+/*
+ * The zoomed-out heatmap, no numbers (inspect/heatmap.h, the exports' rule):
+ * each cell PANE_HEAT_CW columns by a line; past the room, down-sampled by
+ * the same f both ways, each drawn cell its f × f block's strongest cell,
+ * the reduction said on the line under the title.
+ */
 static void
 pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 {
 	WINDOW *w = p->win;
-	int H = getmaxy(w), W = getmaxx(w);
-	int vis_r = H - 2, vis_c = (W - p->lw) / 2;
+	int H = getmaxy(w), W = getmaxx(w), most_r, most_c;
 
-	if (vis_r < 1 || vis_c < 1)
+	pane_heat_room(p, H, W, &most_r, &most_c);
+	if (H < 3 || W - p->lw < PANE_HEAT_CW)
 		return;
-	int br = (p->rows + vis_r - 1) / vis_r, bc = (p->cols + vis_c - 1) / vis_c;
-	int nr = (p->rows + br - 1) / br, nc = (p->cols + bc - 1) / bc;
-	int cr = p->cur_r / br, cc = p->cur_c / bc;
-	int focused = t->focus == (int)(p - t->pane);
-	char lab[32];
+	const int f = heat_factor(p->rows, p->cols, most_r, most_c);
+	const int nr = (p->rows + f - 1) / f, nc = (p->cols + f - 1) / f;
+	const int cr = p->cur_r / f, cc = p->cur_c / f;
+	const int focused = t->focus == (int)(p - t->pane);
+	const PaneCells cells = { m, p };
+	char cap[96];
 
-	pane_draw_title(t, p, vis_r, vis_c);
-	snprintf(lab, sizeof lab, "%dx%d/blk", br, bc);
-	screen_put(w, 1, 0, theme_attr(ROLE_LABEL), lab, W);
+	pane_draw_title(t, p, nr, nc);
+	const char *x = t->utf8 ? "\u00d7" : "x";
+	if (f > 1) {
+		/* TRANSLATORS: under a zoomed pane's title: each drawn cell stands for f × f cells; then how many are drawn */
+		snprintf(cap, sizeof cap, _("each cell the strongest of %d%s%d (%d%s%d drawn)"), f, x, f, nr, x, nc);
+		if (text_width(cap, -1) > W)
+			/* TRANSLATORS: the same, brief, for a narrow pane */
+			snprintf(cap, sizeof cap, _("each: strongest of %d%s%d"), f, x, f);
+	} else
+		snprintf(cap, sizeof cap, "%s", _("no numbers (z shows them)"));
+	screen_put(w, 1, 0, theme_attr(ROLE_LABEL), cap, W);
 	for (int i = 0; i < nr; i++) {
-		char *l = pane_row_label(t, p, i * br);
+		char *l = pane_row_label(t, p, i * f);
 		put_label(w, 2 + i, 0, p->lw - 1, theme_attr(focused && i == cr ? ROLE_LABEL_HI : ROLE_LABEL), l, 0);
 		for (int j = 0; j < nc; j++) {
-			/* A block shows its strongest cell (the mean of random signs would be ~0). */
-			double peak = 0;
-			int cnt = 0, masked = 0, lv = 0;
-			for (int r = i * br; r < (i + 1) * br && r < p->rows; r++)
-				for (int c = j * bc; c < (j + 1) * bc && c < p->cols; c++) {
-					double v = pane_value(m, p, r, c);
-					if (isfinite(v)) {
-						if (cnt == 0 || fabs(v) > fabs(peak))
-							peak = v;
-						cnt++;
-					} else {
-						masked++;
-					}
-				}
+			const int r1 = (i + 1) * f < p->rows ? (i + 1) * f : p->rows;
+			const int c1 = (j + 1) * f < p->cols ? (j + 1) * f : p->cols;
+			const double peak = heat_block_peak(pane_cell_value, &cells, i * f, r1, j * f, c1);
+			const int masked = isinf(peak) && peak < 0;
+			int lv = 0;
 			attr_t at;
-			const char *glyph = "  ";
-			if (cnt == 0 && masked > 0) {
+			if (isnan(peak))
+				at = A_NORMAL;
+			else if (masked)
 				at = theme_attr(ROLE_MASKED);
-				glyph = t->utf8 ? "\u00b7\u00b7" : "..";
-			} else {
+			else {
 				double tv = p->diverging ? (p->maxabs > 0 ? peak / p->maxabs : 0) : peak;
 				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
 			}
 			if (focused && i == cr && j == cc)
 				at = theme_attr(ROLE_CURSOR);
 			wattrset(w, at);
-			wmove(w, 2 + i, p->lw + 2 * j);
-			if (theme_mono() && !(cnt == 0 && masked > 0)) {
+			wmove(w, 2 + i, p->lw + PANE_HEAT_CW * j);
+			if (masked)
+				waddstr(w, t->utf8 ? "\u00b7\u00b7" : "..");
+			else if (theme_mono() && !isnan(peak)) {
 				const char *g = theme_shade(lv, t->utf8);
 				waddstr(w, g);
 				waddstr(w, g);
-			} else {
-				waddstr(w, glyph);
-			}
+			} else
+				waddstr(w, "  ");
 		}
 	}
 	wattrset(w, A_NORMAL);
+	/* the legend under the rows, when a line is left */
+	if (p->legend && 2 + nr < H)
+		pane_draw_legend(t, p, 2 + nr);
 }
 
 /*

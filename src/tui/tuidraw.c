@@ -12,6 +12,7 @@
 
 #include "base/i18n.h"
 #include "base/text.h"
+#include "inspect/heatmap.h"
 #include "inspect/labels.h"
 #include "inspect/stats.h"
 #include "out/textfmt.h"
@@ -385,6 +386,15 @@ tui_layout(Tui *t, int force)
 	in.narr_need = narr_must_count(t, COLS - 2);
 	if (in.narr_need > 0 && t->opt.present)
 		in.narr_need += formula_count(t, COLS - 2); /* presenting, the formula's lines after its first, and a blank line */
+	/*
+	 * Presenting, a matrix too large to read as numbers from the back of a
+	 * room (past HEAT_NUMBERS_SIDE a side: the exports' --numbers auto) is a
+	 * heatmap, unless z chose otherwise for its pane.
+	 */
+	for (int i = 0; i < t->npanes; i++)
+		if (!t->pane[i].zoom_set && !t->pane[i].bars && !t->pane[i].hidden)
+			t->pane[i].zoom = t->opt.present && !heat_numbers_shown(HEAT_NUMBERS_AUTO, t->pane[i].rows, t->pane[i].cols)
+			                          ? PANE_ZOOM_AUTO : 0;
 	if (t->opt.present)
 		tui_layout_present(t, &in, &lay);
 	else

@@ -58,7 +58,8 @@ typedef struct Pane {
 	int lw, cw;        /* row label width, cell width (both with their gap) */
 	int cur_r, cur_c;  /* cursor, in view coordinates */
 	int top, left;     /* first visible row and column */
-	int zoom;          /* 1: down-sampled heatmap without numbers */
+	int zoom;          /* 1: down-sampled heatmap without numbers; PANE_ZOOM_AUTO: so because presenting */
+	int zoom_set;      /* 1: z chose zoom; 0: presenting, the rule of inspect/heatmap.h chooses (a matrix past 16 a side) */
 	int variant;       /* 1: the lesson's compare variant (Session.compare_attn) */
 	int other;         /* the pane this one is compared with (cells that differ are marked), or -1 */
 	int ndiff;         /* cells that differ from the other pane (of the cells both have) */
@@ -274,6 +275,10 @@ const Attn *pane_attn(const Tui *t, const Pane *p);
 const Mat *pane_mat(const Tui *t, const Pane *p);
 void pane_src(const Pane *p, int r, int c, int *R, int *C);
 void pane_want(const Pane *p, int *w, int *h);
+/* Pane.zoom when presenting made the pane a heatmap (it asks for the room of every cell). */
+#define PANE_ZOOM_AUTO 2
+/* A zoomed pane's reduction in its window: each heatmap cell stands for f × f cells (inspect/heatmap.h). */
+int pane_zoom_factor(const Pane *p);
 /* 1 when a and b are drawn the same shape (and so scroll together: the focused pane leads, tui_draw_panes). */
 int pane_same_shape(const Pane *a, const Pane *b);
 void tui_build_panes(Tui *t, int keep, int refocus);
