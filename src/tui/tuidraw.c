@@ -313,10 +313,11 @@ tui_present_search(Tui *t, LayoutIn *in, Layout *lay, int solo, int *best_pad, i
 			if (lay->narr.h < narr_floor)
 				break;
 			fit_any = 1;
-			long area = 0;
+			long area = 0; /* what the panes draw on: each its size, within its room */
 			for (int i = 0; i < t->npanes; i++)
 				if (lay->pane[i].w > 0)
-					area += (long)lay->pane[i].w * lay->pane[i].h;
+					area += (long)(lay->pane[i].w < in->want_w[i] ? lay->pane[i].w : in->want_w[i]) *
+					        (lay->pane[i].h < in->want_h[i] ? lay->pane[i].h : in->want_h[i]);
 			if (area > best) {
 				best = area;
 				*best_pad = pad;
