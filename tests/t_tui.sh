@@ -391,8 +391,9 @@ tm kill-session -t "$s"
 for d in masking multihead; do
 	s="ship$d"
 	start "$s" 100 30 C.UTF-8 "" --present --demo "lessons/demos/$d.txt"
-	# (beside a long message, such as load's, the place is the short "demo k/N paused")
-	shows "lessons/demos/$d.txt: plays to its first pause" "$s" 'demo [0-9]+/[0-9]+(, line [0-9]+)? +paused'
+	# (beside a long message, such as load's, the place is the short "demo k/N paused";
+	# at a `quiz` line, "demo k/N  question": multihead.txt asks its first question there)
+	shows "lessons/demos/$d.txt: plays to its first pause" "$s" 'demo [0-9]+/[0-9]+(, line [0-9]+)? +(paused|question)'
 	snap "$s"
 	expect "lessons/demos/$d.txt: no error on the way" 'hasnt "$tmp/screen" unknown && hasnt "$tmp/screen" error'
 	keys "$s" q

@@ -365,6 +365,7 @@ int progress_track(Progress *p, const Session *s, char **err)
 	char marks[PROGRESS_MARKS_MAX];
 	const int keep = s->nwalk < PROGRESS_MARKS_MAX;
 	for (int k = 0; keep && k < s->nwalk; k++)
+		/* (a question a demo revealed to the class is, for the learner, one not answered: 's') */
 		marks[k] = !s->walk[k].has_quiz ? '.' : "owrs"[s->quiz[k] == QUIZ_OPEN ? 0 : s->quiz[k] == QUIZ_WRONG ? 1
 		                                                 : s->quiz[k] == QUIZ_RIGHT ? 2 : 3];
 	marks[keep ? s->nwalk : 0] = '\0';

@@ -131,7 +131,7 @@ int sn_build_walk(Session *s)
 	s->quiz = calloc((size_t)s->nwalk, sizeof *s->quiz);
 	if (s->quiz == NULL)
 		return -1;
-	s->quiz_right = s->quiz_asked = 0;
+	s->quiz_right = s->quiz_asked = s->quiz_class = 0;
 	return 0;
 }
 
@@ -1140,6 +1140,11 @@ static char *answer_why(const Session *s, const Quiz *q)
 static void record(Session *s, QuizState st)
 {
 	s->quiz[s->step] = st;
+	s->dirty |= DIRTY_QUIZ | DIRTY_STATUS;
+	if (st == QUIZ_REVEALED) { /* the class's answer: counted apart from the learner's */
+		s->quiz_class++;
+		return;
+	}
 	s->quiz_asked++;
 	if (st == QUIZ_RIGHT)
 		s->quiz_right++;
@@ -1224,27 +1229,43 @@ int session_quiz_value(const Session *s, double *value)
 }
 
 /* Close the open question unanswered (counted as skipped) and say its answer: skipped, or (reveal) shown to a class. */
-static int quiz_close(Session *s, int reveal, char **feedback, char **err)
+/* The current step's answer as said when skipped ("Skipped: the answer is …") or revealed ("Answer: …"). */
+static char *answer_said(const Session *s, int reveal)
 {
 	const Step *st = session_step(s);
 	double actual;
+
+	if (st->quiz.nchoices > 0) {
+		char *answer = choice_quote(s, &st->quiz, st->quiz.answer_choice);
+		char *said = str_printf(reveal ? _("Answer: %s.") : _("Skipped: the answer is %s."), answer ? answer : "");
+		free(answer);
+		return said;
+	}
+	if (quiz_value(s, &st->quiz, &actual) == 0)
+		return str_printf(reveal ? _("Answer: %s[%d][%d] is %.6g.") : _("Skipped: %s[%d][%d] is %.6g."),
+		                  st->quiz.answer_cell.matrix, st->quiz.answer_cell.row, st->quiz.answer_cell.col, actual);
+	return NULL;
+}
+
+static int quiz_close(Session *s, int reveal, char **feedback, char **err)
+{
+	const Step *st = session_step(s);
 
 	*feedback = NULL;
 	if (!st->has_quiz || s->quiz[s->step] != QUIZ_OPEN) {
 		*err = str_printf(_("no open question on this step"));
 		return -1;
 	}
-	record(s, QUIZ_SKIPPED);
-	if (st->quiz.nchoices > 0) {
-		char *answer = choice_quote(s, &st->quiz, st->quiz.answer_choice);
-		*feedback = str_printf(reveal ? _("Answer: %s.") : _("Skipped: the answer is %s."), answer ? answer : "");
-		free(answer);
-	}
-	else if (quiz_value(s, &st->quiz, &actual) == 0)
-		*feedback = str_printf(reveal ? _("Answer: %s[%d][%d] is %.6g.") : _("Skipped: %s[%d][%d] is %.6g."),
-		                       st->quiz.answer_cell.matrix, st->quiz.answer_cell.row,
-		                       st->quiz.answer_cell.col, actual);
+	record(s, reveal ? QUIZ_REVEALED : QUIZ_SKIPPED);
+	*feedback = answer_said(s, reveal);
 	return 0;
+}
+
+char *session_revealed_answer(const Session *s)
+{
+	const Step *st = session_step(s);
+
+	return st->has_quiz && s->quiz[s->step] == QUIZ_REVEALED ? answer_said(s, 1) : NULL;
 }
 
 int session_skip(Session *s, char **feedback, char **err)

@@ -27,7 +27,8 @@ enum {
 typedef struct SessionKept SessionKept;
 
 /* A quiz's state for one step of the walk. */
-typedef enum QuizState { QUIZ_OPEN, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_SKIPPED } QuizState;
+/* QUIZ_REVEALED: a demo's `quiz` line showed the class the answer (counted as the class's, not the learner's). */
+typedef enum QuizState { QUIZ_OPEN, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_SKIPPED, QUIZ_REVEALED } QuizState;
 
 typedef struct Session {
 	Lesson *lesson;       /* owned: the lesson with the learner's edits */
@@ -63,6 +64,7 @@ typedef struct Session {
 
 	QuizState *quiz;      /* nwalk entries */
 	int quiz_right, quiz_asked;
+	int quiz_class;       /* questions a demo revealed to the class (QUIZ_REVEALED): not in quiz_asked */
 	int skip_asked;       /* step + 1 where n was asked to skip the open question (session_next_asking), else 0 */
 
 	char lang[8];         /* "en" or "zh" */
@@ -339,8 +341,14 @@ const char *session_quiz_usage(const Session *s, char *buf, size_t size);
 int session_answer(Session *s, const char *value, char **feedback, char **err);
 /* Close the open quiz unanswered (counted as skipped): *feedback says "Skipped: the answer is …". */
 int session_skip(Session *s, char **feedback, char **err);
-/* The same for a demo's `quiz` line revealing the answer to the class: "Answer: …". */
+/*
+ * The same for a demo's `quiz` line revealing the answer to the class:
+ * "Answer: …", and the question counts as the class's (QUIZ_REVEALED,
+ * quiz_class), not as one the learner skipped.
+ */
 int session_reveal(Session *s, char **feedback, char **err);
+/* "Answer: …" for the current step's question once a demo revealed it (a heap string), else NULL. */
+char *session_revealed_answer(const Session *s);
 /*
  * The number the current step's numeric question checks answers against
  * (its answer cell in the computation): 0, or -1 when the step asks no

@@ -106,7 +106,7 @@ static int take_edit(Session *s, Lesson *copy, Attn *model, Attn *before, char *
 		const int step = s->step, head = s->head;
 		const Stage stage = s->stage;
 		QuizState *quiz = s->quiz;
-		const int right = s->quiz_right, asked = s->quiz_asked, nwalk = s->nwalk;
+		const int right = s->quiz_right, asked = s->quiz_asked, cls = s->quiz_class, nwalk = s->nwalk;
 		s->quiz = NULL;
 		if (sn_build_walk(s) != 0) {
 			*err = str_printf(_("out of memory"));
@@ -117,6 +117,7 @@ static int take_edit(Session *s, Lesson *copy, Attn *model, Attn *before, char *
 			memcpy(s->quiz, quiz, (size_t)nwalk * sizeof *quiz);
 			s->quiz_right = right;
 			s->quiz_asked = asked;
+			s->quiz_class = cls;
 		}
 		free(quiz);
 		const int t = s->dec_t, tq = s->tile_q, tk = s->tile_k;

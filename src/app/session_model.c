@@ -259,6 +259,7 @@ static int recompute(Session *s, char **err)
 	strcpy(fresh.lang, s->lang);
 	fresh.quiz_right = s->quiz_right;
 	fresh.quiz_asked = s->quiz_asked;
+	fresh.quiz_class = s->quiz_class;
 	s->lesson = NULL;
 	s->induction = NULL;
 	session_free(s);

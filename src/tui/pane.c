@@ -14,6 +14,7 @@
 #include "base/i18n.h"
 #include "engine/kernels.h"
 #include "inspect/explain.h"
+#include "inspect/heatmap.h"
 #include "inspect/labels.h"
 #include "inspect/stats.h"
 #include "tui/theme.h"
@@ -301,6 +302,9 @@ pane_measure(Tui *t, Pane *p)
 	}
 }
 
+/* A heatmap cell: two columns, one line (the smallest that reads as a square of colour). */
+#define PANE_HEAT_CW 2
+
 /* A number for the legend: 2 decimals, or %.3g when large. */
 static void
 fmt_legend(char *buf, size_t size, double v)
@@ -326,6 +330,17 @@ pane_legend_width(const Pane *p)
 	return text_width(lo, -1) + text_width(hi, -1) + LEGEND_STEPS + 2;
 }
 
+/*
+ * The lines a row's cells are painted over: one, or presenting with rgap ≥ 2
+ * (rows far apart), all but the last of the row's 1 + rgap lines, so the
+ * cells grow into coloured blocks with one blank line between rows.
+ */
+static int
+pane_block(const Pane *p)
+{
+	return p->rgap >= 2 ? p->rgap : 1;
+}
+
 /* The natural size of a pane (for the layout): its cells, its title and its legend. */
 void
 pane_want(const Pane *p, int *w, int *h)
@@ -338,13 +353,18 @@ pane_want(const Pane *p, int *w, int *h)
 		/* a line per entry of the top k: its token, its bar, its probability */
 		*w = PANE_BAR_LABEL + PANE_BAR_WIDTH + 10;
 		*h = 2 + p->bars + 1;
+	} else if (p->zoom == PANE_ZOOM_AUTO) {
+		/* a heatmap because presenting: every cell, the room decides the reduction */
+		*w = p->lw + PANE_HEAT_CW * p->cols;
+		*h = 2 + p->rows + p->legend;
 	} else if (p->zoom) {
 		/* Zoomed out, a pane takes what it is given: ask for little. */
 		*w = p->lw + 2 * (p->cols < 24 ? p->cols : 24);
 		*h = 2 + (p->rows < 10 ? p->rows : 10);
 	} else {
+		/* a row is a block of pane_block(p) lines, then the rest of its 1 + rgap lines blank */
 		*w = p->lw + (p->cw + p->pad) * (p->cols + p->sums);
-		*h = 2 + p->rows + (p->rows > 0 ? (p->rows - 1) * p->rgap : 0) + p->legend;
+		*h = 2 + (p->rows > 0 ? (p->rows - 1) * (1 + p->rgap) + pane_block(p) : 0) + p->legend;
 	}
 	if (*w < tw)
 		*w = tw;
@@ -507,6 +527,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 			p->top = old[j].top;
 			p->left = old[j].left;
 			p->zoom = old[j].zoom;
+			p->zoom_set = old[j].zoom_set;
 			break;
 		}
 	}
@@ -770,7 +791,7 @@ pane_draw_title(Tui *t, Pane *p, int vis_r, int vis_c)
 	if (p->hidden || p->rows == 0)
 		return;
 	if (p->zoom)
-		snprintf(more, sizeof more, "%s", _("  zoom"));
+		snprintf(more, sizeof more, "%s", _("  heatmap"));
 	else if (vis_r < p->rows || vis_c < p->cols)
 		snprintf(more, sizeof more, "  r%d-%d c%d-%d", p->top, p->top + vis_r - 1, p->left, p->left + vis_c - 1);
 	x += screen_put(w, 0, x, theme_attr(ROLE_LABEL), more, W - x);
@@ -832,66 +853,106 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 	}
 }
 
-/* The zoomed-out heatmap: each 2-column cell stands for a block of cells, no numbers. */
+/* A pane's cell for heat_block_peak. */
+typedef struct PaneCells {
+	const Mat *m;
+	const Pane *p;
+} PaneCells;
+
+static double
+pane_cell_value(const void *ctx, int r, int c)
+{
+	const PaneCells *pc = ctx;
+	return pane_value(pc->m, pc->p, r, c);
+}
+
+/* The rows and columns of heatmap cells a zoomed pane of H × W has room for. */
+static void
+pane_heat_room(const Pane *p, int H, int W, int *most_r, int *most_c)
+{
+	*most_r = H - 2 > 1 ? H - 2 : 1;
+	*most_c = (W - p->lw) / PANE_HEAT_CW > 1 ? (W - p->lw) / PANE_HEAT_CW : 1;
+}
+
+int
+pane_zoom_factor(const Pane *p)
+{
+	int most_r = 1, most_c = 1;
+
+	if (p->win != NULL)
+		pane_heat_room(p, getmaxy(p->win), getmaxx(p->win), &most_r, &most_c);
+	return heat_factor(p->rows, p->cols, most_r, most_c);
+}
+
+/*
+ * The zoomed-out heatmap, no numbers (inspect/heatmap.h, the exports' rule):
+ * each cell PANE_HEAT_CW columns by a line; past the room, down-sampled by
+ * the same f both ways, each drawn cell its f × f block's strongest cell,
+ * the reduction said on the line under the title.
+ */
 static void
 pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 {
 	WINDOW *w = p->win;
-	int H = getmaxy(w), W = getmaxx(w);
-	int vis_r = H - 2, vis_c = (W - p->lw) / 2;
+	int H = getmaxy(w), W = getmaxx(w), most_r, most_c;
 
-	if (vis_r < 1 || vis_c < 1)
+	pane_heat_room(p, H, W, &most_r, &most_c);
+	if (H < 3 || W - p->lw < PANE_HEAT_CW)
 		return;
-	int br = (p->rows + vis_r - 1) / vis_r, bc = (p->cols + vis_c - 1) / vis_c;
-	int nr = (p->rows + br - 1) / br, nc = (p->cols + bc - 1) / bc;
-	int cr = p->cur_r / br, cc = p->cur_c / bc;
-	int focused = t->focus == (int)(p - t->pane);
-	char lab[32];
+	const int f = heat_factor(p->rows, p->cols, most_r, most_c);
+	const int nr = (p->rows + f - 1) / f, nc = (p->cols + f - 1) / f;
+	const int cr = p->cur_r / f, cc = p->cur_c / f;
+	const int focused = t->focus == (int)(p - t->pane);
+	const PaneCells cells = { m, p };
+	char cap[96];
 
-	pane_draw_title(t, p, vis_r, vis_c);
-	snprintf(lab, sizeof lab, "%dx%d/blk", br, bc);
-	screen_put(w, 1, 0, theme_attr(ROLE_LABEL), lab, W);
+	pane_draw_title(t, p, nr, nc);
+	const char *x = t->utf8 ? "\u00d7" : "x";
+	if (f > 1) {
+		/* TRANSLATORS: under a zoomed pane's title: each drawn cell stands for f × f cells; then how many are drawn */
+		snprintf(cap, sizeof cap, _("each cell the strongest of %d%s%d (%d%s%d drawn)"), f, x, f, nr, x, nc);
+		if (text_width(cap, -1) > W)
+			/* TRANSLATORS: the same, brief, for a narrow pane */
+			snprintf(cap, sizeof cap, _("each: strongest of %d%s%d"), f, x, f);
+	} else
+		snprintf(cap, sizeof cap, "%s", _("no numbers (z shows them)"));
+	screen_put(w, 1, 0, theme_attr(ROLE_LABEL), cap, W);
 	for (int i = 0; i < nr; i++) {
-		char *l = pane_row_label(t, p, i * br);
+		char *l = pane_row_label(t, p, i * f);
 		put_label(w, 2 + i, 0, p->lw - 1, theme_attr(focused && i == cr ? ROLE_LABEL_HI : ROLE_LABEL), l, 0);
 		for (int j = 0; j < nc; j++) {
-			/* A block shows its strongest cell (the mean of random signs would be ~0). */
-			double peak = 0;
-			int cnt = 0, masked = 0, lv = 0;
-			for (int r = i * br; r < (i + 1) * br && r < p->rows; r++)
-				for (int c = j * bc; c < (j + 1) * bc && c < p->cols; c++) {
-					double v = pane_value(m, p, r, c);
-					if (isfinite(v)) {
-						if (cnt == 0 || fabs(v) > fabs(peak))
-							peak = v;
-						cnt++;
-					} else {
-						masked++;
-					}
-				}
+			const int r1 = (i + 1) * f < p->rows ? (i + 1) * f : p->rows;
+			const int c1 = (j + 1) * f < p->cols ? (j + 1) * f : p->cols;
+			const double peak = heat_block_peak(pane_cell_value, &cells, i * f, r1, j * f, c1);
+			const int masked = isinf(peak) && peak < 0;
+			int lv = 0;
 			attr_t at;
-			const char *glyph = "  ";
-			if (cnt == 0 && masked > 0) {
+			if (isnan(peak))
+				at = A_NORMAL;
+			else if (masked)
 				at = theme_attr(ROLE_MASKED);
-				glyph = t->utf8 ? "\u00b7\u00b7" : "..";
-			} else {
+			else {
 				double tv = p->diverging ? (p->maxabs > 0 ? peak / p->maxabs : 0) : peak;
 				at = theme_heat(p->diverging ? RAMP_DIVERGING : RAMP_SEQUENTIAL, tv, &lv);
 			}
 			if (focused && i == cr && j == cc)
 				at = theme_attr(ROLE_CURSOR);
 			wattrset(w, at);
-			wmove(w, 2 + i, p->lw + 2 * j);
-			if (theme_mono() && !(cnt == 0 && masked > 0)) {
+			wmove(w, 2 + i, p->lw + PANE_HEAT_CW * j);
+			if (masked)
+				waddstr(w, t->utf8 ? "\u00b7\u00b7" : "..");
+			else if (theme_mono() && !isnan(peak)) {
 				const char *g = theme_shade(lv, t->utf8);
 				waddstr(w, g);
 				waddstr(w, g);
-			} else {
-				waddstr(w, glyph);
-			}
+			} else
+				waddstr(w, "  ");
 		}
 	}
 	wattrset(w, A_NORMAL);
+	/* the legend under the rows, when a line is left */
+	if (p->legend && 2 + nr < H)
+		pane_draw_legend(t, p, 2 + nr);
 }
 
 /*
@@ -952,6 +1013,7 @@ cell_state_attr(CellState cs, attr_t heat)
 /* Where a pane's cells are in its window of H × W: drawing and a click read the same grid. */
 typedef struct PaneGrid {
 	int lw, cw, step;   /* the label column's width, a cell's width with its gap, lines a row takes */
+	int block, mid;     /* lines a row's cells are painted over, and the one of them with the numbers */
 	int vis_r, vis_c;   /* rows and columns in view */
 	int sums;           /* the Σ column is drawn (every column in view) */
 } PaneGrid;
@@ -962,7 +1024,10 @@ pane_grid(const Pane *p, int H, int W, PaneGrid *g)
 	g->lw = p->lw < W ? p->lw : W - 1;
 	g->cw = p->cw + p->pad;
 	g->step = 1 + p->rgap;
-	g->vis_r = (H - 2 + p->rgap) / g->step;
+	g->block = pane_block(p);
+	g->mid = (g->block - 1) / 2;
+	/* k rows take 2 + (k - 1)·step + block lines */
+	g->vis_r = H - 2 - g->block >= 0 ? (H - 2 - g->block) / g->step + 1 : 0;
 	g->vis_c = g->cw > 0 ? (W - g->lw) / g->cw : 1;
 	if (g->vis_r < 1)
 		g->vis_r = 1;
@@ -972,6 +1037,19 @@ pane_grid(const Pane *p, int H, int W, PaneGrid *g)
 	g->sums = p->sums && g->vis_c > p->cols;
 	if (g->sums)
 		g->vis_c = p->cols;
+}
+
+/* block lines from (y, x), w columns wide, in attribute at (a tall cell's colour, or blank) */
+static void
+pane_fill_block(WINDOW *w, int y, int x, int width, int block, attr_t at)
+{
+	wattrset(w, at);
+	for (int k = 0; k < block; k++) {
+		wmove(w, y + k, x);
+		for (int c = 0; c < width; c++)
+			waddch(w, ' ');
+	}
+	wattrset(w, A_NORMAL);
 }
 
 static void
@@ -1055,10 +1133,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			row_new |= cs == CELL_NEW && !p->transpose;
 			row_seen |= cs != CELL_UNSEEN;
 			if (cs == CELL_UNSEEN && !(focused && r == p->cur_r && c == p->cur_c && t->mode != TUI_CMD)) {
-				wattrset(w, A_NORMAL);
-				wmove(w, y, lw + j * cw);
-				for (int k = 0; k < cw; k++)
-					waddch(w, ' ');
+				pane_fill_block(w, y, lw + j * cw, cw, g.block, A_NORMAL);
 				continue;
 			}
 
@@ -1084,8 +1159,11 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			fmt_cell(num, sizeof num, v, numw, t->utf8);
 			int x = lw + j * cw;
 			int nw = text_width(num, -1);
+			/* a tall cell: its colour over the block's lines, the number on the middle one */
+			if (g.block > 1)
+				pane_fill_block(w, y, x, cw, g.block, at);
 			wattrset(w, at);
-			wmove(w, y, x);
+			wmove(w, y + g.mid, x);
 			/* A cell that differs from the variant carries a '*' in its gap (not colour alone). */
 			int lead = 1 + p->pad - trail + numw - nw;
 			for (int k = 0; k < lead; k++)
@@ -1097,18 +1175,19 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 				waddch(w, ' ');
 			wattrset(w, A_NORMAL);
 		}
-		put_label(w, y, 0, lw - 1, theme_attr(hi || row_new ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold | (row_new ? A_BOLD : 0),
+		put_label(w, y + g.mid, 0, lw - 1, theme_attr(hi || row_new ? ROLE_LABEL_HI : ROLE_LABEL) | lab_bold | (row_new ? A_BOLD : 0),
 		          pane_row_label(t, p, r), 0);
 		if (sums && row_seen) { /* the sums of the rows in view only, not of all n */
 			char sbuf[32];
 			fmt_cell(sbuf, sizeof sbuf, stats_row_sum(m, r), p->cw - 1, t->utf8);
 			int sw = text_width(sbuf, -1);
-			screen_put(w, y, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
+			screen_put(w, y + g.mid, lw + vis_c * cw + (cw - p->pad / 2 - sw), theme_attr(ROLE_LABEL) | lab_bold, sbuf, sw);
 		}
 	}
 	/* The legend, when every row is in view and a line is left under them. */
-	if (p->legend && p->top == 0 && vis_r >= p->rows && y - p->rgap < H)
-		pane_draw_legend(t, p, y - p->rgap);
+	y += g.block - step; /* the line under the last row's block */
+	if (p->legend && p->top == 0 && vis_r >= p->rows && y < H)
+		pane_draw_legend(t, p, y);
 	wnoutrefresh(w);
 }
 
@@ -1170,7 +1249,7 @@ pane_cell_at(const Pane *p, int y, int x, int *r, int *c)
 		return 0;
 	PaneGrid g;
 	pane_grid(p, getmaxy(w), getmaxx(w), &g);
-	if (y < 2 || (y - 2) % g.step != 0 || x < g.lw || g.cw <= 0)
+	if (y < 2 || (y - 2) % g.step >= g.block || x < g.lw || g.cw <= 0)
 		return 0;
 	int i = (y - 2) / g.step, j = (x - g.lw) / g.cw;
 	if (i >= g.vis_r || j >= g.vis_c || p->top + i >= p->rows || p->left + j >= p->cols)

@@ -91,6 +91,10 @@ tui_demo_reveal(Tui *t)
 	char *feedback = NULL, *err = NULL;
 
 	if (session_quiz_pending(t->s)) {
+		/* the question's keys ("the class votes …; space reveals"), if they went to the narration, are said */
+		free(t->note);
+		t->note = NULL;
+		t->redraw |= R_NARR | R_LAYOUT;
 		if (session_reveal(t->s, &feedback, &err) == 0)
 			tui_set_msg(t, 0, feedback != NULL ? feedback : _("answer shown"));
 		else

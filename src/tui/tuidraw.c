@@ -12,6 +12,7 @@
 
 #include "base/i18n.h"
 #include "base/text.h"
+#include "inspect/heatmap.h"
 #include "inspect/labels.h"
 #include "inspect/stats.h"
 #include "out/textfmt.h"
@@ -73,6 +74,15 @@ tui_build_narr(Tui *t)
 		sb_add(&sb, session_edited_note(s), 0);
 		sb_add(&sb, "\n", 0);
 	}
+	/* a question a demo revealed to the class: its answer stays said, first */
+	if (st->has_quiz && s->stage == st->stage && s->quiz[s->step] == QUIZ_REVEALED) {
+		char *said = session_revealed_answer(s);
+		if (said != NULL) {
+			sb_add(&sb, said, 1);
+			sb_add(&sb, "\n", 0);
+		}
+		free(said);
+	}
 	/*
 	 * An answered question's "then" (the answer and why) first: on a small
 	 * screen it is what the learner reads next, the text was read before.
@@ -93,7 +103,8 @@ tui_build_narr(Tui *t)
 			sb_add(&sb, "\n\n", 0);
 		/* TRANSLATORS: each starts with the word of the msgid "Quiz" (the narration colours such lines) */
 		sb_add(&sb, s->quiz[s->step] == QUIZ_OPEN ? _("Quiz: ") : s->quiz[s->step] == QUIZ_RIGHT ? _("Quiz (right): ")
-		            : s->quiz[s->step] == QUIZ_WRONG ? _("Quiz (wrong): ") : _("Quiz (skipped): "), 0);
+		            : s->quiz[s->step] == QUIZ_WRONG ? _("Quiz (wrong): ")
+		            : s->quiz[s->step] == QUIZ_REVEALED ? _("Quiz (the class's): ") : _("Quiz (skipped): "), 0);
 		sb_add(&sb, session_text(s, &q->question), 1);
 		for (int i = 0; i < q->nchoices; i++) {
 			snprintf(buf, sizeof buf, "\n  %d) ", i + 1);
@@ -175,6 +186,17 @@ narr_count(const Tui *t, int w)
 	return n < 1 ? 1 : n;
 }
 
+/* The formula's lines at width w (it wraps at its blanks), 1 without one. */
+static int
+formula_count(const Tui *t, int w)
+{
+	TextLine *lines = NULL;
+	const char *f = i18n_msg(stage_formula(&t->s->attn->shape, t->s->stage, t->utf8));
+	int n = f != NULL && *f ? text_wrap(f, w, &lines) : 1;
+	free(lines);
+	return n < 1 ? 1 : n;
+}
+
 /* Narration lines at width w that must be in view (an open question and its choices; 0 when none). */
 static int
 narr_must_count(const Tui *t, int w)
@@ -222,6 +244,131 @@ tui_layout_panes(Tui *t, LayoutIn *in, Layout *lay, int solo)
 		lay->pane[idx[k]] = r[k];
 }
 
+/* Presenting, the most a cell grows: columns added to its width, lines between rows. */
+#define PRESENT_MAX_PAD 40
+#define PRESENT_MAX_RGAP 8
+
+/*
+ * The panes laid out with cells pad columns wider and rows rgap lines apart.
+ * solo 0: all of them; 1: the focused one alone when the narration's must
+ * lines (an open question) leave some pane short of its rows; 2: the focused
+ * one alone. Returns 1 when every pane laid out shows whole (zoomed ones
+ * take what they get).
+ */
+static int
+tui_layout_try(Tui *t, LayoutIn *in, Layout *lay, int pad, int rgap, int solo)
+{
+	for (int i = 0; i < t->npanes; i++) {
+		t->pane[i].pad = pad;
+		t->pane[i].rgap = rgap;
+		pane_want(&t->pane[i], &in->want_w[i], &in->want_h[i]);
+	}
+	t->solo = 0;
+	if (solo == 2 && t->npanes > 1)
+		t->solo = 1;
+	tui_layout_panes(t, in, lay, t->solo);
+	/*
+	 * The narration took the room an open question needs: rather than crop
+	 * every pane's rows, the panes give way, and the focused one (the
+	 * result, else the pane Tab brings) has their room alone.
+	 */
+	if (solo == 1 && t->npanes > 1 && !lay->too_small) {
+		for (int i = 0; i < t->npanes && !t->solo; i++)
+			if (!t->pane[i].zoom && lay->pane[i].h < in->want_h[i])
+				t->solo = 1;
+		if (t->solo)
+			tui_layout_panes(t, in, lay, 1);
+	}
+	if (lay->too_small)
+		return 0;
+	for (int i = 0; i < t->npanes; i++)
+		if (!t->pane[i].zoom && (!t->solo || i == t->focus) &&
+		    (lay->pane[i].w < in->want_w[i] || lay->pane[i].h < in->want_h[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * The largest cells (pad, rgap) at which tui_layout_try(…, solo) shows every
+ * pane whole, the narration keeping the lines it has with the smallest
+ * cells (up to a third of the screen, at least 12: the cells grow into the
+ * room the text does not need, so the step's words stay without PgDn).
+ * Returns 0 with *pad, *rgap, or -1 when not even the smallest fit.
+ */
+static int
+tui_present_search(Tui *t, LayoutIn *in, Layout *lay, int solo, int *best_pad, int *best_rgap)
+{
+	const int narr_most = LINES / 3 > 12 ? LINES / 3 : 12;
+	int narr_floor = -1;
+	long best = -1;
+
+	for (int rgap = 0; rgap <= PRESENT_MAX_RGAP; rgap++) {
+		int fit_any = 0;
+		/* a cell at most about three times as wide as it is tall (a line is two columns high) */
+		for (int pad = 0; pad <= PRESENT_MAX_PAD && pad <= 4 + 5 * rgap; pad++) {
+			if (!tui_layout_try(t, in, lay, pad, rgap, solo))
+				break;
+			if (narr_floor < 0)
+				narr_floor = lay->narr.h < narr_most ? lay->narr.h : narr_most;
+			if (lay->narr.h < narr_floor)
+				break;
+			fit_any = 1;
+			long area = 0; /* what the panes draw on: each its size, within its room */
+			for (int i = 0; i < t->npanes; i++)
+				if (lay->pane[i].w > 0)
+					area += (long)(lay->pane[i].w < in->want_w[i] ? lay->pane[i].w : in->want_w[i]) *
+					        (lay->pane[i].h < in->want_h[i] ? lay->pane[i].h : in->want_h[i]);
+			if (area > best) {
+				best = area;
+				*best_pad = pad;
+				*best_rgap = rgap;
+			}
+		}
+		if (!fit_any)
+			break;
+	}
+	return best < 0 ? -1 : 0;
+}
+
+/*
+ * Presenting, cells grow to fill the screen: wider (pad), and rows further
+ * apart (rgap; from 2, tall blocks) as far as every pane still shows whole;
+ * of those, the largest. When no size shows every pane whole, the same with
+ * the narration down to its formula and two lines; failing that, the layout
+ * of the smallest cells if the focused pane is whole in it (the others as
+ * the view shows them), else the focused pane (and a question's) alone, as
+ * large as it fits: what the step is about is never cut.
+ */
+static void
+tui_layout_present(Tui *t, LayoutIn *in, Layout *lay)
+{
+	int pad = 0, rgap = 0;
+
+	if (tui_present_search(t, in, lay, 0, &pad, &rgap) == 0) {
+		tui_layout_try(t, in, lay, pad, rgap, 0);
+		return;
+	}
+	/* every pane whole beside the formula and two lines of text (PgDn for the rest) */
+	LayoutIn brief = *in;
+	const int narr_min = formula_count(t, COLS - 2) + 1 + 2;
+	if (brief.narr_lines > narr_min)
+		brief.narr_lines = narr_min;
+	if (tui_present_search(t, &brief, lay, 0, &pad, &rgap) == 0) {
+		*in = brief;
+		tui_layout_try(t, in, lay, pad, rgap, 0);
+		return;
+	}
+	tui_layout_try(t, in, lay, 0, 0, in->narr_need > 0 ? 1 : 0);
+	const int f = t->focus;
+	if (lay->too_small || t->npanes < 2 || f < 0 || f >= t->npanes || t->pane[f].zoom ||
+	    (lay->pane[f].w >= in->want_w[f] && lay->pane[f].h >= in->want_h[f]))
+		return;
+	if (tui_present_search(t, in, lay, 2, &pad, &rgap) == 0)
+		tui_layout_try(t, in, lay, pad, rgap, 2);
+	else
+		tui_layout_try(t, in, lay, 0, 0, in->narr_need > 0 ? 1 : 0);
+}
+
 /* Compute the layout for the current panes; recreate windows when it changed. */
 void
 tui_layout(Tui *t, int force)
@@ -236,44 +383,23 @@ tui_layout(Tui *t, int force)
 	in.no_keys = tui_clean(t);
 	in.npanes = t->npanes;
 	/* The formula has a line of its own; presenting, a blank line too. */
-	in.narr_lines = narr_count(t, COLS - 2) + 1 + (t->opt.present ? 1 : 0);
+	in.narr_lines = narr_count(t, COLS - 2) + (t->opt.present ? formula_count(t, COLS - 2) + 1 : 1);
 	in.narr_need = narr_must_count(t, COLS - 2);
 	if (in.narr_need > 0 && t->opt.present)
-		in.narr_need++; /* presenting, the formula's blank line */
-	t->solo = 0;
+		in.narr_need += formula_count(t, COLS - 2); /* presenting, the formula's lines after its first, and a blank line */
 	/*
-	 * Presenting, cells get wider and rows get blank lines between them as
-	 * far as every pane still shows whole: the first of these that fits.
+	 * Presenting, a matrix too large to read as numbers from the back of a
+	 * room (past HEAT_NUMBERS_SIDE a side: the exports' --numbers auto) is a
+	 * heatmap, unless z chose otherwise for its pane.
 	 */
-	static const int tries[][2] = { { 6, 1 }, { 4, 1 }, { 2, 1 }, { 2, 0 }, { 1, 0 }, { 0, 0 } };
-	int ntries = sizeof tries / sizeof tries[0];
-	for (int k = t->opt.present ? 0 : ntries - 1; k < ntries; k++) {
-		for (int i = 0; i < t->npanes; i++) {
-			t->pane[i].pad = tries[k][0];
-			t->pane[i].rgap = tries[k][1];
-			pane_want(&t->pane[i], &in.want_w[i], &in.want_h[i]);
-		}
-		tui_layout_panes(t, &in, &lay, 0);
-		/*
-		 * The narration took the room an open question needs: rather than
-		 * crop every pane's rows, the panes give way, and the focused one
-		 * (the result, else the pane Tab brings) has their room alone.
-		 */
-		if (in.narr_need > 0 && t->npanes > 1 && !lay.too_small) {
-			for (int i = 0; i < t->npanes && !t->solo; i++)
-				if (!t->pane[i].zoom && lay.pane[i].h < in.want_h[i])
-					t->solo = 1;
-			if (t->solo)
-				tui_layout_panes(t, &in, &lay, 1);
-		}
-		int fits = !lay.too_small;
-		for (int i = 0; i < t->npanes && fits; i++)
-			if (!t->pane[i].zoom && (!t->solo || i == t->focus) &&
-			    (lay.pane[i].w < in.want_w[i] || lay.pane[i].h < in.want_h[i]))
-				fits = 0;
-		if (fits)
-			break;
-	}
+	for (int i = 0; i < t->npanes; i++)
+		if (!t->pane[i].zoom_set && !t->pane[i].bars && !t->pane[i].hidden)
+			t->pane[i].zoom = t->opt.present && !heat_numbers_shown(HEAT_NUMBERS_AUTO, t->pane[i].rows, t->pane[i].cols)
+			                          ? PANE_ZOOM_AUTO : 0;
+	if (t->opt.present)
+		tui_layout_present(t, &in, &lay);
+	else
+		tui_layout_try(t, &in, &lay, 0, 0, in.narr_need > 0 ? 1 : 0);
 
 	if (!force && t->have_layout && memcmp(&lay, &t->lay, sizeof lay) == 0 && t->w_status != NULL)
 		return;
@@ -348,11 +474,17 @@ tui_draw_stage(Tui *t)
 	else
 		snprintf(stage, sizeof stage, _("stage: %s"), stage_name(s->stage));
 	tui_stage_substep(t, stage, sizeof stage);
-	char heads[40] = "", quiz[40] = "", params[40] = "";
+	char heads[40] = "", quiz[96] = "", params[40] = "";
 	if (s->attn->heads > 1 && !session_is_model(s))
 		snprintf(heads, sizeof heads, _("  head %d of %d"), s->head, s->attn->heads);
 	if (s->quiz_asked > 0)
 		snprintf(quiz, sizeof quiz, _("  quiz %d/%d"), s->quiz_right, s->quiz_asked);
+	/* a demo's questions, answered by the class: their own count, not the learner's 0/N */
+	if (s->quiz_class > 0) {
+		const size_t len = strlen(quiz);
+		/* TRANSLATORS: the stage line: how many questions a demo has put to the class and answered; keep the two blanks */
+		snprintf(quiz + len, sizeof quiz - len, _("  class %d answered"), s->quiz_class);
+	}
 	/* The learned numbers of the layer, where they are used (not while a question may ask for them). */
 	if ((stage_kinds[s->stage].flags & SF_PARAMS) && !session_quiz_pending(s))
 		snprintf(params, sizeof params, _("  params %ld"), stats_param_count(attn_config(s->attn), attn_params(s->attn)));
@@ -390,16 +522,23 @@ tui_draw_narr(Tui *t)
 	int H = getmaxy(w), W = getmaxx(w);
 	TextLine *lines = NULL;
 	int present = t->opt.present && H >= 5;
-	/* Presenting, the formula comes first, bold, with a blank line under it. */
 	int n, text_h = H - 2 - (present ? 1 : 0), text_y = present ? 3 : 1;
 	const char *formula = i18n_msg(stage_formula(&t->s->attn->shape, t->s->stage, t->utf8));
-	/* Else it is the last lines: a formula wider than the window wraps at its blanks, never cut mid-symbol. */
+	/*
+	 * Presenting, the formula comes first, bold, with a blank line under it;
+	 * else it is the last lines. Either way a formula wider than the window
+	 * wraps at its blanks, never cut mid-symbol.
+	 */
 	TextLine *flines = NULL;
-	int nf = formula && *formula && !present ? text_wrap(formula, W - 2, &flines) : 0;
+	int nf = formula && *formula ? text_wrap(formula, W - 2, &flines) : 0;
 	if (nf > H - 3)
 		nf = H - 3 > 1 ? H - 3 : 1;
-	if (nf > 1)
+	if (nf > 1) {
 		text_h -= nf - 1;
+		if (present)
+			text_y += nf - 1;
+	}
+	t->narr_text_h = text_h;
 
 	werase(w);
 	wattrset(w, theme_attr(ROLE_RULE));
@@ -438,14 +577,11 @@ tui_draw_narr(Tui *t)
 		screen_draw(w, p, l->len, W - 2, 0);
 	}
 	free(lines);
-	if (formula && present)
-		screen_put(w, 1, 1, theme_attr(ROLE_FORMULA) | A_BOLD, formula, W - 2);
-	else
-		for (int i = 0; i < nf; i++) {
-			wattrset(w, theme_attr(ROLE_FORMULA));
-			wmove(w, H - nf + i, 1);
-			screen_draw(w, formula + flines[i].off, flines[i].len, W - 2, 0);
-		}
+	for (int i = 0; i < nf; i++) {
+		wattrset(w, theme_attr(ROLE_FORMULA) | (present ? A_BOLD : 0));
+		wmove(w, present ? 1 + i : H - nf + i, 1);
+		screen_draw(w, formula + flines[i].off, flines[i].len, W - 2, 0);
+	}
 	free(flines);
 	wattrset(w, A_NORMAL);
 	wnoutrefresh(w);

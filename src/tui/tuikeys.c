@@ -171,12 +171,9 @@ key_move(Tui *t, int key, int arg)
 	if (p->rows == 0 || p->hidden)
 		return 1;
 	if (p->zoom) {
-		WINDOW *w = p->win;
-		int vis_r = w ? getmaxy(w) - 2 : 1, vis_c = w ? (getmaxx(w) - p->lw) / 2 : 1;
-		if (vis_r < 1) vis_r = 1;
-		if (vis_c < 1) vis_c = 1;
-		dr *= (p->rows + vis_r - 1) / vis_r;
-		dc *= (p->cols + vis_c - 1) / vis_c;
+		const int f = pane_zoom_factor(p);
+		dr *= f;
+		dc *= f;
 	}
 	p->cur_r += dr;
 	p->cur_c += dc;
@@ -217,6 +214,7 @@ key_zoom(Tui *t, int key, int arg)
 	(void)arg;
 	if (t->npanes > 0) {
 		t->pane[t->focus].zoom = !t->pane[t->focus].zoom;
+		t->pane[t->focus].zoom_set = 1;
 		tui_layout(t, 0);
 		t->redraw |= R_PANES;
 	}
@@ -228,7 +226,7 @@ static int
 key_scroll(Tui *t, int key, int arg)
 {
 	const int H = t->w_narr != NULL ? getmaxy(t->w_narr) : 5;
-	const int text_h = H - 2 - (t->opt.present && H >= 5 ? 1 : 0);
+	const int text_h = t->narr_text_h > 0 ? t->narr_text_h : H - 2 - (t->opt.present && H >= 5 ? 1 : 0);
 	const int page = text_h > 2 ? text_h - 1 : 1;
 
 	(void)key;

@@ -58,7 +58,8 @@ typedef struct Pane {
 	int lw, cw;        /* row label width, cell width (both with their gap) */
 	int cur_r, cur_c;  /* cursor, in view coordinates */
 	int top, left;     /* first visible row and column */
-	int zoom;          /* 1: down-sampled heatmap without numbers */
+	int zoom;          /* 1: down-sampled heatmap without numbers; PANE_ZOOM_AUTO: so because presenting */
+	int zoom_set;      /* 1: z chose zoom; 0: presenting, the rule of inspect/heatmap.h chooses (a matrix past 16 a side) */
 	int variant;       /* 1: the lesson's compare variant (Session.compare_attn) */
 	int other;         /* the pane this one is compared with (cells that differ are marked), or -1 */
 	int ndiff;         /* cells that differ from the other pane (of the cells both have) */
@@ -113,6 +114,7 @@ typedef struct Tui {
 
 	char *narr;           /* narration text, escaped (newlines kept) */
 	int narr_top;         /* first narration line shown */
+	int narr_text_h;      /* the narration's lines of text as last drawn (PgDn's page), 0 before */
 	int narr_must;        /* narr's first bytes that must all be in view (an open question and its choices) */
 	char *note;           /* a message too wide for the status line, at the narration's top (escaped), or NULL */
 	int note_place;       /* the place (tui_arrived's number) it belongs to; 0: the next narration takes it */
@@ -277,6 +279,10 @@ const Attn *pane_attn(const Tui *t, const Pane *p);
 const Mat *pane_mat(const Tui *t, const Pane *p);
 void pane_src(const Pane *p, int r, int c, int *R, int *C);
 void pane_want(const Pane *p, int *w, int *h);
+/* Pane.zoom when presenting made the pane a heatmap (it asks for the room of every cell). */
+#define PANE_ZOOM_AUTO 2
+/* A zoomed pane's reduction in its window: each heatmap cell stands for f × f cells (inspect/heatmap.h). */
+int pane_zoom_factor(const Pane *p);
 /* 1 when a and b are drawn the same shape (and so scroll together: the focused pane leads, tui_draw_panes). */
 int pane_same_shape(const Pane *a, const Pane *b);
 void tui_build_panes(Tui *t, int keep, int refocus);
