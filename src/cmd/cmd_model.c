@@ -120,9 +120,13 @@ int cmd_ids(Session *s, const CmdArgv *a, CmdOut *out)
 int cmd_generate(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
+	const int count = (int)a->v[0].whole;
+	int made = 0;
 
-	if (session_generate(s, (int)a->v[0].whole, &err) != 0)
+	if (session_generate(s, count, &made, &err) != 0)
 		return fail(out, err);
+	if (made < count)
+		cmd_say(out, MSG_INFO, NULL, _("generate: stopped (Ctrl-C) after %d of %d tokens, which are kept"), made, count);
 	say_tokens(s, out, "generate");
 	return 0;
 }
