@@ -540,7 +540,7 @@ static int generate_cached(Session *s, int count, int *made, char **err)
 		if (import_embed_tail(s->lesson, ids, n0 + k + 1, n0 + k, &x, err) != 0)
 			goto done;
 		have = n0 + k + 1;
-		if (k + 1 < count && attn_gen_step(g, x.a, &z, &p) != 0) {
+		if (k + 1 < count && attn_gen_step(g, x.a, &z, s->sampling ? &p : NULL) != 0) {
 			mat_free(&x);
 			*err = strdup(_("out of memory"));
 			goto done;
