@@ -125,9 +125,10 @@ int cmd_generate(Session *s, const CmdArgv *a, CmdOut *out)
 
 	if (session_generate(s, count, &made, &err) != 0)
 		return fail(out, err);
+	say_tokens(s, out, "generate");
+	/* last: the line the full-screen view's status keeps */
 	if (made < count)
 		cmd_say(out, MSG_INFO, NULL, _("generate: stopped (Ctrl-C) after %d of %d tokens, which are kept"), made, count);
-	say_tokens(s, out, "generate");
 	return 0;
 }
 
