@@ -16,7 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <signal.h>
+
+#include "app/session.h"
 #include "base/fileio.h"
+#include "base/ttyguard.h"
 #include "lesson/lesson.h"
 #include "weights/importer.h"
 #include "unit_common.h"
@@ -217,6 +221,67 @@ static void test_embed_tail_limit(void **state)
 	lesson_free(l);
 }
 
+/* A session on tests/models/gpt2 at ids 5, 17, 242. */
+static void session_on_gpt2(Session *s)
+{
+	static const long long ids[] = { 5, 17, 242 };
+	char dir[4096], *err = NULL;
+	const ImportPrompt p = { NULL, ids, 3 };
+	Lesson *l;
+
+	src_path(dir, sizeof dir, "tests/models/gpt2");
+	l = import_model(dir, &p, &err);
+	if (l == NULL)
+		print_error("gpt2: %s (set ATTNVIZ_SRCDIR to the repository)\n", err);
+	assert_non_null(l);
+	assert_int_equal(session_init(s, l, dir, &err), 0);
+}
+
+static const Attn *last_layer(const Attn *a)
+{
+	while (a->next != NULL)
+		a = a->next;
+	return a;
+}
+
+/*
+ * Ctrl-C between two generated tokens (issue 21): generate ends there and
+ * says so (fewer made than asked, not an error), the tokens made are kept
+ * and computed as a prompt (the same bits as generating that many without a
+ * stop), and the stop is spent: what follows computes.
+ */
+static void test_generate_stopped(void **state)
+{
+	Session s, ref;
+	char *err = NULL;
+	int made = -1;
+	(void)state;
+
+	session_on_gpt2(&ref);
+	assert_int_equal(session_generate(&ref, 1, &made, &err), 0);
+	assert_int_equal(made, 1);
+	session_on_gpt2(&s);
+	ttyguard_work_begin(); /* work this generate runs inside, so that a SIGINT is noted (as the view's handler does) */
+	assert_int_equal(ttyguard_note_stop(SIGINT), 1);
+	assert_int_equal(session_generate(&s, 5, &made, &err), 0);
+	assert_int_equal(ttyguard_stop_pending(), 0);
+	ttyguard_work_end();
+	assert_null(err);
+	assert_int_equal(made, 1);
+	assert_int_equal(s.lesson->cfg.n, 4);
+	assert_memory_equal(s.lesson->cfg.ids, ref.lesson->cfg.ids, 4 * sizeof *s.lesson->cfg.ids);
+	assert_int_equal(s.model->cfg.n, 4);
+	const Mat *z = &last_layer(s.model)->logits, *want = &last_layer(ref.model)->logits;
+	assert_int_equal(z->rows * z->cols, want->rows * want->cols);
+	assert_memory_equal(z->a, want->a, (size_t)z->rows * (size_t)z->cols * sizeof *z->a);
+	/* no stop: every token asked for */
+	assert_int_equal(session_generate(&s, 3, &made, &err), 0);
+	assert_int_equal(made, 3);
+	assert_int_equal(s.lesson->cfg.n, 7);
+	session_free(&s);
+	session_free(&ref);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_generate_cache_refuses),
 		cmocka_unit_test(test_decode_qknorm),
 		cmocka_unit_test(test_embed_tail_limit),
+		cmocka_unit_test(test_generate_stopped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

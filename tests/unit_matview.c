@@ -7,6 +7,8 @@
  * the lesson, until something asks for the whole matrix. */
 #include "unit_common.h"
 
+#include <math.h>
+
 #include "base/matview.h"
 #include "inspect/explain.h"
 #include "weights/importer.h"
@@ -115,6 +117,43 @@ static void a_models_head_is_not_made_doubles_to_compute(void **state)
 	free(dir);
 }
 
+/*
+ * A row's dot products as the sums read it (generate's LM head) are the bits
+ * of the rows made doubles first and summed in mat_dot4's order: BF16 and
+ * F32 (the vector path where the processor has AVX2), F16 and F64, with
+ * widths that leave 0 to 3 numbers past the last four.
+ */
+static void dot_rows_are_the_bits_of_rows_then_dot4(void **state)
+{
+	static const MatDtype dtypes[] = { MAT_BF16, MAT_F32, MAT_F16, MAT_F64 };
+	unsigned char bytes[7 * 13 * 8];
+	double x[13], rows[7 * 13], got[7];
+	uint64_t r = 0x9e3779b97f4a7c15u;
+	(void)state;
+	for (size_t i = 0; i < sizeof bytes; i++) { /* any bytes but NaN's and infinities: exponents kept small */
+		r = r * 6364136223846793005u + 1442695040888963407u;
+		bytes[i] = (unsigned char)(r >> 56);
+	}
+	for (int c = 0; c < 13; c++)
+		x[c] = (c % 3 - 1) * 0.37 + c * 1e-3;
+	for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
+		for (int cols = 9; cols <= 13; cols++) {
+			const int size = mat_dtype_size(dtypes[d]);
+			MatView v;
+			for (int k = 0; k < 7 * cols; k++) /* the sign and exponent's high bits: a number near ±1 */
+				bytes[(size_t)k * size + size - 1] = (unsigned char)((bytes[(size_t)k * size + size - 1] & 0x80) | 0x3f);
+			assert_int_equal(matview_copy_of(&v, dtypes[d], 7, cols, bytes), 0);
+			matview_rows(&v, 0, 7, rows);
+			assert_int_equal(matview_dot_rows(&v, 2, 5, x, got), 0);
+			for (int k = 0; k < 5; k++) {
+				const double want_k = mat_dot4(x, &rows[(size_t)(2 + k) * cols], cols);
+				assert_true(isfinite(want_k));
+				assert_memory_equal(&got[k], &want_k, sizeof want_k);
+			}
+			matview_free(&v);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -122,6 +161,7 @@ int main(void)
 		cmocka_unit_test(a_share_outlives_the_first_reference_and_the_source),
 		cmocka_unit_test(each_dtype_reads_its_width),
 		cmocka_unit_test(a_models_head_is_not_made_doubles_to_compute),
+		cmocka_unit_test(dot_rows_are_the_bits_of_rows_then_dot4),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -374,7 +374,11 @@ int session_quiz_value(const Session *s, double *value);
  *   session_generate: COUNT tokens appended one by one, each the next token
  *     of the prompt so far (greedy, or sampled when s->sampling), the whole
  *     model computed again; the next stage is moved to the last position
- *     first (nextrow).
+ *     first (nextrow). *made: the tokens appended, fewer than COUNT (and
+ *     0 returned) when Ctrl-C stopped it between two tokens: those made are
+ *     kept and computed (ttyguard_work_begin; a model the KV cache cannot
+ *     take stops as its whole computation does, with an error, the tokens
+ *     before the one computed kept).
  *   session_set_seed: sampling on (the stream seeded with seed:
  *     prng_seed) or off (greedy); it holds while the model is reprompted
  *     and generates, until another lesson or model is opened.
@@ -404,7 +408,7 @@ int session_open_model(Session *s, const char *dir, const char *text, char **err
 int session_prompt(Session *s, const ImportPrompt *p, char **err);
 int session_next_token(const Session *s, long long *id, double *logit, char **err);
 int session_sample_token(Session *s, long long *id, double *p, char **err);
-int session_generate(Session *s, int count, char **err);
+int session_generate(Session *s, int count, int *made, char **err);
 void session_set_seed(Session *s, int on, uint64_t seed);
 /*
  * A model's induction scores (issue 22): the model run once on random

@@ -19,6 +19,7 @@
 #include "base/paths.h"
 #include "base/strbuf.h"
 #include "base/text.h"
+#include "base/ttyguard.h"
 
 /* What :model DIR reads without a prompt: this text through the folder's tokenizer, or token id 0 without one. */
 static const char default_prompt[] = "The cat sat on the mat";
@@ -466,8 +467,12 @@ void session_set_seed(Session *s, int on, uint64_t seed)
 	prng_seed(&s->rng, seed);
 }
 
-/* generate one token at a time, each through the whole model again (what a model the cache cannot take does). */
-static int generate_whole(Session *s, int count, char **err)
+/*
+ * generate one token at a time, each through the whole model again (what a
+ * model the cache cannot take does). Ctrl-C stops the computation of a token
+ * (attn_compute): that token is not appended, the tokens before it stay.
+ */
+static int generate_whole(Session *s, int count, int *made, char **err)
 {
 	for (int k = 0; k < count; k++) {
 		const int n = s->lesson->cfg.n;
@@ -487,6 +492,7 @@ static int generate_whole(Session *s, int count, char **err)
 		free(ids);
 		if (rc != 0)
 			return -1;
+		*made = k + 1;
 	}
 	return 0;
 }
@@ -498,9 +504,11 @@ static int generate_whole(Session *s, int count, char **err)
  * (attn_gen_step); the whole model is computed once, at the end, on the
  * longer prompt, for the view. A token the prompt could not take (over the
  * model's positions) ends it with the tokens before it kept, as one at a time.
- * 1: the cache cannot take this model (generate_whole then).
+ * Ctrl-C between two tokens ends it there too (issue 21): the tokens made so
+ * far are kept, computed as the prompt (*made says how many). 1: the cache
+ * cannot take this model (generate_whole then).
  */
-static int generate_cached(Session *s, int count, char **err)
+static int generate_cached(Session *s, int count, int *made, char **err)
 {
 	const int n0 = s->lesson->cfg.n;
 	long long *ids = malloc((size_t)(n0 + count) * sizeof *ids);
@@ -515,9 +523,14 @@ static int generate_cached(Session *s, int count, char **err)
 		return 1;
 	}
 	memcpy(ids, s->lesson->cfg.ids, (size_t)n0 * sizeof *ids);
+	ttyguard_work_begin(); /* a SIGINT asks the tokens to stop (ttyguard.h), heeded before the next one */
 	for (int k = 0; k < count; k++) {
 		long long next;
 		Mat x = { 0 };
+		if (k > 0 && ttyguard_stop_pending()) {
+			ttyguard_stop_heeded(); /* the tokens kept are computed next */
+			break;
+		}
 		int r = k == 0 ? (s->sampling ? session_sample_token(s, &next, NULL, err) : session_next_token(s, &next, NULL, err))
 		               : (s->sampling ? pick_sample(s, p, vocab, topk, &next, NULL, err)
 		                              : pick_greedy(z, vocab, &next, NULL, err));
@@ -528,7 +541,7 @@ static int generate_cached(Session *s, int count, char **err)
 		if (import_embed_tail(s->lesson, ids, n0 + k + 1, n0 + k, &x, err) != 0)
 			goto done;
 		have = n0 + k + 1;
-		if (k + 1 < count && attn_gen_step(g, x.a, &z, &p) != 0) {
+		if (k + 1 < count && attn_gen_step(g, x.a, &z, s->sampling ? &p : NULL) != 0) {
 			mat_free(&x);
 			*err = strdup(_("out of memory"));
 			goto done;
@@ -537,7 +550,9 @@ static int generate_cached(Session *s, int count, char **err)
 	}
 	rc = 0;
 done:
+	ttyguard_work_end();
 	attn_gen_free(g);
+	*made = have - n0;
 	if (have > n0) {
 		ImportPrompt all = { NULL, ids, have };
 		if (session_prompt(s, &all, rc == 0 ? err : &e) != 0)
@@ -548,19 +563,20 @@ done:
 	return rc;
 }
 
-int session_generate(Session *s, int count, char **err)
+int session_generate(Session *s, int count, int *made, char **err)
 {
 	int rc;
 
 	*err = NULL;
+	*made = 0;
 	/* the next token of the last position: the next stage moved there when the learner picked another row */
 	if (session_is_model(s) && s->lesson->cfg.vocab > 0 && attn_logits_row(&s->lesson->cfg) != s->lesson->cfg.n - 1 &&
 	    session_set_next(s, -1, -1, s->lesson->cfg.n - 1, err) != 0)
 		return -1;
 	if (count < 1 || !session_is_model(s) || s->model == NULL)
-		return generate_whole(s, count, err);
-	rc = generate_cached(s, count, err);
-	return rc == 1 ? generate_whole(s, count, err) : rc;
+		return generate_whole(s, count, made, err);
+	rc = generate_cached(s, count, made, err);
+	return rc == 1 ? generate_whole(s, count, made, err) : rc;
 }
 
 const HeadScore *session_induction_score(const Session *s, int layer, int h)

@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define MATVIEW_AVX2 1
+#endif
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #include <unistd.h>
@@ -181,6 +186,74 @@ void matview_rows(const MatView *v, int r0, int count, double *out)
 	}
 	for (size_t k = 0; k < n; k++, p += size)
 		out[k] = mat_dtype_value(v->dtype, p);
+}
+
+double mat_dot4(const double *x, const double *b, int d)
+{
+	double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+	int c = 0;
+
+	for (; c + 4 <= d; c += 4) {
+		s0 += x[c] * b[c];
+		s1 += x[c + 1] * b[c + 1];
+		s2 += x[c + 2] * b[c + 2];
+		s3 += x[c + 3] * b[c + 3];
+	}
+	for (; c < d; c++)
+		s0 += x[c] * b[c];
+	return (s0 + s1) + (s2 + s3);
+}
+
+#ifdef MATVIEW_AVX2
+/*
+ * mat_dot4 of x and a BF16 or F32 row p (d numbers), the four chains the four
+ * lanes of one register (a multiply, then an add: never fused, as
+ * -ffp-contract=off keeps the scalar sum), each number made a double exactly.
+ */
+__attribute__((target("avx2"))) static double dot4_avx2(const double *x, const unsigned char *p, int d, int bf16)
+{
+	__m256d s = _mm256_setzero_pd();
+	double lane[4];
+	int c = 0;
+
+	for (; c + 4 <= d; c += 4) {
+		__m128 f;
+		if (bf16) {
+			const __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)(p + 2 * (size_t)c));
+			f = _mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(h), 16));
+		} else
+			f = _mm_loadu_ps((const float *)(const void *)(p + 4 * (size_t)c));
+		s = _mm256_add_pd(s, _mm256_mul_pd(_mm256_loadu_pd(x + c), _mm256_cvtps_pd(f)));
+	}
+	_mm256_storeu_pd(lane, s);
+	for (; c < d; c++)
+		lane[0] += x[c] * mat_dtype_value(bf16 ? MAT_BF16 : MAT_F32, p + (size_t)(bf16 ? 2 : 4) * (size_t)c);
+	return (lane[0] + lane[1]) + (lane[2] + lane[3]);
+}
+#endif
+
+int matview_dot_rows(const MatView *v, int r0, int count, const double *x, double *out)
+{
+	double *b;
+
+#ifdef MATVIEW_AVX2
+	if ((v->dtype == MAT_BF16 || v->dtype == MAT_F32) && __builtin_cpu_supports("avx2")) {
+		const size_t row = (size_t)v->cols * (size_t)mat_dtype_size(v->dtype);
+		for (int k = 0; k < count; k++)
+			out[k] = dot4_avx2(x, v->data + (size_t)(r0 + k) * row, v->cols, v->dtype == MAT_BF16);
+		return 0;
+	}
+#endif
+	/* a row at a time made doubles (a few KiB: it stays in the cache), then summed */
+	if ((b = malloc((size_t)(v->cols > 0 ? v->cols : 1) * sizeof *b)) != NULL) {
+		for (int k = 0; k < count; k++) {
+			matview_rows(v, r0 + k, 1, b);
+			out[k] = mat_dot4(x, b, v->cols);
+		}
+		free(b);
+		return 0;
+	}
+	return -1;
 }
 
 double matview_at(const MatView *v, int i, int j)

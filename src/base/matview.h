@@ -59,6 +59,20 @@ static inline int matview_empty(const MatView *v)
 }
 /* Rows [r0, r0 + count) as doubles into out (count × cols, row-major). */
 void matview_rows(const MatView *v, int r0, int count, double *out);
+/*
+ * x · b over d numbers in four chains of adds, c ≡ 0, 1, 2, 3 (mod 4) (the
+ * numbers past the last four in the first), then (s0 + s1) + (s2 + s3): the
+ * order a one-row LM head sums in (generate's logits).
+ */
+double mat_dot4(const double *x, const double *b, int d);
+/*
+ * out[k] = x · row r0 + k, k < count (x: cols numbers), each in mat_dot4's
+ * order with the row's numbers made doubles as the sum reads them: the bits
+ * of matview_rows then mat_dot4, without a block of doubles in between
+ * (BF16 and F32 four at a time with AVX2 where the processor has it).
+ * 0, or -1 out of memory (out not written).
+ */
+int matview_dot_rows(const MatView *v, int r0, int count, const double *x, double *out);
 /* Cell (i, j). */
 double matview_at(const MatView *v, int i, int j);
 /* The whole matrix as doubles, made on the first call and shared by every reference; NULL out of memory. */

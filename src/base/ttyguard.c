@@ -194,3 +194,8 @@ int ttyguard_stop_pending(void)
 {
 	return stop_sig;
 }
+
+void ttyguard_stop_heeded(void)
+{
+	stop_sig = 0;
+}

@@ -39,6 +39,11 @@ void ttyguard_work_begin(void);
 void ttyguard_work_end(void);
 /* The signal that asked the work to stop (SIGINT, SIGTERM…), or 0. */
 int ttyguard_stop_pending(void);
+/*
+ * The stop asked for was heeded (generate ends between tokens, keeping
+ * them): the work that follows it (computing the tokens kept) runs.
+ */
+void ttyguard_stop_heeded(void);
 /* From a signal handler: while work runs, ask it to stop and return 1; else 0. */
 int ttyguard_note_stop(int sig);
 

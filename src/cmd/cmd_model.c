@@ -120,10 +120,15 @@ int cmd_ids(Session *s, const CmdArgv *a, CmdOut *out)
 int cmd_generate(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	char *err = NULL;
+	const int count = (int)a->v[0].whole;
+	int made = 0;
 
-	if (session_generate(s, (int)a->v[0].whole, &err) != 0)
+	if (session_generate(s, count, &made, &err) != 0)
 		return fail(out, err);
 	say_tokens(s, out, "generate");
+	/* last: the line the full-screen view's status keeps */
+	if (made < count)
+		cmd_say(out, MSG_INFO, NULL, _("generate: stopped (Ctrl-C) after %d of %d tokens, which are kept"), made, count);
 	return 0;
 }
 

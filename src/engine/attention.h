@@ -265,7 +265,9 @@ int attn_top_entries(const double *row, int len, int k, int *idx);
  * row entering layer 0 of the token at the next position and gives its
  * logits (vocab) and the next stage's probabilities (softmax(logits / T)),
  * valid until the next step: the numbers the full computation's last row
- * would hold, to the rounding of its one-row products.
+ * would hold, to the rounding of its one-row products. next_p NULL: the
+ * logits alone (greedy decoding reads no probabilities: the next stage's
+ * softmax over the vocabulary is not computed).
  */
 typedef struct AttnGen AttnGen;
 AttnGen *attn_gen_begin(const Attn *model, int more);

@@ -440,44 +440,23 @@ fail:
 
 /*
  * The LM head on one row x (d_model): logits_v = x · unembed_v, each a dot
- * product of its own (the unembedding's rows made doubles a block at a time;
- * a mapped file's pages stay until the generation ends, attn_gen_free): the
- * full computation's numbers to the rounding of the order of the sum. 0, or
- * -1 out of memory.
+ * product of its own in mat_dot4's order (a view's rows made doubles as the
+ * sum reads them, matview_dot_rows; a mapped file's pages stay until the
+ * generation ends, attn_gen_free): the full computation's numbers to the
+ * rounding of the order of the sum. 0, or -1 out of memory.
  */
 static int gen_logits(AttnGen *g, const double *x)
 {
 	const ModelConfig *cfg = &g->head;
-	const int D = cfg->d_model, block = 256;
-	const int view = !matview_empty(&cfg->unembed_view);
-	double *z = g->layer[g->nl - 1].one->logits.a, *rows = NULL;
+	const int D = cfg->d_model;
+	double *z = g->layer[g->nl - 1].one->logits.a;
 
-	if (view && (rows = malloc((size_t)block * (size_t)D * sizeof *rows)) == NULL)
-		return -1;
-	for (int v0 = 0; v0 < cfg->vocab; v0 += block) {
-		const int count = cfg->vocab - v0 < block ? cfg->vocab - v0 : block;
-		const double *B = rows;
-		if (view)
-			matview_rows(&cfg->unembed_view, v0, count, rows);
-		else
-			B = &cfg->unembed.a[(size_t)v0 * (size_t)D];
-		for (int v = 0; v < count; v++) {
-			const double *b = B + (size_t)v * (size_t)D;
-			double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-			int c = 0;
-			for (; c + 4 <= D; c += 4) {
-				s0 += x[c] * b[c];
-				s1 += x[c + 1] * b[c + 1];
-				s2 += x[c + 2] * b[c + 2];
-				s3 += x[c + 3] * b[c + 3];
-			}
-			for (; c < D; c++)
-				s0 += x[c] * b[c];
-			z[v0 + v] = (s0 + s1) + (s2 + s3);
-		}
+	if (!matview_empty(&cfg->unembed_view)) {
+		g->head_read = 1;
+		return matview_dot_rows(&cfg->unembed_view, 0, cfg->vocab, x, z);
 	}
-	g->head_read = view;
-	free(rows);
+	for (int v = 0; v < cfg->vocab; v++)
+		z[v] = mat_dot4(x, &cfg->unembed.a[(size_t)v * (size_t)D], D);
 	return 0;
 }
 
@@ -507,12 +486,15 @@ int attn_gen_step(AttnGen *g, const double *x, const double **logits, const doub
 			continue;
 		if (st == STAGE_LOGITS && g->head.final_softcap <= 0.0 && gen_logits(g, attn_layer_output(last)->a) == 0)
 			continue;
+		if (st == STAGE_NEXT && next_p == NULL)
+			continue;
 		attn_stage_kernel((Stage)st)(last, &g->head, &last->lp);
 	}
 	g->n = t + 1;
 	if (last->failed)
 		return -1;
 	*logits = last->logits.a;
-	*next_p = last->next_p.a;
+	if (next_p != NULL)
+		*next_p = last->next_p.a;
 	return 0;
 }
