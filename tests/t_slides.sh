@@ -70,6 +70,43 @@ expect "--precision 2: the figures' numbers have 2 decimals" \
 expect "zh: Chinese titles, question, answer and notes" \
 	'has "$tmp/zh.html" "<html lang=\"zh\">" && has "$tmp/zh.html" "第 7 步 · 阶段 softmax" && has "$tmp/zh.html" "答案 7" && has "$tmp/zh.html" "softmax 把 −∞ 变成" && ! has "$tmp/zh.html" "Answer" && ! has "$tmp/zh.html" "Step "'
 
+# every shipped lesson makes a deck, well-formed and under 2 MB (the figures are the handout's)
+bad=
+for f in "$L"/*.json; do
+	n=$(basename "$f" .json)
+	if ! "$ATTNVIZ" --slides "$f" -o "$tmp/all-$n.html" 2>/dev/null; then bad="$bad $n"
+	elif [ "$(wc -c <"$tmp/all-$n.html")" -ge 2000000 ]; then bad="$bad $n(size)"; fi
+done
+expect "html: every shipped lesson makes a deck under 2 MB${bad:+:$bad}" '[ -z "$bad" ]'
+well_formed "html: every shipped lesson's deck is well-formed" "$tmp"/all-*.html
+rm -f "$tmp"/all-*.html
+
+# the keys move between slides: the deck's own script run by node against 18 stand-in slides (where installed)
+if command -v node >/dev/null 2>&1; then
+	sed -n '/^<script>$/,/^<\/script>$/p' "$tmp/deck.html" | sed '1d;$d' >"$tmp/deck.js"
+	cat >"$tmp/keys.js" <<'JS'
+const slides = [];
+for (let i = 0; i < 18; i++) slides.push({ id: 'slide-' + (i + 1), className: i ? 'slide' : 'slide title', dataset: {} });
+let on = null;
+global.document = { querySelectorAll: () => slides, addEventListener: (t, f) => { on = f; } };
+global.location = { hash: '#slide-5' };
+global.history = { replaceState: (a, b, h) => { global.location.hash = h; } };
+eval(require('fs').readFileSync(process.argv[2], 'utf8'));
+const cur = () => slides.findIndex(s => / current$/.test(s.className));
+const out = [cur()];
+for (const k of ['ArrowRight', ' ', 'PageDown', 'ArrowLeft', 'End', 'ArrowRight', 'Home', 'PageUp']) {
+	on({ key: k, preventDefault() {} });
+	out.push(cur());
+}
+console.log(out.join(' '), location.hash, slides.filter(s => /current/.test(s.className)).length);
+JS
+	got=$(node "$tmp/keys.js" "$tmp/deck.js" 2>&1)
+	expect "html: #slide-5 opens the 5th; right, space, PgDn on, left back, End, Home, no further (got $got)" \
+		'[ "$got" = "4 5 6 7 6 17 17 0 0 #slide-1 1" ]'
+else
+	skip "html: the keys move between slides (node)" "node not installed"
+fi
+
 # --- the deck printed: one slide a page (Chromium and pdfinfo where installed)
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -z "$CHROME" ] || ! external "$CHROME"; then
