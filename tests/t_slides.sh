@@ -137,6 +137,11 @@ else
 	expect "tex: every figure it includes is a PNG beside it, named for TeX (no space)${bad:+:$bad}" '[ -n "$figs" ] && [ -z "$bad" ] && ! echo "$figs" | grep -q " "'
 	"$ATTNVIZ" --slides "$L/sink.json" --lang zh -o "$tmp/tex/zh.tex" 2>"$err"
 	check "tex zh: xeCJK, Chinese frame titles" sh -c "grep -q 'usepackage{xeCJK}' '$tmp/tex/zh.tex' && grep -q 'begin{frame}{第 1 步' '$tmp/tex/zh.tex'"
+	# a write failing half way (a folder where the second figure goes, written late) leaves no deck half made
+	mkdir -p "$tmp/half/d-step02.png"
+	"$ATTNVIZ" --slides "$L/sink.json" -o "$tmp/half/d.tex" 2>"$err"
+	expect "tex: a write failing half way is an error and leaves nothing half written" \
+		'[ $? -eq 1 ] && [ "$(ls "$tmp/half")" = "d-step02.png" ] && [ -d "$tmp/half/d-step02.png" ]'
 	for deck in "my deck" zh; do
 		if ! command -v xelatex >/dev/null 2>&1; then
 			skip_missing "tex: $deck compiles with xelatex" xelatex "xelatex not installed (TeX Live)"
