@@ -299,9 +299,9 @@ static char *tex_figure_path(const char *path, int k, int answer, const char **n
 
 /* ------------------------------------------------------------ the deck */
 
-/* One slide of the deck (the step's, or its answer's), and its figure beside a TeX deck. */
+/* One slide of the deck (the step's, or its answer's), and its figure beside a TeX deck: 0, or -1 out of memory. */
 static int add_slide(StrBuf *b, Handout *h, Session *s, const HandoutOptions *o, const Words *w, int html,
-                     const char *path, int k, int answer, int *id, char **err)
+                     const char *path, int k, int answer, int *id)
 {
 	Slide sl = { .k = k, .answer = answer };
 	char *svg, *e = NULL, *fp = NULL;
@@ -315,6 +315,7 @@ static int add_slide(StrBuf *b, Handout *h, Session *s, const HandoutOptions *o,
 	if (!html && svg != NULL) {
 		if ((fp = tex_figure_path(path, k + 1, answer, &sl.figure)) == NULL) {
 			free(svg);
+			free(e);
 			return -1;
 		}
 	}
@@ -327,7 +328,6 @@ static int add_slide(StrBuf *b, Handout *h, Session *s, const HandoutOptions *o,
 	else
 		tex_step(b, s, w, &sl, o->key);
 	free(e);
-	*err = NULL;
 	if (html || svg == NULL) {
 		free(svg);
 		return 0;
@@ -356,11 +356,11 @@ int slides_render(Session *s, const char *path, const HandoutOptions *o, Handout
 			free(e);
 			goto fail;
 		}
-		if (add_slide(&b, h, s, o, w, html, path, k, 0, &id, err) != 0)
+		if (add_slide(&b, h, s, o, w, html, path, k, 0, &id) != 0)
 			goto oom;
 		/* ask before you tell: the answer on the slide after the question's */
 		if (session_step(s)->has_quiz && o->key == HANDOUT_KEY_END &&
-		    add_slide(&b, h, s, o, w, html, path, k, 1, &id, err) != 0)
+		    add_slide(&b, h, s, o, w, html, path, k, 1, &id) != 0)
 			goto oom;
 	}
 	if (html)
@@ -369,6 +369,7 @@ int slides_render(Session *s, const char *path, const HandoutOptions *o, Handout
 		strbuf_puts(&b, "\\end{document}\n");
 		tex_head(&head, s, w, strcmp(s->lang, "zh") == 0 || (b.s != NULL && export_tex_cjk(b.s)));
 		strbuf_puts(&head, b.s ? b.s : "");
+		head.oom |= b.oom;
 		free(b.s);
 		b = head;
 	}
