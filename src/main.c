@@ -22,6 +22,7 @@
 #include "out/export.h"
 #include "base/fileio.h"
 #include "out/handout.h"
+#include "out/slides.h"
 #include "base/i18n.h"
 #include "lesson/lesson.h"
 #include "cmd/plain.h"
@@ -38,7 +39,7 @@
 #include "tui/tui.h"
 
 
-enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_HANDOUT, MODE_PROGRESS, MODE_NEW,
+enum Mode { MODE_AUTO, MODE_PLAIN, MODE_CHECK, MODE_DUMP, MODE_BENCH, MODE_EXPORT, MODE_HANDOUT, MODE_SLIDES, MODE_PROGRESS, MODE_NEW,
 	    MODE_RENDER, MODE_TOKENIZE };
 
 typedef struct Args {
@@ -50,7 +51,8 @@ typedef struct Args {
 	const char *export_format, *stage, *matrix, *head, *output, *layer; /* --export and its options */
 	const char *precision, *scale, *aspect;                     /* --export svg's figure */
 	const char *numbers;                                        /* --export and --handout: --numbers */
-	const char *key;                                            /* --handout: --key */
+	const char *key;                                            /* --handout, --slides: --key */
+	int standalone;                                             /* --export tex --standalone */
 	int token, token_set, tile_q, tile_k, tile_set;             /* --export: --token T, --tile Q,K */
 	double zoom;                                                /* --scale N: png, gif, mp4 pixels per SVG pixel */
 	const char *view;                                           /* --export svg --view model: every head */
@@ -138,6 +140,10 @@ static int parse_args(int argc, char **argv, Args *a)
 			a->mode = MODE_NEW;
 		else if (strcmp(o, "--handout") == 0)
 			a->mode = MODE_HANDOUT;
+		else if (strcmp(o, "--slides") == 0)
+			a->mode = MODE_SLIDES;
+		else if (strcmp(o, "--standalone") == 0)
+			a->standalone = 1;
 		else if (strcmp(o, "--strict") == 0)
 			a->strict = 1;
 		else if (strcmp(o, "--edits") == 0)
@@ -324,7 +330,7 @@ static int parse_args(int argc, char **argv, Args *a)
 				a->tile_set = 1;
 			} else if (strcmp(o, "--key") == 0) {
 				if (handout_key_find(v) < 0)
-					return usage_error(_("--key: expected end, separate or none, got \"%s\""), v);
+					return usage_error(_("--key: expected end, separate, none or notes, got \"%s\""), v);
 				a->key = v;
 			} else if (strcmp(o, "--view") == 0) {
 				if (strcmp(v, "model") != 0)
@@ -403,7 +409,7 @@ static int parse_args(int argc, char **argv, Args *a)
 	} else if (a->render.clean)
 		return usage_error(_("%s goes with --render"), "--clean");
 	if (a->mode != MODE_EXPORT && a->mode != MODE_RENDER &&
-	    (a->stage || a->matrix || a->head || a->layer || (a->output && a->mode != MODE_HANDOUT)))
+	    (a->stage || a->matrix || a->head || a->layer || (a->output && a->mode != MODE_HANDOUT && a->mode != MODE_SLIDES)))
 		return usage_error(_("%s goes with --export"), a->stage    ? "--stage"
 		                                            : a->matrix ? "--matrix"
 		                                            : a->head   ? "--head"
@@ -415,16 +421,36 @@ static int parse_args(int argc, char **argv, Args *a)
 		if (a->output == NULL || handout_is_html(a->output) < 0)
 			return usage_error(_("--handout needs -o FILE.html or -o FILE.md"));
 	}
+	if (a->mode == MODE_SLIDES) {
+		if (a->nfiles != 1)
+			return usage_error(_("--slides needs exactly one lesson"));
+		if (a->output == NULL || slides_is_html(a->output) < 0)
+			return usage_error(_("--slides needs -o DECK.html or -o DECK.tex"));
+		if (a->key != NULL && strcmp(a->key, "separate") == 0)
+			return usage_error(_("--slides: --key end (the answer on the next slide), notes or none"));
+		if (!slides_is_html(a->output)) {
+			/* a beamer deck's figures are PNG files: said before anything is computed */
+			char *missing = render_video_missing("figure.png");
+			if (missing != NULL) {
+				fprintf(stderr, "attnviz: --slides: %s\n", missing);
+				free(missing);
+				return 2;
+			}
+		}
+	} else if (a->key != NULL && strcmp(a->key, "notes") == 0)
+		return usage_error(_("--key notes goes with --slides (the handout's are end, separate or none)"));
+	if (a->standalone && (a->mode != MODE_EXPORT || export_format_find(a->export_format) != EXPORT_TEX))
+		return usage_error(_("%s goes with --export tex"), "--standalone");
 	if ((a->token_set || a->tile_set) && a->mode != MODE_EXPORT)
 		return usage_error(_("%s goes with --export"), a->token_set ? "--token" : "--tile");
 	if (a->token_set && a->tile_set)
 		return usage_error(_("--token and --tile do not go together (decode steps, or flash tiles)"));
-	if (a->key != NULL && a->mode != MODE_HANDOUT)
-		return usage_error(_("%s goes with --handout"), "--key");
-	if (a->numbers != NULL && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)
-		return usage_error(_("%s goes with --export or --handout"), "--numbers");
-	if (a->precision && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)
-		return usage_error(_("%s goes with --export or --handout"), "--precision");
+	if (a->key != NULL && a->mode != MODE_HANDOUT && a->mode != MODE_SLIDES)
+		return usage_error(_("%s goes with --handout or --slides"), "--key");
+	if (a->numbers != NULL && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT && a->mode != MODE_SLIDES)
+		return usage_error(_("%s goes with --export, --handout or --slides"), "--numbers");
+	if (a->precision && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT && a->mode != MODE_SLIDES)
+		return usage_error(_("%s goes with --export, --handout or --slides"), "--precision");
 	if (a->mode != MODE_EXPORT && (a->scale || a->aspect))
 		return usage_error(_("%s goes with --export"), a->scale ? "--scale" : "--aspect");
 	if (a->zoom > 0 && !(a->mode == MODE_EXPORT && strcmp(a->export_format, "png") == 0) &&
@@ -456,7 +482,8 @@ static int parse_args(int argc, char **argv, Args *a)
 	}
 	if (a->transcript != NULL && a->mode != MODE_AUTO && a->mode != MODE_PLAIN)
 		return usage_error(_("--transcript goes with the plain REPL"));
-	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT)) &&
+	if ((a->present || a->demo || a->record || (a->theme && a->mode != MODE_EXPORT && a->mode != MODE_HANDOUT &&
+	                                               a->mode != MODE_SLIDES)) &&
 	    a->mode != MODE_AUTO && a->mode != MODE_RENDER)
 		return usage_error(_("%s goes with the full-screen view"),
 		                   a->present ? "--present" : a->demo ? "--demo" : a->record ? "--record" : "--theme");
@@ -1048,6 +1075,7 @@ static int run_export(const Args *a)
 		t.aspect = (ExportAspect)export_aspect_find(a->aspect);
 	if (a->numbers != NULL)
 		t.numbers = (ExportNumbers)export_numbers_find(a->numbers);
+	t.standalone = a->standalone;
 	if (a->matrix != NULL && a->stage != NULL) {
 		/* both: the matrix must be one the stage shows */
 		AttnMatrix panes[STAGE_MAX_PANES];
@@ -1095,7 +1123,10 @@ out:
 	return rc;
 }
 
-/* --handout LESSON -o FILE.html|FILE.md: the figures beside a Markdown handout first, the handout last. */
+/*
+ * --handout LESSON -o FILE.html|FILE.md, --slides LESSON -o DECK.html|DECK.tex: the figures beside
+ * a Markdown handout or a beamer deck first (a deck's as PNG), the handout or the deck last.
+ */
 static int run_handout(const Args *a)
 {
 	char *err = NULL;
@@ -1114,13 +1145,15 @@ static int run_handout(const Args *a)
 		.precision = a->precision != NULL ? atoi(a->precision) : -1,
 		.key = a->key != NULL ? (HandoutKey)handout_key_find(a->key) : HANDOUT_KEY_END,
 	};
-	if (handout_render(&s, a->output, &ho, &h, &err) != 0) {
+	if ((a->mode == MODE_SLIDES ? slides_render(&s, a->output, &ho, &h, &err)
+	                            : handout_render(&s, a->output, &ho, &h, &err)) != 0) {
 		fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
 		free(err);
 		goto out;
 	}
 	for (int i = h.n - 1; i >= 0; i--)
-		if (fileio_write_atomic(h.file[i].path, h.file[i].data, strlen(h.file[i].data), &err) != 0) {
+		if ((h.file[i].png ? render_write_png(h.file[i].data, strlen(h.file[i].data), h.file[i].path, 2, &err)
+		                   : fileio_write_atomic(h.file[i].path, h.file[i].data, strlen(h.file[i].data), &err)) != 0) {
 			fprintf(stderr, "attnviz: %s\n", err ? err : _("out of memory"));
 			free(err);
 			/* a full disk half way: the figures written so far go too, so no handout is left half made */
@@ -1319,7 +1352,8 @@ int main(int argc, char **argv)
 	case MODE_DUMP: rc = run_dump(&a); break;
 	case MODE_BENCH: rc = a.edits ? run_bench_edits(&a) : run_bench(&a); break;
 	case MODE_EXPORT: rc = run_export(&a); break;
-	case MODE_HANDOUT: rc = run_handout(&a); break;
+	case MODE_HANDOUT:
+	case MODE_SLIDES: rc = run_handout(&a); break;
 	case MODE_PROGRESS: rc = run_progress(); break;
 	case MODE_NEW: rc = run_new(&a); break;
 	case MODE_TOKENIZE: rc = run_tokenize(&a); break;

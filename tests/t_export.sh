@@ -257,7 +257,7 @@ expect "--numbers off: a 4 × 4 figure without numbers; on: with them" \
 	'[ "$(count "$tmp/off.svg" "class=\"num\"")" -eq 0 ] && has "$tmp/off.svg" "heatmap: no numbers" &&
 	 [ "$(count "$tmp/on.svg" "class=\"num\"")" -gt 0 ]'
 "$ATTNVIZ" --numbers off "$MH" >/dev/null 2>"$err" </dev/null
-expect "--numbers without --export or --handout: refused" '[ $? -eq 2 ] && has "$err" "goes with --export or --handout"'
+expect "--numbers without --export, --handout or --slides: refused" '[ $? -eq 2 ] && has "$err" "goes with --export, --handout or --slides"'
 "$ATTNVIZ" --export csv --matrix weights "$tmp/big.json" -o "$tmp/big.csv" 2>"$err"
 check "csv: the same matrix is written" [ "$(wc -l <"$tmp/big.csv")" -eq 301 ]
 

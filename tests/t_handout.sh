@@ -205,7 +205,7 @@ well_formed "--key separate: the key is well-formed" "$tmp/class-key.html"
 check "--key separate, Markdown in Chinese: FILE-key.md" has "$tmp/class zh-key.md" '## 答案'
 check "--key separate, Markdown: the handout has no key" sh -c "! grep -q '## 答案' '$tmp/class zh.md'"
 "$ATTNVIZ" --handout "$L/mask.json" --key sep -o "$tmp/x.html" >/dev/null 2>"$tmp/err"
-expect "--key sep: refused, naming the choices" '[ $? -eq 2 ] && has "$tmp/err" "expected end, separate or none"'
+expect "--key sep: refused, naming the choices" '[ $? -eq 2 ] && has "$tmp/err" "expected end, separate, none or notes"'
 "$ATTNVIZ" --key none "$L/mask.json" >/dev/null 2>"$tmp/err"
 expect "--key without --handout: refused" '[ $? -eq 2 ] && has "$tmp/err" "--key goes with --handout"'
 
@@ -214,6 +214,27 @@ expect "--key without --handout: refused" '[ $? -eq 2 ] && has "$tmp/err" "--key
 expect "--precision 2: the figures' numbers have 2 decimals, none 4" \
 	'grep -q ">0\.05<" "$tmp/p2.html" && [ "$(grep -o "class=\"num\"[^>]*>[0-9.-]*" "$tmp/p2.html" | grep -c "\.[0-9][0-9][0-9]")" -eq 0 ]'
 "$ATTNVIZ" --precision 2 "$L/mask.json" </dev/null >/dev/null 2>"$err"
-expect "--precision without --export or --handout: refused" '[ $? -eq 2 ] && has "$err" "--precision goes with --export or --handout"'
+expect "--precision without --export, --handout or --slides: refused" '[ $? -eq 2 ] && has "$err" "--precision goes with --export, --handout or --slides"'
+
+# --- compact pages (issue 26 §3: block.json was 15 half-empty Letter pages): a step is never cut, steps
+# share a page where they fit, the figure floats beside the text when printed; no page break per step
+"$ATTNVIZ" --handout "$L/block.json" -o "$tmp/block.html" 2>"$err"
+expect "compact: steps kept whole, no page break per step, the figure beside the text" \
+	'grep -q "section.step { break-inside: avoid" "$tmp/block.html" && ! grep -q "section.step[^}]*break-\(before\|after\): *page" "$tmp/block.html" && grep -q "section.step figure { float: right; max-width: 60%" "$tmp/block.html"'
+expect "compact: the figure comes before the narration it floats beside" \
+	'awk "/<section class=\"step\" id=\"step-1\"/,/<\/section>/" "$tmp/block.html" | grep -n "<figure>\|<p>" | head -n 1 | grep -q "<figure>"'
+if [ -z "$CHROME" ] || ! external "$CHROME"; then
+	skip_external "chromium: block.json's handout on compact pages" "chromium"
+elif ! command -v pdfinfo >/dev/null 2>&1; then
+	skip_missing "chromium: block.json's handout on compact pages" pdfinfo "pdfinfo not installed (poppler-utils)"
+else
+	timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+		--user-data-dir="$tmp/chrome-block" --no-pdf-header-footer --print-to-pdf="$tmp/block.pdf" \
+		"file://$tmp/block.html" >/dev/null 2>&1
+	pages=$(pdfinfo "$tmp/block.pdf" 2>/dev/null | sed -n 's/^Pages: *//p')
+	# 14 steps and the answer key: 15 pages and more when each step took a page
+	expect "chromium: block.json's 14 steps print on 10 Letter pages or fewer, the key included (got ${pages:-none})" \
+		'[ "${pages:-0}" -ge 4 ] && [ "${pages:-99}" -le 10 ]'
+fi
 
 finish

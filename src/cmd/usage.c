@@ -14,6 +14,7 @@ static const char *const usage_text = N_(
 	"       attnviz --tokenize TEXT --model DIR\n"
 	"       attnviz --model DIR [TEXT | --prompt TEXT | --ids ID,ID,...] [--plain | --dump | --check]\n"
 	"       attnviz --handout LESSON -o FILE.html|FILE.md [--lang zh]\n"
+	"       attnviz --slides LESSON -o DECK.html|DECK.tex [--lang zh] [--key end|notes|none]\n"
 	"       attnviz --export FORMAT --stage NAME [--layer L] [--head H] [--matrix NAME] LESSON -o PATH\n"
 	"               [--precision N] [--scale shared|pane] [--aspect 16:9|4:3|wide]\n"
 	"       attnviz --render DEMO [LESSON] -o FILE.svg|.cast|.gif|.mp4 [--size 120x35]\n"
@@ -85,6 +86,19 @@ static const char *const options_key = N_(
 	"  --key end|separate|none  with --handout: the answer key after the steps\n"
 	"                   (default), in a file of its own beside it (FILE-key.html,\n"
 	"                   FILE-key.md), or left out: the students' copy\n");
+/* --slides, --standalone, apart so that the longer strings' translations stand as they are. */
+static const char *const options_slides = N_(
+	"  --slides LESSON -o DECK.html|DECK.tex  slides for the class: a title slide, then\n"
+	"                   one slide a step with its figure, formula and question, the\n"
+	"                   narration as speaker notes; each answer on the slide after its\n"
+	"                   question (--key notes: in the question's notes; --key none:\n"
+	"                   nowhere). HTML: one self-contained file (arrow keys or space\n"
+	"                   move, printed one slide a page); TeX: a beamer deck for xelatex,\n"
+	"                   its figures PNG files beside it (DECK-stepNN.png, through\n"
+	"                   rsvg-convert); --lang, --precision, --numbers, --theme as for\n"
+	"                   --handout\n"
+	"  --standalone     with --export tex: a standalone document, the figure cropped to\n"
+	"                   its content, for \\includegraphics in a paper or slides\n");
 /* --view, apart so that the longer strings' translations stand as they are. */
 static const char *const options_view = N_(
 	"  --view model     with --export svg (no --stage): every layer \u00d7 head as a small\n"
@@ -134,6 +148,7 @@ void usage_help(FILE *out, const char *share)
 	fputs(_(options_text), out);
 	fputs(_(options_token), out);
 	fputs(_(options_key), out);
+	fputs(_(options_slides), out);
 	fputs(_(options_text2), out);
 	fputs(_(options_seed), out);
 	fputs(_(options_view), out);

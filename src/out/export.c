@@ -190,6 +190,24 @@ void ex_place_prefix(char *buf, size_t size, const Session *s)
 	free(place);
 }
 
+char *ex_block_map(const Attn *a, const Session *s, const ExportTarget *t, int utf8)
+{
+	const int st = t->whole_stage ? (int)t->stage : matrix_stage(&a->shape, t->matrix);
+	Session at;
+	char *map, *line;
+
+	if (s == NULL || s->attn != a || st < 0)
+		return NULL;
+	/* the map as the screen draws it, lit at the stage exported (not the session's own) */
+	at = *s;
+	at.stage = (Stage)st;
+	if ((map = session_stage_map(&at, utf8)) == NULL)
+		return NULL;
+	line = str_printf(_("block: %s"), map);
+	free(map);
+	return line;
+}
+
 /* "softmax, head 1" / "weights, head 1" / "W_q": what the export shows, for titles. */
 void ex_target_title(char *buf, size_t size, const Session *s, const Attn *a, const ExportTarget *t)
 {

@@ -9,7 +9,8 @@ typedef enum ExportFormat {
 	EXPORT_SVG,   /* a labelled heatmap figure: the stage's operands and result side by side */
 	EXPORT_CSV,   /* one matrix: a header row of column labels, then label, numbers (%.17g; −∞ an empty field) */
 	EXPORT_MD,    /* Markdown tables of the stage, with its formula and narration */
-	EXPORT_TEX,   /* a document (pdflatex; xelatex with xeCJK for Chinese): the formula in math, a bmatrix per pane */
+	EXPORT_TEX,   /* a document (pdflatex; xelatex with xeCJK for Chinese): the formula in math, a bmatrix per pane;
+	               * with standalone a figure cropped to its content, to include in a paper or beamer slides */
 	EXPORT_JSON,  /* the stage's slice of --dump: stage, head, formula, each matrix by name */
 	EXPORT_FORMAT_COUNT
 } ExportFormat;
@@ -51,6 +52,7 @@ typedef struct ExportTarget {
 	int scale_per_pane;  /* svg: 1: a colour scale per pane; 0: one across the panes of one meaning (probabilities: 0–1 always) */
 	ExportAspect aspect; /* svg: the panes wrap into rows nearest this shape (wide: one row) */
 	ExportNumbers numbers; /* svg, md, tex: numbers in the cells, or a heatmap (auto: by size) */
+	int standalone;      /* tex: a \documentclass{standalone} figure, for \includegraphics in a paper or slides (--standalone) */
 	int has_hidden;      /* svg: 1: the panes of `hidden` are drawn without their numbers (an open question's) */
 	AttnMatrix hidden;
 	unsigned char hides[AM_COUNT]; /* svg, with has_hidden: 1 for more matrices drawn so (a question's "hides", an equal one) */
@@ -106,5 +108,16 @@ struct StrBuf;
  */
 void export_xml_puts(struct StrBuf *b, const char *text);
 void export_md_puts(struct StrBuf *b, const char *text, int oneline);
+/*
+ * The same for TeX (export_tex.c), for the beamer deck (slides.c): text with
+ * TeX's specials escaped and control characters a space; a stage's formula
+ * (utf8 and ascii forms) a line in math for each of its parts, each scaled to
+ * the line by \attnfit (which the document defines, as the export's does),
+ * or as text where a character has no rule; export_tex_cjk: 1 when text has a
+ * Chinese, Japanese or Korean character (xeCJK then).
+ */
+void export_tex_puts(struct StrBuf *b, const char *text);
+void export_tex_formula(struct StrBuf *b, const char *utf8, const char *ascii);
+int export_tex_cjk(const char *text);
 
 #endif

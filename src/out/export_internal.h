@@ -61,6 +61,12 @@ void ex_target_title(char *buf, size_t size, const Session *s, const Attn *a, co
  * one layer or without a session (s NULL).
  */
 void ex_place_prefix(char *buf, size_t size, const Session *s);
+/*
+ * Where the stage exported stands in its block, as the screen's map shows it
+ * (session_stage_map, the stage in brackets): "block: x → [N1] → attention → …"
+ * ("->" without utf8); heap string, NULL for a lesson without a block or without a session.
+ */
+char *ex_block_map(const Attn *a, const Session *s, const ExportTarget *t, int utf8);
 /* The lesson's title in the session's language (the session's lesson: an encoder layer has none of its own). */
 const char *ex_lesson_title(const Attn *a, const Session *s);
 /* Lesson text as every export shows it (text_escape keeping newline and tab): heap string, NULL when out of memory. */

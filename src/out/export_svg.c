@@ -93,6 +93,7 @@ static char *label_cut(char *label, int max)
 #define SVG_MARGIN 24
 #define SVG_MIN_WIDTH 360
 #define SVG_MAX_LINES 64
+#define SVG_MAP_LINE 18 /* a line of the block map under the panes */
 
 static void rgb_hex(char out[8], int colour, unsigned long dflt)
 {
@@ -722,12 +723,14 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 	char what[96], place[160], *head = NULL;
 	const char *title = ex_lesson_title(a, s);
 	const char *formula = ex_target_formula(a, t, 1);
-	size_t tat[2 * SVG_MAX_LINES], fat[2 * SVG_MAX_LINES];
-	int n, i, k, best_k = 1, width = 0, height = 0, top = 0, tl = 0, fl = 0, minw;
+	char *map = ex_block_map(a, s, t, 1);
+	size_t tat[2 * SVG_MAX_LINES], fat[2 * SVG_MAX_LINES], mat[2 * SVG_MAX_LINES];
+	int n, i, k, best_k = 1, width = 0, height = 0, top = 0, tl = 0, fl = 0, ml = 0, map_y = 0, minw;
 	double best = INFINITY;
 
 	n = pane ? ex_fig_panes(a, s, t, pane) : 0;
 	if (n == 0) {
+		free(map);
 		free(pane);
 		*err = strdup("out of memory writing the export");
 		return NULL;
@@ -738,6 +741,7 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 	svg_scale_notes(a, t, pane, n, ex_lang_of(s));
 	for (i = 0; i < n; i++) {
 		if (pane[i].heat && heat_reduce(&pane[i], ex_lang_of(s)) != 0) {
+			free(map);
 			ex_fig_panes_free(pane, n);
 			free(pane);
 			*err = strdup("out of memory writing the export");
@@ -777,6 +781,12 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 	top = svg_header(head ? head : title, formula, width, &tl, &fl, tat, fat);
 	svg_place(pane, n, best_k, top, &width, &height);
 	width = (int)fmax(width, minw);
+	/* the block map under the panes, wrapped to the canvas (issue 26 §4: the figure keeps its context) */
+	if (map != NULL) {
+		ml = wrap_lines(map, (int)((width - 2 * SVG_MARGIN) / (SVG_FORMULA_PX * SVG_EM)), mat);
+		map_y = height - SVG_MARGIN + 18;
+		height += SVG_MAP_LINE * ml;
+	}
 	svg_open(&b, width, height, head ? head : title, th);
 	for (i = 0; i < tl; i++) {
 		char *line = strndup((head ? head : title) + tat[2 * i], tat[2 * i + 1]);
@@ -796,10 +806,19 @@ char *ex_render_svg(const Attn *a, const Session *s, const ExportTarget *t, cons
 	}
 	for (i = 0; i < n; i++)
 		svg_pane(&b, a, th, t, &pane[i]);
+	for (i = 0; i < ml; i++) {
+		char *line = strndup(map + mat[2 * i], mat[2 * i + 1]);
+		strbuf_printf(&b, "<text class=\"block-map\" x=\"%d\" y=\"%d\" font-size=\"%d\" fill=\"#333333\">",
+		              SVG_MARGIN, map_y + SVG_MAP_LINE * i, SVG_FORMULA_PX);
+		xml_puts(&b, line ? line : "");
+		strbuf_puts(&b, "</text>\n");
+		free(line);
+	}
 	strbuf_puts(&b, "</svg>\n");
 	ex_fig_panes_free(pane, n);
 	free(pane);
 	free(head);
+	free(map);
 	return ex_buf_finish(&b, err);
 }
 

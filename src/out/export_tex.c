@@ -293,6 +293,24 @@ static int tex_unicode(const char *s, int *cjk)
 	return any;
 }
 
+void export_tex_puts(StrBuf *b, const char *text)
+{
+	tex_puts(b, text);
+}
+
+void export_tex_formula(StrBuf *b, const char *utf8, const char *ascii)
+{
+	tex_formula(b, utf8, ascii);
+}
+
+int export_tex_cjk(const char *text)
+{
+	int cjk = 0;
+
+	tex_unicode(text, &cjk);
+	return cjk;
+}
+
 static void tex_labels(StrBuf *b, const Attn *a, const ExPane *p)
 {
 	int i;
@@ -316,6 +334,24 @@ static void tex_labels(StrBuf *b, const Attn *a, const ExPane *p)
 	strbuf_puts(b, "}\\par\\medskip\n");
 }
 
+/* The block map under the matrices, as the screen shows it ("x $\to$ [attention] $\to$ +"); nothing without a block. */
+static void tex_map(StrBuf *b, char *map)
+{
+	if (map == NULL)
+		return;
+	strbuf_puts(b, "\\noindent{\\small ");
+	for (char *p = map, *arrow; *p != '\0'; p = arrow + 4) {
+		if ((arrow = strstr(p, " -> ")) == NULL) {
+			tex_puts(b, p);
+			break;
+		}
+		*arrow = '\0';
+		tex_puts(b, p);
+		strbuf_puts(b, " $\\to$ ");
+	}
+	strbuf_puts(b, "}\\par\n");
+}
+
 /*
  * A whole document: compiles as it is, with pdflatex when its text is ASCII,
  * with xelatex (and xeCJK for Chinese labels) otherwise; the header says
@@ -326,7 +362,7 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 {
 	ExPane *pane = calloc(EX_MAX_PANES, sizeof *pane);
 	StrBuf b = { NULL, 0, 0, 0 };
-	char what[256];
+	char what[256], *map;
 	const char *title = ex_lesson_title(a, s);
 	int n, i, r, c, maxcols = 0, unicode, cjk = 0;
 
@@ -337,7 +373,8 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 		return NULL;
 	}
 	ex_target_title(what, sizeof what, s, a, t);
-	unicode = tex_unicode(title, &cjk);
+	map = ex_block_map(a, s, t, 0);
+	unicode = tex_unicode(title, &cjk) | (map != NULL && tex_unicode(map, &cjk)) | tex_unicode(what, &cjk);
 	for (i = 0; i < n; i++) {
 		for (r = 0; r < 2; r++)
 			for (c = 0; c < (r ? pane[i].v.rows : pane[i].v.cols); c++) {
@@ -357,7 +394,12 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 		              cjk ? ", texlive-lang-chinese" : "");
 	else
 		strbuf_puts(&b, "\n% compile with pdflatex (the text is ASCII); TeX Live: texlive-latex-base\n");
-	strbuf_puts(&b, "\\documentclass{article}\n\\usepackage[margin=2cm]{geometry}\n\\usepackage{amsmath}\n\\usepackage{graphicx}\n");
+	if (t->standalone)
+		/* cropped to what it draws, each line as wide as it is (varwidth): \includegraphics{FILE.pdf} in a paper or a frame */
+		strbuf_puts(&b, "% standalone: a figure cropped to its content; TeX Live: texlive-latex-extra (standalone, varwidth)\n"
+		                "\\documentclass[border=6pt,varwidth=60cm]{standalone}\n\\usepackage{amsmath}\n\\usepackage{graphicx}\n");
+	else
+		strbuf_puts(&b, "\\documentclass{article}\n\\usepackage[margin=2cm]{geometry}\n\\usepackage{amsmath}\n\\usepackage{graphicx}\n");
 	if (unicode)
 		strbuf_puts(&b, "\\usepackage{fontspec}\n");
 	else
@@ -368,11 +410,13 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 		strbuf_printf(&b, "\\setcounter{MaxMatrixCols}{%d}\n", maxcols);
 	strbuf_puts(&b, "% a line wider than the text is scaled down to its width\n"
 	                "\\newcommand{\\attnfit}[1]{\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{#1}}\n"
-	                "\\begin{document}\n\\section*{");
+	                "\\begin{document}\n");
+	/* a standalone figure has no sections: its title is its first line */
+	strbuf_puts(&b, t->standalone ? "\\noindent\\textbf{" : "\\section*{");
 	tex_puts(&b, title);
 	strbuf_puts(&b, " --- ");
 	tex_puts(&b, what);
-	strbuf_puts(&b, "}\n");
+	strbuf_puts(&b, t->standalone ? "}\\par\\medskip\n" : "}\n");
 	{
 		int st = t->whole_stage ? (int)t->stage : matrix_stage(&a->shape, t->matrix);
 		if (st >= 0) {
@@ -414,6 +458,8 @@ char *ex_render_tex(const Attn *a, const Session *s, const ExportTarget *t, char
 		tex_fit_close(&b);
 		tex_labels(&b, a, p);
 	}
+	tex_map(&b, map);
+	free(map);
 	strbuf_puts(&b, "\\end{document}\n");
 	ex_fig_panes_free(pane, n);
 	free(pane);

@@ -6,33 +6,28 @@
 #include <string.h>
 
 #include "out/export.h"
+#include "out/handout_internal.h"
 #include "base/strbuf.h"
 #include "base/text.h"
 
-/* Our own words, in the handout's language. */
-typedef struct Words {
-	const char *lang, *step, *stage, *head, *layer, *question, *answer_key, *answer_line, *within, *within_end, *steps, *made,
-	    *figure, *hidden;
-} Words;
-
-static const Words words_en = {
+const Words ho_words_en = {
 	.lang = "en", .step = "Step", .stage = "stage", .head = "head", .layer = "layer", .question = "Question",
 	.answer_key = "Answer key", .answer_line = "Your answer:", .within = "answers within ", .within_end = " count",
-	.steps = "steps", .made = "made with attnviz", .figure = "Figure",
+	.steps = "steps", .made = "made with attnviz", .figure = "Figure", .answer = "Answer",
 	.hidden = "the cells marked ? are what the question asks about",
 };
 
-static const Words words_zh = {
+const Words ho_words_zh = {
 	.lang = "zh", .step = "第", .stage = "阶段", .head = "头", .layer = "层", .question = "问题",
 	.answer_key = "答案", .answer_line = "你的答案：", .within = "误差不超过 ", .within_end = " 即算对",
-	.steps = "步", .made = "由 attnviz 生成", .figure = "图",
+	.steps = "步", .made = "由 attnviz 生成", .figure = "图", .answer = "答案",
 	.hidden = "标 ? 的格子就是问题所问的内容",
 };
 
 int handout_key_find(const char *name)
 {
 	static const char *const names[] = { [HANDOUT_KEY_END] = "end", [HANDOUT_KEY_SEPARATE] = "separate",
-		                                 [HANDOUT_KEY_NONE] = "none" };
+		                                 [HANDOUT_KEY_NONE] = "none", [HANDOUT_KEY_NOTES] = "notes" };
 
 	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
 		if (strcmp(name, names[i]) == 0)
@@ -64,7 +59,7 @@ void handout_free(Handout *h)
 	h->n = 0;
 }
 
-static int add_file(Handout *h, char *path, char *data)
+int ho_add_file(Handout *h, char *path, char *data)
 {
 	HandoutFile *f = realloc(h->file, sizeof *f * (size_t)(h->n + 1));
 
@@ -78,12 +73,13 @@ static int add_file(Handout *h, char *path, char *data)
 	h->file = f;
 	h->file[h->n].path = path;
 	h->file[h->n].data = data;
+	h->file[h->n].png = 0;
 	h->n++;
 	return 0;
 }
 
 /* "Step 3" / "第 3 步" */
-static void step_word(StrBuf *b, const Words *w, int k)
+void ho_step_word(StrBuf *b, const Words *w, int k)
 {
 	if (strcmp(w->lang, "zh") == 0)
 		strbuf_printf(b, "%s %d %s", w->step, k, w->steps);
@@ -92,7 +88,7 @@ static void step_word(StrBuf *b, const Words *w, int k)
 }
 
 /* "stage scores · head 1 · layer 0" for the step shown (our words and catalogue names only). */
-static void place_words(StrBuf *b, const Session *s, const Words *w)
+void ho_place_words(StrBuf *b, const Session *s, const Words *w)
 {
 	strbuf_printf(b, "%s %s", w->stage, stage_name(s->stage));
 	if (s->attn->heads > 1)
@@ -102,7 +98,7 @@ static void place_words(StrBuf *b, const Session *s, const Words *w)
 }
 
 /* The step's narration: its text, or the stage's blurb when it has none. */
-static const char *narration(const Session *s)
+const char *ho_narration(const Session *s)
 {
 	const Step *st = session_step(s);
 	const char *text = session_text(s, &st->text);
@@ -111,14 +107,14 @@ static const char *narration(const Session *s)
 }
 
 /* What a step without a question says after its text ("then"), or NULL; a question's goes in the answer key. */
-static const char *then_now(const Session *s)
+const char *ho_then_now(const Session *s)
 {
 	const char *then = session_step(s)->has_quiz ? NULL : session_then(s);
 	return then != NULL && *then != '\0' ? then : NULL;
 }
 
 /* A question's "then", for the answer key: NULL when it has none. */
-static const char *then_after(const Session *s)
+const char *ho_then_after(const Session *s)
 {
 	const Step *st = session_step(s);
 	const char *then = st->has_quiz ? session_text(s, &st->then) : NULL;
@@ -162,7 +158,7 @@ static void paragraphs(StrBuf *b, const char *text, const char *open, const char
 }
 
 /* Text as HTML paragraphs of class cls (NULL: none). */
-static void html_paragraphs(StrBuf *b, const char *text, const char *cls)
+void ho_html_paragraphs(StrBuf *b, const char *text, const char *cls)
 {
 	char open[64];
 
@@ -177,7 +173,7 @@ static void md_paragraphs(StrBuf *b, const char *text)
 }
 
 /* The answer the quiz checks, as words: "2) No: …" or "weights[0][0] = 1 (answers within 0.01 count)". */
-static char *answer_words(const Session *s, const Words *w)
+char *ho_answer_words(const Session *s, const Words *w)
 {
 	const Quiz *q = &session_step(s)->quiz;
 	double v;
@@ -191,7 +187,7 @@ static char *answer_words(const Session *s, const Words *w)
 }
 
 /* The step's figure: the stage as export svg draws it, the open question's pane without numbers. */
-static char *step_figure(Session *s, const HandoutOptions *o, char **err)
+char *ho_step_figure(Session *s, const HandoutOptions *o, int reveal, char **err)
 {
 	ExportTarget t;
 
@@ -200,7 +196,7 @@ static char *step_figure(Session *s, const HandoutOptions *o, char **err)
 	t.numbers = (ExportNumbers)o->numbers;
 	if (o->precision >= 0)
 		t.precision = o->precision;
-	if (session_quiz_pending(s) && session_hidden_matrix(s) >= 0) {
+	if (!reveal && session_quiz_pending(s) && session_hidden_matrix(s) >= 0) {
 		t.has_hidden = 1;
 		t.hidden = (AttnMatrix)session_hidden_matrix(s);
 		/* every other pane the views hide: the question's "hides", a matrix holding the same numbers */
@@ -215,7 +211,7 @@ static char *step_figure(Session *s, const HandoutOptions *o, char **err)
  * (HTML gives <svg> its own, and the file then names no address at all), its
  * ids made unique by the step.
  */
-static void html_svg(StrBuf *b, const char *svg, int k)
+void ho_html_svg(StrBuf *b, const char *svg, int k)
 {
 	static const char xmlns[] = " xmlns=\"http://www.w3.org/2000/svg\"";
 	const char *p = svg, *ns;
@@ -262,17 +258,21 @@ static const char html_style[] =
 	".question { border: 1px solid #999; border-radius: 4px; padding: 0.4rem 0.8rem; }\n"
 	".question ol { margin: 0.3rem 0; } .blank { border-bottom: 1px solid #333; display: inline-block; width: 12rem; }\n"
 	"section.answers { border-top: 2px solid #333; margin-top: 2rem; padding-top: 1rem; }\n"
-	"@page { size: auto; margin: 15mm; }\n"
+	"@page { size: auto; margin: 12mm; }\n"
+	/* compact pages: a step is never cut, and as many steps share a page as fit (issue 26 §3: block.json was
+	 * 15 half-empty pages); the figure floats right at most 60% wide and the text flows beside and under it */
 	"@media print {\n"
-	"  body { max-width: none; margin: 0; padding: 0; font-size: 11pt; }\n"
-	"  section.step { break-inside: avoid; margin-top: 1rem; }\n"
-	"  h2, figure, .question, .formula { break-inside: avoid; } h2 { break-after: avoid; }\n"
-	"  figure svg { max-height: 120mm; width: auto; }\n"
+	"  body { max-width: none; margin: 0; padding: 0; font-size: 10pt; line-height: 1.35; }\n"
+	"  section.step { break-inside: avoid; display: flow-root; margin-top: 3mm; padding-top: 2mm; }\n"
+	"  h2, figure, .question, .formula { break-inside: avoid; } h2 { break-after: avoid; font-size: 12pt; }\n"
+	"  section.step figure { float: right; max-width: 60%; margin: 0 0 2mm 4mm; }\n"
+	"  figure svg { max-width: 100%; max-height: 100mm; width: auto; height: auto; }\n"
+	"  p { margin: 0 0 1.5mm; } .question { padding: 1mm 3mm; }\n"
 	"  section.answers { break-before: page; border-top: none; }\n"
 	"}\n"
 	"</style>\n";
 
-static void html_head(StrBuf *b, const Session *s, const Words *w)
+void ho_html_head(StrBuf *b, const Session *s, const Words *w, const char *style, const char *open, const char *close)
 {
 	const char *title = session_text(s, &s->lesson->title), *summary = session_text(s, &s->lesson->summary);
 
@@ -281,13 +281,13 @@ static void html_head(StrBuf *b, const Session *s, const Words *w)
 	              w->lang);
 	export_xml_puts(b, title ? title : "");
 	strbuf_puts(b, "</title>\n");
-	strbuf_puts(b, html_style);
-	strbuf_puts(b, "</head>\n<body>\n<header>\n<h1>");
+	strbuf_puts(b, style);
+	strbuf_printf(b, "</head>\n<body>\n%s\n<h1>", open);
 	export_xml_puts(b, title ? title : "");
 	strbuf_puts(b, "</h1>\n");
 	if (summary != NULL && *summary != '\0')
-		html_paragraphs(b, summary, "summary");
-	strbuf_printf(b, "<p class=\"meta\">%d %s \u00b7 %s</p>\n</header>\n", s->nwalk, w->steps, w->made);
+		ho_html_paragraphs(b, summary, "summary");
+	strbuf_printf(b, "<p class=\"meta\">%d %s \u00b7 %s</p>\n%s\n", s->nwalk, w->steps, w->made, close);
 }
 
 static void md_head(StrBuf *b, const Session *s, const Words *w)
@@ -302,6 +302,45 @@ static void md_head(StrBuf *b, const Session *s, const Words *w)
 	strbuf_printf(b, "%d %s \u00b7 %s\n\n", s->nwalk, w->steps, w->made);
 }
 
+void ho_html_question(StrBuf *b, const Session *s, const Words *w, int k)
+{
+	const Quiz *q = &session_step(s)->quiz;
+
+	strbuf_printf(b, "<div class=\"question\">\n<p><strong>%s %d.</strong> ", w->question, k + 1);
+	export_xml_puts(b, session_text(s, &q->question));
+	strbuf_puts(b, "</p>\n");
+	if (q->nchoices > 0) {
+		strbuf_puts(b, "<ol>\n");
+		for (int i = 0; i < q->nchoices; i++) {
+			strbuf_puts(b, "<li>");
+			export_xml_puts(b, session_text(s, &q->choices[i]));
+			strbuf_puts(b, "</li>\n");
+		}
+		strbuf_puts(b, "</ol>\n");
+	} else {
+		strbuf_printf(b, "<p>%s <span class=\"blank\"></span></p>\n", w->answer_line);
+	}
+	strbuf_puts(b, "</div>\n");
+}
+
+int ho_start(Handout *h, const char *path, int kind, const char *what, const char *expected, char **err)
+{
+	memset(h, 0, sizeof *h);
+	*err = NULL;
+	if (kind < 0) {
+		char *safe = text_escape(path, "");
+		*err = str_printf("%s: %s: expected %s", what, safe ? safe : "", expected);
+		free(safe);
+		return -1;
+	}
+	if (ho_add_file(h, strdup(path), strdup("")) != 0) {
+		*err = str_printf("%s: out of memory", what);
+		handout_free(h);
+		return -1;
+	}
+	return 0;
+}
+
 /* One step: heading, narration, figure, formula, question. */
 static void html_step(StrBuf *b, const Session *s, const Words *w, int k, const char *svg, const char *note)
 {
@@ -310,45 +349,30 @@ static void html_step(StrBuf *b, const Session *s, const Words *w, int k, const 
 	const int hidden = session_quiz_pending(s) && session_hidden_matrix(s) >= 0;
 
 	strbuf_printf(b, "<section class=\"step\" id=\"step-%d\">\n<h2>", k + 1);
-	step_word(b, w, k + 1);
+	ho_step_word(b, w, k + 1);
 	strbuf_puts(b, " \u00b7 ");
-	place_words(b, s, w);
+	ho_place_words(b, s, w);
 	strbuf_puts(b, "</h2>\n");
-	html_paragraphs(b, narration(s), NULL);
-	if (then_now(s) != NULL)
-		html_paragraphs(b, then_now(s), NULL);
+	/* the figure before the text: printed, it floats right and the narration flows beside it */
 	strbuf_puts(b, "<figure>\n");
 	if (svg != NULL)
-		html_svg(b, svg, k + 1);
+		ho_html_svg(b, svg, k + 1);
 	else
-		html_paragraphs(b, note, "note");
+		ho_html_paragraphs(b, note, "note");
 	strbuf_printf(b, "<figcaption>%s %d", w->figure, k + 1);
 	if (hidden && st->has_quiz)
 		strbuf_printf(b, " \u2014 %s", w->hidden);
 	strbuf_puts(b, "</figcaption>\n</figure>\n");
+	ho_html_paragraphs(b, ho_narration(s), NULL);
+	if (ho_then_now(s) != NULL)
+		ho_html_paragraphs(b, ho_then_now(s), NULL);
 	if (formula != NULL && *formula != '\0') {
 		strbuf_puts(b, "<p class=\"formula\">");
 		export_xml_puts(b, formula);
 		strbuf_puts(b, "</p>\n");
 	}
-	if (st->has_quiz) {
-		const Quiz *q = &st->quiz;
-		strbuf_printf(b, "<div class=\"question\">\n<p><strong>%s %d.</strong> ", w->question, k + 1);
-		export_xml_puts(b, session_text(s, &q->question));
-		strbuf_puts(b, "</p>\n");
-		if (q->nchoices > 0) {
-			strbuf_puts(b, "<ol>\n");
-			for (int i = 0; i < q->nchoices; i++) {
-				strbuf_puts(b, "<li>");
-				export_xml_puts(b, session_text(s, &q->choices[i]));
-				strbuf_puts(b, "</li>\n");
-			}
-			strbuf_puts(b, "</ol>\n");
-		} else {
-			strbuf_printf(b, "<p>%s <span class=\"blank\"></span></p>\n", w->answer_line);
-		}
-		strbuf_puts(b, "</div>\n");
-	}
+	if (st->has_quiz)
+		ho_html_question(b, s, w, k);
 	strbuf_puts(b, "</section>\n");
 }
 
@@ -358,13 +382,13 @@ static void md_step(StrBuf *b, const Session *s, const Words *w, int k, const ch
 	const char *formula = stage_formula(&s->attn->shape, s->stage, 1);
 
 	strbuf_puts(b, "## ");
-	step_word(b, w, k + 1);
+	ho_step_word(b, w, k + 1);
 	strbuf_puts(b, " \u00b7 ");
-	place_words(b, s, w);
+	ho_place_words(b, s, w);
 	strbuf_puts(b, "\n\n");
-	md_paragraphs(b, narration(s));
-	if (then_now(s) != NULL)
-		md_paragraphs(b, then_now(s));
+	md_paragraphs(b, ho_narration(s));
+	if (ho_then_now(s) != NULL)
+		md_paragraphs(b, ho_then_now(s));
 	if (figure != NULL) {
 		strbuf_printf(b, "![%s %d](", w->figure, k + 1);
 		md_link(b, figure);
@@ -440,23 +464,15 @@ static char *figure_path(const char *path, int k)
 int handout_render(Session *s, const char *path, const HandoutOptions *o, Handout *h, char **err)
 {
 	const HandoutKey key_at = o->key;
-	const Words *w = strcmp(s->lang, "zh") == 0 ? &words_zh : &words_en;
+	const Words *w = strcmp(s->lang, "zh") == 0 ? &ho_words_zh : &ho_words_en;
 	const int html = handout_is_html(path);
 	StrBuf b = { 0 }, key = { 0 };
 	int nq = 0;
 
-	memset(h, 0, sizeof *h);
-	*err = NULL;
-	if (html < 0) {
-		char *safe = text_escape(path, "");
-		*err = str_printf("handout: %s: expected FILE.html or FILE.md", safe ? safe : "");
-		free(safe);
+	if (ho_start(h, path, html, "handout", "FILE.html or FILE.md", err) != 0)
 		return -1;
-	}
-	if (add_file(h, strdup(path), strdup("")) != 0)
-		goto oom;
 	if (html)
-		html_head(&b, s, w);
+		ho_html_head(&b, s, w, html_style, "<header>", "</header>");
 	else
 		md_head(&b, s, w);
 	for (int k = 0; k < s->nwalk; k++) {
@@ -467,7 +483,7 @@ int handout_render(Session *s, const char *path, const HandoutOptions *o, Handou
 			goto fail;
 		}
 		/* a figure that cannot be drawn (--numbers on and a 456 × 456 matrix) says why in its place */
-		if ((svg = step_figure(s, o, &e)) == NULL && e == NULL)
+		if ((svg = ho_step_figure(s, o, 0, &e)) == NULL && e == NULL)
 			goto oom;
 		if (html) {
 			html_step(&b, s, w, k, svg, e);
@@ -476,30 +492,30 @@ int handout_render(Session *s, const char *path, const HandoutOptions *o, Handou
 			char *fp = figure_path(path, k + 1);
 			const char *slash = fp ? strrchr(fp, '/') : NULL;
 			md_step(&b, s, w, k, fp ? (slash ? slash + 1 : fp) : "", NULL);
-			if (add_file(h, fp, svg) != 0)
+			if (ho_add_file(h, fp, svg) != 0)
 				goto oom;
 		} else {
 			md_step(&b, s, w, k, NULL, e);
 		}
 		free(e);
 		if (session_step(s)->has_quiz) {
-			char *ans = answer_words(s, w);
+			char *ans = ho_answer_words(s, w);
 			if (html) {
 				strbuf_printf(&key, "<li value=\"%d\">", k + 1);
-				step_word(&key, w, k + 1);
+				ho_step_word(&key, w, k + 1);
 				strbuf_puts(&key, ": ");
 				export_xml_puts(&key, ans ? ans : "?");
-				if (then_after(s) != NULL)
-					html_paragraphs(&key, then_after(s), "then");
+				if (ho_then_after(s) != NULL)
+					ho_html_paragraphs(&key, ho_then_after(s), "then");
 				strbuf_puts(&key, "</li>\n");
 			} else {
 				strbuf_puts(&key, "- ");
-				step_word(&key, w, k + 1);
+				ho_step_word(&key, w, k + 1);
 				strbuf_puts(&key, ": ");
 				export_md_puts(&key, ans ? ans : "?", 1);
-				if (then_after(s) != NULL) {
+				if (ho_then_after(s) != NULL) {
 					/* the item's own paragraph: each line indented under it */
-					char *then = strdup(then_after(s));
+					char *then = strdup(ho_then_after(s));
 					for (char *p = then; p != NULL && *p != '\0'; p++)
 						if (*p == '\n')
 							*p = ' ';
@@ -515,7 +531,7 @@ int handout_render(Session *s, const char *path, const HandoutOptions *o, Handou
 	}
 	if (nq > 0 && key_at == HANDOUT_KEY_SEPARATE) {
 		/* written before the handout (run_handout writes the files last to first) */
-		if (key.oom || add_file(h, key_path(path), key_document(s, w, html, key.s ? key.s : "")) != 0)
+		if (key.oom || ho_add_file(h, key_path(path), key_document(s, w, html, key.s ? key.s : "")) != 0)
 			goto oom;
 	} else if (nq > 0 && key_at == HANDOUT_KEY_NONE) {
 		/* the students' copy: no answers */

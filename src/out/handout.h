@@ -20,6 +20,7 @@
 typedef struct HandoutFile {
 	char *path; /* where it goes: the handout itself first, then its figures (Markdown) */
 	char *data; /* its bytes, NUL-terminated */
+	int png;    /* 1: data is an SVG figure, written as a PNG (rsvg-convert: a beamer deck's figures) */
 } HandoutFile;
 
 typedef struct Handout {
@@ -29,10 +30,11 @@ typedef struct Handout {
 
 /* Where the answer key goes (--key): after the steps, in a file of its own beside
  * the handout (FILE-key.html, FILE-key.md: the students' copy keeps no answers),
- * or nowhere. */
-typedef enum HandoutKey { HANDOUT_KEY_END, HANDOUT_KEY_SEPARATE, HANDOUT_KEY_NONE } HandoutKey;
+ * or nowhere; slides (out/slides.h): end is each answer on the slide after its
+ * question, notes in the question's speaker notes only, none nowhere. */
+typedef enum HandoutKey { HANDOUT_KEY_END, HANDOUT_KEY_SEPARATE, HANDOUT_KEY_NONE, HANDOUT_KEY_NOTES } HandoutKey;
 
-/* "end", "separate", "none" → its HandoutKey; -1 for anything else. */
+/* "end", "separate", "none", "notes" → its HandoutKey; -1 for anything else. */
 int handout_key_find(const char *name);
 
 /* 1 for FILE.html / FILE.htm, 0 for FILE.md / FILE.markdown, -1 for anything else. */
