@@ -48,6 +48,7 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_C_Q] = AT(Attn, c_Q), [AM_C_KV] = AT(Attn, c_KV), [AM_K_PE] = AT(Attn, k_pe), [AM_Q_NOPE] = AT(Attn, q_nope),
 	[AM_Q_PE] = AT(Attn, q_pe), [AM_K_PE_ROT] = AT(Attn, k_pe_rot), [AM_Q_TILDE] = AT(Attn, q_tilde),
 	[AM_ABSORBED_OUT] = AT(Attn, absorbed_out), [AM_MLA_DIFF] = AT(Attn, mla_diff), [AM_KV_CACHE] = AT(Attn, kv_cache),
+	[AM_GATE] = AT(Attn, gate), [AM_GATE_SIG] = AT(Attn, gate_sig), [AM_GATED] = AT(Attn, gated),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -630,14 +631,19 @@ static void pass_concat(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			       (size_t)lp->d_v * sizeof(double));
 }
 
-/* Pass 9, output: output = concat · W_o  (n × h·d_v)·(h·d_v × d_out) = n × d_out; concat without W_o. */
+/*
+ * Pass 9, output: output = concat · W_o  (n × h·d_v)·(h·d_v × d_out) = n × d_out; concat without W_o.
+ * A variant may give W_o another matrix of concat's shape to read (variants.h: reads; gated attention's gated).
+ */
 static void pass_output(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
+	const Mat *in = attn_slot(a, attn_reads(a, AM_CONCAT), 0);
+
 	(void)cfg;
 	if (mat_empty(&lp->W_o))
-		memcpy(a->output.a, a->concat.a, (size_t)a->concat.rows * (size_t)a->concat.cols * sizeof(double));
+		memcpy(a->output.a, in->a, (size_t)in->rows * (size_t)in->cols * sizeof(double));
 	else
-		a->nonfinite |= mat_mul(&a->concat, &lp->W_o, &a->output);
+		a->nonfinite |= mat_mul(in, &lp->W_o, &a->output);
 	a->nonfinite |= add_bias(&a->output, &lp->b_o);
 }
 
@@ -1002,7 +1008,7 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED, AM_SINKS) } },
 	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
 	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },
-	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_W_O, AM_B_O) } },
+	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_GATED, AM_W_O, AM_B_O) } },
 	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT) } },
 	[STAGE_NORM1_POST] = { { AM_NORM1, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) },
 	                       { AM_NORM1_STATS, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) } },

@@ -296,8 +296,9 @@ static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	(void)which, (void)h;
 	if (mat_empty(&lp->W_o))
 		strbuf_printf(b, _("no W_o in this lesson: the output is concat itself.\n"));
-	else {
-		const double sum = explain_product(b, &a->concat, i, &lp->W_o, j, utf8, "concat", "W_o");
+	else { /* concat, or what a variant gave W_o to read instead (gated attention's gated) */
+		const AttnMatrix in = attn_reads(a, AM_CONCAT);
+		const double sum = explain_product(b, attn_matrix(a, in, 0), i, &lp->W_o, j, utf8, matrix_name(in), "W_o");
 		explain_bias(b, &lp->b_o, "b_o", j, sum, utf8);
 	}
 }
@@ -846,7 +847,7 @@ static int operands_output(const Attn *a, AttnMatrix which, int h, int i, int j,
 	if (mat_empty(&attn_params(a)->W_o))
 		OP(AM_CONCAT, 0, i, j);
 	else {
-		OP(AM_CONCAT, 0, i, -1);
+		OP(attn_reads(a, AM_CONCAT), 0, i, -1);
 		OP(AM_W_O, 0, -1, j);
 	}
 	return k;

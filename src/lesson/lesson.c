@@ -209,6 +209,7 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_W_QA] = offsetof(Model, lp.mla.W_qa), [AM_Q_A_NORM] = offsetof(Model, lp.mla.q_a_norm),
 	[AM_W_QB] = offsetof(Model, lp.mla.W_qb), [AM_W_KVA] = offsetof(Model, lp.mla.W_kva),
 	[AM_KV_A_NORM] = offsetof(Model, lp.mla.kv_a_norm), [AM_W_KVB] = offsetof(Model, lp.mla.W_kvb),
+	[AM_W_GATE] = offsetof(Model, lp.W_gate),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

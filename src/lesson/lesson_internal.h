@@ -113,12 +113,13 @@ typedef struct Shapes {
 	int nparts;
 	struct { MaskKind kind; int window, r, c; } part[LESSON_MAX_MASKS]; /* the masks (one without a list) */
 	/* issue 21: QK-norm, and the LM head's vocabulary (0: none; the last layer's alone in a stack) */
-	int qk_norm, vocab;
+	int qk_norm, vocab;           /* qk_norm: a QkNorm (QK_NORM_PROJ: weights of h·d_k and g·d_k) */
 	/* issue 23 §5: soft-capped scores, and logits (the LM head's) */
 	int softcap, final_cap;
 	int sinks;                    /* issue 23 §4: the layer has a sink logit per head */
 	int linear, linear_causal;    /* issue 24 §3: linear attention beside softmax's, causal or not */
 	int deltanet;                 /* issue 24 §3: Gated DeltaNet beside softmax's */
+	int gated;                    /* issue 23 §6: gated attention (a W_gate) */
 	int rope_table; /* issue 23 §2: RoPE scaled or partial (the angles stage) */
 	double rope_partial; /* partial_rotary_factor (0 or 1: none) */
 	int rope_dynamic;    /* dynamic NTK, which needs 4 turned columns */

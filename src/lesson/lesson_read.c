@@ -95,7 +95,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
 	                               "ids", "temperature", "top_k", "logits_row", "PE", "attn_logit_softcapping",
-	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", NULL };
+	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "W_gate", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -120,7 +120,8 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
-	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", NULL
+	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla",
+	"W_gate", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -506,7 +507,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.decode = l->cfg.decode;
 	sh.flash_bq = l->cfg.flash_bq;
 	sh.flash_bk = l->cfg.flash_bk;
-	sh.qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
+	sh.qk_norm = (int)l->cfg.qk_norm;
 	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
 	sh.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
 	/* issue 23: the caps, and the sinks (their numbers are read with the others) */
@@ -516,6 +517,7 @@ Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant)
 	sh.linear = l->cfg.linear;
 	sh.linear_causal = l->cfg.linear_causal;
 	sh.deltanet = cJSON_IsObject(get(root, "gated_deltanet"));
+	sh.gated = get(root, "W_gate") != NULL && !cJSON_IsFalse(get(root, "W_gate"));
 	if (l->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
 		const int hq = sh.heads * l->lp.d_k;
 		if (l->lp.mla.q_lora_rank == 0 && (ms_q.rows != sh.d_model || ms_q.cols != hq)) {

@@ -52,7 +52,7 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->decode = c->decode;
 	s->flash_bq = c->flash_bq;
 	s->flash_bk = c->flash_bk;
-	s->qk_norm = c->qk_norm != QK_NORM_NONE;
+	s->qk_norm = (int)c->qk_norm;
 	s->vocab = c->vocab;
 	s->softcap = c->attn_softcap > 0.0;
 	s->final_cap = c->final_softcap > 0.0 && c->vocab > 0;
@@ -60,6 +60,7 @@ static void shapes_modern(Shapes *s, const ModelConfig *c, const LayerParams *p)
 	s->linear = c->linear;
 	s->linear_causal = c->linear_causal;
 	s->deltanet = !mat_empty(&p->gdn_A_log);
+	s->gated = !mat_empty(&p->W_gate);
 	s->mla = p->mla.on;
 	s->q_lora_rank = p->mla.q_lora_rank;
 	s->kv_lora_rank = p->mla.kv_lora_rank;
@@ -124,14 +125,16 @@ double li_shapes_count(const Shapes *s)
 		computed += N * (6 * D + 4 + 3 * F);
 	}
 	/* QK-norm's weights and Q_norm, K_norm; the LM head's unembedding, logits and next */
-	if (s->qk_norm)
-		own += 2 * dk, computed += N * h * dk + M * g * dk;
+	if (s->qk_norm) /* per head d_k weights each; over the projection h·d_k and g·d_k */
+		own += s->qk_norm == QK_NORM_PROJ ? (h + g) * dk : 2 * dk, computed += N * h * dk + M * g * dk;
 	if (s->vocab > 0)
 		own += s->vocab * D, computed += (N + 1) * s->vocab;
 	if (s->vocab > 0 && s->final_cap) /* the logits before their cap */
 		computed += N * s->vocab;
 	if (s->sinks) /* the sinks' logits and each row's share */
 		own += h, computed += h * N;
+	if (s->gated) /* W_gate; gate, gate_sig and gated */
+		own += D * h * dv, computed += 3 * N * h * dv;
 	if (s->mla) { /* MLA: its weights beside W_q, W_k, W_v's count above; its latents, heads, absorbed form and cache */
 		const double r = s->q_lora_rank, c = s->kv_lora_rank, dn = s->d_nope, dr = s->d_rope;
 		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
@@ -308,6 +311,13 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			goto out;
 		}
 		path_set(c, base);
+		if (s->qk_norm == QK_NORM_PROJ) {
+			AT("qk_norm");
+			path_key(c, "over");
+			fail(c, _("decoding token by token turns one head's row at a time: it cannot take QK-norm over the whole "
+			          "projection yet (leave out \"decode\", or \"over\")"));
+			goto out;
+		}
 		if (s->rope && s->rope_dynamic) {
 			AT("rope");
 			path_key(c, "scaling");
@@ -322,6 +332,22 @@ int li_check_shapes(Ctx *c, Shapes *s)
 		fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"),
 		     s->linear ? "linear_attention" : "gated_deltanet");
 		goto out;
+	}
+	if (s->gated) { /* gated attention (issue 23 §6): before W_o, forward only, not decoded yet */
+		AT("W_gate");
+		if (!s->has_wo) {
+			fail(c, _("gated attention multiplies concat by the gate before W_o: this lesson needs W_o"));
+			goto out;
+		}
+		if (s->backward) {
+			fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"), "W_gate");
+			goto out;
+		}
+		if (s->decode) {
+			fail(c, _("decoding token by token does not apply the gate yet: leave out \"decode\", or \"W_gate\""));
+			goto out;
+		}
+		path_set(c, base);
 	}
 	if (s->linear && s->linear_causal && (s->has_source || s->n != s->m)) {
 		AT("linear_attention");
@@ -403,6 +429,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_KVA] = s->kv_lora_rank + s->d_rope;
 	out->dim[DIM_KVB] = s->heads * (s->d_nope + s->d_v);
 	out->dim[DIM_FOUR] = 4;
+	out->dim[DIM_QNORM] = s->qk_norm == QK_NORM_PROJ ? s->heads * s->d_k : s->d_k;
+	out->dim[DIM_KNORM] = s->qk_norm == QK_NORM_PROJ ? out->dim[DIM_GDK] : s->d_k;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
@@ -440,7 +468,7 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	if (s->flash_bq > 0 && s->flash_bk > 0)
 		out->features |= FEAT_FLASH;
 	if (s->qk_norm)
-		out->features |= FEAT_QK_NORM;
+		out->features |= FEAT_QK_NORM | (s->qk_norm == QK_NORM_PROJ ? FEAT_QK_NORM_PROJ : 0u);
 	if (s->vocab > 0)
 		out->features |= FEAT_LM_HEAD;
 	if (s->softcap)
@@ -453,6 +481,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		out->features |= FEAT_DELTANET;
 	if (s->sinks)
 		out->features |= FEAT_SINKS;
+	if (s->gated)
+		out->features |= FEAT_GATED;
 	if (s->mla)
 		out->features |= FEAT_MLA | (s->q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
 }
@@ -673,7 +703,7 @@ void li_layer_shapes(const Model *l, int i, Shapes *sh)
 		sh->decode = l->cfg.decode;
 		sh->flash_bq = l->cfg.flash_bq;
 		sh->flash_bk = l->cfg.flash_bk;
-		sh->qk_norm = l->cfg.qk_norm != QK_NORM_NONE;
+		sh->qk_norm = (int)l->cfg.qk_norm;
 		sh->vocab = i == l->nlayers - 1 ? l->cfg.vocab : 0; /* the head follows the last layer */
 		sh->softcap = l->cfg.attn_softcap > 0.0;
 		sh->final_cap = l->cfg.final_softcap > 0.0 && l->cfg.vocab > 0;
@@ -813,6 +843,11 @@ static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp,
 	if (lp->block.present && lp->d_out != cfg->d_model)
 		return fail(c, _("the block needs the attention's output to have d_model = %d columns, not %d"), cfg->d_model,
 		            lp->d_out);
+	if (!mat_empty(&lp->W_gate) && (lp->W_gate.rows != cfg->d_model || lp->W_gate.cols != lp->heads * lp->d_v))
+		return fail(c, _("W_gate: expected %d \u00d7 %d (d_model \u00d7 heads\u00b7d_v), got %d \u00d7 %d"), cfg->d_model,
+		            lp->heads * lp->d_v, lp->W_gate.rows, lp->W_gate.cols);
+	if (mat_check_values(c, &lp->W_gate, "W_gate", 0) != 0)
+		return -1;
 	return 0;
 }
 

@@ -182,9 +182,9 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	[AM_D_X] = { "dX", DIM_N, DIM_D_MODEL, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
 	             N_("\u2202L/\u2202X: what the attention sends back to its input rows") },
 	/* QK-norm (Qwen3): RMSNorm over each head's d_k columns of Q and K, times its weights, before RoPE */
-	[AM_Q_NORM_W] = { "q_norm", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	[AM_Q_NORM_W] = { "q_norm", DIM_ONE, DIM_QNORM, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
 	                  N_("QK-norm's weights for the queries: one per column of a head, shared by the heads") },
-	[AM_K_NORM_W] = { "k_norm", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	[AM_K_NORM_W] = { "k_norm", DIM_ONE, DIM_KNORM, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
 	                  N_("QK-norm's weights for the keys") },
 	[AM_Q_NORM] = { "Q_norm", DIM_N, DIM_HDK, DIM_DK, 0, FEAT_QK_NORM, STAGE_QK_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
 	                N_("the queries with each head's row RMS-normalised and times q_norm (QK-norm)") },
@@ -290,6 +290,15 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                  N_("the largest distance between MLA's two forms: |absorbed − scores| and |absorbed_out − weighted|") },
 	[AM_KV_CACHE] = { "kv_cache", DIM_FOUR, DIM_FOUR, DIM_ONE, 0, FEAT_MLA, STAGE_MLA_ABSORB, NONE, AXIS_INDEX, AXIS_INDEX,
 	                  0, N_("what a KV cache keeps per token per layer, rows MHA, GQA, MQA, MLA: the lesson's numbers and bytes, DeepSeek-V3's numbers and bytes in 61 layers") },
+	/* gated attention (issue 23 §6, Qwen3-Next: q_proj's second half of each head) */
+	[AM_W_GATE] = { "W_gate", DIM_D_MODEL, DIM_HDV, DIM_ONE, GP, FEAT_GATED, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                N_("the learned gate projection: gate = x·W_gate, one number per column of concat (Qwen3-Next's q_proj, each head's second half)") },
+	[AM_GATE] = { "gate", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_GATED, STAGE_GATE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	              N_("the gate's logits: x·W_gate, from the same rows as the queries") },
+	[AM_GATE_SIG] = { "gate_sig", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_GATED, STAGE_GATE, NONE, Q_ROWS, AXIS_INDEX, 0,
+	                  N_("σ(gate) = 1 / (1 + e^−gate): how much of each number of concat passes, between 0 and 1") },
+	[AM_GATED] = { "gated", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_GATED, STAGE_GATE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("concat ⊙ σ(gate): the heads' outputs gated, what W_o reads") },
 };
 
 #undef Q_ROWS
@@ -379,7 +388,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "qk_norm", .requires = FEAT_QK_NORM, .instead = STAGE_PROJECT,
 		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_Q_NORM_W },
 		      { .matrix = AM_K_NORM_W }, { .matrix = AM_K_NORM, .flags = HEAD }, { .matrix = AM_Q_NORM, .flags = HEAD }),
-		.formula = { { 0, 0, N_("QK-norm: each head's row x of Q (and K): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm (k_norm for K)"),
+		.formula = { { FEAT_QK_NORM_PROJ, 0, N_("QK-norm over the projection (OLMo 2): each whole row x of Q (and K), all heads at once: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm"),
+		               N_("QK-norm over the projection (OLMo 2): each whole row x of Q (and K), all heads at once: x/sqrt(mean(x^2) + eps)*q_norm") },
+		             { 0, 0, N_("QK-norm: each head's row x of Q (and K): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm (k_norm for K)"),
 		               N_("QK-norm: each head's row x of Q (and K): x/sqrt(mean(x^2) + eps)*q_norm (k_norm for K)") } },
 		.what = N_("Q_norm and K_norm: each head's q and k RMS-normalised, times their weights"),
 		.blurb_en = "QK-norm brings every head's query and key to the same size before they meet, so a score cannot grow just because the weights did.",
@@ -592,12 +603,25 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "The heads' outputs are laid side by side again.",
 		.blurb_zh = "把各个头的输出重新并排拼接起来。",
 	},
+	[STAGE_GATE] = {
+		.map = "attention",
+		.name = "gate", .requires = FEAT_GATED, .instead = STAGE_CONCAT,
+		PANES({ .matrix = AM_CONCAT }, { .matrix = AM_GATE, .flags = HEAD }, { .matrix = AM_GATE_SIG, .flags = HEAD },
+		      { .matrix = AM_GATED, .flags = HEAD }),
+		.formula = { { 0, 0, N_("gate = x\u00b7W_gate   gated = concat \u2299 \u03c3(gate)   \u03c3(g) = 1 / (1 + e^\u2212g)   (Qwen3-Next)"),
+		               N_("gate = x.W_gate   gated = concat * sigmoid(gate)   sigmoid(g) = 1 / (1 + e^-g)   (Qwen3-Next)") } },
+		.what = N_("the heads' outputs times \u03c3(x\u00b7W_gate), number by number, before W_o"),
+		.blurb_en = "Gated attention lets each token decide, number by number, how much of what its heads found to pass on: a gate between 0 and 1 made from the token's own row, multiplied into concat before W_o.",
+		.blurb_zh = "门控注意力让每个词逐个数地决定，它的各个头找到的内容要传下去多少：用这个词自己的行算出一个介于 0 和 1 之间的门，在 W_o 之前乘到 concat 上。",
+	},
 	[STAGE_OUTPUT] = {
 		.map = "attention",
 		.name = "output", .requires = FEAT_WO, .instead = STAGE_CONCAT,
 		.flags = SF_PARAMS | SF_ALWAYS,
-		PANES({ .matrix = AM_CONCAT }, { .matrix = AM_W_O }, { .matrix = AM_B_O }, { .matrix = AM_OUTPUT }),
-		.formula = { { 0, 0, "output = concat\u00b7W_o", "output = concat.W_o" } },
+		PANES({ .matrix = AM_CONCAT, .unless = FEAT_GATED }, { .matrix = AM_GATED }, { .matrix = AM_W_O }, { .matrix = AM_B_O },
+		      { .matrix = AM_OUTPUT }),
+		.formula = { { FEAT_GATED, 0, "output = gated\u00b7W_o", "output = gated.W_o" },
+		             { 0, 0, "output = concat\u00b7W_o", "output = concat.W_o" } },
 		.what = N_("concat \u00b7 W_o"),
 		.blurb_en = "A last learned matrix W_o mixes the heads into the output.",
 		.blurb_zh = "最后一个可学习的矩阵 W_o 把各个头混合成输出。",
@@ -875,6 +899,8 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no Gated DeltaNet (\"gated_deltanet\")"), /* FEAT_DELTANET */
 	N_("it has no multi-head latent attention (\"mla\")"), /* FEAT_MLA */
 	N_("its MLA query is not compressed (no \"q_lora_rank\")"), /* FEAT_MLA_QLORA */
+	N_("its attention is not gated (no \"W_gate\")"), /* FEAT_GATED */
+	N_("its QK-norm is per head (\"qk_norm\" without \"over\": \"projection\")"), /* FEAT_QK_NORM_PROJ */
 };
 
 const char *feature_absent(FeatureSet feat)

@@ -39,6 +39,7 @@ typedef enum Stage {
 	STAGE_LINEAR_STATE, /* the same outputs from the d_k × d_v state φ(K)ᵀV, without the n × n matrix */
 	STAGE_DELTANET,    /* Gated DeltaNet's recurrence (Qwen3-Next), token by token and in chunks */
 	STAGE_CONCAT,
+	STAGE_GATE,        /* gated attention (Qwen3-Next): concat ⊙ σ(x·W_gate), what W_o then reads */
 	STAGE_OUTPUT,
 	STAGE_RESIDUAL1,   /* x + attention */
 	STAGE_NORM1_POST,  /* "norm1" of a post-norm block: N1(residual1) */
@@ -106,6 +107,8 @@ typedef enum AttnMatrix {
 	AM_W_QA, AM_Q_A_NORM, AM_W_QB, AM_W_KVA, AM_KV_A_NORM, AM_W_KVB,
 	AM_C_Q, AM_C_KV, AM_K_PE, AM_Q_NOPE, AM_Q_PE, AM_K_PE_ROT,
 	AM_Q_TILDE, AM_ABSORBED, AM_ABSORBED_OUT, AM_MLA_DIFF, AM_KV_CACHE,
+	/* gated attention (issue 23 §6, Qwen3-Next): its weights, the gate's logits, σ of them, concat ⊙ σ */
+	AM_W_GATE, AM_GATE, AM_GATE_SIG, AM_GATED,
 	AM_COUNT
 } AttnMatrix;
 
@@ -147,7 +150,9 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_DELTANET    ((FeatureSet)1 << 30) /* Gated DeltaNet beside softmax's ("gated_deltanet") */
 #define FEAT_MLA         ((FeatureSet)1 << 31) /* multi-head latent attention ("mla", DeepSeek-V2/V3) */
 #define FEAT_MLA_QLORA   ((FeatureSet)1 << 32) /* MLA with a compressed query ("mla": {"q_lora_rank"}) */
-#define FEAT_COUNT       33
+#define FEAT_GATED       ((FeatureSet)1 << 33) /* gated attention: concat ⊙ σ(x·W_gate) before W_o ("W_gate", Qwen3-Next) */
+#define FEAT_QK_NORM_PROJ ((FeatureSet)1 << 34) /* QK-norm over the whole projection, all heads at once (OLMo 2: "over": "projection") */
+#define FEAT_COUNT       35
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -180,6 +185,8 @@ typedef enum Dim {
 	DIM_KVA,     /* kv_lora_rank + qk_rope_head_dim: W_kva's columns */
 	DIM_KVB,     /* heads · (qk_nope_head_dim + v_head_dim): W_kvb's columns */
 	DIM_FOUR,    /* 4: the cache table's rows (MHA, GQA, MQA, MLA) and columns */
+	DIM_QNORM,   /* QK-norm's q weights: d_k (per head, Qwen3) or h·d_k (the whole projection, OLMo 2) */
+	DIM_KNORM,   /* and its k weights: d_k or g·d_k */
 	DIM_COUNT
 } Dim;
 

@@ -52,7 +52,8 @@ typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 /* ACT_GELU: x·Φ(x) (erf); ACT_GELU_TANH: GPT-2's gelu_new, ½x(1 + tanh(√(2/π)(x + 0.044715x³))). */
 typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH } Activation;
 /* QK-norm (issue 21, Qwen3; issue 23 adds the other forms): QK_NORM_HEAD is RMSNorm over each head's d_k of q and k, after the projection and before RoPE. */
-typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD } QkNorm;
+/* QK_NORM_PROJ (OLMo 2): RMSNorm over a whole row of q (h·d_k numbers) and of k (g·d_k), before the split into heads. */
+typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_PROJ } QkNorm;
 /* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
 typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
 
@@ -211,6 +212,7 @@ typedef struct LayerParams {
 	 * A_log and dt_bias (1 × heads); chunk_size, the chunked form's (engine/variants/deltanet.c) */
 	Mat gdn_W_a, gdn_W_b, gdn_A_log, gdn_dt_bias;
 	int gdn_chunk;
+	Mat W_gate;       /* gated attention (issue 23 §6, Qwen3-Next): d_model × h·d_v, gated = concat ⊙ σ(x·W_gate), else empty */
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	MlaParams mla;    /* multi-head latent attention (issue 24 §1), mla.on 0 without */
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */

@@ -35,7 +35,8 @@
 	X(deltanet)         \
 	X(mla)               \
 	X(mla_heads)         \
-	X(mla_absorb)
+	X(mla_absorb)        \
+	X(gated)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
@@ -63,7 +64,7 @@ typedef struct AttnVariant {
 	 */
 	double (*score_bias)(const Attn *a, int h, int i, int j);
 	AttnMatrix bias_matrix, biased_matrix;
-	/* Matrices the scores read instead of the core's (Q → Q_rot): pairs { core, its }, ending with AM_COUNT. */
+	/* Matrices the scores read instead of the core's (Q → Q_rot), or W_o instead of concat (gated): pairs { core, its }, ending with AM_COUNT. */
 	const AttnMatrix (*reads)[2];
 	/*
 	 * The same turn on one head's row x (d_k numbers) of a query (key 0) or a key (key 1) at position pos
