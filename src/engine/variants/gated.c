@@ -76,7 +76,7 @@ static void explain_gate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	strbuf_printf(b, "gated = concat %s %s(gate) = %s %s %s = %s\n", celltext_sym(utf8, "\u00d7", "*"),
 	              celltext_sym(utf8, "\u03c3", "sigmoid"), celltext_num(x1, c, utf8), celltext_sym(utf8, "\u00d7", "*"),
 	              celltext_num(x2, s, utf8), celltext_num(x4, MAT_AT(a->gated, i, j), utf8));
-	strbuf_printf(b, _("(head %d's output, column %d, scaled down by token %d's own gate before W_o mixes the heads)\n"),
+	strbuf_printf(b, _("(head %d's output, column %d, times token %d's own gate before W_o mixes the heads)\n"),
 	              j / lp->d_v, j % lp->d_v, i);
 }
 
