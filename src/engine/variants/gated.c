@@ -66,8 +66,8 @@ static void explain_gate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 		              j, j / lp->d_v, j % lp->d_v);
 		return;
 	}
-	strbuf_printf(b, "%s(%s) = 1 / (1 + e^(%s%s)) = %s\n", celltext_sym(utf8, "\u03c3", "sigmoid"), celltext_num(x1, g, utf8),
-	              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, g, utf8), celltext_num(x3, s, utf8));
+	strbuf_printf(b, "%s(%s) = 1 / (1 + e^(%s)) = %s\n", celltext_sym(utf8, "\u03c3", "sigmoid"), celltext_num(x1, g, utf8),
+	              celltext_num(x2, -g, utf8), celltext_num(x3, s, utf8));
 	if (which == AM_GATE_SIG) {
 		strbuf_printf(b, _("(%s of column %d of concat passes on: near 1 when the gate's logit is large, near 0 when it is very negative)\n"),
 		              celltext_num(x1, s, utf8), j);

@@ -139,8 +139,11 @@ static void explain_qk_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 	              matrix_name(q ? AM_Q_NORM_W : AM_K_NORM_W), c, celltext_num(x1, x[c], utf8), celltext_num(x2, rms, utf8),
 	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x3, w->a[c], utf8),
 	              celltext_num(x5, x[c] * (1.0 / rms) * w->a[c], utf8));
-	strbuf_printf(b, _("(every head's row now has the same root mean square before the weights: a score q%sk cannot grow only because W_q or W_k did)\n"),
-	              celltext_sym(utf8, "\u00b7", "."));
+	if (cfg->qk_norm == QK_NORM_PROJ)
+		strbuf_printf(b, _("(the whole row now has root mean square 1 before the weights; one head's part of it may still be larger than another's)\n"));
+	else
+		strbuf_printf(b, _("(every head's row now has the same root mean square before the weights: a score q%sk cannot grow only because W_q or W_k did)\n"),
+		              celltext_sym(utf8, "\u00b7", "."));
 }
 
 /* The head's row of Q or K it normalised, and the weight of its column. */
