@@ -1,6 +1,6 @@
 #!/bin/sh
 # t_gated.sh: gated attention (issue 23 §6, Qwen3-Next) and QK-norm over the
-# whole projection (issue 23 §1, OLMo 2) in the plain REPL — each explanation
+# whole projection (issue 23 §1, OLMo 2), and a block whose norms follow each sublayer (OLMo 2), in the plain REPL — each explanation
 # says the arithmetic with the lesson's own numbers, an edit of W_gate reruns
 # the gate, and a compare without the gate keeps concat. The numbers
 # themselves are PyTorch's (t_golden.sh: tests/golden/gated).
@@ -33,6 +33,7 @@ explains "QK-norm over the projection: the whole row's RMS" tests/golden/gated/q
 	'= x_5 / rms * q_norm[5] = 1.36794 / 5.79961 * 0.533825 = 0.125912' 'the whole row now has root mean square 1'
 explains "QK-norm over the projection: its formula" tests/golden/gated/qknorm_projection.json 'goto qk_norm\n' \
 	'QK-norm over the projection (OLMo 2): each whole row x of Q (and K), all heads at once'
-expect "decode on is refused with QK-norm over the projection" \
-	'printf "decode on\n" | "$ATTNVIZ" --plain tests/golden/gated/qknorm_projection.json 2>&1 | grep -q "cannot take QK-norm over the whole projection"'
+explains "a block with its norms after each sublayer (OLMo 2): norm1 of the attention's output, then the residual" \
+	tests/golden/gated/olmo2_after_qknorm.json 'goto residual1\nexplain norm1 1 0\nexplain residual1 1 0\n' \
+	'residual1 = x + norm1' '= X + norm1 = ' ': the residual keeps the rows it started from'
 finish

@@ -53,7 +53,7 @@ static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Lesson *l)
 {
-	static const char *const places[] = { "post", "pre", "none", NULL };
+	static const char *const places[] = { "post", "pre", "none", "after", NULL }; /* NormPlace's order */
 	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
 	/* the Activation enum's order; "gelu_new" is transformers' name of "gelu_tanh" */
 	static const char *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_new", NULL };

@@ -311,13 +311,6 @@ int li_check_shapes(Ctx *c, Shapes *s)
 			goto out;
 		}
 		path_set(c, base);
-		if (s->qk_norm == QK_NORM_PROJ) {
-			AT("qk_norm");
-			path_key(c, "over");
-			fail(c, _("decoding token by token turns one head's row at a time: it cannot take QK-norm over the whole "
-			          "projection yet (leave out \"decode\", or \"over\")"));
-			goto out;
-		}
 		if (s->rope && s->rope_dynamic) {
 			AT("rope");
 			path_key(c, "scaling");
@@ -438,7 +431,7 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	if (s->block) {
 		out->features |= FEAT_BLOCK;
 		if (s->norm != NORM_NONE)
-			out->features |= FEAT_NORM | (s->norm == NORM_PRE ? FEAT_PRENORM : FEAT_POSTNORM);
+			out->features |= FEAT_NORM | (s->norm == NORM_PRE ? FEAT_PRENORM : s->norm == NORM_AFTER ? FEAT_NORM_AFTER : FEAT_POSTNORM);
 		if (s->norm_kind == NORM_LAYERNORM)
 			out->features |= FEAT_LAYERNORM;
 		if (s->has_ffn)

@@ -137,7 +137,7 @@ static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *bet
 /* A layer's own keys (format 2): biases and its block; the stack's final norm with the top level's block. */
 static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, double qk_eps)
 {
-	static const char *const places[] = { "post", "pre", "none" }, *const kinds[] = { "layernorm", "rmsnorm" },
+	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm" },
 	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh" };
 	const Block *b = &p->block;
 	cJSON *bj;

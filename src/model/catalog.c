@@ -626,12 +626,28 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "A last learned matrix W_o mixes the heads into the output.",
 		.blurb_zh = "最后一个可学习的矩阵 W_o 把各个头混合成输出。",
 	},
+	[STAGE_NORM1_AFTER] = {
+		.map = "N1",
+		.name = "norm1", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_NORM_AFTER,
+		.instead = STAGE_OUTPUT,
+		PANES({ .matrix = AM_OUTPUT }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(output)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm1 = N1(output)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm1 = N1(output)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm1 = N1(output)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("norm after the sublayer (OLMo 2): norm1 = N1(the attention's output), before the residual"),
+		.blurb_en = "OLMo 2 normalises what the attention adds, not the rows it adds it to: the attention's output is RMS-normalised, then added to x.",
+		.blurb_zh = "OLMo 2 归一化的是注意力加上去的内容，而不是被加的那些行：先把注意力的输出做 RMS 归一化，再加到 x 上。",
+	},
 	[STAGE_RESIDUAL1] = {
 		.map = "+",
 		.name = "residual1", .requires = FEAT_BLOCK,
 		.instead = STAGE_OUTPUT,
-		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT }, { .matrix = AM_RESIDUAL1 }),
-		.formula = { { 0, 0, N_("residual1 = x + attention(\u2026)   (the input rows, plus what attention adds)"),
+		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT, .unless = FEAT_NORM_AFTER }, { .matrix = AM_NORM1, .requires = FEAT_NORM_AFTER },
+		      { .matrix = AM_RESIDUAL1 }),
+		.formula = { { FEAT_NORM_AFTER, 0, "residual1 = x + norm1", "residual1 = x + norm1" },
+		             { 0, 0, N_("residual1 = x + attention(\u2026)   (the input rows, plus what attention adds)"),
 		               N_("residual1 = x + attention(...)   (the input rows, plus what attention adds)") } },
 		.what = N_("x + the attention's output"),
 		.blurb_en = "The residual adds the attention's output to the rows it started from, so nothing of the input is lost.",
@@ -670,7 +686,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "ffn_hidden", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
-		      { .matrix = AM_RESIDUAL1, .unless = FEAT_NORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
+		      { .matrix = AM_RESIDUAL1, .unless = FEAT_PRENORM | FEAT_POSTNORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
 		      { .matrix = AM_FFN_HIDDEN }),
 		.formula = { { FEAT_SWIGLU, 0, N_("ffn_hidden = x\u00b7W_1 + b_1   ffn_gate = x\u00b7W_3 + b_3   (each row on its own)"),
 		               N_("ffn_hidden = x.W_1 + b_1   ffn_gate = x.W_3 + b_3   (each row on its own)") },
@@ -702,13 +718,29 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "The second layer brings every row back to d_model numbers.",
 		.blurb_zh = "第二层把每一行变回 d_model 个数。",
 	},
+	[STAGE_NORM2_AFTER] = {
+		.map = "N2",
+		.name = "norm2", .requires = FEAT_FFN | FEAT_NORM | FEAT_NORM_AFTER,
+		.instead = STAGE_FFN_OUT,
+		PANES({ .matrix = AM_FFN_OUT }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(ffn_out)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm2 = N2(ffn_out)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm2 = N2(ffn_out)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm2 = N2(ffn_out)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("norm after the sublayer (OLMo 2): norm2 = N2(ffn_out), before the residual"),
+		.blurb_en = "The FFN's output is normalised too before it is added: each sublayer adds rows of a controlled size, whatever its weights.",
+		.blurb_zh = "前馈网络的输出在加上去之前也要归一化：不管权重多大，每个子层加上去的行大小都受到控制。",
+	},
 	[STAGE_RESIDUAL2] = {
 		.map = "+",
 		.name = "residual2", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1,
-		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM }, { .matrix = AM_FFN_OUT },
+		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM },
+		      { .matrix = AM_FFN_OUT, .unless = FEAT_NORM_AFTER }, { .matrix = AM_NORM2, .requires = FEAT_NORM_AFTER },
 		      { .matrix = AM_RESIDUAL2 }),
 		.formula = { { FEAT_POSTNORM, 0, "residual2 = norm1 + ffn_out", "residual2 = norm1 + ffn_out" },
+		             { FEAT_NORM_AFTER, 0, "residual2 = residual1 + norm2", "residual2 = residual1 + norm2" },
 		             { 0, 0, "residual2 = residual1 + ffn_out", "residual2 = residual1 + ffn_out" } },
 		.what = N_("the FFN's input + ffn_out"),
 		.blurb_en = "The second residual: the FFN's input plus what the FFN adds.",
@@ -901,6 +933,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its MLA query is not compressed (no \"q_lora_rank\")"), /* FEAT_MLA_QLORA */
 	N_("its attention is not gated (no \"W_gate\")"), /* FEAT_GATED */
 	N_("its QK-norm is per head (\"qk_norm\" without \"over\": \"projection\")"), /* FEAT_QK_NORM_PROJ */
+	N_("its block's norms are not after each sublayer (\"norm\": \"after\")"), /* FEAT_NORM_AFTER */
 };
 
 const char *feature_absent(FeatureSet feat)

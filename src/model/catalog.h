@@ -41,12 +41,14 @@ typedef enum Stage {
 	STAGE_CONCAT,
 	STAGE_GATE,        /* gated attention (Qwen3-Next): concat ⊙ σ(x·W_gate), what W_o then reads */
 	STAGE_OUTPUT,
+	STAGE_NORM1_AFTER, /* "norm1" of a block whose norms follow each sublayer (OLMo 2): N1(attention's output) */
 	STAGE_RESIDUAL1,   /* x + attention */
 	STAGE_NORM1_POST,  /* "norm1" of a post-norm block: N1(residual1) */
 	STAGE_NORM2_PRE,   /* "norm2" of a pre-norm block: the FFN reads N2(residual1) */
 	STAGE_FFN_HIDDEN,
 	STAGE_ACTIVATION,
 	STAGE_FFN_OUT,
+	STAGE_NORM2_AFTER, /* "norm2" after the FFN (OLMo 2): N2(ffn_out) */
 	STAGE_RESIDUAL2,   /* the FFN's input + FFN */
 	STAGE_NORM2_POST,  /* "norm2" of a post-norm block */
 	STAGE_DECODE,      /* generation one token at a time with a KV cache */
@@ -152,7 +154,8 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_MLA_QLORA   ((FeatureSet)1 << 32) /* MLA with a compressed query ("mla": {"q_lora_rank"}) */
 #define FEAT_GATED       ((FeatureSet)1 << 33) /* gated attention: concat ⊙ σ(x·W_gate) before W_o ("W_gate", Qwen3-Next) */
 #define FEAT_QK_NORM_PROJ ((FeatureSet)1 << 34) /* QK-norm over the whole projection, all heads at once (OLMo 2: "over": "projection") */
-#define FEAT_COUNT       35
+#define FEAT_NORM_AFTER  ((FeatureSet)1 << 35) /* the block normalises each sublayer's output before its residual ("norm": "after", OLMo 2) */
+#define FEAT_COUNT       36
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {

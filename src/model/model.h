@@ -47,7 +47,8 @@ typedef struct MaskPart {
 	int window;           /* MASK_WINDOW: query i sees key j iff j ≤ i and i − j < window */
 	Mat matrix;           /* 1 × m (padding) or n × m (matrix) of 0/1; else empty */
 } MaskPart;
-typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
+/* NORM_AFTER (OLMo 2): each sublayer's output normalised before its residual add: x + N1(attn(x)), then h + N2(ffn(h)). */
+typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE, NORM_AFTER } NormPlace;
 typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 /* ACT_GELU: x·Φ(x) (erf); ACT_GELU_TANH: GPT-2's gelu_new, ½x(1 + tanh(√(2/π)(x + 0.044715x³))). */
 typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH } Activation;
@@ -65,6 +66,8 @@ typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
  *   pre-norm:  norm1 = N1(x);  residual1 = x + attn(norm1);
  *              norm2 = N2(residual1);  residual2 = residual1 + ffn(norm2) = output
  *   none:      residual1 = x + attn(x);  residual2 = residual1 + ffn(residual1) = output
+ *   after:     norm1 = N1(attn(x));  residual1 = x + norm1;
+ *              norm2 = N2(ffn(residual1));  residual2 = residual1 + norm2 = output   (OLMo 2)
  */
 typedef struct Block {
 	int present;          /* the layer has a block (else it is attention alone, as in version 1) */

@@ -54,6 +54,18 @@ unchanged; this script replaces its attention(). The lines followed
   i.e. one RMSNorm over all heads' h·d_k numbers of a row (k: g·d_k),
   before the split into heads and before RoPE ("qk_norm": {"over":
   "projection"}).                                             -> attention(): "Q_norm", "K_norm"
+    Olmo2DecoderLayer.forward (the block's "norm": "after"):
+        residual = hidden_states
+        hidden_states, _ = self.self_attn(hidden_states=hidden_states, ...)
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = residual + hidden_states
+        residual = hidden_states
+        hidden_states = self.mlp(hidden_states)
+        hidden_states = self.post_feedforward_layernorm(hidden_states)
+        hidden_states = residual + hidden_states                  -> layer(): "norm1" ... "residual2"
+  With "decode", each decoded row equals the full computation's row (the
+  cache holds keys 0 … t), as make_reference_softcap.py's reference says;
+  with "backward", every gradient is torch.autograd's (v4's grads()).
 
 Cross-checks (stderr): σ again as 1 / (1 + e^−x) with math.exp, cell by
 cell, and gated = concat · σ; the gate again from W_gate directly (x·W_gate
@@ -161,16 +173,82 @@ def attention(x, p, s, out, checks):
 
 
 v4.attention = attention   # v4.layer() now calls this one
-_v4_read_lesson = v4.read_lesson
+_v4_read_lesson, _v4_layer, _v4_reference = v4.read_lesson, v4.layer, v4.reference
+
+
+def layer(x, p, s, out, checks):
+    """Olmo2DecoderLayer.forward: each sublayer's output normalised before its residual add ("norm": "after")."""
+    if s.get("block_norm") != "after" or not p.get("block"):
+        return _v4_layer(x, p, s, out, checks)
+    at = out["attn"] = {}
+    a = attention(x, p, s, at, checks)                          # self.self_attn(hidden_states)
+    n1 = v4.norm(a, s, p["ln1_gamma"], p.get("ln1_beta"))       # self.post_attention_layernorm(...)
+    r1 = x + n1                                                  # residual + hidden_states
+    f, hidden, act = v4.ffn(r1, p, s)                            # self.mlp(hidden_states)
+    n2 = v4.norm(f, s, p["ln2_gamma"], p.get("ln2_beta"))       # self.post_feedforward_layernorm(...)
+    r2 = r1 + n2
+    if checks is not None and s["norm_kind"] == "rmsnorm":
+        loop = torch.zeros_like(a)
+        for i in range(a.shape[0]):
+            r = math.sqrt(sum(float(c) ** 2 for c in a[i]) / a.shape[1] + s["eps"])
+            loop[i] = a[i] / r * p["ln1_gamma"]
+        agree("post_attention_layernorm loop", loop, n1)
+        checks.add("norm_after")
+    out.update(norm1=n1, residual1=r1, ffn_hidden=hidden, ffn_act=act, ffn_out=f, norm2=n2, residual2=r2, output=r2)
+    return r2
+
+
+v4.layer = layer
+
+
+def block_grads(L, s, params):
+    """With "backward": {"target": …} in a one-layer block lesson: ½ Σ (output − target)², every gradient by autograd,
+    under the keys of a block lesson's dump (grad.layers[0], its attention's under "attn")."""
+    p = params[0]
+    keys = {"W_q": "W_q", "W_k": "W_k", "W_v": "W_v", "W_o": "W_o", "ln1_gamma": "ln1_gamma", "ln1_beta": "ln1_beta",
+            "ln2_gamma": "ln2_gamma", "ln2_beta": "ln2_beta", "W_1": "ffn_W_1", "W_2": "ffn_W_2"}
+    for key in keys:
+        if p.get(key) is not None:
+            p[key] = p[key].clone().requires_grad_(True)
+    x0 = T(L["X"]).requires_grad_(True)
+    out = v4.forward_with_x(dict(L, X=x0), s, params, x0)
+    lo = out["layers"][0]
+    for t in (lo["attn"]["Q"], lo["attn"]["K"], lo["norm1"], lo["residual1"], lo["ffn_out"]):
+        t.retain_grad()
+    loss = 0.5 * ((out["output"] - T(L["backward"]["target"])) ** 2).sum()
+    loss.backward()
+    lay = {"attn": {"Q": lo["attn"]["Q"].grad, "K": lo["attn"]["K"].grad}, "norm1": lo["norm1"].grad,
+           "residual1": lo["residual1"].grad, "ffn_out": lo["ffn_out"].grad}
+    for key, name in keys.items():
+        if p.get(key) is not None:
+            (lay["attn"] if key in ("W_q", "W_k", "W_v", "W_o") else lay)[name] = p[key].grad
+    return {"X": x0.grad, "layers": [lay]}
+
+
+def reference(path, override=None):
+    """v4's reference through this script's layer and attention, and the decoded rows (equal to the full ones)."""
+    ref = _v4_reference(path, override)
+    L, s, params = read_lesson(path, override)
+    if "backward" in L and ref.get("layers"):   # a block's gradients, where a block lesson's dump has them
+        ref["grad"] = v4.plain(block_grads(L, s, params))
+    if L.get("decode") and not ref.get("layers"):
+        ref["decode"] = [{"t": t, "heads": [{"weights": [hd["weights"][t][: t + 1]]} for hd in ref["heads"]],
+                          "output": [ref["output"][t]]} for t in range(ref["n"])]
+    return ref
 
 
 def read_lesson(path, override=None):
-    L, s, params = _v4_read_lesson(path, override)
     with open(path) as f:
         J = json.load(f)
     if override is not None:
         J.update({k: val for k, val in override.items() if k != "label"})
+    o = dict(override or {})
+    if (J.get("block") or {}).get("norm") == "after":   # v4 reads pre-norm blocks: the same block, read as one
+        o["block"] = dict(J["block"], norm="pre")
+    L, s, params = _v4_read_lesson(path, o or override)
+    L["block"] = J.get("block")
     s["qk_over"] = (J.get("qk_norm") or {}).get("over", "head")
+    s["block_norm"] = (J.get("block") or {}).get("norm", "post")
     for p, lay in zip(params, J.get("layers") or [{}]):
         m = dict(J)
         m.update(lay)
@@ -181,6 +259,7 @@ def read_lesson(path, override=None):
 
 
 v4.read_lesson = read_lesson   # v4.reference() reads through this one
+v4.reference = reference       # and compare variants come back through this one
 
 
 # ------------------------------------------------------------------ the lessons
@@ -247,6 +326,41 @@ def lessons(folder):
     top["qk_norm"] = dict(l0["qk_norm"], over="projection", eps=1e-5)
     top["layers"] = [{}, l1]
     out["qknorm_projection_gqa_gated"] = top
+    # 6. OLMo-2-shaped: norms after each sublayer ("norm": "after"), QK-norm over the projection, RoPE, causal,
+    #    two RMSNorm/SwiGLU layers with their own weights, the final norm and an LM head; a compare in pre-norm.
+    n, d, h, dk, ff, voc = 5, 8, 2, 4, 12, 6
+    l0, l1 = [pre_layer(g, d, h, h, dk, ff, h * dk, h * dk, 1.0, 1.0) for _ in range(2)]
+    for lay in (l0, l1):
+        del lay["W_gate"], lay["kv_heads"]
+        lay["block"]["norm"] = "after"
+    top = {"attnviz": 2, "title": {"en": "OLMo 2's layer: norms after each sublayer, QK-norm over the projection",
+                                   "zh": "OLMo 2 的层：每个子层之后归一化，对投影做 QK-norm"},
+           "tokens": ["The", " cat", " sat", " on", " the"], "X": rnd(g, n, d), "mask": "causal", "rope": True}
+    top.update(l0)
+    top["qk_norm"] = dict(l0["qk_norm"], over="projection", eps=1e-6)
+    top["block"] = dict(l0["block"], final_norm={"gamma": rvec(g, d)})
+    top["layers"] = [{}, l1]
+    top.update({"vocab": ["<eos>", "The", " cat", " sat", " on", " the"], "unembed": rnd(g, voc, d), "top_k": 3})
+    out["olmo2_after_qknorm"] = top
+    # 7. The gradients through norms after each sublayer (LayerNorm with beta, relu), one layer, two heads.
+    n, d, h, dk, ff = 4, 4, 2, 2, 6
+    out["after_backward"] = {
+        "attnviz": 2, "title": {"en": "The gradients through norms after each sublayer", "zh": "穿过子层之后归一化的梯度"},
+        "tokens": ["p", "q", "r", "s"], "X": rnd(g, n, d), "heads": h, "W_q": rnd(g, d, h * dk), "W_k": rnd(g, d, h * dk),
+        "W_v": rnd(g, d, h * dk), "W_o": rnd(g, h * dk, d), "mask": "causal",
+        "block": {"norm": "after", "norm_kind": "layernorm", "ln1": {"gamma": rvec(g, d), "beta": rvec(g, d, -0.3, 0.3)},
+                  "ln2": {"gamma": rvec(g, d), "beta": rvec(g, d, -0.3, 0.3)},
+                  "ffn": {"W_1": rnd(g, d, ff), "W_2": rnd(g, ff, d), "activation": "relu"}},
+        "backward": {"target": rnd(g, n, d)}}
+    # 8. Decoding with QK-norm over the projection and GQA: each step's whole q and k rows normalised at once.
+    n, d, h, kv, dk = 5, 4, 2, 1, 2
+    out["qknorm_projection_decode"] = {
+        "attnviz": 2, "title": {"en": "QK-norm over the projection, decoded with a KV cache",
+                                "zh": "对投影的 QK-norm：用 KV 缓存逐词解码"},
+        "tokens": ["t0", "t1", "t2", "t3", "t4"], "X": rnd(g, n, d), "heads": h, "kv_heads": kv,
+        "W_q": rnd(g, d, h * dk, 2.0), "W_k": rnd(g, d, kv * dk, 2.0), "W_v": rnd(g, d, kv * dk), "W_o": rnd(g, h * dk, d),
+        "mask": "causal", "rope": True, "decode": True,
+        "qk_norm": {"over": "projection", "q": rvec(g, h * dk), "k": rvec(g, kv * dk)}}
     write_lessons(folder, out)
 
 

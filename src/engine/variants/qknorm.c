@@ -78,16 +78,18 @@ static void qk_norm_backward(const Attn *a, Mat *dq, Mat *dk)
 	qk_norm_back_rows(&a->K, dk, a->K.cols / wk, wk, &lp->k_norm, cfg->qk_norm_eps);
 }
 
-/* Decoding: one head's row of token pos's q (q_norm's weights) or k (k_norm's), normalised in place. */
-static void qk_norm_turn(const Attn *a, double *x, int pos, int key)
+/* Decoding: token pos's whole row of q (len = h·d_k, q_norm's weights) or k (g·d_k, k_norm's), normalised in place head by head, or all at once over the projection. */
+static void qk_norm_turn(const Attn *a, double *x, int len, int pos, int key)
 {
 	const LayerParams *lp = attn_params(a);
+	const int w = attn_config(a)->qk_norm == QK_NORM_PROJ ? len : lp->d_k;
 
 	(void)pos;
-	attn_norm_row(x, x, lp->d_k, 1, attn_config(a)->qk_norm_eps, key ? lp->k_norm.a : lp->q_norm.a, NULL, NULL);
+	for (int c0 = 0; c0 + w <= len; c0 += w)
+		attn_norm_row(x + c0, x + c0, w, 1, attn_config(a)->qk_norm_eps, key ? lp->k_norm.a : lp->q_norm.a, NULL, NULL);
 }
 
-/* Its weights are one head's width (over the projection: Q's and K's), and decoding turns a head at a time. */
+/* Its weights are one head's width (over the projection: Q's and K's rows'). */
 static const char *qk_norm_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int proj = cfg->qk_norm == QK_NORM_PROJ;
@@ -97,7 +99,7 @@ static const char *qk_norm_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return NULL;
 	if (lp->q_norm.rows != 1 || lp->q_norm.cols != (proj ? lp->heads * lp->d_k : lp->d_k) || lp->q_norm.a == NULL ||
 	    lp->k_norm.rows != 1 || lp->k_norm.cols != (proj ? g * lp->d_k : lp->d_k) || lp->k_norm.a == NULL ||
-	    !(cfg->qk_norm_eps >= 0.0) || (proj && cfg->decode))
+	    !(cfg->qk_norm_eps >= 0.0))
 		return "qk_norm";
 	return NULL;
 }
@@ -168,7 +170,7 @@ const AttnVariant variant_qknorm = {
 	.explain = explain_qk_norm,
 	.operands = operands_qk_norm,
 	.reads = qk_norm_reads,
-	.turn_row = qk_norm_turn,
+	.turn_whole = qk_norm_turn,
 	.backward = qk_norm_backward,
 	.fault = qk_norm_fault,
 	.same = qk_norm_same,

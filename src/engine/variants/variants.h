@@ -72,6 +72,8 @@ typedef struct AttnVariant {
 	 * is what the variants after it made (attn_reads_after: QK-norm before RoPE).
 	 */
 	void (*turn_row)(const Attn *a, double *x, int pos, int key);
+	/* Instead of turn_row, the turn of a whole row x (len numbers: h·d_k of a query, g·d_k of a key): QK-norm over the projection. */
+	void (*turn_whole)(const Attn *a, double *x, int len, int pos, int key);
 	/* The gradients at its reads (dQ_rot, dK_rot in dq, dk) back to the core's matrices (dQ, dK), in place. */
 	void (*backward)(const Attn *a, Mat *dq, Mat *dk);
 	/* Its own state of a computation (a->shape and sizes set): 0, or -1 out of memory; and its release. */
