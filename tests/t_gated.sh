@@ -36,4 +36,16 @@ explains "QK-norm over the projection: its formula" tests/golden/gated/qknorm_pr
 explains "a block with its norms after each sublayer (OLMo 2): norm1 of the attention's output, then the residual" \
 	tests/golden/gated/olmo2_after_qknorm.json 'goto residual1\nexplain norm1 1 0\nexplain residual1 1 0\n' \
 	'residual1 = x + norm1' '= X + norm1 = ' ': the residual keeps the rows it started from'
+# the olmo2 loader (tests/models/olmo2_qknorm_after; its numbers: t_models.sh): errors name the key or the tensor
+cp -r tests/models/olmo2_qknorm_after "$tmp/olmo"
+sed 's/"model_type": "olmo2"/"model_type": "olmo"/' tests/models/olmo2_qknorm_after/config.json >"$tmp/olmo/config.json"
+expect "olmo2 loader: an unknown model_type is refused at model_type, olmo2 suggested" \
+	'"$ATTNVIZ" --model "$tmp/olmo" --ids 7 --dump 2>&1 >/dev/null | grep -qF "config.json: model_type: \"olmo\" is not a model attnviz computes yet (it computes gpt2, llama, qwen2, qwen3 and olmo2) (did you mean \"olmo2\"?)"'
+sed 's/"num_key_value_heads": 2/"num_key_value_heads": 4/' tests/models/olmo2_qknorm_after/config.json >"$tmp/olmo/config.json"
+expect "olmo2 loader: a config that contradicts the weights names the tensor and the keys" \
+	'"$ATTNVIZ" --model "$tmp/olmo" --ids 7 --dump 2>&1 >/dev/null | grep -qF "tensor \"model.layers.0.self_attn.k_proj.weight\" has shape [12, 24], but config.json'"'"'s sizes (num_key_value_heads, head_dim, hidden_size) make it [24, 24]"'
+cp tests/models/olmo2_qknorm_after/config.json "$tmp/olmo/config.json"
+printf 'goto norm1\n' | "$ATTNVIZ" --model "$tmp/olmo" --ids 7,20,30 --plain >"$tmp/olmo.out" 2>"$err"
+expect "olmo2 loader: its layers' norm1 is N1 of the attention's output, before the residual" \
+	'grep -qF "norm1 = N1(output)   RMSNorm" "$tmp/olmo.out" && grep -qF "x -> attention -> [N1] -> + -> FFN -> N2 -> +" "$tmp/olmo.out"'
 finish
