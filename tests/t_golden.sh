@@ -35,13 +35,15 @@ for lesson in tests/golden/*.json; do
 	golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
 done
 
-# golden_dir VERSION: every lesson of tests/golden/VERSION passes --check and dumps its NAME.ref.json
+# golden_dir VERSION [JSONCMP OPTION...]: every lesson of tests/golden/VERSION passes --check and dumps its NAME.ref.json
 golden_dir() {
-	for lesson in tests/golden/$1/*.json; do
+	g_dir=$1
+	shift
+	for lesson in tests/golden/$g_dir/*.json; do
 		case $lesson in *.ref.json) continue ;; esac
-		name=$1/$(basename "$lesson" .json)
+		name=$g_dir/$(basename "$lesson" .json)
 		expect "golden check $name" '"$ATTNVIZ" --check "$lesson" >/dev/null 2>"$err"'
-		golden "golden $name" "$lesson" "${lesson%.json}.ref.json"
+		golden "golden $name" "$lesson" "${lesson%.json}.ref.json" "$@"
 	done
 }
 # Version 2 (tests/golden/v2, made by make_reference_v2.py): the Transformer
@@ -125,6 +127,12 @@ saved_dir diffattn
 # key block, as gpt-oss's kernel adds it) and the sinks' own gradient and
 # training (tests/golden/sinksflash, made by make_reference_sinksflash.py).
 golden_dir sinksflash
+# Issue 23 §6's gated attention and §1's QK-norm over the whole projection (tests/golden/gated,
+# made by make_reference_gated.py following modeling_qwen3_next.py and modeling_olmo2.py):
+# every matrix within 1e-12, the loader's errors of gated/bad, and `save` writing the keys back.
+golden_dir gated --rtol 0 --atol 1e-12
+bad_lessons gated
+saved_dir gated
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

@@ -392,7 +392,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/linear.json");
 	assert_string_equal(session_next_lesson(&s), "diffattn");
 	free(s.source);
-	s.source = strdup("lessons/diffattn.json");                     /* the last one */
+	s.source = strdup("lessons/diffattn.json");
+	assert_string_equal(session_next_lesson(&s), "gated");
+	free(s.source);
+	s.source = strdup("lessons/gated.json");                        /* the last one */
 	assert_null(session_next_lesson(&s));
 	free(s.source);
 	s.source = strdup("mylesson.json");

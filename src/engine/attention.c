@@ -49,6 +49,7 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_Q_PE] = AT(Attn, q_pe), [AM_K_PE_ROT] = AT(Attn, k_pe_rot), [AM_Q_TILDE] = AT(Attn, q_tilde),
 	[AM_ABSORBED_OUT] = AT(Attn, absorbed_out), [AM_MLA_DIFF] = AT(Attn, mla_diff), [AM_KV_CACHE] = AT(Attn, kv_cache),
 	[AM_DIFF_LAMBDA] = AT(Attn, diff_lambda),
+	[AM_GATE] = AT(Attn, gate), [AM_GATE_SIG] = AT(Attn, gate_sig), [AM_GATED] = AT(Attn, gated),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -637,14 +638,19 @@ static void pass_concat(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			       (size_t)lp->d_v * sizeof(double));
 }
 
-/* Pass 9, output: output = concat · W_o  (n × h·d_v)·(h·d_v × d_out) = n × d_out; concat without W_o. */
+/*
+ * Pass 9, output: output = concat · W_o  (n × h·d_v)·(h·d_v × d_out) = n × d_out; concat without W_o.
+ * A variant may give W_o another matrix of concat's shape to read (variants.h: reads; gated attention's gated).
+ */
 static void pass_output(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
+	const Mat *in = attn_slot(a, attn_reads(a, AM_CONCAT), 0);
+
 	(void)cfg;
 	if (mat_empty(&lp->W_o))
-		memcpy(a->output.a, a->concat.a, (size_t)a->concat.rows * (size_t)a->concat.cols * sizeof(double));
+		memcpy(a->output.a, in->a, (size_t)in->rows * (size_t)in->cols * sizeof(double));
 	else
-		a->nonfinite |= mat_mul(&a->concat, &lp->W_o, &a->output);
+		a->nonfinite |= mat_mul(in, &lp->W_o, &a->output);
 	a->nonfinite |= add_bias(&a->output, &lp->b_o);
 }
 
@@ -728,7 +734,7 @@ double attn_silu(double x)
 	return x / (1.0 + exp(-x));
 }
 
-/* The rows the FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm). */
+/* The rows the FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm, or norms after each sublayer). */
 static const Mat *ffn_input(const Attn *a)
 {
 	const Block *b = &attn_params(a)->block;
@@ -743,11 +749,19 @@ static void pass_norm1_pre(Attn *a, const ModelConfig *cfg, const LayerParams *l
 	          &lp->block.ln1_beta);
 }
 
-/* residual1 (n × d_model) = x + output: the attention adds to the rows it started from. */
+/* Norms after each sublayer (OLMo 2): norm1 (n × d_model) = N1(output), what the residual adds. */
+static void pass_norm1_after(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	(void)cfg;
+	norm_rows(&a->output, &a->norm1, &a->norm1_stats, lp->block.norm_kind, lp->block.eps, &lp->block.ln1_gamma,
+	          &lp->block.ln1_beta);
+}
+
+/* residual1 (n × d_model) = x + output (x + norm1 with norms after each sublayer): the attention adds to the rows it started from. */
 static void pass_residual1(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	(void)cfg; (void)lp;
-	add_rows(&a->X, &a->output, &a->residual1);
+	(void)cfg;
+	add_rows(&a->X, lp->block.norm == NORM_AFTER ? &a->norm1 : &a->output, &a->residual1);
 }
 
 /* Post-norm: norm1 (n × d_model) = N1(residual1). */
@@ -803,11 +817,20 @@ static void pass_ffn_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	add_bias(&a->ffn_out, &lp->block.b_2);
 }
 
-/* residual2 (n × d_model) = the FFN's residual input (norm1 post-norm, else residual1) + ffn_out. */
+/* Norms after each sublayer (OLMo 2): norm2 (n × d_model) = N2(ffn_out), what the second residual adds. */
+static void pass_norm2_after(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	(void)cfg;
+	norm_rows(&a->ffn_out, &a->norm2, &a->norm2_stats, lp->block.norm_kind, lp->block.eps, &lp->block.ln2_gamma,
+	          &lp->block.ln2_beta);
+}
+
+/* residual2 (n × d_model) = the FFN's residual input (norm1 post-norm, else residual1) + ffn_out (norm2 after the FFN). */
 static void pass_residual2(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	(void)cfg;
-	add_rows(lp->block.norm == NORM_POST ? &a->norm1 : &a->residual1, &a->ffn_out, &a->residual2);
+	add_rows(lp->block.norm == NORM_POST ? &a->norm1 : &a->residual1,
+	         lp->block.norm == NORM_AFTER ? &a->norm2 : &a->ffn_out, &a->residual2);
 }
 
 /* Post-norm: norm2 (n × d_model) = N2(residual2), the layer's output. */
@@ -971,12 +994,14 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_CONCAT] = pass_concat,
 	[STAGE_OUTPUT] = pass_output,
 	[STAGE_NORM1_PRE] = pass_norm1_pre,
+	[STAGE_NORM1_AFTER] = pass_norm1_after,
 	[STAGE_RESIDUAL1] = pass_residual1,
 	[STAGE_NORM1_POST] = pass_norm1_post,
 	[STAGE_NORM2_PRE] = pass_norm2_pre,
 	[STAGE_FFN_HIDDEN] = pass_ffn_hidden,
 	[STAGE_ACTIVATION] = pass_activation,
 	[STAGE_FFN_OUT] = pass_ffn_out,
+	[STAGE_NORM2_AFTER] = pass_norm2_after,
 	[STAGE_RESIDUAL2] = pass_residual2,
 	[STAGE_NORM2_POST] = pass_norm2_post,
 	[STAGE_FINAL_NORM] = pass_final_norm,
@@ -1009,8 +1034,10 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED, AM_SINKS) } },
 	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
 	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },
-	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_W_O, AM_B_O) } },
-	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT) } },
+	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_GATED, AM_W_O, AM_B_O) } },
+	[STAGE_NORM1_AFTER] = { { AM_NORM1, MADE(AM_OUTPUT, AM_LN1_GAMMA, AM_LN1_BETA) },
+	                        { AM_NORM1_STATS, MADE(AM_OUTPUT, AM_LN1_GAMMA, AM_LN1_BETA) } },
+	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT, AM_NORM1) } },
 	[STAGE_NORM1_POST] = { { AM_NORM1, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) },
 	                       { AM_NORM1_STATS, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) } },
 	[STAGE_NORM2_PRE] = { { AM_NORM2, MADE(AM_RESIDUAL1, AM_LN2_GAMMA, AM_LN2_BETA) },
@@ -1019,7 +1046,9 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	                       { AM_FFN_GATE, MADE(FFN_IN, AM_W_3, AM_B_3) } },
 	[STAGE_ACTIVATION] = { { AM_FFN_ACT, MADE(AM_FFN_HIDDEN, AM_FFN_GATE) } },
 	[STAGE_FFN_OUT] = { { AM_FFN_OUT, MADE(AM_FFN_ACT, AM_W_2, AM_B_2) } },
-	[STAGE_RESIDUAL2] = { { AM_RESIDUAL2, MADE(AM_NORM1, AM_RESIDUAL1, AM_FFN_OUT) } },
+	[STAGE_NORM2_AFTER] = { { AM_NORM2, MADE(AM_FFN_OUT, AM_LN2_GAMMA, AM_LN2_BETA) },
+	                        { AM_NORM2_STATS, MADE(AM_FFN_OUT, AM_LN2_GAMMA, AM_LN2_BETA) } },
+	[STAGE_RESIDUAL2] = { { AM_RESIDUAL2, MADE(AM_NORM1, AM_RESIDUAL1, AM_FFN_OUT, AM_NORM2) } },
 	[STAGE_NORM2_POST] = { { AM_NORM2, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) },
 	                       { AM_NORM2_STATS, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) } },
 	[STAGE_FINAL_NORM] = { { AM_FINAL, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL_GAMMA, AM_FINAL_BETA) } },

@@ -160,6 +160,10 @@ typedef struct Attn {
 	Mat mla_diff;         /* 1 × 2: the largest |absorbed − scores| and |absorbed_out − weighted| */
 	Mat kv_cache;         /* 4 × 4: rows MHA, GQA, MQA, MLA; the lesson's numbers, bytes; DeepSeek-V3's numbers, bytes in 61 layers */
 	Mat diff_lambda;      /* 1 × 4: differential attention's e^(λ_q1·λ_k1), e^(λ_q2·λ_k2), λ_init, λ */
+	/* Gated attention (variants/gated.c; empty without "W_gate"): n × h·d_v each */
+	Mat gate;             /* x·W_gate, from the rows the queries come from */
+	Mat gate_sig;         /* σ(gate) */
+	Mat gated;            /* concat ⊙ σ(gate): what output reads instead of concat */
 
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer

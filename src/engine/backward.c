@@ -390,6 +390,29 @@ static int layer_backward(const Attn *a, AttnGrad *g)
 		add_into(&g->input, &g->residual1);
 		add_into(&g->input, &g->X);
 		return 0;
+	case NORM_AFTER:
+		/* norm1 = N1(attn(x)); residual1 = x + norm1; norm2 = N2(ffn(residual1)); residual2 = residual1 + norm2 */
+		if (b->has_ffn) {
+			add_into(&g->residual2, &g->block_out);
+			add_into(&g->residual1, &g->residual2);
+			add_into(&g->norm2, &g->residual2);
+			norm_backward(&a->ffn_out, &g->norm2, &b->ln2_gamma, b->norm_kind, b->eps, &g->ffn_out, &g->ln2_gamma,
+			              &g->ln2_beta);
+			if (ffn_backward(a, g, &a->residual1, &g->residual1))
+				return -1;
+		} else {
+			add_into(&g->residual1, &g->block_out);
+		}
+		add_into(&g->norm1, &g->residual1);
+		if (like(&g->output, &a->output))
+			return -1;
+		norm_backward(&a->output, &g->norm1, &b->ln1_gamma, b->norm_kind, b->eps, &g->output, &g->ln1_gamma,
+		              &g->ln1_beta);
+		if (attention_backward(a, g))
+			return -1;
+		add_into(&g->input, &g->residual1);
+		add_into(&g->input, &g->X);
+		return 0;
 	}
 	return 0;
 }

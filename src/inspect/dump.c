@@ -142,7 +142,8 @@ static int add_reads(cJSON *obj, const Attn *a)
 		if (var->reads == NULL || !attn_variant_on(a, var))
 			continue;
 		for (const AttnMatrix(*r)[2] = var->reads; (*r)[0] != AM_COUNT; r++)
-			if ((*r)[1] != q && (*r)[1] != k && add_matrix(obj, matrix_name((*r)[1]), attn_matrix(a, (*r)[1], 0)))
+			if (((*r)[0] == AM_Q || (*r)[0] == AM_K) && (*r)[1] != q && (*r)[1] != k &&
+			    add_matrix(obj, matrix_name((*r)[1]), attn_matrix(a, (*r)[1], 0)))
 				return -1;
 	}
 	return add_rope_table(obj, a);
@@ -296,6 +297,19 @@ static int add_linear_head(cJSON *o, const AttnHead *hd)
 
 	for (size_t k = 0; k < sizeof w / sizeof w[0]; k++)
 		if (!mat_empty(m[k]) && add_matrix(o, matrix_name(w[k]), m[k]))
+			return 1;
+	return 0;
+}
+
+/* Gated attention (issue 23 §6; nothing without it): W_gate, gate, gate_sig and gated, after concat. */
+static int add_gated(cJSON *o, const Attn *a)
+{
+	static const AttnMatrix mats[] = { AM_W_GATE, AM_GATE, AM_GATE_SIG, AM_GATED };
+
+	if (mat_empty(&attn_params(a)->W_gate))
+		return 0;
+	for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+		if (add_matrix(o, matrix_name(mats[i]), attn_matrix(a, mats[i], 0)))
 			return 1;
 	return 0;
 }
@@ -470,7 +484,7 @@ static int add_attention(cJSON *o, const Attn *a)
 {
 	return add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V) ||
 	       add_reads(o, a) ||
-	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) ||
+	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) || add_gated(o, a) ||
 	       add_matrix(o, "output", &a->output) ||
 	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a))) || add_linear(o, a);
 }
@@ -962,7 +976,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 		goto oom;
 	if (add_diff(o, a))
 		goto oom;
-	if (add_matrix(o, "concat", &a->concat) ||
+	if (add_matrix(o, "concat", &a->concat) || add_gated(o, a) ||
 	    add_matrix(o, "output", mat_empty(&a->output) ? &a->concat : &a->output))
 		goto oom;
 	if (cfg->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a)))

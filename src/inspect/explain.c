@@ -315,8 +315,9 @@ static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	(void)which, (void)h;
 	if (mat_empty(&lp->W_o))
 		strbuf_printf(b, _("no W_o in this lesson: the output is concat itself.\n"));
-	else {
-		const double sum = explain_product(b, &a->concat, i, &lp->W_o, j, utf8, "concat", "W_o");
+	else { /* concat, or what a variant gave W_o to read instead (gated attention's gated) */
+		const AttnMatrix in = attn_reads(a, AM_CONCAT);
+		const double sum = explain_product(b, attn_matrix(a, in, 0), i, &lp->W_o, j, utf8, matrix_name(in), "W_o");
 		explain_bias(b, &lp->b_o, "b_o", j, sum, utf8);
 	}
 }
@@ -368,6 +369,8 @@ static const Mat *norm_input(const Attn *a, AttnMatrix which, Stage st)
 	case STAGE_NORM1_PRE: return &a->X;
 	case STAGE_NORM1_POST: case STAGE_NORM2_PRE: return &a->residual1;
 	case STAGE_NORM2_POST: return &a->residual2;
+	case STAGE_NORM1_AFTER: return &a->output;
+	case STAGE_NORM2_AFTER: return &a->ffn_out;
 	default: return which == AM_FINAL ? attn_block_output(a) : &a->X;
 	}
 }
@@ -397,12 +400,13 @@ static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 {
 	const int one = which == AM_RESIDUAL1;
 	const Mat *x = one ? &a->X : attn_params(a)->block.norm == NORM_POST ? &a->norm1 : &a->residual1;
-	const Mat *y = one ? &a->output : &a->ffn_out;
+	const int after = attn_params(a)->block.norm == NORM_AFTER; /* OLMo 2: the residual adds the normalised sublayer */
+	const Mat *y = one ? (after ? &a->norm1 : &a->output) : (after ? &a->norm2 : &a->ffn_out);
 	char x1[32], x2[32];
 
 	(void)h;
 	strbuf_printf(b, _("= %s + %s = %s + %s: the residual keeps the rows it started from\n"), mat_label(a, x),
-	              one ? _("output (the attention's)") : "ffn_out", celltext_num(x1, MAT_AT(*x, i, j), utf8),
+	              after ? (one ? "norm1" : "norm2") : one ? _("output (the attention's)") : "ffn_out", celltext_num(x1, MAT_AT(*x, i, j), utf8),
 	              celltext_num(x2, MAT_AT(*y, i, j), utf8));
 }
 
@@ -721,12 +725,14 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_CONCAT] = explain_concat,
 	[STAGE_OUTPUT] = explain_output,
 	[STAGE_NORM1_PRE] = explain_norm,
+	[STAGE_NORM1_AFTER] = explain_norm,
 	[STAGE_RESIDUAL1] = explain_residual,
 	[STAGE_NORM1_POST] = explain_norm,
 	[STAGE_NORM2_PRE] = explain_norm,
 	[STAGE_FFN_HIDDEN] = explain_ffn_hidden,
 	[STAGE_ACTIVATION] = explain_activation,
 	[STAGE_FFN_OUT] = explain_ffn_out,
+	[STAGE_NORM2_AFTER] = explain_norm,
 	[STAGE_RESIDUAL2] = explain_residual,
 	[STAGE_NORM2_POST] = explain_norm,
 	[STAGE_FINAL_NORM] = explain_norm,
@@ -893,7 +899,7 @@ static int operands_output(const Attn *a, AttnMatrix which, int h, int i, int j,
 	if (mat_empty(&attn_params(a)->W_o))
 		OP(AM_CONCAT, 0, i, j);
 	else {
-		OP(AM_CONCAT, 0, i, -1);
+		OP(attn_reads(a, AM_CONCAT), 0, i, -1);
 		OP(AM_W_O, 0, -1, j);
 	}
 	return k;

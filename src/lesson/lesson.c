@@ -212,6 +212,7 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_DIFF_LQ1] = offsetof(Model, lp.diff.lq1), [AM_DIFF_LK1] = offsetof(Model, lp.diff.lk1),
 	[AM_DIFF_LQ2] = offsetof(Model, lp.diff.lq2), [AM_DIFF_LK2] = offsetof(Model, lp.diff.lk2),
 	[AM_DIFF_SUBLN] = offsetof(Model, lp.diff.subln),
+	[AM_W_GATE] = offsetof(Model, lp.W_gate),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

@@ -51,11 +51,11 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", "mask", "gated_deltanet", "diff_attn", NULL };
+	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", "mask", "gated_deltanet", "diff_attn", "W_gate", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
 {
-	static const char *const places[] = { "post", "pre", "none", NULL };
+	static const char *const places[] = { "post", "pre", "none", "after", NULL }; /* NormPlace's order */
 	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
 	/* the Activation enum's order; "gelu_new" is transformers' name of "gelu_tanh" */
 	static const char *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_new", NULL };
@@ -372,17 +372,26 @@ out:
 	return r;
 }
 
-/* QK-norm's weights (1 × d_k each, at qk_norm.q and qk_norm.k) and a learned positional table (PE, n × d_model). */
+/* QK-norm's weights (1 × d_k each, or h·d_k and g·d_k over the projection, at qk_norm.q and qk_norm.k) and a learned positional table (PE, n × d_model). */
 static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 {
 	size_t old = c->pathlen;
 	int r = -1;
 
-	if (l->cfg.qk_norm != QK_NORM_NONE) {
+	if (l->cfg.qk_norm == QK_NORM_HEAD) {
 		const cJSON *q = get(root, "qk_norm");
 		path_key(c, "qk_norm");
 		if (read_shaped(c, q, "q", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.q_norm) != 0 ||
 		    read_shaped(c, q, "k", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.k_norm) != 0)
+			goto out;
+		path_set(c, old);
+	} else if (l->cfg.qk_norm == QK_NORM_PROJ) { /* OLMo 2: over the whole projection, all heads' columns */
+		const cJSON *q = get(root, "qk_norm");
+		const int g = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads;
+		path_key(c, "qk_norm");
+		if (read_shaped(c, q, "q", 1, l->lp.heads * l->lp.d_k, NULL, _("heads \u00d7 d_k, the columns of Q"), -1,
+		                &l->lp.q_norm) != 0 ||
+		    read_shaped(c, q, "k", 1, g * l->lp.d_k, NULL, _("kv_heads \u00d7 d_k, the columns of K"), -1, &l->lp.k_norm) != 0)
 			goto out;
 		path_set(c, old);
 	}
@@ -391,6 +400,11 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 	    read_shaped(c, root, "sinks", 1, l->lp.heads, NULL, _("heads, one sink logit per query head"), -1, &l->lp.sinks) != 0)
 		goto out;
 	if (read_deltanet(c, root, l) != 0)
+		goto out;
+	/* gated attention (issue 23 §6, Qwen3-Next): concat ⊙ σ(x·W_gate) before W_o, each layer its own; false: none (a compare's) */
+	if (!cJSON_IsFalse(get(root, "W_gate")) &&
+	    read_shaped(c, root, "W_gate", l->cfg.d_model, l->lp.heads * l->lp.d_v, _("d_model, one per column of X"),
+	                _("heads \u00d7 d_v, one per column of concat"), -1, &l->lp.W_gate) != 0)
 		goto out;
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {
 		path_key(c, "PE");
@@ -561,6 +575,14 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 			continue; /* a layer's own: li_read_layer_rope */
 		copy = cJSON_Duplicate(it, 1);
 		if (copy == NULL) {
+			cJSON_Delete(m);
+			return NULL;
+		}
+		/* a layer's own QK-norm weights keep the model's form ("over" is every layer's: the top level's) */
+		if (strcmp(it->string, "qk_norm") == 0 && cJSON_IsObject(copy) && get(copy, "over") == NULL &&
+		    get(get(m, "qk_norm"), "over") != NULL &&
+		    !cJSON_AddItemToObject(copy, "over", cJSON_Duplicate(get(get(m, "qk_norm"), "over"), 1))) {
+			cJSON_Delete(copy);
 			cJSON_Delete(m);
 			return NULL;
 		}

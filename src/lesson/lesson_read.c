@@ -95,7 +95,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
 	                               "ids", "temperature", "top_k", "logits_row", "PE", "attn_logit_softcapping",
-	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", NULL };
+	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", "W_gate", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -120,7 +120,8 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
-	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", NULL
+	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn",
+	"W_gate", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -504,6 +505,10 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 		m->lp.sinks.rows = 1, m->lp.sinks.cols = m->lp.heads;
 	if (cJSON_IsObject(get(root, "gated_deltanet"))) /* issue 24 §3 */
 		m->lp.gdn_A_log.rows = 1, m->lp.gdn_A_log.cols = m->lp.heads;
+	if (get(root, "W_gate") != NULL && !cJSON_IsFalse(get(root, "W_gate"))) { /* issue 23 §6: gated attention */
+		const int g = m->lp.kv_heads > 0 ? m->lp.kv_heads : m->lp.heads;
+		m->lp.W_gate.rows = ms_x.cols, m->lp.W_gate.cols = g > 0 ? m->lp.heads * (ms_v.cols / g) : 0;
+	}
 	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
 		const int hq = m->lp.heads * m->lp.d_k;
 		if (m->lp.mla.q_lora_rank == 0 && (ms_q.rows != ms_x.cols || ms_q.cols != hq)) {

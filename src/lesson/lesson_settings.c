@@ -13,10 +13,11 @@
 
 static const char *const rope_keys[] = { "base", "style", "partial_rotary_factor", "scaling", NULL };
 static const char *const alibi_keys[] = { "slopes", NULL };
-static const char *const qk_norm_keys[] = { "q", "k", "eps", NULL };
+static const char *const qk_norm_keys[] = { "q", "k", "eps", "over", NULL };
 
 /*
- * "qk_norm": {"q": [d_k numbers], "k": [d_k numbers], "eps": 1e-6}: the
+ * "qk_norm": {"q": [d_k numbers], "k": [d_k numbers], "eps": 1e-6, "over": "head"}
+ * ("over": "projection", OLMo 2: q has h·d_k numbers and k g·d_k): the
  * setting and its eps now (the weights, one head's width, once the shapes
  * are known: li_read_v2_matrices). Every layer has it when the top level
  * says so; a layer may give weights of its own, and the eps is the top level's.
@@ -45,6 +46,15 @@ static int read_qk_norm_setting(Ctx *c, const cJSON *v, Model *l)
 		}
 	}
 	l->cfg.qk_norm = r == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
+	if (r == 0 && get(v, "over") != NULL) { /* issue 23 §1: per head (Qwen3) or the whole projection (OLMo 2) */
+		const cJSON *o = get(v, "over");
+		path_key(c, "over");
+		if (cJSON_IsString(o) && strcmp(o->valuestring, "projection") == 0)
+			l->cfg.qk_norm = QK_NORM_PROJ;
+		else if (!cJSON_IsString(o) || strcmp(o->valuestring, "head") != 0)
+			r = fail(c, _("expected \"head\" (each head's d_k numbers, Qwen3) or \"projection\" (the whole row of "
+			              "Q and of K, OLMo 2), got %s"), got(o).s);
+	}
 	path_set(c, old);
 	return r;
 }

@@ -127,14 +127,16 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 		computed += N * (6 * D + 4 + 3 * F);
 	}
 	/* QK-norm's weights and Q_norm, K_norm; the LM head's unembedding, logits and next */
-	if (cfg->qk_norm != QK_NORM_NONE)
-		own += 2 * dk, computed += N * h * dk + M * g * dk;
+	if (cfg->qk_norm != QK_NORM_NONE) /* per head d_k weights each; over the projection h·d_k and g·d_k */
+		own += cfg->qk_norm == QK_NORM_PROJ ? (h + g) * dk : 2 * dk, computed += N * h * dk + M * g * dk;
 	if (cfg->vocab > 0)
 		own += cfg->vocab * D, computed += (N + 1) * cfg->vocab;
 	if (cfg->vocab > 0 && cfg->final_softcap > 0.0) /* the logits before their cap */
 		computed += N * cfg->vocab;
 	if (!mat_empty(&p->sinks)) /* the sinks' logits and each row's share */
 		own += h, computed += h * N;
+	if (!mat_empty(&p->W_gate)) /* W_gate; gate, gate_sig and gated */
+		own += D * h * dv, computed += 3 * N * h * dv;
 	if (p->mla.on) { /* MLA: its weights beside W_q, W_k, W_v's count above; its latents, heads, absorbed form and cache */
 		const double r = p->mla.q_lora_rank, c = p->mla.kv_lora_rank, dn = p->mla.d_nope, dr = p->mla.d_rope;
 		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
@@ -347,6 +349,22 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		                "paired heads, without it"));
 		goto out;
 	}
+	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only, not decoded yet */
+		AT("W_gate");
+		if (mat_empty(&lp->W_o)) {
+			fail(c, _("gated attention multiplies concat by the gate before W_o: this lesson needs W_o"));
+			goto out;
+		}
+		if (cfg->backward != BACKWARD_NONE) {
+			fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"), "W_gate");
+			goto out;
+		}
+		if (cfg->decode) {
+			fail(c, _("decoding token by token does not apply the gate yet: leave out \"decode\", or \"W_gate\""));
+			goto out;
+		}
+		path_set(c, base);
+	}
 	if ((cfg->linear || !mat_empty(&lp->gdn_A_log)) && (cfg->backward != BACKWARD_NONE)) {
 		AT(cfg->linear ? "linear_attention" : "gated_deltanet");
 		fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"),
@@ -449,6 +467,8 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	out->dim[DIM_KVB] = heads * (p->mla.d_nope + d_v);
 	out->dim[DIM_FOUR] = 4;
 	out->dim[DIM_2DV] = 2 * d_v;
+	out->dim[DIM_QNORM] = cfg->qk_norm == QK_NORM_PROJ ? heads * d_k : d_k;
+	out->dim[DIM_KNORM] = cfg->qk_norm == QK_NORM_PROJ ? out->dim[DIM_GDK] : d_k;
 	out->heads = heads;
 	out->features = (cfg->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (cfg->mask != MASK_NONE ? FEAT_MASK : 0u) | (!mat_empty(&p->W_o) ? FEAT_WO : 0u) |
@@ -456,7 +476,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	if (p->block.present) {
 		out->features |= FEAT_BLOCK;
 		if (p->block.norm != NORM_NONE)
-			out->features |= FEAT_NORM | (p->block.norm == NORM_PRE ? FEAT_PRENORM : FEAT_POSTNORM);
+			out->features |= FEAT_NORM | (p->block.norm == NORM_PRE ? FEAT_PRENORM : p->block.norm == NORM_AFTER ? FEAT_NORM_AFTER : FEAT_POSTNORM);
 		if (p->block.norm_kind == NORM_LAYERNORM)
 			out->features |= FEAT_LAYERNORM;
 		if (p->block.has_ffn)
@@ -486,7 +506,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	if (cfg->flash_bq > 0 && cfg->flash_bk > 0)
 		out->features |= FEAT_FLASH;
 	if (cfg->qk_norm != QK_NORM_NONE)
-		out->features |= FEAT_QK_NORM;
+		out->features |= FEAT_QK_NORM | (cfg->qk_norm == QK_NORM_PROJ ? FEAT_QK_NORM_PROJ : 0u);
 	if (cfg->vocab > 0)
 		out->features |= FEAT_LM_HEAD;
 	if (cfg->attn_softcap > 0.0)
@@ -499,6 +519,8 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		out->features |= FEAT_DELTANET;
 	if (!mat_empty(&p->sinks))
 		out->features |= FEAT_SINKS;
+	if (!mat_empty(&p->W_gate))
+		out->features |= FEAT_GATED;
 	if (p->mla.on)
 		out->features |= FEAT_MLA | (p->mla.q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
 	if (p->diff.on)
@@ -789,6 +811,11 @@ static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 	if (lp->block.present && lp->d_out != cfg->d_model)
 		return fail(c, _("the block needs the attention's output to have d_model = %d columns, not %d"), cfg->d_model,
 		            lp->d_out);
+	if (!mat_empty(&lp->W_gate) && (lp->W_gate.rows != cfg->d_model || lp->W_gate.cols != lp->heads * lp->d_v))
+		return fail(c, _("W_gate: expected %d \u00d7 %d (d_model \u00d7 heads\u00b7d_v), got %d \u00d7 %d"), cfg->d_model,
+		            lp->heads * lp->d_v, lp->W_gate.rows, lp->W_gate.cols);
+	if (mat_check_values(c, &lp->W_gate, "W_gate", 0) != 0)
+		return -1;
 	return 0;
 }
 

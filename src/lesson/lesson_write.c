@@ -137,7 +137,7 @@ static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *bet
 /* A layer's own keys (format 2): biases and its block; the stack's final norm with the top level's block. */
 static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, double qk_eps)
 {
-	static const char *const places[] = { "post", "pre", "none" }, *const kinds[] = { "layernorm", "rmsnorm" },
+	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm" },
 	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh" };
 	const Block *b = &p->block;
 	cJSON *bj;
@@ -156,8 +156,13 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		if (put(o, "qk_norm", q) != 0 || put(q, "q", jw_flat(&p->q_norm)) != 0 ||
 		    put(q, "k", jw_flat(&p->k_norm)) != 0 || put(q, "eps", jw_number(qk_eps)) != 0)
 			return -1;
+		/* OLMo 2's form (the model's setting, at the top level): weights as wide as Q's and K's rows */
+		if (top != NULL && top->cfg.qk_norm == QK_NORM_PROJ && cJSON_AddStringToObject(q, "over", "projection") == NULL)
+			return -1;
 	}
 	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
+		return -1;
+	if (!mat_empty(&p->W_gate) && put(o, "W_gate", jw_matrix(&p->W_gate)) != 0) /* gated attention: each layer's */
 		return -1;
 	if (!mat_empty(&p->gdn_A_log)) { /* Gated DeltaNet (issue 24 §3): its weights and chunk size */
 		cJSON *d = cJSON_CreateObject();
@@ -424,6 +429,8 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 		return -1;
 	/* attention sinks: a compare variant that drops the lesson's says false */
 	if (top != NULL && !mat_empty(&top->lp.sinks) && mat_empty(&l->lp.sinks) && !cJSON_AddFalseToObject(o, "sinks"))
+		return -1;
+	if (top != NULL && !mat_empty(&top->lp.W_gate) && mat_empty(&l->lp.W_gate) && !cJSON_AddFalseToObject(o, "W_gate"))
 		return -1;
 	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
 	    !cJSON_AddFalseToObject(o, "gated_deltanet"))

@@ -182,9 +182,9 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	[AM_D_X] = { "dX", DIM_N, DIM_D_MODEL, DIM_ONE, G, FEAT_BACKWARD, STAGE_BACK_PROJECT, NONE, Q_ROWS, AXIS_INDEX, 1,
 	             N_("\u2202L/\u2202X: what the attention sends back to its input rows") },
 	/* QK-norm (Qwen3): RMSNorm over each head's d_k columns of Q and K, times its weights, before RoPE */
-	[AM_Q_NORM_W] = { "q_norm", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	[AM_Q_NORM_W] = { "q_norm", DIM_ONE, DIM_QNORM, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
 	                  N_("QK-norm's weights for the queries: one per column of a head, shared by the heads") },
-	[AM_K_NORM_W] = { "k_norm", DIM_ONE, DIM_DK, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	[AM_K_NORM_W] = { "k_norm", DIM_ONE, DIM_KNORM, DIM_ONE, GP, FEAT_QK_NORM, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
 	                  N_("QK-norm's weights for the keys") },
 	[AM_Q_NORM] = { "Q_norm", DIM_N, DIM_HDK, DIM_DK, 0, FEAT_QK_NORM, STAGE_QK_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
 	                N_("the queries with each head's row RMS-normalised and times q_norm (QK-norm)") },
@@ -318,6 +318,15 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                  N_("each row's RMS of diff_o, √(mean of its squares + eps), which subln divides by") },
 	[AM_DIFF_OUT] = { "diff_out", DIM_N, DIM_2DV, DIM_ONE, MF_PER_HEAD, FEAT_DIFF, STAGE_DIFF_OUT, NONE, Q_ROWS, AXIS_INDEX, 1,
 	                  N_("the pair's output: diff_o / rms · subln · (1 − λ_init), what concat takes for heads 2p and 2p + 1") },
+	/* gated attention (issue 23 §6, Qwen3-Next: q_proj's second half of each head) */
+	[AM_W_GATE] = { "W_gate", DIM_D_MODEL, DIM_HDV, DIM_ONE, GP, FEAT_GATED, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                N_("the learned gate projection: gate = x·W_gate, one number per column of concat (Qwen3-Next's q_proj, each head's second half)") },
+	[AM_GATE] = { "gate", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_GATED, STAGE_GATE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	              N_("the gate's logits: x·W_gate, from the same rows as the queries") },
+	[AM_GATE_SIG] = { "gate_sig", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_GATED, STAGE_GATE, NONE, Q_ROWS, AXIS_INDEX, 0,
+	                  N_("σ(gate) = 1 / (1 + e^−gate): how much of each number of concat passes, between 0 and 1") },
+	[AM_GATED] = { "gated", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_GATED, STAGE_GATE, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("concat ⊙ σ(gate): the heads' outputs gated, what W_o reads") },
 };
 
 #undef Q_ROWS
@@ -407,7 +416,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "qk_norm", .requires = FEAT_QK_NORM, .instead = STAGE_PROJECT,
 		PANES({ .matrix = AM_Q, .flags = HEAD }, { .matrix = AM_K, .flags = HEAD }, { .matrix = AM_Q_NORM_W },
 		      { .matrix = AM_K_NORM_W }, { .matrix = AM_K_NORM, .flags = HEAD }, { .matrix = AM_Q_NORM, .flags = HEAD }),
-		.formula = { { 0, 0, N_("QK-norm: each head's row x of Q (and K): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm (k_norm for K)"),
+		.formula = { { FEAT_QK_NORM_PROJ, 0, N_("QK-norm over the projection (OLMo 2): each whole row x of Q (and K), all heads at once: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm"),
+		               N_("QK-norm over the projection (OLMo 2): each whole row x of Q (and K), all heads at once: x/sqrt(mean(x^2) + eps)*q_norm") },
+		             { 0, 0, N_("QK-norm: each head's row x of Q (and K): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm (k_norm for K)"),
 		               N_("QK-norm: each head's row x of Q (and K): x/sqrt(mean(x^2) + eps)*q_norm (k_norm for K)") } },
 		.what = N_("Q_norm and K_norm: each head's q and k RMS-normalised, times their weights"),
 		.blurb_en = "QK-norm brings every head's query and key to the same size before they meet, so a score cannot grow just because the weights did.",
@@ -643,22 +654,51 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "The heads' outputs are laid side by side again.",
 		.blurb_zh = "把各个头的输出重新并排拼接起来。",
 	},
+	[STAGE_GATE] = {
+		.map = "attention",
+		.name = "gate", .requires = FEAT_GATED, .instead = STAGE_CONCAT,
+		PANES({ .matrix = AM_CONCAT }, { .matrix = AM_GATE, .flags = HEAD }, { .matrix = AM_GATE_SIG, .flags = HEAD },
+		      { .matrix = AM_GATED, .flags = HEAD }),
+		.formula = { { 0, 0, N_("gate = x\u00b7W_gate   gated = concat \u2299 \u03c3(gate)   \u03c3(g) = 1 / (1 + e^\u2212g)   (Qwen3-Next)"),
+		               N_("gate = x.W_gate   gated = concat * sigmoid(gate)   sigmoid(g) = 1 / (1 + e^-g)   (Qwen3-Next)") } },
+		.what = N_("the heads' outputs times \u03c3(x\u00b7W_gate), number by number, before W_o"),
+		.blurb_en = "Gated attention lets each token decide, number by number, how much of what its heads found to pass on: a gate between 0 and 1 made from the token's own row, multiplied into concat before W_o.",
+		.blurb_zh = "门控注意力让每个词逐个数地决定，它的各个头找到的内容要传下去多少：用这个词自己的行算出一个介于 0 和 1 之间的门，在 W_o 之前乘到 concat 上。",
+	},
 	[STAGE_OUTPUT] = {
 		.map = "attention",
 		.name = "output", .requires = FEAT_WO, .instead = STAGE_CONCAT,
 		.flags = SF_PARAMS | SF_ALWAYS,
-		PANES({ .matrix = AM_CONCAT }, { .matrix = AM_W_O }, { .matrix = AM_B_O }, { .matrix = AM_OUTPUT }),
-		.formula = { { 0, 0, "output = concat\u00b7W_o", "output = concat.W_o" } },
+		PANES({ .matrix = AM_CONCAT, .unless = FEAT_GATED }, { .matrix = AM_GATED }, { .matrix = AM_W_O }, { .matrix = AM_B_O },
+		      { .matrix = AM_OUTPUT }),
+		.formula = { { FEAT_GATED, 0, "output = gated\u00b7W_o", "output = gated.W_o" },
+		             { 0, 0, "output = concat\u00b7W_o", "output = concat.W_o" } },
 		.what = N_("concat \u00b7 W_o"),
 		.blurb_en = "A last learned matrix W_o mixes the heads into the output.",
 		.blurb_zh = "最后一个可学习的矩阵 W_o 把各个头混合成输出。",
+	},
+	[STAGE_NORM1_AFTER] = {
+		.map = "N1",
+		.name = "norm1", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_NORM_AFTER,
+		.instead = STAGE_OUTPUT,
+		PANES({ .matrix = AM_OUTPUT }, { .matrix = AM_LN1_GAMMA }, { .matrix = AM_LN1_BETA }, { .matrix = AM_NORM1_STATS }, { .matrix = AM_NORM1 }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(output)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm1 = N1(output)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm1 = N1(output)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm1 = N1(output)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("norm after the sublayer (OLMo 2): norm1 = N1(the attention's output), before the residual"),
+		.blurb_en = "OLMo 2 normalises what the attention adds, not the rows it adds it to: the attention's output is RMS-normalised, then added to x.",
+		.blurb_zh = "OLMo 2 归一化的是注意力加上去的内容，而不是被加的那些行：先把注意力的输出做 RMS 归一化，再加到 x 上。",
 	},
 	[STAGE_RESIDUAL1] = {
 		.map = "+",
 		.name = "residual1", .requires = FEAT_BLOCK,
 		.instead = STAGE_OUTPUT,
-		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT }, { .matrix = AM_RESIDUAL1 }),
-		.formula = { { 0, 0, N_("residual1 = x + attention(\u2026)   (the input rows, plus what attention adds)"),
+		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT, .unless = FEAT_NORM_AFTER }, { .matrix = AM_NORM1, .requires = FEAT_NORM_AFTER },
+		      { .matrix = AM_RESIDUAL1 }),
+		.formula = { { FEAT_NORM_AFTER, 0, "residual1 = x + norm1", "residual1 = x + norm1" },
+		             { 0, 0, N_("residual1 = x + attention(\u2026)   (the input rows, plus what attention adds)"),
 		               N_("residual1 = x + attention(...)   (the input rows, plus what attention adds)") } },
 		.what = N_("x + the attention's output"),
 		.blurb_en = "The residual adds the attention's output to the rows it started from, so nothing of the input is lost.",
@@ -697,7 +737,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "ffn_hidden", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
-		      { .matrix = AM_RESIDUAL1, .unless = FEAT_NORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
+		      { .matrix = AM_RESIDUAL1, .unless = FEAT_PRENORM | FEAT_POSTNORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
 		      { .matrix = AM_FFN_HIDDEN }),
 		.formula = { { FEAT_SWIGLU, 0, N_("ffn_hidden = x\u00b7W_1 + b_1   ffn_gate = x\u00b7W_3 + b_3   (each row on its own)"),
 		               N_("ffn_hidden = x.W_1 + b_1   ffn_gate = x.W_3 + b_3   (each row on its own)") },
@@ -729,13 +769,29 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "The second layer brings every row back to d_model numbers.",
 		.blurb_zh = "第二层把每一行变回 d_model 个数。",
 	},
+	[STAGE_NORM2_AFTER] = {
+		.map = "N2",
+		.name = "norm2", .requires = FEAT_FFN | FEAT_NORM | FEAT_NORM_AFTER,
+		.instead = STAGE_FFN_OUT,
+		PANES({ .matrix = AM_FFN_OUT }, { .matrix = AM_LN2_GAMMA }, { .matrix = AM_LN2_BETA }, { .matrix = AM_NORM2_STATS }, { .matrix = AM_NORM2 }),
+		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
+		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(ffn_out)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
+		               N_("norm2 = N2(ffn_out)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { 0, 0, N_("norm2 = N2(ffn_out)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
+		               N_("norm2 = N2(ffn_out)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
+		.what = N_("norm after the sublayer (OLMo 2): norm2 = N2(ffn_out), before the residual"),
+		.blurb_en = "The FFN's output is normalised too before it is added: each sublayer adds rows of a controlled size, whatever its weights.",
+		.blurb_zh = "前馈网络的输出在加上去之前也要归一化：不管权重多大，每个子层加上去的行大小都受到控制。",
+	},
 	[STAGE_RESIDUAL2] = {
 		.map = "+",
 		.name = "residual2", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1,
-		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM }, { .matrix = AM_FFN_OUT },
+		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM },
+		      { .matrix = AM_FFN_OUT, .unless = FEAT_NORM_AFTER }, { .matrix = AM_NORM2, .requires = FEAT_NORM_AFTER },
 		      { .matrix = AM_RESIDUAL2 }),
 		.formula = { { FEAT_POSTNORM, 0, "residual2 = norm1 + ffn_out", "residual2 = norm1 + ffn_out" },
+		             { FEAT_NORM_AFTER, 0, "residual2 = residual1 + norm2", "residual2 = residual1 + norm2" },
 		             { 0, 0, "residual2 = residual1 + ffn_out", "residual2 = residual1 + ffn_out" } },
 		.what = N_("the FFN's input + ffn_out"),
 		.blurb_en = "The second residual: the FFN's input plus what the FFN adds.",
@@ -929,6 +985,9 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no multi-head latent attention (\"mla\")"), /* FEAT_MLA */
 	N_("its MLA query is not compressed (no \"q_lora_rank\")"), /* FEAT_MLA_QLORA */
 	N_("it has no differential attention (\"diff_attn\")"), /* FEAT_DIFF */
+	N_("its attention is not gated (no \"W_gate\")"), /* FEAT_GATED */
+	N_("its QK-norm is per head (\"qk_norm\" without \"over\": \"projection\")"), /* FEAT_QK_NORM_PROJ */
+	N_("its block's norms are not after each sublayer (\"norm\": \"after\")"), /* FEAT_NORM_AFTER */
 };
 
 const char *feature_absent(FeatureSet feat)

@@ -41,13 +41,16 @@ typedef enum Stage {
 	STAGE_DIFF,        /* differential attention (issue 24 §4): A1 − λ·A2 of each pair of heads */
 	STAGE_DIFF_OUT,    /* differential attention: (A1 − λ·A2)·V, its per-head RMSNorm and × (1 − λ_init) */
 	STAGE_CONCAT,
+	STAGE_GATE,        /* gated attention (Qwen3-Next): concat ⊙ σ(x·W_gate), what W_o then reads */
 	STAGE_OUTPUT,
+	STAGE_NORM1_AFTER, /* "norm1" of a block whose norms follow each sublayer (OLMo 2): N1(attention's output) */
 	STAGE_RESIDUAL1,   /* x + attention */
 	STAGE_NORM1_POST,  /* "norm1" of a post-norm block: N1(residual1) */
 	STAGE_NORM2_PRE,   /* "norm2" of a pre-norm block: the FFN reads N2(residual1) */
 	STAGE_FFN_HIDDEN,
 	STAGE_ACTIVATION,
 	STAGE_FFN_OUT,
+	STAGE_NORM2_AFTER, /* "norm2" after the FFN (OLMo 2): N2(ffn_out) */
 	STAGE_RESIDUAL2,   /* the FFN's input + FFN */
 	STAGE_NORM2_POST,  /* "norm2" of a post-norm block */
 	STAGE_DECODE,      /* generation one token at a time with a KV cache */
@@ -112,6 +115,8 @@ typedef enum AttnMatrix {
 	 * the two softmax maps, their difference, its output, each row's RMS and the normed output */
 	AM_DIFF_LQ1, AM_DIFF_LK1, AM_DIFF_LQ2, AM_DIFF_LK2, AM_DIFF_SUBLN, AM_DIFF_LAMBDA,
 	AM_DIFF_A1, AM_DIFF_A2, AM_DIFF_A, AM_DIFF_O, AM_DIFF_RMS, AM_DIFF_OUT,
+	/* gated attention (issue 23 §6, Qwen3-Next): its weights, the gate's logits, σ of them, concat ⊙ σ */
+	AM_W_GATE, AM_GATE, AM_GATE_SIG, AM_GATED,
 	AM_COUNT
 } AttnMatrix;
 
@@ -154,7 +159,10 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_MLA         ((FeatureSet)1 << 31) /* multi-head latent attention ("mla", DeepSeek-V2/V3) */
 #define FEAT_MLA_QLORA   ((FeatureSet)1 << 32) /* MLA with a compressed query ("mla": {"q_lora_rank"}) */
 #define FEAT_DIFF        ((FeatureSet)1 << 33) /* differential attention ("diff_attn"): heads in pairs, A1 − λ·A2 */
-#define FEAT_COUNT       34
+#define FEAT_GATED       ((FeatureSet)1 << 34) /* gated attention: concat ⊙ σ(x·W_gate) before W_o ("W_gate", Qwen3-Next) */
+#define FEAT_QK_NORM_PROJ ((FeatureSet)1 << 35) /* QK-norm over the whole projection, all heads at once (OLMo 2: "over": "projection") */
+#define FEAT_NORM_AFTER  ((FeatureSet)1 << 36) /* the block normalises each sublayer's output before its residual ("norm": "after", OLMo 2) */
+#define FEAT_COUNT       37
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -188,6 +196,8 @@ typedef enum Dim {
 	DIM_KVB,     /* heads · (qk_nope_head_dim + v_head_dim): W_kvb's columns */
 	DIM_FOUR,    /* 4: the cache table's rows (MHA, GQA, MQA, MLA) and columns */
 	DIM_2DV,     /* 2·d_v: a pair of heads' value width (differential attention's output per pair) */
+	DIM_QNORM,   /* QK-norm's q weights: d_k (per head, Qwen3) or h·d_k (the whole projection, OLMo 2) */
+	DIM_KNORM,   /* and its k weights: d_k or g·d_k */
 	DIM_COUNT
 } Dim;
 

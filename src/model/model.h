@@ -49,12 +49,14 @@ typedef struct MaskPart {
 	int window;           /* MASK_WINDOW: query i sees key j iff j ≤ i and i − j < window */
 	Mat matrix;           /* 1 × m (padding) or n × m (matrix) of 0/1; else empty */
 } MaskPart;
-typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE } NormPlace;
+/* NORM_AFTER (OLMo 2): each sublayer's output normalised before its residual add: x + N1(attn(x)), then h + N2(ffn(h)). */
+typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE, NORM_AFTER } NormPlace;
 typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 /* ACT_GELU: x·Φ(x) (erf); ACT_GELU_TANH: GPT-2's gelu_new, ½x(1 + tanh(√(2/π)(x + 0.044715x³))). */
 typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH } Activation;
 /* QK-norm (issue 21, Qwen3; issue 23 adds the other forms): QK_NORM_HEAD is RMSNorm over each head's d_k of q and k, after the projection and before RoPE. */
-typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD } QkNorm;
+/* QK_NORM_PROJ (OLMo 2): RMSNorm over a whole row of q (h·d_k numbers) and of k (g·d_k), before the split into heads. */
+typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_PROJ } QkNorm;
 /* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
 typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
 
@@ -66,6 +68,8 @@ typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
  *   pre-norm:  norm1 = N1(x);  residual1 = x + attn(norm1);
  *              norm2 = N2(residual1);  residual2 = residual1 + ffn(norm2) = output
  *   none:      residual1 = x + attn(x);  residual2 = residual1 + ffn(residual1) = output
+ *   after:     norm1 = N1(attn(x));  residual1 = x + norm1;
+ *              norm2 = N2(ffn(residual1));  residual2 = residual1 + norm2 = output   (OLMo 2)
  */
 typedef struct Block {
 	int present;          /* the layer has a block (else it is attention alone, as in version 1) */
@@ -229,6 +233,7 @@ typedef struct LayerParams {
 	 * A_log and dt_bias (1 × heads); chunk_size, the chunked form's (engine/variants/deltanet.c) */
 	Mat gdn_W_a, gdn_W_b, gdn_A_log, gdn_dt_bias;
 	int gdn_chunk;
+	Mat W_gate;       /* gated attention (issue 23 §6, Qwen3-Next): d_model × h·d_v, gated = concat ⊙ σ(x·W_gate), else empty */
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	MlaParams mla;    /* multi-head latent attention (issue 24 §1), mla.on 0 without */
 	DiffParams diff;  /* differential attention (issue 24 §4), diff.on 0 without */

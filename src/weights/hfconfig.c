@@ -22,7 +22,8 @@
  * transformers (the __init__ arguments of GPT2Config in
  * models/gpt2/configuration_gpt2.py, LlamaConfig in
  * models/llama/configuration_llama.py, Qwen2Config and Qwen3Config in
- * models/qwen2|qwen3/configuration_qwen*.py; tie_word_embeddings is
+ * models/qwen2|qwen3/configuration_qwen*.py, Olmo2Config in
+ * models/olmo2/configuration_olmo2.py; tie_word_embeddings is
  * PretrainedConfig's True unless the class passes its own).
  */
 static const char *const gpt2_acts[] = {"gelu_new", "gelu_pytorch_tanh", "gelu", NULL};
@@ -67,6 +68,14 @@ static const struct Arch {
 	[HF_QWEN3] = {"qwen3", "Qwen3ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
 	              "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 151936, 4096, 32, 32, 32,
 	              22016, 32768, 128, -1, -1, 1e-6, 0, 0, 0, 1, 1, llama_acts, llama_act_kinds},
+	/* Olmo2Config: vocab_size 50304, hidden_size 4096, intermediate_size 11008, num_hidden_layers 32,
+	 * num_attention_heads 32, num_key_value_heads None (= num_attention_heads), hidden_act "silu",
+	 * max_position_embeddings 2048, rms_norm_eps 1e-5, bos None, eos 50279, tie_word_embeddings False,
+	 * attention_bias False. modeling_olmo2.py: q_norm and k_norm over the whole projection (qk_norm 2), the
+	 * norms after each sublayer (post_attention_layernorm, post_feedforward_layernorm; no input_layernorm). */
+	[HF_OLMO2] = {"olmo2", "Olmo2ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	              "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 50304, 4096, 32, 32, 0,
+	              11008, 2048, 0, -1, 50279, 1e-5, 0, 0, 0, 2, 1, llama_acts, llama_act_kinds},
 };
 
 /* GPT2Config.attribute_map: the common names stand for GPT-2's own. */
@@ -166,7 +175,7 @@ static int arch_find(const char *type)
 
 static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
-	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3"};
+	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2"};
 	const cJSON *arch = jr_get(root, "architectures"), *v;
 	size_t old;
 	int a = -1;
@@ -197,14 +206,14 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 				a = k;
 		if (a < 0)
 			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
-			                                     "(%s): attnviz computes gpt2, llama, qwen2 and qwen3"),
+			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3 and olmo2"),
 			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
 	} else if (!cJSON_IsString(v)) {
 		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
 	} else if ((a = arch_find(v->valuestring)) < 0) {
-		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2 "
-		                                     "and qwen3)%s"),
-		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 4).s));
+		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2, "
+		                                     "qwen3 and olmo2)%s"),
+		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 5).s));
 	}
 	jr_path_set(c, old);
 	cfg->arch = (HfArch)a;
@@ -746,8 +755,9 @@ static int wants(const HfConfig *c, int layer, Want *w)
 			want(w, &n, "vocab_size, hidden_size", V, D, "", "lm_head.weight");
 		return n;
 	}
-	/* LlamaDecoderLayer: nn.Linear weights are [out, in] */
-	want(w, &n, "hidden_size", D, -1, pre, "input_layernorm.weight");
+	/* LlamaDecoderLayer: nn.Linear weights are [out, in]; Olmo2DecoderLayer has no norm before the attention */
+	if (c->arch != HF_OLMO2)
+		want(w, &n, "hidden_size", D, -1, pre, "input_layernorm.weight");
 	want(w, &n, "num_attention_heads, head_dim, hidden_size", Q, D, pre, "self_attn.q_proj.weight");
 	want(w, &n, "num_key_value_heads, head_dim, hidden_size", KV, D, pre, "self_attn.k_proj.weight");
 	want(w, &n, "num_key_value_heads, head_dim, hidden_size", KV, D, pre, "self_attn.v_proj.weight");
@@ -759,11 +769,16 @@ static int wants(const HfConfig *c, int layer, Want *w)
 	}
 	if (c->o_bias)
 		want(w, &n, "hidden_size", D, -1, pre, "self_attn.o_proj.bias");
-	if (c->qk_norm) {
+	if (c->qk_norm == 1) {
 		want(w, &n, "head_dim", c->head_dim, -1, pre, "self_attn.q_norm.weight");
 		want(w, &n, "head_dim", c->head_dim, -1, pre, "self_attn.k_norm.weight");
+	} else if (c->qk_norm == 2) { /* Olmo2Attention: Olmo2RMSNorm(num_attention_heads * head_dim), and the keys' */
+		want(w, &n, "num_attention_heads, head_dim", Q, -1, pre, "self_attn.q_norm.weight");
+		want(w, &n, "num_key_value_heads, head_dim", KV, -1, pre, "self_attn.k_norm.weight");
 	}
 	want(w, &n, "hidden_size", D, -1, pre, "post_attention_layernorm.weight");
+	if (c->arch == HF_OLMO2)
+		want(w, &n, "hidden_size", D, -1, pre, "post_feedforward_layernorm.weight");
 	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.gate_proj.weight");
 	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.up_proj.weight");
 	want(w, &n, "hidden_size, intermediate_size", D, F, pre, "mlp.down_proj.weight");
@@ -819,7 +834,8 @@ int hfconfig_check_shapes(const HfConfig *c, HfWeights *w, char **err)
 		if (c->arch == HF_GPT2)
 			snprintf(name, sizeof name, "%sh.%d.ln_1.weight", w->prefix, c->num_layers);
 		else
-			snprintf(name, sizeof name, "model.layers.%d.input_layernorm.weight", c->num_layers);
+			snprintf(name, sizeof name, "model.layers.%d.%s.weight", c->num_layers,
+			         c->arch == HF_OLMO2 ? "post_attention_layernorm" : "input_layernorm");
 		if (hfweights_find(w, name, NULL) != NULL)
 			*err = str_printf(_("%s: tensor %s is there, but config.json's %s is %d"), w->name, jr_quoted(name).s,
 			                  arches[c->arch].k_layers, c->num_layers);

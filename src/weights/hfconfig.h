@@ -17,7 +17,7 @@
 #include "model/model.h"
 #include "weights/safetensors.h"
 
-typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_ARCH_COUNT } HfArch;
+typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_ARCH_COUNT } HfArch;
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
  * "gelu" (erf form); the LLaMA family's "silu" in SwiGLU. */
@@ -28,7 +28,7 @@ typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
 
 typedef struct HfConfig {
 	HfArch arch;
-	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3" */
+	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2" */
 	char architecture[64];  /* architectures[0] ("LlamaForCausalLM"), escaped; "" when absent */
 	char act_name[24];      /* the activation's name as config.json gives it */
 	HfAct act;
@@ -48,7 +48,7 @@ typedef struct HfConfig {
 	int tie_word_embeddings;
 	int qkv_bias;           /* q, k and v projections have biases (GPT-2, Qwen2, attention_bias) */
 	int o_bias;             /* the output projection has one (GPT-2, attention_bias) */
-	int qk_norm;            /* Qwen3's q_norm and k_norm */
+	int qk_norm;            /* Qwen3's q_norm and k_norm over head_dim (1), OLMo 2's over the whole projection (2) */
 	/*
 	 * Local and global layers (issue 23 §3), as Qwen2Config/Qwen3Config make
 	 * layer_types: given, else "sliding_attention" for layers i ≥

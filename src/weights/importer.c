@@ -15,6 +15,11 @@
  *          post_attention_layernorm → ln2; mlp.gate_proj → W_1 (through
  *          SiLU), up_proj → W_3, down_proj → W_2 (SwiGLU); model.norm → the
  *          final norm; the head lm_head, or embed_tokens when tied.
+ *   olmo2  as llama, but the norms after each sublayer (NORM_AFTER: no
+ *          input_layernorm; post_attention_layernorm → ln1 on the
+ *          attention's output, post_feedforward_layernorm → ln2 on the
+ *          FFN's) and q_norm, k_norm over the whole projection (h·head_dim
+ *          and g·head_dim: QK_NORM_PROJ).
  */
 #include "weights/importer.h"
 
@@ -165,7 +170,7 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	p->d_k = p->d_v = hd;
 	p->d_out = D;
 	b->present = 1;
-	b->norm = NORM_PRE;
+	b->norm = c->arch == HF_OLMO2 ? NORM_AFTER : NORM_PRE; /* Olmo2DecoderLayer: each sublayer's output normalised */
 	b->norm_kind = c->arch == HF_GPT2 ? NORM_LAYERNORM : NORM_RMSNORM;
 	b->eps = c->norm_eps;
 	b->has_ffn = 1;
@@ -199,12 +204,16 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 		           : 0;
 	}
 	b->activation = ACT_SWIGLU;
-	if (load_layer(c, w, i, "input_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
+	if (c->arch == HF_OLMO2 ? load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
+	                                  load_layer(c, w, i, "post_feedforward_layernorm.weight", 0, 1, D, &b->ln2_gamma, err)
+	                        : load_layer(c, w, i, "input_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
+	                                  load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln2_gamma, err))
+		return -1;
+	if (
 	    load_layer(c, w, i, "self_attn.q_proj.weight", 1, D, Q, &p->W_q, err) ||
 	    load_layer(c, w, i, "self_attn.k_proj.weight", 1, D, KV, &p->W_k, err) ||
 	    load_layer(c, w, i, "self_attn.v_proj.weight", 1, D, KV, &p->W_v, err) ||
 	    load_layer(c, w, i, "self_attn.o_proj.weight", 1, Q, D, &p->W_o, err) ||
-	    load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln2_gamma, err) ||
 	    load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
 	    load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
 	    load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err))
@@ -215,8 +224,9 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 		return -1;
 	if (c->o_bias && load_layer(c, w, i, "self_attn.o_proj.bias", 0, 1, D, &p->b_o, err))
 		return -1;
-	if (c->qk_norm && (load_layer(c, w, i, "self_attn.q_norm.weight", 0, 1, hd, &p->q_norm, err) ||
-	                   load_layer(c, w, i, "self_attn.k_norm.weight", 0, 1, hd, &p->k_norm, err)))
+	/* Qwen3's over head_dim; OLMo 2's over the whole projection (Q, KV numbers) */
+	if (c->qk_norm && (load_layer(c, w, i, "self_attn.q_norm.weight", 0, 1, c->qk_norm == 2 ? Q : hd, &p->q_norm, err) ||
+	                   load_layer(c, w, i, "self_attn.k_norm.weight", 0, 1, c->qk_norm == 2 ? KV : hd, &p->k_norm, err)))
 		return -1;
 	return 0;
 }
@@ -445,7 +455,7 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 	m->rope_style = ROPE_HALF;
 	m->rope_partial = c->partial_rotary_factor; /* rope_scaling / rope_parameters (weights/hfrope.c) */
 	m->rope_scaling = c->rope_scaling;
-	m->qk_norm = c->qk_norm ? QK_NORM_HEAD : QK_NORM_NONE;
+	m->qk_norm = c->qk_norm == 2 ? QK_NORM_PROJ : c->qk_norm ? QK_NORM_HEAD : QK_NORM_NONE;
 	m->qk_norm_eps = c->norm_eps;
 	m->has_final_norm = 1;
 	m->final_kind = c->arch == HF_GPT2 ? NORM_LAYERNORM : NORM_RMSNORM;

@@ -131,8 +131,13 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		vt[c] += lp->b_v.a[c];
 	for (int v = attn_variant_count - 1; v >= 0; v--) { /* the list's last first: QK-norm, then RoPE */
 		const AttnVariant *var = attn_variants[v];
-		if (var->turn_row == NULL || !attn_variant_on(a, var))
+		if ((var->turn_row == NULL && var->turn_whole == NULL) || !attn_variant_on(a, var))
 			continue;
+		if (var->turn_whole != NULL) { /* the whole row at once (QK-norm over the projection) */
+			var->turn_whole(a, x, hdk, t, 0);
+			var->turn_whole(a, kt, gdk, t, 1);
+			continue;
+		}
 		for (int h = 0; h < a->heads; h++)
 			var->turn_row(a, x + (size_t)h * dk, t, 0);
 		for (int h = 0; h < a->kv_heads; h++)
@@ -181,7 +186,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	if (one != NULL) {
 		memcpy(one->X.a, xin, (size_t)D * sizeof(double));
 		memcpy(one->output.a, r->output, (size_t)D * sizeof(double));
-		for (int st = STAGE_RESIDUAL1; st <= STAGE_NORM2_POST; st++)
+		for (int st = STAGE_NORM1_AFTER; st <= STAGE_NORM2_POST; st++)
 			if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
 				attn_stage_kernel((Stage)st)(one, cfg, lp);
 		memcpy(r->layer_out, attn_block_output(one)->a, (size_t)D * sizeof(double));

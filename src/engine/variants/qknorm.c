@@ -10,6 +10,13 @@
  * K_norm; RoPE turns those (variants.c: attn_reads_after), or the scores read
  * them directly without RoPE; the backward pass takes their gradients back
  * to dQ and dK through the norm.
+ *
+ * OLMo 2's form (QK_NORM_PROJ, "over": "projection"; transformers'
+ * models/olmo2/modeling_olmo2.py, Olmo2Attention: `self.q_norm =
+ * Olmo2RMSNorm(config.num_attention_heads * self.head_dim, …)`, `query_states =
+ * self.q_norm(self.q_proj(hidden_states))` before the view into heads) is the
+ * same norm over a whole row of Q (h·d_k numbers) and of K (g·d_k), its
+ * weights as wide: the width below, qk_width, is one head's or the row's.
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -17,7 +24,13 @@
 #include <math.h>
 #include <string.h>
 
-/* One head's d_k numbers x of a row: out = x / √(mean(x²) + ε) · w (out may be x). */
+/* The numbers one norm runs over: a head's d_k, or the whole row over the projection (OLMo 2). */
+static int qk_width(const ModelConfig *cfg, const Mat *x, int dk)
+{
+	return cfg->qk_norm == QK_NORM_PROJ ? x->cols : dk;
+}
+
+/* Each part of dk numbers x of a row (heads of them): out = x / √(mean(x²) + ε) · w (out may be x). */
 static void qk_norm_rows(const Mat *in, Mat *out, int heads, int dk, const Mat *w, double eps)
 {
 	for (int i = 0; i < in->rows; i++)
@@ -28,8 +41,10 @@ static void qk_norm_rows(const Mat *in, Mat *out, int heads, int dk, const Mat *
 /* Q_norm (n × h·d_k) = QK-norm of each head's row of Q; K_norm (m × g·d_k) of each key head's row of K. */
 static void pass_qk_norm(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	qk_norm_rows(&a->Q, &a->Q_norm, a->heads, lp->d_k, &lp->q_norm, cfg->qk_norm_eps);
-	qk_norm_rows(&a->K, &a->K_norm, a->kv_heads, lp->d_k, &lp->k_norm, cfg->qk_norm_eps);
+	const int wq = qk_width(cfg, &a->Q, lp->d_k), wk = qk_width(cfg, &a->K, lp->d_k);
+
+	qk_norm_rows(&a->Q, &a->Q_norm, a->Q.cols / wq, wq, &lp->q_norm, cfg->qk_norm_eps);
+	qk_norm_rows(&a->K, &a->K_norm, a->K.cols / wk, wk, &lp->k_norm, cfg->qk_norm_eps);
 }
 
 /*
@@ -57,26 +72,34 @@ static void qk_norm_backward(const Attn *a, Mat *dq, Mat *dk)
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);
 
-	qk_norm_back_rows(&a->Q, dq, a->heads, lp->d_k, &lp->q_norm, cfg->qk_norm_eps);
-	qk_norm_back_rows(&a->K, dk, a->kv_heads, lp->d_k, &lp->k_norm, cfg->qk_norm_eps);
+	const int wq = qk_width(cfg, &a->Q, lp->d_k), wk = qk_width(cfg, &a->K, lp->d_k);
+
+	qk_norm_back_rows(&a->Q, dq, a->Q.cols / wq, wq, &lp->q_norm, cfg->qk_norm_eps);
+	qk_norm_back_rows(&a->K, dk, a->K.cols / wk, wk, &lp->k_norm, cfg->qk_norm_eps);
 }
 
-/* Decoding: one head's row of token pos's q (q_norm's weights) or k (k_norm's), normalised in place. */
-static void qk_norm_turn(const Attn *a, double *x, int pos, int key)
+/* Decoding: token pos's whole row of q (len = h·d_k, q_norm's weights) or k (g·d_k, k_norm's), normalised in place head by head, or all at once over the projection. */
+static void qk_norm_turn(const Attn *a, double *x, int len, int pos, int key)
 {
 	const LayerParams *lp = attn_params(a);
+	const int w = attn_config(a)->qk_norm == QK_NORM_PROJ ? len : lp->d_k;
 
 	(void)pos;
-	attn_norm_row(x, x, lp->d_k, 1, attn_config(a)->qk_norm_eps, key ? lp->k_norm.a : lp->q_norm.a, NULL, NULL);
+	for (int c0 = 0; c0 + w <= len; c0 += w)
+		attn_norm_row(x + c0, x + c0, w, 1, attn_config(a)->qk_norm_eps, key ? lp->k_norm.a : lp->q_norm.a, NULL, NULL);
 }
 
-/* Its weights are one head's width. */
+/* Its weights are one head's width (over the projection: Q's and K's rows'). */
 static const char *qk_norm_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
+	const int proj = cfg->qk_norm == QK_NORM_PROJ;
+	const int g = lp->kv_heads > 0 ? lp->kv_heads : lp->heads;
+
 	if (cfg->qk_norm == QK_NORM_NONE)
 		return NULL;
-	if (lp->q_norm.rows != 1 || lp->q_norm.cols != lp->d_k || lp->q_norm.a == NULL || lp->k_norm.rows != 1 ||
-	    lp->k_norm.cols != lp->d_k || lp->k_norm.a == NULL || !(cfg->qk_norm_eps >= 0.0))
+	if (lp->q_norm.rows != 1 || lp->q_norm.cols != (proj ? lp->heads * lp->d_k : lp->d_k) || lp->q_norm.a == NULL ||
+	    lp->k_norm.rows != 1 || lp->k_norm.cols != (proj ? g * lp->d_k : lp->d_k) || lp->k_norm.a == NULL ||
+	    !(cfg->qk_norm_eps >= 0.0))
 		return "qk_norm";
 	return NULL;
 }
@@ -92,8 +115,9 @@ static void explain_qk_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 {
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);
-	const int q = which == AM_Q_NORM, dk = lp->d_k, c = j % dk, c0 = j - c;
+	const int q = which == AM_Q_NORM;
 	const Mat *in = q ? &a->Q : &a->K, *w = q ? &lp->q_norm : &lp->k_norm;
+	const int dk = qk_width(cfg, in, lp->d_k), c = j % dk, c0 = j - c;
 	const double *x = &MAT_AT(*in, i, c0);
 	double ms = 0.0;
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
@@ -103,8 +127,12 @@ static void explain_qk_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 		ms += x[e] * x[e];
 	ms /= dk;
 	const double rms = sqrt(ms + cfg->qk_norm_eps);
-	strbuf_printf(b, _("QK-norm of row %d of %s, columns %d to %d (one head's d_k = %d numbers):\n"), i,
-	              matrix_name(q ? AM_Q : AM_K), c0, c0 + dk - 1, dk);
+	if (cfg->qk_norm == QK_NORM_PROJ)
+		strbuf_printf(b, _("QK-norm of row %d of %s over the whole projection (OLMo 2): all %d numbers of the row, every head's:\n"),
+		              i, matrix_name(q ? AM_Q : AM_K), dk);
+	else
+		strbuf_printf(b, _("QK-norm of row %d of %s, columns %d to %d (one head's d_k = %d numbers):\n"), i,
+		              matrix_name(q ? AM_Q : AM_K), c0, c0 + dk - 1, dk);
 	strbuf_printf(b, "mean(x%s) = %s   %s(mean(x%s) + %s) = %s(%s + %s) = %s\n", celltext_sym(utf8, "\u00b2", "^2"),
 	              celltext_num(x1, ms, utf8), celltext_sym(utf8, "\u221a", "sqrt"), celltext_sym(utf8, "\u00b2", "^2"),
 	              celltext_sym(utf8, "\u03b5", "eps"), celltext_sym(utf8, "\u221a", "sqrt"), celltext_num(x2, ms, utf8),
@@ -113,14 +141,17 @@ static void explain_qk_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 	              matrix_name(q ? AM_Q_NORM_W : AM_K_NORM_W), c, celltext_num(x1, x[c], utf8), celltext_num(x2, rms, utf8),
 	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x3, w->a[c], utf8),
 	              celltext_num(x5, x[c] * (1.0 / rms) * w->a[c], utf8));
-	strbuf_printf(b, _("(every head's row now has the same root mean square before the weights: a score q%sk cannot grow only because W_q or W_k did)\n"),
-	              celltext_sym(utf8, "\u00b7", "."));
+	if (cfg->qk_norm == QK_NORM_PROJ)
+		strbuf_printf(b, _("(the whole row now has root mean square 1 before the weights; one head's part of it may still be larger than another's)\n"));
+	else
+		strbuf_printf(b, _("(every head's row now has the same root mean square before the weights: a score q%sk cannot grow only because W_q or W_k did)\n"),
+		              celltext_sym(utf8, "\u00b7", "."));
 }
 
 /* The head's row of Q or K it normalised, and the weight of its column. */
 static int operands_qk_norm(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	const int dk = attn_params(a)->d_k, q = which == AM_Q_NORM;
+	const int q = which == AM_Q_NORM, dk = qk_width(attn_config(a), q ? &a->Q : &a->K, attn_params(a)->d_k);
 
 	(void)h;
 	out[0] = (ExplainOperand){ q ? AM_Q : AM_K, 0, i, -1 };
@@ -139,7 +170,7 @@ const AttnVariant variant_qknorm = {
 	.explain = explain_qk_norm,
 	.operands = operands_qk_norm,
 	.reads = qk_norm_reads,
-	.turn_row = qk_norm_turn,
+	.turn_whole = qk_norm_turn,
 	.backward = qk_norm_backward,
 	.fault = qk_norm_fault,
 	.same = qk_norm_same,

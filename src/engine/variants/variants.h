@@ -37,7 +37,8 @@
 	X(mla_heads)         \
 	X(mla_absorb)        \
 	X(diffattn)          \
-	X(diffattn_out)
+	X(diffattn_out)       \
+	X(gated)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
@@ -65,7 +66,7 @@ typedef struct AttnVariant {
 	 */
 	double (*score_bias)(const Attn *a, int h, int i, int j);
 	AttnMatrix bias_matrix, biased_matrix;
-	/* Matrices the scores read instead of the core's (Q → Q_rot): pairs { core, its }, ending with AM_COUNT. */
+	/* Matrices the scores read instead of the core's (Q → Q_rot), or W_o instead of concat (gated): pairs { core, its }, ending with AM_COUNT. */
 	const AttnMatrix (*reads)[2];
 	/*
 	 * The same turn on one head's row x (d_k numbers) of a query (key 0) or a key (key 1) at position pos
@@ -73,6 +74,8 @@ typedef struct AttnVariant {
 	 * is what the variants after it made (attn_reads_after: QK-norm before RoPE).
 	 */
 	void (*turn_row)(const Attn *a, double *x, int pos, int key);
+	/* Instead of turn_row, the turn of a whole row x (len numbers: h·d_k of a query, g·d_k of a key): QK-norm over the projection. */
+	void (*turn_whole)(const Attn *a, double *x, int len, int pos, int key);
 	/* The gradients at its reads (dQ_rot, dK_rot in dq, dk) back to the core's matrices (dQ, dK), in place. */
 	void (*backward)(const Attn *a, Mat *dq, Mat *dk);
 	/* Its own state of a computation (a->shape and sizes set): 0, or -1 out of memory; and its release. */
