@@ -124,6 +124,7 @@ typedef struct Shapes {
 	int rope_dynamic;    /* dynamic NTK, which needs 4 turned columns */
 	/* issue 24 §1: multi-head latent attention ("mla"): its ranks and widths (mla 0: none) */
 	int mla, q_lora_rank, kv_lora_rank, d_nope, d_rope;
+	int experts;                  /* issue 23 §7: a mixture-of-experts FFN's experts (0: none) */
 } Shapes;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */
@@ -194,6 +195,9 @@ int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols
 /* "mla" (issue 24 §1, lesson_mla.c): its settings, and what they rule out, before the shapes; its matrices after. */
 int li_read_mla_settings(Ctx *c, const cJSON *root, Lesson *l);
 int li_read_mla_matrices(Ctx *c, const cJSON *root, Lesson *l);
+/* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
+int li_moe_settings(Ctx *c, const cJSON *ffn, Lesson *l);
+int li_moe_matrices(Ctx *c, const cJSON *ffn, Lesson *l);
 /* The same for the value v at the current path (a list's mask). */
 int li_read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
 /* Allocate m and fill it from src (already checked): the literal numbers, or the generator's. */

@@ -76,6 +76,7 @@ void li_shapes_block(Shapes *s, const LayerParams *p)
 	s->has_ffn = p->block.has_ffn;
 	s->swiglu = p->block.activation == ACT_SWIGLU;
 	s->d_ff = p->block.d_ff;
+	s->experts = p->block.has_ffn ? p->block.moe.experts : 0;
 }
 
 /* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
@@ -122,6 +123,11 @@ double li_shapes_count(const Shapes *s)
 		 * two norms and their statistics, the FFN's three d_ff-wide matrices, its output, the final norm */
 		own += 4 * D + 3 * D * F + 2 * F + D;
 		computed += N * (6 * D + 4 + 3 * F);
+	}
+	if (s->block && s->experts > 0) { /* a mixture of experts: the router and every expert; logits, probs, weights, act, out */
+		const double E = s->experts, F = s->d_ff;
+		own += D * E + 3 * D * F * E;
+		computed += N * (3 * E + E * F + E * D);
 	}
 	/* QK-norm's weights and Q_norm, K_norm; the LM head's unembedding, logits and next */
 	if (s->qk_norm)
@@ -323,6 +329,12 @@ int li_check_shapes(Ctx *c, Shapes *s)
 		     s->linear ? "linear_attention" : "gated_deltanet");
 		goto out;
 	}
+	if (s->experts > 0 && (s->backward || s->decode)) { /* a mixture of experts is computed forward, all rows at once */
+		AT(s->backward ? "backward" : "decode");
+		fail(c, "%s", s->backward ? _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's top-k) are not; leave out \"backward\"")
+		                          : _("a mixture-of-experts FFN is not decoded token by token yet: leave out \"decode\""));
+		goto out;
+	}
 	if (s->linear && s->linear_causal && (s->has_source || s->n != s->m)) {
 		AT("linear_attention");
 		path_key(c, "causal");
@@ -403,6 +415,9 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_KVA] = s->kv_lora_rank + s->d_rope;
 	out->dim[DIM_KVB] = s->heads * (s->d_nope + s->d_v);
 	out->dim[DIM_FOUR] = 4;
+	out->dim[DIM_EXPERTS] = s->experts;
+	out->dim[DIM_E_DFF] = s->experts * s->d_ff;
+	out->dim[DIM_E_DMODEL] = s->experts * s->d_model;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
@@ -415,6 +430,8 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 			out->features |= FEAT_LAYERNORM;
 		if (s->has_ffn)
 			out->features |= FEAT_FFN | (s->swiglu ? FEAT_SWIGLU : 0u);
+		if (s->has_ffn && s->experts > 0)
+			out->features |= FEAT_MOE;
 	}
 	if (s->has_final)
 		out->features |= FEAT_FINAL | (s->norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);

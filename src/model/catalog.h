@@ -45,6 +45,9 @@ typedef enum Stage {
 	STAGE_NORM2_PRE,   /* "norm2" of a pre-norm block: the FFN reads N2(residual1) */
 	STAGE_FFN_HIDDEN,
 	STAGE_ACTIVATION,
+	STAGE_MOE_ROUTER,  /* a mixture of experts (Mixtral, Qwen3-MoE): the router's logits and probabilities */
+	STAGE_MOE_TOPK,    /* the top_k experts of each token and their weights */
+	STAGE_MOE_EXPERTS, /* each chosen expert's SwiGLU on its tokens, and their weighted sum: ffn_out */
 	STAGE_FFN_OUT,
 	STAGE_RESIDUAL2,   /* the FFN's input + FFN */
 	STAGE_NORM2_POST,  /* "norm2" of a post-norm block */
@@ -106,6 +109,10 @@ typedef enum AttnMatrix {
 	AM_W_QA, AM_Q_A_NORM, AM_W_QB, AM_W_KVA, AM_KV_A_NORM, AM_W_KVB,
 	AM_C_Q, AM_C_KV, AM_K_PE, AM_Q_NOPE, AM_Q_PE, AM_K_PE_ROT,
 	AM_Q_TILDE, AM_ABSORBED, AM_ABSORBED_OUT, AM_MLA_DIFF, AM_KV_CACHE,
+	/* a mixture-of-experts FFN (issue 23 §7): the router and the experts' weights, the router's logits and
+	 * probabilities, each token's weight of each expert (NaN: not chosen), each expert's SwiGLU and output */
+	AM_MOE_W_R, AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2,
+	AM_ROUTER_LOGITS, AM_ROUTER_PROBS, AM_MOE_WEIGHTS, AM_EXPERT_ACT, AM_EXPERT_OUT,
 	AM_COUNT
 } AttnMatrix;
 
@@ -147,7 +154,8 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_DELTANET    ((FeatureSet)1 << 30) /* Gated DeltaNet beside softmax's ("gated_deltanet") */
 #define FEAT_MLA         ((FeatureSet)1 << 31) /* multi-head latent attention ("mla", DeepSeek-V2/V3) */
 #define FEAT_MLA_QLORA   ((FeatureSet)1 << 32) /* MLA with a compressed query ("mla": {"q_lora_rank"}) */
-#define FEAT_COUNT       33
+#define FEAT_MOE         ((FeatureSet)1 << 63) /* the FFN is a mixture of experts ("ffn": {"kind": "moe"}) */
+#define FEAT_COUNT       64
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -180,6 +188,10 @@ typedef enum Dim {
 	DIM_KVA,     /* kv_lora_rank + qk_rope_head_dim: W_kva's columns */
 	DIM_KVB,     /* heads · (qk_nope_head_dim + v_head_dim): W_kvb's columns */
 	DIM_FOUR,    /* 4: the cache table's rows (MHA, GQA, MQA, MLA) and columns */
+	/* a mixture-of-experts FFN */
+	DIM_EXPERTS, /* E: the experts */
+	DIM_E_DFF,   /* E·d_ff: every expert's hidden columns side by side */
+	DIM_E_DMODEL,/* E·d_model: every expert's output side by side */
 	DIM_COUNT
 } Dim;
 
@@ -208,6 +220,7 @@ enum {
 	MF_KV       = 1u << 7, /* its columns belong to the key/value heads: query head h reads kv head h/(heads/g) */
 	MF_NEG_INF  = 1u << 8, /* −∞ is a value it may hold (FlashAttention's running maximum before any key) */
 	MF_DECODE   = 1u << 9, /* row t is decode step t; a key column is in that step's cache only where decode_in_cache */
+	MF_NOT_CHOSEN = 1u << 15, /* NaN is a cell of an expert the token did not choose (a mixture of experts): drawn as not chosen */
 };
 
 typedef struct MatrixKind {

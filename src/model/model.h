@@ -65,6 +65,23 @@ typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
  *              norm2 = N2(residual1);  residual2 = residual1 + ffn(norm2) = output
  *   none:      residual1 = x + attn(x);  residual2 = residual1 + ffn(residual1) = output
  */
+/*
+ * A mixture-of-experts FFN (issue 23 §7; Mixtral's MixtralSparseMoeBlock,
+ * Qwen3-MoE's Qwen3MoeSparseMoeBlock): router_logits = x·W_r, p =
+ * softmax(router_logits) per row, the top_k experts of each row (ties: the
+ * lower index), their weights p renormalised to sum 1 when norm_topk_prob,
+ * each chosen expert's SwiGLU (silu(x·W_1,e) ⊙ (x·W_3,e))·W_2,e on the rows
+ * that chose it, ffn_out = Σ weight·expert output. experts 0: a dense FFN.
+ * The experts' weights side by side: expert e's are W_1's and W_3's columns
+ * and W_2's rows [e·d_ff, (e + 1)·d_ff), d_ff the Block's (one expert's).
+ */
+typedef struct MoeParams {
+	int experts, top_k, norm_topk_prob;
+	Mat W_r;      /* d_model × E */
+	Mat W_1, W_3; /* d_model × E·d_ff */
+	Mat W_2;      /* E·d_ff × d_model */
+} MoeParams;
+
 typedef struct Block {
 	int present;          /* the layer has a block (else it is attention alone, as in version 1) */
 	NormPlace norm;
@@ -75,6 +92,7 @@ typedef struct Block {
 	Activation activation;
 	int d_ff;
 	Mat W_1, b_1, W_3, b_3, W_2, b_2; /* d_model × d_ff, 1 × d_ff, (SwiGLU's gate), d_ff × d_model, 1 × d_model */
+	MoeParams moe;        /* a mixture of experts instead of W_1 … b_2 (moe.experts > 0) */
 } Block;
 
 /*

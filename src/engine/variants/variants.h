@@ -35,7 +35,10 @@
 	X(deltanet)         \
 	X(mla)               \
 	X(mla_heads)         \
-	X(mla_absorb)
+	X(mla_absorb)        \
+	X(moe)               \
+	X(moe_topk)          \
+	X(moe_experts)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
