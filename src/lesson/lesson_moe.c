@@ -34,7 +34,7 @@ int li_moe_settings(Ctx *c, const cJSON *ffn, Lesson *l)
 		return -1;
 	if (kind == 0)
 		return 0;
-	if (refuse_unknown_keys(c, ffn, moe_keys, "\"ffn\": {\"kind\": \"moe\"}") != 0)
+	if (refuse_unknown_keys(c, ffn, moe_keys, _("mixture-of-experts key")) != 0)
 		return -1;
 	{
 		static const char *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_new", NULL };
@@ -48,8 +48,12 @@ int li_moe_settings(Ctx *c, const cJSON *ffn, Lesson *l)
 	}
 	path_key(c, "experts");
 	if (!cJSON_IsArray(ex) || cJSON_GetArraySize(ex) < 1 || cJSON_GetArraySize(ex) > LESSON_MAX_EXPERTS) {
-		fail(c, _("expected a list of 1 to %d experts, each {\"W_1\": \u2026, \"W_3\": \u2026, \"W_2\": \u2026}, got %s"),
-		     LESSON_MAX_EXPERTS, ex == NULL ? _("nothing") : got(ex).s);
+		if (cJSON_IsArray(ex))
+			fail(c, _("expected a list of 1 to %d experts (LESSON_MAX_EXPERTS), got %d"), LESSON_MAX_EXPERTS,
+			     cJSON_GetArraySize(ex));
+		else
+			fail(c, _("expected a list of 1 to %d experts, each {\"W_1\": \u2026, \"W_3\": \u2026, \"W_2\": \u2026}, got %s"),
+			     LESSON_MAX_EXPERTS, ex == NULL ? _("nothing") : got(ex).s);
 		goto bad;
 	}
 	p->experts = cJSON_GetArraySize(ex);
@@ -139,7 +143,7 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Lesson *l)
 			fail(c, _("expected an object {\"W_1\": \u2026, \"W_3\": \u2026, \"W_2\": \u2026}, got %s"), got(o).s);
 			goto bad;
 		}
-		if (refuse_unknown_keys(c, o, expert_keys, _("an expert (Mixtral's and Qwen3-MoE's have no biases)")) != 0 ||
+		if (refuse_unknown_keys(c, o, expert_keys, _("expert key")) != 0 ||
 		    read_expert(c, o, "W_1", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_1) != 0 ||
 		    read_expert(c, o, "W_3", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_3) != 0 ||
 		    read_expert(c, o, "W_2", F, D, _("d_ff, the columns of the first expert's W_1"), "d_model", e, &p->W_2) != 0)
