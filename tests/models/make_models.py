@@ -953,7 +953,8 @@ def bad_folders():
     case("layer_types", 'config.json: layer_types[0]: "chunked_attention": attnviz computes "full_attention" and '
          '"sliding_attention" layers', src="qwen2_bias_f16",
          edit=lambda c: c.update(layer_types=["chunked_attention", "full_attention"]))
-    case("moe", "config.json: num_experts: 8: attnviz does not compute mixtures of experts",
+    case("moe", "config.json: num_experts: 8: attnviz computes the mixtures of experts of mixtral and "
+         "qwen3_moe models only",
          src="qwen3_qknorm_bf16", edit=lambda c: c.update(num_experts=8, num_experts_per_tok=2))
     case("hidden_act", 'config.json: hidden_act: "gelu": attnviz computes llama models with "silu"',
          edit=lambda c: c.update(hidden_act="gelu"))
