@@ -47,8 +47,10 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_ANGLES_PLAIN] = AT(Attn, angles_plain), [AM_ANGLES] = AT(Attn, angles),
 	[AM_C_Q] = AT(Attn, c_Q), [AM_C_KV] = AT(Attn, c_KV), [AM_K_PE] = AT(Attn, k_pe), [AM_Q_NOPE] = AT(Attn, q_nope),
 	[AM_Q_PE] = AT(Attn, q_pe), [AM_K_PE_ROT] = AT(Attn, k_pe_rot), [AM_Q_TILDE] = AT(Attn, q_tilde),
-	[AM_ABSORBED_OUT] = AT(Attn, absorbed_out), [AM_MLA_DIFF] = AT(Attn, mla_diff), [AM_KV_CACHE] = AT(Attn, kv_cache),	[AM_ROUTER_LOGITS] = AT(Attn, router_logits), [AM_ROUTER_PROBS] = AT(Attn, router_probs),
-	[AM_MOE_WEIGHTS] = AT(Attn, moe_weights), [AM_EXPERT_ACT] = AT(Attn, expert_act), [AM_EXPERT_OUT] = AT(Attn, expert_out),
+	[AM_ABSORBED_OUT] = AT(Attn, absorbed_out), [AM_MLA_DIFF] = AT(Attn, mla_diff), [AM_KV_CACHE] = AT(Attn, kv_cache),
+	[AM_ROUTER_LOGITS] = AT(Attn, router_logits), [AM_ROUTER_PROBS] = AT(Attn, router_probs),
+	[AM_MOE_WEIGHTS] = AT(Attn, moe_weights), [AM_EXPERT_ACT] = AT(Attn, expert_act),
+	[AM_EXPERT_OUT] = AT(Attn, expert_out),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),

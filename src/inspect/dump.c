@@ -542,8 +542,9 @@ static cJSON *dump_layer(const Attn *a)
 			goto fail;
 	if (dump_weights && cfg->score == SCORE_ADDITIVE && add_vector(o, "w_e", &lp->w_e))
 		goto fail;
-	if (dump_weights && b->has_ffn && b->moe.experts == 0 && (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
-	                                   (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
+	if (dump_weights && b->has_ffn && b->moe.experts == 0 &&
+	    (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
+	     (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
 		goto fail;
 	if (dump_weights && b->moe.experts > 0 &&
 	    (add_matrix(o, "W_router", &b->moe.W_r) || add_matrix(o, "experts_W_1", &b->moe.W_1) ||

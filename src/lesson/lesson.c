@@ -208,7 +208,8 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_GDN_A_LOG] = offsetof(Model, lp.gdn_A_log), [AM_GDN_DT_BIAS] = offsetof(Model, lp.gdn_dt_bias),
 	[AM_W_QA] = offsetof(Model, lp.mla.W_qa), [AM_Q_A_NORM] = offsetof(Model, lp.mla.q_a_norm),
 	[AM_W_QB] = offsetof(Model, lp.mla.W_qb), [AM_W_KVA] = offsetof(Model, lp.mla.W_kva),
-	[AM_KV_A_NORM] = offsetof(Model, lp.mla.kv_a_norm), [AM_W_KVB] = offsetof(Model, lp.mla.W_kvb),	[AM_MOE_W_R] = offsetof(Model, lp.block.moe.W_r), [AM_MOE_W_1] = offsetof(Model, lp.block.moe.W_1),
+	[AM_KV_A_NORM] = offsetof(Model, lp.mla.kv_a_norm), [AM_W_KVB] = offsetof(Model, lp.mla.W_kvb),
+	[AM_MOE_W_R] = offsetof(Model, lp.block.moe.W_r), [AM_MOE_W_1] = offsetof(Model, lp.block.moe.W_1),
 	[AM_MOE_W_3] = offsetof(Model, lp.block.moe.W_3), [AM_MOE_W_2] = offsetof(Model, lp.block.moe.W_2),
 };
 

@@ -52,14 +52,18 @@ int li_moe_settings(Ctx *c, const cJSON *ffn, Lesson *l)
 			fail(c, _("expected a list of 1 to %d experts (LESSON_MAX_EXPERTS), got %d"), LESSON_MAX_EXPERTS,
 			     cJSON_GetArraySize(ex));
 		else
-			fail(c, _("expected a list of 1 to %d experts, each {\"W_1\": \u2026, \"W_3\": \u2026, \"W_2\": \u2026}, got %s"),
+			fail(c,
+			     _("expected a list of 1 to %d experts, each {\"W_1\": \u2026, \"W_3\": \u2026, \"W_2\": \u2026}, got "
+			       "%s"),
 			     LESSON_MAX_EXPERTS, ex == NULL ? _("nothing") : got(ex).s);
 		goto bad;
 	}
 	p->experts = cJSON_GetArraySize(ex);
 	path_append(c, "[0]");
 	if (!cJSON_IsObject(cJSON_GetArrayItem(ex, 0)) || get(cJSON_GetArrayItem(ex, 0), "W_1") == NULL) {
-		fail(c, "%s", _("expected an object {\"W_1\": d_model \u00d7 d_ff, \"W_3\": d_model \u00d7 d_ff, \"W_2\": d_ff \u00d7 d_model}"));
+		fail(c, "%s",
+		     _("expected an object {\"W_1\": d_model \u00d7 d_ff, \"W_3\": d_model \u00d7 d_ff, \"W_2\": d_ff \u00d7 "
+		       "d_model}"));
 		goto bad;
 	}
 	if (li_read_matsrc(c, cJSON_GetArrayItem(ex, 0), "W_1", &LIM_DIM_DIM, &w1) != 0)
@@ -128,8 +132,8 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Lesson *l)
 		fail(c, "%s", _("missing: the router, d_model \u00d7 experts (one column per expert)"));
 		goto bad;
 	}
-	if (li_read_shaped(c, ffn, "router", D, E, _("d_model, the input's columns"), _("experts, one column per expert"), -1,
-	                   &p->W_r) != 0)
+	if (li_read_shaped(c, ffn, "router", D, E, _("d_model, the input's columns"), _("experts, one column per expert"),
+	                   -1, &p->W_r) != 0)
 		goto bad;
 	if (mat_alloc(&p->W_1, D, E * F) != 0 || mat_alloc(&p->W_3, D, E * F) != 0 || mat_alloc(&p->W_2, E * F, D) != 0) {
 		fail_oom(c);
@@ -144,9 +148,12 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Lesson *l)
 			goto bad;
 		}
 		if (refuse_unknown_keys(c, o, expert_keys, _("expert key")) != 0 ||
-		    read_expert(c, o, "W_1", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_1) != 0 ||
-		    read_expert(c, o, "W_3", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_3) != 0 ||
-		    read_expert(c, o, "W_2", F, D, _("d_ff, the columns of the first expert's W_1"), "d_model", e, &p->W_2) != 0)
+		    read_expert(c, o, "W_1", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_1) !=
+		        0 ||
+		    read_expert(c, o, "W_3", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_3) !=
+		        0 ||
+		    read_expert(c, o, "W_2", F, D, _("d_ff, the columns of the first expert's W_1"), "d_model", e, &p->W_2) !=
+		        0)
 			goto bad;
 		path_set(c, at);
 	}

@@ -124,7 +124,8 @@ double li_shapes_count(const Shapes *s)
 		own += 4 * D + 3 * D * F + 2 * F + D;
 		computed += N * (6 * D + 4 + 3 * F);
 	}
-	if (s->block && s->experts > 0) { /* a mixture of experts: the router and every expert; logits, probs, weights, act, out */
+	/* a mixture of experts: the router and every expert; logits, probs, weights, act, out */
+	if (s->block && s->experts > 0) {
 		const double E = s->experts, F = s->d_ff;
 		own += D * E + 3 * D * F * E;
 		computed += N * (3 * E + E * F + E * D);
@@ -331,8 +332,10 @@ int li_check_shapes(Ctx *c, Shapes *s)
 	}
 	if (s->experts > 0 && (s->backward || s->decode)) { /* a mixture of experts is computed forward, all rows at once */
 		AT(s->backward ? "backward" : "decode");
-		fail(c, "%s", s->backward ? _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's top-k) are not; leave out \"backward\"")
-		                          : _("a mixture-of-experts FFN is not decoded token by token yet: leave out \"decode\""));
+		fail(c, "%s",
+		     s->backward ? _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's "
+		                     "top-k) are not; leave out \"backward\"")
+		                 : _("a mixture-of-experts FFN is not decoded token by token yet: leave out \"decode\""));
 		goto out;
 	}
 	if (s->linear && s->linear_causal && (s->has_source || s->n != s->m)) {

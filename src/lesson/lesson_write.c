@@ -135,7 +135,8 @@ static int json_moe(cJSON *bj, const Block *b)
 
 	if (put(bj, "ffn", f) != 0 || !cJSON_AddStringToObject(f, "kind", "moe") ||
 	    !cJSON_AddStringToObject(f, "activation", "swiglu") || put(f, "router", jw_matrix(&p->W_r)) != 0 ||
-	    !cJSON_AddNumberToObject(f, "top_k", p->top_k) || !cJSON_AddBoolToObject(f, "norm_topk_prob", p->norm_topk_prob) ||
+	    !cJSON_AddNumberToObject(f, "top_k", p->top_k) ||
+	    !cJSON_AddBoolToObject(f, "norm_topk_prob", p->norm_topk_prob) ||
 	    (ex = cJSON_AddArrayToObject(f, "experts")) == NULL)
 		return -1;
 	for (int e = 0; e < p->experts; e++) {

@@ -927,7 +927,8 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no linear attention (\"linear_attention\")"), /* FEAT_LINEAR */
 	N_("it has no Gated DeltaNet (\"gated_deltanet\")"), /* FEAT_DELTANET */
 	N_("it has no multi-head latent attention (\"mla\")"), /* FEAT_MLA */
-	N_("its MLA query is not compressed (no \"q_lora_rank\")"), /* FEAT_MLA_QLORA */	[63] = N_("its FFN is not a mixture of experts (\"ffn\": {\"kind\": \"moe\"})"), /* FEAT_MOE */
+	N_("its MLA query is not compressed (no \"q_lora_rank\")"), /* FEAT_MLA_QLORA */
+	[63] = N_("its FFN is not a mixture of experts (\"ffn\": {\"kind\": \"moe\"})"), /* FEAT_MOE */
 };
 
 const char *feature_absent(FeatureSet feat)

@@ -205,7 +205,8 @@ static int block_copy(Block *dst, const Block *src)
 	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
 	dst->moe.W_r = dst->moe.W_1 = dst->moe.W_3 = dst->moe.W_2 = (Mat){ 0 };
 	return mat_copy(&dst->moe.W_r, &src->moe.W_r) | mat_copy(&dst->moe.W_1, &src->moe.W_1) |
-	       mat_copy(&dst->moe.W_3, &src->moe.W_3) | mat_copy(&dst->moe.W_2, &src->moe.W_2) | mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
+	       mat_copy(&dst->moe.W_3, &src->moe.W_3) | mat_copy(&dst->moe.W_2, &src->moe.W_2) |
+	       mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
 	       mat_copy(&dst->ln2_gamma, &src->ln2_gamma) | mat_copy(&dst->ln2_beta, &src->ln2_beta) |
 	       mat_copy(&dst->W_1, &src->W_1) | mat_copy(&dst->b_1, &src->b_1) | mat_copy(&dst->W_3, &src->W_3) |
 	       mat_copy(&dst->b_3, &src->b_3) | mat_copy(&dst->W_2, &src->W_2) | mat_copy(&dst->b_2, &src->b_2);

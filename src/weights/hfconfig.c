@@ -282,7 +282,8 @@ static int read_moe(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		cJSON_ArrayForEach(e, v) {
 			size_t o2 = jr_path_index(c, k++);
 			long long x;
-			if (jr_read_whole(c, e, 0, cfg->num_layers - 1, _("a layer number from 0 to num_hidden_layers - 1"), &x) != 0)
+			if (jr_read_whole(c, e, 0, cfg->num_layers - 1, _("a layer number from 0 to num_hidden_layers - 1"), &x) !=
+			    0)
 				return -1;
 			cfg->sparse[x] = 0;
 			jr_path_set(c, o2);
@@ -868,11 +869,12 @@ const char *hfconfig_moe_tensor(const HfConfig *c, int layer, int e, int k, char
 	const int mx = c->arch == HF_MIXTRAL;
 
 	if (e < 0)
-		snprintf(buf, HF_NAME_SIZE, mx ? "model.layers.%d.block_sparse_moe.gate.weight" : "model.layers.%d.mlp.gate.weight",
-		         layer);
+		snprintf(buf, HF_NAME_SIZE,
+		         mx ? "model.layers.%d.block_sparse_moe.gate.weight" : "model.layers.%d.mlp.gate.weight", layer);
 	else
 		snprintf(buf, HF_NAME_SIZE,
-		         mx ? "model.layers.%d.block_sparse_moe.experts.%d.%s.weight" : "model.layers.%d.mlp.experts.%d.%s.weight",
+		         mx ? "model.layers.%d.block_sparse_moe.experts.%d.%s.weight"
+		            : "model.layers.%d.mlp.experts.%d.%s.weight",
 		         layer, e, mx ? mixtral[k] : qwen[k]);
 	return buf;
 }
@@ -934,7 +936,8 @@ int hfconfig_check_shapes(const HfConfig *c, HfWeights *w, char **err)
 		int n = wants(c, layer, list);
 		for (int i = 0; i < n && *err == NULL; i++)
 			*err = check_one(c, w, &list[i]);
-		for (int e = 0; layer >= 0 && c->num_experts > 0 && c->sparse[layer] && e < c->num_experts && *err == NULL; e++) {
+		for (int e = 0; layer >= 0 && c->num_experts > 0 && c->sparse[layer] && e < c->num_experts && *err == NULL;
+		     e++) {
 			n = expert_wants(c, layer, e, list);
 			for (int i = 0; i < n && *err == NULL; i++)
 				*err = check_one(c, w, &list[i]);

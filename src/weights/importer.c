@@ -245,10 +245,10 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	    load_layer(c, w, i, "self_attn.v_proj.weight", 1, D, KV, &p->W_v, err) ||
 	    load_layer(c, w, i, "self_attn.o_proj.weight", 1, Q, D, &p->W_o, err) ||
 	    load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln2_gamma, err) ||
-	    (c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, b, err) :
-	    load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
-	    load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
-	    load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err)))
+	    (c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, b, err)
+	                                        : load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
+	                                              load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
+	                                              load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err)))
 		return -1;
 	if (c->qkv_bias && (load_layer(c, w, i, "self_attn.q_proj.bias", 0, 1, Q, &p->b_q, err) ||
 	                    load_layer(c, w, i, "self_attn.k_proj.bias", 0, 1, KV, &p->b_k, err) ||

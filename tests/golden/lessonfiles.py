@@ -13,3 +13,14 @@ def write_lessons(folder, out):
         with open(os.path.join(folder, name + ".json"), "w", encoding="utf-8") as f:
             json.dump(lesson, f, ensure_ascii=False, indent=1)
             f.write("\n")
+
+
+def make_all(folder, lessons, reference):
+    """lessons(folder) writes the lessons; then each one's reference(path) beside it, as NAME.ref.json."""
+    lessons(folder)
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json") and not name.endswith(".ref.json"):
+            path = os.path.join(folder, name)
+            with open(path[:-5] + ".ref.json", "w") as f:
+                json.dump(reference(path), f, indent=1, allow_nan=False)
+                f.write("\n")

@@ -57,7 +57,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_reference_v4 as v4  # noqa: E402  (its attention, norms, RoPE and LM head, unchanged)
-from lessonfiles import write_lessons  # noqa: E402
+from lessonfiles import make_all, write_lessons  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 T, vec, agree, CheckFailed = v4.T, v4.vec, v4.agree, v4.CheckFailed
@@ -230,22 +230,10 @@ def lessons(folder):
     write_lessons(folder, out)
 
 
-def make_all(folder):
-    """The lessons, then each one's reference beside it (NAME.ref.json)."""
-    lessons(folder)
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".json") and not name.endswith(".ref.json"):
-            path = os.path.join(folder, name)
-            ref = reference(path)
-            with open(path[:-5] + ".ref.json", "w") as f:
-                json.dump(ref, f, indent=1, allow_nan=False)
-                f.write("\n")
-
-
 v4.read_lesson, v4.layer, v4.reference, v4.lessons = read_lesson, layer, reference, lessons
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--all":
-        make_all(sys.argv[2])
+        make_all(sys.argv[2], lessons, reference)
         sys.exit(0)
     sys.exit(v4.main(sys.argv))

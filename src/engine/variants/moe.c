@@ -75,8 +75,8 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		const double sum = moe_topk_sum(a, i);
 		for (int e = 0; e < p->experts; e++)
 			MAT_AT(a->moe_weights, i, e) = moe_rank(a, i, e) >= p->top_k ? NAN
-			                               : p->norm_topk_prob      ? MAT_AT(a->router_probs, i, e) / sum
-			                                                        : MAT_AT(a->router_probs, i, e);
+			                               : p->norm_topk_prob           ? MAT_AT(a->router_probs, i, e) / sum
+			                                                             : MAT_AT(a->router_probs, i, e);
 	}
 }
 
@@ -155,7 +155,8 @@ static void moe_chosen_list(StrBuf *b, const Attn *a, int i, int utf8)
 	for (int r = 0; r < p->top_k; r++)
 		for (int e = 0; e < p->experts; e++)
 			if (moe_rank(a, i, e) == r)
-				strbuf_printf(b, "%s%d (p = %s)", r > 0 ? ", " : "", e, celltext_num(x1, MAT_AT(a->router_probs, i, e), utf8));
+				strbuf_printf(b, "%s%d (p = %s)", r > 0 ? ", " : "", e,
+				              celltext_num(x1, MAT_AT(a->router_probs, i, e), utf8));
 }
 
 static void explain_router(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -166,8 +167,8 @@ static void explain_router(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 
 	(void)h;
 	if (which == AM_ROUTER_LOGITS) {
-		strbuf_printf(b, _("token %d's score for expert %d = %s row %d %s W_router's column %d\n"), i, j, moe_input_name(a), i,
-		              MUL_SYM(utf8), j);
+		strbuf_printf(b, _("token %d's score for expert %d = %s row %d %s W_router's column %d\n"), i, j,
+		              moe_input_name(a), i, MUL_SYM(utf8), j);
 		celltext_terms(b, &MAT_AT(*attn_ffn_input(a), i, 0), 1, p->W_r.a + j, (size_t)E, attn_config(a)->d_model, utf8);
 		return;
 	}
@@ -189,7 +190,10 @@ static int operands_router(const Attn *a, AttnMatrix which, int h, int i, int j,
 	(void)a, (void)h;
 	if (which == AM_ROUTER_LOGITS) {
 		const Block *b = &attn_params(a)->block;
-		out[0] = (ExplainOperand){ b->norm == NORM_POST ? AM_NORM1 : b->norm == NORM_PRE ? AM_NORM2 : AM_RESIDUAL1, 0, i, -1 };
+		out[0] = (ExplainOperand){ b->norm == NORM_POST  ? AM_NORM1
+			                       : b->norm == NORM_PRE ? AM_NORM2
+			                                             : AM_RESIDUAL1,
+			                       0, i, -1 };
 		out[1] = (ExplainOperand){ AM_MOE_W_R, 0, -1, j };
 		return 2;
 	}
@@ -208,17 +212,23 @@ static void explain_topk(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	moe_chosen_list(b, a, i, utf8);
 	strbuf_printf(b, "\n");
 	if (rank >= p->top_k) {
-		strbuf_printf(b, _("expert %d is number %d of %d by probability (p = %s), so token %d did not choose it: it has no weight, "
-		                   "and expert %d does not run on this token at all\n"),
-		              j, rank + 1, p->experts, celltext_num(x1, MAT_AT(a->router_probs, i, j), utf8), i, j);
+		strbuf_printf(
+			b,
+			_("expert %d is number %d of %d by probability (p = %s), so token %d did not choose it: it has no weight, "
+		      "and expert %d does not run on this token at all\n"),
+			j, rank + 1, p->experts, celltext_num(x1, MAT_AT(a->router_probs, i, j), utf8), i, j);
 		return;
 	}
 	if (p->norm_topk_prob)
-		strbuf_printf(b, _("norm_topk_prob: the chosen probabilities are divided by their sum, so they add to 1: w = %s / %s = %s\n"),
+		strbuf_printf(b,
+		              _("norm_topk_prob: the chosen probabilities are divided by their sum, so they add to 1: w = %s / "
+		                "%s = %s\n"),
 		              celltext_num(x1, MAT_AT(a->router_probs, i, j), utf8), celltext_num(x2, moe_topk_sum(a, i), utf8),
 		              celltext_num(x3, MAT_AT(a->moe_weights, i, j), utf8));
 	else
-		strbuf_printf(b, _("without norm_topk_prob the weight is the probability itself: w = %s (the chosen ones add to %s, not 1)\n"),
+		strbuf_printf(b,
+		              _("without norm_topk_prob the weight is the probability itself: w = %s (the chosen ones add to "
+		                "%s, not 1)\n"),
 		              celltext_num(x1, MAT_AT(a->moe_weights, i, j), utf8), celltext_num(x2, moe_topk_sum(a, i), utf8));
 }
 
@@ -233,19 +243,24 @@ static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 {
 	const MoeParams *p = moe_of(a);
 	const int F = attn_params(a)->block.d_ff, D = attn_config(a)->d_model;
-	const int e = which == AM_EXPERT_ACT ? j / F : which == AM_EXPERT_OUT ? j / D : 0, col = which == AM_EXPERT_ACT ? j % F : j % D;
+	const int e = which == AM_EXPERT_ACT   ? j / F
+	              : which == AM_EXPERT_OUT ? j / D
+	                                       : 0,
+			  col = which == AM_EXPERT_ACT ? j % F : j % D;
 	const Mat *x = attn_ffn_input(a);
 	char x1[32], x2[32], x3[32];
 
 	(void)h;
 	if (which == AM_FFN_OUT) {
 		int first = 1;
-		strbuf_printf(b, _("token %d's FFN output is the weighted sum of its chosen experts' outputs, column %d:\n"), i, j);
+		strbuf_printf(b, _("token %d's FFN output is the weighted sum of its chosen experts' outputs, column %d:\n"), i,
+		              j);
 		strbuf_printf(b, "= ");
 		for (int f = 0; f < p->experts; f++)
 			if (!isnan(MAT_AT(a->moe_weights, i, f))) {
 				strbuf_printf(b, "%s%s%s%s", first ? "" : " + ", celltext_num(x1, MAT_AT(a->moe_weights, i, f), utf8),
-				              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, MAT_AT(a->expert_out, i, f * D + j), utf8));
+				              celltext_sym(utf8, "\u00d7", "*"),
+				              celltext_num(x2, MAT_AT(a->expert_out, i, f * D + j), utf8));
 				first = 0;
 			}
 		strbuf_printf(b, "\n= %s\n", celltext_num(x1, MAT_AT(a->ffn_out, i, j), utf8));
@@ -258,8 +273,9 @@ static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 		return;
 	}
 	if (which == AM_EXPERT_OUT) {
-		strbuf_printf(b, _("expert %d's output, column %d = expert_act row %d (expert %d's %d columns) %s its W_2's column %d\n"),
-		              e, col, i, e, F, MUL_SYM(utf8), col);
+		strbuf_printf(
+			b, _("expert %d's output, column %d = expert_act row %d (expert %d's %d columns) %s its W_2's column %d\n"),
+			e, col, i, e, F, MUL_SYM(utf8), col);
 		celltext_terms(b, &MAT_AT(a->expert_act, i, e * F), 1, &MAT_AT(p->W_2, e * F, col), (size_t)D, F, utf8);
 		return;
 	}
@@ -268,12 +284,14 @@ static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 		hsum += MAT_AT(*x, i, c) * MAT_AT(p->W_1, c, e * F + col);
 		g += MAT_AT(*x, i, c) * MAT_AT(p->W_3, c, e * F + col);
 	}
-	strbuf_printf(b, _("expert %d, hidden column %d: h = %s row %d %s its W_1's column %d, g = the same with its W_3\n"), e, col,
-	              moe_input_name(a), i, MUL_SYM(utf8), col);
+	strbuf_printf(b,
+	              _("expert %d, hidden column %d: h = %s row %d %s its W_1's column %d, g = the same with its W_3\n"),
+	              e, col, moe_input_name(a), i, MUL_SYM(utf8), col);
 	celltext_terms(b, &MAT_AT(*x, i, 0), 1, &MAT_AT(p->W_1, 0, e * F + col), (size_t)p->W_1.cols, D, utf8);
 	celltext_terms(b, &MAT_AT(*x, i, 0), 1, &MAT_AT(p->W_3, 0, e * F + col), (size_t)p->W_3.cols, D, utf8);
-	strbuf_printf(b, "silu(h) %s g = %s %s %s = %s\n", celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, attn_silu(hsum), utf8),
-	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, g, utf8), celltext_num(x3, MAT_AT(a->expert_act, i, j), utf8));
+	strbuf_printf(b, "silu(h) %s g = %s %s %s = %s\n", celltext_sym(utf8, "\u00d7", "*"),
+	              celltext_num(x1, attn_silu(hsum), utf8), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, g, utf8),
+	              celltext_num(x3, MAT_AT(a->expert_act, i, j), utf8));
 }
 
 static int operands_experts(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
@@ -292,7 +310,10 @@ static int operands_experts(const Attn *a, AttnMatrix which, int h, int i, int j
 		out[1] = (ExplainOperand){ AM_EXPERT_ACT, 0, i, -1 };
 		return 2;
 	}
-	out[1] = (ExplainOperand){ b->norm == NORM_POST ? AM_NORM1 : b->norm == NORM_PRE ? AM_NORM2 : AM_RESIDUAL1, 0, i, -1 };
+	out[1] = (ExplainOperand){ b->norm == NORM_POST  ? AM_NORM1
+		                       : b->norm == NORM_PRE ? AM_NORM2
+		                                             : AM_RESIDUAL1,
+		                       0, i, -1 };
 	return 2;
 }
 
