@@ -103,6 +103,9 @@ explains "expert_act: silu(h) * g with the cell's numbers" $L 'goto experts\nexp
 	'silu(h) * g = 0.31937 * 0.907556 = 0.289846'
 explains "ffn_out: the weighted sum of the chosen experts" $L 'goto experts\nexplain ffn_out 0 1\n' \
 	'= 0.948673*-0.0875676' '= -0.083073'
+explains "shared expert: its sigmoid gate, its SwiGLU and its term of ffn_out" tests/golden/moe/qwen2moe_shared.json \
+	'goto experts\nexplain shared_gate 1 0\nexplain ffn_out 1 2\n' 'sigmoid(z) = 1 / (1 + exp(-4.56942)) = 0.989742' \
+	'= 0.97964*1.11866 + 0.0187686*-0.23241 + 0.989742*-0.162801' "(the last term is the shared expert's"
 explains "norm_topk_prob: the chosen probabilities divided by their sum" tests/golden/moe/mixtral_top2.json \
 	'goto top_k\nexplain moe_weights 0 0\nexplain moe_weights 0 1\n' 'norm_topk_prob: the chosen probabilities are divided by their sum'
 finish

@@ -211,6 +211,8 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_KV_A_NORM] = offsetof(Model, lp.mla.kv_a_norm), [AM_W_KVB] = offsetof(Model, lp.mla.W_kvb),
 	[AM_MOE_W_R] = offsetof(Model, lp.block.moe.W_r), [AM_MOE_W_1] = offsetof(Model, lp.block.moe.W_1),
 	[AM_MOE_W_3] = offsetof(Model, lp.block.moe.W_3), [AM_MOE_W_2] = offsetof(Model, lp.block.moe.W_2),
+	[AM_SHARED_W_1] = offsetof(Model, lp.block.moe.S_1), [AM_SHARED_W_3] = offsetof(Model, lp.block.moe.S_3),
+	[AM_SHARED_W_2] = offsetof(Model, lp.block.moe.S_2), [AM_SHARED_GATE_W] = offsetof(Model, lp.block.moe.S_gate),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

@@ -124,7 +124,7 @@ typedef struct Shapes {
 	int rope_dynamic;    /* dynamic NTK, which needs 4 turned columns */
 	/* issue 24 §1: multi-head latent attention ("mla"): its ranks and widths (mla 0: none) */
 	int mla, q_lora_rank, kv_lora_rank, d_nope, d_rope;
-	int experts;                  /* issue 23 §7: a mixture-of-experts FFN's experts (0: none) */
+	int experts, shared_ff;       /* issue 23 §7: a mixture-of-experts FFN's experts (0: none), its shared expert's width */
 } Shapes;
 
 /* One mask as read, before its numbers are filled in: a part of a list, or the lesson's only mask. */

@@ -5,6 +5,9 @@
  *   "ffn": {"kind": "moe", "router": d_model × E, "top_k": k, "norm_topk_prob": true,
  *           "experts": [{"W_1": d_model × d_ff, "W_3": d_model × d_ff, "W_2": d_ff × d_model}, …]}
  *
+ * With "shared_expert": {"W_1": d_model × s, "W_3": d_model × s, "W_2": s × d_model,
+ * "gate": d_model × 1} (Qwen2-MoE's), ffn_out adds σ(x·gate) times that SwiGLU
+ * of every token.
  * The experts are SwiGLU FFNs without biases ("activation", if given, is
  * "swiglu"); d_ff is the first expert's W_1's columns and every expert has
  * it. The settings are read with the block's (li_moe_settings: E, d_ff,
@@ -16,7 +19,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const moe_keys[] = { "kind", "activation", "router", "top_k", "norm_topk_prob", "experts", NULL };
+static const char *const moe_keys[] = { "kind",    "activation", "router",        "top_k",
+	                                "norm_topk_prob", "experts", "shared_expert", NULL };
+static const char *const shared_keys[] = { "W_1", "W_3", "W_2", "gate", NULL };
 static const char *const expert_keys[] = { "W_1", "W_3", "W_2", NULL };
 
 int li_moe_settings(Ctx *c, const cJSON *ffn, Lesson *l)
@@ -77,6 +82,20 @@ int li_moe_settings(Ctx *c, const cJSON *ffn, Lesson *l)
 	p->norm_topk_prob = 1;
 	if (jr_key_bool(c, ffn, "norm_topk_prob", 0, &p->norm_topk_prob) != 0)
 		goto bad;
+	if (get(ffn, "shared_expert") != NULL) { /* Qwen2-MoE's shared expert: its width from its W_1 */
+		const cJSON *sh = get(ffn, "shared_expert");
+		MatSrc s1;
+		path_key(c, "shared_expert");
+		if (!cJSON_IsObject(sh) || get(sh, "W_1") == NULL) {
+			fail(c, "%s", _("expected an object {\"W_1\": d_model \u00d7 s, \"W_3\": d_model \u00d7 s, \"W_2\": s \u00d7 d_model, \"gate\": d_model \u00d7 1}"));
+			goto bad;
+		}
+		if (refuse_unknown_keys(c, sh, shared_keys, _("shared expert key")) != 0 ||
+		    li_read_matsrc(c, sh, "W_1", &LIM_DIM_DIM, &s1) != 0)
+			goto bad;
+		p->shared_ff = s1.cols;
+		path_set(c, old);
+	}
 	/* every expert's three matrices and the router, before a number is read */
 	if ((double)p->experts * (3.0 * l->cfg.d_model * w1.cols + l->cfg.d_model) > (double)LESSON_MAX_NUMBERS) {
 		path_key(c, "experts");
@@ -138,6 +157,24 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Lesson *l)
 	if (mat_alloc(&p->W_1, D, E * F) != 0 || mat_alloc(&p->W_3, D, E * F) != 0 || mat_alloc(&p->W_2, E * F, D) != 0) {
 		fail_oom(c);
 		goto bad;
+	}
+	if (p->shared_ff > 0) {
+		const cJSON *sh = get(ffn, "shared_expert");
+		const int S = p->shared_ff;
+		const char *s_why = _("the columns of the shared expert's W_1");
+		path_key(c, "shared_expert");
+		for (int k = 0; shared_keys[k] != NULL; k++)
+			if (get(sh, shared_keys[k]) == NULL) {
+				path_key(c, shared_keys[k]);
+				fail(c, "%s", _("missing: the shared expert needs W_1, W_3 (d_model \u00d7 s), W_2 (s \u00d7 d_model) and gate (d_model \u00d7 1)"));
+				goto bad;
+			}
+		if (li_read_shaped(c, sh, "W_1", D, S, "d_model", s_why, -1, &p->S_1) != 0 ||
+		    li_read_shaped(c, sh, "W_3", D, S, "d_model", s_why, -1, &p->S_3) != 0 ||
+		    li_read_shaped(c, sh, "W_2", S, D, s_why, "d_model", -1, &p->S_2) != 0 ||
+		    li_read_shaped(c, sh, "gate", D, 1, "d_model", _("1: one score per token"), -1, &p->S_gate) != 0)
+			goto bad;
+		path_set(c, old);
 	}
 	path_key(c, "experts");
 	for (int e = 0; e < E; e++) {

@@ -77,6 +77,7 @@ void li_shapes_block(Shapes *s, const LayerParams *p)
 	s->swiglu = p->block.activation == ACT_SWIGLU;
 	s->d_ff = p->block.d_ff;
 	s->experts = p->block.has_ffn ? p->block.moe.experts : 0;
+	s->shared_ff = s->experts > 0 ? p->block.moe.shared_ff : 0;
 }
 
 /* What a lesson of these shapes holds with its computation (lesson_count_numbers); needs d_k, d_v, d_out. */
@@ -127,8 +128,8 @@ double li_shapes_count(const Shapes *s)
 	/* a mixture of experts: the router and every expert; logits, probs, weights, act, out */
 	if (s->block && s->experts > 0) {
 		const double E = s->experts, F = s->d_ff;
-		own += D * E + 3 * D * F * E;
-		computed += N * (3 * E + E * F + E * D);
+		own += D * E + 3 * D * F * E + 3 * D * s->shared_ff + D;
+		computed += N * (3 * E + E * F + E * D + 1 + D);
 	}
 	/* QK-norm's weights and Q_norm, K_norm; the LM head's unembedding, logits and next */
 	if (s->qk_norm)
@@ -421,6 +422,7 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 	out->dim[DIM_EXPERTS] = s->experts;
 	out->dim[DIM_E_DFF] = s->experts * s->d_ff;
 	out->dim[DIM_E_DMODEL] = s->experts * s->d_model;
+	out->dim[DIM_SHARED_FF] = s->shared_ff;
 	out->heads = s->heads;
 	out->features = (s->positional != POS_NONE ? FEAT_POSITIONAL : 0u) | (s->heads > 1 ? FEAT_MULTIHEAD : 0u) |
 	                (s->mask != MASK_NONE ? FEAT_MASK : 0u) | (s->has_wo ? FEAT_WO : 0u) |
@@ -434,7 +436,7 @@ void li_shapes_shape(const Shapes *s, LessonShape *out)
 		if (s->has_ffn)
 			out->features |= FEAT_FFN | (s->swiglu ? FEAT_SWIGLU : 0u);
 		if (s->has_ffn && s->experts > 0)
-			out->features |= FEAT_MOE;
+			out->features |= FEAT_MOE | (s->shared_ff > 0 ? FEAT_MOE_SHARED : 0u);
 	}
 	if (s->has_final)
 		out->features |= FEAT_FINAL | (s->norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);

@@ -306,6 +306,18 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                     AXIS_INDEX, 0, N_("each token's weight of the top_k experts it chose (renormalised with norm_topk_prob); the others not chosen") },
 	[AM_EXPERT_ACT] = { "expert_act", DIM_N, DIM_E_DFF, DIM_ONE, MF_NOT_CHOSEN, FEAT_MOE, STAGE_MOE_EXPERTS, NONE, Q_ROWS,
 	                    AXIS_INDEX, 1, N_("each expert's silu(x\u00b7W_1) \u2299 (x\u00b7W_3), side by side, on the tokens that chose it") },
+	[AM_SHARED_W_1] = { "shared_W_1", DIM_D_MODEL, DIM_SHARED_FF, DIM_ONE, GP, FEAT_MOE | FEAT_MOE_SHARED, NONE, NONE,
+	                    AXIS_INDEX, AXIS_INDEX, 1, N_("the shared expert's W_1 (Qwen2-MoE): every token goes through it") },
+	[AM_SHARED_W_3] = { "shared_W_3", DIM_D_MODEL, DIM_SHARED_FF, DIM_ONE, GP, FEAT_MOE | FEAT_MOE_SHARED, NONE, NONE,
+	                    AXIS_INDEX, AXIS_INDEX, 1, N_("the shared expert's gate W_3") },
+	[AM_SHARED_W_2] = { "shared_W_2", DIM_SHARED_FF, DIM_D_MODEL, DIM_ONE, GP, FEAT_MOE | FEAT_MOE_SHARED, NONE, NONE,
+	                    AXIS_INDEX, AXIS_INDEX, 1, N_("the shared expert's W_2") },
+	[AM_SHARED_GATE_W] = { "shared_W_gate", DIM_D_MODEL, DIM_ONE, DIM_ONE, GP, FEAT_MOE | FEAT_MOE_SHARED, NONE, NONE,
+	                       AXIS_INDEX, AXIS_INDEX, 1, N_("the shared expert's gate: one score per token, through a sigmoid") },
+	[AM_SHARED_GATE] = { "shared_gate", DIM_N, DIM_ONE, DIM_ONE, 0, FEAT_MOE | FEAT_MOE_SHARED, STAGE_MOE_EXPERTS, NONE,
+	                     Q_ROWS, AXIS_INDEX, 0, N_("\u03c3(x\u00b7shared_W_gate): how much of the shared expert each token takes") },
+	[AM_SHARED_OUT] = { "shared_out", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_MOE | FEAT_MOE_SHARED, STAGE_MOE_EXPERTS, NONE,
+	                    Q_ROWS, AXIS_INDEX, 1, N_("the shared expert's SwiGLU on every token, before its gate") },
 	[AM_EXPERT_OUT] = { "expert_out", DIM_N, DIM_E_DMODEL, DIM_ONE, MF_NOT_CHOSEN, FEAT_MOE, STAGE_MOE_EXPERTS, NONE, Q_ROWS,
 	                    AXIS_INDEX, 1, N_("each expert's output expert_act\u00b7W_2, side by side, on the tokens that chose it") },
 };
@@ -724,8 +736,11 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "FFN",
 		.name = "experts", .requires = FEAT_FFN | FEAT_MOE,
 		.instead = STAGE_MOE_TOPK,
-		PANES({ .matrix = AM_MOE_WEIGHTS }, { .matrix = AM_EXPERT_ACT }, { .matrix = AM_EXPERT_OUT }, { .matrix = AM_FFN_OUT }),
-		.formula = { { 0, 0, N_("expert e, on the tokens that chose it: out_e = (silu(x\u00b7W_1,e) \u2299 (x\u00b7W_3,e))\u00b7W_2,e   ffn_out = \u03a3_e w_e\u00b7out_e"),
+		PANES({ .matrix = AM_MOE_WEIGHTS }, { .matrix = AM_EXPERT_ACT }, { .matrix = AM_EXPERT_OUT },
+		      { .matrix = AM_SHARED_GATE }, { .matrix = AM_SHARED_OUT }, { .matrix = AM_FFN_OUT }),
+		.formula = { { FEAT_MOE_SHARED, 0, N_("out_e = (silu(x\u00b7W_1,e) \u2299 (x\u00b7W_3,e))\u00b7W_2,e on the tokens that chose e   ffn_out = \u03a3_e w_e\u00b7out_e + \u03c3(x\u00b7W_gate)\u00b7shared_out"),
+		               N_("out_e = (silu(x.W_1,e) * (x.W_3,e)).W_2,e on the tokens that chose e   ffn_out = sum_e w_e*out_e + sigmoid(x.W_gate)*shared_out") },
+		             { 0, 0, N_("expert e, on the tokens that chose it: out_e = (silu(x\u00b7W_1,e) \u2299 (x\u00b7W_3,e))\u00b7W_2,e   ffn_out = \u03a3_e w_e\u00b7out_e"),
 		               N_("expert e, on the tokens that chose it: out_e = (silu(x.W_1,e) * (x.W_3,e)).W_2,e   ffn_out = sum_e w_e*out_e") } },
 		.what = N_("each chosen expert's SwiGLU on its tokens, and their weighted sum"),
 		.blurb_en = "Each expert is an ordinary SwiGLU FFN, run only on the tokens that chose it. A token's FFN output is the weighted sum of its experts' outputs.",
@@ -928,6 +943,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("it has no Gated DeltaNet (\"gated_deltanet\")"), /* FEAT_DELTANET */
 	N_("it has no multi-head latent attention (\"mla\")"), /* FEAT_MLA */
 	N_("its MLA query is not compressed (no \"q_lora_rank\")"), /* FEAT_MLA_QLORA */
+	[62] = N_("its mixture of experts has no shared expert (\"shared_expert\")"), /* FEAT_MOE_SHARED */
 	[63] = N_("its FFN is not a mixture of experts (\"ffn\": {\"kind\": \"moe\"})"), /* FEAT_MOE */
 };
 

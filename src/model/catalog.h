@@ -113,6 +113,8 @@ typedef enum AttnMatrix {
 	 * probabilities, each token's weight of each expert (NaN: not chosen), each expert's SwiGLU and output */
 	AM_MOE_W_R, AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2,
 	AM_ROUTER_LOGITS, AM_ROUTER_PROBS, AM_MOE_WEIGHTS, AM_EXPERT_ACT, AM_EXPERT_OUT,
+	/* Qwen2-MoE's shared expert: its weights and gate, each token's σ(x·gate) and the expert's output */
+	AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W, AM_SHARED_GATE, AM_SHARED_OUT,
 	AM_COUNT
 } AttnMatrix;
 
@@ -154,6 +156,7 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_DELTANET    ((FeatureSet)1 << 30) /* Gated DeltaNet beside softmax's ("gated_deltanet") */
 #define FEAT_MLA         ((FeatureSet)1 << 31) /* multi-head latent attention ("mla", DeepSeek-V2/V3) */
 #define FEAT_MLA_QLORA   ((FeatureSet)1 << 32) /* MLA with a compressed query ("mla": {"q_lora_rank"}) */
+#define FEAT_MOE_SHARED  ((FeatureSet)1 << 62) /* with Qwen2-MoE's shared expert ("ffn": {"shared_expert"}) */
 #define FEAT_MOE         ((FeatureSet)1 << 63) /* the FFN is a mixture of experts ("ffn": {"kind": "moe"}) */
 #define FEAT_COUNT       64
 
@@ -192,6 +195,7 @@ typedef enum Dim {
 	DIM_EXPERTS, /* E: the experts */
 	DIM_E_DFF,   /* E·d_ff: every expert's hidden columns side by side */
 	DIM_E_DMODEL,/* E·d_model: every expert's output side by side */
+	DIM_SHARED_FF, /* the shared expert's hidden width */
 	DIM_COUNT
 } Dim;
 

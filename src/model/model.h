@@ -71,7 +71,8 @@ typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
  * softmax(router_logits) per row, the top_k experts of each row (ties: the
  * lower index), their weights p renormalised to sum 1 when norm_topk_prob,
  * each chosen expert's SwiGLU (silu(x·W_1,e) ⊙ (x·W_3,e))·W_2,e on the rows
- * that chose it, ffn_out = Σ weight·expert output. experts 0: a dense FFN.
+ * that chose it, ffn_out = Σ weight·expert output (+ σ(x·S_gate)·the shared
+ * expert's SwiGLU, Qwen2-MoE's, when it has one). experts 0: a dense FFN.
  * The experts' weights side by side: expert e's are W_1's and W_3's columns
  * and W_2's rows [e·d_ff, (e + 1)·d_ff), d_ff the Block's (one expert's).
  */
@@ -80,6 +81,9 @@ typedef struct MoeParams {
 	Mat W_r;      /* d_model × E */
 	Mat W_1, W_3; /* d_model × E·d_ff */
 	Mat W_2;      /* E·d_ff × d_model */
+	/* Qwen2-MoE's shared expert (shared_ff 0: none): every token through one more SwiGLU, times σ(x·S_gate) */
+	int shared_ff;
+	Mat S_1, S_3, S_2, S_gate; /* d_model × shared_ff (twice), shared_ff × d_model, d_model × 1 */
 } MoeParams;
 
 typedef struct Block {

@@ -29,6 +29,10 @@ layer()'s FFN when the lesson's is a mixture of experts. The lines followed
             current_hidden_states = expert_layer(current_state) * routing_weights[top_x, idx, None]
             final_hidden_states.index_add_(0, top_x, current_hidden_states.to(hidden_states.dtype))
                                                                       -> "ffn_out"
+  qwen2_moe/modeling_qwen2_moe.py, Qwen2MoeSparseMoeBlock.forward (the shared expert, after the routed ones):
+        shared_expert_output = self.shared_expert(hidden_states)
+        shared_expert_output = F.sigmoid(self.shared_expert_gate(hidden_states)) * shared_expert_output
+        final_hidden_states = final_hidden_states + shared_expert_output      -> "shared_gate", "shared_out"
   qwen3_moe/modeling_qwen3_moe.py, Qwen3MoeSparseMoeBlock.forward: the same,
   with the division only under `if self.norm_topk_prob:` (the lesson's
   "norm_topk_prob", default true as Mixtral's).
@@ -78,6 +82,9 @@ def read_lesson(path, override=None):
             p["moe"] = {"router": T(fj["router"]), "top_k": fj.get("top_k", 2),
                         "norm": fj.get("norm_topk_prob", True),
                         "experts": [{k: T(e[k]) for k in ("W_1", "W_3", "W_2")} for e in fj["experts"]]}
+            if fj.get("shared_expert"):
+                sj = fj["shared_expert"]
+                p["moe"]["shared"] = {k: T(sj[k]) for k in ("W_1", "W_3", "W_2", "gate")}
     return L, s, params
 
 
@@ -116,6 +123,7 @@ def moe(x, m, out, checks):
     for t in range(n):
         for j in range(k):
             weights[t][int(selected_experts[t, j])] = float(routing_weights[t, j])
+    dense_rows = []
     if checks is not None:
         for t in range(n):
             p = sorted(probs[t].tolist(), reverse=True)
@@ -135,10 +143,34 @@ def moe(x, m, out, checks):
                 a = [h[f] / (1 + math.exp(-h[f])) * g[f] for f in range(F_)]
                 for c in range(d):
                     dense[c] += weights[t][e] * sum(a[f] * float(ex["W_2"][f, c]) for f in range(F_))
-            agree("ffn_out row %d by Python sums" % t, [dense], final[t:t + 1], 1e-12)
+            dense_rows.append(dense)
         checks.add("moe")
     out.update(router_logits=router_logits, router_probs=probs, moe_weights=weights, expert_act=act_all,
                expert_out=out_all)
+    if m.get("shared"):
+        # Qwen2MoeSparseMoeBlock.forward, after the routed experts:
+        #     shared_expert_output = self.shared_expert(hidden_states)
+        #     shared_expert_output = F.sigmoid(self.shared_expert_gate(hidden_states)) * shared_expert_output
+        #     final_hidden_states = final_hidden_states + shared_expert_output
+        sh = m["shared"]
+        _, shared_out = expert(x, sh)
+        gate = torch.sigmoid(x @ sh["gate"])
+        final = final + gate * shared_out
+        if checks is not None:
+            checks.add("shared_expert")
+        out.update(shared_gate=gate, shared_out=shared_out)
+    if checks is not None:
+        for t in range(n):
+            row = dense_rows[t]
+            if m.get("shared"):
+                sh, xs = m["shared"], x[t].tolist()
+                g = 1 / (1 + math.exp(-sum(xs[c] * float(sh["gate"][c, 0]) for c in range(d))))
+                Fs = sh["W_1"].shape[1]
+                h = [sum(xs[c] * float(sh["W_1"][c, f]) for c in range(d)) for f in range(Fs)]
+                u = [sum(xs[c] * float(sh["W_3"][c, f]) for c in range(d)) for f in range(Fs)]
+                a = [h[f] / (1 + math.exp(-h[f])) * u[f] for f in range(Fs)]
+                row = [row[c] + g * sum(a[f] * float(sh["W_2"][f, c]) for f in range(Fs)) for c in range(d)]
+            agree("ffn_out row %d by Python sums" % t, [row], final[t:t + 1], 1e-12)
     return final
 
 
@@ -169,7 +201,8 @@ def reference(path, override=None):
     out = v4.forward(L, s, params, checks)
     ref = _v4_reference(path, override)
     for lay, lo in zip(ref["layers"], out["layers"]):
-        for key in ("router_logits", "router_probs", "moe_weights", "expert_act", "expert_out"):
+        for key in ("router_logits", "router_probs", "moe_weights", "expert_act", "expert_out", "shared_gate",
+                    "shared_out"):
             if key in lo:
                 lay[key] = v4.plain(lo[key])
     return ref
@@ -227,6 +260,12 @@ def lessons(folder):
     out["moe_all_experts"] = lesson("Every expert chosen: a probability-weighted sum of 3 SwiGLU FFNs",
                                     "选中所有专家：3 个 SwiGLU 前馈网络按概率加权求和", 4, 4,
                                     layer_of(4, 1, 1, 4, 3, 2, 3, False))
+    # 6. Qwen2-MoE's shared expert beside 4 routed experts (top 2, no renormalising), its sigmoid gate
+    sh = layer_of(d, 2, 2, 4, 4, 4, 2, False)
+    sh["block"]["ffn"]["shared_expert"] = {"W_1": rnd(g, d, 6, 0.6), "W_3": rnd(g, d, 6, 0.6), "W_2": rnd(g, 6, d, 0.6),
+                                           "gate": rnd(g, d, 1, 1.0)}
+    out["qwen2moe_shared"] = lesson("Qwen2-MoE's shared expert: every token through it, times a sigmoid gate",
+                                    "Qwen2-MoE 的共享专家：每个词都经过它，再乘以 sigmoid 门", 5, d, sh)
     write_lessons(folder, out)
 
 

@@ -80,7 +80,37 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	}
 }
 
-/* Each expert on the rows that chose it, and ffn_out their weighted sum. */
+/*
+ * Qwen2-MoE's shared expert on row i (Qwen2MoeSparseMoeBlock.forward, after the routed experts):
+ * shared_out = (silu(x·S_1) ⊙ (x·S_3))·S_2, shared_gate = σ(x·S_gate), ffn_out += shared_gate · shared_out.
+ */
+static void shared_row(Attn *a, const MoeParams *p, const Mat *x, int i, int D)
+{
+	const int S = p->shared_ff;
+	double z = 0.0, *act = attn_scratch_row(a, S);
+
+	for (int c = 0; c < D; c++)
+		z += MAT_AT(*x, i, c) * MAT_AT(p->S_gate, c, 0);
+	MAT_AT(a->shared_gate, i, 0) = 1.0 / (1.0 + exp(-z));
+	for (int f = 0; act != NULL && f < S; f++) {
+		double h = 0.0, g = 0.0;
+		for (int c = 0; c < D; c++) {
+			h += MAT_AT(*x, i, c) * MAT_AT(p->S_1, c, f);
+			g += MAT_AT(*x, i, c) * MAT_AT(p->S_3, c, f);
+		}
+		act[f] = attn_silu(h) * g;
+	}
+	for (int c = 0; act != NULL && c < D; c++) {
+		double s = 0.0;
+		for (int f = 0; f < S; f++)
+			s += act[f] * MAT_AT(p->S_2, f, c);
+		MAT_AT(a->shared_out, i, c) = s;
+		MAT_AT(a->ffn_out, i, c) += MAT_AT(a->shared_gate, i, 0) * s;
+	}
+	free(act);
+}
+
+/* Each expert on the rows that chose it, and ffn_out their weighted sum (and the shared expert's, gated). */
 static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const MoeParams *p = &lp->block.moe;
@@ -109,6 +139,8 @@ static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 					MAT_AT(a->ffn_out, i, c) += MAT_AT(a->moe_weights, i, e) * s;
 			}
 		}
+		if (p->shared_ff > 0)
+			shared_row(a, p, x, i, D);
 	}
 }
 
@@ -124,6 +156,10 @@ static const char *moe_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return "ffn.top_k";
 	if (p->W_r.rows != D || p->W_r.cols != E)
 		return "ffn.router";
+	if (p->shared_ff > 0 && (p->S_1.rows != D || p->S_1.cols != p->shared_ff || p->S_3.rows != D ||
+	                         p->S_3.cols != p->shared_ff || p->S_2.rows != p->shared_ff || p->S_2.cols != D ||
+	                         p->S_gate.rows != D || p->S_gate.cols != 1))
+		return "ffn.shared_expert";
 	if (p->W_1.rows != D || p->W_1.cols != E * F || p->W_3.rows != D || p->W_3.cols != E * F || p->W_2.rows != E * F ||
 	    p->W_2.cols != D)
 		return "ffn.experts";
@@ -135,7 +171,8 @@ static int moe_same(const ModelConfig *xc, const LayerParams *xp, const ModelCon
 	const MoeParams *x = &xp->block.moe, *y = &yp->block.moe;
 
 	(void)xc, (void)yc;
-	return x->experts == y->experts && x->top_k == y->top_k && x->norm_topk_prob == y->norm_topk_prob;
+	return x->experts == y->experts && x->top_k == y->top_k && x->norm_topk_prob == y->norm_topk_prob &&
+	       x->shared_ff == y->shared_ff;
 }
 
 /* ---------------------------------------------------------------- explain */
@@ -239,6 +276,40 @@ static int operands_topk(const Attn *a, AttnMatrix which, int h, int i, int j, E
 	return 1;
 }
 
+/* shared_gate[i][0]: σ of row i · the gate's column; shared_out[i][j]: the shared expert's SwiGLU, column j. */
+static void explain_shared(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int D = attn_config(a)->d_model, S = p->shared_ff;
+	const Mat *x = attn_ffn_input(a);
+	char x1[32], x2[32];
+
+	if (which == AM_SHARED_GATE) {
+		strbuf_printf(b, _("the shared expert's gate for token %d: z = %s row %d %s shared_W_gate\n"), i, moe_input_name(a), i,
+		              MUL_SYM(utf8));
+		const double z = celltext_terms(b, &MAT_AT(*x, i, 0), 1, p->S_gate.a, 1, D, utf8);
+		strbuf_printf(b, "%s(z) = 1 / (1 + exp(%s%s)) = %s\n", celltext_sym(utf8, "\u03c3", "sigmoid"),
+		              celltext_sym(utf8, "\u2212", "-"), celltext_num(x1, z, utf8),
+		              celltext_num(x2, MAT_AT(a->shared_gate, i, 0), utf8));
+		return;
+	}
+	strbuf_printf(b, _("the shared expert runs on every token: column %d = (silu(x%sshared_W_1) %s (x%sshared_W_3)) %s shared_W_2's column %d\n"),
+	              j, MUL_SYM(utf8), celltext_sym(utf8, "\u2299", "*"), MUL_SYM(utf8), MUL_SYM(utf8), j);
+	double *act = malloc((size_t)S * sizeof *act);
+	for (int f = 0; act != NULL && f < S; f++) {
+		double h = 0.0, g = 0.0;
+		for (int c = 0; c < D; c++) {
+			h += MAT_AT(*x, i, c) * MAT_AT(p->S_1, c, f);
+			g += MAT_AT(*x, i, c) * MAT_AT(p->S_3, c, f);
+		}
+		act[f] = attn_silu(h) * g;
+	}
+	if (act != NULL)
+		celltext_terms(b, act, 1, p->S_2.a + j, (size_t)D, S, utf8);
+	free(act);
+	strbuf_printf(b, _("it is added to ffn_out times the token's gate, %s\n"), celltext_num(x1, MAT_AT(a->shared_gate, i, 0), utf8));
+}
+
 static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const MoeParams *p = moe_of(a);
@@ -263,7 +334,16 @@ static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 				              celltext_num(x2, MAT_AT(a->expert_out, i, f * D + j), utf8));
 				first = 0;
 			}
+		if (p->shared_ff > 0)
+			strbuf_printf(b, " + %s%s%s", celltext_num(x1, MAT_AT(a->shared_gate, i, 0), utf8),
+			              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, MAT_AT(a->shared_out, i, j), utf8));
 		strbuf_printf(b, "\n= %s\n", celltext_num(x1, MAT_AT(a->ffn_out, i, j), utf8));
+		if (p->shared_ff > 0)
+			strbuf_printf(b, "%s", _("(the last term is the shared expert's: every token goes through it, times its gate)\n"));
+		return;
+	}
+	if (which == AM_SHARED_GATE || which == AM_SHARED_OUT) {
+		explain_shared(b, a, which, i, j, utf8);
 		return;
 	}
 	if (isnan(MAT_AT(a->moe_weights, i, e))) {
@@ -303,7 +383,15 @@ static int operands_experts(const Attn *a, AttnMatrix which, int h, int i, int j
 	if (which == AM_FFN_OUT) {
 		out[0] = (ExplainOperand){ AM_MOE_WEIGHTS, 0, i, -1 };
 		out[1] = (ExplainOperand){ AM_EXPERT_OUT, 0, i, -1 };
-		return 2;
+		if (attn_params(a)->block.moe.shared_ff == 0)
+			return 2;
+		out[2] = (ExplainOperand){ AM_SHARED_GATE, 0, i, 0 };
+		out[3] = (ExplainOperand){ AM_SHARED_OUT, 0, i, j };
+		return 4;
+	}
+	if (which == AM_SHARED_GATE || which == AM_SHARED_OUT) {
+		out[0] = (ExplainOperand){ b->norm == NORM_POST ? AM_NORM1 : b->norm == NORM_PRE ? AM_NORM2 : AM_RESIDUAL1, 0, i, -1 };
+		return 1;
 	}
 	out[0] = (ExplainOperand){ AM_MOE_WEIGHTS, 0, i, which == AM_EXPERT_ACT ? j / F : j / D };
 	if (which == AM_EXPERT_OUT) {
@@ -345,9 +433,14 @@ const AttnVariant variant_moe_experts = {
 	.feature = FEAT_MOE,
 	.stage = STAGE_MOE_EXPERTS,
 	.kernel = pass_experts,
+	/* each out from everything it is made of (the rules of one pass are not read in turn) */
 	.rules = { { AM_EXPERT_ACT, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_WEIGHTS, AM_MOE_W_1, AM_MOE_W_3) },
-	           { AM_EXPERT_OUT, ATTN_MADE(AM_EXPERT_ACT, AM_MOE_WEIGHTS, AM_MOE_W_2) },
-	           { AM_FFN_OUT, ATTN_MADE(AM_EXPERT_OUT, AM_MOE_WEIGHTS) } },
+	           { AM_EXPERT_OUT,
+	             ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_WEIGHTS, AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2) },
+	           { AM_SHARED_OUT, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2,
+	                                      AM_SHARED_GATE_W) },
+	           { AM_FFN_OUT, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_WEIGHTS, AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2,
+	                                   AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W) } },
 	.explain = explain_experts,
 	.operands = operands_experts,
 };
