@@ -722,7 +722,8 @@ walk_lesson softcap softcap
 walk_lesson sinks sinks
 walk_lesson linear deltanet
 walk_lesson diffattn diff_out
-walk_lesson gated gate last
+walk_lesson gated gate
+walk_lesson moe experts last
 
 # The LM head (issue 21): the next stage's pane draws the top-k tokens as bars
 # with their probabilities; :temp and :topk recompute them (the title says T).
@@ -937,10 +938,10 @@ printf 'lessons\n' | XDG_STATE_HOME=$P "$ATTNVIZ" --plain >"$tmp/lessons.out" 2>
 expect "lessons: ✓ for a finished lesson" 'grep -Eq "^✓ +2\. dot" "$tmp/lessons.out"'
 
 s=prog3
-start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" gated
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" moe
 wait_for "$s" 'step 1/' >/dev/null
-# five steps on, and a second n at each of its three questions (skipped)
-keys "$s" n n n n n n n n
+# eight steps on, and a second n at each of its four questions (skipped)
+keys "$s" n n n n n n n n n n n n
 shows "progress: finishing the last lesson shows a summary of the course" "$s" 'The course is finished'
 shows "progress: the summary counts the lessons" "$s" '[0-9]+ of [0-9]+ lessons finished'
 keys "$s" q

@@ -50,6 +50,10 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_ABSORBED_OUT] = AT(Attn, absorbed_out), [AM_MLA_DIFF] = AT(Attn, mla_diff), [AM_KV_CACHE] = AT(Attn, kv_cache),
 	[AM_DIFF_LAMBDA] = AT(Attn, diff_lambda),
 	[AM_GATE] = AT(Attn, gate), [AM_GATE_SIG] = AT(Attn, gate_sig), [AM_GATED] = AT(Attn, gated),
+	[AM_ROUTER_LOGITS] = AT(Attn, router_logits), [AM_ROUTER_PROBS] = AT(Attn, router_probs),
+	[AM_MOE_WEIGHTS] = AT(Attn, moe_weights), [AM_EXPERT_ACT] = AT(Attn, expert_act),
+	[AM_EXPERT_OUT] = AT(Attn, expert_out), [AM_SHARED_GATE] = AT(Attn, shared_gate),
+	[AM_SHARED_OUT] = AT(Attn, shared_out),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -735,7 +739,7 @@ double attn_silu(double x)
 }
 
 /* The rows the FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm, or norms after each sublayer). */
-static const Mat *ffn_input(const Attn *a)
+const Mat *attn_ffn_input(const Attn *a)
 {
 	const Block *b = &attn_params(a)->block;
 	return b->norm == NORM_POST ? &a->norm1 : b->norm == NORM_PRE ? &a->norm2 : &a->residual1;
@@ -784,10 +788,10 @@ static void pass_norm2_pre(Attn *a, const ModelConfig *cfg, const LayerParams *l
 static void pass_ffn_hidden(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	(void)cfg;
-	mat_mul(ffn_input(a), &lp->block.W_1, &a->ffn_hidden);
+	mat_mul(attn_ffn_input(a), &lp->block.W_1, &a->ffn_hidden);
 	add_bias(&a->ffn_hidden, &lp->block.b_1);
 	if (lp->block.activation == ACT_SWIGLU) {
-		mat_mul(ffn_input(a), &lp->block.W_3, &a->ffn_gate);
+		mat_mul(attn_ffn_input(a), &lp->block.W_3, &a->ffn_gate);
 		add_bias(&a->ffn_gate, &lp->block.b_3);
 	}
 }

@@ -146,6 +146,12 @@ typedef struct Attn {
 	Mat residual2;        /* n × d_model */
 	Mat norm2_stats, norm2;
 	Mat final;            /* n × d_model: the final norm, after the last layer */
+	/* A mixture-of-experts FFN (variants/moe.c; empty without): E experts of d_ff, NaN where not chosen */
+	Mat router_logits, router_probs; /* n × E */
+	Mat moe_weights;                 /* n × E: the top_k's weights, NaN elsewhere */
+	Mat expert_act;                  /* n × E·d_ff */
+	Mat expert_out;                  /* n × E·d_model */
+	Mat shared_gate, shared_out;     /* n × 1: σ(x·S_gate); n × d_model: the shared expert's SwiGLU (Qwen2-MoE) */
 	/* The LM head (the last layer of a lesson with a vocabulary; empty without): */
 	Mat logits;           /* n × vocab: the last layer's rows (after the final norm) · unembedᵀ */
 	Mat next_p;           /* 1 × vocab: softmax(logits[logits_row] / temperature) */

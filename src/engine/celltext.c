@@ -9,6 +9,8 @@ const char *celltext_num(char buf[32], double x, int utf8)
 {
 	if (x == -INFINITY)
 		return utf8 ? "-\u221e" : "-inf";
+	if (isnan(x)) /* only a cell of an expert a token did not choose (MF_NOT_CHOSEN) */
+		return _("not chosen");
 	snprintf(buf, 32, "%.6g", x);
 	return buf;
 }

@@ -39,7 +39,8 @@ static int find_overflow(const Attn *a, const unsigned char *only, AttnMatrix *w
 					const double x = MAT_AT(*m, i, j);
 					const int hidden = ((matrix_kinds[w].flags & MF_MASKED) && cfg->mask_fill_inf &&
 					                    !a->visible[(size_t)i * cfg->m + j]) || (matrix_kinds[w].flags & MF_NEG_INF);
-					if (!isfinite(x) && !(hidden && x == -INFINITY)) {
+					if (!isfinite(x) && !(hidden && x == -INFINITY) &&
+					    !((matrix_kinds[w].flags & MF_NOT_CHOSEN) && isnan(x))) {
 						*which = (AttnMatrix)w;
 						*head = h;
 						*row = i;
@@ -210,7 +211,11 @@ static int stage_nonfinite(Attn *a, int st)
 			const size_t count = (size_t)m->rows * (size_t)m->cols;
 			if (mat_empty(m))
 				continue;
-			if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
+			if (matrix_kinds[w].flags & MF_NOT_CHOSEN) { /* NaN: an expert not chosen (a mixture of experts) */
+				for (size_t i = 0; i < count; i++)
+					if (isinf(m->a[i]))
+						return 1;
+			} else if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
 				if (mat_nonfinite(m->a, count))
 					return 1;
 			} else

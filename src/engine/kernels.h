@@ -61,6 +61,8 @@ double attn_derived_cell(const Attn *a, AttnMatrix w, int h, int i, int j);
 const Mat *attn_derived_matrix(const Attn *a, AttnMatrix w, int h);
 /* q, k, w_e: len. Bahdanau's additive score e = Σ_c w_e[c] · tanh(q_c + k_c). */
 double attn_additive(const double *q, const double *k, const double *w_e, int len);
+/* The rows the block's FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm). */
+const Mat *attn_ffn_input(const Attn *a);
 /* A scratch row of m numbers for a pass (NULL, and a->failed set, out of memory). */
 double *attn_scratch_row(Attn *a, int m);
 /* x and y hold the same bits (two empty matrices do): compute.c, for what attn_update compares. */

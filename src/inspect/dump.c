@@ -576,6 +576,10 @@ static cJSON *dump_layer(const Attn *a)
 		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },
 		{ "ffn_gate", AM_FFN_GATE }, { "ffn_act", AM_FFN_ACT }, { "ffn_out", AM_FFN_OUT },
 		{ "norm2", AM_NORM2 }, { "residual2", AM_RESIDUAL2 }, { "final", AM_FINAL },
+		/* a mixture of experts (NaN, written null: an expert the token did not choose) */
+		{ "router_logits", AM_ROUTER_LOGITS }, { "router_probs", AM_ROUTER_PROBS }, { "moe_weights", AM_MOE_WEIGHTS },
+		{ "expert_act", AM_EXPERT_ACT }, { "expert_out", AM_EXPERT_OUT }, { "shared_gate", AM_SHARED_GATE },
+		{ "shared_out", AM_SHARED_OUT },
 	};
 	size_t i;
 
@@ -588,8 +592,16 @@ static cJSON *dump_layer(const Attn *a)
 			goto fail;
 	if (dump_weights && cfg->score == SCORE_ADDITIVE && add_vector(o, "w_e", &lp->w_e))
 		goto fail;
-	if (dump_weights && b->has_ffn && (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
-	                                   (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
+	if (dump_weights && b->has_ffn && b->moe.experts == 0 &&
+	    (add_matrix(o, "ffn_W_1", &b->W_1) || add_matrix(o, "ffn_W_2", &b->W_2) ||
+	     (!mat_empty(&b->W_3) && add_matrix(o, "ffn_W_3", &b->W_3))))
+		goto fail;
+	if (dump_weights && b->moe.experts > 0 &&
+	    (add_matrix(o, "W_router", &b->moe.W_r) || add_matrix(o, "experts_W_1", &b->moe.W_1) ||
+	     add_matrix(o, "experts_W_3", &b->moe.W_3) || add_matrix(o, "experts_W_2", &b->moe.W_2) ||
+	     (b->moe.shared_ff > 0 &&
+	      (add_matrix(o, "shared_W_1", &b->moe.S_1) || add_matrix(o, "shared_W_3", &b->moe.S_3) ||
+	       add_matrix(o, "shared_W_2", &b->moe.S_2) || add_matrix(o, "shared_W_gate", &b->moe.S_gate)))))
 		goto fail;
 	for (i = 0; dump_weights && i < sizeof vectors / sizeof vectors[0]; i++)
 		if (attn_matrix(a, vectors[i].m, 0) != NULL && add_vector(o, vectors[i].key, attn_matrix(a, vectors[i].m, 0)))

@@ -18,8 +18,8 @@ char *labels_number(char *buf, double x, int utf8)
 		snprintf(buf, 16, "%s", utf8 ? "-\u221e" : "-inf");
 	else if (x == INFINITY)
 		snprintf(buf, 16, "%s", utf8 ? "\u221e" : "inf");
-	else if (isnan(x))
-		snprintf(buf, 16, "nan");
+	else if (isnan(x)) /* only an expert a token did not choose is NaN (MF_NOT_CHOSEN): no number */
+		snprintf(buf, 16, "%s", utf8 ? "\u00b7" : "--");
 	else if (x == 0.0)
 		snprintf(buf, 16, "0");
 	else if (ax >= 1e5 || ax < 1e-4)

@@ -17,6 +17,7 @@
 #define LESSON_MAX_STEPS    1024
 #define LESSON_MAX_BYTES    (64L << 20) /* a lesson file */
 #define LESSON_MAX_LAYERS   16
+#define LESSON_MAX_EXPERTS  64          /* a mixture of experts' experts */
 #define LESSON_MAX_MASKS    8           /* masks in one list */
 #define LESSON_MAX_HIDES    4           /* a quiz's "hides" */
 #define LESSON_MAX_VOCAB    (1 << 20)   /* the LM head's vocabulary */

@@ -49,7 +49,7 @@ out:
 }
 static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ln3", "ffn", "final_norm", NULL };
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
-static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", NULL };
+static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", "kind", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
 	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", "mask", "gated_deltanet", "diff_attn", "W_gate", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
@@ -101,8 +101,14 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
 			fail(c, _("expected an object {\"W_1\": …, \"W_2\": …, \"activation\": \"relu\"}, got %s"), got(ffn).s);
 			goto out;
 		}
-		warn_unknown_keys(c, ffn, ffn_keys);
 		l->lp.block.has_ffn = 1;
+		if (li_moe_settings(c, ffn, l) != 0) /* "kind": "moe": a mixture of experts (lesson_moe.c) */
+			goto out;
+		if (l->lp.block.moe.experts > 0) {
+			path_set(c, old2);
+			goto ffn_done;
+		}
+		warn_unknown_keys(c, ffn, ffn_keys);
 		k = 0;
 		if (key_choice(c, ffn, "activation", acts, &k) != 0)
 			goto out;
@@ -116,6 +122,7 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
 		}
 		path_set(c, old2);
 	}
+ffn_done:
 	/* final_norm belongs to the stack, not a layer: read from the top-level block (li_lesson_from_json). */
 	fin = get(b, "final_norm");
 	if (fin != NULL && c->layer_obj != NULL && get(c->layer_obj, "block") != NULL) {
@@ -471,7 +478,11 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 	    (read_norm(c, b, n1, blk, l->cfg.d_model, &blk->ln1_gamma, &blk->ln1_beta) != 0 ||
 	     (blk->has_ffn && read_norm(c, b, n2, blk, l->cfg.d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0)))
 		goto out;
-	if (blk->has_ffn) {
+	if (blk->has_ffn && blk->moe.experts > 0) {
+		path_key(c, "ffn");
+		if (li_moe_matrices(c, ffn, l) != 0)
+			goto out;
+	} else if (blk->has_ffn) {
 		MatSrc w1;
 		path_key(c, "ffn");
 		if (get(ffn, "W_1") == NULL || get(ffn, "W_2") == NULL) {

@@ -179,6 +179,9 @@ int li_read_mla_matrices(Ctx *c, const cJSON *root, Model *l);
 /* "diff_attn" (issue 24 §4, lesson_diff.c): its settings and what they rule out, before the shapes; its vectors after. */
 int li_read_diff_settings(Ctx *c, const cJSON *root, Model *l);
 int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l);
+/* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
+int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l);
+int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l);
 /* The same for the value v at the current path (a list's mask). */
 int li_read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
 /* Allocate m and fill it from src (already checked): the literal numbers, or the generator's. */

@@ -126,6 +126,12 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 		own += 4 * D + 3 * D * F + 2 * F + D;
 		computed += N * (6 * D + 4 + 3 * F);
 	}
+	/* a mixture of experts: the router and every expert; logits, probs, weights, act, out */
+	if (p->block.present && p->block.has_ffn && p->block.moe.experts > 0) {
+		const double E = p->block.moe.experts, F = p->block.d_ff;
+		own += D * E + 3 * D * F * E + 3 * D * p->block.moe.shared_ff + D;
+		computed += N * (3 * E + E * F + E * D + 1 + D);
+	}
 	/* QK-norm's weights and Q_norm, K_norm; the LM head's unembedding, logits and next */
 	if (cfg->qk_norm != QK_NORM_NONE) /* per head d_k weights each; over the projection h·d_k and g·d_k */
 		own += cfg->qk_norm == QK_NORM_PROJ ? (h + g) * dk : 2 * dk, computed += N * h * dk + M * g * dk;
@@ -349,6 +355,15 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		                "paired heads, without it"));
 		goto out;
 	}
+	if (lp->block.present && lp->block.has_ffn && lp->block.moe.experts > 0 &&
+	    (cfg->backward != BACKWARD_NONE || cfg->decode)) { /* a mixture of experts is computed forward, all rows at once */
+		AT(cfg->backward != BACKWARD_NONE ? "backward" : "decode");
+		fail(c, "%s",
+		     cfg->backward != BACKWARD_NONE ? _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's "
+		                     "top-k) are not; leave out \"backward\"")
+		                 : _("a mixture-of-experts FFN is not decoded token by token yet: leave out \"decode\""));
+		goto out;
+	}
 	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only, not decoded yet */
 		AT("W_gate");
 		if (mat_empty(&lp->W_o)) {
@@ -466,6 +481,13 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	out->dim[DIM_KVA] = p->mla.kv_lora_rank + p->mla.d_rope;
 	out->dim[DIM_KVB] = heads * (p->mla.d_nope + d_v);
 	out->dim[DIM_FOUR] = 4;
+	{
+		const int E = p->block.has_ffn ? p->block.moe.experts : 0; /* a mixture of experts (issue 23 §7) */
+		out->dim[DIM_EXPERTS] = E;
+		out->dim[DIM_E_DFF] = E * p->block.d_ff;
+		out->dim[DIM_E_DMODEL] = E * d_model;
+		out->dim[DIM_SHARED_FF] = E > 0 ? p->block.moe.shared_ff : 0;
+	}
 	out->dim[DIM_2DV] = 2 * d_v;
 	out->dim[DIM_QNORM] = cfg->qk_norm == QK_NORM_PROJ ? heads * d_k : d_k;
 	out->dim[DIM_KNORM] = cfg->qk_norm == QK_NORM_PROJ ? out->dim[DIM_GDK] : d_k;
@@ -481,6 +503,8 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 			out->features |= FEAT_LAYERNORM;
 		if (p->block.has_ffn)
 			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU) ? FEAT_SWIGLU : 0u);
+		if (p->block.has_ffn && p->block.moe.experts > 0)
+			out->features |= FEAT_MOE | (p->block.moe.shared_ff > 0 ? FEAT_MOE_SHARED : 0u);
 	}
 	if (cfg->has_final_norm)
 		out->features |= FEAT_FINAL | (p->block.norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);

@@ -126,6 +126,48 @@ fail:
 
 /* The keys that define the computation (everything a "compare" may change). */
 /* A norm's {"gamma", "beta"} (β only when it has one). */
+/* A mixture of experts' "ffn" (lesson_moe.c): kind, router, top_k, norm_topk_prob and each expert's W_1, W_3, W_2. */
+static int json_moe(cJSON *bj, const Block *b)
+{
+	const MoeParams *p = &b->moe;
+	const int F = b->d_ff, D = p->W_r.rows;
+	cJSON *f = cJSON_CreateObject(), *ex;
+
+	if (put(bj, "ffn", f) != 0 || !cJSON_AddStringToObject(f, "kind", "moe") ||
+	    !cJSON_AddStringToObject(f, "activation", "swiglu") || put(f, "router", jw_matrix(&p->W_r)) != 0 ||
+	    !cJSON_AddNumberToObject(f, "top_k", p->top_k) ||
+	    !cJSON_AddBoolToObject(f, "norm_topk_prob", p->norm_topk_prob) ||
+	    (ex = cJSON_AddArrayToObject(f, "experts")) == NULL)
+		return -1;
+	if (p->shared_ff > 0) {
+		cJSON *sh = cJSON_CreateObject();
+		if (put(f, "shared_expert", sh) != 0 || put(sh, "W_1", jw_matrix(&p->S_1)) != 0 ||
+		    put(sh, "W_3", jw_matrix(&p->S_3)) != 0 || put(sh, "W_2", jw_matrix(&p->S_2)) != 0 ||
+		    put(sh, "gate", jw_matrix(&p->S_gate)) != 0)
+			return -1;
+	}
+	for (int e = 0; e < p->experts; e++) {
+		cJSON *o = cJSON_CreateObject();
+		Mat w1 = { 0 }, w3 = { 0 }, w2 = { 0 };
+		int bad = o == NULL || !cJSON_AddItemToArray(ex, o) || mat_alloc(&w1, D, F) || mat_alloc(&w3, D, F) ||
+		          mat_alloc(&w2, F, D);
+		for (int i = 0; !bad && i < D; i++)
+			for (int j = 0; j < F; j++) {
+				MAT_AT(w1, i, j) = MAT_AT(p->W_1, i, e * F + j);
+				MAT_AT(w3, i, j) = MAT_AT(p->W_3, i, e * F + j);
+				MAT_AT(w2, j, i) = MAT_AT(p->W_2, e * F + j, i);
+			}
+		bad = bad || put(o, "W_1", jw_matrix(&w1)) != 0 || put(o, "W_3", jw_matrix(&w3)) != 0 ||
+		      put(o, "W_2", jw_matrix(&w2)) != 0;
+		mat_free(&w1);
+		mat_free(&w2);
+		mat_free(&w3);
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
 static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta)
 {
 	cJSON *n = cJSON_CreateObject();
@@ -180,7 +222,10 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 	if (b->norm != NORM_NONE && (json_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
 	                             (b->has_ffn && json_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
 		return -1;
-	if (b->has_ffn) {
+	if (b->has_ffn && b->moe.experts > 0) {
+		if (json_moe(bj, b) != 0)
+			return -1;
+	} else if (b->has_ffn) {
 		cJSON *f = cJSON_CreateObject();
 		/* a real model's FFN without biases (LLaMA's) leaves them out: absent is 0 */
 		if (put(bj, "ffn", f) != 0 || put(f, "W_1", jw_matrix(&b->W_1)) != 0 ||

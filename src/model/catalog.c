@@ -105,7 +105,7 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                  AXIS_INDEX, 1, N_("x\u00b7W_3 + b_3, SwiGLU's gate") },
 	[AM_FFN_ACT] = { "ffn_act", DIM_N, DIM_D_FF, DIM_ONE, 0, FEAT_FFN, STAGE_ACTIVATION, NONE, Q_ROWS, AXIS_INDEX, 1,
 	                 N_("the activation of ffn_hidden (times the gate for SwiGLU)") },
-	[AM_FFN_OUT] = { "ffn_out", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN, STAGE_FFN_OUT, NONE, Q_ROWS, AXIS_INDEX, 1,
+	[AM_FFN_OUT] = { "ffn_out", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN, STAGE_FFN_OUT, STAGE_MOE_EXPERTS, Q_ROWS, AXIS_INDEX, 1,
 	                 N_("ffn_act\u00b7W_2 + b_2: the FFN's output, one token at a time") },
 	[AM_RESIDUAL2] = { "residual2", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_FFN, STAGE_RESIDUAL2, NONE, Q_ROWS, AXIS_INDEX, 1,
 	                   N_("the FFN's input + the FFN") },
@@ -327,6 +327,36 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                  N_("σ(gate) = 1 / (1 + e^−gate): how much of each number of concat passes, between 0 and 1") },
 	[AM_GATED] = { "gated", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_GATED, STAGE_GATE, NONE, Q_ROWS, AXIS_INDEX, 1,
 	               N_("concat ⊙ σ(gate): the heads' outputs gated, what W_o reads") },
+	[AM_MOE_W_R] = { "W_router", DIM_D_MODEL, DIM_EXPERTS, DIM_ONE, GP, FEAT_MOE, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("the router: one column per expert (a mixture of experts)") },
+	[AM_MOE_W_1] = { "experts_W_1", DIM_D_MODEL, DIM_E_DFF, DIM_ONE, GP, FEAT_MOE, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("every expert's W_1 side by side: expert e's are columns e\u00b7d_ff \u2026 (e + 1)\u00b7d_ff \u2212 1") },
+	[AM_MOE_W_3] = { "experts_W_3", DIM_D_MODEL, DIM_E_DFF, DIM_ONE, GP, FEAT_MOE, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("every expert's gate W_3 side by side, as experts_W_1") },
+	[AM_MOE_W_2] = { "experts_W_2", DIM_E_DFF, DIM_D_MODEL, DIM_ONE, GP, FEAT_MOE, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("every expert's W_2 one under the other: expert e's are rows e\u00b7d_ff \u2026 (e + 1)\u00b7d_ff \u2212 1") },
+	[AM_ROUTER_LOGITS] = { "router_logits", DIM_N, DIM_EXPERTS, DIM_ONE, MF_STATS, FEAT_MOE, STAGE_MOE_ROUTER, NONE, Q_ROWS,
+	                       AXIS_INDEX, 1, N_("x\u00b7W_router: each token's score for each expert") },
+	[AM_ROUTER_PROBS] = { "router_probs", DIM_N, DIM_EXPERTS, DIM_ONE, MF_SUMS, FEAT_MOE, STAGE_MOE_ROUTER, NONE, Q_ROWS,
+	                      AXIS_INDEX, 0, N_("softmax of each row of router_logits: how much each token wants each expert") },
+	[AM_MOE_WEIGHTS] = { "moe_weights", DIM_N, DIM_EXPERTS, DIM_ONE, MF_NOT_CHOSEN, FEAT_MOE, STAGE_MOE_TOPK, NONE, Q_ROWS,
+	                     AXIS_INDEX, 0, N_("each token's weight of the top_k experts it chose (renormalised with norm_topk_prob); the others not chosen") },
+	[AM_EXPERT_ACT] = { "expert_act", DIM_N, DIM_E_DFF, DIM_ONE, MF_NOT_CHOSEN, FEAT_MOE, STAGE_MOE_EXPERTS, NONE, Q_ROWS,
+	                    AXIS_INDEX, 1, N_("each expert's silu(x\u00b7W_1) \u2299 (x\u00b7W_3), side by side, on the tokens that chose it") },
+	[AM_SHARED_W_1] = { "shared_W_1", DIM_D_MODEL, DIM_SHARED_FF, DIM_ONE, GP, FEAT_MOE | FEAT_MOE_SHARED, NONE, NONE,
+	                    AXIS_INDEX, AXIS_INDEX, 1, N_("the shared expert's W_1 (Qwen2-MoE): every token goes through it") },
+	[AM_SHARED_W_3] = { "shared_W_3", DIM_D_MODEL, DIM_SHARED_FF, DIM_ONE, GP, FEAT_MOE | FEAT_MOE_SHARED, NONE, NONE,
+	                    AXIS_INDEX, AXIS_INDEX, 1, N_("the shared expert's gate W_3") },
+	[AM_SHARED_W_2] = { "shared_W_2", DIM_SHARED_FF, DIM_D_MODEL, DIM_ONE, GP, FEAT_MOE | FEAT_MOE_SHARED, NONE, NONE,
+	                    AXIS_INDEX, AXIS_INDEX, 1, N_("the shared expert's W_2") },
+	[AM_SHARED_GATE_W] = { "shared_W_gate", DIM_D_MODEL, DIM_ONE, DIM_ONE, GP, FEAT_MOE | FEAT_MOE_SHARED, NONE, NONE,
+	                       AXIS_INDEX, AXIS_INDEX, 1, N_("the shared expert's gate: one score per token, through a sigmoid") },
+	[AM_SHARED_GATE] = { "shared_gate", DIM_N, DIM_ONE, DIM_ONE, 0, FEAT_MOE | FEAT_MOE_SHARED, STAGE_MOE_EXPERTS, NONE,
+	                     Q_ROWS, AXIS_INDEX, 0, N_("\u03c3(x\u00b7shared_W_gate): how much of the shared expert each token takes") },
+	[AM_SHARED_OUT] = { "shared_out", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_MOE | FEAT_MOE_SHARED, STAGE_MOE_EXPERTS, NONE,
+	                    Q_ROWS, AXIS_INDEX, 1, N_("the shared expert's SwiGLU on every token, before its gate") },
+	[AM_EXPERT_OUT] = { "expert_out", DIM_N, DIM_E_DMODEL, DIM_ONE, MF_NOT_CHOSEN, FEAT_MOE, STAGE_MOE_EXPERTS, NONE, Q_ROWS,
+	                    AXIS_INDEX, 1, N_("each expert's output expert_act\u00b7W_2, side by side, on the tokens that chose it") },
 };
 
 #undef Q_ROWS
@@ -734,7 +764,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_FFN_HIDDEN] = {
 		.map = "FFN",
-		.name = "ffn_hidden", .requires = FEAT_FFN,
+		.name = "ffn_hidden", .requires = FEAT_FFN, .unless = FEAT_MOE,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
 		      { .matrix = AM_RESIDUAL1, .unless = FEAT_PRENORM | FEAT_POSTNORM }, { .matrix = AM_W_1 }, { .matrix = AM_B_1 }, { .matrix = AM_W_3 }, { .matrix = AM_B_3 }, { .matrix = AM_FFN_GATE },
@@ -748,7 +778,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_ACTIVATION] = {
 		.map = "FFN",
-		.name = "activation", .requires = FEAT_FFN,
+		.name = "activation", .requires = FEAT_FFN, .unless = FEAT_MOE,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_HIDDEN }, { .matrix = AM_FFN_GATE }, { .matrix = AM_FFN_ACT }),
 		.formula = { { FEAT_SWIGLU, 0, "ffn_act = silu(ffn_hidden) \u2299 ffn_gate   silu(z) = z\u00b7\u03c3(z)",
@@ -761,7 +791,7 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	},
 	[STAGE_FFN_OUT] = {
 		.map = "FFN",
-		.name = "ffn_out", .requires = FEAT_FFN,
+		.name = "ffn_out", .requires = FEAT_FFN, .unless = FEAT_MOE,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_ACT }, { .matrix = AM_W_2 }, { .matrix = AM_B_2 }, { .matrix = AM_FFN_OUT }),
 		.formula = { { 0, 0, "ffn_out = ffn_act\u00b7W_2 + b_2", "ffn_out = ffn_act.W_2 + b_2" } },
@@ -782,6 +812,44 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = N_("norm after the sublayer (OLMo 2): norm2 = N2(ffn_out), before the residual"),
 		.blurb_en = "The FFN's output is normalised too before it is added: each sublayer adds rows of a controlled size, whatever its weights.",
 		.blurb_zh = "前馈网络的输出在加上去之前也要归一化：不管权重多大，每个子层加上去的行大小都受到控制。",
+	},
+	[STAGE_MOE_ROUTER] = {
+		.map = "FFN",
+		.name = "router", .requires = FEAT_FFN | FEAT_MOE,
+		.instead = STAGE_RESIDUAL1,
+		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_NORM2, .requires = FEAT_PRENORM },
+		      { .matrix = AM_RESIDUAL1, .unless = FEAT_NORM }, { .matrix = AM_MOE_W_R }, { .matrix = AM_ROUTER_LOGITS },
+		      { .matrix = AM_ROUTER_PROBS }),
+		.formula = { { 0, 0, N_("router_logits = x\u00b7W_router   router_probs = softmax(router_logits), each row"),
+		               N_("router_logits = x.W_router   router_probs = softmax(router_logits), each row") } },
+		.what = N_("the router: each token's score and probability for each expert"),
+		.blurb_en = "A mixture of experts has several FFNs, the experts. A small router scores every token against every expert, and a softmax turns each row of scores into probabilities.",
+		.blurb_zh = "混合专家模型有好几个前馈网络，叫作专家。一个小小的路由器给每个词对每个专家打分，softmax 把每一行分数变成概率。",
+	},
+	[STAGE_MOE_TOPK] = {
+		.map = "FFN",
+		.name = "top_k", .requires = FEAT_FFN | FEAT_MOE,
+		.instead = STAGE_MOE_ROUTER,
+		PANES({ .matrix = AM_ROUTER_PROBS }, { .matrix = AM_MOE_WEIGHTS }),
+		.formula = { { 0, 0, N_("each row: the top_k experts of router_probs; with norm_topk_prob w = p / \u03a3 p over them, else w = p; the others are not chosen"),
+		               N_("each row: the top_k experts of router_probs; with norm_topk_prob w = p / sum p over them, else w = p; the others are not chosen") } },
+		.what = N_("the top_k experts of each token and their weights; the others not chosen"),
+		.blurb_en = "Each token keeps only its top_k experts; the others never see it. Their probabilities, renormalised to sum to 1 (norm_topk_prob), are the weights of their outputs.",
+		.blurb_zh = "每个词只留下概率最高的 top_k 个专家，其余专家根本看不到它。这几个概率（norm_topk_prob 时重新归一化为和为 1）就是它们输出的权重。",
+	},
+	[STAGE_MOE_EXPERTS] = {
+		.map = "FFN",
+		.name = "experts", .requires = FEAT_FFN | FEAT_MOE,
+		.instead = STAGE_MOE_TOPK,
+		PANES({ .matrix = AM_MOE_WEIGHTS }, { .matrix = AM_EXPERT_ACT }, { .matrix = AM_EXPERT_OUT },
+		      { .matrix = AM_SHARED_GATE }, { .matrix = AM_SHARED_OUT }, { .matrix = AM_FFN_OUT }),
+		.formula = { { FEAT_MOE_SHARED, 0, N_("out_e = (silu(x\u00b7W_1,e) \u2299 (x\u00b7W_3,e))\u00b7W_2,e on the tokens that chose e   ffn_out = \u03a3_e w_e\u00b7out_e + \u03c3(x\u00b7W_gate)\u00b7shared_out"),
+		               N_("out_e = (silu(x.W_1,e) * (x.W_3,e)).W_2,e on the tokens that chose e   ffn_out = sum_e w_e*out_e + sigmoid(x.W_gate)*shared_out") },
+		             { 0, 0, N_("expert e, on the tokens that chose it: out_e = (silu(x\u00b7W_1,e) \u2299 (x\u00b7W_3,e))\u00b7W_2,e   ffn_out = \u03a3_e w_e\u00b7out_e"),
+		               N_("expert e, on the tokens that chose it: out_e = (silu(x.W_1,e) * (x.W_3,e)).W_2,e   ffn_out = sum_e w_e*out_e") } },
+		.what = N_("each chosen expert's SwiGLU on its tokens, and their weighted sum"),
+		.blurb_en = "Each expert is an ordinary SwiGLU FFN, run only on the tokens that chose it. A token's FFN output is the weighted sum of its experts' outputs.",
+		.blurb_zh = "每个专家都是普通的 SwiGLU 前馈网络，只在选中它的词上计算。一个词的前馈输出是它所选专家输出的加权和。",
 	},
 	[STAGE_RESIDUAL2] = {
 		.map = "+",
@@ -988,6 +1056,8 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its attention is not gated (no \"W_gate\")"), /* FEAT_GATED */
 	N_("its QK-norm is per head (\"qk_norm\" without \"over\": \"projection\")"), /* FEAT_QK_NORM_PROJ */
 	N_("its block's norms are not after each sublayer (\"norm\": \"after\")"), /* FEAT_NORM_AFTER */
+	N_("its mixture of experts has no shared expert (\"shared_expert\")"), /* FEAT_MOE_SHARED */
+	N_("its FFN is not a mixture of experts (\"ffn\": {\"kind\": \"moe\"})"), /* FEAT_MOE */
 };
 
 const char *feature_absent(FeatureSet feat)
@@ -1265,7 +1335,12 @@ const MatrixKind *matrix_kind(AttnMatrix m)
 }
 
 /* FEAT_* bits a lesson must not have for a matrix to be in it: multi-head latent attention has no W_k, W_v (nor W_q with q_lora_rank). */
-static const FeatureSet matrix_unless[AM_COUNT] = { [AM_W_Q] = FEAT_MLA_QLORA, [AM_W_K] = FEAT_MLA, [AM_W_V] = FEAT_MLA };
+static const FeatureSet matrix_unless[AM_COUNT] = {
+	[AM_W_Q] = FEAT_MLA_QLORA, [AM_W_K] = FEAT_MLA, [AM_W_V] = FEAT_MLA,
+	/* a mixture of experts: the experts' W_1, W_3, W_2 instead of the dense FFN's */
+	[AM_W_1] = FEAT_MOE, [AM_B_1] = FEAT_MOE, [AM_W_3] = FEAT_MOE, [AM_B_3] = FEAT_MOE, [AM_W_2] = FEAT_MOE,
+	[AM_B_2] = FEAT_MOE, [AM_FFN_HIDDEN] = FEAT_MOE, [AM_FFN_GATE] = FEAT_MOE, [AM_FFN_ACT] = FEAT_MOE,
+};
 
 int matrix_present(const LessonShape *sh, AttnMatrix m, const char **why)
 {
@@ -1278,7 +1353,9 @@ int matrix_present(const LessonShape *sh, AttnMatrix m, const char **why)
 	}
 	if (sh->features & matrix_unless[m]) {
 		if (why != NULL)
-			*why = (sh->features & matrix_unless[m] & FEAT_MLA_QLORA)
+			*why = (sh->features & matrix_unless[m] & FEAT_MOE)
+			               ? _("its FFN is a mixture of experts: see experts_W_1, experts_W_3, experts_W_2 and the router")
+			       : (sh->features & matrix_unless[m] & FEAT_MLA_QLORA)
 			               ? _("its MLA query is compressed: c_Q = RMSNorm(x\u00b7W_qa), then W_qb")
 			               : _("it has multi-head latent attention: keys and values come from W_kva and W_kvb");
 		return 0;

@@ -49,6 +49,9 @@ typedef enum Stage {
 	STAGE_NORM2_PRE,   /* "norm2" of a pre-norm block: the FFN reads N2(residual1) */
 	STAGE_FFN_HIDDEN,
 	STAGE_ACTIVATION,
+	STAGE_MOE_ROUTER,  /* a mixture of experts (Mixtral, Qwen3-MoE): the router's logits and probabilities */
+	STAGE_MOE_TOPK,    /* the top_k experts of each token and their weights */
+	STAGE_MOE_EXPERTS, /* each chosen expert's SwiGLU on its tokens, and their weighted sum: ffn_out */
 	STAGE_FFN_OUT,
 	STAGE_NORM2_AFTER, /* "norm2" after the FFN (OLMo 2): N2(ffn_out) */
 	STAGE_RESIDUAL2,   /* the FFN's input + FFN */
@@ -117,6 +120,12 @@ typedef enum AttnMatrix {
 	AM_DIFF_A1, AM_DIFF_A2, AM_DIFF_A, AM_DIFF_O, AM_DIFF_RMS, AM_DIFF_OUT,
 	/* gated attention (issue 23 §6, Qwen3-Next): its weights, the gate's logits, σ of them, concat ⊙ σ */
 	AM_W_GATE, AM_GATE, AM_GATE_SIG, AM_GATED,
+	/* a mixture-of-experts FFN (issue 23 §7): the router and the experts' weights, the router's logits and
+	 * probabilities, each token's weight of each expert (NaN: not chosen), each expert's SwiGLU and output */
+	AM_MOE_W_R, AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2,
+	AM_ROUTER_LOGITS, AM_ROUTER_PROBS, AM_MOE_WEIGHTS, AM_EXPERT_ACT, AM_EXPERT_OUT,
+	/* Qwen2-MoE's shared expert: its weights and gate, each token's σ(x·gate) and the expert's output */
+	AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W, AM_SHARED_GATE, AM_SHARED_OUT,
 	AM_COUNT
 } AttnMatrix;
 
@@ -162,7 +171,9 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_GATED       ((FeatureSet)1 << 34) /* gated attention: concat ⊙ σ(x·W_gate) before W_o ("W_gate", Qwen3-Next) */
 #define FEAT_QK_NORM_PROJ ((FeatureSet)1 << 35) /* QK-norm over the whole projection, all heads at once (OLMo 2: "over": "projection") */
 #define FEAT_NORM_AFTER  ((FeatureSet)1 << 36) /* the block normalises each sublayer's output before its residual ("norm": "after", OLMo 2) */
-#define FEAT_COUNT       37
+#define FEAT_MOE_SHARED  ((FeatureSet)1 << 37) /* with Qwen2-MoE's shared expert ("ffn": {"shared_expert"}) */
+#define FEAT_MOE         ((FeatureSet)1 << 38) /* the FFN is a mixture of experts ("ffn": {"kind": "moe"}) */
+#define FEAT_COUNT       39
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -198,6 +209,11 @@ typedef enum Dim {
 	DIM_2DV,     /* 2·d_v: a pair of heads' value width (differential attention's output per pair) */
 	DIM_QNORM,   /* QK-norm's q weights: d_k (per head, Qwen3) or h·d_k (the whole projection, OLMo 2) */
 	DIM_KNORM,   /* and its k weights: d_k or g·d_k */
+	/* a mixture-of-experts FFN */
+	DIM_EXPERTS, /* E: the experts */
+	DIM_E_DFF,   /* E·d_ff: every expert's hidden columns side by side */
+	DIM_E_DMODEL,/* E·d_model: every expert's output side by side */
+	DIM_SHARED_FF, /* the shared expert's hidden width */
 	DIM_COUNT
 } Dim;
 
@@ -227,6 +243,7 @@ enum {
 	MF_KV       = 1u << 7, /* its columns belong to the key/value heads: query head h reads kv head h/(heads/g) */
 	MF_NEG_INF  = 1u << 8, /* −∞ is a value it may hold (FlashAttention's running maximum before any key) */
 	MF_DECODE   = 1u << 9, /* row t is decode step t; a key column is in that step's cache only where decode_in_cache */
+	MF_NOT_CHOSEN = 1u << 15, /* NaN is a cell of an expert the token did not choose (a mixture of experts): drawn as not chosen */
 };
 
 typedef struct MatrixKind {

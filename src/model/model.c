@@ -202,6 +202,14 @@ static void block_free(Block *b)
 	mat_free(&b->b_3);
 	mat_free(&b->W_2);
 	mat_free(&b->b_2);
+	mat_free(&b->moe.W_r);
+	mat_free(&b->moe.W_1);
+	mat_free(&b->moe.W_3);
+	mat_free(&b->moe.W_2);
+	mat_free(&b->moe.S_1);
+	mat_free(&b->moe.S_3);
+	mat_free(&b->moe.S_2);
+	mat_free(&b->moe.S_gate);
 }
 
 static int block_copy(Block *dst, const Block *src)
@@ -209,7 +217,13 @@ static int block_copy(Block *dst, const Block *src)
 	*dst = *src;
 	dst->ln1_gamma = dst->ln1_beta = dst->ln2_gamma = dst->ln2_beta = (Mat){ 0 };
 	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
-	return mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
+	dst->moe.W_r = dst->moe.W_1 = dst->moe.W_3 = dst->moe.W_2 = (Mat){ 0 };
+	dst->moe.S_1 = dst->moe.S_3 = dst->moe.S_2 = dst->moe.S_gate = (Mat){ 0 };
+	return mat_copy(&dst->moe.W_r, &src->moe.W_r) | mat_copy(&dst->moe.W_1, &src->moe.W_1) |
+	       mat_copy(&dst->moe.W_3, &src->moe.W_3) | mat_copy(&dst->moe.W_2, &src->moe.W_2) |
+	       mat_copy(&dst->moe.S_1, &src->moe.S_1) | mat_copy(&dst->moe.S_3, &src->moe.S_3) |
+	       mat_copy(&dst->moe.S_2, &src->moe.S_2) | mat_copy(&dst->moe.S_gate, &src->moe.S_gate) |
+	       mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
 	       mat_copy(&dst->ln2_gamma, &src->ln2_gamma) | mat_copy(&dst->ln2_beta, &src->ln2_beta) |
 	       mat_copy(&dst->W_1, &src->W_1) | mat_copy(&dst->b_1, &src->b_1) | mat_copy(&dst->W_3, &src->W_3) |
 	       mat_copy(&dst->b_3, &src->b_3) | mat_copy(&dst->W_2, &src->W_2) | mat_copy(&dst->b_2, &src->b_2);

@@ -71,6 +71,27 @@ typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
  *   after:     norm1 = N1(attn(x));  residual1 = x + norm1;
  *              norm2 = N2(ffn(residual1));  residual2 = residual1 + norm2 = output   (OLMo 2)
  */
+/*
+ * A mixture-of-experts FFN (issue 23 §7; Mixtral's MixtralSparseMoeBlock,
+ * Qwen3-MoE's Qwen3MoeSparseMoeBlock): router_logits = x·W_r, p =
+ * softmax(router_logits) per row, the top_k experts of each row (ties: the
+ * lower index), their weights p renormalised to sum 1 when norm_topk_prob,
+ * each chosen expert's SwiGLU (silu(x·W_1,e) ⊙ (x·W_3,e))·W_2,e on the rows
+ * that chose it, ffn_out = Σ weight·expert output (+ σ(x·S_gate)·the shared
+ * expert's SwiGLU, Qwen2-MoE's, when it has one). experts 0: a dense FFN.
+ * The experts' weights side by side: expert e's are W_1's and W_3's columns
+ * and W_2's rows [e·d_ff, (e + 1)·d_ff), d_ff the Block's (one expert's).
+ */
+typedef struct MoeParams {
+	int experts, top_k, norm_topk_prob;
+	Mat W_r;      /* d_model × E */
+	Mat W_1, W_3; /* d_model × E·d_ff */
+	Mat W_2;      /* E·d_ff × d_model */
+	/* Qwen2-MoE's shared expert (shared_ff 0: none): every token through one more SwiGLU, times σ(x·S_gate) */
+	int shared_ff;
+	Mat S_1, S_3, S_2, S_gate; /* d_model × shared_ff (twice), shared_ff × d_model, d_model × 1 */
+} MoeParams;
+
 typedef struct Block {
 	int present;          /* the layer has a block (else it is attention alone, as in version 1) */
 	NormPlace norm;
@@ -81,6 +102,7 @@ typedef struct Block {
 	Activation activation;
 	int d_ff;
 	Mat W_1, b_1, W_3, b_3, W_2, b_2; /* d_model × d_ff, 1 × d_ff, (SwiGLU's gate), d_ff × d_model, 1 × d_model */
+	MoeParams moe;        /* a mixture of experts instead of W_1 … b_2 (moe.experts > 0) */
 } Block;
 
 /*

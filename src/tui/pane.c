@@ -84,7 +84,8 @@ static void
 fmt_cell(char *buf, size_t size, double v, int width, int utf8)
 {
 	if (isinf(v) || isnan(v)) {
-		snprintf(buf, size, "%s", isnan(v) ? "nan" : v < 0 ? (utf8 ? "-\u221e" : "-inf") : (utf8 ? "\u221e" : "inf"));
+		/* NaN: only an expert a token did not choose (MF_NOT_CHOSEN): no number */
+		snprintf(buf, size, "%s", isnan(v) ? (utf8 ? "\u00b7" : "--") : v < 0 ? (utf8 ? "-\u221e" : "-inf") : (utf8 ? "\u221e" : "inf"));
 		return;
 	}
 	for (int prec = 2; prec >= 0; prec--) {

@@ -76,6 +76,22 @@ static const struct Arch {
 	[HF_OLMO2] = {"olmo2", "Olmo2ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
 	              "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 50304, 4096, 32, 32, 0,
 	              11008, 2048, 0, -1, 50279, 1e-5, 0, 0, 0, 2, 1, llama_acts, llama_act_kinds},
+	/* MixtralConfig: vocab_size 32000, hidden_size 4096, intermediate_size 14336 (each expert's), num_hidden_layers
+	 * 32, num_attention_heads 32, num_key_value_heads 8, head_dim None, hidden_act "silu", max_position_embeddings
+	 * 4096 * 32, rms_norm_eps 1e-5, bos 1, eos 2, tie_word_embeddings False, rope_theta 1e6 (read_numbers),
+	 * num_experts_per_tok 2, num_local_experts 8; modeling_mixtral.py: no biases, block_sparse_moe. */
+	[HF_MIXTRAL] = {"mixtral", "MixtralForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	                "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 32000, 4096, 32, 32, 8,
+	                14336, 131072, 0, 1, 2, 1e-5, 0, 0, 0, 0, 1, llama_acts, llama_act_kinds},
+	/* Qwen3MoeConfig: vocab_size 151936, hidden_size 2048, intermediate_size 6144 (a dense layer's),
+	 * num_hidden_layers 24, num_attention_heads 32, num_key_value_heads 4, hidden_act "silu",
+	 * max_position_embeddings 32768, rms_norm_eps 1e-6, tie_word_embeddings False, attention_bias False,
+	 * moe_intermediate_size 768, num_experts_per_tok 8, num_experts 128, norm_topk_prob False,
+	 * decoder_sparse_step 1, mlp_only_layers []; modeling_qwen3_moe.py: q_norm and k_norm as Qwen3's,
+	 * head_dim by getattr(config, "head_dim", hidden_size // num_attention_heads). */
+	[HF_QWEN3_MOE] = {"qwen3_moe", "Qwen3MoeForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	                  "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 151936, 2048, 24, 32, 4,
+	                  6144, 32768, 0, -1, -1, 1e-6, 0, 0, 0, 1, 1, llama_acts, llama_act_kinds},
 };
 
 /* GPT2Config.attribute_map: the common names stand for GPT-2's own. */
@@ -175,7 +191,7 @@ static int arch_find(const char *type)
 
 static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
-	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2"};
+	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe"};
 	const cJSON *arch = jr_get(root, "architectures"), *v;
 	size_t old;
 	int a = -1;
@@ -206,18 +222,84 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 				a = k;
 		if (a < 0)
 			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
-			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3 and olmo2"),
+			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral and qwen3_moe"),
 			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
 	} else if (!cJSON_IsString(v)) {
 		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
 	} else if ((a = arch_find(v->valuestring)) < 0) {
 		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2, "
-		                                     "qwen3 and olmo2)%s"),
-		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 5).s));
+		                                     "qwen3, olmo2, mixtral and qwen3_moe)%s"),
+		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 7).s));
 	}
 	jr_path_set(c, old);
 	cfg->arch = (HfArch)a;
 	snprintf(cfg->model_type, sizeof cfg->model_type, "%s", arches[a].type);
+	return 0;
+}
+
+/* Whether architecture a reads the mixture-of-experts key k (read_moe): Mixtral's and Qwen3-MoE's names. */
+static int moe_key_read(HfArch a, const char *k)
+{
+	if (a == HF_MIXTRAL)
+		return strcmp(k, "num_local_experts") == 0 || strcmp(k, "num_experts_per_tok") == 0;
+	return a == HF_QWEN3_MOE && strcmp(k, "n_routed_experts") != 0;
+}
+
+/*
+ * A mixture of experts' settings (Mixtral, Qwen3-MoE; none else): the experts
+ * (Qwen3MoeConfig's num_experts, or num_local_experts, its attribute_map's
+ * name; Mixtral's num_local_experts), the experts per token, norm_topk_prob
+ * (Qwen3-MoE's; Mixtral always renormalises), each expert's width, and which
+ * layers are sparse (Qwen3MoeDecoderLayer.__init__: `(layer_idx not in
+ * config.mlp_only_layers) and (config.num_experts > 0 and (layer_idx + 1) %
+ * config.decoder_sparse_step == 0)`; Mixtral's every layer).
+ */
+static int read_moe(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	const int q = cfg->arch == HF_QWEN3_MOE;
+	const char *k_experts = q && jr_get(root, "num_experts") != NULL ? "num_experts" : "num_local_experts";
+	int step = 1;
+	size_t old;
+	const cJSON *v;
+
+	if (cfg->arch != HF_MIXTRAL && !q)
+		return 0;
+	cfg->num_experts = q ? 128 : 8;
+	cfg->experts_per_tok = q ? 8 : 2;
+	cfg->norm_topk_prob = !q;
+	cfg->moe_intermediate_size = q ? 768 : cfg->intermediate_size;
+	v = jr_get(root, k_experts);
+	if (q && v != NULL && cJSON_IsNumber(v) && v->valuedouble == 0)
+		cfg->num_experts = 0; /* num_experts 0: every layer a dense MLP */
+	else if (size_key(c, root, k_experts, 1 << 12, 0, &cfg->num_experts) != 0)
+		return -1;
+	if (size_key(c, root, "num_experts_per_tok", 1 << 12, 0, &cfg->experts_per_tok) != 0 ||
+	    (q && (bool_key(c, root, "norm_topk_prob", &cfg->norm_topk_prob) != 0 ||
+	           size_key(c, root, "moe_intermediate_size", 1L << 20, 0, &cfg->moe_intermediate_size) != 0 ||
+	           size_key(c, root, "decoder_sparse_step", 1 << 12, 0, &step) != 0)))
+		return -1;
+	if (cfg->num_experts > 0 && cfg->experts_per_tok > cfg->num_experts) {
+		jr_path_key(c, "num_experts_per_tok");
+		return jr_fail(c, _("%d is more than the experts (%s: %d)"), cfg->experts_per_tok, k_experts, cfg->num_experts);
+	}
+	for (int i = 0; i < cfg->num_layers; i++)
+		cfg->sparse[i] = cfg->num_experts > 0 && (i + 1) % step == 0;
+	if (q && (v = jr_enter(c, root, "mlp_only_layers", &old)) != NULL && !cJSON_IsNull(v)) {
+		const cJSON *e;
+		int k = 0;
+		if (!cJSON_IsArray(v))
+			return jr_fail(c, _("expected a list of layer numbers, got %s"), jr_got(v).s);
+		cJSON_ArrayForEach(e, v) {
+			size_t o2 = jr_path_index(c, k++);
+			long long x;
+			if (jr_read_whole(c, e, 0, cfg->num_layers - 1, _("a layer number from 0 to num_hidden_layers - 1"), &x) !=
+			    0)
+				return -1;
+			cfg->sparse[x] = 0;
+			jr_path_set(c, o2);
+		}
+	}
+	jr_path_set(c, 0);
 	return 0;
 }
 
@@ -245,7 +327,8 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 	    cJSON_IsTrue(v))
 		return jr_fail(c, _("true: attnviz computes sliding windows of qwen2 and qwen3 models only"));
 	jr_path_set(c, 0);
-	if (a != HF_QWEN2 && a != HF_QWEN3 && (v = jr_enter(c, root, "sliding_window", &old)) != NULL &&
+	/* Qwen3-MoE keeps a window only with use_sliding_window (refused above): its sliding_window is then ignored */
+	if (a != HF_QWEN2 && a != HF_QWEN3 && a != HF_QWEN3_MOE && (v = jr_enter(c, root, "sliding_window", &old)) != NULL &&
 	    !cJSON_IsNull(v) && !cJSON_IsFalse(v))
 		return jr_fail(c, _("%s: attnviz computes sliding windows of qwen2 and qwen3 models only (sliding_window "
 		                    "null)"), jr_got(v).s);
@@ -262,9 +345,12 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 	}
 	jr_path_set(c, 0);
 	for (int k = 0; moe[k]; k++)
-		if ((v = jr_enter(c, root, moe[k], &old)) != NULL && !cJSON_IsNull(v) &&
+		if (moe_key_read(a, moe[k]))
+			continue; /* read_moe's */
+		else if ((v = jr_enter(c, root, moe[k], &old)) != NULL && !cJSON_IsNull(v) &&
 		    !(cJSON_IsNumber(v) && v->valuedouble == 0))
-			return jr_fail(c, _("%s: attnviz does not compute mixtures of experts yet"), jr_got(v).s);
+			return jr_fail(c, _("%s: attnviz computes the mixtures of experts of mixtral and qwen3_moe models only"),
+			               jr_got(v).s);
 		else
 			jr_path_set(c, 0);
 	if (a == HF_GPT2 && (v = jr_enter(c, root, "partial_rotary_factor", &old)) != NULL && !cJSON_IsNull(v) &&
@@ -355,7 +441,7 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	cfg->num_heads = (int)A->heads;
 	cfg->max_positions = (int)A->positions;
 	cfg->norm_eps = A->eps;
-	cfg->rope_theta = A->rope ? 10000.0 : 0;
+	cfg->rope_theta = !A->rope ? 0 : cfg->arch == HF_MIXTRAL ? 1e6 : 10000.0;
 	cfg->tie_word_embeddings = A->tie;
 	cfg->qkv_bias = A->qkv_bias;
 	cfg->o_bias = A->o_bias;
@@ -443,6 +529,8 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		jr_path_set(c, old);
 	}
 	cfg->act = A->act_kinds[act];
+	if (read_moe(c, root, cfg) != 0)
+		return -1;
 	snprintf(cfg->act_name, sizeof cfg->act_name, "%s", A->acts[act]);
 
 	/* token ids */
@@ -698,7 +786,7 @@ int hfweights_mat(const HfWeights *w, const char *name, int transpose, int rows,
 /* ---- the shapes the config makes ---- */
 
 typedef struct Want {
-	char name[96];
+	char name[HF_NAME_SIZE];
 	int ndim;
 	long long shape[2];
 	const char *keys; /* the config's keys that make the shape */
@@ -779,9 +867,46 @@ static int wants(const HfConfig *c, int layer, Want *w)
 	want(w, &n, "hidden_size", D, -1, pre, "post_attention_layernorm.weight");
 	if (c->arch == HF_OLMO2)
 		want(w, &n, "hidden_size", D, -1, pre, "post_feedforward_layernorm.weight");
+	if (c->num_experts > 0 && c->sparse[layer]) { /* the router here, each expert's three by expert_wants */
+		char name[HF_NAME_SIZE];
+		want(w, &n, c->arch == HF_MIXTRAL ? "num_local_experts, hidden_size" : "num_experts, hidden_size",
+		     c->num_experts, D, "", hfconfig_moe_tensor(c, layer, -1, 0, name));
+		return n;
+	}
 	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.gate_proj.weight");
 	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.up_proj.weight");
 	want(w, &n, "hidden_size, intermediate_size", D, F, pre, "mlp.down_proj.weight");
+	return n;
+}
+
+const char *hfconfig_moe_tensor(const HfConfig *c, int layer, int e, int k, char buf[HF_NAME_SIZE])
+{
+	static const char *const mixtral[] = { "w1", "w3", "w2" }, *const qwen[] = { "gate_proj", "up_proj", "down_proj" };
+	const int mx = c->arch == HF_MIXTRAL;
+
+	if (e < 0)
+		snprintf(buf, HF_NAME_SIZE,
+		         mx ? "model.layers.%d.block_sparse_moe.gate.weight" : "model.layers.%d.mlp.gate.weight", layer);
+	else
+		snprintf(buf, HF_NAME_SIZE,
+		         mx ? "model.layers.%d.block_sparse_moe.experts.%d.%s.weight"
+		            : "model.layers.%d.mlp.experts.%d.%s.weight",
+		         layer, e, mx ? mixtral[k] : qwen[k]);
+	return buf;
+}
+
+/* Expert e's three tensors of sparse layer `layer`, in the order hfconfig_moe_tensor numbers them. */
+static int expert_wants(const HfConfig *c, int layer, int e, Want *w)
+{
+	const long long D = c->hidden_size, F = c->moe_intermediate_size;
+	const int mx = c->arch == HF_MIXTRAL;
+	const char *keys = mx ? "intermediate_size, hidden_size" : "moe_intermediate_size, hidden_size";
+	const char *keys_t = mx ? "hidden_size, intermediate_size" : "hidden_size, moe_intermediate_size";
+	char name[HF_NAME_SIZE];
+	int n = 0;
+
+	for (int k = 0; k < 3; k++)
+		want(w, &n, k < 2 ? keys : keys_t, k < 2 ? F : D, k < 2 ? D : F, "", hfconfig_moe_tensor(c, layer, e, k, name));
 	return n;
 }
 
@@ -827,6 +952,12 @@ int hfconfig_check_shapes(const HfConfig *c, HfWeights *w, char **err)
 		int n = wants(c, layer, list);
 		for (int i = 0; i < n && *err == NULL; i++)
 			*err = check_one(c, w, &list[i]);
+		for (int e = 0; layer >= 0 && c->num_experts > 0 && c->sparse[layer] && e < c->num_experts && *err == NULL;
+		     e++) {
+			n = expert_wants(c, layer, e, list);
+			for (int i = 0; i < n && *err == NULL; i++)
+				*err = check_one(c, w, &list[i]);
+		}
 	}
 	if (*err == NULL) {
 		/* a layer past num_hidden_layers means the config says less than the file holds */

@@ -8,7 +8,7 @@
  * What attnviz does not compute yet is refused here, by the key and its
  * value: an unknown model_type, a rope_type other than default, linear,
  * dynamic, yarn and llama3, sliding windows outside Qwen2 and Qwen3,
- * mixtures of experts, an activation other than the architecture's own.
+ * mixtures of experts outside Mixtral and Qwen3-MoE, an activation other than the architecture's own.
  */
 #ifndef ATTNVIZ_HFCONFIG_H
 #define ATTNVIZ_HFCONFIG_H
@@ -17,7 +17,7 @@
 #include "model/model.h"
 #include "weights/safetensors.h"
 
-typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_ARCH_COUNT } HfArch;
+typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_ARCH_COUNT } HfArch;
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
  * "gelu" (erf form); the LLaMA family's "silu" in SwiGLU. */
@@ -25,6 +25,7 @@ typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
 
 #define HF_MAX_EOS 8
 #define HF_MAX_LAYERS 1024 /* num_hidden_layers' limit */
+#define HF_NAME_SIZE 96    /* a tensor's name as a model's own checks and loads it */
 
 typedef struct HfConfig {
 	HfArch arch;
@@ -57,6 +58,17 @@ typedef struct HfConfig {
 	 */
 	int sliding_window;
 	unsigned char sliding[HF_MAX_LAYERS]; /* layer i is a "sliding_attention" layer */
+	/*
+	 * A mixture of experts (issue 23 §7; mixtral, qwen3_moe): num_experts E
+	 * (num_local_experts; 0: none), num_experts_per_tok k, norm_topk_prob
+	 * (Mixtral: always), each expert's width (qwen3_moe's
+	 * moe_intermediate_size; Mixtral's intermediate_size), and which layers
+	 * are sparse (Qwen3MoeDecoderLayer: not in mlp_only_layers and
+	 * (i + 1) % decoder_sparse_step == 0; the others a dense MLP of
+	 * intermediate_size).
+	 */
+	int num_experts, experts_per_tok, norm_topk_prob, moe_intermediate_size;
+	unsigned char sparse[HF_MAX_LAYERS];
 	long long bos_token_id; /* -1 when none */
 	int n_eos;
 	long long eos_token_id[HF_MAX_EOS];
@@ -68,6 +80,10 @@ typedef struct HfConfig {
  * \"llama3\", …}: attnviz computes plain RoPE only (rope_scaling null) for now").
  */
 int hfconfig_read(const char *dir, HfConfig *cfg, char **err);
+
+/* The tensor of sparse layer `layer`'s router (e < 0) or of expert e (k: 0 gate, 1 up, 2 down: Mixtral's w1, w3,
+ * w2; Qwen3-MoE's gate_proj, up_proj, down_proj) into buf; returns buf. */
+const char *hfconfig_moe_tensor(const HfConfig *c, int layer, int e, int k, char buf[HF_NAME_SIZE]);
 
 /* The weights of a model folder: one file, or the shards of the index. */
 typedef struct HfWeights {

@@ -157,6 +157,46 @@ static int rows_of(const HfWeights *w, const char *name, const long long *rows, 
 
 /* ---- the layers: the one place they are built ---- */
 
+/*
+ * Sparse layer i's mixture of experts (Mixtral's block_sparse_moe, Qwen3-MoE's
+ * mlp): the router's [E, D] as W_r (D × E), each expert's gate, up and down
+ * projections transposed into its columns (rows for W_2) of the stack
+ * (model.h: MoeParams). 0, or -1 with *err.
+ */
+static int layer_moe(const HfConfig *c, const HfWeights *w, int i, Block *b, char **err)
+{
+	const int D = c->hidden_size, F = c->moe_intermediate_size, E = c->num_experts;
+	MoeParams *m = &b->moe;
+	char name[HF_NAME_SIZE];
+
+	m->experts = E;
+	m->top_k = c->experts_per_tok;
+	m->norm_topk_prob = c->norm_topk_prob;
+	b->d_ff = F;
+	if (load(w, hfconfig_moe_tensor(c, i, -1, 0, name), 1, D, E, &m->W_r, err) != 0)
+		return -1;
+	if (mat_alloc_whole(&m->W_1, D, E * F) != 0 || mat_alloc_whole(&m->W_3, D, E * F) != 0 ||
+	    mat_alloc_whole(&m->W_2, E * F, D) != 0) {
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	for (int e = 0; e < E; e++)
+		for (int k = 0; k < 3; k++) {
+			Mat one = { 0 };
+			if (load(w, hfconfig_moe_tensor(c, i, e, k, name), 1, k < 2 ? D : F, k < 2 ? F : D, &one, err) != 0)
+				return -1;
+			for (int r = 0; r < one.rows; r++)
+				for (int j = 0; j < one.cols; j++) {
+					if (k < 2)
+						MAT_AT(k == 0 ? m->W_1 : m->W_3, r, e * F + j) = MAT_AT(one, r, j);
+					else
+						MAT_AT(m->W_2, e * F + r, j) = MAT_AT(one, r, j);
+				}
+			mat_free(&one);
+		}
+	return 0;
+}
+
 /* The attention's and the block's weights of layer i into *p. 0, or -1 with *err. */
 static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
 {
@@ -214,9 +254,10 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	    load_layer(c, w, i, "self_attn.k_proj.weight", 1, D, KV, &p->W_k, err) ||
 	    load_layer(c, w, i, "self_attn.v_proj.weight", 1, D, KV, &p->W_v, err) ||
 	    load_layer(c, w, i, "self_attn.o_proj.weight", 1, Q, D, &p->W_o, err) ||
-	    load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
-	    load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
-	    load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err))
+	    (c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, b, err)
+	                                        : load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
+	                                              load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
+	                                              load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err)))
 		return -1;
 	if (c->qkv_bias && (load_layer(c, w, i, "self_attn.q_proj.bias", 0, 1, Q, &p->b_q, err) ||
 	                    load_layer(c, w, i, "self_attn.k_proj.bias", 0, 1, KV, &p->b_k, err) ||

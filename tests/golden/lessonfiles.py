@@ -37,3 +37,9 @@ def write_references(folder, reference):
         if name.endswith(".json") and not name.endswith(".ref.json"):
             path = os.path.join(folder, name)
             write_json(path[:-5] + ".ref.json", reference(path))
+
+
+def make_all(folder, lessons, reference):
+    """lessons(folder) writes the lessons; then each one's reference(path) beside it, as NAME.ref.json."""
+    lessons(folder)
+    write_references(folder, reference)

@@ -605,6 +605,27 @@ def layer_window(m, r, i):
     return 0
 
 
+def llama_mlp(m, r, W, i, x, lay):
+    """LlamaMLP.forward on layer i's rows x, its stages into lay (make_moe_models.py replaces it)."""
+    h = "model.layers.%d." % i
+    gate = F.linear(x, T(W, h + "mlp.gate_proj.weight"))
+    up = F.linear(x, T(W, h + "mlp.up_proj.weight"))
+    lay["ffn_hidden"] = mat(gate)
+    lay["ffn_gate"] = mat(up)
+    act = F.silu(gate) * up
+    lay["ffn_act"] = mat(act)
+    return F.linear(act, T(W, h + "mlp.down_proj.weight"))
+
+
+def llama_mlp_second(m, r, W, i, x, lin):
+    """The same, silu written out (second_forward's; make_moe_models.py replaces it)."""
+    h = "model.layers.%d." % i
+    gte = lin(x, h + "mlp.gate_proj", False)
+    up = lin(x, h + "mlp.up_proj", False)
+    act = torch.tensor([[z / (1 + math.exp(-z)) for z in row] for row in gte.tolist()]) * up
+    return lin(act, h + "mlp.down_proj", False)
+
+
 def forward_llama(m, r, W, ids):
     """LlamaForCausalLM / Qwen2ForCausalLM / Qwen3ForCausalLM on one sequence."""
     n, D = len(ids), r["hidden_size"]
@@ -670,13 +691,7 @@ def forward_llama(m, r, W, ids):
         residual = hidden
         x = rms_norm(hidden, T(W, h + "post_attention_layernorm.weight"), eps)
         lay["norm2"] = mat(x)
-        gate = linear(x, h + "mlp.gate_proj", False)                   # LlamaMLP.forward
-        up = linear(x, h + "mlp.up_proj", False)
-        lay["ffn_hidden"] = mat(gate)
-        lay["ffn_gate"] = mat(up)
-        act = F.silu(gate) * up
-        lay["ffn_act"] = mat(act)
-        f = linear(act, h + "mlp.down_proj", False)
+        f = llama_mlp(m, r, W, i, x, lay)
         lay["ffn_out"] = mat(f)
         hidden = residual + f
         lay["output"] = mat(hidden)                                   # residual2: the layer's output
@@ -780,10 +795,7 @@ def second_forward(m, r, W, ids):
             f = lin(f, h + "mlp.c_proj", True, True)
         else:
             x = row_norm(hidden, T(W, h + "post_attention_layernorm.weight"), None)
-            gte = lin(x, h + "mlp.gate_proj", False)
-            up = lin(x, h + "mlp.up_proj", False)
-            act = torch.tensor([[z / (1 + math.exp(-z)) for z in row] for row in gte.tolist()]) * up
-            f = lin(act, h + "mlp.down_proj", False)
+            f = llama_mlp_second(m, r, W, i, x, lin)
         hidden = hidden + f
         lay["output"] = hidden
         got["layers"].append(lay)
@@ -941,7 +953,8 @@ def bad_folders():
     case("layer_types", 'config.json: layer_types[0]: "chunked_attention": attnviz computes "full_attention" and '
          '"sliding_attention" layers', src="qwen2_bias_f16",
          edit=lambda c: c.update(layer_types=["chunked_attention", "full_attention"]))
-    case("moe", "config.json: num_experts: 8: attnviz does not compute mixtures of experts",
+    case("moe", "config.json: num_experts: 8: attnviz computes the mixtures of experts of mixtral and "
+         "qwen3_moe models only",
          src="qwen3_qknorm_bf16", edit=lambda c: c.update(num_experts=8, num_experts_per_tok=2))
     case("hidden_act", 'config.json: hidden_act: "gelu": attnviz computes llama models with "silu"',
          edit=lambda c: c.update(hidden_act="gelu"))

@@ -38,7 +38,10 @@
 	X(mla_absorb)        \
 	X(diffattn)          \
 	X(diffattn_out)       \
-	X(gated)
+	X(gated)              \
+	X(moe)               \
+	X(moe_topk)          \
+	X(moe_experts)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);

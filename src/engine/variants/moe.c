@@ -1,0 +1,446 @@
+/* moe.c: a mixture-of-experts FFN (issue 23 §7) as Mixtral and Qwen3-MoE compute it,
+ * three variants of one file, each a stage of the block (catalog.c: router, top_k, experts):
+ *
+ *   router:  router_logits = x·W_r (n × E);  router_probs = softmax(router_logits), each row
+ *   top_k:   each row's top_k experts of router_probs (ties: the lower index first, as
+ *            torch.topk's sorted output on distinct values), moe_weights = p, divided by their
+ *            sum when norm_topk_prob; the other cells NaN: not chosen
+ *   experts: expert e on the rows that chose it: expert_act = silu(x·W_1,e) ⊙ (x·W_3,e),
+ *            expert_out = expert_act·W_2,e (NaN on the rows that did not: not computed);
+ *            ffn_out = Σ over each row's chosen experts of weight · expert_out, in the order
+ *            of the experts' indices (MixtralSparseMoeBlock's index_add_, expert by expert)
+ *
+ * transformers' models/mixtral/modeling_mixtral.py (MixtralSparseMoeBlock.forward: `router_logits
+ * = self.gate(hidden_states)`, `routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)`,
+ * `torch.topk(routing_weights, self.top_k, dim=-1)`, `routing_weights /= routing_weights.sum(dim=-1,
+ * keepdim=True)`; MixtralBlockSparseTop2MLP: `self.act_fn(self.w1(x)) * self.w3(x)`, then w2) and
+ * models/qwen3_moe/modeling_qwen3_moe.py (the same, the division only `if self.norm_topk_prob`).
+ * Its settings and weights are the block's MoeParams (model.h), read by lesson/lesson_moe.c.
+ * Forward only: the loader refuses "backward" and "decode" with it.
+ */
+#include "engine/variants/variants.h"
+#include "base/i18n.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define MUL_SYM(utf8) celltext_sym(utf8, "\u00b7", ".")
+
+static const MoeParams *moe_of(const Attn *a)
+{
+	return &attn_params(a)->block.moe;
+}
+
+/* router_logits = x·W_r; router_probs = softmax of each row. */
+static void pass_router(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const int E = lp->block.moe.experts;
+
+	mat_mul(attn_ffn_input(a), &lp->block.moe.W_r, &a->router_logits);
+	for (int i = 0; i < cfg->n; i++)
+		attn_softmax_row(&MAT_AT(a->router_logits, i, 0), &MAT_AT(a->router_probs, i, 0), E);
+}
+
+/* Row i's rank of expert e among the row's probabilities: how many come before it (larger, or equal with a lower index). */
+static int moe_rank(const Attn *a, int i, int e)
+{
+	const int E = moe_of(a)->experts;
+	const double p = MAT_AT(a->router_probs, i, e);
+	int r = 0;
+
+	for (int f = 0; f < E; f++)
+		r += MAT_AT(a->router_probs, i, f) > p || (MAT_AT(a->router_probs, i, f) == p && f < e);
+	return r;
+}
+
+/* The sum of row i's chosen probabilities (what norm_topk_prob divides by). */
+static double moe_topk_sum(const Attn *a, int i)
+{
+	const MoeParams *p = moe_of(a);
+	double s = 0.0;
+
+	for (int r = 0; r < p->top_k; r++)
+		for (int e = 0; e < p->experts; e++)
+			if (moe_rank(a, i, e) == r) /* added in torch.topk's order, largest first */
+				s += MAT_AT(a->router_probs, i, e);
+	return s;
+}
+
+/* moe_weights: each row's top_k probabilities (renormalised with norm_topk_prob), NaN elsewhere. */
+static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MoeParams *p = &lp->block.moe;
+
+	for (int i = 0; i < cfg->n; i++) {
+		const double sum = moe_topk_sum(a, i);
+		for (int e = 0; e < p->experts; e++)
+			MAT_AT(a->moe_weights, i, e) = moe_rank(a, i, e) >= p->top_k ? NAN
+			                               : p->norm_topk_prob           ? MAT_AT(a->router_probs, i, e) / sum
+			                                                             : MAT_AT(a->router_probs, i, e);
+	}
+}
+
+/*
+ * Qwen2-MoE's shared expert on row i (Qwen2MoeSparseMoeBlock.forward, after the routed experts):
+ * shared_out = (silu(x·S_1) ⊙ (x·S_3))·S_2, shared_gate = σ(x·S_gate), ffn_out += shared_gate · shared_out.
+ */
+static void shared_row(Attn *a, const MoeParams *p, const Mat *x, int i, int D)
+{
+	const int S = p->shared_ff;
+	double z = 0.0, *act = attn_scratch_row(a, S);
+
+	for (int c = 0; c < D; c++)
+		z += MAT_AT(*x, i, c) * MAT_AT(p->S_gate, c, 0);
+	MAT_AT(a->shared_gate, i, 0) = 1.0 / (1.0 + exp(-z));
+	for (int f = 0; act != NULL && f < S; f++) {
+		double h = 0.0, g = 0.0;
+		for (int c = 0; c < D; c++) {
+			h += MAT_AT(*x, i, c) * MAT_AT(p->S_1, c, f);
+			g += MAT_AT(*x, i, c) * MAT_AT(p->S_3, c, f);
+		}
+		act[f] = attn_silu(h) * g;
+	}
+	for (int c = 0; act != NULL && c < D; c++) {
+		double s = 0.0;
+		for (int f = 0; f < S; f++)
+			s += act[f] * MAT_AT(p->S_2, f, c);
+		MAT_AT(a->shared_out, i, c) = s;
+		MAT_AT(a->ffn_out, i, c) += MAT_AT(a->shared_gate, i, 0) * s;
+	}
+	free(act);
+}
+
+/* Each expert on the rows that chose it, and ffn_out their weighted sum (and the shared expert's, gated). */
+static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MoeParams *p = &lp->block.moe;
+	const Mat *x = attn_ffn_input(a);
+	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
+
+	for (int i = 0; i < cfg->n; i++) {
+		for (int c = 0; c < D; c++)
+			MAT_AT(a->ffn_out, i, c) = 0.0;
+		for (int e = 0; e < E; e++) {
+			const int chosen = !isnan(MAT_AT(a->moe_weights, i, e));
+			for (int f = 0; f < F; f++) {
+				double h = 0.0, g = 0.0;
+				for (int c = 0; chosen && c < D; c++) {
+					h += MAT_AT(*x, i, c) * MAT_AT(p->W_1, c, e * F + f);
+					g += MAT_AT(*x, i, c) * MAT_AT(p->W_3, c, e * F + f);
+				}
+				MAT_AT(a->expert_act, i, e * F + f) = chosen ? attn_silu(h) * g : NAN;
+			}
+			for (int c = 0; c < D; c++) {
+				double s = 0.0;
+				for (int f = 0; chosen && f < F; f++)
+					s += MAT_AT(a->expert_act, i, e * F + f) * MAT_AT(p->W_2, e * F + f, c);
+				MAT_AT(a->expert_out, i, e * D + c) = chosen ? s : NAN;
+				if (chosen)
+					MAT_AT(a->ffn_out, i, c) += MAT_AT(a->moe_weights, i, e) * s;
+			}
+		}
+		if (p->shared_ff > 0)
+			shared_row(a, p, x, i, D);
+	}
+}
+
+/* The experts and top_k fit the lesson's sizes (the loader's checks, guarded once more where the engine reads). */
+static const char *moe_fault(const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MoeParams *p = &lp->block.moe;
+	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
+
+	if (E <= 0)
+		return NULL;
+	if (p->top_k < 1 || p->top_k > E)
+		return "ffn.top_k";
+	if (p->W_r.rows != D || p->W_r.cols != E)
+		return "ffn.router";
+	if (p->shared_ff > 0 && (p->S_1.rows != D || p->S_1.cols != p->shared_ff || p->S_3.rows != D ||
+	                         p->S_3.cols != p->shared_ff || p->S_2.rows != p->shared_ff || p->S_2.cols != D ||
+	                         p->S_gate.rows != D || p->S_gate.cols != 1))
+		return "ffn.shared_expert";
+	if (p->W_1.rows != D || p->W_1.cols != E * F || p->W_3.rows != D || p->W_3.cols != E * F || p->W_2.rows != E * F ||
+	    p->W_2.cols != D)
+		return "ffn.experts";
+	return NULL;
+}
+
+static int moe_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
+{
+	const MoeParams *x = &xp->block.moe, *y = &yp->block.moe;
+
+	(void)xc, (void)yc;
+	return x->experts == y->experts && x->top_k == y->top_k && x->norm_topk_prob == y->norm_topk_prob &&
+	       x->shared_ff == y->shared_ff;
+}
+
+/* ---------------------------------------------------------------- explain */
+
+static const char *moe_input_name(const Attn *a)
+{
+	const Block *b = &attn_params(a)->block;
+	return b->norm == NORM_POST ? "norm1" : b->norm == NORM_PRE ? "norm2" : "residual1";
+}
+
+/* The chosen experts of row i, "2 (0.41), 0 (0.33)", largest first, into b. */
+static void moe_chosen_list(StrBuf *b, const Attn *a, int i, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	char x1[32];
+
+	for (int r = 0; r < p->top_k; r++)
+		for (int e = 0; e < p->experts; e++)
+			if (moe_rank(a, i, e) == r)
+				strbuf_printf(b, "%s%d (p = %s)", r > 0 ? ", " : "", e,
+				              celltext_num(x1, MAT_AT(a->router_probs, i, e), utf8));
+}
+
+static void explain_router(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int E = p->experts;
+	char x1[32], x2[32], x3[32];
+
+	(void)h;
+	if (which == AM_ROUTER_LOGITS) {
+		strbuf_printf(b, _("token %d's score for expert %d = %s row %d %s W_router's column %d\n"), i, j,
+		              moe_input_name(a), i, MUL_SYM(utf8), j);
+		celltext_terms(b, &MAT_AT(*attn_ffn_input(a), i, 0), 1, p->W_r.a + j, (size_t)E, attn_config(a)->d_model, utf8);
+		return;
+	}
+	double max = -INFINITY, sum = 0.0;
+	for (int e = 0; e < E; e++)
+		max = fmax(max, MAT_AT(a->router_logits, i, e));
+	for (int e = 0; e < E; e++)
+		sum += exp(MAT_AT(a->router_logits, i, e) - max);
+	strbuf_printf(b, _("softmax over token %d's %d expert scores (their max %s is taken off first):\n"), i, E,
+	              celltext_num(x1, max, utf8));
+	strbuf_printf(b, "p = exp(%s %s %s) / %s = %s / %s = %s\n", celltext_num(x1, MAT_AT(a->router_logits, i, j), utf8),
+	              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, max, utf8), celltext_sym(utf8, "\u03a3", "sum"),
+	              celltext_num(x3, exp(MAT_AT(a->router_logits, i, j) - max), utf8), celltext_num(x1, sum, utf8),
+	              celltext_num(x2, MAT_AT(a->router_probs, i, j), utf8));
+}
+
+static int operands_router(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	(void)a, (void)h;
+	if (which == AM_ROUTER_LOGITS) {
+		const Block *b = &attn_params(a)->block;
+		out[0] = (ExplainOperand){ b->norm == NORM_POST  ? AM_NORM1
+			                       : b->norm == NORM_PRE ? AM_NORM2
+			                                             : AM_RESIDUAL1,
+			                       0, i, -1 };
+		out[1] = (ExplainOperand){ AM_MOE_W_R, 0, -1, j };
+		return 2;
+	}
+	out[0] = (ExplainOperand){ AM_ROUTER_LOGITS, 0, i, -1 };
+	return 1;
+}
+
+static void explain_topk(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int rank = moe_rank(a, i, j);
+	char x1[32], x2[32], x3[32];
+
+	(void)which, (void)h;
+	strbuf_printf(b, _("token %d's top %d experts: "), i, p->top_k);
+	moe_chosen_list(b, a, i, utf8);
+	strbuf_printf(b, "\n");
+	if (rank >= p->top_k) {
+		strbuf_printf(
+			b,
+			_("expert %d is number %d of %d by probability (p = %s), so token %d did not choose it: it has no weight, "
+		      "and expert %d does not run on this token at all\n"),
+			j, rank + 1, p->experts, celltext_num(x1, MAT_AT(a->router_probs, i, j), utf8), i, j);
+		return;
+	}
+	if (p->norm_topk_prob)
+		strbuf_printf(b,
+		              _("norm_topk_prob: the chosen probabilities are divided by their sum, so they add to 1: w = %s / "
+		                "%s = %s\n"),
+		              celltext_num(x1, MAT_AT(a->router_probs, i, j), utf8), celltext_num(x2, moe_topk_sum(a, i), utf8),
+		              celltext_num(x3, MAT_AT(a->moe_weights, i, j), utf8));
+	else
+		strbuf_printf(b,
+		              _("without norm_topk_prob the weight is the probability itself: w = %s (the chosen ones add to "
+		                "%s, not 1)\n"),
+		              celltext_num(x1, MAT_AT(a->moe_weights, i, j), utf8), celltext_num(x2, moe_topk_sum(a, i), utf8));
+}
+
+static int operands_topk(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	(void)a, (void)which, (void)h, (void)j;
+	out[0] = (ExplainOperand){ AM_ROUTER_PROBS, 0, i, -1 };
+	return 1;
+}
+
+/* shared_gate[i][0]: σ of row i · the gate's column; shared_out[i][j]: the shared expert's SwiGLU, column j. */
+static void explain_shared(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int D = attn_config(a)->d_model, S = p->shared_ff;
+	const Mat *x = attn_ffn_input(a);
+	char x1[32], x2[32];
+
+	if (which == AM_SHARED_GATE) {
+		strbuf_printf(b, _("the shared expert's gate for token %d: z = %s row %d %s shared_W_gate\n"), i, moe_input_name(a), i,
+		              MUL_SYM(utf8));
+		const double z = celltext_terms(b, &MAT_AT(*x, i, 0), 1, p->S_gate.a, 1, D, utf8);
+		strbuf_printf(b, "%s(z) = 1 / (1 + exp(%s%s)) = %s\n", celltext_sym(utf8, "\u03c3", "sigmoid"),
+		              celltext_sym(utf8, "\u2212", "-"), celltext_num(x1, z, utf8),
+		              celltext_num(x2, MAT_AT(a->shared_gate, i, 0), utf8));
+		return;
+	}
+	strbuf_printf(b, _("the shared expert runs on every token: column %d = (silu(x%sshared_W_1) %s (x%sshared_W_3)) %s shared_W_2's column %d\n"),
+	              j, MUL_SYM(utf8), celltext_sym(utf8, "\u2299", "*"), MUL_SYM(utf8), MUL_SYM(utf8), j);
+	double *act = malloc((size_t)S * sizeof *act);
+	for (int f = 0; act != NULL && f < S; f++) {
+		double h = 0.0, g = 0.0;
+		for (int c = 0; c < D; c++) {
+			h += MAT_AT(*x, i, c) * MAT_AT(p->S_1, c, f);
+			g += MAT_AT(*x, i, c) * MAT_AT(p->S_3, c, f);
+		}
+		act[f] = attn_silu(h) * g;
+	}
+	if (act != NULL)
+		celltext_terms(b, act, 1, p->S_2.a + j, (size_t)D, S, utf8);
+	free(act);
+	strbuf_printf(b, _("it is added to ffn_out times the token's gate, %s\n"), celltext_num(x1, MAT_AT(a->shared_gate, i, 0), utf8));
+}
+
+static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int F = attn_params(a)->block.d_ff, D = attn_config(a)->d_model;
+	const int e = which == AM_EXPERT_ACT   ? j / F
+	              : which == AM_EXPERT_OUT ? j / D
+	                                       : 0,
+			  col = which == AM_EXPERT_ACT ? j % F : j % D;
+	const Mat *x = attn_ffn_input(a);
+	char x1[32], x2[32], x3[32];
+
+	(void)h;
+	if (which == AM_FFN_OUT) {
+		int first = 1;
+		strbuf_printf(b, _("token %d's FFN output is the weighted sum of its chosen experts' outputs, column %d:\n"), i,
+		              j);
+		strbuf_printf(b, "= ");
+		for (int f = 0; f < p->experts; f++)
+			if (!isnan(MAT_AT(a->moe_weights, i, f))) {
+				strbuf_printf(b, "%s%s%s%s", first ? "" : " + ", celltext_num(x1, MAT_AT(a->moe_weights, i, f), utf8),
+				              celltext_sym(utf8, "\u00d7", "*"),
+				              celltext_num(x2, MAT_AT(a->expert_out, i, f * D + j), utf8));
+				first = 0;
+			}
+		if (p->shared_ff > 0)
+			strbuf_printf(b, " + %s%s%s", celltext_num(x1, MAT_AT(a->shared_gate, i, 0), utf8),
+			              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, MAT_AT(a->shared_out, i, j), utf8));
+		strbuf_printf(b, "\n= %s\n", celltext_num(x1, MAT_AT(a->ffn_out, i, j), utf8));
+		if (p->shared_ff > 0)
+			strbuf_printf(b, "%s", _("(the last term is the shared expert's: every token goes through it, times its gate)\n"));
+		return;
+	}
+	if (which == AM_SHARED_GATE || which == AM_SHARED_OUT) {
+		explain_shared(b, a, which, i, j, utf8);
+		return;
+	}
+	if (isnan(MAT_AT(a->moe_weights, i, e))) {
+		strbuf_printf(b, _("token %d did not choose expert %d (its top %d: "), i, e, p->top_k);
+		moe_chosen_list(b, a, i, utf8);
+		strbuf_printf(b, _("), so expert %d never sees this token: nothing is computed here\n"), e);
+		return;
+	}
+	if (which == AM_EXPERT_OUT) {
+		strbuf_printf(
+			b, _("expert %d's output, column %d = expert_act row %d (expert %d's %d columns) %s its W_2's column %d\n"),
+			e, col, i, e, F, MUL_SYM(utf8), col);
+		celltext_terms(b, &MAT_AT(a->expert_act, i, e * F), 1, &MAT_AT(p->W_2, e * F, col), (size_t)D, F, utf8);
+		return;
+	}
+	double hsum = 0.0, g = 0.0;
+	for (int c = 0; c < D; c++) {
+		hsum += MAT_AT(*x, i, c) * MAT_AT(p->W_1, c, e * F + col);
+		g += MAT_AT(*x, i, c) * MAT_AT(p->W_3, c, e * F + col);
+	}
+	strbuf_printf(b,
+	              _("expert %d, hidden column %d: h = %s row %d %s its W_1's column %d, g = the same with its W_3\n"),
+	              e, col, moe_input_name(a), i, MUL_SYM(utf8), col);
+	celltext_terms(b, &MAT_AT(*x, i, 0), 1, &MAT_AT(p->W_1, 0, e * F + col), (size_t)p->W_1.cols, D, utf8);
+	celltext_terms(b, &MAT_AT(*x, i, 0), 1, &MAT_AT(p->W_3, 0, e * F + col), (size_t)p->W_3.cols, D, utf8);
+	strbuf_printf(b, "silu(h) %s g = %s %s %s = %s\n", celltext_sym(utf8, "\u00d7", "*"),
+	              celltext_num(x1, attn_silu(hsum), utf8), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, g, utf8),
+	              celltext_num(x3, MAT_AT(a->expert_act, i, j), utf8));
+}
+
+static int operands_experts(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	const int F = attn_params(a)->block.d_ff, D = attn_config(a)->d_model;
+	const Block *b = &attn_params(a)->block;
+
+	(void)h;
+	if (which == AM_FFN_OUT) {
+		out[0] = (ExplainOperand){ AM_MOE_WEIGHTS, 0, i, -1 };
+		out[1] = (ExplainOperand){ AM_EXPERT_OUT, 0, i, -1 };
+		if (attn_params(a)->block.moe.shared_ff == 0)
+			return 2;
+		out[2] = (ExplainOperand){ AM_SHARED_GATE, 0, i, 0 };
+		out[3] = (ExplainOperand){ AM_SHARED_OUT, 0, i, j };
+		return 4;
+	}
+	if (which == AM_SHARED_GATE || which == AM_SHARED_OUT) {
+		out[0] = (ExplainOperand){ b->norm == NORM_POST ? AM_NORM1 : b->norm == NORM_PRE ? AM_NORM2 : AM_RESIDUAL1, 0, i, -1 };
+		return 1;
+	}
+	out[0] = (ExplainOperand){ AM_MOE_WEIGHTS, 0, i, which == AM_EXPERT_ACT ? j / F : j / D };
+	if (which == AM_EXPERT_OUT) {
+		out[1] = (ExplainOperand){ AM_EXPERT_ACT, 0, i, -1 };
+		return 2;
+	}
+	out[1] = (ExplainOperand){ b->norm == NORM_POST  ? AM_NORM1
+		                       : b->norm == NORM_PRE ? AM_NORM2
+		                                             : AM_RESIDUAL1,
+		                       0, i, -1 };
+	return 2;
+}
+
+const AttnVariant variant_moe = {
+	.name = "moe",
+	.feature = FEAT_MOE,
+	.stage = STAGE_MOE_ROUTER,
+	.kernel = pass_router,
+	.rules = { { AM_ROUTER_LOGITS, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_W_R) },
+	           { AM_ROUTER_PROBS, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_W_R) } },
+	.explain = explain_router,
+	.operands = operands_router,
+	.fault = moe_fault,
+	.same = moe_same,
+};
+
+const AttnVariant variant_moe_topk = {
+	.name = "moe",
+	.feature = FEAT_MOE,
+	.stage = STAGE_MOE_TOPK,
+	.kernel = pass_topk,
+	.rules = { { AM_MOE_WEIGHTS, ATTN_MADE(AM_ROUTER_PROBS) } },
+	.explain = explain_topk,
+	.operands = operands_topk,
+};
+
+const AttnVariant variant_moe_experts = {
+	.name = "moe",
+	.feature = FEAT_MOE,
+	.stage = STAGE_MOE_EXPERTS,
+	.kernel = pass_experts,
+	/* each out from everything it is made of (the rules of one pass are not read in turn) */
+	.rules = { { AM_EXPERT_ACT, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_WEIGHTS, AM_MOE_W_1, AM_MOE_W_3) },
+	           { AM_EXPERT_OUT,
+	             ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_WEIGHTS, AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2) },
+	           { AM_SHARED_OUT, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2,
+	                                      AM_SHARED_GATE_W) },
+	           { AM_FFN_OUT, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_WEIGHTS, AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2,
+	                                   AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W) } },
+	.explain = explain_experts,
+	.operands = operands_experts,
+};

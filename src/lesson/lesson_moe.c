@@ -1,0 +1,202 @@
+/*
+ * lesson_moe.c: a block's mixture-of-experts FFN (issue 23 §7; model.h:
+ * MoeParams; engine/variants/moe.c), as Mixtral and Qwen3-MoE compute it:
+ *
+ *   "ffn": {"kind": "moe", "router": d_model × E, "top_k": k, "norm_topk_prob": true,
+ *           "experts": [{"W_1": d_model × d_ff, "W_3": d_model × d_ff, "W_2": d_ff × d_model}, …]}
+ *
+ * With "shared_expert": {"W_1": d_model × s, "W_3": d_model × s, "W_2": s × d_model,
+ * "gate": d_model × 1} (Qwen2-MoE's), ffn_out adds σ(x·gate) times that SwiGLU
+ * of every token.
+ * The experts are SwiGLU FFNs without biases ("activation", if given, is
+ * "swiglu"); d_ff is the first expert's W_1's columns and every expert has
+ * it. The settings are read with the block's (li_moe_settings: E, d_ff,
+ * top_k), the numbers with the block's matrices (li_moe_matrices), stacked
+ * side by side as MoeParams keeps them.
+ */
+#include "lesson/lesson_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const moe_keys[] = { "kind",    "activation", "router",        "top_k",
+	                                "norm_topk_prob", "experts", "shared_expert", NULL };
+static const char *const shared_keys[] = { "W_1", "W_3", "W_2", "gate", NULL };
+static const char *const expert_keys[] = { "W_1", "W_3", "W_2", NULL };
+
+int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l)
+{
+	static const char *const kinds[] = { "dense", "moe", NULL };
+	MoeParams *p = &l->lp.block.moe;
+	const cJSON *ex = get(ffn, "experts");
+	size_t old = c->pathlen;
+	long long k = 0;
+	int kind = 0, act = 2;
+	char expect[96];
+	MatSrc w1;
+
+	if (key_choice(c, ffn, "kind", kinds, &kind) != 0)
+		return -1;
+	if (kind == 0)
+		return 0;
+	if (refuse_unknown_keys(c, ffn, moe_keys, _("mixture-of-experts key")) != 0)
+		return -1;
+	{
+		static const char *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_new", NULL };
+		if (key_choice(c, ffn, "activation", acts, &act) != 0)
+			return -1;
+		if (act != 2) {
+			path_key(c, "activation");
+			fail(c, "%s", _("a mixture of experts here has SwiGLU experts, as Mixtral's and Qwen3-MoE's: \"swiglu\""));
+			goto bad;
+		}
+	}
+	path_key(c, "experts");
+	if (!cJSON_IsArray(ex) || cJSON_GetArraySize(ex) < 1 || cJSON_GetArraySize(ex) > LESSON_MAX_EXPERTS) {
+		if (cJSON_IsArray(ex))
+			fail(c, _("expected a list of 1 to %d experts (LESSON_MAX_EXPERTS), got %d"), LESSON_MAX_EXPERTS,
+			     cJSON_GetArraySize(ex));
+		else
+			fail(c,
+			     _("expected a list of 1 to %d experts, each {\"W_1\": \u2026, \"W_3\": \u2026, \"W_2\": \u2026}, got "
+			       "%s"),
+			     LESSON_MAX_EXPERTS, ex == NULL ? _("nothing") : got(ex).s);
+		goto bad;
+	}
+	p->experts = cJSON_GetArraySize(ex);
+	path_append(c, "[0]");
+	if (!cJSON_IsObject(cJSON_GetArrayItem(ex, 0)) || get(cJSON_GetArrayItem(ex, 0), "W_1") == NULL) {
+		fail(c, "%s",
+		     _("expected an object {\"W_1\": d_model \u00d7 d_ff, \"W_3\": d_model \u00d7 d_ff, \"W_2\": d_ff \u00d7 "
+		       "d_model}"));
+		goto bad;
+	}
+	if (li_read_matsrc(c, cJSON_GetArrayItem(ex, 0), "W_1", &LIM_DIM_DIM, &w1) != 0)
+		goto bad;
+	path_set(c, old);
+	snprintf(expect, sizeof expect, _("a whole number from 1 to %d (the experts)"), p->experts);
+	k = p->experts < 2 ? 1 : 2;
+	if (key_whole(c, ffn, "top_k", 1, p->experts, expect, &k) != 0)
+		goto bad;
+	p->top_k = (int)k;
+	p->norm_topk_prob = 1;
+	if (jr_key_bool(c, ffn, "norm_topk_prob", 0, &p->norm_topk_prob) != 0)
+		goto bad;
+	if (get(ffn, "shared_expert") != NULL) { /* Qwen2-MoE's shared expert: its width from its W_1 */
+		const cJSON *sh = get(ffn, "shared_expert");
+		MatSrc s1;
+		path_key(c, "shared_expert");
+		if (!cJSON_IsObject(sh) || get(sh, "W_1") == NULL) {
+			fail(c, "%s", _("expected an object {\"W_1\": d_model \u00d7 s, \"W_3\": d_model \u00d7 s, \"W_2\": s \u00d7 d_model, \"gate\": d_model \u00d7 1}"));
+			goto bad;
+		}
+		if (refuse_unknown_keys(c, sh, shared_keys, _("shared expert key")) != 0 ||
+		    li_read_matsrc(c, sh, "W_1", &LIM_DIM_DIM, &s1) != 0)
+			goto bad;
+		p->shared_ff = s1.cols;
+		path_set(c, old);
+	}
+	/* every expert's three matrices and the router, before a number is read */
+	if ((double)p->experts * (3.0 * l->cfg.d_model * w1.cols + l->cfg.d_model) > (double)LESSON_MAX_NUMBERS) {
+		path_key(c, "experts");
+		fail(c, _("%d experts of %d \u00d7 %d are over the limit of %ld numbers (LESSON_MAX_NUMBERS)"), p->experts,
+		     l->cfg.d_model, w1.cols, (long)LESSON_MAX_NUMBERS);
+		goto bad;
+	}
+	l->lp.block.activation = ACT_SWIGLU;
+	l->lp.block.d_ff = w1.cols;
+	return 0;
+bad:
+	path_set(c, old);
+	return -1;
+}
+
+/* Expert e's matrix key (rows × cols) into columns (or rows, W_2) [e·d_ff, (e + 1)·d_ff) of the stack. */
+static int read_expert(Ctx *c, const cJSON *o, const char *key, int rows, int cols, const char *rows_why,
+                       const char *cols_why, int e, Mat *stack)
+{
+	Mat one = { 0 };
+	int r = -1;
+
+	if (get(o, key) == NULL) {
+		size_t old = path_key(c, key);
+		fail(c, "%s", _("missing: each expert needs W_1 and W_3 (d_model \u00d7 d_ff) and W_2 (d_ff \u00d7 d_model)"));
+		path_set(c, old);
+		return -1;
+	}
+	if (li_read_shaped(c, o, key, rows, cols, rows_why, cols_why, -1, &one) != 0)
+		goto out;
+	for (int i = 0; i < rows; i++)
+		for (int j = 0; j < cols; j++) {
+			if (stack->rows == rows) /* W_1, W_3: side by side */
+				MAT_AT(*stack, i, e * cols + j) = MAT_AT(one, i, j);
+			else /* W_2: one under the other */
+				MAT_AT(*stack, e * rows + i, j) = MAT_AT(one, i, j);
+		}
+	r = 0;
+out:
+	mat_free(&one);
+	return r;
+}
+
+int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l)
+{
+	MoeParams *p = &l->lp.block.moe;
+	const int D = l->cfg.d_model, F = l->lp.block.d_ff, E = p->experts;
+	const cJSON *ex = get(ffn, "experts");
+	size_t old = c->pathlen;
+
+	if (get(ffn, "router") == NULL) {
+		path_key(c, "router");
+		fail(c, "%s", _("missing: the router, d_model \u00d7 experts (one column per expert)"));
+		goto bad;
+	}
+	if (li_read_shaped(c, ffn, "router", D, E, _("d_model, the input's columns"), _("experts, one column per expert"),
+	                   -1, &p->W_r) != 0)
+		goto bad;
+	if (mat_alloc(&p->W_1, D, E * F) != 0 || mat_alloc(&p->W_3, D, E * F) != 0 || mat_alloc(&p->W_2, E * F, D) != 0) {
+		fail_oom(c);
+		goto bad;
+	}
+	if (p->shared_ff > 0) {
+		const cJSON *sh = get(ffn, "shared_expert");
+		const int S = p->shared_ff;
+		const char *s_why = _("the columns of the shared expert's W_1");
+		path_key(c, "shared_expert");
+		for (int k = 0; shared_keys[k] != NULL; k++)
+			if (get(sh, shared_keys[k]) == NULL) {
+				path_key(c, shared_keys[k]);
+				fail(c, "%s", _("missing: the shared expert needs W_1, W_3 (d_model \u00d7 s), W_2 (s \u00d7 d_model) and gate (d_model \u00d7 1)"));
+				goto bad;
+			}
+		if (li_read_shaped(c, sh, "W_1", D, S, "d_model", s_why, -1, &p->S_1) != 0 ||
+		    li_read_shaped(c, sh, "W_3", D, S, "d_model", s_why, -1, &p->S_3) != 0 ||
+		    li_read_shaped(c, sh, "W_2", S, D, s_why, "d_model", -1, &p->S_2) != 0 ||
+		    li_read_shaped(c, sh, "gate", D, 1, "d_model", _("1: one score per token"), -1, &p->S_gate) != 0)
+			goto bad;
+		path_set(c, old);
+	}
+	path_key(c, "experts");
+	for (int e = 0; e < E; e++) {
+		const cJSON *o = cJSON_GetArrayItem(ex, e);
+		size_t at = path_append(c, "[%d]", e);
+		if (!cJSON_IsObject(o)) {
+			fail(c, _("expected an object {\"W_1\": \u2026, \"W_3\": \u2026, \"W_2\": \u2026}, got %s"), got(o).s);
+			goto bad;
+		}
+		if (refuse_unknown_keys(c, o, expert_keys, _("expert key")) != 0 ||
+		    read_expert(c, o, "W_1", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_1) !=
+		        0 ||
+		    read_expert(c, o, "W_3", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_3) !=
+		        0 ||
+		    read_expert(c, o, "W_2", F, D, _("d_ff, the columns of the first expert's W_1"), "d_model", e, &p->W_2) !=
+		        0)
+			goto bad;
+		path_set(c, at);
+	}
+	path_set(c, old);
+	return 0;
+bad:
+	path_set(c, old);
+	return -1;
+}
