@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "inspect/explain.h"
+#include "inspect/heatmap.h"
 #include "inspect/labels.h"
 #include "lesson/lesson_write.h"
 #include "base/i18n.h"
@@ -338,9 +339,10 @@ int ex_fig_panes(const Attn *a, const Session *s, const ExportTarget *t, ExPane 
 			}
 			p->rows0 = p->v.rows;
 			p->cols0 = p->v.cols;
-			p->heat = t->numbers == EXPORT_NUMBERS_OFF ||
-			          (t->numbers == EXPORT_NUMBERS_AUTO &&
-			           (p->rows0 > EXPORT_NUMBERS_SIDE || p->cols0 > EXPORT_NUMBERS_SIDE));
+			p->heat = !heat_numbers_shown(t->numbers == EXPORT_NUMBERS_ON    ? HEAT_NUMBERS_ON
+			                              : t->numbers == EXPORT_NUMBERS_OFF ? HEAT_NUMBERS_OFF
+			                                                                 : HEAT_NUMBERS_AUTO,
+			                              p->rows0, p->cols0);
 			for (r = 0; r < m->rows; r++)
 				for (c = 0; c < ncols; c++) {
 					double x = MAT_AT(*m, r, p->col0 + c);

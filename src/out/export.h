@@ -25,14 +25,14 @@ int export_format_find(const char *name);
 #define EXPORT_MAX_CELLS 65536
 
 /*
- * Numbers in the cells (`--numbers`): auto draws them up to EXPORT_NUMBERS_SIDE
- * rows and columns and a matrix larger than that as a heatmap without them
+ * Numbers in the cells (`--numbers`): auto draws them up to HEAT_NUMBERS_SIDE
+ * rows and columns (inspect/heatmap.h: the terminal's zoom has the same rule)
+ * and a matrix larger than that as a heatmap without them
  * (cells EXPORT_HEAT_CELL pixels; past EXPORT_HEAT_SIDE cells a side, each
  * drawn cell the strongest (largest |x|) of a block, the reduction said under the pane); md and
  * tex then say where the numbers are instead of a table.
  */
 typedef enum ExportNumbers { EXPORT_NUMBERS_AUTO, EXPORT_NUMBERS_ON, EXPORT_NUMBERS_OFF, EXPORT_NUMBERS_COUNT } ExportNumbers;
-#define EXPORT_NUMBERS_SIDE 16
 #define EXPORT_HEAT_CELL 10
 #define EXPORT_HEAT_SIDE 48
 

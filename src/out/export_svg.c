@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "inspect/explain.h"
+#include "inspect/heatmap.h"
 #include "inspect/labels.h"
 #include "base/i18n.h"
 #include "base/strbuf.h"
@@ -174,17 +175,23 @@ static int svg_same_meaning(const ExPane *a, const ExPane *b)
 	return (ka->flags & MF_PARAM) && (kb->flags & MF_PARAM);
 }
 
+/* Cell (r, c) of a pane's matrix, for heat_block_peak. */
+static double pane_cell(const void *ctx, int r, int c)
+{
+	return MAT_AT(*(const Mat *)ctx, r, c);
+}
+
 /*
  * A heatmap pane (p->heat): past EXPORT_HEAT_SIDE cells a side, down-sampled
  * by f in both directions, each drawn cell its block's strongest finite cell
- * (largest |x|: the terminal's zoom rule; a mean of random signs would be ~0,
- * a mean of one-hot weights pale), −∞ when the block has none; the caption
- * says so. -1: out of memory.
+ * (heat_factor and heat_block_peak: the terminal's zoom rule), −∞ when the
+ * block has none; the caption says so. -1: out of memory.
  */
 static int heat_reduce(ExPane *p, const char *lang)
 {
-	const int zh = strcmp(lang, "zh") == 0, side = (int)fmax(p->v.rows, p->v.cols);
-	int f = (side + EXPORT_HEAT_SIDE - 1) / EXPORT_HEAT_SIDE, i, j, r, c;
+	const int zh = strcmp(lang, "zh") == 0;
+	const int f = heat_factor(p->v.rows, p->v.cols, EXPORT_HEAT_SIDE, EXPORT_HEAT_SIDE);
+	int i, j;
 	Mat small;
 
 	if (f <= 1) {
@@ -195,18 +202,9 @@ static int heat_reduce(ExPane *p, const char *lang)
 	if (mat_alloc(&small, (p->v.rows + f - 1) / f, (p->v.cols + f - 1) / f) != 0)
 		return -1;
 	for (i = 0; i < small.rows; i++)
-		for (j = 0; j < small.cols; j++) {
-			double peak = NAN; /* NaN: every cell of the block unreached (blank); −∞: masked */
-			for (r = i * f; r < (i + 1) * f && r < p->v.rows; r++)
-				for (c = j * f; c < (j + 1) * f && c < p->v.cols; c++) {
-					const double x = MAT_AT(p->v, r, c);
-					if (isfinite(x) && (!isfinite(peak) || fabs(x) > fabs(peak)))
-						peak = x;
-					else if (isinf(x) && isnan(peak))
-						peak = x;
-				}
-			MAT_AT(small, i, j) = peak;
-		}
+		for (j = 0; j < small.cols; j++) /* NaN: every cell of the block unreached (blank); −∞: masked */
+			MAT_AT(small, i, j) = heat_block_peak(pane_cell, &p->v, i * f, (int)fmin((i + 1) * f, p->v.rows), j * f,
+			                                      (int)fmin((j + 1) * f, p->v.cols));
 	snprintf(p->caption, sizeof p->caption,
 	         zh ? "\u70ed\u56fe\uff1a\u6bcf\u683c\u662f %d \u00d7 %d \u4e2a\u683c\u5b50\u4e2d\u6700\u5f3a\u7684\u4e00\u4e2a\uff08\u753b\u51fa %d \u00d7 %d\uff09"
 	            : "heatmap: each cell the strongest of %d \u00d7 %d cells (%d \u00d7 %d drawn)",
