@@ -303,6 +303,15 @@ repl 'stats weights\n' lessons/scale.json
 clean "stats weights on 123 rows"
 check "stats weights on 123 rows: one run" has "$out" "  rows 0-122 (t0 ... t122)  1"
 check "stats weights on 123 rows: no line a row" sh -c "[ \"\$(grep -Ec '^  [0-9]+ t[0-9]+  ' '$out')\" = 0 ]"
+# a large matrix prints its ends, not its megabytes (a real model's unembedding is 49152 rows)
+repl 'show scores\n' lessons/scale.json
+clean "show a 123 x 123 matrix"
+check "large matrix: what is left out is said" has "$out" "(28 of 123 rows and 20 of 123 columns shown; \`export csv scores FILE\` writes every number)"
+check "large matrix: a gap line between the first 24 rows and the last 4" sh -c "grep -A1 '^t23 ' '$out' | tail -n 1 | grep -q '^: *\$' && grep -q '^t119 ' '$out' && ! grep -q '^t24 ' '$out'"
+check "large matrix: a ... column between the first 16 columns and the last 4" sh -c "grep -Eq '^ +s0 .* s15 +\.\.\. +s119 .* s122\$' '$out'"
+check "large matrix: a step stays under 40 KB" sh -c "[ \$(wc -c <'$out') -lt 40000 ]"
+repl 'show scores\n' lessons/dot.json
+check "a small matrix prints whole, with no note" hasnt "$out" "columns shown"
 # the edits mark the lesson's narration as written for the lesson as loaded (§1.8); reload takes the mark away
 repl 'step 3\nheads 4\nreload\nstep 3\n' lessons/multihead.json
 check "heads 4: the narration is marked" sh -c "grep -A1 'step 3/12, stage: split, head 0/4' '$out' | grep -q 'written for the lesson before your edits'"

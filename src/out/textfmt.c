@@ -100,14 +100,42 @@ void textfmt_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, 
 	print_matrix(f, a, which, h, color, utf8, NULL);
 }
 
+/*
+ * How much of a large matrix a text table prints: a real model's unembedding
+ * is 49152 × 576 and its logits n × 49152, scale.json's scores 456 × 456 —
+ * whole, they are megabytes of lines thousands of columns wide. Past
+ * TEXTFMT_ROWS_MAX rows the table keeps the first TEXTFMT_ROWS_HEAD and the
+ * last TEXTFMT_ROWS_TAIL with a "⋮" line between; past TEXTFMT_COLS_MAX
+ * columns likewise the first and last few with a "…" column; a note under it
+ * says what was left out and how to get every number (`export csv`).
+ */
+#define TEXTFMT_ROWS_MAX 32
+#define TEXTFMT_ROWS_HEAD 24
+#define TEXTFMT_ROWS_TAIL 4
+#define TEXTFMT_COLS_MAX 24
+#define TEXTFMT_COLS_HEAD 16
+#define TEXTFMT_COLS_TAIL 4
+
+/* Keeps the first head and last tail of idx[0..*n) when *n is over max; the index where the gap goes, or -1. */
+static int keep_ends(int *idx, int *n, int max, int head, int tail)
+{
+	if (*n <= max)
+		return -1;
+	memmove(idx + head, idx + *n - tail, (size_t)tail * sizeof *idx);
+	*n = head + tail;
+	return head;
+}
+
 static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int color, int utf8, MatrixExtra *extra)
 {
 	const Mat *m = attn_matrix(a, which, h);
 	char num[16];
-	int i, j, lw = 1, cw = 6, c0 = 0, c1, marks = 0, seen[CELL_AFTER + 1] = { 0 };
+	int i, j, r, k, lw = 1, cw = 6, c0 = 0, c1, marks = 0, seen[CELL_AFTER + 1] = { 0 };
+	int nrows = 0, ncols = 0, rgap, cgap, *rows = NULL, *cols = NULL;
 	double lo = INFINITY, hi = -INFINITY;
 	const Mat *ref = extra != NULL ? extra->ref : NULL;
 	const Session *ses = extra != NULL ? extra->s : NULL;
+	const char *ellipsis = utf8 ? "\u2026" : "...";
 
 	if (m == NULL) {
 		fprintf(f, _("%s: not in this lesson\n"), matrix_name(which));
@@ -118,28 +146,67 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		c0 = extra->col0;
 		c1 = c0 + extra->ncols;
 	}
-	for (i = 0; i < m->rows; i++)
+	rows = malloc(((size_t)m->rows + 1) * sizeof *rows);
+	cols = malloc(((size_t)(c1 - c0) + 1) * sizeof *cols);
+	if (rows == NULL || cols == NULL) {
+		free(rows);
+		free(cols);
+		fprintf(f, _("%s: out of memory\n"), matrix_name(which));
+		return;
+	}
+	/* the range of the colours, the marks' legend and the cells that differ: over every cell */
+	if (extra != NULL)
+		extra->ndiff = 0;
+	for (i = 0; i < m->rows; i++) {
+		int any = ses == NULL;
 		for (j = c0; j < c1; j++) {
 			const double x = MAT_AT(*m, i, j);
 			if (isfinite(x)) {
 				lo = fmin(lo, x);
 				hi = fmax(hi, x);
 			}
-			cw = fmax(cw, text_width(labels_number(num, x, utf8), -1));
-			if (ses != NULL)
-				seen[session_cell_state(ses, a, which, i, j)] = 1;
+			if (ses != NULL) {
+				const CellState st = session_cell_state(ses, a, which, i, j);
+				seen[st] = 1;
+				any |= st != CELL_UNSEEN;
+			}
+			if (ref != NULL)
+				extra->ndiff += stats_cell_differs(m, ref, i, j, STATS_DIFF_RTOL, STATS_DIFF_ATOL);
 		}
+		/* a decode step's rows after it are not computed yet: not printed */
+		if (any || !(matrix_kind(which)->flags & MF_DECODE))
+			rows[nrows++] = i;
+	}
+	for (j = c0; j < c1; j++)
+		cols[ncols++] = j;
+	const int rows_all = nrows, cols_all = ncols;
+	rgap = keep_ends(rows, &nrows, TEXTFMT_ROWS_MAX, TEXTFMT_ROWS_HEAD, TEXTFMT_ROWS_TAIL);
+	cgap = keep_ends(cols, &ncols, TEXTFMT_COLS_MAX, TEXTFMT_COLS_HEAD, TEXTFMT_COLS_TAIL);
 	marks = seen[CELL_NEW] || seen[CELL_AFTER] || seen[CELL_BEFORE] || seen[CELL_DROPPED];
-	for (i = 0; i < m->rows; i++) {
-		char *s = fit_label(labels_row(a, which, i), utf8);
+	for (r = 0; r < nrows; r++) {
+		for (k = 0; k < ncols; k++)
+			cw = fmax(cw, text_width(labels_number(num, MAT_AT(*m, rows[r], cols[k]), utf8), -1));
+		char *s = fit_label(labels_row(a, which, rows[r]), utf8);
 		lw = fmax(lw, text_width(s, -1));
 		free(s);
 	}
 	const int lshift = extra != NULL ? extra->lshift : 0;
-	for (j = c0; j < c1; j++) {
-		char *s = fit_label(labels_col(a, which, j + lshift), utf8);
+	for (k = 0; k < ncols; k++) {
+		char *s = fit_label(labels_col(a, which, cols[k] + lshift), utf8);
 		cw = fmax(cw, text_width(s, -1));
 		free(s);
+	}
+	/* on a terminal, no wider than it: fewer columns kept at each end (a pipe or a file gets them all) */
+	const int width = textfmt_columns(f), per = cw + 1 + (ref != NULL || marks);
+	if (width > 0 && lw + ncols * per + (cgap >= 0 ? 4 : 0) > width) {
+		const int fit = (int)fmax(2, (width - lw - 4) / per), tail = fit >= 8 ? 2 : 1;
+		const int head = fit - tail;
+		if (fit < ncols) {
+			/* cols[] is the first columns then (after cgap) the last: keep head of the first, tail of the last */
+			memmove(cols + head, cols + ncols - tail, (size_t)tail * sizeof *cols);
+			ncols = fit;
+			cgap = head;
+		}
 	}
 	if (extra != NULL && extra->prefix != NULL)
 		fputs(extra->prefix, f);
@@ -154,8 +221,12 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 	fprintf(f, "%s%s\n", note != NULL ? "  " : "", note != NULL ? note : "");
 	free(note);
 	put_padded(f, "", lw, 0);
-	for (j = c0; j < c1; j++) {
-		char *s = fit_label(labels_col(a, which, j + lshift), utf8);
+	for (k = 0; k < ncols; k++) {
+		if (k == cgap) {
+			fputc(' ', f);
+			put_padded(f, ellipsis, 3, 1);
+		}
+		char *s = fit_label(labels_col(a, which, cols[k] + lshift), utf8);
 		fputc(' ', f);
 		put_padded(f, s, cw, 1);
 		free(s);
@@ -167,19 +238,21 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 		put_padded(f, utf8 ? "\u03a3" : "sum", cw, 1);
 	}
 	fputc('\n', f);
-	if (extra != NULL)
-		extra->ndiff = 0;
-	for (i = 0; i < m->rows; i++) {
-		int any = ses == NULL;
-		/* a decode step's rows after it are not computed yet: not printed */
-		for (j = c0; j < c1 && !any; j++)
-			any = session_cell_state(ses, a, which, i, j) != CELL_UNSEEN;
-		if (!any && (matrix_kind(which)->flags & MF_DECODE))
-			continue;
+	for (r = 0; r < nrows; r++) {
+		i = rows[r];
+		if (r == rgap) {
+			put_padded(f, utf8 ? "\u22ee" : ":", lw, 0);
+			fputc('\n', f);
+		}
 		char *s = fit_label(labels_row(a, which, i), utf8);
 		put_padded(f, s, lw, 0);
 		free(s);
-		for (j = c0; j < c1; j++) {
+		for (k = 0; k < ncols; k++) {
+			j = cols[k];
+			if (k == cgap) {
+				fputc(' ', f);
+				put_padded(f, ellipsis, 3, 1);
+			}
 			const double x = MAT_AT(*m, i, j);
 			const CellState st = ses != NULL ? session_cell_state(ses, a, which, i, j) : CELL_PLAIN;
 			fputc(' ', f);
@@ -195,11 +268,9 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			put_padded(f, labels_number(num, x, utf8), cw, 1);
 			if (bg >= 0)
 				fputs("\033[0m", f);
-			if (ref != NULL) {
-				const int d = stats_cell_differs(m, ref, i, j, STATS_DIFF_RTOL, STATS_DIFF_ATOL);
-				fputc(d ? '*' : session_cell_mark(st), f);
-				extra->ndiff += d;
-			} else if (marks)
+			if (ref != NULL)
+				fputc(stats_cell_differs(m, ref, i, j, STATS_DIFF_RTOL, STATS_DIFF_ATOL) ? '*' : session_cell_mark(st), f);
+			else if (marks)
 				fputc(session_cell_mark(st), f);
 		}
 		if (extra != NULL && extra->sums) {
@@ -210,6 +281,21 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			put_padded(f, labels_number(num, sum, utf8), cw, 1);
 		}
 		fputc('\n', f);
+	}
+	if (rgap >= 0 || cgap >= 0) {
+		char *what;
+		if (rgap >= 0 && cgap >= 0)
+			what = str_printf(_("(%d of %d rows and %d of %d columns shown; `export csv %s FILE` writes every number)"),
+			                   nrows, rows_all, ncols, cols_all, matrix_name(which));
+		else if (rgap >= 0)
+			what = str_printf(_("(%d of %d rows shown; `export csv %s FILE` writes every number)"), nrows, rows_all,
+			                   matrix_name(which));
+		else
+			what = str_printf(_("(%d of %d columns shown; `export csv %s FILE` writes every number)"), ncols, cols_all,
+			                   matrix_name(which));
+		if (what != NULL)
+			fprintf(f, "%s\n", what);
+		free(what);
 	}
 	if (marks) {
 		fputs("(", f);
@@ -223,6 +309,8 @@ static void print_matrix(FILE *f, const Attn *a, AttnMatrix which, int h, int co
 			fprintf(f, _("%sx dropped from the cache"), seen[CELL_NEW] || seen[CELL_AFTER] ? ", " : "");
 		fputs(")\n", f);
 	}
+	free(rows);
+	free(cols);
 }
 
 
