@@ -30,7 +30,6 @@ export XDG_STATE_HOME="${TMPDIR:-/tmp}/attnviz-test-state-$$"
 passed=0
 failed=0
 skipped=0
-log="${TMPDIR:-/tmp}/attnviz-test-$$.log"
 # A sanitizer build (make test SAN=1) writes every report to a file here,
 # whoever ran the process: a tmux pane's stderr is a screen no one reads, and
 # a test may throw stderr away. Any report is a failure. Other builds ignore these.
@@ -48,11 +47,33 @@ shown() {
 	else echo "$1, $2 skipped: $3 on purpose"; fi
 }
 
+# The suites run side by side, $ATTNVIZ_TEST_JOBS at a time (default: the
+# processors, at most 4), each with a log and a state folder of its own; the
+# results are then read in the order below, so the report is the same as a run
+# one at a time (ATTNVIZ_TEST_JOBS=1). The longest scripts start first.
+jobs=${ATTNVIZ_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$jobs" -gt 4 ] && jobs=4
+logs="${TMPDIR:-/tmp}/attnviz-test-logs-$$"
+mkdir -p "$logs"
+{
+	ls -S tests/t_*.sh 2>/dev/null
+	for t in "$BUILD"/tests/unit_*; do [ -x "$t" ] && echo "$t"; done
+} | xargs -P "$jobs" -I '{}' sh -c '
+	t=$1 logs=$2
+	name=$(basename "$t" .sh)
+	mkdir -p "$logs/$name.state"
+	case $t in
+	*.sh) XDG_STATE_HOME="$logs/$name.state" sh "$t" >"$logs/$name.log" 2>&1 ;;
+	*) XDG_STATE_HOME="$logs/$name.state" "$t" >"$logs/$name.log" 2>&1 ;;
+	esac
+	echo $? >"$logs/$name.rc"
+' sh '{}' "$logs"
+
 for t in "$BUILD"/tests/unit_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	"$t" >"$log" 2>&1
-	rc=$?
+	log="$logs/$name.log"
+	rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 127)
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
 	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
@@ -79,8 +100,8 @@ done
 for t in tests/t_*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
-	sh "$t" >"$log" 2>&1
-	rc=$?
+	log="$logs/$name.log"
+	rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 127)
 	s=$(grep -c '^ok - .* # SKIP ' "$log")
 	k=$(grep -c '^ok - .* # SKIP on purpose: ' "$log")
 	p=$(($(grep -c '^ok - ' "$log") - s))
@@ -114,6 +135,6 @@ if [ "$reports" -ne 0 ]; then
 	for r in "$sandir"/*; do grep -m 12 -E 'ERROR|SUMMARY|runtime error|^    #[0-9] ' "$r" | sed 's/^/    /'; done | head -n 60
 	failed=$((failed + reports))
 fi
-rm -rf "$log" "$XDG_STATE_HOME" "$sandir"
+rm -rf "$logs" "$XDG_STATE_HOME" "$sandir"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
