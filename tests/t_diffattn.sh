@@ -35,6 +35,9 @@ explains "diff_o, diff_rms, diff_out: both heads' value columns, the RMS, subln 
 	"(concat takes it as head 1's column 0)"
 explains "diff_o: the second pair reads heads 2 and 3's value columns" $G \
 	'goto diff_out\nhead 3\nexplain diff_o 1 4\n' "(column 10 of V, head 3's value column 1)"
+explains "diff_o with GQA: a pair reads kv heads 2q and 2q + 1, shared by n_rep pairs (the reference's repeat_kv)" \
+	tests/golden/diffattn/diff_gqa_rope.json 'goto diff_out\nhead 4\nexplain diff_o 2 3\n' \
+	"(column 7 of V, kv head 3's value column 1: pair 2 reads kv heads 2 and 3, as 2 pairs share them)"
 explains "an edit of lambda_q1 recomputes lambda, the weights and concat" $L \
 	'set lambda_q1[0][0] 0\ngoto diff\nskip\nexplain diff_lambda 0 3\nexplain diff_weights 3 3\nexplain concat 3 1\n' \
 	'lambda = 1 - 1 + 0.2 = 0.2' 'A1 - lambda*A2 = 0.224515 - 0.2*0.475367 = 0.129442' 'concat[3][1] = 0.113823'

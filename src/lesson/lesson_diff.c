@@ -6,7 +6,8 @@
  *                "lambda_q1": d_k numbers, "lambda_k1", "lambda_q2", "lambda_k2" (0 when absent),
  *                "subln": 2·d_v numbers (1 when absent), "eps": 1e-5}
  * with the lesson's "heads" an even number: heads 2p and 2p + 1 are pair p's
- * two maps. The settings are read before the shapes, the vectors after
+ * two maps (and "kv_heads", when given, even: GQA's pairs of key/value heads).
+ * RoPE and a causal mask act on the core's heads as they do without it. The settings are read before the shapes, the vectors after
  * (their widths are the layer's d_k and d_v).
  */
 #include "lesson/lesson_internal.h"
@@ -19,7 +20,7 @@ static const char *const diff_keys[] = { "depth", "lambda_init", "lambda_q1", "l
 	                                 "subln", "eps", NULL };
 
 /* Top-level keys a differential-attention lesson may not have (not computed with it yet). */
-static const char *const diff_not[] = { "kv_heads", "rope", "alibi", "decode", "flash", "backward", "source", "qk_norm",
+static const char *const diff_not[] = { "alibi", "decode", "flash", "backward", "source", "qk_norm",
 	                                "sinks", "attn_logit_softcapping", "linear_attention", "gated_deltanet", "mla",
 	                                "compare", "block", "b_q", "b_k", "b_v", "b_o", "vocab", "w_e", NULL };
 
@@ -61,6 +62,14 @@ int li_read_diff_settings(Ctx *c, const cJSON *root, Model *l)
 		fail(c, _("differential attention pairs the heads (head 2p's map minus \u03bb times head 2p + 1's): it needs an even "
 		          "number of heads, got %d"),
 		     l->lp.heads);
+		goto bad;
+	}
+	/* GQA: the reference's k has 2·kv pairs' heads and v kv heads of 2·d_v, each repeated heads/kv_heads times */
+	if (l->lp.kv_heads != l->lp.heads && l->lp.kv_heads % 2 != 0) {
+		path_key(c, "kv_heads");
+		fail(c, _("differential attention pairs the key/value heads too (a pair's values are kv heads 2q and 2q + 1): it "
+		          "needs an even number of kv_heads, got %d"),
+		     l->lp.kv_heads);
 		goto bad;
 	}
 	path_key(c, "diff_attn");

@@ -29,7 +29,15 @@ Diff-Transformer/multihead_diffattn.py (commit
   l. 115-118 attn = A @ v; attn = subln(attn); attn = attn * (1 - lambda_init);
              transpose and reshape to (n, num_heads * 2 * head_dim)
   l. 120     out_proj (the lesson's W_o, x @ W_o; none: the concatenation itself)
-  (no rotary embedding here: the lessons have no "rope"; kv heads = heads: no repeat_kv)
+  l. 83-84   with GQA: k.view(bsz, n, 2 * num_kv_heads, head_dim), v.view(bsz, n, num_kv_heads, 2 * head_dim)
+             (the lesson's "kv_heads" is 2 * num_kv_heads)
+  l. 86-87   q = apply_rotary_emb(q, *rel_pos, interleaved=True); k likewise: each of the
+             2 * num_heads (2 * num_kv_heads) heads of head_dim turned at its row's position,
+             pairs (2i, 2i + 1) by theta_i = pos * base^(-2i / head_dim) (the lesson's
+             "rope": {"style": "interleaved"}; "half", pairs (i, i + head_dim / 2), is computed
+             too, for lessons that pick it)                          -> rope()
+  l. 91-92   k = repeat_kv(k, n_rep), v = repeat_kv(v, n_rep), n_rep = num_heads // num_kv_heads
+             (each kv head repeated n_rep times in a row: x[:, :, None].expand(...).reshape(...))
 
 The dump's names: Q, K, V; heads[g].weights (head g's softmax, g = 2p, 2p + 1);
 concat, output; "diff_attn": lambda_1, lambda_2, lambda_init, lambda, eps, and
@@ -66,6 +74,30 @@ def rms_norm(x, weight, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
 
+def rope(x, base, style):
+    """x: (heads, n, d) turned at positions 0..n-1 (apply_rotary_emb with cos/sin of pos * base^(-2i/d))."""
+    heads, n, d = x.shape
+    inv = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)       # d/2 frequencies
+    ang = torch.arange(n, dtype=torch.float64)[:, None] * inv[None, :]    # n x d/2
+    cos, sin = torch.cos(ang), torch.sin(ang)
+    out = x.clone()
+    if style == "interleaved":
+        a, b = x[..., 0::2], x[..., 1::2]
+        out[..., 0::2] = a * cos - b * sin
+        out[..., 1::2] = a * sin + b * cos
+    else:
+        a, b = x[..., : d // 2], x[..., d // 2:]
+        out[..., : d // 2] = a * cos - b * sin
+        out[..., d // 2:] = a * sin + b * cos
+    return out
+
+
+def repeat_kv(x, n_rep):
+    """(kv, n, d) -> (kv * n_rep, n, d): each head n_rep times in a row (the reference's repeat_kv)."""
+    kv, n, d = x.shape
+    return x[:, None].expand(kv, n_rep, n, d).reshape(kv * n_rep, n, d)
+
+
 def agree(what, a, b, tol):
     gap = (a - b).abs().max().item()
     if gap > tol:
@@ -94,15 +126,24 @@ def reference(path):
     H = H2 // 2                             # num_heads (pairs)
     Q, K, V = X @ T(J["W_q"]), X @ T(J["W_k"]), X @ T(J["W_v"])
     dk = Q.shape[1] // H2                   # head_dim
-    dv = V.shape[1] // H2
+    dv = V.shape[1] // J.get("kv_heads", H2)
     lam_init, lv, subln, eps = settings(J, H2, dk, dv)
     causal = J.get("mask", "none") == "causal"
     scale = J.get("scale", True)
     scaling = dk ** -0.5 if scale is True else (1.0 if scale is False else scale)
 
-    q = Q.view(n, H2, dk).transpose(0, 1) * scaling                         # l. 82, 90, 93
-    k = K.view(n, H2, dk).transpose(0, 1)
-    v = V.view(n, H, 2 * dv).transpose(0, 1)                                # l. 84: a pair's 2 * head_dim
+    KV2 = J.get("kv_heads", H2)             # 2 * num_kv_heads
+    n_rep = H2 // KV2                       # num_heads // num_kv_heads
+    q = Q.view(n, H2, dk).transpose(0, 1)                                   # l. 82, 90
+    k = K.view(n, KV2, dk).transpose(0, 1)                                  # l. 83
+    v = V.view(n, KV2 // 2, 2 * dv).transpose(0, 1)                         # l. 84: a pair's 2 * head_dim
+    r = J.get("rope")
+    if r:                                                                   # l. 86-87
+        r = {} if r is True else r
+        q = rope(q, r.get("base", 10000.0), r.get("style", "half"))
+        k = rope(k, r.get("base", 10000.0), r.get("style", "half"))
+    k, v = repeat_kv(k, n_rep), repeat_kv(v, n_rep)                         # l. 91-92
+    q = q * scaling                                                         # l. 93
     w = q @ k.transpose(-1, -2)                                             # l. 94
     mask = torch.triu(torch.full((n, n), float("-inf")), 1) if causal else torch.zeros(n, n)
     w = torch.softmax(torch.nan_to_num(w) + mask, dim=-1)                   # l. 103-107
@@ -183,6 +224,25 @@ def lessons():
         "attnviz": 2, "title": {"en": "Differential attention: the defaults", "zh": "差分注意力：默认值"},
         "tokens": ["x", "y", "z"], "X": rnd(g, n, d), "heads": 2, "W_q": rnd(g, d, 2 * dk), "W_k": rnd(g, d, 2 * dk),
         "W_v": rnd(g, d, 2 * dk), "mask": "causal", "diff_attn": True}
+    # 5. GQA and RoPE as the reference has them: four pairs (8 heads) over 2 kv pairs (4 kv heads,
+    #    n_rep 2), "interleaved" (apply_rotary_emb(..., interleaved=True)), causal, W_o, depth 1.
+    n, d, h, kv, dk = 6, 8, 8, 4, 2
+    out["diff_gqa_rope"] = {
+        "attnviz": 2, "title": {"en": "Differential attention: GQA and RoPE", "zh": "差分注意力：GQA 与 RoPE"},
+        "tokens": ["t0", "t1", "t2", "t3", "t4", "t5"], "X": rnd(g, n, d), "heads": h, "kv_heads": kv,
+        "W_q": rnd(g, d, h * dk), "W_k": rnd(g, d, kv * dk), "W_v": rnd(g, d, kv * dk), "W_o": rnd(g, h * dk, d, 0.5),
+        "mask": "causal", "rope": {"base": 100, "style": "interleaved"},
+        "diff_attn": {"depth": 1, "lambda_q1": rvec(g, dk, 0.3), "lambda_k1": rvec(g, dk, 0.3),
+                      "lambda_q2": rvec(g, dk, 0.3), "lambda_k2": rvec(g, dk, 0.3),
+                      "subln": rvec(g, 2 * dk, 0.2, 1.0)}}
+    # 6. One kv pair for every pair (kv_heads 2 of 8 heads, n_rep 4), RoPE "half", d_k 4, no mask.
+    n, d, h, kv, dk = 5, 6, 8, 2, 4
+    out["diff_mqa_rope_half"] = {
+        "attnviz": 2, "title": {"en": "Differential attention: one kv pair, RoPE half",
+                                "zh": "差分注意力：一对键值头，RoPE half"},
+        "tokens": ["a", "b", "c", "d", "e"], "X": rnd(g, n, d), "heads": h, "kv_heads": kv,
+        "W_q": rnd(g, d, h * dk), "W_k": rnd(g, d, kv * dk), "W_v": rnd(g, d, kv * dk),
+        "rope": True, "diff_attn": {"lambda_init": 0.3, "lambda_q1": rvec(g, dk, 0.3), "lambda_k1": rvec(g, dk, 0.3)}}
     return out
 
 

@@ -19,7 +19,10 @@
  *
  * and concat takes each pair's output in place of its two heads' weighted
  * (head_row), so W_o and what follows read differential attention's output.
- * Forward only: the loader refuses what it does not compute (lesson_diff.c).
+ * RoPE (the reference's apply_rotary_emb on q and k, l. 87-88) and GQA
+ * (repeat_kv, l. 91-92) act on the core's heads: see diff_v0 for which
+ * values a pair reads. Forward only, one layer: the loader refuses what it
+ * does not compute (lesson_diff.c).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -64,7 +67,20 @@ static void pass_diff(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	}
 }
 
-/* For every head its pair's O = A·[V_2p | V_2p+1], each row's RMS, and O / rms · subln · (1 − λ_init). */
+/*
+ * The first column of V that head h's pair reads: pair p = h/2 reads the
+ * reference's value head p / n_rep of 2·d_v columns (v.view(…, num_kv_heads,
+ * 2·head_dim), repeat_kv by n_rep = heads / kv_heads), our kv heads 2q and
+ * 2q + 1 with q = p / n_rep — 2p and 2p + 1 without GQA. (Its keys are the
+ * core's: k.view(…, 2·num_kv_heads, head_dim) repeated n_rep times, the
+ * query head's kv head i / n_rep, as GQA has it.)
+ */
+static int diff_v0(const Attn *a, const LayerParams *lp, int h)
+{
+	return 2 * ((h / 2) / (a->heads / a->kv_heads)) * lp->d_v;
+}
+
+/* For every head its pair's O = A·[V_2q | V_2q+1], each row's RMS, and O / rms · subln · (1 − λ_init). */
 static void pass_diff_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int dv = lp->d_v, w = 2 * dv;
@@ -72,7 +88,7 @@ static void pass_diff_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
-		const int v0 = attn_kv_head(a, h & ~1) * dv;
+		const int v0 = diff_v0(a, lp, h);
 		for (int i = 0; i < cfg->n; i++) {
 			double ss = 0.0, rms;
 			for (int c = 0; c < w; c++) {
@@ -112,7 +128,8 @@ static const char *diff_fault(const ModelConfig *cfg, const LayerParams *lp)
 	(void)cfg;
 	if (!p->on)
 		return NULL;
-	if (lp->heads < 2 || lp->heads % 2 != 0 || lp->kv_heads != lp->heads || !(p->eps > 0) || !isfinite(p->lambda_init))
+	if (lp->heads < 2 || lp->heads % 2 != 0 || lp->kv_heads < 1 || lp->heads % lp->kv_heads != 0 ||
+	    (lp->kv_heads != lp->heads && lp->kv_heads % 2 != 0) || !(p->eps > 0) || !isfinite(p->lambda_init))
 		return "diff_attn";
 	if (!vec_is(&p->lq1, lp->d_k) || !vec_is(&p->lk1, lp->d_k) || !vec_is(&p->lq2, lp->d_k) || !vec_is(&p->lk2, lp->d_k))
 		return "diff_attn.lambda_q1";
@@ -189,9 +206,15 @@ static void explain_diff(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 		              celltext_num(x5, 1.0 - MAT_AT(a->diff_lambda, 0, 3), utf8));
 		break;
 	case AM_DIFF_O: {
-		const int col = attn_kv_head(a, h1) * dv + j;
-		strbuf_printf(b, _("%s_k A_%dk v_k%d (column %d of V, head %d's value column %d) "), celltext_sym(utf8, "\u03a3", "sum"),
-		              i, j, col, h1 + j / dv, j % dv);
+		const int col = diff_v0(a, lp, h) + j;
+		if (a->kv_heads == a->heads)
+			strbuf_printf(b, _("%s_k A_%dk v_k%d (column %d of V, head %d's value column %d) "),
+			              celltext_sym(utf8, "\u03a3", "sum"), i, j, col, col / dv, j % dv);
+		else
+			strbuf_printf(b, _("%s_k A_%dk v_k%d (column %d of V, kv head %d's value column %d: pair %d reads kv heads %d "
+			                   "and %d, as %d pairs share them) "),
+			              celltext_sym(utf8, "\u03a3", "sum"), i, j, col, col / dv, j % dv, h / 2, diff_v0(a, lp, h) / dv,
+			              diff_v0(a, lp, h) / dv + 1, a->heads / a->kv_heads);
 		celltext_terms(b, &MAT_AT(hd->diff_a, i, 0), 1, &MAT_AT(a->V, 0, col), (size_t)a->V.cols, cfg->m, utf8);
 		break;
 	}
@@ -221,8 +244,6 @@ static void explain_diff(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 static int operands_diff(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	const int dv = attn_params(a)->d_v;
-
 	switch (which) {
 	case AM_DIFF_A1:
 		out[0] = (ExplainOperand){ AM_WEIGHTS, h & ~1, i, j };
@@ -243,7 +264,7 @@ static int operands_diff(const Attn *a, AttnMatrix which, int h, int i, int j, E
 		return 3;
 	case AM_DIFF_O:
 		out[0] = (ExplainOperand){ AM_DIFF_A, h, i, -1 };
-		out[1] = (ExplainOperand){ AM_V, h, -1, attn_kv_head(a, h & ~1) * dv + j };
+		out[1] = (ExplainOperand){ AM_V, h, -1, diff_v0(a, attn_params(a), h) + j };
 		return 2;
 	case AM_DIFF_RMS:
 		out[0] = (ExplainOperand){ AM_DIFF_O, h, i, -1 };
