@@ -166,6 +166,16 @@ check "C locale: no UTF-8 -∞" hasnt "$tmp/screen" '∞'
 keys "$s" q
 shows "C locale: q quits and restores" "$s" 'EXITED 0 TTY-RESTORED'
 
+# C locale and --lang zh: Chinese cannot be spelled in ASCII, so the narration is English, and the status says why.
+s=clocalezh
+start "$s" 80 24 C "" --lang zh lessons/dot.json
+shows "C locale, --lang zh: the status line says Chinese needs UTF-8" "$s" 'Chinese needs a UTF-8 terminal \(LANG=zh_CN.UTF-8\): narration in English'
+snap "$s"
+check "C locale, --lang zh: the narration is English, not question marks" has "$tmp/screen" 'The words now have small dense embeddings'
+check "C locale, --lang zh: no run of question marks" sh -c "! grep -q '[?][?][?][?]' '$tmp/screen'"
+keys "$s" q
+shows "C locale, --lang zh: q quits" "$s" 'EXITED 0 TTY-RESTORED'
+
 # NO_COLOR: no colour escapes, glyph shading instead.
 s=nocolor
 start "$s" 80 24 C.UTF-8 "NO_COLOR=1"
@@ -1086,13 +1096,13 @@ s=zhloc
 start "$s" 80 24 zh_CN.UTF-8 ""
 shows "LANG=zh_CN.UTF-8: starts with Chinese words" "$s" 'n/spc 下一步'
 quits "$s" zhloc
-# the C locale cannot show Chinese: lang zh leaves the program's words in English, and says why
+# the C locale cannot show Chinese: lang zh leaves the program's words and the narration in English, and says why
 s=zhc
 start "$s" 80 24 C ""
 wait_for "$s" 'stage: input' >/dev/null
 cmd "$s" "lang zh"
 shows "LANG=C lang zh: the words stay English" "$s" "n/spc next"
-shows "LANG=C lang zh: the status line says why" "$s" "stay English"
+shows "LANG=C lang zh: the status line says why (and that the narration is English)" "$s" "Chinese needs a UTF-8 terminal"
 quits "$s" zhc
 
 # §1.3: formulas follow what the lesson computes: additive scores, cross and additive

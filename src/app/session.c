@@ -999,6 +999,16 @@ const char *session_text(const Session *s, const Text *t)
 	return text_get(t, s->lang);
 }
 
+const char *session_screen_lang(const Session *s, int ascii_screen)
+{
+	return ascii_screen && strcmp(s->lang, "zh") == 0 ? "en" : s->lang;
+}
+
+const char *session_screen_text(const Session *s, const Text *t, int ascii_screen)
+{
+	return text_get(t, session_screen_lang(s, ascii_screen));
+}
+
 const char *session_edited_note(const Session *s)
 {
 	if (!s->edited)

@@ -296,6 +296,14 @@ const Step *session_step(const Session *s);
 /* Text in the session's language, else English, else any. */
 const char *session_text(const Session *s, const Text *t);
 /*
+ * What a screen reads of the lesson's text: on one that shows ASCII only (a
+ * terminal whose locale is not UTF-8) Chinese cannot be spelled — every
+ * character would be a "?" — so it reads the English; elsewhere (any UTF-8
+ * terminal, a file, a pipe) session_text. The language likewise.
+ */
+const char *session_screen_text(const Session *s, const Text *t, int ascii_screen);
+const char *session_screen_lang(const Session *s, int ascii_screen);
+/*
  * The line views put before narration the lesson wrote, once the learner
  * edited the lesson (Session.edited): the text was written for the lesson
  * as loaded, and `reload` brings that back. NULL before any edit.

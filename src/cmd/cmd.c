@@ -384,10 +384,12 @@ static int cmd_lang(Session *s, const CmdArgv *a, CmdOut *out)
 {
 	strcpy(s->lang, a->argv[1]);
 	s->dirty |= DIRTY_LANG;
-	if (!i18n_set_lang(a->argv[1]))
-		cmd_say(out, MSG_INFO, NULL, "%s", _("narration in Chinese; the program's own words stay English (the terminal is not UTF-8)"));
-	else
+	if (i18n_set_lang(a->argv[1]))
 		cmd_say(out, MSG_INFO, NULL, "%s", _("language: English"));
+	else if (out->interactive && !out->utf8) /* a terminal that shows ASCII only: session_screen_text */
+		cmd_say(out, MSG_INFO, NULL, "%s", _("Chinese needs a UTF-8 terminal (LANG=zh_CN.UTF-8): narration in English"));
+	else /* a file or a pipe keeps the narration as it is */
+		cmd_say(out, MSG_INFO, NULL, "%s", _("narration in Chinese; the program's own words stay English (the terminal is not UTF-8)"));
 	return 0;
 }
 

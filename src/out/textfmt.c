@@ -575,14 +575,15 @@ static void print_compare(FILE *f, const Session *s, AttnMatrix which, int color
 void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 {
 	const Step *step = session_step(s);
-	const char *text = session_text(s, &step->text);
+	const int ascii_screen = !utf8 && isatty(fileno(f)); /* a terminal that cannot show Chinese */
+	const char *text = session_screen_text(s, &step->text, ascii_screen);
 	int k, count;
 	char *sub = textfmt_substep(s, utf8), *caption = textfmt_caption(s, utf8);
 
 	{
 		/* the header line, wrapped as one on a terminal */
 		StrBuf head = { 0 };
-		char *a = utf8 || !isatty(fileno(f)) ? NULL : text_ascii(session_text(s, &s->lesson->title));
+		char *a = utf8 || !isatty(fileno(f)) ? NULL : text_ascii(session_screen_text(s, &s->lesson->title, ascii_screen));
 		char *title = text_escape(a ? a : session_text(s, &s->lesson->title), "");
 		char *place = session_place(s, utf8);
 		strbuf_printf(&head, "== %s", title ? title : "");
@@ -606,7 +607,7 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 		fputc('\n', f);
 	}
 	if (text[0] == '\0')
-		text = stage_blurb(s->stage, s->lang);
+		text = stage_blurb(s->stage, session_screen_lang(s, ascii_screen));
 	put_escaped(f, text, "\n\t", utf8, 0);
 	fputc('\n', f);
 	/* what the step says once its question is answered (or at once, without one) */
@@ -689,11 +690,11 @@ void textfmt_step(FILE *f, const Session *s, int color, int utf8)
 	if (step->has_quiz && s->quiz[s->step] == QUIZ_OPEN) {
 		const Quiz *q = &step->quiz;
 		fputs(_("\nQuestion: "), f);
-		put_escaped(f, session_text(s, &q->question), "\n\t", utf8, 10);
+		put_escaped(f, session_screen_text(s, &q->question, ascii_screen), "\n\t", utf8, 10);
 		fputc('\n', f);
 		for (k = 0; k < q->nchoices; k++) {
 			const int lead = fprintf(f, "  %d) ", k + 1);
-			put_escaped(f, session_text(s, &q->choices[k]), "", utf8, lead);
+			put_escaped(f, session_screen_text(s, &q->choices[k], ascii_screen), "", utf8, lead);
 			fputc('\n', f);
 		}
 	}

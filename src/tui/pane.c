@@ -281,7 +281,7 @@ pane_measure(Tui *t, Pane *p)
 		pane_head_title(t, p, head, sizeof head);
 	char *label = NULL;
 	if (p->variant) {
-		const char *l = session_text(t->s, &t->s->lesson->compare_label);
+		const char *l = session_screen_text(t->s, &t->s->lesson->compare_label, !t->utf8);
 		char *a = t->utf8 ? NULL : text_ascii(l && *l ? l : "compare");
 		label = text_escape(a ? a : l && *l ? l : "compare", "");
 		free(a);

@@ -596,6 +596,8 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 		tui_set_msg(t, 1, t->opt.notice);
 	else if (t->msg == NULL && t->opt.offer != NULL)
 		tui_set_msg(t, 0, t->opt.offer);
+	if (t->msg == NULL && !t->utf8 && strcmp(s->lang, session_screen_lang(s, 1)) != 0)
+		tui_set_msg(t, 1, _("Chinese needs a UTF-8 terminal (LANG=zh_CN.UTF-8): narration in English"));
 	if (t->msg == NULL)
 		tui_set_msg(t, 0, _("attnviz: n next, Enter explains a cell, : commands, ? help, q quit"));
 	tui_mouse_start(t);

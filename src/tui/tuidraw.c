@@ -48,10 +48,10 @@ tui_build_narr(Tui *t)
 	const Session *s = t->s;
 	const Step *st = session_step(s);
 	char *sb = NULL;
-	const char *text = s->stage == st->stage ? session_text(s, &st->text) : "";
+	const char *text = s->stage == st->stage ? session_screen_text(s, &st->text, !t->utf8) : "";
 
 	if (text == NULL || *text == '\0')
-		text = stage_blurb(s->stage, s->lang);
+		text = stage_blurb(s->stage, session_screen_lang(s, !t->utf8));
 	/* An open question comes first: on a small screen the narration scrolls, the question must not. */
 	const int open = st->has_quiz && s->stage == st->stage && s->quiz[s->step] == QUIZ_OPEN;
 	/* the decode step or tile shown and what it holds (our own text, tokens escaped): first, after an open question */
@@ -105,11 +105,11 @@ tui_build_narr(Tui *t)
 		sb_add(&sb, s->quiz[s->step] == QUIZ_OPEN ? _("Quiz: ") : s->quiz[s->step] == QUIZ_RIGHT ? _("Quiz (right): ")
 		            : s->quiz[s->step] == QUIZ_WRONG ? _("Quiz (wrong): ")
 		            : s->quiz[s->step] == QUIZ_REVEALED ? _("Quiz (the class's): ") : _("Quiz (skipped): "), 0);
-		sb_add(&sb, session_text(s, &q->question), 1);
+		sb_add(&sb, session_screen_text(s, &q->question, !t->utf8), 1);
 		for (int i = 0; i < q->nchoices; i++) {
 			snprintf(buf, sizeof buf, "\n  %d) ", i + 1);
 			sb_add(&sb, buf, 0);
-			sb_add(&sb, session_text(s, &q->choices[i]), 1);
+			sb_add(&sb, session_screen_text(s, &q->choices[i], !t->utf8), 1);
 		}
 		if (s->quiz[s->step] == QUIZ_OPEN) {
 			if (tui_clean(t)) /* a frame for slides: the question and its choices, not the keys */
@@ -499,7 +499,7 @@ tui_draw_stage(Tui *t)
 		 * rather than as a title that really ends in "may not lo"; the
 		 * room left varies with the step and stage names.
 		 */
-		const char *raw = session_text(s, &s->lesson->title);
+		const char *raw = session_screen_text(s, &s->lesson->title, !t->utf8);
 		/* lesson text: escaped, never a format; spelled in ASCII where UTF-8 cannot be shown */
 		char *a = t->utf8 ? NULL : text_ascii(raw ? raw : "");
 		char *e = text_escape(a ? a : raw ? raw : "", "");
