@@ -276,3 +276,29 @@ const Mat *matview_doubles(const MatView *v)
 	pthread_mutex_unlock(&s->lock);
 	return m;
 }
+
+int matview_to_mat(const MatView *v, int transpose, Mat *out)
+{
+	enum { BLOCK = 16 }; /* rows made doubles at a time, then written down the columns (transpose) */
+	double *buf;
+
+	if (mat_alloc_whole(out, transpose ? v->cols : v->rows, transpose ? v->rows : v->cols) != 0)
+		return -1;
+	if (!transpose) {
+		matview_rows(v, 0, v->rows, out->a);
+		return 0;
+	}
+	if ((buf = malloc((size_t)BLOCK * (size_t)(v->cols > 0 ? v->cols : 1) * sizeof *buf)) == NULL) {
+		mat_free(out);
+		return -1;
+	}
+	for (int r0 = 0; r0 < v->rows; r0 += BLOCK) {
+		const int count = v->rows - r0 < BLOCK ? v->rows - r0 : BLOCK;
+		matview_rows(v, r0, count, buf);
+		for (int j = 0; j < v->cols; j++)
+			for (int k = 0; k < count; k++)
+				out->a[(size_t)j * (size_t)v->rows + (size_t)(r0 + k)] = buf[(size_t)k * (size_t)v->cols + (size_t)j];
+	}
+	free(buf);
+	return 0;
+}

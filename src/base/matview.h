@@ -75,6 +75,13 @@ double mat_dot4(const double *x, const double *b, int d);
 int matview_dot_rows(const MatView *v, int r0, int count, const double *x, double *out);
 /* Cell (i, j). */
 double matview_at(const MatView *v, int i, int j);
+/*
+ * The matrix (transpose 0) or its transpose (1) as doubles of out's own
+ * (mat_alloc_whole; out's old contents not freed): a real model's layer
+ * weights, nn.Linear's [out, in] made attnviz's d_in × d_out when a layer is
+ * computed (model.h: LayerParams.file). 0, or -1 out of memory (out empty).
+ */
+int matview_to_mat(const MatView *v, int transpose, Mat *out);
 /* The whole matrix as doubles, made on the first call and shared by every reference; NULL out of memory. */
 const Mat *matview_doubles(const MatView *v);
 

@@ -477,7 +477,7 @@ int attn_gen_step(AttnGen *g, const double *x, const double **logits, const doub
 		const GenLayer *L = &g->layer[i];
 		const Attn *a = L->a;
 		const ModelConfig *cfg = attn_config(a);
-		const LayerParams *lp = attn_params(a);
+		const LayerParams *lp = attn_weights(a);
 		const DecodeRow dr = { g->q, L->K, L->V, (size_t)a->kv_heads * (size_t)lp->d_k,
 		                       (size_t)a->kv_heads * (size_t)lp->d_v, NULL, g->hs, g->hw, g->ho, g->out,
 		                       g->layer_out, g->scratch };
