@@ -158,7 +158,8 @@ static void dot_rows_are_the_bits_of_rows_then_dot4(void **state)
  * A product read from the file's numbers (a decoding step on a real model's
  * layer weights) is mat_mul's on the transpose made doubles, bit for bit:
  * every dtype, 519 terms (two blocks of 256 and 7 more: 4 and a tail of 3),
- * 45 columns (the 16-wide path twice, the 8-wide once, 5 one at a time).
+ * 45 columns (the 16-wide path twice, the 8-wide once, 5 one at a time);
+ * and the transpose made doubles, of any sides and of multiples of 4.
  */
 static void file_products_are_the_bits_of_mat_mul(void **state)
 {
@@ -188,6 +189,16 @@ static void file_products_are_the_bits_of_mat_mul(void **state)
 		mat_mul_view(R, K, C, x, K, w.a, C, 0, want_c, C, 0);
 		assert_int_equal(matview_mul_t(&v, R, x, K, got, C), 0);
 		assert_memory_equal(got, want_c, sizeof got);
+		mat_free(&w);
+		matview_free(&v);
+		/* sides of multiples of 4: the transpose in 4 × 4 tiles */
+		assert_int_equal(matview_copy_of(&v, dtypes[d], 44, 516, bytes), 0);
+		assert_int_equal(matview_to_mat(&v, 1, &w), 0);
+		for (int i = 0; i < 44; i++)
+			for (int j = 0; j < 516; j++) {
+				const double f = matview_at(&v, i, j);
+				assert_memory_equal(&MAT_AT(w, j, i), &f, sizeof f);
+			}
 		mat_free(&w);
 		matview_free(&v);
 	}

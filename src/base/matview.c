@@ -277,6 +277,77 @@ const Mat *matview_doubles(const MatView *v)
 	return m;
 }
 
+#ifdef MATVIEW_AVX2
+/* Four BF16 or F32 numbers at p as doubles. */
+__attribute__((target("avx2"))) static inline __m256d load4(const unsigned char *p, int bf16)
+{
+	if (bf16)
+		return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p)), 16)));
+	return _mm256_cvtps_pd(_mm_loadu_ps((const float *)(const void *)p));
+}
+
+/*
+ * dot8_block for sixteen rows j0 … j0 + 15, BF16 or F32: four rows a
+ * register, each lane one row's chain (four of them side by side), its terms
+ * added in the order of t (a 4 × 4 transpose turns four numbers of each row
+ * into one register a term), a multiply then an add, never fused.
+ */
+__attribute__((target("avx2"))) static void dot16_avx2(const MatView *v, int j0, int t0, int kc, const double *a, double *s)
+{
+	const int bf16 = v->dtype == MAT_BF16;
+	const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size;
+	const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;
+	__m256d acc[4] = { _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd() };
+	int t = 0;
+
+	for (; t + 4 <= kc; t += 4, p += 4 * size) {
+		const __m256d x0 = _mm256_set1_pd(a[t0 + t]), x1 = _mm256_set1_pd(a[t0 + t + 1]);
+		const __m256d x2 = _mm256_set1_pd(a[t0 + t + 2]), x3 = _mm256_set1_pd(a[t0 + t + 3]);
+		for (int g = 0; g < 4; g++) {
+			const unsigned char *q = p + (size_t)(4 * g) * row;
+			const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),
+			              r3 = load4(q + 3 * row, bf16);
+			const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);
+			const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);
+			__m256d s_ = acc[g];
+			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x0, _mm256_permute2f128_pd(u0, u2, 0x20)));
+			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x1, _mm256_permute2f128_pd(u1, u3, 0x20)));
+			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x2, _mm256_permute2f128_pd(u0, u2, 0x31)));
+			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x3, _mm256_permute2f128_pd(u1, u3, 0x31)));
+			acc[g] = s_;
+		}
+	}
+	for (int g = 0; g < 4; g++)
+		_mm256_storeu_pd(s + 4 * g, acc[g]);
+	for (; t < kc; t++, p += size) /* the last terms, each row's chain on */
+		for (int q = 0; q < 16; q++)
+			s[q] += a[t0 + t] * mat_dtype_value(v->dtype, p + (size_t)q * row);
+}
+#endif
+
+#ifdef MATVIEW_AVX2
+/* The transpose of v (BF16 or F32, rows and cols multiples of 4) into out: 4 × 4 tiles turned in registers. */
+__attribute__((target("avx2"))) static void transpose_avx2(const MatView *v, double *out)
+{
+	const int bf16 = v->dtype == MAT_BF16;
+	const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size, rows = (size_t)v->rows;
+
+	for (int j = 0; j < v->cols; j += 4) /* out's rows written along, v read down four columns */
+		for (int i = 0; i < v->rows; i += 4) {
+			const unsigned char *q = v->data + (size_t)i * row + (size_t)j * size;
+			const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),
+			              r3 = load4(q + 3 * row, bf16);
+			const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);
+			const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);
+			double *o = out + (size_t)j * rows + (size_t)i;
+			_mm256_storeu_pd(o, _mm256_permute2f128_pd(u0, u2, 0x20));
+			_mm256_storeu_pd(o + rows, _mm256_permute2f128_pd(u1, u3, 0x20));
+			_mm256_storeu_pd(o + 2 * rows, _mm256_permute2f128_pd(u0, u2, 0x31));
+			_mm256_storeu_pd(o + 3 * rows, _mm256_permute2f128_pd(u1, u3, 0x31));
+		}
+}
+#endif
+
 int matview_to_mat(const MatView *v, int transpose, Mat *out)
 {
 	enum { BLOCK = 16 }; /* rows made doubles at a time, then written down the columns (transpose) */
@@ -288,6 +359,13 @@ int matview_to_mat(const MatView *v, int transpose, Mat *out)
 		matview_rows(v, 0, v->rows, out->a);
 		return 0;
 	}
+#ifdef MATVIEW_AVX2
+	if ((v->dtype == MAT_BF16 || v->dtype == MAT_F32) && v->rows % 4 == 0 && v->cols % 4 == 0 &&
+	    __builtin_cpu_supports("avx2")) {
+		transpose_avx2(v, out->a);
+		return 0;
+	}
+#endif
 	if ((buf = malloc((size_t)BLOCK * (size_t)(v->cols > 0 ? v->cols : 1) * sizeof *buf)) == NULL) {
 		mat_free(out);
 		return -1;
@@ -352,53 +430,6 @@ static void dot8_block(const MatView *v, int j0, int t0, int kc, const double *a
 	s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3, s[4] = s4, s[5] = s5, s[6] = s6, s[7] = s7;
 }
 
-#ifdef MATVIEW_AVX2
-/* Four BF16 or F32 numbers at p as doubles. */
-__attribute__((target("avx2"))) static inline __m256d load4(const unsigned char *p, int bf16)
-{
-	if (bf16)
-		return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p)), 16)));
-	return _mm256_cvtps_pd(_mm_loadu_ps((const float *)(const void *)p));
-}
-
-/*
- * dot8_block for sixteen rows j0 … j0 + 15, BF16 or F32: four rows a
- * register, each lane one row's chain (four of them side by side), its terms
- * added in the order of t (a 4 × 4 transpose turns four numbers of each row
- * into one register a term), a multiply then an add, never fused.
- */
-__attribute__((target("avx2"))) static void dot16_avx2(const MatView *v, int j0, int t0, int kc, const double *a, double *s)
-{
-	const int bf16 = v->dtype == MAT_BF16;
-	const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size;
-	const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;
-	__m256d acc[4] = { _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd() };
-	int t = 0;
-
-	for (; t + 4 <= kc; t += 4, p += 4 * size) {
-		const __m256d x0 = _mm256_set1_pd(a[t0 + t]), x1 = _mm256_set1_pd(a[t0 + t + 1]);
-		const __m256d x2 = _mm256_set1_pd(a[t0 + t + 2]), x3 = _mm256_set1_pd(a[t0 + t + 3]);
-		for (int g = 0; g < 4; g++) {
-			const unsigned char *q = p + (size_t)(4 * g) * row;
-			const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),
-			              r3 = load4(q + 3 * row, bf16);
-			const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);
-			const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);
-			__m256d s_ = acc[g];
-			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x0, _mm256_permute2f128_pd(u0, u2, 0x20)));
-			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x1, _mm256_permute2f128_pd(u1, u3, 0x20)));
-			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x2, _mm256_permute2f128_pd(u0, u2, 0x31)));
-			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x3, _mm256_permute2f128_pd(u1, u3, 0x31)));
-			acc[g] = s_;
-		}
-	}
-	for (int g = 0; g < 4; g++)
-		_mm256_storeu_pd(s + 4 * g, acc[g]);
-	for (; t < kc; t++, p += size) /* the last terms, each row's chain on */
-		for (int q = 0; q < 16; q++)
-			s[q] += a[t0 + t] * mat_dtype_value(v->dtype, p + (size_t)q * row);
-}
-#endif
 
 int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *C, size_t ldc)
 {

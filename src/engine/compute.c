@@ -327,6 +327,17 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 	}
 }
 
+/* The file slot (model.h: LP_FILE_W_Q …) of given matrix w, or -1. */
+static int file_slot(AttnMatrix w)
+{
+	static const AttnMatrix slot[LP_FILE_COUNT] = { AM_W_Q, AM_W_K, AM_W_V, AM_W_O, AM_W_1, AM_W_3, AM_W_2 };
+
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		if (slot[k] == w)
+			return k;
+	return -1;
+}
+
 /*
  * The message for the first cell that is not a finite number among the
  * matrices marked in only (all: NULL); NULL when none. The passes noted
@@ -343,8 +354,12 @@ static char *overflow_error(Attn *a, const unsigned char *only)
 	for (int g = 0; !suspect && g < AM_COUNT; g++)
 		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
 		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
-			/* a real model's unembedding is not made doubles here: one number not finite in it makes its logits so */
-			const Mat *m = g == AM_UNEMBED && !matview_empty(&a->cfg.unembed_view) ? NULL : attn_matrix(a, (AttnMatrix)g, h);
+			/* a real model's unembedding and layer weights kept in the file are not looked over: one number not
+			 * finite in them makes their products so */
+			const int k = file_slot((AttnMatrix)g);
+			const Mat *m = (g == AM_UNEMBED && !matview_empty(&a->cfg.unembed_view)) || (k >= 0 && (a->lp.files >> k & 1))
+			                   ? NULL
+			                   : attn_matrix(a, (AttnMatrix)g, h);
 			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
 		}
 	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);
@@ -613,12 +628,9 @@ static Attn *keep_link(const Attn *a)
  */
 static int same_file(const LayerParams *x, const LayerParams *y, AttnMatrix w)
 {
-	static const AttnMatrix slot[LP_FILE_COUNT] = { AM_W_Q, AM_W_K, AM_W_V, AM_W_O, AM_W_1, AM_W_3, AM_W_2 };
+	const int k = file_slot(w);
 
-	for (int k = 0; k < LP_FILE_COUNT; k++)
-		if (slot[k] == w)
-			return (x->files >> k & 1) && (y->files >> k & 1) && x->file[k].shared == y->file[k].shared;
-	return 0;
+	return k >= 0 && (x->files >> k & 1) && (y->files >> k & 1) && x->file[k].shared == y->file[k].shared;
 }
 
 static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
