@@ -207,7 +207,8 @@ static void file_products_are_the_bits_of_mat_mul(void **state)
 /*
  * A real model's layer weights stay in the file: dormant (their shape, no
  * numbers) in the lesson and in a computation once it is made, the file's
- * numbers (transposed: nn.Linear's [out, in]) when a reader asks for them.
+ * numbers (transposed: nn.Linear's [out, in]) when a reader asks for them;
+ * shared by a copy, made a layer's own doubles by an edit.
  */
 static void a_models_layer_weights_stay_in_the_file(void **state)
 {
@@ -230,6 +231,20 @@ static void a_models_layer_weights_stay_in_the_file(void **state)
 	assert_true(MAT_AT(*wq, 5, 2) == matview_at(&lp->file[LP_FILE_W_Q], 2, 5));
 	assert_non_null(attn_weights(a->next)->block.W_2.a);
 	attn_free(a);
+	/* a copy shares the views, its matrices dormant too; an edit's walk makes the layer's its own */
+	Lesson *copy = lesson_clone(l);
+	assert_non_null(copy);
+	const LayerParams *cp = lesson_layer_params_const(copy, 1);
+	assert_ptr_equal(cp->file[LP_FILE_W_Q].data, lp->file[LP_FILE_W_Q].data);
+	assert_null(cp->W_q.a);
+	Mat *w = lesson_walk_matrix(copy, 1, AM_W_Q);
+	assert_non_null(w);
+	assert_non_null(w->a);
+	assert_int_equal(cp->files, 0);
+	assert_true(MAT_AT(*w, 5, 2) == matview_at(&lp->file[LP_FILE_W_Q], 2, 5));
+	assert_non_null(cp->block.W_1.a);
+	lesson_free(copy);
+	assert_null(lp->W_q.a); /* the lesson's own still in the file */
 	lesson_free(l);
 	free(dir);
 }
