@@ -154,6 +154,101 @@ static void dot_rows_are_the_bits_of_rows_then_dot4(void **state)
 		}
 }
 
+/*
+ * A product read from the file's numbers (a decoding step on a real model's
+ * layer weights) is mat_mul's on the transpose made doubles, bit for bit:
+ * every dtype, 519 terms (two blocks of 256 and 7 more: 4 and a tail of 3),
+ * 45 columns (the 16-wide path twice, the 8-wide once, 5 one at a time);
+ * and the transpose made doubles, of any sides and of multiples of 4.
+ */
+static void file_products_are_the_bits_of_mat_mul(void **state)
+{
+	static const MatDtype dtypes[] = { MAT_BF16, MAT_F32, MAT_F16, MAT_F64 };
+	enum { C = 45, K = 519, R = 3 };
+	static unsigned char bytes[C * K * 8];
+	static double x[R * K], got[R * C], want_c[R * C];
+	uint64_t r = 0x2545f4914f6cdd1du;
+	(void)state;
+	for (int i = 0; i < R * K; i++)
+		x[i] = (i % 7 - 3) * 0.21 + i * 1e-4;
+	for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+		const int size = mat_dtype_size(dtypes[d]);
+		MatView v;
+		Mat w = { 0 };
+		for (size_t i = 0; i < (size_t)C * K * (size_t)size; i++) {
+			r = r * 6364136223846793005u + 1442695040888963407u;
+			bytes[i] = (unsigned char)(r >> 56);
+			if (i % (size_t)size == (size_t)size - 1) /* a number near ±1 */
+				bytes[i] = (unsigned char)((bytes[i] & 0x80) | 0x3f);
+		}
+		assert_int_equal(matview_copy_of(&v, dtypes[d], C, K, bytes), 0);
+		assert_int_equal(matview_to_mat(&v, 1, &w), 0);
+		assert_int_equal(w.rows, K);
+		assert_int_equal(w.cols, C);
+		assert_true(MAT_AT(w, 300, 40) == matview_at(&v, 40, 300));
+		mat_mul_view(R, K, C, x, K, w.a, C, 0, want_c, C, 0);
+		assert_int_equal(matview_mul_t(&v, R, x, K, got, C), 0);
+		assert_memory_equal(got, want_c, sizeof got);
+		mat_free(&w);
+		matview_free(&v);
+		/* sides of multiples of 4: the transpose in 4 × 4 tiles */
+		assert_int_equal(matview_copy_of(&v, dtypes[d], 44, 516, bytes), 0);
+		assert_int_equal(matview_to_mat(&v, 1, &w), 0);
+		for (int i = 0; i < 44; i++)
+			for (int j = 0; j < 516; j++) {
+				const double f = matview_at(&v, i, j);
+				assert_memory_equal(&MAT_AT(w, j, i), &f, sizeof f);
+			}
+		mat_free(&w);
+		matview_free(&v);
+	}
+}
+
+/*
+ * A real model's layer weights stay in the file: dormant (their shape, no
+ * numbers) in the lesson and in a computation once it is made, the file's
+ * numbers (transposed: nn.Linear's [out, in]) when a reader asks for them;
+ * shared by a copy, made a layer's own doubles by an edit.
+ */
+static void a_models_layer_weights_stay_in_the_file(void **state)
+{
+	static const long long ids[] = { 0, 4, 8 };
+	const ImportPrompt p = { .ids = ids, .n = 3 };
+	char *dir = path_of("tests/models/llama_tied_bf16"), *err = NULL;
+	Lesson *l = import_model(dir, &p, &err);
+	(void)state;
+	assert_null(err);
+	assert_non_null(l);
+	const LayerParams *lp = lesson_layer_params_const(l, 1);
+	assert_int_equal(lp->files, (1u << LP_FILE_COUNT) - 1);
+	assert_null(lp->W_q.a);
+	assert_int_equal(lp->W_q.rows, 24);
+	assert_int_equal(lp->file[LP_FILE_W_Q].dtype, MAT_BF16);
+	Attn *a = compute_all(l);
+	assert_null(a->next->lp.W_q.a); /* dropped after its computation */
+	const Mat *wq = attn_matrix(a->next, AM_W_Q, 0);
+	assert_non_null(wq);
+	assert_true(MAT_AT(*wq, 5, 2) == matview_at(&lp->file[LP_FILE_W_Q], 2, 5));
+	assert_non_null(attn_weights(a->next)->block.W_2.a);
+	attn_free(a);
+	/* a copy shares the views, its matrices dormant too; an edit's walk makes the layer's its own */
+	Lesson *copy = lesson_clone(l);
+	assert_non_null(copy);
+	const LayerParams *cp = lesson_layer_params_const(copy, 1);
+	assert_ptr_equal(cp->file[LP_FILE_W_Q].data, lp->file[LP_FILE_W_Q].data);
+	assert_null(cp->W_q.a);
+	Mat *w = lesson_walk_matrix(copy, 1, AM_W_Q);
+	assert_non_null(w);
+	assert_non_null(w->a);
+	assert_int_equal(cp->files, 0);
+	assert_true(MAT_AT(*w, 5, 2) == matview_at(&lp->file[LP_FILE_W_Q], 2, 5));
+	assert_non_null(cp->block.W_1.a);
+	lesson_free(copy);
+	assert_null(lp->W_q.a); /* the lesson's own still in the file */
+	lesson_free(l);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +257,8 @@ int main(void)
 		cmocka_unit_test(each_dtype_reads_its_width),
 		cmocka_unit_test(a_models_head_is_not_made_doubles_to_compute),
 		cmocka_unit_test(dot_rows_are_the_bits_of_rows_then_dot4),
+		cmocka_unit_test(file_products_are_the_bits_of_mat_mul),
+		cmocka_unit_test(a_models_layer_weights_stay_in_the_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,10 @@ void sn_point_layer(Session *s)
 	}
 	s->compare_attn = walk_link(s->compare_model, nenc, s->layer);
 	s->prev_attn = walk_link(s->prev_model, nenc, s->layer);
+	/* a real model's layer weights are doubles for the layer shown only (model.h: LayerParams.file) */
+	for (Attn *a = s->model; a != NULL; a = a->next)
+		if (a != s->attn)
+			attn_weights_drop(a);
 }
 
 /* One step per stage present in each layer, or the lesson's own steps. Texts stay owned by the lesson. */

@@ -581,6 +581,7 @@ static void restore_kept(Attn *first, Attn *before, const Lesson *l)
 		}
 		/* the model it read, its input rows the layer before's output: those are the kept numbers now */
 		a->cfg = k->cfg;
+		attn_weights_drop(a); /* a real model's weights made since: a's own, freed (the kept lp's are dormant) */
 		a->lp = k->lp;
 		if (prev != NULL)
 			a->cfg.input = *attn_layer_output(prev);

@@ -204,6 +204,10 @@ int mat_alloc_whole(Mat *m, int rows, int cols)
 
 int mat_copy(Mat *dst, const Mat *src)
 {
+	if (src->a == NULL && !mat_empty(src)) { /* a dormant one (model.h: a real model's weights in its file): its shape */
+		*dst = *src;
+		return 0;
+	}
 	if (mat_alloc_whole(dst, src->rows, src->cols) != 0)
 		return -1;
 	if (dst->a != NULL)

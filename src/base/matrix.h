@@ -27,7 +27,7 @@ int mat_alloc(Mat *m, int rows, int cols);
  */
 int mat_alloc_whole(Mat *m, int rows, int cols);
 void mat_free(Mat *m);
-/* Deep copy; dst is overwritten (not freed first). Returns 0 or -1. */
+/* Deep copy; dst is overwritten (not freed first); a dormant src (rows and cols, no numbers: model.h, LayerParams.file) gives a dormant dst. Returns 0 or -1. */
 int mat_copy(Mat *dst, const Mat *src);
 int mat_empty(const Mat *m);
 

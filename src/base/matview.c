@@ -276,3 +276,199 @@ const Mat *matview_doubles(const MatView *v)
 	pthread_mutex_unlock(&s->lock);
 	return m;
 }
+
+#ifdef MATVIEW_AVX2
+/* Four BF16 or F32 numbers at p as doubles. */
+__attribute__((target("avx2"))) static inline __m256d load4(const unsigned char *p, int bf16)
+{
+	if (bf16)
+		return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p)), 16)));
+	return _mm256_cvtps_pd(_mm_loadu_ps((const float *)(const void *)p));
+}
+
+/*
+ * dot8_block for sixteen rows j0 … j0 + 15, BF16 or F32: four rows a
+ * register, each lane one row's chain (four of them side by side), its terms
+ * added in the order of t (a 4 × 4 transpose turns four numbers of each row
+ * into one register a term), a multiply then an add, never fused.
+ */
+__attribute__((target("avx2"))) static void dot16_avx2(const MatView *v, int j0, int t0, int kc, const double *a, double *s)
+{
+	const int bf16 = v->dtype == MAT_BF16;
+	const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size;
+	const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;
+	__m256d acc[4] = { _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd() };
+	int t = 0;
+
+	for (; t + 4 <= kc; t += 4, p += 4 * size) {
+		const __m256d x0 = _mm256_set1_pd(a[t0 + t]), x1 = _mm256_set1_pd(a[t0 + t + 1]);
+		const __m256d x2 = _mm256_set1_pd(a[t0 + t + 2]), x3 = _mm256_set1_pd(a[t0 + t + 3]);
+		for (int g = 0; g < 4; g++) {
+			const unsigned char *q = p + (size_t)(4 * g) * row;
+			const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),
+			              r3 = load4(q + 3 * row, bf16);
+			const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);
+			const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);
+			__m256d s_ = acc[g];
+			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x0, _mm256_permute2f128_pd(u0, u2, 0x20)));
+			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x1, _mm256_permute2f128_pd(u1, u3, 0x20)));
+			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x2, _mm256_permute2f128_pd(u0, u2, 0x31)));
+			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x3, _mm256_permute2f128_pd(u1, u3, 0x31)));
+			acc[g] = s_;
+		}
+	}
+	for (int g = 0; g < 4; g++)
+		_mm256_storeu_pd(s + 4 * g, acc[g]);
+	for (; t < kc; t++, p += size) /* the last terms, each row's chain on */
+		for (int q = 0; q < 16; q++)
+			s[q] += a[t0 + t] * mat_dtype_value(v->dtype, p + (size_t)q * row);
+}
+#endif
+
+#ifdef MATVIEW_AVX2
+/* The transpose of v (BF16 or F32, rows and cols multiples of 4) into out: 4 × 4 tiles turned in registers. */
+__attribute__((target("avx2"))) static void transpose_avx2(const MatView *v, double *out)
+{
+	const int bf16 = v->dtype == MAT_BF16;
+	const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size, rows = (size_t)v->rows;
+
+	for (int j = 0; j < v->cols; j += 4) /* out's rows written along, v read down four columns */
+		for (int i = 0; i < v->rows; i += 4) {
+			const unsigned char *q = v->data + (size_t)i * row + (size_t)j * size;
+			const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),
+			              r3 = load4(q + 3 * row, bf16);
+			const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);
+			const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);
+			double *o = out + (size_t)j * rows + (size_t)i;
+			_mm256_storeu_pd(o, _mm256_permute2f128_pd(u0, u2, 0x20));
+			_mm256_storeu_pd(o + rows, _mm256_permute2f128_pd(u1, u3, 0x20));
+			_mm256_storeu_pd(o + 2 * rows, _mm256_permute2f128_pd(u0, u2, 0x31));
+			_mm256_storeu_pd(o + 3 * rows, _mm256_permute2f128_pd(u1, u3, 0x31));
+		}
+}
+#endif
+
+int matview_to_mat(const MatView *v, int transpose, Mat *out)
+{
+	enum { BLOCK = 16 }; /* rows made doubles at a time, then written down the columns (transpose) */
+	double *buf;
+
+	if (mat_alloc_whole(out, transpose ? v->cols : v->rows, transpose ? v->rows : v->cols) != 0)
+		return -1;
+	if (!transpose) {
+		matview_rows(v, 0, v->rows, out->a);
+		return 0;
+	}
+#ifdef MATVIEW_AVX2
+	if ((v->dtype == MAT_BF16 || v->dtype == MAT_F32) && v->rows % 4 == 0 && v->cols % 4 == 0 &&
+	    __builtin_cpu_supports("avx2")) {
+		transpose_avx2(v, out->a);
+		return 0;
+	}
+#endif
+	if ((buf = malloc((size_t)BLOCK * (size_t)(v->cols > 0 ? v->cols : 1) * sizeof *buf)) == NULL) {
+		mat_free(out);
+		return -1;
+	}
+	for (int r0 = 0; r0 < v->rows; r0 += BLOCK) {
+		const int count = v->rows - r0 < BLOCK ? v->rows - r0 : BLOCK;
+		matview_rows(v, r0, count, buf);
+		for (int j = 0; j < v->cols; j++)
+			for (int k = 0; k < count; k++)
+				out->a[(size_t)j * (size_t)v->rows + (size_t)(r0 + k)] = buf[(size_t)k * (size_t)v->cols + (size_t)j];
+	}
+	free(buf);
+	return 0;
+}
+
+/* The BF16 number at q as a double, exactly. */
+static inline double bf16_at(const unsigned char *q)
+{
+	const uint32_t w = (uint32_t)(q[0] | q[1] << 8) << 16;
+	float f;
+
+	memcpy(&f, &w, sizeof f);
+	return f;
+}
+
+/*
+ * Rows j0 … j0 + 7 of v (BF16 or F32 as a float's bits, else through
+ * mat_dtype_value) against a over terms [t0, t0 + kc): eight chains of adds
+ * side by side, each in the order of t from 0, each product rounded.
+ */
+static void dot8_block(const MatView *v, int j0, int t0, int kc, const double *a, double *s)
+{
+	const size_t size = (size_t)mat_dtype_size(v->dtype), row = (size_t)v->cols * size;
+	const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;
+	double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+
+	if (v->dtype == MAT_BF16) {
+		for (int t = 0; t < kc; t++, p += 2) {
+			const double x = a[t0 + t];
+			s0 += x * bf16_at(p);
+			s1 += x * bf16_at(p + row);
+			s2 += x * bf16_at(p + 2 * row);
+			s3 += x * bf16_at(p + 3 * row);
+			s4 += x * bf16_at(p + 4 * row);
+			s5 += x * bf16_at(p + 5 * row);
+			s6 += x * bf16_at(p + 6 * row);
+			s7 += x * bf16_at(p + 7 * row);
+		}
+	} else {
+		for (int t = 0; t < kc; t++, p += size) {
+			const double x = a[t0 + t];
+			s0 += x * mat_dtype_value(v->dtype, p);
+			s1 += x * mat_dtype_value(v->dtype, p + row);
+			s2 += x * mat_dtype_value(v->dtype, p + 2 * row);
+			s3 += x * mat_dtype_value(v->dtype, p + 3 * row);
+			s4 += x * mat_dtype_value(v->dtype, p + 4 * row);
+			s5 += x * mat_dtype_value(v->dtype, p + 5 * row);
+			s6 += x * mat_dtype_value(v->dtype, p + 6 * row);
+			s7 += x * mat_dtype_value(v->dtype, p + 7 * row);
+		}
+	}
+	s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3, s[4] = s4, s[5] = s5, s[6] = s6, s[7] = s7;
+}
+
+
+int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *C, size_t ldc)
+{
+	enum { KB = 256 }; /* mat_mul's blocks of terms (matrix.h): part of the result */
+	const int k = v->cols, c = v->rows;
+	int bad = 0;
+
+	for (int i = 0; i < r; i++) {
+		const double *a = A + (size_t)i * lda;
+		double *out = C + (size_t)i * ldc;
+		for (int t0 = 0; t0 < k || t0 == 0; t0 += KB) {
+			const int kc = k - t0 < KB ? k - t0 : KB;
+			int j = 0;
+#ifdef MATVIEW_AVX2
+			if ((v->dtype == MAT_BF16 || v->dtype == MAT_F32) && __builtin_cpu_supports("avx2"))
+				for (; j + 16 <= c; j += 16) {
+					double s[16];
+					dot16_avx2(v, j, t0, kc, a, s);
+					for (int q = 0; q < 16; q++)
+						out[j + q] = t0 == 0 ? s[q] : out[j + q] + s[q];
+				}
+#endif
+			for (; j + 8 <= c; j += 8) {
+				double s[8];
+				dot8_block(v, j, t0, kc, a, s);
+				for (int q = 0; q < 8; q++)
+					out[j + q] = t0 == 0 ? s[q] : out[j + q] + s[q];
+			}
+			for (; j < c; j++) {
+				double sum = 0.0;
+				for (int t = t0; t < t0 + kc; t++)
+					sum += a[t] * matview_at(v, j, t);
+				out[j] = t0 == 0 ? sum : out[j] + sum;
+			}
+			if (k <= 0)
+				break;
+		}
+		for (int j = 0; j < c; j++)
+			bad |= !isfinite(out[j]);
+	}
+	return bad;
+}

@@ -73,8 +73,25 @@ double mat_dot4(const double *x, const double *b, int d);
  * 0, or -1 out of memory (out not written).
  */
 int matview_dot_rows(const MatView *v, int r0, int count, const double *x, double *out);
+/*
+ * C (r × v.rows, row stride ldc) = A (r × v.cols, row stride lda) · vᵀ,
+ * each cell summed as mat_mul sums it (matrix.h: blocks of 256 terms, each
+ * from 0 in the order of t, every product rounded, the blocks added in
+ * order), the numbers made doubles as they are read: the bits of mat_mul
+ * on matview_to_mat(v, 1) without those doubles (a decoding step reads a real
+ * model's layer weights from the file, model.h: LayerParams.file).
+ * 1 when a cell it wrote is not a finite number, else 0.
+ */
+int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *C, size_t ldc);
 /* Cell (i, j). */
 double matview_at(const MatView *v, int i, int j);
+/*
+ * The matrix (transpose 0) or its transpose (1) as doubles of out's own
+ * (mat_alloc_whole; out's old contents not freed): a real model's layer
+ * weights, nn.Linear's [out, in] made attnviz's d_in × d_out when a layer is
+ * computed (model.h: LayerParams.file). 0, or -1 out of memory (out empty).
+ */
+int matview_to_mat(const MatView *v, int transpose, Mat *out);
 /* The whole matrix as doubles, made on the first call and shared by every reference; NULL out of memory. */
 const Mat *matview_doubles(const MatView *v);
 

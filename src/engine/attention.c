@@ -784,14 +784,29 @@ static void pass_norm2_pre(Attn *a, const ModelConfig *cfg, const LayerParams *l
 	          &lp->block.ln2_beta);
 }
 
+int attn_mul_param(int r, const double *A, size_t lda, const LayerParams *lp, const Mat *W, double *C, size_t ldc)
+{
+	for (int k = 0; W->a == NULL && k < LP_FILE_COUNT; k++)
+		if ((lp->files >> k & 1) && layer_params_file_mat((LayerParams *)lp, k) == W)
+			return matview_mul_t(&lp->file[k], r, A, lda, C, ldc);
+	return mat_mul_view(r, W->rows, W->cols, A, lda, W->a, (size_t)W->cols, 0, C, ldc, 0);
+}
+
+/* The product x·W of a block's weight into out (rows × W.cols), whatever W is kept in (attn_mul_param). */
+static void mul_weight(const Mat *x, const LayerParams *lp, const Mat *W, Mat *out)
+{
+	if (out->a != NULL)
+		(void)attn_mul_param(x->rows, x->a, (size_t)x->cols, lp, W, out->a, (size_t)out->cols);
+}
+
 /* ffn_hidden (n × d_ff) = x·W_1 + b_1 (SwiGLU: also ffn_gate = x·W_3 + b_3), every row on its own. */
 static void pass_ffn_hidden(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	(void)cfg;
-	mat_mul(attn_ffn_input(a), &lp->block.W_1, &a->ffn_hidden);
+	mul_weight(attn_ffn_input(a), lp, &lp->block.W_1, &a->ffn_hidden);
 	add_bias(&a->ffn_hidden, &lp->block.b_1);
 	if (lp->block.activation == ACT_SWIGLU) {
-		mat_mul(attn_ffn_input(a), &lp->block.W_3, &a->ffn_gate);
+		mul_weight(attn_ffn_input(a), lp, &lp->block.W_3, &a->ffn_gate);
 		add_bias(&a->ffn_gate, &lp->block.b_3);
 	}
 }
@@ -817,7 +832,7 @@ static void pass_activation(Attn *a, const ModelConfig *cfg, const LayerParams *
 static void pass_ffn_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	(void)cfg;
-	mat_mul(&a->ffn_act, &lp->block.W_2, &a->ffn_out);
+	mul_weight(&a->ffn_act, lp, &lp->block.W_2, &a->ffn_out);
 	add_bias(&a->ffn_out, &lp->block.b_2);
 }
 

@@ -104,6 +104,12 @@ typedef struct Attn {
 	ModelConfig cfg;
 	LayerParams lp;
 	/*
+	 * A real model's layer weights kept in its file (model.h: LayerParams.file):
+	 * the bits of lp's file-kept matrices this computation made doubles of
+	 * its own (attn_weights_make; freed by attn_weights_drop and attn_free).
+	 */
+	unsigned file_made;
+	/*
 	 * Borrowed: the whole lesson the computation was computed from. Not its
 	 * model (that is cfg and lp): the course around it, which the model
 	 * does not hold — its steps (attn_check_quiz_answers), its "compare"
@@ -232,8 +238,26 @@ static inline const ModelConfig *attn_config(const Attn *a)
 {
 	return &a->cfg;
 }
+/*
+ * A real model's weights (model.h: LayerParams.file) are doubles only while a
+ * layer is computed and when something reads them after: lp's file-kept
+ * matrices made a's own doubles (0, or -1 out of memory: those not made stay
+ * dormant, rows and cols without numbers), and dropped again. The engine
+ * makes a layer's before its passes and drops them after; attn_weights makes
+ * them for a reader of their numbers (explain, the panes, --dump-weights,
+ * generate), attn_params not (shapes and settings).
+ */
+int attn_weights_make(Attn *a);
+void attn_weights_drop(Attn *a);
 static inline const LayerParams *attn_params(const Attn *a)
 {
+	return &a->lp;
+}
+/* attn_params for a reader of the weights' numbers: a real model's file-kept ones made first (attn_weights_make). */
+static inline const LayerParams *attn_weights(const Attn *a)
+{
+	if (a->lp.files & ~a->file_made)
+		(void)attn_weights_make((Attn *)a); /* a computation's own copy of the model, never a const object */
 	return &a->lp;
 }
 

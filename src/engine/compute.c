@@ -15,6 +15,7 @@
 #include "base/ttyguard.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +327,17 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 	}
 }
 
+/* The file slot (model.h: LP_FILE_W_Q …) of given matrix w, or -1. */
+static int file_slot(AttnMatrix w)
+{
+	static const AttnMatrix slot[LP_FILE_COUNT] = { AM_W_Q, AM_W_K, AM_W_V, AM_W_O, AM_W_1, AM_W_3, AM_W_2 };
+
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		if (slot[k] == w)
+			return k;
+	return -1;
+}
+
 /*
  * The message for the first cell that is not a finite number among the
  * matrices marked in only (all: NULL); NULL when none. The passes noted
@@ -342,8 +354,12 @@ static char *overflow_error(Attn *a, const unsigned char *only)
 	for (int g = 0; !suspect && g < AM_COUNT; g++)
 		for (int h = 0; !suspect && (matrix_kinds[g].flags & (MF_GIVEN | MF_GRAD)) && (only == NULL || only[g]) &&
 		                h < (matrix_per_head((AttnMatrix)g) ? a->heads : 1); h++) {
-			/* a real model's unembedding is not made doubles here: one number not finite in it makes its logits so */
-			const Mat *m = g == AM_UNEMBED && !matview_empty(&a->cfg.unembed_view) ? NULL : attn_matrix(a, (AttnMatrix)g, h);
+			/* a real model's unembedding and layer weights kept in the file are not looked over: one number not
+			 * finite in them makes their products so */
+			const int k = file_slot((AttnMatrix)g);
+			const Mat *m = (g == AM_UNEMBED && !matview_empty(&a->cfg.unembed_view)) || (k >= 0 && (a->lp.files >> k & 1))
+			                   ? NULL
+			                   : attn_matrix(a, (AttnMatrix)g, h);
 			suspect = m != NULL && mat_nonfinite(m->a, (size_t)m->rows * (size_t)m->cols);
 		}
 	found = suspect && find_overflow(a, only, &w, &oh, &i, &j);
@@ -367,9 +383,12 @@ static Attn *compute_one(Attn *a, char **err)
 {
 	const ModelConfig *c = &a->cfg;
 	const LayerParams *p = &a->lp;
-	const char *fault = shape_fault(c, p), *unmapped = attn_storage_fault();
+	const char *fault, *unmapped = attn_storage_fault();
 
 	*err = NULL;
+	if (attn_weights_make(a) != 0) /* a real model's layer weights as doubles, for the passes (dropped after) */
+		goto oom;
+	fault = shape_fault(c, p);
 	if (unmapped != NULL || (unmapped = attn_grad_storage_fault()) != NULL) {
 		*err = str_printf("cannot compute: the catalogue's matrix %s has no storage in the engine (attention.c, "
 		                  "matrices.c: its field tables); nothing was computed", unmapped);
@@ -526,6 +545,7 @@ static Attn *compute_chain(const Lesson *top, const Model *l, char **err)
 			}
 			return NULL;
 		}
+		attn_weights_drop(a); /* a real model's layer weights: doubles again when something reads them */
 		input = attn_layer_output(a);
 		dec_input = mat_empty(&a->dec_layer_out) ? NULL : &a->dec_layer_out;
 		link = &a->next;
@@ -597,8 +617,20 @@ static Attn *keep_link(const Attn *a)
 	k->nlayers = a->nlayers;
 	k->cfg = a->cfg;
 	k->lp = a->lp;
+	layer_params_dormant(&k->lp); /* a's doubles of a real model's weights are a's: made again when read */
 	k->top = a->top;
 	return k;
+}
+
+/*
+ * Given matrix w the same in x as in y because both keep it in the same file
+ * (model.h: LayerParams.file): unchanged without a number read.
+ */
+static int same_file(const LayerParams *x, const LayerParams *y, AttnMatrix w)
+{
+	const int k = file_slot(w);
+
+	return k >= 0 && (x->files >> k & 1) && (y->files >> k & 1) && x->file[k].shared == y->file[k].shared;
 }
 
 static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
@@ -625,6 +657,11 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 		layer_model(&l->model, a->layer, a->layer == 0 ? &l->cfg.input : attn_layer_output(prev), NULL, &vc, &vp);
 		if (!same_settings(&a->cfg, &a->lp, &vc, &vp))
 			return 1;
+		/* a real model's weight an edit made the model's own: the numbers it had, to compare with */
+		if (vp.files != a->lp.files && attn_weights_make(a) != 0) {
+			*err = str_printf("out of memory computing the lesson");
+			return -1;
+		}
 	}
 	/*
 	 * Twice when copies are asked for: first only counting the numbers the
@@ -636,7 +673,9 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 		for (a = first, prev = NULL; a != NULL; prev = a, a = a->next) {
 			/* the model it computed from, and (pass 0) the one it would compute from now */
 			const ModelConfig old_c = a->cfg;
-			const LayerParams old_p = a->lp;
+			LayerParams old_p = a->lp;
+			const unsigned old_made = a->file_made;
+			int any = 0;
 			ModelConfig plan_c;
 			LayerParams plan_p;
 			Attn *ka = NULL;
@@ -655,12 +694,25 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 			/* what changed: the given matrices whose bits differ; a later layer's input when the one before changed */
 			memset(changed, 0, sizeof changed);
 			for (int w = 0; w < AM_COUNT; w++)
-				if (matrix_kinds[w].flags & MF_GIVEN)
+				if (matrix_kinds[w].flags & MF_GIVEN) {
 					changed[w] = a->layer > 0 && w == AM_INPUT
 					                 ? prev_changed
-					                 : !attn_same_bits(lesson_model_matrix(&old_c, &old_p, (AttnMatrix)w),
-					                              pass == 0 ? lesson_model_matrix(&plan_c, &plan_p, (AttnMatrix)w)
-					                                        : lesson_model_matrix(&a->cfg, &a->lp, (AttnMatrix)w));
+					                 : !same_file(&old_p, pass == 0 ? &plan_p : &a->lp, (AttnMatrix)w) &&
+					                       !attn_same_bits(lesson_model_matrix(&old_c, &old_p, (AttnMatrix)w),
+					                                       pass == 0 ? lesson_model_matrix(&plan_c, &plan_p, (AttnMatrix)w)
+					                                                 : lesson_model_matrix(&a->cfg, &a->lp, (AttnMatrix)w));
+					any |= changed[w];
+				}
+			/* a real model's weights: the doubles a made before freed; made again for the passes that run */
+			if (pass == 1) {
+				layer_params_unmake(&old_p, old_made);
+				a->file_made = 0;
+				if (any && attn_weights_make(a) != 0) {
+					*err = str_printf("out of memory computing the lesson");
+					keep_drop(&k);
+					return -1;
+				}
+			}
 			a->nonfinite = 0;
 			a->failed = 0;
 			run_passes(a, pass == 0 ? &plan_c : &a->cfg, pass == 0 ? &plan_p : &a->lp, changed, &k, k.first != NULL ? ka : NULL,
@@ -682,6 +734,8 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 				keep_drop(&k);
 				return -1;
 			}
+			if (pass == 1)
+				attn_weights_drop(a);
 		}
 	}
 	if (l->cfg.backward != BACKWARD_NONE) {
@@ -749,10 +803,31 @@ int attn_check_quiz_answers(const Attn *a, char **err)
 }
 
 
+static pthread_mutex_t weights_lock = PTHREAD_MUTEX_INITIALIZER; /* a view's thread may read while another makes */
+
+int attn_weights_make(Attn *a)
+{
+	int r;
+
+	pthread_mutex_lock(&weights_lock);
+	r = layer_params_make(&a->lp, &a->file_made);
+	pthread_mutex_unlock(&weights_lock);
+	return r;
+}
+
+void attn_weights_drop(Attn *a)
+{
+	pthread_mutex_lock(&weights_lock);
+	layer_params_unmake(&a->lp, a->file_made);
+	a->file_made = 0;
+	pthread_mutex_unlock(&weights_lock);
+}
+
 void attn_free(Attn *a)
 {
 	if (a == NULL)
 		return;
+	attn_weights_drop(a);
 	attn_free(a->next);
 	attn_free(a->encoder);
 	attn_grad_free(a->grad, a->heads);

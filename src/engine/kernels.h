@@ -67,6 +67,13 @@ const Mat *attn_ffn_input(const Attn *a);
 double *attn_scratch_row(Attn *a, int m);
 /* x and y hold the same bits (two empty matrices do): compute.c, for what attn_update compares. */
 int attn_same_bits(const Mat *x, const Mat *y);
+/*
+ * C (r × W.cols, row stride ldc) = A (r × W.rows, row stride lda) · W, W one
+ * of lp's matrices: mat_mul_view on its doubles, or, a real model's weight
+ * left in its file (dormant: model.h, LayerParams.file), matview_mul_t on the
+ * file's numbers: the same bits. 1 when a cell is not finite, else 0.
+ */
+int attn_mul_param(int r, const double *A, size_t lda, const LayerParams *lp, const Mat *W, double *C, size_t ldc);
 /* The derived matrices made so far no longer hold (scores or the mask are remade); their buffers stay. */
 void attn_derived_forget(Attn *a);
 

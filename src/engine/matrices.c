@@ -47,7 +47,7 @@ const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 	} else if (which == AM_UNEMBED && !matview_empty(&attn_config(a)->unembed_view))
 		return matview_doubles(&attn_config(a)->unembed_view); /* a real model's, made doubles when first shown */
 	else if (matrix_kinds[which].flags & MF_GIVEN)
-		m = lesson_model_matrix(attn_config(a), attn_params(a), which);
+		m = lesson_model_matrix(attn_config(a), attn_weights(a), which);
 	else if ((m = attn_slot_const(a, which, h)) == NULL)
 		return NULL;
 	else if (attn_derived(which) && mat_empty(m))

@@ -559,7 +559,7 @@ static int add_head_scores(cJSON *o, const Attn *a)
 static cJSON *dump_layer(const Attn *a)
 {
 	const ModelConfig *cfg = attn_config(a);
-	const LayerParams *lp = attn_params(a);
+	const LayerParams *lp = dump_weights ? attn_weights(a) : attn_params(a); /* a real model's weights made doubles to be written */
 	const Block *b = &lp->block;
 	cJSON *o = cJSON_CreateObject(), *at;
 	static const struct { const char *key; AttnMatrix m; } params[] = {

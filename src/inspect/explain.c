@@ -200,7 +200,7 @@ static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h
 static void explain_project(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const ModelConfig *cfg = attn_config(a);
-	const LayerParams *lp = attn_params(a);
+	const LayerParams *lp = attn_weights(a);
 	const int q = which == AM_Q;
 	const Mat *W = q ? &lp->W_q : which == AM_K ? &lp->W_k : &lp->W_v;
 	const int width = matrix_kinds[which].head_cols == DIM_DK ? lp->d_k : lp->d_v;
@@ -310,7 +310,7 @@ static void explain_concat(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 
 static void explain_output(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const LayerParams *lp = attn_params(a);
+	const LayerParams *lp = attn_weights(a);
 
 	(void)which, (void)h;
 	if (mat_empty(&lp->W_o))
@@ -413,7 +413,7 @@ static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 /* ffn_hidden, ffn_gate: a row of the FFN's input times a column of W_1 (W_3), plus the bias. */
 static void explain_ffn_hidden(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Block *bl = &attn_params(a)->block;
+	const Block *bl = &attn_weights(a)->block;
 	const int gate = which == AM_FFN_GATE;
 	const Mat *in = bl->norm == NORM_POST ? &a->norm1 : bl->norm == NORM_PRE ? &a->norm2 : &a->residual1;
 	const Mat *W = gate ? &bl->W_3 : &bl->W_1;
@@ -456,7 +456,7 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 
 static void explain_ffn_out(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
-	const Block *bl = &attn_params(a)->block;
+	const Block *bl = &attn_weights(a)->block;
 	const double sum = explain_product(b, &a->ffn_act, i, &bl->W_2, j, utf8, "ffn_act", "W_2");
 
 	(void)which, (void)h;

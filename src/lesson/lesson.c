@@ -255,6 +255,9 @@ Mat *lesson_walk_matrix(Lesson *l, int k, AttnMatrix which)
 
 	if (which == AM_SOURCE_INPUT) /* the lesson's source */
 		return lesson_matrix(l, which);
+	/* a real model's weight kept in its file becomes the model's own doubles, to be written (model.h) */
+	if (which != AM_INPUT && stk != NULL && layer_params_own(model_layer_params(stk, i)) != 0)
+		return NULL;
 	/* its stack's X; a layer's own parameters */
 	return lesson_model_given(stk, which == AM_INPUT ? -1 : i, which);
 }

@@ -163,7 +163,7 @@ Mat *lesson_matrix(Lesson *l, AttnMatrix which);
  * model without layers, else layer i's (its parameters and own source;
  * NULL for a shared setting's). lesson_walk_matrix: the one walk layer k
  * shows, as an edit changes it (a layer's own, its stack's X, the lesson's
- * source), or NULL.
+ * source), or NULL; a real model's layer weights kept in its file become its own doubles first (model.h: layer_params_own; NULL out of memory).
  */
 Mat *lesson_model_given(Model *m, int i, AttnMatrix which);
 Mat *lesson_walk_matrix(Lesson *l, int k, AttnMatrix which);

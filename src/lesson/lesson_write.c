@@ -641,12 +641,49 @@ static int json_encdec_keys(cJSON *o, const Model *l, int version)
 	return json_backward(o, l);
 }
 
+/*
+ * A copy of l whose real model's weights left in the file (model.h:
+ * LayerParams.file) are doubles of its own, to be written; NULL when l has
+ * none (or out of memory: *oom set).
+ */
+static Lesson *with_file_weights(const Lesson *l, int *oom)
+{
+	Lesson *c;
+	int any = 0;
+
+	*oom = 0;
+	for (int i = 0; i < model_layers(&l->model); i++)
+		any |= model_layer_params_const(&l->model, i)->files != 0;
+	if (!any)
+		return NULL;
+	if ((c = lesson_clone(l)) == NULL) {
+		*oom = 1;
+		return NULL;
+	}
+	for (int i = 0; i < model_layers(&c->model); i++)
+		if (layer_params_own(model_layer_params(&c->model, i)) != 0) {
+			lesson_free(c);
+			*oom = 1;
+			return NULL;
+		}
+	return c;
+}
+
 char *lesson_write_json(const Lesson *l, char **err)
 {
 	cJSON *o;
 	char *s;
+	int oom;
+	Lesson *owned = with_file_weights(l, &oom);
 
 	*err = NULL;
+	if (owned != NULL || oom) {
+		s = oom ? NULL : lesson_write_json(owned, err);
+		if (oom)
+			*err = strdup("out of memory writing the lesson");
+		lesson_free(owned);
+		return s;
+	}
 	o = cJSON_CreateObject();
 	if (o == NULL || !cJSON_AddNumberToObject(o, "attnviz", l->version >= 2 ? 2 : 1) ||
 	    put_text(o, "title", &l->title) != 0 || put_text(o, "summary", &l->summary) != 0 ||

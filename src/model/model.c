@@ -289,6 +289,8 @@ void layer_params_free(LayerParams *p)
 	mat_free(&p->gdn_A_log);
 	mat_free(&p->gdn_dt_bias);
 	mat_free(&p->W_gate);
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		matview_free(&p->file[k]);
 	mla_free(&p->mla);
 	diff_free(&p->diff);
 	block_free(&p->block);
@@ -303,6 +305,8 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	dst->sinks = dst->gdn_W_a = dst->gdn_W_b = dst->gdn_A_log = dst->gdn_dt_bias = dst->W_gate = (Mat){ 0 };
 	dst->mla.W_qa = dst->mla.q_a_norm = dst->mla.W_qb = dst->mla.W_kva = dst->mla.kv_a_norm = dst->mla.W_kvb = (Mat){ 0 };
 	dst->diff.lq1 = dst->diff.lk1 = dst->diff.lq2 = dst->diff.lk2 = dst->diff.subln = (Mat){ 0 };
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		matview_share(&dst->file[k], &src->file[k]);
 	if (block_copy(&dst->block, &src->block) != 0 || mla_copy(&dst->mla, &src->mla) != 0 || diff_copy(&dst->diff, &src->diff) != 0)
 		return -1;
 	return mat_copy(&dst->W_q, &src->W_q) | mat_copy(&dst->W_k, &src->W_k) | mat_copy(&dst->W_v, &src->W_v) |
@@ -315,6 +319,60 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	       mat_copy(&dst->W_gate, &src->W_gate)
 	               ? -1
 	               : 0;
+}
+
+Mat *layer_params_file_mat(LayerParams *p, int k)
+{
+	Mat *const m[LP_FILE_COUNT] = { &p->W_q, &p->W_k, &p->W_v, &p->W_o, &p->block.W_1, &p->block.W_3, &p->block.W_2 };
+
+	return m[k];
+}
+
+int layer_params_make(LayerParams *p, unsigned *made)
+{
+	for (int k = 0; k < LP_FILE_COUNT; k++) {
+		Mat *m = layer_params_file_mat(p, k);
+		if (!(p->files >> k & 1) || m->a != NULL)
+			continue;
+		if (matview_to_mat(&p->file[k], 1, m) != 0) {
+			m->rows = p->file[k].cols, m->cols = p->file[k].rows; /* dormant still */
+			return -1;
+		}
+		*made |= 1u << k;
+	}
+	return 0;
+}
+
+void layer_params_unmake(LayerParams *p, unsigned made)
+{
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		if (made >> k & 1) {
+			Mat *m = layer_params_file_mat(p, k);
+			const int rows = m->rows, cols = m->cols;
+			mat_free(m);
+			m->rows = rows, m->cols = cols;
+		}
+}
+
+void layer_params_dormant(LayerParams *p)
+{
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		if (p->files >> k & 1)
+			layer_params_file_mat(p, k)->a = NULL;
+}
+
+int layer_params_own(LayerParams *p)
+{
+	unsigned made = 0;
+
+	if (layer_params_make(p, &made) != 0) {
+		layer_params_unmake(p, made);
+		return -1;
+	}
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		matview_free(&p->file[k]);
+	p->files = 0;
+	return 0;
 }
 
 void layer_own_free(LayerOwn *o)

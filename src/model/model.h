@@ -233,6 +233,17 @@ typedef struct DiffParams {
 } DiffParams;
 
 /*
+ * A real model's large layer weights kept in the file (issue 21, "Memory"):
+ * LayerParams.file[k] a view of the tensor as the file stores it (nn.Linear's
+ * [out, in], BF16 …) and the matrix it stands for, layer_params_file_mat(p, k)
+ * (W_q … W_2, its transpose), "dormant": its rows and cols, no numbers (a ==
+ * NULL). A computation makes its own doubles of a layer's when it needs them
+ * and drops them after (engine: attn_weights_make, attn_weights_drop); an
+ * edit makes the matrix the model's own (layer_params_own), its view gone.
+ */
+enum { LP_FILE_W_Q, LP_FILE_W_K, LP_FILE_W_V, LP_FILE_W_O, LP_FILE_W_1, LP_FILE_W_3, LP_FILE_W_2, LP_FILE_COUNT };
+
+/*
  * One layer's own parameters: its heads, weights, biases and block.
  *   h heads;  d_k = W_q.cols / h;  d_v = W_v.cols / h
  * kv_heads g: K and V have g heads; query head i reads key/value head
@@ -262,6 +273,9 @@ typedef struct LayerParams {
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;
+	/* weights kept in a real model's file (see LP_FILE_W_Q): bit k of files set when file[k] stands for its matrix */
+	unsigned files;
+	MatView file[LP_FILE_COUNT]; /* the tensor as stored ([out, in]: the matrix is its transpose) */
 } LayerParams;
 
 /*
@@ -331,6 +345,20 @@ int model_unembed_is(const ModelConfig *c, int rows, int cols);
 int model_config_copy(ModelConfig *dst, const ModelConfig *src);
 void layer_params_free(LayerParams *p);
 int layer_params_copy(LayerParams *dst, const LayerParams *src);
+/* The matrix file slot k stands for (&p->W_q … &p->block.W_2). */
+Mat *layer_params_file_mat(LayerParams *p, int k);
+/*
+ * Every dormant file-kept matrix of p made doubles (their numbers p's
+ * holder's own: *made gets the bits of those made, for layer_params_unmake).
+ * 0, or -1 out of memory (those made so far in *made).
+ */
+int layer_params_make(LayerParams *p, unsigned *made);
+/* The matrices of bits made freed, dormant again. */
+void layer_params_unmake(LayerParams *p, unsigned made);
+/* p's file-kept matrices dormant (their numbers borrowed from another holder, not freed). */
+void layer_params_dormant(LayerParams *p);
+/* Every file-kept matrix of p made p's own doubles, its view dropped (an edit). 0, or -1 out of memory. */
+int layer_params_own(LayerParams *p);
 void layer_own_free(LayerOwn *o);
 int layer_own_copy(LayerOwn *dst, const LayerOwn *src);
 void model_free(Model *m);

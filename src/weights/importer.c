@@ -63,10 +63,52 @@ static int load(const HfWeights *w, const char *name, int transpose, int rows, i
 	return 0;
 }
 
-/* The weights, closed when the last reference to a head kept in them goes (matview_of's release). */
+/* The weights, closed when the last reference to a view kept in them goes (matview_of's release). */
 static void weights_release(void *w)
 {
 	hfweights_close(w);
+}
+
+/*
+ * The open weights of the model import_model is reading, as a view of none
+ * of their numbers whose last reference closes them (weights_release):
+ * every view kept in the file (the head's, the layers' weights) holds one
+ * (kept_view), so the file stays mapped while any of them is read. Empty
+ * outside import_model (a view is then not made: the tensor is read as doubles).
+ */
+static MatView weights_anchor;
+
+static void kept_release(void *ref)
+{
+	matview_free(ref);
+	free(ref);
+}
+
+/* view: rows × cols numbers of dtype d at t's data, holding weights_anchor. 0, or -1 out of memory (view empty). */
+static int kept_view(const StTensor *t, MatDtype d, int rows, int cols, MatView *view)
+{
+	MatView *ref = malloc(sizeof *ref);
+
+	*view = (MatView){ 0 };
+	if (ref == NULL)
+		return -1;
+	matview_share(ref, &weights_anchor);
+	if (matview_of(view, d, rows, cols, t->data, kept_release, ref) != 0) {
+		kept_release(ref);
+		return -1;
+	}
+	return 0;
+}
+
+/* The dtype a view keeps t in (F64, F32, F16, BF16), or -1. */
+static int kept_dtype(const StTensor *t)
+{
+	static const StDtype kept[] = { [MAT_F64] = ST_F64, [MAT_F32] = ST_F32, [MAT_F16] = ST_F16, [MAT_BF16] = ST_BF16 };
+
+	for (int d = MAT_F64; d <= MAT_BF16; d++)
+		if (t->dtype == kept[d])
+			return d;
+	return -1;
 }
 
 /*
@@ -79,22 +121,20 @@ static void weights_release(void *w)
  */
 static int load_head(HfWeights *w, const char *name, int rows, int cols, MatView *view, Mat *out, char **err)
 {
-	static const StDtype kept[] = { [MAT_F64] = ST_F64, [MAT_F32] = ST_F32, [MAT_F16] = ST_F16, [MAT_BF16] = ST_BF16 };
 	char full[160];
 	const StTensor *t;
 
 	*err = NULL;
 	snprintf(full, sizeof full, "%s%s", w->prefix, name);
-	if ((t = hfweights_find(w, full, NULL)) != NULL && t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols)
-		for (int d = MAT_F64; d <= MAT_BF16; d++)
-			if (t->dtype == kept[d]) {
-				if (matview_of(view, (MatDtype)d, rows, cols, t->data, weights_release, w) != 0) {
-					*err = strdup(_("out of memory"));
-					return -1;
-				}
-				give_back(t);
-				return 0;
-			}
+	if (!matview_empty(&weights_anchor) && (t = hfweights_find(w, full, NULL)) != NULL && t->ndim == 2 &&
+	    t->shape[0] == rows && t->shape[1] == cols && kept_dtype(t) >= 0) {
+		if (kept_view(t, (MatDtype)kept_dtype(t), rows, cols, view) != 0) {
+			*err = strdup(_("out of memory"));
+			return -1;
+		}
+		give_back(t);
+		return 0;
+	}
 	return load(w, name, 0, rows, cols, out, err);
 }
 
@@ -106,6 +146,36 @@ static int load_layer(const HfConfig *c, const HfWeights *w, int layer, const ch
 
 	snprintf(full, sizeof full, c->arch == HF_GPT2 ? "h.%d.%s" : "model.layers.%d.%s", layer, name);
 	return load(w, full, transpose, rows, cols, out, err);
+}
+
+/*
+ * Layer i's nn.Linear weight NAME ([cols, rows] as stored) as p's rows × cols
+ * matrix of file slot k (model.h: LayerParams.file), kept in the file where
+ * its dtype and shape allow: dormant, made doubles when the layer is
+ * computed (issue 21, "Memory": 849 MB of SmolLM2-135M's layers as doubles,
+ * 28 MB at a time). Else read as doubles (load_layer, with its messages).
+ * 0, or -1 with *err.
+ */
+static int load_kept(const HfConfig *c, const HfWeights *w, int i, const char *name, int rows, int cols, LayerParams *p,
+                     int k, char **err)
+{
+	char full[160];
+	const StTensor *t;
+	Mat *m = layer_params_file_mat(p, k);
+
+	*err = NULL;
+	snprintf(full, sizeof full, "%smodel.layers.%d.%s", w->prefix, i, name);
+	if (c->arch != HF_GPT2 && !matview_empty(&weights_anchor) && (t = hfweights_find(w, full, NULL)) != NULL &&
+	    t->ndim == 2 && t->shape[0] == cols && t->shape[1] == rows && kept_dtype(t) >= 0) {
+		if (kept_view(t, (MatDtype)kept_dtype(t), cols, rows, &p->file[k]) != 0) {
+			*err = strdup(_("out of memory"));
+			return -1;
+		}
+		*m = (Mat){ rows, cols, NULL };
+		p->files |= 1u << k;
+		return 0;
+	}
+	return load_layer(c, w, i, name, 1, rows, cols, m, err);
 }
 
 /* Columns [from, from + cols) of m as a new matrix. 0, or -1 out of memory. */
@@ -250,14 +320,14 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	                                  load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln2_gamma, err))
 		return -1;
 	if (
-	    load_layer(c, w, i, "self_attn.q_proj.weight", 1, D, Q, &p->W_q, err) ||
-	    load_layer(c, w, i, "self_attn.k_proj.weight", 1, D, KV, &p->W_k, err) ||
-	    load_layer(c, w, i, "self_attn.v_proj.weight", 1, D, KV, &p->W_v, err) ||
-	    load_layer(c, w, i, "self_attn.o_proj.weight", 1, Q, D, &p->W_o, err) ||
+	    load_kept(c, w, i, "self_attn.q_proj.weight", D, Q, p, LP_FILE_W_Q, err) ||
+	    load_kept(c, w, i, "self_attn.k_proj.weight", D, KV, p, LP_FILE_W_K, err) ||
+	    load_kept(c, w, i, "self_attn.v_proj.weight", D, KV, p, LP_FILE_W_V, err) ||
+	    load_kept(c, w, i, "self_attn.o_proj.weight", Q, D, p, LP_FILE_W_O, err) ||
 	    (c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, b, err)
-	                                        : load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
-	                                              load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
-	                                              load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err)))
+	                                        : load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
+	                                              load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
+	                                              load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err)))
 		return -1;
 	if (c->qkv_bias && (load_layer(c, w, i, "self_attn.q_proj.bias", 0, 1, Q, &p->b_q, err) ||
 	                    load_layer(c, w, i, "self_attn.k_proj.bias", 0, 1, KV, &p->b_k, err) ||
@@ -568,19 +638,23 @@ Lesson *import_model(const char *dir, const ImportPrompt *p, char **err)
 	HfWeights *w;
 	Lesson *l = NULL;
 	long long *ids = NULL;
-	int n = 0, r, held = 0;
+	int n = 0;
 
 	*err = NULL;
 	if ((w = open_model(dir, &c, err)) == NULL)
 		return NULL;
+	/* the views kept in the file hold w open (weights_anchor): closed when the last of them goes */
+	if (matview_of(&weights_anchor, MAT_F64, 0, 0, NULL, weights_release, w) != 0) {
+		hfweights_close(w);
+		*err = strdup(_("out of memory"));
+		return NULL;
+	}
 	if (prompt_ids(dir, &c, p, &ids, &n, err) != 0)
 		goto fail;
 	if ((l = calloc(1, sizeof *l)) == NULL || (l->path = strdup(dir)) == NULL || set_title(l, dir) != 0)
 		goto oom;
 	l->version = 2;
-	r = model_settings(l, dir, &c, w, err);
-	held = !matview_empty(&l->cfg.unembed_view); /* the head's view holds w open: closed with the lesson */
-	if (r != 0)
+	if (model_settings(l, dir, &c, w, err) != 0)
 		goto fail;
 	if (embed(l, &c, w, ids, n, err) != 0) {
 		ids = NULL;
@@ -589,8 +663,7 @@ Lesson *import_model(const char *dir, const ImportPrompt *p, char **err)
 	ids = NULL;
 	if (layers_build(l, &c, w, err) != 0)
 		goto fail;
-	if (!held)
-		hfweights_close(w);
+	matview_free(&weights_anchor);
 	w = NULL;
 	if (lesson_validate(l, err) != 0) {
 		char *d = text_escape(dir, ""), *e = *err;
@@ -604,8 +677,8 @@ oom:
 	*err = strdup(_("out of memory"));
 fail:
 	free(ids);
-	if (!held)
-		hfweights_close(w);
+	if (w != NULL)
+		matview_free(&weights_anchor);
 	lesson_free(l);
 	return NULL;
 }

@@ -120,9 +120,9 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		arow = one->norm1.a;
 	}
 	/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
-	mat_mul_view(1, D, hdk, arow, (size_t)D, lp->W_q.a, (size_t)hdk, 0, x, (size_t)hdk, 0);
-	mat_mul_view(1, D, gdk, arow, (size_t)D, lp->W_k.a, (size_t)gdk, 0, kt, (size_t)gdk, 0);
-	mat_mul_view(1, D, gdv, arow, (size_t)D, lp->W_v.a, (size_t)gdv, 0, vt, (size_t)gdv, 0);
+	attn_mul_param(1, arow, (size_t)D, lp, &lp->W_q, x, (size_t)hdk);
+	attn_mul_param(1, arow, (size_t)D, lp, &lp->W_k, kt, (size_t)gdk);
+	attn_mul_param(1, arow, (size_t)D, lp, &lp->W_v, vt, (size_t)gdv);
 	for (int c = 0; c < hdk && !mat_empty(&lp->b_q); c++)
 		x[c] += lp->b_q.a[c];
 	for (int c = 0; c < gdk && !mat_empty(&lp->b_k); c++)
@@ -179,8 +179,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	if (mat_empty(&lp->W_o))
 		memcpy(r->output, concat, (size_t)hdv * sizeof(double));
 	else
-		mat_mul_view(1, hdv, lp->d_out, concat, (size_t)hdv, lp->W_o.a, (size_t)lp->d_out, 0, r->output,
-		             (size_t)lp->d_out, 0);
+		attn_mul_param(1, concat, (size_t)hdv, lp, &lp->W_o, r->output, (size_t)lp->d_out);
 	for (int c = 0; c < lp->d_out && !mat_empty(&lp->b_o); c++)
 		r->output[c] += lp->b_o.a[c];
 	if (one != NULL) {
@@ -477,7 +476,7 @@ int attn_gen_step(AttnGen *g, const double *x, const double **logits, const doub
 		const GenLayer *L = &g->layer[i];
 		const Attn *a = L->a;
 		const ModelConfig *cfg = attn_config(a);
-		const LayerParams *lp = attn_params(a);
+		const LayerParams *lp = attn_params(a); /* a real model's weights read from its file (attn_mul_param) */
 		const DecodeRow dr = { g->q, L->K, L->V, (size_t)a->kv_heads * (size_t)lp->d_k,
 		                       (size_t)a->kv_heads * (size_t)lp->d_v, NULL, g->hs, g->hw, g->ho, g->out,
 		                       g->layer_out, g->scratch };
