@@ -484,7 +484,8 @@ static int add_attention(cJSON *o, const Attn *a)
 {
 	return add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V) ||
 	       add_reads(o, a) ||
-	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) || add_gated(o, a) ||
+	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_mla(o, a) || add_matrix(o, "concat", &a->concat) ||
+	       add_gated(o, a) ||
 	       add_matrix(o, "output", &a->output) ||
 	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a))) || add_linear(o, a);
 }

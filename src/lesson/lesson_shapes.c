@@ -248,7 +248,7 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 	d_v = wv_c / kv_heads;
 	if (has_wo && wo_r != heads * d_v) {
 		AT("W_o");
-		if (kv_heads == heads)
+		if (kv_heads == heads && !lp->mla.on) /* MLA has no W_v: the columns of concat */
 			fail(c, _("expected %d rows (heads × d_v, the columns of W_v), got %d"), wv_c, wo_r);
 		else
 			fail(c, _("expected %d rows (heads %d × d_v %d, the columns of concat), got %d"), heads * d_v,
