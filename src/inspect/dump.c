@@ -418,6 +418,8 @@ static int add_vector(cJSON *o, const char *key, const Mat *v)
  * weights, latents, heads, the absorbed form (q_tilde, "absorbed" a list of
  * one n × m matrix per head, absorbed_out), mla_diff and kv_cache.
  */
+static int dump_weights = 1; /* a model's dump leaves its weights out (dump_set_weights) */
+
 static int add_mla(cJSON *o, const Attn *a)
 {
 	static const struct { const char *key; AttnMatrix m; } mats[] = {
@@ -433,7 +435,7 @@ static int add_mla(cJSON *o, const Attn *a)
 		return 0;
 	if ((m = cJSON_AddObjectToObject(o, "mla")) == NULL || (heads = cJSON_AddArrayToObject(m, "absorbed")) == NULL)
 		return -1;
-	for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+	for (size_t i = dump_weights ? 0 : 6; i < sizeof mats / sizeof mats[0]; i++) /* the first 6 are weights */
 		if (attn_matrix(a, mats[i].m, 0) != NULL && add_matrix(m, mats[i].key, attn_matrix(a, mats[i].m, 0)))
 			return -1;
 	for (int h = 0; h < a->heads; h++) {
@@ -495,7 +497,6 @@ static int add_attention(cJSON *o, const Attn *a)
  * block's as ln1_gamma, ffn_W_1, …), "attn", then the block's matrices in
  * the order they are computed, and the layer's "output".
  */
-static int dump_weights = 1;
 
 void dump_set_weights(int on)
 {
