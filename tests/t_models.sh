@@ -127,6 +127,11 @@ while IFS="$tab" read -r bad words; do
 		not_ok "bad_deepseek/$bad: refused" "exit $rc (want 1), want: $words, got: $(cat "$err")"
 	fi
 done <"$tmp/bad_deepseek.txt"
+# a deepseek_v3 model generates without the K/V cache (MLA's would keep c_KV and k_pe), and `decode on` is refused
+printf 'generate 2\n' | "$ATTNVIZ" --model $models/deepseek_v3_qlora --ids 7,20 --plain >"$out" 2>"$err"
+expect "deepseek_v3: generate 2 computes each longer prompt again" 'grep -q "^generate: 4 tokens: .* (ids 7,20,[0-9]*,[0-9]*)\$" "$out"'
+printf 'decode on\n' | "$ATTNVIZ" --model $models/deepseek_v3_qlora --ids 7,20 --plain >"$out" 2>"$err"
+expect "deepseek_v3: decode on is refused" 'grep -q "decode: not with MLA yet" "$err" "$out"'
 
 # ------------------------------------------------------------ the prompt
 

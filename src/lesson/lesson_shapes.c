@@ -349,6 +349,11 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 			goto out;
 		}
 	}
+	if (lp->mla.on && cfg->decode) { /* `decode on` on a deepseek_v3 model: the loader refuses the key */
+		AT("decode");
+		fail(c, "%s", _("not with MLA yet: the absorb stage shows what its cache keeps"));
+		goto out;
+	}
 	if (lp->diff.on && (cfg->decode || cfg->backward != BACKWARD_NONE || cfg->flash_bq != 0)) { /* `decode on` too: the loader refuses the keys */
 		AT(cfg->decode ? "decode" : cfg->backward != BACKWARD_NONE ? "backward" : "flash");
 		fail(c, "%s", _("not with differential attention (\"diff_attn\") yet: it is computed forward, on one layer of "
