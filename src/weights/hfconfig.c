@@ -568,7 +568,8 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
  * rope_interleave True, first_k_dense_replace 3) and what attnviz refuses of
  * it: DeepseekV3DecoderLayer's `DeepseekV3MoE(config) if layer_idx >=
  * config.first_k_dense_replace`, so an MoE layer unless first_k_dense_replace
- * ≥ num_hidden_layers; attention_bias (MLA here has no biases); rope_scaling.
+ * ≥ num_hidden_layers; attention_bias (MLA here has no biases); a rope_scaling
+ * other than YaRN (DeepSeek-V3's own, with mscale and mscale_all_dim).
  */
 static int read_deepseek(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
@@ -613,9 +614,9 @@ static int read_deepseek(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		jr_path_key(c, "attention_bias");
 		return jr_fail(c, _("true: attnviz computes DeepSeek's latent attention without biases"));
 	}
-	if (cfg->rope_scaling.type != ROPE_SCALE_NONE) {
+	if (cfg->rope_scaling.type != ROPE_SCALE_NONE && cfg->rope_scaling.type != ROPE_SCALE_YARN) {
 		jr_path_key(c, jr_get(root, "rope_scaling") != NULL ? "rope_scaling" : "rope_parameters");
-		return jr_fail(c, _("attnviz turns DeepSeek's q_pe and k_pe with plain RoPE only (rope_scaling null) for now"));
+		return jr_fail(c, _("attnviz turns DeepSeek's q_pe and k_pe with plain RoPE or YaRN only for now"));
 	}
 	cfg->num_kv_heads = cfg->num_heads; /* kv_b_proj unfolds every head's key and value */
 	cfg->head_dim = cfg->qk_nope_head_dim + cfg->qk_rope_head_dim;

@@ -557,6 +557,14 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 	           load_head(w, c->tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", c->vocab_size, D,
 	                     &m->unembed_view, &m->unembed, err))
 		return -1;
+	if (c->arch == HF_DEEPSEEK_V3 && c->rope_scaling.type == ROPE_SCALE_YARN && c->rope_scaling.mscale_all_dim > 0 &&
+	    c->rope_scaling.factor > 1) {
+		/* DeepseekV3Attention: self.scaling = qk_head_dim ** -0.5 * mscale * mscale, mscale = yarn_get_mscale(factor,
+		 * mscale_all_dim) = 0.1 * mscale_all_dim * ln(factor) + 1 */
+		const double ms = 0.1 * c->rope_scaling.mscale_all_dim * log(c->rope_scaling.factor) + 1.0;
+		m->scale = SCALE_VALUE;
+		m->scale_value = 1.0 / sqrt((double)(c->qk_nope_head_dim + c->qk_rope_head_dim)) * ms * ms;
+	}
 	return (m->vocab_tokens = vocab_shown(dir, c->vocab_size, err)) == NULL ? -1 : 0;
 }
 

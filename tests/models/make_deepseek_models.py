@@ -60,7 +60,9 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "golden"))
 import make_models as mm                      # noqa: E402
+import make_reference_ropescale as rs         # noqa: E402  (transformers' _compute_yarn_parameters)
 
 torch.set_default_dtype(torch.float64)
 
@@ -90,6 +92,17 @@ MODELS = [
                        num_key_value_heads=3, rope_theta=500.0, torch_dtype="bfloat16"),
         "prompts": [[3, 9], [5, 17, 242, 3, 98, 17]],
     },
+    {
+        "name": "deepseek_v3_yarn", "dtype": "F32", "seed": 2413,
+        "why": "DeepSeek-V3's YaRN: factor 4 over original_max_position_embeddings 16 (max_position_embeddings 64), "
+               "mscale 1 and mscale_all_dim 0.8: q_pe and k_pe's cos and sin times get_mscale(4, 1)/get_mscale(4, 0.8), "
+               "the scores' scaling times get_mscale(4, 0.8)^2; d_rope 8 so that the ramp has pairs on both sides",
+        "config": dict(BASE, num_hidden_layers=2, first_k_dense_replace=3, q_lora_rank=6, kv_lora_rank=4,
+                       qk_nope_head_dim=2, qk_rope_head_dim=8, v_head_dim=3, head_dim=8, rope_theta=10000.0,
+                       rope_scaling={"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16,
+                                     "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 0.8}),
+        "prompts": [[11, 12], [7, 20, 30, 40, 50, 60, 70, 80, 90, 299]],
+    },
 ]
 
 
@@ -103,6 +116,17 @@ def resolved(cfg):
     r["latent_eps"] = 1e-6                     # DeepseekV3RMSNorm(q_lora_rank), (kv_lora_rank): the default
     r["rope_theta"] = float(cfg.get("rope_theta", 10000.0))
     r["tie_word_embeddings"] = cfg.get("tie_word_embeddings", False)
+    sc = cfg.get("rope_scaling")
+    r["rope"] = {"base": r["rope_theta"]}
+    r["mscale2"] = 1.0
+    if sc:
+        r["rope"]["scaling"] = dict({k: v for k, v in sc.items() if k not in ("type", "rope_type")},
+                                    type=sc.get("rope_type", sc.get("type")))
+        # DeepseekV3Attention.__init__: mscale_all_dim = rope_scaling.get("mscale_all_dim", 0); if it is,
+        # self.scaling = self.scaling * mscale * mscale, mscale = yarn_get_mscale(rope_scaling["factor"], mscale_all_dim)
+        if sc.get("mscale_all_dim"):
+            ms = 0.1 * sc["mscale_all_dim"] * math.log(sc["factor"]) + 1.0 if sc["factor"] > 1 else 1.0
+            r["mscale2"] = ms * ms
     return r
 
 
@@ -147,10 +171,13 @@ def forward_deepseek(m, r, W, ids):
     H, c, dn, dr, dv, q_lora = (r["num_attention_heads"], r["kv_lora_rank"], r["qk_nope_head_dim"],
                                 r["qk_rope_head_dim"], r["v_head_dim"], r["q_lora_rank"])
     eps, leps = r["norm_eps"], r["latent_eps"]
-    scaling = (dn + dr) ** -0.5
+    scaling = (dn + dr) ** -0.5 * r["mscale2"]
     hidden = T(W, "model.embed_tokens.weight")[torch.tensor(ids)]
     rec = {"ids": ids, "X": mat(hidden), "layers": []}
-    cos, sin = mm.rope_cos_sin(n, dr, r["rope_theta"])
+    inv, af, _ = rs.rope_params(r["rope"], dr, n)         # DeepseekV3RotaryEmbedding: inv_freq, attention_scaling
+    freqs = torch.outer(torch.arange(n, dtype=torch.float64), inv)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos() * af, emb.sin() * af
     mask = torch.triu(torch.full((n, n), torch.finfo(torch.float64).min), diagonal=1)
 
     def linear(x, name):
@@ -222,10 +249,12 @@ def second_deepseek(m, r, W, ids):
     def lin(x, name):
         return x @ T(W, name + ".weight").t()
 
+    inv, af, _ = rs.rope_params(r["rope"], dr, n)
+
     def turn(vec, t):
         out = [0.0] * dr
         for p in range(dr // 2):
-            z = complex(vec[2 * p], vec[2 * p + 1]) * cmath.exp(1j * t * r["rope_theta"] ** (-2 * p / dr))
+            z = complex(vec[2 * p], vec[2 * p + 1]) * cmath.exp(1j * t * float(inv[p])) * af
             out[p], out[dr // 2 + p] = z.real, z.imag
         return out
 
@@ -255,7 +284,7 @@ def second_deepseek(m, r, W, ids):
                 row = [float(q_tilde @ c_kv[u]) + sum(a * b for a, b in zip(q_pe, k_pe[u])) for u in range(t + 1)]
                 s[t, :t + 1] = torch.tensor(row)
                 mx = max(row)
-                e = [math.exp((z - mx) / math.sqrt(dn + dr)) for z in row]
+                e = [math.exp((z - mx) / math.sqrt(dn + dr) * r["mscale2"]) for z in row]
                 latent = sum(e[u] / sum(e) * c_kv[u] for u in range(t + 1))
                 concat[t, j * dv:(j + 1) * dv] = WV @ latent
             scores.append(s)
@@ -296,9 +325,8 @@ def bad_folders():
         ("interleave", {"rope_interleave": False}, "config.json: rope_interleave: false: attnviz turns DeepSeek's"),
         ("qlora_type", {"q_lora_rank": "6"}, "config.json: q_lora_rank: expected a size from 1 to 65536"),
         ("rope_odd", {"qk_rope_head_dim": 3}, "config.json: qk_rope_head_dim: RoPE turns pairs of numbers"),
-        ("yarn", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16,
-                                   "mscale": 1.0, "mscale_all_dim": 1.0}},
-         "config.json: rope_scaling: attnviz turns DeepSeek's q_pe and k_pe with plain RoPE only"),
+        ("linear", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}},
+         "config.json: rope_scaling: attnviz turns DeepSeek's q_pe and k_pe with plain RoPE or YaRN only"),
         ("bias", {"attention_bias": True}, "config.json: attention_bias: true: attnviz computes DeepSeek's latent"),
         ("shapes", {"kv_lora_rank": 5}, "model.safetensors: tensor \"model.layers.0.self_attn.kv_a_proj_with_\u2026\" has shape "
          "[8, 16], but config.json's sizes (kv_lora_rank + qk_rope_head_dim, hidden_size) make it [9, 16]"),
