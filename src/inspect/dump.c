@@ -413,13 +413,13 @@ static int add_vector(cJSON *o, const char *key, const Mat *v)
 	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, jw_numbers(v->a, v->rows * v->cols));
 }
 
+static int dump_weights = 1; /* a model's dump leaves its weights out (dump_set_weights) */
+
 /*
  * "mla" (multi-head latent attention, issue 24 §1; nothing without it): its
  * weights, latents, heads, the absorbed form (q_tilde, "absorbed" a list of
  * one n × m matrix per head, absorbed_out), mla_diff and kv_cache.
  */
-static int dump_weights = 1; /* a model's dump leaves its weights out (dump_set_weights) */
-
 static int add_mla(cJSON *o, const Attn *a)
 {
 	static const struct { const char *key; AttnMatrix m; } mats[] = {
