@@ -133,6 +133,12 @@ golden_dir sinksflash
 golden_dir gated --rtol 0 --atol 1e-12
 bad_lessons gated
 saved_dir gated
+# Multi-head latent attention in the block and in layers (tests/golden/mla2, made by
+# make_reference_mla2.py following DeepseekV3DecoderLayer and DeepseekV3MLP): every matrix
+# of every layer within 1e-12, the loader's errors at layers[i], and `save` writing each layer's "mla" back.
+golden_dir mla2 --rtol 0 --atol 1e-12
+bad_lessons mla2
+saved_dir mla2
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

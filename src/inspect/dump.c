@@ -413,6 +413,8 @@ static int add_vector(cJSON *o, const char *key, const Mat *v)
 	return !mat_empty(v) && !cJSON_AddItemToObject(o, key, jw_numbers(v->a, v->rows * v->cols));
 }
 
+static int dump_weights = 1; /* a model's dump leaves its weights out (dump_set_weights) */
+
 /*
  * "mla" (multi-head latent attention, issue 24 §1; nothing without it): its
  * weights, latents, heads, the absorbed form (q_tilde, "absorbed" a list of
@@ -433,7 +435,7 @@ static int add_mla(cJSON *o, const Attn *a)
 		return 0;
 	if ((m = cJSON_AddObjectToObject(o, "mla")) == NULL || (heads = cJSON_AddArrayToObject(m, "absorbed")) == NULL)
 		return -1;
-	for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
+	for (size_t i = dump_weights ? 0 : 6; i < sizeof mats / sizeof mats[0]; i++) /* the first 6 are weights */
 		if (attn_matrix(a, mats[i].m, 0) != NULL && add_matrix(m, mats[i].key, attn_matrix(a, mats[i].m, 0)))
 			return -1;
 	for (int h = 0; h < a->heads; h++) {
@@ -484,7 +486,8 @@ static int add_attention(cJSON *o, const Attn *a)
 {
 	return add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V) ||
 	       add_reads(o, a) ||
-	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_matrix(o, "concat", &a->concat) || add_gated(o, a) ||
+	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_mla(o, a) || add_matrix(o, "concat", &a->concat) ||
+	       add_gated(o, a) ||
 	       add_matrix(o, "output", &a->output) ||
 	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a))) || add_linear(o, a);
 }
@@ -494,7 +497,6 @@ static int add_attention(cJSON *o, const Attn *a)
  * block's as ln1_gamma, ffn_W_1, …), "attn", then the block's matrices in
  * the order they are computed, and the layer's "output".
  */
-static int dump_weights = 1;
 
 void dump_set_weights(int on)
 {

@@ -68,8 +68,8 @@ int li_read_mla_settings(Ctx *c, const cJSON *root, Model *l)
 	if (o == NULL)
 		return 0;
 	old = path_key(c, "mla");
-	if (c->layer_obj != NULL || li_stack(c)->part != PART_LAYER || get(root, "layers") != NULL) {
-		fail(c, _("multi-head latent attention is a single layer's for now: not in \"layers\" or an encoder\u2013decoder"));
+	if (li_stack(c)->part != PART_LAYER) {
+		fail(c, _("multi-head latent attention is a decoder's self-attention: not in an encoder\u2013decoder"));
 		goto bad;
 	}
 	if (!cJSON_IsObject(o)) {

@@ -248,7 +248,7 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 	d_v = wv_c / kv_heads;
 	if (has_wo && wo_r != heads * d_v) {
 		AT("W_o");
-		if (kv_heads == heads)
+		if (kv_heads == heads && !lp->mla.on) /* MLA has no W_v: the columns of concat */
 			fail(c, _("expected %d rows (heads × d_v, the columns of W_v), got %d"), wv_c, wo_r);
 		else
 			fail(c, _("expected %d rows (heads %d × d_v %d, the columns of concat), got %d"), heads * d_v,
@@ -348,6 +348,11 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 			          "leave out \"decode\", or use another scaling"));
 			goto out;
 		}
+	}
+	if (lp->mla.on && cfg->decode) { /* `decode on` on a deepseek_v3 model: the loader refuses the key */
+		AT("decode");
+		fail(c, "%s", _("not with MLA yet: the absorb stage shows what its cache keeps"));
+		goto out;
 	}
 	if (lp->diff.on && (cfg->decode || cfg->backward != BACKWARD_NONE || cfg->flash_bq != 0)) { /* `decode on` too: the loader refuses the keys */
 		AT(cfg->decode ? "decode" : cfg->backward != BACKWARD_NONE ? "backward" : "flash");

@@ -257,11 +257,14 @@ static int json_backward(cJSON *o, const Model *l)
 	               : 0;
 }
 
+static int put_mla(cJSON *o, const LayerParams *lp);
+
 /* A layer's attention weights as "layers" (and a decoder's "self" and "cross") write them. */
 static int json_layer_weights(cJSON *j, const LayerParams *y, ScoreKind score)
 {
-	return !cJSON_AddNumberToObject(j, "heads", y->heads) || put(j, "W_q", jw_matrix(&y->W_q)) != 0 ||
-	       put(j, "W_k", jw_matrix(&y->W_k)) != 0 || put(j, "W_v", jw_matrix(&y->W_v)) != 0 ||
+	return !cJSON_AddNumberToObject(j, "heads", y->heads) ||
+	       ((!y->mla.on || !mat_empty(&y->W_q)) && put(j, "W_q", jw_matrix(&y->W_q)) != 0) ||
+	       (y->mla.on ? put_mla(j, y) != 0 : put(j, "W_k", jw_matrix(&y->W_k)) != 0 || put(j, "W_v", jw_matrix(&y->W_v)) != 0) ||
 	       (!mat_empty(&y->W_o) && put(j, "W_o", jw_matrix(&y->W_o)) != 0) ||
 	       (score == SCORE_ADDITIVE && put(j, "w_e", jw_flat(&y->w_e)) != 0)
 	               ? -1

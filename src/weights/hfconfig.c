@@ -92,6 +92,14 @@ static const struct Arch {
 	[HF_QWEN3_MOE] = {"qwen3_moe", "Qwen3MoeForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
 	                  "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 151936, 2048, 24, 32, 4,
 	                  6144, 32768, 0, -1, -1, 1e-6, 0, 0, 0, 1, 1, llama_acts, llama_act_kinds},
+	/* DeepseekV3Config: vocab_size 129280, hidden_size 7168, intermediate_size 18432, num_hidden_layers 61,
+	 * num_attention_heads 128, num_key_value_heads 128, hidden_act "silu", max_position_embeddings 4096,
+	 * rms_norm_eps 1e-6, bos 0, eos 1, tie_word_embeddings False, rope_theta 10000, attention_bias False;
+	 * head_dim = qk_rope_head_dim (64); its latent attention's sizes are read by read_deepseek. */
+	[HF_DEEPSEEK_V3] = {"deepseek_v3", "DeepseekV3ForCausalLM", "hidden_size", "num_hidden_layers",
+	                    "num_attention_heads", "intermediate_size", "max_position_embeddings", "rms_norm_eps",
+	                    "hidden_act", 129280, 7168, 61, 128, 128, 18432, 4096, 64, 0, 1, 1e-6, 0, 0, 0, 0, 1, llama_acts,
+	                    llama_act_kinds},
 };
 
 /* GPT2Config.attribute_map: the common names stand for GPT-2's own. */
@@ -191,7 +199,7 @@ static int arch_find(const char *type)
 
 static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
-	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe"};
+	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3"};
 	const cJSON *arch = jr_get(root, "architectures"), *v;
 	size_t old;
 	int a = -1;
@@ -222,14 +230,15 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 				a = k;
 		if (a < 0)
 			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
-			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral and qwen3_moe"),
+			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe and "
+			                                     "deepseek_v3"),
 			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
 	} else if (!cJSON_IsString(v)) {
 		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
 	} else if ((a = arch_find(v->valuestring)) < 0) {
 		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2, "
-		                                     "qwen3, olmo2, mixtral and qwen3_moe)%s"),
-		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 7).s));
+		                                     "qwen3, olmo2, mixtral, qwen3_moe and deepseek_v3)%s"),
+		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 8).s));
 	}
 	jr_path_set(c, old);
 	cfg->arch = (HfArch)a;
@@ -345,8 +354,8 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 	}
 	jr_path_set(c, 0);
 	for (int k = 0; moe[k]; k++)
-		if (moe_key_read(a, moe[k]))
-			continue; /* read_moe's */
+		if (moe_key_read(a, moe[k]) || a == HF_DEEPSEEK_V3)
+			continue; /* read_moe's; DeepSeek-V3's experts begin at first_k_dense_replace (read_deepseek) */
 		else if ((v = jr_enter(c, root, moe[k], &old)) != NULL && !cJSON_IsNull(v) &&
 		    !(cJSON_IsNumber(v) && v->valuedouble == 0))
 			return jr_fail(c, _("%s: attnviz computes the mixtures of experts of mixtral and qwen3_moe models only"),
@@ -551,6 +560,69 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	return 0;
 }
 
+/* ---- DeepSeek-V3 (deepseek_v3): multi-head latent attention, dense layers ---- */
+
+/*
+ * DeepseekV3Config's latent attention (q_lora_rank 1536 or null, kv_lora_rank
+ * 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128,
+ * rope_interleave True, first_k_dense_replace 3) and what attnviz refuses of
+ * it: DeepseekV3DecoderLayer's `DeepseekV3MoE(config) if layer_idx >=
+ * config.first_k_dense_replace`, so an MoE layer unless first_k_dense_replace
+ * ≥ num_hidden_layers; attention_bias (MLA here has no biases); a rope_scaling
+ * other than YaRN (DeepSeek-V3's own, with mscale and mscale_all_dim).
+ */
+static int read_deepseek(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	int interleave = 1;
+	long long dense = 3;
+	const cJSON *v;
+
+	cfg->q_lora_rank = 1536;
+	cfg->kv_lora_rank = 512;
+	cfg->qk_nope_head_dim = 128;
+	cfg->qk_rope_head_dim = 64;
+	cfg->v_head_dim = 128;
+	if ((v = jr_get(root, "q_lora_rank")) != NULL && cJSON_IsNull(v))
+		cfg->q_lora_rank = 0; /* null: the query is q_proj(x) */
+	if (size_key(c, root, "q_lora_rank", 1 << 16, 1, &cfg->q_lora_rank) != 0 ||
+	    size_key(c, root, "kv_lora_rank", 1 << 16, 0, &cfg->kv_lora_rank) != 0 ||
+	    size_key(c, root, "qk_nope_head_dim", 1 << 12, 0, &cfg->qk_nope_head_dim) != 0 ||
+	    size_key(c, root, "qk_rope_head_dim", 1 << 12, 0, &cfg->qk_rope_head_dim) != 0 ||
+	    size_key(c, root, "v_head_dim", 1 << 12, 0, &cfg->v_head_dim) != 0 ||
+	    bool_key(c, root, "rope_interleave", &interleave) != 0)
+		return -1;
+	if (jr_get(root, "first_k_dense_replace") != NULL &&
+	    jr_key_whole(c, root, "first_k_dense_replace", 0, 1 << 12, _("a layer count from 0 to 4096"), &dense) != 0)
+		return -1;
+	if (cfg->qk_rope_head_dim % 2 != 0) {
+		jr_path_key(c, "qk_rope_head_dim");
+		return jr_fail(c, _("RoPE turns pairs of numbers, so qk_rope_head_dim must be even, but it is %d"),
+		               cfg->qk_rope_head_dim);
+	}
+	if (!interleave) {
+		jr_path_key(c, "rope_interleave");
+		return jr_fail(c, _("false: attnviz turns DeepSeek's q_pe and k_pe in interleaved pairs only (rope_interleave true)"));
+	}
+	if (dense < cfg->num_layers) {
+		jr_path_key(c, "first_k_dense_replace");
+		return jr_fail(c, _("%lld: layer %lld and those after it would be a mixture of experts (DeepseekV3MoE); attnviz "
+		                    "computes deepseek_v3 models whose layers are all dense for now (first_k_dense_replace "
+		                    "≥ num_hidden_layers, %d)"),
+		               dense, dense, cfg->num_layers);
+	}
+	if (cfg->qkv_bias) {
+		jr_path_key(c, "attention_bias");
+		return jr_fail(c, _("true: attnviz computes DeepSeek's latent attention without biases"));
+	}
+	if (cfg->rope_scaling.type != ROPE_SCALE_NONE && cfg->rope_scaling.type != ROPE_SCALE_YARN) {
+		jr_path_key(c, jr_get(root, "rope_scaling") != NULL ? "rope_scaling" : "rope_parameters");
+		return jr_fail(c, _("attnviz turns DeepSeek's q_pe and k_pe with plain RoPE or YaRN only for now"));
+	}
+	cfg->num_kv_heads = cfg->num_heads; /* kv_b_proj unfolds every head's key and value */
+	cfg->head_dim = cfg->qk_nope_head_dim + cfg->qk_rope_head_dim;
+	return 0;
+}
+
 int hfconfig_read(const char *dir, HfConfig *cfg, char **err)
 {
 	char *path = join(dir, "config.json"), *name = NULL, *text = NULL;
@@ -571,8 +643,9 @@ int hfconfig_read(const char *dir, HfConfig *cfg, char **err)
 	jr_ctx_init(&c, name, NULL);
 	if (!cJSON_IsObject(root))
 		jr_fail(&c, _("expected an object of settings ({\"model_type\": …}), got %s"), jr_got(root).s);
-	else if (read_arch(&c, root, cfg) == 0 && refuse_unsupported(&c, root, cfg->arch) == 0)
-		read_numbers(&c, root, cfg);
+	else if (read_arch(&c, root, cfg) == 0 && refuse_unsupported(&c, root, cfg->arch) == 0 &&
+	         read_numbers(&c, root, cfg) == 0 && cfg->arch == HF_DEEPSEEK_V3)
+		read_deepseek(&c, root, cfg);
 	*err = c.err;
 	r = c.err ? -1 : 0;
 out:
@@ -803,6 +876,35 @@ static void want(Want *w, int *n, const char *keys, long long d0, long long d1, 
 	x->keys = keys;
 }
 
+/* DeepseekV3DecoderLayer's tensors (nn.Linear [out, in]): the latent attention's, then the dense MLP's. */
+static int deepseek_wants(const HfConfig *c, const char *pre, Want *w)
+{
+	const long long D = c->hidden_size, F = c->intermediate_size, H = c->num_heads, r = c->q_lora_rank;
+	const long long kc = c->kv_lora_rank, dr = c->qk_rope_head_dim, dq = c->qk_nope_head_dim + dr, dv = c->v_head_dim;
+	int n = 0;
+
+	want(w, &n, "hidden_size", D, -1, pre, "input_layernorm.weight");
+	if (r > 0) {
+		want(w, &n, "q_lora_rank, hidden_size", r, D, pre, "self_attn.q_a_proj.weight");
+		want(w, &n, "q_lora_rank", r, -1, pre, "self_attn.q_a_layernorm.weight");
+		want(w, &n, "num_attention_heads, qk_nope_head_dim + qk_rope_head_dim, q_lora_rank", H * dq, r, pre,
+		     "self_attn.q_b_proj.weight");
+	} else {
+		want(w, &n, "num_attention_heads, qk_nope_head_dim + qk_rope_head_dim, hidden_size", H * dq, D, pre,
+		     "self_attn.q_proj.weight");
+	}
+	want(w, &n, "kv_lora_rank + qk_rope_head_dim, hidden_size", kc + dr, D, pre, "self_attn.kv_a_proj_with_mqa.weight");
+	want(w, &n, "kv_lora_rank", kc, -1, pre, "self_attn.kv_a_layernorm.weight");
+	want(w, &n, "num_attention_heads, qk_nope_head_dim + v_head_dim, kv_lora_rank", H * (dq - dr + dv), kc, pre,
+	     "self_attn.kv_b_proj.weight");
+	want(w, &n, "hidden_size, num_attention_heads, v_head_dim", D, H * dv, pre, "self_attn.o_proj.weight");
+	want(w, &n, "hidden_size", D, -1, pre, "post_attention_layernorm.weight");
+	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.gate_proj.weight");
+	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.up_proj.weight");
+	want(w, &n, "hidden_size, intermediate_size", D, F, pre, "mlp.down_proj.weight");
+	return n;
+}
+
 /* Every tensor of one layer (layer >= 0) or of the model's ends (layer -1), as the modeling code makes them. */
 static int wants(const HfConfig *c, int layer, Want *w)
 {
@@ -843,6 +945,8 @@ static int wants(const HfConfig *c, int layer, Want *w)
 			want(w, &n, "vocab_size, hidden_size", V, D, "", "lm_head.weight");
 		return n;
 	}
+	if (c->arch == HF_DEEPSEEK_V3)
+		return deepseek_wants(c, pre, w);
 	/* LlamaDecoderLayer: nn.Linear weights are [out, in]; Olmo2DecoderLayer has no norm before the attention */
 	if (c->arch != HF_OLMO2)
 		want(w, &n, "hidden_size", D, -1, pre, "input_layernorm.weight");

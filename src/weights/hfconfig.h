@@ -7,7 +7,7 @@
  *
  * What attnviz does not compute yet is refused here, by the key and its
  * value: an unknown model_type, a rope_type other than default, linear,
- * dynamic, yarn and llama3, sliding windows outside Qwen2 and Qwen3,
+ * dynamic, yarn and llama3 (and any with deepseek_v3), sliding windows outside Qwen2 and Qwen3,
  * mixtures of experts outside Mixtral and Qwen3-MoE, an activation other than the architecture's own.
  */
 #ifndef ATTNVIZ_HFCONFIG_H
@@ -17,7 +17,7 @@
 #include "model/model.h"
 #include "weights/safetensors.h"
 
-typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_ARCH_COUNT } HfArch;
+typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_DEEPSEEK_V3, HF_ARCH_COUNT } HfArch;
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
  * "gelu" (erf form); the LLaMA family's "silu" in SwiGLU. */
@@ -29,7 +29,7 @@ typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
 
 typedef struct HfConfig {
 	HfArch arch;
-	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2" */
+	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3" */
 	char architecture[64];  /* architectures[0] ("LlamaForCausalLM"), escaped; "" when absent */
 	char act_name[24];      /* the activation's name as config.json gives it */
 	HfAct act;
@@ -69,6 +69,13 @@ typedef struct HfConfig {
 	 */
 	int num_experts, experts_per_tok, norm_topk_prob, moe_intermediate_size;
 	unsigned char sparse[HF_MAX_LAYERS];
+	/*
+	 * DeepSeek-V3's multi-head latent attention (deepseek_v3; DeepseekV3Config):
+	 * q_lora_rank (0: null, the query is q_proj), kv_lora_rank, qk_nope_head_dim,
+	 * qk_rope_head_dim, v_head_dim; head_dim is then d_nope + d_rope (a head's
+	 * query and key). Every layer dense (first_k_dense_replace ≥ num_hidden_layers).
+	 */
+	int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 	long long bos_token_id; /* -1 when none */
 	int n_eos;
 	long long eos_token_id[HF_MAX_EOS];

@@ -20,6 +20,8 @@
  *          attention's output, post_feedforward_layernorm → ln2 on the
  *          FFN's) and q_norm, k_norm over the whole projection (h·head_dim
  *          and g·head_dim: QK_NORM_PROJ).
+ *   deepseek_v3  as llama's block (dense layers only), its attention
+ *          multi-head latent attention (LayerParams.mla: deepseek_layer).
  */
 #include "weights/importer.h"
 
@@ -267,6 +269,47 @@ static int layer_moe(const HfConfig *c, const HfWeights *w, int i, Block *b, cha
 	return 0;
 }
 
+/*
+ * DeepseekV3DecoderLayer i (deepseek_v3): its multi-head latent attention
+ * (q_a_proj → W_qa, q_a_layernorm → q_a_norm, q_b_proj → W_qb, or q_proj →
+ * W_q; kv_a_proj_with_mqa → W_kva, kv_a_layernorm → kv_a_norm, kv_b_proj →
+ * W_kvb; o_proj → W_o; both norms DeepseekV3RMSNorm's default eps 1e-6, q_pe
+ * and k_pe turned by rope_theta) and its dense MLP. 0, or -1 with *err.
+ */
+static int deepseek_layer(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
+{
+	const int D = c->hidden_size, F = c->intermediate_size, H = c->num_heads, r = c->q_lora_rank, kc = c->kv_lora_rank;
+	const int dr = c->qk_rope_head_dim, dq = c->qk_nope_head_dim + dr, dv = c->v_head_dim;
+	MlaParams *m = &p->mla;
+	Block *b = &p->block;
+
+	p->d_k = dq;
+	p->d_v = dv;
+	m->on = 1;
+	m->q_lora_rank = r;
+	m->kv_lora_rank = kc;
+	m->d_nope = c->qk_nope_head_dim;
+	m->d_rope = dr;
+	m->rope_theta = c->rope_theta;
+	m->eps = 1e-6;
+	b->activation = ACT_SWIGLU;
+	return load_layer(c, w, i, "input_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
+	               load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln2_gamma, err) ||
+	               (r > 0 ? load_layer(c, w, i, "self_attn.q_a_proj.weight", 1, D, r, &m->W_qa, err) ||
+	                                load_layer(c, w, i, "self_attn.q_a_layernorm.weight", 0, 1, r, &m->q_a_norm, err) ||
+	                                load_layer(c, w, i, "self_attn.q_b_proj.weight", 1, r, H * dq, &m->W_qb, err)
+	                      : load_layer(c, w, i, "self_attn.q_proj.weight", 1, D, H * dq, &p->W_q, err)) ||
+	               load_layer(c, w, i, "self_attn.kv_a_proj_with_mqa.weight", 1, D, kc + dr, &m->W_kva, err) ||
+	               load_layer(c, w, i, "self_attn.kv_a_layernorm.weight", 0, 1, kc, &m->kv_a_norm, err) ||
+	               load_layer(c, w, i, "self_attn.kv_b_proj.weight", 1, kc, H * (dq - dr + dv), &m->W_kvb, err) ||
+	               load_layer(c, w, i, "self_attn.o_proj.weight", 1, H * dv, D, &p->W_o, err) ||
+	               load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
+	               load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
+	               load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err)
+	           ? -1
+	           : 0;
+}
+
 /* The attention's and the block's weights of layer i into *p. 0, or -1 with *err. */
 static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
 {
@@ -285,6 +328,8 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	b->eps = c->norm_eps;
 	b->has_ffn = 1;
 	b->d_ff = F;
+	if (c->arch == HF_DEEPSEEK_V3)
+		return deepseek_layer(c, w, i, p, err);
 	if (c->arch == HF_GPT2) {
 		Mat qkv = { 0 }, bias = { 0 };
 		int r;
@@ -561,7 +606,7 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 	m->scale = SCALE_SQRT_DK; /* 1/sqrt(head_dim): GPT-2's value.size(-1) ** 0.5, LLaMA's head_dim ** -0.5 */
 	m->mask = MASK_CAUSAL;
 	m->mask_fill_inf = 1;
-	m->rope = c->arch != HF_GPT2;
+	m->rope = c->arch != HF_GPT2 && c->arch != HF_DEEPSEEK_V3; /* DeepSeek's MLA turns its own q_pe and k_pe */
 	m->rope_base = c->rope_theta;
 	m->rope_style = ROPE_HALF;
 	m->rope_partial = c->partial_rotary_factor; /* rope_scaling / rope_parameters (weights/hfrope.c) */
@@ -582,6 +627,14 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 	           load_head(w, c->tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", c->vocab_size, D,
 	                     &m->unembed_view, &m->unembed, err))
 		return -1;
+	if (c->arch == HF_DEEPSEEK_V3 && c->rope_scaling.type == ROPE_SCALE_YARN && c->rope_scaling.mscale_all_dim > 0 &&
+	    c->rope_scaling.factor > 1) {
+		/* DeepseekV3Attention: self.scaling = qk_head_dim ** -0.5 * mscale * mscale, mscale = yarn_get_mscale(factor,
+		 * mscale_all_dim) = 0.1 * mscale_all_dim * ln(factor) + 1 */
+		const double ms = 0.1 * c->rope_scaling.mscale_all_dim * log(c->rope_scaling.factor) + 1.0;
+		m->scale = SCALE_VALUE;
+		m->scale_value = 1.0 / sqrt((double)(c->qk_nope_head_dim + c->qk_rope_head_dim)) * ms * ms;
+	}
 	return (m->vocab_tokens = vocab_shown(dir, c->vocab_size, err)) == NULL ? -1 : 0;
 }
 

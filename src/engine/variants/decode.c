@@ -373,6 +373,7 @@ static int gen_layer_fits(const Attn *a)
 	return lp->block.present && decode_fault(cfg, lp) == NULL && model_mask_causal(cfg) &&
 	       (cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW) && !cfg->has_source && a->encoder == NULL &&
 	       !(cfg->rope && cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC) &&
+	       !lp->mla.on && /* MLA's cache would keep c_KV and k_pe, not K and V: the whole prompt again instead */
 	       !a->failed && cfg->m == cfg->n;
 }
 

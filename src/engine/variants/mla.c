@@ -23,6 +23,7 @@
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
 #include "base/strbuf.h"
+#include "model/ropefreq.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -69,20 +70,33 @@ static void rmsnorm_rows(double *x, int rows, int len, size_t ld, const double *
 	}
 }
 
-/* The angle pair p of d turns by at position pos: pos / theta^(2p/d). */
-static double mla_angle(double theta, int d, int p, int pos)
+/*
+ * The frequency of each of the d/2 pairs into inv, and the factor cos and sin
+ * are multiplied by (returned): plain θ^(−2p/d) and 1, or a DeepSeek model's
+ * YaRN (ModelConfig.rope_scaling, read by the loader: ropefreq.h's
+ * _compute_yarn_parameters over qk_rope_head_dim columns, its attention
+ * factor get_mscale(s, mscale)/get_mscale(s, mscale_all_dim)). The model's own
+ * RoPE is off (MLA turns q_pe and k_pe itself), so its rope_base is MLA's
+ * rope_theta there.
+ */
+static double mla_freqs(const ModelConfig *cfg, const MlaParams *p, double *inv)
 {
-	return pos * (1.0 / pow(theta, (double)(2 * p) / d));
+	if (cfg->rope_scaling.type == ROPE_SCALE_YARN)
+		return rope_inv_freq(cfg, p->d_rope, cfg->n, inv);
+	for (int k = 0; k < p->d_rope / 2; k++) /* 1 / θ^(2k/d), as transformers' inv_freq */
+		inv[k] = 1.0 / pow(p->rope_theta, (double)(2 * k) / p->d_rope);
+	return 1.0;
 }
 
 /*
  * x (d numbers) at position pos turned as apply_rotary_pos_emb_interleave:
- * out[p] = x[2p]·cos θ_p − x[2p+1]·sin θ_p, out[d/2 + p] = x[2p+1]·cos θ_p + x[2p]·sin θ_p.
+ * out[p] = x[2p]·cos θ_p − x[2p+1]·sin θ_p, out[d/2 + p] = x[2p+1]·cos θ_p + x[2p]·sin θ_p
+ * (θ_p = pos·inv[p]; cos and sin times af).
  */
-static void rope_interleave(const double *x, double *out, int d, int pos, double theta)
+static void rope_interleave(const double *x, double *out, int d, int pos, const double *inv, double af)
 {
 	for (int p = 0; p < d / 2; p++) {
-		const double ang = mla_angle(theta, d, p, pos), c = cos(ang), s = sin(ang), e = x[2 * p], o = x[2 * p + 1];
+		const double ang = pos * inv[p], c = cos(ang) * af, s = sin(ang) * af, e = x[2 * p], o = x[2 * p + 1];
 		out[p] = e * c - o * s;
 		out[d / 2 + p] = o * c + e * s;
 	}
@@ -110,12 +124,15 @@ static void pass_heads(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const MlaParams *p = &lp->mla;
 	const int n = cfg->n, H = a->heads, dn = p->d_nope, dr = p->d_rope, dv = lp->d_v, dk = lp->d_k, c = p->kv_lora_rank;
 	const size_t ldkv = (size_t)H * (size_t)(dn + dv);
-	double *kv = malloc((size_t)n * ldkv * sizeof *kv);
+	double *kv = malloc((size_t)n * ldkv * sizeof *kv), *inv = malloc((size_t)(dr / 2) * sizeof *inv), af;
 
-	if (kv == NULL) {
+	if (kv == NULL || inv == NULL) {
+		free(kv);
+		free(inv);
 		a->failed = 1;
 		return;
 	}
+	af = mla_freqs(cfg, p, inv);
 	if (p->q_lora_rank > 0)
 		mul(n, p->q_lora_rank, H * dk, a->c_Q.a, (size_t)p->q_lora_rank, p->W_qb.a, (size_t)(H * dk), a->Q.a, (size_t)(H * dk));
 	else
@@ -123,12 +140,12 @@ static void pass_heads(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		    (size_t)(H * dk));
 	mul(n, c, (int)ldkv, a->c_KV.a, (size_t)c, p->W_kvb.a, ldkv, kv, ldkv);
 	for (int i = 0; i < n; i++) {
-		rope_interleave(&MAT_AT(a->k_pe, i, 0), &MAT_AT(a->k_pe_rot, i, 0), dr, i, p->rope_theta);
+		rope_interleave(&MAT_AT(a->k_pe, i, 0), &MAT_AT(a->k_pe_rot, i, 0), dr, i, inv, af);
 		for (int h = 0; h < H; h++) {
 			double *Qh = &MAT_AT(a->Q, i, h * dk), *Kh = &MAT_AT(a->K, i, h * dk);
 			const double *kvh = &kv[(size_t)i * ldkv + (size_t)h * (size_t)(dn + dv)];
 			memcpy(&MAT_AT(a->q_nope, i, h * dn), Qh, (size_t)dn * sizeof *Qh);
-			rope_interleave(Qh + dn, &MAT_AT(a->q_pe, i, h * dr), dr, i, p->rope_theta);
+			rope_interleave(Qh + dn, &MAT_AT(a->q_pe, i, h * dr), dr, i, inv, af);
 			memcpy(Qh + dn, &MAT_AT(a->q_pe, i, h * dr), (size_t)dr * sizeof *Qh);
 			memcpy(Kh, kvh, (size_t)dn * sizeof *Kh);
 			memcpy(Kh + dn, &MAT_AT(a->k_pe_rot, i, 0), (size_t)dr * sizeof *Kh);
@@ -136,6 +153,7 @@ static void pass_heads(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		}
 	}
 	free(kv);
+	free(inv);
 }
 
 /* kv_cache (4 × 4): rows MHA, GQA (heads/2 groups; DeepSeek-V3: 8), MQA, MLA; numbers and bytes, the lesson's and DeepSeek-V3's. */
@@ -284,16 +302,25 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, int latent_q, int i, int
 }
 
 /* The RoPE pair of a turned cell: which pair, its angle, the two numbers before, the sum. */
-static void explain_turn(StrBuf *b, const double *before, int d, int col, int pos, double theta, double value, int utf8)
+static void explain_turn(StrBuf *b, const Attn *a, const double *before, int col, int pos, double value, int utf8)
 {
-	const int pr = col % (d / 2), second = col >= d / 2;
-	const double ang = mla_angle(theta, d, pr, pos), e = before[2 * pr], o = before[2 * pr + 1];
+	const MlaParams *p = &attn_params(a)->mla;
+	const int d = p->d_rope, pr = col % (d / 2), second = col >= d / 2;
+	double inv[LESSON_MAX_DIM / 2 + 1];
+	const double af = mla_freqs(attn_config(a), p, inv), ang = pos * inv[pr], e = before[2 * pr], o = before[2 * pr + 1];
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
 
-	strbuf_printf(b, _("pair %d (columns %d, %d before turning: %s, %s) at position %d turns by %s = %d / %s^(%d/%d) = %s\n"),
-	              pr, 2 * pr, 2 * pr + 1, celltext_num(x1, e, utf8), celltext_num(x2, o, utf8), pos,
-	              celltext_sym(utf8, "\u03b8", "theta"), pos, celltext_num(x3, theta, utf8), 2 * pr, d,
-	              celltext_num(x4, ang, utf8));
+	if (af == 1.0 && attn_config(a)->rope_scaling.type == ROPE_SCALE_NONE)
+		strbuf_printf(b, _("pair %d (columns %d, %d before turning: %s, %s) at position %d turns by %s = %d / %s^(%d/%d) = %s\n"),
+		              pr, 2 * pr, 2 * pr + 1, celltext_num(x1, e, utf8), celltext_num(x2, o, utf8), pos,
+		              celltext_sym(utf8, "\u03b8", "theta"), pos, celltext_num(x3, p->rope_theta, utf8), 2 * pr, d,
+		              celltext_num(x4, ang, utf8));
+	else /* YaRN: the pair's scaled frequency, and cos and sin times the attention factor */
+		strbuf_printf(b, _("pair %d (columns %d, %d before turning: %s, %s) at position %d turns by %s = %d %s %s "
+		                   "(YaRN's frequency); cos and sin are multiplied by %s\n"),
+		              pr, 2 * pr, 2 * pr + 1, celltext_num(x1, e, utf8), celltext_num(x2, o, utf8), pos,
+		              celltext_sym(utf8, "\u03b8", "theta"), pos, MUL_SYM(utf8), celltext_num(x3, inv[pr], utf8),
+		              celltext_num(x4, af, utf8));
 	if (second)
 		strbuf_printf(b, "%s cos %s + %s sin %s = %s\n", celltext_num(x1, o, utf8), celltext_sym(utf8, "\u03b8", "theta"),
 		              celltext_num(x2, e, utf8), celltext_sym(utf8, "\u03b8", "theta"), celltext_num(x5, value, utf8));
@@ -347,7 +374,7 @@ static void explain_heads(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 
 	(void)h;
 	if (which == AM_K_PE_ROT) {
-		explain_turn(b, &MAT_AT(a->k_pe, i, 0), dr, j, i, p->rope_theta, MAT_AT(a->k_pe_rot, i, j), utf8);
+		explain_turn(b, a, &MAT_AT(a->k_pe, i, 0), j, i, MAT_AT(a->k_pe_rot, i, j), utf8);
 		strbuf_printf(b, "%s", _("(turned once, and every head's key reads these same numbers)\n"));
 		return;
 	}
@@ -390,7 +417,7 @@ static void explain_heads(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 			               attn_config(a)->d_model, utf8);
 	} else {
 		strbuf_printf(b, _("q_pe of head %d, turned by position %d:\n"), hh, i);
-		explain_turn(b, q + dn, dr, col - dn, i, p->rope_theta, MAT_AT(a->q_pe, i, hh * dr + col - dn), utf8);
+		explain_turn(b, a, q + dn, col - dn, i, MAT_AT(a->q_pe, i, hh * dr + col - dn), utf8);
 	}
 	free(q);
 }
