@@ -204,8 +204,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
  * y = N(x) row by row, back to x. LayerNorm: x̂ = (x − μ)/σ, σ = √(σ² + ε),
  * y = x̂γ + β: dγ += dy ⊙ x̂, dβ += dy, dx = (dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂))/σ
  * with dx̂ = dy ⊙ γ. RMSNorm: r = √(mean x² + ε), y = xγ/r:
- * dγ += dy ⊙ x/r, dx = dz/r − x·Σ(dz ⊙ x)/(d·r³) with dz = dy ⊙ γ.
- * dx is added to.
+ * dγ += dy ⊙ x/r, dx = dz/r − x·Σ(dz ⊙ x)/(d·r³) with dz = dy ⊙ γ (Gemma's (1 + γ): dz = dy ⊙ (1 + γ),
+ * dγ the same). dx is added to.
  */
 static void norm_backward(const Mat *x, const Mat *dy, const Mat *gamma, NormKind kind, double eps, Mat *dx,
                           Mat *dgamma, Mat *dbeta)
@@ -216,16 +216,17 @@ static void norm_backward(const Mat *x, const Mat *dy, const Mat *gamma, NormKin
 		const double *xi = &x->a[(size_t)i * d], *dyi = &dy->a[(size_t)i * d];
 		double *dxi = &dx->a[(size_t)i * d];
 		double mean = 0.0, var = 0.0, s1 = 0.0, s2 = 0.0, sigma;
-		if (kind == NORM_RMSNORM) {
+		if (kind != NORM_LAYERNORM) {
+			const double one = kind == NORM_RMSNORM_1P ? 1.0 : 0.0;
 			for (int j = 0; j < d; j++)
 				var += xi[j] * xi[j];
 			sigma = sqrt(var / d + eps);
 			for (int j = 0; j < d; j++) {
 				dgamma->a[j] += dyi[j] * xi[j] / sigma;
-				s1 += dyi[j] * gamma->a[j] * xi[j];
+				s1 += dyi[j] * (one + gamma->a[j]) * xi[j];
 			}
 			for (int j = 0; j < d; j++)
-				dxi[j] += dyi[j] * gamma->a[j] / sigma - xi[j] * s1 / (d * sigma * sigma * sigma);
+				dxi[j] += dyi[j] * (one + gamma->a[j]) / sigma - xi[j] * s1 / (d * sigma * sigma * sigma);
 			continue;
 		}
 		for (int j = 0; j < d; j++)
