@@ -805,7 +805,7 @@ static void pass_ffn_hidden(Attn *a, const ModelConfig *cfg, const LayerParams *
 	(void)cfg;
 	mat_mul(attn_ffn_input(a), &lp->block.W_1, &a->ffn_hidden);
 	add_bias(&a->ffn_hidden, &lp->block.b_1);
-	if (lp->block.activation == ACT_SWIGLU) {
+	if (lp->block.activation == ACT_SWIGLU || lp->block.activation == ACT_GEGLU) { /* the gate, SwiGLU's or Gemma's */
 		mat_mul(attn_ffn_input(a), &lp->block.W_3, &a->ffn_gate);
 		add_bias(&a->ffn_gate, &lp->block.b_3);
 	}
@@ -824,6 +824,7 @@ static void pass_activation(Attn *a, const ModelConfig *cfg, const LayerParams *
 		case ACT_GELU: a->ffn_act.a[i] = attn_gelu(h); break;
 		case ACT_GELU_TANH: a->ffn_act.a[i] = attn_gelu_tanh(h); break;
 		case ACT_SWIGLU: a->ffn_act.a[i] = attn_silu(h) * a->ffn_gate.a[i]; break;
+		case ACT_GEGLU: a->ffn_act.a[i] = attn_gelu_tanh(h) * a->ffn_gate.a[i]; break;
 		}
 	}
 }

@@ -485,6 +485,15 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 		strbuf_printf(b, "= %s %s %s = %s\n", celltext_num(x1, attn_silu(z), utf8), celltext_sym(utf8, "\u00d7", "*"),
 		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8), celltext_num(x3, MAT_AT(a->ffn_act, i, j), utf8));
 		break;
+	case ACT_GEGLU: /* Gemma's gate: gelu_pytorch_tanh(gate_proj(x)) * up_proj(x) */
+		strbuf_printf(b, "gelu_tanh(z) %s gate = z/2 %s (1 + tanh(%s(2/%s) %s (z + 0.044715 z%s))) %s gate, z = %s, gate = "
+		              "ffn_gate[%d][%d] = %s\n", celltext_sym(utf8, "\u00d7", "*"), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u221a", "sqrt"), celltext_sym(utf8, "\u03c0", "pi"), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u00b3", "^3"), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, z, utf8), i, j,
+		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8));
+		strbuf_printf(b, "= %s %s %s = %s\n", celltext_num(x1, attn_gelu_tanh(z), utf8), celltext_sym(utf8, "\u00d7", "*"),
+		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8), celltext_num(x3, MAT_AT(a->ffn_act, i, j), utf8));
+		break;
 	}
 }
 

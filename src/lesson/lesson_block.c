@@ -499,12 +499,14 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 		if (li_read_matsrc(c, ffn, "W_1", &LIM_DIM_DIM, &w1) != 0)
 			goto out;
 		blk->d_ff = w1.cols;
+		if (blk->activation == ACT_GELU_TANH && get(ffn, "W_3") != NULL)
+			blk->activation = ACT_GEGLU; /* Gemma's gate: gelu_tanh(x·W_1) ⊙ x·W_3 */
 		if (blk->activation == ACT_SWIGLU && get(ffn, "W_3") == NULL) {
 			path_key(c, "W_3");
 			fail(c, _("missing: \"swiglu\" needs W_3 (d_model × d_ff), the gate"));
 			goto out;
 		}
-		if (blk->activation != ACT_SWIGLU && (get(ffn, "W_3") != NULL || get(ffn, "b_3") != NULL)) {
+		if (blk->activation != ACT_SWIGLU && blk->activation != ACT_GEGLU && (get(ffn, "W_3") != NULL || get(ffn, "b_3") != NULL)) {
 			size_t old2 = path_key(c, get(ffn, "W_3") != NULL ? "W_3" : "b_3");
 			warnf(c, _("not used: W_3 and b_3 are for \"activation\": \"swiglu\""));
 			path_set(c, old2);
@@ -514,7 +516,7 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 		    read_shaped(c, ffn, "W_2", blk->d_ff, l->cfg.d_model, _("d_ff, the columns of W_1"), "d_model", -1, &blk->W_2) != 0 ||
 		    read_shaped(c, ffn, "b_2", 1, l->cfg.d_model, NULL, "d_model", 0.0, &blk->b_2) != 0)
 			goto out;
-		if (blk->activation == ACT_SWIGLU &&
+		if ((blk->activation == ACT_SWIGLU || blk->activation == ACT_GEGLU) &&
 		    (read_shaped(c, ffn, "W_3", l->cfg.d_model, blk->d_ff, "d_model", _("d_ff, the columns of W_1"), -1, &blk->W_3) != 0 ||
 		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_3) != 0))
 			goto out;

@@ -512,7 +512,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		if (p->block.sandwich)
 			out->features |= FEAT_SANDWICH;
 		if (p->block.has_ffn)
-			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU) ? FEAT_SWIGLU : 0u);
+			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU || p->block.activation == ACT_GEGLU) ? FEAT_SWIGLU : 0u);
 		if (p->block.has_ffn && p->block.moe.experts > 0)
 			out->features |= FEAT_MOE | (p->block.moe.shared_ff > 0 ? FEAT_MOE_SHARED : 0u);
 	}

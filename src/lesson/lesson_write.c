@@ -180,7 +180,7 @@ static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *bet
 static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, double qk_eps)
 {
 	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1" },
-	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh" };
+	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_tanh" }; /* ACT_GEGLU: with W_3 */
 	const Block *b = &p->block;
 	cJSON *bj;
 

@@ -825,8 +825,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "activation", .requires = FEAT_FFN, .unless = FEAT_MOE,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_HIDDEN }, { .matrix = AM_FFN_GATE }, { .matrix = AM_FFN_ACT }),
-		.formula = { { FEAT_SWIGLU, 0, "ffn_act = silu(ffn_hidden) \u2299 ffn_gate   silu(z) = z\u00b7\u03c3(z)",
-		               "ffn_act = silu(ffn_hidden) * ffn_gate   silu(z) = z*sigmoid(z)" },
+		/* gated: SwiGLU's silu, or Gemma's gelu_tanh (GeGLU; explain says which) */
+		.formula = { { FEAT_SWIGLU, 0, "ffn_act = act(ffn_hidden) \u2299 ffn_gate   SwiGLU: silu(z) = z\u00b7\u03c3(z)   GeGLU: gelu_tanh(z)",
+		               "ffn_act = act(ffn_hidden) * ffn_gate   SwiGLU: silu(z) = z*sigmoid(z)   GeGLU: gelu_tanh(z)" },
 		             { 0, 0, "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z\u00b7\u03a6(z)",
 		               "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z*Phi(z)" } },
 		.what = N_("relu, gelu or SwiGLU, cell by cell"),

@@ -53,8 +53,9 @@ typedef struct MaskPart {
 typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE, NORM_AFTER } NormPlace;
 /* NORM_RMSNORM_1P (Gemma's Gemma3RMSNorm, "rmsnorm_plus1"): x/√(mean(x²) + ε)·(1 + γ), the weight stored zero-centred. */
 typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM, NORM_RMSNORM_1P } NormKind;
-/* ACT_GELU: x·Φ(x) (erf); ACT_GELU_TANH: GPT-2's gelu_new, ½x(1 + tanh(√(2/π)(x + 0.044715x³))). */
-typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH } Activation;
+/* ACT_GELU: x·Φ(x) (erf); ACT_GELU_TANH: GPT-2's gelu_new, ½x(1 + tanh(√(2/π)(x + 0.044715x³)));
+ * ACT_GEGLU: Gemma's gate, gelu_tanh(x·W_1 + b_1) ⊙ (x·W_3 + b_3) (a lesson's "gelu_tanh" with W_3). */
+typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH, ACT_GEGLU } Activation;
 /* QK-norm (issue 21, Qwen3; issue 23 adds the other forms): QK_NORM_HEAD is RMSNorm over each head's d_k of q and k, after the projection and before RoPE. */
 /* QK_NORM_PROJ (OLMo 2): RMSNorm over a whole row of q (h·d_k numbers) and of k (g·d_k), before the split into heads. */
 typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_PROJ } QkNorm;

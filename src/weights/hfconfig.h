@@ -17,7 +17,9 @@
 #include "model/model.h"
 #include "weights/safetensors.h"
 
-typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_ARCH_COUNT } HfArch;
+typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE,
+	HF_GEMMA2, HF_GEMMA3, /* gemma2, gemma3_text */
+	HF_ARCH_COUNT } HfArch;
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
  * "gelu" (erf form); the LLaMA family's "silu" in SwiGLU. */
@@ -69,6 +71,14 @@ typedef struct HfConfig {
 	 */
 	int num_experts, experts_per_tok, norm_topk_prob, moe_intermediate_size;
 	unsigned char sparse[HF_MAX_LAYERS];
+	/*
+	 * Gemma 2 and Gemma 3 (gemma2, gemma3_text; hfconfig.c's read_gemma):
+	 * the scores scaled by query_pre_attn_scalar^(-1/2), the soft caps
+	 * (attn_logit_softcapping, final_logit_softcapping; 0: none), and the
+	 * sliding layers' own RoPE base (Gemma 3's rope_local_base_freq; Gemma 2's
+	 * is rope_theta). Their windows are sliding_window and sliding[] above.
+	 */
+	double query_pre_attn_scalar, attn_softcap, final_softcap, rope_local_base;
 	long long bos_token_id; /* -1 when none */
 	int n_eos;
 	long long eos_token_id[HF_MAX_EOS];

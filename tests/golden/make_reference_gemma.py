@@ -415,6 +415,22 @@ def lessons(folder):
                                   "tokens": toks[:n], "X": rnd(g, n, d), "mask": "causal", "rope": True,
                                   "backward": {"target": rnd(g, n, d)}}, **lay)
     out["plus1_backward"]["qk_norm"] = dict(lay["qk_norm"], kind="rmsnorm_plus1")
+    # 6. Gemma's gate (GeGLU: gelu_tanh(x·W_1) ⊙ x·W_3, "gelu_tanh" with W_3) in a sandwich layer, decoded.
+    n, d, h, kv, dk, ff = 4, 4, 2, 1, 2, 6
+    lay = gemma_layer(g, d, h, kv, dk, ff, "rmsnorm_plus1", True, act="gelu_tanh")
+    del lay["qk_norm"]
+    out["geglu_sandwich_decode"] = dict({"attnviz": 2, "title": {"en": "Gemma's gelu_tanh gate in a sandwich layer, decoded",
+                                                                 "zh": "三明治层中 Gemma 的 gelu_tanh 门控，逐词解码"},
+                                         "tokens": toks[:n], "X": rnd(g, n, d), "mask": "causal", "rope": True,
+                                         "decode": True, "embed_scale": True}, **lay)
+    # 7. The gradients through Gemma's gate: one pre-norm (1 + w) layer.
+    n, d, h, dk, ff = 3, 4, 1, 4, 5
+    lay = gemma_layer(g, d, h, h, dk, ff, "rmsnorm_plus1", False, act="gelu_tanh")
+    del lay["qk_norm"], lay["kv_heads"], lay["heads"]
+    out["geglu_backward"] = dict({"attnviz": 2, "title": {"en": "The gradients through Gemma's gelu_tanh gate",
+                                                          "zh": "穿过 Gemma 的 gelu_tanh 门控的梯度"},
+                                  "tokens": toks[:n], "X": rnd(g, n, d), "mask": "causal",
+                                  "backward": {"target": rnd(g, n, d)}}, **lay)
     write_lessons(folder, out)
 
 
