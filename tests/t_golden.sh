@@ -139,6 +139,14 @@ saved_dir gated
 golden_dir mla2 --rtol 0 --atol 1e-12
 bad_lessons mla2
 saved_dir mla2
+# Gemma's pieces of issue 23 (tests/golden/gemma, made by make_reference_gemma.py following
+# modeling_gemma3.py and modeling_gemma2.py): the (1 + w) RMSNorm of the block and of QK-norm,
+# sandwich norms, the embedding scaled by sqrt(d_model), query_pre_attn_scalar as "scale", decoding
+# and the gradients through the (1 + w) norms, every matrix within 1e-12; the loader's errors of
+# gemma/bad; and `save` writing the keys back.
+golden_dir gemma --rtol 0 --atol 1e-12
+bad_lessons gemma
+saved_dir gemma
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

@@ -538,7 +538,7 @@ BAD(v2_eps, ": block.eps: expected a number > 0 (it keeps the norm from dividing
 BAD(v2_ffn_w2_rows, ": block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 4")
 BAD(v2_layer_w2, ": layers[1].block.ffn.W_2: expected 8 rows (d_ff, the columns of W_1), got 1")
 BAD(v2_layers_empty, ": layers: expected a list of layers [{…}, …] (each may be {} to repeat the top level), got an empty list")
-BAD(v2_norm_word, ": block.norm: expected \"post\", \"pre\", \"none\" or \"after\", got \"middle\"")
+BAD(v2_norm_word, ": block.norm: expected \"post\", \"pre\", \"none\", \"after\" or \"sandwich\", got \"middle\"")
 BAD(v2_rms_beta, ": block.ln1.beta: RMSNorm has no beta (only gamma); remove it, or use \"norm_kind\": \"layernorm\"")
 BAD(v2_stage_absent, ": steps[0].stage: the stage \"norm1\" is not in this lesson (its block has no norms: its \"norm\" is \"none\")")
 BAD(v2_step_layer, ": steps[0].layer: 2 is outside the 2 layers of this lesson (they count from 0)")

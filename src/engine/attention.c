@@ -54,6 +54,8 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_MOE_WEIGHTS] = AT(Attn, moe_weights), [AM_EXPERT_ACT] = AT(Attn, expert_act),
 	[AM_EXPERT_OUT] = AT(Attn, expert_out), [AM_SHARED_GATE] = AT(Attn, shared_gate),
 	[AM_SHARED_OUT] = AT(Attn, shared_out),
+	[AM_NORM1_AFTER_STATS] = AT(Attn, norm1_after_stats), [AM_NORM1_AFTER] = AT(Attn, norm1_after),
+	[AM_NORM2_AFTER_STATS] = AT(Attn, norm2_after_stats), [AM_NORM2_AFTER] = AT(Attn, norm2_after),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -257,6 +259,9 @@ static void pass_input(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	(void)lp;
 	memcpy(a->X.a, cfg->input.a, (size_t)cfg->n * (size_t)cfg->d_model * sizeof(double));
+	if (cfg->embed_scale > 0.0) /* Gemma: the embedding times its normalizer, √d_model */
+		for (size_t i = 0; i < (size_t)cfg->n * (size_t)cfg->d_model; i++)
+			a->X.a[i] *= cfg->embed_scale;
 	if (cfg->has_source)
 		memcpy(a->S.a, cfg->source_input.a, (size_t)cfg->m * (size_t)cfg->d_src * sizeof(double));
 }
@@ -677,7 +682,7 @@ void attn_norm_row(const double *x, double *out, int len, int rms, double eps, c
 		var /= len;
 		inv = 1.0 / sqrt(var + eps);
 		for (j = 0; j < len; j++)
-			out[j] = x[j] * inv * gamma[j];
+			out[j] = x[j] * inv * (rms == NORM_RMSNORM_1P ? 1.0 + gamma[j] : gamma[j]);
 		if (stats != NULL) {
 			stats[0] = var;
 			stats[1] = sqrt(var + eps);
@@ -704,7 +709,7 @@ static void norm_rows(const Mat *in, Mat *out, Mat *stats, NormKind kind, double
                       const Mat *beta)
 {
 	for (int i = 0; i < in->rows; i++)
-		attn_norm_row(&in->a[(size_t)i * in->cols], &out->a[(size_t)i * out->cols], in->cols, kind == NORM_RMSNORM,
+		attn_norm_row(&in->a[(size_t)i * in->cols], &out->a[(size_t)i * out->cols], in->cols, (int)kind,
 		              eps, gamma->a, mat_empty(beta) ? NULL : beta->a, stats != NULL ? &stats->a[(size_t)i * 2] : NULL);
 }
 
@@ -761,11 +766,21 @@ static void pass_norm1_after(Attn *a, const ModelConfig *cfg, const LayerParams 
 	          &lp->block.ln1_beta);
 }
 
-/* residual1 (n × d_model) = x + output (x + norm1 with norms after each sublayer): the attention adds to the rows it started from. */
+/* Sandwich norms (Gemma's post_attention_layernorm): norm1_after (n × d_model) = N1'(output), what the residual adds. */
+static void pass_norm1_sandwich(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	(void)cfg;
+	norm_rows(&a->output, &a->norm1_after, &a->norm1_after_stats, lp->block.norm_kind, lp->block.eps,
+	          &lp->block.ln1_after_gamma, &lp->block.ln1_beta); /* empty: RMSNorm */
+}
+
+/* residual1 (n × d_model) = x + output (x + norm1 with norms after each sublayer, x + norm1_after with sandwich
+ * norms): the attention adds to the rows it started from. */
 static void pass_residual1(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	(void)cfg;
-	add_rows(&a->X, lp->block.norm == NORM_AFTER ? &a->norm1 : &a->output, &a->residual1);
+	add_rows(&a->X, lp->block.sandwich ? &a->norm1_after : lp->block.norm == NORM_AFTER ? &a->norm1 : &a->output,
+	         &a->residual1);
 }
 
 /* Post-norm: norm1 (n × d_model) = N1(residual1). */
@@ -805,7 +820,7 @@ static void pass_ffn_hidden(Attn *a, const ModelConfig *cfg, const LayerParams *
 	(void)cfg;
 	mul_weight(attn_ffn_input(a), lp, &lp->block.W_1, &a->ffn_hidden);
 	add_bias(&a->ffn_hidden, &lp->block.b_1);
-	if (lp->block.activation == ACT_SWIGLU) {
+	if (lp->block.activation == ACT_SWIGLU || lp->block.activation == ACT_GEGLU) { /* the gate, SwiGLU's or Gemma's */
 		mul_weight(attn_ffn_input(a), lp, &lp->block.W_3, &a->ffn_gate);
 		add_bias(&a->ffn_gate, &lp->block.b_3);
 	}
@@ -824,6 +839,7 @@ static void pass_activation(Attn *a, const ModelConfig *cfg, const LayerParams *
 		case ACT_GELU: a->ffn_act.a[i] = attn_gelu(h); break;
 		case ACT_GELU_TANH: a->ffn_act.a[i] = attn_gelu_tanh(h); break;
 		case ACT_SWIGLU: a->ffn_act.a[i] = attn_silu(h) * a->ffn_gate.a[i]; break;
+		case ACT_GEGLU: a->ffn_act.a[i] = attn_gelu_tanh(h) * a->ffn_gate.a[i]; break;
 		}
 	}
 }
@@ -844,12 +860,22 @@ static void pass_norm2_after(Attn *a, const ModelConfig *cfg, const LayerParams 
 	          &lp->block.ln2_beta);
 }
 
-/* residual2 (n × d_model) = the FFN's residual input (norm1 post-norm, else residual1) + ffn_out (norm2 after the FFN). */
+/* Sandwich norms (Gemma's post_feedforward_layernorm): norm2_after (n × d_model) = N2'(ffn_out). */
+static void pass_norm2_sandwich(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	(void)cfg;
+	norm_rows(&a->ffn_out, &a->norm2_after, &a->norm2_after_stats, lp->block.norm_kind, lp->block.eps,
+	          &lp->block.ln2_after_gamma, &lp->block.ln2_beta); /* empty: RMSNorm */
+}
+
+/* residual2 (n × d_model) = the FFN's residual input (norm1 post-norm, else residual1) + ffn_out (norm2 after the
+ * FFN, norm2_after with sandwich norms). */
 static void pass_residual2(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	(void)cfg;
 	add_rows(lp->block.norm == NORM_POST ? &a->norm1 : &a->residual1,
-	         lp->block.norm == NORM_AFTER ? &a->norm2 : &a->ffn_out, &a->residual2);
+	         lp->block.sandwich ? &a->norm2_after : lp->block.norm == NORM_AFTER ? &a->norm2 : &a->ffn_out,
+	         &a->residual2);
 }
 
 /* Post-norm: norm2 (n × d_model) = N2(residual2), the layer's output. */
@@ -1014,6 +1040,7 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_OUTPUT] = pass_output,
 	[STAGE_NORM1_PRE] = pass_norm1_pre,
 	[STAGE_NORM1_AFTER] = pass_norm1_after,
+	[STAGE_NORM1_SANDWICH] = pass_norm1_sandwich,
 	[STAGE_RESIDUAL1] = pass_residual1,
 	[STAGE_NORM1_POST] = pass_norm1_post,
 	[STAGE_NORM2_PRE] = pass_norm2_pre,
@@ -1021,6 +1048,7 @@ static const StageKernel stage_kernel[STAGE_COUNT] = {
 	[STAGE_ACTIVATION] = pass_activation,
 	[STAGE_FFN_OUT] = pass_ffn_out,
 	[STAGE_NORM2_AFTER] = pass_norm2_after,
+	[STAGE_NORM2_SANDWICH] = pass_norm2_sandwich,
 	[STAGE_RESIDUAL2] = pass_residual2,
 	[STAGE_NORM2_POST] = pass_norm2_post,
 	[STAGE_FINAL_NORM] = pass_final_norm,
@@ -1056,7 +1084,9 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_OUTPUT] = { { AM_OUTPUT, MADE(AM_CONCAT, AM_GATED, AM_W_O, AM_B_O) } },
 	[STAGE_NORM1_AFTER] = { { AM_NORM1, MADE(AM_OUTPUT, AM_LN1_GAMMA, AM_LN1_BETA) },
 	                        { AM_NORM1_STATS, MADE(AM_OUTPUT, AM_LN1_GAMMA, AM_LN1_BETA) } },
-	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT, AM_NORM1) } },
+	[STAGE_NORM1_SANDWICH] = { { AM_NORM1_AFTER, MADE(AM_OUTPUT, AM_LN1_AFTER_GAMMA) },
+	                           { AM_NORM1_AFTER_STATS, MADE(AM_OUTPUT, AM_LN1_AFTER_GAMMA) } },
+	[STAGE_RESIDUAL1] = { { AM_RESIDUAL1, MADE(AM_X, AM_OUTPUT, AM_NORM1, AM_NORM1_AFTER) } },
 	[STAGE_NORM1_POST] = { { AM_NORM1, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) },
 	                       { AM_NORM1_STATS, MADE(AM_RESIDUAL1, AM_LN1_GAMMA, AM_LN1_BETA) } },
 	[STAGE_NORM2_PRE] = { { AM_NORM2, MADE(AM_RESIDUAL1, AM_LN2_GAMMA, AM_LN2_BETA) },
@@ -1067,7 +1097,9 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_FFN_OUT] = { { AM_FFN_OUT, MADE(AM_FFN_ACT, AM_W_2, AM_B_2) } },
 	[STAGE_NORM2_AFTER] = { { AM_NORM2, MADE(AM_FFN_OUT, AM_LN2_GAMMA, AM_LN2_BETA) },
 	                        { AM_NORM2_STATS, MADE(AM_FFN_OUT, AM_LN2_GAMMA, AM_LN2_BETA) } },
-	[STAGE_RESIDUAL2] = { { AM_RESIDUAL2, MADE(AM_NORM1, AM_RESIDUAL1, AM_FFN_OUT, AM_NORM2) } },
+	[STAGE_NORM2_SANDWICH] = { { AM_NORM2_AFTER, MADE(AM_FFN_OUT, AM_LN2_AFTER_GAMMA) },
+	                           { AM_NORM2_AFTER_STATS, MADE(AM_FFN_OUT, AM_LN2_AFTER_GAMMA) } },
+	[STAGE_RESIDUAL2] = { { AM_RESIDUAL2, MADE(AM_NORM1, AM_RESIDUAL1, AM_FFN_OUT, AM_NORM2, AM_NORM2_AFTER) } },
 	[STAGE_NORM2_POST] = { { AM_NORM2, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) },
 	                       { AM_NORM2_STATS, MADE(AM_RESIDUAL2, AM_LN2_GAMMA, AM_LN2_BETA) } },
 	[STAGE_FINAL_NORM] = { { AM_FINAL, MADE(AM_OUTPUT, FFN_IN, AM_RESIDUAL2, AM_FINAL_GAMMA, AM_FINAL_BETA) } },

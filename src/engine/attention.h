@@ -151,6 +151,8 @@ typedef struct Attn {
 	Mat ffn_out;          /* n × d_model: ffn_act·W_2 + b_2 */
 	Mat residual2;        /* n × d_model */
 	Mat norm2_stats, norm2;
+	/* Sandwich norms (Gemma): each sublayer's output normalised again before its residual add */
+	Mat norm1_after_stats, norm1_after, norm2_after_stats, norm2_after; /* n × 2, n × d_model */
 	Mat final;            /* n × d_model: the final norm, after the last layer */
 	/* A mixture-of-experts FFN (variants/moe.c; empty without): E experts of d_ff, NaN where not chosen */
 	Mat router_logits, router_probs; /* n × E */
@@ -315,7 +317,8 @@ void attn_positional(Mat *PE);
 /* x: len values, out: len; out = softmax(x), max subtracted; −∞ entries get 0.
  * Returns 0, or 1 when every entry is −∞ (out is then all 0). */
 int attn_softmax_row(const double *x, double *out, int len);
-/* A row's norm: LayerNorm (x − μ)/√(σ² + ε)·γ + β (β may be NULL), or RMSNorm x/√(mean x² + ε)·γ.
+/* A row's norm: rms 0 (NORM_LAYERNORM) LayerNorm (x − μ)/√(σ² + ε)·γ + β (β may be NULL), rms 1 (NORM_RMSNORM)
+ * RMSNorm x/√(mean x² + ε)·γ, rms 2 (NORM_RMSNORM_1P) Gemma's x/√(mean x² + ε)·(1 + γ).
  * stats (2 numbers, may be NULL) gets (μ, σ²), or (mean x², RMS). */
 void attn_norm_row(const double *x, double *out, int len, int rms, double eps, const double *gamma,
                    const double *beta, double *stats);

@@ -204,8 +204,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
  * y = N(x) row by row, back to x. LayerNorm: x̂ = (x − μ)/σ, σ = √(σ² + ε),
  * y = x̂γ + β: dγ += dy ⊙ x̂, dβ += dy, dx = (dx̂ − mean(dx̂) − x̂·mean(dx̂ ⊙ x̂))/σ
  * with dx̂ = dy ⊙ γ. RMSNorm: r = √(mean x² + ε), y = xγ/r:
- * dγ += dy ⊙ x/r, dx = dz/r − x·Σ(dz ⊙ x)/(d·r³) with dz = dy ⊙ γ.
- * dx is added to.
+ * dγ += dy ⊙ x/r, dx = dz/r − x·Σ(dz ⊙ x)/(d·r³) with dz = dy ⊙ γ (Gemma's (1 + γ): dz = dy ⊙ (1 + γ),
+ * dγ the same). dx is added to.
  */
 static void norm_backward(const Mat *x, const Mat *dy, const Mat *gamma, NormKind kind, double eps, Mat *dx,
                           Mat *dgamma, Mat *dbeta)
@@ -216,16 +216,17 @@ static void norm_backward(const Mat *x, const Mat *dy, const Mat *gamma, NormKin
 		const double *xi = &x->a[(size_t)i * d], *dyi = &dy->a[(size_t)i * d];
 		double *dxi = &dx->a[(size_t)i * d];
 		double mean = 0.0, var = 0.0, s1 = 0.0, s2 = 0.0, sigma;
-		if (kind == NORM_RMSNORM) {
+		if (kind != NORM_LAYERNORM) {
+			const double one = kind == NORM_RMSNORM_1P ? 1.0 : 0.0;
 			for (int j = 0; j < d; j++)
 				var += xi[j] * xi[j];
 			sigma = sqrt(var / d + eps);
 			for (int j = 0; j < d; j++) {
 				dgamma->a[j] += dyi[j] * xi[j] / sigma;
-				s1 += dyi[j] * gamma->a[j] * xi[j];
+				s1 += dyi[j] * (one + gamma->a[j]) * xi[j];
 			}
 			for (int j = 0; j < d; j++)
-				dxi[j] += dyi[j] * gamma->a[j] / sigma - xi[j] * s1 / (d * sigma * sigma * sigma);
+				dxi[j] += dyi[j] * (one + gamma->a[j]) / sigma - xi[j] * s1 / (d * sigma * sigma * sigma);
 			continue;
 		}
 		for (int j = 0; j < d; j++)
@@ -258,7 +259,8 @@ static double act_grad(Activation act, double h)
 	case ACT_RELU: return h > 0 ? 1.0 : 0.0;
 	case ACT_GELU: return 0.5 * (1.0 + erf(h / sqrt(2.0))) + h * exp(-0.5 * h * h) / sqrt(2.0 * M_PI);
 	case ACT_SWIGLU: return sig * (1.0 + h * (1.0 - sig));
-	case ACT_GELU_TANH: {
+	case ACT_GELU_TANH:
+	case ACT_GEGLU: {
 		/* d/dh ½h(1 + tanh u), u = c(h + 0.044715h³): ½(1 + tanh u) + ½h(1 − tanh²u)·c(1 + 3·0.044715h²) */
 		const double c = sqrt(2.0 / M_PI), t = tanh(c * (h + 0.044715 * h * h * h));
 		return 0.5 * (1.0 + t) + 0.5 * h * (1.0 - t * t) * c * (1.0 + 3.0 * 0.044715 * h * h);
@@ -270,13 +272,13 @@ static double act_grad(Activation act, double h)
 /*
  * The FFN, from g->ffn_out back to its input rows `in` (added to din):
  *   ffn_out = act·W_2 + b_2     dact = dffn_out·W_2ᵀ, dW_2 = actᵀ·dffn_out
- *   act = f(hidden) (⊙ gate)    dhidden = dact ⊙ f′(hidden) (⊙ gate), dgate = dact ⊙ silu(hidden)
+ *   act = f(hidden) (⊙ gate)    dhidden = dact ⊙ f′(hidden) (⊙ gate), dgate = dact ⊙ f(hidden) (silu, gelu_tanh)
  *   hidden = in·W_1 + b_1       dW_1 = inᵀ·dhidden, din += dhidden·W_1ᵀ (gate: W_3 likewise)
  */
 static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 {
 	const Block *b = &attn_params(a)->block;
-	const int swiglu = b->activation == ACT_SWIGLU;
+	const int swiglu = b->activation == ACT_SWIGLU || b->activation == ACT_GEGLU; /* gated: W_3 */
 
 	if (like(&g->ffn_act, &a->ffn_act) || like(&g->ffn_hidden, &a->ffn_hidden) || like(&g->ffn_gate, &a->ffn_gate) ||
 	    like(&g->W_2, &b->W_2) || like(&g->b_2, &b->b_2) || like(&g->W_1, &b->W_1) || like(&g->b_1, &b->b_1) ||
@@ -289,7 +291,7 @@ static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 		const double h = a->ffn_hidden.a[i], dact = g->ffn_act.a[i];
 		g->ffn_hidden.a[i] = dact * act_grad(b->activation, h) * (swiglu ? a->ffn_gate.a[i] : 1.0);
 		if (swiglu)
-			g->ffn_gate.a[i] = dact * attn_silu(h);
+			g->ffn_gate.a[i] = dact * (b->activation == ACT_GEGLU ? attn_gelu_tanh(h) : attn_silu(h));
 	}
 	MM_AT(in, &g->ffn_hidden, &g->W_1);
 	colsum(&g->ffn_hidden, &g->b_1);

@@ -590,11 +590,11 @@ static int same_settings(const ModelConfig *xc, const LayerParams *xp, const Mod
 	return memcmp(&sx, &sy, sizeof sx) == 0 && xc->n == yc->n && xc->m == yc->m && xc->d_model == yc->d_model &&
 	       xc->d_src == yc->d_src && xp->heads == yp->heads && xp->d_k == yp->d_k && xp->d_v == yp->d_v &&
 	       xp->d_out == yp->d_out && xc->has_source == yc->has_source && xc->positional == yc->positional &&
-	       xc->score == yc->score && xc->scale == yc->scale && attn_same_bits(&(Mat){ 1, 1, (double *)&xc->scale_value },
+	       xc->score == yc->score && xc->scale == yc->scale && xc->embed_scale == yc->embed_scale && attn_same_bits(&(Mat){ 1, 1, (double *)&xc->scale_value },
 	                                                                 &(Mat){ 1, 1, (double *)&yc->scale_value }) &&
 	       xc->mask == yc->mask && xc->mask_fill_inf == yc->mask_fill_inf && xc->mask_fill == yc->mask_fill &&
 	       attn_same_bits(&xc->mask_matrix, &yc->mask_matrix) && xc->backward == yc->backward && bx->present == by->present &&
-	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps &&
+	       bx->norm == by->norm && bx->norm_kind == by->norm_kind && bx->eps == by->eps && bx->sandwich == by->sandwich &&
 	       bx->has_ffn == by->has_ffn && bx->activation == by->activation && bx->d_ff == by->d_ff &&
 	       xc->has_final_norm == yc->has_final_norm && xc->final_kind == yc->final_kind && xc->final_eps == yc->final_eps &&
 	       same_masks(xc, yc) && same_variants(xc, xp, yc, yp);

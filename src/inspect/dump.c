@@ -572,7 +572,8 @@ static cJSON *dump_layer(const Attn *a)
 		{ "ln1_gamma", AM_LN1_GAMMA }, { "ln1_beta", AM_LN1_BETA }, { "ln2_gamma", AM_LN2_GAMMA },
 		{ "ln2_beta", AM_LN2_BETA }, { "ffn_b_1", AM_B_1 }, { "ffn_b_3", AM_B_3 }, { "ffn_b_2", AM_B_2 },
 		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA }, { "q_norm", AM_Q_NORM_W },
-		{ "k_norm", AM_K_NORM_W }, { "sinks", AM_SINKS },
+		{ "k_norm", AM_K_NORM_W }, { "sinks", AM_SINKS }, { "ln1_after_gamma", AM_LN1_AFTER_GAMMA },
+		{ "ln2_after_gamma", AM_LN2_AFTER_GAMMA },
 	};
 	static const struct { const char *key; AttnMatrix m; } results[] = {
 		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },
@@ -582,6 +583,8 @@ static cJSON *dump_layer(const Attn *a)
 		{ "router_logits", AM_ROUTER_LOGITS }, { "router_probs", AM_ROUTER_PROBS }, { "moe_weights", AM_MOE_WEIGHTS },
 		{ "expert_act", AM_EXPERT_ACT }, { "expert_out", AM_EXPERT_OUT }, { "shared_gate", AM_SHARED_GATE },
 		{ "shared_out", AM_SHARED_OUT },
+		/* sandwich norms (Gemma): each sublayer's output normalised before its residual */
+		{ "norm1_after", AM_NORM1_AFTER }, { "norm2_after", AM_NORM2_AFTER },
 	};
 	size_t i;
 

@@ -174,11 +174,22 @@ static void explain_given(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 		strbuf_printf(b, _("an input number, as the lesson gives it (or its generator made it).\n"));
 }
 
+static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
+
+/* The input stage: given numbers, and X = input·s with Gemma's embedding scale. */
+static void explain_input(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	if (which == AM_X)
+		explain_positional(b, a, which, h, i, j, utf8);
+	else
+		explain_given(b, a, which, h, i, j, utf8);
+}
+
 static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const ModelConfig *cfg = attn_config(a);
 	const int source = matrix_kinds[which].row_axis == AXIS_KEY && cfg->has_source;
-	char x1[32], x2[32];
+	char x1[32], x2[32], x3[32];
 
 	(void)h;
 	if (which == AM_PE || which == AM_PE_SRC) {
@@ -190,7 +201,15 @@ static void explain_positional(StrBuf *b, const Attn *a, AttnMatrix which, int h
 	{
 		const Mat *in = source ? &cfg->source_input : &cfg->input;
 		const Mat *pe = source ? &a->PE_src : &a->PE;
-		if (mat_empty(pe))
+		if (!source && cfg->embed_scale > 0.0 && mat_empty(pe)) /* Gemma's normalizer */
+			strbuf_printf(b, "= input %s s = %s %s %s\n", celltext_sym(utf8, "\u00b7", "*"),
+			              celltext_num(x1, MAT_AT(*in, i, j), utf8), celltext_sym(utf8, "\u00d7", "*"),
+			              celltext_num(x2, cfg->embed_scale, utf8));
+		else if (!source && cfg->embed_scale > 0.0)
+			strbuf_printf(b, "= input %s s + PE = %s %s %s + %s\n", celltext_sym(utf8, "\u00b7", "*"),
+			              celltext_num(x1, MAT_AT(*in, i, j), utf8), celltext_sym(utf8, "\u00d7", "*"),
+			              celltext_num(x2, cfg->embed_scale, utf8), celltext_num(x3, MAT_AT(*pe, i, j), utf8));
+		else if (mat_empty(pe))
 			strbuf_printf(b, _("the input itself (no positional encoding).\n"));
 		else
 			strbuf_printf(b, "= input + PE = %s + %s\n", celltext_num(x1, MAT_AT(*in, i, j), utf8), celltext_num(x2, MAT_AT(*pe, i, j), utf8));
@@ -341,7 +360,15 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, const Mat *in, const Mat
 	if (rms) {
 		strbuf_printf(b, _("RMSNorm of row %d of %s: mean(x%s) = %s over its %d numbers\n"), i, mat_label(a, in),
 		              celltext_sym(utf8, "\u00b2", "^2"), celltext_num(x1, var, utf8), d);
-		out = MAT_AT(*in, i, j) / sqrt(var + eps) * gamma->a[j];
+		out = MAT_AT(*in, i, j) / sqrt(var + eps) * (rms == NORM_RMSNORM_1P ? 1.0 + gamma->a[j] : gamma->a[j]);
+		if (rms == NORM_RMSNORM_1P) { /* Gemma's zero-centred weight: the norm multiplies by 1 + γ */
+			strbuf_printf(b, "= x / %s(mean(x%s) + %s) %s (1 + %s) = %s / %s(%s + %s) %s (1 + %s)\n= %s\n",
+			              celltext_sym(utf8, "\u221a", "sqrt"), celltext_sym(utf8, "\u00b2", "^2"), celltext_sym(utf8, "\u03b5", "eps"),
+			              celltext_sym(utf8, "\u00b7", "*"), celltext_sym(utf8, "\u03b3", "gamma"), celltext_num(x1, MAT_AT(*in, i, j), utf8),
+			              celltext_sym(utf8, "\u221a", "sqrt"), celltext_num(x2, var, utf8), celltext_num(x3, eps, utf8),
+			              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x4, gamma->a[j], utf8), celltext_num(x5, out, utf8));
+			return;
+		}
 		strbuf_printf(b, "= x / %s(mean(x%s) + %s) %s %s = %s / %s(%s + %s) %s %s\n= %s\n", celltext_sym(utf8, "\u221a", "sqrt"),
 		              celltext_sym(utf8, "\u00b2", "^2"), celltext_sym(utf8, "\u03b5", "eps"), celltext_sym(utf8, "\u00b7", "*"),
 		              celltext_sym(utf8, "\u03b3", "gamma"), celltext_num(x1, MAT_AT(*in, i, j), utf8), celltext_sym(utf8, "\u221a", "sqrt"),
@@ -370,7 +397,8 @@ static const Mat *norm_input(const Attn *a, AttnMatrix which, Stage st)
 	case STAGE_NORM1_POST: case STAGE_NORM2_PRE: return &a->residual1;
 	case STAGE_NORM2_POST: return &a->residual2;
 	case STAGE_NORM1_AFTER: return &a->output;
-	case STAGE_NORM2_AFTER: return &a->ffn_out;
+	case STAGE_NORM2_AFTER: case STAGE_NORM2_SANDWICH: return &a->ffn_out;
+	case STAGE_NORM1_SANDWICH: return &a->output;
 	default: return which == AM_FINAL ? attn_block_output(a) : &a->X;
 	}
 }
@@ -382,12 +410,15 @@ static void explain_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	const Block *bl = &lp->block;
 	const Stage st = (Stage)matrix_stage(&a->shape, which);
 	const int second = which == AM_NORM2 || which == AM_NORM2_STATS, final = which == AM_FINAL;
-	const Mat *gamma = final ? &cfg->final_gamma : second ? &bl->ln2_gamma : &bl->ln1_gamma;
+	const int after1 = which == AM_NORM1_AFTER || which == AM_NORM1_AFTER_STATS; /* sandwich norms' own weights */
+	const int after2 = which == AM_NORM2_AFTER || which == AM_NORM2_AFTER_STATS;
+	const Mat *gamma = final ? &cfg->final_gamma : after1 ? &bl->ln1_after_gamma : after2 ? &bl->ln2_after_gamma
+	                   : second ? &bl->ln2_gamma : &bl->ln1_gamma;
 	const Mat *beta = final ? &cfg->final_beta : second ? &bl->ln2_beta : &bl->ln1_beta;
-	const int rms = final ? cfg->final_kind == NORM_RMSNORM : bl->norm_kind == NORM_RMSNORM;
+	const int rms = (int)(final ? cfg->final_kind : bl->norm_kind); /* NormKind: 0 LayerNorm, else an RMSNorm */
 
 	(void)h;
-	if (which == AM_NORM1_STATS || which == AM_NORM2_STATS) {
+	if (which == AM_NORM1_STATS || which == AM_NORM2_STATS || which == AM_NORM1_AFTER_STATS || which == AM_NORM2_AFTER_STATS) {
 		strbuf_printf(b, _("%s of row %d of %s, before the norm\n"), j == 0 ? (rms ? _("mean of squares") : _("mean"))
 		              : (rms ? _("RMS = sqrt(mean of squares + eps)") : _("variance (biased)")), i,
 		              mat_label(a, norm_input(a, which, st)));
@@ -401,12 +432,15 @@ static void explain_residual(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 	const int one = which == AM_RESIDUAL1;
 	const Mat *x = one ? &a->X : attn_params(a)->block.norm == NORM_POST ? &a->norm1 : &a->residual1;
 	const int after = attn_params(a)->block.norm == NORM_AFTER; /* OLMo 2: the residual adds the normalised sublayer */
-	const Mat *y = one ? (after ? &a->norm1 : &a->output) : (after ? &a->norm2 : &a->ffn_out);
+	const int sandwich = attn_params(a)->block.sandwich;      /* Gemma: the sublayer's own norm after it */
+	const Mat *y = one ? (sandwich ? &a->norm1_after : after ? &a->norm1 : &a->output)
+	                   : (sandwich ? &a->norm2_after : after ? &a->norm2 : &a->ffn_out);
 	char x1[32], x2[32];
 
 	(void)h;
 	strbuf_printf(b, _("= %s + %s = %s + %s: the residual keeps the rows it started from\n"), mat_label(a, x),
-	              after ? (one ? "norm1" : "norm2") : one ? _("output (the attention's)") : "ffn_out", celltext_num(x1, MAT_AT(*x, i, j), utf8),
+	              sandwich ? (one ? "norm1_after" : "norm2_after") : after ? (one ? "norm1" : "norm2")
+	              : one ? _("output (the attention's)") : "ffn_out", celltext_num(x1, MAT_AT(*x, i, j), utf8),
 	              celltext_num(x2, MAT_AT(*y, i, j), utf8));
 }
 
@@ -449,6 +483,15 @@ static void explain_activation(StrBuf *b, const Attn *a, AttnMatrix which, int h
 		              celltext_sym(utf8, "\u00d7", "*"), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, z, utf8), i, j,
 		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8));
 		strbuf_printf(b, "= %s %s %s = %s\n", celltext_num(x1, attn_silu(z), utf8), celltext_sym(utf8, "\u00d7", "*"),
+		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8), celltext_num(x3, MAT_AT(a->ffn_act, i, j), utf8));
+		break;
+	case ACT_GEGLU: /* Gemma's gate: gelu_pytorch_tanh(gate_proj(x)) * up_proj(x) */
+		strbuf_printf(b, "gelu_tanh(z) %s gate = z/2 %s (1 + tanh(%s(2/%s) %s (z + 0.044715 z%s))) %s gate, z = %s, gate = "
+		              "ffn_gate[%d][%d] = %s\n", celltext_sym(utf8, "\u00d7", "*"), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u221a", "sqrt"), celltext_sym(utf8, "\u03c0", "pi"), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u00b3", "^3"), celltext_sym(utf8, "\u00d7", "*"), celltext_num(x1, z, utf8), i, j,
+		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8));
+		strbuf_printf(b, "= %s %s %s = %s\n", celltext_num(x1, attn_gelu_tanh(z), utf8), celltext_sym(utf8, "\u00d7", "*"),
 		              celltext_num(x2, MAT_AT(a->ffn_gate, i, j), utf8), celltext_num(x3, MAT_AT(a->ffn_act, i, j), utf8));
 		break;
 	}
@@ -713,7 +756,7 @@ static void explain_next(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 /* The explain half of the stage table (catalog.c has the names and panes, attention.c the kernels); a variant's stage is explained by its own file (variants/). */
 static const StageExplain stage_explain[STAGE_COUNT] = {
-	[STAGE_INPUT] = explain_given,
+	[STAGE_INPUT] = explain_input,
 	[STAGE_POSITIONAL] = explain_positional,
 	[STAGE_PROJECT] = explain_project,
 	[STAGE_SPLIT] = NULL, /* makes nothing of its own */
@@ -726,6 +769,7 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_OUTPUT] = explain_output,
 	[STAGE_NORM1_PRE] = explain_norm,
 	[STAGE_NORM1_AFTER] = explain_norm,
+	[STAGE_NORM1_SANDWICH] = explain_norm,
 	[STAGE_RESIDUAL1] = explain_residual,
 	[STAGE_NORM1_POST] = explain_norm,
 	[STAGE_NORM2_PRE] = explain_norm,
@@ -733,6 +777,7 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_ACTIVATION] = explain_activation,
 	[STAGE_FFN_OUT] = explain_ffn_out,
 	[STAGE_NORM2_AFTER] = explain_norm,
+	[STAGE_NORM2_SANDWICH] = explain_norm,
 	[STAGE_RESIDUAL2] = explain_residual,
 	[STAGE_NORM2_POST] = explain_norm,
 	[STAGE_FINAL_NORM] = explain_norm,
@@ -932,6 +977,7 @@ static int operands_lm_head(const Attn *a, AttnMatrix which, int h, int i, int j
 #undef OP
 
 static const StageOperands stage_operands[STAGE_COUNT] = {
+	[STAGE_INPUT] = operands_positional,
 	[STAGE_POSITIONAL] = operands_positional,
 	[STAGE_PROJECT] = operands_project,
 	[STAGE_SCORES] = operands_scores,

@@ -42,7 +42,7 @@ static char *axis_label(const Attn *a, Axis axis, int i)
 {
 	if (axis == AXIS_NORM_STATS) { /* attn_norm_row's two numbers */
 		static const char *const names[2][2] = { { "mean", "var" }, { "ms", "rms" } };
-		return strdup(names[attn_params(a)->block.norm_kind == NORM_RMSNORM][i != 0]);
+		return strdup(names[attn_params(a)->block.norm_kind != NORM_LAYERNORM][i != 0]);
 	}
 	if (axis == AXIS_VOCAB)
 		return labels_vocab(attn_config(a), i);

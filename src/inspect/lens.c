@@ -66,7 +66,7 @@ static int lens_layer(const ModelConfig *c, const Mat *x, double *normed, double
 	for (int i = 0; i < n; i++) {
 		const double *row = &x->a[(size_t)i * (size_t)d];
 		if (c->has_final_norm)
-			attn_norm_row(row, &normed[(size_t)i * (size_t)d], d, c->final_kind == NORM_RMSNORM, c->final_eps,
+			attn_norm_row(row, &normed[(size_t)i * (size_t)d], d, (int)c->final_kind, c->final_eps,
 			              c->final_gamma.a, mat_empty(&c->final_beta) ? NULL : c->final_beta.a, NULL);
 		else
 			memcpy(&normed[(size_t)i * (size_t)d], row, (size_t)d * sizeof *row);

@@ -198,6 +198,8 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_B_O] = offsetof(Model, lp.b_o),
 	[AM_LN1_GAMMA] = offsetof(Model, lp.block.ln1_gamma), [AM_LN1_BETA] = offsetof(Model, lp.block.ln1_beta),
 	[AM_LN2_GAMMA] = offsetof(Model, lp.block.ln2_gamma), [AM_LN2_BETA] = offsetof(Model, lp.block.ln2_beta),
+	[AM_LN1_AFTER_GAMMA] = offsetof(Model, lp.block.ln1_after_gamma),
+	[AM_LN2_AFTER_GAMMA] = offsetof(Model, lp.block.ln2_after_gamma),
 	[AM_W_1] = offsetof(Model, lp.block.W_1), [AM_B_1] = offsetof(Model, lp.block.b_1),
 	[AM_W_3] = offsetof(Model, lp.block.W_3), [AM_B_3] = offsetof(Model, lp.block.b_3),
 	[AM_W_2] = offsetof(Model, lp.block.W_2), [AM_B_2] = offsetof(Model, lp.block.b_2),

@@ -47,7 +47,8 @@ out:
 	path_set(c, old);
 	return r;
 }
-static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ln3", "ffn", "final_norm", NULL };
+static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln2", "ln3", "ffn", "final_norm",
+	                                  "ln1_after", "ln2_after", NULL };
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", "kind", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
@@ -56,8 +57,9 @@ static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
 {
-	static const char *const places[] = { "post", "pre", "none", "after", NULL }; /* NormPlace's order */
-	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
+	/* NormPlace's order, then "sandwich" (Gemma's, lesson_gemma.c: a pre-norm block with norms after too) */
+	static const char *const places[] = { "post", "pre", "none", "after", "sandwich", NULL };
+	static const char *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1", NULL }; /* NormKind's order */
 	/* the Activation enum's order; "gelu_new" is transformers' name of "gelu_tanh" */
 	static const char *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_new", NULL };
 	const cJSON *b = get(root, "block"), *ffn, *fin;
@@ -88,6 +90,8 @@ int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
 	if (key_choice(c, b, "norm_kind", kinds, &k) != 0)
 		goto out;
 	l->lp.block.norm_kind = (NormKind)k;
+	if (li_gemma_block_settings(c, b, l, (int)l->lp.block.norm) != 0)
+		goto out;
 	if (key_finite(c, b, "eps", &l->lp.block.eps) != 0)
 		goto out;
 	if (!(l->lp.block.eps > 0)) {
@@ -199,13 +203,14 @@ static int read_norm(Ctx *c, const cJSON *obj, const char *key, const Block *b, 
 			goto out;
 		}
 		warn_unknown_keys(c, v, norm_keys);
-		if (b->norm_kind == NORM_RMSNORM && get(v, "beta") != NULL) {
+		if (b->norm_kind != NORM_LAYERNORM && get(v, "beta") != NULL) {
 			path_key(c, "beta");
 			fail(c, _("RMSNorm has no beta (only gamma); remove it, or use \"norm_kind\": \"layernorm\""));
 			goto out;
 		}
 	}
-	if (read_shaped(c, v, "gamma", 1, d_model, NULL, "d_model", 1.0, gamma) != 0 ||
+	/* γ = 1 by default; Gemma's (1 + γ) starts from γ = 0, the same norm */
+	if (read_shaped(c, v, "gamma", 1, d_model, NULL, "d_model", b->norm_kind == NORM_RMSNORM_1P ? 0.0 : 1.0, gamma) != 0 ||
 	    (b->norm_kind == NORM_LAYERNORM && read_shaped(c, v, "beta", 1, d_model, NULL, "d_model", 0.0, beta) != 0))
 		goto out;
 	r = 0;
@@ -477,7 +482,8 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 	}
 	if (blk->norm != NORM_NONE &&
 	    (read_norm(c, b, n1, blk, l->cfg.d_model, &blk->ln1_gamma, &blk->ln1_beta) != 0 ||
-	     (blk->has_ffn && read_norm(c, b, n2, blk, l->cfg.d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0)))
+	     (blk->has_ffn && read_norm(c, b, n2, blk, l->cfg.d_model, &blk->ln2_gamma, &blk->ln2_beta) != 0) ||
+	     li_gemma_block_norms(c, b, l) != 0))
 		goto out;
 	if (blk->has_ffn && blk->moe.experts > 0) {
 		path_key(c, "ffn");
@@ -494,12 +500,14 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 		if (li_read_matsrc(c, ffn, "W_1", &LIM_DIM_DIM, &w1) != 0)
 			goto out;
 		blk->d_ff = w1.cols;
+		if (blk->activation == ACT_GELU_TANH && get(ffn, "W_3") != NULL)
+			blk->activation = ACT_GEGLU; /* Gemma's gate: gelu_tanh(x·W_1) ⊙ x·W_3 */
 		if (blk->activation == ACT_SWIGLU && get(ffn, "W_3") == NULL) {
 			path_key(c, "W_3");
 			fail(c, _("missing: \"swiglu\" needs W_3 (d_model × d_ff), the gate"));
 			goto out;
 		}
-		if (blk->activation != ACT_SWIGLU && (get(ffn, "W_3") != NULL || get(ffn, "b_3") != NULL)) {
+		if (blk->activation != ACT_SWIGLU && blk->activation != ACT_GEGLU && (get(ffn, "W_3") != NULL || get(ffn, "b_3") != NULL)) {
 			size_t old2 = path_key(c, get(ffn, "W_3") != NULL ? "W_3" : "b_3");
 			warnf(c, _("not used: W_3 and b_3 are for \"activation\": \"swiglu\""));
 			path_set(c, old2);
@@ -509,7 +517,7 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 		    read_shaped(c, ffn, "W_2", blk->d_ff, l->cfg.d_model, _("d_ff, the columns of W_1"), "d_model", -1, &blk->W_2) != 0 ||
 		    read_shaped(c, ffn, "b_2", 1, l->cfg.d_model, NULL, "d_model", 0.0, &blk->b_2) != 0)
 			goto out;
-		if (blk->activation == ACT_SWIGLU &&
+		if ((blk->activation == ACT_SWIGLU || blk->activation == ACT_GEGLU) &&
 		    (read_shaped(c, ffn, "W_3", l->cfg.d_model, blk->d_ff, "d_model", _("d_ff, the columns of W_1"), -1, &blk->W_3) != 0 ||
 		     read_shaped(c, ffn, "b_3", 1, blk->d_ff, NULL, _("d_ff, the columns of W_1"), 0.0, &blk->b_3) != 0))
 			goto out;
@@ -531,7 +539,7 @@ int li_read_final_norm(Ctx *c, const cJSON *root, Model *l)
 		return 0;
 	/* The stack's own block settings (a layer's block may differ). */
 	Block top;
-	static const char *const kinds[] = { "layernorm", "rmsnorm", NULL };
+	static const char *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1", NULL }; /* NormKind's order */
 	int k = 0;
 	memset(&top, 0, sizeof top);
 	top.eps = 1e-5;
@@ -590,13 +598,15 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 			cJSON_Delete(m);
 			return NULL;
 		}
-		/* a layer's own QK-norm weights keep the model's form ("over" is every layer's: the top level's) */
-		if (strcmp(it->string, "qk_norm") == 0 && cJSON_IsObject(copy) && get(copy, "over") == NULL &&
-		    get(get(m, "qk_norm"), "over") != NULL &&
-		    !cJSON_AddItemToObject(copy, "over", cJSON_Duplicate(get(get(m, "qk_norm"), "over"), 1))) {
-			cJSON_Delete(copy);
-			cJSON_Delete(m);
-			return NULL;
+		/* a layer's own QK-norm weights keep the model's form ("over" and "kind" are every layer's: the top level's) */
+		for (int f = 0; f < 2 && strcmp(it->string, "qk_norm") == 0 && cJSON_IsObject(copy); f++) {
+			const char *form = f == 0 ? "over" : "kind";
+			if (get(copy, form) == NULL && get(get(m, "qk_norm"), form) != NULL &&
+			    !cJSON_AddItemToObject(copy, form, cJSON_Duplicate(get(get(m, "qk_norm"), form), 1))) {
+				cJSON_Delete(copy);
+				cJSON_Delete(m);
+				return NULL;
+			}
 		}
 		if (get(m, it->string) != NULL)
 			cJSON_ReplaceItemInObjectCaseSensitive(m, it->string, copy);

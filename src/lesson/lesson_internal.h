@@ -182,6 +182,15 @@ int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l);
 /* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
 int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l);
 int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l);
+/* Gemma's pieces (lesson_gemma.c): QK-norm's "kind" (rmsnorm or rmsnorm_plus1). */
+int li_gemma_qk_kind(Ctx *c, const cJSON *qk, Model *l);
+/* … and their shape rules on one layer (from li_check_shapes). */
+int li_gemma_check(Ctx *c, const ModelConfig *cfg, const LayerParams *lp);
+/* Gemma's top-level "embed_scale" (true: √d_model, set by li_check_shapes once d_model is known). */
+int li_gemma_settings(Ctx *c, const cJSON *root, Model *l);
+/* The block's "norm": "sandwich" (place: the index of its word) and its norms ln1_after, ln2_after. */
+int li_gemma_block_settings(Ctx *c, const cJSON *b, Model *l, int place);
+int li_gemma_block_norms(Ctx *c, const cJSON *b, Model *l);
 /* The same for the value v at the current path (a list's mask). */
 int li_read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
 /* Allocate m and fill it from src (already checked): the literal numbers, or the generator's. */

@@ -13,7 +13,7 @@
 
 static const char *const rope_keys[] = { "base", "style", "partial_rotary_factor", "scaling", NULL };
 static const char *const alibi_keys[] = { "slopes", NULL };
-static const char *const qk_norm_keys[] = { "q", "k", "eps", "over", NULL };
+static const char *const qk_norm_keys[] = { "q", "k", "eps", "over", "kind", NULL };
 
 /*
  * "qk_norm": {"q": [d_k numbers], "k": [d_k numbers], "eps": 1e-6, "over": "head"}
@@ -46,6 +46,8 @@ static int read_qk_norm_setting(Ctx *c, const cJSON *v, Model *l)
 		}
 	}
 	l->cfg.qk_norm = r == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
+	if (r == 0 && li_gemma_qk_kind(c, v, l) != 0) /* Gemma 3's 1 + w (lesson_gemma.c) */
+		r = -1;
 	if (r == 0 && get(v, "over") != NULL) { /* issue 23 §1: per head (Qwen3) or the whole projection (OLMo 2) */
 		const cJSON *o = get(v, "over");
 		path_key(c, "over");
@@ -526,6 +528,8 @@ int li_read_modern(Ctx *c, const cJSON *root, Model *l)
 			return -1;
 	}
 	if ((v = get(root, "qk_norm")) != NULL && read_qk_norm_setting(c, v, l) != 0)
+		return -1;
+	if (li_gemma_settings(c, root, l) != 0) /* Gemma's "embed_scale" (lesson_gemma.c) */
 		return -1;
 	if (read_softcap_settings(c, root, l) != 0)
 		return -1;

@@ -125,6 +125,8 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 		 * two norms and their statistics, the FFN's three d_ff-wide matrices, its output, the final norm */
 		own += 4 * D + 3 * D * F + 2 * F + D;
 		computed += N * (6 * D + 4 + 3 * F);
+		if (p->block.sandwich) /* Gemma's norms after each sublayer: their weights, results and statistics */
+			own += 2 * D, computed += N * (2 * D + 4);
 	}
 	/* a mixture of experts: the router and every expert; logits, probs, weights, act, out */
 	if (p->block.present && p->block.has_ffn && p->block.moe.experts > 0) {
@@ -189,6 +191,8 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		     n > LESSON_MAX_TOKENS ? n : m, LESSON_MAX_TOKENS);
 		goto out;
 	}
+	if (li_gemma_check(c, cfg, lp) != 0) /* Gemma's pieces (lesson_gemma.c) */
+		goto out;
 	if (tc != NULL && tc->ntokens >= 0 && tc->ntokens != n) {
 		AT("tokens");
 		fail(c, _("%d labels, but X has %d rows (one label per row)"), tc->ntokens, n);
@@ -433,6 +437,8 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 	cfg->m = m;
 	cfg->d_model = d_model;
 	cfg->d_src = d_src;
+	if (cfg->embed_scale_sqrt) /* "embed_scale": true: Gemma's √d_model, the double nearest it */
+		cfg->embed_scale = sqrt((double)d_model);
 	lp->d_k = d_k;
 	lp->d_v = d_v;
 	lp->d_out = d_out;
@@ -506,13 +512,18 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 			out->features |= FEAT_NORM | (p->block.norm == NORM_PRE ? FEAT_PRENORM : p->block.norm == NORM_AFTER ? FEAT_NORM_AFTER : FEAT_POSTNORM);
 		if (p->block.norm_kind == NORM_LAYERNORM)
 			out->features |= FEAT_LAYERNORM;
+		if (p->block.norm != NORM_NONE && p->block.norm_kind == NORM_RMSNORM_1P)
+			out->features |= FEAT_NORM_1P;
+		if (p->block.sandwich)
+			out->features |= FEAT_SANDWICH;
 		if (p->block.has_ffn)
-			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU) ? FEAT_SWIGLU : 0u);
+			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU || p->block.activation == ACT_GEGLU) ? FEAT_SWIGLU : 0u);
 		if (p->block.has_ffn && p->block.moe.experts > 0)
 			out->features |= FEAT_MOE | (p->block.moe.shared_ff > 0 ? FEAT_MOE_SHARED : 0u);
 	}
 	if (cfg->has_final_norm)
-		out->features |= FEAT_FINAL | (p->block.norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);
+		out->features |= FEAT_FINAL | (p->block.norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u) |
+		                  (cfg->final_kind == NORM_RMSNORM_1P ? FEAT_NORM_1P : 0u);
 	if ((cfg->backward != BACKWARD_NONE))
 		out->features |= FEAT_BACKWARD;
 	if (cfg->scale == SCALE_NONE)
@@ -535,9 +546,12 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	if (cfg->flash_bq > 0 && cfg->flash_bk > 0)
 		out->features |= FEAT_FLASH;
 	if (cfg->qk_norm != QK_NORM_NONE)
-		out->features |= FEAT_QK_NORM | (cfg->qk_norm == QK_NORM_PROJ ? FEAT_QK_NORM_PROJ : 0u);
+		out->features |= FEAT_QK_NORM | (cfg->qk_norm == QK_NORM_PROJ ? FEAT_QK_NORM_PROJ : 0u) |
+		                  (cfg->qk_norm_plus1 ? FEAT_NORM_1P : 0u);
 	if (cfg->vocab > 0)
 		out->features |= FEAT_LM_HEAD;
+	if (cfg->embed_scale > 0.0)
+		out->features |= FEAT_EMBED_SCALE;
 	if (cfg->attn_softcap > 0.0)
 		out->features |= FEAT_SOFTCAP;
 	if (cfg->vocab > 0 && cfg->final_softcap > 0.0)

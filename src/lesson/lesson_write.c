@@ -179,8 +179,8 @@ static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *bet
 /* A layer's own keys (format 2): biases and its block; the stack's final norm with the top level's block. */
 static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, double qk_eps)
 {
-	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm" },
-	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh" };
+	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1" },
+	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_tanh" }; /* ACT_GEGLU: with W_3 */
 	const Block *b = &p->block;
 	cJSON *bj;
 
@@ -201,6 +201,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		/* OLMo 2's form (the model's setting, at the top level): weights as wide as Q's and K's rows */
 		if (top != NULL && top->cfg.qk_norm == QK_NORM_PROJ && cJSON_AddStringToObject(q, "over", "projection") == NULL)
 			return -1;
+		if (top != NULL && top->cfg.qk_norm_plus1 && cJSON_AddStringToObject(q, "kind", "rmsnorm_plus1") == NULL)
+			return -1; /* Gemma 3's 1 + w */
 	}
 	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
 		return -1;
@@ -216,11 +218,14 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 	if (!b->present)
 		return 0;
 	bj = cJSON_CreateObject();
-	if (put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", places[b->norm]) ||
+	if (put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", b->sandwich ? "sandwich" : places[b->norm]) ||
 	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || put(bj, "eps", jw_number(b->eps)) != 0)
 		return -1;
 	if (b->norm != NORM_NONE && (json_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
 	                             (b->has_ffn && json_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
+		return -1;
+	if (b->sandwich && (json_norm(bj, "ln1_after", &b->ln1_after_gamma, &(Mat){ 0 }) != 0 || /* Gemma's sandwich norms */
+	                    (b->has_ffn && json_norm(bj, "ln2_after", &b->ln2_after_gamma, &(Mat){ 0 }) != 0)))
 		return -1;
 	if (b->has_ffn && b->moe.experts > 0) {
 		if (json_moe(bj, b) != 0)
@@ -482,6 +487,11 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 		return -1;
 	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
 	    !cJSON_AddFalseToObject(o, "gated_deltanet"))
+		return -1;
+	/* Gemma's embedding scale: true for √d_model, else its number; a compare variant that drops it says false */
+	if ((l->cfg.embed_scale_sqrt ? !cJSON_AddTrueToObject(o, "embed_scale")
+	     : l->cfg.embed_scale > 0.0 ? put(o, "embed_scale", jw_number(l->cfg.embed_scale)) != 0
+	     : top != NULL && top->cfg.embed_scale > 0.0 && !cJSON_AddFalseToObject(o, "embed_scale")))
 		return -1;
 	/* soft-capping (issue 23 §5): a compare variant that drops the lesson's cap says 0 */
 	if ((l->cfg.attn_softcap > 0.0 || (top != NULL && top->cfg.attn_softcap > 0.0)) &&

@@ -355,6 +355,20 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                     Q_ROWS, AXIS_INDEX, 0, N_("\u03c3(x\u00b7shared_W_gate): how much of the shared expert each token takes") },
 	[AM_SHARED_OUT] = { "shared_out", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_MOE | FEAT_MOE_SHARED, STAGE_MOE_EXPERTS, NONE,
 	                    Q_ROWS, AXIS_INDEX, 1, N_("the shared expert's SwiGLU on every token, before its gate") },
+	/* sandwich norms (Gemma 2/3's post_attention_layernorm and post_feedforward_layernorm) */
+	[AM_LN1_AFTER_GAMMA] = { "ln1_after_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM | FEAT_SANDWICH, NONE, NONE,
+	                         AXIS_INDEX, AXIS_INDEX, 1, N_("the scale γ of the norm after the attention (Gemma's post_attention_layernorm)") },
+	[AM_LN2_AFTER_GAMMA] = { "ln2_after_gamma", DIM_ONE, DIM_D_MODEL, DIM_ONE, GP, FEAT_NORM | FEAT_FFN | FEAT_SANDWICH, NONE,
+	                         NONE, AXIS_INDEX, AXIS_INDEX, 1, N_("the scale γ of the norm after the FFN (Gemma's post_feedforward_layernorm)") },
+	[AM_NORM1_AFTER_STATS] = { "norm1_after_stats", DIM_N, DIM_TWO, DIM_ONE, 0, FEAT_NORM | FEAT_SANDWICH, STAGE_NORM1_SANDWICH,
+	                           NONE, Q_ROWS, AXIS_NORM_STATS, 1, N_("each row's mean of squares and RMS before the norm after the attention") },
+	[AM_NORM1_AFTER] = { "norm1_after", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_NORM | FEAT_SANDWICH, STAGE_NORM1_SANDWICH, NONE,
+	                     Q_ROWS, AXIS_INDEX, 1, N_("the attention's output normalised, what the residual adds (sandwich norms)") },
+	[AM_NORM2_AFTER_STATS] = { "norm2_after_stats", DIM_N, DIM_TWO, DIM_ONE, 0, FEAT_NORM | FEAT_FFN | FEAT_SANDWICH,
+	                           STAGE_NORM2_SANDWICH, NONE, Q_ROWS, AXIS_NORM_STATS, 1,
+	                           N_("each row's mean of squares and RMS before the norm after the FFN") },
+	[AM_NORM2_AFTER] = { "norm2_after", DIM_N, DIM_D_MODEL, DIM_ONE, 0, FEAT_NORM | FEAT_FFN | FEAT_SANDWICH, STAGE_NORM2_SANDWICH,
+	                     NONE, Q_ROWS, AXIS_INDEX, 1, N_("the FFN's output normalised, what the second residual adds (sandwich norms)") },
 	[AM_EXPERT_OUT] = { "expert_out", DIM_N, DIM_E_DMODEL, DIM_ONE, MF_NOT_CHOSEN, FEAT_MOE, STAGE_MOE_EXPERTS, NONE, Q_ROWS,
 	                    AXIS_INDEX, 1, N_("each expert's output expert_act\u00b7W_2, side by side, on the tokens that chose it") },
 };
@@ -372,8 +386,11 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 	[STAGE_INPUT] = {
 		.map = "x",
 		.name = "input", .instead = NONE,
-		PANES({ .matrix = AM_INPUT }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE }),
-		.formula = { { 0, 0, N_("X: one row per token, d_model numbers each"), N_("X: one row per token, d_model numbers each") } },
+		PANES({ .matrix = AM_INPUT }, { .matrix = AM_X, .requires = FEAT_EMBED_SCALE, .unless = FEAT_POSITIONAL },
+		      { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE }),
+		.formula = { { FEAT_EMBED_SCALE, 0, N_("X = input \u00b7 s   (Gemma: s = \u221ad_model, the embedding's normalizer)"),
+		               N_("X = input * s   (Gemma: s = sqrt(d_model), the embedding's normalizer)") },
+		             { 0, 0, N_("X: one row per token, d_model numbers each"), N_("X: one row per token, d_model numbers each") } },
 		.what = N_("the input rows X (and the source)"),
 		.blurb_en = "Each token starts as a row of numbers. On its own a row knows nothing about its neighbours.",
 		.blurb_zh = "每个词先是一行数字。单独一行并不知道它的上下文。",
@@ -384,7 +401,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.instead = STAGE_INPUT,
 		PANES({ .matrix = AM_INPUT }, { .matrix = AM_PE }, { .matrix = AM_X }, { .matrix = AM_SOURCE_INPUT, .requires = FEAT_SOURCE },
 		      { .matrix = AM_PE_SRC, .requires = FEAT_SOURCE }, { .matrix = AM_S, .requires = FEAT_SOURCE }),
-		.formula = { { 0, 0, "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(\u2026)",
+		.formula = { { FEAT_EMBED_SCALE, 0, "X = input\u00b7s + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(\u2026)",
+		               "X = input*s + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(...)" },
+		             { 0, 0, "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(\u2026)",
 		               "X = input + PE   PE(pos,2i) = sin(pos/10000^(2i/d)), PE(pos,2i+1) = cos(...)" } },
 		.what = N_("PE and X + PE"),
 		.blurb_en = "Attention by itself ignores word order, so each position adds its own pattern of sines and cosines.",
@@ -398,6 +417,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
 		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(x)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
 		               N_("norm1 = N1(x)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { FEAT_NORM_1P, 0, N_("norm1 = N1(x)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3), each row"),
+		               N_("norm1 = N1(x)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma), each row") },
 		             { 0, 0, N_("norm1 = N1(x)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
 		               N_("norm1 = N1(x)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("pre-norm: norm1 = N1(x), what the attention reads"),
@@ -448,6 +469,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		      { .matrix = AM_K_NORM_W }, { .matrix = AM_K_NORM, .flags = HEAD }, { .matrix = AM_Q_NORM, .flags = HEAD }),
 		.formula = { { FEAT_QK_NORM_PROJ, 0, N_("QK-norm over the projection (OLMo 2): each whole row x of Q (and K), all heads at once: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm"),
 		               N_("QK-norm over the projection (OLMo 2): each whole row x of Q (and K), all heads at once: x/sqrt(mean(x^2) + eps)*q_norm") },
+		             { FEAT_NORM_1P, 0, N_("QK-norm (Gemma 3): each head's row x of Q (and K): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + q_norm) (k_norm for K)"),
+		               N_("QK-norm (Gemma 3): each head's row x of Q (and K): x/sqrt(mean(x^2) + eps)*(1 + q_norm) (k_norm for K)") },
 		             { 0, 0, N_("QK-norm: each head's row x of Q (and K): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7q_norm (k_norm for K)"),
 		               N_("QK-norm: each head's row x of Q (and K): x/sqrt(mean(x^2) + eps)*q_norm (k_norm for K)") } },
 		.what = N_("Q_norm and K_norm: each head's q and k RMS-normalised, times their weights"),
@@ -715,19 +738,36 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
 		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(output)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
 		               N_("norm1 = N1(output)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { FEAT_NORM_1P, 0, N_("norm1 = N1(output)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3), each row"),
+		               N_("norm1 = N1(output)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma), each row") },
 		             { 0, 0, N_("norm1 = N1(output)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
 		               N_("norm1 = N1(output)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("norm after the sublayer (OLMo 2): norm1 = N1(the attention's output), before the residual"),
 		.blurb_en = "OLMo 2 normalises what the attention adds, not the rows it adds it to: the attention's output is RMS-normalised, then added to x.",
 		.blurb_zh = "OLMo 2 归一化的是注意力加上去的内容，而不是被加的那些行：先把注意力的输出做 RMS 归一化，再加到 x 上。",
 	},
+	[STAGE_NORM1_SANDWICH] = {
+		.map = "N1'",
+		.name = "norm1_after", .requires = FEAT_BLOCK | FEAT_NORM | FEAT_SANDWICH,
+		.instead = STAGE_OUTPUT,
+		PANES({ .matrix = AM_OUTPUT }, { .matrix = AM_LN1_AFTER_GAMMA }, { .matrix = AM_NORM1_AFTER_STATS }, { .matrix = AM_NORM1_AFTER }),
+		/* a sandwich block's norms are RMSNorms: each formula whole for the translation */
+		.formula = { { FEAT_NORM_1P, 0, N_("norm1_after = N1'(output)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3'), each row"),
+		               N_("norm1_after = N1'(output)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma'), each row") },
+		             { 0, 0, N_("norm1_after = N1'(output)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3', each row"),
+		               N_("norm1_after = N1'(output)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma', each row") } },
+		.what = N_("sandwich norms (Gemma): the attention's output normalised by a norm of its own before the residual"),
+		.blurb_en = "A sandwich: the attention read N1(x), and its output is normalised again, with weights of its own, before it is added to x.",
+		.blurb_zh = "三明治结构：注意力读的是 N1(x)，它的输出在加回 x 之前，再用自己的一组权重归一化一次。",
+	},
 	[STAGE_RESIDUAL1] = {
 		.map = "+",
 		.name = "residual1", .requires = FEAT_BLOCK,
 		.instead = STAGE_OUTPUT,
-		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT, .unless = FEAT_NORM_AFTER }, { .matrix = AM_NORM1, .requires = FEAT_NORM_AFTER },
-		      { .matrix = AM_RESIDUAL1 }),
+		PANES({ .matrix = AM_X }, { .matrix = AM_OUTPUT, .unless = FEAT_NORM_AFTER | FEAT_SANDWICH }, { .matrix = AM_NORM1, .requires = FEAT_NORM_AFTER },
+		      { .matrix = AM_NORM1_AFTER, .requires = FEAT_SANDWICH }, { .matrix = AM_RESIDUAL1 }),
 		.formula = { { FEAT_NORM_AFTER, 0, "residual1 = x + norm1", "residual1 = x + norm1" },
+		             { FEAT_SANDWICH, 0, "residual1 = x + norm1_after", "residual1 = x + norm1_after" },
 		             { 0, 0, N_("residual1 = x + attention(\u2026)   (the input rows, plus what attention adds)"),
 		               N_("residual1 = x + attention(...)   (the input rows, plus what attention adds)") } },
 		.what = N_("x + the attention's output"),
@@ -742,6 +782,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
 		.formula = { { FEAT_LAYERNORM, 0, N_("norm1 = N1(residual1)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
 		               N_("norm1 = N1(residual1)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { FEAT_NORM_1P, 0, N_("norm1 = N1(residual1)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3), each row"),
+		               N_("norm1 = N1(residual1)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma), each row") },
 		             { 0, 0, N_("norm1 = N1(residual1)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
 		               N_("norm1 = N1(residual1)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("post-norm: norm1 = N1(residual1)"),
@@ -756,6 +798,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
 		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(residual1)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
 		               N_("norm2 = N2(residual1)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { FEAT_NORM_1P, 0, N_("norm2 = N2(residual1)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3), each row"),
+		               N_("norm2 = N2(residual1)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma), each row") },
 		             { 0, 0, N_("norm2 = N2(residual1)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
 		               N_("norm2 = N2(residual1)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("pre-norm: norm2 = N2(residual1), what the FFN reads"),
@@ -781,8 +825,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "activation", .requires = FEAT_FFN, .unless = FEAT_MOE,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_HIDDEN }, { .matrix = AM_FFN_GATE }, { .matrix = AM_FFN_ACT }),
-		.formula = { { FEAT_SWIGLU, 0, "ffn_act = silu(ffn_hidden) \u2299 ffn_gate   silu(z) = z\u00b7\u03c3(z)",
-		               "ffn_act = silu(ffn_hidden) * ffn_gate   silu(z) = z*sigmoid(z)" },
+		/* gated: SwiGLU's silu, or Gemma's gelu_tanh (GeGLU; explain says which) */
+		.formula = { { FEAT_SWIGLU, 0, "ffn_act = act(ffn_hidden) \u2299 ffn_gate   SwiGLU: silu(z) = z\u00b7\u03c3(z)   GeGLU: gelu_tanh(z)",
+		               "ffn_act = act(ffn_hidden) * ffn_gate   SwiGLU: silu(z) = z*sigmoid(z)   GeGLU: gelu_tanh(z)" },
 		             { 0, 0, "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z\u00b7\u03a6(z)",
 		               "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z*Phi(z)" } },
 		.what = N_("relu, gelu or SwiGLU, cell by cell"),
@@ -807,11 +852,27 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
 		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(ffn_out)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
 		               N_("norm2 = N2(ffn_out)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { FEAT_NORM_1P, 0, N_("norm2 = N2(ffn_out)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3), each row"),
+		               N_("norm2 = N2(ffn_out)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma), each row") },
 		             { 0, 0, N_("norm2 = N2(ffn_out)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
 		               N_("norm2 = N2(ffn_out)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("norm after the sublayer (OLMo 2): norm2 = N2(ffn_out), before the residual"),
 		.blurb_en = "The FFN's output is normalised too before it is added: each sublayer adds rows of a controlled size, whatever its weights.",
 		.blurb_zh = "前馈网络的输出在加上去之前也要归一化：不管权重多大，每个子层加上去的行大小都受到控制。",
+	},
+	[STAGE_NORM2_SANDWICH] = {
+		.map = "N2'",
+		.name = "norm2_after", .requires = FEAT_FFN | FEAT_NORM | FEAT_SANDWICH,
+		.instead = STAGE_FFN_OUT,
+		PANES({ .matrix = AM_FFN_OUT }, { .matrix = AM_LN2_AFTER_GAMMA }, { .matrix = AM_NORM2_AFTER_STATS }, { .matrix = AM_NORM2_AFTER }),
+		/* a sandwich block's norms are RMSNorms: each formula whole for the translation */
+		.formula = { { FEAT_NORM_1P, 0, N_("norm2_after = N2'(ffn_out)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3'), each row"),
+		               N_("norm2_after = N2'(ffn_out)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma'), each row") },
+		             { 0, 0, N_("norm2_after = N2'(ffn_out)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3', each row"),
+		               N_("norm2_after = N2'(ffn_out)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma', each row") } },
+		.what = N_("sandwich norms (Gemma): the FFN's output normalised by a norm of its own before the residual"),
+		.blurb_en = "Gemma normalises the FFN's output too, with a third set of weights: the FFN read normalised rows, and what it adds is normalised again.",
+		.blurb_zh = "Gemma 也把前馈网络的输出归一化，用的是另一组权重：前馈网络读的是归一化后的行，它加上去的内容又被归一化一次。",
 	},
 	[STAGE_MOE_ROUTER] = {
 		.map = "FFN",
@@ -856,9 +917,10 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "residual2", .requires = FEAT_FFN,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_NORM1, .requires = FEAT_POSTNORM }, { .matrix = AM_RESIDUAL1, .unless = FEAT_POSTNORM },
-		      { .matrix = AM_FFN_OUT, .unless = FEAT_NORM_AFTER }, { .matrix = AM_NORM2, .requires = FEAT_NORM_AFTER },
-		      { .matrix = AM_RESIDUAL2 }),
+		      { .matrix = AM_FFN_OUT, .unless = FEAT_NORM_AFTER | FEAT_SANDWICH }, { .matrix = AM_NORM2, .requires = FEAT_NORM_AFTER },
+		      { .matrix = AM_NORM2_AFTER, .requires = FEAT_SANDWICH }, { .matrix = AM_RESIDUAL2 }),
 		.formula = { { FEAT_POSTNORM, 0, "residual2 = norm1 + ffn_out", "residual2 = norm1 + ffn_out" },
+		             { FEAT_SANDWICH, 0, "residual2 = residual1 + norm2_after", "residual2 = residual1 + norm2_after" },
 		             { FEAT_NORM_AFTER, 0, "residual2 = residual1 + norm2", "residual2 = residual1 + norm2" },
 		             { 0, 0, "residual2 = residual1 + ffn_out", "residual2 = residual1 + ffn_out" } },
 		.what = N_("the FFN's input + ffn_out"),
@@ -873,6 +935,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
 		.formula = { { FEAT_LAYERNORM, 0, N_("norm2 = N2(residual2)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
 		               N_("norm2 = N2(residual2)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { FEAT_NORM_1P, 0, N_("norm2 = N2(residual2)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3), each row"),
+		               N_("norm2 = N2(residual2)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma), each row") },
 		             { 0, 0, N_("norm2 = N2(residual2)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
 		               N_("norm2 = N2(residual2)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("post-norm: norm2 = N2(residual2), the layer's output"),
@@ -899,6 +963,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		/* a norm's formula, LayerNorm or RMSNorm: each one whole for the translation */
 		.formula = { { FEAT_LAYERNORM, 0, N_("final = N(the last layer's output)   LayerNorm: (x \u2212 \u03bc)/\u221a(\u03c3\u00b2 + \u03b5)\u00b7\u03b3 + \u03b2, each row"),
 		               N_("final = N(the last layer's output)   LayerNorm: (x - mean)/sqrt(var + eps)*gamma + beta, each row") },
+		             { FEAT_NORM_1P, 0, N_("final = N(the last layer's output)   RMSNorm (Gemma): x/\u221a(mean(x\u00b2) + \u03b5)\u00b7(1 + \u03b3), each row"),
+		               N_("final = N(the last layer's output)   RMSNorm (Gemma): x/sqrt(mean(x^2) + eps)*(1 + gamma), each row") },
 		             { 0, 0, N_("final = N(the last layer's output)   RMSNorm: x/\u221a(mean(x\u00b2) + \u03b5)\u00b7\u03b3, each row"),
 		               N_("final = N(the last layer's output)   RMSNorm: x/sqrt(mean(x^2) + eps)*gamma, each row") } },
 		.what = N_("one more norm after the last layer (pre-norm stacks)"),
@@ -1058,6 +1124,9 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its block's norms are not after each sublayer (\"norm\": \"after\")"), /* FEAT_NORM_AFTER */
 	N_("its mixture of experts has no shared expert (\"shared_expert\")"), /* FEAT_MOE_SHARED */
 	N_("its FFN is not a mixture of experts (\"ffn\": {\"kind\": \"moe\"})"), /* FEAT_MOE */
+	N_("its norms multiply by \u03b3, not by Gemma's 1 + \u03b3 (\"rmsnorm_plus1\")"), /* FEAT_NORM_1P */
+	N_("its block has no norms after each sublayer beside those before (\"norm\": \"sandwich\")"), /* FEAT_SANDWICH */
+	N_("its input rows are not scaled (no \"embed_scale\")"), /* FEAT_EMBED_SCALE */
 };
 
 const char *feature_absent(FeatureSet feat)
@@ -1182,7 +1251,8 @@ char *stage_map_links(const LessonShape *const *links, int nlinks, int cur, Stag
 				if (n == (int)(sizeof place / sizeof place[0]))
 					break;
 				if (m[0] == 'N' && sscanf(m + 1, "%d", &k) == 1) { /* a later link's norms count on */
-					snprintf(place[n], sizeof place[n], "N%d", norms_before + k);
+					/* N1' and N2': a sandwich block's norms after its sublayers keep their mark */
+					snprintf(place[n], sizeof place[n], "N%d%s", norms_before + k, strchr(m, '\'') != NULL ? "'" : "");
 					norms = norms > norms_before + k ? norms : norms_before + k;
 				} else if (nlinks > 1 && strcmp(m, "attention") == 0) /* which attention of the layer */
 					snprintf(place[n], sizeof place[n], "%s", sh->features & FEAT_SOURCE ? "cross-attn" : "self-attn");

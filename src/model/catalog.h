@@ -44,6 +44,7 @@ typedef enum Stage {
 	STAGE_GATE,        /* gated attention (Qwen3-Next): concat ⊙ σ(x·W_gate), what W_o then reads */
 	STAGE_OUTPUT,
 	STAGE_NORM1_AFTER, /* "norm1" of a block whose norms follow each sublayer (OLMo 2): N1(attention's output) */
+	STAGE_NORM1_SANDWICH, /* "norm1_after" of a sandwich block (Gemma 2/3's post_attention_layernorm): N1'(output) */
 	STAGE_RESIDUAL1,   /* x + attention */
 	STAGE_NORM1_POST,  /* "norm1" of a post-norm block: N1(residual1) */
 	STAGE_NORM2_PRE,   /* "norm2" of a pre-norm block: the FFN reads N2(residual1) */
@@ -54,6 +55,7 @@ typedef enum Stage {
 	STAGE_MOE_EXPERTS, /* each chosen expert's SwiGLU on its tokens, and their weighted sum: ffn_out */
 	STAGE_FFN_OUT,
 	STAGE_NORM2_AFTER, /* "norm2" after the FFN (OLMo 2): N2(ffn_out) */
+	STAGE_NORM2_SANDWICH, /* "norm2_after" of a sandwich block (Gemma's post_feedforward_layernorm): N2'(ffn_out) */
 	STAGE_RESIDUAL2,   /* the FFN's input + FFN */
 	STAGE_NORM2_POST,  /* "norm2" of a post-norm block */
 	STAGE_DECODE,      /* generation one token at a time with a KV cache */
@@ -126,6 +128,8 @@ typedef enum AttnMatrix {
 	AM_ROUTER_LOGITS, AM_ROUTER_PROBS, AM_MOE_WEIGHTS, AM_EXPERT_ACT, AM_EXPERT_OUT,
 	/* Qwen2-MoE's shared expert: its weights and gate, each token's σ(x·gate) and the expert's output */
 	AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W, AM_SHARED_GATE, AM_SHARED_OUT,
+	/* sandwich norms (Gemma 2/3): the norms after each sublayer, beside the pre-norms' ln1 and ln2 */
+	AM_LN1_AFTER_GAMMA, AM_LN2_AFTER_GAMMA, AM_NORM1_AFTER_STATS, AM_NORM1_AFTER, AM_NORM2_AFTER_STATS, AM_NORM2_AFTER,
 	AM_COUNT
 } AttnMatrix;
 
@@ -173,7 +177,10 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_NORM_AFTER  ((FeatureSet)1 << 36) /* the block normalises each sublayer's output before its residual ("norm": "after", OLMo 2) */
 #define FEAT_MOE_SHARED  ((FeatureSet)1 << 37) /* with Qwen2-MoE's shared expert ("ffn": {"shared_expert"}) */
 #define FEAT_MOE         ((FeatureSet)1 << 38) /* the FFN is a mixture of experts ("ffn": {"kind": "moe"}) */
-#define FEAT_COUNT       39
+#define FEAT_NORM_1P     ((FeatureSet)1 << 39) /* Gemma's RMSNorm x/√(mean(x²) + ε)·(1 + γ) in the block or QK-norm ("rmsnorm_plus1") */
+#define FEAT_SANDWICH    ((FeatureSet)1 << 40) /* sandwich norms: before AND after each sublayer ("norm": "sandwich", Gemma 2/3) */
+#define FEAT_EMBED_SCALE ((FeatureSet)1 << 41) /* the input rows scaled before layer 0: X = input·s ("embed_scale", Gemma's √d_model) */
+#define FEAT_COUNT       42
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {

@@ -45,6 +45,8 @@ void model_layer_config(const ModelConfig *shared, const LayerOwn *own, int i, i
 			memcpy((char *)out + layer_own[k].offset, (const char *)own + layer_own[k].own_offset, layer_own[k].size);
 	out->input = *input;
 	out->positional = i == 0 ? shared->positional : POS_NONE; /* positions are added once, before layer 0 */
+	out->embed_scale = i == 0 ? shared->embed_scale : 0.0;   /* so is Gemma's embedding scale */
+	out->embed_scale_sqrt = i == 0 && shared->embed_scale_sqrt;
 	out->has_final_norm = i == nlayers - 1 && shared->has_final_norm;
 	out->vocab = i == nlayers - 1 ? shared->vocab : 0; /* the LM head follows the last layer */
 }
@@ -196,6 +198,8 @@ static void block_free(Block *b)
 	mat_free(&b->ln1_beta);
 	mat_free(&b->ln2_gamma);
 	mat_free(&b->ln2_beta);
+	mat_free(&b->ln1_after_gamma);
+	mat_free(&b->ln2_after_gamma);
 	mat_free(&b->W_1);
 	mat_free(&b->b_1);
 	mat_free(&b->W_3);
@@ -216,6 +220,7 @@ static int block_copy(Block *dst, const Block *src)
 {
 	*dst = *src;
 	dst->ln1_gamma = dst->ln1_beta = dst->ln2_gamma = dst->ln2_beta = (Mat){ 0 };
+	dst->ln1_after_gamma = dst->ln2_after_gamma = (Mat){ 0 };
 	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
 	dst->moe.W_r = dst->moe.W_1 = dst->moe.W_3 = dst->moe.W_2 = (Mat){ 0 };
 	dst->moe.S_1 = dst->moe.S_3 = dst->moe.S_2 = dst->moe.S_gate = (Mat){ 0 };
@@ -225,6 +230,7 @@ static int block_copy(Block *dst, const Block *src)
 	       mat_copy(&dst->moe.S_2, &src->moe.S_2) | mat_copy(&dst->moe.S_gate, &src->moe.S_gate) |
 	       mat_copy(&dst->ln1_gamma, &src->ln1_gamma) | mat_copy(&dst->ln1_beta, &src->ln1_beta) |
 	       mat_copy(&dst->ln2_gamma, &src->ln2_gamma) | mat_copy(&dst->ln2_beta, &src->ln2_beta) |
+	       mat_copy(&dst->ln1_after_gamma, &src->ln1_after_gamma) | mat_copy(&dst->ln2_after_gamma, &src->ln2_after_gamma) |
 	       mat_copy(&dst->W_1, &src->W_1) | mat_copy(&dst->b_1, &src->b_1) | mat_copy(&dst->W_3, &src->W_3) |
 	       mat_copy(&dst->b_3, &src->b_3) | mat_copy(&dst->W_2, &src->W_2) | mat_copy(&dst->b_2, &src->b_2);
 }

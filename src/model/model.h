@@ -51,9 +51,11 @@ typedef struct MaskPart {
 } MaskPart;
 /* NORM_AFTER (OLMo 2): each sublayer's output normalised before its residual add: x + N1(attn(x)), then h + N2(ffn(h)). */
 typedef enum NormPlace { NORM_POST, NORM_PRE, NORM_NONE, NORM_AFTER } NormPlace;
-typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
-/* ACT_GELU: x·Φ(x) (erf); ACT_GELU_TANH: GPT-2's gelu_new, ½x(1 + tanh(√(2/π)(x + 0.044715x³))). */
-typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH } Activation;
+/* NORM_RMSNORM_1P (Gemma's Gemma3RMSNorm, "rmsnorm_plus1"): x/√(mean(x²) + ε)·(1 + γ), the weight stored zero-centred. */
+typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM, NORM_RMSNORM_1P } NormKind;
+/* ACT_GELU: x·Φ(x) (erf); ACT_GELU_TANH: GPT-2's gelu_new, ½x(1 + tanh(√(2/π)(x + 0.044715x³)));
+ * ACT_GEGLU: Gemma's gate, gelu_tanh(x·W_1 + b_1) ⊙ (x·W_3 + b_3) (a lesson's "gelu_tanh" with W_3). */
+typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH, ACT_GEGLU } Activation;
 /* QK-norm (issue 21, Qwen3; issue 23 adds the other forms): QK_NORM_HEAD is RMSNorm over each head's d_k of q and k, after the projection and before RoPE. */
 /* QK_NORM_PROJ (OLMo 2): RMSNorm over a whole row of q (h·d_k numbers) and of k (g·d_k), before the split into heads. */
 typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_PROJ } QkNorm;
@@ -98,6 +100,10 @@ typedef struct Block {
 	NormKind norm_kind;
 	double eps;           /* default 1e-5 */
 	Mat ln1_gamma, ln1_beta, ln2_gamma, ln2_beta; /* 1 × d_model (β empty for RMSNorm) */
+	/* Sandwich norms (Gemma 2/3, "norm": "sandwich"; norm is NORM_PRE): one more RMSNorm after each sublayer,
+	 * norm1_after = N1'(attn(norm1)), residual1 = x + norm1_after; norm2_after = N2'(ffn(norm2)). */
+	int sandwich;
+	Mat ln1_after_gamma, ln2_after_gamma; /* 1 × d_model each */
 	int has_ffn;
 	Activation activation;
 	int d_ff;
@@ -118,6 +124,10 @@ typedef struct ModelConfig {
 	char **tokens;        /* n labels, owned */
 	char **source_tokens; /* m labels when has_source, else NULL */
 	Mat input;            /* n × d_model: X as written or generated, before PE */
+	/* Gemma's embedding scale ("embed_scale"): X = input·embed_scale before PE and layer 0; 0: none.
+	 * embed_scale_sqrt: the file said true, √d_model (Gemma's normalizer, here the double nearest it). */
+	double embed_scale;
+	int embed_scale_sqrt;
 	int has_source;
 	Mat source_input;     /* m × d_src */
 	Positional positional;
@@ -165,6 +175,7 @@ typedef struct ModelConfig {
 	/* QK-norm (every layer alike; each layer's weights are its LayerParams' q_norm, k_norm), with its eps. */
 	QkNorm qk_norm;
 	double qk_norm_eps;
+	int qk_norm_plus1;    /* "qk_norm": {"kind": "rmsnorm_plus1"} (Gemma 3): the weights are used as 1 + w */
 	/*
 	 * The language-model head (issue 21): the tokens as ids of a vocabulary,
 	 * and the unembedding that turns the last hidden rows into logits over it:

@@ -30,6 +30,8 @@ static const char *const gpt2_acts[] = {"gelu_new", "gelu_pytorch_tanh", "gelu",
 static const HfAct gpt2_act_kinds[] = {HF_ACT_GELU_TANH, HF_ACT_GELU_TANH, HF_ACT_GELU};
 static const char *const llama_acts[] = {"silu", NULL};
 static const HfAct llama_act_kinds[] = {HF_ACT_SILU};
+static const char *const gemma_acts[] = {"gelu_pytorch_tanh", NULL}; /* Gemma's gate: gelu_tanh(gate_proj(x)) */
+static const HfAct gemma_act_kinds[] = {HF_ACT_GELU_TANH};
 
 static const struct Arch {
 	const char *type;
@@ -100,7 +102,24 @@ static const struct Arch {
 	                    "num_attention_heads", "intermediate_size", "max_position_embeddings", "rms_norm_eps",
 	                    "hidden_act", 129280, 7168, 61, 128, 128, 18432, 4096, 64, 0, 1, 1e-6, 0, 0, 0, 0, 1, llama_acts,
 	                    llama_act_kinds},
+	/* Gemma2Config: vocab_size 256000, hidden_size 2304, intermediate_size 9216, num_hidden_layers 26,
+	 * num_attention_heads 8, num_key_value_heads 4, head_dim 256, hidden_activation "gelu_pytorch_tanh",
+	 * max_position_embeddings 8192, rms_norm_eps 1e-6, bos 2, eos 1, tie_word_embeddings True, rope_theta
+	 * 10000, attention_bias False (the rest: read_gemma). Gemma3TextConfig: the same but vocab_size 262208,
+	 * max_position_embeddings 131072, rope_theta 1e6 (read_numbers), and q_norm, k_norm over head_dim. */
+	[HF_GEMMA2] = {"gemma2", "Gemma2ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	               "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_activation", 256000, 2304, 26,
+	               8, 4, 9216, 8192, 256, 2, 1, 1e-6, 1, 0, 0, 0, 1, gemma_acts, gemma_act_kinds},
+	[HF_GEMMA3] = {"gemma3_text", "Gemma3ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	               "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_activation", 262208, 2304, 26,
+	               8, 4, 9216, 131072, 256, 2, 1, 1e-6, 1, 0, 0, 1, 1, gemma_acts, gemma_act_kinds},
 };
+
+/* Gemma 2 and Gemma 3: sandwich (1 + w) norms, a scaled embedding, query_pre_attn_scalar, caps, windows. */
+static int gemma(HfArch a)
+{
+	return a == HF_GEMMA2 || a == HF_GEMMA3;
+}
 
 /* GPT2Config.attribute_map: the common names stand for GPT-2's own. */
 static const char *const gpt2_alias[][2] = {
@@ -199,7 +218,8 @@ static int arch_find(const char *type)
 
 static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
-	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3"};
+	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3",
+	                                    "gemma2", "gemma3_text"};
 	const cJSON *arch = jr_get(root, "architectures"), *v;
 	size_t old;
 	int a = -1;
@@ -230,15 +250,19 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 				a = k;
 		if (a < 0)
 			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
-			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe and "
-			                                     "deepseek_v3"),
+			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, "
+			                                     "deepseek_v3, gemma2 and gemma3_text"),
 			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
 	} else if (!cJSON_IsString(v)) {
 		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
+	} else if (strcmp(v->valuestring, "gemma3") == 0) { /* Gemma3Config: the text model inside its text_config */
+		return jr_leave(c, old, jr_fail(c, _("\"gemma3\" is Gemma 3 with its vision tower: attnviz computes its text "
+		                                     "model, a folder whose config.json is the text_config (model_type "
+		                                     "\"gemma3_text\") with the language model's weights")));
 	} else if ((a = arch_find(v->valuestring)) < 0) {
 		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2, "
-		                                     "qwen3, olmo2, mixtral, qwen3_moe and deepseek_v3)%s"),
-		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 8).s));
+		                                     "qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2 and gemma3_text)%s"),
+		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 10).s));
 	}
 	jr_path_set(c, old);
 	cfg->arch = (HfArch)a;
@@ -337,12 +361,12 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 		return jr_fail(c, _("true: attnviz computes sliding windows of qwen2 and qwen3 models only"));
 	jr_path_set(c, 0);
 	/* Qwen3-MoE keeps a window only with use_sliding_window (refused above): its sliding_window is then ignored */
-	if (a != HF_QWEN2 && a != HF_QWEN3 && a != HF_QWEN3_MOE && (v = jr_enter(c, root, "sliding_window", &old)) != NULL &&
+	if (a != HF_QWEN2 && a != HF_QWEN3 && a != HF_QWEN3_MOE && !gemma(a) && (v = jr_enter(c, root, "sliding_window", &old)) != NULL &&
 	    !cJSON_IsNull(v) && !cJSON_IsFalse(v))
 		return jr_fail(c, _("%s: attnviz computes sliding windows of qwen2 and qwen3 models only (sliding_window "
 		                    "null)"), jr_got(v).s);
 	jr_path_set(c, 0);
-	if (a != HF_QWEN2 && a != HF_QWEN3 && (v = jr_enter(c, root, "layer_types", &old)) != NULL && cJSON_IsArray(v)) {
+	if (a != HF_QWEN2 && a != HF_QWEN3 && !gemma(a) && (v = jr_enter(c, root, "layer_types", &old)) != NULL && cJSON_IsArray(v)) {
 		const cJSON *e;
 		int i = 0;
 		cJSON_ArrayForEach(e, v) {
@@ -392,11 +416,12 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
  * window is kept. Qwen2Attention slides on a "sliding_attention" layer
  * (create_sliding_window_causal_mask), a "full_attention" layer is causal.
  */
+static int read_layer_types(JrCtx *c, const cJSON *types, int window, const char *need, HfConfig *cfg);
+
 static int read_windows(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
-	const cJSON *types = jr_get(root, "layer_types"), *e;
+	const cJSON *types = jr_get(root, "layer_types");
 	int use = 0, window = 4096, max_window_layers = 28, any = 0, i = 0;
-	size_t old;
 
 	if (bool_key(c, root, "use_sliding_window", &use) != 0)
 		return -1;
@@ -413,7 +438,17 @@ static int read_windows(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		cfg->sliding_window = any ? window : 0;
 		return 0;
 	}
-	old = jr_path_key(c, "layer_types");
+	return read_layer_types(c, types, window, _("use_sliding_window true and sliding_window a size"), cfg);
+}
+
+/* layer_types (a list of num_hidden_layers "full_attention" or "sliding_attention") into cfg->sliding[], the
+ * windows W: a sliding layer needs W > 0 (need: the keys that give it). */
+static int read_layer_types(JrCtx *c, const cJSON *types, int window, const char *need, HfConfig *cfg)
+{
+	const cJSON *e;
+	int any = 0, i = 0;
+	size_t old = jr_path_key(c, "layer_types");
+
 	if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != cfg->num_layers)
 		return jr_leave(c, old, jr_fail(c, _("expected a list of %d layer types (num_hidden_layers), each "
 		                                     "\"full_attention\" or \"sliding_attention\", got %s"),
@@ -428,12 +463,92 @@ static int read_windows(JrCtx *c, const cJSON *root, HfConfig *cfg)
 			return jr_leave(c, old, jr_fail(c, _("%s: attnviz computes \"full_attention\" and "
 			                                     "\"sliding_attention\" layers"), jr_got(e).s));
 		if (cfg->sliding[i - 1] && window == 0)
-			return jr_leave(c, old, jr_fail(c, _("a \"sliding_attention\" layer needs a window: "
-			                                     "use_sliding_window true and sliding_window a size")));
+			return jr_leave(c, old, jr_fail(c, _("a \"sliding_attention\" layer needs a window: %s"), need));
 		jr_path_set(c, o2);
 	}
 	cfg->sliding_window = any ? window : 0;
 	return jr_leave(c, old, 0);
+}
+
+/* ---- Gemma 2 and Gemma 3 (gemma2, gemma3_text) ---- */
+
+/* A soft cap: absent keeps *out; null or 0 (a compare's) none; else a number > 0. */
+static int cap_key(JrCtx *c, const cJSON *root, const char *key, double *out)
+{
+	size_t old;
+	const cJSON *v = jr_enter(c, root, key, &old);
+
+	if (v == NULL)
+		return 0;
+	if (cJSON_IsNull(v) || (cJSON_IsNumber(v) && v->valuedouble == 0))
+		*out = 0;
+	else if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble > 0)
+		*out = v->valuedouble;
+	else
+		return jr_leave(c, old, jr_fail(c, _("expected a cap c > 0 (c\u00b7tanh(x/c)) or null, got %s"), jr_got(v).s));
+	return jr_leave(c, old, 0);
+}
+
+/* A number > 0 (absent keeps *out). */
+static int positive_key(JrCtx *c, const cJSON *root, const char *key, double *out)
+{
+	if (jr_key_finite(c, root, key, out) != 0)
+		return -1;
+	if (*out > 0)
+		return 0;
+	jr_path_key(c, key);
+	return jr_fail(c, _("expected a number above 0, got %g"), *out);
+}
+
+/*
+ * Gemma2Config's and Gemma3TextConfig's own keys (configuration_gemma2.py,
+ * configuration_gemma3.py): query_pre_attn_scalar (256), the caps (Gemma 2:
+ * attn_logit_softcapping 50, final_logit_softcapping 30; Gemma 3: None),
+ * sliding_window (4096) on the layers layer_types calls "sliding_attention",
+ * or else on layers i with (i + 1) % p != 0, p = 2 (Gemma 2: every other layer,
+ * from layer 0) or Gemma 3's sliding_window_pattern (6: five local, one
+ * global); Gemma 3's rope_local_base_freq (10000), the local layers' RoPE
+ * base. Gemma 3's rope_scaling scales the global layers' RoPE alone: refused.
+ */
+static int read_gemma(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	const int g3 = cfg->arch == HF_GEMMA3;
+	const cJSON *types = jr_get(root, "layer_types");
+	int window = 4096, pattern = g3 ? 6 : 2;
+
+	cfg->query_pre_attn_scalar = 256;
+	cfg->attn_softcap = g3 ? 0 : 50.0;
+	cfg->final_softcap = g3 ? 0 : 30.0;
+	cfg->rope_local_base = g3 ? 10000.0 : cfg->rope_theta;
+	if (positive_key(c, root, "query_pre_attn_scalar", &cfg->query_pre_attn_scalar) != 0 ||
+	    cap_key(c, root, "attn_logit_softcapping", &cfg->attn_softcap) != 0 ||
+	    cap_key(c, root, "final_logit_softcapping", &cfg->final_softcap) != 0 ||
+	    (g3 && positive_key(c, root, "rope_local_base_freq", &cfg->rope_local_base) != 0))
+		return -1;
+	if (jr_get(root, "sliding_window") != NULL && cJSON_IsNull(jr_get(root, "sliding_window")))
+		window = 0;
+	if (size_key(c, root, "sliding_window", 1L << 24, 1, &window) != 0 ||
+	    (g3 && size_key(c, root, "sliding_window_pattern", HF_MAX_LAYERS, 0, &pattern) != 0))
+		return -1;
+	if (types != NULL && !cJSON_IsNull(types)) {
+		if (read_layer_types(c, types, window, _("sliding_window a size"), cfg) != 0)
+			return -1;
+	} else {
+		int any = 0;
+		for (int i = 0; i < cfg->num_layers; i++)
+			any |= cfg->sliding[i] = (i + 1) % pattern != 0;
+		if (any && window == 0) {
+			jr_path_key(c, "sliding_window");
+			return jr_fail(c, _("null, but Gemma's layers i with (i + 1) %% %d != 0 slide: give a size"), pattern);
+		}
+		cfg->sliding_window = any ? window : 0;
+	}
+	if (g3 && cfg->rope_scaling.type != ROPE_SCALE_NONE && cfg->sliding_window > 0) {
+		jr_path_key(c, jr_get(root, "rope_scaling") != NULL ? "rope_scaling" : "rope_parameters");
+		return jr_fail(c, _("Gemma 3 turns its local layers with rope_local_base_freq unscaled and scales its global "
+		                    "ones: attnviz computes gemma3_text with plain RoPE only for now (rope_scaling null)"));
+	}
+	return 0;
 }
 
 static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
@@ -450,7 +565,7 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	cfg->num_heads = (int)A->heads;
 	cfg->max_positions = (int)A->positions;
 	cfg->norm_eps = A->eps;
-	cfg->rope_theta = !A->rope ? 0 : cfg->arch == HF_MIXTRAL ? 1e6 : 10000.0;
+	cfg->rope_theta = !A->rope ? 0 : cfg->arch == HF_MIXTRAL || cfg->arch == HF_GEMMA3 ? 1e6 : 10000.0;
 	cfg->tie_word_embeddings = A->tie;
 	cfg->qkv_bias = A->qkv_bias;
 	cfg->o_bias = A->o_bias;
@@ -501,7 +616,8 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 			return jr_fail(c, _("expected a base above 0, got %g"), cfg->rope_theta);
 		}
 		if (hfrope_read(c, root, cfg) != 0 ||
-		    ((cfg->arch == HF_QWEN2 || cfg->arch == HF_QWEN3) && read_windows(c, root, cfg) != 0))
+		    ((cfg->arch == HF_QWEN2 || cfg->arch == HF_QWEN3) && read_windows(c, root, cfg) != 0) ||
+		    (gemma(cfg->arch) && read_gemma(c, root, cfg) != 0))
 			return -1;
 		/* attention_bias: LlamaConfig and Qwen3Config (q, k, v and o); Qwen2's biases are fixed */
 		if (cfg->arch != HF_QWEN2) {
@@ -969,7 +1085,9 @@ static int wants(const HfConfig *c, int layer, Want *w)
 		want(w, &n, "num_key_value_heads, head_dim", KV, -1, pre, "self_attn.k_norm.weight");
 	}
 	want(w, &n, "hidden_size", D, -1, pre, "post_attention_layernorm.weight");
-	if (c->arch == HF_OLMO2)
+	if (gemma(c->arch)) /* Gemma2DecoderLayer, Gemma3DecoderLayer: a norm before and after each sublayer */
+		want(w, &n, "hidden_size", D, -1, pre, "pre_feedforward_layernorm.weight");
+	if (c->arch == HF_OLMO2 || gemma(c->arch))
 		want(w, &n, "hidden_size", D, -1, pre, "post_feedforward_layernorm.weight");
 	if (c->num_experts > 0 && c->sparse[layer]) { /* the router here, each expert's three by expert_wants */
 		char name[HF_NAME_SIZE];

@@ -17,7 +17,9 @@
 #include "model/model.h"
 #include "weights/safetensors.h"
 
-typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_DEEPSEEK_V3, HF_ARCH_COUNT } HfArch;
+typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_DEEPSEEK_V3,
+	HF_GEMMA2, HF_GEMMA3, /* gemma2, gemma3_text */
+	HF_ARCH_COUNT } HfArch;
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
  * "gelu" (erf form); the LLaMA family's "silu" in SwiGLU. */
@@ -29,7 +31,7 @@ typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
 
 typedef struct HfConfig {
 	HfArch arch;
-	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3" */
+	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3", "gemma2", "gemma3_text" */
 	char architecture[64];  /* architectures[0] ("LlamaForCausalLM"), escaped; "" when absent */
 	char act_name[24];      /* the activation's name as config.json gives it */
 	HfAct act;
@@ -76,6 +78,14 @@ typedef struct HfConfig {
 	 * query and key). Every layer dense (first_k_dense_replace ≥ num_hidden_layers).
 	 */
 	int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+	/*
+	 * Gemma 2 and Gemma 3 (gemma2, gemma3_text; hfconfig.c's read_gemma):
+	 * the scores scaled by query_pre_attn_scalar^(-1/2), the soft caps
+	 * (attn_logit_softcapping, final_logit_softcapping; 0: none), and the
+	 * sliding layers' own RoPE base (Gemma 3's rope_local_base_freq; Gemma 2's
+	 * is rope_theta). Their windows are sliding_window and sliding[] above.
+	 */
+	double query_pre_attn_scalar, attn_softcap, final_softcap, rope_local_base;
 	long long bos_token_id; /* -1 when none */
 	int n_eos;
 	long long eos_token_id[HF_MAX_EOS];

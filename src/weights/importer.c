@@ -359,7 +359,16 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 		           : 0;
 	}
 	b->activation = ACT_SWIGLU;
-	if (c->arch == HF_OLMO2 ? load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
+	if (c->arch == HF_GEMMA2 || c->arch == HF_GEMMA3) { /* Gemma: sandwich (1 + w) norms and a gelu_tanh gate */
+		b->sandwich = 1;
+		b->norm_kind = NORM_RMSNORM_1P;
+		b->activation = ACT_GEGLU;
+		if (load_layer(c, w, i, "input_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
+		    load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln1_after_gamma, err) ||
+		    load_layer(c, w, i, "pre_feedforward_layernorm.weight", 0, 1, D, &b->ln2_gamma, err) ||
+		    load_layer(c, w, i, "post_feedforward_layernorm.weight", 0, 1, D, &b->ln2_after_gamma, err))
+			return -1;
+	} else if (c->arch == HF_OLMO2 ? load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
 	                                  load_layer(c, w, i, "post_feedforward_layernorm.weight", 0, 1, D, &b->ln2_gamma, err)
 	                        : load_layer(c, w, i, "input_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
 	                                  load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln2_gamma, err))
@@ -423,6 +432,11 @@ static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char *
 			own->mask_own = 1;
 			own->mask = c->sliding[i] ? MASK_WINDOW : l->cfg.mask;
 			own->window = c->sliding[i] ? c->sliding_window : 0;
+			/* Gemma's local layers turn with their own base (Gemma 3's rope_local_base_freq) */
+			if ((c->arch == HF_GEMMA2 || c->arch == HF_GEMMA3) && c->sliding[i]) {
+				own->rope_own = 1;
+				own->rope_base = c->rope_local_base;
+			}
 		}
 		return 0;
 	}
@@ -615,6 +629,17 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 	m->qk_norm_eps = c->norm_eps;
 	m->has_final_norm = 1;
 	m->final_kind = c->arch == HF_GPT2 ? NORM_LAYERNORM : NORM_RMSNORM;
+	if (c->arch == HF_GEMMA2 || c->arch == HF_GEMMA3) {
+		/* Gemma: the scores times query_pre_attn_scalar**-0.5 (Gemma2Attention.scaling), its caps, the (1 + w)
+		 * norms (QK-norm's too), and the embedding times hidden_size**0.5 (in float64, the double nearest it) */
+		m->scale = SCALE_VALUE;
+		m->scale_value = pow(c->query_pre_attn_scalar, -0.5);
+		m->attn_softcap = c->attn_softcap;
+		m->final_softcap = c->final_softcap;
+		m->qk_norm_plus1 = 1;
+		m->final_kind = NORM_RMSNORM_1P;
+		m->embed_scale = sqrt((double)D);
+	}
 	m->final_eps = c->norm_eps;
 	m->vocab = c->vocab_size;
 	m->temperature = 1.0;

@@ -17,6 +17,10 @@
  * self.q_norm(self.q_proj(hidden_states))` before the view into heads) is the
  * same norm over a whole row of Q (h·d_k numbers) and of K (g·d_k), its
  * weights as wide: the width below, qk_width, is one head's or the row's.
+ *
+ * Gemma 3's form ("kind": "rmsnorm_plus1"; transformers' models/gemma3/modeling_gemma3.py,
+ * Gemma3RMSNorm: `output * (1.0 + self.weight.float())`, q_norm and k_norm over head_dim
+ * before RoPE) is Qwen3's with the weights used as 1 + w (qk_kind).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -30,12 +34,18 @@ static int qk_width(const ModelConfig *cfg, const Mat *x, int dk)
 	return cfg->qk_norm == QK_NORM_PROJ ? x->cols : dk;
 }
 
+/* attn_norm_row's kind of norm: RMSNorm, or Gemma's with 1 + w. */
+static int qk_kind(const ModelConfig *cfg)
+{
+	return cfg->qk_norm_plus1 ? NORM_RMSNORM_1P : NORM_RMSNORM;
+}
+
 /* Each part of dk numbers x of a row (heads of them): out = x / √(mean(x²) + ε) · w (out may be x). */
-static void qk_norm_rows(const Mat *in, Mat *out, int heads, int dk, const Mat *w, double eps)
+static void qk_norm_rows(const Mat *in, Mat *out, int heads, int dk, const Mat *w, double eps, int kind)
 {
 	for (int i = 0; i < in->rows; i++)
 		for (int h = 0; h < heads; h++)
-			attn_norm_row(&MAT_AT(*in, i, h * dk), &MAT_AT(*out, i, h * dk), dk, 1, eps, w->a, NULL, NULL);
+			attn_norm_row(&MAT_AT(*in, i, h * dk), &MAT_AT(*out, i, h * dk), dk, kind, eps, w->a, NULL, NULL);
 }
 
 /* Q_norm (n × h·d_k) = QK-norm of each head's row of Q; K_norm (m × g·d_k) of each key head's row of K. */
@@ -43,15 +53,16 @@ static void pass_qk_norm(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int wq = qk_width(cfg, &a->Q, lp->d_k), wk = qk_width(cfg, &a->K, lp->d_k);
 
-	qk_norm_rows(&a->Q, &a->Q_norm, a->Q.cols / wq, wq, &lp->q_norm, cfg->qk_norm_eps);
-	qk_norm_rows(&a->K, &a->K_norm, a->K.cols / wk, wk, &lp->k_norm, cfg->qk_norm_eps);
+	qk_norm_rows(&a->Q, &a->Q_norm, a->Q.cols / wq, wq, &lp->q_norm, cfg->qk_norm_eps, qk_kind(cfg));
+	qk_norm_rows(&a->K, &a->K_norm, a->K.cols / wk, wk, &lp->k_norm, cfg->qk_norm_eps, qk_kind(cfg));
 }
 
 /*
  * y = x·r·w with r = (mean(x²) + ε)^(−½): ∂L/∂x_c = r·w_c·dy_c − x_c·r³/d · Σ_e w_e·dy_e·x_e,
- * each head's row of dq (and dk) in place, from the rows of x (Q or K) that were normalised.
+ * each head's row of dq (and dk) in place, from the rows of x (Q or K) that were normalised (one: 1 when
+ * the weights are used as 1 + w).
  */
-static void qk_norm_back_rows(const Mat *x, Mat *d, int heads, int dk, const Mat *w, double eps)
+static void qk_norm_back_rows(const Mat *x, Mat *d, int heads, int dk, const Mat *w, double eps, double one)
 {
 	for (int i = 0; i < x->rows; i++)
 		for (int h = 0; h < heads; h++) {
@@ -59,11 +70,11 @@ static void qk_norm_back_rows(const Mat *x, Mat *d, int heads, int dk, const Mat
 			double *dr = &MAT_AT(*d, i, h * dk), ms = 0.0, dot = 0.0;
 			for (int c = 0; c < dk; c++) {
 				ms += xr[c] * xr[c];
-				dot += w->a[c] * dr[c] * xr[c];
+				dot += (one + w->a[c]) * dr[c] * xr[c];
 			}
 			const double r = 1.0 / sqrt(ms / dk + eps);
 			for (int c = 0; c < dk; c++)
-				dr[c] = r * w->a[c] * dr[c] - xr[c] * r * r * r / dk * dot;
+				dr[c] = r * (one + w->a[c]) * dr[c] - xr[c] * r * r * r / dk * dot;
 		}
 }
 
@@ -74,8 +85,8 @@ static void qk_norm_backward(const Attn *a, Mat *dq, Mat *dk)
 
 	const int wq = qk_width(cfg, &a->Q, lp->d_k), wk = qk_width(cfg, &a->K, lp->d_k);
 
-	qk_norm_back_rows(&a->Q, dq, a->Q.cols / wq, wq, &lp->q_norm, cfg->qk_norm_eps);
-	qk_norm_back_rows(&a->K, dk, a->K.cols / wk, wk, &lp->k_norm, cfg->qk_norm_eps);
+	qk_norm_back_rows(&a->Q, dq, a->Q.cols / wq, wq, &lp->q_norm, cfg->qk_norm_eps, cfg->qk_norm_plus1 ? 1.0 : 0.0);
+	qk_norm_back_rows(&a->K, dk, a->K.cols / wk, wk, &lp->k_norm, cfg->qk_norm_eps, cfg->qk_norm_plus1 ? 1.0 : 0.0);
 }
 
 /* Decoding: token pos's whole row of q (len = h·d_k, q_norm's weights) or k (g·d_k, k_norm's), normalised in place head by head, or all at once over the projection. */
@@ -86,7 +97,7 @@ static void qk_norm_turn(const Attn *a, double *x, int len, int pos, int key)
 
 	(void)pos;
 	for (int c0 = 0; c0 + w <= len; c0 += w)
-		attn_norm_row(x + c0, x + c0, w, 1, attn_config(a)->qk_norm_eps, key ? lp->k_norm.a : lp->q_norm.a, NULL, NULL);
+		attn_norm_row(x + c0, x + c0, w, qk_kind(attn_config(a)), attn_config(a)->qk_norm_eps, key ? lp->k_norm.a : lp->q_norm.a, NULL, NULL);
 }
 
 /* Its weights are one head's width (over the projection: Q's and K's rows'). */
@@ -107,7 +118,7 @@ static const char *qk_norm_fault(const ModelConfig *cfg, const LayerParams *lp)
 static int qk_norm_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
 	(void)xp; (void)yp;
-	return xc->qk_norm == yc->qk_norm && xc->qk_norm_eps == yc->qk_norm_eps;
+	return xc->qk_norm == yc->qk_norm && xc->qk_norm_eps == yc->qk_norm_eps && xc->qk_norm_plus1 == yc->qk_norm_plus1;
 }
 
 /* Q_norm or K_norm: one cell of a head's row, its RMS over the head's d_k numbers and its weight. */
@@ -137,10 +148,16 @@ static void explain_qk_norm(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 	              celltext_num(x1, ms, utf8), celltext_sym(utf8, "\u221a", "sqrt"), celltext_sym(utf8, "\u00b2", "^2"),
 	              celltext_sym(utf8, "\u03b5", "eps"), celltext_sym(utf8, "\u221a", "sqrt"), celltext_num(x2, ms, utf8),
 	              celltext_num(x3, cfg->qk_norm_eps, utf8), celltext_num(x4, rms, utf8));
-	strbuf_printf(b, "= x_%d / rms %s %s[%d] = %s / %s %s %s = %s\n", c, celltext_sym(utf8, "\u00d7", "*"),
-	              matrix_name(q ? AM_Q_NORM_W : AM_K_NORM_W), c, celltext_num(x1, x[c], utf8), celltext_num(x2, rms, utf8),
-	              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x3, w->a[c], utf8),
-	              celltext_num(x5, x[c] * (1.0 / rms) * w->a[c], utf8));
+	if (cfg->qk_norm_plus1) /* Gemma 3: the weight is zero-centred, the norm multiplies by 1 + w */
+		strbuf_printf(b, "= x_%d / rms %s (1 + %s[%d]) = %s / %s %s (1 + %s) = %s\n", c, celltext_sym(utf8, "\u00d7", "*"),
+		              matrix_name(q ? AM_Q_NORM_W : AM_K_NORM_W), c, celltext_num(x1, x[c], utf8), celltext_num(x2, rms, utf8),
+		              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x3, w->a[c], utf8),
+		              celltext_num(x5, x[c] * (1.0 / rms) * (1.0 + w->a[c]), utf8));
+	else
+		strbuf_printf(b, "= x_%d / rms %s %s[%d] = %s / %s %s %s = %s\n", c, celltext_sym(utf8, "\u00d7", "*"),
+		              matrix_name(q ? AM_Q_NORM_W : AM_K_NORM_W), c, celltext_num(x1, x[c], utf8), celltext_num(x2, rms, utf8),
+		              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x3, w->a[c], utf8),
+		              celltext_num(x5, x[c] * (1.0 / rms) * w->a[c], utf8));
 	if (cfg->qk_norm == QK_NORM_PROJ)
 		strbuf_printf(b, _("(the whole row now has root mean square 1 before the weights; one head's part of it may still be larger than another's)\n"));
 	else
