@@ -92,6 +92,15 @@ static const struct Arch {
 	[HF_QWEN3_MOE] = {"qwen3_moe", "Qwen3MoeForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
 	                  "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 151936, 2048, 24, 32, 4,
 	                  6144, 32768, 0, -1, -1, 1e-6, 0, 0, 0, 1, 1, llama_acts, llama_act_kinds},
+	/* ---- SmolLM3 (issue 23; read_smollm3 below) ---- */
+	/* SmolLM3Config (configuration_smollm3.py): vocab_size 128256, hidden_size 2048, intermediate_size 11008,
+	 * num_hidden_layers 36, num_attention_heads 16, num_key_value_heads 4, hidden_act "silu",
+	 * max_position_embeddings 32768, rms_norm_eps 1e-6, bos 128000, eos 128001, tie_word_embeddings True,
+	 * attention_bias False, rope_theta 2000000 (default_theta: arch_theta); modeling_smollm3.py: LLaMA's layer with
+	 * head_dim by getattr(config, "head_dim", hidden_size // num_attention_heads) and use_rope per layer. */
+	[HF_SMOLLM3] = {"smollm3", "SmolLM3ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	                "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 128256, 2048, 36, 16, 4,
+	                11008, 32768, 0, 128000, 128001, 1e-6, 1, 0, 0, 0, 1, llama_acts, llama_act_kinds},
 };
 
 /* GPT2Config.attribute_map: the common names stand for GPT-2's own. */
@@ -191,7 +200,8 @@ static int arch_find(const char *type)
 
 static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
-	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe"};
+	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe",
+	                                    "smollm3"};
 	const cJSON *arch = jr_get(root, "architectures"), *v;
 	size_t old;
 	int a = -1;
@@ -222,14 +232,14 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 				a = k;
 		if (a < 0)
 			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
-			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral and qwen3_moe"),
+			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe and smollm3"),
 			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
 	} else if (!cJSON_IsString(v)) {
 		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
 	} else if ((a = arch_find(v->valuestring)) < 0) {
 		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2, "
-		                                     "qwen3, olmo2, mixtral and qwen3_moe)%s"),
-		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 7).s));
+		                                     "qwen3, olmo2, mixtral, qwen3_moe and smollm3)%s"),
+		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, (int)(sizeof types / sizeof types[0])).s));
 	}
 	jr_path_set(c, old);
 	cfg->arch = (HfArch)a;
@@ -427,6 +437,64 @@ static int read_windows(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	return jr_leave(c, old, 0);
 }
 
+/* ---- SmolLM3 (issue 23): what its config says beyond LLaMA's ---- */
+
+/* rope_theta when config.json leaves it out: the config class's default (SmolLM3Config.default_theta). */
+static double arch_theta(HfArch a)
+{
+	return a == HF_MIXTRAL ? 1e6 : a == HF_SMOLLM3 ? 2000000.0 : 10000.0;
+}
+
+/*
+ * SmolLM3's NoPE layers (SmolLM3Config.__post_init__): no_rope_layers, a list
+ * of at least num_hidden_layers numbers, 1 where layer i turns q and k and 0
+ * where it does not (SmolLM3Attention: self.use_rope = no_rope_layers[i]);
+ * without it, int((i + 1) % no_rope_layer_interval != 0): every
+ * no_rope_layer_interval-th layer (default 4) is NoPE.
+ */
+static int read_smollm3(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	const cJSON *v = jr_get(root, "no_rope_layers"), *e;
+	int every = 4, i = 0;
+	size_t old;
+
+	if (v == NULL || cJSON_IsNull(v)) {
+		if (size_key(c, root, "no_rope_layer_interval", HF_MAX_LAYERS, 0, &every) != 0)
+			return -1;
+		for (i = 0; i < cfg->num_layers; i++)
+			cfg->nope[i] = (i + 1) % every == 0;
+		return 0;
+	}
+	old = jr_path_key(c, "no_rope_layers");
+	if (!cJSON_IsArray(v))
+		return jr_leave(c, old, jr_fail(c, _("expected a list of at least %d numbers (num_hidden_layers), 1 for a "
+		                                     "layer with RoPE and 0 for a NoPE layer, got %s"),
+		                                 cfg->num_layers, jr_got(v).s));
+	if (cJSON_GetArraySize(v) < cfg->num_layers)
+		return jr_leave(c, old, jr_fail(c, _("%d numbers for %d layers (num_hidden_layers): each layer needs its 1 "
+		                                     "(RoPE) or 0 (NoPE)"),
+		                                 cJSON_GetArraySize(v), cfg->num_layers));
+	cJSON_ArrayForEach(e, v) {
+		const size_t o2 = jr_path_index(c, i);
+		long long x;
+		if (jr_read_whole(c, e, 0, 1, _("1 (the layer turns q and k) or 0 (a NoPE layer)"), &x) != 0)
+			return -1;
+		if (i < cfg->num_layers)
+			cfg->nope[i] = x == 0;
+		i++;
+		jr_path_set(c, o2);
+	}
+	return jr_leave(c, old, 0);
+}
+
+/* What an architecture of this block reads of its own, after the sizes and RoPE. */
+static int read_arch_own(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	return cfg->arch == HF_SMOLLM3 ? read_smollm3(c, root, cfg) : 0;
+}
+
+/* ---- end of SmolLM3's block ---- */
+
 static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
 	const struct Arch *A = &arches[cfg->arch];
@@ -441,7 +509,7 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	cfg->num_heads = (int)A->heads;
 	cfg->max_positions = (int)A->positions;
 	cfg->norm_eps = A->eps;
-	cfg->rope_theta = !A->rope ? 0 : cfg->arch == HF_MIXTRAL ? 1e6 : 10000.0;
+	cfg->rope_theta = !A->rope ? 0 : arch_theta(cfg->arch);
 	cfg->tie_word_embeddings = A->tie;
 	cfg->qkv_bias = A->qkv_bias;
 	cfg->o_bias = A->o_bias;
@@ -492,7 +560,8 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 			return jr_fail(c, _("expected a base above 0, got %g"), cfg->rope_theta);
 		}
 		if (hfrope_read(c, root, cfg) != 0 ||
-		    ((cfg->arch == HF_QWEN2 || cfg->arch == HF_QWEN3) && read_windows(c, root, cfg) != 0))
+		    ((cfg->arch == HF_QWEN2 || cfg->arch == HF_QWEN3) && read_windows(c, root, cfg) != 0) ||
+		    read_arch_own(c, root, cfg) != 0)
 			return -1;
 		/* attention_bias: LlamaConfig and Qwen3Config (q, k, v and o); Qwen2's biases are fixed */
 		if (cfg->arch != HF_QWEN2) {

@@ -17,7 +17,9 @@
 #include "model/model.h"
 #include "weights/safetensors.h"
 
-typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_ARCH_COUNT } HfArch;
+typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE,
+                       HF_SMOLLM3, /* issue 23: SmolLM3's NoPE layers (hfconfig.c's own block) */
+                       HF_ARCH_COUNT } HfArch;
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
  * "gelu" (erf form); the LLaMA family's "silu" in SwiGLU. */
@@ -69,6 +71,16 @@ typedef struct HfConfig {
 	 */
 	int num_experts, experts_per_tok, norm_topk_prob, moe_intermediate_size;
 	unsigned char sparse[HF_MAX_LAYERS];
+	/*
+	 * SmolLM3 and gpt-oss (issue 23; hfconfig.c's block of their own):
+	 * nope[i], layer i turns nothing (SmolLM3Config's no_rope_layers[i] 0, or
+	 * every no_rope_layer_interval-th layer); gpt-oss's per-layer sinks, its
+	 * router's and experts' biases, the experts' clamped SwiGLU (swiglu_alpha
+	 * α, swiglu_limit; GptOssExperts) with gate_up_proj's columns interleaved.
+	 */
+	unsigned char nope[HF_MAX_LAYERS];
+	int gptoss;
+	double swiglu_alpha, swiglu_limit;
 	long long bos_token_id; /* -1 when none */
 	int n_eos;
 	long long eos_token_id[HF_MAX_EOS];

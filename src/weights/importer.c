@@ -20,6 +20,9 @@
  *          attention's output, post_feedforward_layernorm → ln2 on the
  *          FFN's) and q_norm, k_norm over the whole projection (h·head_dim
  *          and g·head_dim: QK_NORM_PROJ).
+ *   smollm3  as llama; a NoPE layer (hfconfig.h's nope: no_rope_layers or
+ *          every no_rope_layer_interval-th) has rope_off, as a lesson
+ *          layer's "rope": false.
  */
 #include "weights/importer.h"
 
@@ -209,6 +212,7 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	p->kv_heads_given = 1;
 	p->d_k = p->d_v = hd;
 	p->d_out = D;
+	p->rope_off = c->nope[i]; /* SmolLM3's NoPE layers: q and k not turned */
 	b->present = 1;
 	b->norm = c->arch == HF_OLMO2 ? NORM_AFTER : NORM_PRE; /* Olmo2DecoderLayer: each sublayer's output normalised */
 	b->norm_kind = c->arch == HF_GPT2 ? NORM_LAYERNORM : NORM_RMSNORM;
