@@ -33,4 +33,23 @@ printf 'layer 1\ngoto rope\nexplain Q_rot 1 0\n' | "$ATTNVIZ" --model tests/mode
 expect "smollm3: layer 1 is a NoPE layer (no_rope_layer_interval 2)" 'grep -q "This layer has no RoPE" "$out"' '"$(tail -n 5 "$out" "$err")"'
 printf 'goto rope\nexplain Q_rot 1 0\n' | "$ATTNVIZ" --model tests/models/smollm3_nope_interval --ids 1,40,41 --plain >"$out" 2>"$err"
 expect "smollm3: layer 0 turns q and k" 'grep -q "Q_rot\[1\]\[0\]" "$out" && ! grep -q "This layer has no RoPE" "$out"' '"$(tail -n 5 "$out" "$err")"'
+
+# gpt-oss's mixture (make_reference_gptoss.py's lessons; their numbers are t_moe.sh's): the explanations
+# say its arithmetic with the lesson's numbers
+L=tests/golden/gptoss/gptoss_clamped.json
+explains "gpt-oss router_logits: the router's bias added" $L 'goto router\nexplain router_logits 0 1\n' \
+	"+ the router's bias -0.342944" '-2.31185 + -0.342944 = -2.6548'
+explains "gpt-oss router_probs: the top 2 logits first, then a softmax over them" $L 'goto router\nexplain router_probs 0 2\n' \
+	"top 2 logits FIRST, then a softmax over those 2 alone" 'p = exp(-0.740944 - 6.22045) / sum = 0.000947772 / 1.00095 = 0.000946875'
+explains "gpt-oss router_probs: an expert outside the top k has probability 0" $L 'goto router\nexplain router_probs 0 1\n' \
+	"expert 1's logit -2.6548 is number 3 of 3, not among the top 2: its probability is 0"
+explains "gpt-oss moe_weights: nothing renormalised" $L 'goto top_k\nexplain moe_weights 0 0\n' \
+	'their weights add to 1 already: w = p = 0.999053'
+explains "gpt-oss expert_act: gate and up clamped at the limit, (up + 1) * gate * sigmoid(alpha * gate)" $L \
+	'goto experts\nexplain expert_act 0 0\nexplain expert_act 1 9\n' \
+	"gate_up_proj's column 0" 'with the biases: gate = 5.57719, up = 2.55809' \
+	'gate = min(gate, 1.5) = 1.5, up = clamp(up, -1.5, 1.5) = 1.5' '(up + 1) * gate * sigmoid(1.702 * gate) = 2.5 * 1.5 * sigmoid(2.553) = 3.47916' \
+	'gate = min(gate, 1.5) = -4.5614'
+explains "gpt-oss expert_out: its down bias added" $L 'goto experts\nexplain expert_out 0 0\n' \
+	'+ its bias 0.654287' '-0.820668 + 0.654287 = -0.166381'
 finish
