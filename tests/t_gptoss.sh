@@ -2,8 +2,10 @@
 # t_gptoss.sh: the smollm3 and gpt_oss loaders' refusals (issue 23's Loader):
 # a small folder of tests/models (made by make_smollm3_models.py and
 # make_gptoss_models.py) copied with one key of its config.json edited, each
-# refused with its message at its JSON path, the copy's file named. Their
-# numbers against PyTorch's are t_models.sh's.
+# refused with its message at its JSON path (or tensor), the copy's file
+# named; a quantised gpt-oss (gptoss_mxfp4) by its tensor. Their numbers
+# against PyTorch's are t_models.sh's; generate on gpt-oss decodes its
+# mixture row by row.
 # Run from the repository root; $ATTNVIZ is the binary.
 . "$(dirname "$0")/lib.sh"
 
@@ -26,6 +28,13 @@ nope_interval${tab}smollm3_nope_interval${tab}s/"no_rope_layer_interval": 2/"no_
 smollm3_window${tab}smollm3_nope_interval${tab}s/"use_sliding_window": false/"use_sliding_window": true/${tab}config.json: use_sliding_window: true: attnviz computes sliding windows of qwen2 and qwen3 models only
 nope_list_kind${tab}smollm3_nope_list${tab}s/"no_rope_layers": \[/"no_rope_layers": "all", "unused": [/${tab}config.json: no_rope_layers: expected a list of at least 2 numbers (num_hidden_layers), 1 for a layer with RoPE and 0 for a NoPE layer, got "all"
 smollm3_typo${tab}smollm3_nope_interval${tab}s/"model_type": "smollm3"/"model_type": "smollm4"/${tab}config.json: model_type: "smollm4" is not a model attnviz computes yet
+gptoss_quantised${tab}gptoss_clamped${tab}s/"model_type": "gpt_oss"/"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"}/${tab}config.json: quantization_config: "mxfp4": a quantised checkpoint (MXFP4's experts are stored as *_blocks and *_scales)
+gptoss_layer_type${tab}gptoss_clamped${tab}s/"sliding_attention"/"chunked_attention"/${tab}config.json: layer_types[1]: "chunked_attention": attnviz computes "full_attention" and "sliding_attention" layers
+gptoss_topk${tab}gptoss_clamped${tab}s/"num_experts_per_tok": 1/"num_experts_per_tok": 5/${tab}config.json: num_experts_per_tok: 5 is more than the experts (num_local_experts: 3)
+gptoss_limit${tab}gptoss_clamped${tab}s/"swiglu_limit": 0.8/"swiglu_limit": -1/${tab}config.json: swiglu_limit: expected a number > 0, got -1
+gptoss_no_window${tab}gptoss_clamped${tab}s/"sliding_window": 2/"sliding_window": null/${tab}config.json: sliding_window: a "sliding_attention" layer needs a window: sliding_window a size
+gptoss_experts${tab}gptoss_clamped${tab}s/"num_local_experts": 3/"num_local_experts": 4/${tab}model.safetensors: tensor "model.layers.0.mlp.router.weight" has shape [3, 16], but config.json's sizes (num_local_experts, hidden_size) make it [4, 16]
+gptoss_mxfp4${tab}gptoss_mxfp4${tab}s/^//${tab}model.safetensors: tensor "model.layers.0.mlp.experts.gate_up_proj_blocks" is MXFP4-quantised (blocks and scales)
 TABLE
 
 # the NoPE layer says so where RoPE would be explained (rope.c's explain on a layer with rope_off)
@@ -33,6 +42,13 @@ printf 'layer 1\ngoto rope\nexplain Q_rot 1 0\n' | "$ATTNVIZ" --model tests/mode
 expect "smollm3: layer 1 is a NoPE layer (no_rope_layer_interval 2)" 'grep -q "This layer has no RoPE" "$out"' '"$(tail -n 5 "$out" "$err")"'
 printf 'goto rope\nexplain Q_rot 1 0\n' | "$ATTNVIZ" --model tests/models/smollm3_nope_interval --ids 1,40,41 --plain >"$out" 2>"$err"
 expect "smollm3: layer 0 turns q and k" 'grep -q "Q_rot\[1\]\[0\]" "$out" && ! grep -q "This layer has no RoPE" "$out"' '"$(tail -n 5 "$out" "$err")"'
+
+# generate 2 decodes row by row through gpt-oss's mixture (decode_row's one-row pass): the greedy tokens of the
+# whole computation again each time
+printf 'generate 2\n' | "$ATTNVIZ" --model tests/models/gptoss_yarn_window --ids 1,40,41 --plain >"$out" 2>"$err"
+ids=$(sed -n 's/^generate: .* (ids \(.*\))$/\1/p' "$out" | tail -n 1)
+"$ATTNVIZ" --model tests/models/gptoss_yarn_window --ids "$ids" --dump >"$tmp/gen.json" 2>>"$err"
+expect "gpt_oss: generate 2 appends tokens and the result computes" '[ -n "$ids" ] && [ "$(echo "$ids" | tr , "\n" | wc -l)" -eq 5 ] && [ -s "$tmp/gen.json" ]' '"$(tail -n 3 "$out" "$err")"'
 
 # gpt-oss's mixture (make_reference_gptoss.py's lessons; their numbers are t_moe.sh's): the explanations
 # say its arithmetic with the lesson's numbers

@@ -8,7 +8,8 @@
  * What attnviz does not compute yet is refused here, by the key and its
  * value: an unknown model_type, a rope_type other than default, linear,
  * dynamic, yarn and llama3, sliding windows outside Qwen2 and Qwen3,
- * mixtures of experts outside Mixtral and Qwen3-MoE, an activation other than the architecture's own.
+ * mixtures of experts outside Mixtral, Qwen3-MoE and gpt-oss, an activation other than the architecture's own,
+ * a quantised gpt-oss (MXFP4).
  */
 #ifndef ATTNVIZ_HFCONFIG_H
 #define ATTNVIZ_HFCONFIG_H
@@ -18,7 +19,7 @@
 #include "weights/safetensors.h"
 
 typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE,
-                       HF_SMOLLM3, /* issue 23: SmolLM3's NoPE layers (hfconfig.c's own block) */
+                       HF_SMOLLM3, HF_GPT_OSS, /* issue 23: SmolLM3's NoPE layers, gpt-oss (hfconfig.c's own block) */
                        HF_ARCH_COUNT } HfArch;
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
@@ -31,7 +32,7 @@ typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
 
 typedef struct HfConfig {
 	HfArch arch;
-	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2" */
+	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2", …, "smollm3", "gpt_oss" */
 	char architecture[64];  /* architectures[0] ("LlamaForCausalLM"), escaped; "" when absent */
 	char act_name[24];      /* the activation's name as config.json gives it */
 	HfAct act;

@@ -526,8 +526,9 @@ static void pass_router_gptoss(Attn *a, const ModelConfig *cfg, const LayerParam
 {
 	const MoeParams *p = &lp->block.moe;
 
+	(void)cfg; /* the rows are the FFN input's: all of them, or one as decode_row computes it */
 	mat_mul(attn_ffn_input(a), &p->W_r, &a->router_logits);
-	for (int i = 0; i < cfg->n; i++) {
+	for (int i = 0; i < attn_ffn_input(a)->rows; i++) {
 		double max;
 		for (int e = 0; e < p->experts; e++)
 			MAT_AT(a->router_logits, i, e) += MAT_AT(p->b_r, 0, e);
@@ -541,7 +542,8 @@ static void pass_router_gptoss(Attn *a, const ModelConfig *cfg, const LayerParam
 /* moe_weights: the router's scores of the chosen (they add to 1 already), NaN for the others. */
 static void pass_topk_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	for (int i = 0; i < cfg->n; i++)
+	(void)cfg;
+	for (int i = 0; i < attn_ffn_input(a)->rows; i++)
 		for (int e = 0; e < lp->block.moe.experts; e++)
 			MAT_AT(a->moe_weights, i, e) = gptoss_rank(a, i, e) < lp->block.moe.top_k ? MAT_AT(a->router_probs, i, e) : NAN;
 }
@@ -572,7 +574,7 @@ static void pass_experts_gptoss(Attn *a, const ModelConfig *cfg, const LayerPara
 	const Mat *x = attn_ffn_input(a);
 	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
 
-	for (int i = 0; i < cfg->n; i++) {
+	for (int i = 0; i < x->rows; i++) {
 		for (int c = 0; c < D; c++)
 			MAT_AT(a->ffn_out, i, c) = 0.0;
 		for (int e = 0; e < E; e++) {
