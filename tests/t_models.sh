@@ -37,7 +37,7 @@ argmax() {
 for name in gpt2 gpt2_prefix_f16 llama_gqa_sharded llama_tied_bf16 qwen2_bias_f16 qwen3_qknorm_bf16 \
 	llama_yarn_partial qwen3_llama3_params qwen2_dynamic llama_linear_params \
 	qwen2_layer_types qwen3_window_layers olmo2_qknorm_after deepseek_v3_qlora deepseek_v3_noqlora_bf16 \
-	deepseek_v3_yarn gemma2_caps gemma3_local_global; do
+	deepseek_v3_yarn gemma2_caps gemma3_local_global smollm3_nope_interval smollm3_nope_list gptoss_yarn_window gptoss_clamped; do
 	prompts "$name"
 	k=0
 	while [ -f "$tmp/$name.$k.json" ]; do

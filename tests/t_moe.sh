@@ -12,7 +12,7 @@
 export LC_ALL=C
 JSONCMP=$BUILD/tests/jsoncmp
 
-for lesson in tests/golden/moe/*.json lessons/moe.json; do
+for lesson in tests/golden/moe/*.json tests/golden/gptoss/*.json lessons/moe.json; do # gptoss: gpt-oss's mixture
 	case $lesson in *.ref.json) continue ;; esac
 	ref=${lesson%.json}.ref.json
 	[ "$lesson" = lessons/moe.json ] && ref=tests/golden/lessons/moe.ref.json
@@ -25,17 +25,19 @@ for lesson in tests/golden/moe/*.json lessons/moe.json; do
 done
 
 tab=$(printf '\t')
-grep -v '^#' tests/golden/moe/bad/expected.tsv >"$tmp/bad.tsv"
+for dir in moe gptoss; do # gptoss/bad: gpt-oss's keys (make_reference_gptoss.py)
+grep -v '^#' tests/golden/$dir/bad/expected.tsv >"$tmp/bad.tsv"
 while IFS="$tab" read -r bad_name bad_path bad_msg; do
-	bad=tests/golden/moe/bad/$bad_name.json
+	bad=tests/golden/$dir/bad/$bad_name.json
 	if "$ATTNVIZ" --check "$bad" >/dev/null 2>"$err"; then
-		not_ok "moe/bad/$bad_name is refused" "--check accepted it"
+		not_ok "$dir/bad/$bad_name is refused" "--check accepted it"
 	elif grep -qF "$bad: $bad_msg" "$err"; then
-		ok "moe/bad/$bad_name is refused at $bad_path"
+		ok "$dir/bad/$bad_name is refused at $bad_path"
 	else
-		not_ok "moe/bad/$bad_name is refused at $bad_path" "expected \"$bad: $bad_msg\", got: $(cat "$err")"
+		not_ok "$dir/bad/$bad_name is refused at $bad_path" "expected \"$bad: $bad_msg\", got: $(cat "$err")"
 	fi
 done <"$tmp/bad.tsv"
+done
 
 # The loader (issue 23's Loader): small mixtral and qwen3_moe folders (tests/models, made by
 # make_moe_models.py following modeling_mixtral.py and modeling_qwen3_moe.py in float64), every

@@ -15,14 +15,20 @@
  * side by side as MoeParams keeps them.
  */
 #include "lesson/lesson_internal.h"
+#include "lesson/lesson_write.h"
+#include "base/jsonwrite.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static const char *const moe_keys[] = { "kind",    "activation", "router",        "top_k",
-	                                "norm_topk_prob", "experts", "shared_expert", NULL };
+	                                "norm_topk_prob", "experts", "shared_expert", "gpt_oss", "router_bias", NULL };
 static const char *const shared_keys[] = { "W_1", "W_3", "W_2", "gate", NULL };
 static const char *const expert_keys[] = { "W_1", "W_3", "W_2", NULL };
+
+static int gptoss_settings(Ctx *c, const cJSON *ffn, Model *l);
+static int gptoss_matrices(Ctx *c, const cJSON *ffn, Model *l);
+static int gptoss_expert(Ctx *c, const cJSON *o, Model *l, int e);
 
 int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l)
 {
@@ -40,6 +46,8 @@ int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l)
 	if (kind == 0)
 		return 0;
 	if (refuse_unknown_keys(c, ffn, moe_keys, _("mixture-of-experts key")) != 0)
+		return -1;
+	if (gptoss_settings(c, ffn, l) != 0) /* "gpt_oss": gpt-oss's router and experts (below) */
 		return -1;
 	{
 		static const char *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_new", NULL };
@@ -79,7 +87,7 @@ int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l)
 	if (key_whole(c, ffn, "top_k", 1, p->experts, expect, &k) != 0)
 		goto bad;
 	p->top_k = (int)k;
-	p->norm_topk_prob = 1;
+	p->norm_topk_prob = !p->gptoss; /* gpt-oss's softmax is over the chosen: nothing to renormalise */
 	if (jr_key_bool(c, ffn, "norm_topk_prob", 0, &p->norm_topk_prob) != 0)
 		goto bad;
 	if (get(ffn, "shared_expert") != NULL) { /* Qwen2-MoE's shared expert: its width from its W_1 */
@@ -158,6 +166,8 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l)
 		fail_oom(c);
 		goto bad;
 	}
+	if (p->gptoss && gptoss_matrices(c, ffn, l) != 0)
+		goto bad;
 	if (p->shared_ff > 0) {
 		const cJSON *sh = get(ffn, "shared_expert");
 		const int S = p->shared_ff;
@@ -184,7 +194,7 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l)
 			fail(c, _("expected an object {\"W_1\": \u2026, \"W_3\": \u2026, \"W_2\": \u2026}, got %s"), got(o).s);
 			goto bad;
 		}
-		if (refuse_unknown_keys(c, o, expert_keys, _("expert key")) != 0 ||
+		if ((p->gptoss ? gptoss_expert(c, o, l, e) : refuse_unknown_keys(c, o, expert_keys, _("expert key"))) != 0 ||
 		    read_expert(c, o, "W_1", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_1) !=
 		        0 ||
 		    read_expert(c, o, "W_3", D, F, "d_model", _("d_ff, the columns of the first expert's W_1"), e, &p->W_3) !=
@@ -199,4 +209,131 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l)
 bad:
 	path_set(c, old);
 	return -1;
+}
+
+/* ---- gpt-oss's mixture (GptOssTopKRouter, GptOssExperts; engine/variants/moe.c's gpt-oss block) ----
+ *
+ *   "gpt_oss": true, or {"swiglu_alpha": α (1.702), "swiglu_limit": limit (7.0)}
+ *   "router_bias": 1 × E (zeros when absent); each expert's "b_1", "b_3" (1 × d_ff: the gate's and up's biases,
+ *   gate_up_proj_bias's even and odd numbers) and "b_2" (1 × d_model, down_proj_bias), zeros when absent.
+ *
+ * The router takes each row's top_k logits, then a softmax over those alone (norm_topk_prob does not apply:
+ * false, or left out); no shared expert.
+ */
+static const char *const gptoss_keys[] = { "swiglu_alpha", "swiglu_limit", NULL };
+static const char *const gptoss_expert_keys[] = { "W_1", "W_3", "W_2", "b_1", "b_3", "b_2", NULL };
+
+static int gptoss_settings(Ctx *c, const cJSON *ffn, Model *l)
+{
+	MoeParams *p = &l->lp.block.moe;
+	const cJSON *v = get(ffn, "gpt_oss");
+	size_t old = c->pathlen;
+
+	p->gptoss = 0;
+	p->swiglu_alpha = 1.702; /* GptOssExperts: self.alpha = 1.702, self.limit = 7.0 (GptOssConfig's swiglu_limit) */
+	p->swiglu_limit = 7.0;
+	if (v == NULL || cJSON_IsFalse(v)) {
+		if (get(ffn, "router_bias") == NULL)
+			return 0;
+		path_key(c, "router_bias");
+		fail(c, "%s", _("the router's bias goes with gpt-oss's mixture (\"gpt_oss\": true)"));
+		return path_set(c, old), -1;
+	}
+	path_key(c, "gpt_oss");
+	if (cJSON_IsObject(v)) {
+		if (refuse_unknown_keys(c, v, gptoss_keys, _("gpt_oss key")) != 0 ||
+		    jr_key_finite(c, v, "swiglu_alpha", &p->swiglu_alpha) != 0 ||
+		    jr_key_above(c, v, "swiglu_limit", 0, 0, 0, &p->swiglu_limit) != 0)
+			return path_set(c, old), -1;
+	} else if (!cJSON_IsTrue(v)) {
+		fail(c, _("expected true, or {\"swiglu_alpha\": 1.702, \"swiglu_limit\": 7.0}, got %s"), got(v).s);
+		return path_set(c, old), -1;
+	}
+	path_set(c, old);
+	if (get(ffn, "shared_expert") != NULL || cJSON_IsTrue(get(ffn, "norm_topk_prob"))) {
+		const int sh = get(ffn, "shared_expert") != NULL;
+		path_key(c, sh ? "shared_expert" : "norm_topk_prob");
+		fail(c, "%s", sh ? _("gpt-oss's mixture has no shared expert")
+		                 : _("gpt-oss's softmax is over the chosen experts alone: they add to 1, and norm_topk_prob does not apply"));
+		return path_set(c, old), -1;
+	}
+	p->gptoss = 1;
+	return 0;
+}
+
+/* router_bias (zeros when absent), and the experts' biases allocated as zeros for gptoss_expert to fill. */
+static int gptoss_matrices(Ctx *c, const cJSON *ffn, Model *l)
+{
+	MoeParams *p = &l->lp.block.moe;
+	const int D = l->cfg.d_model, F = l->lp.block.d_ff, E = p->experts;
+
+	if (get(ffn, "router_bias") != NULL
+	        ? li_read_shaped(c, ffn, "router_bias", 1, E, _("1: one row"), _("experts, one bias per expert"), -1, &p->b_r)
+	        : mat_alloc(&p->b_r, 1, E))
+		return c->err ? -1 : (fail_oom(c), -1);
+	if (mat_alloc(&p->b_1, 1, E * F) != 0 || mat_alloc(&p->b_3, 1, E * F) != 0 || mat_alloc(&p->b_2, E, D) != 0)
+		return fail_oom(c), -1;
+	return 0;
+}
+
+/* Expert e's keys, and its biases (each absent one zeros) into the stacks. */
+static int gptoss_expert(Ctx *c, const cJSON *o, Model *l, int e)
+{
+	MoeParams *p = &l->lp.block.moe;
+	const int D = l->cfg.d_model, F = l->lp.block.d_ff;
+	const char *const keys[] = { "b_1", "b_3", "b_2" };
+	Mat *stack[] = { &p->b_1, &p->b_3, &p->b_2 };
+
+	if (refuse_unknown_keys(c, o, gptoss_expert_keys, _("expert key")) != 0)
+		return -1;
+	for (int k = 0; k < 3; k++) {
+		Mat one = { 0 };
+		const int cols = k < 2 ? F : D;
+		if (get(o, keys[k]) == NULL)
+			continue;
+		if (li_read_shaped(c, o, keys[k], 1, cols, _("1: one row"),
+		                   k < 2 ? _("d_ff, the columns of the first expert's W_1") : "d_model", -1, &one) != 0)
+			return -1;
+		for (int j = 0; j < cols; j++)
+			if (k < 2)
+				MAT_AT(*stack[k], 0, e * F + j) = MAT_AT(one, 0, j);
+			else
+				MAT_AT(*stack[k], e, j) = MAT_AT(one, 0, j);
+		mat_free(&one);
+	}
+	return 0;
+}
+
+int li_moe_write_gptoss(cJSON *f, const Block *b)
+{
+	const MoeParams *p = &b->moe;
+	const int F = b->d_ff, D = p->b_2.cols;
+	cJSON *g, *ex = cJSON_GetObjectItemCaseSensitive(f, "experts"), *o;
+	int e = 0;
+
+	if (!p->gptoss)
+		return 0;
+	if ((g = cJSON_AddObjectToObject(f, "gpt_oss")) == NULL || !cJSON_AddNumberToObject(g, "swiglu_alpha", p->swiglu_alpha) ||
+	    !cJSON_AddNumberToObject(g, "swiglu_limit", p->swiglu_limit) ||
+	    !cJSON_AddItemToObject(f, "router_bias", jw_matrix(&p->b_r)))
+		return -1;
+	cJSON_ArrayForEach(o, ex) {
+		Mat b1 = { 0 }, b3 = { 0 }, b2 = { 0 };
+		int bad = mat_alloc(&b1, 1, F) || mat_alloc(&b3, 1, F) || mat_alloc(&b2, 1, D);
+		for (int j = 0; !bad && j < F; j++) {
+			MAT_AT(b1, 0, j) = MAT_AT(p->b_1, 0, e * F + j);
+			MAT_AT(b3, 0, j) = MAT_AT(p->b_3, 0, e * F + j);
+		}
+		for (int j = 0; !bad && j < D; j++)
+			MAT_AT(b2, 0, j) = MAT_AT(p->b_2, e, j);
+		bad = bad || !cJSON_AddItemToObject(o, "b_1", jw_matrix(&b1)) || !cJSON_AddItemToObject(o, "b_3", jw_matrix(&b3)) ||
+		      !cJSON_AddItemToObject(o, "b_2", jw_matrix(&b2));
+		mat_free(&b1);
+		mat_free(&b3);
+		mat_free(&b2);
+		if (bad)
+			return -1;
+		e++;
+	}
+	return 0;
 }

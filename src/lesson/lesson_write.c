@@ -165,7 +165,7 @@ static int json_moe(cJSON *bj, const Block *b)
 		if (bad)
 			return -1;
 	}
-	return 0;
+	return li_moe_write_gptoss(f, b); /* gpt-oss's keys (lesson_moe.c) */
 }
 
 static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta)

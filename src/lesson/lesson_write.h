@@ -13,4 +13,8 @@
  */
 char *lesson_write_json(const Lesson *l, char **err);
 
+/* gpt-oss's keys of a mixture's "ffn" object f, written back (lesson_moe.c; nothing without it). 0, or -1. */
+struct cJSON;
+int li_moe_write_gptoss(struct cJSON *f, const Block *b);
+
 #endif

@@ -92,6 +92,18 @@ typedef struct MoeParams {
 	/* Qwen2-MoE's shared expert (shared_ff 0: none): every token through one more SwiGLU, times σ(x·S_gate) */
 	int shared_ff;
 	Mat S_1, S_3, S_2, S_gate; /* d_model × shared_ff (twice), shared_ff × d_model, d_model × 1 */
+	/*
+	 * gpt-oss's mixture (gptoss 0: none; GptOssTopKRouter, GptOssExperts): the
+	 * router's bias, top_k over the logits THEN softmax over the k chosen;
+	 * each expert's biases; the clamped SwiGLU: gate = min(x·W_1 + b_1, limit),
+	 * up = clamp(x·W_3 + b_3, −limit, limit), act = (up + 1)·gate·σ(α·gate),
+	 * out = act·W_2 + b_2 (W_1, W_3: gate_up_proj's even and odd columns).
+	 */
+	int gptoss;
+	double swiglu_alpha, swiglu_limit; /* α (1.702), limit (7.0) */
+	Mat b_r;      /* 1 × E */
+	Mat b_1, b_3; /* 1 × E·d_ff: each expert's gate and up biases, stacked as W_1's columns */
+	Mat b_2;      /* E × d_model: expert e's down bias in row e */
 } MoeParams;
 
 typedef struct Block {

@@ -113,6 +113,23 @@ static const struct Arch {
 	[HF_GEMMA3] = {"gemma3_text", "Gemma3ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
 	               "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_activation", 262208, 2304, 26,
 	               8, 4, 9216, 131072, 256, 2, 1, 1e-6, 1, 0, 0, 1, 1, gemma_acts, gemma_act_kinds},
+	/* ---- SmolLM3 (issue 23; read_smollm3 below) ---- */
+	/* SmolLM3Config (configuration_smollm3.py): vocab_size 128256, hidden_size 2048, intermediate_size 11008,
+	 * num_hidden_layers 36, num_attention_heads 16, num_key_value_heads 4, hidden_act "silu",
+	 * max_position_embeddings 32768, rms_norm_eps 1e-6, bos 128000, eos 128001, tie_word_embeddings True,
+	 * attention_bias False, rope_theta 2000000 (default_theta: arch_theta); modeling_smollm3.py: LLaMA's layer with
+	 * head_dim by getattr(config, "head_dim", hidden_size // num_attention_heads) and use_rope per layer. */
+	[HF_SMOLLM3] = {"smollm3", "SmolLM3ForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	                "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 128256, 2048, 36, 16, 4,
+	                11008, 32768, 0, 128000, 128001, 1e-6, 1, 0, 0, 0, 1, llama_acts, llama_act_kinds},
+	/* ---- gpt-oss (issue 23; read_gptoss below) ---- */
+	/* GptOssConfig (configuration_gpt_oss.py): vocab_size 201088, hidden_size 2880, intermediate_size 2880 (each
+	 * expert's), num_hidden_layers 36, num_attention_heads 64, num_key_value_heads 8, head_dim 64, hidden_act
+	 * "silu" (unused: the experts' clamped SwiGLU), max_position_embeddings 131072, rms_norm_eps 1e-5, no bos or
+	 * eos, tie_word_embeddings False, attention_bias True (q, k, v and o), default_theta 150000 (arch_theta). */
+	[HF_GPT_OSS] = {"gpt_oss", "GptOssForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	                "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 201088, 2880, 36, 64, 8,
+	                2880, 131072, 64, -1, -1, 1e-5, 0, 1, 1, 0, 1, llama_acts, llama_act_kinds},
 };
 
 /* Gemma 2 and Gemma 3: sandwich (1 + w) norms, a scaled embedding, query_pre_attn_scalar, caps, windows. */
@@ -219,7 +236,7 @@ static int arch_find(const char *type)
 static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
 	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3",
-	                                    "gemma2", "gemma3_text"};
+	                                    "gemma2", "gemma3_text", "smollm3", "gpt_oss"};
 	const cJSON *arch = jr_get(root, "architectures"), *v;
 	size_t old;
 	int a = -1;
@@ -251,7 +268,7 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		if (a < 0)
 			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
 			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, "
-			                                     "deepseek_v3, gemma2 and gemma3_text"),
+			                                     "deepseek_v3, gemma2, gemma3_text, smollm3 and gpt_oss"),
 			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
 	} else if (!cJSON_IsString(v)) {
 		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
@@ -261,8 +278,8 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		                                     "\"gemma3_text\") with the language model's weights")));
 	} else if ((a = arch_find(v->valuestring)) < 0) {
 		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2, "
-		                                     "qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2 and gemma3_text)%s"),
-		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, 10).s));
+		                                     "qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3 and gpt_oss)%s"),
+		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, (int)(sizeof types / sizeof types[0])).s));
 	}
 	jr_path_set(c, old);
 	cfg->arch = (HfArch)a;
@@ -273,6 +290,9 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 /* Whether architecture a reads the mixture-of-experts key k (read_moe): Mixtral's and Qwen3-MoE's names. */
 static int moe_key_read(HfArch a, const char *k)
 {
+	if (a == HF_GPT_OSS) /* read_gptoss's */
+		return strcmp(k, "num_local_experts") == 0 || strcmp(k, "num_experts") == 0 ||
+		       strcmp(k, "num_experts_per_tok") == 0;
 	if (a == HF_MIXTRAL)
 		return strcmp(k, "num_local_experts") == 0 || strcmp(k, "num_experts_per_tok") == 0;
 	return a == HF_QWEN3_MOE && strcmp(k, "n_routed_experts") != 0;
@@ -361,12 +381,14 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 		return jr_fail(c, _("true: attnviz computes sliding windows of qwen2 and qwen3 models only"));
 	jr_path_set(c, 0);
 	/* Qwen3-MoE keeps a window only with use_sliding_window (refused above): its sliding_window is then ignored */
-	if (a != HF_QWEN2 && a != HF_QWEN3 && a != HF_QWEN3_MOE && !gemma(a) && (v = jr_enter(c, root, "sliding_window", &old)) != NULL &&
+	if (a != HF_QWEN2 && a != HF_QWEN3 && a != HF_QWEN3_MOE && a != HF_GPT_OSS && !gemma(a) &&
+	    (v = jr_enter(c, root, "sliding_window", &old)) != NULL &&
 	    !cJSON_IsNull(v) && !cJSON_IsFalse(v))
 		return jr_fail(c, _("%s: attnviz computes sliding windows of qwen2 and qwen3 models only (sliding_window "
 		                    "null)"), jr_got(v).s);
 	jr_path_set(c, 0);
-	if (a != HF_QWEN2 && a != HF_QWEN3 && !gemma(a) && (v = jr_enter(c, root, "layer_types", &old)) != NULL && cJSON_IsArray(v)) {
+	if (a != HF_QWEN2 && a != HF_QWEN3 && a != HF_GPT_OSS && !gemma(a) && (v = jr_enter(c, root, "layer_types", &old)) != NULL &&
+	    cJSON_IsArray(v)) {
 		const cJSON *e;
 		int i = 0;
 		cJSON_ArrayForEach(e, v) {
@@ -551,6 +573,156 @@ static int read_gemma(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	return 0;
 }
 
+/* ---- SmolLM3 (issue 23): what its config says beyond LLaMA's ---- */
+
+/* rope_theta when config.json leaves it out: the config class's default (SmolLM3Config.default_theta). */
+static double arch_theta(HfArch a)
+{
+	return a == HF_MIXTRAL || a == HF_GEMMA3 ? 1e6 : a == HF_SMOLLM3 ? 2000000.0 : a == HF_GPT_OSS ? 150000.0 : 10000.0;
+}
+
+/*
+ * SmolLM3's NoPE layers (SmolLM3Config.__post_init__): no_rope_layers, a list
+ * of at least num_hidden_layers numbers, 1 where layer i turns q and k and 0
+ * where it does not (SmolLM3Attention: self.use_rope = no_rope_layers[i]);
+ * without it, int((i + 1) % no_rope_layer_interval != 0): every
+ * no_rope_layer_interval-th layer (default 4) is NoPE.
+ */
+static int read_smollm3(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	const cJSON *v = jr_get(root, "no_rope_layers"), *e;
+	int every = 4, i = 0;
+	size_t old;
+
+	if (v == NULL || cJSON_IsNull(v)) {
+		if (size_key(c, root, "no_rope_layer_interval", HF_MAX_LAYERS, 0, &every) != 0)
+			return -1;
+		for (i = 0; i < cfg->num_layers; i++)
+			cfg->nope[i] = (i + 1) % every == 0;
+		return 0;
+	}
+	old = jr_path_key(c, "no_rope_layers");
+	if (!cJSON_IsArray(v))
+		return jr_leave(c, old, jr_fail(c, _("expected a list of at least %d numbers (num_hidden_layers), 1 for a "
+		                                     "layer with RoPE and 0 for a NoPE layer, got %s"),
+		                                 cfg->num_layers, jr_got(v).s));
+	if (cJSON_GetArraySize(v) < cfg->num_layers)
+		return jr_leave(c, old, jr_fail(c, _("%d numbers for %d layers (num_hidden_layers): each layer needs its 1 "
+		                                     "(RoPE) or 0 (NoPE)"),
+		                                 cJSON_GetArraySize(v), cfg->num_layers));
+	cJSON_ArrayForEach(e, v) {
+		const size_t o2 = jr_path_index(c, i);
+		long long x;
+		if (jr_read_whole(c, e, 0, 1, _("1 (the layer turns q and k) or 0 (a NoPE layer)"), &x) != 0)
+			return -1;
+		if (i < cfg->num_layers)
+			cfg->nope[i] = x == 0;
+		i++;
+		jr_path_set(c, o2);
+	}
+	return jr_leave(c, old, 0);
+}
+
+/* ---- gpt-oss (issue 23): its windows, sinks, YaRN by default and its mixture ---- */
+
+/*
+ * GptOssConfig.__post_init__ and GptOssExperts: layer_types given (each
+ * "sliding_attention" or "full_attention"), else "sliding_attention" on
+ * layers i with (i + 1) % 2 (0, 2, 4, …) and "full_attention" on the others,
+ * sliding_window 128; rope_scaling / rope_parameters absent: YaRN, factor 32,
+ * beta_fast 32, beta_slow 1, truncate false, original_max_position_embeddings
+ * 4096; num_local_experts (or num_experts, its attribute_map name) 128,
+ * num_experts_per_tok 4, each expert intermediate_size wide, every layer
+ * sparse; swiglu_alpha 1.702 and swiglu_limit 7.0. A quantised checkpoint
+ * (quantization_config, MXFP4's experts) is refused: its *_blocks and
+ * *_scales are not numbers attnviz reads.
+ */
+static int read_gptoss(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	const cJSON *types = jr_get(root, "layer_types"), *v, *e;
+	const char *k_experts = jr_get(root, "num_local_experts") == NULL && jr_get(root, "num_experts") != NULL
+	                                ? "num_experts"
+	                                : "num_local_experts";
+	int window = 128, i = 0;
+	size_t old;
+
+	if ((v = jr_enter(c, root, "quantization_config", &old)) != NULL && !cJSON_IsNull(v)) {
+		const cJSON *m = cJSON_IsObject(v) ? jr_get(v, "quant_method") : NULL;
+		return jr_leave(c, old, jr_fail(c, _("%s: a quantised checkpoint (MXFP4's experts are stored as *_blocks and "
+		                                     "*_scales): attnviz reads BF16, F16 and F32 weights; use the BF16 "
+		                                     "checkpoint, or dequantise it first"),
+		                                 m != NULL ? jr_got(m).s : jr_got(v).s));
+	}
+	jr_path_set(c, 0); /* the keys are config.json's own */
+	if (jr_get(root, "sliding_window") != NULL && cJSON_IsNull(jr_get(root, "sliding_window")))
+		window = 0;
+	if (size_key(c, root, "sliding_window", 1L << 24, 1, &window) != 0)
+		return -1;
+	if (types == NULL || cJSON_IsNull(types)) {
+		for (i = 0; i < cfg->num_layers; i++)
+			cfg->sliding[i] = (i + 1) % 2 != 0;
+	} else {
+		old = jr_path_key(c, "layer_types");
+		if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != cfg->num_layers)
+			return jr_leave(c, old, jr_fail(c, _("expected a list of %d layer types (num_hidden_layers), each "
+			                                     "\"full_attention\" or \"sliding_attention\", got %s"),
+			                                 cfg->num_layers, jr_got(types).s));
+		cJSON_ArrayForEach(e, types) {
+			const size_t o2 = jr_path_index(c, i++);
+			if (!cJSON_IsString(e) || (strcmp(e->valuestring, "full_attention") != 0 &&
+			                           strcmp(e->valuestring, "sliding_attention") != 0))
+				return jr_leave(c, old, jr_fail(c, _("%s: attnviz computes \"full_attention\" and "
+				                                     "\"sliding_attention\" layers"), jr_got(e).s));
+			cfg->sliding[i - 1] = strcmp(e->valuestring, "sliding_attention") == 0;
+			jr_path_set(c, o2);
+		}
+		jr_path_set(c, old);
+	}
+	for (i = 0; i < cfg->num_layers; i++)
+		if (cfg->sliding[i] && window == 0) {
+			jr_path_key(c, "sliding_window");
+			return jr_fail(c, _("a \"sliding_attention\" layer needs a window: sliding_window a size"));
+		}
+	cfg->sliding_window = window;
+	if (jr_get(root, "rope_scaling") == NULL && jr_get(root, "rope_parameters") == NULL) {
+		RopeScaling *s = &cfg->rope_scaling;
+		memset(s, 0, sizeof *s);
+		s->type = ROPE_SCALE_YARN;
+		s->factor = 32;
+		s->beta_fast = 32;
+		s->beta_slow = 1;
+		s->orig_max = 4096;
+		s->truncate = 0;
+	}
+	cfg->num_experts = 128;
+	cfg->experts_per_tok = 4;
+	cfg->swiglu_alpha = 1.702;
+	cfg->swiglu_limit = 7.0;
+	if (size_key(c, root, k_experts, 1 << 12, 0, &cfg->num_experts) != 0 ||
+	    size_key(c, root, "num_experts_per_tok", 1 << 12, 0, &cfg->experts_per_tok) != 0 ||
+	    jr_key_finite(c, root, "swiglu_alpha", &cfg->swiglu_alpha) != 0 ||
+	    jr_key_above(c, root, "swiglu_limit", 0, 0, 0, &cfg->swiglu_limit) != 0)
+		return -1;
+	if (cfg->experts_per_tok > cfg->num_experts) {
+		jr_path_key(c, "num_experts_per_tok");
+		return jr_fail(c, _("%d is more than the experts (%s: %d)"), cfg->experts_per_tok, k_experts, cfg->num_experts);
+	}
+	cfg->gptoss = 1;
+	cfg->norm_topk_prob = 0;
+	cfg->moe_intermediate_size = cfg->intermediate_size;
+	for (i = 0; i < cfg->num_layers; i++)
+		cfg->sparse[i] = 1;
+	return 0;
+}
+
+/* What an architecture of this block reads of its own, after the sizes and RoPE. */
+static int read_arch_own(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	return cfg->arch == HF_SMOLLM3 ? read_smollm3(c, root, cfg) : cfg->arch == HF_GPT_OSS ? read_gptoss(c, root, cfg) : 0;
+}
+
+/* ---- end of SmolLM3's and gpt-oss's block ---- */
+
 static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
 	const struct Arch *A = &arches[cfg->arch];
@@ -565,7 +737,7 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	cfg->num_heads = (int)A->heads;
 	cfg->max_positions = (int)A->positions;
 	cfg->norm_eps = A->eps;
-	cfg->rope_theta = !A->rope ? 0 : cfg->arch == HF_MIXTRAL || cfg->arch == HF_GEMMA3 ? 1e6 : 10000.0;
+	cfg->rope_theta = !A->rope ? 0 : arch_theta(cfg->arch);
 	cfg->tie_word_embeddings = A->tie;
 	cfg->qkv_bias = A->qkv_bias;
 	cfg->o_bias = A->o_bias;
@@ -617,11 +789,11 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		}
 		if (hfrope_read(c, root, cfg) != 0 ||
 		    ((cfg->arch == HF_QWEN2 || cfg->arch == HF_QWEN3) && read_windows(c, root, cfg) != 0) ||
-		    (gemma(cfg->arch) && read_gemma(c, root, cfg) != 0))
+		    (gemma(cfg->arch) && read_gemma(c, root, cfg) != 0) || read_arch_own(c, root, cfg) != 0)
 			return -1;
 		/* attention_bias: LlamaConfig and Qwen3Config (q, k, v and o); Qwen2's biases are fixed */
 		if (cfg->arch != HF_QWEN2) {
-			int ab = 0;
+			int ab = A->qkv_bias; /* the class's default (GptOssConfig: True) */
 			if (bool_key(c, root, "attention_bias", &ab) != 0)
 				return -1;
 			cfg->qkv_bias = cfg->o_bias = ab;
@@ -977,7 +1149,7 @@ int hfweights_mat(const HfWeights *w, const char *name, int transpose, int rows,
 typedef struct Want {
 	char name[HF_NAME_SIZE];
 	int ndim;
-	long long shape[2];
+	long long shape[3]; /* gpt-oss's experts are 3-D */
 	const char *keys; /* the config's keys that make the shape */
 } Want;
 
@@ -1020,6 +1192,45 @@ static int deepseek_wants(const HfConfig *c, const char *pre, Want *w)
 	want(w, &n, "hidden_size, intermediate_size", D, F, pre, "mlp.down_proj.weight");
 	return n;
 }
+
+/* ---- gpt-oss's tensors (issue 23) ---- */
+
+/* GptOssDecoderLayer's own: the sinks, the router (weight and bias) and the experts' fused, 3-D tensors. */
+static int gptoss_wants(const HfConfig *c, const char *pre, Want *w)
+{
+	static const char *const names[] = { "mlp.experts.gate_up_proj", "mlp.experts.gate_up_proj_bias",
+		                             "mlp.experts.down_proj", "mlp.experts.down_proj_bias" };
+	const long long D = c->hidden_size, E = c->num_experts, F = c->intermediate_size;
+	const long long shapes[][3] = { { E, D, 2 * F }, { E, 2 * F, -1 }, { E, F, D }, { E, D, -1 } };
+	int n = 0;
+
+	want(w, &n, "num_attention_heads", c->num_heads, -1, pre, "self_attn.sinks");
+	want(w, &n, "num_local_experts, hidden_size", E, D, pre, "mlp.router.weight");
+	want(w, &n, "num_local_experts", E, -1, pre, "mlp.router.bias");
+	for (int k = 0; k < 4; k++) {
+		want(w, &n, k % 2 ? "num_local_experts, intermediate_size, hidden_size" : "num_local_experts, hidden_size, intermediate_size",
+		     shapes[k][0], shapes[k][1], pre, names[k]);
+		w[n - 1].ndim = shapes[k][2] < 0 ? 2 : 3;
+		w[n - 1].shape[2] = shapes[k][2];
+	}
+	return n;
+}
+
+/* An MXFP4 checkpoint's experts (*_blocks, *_scales) refused by name, with or without its quantization_config. */
+static char *gptoss_quantised(const HfConfig *c, const HfWeights *w)
+{
+	char name[HF_NAME_SIZE];
+
+	snprintf(name, sizeof name, "model.layers.0.mlp.experts.gate_up_proj_blocks");
+	if (!c->gptoss || hfweights_find(w, name, NULL) == NULL)
+		return NULL;
+	/* name is this function's own (no text of the file): shown whole */
+	return str_printf(_("%s: tensor \"%s\" is MXFP4-quantised (blocks and scales): attnviz reads BF16, F16 and F32 "
+	                    "weights; use the BF16 checkpoint, or dequantise it first"),
+	                  w->name, name);
+}
+
+/* ---- end of gpt-oss's tensors ---- */
 
 /* Every tensor of one layer (layer >= 0) or of the model's ends (layer -1), as the modeling code makes them. */
 static int wants(const HfConfig *c, int layer, Want *w)
@@ -1089,6 +1300,8 @@ static int wants(const HfConfig *c, int layer, Want *w)
 		want(w, &n, "hidden_size", D, -1, pre, "pre_feedforward_layernorm.weight");
 	if (c->arch == HF_OLMO2 || gemma(c->arch))
 		want(w, &n, "hidden_size", D, -1, pre, "post_feedforward_layernorm.weight");
+	if (c->gptoss)
+		return n + gptoss_wants(c, pre, w + n);
 	if (c->num_experts > 0 && c->sparse[layer]) { /* the router here, each expert's three by expert_wants */
 		char name[HF_NAME_SIZE];
 		want(w, &n, c->arch == HF_MIXTRAL ? "num_local_experts, hidden_size" : "num_experts, hidden_size",
@@ -1151,7 +1364,8 @@ static char *check_one(const HfConfig *c, const HfWeights *w, const Want *x)
 	if ((t = hfweights_find(w, full, &f)) == NULL)
 		return str_printf(_("%s: no tensor %s, which a %s model with config.json's settings computes with"), w->name,
 		                  jr_quoted(full).s, c->model_type);
-	if (t->ndim != x->ndim || t->shape[0] != x->shape[0] || (x->ndim == 2 && t->shape[1] != x->shape[1])) {
+	if (t->ndim != x->ndim || t->shape[0] != x->shape[0] || (x->ndim >= 2 && t->shape[1] != x->shape[1]) ||
+	    (x->ndim == 3 && t->shape[2] != x->shape[2])) {
 		shape_of(t->ndim, t->shape, have, sizeof have);
 		shape_of(x->ndim, x->shape, need, sizeof need);
 		/* config.json is the one beside the weights */
@@ -1170,11 +1384,13 @@ int hfconfig_check_shapes(const HfConfig *c, HfWeights *w, char **err)
 	if (c->arch == HF_GPT2 && hfweights_find(w, "wte.weight", NULL) == NULL &&
 	    hfweights_find(w, "transformer.wte.weight", NULL) != NULL)
 		w->prefix = "transformer."; /* saved from GPT2LMHeadModel */
+	if ((*err = gptoss_quantised(c, w)) != NULL)
+		return -1;
 	for (int layer = -1; layer < c->num_layers && *err == NULL; layer++) {
 		int n = wants(c, layer, list);
 		for (int i = 0; i < n && *err == NULL; i++)
 			*err = check_one(c, w, &list[i]);
-		for (int e = 0; layer >= 0 && c->num_experts > 0 && c->sparse[layer] && e < c->num_experts && *err == NULL;
+		for (int e = 0; layer >= 0 && !c->gptoss && c->num_experts > 0 && c->sparse[layer] && e < c->num_experts && *err == NULL;
 		     e++) {
 			n = expert_wants(c, layer, e, list);
 			for (int i = 0; i < n && *err == NULL; i++)

@@ -8,7 +8,8 @@
  * What attnviz does not compute yet is refused here, by the key and its
  * value: an unknown model_type, a rope_type other than default, linear,
  * dynamic, yarn and llama3 (and any with deepseek_v3), sliding windows outside Qwen2 and Qwen3,
- * mixtures of experts outside Mixtral and Qwen3-MoE, an activation other than the architecture's own.
+ * mixtures of experts outside Mixtral, Qwen3-MoE and gpt-oss, an activation other than the architecture's own,
+ * a quantised gpt-oss (MXFP4).
  */
 #ifndef ATTNVIZ_HFCONFIG_H
 #define ATTNVIZ_HFCONFIG_H
@@ -19,6 +20,7 @@
 
 typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_DEEPSEEK_V3,
 	HF_GEMMA2, HF_GEMMA3, /* gemma2, gemma3_text */
+	HF_SMOLLM3, HF_GPT_OSS, /* issue 23: SmolLM3's NoPE layers, gpt-oss (hfconfig.c's own block) */
 	HF_ARCH_COUNT } HfArch;
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
@@ -31,7 +33,7 @@ typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
 
 typedef struct HfConfig {
 	HfArch arch;
-	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3", "gemma2", "gemma3_text" */
+	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3", "gemma2", "gemma3_text", "smollm3", "gpt_oss" */
 	char architecture[64];  /* architectures[0] ("LlamaForCausalLM"), escaped; "" when absent */
 	char act_name[24];      /* the activation's name as config.json gives it */
 	HfAct act;
@@ -86,6 +88,16 @@ typedef struct HfConfig {
 	 * is rope_theta). Their windows are sliding_window and sliding[] above.
 	 */
 	double query_pre_attn_scalar, attn_softcap, final_softcap, rope_local_base;
+	/*
+	 * SmolLM3 and gpt-oss (issue 23; hfconfig.c's block of their own):
+	 * nope[i], layer i turns nothing (SmolLM3Config's no_rope_layers[i] 0, or
+	 * every no_rope_layer_interval-th layer); gpt-oss's per-layer sinks, its
+	 * router's and experts' biases, the experts' clamped SwiGLU (swiglu_alpha
+	 * α, swiglu_limit; GptOssExperts) with gate_up_proj's columns interleaved.
+	 */
+	unsigned char nope[HF_MAX_LAYERS];
+	int gptoss;
+	double swiglu_alpha, swiglu_limit;
 	long long bos_token_id; /* -1 when none */
 	int n_eos;
 	long long eos_token_id[HF_MAX_EOS];

@@ -22,6 +22,13 @@
  *          and g·head_dim: QK_NORM_PROJ).
  *   deepseek_v3  as llama's block (dense layers only), its attention
  *          multi-head latent attention (LayerParams.mla: deepseek_layer).
+ *   gpt_oss  as llama with q/k/v/o biases, each layer's sinks
+ *          (self_attn.sinks → sinks), its "sliding_attention" layers'
+ *          window, and its mixture (layer_gptoss: the router with its bias,
+ *          gate_up_proj's interleaved columns split into W_1 and W_3).
+ *   smollm3  as llama; a NoPE layer (hfconfig.h's nope: no_rope_layers or
+ *          every no_rope_layer_interval-th) has rope_off, as a lesson
+ *          layer's "rope": false.
  */
 #include "weights/importer.h"
 
@@ -310,6 +317,79 @@ static int deepseek_layer(const HfConfig *c, const HfWeights *w, int i, LayerPar
 	           : 0;
 }
 
+/* ---- gpt-oss (issue 23): its sinks and its mixture ---- */
+
+/* Layer i's tensor NAME of `count` numbers (any shape the checks passed), as doubles into out[]. 0, or -1 with *err. */
+static int numbers_of(const HfWeights *w, int i, const char *name, long long count, double *out, char **err)
+{
+	char full[HF_NAME_SIZE];
+	const StTensor *t;
+
+	snprintf(full, sizeof full, "%smodel.layers.%d.%s", w->prefix, i, name);
+	if ((t = hfweights_find(w, full, NULL)) == NULL || t->dtype >= ST_DTYPE_NUMERIC) {
+		*err = t == NULL ? str_printf(_("%s: no tensor %s"), w->name, jr_quoted(full).s)
+		                 : str_printf(_("%s: tensor %s is %s: attnviz reads F64, F32, F16, BF16 and integer tensors"),
+		                              w->name, jr_quoted(full).s, st_dtype_name(t->dtype));
+		return -1;
+	}
+	for (long long k = 0; k < count; k++)
+		out[k] = st_value(t, k);
+	give_back(t);
+	return 0;
+}
+
+/*
+ * Layer i's GptOssMLP into b->moe: the router's weight [E, D] as W_r (D × E)
+ * and its bias; gate_up_proj [E, D, 2F] split, its even columns (the gate)
+ * into W_1's and its odd ones (up) into W_3's columns e·F … (e + 1)·F − 1,
+ * gate_up_proj_bias [E, 2F] likewise into b_1 and b_3; down_proj [E, F, D]
+ * into W_2's rows, down_proj_bias [E, D] as b_2. 0, or -1 with *err.
+ */
+static int layer_gptoss(const HfConfig *c, const HfWeights *w, int i, Block *b, char **err)
+{
+	const int D = c->hidden_size, F = c->intermediate_size, E = c->num_experts;
+	MoeParams *m = &b->moe;
+	double *gu = malloc((size_t)E * D * 2 * F * sizeof *gu), *gub = malloc((size_t)E * 2 * F * sizeof *gub);
+	int r = -1;
+
+	m->experts = E;
+	m->top_k = c->experts_per_tok;
+	m->gptoss = 1;
+	m->swiglu_alpha = c->swiglu_alpha;
+	m->swiglu_limit = c->swiglu_limit;
+	b->d_ff = F;
+	*err = NULL;
+	if (gu == NULL || gub == NULL || mat_alloc_whole(&m->W_1, D, E * F) != 0 || mat_alloc_whole(&m->W_3, D, E * F) != 0 ||
+	    mat_alloc_whole(&m->W_2, E * F, D) != 0 || mat_alloc_whole(&m->b_1, 1, E * F) != 0 ||
+	    mat_alloc_whole(&m->b_3, 1, E * F) != 0)
+		goto out;
+	if (load_layer(c, w, i, "mlp.router.weight", 1, D, E, &m->W_r, err) ||
+	    load_layer(c, w, i, "mlp.router.bias", 0, 1, E, &m->b_r, err) ||
+	    load_layer(c, w, i, "mlp.experts.down_proj_bias", 0, E, D, &m->b_2, err) ||
+	    numbers_of(w, i, "mlp.experts.gate_up_proj", (long long)E * D * 2 * F, gu, err) ||
+	    numbers_of(w, i, "mlp.experts.gate_up_proj_bias", (long long)E * 2 * F, gub, err))
+		goto out;
+	for (int e = 0; e < E; e++)
+		for (int f = 0; f < F; f++) {
+			for (int d = 0; d < D; d++) {
+				MAT_AT(m->W_1, d, e * F + f) = gu[((size_t)e * D + d) * 2 * F + 2 * f];
+				MAT_AT(m->W_3, d, e * F + f) = gu[((size_t)e * D + d) * 2 * F + 2 * f + 1];
+			}
+			MAT_AT(m->b_1, 0, e * F + f) = gub[(size_t)e * 2 * F + 2 * f];
+			MAT_AT(m->b_3, 0, e * F + f) = gub[(size_t)e * 2 * F + 2 * f + 1];
+		}
+	/* down_proj [E, F, D] is W_2's E·F rows of D as they are */
+	r = numbers_of(w, i, "mlp.experts.down_proj", (long long)E * F * D, m->W_2.a, err);
+out:
+	if (r != 0 && *err == NULL)
+		*err = strdup(_("out of memory"));
+	free(gu);
+	free(gub);
+	return r;
+}
+
+/* ---- end of gpt-oss's ---- */
+
 /* The attention's and the block's weights of layer i into *p. 0, or -1 with *err. */
 static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
 {
@@ -322,6 +402,7 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	p->kv_heads_given = 1;
 	p->d_k = p->d_v = hd;
 	p->d_out = D;
+	p->rope_off = c->nope[i]; /* SmolLM3's NoPE layers: q and k not turned */
 	b->present = 1;
 	b->norm = c->arch == HF_OLMO2 ? NORM_AFTER : NORM_PRE; /* Olmo2DecoderLayer: each sublayer's output normalised */
 	b->norm_kind = c->arch == HF_GPT2 ? NORM_LAYERNORM : NORM_RMSNORM;
@@ -378,7 +459,8 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	    load_kept(c, w, i, "self_attn.k_proj.weight", D, KV, p, LP_FILE_W_K, err) ||
 	    load_kept(c, w, i, "self_attn.v_proj.weight", D, KV, p, LP_FILE_W_V, err) ||
 	    load_kept(c, w, i, "self_attn.o_proj.weight", Q, D, p, LP_FILE_W_O, err) ||
-	    (c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, b, err)
+	    (c->gptoss ? layer_gptoss(c, w, i, b, err) || load_layer(c, w, i, "self_attn.sinks", 0, 1, c->num_heads, &p->sinks, err)
+	     : c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, b, err)
 	                                        : load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
 	                                              load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
 	                                              load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err)))

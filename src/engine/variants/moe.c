@@ -31,26 +31,44 @@ static const MoeParams *moe_of(const Attn *a)
 	return &attn_params(a)->block.moe;
 }
 
+/* gpt-oss's mixture, at the end of this file (its own functions; the ones above call them when p->gptoss) */
+static void pass_router_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
+static void pass_topk_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
+static void pass_experts_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
+static void explain_router_gptoss(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8);
+static void explain_topk_gptoss(StrBuf *b, const Attn *a, int i, int j, int utf8);
+static void explain_experts_gptoss(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8);
+static const char *gptoss_fault(const ModelConfig *cfg, const LayerParams *lp);
+
 /* router_logits = x·W_r; router_probs = softmax of each row. */
 static void pass_router(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int E = lp->block.moe.experts;
 
+	if (lp->block.moe.gptoss) {
+		pass_router_gptoss(a, cfg, lp);
+		return;
+	}
 	mat_mul(attn_ffn_input(a), &lp->block.moe.W_r, &a->router_logits);
 	for (int i = 0; i < cfg->n; i++)
 		attn_softmax_row(&MAT_AT(a->router_logits, i, 0), &MAT_AT(a->router_probs, i, 0), E);
 }
 
-/* Row i's rank of expert e among the row's probabilities: how many come before it (larger, or equal with a lower index). */
-static int moe_rank(const Attn *a, int i, int e)
+/* Row i's rank of column e of m (E columns): how many come before it (larger, or equal with a lower index). */
+static int rank_in_row(const Mat *m, int i, int e, int E)
 {
-	const int E = moe_of(a)->experts;
-	const double p = MAT_AT(a->router_probs, i, e);
+	const double p = MAT_AT(*m, i, e);
 	int r = 0;
 
 	for (int f = 0; f < E; f++)
-		r += MAT_AT(a->router_probs, i, f) > p || (MAT_AT(a->router_probs, i, f) == p && f < e);
+		r += MAT_AT(*m, i, f) > p || (MAT_AT(*m, i, f) == p && f < e);
 	return r;
+}
+
+/* Row i's rank of expert e among the row's probabilities. */
+static int moe_rank(const Attn *a, int i, int e)
+{
+	return rank_in_row(&a->router_probs, i, e, moe_of(a)->experts);
 }
 
 /* The sum of row i's chosen probabilities (what norm_topk_prob divides by). */
@@ -71,6 +89,10 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const MoeParams *p = &lp->block.moe;
 
+	if (p->gptoss) {
+		pass_topk_gptoss(a, cfg, lp);
+		return;
+	}
 	for (int i = 0; i < cfg->n; i++) {
 		const double sum = moe_topk_sum(a, i);
 		for (int e = 0; e < p->experts; e++)
@@ -117,6 +139,10 @@ static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const Mat *x = attn_ffn_input(a);
 	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
 
+	if (p->gptoss) {
+		pass_experts_gptoss(a, cfg, lp);
+		return;
+	}
 	for (int i = 0; i < cfg->n; i++) {
 		for (int c = 0; c < D; c++)
 			MAT_AT(a->ffn_out, i, c) = 0.0;
@@ -152,6 +178,8 @@ static const char *moe_fault(const ModelConfig *cfg, const LayerParams *lp)
 
 	if (E <= 0)
 		return NULL;
+	if (p->gptoss && gptoss_fault(cfg, lp) != NULL)
+		return gptoss_fault(cfg, lp);
 	if (p->top_k < 1 || p->top_k > E)
 		return "ffn.top_k";
 	if (p->W_r.rows != D || p->W_r.cols != E)
@@ -172,7 +200,8 @@ static int moe_same(const ModelConfig *xc, const LayerParams *xp, const ModelCon
 
 	(void)xc, (void)yc;
 	return x->experts == y->experts && x->top_k == y->top_k && x->norm_topk_prob == y->norm_topk_prob &&
-	       x->shared_ff == y->shared_ff;
+	       x->shared_ff == y->shared_ff && x->gptoss == y->gptoss && x->swiglu_alpha == y->swiglu_alpha &&
+	       x->swiglu_limit == y->swiglu_limit;
 }
 
 /* ---------------------------------------------------------------- explain */
@@ -203,6 +232,10 @@ static void explain_router(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	char x1[32], x2[32], x3[32];
 
 	(void)h;
+	if (p->gptoss) {
+		explain_router_gptoss(b, a, which, i, j, utf8);
+		return;
+	}
 	if (which == AM_ROUTER_LOGITS) {
 		strbuf_printf(b, _("token %d's score for expert %d = %s row %d %s W_router's column %d\n"), i, j,
 		              moe_input_name(a), i, MUL_SYM(utf8), j);
@@ -245,6 +278,10 @@ static void explain_topk(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	char x1[32], x2[32], x3[32];
 
 	(void)which, (void)h;
+	if (p->gptoss) {
+		explain_topk_gptoss(b, a, i, j, utf8);
+		return;
+	}
 	strbuf_printf(b, _("token %d's top %d experts: "), i, p->top_k);
 	moe_chosen_list(b, a, i, utf8);
 	strbuf_printf(b, "\n");
@@ -346,6 +383,10 @@ static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 		explain_shared(b, a, which, i, j, utf8);
 		return;
 	}
+	if (p->gptoss && (which == AM_EXPERT_ACT || which == AM_EXPERT_OUT) && !isnan(MAT_AT(a->moe_weights, i, e))) {
+		explain_experts_gptoss(b, a, which, i, j, utf8);
+		return;
+	}
 	if (isnan(MAT_AT(a->moe_weights, i, e))) {
 		strbuf_printf(b, _("token %d did not choose expert %d (its top %d: "), i, e, p->top_k);
 		moe_chosen_list(b, a, i, utf8);
@@ -444,3 +485,222 @@ const AttnVariant variant_moe_experts = {
 	.explain = explain_experts,
 	.operands = operands_experts,
 };
+
+/* ---------------------------------------------------------------- gpt-oss's mixture
+ *
+ * transformers' models/gpt_oss/modeling_gpt_oss.py: GptOssTopKRouter.forward (`router_logits =
+ * F.linear(hidden_states, self.weight, self.bias)`, `torch.topk(router_logits, self.top_k, dim=-1)`,
+ * `softmax(router_top_value, dim=1)`, scattered into zeros: router_scores) and GptOssExperts.forward
+ * (`gate_up = hidden_states @ self.gate_up_proj + self.gate_up_proj_bias`, `gate, up = gate_up[..., ::2],
+ * gate_up[..., 1::2]`, `gate.clamp(min=None, max=self.limit)`, `up.clamp(min=-self.limit, max=self.limit)`,
+ * `glu = gate * torch.sigmoid(gate * self.alpha)`, `(up + 1) * glu @ self.down_proj + self.down_proj_bias`,
+ * times the token's router score, summed over the experts). W_1 holds gate_up_proj's even columns, W_3 its
+ * odd ones (the loader and lesson_moe.c split them).
+ */
+
+/* Row i's rank of expert e by its logit (torch.topk's: larger first, equals by the lower index). */
+static int gptoss_rank(const Attn *a, int i, int e)
+{
+	return rank_in_row(&a->router_logits, i, e, moe_of(a)->experts);
+}
+
+/* The chosen logits' largest and Σ exp(l − largest) over the k chosen, added largest first. */
+static double gptoss_topk_sum(const Attn *a, int i, double *max)
+{
+	const MoeParams *p = moe_of(a);
+	double s = 0.0;
+
+	*max = -INFINITY;
+	for (int r = 0; r < p->top_k; r++)
+		for (int e = 0; e < p->experts; e++)
+			if (gptoss_rank(a, i, e) == r) {
+				if (r == 0)
+					*max = MAT_AT(a->router_logits, i, e);
+				s += exp(MAT_AT(a->router_logits, i, e) - *max);
+			}
+	return s;
+}
+
+/* router_logits = x·W_r + b_r; router_probs = softmax over each row's top_k logits, 0 for the others. */
+static void pass_router_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MoeParams *p = &lp->block.moe;
+
+	(void)cfg; /* the rows are the FFN input's: all of them, or one as decode_row computes it */
+	mat_mul(attn_ffn_input(a), &p->W_r, &a->router_logits);
+	for (int i = 0; i < attn_ffn_input(a)->rows; i++) {
+		double max;
+		for (int e = 0; e < p->experts; e++)
+			MAT_AT(a->router_logits, i, e) += MAT_AT(p->b_r, 0, e);
+		const double sum = gptoss_topk_sum(a, i, &max);
+		for (int e = 0; e < p->experts; e++)
+			MAT_AT(a->router_probs, i, e) =
+				gptoss_rank(a, i, e) < p->top_k ? exp(MAT_AT(a->router_logits, i, e) - max) / sum : 0.0;
+	}
+}
+
+/* moe_weights: the router's scores of the chosen (they add to 1 already), NaN for the others. */
+static void pass_topk_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	(void)cfg;
+	for (int i = 0; i < attn_ffn_input(a)->rows; i++)
+		for (int e = 0; e < lp->block.moe.experts; e++)
+			MAT_AT(a->moe_weights, i, e) = gptoss_rank(a, i, e) < lp->block.moe.top_k ? MAT_AT(a->router_probs, i, e) : NAN;
+}
+
+/* The clamped SwiGLU of one hidden column: h = x·W_1 + b_1 (the gate), g = x·W_3 + b_3 (up). */
+static double gptoss_glu(const MoeParams *p, double h, double g, double *gate, double *up)
+{
+	*gate = fmin(h, p->swiglu_limit);
+	*up = fmax(-p->swiglu_limit, fmin(g, p->swiglu_limit));
+	return (*up + 1.0) * (*gate * (1.0 / (1.0 + exp(-(*gate * p->swiglu_alpha)))));
+}
+
+/* Expert e's gate and up of row i, hidden column f (before the clamps). */
+static void gptoss_hg(const MoeParams *p, const Mat *x, int F, int i, int e, int f, double *h, double *g)
+{
+	*h = *g = 0.0;
+	for (int c = 0; c < x->cols; c++) {
+		*h += MAT_AT(*x, i, c) * MAT_AT(p->W_1, c, e * F + f);
+		*g += MAT_AT(*x, i, c) * MAT_AT(p->W_3, c, e * F + f);
+	}
+	*h += MAT_AT(p->b_1, 0, e * F + f);
+	*g += MAT_AT(p->b_3, 0, e * F + f);
+}
+
+static void pass_experts_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MoeParams *p = &lp->block.moe;
+	const Mat *x = attn_ffn_input(a);
+	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
+
+	for (int i = 0; i < x->rows; i++) {
+		for (int c = 0; c < D; c++)
+			MAT_AT(a->ffn_out, i, c) = 0.0;
+		for (int e = 0; e < E; e++) {
+			const int chosen = !isnan(MAT_AT(a->moe_weights, i, e));
+			for (int f = 0; f < F; f++) {
+				double h, g, gate, up;
+				gptoss_hg(p, x, F, i, e, f, &h, &g);
+				MAT_AT(a->expert_act, i, e * F + f) = chosen ? gptoss_glu(p, h, g, &gate, &up) : NAN;
+			}
+			for (int c = 0; c < D; c++) {
+				double s = 0.0;
+				for (int f = 0; chosen && f < F; f++)
+					s += MAT_AT(a->expert_act, i, e * F + f) * MAT_AT(p->W_2, e * F + f, c);
+				s += MAT_AT(p->b_2, e, c);
+				MAT_AT(a->expert_out, i, e * D + c) = chosen ? s : NAN;
+				if (chosen)
+					MAT_AT(a->ffn_out, i, c) += MAT_AT(a->moe_weights, i, e) * s;
+			}
+		}
+	}
+}
+
+static const char *gptoss_fault(const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MoeParams *p = &lp->block.moe;
+	const int E = p->experts, F = lp->block.d_ff;
+
+	if (p->b_r.rows != 1 || p->b_r.cols != E)
+		return "ffn.router_bias";
+	if (p->b_1.rows != 1 || p->b_1.cols != E * F || p->b_3.rows != 1 || p->b_3.cols != E * F || p->b_2.rows != E ||
+	    p->b_2.cols != cfg->d_model || p->shared_ff > 0)
+		return "ffn.experts";
+	if (!(p->swiglu_limit > 0) || !isfinite(p->swiglu_alpha))
+		return "ffn.gpt_oss";
+	return NULL;
+}
+
+static void explain_router_gptoss(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int rank = gptoss_rank(a, i, j);
+	char x1[32], x2[32], x3[32], x4[32], x5[32];
+	double max;
+
+	if (which == AM_ROUTER_LOGITS) {
+		strbuf_printf(b, _("token %d's score for expert %d = %s row %d %s W_router's column %d + the router's bias %s\n"),
+		              i, j, moe_input_name(a), i, MUL_SYM(utf8), j, celltext_num(x1, MAT_AT(p->b_r, 0, j), utf8));
+		const double dot = celltext_terms(b, &MAT_AT(*attn_ffn_input(a), i, 0), 1, p->W_r.a + j, (size_t)p->experts,
+		                                  attn_config(a)->d_model, utf8);
+		strbuf_printf(b, "%s + %s = %s\n", celltext_num(x1, dot, utf8), celltext_num(x2, MAT_AT(p->b_r, 0, j), utf8),
+		              celltext_num(x3, MAT_AT(a->router_logits, i, j), utf8));
+		return;
+	}
+	strbuf_printf(b, _("gpt-oss's router takes each token's top %d logits FIRST, then a softmax over those %d alone; "
+	                   "token %d's: "),
+	              p->top_k, p->top_k, i);
+	moe_chosen_list(b, a, i, utf8);
+	strbuf_printf(b, "\n");
+	const double sum = gptoss_topk_sum(a, i, &max);
+	if (rank >= p->top_k) {
+		strbuf_printf(b, _("expert %d's logit %s is number %d of %d, not among the top %d: its probability is 0 (it is "
+		                   "not in the softmax at all)\n"),
+		              j, celltext_num(x1, MAT_AT(a->router_logits, i, j), utf8), rank + 1, p->experts, p->top_k);
+		return;
+	}
+	strbuf_printf(b, "p = exp(%s %s %s) / %s = %s / %s = %s\n", celltext_num(x1, MAT_AT(a->router_logits, i, j), utf8),
+	              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, max, utf8), celltext_sym(utf8, "\u03a3", "sum"),
+	              celltext_num(x3, exp(MAT_AT(a->router_logits, i, j) - max), utf8), celltext_num(x4, sum, utf8),
+	              celltext_num(x5, MAT_AT(a->router_probs, i, j), utf8));
+}
+
+static void explain_topk_gptoss(StrBuf *b, const Attn *a, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int rank = gptoss_rank(a, i, j);
+	char x1[32];
+
+	strbuf_printf(b, _("token %d's top %d experts by logit: "), i, p->top_k);
+	moe_chosen_list(b, a, i, utf8);
+	strbuf_printf(b, "\n");
+	if (rank >= p->top_k)
+		strbuf_printf(b, _("expert %d is number %d of %d by logit, so token %d did not choose it: it has no weight, and "
+		                   "expert %d does not run on this token\n"),
+		              j, rank + 1, p->experts, i, j);
+	else
+		strbuf_printf(b, _("the softmax was over the chosen alone, so their weights add to 1 already: w = p = %s\n"),
+		              celltext_num(x1, MAT_AT(a->moe_weights, i, j), utf8));
+}
+
+static void explain_experts_gptoss(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int F = attn_params(a)->block.d_ff, D = attn_config(a)->d_model;
+	const Mat *x = attn_ffn_input(a);
+	const char *times = celltext_sym(utf8, "\u00d7", "*");
+	char x1[32], x2[32], x3[32], x4[32], x5[32], x6[32];
+
+	if (which == AM_EXPERT_OUT) {
+		const int e = j / D, col = j % D;
+		strbuf_printf(b, _("expert %d's output, column %d = expert_act row %d (expert %d's %d columns) %s its W_2's "
+		                   "column %d + its bias %s\n"),
+		              e, col, i, e, F, MUL_SYM(utf8), col, celltext_num(x1, MAT_AT(p->b_2, e, col), utf8));
+		const double dot = celltext_terms(b, &MAT_AT(a->expert_act, i, e * F), 1, &MAT_AT(p->W_2, e * F, col),
+		                                  (size_t)D, F, utf8);
+		strbuf_printf(b, "%s + %s = %s\n", celltext_num(x1, dot, utf8), celltext_num(x2, MAT_AT(p->b_2, e, col), utf8),
+		              celltext_num(x3, MAT_AT(a->expert_out, i, j), utf8));
+		return;
+	}
+	const int e = j / F, col = j % F;
+	double h, g, gate, up;
+	gptoss_hg(p, x, F, i, e, col, &h, &g);
+	const double act = gptoss_glu(p, h, g, &gate, &up);
+	strbuf_printf(b, _("expert %d, hidden column %d: gate = %s row %d %s its W_1's column %d (gate_up_proj's column "
+	                   "%d) + bias, up = the same with W_3 (column %d)\n"),
+	              e, col, moe_input_name(a), i, MUL_SYM(utf8), col, 2 * col, 2 * col + 1);
+	celltext_terms(b, &MAT_AT(*x, i, 0), 1, &MAT_AT(p->W_1, 0, e * F + col), (size_t)p->W_1.cols, D, utf8);
+	celltext_terms(b, &MAT_AT(*x, i, 0), 1, &MAT_AT(p->W_3, 0, e * F + col), (size_t)p->W_3.cols, D, utf8);
+	strbuf_printf(b, _("with the biases: gate = %s, up = %s\n"), celltext_num(x1, h, utf8), celltext_num(x2, g, utf8));
+	strbuf_printf(b, _("clamped at limit %s: gate = min(gate, %s) = %s, up = clamp(up, %s%s, %s) = %s\n"),
+	              celltext_num(x1, p->swiglu_limit, utf8), celltext_num(x2, p->swiglu_limit, utf8),
+	              celltext_num(x3, gate, utf8), celltext_sym(utf8, "\u2212", "-"),
+	              celltext_num(x4, p->swiglu_limit, utf8), celltext_num(x5, p->swiglu_limit, utf8),
+	              celltext_num(x6, up, utf8));
+	strbuf_printf(b, "(up + 1) %s gate %s %s(%s %s gate) = %s %s %s %s %s(%s) = %s\n", times, times,
+	              celltext_sym(utf8, "\u03c3", "sigmoid"), celltext_num(x1, p->swiglu_alpha, utf8), times,
+	              celltext_num(x2, up + 1.0, utf8), times, celltext_num(x3, gate, utf8), times,
+	              celltext_sym(utf8, "\u03c3", "sigmoid"), celltext_num(x4, p->swiglu_alpha * gate, utf8),
+	              celltext_num(x5, act, utf8));
+}
