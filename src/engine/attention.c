@@ -53,7 +53,8 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_ROUTER_LOGITS] = AT(Attn, router_logits), [AM_ROUTER_PROBS] = AT(Attn, router_probs),
 	[AM_MOE_WEIGHTS] = AT(Attn, moe_weights), [AM_EXPERT_ACT] = AT(Attn, expert_act),
 	[AM_EXPERT_OUT] = AT(Attn, expert_out), [AM_SHARED_GATE] = AT(Attn, shared_gate),
-	[AM_SHARED_OUT] = AT(Attn, shared_out),
+	[AM_SHARED_OUT] = AT(Attn, shared_out), [AM_ROUTER_SCORES] = AT(Attn, router_scores),
+	[AM_GROUP_SCORES] = AT(Attn, group_scores), [AM_SCORES_CHOICE] = AT(Attn, scores_choice),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),

@@ -570,7 +570,7 @@ static cJSON *dump_layer(const Attn *a)
 		{ "ln1_gamma", AM_LN1_GAMMA }, { "ln1_beta", AM_LN1_BETA }, { "ln2_gamma", AM_LN2_GAMMA },
 		{ "ln2_beta", AM_LN2_BETA }, { "ffn_b_1", AM_B_1 }, { "ffn_b_3", AM_B_3 }, { "ffn_b_2", AM_B_2 },
 		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA }, { "q_norm", AM_Q_NORM_W },
-		{ "k_norm", AM_K_NORM_W }, { "sinks", AM_SINKS },
+		{ "k_norm", AM_K_NORM_W }, { "sinks", AM_SINKS }, { "e_score_correction_bias", AM_MOE_E_BIAS },
 	};
 	static const struct { const char *key; AttnMatrix m; } results[] = {
 		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },
@@ -579,7 +579,8 @@ static cJSON *dump_layer(const Attn *a)
 		/* a mixture of experts (NaN, written null: an expert the token did not choose) */
 		{ "router_logits", AM_ROUTER_LOGITS }, { "router_probs", AM_ROUTER_PROBS }, { "moe_weights", AM_MOE_WEIGHTS },
 		{ "expert_act", AM_EXPERT_ACT }, { "expert_out", AM_EXPERT_OUT }, { "shared_gate", AM_SHARED_GATE },
-		{ "shared_out", AM_SHARED_OUT },
+		{ "shared_out", AM_SHARED_OUT }, { "router_scores", AM_ROUTER_SCORES }, { "group_scores", AM_GROUP_SCORES },
+		{ "scores_for_choice", AM_SCORES_CHOICE },
 	};
 	size_t i;
 
@@ -601,7 +602,8 @@ static cJSON *dump_layer(const Attn *a)
 	     add_matrix(o, "experts_W_3", &b->moe.W_3) || add_matrix(o, "experts_W_2", &b->moe.W_2) ||
 	     (b->moe.shared_ff > 0 &&
 	      (add_matrix(o, "shared_W_1", &b->moe.S_1) || add_matrix(o, "shared_W_3", &b->moe.S_3) ||
-	       add_matrix(o, "shared_W_2", &b->moe.S_2) || add_matrix(o, "shared_W_gate", &b->moe.S_gate)))))
+	       add_matrix(o, "shared_W_2", &b->moe.S_2) ||
+	       (!mat_empty(&b->moe.S_gate) && add_matrix(o, "shared_W_gate", &b->moe.S_gate))))))
 		goto fail;
 	for (i = 0; dump_weights && i < sizeof vectors / sizeof vectors[0]; i++)
 		if (attn_matrix(a, vectors[i].m, 0) != NULL && add_vector(o, vectors[i].key, attn_matrix(a, vectors[i].m, 0)))

@@ -182,6 +182,7 @@ int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l);
 /* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
 int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l);
 int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l);
+
 /* The same for the value v at the current path (a list's mask). */
 int li_read_matsrc_value(Ctx *c, const cJSON *v, const Limits *lim, MatSrc *src);
 /* Allocate m and fill it from src (already checked): the literal numbers, or the generator's. */

@@ -487,6 +487,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		out->dim[DIM_E_DFF] = E * p->block.d_ff;
 		out->dim[DIM_E_DMODEL] = E * d_model;
 		out->dim[DIM_SHARED_FF] = E > 0 ? p->block.moe.shared_ff : 0;
+		out->dim[DIM_GROUPS] = E > 0 && p->block.moe.scoring == MOE_SCORE_SIGMOID ? p->block.moe.n_group : 0;
 	}
 	out->dim[DIM_2DV] = 2 * d_v;
 	out->dim[DIM_QNORM] = cfg->qk_norm == QK_NORM_PROJ ? heads * d_k : d_k;
@@ -504,7 +505,9 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		if (p->block.has_ffn)
 			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU) ? FEAT_SWIGLU : 0u);
 		if (p->block.has_ffn && p->block.moe.experts > 0)
-			out->features |= FEAT_MOE | (p->block.moe.shared_ff > 0 ? FEAT_MOE_SHARED : 0u);
+			out->features |= FEAT_MOE | (p->block.moe.shared_ff > 0 ? FEAT_MOE_SHARED : 0u) |
+			                  (p->block.moe.scoring == MOE_SCORE_SIGMOID ? FEAT_MOE_SIGMOID : FEAT_MOE_SOFTMAX) |
+			                  (p->block.moe.shared_ff > 0 && !mat_empty(&p->block.moe.S_gate) ? FEAT_MOE_SHARED_GATE : 0u);
 	}
 	if (cfg->has_final_norm)
 		out->features |= FEAT_FINAL | (p->block.norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u);

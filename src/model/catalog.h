@@ -50,6 +50,7 @@ typedef enum Stage {
 	STAGE_FFN_HIDDEN,
 	STAGE_ACTIVATION,
 	STAGE_MOE_ROUTER,  /* a mixture of experts (Mixtral, Qwen3-MoE): the router's logits and probabilities */
+	STAGE_MOE_CHOICE,  /* DeepSeek-V3's router: sigmoid scores + e_score_correction_bias, the groups kept */
 	STAGE_MOE_TOPK,    /* the top_k experts of each token and their weights */
 	STAGE_MOE_EXPERTS, /* each chosen expert's SwiGLU on its tokens, and their weighted sum: ffn_out */
 	STAGE_FFN_OUT,
@@ -126,6 +127,9 @@ typedef enum AttnMatrix {
 	AM_ROUTER_LOGITS, AM_ROUTER_PROBS, AM_MOE_WEIGHTS, AM_EXPERT_ACT, AM_EXPERT_OUT,
 	/* Qwen2-MoE's shared expert: its weights and gate, each token's σ(x·gate) and the expert's output */
 	AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W, AM_SHARED_GATE, AM_SHARED_OUT,
+	/* DeepSeek-V3's router (sigmoid scoring): its correction bias; σ(router_logits); each group's sum of
+	 * its top 2; the bias-corrected scores of the experts in the groups kept (NaN: a group dropped) */
+	AM_MOE_E_BIAS, AM_ROUTER_SCORES, AM_GROUP_SCORES, AM_SCORES_CHOICE,
 	AM_COUNT
 } AttnMatrix;
 
@@ -173,7 +177,11 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_NORM_AFTER  ((FeatureSet)1 << 36) /* the block normalises each sublayer's output before its residual ("norm": "after", OLMo 2) */
 #define FEAT_MOE_SHARED  ((FeatureSet)1 << 37) /* with Qwen2-MoE's shared expert ("ffn": {"shared_expert"}) */
 #define FEAT_MOE         ((FeatureSet)1 << 38) /* the FFN is a mixture of experts ("ffn": {"kind": "moe"}) */
-#define FEAT_COUNT       39
+/* bits 39-44: other variants */
+#define FEAT_MOE_SOFTMAX ((FeatureSet)1 << 45) /* its router's scores are a softmax (Mixtral, Qwen3-MoE; not "scoring_func": "sigmoid") */
+#define FEAT_MOE_SIGMOID ((FeatureSet)1 << 46) /* its router's scores are sigmoids, DeepSeek-V3's ("scoring_func": "sigmoid") */
+#define FEAT_MOE_SHARED_GATE ((FeatureSet)1 << 47) /* its shared expert has a sigmoid gate (Qwen2-MoE's; DeepSeek's has none) */
+#define FEAT_COUNT       48
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -214,6 +222,7 @@ typedef enum Dim {
 	DIM_E_DFF,   /* E·d_ff: every expert's hidden columns side by side */
 	DIM_E_DMODEL,/* E·d_model: every expert's output side by side */
 	DIM_SHARED_FF, /* the shared expert's hidden width */
+	DIM_GROUPS,  /* n_group: DeepSeek-V3's groups of experts */
 	DIM_COUNT
 } Dim;
 

@@ -210,6 +210,7 @@ static void block_free(Block *b)
 	mat_free(&b->moe.S_3);
 	mat_free(&b->moe.S_2);
 	mat_free(&b->moe.S_gate);
+	mat_free(&b->moe.e_bias);
 }
 
 static int block_copy(Block *dst, const Block *src)
@@ -218,8 +219,8 @@ static int block_copy(Block *dst, const Block *src)
 	dst->ln1_gamma = dst->ln1_beta = dst->ln2_gamma = dst->ln2_beta = (Mat){ 0 };
 	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
 	dst->moe.W_r = dst->moe.W_1 = dst->moe.W_3 = dst->moe.W_2 = (Mat){ 0 };
-	dst->moe.S_1 = dst->moe.S_3 = dst->moe.S_2 = dst->moe.S_gate = (Mat){ 0 };
-	return mat_copy(&dst->moe.W_r, &src->moe.W_r) | mat_copy(&dst->moe.W_1, &src->moe.W_1) |
+	dst->moe.S_1 = dst->moe.S_3 = dst->moe.S_2 = dst->moe.S_gate = dst->moe.e_bias = (Mat){ 0 };
+	return mat_copy(&dst->moe.e_bias, &src->moe.e_bias) | mat_copy(&dst->moe.W_r, &src->moe.W_r) | mat_copy(&dst->moe.W_1, &src->moe.W_1) |
 	       mat_copy(&dst->moe.W_3, &src->moe.W_3) | mat_copy(&dst->moe.W_2, &src->moe.W_2) |
 	       mat_copy(&dst->moe.S_1, &src->moe.S_1) | mat_copy(&dst->moe.S_3, &src->moe.S_3) |
 	       mat_copy(&dst->moe.S_2, &src->moe.S_2) | mat_copy(&dst->moe.S_gate, &src->moe.S_gate) |
