@@ -4,8 +4,10 @@
 # routed_scaling_factor and shared experts without a gate. Every matrix of
 # each lesson of tests/golden/moe2 equals PyTorch's float64 reference (made by
 # tests/golden/make_reference_moe2.py following modeling_deepseek_v3.py) within
-# 1e-12; every loader error of moe2/bad at its JSON path; `save` writes the
-# router back; the explanations say the arithmetic with the lesson's numbers.
+# 1e-12, decoded lessons step by step too (unit_moe2 checks those steps equal
+# the full computation's rows bit for bit); every loader error of moe2/bad at
+# its JSON path; `save` writes the router back; the explanations say the
+# arithmetic with the lesson's numbers.
 # Run from the repository root; $ATTNVIZ is the binary, $BUILD the build dir.
 . "$(dirname "$0")/lib.sh"
 
@@ -31,7 +33,7 @@ for bad in tests/golden/moe2/bad/*.json; do
 done >"$tmp/refused.tsv"
 expect "moe2/bad: every lesson refused at its JSON path with its message" \
 	'grep -v "^#" tests/golden/moe2/bad/expected.tsv | diff - "$tmp/refused.tsv" >"$tmp/diff"' '"$(cat "$tmp/diff")"'
-expect "moe2/bad: 13 lessons" '[ "$(wc -l <"$tmp/refused.tsv")" -eq 13 ]'
+expect "moe2/bad: 12 lessons" '[ "$(wc -l <"$tmp/refused.tsv")" -eq 12 ]'
 
 L=tests/golden/moe2/dsv3_groups.json
 explains "router_scores: a sigmoid of the cell alone" $L 'goto router\nexplain router_scores 0 3\n' \
@@ -48,4 +50,7 @@ explains "ffn_out: the shared expert added without a gate" $L 'goto experts\nexp
 printf 'goto choice\nshow router_scores\n' | "$ATTNVIZ" --plain tests/golden/moe2/dsv2_softmax_shared.json >"$tmp/out" 2>"$err"
 expect "a softmax lesson has neither the choice stage nor router_scores" \
 	'grep -q "stage choice is not part of this lesson" "$err" && grep -q "router_scores" "$err"' '"$(cat "$tmp/out" "$err" | tail -n 4)"'
+explains "decoding: each new token routed alone, its row the full computation's" tests/golden/moe2/dsv3_decode.json \
+	'goto decode\nexplain dec_layer_out 3 1\n' "step 3's row; the full computation's row 3 holds 1.88857" \
+	'its mixture of experts routed token 3 alone, at this step, to experts 0 (w = 0.785504) 1 (w = 1.2145)'
 finish

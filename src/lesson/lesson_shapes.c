@@ -356,12 +356,10 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		goto out;
 	}
 	if (lp->block.present && lp->block.has_ffn && lp->block.moe.experts > 0 &&
-	    (cfg->backward != BACKWARD_NONE || cfg->decode)) { /* a mixture of experts is computed forward, all rows at once */
-		AT(cfg->backward != BACKWARD_NONE ? "backward" : "decode");
-		fail(c, "%s",
-		     cfg->backward != BACKWARD_NONE ? _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's "
-		                     "top-k) are not; leave out \"backward\"")
-		                 : _("a mixture-of-experts FFN is not decoded token by token yet: leave out \"decode\""));
+	    cfg->backward != BACKWARD_NONE) { /* a mixture of experts is computed forward (and decoded row by row) */
+		AT("backward");
+		fail(c, "%s", _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's "
+		                "top-k) are not; leave out \"backward\""));
 		goto out;
 	}
 	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only, not decoded yet */

@@ -249,6 +249,11 @@ def reference(path, override=None):
         if "router_scores" in lo:
             lay.pop("router_probs", None)
             lay.pop("shared_gate", None)
+    if lesson_json(path, override).get("decode"):
+        # decoding token by token (a KV cache, each new token routed alone): step t's layer output is the causal
+        # forward's row t, as transformers' generate() with past_key_values computes it
+        for lay in ref["layers"]:
+            lay["decode"] = [{"t": t, "layer_output": [row]} for t, row in enumerate(lay["residual2"])]
     return ref
 
 
@@ -319,6 +324,22 @@ def lessons(folder):
     out["dsv2_softmax_shared"] = lesson("A softmax router and a shared expert without a gate (DeepSeek-V2)",
                                         "softmax 路由器加一个没有门的共享专家（DeepSeek-V2）", 5, 4,
                                         layer_of(4, 2, 1, 2, 4, 3, 2, False, {}, shared=3))
+    # 6. decoded token by token (each new token routed alone from the cache's step): DeepSeek-V3's router over
+    #    two layers, then Mixtral's softmax router with Qwen2-MoE's gated shared expert
+    dec = lesson("DeepSeek-V3's mixture decoded token by token", "DeepSeek-V3 的混合专家逐词解码", 5, 4,
+                 layer_of(4, 2, 1, 2, 4, 2, 2, True,
+                          {"scoring_func": "sigmoid", "n_group": 2, "topk_group": 1, "routed_scaling_factor": 2.0,
+                           "e_score_correction_bias": bias(4, 0.3)}, shared=2))
+    dec["layers"] = [{}, layer_of(4, 2, 1, 2, 6, 2, 2, False,
+                                  {"scoring_func": "sigmoid", "n_group": 3, "topk_group": 2,
+                                   "e_score_correction_bias": bias(6, 0.3)})]
+    dec["decode"] = True
+    out["dsv3_decode"] = dec
+    mix = lesson("Mixtral's softmax router and a gated shared expert, decoded token by token",
+                 "Mixtral 的 softmax 路由器加带门的共享专家，逐词解码", 5, 4, layer_of(4, 2, 2, 2, 4, 3, 2, True, {}, shared=3))
+    mix["block"]["ffn"]["shared_expert"]["gate"] = rnd(g, 4, 1, 1.0)
+    mix["decode"] = True
+    out["softmax_decode"] = mix
     write_lessons(folder, out)
 
 

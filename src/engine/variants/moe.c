@@ -16,7 +16,8 @@
  * keepdim=True)`; MixtralBlockSparseTop2MLP: `self.act_fn(self.w1(x)) * self.w3(x)`, then w2) and
  * models/qwen3_moe/modeling_qwen3_moe.py (the same, the division only `if self.norm_topk_prob`).
  * Its settings and weights are the block's MoeParams (model.h), read by lesson/lesson_moe.c.
- * Forward only: the loader refuses "backward" and "decode" with it.
+ * Forward only: the loader refuses "backward" with it. Decoding (decode.c) runs these passes on a
+ * 1-row computation, one new token: each pass loops over its matrices' rows (moe_rows), not cfg->n.
  *
  * DeepSeek-V3's router ("scoring_func": "sigmoid"; transformers' models/deepseek_v3/modeling_deepseek_v3.py,
  * DeepseekV3TopkRouter.forward and get_topk_indices, DeepseekV3MoE.forward), a fourth stage, choice:
@@ -42,6 +43,12 @@ static const MoeParams *moe_of(const Attn *a)
 	return &attn_params(a)->block.moe;
 }
 
+/* The rows the mixture runs on: the lesson's n, or 1 when decoding runs the block on one token's row (decode.c). */
+static int moe_rows(const Attn *a)
+{
+	return a->router_logits.rows;
+}
+
 static int moe_sigmoid(const MoeParams *p)
 {
 	return p->scoring == MOE_SCORE_SIGMOID;
@@ -59,13 +66,14 @@ static void router_sigmoid(Attn *a, int n, int E)
 static void pass_router(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int E = lp->block.moe.experts;
+	(void)cfg; /* the rows are the matrices' (moe_rows), not cfg->n */
 
 	mat_mul(attn_ffn_input(a), &lp->block.moe.W_r, &a->router_logits);
 	if (moe_sigmoid(&lp->block.moe)) {
-		router_sigmoid(a, cfg->n, E);
+		router_sigmoid(a, moe_rows(a), E);
 		return;
 	}
-	for (int i = 0; i < cfg->n; i++)
+	for (int i = 0; i < moe_rows(a); i++)
 		attn_softmax_row(&MAT_AT(a->router_logits, i, 0), &MAT_AT(a->router_probs, i, 0), E);
 }
 
@@ -107,8 +115,9 @@ static void pass_choice(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const MoeParams *p = &lp->block.moe;
 	const int m = p->experts / p->n_group;
+	(void)cfg; /* the rows are the matrices' (moe_rows), not cfg->n */
 
-	for (int i = 0; i < cfg->n; i++) {
+	for (int i = 0; i < moe_rows(a); i++) {
 		for (int g = 0; g < p->n_group; g++)
 			MAT_AT(a->group_scores, i, g) = group_score(a, p, i, g, NULL, NULL);
 		for (int e = 0; e < p->experts; e++)
@@ -172,13 +181,14 @@ static void topk_sigmoid_row(Attn *a, const MoeParams *p, int i)
 static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const MoeParams *p = &lp->block.moe;
+	(void)cfg; /* the rows are the matrices' (moe_rows), not cfg->n */
 
 	if (moe_sigmoid(p)) {
-		for (int i = 0; i < cfg->n; i++)
+		for (int i = 0; i < moe_rows(a); i++)
 			topk_sigmoid_row(a, p, i);
 		return;
 	}
-	for (int i = 0; i < cfg->n; i++) {
+	for (int i = 0; i < moe_rows(a); i++) {
 		const double sum = moe_topk_sum(a, i);
 		for (int e = 0; e < p->experts; e++)
 			MAT_AT(a->moe_weights, i, e) = moe_rank(a, i, e) >= p->top_k ? NAN
@@ -225,7 +235,7 @@ static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const Mat *x = attn_ffn_input(a);
 	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
 
-	for (int i = 0; i < cfg->n; i++) {
+	for (int i = 0; i < moe_rows(a); i++) {
 		for (int c = 0; c < D; c++)
 			MAT_AT(a->ffn_out, i, c) = 0.0;
 		for (int e = 0; e < E; e++) {
