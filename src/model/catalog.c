@@ -838,8 +838,8 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		             { 0, 0, N_("router_logits = x\u00b7W_router   router_probs = softmax(router_logits), each row"),
 		               N_("router_logits = x.W_router   router_probs = softmax(router_logits), each row") } },
 		.what = N_("the router: each token's score and probability for each expert"),
-		.blurb_en = "A mixture of experts has several FFNs, the experts. A small router scores every token against every expert, and a softmax turns each row of scores into probabilities.",
-		.blurb_zh = "混合专家模型有好几个前馈网络，叫作专家。一个小小的路由器给每个词对每个专家打分，softmax 把每一行分数变成概率。",
+		.blurb_en = "A mixture of experts has several FFNs, the experts. A small router scores every token against every expert, and a softmax turns each row of scores into probabilities (DeepSeek-V3 takes a sigmoid of each score on its own instead).",
+		.blurb_zh = "混合专家模型有好几个前馈网络，叫作专家。一个小小的路由器给每个词对每个专家打分，softmax 把每一行分数变成概率（DeepSeek-V3 则对每个分数单独取 sigmoid）。",
 	},
 	[STAGE_MOE_CHOICE] = {
 		.map = "FFN",
