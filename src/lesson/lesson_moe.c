@@ -251,8 +251,8 @@ static int read_router_v3(Ctx *c, const cJSON *ffn, MoeParams *p)
 	    jr_key_above(c, ffn, "routed_scaling_factor", 0.0, 0, 0, &r.routed_scaling_factor) != 0)
 		return -1;
 	r.n_group = (int)g, r.topk_group = (int)tg;
-	p->scoring = MOE_SCORE_SIGMOID, p->n_group = r.n_group, p->topk_group = r.topk_group;
-	p->routed_scaling = r.routed_scaling_factor;
+	if (moe_router_deepseek_v3(p, &r) != 0) /* as a model loader sets it; e_bias zeros until li_moe_matrices reads it */
+		return fail_oom(c);
 	if ((bad = moe_router_fault(p, why, sizeof why)) != NULL) {
 		path_key(c, bad);
 		fail(c, "%s", why);
