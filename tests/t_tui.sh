@@ -950,8 +950,8 @@ expect "lessons: ✓ for a finished lesson" 'grep -Eq "^✓ +2\. dot" "$tmp/less
 s=prog3
 start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" moe
 wait_for "$s" 'step 1/' >/dev/null
-# eight steps on, and a second n at each of its four questions (skipped)
-keys "$s" n n n n n n n n n n n n
+# nine steps on, and a second n at each of its five questions (skipped)
+keys "$s" n n n n n n n n n n n n n n
 shows "progress: finishing the last lesson shows a summary of the course" "$s" 'The course is finished'
 shows "progress: the summary counts the lessons" "$s" '[0-9]+ of [0-9]+ lessons finished'
 keys "$s" q

@@ -56,6 +56,8 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_SHARED_OUT] = AT(Attn, shared_out),
 	[AM_NORM1_AFTER_STATS] = AT(Attn, norm1_after_stats), [AM_NORM1_AFTER] = AT(Attn, norm1_after),
 	[AM_NORM2_AFTER_STATS] = AT(Attn, norm2_after_stats), [AM_NORM2_AFTER] = AT(Attn, norm2_after),
+	[AM_ROUTER_SCORES] = AT(Attn, router_scores),
+	[AM_GROUP_SCORES] = AT(Attn, group_scores), [AM_SCORES_CHOICE] = AT(Attn, scores_choice),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),

@@ -160,6 +160,9 @@ typedef struct Attn {
 	Mat expert_act;                  /* n × E·d_ff */
 	Mat expert_out;                  /* n × E·d_model */
 	Mat shared_gate, shared_out;     /* n × 1: σ(x·S_gate); n × d_model: the shared expert's SwiGLU (Qwen2-MoE) */
+	Mat router_scores;               /* n × E: σ(router_logits) (DeepSeek-V3's sigmoid router) */
+	Mat group_scores;                /* n × n_group: each group's sum of its top 2 bias-corrected scores */
+	Mat scores_choice;               /* n × E: scores + e_bias in the groups kept, NaN elsewhere */
 	/* The LM head (the last layer of a lesson with a vocabulary; empty without): */
 	Mat logits;           /* n × vocab: the last layer's rows (after the final norm) · unembedᵀ */
 	Mat next_p;           /* 1 × vocab: softmax(logits[logits_row] / temperature) */

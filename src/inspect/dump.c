@@ -574,6 +574,7 @@ static cJSON *dump_layer(const Attn *a)
 		{ "final_gamma", AM_FINAL_GAMMA }, { "final_beta", AM_FINAL_BETA }, { "q_norm", AM_Q_NORM_W },
 		{ "k_norm", AM_K_NORM_W }, { "sinks", AM_SINKS }, { "ln1_after_gamma", AM_LN1_AFTER_GAMMA },
 		{ "ln2_after_gamma", AM_LN2_AFTER_GAMMA },
+		{ "k_norm", AM_K_NORM_W }, { "sinks", AM_SINKS }, { "e_score_correction_bias", AM_MOE_E_BIAS },
 	};
 	static const struct { const char *key; AttnMatrix m; } results[] = {
 		{ "norm1", AM_NORM1 }, { "residual1", AM_RESIDUAL1 }, { "ffn_hidden", AM_FFN_HIDDEN },
@@ -585,6 +586,8 @@ static cJSON *dump_layer(const Attn *a)
 		{ "shared_out", AM_SHARED_OUT },
 		/* sandwich norms (Gemma): each sublayer's output normalised before its residual */
 		{ "norm1_after", AM_NORM1_AFTER }, { "norm2_after", AM_NORM2_AFTER },
+		{ "shared_out", AM_SHARED_OUT }, { "router_scores", AM_ROUTER_SCORES }, { "group_scores", AM_GROUP_SCORES },
+		{ "scores_for_choice", AM_SCORES_CHOICE },
 	};
 	size_t i;
 
@@ -606,7 +609,8 @@ static cJSON *dump_layer(const Attn *a)
 	     add_matrix(o, "experts_W_3", &b->moe.W_3) || add_matrix(o, "experts_W_2", &b->moe.W_2) ||
 	     (b->moe.shared_ff > 0 &&
 	      (add_matrix(o, "shared_W_1", &b->moe.S_1) || add_matrix(o, "shared_W_3", &b->moe.S_3) ||
-	       add_matrix(o, "shared_W_2", &b->moe.S_2) || add_matrix(o, "shared_W_gate", &b->moe.S_gate)))))
+	       add_matrix(o, "shared_W_2", &b->moe.S_2) ||
+	       (!mat_empty(&b->moe.S_gate) && add_matrix(o, "shared_W_gate", &b->moe.S_gate))))))
 		goto fail;
 	for (i = 0; dump_weights && i < sizeof vectors / sizeof vectors[0]; i++)
 		if (attn_matrix(a, vectors[i].m, 0) != NULL && add_vector(o, vectors[i].key, attn_matrix(a, vectors[i].m, 0)))

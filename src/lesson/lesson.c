@@ -219,6 +219,7 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_MOE_W_3] = offsetof(Model, lp.block.moe.W_3), [AM_MOE_W_2] = offsetof(Model, lp.block.moe.W_2),
 	[AM_SHARED_W_1] = offsetof(Model, lp.block.moe.S_1), [AM_SHARED_W_3] = offsetof(Model, lp.block.moe.S_3),
 	[AM_SHARED_W_2] = offsetof(Model, lp.block.moe.S_2), [AM_SHARED_GATE_W] = offsetof(Model, lp.block.moe.S_gate),
+	[AM_MOE_E_BIAS] = offsetof(Model, lp.block.moe.e_bias),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const moe_keys[] = { "kind",    "activation", "router",        "top_k",
-	                                "norm_topk_prob", "experts", "shared_expert", "gpt_oss", "router_bias", NULL };
+static const char *const moe_keys[] = { "kind", "activation", "router", "top_k", "norm_topk_prob", "experts",
+	                                "shared_expert", "gpt_oss", "router_bias", "scoring_func", "n_group", "topk_group",
+	                                "routed_scaling_factor", "e_score_correction_bias", NULL };
+static int read_router_v3(Ctx *c, const cJSON *ffn, MoeParams *p);
 static const char *const shared_keys[] = { "W_1", "W_3", "W_2", "gate", NULL };
 static const char *const expert_keys[] = { "W_1", "W_3", "W_2", NULL };
 
@@ -88,7 +90,7 @@ int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l)
 		goto bad;
 	p->top_k = (int)k;
 	p->norm_topk_prob = !p->gptoss; /* gpt-oss's softmax is over the chosen: nothing to renormalise */
-	if (jr_key_bool(c, ffn, "norm_topk_prob", 0, &p->norm_topk_prob) != 0)
+	if (jr_key_bool(c, ffn, "norm_topk_prob", 0, &p->norm_topk_prob) != 0 || read_router_v3(c, ffn, p) != 0)
 		goto bad;
 	if (get(ffn, "shared_expert") != NULL) { /* Qwen2-MoE's shared expert: its width from its W_1 */
 		const cJSON *sh = get(ffn, "shared_expert");
@@ -162,6 +164,10 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l)
 	if (li_read_shaped(c, ffn, "router", D, E, _("d_model, the input's columns"), _("experts, one column per expert"),
 	                   -1, &p->W_r) != 0)
 		goto bad;
+	mat_free(&p->e_bias);
+	if (p->scoring == MOE_SCORE_SIGMOID && /* absent: zeros, as DeepseekV3TopkRouter's buffer starts */
+	    li_read_shaped(c, ffn, "e_score_correction_bias", 1, E, NULL, _("one per expert"), 0.0, &p->e_bias) != 0)
+		goto bad;
 	if (mat_alloc(&p->W_1, D, E * F) != 0 || mat_alloc(&p->W_3, D, E * F) != 0 || mat_alloc(&p->W_2, E * F, D) != 0) {
 		fail_oom(c);
 		goto bad;
@@ -173,16 +179,17 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l)
 		const int S = p->shared_ff;
 		const char *s_why = _("the columns of the shared expert's W_1");
 		path_key(c, "shared_expert");
-		for (int k = 0; shared_keys[k] != NULL; k++)
+		for (int k = 0; shared_keys[k + 1] != NULL; k++) /* all but the gate: DeepSeek's shared experts have none */
 			if (get(sh, shared_keys[k]) == NULL) {
 				path_key(c, shared_keys[k]);
-				fail(c, "%s", _("missing: the shared expert needs W_1, W_3 (d_model \u00d7 s), W_2 (s \u00d7 d_model) and gate (d_model \u00d7 1)"));
+				fail(c, "%s", _("missing: the shared expert needs W_1, W_3 (d_model \u00d7 s) and W_2 (s \u00d7 d_model), and a gate (d_model \u00d7 1) if it has one"));
 				goto bad;
 			}
 		if (li_read_shaped(c, sh, "W_1", D, S, "d_model", s_why, -1, &p->S_1) != 0 ||
 		    li_read_shaped(c, sh, "W_3", D, S, "d_model", s_why, -1, &p->S_3) != 0 ||
 		    li_read_shaped(c, sh, "W_2", S, D, s_why, "d_model", -1, &p->S_2) != 0 ||
-		    li_read_shaped(c, sh, "gate", D, 1, "d_model", _("1: one score per token"), -1, &p->S_gate) != 0)
+		    (get(sh, "gate") != NULL &&
+		     li_read_shaped(c, sh, "gate", D, 1, "d_model", _("1: one score per token"), -1, &p->S_gate) != 0))
 			goto bad;
 		path_set(c, old);
 	}
@@ -334,6 +341,73 @@ int li_moe_write_gptoss(cJSON *f, const Block *b)
 		if (bad)
 			return -1;
 		e++;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ DeepSeek-V3's router */
+
+/*
+ * "scoring_func": "sigmoid" and its keys, under config.json's names (DeepseekV3TopkRouter):
+ * "n_group" (1), "topk_group" (n_group), "routed_scaling_factor" (1), "e_score_correction_bias"
+ * (1 × E, zeros; read with the matrices). Without it the router is a softmax and those keys are refused.
+ */
+static const char *const v3_keys[] = { "n_group", "topk_group", "routed_scaling_factor", "e_score_correction_bias",
+	                               NULL };
+
+static int read_router_v3(Ctx *c, const cJSON *ffn, MoeParams *p)
+{
+	static const char *const scorings[] = { "softmax", "sigmoid", NULL };
+	MoeRouterV3 r = { 1, 1, p->norm_topk_prob, 1.0 };
+	int scoring = 0;
+	long long g = 1, tg;
+	char expect[96], why[192];
+	const char *bad;
+	size_t old = c->pathlen;
+
+	p->scoring = MOE_SCORE_SOFTMAX, p->n_group = p->topk_group = 1, p->routed_scaling = 1.0;
+	if (key_choice(c, ffn, "scoring_func", scorings, &scoring) != 0)
+		return -1;
+	if (scoring == 0) {
+		for (int k = 0; v3_keys[k] != NULL; k++)
+			if (get(ffn, v3_keys[k]) != NULL) {
+				path_key(c, v3_keys[k]);
+				fail(c, "%s", _("this is a key of DeepSeek-V3's sigmoid router: it needs \"scoring_func\": \"sigmoid\""));
+				return jr_leave(c, old, -1);
+			}
+		return 0;
+	}
+	snprintf(expect, sizeof expect, _("a whole number from 1 to %d (the experts)"), p->experts);
+	if (key_whole(c, ffn, "n_group", 1, p->experts, expect, &g) != 0)
+		return -1;
+	tg = g;
+	snprintf(expect, sizeof expect, _("a whole number from 1 to %d (n_group)"), (int)g);
+	if (key_whole(c, ffn, "topk_group", 1, (double)g, expect, &tg) != 0 ||
+	    jr_key_above(c, ffn, "routed_scaling_factor", 0.0, 0, 0, &r.routed_scaling_factor) != 0)
+		return -1;
+	r.n_group = (int)g, r.topk_group = (int)tg;
+	if (moe_router_deepseek_v3(p, &r) != 0) /* as a model loader sets it; e_bias zeros until li_moe_matrices reads it */
+		return fail_oom(c);
+	if ((bad = moe_router_fault(p, why, sizeof why)) != NULL) {
+		path_key(c, bad);
+		fail(c, "%s", why);
+		return jr_leave(c, old, -1);
+	}
+	return 0;
+}
+
+int li_moe_write_router(cJSON *f, const MoeParams *p)
+{
+	if (p->scoring != MOE_SCORE_SIGMOID)
+		return 0;
+	if (!cJSON_AddStringToObject(f, "scoring_func", "sigmoid") || !cJSON_AddNumberToObject(f, "n_group", p->n_group) ||
+	    !cJSON_AddNumberToObject(f, "topk_group", p->topk_group) ||
+	    !cJSON_AddItemToObject(f, "routed_scaling_factor", jw_number(p->routed_scaling)))
+		return -1;
+	cJSON *b = jw_matrix(&p->e_bias);
+	if (b == NULL || !cJSON_AddItemToObject(f, "e_score_correction_bias", b)) {
+		cJSON_Delete(b);
+		return -1;
 	}
 	return 0;
 }

@@ -365,12 +365,10 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		goto out;
 	}
 	if (lp->block.present && lp->block.has_ffn && lp->block.moe.experts > 0 &&
-	    (cfg->backward != BACKWARD_NONE || cfg->decode)) { /* a mixture of experts is computed forward, all rows at once */
-		AT(cfg->backward != BACKWARD_NONE ? "backward" : "decode");
-		fail(c, "%s",
-		     cfg->backward != BACKWARD_NONE ? _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's "
-		                     "top-k) are not; leave out \"backward\"")
-		                 : _("a mixture-of-experts FFN is not decoded token by token yet: leave out \"decode\""));
+	    cfg->backward != BACKWARD_NONE) { /* a mixture of experts is computed forward (and decoded row by row) */
+		AT("backward");
+		fail(c, "%s", _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's "
+		                "top-k) are not; leave out \"backward\""));
 		goto out;
 	}
 	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only, not decoded yet */
@@ -498,6 +496,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		out->dim[DIM_E_DFF] = E * p->block.d_ff;
 		out->dim[DIM_E_DMODEL] = E * d_model;
 		out->dim[DIM_SHARED_FF] = E > 0 ? p->block.moe.shared_ff : 0;
+		out->dim[DIM_GROUPS] = E > 0 && p->block.moe.scoring == MOE_SCORE_SIGMOID ? p->block.moe.n_group : 0;
 	}
 	out->dim[DIM_2DV] = 2 * d_v;
 	out->dim[DIM_QNORM] = cfg->qk_norm == QK_NORM_PROJ ? heads * d_k : d_k;
@@ -519,7 +518,9 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		if (p->block.has_ffn)
 			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU || p->block.activation == ACT_GEGLU) ? FEAT_SWIGLU : 0u);
 		if (p->block.has_ffn && p->block.moe.experts > 0)
-			out->features |= FEAT_MOE | (p->block.moe.shared_ff > 0 ? FEAT_MOE_SHARED : 0u);
+			out->features |= FEAT_MOE | (p->block.moe.shared_ff > 0 ? FEAT_MOE_SHARED : 0u) |
+			                  (p->block.moe.scoring == MOE_SCORE_SIGMOID ? FEAT_MOE_SIGMOID : FEAT_MOE_SOFTMAX) |
+			                  (p->block.moe.shared_ff > 0 && !mat_empty(&p->block.moe.S_gate) ? FEAT_MOE_SHARED_GATE : 0u);
 	}
 	if (cfg->has_final_norm)
 		out->features |= FEAT_FINAL | (p->block.norm_kind == NORM_LAYERNORM ? FEAT_LAYERNORM : 0u) |

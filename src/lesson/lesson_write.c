@@ -137,13 +137,13 @@ static int json_moe(cJSON *bj, const Block *b)
 	    !cJSON_AddStringToObject(f, "activation", "swiglu") || put(f, "router", jw_matrix(&p->W_r)) != 0 ||
 	    !cJSON_AddNumberToObject(f, "top_k", p->top_k) ||
 	    !cJSON_AddBoolToObject(f, "norm_topk_prob", p->norm_topk_prob) ||
-	    (ex = cJSON_AddArrayToObject(f, "experts")) == NULL)
+	    li_moe_write_router(f, p) != 0 || (ex = cJSON_AddArrayToObject(f, "experts")) == NULL)
 		return -1;
 	if (p->shared_ff > 0) {
 		cJSON *sh = cJSON_CreateObject();
 		if (put(f, "shared_expert", sh) != 0 || put(sh, "W_1", jw_matrix(&p->S_1)) != 0 ||
 		    put(sh, "W_3", jw_matrix(&p->S_3)) != 0 || put(sh, "W_2", jw_matrix(&p->S_2)) != 0 ||
-		    put(sh, "gate", jw_matrix(&p->S_gate)) != 0)
+		    (!mat_empty(&p->S_gate) && put(sh, "gate", jw_matrix(&p->S_gate)) != 0))
 			return -1;
 	}
 	for (int e = 0; e < p->experts; e++) {

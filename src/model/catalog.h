@@ -51,6 +51,7 @@ typedef enum Stage {
 	STAGE_FFN_HIDDEN,
 	STAGE_ACTIVATION,
 	STAGE_MOE_ROUTER,  /* a mixture of experts (Mixtral, Qwen3-MoE): the router's logits and probabilities */
+	STAGE_MOE_CHOICE,  /* DeepSeek-V3's router: sigmoid scores + e_score_correction_bias, the groups kept */
 	STAGE_MOE_TOPK,    /* the top_k experts of each token and their weights */
 	STAGE_MOE_EXPERTS, /* each chosen expert's SwiGLU on its tokens, and their weighted sum: ffn_out */
 	STAGE_FFN_OUT,
@@ -130,6 +131,9 @@ typedef enum AttnMatrix {
 	AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W, AM_SHARED_GATE, AM_SHARED_OUT,
 	/* sandwich norms (Gemma 2/3): the norms after each sublayer, beside the pre-norms' ln1 and ln2 */
 	AM_LN1_AFTER_GAMMA, AM_LN2_AFTER_GAMMA, AM_NORM1_AFTER_STATS, AM_NORM1_AFTER, AM_NORM2_AFTER_STATS, AM_NORM2_AFTER,
+	/* DeepSeek-V3's router (sigmoid scoring): its correction bias; σ(router_logits); each group's sum of
+	 * its top 2; the bias-corrected scores of the experts in the groups kept (NaN: a group dropped) */
+	AM_MOE_E_BIAS, AM_ROUTER_SCORES, AM_GROUP_SCORES, AM_SCORES_CHOICE,
 	AM_COUNT
 } AttnMatrix;
 
@@ -180,7 +184,10 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_NORM_1P     ((FeatureSet)1 << 39) /* Gemma's RMSNorm x/√(mean(x²) + ε)·(1 + γ) in the block or QK-norm ("rmsnorm_plus1") */
 #define FEAT_SANDWICH    ((FeatureSet)1 << 40) /* sandwich norms: before AND after each sublayer ("norm": "sandwich", Gemma 2/3) */
 #define FEAT_EMBED_SCALE ((FeatureSet)1 << 41) /* the input rows scaled before layer 0: X = input·s ("embed_scale", Gemma's √d_model) */
-#define FEAT_COUNT       42
+#define FEAT_MOE_SOFTMAX ((FeatureSet)1 << 45) /* its router's scores are a softmax (Mixtral, Qwen3-MoE; not "scoring_func": "sigmoid") */
+#define FEAT_MOE_SIGMOID ((FeatureSet)1 << 46) /* its router's scores are sigmoids, DeepSeek-V3's ("scoring_func": "sigmoid") */
+#define FEAT_MOE_SHARED_GATE ((FeatureSet)1 << 47) /* its shared expert has a sigmoid gate (Qwen2-MoE's; DeepSeek's has none) */
+#define FEAT_COUNT       48
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -221,6 +228,7 @@ typedef enum Dim {
 	DIM_E_DFF,   /* E·d_ff: every expert's hidden columns side by side */
 	DIM_E_DMODEL,/* E·d_model: every expert's output side by side */
 	DIM_SHARED_FF, /* the shared expert's hidden width */
+	DIM_GROUPS,  /* n_group: DeepSeek-V3's groups of experts */
 	DIM_COUNT
 } Dim;
 

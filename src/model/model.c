@@ -218,6 +218,7 @@ static void block_free(Block *b)
 	mat_free(&b->moe.b_1);
 	mat_free(&b->moe.b_3);
 	mat_free(&b->moe.b_2);
+	mat_free(&b->moe.e_bias);
 }
 
 static int block_copy(Block *dst, const Block *src)
@@ -228,8 +229,8 @@ static int block_copy(Block *dst, const Block *src)
 	dst->W_1 = dst->b_1 = dst->W_3 = dst->b_3 = dst->W_2 = dst->b_2 = (Mat){ 0 };
 	dst->moe.W_r = dst->moe.W_1 = dst->moe.W_3 = dst->moe.W_2 = (Mat){ 0 };
 	dst->moe.S_1 = dst->moe.S_3 = dst->moe.S_2 = dst->moe.S_gate = (Mat){ 0 };
-	dst->moe.b_r = dst->moe.b_1 = dst->moe.b_3 = dst->moe.b_2 = (Mat){ 0 };
-	return mat_copy(&dst->moe.b_r, &src->moe.b_r) | mat_copy(&dst->moe.b_1, &src->moe.b_1) |
+	dst->moe.b_r = dst->moe.b_1 = dst->moe.b_3 = dst->moe.b_2 = dst->moe.e_bias = (Mat){ 0 };
+	return mat_copy(&dst->moe.e_bias, &src->moe.e_bias) | mat_copy(&dst->moe.b_r, &src->moe.b_r) | mat_copy(&dst->moe.b_1, &src->moe.b_1) |
 	       mat_copy(&dst->moe.b_3, &src->moe.b_3) | mat_copy(&dst->moe.b_2, &src->moe.b_2) |
 	       mat_copy(&dst->moe.W_r, &src->moe.W_r) | mat_copy(&dst->moe.W_1, &src->moe.W_1) |
 	       mat_copy(&dst->moe.W_3, &src->moe.W_3) | mat_copy(&dst->moe.W_2, &src->moe.W_2) |

@@ -84,14 +84,26 @@ typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
  * The experts' weights side by side: expert e's are W_1's and W_3's columns
  * and W_2's rows [e·d_ff, (e + 1)·d_ff), d_ff the Block's (one expert's).
  */
+typedef enum MoeScoring { MOE_SCORE_SOFTMAX, MOE_SCORE_SIGMOID } MoeScoring;
+
 typedef struct MoeParams {
 	int experts, top_k, norm_topk_prob;
+	/*
+	 * DeepSeek-V3's router (DeepseekV3TopkRouter; scoring MOE_SCORE_SIGMOID, set by moe_router_deepseek_v3):
+	 * scores = σ(x·W_r); the choice ranks scores + e_bias (1 × E) among the topk_group of n_group
+	 * groups with the largest sums of their top 2; the weights are the chosen scores (÷ their sum + 1e-20 with
+	 * norm_topk_prob) × routed_scaling. Softmax: n_group = topk_group = 1, routed_scaling 1, e_bias empty.
+	 */
+	MoeScoring scoring;
+	int n_group, topk_group;
+	double routed_scaling;
+	Mat e_bias;
 	Mat W_r;      /* d_model × E */
 	Mat W_1, W_3; /* d_model × E·d_ff */
 	Mat W_2;      /* E·d_ff × d_model */
 	/* Qwen2-MoE's shared expert (shared_ff 0: none): every token through one more SwiGLU, times σ(x·S_gate) */
 	int shared_ff;
-	Mat S_1, S_3, S_2, S_gate; /* d_model × shared_ff (twice), shared_ff × d_model, d_model × 1 */
+	Mat S_1, S_3, S_2, S_gate; /* d_model × shared_ff (twice), shared_ff × d_model, d_model × 1 (empty: no gate, DeepSeek's) */
 	/*
 	 * gpt-oss's mixture (gptoss 0: none; GptOssTopKRouter, GptOssExperts): the
 	 * router's bias, top_k over the logits THEN softmax over the k chosen;
@@ -105,6 +117,26 @@ typedef struct MoeParams {
 	Mat b_1, b_3; /* 1 × E·d_ff: each expert's gate and up biases, stacked as W_1's columns */
 	Mat b_2;      /* E × d_model: expert e's down bias in row e */
 } MoeParams;
+
+/*
+ * A loader's way in (model/moe_router.c): DeepSeek-V3's router settings under
+ * config.json's names, set on p (its experts and top_k already set; W_r,
+ * e_bias, the experts and the shared expert's S_1, S_3, S_2 the loader's, with
+ * S_gate left empty: DeepseekV3MoE adds its n_shared_experts, fused into one
+ * SwiGLU of moe_intermediate_size · n_shared_experts, without a gate).
+ */
+typedef struct MoeRouterV3 {
+	int n_group, topk_group;      /* n_group, topk_group */
+	int norm_topk_prob;           /* norm_topk_prob */
+	double routed_scaling_factor; /* routed_scaling_factor */
+} MoeRouterV3;
+int moe_router_deepseek_v3(MoeParams *p, const MoeRouterV3 *r); /* -1: out of memory (e_bias, zeros when empty) */
+/*
+ * The name of the first router setting of p that does not fit (experts,
+ * top_k, n_group, topk_group, routed_scaling_factor, e_score_correction_bias
+ * when set) with why into why[n], or NULL when they all do.
+ */
+const char *moe_router_fault(const MoeParams *p, char *why, size_t n);
 
 typedef struct Block {
 	int present;          /* the layer has a block (else it is attention alone, as in version 1) */

@@ -294,6 +294,13 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	default:
 		strbuf_printf(b, _("step %d's row; the full computation's row %d holds %s\n"), t, t,
 		              celltext_num(x2, MAT_AT(*(which == AM_DEC_OUTPUT ? &a->output : attn_block_output(a)), t, j), utf8));
+		if (which == AM_DEC_LAYER_OUT && !mat_empty(&a->moe_weights)) { /* a mixture of experts routes each row alone */
+			strbuf_printf(b, _("its mixture of experts routed token %d alone, at this step, to experts"), t);
+			for (int e = 0; e < a->moe_weights.cols; e++)
+				if (!isnan(MAT_AT(a->moe_weights, t, e)))
+					strbuf_printf(b, " %d (w = %s)", e, celltext_num(x2, MAT_AT(a->moe_weights, t, e), utf8));
+			strbuf_printf(b, "%s", _(": the full computation's row of moe_weights, as a token's routing reads only its own row\n"));
+		}
 		return;
 	}
 }

@@ -16,13 +16,25 @@
  * keepdim=True)`; MixtralBlockSparseTop2MLP: `self.act_fn(self.w1(x)) * self.w3(x)`, then w2) and
  * models/qwen3_moe/modeling_qwen3_moe.py (the same, the division only `if self.norm_topk_prob`).
  * Its settings and weights are the block's MoeParams (model.h), read by lesson/lesson_moe.c.
- * Forward only: the loader refuses "backward" and "decode" with it.
+ * Forward only: the loader refuses "backward" with it. Decoding (decode.c) runs these passes on a
+ * 1-row computation, one new token: each pass loops over its matrices' rows (moe_rows), not cfg->n.
+ *
+ * DeepSeek-V3's router ("scoring_func": "sigmoid"; transformers' models/deepseek_v3/modeling_deepseek_v3.py,
+ * DeepseekV3TopkRouter.forward and get_topk_indices, DeepseekV3MoE.forward), a fourth stage, choice:
+ *   router:  router_scores = σ(router_logits), each cell on its own
+ *   choice:  s = router_scores + e_score_correction_bias; group_scores = the sum of each of the n_group groups'
+ *            top 2 of s; the topk_group best groups kept (ties: the lower index); scores_for_choice = s in
+ *            them, NaN elsewhere (transformers fills 0.0 there, and the top-k ranks it as 0.0)
+ *   top_k:   the top_k of scores_for_choice; w = router_scores (not s), ÷ (their sum + 1e-20) with
+ *            norm_topk_prob, × routed_scaling_factor
+ *   experts: as above; the shared expert (n_shared_experts fused into one SwiGLU) added without a gate
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MUL_SYM(utf8) celltext_sym(utf8, "\u00b7", ".")
 
@@ -40,17 +52,41 @@ static void explain_topk_gptoss(StrBuf *b, const Attn *a, int i, int j, int utf8
 static void explain_experts_gptoss(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8);
 static const char *gptoss_fault(const ModelConfig *cfg, const LayerParams *lp);
 
-/* router_logits = x·W_r; router_probs = softmax of each row. */
+/* The rows the mixture runs on: the lesson's n, or 1 when decoding runs the block on one token's row (decode.c). */
+static int moe_rows(const Attn *a)
+{
+	return a->router_logits.rows;
+}
+
+static int moe_sigmoid(const MoeParams *p)
+{
+	return p->scoring == MOE_SCORE_SIGMOID;
+}
+
+/* router_scores = σ(router_logits), each cell (DeepseekV3TopkRouter.forward: `router_logits.sigmoid()`). */
+static void router_sigmoid(Attn *a, int n, int E)
+{
+	for (int i = 0; i < n; i++)
+		for (int e = 0; e < E; e++)
+			MAT_AT(a->router_scores, i, e) = 1.0 / (1.0 + exp(-MAT_AT(a->router_logits, i, e)));
+}
+
+/* router_logits = x·W_r; router_probs = softmax of each row (or router_scores, σ of each cell). */
 static void pass_router(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int E = lp->block.moe.experts;
+	(void)cfg; /* the rows are the matrices' (moe_rows), not cfg->n */
 
 	if (lp->block.moe.gptoss) {
 		pass_router_gptoss(a, cfg, lp);
 		return;
 	}
 	mat_mul(attn_ffn_input(a), &lp->block.moe.W_r, &a->router_logits);
-	for (int i = 0; i < cfg->n; i++)
+	if (moe_sigmoid(&lp->block.moe)) {
+		router_sigmoid(a, moe_rows(a), E);
+		return;
+	}
+	for (int i = 0; i < moe_rows(a); i++)
 		attn_softmax_row(&MAT_AT(a->router_logits, i, 0), &MAT_AT(a->router_probs, i, 0), E);
 }
 
@@ -65,10 +101,80 @@ static int rank_in_row(const Mat *m, int i, int e, int E)
 	return r;
 }
 
-/* Row i's rank of expert e among the row's probabilities. */
+/* ---------------------------------------------------------------- DeepSeek-V3's choice */
+
+/* Group g's score in row i: the sum of its two largest s = score + bias (one, in a group of one). */
+static double group_score(const Attn *a, const MoeParams *p, int i, int g, int *first, int *second)
+{
+	const int m = p->experts / p->n_group;
+	int b1 = -1, b2 = -1;
+
+	for (int e = g * m; e < (g + 1) * m; e++) {
+		const double s = MAT_AT(a->router_scores, i, e) + MAT_AT(p->e_bias, 0, e);
+		if (b1 < 0 || s > MAT_AT(a->router_scores, i, b1) + MAT_AT(p->e_bias, 0, b1)) {
+			b2 = b1;
+			b1 = e;
+		} else if (b2 < 0 || s > MAT_AT(a->router_scores, i, b2) + MAT_AT(p->e_bias, 0, b2))
+			b2 = e;
+	}
+	if (first != NULL)
+		*first = b1, *second = b2;
+	return MAT_AT(a->router_scores, i, b1) + MAT_AT(p->e_bias, 0, b1) +
+	       (b2 < 0 ? 0.0 : MAT_AT(a->router_scores, i, b2) + MAT_AT(p->e_bias, 0, b2));
+}
+
+/* Row i's rank of group g by group_scores (ties: the lower index first): below topk_group, it is kept. */
+static int group_rank(const Attn *a, int i, int g)
+{
+	const double v = MAT_AT(a->group_scores, i, g);
+	int r = 0;
+
+	for (int f = 0; f < moe_of(a)->n_group; f++)
+		r += MAT_AT(a->group_scores, i, f) > v || (MAT_AT(a->group_scores, i, f) == v && f < g);
+	return r;
+}
+
+/* group_scores, then scores_for_choice: s in the topk_group best groups, NaN in the others. */
+static void pass_choice(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const MoeParams *p = &lp->block.moe;
+	const int m = p->experts / p->n_group;
+	(void)cfg; /* the rows are the matrices' (moe_rows), not cfg->n */
+
+	for (int i = 0; i < moe_rows(a); i++) {
+		for (int g = 0; g < p->n_group; g++)
+			MAT_AT(a->group_scores, i, g) = group_score(a, p, i, g, NULL, NULL);
+		for (int e = 0; e < p->experts; e++)
+			MAT_AT(a->scores_choice, i, e) = group_rank(a, i, e / m) < p->topk_group
+			                                         ? MAT_AT(a->router_scores, i, e) + MAT_AT(p->e_bias, 0, e)
+			                                         : NAN;
+	}
+}
+
+/* The number the top-k ranks: the softmax's probability, or DeepSeek's scores_for_choice (a group dropped: 0.0). */
+static double moe_rank_value(const Attn *a, int i, int e)
+{
+	if (!moe_sigmoid(moe_of(a)))
+		return MAT_AT(a->router_probs, i, e);
+	return isnan(MAT_AT(a->scores_choice, i, e)) ? 0.0 : MAT_AT(a->scores_choice, i, e);
+}
+
+/* What a chosen expert's weight starts from: its probability, or its sigmoid score (without the bias). */
+static double moe_weight_value(const Attn *a, int i, int e)
+{
+	return moe_sigmoid(moe_of(a)) ? MAT_AT(a->router_scores, i, e) : MAT_AT(a->router_probs, i, e);
+}
+
+/* Row i's rank of expert e by moe_rank_value: how many come before it (larger, or equal with a lower index). */
 static int moe_rank(const Attn *a, int i, int e)
 {
-	return rank_in_row(&a->router_probs, i, e, moe_of(a)->experts);
+	const int E = moe_of(a)->experts;
+	const double p = moe_rank_value(a, i, e);
+	int r = 0;
+
+	for (int f = 0; f < E; f++)
+		r += moe_rank_value(a, i, f) > p || (moe_rank_value(a, i, f) == p && f < e);
+	return r;
 }
 
 /* The sum of row i's chosen probabilities (what norm_topk_prob divides by). */
@@ -80,20 +186,37 @@ static double moe_topk_sum(const Attn *a, int i)
 	for (int r = 0; r < p->top_k; r++)
 		for (int e = 0; e < p->experts; e++)
 			if (moe_rank(a, i, e) == r) /* added in torch.topk's order, largest first */
-				s += MAT_AT(a->router_probs, i, e);
+				s += moe_weight_value(a, i, e);
 	return s;
+}
+
+/* DeepSeek-V3's weights of row i: the chosen sigmoid scores ÷ (their sum + 1e-20) with norm_topk_prob, × routed_scaling. */
+static void topk_sigmoid_row(Attn *a, const MoeParams *p, int i)
+{
+	const double den = moe_topk_sum(a, i) + 1e-20;
+
+	for (int e = 0; e < p->experts; e++) {
+		const double w = p->norm_topk_prob ? MAT_AT(a->router_scores, i, e) / den : MAT_AT(a->router_scores, i, e);
+		MAT_AT(a->moe_weights, i, e) = moe_rank(a, i, e) >= p->top_k ? NAN : w * p->routed_scaling;
+	}
 }
 
 /* moe_weights: each row's top_k probabilities (renormalised with norm_topk_prob), NaN elsewhere. */
 static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const MoeParams *p = &lp->block.moe;
+	(void)cfg; /* the rows are the matrices' (moe_rows), not cfg->n */
 
 	if (p->gptoss) {
 		pass_topk_gptoss(a, cfg, lp);
 		return;
 	}
-	for (int i = 0; i < cfg->n; i++) {
+	if (moe_sigmoid(p)) {
+		for (int i = 0; i < moe_rows(a); i++)
+			topk_sigmoid_row(a, p, i);
+		return;
+	}
+	for (int i = 0; i < moe_rows(a); i++) {
 		const double sum = moe_topk_sum(a, i);
 		for (int e = 0; e < p->experts; e++)
 			MAT_AT(a->moe_weights, i, e) = moe_rank(a, i, e) >= p->top_k ? NAN
@@ -108,12 +231,13 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
  */
 static void shared_row(Attn *a, const MoeParams *p, const Mat *x, int i, int D)
 {
-	const int S = p->shared_ff;
+	const int S = p->shared_ff, gated = !mat_empty(&p->S_gate); /* DeepSeek's: no gate */
 	double z = 0.0, *act = attn_scratch_row(a, S);
 
-	for (int c = 0; c < D; c++)
+	for (int c = 0; gated && c < D; c++)
 		z += MAT_AT(*x, i, c) * MAT_AT(p->S_gate, c, 0);
-	MAT_AT(a->shared_gate, i, 0) = 1.0 / (1.0 + exp(-z));
+	if (gated)
+		MAT_AT(a->shared_gate, i, 0) = 1.0 / (1.0 + exp(-z));
 	for (int f = 0; act != NULL && f < S; f++) {
 		double h = 0.0, g = 0.0;
 		for (int c = 0; c < D; c++) {
@@ -127,7 +251,7 @@ static void shared_row(Attn *a, const MoeParams *p, const Mat *x, int i, int D)
 		for (int f = 0; f < S; f++)
 			s += act[f] * MAT_AT(p->S_2, f, c);
 		MAT_AT(a->shared_out, i, c) = s;
-		MAT_AT(a->ffn_out, i, c) += MAT_AT(a->shared_gate, i, 0) * s;
+		MAT_AT(a->ffn_out, i, c) += gated ? MAT_AT(a->shared_gate, i, 0) * s : s;
 	}
 	free(act);
 }
@@ -143,7 +267,7 @@ static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		pass_experts_gptoss(a, cfg, lp);
 		return;
 	}
-	for (int i = 0; i < cfg->n; i++) {
+	for (int i = 0; i < moe_rows(a); i++) {
 		for (int c = 0; c < D; c++)
 			MAT_AT(a->ffn_out, i, c) = 0.0;
 		for (int e = 0; e < E; e++) {
@@ -176,17 +300,30 @@ static const char *moe_fault(const ModelConfig *cfg, const LayerParams *lp)
 	const MoeParams *p = &lp->block.moe;
 	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
 
+	char why[160];
+	const char *bad;
+
 	if (E <= 0)
 		return NULL;
 	if (p->gptoss && gptoss_fault(cfg, lp) != NULL)
 		return gptoss_fault(cfg, lp);
 	if (p->top_k < 1 || p->top_k > E)
 		return "ffn.top_k";
+	if (p->scoring == MOE_SCORE_SIGMOID && mat_empty(&p->e_bias))
+		return "ffn.e_score_correction_bias";
+	if ((bad = moe_router_fault(p, why, sizeof why)) != NULL) {
+		static const char *const paths[] = { "ffn.experts", "ffn.top_k", "ffn.n_group", "ffn.topk_group",
+			                             "ffn.routed_scaling_factor", "ffn.e_score_correction_bias", NULL };
+		for (int k = 0; paths[k + 1] != NULL; k++)
+			if (!strcmp(bad, paths[k] + 4))
+				return paths[k];
+		return paths[5];
+	}
 	if (p->W_r.rows != D || p->W_r.cols != E)
 		return "ffn.router";
 	if (p->shared_ff > 0 && (p->S_1.rows != D || p->S_1.cols != p->shared_ff || p->S_3.rows != D ||
 	                         p->S_3.cols != p->shared_ff || p->S_2.rows != p->shared_ff || p->S_2.cols != D ||
-	                         p->S_gate.rows != D || p->S_gate.cols != 1))
+	                         (!mat_empty(&p->S_gate) && (p->S_gate.rows != D || p->S_gate.cols != 1))))
 		return "ffn.shared_expert";
 	if (p->W_1.rows != D || p->W_1.cols != E * F || p->W_3.rows != D || p->W_3.cols != E * F || p->W_2.rows != E * F ||
 	    p->W_2.cols != D)
@@ -201,7 +338,9 @@ static int moe_same(const ModelConfig *xc, const LayerParams *xp, const ModelCon
 	(void)xc, (void)yc;
 	return x->experts == y->experts && x->top_k == y->top_k && x->norm_topk_prob == y->norm_topk_prob &&
 	       x->shared_ff == y->shared_ff && x->gptoss == y->gptoss && x->swiglu_alpha == y->swiglu_alpha &&
-	       x->swiglu_limit == y->swiglu_limit;
+	       x->swiglu_limit == y->swiglu_limit && x->scoring == y->scoring && x->n_group == y->n_group &&
+	       x->topk_group == y->topk_group && x->routed_scaling == y->routed_scaling &&
+	       mat_empty(&x->S_gate) == mat_empty(&y->S_gate);
 }
 
 /* ---------------------------------------------------------------- explain */
@@ -221,8 +360,8 @@ static void moe_chosen_list(StrBuf *b, const Attn *a, int i, int utf8)
 	for (int r = 0; r < p->top_k; r++)
 		for (int e = 0; e < p->experts; e++)
 			if (moe_rank(a, i, e) == r)
-				strbuf_printf(b, "%s%d (p = %s)", r > 0 ? ", " : "", e,
-				              celltext_num(x1, MAT_AT(a->router_probs, i, e), utf8));
+				strbuf_printf(b, "%s%d (%s = %s)", r > 0 ? ", " : "", e, moe_sigmoid(p) ? "s" : "p",
+				              celltext_num(x1, moe_rank_value(a, i, e), utf8));
 }
 
 static void explain_router(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -240,6 +379,14 @@ static void explain_router(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		strbuf_printf(b, _("token %d's score for expert %d = %s row %d %s W_router's column %d\n"), i, j,
 		              moe_input_name(a), i, MUL_SYM(utf8), j);
 		celltext_terms(b, &MAT_AT(*attn_ffn_input(a), i, 0), 1, p->W_r.a + j, (size_t)E, attn_config(a)->d_model, utf8);
+		return;
+	}
+	if (which == AM_ROUTER_SCORES) {
+		strbuf_printf(b, _("DeepSeek-V3 scores each expert on its own, with a sigmoid, not a softmax over the row:\n"));
+		strbuf_printf(b, "%s(%s) = 1 / (1 + exp(%s)) = %s\n", celltext_sym(utf8, "\u03c3", "sigmoid"),
+		              celltext_num(x1, MAT_AT(a->router_logits, i, j), utf8),
+		              celltext_num(x2, -MAT_AT(a->router_logits, i, j), utf8),
+		              celltext_num(x3, MAT_AT(a->router_scores, i, j), utf8));
 		return;
 	}
 	double max = -INFINITY, sum = 0.0;
@@ -267,8 +414,29 @@ static int operands_router(const Attn *a, AttnMatrix which, int h, int i, int j,
 		out[1] = (ExplainOperand){ AM_MOE_W_R, 0, -1, j };
 		return 2;
 	}
-	out[0] = (ExplainOperand){ AM_ROUTER_LOGITS, 0, i, -1 };
+	out[0] = (ExplainOperand){ AM_ROUTER_LOGITS, 0, i, which == AM_ROUTER_SCORES ? j : -1 };
 	return 1;
+}
+
+/* DeepSeek-V3's weight of a chosen expert j for token i: its sigmoid score (not s), renormalised, scaled. */
+static void explain_topk_sigmoid(StrBuf *b, const Attn *a, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	char x1[32], x2[32], x3[32], x4[32];
+
+	if (p->norm_topk_prob)
+		strbuf_printf(b,
+		              _("the weight is the sigmoid score without the bias, divided by the chosen scores' sum (+ 1e-20), "
+		                "times routed_scaling_factor: w = %s / %s %s %s = %s\n"),
+		              celltext_num(x1, MAT_AT(a->router_scores, i, j), utf8), celltext_num(x2, moe_topk_sum(a, i), utf8),
+		              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x3, p->routed_scaling, utf8),
+		              celltext_num(x4, MAT_AT(a->moe_weights, i, j), utf8));
+	else
+		strbuf_printf(b,
+		              _("without norm_topk_prob the weight is the sigmoid score without the bias, times "
+		                "routed_scaling_factor: w = %s %s %s = %s\n"),
+		              celltext_num(x1, MAT_AT(a->router_scores, i, j), utf8), celltext_sym(utf8, "\u00d7", "*"),
+		              celltext_num(x2, p->routed_scaling, utf8), celltext_num(x3, MAT_AT(a->moe_weights, i, j), utf8));
 }
 
 static void explain_topk(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -288,9 +456,16 @@ static void explain_topk(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 	if (rank >= p->top_k) {
 		strbuf_printf(
 			b,
-			_("expert %d is number %d of %d by probability (p = %s), so token %d did not choose it: it has no weight, "
-		      "and expert %d does not run on this token at all\n"),
-			j, rank + 1, p->experts, celltext_num(x1, MAT_AT(a->router_probs, i, j), utf8), i, j);
+			moe_sigmoid(p)
+				? _("expert %d is number %d of %d by scores_for_choice (%s), so token %d did not choose it: it has no "
+			        "weight, and expert %d does not run on this token at all\n")
+				: _("expert %d is number %d of %d by probability (p = %s), so token %d did not choose it: it has no weight, "
+			        "and expert %d does not run on this token at all\n"),
+			j, rank + 1, p->experts, celltext_num(x1, moe_rank_value(a, i, j), utf8), i, j);
+		return;
+	}
+	if (moe_sigmoid(p)) {
+		explain_topk_sigmoid(b, a, i, j, utf8);
 		return;
 	}
 	if (p->norm_topk_prob)
@@ -308,9 +483,65 @@ static void explain_topk(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 
 static int operands_topk(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	(void)a, (void)which, (void)h, (void)j;
+	(void)which, (void)h;
+	if (moe_sigmoid(moe_of(a))) {
+		out[0] = (ExplainOperand){ AM_SCORES_CHOICE, 0, i, -1 };
+		out[1] = (ExplainOperand){ AM_ROUTER_SCORES, 0, i, j };
+		return 2;
+	}
 	out[0] = (ExplainOperand){ AM_ROUTER_PROBS, 0, i, -1 };
 	return 1;
+}
+
+/* group_scores[i][g]: the group's two best s and their sum, kept or not; scores_for_choice[i][j]: s, or its group dropped. */
+static void explain_choice(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const MoeParams *p = moe_of(a);
+	const int m = p->experts / p->n_group, g = which == AM_GROUP_SCORES ? j : j / m, rank = group_rank(a, i, g);
+	char x1[32], x2[32], x3[32];
+	int e1, e2;
+
+	(void)h;
+	if (which == AM_SCORES_CHOICE) {
+		const double s = MAT_AT(a->router_scores, i, j) + MAT_AT(p->e_bias, 0, j);
+		strbuf_printf(b, _("s = router_scores + e_score_correction_bias = %s + %s = %s\n"),
+		              celltext_num(x1, MAT_AT(a->router_scores, i, j), utf8),
+		              celltext_num(x2, MAT_AT(p->e_bias, 0, j), utf8), celltext_num(x3, s, utf8));
+		if (rank < p->topk_group)
+			strbuf_printf(b, _("expert %d is in group %d, number %d of %d groups for token %d: kept (topk_group %d)\n"), j,
+			              g, rank + 1, p->n_group, i, p->topk_group);
+		else
+			strbuf_printf(b,
+			              _("expert %d is in group %d, number %d of %d groups for token %d: dropped (topk_group %d), so "
+			                "token %d cannot choose it (transformers writes 0.0 here)\n"),
+			              j, g, rank + 1, p->n_group, i, p->topk_group, i);
+		return;
+	}
+	const double v = group_score(a, p, i, g, &e1, &e2);
+	strbuf_printf(b, _("group %d holds experts %d to %d; its score is the sum of its 2 largest s = score + bias:\n"), g,
+	              g * m, (g + 1) * m - 1);
+	if (e2 >= 0)
+		strbuf_printf(b, "s[%d] + s[%d] = %s + %s = %s\n", e1, e2,
+		              celltext_num(x1, MAT_AT(a->router_scores, i, e1) + MAT_AT(p->e_bias, 0, e1), utf8),
+		              celltext_num(x2, MAT_AT(a->router_scores, i, e2) + MAT_AT(p->e_bias, 0, e2), utf8),
+		              celltext_num(x3, v, utf8));
+	strbuf_printf(b, rank < p->topk_group ? _("number %d of %d groups: kept (topk_group %d)\n")
+	                                      : _("number %d of %d groups: dropped (topk_group %d)\n"),
+	              rank + 1, p->n_group, p->topk_group);
+}
+
+static int operands_choice(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
+{
+	(void)h;
+	if (which == AM_SCORES_CHOICE) {
+		out[0] = (ExplainOperand){ AM_ROUTER_SCORES, 0, i, j };
+		out[1] = (ExplainOperand){ AM_MOE_E_BIAS, 0, 0, j };
+		out[2] = (ExplainOperand){ AM_GROUP_SCORES, 0, i, j / (moe_of(a)->experts / moe_of(a)->n_group) };
+		return 3;
+	}
+	out[0] = (ExplainOperand){ AM_ROUTER_SCORES, 0, i, -1 };
+	out[1] = (ExplainOperand){ AM_MOE_E_BIAS, 0, 0, -1 };
+	return 2;
 }
 
 /* shared_gate[i][0]: σ of row i · the gate's column; shared_out[i][j]: the shared expert's SwiGLU, column j. */
@@ -344,7 +575,11 @@ static void explain_shared(StrBuf *b, const Attn *a, AttnMatrix which, int i, in
 	if (act != NULL)
 		celltext_terms(b, act, 1, p->S_2.a + j, (size_t)D, S, utf8);
 	free(act);
-	strbuf_printf(b, _("it is added to ffn_out times the token's gate, %s\n"), celltext_num(x1, MAT_AT(a->shared_gate, i, 0), utf8));
+	if (mat_empty(&p->S_gate))
+		strbuf_printf(b, "%s", _("it is added to ffn_out as it is: DeepSeek's shared experts have no gate\n"));
+	else
+		strbuf_printf(b, _("it is added to ffn_out times the token's gate, %s\n"),
+		              celltext_num(x1, MAT_AT(a->shared_gate, i, 0), utf8));
 }
 
 static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -371,12 +606,16 @@ static void explain_experts(StrBuf *b, const Attn *a, AttnMatrix which, int h, i
 				              celltext_num(x2, MAT_AT(a->expert_out, i, f * D + j), utf8));
 				first = 0;
 			}
-		if (p->shared_ff > 0)
+		if (p->shared_ff > 0 && mat_empty(&p->S_gate))
+			strbuf_printf(b, " + %s", celltext_num(x2, MAT_AT(a->shared_out, i, j), utf8));
+		else if (p->shared_ff > 0)
 			strbuf_printf(b, " + %s%s%s", celltext_num(x1, MAT_AT(a->shared_gate, i, 0), utf8),
 			              celltext_sym(utf8, "\u00d7", "*"), celltext_num(x2, MAT_AT(a->shared_out, i, j), utf8));
 		strbuf_printf(b, "\n= %s\n", celltext_num(x1, MAT_AT(a->ffn_out, i, j), utf8));
 		if (p->shared_ff > 0)
-			strbuf_printf(b, "%s", _("(the last term is the shared expert's: every token goes through it, times its gate)\n"));
+			strbuf_printf(b, "%s", mat_empty(&p->S_gate)
+			                           ? _("(the last term is the shared expert's: every token goes through it, without a gate)\n")
+			                           : _("(the last term is the shared expert's: every token goes through it, times its gate)\n"));
 		return;
 	}
 	if (which == AM_SHARED_GATE || which == AM_SHARED_OUT) {
@@ -426,6 +665,10 @@ static int operands_experts(const Attn *a, AttnMatrix which, int h, int i, int j
 		out[1] = (ExplainOperand){ AM_EXPERT_OUT, 0, i, -1 };
 		if (attn_params(a)->block.moe.shared_ff == 0)
 			return 2;
+		if (mat_empty(&attn_params(a)->block.moe.S_gate)) {
+			out[2] = (ExplainOperand){ AM_SHARED_OUT, 0, i, j };
+			return 3;
+		}
 		out[2] = (ExplainOperand){ AM_SHARED_GATE, 0, i, 0 };
 		out[3] = (ExplainOperand){ AM_SHARED_OUT, 0, i, j };
 		return 4;
@@ -452,11 +695,23 @@ const AttnVariant variant_moe = {
 	.stage = STAGE_MOE_ROUTER,
 	.kernel = pass_router,
 	.rules = { { AM_ROUTER_LOGITS, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_W_R) },
-	           { AM_ROUTER_PROBS, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_W_R) } },
+	           { AM_ROUTER_PROBS, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_W_R) },
+	           { AM_ROUTER_SCORES, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_W_R) } },
 	.explain = explain_router,
 	.operands = operands_router,
 	.fault = moe_fault,
 	.same = moe_same,
+};
+
+const AttnVariant variant_moe_choice = {
+	.name = "moe",
+	.feature = FEAT_MOE_SIGMOID,
+	.stage = STAGE_MOE_CHOICE,
+	.kernel = pass_choice,
+	.rules = { { AM_GROUP_SCORES, ATTN_MADE(AM_ROUTER_SCORES, AM_MOE_E_BIAS) },
+	           { AM_SCORES_CHOICE, ATTN_MADE(AM_ROUTER_SCORES, AM_MOE_E_BIAS) } },
+	.explain = explain_choice,
+	.operands = operands_choice,
 };
 
 const AttnVariant variant_moe_topk = {
@@ -464,7 +719,7 @@ const AttnVariant variant_moe_topk = {
 	.feature = FEAT_MOE,
 	.stage = STAGE_MOE_TOPK,
 	.kernel = pass_topk,
-	.rules = { { AM_MOE_WEIGHTS, ATTN_MADE(AM_ROUTER_PROBS) } },
+	.rules = { { AM_MOE_WEIGHTS, ATTN_MADE(AM_ROUTER_PROBS, AM_SCORES_CHOICE, AM_ROUTER_SCORES) } },
 	.explain = explain_topk,
 	.operands = operands_topk,
 };

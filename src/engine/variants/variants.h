@@ -40,6 +40,7 @@
 	X(diffattn_out)       \
 	X(gated)              \
 	X(moe)               \
+	X(moe_choice)        \
 	X(moe_topk)          \
 	X(moe_experts)
 
