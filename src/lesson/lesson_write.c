@@ -212,6 +212,10 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		    put(d, "W_b", jw_matrix(&p->gdn_W_b)) != 0 || put(d, "A_log", jw_flat(&p->gdn_A_log)) != 0 ||
 		    put(d, "dt_bias", jw_flat(&p->gdn_dt_bias)) != 0 || !cJSON_AddNumberToObject(d, "chunk_size", p->gdn_chunk))
 			return -1;
+		if (p->gdn_mixer && (!cJSON_AddTrueToObject(d, "mixer") || put(d, "conv1d", jw_matrix(&p->gdn_conv)) != 0 ||
+		                     put(d, "W_z", jw_matrix(&p->gdn_W_z)) != 0 || put(d, "norm", jw_flat(&p->gdn_norm)) != 0 ||
+		                     put(d, "eps", jw_number(p->gdn_eps)) != 0)) /* as the layer's mixer */
+			return -1;
 	}
 	if (!b->present)
 		return 0;

@@ -32,7 +32,9 @@
 	X(ropeangles)        \
 	X(linear)            \
 	X(linearstate)       \
+	X(deltanet_conv)     \
 	X(deltanet)         \
+	X(deltanet_norm)     \
 	X(mla)               \
 	X(mla_heads)         \
 	X(mla_absorb)        \
