@@ -4,6 +4,7 @@ token mixer (Qwen3-Next's linear_attn), computed with PyTorch in float64:
 
     make_reference_deltanet2.py --all tests/golden/deltanet2   # the lessons and every NAME.ref.json
     make_reference_deltanet2.py LESSON.json > LESSON.ref.json
+    make_reference_deltanet2.py lessons/hybrid.json > tests/golden/lessons/hybrid.ref.json
 
 Written from issue 24, lessons/FORMAT.md ("gated_deltanet", "mixer") and the
 reference code below, not from the C code. The rest of a layer (the
@@ -48,6 +49,8 @@ transformers, src/transformers/models/qwen3_next/modeling_qwen3_next.py
         variance = hidden_states.pow(2).mean(-1, keepdim=True)
         hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
         hidden_states = self.weight * hidden_states; hidden_states * silu(gate)     -> gated_norm()
+  Qwen3NextAttention.forward (a full-attention layer of the hybrid, with "W_gate"):
+        attn_output = attn_output * torch.sigmoid(gate); attn_output = self.o_proj(attn_output)
   (here a = x W_a, b = x W_b, z = x W_z with x the rows the projections read, and
    q, k, v the lesson's projections W_q, W_k, W_v: in_proj_qkvz and in_proj_ba
    un-interleaved. Query head h reads key/value head h // (h/g) as elsewhere in
@@ -216,7 +219,17 @@ _lin_attention = v4.attention
 def attention(x, p, s, out, checks):
     gd = p["gdn"]
     if not (gd and gd.get("mixer")):
-        return _lin_attention(x, p, s, out, checks)
+        o = _lin_attention(x, p, s, out, checks)
+        if p.get("W_gate") is None:
+            return o
+        # a full-attention layer of the hybrid, gated as Qwen3NextAttention.forward gates it:
+        # attn_output = attn_output * torch.sigmoid(gate), then o_proj (W_gate: the gate's half of q_proj)
+        out["gate"] = x @ p["W_gate"]
+        out["gate_sig"] = torch.sigmoid(out["gate"])
+        out["gated"] = out["concat"] * out["gate_sig"]
+        o = v4.linear(out["gated"], p["W_o"], p.get("b_o"))
+        out["output"] = o
+        return o
     p["gdn"] = None                    # softmax attention as v4 computes it (still in the dump), then the mixer
     try:
         _lin_attention(x, p, s, out, checks)
@@ -226,13 +239,26 @@ def attention(x, p, s, out, checks):
 
 
 v4.attention = attention
-_lin_reference = v4.reference
+_lin_reference, _lin_read_lesson = v4.reference, v4.read_lesson
+
+
+def read_lesson(path, override=None):
+    """make_reference_linear's reader, with each layer's W_gate (its own, else the top level's; false: none)."""
+    L, s, params = _lin_read_lesson(path, override)
+    J = lesson_json(path, override)
+    for p, lay in zip(params, J.get("layers") or [{}]):
+        wg = dict(J, **lay).get("W_gate")
+        p["W_gate"] = T(wg) if wg else None
+    return L, s, params
+
+
+v4.read_lesson = read_lesson
 
 
 def reference(path, override=None):
     """make_reference_linear's reference, with "mixer": true and eps in a mixer layer's "gated_deltanet"."""
     ref = _lin_reference(path, override)
-    _, s, params = lin.read_lesson(path, override)
+    _, s, params = read_lesson(path, override)
     for at, p in zip([lay["attn"] for lay in ref["layers"]] if ref.get("layers") else [ref], params):
         if p["gdn"] and p["gdn"].get("mixer"):
             at["gated_deltanet"].update(mixer=True, eps=p["gdn"].get("eps", 1e-6))
