@@ -40,6 +40,7 @@ typedef enum Stage {
 	STAGE_GDN_CONV,    /* Gated DeltaNet as the layer's mixer: the short causal conv1d and SiLU over q, k, v */
 	STAGE_DELTANET,    /* Gated DeltaNet's recurrence (Qwen3-Next), token by token and in chunks */
 	STAGE_GDN_NORM,    /* Gated DeltaNet as the layer's mixer: RMSNorm(o)·w ⊙ SiLU(z), what W_o reads */
+	STAGE_GDN_CACHE,   /* … and what it caches for the next token beside a full-attention layer (the hybrid) */
 	STAGE_DIFF,        /* differential attention (issue 24 §4): A1 − λ·A2 of each pair of heads */
 	STAGE_DIFF_OUT,    /* differential attention: (A1 − λ·A2)·V, its per-head RMSNorm and × (1 − λ_init) */
 	STAGE_CONCAT,

@@ -311,7 +311,6 @@ static void pass_deltanet_norm(Attn *a, const ModelConfig *cfg, const LayerParam
 			a->nonfinite |= mat_nonfinite(&MAT_AT(hd->gdn_gated, t, 0), (size_t)dv);
 		}
 	}
-	gdn_cache(a, cfg, lp);
 }
 
 /* Head h's d_v numbers of row i in concat, as the mixer: its gated output. */
@@ -559,4 +558,13 @@ const AttnVariant variant_deltanet_norm = {
 	.operands = operands_deltanet,
 	.head_row = deltanet_head_row,
 	.head_row_of = AM_GDN_GATED,
+};
+
+const AttnVariant variant_deltanet_cache = {
+	.name = "deltanet_cache",
+	.feature = FEAT_GDN_MIXER,
+	.stage = STAGE_GDN_CACHE,
+	.kernel = gdn_cache, /* sizes only: rerun after any change, as its neighbours */
+	.explain = explain_deltanet,
+	.operands = operands_deltanet,
 };

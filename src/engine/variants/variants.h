@@ -35,6 +35,7 @@
 	X(deltanet_conv)     \
 	X(deltanet)         \
 	X(deltanet_norm)     \
+	X(deltanet_cache)    \
 	X(mla)               \
 	X(mla_heads)         \
 	X(mla_absorb)        \
