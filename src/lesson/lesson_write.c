@@ -297,6 +297,8 @@ static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 			const LayerParams *p = model_layer_params_const(l, i);
 			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, p, l->cfg.score) != 0 ||
 			    json_layer_keys(j, p, NULL, l->cfg.qk_norm_eps) != 0 ||
+			    /* a layer without the top level's Gated DeltaNet (the hybrid's full-attention layer) says so */
+			    (!mat_empty(&l->lp.gdn_A_log) && mat_empty(&p->gdn_A_log) && !cJSON_AddFalseToObject(j, "gated_deltanet")) ||
 			    (l->layer[i].own.mask_own && put_mask(j, &l->layer[i].own) != 0) ||
 			    (l->layer[i].own.rope_own && put_layer_rope(j, l->layer[i].own.rope_base) != 0))
 				return -1;
