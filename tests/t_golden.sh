@@ -113,6 +113,13 @@ bad_lessons ropescale
 golden_dir linear
 bad_lessons linear
 saved_dir linear
+# Gated DeltaNet as the layer's mixer (tests/golden/deltanet2, made by
+# make_reference_deltanet2.py following modeling_qwen3_next.py): the conv1d,
+# both forms of the recurrence, the gated RMSNorm, concat and W_o within 1e-12;
+# the loader's errors of deltanet2/bad; and `save` writing the keys back.
+golden_dir deltanet2 --rtol 0 --atol 1e-12
+bad_lessons deltanet2
+saved_dir deltanet2
 # Issue 24 §4's differential attention (tests/golden/diffattn, made by
 # make_reference_diffattn.py following unilm's multihead_diffattn.py): every
 # matrix within 1e-12 (absolute), the loader's errors of diffattn/bad, and

@@ -731,6 +731,7 @@ walk_lesson nexttoken next
 walk_lesson softcap softcap
 walk_lesson sinks sinks
 walk_lesson linear deltanet
+walk_lesson hybrid deltanet_cache
 walk_lesson diffattn diff_out
 walk_lesson gated gate
 walk_lesson moe experts last

@@ -390,6 +390,9 @@ static void test_next_lesson(void **state)
 	assert_string_equal(session_next_lesson(&s), "linear");
 	free(s.source);
 	s.source = strdup("lessons/linear.json");
+	assert_string_equal(session_next_lesson(&s), "hybrid");
+	free(s.source);
+	s.source = strdup("lessons/hybrid.json");
 	assert_string_equal(session_next_lesson(&s), "diffattn");
 	free(s.source);
 	s.source = strdup("lessons/diffattn.json");

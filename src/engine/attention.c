@@ -58,6 +58,7 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_NORM2_AFTER_STATS] = AT(Attn, norm2_after_stats), [AM_NORM2_AFTER] = AT(Attn, norm2_after),
 	[AM_ROUTER_SCORES] = AT(Attn, router_scores),
 	[AM_GROUP_SCORES] = AT(Attn, group_scores), [AM_SCORES_CHOICE] = AT(Attn, scores_choice),
+	[AM_GDN_CONV] = AT(Attn, gdn_conv), [AM_GDN_Z] = AT(Attn, gdn_z), [AM_GDN_CACHE] = AT(Attn, gdn_cache),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -75,6 +76,8 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_GDN_G] = AT(AttnHead, gdn_g), [AM_GDN_RECALL] = AT(AttnHead, gdn_recall), [AM_GDN_DELTA] = AT(AttnHead, gdn_delta),
 	[AM_GDN_OUT] = AT(AttnHead, gdn_out), [AM_GDN_OUT_CHUNK] = AT(AttnHead, gdn_out_chunk),
 	[AM_GDN_STATE] = AT(AttnHead, gdn_state),
+	[AM_GDN_STATES] = AT(AttnHead, gdn_states), [AM_GDN_RMS] = AT(AttnHead, gdn_rms),
+	[AM_GDN_GATED] = AT(AttnHead, gdn_gated),
 	[AM_DIFF_A1] = AT(AttnHead, diff_a1), [AM_DIFF_A2] = AT(AttnHead, diff_a2), [AM_DIFF_A] = AT(AttnHead, diff_a),
 	[AM_DIFF_O] = AT(AttnHead, diff_o), [AM_DIFF_RMS] = AT(AttnHead, diff_rms), [AM_DIFF_OUT] = AT(AttnHead, diff_out),
 	[AM_ABSORBED] = AT(AttnHead, absorbed),

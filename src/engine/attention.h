@@ -83,6 +83,9 @@ typedef struct AttnHead {
 	Mat gdn_beta, gdn_g;  /* n × 1 */
 	Mat gdn_recall, gdn_delta, gdn_out, gdn_out_chunk; /* n × d_v */
 	Mat gdn_state;        /* d_k × d_v after the last token */
+	/* Gated DeltaNet as the layer's mixer (empty without "mixer"): the state after each token, row t
+	 * S_t flattened (d_k·d_v); each row's RMS of gdn_out (n × 1); RMSNorm(o)·w ⊙ SiLU(z) (n × d_v) */
+	Mat gdn_states, gdn_rms, gdn_gated;
 	/* Differential attention (empty without "diff_attn"): engine/variants/diffattn.c; head 2p and 2p + 1 hold pair p's */
 	Mat diff_a1, diff_a2; /* n × m: the weights of head 2p and of head 2p + 1 */
 	Mat diff_a;           /* n × m: A1 − λ·A2 */
@@ -181,6 +184,10 @@ typedef struct Attn {
 	Mat gate;             /* x·W_gate, from the rows the queries come from */
 	Mat gate_sig;         /* σ(gate) */
 	Mat gated;            /* concat ⊙ σ(gate): what output reads instead of concat */
+	/* Gated DeltaNet as the layer's mixer (variants/deltanet.c; empty without): [Q | K | V] after the conv1d
+	 * and SiLU (n × (h·d_k + g·d_k + g·d_v)), z = x·W_z (n × h·d_v) */
+	Mat gdn_conv, gdn_z;
+	Mat gdn_cache;        /* 4 × 4: what a Gated DeltaNet layer and a full-attention layer cache (deltanet.c) */
 
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer

@@ -290,10 +290,11 @@ static int add_linear_head(cJSON *o, const AttnHead *hd)
 {
 	const AttnMatrix w[] = { AM_PHI_Q, AM_PHI_K, AM_LIN_SCORES, AM_LIN_Z, AM_LIN_OUT, AM_LIN_STATE, AM_LIN_KSUM, AM_LIN_OUT_STATE,
 		                 AM_GDN_Q, AM_GDN_K, AM_GDN_BETA, AM_GDN_G, AM_GDN_RECALL, AM_GDN_DELTA, AM_GDN_OUT,
-		                 AM_GDN_OUT_CHUNK, AM_GDN_STATE };
+		                 AM_GDN_OUT_CHUNK, AM_GDN_STATE, AM_GDN_STATES, AM_GDN_RMS, AM_GDN_GATED };
 	const Mat *m[] = { &hd->phi_q, &hd->phi_k, &hd->lin_scores, &hd->lin_z, &hd->lin_out, &hd->lin_state, &hd->lin_ksum,
 		           &hd->lin_out_state, &hd->gdn_q, &hd->gdn_k, &hd->gdn_beta, &hd->gdn_g, &hd->gdn_recall,
-		           &hd->gdn_delta, &hd->gdn_out, &hd->gdn_out_chunk, &hd->gdn_state };
+		           &hd->gdn_delta, &hd->gdn_out, &hd->gdn_out_chunk, &hd->gdn_state, &hd->gdn_states, &hd->gdn_rms,
+		           &hd->gdn_gated };
 
 	for (size_t k = 0; k < sizeof w / sizeof w[0]; k++)
 		if (!mat_empty(m[k]) && add_matrix(o, matrix_name(w[k]), m[k]))
@@ -318,11 +319,16 @@ static int add_gated(cJSON *o, const Attn *a)
 static int add_linear(cJSON *o, const Attn *a)
 {
 	const ModelConfig *cfg = attn_config(a);
-	cJSON *l;
+	cJSON *l = NULL;
 
 	if (!mat_empty(&attn_params(a)->gdn_A_log) &&
 	    ((l = cJSON_AddObjectToObject(o, "gated_deltanet")) == NULL ||
 	     add_number(l, "chunk_size", attn_params(a)->gdn_chunk) || add_number(l, "max_gap", a->gdn_gap)))
+		return 1;
+	if (l != NULL && attn_params(a)->gdn_mixer && /* as the layer's mixer: [Q | K | V] after the conv, and z */
+	    (cJSON_AddTrueToObject(l, "mixer") == NULL || add_number(l, "eps", attn_params(a)->gdn_eps) ||
+	     add_matrix(o, matrix_name(AM_GDN_CONV), &a->gdn_conv) || add_matrix(o, matrix_name(AM_GDN_Z), &a->gdn_z) ||
+	     add_matrix(o, matrix_name(AM_GDN_CACHE), &a->gdn_cache)))
 		return 1;
 	if (!cfg->linear)
 		return 0;

@@ -208,6 +208,8 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_UNEMBED] = offsetof(Model, cfg.unembed), [AM_SINKS] = offsetof(Model, lp.sinks),
 	[AM_GDN_W_A] = offsetof(Model, lp.gdn_W_a), [AM_GDN_W_B] = offsetof(Model, lp.gdn_W_b),
 	[AM_GDN_A_LOG] = offsetof(Model, lp.gdn_A_log), [AM_GDN_DT_BIAS] = offsetof(Model, lp.gdn_dt_bias),
+	[AM_GDN_CONV_W] = offsetof(Model, lp.gdn_conv), [AM_GDN_W_Z] = offsetof(Model, lp.gdn_W_z),
+	[AM_GDN_NORM_W] = offsetof(Model, lp.gdn_norm),
 	[AM_W_QA] = offsetof(Model, lp.mla.W_qa), [AM_Q_A_NORM] = offsetof(Model, lp.mla.q_a_norm),
 	[AM_W_QB] = offsetof(Model, lp.mla.W_qb), [AM_W_KVA] = offsetof(Model, lp.mla.W_kva),
 	[AM_KV_A_NORM] = offsetof(Model, lp.mla.kv_a_norm), [AM_W_KVB] = offsetof(Model, lp.mla.W_kvb),

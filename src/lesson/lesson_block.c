@@ -346,7 +346,7 @@ out:
  */
 static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
 {
-	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", NULL };
+	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", "mixer", "conv1d", "W_z", "norm", "eps", NULL };
 	const cJSON *v = get(root, "gated_deltanet");
 	const int h = l->lp.heads;
 	size_t old;
@@ -376,6 +376,8 @@ static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
 	if (key_whole(c, v, "chunk_size", 1, l->cfg.n, _("a chunk of 1 to n tokens"), &chunk) != 0)
 		goto out;
 	l->lp.gdn_chunk = (int)chunk;
+	if (li_read_deltanet_mixer(c, v, l) != 0) /* as the layer's mixer (lesson_deltanet.c) */
+		goto out;
 	if (l->cfg.has_source)
 		fail(c, _("needs self-attention (each token updates the state its own query reads), but this lesson has a source"));
 	else

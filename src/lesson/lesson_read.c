@@ -504,7 +504,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	if (cJSON_IsArray(get(root, "sinks"))) /* issue 23 §4: a sink logit per head */
 		m->lp.sinks.rows = 1, m->lp.sinks.cols = m->lp.heads;
 	if (cJSON_IsObject(get(root, "gated_deltanet"))) /* issue 24 §3 */
-		m->lp.gdn_A_log.rows = 1, m->lp.gdn_A_log.cols = m->lp.heads;
+		m->lp.gdn_A_log.rows = 1, m->lp.gdn_A_log.cols = m->lp.heads, li_deltanet_shape(get(root, "gated_deltanet"), m);
 	if (get(root, "W_gate") != NULL && !cJSON_IsFalse(get(root, "W_gate"))) { /* issue 23 §6: gated attention */
 		const int g = m->lp.kv_heads > 0 ? m->lp.kv_heads : m->lp.heads;
 		m->lp.W_gate.rows = ms_x.cols, m->lp.W_gate.cols = g > 0 ? m->lp.heads * (ms_v.cols / g) : 0;

@@ -117,6 +117,12 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 	/* Gated DeltaNet: W_a, W_b, A_log, dt_bias; per head gdn_q, gdn_k, β, g, recall, delta, both outputs, the state */
 	if (!mat_empty(&p->gdn_A_log))
 		computed += 2 * D * h + 2 * h + h * (2 * N * dk + 2 * N + 4 * N * dv + dk * dv);
+	/* as the mixer: conv1d, W_z, the norm's weight; gdn_conv, gdn_z; per head the states, rms, gated */
+	if (!mat_empty(&p->gdn_A_log) && p->gdn_mixer) {
+		const double ch = h * dk + g * (dk + dv);
+		own += p->gdn_conv.rows * ch + D * h * dv + dv;
+		computed += N * ch + N * h * dv + h * (N * dk * dv + N + N * dv);
+	}
 	if (cfg->decode)
 		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * d_out + (p->block.present ? N * D : 0);
 	if (p->block.present) {
@@ -364,6 +370,12 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		                "paired heads, without it"));
 		goto out;
 	}
+	if (lp->gdn_mixer && (cfg->decode || !mat_empty(&lp->W_gate) || lp->mla.on)) { /* Gated DeltaNet as the mixer */
+		AT(cfg->decode ? "decode" : !mat_empty(&lp->W_gate) ? "W_gate" : "mla");
+		fail(c, "%s", _("not with Gated DeltaNet as the layer's mixer (\"mixer\": true): its output, not softmax "
+		                "attention's, is what W_o reads, and decoding, the gate and MLA are softmax attention's"));
+		goto out;
+	}
 	if (lp->block.present && lp->block.has_ffn && lp->block.moe.experts > 0 &&
 	    cfg->backward != BACKWARD_NONE) { /* a mixture of experts is computed forward (and decoded row by row) */
 		AT("backward");
@@ -499,6 +511,9 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		out->dim[DIM_GROUPS] = E > 0 && p->block.moe.scoring == MOE_SCORE_SIGMOID ? p->block.moe.n_group : 0;
 	}
 	out->dim[DIM_2DV] = 2 * d_v;
+	out->dim[DIM_CONV_K] = p->gdn_mixer ? p->gdn_conv.rows : 0; /* Gated DeltaNet as the mixer: its conv1d */
+	out->dim[DIM_CONV_CH] = heads * d_k + kv * (d_k + d_v);
+	out->dim[DIM_DKDV] = d_k * d_v;
 	out->dim[DIM_QNORM] = cfg->qk_norm == QK_NORM_PROJ ? heads * d_k : d_k;
 	out->dim[DIM_KNORM] = cfg->qk_norm == QK_NORM_PROJ ? out->dim[DIM_GDK] : d_k;
 	out->heads = heads;
@@ -560,7 +575,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	if (cfg->linear)
 		out->features |= FEAT_LINEAR;
 	if (!mat_empty(&p->gdn_A_log))
-		out->features |= FEAT_DELTANET;
+		out->features |= FEAT_DELTANET | (p->gdn_mixer ? FEAT_GDN_MIXER : 0u);
 	if (!mat_empty(&p->sinks))
 		out->features |= FEAT_SINKS;
 	if (!mat_empty(&p->W_gate))

@@ -214,6 +214,10 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		    put(d, "W_b", jw_matrix(&p->gdn_W_b)) != 0 || put(d, "A_log", jw_flat(&p->gdn_A_log)) != 0 ||
 		    put(d, "dt_bias", jw_flat(&p->gdn_dt_bias)) != 0 || !cJSON_AddNumberToObject(d, "chunk_size", p->gdn_chunk))
 			return -1;
+		if (p->gdn_mixer && (!cJSON_AddTrueToObject(d, "mixer") || put(d, "conv1d", jw_matrix(&p->gdn_conv)) != 0 ||
+		                     put(d, "W_z", jw_matrix(&p->gdn_W_z)) != 0 || put(d, "norm", jw_flat(&p->gdn_norm)) != 0 ||
+		                     put(d, "eps", jw_number(p->gdn_eps)) != 0)) /* as the layer's mixer */
+			return -1;
 	}
 	if (!b->present)
 		return 0;
@@ -301,6 +305,8 @@ static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 			const LayerParams *p = model_layer_params_const(l, i);
 			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, p, l->cfg.score) != 0 ||
 			    json_layer_keys(j, p, NULL, l->cfg.qk_norm_eps) != 0 ||
+			    /* a layer without the top level's Gated DeltaNet (the hybrid's full-attention layer) says so */
+			    (!mat_empty(&l->lp.gdn_A_log) && mat_empty(&p->gdn_A_log) && !cJSON_AddFalseToObject(j, "gated_deltanet")) ||
 			    (l->layer[i].own.mask_own && put_mask(j, &l->layer[i].own) != 0) ||
 			    (l->layer[i].own.rope_own && put_layer_rope(j, l->layer[i].own.rope_base) != 0))
 				return -1;

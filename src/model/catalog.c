@@ -258,6 +258,25 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                       Q_ROWS, AXIS_INDEX, 1, N_("the same output from the chunked (parallel) form, chunk_size tokens at a time") },
 	[AM_GDN_STATE] = { "gdn_state", DIM_DK, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_DELTANET, STAGE_DELTANET, NONE, AXIS_INDEX,
 	                   AXIS_INDEX, 1, N_("Gated DeltaNet's state S after the last token, d_k \u00d7 d_v") },
+	/* Gated DeltaNet as the layer's token mixer (Qwen3NextGatedDeltaNet: conv1d, norm, in_proj_qkvz's z) */
+	[AM_GDN_CONV_W] = { "conv1d", DIM_CONV_K, DIM_CONV_CH, DIM_ONE, GP, FEAT_GDN_MIXER, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                    N_("Gated DeltaNet's short causal conv1d: one column of kernel weights per channel of [Q | K | V], the last row for the token itself") },
+	[AM_GDN_W_Z] = { "W_z", DIM_D_MODEL, DIM_HDV, DIM_DV, GP, FEAT_GDN_MIXER, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                 N_("Gated DeltaNet: z = x\u00b7W_z, the output gate's logits, d_v columns per head (in_proj_qkvz's z)") },
+	[AM_GDN_NORM_W] = { "gdn_norm", DIM_ONE, DIM_DV, DIM_ONE, GP, FEAT_GDN_MIXER, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                    N_("Gated DeltaNet: the gated RMSNorm's weight, d_v numbers every head shares") },
+	[AM_GDN_CONV] = { "gdn_conv", DIM_N, DIM_CONV_CH, DIM_ONE, 0, FEAT_GDN_MIXER, STAGE_GDN_CONV, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                  N_("[Q | K | V] after the causal conv1d and SiLU: what the recurrence reads as q, k and v") },
+	[AM_GDN_Z] = { "gdn_z", DIM_N, DIM_HDV, DIM_DV, 0, FEAT_GDN_MIXER, STAGE_GDN_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
+	               N_("z = x\u00b7W_z: the output gate's logits, d_v per head") },
+	[AM_GDN_STATES] = { "gdn_states", DIM_N, DIM_DKDV, DIM_ONE, MF_PER_HEAD, FEAT_GDN_MIXER, STAGE_DELTANET, NONE, Q_ROWS,
+	                    AXIS_INDEX, 1, N_("Gated DeltaNet's state after each token, one row per token: S[i][c] at column i\u00b7d_v + c") },
+	[AM_GDN_RMS] = { "gdn_rms", DIM_N, DIM_ONE, DIM_ONE, MF_PER_HEAD, FEAT_GDN_MIXER, STAGE_GDN_NORM, NONE, Q_ROWS, AXIS_INDEX, 0,
+	                 N_("\u221a(mean(o\u00b2) + eps) of each row of the head's output gdn_out") },
+	[AM_GDN_GATED] = { "gdn_gated", DIM_N, DIM_DV, DIM_ONE, MF_PER_HEAD, FEAT_GDN_MIXER, STAGE_GDN_NORM, NONE, Q_ROWS, AXIS_INDEX, 1,
+	                   N_("RMSNorm(o)\u00b7w \u2299 SiLU(z): the head's output as concat and W_o take it") },
+	[AM_GDN_CACHE] = { "gdn_cache", DIM_FOUR, DIM_FOUR, DIM_ONE, 0, FEAT_GDN_MIXER, STAGE_GDN_CACHE, NONE, AXIS_INDEX, AXIS_INDEX, 0,
+	                   N_("numbers a layer caches: rows this layer as Gated DeltaNet, as full attention, Qwen3-Next-80B's two kinds; columns per new token, at n, 4096 and 262144 tokens") },
 	/* multi-head latent attention (issue 24 §1, DeepSeek-V2/V3) */
 	[AM_W_QA] = { "W_qa", DIM_D_MODEL, DIM_QLORA, DIM_ONE, GP, FEAT_MLA | FEAT_MLA_QLORA, NONE, NONE, AXIS_INDEX,
 	              AXIS_INDEX, 1, N_("MLA: the query's down-projection to its latent c_Q (q_a_proj)") },
@@ -675,17 +694,49 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "Because φ(q)·φ(k) is a plain dot product, the sum over keys can be done first: φ(K)ᵀV is a d_k × d_v state, the same size for 10 tokens or a million, and the outputs come out the same. Softmax cannot do this: e^(q·k) does not split into a part of q times a part of k.",
 		.blurb_zh = "因为 φ(q)·φ(k) 只是普通的点积，可以先对键求和：φ(K)ᵀV 是一个 d_k × d_v 的状态，10 个词和一百万个词都一样大，得到的输出完全相同。softmax 做不到：e^(q·k) 拆不成 q 的一部分乘 k 的一部分。",
 	},
+	[STAGE_GDN_CONV] = {
+		.map = "attention",
+		.name = "deltanet_conv", .requires = FEAT_DELTANET | FEAT_GDN_MIXER, .instead = NONE,
+		PANES({ .matrix = AM_Q }, { .matrix = AM_K }, { .matrix = AM_V }, { .matrix = AM_GDN_CONV_W }, { .matrix = AM_GDN_CONV }),
+		.formula = { { 0, 0, N_("conv_t = SiLU(\u03a3_s w[s]\u00b7x_(t\u2212K+1+s))   per channel of [Q | K | V], tokens before the first are 0   SiLU(x) = x\u00b7\u03c3(x)"),
+		               N_("conv_t = SiLU(sum_s w[s]*x_(t-K+1+s))   per channel of [Q | K | V], tokens before the first are 0   SiLU(x) = x*sigmoid(x)") } },
+		.what = N_("Gated DeltaNet's short causal conv1d and SiLU over every column of q, k and v"),
+		.blurb_en = "Before the recurrence, each column of q, k and v is mixed with the same column of the few tokens just before it (a causal conv1d, kernel K), then passed through SiLU: a token sees its close neighbours directly, and the state carries the rest.",
+		.blurb_zh = "在递推之前，q、k、v 的每一列都和它前面几个词的同一列混合（因果 conv1d，核长 K），再经过 SiLU：一个词直接看到紧挨着它的几个邻居，更远的由状态携带。",
+	},
 	[STAGE_DELTANET] = {
 		.map = "attention",
 		.name = "deltanet", .requires = FEAT_DELTANET, .instead = NONE,
 		/* gdn_q and gdn_k (`show gdn_k`) left out: seven panes fit a 150-column view with the result */
 		PANES({ .matrix = AM_GDN_BETA }, { .matrix = AM_GDN_G }, { .matrix = AM_GDN_RECALL }, { .matrix = AM_GDN_DELTA },
-		      { .matrix = AM_GDN_STATE }, { .matrix = AM_GDN_OUT_CHUNK }, { .matrix = AM_GDN_OUT }),
+		      { .matrix = AM_GDN_STATE, .unless = FEAT_GDN_MIXER }, { .matrix = AM_GDN_STATES, .requires = FEAT_GDN_MIXER },
+		      { .matrix = AM_GDN_OUT_CHUNK }, { .matrix = AM_GDN_OUT }),
 		.formula = { { 0, 0, N_("per token: S \u2190 e^g\u00b7S   \u03b4 = \u03b2\u00b7(v \u2212 S\u1d40k)   S \u2190 S + k\u00b7\u03b4\u1d40   o = S\u1d40q   (k, q L2-normalised, q / \u221ad_k)"),
 		               N_("per token: S <- e^g*S   delta = beta*(v - S^T.k)   S <- S + k.delta^T   o = S^T.q   (k, q L2-normalised, q / sqrt(d_k))") } },
 		.what = N_("Gated DeltaNet: a decaying state corrected token by token by the delta rule, and the same in chunks"),
 		.blurb_en = "Gated DeltaNet keeps linear attention's d_k \u00d7 d_v state but does not only add to it: each token first lets it fade by e^g, reads what it holds for its key, and writes back only the difference from its value, scaled by \u03b2.",
 		.blurb_zh = "Gated DeltaNet 保留线性注意力 d_k \u00d7 d_v 的状态，但不只是往里加：每个词先让它按 e^g 衰减，读出它在自己的键上存了什么，再只把与自己的值的差（乘以 \u03b2）写回去。",
+	},
+	[STAGE_GDN_NORM] = {
+		.map = "attention",
+		.name = "deltanet_norm", .requires = FEAT_DELTANET | FEAT_GDN_MIXER, .instead = NONE,
+		PANES({ .matrix = AM_GDN_OUT }, { .matrix = AM_GDN_RMS }, { .matrix = AM_GDN_NORM_W }, { .matrix = AM_GDN_Z, .flags = HEAD },
+		      { .matrix = AM_GDN_GATED }),
+		.formula = { { 0, 0, N_("z = x\u00b7W_z   gated = o / \u221a(mean(o\u00b2) + eps) \u00b7 w \u2299 SiLU(z)   concat = [gated_0 | \u2026]   (RMSNormGated)"),
+		               N_("z = x.W_z   gated = o / sqrt(mean(o^2) + eps) * w * SiLU(z)   concat = [gated_0 | ...]   (RMSNormGated)") } },
+		.what = N_("Gated DeltaNet's output RMS-normalised, times w and SiLU(z): what concat and W_o take"),
+		.blurb_en = "The recurrence's output is normalised row by row (RMSNorm with a weight w every head shares) and multiplied by SiLU(z), a gate made from the token's own row: this, not softmax's weighted values, is what W_o mixes into the residual.",
+		.blurb_zh = "递推的输出逐行归一化（RMSNorm，各个头共用权重 w），再乘以 SiLU(z)——一个由这个词自己的行算出的门：W_o 混合进残差的是它，而不是 softmax 加权的值。",
+	},
+	[STAGE_GDN_CACHE] = {
+		.map = "attention",
+		.name = "deltanet_cache", .requires = FEAT_DELTANET | FEAT_GDN_MIXER, .instead = NONE,
+		PANES({ .matrix = AM_GDN_STATE }, { .matrix = AM_GDN_CONV_W }, { .matrix = AM_GDN_CACHE }),
+		.formula = { { 0, 0, N_("Gated DeltaNet: (K \u2212 1)\u00b7(h\u00b7d_k + g\u00b7d_k + g\u00b7d_v) + h\u00b7d_k\u00b7d_v numbers at any length   full attention: g\u00b7(d_k + d_v) a token"),
+		               N_("Gated DeltaNet: (K - 1)*(h*d_k + g*d_k + g*d_v) + h*d_k*d_v numbers at any length   full attention: g*(d_k + d_v) a token") } },
+		.what = N_("what a Gated DeltaNet layer keeps for the next token, beside a full-attention layer, in numbers"),
+		.blurb_en = "To compute the next token a Gated DeltaNet layer needs only the conv's last K \u2212 1 rows and each head's state: the same count however long the text. A full-attention layer keeps a key and a value row for every token.",
+		.blurb_zh = "为了算下一个词，Gated DeltaNet 层只需要 conv 的最后 K \u2212 1 行和每个头的状态：不管文本多长，个数都一样。全注意力层则要为每个词保留一行键和一行值。",
 	},
 	[STAGE_DIFF] = {
 		.map = "attention",
@@ -1160,9 +1211,10 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its norms multiply by \u03b3, not by Gemma's 1 + \u03b3 (\"rmsnorm_plus1\")"), /* FEAT_NORM_1P */
 	N_("its block has no norms after each sublayer beside those before (\"norm\": \"sandwich\")"), /* FEAT_SANDWICH */
 	N_("its input rows are not scaled (no \"embed_scale\")"), /* FEAT_EMBED_SCALE */
-	[45] = N_("its router scores with sigmoids, not a softmax (\"scoring_func\": \"sigmoid\")"), /* FEAT_MOE_SOFTMAX */
+	N_("its router scores with sigmoids, not a softmax (\"scoring_func\": \"sigmoid\")"), /* FEAT_MOE_SOFTMAX */
 	N_("its router scores with a softmax (no \"scoring_func\": \"sigmoid\")"), /* FEAT_MOE_SIGMOID */
 	N_("its shared expert has no gate (DeepSeek's)"), /* FEAT_MOE_SHARED_GATE */
+	N_("its Gated DeltaNet is not the layer's mixer (\"gated_deltanet\": {\"mixer\": true})"), /* FEAT_GDN_MIXER */
 };
 
 const char *feature_absent(FeatureSet feat)

@@ -37,7 +37,10 @@ typedef enum Stage {
 	STAGE_FLASH,       /* the same head outputs from FlashAttention's tiles */
 	STAGE_LINEAR,      /* linear attention (issue 24 §3): φ(q)·φ(k) instead of softmax, with its n × n matrix */
 	STAGE_LINEAR_STATE, /* the same outputs from the d_k × d_v state φ(K)ᵀV, without the n × n matrix */
+	STAGE_GDN_CONV,    /* Gated DeltaNet as the layer's mixer: the short causal conv1d and SiLU over q, k, v */
 	STAGE_DELTANET,    /* Gated DeltaNet's recurrence (Qwen3-Next), token by token and in chunks */
+	STAGE_GDN_NORM,    /* Gated DeltaNet as the layer's mixer: RMSNorm(o)·w ⊙ SiLU(z), what W_o reads */
+	STAGE_GDN_CACHE,   /* … and what it caches for the next token beside a full-attention layer (the hybrid) */
 	STAGE_DIFF,        /* differential attention (issue 24 §4): A1 − λ·A2 of each pair of heads */
 	STAGE_DIFF_OUT,    /* differential attention: (A1 − λ·A2)·V, its per-head RMSNorm and × (1 − λ_init) */
 	STAGE_CONCAT,
@@ -113,6 +116,12 @@ typedef enum AttnMatrix {
 	 * per token, what the state recalled and the correction, the output token by token and in chunks, the state */
 	AM_GDN_W_A, AM_GDN_W_B, AM_GDN_A_LOG, AM_GDN_DT_BIAS,
 	AM_GDN_Q, AM_GDN_K, AM_GDN_BETA, AM_GDN_G, AM_GDN_RECALL, AM_GDN_DELTA, AM_GDN_OUT, AM_GDN_OUT_CHUNK, AM_GDN_STATE,
+	/* Gated DeltaNet as the layer's token mixer ("mixer": true): the conv1d's weights, W_z and the gated norm's
+	 * weight; [q | k | v] after the conv and SiLU, z = x·W_z; per head the state after each token, each row's
+	 * RMS of o and RMSNorm(o)·w ⊙ SiLU(z) */
+	AM_GDN_CONV_W, AM_GDN_W_Z, AM_GDN_NORM_W, AM_GDN_CONV, AM_GDN_Z, AM_GDN_STATES, AM_GDN_RMS, AM_GDN_GATED,
+	/* … and what a Gated DeltaNet layer caches beside a full-attention layer (the hybrid) */
+	AM_GDN_CACHE,
 	/* multi-head latent attention (issue 24 §1, DeepSeek-V2/V3): its weights, latents, heads, absorbed form and cache */
 	AM_W_QA, AM_Q_A_NORM, AM_W_QB, AM_W_KVA, AM_KV_A_NORM, AM_W_KVB,
 	AM_C_Q, AM_C_KV, AM_K_PE, AM_Q_NOPE, AM_Q_PE, AM_K_PE_ROT,
@@ -184,10 +193,11 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_NORM_1P     ((FeatureSet)1 << 39) /* Gemma's RMSNorm x/√(mean(x²) + ε)·(1 + γ) in the block or QK-norm ("rmsnorm_plus1") */
 #define FEAT_SANDWICH    ((FeatureSet)1 << 40) /* sandwich norms: before AND after each sublayer ("norm": "sandwich", Gemma 2/3) */
 #define FEAT_EMBED_SCALE ((FeatureSet)1 << 41) /* the input rows scaled before layer 0: X = input·s ("embed_scale", Gemma's √d_model) */
-#define FEAT_MOE_SOFTMAX ((FeatureSet)1 << 45) /* its router's scores are a softmax (Mixtral, Qwen3-MoE; not "scoring_func": "sigmoid") */
-#define FEAT_MOE_SIGMOID ((FeatureSet)1 << 46) /* its router's scores are sigmoids, DeepSeek-V3's ("scoring_func": "sigmoid") */
-#define FEAT_MOE_SHARED_GATE ((FeatureSet)1 << 47) /* its shared expert has a sigmoid gate (Qwen2-MoE's; DeepSeek's has none) */
-#define FEAT_COUNT       48
+#define FEAT_MOE_SOFTMAX ((FeatureSet)1 << 42) /* its router's scores are a softmax (Mixtral, Qwen3-MoE; not "scoring_func": "sigmoid") */
+#define FEAT_MOE_SIGMOID ((FeatureSet)1 << 43) /* its router's scores are sigmoids, DeepSeek-V3's ("scoring_func": "sigmoid") */
+#define FEAT_MOE_SHARED_GATE ((FeatureSet)1 << 44) /* its shared expert has a sigmoid gate (Qwen2-MoE's; DeepSeek's has none) */
+#define FEAT_GDN_MIXER   ((FeatureSet)1 << 45) /* Gated DeltaNet is the layer's token mixer ("gated_deltanet": {"mixer": true}) */
+#define FEAT_COUNT       46
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -229,6 +239,10 @@ typedef enum Dim {
 	DIM_E_DMODEL,/* E·d_model: every expert's output side by side */
 	DIM_SHARED_FF, /* the shared expert's hidden width */
 	DIM_GROUPS,  /* n_group: DeepSeek-V3's groups of experts */
+	/* Gated DeltaNet as the layer's mixer */
+	DIM_CONV_K,  /* the conv1d's kernel size (Qwen3-Next's conv_kernel_size) */
+	DIM_CONV_CH, /* its channels: h·d_k + g·d_k + g·d_v, the columns of Q, K and V side by side */
+	DIM_DKDV,    /* d_k·d_v: a state flattened into one row */
 	DIM_COUNT
 } Dim;
 

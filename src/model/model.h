@@ -321,6 +321,12 @@ typedef struct LayerParams {
 	 * A_log and dt_bias (1 × heads); chunk_size, the chunked form's (engine/variants/deltanet.c) */
 	Mat gdn_W_a, gdn_W_b, gdn_A_log, gdn_dt_bias;
 	int gdn_chunk;
+	/* Gated DeltaNet as the layer's token mixer ("mixer": true; gdn_mixer 0 without): the conv1d's weights
+	 * (kernel × the columns of [Q | K | V]), z = x·W_z (d_model × h·d_v), the gated RMSNorm's weight (1 × d_v)
+	 * and eps; concat and W_o then read its output instead of softmax's (engine/variants/deltanet.c) */
+	int gdn_mixer;
+	Mat gdn_conv, gdn_W_z, gdn_norm;
+	double gdn_eps;
 	Mat W_gate;       /* gated attention (issue 23 §6, Qwen3-Next): d_model × h·d_v, gated = concat ⊙ σ(x·W_gate), else empty */
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	MlaParams mla;    /* multi-head latent attention (issue 24 §1), mla.on 0 without */

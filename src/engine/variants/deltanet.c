@@ -19,8 +19,17 @@
  * triangular system, by forward substitution), then the chunk's outputs and
  * the state after it are matrix products. The pass keeps the largest
  * difference of the two as a->gdn_gap (--dump's gated_deltanet.max_gap,
- * tested below 1e-12). Not yet here: the short causal conv1d with SiLU
- * before q, k and v, and the gated RMSNorm(o) ⊙ SiLU(z) and W_o after.
+ * tested below 1e-12).
+ *
+ * As the layer's token mixer ("mixer": true, FEAT_GDN_MIXER), as
+ * Qwen3NextGatedDeltaNet.forward computes it: the recurrence reads q, k and v
+ * from gdn_conv, the columns of [Q | K | V] after the short causal conv1d and
+ * SiLU (stage deltanet_conv: `mixed_qkv = self.act(self.conv1d(mixed_qkv)
+ * [:, :, :seq_len])`, depthwise, no bias), and its output goes through
+ * Qwen3NextRMSNormGated (stage deltanet_norm: o / √(mean(o²) + eps) · w ⊙
+ * SiLU(z), z = x·W_z, in_proj_qkvz's z), which concat takes in place of
+ * softmax's weighted (head_row): W_o (out_proj) and the residual read it.
+ * The state after every token is kept too (gdn_states, a row per token).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -63,8 +72,25 @@ static double proj(const Mat *x, int t, const Mat *w, int h)
 	return s;
 }
 
-/* The recurrence token by token: gdn_recall, gdn_delta, gdn_out and the last state. */
-static void gdn_recurrent(Attn *a, AttnHead *hd, int g, int n, int dk, int dv)
+/* Where the recurrence reads a head's q, k and v: the projections, or (as the mixer) their columns after the conv. */
+typedef struct GdnSrc {
+	const Mat *q, *k, *v;
+	int q0, k0, v0; /* the head's first column in each */
+} GdnSrc;
+
+static GdnSrc gdn_src(const Attn *a, int h)
+{
+	const LayerParams *lp = attn_params(a);
+	const int dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV], g = attn_kv_head(a, h);
+	const int kq = a->heads * dk, kk = a->shape.dim[DIM_GDK];
+
+	if (lp->gdn_mixer)
+		return (GdnSrc){ &a->gdn_conv, &a->gdn_conv, &a->gdn_conv, h * dk, kq + g * dk, kq + kk + g * dv };
+	return (GdnSrc){ &a->Q, &a->K, &a->V, h * dk, g * dk, g * dv };
+}
+
+/* The recurrence token by token: gdn_recall, gdn_delta, gdn_out, the last state (and, as the mixer, each token's). */
+static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv)
 {
 	memset(hd->gdn_state.a, 0, (size_t)dk * (size_t)dv * sizeof(double));
 	for (int t = 0; t < n; t++) {
@@ -76,7 +102,7 @@ static void gdn_recurrent(Attn *a, AttnHead *hd, int g, int n, int dk, int dv)
 			for (int i = 0; i < dk; i++)
 				r += MAT_AT(hd->gdn_state, i, c) * MAT_AT(hd->gdn_k, t, i);
 			MAT_AT(hd->gdn_recall, t, c) = r;
-			MAT_AT(hd->gdn_delta, t, c) = beta * (MAT_AT(a->V, t, g * dv + c) - r);
+			MAT_AT(hd->gdn_delta, t, c) = beta * (MAT_AT(*src->v, t, src->v0 + c) - r);
 		}
 		for (int i = 0; i < dk; i++)
 			for (int c = 0; c < dv; c++)
@@ -87,6 +113,8 @@ static void gdn_recurrent(Attn *a, AttnHead *hd, int g, int n, int dk, int dv)
 				o += MAT_AT(hd->gdn_state, i, c) * MAT_AT(hd->gdn_q, t, i);
 			MAT_AT(hd->gdn_out, t, c) = o;
 		}
+		if (!mat_empty(&hd->gdn_states))
+			memcpy(&MAT_AT(hd->gdn_states, t, 0), hd->gdn_state.a, (size_t)dk * (size_t)dv * sizeof(double));
 	}
 }
 
@@ -98,7 +126,7 @@ static void gdn_recurrent(Attn *a, AttnHead *hd, int g, int n, int dk, int dv)
  *   out_i = e^(G_i) q_i·S + Σ_{j ≤ i} (q_i·k_j) e^(G_i − G_j) V'_j
  *   S ← e^(G_last) S + Σ_j e^(G_last − G_j) k_j V'_jᵀ
  */
-static int gdn_chunked(Attn *a, AttnHead *hd, int g, int n, int dk, int dv, int C)
+static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int C)
 {
 	double *T = malloc((size_t)C * C * sizeof *T), *G = malloc((size_t)C * sizeof *G);
 	double *U = malloc((size_t)C * dv * sizeof *U), *W = malloc((size_t)C * dk * sizeof *W);
@@ -132,7 +160,7 @@ static int gdn_chunked(Attn *a, AttnHead *hd, int g, int n, int dk, int dv, int 
 			for (int c = 0; c < dv; c++) {
 				double u = 0.0;
 				for (int j = 0; j <= i; j++)
-					u += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, 0) * MAT_AT(a->V, t0 + j, g * dv + c);
+					u += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, 0) * MAT_AT(*src->v, t0 + j, src->v0 + c);
 				U[i * dv + c] = u;
 			}
 			for (int c = 0; c < dk; c++) {
@@ -186,16 +214,16 @@ static void pass_deltanet(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
-		const int g = attn_kv_head(a, h);
+		const GdnSrc src = gdn_src(a, h);
 		for (int t = 0; t < n; t++) {
-			l2_row(&MAT_AT(a->Q, t, h * dk), 1, dk, 1.0 / sqrt((double)dk), &MAT_AT(hd->gdn_q, t, 0));
-			l2_row(&MAT_AT(a->K, t, g * dk), 1, dk, 1.0, &MAT_AT(hd->gdn_k, t, 0));
+			l2_row(&MAT_AT(*src.q, t, src.q0), 1, dk, 1.0 / sqrt((double)dk), &MAT_AT(hd->gdn_q, t, 0));
+			l2_row(&MAT_AT(*src.k, t, src.k0), 1, dk, 1.0, &MAT_AT(hd->gdn_k, t, 0));
 			MAT_AT(hd->gdn_beta, t, 0) = 1.0 / (1.0 + exp(-proj(x, t, &lp->gdn_W_b, h)));
 			MAT_AT(hd->gdn_g, t, 0) =
 			        -exp(lp->gdn_A_log.a[h]) * softplus(proj(x, t, &lp->gdn_W_a, h) + lp->gdn_dt_bias.a[h]);
 		}
-		gdn_recurrent(a, hd, g, n, dk, dv);
-		if (gdn_chunked(a, hd, g, n, dk, dv, lp->gdn_chunk) != 0) {
+		gdn_recurrent(hd, &src, n, dk, dv);
+		if (gdn_chunked(hd, &src, n, dk, dv, lp->gdn_chunk) != 0) {
 			a->failed = 1;
 			return;
 		}
@@ -204,6 +232,91 @@ static void pass_deltanet(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 				gap = fmax(gap, fabs(MAT_AT(hd->gdn_out, t, c) - MAT_AT(hd->gdn_out_chunk, t, c)));
 	}
 	a->gdn_gap = gap;
+}
+
+/*
+ * The short causal conv1d over every column c of [Q | K | V] (K the kernel size), then SiLU:
+ *   gdn_conv[t][c] = SiLU(Σ_{s=0}^{K−1} conv1d[s][c] · x[t − K + 1 + s][c]),  x of a token before the first 0
+ * (Qwen3NextGatedDeltaNet: nn.Conv1d(groups=conv_dim, padding=K − 1, bias=False), the first seq_len outputs, SiLU).
+ */
+static double conv_sum(const Attn *a, const Mat *w, int t, int c)
+{
+	const int K = w->rows, hq = a->Q.cols, hk = a->K.cols;
+	double sum = 0.0;
+
+	for (int s = 0; s < K; s++) {
+		const int u = t - K + 1 + s;
+		if (u < 0)
+			continue;
+		sum += MAT_AT(*w, s, c) * (c < hq ? MAT_AT(a->Q, u, c) : c < hq + hk ? MAT_AT(a->K, u, c - hq) : MAT_AT(a->V, u, c - hq - hk));
+	}
+	return sum;
+}
+
+static void pass_deltanet_conv(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	for (int t = 0; t < cfg->n; t++)
+		for (int c = 0; c < a->gdn_conv.cols; c++)
+			MAT_AT(a->gdn_conv, t, c) = attn_silu(conv_sum(a, &lp->gdn_conv, t, c));
+	a->nonfinite |= mat_nonfinite(a->gdn_conv.a, (size_t)a->gdn_conv.rows * (size_t)a->gdn_conv.cols);
+}
+
+/*
+ * What a layer caches for the tokens to come, in numbers (issue 24 §3, the hybrid): row 0 this layer as Gated
+ * DeltaNet, the conv's last K − 1 rows of [Q | K | V] and each head's d_k × d_v state, the same however many tokens
+ * came (transformers' Qwen3NextDynamicCache keeps K rows of the conv, vLLM K − 1: the next token's conv reads K − 1);
+ * row 1 the same sizes as full attention, a key and a value row per token, g·(d_k + d_v); rows 2 and 3 Qwen3-Next-80B-A3B's
+ * (config.json: linear_conv_kernel_dim 4, linear_num_key_heads 16, linear_num_value_heads 32, linear_key_head_dim and
+ * linear_value_head_dim 128; num_key_value_heads 2, head_dim 256). Columns: added per token, then at n, 4096 and
+ * 262144 tokens (max_position_embeddings).
+ */
+enum { GDN_CACHE_LONG = 262144 };
+
+static void gdn_cache_row(Mat *c, int row, double fixed, double per_token, int n)
+{
+	const double at[4] = { 0, n, 4096, GDN_CACHE_LONG };
+
+	MAT_AT(*c, row, 0) = per_token;
+	for (int k = 1; k < 4; k++)
+		MAT_AT(*c, row, k) = fixed + per_token * at[k];
+}
+
+static void gdn_cache(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const double dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV], g = a->shape.kv_heads;
+
+	gdn_cache_row(&a->gdn_cache, 0, (lp->gdn_conv.rows - 1.0) * a->gdn_conv.cols + a->heads * dk * dv, 0, cfg->n);
+	gdn_cache_row(&a->gdn_cache, 1, 0, g * (dk + dv), cfg->n);
+	gdn_cache_row(&a->gdn_cache, 2, 3.0 * (2 * 16 * 128 + 32 * 128) + 32.0 * 128 * 128, 0, cfg->n);
+	gdn_cache_row(&a->gdn_cache, 3, 0, 2.0 * (256 + 256), cfg->n);
+}
+
+/* z = x·W_z; per head and token rms = √(mean(o²) + eps) of gdn_out's row, gated = o / rms · w ⊙ SiLU(z) (Qwen3NextRMSNormGated). */
+static void pass_deltanet_norm(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+{
+	const int dv = a->shape.dim[DIM_DV];
+
+	a->nonfinite |= mat_mul(gdn_input(a, lp), &lp->gdn_W_z, &a->gdn_z);
+	for (int h = 0; h < a->heads; h++) {
+		AttnHead *hd = &a->head[h];
+		for (int t = 0; t < cfg->n; t++) {
+			double ss = 0.0, rms;
+			for (int c = 0; c < dv; c++)
+				ss += MAT_AT(hd->gdn_out, t, c) * MAT_AT(hd->gdn_out, t, c);
+			rms = sqrt(ss / dv + lp->gdn_eps);
+			MAT_AT(hd->gdn_rms, t, 0) = rms;
+			for (int c = 0; c < dv; c++)
+				MAT_AT(hd->gdn_gated, t, c) = MAT_AT(hd->gdn_out, t, c) / rms * lp->gdn_norm.a[c] *
+				                               attn_silu(MAT_AT(a->gdn_z, t, h * dv + c));
+			a->nonfinite |= mat_nonfinite(&MAT_AT(hd->gdn_gated, t, 0), (size_t)dv);
+		}
+	}
+}
+
+/* Head h's d_v numbers of row i in concat, as the mixer: its gated output. */
+static const double *deltanet_head_row(const Attn *a, int h, int i)
+{
+	return &MAT_AT(a->head[h].gdn_gated, i, 0);
 }
 
 /* Self-attention, its weights one column per head, a chunk of 1 … n tokens (the loader says so at its path; the engine's own guard). */
@@ -217,6 +330,15 @@ static const char *deltanet_fault(const ModelConfig *cfg, const LayerParams *lp)
 		return "gated_deltanet (its weights' shapes)";
 	if (cfg->has_source)
 		return "gated_deltanet (with a source)";
+	if (lp->gdn_mixer) {
+		const int g = lp->kv_heads > 0 ? lp->kv_heads : lp->heads;
+		if (lp->gdn_conv.rows < 1 || lp->gdn_conv.cols != lp->heads * lp->d_k + g * (lp->d_k + lp->d_v))
+			return "gated_deltanet.conv1d";
+		if (lp->gdn_W_z.rows != cfg->d_model || lp->gdn_W_z.cols != lp->heads * lp->d_v)
+			return "gated_deltanet.W_z";
+		if (lp->gdn_norm.rows * lp->gdn_norm.cols != lp->d_v || !(lp->gdn_eps > 0))
+			return "gated_deltanet.norm";
+	}
 	return lp->gdn_chunk < 1 || lp->gdn_chunk > cfg->n ? "gated_deltanet.chunk_size" : NULL;
 }
 
@@ -224,15 +346,17 @@ static const char *deltanet_fault(const ModelConfig *cfg, const LayerParams *lp)
 static int deltanet_same(const ModelConfig *xc, const LayerParams *xp, const ModelConfig *yc, const LayerParams *yp)
 {
 	(void)xc; (void)yc;
-	return mat_empty(&xp->gdn_A_log) == mat_empty(&yp->gdn_A_log) && xp->gdn_chunk == yp->gdn_chunk;
+	return mat_empty(&xp->gdn_A_log) == mat_empty(&yp->gdn_A_log) && xp->gdn_chunk == yp->gdn_chunk &&
+	       xp->gdn_mixer == yp->gdn_mixer && xp->gdn_eps == yp->gdn_eps && xp->gdn_conv.rows == yp->gdn_conv.rows;
 }
 
 static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
 {
 	const LayerParams *lp = attn_params(a);
 	const AttnHead *hd = &a->head[h];
-	const int dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV], g = attn_kv_head(a, h);
+	const int dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV];
 	const Mat *x = gdn_input(a, lp);
+	const GdnSrc src = gdn_src(a, h);
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
 
 	switch (which) {
@@ -269,7 +393,7 @@ static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 		strbuf_printf(b, "%s(v %s S%sk) = %s %s (%s %s %s) = %s\n", celltext_sym(utf8, "\u03b2", "beta"),
 		              celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u1d40", "^T"),
 		              celltext_num(x1, MAT_AT(hd->gdn_beta, i, 0), utf8), celltext_sym(utf8, "\u00d7", "*"),
-		              celltext_num(x2, MAT_AT(a->V, i, g * dv + j), utf8), celltext_sym(utf8, "\u2212", "-"),
+		              celltext_num(x2, MAT_AT(*src.v, i, src.v0 + j), utf8), celltext_sym(utf8, "\u2212", "-"),
 		              celltext_num(x3, MAT_AT(hd->gdn_recall, i, j), utf8), celltext_num(x4, MAT_AT(hd->gdn_delta, i, j), utf8));
 		strbuf_printf(b, _("(the delta rule: only what the state got wrong about v_%d is written, at k_%d)\n"), i, i);
 		break;
@@ -290,6 +414,53 @@ static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 		strbuf_printf(b, _("the state after the last token: %d %s %d numbers, however many tokens came before\n"), dk,
 		              celltext_sym(utf8, "\u00d7", "x"), dv);
 		break;
+	case AM_GDN_STATES:
+		strbuf_printf(b, _("S[%d][%d] after token %d wrote its correction: %d %s %d numbers, whatever the token's position\n"),
+		              j / dv, j % dv, i, dk, celltext_sym(utf8, "\u00d7", "x"), dv);
+		break;
+	case AM_GDN_CONV: {
+		const double z = conv_sum(a, &lp->gdn_conv, i, j);
+		strbuf_printf(b, "SiLU(%s) = %s %s %s(%s) = %s\n", celltext_num(x1, z, utf8), celltext_num(x2, z, utf8),
+		              celltext_sym(utf8, "\u00b7", "*"), celltext_sym(utf8, "\u03c3", "sigmoid"), celltext_num(x3, z, utf8),
+		              celltext_num(x4, MAT_AT(a->gdn_conv, i, j), utf8));
+		strbuf_printf(b, _("(column %d of [Q | K | V] at tokens %d to %d times column %d of conv1d, the last row for token %d "
+		                   "itself; tokens before the first count as 0)\n"),
+		              j, i - lp->gdn_conv.rows + 1 > 0 ? i - lp->gdn_conv.rows + 1 : 0, i, j, i);
+		break;
+	}
+	case AM_GDN_Z:
+		strbuf_printf(b, _("= %s row %d %s W_z column %d: the gate of head %d's output, column %d\n"),
+		              matrix_name(x == &a->X ? AM_X : AM_NORM1), i, celltext_sym(utf8, "\u00b7", "."), j, j / dv, j % dv);
+		break;
+	case AM_GDN_RMS:
+		strbuf_printf(b, _("%s(mean of gdn_out row %d squared + eps) = %s (eps = %s)\n"), celltext_sym(utf8, "\u221a", "sqrt"), i,
+		              celltext_num(x1, MAT_AT(hd->gdn_rms, i, 0), utf8), celltext_num(x2, lp->gdn_eps, utf8));
+		break;
+	case AM_GDN_CACHE: {
+		static const char *const rows[4] = {
+			N_("this layer as Gated DeltaNet: the conv's last K - 1 rows of [Q | K | V] and a d_k x d_v state a head, "
+			   "the same for any number of tokens"),
+			N_("the same sizes as full attention: a key and a value row a token, g x (d_k + d_v) numbers each"),
+			N_("a Gated DeltaNet layer of Qwen3-Next-80B: 3 x 8192 conv numbers and 32 states of 128 x 128"),
+			N_("a full-attention layer of Qwen3-Next-80B: 2 key/value heads of 256, 1024 numbers a token"),
+		};
+		static const char *const cols[4] = { N_("added by each new token"), N_("at this lesson's tokens"),
+			                              N_("at 4096 tokens"), N_("at 262144 tokens, its longest context") };
+		if (i >= 0 && i < 4 && j >= 0 && j < 4)
+			strbuf_printf(b, "(%s; %s)\n", _(rows[i]), _(cols[j]));
+		break;
+	}
+	case AM_GDN_GATED: {
+		const double z = MAT_AT(a->gdn_z, i, h * dv + j);
+		strbuf_printf(b, "o / rms %s w %s SiLU(z) = %s / %s %s %s %s %s = %s\n", celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_sym(utf8, "\u2299", "*"), celltext_num(x1, MAT_AT(hd->gdn_out, i, j), utf8),
+		              celltext_num(x2, MAT_AT(hd->gdn_rms, i, 0), utf8), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_num(x3, lp->gdn_norm.a[j], utf8), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_num(x4, attn_silu(z), utf8), celltext_num(x5, MAT_AT(hd->gdn_gated, i, j), utf8));
+		strbuf_printf(b, _("(SiLU(z) = SiLU(%s): token %d's own gate on head %d's output; concat and W_o read this)\n"),
+		              celltext_num(x1, z, utf8), i, h);
+		break;
+	}
 	default:
 		break;
 	}
@@ -297,15 +468,39 @@ static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 
 static int operands_deltanet(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	const int dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV], g = attn_kv_head(a, h);
+	const int dv = a->shape.dim[DIM_DV], mixer = attn_params(a)->gdn_mixer;
+	const GdnSrc src = gdn_src(a, h);
 
 	switch (which) {
 	case AM_GDN_Q:
-		out[0] = (ExplainOperand){ AM_Q, h, i, h * dk + j };
+		out[0] = (ExplainOperand){ mixer ? AM_GDN_CONV : AM_Q, h, i, src.q0 + j };
 		return 1;
 	case AM_GDN_K:
-		out[0] = (ExplainOperand){ AM_K, h, i, g * dk + j };
+		out[0] = (ExplainOperand){ mixer ? AM_GDN_CONV : AM_K, h, i, src.k0 + j };
 		return 1;
+	case AM_GDN_CONV: {
+		const int hq = a->Q.cols, hk = a->K.cols;
+		out[0] = (ExplainOperand){ j < hq ? AM_Q : j < hq + hk ? AM_K : AM_V, 0, -1, j < hq ? j : j < hq + hk ? j - hq : j - hq - hk };
+		out[1] = (ExplainOperand){ AM_GDN_CONV_W, 0, -1, j };
+		return 2;
+	}
+	case AM_GDN_Z:
+		out[0] = (ExplainOperand){ gdn_input(a, attn_params(a)) == &a->X ? AM_X : AM_NORM1, 0, i, -1 };
+		out[1] = (ExplainOperand){ AM_GDN_W_Z, 0, -1, j };
+		return 2;
+	case AM_GDN_STATES:
+		out[0] = (ExplainOperand){ AM_GDN_K, h, i, j / dv };
+		out[1] = (ExplainOperand){ AM_GDN_DELTA, h, i, j % dv };
+		return 2;
+	case AM_GDN_RMS:
+		out[0] = (ExplainOperand){ AM_GDN_OUT, h, i, -1 };
+		return 1;
+	case AM_GDN_GATED:
+		out[0] = (ExplainOperand){ AM_GDN_OUT, h, i, j };
+		out[1] = (ExplainOperand){ AM_GDN_RMS, h, i, 0 };
+		out[2] = (ExplainOperand){ AM_GDN_NORM_W, 0, 0, j };
+		out[3] = (ExplainOperand){ AM_GDN_Z, h, i, h * dv + j };
+		return 4;
 	case AM_GDN_BETA:
 		out[0] = (ExplainOperand){ AM_GDN_W_B, h, -1, h };
 		return 1;
@@ -319,7 +514,7 @@ static int operands_deltanet(const Attn *a, AttnMatrix which, int h, int i, int 
 		return 1;
 	case AM_GDN_DELTA:
 		out[0] = (ExplainOperand){ AM_GDN_BETA, h, i, 0 };
-		out[1] = (ExplainOperand){ AM_V, h, i, g * dv + j };
+		out[1] = (ExplainOperand){ mixer ? AM_GDN_CONV : AM_V, h, i, src.v0 + j };
 		out[2] = (ExplainOperand){ AM_GDN_RECALL, h, i, j };
 		return 3;
 	case AM_GDN_OUT:
@@ -341,4 +536,35 @@ const AttnVariant variant_deltanet = {
 	.operands = operands_deltanet,
 	.fault = deltanet_fault,
 	.same = deltanet_same,
+};
+
+const AttnVariant variant_deltanet_conv = {
+	.name = "deltanet_conv",
+	.feature = FEAT_GDN_MIXER,
+	.stage = STAGE_GDN_CONV,
+	.kernel = pass_deltanet_conv, /* no rules: rerun after any change */
+	.checks_itself = 1,
+	.explain = explain_deltanet,
+	.operands = operands_deltanet,
+};
+
+const AttnVariant variant_deltanet_norm = {
+	.name = "deltanet_norm",
+	.feature = FEAT_GDN_MIXER,
+	.stage = STAGE_GDN_NORM,
+	.kernel = pass_deltanet_norm,
+	.checks_itself = 1,
+	.explain = explain_deltanet,
+	.operands = operands_deltanet,
+	.head_row = deltanet_head_row,
+	.head_row_of = AM_GDN_GATED,
+};
+
+const AttnVariant variant_deltanet_cache = {
+	.name = "deltanet_cache",
+	.feature = FEAT_GDN_MIXER,
+	.stage = STAGE_GDN_CACHE,
+	.kernel = gdn_cache, /* sizes only: rerun after any change, as its neighbours */
+	.explain = explain_deltanet,
+	.operands = operands_deltanet,
 };

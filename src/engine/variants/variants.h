@@ -32,7 +32,10 @@
 	X(ropeangles)        \
 	X(linear)            \
 	X(linearstate)       \
+	X(deltanet_conv)     \
 	X(deltanet)         \
+	X(deltanet_norm)     \
+	X(deltanet_cache)    \
 	X(mla)               \
 	X(mla_heads)         \
 	X(mla_absorb)        \
