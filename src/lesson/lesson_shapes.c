@@ -118,7 +118,8 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 	if (!mat_empty(&p->gdn_A_log))
 		computed += 2 * D * h + 2 * h + h * (2 * N * dk + 2 * N + 4 * N * dv + dk * dv);
 	if (cfg->decode)
-		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * d_out + (p->block.present ? N * D : 0);
+		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * d_out + (p->block.present ? N * D : 0) +
+		            (cfg->cache_window > 0 ? h * N * M + N * d_out : 0); /* StreamingLLM's comparison */
 	if (p->block.present) {
 		const double F = p->block.d_ff;
 		/* its parameters: four norm vectors, W_1, W_3, W_2 and their biases; its results: two residuals,
@@ -340,6 +341,8 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 			goto out;
 		}
 		path_set(c, base);
+		if (li_check_streaming(c, cfg, lp) != 0)
+			goto out;
 		if (cfg->rope && rope_dynamic) {
 			AT("rope");
 			path_key(c, "scaling");
@@ -526,7 +529,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		if (part[i].kind == MASK_WINDOW)
 			out->features |= FEAT_WINDOW;
 	if (cfg->decode)
-		out->features |= FEAT_DECODE;
+		out->features |= FEAT_DECODE | (cfg->cache_window > 0 ? FEAT_STREAMING : 0u);
 	if (cfg->flash_bq > 0 && cfg->flash_bk > 0)
 		out->features |= FEAT_FLASH;
 	if (cfg->qk_norm != QK_NORM_NONE)

@@ -470,8 +470,14 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 				return -1;
 		}
 	}
-	if (l->cfg.decode && !cJSON_AddTrueToObject(o, "decode"))
+	if (l->cfg.decode && l->cfg.cache_window <= 0 && !cJSON_AddTrueToObject(o, "decode"))
 		return -1;
+	if (l->cfg.decode && l->cfg.cache_window > 0) { /* StreamingLLM's cache (lesson_streaming.c) */
+		cJSON *d = cJSON_CreateObject(), *k = NULL;
+		if (put(o, "decode", d) != 0 || put(d, "cache", k = cJSON_CreateObject()) != 0 || put(k, "sink", jw_number(l->cfg.cache_sink)) != 0 ||
+		    put(k, "window", jw_number(l->cfg.cache_window)) != 0)
+			return -1;
+	}
 	/* attention sinks: a compare variant that drops the lesson's says false */
 	if (top != NULL && !mat_empty(&top->lp.sinks) && mat_empty(&l->lp.sinks) && !cJSON_AddFalseToObject(o, "sinks"))
 		return -1;

@@ -126,6 +126,8 @@ typedef enum AttnMatrix {
 	AM_ROUTER_LOGITS, AM_ROUTER_PROBS, AM_MOE_WEIGHTS, AM_EXPERT_ACT, AM_EXPERT_OUT,
 	/* Qwen2-MoE's shared expert: its weights and gate, each token's σ(x·gate) and the expert's output */
 	AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W, AM_SHARED_GATE, AM_SHARED_OUT,
+	/* StreamingLLM's cache (issue 23 §4): decoding with a plain window of the same size, the first tokens evicted */
+	AM_WIN_WEIGHTS, AM_WIN_OUTPUT,
 	AM_COUNT
 } AttnMatrix;
 
@@ -173,7 +175,8 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_NORM_AFTER  ((FeatureSet)1 << 36) /* the block normalises each sublayer's output before its residual ("norm": "after", OLMo 2) */
 #define FEAT_MOE_SHARED  ((FeatureSet)1 << 37) /* with Qwen2-MoE's shared expert ("ffn": {"shared_expert"}) */
 #define FEAT_MOE         ((FeatureSet)1 << 38) /* the FFN is a mixture of experts ("ffn": {"kind": "moe"}) */
-#define FEAT_COUNT       39
+#define FEAT_STREAMING   ((FeatureSet)1 << 48) /* decoding keeps the first tokens and a recent window ("decode": {"cache"}) */
+#define FEAT_COUNT       49
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {

@@ -150,6 +150,7 @@ typedef struct ModelConfig {
 	RopeScaling rope_scaling;
 	int alibi;
 	int decode;
+	int cache_sink, cache_window; /* StreamingLLM's cache ("decode": {"cache"}): the first sink rows and the last window (0: none) */
 	int flash_bq, flash_bk;
 	/*
 	 * "backward" (version 2): the loss the backward pass starts from.
