@@ -133,6 +133,12 @@ golden_dir sinksflash
 golden_dir gated --rtol 0 --atol 1e-12
 bad_lessons gated
 saved_dir gated
+# Issue 23 §4's StreamingLLM cache (tests/golden/streaming, made by make_reference_streaming.py
+# following mit-han-lab/streaming-llm's StartRecentKVCache): every decoding step within 1e-12, the
+# plain window beside it, the loader's errors of streaming/bad, and `save` writing the cache back.
+golden_dir streaming --rtol 0 --atol 1e-12
+bad_lessons streaming
+saved_dir streaming
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

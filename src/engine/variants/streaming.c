@@ -2,7 +2,8 @@
  *
  * Xiao et al., "Efficient Streaming Language Models with Attention Sinks"
  * (ICLR 2024); the reference followed is the paper's repository,
- * mit-han-lab/streaming-llm, streaming_llm/kv_cache.py, StartRecentKVCache:
+ * mit-han-lab/streaming-llm, streaming_llm/kv_cache.py, StartRecentKVCache
+ * (evict_for_space(past_key_values, 1) before each new token is appended):
  * the cache holds at most start_size + recent_size rows, and when it is full
  * it keeps `k[:, :, :start_size]` and `k[:, :, seq_len - recent_size:]`. A
  * lesson says "decode": {"cache": {"sink": S, "window": W}}: at step t (its
