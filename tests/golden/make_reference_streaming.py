@@ -143,7 +143,7 @@ def reference(L):
     K = X @ Wk + (T(L["b_k"]) if "b_k" in L else 0)
     V = X @ Wv + (T(L["b_v"]) if "b_v" in L else 0)
     mask = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
-    cat = []
+    cat, fullw = [], []
     for h in range(h_count):
         g = h // (h_count // g_count)
         a = Q[:, h * dk:(h + 1) * dk] @ K[:, g * dk:(g + 1) * dk].T
@@ -158,6 +158,7 @@ def reference(L):
         else:
             w = torch.softmax(a, dim=1)
         cat.append(w @ V[:, g * dv:(g + 1) * dv])
+        fullw.append({"weights": w.tolist()})
     full = torch.cat(cat, dim=1)
     full = full @ T(L["W_o"]) if "W_o" in L else full
     if "b_o" in L:
@@ -165,7 +166,7 @@ def reference(L):
     gap = max(float((full[t] - full_rows[t]).abs().max()) for t in range(n))
     print("%s: an unevicting cache against the full computation, max gap %.3g" % (L["title"]["en"], gap), file=sys.stderr)
     assert gap < 1e-12
-    return {"decode": steps}
+    return {"heads": fullw, "output": full.tolist(), "decode": steps}
 
 
 def rnd(g, r, c, s=1.0):
