@@ -95,6 +95,12 @@ def attend(L, q, rows, h_count, g_count, dk, dv):
     return heads, out
 
 
+def project(L, x):
+    """Token x's q, k and v, with the biases the lesson has."""
+    q, k, v = x @ T(L["W_q"]), x @ T(L["W_k"]), x @ T(L["W_v"])
+    return tuple(y + T(L[b]) if b in L else y for y, b in ((q, "b_q"), (k, "b_k"), (v, "b_v")))
+
+
 def reference(L):
     X = T(L["X"])
     n = X.shape[0]
@@ -107,14 +113,7 @@ def reference(L):
     kept, plain, steps = StartRecent(S, W), StartRecent(0, S + W), []
     cache, wcache = [], []
     for t in range(n):
-        x = X[t]
-        q, k, v = x @ Wq, x @ Wk, x @ Wv
-        if "b_q" in L:
-            q = q + T(L["b_q"])
-        if "b_k" in L:
-            k = k + T(L["b_k"])
-        if "b_v" in L:
-            v = v + T(L["b_v"])
+        q, k, v = project(L, X[t])
         cache = kept.evict_for_space(cache, 1) + [(t, k, v)]
         wcache = plain.evict_for_space(wcache, 1) + [(t, k, v)]
         heads, out = attend(L, q, cache, h_count, g_count, dk, dv)
@@ -129,14 +128,7 @@ def reference(L):
     cache = []
     full_rows = []
     for t in range(n):
-        x = X[t]
-        q, k, v = x @ Wq, x @ Wk, x @ Wv
-        if "b_q" in L:
-            q = q + T(L["b_q"])
-        if "b_k" in L:
-            k = k + T(L["b_k"])
-        if "b_v" in L:
-            v = v + T(L["b_v"])
+        q, k, v = project(L, X[t])
         cache = big.evict_for_space(cache, 1) + [(t, k, v)]
         full_rows.append(attend(L, q, cache, h_count, g_count, dk, dv)[1])
     Q = X @ Wq + (T(L["b_q"]) if "b_q" in L else 0)
