@@ -42,6 +42,10 @@ expect "walk zh: the last step names the next lesson" 'has "$out" "第 7/7 步�
 printf 'step 6\n' | "$ATTNVIZ" --plain --lang en lessons/sinks.json >"$out" 2>"$err"
 expect "sinks.json's last step points here" 'has "$out" "Next: streaming.json"'
 
+# gated attention decoded (issue 23 §6): each step's row gated (its numbers: t_golden.sh, gated_decode/)
+explains "dec_output with a gate: the full computation's row" tests/golden/gated_decode/gated_decode_heads.json \
+	'goto decode\nexplain dec_output 2 1\n' 'dec_output[2][1] = -0.759932' "step 2's row; the full computation's row 2 holds -0.759932"
+
 # the lesson at 80×24
 . "$(dirname "$0")/tmux.sh"
 s=stream1

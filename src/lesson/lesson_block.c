@@ -413,6 +413,11 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 	    read_shaped(c, root, "W_gate", l->cfg.d_model, l->lp.heads * l->lp.d_v, _("d_model, one per column of X"),
 	                _("heads \u00d7 d_v, one per column of concat"), -1, &l->lp.W_gate) != 0)
 		goto out;
+	if (get(root, "b_gate") != NULL) { /* Qwen3-Next's gate bias (q_proj's, with attention_bias): not done yet */
+		path_key(c, "b_gate");
+		fail(c, "%s", _("the gate's bias (Qwen3-Next's, with attention_bias) is not computed yet: leave it out"));
+		goto out;
+	}
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {
 		path_key(c, "PE");
 		fail(c, _("missing: \"positional\": \"learned\" adds the given rows PE (n \u00d7 d_model = %d \u00d7 %d)"),

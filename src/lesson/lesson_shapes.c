@@ -367,7 +367,7 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		                 : _("a mixture-of-experts FFN is not decoded token by token yet: leave out \"decode\""));
 		goto out;
 	}
-	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only, not decoded yet */
+	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only (decoded with decode_gate) */
 		AT("W_gate");
 		if (mat_empty(&lp->W_o)) {
 			fail(c, _("gated attention multiplies concat by the gate before W_o: this lesson needs W_o"));
@@ -375,10 +375,6 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		}
 		if (cfg->backward != BACKWARD_NONE) {
 			fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"), "W_gate");
-			goto out;
-		}
-		if (cfg->decode) {
-			fail(c, _("decoding token by token does not apply the gate yet: leave out \"decode\", or \"W_gate\""));
 			goto out;
 		}
 		path_set(c, base);

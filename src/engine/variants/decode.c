@@ -72,7 +72,20 @@ typedef struct DecodeRow {
 /* The scratch decode_row needs for h·d_v columns of concat and a cache of up to rows rows. */
 static size_t decode_scratch(int hdv, int rows)
 {
-	return 3 * (size_t)hdv + 3 * (size_t)rows;
+	return 4 * (size_t)hdv + 3 * (size_t)rows;
+}
+
+/*
+ * Gated attention (gated.c) on one row: concat ⊙ σ(a·W_gate), a the row the
+ * query was made from (h·d_v numbers of gate: scratch); nothing without W_gate.
+ */
+static void decode_gate(const LayerParams *lp, int D, int hdv, const double *arow, double *gate, double *concat)
+{
+	if (mat_empty(&lp->W_gate))
+		return;
+	mat_mul_view(1, D, hdv, arow, (size_t)D, lp->W_gate.a, (size_t)hdv, 0, gate, (size_t)hdv, 0);
+	for (int c = 0; c < hdv; c++)
+		concat[c] *= 1.0 / (1.0 + exp(-gate[c]));
 }
 /* The block around one row: a's layer's block stages on a 1-row computation (NULL out of memory). */
 static Attn *decode_one(const Attn *a)
@@ -179,6 +192,7 @@ static void decode_project(const LayerParams *lp, int hdv, const double *concat,
  *   cache += (k, v)   (with a window w, only the last w rows are read; StreamingLLM's
  *   cache also the first ones: attn_cache_rows)
  *   each head against the kept rows (decode_attend)
+ *   (gated attention: concat ⊙ σ(a·W_gate), decode_gate)
  *   output_t = concat·W_o + b_o, and in a block (one) the rest of the layer on that one row.
  * With StreamingLLM's cache, the same step over the plain window of the same
  * size too (win_weights, win_output): the attention alone.
@@ -190,6 +204,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * lp->d_v, hdv = a->heads * lp->d_v;
 	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
 	double *x = r->q, *concat = r->scratch, *wrow = r->scratch + hdv;
+	double *gate = r->scratch + 3 * (size_t)hdv + 3 * (size_t)(t + 1); /* decode_scratch's last h·d_v */
 	double *kt = r->K + (size_t)t * r->ldk, *vt = r->V + (size_t)t * r->ldv;
 	const double *arow = xin;
 	int count;
@@ -226,12 +241,14 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	/* each head against the rows the cache keeps, and the output row */
 	count = attn_cache_rows(cfg, t, 0, r->keep);
 	decode_attend(a, cfg, lp, t, x, r, r->keep, count, r->scores, r->weights, r->weighted, 0, wrow, concat);
+	decode_gate(lp, D, hdv, arow, gate, concat);
 	decode_project(lp, hdv, concat, r->output);
 	if (r->win_weights != NULL) { /* the plain window of the same size: its own scores, weighted sums and concat */
 		double *wconcat = wrow + 2 * (size_t)(t + 1), *ws = wconcat + hdv, *wo = ws + (t + 1);
 		double *const scores[1] = { ws }, *const weighted[1] = { wo };
 		count = attn_cache_rows(cfg, t, 1, r->keep);
 		decode_attend(a, cfg, lp, t, x, r, r->keep, count, scores, r->win_weights, weighted, 1, wrow, wconcat);
+		decode_gate(lp, D, hdv, arow, gate, wconcat);
 		decode_project(lp, hdv, wconcat, r->win_output);
 	}
 	if (one != NULL) {

@@ -12,8 +12,8 @@
  *   gate_sig = σ(gate) = 1 / (1 + e^(−gate))
  *   gated    = concat ⊙ gate_sig     (what W_o reads instead of concat: reads)
  * Its stage is STAGE_GATE ("gate" in catalog.c), between concat and output.
- * Forward only: the loader refuses "backward" and "decode" with it
- * (lesson_shapes.c).
+ * Forward only: the loader refuses "backward" with it (lesson_shapes.c);
+ * decoding gates each step's row the same way (decode.c: decode_gate).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
