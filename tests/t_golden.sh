@@ -142,7 +142,11 @@ saved_dir streaming
 # Gated attention decoded token by token (tests/golden/gated_decode, make_reference_gated_decode.py
 # laying out make_reference_gated.py's rows): each decoded row, and a block's layer row, within 1e-12.
 golden_dir gated_decode --rtol 0 --atol 1e-12
-bad_lessons gated_decode
+# ... and its bias (tests/golden/gatebias, make_reference_gatebias.py: q_proj twice as wide with a bias,
+# chunked as Qwen3NextAttention does): within 1e-12, the loader's errors, `save` writing "b_gate" back.
+golden_dir gatebias --rtol 0 --atol 1e-12
+bad_lessons gatebias
+saved_dir gatebias
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

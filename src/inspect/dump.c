@@ -356,12 +356,12 @@ static int add_linear_head(cJSON *o, const AttnHead *hd)
 /* Gated attention (issue 23 §6; nothing without it): W_gate, gate, gate_sig and gated, after concat. */
 static int add_gated(cJSON *o, const Attn *a)
 {
-	static const AttnMatrix mats[] = { AM_W_GATE, AM_GATE, AM_GATE_SIG, AM_GATED };
+	static const AttnMatrix mats[] = { AM_W_GATE, AM_B_GATE, AM_GATE, AM_GATE_SIG, AM_GATED };
 
 	if (mat_empty(&attn_params(a)->W_gate))
 		return 0;
 	for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
-		if (add_matrix(o, matrix_name(mats[i]), attn_matrix(a, mats[i], 0)))
+		if (attn_matrix(a, mats[i], 0) != NULL && add_matrix(o, matrix_name(mats[i]), attn_matrix(a, mats[i], 0)))
 			return 1;
 	return 0;
 }

@@ -508,6 +508,8 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	if (get(root, "W_gate") != NULL && !cJSON_IsFalse(get(root, "W_gate"))) { /* issue 23 §6: gated attention */
 		const int g = m->lp.kv_heads > 0 ? m->lp.kv_heads : m->lp.heads;
 		m->lp.W_gate.rows = ms_x.cols, m->lp.W_gate.cols = g > 0 ? m->lp.heads * (ms_v.cols / g) : 0;
+		if (get(root, "b_gate") != NULL)
+			m->lp.b_gate.rows = 1, m->lp.b_gate.cols = m->lp.W_gate.cols;
 	}
 	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
 		const int hq = m->lp.heads * m->lp.d_k;

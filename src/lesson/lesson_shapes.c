@@ -142,8 +142,8 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 		computed += N * cfg->vocab;
 	if (!mat_empty(&p->sinks)) /* the sinks' logits and each row's share */
 		own += h, computed += h * N;
-	if (!mat_empty(&p->W_gate)) /* W_gate; gate, gate_sig and gated */
-		own += D * h * dv, computed += 3 * N * h * dv;
+	if (!mat_empty(&p->W_gate)) /* W_gate (and b_gate); gate, gate_sig and gated */
+		own += (D + (mat_empty(&p->b_gate) ? 0 : 1)) * h * dv, computed += 3 * N * h * dv;
 	if (p->mla.on) { /* MLA: its weights beside W_q, W_k, W_v's count above; its latents, heads, absorbed form and cache */
 		const double r = p->mla.q_lora_rank, c = p->mla.kv_lora_rank, dn = p->mla.d_nope, dr = p->mla.d_rope;
 		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
@@ -838,6 +838,11 @@ static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 		return fail(c, _("W_gate: expected %d \u00d7 %d (d_model \u00d7 heads\u00b7d_v), got %d \u00d7 %d"), cfg->d_model,
 		            lp->heads * lp->d_v, lp->W_gate.rows, lp->W_gate.cols);
 	if (mat_check_values(c, &lp->W_gate, "W_gate", 0) != 0)
+		return -1;
+	if (!mat_empty(&lp->b_gate) && (lp->b_gate.rows * lp->b_gate.cols != lp->heads * lp->d_v || mat_empty(&lp->W_gate)))
+		return fail(c, _("b_gate: expected %d numbers (heads\u00b7d_v, beside W_gate), got %d"), lp->heads * lp->d_v,
+		            lp->b_gate.rows * lp->b_gate.cols);
+	if (mat_check_values(c, &lp->b_gate, "b_gate", 0) != 0)
 		return -1;
 	return 0;
 }

@@ -204,6 +204,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 	}
 	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
 		return -1;
+	if (!mat_empty(&p->b_gate) && put(o, "b_gate", jw_flat(&p->b_gate)) != 0) /* and its bias */
+		return -1;
 	if (!mat_empty(&p->W_gate) && put(o, "W_gate", jw_matrix(&p->W_gate)) != 0) /* gated attention: each layer's */
 		return -1;
 	if (!mat_empty(&p->gdn_A_log)) { /* Gated DeltaNet (issue 24 §3): its weights and chunk size */

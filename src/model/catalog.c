@@ -362,6 +362,8 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                     N_("decoding with a plain window of the same size: step t's weights with the first tokens evicted") },
 	[AM_WIN_OUTPUT] = { "win_output", DIM_N, DIM_D_OUT, DIM_ONE, MF_DECODE, FEAT_DECODE | FEAT_STREAMING, STAGE_DECODE, NONE,
 	                    Q_ROWS, AXIS_INDEX, 1, N_("decoding with a plain window of the same size: step t's attention output") },
+	[AM_B_GATE] = { "b_gate", DIM_ONE, DIM_HDV, DIM_ONE, GP, FEAT_GATED, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                N_("the gate's bias: gate = x\u00b7W_gate + b_gate (Qwen3-Next's q_proj bias, the gate's half)") },
 };
 
 #undef Q_ROWS

@@ -128,6 +128,8 @@ typedef enum AttnMatrix {
 	AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W, AM_SHARED_GATE, AM_SHARED_OUT,
 	/* StreamingLLM's cache (issue 23 §4): decoding with a plain window of the same size, the first tokens evicted */
 	AM_WIN_WEIGHTS, AM_WIN_OUTPUT,
+	/* gated attention's bias (issue 23 §6: Qwen3-Next's q_proj bias, the gate's half, with attention_bias) */
+	AM_B_GATE,
 	AM_COUNT
 } AttnMatrix;
 

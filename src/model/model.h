@@ -257,6 +257,7 @@ typedef struct LayerParams {
 	Mat gdn_W_a, gdn_W_b, gdn_A_log, gdn_dt_bias;
 	int gdn_chunk;
 	Mat W_gate;       /* gated attention (issue 23 §6, Qwen3-Next): d_model × h·d_v, gated = concat ⊙ σ(x·W_gate), else empty */
+	Mat b_gate;       /* its bias, 1 × h·d_v (Qwen3-Next's with attention_bias): gate = x·W_gate + b_gate; else empty */
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	MlaParams mla;    /* multi-head latent attention (issue 24 §1), mla.on 0 without */
 	DiffParams diff;  /* differential attention (issue 24 §4), diff.on 0 without */

@@ -76,7 +76,7 @@ static size_t decode_scratch(int hdv, int rows)
 }
 
 /*
- * Gated attention (gated.c) on one row: concat ⊙ σ(a·W_gate), a the row the
+ * Gated attention (gated.c) on one row: concat ⊙ σ(a·W_gate + b_gate), a the row the
  * query was made from (h·d_v numbers of gate: scratch); nothing without W_gate.
  */
 static void decode_gate(const LayerParams *lp, int D, int hdv, const double *arow, double *gate, double *concat)
@@ -85,7 +85,7 @@ static void decode_gate(const LayerParams *lp, int D, int hdv, const double *aro
 		return;
 	mat_mul_view(1, D, hdv, arow, (size_t)D, lp->W_gate.a, (size_t)hdv, 0, gate, (size_t)hdv, 0);
 	for (int c = 0; c < hdv; c++)
-		concat[c] *= 1.0 / (1.0 + exp(-gate[c]));
+		concat[c] *= 1.0 / (1.0 + exp(-(gate[c] + (mat_empty(&lp->b_gate) ? 0.0 : lp->b_gate.a[c]))));
 }
 /* The block around one row: a's layer's block stages on a 1-row computation (NULL out of memory). */
 static Attn *decode_one(const Attn *a)
