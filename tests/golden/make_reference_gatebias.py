@@ -101,16 +101,18 @@ def lessons():
     }
 
 
+def save(path, obj):
+    with open(path, "w") as f:
+        f.write(json.dumps(obj, ensure_ascii=False, indent=1) + "\n")
+
+
 def main():
     if len(sys.argv) != 3 or sys.argv[1] != "--all":
         sys.exit(__doc__)
     for name, L in lessons().items():
-        with open(os.path.join(sys.argv[2], name + ".json"), "w") as f:
-            json.dump(L, f, ensure_ascii=False, indent=1)
-            f.write("\n")
-        with open(os.path.join(sys.argv[2], name + ".ref.json"), "w") as f:
-            json.dump(reference(L), f, indent=1)
-            f.write("\n")
+        base = os.path.join(sys.argv[2], name)
+        save(base + ".json", L)
+        save(base + ".ref.json", reference(L))
 
 
 if __name__ == "__main__":
