@@ -384,7 +384,7 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		/* the full computation's matrix this row equals: Q or K as the scores read them, V */
 		const AttnMatrix full = which == AM_DEC_Q ? attn_reads(a, AM_Q) : which == AM_CACHE_K ? attn_reads(a, AM_K) : AM_V;
 		strbuf_printf(b, _("made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n"), t, t,
-		              which != AM_DEC_Q ? note : "", matrix_name(full), t, j,
+		              which != AM_CACHE_V ? note : "", matrix_name(full), t, j,
 		              celltext_num(x1, MAT_AT(*attn_matrix(a, full, h), t, j), utf8));
 		if (which != AM_DEC_Q)
 			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"), keep);
