@@ -154,6 +154,20 @@ saved_dir mla2
 golden_dir gemma --rtol 0 --atol 1e-12
 bad_lessons gemma
 saved_dir gemma
+# Issue 23 §4's StreamingLLM cache (tests/golden/streaming, made by make_reference_streaming.py
+# following mit-han-lab/streaming-llm's StartRecentKVCache): every decoding step within 1e-12, the
+# plain window beside it, the loader's errors of streaming/bad, and `save` writing the cache back.
+golden_dir streaming --rtol 0 --atol 1e-12
+bad_lessons streaming
+saved_dir streaming
+# Gated attention decoded token by token (tests/golden/gated_decode, make_reference_gated_decode.py
+# laying out make_reference_gated.py's rows): each decoded row, and a block's layer row, within 1e-12.
+golden_dir gated_decode --rtol 0 --atol 1e-12
+# ... and its bias (tests/golden/gatebias, make_reference_gatebias.py: q_proj twice as wide with a bias,
+# chunked as Qwen3NextAttention does): within 1e-12, the loader's errors, `save` writing "b_gate" back.
+golden_dir gatebias --rtol 0 --atol 1e-12
+bad_lessons gatebias
+saved_dir gatebias
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

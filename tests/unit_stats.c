@@ -380,7 +380,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/nexttoken.json");                    /* then issue 23's variants */
 	assert_string_equal(session_next_lesson(&s), "softcap");
 	free(s.source);
-	s.source = strdup("lessons/sinks.json");                        /* then local and global layers */
+	s.source = strdup("lessons/sinks.json");                        /* then StreamingLLM's cache */
+	assert_string_equal(session_next_lesson(&s), "streaming");
+	free(s.source);
+	s.source = strdup("lessons/streaming.json");                    /* then local and global layers */
 	assert_string_equal(session_next_lesson(&s), "localglobal");
 	free(s.source);
 	s.source = strdup("lessons/localglobal.json");                  /* then issue 24's */

@@ -327,7 +327,7 @@ const char *const session_lesson_order[] = {
 	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
 	"mask", "padding", "prefix", "cross", "additive", "positional", "bug",
 	"block", "prenorm", "rmsnorm", "encdec", "gradient", "vanishing", "learn",
-	"rope", "ropescale", "alibi", "kvcache", "gqa", "window", "flash", "llama", "heads", "induction", "sink", "nexttoken", "softcap", "sinks", "localglobal", "mla", "linear", "hybrid", "diffattn", "gated", "moe", NULL
+	"rope", "ropescale", "alibi", "kvcache", "gqa", "window", "flash", "llama", "heads", "induction", "sink", "nexttoken", "softcap", "sinks", "streaming", "localglobal", "mla", "linear", "hybrid", "diffattn", "gated", "moe", NULL
 };
 
 int session_lesson_name(const Session *s, char *buf, size_t size)
@@ -462,8 +462,11 @@ int session_decode_steps(const Session *s)
 int session_cache_rows(const Session *s, int t)
 {
 	const int n = attn_config(s->attn)->n, last = t < n - 1 ? t : n - 1;
+	int rows = 0;
 
-	return last < 0 ? 0 : last - attn_keep_first(attn_config(s->attn), t) + 1;
+	for (int j = 0; j <= last; j++) /* the cache at step t: a window's or StreamingLLM's rows (attn_cache_has) */
+		rows += attn_cache_has(attn_config(s->attn), t, j, 0);
+	return rows;
 }
 
 int session_tiles(const Session *s, int *nqb, int *nkb)
@@ -670,7 +673,7 @@ CellState session_cell_state(const Session *s, const Attn *a, AttnMatrix which, 
 		const int t = s->dec_t;
 		if (t >= 0 && R > t)
 			return CELL_UNSEEN;
-		if (k->col_axis == AXIS_KEY && !attn_in_cache(c, R, C))
+		if (k->col_axis == AXIS_KEY && !attn_cache_has(c, R, C, which == AM_WIN_WEIGHTS))
 			return CELL_UNSEEN;
 		if (t < 0)
 			return CELL_PLAIN;

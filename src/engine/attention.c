@@ -53,7 +53,7 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_ROUTER_LOGITS] = AT(Attn, router_logits), [AM_ROUTER_PROBS] = AT(Attn, router_probs),
 	[AM_MOE_WEIGHTS] = AT(Attn, moe_weights), [AM_EXPERT_ACT] = AT(Attn, expert_act),
 	[AM_EXPERT_OUT] = AT(Attn, expert_out), [AM_SHARED_GATE] = AT(Attn, shared_gate),
-	[AM_SHARED_OUT] = AT(Attn, shared_out),
+	[AM_SHARED_OUT] = AT(Attn, shared_out), [AM_WIN_OUTPUT] = AT(Attn, win_output),
 	[AM_NORM1_AFTER_STATS] = AT(Attn, norm1_after_stats), [AM_NORM1_AFTER] = AT(Attn, norm1_after),
 	[AM_NORM2_AFTER_STATS] = AT(Attn, norm2_after_stats), [AM_NORM2_AFTER] = AT(Attn, norm2_after),
 	[AM_ROUTER_SCORES] = AT(Attn, router_scores),
@@ -80,7 +80,7 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_GDN_GATED] = AT(AttnHead, gdn_gated),
 	[AM_DIFF_A1] = AT(AttnHead, diff_a1), [AM_DIFF_A2] = AT(AttnHead, diff_a2), [AM_DIFF_A] = AT(AttnHead, diff_a),
 	[AM_DIFF_O] = AT(AttnHead, diff_o), [AM_DIFF_RMS] = AT(AttnHead, diff_rms), [AM_DIFF_OUT] = AT(AttnHead, diff_out),
-	[AM_ABSORBED] = AT(AttnHead, absorbed),
+	[AM_ABSORBED] = AT(AttnHead, absorbed), [AM_WIN_WEIGHTS] = AT(AttnHead, win_weights),
 };
 #undef AT
 

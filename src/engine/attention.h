@@ -66,6 +66,7 @@ typedef struct AttnHead {
 	Mat dec_scores;       /* n × m: q_t · k_j, the raw score, for the cached keys */
 	Mat dec_weights;      /* n × m: softmax over the cache (after scale, ALiBi and mask) */
 	Mat dec_weighted;     /* n × d_v */
+	Mat win_weights;      /* n × m: StreamingLLM's comparison, a plain window of the cache's size (empty without) */
 	/* Soft-capping (empty but in attn_update's copies): c·tanh(x/c) of biased or scaled, what the mask reads (derived) */
 	Mat capped;           /* n × m */
 	/* Attention sinks (empty without): the weight row i gave the head's sink, e^sink / (e^sink + Σ_k e^s_ik) */
@@ -141,6 +142,7 @@ typedef struct Attn {
 	Mat cache_K, cache_V; /* n × g·d_k, n × g·d_v: row p appended at step p (keys after RoPE at p) */
 	Mat dec_output;       /* n × d_out: step t's attention output */
 	Mat dec_layer_out;    /* n × d_model: step t's row out of the whole layer (block lessons) */
+	Mat win_output;       /* n × d_out: step t's attention output over the plain window (StreamingLLM's comparison) */
 	const Mat *dec_input; /* the rows decoding reads: X, or the layer before's dec_layer_out (borrowed) */
 	Mat concat;           /* n × h·d_v */
 	Mat output;           /* n × d_out: concat · W_o (a copy of concat without W_o) */

@@ -160,15 +160,18 @@ static int add_number(cJSON *obj, const char *key, double x)
 }
 
 /* A block of a matrix (rows r0 … r0+rows−1, columns c0 … c0+cols−1) as a matrix of its own. */
-static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows, int c0, int cols)
+/* The cells of m at rows rows[0 … nrows) and columns cols[0 … ncols) (NULL: r0 … r0 + nrows − 1, c0 …) as obj[key]. */
+static int add_cells(cJSON *obj, const char *key, const Mat *m, const int *rows, int nrows, int r0, const int *cols,
+                     int ncols, int c0)
 {
 	Mat v = { 0, 0, NULL };
 	cJSON *j;
 
-	if (mat_alloc(&v, rows, cols) != 0)
+	if (mat_alloc(&v, nrows, ncols) != 0)
 		return -1;
-	for (int i = 0; i < rows; i++)
-		memcpy(&MAT_AT(v, i, 0), &MAT_AT(*m, r0 + i, c0), (size_t)cols * sizeof(double));
+	for (int i = 0; i < nrows; i++)
+		for (int k = 0; k < ncols; k++)
+			MAT_AT(v, i, k) = MAT_AT(*m, rows != NULL ? rows[i] : r0 + i, cols != NULL ? cols[k] : c0 + k);
 	j = jw_matrix(&v);
 	mat_free(&v);
 	if (j == NULL || !cJSON_AddItemToObject(obj, key, j)) {
@@ -178,27 +181,71 @@ static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows
 	return 0;
 }
 
+static int add_block(cJSON *obj, const char *key, const Mat *m, int r0, int rows, int c0, int cols)
+{
+	return add_cells(obj, key, m, NULL, rows, r0, NULL, cols, c0);
+}
+
+/* keep[0 … count) as obj[key], a list of row numbers. */
+static int add_rows(cJSON *obj, const char *key, const int *keep, int count)
+{
+	cJSON *list = cJSON_CreateIntArray(keep, count);
+
+	if (list == NULL || !cJSON_AddItemToObject(obj, key, list)) {
+		cJSON_Delete(list);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * StreamingLLM's comparison at step t: "window": {"cache_rows": the plain
+ * window's rows, "weights": each head's row over them, "output"}.
+ */
+static int add_decode_window(cJSON *o, const Attn *a, int t, int *keep)
+{
+	const int count = attn_cache_rows(attn_config(a), t, 1, keep);
+	cJSON *w = cJSON_AddObjectToObject(o, "window"), *heads;
+
+	if (w == NULL || add_rows(w, "cache_rows", keep, count) || (heads = cJSON_AddArrayToObject(w, "weights")) == NULL)
+		return -1;
+	for (int h = 0; h < a->heads; h++) {
+		cJSON *ho = cJSON_CreateObject();
+		if (ho == NULL || !cJSON_AddItemToArray(heads, ho)) {
+			cJSON_Delete(ho);
+			return -1;
+		}
+		if (add_cells(ho, "weights", &a->head[h].win_weights, NULL, 1, t, keep, count, 0))
+			return -1;
+	}
+	return add_block(w, "output", &a->win_output, t, 1, 0, a->win_output.cols);
+}
+
 /*
  * "decode": one object per position t, what step t reads and makes: its
  * query, the cache rows it attends to (oldest first), each head's scores,
  * weights and weighted row over them, the output row (and in a block the
- * layer's output row).
+ * layer's output row). With StreamingLLM's cache also the rows it keeps
+ * ("cache_rows") and the plain window's ("window": add_decode_window).
  */
 static cJSON *dump_decode(const Attn *a)
 {
 	const ModelConfig *cfg = attn_config(a);
+	const int win = !mat_empty(&a->win_output);
 	cJSON *list = cJSON_CreateArray();
+	int *keep = calloc((size_t)(cfg->n > 0 ? cfg->n : 1), sizeof *keep);
 
-	for (int t = 0; list != NULL && t < cfg->n; t++) {
-		const int lo = attn_keep_first(cfg, t), len = t - lo + 1;
+	for (int t = 0; list != NULL && keep != NULL && t < cfg->n; t++) {
+		const int len = attn_cache_rows(cfg, t, 0, keep);
 		cJSON *o = cJSON_CreateObject(), *heads;
 		if (o == NULL || !cJSON_AddItemToArray(list, o)) {
 			cJSON_Delete(o);
 			goto fail;
 		}
-		if (add_number(o, "t", t) || add_block(o, "q", &a->dec_q, t, 1, 0, a->dec_q.cols) ||
-		    add_block(o, "K_cache", &a->cache_K, lo, len, 0, a->cache_K.cols) ||
-		    add_block(o, "V_cache", &a->cache_V, lo, len, 0, a->cache_V.cols) ||
+		if (add_number(o, "t", t) || (win && add_rows(o, "cache_rows", keep, len)) ||
+		    add_block(o, "q", &a->dec_q, t, 1, 0, a->dec_q.cols) ||
+		    add_cells(o, "K_cache", &a->cache_K, keep, len, 0, NULL, a->cache_K.cols, 0) ||
+		    add_cells(o, "V_cache", &a->cache_V, keep, len, 0, NULL, a->cache_V.cols, 0) ||
 		    (heads = cJSON_AddArrayToObject(o, "heads")) == NULL)
 			goto fail;
 		for (int h = 0; h < a->heads; h++) {
@@ -208,17 +255,22 @@ static cJSON *dump_decode(const Attn *a)
 				cJSON_Delete(ho);
 				goto fail;
 			}
-			if (add_block(ho, "scores", &hd->dec_scores, t, 1, lo, len) ||
-			    add_block(ho, "weights", &hd->dec_weights, t, 1, lo, len) ||
+			if (add_cells(ho, "scores", &hd->dec_scores, NULL, 1, t, keep, len, 0) ||
+			    add_cells(ho, "weights", &hd->dec_weights, NULL, 1, t, keep, len, 0) ||
 			    add_block(ho, "weighted", &hd->dec_weighted, t, 1, 0, hd->dec_weighted.cols))
 				goto fail;
 		}
 		if (add_block(o, "output", &a->dec_output, t, 1, 0, a->dec_output.cols) ||
-		    (!mat_empty(&a->dec_layer_out) && add_block(o, "layer_output", &a->dec_layer_out, t, 1, 0, cfg->d_model)))
+		    (!mat_empty(&a->dec_layer_out) && add_block(o, "layer_output", &a->dec_layer_out, t, 1, 0, cfg->d_model)) ||
+		    (win && add_decode_window(o, a, t, keep)))
 			goto fail;
 	}
+	if (keep == NULL)
+		goto fail;
+	free(keep);
 	return list;
 fail:
+	free(keep);
 	cJSON_Delete(list);
 	return NULL;
 }
@@ -305,12 +357,12 @@ static int add_linear_head(cJSON *o, const AttnHead *hd)
 /* Gated attention (issue 23 §6; nothing without it): W_gate, gate, gate_sig and gated, after concat. */
 static int add_gated(cJSON *o, const Attn *a)
 {
-	static const AttnMatrix mats[] = { AM_W_GATE, AM_GATE, AM_GATE_SIG, AM_GATED };
+	static const AttnMatrix mats[] = { AM_W_GATE, AM_B_GATE, AM_GATE, AM_GATE_SIG, AM_GATED };
 
 	if (mat_empty(&attn_params(a)->W_gate))
 		return 0;
 	for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++)
-		if (add_matrix(o, matrix_name(mats[i]), attn_matrix(a, mats[i], 0)))
+		if (attn_matrix(a, mats[i], 0) != NULL && add_matrix(o, matrix_name(mats[i]), attn_matrix(a, mats[i], 0)))
 			return 1;
 	return 0;
 }

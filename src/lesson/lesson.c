@@ -216,7 +216,7 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_DIFF_LQ1] = offsetof(Model, lp.diff.lq1), [AM_DIFF_LK1] = offsetof(Model, lp.diff.lk1),
 	[AM_DIFF_LQ2] = offsetof(Model, lp.diff.lq2), [AM_DIFF_LK2] = offsetof(Model, lp.diff.lk2),
 	[AM_DIFF_SUBLN] = offsetof(Model, lp.diff.subln),
-	[AM_W_GATE] = offsetof(Model, lp.W_gate),
+	[AM_W_GATE] = offsetof(Model, lp.W_gate), [AM_B_GATE] = offsetof(Model, lp.b_gate),
 	[AM_MOE_W_R] = offsetof(Model, lp.block.moe.W_r), [AM_MOE_W_1] = offsetof(Model, lp.block.moe.W_1),
 	[AM_MOE_W_3] = offsetof(Model, lp.block.moe.W_3), [AM_MOE_W_2] = offsetof(Model, lp.block.moe.W_2),
 	[AM_SHARED_W_1] = offsetof(Model, lp.block.moe.S_1), [AM_SHARED_W_3] = offsetof(Model, lp.block.moe.S_3),

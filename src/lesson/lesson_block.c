@@ -52,7 +52,7 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", "kind", NULL };
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", "mask", "gated_deltanet", "diff_attn", "W_gate",
+	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", "mask", "gated_deltanet", "diff_attn", "W_gate", "b_gate",
 	                                  "mla", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
@@ -420,6 +420,16 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 	if (!cJSON_IsFalse(get(root, "W_gate")) &&
 	    read_shaped(c, root, "W_gate", l->cfg.d_model, l->lp.heads * l->lp.d_v, _("d_model, one per column of X"),
 	                _("heads \u00d7 d_v, one per column of concat"), -1, &l->lp.W_gate) != 0)
+		goto out;
+	/* its bias (Qwen3-Next's q_proj has one with attention_bias): with W_gate only; "W_gate": false drops both */
+	if (get(root, "b_gate") != NULL && get(root, "W_gate") == NULL) {
+		path_key(c, "b_gate");
+		fail(c, "%s", _("the gate's bias goes with the gate: give \"W_gate\" too"));
+		goto out;
+	}
+	if (get(root, "b_gate") != NULL && !cJSON_IsFalse(get(root, "W_gate")) &&
+	    read_shaped(c, root, "b_gate", 1, l->lp.heads * l->lp.d_v, NULL, _("heads \u00d7 d_v, one per column of concat"), -1,
+	                &l->lp.b_gate) != 0)
 		goto out;
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {
 		path_key(c, "PE");

@@ -178,6 +178,9 @@ int li_read_mla_settings(Ctx *c, const cJSON *root, Model *l);
 int li_read_mla_matrices(Ctx *c, const cJSON *root, Model *l);
 /* "diff_attn" (issue 24 §4, lesson_diff.c): its settings and what they rule out, before the shapes; its vectors after. */
 int li_read_diff_settings(Ctx *c, const cJSON *root, Model *l);
+/* StreamingLLM's cache (lesson_streaming.c): "decode": {"cache": {…}}, and what it does not go with. */
+int li_read_decode_cache(Ctx *c, const cJSON *v, Model *l);
+int li_check_streaming(Ctx *c, const ModelConfig *cfg, const LayerParams *lp);
 int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l);
 /* "gated_deltanet" as the layer's mixer (lesson_deltanet.c): "mixer", "conv1d", "W_z", "norm", "eps" of its object gd,
  * read after the rest of it; and the conv1d's kernel size before the shapes. */

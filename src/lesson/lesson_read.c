@@ -95,7 +95,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
 	                               "ids", "temperature", "top_k", "logits_row", "PE", "attn_logit_softcapping",
-	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", "W_gate", "embed_scale", NULL };
+	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", "W_gate", "b_gate", "embed_scale", NULL };
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -121,7 +121,7 @@ const char *const li_top_keys[] = {
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
 	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn",
-	"W_gate", "embed_scale", NULL
+	"W_gate", "b_gate", "embed_scale", NULL
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -508,6 +508,8 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	if (get(root, "W_gate") != NULL && !cJSON_IsFalse(get(root, "W_gate"))) { /* issue 23 §6: gated attention */
 		const int g = m->lp.kv_heads > 0 ? m->lp.kv_heads : m->lp.heads;
 		m->lp.W_gate.rows = ms_x.cols, m->lp.W_gate.cols = g > 0 ? m->lp.heads * (ms_v.cols / g) : 0;
+		if (get(root, "b_gate") != NULL)
+			m->lp.b_gate.rows = 1, m->lp.b_gate.cols = m->lp.W_gate.cols;
 	}
 	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
 		const int hq = m->lp.heads * m->lp.d_k;

@@ -520,9 +520,12 @@ int li_read_modern(Ctx *c, const cJSON *root, Model *l)
 	}
 	if ((v = get(root, "decode")) != NULL) {
 		old = path_key(c, "decode");
-		if (!cJSON_IsBool(v))
+		if (cJSON_IsObject(v)) /* StreamingLLM's cache: lesson_streaming.c */
+			r = li_read_decode_cache(c, v, l);
+		else if (!cJSON_IsBool(v))
 			r = fail(c, _("expected true (generate one token at a time with a KV cache) or false, got %s"), got(v).s);
-		l->cfg.decode = cJSON_IsTrue(v);
+		else
+			l->cfg.decode = cJSON_IsTrue(v), l->cfg.cache_sink = l->cfg.cache_window = 0;
 		path_set(c, old);
 		if (r != 0)
 			return -1;

@@ -124,7 +124,8 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 		computed += N * ch + N * h * dv + h * (N * dk * dv + N + N * dv);
 	}
 	if (cfg->decode)
-		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * d_out + (p->block.present ? N * D : 0);
+		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * d_out + (p->block.present ? N * D : 0) +
+		            (cfg->cache_window > 0 ? h * N * M + N * d_out : 0); /* StreamingLLM's comparison */
 	if (p->block.present) {
 		const double F = p->block.d_ff;
 		/* its parameters: four norm vectors, W_1, W_3, W_2 and their biases; its results: two residuals,
@@ -149,8 +150,8 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 		computed += N * cfg->vocab;
 	if (!mat_empty(&p->sinks)) /* the sinks' logits and each row's share */
 		own += h, computed += h * N;
-	if (!mat_empty(&p->W_gate)) /* W_gate; gate, gate_sig and gated */
-		own += D * h * dv, computed += 3 * N * h * dv;
+	if (!mat_empty(&p->W_gate)) /* W_gate (and b_gate); gate, gate_sig and gated */
+		own += (D + (mat_empty(&p->b_gate) ? 0 : 1)) * h * dv, computed += 3 * N * h * dv;
 	if (p->mla.on) { /* MLA: its weights beside W_q, W_k, W_v's count above; its latents, heads, absorbed form and cache */
 		const double r = p->mla.q_lora_rank, c = p->mla.kv_lora_rank, dn = p->mla.d_nope, dr = p->mla.d_rope;
 		own += D * r + r + r * h * dk + D * (c + dr) + c + c * h * (dn + dv);
@@ -350,6 +351,8 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 			goto out;
 		}
 		path_set(c, base);
+		if (li_check_streaming(c, cfg, lp) != 0)
+			goto out;
 		if (cfg->rope && rope_dynamic) {
 			AT("rope");
 			path_key(c, "scaling");
@@ -383,7 +386,7 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		                "top-k) are not; leave out \"backward\""));
 		goto out;
 	}
-	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only, not decoded yet */
+	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only (decoded with decode_gate) */
 		AT("W_gate");
 		if (mat_empty(&lp->W_o)) {
 			fail(c, _("gated attention multiplies concat by the gate before W_o: this lesson needs W_o"));
@@ -391,10 +394,6 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		}
 		if (cfg->backward != BACKWARD_NONE) {
 			fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"), "W_gate");
-			goto out;
-		}
-		if (cfg->decode) {
-			fail(c, _("decoding token by token does not apply the gate yet: leave out \"decode\", or \"W_gate\""));
 			goto out;
 		}
 		path_set(c, base);
@@ -558,7 +557,7 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		if (part[i].kind == MASK_WINDOW)
 			out->features |= FEAT_WINDOW;
 	if (cfg->decode)
-		out->features |= FEAT_DECODE;
+		out->features |= FEAT_DECODE | (cfg->cache_window > 0 ? FEAT_STREAMING : 0u);
 	if (cfg->flash_bq > 0 && cfg->flash_bk > 0)
 		out->features |= FEAT_FLASH;
 	if (cfg->qk_norm != QK_NORM_NONE)
@@ -876,6 +875,11 @@ static int validate_layer(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 		return fail(c, _("W_gate: expected %d \u00d7 %d (d_model \u00d7 heads\u00b7d_v), got %d \u00d7 %d"), cfg->d_model,
 		            lp->heads * lp->d_v, lp->W_gate.rows, lp->W_gate.cols);
 	if (mat_check_values(c, &lp->W_gate, "W_gate", 0) != 0)
+		return -1;
+	if (!mat_empty(&lp->b_gate) && (lp->b_gate.rows * lp->b_gate.cols != lp->heads * lp->d_v || mat_empty(&lp->W_gate)))
+		return fail(c, _("b_gate: expected %d numbers (heads\u00b7d_v, beside W_gate), got %d"), lp->heads * lp->d_v,
+		            lp->b_gate.rows * lp->b_gate.cols);
+	if (mat_check_values(c, &lp->b_gate, "b_gate", 0) != 0)
 		return -1;
 	return 0;
 }

@@ -206,6 +206,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 	}
 	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
 		return -1;
+	if (!mat_empty(&p->b_gate) && put(o, "b_gate", jw_flat(&p->b_gate)) != 0) /* and its bias */
+		return -1;
 	if (!mat_empty(&p->W_gate) && put(o, "W_gate", jw_matrix(&p->W_gate)) != 0) /* gated attention: each layer's */
 		return -1;
 	if (!mat_empty(&p->gdn_A_log)) { /* Gated DeltaNet (issue 24 §3): its weights and chunk size */
@@ -484,8 +486,14 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 				return -1;
 		}
 	}
-	if (l->cfg.decode && !cJSON_AddTrueToObject(o, "decode"))
+	if (l->cfg.decode && l->cfg.cache_window <= 0 && !cJSON_AddTrueToObject(o, "decode"))
 		return -1;
+	if (l->cfg.decode && l->cfg.cache_window > 0) { /* StreamingLLM's cache (lesson_streaming.c) */
+		cJSON *d = cJSON_CreateObject(), *k = NULL;
+		if (put(o, "decode", d) != 0 || put(d, "cache", k = cJSON_CreateObject()) != 0 || put(k, "sink", jw_number(l->cfg.cache_sink)) != 0 ||
+		    put(k, "window", jw_number(l->cfg.cache_window)) != 0)
+			return -1;
+	}
 	/* attention sinks: a compare variant that drops the lesson's says false */
 	if (top != NULL && !mat_empty(&top->lp.sinks) && mat_empty(&l->lp.sinks) && !cJSON_AddFalseToObject(o, "sinks"))
 		return -1;

@@ -402,6 +402,13 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                       N_("router_scores + e_score_correction_bias, on the experts of the groups kept; the others not chosen") },
 	[AM_EXPERT_OUT] = { "expert_out", DIM_N, DIM_E_DMODEL, DIM_ONE, MF_NOT_CHOSEN, FEAT_MOE, STAGE_MOE_EXPERTS, NONE, Q_ROWS,
 	                    AXIS_INDEX, 1, N_("each expert's output expert_act\u00b7W_2, side by side, on the tokens that chose it") },
+	[AM_WIN_WEIGHTS] = { "win_weights", DIM_N, DIM_M, DIM_ONE, MF_PER_HEAD | MF_DECODE | MF_SUMS, FEAT_DECODE | FEAT_STREAMING,
+	                     STAGE_DECODE, NONE, Q_ROWS, K_ROWS, 0,
+	                     N_("decoding with a plain window of the same size: step t's weights with the first tokens evicted") },
+	[AM_WIN_OUTPUT] = { "win_output", DIM_N, DIM_D_OUT, DIM_ONE, MF_DECODE, FEAT_DECODE | FEAT_STREAMING, STAGE_DECODE, NONE,
+	                    Q_ROWS, AXIS_INDEX, 1, N_("decoding with a plain window of the same size: step t's attention output") },
+	[AM_B_GATE] = { "b_gate", DIM_ONE, DIM_HDV, DIM_ONE, GP, FEAT_GATED, NONE, NONE, AXIS_INDEX, AXIS_INDEX, 1,
+	                N_("the gate's bias: gate = x\u00b7W_gate + b_gate (Qwen3-Next's q_proj bias, the gate's half)") },
 };
 
 #undef Q_ROWS
@@ -1031,8 +1038,9 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "decode",
 		.name = "decode", .requires = FEAT_DECODE, .instead = NONE, .flags = SF_DECODE_STEPS,
 		PANES({ .matrix = AM_DEC_Q, .flags = HEAD }, { .matrix = AM_CACHE_K, .flags = HEAD }, { .matrix = AM_CACHE_V, .flags = HEAD },
-		      { .matrix = AM_DEC_SCORES }, { .matrix = AM_DEC_WEIGHTS }, { .matrix = AM_DEC_WEIGHTED },
-		      { .matrix = AM_DEC_OUTPUT }, { .matrix = AM_DEC_LAYER_OUT }),
+		      { .matrix = AM_DEC_SCORES }, { .matrix = AM_DEC_WEIGHTS }, { .matrix = AM_WIN_WEIGHTS },
+		      { .matrix = AM_DEC_WEIGHTED }, { .matrix = AM_DEC_OUTPUT }, { .matrix = AM_WIN_OUTPUT },
+		      { .matrix = AM_DEC_LAYER_OUT }),
 		.formula = { { 0, 0, N_("step t: q_t, k_t, v_t from token t; cache += (k_t, v_t); w = softmax(q_t\u00b7K_cache\u1d40 \u00d7 factor); out_t = w\u00b7V_cache"),
 		               N_("step t: q_t, k_t, v_t from token t; cache += (k_t, v_t); w = softmax(q_t.K_cache^T * factor); out_t = w.V_cache") } },
 		.what = N_("generation one token at a time: the cache growing row by row, the new scores row and the output row"),
@@ -1215,6 +1223,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its router scores with a softmax (no \"scoring_func\": \"sigmoid\")"), /* FEAT_MOE_SIGMOID */
 	N_("its shared expert has no gate (DeepSeek's)"), /* FEAT_MOE_SHARED_GATE */
 	N_("its Gated DeltaNet is not the layer's mixer (\"gated_deltanet\": {\"mixer\": true})"), /* FEAT_GDN_MIXER */
+	N_("its decoding cache keeps no first tokens (\"decode\": {\"cache\": {\"sink\", \"window\"}})"), /* FEAT_STREAMING */
 };
 
 const char *feature_absent(FeatureSet feat)

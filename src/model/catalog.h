@@ -143,6 +143,10 @@ typedef enum AttnMatrix {
 	/* DeepSeek-V3's router (sigmoid scoring): its correction bias; σ(router_logits); each group's sum of
 	 * its top 2; the bias-corrected scores of the experts in the groups kept (NaN: a group dropped) */
 	AM_MOE_E_BIAS, AM_ROUTER_SCORES, AM_GROUP_SCORES, AM_SCORES_CHOICE,
+	/* StreamingLLM's cache (issue 23 §4): decoding with a plain window of the same size, the first tokens evicted */
+	AM_WIN_WEIGHTS, AM_WIN_OUTPUT,
+	/* gated attention's bias (issue 23 §6: Qwen3-Next's q_proj bias, the gate's half, with attention_bias) */
+	AM_B_GATE,
 	AM_COUNT
 } AttnMatrix;
 
@@ -197,7 +201,8 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_MOE_SIGMOID ((FeatureSet)1 << 43) /* its router's scores are sigmoids, DeepSeek-V3's ("scoring_func": "sigmoid") */
 #define FEAT_MOE_SHARED_GATE ((FeatureSet)1 << 44) /* its shared expert has a sigmoid gate (Qwen2-MoE's; DeepSeek's has none) */
 #define FEAT_GDN_MIXER   ((FeatureSet)1 << 45) /* Gated DeltaNet is the layer's token mixer ("gated_deltanet": {"mixer": true}) */
-#define FEAT_COUNT       46
+#define FEAT_STREAMING   ((FeatureSet)1 << 46) /* decoding keeps the first tokens and a recent window ("decode": {"cache"}) */
+#define FEAT_COUNT       47
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {

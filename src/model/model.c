@@ -308,6 +308,7 @@ void layer_params_free(LayerParams *p)
 	mat_free(&p->W_gate);
 	for (int k = 0; k < LP_FILE_COUNT; k++)
 		matview_free(&p->file[k]);
+	mat_free(&p->b_gate);
 	mla_free(&p->mla);
 	diff_free(&p->diff);
 	block_free(&p->block);
@@ -319,7 +320,7 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	*dst = *src;
 	dst->W_q = dst->W_k = dst->W_v = dst->W_o = dst->w_e = (Mat){ 0 };
 	dst->b_q = dst->b_k = dst->b_v = dst->b_o = dst->alibi_slopes = dst->q_norm = dst->k_norm = (Mat){ 0 };
-	dst->sinks = dst->gdn_W_a = dst->gdn_W_b = dst->gdn_A_log = dst->gdn_dt_bias = dst->W_gate = (Mat){ 0 };
+	dst->sinks = dst->gdn_W_a = dst->gdn_W_b = dst->gdn_A_log = dst->gdn_dt_bias = dst->W_gate = dst->b_gate = (Mat){ 0 };
 	dst->gdn_conv = dst->gdn_W_z = dst->gdn_norm = (Mat){ 0 };
 	dst->mla.W_qa = dst->mla.q_a_norm = dst->mla.W_qb = dst->mla.W_kva = dst->mla.kv_a_norm = dst->mla.W_kvb = (Mat){ 0 };
 	dst->diff.lq1 = dst->diff.lk1 = dst->diff.lq2 = dst->diff.lk2 = dst->diff.subln = (Mat){ 0 };
@@ -334,7 +335,7 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	       mat_copy(&dst->k_norm, &src->k_norm) | mat_copy(&dst->sinks, &src->sinks) |
 	       mat_copy(&dst->gdn_W_a, &src->gdn_W_a) | mat_copy(&dst->gdn_W_b, &src->gdn_W_b) |
 	       mat_copy(&dst->gdn_A_log, &src->gdn_A_log) | mat_copy(&dst->gdn_dt_bias, &src->gdn_dt_bias) |
-	       mat_copy(&dst->W_gate, &src->W_gate) | mat_copy(&dst->gdn_conv, &src->gdn_conv) |
+	       mat_copy(&dst->W_gate, &src->W_gate) | mat_copy(&dst->b_gate, &src->b_gate) | mat_copy(&dst->gdn_conv, &src->gdn_conv) |
 	       mat_copy(&dst->gdn_W_z, &src->gdn_W_z) | mat_copy(&dst->gdn_norm, &src->gdn_norm)
 	               ? -1
 	               : 0;

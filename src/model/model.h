@@ -204,6 +204,7 @@ typedef struct ModelConfig {
 	RopeScaling rope_scaling;
 	int alibi;
 	int decode;
+	int cache_sink, cache_window; /* StreamingLLM's cache ("decode": {"cache"}): the first sink rows and the last window (0: none) */
 	int flash_bq, flash_bk;
 	/*
 	 * "backward" (version 2): the loss the backward pass starts from.
@@ -328,6 +329,7 @@ typedef struct LayerParams {
 	Mat gdn_conv, gdn_W_z, gdn_norm;
 	double gdn_eps;
 	Mat W_gate;       /* gated attention (issue 23 §6, Qwen3-Next): d_model × h·d_v, gated = concat ⊙ σ(x·W_gate), else empty */
+	Mat b_gate;       /* its bias, 1 × h·d_v (Qwen3-Next's with attention_bias): gate = x·W_gate + b_gate; else empty */
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	MlaParams mla;    /* multi-head latent attention (issue 24 §1), mla.on 0 without */
 	DiffParams diff;  /* differential attention (issue 24 §4), diff.on 0 without */

@@ -52,7 +52,9 @@ static void dot_keys(const double *q, const double *keys, size_t ld, int dk, int
  * K + j·ldk, as the scores read them; of the values at V + j·ldv), each
  * head's row of scores, weights (indexed by key) and weighted sum, the
  * attention's output row and, in a block, the layer's. A head's rows may be
- * the same buffer for every head (each head is done before the next).
+ * the same buffer for every head (each head is done before the next). With
+ * StreamingLLM's cache, also each head's weights and the output over the
+ * plain window of the same size (win_weights, win_output; NULL without).
  */
 typedef struct DecodeRow {
 	double *q;
@@ -61,9 +63,30 @@ typedef struct DecodeRow {
 	const unsigned char *visible; /* the mask's row t (m cells), or NULL: model_mask_sees */
 	double *const *scores, *const *weights, *const *weighted;
 	double *output, *layer_out;
-	double *scratch; /* h·d_v + t + 1 numbers */
+	double *scratch; /* decode_scratch(h·d_v, rows) numbers */
+	int *keep;       /* t + 1 ints: the rows the cache keeps at step t */
+	double *const *win_weights;
+	double *win_output;
 } DecodeRow;
 
+/* The scratch decode_row needs for h·d_v columns of concat and a cache of up to rows rows. */
+static size_t decode_scratch(int hdv, int rows)
+{
+	return 4 * (size_t)hdv + 3 * (size_t)rows;
+}
+
+/*
+ * Gated attention (gated.c) on one row: concat ⊙ σ(a·W_gate + b_gate), a the row the
+ * query was made from (h·d_v numbers of gate: scratch); nothing without W_gate.
+ */
+static void decode_gate(const LayerParams *lp, int D, int hdv, const double *arow, double *gate, double *concat)
+{
+	if (mat_empty(&lp->W_gate))
+		return;
+	mat_mul_view(1, D, hdv, arow, (size_t)D, lp->W_gate.a, (size_t)hdv, 0, gate, (size_t)hdv, 0);
+	for (int c = 0; c < hdv; c++)
+		concat[c] *= 1.0 / (1.0 + exp(-(gate[c] + (mat_empty(&lp->b_gate) ? 0.0 : lp->b_gate.a[c]))));
+}
 /* The block around one row: a's layer's block stages on a 1-row computation (NULL out of memory). */
 static Attn *decode_one(const Attn *a)
 {
@@ -93,26 +116,97 @@ static void decode_one_free(Attn *one)
 }
 
 /*
+ * Each head of step t (its query row x, h·d_k) against the cached rows
+ * keep[0 … count − 1] (ascending): scores, the weights (scattered by key)
+ * and the weighted sum, each head's into concat (h·d_v). wrow: 2·count
+ * numbers of scratch. shared: every head's scores and weighted sum in the
+ * first head's rows (scratch), not a row of its own.
+ *   per head: s_j = q·k_j; w = softmax(f(s·factor + a variant's bias b_tj), masked); out = Σ_j w_j v_j
+ *   (f: a variant's score_map, soft-capping; else none)
+ */
+static void decode_attend(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, int t, const double *x,
+                          const DecodeRow *r, const int *keep, int count, double *const *scores_of,
+                          double *const *weights_of, double *const *weighted_of, int shared, double *wrow, double *concat)
+{
+	const int dk = lp->d_k, dv = lp->d_v;
+	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
+	double *packed = wrow + count;
+
+	for (int h = 0; h < a->heads; h++) {
+		const int kh = attn_kv_head(a, h);
+		const double *q = x + (size_t)h * dk;
+		double *scores = scores_of[shared ? 0 : h], *weights = weights_of[h], *out = weighted_of[shared ? 0 : h];
+		if (cfg->score == SCORE_ADDITIVE)
+			for (int k = 0; k < count; k++)
+				scores[keep[k]] = attn_additive(q, r->K + (size_t)keep[k] * r->ldk + (size_t)kh * dk, &lp->w_e.a[h * dk], dk);
+		else /* each run of consecutive rows at once */
+			for (int k = 0, e; k < count; k = e) {
+				for (e = k + 1; e < count && keep[e] == keep[e - 1] + 1; e++)
+					;
+				dot_keys(q, r->K + (size_t)keep[k] * r->ldk + (size_t)kh * dk, r->ldk, dk, e - k, &scores[keep[k]]);
+			}
+		for (int k = 0; k < count; k++) {
+			const int j = keep[k];
+			double sc = scores[j] * a->factor;
+			const int seen = r->visible != NULL ? r->visible[j] : model_mask_sees(cfg, t, j);
+			if (bias != NULL)
+				sc += bias->score_bias(a, h, t, j);
+			if (map != NULL)
+				sc = map->score_map(a, sc);
+			wrow[k] = seen ? sc : -INFINITY;
+		}
+		if (sink != NULL)
+			attn_softmax_sink_row(wrow, packed, count, sink->sink_logit(a, h));
+		else
+			attn_softmax_row(wrow, packed, count);
+		for (int k = 0; k < count; k++)
+			weights[keep[k]] = packed[k];
+		/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
+		memset(out, 0, (size_t)dv * sizeof *out);
+		for (int k = 0; k < count; k++) {
+			const double w = packed[k], *v = r->V + (size_t)keep[k] * r->ldv + (size_t)kh * dv;
+			for (int c = 0; c < dv; c++)
+				out[c] += w * v[c];
+		}
+		memcpy(&concat[h * dv], out, (size_t)dv * sizeof *out);
+	}
+}
+
+/* The output row of concat: concat·W_o + b_o (concat itself without W_o). */
+static void decode_project(const LayerParams *lp, int hdv, const double *concat, double *output)
+{
+	if (mat_empty(&lp->W_o))
+		memcpy(output, concat, (size_t)hdv * sizeof(double));
+	else
+		attn_mul_param(1, concat, (size_t)hdv, lp, &lp->W_o, output, (size_t)lp->d_out);
+	for (int c = 0; c < lp->d_out && !mat_empty(&lp->b_o); c++)
+		output[c] += lp->b_o.a[c];
+}
+
+/*
  * Step t of decoding, token t's row xin of the layer's input (d_model) through
  * the layer, reading the cache's rows before t and appending its own:
  *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v
  *   (then the variants' turns at t, each head's row: QK-norm's RMSNorm, RoPE's rotation)
- *   cache += (k, v)   (with a window w, only the last w rows are read)
- *   per head: s_j = q·k_j; w = softmax(f(s·factor + a variant's bias b_tj), masked); out = Σ_j w_j v_j
- *   (f: a variant's score_map, soft-capping; else none)
+ *   cache += (k, v)   (with a window w, only the last w rows are read; StreamingLLM's
+ *   cache also the first ones: attn_cache_rows)
+ *   each head against the kept rows (decode_attend)
+ *   (gated attention: concat ⊙ σ(a·W_gate), decode_gate)
  *   output_t = concat·W_o + b_o, and in a block (one) the rest of the layer on that one row.
+ * With StreamingLLM's cache, the same step over the plain window of the same
+ * size too (win_weights, win_output): the attention alone.
  */
 static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, Attn *one, int t,
                        const double *xin, const DecodeRow *r)
 {
-	const int dk = lp->d_k, dv = lp->d_v, D = cfg->d_model;
-	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * dv, hdv = a->heads * dv;
+	const int dk = lp->d_k, D = cfg->d_model;
+	const int hdk = a->heads * dk, gdk = a->kv_heads * dk, gdv = a->kv_heads * lp->d_v, hdv = a->heads * lp->d_v;
 	const int pre = lp->block.present && lp->block.norm == NORM_PRE;
-	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
 	double *x = r->q, *concat = r->scratch, *wrow = r->scratch + hdv;
+	double *gate = r->scratch + 3 * (size_t)hdv + 3 * (size_t)(t + 1); /* decode_scratch's last h·d_v */
 	double *kt = r->K + (size_t)t * r->ldk, *vt = r->V + (size_t)t * r->ldv;
 	const double *arow = xin;
-	const int lo = attn_keep_first(cfg, t); /* the rolling cache's oldest row (a window) */
+	int count;
 
 	if (pre) {
 		memcpy(one->X.a, arow, (size_t)D * sizeof(double));
@@ -143,45 +237,19 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		for (int h = 0; h < a->kv_heads; h++)
 			var->turn_row(a, kt + (size_t)h * dk, t, 1);
 	}
-	/* each head against the cached keys lo … t */
-	for (int h = 0; h < a->heads; h++) {
-		const int kh = attn_kv_head(a, h);
-		const double *q = x + (size_t)h * dk;
-		double *scores = r->scores[h], *weights = r->weights[h], *out = r->weighted[h];
-		if (cfg->score == SCORE_ADDITIVE)
-			for (int j = lo; j <= t; j++)
-				scores[j] = attn_additive(q, r->K + (size_t)j * r->ldk + (size_t)kh * dk, &lp->w_e.a[h * dk], dk);
-		else
-			dot_keys(q, r->K + (size_t)lo * r->ldk + (size_t)kh * dk, r->ldk, dk, t - lo + 1, &scores[lo]);
-		for (int j = lo; j <= t; j++) {
-			double sc = scores[j] * a->factor;
-			const int seen = r->visible != NULL ? r->visible[j] : model_mask_sees(cfg, t, j);
-			if (bias != NULL)
-				sc += bias->score_bias(a, h, t, j);
-			if (map != NULL)
-				sc = map->score_map(a, sc);
-			wrow[j - lo] = seen ? sc : -INFINITY;
-		}
-		if (sink != NULL)
-			attn_softmax_sink_row(wrow, &weights[lo], t - lo + 1, sink->sink_logit(a, h));
-		else
-			attn_softmax_row(wrow, &weights[lo], t - lo + 1);
-		/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
-		memset(out, 0, (size_t)dv * sizeof *out);
-		for (int j = lo; j <= t; j++) {
-			const double w = weights[j], *v = r->V + (size_t)j * r->ldv + (size_t)kh * dv;
-			for (int c = 0; c < dv; c++)
-				out[c] += w * v[c];
-		}
-		memcpy(&concat[h * dv], out, (size_t)dv * sizeof *out);
+	/* each head against the rows the cache keeps, and the output row */
+	count = attn_cache_rows(cfg, t, 0, r->keep);
+	decode_attend(a, cfg, lp, t, x, r, r->keep, count, r->scores, r->weights, r->weighted, 0, wrow, concat);
+	decode_gate(lp, D, hdv, arow, gate, concat);
+	decode_project(lp, hdv, concat, r->output);
+	if (r->win_weights != NULL) { /* the plain window of the same size: its own scores, weighted sums and concat */
+		double *wconcat = wrow + 2 * (size_t)(t + 1), *ws = wconcat + hdv, *wo = ws + (t + 1);
+		double *const scores[1] = { ws }, *const weighted[1] = { wo };
+		count = attn_cache_rows(cfg, t, 1, r->keep);
+		decode_attend(a, cfg, lp, t, x, r, r->keep, count, scores, r->win_weights, weighted, 1, wrow, wconcat);
+		decode_gate(lp, D, hdv, arow, gate, wconcat);
+		decode_project(lp, hdv, wconcat, r->win_output);
 	}
-	/* the output row, and in a block the rest of the layer on that row */
-	if (mat_empty(&lp->W_o))
-		memcpy(r->output, concat, (size_t)hdv * sizeof(double));
-	else
-		attn_mul_param(1, concat, (size_t)hdv, lp, &lp->W_o, r->output, (size_t)lp->d_out);
-	for (int c = 0; c < lp->d_out && !mat_empty(&lp->b_o); c++)
-		r->output[c] += lp->b_o.a[c];
 	if (one != NULL) {
 		memcpy(one->X.a, xin, (size_t)D * sizeof(double));
 		memcpy(one->output.a, r->output, (size_t)D * sizeof(double));
@@ -202,12 +270,14 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 {
 	const int n = cfg->n, D = cfg->d_model, hdv = a->heads * lp->d_v;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
-	double *row = calloc((size_t)(hdv + n), sizeof(double));
-	double **hr = calloc((size_t)(3 * (a->heads > 0 ? a->heads : 1)), sizeof *hr);
+	const int win = !mat_empty(&a->win_output); /* StreamingLLM's comparison: the plain window's rows too */
+	double *row = calloc(decode_scratch(hdv, n), sizeof(double));
+	int *keep = calloc((size_t)n, sizeof *keep);
+	double **hr = calloc((size_t)(4 * (a->heads > 0 ? a->heads : 1)), sizeof *hr);
 	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
 	int r = -1;
 
-	if (row == NULL || hr == NULL)
+	if (row == NULL || hr == NULL || keep == NULL)
 		goto out;
 	if (lp->block.present && (one = decode_one(a)) == NULL)
 		goto out;
@@ -215,17 +285,20 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 		DecodeRow dr = { &MAT_AT(a->dec_q, t, 0), a->cache_K.a, a->cache_V.a, (size_t)a->cache_K.cols,
 		                 (size_t)a->cache_V.cols, &a->visible[(size_t)t * cfg->m], hr, hr + a->heads,
 		                 hr + 2 * a->heads, &MAT_AT(a->dec_output, t, 0),
-		                 one != NULL ? &MAT_AT(a->dec_layer_out, t, 0) : NULL, row };
+		                 one != NULL ? &MAT_AT(a->dec_layer_out, t, 0) : NULL, row, keep,
+		                 win ? hr + 3 * a->heads : NULL, win ? &MAT_AT(a->win_output, t, 0) : NULL };
 		for (int h = 0; h < a->heads; h++) {
 			hr[h] = &MAT_AT(a->head[h].dec_scores, t, 0);
 			hr[a->heads + h] = &MAT_AT(a->head[h].dec_weights, t, 0);
 			hr[2 * a->heads + h] = &MAT_AT(a->head[h].dec_weighted, t, 0);
+			hr[3 * a->heads + h] = win ? &MAT_AT(a->head[h].win_weights, t, 0) : NULL;
 		}
 		decode_row(a, cfg, lp, one, t, &in->a[(size_t)t * D], &dr);
 	}
 	r = 0;
 out:
 	free(row);
+	free(keep);
 	free(hr);
 	decode_one_free(one);
 	return r;
@@ -237,16 +310,62 @@ static void pass_decode(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		a->failed = 1;
 }
 
+/* "keys 3..7" or, when StreamingLLM's cache keeps the first ones apart, "keys 0..1 and 5..7": the kept rows' runs. */
+static void keys_runs(char *out, size_t size, const int *keep, int count)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (int k = 0, e; k < count && len < size; k = e) {
+		for (e = k + 1; e < count && keep[e] == keep[e - 1] + 1; e++)
+			;
+		if (e - k == 1)
+			len += (size_t)snprintf(out + len, size - len, k == 0 ? "%d" : " + %d", keep[k]);
+		else
+			len += (size_t)snprintf(out + len, size - len, k == 0 ? "%d..%d" : " + %d..%d", keep[k], keep[e - 1]);
+	}
+}
+
+/* StreamingLLM's comparison: a cell of win_weights or win_output, beside the cache's and the full computation's. */
+static void explain_window(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int *keep, int utf8)
+{
+	const ModelConfig *cfg = attn_config(a);
+	const int count = attn_cache_rows(cfg, t, 1, keep);
+	char x1[32], x2[32], runs[64];
+
+	keys_runs(runs, sizeof runs, keep, count);
+	if (which == AM_WIN_OUTPUT) {
+		strbuf_printf(b, _("step %d's output over the plain window of keys %s (the first tokens evicted); with them kept "
+		                 "(dec_output) %s, the full computation's output %s\n"), t, runs,
+		              celltext_num(x1, MAT_AT(a->dec_output, t, j), utf8), celltext_num(x2, MAT_AT(a->output, t, j), utf8));
+		return;
+	}
+	if (!attn_cache_has(cfg, t, j, 1)) {
+		strbuf_printf(b, _("key %d is not in step %d's plain window of %d rows: it was evicted\n"), j, t, cfg->cache_sink + cfg->cache_window);
+		return;
+	}
+	strbuf_printf(b, _("softmax over the plain window's %d keys %s, the same number of rows with the first tokens evicted\n"),
+	              count, runs);
+	if (attn_cache_has(cfg, t, j, 0))
+		strbuf_printf(b, _("with the first %d tokens kept instead, dec_weights[%d][%d] = %s\n"), cfg->cache_sink, t, j,
+		              celltext_num(x1, MAT_AT(a->head[h].dec_weights, t, j), utf8));
+	else
+		strbuf_printf(b, _("the cache that keeps the first %d tokens has evicted key %d instead\n"), cfg->cache_sink, j);
+}
+
 /* Decoding: what step t computed, from its own row and the cache. */
 static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, int t, int j, int utf8)
 {
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);
-	const int lo = attn_keep_first(cfg, t);
 	const int kh = attn_kv_head(a, h);
 	const char *adj = "", *keep = ""; /* a variant's words: what the scores were, how long a row stays */
 	char x1[32], x2[32], note[256] = ""; /* how q and k were turned, each variant's words in the order of the turns */
+	int *rows = calloc((size_t)t + 1, sizeof *rows), count;
 
+	if (rows == NULL)
+		return;
+	count = attn_cache_rows(cfg, t, 0, rows);
 	for (int v = attn_variant_count - 1; v >= 0; v--)
 		if (attn_variant_on(a, attn_variants[v]) && attn_variants[v]->decode_note != NULL)
 			snprintf(note + strlen(note), sizeof note - strlen(note), "%s", _(attn_variants[v]->decode_note));
@@ -268,29 +387,56 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		              celltext_num(x1, MAT_AT(*attn_matrix(a, full, h), t, j), utf8));
 		if (which != AM_DEC_Q)
 			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"), keep);
-		return;
+		break;
 	}
 	case AM_DEC_SCORES:
 	case AM_DEC_WEIGHTS:
 		if (!attn_in_cache(cfg, t, j)) {
 			strbuf_printf(b, _("key %d is not in step %d's cache (%s)\n"), j, t,
 			              j > t ? _("it has not been generated yet") : _("the rolling cache dropped it"));
-			return;
+			break;
 		}
 		if (which == AM_DEC_SCORES) {
 			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, celltext_sym(utf8, "\u00b7", "."), j, kh);
 			celltext_terms(b, &MAT_AT(a->dec_q, t, h * lp->d_k), 1, &MAT_AT(a->cache_K, j, kh * lp->d_k), 1, lp->d_k, utf8);
-		} else
+		} else if (rows[count - 1] - rows[0] + 1 == count) /* one run of rows */
 			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
-			                 "computation's weights[%d][%d] = %s\n"), t - lo + 1, lo, t, adj, t, j,
+			                 "computation's weights[%d][%d] = %s\n"), count, rows[0], t, adj, t, j,
 			              celltext_num(x1, MAT_AT(a->head[h].weights, t, j), utf8));
-		return;
-	case AM_DEC_WEIGHTED:
-		strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", celltext_sym(utf8, "\u03a3", "sum"), celltext_sym(utf8, "\u00b7", "*"), j,
-		              lo, t);
-		celltext_terms(b, &MAT_AT(a->head[h].dec_weights, t, lo), 1, &MAT_AT(a->cache_V, lo, kh * lp->d_v + j),
-		              (size_t)a->cache_V.cols, t - lo + 1, utf8);
-		return;
+		else {
+			char runs[64];
+			keys_runs(runs, sizeof runs, rows, count);
+			strbuf_printf(b, _("softmax over the %d cached keys %s of the scaled%s, masked scores: the first tokens "
+			                 "stay while the ones between were evicted; the full computation's weights[%d][%d] = %s\n"),
+			              count, runs, adj, t, j, celltext_num(x1, MAT_AT(a->head[h].weights, t, j), utf8));
+		}
+		break;
+	case AM_DEC_WEIGHTED: {
+		/* the kept rows' weights and values, gathered in the order of j */
+		double *w = calloc((size_t)count * 2, sizeof *w);
+		if (w == NULL)
+			break;
+		for (int k = 0; k < count; k++) {
+			w[k] = MAT_AT(a->head[h].dec_weights, t, rows[k]);
+			w[count + k] = MAT_AT(a->cache_V, rows[k], kh * lp->d_v + j);
+		}
+		if (rows[count - 1] - rows[0] + 1 == count)
+			strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %d..%d\n", celltext_sym(utf8, "\u03a3", "sum"),
+			              celltext_sym(utf8, "\u00b7", "*"), j, rows[0], t);
+		else {
+			char runs[64];
+			keys_runs(runs, sizeof runs, rows, count);
+			strbuf_printf(b, "= %s_j w_j %s cached v_j[%d], j = %s\n", celltext_sym(utf8, "\u03a3", "sum"),
+			              celltext_sym(utf8, "\u00b7", "*"), j, runs);
+		}
+		celltext_terms(b, w, 1, w + count, 1, count, utf8);
+		free(w);
+		break;
+	}
+	case AM_WIN_WEIGHTS:
+	case AM_WIN_OUTPUT:
+		explain_window(b, a, which, h, t, j, rows, utf8);
+		break;
 	default:
 		strbuf_printf(b, _("step %d's row; the full computation's row %d holds %s\n"), t, t,
 		              celltext_num(x2, MAT_AT(*(which == AM_DEC_OUTPUT ? &a->output : attn_block_output(a)), t, j), utf8));
@@ -301,8 +447,9 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 					strbuf_printf(b, " %d (w = %s)", e, celltext_num(x2, MAT_AT(a->moe_weights, t, e), utf8));
 			strbuf_printf(b, "%s", _(": the full computation's row of moe_weights, as a token's routing reads only its own row\n"));
 		}
-		return;
+		break;
 	}
+	free(rows);
 }
 
 /* A cache needs a causal −∞ mask over the lesson's own tokens. */
@@ -344,6 +491,7 @@ struct AttnGen {
 	ModelConfig head;  /* the last layer's settings for its one row: n = 1, the logits of row 0 */
 	double *q, *scratch, *rows, *x, *out, *layer_out;
 	double **hs, **hw, **ho; /* every head's rows of scores, weights and weighted sum: the same scratch rows */
+	int *keep;         /* the rows the cache keeps at a step */
 	int head_read;     /* the unembedding's mapped pages were read (given back at the end) */
 };
 
@@ -361,6 +509,7 @@ void attn_gen_free(AttnGen *g)
 	free(g->layer);
 	free(g->q);
 	free(g->scratch);
+	free(g->keep);
 	free(g->rows);
 	free(g->x);
 	free(g->out);
@@ -410,7 +559,8 @@ AttnGen *attn_gen_begin(const Attn *model, int more)
 	g->cap = g->n + more;
 	g->layer = calloc((size_t)nl, sizeof *g->layer);
 	g->q = malloc((size_t)maxq * sizeof(double));
-	g->scratch = malloc((size_t)(maxv + g->cap) * sizeof(double));
+	g->scratch = malloc(decode_scratch(maxv, g->cap) * sizeof(double));
+	g->keep = malloc((size_t)g->cap * sizeof *g->keep);
 	g->rows = calloc((size_t)(2 * g->cap + maxv), sizeof(double));
 	g->x = malloc((size_t)maxd * sizeof(double));
 	g->layer_out = malloc((size_t)maxd * sizeof(double));
@@ -418,7 +568,7 @@ AttnGen *attn_gen_begin(const Attn *model, int more)
 	g->hs = malloc((size_t)heads * sizeof *g->hs);
 	g->hw = malloc((size_t)heads * sizeof *g->hw);
 	g->ho = malloc((size_t)heads * sizeof *g->ho);
-	if (g->layer == NULL || g->q == NULL || g->scratch == NULL || g->rows == NULL || g->x == NULL ||
+	if (g->layer == NULL || g->q == NULL || g->scratch == NULL || g->keep == NULL || g->rows == NULL || g->x == NULL ||
 	    g->layer_out == NULL || g->out == NULL || g->hs == NULL || g->hw == NULL || g->ho == NULL)
 		goto fail;
 	for (int h = 0; h < heads; h++) {
@@ -487,7 +637,7 @@ int attn_gen_step(AttnGen *g, const double *x, const double **logits, const doub
 		const LayerParams *lp = attn_params(a); /* a real model's weights read from its file (attn_mul_param) */
 		const DecodeRow dr = { g->q, L->K, L->V, (size_t)a->kv_heads * (size_t)lp->d_k,
 		                       (size_t)a->kv_heads * (size_t)lp->d_v, NULL, g->hs, g->hw, g->ho, g->out,
-		                       g->layer_out, g->scratch };
+		                       g->layer_out, g->scratch, g->keep, NULL, NULL };
 		decode_row(a, cfg, lp, L->one, t, g->x, &dr);
 		memcpy(g->x, g->layer_out, (size_t)cfg->d_model * sizeof(double));
 	}

@@ -8,12 +8,13 @@
  * `attn_output = attn_output * torch.sigmoid(gate)` and only then o_proj.
  * A lesson gives the gate's half as a matrix of its own, W_gate (d_model ×
  * h·d_v: one column per column of concat), so that W_q keeps its meaning:
- *   gate     = x·W_gate              (n × h·d_v; x: the rows Q is made from)
+ *   gate     = x·W_gate [+ b_gate]   (n × h·d_v; x: the rows Q is made from; the bias
+ *                                     Qwen3-Next's q_proj has with attention_bias, its gate's half)
  *   gate_sig = σ(gate) = 1 / (1 + e^(−gate))
  *   gated    = concat ⊙ gate_sig     (what W_o reads instead of concat: reads)
  * Its stage is STAGE_GATE ("gate" in catalog.c), between concat and output.
- * Forward only: the loader refuses "backward" and "decode" with it
- * (lesson_shapes.c).
+ * Forward only: the loader refuses "backward" with it (lesson_shapes.c);
+ * decoding gates each step's row the same way (decode.c: decode_gate).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -34,6 +35,8 @@ static void pass_gate(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	(void)cfg;
 	a->nonfinite |= mat_mul(gate_input(a, lp), &lp->W_gate, &a->gate);
 	for (size_t k = 0; k < cells; k++) {
+		if (!mat_empty(&lp->b_gate)) /* its bias, column by column */
+			a->gate.a[k] += lp->b_gate.a[k % (size_t)a->gate.cols];
 		a->gate_sig.a[k] = 1.0 / (1.0 + exp(-a->gate.a[k]));
 		a->gated.a[k] = a->concat.a[k] * a->gate_sig.a[k];
 	}
@@ -62,6 +65,9 @@ static void explain_gate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int 
 		strbuf_printf(b, _("= %s row %d %s %s column %d\n"), matrix_name(x == &a->X ? AM_X : AM_NORM1), i,
 		              celltext_sym(utf8, "\u00b7", "."), matrix_name(AM_W_GATE), j);
 		celltext_terms(b, &MAT_AT(*x, i, 0), 1, &lp->W_gate.a[j], (size_t)lp->W_gate.cols, x->cols, utf8);
+		if (!mat_empty(&lp->b_gate))
+			strbuf_printf(b, _("+ b_gate[%d] = %s + %s = %s\n"), j, celltext_num(x1, g - lp->b_gate.a[j], utf8),
+			              celltext_num(x2, lp->b_gate.a[j], utf8), celltext_num(x3, g, utf8));
 		strbuf_printf(b, _("(the gate of column %d of concat: head %d's column %d; Qwen3-Next makes it in q_proj, beside the head's query)\n"),
 		              j, j / lp->d_v, j % lp->d_v);
 		return;
@@ -107,9 +113,9 @@ const AttnVariant variant_gated = {
 	.feature = FEAT_GATED,
 	.stage = STAGE_GATE,
 	.kernel = pass_gate,
-	.rules = { { AM_GATE, ATTN_MADE(AM_X, AM_NORM1, AM_W_GATE) },
-	           { AM_GATE_SIG, ATTN_MADE(AM_X, AM_NORM1, AM_W_GATE) },
-	           { AM_GATED, ATTN_MADE(AM_CONCAT, AM_X, AM_NORM1, AM_W_GATE) } },
+	.rules = { { AM_GATE, ATTN_MADE(AM_X, AM_NORM1, AM_W_GATE, AM_B_GATE) },
+	           { AM_GATE_SIG, ATTN_MADE(AM_X, AM_NORM1, AM_W_GATE, AM_B_GATE) },
+	           { AM_GATED, ATTN_MADE(AM_CONCAT, AM_X, AM_NORM1, AM_W_GATE, AM_B_GATE) } },
 	.checks_itself = 1,
 	.explain = explain_gate,
 	.operands = operands_gate,

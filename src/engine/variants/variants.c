@@ -97,9 +97,41 @@ int attn_keep_first(const ModelConfig *cfg, int t)
 	return first;
 }
 
+/* The cache's two runs at step t: rows [0, *first) and [*lo, t] (one run [lo, t] without a cache_runs variant). */
+static void cache_runs(const ModelConfig *cfg, int t, int plain, int *first, int *lo)
+{
+	*first = 0;
+	*lo = attn_keep_first(cfg, t);
+	for (int k = 0; k < attn_variant_count; k++)
+		if (attn_variants[k]->cache_runs != NULL)
+			attn_variants[k]->cache_runs(cfg, t, plain, first, lo);
+}
+
+int attn_cache_has(const ModelConfig *cfg, int t, int j, int plain)
+{
+	int first, lo;
+
+	cache_runs(cfg, t, plain, &first, &lo);
+	return j <= t && (j < first || j >= lo);
+}
+
 int attn_in_cache(const ModelConfig *cfg, int t, int j)
 {
-	return j <= t && j >= attn_keep_first(cfg, t);
+	return attn_cache_has(cfg, t, j, 0);
+}
+
+int attn_cache_rows(const ModelConfig *cfg, int t, int plain, int *rows)
+{
+	int first, lo, count = 0;
+
+	cache_runs(cfg, t, plain, &first, &lo);
+	for (int j = 0; j <= t; j++)
+		if (j < first || j >= lo) {
+			if (rows != NULL)
+				rows[count] = j;
+			count++;
+		}
+	return count;
 }
 
 int attn_mask_fault(const ModelConfig *cfg, int part)

@@ -45,7 +45,8 @@
 	X(moe)               \
 	X(moe_choice)        \
 	X(moe_topk)          \
-	X(moe_experts)
+	X(moe_experts)       \
+	X(streaming)
 
 /* How a variant explains a cell of a matrix its stage makes (b holds the cell's value line already). */
 typedef void (*VariantExplain)(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8);
@@ -100,6 +101,9 @@ typedef struct AttnVariant {
 	/* ---- a kind of mask (the window): what the scores' mask and the KV cache keep */
 	/* The first key query t sees of those before it, the first row the rolling cache keeps at step t: 0 keeps all. */
 	int (*keep_first)(const ModelConfig *cfg, int t);
+	/* A cache that keeps rows the mask would drop (StreamingLLM's first tokens): at step t the cache keeps rows
+	 * [0, *first) and [*lo, t]; it may raise *first and *lo. plain: the comparison without them (a window as long). */
+	void (*cache_runs)(const ModelConfig *cfg, int t, int plain, int *first, int *lo);
 	/* The lesson's single mask (part −1) or its list's part `part` is its kind and does not fit the lesson's sizes. */
 	int (*mask_fault)(const ModelConfig *cfg, int part);
 	/* Why the lesson's single mask hides key j from query i, ending with what the cell becomes (fill): 1, or 0 when not its kind. */
@@ -146,8 +150,12 @@ AttnMatrix attn_reads(const Attn *a, AttnMatrix w);
 AttnMatrix attn_reads_after(const Attn *a, const AttnVariant *v, AttnMatrix w);
 /* The first key query t sees of those before it, the first row decoding's cache keeps at step t (keep_first). */
 int attn_keep_first(const ModelConfig *cfg, int t);
-/* Whether key j is in the KV cache at step t: generated (j ≤ t) and not dropped (keep_first). */
+/* Whether key j is in the KV cache at step t: generated (j ≤ t) and not dropped (keep_first, cache_runs). */
 int attn_in_cache(const ModelConfig *cfg, int t, int j);
+/* The same for plain (1): StreamingLLM's comparison, the plain window as long as its cache. */
+int attn_cache_has(const ModelConfig *cfg, int t, int j, int plain);
+/* The rows the cache keeps at step t, ascending, into rows (t + 1 ints; may be NULL): how many. */
+int attn_cache_rows(const ModelConfig *cfg, int t, int plain, int *rows);
 /* Whether the single mask (part −1) or the list's part `part` is at fault for a variant (mask_fault). */
 int attn_mask_fault(const ModelConfig *cfg, int part);
 /* A variant's sentence for a cell the lesson's mask hides (masked_why): 1 written, 0 the core's to write. */
