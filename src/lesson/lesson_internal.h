@@ -10,6 +10,8 @@
  *   lesson_matrices.c  matrices: literal or generated, limits, filling in
  *   lesson_shapes.c    the shape rules, for loading and lesson_validate
  *   lesson_steps.c     texts, steps and quizzes
+ *   lesson_keys.c      the walk over the keys' tables (lesson_keys.h), each table
+ *                      in its variant's file (lesson_softcap.c, lesson_sinks.c, …)
  *   lesson.c           free, clone, layers and walk, masks, languages
  *   lesson_write.c     the other way: a Lesson written back as a lesson file
  *                      (lesson_write.h; it needs nothing from this header)
@@ -21,6 +23,7 @@
 #include "model/catalog.h"
 #define JSONREAD_SHORT_NAMES /* ctx_init, fail, got, …: the kit's jr_ functions */
 #include "base/jsonread.h"
+#include "lesson/lesson_keys.h" /* after jsonread.h: its short names */
 #include "base/strbuf.h"
 #include "base/i18n.h"
 
@@ -115,7 +118,10 @@ typedef struct MaskSrc {
  */
 
 /* lesson_read.c: the whole lesson */
-extern const char *const li_top_keys[]; /* every top-level key a lesson may give (warnings: "did you mean") */
+/* the top-level keys a lesson may give beside the tables' (lesson_keys.h: li_key_list joins them) */
+extern const char *const li_top_keys[];
+/* An unknown top-level key of root warned about (with "did you mean"): li_top_keys and the tables' rows known. */
+void li_warn_unknown_top(Ctx *c, const cJSON *root);
 /* A parsed lesson object as a Lesson (a stack or an encoder–decoder when it says so); is_variant: a "compare". Its
  * layers and links are read as models (li_read_layer, lesson_block.c), not lessons. */
 Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant);

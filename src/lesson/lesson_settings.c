@@ -204,40 +204,6 @@ int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *npart
 	return r;
 }
 
-/*
- * Soft-capping (issue 23 §5, Gemma 2's config keys): "attn_logit_softcapping": c
- * caps the scaled scores, "final_logit_softcapping": c the LM head's logits
- * (it needs "vocab"). Each a number > 0, or 0 / false for none (a compare
- * variant turns the lesson's off so).
- */
-static int read_softcap_settings(Ctx *c, const cJSON *root, Model *l)
-{
-	static const char *const keys[] = { "attn_logit_softcapping", "final_logit_softcapping" };
-	double *const field[] = { &l->cfg.attn_softcap, &l->cfg.final_softcap };
-
-	for (int k = 0; k < 2; k++) {
-		const cJSON *v = get(root, keys[k]);
-		size_t old;
-		int r = 0;
-		if (v == NULL)
-			continue;
-		old = path_key(c, keys[k]);
-		if (cJSON_IsFalse(v))
-			*field[k] = 0.0;
-		else if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
-			r = fail(c, _("expected the cap c, a number > 0 (Gemma 2: %s), or 0 or false for none, got %s"),
-			         k ? "30" : "50", got(v).s);
-		else if (k == 1 && v->valuedouble > 0 && get(root, "vocab") == NULL)
-			r = fail(c, _("caps the LM head's logits: it needs \"vocab\" and \"unembed\""));
-		else
-			*field[k] = v->valuedouble;
-		path_set(c, old);
-		if (r != 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* ---- RoPE's partial_rotary_factor and scaling (issue 23 §2; model/ropefreq.h computes with them) */
 
 /* A key the type needs and the lesson left out. */
@@ -527,7 +493,7 @@ int li_read_modern(Ctx *c, const cJSON *root, Model *l)
 	}
 	if ((v = get(root, "qk_norm")) != NULL && read_qk_norm_setting(c, v, l) != 0)
 		return -1;
-	if (read_softcap_settings(c, root, l) != 0)
+	if (li_keys_read_settings(c, root, l) != 0) /* the tables' settings (lesson_keys.h): soft-capping, … */
 		return -1;
 	if (read_linear_attention(c, root, l) != 0)
 		return -1;

@@ -9,6 +9,7 @@
  * (fileio_write_atomic).
  */
 #include "lesson/lesson_write.h"
+#include "lesson/lesson_keys.h"
 #include "model/ropefreq.h"
 #include "base/jsonwrite.h"
 
@@ -202,9 +203,7 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		if (top != NULL && top->cfg.qk_norm == QK_NORM_PROJ && cJSON_AddStringToObject(q, "over", "projection") == NULL)
 			return -1;
 	}
-	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
-		return -1;
-	if (!mat_empty(&p->W_gate) && put(o, "W_gate", jw_matrix(&p->W_gate)) != 0) /* gated attention: each layer's */
+	if (li_keys_write_layer(o, p) != 0) /* the tables' matrices (lesson_keys.h): the sinks, W_gate, … each layer's */
 		return -1;
 	if (!mat_empty(&p->gdn_A_log)) { /* Gated DeltaNet (issue 24 §3): its weights and chunk size */
 		cJSON *d = cJSON_CreateObject();
@@ -472,20 +471,12 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 	}
 	if (l->cfg.decode && !cJSON_AddTrueToObject(o, "decode"))
 		return -1;
-	/* attention sinks: a compare variant that drops the lesson's says false */
-	if (top != NULL && !mat_empty(&top->lp.sinks) && mat_empty(&l->lp.sinks) && !cJSON_AddFalseToObject(o, "sinks"))
-		return -1;
-	if (top != NULL && !mat_empty(&top->lp.W_gate) && mat_empty(&l->lp.W_gate) && !cJSON_AddFalseToObject(o, "W_gate"))
-		return -1;
+	/* a compare variant that drops the lesson's Gated DeltaNet says false */
 	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
 	    !cJSON_AddFalseToObject(o, "gated_deltanet"))
 		return -1;
-	/* soft-capping (issue 23 §5): a compare variant that drops the lesson's cap says 0 */
-	if ((l->cfg.attn_softcap > 0.0 || (top != NULL && top->cfg.attn_softcap > 0.0)) &&
-	    put(o, "attn_logit_softcapping", jw_number(l->cfg.attn_softcap)) != 0)
-		return -1;
-	if ((l->cfg.final_softcap > 0.0 || (top != NULL && top->cfg.final_softcap > 0.0)) &&
-	    put(o, "final_logit_softcapping", jw_number(l->cfg.final_softcap)) != 0)
+	/* the tables' settings (lesson_keys.h: soft-capping, …; a compare variant that drops the lesson's says 0 or false) */
+	if (li_keys_write_model(o, l, top) != 0)
 		return -1;
 	/* linear attention (issue 24 §3): a compare variant that drops the lesson's says false */
 	if (l->cfg.linear) {
