@@ -131,8 +131,7 @@ int li_keys_read_weights(Ctx *c, const cJSON *root, Model *m)
 	return 0;
 }
 
-/* Add item under key; 0, or -1 (item freed) when it is NULL or cannot be added. */
-static int put(cJSON *o, const char *key, cJSON *item)
+int li_put(cJSON *o, const char *key, cJSON *item)
 {
 	if (item == NULL || !cJSON_AddItemToObject(o, key, item)) {
 		cJSON_Delete(item);
@@ -147,7 +146,7 @@ int li_keys_write_layer(cJSON *o, const LayerParams *lp)
 		const Mat *x;
 		if (k->kind != LK_MATRIX || mat_empty(x = lp_mat_of(lp, k)))
 			continue;
-		if (put(o, k->name, k->hint == NULL ? jw_flat(x) : jw_matrix(x)) != 0)
+		if (li_put(o, k->name, k->hint == NULL ? jw_flat(x) : jw_matrix(x)) != 0)
 			return -1;
 	}
 	return 0;
@@ -160,7 +159,7 @@ int li_keys_write_model(cJSON *o, const Model *m, const Model *top)
 		if (k->kind == LK_CAP) {
 			const double x = cfg_double_of(&m->cfg, k);
 			if (x > 0.0 || (top != NULL && cfg_double_of(&top->cfg, k) > 0.0))
-				r = put(o, k->name, jw_number(x));
+				r = li_put(o, k->name, jw_number(x));
 		} else if (k->kind == LK_MATRIX) {
 			if (top != NULL && !mat_empty(lp_mat_of(&top->lp, k)) && mat_empty(lp_mat_of(&m->lp, k)))
 				r = cJSON_AddFalseToObject(o, k->name) == NULL ? -1 : 0;

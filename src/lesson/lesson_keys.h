@@ -72,15 +72,24 @@ typedef struct LessonKey {
 	void (*given)(const cJSON *v, const Model *m, int *rows, int *cols);
 	/* optional: one more rule on a value that is valid (the path at the key): 0, or -1 with the error set */
 	int (*check)(JrCtx *c, const cJSON *root, const cJSON *v);
-	/* LK_CUSTOM: read the key of root (absent too: defaults) into m before the shapes: 0, or -1 with the error set */
+	/* LK_CUSTOM: read the key of root (absent too: defaults) into m before the shapes: 0, or -1 with the error set
+	 * (NULL: another row's reader reads it too, or its file reads it apart, as its comment says) */
 	int (*read)(JrCtx *c, const cJSON *root, Model *m);
-	/* LK_CUSTOM: write m's value into o (top: the lesson a compare variant m belongs to, or NULL): 0, or -1 */
+	/* LK_CUSTOM: write m's value into o (top: the lesson a compare variant m belongs to, or NULL), and false or 0
+	 * when m drops top's: 0, or -1 (NULL: written apart, as its comment says) */
 	int (*write)(cJSON *o, const Model *m, const Model *top);
 } LessonKey;
 
 /* Every table, in the order they are read and written: one line a variant (its table in lesson_<variant>.c). */
 #define LESSON_KEY_TABLES \
+	X(li_rope_keys) \
+	X(li_alibi_keys) \
+	X(li_decode_keys) \
+	X(li_qknorm_keys) \
 	X(li_softcap_keys) \
+	X(li_linear_keys) \
+	X(li_lmhead_keys) \
+	X(li_flash_keys) \
 	X(li_sinks_keys) \
 	X(li_gated_keys)
 
@@ -106,6 +115,9 @@ int li_keys_read_settings(JrCtx *c, const cJSON *root, Model *m);
 void li_keys_given_shapes(const cJSON *root, Model *m);
 /* The matrices (LK_MATRIX) of root, shaped by the model's sizes, into m. 0, or -1 with the error set. */
 int li_keys_read_weights(JrCtx *c, const cJSON *root, Model *m);
+
+/* Add item under key (a writer's helper); 0, or -1 (item freed) when it is NULL or cannot be added. */
+int li_put(cJSON *o, const char *key, cJSON *item);
 
 /* A layer's own matrices (LK_MATRIX) that it has, into o. 0, or -1 out of memory. */
 int li_keys_write_layer(cJSON *o, const LayerParams *lp);

@@ -10,7 +10,6 @@
  */
 #include "lesson/lesson_write.h"
 #include "lesson/lesson_keys.h"
-#include "model/ropefreq.h"
 #include "base/jsonwrite.h"
 
 #include <stdlib.h>
@@ -376,11 +375,11 @@ static int put_mask(cJSON *o, const LayerOwn *l)
 	return put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix));
 }
 
-/* Issue 11's shared keys: "rope", "alibi", "decode", "flash". */
 /*
  * A compare variant (top: its lesson) inherits every key it does not give, so
  * a variant that turns RoPE, ALiBi, decoding or the tiles off says so: "rope": false, …
- * (without it the saved variant would be read back with the lesson's rotation).
+ * (without it the saved variant would be read back with the lesson's rotation):
+ * the tables' writers (lesson_keys.h) do.
  */
 /* The LM head (issue 21): "vocab" (ids as "#v" when the model gave no tokens), "unembed", "ids", "temperature", "top_k", "logits_row". */
 static int json_lm_head(cJSON *o, const Model *l)
@@ -417,60 +416,8 @@ static int json_lm_head(cJSON *o, const Model *l)
 	           : 0;
 }
 
-/* RoPE's "partial_rotary_factor" and "scaling" (issue 23 §2) into the "rope" object r, when the lesson has them. */
-static int json_rope_scaling(cJSON *r, const ModelConfig *c)
-{
-	const RopeScaling *s = &c->rope_scaling;
-	cJSON *o;
-
-	if (c->rope_partial > 0 && c->rope_partial < 1 && put(r, "partial_rotary_factor", jw_number(c->rope_partial)) != 0)
-		return -1;
-	if (s->type == ROPE_SCALE_NONE)
-		return 0;
-	if (put(r, "scaling", o = cJSON_CreateObject()) != 0 || !cJSON_AddStringToObject(o, "type", rope_scale_name(s->type)) ||
-	    put(o, "factor", jw_number(s->factor)) != 0)
-		return -1;
-	if (s->type != ROPE_SCALE_LINEAR && !cJSON_AddNumberToObject(o, "original_max_position_embeddings", s->orig_max))
-		return -1;
-	if (s->type == ROPE_SCALE_YARN &&
-	    (put(o, "beta_fast", jw_number(s->beta_fast)) != 0 || put(o, "beta_slow", jw_number(s->beta_slow)) != 0 ||
-	     (s->attn_factor > 0 && put(o, "attention_factor", jw_number(s->attn_factor)) != 0) ||
-	     (s->mscale != 0 && put(o, "mscale", jw_number(s->mscale)) != 0) ||
-	     (s->mscale_all_dim != 0 && put(o, "mscale_all_dim", jw_number(s->mscale_all_dim)) != 0) ||
-	     !cJSON_AddBoolToObject(o, "truncate", s->truncate)))
-		return -1;
-	if (s->type == ROPE_SCALE_LLAMA3 &&
-	    (put(o, "low_freq_factor", jw_number(s->low_freq)) != 0 || put(o, "high_freq_factor", jw_number(s->high_freq)) != 0))
-		return -1;
-	return 0;
-}
-
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 {
-	static const char *const styles[] = { "half", "interleaved" };
-
-	if (top != NULL && ((top->cfg.rope && !l->cfg.rope && !cJSON_AddFalseToObject(o, "rope")) ||
-	                    (top->cfg.alibi && !l->cfg.alibi && !cJSON_AddFalseToObject(o, "alibi")) ||
-	                    (top->cfg.decode && !l->cfg.decode && !cJSON_AddFalseToObject(o, "decode")) ||
-	                    (top->cfg.flash_bq > 0 && l->cfg.flash_bq == 0 && !cJSON_AddFalseToObject(o, "flash"))))
-		return -1;
-	if (l->cfg.rope) {
-		cJSON *r = cJSON_CreateObject();
-		if (put(o, "rope", r) != 0 || put(r, "base", jw_number(l->cfg.rope_base)) != 0 ||
-		    !cJSON_AddStringToObject(r, "style", styles[l->cfg.rope_style]) || json_rope_scaling(r, &l->cfg) != 0)
-			return -1;
-	}
-	if (l->cfg.alibi) {
-		if (mat_empty(&l->lp.alibi_slopes) ? !cJSON_AddTrueToObject(o, "alibi") : 0)
-			return -1;
-		if (!mat_empty(&l->lp.alibi_slopes)) {
-			cJSON *a = cJSON_CreateObject();
-			if (put(o, "alibi", a) != 0 || put(a, "slopes", jw_flat(&l->lp.alibi_slopes)) != 0)
-				return -1;
-		}
-	}
-	if (l->cfg.decode && !cJSON_AddTrueToObject(o, "decode"))
-		return -1;
 	/* a compare variant that drops the lesson's Gated DeltaNet says false */
 	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
 	    !cJSON_AddFalseToObject(o, "gated_deltanet"))
@@ -478,20 +425,6 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 	/* the tables' settings (lesson_keys.h: soft-capping, …; a compare variant that drops the lesson's says 0 or false) */
 	if (li_keys_write_model(o, l, top) != 0)
 		return -1;
-	/* linear attention (issue 24 §3): a compare variant that drops the lesson's says false */
-	if (l->cfg.linear) {
-		cJSON *f = cJSON_CreateObject();
-		if (put(o, "linear_attention", f) != 0 || !cJSON_AddStringToObject(f, "feature_map", "elu+1") ||
-		    !cJSON_AddBoolToObject(f, "causal", l->cfg.linear_causal) || put(f, "eps", jw_number(l->cfg.linear_eps)) != 0)
-			return -1;
-	} else if (top != NULL && top->cfg.linear && !cJSON_AddFalseToObject(o, "linear_attention"))
-		return -1;
-	if (l->cfg.flash_bq > 0) {
-		cJSON *f = cJSON_CreateObject();
-		if (put(o, "flash", f) != 0 || !cJSON_AddNumberToObject(f, "block_q", l->cfg.flash_bq) ||
-		    !cJSON_AddNumberToObject(f, "block_k", l->cfg.flash_bk))
-			return -1;
-	}
 	return json_lm_head(o, l);
 }
 
