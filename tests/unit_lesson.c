@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lesson/lesson.h"
+#include <cjson/cJSON.h>
 #include "base/prng.h"
 #include "base/text.h"
 #include "unit_common.h"
@@ -649,11 +650,100 @@ static void test_stack_one_copy(void **state)
 	lesson_free(l);
 }
 
+/*
+ * A step on a stack's layer above 0 at a backward stage: the engine computes
+ * every layer's gradient for the stack's loss, so the loader takes the step
+ * (it used to check layers above 0 as if without a loss); without "backward"
+ * the same step is refused, naming the loss.
+ */
+static char *stack_with_step(int with_loss, int local_mask)
+{
+	char *path = path_of("tests/golden/v2/block_two_layers.json");
+	FILE *f = fopen(path, "r");
+	char *text = NULL, *out;
+	size_t size = 0;
+	cJSON *root, *steps, *step;
+
+	assert_non_null(f);
+	assert_true(getdelim(&text, &size, '\0', f) > 0);
+	fclose(f);
+	root = cJSON_Parse(text);
+	assert_non_null(root);
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(root, "backward"));
+	if (!with_loss)
+		cJSON_DeleteItemFromObjectCaseSensitive(root, "backward");
+	if (local_mask) { /* no shared mask; layer 1 its own */
+		cJSON_ReplaceItemInObjectCaseSensitive(root, "mask", cJSON_CreateString("none"));
+		cJSON_AddStringToObject(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "layers"), 1), "mask", "causal");
+	}
+	steps = cJSON_AddArrayToObject(root, "steps");
+	step = cJSON_CreateObject();
+	cJSON_AddItemToArray(steps, step);
+	cJSON_AddStringToObject(step, "stage", local_mask ? "mask" : "back_output");
+	cJSON_AddNumberToObject(step, "layer", 1);
+	cJSON_AddStringToObject(step, "text", "layer 1's gradient");
+	out = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	free(text);
+	free(path);
+	return out;
+}
+
+static void test_stack_layer_backward_step(void **state)
+{
+	char *json = stack_with_step(1, 0), *err = NULL, *warn = NULL;
+	Lesson *l;
+	LessonShape sh;
+
+	(void)state;
+	l = load_named("two_layers_step.json", json);
+	assert_int_equal(l->nsteps, 1);
+	assert_int_equal(l->steps[0].layer, 1);
+	assert_int_equal(l->steps[0].stage, STAGE_BACK_OUTPUT);
+	lesson_layer_shape(&l->model, 1, &sh); /* what a session checks the step with afterwards */
+	assert_true(stage_present(&sh, STAGE_BACK_OUTPUT));
+	lesson_free(l);
+	free(json);
+	json = stack_with_step(0, 0);
+	l = lesson_load_string("two_layers_step.json", json, strlen(json), &err, &warn);
+	assert_null(l);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "steps[0].stage: the stage \"back_output\" is not in this lesson (it has no loss"));
+	free(err);
+	free(warn);
+	free(json);
+}
+
+/*
+ * A step on a local layer's own mask (the stack's shared mask "none"): the
+ * loader takes it, and so do the shapes a session judges steps by after an
+ * edit (lesson_layer_shape, adapt_steps), which used to read the shared mask
+ * and move the step off the layer's mask stage.
+ */
+static void test_local_mask_step(void **state)
+{
+	char *json = stack_with_step(1, 1);
+	Lesson *l;
+	LessonShape sh;
+
+	(void)state;
+	l = load_named("local_mask_step.json", json);
+	assert_int_equal(l->steps[0].stage, STAGE_MASK);
+	lesson_layer_shape(&l->model, 1, &sh);
+	assert_true(stage_present(&sh, STAGE_MASK));
+	lesson_layer_shape(&l->model, 0, &sh); /* layer 0 keeps the shared "none" */
+	assert_false(stage_present(&sh, STAGE_MASK));
+	lesson_free(l);
+	free(json);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_stack_one_copy),
+		cmocka_unit_test(test_stack_layer_backward_step),
+		cmocka_unit_test(test_local_mask_step),
 		cmocka_unit_test(test_generators),
 		cmocka_unit_test(test_cross_compare),
 		cmocka_unit_test(test_warnings),

@@ -714,7 +714,9 @@ cJSON *jr_parse(const char *name, const char *buf, size_t len, int terminated, c
 	root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
 	if (root == NULL) {
 		size_t pos = end != NULL && end >= text ? (size_t)(end - text) : 0;
-		*err = jr_syntax_error(name, text, len, pos, syntax_cause(text, len, &pos));
+		/* the cause first: it moves pos to the mistake (as an argument beside pos, the order was the compiler's) */
+		const char *cause = syntax_cause(text, len, &pos);
+		*err = jr_syntax_error(name, text, len, pos, cause);
 	}
 	free(copy);
 	return root;

@@ -51,8 +51,9 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 	                                  "ln1_after", "ln2_after", NULL };
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", "kind", NULL };
+/* A layer's own keys beside the tables' (lesson_keys.h: the rows with LK_LAYER; li_key_list joins them). */
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "qk_norm", "sinks", "rope", "mask", "gated_deltanet", "diff_attn", "W_gate", "b_gate",
+	                                  "b_v", "b_o", "block", "mask", "gated_deltanet", "diff_attn",
 	                                  "mla", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
@@ -410,26 +411,10 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 			goto out;
 		path_set(c, old);
 	}
-	/* attention sinks (issue 23 §4, gpt-oss): one learned logit per query head, each layer its own; false: none (a compare's) */
-	if (!cJSON_IsFalse(get(root, "sinks")) &&
-	    read_shaped(c, root, "sinks", 1, l->lp.heads, NULL, _("heads, one sink logit per query head"), -1, &l->lp.sinks) != 0)
+	/* the tables' matrices (lesson_keys.h): attention sinks, gated attention's W_gate, … each layer its own */
+	if (li_keys_read_weights(c, root, l) != 0)
 		goto out;
 	if (read_deltanet(c, root, l) != 0)
-		goto out;
-	/* gated attention (issue 23 §6, Qwen3-Next): concat ⊙ σ(x·W_gate) before W_o, each layer its own; false: none (a compare's) */
-	if (!cJSON_IsFalse(get(root, "W_gate")) &&
-	    read_shaped(c, root, "W_gate", l->cfg.d_model, l->lp.heads * l->lp.d_v, _("d_model, one per column of X"),
-	                _("heads \u00d7 d_v, one per column of concat"), -1, &l->lp.W_gate) != 0)
-		goto out;
-	/* its bias (Qwen3-Next's q_proj has one with attention_bias): with W_gate only; "W_gate": false drops both */
-	if (get(root, "b_gate") != NULL && get(root, "W_gate") == NULL) {
-		path_key(c, "b_gate");
-		fail(c, "%s", _("the gate's bias goes with the gate: give \"W_gate\" too"));
-		goto out;
-	}
-	if (get(root, "b_gate") != NULL && !cJSON_IsFalse(get(root, "W_gate")) &&
-	    read_shaped(c, root, "b_gate", 1, l->lp.heads * l->lp.d_v, NULL, _("heads \u00d7 d_v, one per column of concat"), -1,
-	                &l->lp.b_gate) != 0)
 		goto out;
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {
 		path_key(c, "PE");
@@ -601,7 +586,7 @@ static cJSON *merge_layer(const cJSON *root, const cJSON *layer, int keep_steps)
 		/* only a layer's own keys (the others are warned about as unknown, never read: no "layers" in a layer) */
 		while (layer_keys[k] != NULL && strcmp(layer_keys[k], it->string) != 0)
 			k++;
-		if (layer_keys[k] == NULL)
+		if (layer_keys[k] == NULL && !li_key_known(it->string, LK_LAYER))
 			continue;
 		if (strcmp(it->string, "rope") == 0)
 			continue; /* a layer's own: li_read_layer_rope */
@@ -747,6 +732,7 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 	Lesson *top = NULL;
 	Model *layer = NULL; /* layers 1 … n − 1 as read, until the top level's steps are read against them */
 	ModelLayer *stack = NULL;
+	const char *known[LK_MAX_NAMES];
 	const cJSON *saved_obj = c->layer_obj;
 	Model *saved_layers = li_stack(c)->layers;
 	int saved_index = c->layer_index, saved_n = li_stack(c)->nlayers, saved_final = li_stack(c)->stack_final;
@@ -772,7 +758,8 @@ Lesson *li_lesson_with_layers(Ctx *c, const cJSON *root, const cJSON *layers, in
 		}
 		if (refuse_input_keys(c, it) != 0)
 			goto out;
-		warn_unknown_keys(c, it, layer_keys);
+		li_key_list(layer_keys, LK_LAYER, known, LK_MAX_NAMES);
+		warn_unknown_keys(c, it, known);
 		path_set(c, old2);
 	}
 	path_set(c, old);

@@ -242,7 +242,7 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant)
 	size_t old;
 
 	if (!is_variant) {
-		warn_unknown_keys(c, root, li_top_keys);
+		li_warn_unknown_top(c, root);
 		warn_duplicate_keys(c, root);
 	}
 	for (i = 0; encdec_refused[i] != NULL; i++) {

@@ -4,12 +4,18 @@
  *
  *   lesson_read.c      the text parsed, the top-level keys, tokens, "compare",
  *                      and lesson_from_json, which runs the loading passes
- *   lesson_settings.c  version, mask, kv_heads/RoPE/ALiBi/decode/flash, scalars
+ *   lesson_settings.c  version, mask, kv_heads, scalars; the tables' settings
+ *                      (li_read_modern)
  *   lesson_block.c     version 2's biases, block, norms, FFN, loss, "layers"
  *   lesson_encdec.c    an encoder–decoder's encoder and decoder links
  *   lesson_matrices.c  matrices: literal or generated, limits, filling in
  *   lesson_shapes.c    the shape rules, for loading and lesson_validate
  *   lesson_steps.c     texts, steps and quizzes
+ *   lesson_keys.c      the walk over the keys' tables (lesson_keys.h), each table
+ *                      in its variant's file: lesson_rope.c, lesson_alibi.c,
+ *                      lesson_decode.c, lesson_qknorm.c, lesson_softcap.c,
+ *                      lesson_linear.c, lesson_lmhead.c, lesson_flash.c,
+ *                      lesson_sinks.c, lesson_gated.c
  *   lesson.c           free, clone, layers and walk, masks, languages
  *   lesson_write.c     the other way: a Lesson written back as a lesson file
  *                      (lesson_write.h; it needs nothing from this header)
@@ -21,6 +27,7 @@
 #include "model/catalog.h"
 #define JSONREAD_SHORT_NAMES /* ctx_init, fail, got, …: the kit's jr_ functions */
 #include "base/jsonread.h"
+#include "lesson/lesson_keys.h" /* after jsonread.h: its short names */
 #include "base/strbuf.h"
 #include "base/i18n.h"
 
@@ -115,7 +122,10 @@ typedef struct MaskSrc {
  */
 
 /* lesson_read.c: the whole lesson */
-extern const char *const li_top_keys[]; /* every top-level key a lesson may give (warnings: "did you mean") */
+/* the top-level keys a lesson may give beside the tables' (lesson_keys.h: li_key_list joins them) */
+extern const char *const li_top_keys[];
+/* An unknown top-level key of root warned about (with "did you mean"): li_top_keys and the tables' rows known. */
+void li_warn_unknown_top(Ctx *c, const cJSON *root);
 /* A parsed lesson object as a Lesson (a stack or an encoder–decoder when it says so); is_variant: a "compare". Its
  * layers and links are read as models (li_read_layer, lesson_block.c), not lessons. */
 Lesson *li_lesson_from_json(Ctx *c, const cJSON *root, int is_variant);
@@ -130,9 +140,9 @@ int li_read_compare(Ctx *c, const cJSON *root, Lesson *l);
 int li_read_version(Ctx *c, const cJSON *root, int *version);
 /* "mask": one mask, or a list of them, as parts whose numbers are filled in later (*nparts of them). */
 int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *nparts);
-/* The issue-11 settings shared by every layer: "rope", "alibi", "decode", "flash". */
+/* The settings every layer shares: the tables' (lesson_keys.h: RoPE, ALiBi, decode, QK-norm, soft-capping, …). */
 int li_read_modern(Ctx *c, const cJSON *root, Model *l);
-/* A layer's own "rope": NoPE, or its own base. */
+/* A layer's own "rope": NoPE, or its own base (lesson_rope.c). */
 int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, LayerParams *lp, LayerOwn *own);
 /* "positional", "score", "heads", "kv_heads", "scale" and "mask_fill". */
 int li_read_scalars(Ctx *c, const cJSON *root, Model *l);
@@ -213,7 +223,7 @@ int li_is_generated(const MatSrc *src);
  */
 int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts *tc);
 /* Layer i of a loaded model as its steps are checked (positions on layer 0, the final norm on the last, the loss,
- * the model's shared mask); borrowed. */
+ * the layer's own mask or the model's shared one, as the engine computes it); borrowed. */
 void li_layer_config(const Model *m, int i, ModelConfig *c);
 /* A cell reference (focus, quiz answer) against a layer's shape, at the current path. */
 int li_check_cellref(Ctx *c, const LessonShape *sh, const CellRef *ref);

@@ -93,19 +93,21 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 /* ------------------------------------------------------------------ */
 
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
-	                               "kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed",
-	                               "ids", "temperature", "top_k", "logits_row", "PE", "attn_logit_softcapping",
-	                               "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn", "W_gate", "b_gate", "embed_scale", NULL };
+	                               "kv_heads", "vocab", "unembed", "ids", "logits_row", "PE",
+	                               "gated_deltanet", "mla", "diff_attn", "embed_scale", NULL }; /* and every table's (lesson_keys.h) */
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
 {
 	size_t old;
 
-	for (int i = 0; v2_keys[i] != NULL; i++) {
-		if (get(root, v2_keys[i]) == NULL)
+	const char *keys[LK_MAX_NAMES];
+
+	li_key_list(v2_keys, LK_TOP, keys, LK_MAX_NAMES);
+	for (int i = 0; keys[i] != NULL; i++) {
+		if (get(root, keys[i]) == NULL)
 			continue;
-		old = path_key(c, v2_keys[i]);
+		old = path_key(c, keys[i]);
 		if (version < 2)
 			fail(c, _("needs format version 2: start the lesson with \"attnviz\": 2"));
 		path_set(c, old);
@@ -119,9 +121,9 @@ const char *const li_top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
-	"kv_heads", "rope", "alibi", "decode", "flash", "qk_norm", "vocab", "unembed", "ids", "temperature", "top_k",
-	"logits_row", "PE", "model", "attn_logit_softcapping", "final_logit_softcapping", "sinks", "linear_attention", "gated_deltanet", "mla", "diff_attn",
-	"W_gate", "b_gate", "embed_scale", NULL
+	"kv_heads", "vocab", "unembed", "ids",
+	"logits_row", "PE", "model", "gated_deltanet", "mla", "diff_attn", "embed_scale",
+	NULL /* and every table's (lesson_keys.h): li_warn_unknown_top */
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
 /* The top-level keys a "compare" may not change. */
@@ -134,7 +136,15 @@ static int is_top_key(const char *key)
 	for (k = 0; li_top_keys[k] != NULL; k++)
 		if (strcmp(key, li_top_keys[k]) == 0)
 			return 1;
-	return 0;
+	return li_key_known(key, LK_TOP);
+}
+
+void li_warn_unknown_top(Ctx *c, const cJSON *root)
+{
+	const char *known[LK_MAX_NAMES];
+
+	li_key_list(li_top_keys, LK_TOP, known, LK_MAX_NAMES);
+	warn_unknown_keys(c, root, known);
 }
 
 /* "self" and "cross" belong to an encoder–decoder: without "encoder" they would be ignored, so they are refused. */
@@ -189,10 +199,8 @@ int li_read_compare(Ctx *c, const cJSON *root, Lesson *l)
 			goto out;
 		}
 		if (!is_top_key(it->string)) {
-			const char *const *cands = li_top_keys;
-			int nc = 0;
-			while (cands[nc] != NULL)
-				nc++;
+			const char *cands[LK_MAX_NAMES];
+			const int nc = li_key_list(li_top_keys, LK_TOP, cands, LK_MAX_NAMES);
 			warnf(c, _("unknown key %s%s"), quoted(it->string).s, did_you_mean(it->string, cands, nc).s);
 			continue;
 		}
@@ -279,7 +287,7 @@ static Lesson *read_on_model(Ctx *c, const cJSON *root)
 		fail_oom(c);
 		goto fail;
 	}
-	warn_unknown_keys(c, root, li_top_keys);
+	li_warn_unknown_top(c, root);
 	warn_duplicate_keys(c, root);
 	if (li_read_version(c, root, &l->version) != 0)
 		goto fail;
@@ -379,7 +387,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	memset(&ms_s, 0, sizeof ms_s);
 	memset(&ms_e, 0, sizeof ms_e);
 	if (!is_variant) {
-		warn_unknown_keys(c, root, li_top_keys);
+		li_warn_unknown_top(c, root);
 		warn_duplicate_keys(c, root);
 	}
 	if (li_read_version(c, root, &version) != 0 || check_version_keys(c, root, version) != 0)
@@ -475,7 +483,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	 * The model takes every matrix's rows and columns now, its numbers later
 	 * (li_fill_mat): the shape rules read the model itself. So do the
 	 * stages' rules, which the steps are checked with before the rest is
-	 * read: the LM head's size, the sinks, Gated DeltaNet, the final norm
+	 * read: the LM head's size, the tables' matrices, Gated DeltaNet, the final norm
 	 * and the loss stand in as the file gives them.
 	 */
 	m->cfg.has_source = src != NULL;
@@ -501,16 +509,9 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 		shape_only(&m->cfg.mask_matrix, &parts[0].ms);
 	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
 	m->cfg.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
-	if (cJSON_IsArray(get(root, "sinks"))) /* issue 23 §4: a sink logit per head */
-		m->lp.sinks.rows = 1, m->lp.sinks.cols = m->lp.heads;
+	li_keys_given_shapes(root, m); /* the tables' matrices (lesson_keys.h): the sinks, W_gate, … */
 	if (cJSON_IsObject(get(root, "gated_deltanet"))) /* issue 24 §3 */
 		m->lp.gdn_A_log.rows = 1, m->lp.gdn_A_log.cols = m->lp.heads, li_deltanet_shape(get(root, "gated_deltanet"), m);
-	if (get(root, "W_gate") != NULL && !cJSON_IsFalse(get(root, "W_gate"))) { /* issue 23 §6: gated attention */
-		const int g = m->lp.kv_heads > 0 ? m->lp.kv_heads : m->lp.heads;
-		m->lp.W_gate.rows = ms_x.cols, m->lp.W_gate.cols = g > 0 ? m->lp.heads * (ms_v.cols / g) : 0;
-		if (get(root, "b_gate") != NULL)
-			m->lp.b_gate.rows = 1, m->lp.b_gate.cols = m->lp.W_gate.cols;
-	}
 	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
 		const int hq = m->lp.heads * m->lp.d_k;
 		if (m->lp.mla.q_lora_rank == 0 && (ms_q.rows != ms_x.cols || ms_q.cols != hq)) {

@@ -709,8 +709,9 @@ int lesson_stage_present(const Lesson *l, Stage s)
 
 /*
  * Layer i of a loaded model as its steps are checked: positions on layer 0,
- * the final norm on the last, the loss, and the model's shared mask (a
- * link's or a local layer's own mask is the engine's: model_layer_config).
+ * the final norm on the last, the loss, and the layer's mask as the engine
+ * computes it (model_layer_config: a link's or a local layer's own, else the
+ * model's shared one).
  */
 void li_layer_config(const Model *m, int i, ModelConfig *c)
 {
@@ -725,11 +726,6 @@ void li_layer_config(const Model *m, int i, ModelConfig *c)
 	c->positional = i == 0 ? m->cfg.positional : POS_NONE;
 	c->has_final_norm = i == m->nlayers - 1 && m->cfg.has_final_norm;
 	c->backward = m->cfg.backward;
-	c->mask = m->cfg.mask;
-	c->mask_matrix = m->cfg.mask_matrix;
-	c->window = m->cfg.window;
-	c->nmasks = m->cfg.nmasks;
-	c->masks = m->cfg.masks;
 	c->vocab = i == m->nlayers - 1 ? m->cfg.vocab : 0; /* the head follows the last layer */
 }
 

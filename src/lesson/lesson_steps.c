@@ -392,7 +392,7 @@ static int read_step(Ctx *c, const ModelConfig *top, const LayerParams *top_lp, 
 		lp = &li_stack(c)->layers[layer].lp;
 		layer_cfg.positional = POS_NONE; /* positions are added once, before layer 0 */
 		layer_cfg.has_final_norm = li_stack(c)->stack_final && layer == li_stack(c)->nlayers - 1;
-		layer_cfg.backward = BACKWARD_NONE; /* as a layer was always checked here: its loss is the stack's, read last */
+		layer_cfg.backward = top->backward; /* the stack's loss: every layer has its backward stages, as computed */
 	} else if (li_stack(c)->nlayers > 1)
 		layer_cfg.has_final_norm = 0;
 	lesson_model_shape(&layer_cfg, lp, &lsh);

@@ -9,7 +9,7 @@
  * (fileio_write_atomic).
  */
 #include "lesson/lesson_write.h"
-#include "model/ropefreq.h"
+#include "lesson/lesson_keys.h"
 #include "base/jsonwrite.h"
 
 #include <stdlib.h>
@@ -204,11 +204,7 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		if (top != NULL && top->cfg.qk_norm_plus1 && cJSON_AddStringToObject(q, "kind", "rmsnorm_plus1") == NULL)
 			return -1; /* Gemma 3's 1 + w */
 	}
-	if (!mat_empty(&p->sinks) && put(o, "sinks", jw_flat(&p->sinks)) != 0) /* attention sinks: each layer's */
-		return -1;
-	if (!mat_empty(&p->b_gate) && put(o, "b_gate", jw_flat(&p->b_gate)) != 0) /* and its bias */
-		return -1;
-	if (!mat_empty(&p->W_gate) && put(o, "W_gate", jw_matrix(&p->W_gate)) != 0) /* gated attention: each layer's */
+	if (li_keys_write_layer(o, p) != 0) /* the tables' matrices (lesson_keys.h): the sinks, W_gate, … each layer's */
 		return -1;
 	if (!mat_empty(&p->gdn_A_log)) { /* Gated DeltaNet (issue 24 §3): its weights and chunk size */
 		cJSON *d = cJSON_CreateObject();
@@ -393,11 +389,11 @@ static int put_mask(cJSON *o, const LayerOwn *l)
 	return put(o, "mask", json_mask(l->mask, l->window, &l->mask_matrix));
 }
 
-/* Issue 11's shared keys: "rope", "alibi", "decode", "flash". */
 /*
  * A compare variant (top: its lesson) inherits every key it does not give, so
  * a variant that turns RoPE, ALiBi, decoding or the tiles off says so: "rope": false, …
- * (without it the saved variant would be read back with the lesson's rotation).
+ * (without it the saved variant would be read back with the lesson's rotation):
+ * the tables' writers (lesson_keys.h) do.
  */
 /* The LM head (issue 21): "vocab" (ids as "#v" when the model gave no tokens), "unembed", "ids", "temperature", "top_k", "logits_row". */
 static int json_lm_head(cJSON *o, const Model *l)
@@ -434,100 +430,20 @@ static int json_lm_head(cJSON *o, const Model *l)
 	           : 0;
 }
 
-/* RoPE's "partial_rotary_factor" and "scaling" (issue 23 §2) into the "rope" object r, when the lesson has them. */
-static int json_rope_scaling(cJSON *r, const ModelConfig *c)
-{
-	const RopeScaling *s = &c->rope_scaling;
-	cJSON *o;
-
-	if (c->rope_partial > 0 && c->rope_partial < 1 && put(r, "partial_rotary_factor", jw_number(c->rope_partial)) != 0)
-		return -1;
-	if (s->type == ROPE_SCALE_NONE)
-		return 0;
-	if (put(r, "scaling", o = cJSON_CreateObject()) != 0 || !cJSON_AddStringToObject(o, "type", rope_scale_name(s->type)) ||
-	    put(o, "factor", jw_number(s->factor)) != 0)
-		return -1;
-	if (s->type != ROPE_SCALE_LINEAR && !cJSON_AddNumberToObject(o, "original_max_position_embeddings", s->orig_max))
-		return -1;
-	if (s->type == ROPE_SCALE_YARN &&
-	    (put(o, "beta_fast", jw_number(s->beta_fast)) != 0 || put(o, "beta_slow", jw_number(s->beta_slow)) != 0 ||
-	     (s->attn_factor > 0 && put(o, "attention_factor", jw_number(s->attn_factor)) != 0) ||
-	     (s->mscale != 0 && put(o, "mscale", jw_number(s->mscale)) != 0) ||
-	     (s->mscale_all_dim != 0 && put(o, "mscale_all_dim", jw_number(s->mscale_all_dim)) != 0) ||
-	     !cJSON_AddBoolToObject(o, "truncate", s->truncate)))
-		return -1;
-	if (s->type == ROPE_SCALE_LLAMA3 &&
-	    (put(o, "low_freq_factor", jw_number(s->low_freq)) != 0 || put(o, "high_freq_factor", jw_number(s->high_freq)) != 0))
-		return -1;
-	return 0;
-}
-
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 {
-	static const char *const styles[] = { "half", "interleaved" };
-
-	if (top != NULL && ((top->cfg.rope && !l->cfg.rope && !cJSON_AddFalseToObject(o, "rope")) ||
-	                    (top->cfg.alibi && !l->cfg.alibi && !cJSON_AddFalseToObject(o, "alibi")) ||
-	                    (top->cfg.decode && !l->cfg.decode && !cJSON_AddFalseToObject(o, "decode")) ||
-	                    (top->cfg.flash_bq > 0 && l->cfg.flash_bq == 0 && !cJSON_AddFalseToObject(o, "flash"))))
-		return -1;
-	if (l->cfg.rope) {
-		cJSON *r = cJSON_CreateObject();
-		if (put(o, "rope", r) != 0 || put(r, "base", jw_number(l->cfg.rope_base)) != 0 ||
-		    !cJSON_AddStringToObject(r, "style", styles[l->cfg.rope_style]) || json_rope_scaling(r, &l->cfg) != 0)
-			return -1;
-	}
-	if (l->cfg.alibi) {
-		if (mat_empty(&l->lp.alibi_slopes) ? !cJSON_AddTrueToObject(o, "alibi") : 0)
-			return -1;
-		if (!mat_empty(&l->lp.alibi_slopes)) {
-			cJSON *a = cJSON_CreateObject();
-			if (put(o, "alibi", a) != 0 || put(a, "slopes", jw_flat(&l->lp.alibi_slopes)) != 0)
-				return -1;
-		}
-	}
-	if (l->cfg.decode && l->cfg.cache_window <= 0 && !cJSON_AddTrueToObject(o, "decode"))
-		return -1;
-	if (l->cfg.decode && l->cfg.cache_window > 0) { /* StreamingLLM's cache (lesson_streaming.c) */
-		cJSON *d = cJSON_CreateObject(), *k = NULL;
-		if (put(o, "decode", d) != 0 || put(d, "cache", k = cJSON_CreateObject()) != 0 || put(k, "sink", jw_number(l->cfg.cache_sink)) != 0 ||
-		    put(k, "window", jw_number(l->cfg.cache_window)) != 0)
-			return -1;
-	}
-	/* attention sinks: a compare variant that drops the lesson's says false */
-	if (top != NULL && !mat_empty(&top->lp.sinks) && mat_empty(&l->lp.sinks) && !cJSON_AddFalseToObject(o, "sinks"))
-		return -1;
-	if (top != NULL && !mat_empty(&top->lp.W_gate) && mat_empty(&l->lp.W_gate) && !cJSON_AddFalseToObject(o, "W_gate"))
-		return -1;
-	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
-	    !cJSON_AddFalseToObject(o, "gated_deltanet"))
-		return -1;
 	/* Gemma's embedding scale: true for √d_model, else its number; a compare variant that drops it says false */
 	if ((l->cfg.embed_scale_sqrt ? !cJSON_AddTrueToObject(o, "embed_scale")
 	     : l->cfg.embed_scale > 0.0 ? put(o, "embed_scale", jw_number(l->cfg.embed_scale)) != 0
 	     : top != NULL && top->cfg.embed_scale > 0.0 && !cJSON_AddFalseToObject(o, "embed_scale")))
 		return -1;
-	/* soft-capping (issue 23 §5): a compare variant that drops the lesson's cap says 0 */
-	if ((l->cfg.attn_softcap > 0.0 || (top != NULL && top->cfg.attn_softcap > 0.0)) &&
-	    put(o, "attn_logit_softcapping", jw_number(l->cfg.attn_softcap)) != 0)
+	/* a compare variant that drops the lesson's Gated DeltaNet says false */
+	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
+	    !cJSON_AddFalseToObject(o, "gated_deltanet"))
 		return -1;
-	if ((l->cfg.final_softcap > 0.0 || (top != NULL && top->cfg.final_softcap > 0.0)) &&
-	    put(o, "final_logit_softcapping", jw_number(l->cfg.final_softcap)) != 0)
+	/* the tables' settings (lesson_keys.h: soft-capping, …; a compare variant that drops the lesson's says 0 or false) */
+	if (li_keys_write_model(o, l, top) != 0)
 		return -1;
-	/* linear attention (issue 24 §3): a compare variant that drops the lesson's says false */
-	if (l->cfg.linear) {
-		cJSON *f = cJSON_CreateObject();
-		if (put(o, "linear_attention", f) != 0 || !cJSON_AddStringToObject(f, "feature_map", "elu+1") ||
-		    !cJSON_AddBoolToObject(f, "causal", l->cfg.linear_causal) || put(f, "eps", jw_number(l->cfg.linear_eps)) != 0)
-			return -1;
-	} else if (top != NULL && top->cfg.linear && !cJSON_AddFalseToObject(o, "linear_attention"))
-		return -1;
-	if (l->cfg.flash_bq > 0) {
-		cJSON *f = cJSON_CreateObject();
-		if (put(o, "flash", f) != 0 || !cJSON_AddNumberToObject(f, "block_q", l->cfg.flash_bq) ||
-		    !cJSON_AddNumberToObject(f, "block_k", l->cfg.flash_bk))
-			return -1;
-	}
 	return json_lm_head(o, l);
 }
 

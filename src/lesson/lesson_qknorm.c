@@ -1,0 +1,71 @@
+/*
+ * lesson_qknorm.c: QK-norm's key (issue 23 §1), one table (lesson_keys.h):
+ * "qk_norm"'s setting and eps here; its weights, each layer's own, are read
+ * with the matrices (lesson_block.c: read_modern_matrices) and written with
+ * a layer's keys (lesson_write.c: json_layer_keys), with the model's eps.
+ */
+#include "lesson/lesson_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const qk_norm_keys[] = { "q", "k", "eps", "over", "kind", NULL };
+
+/*
+ * "qk_norm": {"q": [d_k numbers], "k": [d_k numbers], "eps": 1e-6, "over": "head"}
+ * ("over": "projection", OLMo 2: q has h·d_k numbers and k g·d_k): the
+ * setting and its eps now (the weights, one head's width, once the shapes
+ * are known: li_read_v2_matrices). Every layer has it when the top level
+ * says so; a layer may give weights of its own, and the eps is the top level's.
+ */
+static int read_qk_norm_setting(Ctx *c, const cJSON *v, Model *l)
+{
+	size_t old = path_key(c, "qk_norm");
+	int r = 0;
+
+	l->cfg.qk_norm_eps = 1e-6;
+	if (!cJSON_IsObject(v)) {
+		r = fail(c, _("expected {\"q\": [d_k numbers], \"k\": [d_k numbers], \"eps\": 1e-6} (QK-norm's weights), got %s"),
+		         got(v).s);
+	} else {
+		warn_unknown_keys(c, v, qk_norm_keys);
+		if (get(v, "q") == NULL || get(v, "k") == NULL) {
+			path_key(c, get(v, "q") == NULL ? "q" : "k");
+			r = fail(c, _("missing: QK-norm needs both weights, q and k (d_k numbers each)"));
+		} else if (get(v, "eps") != NULL) {
+			const cJSON *e = get(v, "eps");
+			path_key(c, "eps");
+			if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
+				r = fail(c, _("expected a number \u2265 0, got %s"), got(e).s);
+			else
+				l->cfg.qk_norm_eps = e->valuedouble;
+		}
+	}
+	l->cfg.qk_norm = r == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
+	if (r == 0 && li_gemma_qk_kind(c, v, l) != 0) /* Gemma 3's 1 + w (lesson_gemma.c) */
+		r = -1;
+	if (r == 0 && get(v, "over") != NULL) { /* issue 23 §1: per head (Qwen3) or the whole projection (OLMo 2) */
+		const cJSON *o = get(v, "over");
+		path_key(c, "over");
+		if (cJSON_IsString(o) && strcmp(o->valuestring, "projection") == 0)
+			l->cfg.qk_norm = QK_NORM_PROJ;
+		else if (!cJSON_IsString(o) || strcmp(o->valuestring, "head") != 0)
+			r = fail(c, _("expected \"head\" (each head's d_k numbers, Qwen3) or \"projection\" (the whole row of "
+			              "Q and of K, OLMo 2), got %s"), got(o).s);
+	}
+	path_set(c, old);
+	return r;
+}
+
+
+static int read_qk_norm(Ctx *c, const cJSON *root, Model *l)
+{
+	const cJSON *v = get(root, "qk_norm");
+
+	return v != NULL && read_qk_norm_setting(c, v, l) != 0 ? -1 : 0;
+}
+
+const LessonKey li_qknorm_keys[] = {
+	{ .name = "qk_norm", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_qk_norm },
+	{ .name = NULL },
+};
