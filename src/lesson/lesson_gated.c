@@ -35,14 +35,14 @@ static void bias_given(const cJSON *v, const Model *m, int *rows, int *cols)
 	*rows = 1;
 }
 
-/* The bias goes with a gate: "W_gate" given, not false. */
+/* The bias goes with a gate: "W_gate" given; "W_gate": false (a compare variant's) drops both (1: not read). */
 static int bias_check(JrCtx *c, const cJSON *root, const cJSON *v)
 {
 	const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "W_gate");
 
 	(void)v;
-	if (g != NULL && !cJSON_IsFalse(g))
-		return 0;
+	if (g != NULL)
+		return cJSON_IsFalse(g) ? 1 : 0;
 	return jr_fail(c, "%s", _("the gate's bias goes with the gate: give \"W_gate\" too"));
 }
 

@@ -123,6 +123,15 @@ int li_keys_read_weights(Ctx *c, const cJSON *root, Model *m)
 		/* false: none (a compare variant's, dropping its lesson's) */
 		if (k->kind != LK_MATRIX || cJSON_IsFalse(get(root, k->name)))
 			continue;
+		if (k->check != NULL && get(root, k->name) != NULL) { /* one more rule (b_gate: only with W_gate) */
+			const size_t old = path_key(c, k->name);
+			const int r = k->check(c, root, get(root, k->name));
+			if (r < 0)
+				return -1;
+			path_set(c, old);
+			if (r > 0) /* read as absent */
+				continue;
+		}
 		k->shape(m, &rows, &cols);
 		if (li_read_shaped(c, root, k->name, rows, cols, k->hint != NULL ? _(k->hint) : NULL, _(k->hint2), -1,
 		                   lp_mat(&m->lp, k)) != 0)

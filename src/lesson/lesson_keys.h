@@ -70,7 +70,8 @@ typedef struct LessonKey {
 	/* LK_MATRIX, optional: its shape as the file gives it (v: its value, not false), before the sizes are
 	 * known, from the matrices' own (cfg.input, lp.W_v: rows and columns only); leave rows 0 for none */
 	void (*given)(const cJSON *v, const Model *m, int *rows, int *cols);
-	/* optional: one more rule on a value that is valid (the path at the key): 0, or -1 with the error set */
+	/* optional: one more rule on a value that is valid (the path at the key): 0, or -1 with the error set; on an
+	 * LK_MATRIX, checked before it is read, and 1 leaves it unread (b_gate when "W_gate" is false) */
 	int (*check)(JrCtx *c, const cJSON *root, const cJSON *v);
 	/* LK_CUSTOM: read the key of root (absent too: defaults) into m before the shapes: 0, or -1 with the error set
 	 * (NULL: another row's reader reads it too, or its file reads it apart, as its comment says) */
