@@ -85,17 +85,20 @@ bad sliding qwen3_moe_dense0 's/"use_sliding_window": false/"use_sliding_window"
 bad experts5 mixtral_moe 's/"num_local_experts": 4/"num_local_experts": 5/' \
 	"model.safetensors: tensor \"model.layers.0.block_sparse_moe.gate.wei…\" has shape [4, 16], but config.json's sizes (num_local_experts, hidden_size) make it [5, 16]"
 bad llama_experts llama_tied_bf16 's/"model_type": "llama",/"model_type": "llama", "num_local_experts": 8,/' \
-	'config.json: num_local_experts: 8: attnviz computes the mixtures of experts of mixtral and qwen3_moe models only'
+	'config.json: num_local_experts: 8: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only'
 bad expert_width qwen3_moe_dense0 's/"moe_intermediate_size": 6/"moe_intermediate_size": 7/' \
 	"model.safetensors: tensor \"model.layers.1.mlp.experts.0.gate_proj.w…\" has shape [6, 16], but config.json's sizes (moe_intermediate_size, hidden_size) make it [7, 16]"
 bad deepseek_key qwen3_moe_dense0 's/"moe_intermediate_size": 6/"moe_intermediate_size": 6, "n_routed_experts": 4/' \
-	'config.json: n_routed_experts: 4: attnviz computes the mixtures of experts of mixtral and qwen3_moe models only'
+	'config.json: n_routed_experts: 4: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only'
 bad norm_topk_prob qwen3_moe_dense0 's/"norm_topk_prob": false/"norm_topk_prob": "no"/' \
 	'config.json: norm_topk_prob: expected true or false, got "no"'
 
 L=tests/golden/moe/moe_top1_nonorm.json
 explains "router_probs: the softmax of the row with its numbers" $L 'goto router\nexplain router_probs 0 2\n' \
 	"softmax over token 0's 3 expert scores" 'p = exp(' '= 0.948673'
+# every number of the line its own (the sum and the probability were once printed from one reused buffer)
+explains "router_probs: the logit, the max, e^(logit - max), the sum and p, each itself" $L 'goto router\nexplain router_probs 0 0\n' \
+	'p = exp(-0.265733 - 2.69563) / sum = 0.0517482 / 1.0541 = 0.0490921'
 explains "moe_weights: a chosen cell without norm_topk_prob" $L 'goto top_k\nexplain moe_weights 0 2\n' \
 	"token 0's top 1 experts: 2 (p = 0.948673)" 'without norm_topk_prob the weight is the probability itself: w = 0.948673'
 explains "moe_weights: a cell not chosen is shown and explained as such" $L 'goto top_k\nexplain moe_weights 0 0\n' \

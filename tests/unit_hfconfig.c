@@ -431,7 +431,7 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 		 "[\"chunked_attention\"]}", "layer_types[0]: \"chunked_attention\": attnviz computes \"full_attention\" and"},
 		{"{\"model_type\": \"qwen2\", \"use_sliding_window\": 1}", "use_sliding_window: expected true or false, got 1"},
 		{"{\"model_type\": \"llama\", \"num_local_experts\": 8}",
-		 "num_local_experts: 8: attnviz computes the mixtures of experts of mixtral and qwen3_moe models only"},
+		 "num_local_experts: 8: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only"},
 		{"{\"model_type\": \"gpt2\", \"partial_rotary_factor\": 0.5}", "partial_rotary_factor: 0.5: attnviz rotates"},
 		{"{\"model_type\": \"llama\", \"mlp_bias\": true}", "mlp_bias: true: attnviz computes LLaMA MLPs without"},
 		{"{\"model_type\": \"gpt2\", \"scale_attn_by_inverse_layer_idx\": true}", "scale_attn_by_inverse_layer_idx: true"},

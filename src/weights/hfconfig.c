@@ -404,7 +404,7 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 			continue; /* read_moe's; DeepSeek-V3's experts begin at first_k_dense_replace (read_deepseek) */
 		else if ((v = jr_enter(c, root, moe[k], &old)) != NULL && !cJSON_IsNull(v) &&
 		    !(cJSON_IsNumber(v) && v->valuedouble == 0))
-			return jr_fail(c, _("%s: attnviz computes the mixtures of experts of mixtral and qwen3_moe models only"),
+			return jr_fail(c, _("%s: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only"),
 			               jr_got(v).s);
 		else
 			jr_path_set(c, 0);

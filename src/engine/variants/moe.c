@@ -368,7 +368,7 @@ static void explain_router(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 {
 	const MoeParams *p = moe_of(a);
 	const int E = p->experts;
-	char x1[32], x2[32], x3[32];
+	char x1[32], x2[32], x3[32], x4[32], x5[32]; /* one buffer a number: a printf reads them all at once */
 
 	(void)h;
 	if (p->gptoss) {
@@ -398,8 +398,8 @@ static void explain_router(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	              celltext_num(x1, max, utf8));
 	strbuf_printf(b, "p = exp(%s %s %s) / %s = %s / %s = %s\n", celltext_num(x1, MAT_AT(a->router_logits, i, j), utf8),
 	              celltext_sym(utf8, "\u2212", "-"), celltext_num(x2, max, utf8), celltext_sym(utf8, "\u03a3", "sum"),
-	              celltext_num(x3, exp(MAT_AT(a->router_logits, i, j) - max), utf8), celltext_num(x1, sum, utf8),
-	              celltext_num(x2, MAT_AT(a->router_probs, i, j), utf8));
+	              celltext_num(x3, exp(MAT_AT(a->router_logits, i, j) - max), utf8), celltext_num(x4, sum, utf8),
+	              celltext_num(x5, MAT_AT(a->router_probs, i, j), utf8));
 }
 
 static int operands_router(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
