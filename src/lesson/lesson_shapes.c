@@ -530,7 +530,8 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		if (p->block.sandwich)
 			out->features |= FEAT_SANDWICH;
 		if (p->block.has_ffn)
-			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU || p->block.activation == ACT_GEGLU) ? FEAT_SWIGLU : 0u);
+			out->features |= FEAT_FFN | ((p->block.activation == ACT_SWIGLU || p->block.activation == ACT_GEGLU) ? FEAT_SWIGLU : 0u) |
+			                 (p->block.activation == ACT_GEGLU ? FEAT_GEGLU : 0u);
 		if (p->block.has_ffn && p->block.moe.experts > 0)
 			out->features |= FEAT_MOE | (p->block.moe.shared_ff > 0 ? FEAT_MOE_SHARED : 0u) |
 			                  (p->block.moe.scoring == MOE_SCORE_SIGMOID ? FEAT_MOE_SIGMOID : FEAT_MOE_SOFTMAX) |

@@ -493,9 +493,12 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.name = "activation", .requires = FEAT_FFN, .unless = FEAT_MOE,
 		.instead = STAGE_RESIDUAL1,
 		PANES({ .matrix = AM_FFN_HIDDEN }, { .matrix = AM_FFN_GATE }, { .matrix = AM_FFN_ACT }),
-		/* gated: SwiGLU's silu, or Gemma's gelu_tanh (GeGLU; explain says which) */
-		.formula = { { FEAT_SWIGLU, 0, "ffn_act = act(ffn_hidden) \u2299 ffn_gate   SwiGLU: silu(z) = z\u00b7\u03c3(z)   GeGLU: gelu_tanh(z)",
-		               "ffn_act = act(ffn_hidden) * ffn_gate   SwiGLU: silu(z) = z*sigmoid(z)   GeGLU: gelu_tanh(z)" },
+		/* gated: Gemma's GeGLU (gelu_tanh) or SwiGLU (silu), each its own line */
+		.formula = { { FEAT_SWIGLU | FEAT_GEGLU, 0,
+		               "ffn_act = gelu_tanh(ffn_hidden) \u2299 ffn_gate   gelu_tanh(z) = \u00bdz(1 + tanh(\u221a(2/\u03c0)(z + 0.044715z\u00b3)))",
+		               "ffn_act = gelu_tanh(ffn_hidden) * ffn_gate   gelu_tanh(z) = z/2*(1 + tanh(sqrt(2/pi)*(z + 0.044715*z^3)))" },
+		             { FEAT_SWIGLU, 0, "ffn_act = silu(ffn_hidden) \u2299 ffn_gate   silu(z) = z\u00b7\u03c3(z)",
+		               "ffn_act = silu(ffn_hidden) * ffn_gate   silu(z) = z*sigmoid(z)" },
 		             { 0, 0, "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z\u00b7\u03a6(z)",
 		               "ffn_act = activation(ffn_hidden)   relu(z) = max(0, z)   gelu(z) = z*Phi(z)" } },
 		.what = N_("relu, gelu or SwiGLU, cell by cell"),
@@ -822,6 +825,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its shared expert has no gate (DeepSeek's)"), /* FEAT_MOE_SHARED_GATE */
 	N_("its Gated DeltaNet is not the layer's mixer (\"gated_deltanet\": {\"mixer\": true})"), /* FEAT_GDN_MIXER */
 	N_("its decoding cache keeps no first tokens (\"decode\": {\"cache\": {\"sink\", \"window\"}})"), /* FEAT_STREAMING */
+	N_("its gated FFN is not GeGLU (\"activation\": \"gelu_tanh\" with W_3)"), /* FEAT_GEGLU */
 };
 
 const char *feature_absent(FeatureSet feat)

@@ -202,7 +202,8 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_MOE_SHARED_GATE ((FeatureSet)1 << 44) /* its shared expert has a sigmoid gate (Qwen2-MoE's; DeepSeek's has none) */
 #define FEAT_GDN_MIXER   ((FeatureSet)1 << 45) /* Gated DeltaNet is the layer's token mixer ("gated_deltanet": {"mixer": true}) */
 #define FEAT_STREAMING   ((FeatureSet)1 << 46) /* decoding keeps the first tokens and a recent window ("decode": {"cache"}) */
-#define FEAT_COUNT       47
+#define FEAT_GEGLU       ((FeatureSet)1 << 47) /* the gated FFN's gate is gelu_tanh, not silu (GeGLU, Gemma's "gelu_tanh" with W_3) */
+#define FEAT_COUNT       48
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
