@@ -8,6 +8,7 @@ pre-norm, a ReLU, GELU or SwiGLU FFN, grouped-query heads, RoPE); with "decode" 
 one at a time against a KV cache after the full pass (attnviz computes both); with "flash"
 FlashAttention's tile loop over the masked scores after the full pass.
 Each time is the process's CPU time after one warm-up run that is not counted.
+tests/bench_torch.py --variants LESSON.json [--repeat R]: tests/bench_torch_variants.py's (make bench (k)).
 tests/bench_torch.py --dgemm N [--repeat R]: the speed of one float64 N × N · N × N
 product on one thread (dgemm_gflops=G ms=T), the machine's dgemm speed when torch
 runs on an optimised BLAS (CPU time, as tests/bench_gemm.c measures attnviz's).
@@ -391,6 +392,10 @@ def main(argv):
         repeat = int(argv[argv.index("--repeat") + 1])
     torch.set_num_threads(1)
     torch.manual_seed(0)
+    if argv[1] == "--variants":  # make bench (k): the lessons of tests/bench_variants.sh
+        import bench_torch_variants
+        bench_torch_variants.main(argv[1:])
+        return
     if argv[1] == "--dgemm":
         with torch.no_grad():
             dgemm(int(argv[2]), repeat)
