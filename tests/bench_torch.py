@@ -20,7 +20,7 @@ minimal graph: masked_fill only when the mask hides a cell, nan_to_num only
 when it hides a whole row.
 
 The numbers are NOT the lesson's: generated matrices are filled with
-torch.randn of the same shapes instead of re-implementing attnviz's PRNG in
+torch.randn (or torch.rand) of the same shapes, mean and std (low and high) instead of re-implementing attnviz's PRNG in
 Python (slow, and the time of these dense kernels does not depend on the
 values). Written matrices are used as given. Prints one line in the format of
 `attnviz --bench`: compute_ms=MEDIAN min_ms=… max_ms=… peak_rss_kb=…, then
@@ -55,7 +55,13 @@ def tensor_of(value):
         if "identity" in value:
             return torch.eye(int(value["identity"]), dtype=torch.float64)
         rows, cols = shape_of(value)
-        return torch.randn(rows, cols, dtype=torch.float64)
+        # the generator's distribution (its numbers are attnviz's PRNG's, not these): with std 1 where the
+        # lesson says 0.044, scores grow 500-fold, softmax rows underflow to subnormal numbers and every
+        # product that reads them runs several times slower, which flattered attnviz
+        if value.get("random") == "uniform":
+            lo, hi = float(value.get("low", -1)), float(value.get("high", 1))
+            return lo + (hi - lo) * torch.rand(rows, cols, dtype=torch.float64)
+        return float(value.get("mean", 0)) + float(value.get("std", 1)) * torch.randn(rows, cols, dtype=torch.float64)
     return torch.tensor(value, dtype=torch.float64)
 
 
