@@ -96,8 +96,8 @@ EOF
 			ab=$(sed -n 's/^stage=absorb ms=\([0-9.]*\)$/\1/p' "$vd/mla.av")
 			tot=$(sed -n 's/^stage=.* ms=\([0-9.]*\)$/\1/p' "$vd/mla.av" | awk '{ s += $1 } END { print s + 0 }')
 			split=$(echo "${av:-0} $tot ${ab:-0}" | awk '{ if ($2 > 0 && $1 > 0) printf "%.1f %.1f", $1 * ($2 - $3) / $2, $1 * $3 / $2; else print "n/a n/a" }')
-			vrow "  of which the naive form" "${split% *}" "$(field naive_ms <"$vd/mla.pt" 2>/dev/null)"
-			vrow "  of which the absorbed form" "${split#* }" "$(field absorbed_ms <"$vd/mla.pt" 2>/dev/null)"
+			vrow "  of which the naive form" "${split% *}" "$(field naive_ms 2>/dev/null <"$vd/mla.pt")"
+			vrow "  of which the absorbed form" "${split#* }" "$(field absorbed_ms 2>/dev/null <"$vd/mla.pt")"
 		fi
 	done <"$vd/rows"
 	echo "  MLA's two forms: attnviz's CPU time split as its stage times (--bench) split, PyTorch's each form"
