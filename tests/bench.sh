@@ -29,6 +29,11 @@
 #       steps, KV-cache decoding, flash tiles and 16 LLaMA-shaped layers at n = 32 and 128;
 #       both in CPU time (attnviz's cpu_ms, PyTorch's process time after one warm-up run),
 #       median of $BENCH_REPEAT_28 (default 3); goal: attnviz at most 0.5x PyTorch's time
+#   (k) the 2025-26 variants of issues 23 and 24 at n = 1024 (tests/bench_variants.sh; QK-norm, YaRN,
+#       local/global, sinks, soft cap, gated, DeepSeek-V3's MoE, MLA naive and absorbed, linear,
+#       Gated DeltaNet, differential), each beside PyTorch as (i) measures it
+#       (tests/bench_torch_variants.py), median of $BENCH_REPEAT_VARIANTS (default 3); goal: at most
+#       0.5x PyTorch's time. BENCH_ONLY=variants runs (k) alone.
 #   (j) a real model's size: a folder of SmolLM2-135M's shape (30 layers, hidden 576, 9 heads,
 #       3 key/value heads, FFN 1536, vocab 49152, BF16; tests/models/make_bench_model.py, numpy)
 #       opened and computed on a 32-token prompt (`BIN --model DIR --ids … --check`): wall and
@@ -61,6 +66,7 @@
 BIN=${1:-build/attnviz}
 REPEAT_28=${BENCH_REPEAT_28:-3}
 RUNS=${BENCH_RUNS:-20}
+[ "${BENCH_ONLY:-}" = variants ] && RUNS=0 # (k) alone: nothing of (a) and (b)
 REPEAT=${BENCH_REPEAT:-5}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -170,6 +176,13 @@ torch_run() {
 		exec "$PY" "$here/bench_torch.py" "$@"
 	)
 }
+
+# (k) alone: BENCH_ONLY=variants make bench
+. "$here/bench_variants.sh"
+if [ "${BENCH_ONLY:-}" = variants ]; then
+	bench_variants
+	exit 0
+fi
 
 # ------------------------------------------------------------ (c) the machine
 : >"$tmp/gemm"
@@ -516,6 +529,8 @@ Prescott | Core2 | Nehalem | Katmai | Northwood | Atom | Penryn | Dunnington)
 esac
 if [ -n "$install_note" ]; then echo "  $install_note"; fi
 echo
+
+bench_variants
 
 echo "attnviz's kernel here: ${kernel_now:-?} (ATTNVIZ_KERNEL=avx512|avx2|portable picks one; all give the same bits)"
 exit 0

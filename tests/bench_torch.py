@@ -8,6 +8,7 @@ pre-norm, a ReLU, GELU or SwiGLU FFN, grouped-query heads, RoPE); with "decode" 
 one at a time against a KV cache after the full pass (attnviz computes both); with "flash"
 FlashAttention's tile loop over the masked scores after the full pass.
 Each time is the process's CPU time after one warm-up run that is not counted.
+tests/bench_torch.py --variants LESSON.json [--repeat R]: tests/bench_torch_variants.py's (make bench (k)).
 tests/bench_torch.py --dgemm N [--repeat R]: the speed of one float64 N × N · N × N
 product on one thread (dgemm_gflops=G ms=T), the machine's dgemm speed when torch
 runs on an optimised BLAS (CPU time, as tests/bench_gemm.c measures attnviz's).
@@ -19,7 +20,7 @@ minimal graph: masked_fill only when the mask hides a cell, nan_to_num only
 when it hides a whole row.
 
 The numbers are NOT the lesson's: generated matrices are filled with
-torch.randn of the same shapes instead of re-implementing attnviz's PRNG in
+torch.randn (or torch.rand) of the same shapes, mean and std (low and high) instead of re-implementing attnviz's PRNG in
 Python (slow, and the time of these dense kernels does not depend on the
 values). Written matrices are used as given. Prints one line in the format of
 `attnviz --bench`: compute_ms=MEDIAN min_ms=… max_ms=… peak_rss_kb=…, then
@@ -54,7 +55,13 @@ def tensor_of(value):
         if "identity" in value:
             return torch.eye(int(value["identity"]), dtype=torch.float64)
         rows, cols = shape_of(value)
-        return torch.randn(rows, cols, dtype=torch.float64)
+        # the generator's distribution (its numbers are attnviz's PRNG's, not these): with std 1 where the
+        # lesson says 0.044, scores grow 500-fold, softmax rows underflow to subnormal numbers and every
+        # product that reads them runs several times slower, which flattered attnviz
+        if value.get("random") == "uniform":
+            lo, hi = float(value.get("low", -1)), float(value.get("high", 1))
+            return lo + (hi - lo) * torch.rand(rows, cols, dtype=torch.float64)
+        return float(value.get("mean", 0)) + float(value.get("std", 1)) * torch.randn(rows, cols, dtype=torch.float64)
     return torch.tensor(value, dtype=torch.float64)
 
 
@@ -391,6 +398,10 @@ def main(argv):
         repeat = int(argv[argv.index("--repeat") + 1])
     torch.set_num_threads(1)
     torch.manual_seed(0)
+    if argv[1] == "--variants":  # make bench (k): the lessons of tests/bench_variants.sh
+        import bench_torch_variants
+        bench_torch_variants.main(argv[1:])
+        return
     if argv[1] == "--dgemm":
         with torch.no_grad():
             dgemm(int(argv[2]), repeat)

@@ -528,6 +528,33 @@ static void rope_scaling_reads_both_layouts_with_transformers_defaults(void **st
 	free(err);
 }
 
+/* DeepseekV3Config()'s mixture of experts, and the layers modeling_deepseek.py makes sparse */
+static void deepseek_v3_moe_takes_its_defaults(void **state)
+{
+	HfConfig c;
+	char *err = NULL;
+	(void)state;
+	assert_int_equal(read_text("{\"model_type\": \"deepseek_v3\"}", &c, &err), 0);
+	assert_true(c.num_experts == 256 && c.experts_per_tok == 8 && c.n_group == 8 && c.topk_group == 4);
+	assert_true(c.norm_topk_prob && c.routed_scaling == 2.5 && c.moe_intermediate_size == 2048 && c.shared_ff == 2048);
+	assert_true(c.num_layers == 61 && !c.sparse[2] && c.sparse[3] && c.sparse[60]);
+	/* moe_layer_freq 2 after first_k_dense_replace 1: layers 2, 4, …; two shared experts: twice as wide */
+	assert_int_equal(read_text("{\"model_type\": \"deepseek_v3\", \"num_hidden_layers\": 6, \"first_k_dense_replace\": 1, "
+	                           "\"moe_layer_freq\": 2, \"n_shared_experts\": 2, \"moe_intermediate_size\": 8}", &c, &err), 0);
+	assert_true(!c.sparse[0] && !c.sparse[1] && c.sparse[2] && !c.sparse[3] && c.sparse[4] && c.shared_ff == 16);
+	/* n_routed_experts null: every layer dense, whatever the router's settings */
+	assert_int_equal(read_text("{\"model_type\": \"deepseek_v3\", \"n_routed_experts\": null, \"n_group\": 3}", &c, &err), 0);
+	assert_true(c.num_experts == 0 && !c.sparse[3] && !c.sparse[60]);
+	/* the router's settings at their keys */
+	assert_int_equal(read_text("{\"model_type\": \"deepseek_v3\", \"n_routed_experts\": 12}", &c, &err), -1);
+	assert_non_null(strstr(err, "n_group: expected a number of groups that divides the 12 experts"));
+	free(err);
+	err = NULL;
+	assert_int_equal(read_text("{\"model_type\": \"deepseek_v3\", \"scoring_func\": \"softmax\"}", &c, &err), -1);
+	assert_non_null(strstr(err, "scoring_func: \"softmax\": attnviz computes DeepSeek-V3's router with scoring_func"));
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +567,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(what_is_not_computed_yet_is_refused_by_key_and_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_file_is_read_before_an_index, setup, teardown),
 		cmocka_unit_test_setup_teardown(rope_scaling_reads_both_layouts_with_transformers_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(deepseek_v3_moe_takes_its_defaults, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -848,16 +848,103 @@ static int read_numbers(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	return 0;
 }
 
-/* ---- DeepSeek-V3 (deepseek_v3): multi-head latent attention, dense layers ---- */
+/* ---- DeepSeek-V3 (deepseek_v3): multi-head latent attention, dense and MoE layers ---- */
+
+/* key: a string that must be `want` (absent: it is); a refusal naming what attnviz computes otherwise. */
+static int deepseek_word(JrCtx *c, const cJSON *root, const char *key, const char *want)
+{
+	size_t old;
+	const cJSON *v = jr_enter(c, root, key, &old);
+
+	if (v == NULL || (cJSON_IsString(v) && strcmp(v->valuestring, want) == 0))
+		return v == NULL ? 0 : jr_leave(c, old, 0);
+	/* want is this file's own word: shown whole; the file's value through jr_got */
+	return jr_leave(c, old, jr_fail(c, _("%s: attnviz computes DeepSeek-V3's router with %s \"%s\" only"),
+	                                 jr_got(v).s, key, want));
+}
+
+/*
+ * DeepseekV3Config's mixture of experts (n_routed_experts 256,
+ * num_experts_per_tok 8, n_group 8, topk_group 4, norm_topk_prob True,
+ * routed_scaling_factor 2.5, moe_intermediate_size 2048, n_shared_experts 1)
+ * and the checkpoint's own keys (scoring_func "sigmoid", topk_method
+ * "noaux_tc", moe_layer_freq 1). Layer i is a DeepseekV3MoE when
+ * n_routed_experts is not null, i ≥ first_k_dense_replace and i %
+ * moe_layer_freq == 0 (DeepSeek-V3's modeling_deepseek.py,
+ * DeepseekV3DecoderLayer; transformers' modeling_deepseek_v3.py tests the
+ * first two only: the same layers with moe_layer_freq 1, every released
+ * checkpoint's). The router's settings are checked as a lesson's are
+ * (moe_router_fault), each at its key.
+ */
+static int read_deepseek_moe(JrCtx *c, const cJSON *root, HfConfig *cfg, long long dense)
+{
+	static const char *const fault_key[][2] = { { "experts", "n_routed_experts" }, { "top_k", "num_experts_per_tok" },
+		                                    { "n_group", "n_group" }, { "topk_group", "topk_group" },
+		                                    { "routed_scaling_factor", "routed_scaling_factor" } };
+	long long freq = 1;
+	int shared = 1, any = 0;
+	const cJSON *v;
+	MoeParams p = { 0 };
+	char why[256];
+	const char *bad;
+
+	cfg->num_experts = 256;
+	cfg->experts_per_tok = 8;
+	cfg->n_group = 8;
+	cfg->topk_group = 4;
+	cfg->norm_topk_prob = 1;
+	cfg->routed_scaling = 2.5;
+	cfg->moe_intermediate_size = 2048;
+	if ((v = jr_get(root, "n_routed_experts")) != NULL && cJSON_IsNull(v))
+		cfg->num_experts = 0; /* null: every layer a DeepseekV3MLP */
+	if (size_key(c, root, "n_routed_experts", 1 << 12, 1, &cfg->num_experts) != 0 ||
+	    size_key(c, root, "num_experts_per_tok", 1 << 12, 0, &cfg->experts_per_tok) != 0 ||
+	    size_key(c, root, "n_group", 1 << 12, 0, &cfg->n_group) != 0 ||
+	    size_key(c, root, "topk_group", 1 << 12, 0, &cfg->topk_group) != 0 ||
+	    size_key(c, root, "moe_intermediate_size", 1L << 20, 0, &cfg->moe_intermediate_size) != 0 ||
+	    bool_key(c, root, "norm_topk_prob", &cfg->norm_topk_prob) != 0 ||
+	    jr_key_above(c, root, "routed_scaling_factor", 0.0, 0, 0, &cfg->routed_scaling) != 0 ||
+	    (jr_get(root, "moe_layer_freq") != NULL &&
+	     jr_key_whole(c, root, "moe_layer_freq", 1, 1 << 12, _("a layer count from 1 to 4096"), &freq) != 0) ||
+	    deepseek_word(c, root, "scoring_func", "sigmoid") != 0 || deepseek_word(c, root, "topk_method", "noaux_tc") != 0)
+		return -1;
+	if ((v = jr_get(root, "n_shared_experts")) != NULL && cJSON_IsNumber(v) && v->valuedouble == 0)
+		shared = 0; /* none: DeepseekV3MLP of width 0 adds nothing */
+	else if (size_key(c, root, "n_shared_experts", 1 << 12, 0, &shared) != 0)
+		return -1;
+	if ((long long)shared * cfg->moe_intermediate_size > 1L << 20) {
+		jr_path_key(c, "n_shared_experts");
+		return jr_fail(c, _("%d shared experts of moe_intermediate_size %d are wider than 1048576"), shared,
+		               cfg->moe_intermediate_size);
+	}
+	cfg->shared_ff = shared * cfg->moe_intermediate_size;
+	for (int i = 0; i < cfg->num_layers; i++)
+		any |= cfg->sparse[i] = cfg->num_experts > 0 && i >= dense && i % freq == 0;
+	if (!any)
+		return 0; /* no DeepseekV3MoE is made: its router's settings are not used */
+	p.experts = cfg->num_experts;
+	p.top_k = cfg->experts_per_tok;
+	p.scoring = MOE_SCORE_SIGMOID;
+	p.n_group = cfg->n_group;
+	p.topk_group = cfg->topk_group;
+	p.routed_scaling = cfg->routed_scaling;
+	if ((bad = moe_router_fault(&p, why, sizeof why)) != NULL) {
+		for (size_t k = 0; k < sizeof fault_key / sizeof fault_key[0]; k++)
+			if (strcmp(bad, fault_key[k][0]) == 0)
+				bad = fault_key[k][1];
+		jr_path_key(c, bad);
+		return jr_fail(c, "%s", why);
+	}
+	return 0;
+}
 
 /*
  * DeepseekV3Config's latent attention (q_lora_rank 1536 or null, kv_lora_rank
  * 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128,
- * rope_interleave True, first_k_dense_replace 3) and what attnviz refuses of
- * it: DeepseekV3DecoderLayer's `DeepseekV3MoE(config) if layer_idx >=
- * config.first_k_dense_replace`, so an MoE layer unless first_k_dense_replace
- * ≥ num_hidden_layers; attention_bias (MLA here has no biases); a rope_scaling
- * other than YaRN (DeepSeek-V3's own, with mscale and mscale_all_dim).
+ * rope_interleave True, first_k_dense_replace 3), its mixture of experts
+ * (read_deepseek_moe), and what attnviz refuses of it: attention_bias (MLA
+ * here has no biases); a rope_scaling other than YaRN (DeepSeek-V3's own,
+ * with mscale and mscale_all_dim).
  */
 static int read_deepseek(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
@@ -891,13 +978,8 @@ static int read_deepseek(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		jr_path_key(c, "rope_interleave");
 		return jr_fail(c, _("false: attnviz turns DeepSeek's q_pe and k_pe in interleaved pairs only (rope_interleave true)"));
 	}
-	if (dense < cfg->num_layers) {
-		jr_path_key(c, "first_k_dense_replace");
-		return jr_fail(c, _("%lld: layer %lld and those after it would be a mixture of experts (DeepseekV3MoE); attnviz "
-		                    "computes deepseek_v3 models whose layers are all dense for now (first_k_dense_replace "
-		                    "≥ num_hidden_layers, %d)"),
-		               dense, dense, cfg->num_layers);
-	}
+	if (read_deepseek_moe(c, root, cfg, dense) != 0)
+		return -1;
 	if (cfg->qkv_bias) {
 		jr_path_key(c, "attention_bias");
 		return jr_fail(c, _("true: attnviz computes DeepSeek's latent attention without biases"));
@@ -1164,8 +1246,13 @@ static void want(Want *w, int *n, const char *keys, long long d0, long long d1, 
 	x->keys = keys;
 }
 
-/* DeepseekV3DecoderLayer's tensors (nn.Linear [out, in]): the latent attention's, then the dense MLP's. */
-static int deepseek_wants(const HfConfig *c, const char *pre, Want *w)
+/*
+ * DeepseekV3DecoderLayer's tensors (nn.Linear [out, in]): the latent
+ * attention's, then the dense MLP's, or a DeepseekV3MoE's router (gate.weight
+ * and its e_score_correction_bias buffer) and shared experts (each routed
+ * expert's three by expert_wants).
+ */
+static int deepseek_wants(const HfConfig *c, int layer, const char *pre, Want *w)
 {
 	const long long D = c->hidden_size, F = c->intermediate_size, H = c->num_heads, r = c->q_lora_rank;
 	const long long kc = c->kv_lora_rank, dr = c->qk_rope_head_dim, dq = c->qk_nope_head_dim + dr, dv = c->v_head_dim;
@@ -1187,6 +1274,19 @@ static int deepseek_wants(const HfConfig *c, const char *pre, Want *w)
 	     "self_attn.kv_b_proj.weight");
 	want(w, &n, "hidden_size, num_attention_heads, v_head_dim", D, H * dv, pre, "self_attn.o_proj.weight");
 	want(w, &n, "hidden_size", D, -1, pre, "post_attention_layernorm.weight");
+	if (c->num_experts > 0 && c->sparse[layer]) {
+		const long long S = c->shared_ff;
+		const char *k = "moe_intermediate_size · n_shared_experts, hidden_size";
+		want(w, &n, "n_routed_experts, hidden_size", c->num_experts, D, pre, "mlp.gate.weight");
+		want(w, &n, "n_routed_experts", c->num_experts, -1, pre, "mlp.gate.e_score_correction_bias");
+		if (S > 0) {
+			want(w, &n, k, S, D, pre, "mlp.shared_experts.gate_proj.weight");
+			want(w, &n, k, S, D, pre, "mlp.shared_experts.up_proj.weight");
+			want(w, &n, "hidden_size, moe_intermediate_size · n_shared_experts", D, S, pre,
+			     "mlp.shared_experts.down_proj.weight");
+		}
+		return n;
+	}
 	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.gate_proj.weight");
 	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.up_proj.weight");
 	want(w, &n, "hidden_size, intermediate_size", D, F, pre, "mlp.down_proj.weight");
@@ -1273,7 +1373,7 @@ static int wants(const HfConfig *c, int layer, Want *w)
 		return n;
 	}
 	if (c->arch == HF_DEEPSEEK_V3)
-		return deepseek_wants(c, pre, w);
+		return deepseek_wants(c, layer, pre, w);
 	/* LlamaDecoderLayer: nn.Linear weights are [out, in]; Olmo2DecoderLayer has no norm before the attention */
 	if (c->arch != HF_OLMO2)
 		want(w, &n, "hidden_size", D, -1, pre, "input_layernorm.weight");

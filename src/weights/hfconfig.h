@@ -8,7 +8,7 @@
  * What attnviz does not compute yet is refused here, by the key and its
  * value: an unknown model_type, a rope_type other than default, linear,
  * dynamic, yarn and llama3 (and any with deepseek_v3), sliding windows outside Qwen2 and Qwen3,
- * mixtures of experts outside Mixtral, Qwen3-MoE and gpt-oss, an activation other than the architecture's own,
+ * mixtures of experts outside Mixtral, Qwen3-MoE, DeepSeek-V3 and gpt-oss, an activation other than the architecture's own,
  * a quantised gpt-oss (MXFP4).
  */
 #ifndef ATTNVIZ_HFCONFIG_H
@@ -77,9 +77,16 @@ typedef struct HfConfig {
 	 * DeepSeek-V3's multi-head latent attention (deepseek_v3; DeepseekV3Config):
 	 * q_lora_rank (0: null, the query is q_proj), kv_lora_rank, qk_nope_head_dim,
 	 * qk_rope_head_dim, v_head_dim; head_dim is then d_nope + d_rope (a head's
-	 * query and key). Every layer dense (first_k_dense_replace ≥ num_hidden_layers).
+	 * query and key). Its mixture of experts (issue 24; hfconfig.c's read_deepseek_moe):
+	 * num_experts (n_routed_experts), experts_per_tok, norm_topk_prob,
+	 * moe_intermediate_size and sparse[] above (layer i sparse when i ≥
+	 * first_k_dense_replace and i % moe_layer_freq == 0), the sigmoid router's
+	 * n_group, topk_group and routed_scaling_factor, and the shared experts'
+	 * width moe_intermediate_size · n_shared_experts (0: none).
 	 */
 	int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+	int n_group, topk_group, shared_ff;
+	double routed_scaling;
 	/*
 	 * Gemma 2 and Gemma 3 (gemma2, gemma3_text; hfconfig.c's read_gemma):
 	 * the scores scaled by query_pre_attn_scalar^(-1/2), the soft caps

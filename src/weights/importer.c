@@ -20,8 +20,11 @@
  *          attention's output, post_feedforward_layernorm → ln2 on the
  *          FFN's) and q_norm, k_norm over the whole projection (h·head_dim
  *          and g·head_dim: QK_NORM_PROJ).
- *   deepseek_v3  as llama's block (dense layers only), its attention
- *          multi-head latent attention (LayerParams.mla: deepseek_layer).
+ *   deepseek_v3  as llama's block, its attention multi-head latent
+ *          attention (LayerParams.mla: deepseek_layer); its sparse layers a
+ *          mixture with DeepSeek's sigmoid router and shared experts
+ *          (deepseek_moe: mlp.gate, its e_score_correction_bias,
+ *          mlp.experts.E.*, mlp.shared_experts.*).
  *   gpt_oss  as llama with q/k/v/o biases, each layer's sinks
  *          (self_attn.sinks → sinks), its "sliding_attention" layers'
  *          window, and its mixture (layer_gptoss: the router with its bias,
@@ -277,11 +280,41 @@ static int layer_moe(const HfConfig *c, const HfWeights *w, int i, Block *b, cha
 }
 
 /*
+ * DeepseekV3MoE of layer i (deepseek_v3, a sparse layer): the router and the
+ * routed experts as layer_moe reads Qwen3-MoE's (the same names), the gate's
+ * e_score_correction_bias [E] as e_bias, the shared experts
+ * (mlp.shared_experts.gate_proj, up_proj, down_proj: one SwiGLU of
+ * moe_intermediate_size · n_shared_experts) as S_1, S_3, S_2 without a gate,
+ * and the sigmoid router's settings (moe_router_deepseek_v3). 0, or -1 with *err.
+ */
+static int deepseek_moe(const HfConfig *c, const HfWeights *w, int i, Block *b, char **err)
+{
+	const int D = c->hidden_size, E = c->num_experts, S = c->shared_ff;
+	const MoeRouterV3 r = { c->n_group, c->topk_group, c->norm_topk_prob, c->routed_scaling };
+	MoeParams *m = &b->moe;
+
+	if (layer_moe(c, w, i, b, err) != 0 ||
+	    load_layer(c, w, i, "mlp.gate.e_score_correction_bias", 0, 1, E, &m->e_bias, err) != 0)
+		return -1;
+	if (S > 0 && (load_layer(c, w, i, "mlp.shared_experts.gate_proj.weight", 1, D, S, &m->S_1, err) ||
+	              load_layer(c, w, i, "mlp.shared_experts.up_proj.weight", 1, D, S, &m->S_3, err) ||
+	              load_layer(c, w, i, "mlp.shared_experts.down_proj.weight", 1, S, D, &m->S_2, err)))
+		return -1;
+	m->shared_ff = S;
+	if (moe_router_deepseek_v3(m, &r) != 0) {
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * DeepseekV3DecoderLayer i (deepseek_v3): its multi-head latent attention
  * (q_a_proj → W_qa, q_a_layernorm → q_a_norm, q_b_proj → W_qb, or q_proj →
  * W_q; kv_a_proj_with_mqa → W_kva, kv_a_layernorm → kv_a_norm, kv_b_proj →
  * W_kvb; o_proj → W_o; both norms DeepseekV3RMSNorm's default eps 1e-6, q_pe
- * and k_pe turned by rope_theta) and its dense MLP. 0, or -1 with *err.
+ * and k_pe turned by rope_theta) and its dense MLP or its mixture of experts
+ * (deepseek_moe). 0, or -1 with *err.
  */
 static int deepseek_layer(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
 {
@@ -310,9 +343,11 @@ static int deepseek_layer(const HfConfig *c, const HfWeights *w, int i, LayerPar
 	               load_layer(c, w, i, "self_attn.kv_a_layernorm.weight", 0, 1, kc, &m->kv_a_norm, err) ||
 	               load_layer(c, w, i, "self_attn.kv_b_proj.weight", 1, kc, H * (dq - dr + dv), &m->W_kvb, err) ||
 	               load_layer(c, w, i, "self_attn.o_proj.weight", 1, H * dv, D, &p->W_o, err) ||
-	               load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
-	               load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
-	               load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err)
+	               (c->num_experts > 0 && c->sparse[i]
+	                        ? deepseek_moe(c, w, i, b, err)
+	                        : load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
+	                                  load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
+	                                  load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err))
 	           ? -1
 	           : 0;
 }

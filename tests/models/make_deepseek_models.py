@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Small DeepSeek-V3 model folders (multi-head latent attention, dense layers;
-issue 24's loader) and their reference numbers, in the layout of
+"""Small DeepSeek-V3 model folders (multi-head latent attention, dense and
+mixture-of-experts layers; issue 24's loader) and their reference numbers, in the layout of
 make_models.py (whose folder writer, safetensors writer, random weights and
 reference file this script reuses):
 
@@ -40,11 +40,37 @@ configuration_deepseek_v3.py, in float64:
       then (q * cos) + (rotate_half(q) * sin)
   DeepseekV3DecoderLayer.forward: input_layernorm, self_attn, residual; post_attention_layernorm,
       mlp (DeepseekV3MLP: down_proj(act_fn(gate_proj(x)) * up_proj(x)) while layer_idx <
-      first_k_dense_replace), residual
+      first_k_dense_replace, else DeepseekV3MoE), residual
+  DeepseekV3Config (MoE): n_routed_experts 256, num_experts_per_tok 8, n_group 8, topk_group 4,
+      norm_topk_prob True, routed_scaling_factor 2.5, moe_intermediate_size 2048, n_shared_experts 1;
+      the checkpoints' own config.json adds scoring_func "sigmoid", topk_method "noaux_tc",
+      moe_layer_freq 1, and their modeling_deepseek.py makes layer i a DeepseekV3MoE when
+      n_routed_experts is not None and i >= first_k_dense_replace and i % moe_layer_freq == 0
+      (transformers tests the first two only: the same layers with moe_layer_freq 1)  -> resolved()
+  DeepseekV3TopkRouter.forward (transformers at commit 00b676f8f0489b88652a31d70751cc540dd06305):
+      router_logits = F.linear(hidden_states, self.weight); scores = router_logits.sigmoid()
+      topk_indices = self.get_topk_indices(scores); topk_weights = scores.gather(1, topk_indices)
+      if self.norm_topk_prob: topk_weights /= topk_weights.sum(dim=-1, keepdim=True) + 1e-20
+      topk_weights = topk_weights * self.routed_scaling_factor
+  DeepseekV3TopkRouter.get_topk_indices: scores_for_choice = scores + e_score_correction_bias;
+      group_scores = scores_for_choice.view(-1, n_group, E // n_group).topk(2, dim=-1)[0].sum(dim=-1);
+      the topk_group groups kept (group_mask), the others' scores_for_choice masked_fill 0.0;
+      topk_indices = torch.topk(scores_for_choice, k=top_k, dim=-1, sorted=False)[1]
+  DeepseekV3MoE.moe: expert_mask = one_hot(topk_indices).permute(2, 0, 1); per expert
+      token_indices, weight_indices = torch.where(mask); expert(hidden_states[token_indices]) *
+      topk_weights[token_indices, weight_indices] index_add_'ed into final_hidden_states
+  DeepseekV3MoE.forward: + self.shared_experts(residuals) (DeepseekV3MLP of
+      moe_intermediate_size * n_shared_experts, no gate)                  -> deepseek_mlp()
   DeepseekV3Model.forward: embed_tokens, the layers, self.norm; DeepseekV3ForCausalLM: lm_head
                                                                 -> forward_deepseek()
 
+The router in float64 (transformers' is float32). The MoE folder's
+e_score_correction_bias is random (in a checkpoint it is what training left),
+so the choice differs from the scores' own order; near ties at the
+topk_group-th group or the top_k-th expert abort the script (none are).
+
 A second forward pass (second_deepseek) writes the norms as row sums, the
+router's choice by sorting in Python, the
 interleaved RoPE as complex numbers (pair (2i, 2i+1) is z = a + ib turned by
 e^(i·t·θ^(−2i/d)), the real parts written first) and the scores in the absorbed
 form (q_nope·W^Kᵀ against c_KV): it must agree to 1e-12 before anything is written.
@@ -103,6 +129,30 @@ MODELS = [
                                      "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 0.8}),
         "prompts": [[11, 12], [7, 20, 30, 40, 50, 60, 70, 80, 90, 299]],
     },
+    {
+        "name": "deepseek_v3_moe", "dtype": "F32", "seed": 2414,
+        "why": "DeepSeek-V3's mixture of experts: layer 0 dense (first_k_dense_replace 1), layers 1 and 2 a "
+               "DeepseekV3MoE of 8 routed experts in 4 groups, topk_group 2, top 3, norm_topk_prob, "
+               "routed_scaling_factor 2.5, a random e_score_correction_bias, 2 shared experts (one SwiGLU of 2 x 6)",
+        "config": dict(BASE, num_hidden_layers=3, first_k_dense_replace=1, q_lora_rank=6, kv_lora_rank=4,
+                       qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=3, head_dim=4, n_routed_experts=8,
+                       num_experts_per_tok=3, n_group=4, topk_group=2, norm_topk_prob=True,
+                       routed_scaling_factor=2.5, moe_intermediate_size=6, n_shared_experts=2,
+                       scoring_func="sigmoid", topk_method="noaux_tc", moe_layer_freq=1),
+        "prompts": [[7, 20], [7, 20, 30, 40, 50, 60, 70, 299]],
+    },
+    {
+        "name": "deepseek_v3_moe_freq2_bf16", "dtype": "BF16", "seed": 2415,
+        "why": "moe_layer_freq 2 (DeepSeek's modeling_deepseek.py: layers 0 and 2 sparse, layer 1 dense, "
+               "first_k_dense_replace 0), 6 experts in 3 groups, topk_group 1, top 2 without norm_topk_prob, "
+               "routed_scaling_factor 1.5, one shared expert, q_lora_rank null, BF16 weights",
+        "config": dict(BASE, num_hidden_layers=3, first_k_dense_replace=0, q_lora_rank=None, kv_lora_rank=5,
+                       qk_nope_head_dim=2, qk_rope_head_dim=2, v_head_dim=4, head_dim=2, n_routed_experts=6,
+                       num_experts_per_tok=2, n_group=3, topk_group=1, norm_topk_prob=False,
+                       routed_scaling_factor=1.5, moe_intermediate_size=5, n_shared_experts=1, moe_layer_freq=2,
+                       torch_dtype="bfloat16"),
+        "prompts": [[3, 9], [5, 17, 242, 3, 98, 17]],
+    },
 ]
 
 
@@ -116,6 +166,12 @@ def resolved(cfg):
     r["latent_eps"] = 1e-6                     # DeepseekV3RMSNorm(q_lora_rank), (kv_lora_rank): the default
     r["rope_theta"] = float(cfg.get("rope_theta", 10000.0))
     r["tie_word_embeddings"] = cfg.get("tie_word_embeddings", False)
+    moe = dict(n_routed_experts=256, num_experts_per_tok=8, n_group=8, topk_group=4, norm_topk_prob=True,
+               routed_scaling_factor=2.5, moe_intermediate_size=2048, n_shared_experts=1, first_k_dense_replace=3,
+               moe_layer_freq=1)
+    r.update({k: cfg.get(k, v) for k, v in moe.items()})
+    E, k0, f = r["n_routed_experts"], r["first_k_dense_replace"], r["moe_layer_freq"]
+    r["sparse"] = [E is not None and i >= k0 and i % f == 0 for i in range(r["num_hidden_layers"])]
     sc = cfg.get("rope_scaling")
     r["rope"] = {"base": r["rope_theta"]}
     r["mscale2"] = 1.0
@@ -148,13 +204,117 @@ def tensor_list(m, r):
                 (h + "self_attn.kv_a_layernorm.weight", (c,), "ln_w"),
                 (h + "self_attn.kv_b_proj.weight", (H * (dn + dv), c), "w"),
                 (h + "self_attn.o_proj.weight", (D, H * dv), "w"),
-                (h + "post_attention_layernorm.weight", (D,), "ln_w"),
-                (h + "mlp.gate_proj.weight", (FF, D), "w"), (h + "mlp.up_proj.weight", (FF, D), "w"),
+                (h + "post_attention_layernorm.weight", (D,), "ln_w")]
+        if r["sparse"][i]:                                           # DeepseekV3MoE's gate, experts, shared_experts
+            E, Fe, S = r["n_routed_experts"], r["moe_intermediate_size"], r["moe_intermediate_size"] * r["n_shared_experts"]
+            out += [(h + "mlp.gate.weight", (E, D), "qk"), (h + "mlp.gate.e_score_correction_bias", (E,), "b")]
+            for e in range(E):
+                out += [(h + "mlp.experts.%d.%s.weight" % (e, k), shape, "w")
+                        for k, shape in (("gate_proj", (Fe, D)), ("up_proj", (Fe, D)), ("down_proj", (D, Fe)))]
+            out += [(h + "mlp.shared_experts.gate_proj.weight", (S, D), "w"),
+                    (h + "mlp.shared_experts.up_proj.weight", (S, D), "w"),
+                    (h + "mlp.shared_experts.down_proj.weight", (D, S), "w")]
+            continue
+        out += [(h + "mlp.gate_proj.weight", (FF, D), "w"), (h + "mlp.up_proj.weight", (FF, D), "w"),
                 (h + "mlp.down_proj.weight", (D, FF), "w")]
     out.append(("model.norm.weight", (D,), "ln_w"))
     if not r["tie_word_embeddings"]:
         out.append(("lm_head.weight", (V, D), "emb"))
     return out
+
+
+def deepseek_mlp(m, r, W, i, x, lay):
+    """DeepseekV3MLP, or on a sparse layer DeepseekV3MoE.forward, on layer i's rows x; its stages into lay."""
+    if not r["sparse"][i]:
+        return mm.llama_mlp(m, r, W, i, x, lay)          # DeepseekV3MLP.forward is LlamaMLP's: down(silu(gate)·up)
+    T, h = mm.T, "model.layers.%d.mlp." % i
+    n, D = x.shape
+    E, k, G, TG = r["n_routed_experts"], r["num_experts_per_tok"], r["n_group"], r["topk_group"]
+
+    def expert(pre, rows):                                # DeepseekV3MLP.forward
+        act = F.silu(F.linear(rows, T(W, pre + "gate_proj.weight"))) * F.linear(rows, T(W, pre + "up_proj.weight"))
+        return act, F.linear(act, T(W, pre + "down_proj.weight"))
+
+    # DeepseekV3TopkRouter.forward
+    router_logits = F.linear(x, T(W, h + "gate.weight"))
+    scores = router_logits.sigmoid()
+    # DeepseekV3TopkRouter.get_topk_indices
+    scores_for_choice = scores.view(-1, E) + T(W, h + "gate.e_score_correction_bias").unsqueeze(0)
+    group_scores = scores_for_choice.view(-1, G, E // G).topk(2, dim=-1)[0].sum(dim=-1)
+    group_idx = torch.topk(group_scores, k=TG, dim=-1, sorted=False)[1]
+    group_mask = torch.zeros_like(group_scores)
+    group_mask.scatter_(1, group_idx, 1)
+    score_mask = group_mask.unsqueeze(-1).expand(-1, G, E // G).reshape(-1, E)
+    masked = scores_for_choice.masked_fill(~score_mask.bool(), 0.0)
+    topk_indices = torch.topk(masked, k=k, dim=-1, sorted=False)[1]
+    topk_weights = scores.gather(1, topk_indices)
+    if r["norm_topk_prob"]:
+        topk_weights = topk_weights / (topk_weights.sum(dim=-1, keepdim=True) + 1e-20)
+    topk_weights = topk_weights * r["routed_scaling_factor"]
+    # DeepseekV3MoE.moe
+    final = torch.zeros_like(x)
+    expert_mask = torch.nn.functional.one_hot(topk_indices, num_classes=E).permute(2, 0, 1)
+    Fe = r["moe_intermediate_size"]
+    acts = [[None] * (E * Fe) for _ in range(n)]
+    outs = [[None] * (E * D) for _ in range(n)]
+    for e in range(E):
+        token_indices, weight_indices = torch.where(expert_mask[e])
+        if token_indices.numel() == 0:
+            continue
+        act, y = expert(h + "experts.%d." % e, x[token_indices])
+        final.index_add_(0, token_indices, y * topk_weights[token_indices, weight_indices].unsqueeze(-1))
+        for row, t in enumerate(token_indices.tolist()):
+            acts[t][e * Fe:(e + 1) * Fe] = act[row].tolist()
+            outs[t][e * D:(e + 1) * D] = y[row].tolist()
+    # DeepseekV3MoE.forward: + self.shared_experts(residuals)
+    _, shared = expert(h + "shared_experts.", x)
+    weights = [[None] * E for _ in range(n)]
+    choice = [[None] * E for _ in range(n)]             # attnviz writes a dropped group's experts as null
+    for t in range(n):
+        for j in range(k):
+            weights[t][int(topk_indices[t, j])] = float(topk_weights[t, j])
+        for e in range(E):
+            if score_mask[t, e]:
+                choice[t][e] = float(scores_for_choice[t, e])
+    lay.update(router_logits=mm.mat(router_logits), router_scores=mm.mat(scores), group_scores=mm.mat(group_scores),
+               scores_for_choice=choice, moe_weights=weights, expert_act=acts, expert_out=outs,
+               shared_out=mm.mat(shared))
+    return final + shared
+
+
+def moe_second(r, W, i, x, lin):
+    """DeepseekV3MoE again, token by token in Python: sigmoid by math.exp, groups and experts chosen by sorting
+    (near ties refused), each chosen expert and the shared one with silu written out."""
+    h = "model.layers.%d.mlp." % i
+    E, k, G, TG = r["n_routed_experts"], r["num_experts_per_tok"], r["n_group"], r["topk_group"]
+    size = E // G
+    bias = mm.T(W, h + "gate.e_score_correction_bias").tolist()
+
+    def swiglu(xt, pre):
+        g, u = lin(xt, pre + "gate_proj"), lin(xt, pre + "up_proj")
+        act = torch.tensor([[v / (1 + math.exp(-v)) for v in g[0].tolist()]]) * u
+        return lin(act, pre + "down_proj")
+
+    rows = []
+    for t in range(x.shape[0]):
+        xt = x[t:t + 1]
+        s = [1 / (1 + math.exp(-v)) for v in lin(xt, h + "gate")[0].tolist()]
+        c = [a + b for a, b in zip(s, bias)]
+        gs = [sum(sorted(c[g * size:(g + 1) * size], reverse=True)[:2]) for g in range(G)]
+        order = sorted(range(G), key=lambda g: -gs[g])
+        if TG < G and gs[order[TG - 1]] - gs[order[TG]] < 1e-9:
+            sys.exit("layer %d row %d: a near tie at the topk_group-th group" % (i, t))
+        c = [c[e] if e // size in order[:TG] else 0.0 for e in range(E)]
+        ce = sorted(range(E), key=lambda e: -c[e])
+        if c[ce[k - 1]] - c[ce[k]] < 1e-9:
+            sys.exit("layer %d row %d: a near tie at the top_k-th expert" % (i, t))
+        chosen = ce[:k]
+        tot = sum(s[e] for e in chosen) + 1e-20 if r["norm_topk_prob"] else 1.0
+        acc = swiglu(xt, h + "shared_experts.")
+        for e in chosen:
+            acc = acc + (s[e] / tot * r["routed_scaling_factor"]) * swiglu(xt, h + "experts.%d." % e)
+        rows.append(acc)
+    return torch.cat(rows, 0)
 
 
 def interleave_rope(x, cos, sin):
@@ -225,7 +385,7 @@ def forward_deepseek(m, r, W, ids):
         residual = hidden
         x = rms_norm(hidden, T(W, h + "post_attention_layernorm.weight"), eps)
         lay["norm2"] = mat(x)
-        f = mm.llama_mlp(m, r, W, i, x, lay)          # DeepseekV3MLP.forward is LlamaMLP's: down(silu(gate)·up)
+        f = deepseek_mlp(m, r, W, i, x, lay)
         lay["ffn_out"] = mat(f)
         hidden = residual + f
         lay["residual2"] = lay["output"] = mat(hidden)
@@ -290,9 +450,12 @@ def second_deepseek(m, r, W, ids):
             scores.append(s)
         r1 = hidden + lin(concat, h + "self_attn.o_proj")
         x = norm(r1, T(W, h + "post_attention_layernorm.weight"), r["norm_eps"])
-        gate, up = lin(x, h + "mlp.gate_proj"), lin(x, h + "mlp.up_proj")
-        act = torch.tensor([[z / (1 + math.exp(-z)) for z in row] for row in gate.tolist()]) * up
-        hidden = r1 + lin(act, h + "mlp.down_proj")
+        if r["sparse"][i]:
+            hidden = r1 + moe_second(r, W, i, x, lin)
+        else:
+            gate, up = lin(x, h + "mlp.gate_proj"), lin(x, h + "mlp.up_proj")
+            act = torch.tensor([[z / (1 + math.exp(-z)) for z in row] for row in gate.tolist()]) * up
+            hidden = r1 + lin(act, h + "mlp.down_proj")
         got["layers"].append({"scores": scores, "residual1": r1, "output": hidden})
     got["logits"] = norm(hidden, T(W, "model.norm.weight"), r["norm_eps"]) @ T(W, "lm_head.weight").t()
     return got
@@ -310,6 +473,10 @@ def cross_check(m, r, W, rec):
     mm.agree(name + " logits", got["logits"], rec["logits"])
 
 
+# a sparse layer the first model's 4 experts can route: 2 groups of 2, one kept, top 2
+MOE_OK = {"first_k_dense_replace": 1, "n_group": 2, "topk_group": 1}
+
+
 def bad_folders():
     """tests/models/bad_deepseek/NAME/config.json (the first model's, edited; its weights where the shapes matter)
     and expected.txt: each folder and the words its refusal must say (t_models.sh)."""
@@ -320,8 +487,18 @@ def bad_folders():
     if os.path.isdir(top):
         shutil.rmtree(top)
     cases = [
-        ("moe", {"first_k_dense_replace": 1},
-         "config.json: first_k_dense_replace: 1: layer 1 and those after it would be a mixture of experts"),
+        ("n_group", {"first_k_dense_replace": 1},
+         "config.json: n_group: expected a number of groups that divides the 4 experts into groups of at least 2"),
+        ("scoring", dict(MOE_OK, scoring_func="softmax"),
+         "config.json: scoring_func: \"softmax\": attnviz computes DeepSeek-V3's router with scoring_func \"sigmoid\" only"),
+        ("topk_method", dict(MOE_OK, topk_method="greedy"),
+         "config.json: topk_method: \"greedy\": attnviz computes DeepSeek-V3's router with topk_method \"noaux_tc\" only"),
+        ("topk_group", dict(MOE_OK, topk_group=3), "config.json: topk_group: expected a whole number from 1 to 2 (n_group)"),
+        ("top_k", dict(MOE_OK, num_experts_per_tok=3),
+         "config.json: num_experts_per_tok: top_k 3 is more than the 2 experts of the topk_group groups kept"),
+        ("scaling", dict(MOE_OK, routed_scaling_factor=0), "config.json: routed_scaling_factor:"),
+        ("freq", dict(MOE_OK, moe_layer_freq=0), "config.json: moe_layer_freq: expected a layer count from 1 to 4096"),
+        ("shared", dict(MOE_OK, n_shared_experts=-1), "config.json: n_shared_experts: expected a size from 1 to 4096"),
         ("interleave", {"rope_interleave": False}, "config.json: rope_interleave: false: attnviz turns DeepSeek's"),
         ("qlora_type", {"q_lora_rank": "6"}, "config.json: q_lora_rank: expected a size from 1 to 65536"),
         ("rope_odd", {"qk_rope_head_dim": 3}, "config.json: qk_rope_head_dim: RoPE turns pairs of numbers"),
@@ -331,16 +508,32 @@ def bad_folders():
         ("shapes", {"kv_lora_rank": 5}, "model.safetensors: tensor \"model.layers.0.self_attn.kv_a_proj_with_\u2026\" has shape "
          "[8, 16], but config.json's sizes (kv_lora_rank + qk_rope_head_dim, hidden_size) make it [9, 16]"),
     ]
+    # the MoE folder's weights under a config that makes other shapes, or without a tensor it computes with
+    moe = [m for m in MODELS if m["name"] == "deepseek_v3_moe"][0]
+    moe_cases = [
+        ("moe_router", {"n_routed_experts": 4, "n_group": 2, "topk_group": 1, "num_experts_per_tok": 2}, None,
+         "model.safetensors: tensor \"model.layers.1.mlp.gate.weight\" has shape [8, 16], but "
+         "config.json's sizes (n_routed_experts, hidden_size) make it [4, 16]"),
+        ("moe_expert", {}, "model.layers.1.mlp.experts.7.down_proj.weight",
+         "model.safetensors: no tensor \"model.layers.1.mlp.experts.7.down_proj.w…\", which a deepseek_v3 model"),
+        ("moe_shared", {"n_shared_experts": 1}, None,
+         "has shape [12, 16], but config.json's sizes (moe_intermediate_size · n_shared_experts, hidden_size) make it [6, 16]"),
+        ("moe_bias", {}, "model.layers.2.mlp.gate.e_score_correction_bias",
+         "model.safetensors: no tensor \"model.layers.2.mlp.gate.e_score_correcti…\", which a deepseek_v3 model"),
+    ]
     lines = ["# tests/models/bad_deepseek (make_deepseek_models.py): FOLDER<TAB>words its refusal says"]
-    for name, edit, words in cases:
+    for name, edit, words in cases + [(n, e, w) for n, e, _, w in moe_cases]:
         d = os.path.join(top, name)
         os.makedirs(d)
-        cfg = dict(MODELS[0]["config"], **edit)
+        cfg = dict((moe if name.startswith("moe_") else MODELS[0])["config"], **edit)
         with open(os.path.join(d, "config.json"), "w") as f:
             json.dump(cfg, f, indent=2, sort_keys=True)
             f.write("\n")
-        if name == "shapes":
-            shutil.copy(os.path.join(src, "model.safetensors"), d)
+        if name == "shapes" or name.startswith("moe_"):
+            shutil.copy(os.path.join(HERE, moe["name"] if name.startswith("moe_") else src, "model.safetensors"), d)
+        drop = [x for n, _, x, _ in moe_cases if n == name and x]
+        if drop:
+            mm.rewrite_tensors(d, lambda entries: entries.pop(drop[0]))
         lines.append("%s\t%s" % (name, words))
     with open(os.path.join(top, "expected.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
