@@ -53,7 +53,7 @@ static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", "kind", NULL };
 /* A layer's own keys beside the tables' (lesson_keys.h: the rows with LK_LAYER; li_key_list joins them). */
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "mask", "gated_deltanet", "diff_attn",
+	                                  "b_v", "b_o", "block", "mask", "diff_attn",
 	                                  "mla", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
@@ -340,54 +340,6 @@ out:
 	return r;
 }
 
-/*
- * Gated DeltaNet (issue 24 §3): "gated_deltanet": {"W_a": d_model × heads, "W_b": d_model × heads,
- * "A_log": heads numbers, "dt_bias": heads numbers, "chunk_size": 1 … n (default min(2, n))}; false or
- * absent: none. Self-attention, forward only (lesson_shapes.c refuses "backward").
- */
-static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
-{
-	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", "mixer", "conv1d", "W_z", "norm", "eps", NULL };
-	const cJSON *v = get(root, "gated_deltanet");
-	const int h = l->lp.heads;
-	size_t old;
-	long long chunk = l->cfg.n < 2 ? l->cfg.n : 2;
-	int r = -1;
-
-	if (v == NULL || cJSON_IsFalse(v))
-		return 0;
-	old = path_key(c, "gated_deltanet");
-	if (!cJSON_IsObject(v)) {
-		fail(c, _("expected {\"W_a\": d_model \u00d7 heads, \"W_b\": d_model \u00d7 heads, \"A_log\": [heads], "
-		        "\"dt_bias\": [heads], \"chunk_size\": 2} or false, got %s"), got(v).s);
-		goto out;
-	}
-	if (refuse_unknown_keys(c, v, keys, _("key")) != 0)
-		goto out;
-	for (int k = 0; k < 4; k++)
-		if (get(v, keys[k]) == NULL) {
-			fail(c, _("missing \"%s\" (Gated DeltaNet needs W_a, W_b, A_log and dt_bias)"), keys[k]);
-			goto out;
-		}
-	if (read_shaped(c, v, "W_a", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_a) != 0 ||
-	    read_shaped(c, v, "W_b", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_b) != 0 ||
-	    read_shaped(c, v, "A_log", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_A_log) != 0 ||
-	    read_shaped(c, v, "dt_bias", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_dt_bias) != 0)
-		goto out;
-	if (key_whole(c, v, "chunk_size", 1, l->cfg.n, _("a chunk of 1 to n tokens"), &chunk) != 0)
-		goto out;
-	l->lp.gdn_chunk = (int)chunk;
-	if (li_read_deltanet_mixer(c, v, l) != 0) /* as the layer's mixer (lesson_deltanet.c) */
-		goto out;
-	if (l->cfg.has_source)
-		fail(c, _("needs self-attention (each token updates the state its own query reads), but this lesson has a source"));
-	else
-		r = 0; /* with "backward": refused with the shapes (li_check_shapes) */
-out:
-	path_set(c, old);
-	return r;
-}
-
 /* QK-norm's weights (1 × d_k each, or h·d_k and g·d_k over the projection, at qk_norm.q and qk_norm.k) and a learned positional table (PE, n × d_model). */
 static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 {
@@ -411,10 +363,8 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 			goto out;
 		path_set(c, old);
 	}
-	/* the tables' matrices (lesson_keys.h): attention sinks, gated attention's W_gate, … each layer its own */
+	/* the tables' matrices (lesson_keys.h): attention sinks, gated attention's W_gate, Gated DeltaNet, … each layer its own */
 	if (li_keys_read_weights(c, root, l) != 0)
-		goto out;
-	if (read_deltanet(c, root, l) != 0)
 		goto out;
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {
 		path_key(c, "PE");

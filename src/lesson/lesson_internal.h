@@ -15,7 +15,7 @@
  *                      in its variant's file: lesson_rope.c, lesson_alibi.c,
  *                      lesson_decode.c, lesson_qknorm.c, lesson_softcap.c,
  *                      lesson_linear.c, lesson_lmhead.c, lesson_flash.c,
- *                      lesson_sinks.c, lesson_gated.c
+ *                      lesson_sinks.c, lesson_gated.c, lesson_deltanet.c
  *   lesson.c           free, clone, layers and walk, masks, languages
  *   lesson_write.c     the other way: a Lesson written back as a lesson file
  *                      (lesson_write.h; it needs nothing from this header)
@@ -192,10 +192,6 @@ int li_read_diff_settings(Ctx *c, const cJSON *root, Model *l);
 int li_read_decode_cache(Ctx *c, const cJSON *v, Model *l);
 int li_check_streaming(Ctx *c, const ModelConfig *cfg, const LayerParams *lp);
 int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l);
-/* "gated_deltanet" as the layer's mixer (lesson_deltanet.c): "mixer", "conv1d", "W_z", "norm", "eps" of its object gd,
- * read after the rest of it; and the conv1d's kernel size before the shapes. */
-int li_read_deltanet_mixer(Ctx *c, const cJSON *gd, Model *l);
-void li_deltanet_shape(const cJSON *gd, Model *m);
 /* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
 int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l);
 int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l);

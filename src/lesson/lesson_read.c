@@ -94,7 +94,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "vocab", "unembed", "ids", "logits_row", "PE",
-	                               "gated_deltanet", "mla", "diff_attn", "embed_scale", NULL }; /* and every table's (lesson_keys.h) */
+	                               "mla", "diff_attn", "embed_scale", NULL }; /* and every table's (lesson_keys.h) */
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -122,7 +122,7 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "vocab", "unembed", "ids",
-	"logits_row", "PE", "model", "gated_deltanet", "mla", "diff_attn", "embed_scale",
+	"logits_row", "PE", "model", "mla", "diff_attn", "embed_scale",
 	NULL /* and every table's (lesson_keys.h): li_warn_unknown_top */
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
@@ -509,9 +509,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 		shape_only(&m->cfg.mask_matrix, &parts[0].ms);
 	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
 	m->cfg.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
-	li_keys_given_shapes(root, m); /* the tables' matrices (lesson_keys.h): the sinks, W_gate, … */
-	if (cJSON_IsObject(get(root, "gated_deltanet"))) /* issue 24 §3 */
-		m->lp.gdn_A_log.rows = 1, m->lp.gdn_A_log.cols = m->lp.heads, li_deltanet_shape(get(root, "gated_deltanet"), m);
+	li_keys_given_shapes(root, m); /* the tables' matrices (lesson_keys.h): the sinks, W_gate, Gated DeltaNet, … */
 	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
 		const int hq = m->lp.heads * m->lp.d_k;
 		if (m->lp.mla.q_lora_rank == 0 && (ms_q.rows != ms_x.cols || ms_q.cols != hq)) {

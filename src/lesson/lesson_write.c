@@ -176,9 +176,12 @@ static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *bet
 	       (!mat_empty(beta) && put(n, "beta", jw_flat(beta)) != 0);
 }
 
-/* A layer's own keys (format 2): biases and its block; the stack's final norm with the top level's block. */
-static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, double qk_eps)
+/* A layer's own keys (format 2), p (a layer of m, or m's own, written at `at`): biases, the tables' (lesson_keys.h)
+ * and its block; the stack's final norm with the top level's block. */
+static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *m, LkAt at)
 {
+	const Model *top = at == LK_AT_TOP ? m : NULL;
+	const double qk_eps = m->cfg.qk_norm_eps;
 	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1" },
 	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_tanh" }; /* ACT_GEGLU: with W_3 */
 	const Block *b = &p->block;
@@ -204,19 +207,9 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		if (top != NULL && top->cfg.qk_norm_plus1 && cJSON_AddStringToObject(q, "kind", "rmsnorm_plus1") == NULL)
 			return -1; /* Gemma 3's 1 + w */
 	}
-	if (li_keys_write_layer(o, p) != 0) /* the tables' matrices (lesson_keys.h): the sinks, W_gate, … each layer's */
+	/* the tables' (lesson_keys.h): the sinks, W_gate, Gated DeltaNet, … each layer's own */
+	if (li_keys_write_layer(o, p, m, at) != 0)
 		return -1;
-	if (!mat_empty(&p->gdn_A_log)) { /* Gated DeltaNet (issue 24 §3): its weights and chunk size */
-		cJSON *d = cJSON_CreateObject();
-		if (put(o, "gated_deltanet", d) != 0 || put(d, "W_a", jw_matrix(&p->gdn_W_a)) != 0 ||
-		    put(d, "W_b", jw_matrix(&p->gdn_W_b)) != 0 || put(d, "A_log", jw_flat(&p->gdn_A_log)) != 0 ||
-		    put(d, "dt_bias", jw_flat(&p->gdn_dt_bias)) != 0 || !cJSON_AddNumberToObject(d, "chunk_size", p->gdn_chunk))
-			return -1;
-		if (p->gdn_mixer && (!cJSON_AddTrueToObject(d, "mixer") || put(d, "conv1d", jw_matrix(&p->gdn_conv)) != 0 ||
-		                     put(d, "W_z", jw_matrix(&p->gdn_W_z)) != 0 || put(d, "norm", jw_flat(&p->gdn_norm)) != 0 ||
-		                     put(d, "eps", jw_number(p->gdn_eps)) != 0)) /* as the layer's mixer */
-			return -1;
-	}
 	if (!b->present)
 		return 0;
 	bj = cJSON_CreateObject();
@@ -292,7 +285,7 @@ static int put_layer_rope(cJSON *o, double base)
  * top: the lesson whose compare variant l is (NULL for the lesson itself). */
 static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 {
-	if (json_layer_keys(o, &l->lp, l, l->cfg.qk_norm_eps) != 0 || json_modern_keys(o, l, top) != 0)
+	if (json_layer_keys(o, &l->lp, l, LK_AT_TOP) != 0 || json_modern_keys(o, l, top) != 0)
 		return -1;
 	if (l->nlayers > 0) {
 		cJSON *layers = cJSON_CreateArray();
@@ -302,9 +295,7 @@ static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 			cJSON *j = cJSON_CreateObject();
 			const LayerParams *p = model_layer_params_const(l, i);
 			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, p, l->cfg.score) != 0 ||
-			    json_layer_keys(j, p, NULL, l->cfg.qk_norm_eps) != 0 ||
-			    /* a layer without the top level's Gated DeltaNet (the hybrid's full-attention layer) says so */
-			    (!mat_empty(&l->lp.gdn_A_log) && mat_empty(&p->gdn_A_log) && !cJSON_AddFalseToObject(j, "gated_deltanet")) ||
+			    json_layer_keys(j, p, l, LK_AT_STACK) != 0 ||
 			    (l->layer[i].own.mask_own && put_mask(j, &l->layer[i].own) != 0) ||
 			    (l->layer[i].own.rope_own && put_layer_rope(j, l->layer[i].own.rope_base) != 0))
 				return -1;
@@ -437,10 +428,6 @@ static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 	     : l->cfg.embed_scale > 0.0 ? put(o, "embed_scale", jw_number(l->cfg.embed_scale)) != 0
 	     : top != NULL && top->cfg.embed_scale > 0.0 && !cJSON_AddFalseToObject(o, "embed_scale")))
 		return -1;
-	/* a compare variant that drops the lesson's Gated DeltaNet says false */
-	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
-	    !cJSON_AddFalseToObject(o, "gated_deltanet"))
-		return -1;
 	/* the tables' settings (lesson_keys.h: soft-capping, …; a compare variant that drops the lesson's says 0 or false) */
 	if (li_keys_write_model(o, l, top) != 0)
 		return -1;
@@ -507,7 +494,7 @@ static cJSON *json_attn_part(const Model *l, int i, cJSON **block)
 
 	*block = NULL;
 	if (j == NULL || json_layer_weights(j, model_layer_params_const(l, i), l->cfg.score) != 0 ||
-	    json_layer_keys(j, model_layer_params_const(l, i), NULL, l->cfg.qk_norm_eps) != 0 ||
+	    json_layer_keys(j, model_layer_params_const(l, i), l, LK_AT_PART) != 0 ||
 	    put_mask(j, &l->layer[i].own) != 0) {
 		cJSON_Delete(j);
 		return NULL;
