@@ -15,7 +15,8 @@
  *                      in its variant's file: lesson_rope.c, lesson_alibi.c,
  *                      lesson_decode.c, lesson_qknorm.c, lesson_softcap.c,
  *                      lesson_linear.c, lesson_lmhead.c, lesson_flash.c,
- *                      lesson_sinks.c, lesson_gated.c, lesson_deltanet.c
+ *                      lesson_sinks.c, lesson_gated.c, lesson_deltanet.c,
+ *                      lesson_gemma.c
  *   lesson.c           free, clone, layers and walk, masks, languages
  *   lesson_write.c     the other way: a Lesson written back as a lesson file
  *                      (lesson_write.h; it needs nothing from this header)
@@ -199,8 +200,6 @@ int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l);
 int li_gemma_qk_kind(Ctx *c, const cJSON *qk, Model *l);
 /* … and their shape rules on one layer (from li_check_shapes). */
 int li_gemma_check(Ctx *c, const ModelConfig *cfg, const LayerParams *lp);
-/* Gemma's top-level "embed_scale" (true: √d_model, set by li_check_shapes once d_model is known). */
-int li_gemma_settings(Ctx *c, const cJSON *root, Model *l);
 /* The block's "norm": "sandwich" (place: the index of its word) and its norms ln1_after, ln2_after. */
 int li_gemma_block_settings(Ctx *c, const cJSON *b, Model *l, int place);
 int li_gemma_block_norms(Ctx *c, const cJSON *b, Model *l);

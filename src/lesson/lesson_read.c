@@ -94,7 +94,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "vocab", "unembed", "ids", "logits_row", "PE",
-	                               "mla", "diff_attn", "embed_scale", NULL }; /* and every table's (lesson_keys.h) */
+	                               "mla", "diff_attn", NULL }; /* and every table's (lesson_keys.h) */
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -122,7 +122,7 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "vocab", "unembed", "ids",
-	"logits_row", "PE", "model", "mla", "diff_attn", "embed_scale",
+	"logits_row", "PE", "model", "mla", "diff_attn",
 	NULL /* and every table's (lesson_keys.h): li_warn_unknown_top */
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };

@@ -135,9 +135,7 @@ int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *npart
 int li_read_modern(Ctx *c, const cJSON *root, Model *l)
 {
 	/* the tables' settings (lesson_keys.h), in LESSON_KEY_TABLES' order: RoPE, ALiBi, decode, QK-norm, … */
-	if (li_keys_read_settings(c, root, l) != 0)
-		return -1;
-	return li_gemma_settings(c, root, l); /* Gemma's "embed_scale" (lesson_gemma.c) */
+	return li_keys_read_settings(c, root, l);
 }
 
 int li_read_scalars(Ctx *c, const cJSON *root, Model *l)

@@ -423,11 +423,6 @@ static int json_lm_head(cJSON *o, const Model *l)
 
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 {
-	/* Gemma's embedding scale: true for √d_model, else its number; a compare variant that drops it says false */
-	if ((l->cfg.embed_scale_sqrt ? !cJSON_AddTrueToObject(o, "embed_scale")
-	     : l->cfg.embed_scale > 0.0 ? put(o, "embed_scale", jw_number(l->cfg.embed_scale)) != 0
-	     : top != NULL && top->cfg.embed_scale > 0.0 && !cJSON_AddFalseToObject(o, "embed_scale")))
-		return -1;
 	/* the tables' settings (lesson_keys.h: soft-capping, …; a compare variant that drops the lesson's says 0 or false) */
 	if (li_keys_write_model(o, l, top) != 0)
 		return -1;
