@@ -109,7 +109,8 @@ typedef struct LessonKey {
 	X(li_sinks_keys) \
 	X(li_gated_keys) \
 	X(li_deltanet_keys) \
-	X(li_gemma_keys)
+	X(li_gemma_keys) \
+	X(li_mla_keys)
 
 #define X(t) extern const LessonKey t[];
 LESSON_KEY_TABLES

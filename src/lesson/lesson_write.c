@@ -257,14 +257,13 @@ static int json_backward(cJSON *o, const Model *l)
 	               : 0;
 }
 
-static int put_mla(cJSON *o, const LayerParams *lp);
-
 /* A layer's attention weights as "layers" (and a decoder's "self" and "cross") write them. */
 static int json_layer_weights(cJSON *j, const LayerParams *y, ScoreKind score)
 {
 	return !cJSON_AddNumberToObject(j, "heads", y->heads) ||
 	       ((!y->mla.on || !mat_empty(&y->W_q)) && put(j, "W_q", jw_matrix(&y->W_q)) != 0) ||
-	       (y->mla.on ? put_mla(j, y) != 0 : put(j, "W_k", jw_matrix(&y->W_k)) != 0 || put(j, "W_v", jw_matrix(&y->W_v)) != 0) ||
+	       /* MLA (lesson_mla.c's table) has no W_k, W_v */
+	       (!y->mla.on && (put(j, "W_k", jw_matrix(&y->W_k)) != 0 || put(j, "W_v", jw_matrix(&y->W_v)) != 0)) ||
 	       (!mat_empty(&y->W_o) && put(j, "W_o", jw_matrix(&y->W_o)) != 0) ||
 	       (score == SCORE_ADDITIVE && put(j, "w_e", jw_flat(&y->w_e)) != 0)
 	               ? -1
@@ -326,27 +325,6 @@ static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
 }
 
 /* "mask": one mask, or a list (a layer's own, or the model's: model_layer_own_of). 0, or -1 out of memory. */
-/* "mla" (lesson_mla.c): its settings and weights, as the loader reads them. */
-static int put_mla(cJSON *o, const LayerParams *lp)
-{
-	const MlaParams *p = &lp->mla;
-	cJSON *m = cJSON_CreateObject();
-
-	if (put(o, "mla", m) != 0 || (p->q_lora_rank > 0 && !cJSON_AddNumberToObject(m, "q_lora_rank", p->q_lora_rank)) ||
-	    !cJSON_AddNumberToObject(m, "kv_lora_rank", p->kv_lora_rank) ||
-	    !cJSON_AddNumberToObject(m, "qk_nope_head_dim", p->d_nope) ||
-	    !cJSON_AddNumberToObject(m, "qk_rope_head_dim", p->d_rope) || !cJSON_AddNumberToObject(m, "v_head_dim", lp->d_v) ||
-	    put(m, "rope_theta", jw_number(p->rope_theta)) != 0 || put(m, "eps", jw_number(p->eps)) != 0)
-		return -1;
-	if (p->q_lora_rank > 0 && (put(m, "W_qa", jw_matrix(&p->W_qa)) != 0 || put(m, "q_a_norm", jw_flat(&p->q_a_norm)) != 0 ||
-	                           put(m, "W_qb", jw_matrix(&p->W_qb)) != 0))
-		return -1;
-	return put(m, "W_kva", jw_matrix(&p->W_kva)) != 0 || put(m, "kv_a_norm", jw_flat(&p->kv_a_norm)) != 0 ||
-	               put(m, "W_kvb", jw_matrix(&p->W_kvb)) != 0
-	               ? -1
-	               : 0;
-}
-
 /* "diff_attn" (lesson_diff.c): depth or lambda_init, eps, the λ vectors and subln, as the loader reads them. */
 static int put_diff(cJSON *o, const DiffParams *p)
 {
@@ -450,8 +428,6 @@ static int json_compute_keys(cJSON *o, const Model *l, int version, const Model 
 	    (!l->lp.mla.on && (put(o, "W_k", jw_matrix(&l->lp.W_k)) != 0 || put(o, "W_v", jw_matrix(&l->lp.W_v)) != 0)))
 		return -1;
 	if (!mat_empty(&l->lp.W_o) && put(o, "W_o", jw_matrix(&l->lp.W_o)) != 0)
-		return -1;
-	if (l->lp.mla.on && put_mla(o, &l->lp) != 0) /* multi-head latent attention: no W_k, W_v */
 		return -1;
 	if (l->lp.diff.on && put_diff(o, &l->lp.diff) != 0) /* differential attention */
 		return -1;
