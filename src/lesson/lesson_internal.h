@@ -16,7 +16,7 @@
  *                      lesson_decode.c, lesson_qknorm.c, lesson_softcap.c,
  *                      lesson_linear.c, lesson_lmhead.c, lesson_flash.c,
  *                      lesson_sinks.c, lesson_gated.c, lesson_deltanet.c,
- *                      lesson_gemma.c, lesson_mla.c
+ *                      lesson_gemma.c, lesson_mla.c, lesson_diff.c
  *   lesson.c           free, clone, layers and walk, masks, languages
  *   lesson_write.c     the other way: a Lesson written back as a lesson file
  *                      (lesson_write.h; it needs nothing from this header)
@@ -184,12 +184,9 @@ int li_read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim,
 /* obj[key] as rows × cols (rows_why NULL: a vector of cols numbers), said at its path; absent: dflt everywhere, or empty when dflt < 0. */
 int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why, const char *cols_why,
                    double dflt, Mat *out);
-/* "diff_attn" (issue 24 §4, lesson_diff.c): its settings and what they rule out, before the shapes; its vectors after. */
-int li_read_diff_settings(Ctx *c, const cJSON *root, Model *l);
 /* StreamingLLM's cache (lesson_streaming.c): "decode": {"cache": {…}}, and what it does not go with. */
 int li_read_decode_cache(Ctx *c, const cJSON *v, Model *l);
 int li_check_streaming(Ctx *c, const ModelConfig *cfg, const LayerParams *lp);
-int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l);
 /* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
 int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l);
 int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l);

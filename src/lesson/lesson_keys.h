@@ -110,7 +110,8 @@ typedef struct LessonKey {
 	X(li_gated_keys) \
 	X(li_deltanet_keys) \
 	X(li_gemma_keys) \
-	X(li_mla_keys)
+	X(li_mla_keys) \
+	X(li_diff_keys)
 
 #define X(t) extern const LessonKey t[];
 LESSON_KEY_TABLES

@@ -94,7 +94,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
 	                               "kv_heads", "vocab", "unembed", "ids", "logits_row", "PE",
-	                               "diff_attn", NULL }; /* and every table's (lesson_keys.h) */
+	                               NULL }; /* and every table's (lesson_keys.h) */
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -122,7 +122,7 @@ const char *const li_top_keys[] = {
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "vocab", "unembed", "ids",
-	"logits_row", "PE", "model", "diff_attn",
+	"logits_row", "PE", "model",
 	NULL /* and every table's (lesson_keys.h): li_warn_unknown_top */
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
@@ -398,8 +398,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	if (li_key_text(c, root, "title", l != NULL ? &l->title : &title) != 0 ||
 	    li_key_text(c, root, "summary", l != NULL ? &l->summary : &summary) != 0)
 		goto out;
-	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0 || li_read_block_settings(c, root, m) != 0 ||
-	    li_read_diff_settings(c, root, m) != 0)
+	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0 || li_read_block_settings(c, root, m) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -568,7 +567,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 				goto out;
 	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &m->cfg.mask_matrix) != 0)
 		goto out;
-	if (li_read_v2_matrices(c, root, m) != 0 || li_read_diff_vectors(c, root, m) != 0 ||
+	if (li_read_v2_matrices(c, root, m) != 0 ||
 	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, m) != 0) ||
 	    (c->layer_obj == NULL && li_read_backward(c, root, m) != 0))
 		goto out;

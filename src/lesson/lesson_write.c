@@ -325,21 +325,6 @@ static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
 }
 
 /* "mask": one mask, or a list (a layer's own, or the model's: model_layer_own_of). 0, or -1 out of memory. */
-/* "diff_attn" (lesson_diff.c): depth or lambda_init, eps, the λ vectors and subln, as the loader reads them. */
-static int put_diff(cJSON *o, const DiffParams *p)
-{
-	cJSON *d = cJSON_CreateObject();
-
-	if (put(o, "diff_attn", d) != 0 ||
-	    (p->depth >= 0 ? put(d, "depth", jw_number(p->depth)) : put(d, "lambda_init", jw_number(p->lambda_init))) != 0)
-		return -1;
-	return put(d, "eps", jw_number(p->eps)) != 0 || put(d, "lambda_q1", jw_flat(&p->lq1)) != 0 ||
-	               put(d, "lambda_k1", jw_flat(&p->lk1)) != 0 || put(d, "lambda_q2", jw_flat(&p->lq2)) != 0 ||
-	               put(d, "lambda_k2", jw_flat(&p->lk2)) != 0 || put(d, "subln", jw_flat(&p->subln)) != 0
-	               ? -1
-	               : 0;
-}
-
 static int put_mask(cJSON *o, const LayerOwn *l)
 {
 	if (l->mask == MASK_LIST) {
@@ -428,8 +413,6 @@ static int json_compute_keys(cJSON *o, const Model *l, int version, const Model 
 	    (!l->lp.mla.on && (put(o, "W_k", jw_matrix(&l->lp.W_k)) != 0 || put(o, "W_v", jw_matrix(&l->lp.W_v)) != 0)))
 		return -1;
 	if (!mat_empty(&l->lp.W_o) && put(o, "W_o", jw_matrix(&l->lp.W_o)) != 0)
-		return -1;
-	if (l->lp.diff.on && put_diff(o, &l->lp.diff) != 0) /* differential attention */
 		return -1;
 	if (!cJSON_AddStringToObject(o, "score", l->cfg.score == SCORE_ADDITIVE ? "additive" : "dot"))
 		return -1;
