@@ -7,6 +7,7 @@
  * stack's ModelLayer.
  */
 #include "lesson/lesson_internal.h"
+#include "base/jsonwrite.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +54,9 @@ static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", "kind", NULL };
 /* A layer's own keys beside the tables' (lesson_keys.h: the rows with LK_LAYER; li_key_list joins them). */
 static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "mask", NULL };
+	                                  "b_v", "b_o", "mask", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
-int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
+static int read_block_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	/* NormPlace's order, then "sandwich" (Gemma's, lesson_gemma.c: a pre-norm block with norms after too) */
 	static const char *const places[] = { "post", "pre", "none", "after", "sandwich", NULL };
@@ -386,17 +387,11 @@ out:
 	return r;
 }
 
-/* Biases and the block's matrices, once the attention's shapes are known. */
+/* Biases and the tables' matrices (the block's too), once the attention's shapes are known. */
 int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 {
-	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
 	const int hdk = l->lp.W_q.cols, hdv = l->lp.W_v.cols;
-	/* a decoder's cross-attention link: its two norms are the layer's ln2 and ln3 */
-	const int cross = li_stack(c)->part == PART_CROSS;
-	const char *n1 = cross ? "ln2" : "ln1", *n2 = cross ? "ln3" : "ln2";
-	Block *blk = &l->lp.block;
 	size_t old;
-	int r = -1;
 
 	if (read_shaped(c, root, "b_q", 1, hdk, NULL, _("the columns of W_q"), -1, &l->lp.b_q) != 0 ||
 	    read_shaped(c, root, "b_k", 1, l->lp.W_k.cols, NULL, _("the columns of W_k"), -1, &l->lp.b_k) != 0 ||
@@ -408,11 +403,26 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 		path_set(c, old);
 		return -1;
 	}
-	if (read_shaped(c, root, "b_o", 1, l->lp.d_out, NULL, _("the columns of W_o"), -1, &l->lp.b_o) != 0 ||
-	    read_modern_matrices(c, root, l) != 0)
+	if (read_shaped(c, root, "b_o", 1, l->lp.d_out, NULL, _("the columns of W_o"), -1, &l->lp.b_o) != 0)
 		return -1;
+	return read_modern_matrices(c, root, l); /* and the tables' (lesson_keys.h): the block's with its row */
+}
+
+/* The block's norms and FFN once the attention's shapes are known (its row's weights). */
+static int read_block_weights(Ctx *c, const cJSON *root, Model *l)
+{
+	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
+	Block *blk = &l->lp.block;
+	int cross, r = -1;
+	const char *n1, *n2;
+	size_t old;
+
 	if (!blk->present)
 		return 0;
+	/* a decoder's cross-attention link: its two norms are the layer's ln2 and ln3 */
+	cross = li_stack(c)->part == PART_CROSS;
+	n1 = cross ? "ln2" : "ln1";
+	n2 = cross ? "ln3" : "ln2";
 	old = path_key(c, "block");
 	if (l->cfg.has_source && !cross) {
 		path_set(c, old);
@@ -473,6 +483,73 @@ out:
 	path_set(c, old);
 	return r;
 }
+
+/* A norm's {"gamma", "beta"} (β only when it has one) under key. 0, or -1 out of memory. */
+int li_put_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta)
+{
+	cJSON *n = cJSON_CreateObject();
+
+	return li_put(o, key, n) != 0 || li_put(n, "gamma", jw_flat(gamma)) != 0 ||
+	               (!mat_empty(beta) && li_put(n, "beta", jw_flat(beta)) != 0)
+	           ? -1
+	           : 0;
+}
+
+/* A layer's "block": its settings, norms and FFN (a mixture of experts': lesson_moe.c); at the top level, the
+ * stack's final norm too. */
+static int write_block(cJSON *o, const LayerParams *p, const Model *m, LkAt at)
+{
+	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1" },
+	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_tanh" }; /* ACT_GEGLU: with W_3 */
+	const Block *b = &p->block;
+	cJSON *bj;
+
+	if (!b->present)
+		return 0;
+	bj = cJSON_CreateObject();
+	if (li_put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", b->sandwich ? "sandwich" : places[b->norm]) ||
+	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || li_put(bj, "eps", jw_number(b->eps)) != 0)
+		return -1;
+	if (b->norm != NORM_NONE && (li_put_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
+	                             (b->has_ffn && li_put_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
+		return -1;
+	if (b->sandwich && (li_put_norm(bj, "ln1_after", &b->ln1_after_gamma, &(Mat){ 0 }) != 0 || /* Gemma's sandwich norms */
+	                    (b->has_ffn && li_put_norm(bj, "ln2_after", &b->ln2_after_gamma, &(Mat){ 0 }) != 0)))
+		return -1;
+	if (b->has_ffn && b->moe.experts > 0) {
+		if (li_moe_write(bj, b) != 0)
+			return -1;
+	} else if (b->has_ffn) {
+		cJSON *f = cJSON_CreateObject();
+		/* a real model's FFN without biases (LLaMA's) leaves them out: absent is 0 */
+		if (li_put(bj, "ffn", f) != 0 || li_put(f, "W_1", jw_matrix(&b->W_1)) != 0 ||
+		    (!mat_empty(&b->b_1) && li_put(f, "b_1", jw_flat(&b->b_1)) != 0) || li_put(f, "W_2", jw_matrix(&b->W_2)) != 0 ||
+		    (!mat_empty(&b->b_2) && li_put(f, "b_2", jw_flat(&b->b_2)) != 0) ||
+		    (!mat_empty(&b->W_3) && (li_put(f, "W_3", jw_matrix(&b->W_3)) != 0 ||
+		                             (!mat_empty(&b->b_3) && li_put(f, "b_3", jw_flat(&b->b_3)) != 0))) ||
+		    !cJSON_AddStringToObject(f, "activation", acts[b->activation]))
+			return -1;
+	}
+	if (at == LK_AT_TOP && m->cfg.has_final_norm &&
+	    li_put_norm(bj, "final_norm", &m->cfg.final_gamma, &m->cfg.final_beta) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The block's key, one table (lesson_keys.h): its settings before the shapes
+ * (the FFN's d_ff, so that steps may point at its cells), its norms and FFN
+ * after, each layer its own. Its inner keys (norm, ffn, ln1, …, a mixture of
+ * experts' router and experts: lesson_moe.c; Gemma's sandwich norms:
+ * lesson_gemma.c) are the row's, read and written with it. The stack's
+ * "final_norm" is read apart (li_read_final_norm: once the layers are read,
+ * from the top level's block alone), and written with the top level's block.
+ */
+const LessonKey li_block_keys[] = {
+	{ .name = "block", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_block_settings,
+	  .weights = read_block_weights, .write_layer = write_block },
+	{ .name = NULL },
+};
 
 /* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
 int li_read_final_norm(Ctx *c, const cJSON *root, Model *l)

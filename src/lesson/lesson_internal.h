@@ -16,7 +16,8 @@
  *                      lesson_decode.c, lesson_qknorm.c, lesson_softcap.c,
  *                      lesson_linear.c, lesson_lmhead.c, lesson_flash.c,
  *                      lesson_sinks.c, lesson_gated.c, lesson_deltanet.c,
- *                      lesson_gemma.c, lesson_mla.c, lesson_diff.c
+ *                      lesson_gemma.c, lesson_block.c, lesson_mla.c,
+ *                      lesson_diff.c
  *   lesson.c           free, clone, layers and walk, masks, languages
  *   lesson_write.c     the other way: a Lesson written back as a lesson file
  *                      (lesson_write.h; it needs nothing from this header)
@@ -151,9 +152,7 @@ int li_read_scalars(Ctx *c, const cJSON *root, Model *l);
 /* lesson_block.c: version 2's block, loss and layers */
 /* "backward": {"target": n × d_out} or {"dOutput": n × d_out}, against the final output's shape. */
 int li_read_backward(Ctx *c, const cJSON *root, Model *l);
-/* The settings of "block" (its matrices are read with the others, once the shapes are known). */
-int li_read_block_settings(Ctx *c, const cJSON *root, Model *l);
-/* Biases and the block's matrices, once the attention's shapes are known. */
+/* Biases and the tables' matrices (the block's with its row, li_block_keys), once the attention's shapes are known. */
 int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l);
 /* Whether the lesson read now carries the LM head: a lesson without layers, or a stack's last layer. */
 int li_lm_carrier(Ctx *c);
@@ -187,9 +186,11 @@ int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols
 /* StreamingLLM's cache (lesson_streaming.c): "decode": {"cache": {…}}, and what it does not go with. */
 int li_read_decode_cache(Ctx *c, const cJSON *v, Model *l);
 int li_check_streaming(Ctx *c, const ModelConfig *cfg, const LayerParams *lp);
-/* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
+/* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices,
+ * and the "ffn" written back into the block's object bj: read and written with the block's row (lesson_block.c). */
 int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l);
 int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l);
+int li_moe_write(cJSON *bj, const Block *b);
 /* Gemma's pieces (lesson_gemma.c): QK-norm's "kind" (rmsnorm or rmsnorm_plus1). */
 int li_gemma_qk_kind(Ctx *c, const cJSON *qk, Model *l);
 /* … and their shape rules on one layer (from li_check_shapes). */

@@ -110,6 +110,7 @@ typedef struct LessonKey {
 	X(li_gated_keys) \
 	X(li_deltanet_keys) \
 	X(li_gemma_keys) \
+	X(li_block_keys) \
 	X(li_mla_keys) \
 	X(li_diff_keys)
 
@@ -140,6 +141,8 @@ int li_keys_read_weights(JrCtx *c, const cJSON *root, Model *m);
 
 /* Add item under key (a writer's helper); 0, or -1 (item freed) when it is NULL or cannot be added. */
 int li_put(cJSON *o, const char *key, cJSON *item);
+/* A norm's {"gamma", "beta"} (β only when it has one) under key (lesson_block.c). 0, or -1 out of memory. */
+int li_put_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta);
 
 /* A layer's own keys, lp (a layer of m, or m's own, written at `at`), into o: the matrices (LK_MATRIX) it has and
  * each LK_CUSTOM row's write_layer. 0, or -1 out of memory. */

@@ -92,7 +92,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 /* The whole lesson                                                    */
 /* ------------------------------------------------------------------ */
 
-static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
+static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "layers", "backward", "encoder",
 	                               "kv_heads", "vocab", "unembed", "ids", "logits_row", "PE",
 	                               NULL }; /* and every table's (lesson_keys.h) */
 
@@ -120,7 +120,7 @@ static int check_version_keys(Ctx *c, const cJSON *root, int version)
 const char *const li_top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
-	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
+	"b_q", "b_k", "b_v", "b_o", "layers", "backward", "encoder", "self", "cross",
 	"kv_heads", "vocab", "unembed", "ids",
 	"logits_row", "PE", "model",
 	NULL /* and every table's (lesson_keys.h): li_warn_unknown_top */
@@ -398,7 +398,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	if (li_key_text(c, root, "title", l != NULL ? &l->title : &title) != 0 ||
 	    li_key_text(c, root, "summary", l != NULL ? &l->summary : &summary) != 0)
 		goto out;
-	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0 || li_read_block_settings(c, root, m) != 0)
+	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */

@@ -124,68 +124,12 @@ fail:
 	return NULL;
 }
 
-/* The keys that define the computation (everything a "compare" may change). */
-/* A norm's {"gamma", "beta"} (β only when it has one). */
-/* A mixture of experts' "ffn" (lesson_moe.c): kind, router, top_k, norm_topk_prob and each expert's W_1, W_3, W_2. */
-static int json_moe(cJSON *bj, const Block *b)
-{
-	const MoeParams *p = &b->moe;
-	const int F = b->d_ff, D = p->W_r.rows;
-	cJSON *f = cJSON_CreateObject(), *ex;
-
-	if (put(bj, "ffn", f) != 0 || !cJSON_AddStringToObject(f, "kind", "moe") ||
-	    !cJSON_AddStringToObject(f, "activation", "swiglu") || put(f, "router", jw_matrix(&p->W_r)) != 0 ||
-	    !cJSON_AddNumberToObject(f, "top_k", p->top_k) ||
-	    !cJSON_AddBoolToObject(f, "norm_topk_prob", p->norm_topk_prob) ||
-	    li_moe_write_router(f, p) != 0 || (ex = cJSON_AddArrayToObject(f, "experts")) == NULL)
-		return -1;
-	if (p->shared_ff > 0) {
-		cJSON *sh = cJSON_CreateObject();
-		if (put(f, "shared_expert", sh) != 0 || put(sh, "W_1", jw_matrix(&p->S_1)) != 0 ||
-		    put(sh, "W_3", jw_matrix(&p->S_3)) != 0 || put(sh, "W_2", jw_matrix(&p->S_2)) != 0 ||
-		    (!mat_empty(&p->S_gate) && put(sh, "gate", jw_matrix(&p->S_gate)) != 0))
-			return -1;
-	}
-	for (int e = 0; e < p->experts; e++) {
-		cJSON *o = cJSON_CreateObject();
-		Mat w1 = { 0 }, w3 = { 0 }, w2 = { 0 };
-		int bad = o == NULL || !cJSON_AddItemToArray(ex, o) || mat_alloc(&w1, D, F) || mat_alloc(&w3, D, F) ||
-		          mat_alloc(&w2, F, D);
-		for (int i = 0; !bad && i < D; i++)
-			for (int j = 0; j < F; j++) {
-				MAT_AT(w1, i, j) = MAT_AT(p->W_1, i, e * F + j);
-				MAT_AT(w3, i, j) = MAT_AT(p->W_3, i, e * F + j);
-				MAT_AT(w2, j, i) = MAT_AT(p->W_2, e * F + j, i);
-			}
-		bad = bad || put(o, "W_1", jw_matrix(&w1)) != 0 || put(o, "W_3", jw_matrix(&w3)) != 0 ||
-		      put(o, "W_2", jw_matrix(&w2)) != 0;
-		mat_free(&w1);
-		mat_free(&w2);
-		mat_free(&w3);
-		if (bad)
-			return -1;
-	}
-	return li_moe_write_gptoss(f, b); /* gpt-oss's keys (lesson_moe.c) */
-}
-
-static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta)
-{
-	cJSON *n = cJSON_CreateObject();
-
-	return put(o, key, n) != 0 || put(n, "gamma", jw_flat(gamma)) != 0 ||
-	       (!mat_empty(beta) && put(n, "beta", jw_flat(beta)) != 0);
-}
-
-/* A layer's own keys (format 2), p (a layer of m, or m's own, written at `at`): biases, the tables' (lesson_keys.h)
- * and its block; the stack's final norm with the top level's block. */
+/* A layer's own keys (format 2), p (a layer of m, or m's own, written at `at`): biases and the tables' (lesson_keys.h:
+ * its block, with the stack's final norm at the top level, …). */
 static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *m, LkAt at)
 {
 	const Model *top = at == LK_AT_TOP ? m : NULL;
 	const double qk_eps = m->cfg.qk_norm_eps;
-	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1" },
-	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_tanh" }; /* ACT_GEGLU: with W_3 */
-	const Block *b = &p->block;
-	cJSON *bj;
 
 	if (model_kv_named(p) && !cJSON_AddNumberToObject(o, "kv_heads", p->kv_heads))
 		return -1;
@@ -207,38 +151,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *m, LkAt 
 		if (top != NULL && top->cfg.qk_norm_plus1 && cJSON_AddStringToObject(q, "kind", "rmsnorm_plus1") == NULL)
 			return -1; /* Gemma 3's 1 + w */
 	}
-	/* the tables' (lesson_keys.h): the sinks, W_gate, Gated DeltaNet, … each layer's own */
-	if (li_keys_write_layer(o, p, m, at) != 0)
-		return -1;
-	if (!b->present)
-		return 0;
-	bj = cJSON_CreateObject();
-	if (put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", b->sandwich ? "sandwich" : places[b->norm]) ||
-	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || put(bj, "eps", jw_number(b->eps)) != 0)
-		return -1;
-	if (b->norm != NORM_NONE && (json_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
-	                             (b->has_ffn && json_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
-		return -1;
-	if (b->sandwich && (json_norm(bj, "ln1_after", &b->ln1_after_gamma, &(Mat){ 0 }) != 0 || /* Gemma's sandwich norms */
-	                    (b->has_ffn && json_norm(bj, "ln2_after", &b->ln2_after_gamma, &(Mat){ 0 }) != 0)))
-		return -1;
-	if (b->has_ffn && b->moe.experts > 0) {
-		if (json_moe(bj, b) != 0)
-			return -1;
-	} else if (b->has_ffn) {
-		cJSON *f = cJSON_CreateObject();
-		/* a real model's FFN without biases (LLaMA's) leaves them out: absent is 0 */
-		if (put(bj, "ffn", f) != 0 || put(f, "W_1", jw_matrix(&b->W_1)) != 0 ||
-		    (!mat_empty(&b->b_1) && put(f, "b_1", jw_flat(&b->b_1)) != 0) || put(f, "W_2", jw_matrix(&b->W_2)) != 0 ||
-		    (!mat_empty(&b->b_2) && put(f, "b_2", jw_flat(&b->b_2)) != 0) ||
-		    (!mat_empty(&b->W_3) && (put(f, "W_3", jw_matrix(&b->W_3)) != 0 ||
-		                             (!mat_empty(&b->b_3) && put(f, "b_3", jw_flat(&b->b_3)) != 0))) ||
-		    !cJSON_AddStringToObject(f, "activation", acts[b->activation]))
-			return -1;
-	}
-	if (top != NULL && top->cfg.has_final_norm && json_norm(bj, "final_norm", &top->cfg.final_gamma, &top->cfg.final_beta) != 0)
-		return -1;
-	return 0;
+	/* the tables' (lesson_keys.h): the sinks, W_gate, Gated DeltaNet, the block, … each layer's own */
+	return li_keys_write_layer(o, p, m, at);
 }
 
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top);
@@ -520,7 +434,7 @@ static int json_encdec_keys(cJSON *o, const Model *l, int version)
 	}
 	blk = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(layers, 0), "block"), 1);
 	if (blk != NULL && (put(o, "block", blk) != 0 ||
-	                    (l->cfg.has_final_norm && json_norm(blk, "final_norm", &l->cfg.final_gamma, &l->cfg.final_beta) != 0)))
+	                    (l->cfg.has_final_norm && li_put_norm(blk, "final_norm", &l->cfg.final_gamma, &l->cfg.final_beta) != 0)))
 		return -1;
 	return json_backward(o, l);
 }
