@@ -379,8 +379,6 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 	} else if (read_shaped(c, root, "PE", l->cfg.n, l->cfg.d_model, _("n, one per token"), "d_model", -1,
 	                       &l->cfg.pe_learned) != 0)
 		goto out;
-	if (li_lm_carrier(c) && li_read_lm_head(c, root, l) != 0)
-		goto out;
 	r = 0;
 out:
 	path_set(c, old);

@@ -263,47 +263,11 @@ static int put_mask(cJSON *o, const LayerOwn *l)
  * (without it the saved variant would be read back with the lesson's rotation):
  * the tables' writers (lesson_keys.h) do.
  */
-/* The LM head (issue 21): "vocab" (ids as "#v" when the model gave no tokens), "unembed", "ids", "temperature", "top_k", "logits_row". */
-static int json_lm_head(cJSON *o, const Model *l)
-{
-	const ModelConfig *c = &l->cfg;
-	const Mat *u;
-	cJSON *v;
-
-	if (c->vocab <= 0)
-		return 0;
-	if (put(o, "vocab", v = cJSON_CreateArray()) != 0)
-		return -1;
-	for (int i = 0; i < c->vocab; i++) {
-		char id[24];
-		snprintf(id, sizeof id, "#%d", i);
-		if (!cJSON_AddItemToArray(v, cJSON_CreateString(c->vocab_tokens != NULL ? c->vocab_tokens[i] : id)))
-			return -1;
-	}
-	/* a real model's unembedding (in its file's dtype) written as doubles, as a lesson's */
-	u = matview_empty(&c->unembed_view) ? &c->unembed : matview_doubles(&c->unembed_view);
-	if (u == NULL || put(o, "unembed", jw_matrix(u)) != 0)
-		return -1;
-	if (c->ids != NULL) {
-		if (put(o, "ids", v = cJSON_CreateArray()) != 0)
-			return -1;
-		for (int i = 0; i < c->n; i++)
-			if (!cJSON_AddItemToArray(v, cJSON_CreateNumber((double)c->ids[i])))
-				return -1;
-	}
-	return put(o, "temperature", jw_number(c->temperature > 0 ? c->temperature : 1.0)) != 0 ||
-	               !cJSON_AddNumberToObject(o, "top_k", c->top_k >= 1 ? c->top_k : 10) ||
-	               !cJSON_AddNumberToObject(o, "logits_row", c->logits_row >= 0 && c->logits_row < c->n ? c->logits_row : c->n - 1)
-	           ? -1
-	           : 0;
-}
-
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 {
-	/* the tables' settings (lesson_keys.h: soft-capping, …; a compare variant that drops the lesson's says 0 or false) */
-	if (li_keys_write_model(o, l, top) != 0)
-		return -1;
-	return json_lm_head(o, l);
+	/* the tables' settings (lesson_keys.h: soft-capping, the LM head, …; a compare variant that drops the lesson's
+	 * says 0 or false) */
+	return li_keys_write_model(o, l, top);
 }
 
 static int json_compute_keys(cJSON *o, const Model *l, int version, const Model *top)
