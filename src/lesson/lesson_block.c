@@ -53,7 +53,7 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", "kind", NULL };
 /* A layer's own keys beside the tables' (lesson_keys.h: the rows with LK_LAYER; li_key_list joins them). */
-static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
+static const char *const layer_keys[] = { "heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
 	                                  "b_v", "b_o", "mask", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
 static int read_block_settings(Ctx *c, const cJSON *root, Model *l)

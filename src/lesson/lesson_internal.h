@@ -12,7 +12,7 @@
  *   lesson_shapes.c    the shape rules, for loading and lesson_validate
  *   lesson_steps.c     texts, steps and quizzes
  *   lesson_keys.c      the walk over the keys' tables (lesson_keys.h), each table
- *                      in its variant's file: lesson_rope.c, lesson_alibi.c,
+ *                      in its variant's file: lesson_gqa.c, lesson_rope.c, lesson_alibi.c,
  *                      lesson_decode.c, lesson_qknorm.c, lesson_softcap.c,
  *                      lesson_linear.c, lesson_lmhead.c, lesson_flash.c,
  *                      lesson_sinks.c, lesson_gated.c, lesson_deltanet.c,

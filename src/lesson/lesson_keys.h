@@ -98,6 +98,7 @@ typedef struct LessonKey {
 
 /* Every table, in the order they are read and written: one line a variant (its table in lesson_<variant>.c). */
 #define LESSON_KEY_TABLES \
+	X(li_gqa_keys) \
 	X(li_rope_keys) \
 	X(li_alibi_keys) \
 	X(li_decode_keys) \

@@ -93,7 +93,7 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 /* ------------------------------------------------------------------ */
 
 static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "layers", "backward", "encoder",
-	                               "kv_heads", "PE",
+	                               "PE",
 	                               NULL }; /* and every table's (lesson_keys.h) */
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
@@ -121,7 +121,7 @@ const char *const li_top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
 	"b_q", "b_k", "b_v", "b_o", "layers", "backward", "encoder", "self", "cross",
-	"kv_heads", "PE", "model",
+	"PE", "model",
 	NULL /* and every table's (lesson_keys.h): li_warn_unknown_top */
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };

@@ -1,6 +1,6 @@
 /*
  * lesson_settings.c: the attention's settings as a lesson file gives them:
- * the format version, the mask (one, or a list), key/value heads,
+ * the format version, the mask (one, or a list), heads,
  * positions, score, scale and the mask's fill; and the settings of the
  * keys' tables (lesson_keys.h: RoPE, ALiBi, decoding, QK-norm, the flash
  * tiles, …, each in its own file), read in their order.
@@ -164,19 +164,7 @@ int li_read_scalars(Ctx *c, const cJSON *root, Model *l)
 		return -1;
 	}
 	l->lp.heads = (int)heads;
-	{
-		long long g = heads;
-		if (key_whole(c, root, "kv_heads", 1, 1e9, _("a whole number ≥ 1"), &g) != 0)
-			return -1;
-		l->lp.kv_heads_given = get(root, "kv_heads") != NULL;
-		if (g > heads || heads % g != 0) {
-			old = path_key(c, "kv_heads");
-			fail(c, _("%lld does not divide the %lld query heads"), g, heads);
-			path_set(c, old);
-			return -1;
-		}
-		l->lp.kv_heads = (int)g;
-	}
+	l->lp.kv_heads = (int)heads; /* "kv_heads": lesson_gqa.c's table */
 
 	l->cfg.scale = SCALE_SQRT_DK;
 	v = get(root, "scale");

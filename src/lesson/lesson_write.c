@@ -131,8 +131,6 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *m, LkAt 
 	const Model *top = at == LK_AT_TOP ? m : NULL;
 	const double qk_eps = m->cfg.qk_norm_eps;
 
-	if (model_kv_named(p) && !cJSON_AddNumberToObject(o, "kv_heads", p->kv_heads))
-		return -1;
 	if ((!mat_empty(&p->b_q) && put(o, "b_q", jw_flat(&p->b_q)) != 0) ||
 	    (!mat_empty(&p->b_k) && put(o, "b_k", jw_flat(&p->b_k)) != 0) ||
 	    (!mat_empty(&p->b_v) && put(o, "b_v", jw_flat(&p->b_v)) != 0) ||
