@@ -340,30 +340,14 @@ out:
 	return r;
 }
 
-/* QK-norm's weights (1 × d_k each, or h·d_k and g·d_k over the projection, at qk_norm.q and qk_norm.k) and a learned positional table (PE, n × d_model). */
+/* The tables' matrices and a learned positional table (PE, n × d_model). */
 static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 {
 	size_t old = c->pathlen;
 	int r = -1;
 
-	if (l->cfg.qk_norm == QK_NORM_HEAD) {
-		const cJSON *q = get(root, "qk_norm");
-		path_key(c, "qk_norm");
-		if (read_shaped(c, q, "q", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.q_norm) != 0 ||
-		    read_shaped(c, q, "k", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.k_norm) != 0)
-			goto out;
-		path_set(c, old);
-	} else if (l->cfg.qk_norm == QK_NORM_PROJ) { /* OLMo 2: over the whole projection, all heads' columns */
-		const cJSON *q = get(root, "qk_norm");
-		const int g = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads;
-		path_key(c, "qk_norm");
-		if (read_shaped(c, q, "q", 1, l->lp.heads * l->lp.d_k, NULL, _("heads \u00d7 d_k, the columns of Q"), -1,
-		                &l->lp.q_norm) != 0 ||
-		    read_shaped(c, q, "k", 1, g * l->lp.d_k, NULL, _("kv_heads \u00d7 d_k, the columns of K"), -1, &l->lp.k_norm) != 0)
-			goto out;
-		path_set(c, old);
-	}
-	/* the tables' matrices (lesson_keys.h): attention sinks, gated attention's W_gate, Gated DeltaNet, … each layer its own */
+	/* the tables' matrices (lesson_keys.h): QK-norm's weights, attention sinks, gated attention's W_gate, Gated
+	 * DeltaNet, the block's, … each layer its own */
 	if (li_keys_read_weights(c, root, l) != 0)
 		goto out;
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {

@@ -129,7 +129,6 @@ fail:
 static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *m, LkAt at)
 {
 	const Model *top = at == LK_AT_TOP ? m : NULL;
-	const double qk_eps = m->cfg.qk_norm_eps;
 
 	if ((!mat_empty(&p->b_q) && put(o, "b_q", jw_flat(&p->b_q)) != 0) ||
 	    (!mat_empty(&p->b_k) && put(o, "b_k", jw_flat(&p->b_k)) != 0) ||
@@ -138,18 +137,7 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *m, LkAt 
 		return -1;
 	if (top == NULL && p->rope_off && !cJSON_AddFalseToObject(o, "rope")) /* a NoPE layer */
 		return -1;
-	if (!mat_empty(&p->q_norm)) { /* QK-norm: each layer's weights, with the model's eps */
-		cJSON *q = cJSON_CreateObject();
-		if (put(o, "qk_norm", q) != 0 || put(q, "q", jw_flat(&p->q_norm)) != 0 ||
-		    put(q, "k", jw_flat(&p->k_norm)) != 0 || put(q, "eps", jw_number(qk_eps)) != 0)
-			return -1;
-		/* OLMo 2's form (the model's setting, at the top level): weights as wide as Q's and K's rows */
-		if (top != NULL && top->cfg.qk_norm == QK_NORM_PROJ && cJSON_AddStringToObject(q, "over", "projection") == NULL)
-			return -1;
-		if (top != NULL && top->cfg.qk_norm_plus1 && cJSON_AddStringToObject(q, "kind", "rmsnorm_plus1") == NULL)
-			return -1; /* Gemma 3's 1 + w */
-	}
-	/* the tables' (lesson_keys.h): the sinks, W_gate, Gated DeltaNet, the block, … each layer's own */
+	/* the tables' (lesson_keys.h): QK-norm's weights, the sinks, W_gate, Gated DeltaNet, the block, … each layer's own */
 	return li_keys_write_layer(o, p, m, at);
 }
 
