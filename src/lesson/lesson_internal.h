@@ -4,9 +4,9 @@
  *
  *   lesson_read.c      the text parsed, the top-level keys, tokens, "compare",
  *                      and lesson_from_json, which runs the loading passes
- *   lesson_settings.c  version, mask, kv_heads, scalars; the tables' settings
+ *   lesson_settings.c  version, mask, scalars; the tables' settings
  *                      (li_read_modern)
- *   lesson_block.c     version 2's biases, block, norms, FFN, loss, "layers"
+ *   lesson_block.c     version 2's biases, block (its table), norms, FFN, loss, "layers"
  *   lesson_encdec.c    an encoder–decoder's encoder and decoder links
  *   lesson_matrices.c  matrices: literal or generated, limits, filling in
  *   lesson_shapes.c    the shape rules, for loading and lesson_validate

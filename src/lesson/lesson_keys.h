@@ -29,8 +29,10 @@
  *
  * then one line X(li_<variant>_keys) in LESSON_KEY_TABLES below, and
  * `make fuzz-dict`. unit_keytable checks that every row is in the dictionary
- * and is written back. A key no kind fits is LK_CUSTOM: its own read and
- * write functions beside the row, everything else as above.
+ * and is written back. A key no kind fits is LK_CUSTOM: its own functions
+ * beside the row (read with the settings, weights with the matrices, its
+ * matrices' shapes before the steps, write for the model's value and
+ * write_layer for a layer's own), everything else as above.
  */
 #ifndef ATTNVIZ_LESSON_KEYS_H
 #define ATTNVIZ_LESSON_KEYS_H

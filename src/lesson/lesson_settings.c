@@ -89,7 +89,15 @@ static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 	return fail(c, _("expected %s, got %s"), expect, got(v).s);
 }
 
-/* "mask": one mask, or a list of them (a cell is visible when every mask allows it). */
+/*
+ * "mask": one mask, or a list of them (a cell is visible when every mask allows it).
+ *
+ * Read here by hand, not from a keys' table (lesson_keys.h), for three reasons a row cannot express: it is format
+ * 1's key too (every row is format 2's: a version-1 file naming one is told to say "attnviz": 2); its parts'
+ * sources (MaskSrc) are carried from the shapes, read here, to the numbers, filled once the shapes agree
+ * (lesson_read.c), and a row's hooks hold nothing between the two; and it is written back for a version-1 lesson
+ * too (lesson_write.c: put_mask), where no table's writer runs. A layer's own mask is merged by merge_layer.
+ */
 int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *nparts)
 {
 	const cJSON *v = get(root, "mask"), *it;
