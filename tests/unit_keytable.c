@@ -165,7 +165,7 @@ static void test_matrix_written_back(const LessonKey *k)
 	assert_int_equal(mat_alloc(x, rows, cols), 0);
 	for (int i = 0; i < rows * cols; i++)
 		x->a[i] = 0.25 * i - 1;
-	assert_int_equal(li_keys_write_layer(o, &m.lp), 0);
+	assert_int_equal(li_keys_write_layer(o, &m.lp, &m, LK_AT_TOP), 0);
 	assert_non_null(cJSON_GetObjectItemCaseSensitive(o, k->name));
 	if (k->check == NULL) { /* a rule on other keys (b_gate's W_gate) is the lessons' to show: gatebias's save */
 		read_back(o, &back);

@@ -7,6 +7,7 @@
  * stack's ModelLayer.
  */
 #include "lesson/lesson_internal.h"
+#include "base/jsonwrite.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,10 @@ static const char *const block_keys[] = { "norm", "norm_kind", "eps", "ln1", "ln
 static const char *const norm_keys[] = { "gamma", "beta", NULL };
 static const char *const ffn_keys[] = { "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation", "kind", NULL };
 /* A layer's own keys beside the tables' (lesson_keys.h: the rows with LK_LAYER; li_key_list joins them). */
-static const char *const layer_keys[] = { "heads", "kv_heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
-	                                  "b_v", "b_o", "block", "mask", "gated_deltanet", "diff_attn",
-	                                  "mla", NULL };
+static const char *const layer_keys[] = { "heads", "W_q", "W_k", "W_v", "W_o", "w_e", "b_q", "b_k",
+	                                  "b_v", "b_o", "mask", NULL };
 /* The settings of "block" (its matrices are read with the others, once the shapes are known). */
-int li_read_block_settings(Ctx *c, const cJSON *root, Model *l)
+static int read_block_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	/* NormPlace's order, then "sandwich" (Gemma's, lesson_gemma.c: a pre-norm block with norms after too) */
 	static const char *const places[] = { "post", "pre", "none", "after", "sandwich", NULL };
@@ -340,81 +340,15 @@ out:
 	return r;
 }
 
-/*
- * Gated DeltaNet (issue 24 §3): "gated_deltanet": {"W_a": d_model × heads, "W_b": d_model × heads,
- * "A_log": heads numbers, "dt_bias": heads numbers, "chunk_size": 1 … n (default min(2, n))}; false or
- * absent: none. Self-attention, forward only (lesson_shapes.c refuses "backward").
- */
-static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
-{
-	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", "mixer", "conv1d", "W_z", "norm", "eps", NULL };
-	const cJSON *v = get(root, "gated_deltanet");
-	const int h = l->lp.heads;
-	size_t old;
-	long long chunk = l->cfg.n < 2 ? l->cfg.n : 2;
-	int r = -1;
-
-	if (v == NULL || cJSON_IsFalse(v))
-		return 0;
-	old = path_key(c, "gated_deltanet");
-	if (!cJSON_IsObject(v)) {
-		fail(c, _("expected {\"W_a\": d_model \u00d7 heads, \"W_b\": d_model \u00d7 heads, \"A_log\": [heads], "
-		        "\"dt_bias\": [heads], \"chunk_size\": 2} or false, got %s"), got(v).s);
-		goto out;
-	}
-	if (refuse_unknown_keys(c, v, keys, _("key")) != 0)
-		goto out;
-	for (int k = 0; k < 4; k++)
-		if (get(v, keys[k]) == NULL) {
-			fail(c, _("missing \"%s\" (Gated DeltaNet needs W_a, W_b, A_log and dt_bias)"), keys[k]);
-			goto out;
-		}
-	if (read_shaped(c, v, "W_a", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_a) != 0 ||
-	    read_shaped(c, v, "W_b", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_b) != 0 ||
-	    read_shaped(c, v, "A_log", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_A_log) != 0 ||
-	    read_shaped(c, v, "dt_bias", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_dt_bias) != 0)
-		goto out;
-	if (key_whole(c, v, "chunk_size", 1, l->cfg.n, _("a chunk of 1 to n tokens"), &chunk) != 0)
-		goto out;
-	l->lp.gdn_chunk = (int)chunk;
-	if (li_read_deltanet_mixer(c, v, l) != 0) /* as the layer's mixer (lesson_deltanet.c) */
-		goto out;
-	if (l->cfg.has_source)
-		fail(c, _("needs self-attention (each token updates the state its own query reads), but this lesson has a source"));
-	else
-		r = 0; /* with "backward": refused with the shapes (li_check_shapes) */
-out:
-	path_set(c, old);
-	return r;
-}
-
-/* QK-norm's weights (1 × d_k each, or h·d_k and g·d_k over the projection, at qk_norm.q and qk_norm.k) and a learned positional table (PE, n × d_model). */
+/* The tables' matrices and a learned positional table (PE, n × d_model). */
 static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 {
 	size_t old = c->pathlen;
 	int r = -1;
 
-	if (l->cfg.qk_norm == QK_NORM_HEAD) {
-		const cJSON *q = get(root, "qk_norm");
-		path_key(c, "qk_norm");
-		if (read_shaped(c, q, "q", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.q_norm) != 0 ||
-		    read_shaped(c, q, "k", 1, l->lp.d_k, NULL, _("d_k, one head's columns"), -1, &l->lp.k_norm) != 0)
-			goto out;
-		path_set(c, old);
-	} else if (l->cfg.qk_norm == QK_NORM_PROJ) { /* OLMo 2: over the whole projection, all heads' columns */
-		const cJSON *q = get(root, "qk_norm");
-		const int g = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads;
-		path_key(c, "qk_norm");
-		if (read_shaped(c, q, "q", 1, l->lp.heads * l->lp.d_k, NULL, _("heads \u00d7 d_k, the columns of Q"), -1,
-		                &l->lp.q_norm) != 0 ||
-		    read_shaped(c, q, "k", 1, g * l->lp.d_k, NULL, _("kv_heads \u00d7 d_k, the columns of K"), -1, &l->lp.k_norm) != 0)
-			goto out;
-		path_set(c, old);
-	}
-	/* the tables' matrices (lesson_keys.h): attention sinks, gated attention's W_gate, … each layer its own */
+	/* the tables' matrices (lesson_keys.h): QK-norm's weights, attention sinks, gated attention's W_gate, Gated
+	 * DeltaNet, the block's, … each layer its own */
 	if (li_keys_read_weights(c, root, l) != 0)
-		goto out;
-	if (read_deltanet(c, root, l) != 0)
 		goto out;
 	if (l->cfg.positional == POS_LEARNED && get(root, "PE") == NULL) {
 		path_key(c, "PE");
@@ -429,25 +363,17 @@ static int read_modern_matrices(Ctx *c, const cJSON *root, Model *l)
 	} else if (read_shaped(c, root, "PE", l->cfg.n, l->cfg.d_model, _("n, one per token"), "d_model", -1,
 	                       &l->cfg.pe_learned) != 0)
 		goto out;
-	if (li_lm_carrier(c) && li_read_lm_head(c, root, l) != 0)
-		goto out;
 	r = 0;
 out:
 	path_set(c, old);
 	return r;
 }
 
-/* Biases and the block's matrices, once the attention's shapes are known. */
+/* Biases and the tables' matrices (the block's too), once the attention's shapes are known. */
 int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 {
-	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
 	const int hdk = l->lp.W_q.cols, hdv = l->lp.W_v.cols;
-	/* a decoder's cross-attention link: its two norms are the layer's ln2 and ln3 */
-	const int cross = li_stack(c)->part == PART_CROSS;
-	const char *n1 = cross ? "ln2" : "ln1", *n2 = cross ? "ln3" : "ln2";
-	Block *blk = &l->lp.block;
 	size_t old;
-	int r = -1;
 
 	if (read_shaped(c, root, "b_q", 1, hdk, NULL, _("the columns of W_q"), -1, &l->lp.b_q) != 0 ||
 	    read_shaped(c, root, "b_k", 1, l->lp.W_k.cols, NULL, _("the columns of W_k"), -1, &l->lp.b_k) != 0 ||
@@ -459,11 +385,26 @@ int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l)
 		path_set(c, old);
 		return -1;
 	}
-	if (read_shaped(c, root, "b_o", 1, l->lp.d_out, NULL, _("the columns of W_o"), -1, &l->lp.b_o) != 0 ||
-	    read_modern_matrices(c, root, l) != 0)
+	if (read_shaped(c, root, "b_o", 1, l->lp.d_out, NULL, _("the columns of W_o"), -1, &l->lp.b_o) != 0)
 		return -1;
+	return read_modern_matrices(c, root, l); /* and the tables' (lesson_keys.h): the block's with its row */
+}
+
+/* The block's norms and FFN once the attention's shapes are known (its row's weights). */
+static int read_block_weights(Ctx *c, const cJSON *root, Model *l)
+{
+	const cJSON *b = get(root, "block"), *ffn = b != NULL ? get(b, "ffn") : NULL;
+	Block *blk = &l->lp.block;
+	int cross, r = -1;
+	const char *n1, *n2;
+	size_t old;
+
 	if (!blk->present)
 		return 0;
+	/* a decoder's cross-attention link: its two norms are the layer's ln2 and ln3 */
+	cross = li_stack(c)->part == PART_CROSS;
+	n1 = cross ? "ln2" : "ln1";
+	n2 = cross ? "ln3" : "ln2";
 	old = path_key(c, "block");
 	if (l->cfg.has_source && !cross) {
 		path_set(c, old);
@@ -524,6 +465,73 @@ out:
 	path_set(c, old);
 	return r;
 }
+
+/* A norm's {"gamma", "beta"} (β only when it has one) under key. 0, or -1 out of memory. */
+int li_put_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta)
+{
+	cJSON *n = cJSON_CreateObject();
+
+	return li_put(o, key, n) != 0 || li_put(n, "gamma", jw_flat(gamma)) != 0 ||
+	               (!mat_empty(beta) && li_put(n, "beta", jw_flat(beta)) != 0)
+	           ? -1
+	           : 0;
+}
+
+/* A layer's "block": its settings, norms and FFN (a mixture of experts': lesson_moe.c); at the top level, the
+ * stack's final norm too. */
+static int write_block(cJSON *o, const LayerParams *p, const Model *m, LkAt at)
+{
+	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1" },
+	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_tanh" }; /* ACT_GEGLU: with W_3 */
+	const Block *b = &p->block;
+	cJSON *bj;
+
+	if (!b->present)
+		return 0;
+	bj = cJSON_CreateObject();
+	if (li_put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", b->sandwich ? "sandwich" : places[b->norm]) ||
+	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || li_put(bj, "eps", jw_number(b->eps)) != 0)
+		return -1;
+	if (b->norm != NORM_NONE && (li_put_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
+	                             (b->has_ffn && li_put_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
+		return -1;
+	if (b->sandwich && (li_put_norm(bj, "ln1_after", &b->ln1_after_gamma, &(Mat){ 0 }) != 0 || /* Gemma's sandwich norms */
+	                    (b->has_ffn && li_put_norm(bj, "ln2_after", &b->ln2_after_gamma, &(Mat){ 0 }) != 0)))
+		return -1;
+	if (b->has_ffn && b->moe.experts > 0) {
+		if (li_moe_write(bj, b) != 0)
+			return -1;
+	} else if (b->has_ffn) {
+		cJSON *f = cJSON_CreateObject();
+		/* a real model's FFN without biases (LLaMA's) leaves them out: absent is 0 */
+		if (li_put(bj, "ffn", f) != 0 || li_put(f, "W_1", jw_matrix(&b->W_1)) != 0 ||
+		    (!mat_empty(&b->b_1) && li_put(f, "b_1", jw_flat(&b->b_1)) != 0) || li_put(f, "W_2", jw_matrix(&b->W_2)) != 0 ||
+		    (!mat_empty(&b->b_2) && li_put(f, "b_2", jw_flat(&b->b_2)) != 0) ||
+		    (!mat_empty(&b->W_3) && (li_put(f, "W_3", jw_matrix(&b->W_3)) != 0 ||
+		                             (!mat_empty(&b->b_3) && li_put(f, "b_3", jw_flat(&b->b_3)) != 0))) ||
+		    !cJSON_AddStringToObject(f, "activation", acts[b->activation]))
+			return -1;
+	}
+	if (at == LK_AT_TOP && m->cfg.has_final_norm &&
+	    li_put_norm(bj, "final_norm", &m->cfg.final_gamma, &m->cfg.final_beta) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The block's key, one table (lesson_keys.h): its settings before the shapes
+ * (the FFN's d_ff, so that steps may point at its cells), its norms and FFN
+ * after, each layer its own. Its inner keys (norm, ffn, ln1, …, a mixture of
+ * experts' router and experts: lesson_moe.c; Gemma's sandwich norms:
+ * lesson_gemma.c) are the row's, read and written with it. The stack's
+ * "final_norm" is read apart (li_read_final_norm: once the layers are read,
+ * from the top level's block alone), and written with the top level's block.
+ */
+const LessonKey li_block_keys[] = {
+	{ .name = "block", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_block_settings,
+	  .weights = read_block_weights, .write_layer = write_block },
+	{ .name = NULL },
+};
 
 /* The top-level "block": {"final_norm": {…}}: one more norm after the last layer. */
 int li_read_final_norm(Ctx *c, const cJSON *root, Model *l)

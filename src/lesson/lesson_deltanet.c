@@ -1,8 +1,9 @@
 /*
- * lesson_deltanet.c: Gated DeltaNet as a layer's token mixer, the keys
- * "gated_deltanet" adds to W_a, W_b, A_log, dt_bias and chunk_size
- * (lesson_block.c reads those; model.h: LayerParams.gdn_*;
- * engine/variants/deltanet.c):
+ * lesson_deltanet.c: Gated DeltaNet's key (issue 24 §3), one table
+ * (lesson_keys.h): "gated_deltanet": {"W_a", "W_b", "A_log", "dt_bias",
+ * "chunk_size"} or false, each layer its own (model.h: LayerParams.gdn_*;
+ * engine/variants/deltanet.c), read with the matrices once the shapes are
+ * known; and as a layer's token mixer the keys it adds:
  *
  *   "mixer": true      its output, not softmax's, is what concat and W_o read
  *   "conv1d": K × (h·d_k + g·d_k + g·d_v)   the short causal conv's weights,
@@ -15,6 +16,7 @@
  * The four matrices are required with "mixer": true and refused without.
  */
 #include "lesson/lesson_internal.h"
+#include "base/jsonwrite.h"
 
 #include <math.h>
 
@@ -22,18 +24,22 @@
 
 static const char *const mixer_keys[] = { "conv1d", "W_z", "norm", "eps", NULL };
 
-/* The conv1d's kernel size before the numbers are read, so that steps may point at it (lesson_read.c). */
-void li_deltanet_shape(const cJSON *gd, Model *m)
+/* Its sizes before the numbers are read, so that steps may point at them: A_log's heads, the conv1d's kernel. */
+static void deltanet_shapes(const cJSON *gd, Model *m)
 {
 	const cJSON *conv = get(gd, "conv1d");
 
+	if (!cJSON_IsObject(gd))
+		return;
+	m->lp.gdn_A_log.rows = 1;
+	m->lp.gdn_A_log.cols = m->lp.heads;
 	if (cJSON_IsTrue(get(gd, "mixer")) && cJSON_IsArray(conv)) {
 		m->lp.gdn_mixer = 1;
 		m->lp.gdn_conv.rows = cJSON_GetArraySize(conv);
 	}
 }
 
-int li_read_deltanet_mixer(Ctx *c, const cJSON *gd, Model *l)
+static int read_mixer(Ctx *c, const cJSON *gd, Model *l)
 {
 	const int h = l->lp.heads, g = l->lp.kv_heads > 0 ? l->lp.kv_heads : h, dk = l->lp.d_k, dv = l->lp.d_v;
 	const cJSON *conv = get(gd, "conv1d");
@@ -78,3 +84,86 @@ int li_read_deltanet_mixer(Ctx *c, const cJSON *gd, Model *l)
 	path_set(c, old);
 	return 0;
 }
+
+/*
+ * Gated DeltaNet (issue 24 §3): "gated_deltanet": {"W_a": d_model × heads, "W_b": d_model × heads,
+ * "A_log": heads numbers, "dt_bias": heads numbers, "chunk_size": 1 … n (default min(2, n))}; false or
+ * absent: none. Self-attention, forward only (lesson_shapes.c refuses "backward").
+ */
+static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
+{
+	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", "mixer", "conv1d", "W_z", "norm", "eps", NULL };
+	const cJSON *v = get(root, "gated_deltanet");
+	const int h = l->lp.heads;
+	size_t old;
+	long long chunk = l->cfg.n < 2 ? l->cfg.n : 2;
+	int r = -1;
+
+	if (v == NULL || cJSON_IsFalse(v))
+		return 0;
+	old = path_key(c, "gated_deltanet");
+	if (!cJSON_IsObject(v)) {
+		fail(c, _("expected {\"W_a\": d_model \u00d7 heads, \"W_b\": d_model \u00d7 heads, \"A_log\": [heads], "
+		        "\"dt_bias\": [heads], \"chunk_size\": 2} or false, got %s"), got(v).s);
+		goto out;
+	}
+	if (refuse_unknown_keys(c, v, keys, _("key")) != 0)
+		goto out;
+	for (int k = 0; k < 4; k++)
+		if (get(v, keys[k]) == NULL) {
+			fail(c, _("missing \"%s\" (Gated DeltaNet needs W_a, W_b, A_log and dt_bias)"), keys[k]);
+			goto out;
+		}
+	if (li_read_shaped(c, v, "W_a", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_a) != 0 ||
+	    li_read_shaped(c, v, "W_b", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_b) != 0 ||
+	    li_read_shaped(c, v, "A_log", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_A_log) != 0 ||
+	    li_read_shaped(c, v, "dt_bias", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_dt_bias) != 0)
+		goto out;
+	if (key_whole(c, v, "chunk_size", 1, l->cfg.n, _("a chunk of 1 to n tokens"), &chunk) != 0)
+		goto out;
+	l->lp.gdn_chunk = (int)chunk;
+	if (read_mixer(c, v, l) != 0) /* as the layer's mixer (lesson_deltanet.c) */
+		goto out;
+	if (l->cfg.has_source)
+		fail(c, _("needs self-attention (each token updates the state its own query reads), but this lesson has a source"));
+	else
+		r = 0; /* with "backward": refused with the shapes (li_check_shapes) */
+out:
+	path_set(c, old);
+	return r;
+}
+
+/* Its weights and chunk size (and the mixer's), each layer's own; a layer of "layers" without the top level's (the
+ * hybrid's full-attention layer) says false. */
+static int write_deltanet(cJSON *o, const LayerParams *p, const Model *m, LkAt at)
+{
+	cJSON *d;
+
+	if (mat_empty(&p->gdn_A_log))
+		return at == LK_AT_STACK && !mat_empty(&m->lp.gdn_A_log) && !cJSON_AddFalseToObject(o, "gated_deltanet") ? -1 : 0;
+	d = cJSON_CreateObject();
+	if (li_put(o, "gated_deltanet", d) != 0 || li_put(d, "W_a", jw_matrix(&p->gdn_W_a)) != 0 ||
+	    li_put(d, "W_b", jw_matrix(&p->gdn_W_b)) != 0 || li_put(d, "A_log", jw_flat(&p->gdn_A_log)) != 0 ||
+	    li_put(d, "dt_bias", jw_flat(&p->gdn_dt_bias)) != 0 || !cJSON_AddNumberToObject(d, "chunk_size", p->gdn_chunk))
+		return -1;
+	if (p->gdn_mixer && (!cJSON_AddTrueToObject(d, "mixer") || li_put(d, "conv1d", jw_matrix(&p->gdn_conv)) != 0 ||
+	                     li_put(d, "W_z", jw_matrix(&p->gdn_W_z)) != 0 || li_put(d, "norm", jw_flat(&p->gdn_norm)) != 0 ||
+	                     li_put(d, "eps", jw_number(p->gdn_eps)) != 0)) /* as the layer's mixer */
+		return -1;
+	return 0;
+}
+
+/* A compare variant that drops the lesson's Gated DeltaNet says false. */
+static int write_dropped(cJSON *o, const Model *m, const Model *top)
+{
+	return top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&m->lp.gdn_A_log) &&
+	               !cJSON_AddFalseToObject(o, "gated_deltanet")
+	           ? -1
+	           : 0;
+}
+
+const LessonKey li_deltanet_keys[] = {
+	{ .name = "gated_deltanet", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .weights = read_deltanet,
+	  .shapes = deltanet_shapes, .write = write_dropped, .write_layer = write_deltanet },
+	{ .name = NULL },
+};

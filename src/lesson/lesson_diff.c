@@ -7,10 +7,11 @@
  *                "subln": 2·d_v numbers (1 when absent), "eps": 1e-5}
  * with the lesson's "heads" an even number: heads 2p and 2p + 1 are pair p's
  * two maps (and "kv_heads", when given, even: GQA's pairs of key/value heads).
- * RoPE and a causal mask act on the core's heads as they do without it. The settings are read before the shapes, the vectors after
- * (their widths are the layer's d_k and d_v).
+ * RoPE and a causal mask act on the core's heads as they do without it. One row of this file's table
+ * (lesson_keys.h): the settings are read before the shapes, the vectors after (their widths are the layer's d_k and d_v).
  */
 #include "lesson/lesson_internal.h"
+#include "base/jsonwrite.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ static const char *const diff_not[] = { "alibi", "decode", "flash", "backward", 
 	                                "sinks", "attn_logit_softcapping", "linear_attention", "gated_deltanet", "mla",
 	                                "compare", "block", "b_q", "b_k", "b_v", "b_o", "vocab", "w_e", NULL };
 
-int li_read_diff_settings(Ctx *c, const cJSON *root, Model *l)
+static int read_diff_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *o = get(root, "diff_attn");
 	DiffParams *p = &l->lp.diff;
@@ -115,7 +116,7 @@ bad:
 	return -1;
 }
 
-int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l)
+static int read_diff_vectors(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *o = get(root, "diff_attn");
 	DiffParams *p = &l->lp.diff;
@@ -142,3 +143,31 @@ int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l)
 	cJSON_Delete((cJSON *)empty);
 	return r != 0 ? -1 : 0;
 }
+
+/* Depth or lambda_init, eps, the λ vectors and subln, as the loader reads them. */
+static int write_diff(cJSON *o, const Model *m, const Model *top)
+{
+	const DiffParams *p = &m->lp.diff;
+	cJSON *d;
+
+	(void)top; /* a lesson with differential attention has no "compare" */
+	if (!p->on)
+		return 0;
+	d = cJSON_CreateObject();
+	if (li_put(o, "diff_attn", d) != 0 ||
+	    (p->depth >= 0 ? li_put(d, "depth", jw_number(p->depth)) : li_put(d, "lambda_init", jw_number(p->lambda_init))) != 0)
+		return -1;
+	return li_put(d, "eps", jw_number(p->eps)) != 0 || li_put(d, "lambda_q1", jw_flat(&p->lq1)) != 0 ||
+	               li_put(d, "lambda_k1", jw_flat(&p->lk1)) != 0 || li_put(d, "lambda_q2", jw_flat(&p->lq2)) != 0 ||
+	               li_put(d, "lambda_k2", jw_flat(&p->lk2)) != 0 || li_put(d, "subln", jw_flat(&p->subln)) != 0
+	               ? -1
+	               : 0;
+}
+
+/* Differential attention's key, one table (lesson_keys.h): the settings before the shapes, the vectors after. A
+ * layer may name it (so that it is refused there with its reason, not warned about as unknown). */
+const LessonKey li_diff_keys[] = {
+	{ .name = "diff_attn", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_diff_settings,
+	  .weights = read_diff_vectors, .write = write_diff },
+	{ .name = NULL },
+};

@@ -3,12 +3,14 @@
  * models/gemma2/modeling_gemma2.py and models/gemma3/modeling_gemma3.py):
  *
  *   "qk_norm": {"kind": "rmsnorm_plus1"}   Gemma 3's q_norm and k_norm, x/√(mean(x²) + ε)·(1 + w)
+ *   "embed_scale": true or s              X = input·√d_model (or ·s), a row of this file's table
  *
  * The block's "norm_kind": "rmsnorm_plus1" (Gemma3RMSNorm, the same (1 + γ)) is
  * one more word of lesson_block.c's list. The settings read here are the
  * model's (every layer's), as QK-norm's "over" is.
  */
 #include "lesson/lesson_internal.h"
+#include "base/jsonwrite.h"
 
 #include <math.h>
 #include <string.h>
@@ -143,7 +145,7 @@ int li_gemma_block_norms(Ctx *c, const cJSON *b, Model *l)
  * model's dtype; here the double nearest √d_model), a number s > 0 (bfloat16's
  * 55.5 for √3072 = 55.4256…, say), or false: X = input·s before PE and layer 0.
  */
-int li_gemma_settings(Ctx *c, const cJSON *root, Model *l)
+static int read_embed_scale(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *v = get(root, "embed_scale");
 	size_t old;
@@ -166,3 +168,24 @@ int li_gemma_settings(Ctx *c, const cJSON *root, Model *l)
 	path_set(c, old);
 	return r;
 }
+
+/* true for √d_model, else its number; a compare variant that drops the lesson's says false. */
+static int write_embed_scale(cJSON *o, const Model *l, const Model *top)
+{
+	if (l->cfg.embed_scale_sqrt)
+		return cJSON_AddTrueToObject(o, "embed_scale") == NULL ? -1 : 0;
+	if (l->cfg.embed_scale > 0.0)
+		return li_put(o, "embed_scale", jw_number(l->cfg.embed_scale));
+	return top != NULL && top->cfg.embed_scale > 0.0 && !cJSON_AddFalseToObject(o, "embed_scale") ? -1 : 0;
+}
+
+/*
+ * Gemma's top-level key, one table (lesson_keys.h). Its other keys belong to
+ * objects of other keys and are read with them: QK-norm's "kind" with
+ * "qk_norm" (lesson_qknorm.c), the sandwich norms with "block"
+ * (lesson_block.c: li_gemma_block_settings, li_gemma_block_norms).
+ */
+const LessonKey li_gemma_keys[] = {
+	{ .name = "embed_scale", .kind = LK_CUSTOM, .where = LK_TOP, .read = read_embed_scale, .write = write_embed_scale },
+	{ .name = NULL },
+};

@@ -4,18 +4,20 @@
  *
  *   lesson_read.c      the text parsed, the top-level keys, tokens, "compare",
  *                      and lesson_from_json, which runs the loading passes
- *   lesson_settings.c  version, mask, kv_heads, scalars; the tables' settings
+ *   lesson_settings.c  version, mask, scalars; the tables' settings
  *                      (li_read_modern)
- *   lesson_block.c     version 2's biases, block, norms, FFN, loss, "layers"
+ *   lesson_block.c     version 2's biases, block (its table), norms, FFN, loss, "layers"
  *   lesson_encdec.c    an encoder–decoder's encoder and decoder links
  *   lesson_matrices.c  matrices: literal or generated, limits, filling in
  *   lesson_shapes.c    the shape rules, for loading and lesson_validate
  *   lesson_steps.c     texts, steps and quizzes
  *   lesson_keys.c      the walk over the keys' tables (lesson_keys.h), each table
- *                      in its variant's file: lesson_rope.c, lesson_alibi.c,
+ *                      in its variant's file: lesson_gqa.c, lesson_rope.c, lesson_alibi.c,
  *                      lesson_decode.c, lesson_qknorm.c, lesson_softcap.c,
  *                      lesson_linear.c, lesson_lmhead.c, lesson_flash.c,
- *                      lesson_sinks.c, lesson_gated.c
+ *                      lesson_sinks.c, lesson_gated.c, lesson_deltanet.c,
+ *                      lesson_gemma.c, lesson_block.c, lesson_mla.c,
+ *                      lesson_diff.c
  *   lesson.c           free, clone, layers and walk, masks, languages
  *   lesson_write.c     the other way: a Lesson written back as a lesson file
  *                      (lesson_write.h; it needs nothing from this header)
@@ -150,9 +152,7 @@ int li_read_scalars(Ctx *c, const cJSON *root, Model *l);
 /* lesson_block.c: version 2's block, loss and layers */
 /* "backward": {"target": n × d_out} or {"dOutput": n × d_out}, against the final output's shape. */
 int li_read_backward(Ctx *c, const cJSON *root, Model *l);
-/* The settings of "block" (its matrices are read with the others, once the shapes are known). */
-int li_read_block_settings(Ctx *c, const cJSON *root, Model *l);
-/* Biases and the block's matrices, once the attention's shapes are known. */
+/* Biases and the tables' matrices (the block's with its row, li_block_keys), once the attention's shapes are known. */
 int li_read_v2_matrices(Ctx *c, const cJSON *root, Model *l);
 /* Whether the lesson read now carries the LM head: a lesson without layers, or a stack's last layer. */
 int li_lm_carrier(Ctx *c);
@@ -183,28 +183,18 @@ int li_read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim,
 /* obj[key] as rows × cols (rows_why NULL: a vector of cols numbers), said at its path; absent: dflt everywhere, or empty when dflt < 0. */
 int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why, const char *cols_why,
                    double dflt, Mat *out);
-/* "mla" (issue 24 §1, lesson_mla.c): its settings, and what they rule out, before the shapes; its matrices after. */
-int li_read_mla_settings(Ctx *c, const cJSON *root, Model *l);
-int li_read_mla_matrices(Ctx *c, const cJSON *root, Model *l);
-/* "diff_attn" (issue 24 §4, lesson_diff.c): its settings and what they rule out, before the shapes; its vectors after. */
-int li_read_diff_settings(Ctx *c, const cJSON *root, Model *l);
 /* StreamingLLM's cache (lesson_streaming.c): "decode": {"cache": {…}}, and what it does not go with. */
 int li_read_decode_cache(Ctx *c, const cJSON *v, Model *l);
 int li_check_streaming(Ctx *c, const ModelConfig *cfg, const LayerParams *lp);
-int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l);
-/* "gated_deltanet" as the layer's mixer (lesson_deltanet.c): "mixer", "conv1d", "W_z", "norm", "eps" of its object gd,
- * read after the rest of it; and the conv1d's kernel size before the shapes. */
-int li_read_deltanet_mixer(Ctx *c, const cJSON *gd, Model *l);
-void li_deltanet_shape(const cJSON *gd, Model *m);
-/* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
+/* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices,
+ * and the "ffn" written back into the block's object bj: read and written with the block's row (lesson_block.c). */
 int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l);
 int li_moe_matrices(Ctx *c, const cJSON *ffn, Model *l);
+int li_moe_write(cJSON *bj, const Block *b);
 /* Gemma's pieces (lesson_gemma.c): QK-norm's "kind" (rmsnorm or rmsnorm_plus1). */
 int li_gemma_qk_kind(Ctx *c, const cJSON *qk, Model *l);
 /* … and their shape rules on one layer (from li_check_shapes). */
 int li_gemma_check(Ctx *c, const ModelConfig *cfg, const LayerParams *lp);
-/* Gemma's top-level "embed_scale" (true: √d_model, set by li_check_shapes once d_model is known). */
-int li_gemma_settings(Ctx *c, const cJSON *root, Model *l);
 /* The block's "norm": "sandwich" (place: the index of its word) and its norms ln1_after, ln2_after. */
 int li_gemma_block_settings(Ctx *c, const cJSON *b, Model *l, int place);
 int li_gemma_block_norms(Ctx *c, const cJSON *b, Model *l);

@@ -105,6 +105,8 @@ void li_keys_given_shapes(const cJSON *root, Model *m)
 	FOR_EACH_KEY(k) {
 		const cJSON *v = get(root, k->name);
 		int rows = 0, cols = 0;
+		if (k->kind == LK_CUSTOM && k->shapes != NULL && v != NULL && !cJSON_IsFalse(v))
+			k->shapes(v, m);
 		if (k->kind != LK_MATRIX || k->given == NULL || v == NULL || cJSON_IsFalse(v))
 			continue;
 		k->given(v, m, &rows, &cols);
@@ -120,6 +122,11 @@ int li_keys_read_weights(Ctx *c, const cJSON *root, Model *m)
 {
 	FOR_EACH_KEY(k) {
 		int rows = 0, cols = 0;
+		if (k->kind == LK_CUSTOM) {
+			if (k->weights != NULL && k->weights(c, root, m) != 0)
+				return -1;
+			continue;
+		}
 		/* false: none (a compare variant's, dropping its lesson's) */
 		if (k->kind != LK_MATRIX || cJSON_IsFalse(get(root, k->name)))
 			continue;
@@ -149,10 +156,12 @@ int li_put(cJSON *o, const char *key, cJSON *item)
 	return 0;
 }
 
-int li_keys_write_layer(cJSON *o, const LayerParams *lp)
+int li_keys_write_layer(cJSON *o, const LayerParams *lp, const Model *m, LkAt at)
 {
 	FOR_EACH_KEY(k) {
 		const Mat *x;
+		if (k->kind == LK_CUSTOM && k->write_layer != NULL && k->write_layer(o, lp, m, at) != 0)
+			return -1;
 		if (k->kind != LK_MATRIX || mat_empty(x = lp_mat_of(lp, k)))
 			continue;
 		if (li_put(o, k->name, k->hint == NULL ? jw_flat(x) : jw_matrix(x)) != 0)

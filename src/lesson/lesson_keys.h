@@ -29,8 +29,10 @@
  *
  * then one line X(li_<variant>_keys) in LESSON_KEY_TABLES below, and
  * `make fuzz-dict`. unit_keytable checks that every row is in the dictionary
- * and is written back. A key no kind fits is LK_CUSTOM: its own read and
- * write functions beside the row, everything else as above.
+ * and is written back. A key no kind fits is LK_CUSTOM: its own functions
+ * beside the row (read with the settings, weights with the matrices, its
+ * matrices' shapes before the steps, write for the model's value and
+ * write_layer for a layer's own), everything else as above.
  */
 #ifndef ATTNVIZ_LESSON_KEYS_H
 #define ATTNVIZ_LESSON_KEYS_H
@@ -58,6 +60,13 @@ enum {
 	LK_LAYER = 2, /* … and a layer of "layers" may give its own (merged over the top level's) */
 };
 
+/* Where a layer's own keys are written (LessonKey.write_layer). */
+typedef enum LkAt {
+	LK_AT_TOP,   /* the model's top level (its layer 0's own, and the settings only the top level gives) */
+	LK_AT_STACK, /* an entry of the model's "layers" */
+	LK_AT_PART,  /* an encoder–decoder's "self" or "cross" */
+} LkAt;
+
 typedef struct LessonKey {
 	const char *name;    /* the JSON key; NULL ends a table */
 	LkKind kind;
@@ -79,10 +88,19 @@ typedef struct LessonKey {
 	/* LK_CUSTOM: write m's value into o (top: the lesson a compare variant m belongs to, or NULL), and false or 0
 	 * when m drops top's: 0, or -1 (NULL: written apart, as its comment says) */
 	int (*write)(cJSON *o, const Model *m, const Model *top);
+	/* LK_CUSTOM, optional: read the key of root into m once the shapes are known (its matrices), in the tables'
+	 * order with the LK_MATRIX rows: 0, or -1 with the error set */
+	int (*weights)(JrCtx *c, const cJSON *root, Model *m);
+	/* LK_CUSTOM, optional: the sizes of its matrices as the file gives them (v: its value, not false), before
+	 * they are known, so that steps may point at their cells */
+	void (*shapes)(const cJSON *v, Model *m);
+	/* LK_CUSTOM, optional: a layer's own value, lp (a layer of m, or m's own), into o, written at `at` */
+	int (*write_layer)(cJSON *o, const LayerParams *lp, const Model *m, LkAt at);
 } LessonKey;
 
 /* Every table, in the order they are read and written: one line a variant (its table in lesson_<variant>.c). */
 #define LESSON_KEY_TABLES \
+	X(li_gqa_keys) \
 	X(li_rope_keys) \
 	X(li_alibi_keys) \
 	X(li_decode_keys) \
@@ -92,7 +110,12 @@ typedef struct LessonKey {
 	X(li_lmhead_keys) \
 	X(li_flash_keys) \
 	X(li_sinks_keys) \
-	X(li_gated_keys)
+	X(li_gated_keys) \
+	X(li_deltanet_keys) \
+	X(li_gemma_keys) \
+	X(li_block_keys) \
+	X(li_mla_keys) \
+	X(li_diff_keys)
 
 #define X(t) extern const LessonKey t[];
 LESSON_KEY_TABLES
@@ -112,16 +135,21 @@ int li_key_known(const char *name, unsigned where);
 
 /* The settings (LK_CAP, LK_CUSTOM) of root into m, each table in order. 0, or -1 with the error set. */
 int li_keys_read_settings(JrCtx *c, const cJSON *root, Model *m);
-/* The matrices' (LK_MATRIX) shapes as root gives them, into m's matrices (rows and columns, no numbers). */
+/* The matrices' (LK_MATRIX) shapes as root gives them, into m's matrices (rows and columns, no numbers), and the
+ * LK_CUSTOM rows' shapes. */
 void li_keys_given_shapes(const cJSON *root, Model *m);
-/* The matrices (LK_MATRIX) of root, shaped by the model's sizes, into m. 0, or -1 with the error set. */
+/* The matrices (LK_MATRIX) of root, shaped by the model's sizes, and the LK_CUSTOM rows' weights, into m. 0, or
+ * -1 with the error set. */
 int li_keys_read_weights(JrCtx *c, const cJSON *root, Model *m);
 
 /* Add item under key (a writer's helper); 0, or -1 (item freed) when it is NULL or cannot be added. */
 int li_put(cJSON *o, const char *key, cJSON *item);
+/* A norm's {"gamma", "beta"} (β only when it has one) under key (lesson_block.c). 0, or -1 out of memory. */
+int li_put_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta);
 
-/* A layer's own matrices (LK_MATRIX) that it has, into o. 0, or -1 out of memory. */
-int li_keys_write_layer(cJSON *o, const LayerParams *lp);
+/* A layer's own keys, lp (a layer of m, or m's own, written at `at`), into o: the matrices (LK_MATRIX) it has and
+ * each LK_CUSTOM row's write_layer. 0, or -1 out of memory. */
+int li_keys_write_layer(cJSON *o, const LayerParams *lp, const Model *m, LkAt at);
 /* The model's settings (LK_CAP, LK_CUSTOM) into o, and false for each matrix the compared lesson top has and m
  * drops (top NULL: m is the lesson itself). 0, or -1 out of memory. */
 int li_keys_write_model(cJSON *o, const Model *m, const Model *top);

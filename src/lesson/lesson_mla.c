@@ -7,10 +7,12 @@
  *           "W_qa": d_model × r, "q_a_norm": r, "W_qb": r × heads·(d_nope + d_rope)   (with r)
  *           "W_kva": d_model × (c + d_rope), "kv_a_norm": c, "W_kvb": c × heads·(d_nope + d_v)}
  * with the lesson's "heads", "W_o", and "W_q" (d_model × heads·(d_nope + d_rope)) when there is no r.
- * There is no W_k or W_v. The settings are read before the shapes (they
- * give d_k = d_nope + d_rope and d_v), the matrices after.
+ * There is no W_k or W_v. One row of this file's table (lesson_keys.h): the
+ * settings are read before the shapes (they give d_k = d_nope + d_rope and
+ * d_v), the matrices after, each layer its own.
  */
 #include "lesson/lesson_internal.h"
+#include "base/jsonwrite.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +60,7 @@ static int mla_whole(Ctx *c, const cJSON *obj, const char *key, long long lo, lo
 	return 0;
 }
 
-int li_read_mla_settings(Ctx *c, const cJSON *root, Model *l)
+static int read_mla_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *o = get(root, "mla");
 	MlaParams *p = &l->lp.mla;
@@ -141,7 +143,7 @@ bad:
 	return -1;
 }
 
-int li_read_mla_matrices(Ctx *c, const cJSON *root, Model *l)
+static int read_mla_matrices(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *o = get(root, "mla");
 	MlaParams *p = &l->lp.mla;
@@ -177,3 +179,36 @@ bad:
 	path_set(c, old);
 	return -1;
 }
+
+/* Its settings and weights as the loader reads them, each layer's own. */
+static int write_mla(cJSON *o, const LayerParams *lp, const Model *model, LkAt at)
+{
+	const MlaParams *p = &lp->mla;
+	cJSON *m;
+
+	(void)model;
+	(void)at;
+	if (!p->on)
+		return 0;
+	m = cJSON_CreateObject();
+	if (li_put(o, "mla", m) != 0 || (p->q_lora_rank > 0 && !cJSON_AddNumberToObject(m, "q_lora_rank", p->q_lora_rank)) ||
+	    !cJSON_AddNumberToObject(m, "kv_lora_rank", p->kv_lora_rank) ||
+	    !cJSON_AddNumberToObject(m, "qk_nope_head_dim", p->d_nope) ||
+	    !cJSON_AddNumberToObject(m, "qk_rope_head_dim", p->d_rope) || !cJSON_AddNumberToObject(m, "v_head_dim", lp->d_v) ||
+	    li_put(m, "rope_theta", jw_number(p->rope_theta)) != 0 || li_put(m, "eps", jw_number(p->eps)) != 0)
+		return -1;
+	if (p->q_lora_rank > 0 && (li_put(m, "W_qa", jw_matrix(&p->W_qa)) != 0 || li_put(m, "q_a_norm", jw_flat(&p->q_a_norm)) != 0 ||
+	                           li_put(m, "W_qb", jw_matrix(&p->W_qb)) != 0))
+		return -1;
+	return li_put(m, "W_kva", jw_matrix(&p->W_kva)) != 0 || li_put(m, "kv_a_norm", jw_flat(&p->kv_a_norm)) != 0 ||
+	               li_put(m, "W_kvb", jw_matrix(&p->W_kvb)) != 0
+	               ? -1
+	               : 0;
+}
+
+/* MLA's key, one table (lesson_keys.h): the settings before the shapes, the matrices after, each layer its own. */
+const LessonKey li_mla_keys[] = {
+	{ .name = "mla", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_mla_settings, .weights = read_mla_matrices,
+	  .write_layer = write_mla },
+	{ .name = NULL },
+};

@@ -15,7 +15,6 @@
  * side by side as MoeParams keeps them.
  */
 #include "lesson/lesson_internal.h"
-#include "lesson/lesson_write.h"
 #include "base/jsonwrite.h"
 
 #include <stdio.h>
@@ -311,7 +310,8 @@ static int gptoss_expert(Ctx *c, const cJSON *o, Model *l, int e)
 	return 0;
 }
 
-int li_moe_write_gptoss(cJSON *f, const Block *b)
+/* gpt-oss's keys of a mixture's "ffn" object f, written back (nothing without it). 0, or -1. */
+static int write_gptoss(cJSON *f, const Block *b)
 {
 	const MoeParams *p = &b->moe;
 	const int F = b->d_ff, D = p->b_2.cols;
@@ -396,7 +396,8 @@ static int read_router_v3(Ctx *c, const cJSON *ffn, MoeParams *p)
 	return 0;
 }
 
-int li_moe_write_router(cJSON *f, const MoeParams *p)
+/* DeepSeek-V3's router keys into a mixture's "ffn" object f (nothing for a softmax router): 0, or -1 out of memory. */
+static int write_router(cJSON *f, const MoeParams *p)
 {
 	if (p->scoring != MOE_SCORE_SIGMOID)
 		return 0;
@@ -410,4 +411,47 @@ int li_moe_write_router(cJSON *f, const MoeParams *p)
 		return -1;
 	}
 	return 0;
+}
+
+/* A mixture of experts' "ffn" into the block's object bj: kind, router, top_k, norm_topk_prob and each expert's W_1,
+ * W_3, W_2 (written with the block's row, lesson_block.c, as it is read with it). */
+int li_moe_write(cJSON *bj, const Block *b)
+{
+	const MoeParams *p = &b->moe;
+	const int F = b->d_ff, D = p->W_r.rows;
+	cJSON *f = cJSON_CreateObject(), *ex;
+
+	if (li_put(bj, "ffn", f) != 0 || !cJSON_AddStringToObject(f, "kind", "moe") ||
+	    !cJSON_AddStringToObject(f, "activation", "swiglu") || li_put(f, "router", jw_matrix(&p->W_r)) != 0 ||
+	    !cJSON_AddNumberToObject(f, "top_k", p->top_k) ||
+	    !cJSON_AddBoolToObject(f, "norm_topk_prob", p->norm_topk_prob) ||
+	    write_router(f, p) != 0 || (ex = cJSON_AddArrayToObject(f, "experts")) == NULL)
+		return -1;
+	if (p->shared_ff > 0) {
+		cJSON *sh = cJSON_CreateObject();
+		if (li_put(f, "shared_expert", sh) != 0 || li_put(sh, "W_1", jw_matrix(&p->S_1)) != 0 ||
+		    li_put(sh, "W_3", jw_matrix(&p->S_3)) != 0 || li_put(sh, "W_2", jw_matrix(&p->S_2)) != 0 ||
+		    (!mat_empty(&p->S_gate) && li_put(sh, "gate", jw_matrix(&p->S_gate)) != 0))
+			return -1;
+	}
+	for (int e = 0; e < p->experts; e++) {
+		cJSON *o = cJSON_CreateObject();
+		Mat w1 = { 0 }, w3 = { 0 }, w2 = { 0 };
+		int bad = o == NULL || !cJSON_AddItemToArray(ex, o) || mat_alloc(&w1, D, F) || mat_alloc(&w3, D, F) ||
+		          mat_alloc(&w2, F, D);
+		for (int i = 0; !bad && i < D; i++)
+			for (int j = 0; j < F; j++) {
+				MAT_AT(w1, i, j) = MAT_AT(p->W_1, i, e * F + j);
+				MAT_AT(w3, i, j) = MAT_AT(p->W_3, i, e * F + j);
+				MAT_AT(w2, j, i) = MAT_AT(p->W_2, e * F + j, i);
+			}
+		bad = bad || li_put(o, "W_1", jw_matrix(&w1)) != 0 || li_put(o, "W_3", jw_matrix(&w3)) != 0 ||
+		      li_put(o, "W_2", jw_matrix(&w2)) != 0;
+		mat_free(&w1);
+		mat_free(&w2);
+		mat_free(&w3);
+		if (bad)
+			return -1;
+	}
+	return write_gptoss(f, b); /* gpt-oss's keys */
 }

@@ -1,10 +1,10 @@
 /*
  * lesson_qknorm.c: QK-norm's key (issue 23 §1), one table (lesson_keys.h):
- * "qk_norm"'s setting and eps here; its weights, each layer's own, are read
- * with the matrices (lesson_block.c: read_modern_matrices) and written with
- * a layer's keys (lesson_write.c: json_layer_keys), with the model's eps.
+ * "qk_norm"'s setting and eps with the settings; its weights, each layer's
+ * own, with the matrices, and written back per layer with the model's eps.
  */
 #include "lesson/lesson_internal.h"
+#include "base/jsonwrite.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,7 +15,7 @@ static const char *const qk_norm_keys[] = { "q", "k", "eps", "over", "kind", NUL
  * "qk_norm": {"q": [d_k numbers], "k": [d_k numbers], "eps": 1e-6, "over": "head"}
  * ("over": "projection", OLMo 2: q has h·d_k numbers and k g·d_k): the
  * setting and its eps now (the weights, one head's width, once the shapes
- * are known: li_read_v2_matrices). Every layer has it when the top level
+ * are known: read_qk_weights). Every layer has it when the top level
  * says so; a layer may give weights of its own, and the eps is the top level's.
  */
 static int read_qk_norm_setting(Ctx *c, const cJSON *v, Model *l)
@@ -65,7 +65,47 @@ static int read_qk_norm(Ctx *c, const cJSON *root, Model *l)
 	return v != NULL && read_qk_norm_setting(c, v, l) != 0 ? -1 : 0;
 }
 
+/* The weights once the shapes are known: 1 × d_k each, or h·d_k and g·d_k over the projection (OLMo 2), at
+ * qk_norm.q and qk_norm.k. */
+static int read_qk_weights(Ctx *c, const cJSON *root, Model *l)
+{
+	const cJSON *q = get(root, "qk_norm");
+	const int g = l->lp.kv_heads > 0 ? l->lp.kv_heads : l->lp.heads, proj = l->cfg.qk_norm == QK_NORM_PROJ;
+	size_t old;
+	int r;
+
+	if (l->cfg.qk_norm == QK_NORM_NONE)
+		return 0;
+	old = path_key(c, "qk_norm");
+	r = li_read_shaped(c, q, "q", 1, proj ? l->lp.heads * l->lp.d_k : l->lp.d_k, NULL,
+	                   proj ? _("heads \u00d7 d_k, the columns of Q") : _("d_k, one head's columns"), -1, &l->lp.q_norm) != 0 ||
+	    li_read_shaped(c, q, "k", 1, proj ? g * l->lp.d_k : l->lp.d_k, NULL,
+	                   proj ? _("kv_heads \u00d7 d_k, the columns of K") : _("d_k, one head's columns"), -1, &l->lp.k_norm) != 0;
+	path_set(c, old);
+	return r ? -1 : 0;
+}
+
+/* Each layer's weights, with the model's eps; the form (OLMo 2's "over", Gemma 3's "kind") is the model's setting,
+ * written at the top level alone. */
+static int write_qk_weights(cJSON *o, const LayerParams *p, const Model *m, LkAt at)
+{
+	cJSON *q;
+
+	if (mat_empty(&p->q_norm))
+		return 0;
+	q = cJSON_CreateObject();
+	if (li_put(o, "qk_norm", q) != 0 || li_put(q, "q", jw_flat(&p->q_norm)) != 0 ||
+	    li_put(q, "k", jw_flat(&p->k_norm)) != 0 || li_put(q, "eps", jw_number(m->cfg.qk_norm_eps)) != 0)
+		return -1;
+	if (at == LK_AT_TOP && m->cfg.qk_norm == QK_NORM_PROJ && cJSON_AddStringToObject(q, "over", "projection") == NULL)
+		return -1;
+	if (at == LK_AT_TOP && m->cfg.qk_norm_plus1 && cJSON_AddStringToObject(q, "kind", "rmsnorm_plus1") == NULL)
+		return -1;
+	return 0;
+}
+
 const LessonKey li_qknorm_keys[] = {
-	{ .name = "qk_norm", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_qk_norm },
+	{ .name = "qk_norm", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_qk_norm, .weights = read_qk_weights,
+	  .write_layer = write_qk_weights },
 	{ .name = NULL },
 };

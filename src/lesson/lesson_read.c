@@ -92,9 +92,9 @@ static int count_tokens(Ctx *c, const cJSON *obj, const char *key, const cJSON *
 /* The whole lesson                                                    */
 /* ------------------------------------------------------------------ */
 
-static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder",
-	                               "kv_heads", "vocab", "unembed", "ids", "logits_row", "PE",
-	                               "gated_deltanet", "mla", "diff_attn", "embed_scale", NULL }; /* and every table's (lesson_keys.h) */
+static const char *const v2_keys[] = { "b_q", "b_k", "b_v", "b_o", "layers", "backward", "encoder",
+	                               "PE",
+	                               NULL }; /* and every table's (lesson_keys.h) */
 
 /* A version-2 key in a version-1 file, or a key this build does not read yet. */
 static int check_version_keys(Ctx *c, const cJSON *root, int version)
@@ -120,9 +120,8 @@ static int check_version_keys(Ctx *c, const cJSON *root, int version)
 const char *const li_top_keys[] = {
 	"attnviz", "title", "summary", "tokens", "X", "positional", "source", "heads",
 	"W_q", "W_k", "W_v", "W_o", "score", "w_e", "scale", "mask", "mask_fill", "steps", "compare",
-	"b_q", "b_k", "b_v", "b_o", "block", "layers", "backward", "encoder", "self", "cross",
-	"kv_heads", "vocab", "unembed", "ids",
-	"logits_row", "PE", "model", "gated_deltanet", "mla", "diff_attn", "embed_scale",
+	"b_q", "b_k", "b_v", "b_o", "layers", "backward", "encoder", "self", "cross",
+	"PE", "model",
 	NULL /* and every table's (lesson_keys.h): li_warn_unknown_top */
 };
 static const char *const source_keys[] = { "tokens", "X", NULL };
@@ -398,8 +397,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 	if (li_key_text(c, root, "title", l != NULL ? &l->title : &title) != 0 ||
 	    li_key_text(c, root, "summary", l != NULL ? &l->summary : &summary) != 0)
 		goto out;
-	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0 || li_read_block_settings(c, root, m) != 0 ||
-	    li_read_mla_settings(c, root, m) != 0 || li_read_diff_settings(c, root, m) != 0)
+	if (li_read_scalars(c, root, m) != 0 || li_read_modern(c, root, m) != 0)
 		goto out;
 
 	/* Shapes of every matrix, nothing allocated yet. */
@@ -509,9 +507,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 		shape_only(&m->cfg.mask_matrix, &parts[0].ms);
 	/* the LM head's size now, so that steps may point at it (its numbers are read with the others) */
 	m->cfg.vocab = li_lm_carrier(c) && cJSON_IsArray(get(root, "vocab")) ? cJSON_GetArraySize(get(root, "vocab")) : 0;
-	li_keys_given_shapes(root, m); /* the tables' matrices (lesson_keys.h): the sinks, W_gate, … */
-	if (cJSON_IsObject(get(root, "gated_deltanet"))) /* issue 24 §3 */
-		m->lp.gdn_A_log.rows = 1, m->lp.gdn_A_log.cols = m->lp.heads, li_deltanet_shape(get(root, "gated_deltanet"), m);
+	li_keys_given_shapes(root, m); /* the tables' matrices (lesson_keys.h): the sinks, W_gate, Gated DeltaNet, … */
 	if (m->lp.mla.on) { /* MLA: W_k and W_v have no matrix (nor W_q with q_lora_rank): the shapes they stand for */
 		const int hq = m->lp.heads * m->lp.d_k;
 		if (m->lp.mla.q_lora_rank == 0 && (ms_q.rows != ms_x.cols || ms_q.cols != hq)) {
@@ -570,7 +566,7 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 				goto out;
 	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &m->cfg.mask_matrix) != 0)
 		goto out;
-	if (li_read_v2_matrices(c, root, m) != 0 || li_read_mla_matrices(c, root, m) != 0 || li_read_diff_vectors(c, root, m) != 0 ||
+	if (li_read_v2_matrices(c, root, m) != 0 ||
 	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, m) != 0) ||
 	    (c->layer_obj == NULL && li_read_backward(c, root, m) != 0))
 		goto out;

@@ -1,6 +1,6 @@
 /*
  * lesson_settings.c: the attention's settings as a lesson file gives them:
- * the format version, the mask (one, or a list), key/value heads,
+ * the format version, the mask (one, or a list), heads,
  * positions, score, scale and the mask's fill; and the settings of the
  * keys' tables (lesson_keys.h: RoPE, ALiBi, decoding, QK-norm, the flash
  * tiles, …, each in its own file), read in their order.
@@ -89,7 +89,15 @@ static int read_one_mask(Ctx *c, const cJSON *v, int in_list, MaskSrc *out)
 	return fail(c, _("expected %s, got %s"), expect, got(v).s);
 }
 
-/* "mask": one mask, or a list of them (a cell is visible when every mask allows it). */
+/*
+ * "mask": one mask, or a list of them (a cell is visible when every mask allows it).
+ *
+ * Read here by hand, not from a keys' table (lesson_keys.h), for three reasons a row cannot express: it is format
+ * 1's key too (every row is format 2's: a version-1 file naming one is told to say "attnviz": 2); its parts'
+ * sources (MaskSrc) are carried from the shapes, read here, to the numbers, filled once the shapes agree
+ * (lesson_read.c), and a row's hooks hold nothing between the two; and it is written back for a version-1 lesson
+ * too (lesson_write.c: put_mask), where no table's writer runs. A layer's own mask is merged by merge_layer.
+ */
 int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *nparts)
 {
 	const cJSON *v = get(root, "mask"), *it;
@@ -135,9 +143,7 @@ int li_read_mask(Ctx *c, const cJSON *root, Model *l, MaskSrc *parts, int *npart
 int li_read_modern(Ctx *c, const cJSON *root, Model *l)
 {
 	/* the tables' settings (lesson_keys.h), in LESSON_KEY_TABLES' order: RoPE, ALiBi, decode, QK-norm, … */
-	if (li_keys_read_settings(c, root, l) != 0)
-		return -1;
-	return li_gemma_settings(c, root, l); /* Gemma's "embed_scale" (lesson_gemma.c) */
+	return li_keys_read_settings(c, root, l);
 }
 
 int li_read_scalars(Ctx *c, const cJSON *root, Model *l)
@@ -166,19 +172,7 @@ int li_read_scalars(Ctx *c, const cJSON *root, Model *l)
 		return -1;
 	}
 	l->lp.heads = (int)heads;
-	{
-		long long g = heads;
-		if (key_whole(c, root, "kv_heads", 1, 1e9, _("a whole number ≥ 1"), &g) != 0)
-			return -1;
-		l->lp.kv_heads_given = get(root, "kv_heads") != NULL;
-		if (g > heads || heads % g != 0) {
-			old = path_key(c, "kv_heads");
-			fail(c, _("%lld does not divide the %lld query heads"), g, heads);
-			path_set(c, old);
-			return -1;
-		}
-		l->lp.kv_heads = (int)g;
-	}
+	l->lp.kv_heads = (int)heads; /* "kv_heads": lesson_gqa.c's table */
 
 	l->cfg.scale = SCALE_SQRT_DK;
 	v = get(root, "scale");

@@ -124,68 +124,12 @@ fail:
 	return NULL;
 }
 
-/* The keys that define the computation (everything a "compare" may change). */
-/* A norm's {"gamma", "beta"} (β only when it has one). */
-/* A mixture of experts' "ffn" (lesson_moe.c): kind, router, top_k, norm_topk_prob and each expert's W_1, W_3, W_2. */
-static int json_moe(cJSON *bj, const Block *b)
+/* A layer's own keys (format 2), p (a layer of m, or m's own, written at `at`): biases and the tables' (lesson_keys.h:
+ * its block, with the stack's final norm at the top level, …). */
+static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *m, LkAt at)
 {
-	const MoeParams *p = &b->moe;
-	const int F = b->d_ff, D = p->W_r.rows;
-	cJSON *f = cJSON_CreateObject(), *ex;
+	const Model *top = at == LK_AT_TOP ? m : NULL;
 
-	if (put(bj, "ffn", f) != 0 || !cJSON_AddStringToObject(f, "kind", "moe") ||
-	    !cJSON_AddStringToObject(f, "activation", "swiglu") || put(f, "router", jw_matrix(&p->W_r)) != 0 ||
-	    !cJSON_AddNumberToObject(f, "top_k", p->top_k) ||
-	    !cJSON_AddBoolToObject(f, "norm_topk_prob", p->norm_topk_prob) ||
-	    li_moe_write_router(f, p) != 0 || (ex = cJSON_AddArrayToObject(f, "experts")) == NULL)
-		return -1;
-	if (p->shared_ff > 0) {
-		cJSON *sh = cJSON_CreateObject();
-		if (put(f, "shared_expert", sh) != 0 || put(sh, "W_1", jw_matrix(&p->S_1)) != 0 ||
-		    put(sh, "W_3", jw_matrix(&p->S_3)) != 0 || put(sh, "W_2", jw_matrix(&p->S_2)) != 0 ||
-		    (!mat_empty(&p->S_gate) && put(sh, "gate", jw_matrix(&p->S_gate)) != 0))
-			return -1;
-	}
-	for (int e = 0; e < p->experts; e++) {
-		cJSON *o = cJSON_CreateObject();
-		Mat w1 = { 0 }, w3 = { 0 }, w2 = { 0 };
-		int bad = o == NULL || !cJSON_AddItemToArray(ex, o) || mat_alloc(&w1, D, F) || mat_alloc(&w3, D, F) ||
-		          mat_alloc(&w2, F, D);
-		for (int i = 0; !bad && i < D; i++)
-			for (int j = 0; j < F; j++) {
-				MAT_AT(w1, i, j) = MAT_AT(p->W_1, i, e * F + j);
-				MAT_AT(w3, i, j) = MAT_AT(p->W_3, i, e * F + j);
-				MAT_AT(w2, j, i) = MAT_AT(p->W_2, e * F + j, i);
-			}
-		bad = bad || put(o, "W_1", jw_matrix(&w1)) != 0 || put(o, "W_3", jw_matrix(&w3)) != 0 ||
-		      put(o, "W_2", jw_matrix(&w2)) != 0;
-		mat_free(&w1);
-		mat_free(&w2);
-		mat_free(&w3);
-		if (bad)
-			return -1;
-	}
-	return li_moe_write_gptoss(f, b); /* gpt-oss's keys (lesson_moe.c) */
-}
-
-static int json_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta)
-{
-	cJSON *n = cJSON_CreateObject();
-
-	return put(o, key, n) != 0 || put(n, "gamma", jw_flat(gamma)) != 0 ||
-	       (!mat_empty(beta) && put(n, "beta", jw_flat(beta)) != 0);
-}
-
-/* A layer's own keys (format 2): biases and its block; the stack's final norm with the top level's block. */
-static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, double qk_eps)
-{
-	static const char *const places[] = { "post", "pre", "none", "after" }, *const kinds[] = { "layernorm", "rmsnorm", "rmsnorm_plus1" },
-	                         *const acts[] = { "relu", "gelu", "swiglu", "gelu_tanh", "gelu_tanh" }; /* ACT_GEGLU: with W_3 */
-	const Block *b = &p->block;
-	cJSON *bj;
-
-	if (model_kv_named(p) && !cJSON_AddNumberToObject(o, "kv_heads", p->kv_heads))
-		return -1;
 	if ((!mat_empty(&p->b_q) && put(o, "b_q", jw_flat(&p->b_q)) != 0) ||
 	    (!mat_empty(&p->b_k) && put(o, "b_k", jw_flat(&p->b_k)) != 0) ||
 	    (!mat_empty(&p->b_v) && put(o, "b_v", jw_flat(&p->b_v)) != 0) ||
@@ -193,59 +137,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		return -1;
 	if (top == NULL && p->rope_off && !cJSON_AddFalseToObject(o, "rope")) /* a NoPE layer */
 		return -1;
-	if (!mat_empty(&p->q_norm)) { /* QK-norm: each layer's weights, with the model's eps */
-		cJSON *q = cJSON_CreateObject();
-		if (put(o, "qk_norm", q) != 0 || put(q, "q", jw_flat(&p->q_norm)) != 0 ||
-		    put(q, "k", jw_flat(&p->k_norm)) != 0 || put(q, "eps", jw_number(qk_eps)) != 0)
-			return -1;
-		/* OLMo 2's form (the model's setting, at the top level): weights as wide as Q's and K's rows */
-		if (top != NULL && top->cfg.qk_norm == QK_NORM_PROJ && cJSON_AddStringToObject(q, "over", "projection") == NULL)
-			return -1;
-		if (top != NULL && top->cfg.qk_norm_plus1 && cJSON_AddStringToObject(q, "kind", "rmsnorm_plus1") == NULL)
-			return -1; /* Gemma 3's 1 + w */
-	}
-	if (li_keys_write_layer(o, p) != 0) /* the tables' matrices (lesson_keys.h): the sinks, W_gate, … each layer's */
-		return -1;
-	if (!mat_empty(&p->gdn_A_log)) { /* Gated DeltaNet (issue 24 §3): its weights and chunk size */
-		cJSON *d = cJSON_CreateObject();
-		if (put(o, "gated_deltanet", d) != 0 || put(d, "W_a", jw_matrix(&p->gdn_W_a)) != 0 ||
-		    put(d, "W_b", jw_matrix(&p->gdn_W_b)) != 0 || put(d, "A_log", jw_flat(&p->gdn_A_log)) != 0 ||
-		    put(d, "dt_bias", jw_flat(&p->gdn_dt_bias)) != 0 || !cJSON_AddNumberToObject(d, "chunk_size", p->gdn_chunk))
-			return -1;
-		if (p->gdn_mixer && (!cJSON_AddTrueToObject(d, "mixer") || put(d, "conv1d", jw_matrix(&p->gdn_conv)) != 0 ||
-		                     put(d, "W_z", jw_matrix(&p->gdn_W_z)) != 0 || put(d, "norm", jw_flat(&p->gdn_norm)) != 0 ||
-		                     put(d, "eps", jw_number(p->gdn_eps)) != 0)) /* as the layer's mixer */
-			return -1;
-	}
-	if (!b->present)
-		return 0;
-	bj = cJSON_CreateObject();
-	if (put(o, "block", bj) != 0 || !cJSON_AddStringToObject(bj, "norm", b->sandwich ? "sandwich" : places[b->norm]) ||
-	    !cJSON_AddStringToObject(bj, "norm_kind", kinds[b->norm_kind]) || put(bj, "eps", jw_number(b->eps)) != 0)
-		return -1;
-	if (b->norm != NORM_NONE && (json_norm(bj, "ln1", &b->ln1_gamma, &b->ln1_beta) != 0 ||
-	                             (b->has_ffn && json_norm(bj, "ln2", &b->ln2_gamma, &b->ln2_beta) != 0)))
-		return -1;
-	if (b->sandwich && (json_norm(bj, "ln1_after", &b->ln1_after_gamma, &(Mat){ 0 }) != 0 || /* Gemma's sandwich norms */
-	                    (b->has_ffn && json_norm(bj, "ln2_after", &b->ln2_after_gamma, &(Mat){ 0 }) != 0)))
-		return -1;
-	if (b->has_ffn && b->moe.experts > 0) {
-		if (json_moe(bj, b) != 0)
-			return -1;
-	} else if (b->has_ffn) {
-		cJSON *f = cJSON_CreateObject();
-		/* a real model's FFN without biases (LLaMA's) leaves them out: absent is 0 */
-		if (put(bj, "ffn", f) != 0 || put(f, "W_1", jw_matrix(&b->W_1)) != 0 ||
-		    (!mat_empty(&b->b_1) && put(f, "b_1", jw_flat(&b->b_1)) != 0) || put(f, "W_2", jw_matrix(&b->W_2)) != 0 ||
-		    (!mat_empty(&b->b_2) && put(f, "b_2", jw_flat(&b->b_2)) != 0) ||
-		    (!mat_empty(&b->W_3) && (put(f, "W_3", jw_matrix(&b->W_3)) != 0 ||
-		                             (!mat_empty(&b->b_3) && put(f, "b_3", jw_flat(&b->b_3)) != 0))) ||
-		    !cJSON_AddStringToObject(f, "activation", acts[b->activation]))
-			return -1;
-	}
-	if (top != NULL && top->cfg.has_final_norm && json_norm(bj, "final_norm", &top->cfg.final_gamma, &top->cfg.final_beta) != 0)
-		return -1;
-	return 0;
+	/* the tables' (lesson_keys.h): QK-norm's weights, the sinks, W_gate, Gated DeltaNet, the block, … each layer's own */
+	return li_keys_write_layer(o, p, m, at);
 }
 
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top);
@@ -264,14 +157,13 @@ static int json_backward(cJSON *o, const Model *l)
 	               : 0;
 }
 
-static int put_mla(cJSON *o, const LayerParams *lp);
-
 /* A layer's attention weights as "layers" (and a decoder's "self" and "cross") write them. */
 static int json_layer_weights(cJSON *j, const LayerParams *y, ScoreKind score)
 {
 	return !cJSON_AddNumberToObject(j, "heads", y->heads) ||
 	       ((!y->mla.on || !mat_empty(&y->W_q)) && put(j, "W_q", jw_matrix(&y->W_q)) != 0) ||
-	       (y->mla.on ? put_mla(j, y) != 0 : put(j, "W_k", jw_matrix(&y->W_k)) != 0 || put(j, "W_v", jw_matrix(&y->W_v)) != 0) ||
+	       /* MLA (lesson_mla.c's table) has no W_k, W_v */
+	       (!y->mla.on && (put(j, "W_k", jw_matrix(&y->W_k)) != 0 || put(j, "W_v", jw_matrix(&y->W_v)) != 0)) ||
 	       (!mat_empty(&y->W_o) && put(j, "W_o", jw_matrix(&y->W_o)) != 0) ||
 	       (score == SCORE_ADDITIVE && put(j, "w_e", jw_flat(&y->w_e)) != 0)
 	               ? -1
@@ -292,7 +184,7 @@ static int put_layer_rope(cJSON *o, double base)
  * top: the lesson whose compare variant l is (NULL for the lesson itself). */
 static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 {
-	if (json_layer_keys(o, &l->lp, l, l->cfg.qk_norm_eps) != 0 || json_modern_keys(o, l, top) != 0)
+	if (json_layer_keys(o, &l->lp, l, LK_AT_TOP) != 0 || json_modern_keys(o, l, top) != 0)
 		return -1;
 	if (l->nlayers > 0) {
 		cJSON *layers = cJSON_CreateArray();
@@ -302,9 +194,7 @@ static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 			cJSON *j = cJSON_CreateObject();
 			const LayerParams *p = model_layer_params_const(l, i);
 			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, p, l->cfg.score) != 0 ||
-			    json_layer_keys(j, p, NULL, l->cfg.qk_norm_eps) != 0 ||
-			    /* a layer without the top level's Gated DeltaNet (the hybrid's full-attention layer) says so */
-			    (!mat_empty(&l->lp.gdn_A_log) && mat_empty(&p->gdn_A_log) && !cJSON_AddFalseToObject(j, "gated_deltanet")) ||
+			    json_layer_keys(j, p, l, LK_AT_STACK) != 0 ||
 			    (l->layer[i].own.mask_own && put_mask(j, &l->layer[i].own) != 0) ||
 			    (l->layer[i].own.rope_own && put_layer_rope(j, l->layer[i].own.rope_base) != 0))
 				return -1;
@@ -335,42 +225,6 @@ static cJSON *json_mask(MaskKind kind, int window, const Mat *m)
 }
 
 /* "mask": one mask, or a list (a layer's own, or the model's: model_layer_own_of). 0, or -1 out of memory. */
-/* "mla" (lesson_mla.c): its settings and weights, as the loader reads them. */
-static int put_mla(cJSON *o, const LayerParams *lp)
-{
-	const MlaParams *p = &lp->mla;
-	cJSON *m = cJSON_CreateObject();
-
-	if (put(o, "mla", m) != 0 || (p->q_lora_rank > 0 && !cJSON_AddNumberToObject(m, "q_lora_rank", p->q_lora_rank)) ||
-	    !cJSON_AddNumberToObject(m, "kv_lora_rank", p->kv_lora_rank) ||
-	    !cJSON_AddNumberToObject(m, "qk_nope_head_dim", p->d_nope) ||
-	    !cJSON_AddNumberToObject(m, "qk_rope_head_dim", p->d_rope) || !cJSON_AddNumberToObject(m, "v_head_dim", lp->d_v) ||
-	    put(m, "rope_theta", jw_number(p->rope_theta)) != 0 || put(m, "eps", jw_number(p->eps)) != 0)
-		return -1;
-	if (p->q_lora_rank > 0 && (put(m, "W_qa", jw_matrix(&p->W_qa)) != 0 || put(m, "q_a_norm", jw_flat(&p->q_a_norm)) != 0 ||
-	                           put(m, "W_qb", jw_matrix(&p->W_qb)) != 0))
-		return -1;
-	return put(m, "W_kva", jw_matrix(&p->W_kva)) != 0 || put(m, "kv_a_norm", jw_flat(&p->kv_a_norm)) != 0 ||
-	               put(m, "W_kvb", jw_matrix(&p->W_kvb)) != 0
-	               ? -1
-	               : 0;
-}
-
-/* "diff_attn" (lesson_diff.c): depth or lambda_init, eps, the λ vectors and subln, as the loader reads them. */
-static int put_diff(cJSON *o, const DiffParams *p)
-{
-	cJSON *d = cJSON_CreateObject();
-
-	if (put(o, "diff_attn", d) != 0 ||
-	    (p->depth >= 0 ? put(d, "depth", jw_number(p->depth)) : put(d, "lambda_init", jw_number(p->lambda_init))) != 0)
-		return -1;
-	return put(d, "eps", jw_number(p->eps)) != 0 || put(d, "lambda_q1", jw_flat(&p->lq1)) != 0 ||
-	               put(d, "lambda_k1", jw_flat(&p->lk1)) != 0 || put(d, "lambda_q2", jw_flat(&p->lq2)) != 0 ||
-	               put(d, "lambda_k2", jw_flat(&p->lk2)) != 0 || put(d, "subln", jw_flat(&p->subln)) != 0
-	               ? -1
-	               : 0;
-}
-
 static int put_mask(cJSON *o, const LayerOwn *l)
 {
 	if (l->mask == MASK_LIST) {
@@ -395,56 +249,11 @@ static int put_mask(cJSON *o, const LayerOwn *l)
  * (without it the saved variant would be read back with the lesson's rotation):
  * the tables' writers (lesson_keys.h) do.
  */
-/* The LM head (issue 21): "vocab" (ids as "#v" when the model gave no tokens), "unembed", "ids", "temperature", "top_k", "logits_row". */
-static int json_lm_head(cJSON *o, const Model *l)
-{
-	const ModelConfig *c = &l->cfg;
-	const Mat *u;
-	cJSON *v;
-
-	if (c->vocab <= 0)
-		return 0;
-	if (put(o, "vocab", v = cJSON_CreateArray()) != 0)
-		return -1;
-	for (int i = 0; i < c->vocab; i++) {
-		char id[24];
-		snprintf(id, sizeof id, "#%d", i);
-		if (!cJSON_AddItemToArray(v, cJSON_CreateString(c->vocab_tokens != NULL ? c->vocab_tokens[i] : id)))
-			return -1;
-	}
-	/* a real model's unembedding (in its file's dtype) written as doubles, as a lesson's */
-	u = matview_empty(&c->unembed_view) ? &c->unembed : matview_doubles(&c->unembed_view);
-	if (u == NULL || put(o, "unembed", jw_matrix(u)) != 0)
-		return -1;
-	if (c->ids != NULL) {
-		if (put(o, "ids", v = cJSON_CreateArray()) != 0)
-			return -1;
-		for (int i = 0; i < c->n; i++)
-			if (!cJSON_AddItemToArray(v, cJSON_CreateNumber((double)c->ids[i])))
-				return -1;
-	}
-	return put(o, "temperature", jw_number(c->temperature > 0 ? c->temperature : 1.0)) != 0 ||
-	               !cJSON_AddNumberToObject(o, "top_k", c->top_k >= 1 ? c->top_k : 10) ||
-	               !cJSON_AddNumberToObject(o, "logits_row", c->logits_row >= 0 && c->logits_row < c->n ? c->logits_row : c->n - 1)
-	           ? -1
-	           : 0;
-}
-
 static int json_modern_keys(cJSON *o, const Model *l, const Model *top)
 {
-	/* Gemma's embedding scale: true for √d_model, else its number; a compare variant that drops it says false */
-	if ((l->cfg.embed_scale_sqrt ? !cJSON_AddTrueToObject(o, "embed_scale")
-	     : l->cfg.embed_scale > 0.0 ? put(o, "embed_scale", jw_number(l->cfg.embed_scale)) != 0
-	     : top != NULL && top->cfg.embed_scale > 0.0 && !cJSON_AddFalseToObject(o, "embed_scale")))
-		return -1;
-	/* a compare variant that drops the lesson's Gated DeltaNet says false */
-	if (top != NULL && !mat_empty(&top->lp.gdn_A_log) && mat_empty(&l->lp.gdn_A_log) &&
-	    !cJSON_AddFalseToObject(o, "gated_deltanet"))
-		return -1;
-	/* the tables' settings (lesson_keys.h: soft-capping, …; a compare variant that drops the lesson's says 0 or false) */
-	if (li_keys_write_model(o, l, top) != 0)
-		return -1;
-	return json_lm_head(o, l);
+	/* the tables' settings (lesson_keys.h: soft-capping, the LM head, …; a compare variant that drops the lesson's
+	 * says 0 or false) */
+	return li_keys_write_model(o, l, top);
 }
 
 static int json_compute_keys(cJSON *o, const Model *l, int version, const Model *top)
@@ -468,10 +277,6 @@ static int json_compute_keys(cJSON *o, const Model *l, int version, const Model 
 	    (!l->lp.mla.on && (put(o, "W_k", jw_matrix(&l->lp.W_k)) != 0 || put(o, "W_v", jw_matrix(&l->lp.W_v)) != 0)))
 		return -1;
 	if (!mat_empty(&l->lp.W_o) && put(o, "W_o", jw_matrix(&l->lp.W_o)) != 0)
-		return -1;
-	if (l->lp.mla.on && put_mla(o, &l->lp) != 0) /* multi-head latent attention: no W_k, W_v */
-		return -1;
-	if (l->lp.diff.on && put_diff(o, &l->lp.diff) != 0) /* differential attention */
 		return -1;
 	if (!cJSON_AddStringToObject(o, "score", l->cfg.score == SCORE_ADDITIVE ? "additive" : "dot"))
 		return -1;
@@ -507,7 +312,7 @@ static cJSON *json_attn_part(const Model *l, int i, cJSON **block)
 
 	*block = NULL;
 	if (j == NULL || json_layer_weights(j, model_layer_params_const(l, i), l->cfg.score) != 0 ||
-	    json_layer_keys(j, model_layer_params_const(l, i), NULL, l->cfg.qk_norm_eps) != 0 ||
+	    json_layer_keys(j, model_layer_params_const(l, i), l, LK_AT_PART) != 0 ||
 	    put_mask(j, &l->layer[i].own) != 0) {
 		cJSON_Delete(j);
 		return NULL;
@@ -579,7 +384,7 @@ static int json_encdec_keys(cJSON *o, const Model *l, int version)
 	}
 	blk = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(layers, 0), "block"), 1);
 	if (blk != NULL && (put(o, "block", blk) != 0 ||
-	                    (l->cfg.has_final_norm && json_norm(blk, "final_norm", &l->cfg.final_gamma, &l->cfg.final_beta) != 0)))
+	                    (l->cfg.has_final_norm && li_put_norm(blk, "final_norm", &l->cfg.final_gamma, &l->cfg.final_beta) != 0)))
 		return -1;
 	return json_backward(o, l);
 }

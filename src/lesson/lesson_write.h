@@ -13,11 +13,4 @@
  */
 char *lesson_write_json(const Lesson *l, char **err);
 
-/* gpt-oss's keys of a mixture's "ffn" object f, written back (lesson_moe.c; nothing without it). 0, or -1. */
-struct cJSON;
-int li_moe_write_gptoss(struct cJSON *f, const Block *b);
-/* DeepSeek-V3's router keys into a mixture's "ffn" object f (nothing for a softmax router; lesson_moe.c): 0, or -1 out of memory. */
-struct cJSON;
-int li_moe_write_router(struct cJSON *f, const MoeParams *p);
-
 #endif

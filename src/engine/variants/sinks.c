@@ -11,7 +11,7 @@
  * head can give almost nothing to every key. The core's softmax (and
  * decoding's) asks sink_logit (attention.c: attn_softmax_sink_row); this
  * file's stage, STAGE_SINKS ("sinks" in catalog.c), keeps each row's
- * missing share as `sink` (n × 1 per head). The backward pass needs nothing
+ * missing share as `sink` (n × 1 per head): 1 − Σ_j w_ij. The backward pass needs nothing
  * of its own: dmasked_ij = w_ij (dw_ij − Σ_k w_ik dw_ik) holds with the sum
  * over the keys alone (the sink's column has no gradient from the output).
  * FlashAttention's tiles add the sink's term after the last key block
@@ -21,7 +21,6 @@
 #include "base/i18n.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 /* sink_h: the layer's given matrix sinks (1 × heads). */
 static double sinks_logit(const Attn *a, int h)
@@ -29,17 +28,21 @@ static double sinks_logit(const Attn *a, int h)
 	return attn_params(a)->sinks.a[h];
 }
 
-/* The sink's share of every row: the softmax again over the row of masked (kept apart from weights, whose rows lack it). */
+/*
+ * The sink's share of every row: what the row's weights leave of 1, 1 − Σ_j w_ij, so that the weights and the
+ * sink add up to 1 exactly as the stage shows them (not a second softmax over the row of masked, whose last bits
+ * could disagree with the weights').
+ */
 static void pass_sinks(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	double *row = attn_scratch_row(a, 2 * cfg->m);
-
-	for (int h = 0; row != NULL && h < a->heads; h++)
+	(void)lp;
+	for (int h = 0; h < a->heads; h++)
 		for (int i = 0; i < cfg->n; i++) {
-			attn_derived_row(a, AM_MASKED, h, i, row, cfg->m);
-			MAT_AT(a->head[h].sink, i, 0) = attn_softmax_sink_row(row, row + cfg->m, cfg->m, lp->sinks.a[h]);
+			double kept = 0.0;
+			for (int j = 0; j < cfg->m; j++)
+				kept += MAT_AT(a->head[h].weights, i, j);
+			MAT_AT(a->head[h].sink, i, 0) = 1.0 - kept;
 		}
-	free(row);
 }
 
 /* One number per query head. */
