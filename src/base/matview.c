@@ -472,3 +472,47 @@ int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *
 	}
 	return bad;
 }
+
+int matview_mul_cols(const MatView *v, int first, int step, int cols, int r, const double *A, size_t lda, double *C,
+                     size_t ldc)
+{
+	enum { KB = 256 }; /* mat_mul's blocks of terms (matrix.h) */
+	const int k = v->rows;
+	double *row = malloc((size_t)(v->cols > 0 ? v->cols : 1) * sizeof *row), *s = malloc((size_t)(cols > 0 ? cols : 1) * sizeof *s);
+	int bad = 0;
+
+	if (row == NULL || s == NULL) {
+		free(row);
+		free(s);
+		return 1;
+	}
+	for (int i = 0; i < r; i++) {
+		const double *a = A + (size_t)i * lda;
+		double *out = C + (size_t)i * ldc;
+		if (k <= 0)
+			memset(out, 0, (size_t)cols * sizeof *out);
+		for (int t0 = 0; t0 < k; t0 += KB) {
+			const int kc = k - t0 < KB ? k - t0 : KB;
+			/* each cell's block from 0, its terms in the order of t: row t of v made doubles, then added to every cell */
+			memset(s, 0, (size_t)cols * sizeof *s);
+			for (int t = t0; t < t0 + kc; t++) {
+				const double x = a[t];
+				const double *b = row + first;
+				matview_rows(v, t, 1, row);
+				if (step == 1)
+					for (int j = 0; j < cols; j++)
+						s[j] += x * b[j];
+				else
+					for (int j = 0; j < cols; j++)
+						s[j] += x * b[(size_t)j * (size_t)step];
+			}
+			for (int j = 0; j < cols; j++)
+				out[j] = t0 == 0 ? s[j] : out[j] + s[j];
+		}
+		for (int j = 0; j < cols; j++)
+			bad |= !isfinite(out[j]);
+	}
+	free(row);
+	free(s);
+	return bad;
+}

@@ -263,6 +263,9 @@ static inline const ModelConfig *attn_config(const Attn *a)
  */
 int attn_weights_make(Attn *a);
 void attn_weights_drop(Attn *a);
+/* The same for the slots of bits want alone (model.h: LP_FILE_*), *made the bits made; and dropping those of bits. */
+int attn_weights_make_some(Attn *a, unsigned want, unsigned *made);
+void attn_weights_drop_some(Attn *a, unsigned bits);
 static inline const LayerParams *attn_params(const Attn *a)
 {
 	return &a->lp;
