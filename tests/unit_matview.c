@@ -104,6 +104,14 @@ static void a_models_head_is_not_made_doubles_to_compute(void **state)
 	assert_non_null(text);
 	assert_non_null(strstr(text, "unembed row 5"));
 	free(text);
+	/* the full-screen view's pane: the head's shape, its cells from the file's numbers, nothing made doubles */
+	const Mat *shown = attn_matrix_shown(last, AM_UNEMBED, 0);
+	assert_non_null(shown);
+	assert_null(shown->a);
+	assert_int_equal(shown->rows, 320);
+	assert_int_equal(shown->cols, 24);
+	assert_true(attn_cell(last, AM_UNEMBED, 0, 319, 23) == matview_at(v, 319, 23));
+	assert_ptr_equal(attn_matrix_shown(last, AM_LOGITS, 0), attn_matrix(last, AM_LOGITS, 0));
 	assert_non_null(copy = lesson_clone(l));
 	assert_ptr_equal(copy->cfg.unembed_view.data, v->data); /* shared, not copied */
 	/* a view of the whole matrix makes it doubles, once, the file's numbers */
