@@ -180,6 +180,10 @@ shows "view: a failed :model says why" "$s" 'nowhere/config.json'
 shows "view: and keeps the place" "$s" 'layer 1/2 · head 1/4 \(kv 1/4\)  stage: softmax'
 cmd "$s" "model tests/models/llama_tied_bf16"
 shows "view: :model DIR opens another (no tokenizer: token id 0)" "$s" 'layer 0/2 · head 0/4 \(kv 0/1\)  stage: input'
+# its head stays BF16 in the file: the logits stage's unembed pane reads its cells there (unembed[0][0] is 0.5)
+cmd "$s" "layer 1"
+cmd "$s" "goto logits"
+shows "view: the head's pane, its cells read from the file" "$s" '^0 +0\.50 +1\.78 +-0\.88'
 quits "$s" "view"
 
 finish

@@ -104,6 +104,14 @@ static void a_models_head_is_not_made_doubles_to_compute(void **state)
 	assert_non_null(text);
 	assert_non_null(strstr(text, "unembed row 5"));
 	free(text);
+	/* the full-screen view's pane: the head's shape, its cells from the file's numbers, nothing made doubles */
+	const Mat *shown = attn_matrix_shown(last, AM_UNEMBED, 0);
+	assert_non_null(shown);
+	assert_null(shown->a);
+	assert_int_equal(shown->rows, 320);
+	assert_int_equal(shown->cols, 24);
+	assert_true(attn_cell(last, AM_UNEMBED, 0, 319, 23) == matview_at(v, 319, 23));
+	assert_ptr_equal(attn_matrix_shown(last, AM_LOGITS, 0), attn_matrix(last, AM_LOGITS, 0));
 	assert_non_null(copy = lesson_clone(l));
 	assert_ptr_equal(copy->cfg.unembed_view.data, v->data); /* shared, not copied */
 	/* a view of the whole matrix makes it doubles, once, the file's numbers */
@@ -191,6 +199,23 @@ static void file_products_are_the_bits_of_mat_mul(void **state)
 		assert_memory_equal(got, want_c, sizeof got);
 		mat_free(&w);
 		matview_free(&v);
+		/* Conv1D's [in, out] where it lies: K rows of C numbers, columns 3, 5, … (step 2, 20 of them) and all */
+		assert_int_equal(matview_copy_of(&v, dtypes[d], K, C, bytes), 0);
+		assert_int_equal(matview_to_mat(&v, 0, &w), 0);
+		for (int step = 1; step <= 2; step++) {
+			const int first = step == 1 ? 0 : 3, cols = step == 1 ? C : 20;
+			Mat part = { 0 };
+			assert_int_equal(mat_alloc_whole(&part, K, cols), 0);
+			for (int i = 0; i < K; i++)
+				for (int j = 0; j < cols; j++)
+					MAT_AT(part, i, j) = MAT_AT(w, i, first + j * step);
+			mat_mul_view(R, K, cols, x, K, part.a, (size_t)cols, 0, want_c, (size_t)cols, 0);
+			assert_int_equal(matview_mul_cols(&v, first, step, cols, R, x, K, got, (size_t)cols), 0);
+			assert_memory_equal(got, want_c, (size_t)R * (size_t)cols * sizeof got[0]);
+			mat_free(&part);
+		}
+		mat_free(&w);
+		matview_free(&v);
 		/* sides of multiples of 4: the transpose in 4 × 4 tiles */
 		assert_int_equal(matview_copy_of(&v, dtypes[d], 44, 516, bytes), 0);
 		assert_int_equal(matview_to_mat(&v, 1, &w), 0);
@@ -220,33 +245,126 @@ static void a_models_layer_weights_stay_in_the_file(void **state)
 	assert_null(err);
 	assert_non_null(l);
 	const LayerParams *lp = lesson_layer_params_const(l, 1);
-	assert_int_equal(lp->files, (1u << LP_FILE_COUNT) - 1);
+	assert_int_equal(lp->files, (1u << LP_FILE_MOE_W_1) - 1); /* W_q … W_2, no experts */
 	assert_null(lp->W_q.a);
 	assert_int_equal(lp->W_q.rows, 24);
-	assert_int_equal(lp->file[LP_FILE_W_Q].dtype, MAT_BF16);
+	assert_int_equal(lp->file[LP_FILE_W_Q].piece[0].v.dtype, MAT_BF16);
 	Attn *a = compute_all(l);
 	assert_null(a->next->lp.W_q.a); /* dropped after its computation */
 	const Mat *wq = attn_matrix(a->next, AM_W_Q, 0);
 	assert_non_null(wq);
-	assert_true(MAT_AT(*wq, 5, 2) == matview_at(&lp->file[LP_FILE_W_Q], 2, 5));
+	assert_true(MAT_AT(*wq, 5, 2) == matview_at(&lp->file[LP_FILE_W_Q].piece[0].v, 2, 5));
 	assert_non_null(attn_weights(a->next)->block.W_2.a);
 	attn_free(a);
 	/* a copy shares the views, its matrices dormant too; an edit's walk makes the layer's its own */
 	Lesson *copy = lesson_clone(l);
 	assert_non_null(copy);
 	const LayerParams *cp = lesson_layer_params_const(copy, 1);
-	assert_ptr_equal(cp->file[LP_FILE_W_Q].data, lp->file[LP_FILE_W_Q].data);
+	assert_ptr_equal(cp->file[LP_FILE_W_Q].piece[0].v.data, lp->file[LP_FILE_W_Q].piece[0].v.data);
 	assert_null(cp->W_q.a);
 	Mat *w = lesson_walk_matrix(copy, 1, AM_W_Q);
 	assert_non_null(w);
 	assert_non_null(w->a);
 	assert_int_equal(cp->files, 0);
-	assert_true(MAT_AT(*w, 5, 2) == matview_at(&lp->file[LP_FILE_W_Q], 2, 5));
+	assert_true(MAT_AT(*w, 5, 2) == matview_at(&lp->file[LP_FILE_W_Q].piece[0].v, 2, 5));
 	assert_non_null(cp->block.W_1.a);
 	lesson_free(copy);
 	assert_null(lp->W_q.a); /* the lesson's own still in the file */
 	lesson_free(l);
 	free(dir);
+}
+
+/*
+ * The matrix of slot k of lp as doubles equals, cell by cell, the tensor's
+ * number it stands for: at(r, c) the file's (the caller's layout).
+ */
+static void slot_is(const LayerParams *lp, int k, double (*at)(const LayerParams *, int, int, int))
+{
+	Mat m = { 0 };
+	const Mat *shape = layer_params_file_mat((LayerParams *)lp, k);
+	assert_true((lp->files >> k & 1) != 0);
+	assert_null(shape->a);
+	assert_int_equal(layer_params_file_doubles(lp, k, &m), 0);
+	assert_int_equal(m.rows, shape->rows);
+	assert_int_equal(m.cols, shape->cols);
+	for (int r = 0; r < m.rows; r++)
+		for (int c = 0; c < m.cols; c++)
+			assert_true(MAT_AT(m, r, c) == at(lp, k, r, c));
+	mat_free(&m);
+}
+
+/* GPT-2's c_attn ([in, 3·D]): W_q, W_k, W_v its thirds, as they lie (the first piece's view is the whole tensor). */
+static double gpt2_at(const LayerParams *lp, int k, int r, int c)
+{
+	const FilePiece *f = lp->file[k].piece;
+	return matview_at(&f->v, r, f->first + c);
+}
+
+/* nn.Linear's [out, in]: the matrix its transpose. */
+static double linear_at(const LayerParams *lp, int k, int r, int c)
+{
+	return matview_at(&lp->file[k].piece[0].v, c, r);
+}
+
+/* Mixtral's and Qwen3-MoE's experts: piece e at rows or columns e·F, transposed. */
+static double expert_at(const LayerParams *lp, int k, int r, int c)
+{
+	const int F = lp->block.d_ff, e = k == LP_FILE_MOE_W_2 ? r / F : c / F;
+	const FilePiece *f = &lp->file[k].piece[e];
+	return matview_at(&f->v, c - f->col0, r - f->row0);
+}
+
+/* gpt-oss: gate_up_proj's expert e, W_1 its even columns and W_3 its odd ones; down_proj W_2 as it lies. */
+static double gptoss_at(const LayerParams *lp, int k, int r, int c)
+{
+	const int F = lp->block.d_ff;
+	const FilePiece *f = k == LP_FILE_MOE_W_2 ? lp->file[k].piece : &lp->file[k].piece[c / F];
+	return k == LP_FILE_MOE_W_2 ? matview_at(&f->v, r, c) : matview_at(&f->v, r, 2 * (c % F) + (k == LP_FILE_MOE_W_3));
+}
+
+/*
+ * GPT-2's layers (Conv1D, the fused c_attn) and the mixtures' experts stay in
+ * the file too: dormant, each slot's doubles the tensors' numbers where they
+ * belong; computing makes and drops them (the numbers against PyTorch are
+ * t_models').
+ */
+static void gpt2_and_experts_stay_in_the_file(void **state)
+{
+	static const struct {
+		const char *dir;
+		int layer;
+		unsigned files;
+		double (*at)(const LayerParams *, int, int, int);
+	} models[] = {
+		{ "tests/models/gpt2", 1, 1u << LP_FILE_W_Q | 1u << LP_FILE_W_K | 1u << LP_FILE_W_V | 1u << LP_FILE_W_O |
+		                              1u << LP_FILE_W_1 | 1u << LP_FILE_W_2, gpt2_at },
+		{ "tests/models/mixtral_moe", 0, 15u | LP_FILES_MOE, expert_at },
+		{ "tests/models/qwen3_moe_step2", 1, 15u | LP_FILES_MOE, expert_at },
+		{ "tests/models/gptoss_clamped", 0, 15u | LP_FILES_MOE, gptoss_at },
+	};
+	static const long long ids[] = { 1, 4, 8 };
+	const ImportPrompt p = { .ids = ids, .n = 3 };
+	(void)state;
+	for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+		char *dir = path_of(models[m].dir), *err = NULL;
+		Lesson *l = import_model(dir, &p, &err);
+		assert_null(err);
+		assert_non_null(l);
+		const LayerParams *lp = lesson_layer_params_const(l, models[m].layer);
+		assert_int_equal(lp->files, models[m].files);
+		for (int k = 0; k < LP_FILE_COUNT; k++)
+			if (models[m].files >> k & 1)
+				slot_is(lp, k, k < LP_FILE_MOE_W_1 && models[m].at != gpt2_at ? linear_at : models[m].at);
+		Attn *a = compute_all(l), *at = a;
+		for (int i = 0; i < models[m].layer; i++)
+			at = at->next;
+		assert_null(at->lp.block.moe.W_1.a); /* dropped after its computation */
+		assert_null(at->lp.W_q.a);
+		assert_non_null(attn_weights(at)->W_q.a);
+		attn_free(a);
+		lesson_free(l);
+		free(dir);
+	}
 }
 
 int main(void)
@@ -258,6 +376,7 @@ int main(void)
 		cmocka_unit_test(a_models_head_is_not_made_doubles_to_compute),
 		cmocka_unit_test(dot_rows_are_the_bits_of_rows_then_dot4),
 		cmocka_unit_test(file_products_are_the_bits_of_mat_mul),
+		cmocka_unit_test(gpt2_and_experts_stay_in_the_file),
 		cmocka_unit_test(a_models_layer_weights_stay_in_the_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

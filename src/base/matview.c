@@ -292,31 +292,39 @@ __attribute__((target("avx2"))) static inline __m256d load4(const unsigned char 
  * added in the order of t (a 4 × 4 transpose turns four numbers of each row
  * into one register a term), a multiply then an add, never fused.
  */
+__attribute__((target("avx2"), always_inline)) static inline __m256d group4(__m256d s_, const unsigned char *q, size_t row,
+                                                                              int bf16, __m256d x0, __m256d x1,
+                                                                              __m256d x2, __m256d x3)
+{
+	const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),
+	              r3 = load4(q + 3 * row, bf16);
+	const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);
+	const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);
+
+	s_ = _mm256_add_pd(s_, _mm256_mul_pd(x0, _mm256_permute2f128_pd(u0, u2, 0x20)));
+	s_ = _mm256_add_pd(s_, _mm256_mul_pd(x1, _mm256_permute2f128_pd(u1, u3, 0x20)));
+	s_ = _mm256_add_pd(s_, _mm256_mul_pd(x2, _mm256_permute2f128_pd(u0, u2, 0x31)));
+	return _mm256_add_pd(s_, _mm256_mul_pd(x3, _mm256_permute2f128_pd(u1, u3, 0x31)));
+}
+
 __attribute__((target("avx2"))) static void dot16_avx2(const MatView *v, int j0, int t0, int kc, const double *a, double *s)
 {
 	const int bf16 = v->dtype == MAT_BF16;
 	const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size;
 	const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;
-	__m256d acc[4] = { _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd() };
+	/* the four groups' sums named, so that they stay in registers (an array of them went through memory) */
+	__m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd(), acc2 = _mm256_setzero_pd(), acc3 = _mm256_setzero_pd();
 	int t = 0;
 
 	for (; t + 4 <= kc; t += 4, p += 4 * size) {
 		const __m256d x0 = _mm256_set1_pd(a[t0 + t]), x1 = _mm256_set1_pd(a[t0 + t + 1]);
 		const __m256d x2 = _mm256_set1_pd(a[t0 + t + 2]), x3 = _mm256_set1_pd(a[t0 + t + 3]);
-		for (int g = 0; g < 4; g++) {
-			const unsigned char *q = p + (size_t)(4 * g) * row;
-			const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),
-			              r3 = load4(q + 3 * row, bf16);
-			const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);
-			const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);
-			__m256d s_ = acc[g];
-			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x0, _mm256_permute2f128_pd(u0, u2, 0x20)));
-			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x1, _mm256_permute2f128_pd(u1, u3, 0x20)));
-			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x2, _mm256_permute2f128_pd(u0, u2, 0x31)));
-			s_ = _mm256_add_pd(s_, _mm256_mul_pd(x3, _mm256_permute2f128_pd(u1, u3, 0x31)));
-			acc[g] = s_;
-		}
+		acc0 = group4(acc0, p, row, bf16, x0, x1, x2, x3);
+		acc1 = group4(acc1, p + 4 * row, row, bf16, x0, x1, x2, x3);
+		acc2 = group4(acc2, p + 8 * row, row, bf16, x0, x1, x2, x3);
+		acc3 = group4(acc3, p + 12 * row, row, bf16, x0, x1, x2, x3);
 	}
+	const __m256d acc[4] = { acc0, acc1, acc2, acc3 };
 	for (int g = 0; g < 4; g++)
 		_mm256_storeu_pd(s + 4 * g, acc[g]);
 	for (; t < kc; t++, p += size) /* the last terms, each row's chain on */
@@ -470,5 +478,49 @@ int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *
 		for (int j = 0; j < c; j++)
 			bad |= !isfinite(out[j]);
 	}
+	return bad;
+}
+
+int matview_mul_cols(const MatView *v, int first, int step, int cols, int r, const double *A, size_t lda, double *C,
+                     size_t ldc)
+{
+	enum { KB = 256 }; /* mat_mul's blocks of terms (matrix.h) */
+	const int k = v->rows;
+	double *row = malloc((size_t)(v->cols > 0 ? v->cols : 1) * sizeof *row), *s = malloc((size_t)(cols > 0 ? cols : 1) * sizeof *s);
+	int bad = 0;
+
+	if (row == NULL || s == NULL) {
+		free(row);
+		free(s);
+		return 1;
+	}
+	for (int i = 0; i < r; i++) {
+		const double *a = A + (size_t)i * lda;
+		double *out = C + (size_t)i * ldc;
+		if (k <= 0)
+			memset(out, 0, (size_t)cols * sizeof *out);
+		for (int t0 = 0; t0 < k; t0 += KB) {
+			const int kc = k - t0 < KB ? k - t0 : KB;
+			/* each cell's block from 0, its terms in the order of t: row t of v made doubles, then added to every cell */
+			memset(s, 0, (size_t)cols * sizeof *s);
+			for (int t = t0; t < t0 + kc; t++) {
+				const double x = a[t];
+				const double *b = row + first;
+				matview_rows(v, t, 1, row);
+				if (step == 1)
+					for (int j = 0; j < cols; j++)
+						s[j] += x * b[j];
+				else
+					for (int j = 0; j < cols; j++)
+						s[j] += x * b[(size_t)j * (size_t)step];
+			}
+			for (int j = 0; j < cols; j++)
+				out[j] = t0 == 0 ? s[j] : out[j] + s[j];
+		}
+		for (int j = 0; j < cols; j++)
+			bad |= !isfinite(out[j]);
+	}
+	free(row);
+	free(s);
 	return bad;
 }

@@ -83,6 +83,15 @@ int matview_dot_rows(const MatView *v, int r0, int count, const double *x, doubl
  * 1 when a cell it wrote is not a finite number, else 0.
  */
 int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *C, size_t ldc);
+/*
+ * C (r × cols, row stride ldc) = A (r × v.rows, row stride lda) · the columns
+ * first, first + step, … of v (cols of them), each cell summed as mat_mul
+ * sums it, the numbers made doubles as they are read: Conv1D's [in, out]
+ * (GPT-2) multiplied where it lies, as matview_mul_t does nn.Linear's.
+ * 1 when a cell it wrote is not a finite number, else 0 (also out of memory).
+ */
+int matview_mul_cols(const MatView *v, int first, int step, int cols, int r, const double *A, size_t lda, double *C,
+                     size_t ldc);
 /* Cell (i, j). */
 double matview_at(const MatView *v, int i, int j);
 /*

@@ -230,6 +230,8 @@ typedef struct Attn {
 	 * pane's range, a matrix's mean) it keeps under it.
 	 */
 	unsigned long version;
+	/* attn_matrix_shown's dormant unembedding (vocab × d_model, no numbers), written through a const Attn *. */
+	Mat head_shown;
 	/* The derived matrices made on request (AttnCache: written through a const Attn * by attn_matrix). */
 	AttnCache *cache;
 
@@ -263,6 +265,9 @@ static inline const ModelConfig *attn_config(const Attn *a)
  */
 int attn_weights_make(Attn *a);
 void attn_weights_drop(Attn *a);
+/* The same for the slots of bits want alone (model.h: LP_FILE_*), *made the bits made; and dropping those of bits. */
+int attn_weights_make_some(Attn *a, unsigned want, unsigned *made);
+void attn_weights_drop_some(Attn *a, unsigned bits);
 static inline const LayerParams *attn_params(const Attn *a)
 {
 	return &a->lp;
@@ -359,6 +364,15 @@ int attn_flash_skipped(const Attn *a, int qb, int kb);
  * pointers for a frame.
  */
 const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h);
+/*
+ * attn_matrix for a view that reads the cells it shows one at a time (the
+ * full-screen view's panes): a real model's unembedding kept in its file's
+ * dtype comes back dormant, its rows and cols without numbers (a == NULL;
+ * its cells through attn_cell, from the file's numbers), so showing the LM
+ * head never makes the whole head doubles (226 MB for SmolLM2-135M); any
+ * other matrix as attn_matrix gives it.
+ */
+const Mat *attn_matrix_shown(const Attn *a, AttnMatrix which, int h);
 /* Whether attn_matrix(a, which, h) would give a matrix: without making a derived one. */
 int attn_has(const Attn *a, AttnMatrix which, int h);
 /* One cell of a matrix, (i, j) inside its shape: a derived one is worked out without making the matrix. */

@@ -330,7 +330,8 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 /* The file slot (model.h: LP_FILE_W_Q …) of given matrix w, or -1. */
 static int file_slot(AttnMatrix w)
 {
-	static const AttnMatrix slot[LP_FILE_COUNT] = { AM_W_Q, AM_W_K, AM_W_V, AM_W_O, AM_W_1, AM_W_3, AM_W_2 };
+	static const AttnMatrix slot[LP_FILE_COUNT] = { AM_W_Q, AM_W_K, AM_W_V, AM_W_O, AM_W_1, AM_W_3, AM_W_2,
+		                                        AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2 };
 
 	for (int k = 0; k < LP_FILE_COUNT; k++)
 		if (slot[k] == w)
@@ -630,7 +631,7 @@ static int same_file(const LayerParams *x, const LayerParams *y, AttnMatrix w)
 {
 	const int k = file_slot(w);
 
-	return k >= 0 && (x->files >> k & 1) && (y->files >> k & 1) && x->file[k].shared == y->file[k].shared;
+	return k >= 0 && layer_params_same_file(x, y, k);
 }
 
 static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
@@ -813,6 +814,26 @@ int attn_weights_make(Attn *a)
 	r = layer_params_make(&a->lp, &a->file_made);
 	pthread_mutex_unlock(&weights_lock);
 	return r;
+}
+
+int attn_weights_make_some(Attn *a, unsigned want, unsigned *made)
+{
+	int r;
+
+	*made = 0;
+	pthread_mutex_lock(&weights_lock);
+	r = layer_params_make_some(&a->lp, want, made);
+	a->file_made |= *made;
+	pthread_mutex_unlock(&weights_lock);
+	return r;
+}
+
+void attn_weights_drop_some(Attn *a, unsigned bits)
+{
+	pthread_mutex_lock(&weights_lock);
+	layer_params_unmake(&a->lp, bits & a->file_made);
+	a->file_made &= ~bits;
+	pthread_mutex_unlock(&weights_lock);
 }
 
 void attn_weights_drop(Attn *a)

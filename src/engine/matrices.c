@@ -55,6 +55,17 @@ const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 	return mat_empty(m) ? NULL : m;
 }
 
+const Mat *attn_matrix_shown(const Attn *a, AttnMatrix which, int h)
+{
+	const MatView *v = &attn_config(a)->unembed_view;
+	Mat *shape = &((Attn *)a)->head_shown; /* a shape of the computation's own, no numbers to free */
+
+	if (which != AM_UNEMBED || matview_empty(v))
+		return attn_matrix(a, which, h);
+	*shape = (Mat){ v->rows, v->cols, NULL };
+	return shape;
+}
+
 int attn_has(const Attn *a, AttnMatrix which, int h)
 {
 	if ((unsigned)which < AM_COUNT && attn_derived(which)) {
@@ -69,6 +80,8 @@ double attn_cell(const Attn *a, AttnMatrix which, int h, int i, int j)
 {
 	const Mat *kept = NULL;
 
+	if (which == AM_UNEMBED && !matview_empty(&attn_config(a)->unembed_view)) /* the file's number, not the head made doubles */
+		return matview_at(&attn_config(a)->unembed_view, i, j);
 	if (!attn_derived(which) || !mat_empty(kept = attn_slot_const(a, which, h))) {
 		const Mat *m = attn_derived(which) ? kept : attn_matrix(a, which, h);
 		return m != NULL ? MAT_AT(*m, i, j) : NAN;

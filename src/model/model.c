@@ -283,6 +283,41 @@ static int diff_copy(DiffParams *dst, const DiffParams *src)
 	               : 0;
 }
 
+/* p's file slots (model.h: LayerParams.file) dropped: no views, no bits. */
+static void file_slots_free(LayerParams *p)
+{
+	for (int k = 0; k < LP_FILE_COUNT; k++) {
+		for (int i = 0; i < p->file[k].n; i++)
+			matview_free(&p->file[k].piece[i].v);
+		free(p->file[k].piece);
+		p->file[k] = (FileSlot){ 0 };
+	}
+	p->files = 0;
+}
+
+/* dst's slots other references to src's views (dst's fields a copy of src's, not freed). 0, or -1 out of memory (dst's none). */
+static int file_slots_share(LayerParams *dst, const LayerParams *src)
+{
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		dst->file[k] = (FileSlot){ 0 };
+	for (int k = 0; k < LP_FILE_COUNT; k++) {
+		const FileSlot *s = &src->file[k];
+		if (s->n == 0)
+			continue;
+		if ((dst->file[k].piece = malloc((size_t)s->n * sizeof *s->piece)) == NULL) {
+			dst->files = 0;
+			file_slots_free(dst);
+			return -1;
+		}
+		dst->file[k].n = s->n;
+		for (int i = 0; i < s->n; i++) {
+			dst->file[k].piece[i] = s->piece[i];
+			matview_share(&dst->file[k].piece[i].v, &s->piece[i].v);
+		}
+	}
+	return 0;
+}
+
 void layer_params_free(LayerParams *p)
 {
 	mat_free(&p->W_q);
@@ -306,8 +341,7 @@ void layer_params_free(LayerParams *p)
 	mat_free(&p->gdn_W_z);
 	mat_free(&p->gdn_norm);
 	mat_free(&p->W_gate);
-	for (int k = 0; k < LP_FILE_COUNT; k++)
-		matview_free(&p->file[k]);
+	file_slots_free(p);
 	mat_free(&p->b_gate);
 	mla_free(&p->mla);
 	diff_free(&p->diff);
@@ -324,8 +358,8 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	dst->gdn_conv = dst->gdn_W_z = dst->gdn_norm = (Mat){ 0 };
 	dst->mla.W_qa = dst->mla.q_a_norm = dst->mla.W_qb = dst->mla.W_kva = dst->mla.kv_a_norm = dst->mla.W_kvb = (Mat){ 0 };
 	dst->diff.lq1 = dst->diff.lk1 = dst->diff.lq2 = dst->diff.lk2 = dst->diff.subln = (Mat){ 0 };
-	for (int k = 0; k < LP_FILE_COUNT; k++)
-		matview_share(&dst->file[k], &src->file[k]);
+	if (file_slots_share(dst, src) != 0)
+		return -1;
 	if (block_copy(&dst->block, &src->block) != 0 || mla_copy(&dst->mla, &src->mla) != 0 || diff_copy(&dst->diff, &src->diff) != 0)
 		return -1;
 	return mat_copy(&dst->W_q, &src->W_q) | mat_copy(&dst->W_k, &src->W_k) | mat_copy(&dst->W_v, &src->W_v) |
@@ -343,24 +377,103 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 
 Mat *layer_params_file_mat(LayerParams *p, int k)
 {
-	Mat *const m[LP_FILE_COUNT] = { &p->W_q, &p->W_k, &p->W_v, &p->W_o, &p->block.W_1, &p->block.W_3, &p->block.W_2 };
+	Mat *const m[LP_FILE_COUNT] = { &p->W_q, &p->W_k, &p->W_v, &p->W_o, &p->block.W_1, &p->block.W_3, &p->block.W_2,
+		                        &p->block.moe.W_1, &p->block.moe.W_3, &p->block.moe.W_2 };
 
 	return m[k];
 }
 
-int layer_params_make(LayerParams *p, unsigned *made)
+int layer_params_keep(LayerParams *p, int k, const MatView *v, int transpose, int first, int step, int cols, int row0,
+                      int col0)
 {
-	for (int k = 0; k < LP_FILE_COUNT; k++) {
-		Mat *m = layer_params_file_mat(p, k);
-		if (!(p->files >> k & 1) || m->a != NULL)
-			continue;
-		if (matview_to_mat(&p->file[k], 1, m) != 0) {
-			m->rows = p->file[k].cols, m->cols = p->file[k].rows; /* dormant still */
+	FileSlot *s = &p->file[k];
+	FilePiece *more = realloc(s->piece, (size_t)(s->n + 1) * sizeof *more);
+
+	if (more == NULL)
+		return -1;
+	s->piece = more;
+	more[s->n] = (FilePiece){ .transpose = transpose, .first = first, .step = step, .cols = cols, .row0 = row0, .col0 = col0 };
+	matview_share(&more[s->n].v, v);
+	s->n++;
+	p->files |= 1u << k;
+	return 0;
+}
+
+int layer_params_same_file(const LayerParams *x, const LayerParams *y, int k)
+{
+	const FileSlot *a = &x->file[k], *b = &y->file[k];
+
+	if (!(x->files >> k & 1) || !(y->files >> k & 1) || a->n != b->n)
+		return 0;
+	for (int i = 0; i < a->n; i++)
+		if (a->piece[i].v.shared != b->piece[i].v.shared || a->piece[i].v.data != b->piece[i].v.data)
+			return 0;
+	return 1;
+}
+
+/* Piece f into m's numbers (each number of the file exactly a double: any order gives the same bits). */
+static int piece_into(const FilePiece *f, Mat *m)
+{
+	const MatView *v = &f->v;
+	double *buf;
+
+	if (f->transpose) { /* vᵀ made whole (matview_to_mat's fast transpose), then its rows put in place */
+		Mat t = { 0 };
+		if (matview_to_mat(v, 1, &t) != 0)
+			return -1;
+		for (int i = 0; i < t.rows; i++)
+			memcpy(&MAT_AT(*m, f->row0 + i, f->col0), &MAT_AT(t, i, 0), (size_t)t.cols * sizeof(double));
+		mat_free(&t);
+		return 0;
+	}
+	if ((buf = malloc((size_t)(v->cols > 0 ? v->cols : 1) * sizeof *buf)) == NULL)
+		return -1;
+	for (int i = 0; i < v->rows; i++) {
+		double *out = &MAT_AT(*m, f->row0 + i, f->col0);
+		matview_rows(v, i, 1, buf);
+		for (int j = 0; j < f->cols; j++)
+			out[j] = buf[f->first + (size_t)j * (size_t)f->step];
+	}
+	free(buf);
+	return 0;
+}
+
+int layer_params_file_doubles(const LayerParams *p, int k, Mat *out)
+{
+	const FileSlot *s = &p->file[k];
+	const Mat *shape = layer_params_file_mat((LayerParams *)p, k);
+	const FilePiece *f = s->piece;
+
+	/* one nn.Linear weight, the whole matrix: its transpose straight into out */
+	if (s->n == 1 && f->transpose && f->row0 == 0 && f->col0 == 0 && f->v.rows == shape->cols && f->v.cols == shape->rows)
+		return matview_to_mat(&f->v, 1, out);
+	if (mat_alloc_whole(out, shape->rows, shape->cols) != 0)
+		return -1;
+	for (int i = 0; i < s->n; i++)
+		if (piece_into(&s->piece[i], out) != 0) {
+			mat_free(out);
 			return -1;
 		}
+	return 0;
+}
+
+int layer_params_make_some(LayerParams *p, unsigned want, unsigned *made)
+{
+	for (int k = 0; k < LP_FILE_COUNT; k++) {
+		Mat *m = layer_params_file_mat(p, k), d = { 0 };
+		if (!((p->files & want) >> k & 1) || m->a != NULL)
+			continue;
+		if (layer_params_file_doubles(p, k, &d) != 0)
+			return -1; /* m dormant still */
+		*m = d;
 		*made |= 1u << k;
 	}
 	return 0;
+}
+
+int layer_params_make(LayerParams *p, unsigned *made)
+{
+	return layer_params_make_some(p, ~0u, made);
 }
 
 void layer_params_unmake(LayerParams *p, unsigned made)
@@ -389,9 +502,7 @@ int layer_params_own(LayerParams *p)
 		layer_params_unmake(p, made);
 		return -1;
 	}
-	for (int k = 0; k < LP_FILE_COUNT; k++)
-		matview_free(&p->file[k]);
-	p->files = 0;
+	file_slots_free(p);
 	return 0;
 }
 

@@ -290,14 +290,39 @@ typedef struct DiffParams {
 
 /*
  * A real model's large layer weights kept in the file (issue 21, "Memory"):
- * LayerParams.file[k] a view of the tensor as the file stores it (nn.Linear's
- * [out, in], BF16 …) and the matrix it stands for, layer_params_file_mat(p, k)
- * (W_q … W_2, its transpose), "dormant": its rows and cols, no numbers (a ==
- * NULL). A computation makes its own doubles of a layer's when it needs them
- * and drops them after (engine: attn_weights_make, attn_weights_drop); an
- * edit makes the matrix the model's own (layer_params_own), its view gone.
+ * LayerParams.file[k] the tensors as the file stores them (BF16 …) and the
+ * matrix they stand for, layer_params_file_mat(p, k) (W_q … W_2, the
+ * experts' stacks), "dormant": its rows and cols, no numbers (a == NULL). A
+ * computation makes its own doubles of a layer's when it needs them and
+ * drops them after (engine: attn_weights_make, attn_weights_drop); an edit
+ * makes the matrix the model's own (layer_params_own), its views gone.
+ *
+ * A slot is made of pieces, each one tensor (or rows of one) put at
+ * (row0, col0) of the matrix: nn.Linear's [out, in] transposed (LLaMA's
+ * projections, one piece; an expert's gate, up or down projection, one piece
+ * per expert in its columns or rows of the stack), or Conv1D's [in, out]
+ * as it lies, cols of its columns first, first + step, … (GPT-2's fused
+ * c_attn: W_q, W_k, W_v its thirds; gpt-oss's gate_up_proj: W_1 and W_3
+ * its even and odd columns, expert by expert).
  */
-enum { LP_FILE_W_Q, LP_FILE_W_K, LP_FILE_W_V, LP_FILE_W_O, LP_FILE_W_1, LP_FILE_W_3, LP_FILE_W_2, LP_FILE_COUNT };
+enum {
+	LP_FILE_W_Q, LP_FILE_W_K, LP_FILE_W_V, LP_FILE_W_O, LP_FILE_W_1, LP_FILE_W_3, LP_FILE_W_2,
+	LP_FILE_MOE_W_1, LP_FILE_MOE_W_3, LP_FILE_MOE_W_2, LP_FILE_COUNT
+};
+/* The slots of a mixture's experts (their products are the engine's own loops: made doubles to be read). */
+#define LP_FILES_MOE (1u << LP_FILE_MOE_W_1 | 1u << LP_FILE_MOE_W_3 | 1u << LP_FILE_MOE_W_2)
+
+typedef struct FilePiece {
+	MatView v;             /* the numbers as stored (the piece's own reference to them) */
+	int transpose;         /* 1: the piece is vᵀ; 0: columns first, first + step, … of v, cols of them */
+	int first, step, cols;
+	int row0, col0;        /* the piece's first cell in the matrix */
+} FilePiece;
+
+typedef struct FileSlot {
+	int n;
+	FilePiece *piece;
+} FileSlot;
 
 /*
  * One layer's own parameters: its heads, weights, biases and block.
@@ -338,7 +363,7 @@ typedef struct LayerParams {
 	int dec_layer;
 	/* weights kept in a real model's file (see LP_FILE_W_Q): bit k of files set when file[k] stands for its matrix */
 	unsigned files;
-	MatView file[LP_FILE_COUNT]; /* the tensor as stored ([out, in]: the matrix is its transpose) */
+	FileSlot file[LP_FILE_COUNT];
 } LayerParams;
 
 /*
@@ -408,13 +433,29 @@ int model_unembed_is(const ModelConfig *c, int rows, int cols);
 int model_config_copy(ModelConfig *dst, const ModelConfig *src);
 void layer_params_free(LayerParams *p);
 int layer_params_copy(LayerParams *dst, const LayerParams *src);
-/* The matrix file slot k stands for (&p->W_q … &p->block.W_2). */
+/* The matrix file slot k stands for (&p->W_q … &p->block.W_2, &p->block.moe.W_1 …). */
 Mat *layer_params_file_mat(LayerParams *p, int k);
 /*
- * Every dormant file-kept matrix of p made doubles (their numbers p's
- * holder's own: *made gets the bits of those made, for layer_params_unmake).
- * 0, or -1 out of memory (those made so far in *made).
+ * Slot k of p kept as one more piece: v (a reference of the slot's own, v
+ * itself left to the caller), put at (row0, col0) as described at
+ * FilePiece; bit k of p->files set. 0, or -1 out of memory.
  */
+int layer_params_keep(LayerParams *p, int k, const MatView *v, int transpose, int first, int step, int cols, int row0,
+                      int col0);
+/* 1 when slot k of x and of y are kept in the same file's numbers (the same views: neither read). */
+int layer_params_same_file(const LayerParams *x, const LayerParams *y, int k);
+/*
+ * Slot k's matrix as doubles into out (rows × cols of the matrix; out's old
+ * contents not freed). 0, or -1 out of memory (out empty).
+ */
+int layer_params_file_doubles(const LayerParams *p, int k, Mat *out);
+/*
+ * Every dormant file-kept matrix of p among the slots of bits want made
+ * doubles (their numbers p's holder's own: *made gets the bits of those
+ * made, for layer_params_unmake). 0, or -1 out of memory (those made so far
+ * in *made). layer_params_make: every slot.
+ */
+int layer_params_make_some(LayerParams *p, unsigned want, unsigned *made);
 int layer_params_make(LayerParams *p, unsigned *made);
 /* The matrices of bits made freed, dormant again. */
 void layer_params_unmake(LayerParams *p, unsigned made);

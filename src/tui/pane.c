@@ -42,7 +42,13 @@ pane_mat(const Tui *t, const Pane *p)
 
 	if (a == NULL || (matrix_per_head(p->which) && p->head >= a->heads))
 		return NULL;
-	return attn_matrix(a, p->which, p->head);
+	return attn_matrix_shown(a, p->which, p->head);
+}
+
+double
+pane_at(const Tui *t, const Pane *p, const Mat *m, int R, int C)
+{
+	return m->a != NULL ? MAT_AT(*m, R, C) : attn_cell(pane_attn(t, p), p->which, p->head, R, C);
 }
 
 /* View (r, c) → source (row, col). */
@@ -59,11 +65,11 @@ pane_src(const Pane *p, int r, int c, int *R, int *C)
 }
 
 static double
-pane_value(const Mat *m, const Pane *p, int r, int c)
+pane_value(const Tui *t, const Mat *m, const Pane *p, int r, int c)
 {
 	int R, C;
 	pane_src(p, r, c, &R, &C);
-	return MAT_AT(*m, R, C);
+	return pane_at(t, p, m, R, C);
 }
 
 /* A masked cell: −∞ anywhere, or a hidden key in the masked matrix and the weights. */
@@ -178,7 +184,7 @@ pane_range(Tui *t, const Pane *p, const Mat *m)
 	/* the columns [col0, col0 + ncols) of every row (the set of numbers is the same transposed) */
 	for (int R = 0; R < m->rows; R++)
 		for (int C = p->col0; C < p->col0 + p->ncols; C++) {
-			const double v = MAT_AT(*m, R, C);
+			const double v = pane_at(t, p, m, R, C);
 			if (isfinite(v)) {
 				if (fabs(v) > e->maxabs)
 					e->maxabs = fabs(v);
@@ -538,7 +544,7 @@ tui_build_panes(Tui *t, int keep, int refocus)
 		const Mat *ma = pane_mat(t, p), *mb = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
 		p->ndiff = 0;
 		p->only[0] = '\0';
-		if (ma == NULL || mb == NULL)
+		if (ma == NULL || mb == NULL || ma->a == NULL || mb->a == NULL) /* a head kept in its file: not compared */
 			continue;
 		/* the cells only one of them has are not compared: say which rows those are */
 		char here[40], there[40];
@@ -730,8 +736,8 @@ pane_prev(const Tui *t, const Pane *p, const Mat *cur)
 		return NULL;
 	if (matrix_per_head(p->which) && p->head >= pa->heads)
 		return NULL;
-	const Mat *m = attn_matrix(pa, p->which, p->head);
-	if (m == NULL || m->rows != cur->rows || m->cols != cur->cols)
+	const Mat *m = attn_matrix_shown(pa, p->which, p->head);
+	if (m == NULL || m->a == NULL || cur->a == NULL || m->rows != cur->rows || m->cols != cur->cols)
 		return NULL;
 	return m;
 }
@@ -856,6 +862,7 @@ pane_draw_legend(Tui *t, Pane *p, int y)
 
 /* A pane's cell for heat_block_peak. */
 typedef struct PaneCells {
+	const Tui *t;
 	const Mat *m;
 	const Pane *p;
 } PaneCells;
@@ -864,7 +871,7 @@ static double
 pane_cell_value(const void *ctx, int r, int c)
 {
 	const PaneCells *pc = ctx;
-	return pane_value(pc->m, pc->p, r, c);
+	return pane_value(pc->t, pc->m, pc->p, r, c);
 }
 
 /* The rows and columns of heatmap cells a zoomed pane of H × W has room for. */
@@ -904,7 +911,7 @@ pane_draw_zoom(Tui *t, Pane *p, const Mat *m)
 	const int nr = (p->rows + f - 1) / f, nc = (p->cols + f - 1) / f;
 	const int cr = p->cur_r / f, cc = p->cur_c / f;
 	const int focused = t->focus == (int)(p - t->pane);
-	const PaneCells cells = { m, p };
+	const PaneCells cells = { t, m, p };
 	char cap[96];
 
 	pane_draw_title(t, p, nr, nc);
@@ -1105,6 +1112,8 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 	const Mat *prev = pane_prev(t, p, m);
 	const Mat *cmp = p->other >= 0 ? pane_mat(t, &t->pane[p->other]) : NULL;
 	int present = t->opt.present;
+	if (cmp != NULL && (cmp->a == NULL || m->a == NULL)) /* a head kept in its file: its cells not compared */
+		cmp = NULL;
 	attr_t lab_bold = present ? A_BOLD : 0;
 
 	/* Column labels. */
@@ -1127,7 +1136,7 @@ pane_draw(Tui *t, Pane *p, const Ops *ops)
 			int c = p->left + j, R, C, lv = 0;
 			char num[32];
 			pane_src(p, r, c, &R, &C);
-			double v = MAT_AT(*m, R, C);
+			double v = pane_at(t, p, m, R, C);
 			attr_t at;
 			/* at a decode step or tile: cells not computed yet are blank, the new ones lit */
 			const CellState cs = session_cell_state(t->s, pane_attn(t, p), p->which, R, C);

@@ -677,7 +677,7 @@ tui_draw_status(Tui *t)
 				         matrix_name(p->which), R, C);
 				screen_put(w, 0, x, theme_attr(ROLE_LABEL), line, left - x);
 			} else if (m) {
-				labels_number(num, MAT_AT(*m, R, C), t->utf8);
+				labels_number(num, pane_at(t, p, m, R, C), t->utf8);
 				if (matrix_per_head(p->which) && attn_params(pane_attn(t, p))->heads > 1)
 					snprintf(line, sizeof line, _("%s%s[%d][%d] (head %d) = %s   Enter: where from?"),
 					         p->variant ? _("variant ") : "", matrix_name(p->which), R, C, p->head, num);

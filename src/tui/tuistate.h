@@ -277,6 +277,8 @@ int tui_run_line(Tui *t, const char *line);
 /* pane.c */
 const Attn *pane_attn(const Tui *t, const Pane *p);
 const Mat *pane_mat(const Tui *t, const Pane *p);
+/* Cell (R, C) of m, the matrix pane_mat gave p (a real model's head kept in its file: from the file's number). */
+double pane_at(const Tui *t, const Pane *p, const Mat *m, int R, int C);
 void pane_src(const Pane *p, int r, int c, int *R, int *C);
 void pane_want(const Pane *p, int *w, int *h);
 /* Pane.zoom when presenting made the pane a heatmap (it asks for the room of every cell). */

@@ -96,8 +96,8 @@ static void kept_release(void *ref)
 	free(ref);
 }
 
-/* view: rows × cols numbers of dtype d at t's data, holding weights_anchor. 0, or -1 out of memory (view empty). */
-static int kept_view(const StTensor *t, MatDtype d, int rows, int cols, MatView *view)
+/* view: rows × cols numbers of dtype d at data (in a tensor's), holding weights_anchor. 0, or -1 out of memory (view empty). */
+static int kept_view(const unsigned char *data, MatDtype d, int rows, int cols, MatView *view)
 {
 	MatView *ref = malloc(sizeof *ref);
 
@@ -105,7 +105,7 @@ static int kept_view(const StTensor *t, MatDtype d, int rows, int cols, MatView 
 	if (ref == NULL)
 		return -1;
 	matview_share(ref, &weights_anchor);
-	if (matview_of(view, d, rows, cols, t->data, kept_release, ref) != 0) {
+	if (matview_of(view, d, rows, cols, data, kept_release, ref) != 0) {
 		kept_release(ref);
 		return -1;
 	}
@@ -140,7 +140,7 @@ static int load_head(HfWeights *w, const char *name, int rows, int cols, MatView
 	snprintf(full, sizeof full, "%s%s", w->prefix, name);
 	if (!matview_empty(&weights_anchor) && (t = hfweights_find(w, full, NULL)) != NULL && t->ndim == 2 &&
 	    t->shape[0] == rows && t->shape[1] == cols && kept_dtype(t) >= 0) {
-		if (kept_view(t, (MatDtype)kept_dtype(t), rows, cols, view) != 0) {
+		if (kept_view(t->data, (MatDtype)kept_dtype(t), rows, cols, view) != 0) {
 			*err = strdup(_("out of memory"));
 			return -1;
 		}
@@ -160,6 +160,51 @@ static int load_layer(const HfConfig *c, const HfWeights *w, int layer, const ch
 	return load(w, full, transpose, rows, cols, out, err);
 }
 
+/* Layer i's tensor NAME's full name: "h.i.NAME" (gpt2) or "model.layers.i.NAME", w->prefix before it. */
+static void layer_name(const HfConfig *c, const HfWeights *w, int i, const char *name, char full[HF_NAME_SIZE])
+{
+	snprintf(full, HF_NAME_SIZE, c->arch == HF_GPT2 ? "%sh.%d.%s" : "%smodel.layers.%d.%s", w->prefix, i, name);
+}
+
+/*
+ * The tensor FULL when a view can keep it in the file (model.h:
+ * LayerParams.file): import_model is reading, its dtype is one a view
+ * reads, its last dimension cols and its numbers rows × cols (the first
+ * dimensions, e.g. gpt-oss's experts, as rows). Else NULL: it is read as
+ * doubles, with the messages of that path.
+ */
+static const StTensor *keepable(const HfWeights *w, const char *full, long long rows, long long cols)
+{
+	const StTensor *t;
+
+	if (matview_empty(&weights_anchor) || (t = hfweights_find(w, full, NULL)) == NULL || t->ndim < 2 ||
+	    kept_dtype(t) < 0 || t->shape[t->ndim - 1] != cols || t->count != rows * cols)
+		return NULL;
+	return t;
+}
+
+/*
+ * Rows [r0, r0 + count) of t (t's last dimension, vcols, a row) as one more
+ * piece of p's slot k (model.h: FilePiece: transpose, columns first, first +
+ * step, … cols of them, at row0, col0). 0, or -1 with *err out of memory.
+ */
+static int keep_piece(const StTensor *t, long long r0, int count, int vcols, LayerParams *p, int k,
+                      const FilePiece *where, char **err)
+{
+	const MatDtype d = (MatDtype)kept_dtype(t);
+	const unsigned char *data = t->data + (size_t)r0 * (size_t)vcols * (size_t)mat_dtype_size(d);
+	MatView v;
+
+	if (kept_view(data, d, count, vcols, &v) != 0 || layer_params_keep(p, k, &v, where->transpose, where->first,
+	                                                                    where->step, where->cols, where->row0, where->col0) != 0) {
+		matview_free(&v);
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	matview_free(&v); /* the slot holds its own reference */
+	return 0;
+}
+
 /*
  * Layer i's nn.Linear weight NAME ([cols, rows] as stored) as p's rows × cols
  * matrix of file slot k (model.h: LayerParams.file), kept in the file where
@@ -171,23 +216,51 @@ static int load_layer(const HfConfig *c, const HfWeights *w, int layer, const ch
 static int load_kept(const HfConfig *c, const HfWeights *w, int i, const char *name, int rows, int cols, LayerParams *p,
                      int k, char **err)
 {
-	char full[160];
+	static const FilePiece whole_t = { .transpose = 1 };
+	char full[HF_NAME_SIZE];
 	const StTensor *t;
-	Mat *m = layer_params_file_mat(p, k);
 
 	*err = NULL;
-	snprintf(full, sizeof full, "%smodel.layers.%d.%s", w->prefix, i, name);
-	if (c->arch != HF_GPT2 && !matview_empty(&weights_anchor) && (t = hfweights_find(w, full, NULL)) != NULL &&
-	    t->ndim == 2 && t->shape[0] == cols && t->shape[1] == rows && kept_dtype(t) >= 0) {
-		if (kept_view(t, (MatDtype)kept_dtype(t), cols, rows, &p->file[k]) != 0) {
-			*err = strdup(_("out of memory"));
+	layer_name(c, w, i, name, full);
+	if ((t = keepable(w, full, cols, rows)) != NULL && t->ndim == 2) {
+		if (keep_piece(t, 0, cols, rows, p, k, &whole_t, err) != 0)
 			return -1;
-		}
-		*m = (Mat){ rows, cols, NULL };
-		p->files |= 1u << k;
+		*layer_params_file_mat(p, k) = (Mat){ rows, cols, NULL };
 		return 0;
 	}
-	return load_layer(c, w, i, name, 1, rows, cols, m, err);
+	return load_layer(c, w, i, name, 1, rows, cols, layer_params_file_mat(p, k), err);
+}
+
+/*
+ * Layer i's Conv1D weight NAME (GPT-2: [in, out] as stored, the matrix as it
+ * lies; in = rows, out = width) kept as slot k: its columns [from, from +
+ * cols) (c_attn's third for W_q, W_k or W_v; the whole for the others).
+ * 1 kept, 0 not keepable (nothing done), -1 with *err.
+ */
+static int keep_conv(const HfConfig *c, const HfWeights *w, int i, const char *name, int rows, int width, int from,
+                     int cols, LayerParams *p, int k, char **err)
+{
+	const FilePiece part = { .first = from, .step = 1, .cols = cols };
+	char full[HF_NAME_SIZE];
+	const StTensor *t;
+
+	*err = NULL;
+	layer_name(c, w, i, name, full);
+	if ((t = keepable(w, full, rows, width)) == NULL || t->ndim != 2)
+		return 0;
+	if (keep_piece(t, 0, rows, width, p, k, &part, err) != 0)
+		return -1;
+	*layer_params_file_mat(p, k) = (Mat){ rows, cols, NULL };
+	return 1;
+}
+
+/* keep_conv of a whole Conv1D weight, else read as doubles (load_layer). 0, or -1 with *err. */
+static int load_conv(const HfConfig *c, const HfWeights *w, int i, const char *name, int rows, int cols, LayerParams *p,
+                     int k, char **err)
+{
+	const int r = keep_conv(c, w, i, name, rows, cols, 0, cols, p, k, err);
+
+	return r < 0 ? -1 : r > 0 ? 0 : load_layer(c, w, i, name, 0, rows, cols, layer_params_file_mat(p, k), err);
 }
 
 /* Columns [from, from + cols) of m as a new matrix. 0, or -1 out of memory. */
@@ -245,11 +318,13 @@ static int rows_of(const HfWeights *w, const char *name, const long long *rows, 
  * projections transposed into its columns (rows for W_2) of the stack
  * (model.h: MoeParams). 0, or -1 with *err.
  */
-static int layer_moe(const HfConfig *c, const HfWeights *w, int i, Block *b, char **err)
+static int layer_moe(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
 {
 	const int D = c->hidden_size, F = c->moe_intermediate_size, E = c->num_experts;
+	Block *b = &p->block;
 	MoeParams *m = &b->moe;
-	char name[HF_NAME_SIZE];
+	char name[HF_NAME_SIZE], full[HF_NAME_SIZE];
+	int keep = 1;
 
 	m->experts = E;
 	m->top_k = c->experts_per_tok;
@@ -257,6 +332,27 @@ static int layer_moe(const HfConfig *c, const HfWeights *w, int i, Block *b, cha
 	b->d_ff = F;
 	if (load(w, hfconfig_moe_tensor(c, i, -1, 0, name), 1, D, E, &m->W_r, err) != 0)
 		return -1;
+	/* kept in the file when every expert's tensor can be: expert e's gate and up ([F, D]) transposed into columns
+	 * e·F … of W_1 and W_3, its down ([D, F]) into rows e·F … of W_2 */
+	for (int e = 0; e < E && keep; e++)
+		for (int k = 0; k < 3 && keep; k++) {
+			const StTensor *t;
+			snprintf(full, sizeof full, "%s%s", w->prefix, hfconfig_moe_tensor(c, i, e, k, name));
+			keep = (t = keepable(w, full, k < 2 ? F : D, k < 2 ? D : F)) != NULL && t->ndim == 2;
+		}
+	for (int e = 0; e < E && keep; e++)
+		for (int k = 0; k < 3; k++) {
+			const FilePiece at = { .transpose = 1, .row0 = k < 2 ? 0 : e * F, .col0 = k < 2 ? e * F : 0 };
+			snprintf(full, sizeof full, "%s%s", w->prefix, hfconfig_moe_tensor(c, i, e, k, name));
+			if (keep_piece(keepable(w, full, k < 2 ? F : D, k < 2 ? D : F), 0, k < 2 ? F : D, k < 2 ? D : F, p,
+			               LP_FILE_MOE_W_1 + k, &at, err) != 0)
+				return -1;
+		}
+	if (keep) {
+		m->W_1 = m->W_3 = (Mat){ D, E * F, NULL };
+		m->W_2 = (Mat){ E * F, D, NULL };
+		return 0;
+	}
 	if (mat_alloc_whole(&m->W_1, D, E * F) != 0 || mat_alloc_whole(&m->W_3, D, E * F) != 0 ||
 	    mat_alloc_whole(&m->W_2, E * F, D) != 0) {
 		*err = strdup(_("out of memory"));
@@ -380,12 +476,15 @@ static int numbers_of(const HfWeights *w, int i, const char *name, long long cou
  * gate_up_proj_bias [E, 2F] likewise into b_1 and b_3; down_proj [E, F, D]
  * into W_2's rows, down_proj_bias [E, D] as b_2. 0, or -1 with *err.
  */
-static int layer_gptoss(const HfConfig *c, const HfWeights *w, int i, Block *b, char **err)
+static int layer_gptoss(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
 {
 	const int D = c->hidden_size, F = c->intermediate_size, E = c->num_experts;
+	Block *b = &p->block;
 	MoeParams *m = &b->moe;
-	double *gu = malloc((size_t)E * D * 2 * F * sizeof *gu), *gub = malloc((size_t)E * 2 * F * sizeof *gub);
-	int r = -1;
+	char full[HF_NAME_SIZE];
+	const StTensor *gut, *dt;
+	double *gu = NULL, *gub = malloc((size_t)E * 2 * F * sizeof *gub);
+	int r = -1, keep;
 
 	m->experts = E;
 	m->top_k = c->experts_per_tok;
@@ -394,25 +493,51 @@ static int layer_gptoss(const HfConfig *c, const HfWeights *w, int i, Block *b, 
 	m->swiglu_limit = c->swiglu_limit;
 	b->d_ff = F;
 	*err = NULL;
-	if (gu == NULL || gub == NULL || mat_alloc_whole(&m->W_1, D, E * F) != 0 || mat_alloc_whole(&m->W_3, D, E * F) != 0 ||
-	    mat_alloc_whole(&m->W_2, E * F, D) != 0 || mat_alloc_whole(&m->b_1, 1, E * F) != 0 ||
-	    mat_alloc_whole(&m->b_3, 1, E * F) != 0)
+	/* kept in the file: gate_up_proj's expert e (D rows of 2F) its even columns into W_1's e·F …, its odd ones
+	 * into W_3's; down_proj [E, F, D] W_2 as it lies */
+	layer_name(c, w, i, "mlp.experts.gate_up_proj", full);
+	gut = keepable(w, full, (long long)E * D, 2LL * F);
+	layer_name(c, w, i, "mlp.experts.down_proj", full);
+	dt = keepable(w, full, (long long)E * F, D);
+	keep = gut != NULL && gut->ndim == 3 && dt != NULL && dt->ndim == 3;
+	if (gub == NULL || mat_alloc_whole(&m->b_1, 1, E * F) != 0 || mat_alloc_whole(&m->b_3, 1, E * F) != 0 ||
+	    (!keep && ((gu = malloc((size_t)E * D * 2 * F * sizeof *gu)) == NULL || mat_alloc_whole(&m->W_1, D, E * F) != 0 ||
+	               mat_alloc_whole(&m->W_3, D, E * F) != 0 || mat_alloc_whole(&m->W_2, E * F, D) != 0)))
 		goto out;
 	if (load_layer(c, w, i, "mlp.router.weight", 1, D, E, &m->W_r, err) ||
 	    load_layer(c, w, i, "mlp.router.bias", 0, 1, E, &m->b_r, err) ||
 	    load_layer(c, w, i, "mlp.experts.down_proj_bias", 0, E, D, &m->b_2, err) ||
-	    numbers_of(w, i, "mlp.experts.gate_up_proj", (long long)E * D * 2 * F, gu, err) ||
+	    (!keep && numbers_of(w, i, "mlp.experts.gate_up_proj", (long long)E * D * 2 * F, gu, err)) ||
 	    numbers_of(w, i, "mlp.experts.gate_up_proj_bias", (long long)E * 2 * F, gub, err))
 		goto out;
 	for (int e = 0; e < E; e++)
 		for (int f = 0; f < F; f++) {
-			for (int d = 0; d < D; d++) {
+			for (int d = 0; !keep && d < D; d++) {
 				MAT_AT(m->W_1, d, e * F + f) = gu[((size_t)e * D + d) * 2 * F + 2 * f];
 				MAT_AT(m->W_3, d, e * F + f) = gu[((size_t)e * D + d) * 2 * F + 2 * f + 1];
 			}
 			MAT_AT(m->b_1, 0, e * F + f) = gub[(size_t)e * 2 * F + 2 * f];
 			MAT_AT(m->b_3, 0, e * F + f) = gub[(size_t)e * 2 * F + 2 * f + 1];
 		}
+	if (keep) {
+		static const FilePiece down = { .step = 1 };
+		FilePiece at = { .step = 2 };
+		at.cols = F;
+		for (int e = 0; e < E; e++)
+			for (int k = 0; k < 2; k++) {
+				at.first = k, at.col0 = e * F;
+				if (keep_piece(gut, (long long)e * D, D, 2 * F, p, k == 0 ? LP_FILE_MOE_W_1 : LP_FILE_MOE_W_3, &at, err) != 0)
+					goto out;
+			}
+		at = down;
+		at.cols = D;
+		if (keep_piece(dt, 0, E * F, D, p, LP_FILE_MOE_W_2, &at, err) != 0)
+			goto out;
+		m->W_1 = m->W_3 = (Mat){ D, E * F, NULL };
+		m->W_2 = (Mat){ E * F, D, NULL };
+		r = 0;
+		goto out;
+	}
 	/* down_proj [E, F, D] is W_2's E·F rows of D as they are */
 	r = numbers_of(w, i, "mlp.experts.down_proj", (long long)E * F * D, m->W_2.a, err);
 out:
@@ -450,9 +575,17 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 		Mat qkv = { 0 }, bias = { 0 };
 		int r;
 		b->activation = ACT_GELU_TANH;
-		r = load_layer(c, w, i, "attn.c_attn.weight", 0, D, 3 * D, &qkv, err) != 0 ||
+		/* c_attn kept in the file, W_q, W_k and W_v its thirds (keep_conv); else read as doubles and split */
+		r = keep_conv(c, w, i, "attn.c_attn.weight", D, 3 * D, 0, D, p, LP_FILE_W_Q, err);
+		if (r > 0 && (keep_conv(c, w, i, "attn.c_attn.weight", D, 3 * D, D, D, p, LP_FILE_W_K, err) <= 0 ||
+		              keep_conv(c, w, i, "attn.c_attn.weight", D, 3 * D, 2 * D, D, p, LP_FILE_W_V, err) <= 0))
+			r = -1;
+		if (r < 0)
+			return -1;
+		r = (r == 0 && load_layer(c, w, i, "attn.c_attn.weight", 0, D, 3 * D, &qkv, err) != 0) ||
 		    load_layer(c, w, i, "attn.c_attn.bias", 0, 1, 3 * D, &bias, err) != 0;
-		if (!r && (columns(&qkv, 0, D, &p->W_q) || columns(&qkv, D, D, &p->W_k) || columns(&qkv, 2 * D, D, &p->W_v) ||
+		if (!r && ((!mat_empty(&qkv) && (columns(&qkv, 0, D, &p->W_q) || columns(&qkv, D, D, &p->W_k) ||
+		                                 columns(&qkv, 2 * D, D, &p->W_v))) ||
 		           columns(&bias, 0, D, &p->b_q) || columns(&bias, D, D, &p->b_k) || columns(&bias, 2 * D, D, &p->b_v))) {
 			*err = strdup(_("out of memory"));
 			r = 1;
@@ -463,13 +596,13 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 			return -1;
 		return load_layer(c, w, i, "ln_1.weight", 0, 1, D, &b->ln1_gamma, err) ||
 		               load_layer(c, w, i, "ln_1.bias", 0, 1, D, &b->ln1_beta, err) ||
-		               load_layer(c, w, i, "attn.c_proj.weight", 0, D, D, &p->W_o, err) ||
+		               load_conv(c, w, i, "attn.c_proj.weight", D, D, p, LP_FILE_W_O, err) ||
 		               load_layer(c, w, i, "attn.c_proj.bias", 0, 1, D, &p->b_o, err) ||
 		               load_layer(c, w, i, "ln_2.weight", 0, 1, D, &b->ln2_gamma, err) ||
 		               load_layer(c, w, i, "ln_2.bias", 0, 1, D, &b->ln2_beta, err) ||
-		               load_layer(c, w, i, "mlp.c_fc.weight", 0, D, F, &b->W_1, err) ||
+		               load_conv(c, w, i, "mlp.c_fc.weight", D, F, p, LP_FILE_W_1, err) ||
 		               load_layer(c, w, i, "mlp.c_fc.bias", 0, 1, F, &b->b_1, err) ||
-		               load_layer(c, w, i, "mlp.c_proj.weight", 0, F, D, &b->W_2, err) ||
+		               load_conv(c, w, i, "mlp.c_proj.weight", F, D, p, LP_FILE_W_2, err) ||
 		               load_layer(c, w, i, "mlp.c_proj.bias", 0, 1, D, &b->b_2, err)
 		           ? -1
 		           : 0;
@@ -494,8 +627,8 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	    load_kept(c, w, i, "self_attn.k_proj.weight", D, KV, p, LP_FILE_W_K, err) ||
 	    load_kept(c, w, i, "self_attn.v_proj.weight", D, KV, p, LP_FILE_W_V, err) ||
 	    load_kept(c, w, i, "self_attn.o_proj.weight", Q, D, p, LP_FILE_W_O, err) ||
-	    (c->gptoss ? layer_gptoss(c, w, i, b, err) || load_layer(c, w, i, "self_attn.sinks", 0, 1, c->num_heads, &p->sinks, err)
-	     : c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, b, err)
+	    (c->gptoss ? layer_gptoss(c, w, i, p, err) || load_layer(c, w, i, "self_attn.sinks", 0, 1, c->num_heads, &p->sinks, err)
+	     : c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, p, err)
 	                                        : load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
 	                                              load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
 	                                              load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err)))

@@ -638,7 +638,14 @@ int attn_gen_step(AttnGen *g, const double *x, const double **logits, const doub
 		const DecodeRow dr = { g->q, L->K, L->V, (size_t)a->kv_heads * (size_t)lp->d_k,
 		                       (size_t)a->kv_heads * (size_t)lp->d_v, NULL, g->hs, g->hw, g->ho, g->out,
 		                       g->layer_out, g->scratch, g->keep, NULL, NULL };
+		unsigned made = 0;
+		/* a mixture's experts kept in the file: the engine's loops read doubles, made for this step alone */
+		if ((lp->files & LP_FILES_MOE) && attn_weights_make_some((Attn *)a, LP_FILES_MOE, &made) != 0) {
+			attn_weights_drop_some((Attn *)a, made);
+			return -1;
+		}
 		decode_row(a, cfg, lp, L->one, t, g->x, &dr);
+		attn_weights_drop_some((Attn *)a, made);
 		memcpy(g->x, g->layer_out, (size_t)cfg->d_model * sizeof(double));
 	}
 	/* the last layer's row through the final norm, the LM head and the next stage, as the full computation's last row */
