@@ -383,13 +383,14 @@ static int layer_moe(const HfConfig *c, const HfWeights *w, int i, LayerParams *
  * moe_intermediate_size · n_shared_experts) as S_1, S_3, S_2 without a gate,
  * and the sigmoid router's settings (moe_router_deepseek_v3). 0, or -1 with *err.
  */
-static int deepseek_moe(const HfConfig *c, const HfWeights *w, int i, Block *b, char **err)
+static int deepseek_moe(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
 {
+	Block *b = &p->block;
 	const int D = c->hidden_size, E = c->num_experts, S = c->shared_ff;
 	const MoeRouterV3 r = { c->n_group, c->topk_group, c->norm_topk_prob, c->routed_scaling };
 	MoeParams *m = &b->moe;
 
-	if (layer_moe(c, w, i, b, err) != 0 ||
+	if (layer_moe(c, w, i, p, err) != 0 ||
 	    load_layer(c, w, i, "mlp.gate.e_score_correction_bias", 0, 1, E, &m->e_bias, err) != 0)
 		return -1;
 	if (S > 0 && (load_layer(c, w, i, "mlp.shared_experts.gate_proj.weight", 1, D, S, &m->S_1, err) ||
@@ -440,7 +441,7 @@ static int deepseek_layer(const HfConfig *c, const HfWeights *w, int i, LayerPar
 	               load_layer(c, w, i, "self_attn.kv_b_proj.weight", 1, kc, H * (dq - dr + dv), &m->W_kvb, err) ||
 	               load_layer(c, w, i, "self_attn.o_proj.weight", 1, H * dv, D, &p->W_o, err) ||
 	               (c->num_experts > 0 && c->sparse[i]
-	                        ? deepseek_moe(c, w, i, b, err)
+	                        ? deepseek_moe(c, w, i, p, err)
 	                        : load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
 	                                  load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
 	                                  load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err))
