@@ -168,6 +168,12 @@ golden_dir gated_decode --rtol 0 --atol 1e-12
 golden_dir gatebias --rtol 0 --atol 1e-12
 bad_lessons gatebias
 saved_dir gatebias
+# Issue 23 §1's last QK-norm form, Llama 4's weightless L2 norm after RoPE (tests/golden/l2qknorm,
+# made by make_reference_l2qknorm.py following modeling_llama4.py): Q_l2, K_l2 and every matrix after
+# them within 1e-12 (a NoPE layer without it, decoding, the gradients), its loader errors, and `save`.
+golden_dir l2qknorm --rtol 0 --atol 1e-12
+bad_lessons l2qknorm
+saved_dir l2qknorm
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

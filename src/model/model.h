@@ -58,7 +58,8 @@ typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM, NORM_RMSNORM_1P } NormKind
 typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH, ACT_GEGLU } Activation;
 /* QK-norm (issue 21, Qwen3; issue 23 adds the other forms): QK_NORM_HEAD is RMSNorm over each head's d_k of q and k, after the projection and before RoPE. */
 /* QK_NORM_PROJ (OLMo 2): RMSNorm over a whole row of q (h·d_k numbers) and of k (g·d_k), before the split into heads. */
-typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_PROJ } QkNorm;
+/* QK_NORM_L2 (Llama 4's Llama4TextL2Norm): x/√(mean(x²) + ε) over each head's d_k of q and k, no weights, AFTER RoPE. */
+typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_PROJ, QK_NORM_L2 } QkNorm;
 /* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
 typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
 
