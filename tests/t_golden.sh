@@ -174,6 +174,12 @@ saved_dir gatebias
 golden_dir l2qknorm --rtol 0 --atol 1e-12
 bad_lessons l2qknorm
 saved_dir l2qknorm
+# A layer's own RoPE base and scaling (tests/golden/layerrope, made by make_reference_layerrope.py following
+# Gemma 3's rope_parameters per layer type): the global layer scaled and the local one not, or each its own
+# scaling, decoded; the loader's errors at layers[i].rope; and `save` writes each layer's RoPE back.
+golden_dir layerrope --rtol 0 --atol 1e-12
+bad_lessons layerrope
+saved_dir layerrope
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

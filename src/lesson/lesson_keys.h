@@ -122,6 +122,8 @@ int li_put(cJSON *o, const char *key, cJSON *item);
 
 /* A layer's own matrices (LK_MATRIX) that it has, into o. 0, or -1 out of memory. */
 int li_keys_write_layer(cJSON *o, const LayerParams *lp);
+/* A layer's own RoPE written back, "rope": {"base", "scaling"} (lesson_rope.c, beside its table). 0, or -1 out of memory. */
+int li_write_layer_rope(cJSON *o, const LayerOwn *own);
 /* The model's settings (LK_CAP, LK_CUSTOM) into o, and false for each matrix the compared lesson top has and m
  * drops (top NULL: m is the lesson itself). 0, or -1 out of memory. */
 int li_keys_write_model(cJSON *o, const Model *m, const Model *top);

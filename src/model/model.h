@@ -347,8 +347,10 @@ typedef struct LayerParams {
  * table; the fields are ModelConfig's of the same name): its source, its
  * d_model, and an encoder–decoder link's mask, or a stack layer's when
  * mask_own says so (issue 23 §3: local and global layers, a sliding window
- * on some layers and full attention on the others), and RoPE's base when
- * rope_own says so (a RoPE base per kind of layer, as Gemma 3's).
+ * on some layers and full attention on the others), and RoPE's base and
+ * scaling when rope_own says so (RoPE per kind of layer, as Gemma 3's: its
+ * local layers' rope_local_base_freq unscaled, its global ones' rope_theta
+ * with rope_scaling).
  */
 typedef struct LayerOwn {
 	int m, d_model, d_src;
@@ -362,7 +364,8 @@ typedef struct LayerOwn {
 	MaskPart *masks;      /* owned */
 	int mask_own;         /* a stack's layer computes with its own mask (a layer's "mask", a model's layer_types) */
 	double rope_base;     /* RoPE's base, the layer's own when rope_own (Gemma 3: 10000 local, 1000000 global) */
-	int rope_own;         /* a layer's "rope": {"base": B} */
+	RopeScaling rope_scaling; /* and its scaling when rope_own (Gemma 3's local layers: none; its global ones the model's) */
+	int rope_own;         /* a layer's "rope": {"base": B, "scaling": {…}} */
 } LayerOwn;
 
 /* One layer of a model with layers: its parameters and its own settings. */
