@@ -180,6 +180,12 @@ saved_dir l2qknorm
 golden_dir layerrope --rtol 0 --atol 1e-12
 bad_lessons layerrope
 saved_dir layerrope
+# StreamingLLM's cache with RoPE (tests/golden/streamrope, made by make_reference_streamrope.py following
+# mit-han-lab/streaming-llm's pos_shift/modify_llama.py): positions within the cache, every decoded row and
+# the plain window's within 1e-12; its loader error; `save` writes the lesson back.
+golden_dir streamrope --rtol 0 --atol 1e-12
+bad_lessons streamrope
+saved_dir streamrope
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do
