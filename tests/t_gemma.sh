@@ -53,8 +53,10 @@ config_error gemma2_caps 's/"hidden_activation": "gelu_pytorch_tanh"/"hidden_act
 	'config.json: hidden_activation: "silu": attnviz computes gemma2 models with "gelu_pytorch_tanh"'
 config_error gemma2_caps 's/"sliding_window": 3/"sliding_window": null/' \
 	"config.json: sliding_window: null, but Gemma's layers i with (i + 1) % 2 != 0 slide: give a size"
-config_error gemma3_local_global 's/"rope_scaling": null/"rope_scaling": {"rope_type": "linear", "factor": 2.0}/' \
-	'config.json: rope_scaling: Gemma 3 turns its local layers with rope_local_base_freq unscaled'
+config_error gemma3_local_global 's/"rope_scaling": null/"rope_parameters": {"chunked_attention": {"rope_type": "default"}}/' \
+	'config.json: rope_parameters.chunked_attention: expected the layer types "full_attention" and "sliding_attention" (Gemma 3'"'"'s)'
+config_error gemma3_local_global 's/"rope_scaling": null/"rope_parameters": {"full_attention": {"rope_type": "default"}, "sliding_attention": {"rope_type": "default", "partial_rotary_factor": 0.5}}/' \
+	'config.json: rope_parameters.sliding_attention.partial_rotary_factor: 0.5, but 1 on the full-attention layers'
 config_error gemma3_local_global 's/"model_type": "gemma3_text"/"model_type": "gemma3"/' \
 	'config.json: model_type: "gemma3" is Gemma 3 with its vision tower: attnviz computes its text model'
 config_error gemma3_local_global 's/"head_dim": 16/"head_dim": 8/' \

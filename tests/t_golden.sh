@@ -168,6 +168,24 @@ golden_dir gated_decode --rtol 0 --atol 1e-12
 golden_dir gatebias --rtol 0 --atol 1e-12
 bad_lessons gatebias
 saved_dir gatebias
+# Issue 23 §1's last QK-norm form, Llama 4's weightless L2 norm after RoPE (tests/golden/l2qknorm,
+# made by make_reference_l2qknorm.py following modeling_llama4.py): Q_l2, K_l2 and every matrix after
+# them within 1e-12 (a NoPE layer without it, decoding, the gradients), its loader errors, and `save`.
+golden_dir l2qknorm --rtol 0 --atol 1e-12
+bad_lessons l2qknorm
+saved_dir l2qknorm
+# A layer's own RoPE base and scaling (tests/golden/layerrope, made by make_reference_layerrope.py following
+# Gemma 3's rope_parameters per layer type): the global layer scaled and the local one not, or each its own
+# scaling, decoded; the loader's errors at layers[i].rope; and `save` writes each layer's RoPE back.
+golden_dir layerrope --rtol 0 --atol 1e-12
+bad_lessons layerrope
+saved_dir layerrope
+# StreamingLLM's cache with RoPE (tests/golden/streamrope, made by make_reference_streamrope.py following
+# mit-han-lab/streaming-llm's pos_shift/modify_llama.py): positions within the cache, every decoded row and
+# the plain window's within 1e-12; its loader error; `save` writes the lesson back.
+golden_dir streamrope --rtol 0 --atol 1e-12
+bad_lessons streamrope
+saved_dir streamrope
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

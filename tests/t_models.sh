@@ -34,11 +34,12 @@ argmax() {
 # latent attention in dense layers, with and without q_lora_rank, and with YaRN's mscale and mscale_all_dim;
 # its mixture of experts: the sigmoid router's groups, e_score_correction_bias and shared experts, moe_layer_freq),
 # Gemma 2 and Gemma 3 of make_gemma_models.py (sandwich (1 + w) norms, the scaled embedding,
-# query_pre_attn_scalar, the caps, local layers with their own RoPE base)
+# query_pre_attn_scalar, the caps, local layers with their own RoPE base), and Gemma 3 of
+# make_gemma3rope_models.py (rope_scaling on the global layers alone; rope_parameters per layer type)
 for name in gpt2 gpt2_prefix_f16 llama_gqa_sharded llama_tied_bf16 qwen2_bias_f16 qwen3_qknorm_bf16 \
 	llama_yarn_partial qwen3_llama3_params qwen2_dynamic llama_linear_params \
 	qwen2_layer_types qwen3_window_layers olmo2_qknorm_after deepseek_v3_qlora deepseek_v3_noqlora_bf16 \
-	deepseek_v3_yarn deepseek_v3_moe deepseek_v3_moe_freq2_bf16 gemma2_caps gemma3_local_global smollm3_nope_interval smollm3_nope_list gptoss_yarn_window gptoss_clamped; do
+	deepseek_v3_yarn deepseek_v3_moe deepseek_v3_moe_freq2_bf16 gemma2_caps gemma3_local_global gemma3_rope_scaling gemma3_rope_params smollm3_nope_interval smollm3_nope_list gptoss_yarn_window gptoss_clamped; do
 	prompts "$name"
 	k=0
 	while [ -f "$tmp/$name.$k.json" ]; do

@@ -42,7 +42,7 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_FINAL] = AT(Attn, final), [AM_Q_ROT] = AT(Attn, Q_rot), [AM_K_ROT] = AT(Attn, K_rot),
 	[AM_DEC_Q] = AT(Attn, dec_q), [AM_CACHE_K] = AT(Attn, cache_K), [AM_CACHE_V] = AT(Attn, cache_V),
 	[AM_DEC_OUTPUT] = AT(Attn, dec_output), [AM_DEC_LAYER_OUT] = AT(Attn, dec_layer_out),
-	[AM_Q_NORM] = AT(Attn, Q_norm), [AM_K_NORM] = AT(Attn, K_norm), [AM_LOGITS] = AT(Attn, logits),
+	[AM_Q_NORM] = AT(Attn, Q_norm), [AM_K_NORM] = AT(Attn, K_norm), [AM_Q_L2] = AT(Attn, Q_l2), [AM_K_L2] = AT(Attn, K_l2), [AM_LOGITS] = AT(Attn, logits),
 	[AM_NEXT] = AT(Attn, next_p), [AM_LOGITS_RAW] = AT(Attn, logits_raw),
 	[AM_ANGLES_PLAIN] = AT(Attn, angles_plain), [AM_ANGLES] = AT(Attn, angles),
 	[AM_C_Q] = AT(Attn, c_Q), [AM_C_KV] = AT(Attn, c_KV), [AM_K_PE] = AT(Attn, k_pe), [AM_Q_NOPE] = AT(Attn, q_nope),
@@ -1091,7 +1091,7 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	                    { AM_K, MADE(AM_X, AM_NORM1, AM_S, AM_W_K, AM_B_K) },
 	                    { AM_V, MADE(AM_X, AM_NORM1, AM_S, AM_W_V, AM_B_V) } },
 	[STAGE_SPLIT] = { { AM_COUNT, NULL } }, /* no pass */
-	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_NORM, AM_K_NORM, AM_Q_ROT, AM_K_ROT, AM_W_E) } },
+	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_NORM, AM_K_NORM, AM_Q_ROT, AM_K_ROT, AM_Q_L2, AM_K_L2, AM_W_E) } },
 	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
 	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED, AM_CAPPED) } },
 	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED, AM_SINKS) } },

@@ -130,6 +130,7 @@ typedef struct Attn {
 	Mat Q, K, V;          /* Q: n × h·d_k;  K, V: m × g·d_k, m × g·d_v (g = kv_heads) */
 	Mat Q_rot, K_rot;     /* RoPE: Q and K turned by their positions (empty without "rope") */
 	Mat Q_norm, K_norm;   /* QK-norm: each head's row of Q and K RMS-normalised, times q_norm, k_norm (before RoPE) */
+	Mat Q_l2, K_l2;       /* Llama 4's QK-norm: each head's row of Q_rot and K_rot scaled to RMS 1, no weights (after RoPE) */
 	Mat angles_plain, angles; /* RoPE's angle tables, n × d_k (scaled or partial RoPE: variants/ropeangles.c) */
 	int heads;
 	int kv_heads;         /* g: query head i reads key/value head i / (heads / g) */

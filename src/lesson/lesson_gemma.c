@@ -18,7 +18,7 @@
 /* "qk_norm": {"kind": …}: "rmsnorm" (Qwen3's, the default) or "rmsnorm_plus1" (Gemma 3's 1 + w). */
 int li_gemma_qk_kind(Ctx *c, const cJSON *qk, Model *l)
 {
-	static const char *const kinds[] = { "rmsnorm", "rmsnorm_plus1", NULL };
+	static const char *const kinds[] = { "rmsnorm", "rmsnorm_plus1", "l2", NULL }; /* "l2": lesson_qknorm.c reads it */
 	int k = 0;
 
 	if (key_choice(c, qk, "kind", kinds, &k) != 0)
@@ -44,7 +44,7 @@ int li_gemma_check(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 		path_set(c, old);
 		return -1;
 	}
-	if (cfg->qk_norm == QK_NORM_NONE || !b->present || b->norm == NORM_NONE || b->norm_kind == NORM_LAYERNORM ||
+	if (cfg->qk_norm == QK_NORM_NONE || cfg->qk_norm == QK_NORM_L2 || !b->present || b->norm == NORM_NONE || b->norm_kind == NORM_LAYERNORM ||
 	    (b->norm_kind == NORM_RMSNORM_1P) == (cfg->qk_norm_plus1 != 0))
 		return 0;
 	old = path_key(c, "qk_norm");

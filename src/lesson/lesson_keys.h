@@ -150,6 +150,8 @@ int li_put_norm(cJSON *o, const char *key, const Mat *gamma, const Mat *beta);
 /* A layer's own keys, lp (a layer of m, or m's own, written at `at`), into o: the matrices (LK_MATRIX) it has and
  * each LK_CUSTOM row's write_layer. 0, or -1 out of memory. */
 int li_keys_write_layer(cJSON *o, const LayerParams *lp, const Model *m, LkAt at);
+/* A layer's own RoPE written back, "rope": {"base", "scaling"} (lesson_rope.c, beside its table). 0, or -1 out of memory. */
+int li_write_layer_rope(cJSON *o, const LayerOwn *own);
 /* The model's settings (LK_CAP, LK_CUSTOM) into o, and false for each matrix the compared lesson top has and m
  * drops (top NULL: m is the lesson itself). 0, or -1 out of memory. */
 int li_keys_write_model(cJSON *o, const Model *m, const Model *top);

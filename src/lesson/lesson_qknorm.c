@@ -2,6 +2,8 @@
  * lesson_qknorm.c: QK-norm's key (issue 23 §1), one table (lesson_keys.h):
  * "qk_norm"'s setting and eps with the settings; its weights, each layer's
  * own, with the matrices, and written back per layer with the model's eps.
+ * Llama 4's weightless form after RoPE ("kind": "l2") has none: its
+ * setting is written with the model's (write_qk_norm).
  */
 #include "lesson/lesson_internal.h"
 #include "base/jsonwrite.h"
@@ -10,6 +12,54 @@
 #include <string.h>
 
 static const char *const qk_norm_keys[] = { "q", "k", "eps", "over", "kind", NULL };
+
+/* "eps" of "qk_norm": a number ≥ 0 (1e-6 when absent), at the path qk_norm. */
+static int read_qk_eps(Ctx *c, const cJSON *v, Model *l)
+{
+	const cJSON *e = get(v, "eps");
+	size_t old;
+	int r = 0;
+
+	if (e == NULL)
+		return 0;
+	old = path_key(c, "eps");
+	if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
+		r = fail(c, _("expected a number \u2265 0, got %s"), got(e).s);
+	else
+		l->cfg.qk_norm_eps = e->valuedouble;
+	path_set(c, old);
+	return r;
+}
+
+/*
+ * "qk_norm": {"kind": "l2", "eps": 1e-5}: Llama 4's weightless QK-norm AFTER
+ * RoPE (modeling_llama4.py: Llama4TextL2Norm, made only where the layer uses
+ * RoPE; engine/variants/qkl2.c), every layer's. No weights, no "over", and
+ * the lesson needs "rope" (a NoPE layer, "rope": false, has none).
+ */
+static int read_qk_l2(Ctx *c, const cJSON *v, Model *l)
+{
+	const char *stray = get(v, "q") != NULL ? "q" : get(v, "k") != NULL ? "k" : NULL;
+
+	l->cfg.qk_norm = QK_NORM_NONE;
+	l->cfg.qk_norm_plus1 = 0;
+	if (stray != NULL) {
+		path_key(c, stray);
+		return fail(c, _("\"kind\": \"l2\" is Llama 4's QK-norm after RoPE, which has no weights: leave out q and k"));
+	}
+	if (get(v, "over") != NULL) {
+		path_key(c, "over");
+		return fail(c, _("\"kind\": \"l2\" normalises each head's d_k numbers (Llama 4): leave out \"over\""));
+	}
+	if (read_qk_eps(c, v, l) != 0)
+		return -1;
+	if (!l->cfg.rope) {
+		path_key(c, "kind");
+		return fail(c, _("\"l2\" is Llama 4's QK-norm after RoPE: this lesson needs \"rope\""));
+	}
+	l->cfg.qk_norm = QK_NORM_L2;
+	return 0;
+}
 
 /*
  * "qk_norm": {"q": [d_k numbers], "k": [d_k numbers], "eps": 1e-6, "over": "head"}
@@ -24,6 +74,12 @@ static int read_qk_norm_setting(Ctx *c, const cJSON *v, Model *l)
 	int r = 0;
 
 	l->cfg.qk_norm_eps = 1e-6;
+	if (cJSON_IsObject(v) && cJSON_IsString(get(v, "kind")) && strcmp(get(v, "kind")->valuestring, "l2") == 0) {
+		warn_unknown_keys(c, v, qk_norm_keys);
+		r = read_qk_l2(c, v, l);
+		path_set(c, old);
+		return r;
+	}
 	if (!cJSON_IsObject(v)) {
 		r = fail(c, _("expected {\"q\": [d_k numbers], \"k\": [d_k numbers], \"eps\": 1e-6} (QK-norm's weights), got %s"),
 		         got(v).s);
@@ -32,13 +88,8 @@ static int read_qk_norm_setting(Ctx *c, const cJSON *v, Model *l)
 		if (get(v, "q") == NULL || get(v, "k") == NULL) {
 			path_key(c, get(v, "q") == NULL ? "q" : "k");
 			r = fail(c, _("missing: QK-norm needs both weights, q and k (d_k numbers each)"));
-		} else if (get(v, "eps") != NULL) {
-			const cJSON *e = get(v, "eps");
-			path_key(c, "eps");
-			if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
-				r = fail(c, _("expected a number \u2265 0, got %s"), got(e).s);
-			else
-				l->cfg.qk_norm_eps = e->valuedouble;
+		} else {
+			r = read_qk_eps(c, v, l);
 		}
 	}
 	l->cfg.qk_norm = r == 0 ? QK_NORM_HEAD : QK_NORM_NONE;
@@ -104,8 +155,23 @@ static int write_qk_weights(cJSON *o, const LayerParams *p, const Model *m, LkAt
 	return 0;
 }
 
+/* Llama 4's form, the model's setting: {"kind": "l2", "eps": ε} (the weighted forms are written with a layer's keys). */
+static int write_qk_norm(cJSON *o, const Model *m, const Model *top)
+{
+	cJSON *q;
+
+	(void)top;
+	if (m->cfg.qk_norm != QK_NORM_L2)
+		return 0;
+	q = cJSON_CreateObject();
+	if (li_put(o, "qk_norm", q) != 0 || cJSON_AddStringToObject(q, "kind", "l2") == NULL ||
+	    li_put(q, "eps", jw_number(m->cfg.qk_norm_eps)) != 0)
+		return -1;
+	return 0;
+}
+
 const LessonKey li_qknorm_keys[] = {
-	{ .name = "qk_norm", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_qk_norm, .weights = read_qk_weights,
-	  .write_layer = write_qk_weights },
+	{ .name = "qk_norm", .kind = LK_CUSTOM, .where = LK_TOP | LK_LAYER, .read = read_qk_norm, .write = write_qk_norm,
+	  .weights = read_qk_weights, .write_layer = write_qk_weights },
 	{ .name = NULL },
 };

@@ -2,8 +2,8 @@
  * lesson_rope.c: RoPE's keys (issue 11, issue 23 §2), one table
  * (lesson_keys.h): "rope": true, false or {"base", "style",
  * "partial_rotary_factor", "scaling"} (model/ropefreq.h computes with
- * them), and a layer's own "rope" in "layers" (false: a NoPE layer; {"base"}:
- * its own base), read and written back.
+ * them), and a layer's own "rope" in "layers" (false: a NoPE layer; {"base",
+ * "scaling"}: its own base and scaling), read and written back.
  */
 #include "lesson/lesson_internal.h"
 #include "base/jsonwrite.h"
@@ -36,7 +36,7 @@ static int rope_missing(Ctx *c, const cJSON *obj, const char *key, const char *t
  * "mscale", "mscale_all_dim" (DeepSeek's: attention_factor from their ratio),
  * llama3's "low_freq_factor", "high_freq_factor"}: transformers' rope_scaling.
  */
-static int read_rope_scaling(Ctx *c, const cJSON *v, Model *l)
+static int read_rope_scaling(Ctx *c, const cJSON *v, RopeScaling *s)
 {
 	static const char *const types[] = { "linear", "dynamic", "yarn", "llama3", NULL };
 	static const char *const linear_keys[] = { "type", "factor", NULL };
@@ -46,7 +46,6 @@ static int read_rope_scaling(Ctx *c, const cJSON *v, Model *l)
 	static const char *const llama3_keys[] = { "type", "factor", "original_max_position_embeddings", "low_freq_factor",
 		                                   "high_freq_factor", NULL };
 	static const char *const *const keys[] = { linear_keys, dynamic_keys, yarn_keys, llama3_keys };
-	RopeScaling *s = &l->cfg.rope_scaling;
 	size_t old = path_key(c, "scaling");
 	int type = 0, r = -1;
 	long long L0 = 0;
@@ -111,20 +110,23 @@ static int read_rope_extras(Ctx *c, const cJSON *v, Model *l)
 		path_set(c, old);
 		return -1;
 	}
-	return sc != NULL ? read_rope_scaling(c, sc, l) : 0;
+	return sc != NULL ? read_rope_scaling(c, sc, &l->cfg.rope_scaling) : 0;
 }
 
 /*
  * A layer's own "rope" (in "layers"): false makes it a NoPE layer of a lesson
- * with RoPE (SmolLM3's every 4th), true is the lesson's RoPE, {"base": b}
- * the lesson's RoPE with the layer's own base (LayerOwn.rope_base: Gemma 3's
- * rope_local_base_freq on its local layers); merge_layer
- * leaves it out of the merged lesson, so it is read from the layer here.
+ * with RoPE (SmolLM3's every 4th), true is the lesson's RoPE, {"base": b,
+ * "scaling": {…}} the lesson's RoPE (its style and partial_rotary_factor)
+ * with the layer's own base and scaling, none when it gives none
+ * (LayerOwn.rope_base, rope_scaling: Gemma 3's local layers turn by
+ * rope_local_base_freq unscaled, its global ones by rope_theta with
+ * rope_scaling); merge_layer leaves it out of the merged lesson, so it is
+ * read from the layer here.
  */
 int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, LayerParams *lp, LayerOwn *own)
 {
 	const int lesson_rope = top->rope;
-	static const char *const layer_rope_keys[] = { "base", NULL };
+	static const char *const layer_rope_keys[] = { "base", "scaling", NULL };
 	const cJSON *v = layer != NULL ? get(layer, "rope") : NULL;
 	size_t old;
 	int r = 0;
@@ -138,16 +140,20 @@ int li_read_layer_rope(Ctx *c, const cJSON *layer, const ModelConfig *top, Layer
 		/* its own base (Gemma 3: rope_local_base_freq 10000 on the local layers, rope_theta 1000000 on the global) */
 		warn_unknown_keys(c, v, layer_rope_keys);
 		own->rope_base = 0;
-		if (top->rope_scaling.type != ROPE_SCALE_NONE) {
-			/* Gemma 3's local rotary embedding drops the scaling (rope_type "default"): not mixed here yet */
-			r = fail(c, _("a layer's own base turns unscaled in Gemma 3, but this lesson's RoPE is scaled: give "
-			              "the layers one base, or leave out \"scaling\""));
-		} else if (get(v, "base") == NULL) {
+		memset(&own->rope_scaling, 0, sizeof own->rope_scaling);
+		if (get(v, "base") == NULL) {
 			path_key(c, "base");
-			r = fail(c, _("missing: a layer's \"rope\" object gives its own \"base\" (scaling and style stay at the top level)"));
+			r = fail(c, _("missing: a layer's \"rope\" object gives its own \"base\" (and its own \"scaling\", if any; the style stays the top level's)"));
 		} else if (key_finite(c, v, "base", &own->rope_base) == 0 && !(own->rope_base > 0)) {
 			path_key(c, "base");
 			r = fail(c, _("expected a base above 0, got %g"), own->rope_base);
+		} else if (c->err == NULL && get(v, "scaling") != NULL && read_rope_scaling(c, get(v, "scaling"), &own->rope_scaling) != 0) {
+			r = -1;
+		} else if (own->rope_scaling.type == ROPE_SCALE_DYNAMIC && top->decode) { /* as the top level's (lesson_shapes.c) */
+			path_key(c, "scaling");
+			path_key(c, "type");
+			r = fail(c, _("dynamic NTK changes the base as the sequence grows, so a cached key was turned with another one: "
+			              "leave out \"decode\", or use another scaling"));
 		} else {
 			own->rope_own = c->err == NULL;
 			r = c->err == NULL ? 0 : -1;
@@ -208,14 +214,11 @@ static int read_rope(Ctx *c, const cJSON *root, Model *l)
 	return 0;
 }
 
-/* RoPE's "partial_rotary_factor" and "scaling" (issue 23 §2) into the "rope" object r, when the lesson has them. */
-static int write_rope_scaling(cJSON *r, const ModelConfig *c)
+/* RoPE's "scaling" s (issue 23 §2) into the "rope" object r, when it has one. */
+static int write_scaling(cJSON *r, const RopeScaling *s)
 {
-	const RopeScaling *s = &c->rope_scaling;
 	cJSON *o;
 
-	if (c->rope_partial > 0 && c->rope_partial < 1 && li_put(r, "partial_rotary_factor", jw_number(c->rope_partial)) != 0)
-		return -1;
 	if (s->type == ROPE_SCALE_NONE)
 		return 0;
 	if (li_put(r, "scaling", o = cJSON_CreateObject()) != 0 || !cJSON_AddStringToObject(o, "type", rope_scale_name(s->type)) ||
@@ -236,6 +239,25 @@ static int write_rope_scaling(cJSON *r, const ModelConfig *c)
 	return 0;
 }
 
+
+/* RoPE's "partial_rotary_factor" and "scaling" (issue 23 §2) into the "rope" object r, when the lesson has them. */
+static int write_rope_scaling(cJSON *r, const ModelConfig *c)
+{
+	if (c->rope_partial > 0 && c->rope_partial < 1 && li_put(r, "partial_rotary_factor", jw_number(c->rope_partial)) != 0)
+		return -1;
+	return write_scaling(r, &c->rope_scaling);
+}
+
+/* A layer's own RoPE: "rope": {"base": b, "scaling": {…}} (the scaling when it has one). 0, or -1 out of memory. */
+int li_write_layer_rope(cJSON *o, const LayerOwn *own)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	return li_put(o, "rope", r) != 0 || li_put(r, "base", jw_number(own->rope_base)) != 0 ||
+	               write_scaling(r, &own->rope_scaling) != 0
+	           ? -1
+	           : 0;
+}
 
 /* "rope" written back; a compare variant that drops its lesson's says false. */
 static int write_rope(cJSON *o, const Model *l, const Model *top)

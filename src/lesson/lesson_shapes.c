@@ -142,8 +142,9 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 		computed += N * (3 * E + E * F + E * D + 1 + D);
 	}
 	/* QK-norm's weights and Q_norm, K_norm; the LM head's unembedding, logits and next */
-	if (cfg->qk_norm != QK_NORM_NONE) /* per head d_k weights each; over the projection h·d_k and g·d_k */
-		own += cfg->qk_norm == QK_NORM_PROJ ? (h + g) * dk : 2 * dk, computed += N * h * dk + M * g * dk;
+	if (cfg->qk_norm != QK_NORM_NONE) /* per head d_k weights each; over the projection h·d_k and g·d_k; L2 none */
+		own += cfg->qk_norm == QK_NORM_PROJ ? (h + g) * dk : cfg->qk_norm == QK_NORM_L2 ? 0 : 2 * dk,
+			computed += N * h * dk + M * g * dk;
 	if (cfg->vocab > 0)
 		own += cfg->vocab * D, computed += (N + 1) * cfg->vocab;
 	if (cfg->vocab > 0 && cfg->final_softcap > 0.0) /* the logits before their cap */
@@ -561,7 +562,9 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		out->features |= FEAT_DECODE | (cfg->cache_window > 0 ? FEAT_STREAMING : 0u);
 	if (cfg->flash_bq > 0 && cfg->flash_bk > 0)
 		out->features |= FEAT_FLASH;
-	if (cfg->qk_norm != QK_NORM_NONE)
+	if (cfg->qk_norm == QK_NORM_L2) /* Llama 4's, after RoPE: a stage of its own */
+		out->features |= FEAT_QK_L2;
+	else if (cfg->qk_norm != QK_NORM_NONE)
 		out->features |= FEAT_QK_NORM | (cfg->qk_norm == QK_NORM_PROJ ? FEAT_QK_NORM_PROJ : 0u) |
 		                  (cfg->qk_norm_plus1 ? FEAT_NORM_1P : 0u);
 	if (cfg->vocab > 0)

@@ -7,6 +7,8 @@
  * decodes token by token (as "decode": true) with a cache that keeps the
  * first S tokens and the most recent W (S + W rows at most; both whole
  * numbers ≥ 1), and computes beside it the plain window of S + W rows.
+ * With RoPE the positions are those within the cache (decode.c,
+ * stream_shift), as the paper's repository turns them.
  * li_read_decode_cache reads the object; li_check_streaming refuses what it
  * does not do yet, at the key at fault, once the lesson's settings are read.
  */
@@ -45,9 +47,10 @@ int li_check_streaming(Ctx *c, const ModelConfig *cfg, const LayerParams *lp)
 
 	if (!cfg->decode || cfg->cache_window <= 0)
 		return 0;
-	if (cfg->rope)
-		key = "rope", why = _("StreamingLLM's cache gives the keys their places within the cache, which is not done "
-		                     "here yet: leave out \"rope\" with \"decode\": {\"cache\"}");
+	if (cfg->rope && cfg->qk_norm == QK_NORM_L2)
+		key = "qk_norm", why = _("StreamingLLM's cache turns its keys at each step, which Llama 4's QK-norm after RoPE "
+		                        "would have to follow: not done here yet (leave out \"kind\": \"l2\" with "
+		                        "\"decode\": {\"cache\"})");
 	else if (cfg->alibi)
 		key = "alibi", why = _("StreamingLLM's cache gives the keys their places within the cache, which is not done "
 		                      "here yet: leave out \"alibi\" with \"decode\": {\"cache\"}");

@@ -172,14 +172,6 @@ static int json_layer_weights(cJSON *j, const LayerParams *y, ScoreKind score)
 
 static int put_mask(cJSON *o, const LayerOwn *l);
 
-/* A layer's own RoPE base: "rope": {"base": b}. 0, or -1 out of memory. */
-static int put_layer_rope(cJSON *o, double base)
-{
-	cJSON *r = cJSON_CreateObject();
-
-	return put(o, "rope", r) != 0 || put(r, "base", jw_number(base)) != 0 ? -1 : 0;
-}
-
 /* Format 2's keys of the whole lesson: its own layer keys, "layers" written out whole, "backward".
  * top: the lesson whose compare variant l is (NULL for the lesson itself). */
 static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
@@ -196,7 +188,7 @@ static int json_v2_keys(cJSON *o, const Model *l, const Model *top)
 			if (j == NULL || !cJSON_AddItemToArray(layers, j) || json_layer_weights(j, p, l->cfg.score) != 0 ||
 			    json_layer_keys(j, p, l, LK_AT_STACK) != 0 ||
 			    (l->layer[i].own.mask_own && put_mask(j, &l->layer[i].own) != 0) ||
-			    (l->layer[i].own.rope_own && put_layer_rope(j, l->layer[i].own.rope_base) != 0))
+			    (l->layer[i].own.rope_own && li_write_layer_rope(j, &l->layer[i].own) != 0))
 				return -1;
 		}
 	}

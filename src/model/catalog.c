@@ -135,6 +135,17 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "RoPE turns each pair of columns of q and k by an angle that grows with the position, so q\u00b7k depends on how far apart the two tokens are, not where they are.",
 		.blurb_zh = "RoPE 把 q 和 k 的每一对列按位置转过一个角度，于是 q\u00b7k 只取决于两个词相隔多远，而不是它们在哪里。",
 	},
+	[STAGE_QK_L2] = {
+		.map = "attention",
+		.name = "qk_l2", .requires = FEAT_QK_L2 | FEAT_ROPE, .instead = STAGE_PROJECT,
+		PANES({ .matrix = AM_Q_ROT, .flags = HEAD }, { .matrix = AM_K_ROT, .flags = HEAD },
+		      { .matrix = AM_K_L2, .flags = HEAD }, { .matrix = AM_Q_L2, .flags = HEAD }),
+		.formula = { { 0, 0, N_("QK-norm after RoPE (Llama 4): each head's turned row x of Q_rot (and K_rot): x/\u221a(mean(x\u00b2) + \u03b5), no weights"),
+		               N_("QK-norm after RoPE (Llama 4): each head's turned row x of Q_rot (and K_rot): x/sqrt(mean(x^2) + eps), no weights") } },
+		.what = N_("Q_l2 and K_l2: each head's turned q and k scaled to root mean square 1, with no weights"),
+		.blurb_en = "Llama 4 normalises q and k after RoPE has turned them, and with no weights: every query and key of a head ends with the same length, so a score is only the cosine of their angle times d_k.",
+		.blurb_zh = "Llama 4 在 RoPE 旋转之后才归一化 q 和 k，而且不带权重：一个头里的每个查询和键最后长度都一样，分数就只是它们夹角的余弦乘以 d_k。",
+	},
 	[STAGE_SPLIT] = {
 		.map = "attention",
 		.name = "split", .requires = FEAT_MULTIHEAD, .instead = STAGE_PROJECT,
@@ -152,13 +163,17 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "attention",
 		.name = "scores", .instead = NONE,
 		PANES({ .matrix = AM_Q, .flags = HEAD, .unless = FEAT_ROPE | FEAT_QK_NORM },
-		      { .matrix = AM_Q_NORM, .flags = HEAD, .unless = FEAT_ROPE }, { .matrix = AM_Q_ROT, .flags = HEAD },
+		      { .matrix = AM_Q_NORM, .flags = HEAD, .unless = FEAT_ROPE }, { .matrix = AM_Q_ROT, .flags = HEAD, .unless = FEAT_QK_L2 },
+		      { .matrix = AM_Q_L2, .flags = HEAD },
 		      { .matrix = AM_K, .flags = HEAD | PANE_TRANSPOSE, .unless = FEAT_ROPE | FEAT_QK_NORM },
 		      { .matrix = AM_K_NORM, .flags = HEAD | PANE_TRANSPOSE, .unless = FEAT_ROPE },
-		      { .matrix = AM_K_ROT, .flags = HEAD | PANE_TRANSPOSE }, { .matrix = AM_W_E, .requires = FEAT_ADDITIVE },
+		      { .matrix = AM_K_ROT, .flags = HEAD | PANE_TRANSPOSE, .unless = FEAT_QK_L2 },
+		      { .matrix = AM_K_L2, .flags = HEAD | PANE_TRANSPOSE }, { .matrix = AM_W_E, .requires = FEAT_ADDITIVE },
 		      { .matrix = AM_SCORES }),
 		.formula = { { FEAT_ADDITIVE, 0, "scores: s_ij = w_e \u00b7 tanh(q_i + k_j) = \u03a3_c w_e[c] tanh(q_ic + k_jc)",
 		               "scores: s_ij = w_e . tanh(q_i + k_j) = sum_c w_e[c] tanh(q_ic + k_jc)" },
+		             { FEAT_QK_L2, 0, N_("scores = Q_l2\u00b7K_l2\u1d40   s_ij = q'_i \u00b7 k'_j (turned by RoPE, then each scaled to root mean square 1)"),
+		               N_("scores = Q_l2.K_l2^T   s_ij = q'_i . k'_j (turned by RoPE, then each scaled to root mean square 1)") },
 		             { FEAT_ROPE, 0, N_("scores = Q_rot\u00b7K_rot\u1d40   s_ij = q'_i \u00b7 k'_j (rotated by positions i and j)"),
 		               N_("scores = Q_rot.K_rot^T   s_ij = q'_i . k'_j (rotated by positions i and j)") },
 		             { FEAT_QK_NORM, 0, N_("scores = Q_norm\u00b7K_norm\u1d40   s_ij = q\u0302_i \u00b7 k\u0302_j (each normalised by QK-norm)"),
@@ -826,6 +841,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its Gated DeltaNet is not the layer's mixer (\"gated_deltanet\": {\"mixer\": true})"), /* FEAT_GDN_MIXER */
 	N_("its decoding cache keeps no first tokens (\"decode\": {\"cache\": {\"sink\", \"window\"}})"), /* FEAT_STREAMING */
 	N_("its gated FFN is not GeGLU (\"activation\": \"gelu_tanh\" with W_3)"), /* FEAT_GEGLU */
+	N_("it has no QK-norm after RoPE (\"qk_norm\": {\"kind\": \"l2\"})"), /* FEAT_QK_L2 */
 };
 
 const char *feature_absent(FeatureSet feat)

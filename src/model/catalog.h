@@ -24,6 +24,7 @@ typedef enum Stage {
 	STAGE_QK_NORM,     /* QK-norm (Qwen3): each head's q and k RMS-normalised, before RoPE */
 	STAGE_ANGLES,      /* RoPE's angle per position and column, plain and as scaled (issue 23 §2) */
 	STAGE_ROTATE,      /* RoPE: q and k turned by their positions */
+	STAGE_QK_L2,       /* Llama 4's weightless L2 QK-norm: each head's turned q and k RMS-normalised, after RoPE */
 	STAGE_SPLIT,
 	STAGE_SCORES,
 	STAGE_SCALE,
@@ -147,6 +148,8 @@ typedef enum AttnMatrix {
 	AM_WIN_WEIGHTS, AM_WIN_OUTPUT,
 	/* gated attention's bias (issue 23 §6: Qwen3-Next's q_proj bias, the gate's half, with attention_bias) */
 	AM_B_GATE,
+	/* Llama 4's weightless QK-norm after RoPE (issue 23 §1, "qk_norm": {"kind": "l2"}): q and k turned, then normalised */
+	AM_Q_L2, AM_K_L2,
 	AM_COUNT
 } AttnMatrix;
 
@@ -203,7 +206,8 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_GDN_MIXER   ((FeatureSet)1 << 45) /* Gated DeltaNet is the layer's token mixer ("gated_deltanet": {"mixer": true}) */
 #define FEAT_STREAMING   ((FeatureSet)1 << 46) /* decoding keeps the first tokens and a recent window ("decode": {"cache"}) */
 #define FEAT_GEGLU       ((FeatureSet)1 << 47) /* the gated FFN's gate is gelu_tanh, not silu (GeGLU, Gemma's "gelu_tanh" with W_3) */
-#define FEAT_COUNT       48
+#define FEAT_QK_L2       ((FeatureSet)1 << 48) /* Llama 4's weightless L2 QK-norm after RoPE ("qk_norm": {"kind": "l2"}) */
+#define FEAT_COUNT       49
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -325,7 +329,7 @@ enum {
 };
 
 #define STAGE_MAX_PANES 10
-#define STAGE_MAX_FORMULAS 4
+#define STAGE_MAX_FORMULAS 5
 
 typedef struct StageKind {
 	const char *name;        /* unique among the stages a lesson has (two entries may share one) */

@@ -184,6 +184,10 @@ const MatrixKind matrix_kinds[AM_COUNT] = {
 	                N_("the queries with each head's row RMS-normalised and times q_norm (QK-norm)") },
 	[AM_K_NORM] = { "K_norm", DIM_M, DIM_GDK, DIM_DK, MF_KV, FEAT_QK_NORM, STAGE_QK_NORM, NONE, K_ROWS, AXIS_INDEX, 1,
 	                N_("the keys with each head's row RMS-normalised and times k_norm (QK-norm)") },
+	[AM_Q_L2] = { "Q_l2", DIM_N, DIM_HDK, DIM_DK, 0, FEAT_QK_L2, STAGE_QK_L2, NONE, Q_ROWS, AXIS_INDEX, 1,
+	              N_("the turned queries with each head's row scaled to root mean square 1, no weights (Llama 4's QK-norm): what the scores read") },
+	[AM_K_L2] = { "K_l2", DIM_M, DIM_GDK, DIM_DK, MF_KV, FEAT_QK_L2, STAGE_QK_L2, NONE, K_ROWS, AXIS_INDEX, 1,
+	              N_("the turned keys with each head's row scaled to root mean square 1, no weights (Llama 4's QK-norm)") },
 	/* the language-model head */
 	[AM_UNEMBED] = { "unembed", DIM_VOCAB, DIM_D_MODEL, DIM_ONE, GP, FEAT_LM_HEAD, NONE, NONE, AXIS_VOCAB, AXIS_INDEX, 1,
 	                 N_("the unembedding: one row of d_model numbers per vocabulary entry (tied models: the embedding)") },

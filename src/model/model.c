@@ -31,10 +31,11 @@ static const struct {
 	OWN(window, OWN_MASK),
 	OWN(nmasks, OWN_MASK),
 	OWN(masks, OWN_MASK),
-	OWN(rope_base, OWN_ROPE),       /* a layer's own RoPE base when its rope_own says so */
+	OWN(rope_base, OWN_ROPE),       /* a layer's own RoPE base and scaling when its rope_own says so */
+	OWN(rope_scaling, OWN_ROPE),
 };
 /* clang-format on */
-_Static_assert(sizeof layer_own / sizeof layer_own[0] == 12, "every field of LayerOwn is in the table (but mask_own and rope_own, which say when)");
+_Static_assert(sizeof layer_own / sizeof layer_own[0] == 13, "every field of LayerOwn is in the table (but mask_own and rope_own, which say when)");
 
 void model_layer_config(const ModelConfig *shared, const LayerOwn *own, int i, int nlayers, int encdec,
                         const Mat *input, ModelConfig *out)

@@ -58,7 +58,8 @@ typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM, NORM_RMSNORM_1P } NormKind
 typedef enum Activation { ACT_RELU, ACT_GELU, ACT_SWIGLU, ACT_GELU_TANH, ACT_GEGLU } Activation;
 /* QK-norm (issue 21, Qwen3; issue 23 adds the other forms): QK_NORM_HEAD is RMSNorm over each head's d_k of q and k, after the projection and before RoPE. */
 /* QK_NORM_PROJ (OLMo 2): RMSNorm over a whole row of q (h·d_k numbers) and of k (g·d_k), before the split into heads. */
-typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_PROJ } QkNorm;
+/* QK_NORM_L2 (Llama 4's Llama4TextL2Norm): x/√(mean(x²) + ε) over each head's d_k of q and k, no weights, AFTER RoPE. */
+typedef enum QkNorm { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_PROJ, QK_NORM_L2 } QkNorm;
 /* Which part of an encoder–decoder a link of the chain is (a plain stack's layers are PART_LAYER). */
 typedef enum LinkPart { PART_LAYER, PART_SELF, PART_CROSS } LinkPart;
 
@@ -371,8 +372,10 @@ typedef struct LayerParams {
  * table; the fields are ModelConfig's of the same name): its source, its
  * d_model, and an encoder–decoder link's mask, or a stack layer's when
  * mask_own says so (issue 23 §3: local and global layers, a sliding window
- * on some layers and full attention on the others), and RoPE's base when
- * rope_own says so (a RoPE base per kind of layer, as Gemma 3's).
+ * on some layers and full attention on the others), and RoPE's base and
+ * scaling when rope_own says so (RoPE per kind of layer, as Gemma 3's: its
+ * local layers' rope_local_base_freq unscaled, its global ones' rope_theta
+ * with rope_scaling).
  */
 typedef struct LayerOwn {
 	int m, d_model, d_src;
@@ -386,7 +389,8 @@ typedef struct LayerOwn {
 	MaskPart *masks;      /* owned */
 	int mask_own;         /* a stack's layer computes with its own mask (a layer's "mask", a model's layer_types) */
 	double rope_base;     /* RoPE's base, the layer's own when rope_own (Gemma 3: 10000 local, 1000000 global) */
-	int rope_own;         /* a layer's "rope": {"base": B} */
+	RopeScaling rope_scaling; /* and its scaling when rope_own (Gemma 3's local layers: none; its global ones the model's) */
+	int rope_own;         /* a layer's "rope": {"base": B, "scaling": {…}} */
 } LayerOwn;
 
 /* One layer of a model with layers: its parameters and its own settings. */

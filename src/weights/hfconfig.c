@@ -530,7 +530,10 @@ static int positive_key(JrCtx *c, const cJSON *root, const char *key, double *ou
  * or else on layers i with (i + 1) % p != 0, p = 2 (Gemma 2: every other layer,
  * from layer 0) or Gemma 3's sliding_window_pattern (6: five local, one
  * global); Gemma 3's rope_local_base_freq (10000), the local layers' RoPE
- * base. Gemma 3's rope_scaling scales the global layers' RoPE alone: refused.
+ * base. Gemma 3's rope_scaling scales the global layers' RoPE alone (the
+ * local ones turn by rope_local_base_freq unscaled), and rope_parameters per
+ * layer type gives each kind its own theta and scaling (hfrope.c): the
+ * importer gives the local layers theirs (LayerOwn.rope_base, rope_scaling).
  */
 static int read_gemma(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
@@ -547,6 +550,8 @@ static int read_gemma(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	    cap_key(c, root, "final_logit_softcapping", &cfg->final_softcap) != 0 ||
 	    (g3 && positive_key(c, root, "rope_local_base_freq", &cfg->rope_local_base) != 0))
 		return -1;
+	if (g3 && cfg->rope_local_theta > 0) /* rope_parameters' sliding_attention.rope_theta (hfrope.c) */
+		cfg->rope_local_base = cfg->rope_local_theta;
 	if (jr_get(root, "sliding_window") != NULL && cJSON_IsNull(jr_get(root, "sliding_window")))
 		window = 0;
 	if (size_key(c, root, "sliding_window", 1L << 24, 1, &window) != 0 ||
@@ -564,11 +569,6 @@ static int read_gemma(JrCtx *c, const cJSON *root, HfConfig *cfg)
 			return jr_fail(c, _("null, but Gemma's layers i with (i + 1) %% %d != 0 slide: give a size"), pattern);
 		}
 		cfg->sliding_window = any ? window : 0;
-	}
-	if (g3 && cfg->rope_scaling.type != ROPE_SCALE_NONE && cfg->sliding_window > 0) {
-		jr_path_key(c, jr_get(root, "rope_scaling") != NULL ? "rope_scaling" : "rope_parameters");
-		return jr_fail(c, _("Gemma 3 turns its local layers with rope_local_base_freq unscaled and scales its global "
-		                    "ones: attnviz computes gemma3_text with plain RoPE only for now (rope_scaling null)"));
 	}
 	return 0;
 }

@@ -96,6 +96,14 @@ typedef struct HfConfig {
 	 */
 	double query_pre_attn_scalar, attn_softcap, final_softcap, rope_local_base;
 	/*
+	 * Gemma 3's sliding layers' RoPE scaling: none in the old layout (rope_scaling
+	 * scales the global layers alone); in the new one, rope_parameters per layer
+	 * type ({"full_attention": {…}, "sliding_attention": {…}}: hfrope.c), the
+	 * sliding type's, and its rope_theta in rope_local_theta (0: not given).
+	 */
+	RopeScaling rope_local_scaling;
+	double rope_local_theta;
+	/*
 	 * SmolLM3 and gpt-oss (issue 23; hfconfig.c's block of their own):
 	 * nope[i], layer i turns nothing (SmolLM3Config's no_rope_layers[i] 0, or
 	 * every no_rope_layer_interval-th layer); gpt-oss's per-layer sinks, its

@@ -19,10 +19,8 @@ static int rope_need(JrCtx *c, const cJSON *obj, const char *key, const char *ty
 }
 
 /* yarn's keys beside factor, DeepSeek's mscale and mscale_all_dim among them. */
-static int read_yarn(JrCtx *c, const cJSON *o, HfConfig *cfg)
+static int read_yarn(JrCtx *c, const cJSON *o, RopeScaling *s)
 {
-	RopeScaling *s = &cfg->rope_scaling;
-
 	if (jr_key_above(c, o, "mscale", 0, 1, 1, &s->mscale) != 0 || jr_key_above(c, o, "mscale_all_dim", 0, 1, 1, &s->mscale_all_dim) != 0)
 		return -1;
 	s->beta_fast = 32; /* beta_fast = rope_scaling.get("beta_fast") or 32 */
@@ -34,11 +32,10 @@ static int read_yarn(JrCtx *c, const cJSON *o, HfConfig *cfg)
 	return jr_key_bool(c, o, "truncate", 0, &s->truncate);
 }
 
-/* The scaling object o (at key) of rope_type type. */
-static int read_scaling(JrCtx *c, const cJSON *o, HfConfig *cfg)
+/* The scaling object o (at key) of rope_type type, into s. */
+static int read_scaling(JrCtx *c, const cJSON *o, const HfConfig *cfg, RopeScaling *s)
 {
 	static const char *const types[] = { "default", "linear", "dynamic", "yarn", "llama3", NULL };
-	RopeScaling *s = &cfg->rope_scaling;
 	const char *tkey = jr_get(o, "rope_type") != NULL ? "rope_type" : "type"; /* BC: "rope_type" was "type" */
 	const cJSON *t = jr_get(o, tkey);
 	long long L0 = cfg->max_positions;
@@ -75,7 +72,7 @@ static int read_scaling(JrCtx *c, const cJSON *o, HfConfig *cfg)
 	s->orig_max = (int)L0;
 	if (s->type == ROPE_SCALE_YARN && s->factor == 0) /* factor None: max_position_embeddings / original */
 		s->factor = (double)cfg->max_positions / s->orig_max;
-	if (s->type == ROPE_SCALE_YARN && read_yarn(c, o, cfg) != 0)
+	if (s->type == ROPE_SCALE_YARN && read_yarn(c, o, s) != 0)
 		return -1;
 	if (s->type == ROPE_SCALE_LLAMA3) {
 		if (jr_key_above(c, o, "low_freq_factor", 0, 0, 1, &s->low_freq) != 0 || jr_key_above(c, o, "high_freq_factor", 0, 0, 1, &s->high_freq) != 0)
@@ -89,6 +86,48 @@ static int read_scaling(JrCtx *c, const cJSON *o, HfConfig *cfg)
 	return 0;
 }
 
+/*
+ * rope_parameters per layer type, the new layout of a model with local and
+ * global layers ({"full_attention": {…}, "sliding_attention": {…}}: Gemma
+ * 3's, configuration_gemma3.py's convert_rope_params_to_dict: the old
+ * rope_scaling goes into full_attention, rope_theta is its default theta and
+ * rope_local_base_freq the sliding type's). The full type is the model's
+ * RoPE (rope_theta, rope_scaling), the sliding type the local layers'
+ * (rope_local_theta, rope_local_scaling); partial_rotary_factor is one for
+ * both. o at the path rope_parameters.
+ */
+static int read_per_type(JrCtx *c, const cJSON *o, HfConfig *cfg)
+{
+	static const char *const kinds[] = { "full_attention", "sliding_attention", NULL };
+	const cJSON *t;
+	double partial[2] = { cfg->partial_rotary_factor, cfg->partial_rotary_factor };
+
+	if (cfg->arch != HF_GEMMA3)
+		return jr_fail(c, _("RoPE settings per layer type (%s): attnviz reads one for every layer"), o->child->string);
+	cJSON_ArrayForEach(t, o) {
+		int k = t->string != NULL && strcmp(t->string, kinds[0]) == 0 ? 0 : t->string != NULL && strcmp(t->string, kinds[1]) == 0 ? 1 : -1;
+		size_t old = jr_path_key(c, t->string != NULL ? t->string : "");
+		if (k < 0)
+			return jr_leave(c, old, jr_fail(c, _("expected the layer types \"full_attention\" and \"sliding_attention\" (Gemma 3's)")));
+		if (!cJSON_IsObject(t))
+			return jr_leave(c, old, jr_fail(c, _("expected {\"rope_type\": \"default\", \"rope_theta\": 10000, …}, got %s"),
+			                                 jr_got(t).s));
+		if (jr_key_above(c, t, "rope_theta", 0, 0, 1, k == 0 ? &cfg->rope_theta : &cfg->rope_local_theta) != 0 ||
+		    jr_key_above(c, t, "partial_rotary_factor", 0, 0, 1, &partial[k]) != 0 ||
+		    read_scaling(c, t, cfg, k == 0 ? &cfg->rope_scaling : &cfg->rope_local_scaling) != 0)
+			return -1;
+		jr_path_set(c, old);
+	}
+	cfg->partial_rotary_factor = partial[0];
+	if (partial[1] != partial[0]) {
+		size_t old = jr_path_key(c, "sliding_attention");
+		jr_path_key(c, "partial_rotary_factor");
+		return jr_leave(c, old, jr_fail(c, _("%g, but %g on the full-attention layers: attnviz turns one share of "
+		                                     "each head's columns on every layer"), partial[1], partial[0]));
+	}
+	return 0;
+}
+
 int hfrope_read(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
 	const cJSON *rp = jr_get(root, "rope_parameters"), *rs = jr_get(root, "rope_scaling"), *o = NULL;
@@ -97,6 +136,8 @@ int hfrope_read(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	int r, rd;
 
 	memset(&cfg->rope_scaling, 0, sizeof cfg->rope_scaling);
+	memset(&cfg->rope_local_scaling, 0, sizeof cfg->rope_local_scaling);
+	cfg->rope_local_theta = 0;
 	cfg->partial_rotary_factor = 1.0;
 	if (rp != NULL && !cJSON_IsNull(rp))
 		o = rp, key = "rope_parameters";
@@ -110,19 +151,19 @@ int hfrope_read(JrCtx *c, const cJSON *root, HfConfig *cfg)
 			return jr_leave(c, old, jr_fail(c, _("expected {\"rope_type\": \"yarn\", \"factor\": 4, …} or null, got %s"),
 			                                 jr_got(o).s));
 		if (o == rp && jr_get(o, "rope_type") == NULL && o->child != NULL && cJSON_IsObject(o->child))
-			return jr_leave(c, old, jr_fail(c, _("RoPE settings per layer type (%s): attnviz reads one for every layer"),
-			                                 o->child->string));
-		if (o == rp && (jr_key_above(c, o, "rope_theta", 0, 0, 1, &cfg->rope_theta) != 0 ||
+			r = read_per_type(c, o, cfg);
+		else if (o == rp && (jr_key_above(c, o, "rope_theta", 0, 0, 1, &cfg->rope_theta) != 0 ||
 		                jr_key_above(c, o, "partial_rotary_factor", 0, 0, 1, &cfg->partial_rotary_factor) != 0))
-			return -1;
-		r = read_scaling(c, o, cfg);
+			r = -1;
+		else
+			r = read_scaling(c, o, cfg, &cfg->rope_scaling);
 		jr_path_set(c, old);
 		if (r != 0)
 			return -1;
 	}
 	rd = (int)((double)cfg->head_dim * cfg->partial_rotary_factor);
 	if (cfg->partial_rotary_factor > 1 || rd % 2 != 0 || rd < 2 ||
-	    (cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC && rd <= 2)) {
+	    ((cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC || cfg->rope_local_scaling.type == ROPE_SCALE_DYNAMIC) && rd <= 2)) {
 		old = jr_path_key(c, "partial_rotary_factor");
 		return jr_leave(c, old, jr_fail(c, _("int(head_dim %d × %g) = %d columns would turn: it must be even, at least 2 "
 		                                     "(4 with dynamic NTK) and at most head_dim"),

@@ -683,10 +683,12 @@ static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char *
 			own->mask_own = 1;
 			own->mask = c->sliding[i] ? MASK_WINDOW : l->cfg.mask;
 			own->window = c->sliding[i] ? c->sliding_window : 0;
-			/* Gemma's local layers turn with their own base (Gemma 3's rope_local_base_freq) */
+			/* Gemma's local layers turn with their own base (Gemma 3's rope_local_base_freq) and scaling (none,
+			 * or rope_parameters' sliding_attention's), the global ones with the model's */
 			if ((c->arch == HF_GEMMA2 || c->arch == HF_GEMMA3) && c->sliding[i]) {
 				own->rope_own = 1;
 				own->rope_base = c->rope_local_base;
+				own->rope_scaling = c->rope_local_scaling;
 			}
 		}
 		return 0;

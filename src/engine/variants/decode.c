@@ -120,12 +120,14 @@ static void decode_one_free(Attn *one)
  * keep[0 … count − 1] (ascending): scores, the weights (scattered by key)
  * and the weighted sum, each head's into concat (h·d_v). wrow: 2·count
  * numbers of scratch. shared: every head's scores and weighted sum in the
- * first head's rows (scratch), not a row of its own.
+ * first head's rows (scratch), not a row of its own. Kt: the kept keys as this
+ * step turns them, count rows of ldk (StreamingLLM with RoPE: each by its place
+ * in the cache, stream_keys), or NULL: the cache's rows as they are.
  *   per head: s_j = q·k_j; w = softmax(f(s·factor + a variant's bias b_tj), masked); out = Σ_j w_j v_j
  *   (f: a variant's score_map, soft-capping; else none)
  */
 static void decode_attend(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, int t, const double *x,
-                          const DecodeRow *r, const int *keep, int count, double *const *scores_of,
+                          const DecodeRow *r, const int *keep, int count, const double *Kt, double *const *scores_of,
                           double *const *weights_of, double *const *weighted_of, int shared, double *wrow, double *concat)
 {
 	const int dk = lp->d_k, dv = lp->d_v;
@@ -143,7 +145,8 @@ static void decode_attend(const Attn *a, const ModelConfig *cfg, const LayerPara
 			for (int k = 0, e; k < count; k = e) {
 				for (e = k + 1; e < count && keep[e] == keep[e - 1] + 1; e++)
 					;
-				dot_keys(q, r->K + (size_t)keep[k] * r->ldk + (size_t)kh * dk, r->ldk, dk, e - k, &scores[keep[k]]);
+				dot_keys(q, (Kt != NULL ? Kt + (size_t)k * r->ldk : r->K + (size_t)keep[k] * r->ldk) + (size_t)kh * dk,
+				         r->ldk, dk, e - k, &scores[keep[k]]);
 			}
 		for (int k = 0; k < count; k++) {
 			const int j = keep[k];
@@ -183,6 +186,34 @@ static void decode_project(const LayerParams *lp, int hdv, const double *concat,
 		output[c] += lp->b_o.a[c];
 }
 
+/* StreamingLLM's cache with RoPE (mit-han-lab/streaming-llm's pos_shift): positions within the cache, not the text. */
+static int stream_shift(const ModelConfig *cfg)
+{
+	return cfg->decode && cfg->cache_window > 0 && cfg->rope;
+}
+
+/*
+ * The kept rows keep[0 … count − 1] of the cache (each key as projected, not
+ * turned) turned by RoPE at their places in the cache, 0 … count − 1, into a
+ * new array of count rows of ldk (NULL: out of memory), as
+ * llama_pos_shift_attention_forward turns key_states by key_position_ids =
+ * arange(kv_seq_len) at every step.
+ */
+static double *stream_keys(const Attn *a, const DecodeRow *r, const int *keep, int count)
+{
+	const int dk = attn_params(a)->d_k;
+	double *kt = malloc((size_t)count * r->ldk * sizeof *kt);
+
+	if (kt == NULL)
+		return NULL;
+	for (int k = 0; k < count; k++) {
+		memcpy(kt + (size_t)k * r->ldk, r->K + (size_t)keep[k] * r->ldk, r->ldk * sizeof *kt);
+		for (int g = 0; g < a->kv_heads; g++)
+			variant_rope.turn_row(a, kt + (size_t)k * r->ldk + (size_t)g * dk, k, 1);
+	}
+	return kt;
+}
+
 /*
  * Step t of decoding, token t's row xin of the layer's input (d_model) through
  * the layer, reading the cache's rows before t and appending its own:
@@ -194,7 +225,10 @@ static void decode_project(const LayerParams *lp, int hdv, const double *concat,
  *   (gated attention: concat ⊙ σ(a·W_gate), decode_gate)
  *   output_t = concat·W_o + b_o, and in a block (one) the rest of the layer on that one row.
  * With StreamingLLM's cache, the same step over the plain window of the same
- * size too (win_weights, win_output): the attention alone.
+ * size too (win_weights, win_output): the attention alone. With RoPE there,
+ * the positions are those within the cache (stream_shift): k is cached as
+ * projected, q turned at its own place in the cache (the last, count − 1),
+ * and each kept key at its own (stream_keys).
  */
 static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, Attn *one, int t,
                        const double *xin, const DecodeRow *r)
@@ -206,7 +240,9 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	double *gate = r->scratch + 3 * (size_t)hdv + 3 * (size_t)(t + 1); /* decode_scratch's last h·d_v */
 	double *kt = r->K + (size_t)t * r->ldk, *vt = r->V + (size_t)t * r->ldv;
 	const double *arow = xin;
-	int count;
+	const int shift = stream_shift(cfg);
+	int count = attn_cache_rows(cfg, t, 0, r->keep);
+	double *Kt = NULL;
 
 	if (pre) {
 		memcpy(one->X.a, arow, (size_t)D * sizeof(double));
@@ -232,21 +268,27 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 			var->turn_whole(a, kt, gdk, t, 1);
 			continue;
 		}
-		for (int h = 0; h < a->heads; h++)
-			var->turn_row(a, x + (size_t)h * dk, t, 0);
-		for (int h = 0; h < a->kv_heads; h++)
+		for (int h = 0; h < a->heads; h++) /* StreamingLLM: q at its place in the cache */
+			var->turn_row(a, x + (size_t)h * dk, shift && var == &variant_rope ? count - 1 : t, 0);
+		for (int h = 0; h < a->kv_heads && !(shift && var == &variant_rope); h++) /* … and k cached unturned */
 			var->turn_row(a, kt + (size_t)h * dk, t, 1);
 	}
 	/* each head against the rows the cache keeps, and the output row */
-	count = attn_cache_rows(cfg, t, 0, r->keep);
-	decode_attend(a, cfg, lp, t, x, r, r->keep, count, r->scores, r->weights, r->weighted, 0, wrow, concat);
+	if (shift && (Kt = stream_keys(a, r, r->keep, count)) == NULL)
+		return; /* out of memory: the row left as it was */
+	decode_attend(a, cfg, lp, t, x, r, r->keep, count, Kt, r->scores, r->weights, r->weighted, 0, wrow, concat);
+	free(Kt);
+	Kt = NULL;
 	decode_gate(lp, D, hdv, arow, gate, concat);
 	decode_project(lp, hdv, concat, r->output);
 	if (r->win_weights != NULL) { /* the plain window of the same size: its own scores, weighted sums and concat */
 		double *wconcat = wrow + 2 * (size_t)(t + 1), *ws = wconcat + hdv, *wo = ws + (t + 1);
 		double *const scores[1] = { ws }, *const weighted[1] = { wo };
 		count = attn_cache_rows(cfg, t, 1, r->keep);
-		decode_attend(a, cfg, lp, t, x, r, r->keep, count, scores, r->win_weights, weighted, 1, wrow, wconcat);
+		if (shift && (Kt = stream_keys(a, r, r->keep, count)) == NULL)
+			return;
+		decode_attend(a, cfg, lp, t, x, r, r->keep, count, Kt, scores, r->win_weights, weighted, 1, wrow, wconcat);
+		free(Kt);
 		decode_gate(lp, D, hdv, arow, gate, wconcat);
 		decode_project(lp, hdv, wconcat, r->win_output);
 	}
@@ -382,9 +424,23 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 	case AM_CACHE_V: {
 		/* the full computation's matrix this row equals: Q or K as the scores read them, V */
 		const AttnMatrix full = which == AM_DEC_Q ? attn_reads(a, AM_Q) : which == AM_CACHE_K ? attn_reads(a, AM_K) : AM_V;
-		strbuf_printf(b, _("made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n"), t, t,
-		              which != AM_CACHE_V ? note : "", matrix_name(full), t, j,
-		              celltext_num(x1, MAT_AT(*attn_matrix(a, full, h), t, j), utf8));
+		if (stream_shift(cfg) && (which == AM_CACHE_K || (which == AM_DEC_Q && count - 1 != t))) {
+			/* StreamingLLM with RoPE: positions within the cache */
+			const AttnMatrix unturned = attn_reads_after(a, &variant_rope, which == AM_DEC_Q ? AM_Q : AM_K);
+			if (which == AM_DEC_Q)
+				strbuf_printf(b, _("made at step %d from token %d's row alone, and turned by RoPE at position %d, its "
+				                   "place in the cache, not %d (StreamingLLM gives positions within the cache); the full "
+				                   "computation's %s[%d][%d] = %s\n"), t, t, count - 1, t, matrix_name(full), t, j,
+				              celltext_num(x1, MAT_AT(*attn_matrix(a, full, h), t, j), utf8));
+			else
+				strbuf_printf(b, _("made at step %d from token %d's row alone and kept as it is, not turned: each step "
+				                   "turns every cached key by its place in the cache (StreamingLLM); the full "
+				                   "computation's %s[%d][%d] = %s\n"), t, t, matrix_name(unturned), t, j,
+				              celltext_num(x1, MAT_AT(*attn_matrix(a, unturned, h), t, j), utf8));
+		} else
+			strbuf_printf(b, _("made at step %d from token %d's row alone%s; the full computation's %s[%d][%d] = %s\n"), t, t,
+			              which != AM_CACHE_V ? note : "", matrix_name(full), t, j,
+			              celltext_num(x1, MAT_AT(*attn_matrix(a, full, h), t, j), utf8));
 		if (which != AM_DEC_Q)
 			strbuf_printf(b, _("it stays in the cache for the steps after it%s\n"), keep);
 		break;
@@ -398,7 +454,22 @@ static void explain_decode(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 		}
 		if (which == AM_DEC_SCORES) {
 			strbuf_printf(b, _("score = q_%d %s cached k_%d (key/value head %d)\n"), t, celltext_sym(utf8, "\u00b7", "."), j, kh);
-			celltext_terms(b, &MAT_AT(a->dec_q, t, h * lp->d_k), 1, &MAT_AT(a->cache_K, j, kh * lp->d_k), 1, lp->d_k, utf8);
+			if (stream_shift(cfg)) { /* the cached key turned by its place in the cache, as the step turned it */
+				double *k = malloc((size_t)lp->d_k * sizeof *k);
+				int at = 0;
+				while (at < count - 1 && rows[at] != j)
+					at++;
+				if (k != NULL) {
+					memcpy(k, &MAT_AT(a->cache_K, j, kh * lp->d_k), (size_t)lp->d_k * sizeof *k);
+					variant_rope.turn_row(a, k, at, 1);
+					strbuf_printf(b, _("(k_%d turned by RoPE at position %d, its place in the cache; q_%d at %d)\n"), j, at,
+					              t, count - 1);
+					celltext_terms(b, &MAT_AT(a->dec_q, t, h * lp->d_k), 1, k, 1, lp->d_k, utf8);
+				}
+				free(k);
+			} else
+				celltext_terms(b, &MAT_AT(a->dec_q, t, h * lp->d_k), 1, &MAT_AT(a->cache_K, j, kh * lp->d_k), 1, lp->d_k,
+				               utf8);
 		} else if (rows[count - 1] - rows[0] + 1 == count) /* one run of rows */
 			strbuf_printf(b, _("softmax over the %d cached keys %d..%d of the scaled%s, masked scores; the full "
 			                 "computation's weights[%d][%d] = %s\n"), count, rows[0], t, adj, t, j,

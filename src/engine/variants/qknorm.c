@@ -106,7 +106,7 @@ static const char *qk_norm_fault(const ModelConfig *cfg, const LayerParams *lp)
 	const int proj = cfg->qk_norm == QK_NORM_PROJ;
 	const int g = lp->kv_heads > 0 ? lp->kv_heads : lp->heads;
 
-	if (cfg->qk_norm == QK_NORM_NONE)
+	if (cfg->qk_norm == QK_NORM_NONE || cfg->qk_norm == QK_NORM_L2) /* Llama 4's: qkl2.c */
 		return NULL;
 	if (lp->q_norm.rows != 1 || lp->q_norm.cols != (proj ? lp->heads * lp->d_k : lp->d_k) || lp->q_norm.a == NULL ||
 	    lp->k_norm.rows != 1 || lp->k_norm.cols != (proj ? g * lp->d_k : lp->d_k) || lp->k_norm.a == NULL ||

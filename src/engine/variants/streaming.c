@@ -14,10 +14,14 @@
  * the cache is full. Beside them it computes the plain window of the same
  * size, t − (S + W) < j ≤ t, the first tokens evicted (win_weights,
  * win_output): the paper's "window attention", whose weights lose the share
- * the first tokens took. Positions: the repository's patched attention gives
- * the keys their places within the cache; this variant refuses RoPE and
- * ALiBi (lesson_streaming.c), so the scores do not depend on positions and
- * the question does not arise.
+ * the first tokens took. Positions: with RoPE they are those within the
+ * cache, as the repository's streaming_llm/pos_shift/modify_llama.py turns
+ * them (llama_pos_shift_attention_forward: the cache keeps each key as
+ * projected, and every step turns the key at index i of the cache by
+ * position i and the query by its own index, the last): decode.c's
+ * stream_shift and stream_keys, for the cache and the plain window alike.
+ * Before the cache is full these are the tokens' own positions. ALiBi is
+ * still refused with the cache (lesson_streaming.c).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"

@@ -21,6 +21,7 @@
 
 #define ATTN_VARIANTS(X) \
 	X(alibi)             \
+	X(qkl2)              \
 	X(rope)              \
 	X(qknorm)            \
 	X(flash)             \
