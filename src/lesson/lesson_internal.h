@@ -186,6 +186,8 @@ int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols
 /* "mla" (issue 24 §1, lesson_mla.c): its settings, and what they rule out, before the shapes; its matrices after. */
 int li_read_mla_settings(Ctx *c, const cJSON *root, Model *l);
 int li_read_mla_matrices(Ctx *c, const cJSON *root, Model *l);
+/* lesson_dsa.c: DeepSeek Sparse Attention's matrices ("dsa"), after MLA's (its settings are a keys table's row) */
+int li_read_dsa_matrices(Ctx *c, const cJSON *root, Model *l);
 /* "diff_attn" (issue 24 §4, lesson_diff.c): its settings and what they rule out, before the shapes; its vectors after. */
 int li_read_diff_settings(Ctx *c, const cJSON *root, Model *l);
 /* StreamingLLM's cache (lesson_streaming.c): "decode": {"cache": {…}}, and what it does not go with. */

@@ -92,7 +92,8 @@ typedef struct LessonKey {
 	X(li_lmhead_keys) \
 	X(li_flash_keys) \
 	X(li_sinks_keys) \
-	X(li_gated_keys)
+	X(li_gated_keys) \
+	X(li_dsa_keys)
 
 #define X(t) extern const LessonKey t[];
 LESSON_KEY_TABLES

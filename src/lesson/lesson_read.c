@@ -570,7 +570,8 @@ static int read_model(Ctx *c, const cJSON *root, Model *m, Lesson *l, int is_var
 				goto out;
 	} else if (nparts == 1 && li_fill_mat(c, &parts[0].ms, &m->cfg.mask_matrix) != 0)
 		goto out;
-	if (li_read_v2_matrices(c, root, m) != 0 || li_read_mla_matrices(c, root, m) != 0 || li_read_diff_vectors(c, root, m) != 0 ||
+	if (li_read_v2_matrices(c, root, m) != 0 || li_read_mla_matrices(c, root, m) != 0 || li_read_dsa_matrices(c, root, m) != 0 ||
+	    li_read_diff_vectors(c, root, m) != 0 ||
 	    (c->layer_obj == NULL && li_stack(c)->part == PART_LAYER && li_read_final_norm(c, root, m) != 0) ||
 	    (c->layer_obj == NULL && li_read_backward(c, root, m) != 0))
 		goto out;
