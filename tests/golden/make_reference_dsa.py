@@ -184,7 +184,7 @@ def forward(les):
         "heads": heads_out,
         "dsa": {"index_n_heads": les["index_n_heads"], "index_head_dim": les["index_head_dim"],
                 "index_topk": les["index_topk"], "index_q": iq.reshape(n, -1), "index_k": ik, "index_w": iw,
-                "index_scores": index_score, "index_kept": kept,
+                "index_scores": index_score + mask, "index_kept": kept,
                 "heads": [{"dense_weights": dense[:, h, :]} for h in range(heads)]},
         "concat": concat, "output": output,
     }

@@ -9,7 +9,7 @@
  *   k = k_norm(wk(x))                   LayerNorm with weight and bias, eps 1e-6
  *   k_pe turned the same way; one k a token for every index head
  *   weights = weights_proj(x) · n_heads^−½ · softmax_scale (head_dim^−½)
- *   index_score[t, s] = Σ_h weights[t, h] · ReLU(q[t, h]·k[s])   (fp8_index)
+ *   index_score[t, s] = Σ_h weights[t, h] · ReLU(q[t, h]·k[s])   (fp8_index), −∞ for s > t (+= mask)
  *   index_score += mask; topk_indices = index_score.topk(min(index_topk, end_pos))
  *   index_mask = −∞ everywhere, 0 at topk_indices; += mask; scores += index_mask
  *
@@ -114,11 +114,11 @@ static void pass_index(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			MAT_AT(a->index_w, i, h) = weight_of(p, dot_col(&MAT_AT(*X, i, 0), &p->W_iw, h, D));
 	}
 	for (int t = 0; t < n; t++)
-		for (int s = 0; s < cfg->m; s++) {
+		for (int s = 0; s < cfg->m; s++) { /* index_score += mask: a later key −∞, as the reference before its top-k */
 			double sum = 0.0;
-			for (int h = 0; h < H; h++)
+			for (int h = 0; h < H && s <= t; h++)
 				sum += MAT_AT(a->index_w, t, h) * fmax(head_dot(a, h, t, s), 0.0);
-			MAT_AT(a->index_scores, t, s) = sum;
+			MAT_AT(a->index_scores, t, s) = s <= t ? sum : -INFINITY;
 		}
 }
 
@@ -269,7 +269,7 @@ static void explain_index(StrBuf *b, const Attn *a, AttnMatrix which, int h, int
 		strbuf_printf(b, _("sum = %s (a head whose q%sk is negative adds nothing: ReLU, not softmax)\n"), celltext_num(x1, sum, utf8),
 		              MUL_SYM(utf8));
 		if (j > i)
-			strbuf_printf(b, "%s", _("(a later key: the causal mask hides it, so it can never be kept)\n"));
+			strbuf_printf(b, "%s", _("(a later key: the causal mask is added before the top-k, so the score is \u2212\u221e and the key is never kept)\n"));
 	}
 }
 
