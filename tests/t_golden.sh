@@ -146,6 +146,13 @@ saved_dir gated
 golden_dir mla2 --rtol 0 --atol 1e-12
 bad_lessons mla2
 saved_dir mla2
+# DeepSeek Sparse Attention, MLA with DeepSeek-V3.2's lightning indexer (tests/golden/dsa, made by
+# make_reference_dsa.py following DeepSeek-V3.2-Exp's inference/model.py, Indexer and MLA.forward):
+# the indexer's q, k, weights, index scores, the kept set, the sparse and dense weights within 1e-12;
+# the loader's errors of dsa/bad at their paths; and `save` writing "dsa" back.
+golden_dir dsa --rtol 0 --atol 1e-12
+bad_lessons dsa
+saved_dir dsa
 # Gemma's pieces of issue 23 (tests/golden/gemma, made by make_reference_gemma.py following
 # modeling_gemma3.py and modeling_gemma2.py): the (1 + w) RMSNorm of the block and of QK-norm,
 # sandwich norms, the embedding scaled by sqrt(d_model), query_pre_attn_scalar as "scale", decoding

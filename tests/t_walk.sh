@@ -95,4 +95,17 @@ wait_for "$s" 'step 2/' >/dev/null
 shows "80x24: mla step 2 shows the weight c_KV is made from (W_kva), beside the asked matrix's pane (c_KV)" "$s" '^W_kva  4×4  *c_KV$'
 quits "$s" walk3
 
+# sparse step 5 at 80×24: "which keys will the indexer keep?" hides the kept set (index_kept, and
+# sparse, the stage's result) beside the index scores until it is answered; then shows them
+s=walk4
+start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$tmp/w-state" --lang en lessons/sparse.json
+wait_for "$s" 'step 1/' >/dev/null
+cmd "$s" "step 5"
+wait_for "$s" 'step 5/' >/dev/null
+shows "80x24: sparse step 5 shows the index scores and hides the kept set" "$s" '^index_scores  6×6 .* index_kept$'
+keys "$s" 3
+shows "80x24: sparse step 5 answered shows the kept set, row 4 keeping keys 0, 3, 4" "$s" \
+	'the  +0\.93 +-1\.34 +-6\.78 +2\.79 +4\.73 +-∞ +the +1\.00 +0\.00 +0\.00 +1\.00 +1\.00 +0\.00'
+quits "$s" walk4
+
 finish

@@ -387,7 +387,7 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 		const char *json, *words;
 	} cases[] = {
 		{"{\"model_type\": \"lama\"}", "model_type: \"lama\" is not a model attnviz computes yet (it computes gpt2, "
-		                               "llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3 and gpt_oss) (did you mean \"llama\"?)"},
+		                               "llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss and deepseek_v32) (did you mean \"llama\"?)"},
 		/* RoPE's scaling (issue 23 §2, weights/hfrope.c): what transformers computes and attnviz does not yet, and bad values */
 		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"longrope\", \"factor\": 2}}",
 		 "rope_scaling.type: \"longrope\": attnviz computes the rope_types default, linear, dynamic, yarn and llama3"},

@@ -389,7 +389,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/localglobal.json");                  /* then issue 24's */
 	assert_string_equal(session_next_lesson(&s), "mla");
 	free(s.source);
-	s.source = strdup("lessons/mla.json");
+	s.source = strdup("lessons/mla.json");                          /* then DeepSeek-V3.2's sparse attention */
+	assert_string_equal(session_next_lesson(&s), "sparse");
+	free(s.source);
+	s.source = strdup("lessons/sparse.json");
 	assert_string_equal(session_next_lesson(&s), "linear");
 	free(s.source);
 	s.source = strdup("lessons/linear.json");

@@ -59,6 +59,8 @@ static const size_t attn_field[AM_COUNT] = {
 	[AM_ROUTER_SCORES] = AT(Attn, router_scores),
 	[AM_GROUP_SCORES] = AT(Attn, group_scores), [AM_SCORES_CHOICE] = AT(Attn, scores_choice),
 	[AM_GDN_CONV] = AT(Attn, gdn_conv), [AM_GDN_Z] = AT(Attn, gdn_z), [AM_GDN_CACHE] = AT(Attn, gdn_cache),
+	[AM_INDEX_Q] = AT(Attn, index_q), [AM_INDEX_K] = AT(Attn, index_k), [AM_INDEX_W] = AT(Attn, index_w),
+	[AM_INDEX_SCORES] = AT(Attn, index_scores), [AM_INDEX_KEPT] = AT(Attn, index_kept),
 };
 static const size_t head_field[AM_COUNT] = {
 	[AM_SCORES] = AT(AttnHead, scores), [AM_SCALED] = AT(AttnHead, scaled),
@@ -81,6 +83,8 @@ static const size_t head_field[AM_COUNT] = {
 	[AM_DIFF_A1] = AT(AttnHead, diff_a1), [AM_DIFF_A2] = AT(AttnHead, diff_a2), [AM_DIFF_A] = AT(AttnHead, diff_a),
 	[AM_DIFF_O] = AT(AttnHead, diff_o), [AM_DIFF_RMS] = AT(AttnHead, diff_rms), [AM_DIFF_OUT] = AT(AttnHead, diff_out),
 	[AM_ABSORBED] = AT(AttnHead, absorbed), [AM_WIN_WEIGHTS] = AT(AttnHead, win_weights),
+	[AM_INDEX_MASK] = AT(AttnHead, index_mask), [AM_SPARSE] = AT(AttnHead, sparse),
+	[AM_DENSE_WEIGHTS] = AT(AttnHead, dense_weights),
 };
 #undef AT
 
@@ -1093,7 +1097,7 @@ static const StageRule stage_rules[STAGE_COUNT][ATTN_STAGE_RULES] = {
 	[STAGE_SPLIT] = { { AM_COUNT, NULL } }, /* no pass */
 	[STAGE_SCORES] = { { AM_SCORES, MADE(AM_Q, AM_K, AM_Q_NORM, AM_K_NORM, AM_Q_ROT, AM_K_ROT, AM_Q_L2, AM_K_L2, AM_W_E) } },
 	[STAGE_SCALE] = { { AM_SCALED, MADE(AM_SCORES) } },
-	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED, AM_CAPPED) } },
+	[STAGE_MASK] = { { AM_MASKED, MADE(AM_SCALED, AM_BIASED, AM_CAPPED, AM_SPARSE) } },
 	[STAGE_SOFTMAX] = { { AM_WEIGHTS, MADE(AM_MASKED, AM_SINKS) } },
 	[STAGE_WEIGHTED] = { { AM_WEIGHTED, MADE(AM_WEIGHTS, AM_V) } },
 	[STAGE_CONCAT] = { { AM_CONCAT, MADE(AM_WEIGHTED) } },

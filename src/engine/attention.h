@@ -94,6 +94,10 @@ typedef struct AttnHead {
 	Mat diff_rms;         /* n × 1: each row's √(mean(diff_o²) + eps) */
 	/* Multi-head latent attention (empty without): the scores in the absorbed form, q̃·c_KVᵀ + q_pe·k_peᵀ */
 	Mat absorbed;         /* n × m */
+	/* DeepSeek Sparse Attention (variants/dsa.c; empty without "dsa"): the top-k's bias 0 or −∞ and the scaled
+	 * scores with it (derived, made when asked for), and the weights with every causal key kept */
+	Mat index_mask, sparse; /* n × m */
+	Mat dense_weights;    /* n × m: softmax(scaled + causal mask) */
 } AttnHead;
 
 typedef struct Attn {
@@ -191,6 +195,12 @@ typedef struct Attn {
 	 * and SiLU (n × (h·d_k + g·d_k + g·d_v)), z = x·W_z (n × h·d_v) */
 	Mat gdn_conv, gdn_z;
 	Mat gdn_cache;        /* 4 × 4: what a Gated DeltaNet layer and a full-attention layer cache (deltanet.c) */
+	/* DeepSeek Sparse Attention's lightning indexer (variants/dsa.c; empty without "dsa"): H_I index heads of d_I */
+	Mat index_q;          /* n × H_I·d_I: c_Q·W_iq, its first d_rope columns a head turned */
+	Mat index_k;          /* m × d_I: LayerNorm(x·W_ik), its first d_rope columns turned */
+	Mat index_w;          /* n × H_I: x·W_iw / √(H_I·d_I) */
+	Mat index_scores;     /* n × m: Σ_j w_tj·ReLU(q_tj·k_s) */
+	Mat index_kept;       /* n × m: 1 where key s is among query t's top-k, else 0 */
 
 	/*
 	 * A lesson with "layers" is computed as a chain: this is layer

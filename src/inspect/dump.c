@@ -505,6 +505,40 @@ static int add_mla(cJSON *o, const Attn *a)
 }
 
 /*
+ * "dsa" (DeepSeek Sparse Attention, issue 24 §2; nothing without it): its
+ * settings and weights, the indexer's q, k and weights, the index scores, the
+ * kept set, and "heads", each head's dense_weights (index_mask and sparse are
+ * in "heads" beside scaled, as every score bias is).
+ */
+static int add_dsa(cJSON *o, const Attn *a)
+{
+	static const struct { const char *key; AttnMatrix m; } mats[] = {
+		{ "W_iq", AM_DSA_W_IQ }, { "W_ik", AM_DSA_W_IK }, { "ik_norm", AM_DSA_K_NORM }, { "ik_norm_bias", AM_DSA_K_BIAS },
+		{ "W_iw", AM_DSA_W_IW }, { "index_q", AM_INDEX_Q }, { "index_k", AM_INDEX_K }, { "index_w", AM_INDEX_W },
+		{ "index_scores", AM_INDEX_SCORES }, { "index_kept", AM_INDEX_KEPT },
+	};
+	const DsaParams *p = &attn_params(a)->dsa;
+	cJSON *d, *heads;
+
+	if (!p->on)
+		return 0;
+	if ((d = cJSON_AddObjectToObject(o, "dsa")) == NULL || add_number(d, "index_n_heads", p->heads) ||
+	    add_number(d, "index_head_dim", p->dim) || add_number(d, "index_topk", p->topk) || add_number(d, "eps", p->eps))
+		return -1;
+	for (size_t i = dump_weights ? 0 : 5; i < sizeof mats / sizeof mats[0]; i++) /* the first 5 are weights */
+		if (attn_matrix(a, mats[i].m, 0) != NULL && add_matrix(d, mats[i].key, attn_matrix(a, mats[i].m, 0)))
+			return -1;
+	if ((heads = cJSON_AddArrayToObject(d, "heads")) == NULL)
+		return -1;
+	for (int h = 0; h < a->heads; h++) {
+		cJSON *one = cJSON_CreateObject();
+		if (one == NULL || !cJSON_AddItemToArray(heads, one) || add_matrix(one, "dense_weights", &a->head[h].dense_weights))
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * "diff_attn" (differential attention, issue 24 §4; nothing without it): λ's
  * parts, eps, and "pairs", one object per pair of heads (head 2p's copy:
  * both heads of a pair hold the same) with its A1, A2, weights (A1 − λ·A2),
@@ -544,7 +578,8 @@ static int add_attention(cJSON *o, const Attn *a)
 {
 	return add_matrix(o, "Q", &a->Q) || add_matrix(o, "K", &a->K) || add_matrix(o, "V", &a->V) ||
 	       add_reads(o, a) ||
-	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_mla(o, a) || add_matrix(o, "concat", &a->concat) ||
+	       !cJSON_AddItemToObject(o, "heads", dump_heads(a)) || add_mla(o, a) || add_dsa(o, a) ||
+	       add_matrix(o, "concat", &a->concat) ||
 	       add_gated(o, a) ||
 	       add_matrix(o, "output", &a->output) ||
 	       (attn_config(a)->flash_bq > 0 && !cJSON_AddItemToObject(o, "flash", dump_flash(a))) || add_linear(o, a);
@@ -1051,7 +1086,7 @@ cJSON *dump_attn(const Attn *a, char **err)
 		goto oom;
 	if (!cJSON_AddItemToObject(o, "heads", dump_heads(a)))
 		goto oom;
-	if (add_mla(o, a))
+	if (add_mla(o, a) || add_dsa(o, a))
 		goto oom;
 	if (add_diff(o, a))
 		goto oom;

@@ -222,6 +222,9 @@ static const size_t given_field[AM_COUNT] = {
 	[AM_SHARED_W_1] = offsetof(Model, lp.block.moe.S_1), [AM_SHARED_W_3] = offsetof(Model, lp.block.moe.S_3),
 	[AM_SHARED_W_2] = offsetof(Model, lp.block.moe.S_2), [AM_SHARED_GATE_W] = offsetof(Model, lp.block.moe.S_gate),
 	[AM_MOE_E_BIAS] = offsetof(Model, lp.block.moe.e_bias),
+	[AM_DSA_W_IQ] = offsetof(Model, lp.dsa.W_iq), [AM_DSA_W_IK] = offsetof(Model, lp.dsa.W_ik),
+	[AM_DSA_K_NORM] = offsetof(Model, lp.dsa.k_norm), [AM_DSA_K_BIAS] = offsetof(Model, lp.dsa.k_norm_b),
+	[AM_DSA_W_IW] = offsetof(Model, lp.dsa.W_iw),
 };
 
 Mat *lesson_matrix(Lesson *l, AttnMatrix which)

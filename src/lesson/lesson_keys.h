@@ -115,7 +115,8 @@ typedef struct LessonKey {
 	X(li_gemma_keys) \
 	X(li_block_keys) \
 	X(li_mla_keys) \
-	X(li_diff_keys)
+	X(li_diff_keys) \
+	X(li_dsa_keys)
 
 #define X(t) extern const LessonKey t[];
 LESSON_KEY_TABLES

@@ -514,6 +514,9 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	out->dim[DIM_CONV_K] = p->gdn_mixer ? p->gdn_conv.rows : 0; /* Gated DeltaNet as the mixer: its conv1d */
 	out->dim[DIM_CONV_CH] = heads * d_k + kv * (d_k + d_v);
 	out->dim[DIM_DKDV] = d_k * d_v;
+	out->dim[DIM_IDX_HEADS] = p->dsa.on ? p->dsa.heads : 0; /* DeepSeek Sparse Attention's indexer */
+	out->dim[DIM_IDX_D] = p->dsa.on ? p->dsa.dim : 0;
+	out->dim[DIM_IDX_HD] = p->dsa.on ? p->dsa.heads * p->dsa.dim : 0;
 	out->dim[DIM_QNORM] = cfg->qk_norm == QK_NORM_PROJ ? heads * d_k : d_k;
 	out->dim[DIM_KNORM] = cfg->qk_norm == QK_NORM_PROJ ? out->dim[DIM_GDK] : d_k;
 	out->heads = heads;
@@ -587,6 +590,8 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 		out->features |= FEAT_MLA | (p->mla.q_lora_rank > 0 ? FEAT_MLA_QLORA : 0u);
 	if (p->diff.on)
 		out->features |= FEAT_DIFF;
+	if (p->dsa.on && p->mla.on)
+		out->features |= FEAT_DSA;
 }
 
 /* Check a cell reference (focus, quiz answer) at the current path. */

@@ -98,6 +98,17 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "Each head unfolds its query and its key and value from the latents. Position enters only through the small RoPE part: q_pe and one k_pe that every head shares.",
 		.blurb_zh = "每个头从潜向量展开自己的查询、键和值。位置信息只通过小小的 RoPE 部分进入：q_pe，以及所有头共用的一个 k_pe。",
 	},
+	[STAGE_DSA_INDEX] = {
+		.map = "attention",
+		.name = "indexer", .requires = FEAT_DSA, .instead = STAGE_MLA_HEADS,
+		PANES({ .matrix = AM_C_Q }, { .matrix = AM_INDEX_Q }, { .matrix = AM_INDEX_K }, { .matrix = AM_INDEX_W },
+		      { .matrix = AM_INDEX_SCORES }),
+		.formula = { { 0, 0, N_("I_ts = \u03a3_j w_tj \u00b7 ReLU(q_tj \u00b7 k_s)   q = c_Q\u00b7W_iq a head, k = LayerNorm(x\u00b7W_ik), RoPE on their first d_rope   w = x\u00b7W_iw / \u221a(index_n_heads \u00b7 index_head_dim)"),
+		               N_("I_ts = sum_j w_tj * ReLU(q_tj . k_s)   q = c_Q.W_iq a head, k = LayerNorm(x.W_ik), RoPE on their first d_rope   w = x.W_iw / sqrt(index_n_heads * index_head_dim)") } },
+		.what = N_("DeepSeek Sparse Attention's lightning indexer: its q per index head, its one k, its weights, and the index score of every query and key"),
+		.blurb_en = "DeepSeek-V3.2 first asks a small, cheap attention of its own which keys matter: a few index heads score every key with a ReLU instead of a softmax, each head weighted by the query itself.",
+		.blurb_zh = "DeepSeek-V3.2 先用一个小而便宜的注意力问一问哪些键重要：几个索引头用 ReLU（而不是 softmax）给每个键打分，每个头的权重由查询自己决定。",
+	},
 	[STAGE_QK_NORM] = {
 		.map = "attention",
 		.name = "qk_norm", .requires = FEAT_QK_NORM, .instead = STAGE_PROJECT,
@@ -205,6 +216,16 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.blurb_en = "ALiBi gives no positions to the rows at all: it subtracts a penalty that grows with the distance between query and key, steeper in some heads than in others.",
 		.blurb_zh = "ALiBi 根本不给行加位置：它按查询与键之间的距离减去一个惩罚，有的头陡一些，有的头缓一些。",
 	},
+	[STAGE_DSA_TOPK] = {
+		.map = "attention",
+		.name = "sparse", .requires = FEAT_DSA, .instead = STAGE_SCALE,
+		PANES({ .matrix = AM_INDEX_SCORES }, { .matrix = AM_INDEX_KEPT }, { .matrix = AM_SCALED }, { .matrix = AM_SPARSE }),
+		.formula = { { 0, 0, N_("kept_ts = 1 for the index_topk keys s \u2264 t with the largest I_ts (a tie: the earlier key)   sparse_ts = scaled_ts + (0 if kept, else \u2212\u221e)"),
+		               N_("kept_ts = 1 for the index_topk keys s <= t with the largest I_ts (a tie: the earlier key)   sparse_ts = scaled_ts + (0 if kept, else -inf)") } },
+		.what = N_("DSA's kept set: each query's top-k keys by index score, and the scaled MLA scores with \u2212\u221e on every other key"),
+		.blurb_en = "Each query keeps only its top-k keys by index score; every other key gets \u2212\u221e added to its MLA score, exactly as the mask does, so it will get no weight at all.",
+		.blurb_zh = "每个查询只保留索引分数最高的 top-k 个键；其余的键在 MLA 分数上加 \u2212\u221e，和掩码的做法一样，于是它们一点权重也得不到。",
+	},
 	[STAGE_SOFTCAP] = {
 		.map = "attention",
 		.name = "softcap", .requires = FEAT_SOFTCAP, .instead = STAGE_SCALE,
@@ -221,8 +242,10 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.map = "attention",
 		.name = "mask", .requires = FEAT_MASK, .instead = STAGE_SCALE, .flags = SF_ALWAYS,
 		PANES({ .matrix = AM_SCALED, .unless = FEAT_ALIBI | FEAT_SOFTCAP }, { .matrix = AM_BIASED, .unless = FEAT_SOFTCAP },
-		      { .matrix = AM_CAPPED }, { .matrix = AM_MASKED }),
-		.formula = { { FEAT_SOFTCAP, 0, N_("masked_ij = capped_ij where key j is visible to query i, else \u2212\u221e"),
+		      { .matrix = AM_SPARSE }, { .matrix = AM_CAPPED }, { .matrix = AM_MASKED }),
+		.formula = { { FEAT_DSA, 0, N_("masked_ij = sparse_ij where key j is visible to query i, else \u2212\u221e"),
+		               N_("masked_ij = sparse_ij where key j is visible to query i, else -inf") },
+		             { FEAT_SOFTCAP, 0, N_("masked_ij = capped_ij where key j is visible to query i, else \u2212\u221e"),
 		               N_("masked_ij = capped_ij where key j is visible to query i, else -inf") },
 		              { FEAT_WINDOW, 0, N_("masked_ij = scaled_ij where j \u2264 i and i \u2212 j < w (the window), else \u2212\u221e"),
 		               N_("masked_ij = scaled_ij where j <= i and i - j < w (the window), else -inf") },
@@ -257,6 +280,16 @@ const StageKind stage_kinds[STAGE_COUNT] = {
 		.what = N_("the share of each row the head's sink took: what its weights lack of 1"),
 		.blurb_en = "An attention sink is one more column in the softmax with no value behind it: what it takes is simply lost, so a head that finds nothing worth reading can give almost nothing to every key.",
 		.blurb_zh = "注意力汇点是 softmax 里多出来的一列，它背后没有值：它分走的权重就这样丢掉了，所以一个找不到值得读的内容的头，可以几乎什么都不给任何键。",
+	},
+	[STAGE_DSA_DENSE] = {
+		.map = "attention",
+		.name = "dense", .requires = FEAT_DSA, .instead = STAGE_SOFTMAX,
+		PANES({ .matrix = AM_DENSE_WEIGHTS }, { .matrix = AM_WEIGHTS }),
+		.formula = { { 0, 0, N_("dense = softmax(scaled + causal mask): every earlier key kept   weights = softmax(sparse + causal mask): only the top-k"),
+		               N_("dense = softmax(scaled + causal mask): every earlier key kept   weights = softmax(sparse + causal mask): only the top-k") } },
+		.what = N_("DSA's sparse weights beside dense MLA's, from the same scores"),
+		.blurb_en = "The same scores, softmaxed twice: once over every earlier key (dense MLA), once over the kept keys only. The weight the dropped keys had is shared out among the kept ones.",
+		.blurb_zh = "同样的分数做两次 softmax：一次覆盖所有之前的键（稠密 MLA），一次只覆盖保留的键。被丢掉的键原有的权重，分给了保留下来的键。",
 	},
 	[STAGE_WEIGHTED] = {
 		.map = "attention",
@@ -842,6 +875,7 @@ static const char *const feature_reasons[FEAT_COUNT] = {
 	N_("its decoding cache keeps no first tokens (\"decode\": {\"cache\": {\"sink\", \"window\"}})"), /* FEAT_STREAMING */
 	N_("its gated FFN is not GeGLU (\"activation\": \"gelu_tanh\" with W_3)"), /* FEAT_GEGLU */
 	N_("it has no QK-norm after RoPE (\"qk_norm\": {\"kind\": \"l2\"})"), /* FEAT_QK_L2 */
+	N_("it has no sparse attention (\"dsa\": DeepSeek-V3.2's indexer)"), /* FEAT_DSA */
 };
 
 const char *feature_absent(FeatureSet feat)

@@ -21,6 +21,7 @@ typedef enum Stage {
 	STAGE_PROJECT,
 	STAGE_MLA_LATENT,  /* multi-head latent attention (DeepSeek): c_Q, and [c_KV | k_pe] = x·W_kva, instead of project */
 	STAGE_MLA_HEADS,   /* MLA: q and [k_nope | v] per head from the latents, q_pe and the shared k_pe turned: Q, K, V */
+	STAGE_DSA_INDEX,   /* DeepSeek Sparse Attention (V3.2): the lightning indexer's q, k, weights and index scores */
 	STAGE_QK_NORM,     /* QK-norm (Qwen3): each head's q and k RMS-normalised, before RoPE */
 	STAGE_ANGLES,      /* RoPE's angle per position and column, plain and as scaled (issue 23 §2) */
 	STAGE_ROTATE,      /* RoPE: q and k turned by their positions */
@@ -29,10 +30,12 @@ typedef enum Stage {
 	STAGE_SCORES,
 	STAGE_SCALE,
 	STAGE_BIAS,        /* ALiBi: −slope·|i − j| added to the scaled scores */
+	STAGE_DSA_TOPK,    /* DSA: each query's top-k keys by index score kept, −∞ added to the other scaled scores */
 	STAGE_SOFTCAP,     /* soft-capping (Gemma 2): c·tanh(s/c) on the scaled scores, before the mask */
 	STAGE_MASK,
 	STAGE_SOFTMAX,
 	STAGE_SINKS,       /* attention sinks (gpt-oss): the share of each row the head's sink logit took */
+	STAGE_DSA_DENSE,   /* DSA: the sparse weights beside dense MLA's (the same scores, every causal key kept) */
 	STAGE_WEIGHTED,
 	STAGE_MLA_ABSORB,  /* MLA's absorbed form (W_kvb folded into the query) beside the naive one, and the cache */
 	STAGE_FLASH,       /* the same head outputs from FlashAttention's tiles */
@@ -150,6 +153,11 @@ typedef enum AttnMatrix {
 	AM_B_GATE,
 	/* Llama 4's weightless QK-norm after RoPE (issue 23 §1, "qk_norm": {"kind": "l2"}): q and k turned, then normalised */
 	AM_Q_L2, AM_K_L2,
+	/* DeepSeek Sparse Attention (issue 24 §2, V3.2): the indexer's weights (wq_b, wk, k_norm's weight and bias,
+	 * weights_proj); its q (every index head), k, per-head weights, the index scores, the kept set; per head the
+	 * set as a bias (0 or −∞), the scaled scores with it, and the dense weights without it */
+	AM_DSA_W_IQ, AM_DSA_W_IK, AM_DSA_K_NORM, AM_DSA_K_BIAS, AM_DSA_W_IW,
+	AM_INDEX_Q, AM_INDEX_K, AM_INDEX_W, AM_INDEX_SCORES, AM_INDEX_KEPT, AM_INDEX_MASK, AM_SPARSE, AM_DENSE_WEIGHTS,
 	AM_COUNT
 } AttnMatrix;
 
@@ -207,7 +215,8 @@ typedef uint64_t FeatureSet; /* FEAT_* bits: more than an int holds */
 #define FEAT_STREAMING   ((FeatureSet)1 << 46) /* decoding keeps the first tokens and a recent window ("decode": {"cache"}) */
 #define FEAT_GEGLU       ((FeatureSet)1 << 47) /* the gated FFN's gate is gelu_tanh, not silu (GeGLU, Gemma's "gelu_tanh" with W_3) */
 #define FEAT_QK_L2       ((FeatureSet)1 << 48) /* Llama 4's weightless L2 QK-norm after RoPE ("qk_norm": {"kind": "l2"}) */
-#define FEAT_COUNT       49
+#define FEAT_DSA         ((FeatureSet)1 << 49) /* DeepSeek Sparse Attention: MLA with the lightning indexer's top-k ("dsa", V3.2) */
+#define FEAT_COUNT       50
 
 /* The sizes shapes are written in (lessons/FORMAT.md's legend). */
 typedef enum Dim {
@@ -253,6 +262,10 @@ typedef enum Dim {
 	DIM_CONV_K,  /* the conv1d's kernel size (Qwen3-Next's conv_kernel_size) */
 	DIM_CONV_CH, /* its channels: h·d_k + g·d_k + g·d_v, the columns of Q, K and V side by side */
 	DIM_DKDV,    /* d_k·d_v: a state flattened into one row */
+	/* DeepSeek Sparse Attention's indexer ("dsa") */
+	DIM_IDX_HEADS, /* index_n_heads: the indexer's heads (a weight each per token) */
+	DIM_IDX_D,     /* index_head_dim: its q's and k's width */
+	DIM_IDX_HD,    /* index_n_heads · index_head_dim: q of every index head */
 	DIM_COUNT
 } Dim;
 

@@ -264,6 +264,25 @@ static int mla_copy(MlaParams *dst, const MlaParams *src)
 	               : 0;
 }
 
+static void dsa_free(DsaParams *d)
+{
+	Mat *all[] = { &d->W_iq, &d->W_ik, &d->k_norm, &d->k_norm_b, &d->W_iw };
+
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		mat_free(all[i]);
+}
+
+/* dst holds src's settings and a copy of each matrix: 0, or -1 out of memory. */
+static int dsa_copy(DsaParams *dst, const DsaParams *src)
+{
+	*dst = *src;
+	dst->W_iq = dst->W_ik = dst->k_norm = dst->k_norm_b = dst->W_iw = (Mat){ 0 };
+	return mat_copy(&dst->W_iq, &src->W_iq) | mat_copy(&dst->W_ik, &src->W_ik) | mat_copy(&dst->k_norm, &src->k_norm) |
+	               mat_copy(&dst->k_norm_b, &src->k_norm_b) | mat_copy(&dst->W_iw, &src->W_iw)
+	               ? -1
+	               : 0;
+}
+
 static void diff_free(DiffParams *d)
 {
 	mat_free(&d->lq1);
@@ -346,6 +365,7 @@ void layer_params_free(LayerParams *p)
 	mat_free(&p->b_gate);
 	mla_free(&p->mla);
 	diff_free(&p->diff);
+	dsa_free(&p->dsa);
 	block_free(&p->block);
 	memset(p, 0, sizeof *p);
 }
@@ -359,9 +379,11 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src)
 	dst->gdn_conv = dst->gdn_W_z = dst->gdn_norm = (Mat){ 0 };
 	dst->mla.W_qa = dst->mla.q_a_norm = dst->mla.W_qb = dst->mla.W_kva = dst->mla.kv_a_norm = dst->mla.W_kvb = (Mat){ 0 };
 	dst->diff.lq1 = dst->diff.lk1 = dst->diff.lq2 = dst->diff.lk2 = dst->diff.subln = (Mat){ 0 };
+	dst->dsa.W_iq = dst->dsa.W_ik = dst->dsa.k_norm = dst->dsa.k_norm_b = dst->dsa.W_iw = (Mat){ 0 };
 	if (file_slots_share(dst, src) != 0)
 		return -1;
-	if (block_copy(&dst->block, &src->block) != 0 || mla_copy(&dst->mla, &src->mla) != 0 || diff_copy(&dst->diff, &src->diff) != 0)
+	if (block_copy(&dst->block, &src->block) != 0 || mla_copy(&dst->mla, &src->mla) != 0 || diff_copy(&dst->diff, &src->diff) != 0 ||
+	    dsa_copy(&dst->dsa, &src->dsa) != 0)
 		return -1;
 	return mat_copy(&dst->W_q, &src->W_q) | mat_copy(&dst->W_k, &src->W_k) | mat_copy(&dst->W_v, &src->W_v) |
 	       mat_copy(&dst->W_o, &src->W_o) | mat_copy(&dst->w_e, &src->w_e) | mat_copy(&dst->b_q, &src->b_q) |

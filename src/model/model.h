@@ -274,6 +274,23 @@ typedef struct MlaParams {
 } MlaParams;
 
 /*
+ * DeepSeek Sparse Attention (issue 24 §2, DeepSeek-V3.2-Exp's inference/model.py,
+ * Indexer; a lesson's "dsa", with "mla" and its q_lora_rank): the lightning
+ * indexer's H_I heads of d_I, q = c_Q·W_iq, one k = LayerNorm(x·W_ik)·k_norm +
+ * k_norm_b, RoPE on the first qk_rope_head_dim of each, weights x·W_iw; each
+ * query keeps its topk keys by Σ_j w_j·ReLU(q_j·k). engine/variants/dsa.c.
+ */
+typedef struct DsaParams {
+	int on;
+	int heads, dim, topk;  /* index_n_heads, index_head_dim, index_topk */
+	double eps;            /* k_norm's (the reference's LayerNorm: 1e-6) */
+	Mat W_iq;              /* q_lora_rank × heads·dim (wq_b) */
+	Mat W_ik;              /* d_model × dim (wk) */
+	Mat k_norm, k_norm_b;  /* 1 × dim each (k_norm.weight, k_norm.bias) */
+	Mat W_iw;              /* d_model × heads (weights_proj) */
+} DsaParams;
+
+/*
  * Differential attention (issue 24 §4, Ye et al. 2025, "Differential
  * Transformer"; a lesson's "diff_attn"): the layer's heads in pairs (2p,
  * 2p + 1), A = softmax(Q1·K1ᵀ) − λ·softmax(Q2·K2ᵀ) with λ = e^(λ_q1·λ_k1) −
@@ -359,6 +376,7 @@ typedef struct LayerParams {
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
 	MlaParams mla;    /* multi-head latent attention (issue 24 §1), mla.on 0 without */
 	DiffParams diff;  /* differential attention (issue 24 §4), diff.on 0 without */
+	DsaParams dsa;    /* DeepSeek Sparse Attention (issue 24 §2), dsa.on 0 without */
 	/* An encoder–decoder's link (Model.encoder): which part it is, of which decoder layer. */
 	LinkPart part;
 	int dec_layer;

@@ -130,6 +130,12 @@ static const struct Arch {
 	[HF_GPT_OSS] = {"gpt_oss", "GptOssForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
 	                "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 201088, 2880, 36, 64, 8,
 	                2880, 131072, 64, -1, -1, 1e-5, 0, 1, 1, 0, 1, llama_acts, llama_act_kinds},
+	/* DeepSeek-V3.2-Exp's config.json: DeepseekV3Config's keys with model_type "deepseek_v32" and its indexer's
+	 * index_n_heads 64, index_head_dim 128, index_topk 2048 (inference/config_671B_v3.2.json): read_deepseek, read_indexer. */
+	[HF_DEEPSEEK_V32] = {"deepseek_v32", "DeepseekV32ForCausalLM", "hidden_size", "num_hidden_layers",
+	                     "num_attention_heads", "intermediate_size", "max_position_embeddings", "rms_norm_eps",
+	                     "hidden_act", 129280, 7168, 61, 128, 128, 18432, 4096, 64, 0, 1, 1e-6, 0, 0, 0, 0, 1, llama_acts,
+	                     llama_act_kinds},
 };
 
 /* Gemma 2 and Gemma 3: sandwich (1 + w) norms, a scaled embedding, query_pre_attn_scalar, caps, windows. */
@@ -236,7 +242,7 @@ static int arch_find(const char *type)
 static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
 	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3",
-	                                    "gemma2", "gemma3_text", "smollm3", "gpt_oss"};
+	                                    "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v32"};
 	const cJSON *arch = jr_get(root, "architectures"), *v;
 	size_t old;
 	int a = -1;
@@ -268,7 +274,7 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		if (a < 0)
 			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
 			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, "
-			                                     "deepseek_v3, gemma2, gemma3_text, smollm3 and gpt_oss"),
+			                                     "deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss and deepseek_v32"),
 			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
 	} else if (!cJSON_IsString(v)) {
 		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
@@ -278,7 +284,7 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		                                     "\"gemma3_text\") with the language model's weights")));
 	} else if ((a = arch_find(v->valuestring)) < 0) {
 		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2, "
-		                                     "qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3 and gpt_oss)%s"),
+		                                     "qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss and deepseek_v32)%s"),
 		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, (int)(sizeof types / sizeof types[0])).s));
 	}
 	jr_path_set(c, old);
@@ -400,7 +406,7 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 	}
 	jr_path_set(c, 0);
 	for (int k = 0; moe[k]; k++)
-		if (moe_key_read(a, moe[k]) || a == HF_DEEPSEEK_V3)
+		if (moe_key_read(a, moe[k]) || hf_deepseek(a))
 			continue; /* read_moe's; DeepSeek-V3's experts begin at first_k_dense_replace (read_deepseek) */
 		else if ((v = jr_enter(c, root, moe[k], &old)) != NULL && !cJSON_IsNull(v) &&
 		    !(cJSON_IsNumber(v) && v->valuedouble == 0))
@@ -993,6 +999,40 @@ static int read_deepseek(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	return 0;
 }
 
+/*
+ * DeepSeek-V3.2 (deepseek_v32): DeepSeek-V3's keys (read_deepseek) and its
+ * lightning indexer's, index_n_heads, index_head_dim, index_topk (defaults
+ * 64, 128, 2048: config_671B_v3.2.json); what attnviz refuses of it: no
+ * q_lora_rank (the indexer's q reads the query latent), an index_head_dim
+ * below qk_rope_head_dim (RoPE turns its first qk_rope_head_dim columns), and a
+ * rope_scaling (the indexer turns by plain RoPE here).
+ */
+static int read_indexer(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	cfg->index_n_heads = 64;
+	cfg->index_head_dim = 128;
+	cfg->index_topk = 2048;
+	if (size_key(c, root, "index_n_heads", 1 << 12, 0, &cfg->index_n_heads) != 0 ||
+	    size_key(c, root, "index_head_dim", 1 << 12, 0, &cfg->index_head_dim) != 0 ||
+	    size_key(c, root, "index_topk", 1 << 20, 0, &cfg->index_topk) != 0)
+		return -1;
+	if (cfg->q_lora_rank == 0) {
+		jr_path_key(c, "q_lora_rank");
+		return jr_fail(c, "%s", _("null: DeepSeek-V3.2's indexer reads the query latent (q_a_layernorm's output), so attnviz "
+		                          "needs a q_lora_rank"));
+	}
+	if (cfg->index_head_dim < cfg->qk_rope_head_dim) {
+		jr_path_key(c, "index_head_dim");
+		return jr_fail(c, _("%d: smaller than qk_rope_head_dim (%d), the columns of the indexer's q and k that RoPE turns"),
+		               cfg->index_head_dim, cfg->qk_rope_head_dim);
+	}
+	if (cfg->rope_scaling.type != ROPE_SCALE_NONE) {
+		jr_path_key(c, jr_get(root, "rope_scaling") != NULL ? "rope_scaling" : "rope_parameters");
+		return jr_fail(c, "%s", _("attnviz computes deepseek_v32's indexer with plain RoPE only for now"));
+	}
+	return 0;
+}
+
 int hfconfig_read(const char *dir, HfConfig *cfg, char **err)
 {
 	char *path = join(dir, "config.json"), *name = NULL, *text = NULL;
@@ -1014,8 +1054,9 @@ int hfconfig_read(const char *dir, HfConfig *cfg, char **err)
 	if (!cJSON_IsObject(root))
 		jr_fail(&c, _("expected an object of settings ({\"model_type\": …}), got %s"), jr_got(root).s);
 	else if (read_arch(&c, root, cfg) == 0 && refuse_unsupported(&c, root, cfg->arch) == 0 &&
-	         read_numbers(&c, root, cfg) == 0 && cfg->arch == HF_DEEPSEEK_V3)
-		read_deepseek(&c, root, cfg);
+	         read_numbers(&c, root, cfg) == 0 && hf_deepseek(cfg->arch) && read_deepseek(&c, root, cfg) == 0 &&
+	         cfg->arch == HF_DEEPSEEK_V32)
+		read_indexer(&c, root, cfg);
 	*err = c.err;
 	r = c.err ? -1 : 0;
 out:
@@ -1273,6 +1314,14 @@ static int deepseek_wants(const HfConfig *c, int layer, const char *pre, Want *w
 	want(w, &n, "num_attention_heads, qk_nope_head_dim + v_head_dim, kv_lora_rank", H * (dq - dr + dv), kc, pre,
 	     "self_attn.kv_b_proj.weight");
 	want(w, &n, "hidden_size, num_attention_heads, v_head_dim", D, H * dv, pre, "self_attn.o_proj.weight");
+	if (c->arch == HF_DEEPSEEK_V32) { /* DeepSeek-V3.2's lightning indexer (inference/model.py, Indexer) */
+		const long long IH = c->index_n_heads, Id = c->index_head_dim;
+		want(w, &n, "index_n_heads, index_head_dim, q_lora_rank", IH * Id, r, pre, "self_attn.indexer.wq_b.weight");
+		want(w, &n, "index_head_dim, hidden_size", Id, D, pre, "self_attn.indexer.wk.weight");
+		want(w, &n, "index_head_dim", Id, -1, pre, "self_attn.indexer.k_norm.weight");
+		want(w, &n, "index_head_dim", Id, -1, pre, "self_attn.indexer.k_norm.bias");
+		want(w, &n, "index_n_heads, hidden_size", IH, D, pre, "self_attn.indexer.weights_proj.weight");
+	}
 	want(w, &n, "hidden_size", D, -1, pre, "post_attention_layernorm.weight");
 	if (c->num_experts > 0 && c->sparse[layer]) {
 		const long long S = c->shared_ff;
@@ -1372,7 +1421,7 @@ static int wants(const HfConfig *c, int layer, Want *w)
 			want(w, &n, "vocab_size, hidden_size", V, D, "", "lm_head.weight");
 		return n;
 	}
-	if (c->arch == HF_DEEPSEEK_V3)
+	if (hf_deepseek(c->arch))
 		return deepseek_wants(c, layer, pre, w);
 	/* LlamaDecoderLayer: nn.Linear weights are [out, in]; Olmo2DecoderLayer has no norm before the attention */
 	if (c->arch != HF_OLMO2)

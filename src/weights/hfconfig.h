@@ -21,7 +21,14 @@
 typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRAL, HF_QWEN3_MOE, HF_DEEPSEEK_V3,
 	HF_GEMMA2, HF_GEMMA3, /* gemma2, gemma3_text */
 	HF_SMOLLM3, HF_GPT_OSS, /* issue 23: SmolLM3's NoPE layers, gpt-oss (hfconfig.c's own block) */
+	HF_DEEPSEEK_V32, /* issue 24 §2: DeepSeek-V3.2, DeepSeek-V3's layers with DeepSeek Sparse Attention's indexer */
 	HF_ARCH_COUNT } HfArch;
+
+/* DeepSeek-V3 or V3.2: multi-head latent attention (read_deepseek, the importer's deepseek_layer). */
+static inline int hf_deepseek(HfArch a)
+{
+	return a == HF_DEEPSEEK_V3 || a == HF_DEEPSEEK_V32;
+}
 
 /* The FFN's activation: GPT-2's "gelu_new" (tanh form; "gelu_pytorch_tanh" is the same formula),
  * "gelu" (erf form); the LLaMA family's "silu" in SwiGLU. */
@@ -87,6 +94,8 @@ typedef struct HfConfig {
 	int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 	int n_group, topk_group, shared_ff;
 	double routed_scaling;
+	/* DeepSeek-V3.2 (deepseek_v32): its lightning indexer's index_n_heads, index_head_dim, index_topk (64, 128, 2048) */
+	int index_n_heads, index_head_dim, index_topk;
 	/*
 	 * Gemma 2 and Gemma 3 (gemma2, gemma3_text; hfconfig.c's read_gemma):
 	 * the scores scaled by query_pre_attn_scalar^(-1/2), the soft caps

@@ -25,6 +25,7 @@
  *          mixture with DeepSeek's sigmoid router and shared experts
  *          (deepseek_moe: mlp.gate, its e_score_correction_bias,
  *          mlp.experts.E.*, mlp.shared_experts.*).
+ *   deepseek_v32 the same, and DeepSeek Sparse Attention's indexer (LayerParams.dsa: indexer_layer).
  *   gpt_oss  as llama with q/k/v/o biases, each layer's sinks
  *          (self_attn.sinks → sinks), its "sliding_attention" layers'
  *          window, and its mixture (layer_gptoss: the router with its bias,
@@ -449,6 +450,30 @@ static int deepseek_layer(const HfConfig *c, const HfWeights *w, int i, LayerPar
 	           : 0;
 }
 
+/*
+ * DeepSeek-V3.2's lightning indexer of layer i (deepseek_v32; DeepSeek-V3.2-Exp's
+ * Indexer): indexer.wq_b → W_iq, wk → W_ik, k_norm's weight and bias → ik_norm,
+ * ik_norm_bias (LayerNorm, eps 1e-6), weights_proj → W_iw. 0, or -1 with *err.
+ */
+static int indexer_layer(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
+{
+	const int D = c->hidden_size, IH = c->index_n_heads, Id = c->index_head_dim;
+	DsaParams *d = &p->dsa;
+
+	d->on = 1;
+	d->heads = IH;
+	d->dim = Id;
+	d->topk = c->index_topk;
+	d->eps = 1e-6;
+	return load_layer(c, w, i, "self_attn.indexer.wq_b.weight", 1, c->q_lora_rank, IH * Id, &d->W_iq, err) ||
+	               load_layer(c, w, i, "self_attn.indexer.wk.weight", 1, D, Id, &d->W_ik, err) ||
+	               load_layer(c, w, i, "self_attn.indexer.k_norm.weight", 0, 1, Id, &d->k_norm, err) ||
+	               load_layer(c, w, i, "self_attn.indexer.k_norm.bias", 0, 1, Id, &d->k_norm_b, err) ||
+	               load_layer(c, w, i, "self_attn.indexer.weights_proj.weight", 1, D, IH, &d->W_iw, err)
+	           ? -1
+	           : 0;
+}
+
 /* ---- gpt-oss (issue 23): its sinks and its mixture ---- */
 
 /* Layer i's tensor NAME of `count` numbers (any shape the checks passed), as doubles into out[]. 0, or -1 with *err. */
@@ -570,8 +595,8 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	b->eps = c->norm_eps;
 	b->has_ffn = 1;
 	b->d_ff = F;
-	if (c->arch == HF_DEEPSEEK_V3)
-		return deepseek_layer(c, w, i, p, err);
+	if (hf_deepseek(c->arch))
+		return deepseek_layer(c, w, i, p, err) || (c->arch == HF_DEEPSEEK_V32 && indexer_layer(c, w, i, p, err)) ? -1 : 0;
 	if (c->arch == HF_GPT2) {
 		Mat qkv = { 0 }, bias = { 0 };
 		int r;
@@ -873,7 +898,7 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 	m->scale = SCALE_SQRT_DK; /* 1/sqrt(head_dim): GPT-2's value.size(-1) ** 0.5, LLaMA's head_dim ** -0.5 */
 	m->mask = MASK_CAUSAL;
 	m->mask_fill_inf = 1;
-	m->rope = c->arch != HF_GPT2 && c->arch != HF_DEEPSEEK_V3; /* DeepSeek's MLA turns its own q_pe and k_pe */
+	m->rope = c->arch != HF_GPT2 && !hf_deepseek(c->arch); /* DeepSeek's MLA turns its own q_pe and k_pe */
 	m->rope_base = c->rope_theta;
 	m->rope_style = ROPE_HALF;
 	m->rope_partial = c->partial_rotary_factor; /* rope_scaling / rope_parameters (weights/hfrope.c) */
@@ -905,7 +930,7 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 	           load_head(w, c->tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", c->vocab_size, D,
 	                     &m->unembed_view, &m->unembed, err))
 		return -1;
-	if (c->arch == HF_DEEPSEEK_V3 && c->rope_scaling.type == ROPE_SCALE_YARN && c->rope_scaling.mscale_all_dim > 0 &&
+	if (hf_deepseek(c->arch) && c->rope_scaling.type == ROPE_SCALE_YARN && c->rope_scaling.mscale_all_dim > 0 &&
 	    c->rope_scaling.factor > 1) {
 		/* DeepseekV3Attention: self.scaling = qk_head_dim ** -0.5 * mscale * mscale, mscale = yarn_get_mscale(factor,
 		 * mscale_all_dim) = 0.1 * mscale_all_dim * ln(factor) + 1 */

@@ -40,6 +40,9 @@
 	X(mla)               \
 	X(mla_heads)         \
 	X(mla_absorb)        \
+	X(dsa_index)         \
+	X(dsa_topk)          \
+	X(dsa_dense)         \
 	X(diffattn)          \
 	X(diffattn_out)       \
 	X(gated)              \
