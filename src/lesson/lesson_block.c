@@ -347,9 +347,10 @@ out:
  */
 static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
 {
-	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", "mixer", "conv1d", "W_z", "norm", "eps", NULL };
+	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", "mixer", "conv1d", "W_z", "norm", "eps", "v_heads", NULL };
 	const cJSON *v = get(root, "gated_deltanet");
-	const int h = l->lp.heads;
+	int h = l->lp.heads;
+	const char *vh;
 	size_t old;
 	long long chunk = l->cfg.n < 2 ? l->cfg.n : 2;
 	int r = -1;
@@ -369,10 +370,14 @@ static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
 			fail(c, _("missing \"%s\" (Gated DeltaNet needs W_a, W_b, A_log and dt_bias)"), keys[k]);
 			goto out;
 		}
-	if (read_shaped(c, v, "W_a", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_a) != 0 ||
-	    read_shaped(c, v, "W_b", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_b) != 0 ||
-	    read_shaped(c, v, "A_log", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_A_log) != 0 ||
-	    read_shaped(c, v, "dt_bias", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_dt_bias) != 0)
+	if (li_read_deltanet_vheads(c, v, l) != 0) /* with "v_heads": a column per value head (lesson_deltanet.c) */
+		goto out;
+	h *= layer_gdn_r(&l->lp);
+	vh = l->lp.gdn_v_heads > 0 ? _("v_heads, one per value head") : NULL;
+	if (read_shaped(c, v, "W_a", l->cfg.d_model, h, _("d_model, one per column of X"), vh ? vh : _("heads"), -1, &l->lp.gdn_W_a) != 0 ||
+	    read_shaped(c, v, "W_b", l->cfg.d_model, h, _("d_model, one per column of X"), vh ? vh : _("heads"), -1, &l->lp.gdn_W_b) != 0 ||
+	    read_shaped(c, v, "A_log", 1, h, NULL, vh ? vh : _("heads, one per head"), -1, &l->lp.gdn_A_log) != 0 ||
+	    read_shaped(c, v, "dt_bias", 1, h, NULL, vh ? vh : _("heads, one per head"), -1, &l->lp.gdn_dt_bias) != 0)
 		goto out;
 	if (key_whole(c, v, "chunk_size", 1, l->cfg.n, _("a chunk of 1 to n tokens"), &chunk) != 0)
 		goto out;

@@ -195,6 +195,7 @@ int li_read_diff_vectors(Ctx *c, const cJSON *root, Model *l);
 /* "gated_deltanet" as the layer's mixer (lesson_deltanet.c): "mixer", "conv1d", "W_z", "norm", "eps" of its object gd,
  * read after the rest of it; and the conv1d's kernel size before the shapes. */
 int li_read_deltanet_mixer(Ctx *c, const cJSON *gd, Model *l);
+int li_read_deltanet_vheads(Ctx *c, const cJSON *gd, Model *l);
 void li_deltanet_shape(const cJSON *gd, Model *m);
 /* A block's "ffn": {"kind": "moe", …} (lesson_moe.c): its settings (E, top_k, d_ff; nothing for a dense FFN), its matrices. */
 int li_moe_settings(Ctx *c, const cJSON *ffn, Model *l);

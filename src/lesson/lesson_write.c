@@ -216,6 +216,8 @@ static int json_layer_keys(cJSON *o, const LayerParams *p, const Model *top, dou
 		                     put(d, "W_z", jw_matrix(&p->gdn_W_z)) != 0 || put(d, "norm", jw_flat(&p->gdn_norm)) != 0 ||
 		                     put(d, "eps", jw_number(p->gdn_eps)) != 0)) /* as the layer's mixer */
 			return -1;
+		if (p->gdn_v_heads > 0 && !cJSON_AddNumberToObject(d, "v_heads", p->gdn_v_heads)) /* Qwen3-Next's value heads */
+			return -1;
 	}
 	if (!b->present)
 		return 0;

@@ -248,6 +248,9 @@ typedef enum Dim {
 	DIM_CONV_K,  /* the conv1d's kernel size (Qwen3-Next's conv_kernel_size) */
 	DIM_CONV_CH, /* its channels: h·d_k + g·d_k + g·d_v, the columns of Q, K and V side by side */
 	DIM_DKDV,    /* d_k·d_v: a state flattened into one row */
+	DIM_GDN_VH,  /* Gated DeltaNet's value heads, h·r (Qwen3-Next's linear_num_value_heads; h without "v_heads") */
+	DIM_GDN_R,   /* r: a head's value heads, each with its own β and g */
+	DIM_GDN_DV,  /* d_v / r: one value head's width (the gated RMSNorm's) */
 	DIM_COUNT
 } Dim;
 
