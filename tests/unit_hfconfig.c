@@ -387,7 +387,7 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 		const char *json, *words;
 	} cases[] = {
 		{"{\"model_type\": \"lama\"}", "model_type: \"lama\" is not a model attnviz computes yet (it computes gpt2, "
-		                               "llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3 and gpt_oss) (did you mean \"llama\"?)"},
+		                               "llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss and qwen3_next) (did you mean \"llama\"?)"},
 		/* RoPE's scaling (issue 23 §2, weights/hfrope.c): what transformers computes and attnviz does not yet, and bad values */
 		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"longrope\", \"factor\": 2}}",
 		 "rope_scaling.type: \"longrope\": attnviz computes the rope_types default, linear, dynamic, yarn and llama3"},
@@ -431,7 +431,7 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 		 "[\"chunked_attention\"]}", "layer_types[0]: \"chunked_attention\": attnviz computes \"full_attention\" and"},
 		{"{\"model_type\": \"qwen2\", \"use_sliding_window\": 1}", "use_sliding_window: expected true or false, got 1"},
 		{"{\"model_type\": \"llama\", \"num_local_experts\": 8}",
-		 "num_local_experts: 8: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only"},
+		 "num_local_experts: 8: attnviz computes the mixtures of experts of mixtral, qwen3_moe, gpt_oss and qwen3_next models only"},
 		{"{\"model_type\": \"gpt2\", \"partial_rotary_factor\": 0.5}", "partial_rotary_factor: 0.5: attnviz rotates"},
 		{"{\"model_type\": \"llama\", \"mlp_bias\": true}", "mlp_bias: true: attnviz computes LLaMA MLPs without"},
 		{"{\"model_type\": \"gpt2\", \"scale_attn_by_inverse_layer_idx\": true}", "scale_attn_by_inverse_layer_idx: true"},
