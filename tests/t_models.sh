@@ -140,6 +140,10 @@ printf 'generate 2\n' | "$ATTNVIZ" --model $models/deepseek_v3_qlora --ids 7,20 
 expect "deepseek_v3: generate 2 computes each longer prompt again" 'grep -q "^generate: 4 tokens: .* (ids 7,20,[0-9]*,[0-9]*)\$" "$out"'
 printf 'decode on\n' | "$ATTNVIZ" --model $models/deepseek_v3_qlora --ids 7,20 --plain >"$out" 2>"$err"
 expect "deepseek_v3: decode on is refused" 'grep -q "decode: not with MLA yet" "$err" "$out"'
+# a qwen3_next model too (its Gated DeltaNet layers would cache the conv's rows and the state): the second token
+# is the largest logit of the longer prompt computed whole (3,14,15,184 -> 257, make_qwen3next_models.py's weights)
+printf 'generate 2\n' | "$ATTNVIZ" --model $models/qwen3next_hybrid --ids 3,14,15 --plain >"$out" 2>"$err"
+expect "qwen3_next: generate 2 computes each longer prompt again" 'grep -q "^generate: 5 tokens: .* (ids 3,14,15,184,257)\$" "$out"'
 
 # ------------------------------------------------------------ the prompt
 
