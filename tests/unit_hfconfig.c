@@ -379,6 +379,21 @@ static void a_bare_config_takes_transformers_defaults(void **state)
 	/* no model_type: architectures says it */
 	assert_int_equal(read_text("{\"architectures\": [\"Qwen3ForCausalLM\"]}", &c, &err), 0);
 	assert_int_equal(c.arch, HF_QWEN3);
+	/* Qwen3NextConfig(): 48 layers, every 4th full attention (full_attention_interval 4); Gated DeltaNet's 16 key
+	 * heads and 32 value heads of 128, kernel 4; 512 experts, top 10 renormalised, a shared expert of 512, every
+	 * layer sparse; partial_rotary_factor 0.25, head_dim 256, 2 key/value heads, QK-norm, untied */
+	assert_int_equal(read_text("{\"model_type\": \"qwen3_next\"}", &c, &err), 0);
+	assert_int_equal(c.arch, HF_QWEN3_NEXT);
+	assert_int_equal(c.num_layers, 48);
+	assert_true(c.linear[0] && c.linear[2] && !c.linear[3] && c.linear[4] && !c.linear[47]);
+	assert_true(c.lin_k_heads == 16 && c.lin_v_heads == 32 && c.lin_k_dim == 128 && c.lin_v_dim == 128 && c.lin_conv == 4);
+	assert_true(c.num_experts == 512 && c.experts_per_tok == 10 && c.norm_topk_prob && c.moe_intermediate_size == 512 &&
+	            c.shared_expert_ff == 512 && c.sparse[0] && c.sparse[47]);
+	assert_true(c.partial_rotary_factor == 0.25 && c.head_dim == 256 && c.num_kv_heads == 2 && c.qk_norm &&
+	            !c.tie_word_embeddings && c.intermediate_size == 5632);
+	assert_int_equal(read_text("{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4, \"full_attention_interval\": 2}",
+	                           &c, &err), 0);
+	assert_true(c.linear[0] && !c.linear[1] && c.linear[2] && !c.linear[3]);
 }
 
 static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
