@@ -24,4 +24,11 @@ explains "an edit of conv1d reaches gdn_conv" $mix \
 explains "gdn_states: the state after each token" $mix \
 	'goto deltanet\nexplain gdn_states 3 4\n' 'S[1][1] after token 3 wrote its correction: 2 x 3 numbers'
 explains "the mixer's stages" $mix 'help goto\n' 'deltanet_conv Gated DeltaNet'"'"'s short causal conv1d' 'deltanet_norm Gated DeltaNet'"'"'s output RMS-normalised'
+# Qwen3-Next's value heads ("v_heads": r = 2 to a head, tests/golden/deltanet3): β column s is value head s's,
+# from W_b's column h·r + s, and a correction at column c reads β of value head c / (d_v / r).
+vh=tests/golden/deltanet3/vheads_r2.json
+explains "v_heads: gdn_beta's column is a value head's" $vh 'goto deltanet\nexplain gdn_beta 2 1\n' \
+	'beta = sigma(b) = 1 / (1 + e^(-0.447026)) = 0.609932' '(b = x_2.W_b[:, 1]:'
+explains "v_heads: gdn_delta reads its value head's beta" $vh 'goto deltanet\nexplain gdn_delta 2 3\n' \
+	'beta(v - S^Tk) = 0.609932 * (-0.128154 - -0.0424599) = -0.0522677'
 finish

@@ -40,7 +40,7 @@ explains "a block with its norms after each sublayer (OLMo 2): norm1 of the atte
 cp -r tests/models/olmo2_qknorm_after "$tmp/olmo"
 sed 's/"model_type": "olmo2"/"model_type": "olmo"/' tests/models/olmo2_qknorm_after/config.json >"$tmp/olmo/config.json"
 expect "olmo2 loader: an unknown model_type is refused at model_type, olmo2 suggested" \
-	'"$ATTNVIZ" --model "$tmp/olmo" --ids 7 --dump 2>&1 >/dev/null | grep -qF "config.json: model_type: \"olmo\" is not a model attnviz computes yet (it computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss and deepseek_v32) (did you mean \"olmo2\"?)"'
+	'"$ATTNVIZ" --model "$tmp/olmo" --ids 7 --dump 2>&1 >/dev/null | grep -qF "config.json: model_type: \"olmo\" is not a model attnviz computes yet (it computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss, deepseek_v32 and qwen3_next) (did you mean \"olmo2\"?)"'
 sed 's/"num_key_value_heads": 2/"num_key_value_heads": 4/' tests/models/olmo2_qknorm_after/config.json >"$tmp/olmo/config.json"
 expect "olmo2 loader: a config that contradicts the weights names the tensor and the keys" \
 	'"$ATTNVIZ" --model "$tmp/olmo" --ids 7 --dump 2>&1 >/dev/null | grep -qF "tensor \"model.layers.0.self_attn.k_proj.weight\" has shape [12, 24], but config.json'"'"'s sizes (num_key_value_heads, head_dim, hidden_size) make it [24, 24]"'

@@ -120,6 +120,11 @@ saved_dir linear
 golden_dir deltanet2 --rtol 0 --atol 1e-12
 bad_lessons deltanet2
 saved_dir deltanet2
+# Qwen3-Next's value heads, r to each key head ("v_heads"; tests/golden/deltanet3, made by
+# make_reference_deltanet3.py following Qwen3NextGatedDeltaNet.forward's repeat_interleave), its errors, save.
+golden_dir deltanet3 --rtol 0 --atol 1e-12
+bad_lessons deltanet3
+saved_dir deltanet3
 # Issue 24 §4's differential attention (tests/golden/diffattn, made by
 # make_reference_diffattn.py following unilm's multihead_diffattn.py): every
 # matrix within 1e-12 (absolute), the loader's errors of diffattn/bad, and

@@ -36,12 +36,13 @@ argmax() {
 # DeepSeek-V3.2 of make_deepseek_v32_models.py (the same with DeepSeek Sparse Attention's indexer and top-k),
 # Gemma 2 and Gemma 3 of make_gemma_models.py (sandwich (1 + w) norms, the scaled embedding,
 # query_pre_attn_scalar, the caps, local layers with their own RoPE base), and Gemma 3 of
-# make_gemma3rope_models.py (rope_scaling on the global layers alone; rope_parameters per layer type)
+# make_gemma3rope_models.py (rope_scaling on the global layers alone; rope_parameters per layer type), Qwen3-Next of
+# make_qwen3next_models.py (Gated DeltaNet and gated full-attention layers, the gated shared expert)
 for name in gpt2 gpt2_prefix_f16 llama_gqa_sharded llama_tied_bf16 qwen2_bias_f16 qwen3_qknorm_bf16 \
 	llama_yarn_partial qwen3_llama3_params qwen2_dynamic llama_linear_params \
 	qwen2_layer_types qwen3_window_layers olmo2_qknorm_after deepseek_v3_qlora deepseek_v3_noqlora_bf16 \
 	deepseek_v3_yarn deepseek_v3_moe deepseek_v3_moe_freq2_bf16 gemma2_caps gemma3_local_global gemma3_rope_scaling gemma3_rope_params smollm3_nope_interval smollm3_nope_list gptoss_yarn_window gptoss_clamped \
-	deepseek_v32_dense; do
+	deepseek_v32_dense qwen3next_hybrid qwen3next_types_bf16; do
 	prompts "$name"
 	k=0
 	while [ -f "$tmp/$name.$k.json" ]; do
@@ -124,16 +125,19 @@ while IFS="$tab" read -r bad words; do
 		not_ok "bad/$bad: refused" "exit $rc (want 1), want: $words"
 	fi
 done <"$models/bad/expected.txt"
-# DeepSeek-V3's configs attnviz refuses (make_deepseek_models.py): each at its key
-grep -v '^#' "$models/bad_deepseek/expected.txt" >"$tmp/bad_deepseek.txt"
-while IFS="$tab" read -r bad words; do
-	run --model "$models/bad_deepseek/$bad" --ids 1 --dump
-	if [ "$rc" -eq 1 ] && [ ! -s "$out" ] && grep -qF -- "$words" "$err" && grep -qF "bad_deepseek/$bad" "$err"; then
-		ok "bad_deepseek/$bad: refused"
-	else
-		not_ok "bad_deepseek/$bad: refused" "exit $rc (want 1), want: $words, got: $(cat "$err")"
-	fi
-done <"$tmp/bad_deepseek.txt"
+# DeepSeek-V3's configs attnviz refuses (make_deepseek_models.py): each at its key; Qwen3-Next's folders
+# (make_qwen3next_models.py): layer types against the weights, a missing in_proj_qkvz, its config's keys
+for set in bad_deepseek bad_qwen3next; do
+	grep -v '^#' "$models/$set/expected.txt" >"$tmp/$set.txt"
+	while IFS="$tab" read -r bad words; do
+		run --model "$models/$set/$bad" --ids 1 --dump
+		if [ "$rc" -eq 1 ] && [ ! -s "$out" ] && grep -qF -- "$words" "$err" && grep -qF "$set/$bad" "$err"; then
+			ok "$set/$bad: refused"
+		else
+			not_ok "$set/$bad: refused" "exit $rc (want 1), want: $words, got: $(cat "$err")"
+		fi
+	done <"$tmp/$set.txt"
+done
 # DeepSeek-V3.2's configs attnviz refuses (make_deepseek_v32_models.py): each at its key
 grep -v '^#' "$models/bad_deepseek_v32/expected.txt" >"$tmp/bad_deepseek_v32.txt"
 while IFS="$tab" read -r bad words; do
@@ -149,6 +153,10 @@ printf 'generate 2\n' | "$ATTNVIZ" --model $models/deepseek_v3_qlora --ids 7,20 
 expect "deepseek_v3: generate 2 computes each longer prompt again" 'grep -q "^generate: 4 tokens: .* (ids 7,20,[0-9]*,[0-9]*)\$" "$out"'
 printf 'decode on\n' | "$ATTNVIZ" --model $models/deepseek_v3_qlora --ids 7,20 --plain >"$out" 2>"$err"
 expect "deepseek_v3: decode on is refused" 'grep -q "decode: not with MLA yet" "$err" "$out"'
+# a qwen3_next model too (its Gated DeltaNet layers would cache the conv's rows and the state): the second token
+# is the largest logit of the longer prompt computed whole (3,14,15,184 -> 257, make_qwen3next_models.py's weights)
+printf 'generate 2\n' | "$ATTNVIZ" --model $models/qwen3next_hybrid --ids 3,14,15 --plain >"$out" 2>"$err"
+expect "qwen3_next: generate 2 computes each longer prompt again" 'grep -q "^generate: 5 tokens: .* (ids 3,14,15,184,257)\$" "$out"'
 
 # ------------------------------------------------------------ the prompt
 

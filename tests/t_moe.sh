@@ -85,11 +85,11 @@ bad sliding qwen3_moe_dense0 's/"use_sliding_window": false/"use_sliding_window"
 bad experts5 mixtral_moe 's/"num_local_experts": 4/"num_local_experts": 5/' \
 	"model.safetensors: tensor \"model.layers.0.block_sparse_moe.gate.wei…\" has shape [4, 16], but config.json's sizes (num_local_experts, hidden_size) make it [5, 16]"
 bad llama_experts llama_tied_bf16 's/"model_type": "llama",/"model_type": "llama", "num_local_experts": 8,/' \
-	'config.json: num_local_experts: 8: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only'
+	'config.json: num_local_experts: 8: attnviz computes the mixtures of experts of mixtral, qwen3_moe, gpt_oss and qwen3_next models only'
 bad expert_width qwen3_moe_dense0 's/"moe_intermediate_size": 6/"moe_intermediate_size": 7/' \
 	"model.safetensors: tensor \"model.layers.1.mlp.experts.0.gate_proj.w…\" has shape [6, 16], but config.json's sizes (moe_intermediate_size, hidden_size) make it [7, 16]"
 bad deepseek_key qwen3_moe_dense0 's/"moe_intermediate_size": 6/"moe_intermediate_size": 6, "n_routed_experts": 4/' \
-	'config.json: n_routed_experts: 4: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only'
+	'config.json: n_routed_experts: 4: attnviz computes the mixtures of experts of mixtral, qwen3_moe, gpt_oss and qwen3_next models only'
 bad norm_topk_prob qwen3_moe_dense0 's/"norm_topk_prob": false/"norm_topk_prob": "no"/' \
 	'config.json: norm_topk_prob: expected true or false, got "no"'
 

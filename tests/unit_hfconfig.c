@@ -379,6 +379,21 @@ static void a_bare_config_takes_transformers_defaults(void **state)
 	/* no model_type: architectures says it */
 	assert_int_equal(read_text("{\"architectures\": [\"Qwen3ForCausalLM\"]}", &c, &err), 0);
 	assert_int_equal(c.arch, HF_QWEN3);
+	/* Qwen3NextConfig(): 48 layers, every 4th full attention (full_attention_interval 4); Gated DeltaNet's 16 key
+	 * heads and 32 value heads of 128, kernel 4; 512 experts, top 10 renormalised, a shared expert of 512, every
+	 * layer sparse; partial_rotary_factor 0.25, head_dim 256, 2 key/value heads, QK-norm, untied */
+	assert_int_equal(read_text("{\"model_type\": \"qwen3_next\"}", &c, &err), 0);
+	assert_int_equal(c.arch, HF_QWEN3_NEXT);
+	assert_int_equal(c.num_layers, 48);
+	assert_true(c.linear[0] && c.linear[2] && !c.linear[3] && c.linear[4] && !c.linear[47]);
+	assert_true(c.lin_k_heads == 16 && c.lin_v_heads == 32 && c.lin_k_dim == 128 && c.lin_v_dim == 128 && c.lin_conv == 4);
+	assert_true(c.num_experts == 512 && c.experts_per_tok == 10 && c.norm_topk_prob && c.moe_intermediate_size == 512 &&
+	            c.shared_expert_ff == 512 && c.sparse[0] && c.sparse[47]);
+	assert_true(c.partial_rotary_factor == 0.25 && c.head_dim == 256 && c.num_kv_heads == 2 && c.qk_norm &&
+	            !c.tie_word_embeddings && c.intermediate_size == 5632);
+	assert_int_equal(read_text("{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 4, \"full_attention_interval\": 2}",
+	                           &c, &err), 0);
+	assert_true(c.linear[0] && !c.linear[1] && c.linear[2] && !c.linear[3]);
 }
 
 static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
@@ -387,7 +402,7 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 		const char *json, *words;
 	} cases[] = {
 		{"{\"model_type\": \"lama\"}", "model_type: \"lama\" is not a model attnviz computes yet (it computes gpt2, "
-		                               "llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss and deepseek_v32) (did you mean \"llama\"?)"},
+		                               "llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss, deepseek_v32 and qwen3_next) (did you mean \"llama\"?)"},
 		/* RoPE's scaling (issue 23 §2, weights/hfrope.c): what transformers computes and attnviz does not yet, and bad values */
 		{"{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"longrope\", \"factor\": 2}}",
 		 "rope_scaling.type: \"longrope\": attnviz computes the rope_types default, linear, dynamic, yarn and llama3"},
@@ -431,7 +446,7 @@ static void what_is_not_computed_yet_is_refused_by_key_and_value(void **state)
 		 "[\"chunked_attention\"]}", "layer_types[0]: \"chunked_attention\": attnviz computes \"full_attention\" and"},
 		{"{\"model_type\": \"qwen2\", \"use_sliding_window\": 1}", "use_sliding_window: expected true or false, got 1"},
 		{"{\"model_type\": \"llama\", \"num_local_experts\": 8}",
-		 "num_local_experts: 8: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only"},
+		 "num_local_experts: 8: attnviz computes the mixtures of experts of mixtral, qwen3_moe, gpt_oss and qwen3_next models only"},
 		{"{\"model_type\": \"gpt2\", \"partial_rotary_factor\": 0.5}", "partial_rotary_factor: 0.5: attnviz rotates"},
 		{"{\"model_type\": \"llama\", \"mlp_bias\": true}", "mlp_bias: true: attnviz computes LLaMA MLPs without"},
 		{"{\"model_type\": \"gpt2\", \"scale_attn_by_inverse_layer_idx\": true}", "scale_attn_by_inverse_layer_idx: true"},

@@ -382,6 +382,8 @@ static int add_linear(cJSON *o, const Attn *a)
 	     add_matrix(o, matrix_name(AM_GDN_CONV), &a->gdn_conv) || add_matrix(o, matrix_name(AM_GDN_Z), &a->gdn_z) ||
 	     add_matrix(o, matrix_name(AM_GDN_CACHE), &a->gdn_cache)))
 		return 1;
+	if (l != NULL && attn_params(a)->gdn_v_heads > 0 && add_number(l, "v_heads", attn_params(a)->gdn_v_heads))
+		return 1; /* Qwen3-Next's value heads, r to each head */
 	if (!cfg->linear)
 		return 0;
 	l = cJSON_AddObjectToObject(o, "linear_attention");

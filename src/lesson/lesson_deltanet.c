@@ -12,8 +12,12 @@
  *   "W_z": d_model × h·d_v                  the output gate's logits z = x·W_z
  *   "norm": d_v numbers                     the gated RMSNorm's weight
  *   "eps": number > 0 (1e-6)                its eps
+ *   "v_heads": h·r (heads)                  Qwen3-Next's linear_num_value_heads: each head's q and k serve r
+ *                      value heads of d_v / r columns, each with its own β and g (W_a, W_b, A_log and dt_bias
+ *                      then have h·r columns, value head h·r + s at column h·r + s) and its own RMS ("norm":
+ *                      d_v / r numbers); needs kv_heads = heads (q and k have linear_num_key_heads heads)
  *
- * The four matrices are required with "mixer": true and refused without.
+ * The four matrices are required with "mixer": true and refused without, as is "v_heads".
  */
 #include "lesson/lesson_internal.h"
 #include "base/jsonwrite.h"
@@ -21,13 +25,41 @@
 #include <math.h>
 
 #define GDN_CONV_MAX 64 /* a kernel this long is already past any model's (Qwen3-Next: 4) */
+#define GDN_VHEADS_MAX 4096 /* value heads: Qwen3-Next-80B has 32 */
 
-static const char *const mixer_keys[] = { "conv1d", "W_z", "norm", "eps", NULL };
+static const char *const mixer_keys[] = { "conv1d", "W_z", "norm", "eps", "v_heads", NULL };
+
+/* "v_heads", read before W_a and the others whose columns it sets (read_deltanet). */
+static int read_vheads(Ctx *c, const cJSON *gd, Model *l)
+{
+	const int h = l->lp.heads, g = l->lp.kv_heads > 0 ? l->lp.kv_heads : h;
+	long long vh = h;
+	size_t old = c->pathlen;
+
+	l->lp.gdn_v_heads = 0;
+	if (get(gd, "v_heads") == NULL)
+		return 0;
+	if (key_whole(c, gd, "v_heads", h, GDN_VHEADS_MAX, _("a whole number of value heads, at least heads"), &vh) != 0)
+		return -1;
+	path_key(c, "v_heads");
+	if (vh % h != 0 || l->lp.d_v % (int)(vh / h) != 0) {
+		fail(c, _("expected a multiple r of heads (%d) that cuts d_v (%d) into r value heads, got %lld"), h, l->lp.d_v, vh);
+		return -1;
+	}
+	if (g != h) {
+		fail(c, _("needs as many key heads as query heads (Qwen3-Next's linear_num_key_heads serve both), "
+		          "but kv_heads is %d and heads %d"), g, h);
+		return -1;
+	}
+	path_set(c, old);
+	l->lp.gdn_v_heads = (int)vh;
+	return 0;
+}
 
 /* Its sizes before the numbers are read, so that steps may point at them: A_log's heads, the conv1d's kernel. */
 static void deltanet_shapes(const cJSON *gd, Model *m)
 {
-	const cJSON *conv = get(gd, "conv1d");
+	const cJSON *conv = get(gd, "conv1d"), *vh = get(gd, "v_heads");
 
 	if (!cJSON_IsObject(gd))
 		return;
@@ -37,6 +69,9 @@ static void deltanet_shapes(const cJSON *gd, Model *m)
 		m->lp.gdn_mixer = 1;
 		m->lp.gdn_conv.rows = cJSON_GetArraySize(conv);
 	}
+	if (cJSON_IsNumber(vh) && m->lp.heads > 0 && vh->valuedouble >= m->lp.heads && vh->valuedouble <= GDN_VHEADS_MAX &&
+	    (int)vh->valuedouble % m->lp.heads == 0) /* A_log's columns with it (read checks it again) */
+		m->lp.gdn_v_heads = (int)vh->valuedouble, m->lp.gdn_A_log.cols = m->lp.gdn_v_heads;
 }
 
 static int read_mixer(Ctx *c, const cJSON *gd, Model *l)
@@ -78,7 +113,9 @@ static int read_mixer(Ctx *c, const cJSON *gd, Model *l)
 	                   _("the columns of Q, K and V side by side"), -1, &l->lp.gdn_conv) != 0 ||
 	    li_read_shaped(c, gd, "W_z", l->cfg.d_model, h * dv, _("d_model, one per column of X"),
 	                   _("heads \u00d7 d_v, one per column of concat"), -1, &l->lp.gdn_W_z) != 0 ||
-	    li_read_shaped(c, gd, "norm", 1, dv, NULL, _("d_v, one per column of a head's output"), -1, &l->lp.gdn_norm) != 0 ||
+	    li_read_shaped(c, gd, "norm", 1, dv / layer_gdn_r(&l->lp), NULL,
+	                   l->lp.gdn_v_heads > 0 ? _("d_v / r, one per column of a value head's output")
+	                                         : _("d_v, one per column of a head's output"), -1, &l->lp.gdn_norm) != 0 ||
 	    jr_key_above(c, gd, "eps", 0.0, 0, 0, &l->lp.gdn_eps) != 0)
 		return -1;
 	path_set(c, old);
@@ -92,9 +129,10 @@ static int read_mixer(Ctx *c, const cJSON *gd, Model *l)
  */
 static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
 {
-	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", "mixer", "conv1d", "W_z", "norm", "eps", NULL };
+	static const char *const keys[] = { "W_a", "W_b", "A_log", "dt_bias", "chunk_size", "mixer", "conv1d", "W_z", "norm", "eps", "v_heads", NULL };
 	const cJSON *v = get(root, "gated_deltanet");
-	const int h = l->lp.heads;
+	int h = l->lp.heads;
+	const char *vh;
 	size_t old;
 	long long chunk = l->cfg.n < 2 ? l->cfg.n : 2;
 	int r = -1;
@@ -114,10 +152,14 @@ static int read_deltanet(Ctx *c, const cJSON *root, Model *l)
 			fail(c, _("missing \"%s\" (Gated DeltaNet needs W_a, W_b, A_log and dt_bias)"), keys[k]);
 			goto out;
 		}
-	if (li_read_shaped(c, v, "W_a", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_a) != 0 ||
-	    li_read_shaped(c, v, "W_b", l->cfg.d_model, h, _("d_model, one per column of X"), _("heads"), -1, &l->lp.gdn_W_b) != 0 ||
-	    li_read_shaped(c, v, "A_log", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_A_log) != 0 ||
-	    li_read_shaped(c, v, "dt_bias", 1, h, NULL, _("heads, one per head"), -1, &l->lp.gdn_dt_bias) != 0)
+	if (read_vheads(c, v, l) != 0) /* with "v_heads": a column per value head */
+		goto out;
+	h *= layer_gdn_r(&l->lp);
+	vh = l->lp.gdn_v_heads > 0 ? _("v_heads, one per value head") : NULL;
+	if (li_read_shaped(c, v, "W_a", l->cfg.d_model, h, _("d_model, one per column of X"), vh ? vh : _("heads"), -1, &l->lp.gdn_W_a) != 0 ||
+	    li_read_shaped(c, v, "W_b", l->cfg.d_model, h, _("d_model, one per column of X"), vh ? vh : _("heads"), -1, &l->lp.gdn_W_b) != 0 ||
+	    li_read_shaped(c, v, "A_log", 1, h, NULL, vh ? vh : _("heads, one per head"), -1, &l->lp.gdn_A_log) != 0 ||
+	    li_read_shaped(c, v, "dt_bias", 1, h, NULL, vh ? vh : _("heads, one per head"), -1, &l->lp.gdn_dt_bias) != 0)
 		goto out;
 	if (key_whole(c, v, "chunk_size", 1, l->cfg.n, _("a chunk of 1 to n tokens"), &chunk) != 0)
 		goto out;
@@ -149,6 +191,8 @@ static int write_deltanet(cJSON *o, const LayerParams *p, const Model *m, LkAt a
 	if (p->gdn_mixer && (!cJSON_AddTrueToObject(d, "mixer") || li_put(d, "conv1d", jw_matrix(&p->gdn_conv)) != 0 ||
 	                     li_put(d, "W_z", jw_matrix(&p->gdn_W_z)) != 0 || li_put(d, "norm", jw_flat(&p->gdn_norm)) != 0 ||
 	                     li_put(d, "eps", jw_number(p->gdn_eps)) != 0)) /* as the layer's mixer */
+		return -1;
+	if (p->gdn_v_heads > 0 && !cJSON_AddNumberToObject(d, "v_heads", p->gdn_v_heads)) /* Qwen3-Next's value heads */
 		return -1;
 	return 0;
 }

@@ -115,13 +115,13 @@ double lesson_model_count_numbers(const ModelConfig *cfg, const LayerParams *p)
 	if (cfg->linear)
 		computed += h * (N * dk + M * dk + N * M + N + 2 * N * dv + dk * dv + dk);
 	/* Gated DeltaNet: W_a, W_b, A_log, dt_bias; per head gdn_q, gdn_k, β, g, recall, delta, both outputs, the state */
-	if (!mat_empty(&p->gdn_A_log))
-		computed += 2 * D * h + 2 * h + h * (2 * N * dk + 2 * N + 4 * N * dv + dk * dv);
+	if (!mat_empty(&p->gdn_A_log)) /* (β and g per value head: r = v_heads / heads of them a head) */
+		computed += (2 * D * h + 2 * h + 2 * N * h) * layer_gdn_r(p) + h * (2 * N * dk + 4 * N * dv + dk * dv);
 	/* as the mixer: conv1d, W_z, the norm's weight; gdn_conv, gdn_z; per head the states, rms, gated */
 	if (!mat_empty(&p->gdn_A_log) && p->gdn_mixer) {
 		const double ch = h * dk + g * (dk + dv);
-		own += p->gdn_conv.rows * ch + D * h * dv + dv;
-		computed += N * ch + N * h * dv + h * (N * dk * dv + N + N * dv);
+		own += p->gdn_conv.rows * ch + D * h * dv + dv / layer_gdn_r(p);
+		computed += N * ch + N * h * dv + h * (N * dk * dv + N * layer_gdn_r(p) + N * dv);
 	}
 	if (cfg->decode)
 		computed += N * h * dk + N * g * (dk + dv) + h * (2 * N * M + N * dv) + N * d_out + (p->block.present ? N * D : 0) +
@@ -517,6 +517,9 @@ void lesson_model_shape(const ModelConfig *cfg, const LayerParams *p, LessonShap
 	out->dim[DIM_IDX_HEADS] = p->dsa.on ? p->dsa.heads : 0; /* DeepSeek Sparse Attention's indexer */
 	out->dim[DIM_IDX_D] = p->dsa.on ? p->dsa.dim : 0;
 	out->dim[DIM_IDX_HD] = p->dsa.on ? p->dsa.heads * p->dsa.dim : 0;
+	out->dim[DIM_GDN_R] = layer_gdn_r(p);
+	out->dim[DIM_GDN_VH] = heads * out->dim[DIM_GDN_R];
+	out->dim[DIM_GDN_DV] = d_v / out->dim[DIM_GDN_R];
 	out->dim[DIM_QNORM] = cfg->qk_norm == QK_NORM_PROJ ? heads * d_k : d_k;
 	out->dim[DIM_KNORM] = cfg->qk_norm == QK_NORM_PROJ ? out->dim[DIM_GDK] : d_k;
 	out->heads = heads;

@@ -266,6 +266,9 @@ typedef enum Dim {
 	DIM_IDX_HEADS, /* index_n_heads: the indexer's heads (a weight each per token) */
 	DIM_IDX_D,     /* index_head_dim: its q's and k's width */
 	DIM_IDX_HD,    /* index_n_heads · index_head_dim: q of every index head */
+	DIM_GDN_VH,  /* Gated DeltaNet's value heads, h·r (Qwen3-Next's linear_num_value_heads; h without "v_heads") */
+	DIM_GDN_R,   /* r: a head's value heads, each with its own β and g */
+	DIM_GDN_DV,  /* d_v / r: one value head's width (the gated RMSNorm's) */
 	DIM_COUNT
 } Dim;
 

@@ -370,6 +370,11 @@ void layer_params_free(LayerParams *p)
 	memset(p, 0, sizeof *p);
 }
 
+int layer_gdn_r(const LayerParams *p)
+{
+	return p->gdn_v_heads > 0 && p->heads > 0 ? p->gdn_v_heads / p->heads : 1;
+}
+
 int layer_params_copy(LayerParams *dst, const LayerParams *src)
 {
 	*dst = *src;

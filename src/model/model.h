@@ -371,6 +371,10 @@ typedef struct LayerParams {
 	int gdn_mixer;
 	Mat gdn_conv, gdn_W_z, gdn_norm;
 	double gdn_eps;
+	/* Qwen3-Next's value heads (linear_num_value_heads, "v_heads"; 0: heads): h·r of them, each head's q and k
+	 * serving r, its d_v columns cut into r of d_v / r with their own β, g (W_a, W_b, A_log, dt_bias: h·r columns)
+	 * and RMS (gdn_norm: d_v / r numbers); layer_gdn_r gives r */
+	int gdn_v_heads;
 	Mat W_gate;       /* gated attention (issue 23 §6, Qwen3-Next): d_model × h·d_v, gated = concat ⊙ σ(x·W_gate), else empty */
 	Mat b_gate;       /* its bias, 1 × h·d_v (Qwen3-Next's with attention_bias): gate = x·W_gate + b_gate; else empty */
 	int rope_off;     /* a NoPE layer of a lesson with "rope" (its "rope": false): q and k not turned */
@@ -455,6 +459,8 @@ int model_unembed_is(const ModelConfig *c, int rows, int cols);
 int model_config_copy(ModelConfig *dst, const ModelConfig *src);
 void layer_params_free(LayerParams *p);
 int layer_params_copy(LayerParams *dst, const LayerParams *src);
+/* Gated DeltaNet's value heads per head, r = v_heads / heads (1 without "v_heads"). */
+int layer_gdn_r(const LayerParams *p);
 /* The matrix file slot k stands for (&p->W_q … &p->block.W_2, &p->block.moe.W_1 …). */
 Mat *layer_params_file_mat(LayerParams *p, int k);
 /*

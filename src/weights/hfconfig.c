@@ -136,6 +136,14 @@ static const struct Arch {
 	                     "num_attention_heads", "intermediate_size", "max_position_embeddings", "rms_norm_eps",
 	                     "hidden_act", 129280, 7168, 61, 128, 128, 18432, 4096, 64, 0, 1, 1e-6, 0, 0, 0, 0, 1, llama_acts,
 	                     llama_act_kinds},
+	/* ---- Qwen3-Next (issue 24; read_qwen3next below) ---- */
+	/* Qwen3NextConfig (configuration_qwen3_next.py): vocab_size 151936, hidden_size 2048, intermediate_size 5632 (a
+	 * dense layer's), num_hidden_layers 48, num_attention_heads 16, num_key_value_heads 2, head_dim 256, hidden_act
+	 * "silu", max_position_embeddings 32768, rms_norm_eps 1e-6, no bos or eos, tie_word_embeddings False,
+	 * attention_bias False; modeling_qwen3_next.py: q_norm and k_norm over head_dim (Qwen3NextRMSNorm: 1 + w). */
+	[HF_QWEN3_NEXT] = {"qwen3_next", "Qwen3NextForCausalLM", "hidden_size", "num_hidden_layers", "num_attention_heads",
+	                   "intermediate_size", "max_position_embeddings", "rms_norm_eps", "hidden_act", 151936, 2048, 48,
+	                   16, 2, 5632, 32768, 256, -1, -1, 1e-6, 0, 0, 0, 1, 1, llama_acts, llama_act_kinds},
 };
 
 /* Gemma 2 and Gemma 3: sandwich (1 + w) norms, a scaled embedding, query_pre_attn_scalar, caps, windows. */
@@ -242,7 +250,7 @@ static int arch_find(const char *type)
 static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
 	static const char *const types[] = {"gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3",
-	                                    "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v32"};
+	                                    "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v32", "qwen3_next"};
 	const cJSON *arch = jr_get(root, "architectures"), *v;
 	size_t old;
 	int a = -1;
@@ -274,7 +282,7 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		if (a < 0)
 			return jr_leave(c, old, jr_fail(c, _("no model_type, and architectures names no model attnviz computes "
 			                                     "(%s): attnviz computes gpt2, llama, qwen2, qwen3, olmo2, mixtral, qwen3_moe, "
-			                                     "deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss and deepseek_v32"),
+			                                     "deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss, deepseek_v32 and qwen3_next"),
 			                                 cfg->architecture[0] ? cfg->architecture : _("none")));
 	} else if (!cJSON_IsString(v)) {
 		return jr_leave(c, old, jr_fail(c, _("expected a model type (\"gpt2\", \"llama\", …), got %s"), jr_got(v).s));
@@ -284,7 +292,8 @@ static int read_arch(JrCtx *c, const cJSON *root, HfConfig *cfg)
 		                                     "\"gemma3_text\") with the language model's weights")));
 	} else if ((a = arch_find(v->valuestring)) < 0) {
 		return jr_leave(c, old, jr_fail(c, _("%s is not a model attnviz computes yet (it computes gpt2, llama, qwen2, "
-		                                     "qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss and deepseek_v32)%s"),
+		                                     "qwen3, olmo2, mixtral, qwen3_moe, deepseek_v3, gemma2, gemma3_text, smollm3, gpt_oss, deepseek_v32 and "
+		                                     "qwen3_next)%s"),
 		                                 jr_got(v).s, jr_did_you_mean(v->valuestring, types, (int)(sizeof types / sizeof types[0])).s));
 	}
 	jr_path_set(c, old);
@@ -301,7 +310,7 @@ static int moe_key_read(HfArch a, const char *k)
 		       strcmp(k, "num_experts_per_tok") == 0;
 	if (a == HF_MIXTRAL)
 		return strcmp(k, "num_local_experts") == 0 || strcmp(k, "num_experts_per_tok") == 0;
-	return a == HF_QWEN3_MOE && strcmp(k, "n_routed_experts") != 0;
+	return (a == HF_QWEN3_MOE || a == HF_QWEN3_NEXT) && strcmp(k, "n_routed_experts") != 0;
 }
 
 /*
@@ -315,7 +324,7 @@ static int moe_key_read(HfArch a, const char *k)
  */
 static int read_moe(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
-	const int q = cfg->arch == HF_QWEN3_MOE;
+	const int q = cfg->arch == HF_QWEN3_MOE || cfg->arch == HF_QWEN3_NEXT, next = cfg->arch == HF_QWEN3_NEXT;
 	const char *k_experts = q && jr_get(root, "num_experts") != NULL ? "num_experts" : "num_local_experts";
 	int step = 1;
 	size_t old;
@@ -323,10 +332,10 @@ static int read_moe(JrCtx *c, const cJSON *root, HfConfig *cfg)
 
 	if (cfg->arch != HF_MIXTRAL && !q)
 		return 0;
-	cfg->num_experts = q ? 128 : 8;
-	cfg->experts_per_tok = q ? 8 : 2;
-	cfg->norm_topk_prob = !q;
-	cfg->moe_intermediate_size = q ? 768 : cfg->intermediate_size;
+	cfg->num_experts = next ? 512 : q ? 128 : 8; /* Qwen3NextConfig: 512 experts of 512, top 10 renormalised */
+	cfg->experts_per_tok = next ? 10 : q ? 8 : 2;
+	cfg->norm_topk_prob = !q || next;
+	cfg->moe_intermediate_size = next ? 512 : q ? 768 : cfg->intermediate_size;
 	v = jr_get(root, k_experts);
 	if (q && v != NULL && cJSON_IsNumber(v) && v->valuedouble == 0)
 		cfg->num_experts = 0; /* num_experts 0: every layer a dense MLP */
@@ -393,7 +402,8 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 		return jr_fail(c, _("%s: attnviz computes sliding windows of qwen2 and qwen3 models only (sliding_window "
 		                    "null)"), jr_got(v).s);
 	jr_path_set(c, 0);
-	if (a != HF_QWEN2 && a != HF_QWEN3 && a != HF_GPT_OSS && !gemma(a) && (v = jr_enter(c, root, "layer_types", &old)) != NULL &&
+	if (a != HF_QWEN2 && a != HF_QWEN3 && a != HF_GPT_OSS && a != HF_QWEN3_NEXT && !gemma(a) &&
+	    (v = jr_enter(c, root, "layer_types", &old)) != NULL &&
 	    cJSON_IsArray(v)) {
 		const cJSON *e;
 		int i = 0;
@@ -410,7 +420,8 @@ static int refuse_unsupported(JrCtx *c, const cJSON *root, HfArch a)
 			continue; /* read_moe's; DeepSeek-V3's experts begin at first_k_dense_replace (read_deepseek) */
 		else if ((v = jr_enter(c, root, moe[k], &old)) != NULL && !cJSON_IsNull(v) &&
 		    !(cJSON_IsNumber(v) && v->valuedouble == 0))
-			return jr_fail(c, _("%s: attnviz computes the mixtures of experts of mixtral, qwen3_moe and gpt_oss models only"),
+			return jr_fail(c, _("%s: attnviz computes the mixtures of experts of mixtral, qwen3_moe, gpt_oss and qwen3_next "
+			                    "models only"),
 			               jr_got(v).s);
 		else
 			jr_path_set(c, 0);
@@ -722,9 +733,69 @@ static int read_gptoss(JrCtx *c, const cJSON *root, HfConfig *cfg)
 }
 
 /* What an architecture of this block reads of its own, after the sizes and RoPE. */
+/* ---- Qwen3-Next (qwen3_next, issue 24): which layers are Gated DeltaNet, their sizes, the shared expert ---- */
+
+/*
+ * Qwen3NextConfig: linear_conv_kernel_dim 4, linear_key_head_dim 128, linear_value_head_dim 128,
+ * linear_num_key_heads 16, linear_num_value_heads 32, shared_expert_intermediate_size 512; layer_types given,
+ * else __post_init__'s `"linear_attention" if bool((i + 1) % interval_pattern) else "full_attention"` with
+ * interval_pattern = full_attention_interval (4). Qwen3NextGatedDeltaNet repeats each key head's q and k over
+ * num_v_heads // num_k_heads value heads (fix_query_key_value_ordering reshapes by it), so the value heads are a
+ * multiple of the key heads.
+ */
+static int read_qwen3next(JrCtx *c, const cJSON *root, HfConfig *cfg)
+{
+	const cJSON *types = jr_get(root, "layer_types"), *e;
+	int interval = 4, i = 0;
+	size_t old;
+
+	cfg->lin_conv = 4;
+	cfg->lin_k_dim = cfg->lin_v_dim = 128;
+	cfg->lin_k_heads = 16;
+	cfg->lin_v_heads = 32;
+	cfg->shared_expert_ff = 512;
+	if (size_key(c, root, "linear_conv_kernel_dim", 64, 0, &cfg->lin_conv) != 0 ||
+	    size_key(c, root, "linear_key_head_dim", 1 << 12, 0, &cfg->lin_k_dim) != 0 ||
+	    size_key(c, root, "linear_value_head_dim", 1 << 12, 0, &cfg->lin_v_dim) != 0 ||
+	    size_key(c, root, "linear_num_key_heads", 1024, 0, &cfg->lin_k_heads) != 0 ||
+	    size_key(c, root, "linear_num_value_heads", 4096, 0, &cfg->lin_v_heads) != 0 ||
+	    size_key(c, root, "shared_expert_intermediate_size", 1L << 20, 0, &cfg->shared_expert_ff) != 0)
+		return -1;
+	if (cfg->lin_v_heads % cfg->lin_k_heads != 0) {
+		jr_path_key(c, "linear_num_value_heads");
+		return jr_fail(c, _("%d is not a multiple of linear_num_key_heads (%d): each key head serves the same number of "
+		                    "value heads"), cfg->lin_v_heads, cfg->lin_k_heads);
+	}
+	if (types == NULL || cJSON_IsNull(types)) {
+		if (size_key(c, root, "full_attention_interval", HF_MAX_LAYERS, 0, &interval) != 0)
+			return -1;
+		for (i = 0; i < cfg->num_layers; i++)
+			cfg->linear[i] = (i + 1) % interval != 0;
+		return 0;
+	}
+	old = jr_path_key(c, "layer_types");
+	if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != cfg->num_layers)
+		return jr_leave(c, old, jr_fail(c, _("expected a list of %d layer types (num_hidden_layers), each "
+		                                     "\"linear_attention\" or \"full_attention\", got %s"),
+		                                 cfg->num_layers, jr_got(types).s));
+	cJSON_ArrayForEach(e, types) {
+		const size_t o2 = jr_path_index(c, i++);
+		if (!cJSON_IsString(e) ||
+		    (strcmp(e->valuestring, "linear_attention") != 0 && strcmp(e->valuestring, "full_attention") != 0))
+			return jr_leave(c, old, jr_fail(c, _("%s: a qwen3_next layer is \"linear_attention\" (Gated DeltaNet) or "
+			                                     "\"full_attention\""), jr_got(e).s));
+		cfg->linear[i - 1] = e->valuestring[0] == 'l';
+		jr_path_set(c, o2);
+	}
+	return jr_leave(c, old, 0);
+}
+
+/* ---- end of Qwen3-Next's block ---- */
+
 static int read_arch_own(JrCtx *c, const cJSON *root, HfConfig *cfg)
 {
-	return cfg->arch == HF_SMOLLM3 ? read_smollm3(c, root, cfg) : cfg->arch == HF_GPT_OSS ? read_gptoss(c, root, cfg) : 0;
+	return cfg->arch == HF_SMOLLM3 ? read_smollm3(c, root, cfg) : cfg->arch == HF_GPT_OSS ? read_gptoss(c, root, cfg)
+	       : cfg->arch == HF_QWEN3_NEXT ? read_qwen3next(c, root, cfg) : 0;
 }
 
 /* ---- end of SmolLM3's and gpt-oss's block ---- */
@@ -1382,6 +1453,48 @@ static char *gptoss_quantised(const HfConfig *c, const HfWeights *w)
 /* ---- end of gpt-oss's tensors ---- */
 
 /* Every tensor of one layer (layer >= 0) or of the model's ends (layer -1), as the modeling code makes them. */
+/*
+ * A Qwen3-Next linear layer's tensors (Qwen3NextGatedDeltaNet.__init__): in_proj_qkvz [2·key_dim + 2·value_dim, D],
+ * in_proj_ba [2·num_v_heads, D], conv1d [conv_dim, 1, K] (depthwise), dt_bias and A_log [num_v_heads], norm
+ * [head_v_dim], out_proj [D, value_dim]; key_dim = head_k_dim · num_k_heads, value_dim = head_v_dim · num_v_heads.
+ */
+static int qwen3next_linear_wants(const HfConfig *c, const char *pre, Want *w)
+{
+	const long long D = c->hidden_size, kd = (long long)c->lin_k_heads * c->lin_k_dim;
+	const long long vd = (long long)c->lin_v_heads * c->lin_v_dim, Hv = c->lin_v_heads;
+	int n = 0;
+
+	want(w, &n, "hidden_size", D, -1, pre, "input_layernorm.weight");
+	want(w, &n, "linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, linear_value_head_dim, hidden_size",
+	     2 * kd + 2 * vd, D, pre, "linear_attn.in_proj_qkvz.weight");
+	want(w, &n, "linear_num_value_heads, hidden_size", 2 * Hv, D, pre, "linear_attn.in_proj_ba.weight");
+	want(w, &n, "linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, linear_value_head_dim", 2 * kd + vd, 1,
+	     pre, "linear_attn.conv1d.weight");
+	w[n - 1].ndim = 3;
+	w[n - 1].shape[2] = c->lin_conv;
+	w[n - 1].keys = "linear_num_key_heads, linear_key_head_dim, linear_num_value_heads, linear_value_head_dim, "
+	                "linear_conv_kernel_dim";
+	want(w, &n, "linear_num_value_heads", Hv, -1, pre, "linear_attn.dt_bias");
+	want(w, &n, "linear_num_value_heads", Hv, -1, pre, "linear_attn.A_log");
+	want(w, &n, "linear_value_head_dim", c->lin_v_dim, -1, pre, "linear_attn.norm.weight");
+	want(w, &n, "hidden_size, linear_num_value_heads, linear_value_head_dim", D, vd, pre, "linear_attn.out_proj.weight");
+	want(w, &n, "hidden_size", D, -1, pre, "post_attention_layernorm.weight");
+	return n;
+}
+
+/* Qwen3NextSparseMoeBlock's shared expert (Qwen3NextMLP of shared_expert_intermediate_size) and its gate [1, D]. */
+static int shared_wants(const HfConfig *c, const char *pre, Want *w)
+{
+	const long long D = c->hidden_size, S = c->shared_expert_ff;
+	int n = 0;
+
+	want(w, &n, "shared_expert_intermediate_size, hidden_size", S, D, pre, "mlp.shared_expert.gate_proj.weight");
+	want(w, &n, "shared_expert_intermediate_size, hidden_size", S, D, pre, "mlp.shared_expert.up_proj.weight");
+	want(w, &n, "hidden_size, shared_expert_intermediate_size", D, S, pre, "mlp.shared_expert.down_proj.weight");
+	want(w, &n, "hidden_size", 1, D, pre, "mlp.shared_expert_gate.weight");
+	return n;
+}
+
 static int wants(const HfConfig *c, int layer, Want *w)
 {
 	const long long D = c->hidden_size, V = c->vocab_size, F = c->intermediate_size, P = c->max_positions;
@@ -1423,10 +1536,18 @@ static int wants(const HfConfig *c, int layer, Want *w)
 	}
 	if (hf_deepseek(c->arch))
 		return deepseek_wants(c, layer, pre, w);
+	if (c->arch == HF_QWEN3_NEXT && c->linear[layer]) {
+		n = qwen3next_linear_wants(c, pre, w);
+		goto mlp;
+	}
 	/* LlamaDecoderLayer: nn.Linear weights are [out, in]; Olmo2DecoderLayer has no norm before the attention */
 	if (c->arch != HF_OLMO2)
 		want(w, &n, "hidden_size", D, -1, pre, "input_layernorm.weight");
-	want(w, &n, "num_attention_heads, head_dim, hidden_size", Q, D, pre, "self_attn.q_proj.weight");
+	if (c->arch == HF_QWEN3_NEXT) /* Qwen3NextAttention: q_proj makes each head's query and its gate side by side */
+		want(w, &n, "num_attention_heads, head_dim (twice: the query and its gate), hidden_size", 2 * Q, D, pre,
+		     "self_attn.q_proj.weight");
+	else
+		want(w, &n, "num_attention_heads, head_dim, hidden_size", Q, D, pre, "self_attn.q_proj.weight");
 	want(w, &n, "num_key_value_heads, head_dim, hidden_size", KV, D, pre, "self_attn.k_proj.weight");
 	want(w, &n, "num_key_value_heads, head_dim, hidden_size", KV, D, pre, "self_attn.v_proj.weight");
 	want(w, &n, "hidden_size, num_attention_heads, head_dim", D, Q, pre, "self_attn.o_proj.weight");
@@ -1451,11 +1572,12 @@ static int wants(const HfConfig *c, int layer, Want *w)
 		want(w, &n, "hidden_size", D, -1, pre, "post_feedforward_layernorm.weight");
 	if (c->gptoss)
 		return n + gptoss_wants(c, pre, w + n);
+mlp:
 	if (c->num_experts > 0 && c->sparse[layer]) { /* the router here, each expert's three by expert_wants */
 		char name[HF_NAME_SIZE];
 		want(w, &n, c->arch == HF_MIXTRAL ? "num_local_experts, hidden_size" : "num_experts, hidden_size",
 		     c->num_experts, D, "", hfconfig_moe_tensor(c, layer, -1, 0, name));
-		return n;
+		return c->arch == HF_QWEN3_NEXT ? n + shared_wants(c, pre, w + n) : n;
 	}
 	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.gate_proj.weight");
 	want(w, &n, "intermediate_size, hidden_size", F, D, pre, "mlp.up_proj.weight");
@@ -1524,6 +1646,29 @@ static char *check_one(const HfConfig *c, const HfWeights *w, const Want *x)
 	return NULL;
 }
 
+/*
+ * Qwen3-Next's layer `layer` holds the other kind's weights: config.json (layer_types, or full_attention_interval
+ * without them) says one kind, the file has the other's first projection and not this kind's. NULL when not.
+ */
+static char *qwen3next_kind(const HfConfig *c, const HfWeights *w, int layer)
+{
+	static const char *const first[2] = { "self_attn.q_proj.weight", "linear_attn.in_proj_qkvz.weight" };
+	char mine[HF_NAME_SIZE], other[HF_NAME_SIZE];
+	const int lin = c->linear[layer];
+
+	snprintf(mine, sizeof mine, "model.layers.%d.%s", layer, first[lin]);
+	snprintf(other, sizeof other, "model.layers.%d.%s", layer, first[!lin]);
+	if (c->arch != HF_QWEN3_NEXT || hfweights_find(w, mine, NULL) != NULL || hfweights_find(w, other, NULL) == NULL)
+		return NULL;
+	return str_printf(lin ? _("%s: config.json makes layer %d a \"linear_attention\" (Gated DeltaNet) layer (layer_types, "
+	                          "or full_attention_interval without them), but the weights hold %s, a full-attention "
+	                          "layer's, and no %s")
+	                      : _("%s: config.json makes layer %d a \"full_attention\" layer (layer_types, or "
+	                          "full_attention_interval without them), but the weights hold %s, a Gated DeltaNet "
+	                          "layer's, and no %s"),
+	                  w->name, layer, jr_quoted(other).s, jr_quoted(mine).s);
+}
+
 int hfconfig_check_shapes(const HfConfig *c, HfWeights *w, char **err)
 {
 	Want list[32];
@@ -1536,7 +1681,7 @@ int hfconfig_check_shapes(const HfConfig *c, HfWeights *w, char **err)
 	if ((*err = gptoss_quantised(c, w)) != NULL)
 		return -1;
 	for (int layer = -1; layer < c->num_layers && *err == NULL; layer++) {
-		int n = wants(c, layer, list);
+		int n = layer >= 0 && (*err = qwen3next_kind(c, w, layer)) != NULL ? 0 : wants(c, layer, list);
 		for (int i = 0; i < n && *err == NULL; i++)
 			*err = check_one(c, w, &list[i]);
 		for (int e = 0; layer >= 0 && !c->gptoss && c->num_experts > 0 && c->sparse[layer] && e < c->num_experts && *err == NULL;

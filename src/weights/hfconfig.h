@@ -22,6 +22,7 @@ typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRA
 	HF_GEMMA2, HF_GEMMA3, /* gemma2, gemma3_text */
 	HF_SMOLLM3, HF_GPT_OSS, /* issue 23: SmolLM3's NoPE layers, gpt-oss (hfconfig.c's own block) */
 	HF_DEEPSEEK_V32, /* issue 24 §2: DeepSeek-V3.2, DeepSeek-V3's layers with DeepSeek Sparse Attention's indexer */
+	HF_QWEN3_NEXT, /* issue 24: Gated DeltaNet and gated attention layers, MoE with a gated shared expert */
 	HF_ARCH_COUNT } HfArch;
 
 /* DeepSeek-V3 or V3.2: multi-head latent attention (read_deepseek, the importer's deepseek_layer). */
@@ -40,7 +41,7 @@ typedef enum HfAct { HF_ACT_GELU_TANH, HF_ACT_GELU, HF_ACT_SILU } HfAct;
 
 typedef struct HfConfig {
 	HfArch arch;
-	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3", "gemma2", "gemma3_text", "smollm3", "gpt_oss" */
+	char model_type[16];    /* "gpt2", "llama", "qwen2", "qwen3", "olmo2", "mixtral", "qwen3_moe", "deepseek_v3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "qwen3_next" */
 	char architecture[64];  /* architectures[0] ("LlamaForCausalLM"), escaped; "" when absent */
 	char act_name[24];      /* the activation's name as config.json gives it */
 	HfAct act;
@@ -120,6 +121,15 @@ typedef struct HfConfig {
 	 * α, swiglu_limit; GptOssExperts) with gate_up_proj's columns interleaved.
 	 */
 	unsigned char nope[HF_MAX_LAYERS];
+	/*
+	 * Qwen3-Next (qwen3_next; hfconfig.c's read_qwen3next): linear[i], layer i is a Gated DeltaNet layer
+	 * ("linear_attention" in layer_types; without them every full_attention_interval-th layer is full attention,
+	 * the others linear), the linear layers' sizes (linear_conv_kernel_dim, linear_num_key_heads,
+	 * linear_num_value_heads, linear_key_head_dim, linear_value_head_dim), and the sparse layers' shared expert
+	 * (shared_expert_intermediate_size, with its sigmoid gate shared_expert_gate).
+	 */
+	unsigned char linear[HF_MAX_LAYERS];
+	int lin_conv, lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, shared_expert_ff;
 	int gptoss;
 	double swiglu_alpha, swiglu_limit;
 	long long bos_token_id; /* -1 when none */

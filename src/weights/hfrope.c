@@ -138,7 +138,7 @@ int hfrope_read(JrCtx *c, const cJSON *root, HfConfig *cfg)
 	memset(&cfg->rope_scaling, 0, sizeof cfg->rope_scaling);
 	memset(&cfg->rope_local_scaling, 0, sizeof cfg->rope_local_scaling);
 	cfg->rope_local_theta = 0;
-	cfg->partial_rotary_factor = 1.0;
+	cfg->partial_rotary_factor = cfg->arch == HF_QWEN3_NEXT ? 0.25 : 1.0; /* Qwen3NextConfig: setdefault(…, 0.25) */
 	if (rp != NULL && !cJSON_IsNull(rp))
 		o = rp, key = "rope_parameters";
 	else if (rs != NULL && !cJSON_IsNull(rs))

@@ -33,6 +33,12 @@
  *   smollm3  as llama; a NoPE layer (hfconfig.h's nope: no_rope_layers or
  *          every no_rope_layer_interval-th) has rope_off, as a lesson
  *          layer's "rope": false.
+ *   qwen3_next  the norms (1 + w) (Qwen3NextRMSNorm, QK-norm's and the
+ *          final one's too); a "linear_attention" layer's mixer Gated
+ *          DeltaNet (qwen3next_layer: in_proj_qkvz and in_proj_ba split as
+ *          fix_query_key_value_ordering splits them), a "full_attention"
+ *          layer's q_proj split into W_q and W_gate; a sparse layer's
+ *          mixture with its shared expert and shared_expert_gate.
  */
 #include "weights/importer.h"
 
@@ -576,6 +582,145 @@ out:
 
 /* ---- end of gpt-oss's ---- */
 
+/* ---- Qwen3-Next (issue 24): its two kinds of layer and its shared expert ---- */
+
+#define QWEN3NEXT_CHUNK 64 /* torch_chunk_gated_delta_rule's chunk_size (fewer when the prompt is shorter) */
+
+/* cols columns of src from column `from` into dst's from column `to`. */
+static void copy_cols(const Mat *src, int from, int cols, Mat *dst, int to)
+{
+	for (int r = 0; r < src->rows; r++)
+		memcpy(&MAT_AT(*dst, r, to), &MAT_AT(*src, r, from), (size_t)cols * sizeof(double));
+}
+
+/*
+ * A "linear_attention" layer (Qwen3NextGatedDeltaNet) as Gated DeltaNet, the layer's mixer, with h = num_k_heads
+ * heads of d_k = head_k_dim, d_v = r·head_v_dim (r = num_v_heads / num_k_heads value heads to a head: "v_heads").
+ * fix_query_key_value_ordering views in_proj_qkvz's output per key head as [q (d_k) | k (d_k) | v (r·d_v′) |
+ * z (r·d_v′)] and in_proj_ba's as [b (r) | a (r)]: those columns go to W_q, W_k, W_v, W_z, W_b and W_a at the
+ * head's place (value head h·r + s at column h·r + s, its v and z at (h·r + s)·d_v′: the reference's reshape).
+ * conv1d.weight [C, 1, K] at conv1d[s][c]; dt_bias, A_log, norm (the gated RMSNorm's plain weight); out_proj → W_o.
+ * The softmax attention attnviz computes beside the mixer for comparison reads the same W_q, W_k, W_v, with QK-norm
+ * weights of 0 (1 + 0: the model has none here). 0, or -1 with *err.
+ */
+static int qwen3next_layer(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
+{
+	const int D = c->hidden_size, H = c->lin_k_heads, Hv = c->lin_v_heads, r = Hv / H, dk = c->lin_k_dim;
+	const int dv = c->lin_v_dim, bw = 2 * dk + 2 * r * dv, K = c->lin_conv, C = 2 * H * dk + Hv * dv;
+	Mat qkvz = { 0 }, ba = { 0 };
+	double *conv = malloc((size_t)C * K * sizeof *conv);
+	int ret = -1;
+
+	p->heads = p->kv_heads = H;
+	p->d_k = dk;
+	p->d_v = r * dv;
+	p->gdn_mixer = 1;
+	p->gdn_v_heads = Hv;
+	p->gdn_chunk = QWEN3NEXT_CHUNK; /* min(64, n): layers_build */
+	p->gdn_eps = c->norm_eps;       /* Qwen3NextGatedDeltaNet: self.layer_norm_epsilon = config.rms_norm_eps */
+	*err = NULL;
+	if (conv == NULL || mat_alloc_whole(&p->W_q, D, H * dk) || mat_alloc_whole(&p->W_k, D, H * dk) ||
+	    mat_alloc_whole(&p->W_v, D, Hv * dv) || mat_alloc_whole(&p->gdn_W_z, D, Hv * dv) ||
+	    mat_alloc_whole(&p->gdn_W_a, D, Hv) || mat_alloc_whole(&p->gdn_W_b, D, Hv) ||
+	    mat_alloc_whole(&p->gdn_conv, K, C) || mat_alloc_whole(&p->q_norm, 1, dk) || mat_alloc_whole(&p->k_norm, 1, dk))
+		goto out;
+	if (load_layer(c, w, i, "linear_attn.in_proj_qkvz.weight", 1, D, H * bw, &qkvz, err) ||
+	    load_layer(c, w, i, "linear_attn.in_proj_ba.weight", 1, D, 2 * Hv, &ba, err) ||
+	    numbers_of(w, i, "linear_attn.conv1d.weight", (long long)C * K, conv, err) ||
+	    load_layer(c, w, i, "linear_attn.dt_bias", 0, 1, Hv, &p->gdn_dt_bias, err) ||
+	    load_layer(c, w, i, "linear_attn.A_log", 0, 1, Hv, &p->gdn_A_log, err) ||
+	    load_layer(c, w, i, "linear_attn.norm.weight", 0, 1, dv, &p->gdn_norm, err) ||
+	    load_layer(c, w, i, "linear_attn.out_proj.weight", 1, Hv * dv, D, &p->W_o, err))
+		goto out;
+	for (int h = 0; h < H; h++) {
+		copy_cols(&qkvz, h * bw, dk, &p->W_q, h * dk);
+		copy_cols(&qkvz, h * bw + dk, dk, &p->W_k, h * dk);
+		copy_cols(&qkvz, h * bw + 2 * dk, r * dv, &p->W_v, h * r * dv);
+		copy_cols(&qkvz, h * bw + 2 * dk + r * dv, r * dv, &p->gdn_W_z, h * r * dv);
+		copy_cols(&ba, h * 2 * r, r, &p->gdn_W_b, h * r);
+		copy_cols(&ba, h * 2 * r + r, r, &p->gdn_W_a, h * r);
+	}
+	for (int ch = 0; ch < C; ch++)
+		for (int s = 0; s < K; s++)
+			MAT_AT(p->gdn_conv, s, ch) = conv[(size_t)ch * K + s];
+	memset(p->q_norm.a, 0, (size_t)dk * sizeof(double));
+	memset(p->k_norm.a, 0, (size_t)dk * sizeof(double));
+	ret = 0;
+out:
+	if (ret != 0 && *err == NULL)
+		*err = strdup(_("out of memory"));
+	mat_free(&qkvz);
+	mat_free(&ba);
+	free(conv);
+	return ret;
+}
+
+/* A "full_attention" layer's q_proj: per head [query (head_dim) | gate (head_dim)] (Qwen3NextAttention.forward's
+ * torch.chunk of the view (…, -1, head_dim * 2)) into W_q and W_gate. 0, or -1 with *err. */
+static int qwen3next_q_gate(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
+{
+	const int D = c->hidden_size, H = c->num_heads, hd = c->head_dim;
+	Mat q2 = { 0 };
+
+	if (load_layer(c, w, i, "self_attn.q_proj.weight", 1, D, 2 * H * hd, &q2, err))
+		return -1;
+	if (mat_alloc_whole(&p->W_q, D, H * hd) || mat_alloc_whole(&p->W_gate, D, H * hd)) {
+		mat_free(&q2);
+		*err = strdup(_("out of memory"));
+		return -1;
+	}
+	for (int h = 0; h < H; h++) {
+		copy_cols(&q2, 2 * h * hd, hd, &p->W_q, h * hd);
+		copy_cols(&q2, 2 * h * hd + hd, hd, &p->W_gate, h * hd);
+	}
+	mat_free(&q2);
+	return 0;
+}
+
+/* A sparse layer's shared expert (Qwen3NextMLP of shared_expert_intermediate_size) and its gate [1, D] as S_gate. */
+static int qwen3next_shared(const HfConfig *c, const HfWeights *w, int i, MoeParams *m, char **err)
+{
+	const int D = c->hidden_size, S = c->shared_expert_ff;
+
+	m->shared_ff = S;
+	return load_layer(c, w, i, "mlp.shared_expert.gate_proj.weight", 1, D, S, &m->S_1, err) ||
+	               load_layer(c, w, i, "mlp.shared_expert.up_proj.weight", 1, D, S, &m->S_3, err) ||
+	               load_layer(c, w, i, "mlp.shared_expert.down_proj.weight", 1, S, D, &m->S_2, err) ||
+	               load_layer(c, w, i, "mlp.shared_expert_gate.weight", 1, D, 1, &m->S_gate, err)
+	           ? -1
+	           : 0;
+}
+
+/* Qwen3NextDecoderLayer i: (1 + w) norms, its token mixer of either kind, its MLP or mixture. 0, or -1 with *err. */
+static int qwen3next_decoder_layer(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
+{
+	const int D = c->hidden_size, F = c->intermediate_size, KV = c->num_kv_heads * c->head_dim;
+	Block *b = &p->block;
+
+	b->norm_kind = NORM_RMSNORM_1P;
+	b->activation = ACT_SWIGLU;
+	if (load_layer(c, w, i, "input_layernorm.weight", 0, 1, D, &b->ln1_gamma, err) ||
+	    load_layer(c, w, i, "post_attention_layernorm.weight", 0, 1, D, &b->ln2_gamma, err))
+		return -1;
+	if (c->linear[i] ? qwen3next_layer(c, w, i, p, err)
+	                 : qwen3next_q_gate(c, w, i, p, err) ||
+	                           load_layer(c, w, i, "self_attn.k_proj.weight", 1, D, KV, &p->W_k, err) ||
+	                           load_layer(c, w, i, "self_attn.v_proj.weight", 1, D, KV, &p->W_v, err) ||
+	                           load_layer(c, w, i, "self_attn.o_proj.weight", 1, c->num_heads * c->head_dim, D, &p->W_o, err) ||
+	                           load_layer(c, w, i, "self_attn.q_norm.weight", 0, 1, c->head_dim, &p->q_norm, err) ||
+	                           load_layer(c, w, i, "self_attn.k_norm.weight", 0, 1, c->head_dim, &p->k_norm, err))
+		return -1;
+	if (c->num_experts > 0 && c->sparse[i])
+		return layer_moe(c, w, i, p, err) || qwen3next_shared(c, w, i, &b->moe, err) ? -1 : 0;
+	return load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
+	               load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
+	               load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err)
+	           ? -1
+	           : 0;
+}
+
+/* ---- end of Qwen3-Next's ---- */
+
 /* The attention's and the block's weights of layer i into *p. 0, or -1 with *err. */
 static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerParams *p, char **err)
 {
@@ -597,6 +742,8 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	b->d_ff = F;
 	if (hf_deepseek(c->arch))
 		return deepseek_layer(c, w, i, p, err) || (c->arch == HF_DEEPSEEK_V32 && indexer_layer(c, w, i, p, err)) ? -1 : 0;
+	if (c->arch == HF_QWEN3_NEXT)
+		return qwen3next_decoder_layer(c, w, i, p, err);
 	if (c->arch == HF_GPT2) {
 		Mat qkv = { 0 }, bias = { 0 };
 		int r;
@@ -724,6 +871,8 @@ static int layers_build(Lesson *l, const HfConfig *c, const HfWeights *w, char *
 			continue;
 		own->m = l->cfg.n;
 		own->d_model = own->d_src = l->cfg.d_model;
+		if (lesson_layer_params(l, i)->gdn_mixer) /* Qwen3-Next's chunks of 64, or the prompt's tokens when fewer */
+			lesson_layer_params(l, i)->gdn_chunk = l->cfg.n < QWEN3NEXT_CHUNK ? l->cfg.n : QWEN3NEXT_CHUNK;
 		if (!own->mask_own) /* a sliding layer keeps its window on another prompt */
 			own->mask = l->cfg.mask;
 	}
@@ -918,6 +1067,8 @@ static int model_settings(Lesson *l, const char *dir, const HfConfig *c, HfWeigh
 		m->final_kind = NORM_RMSNORM_1P;
 		m->embed_scale = sqrt((double)D);
 	}
+	if (c->arch == HF_QWEN3_NEXT) /* Qwen3NextRMSNorm: x · rsqrt(mean(x²) + eps) · (1 + w), QK-norm's and the final one too */
+		m->qk_norm_plus1 = 1, m->final_kind = NORM_RMSNORM_1P;
 	m->final_eps = c->norm_eps;
 	m->vocab = c->vocab_size;
 	m->temperature = 1.0;

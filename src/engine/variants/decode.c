@@ -601,6 +601,7 @@ static int gen_layer_fits(const Attn *a)
 	       (cfg->mask == MASK_CAUSAL || cfg->mask == MASK_WINDOW) && !cfg->has_source && a->encoder == NULL &&
 	       !(cfg->rope && cfg->rope_scaling.type == ROPE_SCALE_DYNAMIC) &&
 	       !lp->mla.on && /* MLA's cache would keep c_KV and k_pe, not K and V: the whole prompt again instead */
+	       !lp->gdn_mixer && /* Gated DeltaNet's would keep its conv's rows and its state (Qwen3-Next's linear layers) */
 	       !a->failed && cfg->m == cfg->n;
 }
 

@@ -30,6 +30,12 @@
  * SiLU(z), z = x·W_z, in_proj_qkvz's z), which concat takes in place of
  * softmax's weighted (head_row): W_o (out_proj) and the residual read it.
  * The state after every token is kept too (gdn_states, a row per token).
+ *
+ * With "v_heads" (Qwen3-Next's linear_num_value_heads, r = v_heads / heads to a head): the head's q and k serve
+ * r value heads (the reference's query.repeat_interleave(r), key's too), value head h·r + s being the head's v
+ * columns [s·w, (s+1)·w), w = d_v / r (fix_query_key_value_ordering's order), with its own β and g (W_a, W_b,
+ * A_log, dt_bias column h·r + s: gdn_beta and gdn_g column s) and its own RMS in the gated norm (gdn_rms column
+ * s, gdn_norm w numbers). The head's matrices keep its value heads side by side (gdn_state's columns likewise).
  */
 #include "engine/variants/variants.h"
 #include "base/i18n.h"
@@ -89,20 +95,25 @@ static GdnSrc gdn_src(const Attn *a, int h)
 	return (GdnSrc){ &a->Q, &a->K, &a->V, h * dk, g * dk, g * dv };
 }
 
-/* The recurrence token by token: gdn_recall, gdn_delta, gdn_out, the last state (and, as the mixer, each token's). */
-static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv)
+/*
+ * The recurrence token by token: gdn_recall, gdn_delta, gdn_out, the last state (and, as the mixer, each token's).
+ * With r value heads to the head (Qwen3-Next's linear_num_value_heads = r · linear_num_key_heads), the state's
+ * columns [s·w, (s+1)·w), w = d_v / r, are value head s's: its own decay e^(g[t][s]) and β[t][s], the head's q and k
+ * (the reference's query.repeat_interleave(r) and key's); every column of S evolves on its own given those.
+ */
+static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int w)
 {
 	memset(hd->gdn_state.a, 0, (size_t)dk * (size_t)dv * sizeof(double));
 	for (int t = 0; t < n; t++) {
-		const double decay = exp(MAT_AT(hd->gdn_g, t, 0)), beta = MAT_AT(hd->gdn_beta, t, 0);
-		for (size_t k = 0; k < (size_t)dk * (size_t)dv; k++)
-			hd->gdn_state.a[k] *= decay;
+		for (int i = 0; i < dk; i++)
+			for (int c = 0; c < dv; c++)
+				MAT_AT(hd->gdn_state, i, c) *= exp(MAT_AT(hd->gdn_g, t, c / w));
 		for (int c = 0; c < dv; c++) {
 			double r = 0.0;
 			for (int i = 0; i < dk; i++)
 				r += MAT_AT(hd->gdn_state, i, c) * MAT_AT(hd->gdn_k, t, i);
 			MAT_AT(hd->gdn_recall, t, c) = r;
-			MAT_AT(hd->gdn_delta, t, c) = beta * (MAT_AT(*src->v, t, src->v0 + c) - r);
+			MAT_AT(hd->gdn_delta, t, c) = MAT_AT(hd->gdn_beta, t, c / w) * (MAT_AT(*src->v, t, src->v0 + c) - r);
 		}
 		for (int i = 0; i < dk; i++)
 			for (int c = 0; c < dv; c++)
@@ -126,8 +137,10 @@ static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv
  *   out_i = e^(G_i) q_i·S + Σ_{j ≤ i} (q_i·k_j) e^(G_i − G_j) V'_j
  *   S ← e^(G_last) S + Σ_j e^(G_last − G_j) k_j V'_jᵀ
  */
-static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int C)
+static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int C, int vh)
 {
+	const int c0 = vh * dv; /* value head vh of the head: columns [c0, c0 + dv) of its v and output, β and g column vh */
+
 	double *T = malloc((size_t)C * C * sizeof *T), *G = malloc((size_t)C * sizeof *G);
 	double *U = malloc((size_t)C * dv * sizeof *U), *W = malloc((size_t)C * dk * sizeof *W);
 	double *S = calloc((size_t)dk * dv, sizeof *S), *S2 = malloc((size_t)dk * dv * sizeof *S2);
@@ -138,14 +151,14 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 	for (int t0 = 0; t0 < n; t0 += C) {
 		const int L = t0 + C <= n ? C : n - t0;
 		for (int i = 0; i < L; i++)
-			G[i] = (i > 0 ? G[i - 1] : 0.0) + MAT_AT(hd->gdn_g, t0 + i, 0);
+			G[i] = (i > 0 ? G[i - 1] : 0.0) + MAT_AT(hd->gdn_g, t0 + i, vh);
 		/* A_ij = −β_i (k_i·k_j) e^(G_i − G_j) for j < i; then T = (I − A)⁻¹ row by row */
 		for (int i = 0; i < L; i++)
 			for (int j = 0; j < L; j++) {
 				double kk = 0.0;
 				for (int c = 0; j < i && c < dk; c++)
 					kk += MAT_AT(hd->gdn_k, t0 + i, c) * MAT_AT(hd->gdn_k, t0 + j, c);
-				T[i * C + j] = j < i ? -MAT_AT(hd->gdn_beta, t0 + i, 0) * kk * exp(G[i] - G[j]) : 0.0;
+				T[i * C + j] = j < i ? -MAT_AT(hd->gdn_beta, t0 + i, vh) * kk * exp(G[i] - G[j]) : 0.0;
 			}
 		for (int i = 1; i < L; i++)
 			for (int j = 0; j < i; j++) {
@@ -160,13 +173,13 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 			for (int c = 0; c < dv; c++) {
 				double u = 0.0;
 				for (int j = 0; j <= i; j++)
-					u += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, 0) * MAT_AT(*src->v, t0 + j, src->v0 + c);
+					u += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh) * MAT_AT(*src->v, t0 + j, src->v0 + c0 + c);
 				U[i * dv + c] = u;
 			}
 			for (int c = 0; c < dk; c++) {
 				double w = 0.0;
 				for (int j = 0; j <= i; j++)
-					w += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, 0) * MAT_AT(hd->gdn_k, t0 + j, c) * exp(G[j]);
+					w += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh) * MAT_AT(hd->gdn_k, t0 + j, c) * exp(G[j]);
 				W[i * dk + c] = w;
 			}
 		}
@@ -189,7 +202,7 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 						qk += MAT_AT(hd->gdn_q, t0 + i, k) * MAT_AT(hd->gdn_k, t0 + j, k);
 					o += qk * exp(G[i] - G[j]) * U[j * dv + c];
 				}
-				MAT_AT(hd->gdn_out_chunk, t0 + i, c) = o;
+				MAT_AT(hd->gdn_out_chunk, t0 + i, c0 + c) = o;
 			}
 		for (int k = 0; k < dk; k++)
 			for (int c = 0; c < dv; c++) {
@@ -209,7 +222,7 @@ out:
 static void pass_deltanet(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const Mat *x = gdn_input(a, lp);
-	const int n = cfg->n, dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV];
+	const int n = cfg->n, dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV], r = layer_gdn_r(lp), w = dv / r;
 	double gap = 0.0;
 
 	for (int h = 0; h < a->heads; h++) {
@@ -218,15 +231,18 @@ static void pass_deltanet(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 		for (int t = 0; t < n; t++) {
 			l2_row(&MAT_AT(*src.q, t, src.q0), 1, dk, 1.0 / sqrt((double)dk), &MAT_AT(hd->gdn_q, t, 0));
 			l2_row(&MAT_AT(*src.k, t, src.k0), 1, dk, 1.0, &MAT_AT(hd->gdn_k, t, 0));
-			MAT_AT(hd->gdn_beta, t, 0) = 1.0 / (1.0 + exp(-proj(x, t, &lp->gdn_W_b, h)));
-			MAT_AT(hd->gdn_g, t, 0) =
-			        -exp(lp->gdn_A_log.a[h]) * softplus(proj(x, t, &lp->gdn_W_a, h) + lp->gdn_dt_bias.a[h]);
+			for (int s = 0, e = h * r; s < r; s++, e++) { /* value head e = h·r + s: W_a, W_b, A_log, dt_bias column e */
+				MAT_AT(hd->gdn_beta, t, s) = 1.0 / (1.0 + exp(-proj(x, t, &lp->gdn_W_b, e)));
+				MAT_AT(hd->gdn_g, t, s) =
+				        -exp(lp->gdn_A_log.a[e]) * softplus(proj(x, t, &lp->gdn_W_a, e) + lp->gdn_dt_bias.a[e]);
+			}
 		}
-		gdn_recurrent(hd, &src, n, dk, dv);
-		if (gdn_chunked(hd, &src, n, dk, dv, lp->gdn_chunk) != 0) {
-			a->failed = 1;
-			return;
-		}
+		gdn_recurrent(hd, &src, n, dk, dv, w);
+		for (int s = 0; s < r; s++)
+			if (gdn_chunked(hd, &src, n, dk, w, lp->gdn_chunk, s) != 0) {
+				a->failed = 1;
+				return;
+			}
 		for (int t = 0; t < n; t++)
 			for (int c = 0; c < dv; c++)
 				gap = fmax(gap, fabs(MAT_AT(hd->gdn_out, t, c) - MAT_AT(hd->gdn_out_chunk, t, c)));
@@ -291,23 +307,27 @@ static void gdn_cache(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	gdn_cache_row(&a->gdn_cache, 3, 0, 2.0 * (256 + 256), cfg->n);
 }
 
-/* z = x·W_z; per head and token rms = √(mean(o²) + eps) of gdn_out's row, gated = o / rms · w ⊙ SiLU(z) (Qwen3NextRMSNormGated). */
+/*
+ * z = x·W_z; per head, value head s and token rms = √(mean(o²) + eps) of gdn_out's row (its w = d_v / r columns
+ * of value head s), gated = o / rms · w ⊙ SiLU(z) (Qwen3NextRMSNormGated, over each value head's d_v).
+ */
 static void pass_deltanet_norm(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	const int dv = a->shape.dim[DIM_DV];
+	const int dv = a->shape.dim[DIM_DV], r = layer_gdn_r(lp), w = dv / r;
 
 	a->nonfinite |= mat_mul(gdn_input(a, lp), &lp->gdn_W_z, &a->gdn_z);
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		for (int t = 0; t < cfg->n; t++) {
-			double ss = 0.0, rms;
+			for (int s = 0; s < r; s++) {
+				double ss = 0.0;
+				for (int c = s * w; c < (s + 1) * w; c++)
+					ss += MAT_AT(hd->gdn_out, t, c) * MAT_AT(hd->gdn_out, t, c);
+				MAT_AT(hd->gdn_rms, t, s) = sqrt(ss / w + lp->gdn_eps);
+			}
 			for (int c = 0; c < dv; c++)
-				ss += MAT_AT(hd->gdn_out, t, c) * MAT_AT(hd->gdn_out, t, c);
-			rms = sqrt(ss / dv + lp->gdn_eps);
-			MAT_AT(hd->gdn_rms, t, 0) = rms;
-			for (int c = 0; c < dv; c++)
-				MAT_AT(hd->gdn_gated, t, c) = MAT_AT(hd->gdn_out, t, c) / rms * lp->gdn_norm.a[c] *
-				                               attn_silu(MAT_AT(a->gdn_z, t, h * dv + c));
+				MAT_AT(hd->gdn_gated, t, c) = MAT_AT(hd->gdn_out, t, c) / MAT_AT(hd->gdn_rms, t, c / w) *
+				                               lp->gdn_norm.a[c % w] * attn_silu(MAT_AT(a->gdn_z, t, h * dv + c));
 			a->nonfinite |= mat_nonfinite(&MAT_AT(hd->gdn_gated, t, 0), (size_t)dv);
 		}
 	}
@@ -322,11 +342,16 @@ static const double *deltanet_head_row(const Attn *a, int h, int i)
 /* Self-attention, its weights one column per head, a chunk of 1 … n tokens (the loader says so at its path; the engine's own guard). */
 static const char *deltanet_fault(const ModelConfig *cfg, const LayerParams *lp)
 {
+	const int vh = lp->heads * layer_gdn_r(lp);
+
 	if (mat_empty(&lp->gdn_A_log))
 		return NULL;
-	if (lp->gdn_W_a.rows != cfg->d_model || lp->gdn_W_a.cols != lp->heads || lp->gdn_W_b.rows != cfg->d_model ||
-	    lp->gdn_W_b.cols != lp->heads || lp->gdn_A_log.rows * lp->gdn_A_log.cols != lp->heads ||
-	    lp->gdn_dt_bias.rows * lp->gdn_dt_bias.cols != lp->heads)
+	if (lp->gdn_v_heads != 0 && (!lp->gdn_mixer || lp->gdn_v_heads % lp->heads != 0 || lp->d_v % layer_gdn_r(lp) != 0 ||
+	                             (lp->kv_heads > 0 && lp->kv_heads != lp->heads)))
+		return "gated_deltanet.v_heads";
+	if (lp->gdn_W_a.rows != cfg->d_model || lp->gdn_W_a.cols != vh || lp->gdn_W_b.rows != cfg->d_model ||
+	    lp->gdn_W_b.cols != vh || lp->gdn_A_log.rows * lp->gdn_A_log.cols != vh ||
+	    lp->gdn_dt_bias.rows * lp->gdn_dt_bias.cols != vh)
 		return "gated_deltanet (its weights' shapes)";
 	if (cfg->has_source)
 		return "gated_deltanet (with a source)";
@@ -336,7 +361,7 @@ static const char *deltanet_fault(const ModelConfig *cfg, const LayerParams *lp)
 			return "gated_deltanet.conv1d";
 		if (lp->gdn_W_z.rows != cfg->d_model || lp->gdn_W_z.cols != lp->heads * lp->d_v)
 			return "gated_deltanet.W_z";
-		if (lp->gdn_norm.rows * lp->gdn_norm.cols != lp->d_v || !(lp->gdn_eps > 0))
+		if (lp->gdn_norm.rows * lp->gdn_norm.cols != lp->d_v / layer_gdn_r(lp) || !(lp->gdn_eps > 0))
 			return "gated_deltanet.norm";
 	}
 	return lp->gdn_chunk < 1 || lp->gdn_chunk > cfg->n ? "gated_deltanet.chunk_size" : NULL;
@@ -347,7 +372,7 @@ static int deltanet_same(const ModelConfig *xc, const LayerParams *xp, const Mod
 {
 	(void)xc; (void)yc;
 	return mat_empty(&xp->gdn_A_log) == mat_empty(&yp->gdn_A_log) && xp->gdn_chunk == yp->gdn_chunk &&
-	       xp->gdn_mixer == yp->gdn_mixer && xp->gdn_eps == yp->gdn_eps && xp->gdn_conv.rows == yp->gdn_conv.rows;
+	       xp->gdn_mixer == yp->gdn_mixer && xp->gdn_v_heads == yp->gdn_v_heads && xp->gdn_eps == yp->gdn_eps && xp->gdn_conv.rows == yp->gdn_conv.rows;
 }
 
 static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
@@ -357,6 +382,7 @@ static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 	const int dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV];
 	const Mat *x = gdn_input(a, lp);
 	const GdnSrc src = gdn_src(a, h);
+	const int r = layer_gdn_r(lp), w = dv / r, e = h * r + j; /* e: value head j's column in W_a, W_b, A_log, dt_bias */
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
 
 	switch (which) {
@@ -368,31 +394,31 @@ static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 		              which == AM_GDN_Q ? _(", and by \u221ad_k (the reference scales the query before the recurrence)") : "");
 		break;
 	case AM_GDN_BETA: {
-		const double z = proj(x, i, &lp->gdn_W_b, h);
+		const double z = proj(x, i, &lp->gdn_W_b, e);
 		strbuf_printf(b, "%s = %s(b) = 1 / (1 + e^(%s)) = %s\n", celltext_sym(utf8, "\u03b2", "beta"),
-		              celltext_sym(utf8, "\u03c3", "sigma"), celltext_num(x1, -z, utf8), celltext_num(x2, MAT_AT(hd->gdn_beta, i, 0), utf8));
+		              celltext_sym(utf8, "\u03c3", "sigma"), celltext_num(x1, -z, utf8), celltext_num(x2, MAT_AT(hd->gdn_beta, i, j), utf8));
 		strbuf_printf(b, _("(b = x_%d%sW_b[:, %d]: how much of its correction token %d writes, between 0 and 1)\n"), i,
-		              celltext_sym(utf8, "\u00b7", "."), h, i);
+		              celltext_sym(utf8, "\u00b7", "."), e, i);
 		break;
 	}
 	case AM_GDN_G: {
-		const double z = proj(x, i, &lp->gdn_W_a, h) + lp->gdn_dt_bias.a[h];
+		const double z = proj(x, i, &lp->gdn_W_a, e) + lp->gdn_dt_bias.a[e];
 		strbuf_printf(b, "g = %se^%s %s softplus(%s) = %s %s %s = %s\n", celltext_sym(utf8, "\u2212", "-"),
-		              celltext_num(x1, lp->gdn_A_log.a[h], utf8), celltext_sym(utf8, "\u00b7", "*"), celltext_num(x2, z, utf8),
-		              celltext_num(x3, -exp(lp->gdn_A_log.a[h]), utf8), celltext_sym(utf8, "\u00b7", "*"),
-		              celltext_num(x4, softplus(z), utf8), celltext_num(x5, MAT_AT(hd->gdn_g, i, 0), utf8));
+		              celltext_num(x1, lp->gdn_A_log.a[e], utf8), celltext_sym(utf8, "\u00b7", "*"), celltext_num(x2, z, utf8),
+		              celltext_num(x3, -exp(lp->gdn_A_log.a[e]), utf8), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_num(x4, softplus(z), utf8), celltext_num(x5, MAT_AT(hd->gdn_g, i, j), utf8));
 		strbuf_printf(b, _("(a + dt_bias = %s; the state is multiplied by e^g = %s at token %d: it only fades)\n"),
-		              celltext_num(x1, z, utf8), celltext_num(x2, exp(MAT_AT(hd->gdn_g, i, 0)), utf8), i);
+		              celltext_num(x1, z, utf8), celltext_num(x2, exp(MAT_AT(hd->gdn_g, i, j)), utf8), i);
 		break;
 	}
 	case AM_GDN_RECALL:
 		strbuf_printf(b, _("(S%sk_%d)_%d: the state after token %d's decay e^g = %s, read at its key\n"),
-		              celltext_sym(utf8, "\u1d40", "^T"), i, j, i, celltext_num(x1, exp(MAT_AT(hd->gdn_g, i, 0)), utf8));
+		              celltext_sym(utf8, "\u1d40", "^T"), i, j, i, celltext_num(x1, exp(MAT_AT(hd->gdn_g, i, j / w)), utf8));
 		break;
 	case AM_GDN_DELTA:
 		strbuf_printf(b, "%s(v %s S%sk) = %s %s (%s %s %s) = %s\n", celltext_sym(utf8, "\u03b2", "beta"),
 		              celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u1d40", "^T"),
-		              celltext_num(x1, MAT_AT(hd->gdn_beta, i, 0), utf8), celltext_sym(utf8, "\u00d7", "*"),
+		              celltext_num(x1, MAT_AT(hd->gdn_beta, i, j / w), utf8), celltext_sym(utf8, "\u00d7", "*"),
 		              celltext_num(x2, MAT_AT(*src.v, i, src.v0 + j), utf8), celltext_sym(utf8, "\u2212", "-"),
 		              celltext_num(x3, MAT_AT(hd->gdn_recall, i, j), utf8), celltext_num(x4, MAT_AT(hd->gdn_delta, i, j), utf8));
 		strbuf_printf(b, _("(the delta rule: only what the state got wrong about v_%d is written, at k_%d)\n"), i, i);
@@ -434,7 +460,7 @@ static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 		break;
 	case AM_GDN_RMS:
 		strbuf_printf(b, _("%s(mean of gdn_out row %d squared + eps) = %s (eps = %s)\n"), celltext_sym(utf8, "\u221a", "sqrt"), i,
-		              celltext_num(x1, MAT_AT(hd->gdn_rms, i, 0), utf8), celltext_num(x2, lp->gdn_eps, utf8));
+		              celltext_num(x1, MAT_AT(hd->gdn_rms, i, j), utf8), celltext_num(x2, lp->gdn_eps, utf8));
 		break;
 	case AM_GDN_CACHE: {
 		static const char *const rows[4] = {
@@ -454,8 +480,8 @@ static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 		const double z = MAT_AT(a->gdn_z, i, h * dv + j);
 		strbuf_printf(b, "o / rms %s w %s SiLU(z) = %s / %s %s %s %s %s = %s\n", celltext_sym(utf8, "\u00b7", "*"),
 		              celltext_sym(utf8, "\u2299", "*"), celltext_num(x1, MAT_AT(hd->gdn_out, i, j), utf8),
-		              celltext_num(x2, MAT_AT(hd->gdn_rms, i, 0), utf8), celltext_sym(utf8, "\u00b7", "*"),
-		              celltext_num(x3, lp->gdn_norm.a[j], utf8), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_num(x2, MAT_AT(hd->gdn_rms, i, j / w), utf8), celltext_sym(utf8, "\u00b7", "*"),
+		              celltext_num(x3, lp->gdn_norm.a[j % w], utf8), celltext_sym(utf8, "\u00b7", "*"),
 		              celltext_num(x4, attn_silu(z), utf8), celltext_num(x5, MAT_AT(hd->gdn_gated, i, j), utf8));
 		strbuf_printf(b, _("(SiLU(z) = SiLU(%s): token %d's own gate on head %d's output; concat and W_o read this)\n"),
 		              celltext_num(x1, z, utf8), i, h);
@@ -468,7 +494,7 @@ static void explain_deltanet(StrBuf *b, const Attn *a, AttnMatrix which, int h, 
 
 static int operands_deltanet(const Attn *a, AttnMatrix which, int h, int i, int j, ExplainOperand out[4])
 {
-	const int dv = a->shape.dim[DIM_DV], mixer = attn_params(a)->gdn_mixer;
+	const int dv = a->shape.dim[DIM_DV], mixer = attn_params(a)->gdn_mixer, r = layer_gdn_r(attn_params(a)), w = dv / r;
 	const GdnSrc src = gdn_src(a, h);
 
 	switch (which) {
@@ -497,23 +523,23 @@ static int operands_deltanet(const Attn *a, AttnMatrix which, int h, int i, int 
 		return 1;
 	case AM_GDN_GATED:
 		out[0] = (ExplainOperand){ AM_GDN_OUT, h, i, j };
-		out[1] = (ExplainOperand){ AM_GDN_RMS, h, i, 0 };
-		out[2] = (ExplainOperand){ AM_GDN_NORM_W, 0, 0, j };
+		out[1] = (ExplainOperand){ AM_GDN_RMS, h, i, j / w };
+		out[2] = (ExplainOperand){ AM_GDN_NORM_W, 0, 0, j % w };
 		out[3] = (ExplainOperand){ AM_GDN_Z, h, i, h * dv + j };
 		return 4;
 	case AM_GDN_BETA:
-		out[0] = (ExplainOperand){ AM_GDN_W_B, h, -1, h };
+		out[0] = (ExplainOperand){ AM_GDN_W_B, h, -1, h * r + j };
 		return 1;
 	case AM_GDN_G:
-		out[0] = (ExplainOperand){ AM_GDN_W_A, h, -1, h };
-		out[1] = (ExplainOperand){ AM_GDN_A_LOG, h, 0, h };
-		out[2] = (ExplainOperand){ AM_GDN_DT_BIAS, h, 0, h };
+		out[0] = (ExplainOperand){ AM_GDN_W_A, h, -1, h * r + j };
+		out[1] = (ExplainOperand){ AM_GDN_A_LOG, h, 0, h * r + j };
+		out[2] = (ExplainOperand){ AM_GDN_DT_BIAS, h, 0, h * r + j };
 		return 3;
 	case AM_GDN_RECALL:
 		out[0] = (ExplainOperand){ AM_GDN_K, h, i, -1 };
 		return 1;
 	case AM_GDN_DELTA:
-		out[0] = (ExplainOperand){ AM_GDN_BETA, h, i, 0 };
+		out[0] = (ExplainOperand){ AM_GDN_BETA, h, i, j / w };
 		out[1] = (ExplainOperand){ mixer ? AM_GDN_CONV : AM_V, h, i, src.v0 + j };
 		out[2] = (ExplainOperand){ AM_GDN_RECALL, h, i, j };
 		return 3;
