@@ -19,6 +19,7 @@ typedef struct AttnGrad {
 	GradHead *head;     /* heads of them */
 	Mat Q, K, V, W_q, W_k, W_v, b_q, b_k, b_v, w_e;
 	Mat sinks;          /* attention sinks: ∂L/∂sink_h, 1 × heads */
+	Mat gated, gate, W_gate, b_gate; /* gated attention: what W_o read, the gate's logits, its weights and bias */
 	Mat X;              /* the attention's input rows (norm1 in a pre-norm block) */
 	Mat S;              /* cross-attention: the source rows */
 	/* the block */

@@ -879,6 +879,8 @@ static const struct {
 	{ offsetof(LayerParams, block.b_3), offsetof(AttnGrad, b_3) },
 	{ offsetof(LayerParams, block.W_2), offsetof(AttnGrad, W_2) },
 	{ offsetof(LayerParams, block.b_2), offsetof(AttnGrad, b_2) },
+	{ offsetof(LayerParams, W_gate), offsetof(AttnGrad, W_gate) },
+	{ offsetof(LayerParams, b_gate), offsetof(AttnGrad, b_gate) },
 };
 _Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
 

@@ -892,7 +892,7 @@ static int add_grad(cJSON *o, const char *key, const Mat *g, int flat)
 	return flat ? add_vector(o, key, g) : add_matrix(o, key, g);
 }
 
-/* The attention's gradients, keys as in its forward dump: output … w_e. */
+/* The attention's gradients, keys as in its forward dump: output … w_e, sinks, and gated attention's. */
 static int add_attention_grad(cJSON *o, const Attn *a)
 {
 	const AttnGrad *g = a->grad;
@@ -903,7 +903,9 @@ static int add_attention_grad(cJSON *o, const Attn *a)
 	       add_matrix(o, "K", &g->K) || add_matrix(o, "V", &g->V) || add_matrix(o, "W_q", &g->W_q) ||
 	       add_matrix(o, "W_k", &g->W_k) || add_matrix(o, "W_v", &g->W_v) || add_grad(o, "b_q", &g->b_q, 1) ||
 	       add_grad(o, "b_k", &g->b_k, 1) || add_grad(o, "b_v", &g->b_v, 1) || add_grad(o, "w_e", &g->w_e, 1) ||
-	       add_grad(o, "sinks", &g->sinks, 1);
+	       add_grad(o, "sinks", &g->sinks, 1) || add_grad(o, "gated", &g->gated, 0) ||
+	       add_grad(o, "gate", &g->gate, 0) || add_grad(o, "W_gate", &g->W_gate, 0) ||
+	       add_grad(o, "b_gate", &g->b_gate, 0);
 }
 
 /* One layer's gradients in a block lesson: "attn", the block's matrices and parameters. */

@@ -386,14 +386,10 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		                "top-k) are not; leave out \"backward\""));
 		goto out;
 	}
-	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only (decoded with decode_gate) */
+	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o (decoded with decode_gate; backward.c: gate_backward) */
 		AT("W_gate");
 		if (mat_empty(&lp->W_o)) {
 			fail(c, _("gated attention multiplies concat by the gate before W_o: this lesson needs W_o"));
-			goto out;
-		}
-		if (cfg->backward != BACKWARD_NONE) {
-			fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"), "W_gate");
 			goto out;
 		}
 		path_set(c, base);
