@@ -172,7 +172,8 @@ saved_dir gatebias
 # make_reference_moeback.py with torch.autograd): every gradient within 1e-12, and 5 steps of training
 # (NAME.train5.ref.json, the learning rate in the script's TRAIN) whose losses move with W_gate's and the router's updates.
 golden_dir moeback --rtol 0 --atol 1e-12
-for t in "gate_backward 0.05" "gate_block_backward 0.002"; do
+for t in "gate_backward 0.05" "gate_block_backward 0.002" "mixtral_backward 0.002" "deepseek_backward 0.002" \
+         "gptoss_backward 0.001"; do
 	set -- $t
 	if "$ATTNVIZ" --dump --train 5 --lr "$2" "tests/golden/moeback/$1.json" >"$dump" 2>"$err" &&
 	   "$JSONCMP" --rtol 0 --atol 1e-12 --only-expected-keys "tests/golden/moeback/$1.train5.ref.json" "$dump" >"$diff" 2>&1; then

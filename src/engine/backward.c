@@ -305,12 +305,15 @@ static double act_grad(Activation act, double h)
  *   ffn_out = act·W_2 + b_2     dact = dffn_out·W_2ᵀ, dW_2 = actᵀ·dffn_out
  *   act = f(hidden) (⊙ gate)    dhidden = dact ⊙ f′(hidden) (⊙ gate), dgate = dact ⊙ f(hidden) (silu, gelu_tanh)
  *   hidden = in·W_1 + b_1       dW_1 = inᵀ·dhidden, din += dhidden·W_1ᵀ (gate: W_3 likewise)
+ * A mixture of experts instead: backward_moe.c.
  */
 static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 {
 	const Block *b = &attn_params(a)->block;
 	const int swiglu = b->activation == ACT_SWIGLU || b->activation == ACT_GEGLU; /* gated: W_3 */
 
+	if (b->moe.experts > 0)
+		return moe_backward(a, g, in, din);
 	if (like(&g->ffn_act, &a->ffn_act) || like(&g->ffn_hidden, &a->ffn_hidden) || like(&g->ffn_gate, &a->ffn_gate) ||
 	    like(&g->W_2, &b->W_2) || like(&g->b_2, &b->b_2) || like(&g->W_1, &b->W_1) || like(&g->b_1, &b->b_1) ||
 	    like(&g->W_3, &b->W_3) || like(&g->b_3, &b->b_3))
@@ -554,7 +557,9 @@ void attn_grad_free(AttnGrad *g, int heads)
 	               &g->b_q, &g->b_k, &g->b_v, &g->w_e, &g->sinks, &g->gated, &g->gate, &g->W_gate, &g->b_gate, &g->X, &g->S, &g->residual1, &g->norm1, &g->ffn_hidden,
 	               &g->ffn_gate, &g->ffn_act, &g->ffn_out, &g->residual2, &g->norm2, &g->block_out, &g->final,
 	               &g->ln1_gamma, &g->ln1_beta, &g->ln2_gamma, &g->ln2_beta, &g->W_1, &g->b_1, &g->W_3, &g->b_3,
-	               &g->W_2, &g->b_2, &g->final_gamma, &g->final_beta, &g->input };
+	               &g->W_2, &g->b_2, &g->final_gamma, &g->final_beta, &g->input, &g->router_logits,
+	               &g->moe_weights, &g->W_r, &g->b_r, &g->moe_W_1, &g->moe_W_3, &g->moe_W_2, &g->moe_b_1,
+	               &g->moe_b_3, &g->moe_b_2, &g->S_1, &g->S_3, &g->S_2, &g->S_gate };
 
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		mat_free(all[i]);

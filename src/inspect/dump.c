@@ -924,6 +924,14 @@ static cJSON *dump_layer_grad(const Attn *a)
 		{ "ffn_W_1", offsetof(AttnGrad, W_1), 0 }, { "ffn_b_1", offsetof(AttnGrad, b_1), 1 },
 		{ "ffn_W_3", offsetof(AttnGrad, W_3), 0 }, { "ffn_b_3", offsetof(AttnGrad, b_3), 1 },
 		{ "ffn_W_2", offsetof(AttnGrad, W_2), 0 }, { "ffn_b_2", offsetof(AttnGrad, b_2), 1 },
+		/* a mixture of experts (keys as its forward dump's; gpt-oss's biases as the lesson's ffn keys) */
+		{ "router_logits", offsetof(AttnGrad, router_logits), 0 }, { "moe_weights", offsetof(AttnGrad, moe_weights), 0 },
+		{ "W_router", offsetof(AttnGrad, W_r), 0 }, { "router_bias", offsetof(AttnGrad, b_r), 0 },
+		{ "experts_W_1", offsetof(AttnGrad, moe_W_1), 0 }, { "experts_W_3", offsetof(AttnGrad, moe_W_3), 0 },
+		{ "experts_W_2", offsetof(AttnGrad, moe_W_2), 0 }, { "experts_b_1", offsetof(AttnGrad, moe_b_1), 0 },
+		{ "experts_b_3", offsetof(AttnGrad, moe_b_3), 0 }, { "experts_b_2", offsetof(AttnGrad, moe_b_2), 0 },
+		{ "shared_W_1", offsetof(AttnGrad, S_1), 0 }, { "shared_W_3", offsetof(AttnGrad, S_3), 0 },
+		{ "shared_W_2", offsetof(AttnGrad, S_2), 0 }, { "shared_W_gate", offsetof(AttnGrad, S_gate), 0 },
 	};
 
 	at = o != NULL ? cJSON_AddObjectToObject(o, "attn") : NULL;

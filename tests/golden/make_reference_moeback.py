@@ -558,7 +558,7 @@ def lessons(folder):
     return list(out)
 
 
-TRAIN = {"gate_backward": 0.05, "gate_block_backward": 0.002, "mixtral_backward": 0.002, "gptoss_backward": 0.002,
+TRAIN = {"gate_backward": 0.05, "gate_block_backward": 0.002, "mixtral_backward": 0.002, "gptoss_backward": 0.001,
          "deepseek_backward": 0.002}
 STEPS = 5
 
