@@ -67,7 +67,9 @@ typedef enum Stage {
 	STAGE_LOGITS,      /* the LM head: final_norm · unembedᵀ, a score per vocabulary entry */
 	STAGE_NEXT,        /* softmax(logits[row] / T): the next token's probabilities */
 	/* the backward pass, in the order it runs (backward.c) */
+	STAGE_BACK_MOE,    /* a mixture of experts (backward_moe.c): dffn_out back to the experts and the router */
 	STAGE_BACK_OUTPUT,
+	STAGE_BACK_GATE,   /* gated attention: dgated back through σ(gate) to dconcat, and the gate's own gradients */
 	STAGE_BACK_WEIGHTED,
 	STAGE_BACK_SOFTMAX,
 	STAGE_BACK_MASK,
@@ -147,6 +149,9 @@ typedef enum AttnMatrix {
 	AM_WIN_WEIGHTS, AM_WIN_OUTPUT,
 	/* gated attention's bias (issue 23 §6: Qwen3-Next's q_proj bias, the gate's half, with attention_bias) */
 	AM_B_GATE,
+	/* the backward pass through gated attention (backward.c's gate_backward) and a mixture of experts (backward_moe.c) */
+	AM_D_GATED, AM_D_GATE, AM_D_W_GATE, AM_D_B_GATE,
+	AM_D_FFN_OUT, AM_D_MOE_WEIGHTS, AM_D_ROUTER_LOGITS, AM_D_MOE_W_R, AM_D_MOE_W_1, AM_D_MOE_W_3, AM_D_MOE_W_2,
 	AM_COUNT
 } AttnMatrix;
 
