@@ -172,6 +172,7 @@ saved_dir gatebias
 # make_reference_moeback.py with torch.autograd): every gradient within 1e-12, and 5 steps of training
 # (NAME.train5.ref.json, the learning rate in the script's TRAIN) whose losses move with W_gate's and the router's updates.
 golden_dir moeback --rtol 0 --atol 1e-12
+bad_lessons moeback
 for t in "gate_backward 0.05" "gate_block_backward 0.002" "mixtral_backward 0.002" "deepseek_backward 0.002" \
          "gptoss_backward 0.001"; do
 	set -- $t
