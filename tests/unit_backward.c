@@ -120,6 +120,23 @@ static void test_finite_differences(void **state)
 	}
 }
 
+/* The lesson in file (from the source tree), computed with its gradients; the lesson in *l. */
+static Attn *computed_backward(const char *file, Lesson **l)
+{
+	char *path = path_of(file), *err = NULL, *warn = NULL;
+	Attn *a;
+	double loss;
+
+	*l = lesson_load(path, &err, &warn);
+	assert_non_null(*l);
+	free(warn);
+	free(path);
+	a = attn_compute(*l, &err);
+	assert_non_null(a);
+	assert_int_equal(attn_backward(a, &loss, &err), 0);
+	return a;
+}
+
 /* Every cell of p, not every third: an encoder's few parameters reach the loss only through the memory. */
 static void check_every_cell(Lesson *l, Mat *p, const Mat *g)
 {
@@ -140,18 +157,10 @@ static void test_encoder_finite_differences(void **state)
 		                             "tests/golden/v2/encdec_rms_swiglu.json" };
 	(void)state;
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		char *path = path_of(files[i]), *err = NULL, *warn = NULL;
-		Lesson *l = lesson_load(path, &err, &warn);
-		Attn *a;
-		double loss;
+		Lesson *l;
+		Attn *a = computed_backward(files[i], &l);
 		int checked = 0;
-		assert_non_null(l);
-		free(warn);
-		free(path);
 		assert_non_null(l->encoder);
-		a = attn_compute(l, &err);
-		assert_non_null(a);
-		assert_int_equal(attn_backward(a, &loss, &err), 0);
 		assert_non_null(a->encoder);
 		for (const Attn *x = a->encoder; x != NULL; x = x->next) {
 			Mat *param[ATTN_GRAD_PARAMS];
@@ -191,17 +200,9 @@ static void test_moe_gate_finite_differences(void **state)
 	static const int least[] = { 6, 9, 9, 13, 12, 14 }; /* the pairs each has, at least */
 	(void)state;
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		char *path = path_of(files[i]), *err = NULL, *warn = NULL;
-		Lesson *l = lesson_load(path, &err, &warn);
-		Attn *a;
-		double loss;
+		Lesson *l;
+		Attn *a = computed_backward(files[i], &l);
 		int checked = 0;
-		assert_non_null(l);
-		free(warn);
-		free(path);
-		a = attn_compute(l, &err);
-		assert_non_null(a);
-		assert_int_equal(attn_backward(a, &loss, &err), 0);
 		for (const Attn *x = a; x != NULL; x = x->next) {
 			Mat *param[ATTN_GRAD_PARAMS];
 			const Mat *grad[ATTN_GRAD_PARAMS];
