@@ -211,6 +211,7 @@ def moe(x, f, P, out):
             gupb = torch.stack([P["e%d_b_1" % e], P["e%d_b_3" % e]], dim=-1).reshape(2 * F_)
             gate_up = xe @ gup + gupb
             gate, up = gate_up[..., ::2], gate_up[..., 1::2]
+            out["clamped"] = out.get("clamped", 0) + int((gate > lim).sum()) + int((up.abs() > lim).sum())
             gate = gate.clamp(min=None, max=lim)
             up = up.clamp(min=-lim, max=lim)
             glu = gate * torch.sigmoid(gate * alpha)
@@ -412,6 +413,11 @@ def reference(path):
     loss, out, X = loss_of(L, P)
     loss.backward()
     check(L, P, out, loss, os.path.basename(path))
+    if L.get("block", {}).get("ffn", {}).get("gpt_oss"):
+        if not out.get("clamped"):
+            raise CheckFailed("%s: no cell of a chosen expert is clamped: the clamp's zero gradient is not tested" % path)
+        print("%s: %d cells of the chosen experts clamped (gate above, up either side)" % (os.path.basename(path),
+              out["clamped"]), file=sys.stderr)
     g = {k: v.grad if v.grad is not None else torch.zeros_like(v) for k, v in P.items()}  # an expert no token chose: 0
     attn = {"concat": out["concat"].grad, "W_o": g["W_o"], "W_q": g["W_q"], "W_k": g["W_k"], "W_v": g["W_v"]}
     if "W_gate" in P:
