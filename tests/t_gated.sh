@@ -25,8 +25,9 @@ explains "the gate stage's formula" lessons/gated.json 'goto gate\n' \
 # the compare variant has no gate: its output is concat . W_o
 printf 'compare on\ngoto output\n' | "$ATTNVIZ" --plain lessons/gated.json >"$tmp/cmp.out" 2>"$err"
 expect "the compare without the gate shows its output beside" 'grep -q "without the gate" "$tmp/cmp.out"'
+# (two "gated" keys: the forward's and its gradient's under grad, the lesson having a loss; none in the compare)
 expect "--dump's compare has no gated" \
-	'"$ATTNVIZ" --dump lessons/gated.json | grep -c "\"gated\"" | grep -qx 1'
+	'"$ATTNVIZ" --dump lessons/gated.json | grep -c "\"gated\"" | grep -qx 2'
 explains "QK-norm over the projection: the whole row's RMS" tests/golden/gated/qknorm_projection.json \
 	'goto qk_norm\nexplain Q_norm 1 5\n' \
 	'QK-norm of row 1 of Q over the whole projection (OLMo 2): all 8 numbers of the row' \

@@ -198,6 +198,21 @@ saved_dir layerrope
 golden_dir streamrope --rtol 0 --atol 1e-12
 bad_lessons streamrope
 saved_dir streamrope
+# The backward pass through gated attention and the mixtures of experts (tests/golden/moeback, made by
+# make_reference_moeback.py with torch.autograd): every gradient within 1e-12, and 5 steps of training
+# (NAME.train5.ref.json, the learning rate in the script's TRAIN) whose losses move with W_gate's and the router's updates.
+golden_dir moeback --rtol 0 --atol 1e-12
+bad_lessons moeback
+for t in "gate_backward 0.05" "gate_block_backward 0.002" "mixtral_backward 0.002" "deepseek_backward 0.002" \
+         "gptoss_backward 0.001"; do
+	set -- $t
+	if "$ATTNVIZ" --dump --train 5 --lr "$2" "tests/golden/moeback/$1.json" >"$dump" 2>"$err" &&
+	   "$JSONCMP" --rtol 0 --atol 1e-12 --only-expected-keys "tests/golden/moeback/$1.train5.ref.json" "$dump" >"$diff" 2>&1; then
+		ok "golden moeback/$1 trained 5 steps at lr $2"
+	else
+		not_ok "golden moeback/$1 trained 5 steps at lr $2" "$(cat "$err" "$diff")"
+	fi
+done
 # the training references: the command line each was made with (tests/golden/v2/README.md,
 # tests/golden/sinksflash/README.md)
 for t in "v2/learn_shift 0.5" "v2/block_post_relu 0.1" "v2/block_two_layers 0.02" "sinksflash/sinks_backward 0.05"; do

@@ -120,6 +120,23 @@ static void test_finite_differences(void **state)
 	}
 }
 
+/* The lesson in file (from the source tree), computed with its gradients; the lesson in *l. */
+static Attn *computed_backward(const char *file, Lesson **l)
+{
+	char *path = path_of(file), *err = NULL, *warn = NULL;
+	Attn *a;
+	double loss;
+
+	*l = lesson_load(path, &err, &warn);
+	assert_non_null(*l);
+	free(warn);
+	free(path);
+	a = attn_compute(*l, &err);
+	assert_non_null(a);
+	assert_int_equal(attn_backward(a, &loss, &err), 0);
+	return a;
+}
+
 /* Every cell of p, not every third: an encoder's few parameters reach the loss only through the memory. */
 static void check_every_cell(Lesson *l, Mat *p, const Mat *g)
 {
@@ -140,18 +157,10 @@ static void test_encoder_finite_differences(void **state)
 		                             "tests/golden/v2/encdec_rms_swiglu.json" };
 	(void)state;
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		char *path = path_of(files[i]), *err = NULL, *warn = NULL;
-		Lesson *l = lesson_load(path, &err, &warn);
-		Attn *a;
-		double loss;
+		Lesson *l;
+		Attn *a = computed_backward(files[i], &l);
 		int checked = 0;
-		assert_non_null(l);
-		free(warn);
-		free(path);
 		assert_non_null(l->encoder);
-		a = attn_compute(l, &err);
-		assert_non_null(a);
-		assert_int_equal(attn_backward(a, &loss, &err), 0);
 		assert_non_null(a->encoder);
 		for (const Attn *x = a->encoder; x != NULL; x = x->next) {
 			Mat *param[ATTN_GRAD_PARAMS];
@@ -168,6 +177,44 @@ static void test_encoder_finite_differences(void **state)
 		}
 		check_every_cell(l, &l->encoder->cfg.input, &a->encoder->grad->input);
 		assert_true(checked >= 6);
+		attn_free(a);
+		lesson_free(l);
+	}
+}
+
+/*
+ * Gated attention and every kind of mixture of experts (tests/golden/moeback): every parameter a step of
+ * training moves — W_gate, b_gate, the router's weights and bias, each expert's, the shared expert's and
+ * its gate — and the input X against central differences (the top-k choice does not move under h = 1e-6
+ * in these lessons: no two scores are that close). A parameter with no gradient is not trained (the
+ * dense FFN's b_2 beside a mixture): none of the mixture's own is among those.
+ */
+static void test_moe_gate_finite_differences(void **state)
+{
+	static const char *const files[] = { "tests/golden/moeback/gate_backward.json",
+		                             "tests/golden/moeback/gate_block_backward.json",
+		                             "tests/golden/moeback/mixtral_backward.json",
+		                             "tests/golden/moeback/qwen3moe_shared_backward.json",
+		                             "tests/golden/moeback/deepseek_backward.json",
+		                             "tests/golden/moeback/gptoss_backward.json" };
+	static const int least[] = { 6, 9, 9, 13, 12, 14 }; /* the pairs each has, at least */
+	(void)state;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		Lesson *l;
+		Attn *a = computed_backward(files[i], &l);
+		int checked = 0;
+		for (const Attn *x = a; x != NULL; x = x->next) {
+			Mat *param[ATTN_GRAD_PARAMS];
+			const Mat *grad[ATTN_GRAD_PARAMS];
+			const int n = attn_grad_pairs(model_layer_params(&l->model, x->layer), x->grad, param, grad, ATTN_GRAD_PARAMS);
+			for (int k = 0; k < n; k++)
+				if (!mat_empty(grad[k])) {
+					check_cells(l, param[k], grad[k]);
+					checked++;
+				}
+		}
+		assert_true(checked >= least[i]);
+		check_cells(l, &l->model.cfg.input, &a->grad->input);
 		attn_free(a);
 		lesson_free(l);
 	}
@@ -238,6 +285,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_finite_differences),
 		cmocka_unit_test(test_encoder_finite_differences),
+		cmocka_unit_test(test_moe_gate_finite_differences),
 		cmocka_unit_test(test_softmax_rules),
 		cmocka_unit_test(test_training),
 	};

@@ -66,6 +66,35 @@ static int like(Mat *d, const Mat *m)
 	return mat_empty(m) ? 0 : mat_alloc(d, m->rows, m->cols);
 }
 
+/* ---------------------------------------------------------------- gated attention */
+
+/*
+ * Gated attention (variants/gated.c): W_o read gated = concat ⊙ σ(gate),
+ * gate = x·W_gate + b_gate, so what attention_backward made of doutput·W_oᵀ
+ * in g->concat is dgated. Turned back, cell by cell (σ′ = σ(1 − σ)):
+ *   dconcat = dgated ⊙ σ(gate)      dgate = dgated ⊙ concat ⊙ σ(gate)(1 − σ(gate))
+ *   dW_gate = xᵀ·dgate, db_gate = Σ_rows dgate, dX += dgate·W_gateᵀ (x: the rows the queries are made from)
+ */
+static int gate_backward(const Attn *a, AttnGrad *g, const Mat *x)
+{
+	const LayerParams *lp = attn_params(a);
+	const size_t cells = (size_t)a->gate.rows * (size_t)a->gate.cols;
+
+	if (mat_copy(&g->gated, &g->concat) || like(&g->gate, &a->gate) || like(&g->W_gate, &lp->W_gate) ||
+	    like(&g->b_gate, &lp->b_gate))
+		return -1;
+	for (size_t k = 0; k < cells; k++) {
+		const double s = a->gate_sig.a[k];
+		g->concat.a[k] = g->gated.a[k] * s;
+		g->gate.a[k] = g->gated.a[k] * a->concat.a[k] * s * (1.0 - s);
+	}
+	MM_AT(x, &g->gate, &g->W_gate);
+	if (!mat_empty(&lp->b_gate))
+		colsum(&g->gate, &g->b_gate);
+	MM_BT(&g->gate, &lp->W_gate, &g->X);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- the attention */
 
 /*
@@ -103,15 +132,17 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	if (g->head == NULL)
 		return -1;
 
-	/* output = concat·W_o + b_o (a copy of concat without W_o) */
+	/* output = concat·W_o + b_o (a copy of concat without W_o); gated attention: W_o reads gated, turned back below */
 	if (mat_empty(&lp->W_o)) {
 		add_into(&g->concat, &g->output);
 	} else {
 		MM_BT(&g->output, &lp->W_o, &g->concat);
-		MM_AT(&a->concat, &g->output, &g->W_o);
+		MM_AT(attn_slot_const(a, attn_reads(a, AM_CONCAT), 0), &g->output, &g->W_o);
 		if (!mat_empty(&lp->b_o))
 			colsum(&g->output, &g->b_o);
 	}
+	if (!mat_empty(&lp->W_gate) && gate_backward(a, g, Xa))
+		return -1;
 
 	if ((row = malloc((size_t)m * sizeof *row)) == NULL)
 		return -1;
@@ -274,12 +305,15 @@ static double act_grad(Activation act, double h)
  *   ffn_out = act·W_2 + b_2     dact = dffn_out·W_2ᵀ, dW_2 = actᵀ·dffn_out
  *   act = f(hidden) (⊙ gate)    dhidden = dact ⊙ f′(hidden) (⊙ gate), dgate = dact ⊙ f(hidden) (silu, gelu_tanh)
  *   hidden = in·W_1 + b_1       dW_1 = inᵀ·dhidden, din += dhidden·W_1ᵀ (gate: W_3 likewise)
+ * A mixture of experts instead: backward_moe.c.
  */
 static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 {
 	const Block *b = &attn_params(a)->block;
 	const int swiglu = b->activation == ACT_SWIGLU || b->activation == ACT_GEGLU; /* gated: W_3 */
 
+	if (b->moe.experts > 0)
+		return moe_backward(a, g, in, din);
 	if (like(&g->ffn_act, &a->ffn_act) || like(&g->ffn_hidden, &a->ffn_hidden) || like(&g->ffn_gate, &a->ffn_gate) ||
 	    like(&g->W_2, &b->W_2) || like(&g->b_2, &b->b_2) || like(&g->W_1, &b->W_1) || like(&g->b_1, &b->b_1) ||
 	    like(&g->W_3, &b->W_3) || like(&g->b_3, &b->b_3))
@@ -520,10 +554,12 @@ void attn_grad_free(AttnGrad *g, int heads)
 	if (g == NULL)
 		return;
 	Mat *all[] = { &g->output, &g->concat, &g->W_o, &g->b_o, &g->Q, &g->K, &g->V, &g->W_q, &g->W_k, &g->W_v,
-	               &g->b_q, &g->b_k, &g->b_v, &g->w_e, &g->sinks, &g->X, &g->S, &g->residual1, &g->norm1, &g->ffn_hidden,
+	               &g->b_q, &g->b_k, &g->b_v, &g->w_e, &g->sinks, &g->gated, &g->gate, &g->W_gate, &g->b_gate, &g->X, &g->S, &g->residual1, &g->norm1, &g->ffn_hidden,
 	               &g->ffn_gate, &g->ffn_act, &g->ffn_out, &g->residual2, &g->norm2, &g->block_out, &g->final,
 	               &g->ln1_gamma, &g->ln1_beta, &g->ln2_gamma, &g->ln2_beta, &g->W_1, &g->b_1, &g->W_3, &g->b_3,
-	               &g->W_2, &g->b_2, &g->final_gamma, &g->final_beta, &g->input };
+	               &g->W_2, &g->b_2, &g->final_gamma, &g->final_beta, &g->input, &g->router_logits,
+	               &g->moe_weights, &g->W_r, &g->b_r, &g->moe_W_1, &g->moe_W_3, &g->moe_W_2, &g->moe_b_1,
+	               &g->moe_b_3, &g->moe_b_2, &g->S_1, &g->S_3, &g->S_2, &g->S_gate };
 
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		mat_free(all[i]);

@@ -900,6 +900,20 @@ static const struct {
 	{ offsetof(LayerParams, block.b_3), offsetof(AttnGrad, b_3) },
 	{ offsetof(LayerParams, block.W_2), offsetof(AttnGrad, W_2) },
 	{ offsetof(LayerParams, block.b_2), offsetof(AttnGrad, b_2) },
+	{ offsetof(LayerParams, W_gate), offsetof(AttnGrad, W_gate) },
+	{ offsetof(LayerParams, b_gate), offsetof(AttnGrad, b_gate) },
+	{ offsetof(LayerParams, block.moe.W_r), offsetof(AttnGrad, W_r) },
+	{ offsetof(LayerParams, block.moe.b_r), offsetof(AttnGrad, b_r) },
+	{ offsetof(LayerParams, block.moe.W_1), offsetof(AttnGrad, moe_W_1) },
+	{ offsetof(LayerParams, block.moe.W_3), offsetof(AttnGrad, moe_W_3) },
+	{ offsetof(LayerParams, block.moe.W_2), offsetof(AttnGrad, moe_W_2) },
+	{ offsetof(LayerParams, block.moe.b_1), offsetof(AttnGrad, moe_b_1) },
+	{ offsetof(LayerParams, block.moe.b_3), offsetof(AttnGrad, moe_b_3) },
+	{ offsetof(LayerParams, block.moe.b_2), offsetof(AttnGrad, moe_b_2) },
+	{ offsetof(LayerParams, block.moe.S_1), offsetof(AttnGrad, S_1) },
+	{ offsetof(LayerParams, block.moe.S_3), offsetof(AttnGrad, S_3) },
+	{ offsetof(LayerParams, block.moe.S_2), offsetof(AttnGrad, S_2) },
+	{ offsetof(LayerParams, block.moe.S_gate), offsetof(AttnGrad, S_gate) },
 };
 _Static_assert(sizeof params / sizeof params[0] <= ATTN_GRAD_PARAMS, "ATTN_GRAD_PARAMS counts every parameter");
 

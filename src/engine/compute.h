@@ -89,7 +89,7 @@ int attn_train(Lesson *l, int steps, double lr, double *losses, char **err);
  * enough for any layer. A stack's final norm is the stack's own
  * (final_gamma, final_beta beside the last link's gradients).
  */
-#define ATTN_GRAD_PARAMS 24
+#define ATTN_GRAD_PARAMS 40
 int attn_grad_pairs(LayerParams *p, const struct AttnGrad *g, Mat **param, const Mat **grad, int max);
 
 #endif

@@ -19,6 +19,11 @@ static const size_t grad_field[AM_COUNT] = {
 	[AM_D_WEIGHTED] = AT(GradHead, weighted), [AM_D_WEIGHTS] = AT(GradHead, weights),
 	[AM_D_MASKED] = AT(GradHead, masked), [AM_D_SCALED] = AT(GradHead, scaled),
 	[AM_D_SCORES] = AT(GradHead, scores),
+	[AM_D_GATED] = AT(AttnGrad, gated), [AM_D_GATE] = AT(AttnGrad, gate), [AM_D_W_GATE] = AT(AttnGrad, W_gate),
+	[AM_D_B_GATE] = AT(AttnGrad, b_gate), [AM_D_FFN_OUT] = AT(AttnGrad, ffn_out),
+	[AM_D_MOE_WEIGHTS] = AT(AttnGrad, moe_weights), [AM_D_ROUTER_LOGITS] = AT(AttnGrad, router_logits),
+	[AM_D_MOE_W_R] = AT(AttnGrad, W_r), [AM_D_MOE_W_1] = AT(AttnGrad, moe_W_1), [AM_D_MOE_W_3] = AT(AttnGrad, moe_W_3),
+	[AM_D_MOE_W_2] = AT(AttnGrad, moe_W_2),
 };
 #undef AT
 

@@ -929,7 +929,7 @@ static int add_grad(cJSON *o, const char *key, const Mat *g, int flat)
 	return flat ? add_vector(o, key, g) : add_matrix(o, key, g);
 }
 
-/* The attention's gradients, keys as in its forward dump: output … w_e. */
+/* The attention's gradients, keys as in its forward dump: output … w_e, sinks, and gated attention's. */
 static int add_attention_grad(cJSON *o, const Attn *a)
 {
 	const AttnGrad *g = a->grad;
@@ -940,7 +940,9 @@ static int add_attention_grad(cJSON *o, const Attn *a)
 	       add_matrix(o, "K", &g->K) || add_matrix(o, "V", &g->V) || add_matrix(o, "W_q", &g->W_q) ||
 	       add_matrix(o, "W_k", &g->W_k) || add_matrix(o, "W_v", &g->W_v) || add_grad(o, "b_q", &g->b_q, 1) ||
 	       add_grad(o, "b_k", &g->b_k, 1) || add_grad(o, "b_v", &g->b_v, 1) || add_grad(o, "w_e", &g->w_e, 1) ||
-	       add_grad(o, "sinks", &g->sinks, 1);
+	       add_grad(o, "sinks", &g->sinks, 1) || add_grad(o, "gated", &g->gated, 0) ||
+	       add_grad(o, "gate", &g->gate, 0) || add_grad(o, "W_gate", &g->W_gate, 0) ||
+	       add_grad(o, "b_gate", &g->b_gate, 0);
 }
 
 /* One layer's gradients in a block lesson: "attn", the block's matrices and parameters. */
@@ -959,6 +961,14 @@ static cJSON *dump_layer_grad(const Attn *a)
 		{ "ffn_W_1", offsetof(AttnGrad, W_1), 0 }, { "ffn_b_1", offsetof(AttnGrad, b_1), 1 },
 		{ "ffn_W_3", offsetof(AttnGrad, W_3), 0 }, { "ffn_b_3", offsetof(AttnGrad, b_3), 1 },
 		{ "ffn_W_2", offsetof(AttnGrad, W_2), 0 }, { "ffn_b_2", offsetof(AttnGrad, b_2), 1 },
+		/* a mixture of experts (keys as its forward dump's; gpt-oss's biases as the lesson's ffn keys) */
+		{ "router_logits", offsetof(AttnGrad, router_logits), 0 }, { "moe_weights", offsetof(AttnGrad, moe_weights), 0 },
+		{ "W_router", offsetof(AttnGrad, W_r), 0 }, { "router_bias", offsetof(AttnGrad, b_r), 0 },
+		{ "experts_W_1", offsetof(AttnGrad, moe_W_1), 0 }, { "experts_W_3", offsetof(AttnGrad, moe_W_3), 0 },
+		{ "experts_W_2", offsetof(AttnGrad, moe_W_2), 0 }, { "experts_b_1", offsetof(AttnGrad, moe_b_1), 0 },
+		{ "experts_b_3", offsetof(AttnGrad, moe_b_3), 0 }, { "experts_b_2", offsetof(AttnGrad, moe_b_2), 0 },
+		{ "shared_W_1", offsetof(AttnGrad, S_1), 0 }, { "shared_W_3", offsetof(AttnGrad, S_3), 0 },
+		{ "shared_W_2", offsetof(AttnGrad, S_2), 0 }, { "shared_W_gate", offsetof(AttnGrad, S_gate), 0 },
 	};
 
 	at = o != NULL ? cJSON_AddObjectToObject(o, "attn") : NULL;

@@ -526,6 +526,15 @@ static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int 
 			strbuf_printf(b, _("the gradient the rest of the block sends back to the attention's output (residual1's)\n"));
 		break;
 	case AM_D_CONCAT:
+		if (!mat_empty(&g->gated)) { /* gated attention: W_o read gated, and concat reached it through σ(gate) */
+			char x3[32];
+			strbuf_printf(b, _("dconcat = dgated %s %s(gate) = %s %s %s = %s  (W_o read gated = concat %s %s(gate))\n"),
+			              celltext_sym(utf8, "\u00d7", "*"), celltext_sym(utf8, "\u03c3", "sigmoid"),
+			              celltext_num(x1, MAT_AT(g->gated, i, j), utf8), celltext_sym(utf8, "\u00d7", "*"),
+			              celltext_num(x2, MAT_AT(a->gate_sig, i, j), utf8), celltext_num(x3, MAT_AT(g->concat, i, j), utf8),
+			              celltext_sym(utf8, "\u2299", "*"), celltext_sym(utf8, "\u03c3", "sigmoid"));
+			break;
+		}
 		if (mat_empty(&lp->W_o)) {
 			strbuf_printf(b, _("no W_o: output is concat itself, so dconcat = doutput\n"));
 			break;
@@ -535,16 +544,129 @@ static void explain_back_output(StrBuf *b, const Attn *a, AttnMatrix which, int 
 		celltext_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &lp->W_o.a[(size_t)j * lp->W_o.cols], 1,
 		              g->output.cols, utf8);
 		break;
-	case AM_D_W_O:
-		strbuf_printf(b, _("dW_o[%d][%d] = \u03a3_i concat[i][%d] %s doutput[i][%d]  (column %d of concat, column %d of doutput)\n"), i,
-		              j, i, celltext_sym(utf8, "\u00d7", "*"), j, i, j);
-		celltext_terms(b, &a->concat.a[i], (size_t)a->concat.cols, &g->output.a[j], (size_t)g->output.cols, a->concat.rows,
-		              utf8);
+	case AM_D_W_O: {
+		const Mat *c = mat_empty(&g->gated) ? &a->concat : &a->gated; /* what W_o read */
+		strbuf_printf(b, _("dW_o[%d][%d] = \u03a3_i %s[i][%d] %s doutput[i][%d]  (column %d of %s, column %d of doutput)\n"), i,
+		              j, mat_empty(&g->gated) ? "concat" : "gated", i, celltext_sym(utf8, "\u00d7", "*"), j, i,
+		              mat_empty(&g->gated) ? "concat" : "gated", j);
+		celltext_terms(b, &c->a[i], (size_t)c->cols, &g->output.a[j], (size_t)g->output.cols, c->rows, utf8);
 		break;
+	}
 	default: /* dweighted: head h's columns of dconcat */
 		strbuf_printf(b, _("head %d's output filled columns %d..%d of concat: dweighted[%d][%d] = dconcat[%d][%d]\n"), h,
 		              h * lp->d_v, (h + 1) * lp->d_v - 1, i, j, i, h * lp->d_v + j);
 		break;
+	}
+}
+
+/* Gated attention's gradients (backward.c: gate_backward): dgated, dgate, dW_gate, db_gate. */
+static void explain_back_gate(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const LayerParams *lp = attn_params(a);
+	const AttnGrad *g = a->grad;
+	const Mat *x = lp->block.present && lp->block.norm == NORM_PRE ? &a->norm1 : &a->X; /* what the gate is made from */
+	const char *times = celltext_sym(utf8, "\u00d7", "*");
+	char x1[32], x2[32], x3[32], x4[32], x5[32];
+
+	(void)h;
+	switch (which) {
+	case AM_D_GATED:
+		strbuf_printf(b, _("dgated[%d][%d] = \u03a3_t doutput[%d][t] %s W_o[%d][t]  (W_o read gated, not concat)\n"), i, j, i,
+		              times, j);
+		celltext_terms(b, &g->output.a[(size_t)i * g->output.cols], 1, &lp->W_o.a[(size_t)j * lp->W_o.cols], 1,
+		               g->output.cols, utf8);
+		break;
+	case AM_D_GATE: {
+		const double s = MAT_AT(a->gate_sig, i, j);
+		strbuf_printf(b, "dgate = dgated %s concat %s %s(1 %s %s) = %s %s %s %s %s %s %s = %s\n", times, times,
+		              celltext_sym(utf8, "\u03c3", "s"), celltext_sym(utf8, "\u2212", "-"),
+		              celltext_sym(utf8, "\u03c3", "s"), celltext_num(x1, MAT_AT(g->gated, i, j), utf8), times,
+		              celltext_num(x2, MAT_AT(a->concat, i, j), utf8), times, celltext_num(x3, s, utf8), times,
+		              celltext_num(x4, 1.0 - s, utf8), celltext_num(x5, MAT_AT(g->gate, i, j), utf8));
+		strbuf_printf(b, _("(the sigmoid's slope %s(1 %s %s) is largest, 1/4, where the gate is half open)\n"),
+		              celltext_sym(utf8, "\u03c3", "s"), celltext_sym(utf8, "\u2212", "-"), celltext_sym(utf8, "\u03c3", "s"));
+		break;
+	}
+	case AM_D_W_GATE:
+		strbuf_printf(b, "dW_gate[%d][%d] = \u03a3_i %s[i][%d] %s dgate[i][%d]\n", i, j, mat_label(a, x), i, times, j);
+		celltext_terms(b, &x->a[i], (size_t)x->cols, &g->gate.a[j], (size_t)g->gate.cols, x->rows, utf8);
+		break;
+	default: { /* db_gate: column j of dgate, summed */
+		double sum = 0.0;
+		for (int r = 0; r < g->gate.rows; r++)
+			sum += MAT_AT(g->gate, r, j);
+		strbuf_printf(b, _("db_gate[%d] = \u03a3_i dgate[i][%d] = %s  (the bias is added to every row)\n"), j, j,
+		              celltext_num(x1, sum, utf8));
+		break;
+	}
+	}
+}
+
+/* A mixture of experts' gradients (backward_moe.c): dffn_out, dmoe_weights, drouter_logits and the weights'. */
+static void explain_back_moe(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
+{
+	const Block *bl = &attn_params(a)->block;
+	const MoeParams *p = &bl->moe;
+	const AttnGrad *g = a->grad;
+	const Mat *x = attn_ffn_input(a);
+	const int D = x->cols, F = bl->d_ff;
+	const char *times = celltext_sym(utf8, "\u00d7", "*");
+	char x1[32], x2[32];
+
+	(void)h;
+	switch (which) {
+	case AM_D_FFN_OUT:
+		strbuf_printf(b, _("the gradient the block sends back to the mixture's output (residual2's: ffn_out is added to it)\n"));
+		break;
+	case AM_D_MOE_WEIGHTS:
+		if (isnan(MAT_AT(a->moe_weights, i, j))) {
+			strbuf_printf(b, _("token %d did not choose expert %d: its weight is not a variable, and nothing reaches it\n"), i, j);
+			break;
+		}
+		strbuf_printf(b, _("ffn_out = \u03a3 w %s expert_out, so dw = expert %d's output row %d %s dffn_out row %d:\n"), times, j,
+		              i, celltext_sym(utf8, "\u00b7", "."), i);
+		celltext_terms(b, &MAT_AT(a->expert_out, i, j * D), 1, &MAT_AT(g->ffn_out, i, 0), 1, D, utf8);
+		break;
+	case AM_D_ROUTER_LOGITS:
+		if (isnan(MAT_AT(a->moe_weights, i, j))) {
+			strbuf_printf(b, "%s", p->gptoss || p->scoring == MOE_SCORE_SIGMOID
+			                               ? _("not chosen: this logit made no weight, so its gradient is 0 (the top-k choice has none)\n")
+			                               : _("not chosen: yet its logit is in the softmax's sum, so it moves with the chosen ones' gradients\n"));
+			if (p->gptoss || p->scoring == MOE_SCORE_SIGMOID)
+				break;
+		}
+		if (p->scoring == MOE_SCORE_SIGMOID) {
+			const double s = MAT_AT(a->router_scores, i, j);
+			strbuf_printf(b, _("w = routed_scaling_factor %s s / (the chosen s summed) with norm_topk_prob; s = %s(logit), "
+			                   "whose slope is s(1 %s s) = %s\n"),
+			              times, celltext_sym(utf8, "\u03c3", "sigmoid"), celltext_sym(utf8, "\u2212", "-"),
+			              celltext_num(x1, s * (1.0 - s), utf8));
+		} else if (p->gptoss) {
+			strbuf_printf(b, _("gpt-oss's w is a softmax over the chosen logits alone: dlogit_e = w_e (dw_e %s \u03a3_k w_k dw_k)\n"),
+			              celltext_sym(utf8, "\u2212", "-"));
+		} else {
+			strbuf_printf(b, _("p = softmax(logits) over all %d experts%s: dlogit_e = p_e (dp_e %s \u03a3_k p_k dp_k)\n"),
+			              p->experts, p->norm_topk_prob ? _(", and w = p / (the chosen p summed)") : "",
+			              celltext_sym(utf8, "\u2212", "-"));
+		}
+		strbuf_printf(b, "= %s\n", celltext_num(x2, MAT_AT(g->router_logits, i, j), utf8));
+		break;
+	case AM_D_MOE_W_R:
+		strbuf_printf(b, "dW_router[%d][%d] = \u03a3_i %s[i][%d] %s drouter_logits[i][%d]\n", i, j, mat_label(a, x), i, times, j);
+		celltext_terms(b, &x->a[i], (size_t)x->cols, &g->router_logits.a[j], (size_t)g->router_logits.cols, x->rows, utf8);
+		break;
+	default: { /* an expert's weights: only the tokens that chose it add a term */
+		const int e = which == AM_D_MOE_W_2 ? i / F : j / F;
+		int any = 0;
+		strbuf_printf(b, _("expert %d's weight: the sum runs over the tokens that chose it: "), e);
+		for (int r = 0; r < x->rows; r++)
+			if (!isnan(MAT_AT(a->moe_weights, r, e)))
+				strbuf_printf(b, "%s%d", any++ ? ", " : "", r);
+		strbuf_printf(b, "%s\n", any ? "" : _("none, so it is 0 and training leaves it"));
+		if (which == AM_D_MOE_W_2)
+			strbuf_printf(b, _("each adds expert_act[r][%d] %s moe_weights[r][%d] %s dffn_out[r][%d]\n"), i, times, e, times, j);
+		break;
+	}
 	}
 }
 
@@ -783,7 +905,9 @@ static const StageExplain stage_explain[STAGE_COUNT] = {
 	[STAGE_FINAL_NORM] = explain_norm,
 	[STAGE_LOGITS] = explain_logits,
 	[STAGE_NEXT] = explain_next,
+	[STAGE_BACK_MOE] = explain_back_moe,
 	[STAGE_BACK_OUTPUT] = explain_back_output,
+	[STAGE_BACK_GATE] = explain_back_gate,
 	[STAGE_BACK_WEIGHTED] = explain_back_weighted,
 	[STAGE_BACK_SOFTMAX] = explain_back_softmax,
 	[STAGE_BACK_MASK] = explain_back_mask,

@@ -380,21 +380,10 @@ int li_check_shapes(Ctx *c, ModelConfig *cfg, LayerParams *lp, const TokenCounts
 		                "attention's, is what W_o reads, and decoding, the gate and MLA are softmax attention's"));
 		goto out;
 	}
-	if (lp->block.present && lp->block.has_ffn && lp->block.moe.experts > 0 &&
-	    cfg->backward != BACKWARD_NONE) { /* a mixture of experts is computed forward (and decoded row by row) */
-		AT("backward");
-		fail(c, "%s", _("a mixture-of-experts FFN is computed forward only: its gradients (through the router's "
-		                "top-k) are not; leave out \"backward\""));
-		goto out;
-	}
-	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o, forward only (decoded with decode_gate) */
+	if (!mat_empty(&lp->W_gate)) { /* gated attention (issue 23 §6): before W_o (decoded with decode_gate; backward.c: gate_backward) */
 		AT("W_gate");
 		if (mat_empty(&lp->W_o)) {
 			fail(c, _("gated attention multiplies concat by the gate before W_o: this lesson needs W_o"));
-			goto out;
-		}
-		if (cfg->backward != BACKWARD_NONE) {
-			fail(c, _("is computed forward only: its gradients are not (leave out \"backward\", or \"%s\")"), "W_gate");
 			goto out;
 		}
 		path_set(c, base);

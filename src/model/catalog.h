@@ -71,7 +71,9 @@ typedef enum Stage {
 	STAGE_LOGITS,      /* the LM head: final_norm · unembedᵀ, a score per vocabulary entry */
 	STAGE_NEXT,        /* softmax(logits[row] / T): the next token's probabilities */
 	/* the backward pass, in the order it runs (backward.c) */
+	STAGE_BACK_MOE,    /* a mixture of experts (backward_moe.c): dffn_out back to the experts and the router */
 	STAGE_BACK_OUTPUT,
+	STAGE_BACK_GATE,   /* gated attention: dgated back through σ(gate) to dconcat, and the gate's own gradients */
 	STAGE_BACK_WEIGHTED,
 	STAGE_BACK_SOFTMAX,
 	STAGE_BACK_MASK,
@@ -158,6 +160,9 @@ typedef enum AttnMatrix {
 	 * set as a bias (0 or −∞), the scaled scores with it, and the dense weights without it */
 	AM_DSA_W_IQ, AM_DSA_W_IK, AM_DSA_K_NORM, AM_DSA_K_BIAS, AM_DSA_W_IW,
 	AM_INDEX_Q, AM_INDEX_K, AM_INDEX_W, AM_INDEX_SCORES, AM_INDEX_KEPT, AM_INDEX_MASK, AM_SPARSE, AM_DENSE_WEIGHTS,
+	/* the backward pass through gated attention (backward.c's gate_backward) and a mixture of experts (backward_moe.c) */
+	AM_D_GATED, AM_D_GATE, AM_D_W_GATE, AM_D_B_GATE,
+	AM_D_FFN_OUT, AM_D_MOE_WEIGHTS, AM_D_ROUTER_LOGITS, AM_D_MOE_W_R, AM_D_MOE_W_1, AM_D_MOE_W_3, AM_D_MOE_W_2,
 	AM_COUNT
 } AttnMatrix;
 

@@ -13,7 +13,7 @@
  *   gate_sig = σ(gate) = 1 / (1 + e^(−gate))
  *   gated    = concat ⊙ gate_sig     (what W_o reads instead of concat: reads)
  * Its stage is STAGE_GATE ("gate" in catalog.c), between concat and output.
- * Forward only: the loader refuses "backward" with it (lesson_shapes.c);
+ * Its backward (dgated → dconcat, dgate, dW_gate, db_gate) is backward.c's gate_backward;
  * decoding gates each step's row the same way (decode.c: decode_gate).
  */
 #include "engine/variants/variants.h"

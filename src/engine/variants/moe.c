@@ -16,7 +16,7 @@
  * keepdim=True)`; MixtralBlockSparseTop2MLP: `self.act_fn(self.w1(x)) * self.w3(x)`, then w2) and
  * models/qwen3_moe/modeling_qwen3_moe.py (the same, the division only `if self.norm_topk_prob`).
  * Its settings and weights are the block's MoeParams (model.h), read by lesson/lesson_moe.c.
- * Forward only: the loader refuses "backward" with it. Decoding (decode.c) runs these passes on a
+ * Its backward is engine/backward_moe.c's (moe_backward). Decoding (decode.c) runs these passes on a
  * 1-row computation, one new token: each pass loops over its matrices' rows (moe_rows), not cfg->n.
  *
  * DeepSeek-V3's router ("scoring_func": "sigmoid"; transformers' models/deepseek_v3/modeling_deepseek_v3.py,
