@@ -273,9 +273,10 @@ def train_model(model, tok):
 
 # ------------------------------------------------------------------ scoring, the reference
 def attnviz_scores(m, r, values, ids, vocab):
-    """attnviz's "head_scores" of `--model sentences --ids IDS --dump` (src/inspect/headscores.h)."""
+    """attnviz's "head_scores" of `--model NAME --ids IDS --dump` (src/inspect/headscores.h) for a
+    model without BOS in its random tokens (this one; tests/golden/head_scores_models.py's induction)."""
     half = 24
-    while 2 * half > CTX:
+    while 2 * half > m["config"]["max_position_embeddings"]:
         half //= 2
     rnd, frm = hsm.repeat_ids(half, vocab)
     on_prompt = make_models.forward_llama(m, r, values, ids)
