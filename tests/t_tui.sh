@@ -734,7 +734,8 @@ walk_lesson linear deltanet
 walk_lesson hybrid deltanet_cache
 walk_lesson diffattn diff_out
 walk_lesson gated gate
-walk_lesson moe experts last
+walk_lesson moe experts
+walk_lesson modern decode last
 
 # The LM head (issue 21): the next stage's pane draws the top-k tokens as bars
 # with their probabilities; :temp and :topk recompute them (the title says T).
