@@ -229,7 +229,10 @@ done
 # --dump (with the "compare" variant) against tests/golden/lessons/NAME.ref.json,
 # or, for a lesson whose reference would be over 1 MB, against the summary
 # NAME.summary.json (shapes, mean/std/min/max per matrix and sampled cells),
-# all made by `make_reference.py --lessons`.
+# all made by `make_reference.py --lessons`; the lessons whose variants it
+# does not compute by their own scripts: gptoss.json by make_reference_gptoss.py,
+# the capstone modern.json by `make_reference_modern.py --lesson` (gpt-oss's
+# layer: GQA, YaRN, a sliding and a full layer, sinks, its mixture, decoded).
 for lesson in lessons/*.json; do
 	name=$(basename "$lesson" .json)
 	expect "lesson check --strict $name" '"$ATTNVIZ" --check --strict "$lesson" >/dev/null 2>"$err"'

@@ -734,7 +734,8 @@ walk_lesson linear deltanet
 walk_lesson hybrid deltanet_cache
 walk_lesson diffattn diff_out
 walk_lesson gated gate
-walk_lesson moe experts last
+walk_lesson moe experts
+walk_lesson modern decode last
 
 # The LM head (issue 21): the next stage's pane draws the top-k tokens as bars
 # with their probabilities; :temp and :topk recompute them (the title says T).
@@ -949,10 +950,11 @@ printf 'lessons\n' | XDG_STATE_HOME=$P "$ATTNVIZ" --plain >"$tmp/lessons.out" 2>
 expect "lessons: ✓ for a finished lesson" 'grep -Eq "^✓ +2\. dot" "$tmp/lessons.out"'
 
 s=prog3
-start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" moe
+start "$s" 100 30 C.UTF-8 "XDG_STATE_HOME=$P" modern
 wait_for "$s" 'step 1/' >/dev/null
-# nine steps on, and a second n at each of its five questions (skipped)
-keys "$s" n n n n n n n n n n n n n n
+# sixteen steps on, a second n at each of its four questions (skipped), and five at
+# its first decode step (tokens 1-5); arriving at the last step finishes the course
+keys "$s" n n n n n n n n n n n n n n n n n n n n n n n n n
 shows "progress: finishing the last lesson shows a summary of the course" "$s" 'The course is finished'
 shows "progress: the summary counts the lessons" "$s" '[0-9]+ of [0-9]+ lessons finished'
 keys "$s" q

@@ -108,4 +108,26 @@ shows "80x24: sparse step 5 answered shows the kept set, row 4 keeping keys 0, 3
 	'the  +0\.93 +-1\.34 +-6\.78 +2\.79 +4\.73 +-∞ +the +1\.00 +0\.00 +0\.00 +1\.00 +1\.00 +0\.00'
 quits "$s" walk4
 
+# modern (the course's capstone) at 80×24: each question's answer hidden until it is answered.
+# Step 8 asks the sink's weight of row 0, head 0 (0.7679): no pane and no text says it before;
+# step 15 asks the sliding layer's cache at the last token (2 rows) while it shows token 0.
+s=walk5
+start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$tmp/w-state" --lang en lessons/modern.json
+wait_for "$s" 'step 1/' >/dev/null
+cmd "$s" "step 8"
+wait_for "$s" 'Quiz: What weight does row 0 of head 0 give the sink' >/dev/null
+snap "$s"
+expect "80x24: modern step 8 hides the sink's weight before the answer" \
+	'grep -q "^sink head 0" "$tmp/screen" && ! grep -Eq "0\.76|0\.77" "$tmp/screen" && ! grep -q "three quarters" "$tmp/screen"'
+cmd "$s" "answer 0.768"
+shows "80x24: ... and shows it (and the then text) once answered" "$s" 'the sink takes more than three quarters'
+cmd "$s" "step 15"
+wait_for "$s" 'Quiz: When the last token, mat, is decoded' >/dev/null
+snap "$s"
+expect "80x24: modern step 15 asks at token 0, its cache's 1 row, before the rows a window keeps" \
+	'grep -q "stage: decode, token 0 (the), cache 1 row" "$tmp/screen" && ! grep -q "cache 2 rows" "$tmp/screen" && ! grep -q "a sliding layer.s cache rolls" "$tmp/screen"'
+keys "$s" 1
+shows "80x24: ... answered, the then text says 2" "$s" "^ 2: a sliding layer's cache rolls"
+quits "$s" walk5
+
 finish

@@ -407,7 +407,10 @@ static void test_next_lesson(void **state)
 	s.source = strdup("lessons/gated.json");
 	assert_string_equal(session_next_lesson(&s), "moe");
 	free(s.source);
-	s.source = strdup("lessons/moe.json");                          /* the last one */
+	s.source = strdup("lessons/moe.json");
+	assert_string_equal(session_next_lesson(&s), "modern");
+	free(s.source);
+	s.source = strdup("lessons/modern.json");                       /* the last one */
 	assert_null(session_next_lesson(&s));
 	free(s.source);
 	s.source = strdup("mylesson.json");
