@@ -35,10 +35,16 @@ explains "cache_K: how long a row stays" $lesson 'goto decode\nexplain cache_K 0
 printf 'step 4\nanswer 2\nstep 5\nanswer 0.303\n' | "$ATTNVIZ" --plain --lang en $lesson >"$out" 2>"$err"
 expect "walk: step 4 holds 4 rows, its question hides the cache and both weights" \
 	'has "$out" "step 4/7, stage: decode, token 4 (on), cache 4 rows" && has "$out" "cache_K: hidden until you answer" && has "$out" "win_weights: hidden until you answer" && has "$out" "Right: 2) the (token 1)"'
+expect "walk: step 4's caption names no kept row while its question is open, then the kept and evicted rows" \
+	'has "$out" "Token 4 (on) makes its q, k and v; k and v join the cache." && has "$out" "which keeps rows 0, 2-4 (the first 1 and the last 3) and has evicted row 1." && hasnt "$out" "the window of 4 has dropped"'
 expect "walk: the plain window's weight is asked before it is shown" \
 	'has "$out" "win_weights: hidden until you answer (answer VALUE" && has "$out" "Right: win_weights[6][6] is 0.302877"'
 printf 'step 7\n' | LC_ALL=C.UTF-8 "$ATTNVIZ" --plain --lang zh $lesson >"$out" 2>"$err"
 expect "walk zh: the last step names the next lesson" 'has "$out" "第 7/7 步，阶段：decode，词元 8（slept），缓存 4 行" && has "$out" "下一课：localglobal.json"'
+# localglobal.json's cache question (layer 0's rows at step 5) is asked at token 0: nothing says 2 rows before it is answered
+printf 'step 6\nanswer 1\n' | "$ATTNVIZ" --plain --lang en lessons/localglobal.json >"$out" 2>"$err"
+expect "localglobal: the cache question is asked before any rolled cache is shown" \
+	'has "$out" "step 6/7, layer 0/2, stage: decode, token 0 (the)" && [ "$(sed -n "/step 6\/7/,/^Right/p" "$out" | grep -c "cache 2 rows\|rows 4-5\|dropped")" -eq 0 ] && has "$out" "Right: 1) 2: the and mat"'
 printf 'step 6\n' | "$ATTNVIZ" --plain --lang en lessons/sinks.json >"$out" 2>"$err"
 expect "sinks.json's last step points here" 'has "$out" "Next: streaming.json"'
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#include "engine/variants/variants.h"
 #include "inspect/explain.h"
 #include "inspect/labels.h"
 #include "out/themefile.h"
@@ -363,9 +364,12 @@ char *textfmt_substep(const Session *s, int utf8)
 	/* where the walk is, by name: the lesson's step is the one counter (issue 25 §3) */
 	if (s->dec_t >= 0 && session_decode_steps(s) > 0) {
 		char *tok = text_escape(attn_config(s->attn)->tokens[s->dec_t], ""), *a = utf8 || tok == NULL ? NULL : text_ascii(tok);
-		char *r = str_printf(ngettext("token %d (%s), cache %d row", "token %d (%s), cache %d rows",
-		                              (unsigned long)session_cache_rows(s, s->dec_t)),
-		                     s->dec_t, a ? a : tok ? tok : "", session_cache_rows(s, s->dec_t));
+		/* the cache's size may be what an open question asks: it comes once the question is answered */
+		char *r = session_quiz_pending(s)
+		              ? str_printf(_("token %d (%s)"), s->dec_t, a ? a : tok ? tok : "")
+		              : str_printf(ngettext("token %d (%s), cache %d row", "token %d (%s), cache %d rows",
+		                                    (unsigned long)session_cache_rows(s, s->dec_t)),
+		                           s->dec_t, a ? a : tok ? tok : "", session_cache_rows(s, s->dec_t));
 		free(a);
 		free(tok);
 		return r;
@@ -429,6 +433,25 @@ static void range_into(char *buf, size_t size, int lo, int hi)
 		snprintf(buf, size, "%d", lo);
 }
 
+/* The rows 0 … t the cache at step t holds (want 1) or has let go (want 0), as ranges: "0, 2-4". */
+static void cache_rows_into(char *buf, size_t size, const ModelConfig *c, int t, int want)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int j = 0; j <= t; j++) {
+		int hi = j;
+		char one[32];
+		if (attn_cache_has(c, t, j, 0) != want)
+			continue;
+		while (hi < t && attn_cache_has(c, t, hi + 1, 0) == want)
+			hi++;
+		range_into(one, sizeof one, j, hi);
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? ", " : "", one);
+		j = hi;
+	}
+}
+
 char *textfmt_caption(const Session *s, int utf8)
 {
 	const ModelConfig *c = attn_config(s->attn);
@@ -443,11 +466,24 @@ char *textfmt_caption(const Session *s, int utf8)
 		const int t = s->dec_t, rows = session_cache_rows(s, t);
 		char *tok = text_escape(c->tokens[t], "");
 		const int dropped = t - rows + 1;
-		char held[32], gone[32];
+		char held[64], gone[64];
 		range_into(held, sizeof held, t - rows + 1, t);
 		range_into(gone, sizeof gone, 0, t - rows);
-		/* one whole sentence each: how many rows the cache holds, and whether the window dropped one or more */
-		if (dropped <= 0)
+		/* one whole sentence each: how many rows the cache holds, and whether the window dropped one or more; none of it
+		 * while a question is open (its size may be the answer), and StreamingLLM's kept rows by name (not one run) */
+		if (session_quiz_pending(s)) {
+			strbuf_printf(&b, _("Token %d (%s) makes its q, k and v; k and v join the cache.\n"), t, tok ? tok : "");
+		} else if (c->cache_sink > 0 && dropped > 0) {
+			cache_rows_into(held, sizeof held, c, t, 1);
+			cache_rows_into(gone, sizeof gone, c, t, 0);
+			strbuf_printf(&b,
+			              ngettext("Token %d (%s) makes its q, k and v; k and v join the cache, which keeps rows %s (the first %d "
+			                       "and the last %d) and has evicted row %s.\n",
+			                       "Token %d (%s) makes its q, k and v; k and v join the cache, which keeps rows %s (the first %d "
+			                       "and the last %d) and has evicted rows %s.\n",
+			                       (unsigned long)dropped),
+			              t, tok ? tok : "", held, c->cache_sink, c->cache_window, gone);
+		} else if (dropped <= 0)
 			strbuf_printf(&b,
 			              ngettext("Token %d (%s) makes its q, k and v; k and v join the cache, which holds row %s.\n",
 			                       "Token %d (%s) makes its q, k and v; k and v join the cache, which holds rows %s.\n",
