@@ -113,7 +113,8 @@ static int read_qk_norm(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *v = get(root, "qk_norm");
 
-	return v != NULL && read_qk_norm_setting(c, v, l) != 0 ? -1 : 0;
+	/* false: none (a "compare" variant turns the lesson's off so, as "sinks": false) */
+	return v != NULL && !cJSON_IsFalse(v) && read_qk_norm_setting(c, v, l) != 0 ? -1 : 0;
 }
 
 /* The weights once the shapes are known: 1 × d_k each, or h·d_k and g·d_k over the projection (OLMo 2), at
