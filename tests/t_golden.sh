@@ -231,6 +231,8 @@ done
 # NAME.summary.json (shapes, mean/std/min/max per matrix and sampled cells),
 # all made by `make_reference.py --lessons`; the lessons whose variants it
 # does not compute by their own scripts: gptoss.json by make_reference_gptoss.py,
+# qknorm.json by make_reference_qknorm.py (make_reference_v4.py's Qwen3 attention,
+# its compare "qk_norm": false read as none; it also checks the lesson's claims),
 # the capstone modern.json by `make_reference_modern.py --lesson` (gpt-oss's
 # layer: GQA, YaRN, a sliding and a full layer, sinks, its mixture, decoded).
 for lesson in lessons/*.json; do

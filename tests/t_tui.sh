@@ -728,6 +728,7 @@ walk_lesson window decode
 walk_lesson flash flash
 walk_lesson llama decode
 walk_lesson nexttoken next
+walk_lesson qknorm qk_norm
 walk_lesson softcap softcap
 walk_lesson sinks sinks
 walk_lesson linear deltanet

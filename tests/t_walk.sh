@@ -131,4 +131,26 @@ keys "$s" 1
 shows "80x24: ... answered, the then text says 2" "$s" "^ 2: a sliding layer's cache rolls"
 quits "$s" walk5
 
+# qknorm at 80×24: step 3 asks Q_norm[4][0] (1.897): no pane (Q_norm, Q_rot), title, status line
+# or text shows it before the answer; step 6 asks what doubling W_q does to the scores: both
+# the scores and the compare variant's ("no QK-norm") wait for the answer.
+s=walk6
+start "$s" 80 24 C.UTF-8 "XDG_STATE_HOME=$tmp/w-state" --lang en lessons/qknorm.json
+wait_for "$s" 'step 1/' >/dev/null
+cmd "$s" "step 3"
+wait_for "$s" "Quiz: What is Q_norm\[4\]\[0\]" >/dev/null
+snap "$s"
+expect "80x24: qknorm step 3 hides Q_norm[4][0] before the answer" \
+	'grep -q "^Q_norm head 0\|  Q_norm head 0" "$tmp/screen" && ! grep -Eq "1\.89|1\.90|0\.94|0\.95" "$tmp/screen" && ! grep -q "Q_rot" "$tmp/screen"'
+cmd "$s" "answer 1.897"
+shows "80x24: ... and shows it once answered" "$s" 'mat +1\.90 +0\.95'
+cmd "$s" "step 6"
+wait_for "$s" 'Quiz: If every entry of W_q were doubled' >/dev/null
+snap "$s"
+expect "80x24: qknorm step 6 hides the scores with and without QK-norm" \
+	'[ "$(grep -o "press 1-4 first" "$tmp/screen" | wc -l)" -eq 2 ] && ! grep -q "40\.00" "$tmp/screen" && ! grep -q "factor cancels" "$tmp/screen"'
+keys "$s" 1
+shows "80x24: ... answered, both shown (40.00 without the norm)" "$s" 'sat .*2\.94 .*40\.00'
+quits "$s" walk6
+
 finish

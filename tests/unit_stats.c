@@ -378,6 +378,9 @@ static void test_next_lesson(void **state)
 	assert_string_equal(session_next_lesson(&s), "nexttoken");
 	free(s.source);
 	s.source = strdup("lessons/nexttoken.json");                    /* then issue 23's variants */
+	assert_string_equal(session_next_lesson(&s), "qknorm");
+	free(s.source);
+	s.source = strdup("lessons/qknorm.json");
 	assert_string_equal(session_next_lesson(&s), "softcap");
 	free(s.source);
 	s.source = strdup("lessons/sinks.json");                        /* then StreamingLLM's cache */

@@ -327,7 +327,7 @@ const char *const session_lesson_order[] = {
 	"selfattn", "dot", "softmax", "weighting", "matrix", "scale", "multihead",
 	"mask", "padding", "prefix", "cross", "additive", "positional", "bug",
 	"block", "prenorm", "rmsnorm", "encdec", "gradient", "vanishing", "learn",
-	"rope", "ropescale", "alibi", "kvcache", "gqa", "window", "flash", "llama", "heads", "induction", "sink", "nexttoken", "softcap", "sinks", "streaming", "localglobal", "mla", "sparse", "linear", "hybrid", "diffattn", "gated", "moe", "modern", NULL
+	"rope", "ropescale", "alibi", "kvcache", "gqa", "window", "flash", "llama", "heads", "induction", "sink", "nexttoken", "qknorm", "softcap", "sinks", "streaming", "localglobal", "mla", "sparse", "linear", "hybrid", "diffattn", "gated", "moe", "modern", NULL
 };
 
 int session_lesson_name(const Session *s, char *buf, size_t size)
