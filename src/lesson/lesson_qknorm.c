@@ -156,12 +156,14 @@ static int write_qk_weights(cJSON *o, const LayerParams *p, const Model *m, LkAt
 	return 0;
 }
 
-/* Llama 4's form, the model's setting: {"kind": "l2", "eps": ε} (the weighted forms are written with a layer's keys). */
+/* Llama 4's form, the model's setting: {"kind": "l2", "eps": ε} (the weighted forms are written with a layer's keys);
+ * a compare variant without the lesson's QK-norm says false (it would inherit the lesson's). */
 static int write_qk_norm(cJSON *o, const Model *m, const Model *top)
 {
 	cJSON *q;
 
-	(void)top;
+	if (m->cfg.qk_norm == QK_NORM_NONE && top != NULL && top->cfg.qk_norm != QK_NORM_NONE)
+		return cJSON_AddFalseToObject(o, "qk_norm") == NULL ? -1 : 0;
 	if (m->cfg.qk_norm != QK_NORM_L2)
 		return 0;
 	q = cJSON_CreateObject();
