@@ -25,6 +25,12 @@ typedef enum HfArch { HF_GPT2, HF_LLAMA, HF_QWEN2, HF_QWEN3, HF_OLMO2, HF_MIXTRA
 	HF_QWEN3_NEXT, /* issue 24: Gated DeltaNet and gated attention layers, MoE with a gated shared expert */
 	HF_ARCH_COUNT } HfArch;
 
+/* Gemma 2 or Gemma 3: sandwich (1 + w) norms, a scaled embedding (hfconfig.c's read_gemma). */
+static inline int hf_gemma(HfArch a)
+{
+	return a == HF_GEMMA2 || a == HF_GEMMA3;
+}
+
 /* DeepSeek-V3 or V3.2: multi-head latent attention (read_deepseek, the importer's deepseek_layer). */
 static inline int hf_deepseek(HfArch a)
 {
@@ -189,5 +195,7 @@ int hfweights_mat(const HfWeights *w, const char *name, int transpose, int rows,
  * 0, or -1 with *err.
  */
 int hfconfig_check_shapes(const HfConfig *cfg, HfWeights *w, char **err);
+/* The config key of an architecture's layer count (num_hidden_layers, GPT-2's n_layer), for a message. */
+const char *hfconfig_layers_key(HfArch a);
 
 #endif
