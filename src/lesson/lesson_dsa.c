@@ -30,25 +30,6 @@ static const struct {
 	{ "sinks", N_("not with DSA yet") },
 };
 
-/* A whole number of obj[key] in [lo, hi], required. */
-static int dsa_whole(Ctx *c, const cJSON *obj, const char *key, long long lo, long long hi, int *out)
-{
-	long long v = -1;
-	char expect[96];
-
-	snprintf(expect, sizeof expect, _("a whole number from %lld to %lld"), lo, hi);
-	if (get(obj, key) == NULL) {
-		size_t old = path_key(c, key);
-		fail(c, _("missing: %s"), expect);
-		path_set(c, old);
-		return -1;
-	}
-	if (key_whole(c, obj, key, (double)lo, (double)hi, expect, &v) != 0)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 /* "dsa": its settings, before the shapes. */
 static int read_dsa(Ctx *c, const cJSON *root, Model *l)
 {
@@ -75,9 +56,9 @@ static int read_dsa(Ctx *c, const cJSON *root, Model *l)
 		}
 	path_key(c, "dsa");
 	p->eps = 1e-6;
-	if (dsa_whole(c, o, "index_n_heads", 1, LESSON_MAX_DIM, &p->heads) != 0 ||
-	    dsa_whole(c, o, "index_head_dim", 1, LESSON_MAX_DIM, &p->dim) != 0 ||
-	    dsa_whole(c, o, "index_topk", 1, LESSON_MAX_TOKENS, &p->topk) != 0 || key_finite(c, o, "eps", &p->eps) != 0)
+	if (li_key_size(c, o, "index_n_heads", 1, LESSON_MAX_DIM, -1, &p->heads) != 0 ||
+	    li_key_size(c, o, "index_head_dim", 1, LESSON_MAX_DIM, -1, &p->dim) != 0 ||
+	    li_key_size(c, o, "index_topk", 1, LESSON_MAX_TOKENS, -1, &p->topk) != 0 || key_finite(c, o, "eps", &p->eps) != 0)
 		goto bad;
 	if (!(p->eps > 0)) {
 		path_key(c, "eps");

@@ -41,8 +41,7 @@ static const struct {
 	{ "compare", N_("not with MLA yet") },
 };
 
-/* A whole number of obj[key] in [lo, hi], required unless dflt ≥ 0. */
-static int mla_whole(Ctx *c, const cJSON *obj, const char *key, long long lo, long long hi, long long dflt, int *out)
+int li_key_size(Ctx *c, const cJSON *obj, const char *key, long long lo, long long hi, long long dflt, int *out)
 {
 	long long v = dflt;
 	char expect[96];
@@ -95,11 +94,11 @@ static int read_mla_settings(Ctx *c, const cJSON *root, Model *l)
 	path_key(c, "mla");
 	p->rope_theta = 10000.0;
 	p->eps = 1e-6;
-	if (mla_whole(c, o, "q_lora_rank", 1, LESSON_MAX_DIM, 0, &p->q_lora_rank) != 0 ||
-	    mla_whole(c, o, "kv_lora_rank", 1, LESSON_MAX_DIM, -1, &p->kv_lora_rank) != 0 ||
-	    mla_whole(c, o, "qk_nope_head_dim", 1, LESSON_MAX_DIM, -1, &p->d_nope) != 0 ||
-	    mla_whole(c, o, "qk_rope_head_dim", 2, LESSON_MAX_DIM, -1, &p->d_rope) != 0 ||
-	    mla_whole(c, o, "v_head_dim", 1, LESSON_MAX_DIM, -1, &d_v) != 0 || key_finite(c, o, "rope_theta", &p->rope_theta) != 0 ||
+	if (li_key_size(c, o, "q_lora_rank", 1, LESSON_MAX_DIM, 0, &p->q_lora_rank) != 0 ||
+	    li_key_size(c, o, "kv_lora_rank", 1, LESSON_MAX_DIM, -1, &p->kv_lora_rank) != 0 ||
+	    li_key_size(c, o, "qk_nope_head_dim", 1, LESSON_MAX_DIM, -1, &p->d_nope) != 0 ||
+	    li_key_size(c, o, "qk_rope_head_dim", 2, LESSON_MAX_DIM, -1, &p->d_rope) != 0 ||
+	    li_key_size(c, o, "v_head_dim", 1, LESSON_MAX_DIM, -1, &d_v) != 0 || key_finite(c, o, "rope_theta", &p->rope_theta) != 0 ||
 	    key_finite(c, o, "eps", &p->eps) != 0)
 		goto bad;
 	if (p->d_rope % 2 != 0) {
