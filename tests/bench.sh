@@ -29,6 +29,7 @@
 #       steps, KV-cache decoding, flash tiles and 16 LLaMA-shaped layers at n = 32 and 128;
 #       both in CPU time (attnviz's cpu_ms, PyTorch's process time after one warm-up run),
 #       median of $BENCH_REPEAT_28 (default 3); goal: attnviz at most 0.5x PyTorch's time
+#       (tests/bench_waits.sh; BENCH_ONLY=waits runs (i) alone)
 #   (k) the 2025-26 variants of issues 23 and 24 at n = 1024 (tests/bench_variants.sh; QK-norm, YaRN,
 #       local/global, sinks, soft cap, gated, DeepSeek-V3's MoE, MLA naive and absorbed, linear,
 #       Gated DeltaNet, differential), each beside PyTorch as (i) measures it
@@ -70,7 +71,7 @@
 BIN=${1:-build/attnviz}
 REPEAT_28=${BENCH_REPEAT_28:-3}
 RUNS=${BENCH_RUNS:-20}
-[ "${BENCH_ONLY:-}" = variants ] && RUNS=0 # (k) alone: nothing of (a) and (b)
+case ${BENCH_ONLY:-} in variants | waits) RUNS=0 ;; esac # (k) or (i) alone: nothing of (a) and (b)
 REPEAT=${BENCH_REPEAT:-5}
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -181,10 +182,15 @@ torch_run() {
 	)
 }
 
-# (k) alone: BENCH_ONLY=variants make bench
+# (k) alone: BENCH_ONLY=variants make bench; (i) alone: BENCH_ONLY=waits make bench
 . "$here/bench_variants.sh"
+. "$here/bench_waits.sh"
 if [ "${BENCH_ONLY:-}" = variants ]; then
 	bench_variants
+	exit 0
+fi
+if [ "${BENCH_ONLY:-}" = waits ]; then
+	bench_waits
 	exit 0
 fi
 
@@ -450,103 +456,7 @@ else
 	echo "  not measured (no /usr/bin/time, or $PY without numpy: $(head -n 1 "$tmp/smol.err" 2>/dev/null))"
 fi
 echo
-# ------------------------------------------------------------ (i) issue 28: where a learner waits
-# rnd ROWS COLS SEED [STD]: a generator of normal numbers
-rnd() { printf '{"random": "normal", "rows": %s, "cols": %s, "seed": %s%s}' "$1" "$2" "$3" "${4:+, \"std\": $4}"; }
-# lesson28 FILE N D_MODEL HEADS [KEY-VALUE ...]: (d)'s causal attention, plus the keys given
-lesson28() {
-	f=$1 n=$2 d=$3 h=$4
-	shift 4
-	{
-		printf '{"attnviz": 2, "X": %s, "heads": %s, "mask": "causal",\n' "$(rnd "$n" "$d" 1)" "$h"
-		printf '"W_q": %s, "W_k": %s,\n' "$(rnd "$d" "$d" 2 0.044)" "$(rnd "$d" "$d" 3 0.044)"
-		printf '"W_v": %s, "W_o": %s' "$(rnd "$d" "$d" 4 0.044)" "$(rnd "$d" "$d" 5 0.044)"
-		for kv in "$@"; do printf ',\n%s' "$kv"; done
-		printf '}\n'
-	} >"$f"
-}
-# block28 NORM D: a block with a ReLU FFN of 4·D
-block28() { printf '"block": {"norm": "%s", "ffn": {"W_1": %s, "W_2": %s}}' "$1" "$(rnd "$2" $(($2 * 4)) 6 0.044)" "$(rnd $(($2 * 4)) "$2" 7 0.022)"; }
-layers28() { printf '"layers": [{}'; i=1; while [ "$i" -lt "$1" ]; do printf ', {}'; i=$((i + 1)); done; printf ']'; }
-# llama28 FILE N: 16 LLaMA-shaped layers (SmolLM2-135M's: d = 576, 9 query and 3 key/value heads, RoPE, RMSNorm, SwiGLU 1536)
-llama28() {
-	{
-		printf '{"attnviz": 2, "X": %s, "heads": 9, "kv_heads": 3, "rope": true, "mask": "causal",\n' "$(rnd "$2" 576 1)"
-		printf '"W_q": %s, "W_k": %s, "W_v": %s, "W_o": %s,\n' "$(rnd 576 576 2 0.04)" "$(rnd 576 192 3 0.04)" \
-			"$(rnd 576 192 4 0.04)" "$(rnd 576 576 5 0.04)"
-		printf '"block": {"norm": "pre", "norm_kind": "rmsnorm", "ffn": {"activation": "swiglu", "W_1": %s, "W_3": %s, "W_2": %s}},\n' \
-			"$(rnd 576 1536 6 0.04)" "$(rnd 576 1536 8 0.04)" "$(rnd 1536 576 7 0.025)"
-		printf '%s}\n' "$(layers28 16)"
-	} >"$1"
-}
-back28() { printf '"backward": {"target": %s}' "$(rnd "$1" "$2" 9)"; }
-lesson28 "$tmp/i_fwd1024.json" 1024 512 8
-lesson28 "$tmp/i_fwd1024n.json" 1024 512 8 '"mask": "none"'
-for n in 128 256 512 1024; do
-	d=$n
-	[ "$d" -gt 512 ] && d=512
-	lesson28 "$tmp/i_fb$n.json" "$n" "$d" 8 "$(back28 "$n" "$d")"
-done
-lesson28 "$tmp/i_blk256.json" 256 256 8 "$(block28 post 256)"
-lesson28 "$tmp/i_six256.json" 256 256 8 "$(block28 post 256)" "$(layers28 6)"
-lesson28 "$tmp/i_six1024.json" 1024 512 8 "$(block28 post 512)" "$(layers28 6)"
-lesson28 "$tmp/i_train256.json" 256 256 8 "$(block28 pre 256)" "$(back28 256 256)"
-lesson28 "$tmp/i_dec1024.json" 1024 512 8 '"decode": true'
-lesson28 "$tmp/i_flash1024.json" 1024 512 8 '"flash": {"block_q": 64, "block_k": 64}'
-llama28 "$tmp/i_llama32.json" 32
-llama28 "$tmp/i_llama128.json" 128
-# the rows: lesson|label|extra arguments (the same for attnviz and bench_torch.py)
-cat >"$tmp/rows28" <<'EOF'
-i_fwd1024|forward n=1024 d=512 h=8 causal|
-i_fwd1024n|forward n=1024 d=512 h=8 no mask|
-i_fb128|forward + backward n=128 d=128 h=8|
-i_fb256|forward + backward n=256 d=256 h=8|
-i_fb512|forward + backward n=512 d=512 h=8|
-i_fb1024|forward + backward n=1024 d=512 h=8|
-i_blk256|one post-norm block n=256 d=256|
-i_six256|six post-norm blocks n=256 d=256|
-i_six1024|six post-norm blocks n=1024 d=512|
-i_train256|10 training steps, pre-norm block n=256|--train 10 --lr 0.0001
-i_dec1024|KV-cache decode n=1024 d=512 h=8|
-i_flash1024|flash tiles 64x64 n=1024 d=512 h=8|
-i_llama32|16 LLaMA-shaped layers n=32|
-i_llama128|16 LLaMA-shaped layers n=128|
-EOF
-echo "(i) where a learner waits (issue 28): CPU time, median of $REPEAT_28; PyTorch float64, one thread,"
-echo "    one warm-up run first, the minimal graph (autograd for the backward pass and training)"
-printf '  %-42s %11s %11s %8s  %s\n' "workload" "attnviz" "PyTorch" "ratio" "goal: at most 0.5x PyTorch's time"
-while IFS='|' read -r name label extra; do
-	# shellcheck disable=SC2086 # extra is words
-	av=$("$BIN" --bench "$tmp/$name.json" --repeat "$REPEAT_28" $extra 2>"$tmp/$name.err28" | field cpu_ms)
-	pt=
-	if [ "$have_torch" = 1 ]; then
-		# shellcheck disable=SC2086
-		pt=$(torch_run "$tmp/$name.json" --repeat "$REPEAT_28" $extra 2>"$tmp/$name.pterr28" | field compute_ms)
-	fi
-	echo "$label|${av:-n/a}|${pt:-n/a}" | awk -F'|' '{
-		if ($2 == "n/a" || $3 == "n/a") { printf "  %-42s %8s ms %8s ms %8s  not measured\n", $1, $2, $3, ""; next }
-		r = $2 / $3
-		printf "  %-42s %8.1f ms %8.1f ms %7.2fx  %s\n", $1, $2, $3, r, (r <= 0.5 ? "met" : "NOT met")
-	}'
-done <"$tmp/rows28"
-if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then
-	echo "  PyTorch: OPENBLAS_L2_SIZE unset and OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE (BENCH_OPENBLAS_CORETYPE) for its command only"
-	echo "  (kernels${pt_core:+: $pt_core}), GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (huge pages, as attnviz's large matrices have);"
-else
-	echo "  PyTorch: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for its command only (OpenBLAS picks its own"
-	echo "  kernels${pt_core:+: $pt_core}), GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (huge pages, as attnviz's large matrices have);"
-fi
-echo "  the decode and flash rows do the full forward pass too, as attnviz's lessons compute both."
-case $pt_core in
-Prescott | Core2 | Nehalem | Katmai | Northwood | Atom | Penryn | Dunnington)
-	echo "  note: OpenBLAS took this processor for $pt_core (its CPUID names no model it knows), so PyTorch"
-	echo "  runs on old kernels and these ratios flatter attnviz; BENCH_OPENBLAS_CORETYPE=SkylakeX (or the"
-	echo "  processor's family) makes bench.sh choose for it."
-	;;
-esac
-if [ -n "$install_note" ]; then echo "  $install_note"; fi
-echo
-
+bench_waits
 bench_variants
 
 echo "attnviz's kernel here: ${kernel_now:-?} (ATTNVIZ_KERNEL=avx512|avx2|portable picks one; all give the same bits)"
