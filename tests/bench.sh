@@ -459,5 +459,5 @@ echo
 bench_waits
 bench_variants
 
-echo "attnviz's kernel here: ${kernel_now:-?} (ATTNVIZ_KERNEL=avx512|avx2|portable picks one; all give the same bits)"
+echo "attnviz's kernel here: ${kernel_now:-?} (ATTNVIZ_KERNEL=avx512fma|avx512|avx2fma|avx2|portable picks one; the fused and the exact ones differ in the last bits)"
 exit 0

@@ -1,11 +1,13 @@
-/* unit_kernels.c: every matrix kernel this processor supports (AVX-512,
- * AVX2, portable) against a one-cell-at-a-time reference, bit for bit, on
+/* unit_kernels.c: every matrix kernel this processor supports (AVX-512 and
+ * AVX2, each fused and exact; portable) against a one-cell-at-a-time
+ * reference (with fma for a fused kernel), bit for bit, on
  * every path of mat_mul_view: plain, B transposed, causal (lower), one row, views
  * with row strides, and every tail size of r, k and c from 1 to 17 beside
  * shapes past the cache blocks, each also with one cell made to overflow
  * (the product must say so exactly then); mat_mul against mat_mul_naive;
- * and mat_mul_acc (the backward pass's sums in one chain) against
- * mat_mul_acc_naive. */
+ * (an exact kernel bit for bit up to 256 terms, every kernel within the
+ * rounding of the two ways); and mat_mul_acc (the backward pass's sums in
+ * one chain) against mat_mul_acc_naive. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,11 +35,13 @@ enum { KB = 256 };
  * terms t = 0 … k−1 taken in blocks of KB, each block summed from 0.0 in
  * the order of t with every product rounded (the build has
  * -ffp-contract=off), the block sums added in order. For k ≤ KB that is
- * mat_mul_naive's sum. B[t][j] is Bt[j][t] with b_trans.
+ * mat_mul_naive's sum. With a fused kernel each product is added with one
+ * rounding instead, sum = fma(a, b, sum). B[t][j] is Bt[j][t] with b_trans.
  */
 static void reference(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
                       double *C, size_t ldc)
 {
+	const int fused = mat_kernel_fused();
 	int i, j, t, t0;
 
 	for (i = 0; i < r; i++)
@@ -45,9 +49,11 @@ static void reference(int r, int k, int c, const double *A, size_t lda, const do
 			double cell = 0.0;
 			for (t0 = 0; t0 < k; t0 += KB) {
 				double sum = 0.0;
-				for (t = t0; t < k && t < t0 + KB; t++)
-					sum += A[(size_t)i * lda + t] *
-					       (b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j]);
+				for (t = t0; t < k && t < t0 + KB; t++) {
+					const double x = A[(size_t)i * lda + t],
+					             y = b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j];
+					sum = fused ? fma(x, y, sum) : sum + x * y;
+				}
 				cell = t0 == 0 ? sum : cell + sum;
 			}
 			C[(size_t)i * ldc + j] = cell;
@@ -209,9 +215,9 @@ static void large(int unused)
 }
 
 /*
- * mat_mul (whole matrices) against mat_mul_naive: the same bits up to KB
- * terms; past them within the rounding of the two orders, |C − N| ≤
- * 2k·2⁻⁵² Σ_t |A[i][t]·B[t][j]|. And k = 0 gives zeros.
+ * mat_mul (whole matrices) against mat_mul_naive: an exact kernel the same
+ * bits up to KB terms; past them (or fused) within the rounding of the two
+ * ways, |C − N| ≤ 2k·2⁻⁵² Σ_t |A[i][t]·B[t][j]|. And k = 0 gives zeros.
  */
 static void whole(int unused)
 {
@@ -235,7 +241,7 @@ static void whole(int unused)
 			B.a[i] = number(&p);
 		mat_mul(&A, &B, &C);
 		mat_mul_naive(&A, &B, &N);
-		if (k <= KB)
+		if (k <= KB && !mat_kernel_fused())
 			assert_memory_equal(C.a, N.a, (size_t)r * (size_t)c * sizeof(double));
 		for (ii = 0; ii < r; ii++)
 			for (j = 0; j < c; j++) {
@@ -415,6 +421,49 @@ static void test_mat_mul_acc(void **state)
 	each_kernel(acc, 0);
 }
 
+/*
+ * mat_dots and mat_axpy, the one-row loops a decoding step writes beside the
+ * whole computation's products: q·Kᵀ and Σ_j w_j·V[j] with the bits of
+ * mat_mul_view's (up to KB terms, where it sums in one chain), for the kernel's kind.
+ */
+static void rows(int unused)
+{
+	static const int sizes[][2] = { { 1, 1 }, { 3, 7 }, { 5, 64 }, { 13, 33 }, { 40, 256 } };
+	Prng p;
+
+	(void)unused;
+	prng_seed(&p, 31);
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+		const int count = sizes[s][0], d = sizes[s][1];
+		const size_t ld = (size_t)d + 3;
+		double *q = numbers(&p, (size_t)d), *keys = numbers(&p, (size_t)count * ld), *w = numbers(&p, (size_t)count);
+		double *got = calloc((size_t)count + (size_t)d, sizeof *got), *want = calloc((size_t)count + (size_t)d, sizeof *want);
+		assert_non_null(got);
+		assert_non_null(want);
+		mat_dots(q, keys, ld, d, count, got);
+		mat_mul_view(1, d, count, q, (size_t)d, keys, ld, 1, want, (size_t)count, 0);
+		for (int j = 0; j < count; j++)
+			if (!same_bits(got[j], want[j]))
+				fail_msg("%s: mat_dots %d×%d, key %d: %.17g, the product %.17g", mat_kernel_active(), count, d, j,
+				         got[j], want[j]);
+		memset(got, 0, (size_t)d * sizeof *got);
+		for (int j = 0; j < count; j++)
+			mat_axpy(d, w[j], keys + (size_t)j * ld, got);
+		mat_mul_view(1, count, d, w, (size_t)count, keys, ld, 0, want, (size_t)d, 0);
+		for (int c = 0; c < d; c++)
+			if (!same_bits(got[c], want[c]))
+				fail_msg("%s: mat_axpy %d×%d, column %d: %.17g, the product %.17g", mat_kernel_active(), count, d,
+				         c, got[c], want[c]);
+		free(q), free(keys), free(w), free(got), free(want);
+	}
+}
+
+static void test_one_row_loops(void **state)
+{
+	(void)state;
+	each_kernel(rows, 0);
+}
+
 static void test_kernel_names(void **state)
 {
 	int i, portable = -1;
@@ -432,6 +481,21 @@ static void test_kernel_names(void **state)
 	assert_null(mat_kernel_name(mat_kernel_count()));
 	assert_int_equal(mat_kernel_use("no-such-kernel"), -1);
 	assert_non_null(mat_kernel_active());
+	/* a fused kernel says so in its name, and the portable one is exact */
+	{
+		const char *was = mat_kernel_active();
+		for (i = 0; i < mat_kernel_count(); i++)
+			if (mat_kernel_supported(i)) {
+				const char *name = mat_kernel_name(i);
+				const size_t len = strlen(name);
+				assert_int_equal(mat_kernel_use(name), 0);
+				assert_int_equal(mat_kernel_fused(), len > 3 && strcmp(name + len - 3, "fma") == 0);
+			}
+		assert_int_equal(mat_kernel_use(was), 0);
+		assert_int_equal(mat_kernel_use("portable"), 0);
+		assert_false(mat_kernel_fused());
+		assert_int_equal(mat_kernel_use(was), 0);
+	}
 }
 
 int main(void)
@@ -439,6 +503,7 @@ int main(void)
 	static const int paths[] = { PLAIN, TRANS, LOWER, LOWER | TRANS };
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kernel_names),
+		cmocka_unit_test(test_one_row_loops),
 		{ "test_tails_plain", test_tails, NULL, NULL, (void *)&paths[0] },
 		{ "test_tails_b_transposed", test_tails, NULL, NULL, (void *)&paths[1] },
 		{ "test_tails_lower", test_tails, NULL, NULL, (void *)&paths[2] },

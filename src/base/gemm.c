@@ -15,10 +15,23 @@
  * (a·b + c rounded once would differ in the last bit; -ffp-contract=off
  * keeps the compiler from fusing them). On AMD Zen the multiplies and the
  * adds run on different pipes, so this costs no throughput there; on Intel
- * cores, where they share two, a multiply-add kernel could be twice as fast.
+ * cores, where they share two, it halves the speed.
+ *
+ * So each x86 kernel comes twice: "avx512" and "avx2" as above (the exact
+ * kernels), and "avx512fma" and "avx2fma", the fused ones, which take the
+ * same terms in the same order and blocks but add each product with one
+ * rounding, s = fma(a, b, s): every cell is then mat_mul_naive's sum with
+ * fused multiply-adds (bit for bit up to KB terms, as tests/unit_kernels.c
+ * checks against such a loop) and within the rounding of the exact one,
+ * |fused − exact| ≤ 2k·2⁻⁵²·Σ|a·b| (under 1e-12 of the sum's size for the
+ * lessons' k). A fused kernel is the default where the processor has one:
+ * it is about twice as fast on Intel cores. ATTNVIZ_KERNEL=avx512 (or avx2,
+ * portable) chooses an exact one; all fused kernels give the same bits, as
+ * do all exact ones.
  */
 #include "base/matrix.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,6 +70,7 @@ typedef void RowKernel(int k, int c, const double *a, const double *B, size_t ld
 
 typedef struct Kernel {
 	const char *name;
+	int fused;  /* 1: s = fma(a, b, s), each product added with one rounding; 0: s = s + a·b, two */
 	int mr, nr; /* the tile of C held in registers */
 	int mc;     /* rows of A packed at once (mc × KB, for L2) */
 	int nc;     /* columns of B packed at once (KB × nc, for L3) */
@@ -253,30 +267,33 @@ static int always(void)
 #define AVX2_STORE(r) _mm256_storeu_pd(c + r * ldc, c##r##_0), _mm256_storeu_pd(c + r * ldc + 4, c##r##_1);
 #define AVX2_BAD(r) bad = _mm256_add_pd(bad, _mm256_add_pd(_mm256_mul_pd(c##r##_0, zero), _mm256_mul_pd(c##r##_1, zero)));
 
-__attribute__((target("avx2"))) static int micro_avx2(int kc, const double *a, const double *b, double *c,
-                                                       size_t ldc, int first)
-{
-	int t;
+/* An AVX2 micro-kernel NAME for target TARGET, each term added by STEP (AVX2_STEP: a multiply then an add; AVX2_FMA_STEP: fused). */
+#define MICRO_AVX2(NAME, TARGET, STEP)                                                                   \
+	__attribute__((target(TARGET))) static int NAME(int kc, const double *a, const double *b, double *c,    \
+	                                                size_t ldc, int first)                                \
+	{                                                                                                \
+		int t;                                                                                   \
+		ROWS6(AVX2_ZERO)                                                                         \
+		if (first == MK_CONT) {                                                                  \
+			ROWS6(AVX2_LOAD_C)                                                               \
+		}                                                                                        \
+		for (t = 0; t < kc; t++, a += 6, b += 8) {                                               \
+			const __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4);                \
+			ROWS6(STEP)                                                                      \
+		}                                                                                        \
+		if (first == MK_ADD) {                                                                   \
+			ROWS6(AVX2_ADD_C)                                                                \
+		}                                                                                        \
+		ROWS6(AVX2_STORE)                                                                        \
+		{                                                                                        \
+			const __m256d zero = _mm256_setzero_pd();                                         \
+			__m256d bad = zero;                                                              \
+			ROWS6(AVX2_BAD)                                                                  \
+			return _mm256_movemask_pd(_mm256_cmp_pd(bad, bad, _CMP_UNORD_Q)) != 0;           \
+		}                                                                                        \
+	}
 
-	ROWS6(AVX2_ZERO)
-	if (first == MK_CONT) {
-		ROWS6(AVX2_LOAD_C)
-	}
-	for (t = 0; t < kc; t++, a += 6, b += 8) {
-		const __m256d b0 = _mm256_load_pd(b), b1 = _mm256_load_pd(b + 4);
-		ROWS6(AVX2_STEP)
-	}
-	if (first == MK_ADD) {
-		ROWS6(AVX2_ADD_C)
-	}
-	ROWS6(AVX2_STORE)
-	{
-		const __m256d zero = _mm256_setzero_pd();
-		__m256d bad = zero;
-		ROWS6(AVX2_BAD)
-		return _mm256_movemask_pd(_mm256_cmp_pd(bad, bad, _CMP_UNORD_Q)) != 0;
-	}
-}
+MICRO_AVX2(micro_avx2, "avx2", AVX2_STEP)
 
 __attribute__((target("avx2"))) static void row_avx2(int k, int c, const double *a, const double *B, size_t ldb,
                                                         double *C)
@@ -313,30 +330,34 @@ static int has_avx2(void)
 	bad = _mm512_add_pd(bad, _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(c##r##_0, zero), _mm512_mul_pd(c##r##_1, zero)), \
 	                                       _mm512_mul_pd(c##r##_2, zero)));
 
-__attribute__((target("avx512f"))) static int micro_avx512(int kc, const double *a, const double *b, double *c,
-                                                           size_t ldc, int first)
-{
-	int t;
+/* An AVX-512 micro-kernel NAME, each term added by STEP (AVX512_STEP: a multiply then an add; AVX512_FMA_STEP: fused). */
+#define MICRO_AVX512(NAME, STEP)                                                                         \
+	__attribute__((target("avx512f"))) static int NAME(int kc, const double *a, const double *b, double *c, \
+	                                                   size_t ldc, int first)                             \
+	{                                                                                                \
+		int t;                                                                                   \
+		ROWS8(AVX512_ZERO)                                                                       \
+		if (first == MK_CONT) {                                                                  \
+			ROWS8(AVX512_LOAD_C)                                                             \
+		}                                                                                        \
+		for (t = 0; t < kc; t++, a += 8, b += 24) {                                              \
+			const __m512d b0 = _mm512_load_pd(b), b1 = _mm512_load_pd(b + 8),                \
+			              b2 = _mm512_load_pd(b + 16);                                        \
+			ROWS8(STEP)                                                                      \
+		}                                                                                        \
+		if (first == MK_ADD) {                                                                   \
+			ROWS8(AVX512_ADD_C)                                                              \
+		}                                                                                        \
+		ROWS8(AVX512_STORE)                                                                      \
+		{                                                                                        \
+			const __m512d zero = _mm512_setzero_pd();                                         \
+			__m512d bad = zero;                                                              \
+			ROWS8(AVX512_BAD)                                                                \
+			return _mm512_cmp_pd_mask(bad, bad, _CMP_UNORD_Q) != 0;                          \
+		}                                                                                        \
+	}
 
-	ROWS8(AVX512_ZERO)
-	if (first == MK_CONT) {
-		ROWS8(AVX512_LOAD_C)
-	}
-	for (t = 0; t < kc; t++, a += 8, b += 24) {
-		const __m512d b0 = _mm512_load_pd(b), b1 = _mm512_load_pd(b + 8), b2 = _mm512_load_pd(b + 16);
-		ROWS8(AVX512_STEP)
-	}
-	if (first == MK_ADD) {
-		ROWS8(AVX512_ADD_C)
-	}
-	ROWS8(AVX512_STORE)
-	{
-		const __m512d zero = _mm512_setzero_pd();
-		__m512d bad = zero;
-		ROWS8(AVX512_BAD)
-		return _mm512_cmp_pd_mask(bad, bad, _CMP_UNORD_Q) != 0;
-	}
-}
+MICRO_AVX512(micro_avx512, AVX512_STEP)
 
 __attribute__((target("avx512f"))) static void row_avx512(int k, int c, const double *a, const double *B, size_t ldb,
                                                             double *C)
@@ -349,15 +370,90 @@ static int has_avx512(void)
 	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx512f");
 }
+
+/*
+ * The fused kernels: the same tiles, terms and blocks as the two above, each
+ * product added with one rounding (vfmadd), s = fma(a[t], b[t], s).
+ */
+#define AVX512_FMA_STEP(r)                                                                               \
+	{                                                                                                \
+		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
+		c##r##_0 = _mm512_fmadd_pd(ar, b0, c##r##_0);                                            \
+		c##r##_1 = _mm512_fmadd_pd(ar, b1, c##r##_1);                                            \
+		c##r##_2 = _mm512_fmadd_pd(ar, b2, c##r##_2);                                            \
+	}
+
+MICRO_AVX512(micro_avx512fma, AVX512_FMA_STEP)
+
+/*
+ * A fused row product NAME for target TARGET: row_body's way (four accumulators of W lanes, 4·W columns at a
+ * time while the block's rows of B stream past; the edge cell by cell), each term added by a fused multiply-add.
+ * V is the vector type and P the intrinsics' prefix (_mm512, _mm256).
+ */
+#define ROW_FUSED(NAME, TARGET, V, P, W)                                                                 \
+	__attribute__((target(TARGET))) static void NAME(int k, int c, const double *a, const double *B,        \
+	                                                 size_t ldb, double *C)                               \
+	{                                                                                                \
+		for (int t0 = 0; t0 < k; t0 += KB) {                                                     \
+			const int kc = k - t0 < KB ? k - t0 : KB;                                        \
+			int j0 = 0;                                                                      \
+			for (; j0 + 4 * (W) <= c; j0 += 4 * (W)) {                                       \
+				V s0 = P##_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;                      \
+				const double *b = &B[(size_t)t0 * ldb + (size_t)j0];                    \
+				for (int t = t0; t < t0 + kc; t++, b += ldb) {                           \
+					const V x = P##_set1_pd(a[t]);                                   \
+					s0 = P##_fmadd_pd(x, P##_loadu_pd(b), s0);                       \
+					s1 = P##_fmadd_pd(x, P##_loadu_pd(b + (W)), s1);                 \
+					s2 = P##_fmadd_pd(x, P##_loadu_pd(b + 2 * (W)), s2);             \
+					s3 = P##_fmadd_pd(x, P##_loadu_pd(b + 3 * (W)), s3);             \
+				}                                                                        \
+				if (t0 > 0) {                                                            \
+					s0 = P##_add_pd(P##_loadu_pd(C + j0), s0);                       \
+					s1 = P##_add_pd(P##_loadu_pd(C + j0 + (W)), s1);                 \
+					s2 = P##_add_pd(P##_loadu_pd(C + j0 + 2 * (W)), s2);             \
+					s3 = P##_add_pd(P##_loadu_pd(C + j0 + 3 * (W)), s3);             \
+				}                                                                        \
+				P##_storeu_pd(C + j0, s0), P##_storeu_pd(C + j0 + (W), s1);              \
+				P##_storeu_pd(C + j0 + 2 * (W), s2), P##_storeu_pd(C + j0 + 3 * (W), s3); \
+			}                                                                                \
+			for (int j = j0; j < c; j++) {                                                   \
+				double sum = 0.0;                                                        \
+				for (int t = t0; t < t0 + kc; t++)                                       \
+					sum = __builtin_fma(a[t], B[(size_t)t * ldb + (size_t)j], sum);  \
+				C[j] = t0 == 0 ? sum : C[j] + sum;                                       \
+			}                                                                                \
+		}                                                                                        \
+	}
+
+ROW_FUSED(row_avx512fma, "avx512f", __m512d, _mm512, 8)
+
+#define AVX2_FMA_STEP(r)                                                                                 \
+	{                                                                                                \
+		const __m256d ar = _mm256_broadcast_sd(a + r);                                           \
+		c##r##_0 = _mm256_fmadd_pd(ar, b0, c##r##_0);                                            \
+		c##r##_1 = _mm256_fmadd_pd(ar, b1, c##r##_1);                                            \
+	}
+
+MICRO_AVX2(micro_avx2fma, "avx2,fma", AVX2_FMA_STEP)
+
+ROW_FUSED(row_avx2fma, "avx2,fma", __m256d, _mm256, 4)
+
+static int has_avx2fma(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
 #endif
 
 /* Fastest first: the first one the processor supports is used. */
 static const Kernel kernels[] = {
 #if HAVE_X86_KERNELS
-	{ "avx512", 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512 },
-	{ "avx2", 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2 },
+	{ "avx512fma", 1, 8, 24, 192, 2040, has_avx512, micro_avx512fma, row_avx512fma },
+	{ "avx512", 0, 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512 },
+	{ "avx2fma", 1, 6, 8, 192, 2048, has_avx2fma, micro_avx2fma, row_avx2fma },
+	{ "avx2", 0, 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2 },
 #endif
-	{ "portable", 4, 4, 128, 2048, always, micro_portable, row_portable },
+	{ "portable", 0, 4, 4, 128, 2048, always, micro_portable, row_portable },
 };
 enum { KERNEL_COUNT = sizeof kernels / sizeof kernels[0] };
 
@@ -415,6 +511,11 @@ int mat_kernel_supported(int i)
 const char *mat_kernel_active(void)
 {
 	return kernel()->name;
+}
+
+int mat_kernel_fused(void)
+{
+	return kernel()->fused;
 }
 
 int mat_kernel_use(const char *name)
@@ -546,6 +647,7 @@ static size_t round_up(size_t x, size_t to)
 static int mul_unpacked(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb,
                         int b_trans, double *C, size_t ldc, int lower)
 {
+	const int fused = kernel()->fused;
 	int i, j, t, t0, bad = 0;
 
 	for (i = 0; i < r; i++) {
@@ -554,9 +656,11 @@ static int mul_unpacked(int r, int k, int c, const double *A, size_t lda, const 
 			double cell = 0.0;
 			for (t0 = 0; t0 < kend; t0 += KB) {
 				double sum = 0.0;
-				for (t = t0; t < kend && t < t0 + KB; t++)
-					sum += A[(size_t)i * lda + t] *
-					       (b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j]);
+				for (t = t0; t < kend && t < t0 + KB; t++) {
+					const double x = A[(size_t)i * lda + t],
+					             y = b_trans ? B[(size_t)j * ldb + t] : B[(size_t)t * ldb + j];
+					sum = fused ? fma(x, y, sum) : sum + x * y;
+				}
 				cell = t0 == 0 ? sum : cell + sum;
 			}
 			C[(size_t)i * ldc + j] = cell;
@@ -735,4 +839,107 @@ void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, 
 	}
 	/* k = 0, or out of memory: the definition itself */
 	mat_mul_acc_naive(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, how);
+}
+
+/* ---------------------------------------------------------------- dot products and scaled rows */
+
+/*
+ * The one-row loops a pass writes by hand where a product's bits must be
+ * mat_mul_view's (a decoding step's q·k and Σ w·v beside the whole
+ * computation's): each product added as the active kernel adds it, two
+ * roundings (exact) or one (fused).
+ */
+static void dots_exact(const double *q, const double *keys, size_t ld, int d, int count, double *s)
+{
+	int j = 0;
+
+	for (; j + 4 <= count; j += 4) {
+		const double *k0 = keys + (size_t)j * ld, *k1 = k0 + ld, *k2 = k1 + ld, *k3 = k2 + ld;
+		double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+		for (int c = 0; c < d; c++) {
+			s0 += q[c] * k0[c];
+			s1 += q[c] * k1[c];
+			s2 += q[c] * k2[c];
+			s3 += q[c] * k3[c];
+		}
+		s[j] = s0, s[j + 1] = s1, s[j + 2] = s2, s[j + 3] = s3;
+	}
+	for (; j < count; j++) {
+		const double *k = keys + (size_t)j * ld;
+		double sum = 0.0;
+		for (int c = 0; c < d; c++)
+			sum += q[c] * k[c];
+		s[j] = sum;
+	}
+}
+
+static void axpy_exact(int n, double w, const double *v, double *out)
+{
+	for (int c = 0; c < n; c++)
+		out[c] += w * v[c];
+}
+
+#if HAVE_X86_KERNELS
+/* (a fused kernel runs only where the processor has FMA and AVX2) */
+__attribute__((target("avx2,fma"))) static void dots_fused(const double *q, const double *keys, size_t ld, int d,
+                                                           int count, double *s)
+{
+	int j = 0;
+
+	for (; j + 4 <= count; j += 4) {
+		const double *k0 = keys + (size_t)j * ld, *k1 = k0 + ld, *k2 = k1 + ld, *k3 = k2 + ld;
+		double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+		for (int c = 0; c < d; c++) {
+			s0 = __builtin_fma(q[c], k0[c], s0);
+			s1 = __builtin_fma(q[c], k1[c], s1);
+			s2 = __builtin_fma(q[c], k2[c], s2);
+			s3 = __builtin_fma(q[c], k3[c], s3);
+		}
+		s[j] = s0, s[j + 1] = s1, s[j + 2] = s2, s[j + 3] = s3;
+	}
+	for (; j < count; j++) {
+		const double *k = keys + (size_t)j * ld;
+		double sum = 0.0;
+		for (int c = 0; c < d; c++)
+			sum = __builtin_fma(q[c], k[c], sum);
+		s[j] = sum;
+	}
+}
+
+__attribute__((target("avx2,fma"))) static void axpy_fused(int n, double w, const double *v, double *out)
+{
+	const __m256d wv = _mm256_set1_pd(w);
+	int c = 0;
+
+	for (; c + 4 <= n; c += 4)
+		_mm256_storeu_pd(out + c, _mm256_fmadd_pd(wv, _mm256_loadu_pd(v + c), _mm256_loadu_pd(out + c)));
+	for (; c < n; c++)
+		out[c] = __builtin_fma(w, v[c], out[c]);
+}
+#else
+static void dots_fused(const double *q, const double *keys, size_t ld, int d, int count, double *s)
+{
+	for (int j = 0; j < count; j++) {
+		double sum = 0.0;
+		for (int c = 0; c < d; c++)
+			sum = fma(q[c], keys[(size_t)j * ld + (size_t)c], sum);
+		s[j] = sum;
+	}
+}
+
+static void axpy_fused(int n, double w, const double *v, double *out)
+{
+	for (int c = 0; c < n; c++)
+		out[c] = fma(w, v[c], out[c]);
+}
+#endif
+
+void mat_dots(const double *q, const double *keys, size_t ld, int d, int count, double *s)
+{
+	(kernel()->fused ? dots_fused : dots_exact)(q, keys, ld, d, count, s);
+}
+
+void mat_axpy(int n, double w, const double *v, double *out)
+{
+	(kernel()->fused ? axpy_fused : axpy_exact)(n, w, v, out);
 }

@@ -240,13 +240,17 @@ void mat_mul_naive(const Mat *A, const Mat *B, Mat *C)
 void mat_mul_acc_naive(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
                        int b_trans, double *C, size_t ldc, int how)
 {
+	const int fused = mat_kernel_fused();
+
 	for (int i = 0; i < r; i++)
 		for (int j = 0; j < c; j++) {
 			double *cell = &C[(size_t)i * ldc + (size_t)j];
 			double sum = how == MAT_ADD_SUM ? 0.0 : *cell;
-			for (int t = 0; t < k; t++)
-				sum += (a_trans ? A[(size_t)t * lda + (size_t)i] : A[(size_t)i * lda + (size_t)t]) *
-				       (b_trans ? B[(size_t)j * ldb + (size_t)t] : B[(size_t)t * ldb + (size_t)j]);
+			for (int t = 0; t < k; t++) {
+				const double x = a_trans ? A[(size_t)t * lda + (size_t)i] : A[(size_t)i * lda + (size_t)t];
+				const double y = b_trans ? B[(size_t)j * ldb + (size_t)t] : B[(size_t)t * ldb + (size_t)j];
+				sum = fused ? fma(x, y, sum) : sum + x * y;
+			}
 			*cell = how == MAT_ADD_SUM ? *cell + sum : sum;
 		}
 }

@@ -34,11 +34,14 @@ int mat_empty(const Mat *m);
 /*
  * Shapes: A is r × k, B is k × c, C is r × c (already allocated).
  * C = A · B. The reference loop (mat_mul_naive) is kept beside the fast
- * one (mat_mul, in gemm.c) so tests can compare the two. Every kernel of
- * the fast one gives the same bits: each cell sums its terms in blocks of
- * 256, each block from 0 in the order of t with every product rounded (no
- * fused multiply-add), and adds the block sums in order; so for k ≤ 256 it
- * is mat_mul_naive's result bit for bit, past that within rounding of it.
+ * one (mat_mul, in gemm.c) so tests can compare the two. Each cell sums
+ * its terms in blocks of 256, each block from 0 in the order of t, and
+ * adds the block sums in order. An exact kernel rounds every product before
+ * adding it (no fused multiply-add): for k ≤ 256 that is mat_mul_naive's
+ * result bit for bit, past that within rounding of it. A fused kernel
+ * (mat_kernel_fused) adds each product with one rounding, fma(a, b, s):
+ * within rounding of mat_mul_naive, |C − N| ≤ 2k·2⁻⁵²·Σ|a·b|. Every exact
+ * kernel gives the same bits, as does every fused one.
  */
 void mat_mul_naive(const Mat *A, const Mat *B, Mat *C);
 /* Returns 1 when a cell it wrote is not a finite number (NaN or ±∞), else 0. */
@@ -59,9 +62,10 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 
 /*
  * C (r × c, row stride ldc) += op(A) · op(B), every cell's terms added in
- * one chain in the order of t = 0 … k−1, each product rounded: the naive
- * loops' sums bit for bit whatever k (no blocks of 256, unlike mat_mul_view),
- * so a pass written as such loops (the backward pass) keeps its bits.
+ * one chain in the order of t = 0 … k−1, each product rounded (with a fused
+ * kernel, each added by fma): the naive loops' sums bit for bit whatever k
+ * (no blocks of 256, unlike mat_mul_view), so a pass written as such loops
+ * (the backward pass) keeps its bits.
  * op(A) is A (r × k, row stride lda), or with a_trans the transpose of a
  * k × r matrix (row stride lda); op(B) is B (k × c, ldb), or with b_trans
  * the transpose of a c × k matrix (ldb). how says where a cell's sum starts:
@@ -78,18 +82,33 @@ void mat_mul_acc_naive(int r, int k, int c, const double *A, size_t lda, int a_t
                        int b_trans, double *C, size_t ldc, int how);
 
 /*
- * The micro-kernels behind mat_mul_view, fastest first ("avx512", "avx2",
- * "portable" on x86-64; "portable" elsewhere). The first the processor
- * supports is used, or the one named by the environment variable
- * ATTNVIZ_KERNEL when the processor supports it. mat_kernel_use switches
- * (tests, benchmarks; not while another thread multiplies): 0, or -1 when
- * the name is unknown or the processor lacks it.
+ * The micro-kernels behind mat_mul_view, fastest first ("avx512fma",
+ * "avx512", "avx2fma", "avx2", "portable" on x86-64; "portable"
+ * elsewhere). The first the processor supports is used, or the one named by
+ * the environment variable ATTNVIZ_KERNEL when the processor supports it.
+ * mat_kernel_use switches (tests, benchmarks; not while another thread
+ * multiplies): 0, or -1 when the name is unknown or the processor lacks it.
+ * mat_kernel_fused: 1 when the active kernel adds each product with one
+ * rounding (fma), 0 when it rounds the product first (mat_mul_naive's way);
+ * mat_mul_acc_naive follows it, so the definition and the kernel agree.
  */
 int mat_kernel_count(void);
 const char *mat_kernel_name(int i);
 int mat_kernel_supported(int i);
 const char *mat_kernel_active(void);
 int mat_kernel_use(const char *name);
+int mat_kernel_fused(void);
+
+/*
+ * One-row products a pass writes by hand beside mat_mul_view's (a decoding
+ * step beside the whole computation), each product added as the active
+ * kernel adds it (mat_kernel_fused), so their bits are the kernels':
+ * mat_dots: s[j] = q · keys[j] (key j at keys + j·ld, d numbers) for j < count,
+ * each sum from 0 in the order of the d terms, four keys side by side;
+ * mat_axpy: out[c] = out[c] + w·v[c] for c < n.
+ */
+void mat_dots(const double *q, const double *keys, size_t ld, int d, int count, double *s);
+void mat_axpy(int n, double w, const double *v, double *out);
 
 /* 1 when one of the count numbers at p is NaN or ±∞, 0 when all are finite. */
 int mat_nonfinite(const double *p, size_t count);

@@ -286,50 +286,81 @@ __attribute__((target("avx2"))) static inline __m256d load4(const unsigned char 
 	return _mm256_cvtps_pd(_mm_loadu_ps((const float *)(const void *)p));
 }
 
+/* a + x·y, a multiply then an add (never fused); and fused, for a fused kernel (mat_kernel_fused) */
+#define ADD_PRODUCT(a, x, y) _mm256_add_pd((a), _mm256_mul_pd((x), (y)))
+#define ADD_PRODUCT_FUSED(a, x, y) _mm256_fmadd_pd((x), (y), (a))
+#define ADD_PRODUCT_1(a, x, y) ((a) + (x) * (y))
+#define ADD_PRODUCT_FUSED_1(a, x, y) __builtin_fma((x), (y), (a))
+
 /*
  * dot8_block for sixteen rows j0 … j0 + 15, BF16 or F32: four rows a
  * register, each lane one row's chain (four of them side by side), its terms
  * added in the order of t (a 4 × 4 transpose turns four numbers of each row
- * into one register a term), a multiply then an add, never fused.
+ * into one register a term), each by ADD (ADD_PRODUCT: a multiply then an
+ * add, never fused; ADD_PRODUCT_FUSED: one rounding, as a fused kernel's),
+ * and ADD1 for one number. GROUP4 is the name of its four rows' step.
  */
-__attribute__((target("avx2"), always_inline)) static inline __m256d group4(__m256d s_, const unsigned char *q, size_t row,
-                                                                              int bf16, __m256d x0, __m256d x1,
-                                                                              __m256d x2, __m256d x3)
-{
-	const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),
-	              r3 = load4(q + 3 * row, bf16);
-	const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);
-	const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);
-
-	s_ = _mm256_add_pd(s_, _mm256_mul_pd(x0, _mm256_permute2f128_pd(u0, u2, 0x20)));
-	s_ = _mm256_add_pd(s_, _mm256_mul_pd(x1, _mm256_permute2f128_pd(u1, u3, 0x20)));
-	s_ = _mm256_add_pd(s_, _mm256_mul_pd(x2, _mm256_permute2f128_pd(u0, u2, 0x31)));
-	return _mm256_add_pd(s_, _mm256_mul_pd(x3, _mm256_permute2f128_pd(u1, u3, 0x31)));
-}
-
-__attribute__((target("avx2"))) static void dot16_avx2(const MatView *v, int j0, int t0, int kc, const double *a, double *s)
-{
-	const int bf16 = v->dtype == MAT_BF16;
-	const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size;
-	const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;
-	/* the four groups' sums named, so that they stay in registers (an array of them went through memory) */
-	__m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd(), acc2 = _mm256_setzero_pd(), acc3 = _mm256_setzero_pd();
-	int t = 0;
-
-	for (; t + 4 <= kc; t += 4, p += 4 * size) {
-		const __m256d x0 = _mm256_set1_pd(a[t0 + t]), x1 = _mm256_set1_pd(a[t0 + t + 1]);
-		const __m256d x2 = _mm256_set1_pd(a[t0 + t + 2]), x3 = _mm256_set1_pd(a[t0 + t + 3]);
-		acc0 = group4(acc0, p, row, bf16, x0, x1, x2, x3);
-		acc1 = group4(acc1, p + 4 * row, row, bf16, x0, x1, x2, x3);
-		acc2 = group4(acc2, p + 8 * row, row, bf16, x0, x1, x2, x3);
-		acc3 = group4(acc3, p + 12 * row, row, bf16, x0, x1, x2, x3);
+#define DOT16(NAME, GROUP4, TARGET, ADD, ADD1)                                                           \
+	__attribute__((target(TARGET), always_inline)) static inline __m256d GROUP4(                     \
+		__m256d s_, const unsigned char *q, size_t row, int bf16, __m256d x0, __m256d x1, __m256d x2, \
+		__m256d x3)                                                                              \
+	{                                                                                                \
+		const __m256d r0 = load4(q, bf16), r1 = load4(q + row, bf16), r2 = load4(q + 2 * row, bf16),   \
+		              r3 = load4(q + 3 * row, bf16);                                             \
+		const __m256d u0 = _mm256_unpacklo_pd(r0, r1), u1 = _mm256_unpackhi_pd(r0, r1);          \
+		const __m256d u2 = _mm256_unpacklo_pd(r2, r3), u3 = _mm256_unpackhi_pd(r2, r3);          \
+		s_ = ADD(s_, x0, _mm256_permute2f128_pd(u0, u2, 0x20));                                  \
+		s_ = ADD(s_, x1, _mm256_permute2f128_pd(u1, u3, 0x20));                                  \
+		s_ = ADD(s_, x2, _mm256_permute2f128_pd(u0, u2, 0x31));                                  \
+		return ADD(s_, x3, _mm256_permute2f128_pd(u1, u3, 0x31));                                \
+	}                                                                                                \
+	__attribute__((target(TARGET))) static void NAME(const MatView *v, int j0, int t0, int kc, const double *a, \
+	                                                 double *s)                                           \
+	{                                                                                                \
+		const int bf16 = v->dtype == MAT_BF16;                                                   \
+		const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size;                          \
+		const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;                 \
+		/* the four groups' sums named, so that they stay in registers (an array went through memory) */ \
+		__m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd(), acc2 = _mm256_setzero_pd(),  \
+			acc3 = _mm256_setzero_pd();                                                      \
+		int t = 0;                                                                               \
+		for (; t + 4 <= kc; t += 4, p += 4 * size) {                                             \
+			const __m256d x0 = _mm256_set1_pd(a[t0 + t]), x1 = _mm256_set1_pd(a[t0 + t + 1]); \
+			const __m256d x2 = _mm256_set1_pd(a[t0 + t + 2]), x3 = _mm256_set1_pd(a[t0 + t + 3]); \
+			acc0 = GROUP4(acc0, p, row, bf16, x0, x1, x2, x3);                                \
+			acc1 = GROUP4(acc1, p + 4 * row, row, bf16, x0, x1, x2, x3);                      \
+			acc2 = GROUP4(acc2, p + 8 * row, row, bf16, x0, x1, x2, x3);                      \
+			acc3 = GROUP4(acc3, p + 12 * row, row, bf16, x0, x1, x2, x3);                     \
+		}                                                                                        \
+		_mm256_storeu_pd(s, acc0), _mm256_storeu_pd(s + 4, acc1);                                \
+		_mm256_storeu_pd(s + 8, acc2), _mm256_storeu_pd(s + 12, acc3);                           \
+		for (; t < kc; t++, p += size) /* the last terms, each row's chain on */                 \
+			for (int q = 0; q < 16; q++)                                                     \
+				s[q] = ADD1(s[q], a[t0 + t], mat_dtype_value(v->dtype, p + (size_t)q * row)); \
 	}
-	const __m256d acc[4] = { acc0, acc1, acc2, acc3 };
-	for (int g = 0; g < 4; g++)
-		_mm256_storeu_pd(s + 4 * g, acc[g]);
-	for (; t < kc; t++, p += size) /* the last terms, each row's chain on */
-		for (int q = 0; q < 16; q++)
-			s[q] += a[t0 + t] * mat_dtype_value(v->dtype, p + (size_t)q * row);
+
+DOT16(dot16_avx2, group4, "avx2", ADD_PRODUCT, ADD_PRODUCT_1)
+DOT16(dot16_fma, group4_fma, "avx2,fma", ADD_PRODUCT_FUSED, ADD_PRODUCT_FUSED_1)
+#endif
+
+#ifdef MATVIEW_AVX2
+/* s[j] = fma(x, b[j·step], s[j]) for j < n: the fused kernels' way of adding a product (their processor has FMA). */
+__attribute__((target("avx2,fma"))) static void add_products_fused(int n, double x, const double *b, size_t step, double *s)
+{
+	const __m256d xv = _mm256_set1_pd(x);
+	int j = 0;
+
+	if (step == 1)
+		for (; j + 4 <= n; j += 4)
+			_mm256_storeu_pd(s + j, _mm256_fmadd_pd(xv, _mm256_loadu_pd(b + j), _mm256_loadu_pd(s + j)));
+	for (; j < n; j++)
+		s[j] = __builtin_fma(x, b[(size_t)j * step], s[j]);
+}
+#else
+static void add_products_fused(int n, double x, const double *b, size_t step, double *s)
+{
+	for (int j = 0; j < n; j++)
+		s[j] = fma(x, b[(size_t)j * step], s[j]);
 }
 #endif
 
@@ -410,6 +441,15 @@ static void dot8_block(const MatView *v, int j0, int t0, int kc, const double *a
 	const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;
 	double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
 
+	if (mat_kernel_fused()) { /* mat_mul's kernel adds each product with one rounding: so do these chains */
+		for (int q = 0; q < 8; q++) {
+			double sum = 0.0;
+			for (int t = 0; t < kc; t++)
+				sum = fma(a[t0 + t], mat_dtype_value(v->dtype, p + (size_t)q * row + (size_t)t * size), sum);
+			s[q] = sum;
+		}
+		return;
+	}
 	if (v->dtype == MAT_BF16) {
 		for (int t = 0; t < kc; t++, p += 2) {
 			const double x = a[t0 + t];
@@ -442,7 +482,7 @@ static void dot8_block(const MatView *v, int j0, int t0, int kc, const double *a
 int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *C, size_t ldc)
 {
 	enum { KB = 256 }; /* mat_mul's blocks of terms (matrix.h): part of the result */
-	const int k = v->cols, c = v->rows;
+	const int k = v->cols, c = v->rows, fused = mat_kernel_fused();
 	int bad = 0;
 
 	for (int i = 0; i < r; i++) {
@@ -455,7 +495,10 @@ int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *
 			if ((v->dtype == MAT_BF16 || v->dtype == MAT_F32) && __builtin_cpu_supports("avx2"))
 				for (; j + 16 <= c; j += 16) {
 					double s[16];
-					dot16_avx2(v, j, t0, kc, a, s);
+					if (fused) /* a fused kernel's processor has FMA */
+						dot16_fma(v, j, t0, kc, a, s);
+					else
+						dot16_avx2(v, j, t0, kc, a, s);
 					for (int q = 0; q < 16; q++)
 						out[j + q] = t0 == 0 ? s[q] : out[j + q] + s[q];
 				}
@@ -469,7 +512,7 @@ int matview_mul_t(const MatView *v, int r, const double *A, size_t lda, double *
 			for (; j < c; j++) {
 				double sum = 0.0;
 				for (int t = t0; t < t0 + kc; t++)
-					sum += a[t] * matview_at(v, j, t);
+					sum = fused ? fma(a[t], matview_at(v, j, t), sum) : sum + a[t] * matview_at(v, j, t);
 				out[j] = t0 == 0 ? sum : out[j] + sum;
 			}
 			if (k <= 0)
@@ -485,7 +528,7 @@ int matview_mul_cols(const MatView *v, int first, int step, int cols, int r, con
                      size_t ldc)
 {
 	enum { KB = 256 }; /* mat_mul's blocks of terms (matrix.h) */
-	const int k = v->rows;
+	const int k = v->rows, fused = mat_kernel_fused();
 	double *row = malloc((size_t)(v->cols > 0 ? v->cols : 1) * sizeof *row), *s = malloc((size_t)(cols > 0 ? cols : 1) * sizeof *s);
 	int bad = 0;
 
@@ -507,7 +550,9 @@ int matview_mul_cols(const MatView *v, int first, int step, int cols, int r, con
 				const double x = a[t];
 				const double *b = row + first;
 				matview_rows(v, t, 1, row);
-				if (step == 1)
+				if (fused)
+					add_products_fused(cols, x, b, (size_t)step, s);
+				else if (step == 1)
 					for (int j = 0; j < cols; j++)
 						s[j] += x * b[j];
 				else

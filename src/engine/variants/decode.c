@@ -19,35 +19,6 @@
 #include <string.h>
 
 /*
- * s[j] = q·k_j for count keys (k_j at keys + j·ld), each sum in the order of
- * c from 0: four keys at a time, so four chains of adds run side by side
- * instead of one waiting on itself.
- */
-static void dot_keys(const double *q, const double *keys, size_t ld, int dk, int count, double *s)
-{
-	int j = 0;
-
-	for (; j + 4 <= count; j += 4) {
-		const double *k0 = keys + (size_t)j * ld, *k1 = k0 + ld, *k2 = k1 + ld, *k3 = k2 + ld;
-		double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-		for (int c = 0; c < dk; c++) {
-			s0 += q[c] * k0[c];
-			s1 += q[c] * k1[c];
-			s2 += q[c] * k2[c];
-			s3 += q[c] * k3[c];
-		}
-		s[j] = s0, s[j + 1] = s1, s[j + 2] = s2, s[j + 3] = s3;
-	}
-	for (; j < count; j++) {
-		const double *k = keys + (size_t)j * ld;
-		double sum = 0.0;
-		for (int c = 0; c < dk; c++)
-			sum += q[c] * k[c];
-		s[j] = sum;
-	}
-}
-
-/*
  * Where one decoding step writes: the query, the cache (row j of the keys at
  * K + j·ldk, as the scores read them; of the values at V + j·ldv), each
  * head's row of scores, weights (indexed by key) and weighted sum, the
@@ -145,7 +116,7 @@ static void decode_attend(const Attn *a, const ModelConfig *cfg, const LayerPara
 			for (int k = 0, e; k < count; k = e) {
 				for (e = k + 1; e < count && keep[e] == keep[e - 1] + 1; e++)
 					;
-				dot_keys(q, (Kt != NULL ? Kt + (size_t)k * r->ldk : r->K + (size_t)keep[k] * r->ldk) + (size_t)kh * dk,
+				mat_dots(q, (Kt != NULL ? Kt + (size_t)k * r->ldk : r->K + (size_t)keep[k] * r->ldk) + (size_t)kh * dk,
 				         r->ldk, dk, e - k, &scores[keep[k]]);
 			}
 		for (int k = 0; k < count; k++) {
@@ -167,9 +138,7 @@ static void decode_attend(const Attn *a, const ModelConfig *cfg, const LayerPara
 		/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
 		memset(out, 0, (size_t)dv * sizeof *out);
 		for (int k = 0; k < count; k++) {
-			const double w = packed[k], *v = r->V + (size_t)keep[k] * r->ldv + (size_t)kh * dv;
-			for (int c = 0; c < dv; c++)
-				out[c] += w * v[c];
+			mat_axpy(dv, packed[k], r->V + (size_t)keep[k] * r->ldv + (size_t)kh * dv, out);
 		}
 		memcpy(&concat[h * dv], out, (size_t)dv * sizeof *out);
 	}
