@@ -306,7 +306,7 @@ static void explain_turn(StrBuf *b, const Attn *a, const double *before, int col
 {
 	const MlaParams *p = &attn_params(a)->mla;
 	const int d = p->d_rope, pr = col % (d / 2), second = col >= d / 2;
-	double inv[LESSON_MAX_DIM / 2 + 1];
+	double inv[LESSON_MAX_DIM / 2 + 1] = { 0 }; /* (mla_freqs fills it; the compiler cannot tell at -O3) */
 	const double af = mla_freqs(attn_config(a), p, inv), ang = pos * inv[pr], e = before[2 * pr], o = before[2 * pr + 1];
 	char x1[32], x2[32], x3[32], x4[32], x5[32];
 
