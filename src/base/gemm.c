@@ -862,29 +862,39 @@ void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, 
  * computation's): each product added as the active kernel adds it, two
  * roundings (exact) or one (fused).
  */
-static void dots_exact(const double *q, const double *keys, size_t ld, int d, int count, double *s)
-{
-	int j = 0;
+/*
+ * s[j] = q · keys[j] for j < count, each sum from 0 in the order of the d terms, each term added by ADD:
+ * eight keys side by side, so eight chains of adds run at once instead of one waiting on itself.
+ */
+#define DOTS(NAME, ATTR, ADD)                                                                            \
+	ATTR static void NAME(const double *q, const double *keys, size_t ld, int d, int count, double *s)     \
+	{                                                                                                \
+		int j = 0;                                                                               \
+		for (; j + 8 <= count; j += 8) {                                                         \
+			const double *k0 = keys + (size_t)j * ld;                                        \
+			double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;   \
+			for (int c = 0; c < d; c++) {                                                    \
+				const double x = q[c];                                                   \
+				s0 = ADD(s0, x, k0[c]), s1 = ADD(s1, x, k0[ld + c]);                     \
+				s2 = ADD(s2, x, k0[2 * ld + c]), s3 = ADD(s3, x, k0[3 * ld + c]);        \
+				s4 = ADD(s4, x, k0[4 * ld + c]), s5 = ADD(s5, x, k0[5 * ld + c]);        \
+				s6 = ADD(s6, x, k0[6 * ld + c]), s7 = ADD(s7, x, k0[7 * ld + c]);        \
+			}                                                                                \
+			s[j] = s0, s[j + 1] = s1, s[j + 2] = s2, s[j + 3] = s3;                          \
+			s[j + 4] = s4, s[j + 5] = s5, s[j + 6] = s6, s[j + 7] = s7;                      \
+		}                                                                                        \
+		for (; j < count; j++) {                                                                 \
+			const double *k = keys + (size_t)j * ld;                                         \
+			double sum = 0.0;                                                                \
+			for (int c = 0; c < d; c++)                                                      \
+				sum = ADD(sum, q[c], k[c]);                                              \
+			s[j] = sum;                                                                      \
+		}                                                                                        \
+	}
+#define ADD_EXACT(s, x, y) ((s) + (x) * (y))
+#define ADD_FUSED(s, x, y) __builtin_fma((x), (y), (s))
 
-	for (; j + 4 <= count; j += 4) {
-		const double *k0 = keys + (size_t)j * ld, *k1 = k0 + ld, *k2 = k1 + ld, *k3 = k2 + ld;
-		double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-		for (int c = 0; c < d; c++) {
-			s0 += q[c] * k0[c];
-			s1 += q[c] * k1[c];
-			s2 += q[c] * k2[c];
-			s3 += q[c] * k3[c];
-		}
-		s[j] = s0, s[j + 1] = s1, s[j + 2] = s2, s[j + 3] = s3;
-	}
-	for (; j < count; j++) {
-		const double *k = keys + (size_t)j * ld;
-		double sum = 0.0;
-		for (int c = 0; c < d; c++)
-			sum += q[c] * k[c];
-		s[j] = sum;
-	}
-}
+DOTS(dots_exact, , ADD_EXACT)
 
 static void axpy_exact(int n, double w, const double *v, double *out)
 {
@@ -894,30 +904,7 @@ static void axpy_exact(int n, double w, const double *v, double *out)
 
 #if HAVE_X86_KERNELS
 /* (a fused kernel runs only where the processor has FMA and AVX2) */
-__attribute__((target("avx2,fma"))) static void dots_fused(const double *q, const double *keys, size_t ld, int d,
-                                                           int count, double *s)
-{
-	int j = 0;
-
-	for (; j + 4 <= count; j += 4) {
-		const double *k0 = keys + (size_t)j * ld, *k1 = k0 + ld, *k2 = k1 + ld, *k3 = k2 + ld;
-		double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-		for (int c = 0; c < d; c++) {
-			s0 = __builtin_fma(q[c], k0[c], s0);
-			s1 = __builtin_fma(q[c], k1[c], s1);
-			s2 = __builtin_fma(q[c], k2[c], s2);
-			s3 = __builtin_fma(q[c], k3[c], s3);
-		}
-		s[j] = s0, s[j + 1] = s1, s[j + 2] = s2, s[j + 3] = s3;
-	}
-	for (; j < count; j++) {
-		const double *k = keys + (size_t)j * ld;
-		double sum = 0.0;
-		for (int c = 0; c < d; c++)
-			sum = __builtin_fma(q[c], k[c], sum);
-		s[j] = sum;
-	}
-}
+DOTS(dots_fused, __attribute__((target("avx2,fma"))), ADD_FUSED)
 
 __attribute__((target("avx2,fma"))) static void axpy_fused(int n, double w, const double *v, double *out)
 {
@@ -930,15 +917,8 @@ __attribute__((target("avx2,fma"))) static void axpy_fused(int n, double w, cons
 		out[c] = __builtin_fma(w, v[c], out[c]);
 }
 #else
-static void dots_fused(const double *q, const double *keys, size_t ld, int d, int count, double *s)
-{
-	for (int j = 0; j < count; j++) {
-		double sum = 0.0;
-		for (int c = 0; c < d; c++)
-			sum = fma(q[c], keys[(size_t)j * ld + (size_t)c], sum);
-		s[j] = sum;
-	}
-}
+#define ADD_FMA(s, x, y) fma((x), (y), (s))
+DOTS(dots_fused, , ADD_FMA)
 
 static void axpy_fused(int n, double w, const double *v, double *out)
 {

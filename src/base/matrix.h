@@ -104,7 +104,7 @@ int mat_kernel_fused(void);
  * step beside the whole computation), each product added as the active
  * kernel adds it (mat_kernel_fused), so their bits are the kernels':
  * mat_dots: s[j] = q · keys[j] (key j at keys + j·ld, d numbers) for j < count,
- * each sum from 0 in the order of the d terms, four keys side by side;
+ * each sum from 0 in the order of the d terms, eight keys side by side;
  * mat_axpy: out[c] = out[c] + w·v[c] for c < n.
  */
 void mat_dots(const double *q, const double *keys, size_t ld, int d, int count, double *s);
