@@ -478,6 +478,28 @@ static void test_small_by_hand(void **state)
 	lesson_free(l);
 }
 
+/*
+ * A whole computation does not look the given matrices over again (compute.c's
+ * overflow_error): a weight not finite reaches its product, which says so, and
+ * the message names the weight itself, the first matrix holding such a number.
+ */
+static void test_nonfinite_weight_named(void **state)
+{
+	Lesson *l = load(SMALL_HEAD "}");
+	char *err = NULL;
+	Attn *a;
+	(void)state;
+
+	l->lp.W_k.a[1] = NAN;
+	a = attn_compute(l, &err);
+	assert_null(a);
+	assert_non_null(err);
+	if (strstr(err, "W_k[0][1]") == NULL)
+		fail_msg("the error names another cell: %s", err);
+	free(err);
+	lesson_free(l);
+}
+
 static void test_scale_factors(void **state)
 {
 	Lesson *l;
@@ -1041,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(test_prng_ranges),
 		cmocka_unit_test(test_generated_matrix),
 		cmocka_unit_test(test_small_by_hand),
+		cmocka_unit_test(test_nonfinite_weight_named),
 		cmocka_unit_test(test_scale_factors),
 		cmocka_unit_test(test_causal),
 		cmocka_unit_test(test_fully_masked_row),
