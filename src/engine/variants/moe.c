@@ -226,72 +226,113 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 }
 
 /*
- * Qwen2-MoE's shared expert on row i (Qwen2MoeSparseMoeBlock.forward, after the routed experts):
- * shared_out = (silu(x·S_1) ⊙ (x·S_3))·S_2, shared_gate = σ(x·S_gate), ffn_out += shared_gate · shared_out.
+ * C (r × c) = A (r × k, row stride lda) · B (k × c, row stride ldb), each cell's terms in one chain from 0
+ * in the order of t, as the loops h += x·w wrote it (mat_mul_acc continuing from zeros: the kernels, the
+ * same bits as those loops, each product added as the active kernel adds it).
  */
-static void shared_row(Attn *a, const MoeParams *p, const Mat *x, int i, int D)
+static void chain_product(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C)
 {
-	const int S = p->shared_ff, gated = !mat_empty(&p->S_gate); /* DeepSeek's: no gate */
-	double z = 0.0, *act = attn_scratch_row(a, S);
-
-	for (int c = 0; gated && c < D; c++)
-		z += MAT_AT(*x, i, c) * MAT_AT(p->S_gate, c, 0);
-	if (gated)
-		MAT_AT(a->shared_gate, i, 0) = 1.0 / (1.0 + exp(-z));
-	for (int f = 0; act != NULL && f < S; f++) {
-		double h = 0.0, g = 0.0;
-		for (int c = 0; c < D; c++) {
-			h += MAT_AT(*x, i, c) * MAT_AT(p->S_1, c, f);
-			g += MAT_AT(*x, i, c) * MAT_AT(p->S_3, c, f);
-		}
-		act[f] = attn_silu(h) * g;
-	}
-	for (int c = 0; act != NULL && c < D; c++) {
-		double s = 0.0;
-		for (int f = 0; f < S; f++)
-			s += act[f] * MAT_AT(p->S_2, f, c);
-		MAT_AT(a->shared_out, i, c) = s;
-		MAT_AT(a->ffn_out, i, c) += gated ? MAT_AT(a->shared_gate, i, 0) * s : s;
-	}
-	free(act);
+	memset(C, 0, (size_t)r * (size_t)c * sizeof *C);
+	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 0, C, (size_t)c, MAT_CONTINUE);
 }
 
-/* Each expert on the rows that chose it, and ffn_out their weighted sum (and the shared expert's, gated). */
+/*
+ * One SwiGLU expert on r rows x (r × D, contiguous): act = silu(x·W1) ⊙ (x·W3) (r × F) and out = act·W2
+ * (r × D); W1 and W3 are the expert's F columns of wider matrices (row stride ld13), W2 its F rows (row
+ * stride ld2). h and g are r × F of scratch.
+ */
+static void expert_rows(int r, int D, int F, const double *x, const double *W1, const double *W3, size_t ld13,
+                        const double *W2, size_t ld2, double *h, double *g, double *act, double *out)
+{
+	chain_product(r, D, F, x, (size_t)D, W1, ld13, h);
+	chain_product(r, D, F, x, (size_t)D, W3, ld13, g);
+	for (size_t q = 0; q < (size_t)r * (size_t)F; q++)
+		act[q] = attn_silu(h[q]) * g[q];
+	chain_product(r, F, D, act, (size_t)F, W2, ld2, out);
+}
+
+/*
+ * Qwen2-MoE's shared expert on every row (Qwen2MoeSparseMoeBlock.forward, after the routed experts):
+ * shared_out = (silu(x·S_1) ⊙ (x·S_3))·S_2, shared_gate = σ(x·S_gate), ffn_out += shared_gate · shared_out.
+ * x is the rows contiguous (rows × D); h, g and act rows × S of scratch.
+ */
+static void shared_rows(Attn *a, const MoeParams *p, const double *x, int rows, int D, double *h, double *g, double *act)
+{
+	const int S = p->shared_ff, gated = !mat_empty(&p->S_gate); /* DeepSeek's: no gate */
+
+	if (gated) {
+		chain_product(rows, D, 1, x, (size_t)D, p->S_gate.a, 1, a->shared_gate.a);
+		for (int i = 0; i < rows; i++)
+			MAT_AT(a->shared_gate, i, 0) = 1.0 / (1.0 + exp(-MAT_AT(a->shared_gate, i, 0)));
+	}
+	expert_rows(rows, D, S, x, p->S_1.a, p->S_3.a, (size_t)S, p->S_2.a, (size_t)D, h, g, act, a->shared_out.a);
+	for (int i = 0; i < rows; i++)
+		for (int c = 0; c < D; c++)
+			MAT_AT(a->ffn_out, i, c) += gated ? MAT_AT(a->shared_gate, i, 0) * MAT_AT(a->shared_out, i, c)
+			                                  : MAT_AT(a->shared_out, i, c);
+}
+
+/*
+ * Each expert on the rows that chose it, and ffn_out their weighted sum (and the shared expert's, gated).
+ * Expert by expert: its rows gathered, its three products through the matrix kernels (each cell's terms in
+ * the order the loops over a row took them), and each row's ffn_out gets its experts' terms in the order of
+ * e, then the shared expert's. The cells of an expert a row did not choose are NaN.
+ */
 static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const MoeParams *p = &lp->block.moe;
 	const Mat *x = attn_ffn_input(a);
-	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
+	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model, rows = moe_rows(a);
+	const int W = F > p->shared_ff ? F : p->shared_ff;
+	int *pick = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *pick);
+	double *xs = malloc((size_t)rows * (size_t)D * sizeof *xs), *out = malloc((size_t)rows * (size_t)D * sizeof *out);
+	double *h = malloc((size_t)rows * (size_t)W * sizeof *h), *g = malloc((size_t)rows * (size_t)W * sizeof *g);
+	double *act = malloc((size_t)rows * (size_t)W * sizeof *act);
 
 	if (p->gptoss) {
+		free(pick), free(xs), free(out), free(h), free(g), free(act);
 		pass_experts_gptoss(a, cfg, lp);
 		return;
 	}
-	for (int i = 0; i < moe_rows(a); i++) {
+	if (rows > 0 && (pick == NULL || xs == NULL || out == NULL || h == NULL || g == NULL || act == NULL)) {
+		a->failed = 1;
+		free(pick), free(xs), free(out), free(h), free(g), free(act);
+		return;
+	}
+	for (int i = 0; i < rows; i++)
 		for (int c = 0; c < D; c++)
 			MAT_AT(a->ffn_out, i, c) = 0.0;
-		for (int e = 0; e < E; e++) {
-			const int chosen = !isnan(MAT_AT(a->moe_weights, i, e));
-			for (int f = 0; f < F; f++) {
-				double h = 0.0, g = 0.0;
-				for (int c = 0; chosen && c < D; c++) {
-					h += MAT_AT(*x, i, c) * MAT_AT(p->W_1, c, e * F + f);
-					g += MAT_AT(*x, i, c) * MAT_AT(p->W_3, c, e * F + f);
-				}
-				MAT_AT(a->expert_act, i, e * F + f) = chosen ? attn_silu(h) * g : NAN;
+	for (int e = 0; e < E; e++) {
+		int r = 0;
+		for (int i = 0; i < rows; i++)
+			if (!isnan(MAT_AT(a->moe_weights, i, e))) {
+				pick[r] = i;
+				memcpy(&xs[(size_t)r++ * D], &MAT_AT(*x, i, 0), (size_t)D * sizeof *xs);
+			} else {
+				for (int f = 0; f < F; f++)
+					MAT_AT(a->expert_act, i, e * F + f) = NAN;
+				for (int c = 0; c < D; c++)
+					MAT_AT(a->expert_out, i, e * D + c) = NAN;
 			}
-			for (int c = 0; c < D; c++) {
-				double s = 0.0;
-				for (int f = 0; chosen && f < F; f++)
-					s += MAT_AT(a->expert_act, i, e * F + f) * MAT_AT(p->W_2, e * F + f, c);
-				MAT_AT(a->expert_out, i, e * D + c) = chosen ? s : NAN;
-				if (chosen)
-					MAT_AT(a->ffn_out, i, c) += MAT_AT(a->moe_weights, i, e) * s;
-			}
+		if (r == 0)
+			continue;
+		expert_rows(r, D, F, xs, p->W_1.a + (size_t)e * F, p->W_3.a + (size_t)e * F, (size_t)p->W_1.cols,
+		            p->W_2.a + (size_t)e * F * (size_t)p->W_2.cols, (size_t)p->W_2.cols, h, g, act, out);
+		for (int k = 0; k < r; k++) {
+			const int i = pick[k];
+			const double w = MAT_AT(a->moe_weights, i, e);
+			memcpy(&MAT_AT(a->expert_act, i, e * F), &act[(size_t)k * F], (size_t)F * sizeof *act);
+			memcpy(&MAT_AT(a->expert_out, i, e * D), &out[(size_t)k * D], (size_t)D * sizeof *out);
+			for (int c = 0; c < D; c++)
+				MAT_AT(a->ffn_out, i, c) += w * out[(size_t)k * D + c];
 		}
-		if (p->shared_ff > 0)
-			shared_row(a, p, x, i, D);
 	}
+	if (p->shared_ff > 0 && rows > 0) {
+		for (int i = 0; i < rows; i++)
+			memcpy(&xs[(size_t)i * D], &MAT_AT(*x, i, 0), (size_t)D * sizeof *xs);
+		shared_rows(a, p, xs, rows, D, h, g, act);
+	}
+	free(pick), free(xs), free(out), free(h), free(g), free(act);
 }
 
 /* The experts and top_k fit the lesson's sizes (the loader's checks, guarded once more where the engine reads). */
