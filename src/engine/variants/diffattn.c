@@ -89,13 +89,13 @@ static void pass_diff_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		const int v0 = diff_v0(a, lp, h);
+		/* O = A·V_pair on the kernels, each cell's terms in the order of j from 0 (matrix.h: mat_mul_chain) */
+		mat_mul_chain(cfg->n, cfg->m, w, hd->diff_a.a, (size_t)cfg->m, &a->V.a[v0], (size_t)a->V.cols, hd->diff_o.a,
+		              (size_t)w);
 		for (int i = 0; i < cfg->n; i++) {
 			double ss = 0.0, rms;
 			for (int c = 0; c < w; c++) {
-				double o = 0.0;
-				for (int j = 0; j < cfg->m; j++)
-					o += MAT_AT(hd->diff_a, i, j) * MAT_AT(a->V, j, v0 + c);
-				MAT_AT(hd->diff_o, i, c) = o;
+				const double o = MAT_AT(hd->diff_o, i, c);
 				ss += o * o;
 			}
 			rms = sqrt(ss / w + lp->diff.eps);

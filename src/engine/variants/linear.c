@@ -68,23 +68,25 @@ static void pass_linear(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		for (int j = 0; j < cfg->m; j++)
 			for (int c = 0; c < dk; c++)
 				MAT_AT(hd->phi_k, j, c) = phi(MAT_AT(*K, j, g * dk + c));
+		/* lin_scores = φ(Q)·φ(K)ᵀ on the kernels, each cell's terms in order from 0 (matrix.h), 0 where i does not see j */
+		memset(hd->lin_scores.a, 0, (size_t)cfg->n * (size_t)cfg->m * sizeof(double));
+		mat_mul_acc(cfg->n, dk, cfg->m, hd->phi_q.a, (size_t)hd->phi_q.cols, 0, hd->phi_k.a, (size_t)hd->phi_k.cols, 1,
+		            hd->lin_scores.a, (size_t)cfg->m, MAT_CONTINUE);
+		for (int i = 0; i < cfg->n; i++)
+			for (int j = 0; j < cfg->m; j++)
+				if (!linear_sees(cfg, i, j))
+					MAT_AT(hd->lin_scores, i, j) = 0.0;
+		/* lin_out = lin_scores·V, then each row over its z */
+		mat_mul_chain(cfg->n, cfg->m, dv, hd->lin_scores.a, (size_t)cfg->m, &a->V.a[g * dv], (size_t)a->V.cols,
+		              hd->lin_out.a, (size_t)dv);
 		for (int i = 0; i < cfg->n; i++) {
 			double z = 0.0;
-			for (int j = 0; j < cfg->m; j++) {
-				double s = 0.0;
-				for (int c = 0; linear_sees(cfg, i, j) && c < dk; c++)
-					s += MAT_AT(hd->phi_q, i, c) * MAT_AT(hd->phi_k, j, c);
-				MAT_AT(hd->lin_scores, i, j) = s;
-				z += s;
-			}
+			for (int j = 0; j < cfg->m; j++)
+				z += MAT_AT(hd->lin_scores, i, j);
 			z += cfg->linear_eps;
 			MAT_AT(hd->lin_z, i, 0) = z;
-			for (int c = 0; c < dv; c++) {
-				double o = 0.0;
-				for (int j = 0; j < cfg->m; j++)
-					o += MAT_AT(hd->lin_scores, i, j) * MAT_AT(a->V, j, g * dv + c);
-				MAT_AT(hd->lin_out, i, c) = o / z;
-			}
+			for (int c = 0; c < dv; c++)
+				MAT_AT(hd->lin_out, i, c) /= z;
 		}
 	}
 }
@@ -105,14 +107,20 @@ static void state_read(AttnHead *hd, int i, int dk, int dv, double eps)
 {
 	double z = eps;
 
+	double *o = &MAT_AT(hd->lin_out_state, i, 0);
+
 	for (int r = 0; r < dk; r++)
 		z += MAT_AT(hd->phi_q, i, r) * MAT_AT(hd->lin_ksum, 0, r);
-	for (int c = 0; c < dv; c++) {
-		double o = 0.0;
-		for (int r = 0; r < dk; r++)
-			o += MAT_AT(hd->phi_q, i, r) * MAT_AT(hd->lin_state, r, c);
-		MAT_AT(hd->lin_out_state, i, c) = o / z;
+	/* o_c = Σ_r φ(q_i)_r S_rc, each o_c's terms in the order of r, the state read along its rows */
+	for (int c = 0; c < dv; c++)
+		o[c] = 0.0;
+	for (int r = 0; r < dk; r++) {
+		const double f = MAT_AT(hd->phi_q, i, r), *row = &MAT_AT(hd->lin_state, r, 0);
+		for (int c = 0; c < dv; c++)
+			o[c] += f * row[c];
 	}
+	for (int c = 0; c < dv; c++)
+		o[c] /= z;
 }
 
 /* lin_state, lin_ksum and lin_out_state: the state way (token by token when causal); and the gap to lin_out. */

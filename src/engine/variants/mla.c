@@ -37,16 +37,18 @@ static const Mat *mla_input(const Attn *a, const LayerParams *lp)
 	return lp->block.present && lp->block.norm == NORM_PRE ? &a->norm1 : &a->X;
 }
 
-/* C (r × c, row stride ldc) = A (r × k, stride lda) · B (k × c, stride ldb): one sum a cell, in order. */
+/* C (r × c, row stride ldc) = A (r × k, stride lda) · B (k × c, stride ldb): one sum a cell, in order (matrix.h). */
 static void mul(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
 {
+	mat_mul_chain(r, k, c, A, lda, B, ldb, C, ldc);
+}
+
+/* The same with B the transpose of a c × k matrix (row stride ldb): C = A·Bᵀ. */
+static void mul_t(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
+{
 	for (int i = 0; i < r; i++)
-		for (int j = 0; j < c; j++) {
-			double s = 0.0;
-			for (int t = 0; t < k; t++)
-				s += A[(size_t)i * lda + (size_t)t] * B[(size_t)t * ldb + (size_t)j];
-			C[(size_t)i * ldc + (size_t)j] = s;
-		}
+		memset(&C[(size_t)i * ldc], 0, (size_t)c * sizeof *C);
+	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 1, C, ldc, MAT_CONTINUE);
 }
 
 /* 1 / √(mean(x²) + eps) of x (len numbers): DeepseekV3RMSNorm's rsqrt. */
@@ -181,48 +183,40 @@ static void pass_absorb(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const MlaParams *p = &lp->mla;
 	const int n = cfg->n, m = cfg->m, H = a->heads, dn = p->d_nope, dr = p->d_rope, dv = lp->d_v, c = p->kv_lora_rank;
 	const size_t ldkv = (size_t)H * (size_t)(dn + dv);
-	double dscore = 0.0, dout = 0.0, *lat = malloc((size_t)c * sizeof *lat);
+	/* each head's position part q_pe·k_pe_rotᵀ (n × m) and latents weights·c_KV (n × c) */
+	double dscore = 0.0, dout = 0.0, *pe = malloc((size_t)n * (size_t)m * sizeof *pe),
+	       *lat = malloc((size_t)n * (size_t)c * sizeof *lat);
 
-	if (lat == NULL) {
+	if (pe == NULL || lat == NULL) {
+		free(pe);
+		free(lat);
 		a->failed = 1;
 		return;
 	}
+	/* every product on the matrix kernels, each cell's terms in one chain in order (the loops' bits, matrix.h) */
 	for (int h = 0; h < H; h++) {
 		const double *WK = p->W_kvb.a + (size_t)h * (size_t)(dn + dv), *WV = WK + dn;
 		AttnHead *hd = &a->head[h];
-		for (int i = 0; i < n; i++)
-			for (int e = 0; e < c; e++) {
-				double s = 0.0;
-				for (int t = 0; t < dn; t++)
-					s += MAT_AT(a->q_nope, i, h * dn + t) * WK[(size_t)e * ldkv + (size_t)t];
-				MAT_AT(a->q_tilde, i, h * c + e) = s;
-			}
+		/* q̃ = q_nope·W^Kᵀ: row e of W^Kᵀ's transpose is W^K's column block, ldkv apart */
+		mul_t(n, dn, c, &a->q_nope.a[h * dn], (size_t)a->q_nope.cols, WK, ldkv, &a->q_tilde.a[h * c],
+		      (size_t)a->q_tilde.cols);
+		mul_t(n, c, m, &a->q_tilde.a[h * c], (size_t)a->q_tilde.cols, a->c_KV.a, (size_t)a->c_KV.cols, hd->absorbed.a,
+		      (size_t)m);
+		mul_t(n, dr, m, &a->q_pe.a[h * dr], (size_t)a->q_pe.cols, a->k_pe_rot.a, (size_t)a->k_pe_rot.cols, pe, (size_t)m);
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < m; j++) {
-				double s = 0.0, pe = 0.0;
-				for (int e = 0; e < c; e++)
-					s += MAT_AT(a->q_tilde, i, h * c + e) * MAT_AT(a->c_KV, j, e);
-				for (int t = 0; t < dr; t++)
-					pe += MAT_AT(a->q_pe, i, h * dr + t) * MAT_AT(a->k_pe_rot, j, t);
-				MAT_AT(hd->absorbed, i, j) = s + pe;
-				dscore = fmax(dscore, fabs(s + pe - MAT_AT(hd->scores, i, j)));
+				const double sc = MAT_AT(hd->absorbed, i, j) + pe[(size_t)i * m + j];
+				MAT_AT(hd->absorbed, i, j) = sc;
+				dscore = fmax(dscore, fabs(sc - MAT_AT(hd->scores, i, j)));
 			}
-		for (int i = 0; i < n; i++) {
-			for (int e = 0; e < c; e++) { /* Σ_j weights_ij c_KV_j: the latent each row reads */
-				double s = 0.0;
-				for (int j = 0; j < m; j++)
-					s += MAT_AT(hd->weights, i, j) * MAT_AT(a->c_KV, j, e);
-				lat[e] = s;
-			}
-			for (int e = 0; e < dv; e++) {
-				double s = 0.0;
-				for (int t = 0; t < c; t++)
-					s += lat[t] * WV[(size_t)t * ldkv + (size_t)e];
-				MAT_AT(a->absorbed_out, i, h * dv + e) = s;
-				dout = fmax(dout, fabs(s - MAT_AT(hd->weighted, i, e)));
-			}
-		}
+		/* Σ_j weights_ij c_KV_j: the latent each row reads, then through W^V */
+		mul(n, m, c, hd->weights.a, (size_t)m, a->c_KV.a, (size_t)a->c_KV.cols, lat, (size_t)c);
+		mul(n, c, dv, lat, (size_t)c, WV, ldkv, &a->absorbed_out.a[h * dv], (size_t)a->absorbed_out.cols);
+		for (int i = 0; i < n; i++)
+			for (int e = 0; e < dv; e++)
+				dout = fmax(dout, fabs(MAT_AT(a->absorbed_out, i, h * dv + e) - MAT_AT(hd->weighted, i, e)));
 	}
+	free(pe);
 	free(lat);
 	a->mla_diff.a[0] = dscore;
 	a->mla_diff.a[1] = dout;

@@ -225,15 +225,10 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	}
 }
 
-/*
- * C (r × c) = A (r × k, row stride lda) · B (k × c, row stride ldb), each cell's terms in one chain from 0
- * in the order of t, as the loops h += x·w wrote it (mat_mul_acc continuing from zeros: the kernels, the
- * same bits as those loops, each product added as the active kernel adds it).
- */
+/* C (r × c, contiguous) = A · B, each cell's terms in one chain from 0 in the order of t, as the loops h += x·w (matrix.h) */
 static void chain_product(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C)
 {
-	memset(C, 0, (size_t)r * (size_t)c * sizeof *C);
-	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 0, C, (size_t)c, MAT_CONTINUE);
+	mat_mul_chain(r, k, c, A, lda, B, ldb, C, (size_t)c);
 }
 
 /*
