@@ -850,17 +850,32 @@ static void pass_ffn_hidden(Attn *a, const ModelConfig *cfg, const LayerParams *
 static void pass_activation(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const size_t count = (size_t)a->ffn_hidden.rows * (size_t)a->ffn_hidden.cols;
+	const double *h = a->ffn_hidden.a, *gate = a->ffn_gate.a;
+	double *out = a->ffn_act.a;
 
 	(void)cfg;
-	for (size_t i = 0; i < count; i++) {
-		const double h = a->ffn_hidden.a[i];
-		switch (lp->block.activation) {
-		case ACT_RELU: a->ffn_act.a[i] = attn_relu(h); break;
-		case ACT_GELU: a->ffn_act.a[i] = attn_gelu(h); break;
-		case ACT_GELU_TANH: a->ffn_act.a[i] = attn_gelu_tanh(h); break;
-		case ACT_SWIGLU: a->ffn_act.a[i] = attn_silu(h) * a->ffn_gate.a[i]; break;
-		case ACT_GEGLU: a->ffn_act.a[i] = attn_gelu_tanh(h) * a->ffn_gate.a[i]; break;
-		}
+	/* one loop an activation (not a switch a cell), so the compiler can vectorise ReLU's */
+	switch (lp->block.activation) {
+	case ACT_RELU:
+		for (size_t i = 0; i < count; i++)
+			out[i] = attn_relu(h[i]);
+		break;
+	case ACT_GELU:
+		for (size_t i = 0; i < count; i++)
+			out[i] = attn_gelu(h[i]);
+		break;
+	case ACT_GELU_TANH:
+		for (size_t i = 0; i < count; i++)
+			out[i] = attn_gelu_tanh(h[i]);
+		break;
+	case ACT_SWIGLU:
+		for (size_t i = 0; i < count; i++)
+			out[i] = attn_silu(h[i]) * gate[i];
+		break;
+	case ACT_GEGLU:
+		for (size_t i = 0; i < count; i++)
+			out[i] = attn_gelu_tanh(h[i]) * gate[i];
+		break;
 	}
 }
 
