@@ -103,11 +103,15 @@ static GdnSrc gdn_src(const Attn *a, int h)
  */
 static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int w)
 {
+	double decay[LESSON_MAX_DIM]; /* each column's e^g of the token, once (not once a cell of S) */
+
 	memset(hd->gdn_state.a, 0, (size_t)dk * (size_t)dv * sizeof(double));
 	for (int t = 0; t < n; t++) {
+		for (int c = 0; c < dv; c++)
+			decay[c] = exp(MAT_AT(hd->gdn_g, t, c / w));
 		for (int i = 0; i < dk; i++)
 			for (int c = 0; c < dv; c++)
-				MAT_AT(hd->gdn_state, i, c) *= exp(MAT_AT(hd->gdn_g, t, c / w));
+				MAT_AT(hd->gdn_state, i, c) *= decay[c];
 		for (int c = 0; c < dv; c++) {
 			double r = 0.0;
 			for (int i = 0; i < dk; i++)
@@ -141,17 +145,31 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 {
 	const int c0 = vh * dv; /* value head vh of the head: columns [c0, c0 + dv) of its v and output, β and g column vh */
 
+	/* besides: e^(G_i) (EG), the chunk's (q_i·k_j) e^(G_i − G_j) (P, L·L) and e^(G_last − G_j) (D), each once */
 	double *T = malloc((size_t)C * C * sizeof *T), *G = malloc((size_t)C * sizeof *G);
+	double *EG = malloc((size_t)C * sizeof *EG), *P = malloc((size_t)C * C * sizeof *P), *D = malloc((size_t)C * sizeof *D);
+	double *qe = malloc((size_t)dk * sizeof *qe);
 	double *U = malloc((size_t)C * dv * sizeof *U), *W = malloc((size_t)C * dk * sizeof *W);
 	double *S = calloc((size_t)dk * dv, sizeof *S), *S2 = malloc((size_t)dk * dv * sizeof *S2);
 	int r = -1;
 
-	if (T == NULL || G == NULL || U == NULL || W == NULL || S == NULL || S2 == NULL)
+	if (T == NULL || G == NULL || U == NULL || W == NULL || S == NULL || S2 == NULL || EG == NULL || P == NULL ||
+	    D == NULL || qe == NULL)
 		goto out;
 	for (int t0 = 0; t0 < n; t0 += C) {
 		const int L = t0 + C <= n ? C : n - t0;
 		for (int i = 0; i < L; i++)
 			G[i] = (i > 0 ? G[i - 1] : 0.0) + MAT_AT(hd->gdn_g, t0 + i, vh);
+		for (int i = 0; i < L; i++) {
+			EG[i] = exp(G[i]);
+			D[i] = exp(G[L - 1] - G[i]);
+			for (int j = 0; j <= i; j++) {
+				double qk = 0.0;
+				for (int k = 0; k < dk; k++)
+					qk += MAT_AT(hd->gdn_q, t0 + i, k) * MAT_AT(hd->gdn_k, t0 + j, k);
+				P[i * C + j] = qk * exp(G[i] - G[j]);
+			}
+		}
 		/* A_ij = −β_i (k_i·k_j) e^(G_i − G_j) for j < i; then T = (I − A)⁻¹ row by row */
 		for (int i = 0; i < L; i++)
 			for (int j = 0; j < L; j++) {
@@ -179,7 +197,7 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 			for (int c = 0; c < dk; c++) {
 				double w = 0.0;
 				for (int j = 0; j <= i; j++)
-					w += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh) * MAT_AT(hd->gdn_k, t0 + j, c) * exp(G[j]);
+					w += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh) * MAT_AT(hd->gdn_k, t0 + j, c) * EG[j];
 				W[i * dk + c] = w;
 			}
 		}
@@ -191,31 +209,30 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 					ws += W[i * dk + k] * S[k * dv + c];
 				U[i * dv + c] -= ws;
 			}
-		for (int i = 0; i < L; i++)
+		for (int i = 0; i < L; i++) {
+			for (int k = 0; k < dk; k++)
+				qe[k] = MAT_AT(hd->gdn_q, t0 + i, k) * EG[i];
 			for (int c = 0; c < dv; c++) {
 				double o = 0.0;
 				for (int k = 0; k < dk; k++)
-					o += MAT_AT(hd->gdn_q, t0 + i, k) * exp(G[i]) * S[k * dv + c];
-				for (int j = 0; j <= i; j++) {
-					double qk = 0.0;
-					for (int k = 0; k < dk; k++)
-						qk += MAT_AT(hd->gdn_q, t0 + i, k) * MAT_AT(hd->gdn_k, t0 + j, k);
-					o += qk * exp(G[i] - G[j]) * U[j * dv + c];
-				}
+					o += qe[k] * S[k * dv + c];
+				for (int j = 0; j <= i; j++)
+					o += P[i * C + j] * U[j * dv + c];
 				MAT_AT(hd->gdn_out_chunk, t0 + i, c0 + c) = o;
 			}
+		}
 		for (int k = 0; k < dk; k++)
 			for (int c = 0; c < dv; c++) {
-				double s = S[k * dv + c] * exp(G[L - 1]);
+				double s = S[k * dv + c] * EG[L - 1];
 				for (int j = 0; j < L; j++)
-					s += MAT_AT(hd->gdn_k, t0 + j, k) * exp(G[L - 1] - G[j]) * U[j * dv + c];
+					s += MAT_AT(hd->gdn_k, t0 + j, k) * D[j] * U[j * dv + c];
 				S2[k * dv + c] = s;
 			}
 		memcpy(S, S2, (size_t)dk * dv * sizeof *S);
 	}
 	r = 0;
 out:
-	free(T), free(G), free(U), free(W), free(S), free(S2);
+	free(T), free(G), free(U), free(W), free(S), free(S2), free(EG), free(P), free(D), free(qe);
 	return r;
 }
 
