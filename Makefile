@@ -38,8 +38,9 @@ WARN := -Wall -Wextra -Wpedantic -Wformat=2 -Wshadow -Wstrict-prototypes -Wmissi
 # tiles ran a number at a time at -O2); it never reorders a sum of doubles without
 # -ffast-math, so the numbers are the same bits as at -O2.
 CFLAGS ?= -O3 -g
-# -ffp-contract=off: a·b + c is never fused into one rounding, so every matrix
-# kernel gives the reference's bits (see src/base/gemm.c).
+# -ffp-contract=off: the compiler never fuses a·b + c into one rounding, so each
+# loop keeps the bits it is written for; the fused matrix kernels ask for fma
+# where they mean it (see src/base/gemm.c).
 FPFLAGS := -ffp-contract=off
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(FPFLAGS) $(SANFLAGS) -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
