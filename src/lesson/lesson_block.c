@@ -93,13 +93,8 @@ static int read_block_settings(Ctx *c, const cJSON *root, Model *l)
 	l->lp.block.norm_kind = (NormKind)k;
 	if (li_gemma_block_settings(c, b, l, (int)l->lp.block.norm) != 0)
 		goto out;
-	if (key_finite(c, b, "eps", &l->lp.block.eps) != 0)
+	if (li_key_eps(c, b, &l->lp.block.eps) != 0)
 		goto out;
-	if (!(l->lp.block.eps > 0)) {
-		path_key(c, "eps");
-		fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), l->lp.block.eps);
-		goto out;
-	}
 	ffn = li_stack(c)->part == PART_SELF ? NULL : get(b, "ffn"); /* a decoder's FFN follows its cross-attention */
 	if (ffn != NULL) {
 		size_t old2 = path_key(c, "ffn");

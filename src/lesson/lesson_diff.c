@@ -98,13 +98,8 @@ static int read_diff_settings(Ctx *c, const cJSON *root, Model *l)
 				goto bad;
 			p->depth = -1.0;
 		}
-		if (key_finite(c, o, "eps", &p->eps) != 0)
+		if (li_key_eps(c, o, &p->eps) != 0)
 			goto bad;
-		if (!(p->eps > 0)) {
-			path_key(c, "eps");
-			fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), p->eps);
-			goto bad;
-		}
 	}
 	if (p->depth >= 0)
 		p->lambda_init = 0.8 - 0.6 * exp(-0.3 * p->depth);

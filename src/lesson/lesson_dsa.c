@@ -58,13 +58,8 @@ static int read_dsa(Ctx *c, const cJSON *root, Model *l)
 	p->eps = 1e-6;
 	if (li_key_size(c, o, "index_n_heads", 1, LESSON_MAX_DIM, -1, &p->heads) != 0 ||
 	    li_key_size(c, o, "index_head_dim", 1, LESSON_MAX_DIM, -1, &p->dim) != 0 ||
-	    li_key_size(c, o, "index_topk", 1, LESSON_MAX_TOKENS, -1, &p->topk) != 0 || key_finite(c, o, "eps", &p->eps) != 0)
+	    li_key_size(c, o, "index_topk", 1, LESSON_MAX_TOKENS, -1, &p->topk) != 0 || li_key_eps(c, o, &p->eps) != 0)
 		goto bad;
-	if (!(p->eps > 0)) {
-		path_key(c, "eps");
-		fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), p->eps);
-		goto bad;
-	}
 	p->on = 1;
 	path_set(c, old);
 	return 0;

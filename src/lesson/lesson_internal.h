@@ -180,8 +180,10 @@ Lesson *li_lesson_encdec(Ctx *c, const cJSON *root, int is_variant);
 /* lesson_matrices.c: a matrix's shape first, its numbers later */
 /* The shape of the matrix at key (absent: SRC_ABSENT), its structure checked against lim. */
 int li_read_matsrc(Ctx *c, const cJSON *obj, const char *key, const Limits *lim, MatSrc *src);
-/* A whole number of obj[key] in [lo, hi] into *out, said at its path; required unless dflt ≥ 0 (lesson_mla.c, DSA's too). */
+/* A whole number of obj[key] in [lo, hi] into *out, said at its path; required unless dflt ≥ 0 (lesson_keys.c). */
 int li_key_size(Ctx *c, const cJSON *obj, const char *key, long long lo, long long hi, long long dflt, int *out);
+/* A norm's obj["eps"], a number > 0 (absent: *eps as it was), said at its path (lesson_keys.c). */
+int li_key_eps(Ctx *c, const cJSON *obj, double *eps);
 /* obj[key] as rows × cols (rows_why NULL: a vector of cols numbers), said at its path; absent: dflt everywhere, or empty when dflt < 0. */
 int li_read_shaped(Ctx *c, const cJSON *obj, const char *key, int rows, int cols, const char *rows_why, const char *cols_why,
                    double dflt, Mat *out);

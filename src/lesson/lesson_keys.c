@@ -188,3 +188,35 @@ int li_keys_write_model(cJSON *o, const Model *m, const Model *top)
 	}
 	return 0;
 }
+
+int li_key_size(Ctx *c, const cJSON *obj, const char *key, long long lo, long long hi, long long dflt, int *out)
+{
+	long long v = dflt;
+	char expect[96];
+
+	snprintf(expect, sizeof expect, _("a whole number from %lld to %lld"), lo, hi);
+	if (get(obj, key) == NULL && dflt < 0) {
+		size_t old = path_key(c, key);
+		fail(c, _("missing: %s"), expect);
+		path_set(c, old);
+		return -1;
+	}
+	if (key_whole(c, obj, key, (double)lo, (double)hi, expect, &v) != 0)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+int li_key_eps(Ctx *c, const cJSON *obj, double *eps)
+{
+	size_t old;
+
+	if (key_finite(c, obj, "eps", eps) != 0)
+		return -1;
+	if (*eps > 0)
+		return 0;
+	old = path_key(c, "eps");
+	fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), *eps);
+	path_set(c, old);
+	return -1;
+}

@@ -41,24 +41,6 @@ static const struct {
 	{ "compare", N_("not with MLA yet") },
 };
 
-int li_key_size(Ctx *c, const cJSON *obj, const char *key, long long lo, long long hi, long long dflt, int *out)
-{
-	long long v = dflt;
-	char expect[96];
-
-	snprintf(expect, sizeof expect, _("a whole number from %lld to %lld"), lo, hi);
-	if (get(obj, key) == NULL && dflt < 0) {
-		size_t old = path_key(c, key);
-		fail(c, _("missing: %s"), expect);
-		path_set(c, old);
-		return -1;
-	}
-	if (key_whole(c, obj, key, (double)lo, (double)hi, expect, &v) != 0)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 static int read_mla_settings(Ctx *c, const cJSON *root, Model *l)
 {
 	const cJSON *o = get(root, "mla");
@@ -99,20 +81,16 @@ static int read_mla_settings(Ctx *c, const cJSON *root, Model *l)
 	    li_key_size(c, o, "qk_nope_head_dim", 1, LESSON_MAX_DIM, -1, &p->d_nope) != 0 ||
 	    li_key_size(c, o, "qk_rope_head_dim", 2, LESSON_MAX_DIM, -1, &p->d_rope) != 0 ||
 	    li_key_size(c, o, "v_head_dim", 1, LESSON_MAX_DIM, -1, &d_v) != 0 || key_finite(c, o, "rope_theta", &p->rope_theta) != 0 ||
-	    key_finite(c, o, "eps", &p->eps) != 0)
+	    li_key_eps(c, o, &p->eps) != 0)
 		goto bad;
 	if (p->d_rope % 2 != 0) {
 		path_key(c, "qk_rope_head_dim");
 		fail(c, _("needs an even width (k_pe and q_pe turn in pairs of columns), got %d"), p->d_rope);
 		goto bad;
 	}
-	if (!(p->rope_theta > 1) || !(p->eps > 0)) {
-		const int t = !(p->rope_theta > 1);
-		path_key(c, t ? "rope_theta" : "eps");
-		if (t)
-			fail(c, _("expected a base > 1, got %g"), p->rope_theta);
-		else
-			fail(c, _("expected a number > 0 (it keeps the norm from dividing by 0), got %g"), p->eps);
+	if (!(p->rope_theta > 1)) {
+		path_key(c, "rope_theta");
+		fail(c, _("expected a base > 1, got %g"), p->rope_theta);
 		goto bad;
 	}
 	path_set(c, old);
