@@ -937,9 +937,10 @@ void mat_axpy(int n, double w, const double *v, double *out)
 	(kernel()->fused ? axpy_fused : axpy_exact)(n, w, v, out);
 }
 
-void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
+void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans, double *C,
+                   size_t ldc)
 {
 	for (int i = 0; i < r; i++)
 		memset(&C[(size_t)i * ldc], 0, (size_t)(c > 0 ? c : 0) * sizeof *C);
-	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 0, C, ldc, MAT_CONTINUE);
+	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, MAT_CONTINUE);
 }

@@ -81,13 +81,15 @@ void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, 
 void mat_mul_acc_naive(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
                        int b_trans, double *C, size_t ldc, int how);
 /*
- * C (r × c, ldc) = A (r × k, lda) · B (k × c, ldb), each cell's terms in one
- * chain from 0 in the order of t: the bits of the loop
+ * C (r × c, ldc) = A (r × k, lda) · op(B), each cell's terms in one chain
+ * from 0 in the order of t: the bits of the loop
  *   s = 0; for t: s += A[i][t]·B[t][j]
  * (mat_mul_acc continuing from zeros), so a pass written as such loops can
- * run on the kernels and keep its numbers.
+ * run on the kernels and keep its numbers. op(B) is B (k × c, ldb), or with
+ * b_trans the transpose of a c × k matrix (ldb).
  */
-void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc);
+void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans, double *C,
+                   size_t ldc);
 
 /*
  * The micro-kernels behind mat_mul_view, fastest first ("avx512fma",

@@ -90,7 +90,7 @@ static void pass_diff_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 		AttnHead *hd = &a->head[h];
 		const int v0 = diff_v0(a, lp, h);
 		/* O = A·V_pair on the kernels, each cell's terms in the order of j from 0 (matrix.h: mat_mul_chain) */
-		mat_mul_chain(cfg->n, cfg->m, w, hd->diff_a.a, (size_t)cfg->m, &a->V.a[v0], (size_t)a->V.cols, hd->diff_o.a,
+		mat_mul_chain(cfg->n, cfg->m, w, hd->diff_a.a, (size_t)cfg->m, &a->V.a[v0], (size_t)a->V.cols, 0, hd->diff_o.a,
 		              (size_t)w);
 		for (int i = 0; i < cfg->n; i++) {
 			double ss = 0.0, rms;

@@ -40,15 +40,7 @@ static const Mat *mla_input(const Attn *a, const LayerParams *lp)
 /* C (r × c, row stride ldc) = A (r × k, stride lda) · B (k × c, stride ldb): one sum a cell, in order (matrix.h). */
 static void mul(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
 {
-	mat_mul_chain(r, k, c, A, lda, B, ldb, C, ldc);
-}
-
-/* The same with B the transpose of a c × k matrix (row stride ldb): C = A·Bᵀ. */
-static void mul_t(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
-{
-	for (int i = 0; i < r; i++)
-		memset(&C[(size_t)i * ldc], 0, (size_t)c * sizeof *C);
-	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 1, C, ldc, MAT_CONTINUE);
+	mat_mul_chain(r, k, c, A, lda, B, ldb, 0, C, ldc);
 }
 
 /* 1 / √(mean(x²) + eps) of x (len numbers): DeepseekV3RMSNorm's rsqrt. */
@@ -198,11 +190,11 @@ static void pass_absorb(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		const double *WK = p->W_kvb.a + (size_t)h * (size_t)(dn + dv), *WV = WK + dn;
 		AttnHead *hd = &a->head[h];
 		/* q̃ = q_nope·W^Kᵀ: row e of W^Kᵀ's transpose is W^K's column block, ldkv apart */
-		mul_t(n, dn, c, &a->q_nope.a[h * dn], (size_t)a->q_nope.cols, WK, ldkv, &a->q_tilde.a[h * c],
-		      (size_t)a->q_tilde.cols);
-		mul_t(n, c, m, &a->q_tilde.a[h * c], (size_t)a->q_tilde.cols, a->c_KV.a, (size_t)a->c_KV.cols, hd->absorbed.a,
+		mat_mul_chain(n, dn, c, &a->q_nope.a[h * dn], (size_t)a->q_nope.cols, WK, ldkv, 1, &a->q_tilde.a[h * c],
+		              (size_t)a->q_tilde.cols);
+		mat_mul_chain(n, c, m, &a->q_tilde.a[h * c], (size_t)a->q_tilde.cols, a->c_KV.a, (size_t)a->c_KV.cols, 1, hd->absorbed.a,
 		      (size_t)m);
-		mul_t(n, dr, m, &a->q_pe.a[h * dr], (size_t)a->q_pe.cols, a->k_pe_rot.a, (size_t)a->k_pe_rot.cols, pe, (size_t)m);
+		mat_mul_chain(n, dr, m, &a->q_pe.a[h * dr], (size_t)a->q_pe.cols, a->k_pe_rot.a, (size_t)a->k_pe_rot.cols, 1, pe, (size_t)m);
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < m; j++) {
 				const double sc = MAT_AT(hd->absorbed, i, j) + pe[(size_t)i * m + j];

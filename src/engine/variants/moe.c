@@ -225,12 +225,6 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	}
 }
 
-/* C (r × c, contiguous) = A · B, each cell's terms in one chain from 0 in the order of t, as the loops h += x·w (matrix.h) */
-static void chain_product(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C)
-{
-	mat_mul_chain(r, k, c, A, lda, B, ldb, C, (size_t)c);
-}
-
 /*
  * One SwiGLU expert on r rows x (r × D, contiguous): act = silu(x·W1) ⊙ (x·W3) (r × F) and out = act·W2
  * (r × D); W1 and W3 are the expert's F columns of wider matrices (row stride ld13), W2 its F rows (row
@@ -239,11 +233,11 @@ static void chain_product(int r, int k, int c, const double *A, size_t lda, cons
 static void expert_rows(int r, int D, int F, const double *x, const double *W1, const double *W3, size_t ld13,
                         const double *W2, size_t ld2, double *h, double *g, double *act, double *out)
 {
-	chain_product(r, D, F, x, (size_t)D, W1, ld13, h);
-	chain_product(r, D, F, x, (size_t)D, W3, ld13, g);
+	mat_mul_chain(r, D, F, x, (size_t)D, W1, ld13, 0, h, (size_t)F); /* the loops' bits (matrix.h) */
+	mat_mul_chain(r, D, F, x, (size_t)D, W3, ld13, 0, g, (size_t)F);
 	for (size_t q = 0; q < (size_t)r * (size_t)F; q++)
 		act[q] = attn_silu(h[q]) * g[q];
-	chain_product(r, F, D, act, (size_t)F, W2, ld2, out);
+	mat_mul_chain(r, F, D, act, (size_t)F, W2, ld2, 0, out, (size_t)D);
 }
 
 /*
@@ -256,7 +250,7 @@ static void shared_rows(Attn *a, const MoeParams *p, const double *x, int rows, 
 	const int S = p->shared_ff, gated = !mat_empty(&p->S_gate); /* DeepSeek's: no gate */
 
 	if (gated) {
-		chain_product(rows, D, 1, x, (size_t)D, p->S_gate.a, 1, a->shared_gate.a);
+		mat_mul_chain(rows, D, 1, x, (size_t)D, p->S_gate.a, 1, 0, a->shared_gate.a, 1);
 		for (int i = 0; i < rows; i++)
 			MAT_AT(a->shared_gate, i, 0) = 1.0 / (1.0 + exp(-MAT_AT(a->shared_gate, i, 0)));
 	}
@@ -279,16 +273,16 @@ static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const Mat *x = attn_ffn_input(a);
 	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model, rows = moe_rows(a);
 	const int W = F > p->shared_ff ? F : p->shared_ff;
+
+	if (p->gptoss) {
+		pass_experts_gptoss(a, cfg, lp);
+		return;
+	}
 	int *pick = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *pick);
 	double *xs = malloc((size_t)rows * (size_t)D * sizeof *xs), *out = malloc((size_t)rows * (size_t)D * sizeof *out);
 	double *h = malloc((size_t)rows * (size_t)W * sizeof *h), *g = malloc((size_t)rows * (size_t)W * sizeof *g);
 	double *act = malloc((size_t)rows * (size_t)W * sizeof *act);
 
-	if (p->gptoss) {
-		free(pick), free(xs), free(out), free(h), free(g), free(act);
-		pass_experts_gptoss(a, cfg, lp);
-		return;
-	}
 	if (rows > 0 && (pick == NULL || xs == NULL || out == NULL || h == NULL || g == NULL || act == NULL)) {
 		a->failed = 1;
 		free(pick), free(xs), free(out), free(h), free(g), free(act);
