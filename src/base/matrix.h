@@ -120,6 +120,16 @@ int mat_kernel_fused(void);
 void mat_dots(const double *q, const double *keys, size_t ld, int d, int count, double *s);
 void mat_axpy(int n, double w, const double *v, double *out);
 
+/*
+ * out[j] = e^(x[j] − shift) for j < n (x[j] = −∞ gives 0; out may be x), a
+ * softmax's exponentials (vexp.c). Beside a fused kernel, glibc's vector exp
+ * (libmvec, within 4 ulp) where the system has it: mat_exp_vector says 1;
+ * otherwise glibc's exp cell by cell. A cell's bits depend only on its x and
+ * shift, not on n or its place in the row.
+ */
+void mat_exp_shifted(int n, const double *x, double shift, double *out);
+int mat_exp_vector(void);
+
 /* 1 when one of the count numbers at p is NaN or ±∞, 0 when all are finite. */
 int mat_nonfinite(const double *p, size_t count);
 

@@ -152,7 +152,9 @@ void attn_positional(Mat *PE)
  * changes nothing mathematically (it cancels) but keeps exp() from
  * overflowing: softmax([1000, 1, −1000]) is [1, e^-999, e^-2000], not NaN.
  * Entries of −∞ (masked) get exactly 0. When every entry is −∞ there is
- * nothing to attend to: out is all 0 and the function returns 1.
+ * nothing to attend to: out is all 0 and the function returns 1. The
+ * exponentials are mat_exp_shifted's (base/vexp.c: glibc's vector exp beside
+ * a fused kernel, its exp a cell at a time beside an exact one).
  */
 /*
  * The largest of x[0 … len), NaN skipped (−∞ when there is none): four
@@ -214,10 +216,9 @@ static double softmax_row(const double *x, double *out, int len, double sink, in
 			out[j] = 0.0;
 		return 1.0;
 	}
-	for (j = 0; j < len; j++) {
-		out[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
+	mat_exp_shifted(len, x, max, out); /* e^(−∞) = 0: a masked cell gets no weight */
+	for (j = 0; j < len; j++)
 		sum += out[j];
-	}
 	if (sink != -INFINITY) {
 		e = exp(sink - max);
 		sum += e; /* the sink's column last, as torch.cat([attn_weights, sinks], dim=-1) puts it */

@@ -102,11 +102,9 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 								for (int c = 0; c < dv; c++)
 									O[c] *= alpha;
 							}
-							for (int j = k0; j < k1; j++) {
-								const double p = exp(row[j] - m2);
-								sum[r] += p;
-								P[(size_t)r * bk + (size_t)(j - k0)] = p;
-							}
+							mat_exp_shifted(k1 - k0, row + k0, m2, &P[(size_t)r * bk]);
+							for (int j = k0; j < k1; j++)
+								sum[r] += P[(size_t)r * bk + (size_t)(j - k0)];
 							mx[r] = m2;
 							live[r] = any = 1;
 						}
