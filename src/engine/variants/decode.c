@@ -38,12 +38,27 @@ typedef struct DecodeRow {
 	int *keep;       /* t + 1 ints: the rows the cache keeps at step t */
 	double *const *win_weights;
 	double *win_output;
+	/*
+	 * A lesson's steps, whose rows are all known: q, k, v already made
+	 * (project_rows) from arow (the row, or N1 of it), and the step leaves
+	 * its concat row at concat (h·d_v) for finish_rows; NULL, NULL: the
+	 * step does all of it itself (generate).
+	 */
+	const double *arow;
+	double *concat;
 } DecodeRow;
 
 /* The scratch decode_row needs for h·d_v columns of concat and a cache of up to rows rows. */
 static size_t decode_scratch(int hdv, int rows)
 {
 	return 4 * (size_t)hdv + 3 * (size_t)rows;
+}
+
+/* row[c] += b[c] for c < count; nothing without b. */
+static void add_bias(double *row, const Mat *b, int count)
+{
+	for (int c = 0; c < count && !mat_empty(b); c++)
+		row[c] += b->a[c];
 }
 
 /*
@@ -58,8 +73,8 @@ static void decode_gate(const LayerParams *lp, int D, int hdv, const double *aro
 	for (int c = 0; c < hdv; c++)
 		concat[c] *= 1.0 / (1.0 + exp(-(gate[c] + (mat_empty(&lp->b_gate) ? 0.0 : lp->b_gate.a[c]))));
 }
-/* The block around one row: a's layer's block stages on a 1-row computation (NULL out of memory). */
-static Attn *decode_one(const Attn *a)
+/* The block around rows rows: a's layer's block stages on a computation of that many rows (NULL out of memory). */
+static Attn *decode_one(const Attn *a, int rows)
 {
 	Attn *one = calloc(1, sizeof *one);
 
@@ -69,7 +84,7 @@ static Attn *decode_one(const Attn *a)
 	one->lp = a->lp;
 	one->top = a->top;
 	one->shape = a->shape;
-	one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = 1;
+	one->shape.dim[DIM_N] = one->shape.dim[DIM_M] = rows;
 	one->heads = 0; /* no per-head matrices */
 	if (attn_alloc_matrices(one) != 0) {
 		attn_free_matrices(one);
@@ -213,21 +228,23 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	int count = attn_cache_rows(cfg, t, 0, r->keep);
 	double *Kt = NULL;
 
-	if (pre) {
-		memcpy(one->X.a, arow, (size_t)D * sizeof(double));
-		attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
-		arow = one->norm1.a;
+	if (r->arow != NULL) /* q, k, v made already, each from this row alone (project_rows) */
+		arow = r->arow;
+	else {
+		if (pre) {
+			memcpy(one->X.a, arow, (size_t)D * sizeof(double));
+			attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
+			arow = one->norm1.a;
+		}
+		/* q, k, v of token t: one row of the projections */
+		attn_mul_param(1, arow, (size_t)D, lp, &lp->W_q, x, (size_t)hdk);
+		attn_mul_param(1, arow, (size_t)D, lp, &lp->W_k, kt, (size_t)gdk);
+		attn_mul_param(1, arow, (size_t)D, lp, &lp->W_v, vt, (size_t)gdv);
+		add_bias(x, &lp->b_q, hdk);
+		add_bias(kt, &lp->b_k, gdk);
+		add_bias(vt, &lp->b_v, gdv);
 	}
-	/* q, k, v of token t: one row of the projections, then a variant's turn at position t (turn_row) */
-	attn_mul_param(1, arow, (size_t)D, lp, &lp->W_q, x, (size_t)hdk);
-	attn_mul_param(1, arow, (size_t)D, lp, &lp->W_k, kt, (size_t)gdk);
-	attn_mul_param(1, arow, (size_t)D, lp, &lp->W_v, vt, (size_t)gdv);
-	for (int c = 0; c < hdk && !mat_empty(&lp->b_q); c++)
-		x[c] += lp->b_q.a[c];
-	for (int c = 0; c < gdk && !mat_empty(&lp->b_k); c++)
-		kt[c] += lp->b_k.a[c];
-	for (int c = 0; c < gdv && !mat_empty(&lp->b_v); c++)
-		vt[c] += lp->b_v.a[c];
+	/* then a variant's turn at position t (turn_row) */
 	for (int v = attn_variant_count - 1; v >= 0; v--) { /* the list's last first: QK-norm, then RoPE */
 		const AttnVariant *var = attn_variants[v];
 		if ((var->turn_row == NULL && var->turn_whole == NULL) || !attn_variant_on(a, var))
@@ -249,7 +266,10 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	free(Kt);
 	Kt = NULL;
 	decode_gate(lp, D, hdv, arow, gate, concat);
-	decode_project(lp, hdv, concat, r->output);
+	if (r->concat != NULL) /* its output row and the rest of the block: finish_rows */
+		memcpy(r->concat, concat, (size_t)hdv * sizeof *concat);
+	else
+		decode_project(lp, hdv, concat, r->output);
 	if (r->win_weights != NULL) { /* the plain window of the same size: its own scores, weighted sums and concat */
 		double *wconcat = wrow + 2 * (size_t)(t + 1), *ws = wconcat + hdv, *wo = ws + (t + 1);
 		double *const scores[1] = { ws }, *const weighted[1] = { wo };
@@ -261,7 +281,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		decode_gate(lp, D, hdv, arow, gate, wconcat);
 		decode_project(lp, hdv, wconcat, r->win_output);
 	}
-	if (one != NULL) {
+	if (one != NULL && r->concat == NULL) {
 		memcpy(one->X.a, xin, (size_t)D * sizeof(double));
 		memcpy(one->output.a, r->output, (size_t)D * sizeof(double));
 		for (int st = STAGE_NORM1_AFTER; st <= STAGE_NORM2_POST; st++)
@@ -272,46 +292,124 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 }
 
 /*
+ * A step's own row, for the rows [t0, t0 + rows) of a lesson at once (one: a
+ * block of that many rows, or NULL without a block): arows = each row as
+ * the projections read it (pre-norm: N1 of it, in one->norm1; else the
+ * input's rows, lda D), and their q, k, v into dec_q, cache_K and cache_V,
+ * biases added. Row t of a product reads only row t of its input, and the
+ * kernels give a row the same bits alone or among others (base/matrix.h:
+ * "the same bits with every kernel of a kind"), so each row is what step t
+ * would have made by itself, one weight read for 64 rows instead of one.
+ */
+static const double *project_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, const double *in, int t0,
+                                  int rows, Attn *one)
+{
+	const int D = cfg->d_model, hdk = a->heads * lp->d_k, gdk = a->kv_heads * lp->d_k, gdv = a->kv_heads * lp->d_v;
+	const double *arows = in + (size_t)t0 * D;
+
+	if (lp->block.present && lp->block.norm == NORM_PRE) {
+		memcpy(one->X.a, arows, (size_t)rows * D * sizeof(double));
+		attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
+		arows = one->norm1.a;
+	}
+	attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_q, &MAT_AT(a->dec_q, t0, 0), (size_t)a->dec_q.cols);
+	attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_k, &MAT_AT(a->cache_K, t0, 0), (size_t)a->cache_K.cols);
+	attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_v, &MAT_AT(a->cache_V, t0, 0), (size_t)a->cache_V.cols);
+	for (int i = 0; i < rows; i++) {
+		add_bias(&MAT_AT(a->dec_q, t0 + i, 0), &lp->b_q, hdk);
+		add_bias(&MAT_AT(a->cache_K, t0 + i, 0), &lp->b_k, gdk);
+		add_bias(&MAT_AT(a->cache_V, t0 + i, 0), &lp->b_v, gdv);
+	}
+	return arows;
+}
+
+/*
+ * After the steps of rows [t0, t0 + rows): their output rows, concat·W_o + b_o
+ * (concat: rows × h·d_v, each step's), and in a block (one, that many rows)
+ * the rest of the layer on them, into dec_layer_out: each row alone, as
+ * project_rows's are.
+ */
+static void finish_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, const double *in, int t0, int rows,
+                        const double *concat, Attn *one)
+{
+	const int D = cfg->d_model, hdv = a->heads * lp->d_v;
+
+	for (int i = 0; i < rows && mat_empty(&lp->W_o); i++)
+		memcpy(&MAT_AT(a->dec_output, t0 + i, 0), &concat[(size_t)i * hdv], (size_t)hdv * sizeof *concat);
+	if (!mat_empty(&lp->W_o))
+		attn_mul_param(rows, concat, (size_t)hdv, lp, &lp->W_o, &MAT_AT(a->dec_output, t0, 0),
+		               (size_t)a->dec_output.cols);
+	for (int i = 0; i < rows; i++)
+		add_bias(&MAT_AT(a->dec_output, t0 + i, 0), &lp->b_o, lp->d_out);
+	if (one == NULL)
+		return;
+	memcpy(one->X.a, in + (size_t)t0 * D, (size_t)rows * D * sizeof(double));
+	memcpy(one->output.a, &MAT_AT(a->dec_output, t0, 0), (size_t)rows * D * sizeof(double));
+	for (int st = STAGE_NORM1_AFTER; st <= STAGE_NORM2_POST; st++)
+		if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
+			attn_stage_kernel((Stage)st)(one, cfg, lp);
+	memcpy(&MAT_AT(a->dec_layer_out, t0, 0), attn_block_output(one)->a, (size_t)rows * D * sizeof(double));
+}
+
+/*
  * Decoding with a KV cache: the tokens one at a time, as generation sees
  * them. Step t reads only row t of its input (X, or the layer before's
  * decoded rows) and what earlier steps cached (decode_row). The rows equal
- * the full computation's rows: the test of a correct cache.
+ * the full computation's rows: the test of a correct cache. What a step
+ * does with its own row alone (q, k, v before, the output row and the rest
+ * of a block after) is done for DECODE_ROWS rows at once around their
+ * steps (project_rows, finish_rows): the same numbers, each weight read once
+ * for them all (a step's one-row products read all of every weight for one
+ * row: two fifths of the pass at n = 1024).
  */
+enum { DECODE_ROWS = 64 };
+
 static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int n = cfg->n, D = cfg->d_model, hdv = a->heads * lp->d_v;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
 	const int win = !mat_empty(&a->win_output); /* StreamingLLM's comparison: the plain window's rows too */
+	const int chunk = n < DECODE_ROWS ? n : DECODE_ROWS;
+	const int need_one = lp->block.present; /* the block around the rows: norms, the FFN */
 	double *row = calloc(decode_scratch(hdv, n), sizeof(double));
+	double *concat = calloc((size_t)chunk * hdv, sizeof *concat);
 	int *keep = calloc((size_t)n, sizeof *keep);
 	double **hr = calloc((size_t)(4 * (a->heads > 0 ? a->heads : 1)), sizeof *hr);
-	Attn *one = NULL; /* the block around one row: this layer's block stages on a 1-row computation */
+	Attn *one = NULL, *last = NULL; /* the block around chunk rows, and around the n % chunk rows at the end */
 	int r = -1;
 
-	if (row == NULL || hr == NULL || keep == NULL)
+	if (row == NULL || hr == NULL || keep == NULL || concat == NULL)
 		goto out;
-	if (lp->block.present && (one = decode_one(a)) == NULL)
+	if (need_one && ((one = decode_one(a, chunk)) == NULL || (n % chunk && (last = decode_one(a, n % chunk)) == NULL)))
 		goto out;
-	for (int t = 0; t < n; t++) {
-		DecodeRow dr = { &MAT_AT(a->dec_q, t, 0), a->cache_K.a, a->cache_V.a, (size_t)a->cache_K.cols,
-		                 (size_t)a->cache_V.cols, &a->visible[(size_t)t * cfg->m], hr, hr + a->heads,
-		                 hr + 2 * a->heads, &MAT_AT(a->dec_output, t, 0),
-		                 one != NULL ? &MAT_AT(a->dec_layer_out, t, 0) : NULL, row, keep,
-		                 win ? hr + 3 * a->heads : NULL, win ? &MAT_AT(a->win_output, t, 0) : NULL };
-		for (int h = 0; h < a->heads; h++) {
-			hr[h] = &MAT_AT(a->head[h].dec_scores, t, 0);
-			hr[a->heads + h] = &MAT_AT(a->head[h].dec_weights, t, 0);
-			hr[2 * a->heads + h] = &MAT_AT(a->head[h].dec_weighted, t, 0);
-			hr[3 * a->heads + h] = win ? &MAT_AT(a->head[h].win_weights, t, 0) : NULL;
+	for (int t0 = 0; t0 < n; t0 += chunk) {
+		const int rows = n - t0 < chunk ? n - t0 : chunk;
+		Attn *around = rows == chunk ? one : last;
+		const double *arows = project_rows(a, cfg, lp, in->a, t0, rows, around);
+		for (int t = t0; t < t0 + rows; t++) {
+			DecodeRow dr = { &MAT_AT(a->dec_q, t, 0), a->cache_K.a, a->cache_V.a, (size_t)a->cache_K.cols,
+			                 (size_t)a->cache_V.cols, &a->visible[(size_t)t * cfg->m], hr, hr + a->heads,
+			                 hr + 2 * a->heads, &MAT_AT(a->dec_output, t, 0), NULL, row, keep,
+			                 win ? hr + 3 * a->heads : NULL, win ? &MAT_AT(a->win_output, t, 0) : NULL,
+			                 arows + (size_t)(t - t0) * D, &concat[(size_t)(t - t0) * hdv] };
+			for (int h = 0; h < a->heads; h++) {
+				hr[h] = &MAT_AT(a->head[h].dec_scores, t, 0);
+				hr[a->heads + h] = &MAT_AT(a->head[h].dec_weights, t, 0);
+				hr[2 * a->heads + h] = &MAT_AT(a->head[h].dec_weighted, t, 0);
+				hr[3 * a->heads + h] = win ? &MAT_AT(a->head[h].win_weights, t, 0) : NULL;
+			}
+			decode_row(a, cfg, lp, NULL, t, &in->a[(size_t)t * D], &dr);
 		}
-		decode_row(a, cfg, lp, one, t, &in->a[(size_t)t * D], &dr);
+		finish_rows(a, cfg, lp, in->a, t0, rows, concat, around);
 	}
 	r = 0;
 out:
 	free(row);
+	free(concat);
 	free(keep);
 	free(hr);
 	decode_one_free(one);
+	decode_one_free(last);
 	return r;
 }
 
@@ -625,7 +723,7 @@ AttnGen *attn_gen_begin(const Attn *model, int more)
 		L->a = a;
 		L->K = malloc((size_t)g->cap * (size_t)gdk * sizeof(double));
 		L->V = malloc((size_t)g->cap * (size_t)gdv * sizeof(double));
-		if (L->K == NULL || L->V == NULL || (L->one = decode_one(a)) == NULL || K == NULL || K->cols != gdk ||
+		if (L->K == NULL || L->V == NULL || (L->one = decode_one(a, 1)) == NULL || K == NULL || K->cols != gdk ||
 		    V->cols != gdv || K->rows != g->n || V->rows != g->n)
 			goto fail;
 		/* the full computation's keys (as its scores read them: turned by RoPE) and values are the cache's first rows */
@@ -678,7 +776,7 @@ int attn_gen_step(AttnGen *g, const double *x, const double **logits, const doub
 		const LayerParams *lp = attn_params(a); /* a real model's weights read from its file (attn_mul_param) */
 		const DecodeRow dr = { g->q, L->K, L->V, (size_t)a->kv_heads * (size_t)lp->d_k,
 		                       (size_t)a->kv_heads * (size_t)lp->d_v, NULL, g->hs, g->hw, g->ho, g->out,
-		                       g->layer_out, g->scratch, g->keep, NULL, NULL };
+		                       g->layer_out, g->scratch, g->keep, NULL, NULL, NULL, NULL };
 		unsigned made = 0;
 		/* a mixture's experts kept in the file: the engine's loops read doubles, made for this step alone */
 		if ((lp->files & LP_FILES_MOE) && attn_weights_make_some((Attn *)a, LP_FILES_MOE, &made) != 0) {
