@@ -869,9 +869,15 @@ static void pass_activation(Attn *a, const ModelConfig *cfg, const LayerParams *
 		for (size_t i = 0; i < count; i++)
 			out[i] = attn_gelu_tanh(h[i]);
 		break;
-	case ACT_SWIGLU:
-		for (size_t i = 0; i < count; i++)
-			out[i] = attn_silu(h[i]) * gate[i];
+	case ACT_SWIGLU: /* attn_silu's h/(1 + e^−h), a row of e^−h at a time through mat_exp_shifted (base/vexp.c) */
+		for (int r = 0; r < a->ffn_hidden.rows; r++) {
+			const size_t at = (size_t)r * (size_t)a->ffn_hidden.cols;
+			for (int c = 0; c < a->ffn_hidden.cols; c++)
+				out[at + c] = -h[at + c];
+			mat_exp_shifted(a->ffn_hidden.cols, &out[at], 0.0, &out[at]);
+			for (int c = 0; c < a->ffn_hidden.cols; c++)
+				out[at + c] = h[at + c] / (1.0 + out[at + c]) * gate[at + c];
+		}
 		break;
 	case ACT_GEGLU:
 		for (size_t i = 0; i < count; i++)
