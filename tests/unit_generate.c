@@ -190,6 +190,65 @@ static void test_decode_qknorm(void **state)
 	free(js);
 }
 
+/*
+ * A lesson's decode stage past one block of 64 rows (decode.c: the steps'
+ * projections, attention and the rest of the block taken 64 rows at a time,
+ * keys a block of 64 at a time, a block every step keeps as one product):
+ * every decoded row against the full computation's, on a stack of two
+ * pre-norm blocks with GQA and RoPE, the second a window of 40 keys (some
+ * key blocks partly kept), at n = 150 (two whole blocks and a part).
+ */
+static void test_decode_blocks(void **state)
+{
+	static const char lesson[] =
+		"{\"attnviz\": 2, \"X\": {\"random\": \"normal\", \"rows\": 150, \"cols\": 32, \"seed\": 1},"
+		" \"heads\": 4, \"kv_heads\": 2, \"rope\": true, \"mask\": \"causal\", \"decode\": true,"
+		" \"W_q\": {\"random\": \"normal\", \"rows\": 32, \"cols\": 32, \"seed\": 2, \"std\": 0.3},"
+		" \"W_k\": {\"random\": \"normal\", \"rows\": 32, \"cols\": 16, \"seed\": 3, \"std\": 0.3},"
+		" \"W_v\": {\"random\": \"normal\", \"rows\": 32, \"cols\": 16, \"seed\": 4, \"std\": 0.3},"
+		" \"W_o\": {\"random\": \"normal\", \"rows\": 32, \"cols\": 32, \"seed\": 5, \"std\": 0.2},"
+		" \"block\": {\"norm\": \"pre\", \"ffn\": {"
+		"   \"W_1\": {\"random\": \"normal\", \"rows\": 32, \"cols\": 64, \"seed\": 6, \"std\": 0.2},"
+		"   \"W_2\": {\"random\": \"normal\", \"rows\": 64, \"cols\": 32, \"seed\": 7, \"std\": 0.1}}},"
+		" \"layers\": [{}, {\"mask\": {\"window\": 40}}]}";
+	char *err = NULL, *warn = NULL;
+	Lesson *l = lesson_load_string("blocks.json", lesson, sizeof lesson - 1, &err, &warn);
+	Attn *a;
+	int layers = 0;
+
+	(void)state;
+	if (l == NULL)
+		print_error("%s\n", err);
+	assert_non_null(l);
+	a = attn_compute_all(l, &err);
+	assert_non_null(a);
+	for (const Attn *at = a; at != NULL; at = at->next, layers++) {
+		const Mat *full = attn_block_output(at);
+		assert_int_equal(at->dec_output.rows, 150);
+		for (size_t i = 0; i < (size_t)150 * 32; i++) {
+			if (fabs(at->dec_output.a[i] - at->output.a[i]) > 1e-12)
+				fail_msg("layer %d: dec_output[%zu][%zu] %.17g, output %.17g", layers, i / 32, i % 32,
+				         at->dec_output.a[i], at->output.a[i]);
+			if (fabs(at->dec_layer_out.a[i] - full->a[i]) > 1e-12)
+				fail_msg("layer %d: dec_layer_out[%zu][%zu] %.17g, the block's %.17g", layers, i / 32, i % 32,
+				         at->dec_layer_out.a[i], full->a[i]);
+		}
+		for (int h = 0; h < at->heads; h++)
+			for (int t = 0; t < 150; t++)
+				for (int j = 0; j <= t; j++) {
+					const double got = MAT_AT(at->head[h].dec_weights, t, j), want = MAT_AT(at->head[h].weights, t, j);
+					/* a key outside the window: no weight in the full computation, not in the cache */
+					if ((layers == 0 || t - j < 40) && fabs(got - want) > 1e-12)
+						fail_msg("layer %d head %d: dec_weights[%d][%d] %.17g, weights %.17g", layers, h, t, j, got,
+						         want);
+				}
+	}
+	assert_int_equal(layers, 2);
+	attn_free(a);
+	lesson_free(l);
+	free(warn);
+}
+
 /* A model the cache cannot take past its rows (dynamic NTK grows RoPE's base with the length): NULL, generate recomputes. */
 static void test_generate_cache_refuses(void **state)
 {
@@ -288,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_generate_cache),
 		cmocka_unit_test(test_generate_cache_refuses),
 		cmocka_unit_test(test_decode_qknorm),
+		cmocka_unit_test(test_decode_blocks),
 		cmocka_unit_test(test_embed_tail_limit),
 		cmocka_unit_test(test_generate_stopped),
 	};

@@ -199,6 +199,33 @@ static double *stream_keys(const Attn *a, const DecodeRow *r, const int *keep, i
 }
 
 /*
+ * Step t's q (x, h·d_k) and k (kt, the kv heads' d_k each) turned by the
+ * variants at position t, the list's last first: QK-norm's RMSNorm, then
+ * RoPE's rotation. StreamingLLM with RoPE (place ≥ 0): q at its place in the
+ * cache, and k cached unturned.
+ */
+static void decode_turn(const Attn *a, double *x, double *kt, int t, int place)
+{
+	const int dk = attn_params(a)->d_k;
+
+	for (int v = attn_variant_count - 1; v >= 0; v--) {
+		const AttnVariant *var = attn_variants[v];
+		const int shifted = place >= 0 && var == &variant_rope;
+		if ((var->turn_row == NULL && var->turn_whole == NULL) || !attn_variant_on(a, var))
+			continue;
+		if (var->turn_whole != NULL) { /* the whole row at once (QK-norm over the projection) */
+			var->turn_whole(a, x, a->heads * dk, t, 0);
+			var->turn_whole(a, kt, a->kv_heads * dk, t, 1);
+			continue;
+		}
+		for (int h = 0; h < a->heads; h++)
+			var->turn_row(a, x + (size_t)h * dk, shifted ? place : t, 0);
+		for (int h = 0; h < a->kv_heads && !shifted; h++)
+			var->turn_row(a, kt + (size_t)h * dk, t, 1);
+	}
+}
+
+/*
  * Step t of decoding, token t's row xin of the layer's input (d_model) through
  * the layer, reading the cache's rows before t and appending its own:
  *   a = x_t (pre-norm: N1(x_t));  q = a·W_q + b_q, k = a·W_k + b_k, v = a·W_v + b_v
@@ -244,21 +271,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		add_bias(kt, &lp->b_k, gdk);
 		add_bias(vt, &lp->b_v, gdv);
 	}
-	/* then a variant's turn at position t (turn_row) */
-	for (int v = attn_variant_count - 1; v >= 0; v--) { /* the list's last first: QK-norm, then RoPE */
-		const AttnVariant *var = attn_variants[v];
-		if ((var->turn_row == NULL && var->turn_whole == NULL) || !attn_variant_on(a, var))
-			continue;
-		if (var->turn_whole != NULL) { /* the whole row at once (QK-norm over the projection) */
-			var->turn_whole(a, x, hdk, t, 0);
-			var->turn_whole(a, kt, gdk, t, 1);
-			continue;
-		}
-		for (int h = 0; h < a->heads; h++) /* StreamingLLM: q at its place in the cache */
-			var->turn_row(a, x + (size_t)h * dk, shift && var == &variant_rope ? count - 1 : t, 0);
-		for (int h = 0; h < a->kv_heads && !(shift && var == &variant_rope); h++) /* … and k cached unturned */
-			var->turn_row(a, kt + (size_t)h * dk, t, 1);
-	}
+	decode_turn(a, x, kt, t, shift ? count - 1 : -1);
 	/* each head against the rows the cache keeps, and the output row */
 	if (shift && (Kt = stream_keys(a, r, r->keep, count)) == NULL)
 		return; /* out of memory: the row left as it was */
@@ -288,6 +301,120 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 			if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
 				attn_stage_kernel((Stage)st)(one, cfg, lp);
 		memcpy(r->layer_out, attn_block_output(one)->a, (size_t)D * sizeof(double));
+	}
+}
+
+/*
+ * The attention of the steps t0 … t0 + rows − 1 at once (their q and k
+ * turned already), head by head: decode_attend's numbers for each step, the
+ * cached keys and values read in blocks of DECODE_KEYS for every step of the
+ * rows that keeps them, not once a step (each step read the whole cache: at
+ * n = 1024 most of the pass); a block every step keeps whole is one product
+ * on the kernels (mat_mul_chain, mat_mul_acc). Each score is the same one
+ * chain of d_k terms from 0 (mat_dots's), each weighted sum takes its terms
+ * in the order of j continuing from what the block before left (mat_axpy's),
+ * so the bits are decode_attend's. keep: rows × n ints, count: rows ints, wrow:
+ * 2·n doubles of scratch; concat: rows × h·d_v, each step's heads.
+ */
+enum { DECODE_ROWS = 64, DECODE_KEYS = 64 };
+
+/*
+ * 1 when each of the rows steps keeps every key of [jb, jb + len): its keep
+ * list (keep + i·n, count[i] ascending rows) holds them from its place pos[i].
+ */
+static int kept_whole(const int *keep, const int *count, const int *pos, int n, int rows, int jb, int len)
+{
+	for (int i = 0; i < rows; i++) {
+		const int *kp = keep + (size_t)i * n, k = pos[i];
+		if (k + len > count[i] || kp[k] != jb || kp[k + len - 1] != jb + len - 1)
+			return 0;
+	}
+	return 1;
+}
+
+static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, int t0, int rows,
+                               const int *keep, const int *count, double *wrow, double *concat)
+{
+	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, hdv = a->heads * dv, end = t0 + rows;
+	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
+	const size_t ldk = (size_t)a->cache_K.cols, ldv = (size_t)a->cache_V.cols;
+	double *packed = wrow + n;
+	int pos[DECODE_ROWS]; /* each step's place in its keep list as the key blocks go by */
+
+	for (int h = 0; h < a->heads; h++) {
+		const int kh = attn_kv_head(a, h);
+		const double *K = a->cache_K.a + (size_t)kh * dk, *V = a->cache_V.a + (size_t)kh * dv;
+		/* s_tj = q_t·k_j: a block every step keeps whole as one product, else each run of kept keys */
+		memset(pos, 0, sizeof pos);
+		for (int jb = 0; jb < end; jb += DECODE_KEYS) {
+			const int len = end - jb < DECODE_KEYS ? end - jb : DECODE_KEYS;
+			if (kept_whole(keep, count, pos, n, rows, jb, len)) {
+				mat_mul_chain(rows, dk, len, &MAT_AT(a->dec_q, t0, (size_t)h * dk), (size_t)a->dec_q.cols,
+				              K + (size_t)jb * ldk, ldk, 1, &MAT_AT(a->head[h].dec_scores, t0, jb), (size_t)n);
+				for (int i = 0; i < rows; i++)
+					pos[i] += len;
+				continue;
+			}
+			for (int t = t0 > jb ? t0 : jb; t < end; t++) {
+				const int *kp = keep + (size_t)(t - t0) * n, c = count[t - t0];
+				double *scores = &MAT_AT(a->head[h].dec_scores, t, 0);
+				const double *q = &MAT_AT(a->dec_q, t, (size_t)h * dk);
+				int k = pos[t - t0], e;
+				for (; k < c && kp[k] < jb + DECODE_KEYS; k = e) {
+					for (e = k + 1; e < c && kp[e] == kp[e - 1] + 1 && kp[e] < jb + DECODE_KEYS; e++)
+						;
+					mat_dots(q, K + (size_t)kp[k] * ldk, ldk, dk, e - k, &scores[kp[k]]);
+				}
+				pos[t - t0] = k;
+			}
+		}
+		/* w_t = softmax(f(s·factor + b_tj), masked), by key */
+		for (int t = t0; t < end; t++) {
+			const int *kp = keep + (size_t)(t - t0) * n, c = count[t - t0];
+			const double *scores = &MAT_AT(a->head[h].dec_scores, t, 0);
+			const unsigned char *visible = &a->visible[(size_t)t * cfg->m];
+			double *weights = &MAT_AT(a->head[h].dec_weights, t, 0);
+			for (int k = 0; k < c; k++) {
+				const int j = kp[k];
+				double sc = scores[j] * a->factor;
+				if (bias != NULL)
+					sc += bias->score_bias(a, h, t, j);
+				if (map != NULL)
+					sc = map->score_map(a, sc);
+				wrow[k] = visible[j] ? sc : -INFINITY;
+			}
+			if (sink != NULL)
+				attn_softmax_sink_row(wrow, packed, c, sink->sink_logit(a, h));
+			else
+				attn_softmax_row(wrow, packed, c);
+			for (int k = 0; k < c; k++)
+				weights[kp[k]] = packed[k];
+			memset(&MAT_AT(a->head[h].dec_weighted, t, 0), 0, (size_t)dv * sizeof(double));
+		}
+		/* out_t = Σ_j w_tj v_j, the terms in the order of j: a whole block as one product continuing the sums */
+		memset(pos, 0, sizeof pos);
+		for (int jb = 0; jb < end; jb += DECODE_KEYS) {
+			const int len = end - jb < DECODE_KEYS ? end - jb : DECODE_KEYS;
+			if (kept_whole(keep, count, pos, n, rows, jb, len)) {
+				mat_mul_acc(rows, len, dv, &MAT_AT(a->head[h].dec_weights, t0, jb), (size_t)n, 0, V + (size_t)jb * ldv,
+				            ldv, 0, &MAT_AT(a->head[h].dec_weighted, t0, 0), (size_t)dv, MAT_CONTINUE);
+				for (int i = 0; i < rows; i++)
+					pos[i] += len;
+				continue;
+			}
+			for (int t = t0 > jb ? t0 : jb; t < end; t++) {
+				const int *kp = keep + (size_t)(t - t0) * n, c = count[t - t0];
+				const double *weights = &MAT_AT(a->head[h].dec_weights, t, 0);
+				double *out = &MAT_AT(a->head[h].dec_weighted, t, 0);
+				int k = pos[t - t0];
+				for (; k < c && kp[k] < jb + DECODE_KEYS; k++)
+					mat_axpy(dv, weights[kp[k]], V + (size_t)kp[k] * ldv, out);
+				pos[t - t0] = k;
+			}
+		}
+		for (int t = t0; t < end; t++)
+			memcpy(&concat[(size_t)(t - t0) * hdv + (size_t)h * dv], &MAT_AT(a->head[h].dec_weighted, t, 0),
+			       (size_t)dv * sizeof(double));
 	}
 }
 
@@ -362,8 +489,6 @@ static void finish_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, 
  * for them all (a step's one-row products read all of every weight for one
  * row: two fifths of the pass at n = 1024).
  */
-enum { DECODE_ROWS = 64 };
-
 static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int n = cfg->n, D = cfg->d_model, hdv = a->heads * lp->d_v;
@@ -371,14 +496,18 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 	const int win = !mat_empty(&a->win_output); /* StreamingLLM's comparison: the plain window's rows too */
 	const int chunk = n < DECODE_ROWS ? n : DECODE_ROWS;
 	const int need_one = lp->block.present; /* the block around the rows: norms, the FFN */
+	/* the steps' attention a block of rows at once, but for StreamingLLM's (its keys turned anew each step,
+	 * and the plain window beside it) and Bahdanau's additive scores */
+	const int blocked = !win && !stream_shift(cfg) && cfg->score != SCORE_ADDITIVE;
 	double *row = calloc(decode_scratch(hdv, n), sizeof(double));
 	double *concat = calloc((size_t)chunk * hdv, sizeof *concat);
-	int *keep = calloc((size_t)n, sizeof *keep);
+	int *keep = calloc((size_t)n * (blocked ? (size_t)chunk : 1), sizeof *keep);
+	int *count = calloc((size_t)chunk, sizeof *count);
 	double **hr = calloc((size_t)(4 * (a->heads > 0 ? a->heads : 1)), sizeof *hr);
 	Attn *one = NULL, *last = NULL; /* the block around chunk rows, and around the n % chunk rows at the end */
 	int r = -1;
 
-	if (row == NULL || hr == NULL || keep == NULL || concat == NULL)
+	if (row == NULL || hr == NULL || keep == NULL || concat == NULL || count == NULL)
 		goto out;
 	if (need_one && ((one = decode_one(a, chunk)) == NULL || (n % chunk && (last = decode_one(a, n % chunk)) == NULL)))
 		goto out;
@@ -386,6 +515,18 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 		const int rows = n - t0 < chunk ? n - t0 : chunk;
 		Attn *around = rows == chunk ? one : last;
 		const double *arows = project_rows(a, cfg, lp, in->a, t0, rows, around);
+		if (blocked) {
+			double *gate = row + 2 * (size_t)n; /* decode_scratch's: past decode_attend_rows's 2·n */
+			for (int t = t0; t < t0 + rows; t++) {
+				count[t - t0] = attn_cache_rows(cfg, t, 0, keep + (size_t)(t - t0) * n);
+				decode_turn(a, &MAT_AT(a->dec_q, t, 0), &MAT_AT(a->cache_K, t, 0), t, -1);
+			}
+			decode_attend_rows(a, cfg, lp, t0, rows, keep, count, row, concat);
+			for (int t = t0; t < t0 + rows; t++)
+				decode_gate(lp, D, hdv, arows + (size_t)(t - t0) * D, gate, &concat[(size_t)(t - t0) * hdv]);
+			finish_rows(a, cfg, lp, in->a, t0, rows, concat, around);
+			continue;
+		}
 		for (int t = t0; t < t0 + rows; t++) {
 			DecodeRow dr = { &MAT_AT(a->dec_q, t, 0), a->cache_K.a, a->cache_V.a, (size_t)a->cache_K.cols,
 			                 (size_t)a->cache_V.cols, &a->visible[(size_t)t * cfg->m], hr, hr + a->heads,
@@ -407,6 +548,7 @@ out:
 	free(row);
 	free(concat);
 	free(keep);
+	free(count);
 	free(hr);
 	decode_one_free(one);
 	decode_one_free(last);
