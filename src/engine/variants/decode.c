@@ -102,6 +102,37 @@ static void decode_one_free(Attn *one)
 }
 
 /*
+ * Head h's weights at step t over the kept keys keep[0 … count − 1], from its
+ * scores (indexed by key): w = softmax(f(s·factor + a variant's bias b_tj),
+ * masked) (f: a variant's score_map, soft-capping; else none), into packed
+ * in the order of keep and scattered by key into weights. visible: the
+ * mask's row t, or NULL: model_mask_sees. wrow: count numbers of scratch.
+ */
+static void decode_weights(const Attn *a, const ModelConfig *cfg, int h, int t, const unsigned char *visible,
+                           const int *keep, int count, const double *scores, double *wrow, double *packed,
+                           double *weights)
+{
+	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
+
+	for (int k = 0; k < count; k++) {
+		const int j = keep[k];
+		double sc = scores[j] * a->factor;
+		const int seen = visible != NULL ? visible[j] : model_mask_sees(cfg, t, j);
+		if (bias != NULL)
+			sc += bias->score_bias(a, h, t, j);
+		if (map != NULL)
+			sc = map->score_map(a, sc);
+		wrow[k] = seen ? sc : -INFINITY;
+	}
+	if (sink != NULL)
+		attn_softmax_sink_row(wrow, packed, count, sink->sink_logit(a, h));
+	else
+		attn_softmax_row(wrow, packed, count);
+	for (int k = 0; k < count; k++)
+		weights[keep[k]] = packed[k];
+}
+
+/*
  * Each head of step t (its query row x, h·d_k) against the cached rows
  * keep[0 … count − 1] (ascending): scores, the weights (scattered by key)
  * and the weighted sum, each head's into concat (h·d_v). wrow: 2·count
@@ -117,7 +148,6 @@ static void decode_attend(const Attn *a, const ModelConfig *cfg, const LayerPara
                           double *const *weights_of, double *const *weighted_of, int shared, double *wrow, double *concat)
 {
 	const int dk = lp->d_k, dv = lp->d_v;
-	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
 	double *packed = wrow + count;
 
 	for (int h = 0; h < a->heads; h++) {
@@ -134,22 +164,7 @@ static void decode_attend(const Attn *a, const ModelConfig *cfg, const LayerPara
 				mat_dots(q, (Kt != NULL ? Kt + (size_t)k * r->ldk : r->K + (size_t)keep[k] * r->ldk) + (size_t)kh * dk,
 				         r->ldk, dk, e - k, &scores[keep[k]]);
 			}
-		for (int k = 0; k < count; k++) {
-			const int j = keep[k];
-			double sc = scores[j] * a->factor;
-			const int seen = r->visible != NULL ? r->visible[j] : model_mask_sees(cfg, t, j);
-			if (bias != NULL)
-				sc += bias->score_bias(a, h, t, j);
-			if (map != NULL)
-				sc = map->score_map(a, sc);
-			wrow[k] = seen ? sc : -INFINITY;
-		}
-		if (sink != NULL)
-			attn_softmax_sink_row(wrow, packed, count, sink->sink_logit(a, h));
-		else
-			attn_softmax_row(wrow, packed, count);
-		for (int k = 0; k < count; k++)
-			weights[keep[k]] = packed[k];
+		decode_weights(a, cfg, h, t, r->visible, keep, count, scores, wrow, packed, weights);
 		/* out = Σ_j w_j v_j, each cell's terms in the order of j, the cached rows read along (not down a column) */
 		memset(out, 0, (size_t)dv * sizeof *out);
 		for (int k = 0; k < count; k++) {
@@ -336,7 +351,6 @@ static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const Laye
                                const int *keep, const int *count, double *wrow, double *concat)
 {
 	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, hdv = a->heads * dv, end = t0 + rows;
-	const AttnVariant *bias = attn_score_bias(a), *map = attn_score_map(a), *sink = attn_sink(a);
 	const size_t ldk = (size_t)a->cache_K.cols, ldv = (size_t)a->cache_V.cols;
 	double *packed = wrow + n;
 	int pos[DECODE_ROWS]; /* each step's place in its keep list as the key blocks go by */
@@ -370,25 +384,8 @@ static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const Laye
 		}
 		/* w_t = softmax(f(s·factor + b_tj), masked), by key */
 		for (int t = t0; t < end; t++) {
-			const int *kp = keep + (size_t)(t - t0) * n, c = count[t - t0];
-			const double *scores = &MAT_AT(a->head[h].dec_scores, t, 0);
-			const unsigned char *visible = &a->visible[(size_t)t * cfg->m];
-			double *weights = &MAT_AT(a->head[h].dec_weights, t, 0);
-			for (int k = 0; k < c; k++) {
-				const int j = kp[k];
-				double sc = scores[j] * a->factor;
-				if (bias != NULL)
-					sc += bias->score_bias(a, h, t, j);
-				if (map != NULL)
-					sc = map->score_map(a, sc);
-				wrow[k] = visible[j] ? sc : -INFINITY;
-			}
-			if (sink != NULL)
-				attn_softmax_sink_row(wrow, packed, c, sink->sink_logit(a, h));
-			else
-				attn_softmax_row(wrow, packed, c);
-			for (int k = 0; k < c; k++)
-				weights[kp[k]] = packed[k];
+			decode_weights(a, cfg, h, t, &a->visible[(size_t)t * cfg->m], keep + (size_t)(t - t0) * n, count[t - t0],
+			               &MAT_AT(a->head[h].dec_scores, t, 0), wrow, packed, &MAT_AT(a->head[h].dec_weights, t, 0));
 			memset(&MAT_AT(a->head[h].dec_weighted, t, 0), 0, (size_t)dv * sizeof(double));
 		}
 		/* out_t = Σ_j w_tj v_j, the terms in the order of j: a whole block as one product continuing the sums */
