@@ -24,9 +24,13 @@
  * pages stay mapped and resident (no MADV_FREE: a page the system took
  * back would fault again on the next write, ~5 µs a 4 KiB page on a
  * virtual machine, which made a recycled matrix cost as much as a new
- * one). So the cache is memory the program holds while it is idle, at
- * most CACHE_BYTES (512 MiB) beyond the matrices in use; those were in use
- * a moment before, so the peak resident size does not grow. CACHE_COUNT
+ * one). So the cache is memory the program holds while it is idle: at
+ * most CACHE_BYTES (512 MiB), or the most it ever had in use at once when
+ * that is more (six blocks at n = 1024 free 1.4 GB of stages and ask for
+ * them again at the next computation: past 512 MiB, most were faulted in
+ * anew, half of its time). Before new pages are mapped, kept ones are
+ * given back until the matrices in use and the cache fit in that peak and
+ * CACHE_BYTES, so the resident size never grows past them. CACHE_COUNT
  * (4096) is enough for a deep lesson: a layer frees about 40 matrices of
  * MAPPED_MIN bytes or more per computation, so a 16-layer stack (and its
  * gradients) recycles every one of them.
@@ -60,6 +64,22 @@ static Mapping *live;                   /* matrices in use */
 static size_t live_count, live_cap;
 static Mapping cache[CACHE_COUNT];      /* freed ones kept, oldest first, their pages resident */
 static size_t cache_count, cache_bytes;
+static size_t live_bytes, peak_bytes;   /* the mappings in use, and the most ever at once */
+
+/* The oldest kept mapping given back to the system. */
+static void cache_drop_oldest(void)
+{
+	munmap(cache[0].at, cache[0].len);
+	cache_bytes -= cache[0].len;
+	memmove(&cache[0], &cache[1], (cache_count - 1) * sizeof cache[0]);
+	cache_count--;
+}
+
+/* What the cache may hold: CACHE_BYTES, or as much as was ever in use at once (a whole computation's stages). */
+static size_t cache_cap(void)
+{
+	return peak_bytes > CACHE_BYTES ? peak_bytes : CACHE_BYTES;
+}
 
 /* A new mapping of len bytes (a multiple of 4 KiB), 2 MiB-aligned and hinted; NULL when the system says no. */
 static void *huge_map(size_t len)
@@ -112,14 +132,21 @@ static void *huge_alloc(size_t bytes, int zero)
 			cache_count--;
 			break;
 		}
-	if (at == NULL)
+	if (at == NULL) {
+		/* new pages: first the kept ones past what the resident size may be (the peak in use, and CACHE_BYTES) */
+		const size_t peak = live_bytes + len > peak_bytes ? live_bytes + len : peak_bytes;
+		while (cache_count > 0 && live_bytes + len + cache_bytes > peak + CACHE_BYTES)
+			cache_drop_oldest();
 		at = huge_map(len);
-	else if (zero)
+	} else if (zero)
 		memset(at, 0, bytes); /* the bytes past them up to len are never read */
 	if (at != NULL) {
 		live[live_count].at = at;
 		live[live_count].len = len;
 		live_count++;
+		live_bytes += len;
+		if (live_bytes > peak_bytes)
+			peak_bytes = live_bytes;
 	}
 	pthread_mutex_unlock(&mappings_lock);
 	return at;
@@ -137,13 +164,10 @@ static int huge_free(void *p)
 			live[i] = live[--live_count];
 			break;
 		}
-	if (len > 0 && len <= CACHE_BYTES) {
-		while (cache_count == CACHE_COUNT || cache_bytes + len > CACHE_BYTES) {
-			munmap(cache[0].at, cache[0].len);
-			cache_bytes -= cache[0].len;
-			memmove(&cache[0], &cache[1], (cache_count - 1) * sizeof cache[0]);
-			cache_count--;
-		}
+	live_bytes -= len;
+	if (len > 0 && len <= cache_cap()) {
+		while (cache_count == CACHE_COUNT || cache_bytes + len > cache_cap())
+			cache_drop_oldest();
 		cache[cache_count].at = p;
 		cache[cache_count].len = len;
 		cache_count++;
