@@ -108,7 +108,16 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 							mx[r] = m2;
 							live[r] = any = 1;
 						}
-						/* O += P·V_tile: each row of V once for all the rows, each O[c] still summed in the order of j */
+						/* O += P·V_tile: each O[c] summed on from what it holds in the order of j (mat_axpy's terms) */
+						int all = any;
+						for (int r = 0; r < nr; r++)
+							all &= live[r];
+						if (all) { /* every row: one product on the kernels */
+							mat_mul_acc(nr, k1 - k0, dv, P, (size_t)bk, 0, &a->V.a[(size_t)k0 * a->V.cols + vcol],
+							            (size_t)a->V.cols, 0, &MAT_AT(hd->flash_out, i0, 0), (size_t)hd->flash_out.cols,
+							            MAT_CONTINUE);
+							any = 0;
+						}
 						for (int j = k0; j < k1 && any; j++) {
 							const double *v = &a->V.a[(size_t)j * a->V.cols + vcol];
 							for (int r = 0; r < nr; r++) {
@@ -116,8 +125,7 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 								double *O = &MAT_AT(hd->flash_out, i0 + r, 0);
 								if (!live[r])
 									continue;
-								for (int c = 0; c < dv; c++)
-									O[c] += p * v[c];
+								mat_axpy(dv, p, v, O);
 							}
 						}
 					}
