@@ -207,7 +207,7 @@ static int read_header(StFile *f, const cJSON *root, size_t hlen, size_t data_si
 				jr_fail(&c, _("expected an object of strings, got %s"), jr_got(e).s);
 			cJSON_ArrayForEach(m, strings) {
 				if (!cJSON_IsString(m)) {
-					jr_path_append(&c, ".%s", m->string);
+					jr_path_append(&c, ".%s", jr_quoted(m->string).s); /* the file's key, never raw */
 					jr_fail(&c, _("expected a string, got %s"), jr_got(m).s);
 					break;
 				}

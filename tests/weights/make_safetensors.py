@@ -116,8 +116,11 @@ def main():
          raw_header=b'{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}, '
                     b'"v": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}')
     case("hole", "bytes [8, 12] of the data belong to no tensor", entries=one, tail=b"\0" * 4)
-    case("meta", '"__metadata__".format: expected a string', entries=one,
+    case("meta", '"__metadata__"."format": expected a string', entries=one,
          raw_header=b'{"__metadata__": {"format": 1}, "w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}')
+    # a metadata key with a control character (found by make fuzz-safetensors): named escaped, never raw
+    case("metactl", r'"__metadata__"."f\x02rmat": expected a string', entries=one,
+         raw_header=b'{"__metadata__": {"f\x02rmat": 1}, "w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}')
     case("escape", r'tensor "\x1b[31mred" has shape', entries={"\x1b[31mred": ("F32", (2, 2, 1), b"\0" * 16)})
     with open(os.path.join(bad, "expected.txt"), "w") as f:
         f.write("\n".join(expected) + "\n")
