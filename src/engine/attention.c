@@ -753,6 +753,21 @@ double attn_silu(double x)
 	return x / (1.0 + exp(-x));
 }
 
+void attn_swiglu(size_t n, const double *h, const double *gate, double *out)
+{
+	enum { PIECE = 1024 }; /* e^−h a piece at a time, on the stack */
+	double e[PIECE];
+
+	for (size_t i0 = 0; i0 < n; i0 += PIECE) {
+		const int len = n - i0 < PIECE ? (int)(n - i0) : PIECE;
+		for (int i = 0; i < len; i++)
+			e[i] = -h[i0 + i];
+		mat_exp_shifted(len, e, 0.0, e);
+		for (int i = 0; i < len; i++)
+			out[i0 + i] = h[i0 + i] / (1.0 + e[i]) * gate[i0 + i];
+	}
+}
+
 /* The rows the FFN reads: norm1 (post-norm), norm2 (pre-norm), residual1 (no norm, or norms after each sublayer). */
 const Mat *attn_ffn_input(const Attn *a)
 {
@@ -869,15 +884,8 @@ static void pass_activation(Attn *a, const ModelConfig *cfg, const LayerParams *
 		for (size_t i = 0; i < count; i++)
 			out[i] = attn_gelu_tanh(h[i]);
 		break;
-	case ACT_SWIGLU: /* attn_silu's h/(1 + e^−h), a row of e^−h at a time through mat_exp_shifted (base/vexp.c) */
-		for (int r = 0; r < a->ffn_hidden.rows; r++) {
-			const size_t at = (size_t)r * (size_t)a->ffn_hidden.cols;
-			for (int c = 0; c < a->ffn_hidden.cols; c++)
-				out[at + c] = -h[at + c];
-			mat_exp_shifted(a->ffn_hidden.cols, &out[at], 0.0, &out[at]);
-			for (int c = 0; c < a->ffn_hidden.cols; c++)
-				out[at + c] = h[at + c] / (1.0 + out[at + c]) * gate[at + c];
-		}
+	case ACT_SWIGLU:
+		attn_swiglu(count, h, gate, out);
 		break;
 	case ACT_GEGLU:
 		for (size_t i = 0; i < count; i++)

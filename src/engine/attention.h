@@ -355,6 +355,12 @@ double attn_relu(double x);
 double attn_gelu(double x);
 double attn_gelu_tanh(double x);
 double attn_silu(double x);
+/*
+ * out[i] = silu(h[i])·gate[i] for i < n (out may be h or gate), attn_silu's h/(1 + e^−h) with the
+ * e^−h through mat_exp_shifted (base/vexp.c: following the kernel's kind): SwiGLU's activation, the
+ * dense FFN's and a mixture's experts' alike.
+ */
+void attn_swiglu(size_t n, const double *h, const double *gate, double *out);
 
 /* Softmax over x and one more logit, the sink, whose column is dropped: out_j = e^(x_j − M) / (e^(sink − M) + Σ_k e^(x_k − M)),
  * M the maximum of x and the sink (gpt-oss); −∞ entries get 0. Returns the sink's share, 1 − Σ_j out_j. */

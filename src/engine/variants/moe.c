@@ -235,8 +235,7 @@ static void expert_rows(int r, int D, int F, const double *x, const double *W1, 
 {
 	mat_mul_chain(r, D, F, x, (size_t)D, W1, ld13, 0, h, (size_t)F); /* the loops' bits (matrix.h) */
 	mat_mul_chain(r, D, F, x, (size_t)D, W3, ld13, 0, g, (size_t)F);
-	for (size_t q = 0; q < (size_t)r * (size_t)F; q++)
-		act[q] = attn_silu(h[q]) * g[q];
+	attn_swiglu((size_t)r * (size_t)F, h, g, act);
 	mat_mul_chain(r, F, D, act, (size_t)F, W2, ld2, 0, out, (size_t)D);
 }
 
