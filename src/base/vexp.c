@@ -20,6 +20,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(HAVE_MVEC)
 #include <immintrin.h>
+#define VECTOR_EXP 1
 
 /* glibc's libmvec (x86_64, since 2.22): the AVX2 variant of exp, four doubles at a time */
 __attribute__((target("avx2,fma"))) extern __m256d _ZGVdN4v_exp(__m256d x);
@@ -38,34 +39,23 @@ __attribute__((target("avx2,fma"))) static void exp_vector(int n, const double *
 		memcpy(out + j, tail, (size_t)(n - j) * sizeof *tail);
 	}
 }
-
-static int vector_exp(void)
-{
-	return mat_kernel_fused();
-}
 #else
-static void exp_vector(int n, const double *x, double shift, double *out)
-{
-	(void)n, (void)x, (void)shift, (void)out;
-}
-
-static int vector_exp(void)
-{
-	return 0;
-}
+#define VECTOR_EXP 0
 #endif
 
 int mat_exp_vector(void)
 {
-	return vector_exp();
+	return VECTOR_EXP && mat_kernel_fused();
 }
 
 void mat_exp_shifted(int n, const double *x, double shift, double *out)
 {
-	if (vector_exp()) {
+#if VECTOR_EXP
+	if (mat_kernel_fused()) {
 		exp_vector(n, x, shift, out);
 		return;
 	}
+#endif
 	for (int j = 0; j < n; j++)
 		out[j] = exp(x[j] - shift);
 }
