@@ -37,12 +37,6 @@ static const Mat *mla_input(const Attn *a, const LayerParams *lp)
 	return lp->block.present && lp->block.norm == NORM_PRE ? &a->norm1 : &a->X;
 }
 
-/* C (r × c, row stride ldc) = A (r × k, stride lda) · B (k × c, stride ldb): one sum a cell, in order (matrix.h). */
-static void mul(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
-{
-	mat_mul_chain(r, k, c, A, lda, B, ldb, 0, C, ldc);
-}
-
 /* 1 / √(mean(x²) + eps) of x (len numbers): DeepseekV3RMSNorm's rsqrt. */
 static double rms_inv(const double *x, int len, double eps)
 {
@@ -104,11 +98,11 @@ static void pass_latent(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const int n = cfg->n, D = cfg->d_model, c = p->kv_lora_rank, dr = p->d_rope, r = p->q_lora_rank;
 
 	if (r > 0) {
-		mul(n, D, r, X->a, (size_t)D, p->W_qa.a, (size_t)r, a->c_Q.a, (size_t)r);
+		mat_mul_chain(n, D, r, X->a, (size_t)D, p->W_qa.a, (size_t)r, 0, a->c_Q.a, (size_t)r);
 		rmsnorm_rows(a->c_Q.a, n, r, (size_t)r, p->q_a_norm.a, p->eps);
 	}
-	mul(n, D, c, X->a, (size_t)D, p->W_kva.a, (size_t)(c + dr), a->c_KV.a, (size_t)c);
-	mul(n, D, dr, X->a, (size_t)D, p->W_kva.a + c, (size_t)(c + dr), a->k_pe.a, (size_t)dr);
+	mat_mul_chain(n, D, c, X->a, (size_t)D, p->W_kva.a, (size_t)(c + dr), 0, a->c_KV.a, (size_t)c);
+	mat_mul_chain(n, D, dr, X->a, (size_t)D, p->W_kva.a + c, (size_t)(c + dr), 0, a->k_pe.a, (size_t)dr);
 	rmsnorm_rows(a->c_KV.a, n, c, (size_t)c, p->kv_a_norm.a, p->eps);
 }
 
@@ -128,11 +122,12 @@ static void pass_heads(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	}
 	af = mla_freqs(cfg, p, inv);
 	if (p->q_lora_rank > 0)
-		mul(n, p->q_lora_rank, H * dk, a->c_Q.a, (size_t)p->q_lora_rank, p->W_qb.a, (size_t)(H * dk), a->Q.a, (size_t)(H * dk));
+		mat_mul_chain(n, p->q_lora_rank, H * dk, a->c_Q.a, (size_t)p->q_lora_rank, p->W_qb.a, (size_t)(H * dk), 0,
+		              a->Q.a, (size_t)(H * dk));
 	else
-		mul(n, cfg->d_model, H * dk, mla_input(a, lp)->a, (size_t)cfg->d_model, lp->W_q.a, (size_t)(H * dk), a->Q.a,
-		    (size_t)(H * dk));
-	mul(n, c, (int)ldkv, a->c_KV.a, (size_t)c, p->W_kvb.a, ldkv, kv, ldkv);
+		mat_mul_chain(n, cfg->d_model, H * dk, mla_input(a, lp)->a, (size_t)cfg->d_model, lp->W_q.a, (size_t)(H * dk),
+		              0, a->Q.a, (size_t)(H * dk));
+	mat_mul_chain(n, c, (int)ldkv, a->c_KV.a, (size_t)c, p->W_kvb.a, ldkv, 0, kv, ldkv);
 	for (int i = 0; i < n; i++) {
 		rope_interleave(&MAT_AT(a->k_pe, i, 0), &MAT_AT(a->k_pe_rot, i, 0), dr, i, inv, af);
 		for (int h = 0; h < H; h++) {
@@ -192,9 +187,10 @@ static void pass_absorb(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		/* q̃ = q_nope·W^Kᵀ: row e of W^Kᵀ's transpose is W^K's column block, ldkv apart */
 		mat_mul_chain(n, dn, c, &a->q_nope.a[h * dn], (size_t)a->q_nope.cols, WK, ldkv, 1, &a->q_tilde.a[h * c],
 		              (size_t)a->q_tilde.cols);
-		mat_mul_chain(n, c, m, &a->q_tilde.a[h * c], (size_t)a->q_tilde.cols, a->c_KV.a, (size_t)a->c_KV.cols, 1, hd->absorbed.a,
-		      (size_t)m);
-		mat_mul_chain(n, dr, m, &a->q_pe.a[h * dr], (size_t)a->q_pe.cols, a->k_pe_rot.a, (size_t)a->k_pe_rot.cols, 1, pe, (size_t)m);
+		mat_mul_chain(n, c, m, &a->q_tilde.a[h * c], (size_t)a->q_tilde.cols, a->c_KV.a, (size_t)a->c_KV.cols, 1,
+		              hd->absorbed.a, (size_t)m);
+		mat_mul_chain(n, dr, m, &a->q_pe.a[h * dr], (size_t)a->q_pe.cols, a->k_pe_rot.a, (size_t)a->k_pe_rot.cols, 1,
+		              pe, (size_t)m);
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < m; j++) {
 				const double sc = MAT_AT(hd->absorbed, i, j) + pe[(size_t)i * m + j];
@@ -202,8 +198,8 @@ static void pass_absorb(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 				dscore = fmax(dscore, fabs(sc - MAT_AT(hd->scores, i, j)));
 			}
 		/* Σ_j weights_ij c_KV_j: the latent each row reads, then through W^V */
-		mul(n, m, c, hd->weights.a, (size_t)m, a->c_KV.a, (size_t)a->c_KV.cols, lat, (size_t)c);
-		mul(n, c, dv, lat, (size_t)c, WV, ldkv, &a->absorbed_out.a[h * dv], (size_t)a->absorbed_out.cols);
+		mat_mul_chain(n, m, c, hd->weights.a, (size_t)m, a->c_KV.a, (size_t)a->c_KV.cols, 0, lat, (size_t)c);
+		mat_mul_chain(n, c, dv, lat, (size_t)c, WV, ldkv, 0, &a->absorbed_out.a[h * dv], (size_t)a->absorbed_out.cols);
 		for (int i = 0; i < n; i++)
 			for (int e = 0; e < dv; e++)
 				dout = fmax(dout, fabs(MAT_AT(a->absorbed_out, i, h * dv + e) - MAT_AT(hd->weighted, i, e)));
@@ -272,10 +268,11 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, int latent_q, int i, int
 		b->oom = 1;
 		return;
 	}
-	mul(1, D, len, &MAT_AT(*X, i, 0), (size_t)D, W->a, (size_t)W->cols, row, (size_t)len);
+	mat_mul_chain(1, D, len, &MAT_AT(*X, i, 0), (size_t)D, W->a, (size_t)W->cols, 0, row, (size_t)len);
 	strbuf_printf(b, _("%s = RMSNorm(x%s%s)%s%s: row %d of x%s%s has %d numbers, column %d of them is\n"),
 	              latent_q ? "c_Q" : "c_KV", MUL_SYM(utf8), latent_q ? "W_qa" : "W_kva", MUL_SYM(utf8),
-	              latent_q ? "q_a_norm" : "kv_a_norm", i, MUL_SYM(utf8), latent_q ? "W_qa" : "W_kva[:, :kv_lora_rank]", len, j);
+	              latent_q ? "q_a_norm" : "kv_a_norm", i, MUL_SYM(utf8), latent_q ? "W_qa" : "W_kva[:, :kv_lora_rank]",
+	              len, j);
 	celltext_terms(b, &MAT_AT(*X, i, 0), 1, W->a + j, (size_t)W->cols, D, utf8);
 	const double inv = rms_inv(row, len, p->eps);
 	strbuf_printf(b, _("RMS of the row = %s(mean of squares + %s) = %s; %s / %s %s %s = %s\n"), celltext_sym(utf8, "\u221a", "sqrt"),
@@ -325,11 +322,11 @@ static void raw_q(const Attn *a, int h, int i, double *q)
 	const int dk = lp->d_k, hq = a->heads * dk;
 
 	if (p->q_lora_rank > 0)
-		mul(1, p->q_lora_rank, dk, &MAT_AT(a->c_Q, i, 0), (size_t)p->q_lora_rank, p->W_qb.a + (size_t)h * dk, (size_t)hq, q,
-		    (size_t)dk);
+		mat_mul_chain(1, p->q_lora_rank, dk, &MAT_AT(a->c_Q, i, 0), (size_t)p->q_lora_rank, p->W_qb.a + (size_t)h * dk,
+		              (size_t)hq, 0, q, (size_t)dk);
 	else
-		mul(1, attn_config(a)->d_model, dk, &MAT_AT(*mla_input(a, lp), i, 0), (size_t)attn_config(a)->d_model,
-		    lp->W_q.a + (size_t)h * dk, (size_t)hq, q, (size_t)dk);
+		mat_mul_chain(1, attn_config(a)->d_model, dk, &MAT_AT(*mla_input(a, lp), i, 0), (size_t)attn_config(a)->d_model,
+		              lp->W_q.a + (size_t)h * dk, (size_t)hq, 0, q, (size_t)dk);
 }
 
 static void explain_latent(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)
