@@ -116,7 +116,7 @@ static int read_mixer(Ctx *c, const cJSON *gd, Model *l)
 	    li_read_shaped(c, gd, "norm", 1, dv / layer_gdn_r(&l->lp), NULL,
 	                   l->lp.gdn_v_heads > 0 ? _("d_v / r, one per column of a value head's output")
 	                                         : _("d_v, one per column of a head's output"), -1, &l->lp.gdn_norm) != 0 ||
-	    jr_key_above(c, gd, "eps", 0.0, 0, 0, &l->lp.gdn_eps) != 0)
+	    li_key_eps(c, gd, &l->lp.gdn_eps) != 0)
 		return -1;
 	path_set(c, old);
 	return 0;
