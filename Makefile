@@ -14,6 +14,12 @@
 #   make pot          refresh po/attnviz.pot from the sources and merge it into po/*.po
 
 CC       ?= cc
+# the one C++ file (src/base/shortest.cc, a wrapper of double-conversion) is
+# compiled by the C compiler's own C++ driver: clang++ beside clang (the
+# fuzzers' and sanitizers' runtimes must be one compiler's), c++ beside cc
+ifeq ($(origin CXX),default)
+CXX := $(if $(findstring clang,$(CC)),$(subst clang,clang++,$(CC)),$(if $(findstring gcc,$(CC)),$(subst gcc,g++,$(CC)),c++))
+endif
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 PKG_CONFIG ?= pkg-config
@@ -51,7 +57,8 @@ ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(FPFLAGS) $(SANFLAGS) $(MVEC_CFLAGS) -
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
 	-DATTNVIZ_LOCALEDIR='"$(PREFIX)/share/locale"' -DHAVE_READLINE=$(READLINE) -Isrc -I$(BUILD)
 
-PKGS := ncursesw libcjson libpcre2-8 icu-uc
+# double-conversion: --dump's and a saved lesson's numbers in their shortest exact digits
+PKGS := ncursesw libcjson libpcre2-8 icu-uc double-conversion
 ifeq ($(READLINE),1)
 PKGS += readline
 endif
@@ -65,6 +72,7 @@ CMOCKA_LIBS   = $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 # is library code the tests link against, main.c is the program.
 # The two line editors are chosen by READLINE.
 SRC_ALL := $(wildcard src/*/*.c src/*/*/*.c)
+SRC_CXX := $(wildcard src/*/*.cc)
 HDRS    := $(wildcard src/*/*.h src/*/*/*.h)
 LIB_SRC := $(filter-out src/tui/lineedit-readline.c src/tui/lineedit-basic.c,$(SRC_ALL))
 ifeq ($(READLINE),1)
@@ -72,7 +80,7 @@ LIB_SRC += src/tui/lineedit-readline.c
 else
 LIB_SRC += src/tui/lineedit-basic.c
 endif
-LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC)) $(BUILD)/default_lesson.o
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/%.o,$(LIB_SRC)) $(patsubst src/%.cc,$(BUILD)/%.o,$(SRC_CXX)) $(BUILD)/default_lesson.o
 BIN     := $(BUILD)/attnviz
 # The program's strings in other languages (GNU gettext): po/LANG.po → LANG/LC_MESSAGES/attnviz.mo,
 # in $(BUILD)/locale (found beside the binary) and installed under $(PREFIX)/share/locale.
@@ -89,10 +97,17 @@ $(BUILD)/%.o: src/%.c $(HDRS) $(BUILD)/config.stamp | $(BUILD)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -c $< -o $@
 
+# no exceptions (the wrapper calls one function that throws none), so nothing of libstdc++ is linked but
+# what libdouble-conversion itself needs
+CXXFLAGS_ALL = -std=c++11 -Wall -Wextra -Wpedantic $(CFLAGS) $(FPFLAGS) $(SANFLAGS) -fno-exceptions -Isrc
+$(BUILD)/%.o: src/%.cc $(HDRS) $(BUILD)/config.stamp | $(BUILD)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS_ALL) $(DEP_CFLAGS) -c $< -o $@
+
 # The settings compiled in (the share directory comes from PREFIX): when one
 # changes, everything is rebuilt, so `make install PREFIX=…` after `make`
 # installs a binary that looks for its lessons where they were put.
-CONFIG := PREFIX=$(PREFIX) VERSION=$(VERSION) READLINE=$(READLINE) SAN=$(SAN) CC=$(CC) CFLAGS=$(CFLAGS)
+CONFIG := PREFIX=$(PREFIX) VERSION=$(VERSION) READLINE=$(READLINE) SAN=$(SAN) CC=$(CC) CXX=$(CXX) CFLAGS=$(CFLAGS)
 $(BUILD)/config.stamp: FORCE | $(BUILD)
 	@echo '$(CONFIG)' | cmp -s - $@ || echo '$(CONFIG)' > $@
 .PHONY: FORCE
@@ -172,10 +187,10 @@ FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS := -std=c11 -g -O1 $(FPFLAGS) -fsanitize=fuzzer-no-link,address,undefined -D_XOPEN_SOURCE=700 -D_DEFAULT_SOURCE \
 	-DATTNVIZ_VERSION='"$(VERSION)"' -DATTNVIZ_SHARE='"$(PREFIX)/share/attnviz"' \
 	-DATTNVIZ_LOCALEDIR='"$(PREFIX)/share/locale"' -DHAVE_READLINE=0 -Isrc \
-	$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags ncursesw libcjson libpcre2-8 icu-uc 2>/dev/null))
-FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw libcjson libpcre2-8 icu-uc 2>/dev/null) -lm
+	$(filter-out -D_XOPEN_SOURCE=% -D_DEFAULT_SOURCE,$(shell $(PKG_CONFIG) --cflags ncursesw libcjson libpcre2-8 icu-uc double-conversion 2>/dev/null))
+FUZZ_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw libcjson libpcre2-8 icu-uc double-conversion 2>/dev/null) -lm
 FUZZ_OBJ := $(patsubst src/%.c,$(FUZZ_BUILD)/%.o,$(filter-out src/tui/lineedit-readline.c,$(SRC_ALL))) \
-	$(FUZZ_BUILD)/default_lesson.o
+	$(patsubst src/%.cc,$(FUZZ_BUILD)/%.o,$(SRC_CXX)) $(FUZZ_BUILD)/default_lesson.o
 # Absolute paths: fuzz_cmd works in a temporary directory of its own; crashes are kept in build-fuzz/.
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -artifact_prefix=$(CURDIR)/$(FUZZ_BUILD)/
 .PHONY: fuzz fuzz-cmd fuzz-theme fuzz-demo fuzz-safetensors fuzz-tokenizer fuzz-all fuzz-dict
@@ -189,6 +204,9 @@ fuzz-dict:
 $(FUZZ_BUILD)/%.o: src/%.c $(HDRS)
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ_BUILD)/%.o: src/%.cc $(HDRS)
+	@mkdir -p $(@D)
+	clang++ $(filter-out -std=c11,$(FUZZ_CFLAGS)) -std=c++11 -fno-exceptions -c $< -o $@
 $(FUZZ_BUILD)/default_lesson.o: $(BUILD)/default_lesson.c
 	@mkdir -p $(FUZZ_BUILD)
 	clang -std=c11 -g -O1 -c $< -o $@

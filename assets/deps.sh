@@ -28,12 +28,16 @@ if ! command -v pkg-config >/dev/null 2>&1; then
 	missing_deb="pkg-config"; missing_rpm="pkgconf-pkg-config"; missing_brew="pkg-config"
 fi
 command -v cc >/dev/null 2>&1 || { missing_deb="$missing_deb gcc make"; missing_rpm="$missing_rpm gcc make"; missing_pc="$missing_pc cc"; }
+# one C++ file wraps double-conversion (src/base/shortest.cc)
+command -v c++ >/dev/null 2>&1 || { missing_deb="$missing_deb g++"; missing_rpm="$missing_rpm gcc-c++"; missing_pc="$missing_pc c++"; }
 if command -v pkg-config >/dev/null 2>&1; then
 	need ncursesw libncurses-dev ncurses-devel ncurses
 	need libcjson libcjson-dev cjson-devel cjson
 	# a model's tokenizer.json: its regexes through PCRE2, its Unicode normalizers (NFC) through ICU
 	need libpcre2-8 libpcre2-dev pcre2-devel pcre2
 	need icu-uc libicu-dev libicu-devel icu4c
+	# numbers printed in their shortest exact digits (--dump, saved lessons): Google's double-conversion
+	need double-conversion libdouble-conversion-dev double-conversion-devel double-conversion
 	# readline is wanted, not needed: without it the built-in line editor is used
 	if [ "$readline" = 1 ] && ! pkg-config --exists readline 2>/dev/null; then
 		optional_deb="libreadline-dev"

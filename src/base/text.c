@@ -1,5 +1,6 @@
 /* text.c: lesson texts in several languages, and showing them safely on a terminal. */
 #include "base/text.h"
+#include "base/shortest.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -341,12 +342,54 @@ int text_wrap(const char *s, int width, TextLine **out)
 
 char *text_exact(char *buf, double x, int digits)
 {
-	for (; digits < 17; digits++) {
-		snprintf(buf, TEXT_EXACT_SIZE, "%.*g", digits, x);
-		if (strtod(buf, NULL) == x)
-			return buf;
+	char d[SHORTEST_SIZE];
+	int len, point, neg, prec, e, o = 0;
+
+	if (!isfinite(x)) {
+		snprintf(buf, TEXT_EXACT_SIZE, "%g", x);
+		return buf;
 	}
-	snprintf(buf, TEXT_EXACT_SIZE, "%.17g", x);
+	len = shortest_digits(x, d, &point, &neg);
+	/* laid out as "%.{prec}g" lays out its digits: the shortest digits, never fewer than asked for */
+	prec = len > digits ? len : digits;
+	e = point - 1; /* x = ±d₁.d₂… × 10^e */
+	if (neg)
+		buf[o++] = '-';
+	if (e < -4 || e >= prec) {
+		buf[o++] = d[0];
+		if (len > 1) {
+			buf[o++] = '.';
+			memcpy(buf + o, d + 1, (size_t)len - 1);
+			o += len - 1;
+		}
+		buf[o++] = 'e';
+		buf[o++] = e < 0 ? '-' : '+';
+		if (e < 0)
+			e = -e;
+		if (e >= 100)
+			buf[o++] = (char)('0' + e / 100);
+		buf[o++] = (char)('0' + e / 10 % 10);
+		buf[o++] = (char)('0' + e % 10);
+	} else if (point <= 0) { /* 0.000ddd */
+		buf[o++] = '0';
+		buf[o++] = '.';
+		memset(buf + o, '0', (size_t)-point);
+		o += -point;
+		memcpy(buf + o, d, (size_t)len);
+		o += len;
+	} else if (point >= len) { /* ddd000 */
+		memcpy(buf + o, d, (size_t)len);
+		o += len;
+		memset(buf + o, '0', (size_t)(point - len));
+		o += point - len;
+	} else { /* ddd.ddd */
+		memcpy(buf + o, d, (size_t)point);
+		o += point;
+		buf[o++] = '.';
+		memcpy(buf + o, d + point, (size_t)(len - point));
+		o += len - point;
+	}
+	buf[o] = '\0';
 	return buf;
 }
 

@@ -98,9 +98,13 @@ int text_wrap(const char *s, int width, TextLine **out);
 int text_cells(const char *s, int len);
 
 /*
- * x as the shortest "%.Ng", N from digits up to 17, that reads back as
- * exactly x (17 always does): the one exact-number printer, for dumps, saved
- * lessons and messages. buf holds TEXT_EXACT_SIZE bytes. Returns buf.
+ * x with the fewest digits that read back as exactly x (never more than 17),
+ * laid out as "%.Ng" lays them out, N the number of digits but at least
+ * digits (≤ 17): the one exact-number printer, for dumps, saved lessons and
+ * messages. For digits = 15 it is the shortest of "%.15g", "%.16g" and
+ * "%.17g" that reads back (tests/unit_text.c holds it to that loop), found
+ * in one pass by double-conversion (base/shortest.h). "inf", "-inf", "nan"
+ * as "%g" writes them. buf holds TEXT_EXACT_SIZE bytes. Returns buf.
  */
 #define TEXT_EXACT_SIZE 32
 char *text_exact(char *buf, double x, int digits);
