@@ -111,7 +111,7 @@ static void each_config_reads_to_transformers_numbers(void **state)
 }
 
 /* A plain left-to-right sum in row-major order, as the script sums the values it wrote. */
-static double mat_sum(const Mat *a)
+static double sum_in_order(const Mat *a)
 {
 	double s = 0;
 	for (int i = 0; i < a->rows; i++)
@@ -151,7 +151,7 @@ static void every_tensor_is_in_its_file_with_the_reference_values(void **state)
 			Mat a = {0};
 			if (st_to_mat(f, t, 0, 0, 0, &a, &err) != 0)
 				fail_msg("%s: %s", models[m], err);
-			same(num(e, "sum"), mat_sum(&a), e->string, models[m]);
+			same(num(e, "sum"), sum_in_order(&a), e->string, models[m]);
 			const cJSON *first = get(e, "first"), *last = get(e, "last");
 			const int total = a.rows * a.cols, nf = cJSON_GetArraySize(first), nlast = cJSON_GetArraySize(last);
 			for (int i = 0; i < nf; i++)

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -535,6 +536,46 @@ static void test_exp_shifted(void **state)
 	each_kernel(exps, 0);
 }
 
+/*
+ * mat_sum beside each kernel: beside an exact one the loop from 0 left to
+ * right, bit for bit; beside a fused one the eight running sums (x[j] into
+ * sum j mod 8, joined pairwise) bit for bit, and within n·ε·Σ|x| of the
+ * loop's sum; every length 0 … 40 and a softmax row's 1024.
+ */
+static void sums(int unused)
+{
+	enum { N = 1024 };
+	double x[N];
+	Prng p;
+
+	(void)unused;
+	prng_seed(&p, 23);
+	for (int i = 0; i < N; i++)
+		x[i] = i % 3 ? prng_uniform(&p) : -1e3 * prng_uniform(&p);
+	for (int n = 0; n <= N; n = n < 40 ? n + 1 : n < N ? N : N + 1) {
+		double loop = 0.0, mag = 0.0, l[8] = { 0 }, lanes;
+		const double got = mat_sum(n, x);
+
+		for (int j = 0; j < n; j++) {
+			loop += x[j];
+			mag += fabs(x[j]);
+			l[j % 8] += x[j];
+		}
+		lanes = ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
+		if (!same_bits(got, mat_kernel_fused() ? lanes : loop))
+			fail_msg("%s: the sum of %d numbers is %.17g, not %.17g", mat_kernel_active(), n, got,
+			         mat_kernel_fused() ? lanes : loop);
+		assert_true(fabs(got - loop) <= n * DBL_EPSILON * mag);
+	}
+	assert_true(same_bits(mat_sum(0, x), 0.0));
+}
+
+static void test_sum(void **state)
+{
+	(void)state;
+	each_kernel(sums, 0);
+}
+
 static void test_kernel_names(void **state)
 {
 	int i, portable = -1;
@@ -576,6 +617,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_names),
 		cmocka_unit_test(test_one_row_loops),
 		cmocka_unit_test(test_exp_shifted),
+		cmocka_unit_test(test_sum),
 		{ "test_tails_plain", test_tails, NULL, NULL, (void *)&paths[0] },
 		{ "test_tails_b_transposed", test_tails, NULL, NULL, (void *)&paths[1] },
 		{ "test_tails_lower", test_tails, NULL, NULL, (void *)&paths[2] },

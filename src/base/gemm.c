@@ -953,6 +953,39 @@ void mat_axpy(int n, double w, const double *v, double *out)
 	(kernel()->fused ? axpy_fused : axpy_exact)(n, w, v, out);
 }
 
+/*
+ * Σ x[j], j < n. Exact: from 0, left to right. Fused: eight running sums
+ * side by side, x[j] into sum j mod 8, joined as ((s0 + s4) + (s1 + s5)) +
+ * ((s2 + s6) + (s3 + s7)): eight adds in flight instead of one chain, whose
+ * 4-cycle latency per term was a sixth of a softmax at n = 1024.
+ */
+static double sum_exact(int n, const double *x)
+{
+	double s = 0.0;
+
+	for (int j = 0; j < n; j++)
+		s += x[j];
+	return s;
+}
+
+static double sum_fused(int n, const double *x)
+{
+	double l[8] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+	int j = 0;
+
+	for (; j + 8 <= n; j += 8)
+		for (int t = 0; t < 8; t++)
+			l[t] += x[j + t];
+	for (; j < n; j++)
+		l[j & 7] += x[j];
+	return ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
+}
+
+double mat_sum(int n, const double *x)
+{
+	return (kernel()->fused ? sum_fused : sum_exact)(n, x);
+}
+
 void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans, double *C,
                    size_t ldc)
 {

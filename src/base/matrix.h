@@ -121,6 +121,14 @@ void mat_dots(const double *q, const double *keys, size_t ld, int d, int count, 
 void mat_axpy(int n, double w, const double *v, double *out);
 
 /*
+ * Σ x[j] for j < n (a softmax's denominator). Beside an exact kernel from 0
+ * left to right, as the loop always summed; beside a fused one in eight
+ * running sums (x[j] into sum j mod 8) joined pairwise: another order, within
+ * n·ε·Σ|x| of the loop's (tests/unit_kernels.c).
+ */
+double mat_sum(int n, const double *x);
+
+/*
  * out[j] = e^(x[j] − shift) for j < n (x[j] = −∞ gives 0; out may be x), a
  * softmax's exponentials (vexp.c). Beside a fused kernel, glibc's vector exp
  * (libmvec, within 4 ulp) where the system has it: mat_exp_vector says 1;

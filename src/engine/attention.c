@@ -154,7 +154,9 @@ void attn_positional(Mat *PE)
  * Entries of −∞ (masked) get exactly 0. When every entry is −∞ there is
  * nothing to attend to: out is all 0 and the function returns 1. The
  * exponentials are mat_exp_shifted's (base/vexp.c: glibc's vector exp beside
- * a fused kernel, its exp a cell at a time beside an exact one).
+ * a fused kernel, its exp a cell at a time beside an exact one), their sum
+ * mat_sum's (left to right beside an exact kernel, eight sums side by side
+ * beside a fused one).
  */
 /*
  * The largest of x[0 … len), NaN skipped (−∞ when there is none): four
@@ -217,8 +219,7 @@ static double softmax_row(const double *x, double *out, int len, double sink, in
 		return 1.0;
 	}
 	mat_exp_shifted(len, x, max, out); /* e^(−∞) = 0: a masked cell gets no weight */
-	for (j = 0; j < len; j++)
-		sum += out[j];
+	sum = mat_sum(len, out);           /* in the kernel's kind's order (base/matrix.h) */
 	if (sink != -INFINITY) {
 		e = exp(sink - max);
 		sum += e; /* the sink's column last, as torch.cat([attn_weights, sinks], dim=-1) puts it */
