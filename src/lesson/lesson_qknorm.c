@@ -16,19 +16,7 @@ static const char *const qk_norm_keys[] = { "q", "k", "eps", "over", "kind", NUL
 /* "eps" of "qk_norm": a number ≥ 0 (1e-6 when absent), at the path qk_norm. */
 static int read_qk_eps(Ctx *c, const cJSON *v, Model *l)
 {
-	const cJSON *e = get(v, "eps");
-	size_t old;
-	int r = 0;
-
-	if (e == NULL)
-		return 0;
-	old = path_key(c, "eps");
-	if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
-		r = fail(c, _("expected a number \u2265 0, got %s"), got(e).s);
-	else
-		l->cfg.qk_norm_eps = e->valuedouble;
-	path_set(c, old);
-	return r;
+	return jr_key_above(c, v, "eps", 0, 1, 0, &l->cfg.qk_norm_eps);
 }
 
 /*

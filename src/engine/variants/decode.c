@@ -42,7 +42,8 @@ typedef struct DecodeRow {
 	 * A lesson's steps, whose rows are all known: q, k, v already made
 	 * (project_rows) from arow (the row, or N1 of it), and the step leaves
 	 * its concat row at concat (h·d_v) for finish_rows; NULL, NULL: the
-	 * step does all of it itself (generate).
+	 * step does all of it itself (generate, the only caller that passes
+	 * decode_row a layer of one row, one, for the rest of the block).
 	 */
 	const double *arow;
 	double *concat;
@@ -309,7 +310,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		decode_gate(lp, D, hdv, arow, gate, wconcat);
 		decode_project(lp, hdv, wconcat, r->win_output);
 	}
-	if (one != NULL && r->concat == NULL) {
+	if (one != NULL) { /* generate: the rest of the block on this one row */
 		memcpy(one->X.a, xin, (size_t)D * sizeof(double));
 		memcpy(one->output.a, r->output, (size_t)D * sizeof(double));
 		for (int st = STAGE_NORM1_AFTER; st <= STAGE_NORM2_POST; st++)
