@@ -151,8 +151,9 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 		GradHead *gh = &g->head[h];
 		/* grouped-query attention: the heads of a group add their gradients into the key/value head they share */
 		const size_t kc = (size_t)attn_kv_head(a, h) * dk, vc = (size_t)attn_kv_head(a, h) * dv;
-		if (mat_alloc(&gh->weighted, n, dv) || mat_alloc(&gh->weights, n, m) || mat_alloc(&gh->masked, n, m) ||
-		    mat_alloc(&gh->scaled, n, m) || mat_alloc(&gh->scores, n, m)) {
+		/* dweights is summed into (mm_bt); the other four are written whole below, so not zeroed first */
+		if (mat_alloc_whole(&gh->weighted, n, dv) || mat_alloc(&gh->weights, n, m) || mat_alloc_whole(&gh->masked, n, m) ||
+		    mat_alloc_whole(&gh->scaled, n, m) || mat_alloc_whole(&gh->scores, n, m)) {
 			free(row);
 			return -1;
 		}
