@@ -221,7 +221,7 @@ static double softmax_row(const double *x, double *out, int len, double sink, in
 	mat_exp_shifted(len, x, max, out); /* e^(−∞) = 0: a masked cell gets no weight */
 	sum = mat_sum(len, out);           /* in the kernel's kind's order (base/matrix.h) */
 	if (sink != -INFINITY) {
-		e = exp(sink - max);
+		mat_exp_shifted(1, &sink, max, &e); /* as the keys' own e^(x − max), beside either kind of kernel */
 		sum += e; /* the sink's column last, as torch.cat([attn_weights, sinks], dim=-1) puts it */
 	}
 	row_divide(out, len, sum);
