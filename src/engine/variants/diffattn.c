@@ -62,8 +62,11 @@ static void pass_diff(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		const Mat *w1 = &a->head[h & ~1].weights, *w2 = &a->head[h | 1].weights;
 		memcpy(hd->diff_a1.a, w1->a, nm * sizeof(double));
 		memcpy(hd->diff_a2.a, w2->a, nm * sizeof(double));
-		for (size_t k = 0; k < nm; k++)
-			hd->diff_a.a[k] = w1->a[k] - l[3] * w2->a[k];
+		if (h & 1) /* the pair's second head: the first one's A, made of the same A1 and A2 */
+			memcpy(hd->diff_a.a, a->head[h - 1].diff_a.a, nm * sizeof(double));
+		else
+			for (size_t k = 0; k < nm; k++)
+				hd->diff_a.a[k] = w1->a[k] - l[3] * w2->a[k];
 	}
 }
 
@@ -89,6 +92,13 @@ static void pass_diff_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		const int v0 = diff_v0(a, lp, h);
+		if (h & 1) { /* the pair's second head: the same A and values, so the first one's numbers (half the stage) */
+			const AttnHead *first = &a->head[h - 1];
+			memcpy(hd->diff_o.a, first->diff_o.a, (size_t)cfg->n * (size_t)w * sizeof(double));
+			memcpy(hd->diff_rms.a, first->diff_rms.a, (size_t)cfg->n * sizeof(double));
+			memcpy(hd->diff_out.a, first->diff_out.a, (size_t)cfg->n * (size_t)w * sizeof(double));
+			continue;
+		}
 		/* O = A·V_pair on the kernels, each cell's terms in the order of j from 0 (matrix.h: mat_mul_chain) */
 		mat_mul_chain(cfg->n, cfg->m, w, hd->diff_a.a, (size_t)cfg->m, &a->V.a[v0], (size_t)a->V.cols, 0, hd->diff_o.a,
 		              (size_t)w);
