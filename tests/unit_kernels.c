@@ -576,6 +576,53 @@ static void test_sum(void **state)
 	each_kernel(sums, 0);
 }
 
+/*
+ * mat_mul_chain_lower against mat_mul_chain, bit for bit, on A zero past its
+ * diagonal (a causal softmax's weights), B plain and transposed: sizes that
+ * cut strips and tiles short and run past one block of terms (k > 256).
+ */
+static void lowers(int unused)
+{
+	static const int sizes[][3] = { { 1, 1, 1 }, { 7, 7, 5 }, { 17, 17, 24 }, { 40, 40, 33 }, { 300, 300, 70 },
+	                                { 530, 530, 128 }, { 64, 100, 9 } };
+	Prng p;
+
+	(void)unused;
+	prng_seed(&p, 31);
+	for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+		const int r = sizes[z][0], k = sizes[z][1], c = sizes[z][2];
+		double *A = calloc((size_t)r * k, sizeof *A), *B = malloc((size_t)k * c * sizeof *B);
+		double *want = malloc((size_t)r * c * sizeof *want), *got = malloc((size_t)r * c * sizeof *got);
+		assert_non_null(A);
+		assert_non_null(B);
+		assert_non_null(want);
+		assert_non_null(got);
+		for (int i = 0; i < r; i++)
+			for (int t = 0; t <= i && t < k; t++)
+				A[(size_t)i * k + t] = prng_uniform(&p) / (i + 1);
+		for (size_t t = 0; t < (size_t)k * c; t++)
+			B[t] = prng_normal(&p);
+		for (int bt = 0; bt <= 1; bt++) { /* B as k × c, or as the transpose of a c × k matrix */
+			mat_mul_chain(r, k, c, A, (size_t)k, B, bt ? (size_t)k : (size_t)c, bt, want, (size_t)c);
+			mat_mul_chain_lower(r, k, c, A, (size_t)k, B, bt ? (size_t)k : (size_t)c, bt, got, (size_t)c);
+			for (size_t x = 0; x < (size_t)r * c; x++)
+				if (!same_bits(got[x], want[x]))
+					fail_msg("%s: %d × %d × %d%s, cell %zu: %.17g, mat_mul_chain gives %.17g", mat_kernel_active(), r,
+					         k, c, bt ? " (Bᵀ)" : "", x, got[x], want[x]);
+		}
+		free(A);
+		free(B);
+		free(want);
+		free(got);
+	}
+}
+
+static void test_chain_lower(void **state)
+{
+	(void)state;
+	each_kernel(lowers, 0);
+}
+
 static void test_kernel_names(void **state)
 {
 	int i, portable = -1;
@@ -618,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_one_row_loops),
 		cmocka_unit_test(test_exp_shifted),
 		cmocka_unit_test(test_sum),
+		cmocka_unit_test(test_chain_lower),
 		{ "test_tails_plain", test_tails, NULL, NULL, (void *)&paths[0] },
 		{ "test_tails_b_transposed", test_tails, NULL, NULL, (void *)&paths[1] },
 		{ "test_tails_lower", test_tails, NULL, NULL, (void *)&paths[2] },

@@ -801,7 +801,7 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
  * -1 when the packed blocks cannot be had.
  */
 static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
-                     int b_trans, double *C, size_t ldc, int first0)
+                     int b_trans, double *C, size_t ldc, int first0, int lower)
 {
 	const Kernel *K = kernel();
 	const int mr = K->mr, nr = K->nr;
@@ -820,18 +820,25 @@ static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_tra
 			pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
 			for (int i0 = 0; i0 < r; i0 += K->mc) {
 				const int mc = r - i0 < K->mc ? r - i0 : K->mc;
-				for (int ir = 0; ir < mc; ir += mr)
-					pack_a_strip(K, kc, mc - ir < mr ? mc - ir : mr, A, lda, a_trans, i0 + ir, t0,
-					             &ap[(size_t)ir * kc]);
+				/* lower: an MR-row strip from row i reads the terms t < i + MR only (mat_mul_view's way) */
+				for (int ir = 0; ir < mc; ir += mr) {
+					const int need = lower ? i0 + ir + mr - t0 : kc;
+					if (need > 0)
+						pack_a_strip(K, need < kc ? need : kc, mc - ir < mr ? mc - ir : mr, A, lda, a_trans,
+						             i0 + ir, t0, &ap[(size_t)ir * kc]);
+				}
 				for (int jr = 0; jr < nc; jr += nr) {
 					const int cols = nc - jr < nr ? nc - jr : nr;
 					for (int ir = 0; ir < mc; ir += mr) {
 						const int rows = mc - ir < mr ? mc - ir : mr;
+						const int need = lower ? i0 + ir + mr - t0 : kc, kend = need < kc ? need : kc;
 						double *ct = &C[(size_t)(i0 + ir) * ldc + j0 + jr];
+						if (kend <= 0) /* every term exactly 0: the chain goes on unchanged */
+							continue;
 						if (rows == mr && cols == nr)
-							K->micro(kc, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], (size_t)nr, ct, ldc, first);
+							K->micro(kend, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], (size_t)nr, ct, ldc, first);
 						else
-							tile_edge(K, kc, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], (size_t)nr, ct, ldc,
+							tile_edge(K, kend, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], (size_t)nr, ct, ldc,
 							          first, rows, cols);
 					}
 				}
@@ -849,15 +856,15 @@ void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, 
 	if (r <= 0 || c <= 0)
 		return;
 	if (k > 0 && how == MAT_CONTINUE) {
-		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT) == 0)
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT, 0) == 0)
 			return;
 	} else if (k > 0 && k <= KB) {
 		/* one block: its sum from 0, added to C */
-		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_ADD) == 0)
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_ADD, 0) == 0)
 			return;
 	} else if (k > 0 && mat_alloc(&sum, r, c) == 0) {
 		/* the sums in one chain from 0 (a zeroed matrix continued), then added to C */
-		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, sum.a, (size_t)c, MK_CONT) == 0) {
+		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, sum.a, (size_t)c, MK_CONT, 0) == 0) {
 			for (int i = 0; i < r; i++)
 				for (int j = 0; j < c; j++)
 					C[(size_t)i * ldc + j] += sum.a[(size_t)i * c + j];
@@ -992,4 +999,13 @@ void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const doubl
 	for (int i = 0; i < r; i++)
 		memset(&C[(size_t)i * ldc], 0, (size_t)(c > 0 ? c : 0) * sizeof *C);
 	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, MAT_CONTINUE);
+}
+
+void mat_mul_chain_lower(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
+                         double *C, size_t ldc)
+{
+	for (int i = 0; i < r; i++)
+		memset(&C[(size_t)i * ldc], 0, (size_t)(c > 0 ? c : 0) * sizeof *C);
+	if (r > 0 && c > 0 && k > 0 && mul_chain(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, MK_CONT, 1) != 0)
+		mat_mul_acc_naive(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, MAT_CONTINUE); /* out of memory */
 }

@@ -90,6 +90,14 @@ void mat_mul_acc_naive(int r, int k, int c, const double *A, size_t lda, int a_t
  */
 void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans, double *C,
                    size_t ldc);
+/*
+ * mat_mul_chain for an A that is 0 past its diagonal (row i from column i + 1
+ * on: a causal softmax's weights), skipping the terms no row of a strip
+ * reaches. The same bits as mat_mul_chain where B is finite: each skipped
+ * term is an exact 0 added to a chain that is never −0 (a sum from +0).
+ */
+void mat_mul_chain_lower(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
+                         double *C, size_t ldc);
 
 /*
  * The micro-kernels behind mat_mul_view, fastest first ("avx512fma",

@@ -600,8 +600,8 @@ static void pass_mask(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	a->nonfinite |= !cfg->mask_fill_inf && !isfinite(mask_fill(cfg));
 }
 
-/* With a causal (or window) −∞ mask, row i ends at key i: what follows has exactly 0 weight. */
-static int causal_skip(const ModelConfig *cfg)
+/* With a causal (or window) −∞ mask, row i ends at key i: what follows has exactly 0 weight (attention.h). */
+int attn_weights_lower(const ModelConfig *cfg)
 {
 	return model_mask_causal(cfg) && cfg->mask_fill_inf;
 }
@@ -617,7 +617,7 @@ static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	(void)lp;
 	for (h = 0; row != NULL && h < a->heads; h++)
 		for (i = 0; i < n; i++) {
-			const int len = causal_skip(cfg) ? i + 1 : m;
+			const int len = attn_weights_lower(cfg) ? i + 1 : m;
 			attn_derived_row(a, AM_MASKED, h, i, row, len);
 			/* a variant's sink logit beside the keys (variants.h: sink_logit) */
 			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, sink != NULL ? sink->sink_logit(a, h) : -INFINITY,
@@ -639,7 +639,7 @@ static void pass_weighted(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 
 	for (h = 0; h < a->heads; h++)
 		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)attn_kv_head(a, h) * dv],
-		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, causal_skip(cfg));
+		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, attn_weights_lower(cfg));
 }
 
 /*

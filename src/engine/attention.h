@@ -313,6 +313,12 @@ const Mat *attn_block_output(const Attn *a);
 const Mat *attn_final_output(const Attn *a);
 /* The LM head's settings as the passes use them: the temperature (1 unless > 0), top-k (10 unless ≥ 1, at most vocab), the row (n − 1 unless inside). */
 double attn_temperature(const ModelConfig *cfg);
+/*
+ * 1 when every head's weights are exactly 0 past the diagonal (a causal or
+ * window −∞ mask: the softmax writes those cells 0), so a product reading
+ * them may skip those terms (mat_mul_chain_lower, mat_mul_view's lower).
+ */
+int attn_weights_lower(const ModelConfig *cfg);
 int attn_top_k(const ModelConfig *cfg);
 int attn_logits_row(const ModelConfig *cfg);
 /* The top k entries of a 1 × len row, largest first (ties: the lower index first), into idx (k of them); returns k (≤ len). */
