@@ -75,9 +75,10 @@ static void pass_linear(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			for (int j = 0; j < cfg->m; j++)
 				if (!linear_sees(cfg, i, j))
 					MAT_AT(hd->lin_scores, i, j) = 0.0;
-		/* lin_out = lin_scores·V, then each row over its z */
-		mat_mul_chain(cfg->n, cfg->m, dv, hd->lin_scores.a, (size_t)cfg->m, &a->V.a[g * dv], (size_t)a->V.cols, 0,
-		              hd->lin_out.a, (size_t)dv);
+		/* lin_out = lin_scores·V, then each row over its z; causal: the scores' 0s past the diagonal skipped */
+		(cfg->linear_causal ? mat_mul_chain_lower : mat_mul_chain)(cfg->n, cfg->m, dv, hd->lin_scores.a, (size_t)cfg->m,
+		                                                         &a->V.a[g * dv], (size_t)a->V.cols, 0,
+		                                                         hd->lin_out.a, (size_t)dv);
 		for (int i = 0; i < cfg->n; i++) {
 			double z = 0.0;
 			for (int j = 0; j < cfg->m; j++)

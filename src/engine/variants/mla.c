@@ -170,16 +170,19 @@ static void pass_absorb(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const MlaParams *p = &lp->mla;
 	const int n = cfg->n, m = cfg->m, H = a->heads, dn = p->d_nope, dr = p->d_rope, dv = lp->d_v, c = p->kv_lora_rank;
 	const size_t ldkv = (size_t)H * (size_t)(dn + dv);
-	/* each head's position part q_pe·k_pe_rotᵀ (n × m) and latents weights·c_KV (n × c) */
-	double dscore = 0.0, dout = 0.0, *pe = malloc((size_t)n * (size_t)m * sizeof *pe),
-	       *lat = malloc((size_t)n * (size_t)c * sizeof *lat);
+	/* each head's position part q_pe·k_pe_rotᵀ (n × m) and latents weights·c_KV (n × c), written whole: from the
+	 * matrix cache (base/matrix.h), not pages faulted in anew at every computation */
+	Mat pe_m = { 0 }, lat_m = { 0 };
+	double dscore = 0.0, dout = 0.0, *pe, *lat;
 
-	if (pe == NULL || lat == NULL) {
-		free(pe);
-		free(lat);
+	if (mat_alloc_whole(&pe_m, n, m) != 0 || mat_alloc_whole(&lat_m, n, c) != 0) {
+		mat_free(&pe_m);
+		mat_free(&lat_m);
 		a->failed = 1;
 		return;
 	}
+	pe = pe_m.a;
+	lat = lat_m.a;
 	/* every product on the matrix kernels, each cell's terms in one chain in order (the loops' bits, matrix.h) */
 	for (int h = 0; h < H; h++) {
 		const double *WK = p->W_kvb.a + (size_t)h * (size_t)(dn + dv), *WV = WK + dn;
@@ -194,18 +197,24 @@ static void pass_absorb(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < m; j++) {
 				const double sc = MAT_AT(hd->absorbed, i, j) + pe[(size_t)i * m + j];
+				const double d = fabs(sc - MAT_AT(hd->scores, i, j));
 				MAT_AT(hd->absorbed, i, j) = sc;
-				dscore = fmax(dscore, fabs(sc - MAT_AT(hd->scores, i, j)));
+				if (d > dscore) /* fmax's answer (a NaN passed over), without a call a cell */
+					dscore = d;
 			}
 		/* Σ_j weights_ij c_KV_j: the latent each row reads, then through W^V */
-		mat_mul_chain(n, m, c, hd->weights.a, (size_t)m, a->c_KV.a, (size_t)a->c_KV.cols, 0, lat, (size_t)c);
+		(attn_weights_lower(cfg) ? mat_mul_chain_lower : mat_mul_chain)(n, m, c, hd->weights.a, (size_t)m, a->c_KV.a,
+		                                                             (size_t)a->c_KV.cols, 0, lat, (size_t)c);
 		mat_mul_chain(n, c, dv, lat, (size_t)c, WV, ldkv, 0, &a->absorbed_out.a[h * dv], (size_t)a->absorbed_out.cols);
 		for (int i = 0; i < n; i++)
-			for (int e = 0; e < dv; e++)
-				dout = fmax(dout, fabs(MAT_AT(a->absorbed_out, i, h * dv + e) - MAT_AT(hd->weighted, i, e)));
+			for (int e = 0; e < dv; e++) {
+				const double d = fabs(MAT_AT(a->absorbed_out, i, h * dv + e) - MAT_AT(hd->weighted, i, e));
+				if (d > dout)
+					dout = d;
+			}
 	}
-	free(pe);
-	free(lat);
+	mat_free(&pe_m);
+	mat_free(&lat_m);
 	a->mla_diff.a[0] = dscore;
 	a->mla_diff.a[1] = dout;
 	fill_cache(a, lp);
