@@ -101,33 +101,44 @@ static GdnSrc gdn_src(const Attn *a, int h)
  * columns [s·w, (s+1)·w), w = d_v / r, are value head s's: its own decay e^(g[t][s]) and β[t][s], the head's q and k
  * (the reference's query.repeat_interleave(r) and key's); every column of S evolves on its own given those.
  */
+/*
+ * acc[c] += Σ_i x[i]·M[i][c] (M rows ld apart), for c < cols: each column's
+ * sum takes its terms in the order of i, as the loop down a column did, the
+ * columns side by side a row of M at a time (the same bits, read along rows).
+ */
+static void rows_into(int k, int cols, const double *x, const double *M, size_t ld, double *acc)
+{
+	for (int i = 0; i < k; i++) {
+		const double xi = x[i], *Mi = M + (size_t)i * ld;
+		for (int c = 0; c < cols; c++)
+			acc[c] += Mi[c] * xi;
+	}
+}
+
 static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int w)
 {
 	double decay[LESSON_MAX_DIM]; /* each column's e^g of the token, once (not once a cell of S) */
+	double *S = hd->gdn_state.a;
 
-	memset(hd->gdn_state.a, 0, (size_t)dk * (size_t)dv * sizeof(double));
+	memset(S, 0, (size_t)dk * (size_t)dv * sizeof(double));
 	for (int t = 0; t < n; t++) {
+		double *recall = &MAT_AT(hd->gdn_recall, t, 0), *out = &MAT_AT(hd->gdn_out, t, 0);
 		for (int c = 0; c < dv; c++)
 			decay[c] = exp(MAT_AT(hd->gdn_g, t, c / w));
 		for (int i = 0; i < dk; i++)
 			for (int c = 0; c < dv; c++)
-				MAT_AT(hd->gdn_state, i, c) *= decay[c];
-		for (int c = 0; c < dv; c++) {
-			double r = 0.0;
-			for (int i = 0; i < dk; i++)
-				r += MAT_AT(hd->gdn_state, i, c) * MAT_AT(hd->gdn_k, t, i);
-			MAT_AT(hd->gdn_recall, t, c) = r;
-			MAT_AT(hd->gdn_delta, t, c) = MAT_AT(hd->gdn_beta, t, c / w) * (MAT_AT(*src->v, t, src->v0 + c) - r);
-		}
+				S[(size_t)i * dv + c] *= decay[c];
+		/* recall_c = Σ_i S[i][c]·k̂_i */
+		memset(recall, 0, (size_t)dv * sizeof *recall);
+		rows_into(dk, dv, &MAT_AT(hd->gdn_k, t, 0), S, (size_t)dv, recall);
+		for (int c = 0; c < dv; c++)
+			MAT_AT(hd->gdn_delta, t, c) = MAT_AT(hd->gdn_beta, t, c / w) * (MAT_AT(*src->v, t, src->v0 + c) - recall[c]);
 		for (int i = 0; i < dk; i++)
 			for (int c = 0; c < dv; c++)
-				MAT_AT(hd->gdn_state, i, c) += MAT_AT(hd->gdn_k, t, i) * MAT_AT(hd->gdn_delta, t, c);
-		for (int c = 0; c < dv; c++) {
-			double o = 0.0;
-			for (int i = 0; i < dk; i++)
-				o += MAT_AT(hd->gdn_state, i, c) * MAT_AT(hd->gdn_q, t, i);
-			MAT_AT(hd->gdn_out, t, c) = o;
-		}
+				S[(size_t)i * dv + c] += MAT_AT(hd->gdn_k, t, i) * MAT_AT(hd->gdn_delta, t, c);
+		/* out_c = Σ_i S[i][c]·q̂_i */
+		memset(out, 0, (size_t)dv * sizeof *out);
+		rows_into(dk, dv, &MAT_AT(hd->gdn_q, t, 0), S, (size_t)dv, out);
 		if (!mat_empty(&hd->gdn_states))
 			memcpy(&MAT_AT(hd->gdn_states, t, 0), hd->gdn_state.a, (size_t)dk * (size_t)dv * sizeof(double));
 	}
@@ -151,10 +162,11 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 	double *qe = malloc((size_t)dk * sizeof *qe);
 	double *U = malloc((size_t)C * dv * sizeof *U), *W = malloc((size_t)C * dk * sizeof *W);
 	double *S = calloc((size_t)dk * dv, sizeof *S), *S2 = malloc((size_t)dk * dv * sizeof *S2);
+	double *acc = malloc((size_t)(dk > dv ? dk : dv) * sizeof *acc); /* a row's sums, side by side (rows_into) */
 	int r = -1;
 
 	if (T == NULL || G == NULL || U == NULL || W == NULL || S == NULL || S2 == NULL || EG == NULL || P == NULL ||
-	    D == NULL || qe == NULL)
+	    D == NULL || qe == NULL || acc == NULL)
 		goto out;
 	for (int t0 = 0; t0 < n; t0 += C) {
 		const int L = t0 + C <= n ? C : n - t0;
@@ -187,52 +199,55 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 			}
 		for (int i = 0; i < L; i++)
 			T[i * C + i] = 1.0;
+		/*
+		 * The sums below go down columns (of v, k, S, U): each is taken a row at a time, every column's sum
+		 * side by side, its terms in the same order and each term's factors multiplied in the same order as
+		 * the loop down one column (T_ij·β_j, then ·v_jc; then ·e^(G_j) for W), so the same bits, read along rows.
+		 */
 		for (int i = 0; i < L; i++) {
-			for (int c = 0; c < dv; c++) {
-				double u = 0.0;
-				for (int j = 0; j <= i; j++)
-					u += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh) * MAT_AT(*src->v, t0 + j, src->v0 + c0 + c);
-				U[i * dv + c] = u;
-			}
-			for (int c = 0; c < dk; c++) {
-				double w = 0.0;
-				for (int j = 0; j <= i; j++)
-					w += T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh) * MAT_AT(hd->gdn_k, t0 + j, c) * EG[j];
-				W[i * dk + c] = w;
+			double *u = &U[i * dv], *w = &W[i * dk];
+			memset(u, 0, (size_t)dv * sizeof *u);
+			memset(w, 0, (size_t)dk * sizeof *w);
+			for (int j = 0; j <= i; j++) {
+				const double tb = T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh), *vj = &MAT_AT(*src->v, t0 + j, src->v0 + c0);
+				const double *kj = &MAT_AT(hd->gdn_k, t0 + j, 0);
+				for (int c = 0; c < dv; c++)
+					u[c] += tb * vj[c];
+				for (int c = 0; c < dk; c++)
+					w[c] += tb * kj[c] * EG[j];
 			}
 		}
 		/* V' = U − W S, kept in U */
-		for (int i = 0; i < L; i++)
-			for (int c = 0; c < dv; c++) {
-				double ws = 0.0;
-				for (int k = 0; k < dk; k++)
-					ws += W[i * dk + k] * S[k * dv + c];
-				U[i * dv + c] -= ws;
-			}
 		for (int i = 0; i < L; i++) {
+			memset(acc, 0, (size_t)dv * sizeof *acc);
+			rows_into(dk, dv, &W[i * dk], S, (size_t)dv, acc); /* (W S)_ic = Σ_k S_kc·W_ik */
+			for (int c = 0; c < dv; c++)
+				U[i * dv + c] -= acc[c];
+		}
+		for (int i = 0; i < L; i++) {
+			double *o = &MAT_AT(hd->gdn_out_chunk, t0 + i, c0);
 			for (int k = 0; k < dk; k++)
 				qe[k] = MAT_AT(hd->gdn_q, t0 + i, k) * EG[i];
-			for (int c = 0; c < dv; c++) {
-				double o = 0.0;
-				for (int k = 0; k < dk; k++)
-					o += qe[k] * S[k * dv + c];
-				for (int j = 0; j <= i; j++)
-					o += P[i * C + j] * U[j * dv + c];
-				MAT_AT(hd->gdn_out_chunk, t0 + i, c0 + c) = o;
+			memset(acc, 0, (size_t)dv * sizeof *acc);
+			rows_into(dk, dv, qe, S, (size_t)dv, acc);           /* Σ_k S_kc·qe_k, then on in the same chain: */
+			rows_into(i + 1, dv, &P[i * C], U, (size_t)dv, acc); /* Σ_{j ≤ i} U_jc·P_ij */
+			memcpy(o, acc, (size_t)dv * sizeof *o);
+		}
+		for (int k = 0; k < dk; k++) {
+			double *s2 = &S2[k * dv];
+			for (int c = 0; c < dv; c++)
+				s2[c] = S[k * dv + c] * EG[L - 1];
+			for (int j = 0; j < L; j++) {
+				const double kd = MAT_AT(hd->gdn_k, t0 + j, k) * D[j];
+				for (int c = 0; c < dv; c++)
+					s2[c] += kd * U[j * dv + c];
 			}
 		}
-		for (int k = 0; k < dk; k++)
-			for (int c = 0; c < dv; c++) {
-				double s = S[k * dv + c] * EG[L - 1];
-				for (int j = 0; j < L; j++)
-					s += MAT_AT(hd->gdn_k, t0 + j, k) * D[j] * U[j * dv + c];
-				S2[k * dv + c] = s;
-			}
 		memcpy(S, S2, (size_t)dk * dv * sizeof *S);
 	}
 	r = 0;
 out:
-	free(T), free(G), free(U), free(W), free(S), free(S2), free(EG), free(P), free(D), free(qe);
+	free(T), free(G), free(U), free(W), free(S), free(S2), free(EG), free(P), free(D), free(qe), free(acc);
 	return r;
 }
 
