@@ -96,12 +96,6 @@ static GdnSrc gdn_src(const Attn *a, int h)
 }
 
 /*
- * The recurrence token by token: gdn_recall, gdn_delta, gdn_out, the last state (and, as the mixer, each token's).
- * With r value heads to the head (Qwen3-Next's linear_num_value_heads = r · linear_num_key_heads), the state's
- * columns [s·w, (s+1)·w), w = d_v / r, are value head s's: its own decay e^(g[t][s]) and β[t][s], the head's q and k
- * (the reference's query.repeat_interleave(r) and key's); every column of S evolves on its own given those.
- */
-/*
  * acc[c] += Σ_i x[i]·M[i][c] (M rows ld apart), for c < cols: each column's
  * sum takes its terms in the order of i, as the loop down a column did, the
  * columns side by side a row of M at a time (the same bits, read along rows).
@@ -115,6 +109,12 @@ static void rows_into(int k, int cols, const double *x, const double *M, size_t 
 	}
 }
 
+/*
+ * The recurrence token by token: gdn_recall, gdn_delta, gdn_out, the last state (and, as the mixer, each token's).
+ * With r value heads to the head (Qwen3-Next's linear_num_value_heads = r · linear_num_key_heads), the state's
+ * columns [s·w, (s+1)·w), w = d_v / r, are value head s's: its own decay e^(g[t][s]) and β[t][s], the head's q and k
+ * (the reference's query.repeat_interleave(r) and key's); every column of S evolves on its own given those.
+ */
 static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int w)
 {
 	double decay[LESSON_MAX_DIM]; /* each column's e^g of the token, once (not once a cell of S) */
@@ -162,7 +162,7 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 	double *qe = malloc((size_t)dk * sizeof *qe);
 	double *U = malloc((size_t)C * dv * sizeof *U), *W = malloc((size_t)C * dk * sizeof *W);
 	double *S = calloc((size_t)dk * dv, sizeof *S), *S2 = malloc((size_t)dk * dv * sizeof *S2);
-	double *acc = malloc((size_t)(dk > dv ? dk : dv) * sizeof *acc); /* a row's sums, side by side (rows_into) */
+	double *acc = malloc((size_t)dv * sizeof *acc); /* a row's sums, side by side (rows_into) */
 	int r = -1;
 
 	if (T == NULL || G == NULL || U == NULL || W == NULL || S == NULL || S2 == NULL || EG == NULL || P == NULL ||
@@ -209,8 +209,8 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 			memset(u, 0, (size_t)dv * sizeof *u);
 			memset(w, 0, (size_t)dk * sizeof *w);
 			for (int j = 0; j <= i; j++) {
-				const double tb = T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh), *vj = &MAT_AT(*src->v, t0 + j, src->v0 + c0);
-				const double *kj = &MAT_AT(hd->gdn_k, t0 + j, 0);
+				const double tb = T[i * C + j] * MAT_AT(hd->gdn_beta, t0 + j, vh);
+				const double *vj = &MAT_AT(*src->v, t0 + j, src->v0 + c0), *kj = &MAT_AT(hd->gdn_k, t0 + j, 0);
 				for (int c = 0; c < dv; c++)
 					u[c] += tb * vj[c];
 				for (int c = 0; c < dk; c++)
