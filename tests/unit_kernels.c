@@ -577,9 +577,11 @@ static void test_sum(void **state)
 }
 
 /*
- * mat_mul_chain_lower against mat_mul_chain, bit for bit, on A zero past its
- * diagonal (a causal softmax's weights), B plain and transposed: sizes that
- * cut strips and tiles short and run past one block of terms (k > 256).
+ * mat_mul_chain_lower against mat_mul_chain, and mat_mul_acc_lower against
+ * mat_mul_acc continuing from C, bit for bit, on A zero past its diagonal (a
+ * causal softmax's weights), B plain and transposed, A as it is and
+ * transposed: sizes that cut strips and tiles short and run past one block of
+ * terms (k > 256).
  */
 static void lowers(int unused)
 {
@@ -609,6 +611,17 @@ static void lowers(int unused)
 				if (!same_bits(got[x], want[x]))
 					fail_msg("%s: %d × %d × %d%s, cell %zu: %.17g, mat_mul_chain gives %.17g", mat_kernel_active(), r,
 					         k, c, bt ? " (Bᵀ)" : "", x, got[x], want[x]);
+		}
+		/* mat_mul_acc_lower continuing from C (nonzero, or +0), A read as it is and (when square) transposed */
+		for (int at = 0; at <= (r == k); at++) {
+			for (size_t x = 0; x < (size_t)r * c; x++)
+				want[x] = got[x] = x % 5 ? prng_normal(&p) : 0.0;
+			mat_mul_acc(r, k, c, A, (size_t)k, at, B, (size_t)c, 0, want, (size_t)c, MAT_CONTINUE);
+			mat_mul_acc_lower(r, k, c, A, (size_t)k, at, B, (size_t)c, 0, got, (size_t)c);
+			for (size_t x = 0; x < (size_t)r * c; x++)
+				if (!same_bits(got[x], want[x]))
+					fail_msg("%s: %d × %d × %d%s, cell %zu: %.17g, mat_mul_acc gives %.17g", mat_kernel_active(), r, k,
+					         c, at ? " (Aᵀ)" : "", x, got[x], want[x]);
 		}
 		free(A);
 		free(B);

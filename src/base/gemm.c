@@ -795,10 +795,29 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 /* ---------------------------------------------------------------- sums in one chain */
 
 /*
+ * The terms [*from, *to) of the block t0 … t0 + kc − 1 that a strip of MR
+ * rows from row i reads: all of them, or with lower (A as stored is 0 past its
+ * diagonal) those its rows reach: t < i + MR when A is read as it is (row i
+ * ends at column i), t ≥ i when it is read transposed (row i of Aᵀ, column i
+ * of A, starts at row i). The others are exact zeros.
+ */
+static void strip_terms(int lower, int a_trans, int i, int mr, int t0, int kc, int *from, int *to)
+{
+	*from = 0;
+	*to = kc;
+	if (lower && a_trans)
+		*from = i - t0 < 0 ? 0 : i - t0 < kc ? i - t0 : kc;
+	else if (lower)
+		*to = i + mr - t0 < 0 ? 0 : i + mr - t0 < kc ? i + mr - t0 : kc;
+}
+
+/*
  * C (r × c, ldc) with each cell's terms added in the order of t in one chain
  * (no blocks of KB): the first block of KB terms with first0 (MK_CONT, or
- * MK_ADD when k ≤ KB), every later one continuing from what C holds. 0, or
- * -1 when the packed blocks cannot be had.
+ * MK_ADD when k ≤ KB), every later one continuing from what C holds. With
+ * lower (first0 MK_CONT only), a strip skips the terms strip_terms leaves out:
+ * an exact 0 added to a chain changes it only if the chain is −0, and one
+ * from +0 never is. 0, or -1 when the packed blocks cannot be had.
  */
 static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
                      int b_trans, double *C, size_t ldc, int first0, int lower)
@@ -820,26 +839,29 @@ static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_tra
 			pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
 			for (int i0 = 0; i0 < r; i0 += K->mc) {
 				const int mc = r - i0 < K->mc ? r - i0 : K->mc;
-				/* lower: an MR-row strip from row i reads the terms t < i + MR only (mat_mul_view's way) */
+				int from, to;
+				/* each strip's terms packed at their own places (t-major, MR numbers a term) */
 				for (int ir = 0; ir < mc; ir += mr) {
-					const int need = lower ? i0 + ir + mr - t0 : kc;
-					if (need > 0)
-						pack_a_strip(K, need < kc ? need : kc, mc - ir < mr ? mc - ir : mr, A, lda, a_trans,
-						             i0 + ir, t0, &ap[(size_t)ir * kc]);
+					strip_terms(lower, a_trans, i0 + ir, mr, t0, kc, &from, &to);
+					if (to > from)
+						pack_a_strip(K, to - from, mc - ir < mr ? mc - ir : mr, A, lda, a_trans, i0 + ir,
+						             t0 + from, &ap[(size_t)ir * kc + (size_t)from * mr]);
 				}
 				for (int jr = 0; jr < nc; jr += nr) {
 					const int cols = nc - jr < nr ? nc - jr : nr;
 					for (int ir = 0; ir < mc; ir += mr) {
 						const int rows = mc - ir < mr ? mc - ir : mr;
-						const int need = lower ? i0 + ir + mr - t0 : kc, kend = need < kc ? need : kc;
 						double *ct = &C[(size_t)(i0 + ir) * ldc + j0 + jr];
-						if (kend <= 0) /* every term exactly 0: the chain goes on unchanged */
+						const double *as, *bs;
+						strip_terms(lower, a_trans, i0 + ir, mr, t0, kc, &from, &to);
+						if (to <= from) /* every term exactly 0: the chain goes on unchanged */
 							continue;
+						as = &ap[(size_t)ir * kc + (size_t)from * mr];
+						bs = &bp[(size_t)jr * kc + (size_t)from * nr];
 						if (rows == mr && cols == nr)
-							K->micro(kend, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], (size_t)nr, ct, ldc, first);
+							K->micro(to - from, as, bs, (size_t)nr, ct, ldc, first);
 						else
-							tile_edge(K, kend, &ap[(size_t)ir * kc], &bp[(size_t)jr * kc], (size_t)nr, ct, ldc,
-							          first, rows, cols);
+							tile_edge(K, to - from, as, bs, (size_t)nr, ct, ldc, first, rows, cols);
 					}
 				}
 			}
@@ -1001,11 +1023,17 @@ void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const doubl
 	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, MAT_CONTINUE);
 }
 
+void mat_mul_acc_lower(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                       int b_trans, double *C, size_t ldc)
+{
+	if (r > 0 && c > 0 && k > 0 && mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT, 1) != 0)
+		mat_mul_acc_naive(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MAT_CONTINUE); /* out of memory */
+}
+
 void mat_mul_chain_lower(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
                          double *C, size_t ldc)
 {
 	for (int i = 0; i < r; i++)
 		memset(&C[(size_t)i * ldc], 0, (size_t)(c > 0 ? c : 0) * sizeof *C);
-	if (r > 0 && c > 0 && k > 0 && mul_chain(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, MK_CONT, 1) != 0)
-		mat_mul_acc_naive(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, MAT_CONTINUE); /* out of memory */
+	mat_mul_acc_lower(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc);
 }

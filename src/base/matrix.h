@@ -98,6 +98,15 @@ void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const doubl
  */
 void mat_mul_chain_lower(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
                          double *C, size_t ldc);
+/*
+ * mat_mul_acc's MAT_CONTINUE for an A that, as stored, is 0 past its
+ * diagonal: read as it is (a_trans 0) row i stops at term i; read transposed
+ * (a_trans 1: Aᵀ's row i is A's column i) it starts at term i. The terms no
+ * strip of rows reaches are skipped: the same bits where B is finite and no
+ * cell of C is −0 (a chain from +0 never is: a backward pass's gradients).
+ */
+void mat_mul_acc_lower(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                       int b_trans, double *C, size_t ldc);
 
 /*
  * The micro-kernels behind mat_mul_view, fastest first ("avx512fma",
