@@ -41,6 +41,29 @@ static void mm_at(int r, int k, int c, const double *A, size_t lda, const double
 	mat_mul_acc(r, k, c, A, lda, 1, B, ldb, 0, C, ldc, MAT_CONTINUE);
 }
 
+/*
+ * mm and mm_at where A, as stored, is 0 past its diagonal when lower (a
+ * causal mask's weights and their gradients): the terms that are exact
+ * zeros skipped, the same bits (base/matrix.h: mat_mul_acc_lower).
+ */
+static void mm_lower(int lower, int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C,
+                     size_t ldc)
+{
+	if (lower)
+		mat_mul_acc_lower(r, k, c, A, lda, 0, B, ldb, 0, C, ldc);
+	else
+		mm(r, k, c, A, lda, B, ldb, C, ldc);
+}
+
+static void mm_at_lower(int lower, int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb,
+                        double *C, size_t ldc)
+{
+	if (lower)
+		mat_mul_acc_lower(r, k, c, A, lda, 1, B, ldb, 0, C, ldc);
+	else
+		mm_at(r, k, c, A, lda, B, ldb, C, ldc);
+}
+
 /* Whole matrices: C += A·B, C += A·Bᵀ, C += Aᵀ·B. */
 #define MM(A, B, C) mm((A)->rows, (A)->cols, (B)->cols, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols)
 #define MM_BT(A, B, C) mm_bt((A)->rows, (A)->cols, (B)->rows, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols)
@@ -120,6 +143,8 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 	/* the scores read what a variant made of q and k (variants.h: reads): its backward turns their gradient back below */
 	const Mat *Qs = attn_slot_const(a, attn_reads(a, AM_Q), 0), *Ks = attn_slot_const(a, attn_reads(a, AM_K), 0);
 	const AttnVariant *map = attn_score_map(a), *bias = attn_score_bias(a);
+	/* a causal −∞ mask: weights, dscaled and dscores are 0 past the diagonal, and dV, dQ, dK skip those terms */
+	const int tri = attn_weights_lower(cfg);
 	double *row; /* a row of what the map read (biased or scaled), for its slope */
 
 	if (mat_alloc(&g->concat, n, a->concat.cols) || like(&g->W_o, &lp->W_o) || like(&g->b_o, &lp->b_o) ||
@@ -163,7 +188,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			       (size_t)dv * sizeof(double));
 		/* weighted = weights · V_h */
 		mm_bt(n, dv, m, gh->weighted.a, (size_t)dv, &a->V.a[vc], (size_t)a->V.cols, gh->weights.a, (size_t)m);
-		mm_at(m, n, dv, hd->weights.a, (size_t)m, gh->weighted.a, (size_t)dv, &g->V.a[vc], (size_t)g->V.cols);
+		mm_at_lower(tri, m, n, dv, hd->weights.a, (size_t)m, gh->weighted.a, (size_t)dv, &g->V.a[vc], (size_t)g->V.cols);
 		/* softmax, row by row: the Jacobian diag(w) − w wᵀ times dweights */
 		for (int i = 0; i < n; i++) {
 			const double *w = &hd->weights.a[(size_t)i * m], *dw = &gh->weights.a[(size_t)i * m];
@@ -202,10 +227,10 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 					}
 				}
 		} else {
-			mm(n, m, dk, gh->scores.a, (size_t)m, &Ks->a[kc], (size_t)Ks->cols, &g->Q.a[(size_t)h * dk],
-			   (size_t)g->Q.cols);
-			mm_at(m, n, dk, gh->scores.a, (size_t)m, &Qs->a[(size_t)h * dk], (size_t)Qs->cols, &g->K.a[kc],
-			      (size_t)g->K.cols);
+			mm_lower(tri, n, m, dk, gh->scores.a, (size_t)m, &Ks->a[kc], (size_t)Ks->cols, &g->Q.a[(size_t)h * dk],
+			         (size_t)g->Q.cols);
+			mm_at_lower(tri, m, n, dk, gh->scores.a, (size_t)m, &Qs->a[(size_t)h * dk], (size_t)Qs->cols, &g->K.a[kc],
+			            (size_t)g->K.cols);
 		}
 	}
 	free(row);
