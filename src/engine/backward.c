@@ -193,7 +193,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 		for (int i = 0; i < n; i++) {
 			const double *w = &hd->weights.a[(size_t)i * m], *dw = &gh->weights.a[(size_t)i * m];
 			double dot = 0.0;
-			for (int j = 0; j < m; j++)
+			for (int j = 0; j < (tri && i < m ? i + 1 : m); j++) /* causal: the terms past i are w = 0 */
 				dot += w[j] * dw[j];
 			for (int j = 0; j < m; j++)
 				gh->masked.a[(size_t)i * m + j] = w[j] * (dw[j] - dot);
