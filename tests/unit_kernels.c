@@ -577,11 +577,11 @@ static void test_sum(void **state)
 }
 
 /*
- * mat_mul_chain_lower against mat_mul_chain, and mat_mul_acc_lower against
- * mat_mul_acc continuing from C, bit for bit, on A zero past its diagonal (a
- * causal softmax's weights), B plain and transposed, A as it is and
- * transposed: sizes that cut strips and tiles short and run past one block of
- * terms (k > 256).
+ * mat_mul_chain and mat_mul_continue with lower against the definition,
+ * mat_mul_acc_naive continuing (from zeros, and from a C of nonzeros and
+ * +0s), bit for bit, on A zero past its diagonal (a causal softmax's
+ * weights), B plain and transposed, A as it is and transposed: sizes that cut
+ * strips and tiles short and run past one block of terms (k > 256).
  */
 static void lowers(int unused)
 {
@@ -605,23 +605,24 @@ static void lowers(int unused)
 		for (size_t t = 0; t < (size_t)k * c; t++)
 			B[t] = prng_normal(&p);
 		for (int bt = 0; bt <= 1; bt++) { /* B as k × c, or as the transpose of a c × k matrix */
-			mat_mul_chain(r, k, c, A, (size_t)k, B, bt ? (size_t)k : (size_t)c, bt, want, (size_t)c);
-			mat_mul_chain_lower(r, k, c, A, (size_t)k, B, bt ? (size_t)k : (size_t)c, bt, got, (size_t)c);
+			memset(want, 0, (size_t)r * c * sizeof *want);
+			mat_mul_acc_naive(r, k, c, A, (size_t)k, 0, B, bt ? (size_t)k : (size_t)c, bt, want, (size_t)c, MAT_CONTINUE);
+			mat_mul_chain(r, k, c, A, (size_t)k, B, bt ? (size_t)k : (size_t)c, bt, got, (size_t)c, 1);
 			for (size_t x = 0; x < (size_t)r * c; x++)
 				if (!same_bits(got[x], want[x]))
-					fail_msg("%s: %d × %d × %d%s, cell %zu: %.17g, mat_mul_chain gives %.17g", mat_kernel_active(), r,
-					         k, c, bt ? " (Bᵀ)" : "", x, got[x], want[x]);
+					fail_msg("%s: %d × %d × %d%s, cell %zu: %.17g, the loop gives %.17g", mat_kernel_active(), r, k, c,
+					         bt ? " (Bᵀ)" : "", x, got[x], want[x]);
 		}
-		/* mat_mul_acc_lower continuing from C (nonzero, or +0), A read as it is and (when square) transposed */
+		/* continuing from C (nonzero, or +0), A read as it is and (when square) transposed */
 		for (int at = 0; at <= (r == k); at++) {
 			for (size_t x = 0; x < (size_t)r * c; x++)
 				want[x] = got[x] = x % 5 ? prng_normal(&p) : 0.0;
-			mat_mul_acc(r, k, c, A, (size_t)k, at, B, (size_t)c, 0, want, (size_t)c, MAT_CONTINUE);
-			mat_mul_acc_lower(r, k, c, A, (size_t)k, at, B, (size_t)c, 0, got, (size_t)c);
+			mat_mul_acc_naive(r, k, c, A, (size_t)k, at, B, (size_t)c, 0, want, (size_t)c, MAT_CONTINUE);
+			mat_mul_continue(r, k, c, A, (size_t)k, at, B, (size_t)c, 0, got, (size_t)c, 1);
 			for (size_t x = 0; x < (size_t)r * c; x++)
 				if (!same_bits(got[x], want[x]))
-					fail_msg("%s: %d × %d × %d%s, cell %zu: %.17g, mat_mul_acc gives %.17g", mat_kernel_active(), r, k,
-					         c, at ? " (Aᵀ)" : "", x, got[x], want[x]);
+					fail_msg("%s: %d × %d × %d%s, cell %zu: %.17g, the loop gives %.17g", mat_kernel_active(), r, k, c,
+					         at ? " (Aᵀ)" : "", x, got[x], want[x]);
 		}
 		free(A);
 		free(B);

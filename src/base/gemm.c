@@ -877,10 +877,11 @@ void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, 
 
 	if (r <= 0 || c <= 0)
 		return;
-	if (k > 0 && how == MAT_CONTINUE) {
-		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT, 0) == 0)
-			return;
-	} else if (k > 0 && k <= KB) {
+	if (how == MAT_CONTINUE) {
+		mat_mul_continue(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, 0);
+		return;
+	}
+	if (k > 0 && k <= KB) {
 		/* one block: its sum from 0, added to C */
 		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_ADD, 0) == 0)
 			return;
@@ -1015,25 +1016,17 @@ double mat_sum(int n, const double *x)
 	return (kernel()->fused ? sum_fused : sum_exact)(n, x);
 }
 
-void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans, double *C,
-                   size_t ldc)
+void mat_mul_continue(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                      int b_trans, double *C, size_t ldc, int lower)
 {
-	for (int i = 0; i < r; i++)
-		memset(&C[(size_t)i * ldc], 0, (size_t)(c > 0 ? c : 0) * sizeof *C);
-	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, MAT_CONTINUE);
-}
-
-void mat_mul_acc_lower(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
-                       int b_trans, double *C, size_t ldc)
-{
-	if (r > 0 && c > 0 && k > 0 && mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT, 1) != 0)
+	if (r > 0 && c > 0 && k > 0 && mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT, lower) != 0)
 		mat_mul_acc_naive(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MAT_CONTINUE); /* out of memory */
 }
 
-void mat_mul_chain_lower(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
-                         double *C, size_t ldc)
+void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans, double *C,
+                   size_t ldc, int lower)
 {
 	for (int i = 0; i < r; i++)
 		memset(&C[(size_t)i * ldc], 0, (size_t)(c > 0 ? c : 0) * sizeof *C);
-	mat_mul_acc_lower(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc);
+	mat_mul_continue(r, k, c, A, lda, 0, B, ldb, b_trans, C, ldc, lower);
 }

@@ -81,32 +81,28 @@ void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, 
 void mat_mul_acc_naive(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
                        int b_trans, double *C, size_t ldc, int how);
 /*
+ * mat_mul_acc's MAT_CONTINUE: C += op(A)·op(B), each cell's terms in one
+ * chain in the order of t, continuing from what C holds. lower: A, as stored,
+ * is 0 past its diagonal (a causal softmax's weights, their gradients): read
+ * as it is (a_trans 0) row i stops at term i; read transposed (a_trans 1:
+ * Aᵀ's row i is A's column i) it starts at term i, and the terms no strip of
+ * rows reaches are skipped (mat_mul_view's lower). The same bits as without
+ * it where B is finite and no cell of C is −0: a skipped term is an exact 0,
+ * and a chain from +0 never is −0.
+ */
+void mat_mul_continue(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
+                      int b_trans, double *C, size_t ldc, int lower);
+/*
  * C (r × c, ldc) = A (r × k, lda) · op(B), each cell's terms in one chain
  * from 0 in the order of t: the bits of the loop
  *   s = 0; for t: s += A[i][t]·B[t][j]
- * (mat_mul_acc continuing from zeros), so a pass written as such loops can
- * run on the kernels and keep its numbers. op(B) is B (k × c, ldb), or with
- * b_trans the transpose of a c × k matrix (ldb).
+ * (mat_mul_continue from zeros), so a pass written as such loops can run on
+ * the kernels and keep its numbers. op(B) is B (k × c, ldb), or with b_trans
+ * the transpose of a c × k matrix (ldb). lower: A is 0 past its diagonal,
+ * and those terms are skipped (mat_mul_continue).
  */
 void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans, double *C,
-                   size_t ldc);
-/*
- * mat_mul_chain for an A that is 0 past its diagonal (row i from column i + 1
- * on: a causal softmax's weights), skipping the terms no row of a strip
- * reaches. The same bits as mat_mul_chain where B is finite: each skipped
- * term is an exact 0 added to a chain that is never −0 (a sum from +0).
- */
-void mat_mul_chain_lower(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
-                         double *C, size_t ldc);
-/*
- * mat_mul_acc's MAT_CONTINUE for an A that, as stored, is 0 past its
- * diagonal: read as it is (a_trans 0) row i stops at term i; read transposed
- * (a_trans 1: Aᵀ's row i is A's column i) it starts at term i. The terms no
- * strip of rows reaches are skipped: the same bits where B is finite and no
- * cell of C is −0 (a chain from +0 never is: a backward pass's gradients).
- */
-void mat_mul_acc_lower(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
-                       int b_trans, double *C, size_t ldc);
+                   size_t ldc, int lower);
 
 /*
  * The micro-kernels behind mat_mul_view, fastest first ("avx512fma",

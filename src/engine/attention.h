@@ -316,7 +316,7 @@ double attn_temperature(const ModelConfig *cfg);
 /*
  * 1 when every head's weights are exactly 0 past the diagonal (a causal or
  * window −∞ mask: the softmax writes those cells 0), so a product reading
- * them may skip those terms (mat_mul_chain_lower, mat_mul_view's lower).
+ * them may skip those terms (mat_mul_chain and mat_mul_view with lower).
  */
 int attn_weights_lower(const ModelConfig *cfg);
 int attn_top_k(const ModelConfig *cfg);

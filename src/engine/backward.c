@@ -25,10 +25,14 @@
  *   mm     C (r × c, ldc) += A (r × k, lda) · B (k × c, ldb), term by term into C
  *   mm_bt  C (r × c) += A (r × k) · Bᵀ, where B is c × k: each sum from 0, then added
  *   mm_at  C (r × c) += Aᵀ · B, where A is k × r and B is k × c: term by term into C
+ * lower (mm, mm_at): A, as stored, is 0 past its diagonal (a causal mask's
+ * weights and dscores), and the terms that are those exact zeros are skipped,
+ * the same bits (base/matrix.h: mat_mul_continue).
  */
-static void mm(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
+static void mm(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc,
+               int lower)
 {
-	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 0, C, ldc, MAT_CONTINUE);
+	mat_mul_continue(r, k, c, A, lda, 0, B, ldb, 0, C, ldc, lower);
 }
 
 static void mm_bt(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
@@ -36,38 +40,16 @@ static void mm_bt(int r, int k, int c, const double *A, size_t lda, const double
 	mat_mul_acc(r, k, c, A, lda, 0, B, ldb, 1, C, ldc, MAT_ADD_SUM);
 }
 
-static void mm_at(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc)
+static void mm_at(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C, size_t ldc,
+                  int lower)
 {
-	mat_mul_acc(r, k, c, A, lda, 1, B, ldb, 0, C, ldc, MAT_CONTINUE);
-}
-
-/*
- * mm and mm_at where A, as stored, is 0 past its diagonal when lower (a
- * causal mask's weights and their gradients): the terms that are exact
- * zeros skipped, the same bits (base/matrix.h: mat_mul_acc_lower).
- */
-static void mm_lower(int lower, int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, double *C,
-                     size_t ldc)
-{
-	if (lower)
-		mat_mul_acc_lower(r, k, c, A, lda, 0, B, ldb, 0, C, ldc);
-	else
-		mm(r, k, c, A, lda, B, ldb, C, ldc);
-}
-
-static void mm_at_lower(int lower, int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb,
-                        double *C, size_t ldc)
-{
-	if (lower)
-		mat_mul_acc_lower(r, k, c, A, lda, 1, B, ldb, 0, C, ldc);
-	else
-		mm_at(r, k, c, A, lda, B, ldb, C, ldc);
+	mat_mul_continue(r, k, c, A, lda, 1, B, ldb, 0, C, ldc, lower);
 }
 
 /* Whole matrices: C += A·B, C += A·Bᵀ, C += Aᵀ·B. */
-#define MM(A, B, C) mm((A)->rows, (A)->cols, (B)->cols, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols)
+#define MM(A, B, C) mm((A)->rows, (A)->cols, (B)->cols, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols, 0)
 #define MM_BT(A, B, C) mm_bt((A)->rows, (A)->cols, (B)->rows, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols)
-#define MM_AT(A, B, C) mm_at((A)->cols, (A)->rows, (B)->cols, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols)
+#define MM_AT(A, B, C) mm_at((A)->cols, (A)->rows, (B)->cols, (A)->a, (size_t)(A)->cols, (B)->a, (size_t)(B)->cols, (C)->a, (size_t)(C)->cols, 0)
 
 /* A bias's gradient: the column sums of the gradient it was added to. */
 static void colsum(const Mat *d, Mat *db)
@@ -188,7 +170,7 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 			       (size_t)dv * sizeof(double));
 		/* weighted = weights · V_h */
 		mm_bt(n, dv, m, gh->weighted.a, (size_t)dv, &a->V.a[vc], (size_t)a->V.cols, gh->weights.a, (size_t)m);
-		mm_at_lower(tri, m, n, dv, hd->weights.a, (size_t)m, gh->weighted.a, (size_t)dv, &g->V.a[vc], (size_t)g->V.cols);
+		mm_at(m, n, dv, hd->weights.a, (size_t)m, gh->weighted.a, (size_t)dv, &g->V.a[vc], (size_t)g->V.cols, tri);
 		/* softmax, row by row: the Jacobian diag(w) − w wᵀ times dweights */
 		for (int i = 0; i < n; i++) {
 			const double *w = &hd->weights.a[(size_t)i * m], *dw = &gh->weights.a[(size_t)i * m];
@@ -227,10 +209,10 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 					}
 				}
 		} else {
-			mm_lower(tri, n, m, dk, gh->scores.a, (size_t)m, &Ks->a[kc], (size_t)Ks->cols, &g->Q.a[(size_t)h * dk],
-			         (size_t)g->Q.cols);
-			mm_at_lower(tri, m, n, dk, gh->scores.a, (size_t)m, &Qs->a[(size_t)h * dk], (size_t)Qs->cols, &g->K.a[kc],
-			            (size_t)g->K.cols);
+			mm(n, m, dk, gh->scores.a, (size_t)m, &Ks->a[kc], (size_t)Ks->cols, &g->Q.a[(size_t)h * dk], (size_t)g->Q.cols,
+			   tri);
+			mm_at(m, n, dk, gh->scores.a, (size_t)m, &Qs->a[(size_t)h * dk], (size_t)Qs->cols, &g->K.a[kc],
+			      (size_t)g->K.cols, tri);
 		}
 	}
 	free(row);

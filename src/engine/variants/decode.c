@@ -365,7 +365,7 @@ static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const Laye
 			const int len = end - jb < DECODE_KEYS ? end - jb : DECODE_KEYS;
 			if (kept_whole(keep, count, pos, n, rows, jb, len)) {
 				mat_mul_chain(rows, dk, len, &MAT_AT(a->dec_q, t0, (size_t)h * dk), (size_t)a->dec_q.cols,
-				              K + (size_t)jb * ldk, ldk, 1, &MAT_AT(a->head[h].dec_scores, t0, jb), (size_t)n);
+				              K + (size_t)jb * ldk, ldk, 1, &MAT_AT(a->head[h].dec_scores, t0, jb), (size_t)n, 0);
 				for (int i = 0; i < rows; i++)
 					pos[i] += len;
 				continue;

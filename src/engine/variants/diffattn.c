@@ -101,9 +101,8 @@ static void pass_diff_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 		}
 		/* O = A·V_pair on the kernels, each cell's terms in the order of j from 0 (matrix.h: mat_mul_chain); A is
 		 * A1 − λ·A2, exactly 0 past the diagonal where both are (a causal mask), and those terms are skipped */
-		(attn_weights_lower(cfg) ? mat_mul_chain_lower : mat_mul_chain)(cfg->n, cfg->m, w, hd->diff_a.a, (size_t)cfg->m,
-		                                                             &a->V.a[v0], (size_t)a->V.cols, 0,
-		                                                             hd->diff_o.a, (size_t)w);
+		mat_mul_chain(cfg->n, cfg->m, w, hd->diff_a.a, (size_t)cfg->m, &a->V.a[v0], (size_t)a->V.cols, 0, hd->diff_o.a,
+		              (size_t)w, attn_weights_lower(cfg));
 		for (int i = 0; i < cfg->n; i++) {
 			double ss = 0.0, rms;
 			for (int c = 0; c < w; c++) {

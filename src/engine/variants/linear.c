@@ -70,15 +70,14 @@ static void pass_linear(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 				MAT_AT(hd->phi_k, j, c) = phi(MAT_AT(*K, j, g * dk + c));
 		/* lin_scores = φ(Q)·φ(K)ᵀ on the kernels, each cell's terms in order from 0 (matrix.h), 0 where i does not see j */
 		mat_mul_chain(cfg->n, dk, cfg->m, hd->phi_q.a, (size_t)hd->phi_q.cols, hd->phi_k.a, (size_t)hd->phi_k.cols, 1,
-		              hd->lin_scores.a, (size_t)cfg->m);
+		              hd->lin_scores.a, (size_t)cfg->m, 0);
 		for (int i = 0; i < cfg->n; i++)
 			for (int j = 0; j < cfg->m; j++)
 				if (!linear_sees(cfg, i, j))
 					MAT_AT(hd->lin_scores, i, j) = 0.0;
 		/* lin_out = lin_scores·V, then each row over its z; causal: the scores' 0s past the diagonal skipped */
-		(cfg->linear_causal ? mat_mul_chain_lower : mat_mul_chain)(cfg->n, cfg->m, dv, hd->lin_scores.a, (size_t)cfg->m,
-		                                                         &a->V.a[g * dv], (size_t)a->V.cols, 0,
-		                                                         hd->lin_out.a, (size_t)dv);
+		mat_mul_chain(cfg->n, cfg->m, dv, hd->lin_scores.a, (size_t)cfg->m, &a->V.a[g * dv], (size_t)a->V.cols, 0,
+		              hd->lin_out.a, (size_t)dv, cfg->linear_causal);
 		for (int i = 0; i < cfg->n; i++) {
 			double z = 0.0;
 			for (int j = 0; j < cfg->m; j++)

@@ -98,11 +98,11 @@ static void pass_latent(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const int n = cfg->n, D = cfg->d_model, c = p->kv_lora_rank, dr = p->d_rope, r = p->q_lora_rank;
 
 	if (r > 0) {
-		mat_mul_chain(n, D, r, X->a, (size_t)D, p->W_qa.a, (size_t)r, 0, a->c_Q.a, (size_t)r);
+		mat_mul_chain(n, D, r, X->a, (size_t)D, p->W_qa.a, (size_t)r, 0, a->c_Q.a, (size_t)r, 0);
 		rmsnorm_rows(a->c_Q.a, n, r, (size_t)r, p->q_a_norm.a, p->eps);
 	}
-	mat_mul_chain(n, D, c, X->a, (size_t)D, p->W_kva.a, (size_t)(c + dr), 0, a->c_KV.a, (size_t)c);
-	mat_mul_chain(n, D, dr, X->a, (size_t)D, p->W_kva.a + c, (size_t)(c + dr), 0, a->k_pe.a, (size_t)dr);
+	mat_mul_chain(n, D, c, X->a, (size_t)D, p->W_kva.a, (size_t)(c + dr), 0, a->c_KV.a, (size_t)c, 0);
+	mat_mul_chain(n, D, dr, X->a, (size_t)D, p->W_kva.a + c, (size_t)(c + dr), 0, a->k_pe.a, (size_t)dr, 0);
 	rmsnorm_rows(a->c_KV.a, n, c, (size_t)c, p->kv_a_norm.a, p->eps);
 }
 
@@ -123,11 +123,11 @@ static void pass_heads(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	af = mla_freqs(cfg, p, inv);
 	if (p->q_lora_rank > 0)
 		mat_mul_chain(n, p->q_lora_rank, H * dk, a->c_Q.a, (size_t)p->q_lora_rank, p->W_qb.a, (size_t)(H * dk), 0,
-		              a->Q.a, (size_t)(H * dk));
+		              a->Q.a, (size_t)(H * dk), 0);
 	else
 		mat_mul_chain(n, cfg->d_model, H * dk, mla_input(a, lp)->a, (size_t)cfg->d_model, lp->W_q.a, (size_t)(H * dk),
-		              0, a->Q.a, (size_t)(H * dk));
-	mat_mul_chain(n, c, (int)ldkv, a->c_KV.a, (size_t)c, p->W_kvb.a, ldkv, 0, kv, ldkv);
+		              0, a->Q.a, (size_t)(H * dk), 0);
+	mat_mul_chain(n, c, (int)ldkv, a->c_KV.a, (size_t)c, p->W_kvb.a, ldkv, 0, kv, ldkv, 0);
 	for (int i = 0; i < n; i++) {
 		rope_interleave(&MAT_AT(a->k_pe, i, 0), &MAT_AT(a->k_pe_rot, i, 0), dr, i, inv, af);
 		for (int h = 0; h < H; h++) {
@@ -189,11 +189,11 @@ static void pass_absorb(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		AttnHead *hd = &a->head[h];
 		/* q̃ = q_nope·W^Kᵀ: row e of W^Kᵀ's transpose is W^K's column block, ldkv apart */
 		mat_mul_chain(n, dn, c, &a->q_nope.a[h * dn], (size_t)a->q_nope.cols, WK, ldkv, 1, &a->q_tilde.a[h * c],
-		              (size_t)a->q_tilde.cols);
+		              (size_t)a->q_tilde.cols, 0);
 		mat_mul_chain(n, c, m, &a->q_tilde.a[h * c], (size_t)a->q_tilde.cols, a->c_KV.a, (size_t)a->c_KV.cols, 1,
-		              hd->absorbed.a, (size_t)m);
+		              hd->absorbed.a, (size_t)m, 0);
 		mat_mul_chain(n, dr, m, &a->q_pe.a[h * dr], (size_t)a->q_pe.cols, a->k_pe_rot.a, (size_t)a->k_pe_rot.cols, 1,
-		              pe, (size_t)m);
+		              pe, (size_t)m, 0);
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j < m; j++) {
 				const double sc = MAT_AT(hd->absorbed, i, j) + pe[(size_t)i * m + j];
@@ -203,9 +203,9 @@ static void pass_absorb(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 					dscore = d;
 			}
 		/* Σ_j weights_ij c_KV_j: the latent each row reads, then through W^V */
-		(attn_weights_lower(cfg) ? mat_mul_chain_lower : mat_mul_chain)(n, m, c, hd->weights.a, (size_t)m, a->c_KV.a,
-		                                                             (size_t)a->c_KV.cols, 0, lat, (size_t)c);
-		mat_mul_chain(n, c, dv, lat, (size_t)c, WV, ldkv, 0, &a->absorbed_out.a[h * dv], (size_t)a->absorbed_out.cols);
+		mat_mul_chain(n, m, c, hd->weights.a, (size_t)m, a->c_KV.a, (size_t)a->c_KV.cols, 0, lat, (size_t)c,
+		              attn_weights_lower(cfg)); /* a causal mask's 0s past the diagonal skipped */
+		mat_mul_chain(n, c, dv, lat, (size_t)c, WV, ldkv, 0, &a->absorbed_out.a[h * dv], (size_t)a->absorbed_out.cols, 0);
 		for (int i = 0; i < n; i++)
 			for (int e = 0; e < dv; e++) {
 				const double d = fabs(MAT_AT(a->absorbed_out, i, h * dv + e) - MAT_AT(hd->weighted, i, e));
@@ -277,7 +277,7 @@ static void explain_norm_cell(StrBuf *b, const Attn *a, int latent_q, int i, int
 		b->oom = 1;
 		return;
 	}
-	mat_mul_chain(1, D, len, &MAT_AT(*X, i, 0), (size_t)D, W->a, (size_t)W->cols, 0, row, (size_t)len);
+	mat_mul_chain(1, D, len, &MAT_AT(*X, i, 0), (size_t)D, W->a, (size_t)W->cols, 0, row, (size_t)len, 0);
 	strbuf_printf(b, _("%s = RMSNorm(x%s%s)%s%s: row %d of x%s%s has %d numbers, column %d of them is\n"),
 	              latent_q ? "c_Q" : "c_KV", MUL_SYM(utf8), latent_q ? "W_qa" : "W_kva", MUL_SYM(utf8),
 	              latent_q ? "q_a_norm" : "kv_a_norm", i, MUL_SYM(utf8), latent_q ? "W_qa" : "W_kva[:, :kv_lora_rank]",
@@ -332,10 +332,10 @@ static void raw_q(const Attn *a, int h, int i, double *q)
 
 	if (p->q_lora_rank > 0)
 		mat_mul_chain(1, p->q_lora_rank, dk, &MAT_AT(a->c_Q, i, 0), (size_t)p->q_lora_rank, p->W_qb.a + (size_t)h * dk,
-		              (size_t)hq, 0, q, (size_t)dk);
+		              (size_t)hq, 0, q, (size_t)dk, 0);
 	else
 		mat_mul_chain(1, attn_config(a)->d_model, dk, &MAT_AT(*mla_input(a, lp), i, 0), (size_t)attn_config(a)->d_model,
-		              lp->W_q.a + (size_t)h * dk, (size_t)hq, 0, q, (size_t)dk);
+		              lp->W_q.a + (size_t)h * dk, (size_t)hq, 0, q, (size_t)dk, 0);
 }
 
 static void explain_latent(StrBuf *b, const Attn *a, AttnMatrix which, int h, int i, int j, int utf8)

@@ -233,10 +233,10 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 static void expert_rows(int r, int D, int F, const double *x, const double *W1, const double *W3, size_t ld13,
                         const double *W2, size_t ld2, double *h, double *g, double *act, double *out)
 {
-	mat_mul_chain(r, D, F, x, (size_t)D, W1, ld13, 0, h, (size_t)F); /* the loops' bits (matrix.h) */
-	mat_mul_chain(r, D, F, x, (size_t)D, W3, ld13, 0, g, (size_t)F);
+	mat_mul_chain(r, D, F, x, (size_t)D, W1, ld13, 0, h, (size_t)F, 0); /* the loops' bits (matrix.h) */
+	mat_mul_chain(r, D, F, x, (size_t)D, W3, ld13, 0, g, (size_t)F, 0);
 	attn_swiglu((size_t)r * (size_t)F, h, g, act);
-	mat_mul_chain(r, F, D, act, (size_t)F, W2, ld2, 0, out, (size_t)D);
+	mat_mul_chain(r, F, D, act, (size_t)F, W2, ld2, 0, out, (size_t)D, 0);
 }
 
 /*
@@ -249,7 +249,7 @@ static void shared_rows(Attn *a, const MoeParams *p, const double *x, int rows, 
 	const int S = p->shared_ff, gated = !mat_empty(&p->S_gate); /* DeepSeek's: no gate */
 
 	if (gated) {
-		mat_mul_chain(rows, D, 1, x, (size_t)D, p->S_gate.a, 1, 0, a->shared_gate.a, 1);
+		mat_mul_chain(rows, D, 1, x, (size_t)D, p->S_gate.a, 1, 0, a->shared_gate.a, 1, 0);
 		for (int i = 0; i < rows; i++)
 			MAT_AT(a->shared_gate, i, 0) = 1.0 / (1.0 + exp(-MAT_AT(a->shared_gate, i, 0)));
 	}
