@@ -175,15 +175,30 @@ static void decode_attend(const Attn *a, const ModelConfig *cfg, const LayerPara
 	}
 }
 
-/* The output row of concat: concat·W_o + b_o (concat itself without W_o). */
-static void decode_project(const LayerParams *lp, int hdv, const double *concat, double *output)
+/*
+ * The output rows of rows rows of concat (h·d_v each): concat·W_o + b_o (concat itself without W_o), into
+ * output (d_out each). A product's row reads only its own row (base/matrix.h), so a row's numbers are the
+ * same alone (a step) or among others (finish_rows).
+ */
+static void decode_project(const LayerParams *lp, int rows, int hdv, const double *concat, double *output)
 {
 	if (mat_empty(&lp->W_o))
-		memcpy(output, concat, (size_t)hdv * sizeof(double));
+		memcpy(output, concat, (size_t)rows * hdv * sizeof(double));
 	else
-		attn_mul_param(1, concat, (size_t)hdv, lp, &lp->W_o, output, (size_t)lp->d_out);
-	for (int c = 0; c < lp->d_out && !mat_empty(&lp->b_o); c++)
-		output[c] += lp->b_o.a[c];
+		attn_mul_param(rows, concat, (size_t)hdv, lp, &lp->W_o, output, (size_t)lp->d_out);
+	for (int i = 0; i < rows; i++)
+		add_bias(output + (size_t)i * lp->d_out, &lp->b_o, lp->d_out);
+}
+
+/*
+ * The rest of the layer's block on one's rows (its X the layer's input rows, its output the attention's):
+ * the stages after attention, norms and the FFN, of a computation of that many rows (decode_one).
+ */
+static void block_rest(const Attn *a, Attn *one, const ModelConfig *cfg, const LayerParams *lp)
+{
+	for (int st = STAGE_NORM1_AFTER; st <= STAGE_NORM2_POST; st++)
+		if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
+			attn_stage_kernel((Stage)st)(one, cfg, lp);
 }
 
 /* StreamingLLM's cache with RoPE (mit-han-lab/streaming-llm's pos_shift): positions within the cache, not the text. */
@@ -298,7 +313,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	if (r->concat != NULL) /* its output row and the rest of the block: finish_rows */
 		memcpy(r->concat, concat, (size_t)hdv * sizeof *concat);
 	else
-		decode_project(lp, hdv, concat, r->output);
+		decode_project(lp, 1, hdv, concat, r->output);
 	if (r->win_weights != NULL) { /* the plain window of the same size: its own scores, weighted sums and concat */
 		double *wconcat = wrow + 2 * (size_t)(t + 1), *ws = wconcat + hdv, *wo = ws + (t + 1);
 		double *const scores[1] = { ws }, *const weighted[1] = { wo };
@@ -308,14 +323,12 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		decode_attend(a, cfg, lp, t, x, r, r->keep, count, Kt, scores, r->win_weights, weighted, 1, wrow, wconcat);
 		free(Kt);
 		decode_gate(lp, D, hdv, arow, gate, wconcat);
-		decode_project(lp, hdv, wconcat, r->win_output);
+		decode_project(lp, 1, hdv, wconcat, r->win_output);
 	}
 	if (one != NULL) { /* generate: the rest of the block on this one row */
 		memcpy(one->X.a, xin, (size_t)D * sizeof(double));
 		memcpy(one->output.a, r->output, (size_t)D * sizeof(double));
-		for (int st = STAGE_NORM1_AFTER; st <= STAGE_NORM2_POST; st++)
-			if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
-				attn_stage_kernel((Stage)st)(one, cfg, lp);
+		block_rest(a, one, cfg, lp);
 		memcpy(r->layer_out, attn_block_output(one)->a, (size_t)D * sizeof(double));
 	}
 }
@@ -459,20 +472,12 @@ static void finish_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, 
 {
 	const int D = cfg->d_model, hdv = a->heads * lp->d_v;
 
-	for (int i = 0; i < rows && mat_empty(&lp->W_o); i++)
-		memcpy(&MAT_AT(a->dec_output, t0 + i, 0), &concat[(size_t)i * hdv], (size_t)hdv * sizeof *concat);
-	if (!mat_empty(&lp->W_o))
-		attn_mul_param(rows, concat, (size_t)hdv, lp, &lp->W_o, &MAT_AT(a->dec_output, t0, 0),
-		               (size_t)a->dec_output.cols);
-	for (int i = 0; i < rows; i++)
-		add_bias(&MAT_AT(a->dec_output, t0 + i, 0), &lp->b_o, lp->d_out);
+	decode_project(lp, rows, hdv, concat, &MAT_AT(a->dec_output, t0, 0));
 	if (one == NULL)
 		return;
 	memcpy(one->X.a, in + (size_t)t0 * D, (size_t)rows * D * sizeof(double));
 	memcpy(one->output.a, &MAT_AT(a->dec_output, t0, 0), (size_t)rows * D * sizeof(double));
-	for (int st = STAGE_NORM1_AFTER; st <= STAGE_NORM2_POST; st++)
-		if (attn_stage_kernel((Stage)st) != NULL && stage_present(&a->shape, (Stage)st))
-			attn_stage_kernel((Stage)st)(one, cfg, lp);
+	block_rest(a, one, cfg, lp);
 	memcpy(&MAT_AT(a->dec_layer_out, t0, 0), attn_block_output(one)->a, (size_t)rows * D * sizeof(double));
 }
 
