@@ -139,10 +139,12 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 				for (int r = 0; r < nr; r++) {
 					double *O = &MAT_AT(hd->flash_out, i0 + r, 0);
 					/* the sink's term (e^(sink − m) is +∞ for a row that saw no key: its O is 0, and 0 it stays) */
-					double es = 0.0; /* e^(sink − m) as the tiles' own P, by mat_exp_shifted */
-					if (sink != NULL)
+					double z = sum[r];
+					if (sink != NULL) { /* e^(sink − m) as the tiles' own P, by mat_exp_shifted */
+						double es;
 						mat_exp_shifted(1, &sink_h, mx[r], &es);
-					const double z = sink != NULL ? sum[r] + es : sum[r];
+						z += es;
+					}
 					for (int c = 0; c < dv; c++)
 						O[c] = z > 0 ? O[c] / z : 0.0;
 				}
