@@ -839,6 +839,7 @@ static int run_bench(const Args *a)
 	double *ms, *part, *col;
 	unsigned char ran[STAGE_COUNT] = { 0 };
 	struct rusage ru;
+	unsigned long long madds = 0; /* of the products, in a run (the same in each) */
 	int r;
 
 	if (l == NULL)
@@ -856,6 +857,7 @@ static int run_bench(const Args *a)
 	for (r = 0; r < R; r++) {
 		char *err = NULL;
 		double t0 = clock_ms(), c0 = clock_cpu_ms();
+		unsigned long long m0 = mat_madds();
 		Attn *at = NULL;
 		if (a->train) {
 			/* each run from the lesson's own weights (training changes the copy) */
@@ -863,8 +865,10 @@ static int run_bench(const Args *a)
 			double *losses = calloc((size_t)a->train_steps + 1, sizeof *losses);
 			int trained;
 			t0 = clock_ms(), c0 = clock_cpu_ms();
+			m0 = mat_madds();
 			trained = c != NULL && losses != NULL && attn_train(c, a->train_steps, a->lr, losses, &err) == 0;
 			ms[r] = clock_ms() - t0, ms[R + r] = clock_cpu_ms() - c0;
+			madds = mat_madds() - m0;
 			free(losses);
 			lesson_free(c);
 			if (trained)
@@ -872,6 +876,7 @@ static int run_bench(const Args *a)
 		} else {
 			at = attn_compute_all(l, &err);
 			ms[r] = clock_ms() - t0, ms[R + r] = clock_cpu_ms() - c0;
+			madds = mat_madds() - m0;
 		}
 		if (at == NULL) {
 			fprintf(stderr, "%s: %s\n", shown(a->files[0]), err ? err : _("out of memory"));
@@ -896,6 +901,7 @@ static int run_bench(const Args *a)
 	getrusage(RUSAGE_SELF, &ru);
 	printf("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%ld\n", ms[R / 2], ms[0], ms[R - 1], ru.ru_maxrss);
 	printf("cpu_ms=%.3f\n", median(ms + R, R)); /* the same runs in CPU time, which a busy machine does not inflate */
+	printf("madds=%llu\n", madds); /* the multiply-adds of a run's products (mat_madds): the work a floor is made of */
 	/* each stage that ran, by its name in the stage table, then the overflow check */
 	for (int st = 0; st <= STAGE_COUNT; st++) {
 		if (st < STAGE_COUNT && !ran[st])

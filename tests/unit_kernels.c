@@ -671,6 +671,56 @@ static void test_kernel_names(void **state)
 	}
 }
 
+/*
+ * mat_madds counts each product's terms that are not known zeros: the count
+ * of (i, t, j) a loop over the definition visits, t ≤ i with lower (A as it
+ * is), t ≥ i with lower and a_trans, every t without.
+ */
+static unsigned long long madds_by_loop(int r, int k, int c, int lower, int a_trans)
+{
+	unsigned long long n = 0;
+
+	for (int i = 0; i < r; i++)
+		for (int t = 0; t < k; t++)
+			if (!lower || (a_trans ? t >= i : t <= i))
+				n += (unsigned long long)c;
+	return n;
+}
+
+static void test_madds(void **state)
+{
+	static const int shapes[][3] = { { 1, 1, 1 }, { 7, 3, 5 }, { 3, 7, 5 }, { 64, 64, 64 }, { 30, 300, 9 }, { 300, 30, 2 } };
+	double *A, *B, *C;
+
+	(void)state;
+	A = calloc(300 * 300, sizeof *A), B = calloc(300 * 300, sizeof *B), C = calloc(300 * 300, sizeof *C);
+	assert_non_null(A), assert_non_null(B), assert_non_null(C);
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		const int r = shapes[s][0], k = shapes[s][1], c = shapes[s][2];
+		for (int lower = 0; lower < 2; lower++) {
+			unsigned long long m0 = mat_madds();
+			mat_mul_view(r, k, c, A, (size_t)k, B, (size_t)c, 0, C, (size_t)c, lower);
+			assert_int_equal(mat_madds() - m0, madds_by_loop(r, k, c, lower, 0));
+			m0 = mat_madds();
+			mat_mul_chain(r, k, c, A, (size_t)k, B, (size_t)c, 0, C, (size_t)c, lower);
+			assert_int_equal(mat_madds() - m0, madds_by_loop(r, k, c, lower, 0));
+			for (int at = 0; at < 2; at++) {
+				m0 = mat_madds();
+				mat_mul_continue(r, k, c, A, at ? (size_t)r : (size_t)k, at, B, (size_t)c, 0, C, (size_t)c, lower);
+				assert_int_equal(mat_madds() - m0, madds_by_loop(r, k, c, lower, at));
+			}
+		}
+		{
+			unsigned long long m0 = mat_madds();
+			mat_mul_acc(r, k, c, A, (size_t)k, 0, B, (size_t)c, 0, C, (size_t)c, MAT_ADD_SUM);
+			mat_dots(A, B, (size_t)k, k, c, C);
+			mat_axpy(c, 0.5, B, C);
+			assert_int_equal(mat_madds() - m0, madds_by_loop(r, k, c, 0, 0) + (unsigned long long)k * c + c);
+		}
+	}
+	free(A), free(B), free(C);
+}
+
 int main(void)
 {
 	static const int paths[] = { PLAIN, TRANS, LOWER, LOWER | TRANS };
@@ -680,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_exp_shifted),
 		cmocka_unit_test(test_sum),
 		cmocka_unit_test(test_chain_lower),
+		cmocka_unit_test(test_madds),
 		{ "test_tails_plain", test_tails, NULL, NULL, (void *)&paths[0] },
 		{ "test_tails_b_transposed", test_tails, NULL, NULL, (void *)&paths[1] },
 		{ "test_tails_lower", test_tails, NULL, NULL, (void *)&paths[2] },

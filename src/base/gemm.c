@@ -657,6 +657,43 @@ static size_t round_up(size_t x, size_t to)
 	return (x + to - 1) / to * to;
 }
 
+/* ---------------------------------------------------------------- counting the work */
+
+/*
+ * The multiply-adds the products below have been asked for on this thread
+ * (mat_madds): each cell's terms that are not known zeros, so a product with
+ * lower counts only the terms up to (or, transposed, from) the diagonal. What
+ * `attnviz --bench` divides by the machine's best dgemm speed for a floor.
+ */
+static _Thread_local unsigned long long madds;
+
+/*
+ * An r × c product of k terms: r·k·c; with lower, row i has min(i + 1, k)
+ * terms (A as it is), or max(k − i, 0) (A transposed, a_trans).
+ */
+static void count_madds(int r, int k, int c, int lower, int a_trans)
+{
+	unsigned long long terms;
+
+	if (r <= 0 || k <= 0 || c <= 0)
+		return;
+	if (!lower) {
+		terms = (unsigned long long)r * (unsigned long long)k;
+	} else if (!a_trans) {
+		const unsigned long long m = (unsigned long long)(r < k ? r : k);
+		terms = m * (m + 1) / 2 + (unsigned long long)(r - (int)m) * (unsigned long long)k;
+	} else {
+		const unsigned long long m = (unsigned long long)(r < k ? r : k);
+		terms = m * (unsigned long long)k - m * (m - 1) / 2;
+	}
+	madds += terms * (unsigned long long)c;
+}
+
+unsigned long long mat_madds(void)
+{
+	return madds;
+}
+
 /* ---------------------------------------------------------------- the product */
 
 /* Out of memory for the packed blocks: the same sums (blocks of KB terms), one cell at a time. */
@@ -716,6 +753,7 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 
 	if (r <= 0 || c <= 0)
 		return 0;
+	count_madds(r, k, c, lower, 0);
 	if (k <= 0) {
 		for (i0 = 0; i0 < r; i0++)
 			memset(&C[(size_t)i0 * ldc], 0, (size_t)c * sizeof *C);
@@ -877,10 +915,11 @@ void mat_mul_acc(int r, int k, int c, const double *A, size_t lda, int a_trans, 
 
 	if (r <= 0 || c <= 0)
 		return;
-	if (how == MAT_CONTINUE) {
+	if (how == MAT_CONTINUE) { /* (counted there) */
 		mat_mul_continue(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, 0);
 		return;
 	}
+	count_madds(r, k, c, 0, 0);
 	if (k > 0 && k <= KB) {
 		/* one block: its sum from 0, added to C */
 		if (mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_ADD, 0) == 0)
@@ -975,11 +1014,13 @@ static void axpy_fused(int n, double w, const double *v, double *out)
 
 void mat_dots(const double *q, const double *keys, size_t ld, int d, int count, double *s)
 {
+	count_madds(count, d, 1, 0, 0);
 	(kernel()->fused ? dots_fused : dots_exact)(q, keys, ld, d, count, s);
 }
 
 void mat_axpy(int n, double w, const double *v, double *out)
 {
+	count_madds(1, 1, n, 0, 0);
 	(kernel()->fused ? axpy_fused : axpy_exact)(n, w, v, out);
 }
 
@@ -1019,6 +1060,7 @@ double mat_sum(int n, const double *x)
 void mat_mul_continue(int r, int k, int c, const double *A, size_t lda, int a_trans, const double *B, size_t ldb,
                       int b_trans, double *C, size_t ldc, int lower)
 {
+	count_madds(r, k, c, lower, a_trans);
 	if (r > 0 && c > 0 && k > 0 && mul_chain(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MK_CONT, lower) != 0)
 		mat_mul_acc_naive(r, k, c, A, lda, a_trans, B, ldb, b_trans, C, ldc, MAT_CONTINUE); /* out of memory */
 }

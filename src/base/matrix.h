@@ -105,6 +105,15 @@ void mat_mul_chain(int r, int k, int c, const double *A, size_t lda, const doubl
                    size_t ldc, int lower);
 
 /*
+ * The multiply-adds this thread's products (mat_mul_view, mat_mul_acc,
+ * mat_mul_continue, mat_mul_chain, mat_dots, mat_axpy) have been asked for
+ * since it began, the terms a lower product skips left out: the work
+ * `attnviz --bench` sets against the machine's dgemm speed. Take the
+ * difference of two readings.
+ */
+unsigned long long mat_madds(void);
+
+/*
  * The micro-kernels behind mat_mul_view, fastest first ("avx512fma",
  * "avx512", "avx2fma", "avx2", "portable" on x86-64; "portable"
  * elsewhere). The first the processor supports is used, or the one named by
