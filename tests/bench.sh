@@ -28,8 +28,10 @@
 #       forward, forward + backward at n = 128 … 1024, one and six blocks, 10 training
 #       steps, KV-cache decoding, flash tiles and 16 LLaMA-shaped layers at n = 32 and 128;
 #       both in CPU time (attnviz's cpu_ms, PyTorch's process time after one warm-up run),
-#       median of $BENCH_REPEAT_28 (default 3); goal: attnviz at most 0.5x PyTorch's time
-#       (tests/bench_waits.sh; BENCH_ONLY=waits runs (i) alone)
+#       median of $BENCH_REPEAT_28 (default 3); goal: attnviz at most 0.5x PyTorch's time;
+#       and each row's floor, the multiply-adds of its products (--bench's madds) at the best
+#       dgemm speed in (c); goal: within 3x of it (tests/bench_waits.sh; BENCH_ONLY=waits runs
+#       (c) and (i) alone)
 #   (k) the 2025-26 variants of issues 23 and 24 at n = 1024 (tests/bench_variants.sh; QK-norm, YaRN,
 #       local/global, sinks, soft cap, gated, DeepSeek-V3's MoE, MLA naive and absorbed, linear,
 #       Gated DeltaNet, differential), each beside PyTorch as (i) measures it
@@ -182,18 +184,6 @@ torch_run() {
 	)
 }
 
-# (k) alone: BENCH_ONLY=variants make bench; (i) alone: BENCH_ONLY=waits make bench
-. "$here/bench_variants.sh"
-. "$here/bench_waits.sh"
-if [ "${BENCH_ONLY:-}" = variants ]; then
-	bench_variants
-	exit 0
-fi
-if [ "${BENCH_ONLY:-}" = waits ]; then
-	bench_waits
-	exit 0
-fi
-
 # ------------------------------------------------------------ (c) the machine
 : >"$tmp/gemm"
 if [ -x "$GEMM" ]; then
@@ -214,6 +204,18 @@ if [ "$have_torch" = 1 ]; then
 	fi
 fi
 dgemm_gflops=$(echo "$av_gflops $pt_gflops" | awk '{ b = "n/a"; for (i = 1; i <= NF; i++) if ($i != "n/a" && (b == "n/a" || $i + 0 > b + 0)) b = $i; print b }')
+
+# (k) alone: BENCH_ONLY=variants make bench; (i) alone: BENCH_ONLY=waits make bench (after (c): its floors)
+. "$here/bench_variants.sh"
+. "$here/bench_waits.sh"
+if [ "${BENCH_ONLY:-}" = variants ]; then
+	bench_variants
+	exit 0
+fi
+if [ "${BENCH_ONLY:-}" = waits ]; then
+	bench_waits
+	exit 0
+fi
 
 # ------------------------------------------------------------ (d) the lessons
 # make_lesson FILE N D_MODEL HEADS MASK
