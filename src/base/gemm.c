@@ -77,6 +77,8 @@ typedef struct Kernel {
 	int (*supported)(void);
 	MicroKernel *micro;
 	RowKernel *row;
+	MicroKernel *narrow; /* MR × nr_narrow (< NR), for a strip the edge of C leaves that narrow; or NULL */
+	int nr_narrow;
 } Kernel;
 
 /* KB is part of the result (where the sums are split), the same for every kernel, never a tuning. */
@@ -307,57 +309,71 @@ static int has_avx2(void)
 	return __builtin_cpu_supports("avx2");
 }
 
-/* AVX-512, 8 × 24: twenty-four 8-lane accumulators, three of B, one of A, products: 29 of 32 zmm. */
-#define AVX512_ZERO(r) __m512d c##r##_0 = _mm512_setzero_pd(), c##r##_1 = c##r##_0, c##r##_2 = c##r##_0;
-#define AVX512_ADD_C(r)                                                                                  \
+/*
+ * AVX-512, 8 × 24: twenty-four 8-lane accumulators, three of B, one of A, products: 29 of 32 zmm. Each
+ * row's macros come in two widths, W = 3 (24 columns) and W = 2 (16: the narrow kernel, for a strip of B
+ * the edge of C cuts to 16 columns or fewer, as d_v = 64 = 24 + 24 + 16, so that no third of its products
+ * are zeros); the same sums in the same order either way.
+ */
+#define AVX512_ZERO3(r) __m512d c##r##_0 = _mm512_setzero_pd(), c##r##_1 = c##r##_0, c##r##_2 = c##r##_0;
+#define AVX512_ZERO2(r) __m512d c##r##_0 = _mm512_setzero_pd(), c##r##_1 = c##r##_0;
+#define AVX512_ADD_C2(r)                                                                                 \
 	c##r##_0 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc), c##r##_0),                               \
-	c##r##_1 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 8), c##r##_1),                            \
-	c##r##_2 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 16), c##r##_2);
-#define AVX512_LOAD_C(r)                                                                                 \
-	c##r##_0 = _mm512_loadu_pd(c + r * ldc), c##r##_1 = _mm512_loadu_pd(c + r * ldc + 8),             \
-	c##r##_2 = _mm512_loadu_pd(c + r * ldc + 16);
-#define AVX512_STEP(r)                                                                                   \
+	c##r##_1 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 8), c##r##_1);
+#define AVX512_ADD_C3(r) AVX512_ADD_C2(r) c##r##_2 = _mm512_add_pd(_mm512_loadu_pd(c + r * ldc + 16), c##r##_2);
+#define AVX512_LOAD_C2(r) c##r##_0 = _mm512_loadu_pd(c + r * ldc), c##r##_1 = _mm512_loadu_pd(c + r * ldc + 8);
+#define AVX512_LOAD_C3(r) AVX512_LOAD_C2(r) c##r##_2 = _mm512_loadu_pd(c + r * ldc + 16);
+#define AVX512_LOAD_B2 const __m512d b0 = _mm512_loadu_pd(b), b1 = _mm512_loadu_pd(b + 8);
+#define AVX512_LOAD_B3 AVX512_LOAD_B2 const __m512d b2 = _mm512_loadu_pd(b + 16);
+#define AVX512_STEP2(r)                                                                                  \
+	{                                                                                                \
+		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
+		c##r##_0 = _mm512_add_pd(c##r##_0, _mm512_mul_pd(ar, b0));                               \
+		c##r##_1 = _mm512_add_pd(c##r##_1, _mm512_mul_pd(ar, b1));                               \
+	}
+#define AVX512_STEP3(r)                                                                                  \
 	{                                                                                                \
 		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
 		c##r##_0 = _mm512_add_pd(c##r##_0, _mm512_mul_pd(ar, b0));                               \
 		c##r##_1 = _mm512_add_pd(c##r##_1, _mm512_mul_pd(ar, b1));                               \
 		c##r##_2 = _mm512_add_pd(c##r##_2, _mm512_mul_pd(ar, b2));                               \
 	}
-#define AVX512_STORE(r)                                                                                  \
-	_mm512_storeu_pd(c + r * ldc, c##r##_0), _mm512_storeu_pd(c + r * ldc + 8, c##r##_1),            \
-		_mm512_storeu_pd(c + r * ldc + 16, c##r##_2);
-#define AVX512_BAD(r)                                                                                    \
-	bad = _mm512_add_pd(bad, _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(c##r##_0, zero), _mm512_mul_pd(c##r##_1, zero)), \
-	                                       _mm512_mul_pd(c##r##_2, zero)));
+#define AVX512_STORE2(r) _mm512_storeu_pd(c + r * ldc, c##r##_0), _mm512_storeu_pd(c + r * ldc + 8, c##r##_1);
+#define AVX512_STORE3(r) AVX512_STORE2(r) _mm512_storeu_pd(c + r * ldc + 16, c##r##_2);
+#define AVX512_BAD2(r) bad = _mm512_add_pd(bad, _mm512_add_pd(_mm512_mul_pd(c##r##_0, zero), _mm512_mul_pd(c##r##_1, zero)));
+#define AVX512_BAD3(r) AVX512_BAD2(r) bad = _mm512_add_pd(bad, _mm512_mul_pd(c##r##_2, zero));
 
-/* An AVX-512 micro-kernel NAME, each term added by STEP (AVX512_STEP: a multiply then an add; AVX512_FMA_STEP: fused). */
-#define MICRO_AVX512(NAME, STEP)                                                                         \
+/*
+ * An AVX-512 micro-kernel NAME, 8 × 8·W, each term added by STEP (AVX512_STEPW: a multiply then an add;
+ * AVX512_FMA_STEPW: fused).
+ */
+#define MICRO_AVX512(NAME, W, STEP)                                                                      \
 	__attribute__((target("avx512f"))) static int NAME(int kc, const double *a, const double *b, size_t ldb, \
 	                                                   double *c, size_t ldc, int first)                  \
 	{                                                                                                \
 		int t;                                                                                   \
-		ROWS8(AVX512_ZERO)                                                                       \
+		ROWS8(AVX512_ZERO##W)                                                                    \
 		if (first == MK_CONT) {                                                                  \
-			ROWS8(AVX512_LOAD_C)                                                             \
+			ROWS8(AVX512_LOAD_C##W)                                                          \
 		}                                                                                        \
 		for (t = 0; t < kc; t++, a += 8, b += ldb) {                                             \
-			const __m512d b0 = _mm512_loadu_pd(b), b1 = _mm512_loadu_pd(b + 8),              \
-			              b2 = _mm512_loadu_pd(b + 16);                                       \
+			AVX512_LOAD_B##W                                                                 \
 			ROWS8(STEP)                                                                      \
 		}                                                                                        \
 		if (first == MK_ADD) {                                                                   \
-			ROWS8(AVX512_ADD_C)                                                              \
+			ROWS8(AVX512_ADD_C##W)                                                           \
 		}                                                                                        \
-		ROWS8(AVX512_STORE)                                                                      \
+		ROWS8(AVX512_STORE##W)                                                                   \
 		{                                                                                        \
 			const __m512d zero = _mm512_setzero_pd();                                         \
 			__m512d bad = zero;                                                              \
-			ROWS8(AVX512_BAD)                                                                \
+			ROWS8(AVX512_BAD##W)                                                             \
 			return _mm512_cmp_pd_mask(bad, bad, _CMP_UNORD_Q) != 0;                          \
 		}                                                                                        \
 	}
 
-MICRO_AVX512(micro_avx512, AVX512_STEP)
+MICRO_AVX512(micro_avx512, 3, AVX512_STEP3)
+MICRO_AVX512(micro_avx512_16, 2, AVX512_STEP2)
 
 __attribute__((target("avx512f"))) static void row_avx512(int k, int c, const double *a, const double *B, size_t ldb,
                                                             double *C)
@@ -375,7 +391,13 @@ static int has_avx512(void)
  * The fused kernels: the same tiles, terms and blocks as the two above, each
  * product added with one rounding (vfmadd), s = fma(a[t], b[t], s).
  */
-#define AVX512_FMA_STEP(r)                                                                               \
+#define AVX512_FMA_STEP2(r)                                                                              \
+	{                                                                                                \
+		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
+		c##r##_0 = _mm512_fmadd_pd(ar, b0, c##r##_0);                                            \
+		c##r##_1 = _mm512_fmadd_pd(ar, b1, c##r##_1);                                            \
+	}
+#define AVX512_FMA_STEP3(r)                                                                              \
 	{                                                                                                \
 		const __m512d ar = _mm512_set1_pd(a[r]);                                                 \
 		c##r##_0 = _mm512_fmadd_pd(ar, b0, c##r##_0);                                            \
@@ -383,7 +405,8 @@ static int has_avx512(void)
 		c##r##_2 = _mm512_fmadd_pd(ar, b2, c##r##_2);                                            \
 	}
 
-MICRO_AVX512(micro_avx512fma, AVX512_FMA_STEP)
+MICRO_AVX512(micro_avx512fma, 3, AVX512_FMA_STEP3)
+MICRO_AVX512(micro_avx512fma_16, 2, AVX512_FMA_STEP2)
 
 /*
  * A fused row product NAME for target TARGET: row_body's way (four accumulators of W lanes, 4·W columns at a
@@ -448,12 +471,12 @@ static int has_avx2fma(void)
 /* Fastest first: the first one the processor supports is used. */
 static const Kernel kernels[] = {
 #if HAVE_X86_KERNELS
-	{ "avx512fma", 1, 8, 24, 192, 2040, has_avx512, micro_avx512fma, row_avx512fma },
-	{ "avx512", 0, 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512 },
-	{ "avx2fma", 1, 6, 8, 192, 2048, has_avx2fma, micro_avx2fma, row_avx2fma },
-	{ "avx2", 0, 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2 },
+	{ "avx512fma", 1, 8, 24, 192, 2040, has_avx512, micro_avx512fma, row_avx512fma, micro_avx512fma_16, 16 },
+	{ "avx512", 0, 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512, micro_avx512_16, 16 },
+	{ "avx2fma", 1, 6, 8, 192, 2048, has_avx2fma, micro_avx2fma, row_avx2fma, NULL, 0 },
+	{ "avx2", 0, 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2, NULL, 0 },
 #endif
-	{ "portable", 0, 4, 4, 128, 2048, always, micro_portable, row_portable },
+	{ "portable", 0, 4, 4, 128, 2048, always, micro_portable, row_portable, NULL, 0 },
 };
 enum { KERNEL_COUNT = sizeof kernels / sizeof kernels[0] };
 
@@ -723,23 +746,40 @@ static int mul_unpacked(int r, int k, int c, const double *A, size_t lda, const 
 	return bad;
 }
 
-/* A tile cut short by the edge of C (rows × cols < MR × NR): the kernel works on a copy. 1: a cell is not finite. */
-static int tile_edge(const Kernel *K, int kc, const double *ap, const double *bp, size_t bstride, double *c,
+/* A tile cut short by the edge of C (rows × cols < MR × nr, nr the micro-kernel mk's width): mk works on a copy. 1: a cell is not finite. */
+static int tile_edge(MicroKernel *mk, int nr, int kc, const double *ap, const double *bp, size_t bstride, double *c,
                      size_t ldc, int first, int rows, int cols)
 {
 	double tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
-	const int nr = K->nr;
 	int r, bad = 0;
 
 	if (first != MK_STORE)
 		for (r = 0; r < rows; r++)
 			memcpy(&tile[r * nr], &c[(size_t)r * ldc], (size_t)cols * sizeof *c);
-	K->micro(kc, ap, bp, bstride, tile, (size_t)nr, first);
+	mk(kc, ap, bp, bstride, tile, (size_t)nr, first);
 	for (r = 0; r < rows; r++) {
 		memcpy(&c[(size_t)r * ldc], &tile[r * nr], (size_t)cols * sizeof *c);
 		bad |= mat_nonfinite(&tile[r * nr], (size_t)cols);
 	}
 	return bad;
+}
+
+/*
+ * The tile of C at c (rows × cols ≤ MR × NR) from a packed strip of A and a strip of B (rows bstride apart):
+ * the kernel's micro-kernel, or its narrow one for a strip of B the edge leaves that narrow; on C itself when
+ * the tile fills it, else on a copy (tile_edge). The same sums either way. 1: a cell is not finite.
+ */
+static int tile(const Kernel *K, int kc, const double *ap, const double *bp, size_t bstride, double *c, size_t ldc,
+                int first, int rows, int cols)
+{
+	MicroKernel *mk = K->micro;
+	int nr = K->nr;
+
+	if (K->narrow != NULL && cols <= K->nr_narrow)
+		mk = K->narrow, nr = K->nr_narrow;
+	if (rows == K->mr && cols == nr)
+		return mk(kc, ap, bp, bstride, c, ldc, first);
+	return tile_edge(mk, nr, kc, ap, bp, bstride, c, ldc, first, rows, cols);
 }
 
 int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
@@ -817,11 +857,7 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 						if (kend <= 0)
 							continue;
 						/* a sum once not finite stays so: checking every block's store is checking the last */
-						if (rows == mr && cols == nr)
-							bad |= K->micro(kend, &ap[(size_t)ir * kc], bs, bstride, ct, ldc, first);
-						else
-							bad |= tile_edge(K, kend, &ap[(size_t)ir * kc], bs, bstride, ct, ldc, first, rows,
-							                 cols);
+						bad |= tile(K, kend, &ap[(size_t)ir * kc], bs, bstride, ct, ldc, first, rows, cols);
 					}
 				}
 			}
@@ -896,10 +932,7 @@ static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_tra
 							continue;
 						as = &ap[(size_t)ir * kc + (size_t)from * mr];
 						bs = &bp[(size_t)jr * kc + (size_t)from * nr];
-						if (rows == mr && cols == nr)
-							K->micro(to - from, as, bs, (size_t)nr, ct, ldc, first);
-						else
-							tile_edge(K, to - from, as, bs, (size_t)nr, ct, ldc, first, rows, cols);
+						tile(K, to - from, as, bs, (size_t)nr, ct, ldc, first, rows, cols);
 					}
 				}
 			}
