@@ -4,7 +4,8 @@
 # with one change each), generated here, each beside PyTorch doing the same
 # (tests/bench_torch_variants.py; float64, one thread, CPU time after one
 # warm-up run, the minimal graph, huge pages, as issue 28 measures), and the
-# goal (issue 28's): attnviz at most 0.5x PyTorch's time.
+# goal (issue 28's): attnviz at most 0.5x PyTorch's time; beside it each row's
+# floor, as (i) has it (bench_waits.sh: speed_row).
 #   QK-norm (Qwen3's, per head, before RoPE), RoPE scaled by YaRN (factor 4 over
 #   256 positions), local and global layers (a window of 128, then a causal
 #   layer), gpt-oss's sinks, Gemma 2's soft cap (50), Qwen3-Next's gated
@@ -15,7 +16,7 @@
 #   linear attention (elu + 1, causal, the n × n way and the state way, beside
 #   softmax), Gated DeltaNet (token by token and in chunks of 64, beside
 #   softmax), differential attention (4 pairs of maps).
-# BENCH_ONLY=variants make bench runs this section alone.
+# BENCH_ONLY=variants make bench runs (c) and this section alone.
 
 # vrnd ROWS COLS SEED [STD]: a generator of normal numbers
 vrnd() { printf '{"random": "normal", "rows": %s, "cols": %s, "seed": %s%s}' "$1" "$2" "$3" "${4:+, \"std\": $4}"; }
@@ -79,7 +80,7 @@ diff|differential attention (4 pairs)
 EOF
 	echo "(k) the 2025-26 variants (issues 23, 24) at n=1024 d=512 h=8 causal: CPU time, median of $REPEAT_K;"
 	echo "    PyTorch float64, one thread, one warm-up run, the minimal graph (tests/bench_torch_variants.py)"
-	printf '  %-42s %11s %11s %8s  %s\n' "variant" "attnviz" "PyTorch" "ratio" "goal: at most 0.5x PyTorch's time"
+	speed_head variant
 	while IFS='|' read -r name label; do
 		"$BIN" --bench "$vd/$name.json" --repeat "$REPEAT_K" >"$vd/$name.av" 2>"$vd/$name.err"
 		av=$(field cpu_ms <"$vd/$name.av")
@@ -89,27 +90,19 @@ EOF
 			pt=$(field compute_ms <"$vd/$name.pt")
 		fi
 		[ -n "$av" ] || label="$label (attnviz: $(head -n 1 "$vd/$name.err" | cut -c 1-60))"
-		vrow "$label" "${av:-n/a}" "${pt:-n/a}"
+		speed_row "$label" "${av:-n/a}" "${pt:-n/a}" "$(field madds <"$vd/$name.av")" | tee -a "$vd/rows.out"
 		if [ "$name" = mla ]; then
 			# the absorbed form is attnviz's stage absorb; PyTorch's two forms timed apart
 			# attnviz's CPU time split in the proportion of its stages' times: absorb against the rest
 			ab=$(sed -n 's/^stage=absorb ms=\([0-9.]*\)$/\1/p' "$vd/mla.av")
 			tot=$(sed -n 's/^stage=.* ms=\([0-9.]*\)$/\1/p' "$vd/mla.av" | awk '{ s += $1 } END { print s + 0 }')
 			split=$(echo "${av:-0} $tot ${ab:-0}" | awk '{ if ($2 > 0 && $1 > 0) printf "%.1f %.1f", $1 * ($2 - $3) / $2, $1 * $3 / $2; else print "n/a n/a" }')
-			vrow "  of which the naive form" "${split% *}" "$(field naive_ms 2>/dev/null <"$vd/mla.pt")"
-			vrow "  of which the absorbed form" "${split#* }" "$(field absorbed_ms 2>/dev/null <"$vd/mla.pt")"
+			speed_row "  of which the naive form" "${split% *}" "$(field naive_ms 2>/dev/null <"$vd/mla.pt")" n/a
+			speed_row "  of which the absorbed form" "${split#* }" "$(field absorbed_ms 2>/dev/null <"$vd/mla.pt")" n/a
 		fi
 	done <"$vd/rows"
+	speed_foot "$vd/rows.out"
 	echo "  MLA's two forms: attnviz's CPU time split as its stage times (--bench) split, PyTorch's each form"
 	echo "  timed alone (the absorbed form from the naive one's latents and weights)."
 	echo
-}
-
-# vrow LABEL ATTNVIZ_MS PYTORCH_MS
-vrow() {
-	echo "$1|${2:-n/a}|${3:-n/a}" | awk -F'|' '{
-		if ($2 == "n/a" || $3 == "n/a" || $2 == "" || $3 == "") { printf "  %-42s %8s ms %8s ms %8s  not measured\n", $1, $2, $3, ""; next }
-		r = $2 / $3
-		printf "  %-42s %8.1f ms %8.1f ms %7.2fx  %s\n", $1, $2, $3, r, (r <= 0.5 ? "met" : "NOT met")
-	}'
 }

@@ -81,8 +81,7 @@ bench_waits() {
 	EOF
 	echo "(i) where a learner waits (issue 28): CPU time, median of $REPEAT_28; PyTorch float64, one thread,"
 	echo "    one warm-up run first, the minimal graph (autograd for the backward pass and training)"
-	echo "    floor: the multiply-adds of attnviz's products at ${dgemm_gflops:-n/a} GFLOP/s (the best dgemm in (c))"
-	printf '  %-42s %11s %11s %8s  %-9s %11s %7s  %s\n' "workload" "attnviz" "PyTorch" "ratio" "(<= 0.5x)" "floor" "x floor" "(<= 3x)"
+	speed_head workload
 	while IFS='|' read -r name label extra; do
 		# BENCH_ROWS=REGEX: only the rows whose lesson name matches (e.g. 'fb|train')
 		if [ -n "${BENCH_ROWS:-}" ] && ! echo "$name" | grep -Eq "$BENCH_ROWS"; then continue; fi
@@ -97,22 +96,9 @@ bench_waits() {
 			# shellcheck disable=SC2086
 			pt=$(torch_run "$tmp/$name.json" --repeat "$REPEAT_28" $extra 2>"$tmp/$name.pterr28" | field compute_ms)
 		fi
-		echo "$label|${av:-n/a}|${pt:-n/a}|${madds:-n/a}|${dgemm_gflops:-n/a}" | awk -F'|' '{
-			fl = ($4 == "n/a" || $5 == "n/a" || $5 + 0 <= 0) ? "n/a" : 2 * $4 / $5 / 1e6
-			if (fl == "n/a") { fls = "n/a"; xs = "" } else { fls = sprintf("%8.1f ms", fl) }
-			if (fl != "n/a" && $2 != "n/a") xs = sprintf("%6.2fx  %s", $2 / fl, ($2 / fl <= 3 ? "met" : "NOT met"))
-			if ($2 == "n/a" || $3 == "n/a") { printf "  %-42s %8s ms %8s ms %8s  %-9s %11s %s\n", $1, $2, $3, "", "n/a", fls, xs; next }
-			r = $2 / $3
-			g = (r <= 0.5 ? "met" : "NOT met")
-			if (r > 0.5 && fl != "n/a" && $3 / 2 < fl) g = g "*"
-			printf "  %-42s %8.1f ms %8.1f ms %7.2fx  %-9s %11s %s\n", $1, $2, $3, r, g, fls, xs
-		}' | tee -a "$tmp/waits28"
+		speed_row "$label" "${av:-n/a}" "${pt:-n/a}" "${madds:-n/a}" | tee -a "$tmp/waits28"
 	done <"$tmp/rows28"
-	if grep -q 'NOT met\*' "$tmp/waits28" 2>/dev/null; then
-		echo "  *: half PyTorch's time is under the row's floor: at this machine's best dgemm speed, no kernel does"
-		echo "     attnviz's multiply-adds in it, so only fewer multiply-adds could meet the 0.5x goal there."
-	fi
-	rm -f "$tmp/waits28"
+	speed_foot "$tmp/waits28"
 	if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then
 		echo "  PyTorch: OPENBLAS_L2_SIZE unset and OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE (BENCH_OPENBLAS_CORETYPE) for its command only"
 		echo "  (kernels${pt_core:+: $pt_core}), GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (huge pages, as attnviz's large matrices have);"
@@ -130,4 +116,35 @@ bench_waits() {
 	esac
 	if [ -n "$install_note" ]; then echo "  $install_note"; fi
 	echo
+}
+
+# speed_head WHAT: the header of a table of speed_row lines
+speed_head() {
+	echo "    floor: the multiply-adds of attnviz's products (--bench's madds) at ${dgemm_gflops:-n/a} GFLOP/s (the best dgemm in (c))"
+	printf '  %-42s %11s %11s %8s  %-9s %11s %7s  %s\n' "$1" "attnviz" "PyTorch" "ratio" "(<= 0.5x)" "floor" "x floor" "(<= 3x)"
+}
+
+# speed_row LABEL ATTNVIZ_MS PYTORCH_MS MADDS: the times, their ratio against the 0.5x goal (marked * where half
+# PyTorch's time is under the floor), the floor (2·MADDS flops at dgemm_gflops) and attnviz's time over it
+speed_row() {
+	echo "$1|${2:-n/a}|${3:-n/a}|${4:-n/a}|${dgemm_gflops:-n/a}" | awk -F'|' '{
+		for (i = 2; i <= 5; i++) if ($i == "") $i = "n/a"
+		fl = ($4 == "n/a" || $5 == "n/a" || $5 + 0 <= 0) ? "n/a" : 2 * $4 / $5 / 1e6
+		fls = (fl == "n/a") ? "" : sprintf("%8.1f ms", fl)
+		xs = (fl != "n/a" && $2 != "n/a") ? sprintf("%6.2fx  %s", $2 / fl, ($2 / fl <= 3 ? "met" : "NOT met")) : ""
+		if ($2 == "n/a" || $3 == "n/a") { printf "  %-42s %8s ms %8s ms %8s  %-9s %11s %s\n", $1, $2, $3, "", "n/a", fls, xs; next }
+		r = $2 / $3
+		g = (r <= 0.5 ? "met" : "NOT met")
+		if (r > 0.5 && fl != "n/a" && $3 / 2 < fl) g = g "*"
+		printf "  %-42s %8.1f ms %8.1f ms %7.2fx  %-9s %11s %s\n", $1, $2, $3, r, g, fls, xs
+	}'
+}
+
+# speed_foot FILE: what a * in the rows kept in FILE means; FILE removed
+speed_foot() {
+	if grep -q 'NOT met\*' "$1" 2>/dev/null; then
+		echo "  *: half PyTorch's time is under the row's floor: at this machine's best dgemm speed, no kernel does"
+		echo "     attnviz's multiply-adds in it, so only fewer multiply-adds could meet the 0.5x goal there."
+	fi
+	rm -f "$1"
 }
