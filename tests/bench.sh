@@ -205,9 +205,11 @@ if [ "$have_torch" = 1 ]; then
 fi
 dgemm_gflops=$(echo "$av_gflops $pt_gflops" | awk '{ b = "n/a"; for (i = 1; i <= NF; i++) if ($i != "n/a" && (b == "n/a" || $i + 0 > b + 0)) b = $i; print b }')
 
+cpu=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 # (k) alone: BENCH_ONLY=variants make bench; (i) alone: BENCH_ONLY=waits make bench (after (c): its floors)
 . "$here/bench_variants.sh"
 . "$here/bench_waits.sh"
+case ${BENCH_ONLY:-} in variants | waits) echo "attnviz benchmark: $BIN${cpu:+ on $cpu}, kernel $(field default_kernel <"$tmp/gemm")"; echo ;; esac
 if [ "${BENCH_ONLY:-}" = variants ]; then
 	bench_variants
 	exit 0
@@ -249,10 +251,11 @@ G2 4096 512 4 causal
 EOF
 while read -r name n d h mask goal; do
 	make_lesson "$tmp/$name.json" "$n" "$d" "$h" "$mask"
-	av_ms=n/a av_rss=n/a av_note=
+	av_ms=n/a av_rss=n/a av_note= av_madds=n/a
 	if "$BIN" --bench "$tmp/$name.json" --repeat "$REPEAT" >"$tmp/$name.av" 2>"$tmp/$name.err"; then
 		av_ms=$(field compute_ms <"$tmp/$name.av")
 		av_rss=$(field peak_rss_kb <"$tmp/$name.av")
+		av_madds=$(field madds <"$tmp/$name.av")
 	elif grep -q 'over the limit\|too large' "$tmp/$name.err"; then
 		av_note="refused: over limit"
 	else
@@ -265,11 +268,10 @@ while read -r name n d h mask goal; do
 		[ -n "$pt_blas" ] || pt_blas=$(field blas <"$tmp/$name.pt")
 		[ -n "$pt_core" ] || pt_core=$(field core <"$tmp/$name.pt")
 	fi
-	echo "$name $n $d $h $mask $goal $av_ms $pt_ms $av_rss $pt_rss ${av_note:-ok}" >>"$tmp/results"
+	echo "$name $n $d $h $mask $goal $av_ms $pt_ms $av_rss $pt_rss ${av_note:-ok} ${av_madds:-n/a}" >>"$tmp/results"
 done <"$tmp/lessons"
 
 # ------------------------------------------------------------ the table
-cpu=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 kernel_now=$(field default_kernel <"$tmp/gemm")
 echo "attnviz benchmark: $BIN${cpu:+ on $cpu}"
 echo
@@ -290,7 +292,7 @@ printf '  %-62s %9s GB/s\n' "writing memory that is mapped (memset)" "$write_gbp
 echo
 echo "(d) the computation alone (--bench), median of $REPEAT; PyTorch float64, one thread"
 printf '  %-34s %12s %12s %9s  %s\n' "lesson, d_model = 512" "attnviz" "PyTorch" "speed-up" "goal (PyTorch's time / attnviz's)"
-while read -r name n d h mask goal av_ms pt_ms av_rss pt_rss note; do
+while read -r name n d h mask goal av_ms pt_ms av_rss pt_rss note _; do
 	label="n=$n h=$h $(if [ "$mask" = none ]; then echo "no mask"; else echo "$mask"; fi)"
 	if [ "$note" != ok ]; then
 		printf '  %-34s %25s\n' "$label" "$(echo "$note" | sed 's/^ok$//')"
@@ -303,7 +305,7 @@ while read -r name n d h mask goal av_ms pt_ms av_rss pt_rss note; do
 	}'
 done <"$tmp/results"
 printf '  %-34s %12s %12s\n' "peak resident memory, whole process" "attnviz" "PyTorch"
-while read -r name n d h mask goal av_ms pt_ms av_rss pt_rss note; do
+while read -r name n d h mask goal av_ms pt_ms av_rss pt_rss note _; do
 	[ "$note" = ok ] || continue
 	label="n=$n h=$h $(if [ "$mask" = none ]; then echo "no mask"; else echo "$mask"; fi)"
 	echo "$label|$av_rss|$pt_rss" | awk -F'|' '{
@@ -316,15 +318,17 @@ echo
 
 # ------------------------------------------------------------ (e) the floor
 set -- $(sed -n 1p "$tmp/results")
-echo "(e) the floor of n=$2 d_model=$3 h=$4 $5: its multiply-adds at the best dgemm speed in (c),"
-echo "    plus writing its stage matrices once"
+echo "(e) the floor of n=$2 d_model=$3 h=$4 $5: its multiply-adds (--bench's madds) at the best dgemm"
+echo "    speed in (c), plus writing its stage matrices once"
 if [ "${11}" = ok ] && [ "$dgemm_gflops" != n/a ] && [ "$write_gbps" != n/a ]; then
-	echo "$2 $3 $4 $5 $7 $dgemm_gflops $write_gbps" | awk '{
+	echo "$2 $3 $4 $5 $7 $dgemm_gflops $write_gbps ${12:-n/a}" | awk '{
 		n = $1; d = $2; h = $3; causal = ($4 == "causal"); av = $5; g = $6; w = $7
-		# Q, K, V and output: 4 · 2nd²; scores: 2n²d; weighted: 2n²d, or d·n(n+1) with causal skipping
-		flops = 8 * n * d * d + 2 * n * n * d + (causal ? d * n * (n + 1) : 2 * n * n * d)
-		# X, Q, K, V, weighted (all heads), concat, output: 7nd; scores, scaled, masked, weights: 4hn²
-		bytes = 8 * (7 * n * d + 4 * h * n * n)
+		# as the kernels count them; without that (an older binary), worked out: Q, K, V and output 4nd², scores n²d,
+		# weighted n²d, or n(n+1)d/2 with causal skipping
+		flops = ($8 != "n/a" && $8 != "") ? 2 * $8 : 8 * n * d * d + 2 * n * n * d + (causal ? d * n * (n + 1) : 2 * n * n * d)
+		# X, Q, K, V, weighted (all heads), concat, output: 7nd; scores and weights: 2hn² (scaled and masked
+		# are derived, never written whole)
+		bytes = 8 * (7 * n * d + 2 * h * n * n)
 		fl_ms = flops / g / 1e6; wr_ms = bytes / w / 1e6; floor = fl_ms + wr_ms
 		printf "  %.2f GFLOP at %s GFLOP/s = %.1f ms, + %.0f MB at %s GB/s = %.1f ms: floor %.1f ms\n", flops / 1e9, g, fl_ms, bytes / 1e6, w, wr_ms, floor
 		printf "  attnviz %s ms = %.2fx the floor   goal: within 3x: %s\n", av, av / floor, (av / floor <= 3 ? "met" : "NOT met")
