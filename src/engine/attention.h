@@ -234,6 +234,14 @@ typedef struct Attn {
 	int nonfinite;
 	/* While attn_update reruns a pass: the matrices it must remake (NULL: all of them). */
 	const unsigned char *redo;
+	/*
+	 * While attn_update reruns a layer whose only change is rows
+	 * [rows_lo, rows_hi) of its given input (an edit of X's cells): the
+	 * passes up to the projection are row by row, so a pass may remake just
+	 * those rows of what it makes (pass_project does: Q, and K and V
+	 * without a source of their own). rows_hi = 0: every row.
+	 */
+	int rows_lo, rows_hi;
 
 	/*
 	 * A number no other computation has, nor this one before it was last

@@ -640,6 +640,32 @@ static int same_file(const LayerParams *x, const LayerParams *y, AttnMatrix w)
 	return k >= 0 && layer_params_same_file(x, y, k);
 }
 
+/*
+ * When the only given matrix of layer a that changed is its input (an edit of
+ * X's cells), the rows of it that differ, [a->rows_lo, a->rows_hi), for the
+ * passes that can remake those rows alone (pass_project); else 0, 0.
+ */
+static void changed_rows(Attn *a, const ModelConfig *old_c, const LayerParams *old_p, const unsigned char *changed)
+{
+	const Mat *was = lesson_model_matrix(old_c, old_p, AM_INPUT), *now = lesson_model_matrix(&a->cfg, &a->lp, AM_INPUT);
+	int lo = 0, hi;
+
+	a->rows_lo = a->rows_hi = 0;
+	for (int w = 0; w < AM_COUNT; w++)
+		if ((matrix_kinds[w].flags & MF_GIVEN) && changed[w] && w != AM_INPUT)
+			return;
+	if (!changed[AM_INPUT] || was == NULL || now == NULL || was->rows != now->rows || was->cols != now->cols)
+		return;
+	hi = now->rows;
+	while (lo < hi && attn_same_bits(&(Mat){ 1, now->cols, &MAT_AT(*was, lo, 0) }, &(Mat){ 1, now->cols, &MAT_AT(*now, lo, 0) }))
+		lo++;
+	while (hi > lo &&
+	       attn_same_bits(&(Mat){ 1, now->cols, &MAT_AT(*was, hi - 1, 0) }, &(Mat){ 1, now->cols, &MAT_AT(*now, hi - 1, 0) }))
+		hi--;
+	if (hi > lo && hi - lo < now->rows) /* some rows: all of them is a whole pass */
+		a->rows_lo = lo, a->rows_hi = hi;
+}
+
 static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
 {
 	unsigned char changed[AM_COUNT];
@@ -722,8 +748,11 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 			}
 			a->nonfinite = 0;
 			a->failed = 0;
+			if (pass == 1 && a->layer == 0)
+				changed_rows(a, &old_c, &old_p, changed);
 			run_passes(a, pass == 0 ? &plan_c : &a->cfg, pass == 0 ? &plan_p : &a->lp, changed, &k, k.first != NULL ? ka : NULL,
 			           pass == 0 ? &plan : NULL);
+			a->rows_lo = a->rows_hi = 0;
 			prev_changed = 0;
 			for (int w = 0; w < AM_COUNT; w++)
 				prev_changed |= changed[w];
