@@ -929,16 +929,47 @@ static void bench_message(void *ctx, CmdMsg kind, const char *title, const char 
 /*
  * --bench --edits: the lesson computed once, then R edits of one cell of
  * each of W_o, W_v, W_q, W_k and the input (what `set` does), each timed;
- * and the peak memory after the computation and after the edits.
+ * with a loss, the same again as the full-screen view makes them, the
+ * gradients left for their first reader (grads_on_read) and made by
+ * session_idle after (view_edit=… grads_ms=); and the peak memory after the
+ * computation and after the edits.
  */
-static int run_bench_edits(const Args *a)
+static void bench_edits(Session *s, CmdOut *out, int repeat, double step, double *ms, double *later)
 {
 	static const char *const what[] = { "W_o", "W_v", "W_q", "W_k", "input" };
+
+	for (size_t k = 0; k < sizeof what / sizeof what[0] && !*(int *)out->ctx; k++) {
+		const Mat *m = attn_matrix(s->attn, (AttnMatrix)matrix_find(what[k]), 0); /* the lesson's: gone after an edit */
+		const int rows = m != NULL ? m->rows : 0, cols = m != NULL ? m->cols : 0;
+		for (int r = 0; m != NULL && r < repeat && !*(int *)out->ctx; r++) {
+			char line[96];
+			double t0;
+			/* a cell in the middle of the matrix (an input row half way down), a new value each time */
+			snprintf(line, sizeof line, "set %s[%d][%d] %g", what[k], rows / 2, cols / 3, step * (r + 1));
+			t0 = clock_ms();
+			cmd_run(s, line, out);
+			ms[r] = clock_ms() - t0;
+			t0 = clock_ms();
+			if (s->grads_on_read)
+				session_idle(s); /* the view's: the gradients, once the screen is out */
+			later[r] = clock_ms() - t0;
+		}
+		if (*(int *)out->ctx || m == NULL)
+			continue;
+		if (s->grads_on_read)
+			printf("view_edit=%s ms=%.3f grads_ms=%.3f\n", what[k], median(ms, repeat), median(later, repeat));
+		else
+			printf("edit=%s ms=%.3f\n", what[k], median(ms, repeat));
+	}
+}
+
+static int run_bench_edits(const Args *a)
+{
 	Lesson *l = batch_load(a->files[0], 0, NULL);
 	Session s;
 	struct rusage ru;
 	long rss_compute;
-	double *ms = calloc((size_t)a->repeat, sizeof *ms);
+	double *ms = calloc(2 * (size_t)a->repeat, sizeof *ms);
 	char *err = NULL;
 	int failed = 0;
 	CmdOut out = { &failed, bench_message, NULL, NULL, 0, 0, 0 };
@@ -953,20 +984,10 @@ static int run_bench_edits(const Args *a)
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	rss_compute = ru.ru_maxrss;
-	for (size_t k = 0; k < sizeof what / sizeof what[0] && !failed; k++) {
-		const Mat *m = attn_matrix(s.attn, (AttnMatrix)matrix_find(what[k]), 0); /* the lesson's: gone after an edit */
-		const int rows = m != NULL ? m->rows : 0, cols = m != NULL ? m->cols : 0;
-		for (int r = 0; m != NULL && r < a->repeat && !failed; r++) {
-			char line[96];
-			double t0;
-			/* a cell in the middle of the matrix (an input row half way down), a new value each time */
-			snprintf(line, sizeof line, "set %s[%d][%d] %g", what[k], rows / 2, cols / 3, 0.125 * (r + 1));
-			t0 = clock_ms();
-			cmd_run(&s, line, &out);
-			ms[r] = clock_ms() - t0;
-		}
-		if (!failed && m != NULL)
-			printf("edit=%s ms=%.3f\n", what[k], median(ms, a->repeat));
+	bench_edits(&s, &out, a->repeat, 0.125, ms, ms + a->repeat);
+	if (s.model != NULL && s.model->grad != NULL) {
+		s.grads_on_read = 1;
+		bench_edits(&s, &out, a->repeat, 0.0625, ms, ms + a->repeat);
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	printf("peak_rss_kb_compute=%ld peak_rss_kb_edits=%ld\n", rss_compute, ru.ru_maxrss);

@@ -18,7 +18,10 @@
 #include <string.h>
 
 #include "engine/attention.h"
+#include "engine/backward.h"
 #include "engine/compute.h"
+#include "inspect/dump.h"
+#include "inspect/explain.h"
 #include "lesson/lesson.h"
 #include "app/session.h"
 #include "base/ttyguard.h"
@@ -241,8 +244,25 @@ static void check_lesson(const char *path)
 			describe(what, sizeof what, path, cur, hd, (AttnMatrix)w, cell);
 			old = compute_all(cur);
 			const unsigned long version = a->version;
+			/* every other edit as the full-screen view makes it: the gradients left for their first reader */
+			a->grad_lazy = edits % 2;
 			assert_int_equal(attn_update(a, copy, &before, 1e12, &err), 0);
 			assert_null(err);
+			if (a->grad_lazy && a->grad != NULL) {
+				const Attn *last = a;
+				char *e = NULL;
+				while (last->next != NULL)
+					last = last->next;
+				/* left, and the loss already the edited lesson's (assert_same_computation compares it) */
+				assert_int_equal(a->grad_stale, 1);
+				/* the last layer's first gradient read makes every layer's */
+				for (int x = 0; x < AM_COUNT && a->grad_stale; x++)
+					if (matrix_kinds[x].flags & MF_GRAD)
+						(void)attn_matrix(last, (AttnMatrix)x, 0);
+				assert_int_equal(a->grad_stale, 0);
+				assert_int_equal(attn_grads_ready(last, &e), 0);
+				assert_null(e);
+			}
 			/* what views keep about its numbers is kept under its version: a new one, and no other computation's */
 			assert_true(a->version != version && a->version != old->version);
 			fresh = compute_all(copy);
@@ -299,6 +319,10 @@ static void test_every_lesson_every_edit(void **state)
 	assert_true(check_folder("lessons") >= 20);
 	/* RoPE, shared key/value heads, ALiBi, windows, decoding and tiles: their passes follow an edit too */
 	assert_true(check_folder("tests/golden/v3") >= 30);
+	/* the backward pass's lessons (stacks, blocks, cross-attention, an encoder–decoder, experts): every other edit's
+	 * gradients left for their first reader (grad_lazy), then the same bits as a fresh computation's */
+	assert_true(check_folder("tests/golden/v2") >= 20);
+	assert_true(check_folder("tests/golden/moeback") >= 5);
 }
 
 /* Set cell (0, 0) of a given matrix of the top lesson to value, then update a in place. */
@@ -401,6 +425,54 @@ static void test_session_values(void **state)
 		assert_non_null(s.prev_attn);
 		assert_true(same_mat(attn_matrix(s.prev_attn, AM_V, 0), attn_matrix(t.prev_attn, AM_V, 0)));
 		assert_null(attn_matrix(s.prev_attn, AM_SCORES, 0)); /* not remade, not kept */
+		session_free(&s);
+		session_free(&t);
+	}
+}
+
+/*
+ * The full-screen view's edits (grads_on_read): `set` leaves the gradients, the loss is the edited
+ * lesson's at once, and a cell's explanation, the dump and session_idle's making of them give what the
+ * plain edit gives.
+ */
+static void test_view_edit_gradients_on_read(void **state)
+{
+	const char *files[] = { "lessons/gradient.json", "tests/golden/v2/block_three_mixed.json",
+		                "tests/golden/v2/encdec_pre_gelu.json" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		Session s, t;
+		char *err = NULL, *ex, *et, *ds, *dt;
+		double v = -0.375;
+		cJSON *js, *jt;
+		assert_int_equal(session_init(&s, load_file(files[i]), files[i], &err), 0);
+		assert_int_equal(session_init(&t, load_file(files[i]), files[i], &err), 0);
+		s.grads_on_read = 1;
+		assert_int_equal(session_set_cell(&s, AM_W_V, 0, 1, v, &err), 0);
+		assert_int_equal(session_set_cell(&t, AM_W_V, 0, 1, v, &err), 0);
+		assert_true(memcmp(&s.model->loss, &t.model->loss, sizeof s.model->loss) == 0);
+		/* an encoder–decoder is computed afresh (attn_update declines it): nothing is left for later */
+		assert_int_equal(s.model->grad_stale, s.lesson->encoder == NULL);
+		ex = explain_cell(s.model, AM_D_W_V, 0, 0, 1, 1, &err);
+		et = explain_cell(t.model, AM_D_W_V, 0, 0, 1, 1, &err);
+		assert_non_null(ex), assert_non_null(et);
+		assert_string_equal(ex, et);
+		assert_int_equal(s.model->grad_stale, 0);
+		free(ex), free(et);
+		/* again, then the dump (its first reader) and session_idle (the view's) */
+		assert_int_equal(session_set_cell(&s, AM_W_V, 0, 1, v / 2, &err), 0);
+		assert_int_equal(session_set_cell(&t, AM_W_V, 0, 1, v / 2, &err), 0);
+		js = dump_attn(s.model, &err), jt = dump_attn(t.model, &err);
+		assert_non_null(js), assert_non_null(jt);
+		ds = cJSON_PrintUnformatted(js), dt = cJSON_PrintUnformatted(jt);
+		assert_string_equal(ds, dt);
+		free(ds), free(dt), cJSON_Delete(js), cJSON_Delete(jt);
+		assert_int_equal(session_set_cell(&s, AM_W_V, 0, 1, v / 4, &err), 0);
+		assert_int_equal(session_set_cell(&t, AM_W_V, 0, 1, v / 4, &err), 0);
+		session_idle(&s);
+		assert_int_equal(s.model->grad_stale, 0);
+		assert_same_computation(s.model, t.model, files[i]);
 		session_free(&s);
 		session_free(&t);
 	}
@@ -617,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_only_what_depends),
 		cmocka_unit_test(test_overflow_then_back),
 		cmocka_unit_test(test_session_values),
+		cmocka_unit_test(test_view_edit_gradients_on_read),
 		cmocka_unit_test(test_one_cell_copies_one_matrix),
 		cmocka_unit_test(test_refused_edit_changes_nothing),
 		cmocka_unit_test(test_stopped_edit_changes_nothing),

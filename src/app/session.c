@@ -217,6 +217,10 @@ int session_init(Session *s, Lesson *l, const char *source, char **err)
 
 void session_idle(Session *s)
 {
+	char *e = NULL;
+
+	if (s->model != NULL && attn_grads_ready(s->model, &e) != 0) /* an edit's gradients, left for now (grads_on_read) */
+		free(e);
 	if (s->attn != NULL)
 		attn_reserve_derived(s->attn, SESSION_RESERVE_NUMBERS);
 	if (s->compare_attn != NULL)

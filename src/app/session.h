@@ -39,6 +39,12 @@ typedef struct Session {
 	int ind_layers, ind_heads, ind_half; /* ind_half: the random tokens, each repeated once */
 	/* generate's draws (session_set_seed): sampled from this stream when sampling, else greedy */
 	int sampling;
+	/*
+	 * The full-screen view's: an edit's gradients are made when first read
+	 * (attn_grads_ready) or while the learner reads (session_idle), not
+	 * before the edit returns, so its forward pass shows at once.
+	 */
+	int grads_on_read;
 	uint64_t seed;
 	Prng rng;
 	int layer;            /* its index, 0-based */
@@ -102,9 +108,11 @@ typedef struct Session {
 int session_init(Session *s, Lesson *l, const char *source, char **err);
 void session_free(Session *s);
 /*
- * The view has nothing to do: the layer shown (and its compare variant)
- * get the memory their derived matrices will be made in, when it is at
- * most SESSION_RESERVE_NUMBERS numbers (attn_reserve_derived). Cheap once done.
+ * The view has nothing to do: an edit's gradients left for their first
+ * reader (grads_on_read) are made, and the layer shown (and its compare
+ * variant) get the memory their derived matrices will be made in, when it
+ * is at most SESSION_RESERVE_NUMBERS numbers (attn_reserve_derived). Cheap
+ * once done.
  */
 #define SESSION_RESERVE_NUMBERS (1 << 22) /* n = m = 1024: 32 MiB */
 void session_idle(Session *s);

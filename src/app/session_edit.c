@@ -672,6 +672,7 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 	 * run again. With a variant, every matrix remade is kept, so that a
 	 * variant that refuses the edit can have them put back.
 	 */
+	s->model->grad_lazy = s->grads_on_read;
 	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), err);
 	if (r == 1) { /* not the same shapes and settings after all: computed afresh, on a copy */
 		swap_out(&kept->lesson);

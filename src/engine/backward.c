@@ -467,9 +467,50 @@ static int layer_backward(const Attn *a, AttnGrad *g)
 
 static int chain_backward(Attn *first, const Mat *dy_in);
 
-int attn_backward(Attn *first, double *loss, char **err)
+/*
+ * The loss at the chain's final output y, and into dy (when not NULL) its
+ * gradient ∂L/∂y. 0, or -1 with *err (no "backward" for y's shape, out of memory).
+ */
+static int final_loss(Attn *first, Mat *dy, double *loss, char **err)
 {
 	const Mat *y = attn_final_output(first);
+	const ModelConfig *top = attn_config(first); /* the first link's settings: the lesson's backward and target */
+	double L = 0.0;
+
+	*err = NULL;
+	if (top->backward == BACKWARD_NONE || mat_empty(&top->target) || top->target.rows != y->rows ||
+	    top->target.cols != y->cols) {
+		*err = str_printf("this lesson has no \"backward\" for the output's shape");
+		return -1;
+	}
+	if (dy != NULL && mat_alloc(dy, y->rows, y->cols)) {
+		*err = str_printf("out of memory computing the gradients");
+		return -1;
+	}
+	for (size_t i = 0; i < (size_t)y->rows * (size_t)y->cols; i++) {
+		if (top->backward == BACKWARD_TARGET) {
+			const double d = y->a[i] - top->target.a[i];
+			if (dy != NULL)
+				dy->a[i] = d;
+			L += 0.5 * d * d;
+		} else {
+			if (dy != NULL)
+				dy->a[i] = top->target.a[i];
+			L += top->target.a[i] * y->a[i];
+		}
+	}
+	*loss = L;
+	first->loss = L;
+	return 0;
+}
+
+int attn_loss(Attn *first, double *loss, char **err)
+{
+	return final_loss(first, NULL, loss, err);
+}
+
+int attn_backward(Attn *first, double *loss, char **err)
+{
 	Attn *a;
 	Mat dy = { 0 };
 	int n = 0;
@@ -480,28 +521,8 @@ int attn_backward(Attn *first, double *loss, char **err)
 		attn_touch(a); /* its gradients are remade */
 	}
 	/* the loss at the final output y */
-	{
-		const ModelConfig *top = attn_config(first); /* the first link's settings: the lesson's backward and target */
-		double L = 0.0;
-		if (top->backward == BACKWARD_NONE || mat_empty(&top->target) || top->target.rows != y->rows ||
-		    top->target.cols != y->cols) {
-			*err = str_printf("this lesson has no \"backward\" for the output's shape");
-			return -1;
-		}
-		if (mat_alloc(&dy, y->rows, y->cols))
-			goto oom;
-		for (size_t i = 0; i < (size_t)y->rows * (size_t)y->cols; i++) {
-			if (top->backward == BACKWARD_TARGET) {
-				dy.a[i] = y->a[i] - top->target.a[i];
-				L += 0.5 * dy.a[i] * dy.a[i];
-			} else {
-				dy.a[i] = top->target.a[i];
-				L += top->target.a[i] * y->a[i];
-			}
-		}
-		*loss = L;
-		first->loss = L;
-	}
+	if (final_loss(first, &dy, loss, err) != 0)
+		return -1;
 	if (chain_backward(first, &dy) != 0)
 		goto oom;
 	/* an encoder–decoder: the memory's gradient is the sum of every cross-attention's dS, and flows into the encoder */
@@ -517,11 +538,24 @@ int attn_backward(Attn *first, double *loss, char **err)
 			goto oom;
 	}
 	mat_free(&dy);
+	first->grad_stale = 0;
 	return 0;
 oom:
 	mat_free(&dy);
 	*err = str_printf("out of memory computing the gradients");
 	return -1;
+}
+
+int attn_grads_ready(const Attn *a, char **err)
+{
+	/* the computation is the caller's own (heap, not const): its gradients are written through the const pointer */
+	Attn *root = (Attn *)(a->root != NULL ? a->root : a);
+	double loss;
+
+	*err = NULL;
+	if (!root->grad_stale)
+		return 0;
+	return attn_backward(root, &loss, err);
 }
 
 /* From dy, the gradient at the chain's final output, back through every link (a->grad on each). 0, or -1 out of memory. */

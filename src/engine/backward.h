@@ -39,6 +39,17 @@ typedef struct AttnGrad {
  * chain and returns the loss in *loss. Returns 0, or -1 with *err.
  */
 int attn_backward(Attn *a, double *loss, char **err);
+/* The loss alone (what attn_backward puts in *loss and the first link's loss), the gradients left as they are. */
+int attn_loss(Attn *first, double *loss, char **err);
+/*
+ * a's gradients as a's numbers now make them: when an update left them to
+ * be made when first read (the root's grad_stale: attention.h), the backward
+ * pass runs now. Every reader of a->grad asks this first (attn_matrix,
+ * explain, dump). a is const as the readers hold it; like its derived
+ * matrices' cache, the gradients it owns are written through it. 0, or -1
+ * with *err (out of memory): the gradients are then not to be read.
+ */
+int attn_grads_ready(const Attn *a, char **err);
 /* backward.c's FFN when it is a mixture of experts: from g->ffn_out back to its input rows in (added to din). 0, or -1 out of memory. */
 int moe_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din);
 void attn_grad_free(AttnGrad *g, int heads);

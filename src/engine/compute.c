@@ -485,6 +485,11 @@ Attn *attn_compute_model(const Model *m, const Lesson *course, char **err)
 	a = compute_chain(course, m, err);
 	ttyguard_work_end();
 	progress_depth--;
+	/* every link's gradients are made by the first link's backward pass, the encoder's too */
+	for (Attn *x = a != NULL ? a->next : NULL; x != NULL; x = x->next)
+		x->root = a;
+	for (Attn *x = a != NULL ? a->encoder : NULL; x != NULL; x = x->next)
+		x->root = a;
 	return a;
 }
 
@@ -776,10 +781,16 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 	}
 	if (l->cfg.backward != BACKWARD_NONE) {
 		double loss;
-		if (attn_backward(first, &loss, err) != 0) {
+		/*
+		 * With grad_lazy (the full-screen view) the loss now and the gradients when first read
+		 * (attn_grads_ready): an edit shows its forward pass without waiting for the backward one.
+		 */
+		const int later = first->grad_lazy && first->grad != NULL;
+		if ((later ? attn_loss(first, &loss, err) : attn_backward(first, &loss, err)) != 0) {
 			keep_drop(&k);
 			return -1;
 		}
+		first->grad_stale |= later;
 	}
 	if (before != NULL)
 		*before = k.first;

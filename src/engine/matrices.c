@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /* The gradients in the backward pass's AttnGrad (GradHead for per-head ones), as offset + 1: 0 is none. */
 #define AT(type, field) (offsetof(type, field) + 1)
@@ -44,8 +45,13 @@ const Mat *attn_matrix(const Attn *a, AttnMatrix which, int h)
 	if ((matrix_kinds[which].flags & MF_PER_HEAD) && (h < 0 || h >= a->heads))
 		return NULL;
 	if (matrix_kinds[which].flags & MF_GRAD) {
+		char *e = NULL;
 		if (a->grad == NULL || grad_field[which] == 0)
 			return NULL;
+		if (attn_grads_ready(a, &e) != 0) { /* left for its first reader, and no memory to make them now */
+			free(e);
+			return NULL;
+		}
 		m = (const Mat *)((const char *)((matrix_kinds[which].flags & MF_PER_HEAD) ? (const void *)&a->grad->head[h]
 		                                                                          : (const void *)a->grad) +
 		                  grad_field[which] - 1);

@@ -1012,10 +1012,15 @@ static int add_backward(cJSON *o, const Attn *a)
 {
 	const LayerParams *lp = attn_params(a);
 	const Attn *last = a;
+	char *e = NULL;
 	cJSON *g;
 
 	if (a->grad == NULL)
 		return 0;
+	if (attn_grads_ready(a, &e) != 0) { /* left by an edit for their first reader: made now */
+		free(e);
+		return -1;
+	}
 	while (last->next != NULL)
 		last = last->next;
 	if (add_number(o, "loss", a->loss) || (g = cJSON_AddObjectToObject(o, "grad")) == NULL)

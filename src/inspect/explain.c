@@ -1120,9 +1120,14 @@ int explain_operands(const Attn *a, AttnMatrix which, int h, int i, int j, Expla
 	const MatrixKind *k = matrix_kind(which);
 
 	const Stage st = k != NULL ? made_stage(a, which) : STAGE_INPUT;
+	char *e = NULL;
 
 	if (k == NULL || k->made_by == STAGE_COUNT)
 		return 0;
+	if ((k->flags & MF_GRAD) && attn_grads_ready(a, &e) != 0) { /* a gradient's operands read the gradients */
+		free(e);
+		return 0;
+	}
 	if (attn_variant_of_stage((Stage)st) != NULL) /* a variant's stage: its own file says */
 		return attn_variant_of_stage((Stage)st)->operands != NULL
 		               ? attn_variant_of_stage((Stage)st)->operands(a, which, h, i, j, out)
