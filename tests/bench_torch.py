@@ -2,8 +2,8 @@
 """tests/bench_torch.py LESSON.json [--repeat R] [--train STEPS --lr LR]: the computation
 `attnviz --bench` times, done by PyTorch in float64 on one thread, for `make bench` to set
 beside it: the forward pass; with the lesson's "backward" (a target) the backward pass too
-(autograd); with --train, STEPS + 1 forward and backward passes and STEPS steps of gradient
-descent, as attnviz trains; a block ("block", "layers": LayerNorm or RMSNorm, post- or
+(autograd); with --train, STEPS forward and backward passes and STEPS steps of gradient
+descent, then a forward pass for the loss after the last step, as attnviz trains; a block ("block", "layers": LayerNorm or RMSNorm, post- or
 pre-norm, a ReLU, GELU or SwiGLU FFN, grouped-query heads, RoPE); with "decode" the tokens
 one at a time against a KV cache after the full pass (attnviz computes both); with "flash"
 FlashAttention's tile loop over the masked scores after the full pass.
@@ -316,6 +316,8 @@ def compute(L, train=None):
             p.requires_grad_(True)
         out = forward(L, [])
         loss = 0.5 * ((out - L["target"]) ** 2).sum()
+        if s == steps and steps > 0:  # the loss after the last step, as attnviz takes it: no gradients
+            break
         loss.backward()
         if s < steps:
             with torch.no_grad():

@@ -1030,7 +1030,8 @@ static int train_steps(Lesson *l, int steps, double lr, double *losses, char **e
 			}
 			return -1;
 		}
-		if (attn_backward(a, &loss, err) != 0) {
+		/* the loss after the last step is all that step's computation is for: no gradients */
+		if ((s == steps ? attn_loss(a, &loss, err) : attn_backward(a, &loss, err)) != 0) {
 			attn_free(a);
 			return -1;
 		}
