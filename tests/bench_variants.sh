@@ -5,7 +5,9 @@
 # (tests/bench_torch_variants.py; float64, one thread, CPU time after one
 # warm-up run, the minimal graph, huge pages, as issue 28 measures), and the
 # goal (issue 28's): attnviz at most 0.5x PyTorch's time; beside it each row's
-# floor, as (i) has it (bench_waits.sh: speed_row).
+# floor, as (i) has it (bench_waits.sh: speed_row): the kernels' multiply-adds,
+# so Gated DeltaNet's is its softmax half's (its recurrence and chunks are loops
+# of their own, which the count does not see).
 #   QK-norm (Qwen3's, per head, before RoPE), RoPE scaled by YaRN (factor 4 over
 #   256 positions), local and global layers (a window of 128, then a causal
 #   layer), gpt-oss's sinks, Gemma 2's soft cap (50), Qwen3-Next's gated
@@ -75,7 +77,7 @@ gated|gated attention (Qwen3-Next)
 moe|pre-norm block, DeepSeek-V3 MoE (8 + 1)
 mla|MLA, naive and absorbed
 linear|linear attention beside softmax
-deltanet|Gated DeltaNet beside softmax
+deltanet|Gated DeltaNet beside softmax (floor: softmax)
 diff|differential attention (4 pairs)
 EOF
 	echo "(k) the 2025-26 variants (issues 23, 24) at n=1024 d=512 h=8 causal: CPU time, median of $REPEAT_K;"
