@@ -537,6 +537,69 @@ static void test_exp_shifted(void **state)
 }
 
 /*
+ * mat_tanh beside each kernel: beside an exact one glibc's tanh bit for bit;
+ * beside a fused one with libmvec's, within 4 ulp of it (the soft cap's
+ * c·tanh(s/c)); ±0, ±1 at ±∞, NaN kept; a cell's bits the same alone as in a
+ * row, every tail, in place.
+ */
+static void tanhs(int unused)
+{
+	static const double special[] = { 0.0, -0.0, 1e-300, -1e-17, 0.5, -0.99, 3.0, -19.0, 22.0, -40.0, 700.0,
+	                                  INFINITY, -INFINITY };
+	enum { N = 400 };
+	double x[N], got[N], one;
+	Prng p;
+	int i = 0;
+
+	(void)unused;
+	prng_seed(&p, 29);
+	for (size_t k = 0; k < sizeof special / sizeof *special; k++)
+		x[i++] = special[k];
+	for (; i < N; i++)
+		x[i] = (prng_uniform(&p) - 0.5) * (i % 2 ? 4.0 : 60.0);
+	mat_tanh(N, x, got);
+	for (i = 0; i < N; i++) {
+		const double want = tanh(x[i]);
+		if (x[i] == 0.0 || isinf(x[i]))
+			assert_true(same_bits(got[i], want)); /* ±0 and ±1 exactly */
+		else if (!mat_tanh_vector()) {
+			if (!same_bits(got[i], want))
+				fail_msg("%s: tanh(%.17g) = %.17g, tanh gives %.17g", mat_kernel_active(), x[i], got[i], want);
+		} else if (signbit(got[i]) != signbit(want) || ulps(fabs(got[i]), fabs(want)) > 4)
+			fail_msg("%s: tanh(%.17g) = %.17g, more than 4 ulp from tanh's %.17g", mat_kernel_active(), x[i], got[i],
+			         want);
+		mat_tanh(1, &x[i], &one);
+		assert_true(same_bits(one, got[i]));
+	}
+	one = NAN;
+	mat_tanh(1, &one, &one);
+	assert_true(isnan(one));
+	for (int n = 1; n <= 11; n++) { /* every tail, in place (out = x) too */
+		double row[11];
+		memcpy(row, x + 30, (size_t)n * sizeof *row);
+		mat_tanh(n, row, row);
+		for (int j = 0; j < n; j++) {
+			mat_tanh(1, &x[30 + j], &one);
+			assert_true(same_bits(row[j], one));
+		}
+	}
+	if (!mat_kernel_fused())
+		assert_false(mat_tanh_vector());
+#if defined(HAVE_MVEC) && defined(__x86_64__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 35)
+	/* where the system's libmvec has tanh, a fused kernel uses it */
+	assert_int_equal(mat_tanh_vector(), mat_kernel_fused());
+#endif
+#endif
+}
+
+static void test_tanh(void **state)
+{
+	(void)state;
+	each_kernel(tanhs, 0);
+}
+
+/*
  * mat_sum beside each kernel: beside an exact one the loop from 0 left to
  * right, bit for bit; beside a fused one the eight running sums (x[j] into
  * sum j mod 8, joined pairwise) bit for bit, and within n·ε·Σ|x| of the
@@ -728,6 +791,7 @@ int main(void)
 		cmocka_unit_test(test_kernel_names),
 		cmocka_unit_test(test_one_row_loops),
 		cmocka_unit_test(test_exp_shifted),
+		cmocka_unit_test(test_tanh),
 		cmocka_unit_test(test_sum),
 		cmocka_unit_test(test_chain_lower),
 		cmocka_unit_test(test_madds),

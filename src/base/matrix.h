@@ -159,6 +159,14 @@ double mat_sum(int n, const double *x);
  */
 void mat_exp_shifted(int n, const double *x, double shift, double *out);
 int mat_exp_vector(void);
+/*
+ * out[j] = tanh(x[j]) for j < n (out may be x), the soft cap's (vexp.c): beside a
+ * fused kernel glibc's vector tanh (libmvec, glibc 2.35 on; within 4 ulp) where
+ * the system has it, mat_tanh_vector says 1; otherwise glibc's tanh cell by
+ * cell. A cell's bits depend only on its x.
+ */
+void mat_tanh(int n, const double *x, double *out);
+int mat_tanh_vector(void);
 
 /* 1 when one of the count numbers at p is NaN or ±∞, 0 when all are finite. */
 int mat_nonfinite(const double *p, size_t count);

@@ -12,6 +12,12 @@
  * portable) it is glibc's exp cell by cell, the numbers as they always were.
  * Either way a cell's value depends only on x and shift, never on where the
  * cell lies in the row (the tail is padded into a whole vector).
+ *
+ * The same for tanh (mat_tanh: Gemma 2's soft cap, c·tanh(s/c), on every
+ * score): beside a fused kernel libmvec's _ZGVdN4v_tanh (glibc 2.35 on;
+ * within 4 ulp, 4 at most from the scalar tanh over 16 million arguments
+ * here), about 2.7 ns a cell against the scalar tanh's 11-16; beside an
+ * exact kernel, or an older glibc, the scalar tanh.
  */
 #include "base/matrix.h"
 
@@ -65,8 +71,31 @@ __attribute__((target("avx2,fma"))) static void exp_vector(int n, const double *
 		memcpy(out + j, tail, (size_t)(n - j) * sizeof *tail);
 	}
 }
+
+#if defined(__GLIBC_PREREQ) && __GLIBC_PREREQ(2, 35)
+#define VECTOR_TANH 1
+/* libmvec's AVX2 tanh, four doubles at a time (glibc 2.35 on) */
+__attribute__((target("avx2,fma"))) extern __m256d _ZGVdN4v_tanh(__m256d x);
+
+__attribute__((target("avx2,fma"))) static void tanh_vector(int n, const double *x, double *out)
+{
+	int j = 0;
+
+	for (; j + 4 <= n; j += 4)
+		_mm256_storeu_pd(out + j, _ZGVdN4v_tanh(_mm256_loadu_pd(x + j)));
+	if (j < n) {
+		double tail[4] = { 0.0, 0.0, 0.0, 0.0 };
+		memcpy(tail, x + j, (size_t)(n - j) * sizeof *tail);
+		_mm256_storeu_pd(tail, _ZGVdN4v_tanh(_mm256_loadu_pd(tail)));
+		memcpy(out + j, tail, (size_t)(n - j) * sizeof *tail);
+	}
+}
+#endif
 #else
 #define VECTOR_EXP 0
+#endif
+#ifndef VECTOR_TANH
+#define VECTOR_TANH 0
 #endif
 
 int mat_exp_vector(void)
@@ -84,4 +113,21 @@ void mat_exp_shifted(int n, const double *x, double shift, double *out)
 #endif
 	for (int j = 0; j < n; j++)
 		out[j] = exp(x[j] - shift);
+}
+
+int mat_tanh_vector(void)
+{
+	return VECTOR_TANH && mat_kernel_fused();
+}
+
+void mat_tanh(int n, const double *x, double *out)
+{
+#if VECTOR_TANH
+	if (mat_kernel_fused()) {
+		tanh_vector(n, x, out);
+		return;
+	}
+#endif
+	for (int j = 0; j < n; j++)
+		out[j] = tanh(x[j]);
 }

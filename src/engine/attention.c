@@ -505,9 +505,13 @@ void attn_derived_row(const Attn *a, AttnMatrix w, int h, int i, double *out, in
 	if (w != AM_SCALED && v != NULL)
 		for (int j = 0; j < len; j++)
 			out[j] = out[j] + v->score_bias(a, h, i, j);
-	if (w != AM_SCALED && (v == NULL || w != v->biased_matrix) && (f = attn_score_map(a)) != NULL)
-		for (int j = 0; j < len; j++)
-			out[j] = f->score_map(a, out[j]);
+	if (w != AM_SCALED && (v == NULL || w != v->biased_matrix) && (f = attn_score_map(a)) != NULL) {
+		if (f->score_map_row != NULL)
+			f->score_map_row(a, out, len);
+		else
+			for (int j = 0; j < len; j++)
+				out[j] = f->score_map(a, out[j]);
+	}
 	if (w == AM_MASKED)
 		fill_hidden(out, &a->visible[(size_t)i * m], len, mask_fill(cfg));
 }

@@ -123,6 +123,7 @@ typedef struct AttnVariant {
 
 	/* ---- a function on each score before the mask (soft-capping): the mask reads f(scaled [+ bias]) */
 	double (*score_map)(const Attn *a, double x);      /* f(x) */
+	void (*score_map_row)(const Attn *a, double *row, int len); /* f of each of len cells in place, score_map's bits; or NULL */
 	double (*score_map_grad)(const Attn *a, double x); /* f'(x), for the backward pass */
 	AttnMatrix mapped_matrix;                          /* f of every cell, a derived matrix (made when asked for) */
 
