@@ -639,6 +639,25 @@ static void test_sum(void **state)
 	each_kernel(sums, 0);
 }
 
+/* mat_divide: each cell its own quotient x / d, bit for bit, every length 0 … 40 and 1024 (every tail of each width). */
+static void test_divide(void **state)
+{
+	enum { N = 1024 };
+	double x[N], y[N];
+	Prng p;
+
+	(void)state;
+	prng_seed(&p, 31);
+	for (int i = 0; i < N; i++)
+		x[i] = prng_uniform(&p) * (i % 5 ? 1.0 : 1e-300);
+	for (int n = 0; n <= N; n = n < 40 ? n + 1 : n < N ? N : N + 1) {
+		memcpy(y, x, sizeof y);
+		mat_divide(n, y, 3.7);
+		for (int i = 0; i < N; i++)
+			assert_true(same_bits(y[i], i < n ? x[i] / 3.7 : x[i]));
+	}
+}
+
 /*
  * mat_mul_chain and mat_mul_continue with lower against the definition,
  * mat_mul_acc_naive continuing (from zeros, and from a C of nonzeros and
@@ -793,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_exp_shifted),
 		cmocka_unit_test(test_tanh),
 		cmocka_unit_test(test_sum),
+		cmocka_unit_test(test_divide),
 		cmocka_unit_test(test_chain_lower),
 		cmocka_unit_test(test_madds),
 		{ "test_tails_plain", test_tails, NULL, NULL, (void *)&paths[0] },

@@ -149,6 +149,8 @@ void mat_axpy(int n, double w, const double *v, double *out);
  * n·ε·Σ|x| of the loop's (tests/unit_kernels.c).
  */
 double mat_sum(int n, const double *x);
+/* x[j] = x[j] / d for j < n (a softmax's weights over their sum): each quotient rounded once, the same bits every way. */
+void mat_divide(int n, double *x, double d);
 
 /*
  * out[j] = e^(x[j] − shift) for j < n (x[j] = −∞ gives 0; out may be x), a

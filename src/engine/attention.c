@@ -184,54 +184,6 @@ static double row_max(const double *x, int len)
 	return max;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-/* eight quotients at a time (a division's bits do not depend on the width it is done in) */
-__attribute__((target("avx512f"))) static int divide_avx512(double *out, int len, double d)
-{
-	const __m512d v = _mm512_set1_pd(d);
-	int j = 0;
-
-	for (; j + 16 <= len; j += 16) {
-		_mm512_storeu_pd(out + j, _mm512_div_pd(_mm512_loadu_pd(out + j), v));
-		_mm512_storeu_pd(out + j + 8, _mm512_div_pd(_mm512_loadu_pd(out + j + 8), v));
-	}
-	return j;
-}
-
-static int has_avx512f(void)
-{
-	static int known = -1;
-
-	if (known < 0) {
-		__builtin_cpu_init();
-		known = __builtin_cpu_supports("avx512f") != 0;
-	}
-	return known;
-}
-#endif
-
-/* out[j] = out[j] / d for j < len: each quotient rounded once, several at a time. */
-static void row_divide(double *out, int len, double d)
-{
-	int j = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (has_avx512f())
-		j = divide_avx512(out, len, d);
-#endif
-#if defined(__SSE2__)
-	const __m128d v = _mm_set1_pd(d);
-
-	for (; j + 4 <= len; j += 4) {
-		_mm_storeu_pd(out + j, _mm_div_pd(_mm_loadu_pd(out + j), v));
-		_mm_storeu_pd(out + j + 2, _mm_div_pd(_mm_loadu_pd(out + j + 2), v));
-	}
-#endif
-	for (; j < len; j++)
-		out[j] /= d;
-}
-
 /*
  * out = softmax(x) over len entries and the sink, one more logit whose column
  * is dropped (−∞: none): out_j = e^(x_j − M) / (e^(sink − M) + Σ_k e^(x_k − M)),
@@ -256,7 +208,7 @@ static double softmax_row(const double *x, double *out, int len, double sink, in
 		mat_exp_shifted(1, &sink, max, &e); /* as the keys' own e^(x − max), beside either kind of kernel */
 		sum += e; /* the sink's column last, as torch.cat([attn_weights, sinks], dim=-1) puts it */
 	}
-	row_divide(out, len, sum);
+	mat_divide(len, out, sum);
 	/* each exp is in [0, 1] and sum ≥ 1 (the maximum's term is 1): all finite unless max or sum is not */
 	*nonfinite |= !isfinite(max) || !isfinite(sum);
 	return e / sum;
