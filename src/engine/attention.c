@@ -300,65 +300,44 @@ static int add_bias(Mat *out, const Mat *b)
 }
 
 /*
- * Rows [a->rows_lo, a->rows_hi) of P = X·W + b, the others left as they are: the bits a whole product gives
- * them (each cell's sum is the same whatever rows are multiplied with it). 1: a cell is not finite.
+ * Rows [lo, hi) of P = X·W + b, the others left as they are. Each cell's sum is the same whatever rows are
+ * multiplied beside it (base/matrix.h), so a few rows get the bits the whole product gives them. 1: a cell
+ * is not finite.
  */
-static int project_some(const Attn *a, const Mat *X, const Mat *W, const Mat *b, Mat *P)
+static int project(const Mat *X, int lo, int hi, const Mat *W, const Mat *b, Mat *P)
 {
-	const int lo = a->rows_lo, r = a->rows_hi - a->rows_lo;
-	Mat rows = { r, P->cols, &MAT_AT(*P, lo, 0) };
-	int bad = mat_mul_view(r, X->cols, W->cols, &MAT_AT(*X, lo, 0), (size_t)X->cols, W->a, (size_t)W->cols, 0, rows.a,
-	                       (size_t)P->cols, 0);
+	Mat rows;
 
-	return bad | add_bias(&rows, b);
-}
-
-/*
- * pass_project after an edit of input rows (attn_update: rows_lo, rows_hi): those rows of each matrix it is
- * asked to remake; K and V only when they are made from the same rows (same_rows: no source of their own). 0
- * when it cannot (then the whole pass runs).
- */
-static int project_rows(Attn *a, const Mat *X, int same_rows, const LayerParams *lp)
-{
-	const int want_k = a->redo == NULL || a->redo[AM_K], want_v = a->redo == NULL || a->redo[AM_V];
-
-	if (a->rows_lo < 0 || a->rows_hi > X->rows || ((want_k || want_v) && !same_rows) || a->Q.rows != X->rows)
+	if (P->a == NULL) /* a matrix this lesson has not (mat_mul's rule) */
 		return 0;
-	if (a->redo == NULL || a->redo[AM_Q])
-		a->nonfinite |= project_some(a, X, &lp->W_q, &lp->b_q, &a->Q);
-	if (want_k)
-		a->nonfinite |= project_some(a, X, &lp->W_k, &lp->b_k, &a->K);
-	if (want_v)
-		a->nonfinite |= project_some(a, X, &lp->W_v, &lp->b_v, &a->V);
-	return 1;
+	rows = (Mat){ hi - lo, P->cols, &MAT_AT(*P, lo, 0) };
+	return mat_mul_view(hi - lo, X->cols, W->cols, &MAT_AT(*X, lo, 0), (size_t)X->cols, W->a, (size_t)W->cols, 0,
+	                    rows.a, (size_t)P->cols, 0) |
+	       add_bias(&rows, b);
 }
 
 /*
  * Pass 2, project: Q = X·W_q + b_q (n × h·d_k), K = S·W_k + b_k (m × h·d_k),
  * V = S·W_v + b_v (m × h·d_v). In a pre-norm block the attention reads
- * norm1 = N1(X) instead of X.
+ * norm1 = N1(X) instead of X. After an edit of input rows (attn_update:
+ * rows_lo, rows_hi) only those rows are remade: of Q, and of K and V when
+ * they are made from the same rows (no source of their own).
  */
 static void pass_project(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const Mat *X = lp->block.present && lp->block.norm == NORM_PRE ? &a->norm1 : &a->X;
 	const Mat *S = cfg->has_source ? &a->S : X;
+	const int some = a->rows_hi > a->rows_lo && a->rows_lo >= 0 && a->rows_hi <= X->rows;
+	const int lo = some ? a->rows_lo : 0, hi = some ? a->rows_hi : X->rows;
+	const int slo = S == X ? lo : 0, shi = S == X ? hi : S->rows;
 
-	/* an edit of an input row: those rows of Q (and of K and V, made from the same rows) alone, the rest as they were */
-	if (a->rows_hi > a->rows_lo && project_rows(a, X, S == X, lp))
-		return;
 	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */
-	if (a->redo == NULL || a->redo[AM_Q]) {
-		a->nonfinite |= mat_mul(X, &lp->W_q, &a->Q);
-		a->nonfinite |= add_bias(&a->Q, &lp->b_q);
-	}
-	if (a->redo == NULL || a->redo[AM_K]) {
-		a->nonfinite |= mat_mul(S, &lp->W_k, &a->K);
-		a->nonfinite |= add_bias(&a->K, &lp->b_k);
-	}
-	if (a->redo == NULL || a->redo[AM_V]) {
-		a->nonfinite |= mat_mul(S, &lp->W_v, &a->V);
-		a->nonfinite |= add_bias(&a->V, &lp->b_v);
-	}
+	if (a->redo == NULL || a->redo[AM_Q])
+		a->nonfinite |= project(X, lo, hi, &lp->W_q, &lp->b_q, &a->Q);
+	if (a->redo == NULL || a->redo[AM_K])
+		a->nonfinite |= project(S, slo, shi, &lp->W_k, &lp->b_k, &a->K);
+	if (a->redo == NULL || a->redo[AM_V])
+		a->nonfinite |= project(S, slo, shi, &lp->W_v, &lp->b_v, &a->V);
 }
 
 /*
