@@ -165,7 +165,7 @@ static void check_encdec(const char *path)
 			assert_non_null(copy);
 			assert_int_equal(edit_cell(copy, &e, &err), 0);
 			version = s.model->version;
-			assert_int_equal(attn_update(s.model, copy, &before, 1e12, &err), 1);
+			assert_int_equal(attn_update(s.model, copy, &before, 1e12, 0, &err), 1);
 			assert_null(err);
 			assert_null(before);
 			assert_true(s.model->version == version && s.model->top == s.lesson);
@@ -245,10 +245,9 @@ static void check_lesson(const char *path)
 			old = compute_all(cur);
 			const unsigned long version = a->version;
 			/* every other edit as the full-screen view makes it: the gradients left for their first reader */
-			a->grad_lazy = edits % 2;
-			assert_int_equal(attn_update(a, copy, &before, 1e12, &err), 0);
+			assert_int_equal(attn_update(a, copy, &before, 1e12, edits % 2, &err), 0);
 			assert_null(err);
-			if (a->grad_lazy && a->grad != NULL) {
+			if (edits % 2 && a->grad != NULL) {
 				const Attn *last = a;
 				char *e = NULL;
 				while (last->next != NULL)
@@ -320,7 +319,7 @@ static void test_every_lesson_every_edit(void **state)
 	/* RoPE, shared key/value heads, ALiBi, windows, decoding and tiles: their passes follow an edit too */
 	assert_true(check_folder("tests/golden/v3") >= 30);
 	/* the backward pass's lessons (stacks, blocks, cross-attention, an encoder–decoder, experts): every other edit's
-	 * gradients left for their first reader (grad_lazy), then the same bits as a fresh computation's */
+	 * gradients left for their first reader (grads_later), then the same bits as a fresh computation's */
 	assert_true(check_folder("tests/golden/v2") >= 20);
 	assert_true(check_folder("tests/golden/moeback") >= 5);
 }
@@ -354,7 +353,7 @@ static void test_only_what_depends(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		c = edited(l, cases[i].w, 0.75 + (double)i);
-		assert_int_equal(attn_update(a, c, NULL, 0, &err), 0);
+		assert_int_equal(attn_update(a, c, NULL, 0, 0, &err), 0);
 		assert_true(a->stage_ms[cases[i].first] > 0.0);
 		if (cases[i].skipped != STAGE_COUNT)
 			assert_true(a->stage_ms[cases[i].skipped] == 0.0);
@@ -367,7 +366,7 @@ static void test_only_what_depends(void **state)
 	/* an edit that changes a setting is not an update */
 	c = lesson_clone(l);
 	c->cfg.mask = c->cfg.mask == MASK_NONE ? MASK_CAUSAL : MASK_NONE;
-	assert_int_equal(attn_update(a, c, NULL, 0, &err), 1);
+	assert_int_equal(attn_update(a, c, NULL, 0, 0, &err), 1);
 	assert_true(a->top == l);
 	assert_true(attn_config(a)->mask == l->cfg.mask);
 	lesson_free(c);
@@ -384,12 +383,12 @@ static void test_overflow_then_back(void **state)
 
 	(void)state;
 	lesson_matrix(c, AM_INPUT)->a[0] = 1e200;
-	assert_int_equal(attn_update(a, c, NULL, 0, &err), -1);
+	assert_int_equal(attn_update(a, c, NULL, 0, 0, &err), -1);
 	assert_non_null(err);
 	assert_non_null(strstr(err, "too large"));
 	free(err);
 	err = NULL;
-	assert_int_equal(attn_update(a, l, NULL, 0, &err), 0);
+	assert_int_equal(attn_update(a, l, NULL, 0, 0, &err), 0);
 	fresh = compute_all(l);
 	assert_same_computation(a, fresh, "back after an overflow");
 	attn_free(fresh);

@@ -533,7 +533,7 @@ static void update_back(Attn *a, KeptMatrix *k, Lesson *l)
 
 	*k->slot = k->old;
 	memset(&k->old, 0, sizeof k->old);
-	if (attn_update(a, l, NULL, 0, &e) != 0)
+	if (attn_update(a, l, NULL, 0, 0, &e) != 0)
 		free(e);
 	mat_free(&edited);
 	kept_matrix_free(k);
@@ -672,8 +672,7 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 	 * run again. With a variant, every matrix remade is kept, so that a
 	 * variant that refuses the edit can have them put back.
 	 */
-	s->model->grad_lazy = s->grads_on_read;
-	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), err);
+	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), s->grads_on_read, err);
 	if (r == 1) { /* not the same shapes and settings after all: computed afresh, on a copy */
 		swap_out(&kept->lesson);
 		swap_out(&kept->compare);

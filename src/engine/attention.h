@@ -225,14 +225,13 @@ typedef struct Attn {
 	/*
 	 * root: the first link of the whole computation (for an encoder's links
 	 * too), whose backward pass makes every link's gradients (NULL: this
-	 * link). On the root, grad_lazy lets attn_update leave the gradients
-	 * to be made when first read (the full-screen view sets it, so an edit
-	 * shows its forward pass at once), and grad_stale says it did: a->grad
-	 * holds the numbers from before, never shown, since every reader asks
-	 * attn_grads_ready (backward.h) first.
+	 * link). On the root, grad_stale: attn_update left the gradients to be
+	 * made when first read (its grads_later), and a->grad holds the numbers
+	 * from before, never shown, since every reader asks attn_grads_ready
+	 * (backward.h) first.
 	 */
 	struct Attn *root;
-	int grad_lazy, grad_stale;
+	int grad_stale;
 	int train_steps;      /* --train: the steps taken, the rate, and the loss before each and after the last (owned) */
 	double train_lr;
 	double *train_loss;

@@ -671,7 +671,7 @@ static void changed_rows(Attn *a, const ModelConfig *old_c, const LayerParams *o
 		a->rows_lo = lo, a->rows_hi = hi;
 }
 
-static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
+static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, int grads_later, char **err)
 {
 	unsigned char changed[AM_COUNT];
 	Keep k = { NULL, keep_numbers };
@@ -781,11 +781,8 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 	}
 	if (l->cfg.backward != BACKWARD_NONE) {
 		double loss;
-		/*
-		 * With grad_lazy (the full-screen view) the loss now and the gradients when first read
-		 * (attn_grads_ready): an edit shows its forward pass without waiting for the backward one.
-		 */
-		const int later = first->grad_lazy && first->grad != NULL;
+		/* grads_later: the loss now, the gradients when first read, so an edit shows its forward pass at once */
+		const int later = grads_later && first->grad != NULL;
 		if ((later ? attn_loss(first, &loss, err) : attn_backward(first, &loss, err)) != 0) {
 			keep_drop(&k);
 			return -1;
@@ -801,12 +798,12 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 
 
 /* An update is work that Ctrl-C stops between passes (issue 27 §5): refused, the caller's way back runs. */
-int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
+int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, int grads_later, char **err)
 {
 	int r;
 
 	ttyguard_work_begin();
-	r = update_chain(first, l, before, keep_numbers, err);
+	r = update_chain(first, l, before, keep_numbers, grads_later, err);
 	ttyguard_work_end();
 	return r;
 }

@@ -27,7 +27,10 @@ void attn_free(Attn *a);
  * place for l, whose given matrices may hold other numbers but whose shapes
  * and settings are the same: only the passes that read a matrix that changed
  * run again, reusing a's buffers, and the backward pass is redone when the
- * lesson has one. The result is bit for bit what attn_compute_all(l) gives.
+ * lesson has one: at once, or with grads_later (the full-screen view) only
+ * the loss now and the gradients when first read (attn_grads_ready,
+ * backward.h), which a's root then says (grad_stale). The result is bit for
+ * bit what attn_compute_all(l) gives.
  * Each link's model is then made from l (a->top is l).
  *
  * before (may be NULL): gets a computation holding a copy of each matrix as
@@ -38,7 +41,7 @@ void attn_free(Attn *a);
  * compute it afresh), or -1 with *err (an overflow, out of memory): a is
  * then half updated, and updating it back to the old lesson restores it.
  */
-int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, char **err);
+int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, int grads_later, char **err);
 
 /*
  * The LM head's temperature, top-k or row changed (cfg holds the new ones):
