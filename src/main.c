@@ -932,16 +932,17 @@ static void bench_message(void *ctx, CmdMsg kind, const char *title, const char 
  * with a loss, the same again as the full-screen view makes them, the
  * gradients left for their first reader (grads_on_read) and made by
  * session_idle after (view_edit=… grads_ms=); and the peak memory after the
- * computation and after the edits.
+ * computation and after the edits. *failed: an edit was refused (out's
+ * message said why), and the rest are not timed.
  */
-static void bench_edits(Session *s, CmdOut *out, int repeat, double step, double *ms, double *later)
+static void bench_edits(Session *s, CmdOut *out, const int *failed, int repeat, double step, double *ms, double *later)
 {
 	static const char *const what[] = { "W_o", "W_v", "W_q", "W_k", "input" };
 
-	for (size_t k = 0; k < sizeof what / sizeof what[0] && !*(int *)out->ctx; k++) {
+	for (size_t k = 0; k < sizeof what / sizeof what[0] && !*failed; k++) {
 		const Mat *m = attn_matrix(s->attn, (AttnMatrix)matrix_find(what[k]), 0); /* the lesson's: gone after an edit */
 		const int rows = m != NULL ? m->rows : 0, cols = m != NULL ? m->cols : 0;
-		for (int r = 0; m != NULL && r < repeat && !*(int *)out->ctx; r++) {
+		for (int r = 0; m != NULL && r < repeat && !*failed; r++) {
 			char line[96];
 			double t0;
 			/* a cell in the middle of the matrix (an input row half way down), a new value each time */
@@ -954,7 +955,7 @@ static void bench_edits(Session *s, CmdOut *out, int repeat, double step, double
 				session_idle(s); /* the view's: the gradients, once the screen is out */
 			later[r] = clock_ms() - t0;
 		}
-		if (*(int *)out->ctx || m == NULL)
+		if (*failed || m == NULL)
 			continue;
 		if (s->grads_on_read)
 			printf("view_edit=%s ms=%.3f grads_ms=%.3f\n", what[k], median(ms, repeat), median(later, repeat));
@@ -984,10 +985,10 @@ static int run_bench_edits(const Args *a)
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	rss_compute = ru.ru_maxrss;
-	bench_edits(&s, &out, a->repeat, 0.125, ms, ms + a->repeat);
+	bench_edits(&s, &out, &failed, a->repeat, 0.125, ms, ms + a->repeat);
 	if (s.model != NULL && s.model->grad != NULL) {
 		s.grads_on_read = 1;
-		bench_edits(&s, &out, a->repeat, 0.0625, ms, ms + a->repeat);
+		bench_edits(&s, &out, &failed, a->repeat, 0.0625, ms, ms + a->repeat);
 	}
 	getrusage(RUSAGE_SELF, &ru);
 	printf("peak_rss_kb_compute=%ld peak_rss_kb_edits=%ld\n", rss_compute, ru.ru_maxrss);
