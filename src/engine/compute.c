@@ -661,11 +661,11 @@ static void changed_rows(Attn *a, const ModelConfig *old_c, const LayerParams *o
 			return;
 	if (!changed[AM_INPUT] || was == NULL || now == NULL || was->rows != now->rows || was->cols != now->cols)
 		return;
+	const size_t bytes = (size_t)now->cols * sizeof *now->a; /* a row's bits */
 	hi = now->rows;
-	while (lo < hi && attn_same_bits(&(Mat){ 1, now->cols, &MAT_AT(*was, lo, 0) }, &(Mat){ 1, now->cols, &MAT_AT(*now, lo, 0) }))
+	while (lo < hi && memcmp(&MAT_AT(*was, lo, 0), &MAT_AT(*now, lo, 0), bytes) == 0)
 		lo++;
-	while (hi > lo &&
-	       attn_same_bits(&(Mat){ 1, now->cols, &MAT_AT(*was, hi - 1, 0) }, &(Mat){ 1, now->cols, &MAT_AT(*now, hi - 1, 0) }))
+	while (hi > lo && memcmp(&MAT_AT(*was, hi - 1, 0), &MAT_AT(*now, hi - 1, 0), bytes) == 0)
 		hi--;
 	if (hi > lo && hi - lo < now->rows) /* some rows: all of them is a whole pass */
 		a->rows_lo = lo, a->rows_hi = hi;
