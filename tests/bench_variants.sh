@@ -5,7 +5,7 @@
 # (tests/bench_torch_variants.py; float64, one thread, CPU time after one
 # warm-up run, the minimal graph, huge pages, as issue 28 measures), and the
 # goal (issue 28's): attnviz at most 0.5x PyTorch's time; beside it each row's
-# floor, as (i) has it (bench_waits.sh: speed_row): the kernels' multiply-adds,
+# floor, as (i) has it (bench.sh: speed_row): the kernels' multiply-adds,
 # so Gated DeltaNet's is its softmax half's (its recurrence and chunks are loops
 # of their own, which the count does not see).
 #   QK-norm (Qwen3's, per head, before RoPE), RoPE scaled by YaRN (factor 4 over

@@ -145,34 +145,3 @@ bench_edits28() {
 	echo "  screen is out, or at once when a pane shows them; a stack or decoding reruns what the edit reaches."
 	echo
 }
-
-# speed_head WHAT: the header of a table of speed_row lines
-speed_head() {
-	echo "    floor: the multiply-adds of attnviz's products (--bench's madds) at ${dgemm_gflops:-n/a} GFLOP/s (the best dgemm in (c))"
-	printf '  %-42s %11s %11s %8s  %-9s %11s %7s  %s\n' "$1" "attnviz" "PyTorch" "ratio" "(<= 0.5x)" "floor" "x floor" "(<= 3x)"
-}
-
-# speed_row LABEL ATTNVIZ_MS PYTORCH_MS MADDS: the times, their ratio against the 0.5x goal (marked * where half
-# PyTorch's time is under the floor), the floor (2·MADDS flops at dgemm_gflops) and attnviz's time over it
-speed_row() {
-	echo "$1|${2:-n/a}|${3:-n/a}|${4:-n/a}|${dgemm_gflops:-n/a}" | awk -F'|' '{
-		for (i = 2; i <= 5; i++) if ($i == "") $i = "n/a"
-		fl = ($4 == "n/a" || $5 == "n/a" || $5 + 0 <= 0) ? "n/a" : 2 * $4 / $5 / 1e6
-		fls = (fl == "n/a") ? "" : sprintf("%8.1f ms", fl)
-		xs = (fl != "n/a" && $2 != "n/a") ? sprintf("%6.2fx  %s", $2 / fl, ($2 / fl <= 3 ? "met" : "NOT met")) : ""
-		if ($2 == "n/a" || $3 == "n/a") { printf "  %-42s %8s ms %8s ms %8s  %-9s %11s %s\n", $1, $2, $3, "", "n/a", fls, xs; next }
-		r = $2 / $3
-		g = (r <= 0.5 ? "met" : "NOT met")
-		if (r > 0.5 && fl != "n/a" && $3 / 2 < fl) g = g "*"
-		printf "  %-42s %8.1f ms %8.1f ms %7.2fx  %-9s %11s %s\n", $1, $2, $3, r, g, fls, xs
-	}'
-}
-
-# speed_foot FILE: what a * in the rows kept in FILE means; FILE removed
-speed_foot() {
-	if grep -q 'NOT met\*' "$1" 2>/dev/null; then
-		echo "  *: half PyTorch's time is under the row's floor: at this machine's best dgemm speed, no kernel does"
-		echo "     attnviz's multiply-adds in it, so only fewer multiply-adds could meet the 0.5x goal there."
-	fi
-	rm -f "$1"
-}
