@@ -929,14 +929,15 @@ static void bench_message(void *ctx, CmdMsg kind, const char *title, const char 
 /*
  * --bench --edits: the lesson computed once, then R edits of one cell of
  * each of W_o, W_v, W_q, W_k and the input (what `set` does), each timed;
- * with a loss, the same again as the full-screen view makes them, the
- * gradients left for their first reader (grads_on_read) and made by
- * session_idle after (view_edit=… grads_ms=); and the peak memory after the
- * computation and after the edits. *failed: an edit was refused (out's
- * message said why), and the rest are not timed.
+ * with a loss, the gradients the edit left for their first reader timed
+ * apart, as session_idle makes them once the result is out (grads_ms=);
+ * and the peak memory after the computation and after the edits. *failed:
+ * an edit was refused (out's message said why), and the rest are not timed.
  */
 static void bench_edits(Session *s, CmdOut *out, const int *failed, int repeat, double step, double *ms, double *later)
 {
+	const int loss = s->model != NULL && s->model->grad != NULL;
+
 	static const char *const what[] = { "W_o", "W_v", "W_q", "W_k", "input" };
 
 	for (size_t k = 0; k < sizeof what / sizeof what[0] && !*failed; k++) {
@@ -951,14 +952,14 @@ static void bench_edits(Session *s, CmdOut *out, const int *failed, int repeat, 
 			cmd_run(s, line, out);
 			ms[r] = clock_ms() - t0;
 			t0 = clock_ms();
-			if (s->grads_on_read)
-				session_idle(s); /* the view's: the gradients, once the screen is out */
+			if (loss)
+				session_idle(s); /* the gradients, once the result is out */
 			later[r] = clock_ms() - t0;
 		}
 		if (*failed || m == NULL)
 			continue;
-		if (s->grads_on_read)
-			printf("view_edit=%s ms=%.3f grads_ms=%.3f\n", what[k], median(ms, repeat), median(later, repeat));
+		if (loss)
+			printf("edit=%s ms=%.3f grads_ms=%.3f\n", what[k], median(ms, repeat), median(later, repeat));
 		else
 			printf("edit=%s ms=%.3f\n", what[k], median(ms, repeat));
 	}
@@ -986,10 +987,6 @@ static int run_bench_edits(const Args *a)
 	getrusage(RUSAGE_SELF, &ru);
 	rss_compute = ru.ru_maxrss;
 	bench_edits(&s, &out, &failed, a->repeat, 0.125, ms, ms + a->repeat);
-	if (s.model != NULL && s.model->grad != NULL) {
-		s.grads_on_read = 1;
-		bench_edits(&s, &out, &failed, a->repeat, 0.0625, ms, ms + a->repeat);
-	}
 	getrusage(RUSAGE_SELF, &ru);
 	printf("peak_rss_kb_compute=%ld peak_rss_kb_edits=%ld\n", rss_compute, ru.ru_maxrss);
 	session_free(&s);

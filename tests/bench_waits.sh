@@ -120,28 +120,26 @@ bench_waits() {
 }
 
 # The issue's edits at n = 1024 (goal: under 100 ms), on the forward lesson, with a loss, six blocks and decoding:
-# `--bench --edits`, wall time, median of REPEAT_28 each; with a loss also as the full-screen view makes them, the
-# gradients left until a pane reads them or the learner reads (view_edit=, grads_ms=)
+# `--bench --edits`, wall time, median of REPEAT_28 each; with a loss, the gradients an edit leaves until they are
+# read or the learner reads (grads_ms=) apart
 bench_edits28() {
 	echo "(i) edits at n=1024 (set of one cell, recomputed in place; --bench --edits, median of $REPEAT_28, wall time)"
 	printf '  %-34s %9s %9s %9s %9s %9s  %s\n' "lesson" "W_o" "W_v" "W_q" "W_k" "input" "goal: under 100 ms"
 	for name in i_fwd1024 i_fb1024 i_six1024 i_dec1024; do
 		if [ -n "${BENCH_ROWS:-}" ] && ! echo "$name" | grep -Eq "$BENCH_ROWS"; then continue; fi
 		"$BIN" --bench "$tmp/$name.json" --edits --repeat "$REPEAT_28" >"$tmp/$name.ed28" 2>&1
-		for kind in edit view_edit; do
-			grep -q "^$kind=" "$tmp/$name.ed28" || continue
-			sed -n "s/^$kind=\([^ ]*\) ms=\([0-9.]*\).*/\2/p" "$tmp/$name.ed28" | tr '\n' ' ' |
-				awk -v l="$name$( [ "$kind" = view_edit ] && echo ', as the view' )" '{
-					m = 0; for (i = 1; i <= NF; i++) if ($i > m) m = $i
-					printf "  %-34s", l; for (i = 1; i <= NF; i++) printf " %6.1f ms", $i
-					printf "  %s\n", (NF > 0 && m < 100 ? "met" : "NOT met") }'
-		done
-		if grep -q '^view_edit=' "$tmp/$name.ed28"; then
-			sed -n 's/^view_edit=.* grads_ms=\([0-9.]*\).*/\1/p' "$tmp/$name.ed28" | tr '\n' ' ' |
+		sed -n "s/^edit=\([^ ]*\) ms=\([0-9.]*\).*/\2/p" "$tmp/$name.ed28" | tr '\n' ' ' |
+			awk -v l="$name" '{
+				m = 0; for (i = 1; i <= NF; i++) if ($i > m) m = $i
+				printf "  %-34s", l; for (i = 1; i <= NF; i++) printf " %6.1f ms", $i
+				printf "  %s\n", (NF > 0 && m < 100 ? "met" : "NOT met") }'
+		if grep -q '^edit=.* grads_ms=' "$tmp/$name.ed28"; then
+			sed -n 's/^edit=.* grads_ms=\([0-9.]*\).*/\1/p' "$tmp/$name.ed28" | tr '\n' ' ' |
 				awk '{ printf "  %-34s", "  then its gradients (session_idle)"; for (i = 1; i <= NF; i++) printf " %6.1f ms", $i; printf "\n" }'
 		fi
 	done
-	echo "  with a loss, the full-screen view shows an edit's forward pass at once and makes its gradients after the"
-	echo "  screen is out, or at once when a pane shows them; a stack or decoding reruns what the edit reaches."
+	echo "  with a loss, an edit shows its forward pass and loss at once and its gradients are made once the result is"
+	echo "  out (the view's screen, the plain REPL's prompt), or at once when something shows them; a stack or"
+	echo "  decoding reruns what the edit reaches."
 	echo
 }

@@ -212,10 +212,12 @@ check "--bench prints compute_ms" grep -q '^compute_ms=[0-9.]* min_ms=[0-9.]* ma
 check "--bench prints each stage's time" grep -q '^stage=softmax ms=[0-9.]*$' "$out"
 check "--bench prints the overflow check's time" grep -q '^stage=(overflow check) ms=[0-9.]*$' "$out"
 check "--bench prints the products' multiply-adds (selfattn.json, n 4, d 3: Q, K, V 3·4·3·3, scores 4·3·4, weighted 4·4·3)" grep -qx 'madds=204' "$out"
-run --bench lessons/gradient.json --edits --repeat 1
+run --bench lessons/selfattn.json --edits --repeat 1
 check "--bench --edits times each edit" grep -q '^edit=input ms=[0-9.]*$' "$out"
-check "--bench --edits with a loss: the view's edits, their gradients after" grep -q '^view_edit=W_q ms=[0-9.]* grads_ms=[0-9.]*$' "$out"
 check "--bench --edits prints the peak memory" grep -q '^peak_rss_kb_compute=[0-9]* peak_rss_kb_edits=[0-9]*$' "$out"
+run --bench lessons/gradient.json --edits --repeat 1
+check "--bench --edits with a loss: each edit, then the gradients it left for later" grep -q '^edit=W_q ms=[0-9.]* grads_ms=[0-9.]*$' "$out"
+check "--bench --edits with a loss: no edit without its gradients' time" sh -c '! grep -q "^edit=[^ ]* ms=[0-9.]*$" "$1"' sh "$out"
 
 # ------------------------------------------------------------ hostile text in a lesson
 

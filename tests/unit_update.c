@@ -430,11 +430,21 @@ static void test_session_values(void **state)
 }
 
 /*
- * The full-screen view's edits (grads_on_read): `set` leaves the gradients, the loss is the edited
- * lesson's at once, and a cell's explanation, the dump and session_idle's making of them give what the
- * plain edit gives.
+ * A session's edits: `set` leaves the gradients for their first reader, the loss is the edited
+ * lesson's at once, and a cell's explanation, the dump and session_idle's making of them (the view's
+ * once its screen is out, the plain REPL's at its prompt) give what gradients made right after the
+ * edit give.
  */
-static void test_view_edit_gradients_on_read(void **state)
+static void set_then_idle(Session *t, double v)
+{
+	char *err = NULL;
+
+	assert_int_equal(session_set_cell(t, AM_W_V, 0, 1, v, &err), 0);
+	session_idle(t);
+	assert_int_equal(t->model->grad_stale, 0);
+}
+
+static void test_edit_gradients_on_read(void **state)
 {
 	const char *files[] = { "lessons/gradient.json", "tests/golden/v2/block_three_mixed.json",
 		                "tests/golden/v2/encdec_pre_gelu.json" };
@@ -447,9 +457,8 @@ static void test_view_edit_gradients_on_read(void **state)
 		cJSON *js, *jt;
 		assert_int_equal(session_init(&s, load_file(files[i]), files[i], &err), 0);
 		assert_int_equal(session_init(&t, load_file(files[i]), files[i], &err), 0);
-		s.grads_on_read = 1;
 		assert_int_equal(session_set_cell(&s, AM_W_V, 0, 1, v, &err), 0);
-		assert_int_equal(session_set_cell(&t, AM_W_V, 0, 1, v, &err), 0);
+		set_then_idle(&t, v);
 		assert_true(memcmp(&s.model->loss, &t.model->loss, sizeof s.model->loss) == 0);
 		/* an encoder–decoder is computed afresh (attn_update declines it): nothing is left for later */
 		assert_int_equal(s.model->grad_stale, s.lesson->encoder == NULL);
@@ -461,14 +470,14 @@ static void test_view_edit_gradients_on_read(void **state)
 		free(ex), free(et);
 		/* again, then the dump (its first reader) and session_idle (the view's) */
 		assert_int_equal(session_set_cell(&s, AM_W_V, 0, 1, v / 2, &err), 0);
-		assert_int_equal(session_set_cell(&t, AM_W_V, 0, 1, v / 2, &err), 0);
+		set_then_idle(&t, v / 2);
 		js = dump_attn(s.model, &err), jt = dump_attn(t.model, &err);
 		assert_non_null(js), assert_non_null(jt);
 		ds = cJSON_PrintUnformatted(js), dt = cJSON_PrintUnformatted(jt);
 		assert_string_equal(ds, dt);
 		free(ds), free(dt), cJSON_Delete(js), cJSON_Delete(jt);
 		assert_int_equal(session_set_cell(&s, AM_W_V, 0, 1, v / 4, &err), 0);
-		assert_int_equal(session_set_cell(&t, AM_W_V, 0, 1, v / 4, &err), 0);
+		set_then_idle(&t, v / 4);
 		session_idle(&s);
 		assert_int_equal(s.model->grad_stale, 0);
 		assert_same_computation(s.model, t.model, files[i]);
@@ -688,7 +697,7 @@ int main(void)
 		cmocka_unit_test(test_only_what_depends),
 		cmocka_unit_test(test_overflow_then_back),
 		cmocka_unit_test(test_session_values),
-		cmocka_unit_test(test_view_edit_gradients_on_read),
+		cmocka_unit_test(test_edit_gradients_on_read),
 		cmocka_unit_test(test_one_cell_copies_one_matrix),
 		cmocka_unit_test(test_refused_edit_changes_nothing),
 		cmocka_unit_test(test_stopped_edit_changes_nothing),

@@ -219,7 +219,7 @@ void session_idle(Session *s)
 {
 	char *e = NULL;
 
-	if (s->model != NULL && attn_grads_ready(s->model, &e) != 0) /* an edit's gradients, left for now (grads_on_read) */
+	if (s->model != NULL && attn_grads_ready(s->model, &e) != 0) /* an edit's gradients, left for their first reader */
 		free(e);
 	if (s->attn != NULL)
 		attn_reserve_derived(s->attn, SESSION_RESERVE_NUMBERS);

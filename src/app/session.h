@@ -39,12 +39,6 @@ typedef struct Session {
 	int ind_layers, ind_heads, ind_half; /* ind_half: the random tokens, each repeated once */
 	/* generate's draws (session_set_seed): sampled from this stream when sampling, else greedy */
 	int sampling;
-	/*
-	 * The full-screen view's: an edit's gradients are made when first read
-	 * (attn_grads_ready) or while the learner reads (session_idle), not
-	 * before the edit returns, so its forward pass shows at once.
-	 */
-	int grads_on_read;
 	uint64_t seed;
 	Prng rng;
 	int layer;            /* its index, 0-based */
@@ -108,8 +102,9 @@ typedef struct Session {
 int session_init(Session *s, Lesson *l, const char *source, char **err);
 void session_free(Session *s);
 /*
- * The view has nothing to do: an edit's gradients left for their first
- * reader (grads_on_read) are made, and the layer shown (and its compare
+ * The learner is reading (the full-screen view's screen is out, the plain
+ * REPL waits at its prompt): an edit's gradients, which an edit leaves for
+ * their first reader so that its forward pass shows at once, are made, and the layer shown (and its compare
  * variant) get the memory their derived matrices will be made in, when it
  * is at most SESSION_RESERVE_NUMBERS numbers (attn_reserve_derived). Cheap
  * once done.

@@ -670,9 +670,11 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 	/*
 	 * The computation updated in place: only the passes the matrix reaches
 	 * run again. With a variant, every matrix remade is kept, so that a
-	 * variant that refuses the edit can have them put back.
+	 * variant that refuses the edit can have them put back. With a loss,
+	 * the loss now and the gradients when first read (grads_later): the
+	 * edit's forward pass shows at once, in every front end.
 	 */
-	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), s->grads_on_read, err);
+	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), 1, err);
 	if (r == 1) { /* not the same shapes and settings after all: computed afresh, on a copy */
 		swap_out(&kept->lesson);
 		swap_out(&kept->compare);

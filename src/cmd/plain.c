@@ -285,6 +285,10 @@ int plain_run(Session *s, FILE *in, const PlainOptions *opt)
 		/* Whatever moved or changed the numbers, show the step again. */
 		plain_line(&ctx, line);
 		plain_progress(&ctx);
+		if (opt->interactive) { /* the result is out: an edit's gradients while the learner reads it */
+			fflush(stdout);
+			session_idle(s);
+		}
 		/* stdio forgets why a write failed: keep the first reason for the message at the end */
 		if (opt->transcript != NULL && fflush(opt->transcript) != 0 && opt->transcript_errno != NULL &&
 		    *opt->transcript_errno == 0)

@@ -27,7 +27,7 @@ void attn_free(Attn *a);
  * place for l, whose given matrices may hold other numbers but whose shapes
  * and settings are the same: only the passes that read a matrix that changed
  * run again, reusing a's buffers, and the backward pass is redone when the
- * lesson has one: at once, or with grads_later (the full-screen view) only
+ * lesson has one: at once, or with grads_later (every session's edits) only
  * the loss now and the gradients when first read (attn_grads_ready,
  * backward.h), which a's root then says (grad_stale). The result is bit for
  * bit what attn_compute_all(l) gives.

@@ -516,8 +516,6 @@ tui_start(Tui *t, Session *s, const TuiOptions *opt)
 
 	memset(t, 0, sizeof *t);
 	t->s = s;
-	/* an edit shows its forward pass at once; its gradients come when a pane reads them, or while the learner reads */
-	s->grads_on_read = 1;
 	if (opt)
 		t->opt = *opt;
 	t->utf8 = locale_utf8();
