@@ -20,6 +20,7 @@
 #include "engine/attention.h"
 #include "engine/backward.h"
 #include "engine/compute.h"
+#include "engine/kernels.h"
 #include "inspect/dump.h"
 #include "inspect/explain.h"
 #include "lesson/lesson.h"
@@ -271,8 +272,10 @@ static void check_lesson(const char *path)
 			for (const Attn *k = before, *o = old; k != NULL; k = k->next, o = o->next)
 				for (int x = 0; x < AM_COUNT; x++)
 					for (int h = 0; h < k->heads; h++)
-						if ((matrix_kinds[x].flags & (MF_GIVEN | MF_GRAD)) == 0 && attn_matrix(k, (AttnMatrix)x, h))
-							assert_true(same_mat(attn_matrix(k, (AttnMatrix)x, h), attn_matrix(o, (AttnMatrix)x, h)));
+						if ((matrix_kinds[x].flags & (MF_GIVEN | MF_GRAD)) == 0 && attn_matrix(k, (AttnMatrix)x, h) &&
+						    !same_mat(attn_matrix(k, (AttnMatrix)x, h), attn_matrix(o, (AttnMatrix)x, h)))
+							fail_msg("%s: layer %d, the copy of %s of head %d kept is not the one before the edit", what,
+							         k->layer, matrix_name((AttnMatrix)x), h);
 			attn_free(before);
 			attn_free(old);
 			attn_free(fresh);
@@ -322,6 +325,110 @@ static void test_every_lesson_every_edit(void **state)
 	 * gradients left for their first reader (grads_later), then the same bits as a fresh computation's */
 	assert_true(check_folder("tests/golden/v2") >= 20);
 	assert_true(check_folder("tests/golden/moeback") >= 5);
+}
+
+/*
+ * Decoding follows an edit by what it reaches (decode.c: decode_redo, the values on, the output on, or the
+ * rest of the block), beside every variant a step reads: a gate and its bias, QK-norm, RoPE's scalings, sinks
+ * and soft caps, local and global layers, experts, Gemma's sandwich norms.
+ */
+static void test_decoding_every_edit(void **state)
+{
+	static const char *const dirs[] = { "gatebias", "gated", "gated_decode", "gemma", "l2qknorm", "layerrope",
+		                            "localglobal", "moe2", "ropescale", "softcap" };
+	(void)state;
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		char dir[64];
+		snprintf(dir, sizeof dir, "tests/golden/%s", dirs[i]);
+		assert_true(check_folder(dir) >= 2);
+	}
+}
+
+/*
+ * A pass with rules names every matrix it writes in one of them: attn_update copies what a rule names before
+ * the pass remakes it (the flash of what changed, and the way back from a refused edit), and a matrix left out
+ * was copied later, by a pass without rules, already remade (a mixture's shared_gate, found by decoding).
+ */
+static void test_rules_name_every_matrix_written(void **state)
+{
+	(void)state;
+	for (int st = 0; st < STAGE_COUNT; st++) {
+		const StageRule *rules = attn_stage_rules((Stage)st);
+		if (attn_stage_kernel((Stage)st) == NULL || rules[0].from == NULL)
+			continue;
+		for (int w = 0; w < AM_COUNT; w++) {
+			int named = 0;
+			/* made from the settings alone, the same numbers whenever the pass runs: a positional table, MLA's cache sizes */
+			if (w == AM_PE || w == AM_PE_SRC || w == AM_KV_CACHE)
+				continue;
+			if (matrix_kinds[w].made_by != (Stage)st || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
+				continue;
+			for (int r = 0; r < ATTN_STAGE_RULES && rules[r].from != NULL; r++)
+				named |= rules[r].out == (AttnMatrix)w;
+			if (!named)
+				fail_msg("stage %d writes %s, which none of its rules names", st, matrix_name((AttnMatrix)w));
+		}
+	}
+}
+
+/*
+ * Decoding past its first chunk of 64 steps: an edit of one input cell starts at that row's chunk and
+ * projects only that row (decode.c: rows_lo), an edit of W_o or W_v remakes only what it reaches; each
+ * the same bits as a fresh computation. A pre-norm block with RoPE, shared key/value heads and a window
+ * beside a plain layer: two layers, so the second's input is the first's decoded rows.
+ */
+static void test_decode_edit_of_late_rows(void **state)
+{
+	static const char *const lessons[] = {
+		"{\"attnviz\": 2, \"X\": {\"random\": \"normal\", \"rows\": 150, \"cols\": 8, \"seed\": 1}, \"heads\": 2,"
+		" \"mask\": \"causal\", \"decode\": true,"
+		" \"W_q\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 8, \"seed\": 2, \"std\": 0.3},"
+		" \"W_k\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 8, \"seed\": 3, \"std\": 0.3},"
+		" \"W_v\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 8, \"seed\": 4, \"std\": 0.3},"
+		" \"W_o\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 8, \"seed\": 5, \"std\": 0.3}}",
+		"{\"attnviz\": 2, \"X\": {\"random\": \"normal\", \"rows\": 140, \"cols\": 8, \"seed\": 1}, \"heads\": 4,"
+		" \"kv_heads\": 2, \"rope\": true, \"mask\": {\"window\": 40}, \"decode\": true,"
+		" \"W_q\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 8, \"seed\": 2, \"std\": 0.3},"
+		" \"W_k\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 4, \"seed\": 3, \"std\": 0.3},"
+		" \"W_v\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 4, \"seed\": 4, \"std\": 0.3},"
+		" \"W_o\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 8, \"seed\": 5, \"std\": 0.3},"
+		" \"block\": {\"norm\": \"pre\", \"norm_kind\": \"rmsnorm\", \"ffn\": {"
+		" \"W_1\": {\"random\": \"normal\", \"rows\": 8, \"cols\": 16, \"seed\": 6, \"std\": 0.3},"
+		" \"W_2\": {\"random\": \"normal\", \"rows\": 16, \"cols\": 8, \"seed\": 7, \"std\": 0.3}}},"
+		" \"layers\": [{}, {}]}",
+	};
+	static const struct {
+		AttnMatrix w;
+		int row, col;
+	} edits[] = { { AM_INPUT, 100, 3 }, { AM_INPUT, 64, 0 }, { AM_INPUT, 139, 7 }, { AM_INPUT, 5, 1 },
+		      { AM_W_O, 2, 5 }, { AM_W_V, 1, 3 }, { AM_W_Q, 0, 0 } };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof lessons / sizeof lessons[0]; i++) {
+		Lesson *cur = load(lessons[i]);
+		Attn *a = compute_all(cur);
+		for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
+			Lesson *copy = lesson_clone(cur);
+			Mat *m;
+			Attn *fresh;
+			char *err = NULL, what[160];
+			assert_non_null(copy);
+			m = lesson_matrix(copy, edits[e].w);
+			assert_non_null(m);
+			MAT_AT(*m, edits[e].row, edits[e].col) += 0.75;
+			snprintf(what, sizeof what, "lesson %zu, %s[%d][%d]", i, matrix_name(edits[e].w), edits[e].row, edits[e].col);
+			assert_int_equal(attn_update(a, copy, NULL, 0, 0, &err), 0);
+			assert_null(err);
+			assert_true(a->stage_ms[STAGE_DECODE] > 0); /* it ran, not skipped */
+			fresh = compute_all(copy);
+			assert_same_computation(a, fresh, what);
+			attn_free(fresh);
+			lesson_free(cur);
+			cur = copy;
+		}
+		attn_free(a);
+		lesson_free(cur);
+	}
 }
 
 /* Set cell (0, 0) of a given matrix of the top lesson to value, then update a in place. */
@@ -697,6 +804,9 @@ int main(void)
 		cmocka_unit_test(test_only_what_depends),
 		cmocka_unit_test(test_overflow_then_back),
 		cmocka_unit_test(test_session_values),
+		cmocka_unit_test(test_rules_name_every_matrix_written),
+		cmocka_unit_test(test_decoding_every_edit),
+		cmocka_unit_test(test_decode_edit_of_late_rows),
 		cmocka_unit_test(test_edit_gradients_on_read),
 		cmocka_unit_test(test_one_cell_copies_one_matrix),
 		cmocka_unit_test(test_refused_edit_changes_nothing),

@@ -245,6 +245,13 @@ typedef struct Attn {
 	/* While attn_update reruns a pass: the matrices it must remake (NULL: all of them). */
 	const unsigned char *redo;
 	/*
+	 * While attn_update reruns a pass without rules (which remakes all it
+	 * writes, and marks everything after it changed): every matrix marked
+	 * changed before it, by the edit or a pass that ran again, so that it
+	 * may itself do less (decode.c); NULL in a whole computation.
+	 */
+	const unsigned char *changed;
+	/*
 	 * While attn_update reruns a layer whose only change is rows
 	 * [rows_lo, rows_hi) of its given input (an edit of X's cells): the
 	 * passes up to the projection are row by row, so a pass may remake just

@@ -265,7 +265,7 @@ static void progress_tell(const Attn *a, int st)
 static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsigned char *changed, Keep *k, Attn *ka,
                        double *plan)
 {
-	unsigned char redo[AM_COUNT];
+	unsigned char redo[AM_COUNT], before_it[AM_COUNT];
 
 	if (plan == NULL) {
 		attn_derived_forget(a);
@@ -288,6 +288,10 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 					any |= changed[w];
 				if (!any)
 					continue;
+				if (plan == NULL) { /* what changed before it, for the pass to read (a->changed), then all */
+					memcpy(before_it, changed, sizeof before_it);
+					a->changed = before_it;
+				}
 				memset(changed, 1, AM_COUNT);
 				if (ka != NULL)
 					keep_before(k, ka, a, NULL);
@@ -324,6 +328,7 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 			a->nonfinite |= stage_nonfinite(a, st);
 		a->stage_ms[st] = clock_ms() - t0;
 		a->redo = NULL;
+		a->changed = NULL;
 	}
 }
 

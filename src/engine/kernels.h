@@ -40,7 +40,7 @@ StageKernel attn_stage_kernel(Stage st);
  * first rule whose from is NULL (a stage with none at all: rules[0].from is
  * NULL, and it runs whenever anything changed).
  */
-#define ATTN_STAGE_RULES 4
+#define ATTN_STAGE_RULES 6
 typedef struct StageRule {
 	AttnMatrix out;
 	const AttnMatrix *from; /* ends with AM_COUNT */

@@ -6,7 +6,11 @@
  * row. Row t of its matrices (dec_q, cache_K, cache_V, dec_scores, …) is what
  * step t computed; they equal the full computation's rows, which is the test
  * of a correct cache. It has no rules: it reads every parameter and the
- * layer's input, so any change reruns it. `generate N` takes the same step
+ * layer's input, so any change reruns it; but an update tells it what
+ * changed before it (a->changed), and an edit that leaves the full
+ * computation's scores and weights as they were remakes only what it
+ * reaches (decode_redo: the values on, the output on, or the rest of the
+ * block). `generate N` takes the same step
  * (decode_row) past a computation's rows: attn_gen_* (attention.h), each new
  * token's row through every layer's cache, then the final norm and the head.
  */
@@ -343,7 +347,9 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
  * chain of d_k terms from 0 (mat_dots's), each weighted sum takes its terms
  * in the order of j continuing from what the block before left (mat_axpy's),
  * so the bits are decode_attend's. keep: rows × n ints, count: rows ints, wrow:
- * 2·n doubles of scratch; concat: rows × h·d_v, each step's heads.
+ * 2·n doubles of scratch; concat: rows × h·d_v, each step's heads. attend: 0
+ * when the steps' scores and weights are kept as they are (an edit of the
+ * values: only the weighted sums on).
  */
 enum { DECODE_ROWS = 64, DECODE_KEYS = 64 };
 
@@ -361,10 +367,21 @@ static int kept_whole(const int *keep, const int *count, const int *pos, int n, 
 	return 1;
 }
 
-static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, int t0, int rows,
-                               const int *keep, const int *count, double *wrow, double *concat)
+/* Rows [t0, t0 + rows) of concat (h·d_v each) from each head's weighted sums, as decode_attend_rows leaves them. */
+static void concat_rows(const Attn *a, const LayerParams *lp, int t0, int rows, double *concat)
 {
-	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, hdv = a->heads * dv, end = t0 + rows;
+	const int dv = lp->d_v, hdv = a->heads * dv;
+
+	for (int h = 0; h < a->heads; h++)
+		for (int t = t0; t < t0 + rows; t++)
+			memcpy(&concat[(size_t)(t - t0) * hdv + (size_t)h * dv], &MAT_AT(a->head[h].dec_weighted, t, 0),
+			       (size_t)dv * sizeof(double));
+}
+
+static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, int t0, int rows,
+                               const int *keep, const int *count, double *wrow, double *concat, int attend)
+{
+	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, end = t0 + rows;
 	const size_t ldk = (size_t)a->cache_K.cols, ldv = (size_t)a->cache_V.cols;
 	double *packed = wrow + n;
 	int pos[DECODE_ROWS]; /* each step's place in its keep list as the key blocks go by */
@@ -374,7 +391,7 @@ static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const Laye
 		const double *K = a->cache_K.a + (size_t)kh * dk, *V = a->cache_V.a + (size_t)kh * dv;
 		/* s_tj = q_t·k_j: a block every step keeps whole as one product, else each run of kept keys */
 		memset(pos, 0, sizeof pos);
-		for (int jb = 0; jb < end; jb += DECODE_KEYS) {
+		for (int jb = 0; attend && jb < end; jb += DECODE_KEYS) {
 			const int len = end - jb < DECODE_KEYS ? end - jb : DECODE_KEYS;
 			if (kept_whole(keep, count, pos, n, rows, jb, len)) {
 				mat_mul_chain(rows, dk, len, &MAT_AT(a->dec_q, t0, (size_t)h * dk), (size_t)a->dec_q.cols,
@@ -397,11 +414,11 @@ static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const Laye
 			}
 		}
 		/* w_t = softmax(f(s·factor + b_tj), masked), by key */
-		for (int t = t0; t < end; t++) {
+		for (int t = t0; attend && t < end; t++)
 			decode_weights(a, cfg, h, t, &a->visible[(size_t)t * cfg->m], keep + (size_t)(t - t0) * n, count[t - t0],
 			               &MAT_AT(a->head[h].dec_scores, t, 0), wrow, packed, &MAT_AT(a->head[h].dec_weights, t, 0));
+		for (int t = t0; t < end; t++)
 			memset(&MAT_AT(a->head[h].dec_weighted, t, 0), 0, (size_t)dv * sizeof(double));
-		}
 		/* out_t = Σ_j w_tj v_j, the terms in the order of j: a whole block as one product continuing the sums */
 		memset(pos, 0, sizeof pos);
 		for (int jb = 0; jb < end; jb += DECODE_KEYS) {
@@ -423,62 +440,103 @@ static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const Laye
 				pos[t - t0] = k;
 			}
 		}
-		for (int t = t0; t < end; t++)
-			memcpy(&concat[(size_t)(t - t0) * hdv + (size_t)h * dv], &MAT_AT(a->head[h].dec_weighted, t, 0),
-			       (size_t)dv * sizeof(double));
 	}
+	concat_rows(a, lp, t0, rows, concat);
 }
 
 /*
- * A step's own row, for the rows [t0, t0 + rows) of a lesson at once (one: a
- * block of that many rows, or NULL without a block): arows = each row as
- * the projections read it (pre-norm: N1 of it, in one->norm1; else the
- * input's rows, lda D), and their q, k, v into dec_q, cache_K and cache_V,
- * biases added. Row t of a product reads only row t of its input, and the
- * kernels give a row the same bits alone or among others (base/matrix.h:
- * "the same bits with every kernel of a kind"), so each row is what step t
- * would have made by itself, one weight read for 64 rows instead of one.
+ * The rows [t0, t0 + rows) of a lesson at once (one: a block of that many
+ * rows, or NULL without a block) as the projections read them: pre-norm,
+ * N1 of them, in one->norm1; else the input's rows (lda D).
  */
-static const double *project_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, const double *in, int t0,
-                                  int rows, Attn *one)
+static const double *decode_arows(const LayerParams *lp, const ModelConfig *cfg, const double *in, int t0, int rows,
+                                  Attn *one)
+{
+	const int D = cfg->d_model;
+
+	if (!(lp->block.present && lp->block.norm == NORM_PRE))
+		return in + (size_t)t0 * D;
+	memcpy(one->X.a, in + (size_t)t0 * D, (size_t)rows * D * sizeof(double));
+	attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
+	return one->norm1.a;
+}
+
+/*
+ * A step's own row, for those rows at once: q, k (qk: else they stay) and v
+ * of arows (decode_arows) into dec_q, cache_K and cache_V, biases added.
+ * Row t of a product reads only row t of its input, and the kernels give a
+ * row the same bits alone or among others (base/matrix.h: "the same bits
+ * with every kernel of a kind"), so each row is what step t would have made
+ * by itself, one weight read for 64 rows instead of one.
+ */
+static void project_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, const double *arows, int t0, int rows,
+                         int qk)
 {
 	const int D = cfg->d_model, hdk = a->heads * lp->d_k, gdk = a->kv_heads * lp->d_k, gdv = a->kv_heads * lp->d_v;
-	const double *arows = in + (size_t)t0 * D;
 
-	if (lp->block.present && lp->block.norm == NORM_PRE) {
-		memcpy(one->X.a, arows, (size_t)rows * D * sizeof(double));
-		attn_stage_kernel(STAGE_NORM1_PRE)(one, cfg, lp);
-		arows = one->norm1.a;
+	if (qk) {
+		attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_q, &MAT_AT(a->dec_q, t0, 0), (size_t)a->dec_q.cols);
+		attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_k, &MAT_AT(a->cache_K, t0, 0), (size_t)a->cache_K.cols);
 	}
-	attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_q, &MAT_AT(a->dec_q, t0, 0), (size_t)a->dec_q.cols);
-	attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_k, &MAT_AT(a->cache_K, t0, 0), (size_t)a->cache_K.cols);
 	attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_v, &MAT_AT(a->cache_V, t0, 0), (size_t)a->cache_V.cols);
 	for (int i = 0; i < rows; i++) {
-		add_bias(&MAT_AT(a->dec_q, t0 + i, 0), &lp->b_q, hdk);
-		add_bias(&MAT_AT(a->cache_K, t0 + i, 0), &lp->b_k, gdk);
+		if (qk) {
+			add_bias(&MAT_AT(a->dec_q, t0 + i, 0), &lp->b_q, hdk);
+			add_bias(&MAT_AT(a->cache_K, t0 + i, 0), &lp->b_k, gdk);
+		}
 		add_bias(&MAT_AT(a->cache_V, t0 + i, 0), &lp->b_v, gdv);
 	}
-	return arows;
 }
 
 /*
  * After the steps of rows [t0, t0 + rows): their output rows, concat·W_o + b_o
- * (concat: rows × h·d_v, each step's), and in a block (one, that many rows)
- * the rest of the layer on them, into dec_layer_out: each row alone, as
- * project_rows's are.
+ * (concat: rows × h·d_v, each step's; NULL: the output rows kept as they
+ * are), and in a block (one, that many rows) the rest of the layer on them,
+ * into dec_layer_out: each row alone, as project_rows's are.
  */
 static void finish_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, const double *in, int t0, int rows,
                         const double *concat, Attn *one)
 {
 	const int D = cfg->d_model, hdv = a->heads * lp->d_v;
 
-	decode_project(lp, rows, hdv, concat, &MAT_AT(a->dec_output, t0, 0));
+	if (concat != NULL)
+		decode_project(lp, rows, hdv, concat, &MAT_AT(a->dec_output, t0, 0));
 	if (one == NULL)
 		return;
 	memcpy(one->X.a, in + (size_t)t0 * D, (size_t)rows * D * sizeof(double));
 	memcpy(one->output.a, &MAT_AT(a->dec_output, t0, 0), (size_t)rows * D * sizeof(double));
 	block_rest(a, one, cfg, lp);
 	memcpy(&MAT_AT(a->dec_layer_out, t0, 0), attn_block_output(one)->a, (size_t)rows * D * sizeof(double));
+}
+
+/*
+ * What an update's pass must remake, the least first. Step t's numbers are
+ * the full computation's row t made another way (the same inputs, the same
+ * settings: an edit of a setting computes afresh), so what the edit changed
+ * before the pass (a->changed, marked by the full computation's rules) says
+ * which of them can stay:
+ *   all      the input, the queries or keys, the scores or weights changed (or
+ *            no update: a whole computation);
+ *   values   V (or its weighted sums): cache_V, the weighted sums and on;
+ *   output   the output's inputs (concat, a gate, W_o, b_o): the output rows
+ *            from the weighted sums kept, and on;
+ *   rest     only what the block does after the attention: the rest of it.
+ */
+typedef enum DecodeRedo { DECODE_REST, DECODE_OUTPUT, DECODE_VALUES, DECODE_ALL } DecodeRedo;
+
+static DecodeRedo decode_redo(const Attn *a)
+{
+	const unsigned char *c = a->changed;
+
+	if (c == NULL || c[AM_INPUT] || c[AM_X] || c[AM_Q] || c[AM_K] || c[AM_SCORES] || c[AM_SCALED] || c[AM_MASKED] ||
+	    c[AM_SINKS] || c[AM_WEIGHTS])
+		return DECODE_ALL;
+	if (c[AM_V] || c[AM_WEIGHTED])
+		return DECODE_VALUES;
+	if (c[AM_CONCAT] || c[AM_GATE] || c[AM_GATED] || c[AM_W_GATE] || c[AM_B_GATE] || c[AM_W_O] || c[AM_B_O] ||
+	    c[AM_OUTPUT])
+		return DECODE_OUTPUT;
+	return DECODE_REST;
 }
 
 /*
@@ -502,6 +560,15 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 	/* the steps' attention a block of rows at once, but for StreamingLLM's (its keys turned anew each step,
 	 * and the plain window beside it) and Bahdanau's additive scores */
 	const int blocked = !win && !stream_shift(cfg) && cfg->score != SCORE_ADDITIVE;
+	const DecodeRedo redo = blocked ? decode_redo(a) : DECODE_ALL;
+	/*
+	 * Only rows [rows_lo, rows_hi) of the input changed (an edit of its
+	 * cells, attn_update's): the steps before the first read nothing that
+	 * changed, as a step reads only the rows up to its own, so the pass
+	 * starts at that row's chunk; the blocked steps project only those rows.
+	 */
+	const int some = redo == DECODE_ALL && a->changed != NULL && a->rows_hi > a->rows_lo && a->rows_lo >= 0 &&
+	                 a->rows_hi <= n;
 	double *row = calloc(decode_scratch(hdv, n), sizeof(double));
 	double *concat = calloc((size_t)chunk * hdv, sizeof *concat);
 	int *keep = calloc((size_t)n * (blocked ? (size_t)chunk : 1), sizeof *keep);
@@ -514,20 +581,29 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 		goto out;
 	if (need_one && ((one = decode_one(a, chunk)) == NULL || (n % chunk && (last = decode_one(a, n % chunk)) == NULL)))
 		goto out;
-	for (int t0 = 0; t0 < n; t0 += chunk) {
+	for (int t0 = some ? a->rows_lo / chunk * chunk : 0; t0 < n; t0 += chunk) {
 		const int rows = n - t0 < chunk ? n - t0 : chunk;
 		Attn *around = rows == chunk ? one : last;
-		const double *arows = project_rows(a, cfg, lp, in->a, t0, rows, around);
+		const double *arows = decode_arows(lp, cfg, in->a, t0, rows, around);
+		/* the rows projected (and turned): the chunk's, or of them only the input's edited rows */
+		const int p0 = some && blocked && a->rows_lo > t0 ? a->rows_lo : t0;
+		const int p1 = some && blocked && a->rows_hi < t0 + rows ? a->rows_hi : t0 + rows;
+		if (redo >= DECODE_VALUES && p1 > p0)
+			project_rows(a, cfg, lp, arows + (size_t)(p0 - t0) * D, p0, p1 - p0, redo == DECODE_ALL);
 		if (blocked) {
 			double *gate = row + 2 * (size_t)n; /* decode_scratch's: past decode_attend_rows's 2·n */
-			for (int t = t0; t < t0 + rows; t++) {
+			for (int t = t0; redo >= DECODE_VALUES && t < t0 + rows; t++) {
 				count[t - t0] = attn_cache_rows(cfg, t, 0, keep + (size_t)(t - t0) * n);
-				decode_turn(a, &MAT_AT(a->dec_q, t, 0), &MAT_AT(a->cache_K, t, 0), t, -1);
+				if (redo == DECODE_ALL && t >= p0 && t < p1)
+					decode_turn(a, &MAT_AT(a->dec_q, t, 0), &MAT_AT(a->cache_K, t, 0), t, -1);
 			}
-			decode_attend_rows(a, cfg, lp, t0, rows, keep, count, row, concat);
-			for (int t = t0; t < t0 + rows; t++)
+			if (redo >= DECODE_VALUES)
+				decode_attend_rows(a, cfg, lp, t0, rows, keep, count, row, concat, redo == DECODE_ALL);
+			else if (redo == DECODE_OUTPUT)
+				concat_rows(a, lp, t0, rows, concat);
+			for (int t = t0; redo >= DECODE_OUTPUT && t < t0 + rows; t++)
 				decode_gate(lp, D, hdv, arows + (size_t)(t - t0) * D, gate, &concat[(size_t)(t - t0) * hdv]);
-			finish_rows(a, cfg, lp, in->a, t0, rows, concat, around);
+			finish_rows(a, cfg, lp, in->a, t0, rows, redo >= DECODE_OUTPUT ? concat : NULL, around);
 			continue;
 		}
 		for (int t = t0; t < t0 + rows; t++) {

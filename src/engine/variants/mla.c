@@ -559,7 +559,9 @@ const AttnVariant variant_mla_heads = {
 	.rules = { { AM_Q, ATTN_MADE(AM_C_Q, AM_W_QB, AM_W_Q, AM_X, AM_NORM1) },
 	           { AM_K, ATTN_MADE(AM_C_KV, AM_K_PE, AM_W_KVB) },
 	           { AM_V, ATTN_MADE(AM_C_KV, AM_W_KVB) },
-	           { AM_Q_PE, ATTN_MADE(AM_C_Q, AM_W_QB, AM_W_Q, AM_X, AM_NORM1) } },
+	           { AM_Q_PE, ATTN_MADE(AM_C_Q, AM_W_QB, AM_W_Q, AM_X, AM_NORM1) },
+	           { AM_Q_NOPE, ATTN_MADE(AM_C_Q, AM_W_QB, AM_W_Q, AM_X, AM_NORM1) },
+	           { AM_K_PE_ROT, ATTN_MADE(AM_K_PE) } },
 	.explain = explain_heads,
 	.operands = operands_heads,
 };

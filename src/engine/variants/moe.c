@@ -765,7 +765,8 @@ const AttnVariant variant_moe_experts = {
 	           { AM_SHARED_OUT, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2,
 	                                      AM_SHARED_GATE_W) },
 	           { AM_FFN_OUT, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_MOE_WEIGHTS, AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2,
-	                                   AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W) } },
+	                                   AM_SHARED_W_1, AM_SHARED_W_3, AM_SHARED_W_2, AM_SHARED_GATE_W) },
+	           { AM_SHARED_GATE, ATTN_MADE(AM_NORM1, AM_NORM2, AM_RESIDUAL1, AM_SHARED_GATE_W) } },
 	.explain = explain_experts,
 	.operands = operands_experts,
 };
