@@ -929,16 +929,18 @@ static void bench_message(void *ctx, CmdMsg kind, const char *title, const char 
 /*
  * --bench --edits: the lesson computed once, then R edits of one cell of
  * each of W_o, W_v, W_q, W_k and the input (what `set` does), each timed;
- * with a loss, the gradients the edit left for their first reader timed
- * apart, as session_idle makes them once the result is out (grads_ms=);
+ * with the multiply-adds of the edit's products (madds=, the last edit's:
+ * each does the same work), and with a loss, the gradients the edit left
+ * for their first reader timed apart, as session_idle makes them once the
+ * result is out (grads_ms=);
  * and the peak memory after the computation and after the edits. *failed:
  * an edit was refused (out's message said why), and the rest are not timed.
  */
 static void bench_edits(Session *s, CmdOut *out, const int *failed, int repeat, double step, double *ms, double *later)
 {
-	const int loss = s->model != NULL && s->model->grad != NULL;
-
 	static const char *const what[] = { "W_o", "W_v", "W_q", "W_k", "input" };
+	const int loss = s->model != NULL && s->model->grad != NULL;
+	unsigned long long madds = 0;
 
 	for (size_t k = 0; k < sizeof what / sizeof what[0] && !*failed; k++) {
 		const Mat *m = attn_matrix(s->attn, (AttnMatrix)matrix_find(what[k]), 0); /* the lesson's: gone after an edit */
@@ -948,9 +950,11 @@ static void bench_edits(Session *s, CmdOut *out, const int *failed, int repeat, 
 			double t0;
 			/* a cell in the middle of the matrix (an input row half way down), a new value each time */
 			snprintf(line, sizeof line, "set %s[%d][%d] %g", what[k], rows / 2, cols / 3, step * (r + 1));
+			const unsigned long long m0 = mat_madds();
 			t0 = clock_ms();
 			cmd_run(s, line, out);
 			ms[r] = clock_ms() - t0;
+			madds = mat_madds() - m0;
 			t0 = clock_ms();
 			if (loss)
 				session_idle(s); /* the gradients, once the result is out */
@@ -958,10 +962,10 @@ static void bench_edits(Session *s, CmdOut *out, const int *failed, int repeat, 
 		}
 		if (*failed || m == NULL)
 			continue;
+		printf("edit=%s ms=%.3f madds=%llu", what[k], median(ms, repeat), madds);
 		if (loss)
-			printf("edit=%s ms=%.3f grads_ms=%.3f\n", what[k], median(ms, repeat), median(later, repeat));
-		else
-			printf("edit=%s ms=%.3f\n", what[k], median(ms, repeat));
+			printf(" grads_ms=%.3f", median(later, repeat));
+		printf("\n");
 	}
 }
 

@@ -213,11 +213,13 @@ check "--bench prints each stage's time" grep -q '^stage=softmax ms=[0-9.]*$' "$
 check "--bench prints the overflow check's time" grep -q '^stage=(overflow check) ms=[0-9.]*$' "$out"
 check "--bench prints the products' multiply-adds (selfattn.json, n 4, d 3: Q, K, V 3·4·3·3, scores 4·3·4, weighted 4·4·3)" grep -qx 'madds=204' "$out"
 run --bench lessons/selfattn.json --edits --repeat 1
-check "--bench --edits times each edit" grep -q '^edit=input ms=[0-9.]*$' "$out"
+check "--bench --edits times each edit, and counts its products' multiply-adds" grep -q '^edit=input ms=[0-9.]* madds=[0-9]*$' "$out"
+check "--bench --edits: an edit of W_v remakes V and the weighted sums alone (selfattn.json: 4·3·3 + 4·4·3)" grep -q '^edit=W_v ms=[0-9.]* madds=84$' "$out"
+check "--bench --edits: an input cell's edit projects its row alone, then the scores and sums (9·3 + 48 + 48)" grep -q '^edit=input ms=[0-9.]* madds=123$' "$out"
 check "--bench --edits prints the peak memory" grep -q '^peak_rss_kb_compute=[0-9]* peak_rss_kb_edits=[0-9]*$' "$out"
 run --bench lessons/gradient.json --edits --repeat 1
-check "--bench --edits with a loss: each edit, then the gradients it left for later" grep -q '^edit=W_q ms=[0-9.]* grads_ms=[0-9.]*$' "$out"
-check "--bench --edits with a loss: no edit without its gradients' time" sh -c '! grep -q "^edit=[^ ]* ms=[0-9.]*$" "$1"' sh "$out"
+check "--bench --edits with a loss: each edit, then the gradients it left for later" grep -q '^edit=W_q ms=[0-9.]* madds=[0-9]* grads_ms=[0-9.]*$' "$out"
+check "--bench --edits with a loss: no edit without its gradients' time" sh -c '! grep -q "^edit=[^ ]* ms=[0-9.]* madds=[0-9]*$" "$1"' sh "$out"
 
 # ------------------------------------------------------------ hostile text in a lesson
 
