@@ -196,7 +196,29 @@ static int checks_itself(int st)
 	return v != NULL ? v->checks_itself : stage_checks_itself[st];
 }
 
-/* 1 when a matrix pass st writes holds a number that is not finite (−∞ allowed where the catalogue says so). */
+int attn_matrix_nonfinite(Attn *a, AttnMatrix w)
+{
+	for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
+		const Mat *m = attn_slot(a, w, h);
+		const size_t count = (size_t)m->rows * (size_t)m->cols;
+		if (mat_empty(m))
+			continue;
+		if (matrix_kinds[w].flags & MF_NOT_CHOSEN) { /* NaN: an expert not chosen (a mixture of experts) */
+			for (size_t i = 0; i < count; i++)
+				if (isinf(m->a[i]))
+					return 1;
+		} else if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
+			if (mat_nonfinite(m->a, count))
+				return 1;
+		} else
+			for (size_t i = 0; i < count; i++)
+				if (!(m->a[i] < INFINITY)) /* NaN or +∞ */
+					return 1;
+	}
+	return 0;
+}
+
+/* 1 when a matrix pass st writes holds a number that is not finite (attn_matrix_nonfinite). */
 static int stage_nonfinite(Attn *a, int st)
 {
 	const StageRule *rules = attn_stage_rules((Stage)st);
@@ -205,25 +227,8 @@ static int stage_nonfinite(Attn *a, int st)
 		int writes = matrix_kinds[w].made_by == (Stage)st;
 		for (int r = 0; r < ATTN_STAGE_RULES && rules[r].from != NULL; r++)
 			writes |= rules[r].out == (AttnMatrix)w;
-		if (!writes || (matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)))
-			continue;
-		for (int h = 0; h < ((matrix_kinds[w].flags & MF_PER_HEAD) ? a->heads : 1); h++) {
-			const Mat *m = attn_slot(a, (AttnMatrix)w, h);
-			const size_t count = (size_t)m->rows * (size_t)m->cols;
-			if (mat_empty(m))
-				continue;
-			if (matrix_kinds[w].flags & MF_NOT_CHOSEN) { /* NaN: an expert not chosen (a mixture of experts) */
-				for (size_t i = 0; i < count; i++)
-					if (isinf(m->a[i]))
-						return 1;
-			} else if (!(matrix_kinds[w].flags & MF_NEG_INF)) {
-				if (mat_nonfinite(m->a, count))
-					return 1;
-			} else
-				for (size_t i = 0; i < count; i++)
-					if (!(m->a[i] < INFINITY)) /* NaN or +∞ */
-						return 1;
-		}
+		if (writes && !(matrix_kinds[w].flags & (MF_GIVEN | MF_GRAD)) && attn_matrix_nonfinite(a, (AttnMatrix)w))
+			return 1;
 	}
 	return 0;
 }

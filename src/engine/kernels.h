@@ -47,6 +47,13 @@ typedef struct StageRule {
 } StageRule;
 #define ATTN_MADE(...) ((const AttnMatrix[]){ __VA_ARGS__, AM_COUNT })
 const StageRule *attn_stage_rules(Stage st);
+/*
+ * 1 when computed matrix w of a (every head's) holds a number that is not
+ * finite, −∞ allowed where the catalogue says so (MF_NEG_INF), NaN where an
+ * expert was not chosen (MF_NOT_CHOSEN): what a pass that checks itself
+ * (variants.h) may call for what it remade.
+ */
+int attn_matrix_nonfinite(Attn *a, AttnMatrix w);
 
 /* Allocate every computed matrix a's shape has, to the catalogue's shape (a->heads heads). 0, or -1 out of memory. */
 int attn_alloc_matrices(Attn *a);

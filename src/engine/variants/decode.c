@@ -524,6 +524,16 @@ static void finish_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, 
  */
 typedef enum DecodeRedo { DECODE_REST, DECODE_OUTPUT, DECODE_VALUES, DECODE_ALL } DecodeRedo;
 
+/*
+ * The steps' attention a block of rows at once (decode_attend_rows), but for
+ * StreamingLLM's (its keys turned anew each step, and the plain window beside
+ * it) and Bahdanau's additive scores: step by step, and always all of it.
+ */
+static int decode_blocked(const Attn *a, const ModelConfig *cfg)
+{
+	return mat_empty(&a->win_output) && !stream_shift(cfg) && cfg->score != SCORE_ADDITIVE;
+}
+
 static DecodeRedo decode_redo(const Attn *a)
 {
 	const unsigned char *c = a->changed;
@@ -550,17 +560,14 @@ static DecodeRedo decode_redo(const Attn *a)
  * for them all (a step's one-row products read all of every weight for one
  * row: two fifths of the pass at n = 1024).
  */
-static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, DecodeRedo redo)
 {
 	const int n = cfg->n, D = cfg->d_model, hdv = a->heads * lp->d_v;
 	const Mat *in = a->dec_input != NULL ? a->dec_input : &a->X;
 	const int win = !mat_empty(&a->win_output); /* StreamingLLM's comparison: the plain window's rows too */
 	const int chunk = n < DECODE_ROWS ? n : DECODE_ROWS;
 	const int need_one = lp->block.present; /* the block around the rows: norms, the FFN */
-	/* the steps' attention a block of rows at once, but for StreamingLLM's (its keys turned anew each step,
-	 * and the plain window beside it) and Bahdanau's additive scores */
-	const int blocked = !win && !stream_shift(cfg) && cfg->score != SCORE_ADDITIVE;
-	const DecodeRedo redo = blocked ? decode_redo(a) : DECODE_ALL;
+	const int blocked = decode_blocked(a, cfg);
 	/*
 	 * Only rows [rows_lo, rows_hi) of the input changed (an edit of its
 	 * cells, attn_update's): the steps before the first read nothing that
@@ -634,10 +641,30 @@ out:
 	return r;
 }
 
+/*
+ * The pass, which checks what it remade for numbers that are not finite
+ * itself: what an edit left as it was was looked over when it was made
+ * (a whole pass's, every decoding matrix: 17 million numbers at n = 1024).
+ */
 static void pass_decode(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
-	if (pass_decode_rows(a, cfg, lp) != 0)
+	/* what it remakes but for everything: the values on, the output on, the rest of the block */
+	static const AttnMatrix after_values[] = { AM_CACHE_V, AM_DEC_WEIGHTED, AM_DEC_OUTPUT, AM_DEC_LAYER_OUT };
+	const DecodeRedo redo = decode_blocked(a, cfg) ? decode_redo(a) : DECODE_ALL;
+	const size_t from = redo == DECODE_VALUES ? 0 : redo == DECODE_OUTPUT ? 2 : 3;
+
+	if (pass_decode_rows(a, cfg, lp, redo) != 0) {
 		a->failed = 1;
+		return;
+	}
+	if (redo == DECODE_ALL) {
+		for (int w = 0; w < AM_COUNT; w++)
+			if (matrix_kinds[w].made_by == STAGE_DECODE)
+				a->nonfinite |= attn_matrix_nonfinite(a, (AttnMatrix)w);
+		return;
+	}
+	for (size_t k = from; k < sizeof after_values / sizeof after_values[0]; k++)
+		a->nonfinite |= attn_matrix_nonfinite(a, after_values[k]);
 }
 
 /* "keys 3..7" or, when StreamingLLM's cache keeps the first ones apart, "keys 0..1 and 5..7": the kept rows' runs. */
@@ -831,6 +858,7 @@ const AttnVariant variant_decode = {
 	.feature = FEAT_DECODE,
 	.stage = STAGE_DECODE,
 	.kernel = pass_decode,
+	.checks_itself = 1,
 	.explain = explain_decode,
 	.fault = decode_fault,
 	.same = decode_same,
