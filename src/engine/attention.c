@@ -341,6 +341,23 @@ static void pass_project(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 }
 
 /*
+ * While attn_update remakes a layer whose only change is rows [rows_lo,
+ * rows_hi) of its input (pass_project's), under a causal or window −∞ mask
+ * of its own tokens: row i of the weights, weighted sums, concat and output
+ * reads only keys j ≤ i, so the rows before rows_lo keep theirs, and of the
+ * scores they change only in the columns of the keys edited. Returns
+ * rows_lo, the first row the passes from the scores on remake whole; 0:
+ * every row.
+ */
+static int rows_kept_before(const Attn *a, const ModelConfig *cfg)
+{
+	if (a->rows_hi > a->rows_lo && a->rows_lo > 0 && a->rows_hi <= cfg->n && cfg->m == cfg->n && !cfg->has_source &&
+	    attn_weights_lower(cfg))
+		return a->rows_lo;
+	return 0;
+}
+
+/*
  * Pass 3, scores, for each head h, reading the head's columns of Q and K:
  *   q_i = Q[i][h·d_k … (h+1)·d_k)   k_j = K[j][same]
  *   scores  n × m   q_i · k_j   (or Σ_c w_e[c]·tanh(q_ic + k_jc))
@@ -350,6 +367,8 @@ static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const int n = cfg->n, m = cfg->m, dk = lp->d_k;
 	/* Q and K, or what a variant made of them for the scores to read (variants.h: reads) */
 	const Mat *Q = attn_slot(a, attn_reads(a, AM_Q), 0), *K = attn_slot(a, attn_reads(a, AM_K), 0);
+	/* after an edit of input rows: rows [from, n) whole, and before them the edited keys' columns [lo, hi) */
+	const int from = rows_kept_before(a, cfg), lo = from > 0 ? a->rows_lo : 0, hi = from > 0 ? a->rows_hi : 0;
 	int h, i, j;
 
 	for (h = 0; h < a->heads; h++) {
@@ -360,16 +379,21 @@ static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			for (i = 0; i < n; i++) {
 				const double *q_i = &Q->a[(size_t)i * Q->cols + (size_t)h * dk];
 				double *scores_i = &hd->scores.a[(size_t)i * m];
-				for (j = 0; j < m; j++) {
+				const int j0 = i < from ? lo : 0, j1 = i < from ? hi : m;
+				for (j = j0; j < j1; j++) {
 					const double *k_j = &K->a[(size_t)j * K->cols + kcol];
 					scores_i[j] = attn_additive(q_i, k_j, w_e, dk);
 				}
-				a->nonfinite |= mat_nonfinite(scores_i, (size_t)m);
+				a->nonfinite |= mat_nonfinite(scores_i + j0, (size_t)(j1 - j0));
 			}
 		} else {
 			/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
-			a->nonfinite |= mat_mul_view(n, dk, m, &Q->a[(size_t)h * dk], (size_t)Q->cols, &K->a[kcol],
-			                             (size_t)K->cols, 1, hd->scores.a, (size_t)m, 0);
+			a->nonfinite |= mat_mul_view(n - from, dk, m, &Q->a[(size_t)from * Q->cols + (size_t)h * dk], (size_t)Q->cols,
+			                             &K->a[kcol], (size_t)K->cols, 1, &hd->scores.a[(size_t)from * m], (size_t)m, 0);
+			if (from > 0) /* each cell's sum is the same wherever it lies in the product (base/matrix.h) */
+				a->nonfinite |= mat_mul_view(from, dk, hi - lo, &Q->a[(size_t)h * dk], (size_t)Q->cols,
+				                             &K->a[(size_t)lo * K->cols + kcol], (size_t)K->cols, 1, &hd->scores.a[lo],
+				                             (size_t)m, 0);
 		}
 	}
 }
@@ -620,7 +644,7 @@ static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 
 	(void)lp;
 	for (h = 0; row != NULL && h < a->heads; h++)
-		for (i = 0; i < n; i++) {
+		for (i = rows_kept_before(a, cfg); i < n; i++) {
 			const int len = attn_weights_lower(cfg) ? i + 1 : m;
 			attn_derived_row(a, AM_MASKED, h, i, row, len);
 			/* a variant's sink logit beside the keys (variants.h: sink_logit) */
@@ -656,7 +680,7 @@ static void pass_concat(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	int h, i;
 
 	for (h = 0; h < lp->heads; h++)
-		for (i = 0; i < cfg->n; i++)
+		for (i = rows_kept_before(a, cfg); i < cfg->n; i++)
 			memcpy(&a->concat.a[(size_t)i * a->concat.cols + (size_t)h * lp->d_v],
 			       v != NULL ? v->head_row(a, h, i) : &a->head[h].weighted.a[(size_t)i * lp->d_v],
 			       (size_t)lp->d_v * sizeof(double));
@@ -669,13 +693,14 @@ static void pass_concat(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 static void pass_output(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const Mat *in = attn_slot(a, attn_reads(a, AM_CONCAT), 0);
+	const int from = rows_kept_before(a, cfg); /* after an edit of input rows, the rows from there */
+	Mat rows = { in->rows - from, a->output.cols, &MAT_AT(a->output, from, 0) };
 
-	(void)cfg;
-	if (mat_empty(&lp->W_o))
-		memcpy(a->output.a, in->a, (size_t)in->rows * (size_t)in->cols * sizeof(double));
-	else
-		a->nonfinite |= mat_mul(in, &lp->W_o, &a->output);
-	a->nonfinite |= add_bias(&a->output, &lp->b_o);
+	if (mat_empty(&lp->W_o)) {
+		memcpy(rows.a, &MAT_AT(*in, from, 0), (size_t)rows.rows * (size_t)in->cols * sizeof(double));
+		a->nonfinite |= add_bias(&rows, &lp->b_o);
+	} else
+		a->nonfinite |= project(in, from, in->rows, &lp->W_o, &lp->b_o, &a->output);
 }
 
 /* ---------------------------------------------------------------- the block */

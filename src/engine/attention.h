@@ -256,7 +256,9 @@ typedef struct Attn {
 	 * [rows_lo, rows_hi) of its given input (an edit of X's cells): the
 	 * passes up to the projection are row by row, so a pass may remake just
 	 * those rows of what it makes (pass_project does: Q, and K and V
-	 * without a source of their own). rows_hi = 0: every row.
+	 * without a source of their own); under a causal −∞ mask the passes
+	 * from the scores to the output keep the rows before rows_lo
+	 * (attention.c: rows_kept_before). rows_hi = 0: every row.
 	 */
 	int rows_lo, rows_hi;
 
