@@ -599,6 +599,17 @@ static void test_edit_gradients_on_read(void **state)
 		session_free(&s);
 		session_free(&t);
 	}
+	/* after a load too (a fresh session replaced the view's, which once lost its setting) */
+	{
+		Session s;
+		char *err = NULL, *warn = NULL;
+		assert_int_equal(session_init(&s, load_file("lessons/selfattn.json"), "lessons/selfattn.json", &err), 0);
+		assert_int_equal(session_load(&s, "lessons/gradient.json", &err, &warn), 0);
+		free(warn);
+		assert_int_equal(session_set_cell(&s, AM_W_V, 0, 1, 0.5, &err), 0);
+		assert_int_equal(s.model->grad_stale, 1);
+		session_free(&s);
+	}
 }
 
 /* Every given matrix of two lessons (their layers too) holds the same bits. */
