@@ -340,13 +340,13 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 /*
  * The attention of the steps t0 … t0 + rows − 1 at once (their q and k
  * turned already), head by head: decode_attend's numbers for each step, the
- * cached keys and values read in blocks of DECODE_KEYS for every step of the
- * rows that keeps them, not once a step (each step read the whole cache: at
- * n = 1024 most of the pass); a block every step keeps whole is one product
- * on the kernels (mat_mul_chain, mat_mul_acc). Each score is the same one
- * chain of d_k terms from 0 (mat_dots's), each weighted sum takes its terms
- * in the order of j continuing from what the block before left (mat_axpy's),
- * so the bits are decode_attend's. keep: rows × n ints, count: rows ints, wrow:
+ * cached keys read in blocks of DECODE_KEYS for every step of the rows that
+ * keeps them, not once a step (each step read the whole cache: at n = 1024
+ * most of the pass); a block every step keeps whole is one product on the
+ * kernels (mat_mul_chain), and the weighted sums two (mat_mul_continue).
+ * Each score is the same one chain of d_k terms from 0 (mat_dots's), each
+ * weighted sum one chain in the order of j (mat_axpy's, a key not kept
+ * adding an exact 0), so the bits are decode_attend's. keep: rows × n ints, count: rows ints, wrow:
  * 2·n doubles of scratch; concat: rows × h·d_v, each step's heads. attend: 0
  * when the steps' scores and weights are kept as they are (an edit of the
  * values: only the weighted sums on).
@@ -419,27 +419,17 @@ static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const Laye
 			               &MAT_AT(a->head[h].dec_scores, t, 0), wrow, packed, &MAT_AT(a->head[h].dec_weights, t, 0));
 		for (int t = t0; t < end; t++)
 			memset(&MAT_AT(a->head[h].dec_weighted, t, 0), 0, (size_t)dv * sizeof(double));
-		/* out_t = Σ_j w_tj v_j, the terms in the order of j: a whole block as one product continuing the sums */
-		memset(pos, 0, sizeof pos);
-		for (int jb = 0; jb < end; jb += DECODE_KEYS) {
-			const int len = end - jb < DECODE_KEYS ? end - jb : DECODE_KEYS;
-			if (kept_whole(keep, count, pos, n, rows, jb, len)) {
-				mat_mul_acc(rows, len, dv, &MAT_AT(a->head[h].dec_weights, t0, jb), (size_t)n, 0, V + (size_t)jb * ldv,
-				            ldv, 0, &MAT_AT(a->head[h].dec_weighted, t0, 0), (size_t)dv, MAT_CONTINUE);
-				for (int i = 0; i < rows; i++)
-					pos[i] += len;
-				continue;
-			}
-			for (int t = t0 > jb ? t0 : jb; t < end; t++) {
-				const int *kp = keep + (size_t)(t - t0) * n, c = count[t - t0];
-				const double *weights = &MAT_AT(a->head[h].dec_weights, t, 0);
-				double *out = &MAT_AT(a->head[h].dec_weighted, t, 0);
-				int k = pos[t - t0];
-				for (; k < c && kp[k] < jb + DECODE_KEYS; k++)
-					mat_axpy(dv, weights[kp[k]], V + (size_t)kp[k] * ldv, out);
-				pos[t - t0] = k;
-			}
-		}
+		/*
+		 * out_t = Σ_j w_tj v_j, each cell one chain in the order of j (mat_mul_continue, from the zeros
+		 * above): the keys before the rows' first step, then the rows' own, 0 past each step's diagonal
+		 * (lower). A key a step does not keep (a window's) weighs an exact 0, which leaves a chain's sum
+		 * as it was, so the bits are those of the kept keys' terms alone.
+		 */
+		if (t0 > 0)
+			mat_mul_continue(rows, t0, dv, &MAT_AT(a->head[h].dec_weights, t0, 0), (size_t)n, 0, V, ldv, 0,
+			                 &MAT_AT(a->head[h].dec_weighted, t0, 0), (size_t)dv, 0);
+		mat_mul_continue(rows, rows, dv, &MAT_AT(a->head[h].dec_weights, t0, t0), (size_t)n, 0, V + (size_t)t0 * ldv, ldv,
+		                 0, &MAT_AT(a->head[h].dec_weighted, t0, 0), (size_t)dv, 1);
 	}
 	concat_rows(a, lp, t0, rows, concat);
 }
