@@ -932,9 +932,9 @@ static void bench_message(void *ctx, CmdMsg kind, const char *title, const char 
  * with the multiply-adds of the edit's products (madds=, the last edit's:
  * each does the same work), and with a loss, the gradients the edit left
  * for their first reader timed apart, as session_idle makes them once the
- * result is out (grads_ms=);
- * and the peak memory after the computation and after the edits. *failed:
- * an edit was refused (out's message said why), and the rest are not timed.
+ * result is out (grads_ms=); then the peak memory after the computation and
+ * after the edits. *failed: an edit was refused (out's message said why),
+ * and the rest are not timed.
  */
 static void bench_edits(Session *s, CmdOut *out, const int *failed, int repeat, double step, double *ms, double *later)
 {
