@@ -284,8 +284,7 @@ static void pass_positional(Attn *a, const ModelConfig *cfg, const LayerParams *
 		a->S.a[i] += a->PE_src.a[i];
 }
 
-/* out (r × c) += the row vector b (1 × c) on every row; nothing when b is empty. 1: a sum is not finite. */
-static int add_bias(Mat *out, const Mat *b)
+int attn_add_bias(Mat *out, const Mat *b)
 {
 	int bad = 0;
 
@@ -313,7 +312,7 @@ static int project(const Mat *X, int lo, int hi, const Mat *W, const Mat *b, Mat
 	rows = (Mat){ hi - lo, P->cols, &MAT_AT(*P, lo, 0) };
 	return mat_mul_view(hi - lo, X->cols, W->cols, &MAT_AT(*X, lo, 0), (size_t)X->cols, W->a, (size_t)W->cols, 0,
 	                    rows.a, (size_t)P->cols, 0) |
-	       add_bias(&rows, b);
+	       attn_add_bias(&rows, b);
 }
 
 /*
@@ -698,7 +697,7 @@ static void pass_output(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 
 	if (mat_empty(&lp->W_o)) {
 		memcpy(rows.a, &MAT_AT(*in, from, 0), (size_t)rows.rows * (size_t)in->cols * sizeof(double));
-		a->nonfinite |= add_bias(&rows, &lp->b_o);
+		a->nonfinite |= attn_add_bias(&rows, &lp->b_o);
 	} else
 		a->nonfinite |= project(in, from, in->rows, &lp->W_o, &lp->b_o, &a->output);
 }
@@ -885,10 +884,10 @@ static void pass_ffn_hidden(Attn *a, const ModelConfig *cfg, const LayerParams *
 {
 	(void)cfg;
 	mul_weight(attn_ffn_input(a), lp, &lp->block.W_1, &a->ffn_hidden);
-	add_bias(&a->ffn_hidden, &lp->block.b_1);
+	attn_add_bias(&a->ffn_hidden, &lp->block.b_1);
 	if (lp->block.activation == ACT_SWIGLU || lp->block.activation == ACT_GEGLU) { /* the gate, SwiGLU's or Gemma's */
 		mul_weight(attn_ffn_input(a), lp, &lp->block.W_3, &a->ffn_gate);
-		add_bias(&a->ffn_gate, &lp->block.b_3);
+		attn_add_bias(&a->ffn_gate, &lp->block.b_3);
 	}
 }
 
@@ -929,7 +928,7 @@ static void pass_ffn_out(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	(void)cfg;
 	mul_weight(&a->ffn_act, lp, &lp->block.W_2, &a->ffn_out);
-	add_bias(&a->ffn_out, &lp->block.b_2);
+	attn_add_bias(&a->ffn_out, &lp->block.b_2);
 }
 
 /* Norms after each sublayer (OLMo 2): norm2 (n × d_model) = N2(ffn_out), what the second residual adds. */

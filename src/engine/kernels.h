@@ -48,6 +48,11 @@ typedef struct StageRule {
 #define ATTN_MADE(...) ((const AttnMatrix[]){ __VA_ARGS__, AM_COUNT })
 const StageRule *attn_stage_rules(Stage st);
 /*
+ * out (r × c: a matrix, or a Mat of some of its rows) += the row vector b
+ * (1 × c) on every row; nothing when b is empty. 1: a sum is not finite.
+ */
+int attn_add_bias(Mat *out, const Mat *b);
+/*
  * 1 when computed matrix w of a (every head's) holds a number that is not
  * finite, −∞ allowed where the catalogue says so (MF_NEG_INF), NaN where an
  * expert was not chosen (MF_NOT_CHOSEN): what a pass that checks itself

@@ -59,11 +59,12 @@ static size_t decode_scratch(int hdv, int rows)
 	return 4 * (size_t)hdv + 3 * (size_t)rows;
 }
 
-/* row[c] += b[c] for c < count; nothing without b. */
-static void add_bias(double *row, const Mat *b, int count)
+/* rows rows of cols numbers from row (contiguous) += b on each (attn_add_bias; the pass checks them itself). */
+static void add_bias(double *row, int rows, int cols, const Mat *b)
 {
-	for (int c = 0; c < count && !mat_empty(b); c++)
-		row[c] += b->a[c];
+	Mat m = { rows, cols, row };
+
+	(void)attn_add_bias(&m, b);
 }
 
 /*
@@ -190,8 +191,7 @@ static void decode_project(const LayerParams *lp, int rows, int hdv, const doubl
 		memcpy(output, concat, (size_t)rows * hdv * sizeof(double));
 	else
 		attn_mul_param(rows, concat, (size_t)hdv, lp, &lp->W_o, output, (size_t)lp->d_out);
-	for (int i = 0; i < rows; i++)
-		add_bias(output + (size_t)i * lp->d_out, &lp->b_o, lp->d_out);
+	add_bias(output, rows, lp->d_out, &lp->b_o);
 }
 
 /*
@@ -302,9 +302,9 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		attn_mul_param(1, arow, (size_t)D, lp, &lp->W_q, x, (size_t)hdk);
 		attn_mul_param(1, arow, (size_t)D, lp, &lp->W_k, kt, (size_t)gdk);
 		attn_mul_param(1, arow, (size_t)D, lp, &lp->W_v, vt, (size_t)gdv);
-		add_bias(x, &lp->b_q, hdk);
-		add_bias(kt, &lp->b_k, gdk);
-		add_bias(vt, &lp->b_v, gdv);
+		add_bias(x, 1, hdk, &lp->b_q);
+		add_bias(kt, 1, gdk, &lp->b_k);
+		add_bias(vt, 1, gdv, &lp->b_v);
 	}
 	decode_turn(a, x, kt, t, shift ? count - 1 : -1);
 	/* each head against the rows the cache keeps, and the output row */
@@ -469,13 +469,11 @@ static void project_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp,
 		attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_k, &MAT_AT(a->cache_K, t0, 0), (size_t)a->cache_K.cols);
 	}
 	attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_v, &MAT_AT(a->cache_V, t0, 0), (size_t)a->cache_V.cols);
-	for (int i = 0; i < rows; i++) {
-		if (qk) {
-			add_bias(&MAT_AT(a->dec_q, t0 + i, 0), &lp->b_q, hdk);
-			add_bias(&MAT_AT(a->cache_K, t0 + i, 0), &lp->b_k, gdk);
-		}
-		add_bias(&MAT_AT(a->cache_V, t0 + i, 0), &lp->b_v, gdv);
+	if (qk) {
+		add_bias(&MAT_AT(a->dec_q, t0, 0), rows, hdk, &lp->b_q);
+		add_bias(&MAT_AT(a->cache_K, t0, 0), rows, gdk, &lp->b_k);
 	}
+	add_bias(&MAT_AT(a->cache_V, t0, 0), rows, gdv, &lp->b_v);
 }
 
 /*
