@@ -315,12 +315,40 @@ static int project(const Mat *X, int lo, int hi, const Mat *W, const Mat *b, Mat
 	       attn_add_bias(&rows, b);
 }
 
+/* The query heads the passes from the projection to concat remake: [*lo, *hi), every head but after an edit of one's weights. */
+static void heads_remade(const Attn *a, int *lo, int *hi)
+{
+	const int some = a->heads_hi > a->heads_lo && a->heads_lo >= 0 && a->heads_hi <= a->heads;
+
+	*lo = some ? a->heads_lo : 0;
+	*hi = some ? a->heads_hi : a->heads;
+}
+
+/* Columns [c0, c1) of P = X·W + b, the others left as they are (each cell's sum is the same, base/matrix.h). 1: not finite. */
+static int project_cols(const Mat *X, int c0, int c1, const Mat *W, const Mat *b, Mat *P)
+{
+	int bad;
+
+	if (P->a == NULL || c1 <= c0)
+		return 0;
+	bad = mat_mul_view(X->rows, X->cols, c1 - c0, X->a, (size_t)X->cols, &W->a[c0], (size_t)W->cols, 0, &P->a[c0],
+	                   (size_t)P->cols, 0);
+	for (int i = 0; i < P->rows && !mat_empty(b); i++) {
+		for (int j = c0; j < c1; j++)
+			MAT_AT(*P, i, j) += b->a[j];
+		bad |= mat_nonfinite(&MAT_AT(*P, i, c0), (size_t)(c1 - c0));
+	}
+	return bad;
+}
+
 /*
  * Pass 2, project: Q = X·W_q + b_q (n × h·d_k), K = S·W_k + b_k (m × h·d_k),
  * V = S·W_v + b_v (m × h·d_v). In a pre-norm block the attention reads
  * norm1 = N1(X) instead of X. After an edit of input rows (attn_update:
  * rows_lo, rows_hi) only those rows are remade: of Q, and of K and V when
- * they are made from the same rows (no source of their own).
+ * they are made from the same rows (no source of their own); after an edit
+ * of the weights only some heads read (heads_lo, heads_hi), only their
+ * columns.
  */
 static void pass_project(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
@@ -329,7 +357,24 @@ static void pass_project(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const int some = a->rows_hi > a->rows_lo && a->rows_lo >= 0 && a->rows_hi <= X->rows;
 	const int lo = some ? a->rows_lo : 0, hi = some ? a->rows_hi : X->rows;
 	const int slo = S == X ? lo : 0, shi = S == X ? hi : S->rows;
+	int h0, h1;
 
+	heads_remade(a, &h0, &h1);
+	if (h1 - h0 < a->heads) { /* the heads' columns: the query heads', and their key/value heads' */
+		int g0 = a->kv_heads, g1 = 0;
+		for (int h = h0; h < h1; h++) {
+			const int g = attn_kv_head(a, h);
+			g0 = g < g0 ? g : g0;
+			g1 = g + 1 > g1 ? g + 1 : g1;
+		}
+		if (a->redo == NULL || a->redo[AM_Q])
+			a->nonfinite |= project_cols(X, h0 * lp->d_k, h1 * lp->d_k, &lp->W_q, &lp->b_q, &a->Q);
+		if (a->redo == NULL || a->redo[AM_K])
+			a->nonfinite |= project_cols(S, g0 * lp->d_k, g1 * lp->d_k, &lp->W_k, &lp->b_k, &a->K);
+		if (a->redo == NULL || a->redo[AM_V])
+			a->nonfinite |= project_cols(S, g0 * lp->d_v, g1 * lp->d_v, &lp->W_v, &lp->b_v, &a->V);
+		return;
+	}
 	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */
 	if (a->redo == NULL || a->redo[AM_Q])
 		a->nonfinite |= project(X, lo, hi, &lp->W_q, &lp->b_q, &a->Q);
@@ -368,9 +413,10 @@ static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const Mat *Q = attn_slot(a, attn_reads(a, AM_Q), 0), *K = attn_slot(a, attn_reads(a, AM_K), 0);
 	/* after an edit of input rows: rows [from, n) whole, and before them the edited keys' columns [lo, hi) */
 	const int from = rows_kept_before(a, cfg), lo = from > 0 ? a->rows_lo : 0, hi = from > 0 ? a->rows_hi : 0;
-	int h, i, j;
+	int h, i, j, h0, h1;
 
-	for (h = 0; h < a->heads; h++) {
+	heads_remade(a, &h0, &h1);
+	for (h = h0; h < h1; h++) {
 		AttnHead *hd = &a->head[h];
 		const size_t kcol = (size_t)attn_kv_head(a, h) * dk; /* the key head this query head reads */
 		if (cfg->score == SCORE_ADDITIVE) {
@@ -639,10 +685,11 @@ static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const int n = cfg->n, m = cfg->m;
 	const AttnVariant *sink = attn_sink(a);
 	double *row = attn_scratch_row(a, m); /* the row of masked, made as it is read */
-	int h, i;
+	int h, i, h0, h1;
 
 	(void)lp;
-	for (h = 0; row != NULL && h < a->heads; h++)
+	heads_remade(a, &h0, &h1);
+	for (h = h0; row != NULL && h < h1; h++)
 		for (i = rows_kept_before(a, cfg); i < n; i++) {
 			const int len = attn_weights_lower(cfg) ? i + 1 : m;
 			attn_derived_row(a, AM_MASKED, h, i, row, len);
@@ -662,9 +709,10 @@ static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 static void pass_weighted(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const int n = cfg->n, m = cfg->m, dv = lp->d_v;
-	int h;
+	int h, h0, h1;
 
-	for (h = 0; h < a->heads; h++)
+	heads_remade(a, &h0, &h1);
+	for (h = h0; h < h1; h++)
 		a->nonfinite |= mat_mul_view(n, m, dv, a->head[h].weights.a, (size_t)m, &a->V.a[(size_t)attn_kv_head(a, h) * dv],
 		                             (size_t)a->V.cols, 0, a->head[h].weighted.a, (size_t)dv, attn_weights_lower(cfg));
 }
@@ -676,9 +724,10 @@ static void pass_weighted(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 static void pass_concat(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const AttnVariant *v = attn_head_output(a);
-	int h, i;
+	int h, i, h0, h1;
 
-	for (h = 0; h < lp->heads; h++)
+	heads_remade(a, &h0, &h1);
+	for (h = h0; h < lp->heads && h < h1; h++)
 		for (i = rows_kept_before(a, cfg); i < cfg->n; i++)
 			memcpy(&a->concat.a[(size_t)i * a->concat.cols + (size_t)h * lp->d_v],
 			       v != NULL ? v->head_row(a, h, i) : &a->head[h].weighted.a[(size_t)i * lp->d_v],

@@ -261,6 +261,14 @@ typedef struct Attn {
 	 * (attention.c: rows_kept_before). rows_hi = 0: every row.
 	 */
 	int rows_lo, rows_hi;
+	/*
+	 * While attn_update reruns a layer whose only change is columns of W_q,
+	 * W_k, W_v or their biases that only query heads [heads_lo, heads_hi)
+	 * read, and no variant mixes heads before concat (compute.c:
+	 * changed_heads): the passes from the projection to concat remake only
+	 * those heads (their columns of Q, K and V). heads_hi = 0: every head.
+	 */
+	int heads_lo, heads_hi;
 
 	/*
 	 * A number no other computation has, nor this one before it was last

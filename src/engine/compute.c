@@ -14,6 +14,7 @@
 #include "base/strbuf.h"
 #include "base/ttyguard.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -681,6 +682,68 @@ static void changed_rows(Attn *a, const ModelConfig *old_c, const LayerParams *o
 		a->rows_lo = lo, a->rows_hi = hi;
 }
 
+/* The first and one past the last column in which x and y (the same shape) differ, into *c0, *c1; nothing when none. */
+static void differing_columns(const Mat *x, const Mat *y, int *c0, int *c1)
+{
+	for (int i = 0; i < x->rows; i++)
+		for (int j = 0; j < x->cols; j++)
+			if (memcmp(&MAT_AT(*x, i, j), &MAT_AT(*y, i, j), sizeof(double)) != 0) {
+				*c0 = j < *c0 ? j : *c0;
+				*c1 = j + 1 > *c1 ? j + 1 : *c1;
+			}
+}
+
+/*
+ * When the only given matrices of layer a that changed are W_q, W_k, W_v or
+ * their biases, and only in the columns of some heads (an edit of one cell
+ * reaches one head, or the query heads that share a key/value head), and
+ * a's variants keep heads apart up to concat (attn_heads_apart): those query
+ * heads, [a->heads_lo, a->heads_hi), for the passes that can remake them
+ * alone; else 0, 0. Q's column c is head c / d_k's; K's and V's, key/value
+ * head c / d_k's (c / d_v's), which the query heads reading it share.
+ */
+static void changed_heads(Attn *a, const ModelConfig *old_c, const LayerParams *old_p, const unsigned char *changed)
+{
+	static const AttnMatrix qkv[] = { AM_W_Q, AM_B_Q, AM_W_K, AM_B_K, AM_W_V, AM_B_V };
+	const LayerParams *lp = &a->lp;
+	int lo = a->heads, hi = 0, any = 0;
+
+	a->heads_lo = a->heads_hi = 0;
+	if (lp->d_k <= 0 || lp->d_v <= 0 || a->kv_heads <= 0 || !attn_heads_apart(a))
+		return;
+	for (int w = 0; w < AM_COUNT; w++)
+		if ((matrix_kinds[w].flags & MF_GIVEN) && changed[w]) {
+			size_t k = 0;
+			while (k < sizeof qkv / sizeof qkv[0] && qkv[k] != (AttnMatrix)w)
+				k++;
+			if (k == sizeof qkv / sizeof qkv[0])
+				return; /* another matrix changed too */
+		}
+	for (size_t k = 0; k < sizeof qkv / sizeof qkv[0]; k++) {
+		const Mat *was = lesson_model_matrix(old_c, old_p, qkv[k]), *now = lesson_model_matrix(&a->cfg, lp, qkv[k]);
+		const int width = qkv[k] == AM_W_V || qkv[k] == AM_B_V ? lp->d_v : lp->d_k;
+		int c0 = INT_MAX, c1 = 0;
+		if (!changed[qkv[k]])
+			continue;
+		if (was == NULL || now == NULL || was->a == NULL || now->a == NULL || was->rows != now->rows ||
+		    was->cols != now->cols)
+			return;
+		differing_columns(was, now, &c0, &c1);
+		if (c1 == 0)
+			continue;
+		any = 1;
+		for (int h = 0; h < a->heads; h++) { /* the query heads whose columns (or key/value head's) differ */
+			const int g = qkv[k] == AM_W_Q || qkv[k] == AM_B_Q ? h : attn_kv_head(a, h);
+			if (g * width < c1 && (g + 1) * width > c0) {
+				lo = h < lo ? h : lo;
+				hi = h + 1 > hi ? h + 1 : hi;
+			}
+		}
+	}
+	if (any && hi > lo && hi - lo < a->heads)
+		a->heads_lo = lo, a->heads_hi = hi;
+}
+
 static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, int grads_later, char **err)
 {
 	unsigned char changed[AM_COUNT];
@@ -765,9 +828,11 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 			a->failed = 0;
 			if (pass == 1 && a->layer == 0)
 				changed_rows(a, &old_c, &old_p, changed);
+			if (pass == 1)
+				changed_heads(a, &old_c, &old_p, changed);
 			run_passes(a, pass == 0 ? &plan_c : &a->cfg, pass == 0 ? &plan_p : &a->lp, changed, &k, k.first != NULL ? ka : NULL,
 			           pass == 0 ? &plan : NULL);
-			a->rows_lo = a->rows_hi = 0;
+			a->rows_lo = a->rows_hi = a->heads_lo = a->heads_hi = 0;
 			prev_changed = 0;
 			for (int w = 0; w < AM_COUNT; w++)
 				prev_changed |= changed[w];

@@ -167,6 +167,16 @@ int attn_mask_fault(const ModelConfig *cfg, int part);
 int attn_masked_why(StrBuf *b, const ModelConfig *cfg, int i, int j, const char *fill);
 /* The key/value head a's query head h reads (kv_head): h unless a variant shares heads. */
 int attn_kv_head(const Attn *a, int h);
+/*
+ * 1 when every variant on a keeps its heads apart up to concat, so that an
+ * edit of the weights one head reads reaches no other head before W_o
+ * (attn_update: heads_lo, heads_hi): RoPE and its angles, shared key/value
+ * heads, ALiBi, windows, soft caps, sinks, a gate, a mixture of experts,
+ * flash tiles, decoding. Not QK-norm over the whole row (OLMo 2), Llama 4's
+ * L2 norm, MLA, DSA, linear attention, Gated DeltaNet or differential
+ * attention, whose heads share what they are made from or are paired.
+ */
+int attn_heads_apart(const Attn *a);
 /* The first variant's fault with the heads' settings (heads_fault), or NULL. */
 const char *attn_heads_fault(const ModelConfig *cfg, const LayerParams *lp);
 /* A variant's words on what head h shares (head_note), if a has one on. */
