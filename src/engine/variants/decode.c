@@ -68,6 +68,20 @@ static void add_bias(double *row, int rows, int cols, const Mat *b)
 }
 
 /*
+ * The heads a pass of decoding remakes: query heads [h0, h1) and key/value
+ * heads [g0, g1); every head but after an edit of the weights of some
+ * (attn_update's heads_lo, heads_hi).
+ */
+typedef struct DecodeHeads {
+	int h0, h1, g0, g1;
+} DecodeHeads;
+
+static DecodeHeads all_heads(const Attn *a)
+{
+	return (DecodeHeads){ 0, a->heads, 0, a->kv_heads };
+}
+
+/*
  * Gated attention (gated.c) on one row: concat ⊙ σ(a·W_gate + b_gate), a the row the
  * query was made from (h·d_v numbers of gate: scratch); nothing without W_gate.
  */
@@ -239,7 +253,7 @@ static double *stream_keys(const Attn *a, const DecodeRow *r, const int *keep, i
  * RoPE's rotation. StreamingLLM with RoPE (place ≥ 0): q at its place in the
  * cache, and k cached unturned.
  */
-static void decode_turn(const Attn *a, double *x, double *kt, int t, int place)
+static void decode_turn(const Attn *a, double *x, double *kt, int t, int place, const DecodeHeads *hs)
 {
 	const int dk = attn_params(a)->d_k;
 
@@ -248,14 +262,14 @@ static void decode_turn(const Attn *a, double *x, double *kt, int t, int place)
 		const int shifted = place >= 0 && var == &variant_rope;
 		if ((var->turn_row == NULL && var->turn_whole == NULL) || !attn_variant_on(a, var))
 			continue;
-		if (var->turn_whole != NULL) { /* the whole row at once (QK-norm over the projection) */
+		if (var->turn_whole != NULL) { /* the whole row at once (QK-norm over the projection: every head) */
 			var->turn_whole(a, x, a->heads * dk, t, 0);
 			var->turn_whole(a, kt, a->kv_heads * dk, t, 1);
 			continue;
 		}
-		for (int h = 0; h < a->heads; h++)
+		for (int h = hs->h0; h < hs->h1; h++)
 			var->turn_row(a, x + (size_t)h * dk, shifted ? place : t, 0);
-		for (int h = 0; h < a->kv_heads && !shifted; h++)
+		for (int h = hs->g0; h < hs->g1 && !shifted; h++)
 			var->turn_row(a, kt + (size_t)h * dk, t, 1);
 	}
 }
@@ -306,7 +320,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		add_bias(kt, 1, gdk, &lp->b_k);
 		add_bias(vt, 1, gdv, &lp->b_v);
 	}
-	decode_turn(a, x, kt, t, shift ? count - 1 : -1);
+	decode_turn(a, x, kt, t, shift ? count - 1 : -1, &(const DecodeHeads){ 0, a->heads, 0, a->kv_heads });
 	/* each head against the rows the cache keeps, and the output row */
 	if (shift && (Kt = stream_keys(a, r, r->keep, count)) == NULL)
 		return; /* out of memory: the row left as it was */
@@ -379,14 +393,15 @@ static void concat_rows(const Attn *a, const LayerParams *lp, int t0, int rows, 
 }
 
 static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, int t0, int rows,
-                               const int *keep, const int *count, double *wrow, double *concat, int attend)
+                               const int *keep, const int *count, double *wrow, double *concat, int attend,
+                               const DecodeHeads *hs)
 {
 	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, end = t0 + rows;
 	const size_t ldk = (size_t)a->cache_K.cols, ldv = (size_t)a->cache_V.cols;
 	double *packed = wrow + n;
 	int pos[DECODE_ROWS]; /* each step's place in its keep list as the key blocks go by */
 
-	for (int h = 0; h < a->heads; h++) {
+	for (int h = hs->h0; h < hs->h1; h++) {
 		const int kh = attn_kv_head(a, h);
 		const double *K = a->cache_K.a + (size_t)kh * dk, *V = a->cache_V.a + (size_t)kh * dv;
 		/* s_tj = q_t·k_j: a block every step keeps whole as one product, else each run of kept keys */
@@ -452,6 +467,27 @@ static const double *decode_arows(const LayerParams *lp, const ModelConfig *cfg,
 }
 
 /*
+ * Rows [t0, t0 + rows) of P, columns [c0, c1): arows·W + b (all of W's
+ * columns: attn_mul_param, whatever W is kept in; some: W's own numbers, as
+ * a pass remaking some heads has them, attn_update having made them).
+ */
+static void project_cols(int rows, const double *arows, int D, const LayerParams *lp, const Mat *W, const Mat *b, int c0,
+                         int c1, Mat *P, int t0)
+{
+	double *out = &MAT_AT(*P, t0, 0);
+
+	if (c0 == 0 && c1 == P->cols) {
+		attn_mul_param(rows, arows, (size_t)D, lp, W, out, (size_t)P->cols);
+		add_bias(out, rows, P->cols, b);
+		return;
+	}
+	mat_mul_view(rows, D, c1 - c0, arows, (size_t)D, W->a + c0, (size_t)W->cols, 0, out + c0, (size_t)P->cols, 0);
+	for (int i = 0; i < rows && !mat_empty(b); i++)
+		for (int j = c0; j < c1; j++)
+			out[(size_t)i * P->cols + j] += b->a[j];
+}
+
+/*
  * A step's own row, for those rows at once: q, k (qk: else they stay) and v
  * of arows (decode_arows) into dec_q, cache_K and cache_V, biases added.
  * Row t of a product reads only row t of its input, and the kernels give a
@@ -460,20 +496,15 @@ static const double *decode_arows(const LayerParams *lp, const ModelConfig *cfg,
  * by itself, one weight read for 64 rows instead of one.
  */
 static void project_rows(Attn *a, const ModelConfig *cfg, const LayerParams *lp, const double *arows, int t0, int rows,
-                         int qk)
+                         int qk, const DecodeHeads *hs)
 {
-	const int D = cfg->d_model, hdk = a->heads * lp->d_k, gdk = a->kv_heads * lp->d_k, gdv = a->kv_heads * lp->d_v;
+	const int D = cfg->d_model, dk = lp->d_k, dv = lp->d_v;
 
 	if (qk) {
-		attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_q, &MAT_AT(a->dec_q, t0, 0), (size_t)a->dec_q.cols);
-		attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_k, &MAT_AT(a->cache_K, t0, 0), (size_t)a->cache_K.cols);
+		project_cols(rows, arows, D, lp, &lp->W_q, &lp->b_q, hs->h0 * dk, hs->h1 * dk, &a->dec_q, t0);
+		project_cols(rows, arows, D, lp, &lp->W_k, &lp->b_k, hs->g0 * dk, hs->g1 * dk, &a->cache_K, t0);
 	}
-	attn_mul_param(rows, arows, (size_t)D, lp, &lp->W_v, &MAT_AT(a->cache_V, t0, 0), (size_t)a->cache_V.cols);
-	if (qk) {
-		add_bias(&MAT_AT(a->dec_q, t0, 0), rows, hdk, &lp->b_q);
-		add_bias(&MAT_AT(a->cache_K, t0, 0), rows, gdk, &lp->b_k);
-	}
-	add_bias(&MAT_AT(a->cache_V, t0, 0), rows, gdv, &lp->b_v);
+	project_cols(rows, arows, D, lp, &lp->W_v, &lp->b_v, hs->g0 * dv, hs->g1 * dv, &a->cache_V, t0);
 }
 
 /*
@@ -564,6 +595,21 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 	 */
 	const int some = redo == DECODE_ALL && a->changed != NULL && a->rows_hi > a->rows_lo && a->rows_lo >= 0 &&
 	                 a->rows_hi <= n;
+	/*
+	 * Only the weights some heads read changed (attn_update's heads_lo, heads_hi: the variants on keep heads
+	 * apart): the blocked steps remake those heads' q, k, v columns, turns and attention (of W_v, their v
+	 * columns and weighted sums), and every output.
+	 */
+	DecodeHeads hs = all_heads(a);
+	if (redo >= DECODE_VALUES && blocked && a->changed != NULL && a->heads_hi > a->heads_lo && a->heads_lo >= 0 &&
+	    a->heads_hi <= a->heads && lp->W_q.a != NULL && lp->W_k.a != NULL && lp->W_v.a != NULL) {
+		hs = (DecodeHeads){ a->heads_lo, a->heads_hi, a->kv_heads, 0 };
+		for (int h = hs.h0; h < hs.h1; h++) {
+			const int g = attn_kv_head(a, h);
+			hs.g0 = g < hs.g0 ? g : hs.g0;
+			hs.g1 = g + 1 > hs.g1 ? g + 1 : hs.g1;
+		}
+	}
 	double *row = calloc(decode_scratch(hdv, n), sizeof(double));
 	double *concat = calloc((size_t)chunk * hdv, sizeof *concat);
 	int *keep = calloc((size_t)n * (blocked ? (size_t)chunk : 1), sizeof *keep);
@@ -584,16 +630,16 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 		const int p0 = some && blocked && a->rows_lo > t0 ? a->rows_lo : t0;
 		const int p1 = some && blocked && a->rows_hi < t0 + rows ? a->rows_hi : t0 + rows;
 		if (redo >= DECODE_VALUES && p1 > p0)
-			project_rows(a, cfg, lp, arows + (size_t)(p0 - t0) * D, p0, p1 - p0, redo == DECODE_ALL);
+			project_rows(a, cfg, lp, arows + (size_t)(p0 - t0) * D, p0, p1 - p0, redo == DECODE_ALL, &hs);
 		if (blocked) {
 			double *gate = row + 2 * (size_t)n; /* decode_scratch's: past decode_attend_rows's 2·n */
 			for (int t = t0; redo >= DECODE_VALUES && t < t0 + rows; t++) {
 				count[t - t0] = attn_cache_rows(cfg, t, 0, keep + (size_t)(t - t0) * n);
 				if (redo == DECODE_ALL && t >= p0 && t < p1)
-					decode_turn(a, &MAT_AT(a->dec_q, t, 0), &MAT_AT(a->cache_K, t, 0), t, -1);
+					decode_turn(a, &MAT_AT(a->dec_q, t, 0), &MAT_AT(a->cache_K, t, 0), t, -1, &hs);
 			}
 			if (redo >= DECODE_VALUES)
-				decode_attend_rows(a, cfg, lp, t0, rows, keep, count, row, concat, redo == DECODE_ALL);
+				decode_attend_rows(a, cfg, lp, t0, rows, keep, count, row, concat, redo == DECODE_ALL, &hs);
 			else if (redo == DECODE_OUTPUT)
 				concat_rows(a, lp, t0, rows, concat);
 			for (int t = t0; redo >= DECODE_OUTPUT && t < t0 + rows; t++)
