@@ -411,8 +411,16 @@ static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const int n = cfg->n, m = cfg->m, dk = lp->d_k;
 	/* Q and K, or what a variant made of them for the scores to read (variants.h: reads) */
 	const Mat *Q = attn_slot(a, attn_reads(a, AM_Q), 0), *K = attn_slot(a, attn_reads(a, AM_K), 0);
-	/* after an edit of input rows: rows [from, n) whole, and before them the edited keys' columns [lo, hi) */
-	const int from = rows_kept_before(a, cfg), lo = from > 0 ? a->rows_lo : 0, hi = from > 0 ? a->rows_hi : 0;
+	/*
+	 * After an edit of input rows [lo, hi), pass_project having remade only those rows of Q and K, and no
+	 * variant on that makes a row of what the scores read from others (attn_heads_apart's are none): the
+	 * scores change only in those rows and those columns (cross). Else under a causal mask: rows [from, n)
+	 * whole, and before them the edited keys' columns.
+	 */
+	const int cross = a->rows_hi > a->rows_lo && a->rows_lo >= 0 && a->rows_hi <= n && cfg->m == n &&
+	                  !cfg->has_source && attn_heads_apart(a);
+	const int from = cross ? 0 : rows_kept_before(a, cfg);
+	const int lo = cross || from > 0 ? a->rows_lo : 0, hi = cross || from > 0 ? a->rows_hi : 0;
 	int h, i, j, h0, h1;
 
 	heads_remade(a, &h0, &h1);
@@ -424,7 +432,8 @@ static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			for (i = 0; i < n; i++) {
 				const double *q_i = &Q->a[(size_t)i * Q->cols + (size_t)h * dk];
 				double *scores_i = &hd->scores.a[(size_t)i * m];
-				const int j0 = i < from ? lo : 0, j1 = i < from ? hi : m;
+				const int whole = cross ? i >= lo && i < hi : i >= from;
+				const int j0 = whole ? 0 : lo, j1 = whole ? m : hi;
 				for (j = j0; j < j1; j++) {
 					const double *k_j = &K->a[(size_t)j * K->cols + kcol];
 					scores_i[j] = attn_additive(q_i, k_j, w_e, dk);
@@ -432,13 +441,22 @@ static void pass_scores(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 				a->nonfinite |= mat_nonfinite(scores_i + j0, (size_t)(j1 - j0));
 			}
 		} else {
-			/* scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once. */
-			a->nonfinite |= mat_mul_view(n - from, dk, m, &Q->a[(size_t)from * Q->cols + (size_t)h * dk], (size_t)Q->cols,
-			                             &K->a[kcol], (size_t)K->cols, 1, &hd->scores.a[(size_t)from * m], (size_t)m, 0);
-			if (from > 0) /* each cell's sum is the same wherever it lies in the product (base/matrix.h) */
-				a->nonfinite |= mat_mul_view(from, dk, hi - lo, &Q->a[(size_t)h * dk], (size_t)Q->cols,
+			/*
+			 * scores (n × m) = Q_head (n × d_k) · K_headᵀ (d_k × m): every q_i · k_j at once; after an edit of
+			 * input rows, rows [r0, n) whole and the edited keys' columns [lo, hi) of the rows before, and with
+			 * cross of the rows after hi too. Each cell's sum is the same wherever it lies (base/matrix.h).
+			 */
+			const int r0 = cross ? lo : from, r1 = cross ? hi : n;
+			a->nonfinite |= mat_mul_view(r1 - r0, dk, m, &Q->a[(size_t)r0 * Q->cols + (size_t)h * dk], (size_t)Q->cols,
+			                             &K->a[kcol], (size_t)K->cols, 1, &hd->scores.a[(size_t)r0 * m], (size_t)m, 0);
+			if (r0 > 0)
+				a->nonfinite |= mat_mul_view(r0, dk, hi - lo, &Q->a[(size_t)h * dk], (size_t)Q->cols,
 				                             &K->a[(size_t)lo * K->cols + kcol], (size_t)K->cols, 1, &hd->scores.a[lo],
 				                             (size_t)m, 0);
+			if (r1 < n)
+				a->nonfinite |= mat_mul_view(n - r1, dk, hi - lo, &Q->a[(size_t)r1 * Q->cols + (size_t)h * dk],
+				                             (size_t)Q->cols, &K->a[(size_t)lo * K->cols + kcol], (size_t)K->cols, 1,
+				                             &hd->scores.a[(size_t)r1 * m + lo], (size_t)m, 0);
 		}
 	}
 }
