@@ -360,7 +360,10 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
  * kernels (mat_mul_chain), and the weighted sums two (mat_mul_continue).
  * Each score is the same one chain of d_k terms from 0 (mat_dots's), each
  * weighted sum one chain in the order of j (mat_axpy's, a key not kept
- * adding an exact 0), so the bits are decode_attend's. keep: rows × n ints, count: rows ints, wrow:
+ * adding an exact 0), so the bits are decode_attend's. hs: the heads
+ * remade; edited (or NULL): the rows of q and the cache an edit of input
+ * rows made again, whose steps' scores are made whole and the other steps'
+ * only for those keys. keep: rows × n ints, count: rows ints, wrow:
  * 2·n doubles of scratch; concat: rows × h·d_v, each step's heads. attend: 0
  * when the steps' scores and weights are kept as they are (an edit of the
  * values: only the weighted sums on).
@@ -394,7 +397,7 @@ static void concat_rows(const Attn *a, const LayerParams *lp, int t0, int rows, 
 
 static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const LayerParams *lp, int t0, int rows,
                                const int *keep, const int *count, double *wrow, double *concat, int attend,
-                               const DecodeHeads *hs)
+                               const DecodeHeads *hs, const int *edited)
 {
 	const int n = cfg->n, dk = lp->d_k, dv = lp->d_v, end = t0 + rows;
 	const size_t ldk = (size_t)a->cache_K.cols, ldv = (size_t)a->cache_V.cols;
@@ -404,9 +407,28 @@ static void decode_attend_rows(const Attn *a, const ModelConfig *cfg, const Laye
 	for (int h = hs->h0; h < hs->h1; h++) {
 		const int kh = attn_kv_head(a, h);
 		const double *K = a->cache_K.a + (size_t)kh * dk, *V = a->cache_V.a + (size_t)kh * dv;
-		/* s_tj = q_t·k_j: a block every step keeps whole as one product, else each run of kept keys */
+		/*
+		 * s_tj = q_t·k_j: a block every step keeps whole as one product, else each run of kept keys. With
+		 * edited, only rows [edited[0], edited[1]) of q and the cache were made again (an edit of input
+		 * rows): those steps' scores whole, the others' only for those keys; each the same one chain of
+		 * d_k terms (mat_dots's, mat_mul_chain's).
+		 */
+		for (int t = t0; attend && edited != NULL && t < end; t++) {
+			const int *kp = keep + (size_t)(t - t0) * n, c = count[t - t0];
+			const int whole = t >= edited[0] && t < edited[1];
+			double *scores = &MAT_AT(a->head[h].dec_scores, t, 0);
+			const double *q = &MAT_AT(a->dec_q, t, (size_t)h * dk);
+			for (int k = 0, e; k < c; k = e) {
+				for (e = k + 1; e < c && kp[e] == kp[e - 1] + 1; e++)
+					;
+				const int j0 = whole || kp[k] > edited[0] ? kp[k] : edited[0];
+				const int j1 = whole || kp[e - 1] + 1 < edited[1] ? kp[e - 1] + 1 : edited[1];
+				if (j1 > j0)
+					mat_dots(q, K + (size_t)j0 * ldk, ldk, dk, j1 - j0, &scores[j0]);
+			}
+		}
 		memset(pos, 0, sizeof pos);
-		for (int jb = 0; attend && jb < end; jb += DECODE_KEYS) {
+		for (int jb = 0; attend && edited == NULL && jb < end; jb += DECODE_KEYS) {
 			const int len = end - jb < DECODE_KEYS ? end - jb : DECODE_KEYS;
 			if (kept_whole(keep, count, pos, n, rows, jb, len)) {
 				mat_mul_chain(rows, dk, len, &MAT_AT(a->dec_q, t0, (size_t)h * dk), (size_t)a->dec_q.cols,
@@ -595,6 +617,9 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 	 */
 	const int some = redo == DECODE_ALL && a->changed != NULL && a->rows_hi > a->rows_lo && a->rows_lo >= 0 &&
 	                 a->rows_hi <= n;
+	/* and no variant on makes a row of q or k from others: only those rows and keys of the scores change */
+	const int edited[2] = { a->rows_lo, a->rows_hi };
+	const int *cross = some && blocked && attn_heads_apart(a) ? edited : NULL;
 	/*
 	 * Only the weights some heads read changed (attn_update's heads_lo, heads_hi: the variants on keep heads
 	 * apart): the blocked steps remake those heads' q, k, v columns, turns and attention (of W_v, their v
@@ -639,7 +664,7 @@ static int pass_decode_rows(Attn *a, const ModelConfig *cfg, const LayerParams *
 					decode_turn(a, &MAT_AT(a->dec_q, t, 0), &MAT_AT(a->cache_K, t, 0), t, -1, &hs);
 			}
 			if (redo >= DECODE_VALUES)
-				decode_attend_rows(a, cfg, lp, t0, rows, keep, count, row, concat, redo == DECODE_ALL, &hs);
+				decode_attend_rows(a, cfg, lp, t0, rows, keep, count, row, concat, redo == DECODE_ALL, &hs, cross);
 			else if (redo == DECODE_OUTPUT)
 				concat_rows(a, lp, t0, rows, concat);
 			for (int t = t0; redo >= DECODE_OUTPUT && t < t0 + rows; t++)
