@@ -215,7 +215,14 @@ check "--bench prints the products' multiply-adds (selfattn.json, n 4, d 3: Q, K
 run --bench lessons/selfattn.json --edits --repeat 1
 check "--bench --edits times each edit, and counts its products' multiply-adds" grep -q '^edit=input ms=[0-9.]* madds=[0-9]*$' "$out"
 check "--bench --edits: an edit of W_v remakes V and the weighted sums alone (selfattn.json: 4·3·3 + 4·4·3)" grep -q '^edit=W_v ms=[0-9.]* madds=84$' "$out"
-check "--bench --edits: an input cell's edit projects its row alone, then the scores and sums (9·3 + 48 + 48)" grep -q '^edit=input ms=[0-9.]* madds=123$' "$out"
+check "--bench --edits: an input cell's edit projects its row alone, the scores in its row and its key's column, then the sums (9·3 + 12 + 9 + 48)" grep -q '^edit=input ms=[0-9.]* madds=96$' "$out"
+# two heads of 2 (n 4, d_model 4, no mask): an edit of one cell of W_q reaches one head up to concat
+printf '%s\n' '{"attnviz": 2, "X": {"random": "normal", "rows": 4, "cols": 4, "seed": 1}, "heads": 2,' \
+	'"W_q": {"random": "normal", "rows": 4, "cols": 4, "seed": 2}, "W_k": {"random": "normal", "rows": 4, "cols": 4, "seed": 3},' \
+	'"W_v": {"random": "normal", "rows": 4, "cols": 4, "seed": 4}, "W_o": {"random": "normal", "rows": 4, "cols": 4, "seed": 5}}' >"$tmp/heads2.json"
+run --bench "$tmp/heads2.json" --edits --repeat 1
+check "--bench --edits: an edit of W_q remakes one head's Q columns, scores and sums (32 + 32 + 32), then the output (64)" grep -q '^edit=W_q ms=[0-9.]* madds=160$' "$out"
+check "--bench --edits: an edit of W_v remakes one head's V columns and sums (32 + 32), then the output (64)" grep -q '^edit=W_v ms=[0-9.]* madds=128$' "$out"
 check "--bench --edits prints the peak memory" grep -q '^peak_rss_kb_compute=[0-9]* peak_rss_kb_edits=[0-9]*$' "$out"
 run --bench lessons/gradient.json --edits --repeat 1
 check "--bench --edits with a loss: each edit, then the gradients it left for later" grep -q '^edit=W_q ms=[0-9.]* madds=[0-9]* grads_ms=[0-9.]*$' "$out"
