@@ -95,6 +95,7 @@ static int operands_alibi(const Attn *a, AttnMatrix which, int h, int i, int j, 
 
 const AttnVariant variant_alibi = {
 	.name = "alibi",
+	.heads_apart = 1,
 	.feature = FEAT_ALIBI,
 	.stage = STAGE_BIAS,
 	.kernel = pass_bias,

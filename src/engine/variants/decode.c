@@ -914,6 +914,7 @@ static int decode_same(const ModelConfig *xc, const LayerParams *xp, const Model
 
 const AttnVariant variant_decode = {
 	.name = "decode",
+	.heads_apart = 1,
 	.feature = FEAT_DECODE,
 	.stage = STAGE_DECODE,
 	.kernel = pass_decode,

@@ -260,6 +260,7 @@ static int flash_same(const ModelConfig *xc, const LayerParams *xp, const ModelC
 
 const AttnVariant variant_flash = {
 	.name = "flash",
+	.heads_apart = 1,
 	.feature = FEAT_FLASH,
 	.stage = STAGE_FLASH,
 	.kernel = pass_flash,

@@ -110,6 +110,7 @@ static const AttnMatrix gate_reads[][2] = { { AM_CONCAT, AM_GATED }, { AM_COUNT,
 
 const AttnVariant variant_gated = {
 	.name = "W_gate",
+	.heads_apart = 1,
 	.feature = FEAT_GATED,
 	.stage = STAGE_GATE,
 	.kernel = pass_gate,

@@ -46,6 +46,7 @@ static void gqa_head_note(StrBuf *b, const Attn *a, int h)
 
 const AttnVariant variant_gqa = {
 	.name = "kv_heads",
+	.heads_apart = 1,
 	.feature = FEAT_GQA,
 	.stage = STAGE_COUNT, /* none of its own */
 	.kv_head = gqa_kv_head,

@@ -720,6 +720,7 @@ static int operands_experts(const Attn *a, AttnMatrix which, int h, int i, int j
 
 const AttnVariant variant_moe = {
 	.name = "moe",
+	.heads_apart = 1,
 	.feature = FEAT_MOE,
 	.stage = STAGE_MOE_ROUTER,
 	.kernel = pass_router,
@@ -734,6 +735,7 @@ const AttnVariant variant_moe = {
 
 const AttnVariant variant_moe_choice = {
 	.name = "moe",
+	.heads_apart = 1,
 	.feature = FEAT_MOE_SIGMOID,
 	.stage = STAGE_MOE_CHOICE,
 	.kernel = pass_choice,
@@ -745,6 +747,7 @@ const AttnVariant variant_moe_choice = {
 
 const AttnVariant variant_moe_topk = {
 	.name = "moe",
+	.heads_apart = 1,
 	.feature = FEAT_MOE,
 	.stage = STAGE_MOE_TOPK,
 	.kernel = pass_topk,
@@ -755,6 +758,7 @@ const AttnVariant variant_moe_topk = {
 
 const AttnVariant variant_moe_experts = {
 	.name = "moe",
+	.heads_apart = 1,
 	.feature = FEAT_MOE,
 	.stage = STAGE_MOE_EXPERTS,
 	.kernel = pass_experts,

@@ -221,6 +221,7 @@ static const AttnMatrix rope_reads[][2] = { { AM_Q, AM_Q_ROT }, { AM_K, AM_K_ROT
 
 const AttnVariant variant_rope = {
 	.name = "rope",
+	.heads_apart = 1,
 	.feature = FEAT_ROPE,
 	.stage = STAGE_ROTATE,
 	.kernel = pass_rotate,

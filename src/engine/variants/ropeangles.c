@@ -122,6 +122,7 @@ static void explain_angles(StrBuf *b, const Attn *a, AttnMatrix which, int h, in
 
 const AttnVariant variant_ropeangles = {
 	.name = "ropeangles",
+	.heads_apart = 1,
 	.feature = FEAT_ROPE_TABLE,
 	.stage = STAGE_ANGLES,
 	.kernel = pass_angles,

@@ -97,6 +97,7 @@ static int operands_sink(const Attn *a, AttnMatrix which, int h, int i, int j, E
 
 const AttnVariant variant_sinks = {
 	.name = "sinks",
+	.heads_apart = 1,
 	.feature = FEAT_SINKS,
 	.stage = STAGE_SINKS,
 	.kernel = pass_sinks,

@@ -108,6 +108,7 @@ static int operands_softcap(const Attn *a, AttnMatrix which, int h, int i, int j
 
 const AttnVariant variant_softcap = {
 	.name = "attn_logit_softcapping",
+	.heads_apart = 1,
 	.feature = FEAT_SOFTCAP,
 	.stage = STAGE_SOFTCAP,
 	.kernel = pass_softcap,

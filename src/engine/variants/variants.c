@@ -152,18 +152,9 @@ int attn_masked_why(StrBuf *b, const ModelConfig *cfg, int i, int j, const char 
 
 int attn_heads_apart(const Attn *a)
 {
-	static const AttnVariant *const apart[] = { &variant_alibi, &variant_rope, &variant_ropeangles, &variant_window,
-		                                    &variant_gqa, &variant_softcap, &variant_sinks, &variant_gated,
-		                                    &variant_moe, &variant_moe_choice, &variant_moe_topk,
-		                                    &variant_moe_experts, &variant_flash, &variant_decode };
-
-	for (int k = 0; k < attn_variant_count; k++) {
-		int ok = 0;
-		for (size_t i = 0; i < sizeof apart / sizeof apart[0]; i++)
-			ok |= attn_variants[k] == apart[i];
-		if (!ok && attn_variant_on(a, attn_variants[k]))
+	for (int k = 0; k < attn_variant_count; k++)
+		if (!attn_variants[k]->heads_apart && attn_variant_on(a, attn_variants[k]))
 			return 0;
-	}
 	return 1;
 }
 

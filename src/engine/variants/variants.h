@@ -66,6 +66,13 @@ typedef struct AttnVariant {
 	StageKernel kernel;                      /* that stage's pass */
 	StageRule rules[ATTN_STAGE_RULES];       /* what the pass remakes from what (kernels.h) */
 	int checks_itself;                       /* the pass notes a non-finite number as it writes (a->nonfinite) */
+	/*
+	 * 1: it keeps heads apart up to concat (what a head's scores, weights
+	 * and sums read is that head's own), so an edit of the weights one head
+	 * reads reaches only that head there (attn_heads_apart); 0, the
+	 * default, makes every edit remake every head while it is on.
+	 */
+	int heads_apart;
 	VariantExplain explain;                  /* a cell of a matrix the stage makes */
 	VariantOperands operands;
 
@@ -168,13 +175,14 @@ int attn_masked_why(StrBuf *b, const ModelConfig *cfg, int i, int j, const char 
 /* The key/value head a's query head h reads (kv_head): h unless a variant shares heads. */
 int attn_kv_head(const Attn *a, int h);
 /*
- * 1 when every variant on a keeps its heads apart up to concat, so that an
- * edit of the weights one head reads reaches no other head before W_o
- * (attn_update: heads_lo, heads_hi): RoPE and its angles, shared key/value
- * heads, ALiBi, windows, soft caps, sinks, a gate, a mixture of experts,
- * flash tiles, decoding. Not QK-norm over the whole row (OLMo 2), Llama 4's
- * L2 norm, MLA, DSA, linear attention, Gated DeltaNet or differential
- * attention, whose heads share what they are made from or are paired.
+ * 1 when every variant on a keeps its heads apart up to concat (its
+ * heads_apart), so that an edit of the weights one head reads reaches no
+ * other head before W_o (attn_update: heads_lo, heads_hi). They do: RoPE and
+ * its angles, shared key/value heads, ALiBi, windows, soft caps, sinks, a
+ * gate, a mixture of experts, flash tiles, decoding. Not QK-norm (OLMo 2's
+ * over the whole row), Llama 4's L2 norm, MLA, DSA, linear attention, Gated
+ * DeltaNet, differential attention (heads that share what they are made
+ * from, or are paired), nor a variant that does not say.
  */
 int attn_heads_apart(const Attn *a);
 /* The first variant's fault with the heads' settings (heads_fault), or NULL. */

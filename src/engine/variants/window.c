@@ -57,6 +57,7 @@ static int window_same(const ModelConfig *xc, const LayerParams *xp, const Model
 
 const AttnVariant variant_window = {
 	.name = "window",
+	.heads_apart = 1,
 	.feature = FEAT_WINDOW,
 	.stage = STAGE_COUNT, /* none of its own */
 	.keep_first = window_keep_first,
