@@ -67,10 +67,13 @@ typedef struct AttnVariant {
 	StageRule rules[ATTN_STAGE_RULES];       /* what the pass remakes from what (kernels.h) */
 	int checks_itself;                       /* the pass notes a non-finite number as it writes (a->nonfinite) */
 	/*
-	 * 1: it keeps heads apart up to concat (what a head's scores, weights
-	 * and sums read is that head's own), so an edit of the weights one head
-	 * reads reaches only that head there (attn_heads_apart); 0, the
-	 * default, makes every edit remake every head while it is on.
+	 * 1: it keeps heads and tokens apart up to concat: what a head's
+	 * scores, weights and sums read is that head's own, and each row of
+	 * what the scores read (q, k as it turns them) is made from its own
+	 * token's row alone. An edit of the weights one head reads then reaches
+	 * only that head there, and an edit of input rows only those rows and
+	 * keys of the scores (attn_heads_apart). 0, the default, makes every
+	 * edit remake every head and row while it is on.
 	 */
 	int heads_apart;
 	VariantExplain explain;                  /* a cell of a matrix the stage makes */
@@ -175,9 +178,10 @@ int attn_masked_why(StrBuf *b, const ModelConfig *cfg, int i, int j, const char 
 /* The key/value head a's query head h reads (kv_head): h unless a variant shares heads. */
 int attn_kv_head(const Attn *a, int h);
 /*
- * 1 when every variant on a keeps its heads apart up to concat (its
- * heads_apart), so that an edit of the weights one head reads reaches no
- * other head before W_o (attn_update: heads_lo, heads_hi). They do: RoPE and
+ * 1 when every variant on a keeps its heads (and tokens) apart up to
+ * concat (its heads_apart), so that an edit of the weights one head reads
+ * reaches no other head before W_o (attn_update: heads_lo, heads_hi), and
+ * one of input rows only those rows and keys of the scores (pass_scores). They do: RoPE and
  * its angles, shared key/value heads, ALiBi, windows, soft caps, sinks, a
  * gate, a mixture of experts, flash tiles, decoding. Not QK-norm (OLMo 2's
  * over the whole row), Llama 4's L2 norm, MLA, DSA, linear attention, Gated
