@@ -324,8 +324,7 @@ static void heads_remade(const Attn *a, int *lo, int *hi)
 	*hi = some ? a->heads_hi : a->heads;
 }
 
-/* Columns [c0, c1) of P = X·W + b, the others left as they are (each cell's sum is the same, base/matrix.h). 1: not finite. */
-static int project_cols(const Mat *X, int c0, int c1, const Mat *W, const Mat *b, Mat *P)
+int attn_project_cols(const Mat *X, int c0, int c1, const Mat *W, const Mat *b, Mat *P)
 {
 	int bad;
 
@@ -368,11 +367,11 @@ static void pass_project(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			g1 = g + 1 > g1 ? g + 1 : g1;
 		}
 		if (a->redo == NULL || a->redo[AM_Q])
-			a->nonfinite |= project_cols(X, h0 * lp->d_k, h1 * lp->d_k, &lp->W_q, &lp->b_q, &a->Q);
+			a->nonfinite |= attn_project_cols(X, h0 * lp->d_k, h1 * lp->d_k, &lp->W_q, &lp->b_q, &a->Q);
 		if (a->redo == NULL || a->redo[AM_K])
-			a->nonfinite |= project_cols(S, g0 * lp->d_k, g1 * lp->d_k, &lp->W_k, &lp->b_k, &a->K);
+			a->nonfinite |= attn_project_cols(S, g0 * lp->d_k, g1 * lp->d_k, &lp->W_k, &lp->b_k, &a->K);
 		if (a->redo == NULL || a->redo[AM_V])
-			a->nonfinite |= project_cols(S, g0 * lp->d_v, g1 * lp->d_v, &lp->W_v, &lp->b_v, &a->V);
+			a->nonfinite |= attn_project_cols(S, g0 * lp->d_v, g1 * lp->d_v, &lp->W_v, &lp->b_v, &a->V);
 		return;
 	}
 	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */

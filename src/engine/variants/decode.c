@@ -490,23 +490,21 @@ static const double *decode_arows(const LayerParams *lp, const ModelConfig *cfg,
 
 /*
  * Rows [t0, t0 + rows) of P, columns [c0, c1): arows·W + b (all of W's
- * columns: attn_mul_param, whatever W is kept in; some: W's own numbers, as
- * a pass remaking some heads has them, attn_update having made them).
+ * columns: attn_mul_param, whatever W is kept in; some: attn_project_cols on
+ * W's own numbers, as a pass remaking some heads has them, attn_update
+ * having made them).
  */
 static void project_cols(int rows, const double *arows, int D, const LayerParams *lp, const Mat *W, const Mat *b, int c0,
                          int c1, Mat *P, int t0)
 {
-	double *out = &MAT_AT(*P, t0, 0);
+	Mat in = { rows, D, (double *)arows }, out = { rows, P->cols, &MAT_AT(*P, t0, 0) };
 
 	if (c0 == 0 && c1 == P->cols) {
-		attn_mul_param(rows, arows, (size_t)D, lp, W, out, (size_t)P->cols);
-		add_bias(out, rows, P->cols, b);
+		attn_mul_param(rows, arows, (size_t)D, lp, W, out.a, (size_t)P->cols);
+		add_bias(out.a, rows, P->cols, b);
 		return;
 	}
-	mat_mul_view(rows, D, c1 - c0, arows, (size_t)D, W->a + c0, (size_t)W->cols, 0, out + c0, (size_t)P->cols, 0);
-	for (int i = 0; i < rows && !mat_empty(b); i++)
-		for (int j = c0; j < c1; j++)
-			out[(size_t)i * P->cols + j] += b->a[j];
+	(void)attn_project_cols(&in, c0, c1, W, b, &out); /* the pass checks what it made itself */
 }
 
 /*
