@@ -166,7 +166,7 @@ static void check_encdec(const char *path)
 			assert_non_null(copy);
 			assert_int_equal(edit_cell(copy, &e, &err), 0);
 			version = s.model->version;
-			assert_int_equal(attn_update(s.model, copy, &before, 1e12, 0, &err), 1);
+			assert_int_equal(attn_update(s.model, copy, &before, 1e12, &err), 1);
 			assert_null(err);
 			assert_null(before);
 			assert_true(s.model->version == version && s.model->top == s.lesson);
@@ -245,10 +245,10 @@ static void check_lesson(const char *path)
 			describe(what, sizeof what, path, cur, hd, (AttnMatrix)w, cell);
 			old = compute_all(cur);
 			const unsigned long version = a->version;
-			/* every other edit as the full-screen view makes it: the gradients left for their first reader */
-			assert_int_equal(attn_update(a, copy, &before, 1e12, edits % 2, &err), 0);
+			/* the gradients left for their first reader */
+			assert_int_equal(attn_update(a, copy, &before, 1e12, &err), 0);
 			assert_null(err);
-			if (edits % 2 && a->grad != NULL) {
+			if (a->grad != NULL) {
 				const Attn *last = a;
 				char *e = NULL;
 				while (last->next != NULL)
@@ -321,8 +321,8 @@ static void test_every_lesson_every_edit(void **state)
 	assert_true(check_folder("lessons") >= 20);
 	/* RoPE, shared key/value heads, ALiBi, windows, decoding and tiles: their passes follow an edit too */
 	assert_true(check_folder("tests/golden/v3") >= 30);
-	/* the backward pass's lessons (stacks, blocks, cross-attention, an encoder–decoder, experts): every other edit's
-	 * gradients left for their first reader (grads_later), then the same bits as a fresh computation's */
+	/* the backward pass's lessons (stacks, blocks, cross-attention, an encoder–decoder, experts): each edit's
+	 * gradients left for their first reader, then the same bits as a fresh computation's */
 	assert_true(check_folder("tests/golden/v2") >= 20);
 	assert_true(check_folder("tests/golden/moeback") >= 5);
 }
@@ -425,7 +425,7 @@ static void test_edit_of_late_rows(void **state)
 			assert_non_null(m);
 			MAT_AT(*m, edits[e].row, edits[e].col) += 0.75;
 			snprintf(what, sizeof what, "lesson %zu, %s[%d][%d]", i, matrix_name(edits[e].w), edits[e].row, edits[e].col);
-			assert_int_equal(attn_update(a, copy, NULL, 0, 0, &err), 0);
+			assert_int_equal(attn_update(a, copy, NULL, 0, &err), 0);
 			assert_null(err);
 			assert_true(a->stage_ms[STAGE_DECODE] > 0 || !attn_config(a)->decode); /* it ran, not skipped */
 			fresh = compute_all(copy);
@@ -468,7 +468,7 @@ static void test_only_what_depends(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		c = edited(l, cases[i].w, 0.75 + (double)i);
-		assert_int_equal(attn_update(a, c, NULL, 0, 0, &err), 0);
+		assert_int_equal(attn_update(a, c, NULL, 0, &err), 0);
 		assert_true(a->stage_ms[cases[i].first] > 0.0);
 		if (cases[i].skipped != STAGE_COUNT)
 			assert_true(a->stage_ms[cases[i].skipped] == 0.0);
@@ -481,7 +481,7 @@ static void test_only_what_depends(void **state)
 	/* an edit that changes a setting is not an update */
 	c = lesson_clone(l);
 	c->cfg.mask = c->cfg.mask == MASK_NONE ? MASK_CAUSAL : MASK_NONE;
-	assert_int_equal(attn_update(a, c, NULL, 0, 0, &err), 1);
+	assert_int_equal(attn_update(a, c, NULL, 0, &err), 1);
 	assert_true(a->top == l);
 	assert_true(attn_config(a)->mask == l->cfg.mask);
 	lesson_free(c);
@@ -498,12 +498,12 @@ static void test_overflow_then_back(void **state)
 
 	(void)state;
 	lesson_matrix(c, AM_INPUT)->a[0] = 1e200;
-	assert_int_equal(attn_update(a, c, NULL, 0, 0, &err), -1);
+	assert_int_equal(attn_update(a, c, NULL, 0, &err), -1);
 	assert_non_null(err);
 	assert_non_null(strstr(err, "too large"));
 	free(err);
 	err = NULL;
-	assert_int_equal(attn_update(a, l, NULL, 0, 0, &err), 0);
+	assert_int_equal(attn_update(a, l, NULL, 0, &err), 0);
 	fresh = compute_all(l);
 	assert_same_computation(a, fresh, "back after an overflow");
 	attn_free(fresh);

@@ -104,10 +104,10 @@ void session_free(Session *s);
 /*
  * The learner is reading (the full-screen view's screen is out, the plain
  * REPL waits at its prompt): an edit's gradients, which an edit leaves for
- * their first reader so that its forward pass shows at once, are made, and the layer shown (and its compare
- * variant) get the memory their derived matrices will be made in, when it
- * is at most SESSION_RESERVE_NUMBERS numbers (attn_reserve_derived). Cheap
- * once done.
+ * their first reader so that its forward pass shows at once, are made, and
+ * the layer shown (and its compare variant) get the memory their derived
+ * matrices will be made in, when it is at most SESSION_RESERVE_NUMBERS
+ * numbers (attn_reserve_derived). Cheap once done.
  */
 #define SESSION_RESERVE_NUMBERS (1 << 22) /* n = m = 1024: 32 MiB */
 void session_idle(Session *s);

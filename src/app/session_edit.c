@@ -533,7 +533,7 @@ static void update_back(Attn *a, KeptMatrix *k, Lesson *l)
 
 	*k->slot = k->old;
 	memset(&k->old, 0, sizeof k->old);
-	if (attn_update(a, l, NULL, 0, 0, &e) != 0)
+	if (attn_update(a, l, NULL, 0, &e) != 0)
 		free(e);
 	mat_free(&edited);
 	kept_matrix_free(k);
@@ -671,10 +671,10 @@ int session_set_cell(Session *s, AttnMatrix which, int row, int col, double valu
 	 * The computation updated in place: only the passes the matrix reaches
 	 * run again. With a variant, every matrix remade is kept, so that a
 	 * variant that refuses the edit can have them put back. With a loss,
-	 * the loss now and the gradients when first read (grads_later): the
-	 * edit's forward pass shows at once, in every front end.
+	 * the loss now and the gradients when first read: the edit's forward
+	 * pass shows at once, in every front end.
 	 */
-	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), 1, err);
+	r = attn_update(s->model, l, &before, c != NULL ? INFINITY : keep_limit(l), err);
 	if (r == 1) { /* not the same shapes and settings after all: computed afresh, on a copy */
 		swap_out(&kept->lesson);
 		swap_out(&kept->compare);

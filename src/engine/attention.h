@@ -226,7 +226,7 @@ typedef struct Attn {
 	 * root: the first link of the whole computation (for an encoder's links
 	 * too), whose backward pass makes every link's gradients (NULL: this
 	 * link). On the root, grad_stale: attn_update left the gradients to be
-	 * made when first read (its grads_later), and a->grad holds the numbers
+	 * made when first read, and a->grad holds the numbers
 	 * from before, never shown, since every reader asks attn_grads_ready
 	 * (backward.h) first.
 	 */

@@ -744,7 +744,7 @@ static void changed_heads(Attn *a, const ModelConfig *old_c, const LayerParams *
 		a->heads_lo = lo, a->heads_hi = hi;
 }
 
-static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, int grads_later, char **err)
+static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
 {
 	unsigned char changed[AM_COUNT];
 	Keep k = { NULL, keep_numbers };
@@ -856,8 +856,8 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 	}
 	if (l->cfg.backward != BACKWARD_NONE) {
 		double loss;
-		/* grads_later: the loss now, the gradients when first read, so an edit shows its forward pass at once */
-		const int later = grads_later && first->grad != NULL;
+		/* the loss now, the gradients when first read (none yet: made now), so an edit shows its forward pass at once */
+		const int later = first->grad != NULL;
 		if ((later ? attn_loss(first, &loss, err) : attn_backward(first, &loss, err)) != 0) {
 			keep_drop(&k);
 			return -1;
@@ -873,12 +873,12 @@ static int update_chain(Attn *first, const Lesson *l, Attn **before, double keep
 
 
 /* An update is work that Ctrl-C stops between passes (issue 27 §5): refused, the caller's way back runs. */
-int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, int grads_later, char **err)
+int attn_update(Attn *first, const Lesson *l, Attn **before, double keep_numbers, char **err)
 {
 	int r;
 
 	ttyguard_work_begin();
-	r = update_chain(first, l, before, keep_numbers, grads_later, err);
+	r = update_chain(first, l, before, keep_numbers, err);
 	ttyguard_work_end();
 	return r;
 }

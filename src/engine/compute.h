@@ -27,9 +27,9 @@ void attn_free(Attn *a);
  * place for l, whose given matrices may hold other numbers but whose shapes
  * and settings are the same: only the passes that read a matrix that changed
  * run again, reusing a's buffers, and the backward pass is redone when the
- * lesson has one: at once, or with grads_later (every session's edits) only
- * the loss now and the gradients when first read (attn_grads_ready,
- * backward.h), which a's root then says (grad_stale). The result is bit for
+ * lesson has one: the loss now and the gradients when first read
+ * (attn_grads_ready, backward.h), which a's root then says (grad_stale), so
+ * an edit shows its forward pass at once. The result is bit for
  * bit what attn_compute_all(l) gives.
  * Each link's model is then made from l (a->top is l).
  *
@@ -41,7 +41,7 @@ void attn_free(Attn *a);
  * compute it afresh), or -1 with *err (an overflow, out of memory): a is
  * then half updated, and updating it back to the old lesson restores it.
  */
-int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, int grads_later, char **err);
+int attn_update(Attn *a, const Lesson *l, Attn **before, double keep_numbers, char **err);
 
 /*
  * The LM head's temperature, top-k or row changed (cfg holds the new ones):
