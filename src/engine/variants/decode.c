@@ -301,6 +301,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 	double *kt = r->K + (size_t)t * r->ldk, *vt = r->V + (size_t)t * r->ldv;
 	const double *arow = xin;
 	const int shift = stream_shift(cfg);
+	const DecodeHeads every = all_heads(a); /* a step alone turns every head */
 	int count = attn_cache_rows(cfg, t, 0, r->keep);
 	double *Kt = NULL;
 
@@ -320,7 +321,7 @@ static void decode_row(const Attn *a, const ModelConfig *cfg, const LayerParams 
 		add_bias(kt, 1, gdk, &lp->b_k);
 		add_bias(vt, 1, gdv, &lp->b_v);
 	}
-	decode_turn(a, x, kt, t, shift ? count - 1 : -1, &(const DecodeHeads){ 0, a->heads, 0, a->kv_heads });
+	decode_turn(a, x, kt, t, shift ? count - 1 : -1, &every);
 	/* each head against the rows the cache keeps, and the output row */
 	if (shift && (Kt = stream_keys(a, r, r->keep, count)) == NULL)
 		return; /* out of memory: the row left as it was */
