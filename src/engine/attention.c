@@ -298,23 +298,6 @@ int attn_add_bias(Mat *out, const Mat *b)
 	return bad;
 }
 
-/*
- * Rows [lo, hi) of P = X·W + b, the others left as they are. Each cell's sum is the same whatever rows are
- * multiplied beside it (base/matrix.h), so a few rows get the bits the whole product gives them. 1: a cell
- * is not finite.
- */
-static int project(const Mat *X, int lo, int hi, const Mat *W, const Mat *b, Mat *P)
-{
-	Mat rows;
-
-	if (P->a == NULL) /* a matrix this lesson has not (mat_mul's rule) */
-		return 0;
-	rows = (Mat){ hi - lo, P->cols, &MAT_AT(*P, lo, 0) };
-	return mat_mul_view(hi - lo, X->cols, W->cols, &MAT_AT(*X, lo, 0), (size_t)X->cols, W->a, (size_t)W->cols, 0,
-	                    rows.a, (size_t)P->cols, 0) |
-	       attn_add_bias(&rows, b);
-}
-
 /* The query heads the passes from the projection to concat remake: [*lo, *hi), every head but after an edit of one's weights. */
 static void heads_remade(const Attn *a, int *lo, int *hi)
 {
@@ -324,15 +307,15 @@ static void heads_remade(const Attn *a, int *lo, int *hi)
 	*hi = some ? a->heads_hi : a->heads;
 }
 
-int attn_project_cols(const Mat *X, int c0, int c1, const Mat *W, const Mat *b, Mat *P)
+int attn_project(const Mat *X, int lo, int hi, int c0, int c1, const Mat *W, const Mat *b, Mat *P)
 {
 	int bad;
 
-	if (P->a == NULL || c1 <= c0)
+	if (P->a == NULL || hi <= lo || c1 <= c0) /* a matrix this lesson has not (mat_mul's rule), or nothing asked */
 		return 0;
-	bad = mat_mul_view(X->rows, X->cols, c1 - c0, X->a, (size_t)X->cols, &W->a[c0], (size_t)W->cols, 0, &P->a[c0],
-	                   (size_t)P->cols, 0);
-	for (int i = 0; i < P->rows && !mat_empty(b); i++) {
+	bad = mat_mul_view(hi - lo, X->cols, c1 - c0, &MAT_AT(*X, lo, 0), (size_t)X->cols, &W->a[c0], (size_t)W->cols, 0,
+	                   &MAT_AT(*P, lo, c0), (size_t)P->cols, 0);
+	for (int i = lo; i < hi && !mat_empty(b); i++) {
 		for (int j = c0; j < c1; j++)
 			MAT_AT(*P, i, j) += b->a[j];
 		bad |= mat_nonfinite(&MAT_AT(*P, i, c0), (size_t)(c1 - c0));
@@ -367,20 +350,20 @@ static void pass_project(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 			g1 = g + 1 > g1 ? g + 1 : g1;
 		}
 		if (a->redo == NULL || a->redo[AM_Q])
-			a->nonfinite |= attn_project_cols(X, h0 * lp->d_k, h1 * lp->d_k, &lp->W_q, &lp->b_q, &a->Q);
+			a->nonfinite |= attn_project(X, 0, X->rows, h0 * lp->d_k, h1 * lp->d_k, &lp->W_q, &lp->b_q, &a->Q);
 		if (a->redo == NULL || a->redo[AM_K])
-			a->nonfinite |= attn_project_cols(S, g0 * lp->d_k, g1 * lp->d_k, &lp->W_k, &lp->b_k, &a->K);
+			a->nonfinite |= attn_project(S, 0, S->rows, g0 * lp->d_k, g1 * lp->d_k, &lp->W_k, &lp->b_k, &a->K);
 		if (a->redo == NULL || a->redo[AM_V])
-			a->nonfinite |= attn_project_cols(S, g0 * lp->d_v, g1 * lp->d_v, &lp->W_v, &lp->b_v, &a->V);
+			a->nonfinite |= attn_project(S, 0, S->rows, g0 * lp->d_v, g1 * lp->d_v, &lp->W_v, &lp->b_v, &a->V);
 		return;
 	}
 	/* an edit of W_v remakes V alone (attn_update); a computation makes all three */
 	if (a->redo == NULL || a->redo[AM_Q])
-		a->nonfinite |= project(X, lo, hi, &lp->W_q, &lp->b_q, &a->Q);
+		a->nonfinite |= attn_project(X, lo, hi, 0, lp->W_q.cols, &lp->W_q, &lp->b_q, &a->Q);
 	if (a->redo == NULL || a->redo[AM_K])
-		a->nonfinite |= project(S, slo, shi, &lp->W_k, &lp->b_k, &a->K);
+		a->nonfinite |= attn_project(S, slo, shi, 0, lp->W_k.cols, &lp->W_k, &lp->b_k, &a->K);
 	if (a->redo == NULL || a->redo[AM_V])
-		a->nonfinite |= project(S, slo, shi, &lp->W_v, &lp->b_v, &a->V);
+		a->nonfinite |= attn_project(S, slo, shi, 0, lp->W_v.cols, &lp->W_v, &lp->b_v, &a->V);
 }
 
 /*
@@ -765,7 +748,7 @@ static void pass_output(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		memcpy(rows.a, &MAT_AT(*in, from, 0), (size_t)rows.rows * (size_t)in->cols * sizeof(double));
 		a->nonfinite |= attn_add_bias(&rows, &lp->b_o);
 	} else
-		a->nonfinite |= project(in, from, in->rows, &lp->W_o, &lp->b_o, &a->output);
+		a->nonfinite |= attn_project(in, from, in->rows, 0, lp->W_o.cols, &lp->W_o, &lp->b_o, &a->output);
 }
 
 /* ---------------------------------------------------------------- the block */

@@ -53,12 +53,12 @@ const StageRule *attn_stage_rules(Stage st);
  */
 int attn_add_bias(Mat *out, const Mat *b);
 /*
- * Columns [c0, c1) of P = X·W + b (X's rows, W's own numbers), the others
- * left as they are: each cell's sum is the same wherever it lies in the
- * product (base/matrix.h), so some heads' columns get the whole product's
- * bits. 1: a cell is not finite.
+ * Rows [lo, hi) and columns [c0, c1) of P = X·W + b (W's own numbers), the
+ * others left as they are: each cell's sum is the same wherever it lies in
+ * the product (base/matrix.h), so an edit's rows, or some heads' columns,
+ * get the bits the whole product gives them. 1: a cell is not finite.
  */
-int attn_project_cols(const Mat *X, int c0, int c1, const Mat *W, const Mat *b, Mat *P);
+int attn_project(const Mat *X, int lo, int hi, int c0, int c1, const Mat *W, const Mat *b, Mat *P);
 /*
  * 1 when computed matrix w of a (every head's) holds a number that is not
  * finite, −∞ allowed where the catalogue says so (MF_NEG_INF), NaN where an

@@ -491,7 +491,7 @@ static const double *decode_arows(const LayerParams *lp, const ModelConfig *cfg,
 
 /*
  * Rows [t0, t0 + rows) of P, columns [c0, c1): arows·W + b (all of W's
- * columns: attn_mul_param, whatever W is kept in; some: attn_project_cols on
+ * columns: attn_mul_param, whatever W is kept in; some: attn_project on
  * W's own numbers, as a pass remaking some heads has them, attn_update
  * having made them).
  */
@@ -505,7 +505,7 @@ static void project_cols(int rows, const double *arows, int D, const LayerParams
 		add_bias(out.a, rows, P->cols, b);
 		return;
 	}
-	(void)attn_project_cols(&in, c0, c1, W, b, &out); /* the pass checks what it made itself */
+	(void)attn_project(&in, 0, rows, c0, c1, W, b, &out); /* the pass checks what it made itself */
 }
 
 /*
