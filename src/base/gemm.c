@@ -79,6 +79,7 @@ typedef struct Kernel {
 	RowKernel *row;
 	MicroKernel *narrow; /* MR × nr_narrow (< NR), for a strip the edge of C leaves that narrow; or NULL */
 	int nr_narrow;
+	void (*pack_a)(int kc, const double *A, size_t lda, double *ap); /* MR whole rows of A as a strip, or NULL */
 } Kernel;
 
 /* KB is part of the result (where the sums are split), the same for every kernel, never a tuning. */
@@ -469,14 +470,62 @@ static int has_avx2fma(void)
 #endif
 
 /* Fastest first: the first one the processor supports is used. */
+/*
+ * Packing MR whole rows of A (not transposed) as a strip, ap[t·MR + r] = A[r][t]: term by term, the MR
+ * numbers of a term stored side by side (one row at a time, every store went to another cache line).
+ * Only copies: no number changes. The weighted sums pack all of a head's weights this way.
+ */
+#define PACK_A_ROWS(NAME, MR)                                                                            \
+	static void NAME(int kc, const double *A, size_t lda, double *ap)                              \
+	{                                                                                                \
+		for (int t = 0; t < kc; t++)                                                             \
+			for (int r = 0; r < (MR); r++)                                                   \
+				ap[(size_t)t * (MR) + (size_t)r] = A[(size_t)r * lda + (size_t)t];      \
+	}
+PACK_A_ROWS(pack_a4, 4)
+PACK_A_ROWS(pack_a6, 6)
+
+#if HAVE_X86_KERNELS
+/* The same for eight rows with AVX-512: an 8 × 8 block of A at a time, turned in registers. */
+__attribute__((target("avx512f"))) static void pack_a8_avx512(int kc, const double *A, size_t lda, double *ap)
+{
+	int t = 0;
+
+	for (; t + 8 <= kc; t += 8) {
+		const double *s = A + t;
+		__m512d r[8], u[8], v[8];
+		for (int i = 0; i < 8; i++)
+			r[i] = _mm512_loadu_pd(s + (size_t)i * lda);
+		/* pairs of rows interleaved: u[2p] = A[2p][0] A[2p+1][0] A[2p][2] A[2p+1][2] …, u[2p+1] the odd terms */
+		for (int p = 0; p < 4; p++) {
+			u[2 * p] = _mm512_unpacklo_pd(r[2 * p], r[2 * p + 1]);
+			u[2 * p + 1] = _mm512_unpackhi_pd(r[2 * p], r[2 * p + 1]);
+		}
+		/* then the 128-bit lanes: v holds terms {0,4}, {1,5}, {2,6}, {3,7} of rows 0-3 and of rows 4-7 */
+		v[0] = _mm512_shuffle_f64x2(u[0], u[2], 0x88), v[1] = _mm512_shuffle_f64x2(u[1], u[3], 0x88);
+		v[2] = _mm512_shuffle_f64x2(u[0], u[2], 0xdd), v[3] = _mm512_shuffle_f64x2(u[1], u[3], 0xdd);
+		v[4] = _mm512_shuffle_f64x2(u[4], u[6], 0x88), v[5] = _mm512_shuffle_f64x2(u[5], u[7], 0x88);
+		v[6] = _mm512_shuffle_f64x2(u[4], u[6], 0xdd), v[7] = _mm512_shuffle_f64x2(u[5], u[7], 0xdd);
+		double *d = &ap[(size_t)t * 8];
+		for (int q = 0; q < 4; q++) {
+			_mm512_storeu_pd(d + 8 * q, _mm512_shuffle_f64x2(v[q], v[q + 4], 0x88));      /* term q */
+			_mm512_storeu_pd(d + 8 * (q + 4), _mm512_shuffle_f64x2(v[q], v[q + 4], 0xdd)); /* term q + 4 */
+		}
+	}
+	for (; t < kc; t++)
+		for (int r = 0; r < 8; r++)
+			ap[(size_t)t * 8 + (size_t)r] = A[(size_t)r * lda + (size_t)t];
+}
+#endif
+
 static const Kernel kernels[] = {
 #if HAVE_X86_KERNELS
-	{ "avx512fma", 1, 8, 24, 192, 2040, has_avx512, micro_avx512fma, row_avx512fma, micro_avx512fma_16, 16 },
-	{ "avx512", 0, 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512, micro_avx512_16, 16 },
-	{ "avx2fma", 1, 6, 8, 192, 2048, has_avx2fma, micro_avx2fma, row_avx2fma, NULL, 0 },
-	{ "avx2", 0, 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2, NULL, 0 },
+	{ "avx512fma", 1, 8, 24, 192, 2040, has_avx512, micro_avx512fma, row_avx512fma, micro_avx512fma_16, 16, pack_a8_avx512 },
+	{ "avx512", 0, 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512, micro_avx512_16, 16, pack_a8_avx512 },
+	{ "avx2fma", 1, 6, 8, 192, 2048, has_avx2fma, micro_avx2fma, row_avx2fma, NULL, 0, pack_a6 },
+	{ "avx2", 0, 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2, NULL, 0, pack_a6 },
 #endif
-	{ "portable", 0, 4, 4, 128, 2048, always, micro_portable, row_portable, NULL, 0 },
+	{ "portable", 0, 4, 4, 128, 2048, always, micro_portable, row_portable, NULL, 0, pack_a4 },
 };
 enum { KERNEL_COUNT = sizeof kernels / sizeof kernels[0] };
 
@@ -622,6 +671,10 @@ static void pack_a_strip(const Kernel *K, int kc, int rows, const double *A, siz
 			for (; r < mr; r++)
 				ap[(size_t)t * mr + r] = 0.0;
 		}
+		return;
+	}
+	if (rows == mr && K->pack_a != NULL) {
+		K->pack_a(kc, &A[(size_t)i0 * lda + t0], lda, ap);
 		return;
 	}
 	for (r = 0; r < rows; r++) {
@@ -901,6 +954,7 @@ static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_tra
 	const size_t bp_count = (size_t)KB * round_up((size_t)(c < K->nc ? c : K->nc), (size_t)nr);
 	const size_t ap_count = (size_t)KB * round_up((size_t)(r < K->mc ? r : K->mc), (size_t)mr);
 	double *bp = scratch_get(bp_count + ap_count), *ap;
+	const int direct = !b_trans && r <= 6 * mr; /* few rows: B read where it lies, as in mat_mul_view */
 
 	if (bp == NULL)
 		return -1;
@@ -910,7 +964,10 @@ static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_tra
 		const int first = t0 == 0 ? first0 : MK_CONT;
 		for (int j0 = 0; j0 < c; j0 += K->nc) {
 			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
-			pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
+			if (!direct)
+				pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
+			else if (nc % nr) /* only the last strip, cut short by the edge: packed with its zeros */
+				pack_b(K, kc, nc % nr, B, ldb, 0, t0, j0 + nc / nr * nr, bp);
 			for (int i0 = 0; i0 < r; i0 += K->mc) {
 				const int mc = r - i0 < K->mc ? r - i0 : K->mc;
 				int from, to;
@@ -931,8 +988,14 @@ static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_tra
 						if (to <= from) /* every term exactly 0: the chain goes on unchanged */
 							continue;
 						as = &ap[(size_t)ir * kc + (size_t)from * mr];
-						bs = &bp[(size_t)jr * kc + (size_t)from * nr];
-						tile(K, to - from, as, bs, (size_t)nr, ct, ldc, first, rows, cols);
+						if (!direct)
+							bs = &bp[(size_t)jr * kc + (size_t)from * nr];
+						else if (cols == nr)
+							bs = &B[(size_t)(t0 + from) * ldb + (size_t)(j0 + jr)];
+						else
+							bs = &bp[(size_t)from * nr];
+						tile(K, to - from, as, bs, direct && cols == nr ? ldb : (size_t)nr, ct, ldc, first,
+						     rows, cols);
 					}
 				}
 			}
