@@ -46,9 +46,12 @@ int attn_flash_skipped(const Attn *a, int qb, int kb)
  * state is kept in column c of flash_m and flash_l and columns [c·d_v, (c+1)·d_v) of flash_O.
  */
 /*
- * Query rows taken together: each tile's P·V is one product of FLASH_ROWS rows (V's tile packed once for
- * them all), and their sums' chains of adds run side by side. 16: at n = 1024 the stage took 70 ms with 8,
- * about 55 with 16 or 32 (the packing of V's tiles an eighth of it with 8), more again with 64.
+ * Query rows taken together: each tile's P·V is one product of FLASH_ROWS rows (V's tile read where it
+ * lies, as a product of few rows does), and their sums' chains of adds run side by side. 16: at n = 1024
+ * the stage took 70 ms with 8, about 55 with 16 or 32 (V's tiles then packed for each product, an eighth
+ * of it with 8), more again with 64. Tried and measured slower (2026-11-28): V's head copied side by
+ * side first, and each row's O kept in flash_O itself (C's rows 8 KiB apart there) instead of a row copied
+ * out after each key block.
  */
 enum { FLASH_ROWS = 16 };
 
