@@ -692,6 +692,11 @@ static void pass_softmax(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	for (h = h0; row != NULL && h < h1; h++)
 		for (i = rows_kept_before(a, cfg); i < n; i++) {
 			const int len = attn_weights_lower(cfg) ? i + 1 : m;
+			if (i + 1 < n) { /* the next row of scores on its way from memory while this one is made */
+				const double *next = &a->head[h].scores.a[(size_t)(i + 1) * m];
+				for (int j = 0; j < len + 1 && j < m; j += 8)
+					__builtin_prefetch(next + j);
+			}
 			attn_derived_row(a, AM_MASKED, h, i, row, len);
 			/* a variant's sink logit beside the keys (variants.h: sink_logit) */
 			softmax_row(row, &a->head[h].weights.a[(size_t)i * m], len, sink != NULL ? sink->sink_logit(a, h) : -INFINITY,
