@@ -226,6 +226,28 @@ static void pass_topk(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 }
 
 /*
+ * Expert e's rows among the first `rows` (D numbers each): those that chose it, in order, into pick[]
+ * (their indices) and xs (their rows of x, contiguous); its cells of expert_act and expert_out NaN in the
+ * others. Returns how many chose it.
+ */
+static int expert_gather(Attn *a, const Mat *x, int rows, int D, int e, int F, int *pick, double *xs)
+{
+	int r = 0;
+
+	for (int i = 0; i < rows; i++)
+		if (!isnan(MAT_AT(a->moe_weights, i, e))) {
+			pick[r] = i;
+			memcpy(&xs[(size_t)r++ * D], &MAT_AT(*x, i, 0), (size_t)D * sizeof *xs);
+		} else {
+			for (int f = 0; f < F; f++)
+				MAT_AT(a->expert_act, i, e * F + f) = NAN;
+			for (int c = 0; c < D; c++)
+				MAT_AT(a->expert_out, i, e * D + c) = NAN;
+		}
+	return r;
+}
+
+/*
  * One SwiGLU expert on r rows x (r × D, contiguous): act = silu(x·W1) ⊙ (x·W3) (r × F) and out = act·W2
  * (r × D); W1 and W3 are the expert's F columns of wider matrices (row stride ld13), W2 its F rows (row
  * stride ld2). h and g are r × F of scratch.
@@ -291,17 +313,7 @@ static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		for (int c = 0; c < D; c++)
 			MAT_AT(a->ffn_out, i, c) = 0.0;
 	for (int e = 0; e < E; e++) {
-		int r = 0;
-		for (int i = 0; i < rows; i++)
-			if (!isnan(MAT_AT(a->moe_weights, i, e))) {
-				pick[r] = i;
-				memcpy(&xs[(size_t)r++ * D], &MAT_AT(*x, i, 0), (size_t)D * sizeof *xs);
-			} else {
-				for (int f = 0; f < F; f++)
-					MAT_AT(a->expert_act, i, e * F + f) = NAN;
-				for (int c = 0; c < D; c++)
-					MAT_AT(a->expert_out, i, e * D + c) = NAN;
-			}
+		const int r = expert_gather(a, x, rows, D, e, F, pick, xs);
 		if (r == 0)
 			continue;
 		expert_rows(r, D, F, xs, p->W_1.a + (size_t)e * F, p->W_3.a + (size_t)e * F, (size_t)p->W_1.cols,
@@ -857,33 +869,58 @@ static void gptoss_hg(const MoeParams *p, const Mat *x, int F, int i, int e, int
 	*g += MAT_AT(p->b_3, 0, e * F + f);
 }
 
+/*
+ * gpt-oss's experts (GptOssExperts.forward), each on the rows that chose it, as pass_experts: its rows
+ * gathered, h = x·W_1 + b_1 and g = x·W_3 + b_3 (gate and up before the clamps) and out = act·W_2 + b_2
+ * on the matrix kernels (each cell's terms in the order of gptoss_hg's loop over a row), act = gptoss_glu,
+ * and each row's ffn_out its experts' w · out in the order of e. An expert a row did not choose is NaN there.
+ */
 static void pass_experts_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 {
 	const MoeParams *p = &lp->block.moe;
 	const Mat *x = attn_ffn_input(a);
-	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model;
+	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model, rows = x->rows;
+	int *pick = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *pick);
+	double *xs = malloc((size_t)rows * (size_t)D * sizeof *xs), *out = malloc((size_t)rows * (size_t)D * sizeof *out);
+	double *h = malloc((size_t)rows * (size_t)F * sizeof *h), *g = malloc((size_t)rows * (size_t)F * sizeof *g);
+	double *act = malloc((size_t)rows * (size_t)F * sizeof *act);
 
-	for (int i = 0; i < x->rows; i++) {
+	if (rows > 0 && (pick == NULL || xs == NULL || out == NULL || h == NULL || g == NULL || act == NULL)) {
+		a->failed = 1;
+		free(pick), free(xs), free(out), free(h), free(g), free(act);
+		return;
+	}
+	for (int i = 0; i < rows; i++)
 		for (int c = 0; c < D; c++)
 			MAT_AT(a->ffn_out, i, c) = 0.0;
-		for (int e = 0; e < E; e++) {
-			const int chosen = !isnan(MAT_AT(a->moe_weights, i, e));
+	for (int e = 0; e < E; e++) {
+		const int r = expert_gather(a, x, rows, D, e, F, pick, xs);
+		if (r == 0)
+			continue;
+		mat_mul_chain(r, D, F, xs, (size_t)D, p->W_1.a + (size_t)e * F, (size_t)p->W_1.cols, 0, h, (size_t)F, 0);
+		mat_mul_chain(r, D, F, xs, (size_t)D, p->W_3.a + (size_t)e * F, (size_t)p->W_3.cols, 0, g, (size_t)F, 0);
+		for (int k = 0; k < r; k++)
 			for (int f = 0; f < F; f++) {
-				double h, g, gate, up;
-				gptoss_hg(p, x, F, i, e, f, &h, &g);
-				MAT_AT(a->expert_act, i, e * F + f) = chosen ? gptoss_glu(p, h, g, &gate, &up) : NAN;
+				double gate, up;
+				const double hk = h[(size_t)k * F + f] + MAT_AT(p->b_1, 0, e * F + f);
+				const double gk = g[(size_t)k * F + f] + MAT_AT(p->b_3, 0, e * F + f);
+				act[(size_t)k * F + f] = gptoss_glu(p, hk, gk, &gate, &up);
 			}
+		/* out = act·W_2, then + b_2 */
+		mat_mul_chain(r, F, D, act, (size_t)F, p->W_2.a + (size_t)e * F * p->W_2.cols, (size_t)p->W_2.cols, 0, out,
+		              (size_t)D, 0);
+		for (int k = 0; k < r; k++) {
+			const int i = pick[k];
+			const double w = MAT_AT(a->moe_weights, i, e);
+			memcpy(&MAT_AT(a->expert_act, i, e * F), &act[(size_t)k * F], (size_t)F * sizeof *act);
 			for (int c = 0; c < D; c++) {
-				double s = 0.0;
-				for (int f = 0; chosen && f < F; f++)
-					s += MAT_AT(a->expert_act, i, e * F + f) * MAT_AT(p->W_2, e * F + f, c);
-				s += MAT_AT(p->b_2, e, c);
-				MAT_AT(a->expert_out, i, e * D + c) = chosen ? s : NAN;
-				if (chosen)
-					MAT_AT(a->ffn_out, i, c) += MAT_AT(a->moe_weights, i, e) * s;
+				const double s = out[(size_t)k * D + c] + MAT_AT(p->b_2, e, c);
+				MAT_AT(a->expert_out, i, e * D + c) = s;
+				MAT_AT(a->ffn_out, i, c) += w * s;
 			}
 		}
 	}
+	free(pick), free(xs), free(out), free(h), free(g), free(act);
 }
 
 static const char *gptoss_fault(const ModelConfig *cfg, const LayerParams *lp)
