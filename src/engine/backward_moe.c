@@ -1,7 +1,9 @@
 /* backward_moe.c: the backward pass of a mixture-of-experts FFN (variants/moe.c), for backward.c.
  *
- * From dffn_out (g->ffn_out) back to the FFN's input rows x, row by row, as
- * autograd takes it: the top-k choice is a choice of indices, with no
+ * From dffn_out (g->ffn_out) back to the FFN's input rows x, as autograd
+ * takes it, expert by expert on the rows that chose it (its products on the
+ * matrix kernels, as the forward pass runs them), then the router and the
+ * shared expert: the top-k choice is a choice of indices, with no
  * gradient, so the router learns only through the weights of the experts a
  * token chose (an expert it did not choose neither runs nor learns from it).
  *   ffn_out = Σ_chosen w_e · out_e (+ shared)   dw_e = out_e · dffn_out, dout_e = w_e · dffn_out
@@ -26,6 +28,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A zeroed gradient of m's shape (nothing when m is empty). */
 static int zeros_like(Mat *d, const Mat *m)
@@ -57,52 +60,78 @@ static void glu_backward(const MoeParams *p, int oss, double h, double g, double
 	*dg = dact * attn_silu(h);
 }
 
-/* x·W[:, col] (W d × cols), the pre-activation of one hidden column. */
-static double dot_col(const double *x, const Mat *W, int col)
-{
-	double s = 0.0;
-
-	for (int c = 0; c < W->rows; c++)
-		s += x[c] * MAT_AT(*W, c, col);
-	return s;
-}
-
 /*
- * One SwiGLU's hidden columns [c0, c0 + F) of W_1, W_3 (d × ·) and rows of W_2 (· × d), from dout (d numbers) at
- * its output back: into the gradients gW_1, gW_3, gW_2 (and gb_1, gb_3 when not NULL) and dx. b_1, b_3: its biases
- * (NULL: none).
+ * One SwiGLU on r rows at once, hidden columns [c0, c0 + F) of W_1, W_3 (d × ·, row stride ld13) and rows of
+ * W_2 (· × d): from dout (r × d) at its output back into the gradients gW_1, gW_3 (the same columns), gW_2 (the
+ * same rows), gb_1, gb_3 (when not NULL) and the rows of dx that rows[] names (row k of x is row rows[k] of
+ * the lesson: dx's rows are dxm's, rows[k] of them). b_1, b_3: its biases (NULL: none).
+ * Expert by expert, the rows that chose it side by side, so its products run on the matrix kernels; each
+ * cell's terms are added in the order the loop over a token at a time took them (h and dact over d, the
+ * weights' gradients over the tokens in order), with the kernel's kind (matrix.h: mat_mul_chain). dx takes
+ * dh·W_1ᵀ + dg·W_3ᵀ as that loop did, column by column of the hidden layer, each term the sum of the two
+ * products, from W_1 and W_3 turned once (F × d) so that a column is read along a row.
+ * act_kept: the forward pass's activations, row rows[k] of it for row k (NULL: made from h and g as the
+ * forward pass makes a shared expert's, attn_swiglu). 0, or -1 out of memory.
  */
-static void swiglu_backward(const MoeParams *p, int oss, const double *x, const double *dout, int c0, int F,
-                            const Mat *W_1, const Mat *W_3, const Mat *W_2, const double *b_1, const double *b_3,
-                            Mat *gW_1, Mat *gW_3, Mat *gW_2, double *gb_1, double *gb_3, double *dx)
+static int swiglu_backward(const MoeParams *p, int oss, int r, const double *x, const double *dout, int c0, int F,
+                           const Mat *W_1, const Mat *W_3, const Mat *W_2, const double *b_1, const double *b_3,
+                           const Mat *act_kept, Mat *gW_1, Mat *gW_3, Mat *gW_2, double *gb_1, double *gb_3,
+                           const int *rows, Mat *dxm)
 {
 	const int D = W_1->rows;
+	const size_t ld13 = (size_t)W_1->cols, ld2 = (size_t)W_2->cols, rf = (size_t)r * (size_t)F;
+	double *h = malloc((6 * rf + 2 * (size_t)F * (size_t)D) * sizeof *h);
 
-	for (int f = c0; f < c0 + F; f++) {
-		const double h = dot_col(x, W_1, f) + (b_1 != NULL ? b_1[f] : 0.0);
-		const double g = dot_col(x, W_3, f) + (b_3 != NULL ? b_3[f] : 0.0);
-		double act, dact = 0.0, dh, dg;
-		if (oss) {
-			const double gate = fmin(h, p->swiglu_limit), up = fmax(-p->swiglu_limit, fmin(g, p->swiglu_limit));
-			act = (up + 1.0) * gate * sigm(p->swiglu_alpha * gate);
-		} else {
-			act = attn_silu(h) * g;
+	if (h == NULL)
+		return -1;
+	double *g = h + rf, *act = g + rf, *dact = act + rf, *dh = dact + rf, *dg = dh + rf, *W1t = dg + rf,
+	       *W3t = W1t + (size_t)F * D;
+	/* h = x·W_1 (+ b_1), g = x·W_3 (+ b_3): r × F */
+	mat_mul_chain(r, D, F, x, (size_t)D, W_1->a + c0, ld13, 0, h, (size_t)F, 0);
+	mat_mul_chain(r, D, F, x, (size_t)D, W_3->a + c0, ld13, 0, g, (size_t)F, 0);
+	if (b_1 != NULL)
+		for (int k = 0; k < r; k++)
+			for (int f = 0; f < F; f++) {
+				h[(size_t)k * F + f] += b_1[c0 + f];
+				g[(size_t)k * F + f] += b_3[c0 + f];
+			}
+	/* act: the forward pass's own (a routed expert's rows of expert_act), else made as it made it */
+	if (act_kept != NULL)
+		for (int k = 0; k < r; k++)
+			memcpy(&act[(size_t)k * F], &MAT_AT(*act_kept, rows[k], c0), (size_t)F * sizeof *act);
+	else
+		attn_swiglu(rf, h, g, act);
+	/* dact = dout·W_2ᵀ (r × F), dW_2 += actᵀ·dout (F × d) */
+	mat_mul_chain(r, D, F, dout, (size_t)D, W_2->a + (size_t)c0 * ld2, ld2, 1, dact, (size_t)F, 0);
+	mat_mul_continue(F, r, D, act, (size_t)F, 1, dout, (size_t)D, 0, &MAT_AT(*gW_2, c0, 0), (size_t)gW_2->cols, 0);
+	for (size_t t = 0; t < rf; t++)
+		glu_backward(p, oss, h[t], g[t], dact[t], &dh[t], &dg[t]);
+	/* dW_1 += xᵀ·dh, dW_3 += xᵀ·dg (d × F); db_1, db_3: the columns' sums, token by token */
+	mat_mul_continue(D, r, F, x, (size_t)D, 1, dh, (size_t)F, 0, gW_1->a + c0, (size_t)gW_1->cols, 0);
+	mat_mul_continue(D, r, F, x, (size_t)D, 1, dg, (size_t)F, 0, gW_3->a + c0, (size_t)gW_3->cols, 0);
+	if (gb_1 != NULL)
+		for (int k = 0; k < r; k++)
+			for (int f = 0; f < F; f++) {
+				gb_1[c0 + f] += dh[(size_t)k * F + f];
+				gb_3[c0 + f] += dg[(size_t)k * F + f];
+			}
+	/* dx += dh·W_1ᵀ + dg·W_3ᵀ, a hidden column at a time */
+	for (int c = 0; c < D; c++)
+		for (int f = 0; f < F; f++) {
+			W1t[(size_t)f * D + c] = MAT_AT(*W_1, c, c0 + f);
+			W3t[(size_t)f * D + c] = MAT_AT(*W_3, c, c0 + f);
 		}
-		for (int c = 0; c < D; c++) {
-			dact += dout[c] * MAT_AT(*W_2, f, c);
-			MAT_AT(*gW_2, f, c) += act * dout[c];
-		}
-		glu_backward(p, oss, h, g, dact, &dh, &dg);
-		for (int c = 0; c < D; c++) {
-			MAT_AT(*gW_1, c, f) += x[c] * dh;
-			MAT_AT(*gW_3, c, f) += x[c] * dg;
-			dx[c] += dh * MAT_AT(*W_1, c, f) + dg * MAT_AT(*W_3, c, f);
-		}
-		if (gb_1 != NULL) {
-			gb_1[f] += dh;
-			gb_3[f] += dg;
+	for (int k = 0; k < r; k++) {
+		double *dx = &MAT_AT(*dxm, rows != NULL ? rows[k] : k, 0);
+		for (int f = 0; f < F; f++) {
+			const double a1 = dh[(size_t)k * F + f], a3 = dg[(size_t)k * F + f];
+			const double *w1 = &W1t[(size_t)f * D], *w3 = &W3t[(size_t)f * D];
+			for (int c = 0; c < D; c++)
+				dx[c] += a1 * w1[c] + a3 * w3[c];
 		}
 	}
+	free(h);
+	return 0;
 }
 
 /* Row i's gradient at the router's logits (g->router_logits) from that at the chosen weights (g->moe_weights). */
@@ -142,29 +171,33 @@ static void router_backward(const Attn *a, const MoeParams *p, AttnGrad *g, int 
 		MAT_AT(g->router_logits, i, e) = MAT_AT(*score, i, e) * (MAT_AT(g->router_logits, i, e) - dot);
 }
 
-/* The shared expert of row i: its gate's and its SwiGLU's gradients, into dx (dso: d numbers of scratch). */
-static void shared_backward(const Attn *a, const MoeParams *p, AttnGrad *g, int i, const double *x, double *dx,
-                            double *dso)
+/*
+ * The shared expert on every row: its gate's gradients, then its SwiGLU's, into din. dso: n × d of scratch.
+ * 0, or -1 out of memory.
+ */
+static int shared_backward(const Attn *a, const MoeParams *p, AttnGrad *g, const Mat *in, Mat *din, double *dso)
 {
-	const int D = p->S_1.rows, gated = !mat_empty(&p->S_gate);
-	const double *dy = &MAT_AT(g->ffn_out, i, 0);
-	double sgate = 1.0;
+	const int n = in->rows, D = p->S_1.rows, gated = !mat_empty(&p->S_gate);
 
-	if (gated) {
-		double dz = 0.0;
-		sgate = MAT_AT(a->shared_gate, i, 0);
-		for (int c = 0; c < D; c++)
-			dz += dy[c] * MAT_AT(a->shared_out, i, c);
-		dz *= sgate * (1.0 - sgate);
-		for (int c = 0; c < D; c++) {
-			MAT_AT(g->S_gate, c, 0) += x[c] * dz;
-			dx[c] += dz * MAT_AT(p->S_gate, c, 0);
+	for (int i = 0; i < n; i++) {
+		const double *dy = &MAT_AT(g->ffn_out, i, 0), *x = &MAT_AT(*in, i, 0);
+		double *dx = &MAT_AT(*din, i, 0), sgate = 1.0;
+		if (gated) {
+			double dz = 0.0;
+			sgate = MAT_AT(a->shared_gate, i, 0);
+			for (int c = 0; c < D; c++)
+				dz += dy[c] * MAT_AT(a->shared_out, i, c);
+			dz *= sgate * (1.0 - sgate);
+			for (int c = 0; c < D; c++) {
+				MAT_AT(g->S_gate, c, 0) += x[c] * dz;
+				dx[c] += dz * MAT_AT(p->S_gate, c, 0);
+			}
 		}
+		for (int c = 0; c < D; c++)
+			dso[(size_t)i * D + c] = sgate * dy[c];
 	}
-	for (int c = 0; c < D; c++)
-		dso[c] = sgate * dy[c];
-	swiglu_backward(p, 0, x, dso, 0, p->shared_ff, &p->S_1, &p->S_3, &p->S_2, NULL, NULL, &g->S_1, &g->S_3, &g->S_2,
-	                NULL, NULL, dx);
+	return swiglu_backward(p, 0, n, in->a, dso, 0, p->shared_ff, &p->S_1, &p->S_3, &p->S_2, NULL, NULL, NULL, &g->S_1,
+	                       &g->S_3, &g->S_2, NULL, NULL, NULL, din);
 }
 
 int moe_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
@@ -172,7 +205,7 @@ int moe_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 	const Block *b = &attn_params(a)->block;
 	const MoeParams *p = &b->moe;
 	const int n = in->rows, D = in->cols, E = p->experts, F = b->d_ff, oss = p->gptoss;
-	double *dout;
+	int rc = 0;
 
 	if (zeros_like(&g->router_logits, &a->router_logits) || zeros_like(&g->moe_weights, &a->moe_weights) ||
 	    zeros_like(&g->W_r, &p->W_r) || zeros_like(&g->b_r, &p->b_r) || zeros_like(&g->moe_W_1, &p->W_1) ||
@@ -180,27 +213,41 @@ int moe_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 	    zeros_like(&g->moe_b_3, &p->b_3) || zeros_like(&g->moe_b_2, &p->b_2) || zeros_like(&g->S_1, &p->S_1) ||
 	    zeros_like(&g->S_3, &p->S_3) || zeros_like(&g->S_2, &p->S_2) || zeros_like(&g->S_gate, &p->S_gate))
 		return -1;
-	if ((dout = malloc((size_t)D * sizeof *dout)) == NULL)
+	if (n == 0)
+		return 0;
+	int *pick = malloc((size_t)n * sizeof *pick);
+	double *xs = malloc((size_t)n * (size_t)D * sizeof *xs), *dout = malloc((size_t)n * (size_t)D * sizeof *dout);
+	if (pick == NULL || xs == NULL || dout == NULL) {
+		free(pick), free(xs), free(dout);
 		return -1;
-	for (int i = 0; i < n; i++) {
-		const double *x = &MAT_AT(*in, i, 0), *dy = &MAT_AT(g->ffn_out, i, 0);
-		double *dx = &MAT_AT(*din, i, 0);
-		for (int e = 0; e < E; e++) {
-			const double w = MAT_AT(a->moe_weights, i, e);
-			double dw = 0.0;
+	}
+	/* each expert on the rows that chose it, in the order of e (each row's dx takes its experts' terms so) */
+	for (int e = 0; e < E && rc == 0; e++) {
+		int r = 0;
+		for (int i = 0; i < n; i++) {
+			const double w = MAT_AT(a->moe_weights, i, e), *dy = &MAT_AT(g->ffn_out, i, 0);
+			double dw = 0.0, *d = &dout[(size_t)r * D];
 			if (isnan(w)) /* not chosen: it did not run, and nothing reaches it */
 				continue;
 			for (int c = 0; c < D; c++) {
 				dw += MAT_AT(a->expert_out, i, e * D + c) * dy[c];
-				dout[c] = w * dy[c];
+				d[c] = w * dy[c];
 				if (oss)
-					MAT_AT(g->moe_b_2, e, c) += dout[c];
+					MAT_AT(g->moe_b_2, e, c) += d[c];
 			}
 			MAT_AT(g->moe_weights, i, e) = dw;
-			swiglu_backward(p, oss, x, dout, e * F, F, &p->W_1, &p->W_3, &p->W_2, oss ? p->b_1.a : NULL,
-			                oss ? p->b_3.a : NULL, &g->moe_W_1, &g->moe_W_3, &g->moe_W_2, oss ? g->moe_b_1.a : NULL,
-			                oss ? g->moe_b_3.a : NULL, dx);
+			memcpy(&xs[(size_t)r * D], &MAT_AT(*in, i, 0), (size_t)D * sizeof *xs);
+			pick[r++] = i;
 		}
+		if (r > 0)
+			rc = swiglu_backward(p, oss, r, xs, dout, e * F, F, &p->W_1, &p->W_3, &p->W_2, oss ? p->b_1.a : NULL,
+			                     oss ? p->b_3.a : NULL, &a->expert_act, &g->moe_W_1, &g->moe_W_3, &g->moe_W_2,
+			                     oss ? g->moe_b_1.a : NULL, oss ? g->moe_b_3.a : NULL, pick, din);
+	}
+	/* the router, row by row */
+	for (int i = 0; i < n && rc == 0; i++) {
+		const double *x = &MAT_AT(*in, i, 0);
+		double *dx = &MAT_AT(*din, i, 0);
 		router_backward(a, p, g, i);
 		for (int e = 0; e < E; e++) {
 			const double dl = MAT_AT(g->router_logits, i, e);
@@ -211,9 +258,9 @@ int moe_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 			if (!mat_empty(&g->b_r))
 				g->b_r.a[e] += dl;
 		}
-		if (p->shared_ff > 0)
-			shared_backward(a, p, g, i, x, dx, dout);
 	}
-	free(dout);
-	return 0;
+	if (rc == 0 && p->shared_ff > 0)
+		rc = shared_backward(a, p, g, in, din, dout);
+	free(pick), free(xs), free(dout);
+	return rc;
 }
