@@ -78,6 +78,26 @@ static double proj(const Mat *x, int t, const Mat *w, int h)
 	return s;
 }
 
+/*
+ * out[t·E + e] = proj(x, t, w, e) for every token t and column e < E of w: the same sums in the same order, a
+ * token's E of them side by side along a row of w (one at a time, each was a chain of d_model adds down a column).
+ */
+static void proj_all(const Mat *x, const Mat *w, double *out)
+{
+	const int E = w->cols;
+
+	for (int t = 0; t < x->rows; t++) {
+		double *o = &out[(size_t)t * E];
+		for (int e = 0; e < E; e++)
+			o[e] = 0.0;
+		for (int c = 0; c < x->cols; c++) {
+			const double xc = MAT_AT(*x, t, c), *wc = &MAT_AT(*w, c, 0);
+			for (int e = 0; e < E; e++)
+				o[e] += xc * wc[e];
+		}
+	}
+}
+
 /* Where the recurrence reads a head's q, k and v: the projections, or (as the mixer) their columns after the conv. */
 typedef struct GdnSrc {
 	const Mat *q, *k, *v;
@@ -110,6 +130,32 @@ static void rows_into(int k, int cols, const double *x, const double *M, size_t 
 }
 
 /*
+ * s[j] = x · rows[j] (row j at rows + j·ld, d numbers) for j < count, each sum from 0 in the order of the d terms,
+ * every product rounded before it is added, as the loop over one pair did: eight rows side by side, so eight
+ * chains of adds run at once instead of one waiting on itself (the same bits).
+ */
+static void dots8(const double *x, const double *rows, size_t ld, int d, int count, double *s)
+{
+	int j = 0;
+
+	for (; j + 8 <= count; j += 8) {
+		const double *r0 = rows + (size_t)j * ld;
+		double a[8] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+		for (int c = 0; c < d; c++)
+			for (int u = 0; u < 8; u++)
+				a[u] += x[c] * r0[(size_t)u * ld + (size_t)c];
+		memcpy(&s[j], a, sizeof a);
+	}
+	for (; j < count; j++) {
+		const double *r = rows + (size_t)j * ld;
+		double sum = 0.0;
+		for (int c = 0; c < d; c++)
+			sum += x[c] * r[c];
+		s[j] = sum;
+	}
+}
+
+/*
  * The recurrence token by token: gdn_recall, gdn_delta, gdn_out, the last state (and, as the mixer, each token's).
  * With r value heads to the head (Qwen3-Next's linear_num_value_heads = r · linear_num_key_heads), the state's
  * columns [s·w, (s+1)·w), w = d_v / r, are value head s's: its own decay e^(g[t][s]) and β[t][s], the head's q and k
@@ -123,22 +169,29 @@ static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv
 	memset(S, 0, (size_t)dk * (size_t)dv * sizeof(double));
 	for (int t = 0; t < n; t++) {
 		double *recall = &MAT_AT(hd->gdn_recall, t, 0), *out = &MAT_AT(hd->gdn_out, t, 0);
-		for (int c = 0; c < dv; c++)
-			decay[c] = exp(MAT_AT(hd->gdn_g, t, c / w));
-		for (int i = 0; i < dk; i++)
-			for (int c = 0; c < dv; c++)
-				S[(size_t)i * dv + c] *= decay[c];
-		/* recall_c = Σ_i S[i][c]·k̂_i */
+		const double *k = &MAT_AT(hd->gdn_k, t, 0), *q = &MAT_AT(hd->gdn_q, t, 0), *delta = &MAT_AT(hd->gdn_delta, t, 0);
+		for (int c = 0; c < dv; c++) /* one e^g a value head, the same number in each of its w columns */
+			decay[c] = c % w == 0 ? exp(MAT_AT(hd->gdn_g, t, c / w)) : decay[c - 1];
+		/* S ← e^g S, and recall_c = Σ_i S[i][c]·k̂_i, a row of S at a time (each column's sum in the order of i) */
 		memset(recall, 0, (size_t)dv * sizeof *recall);
-		rows_into(dk, dv, &MAT_AT(hd->gdn_k, t, 0), S, (size_t)dv, recall);
+		for (int i = 0; i < dk; i++) {
+			double *Si = &S[(size_t)i * dv];
+			for (int c = 0; c < dv; c++) {
+				Si[c] *= decay[c];
+				recall[c] += Si[c] * k[i];
+			}
+		}
 		for (int c = 0; c < dv; c++)
 			MAT_AT(hd->gdn_delta, t, c) = MAT_AT(hd->gdn_beta, t, c / w) * (MAT_AT(*src->v, t, src->v0 + c) - recall[c]);
-		for (int i = 0; i < dk; i++)
-			for (int c = 0; c < dv; c++)
-				S[(size_t)i * dv + c] += MAT_AT(hd->gdn_k, t, i) * MAT_AT(hd->gdn_delta, t, c);
-		/* out_c = Σ_i S[i][c]·q̂_i */
+		/* S ← S + k̂ δᵀ, and out_c = Σ_i S[i][c]·q̂_i, likewise */
 		memset(out, 0, (size_t)dv * sizeof *out);
-		rows_into(dk, dv, &MAT_AT(hd->gdn_q, t, 0), S, (size_t)dv, out);
+		for (int i = 0; i < dk; i++) {
+			double *Si = &S[(size_t)i * dv];
+			for (int c = 0; c < dv; c++) {
+				Si[c] += k[i] * delta[c];
+				out[c] += Si[c] * q[i];
+			}
+		}
 		if (!mat_empty(&hd->gdn_states))
 			memcpy(&MAT_AT(hd->gdn_states, t, 0), hd->gdn_state.a, (size_t)dk * (size_t)dv * sizeof(double));
 	}
@@ -172,24 +225,21 @@ static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, i
 		const int L = t0 + C <= n ? C : n - t0;
 		for (int i = 0; i < L; i++)
 			G[i] = (i > 0 ? G[i - 1] : 0.0) + MAT_AT(hd->gdn_g, t0 + i, vh);
+		const double *k0 = &MAT_AT(hd->gdn_k, t0, 0);
+		const size_t ldk = (size_t)hd->gdn_k.cols;
 		for (int i = 0; i < L; i++) {
 			EG[i] = exp(G[i]);
 			D[i] = exp(G[L - 1] - G[i]);
-			for (int j = 0; j <= i; j++) {
-				double qk = 0.0;
-				for (int k = 0; k < dk; k++)
-					qk += MAT_AT(hd->gdn_q, t0 + i, k) * MAT_AT(hd->gdn_k, t0 + j, k);
-				P[i * C + j] = qk * exp(G[i] - G[j]);
-			}
+			dots8(&MAT_AT(hd->gdn_q, t0 + i, 0), k0, ldk, dk, i + 1, &P[i * C]); /* q_i·k_j */
+			for (int j = 0; j <= i; j++)
+				P[i * C + j] = P[i * C + j] * exp(G[i] - G[j]);
 		}
 		/* A_ij = −β_i (k_i·k_j) e^(G_i − G_j) for j < i; then T = (I − A)⁻¹ row by row */
-		for (int i = 0; i < L; i++)
-			for (int j = 0; j < L; j++) {
-				double kk = 0.0;
-				for (int c = 0; j < i && c < dk; c++)
-					kk += MAT_AT(hd->gdn_k, t0 + i, c) * MAT_AT(hd->gdn_k, t0 + j, c);
-				T[i * C + j] = j < i ? -MAT_AT(hd->gdn_beta, t0 + i, vh) * kk * exp(G[i] - G[j]) : 0.0;
-			}
+		for (int i = 0; i < L; i++) {
+			dots8(&MAT_AT(hd->gdn_k, t0 + i, 0), k0, ldk, dk, i, &T[i * C]); /* k_i·k_j */
+			for (int j = 0; j < L; j++)
+				T[i * C + j] = j < i ? -MAT_AT(hd->gdn_beta, t0 + i, vh) * T[i * C + j] * exp(G[i] - G[j]) : 0.0;
+		}
 		for (int i = 1; i < L; i++)
 			for (int j = 0; j < i; j++) {
 				double s = T[i * C + j];
@@ -255,8 +305,18 @@ static void pass_deltanet(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 {
 	const Mat *x = gdn_input(a, lp);
 	const int n = cfg->n, dk = a->shape.dim[DIM_DK], dv = a->shape.dim[DIM_DV], r = layer_gdn_r(lp), w = dv / r;
+	const int E = lp->gdn_W_b.cols; /* every value head's column */
 	double gap = 0.0;
+	/* x·W_b and x·W_a, every token's and value head's (n × E each) */
+	double *xb = malloc((size_t)x->rows * (size_t)E * sizeof *xb), *xa = malloc((size_t)x->rows * (size_t)E * sizeof *xa);
 
+	if (xb == NULL || xa == NULL) {
+		free(xb), free(xa);
+		a->failed = 1;
+		return;
+	}
+	proj_all(x, &lp->gdn_W_b, xb);
+	proj_all(x, &lp->gdn_W_a, xa);
 	for (int h = 0; h < a->heads; h++) {
 		AttnHead *hd = &a->head[h];
 		const GdnSrc src = gdn_src(a, h);
@@ -264,15 +324,15 @@ static void pass_deltanet(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 			l2_row(&MAT_AT(*src.q, t, src.q0), 1, dk, 1.0 / sqrt((double)dk), &MAT_AT(hd->gdn_q, t, 0));
 			l2_row(&MAT_AT(*src.k, t, src.k0), 1, dk, 1.0, &MAT_AT(hd->gdn_k, t, 0));
 			for (int s = 0, e = h * r; s < r; s++, e++) { /* value head e = h·r + s: W_a, W_b, A_log, dt_bias column e */
-				MAT_AT(hd->gdn_beta, t, s) = 1.0 / (1.0 + exp(-proj(x, t, &lp->gdn_W_b, e)));
-				MAT_AT(hd->gdn_g, t, s) =
-				        -exp(lp->gdn_A_log.a[e]) * softplus(proj(x, t, &lp->gdn_W_a, e) + lp->gdn_dt_bias.a[e]);
+				MAT_AT(hd->gdn_beta, t, s) = 1.0 / (1.0 + exp(-xb[(size_t)t * E + e]));
+				MAT_AT(hd->gdn_g, t, s) = -exp(lp->gdn_A_log.a[e]) * softplus(xa[(size_t)t * E + e] + lp->gdn_dt_bias.a[e]);
 			}
 		}
 		gdn_recurrent(hd, &src, n, dk, dv, w);
 		for (int s = 0; s < r; s++)
 			if (gdn_chunked(hd, &src, n, dk, w, lp->gdn_chunk, s) != 0) {
 				a->failed = 1;
+				free(xb), free(xa);
 				return;
 			}
 		for (int t = 0; t < n; t++)
@@ -280,6 +340,7 @@ static void pass_deltanet(Attn *a, const ModelConfig *cfg, const LayerParams *lp
 				gap = fmax(gap, fabs(MAT_AT(hd->gdn_out, t, c) - MAT_AT(hd->gdn_out_chunk, t, c)));
 	}
 	a->gdn_gap = gap;
+	free(xb), free(xa);
 }
 
 /*
