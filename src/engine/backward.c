@@ -185,11 +185,15 @@ static int attention_backward(const Attn *a, AttnGrad *g)
 		/* mask: a hidden cell's value is the fill, a constant (a variant's bias on the scores is a constant too);
 		 * a variant's map of the scores before the mask (soft-capping): × its slope f'(biased or scaled); scale: × factor */
 		for (int i = 0; i < n; i++) {
+			const int slopes = map != NULL && map->score_map_grad_row != NULL; /* row: f' of each cell, made at once */
 			if (map != NULL)
 				attn_derived_row(a, bias != NULL ? bias->biased_matrix : AM_SCALED, h, i, row, m);
+			if (slopes)
+				map->score_map_grad_row(a, row, m);
 			for (int j = 0; j < m; j++) {
 				const size_t ij = (size_t)i * m + j;
 				gh->scaled.a[ij] = !a->visible[ij] ? 0.0
+				                   : slopes       ? gh->masked.a[ij] * row[j]
 				                   : map != NULL  ? gh->masked.a[ij] * map->score_map_grad(a, row[j])
 				                                  : gh->masked.a[ij];
 				gh->scores.a[ij] = gh->scaled.a[ij] * a->factor;

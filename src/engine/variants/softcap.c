@@ -9,7 +9,8 @@
  * unchanged (tanh x ≈ x), large ones never pass ±c. capped is a derived
  * matrix, made when asked for (attention.c: attn_derived_row applies
  * score_map); the mask reads it. The backward pass multiplies dmasked by
- * d/ds c·tanh(s/c) = 1 − tanh²(s/c) (backward.c asks score_map_grad). Its
+ * d/ds c·tanh(s/c) = 1 − tanh²(s/c) (backward.c asks score_map_grad_row,
+ * a row at a time, or score_map_grad). Its
  * stage is STAGE_SOFTCAP ("softcap" in catalog.c). The final logits' cap
  * (final_logit_softcapping) is the LM head's (attention.c: pass_logits).
  */
@@ -33,14 +34,22 @@ static double softcap_map(const Attn *a, double x)
 	return cap_tanh(a, x) * attn_config(a)->attn_softcap;
 }
 
-/* A row of scores capped at once: each cell's c·tanh(x / c) as softcap_map makes it, tanh four cells at a time. */
-static void softcap_map_row(const Attn *a, double *row, int len)
+/* tanh(x / c) of each of len cells in place, as cap_tanh takes it, tanh four cells at a time. */
+static void cap_tanh_row(const Attn *a, double *row, int len)
 {
 	const double c = attn_config(a)->attn_softcap;
 
 	for (int j = 0; j < len; j++)
 		row[j] = row[j] / c;
 	mat_tanh(len, row, row);
+}
+
+/* A row of scores capped at once: each cell's c·tanh(x / c) as softcap_map makes it. */
+static void softcap_map_row(const Attn *a, double *row, int len)
+{
+	const double c = attn_config(a)->attn_softcap;
+
+	cap_tanh_row(a, row, len);
 	for (int j = 0; j < len; j++)
 		row[j] = row[j] * c;
 }
@@ -50,6 +59,14 @@ static double softcap_grad(const Attn *a, double x)
 	const double t = cap_tanh(a, x);
 
 	return 1.0 - t * t;
+}
+
+/* A row's slopes at once: each cell's 1 − tanh²(x / c) as softcap_grad makes it. */
+static void softcap_grad_row(const Attn *a, double *row, int len)
+{
+	cap_tanh_row(a, row, len);
+	for (int j = 0; j < len; j++)
+		row[j] = 1.0 - row[j] * row[j];
 }
 
 /*
@@ -122,5 +139,6 @@ const AttnVariant variant_softcap = {
 	.score_map = softcap_map,
 	.score_map_row = softcap_map_row,
 	.score_map_grad = softcap_grad,
+	.score_map_grad_row = softcap_grad_row,
 	.mapped_matrix = AM_CAPPED,
 };

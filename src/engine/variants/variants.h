@@ -135,6 +135,7 @@ typedef struct AttnVariant {
 	double (*score_map)(const Attn *a, double x);      /* f(x) */
 	void (*score_map_row)(const Attn *a, double *row, int len); /* f of each of len cells in place, score_map's bits; or NULL */
 	double (*score_map_grad)(const Attn *a, double x); /* f'(x), for the backward pass */
+	void (*score_map_grad_row)(const Attn *a, double *row, int len); /* f' of each of len cells in place, score_map_grad's bits; or NULL */
 	AttnMatrix mapped_matrix;                          /* f of every cell, a derived matrix (made when asked for) */
 
 	/* ---- a learned logit beside the keys (attention sinks): each row's softmax of head h runs over its keys and it */
