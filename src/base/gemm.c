@@ -469,7 +469,6 @@ static int has_avx2fma(void)
 }
 #endif
 
-/* Fastest first: the first one the processor supports is used. */
 /*
  * Packing MR whole rows of A (not transposed) as a strip, ap[t·MR + r] = A[r][t]: term by term, the MR
  * numbers of a term stored side by side (one row at a time, every store went to another cache line).
@@ -518,6 +517,7 @@ __attribute__((target("avx512f"))) static void pack_a8_avx512(int kc, const doub
 }
 #endif
 
+/* Fastest first: the first one the processor supports is used. */
 static const Kernel kernels[] = {
 #if HAVE_X86_KERNELS
 	{ "avx512fma", 1, 8, 24, 192, 2040, has_avx512, micro_avx512fma, row_avx512fma, micro_avx512fma_16, 16, pack_a8_avx512 },

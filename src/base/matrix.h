@@ -132,6 +132,27 @@ int mat_kernel_use(const char *name);
 int mat_kernel_fused(void);
 
 /*
+ * MAT_WIDE before a function whose loops go along rows of numbers, each number's own arithmetic (no sum
+ * reordered), which the compiler makes vectors of: it is built twice, for the x86-64 every processor has (two
+ * doubles a vector) and for AVX2 (four), and the one the processor has is chosen when the program starts (GCC's
+ * and Clang's target_clones, an ifunc). The same bits either way: no product is fused with its add
+ * (-ffp-contract=off). Elsewhere, and under AddressSanitizer, one build.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MAT_NO_CLONES 1
+#endif
+#endif
+#ifndef MAT_NO_CLONES
+#define MAT_WIDE __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef MAT_WIDE
+#define MAT_WIDE
+#endif
+
+/*
  * One-row products a pass writes by hand beside mat_mul_view's (a decoding
  * step beside the whole computation), each product added as the active
  * kernel adds it (mat_kernel_fused), so their bits are the kernels':

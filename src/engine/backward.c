@@ -115,7 +115,7 @@ static int gate_backward(const Attn *a, AttnGrad *g, const Mat *x)
  *   scores = Q_h·K_hᵀ              dQ_h = dscores·K_h, dK_h = dscoresᵀ·Q_h
  *   Q = X·W_q + b_q                dW_q = Xᵀ·dQ, db_q = Σ_rows dQ, dX = dQ·W_qᵀ (K, V from S likewise)
  */
-static int attention_backward(const Attn *a, AttnGrad *g)
+MAT_WIDE static int attention_backward(const Attn *a, AttnGrad *g)
 {
 	const ModelConfig *cfg = attn_config(a);
 	const LayerParams *lp = attn_params(a);

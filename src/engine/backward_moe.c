@@ -73,7 +73,7 @@ static void glu_backward(const MoeParams *p, int oss, double h, double g, double
  * act_kept: the forward pass's activations, row rows[k] of it for row k (NULL: made from h and g as the
  * forward pass makes a shared expert's, attn_swiglu). 0, or -1 out of memory.
  */
-static int swiglu_backward(const MoeParams *p, int oss, int r, const double *x, const double *dout, int c0, int F,
+MAT_WIDE static int swiglu_backward(const MoeParams *p, int oss, int r, const double *x, const double *dout, int c0, int F,
                            const Mat *W_1, const Mat *W_3, const Mat *W_2, const double *b_1, const double *b_3,
                            const Mat *act_kept, Mat *gW_1, Mat *gW_3, Mat *gW_2, double *gb_1, double *gb_3,
                            const int *rows, Mat *dxm)

@@ -129,6 +129,7 @@ static void rows_into(int k, int cols, const double *x, const double *M, size_t 
 	}
 }
 
+/* The recurrence and the chunks: loops over a row of numbers at a time, each number's own arithmetic (MAT_WIDE). */
 /*
  * s[j] = x · rows[j] (row j at rows + j·ld, d numbers) for j < count, each sum from 0 in the order of the d terms,
  * every product rounded before it is added, as the loop over one pair did: eight rows side by side, so eight
@@ -161,7 +162,7 @@ static void dots8(const double *x, const double *rows, size_t ld, int d, int cou
  * columns [s·w, (s+1)·w), w = d_v / r, are value head s's: its own decay e^(g[t][s]) and β[t][s], the head's q and k
  * (the reference's query.repeat_interleave(r) and key's); every column of S evolves on its own given those.
  */
-static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int w)
+MAT_WIDE static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int w)
 {
 	double decay[LESSON_MAX_DIM]; /* each column's e^g of the token, once (not once a cell of S) */
 	double *S = hd->gdn_state.a;
@@ -205,7 +206,7 @@ static void gdn_recurrent(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv
  *   out_i = e^(G_i) q_i·S + Σ_{j ≤ i} (q_i·k_j) e^(G_i − G_j) V'_j
  *   S ← e^(G_last) S + Σ_j e^(G_last − G_j) k_j V'_jᵀ
  */
-static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int C, int vh)
+MAT_WIDE static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, int dv, int C, int vh)
 {
 	const int c0 = vh * dv; /* value head vh of the head: columns [c0, c0 + dv) of its v and output, β and g column vh */
 
