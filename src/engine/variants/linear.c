@@ -71,16 +71,17 @@ static void pass_linear(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		/* lin_scores = φ(Q)·φ(K)ᵀ on the kernels, each cell's terms in order from 0 (matrix.h), 0 where i does not see j */
 		mat_mul_chain(cfg->n, dk, cfg->m, hd->phi_q.a, (size_t)hd->phi_q.cols, hd->phi_k.a, (size_t)hd->phi_k.cols, 1,
 		              hd->lin_scores.a, (size_t)cfg->m, 0);
-		for (int i = 0; i < cfg->n; i++)
-			for (int j = 0; j < cfg->m; j++)
-				if (!linear_sees(cfg, i, j))
-					MAT_AT(hd->lin_scores, i, j) = 0.0;
+		for (int i = 0; cfg->linear_causal && i < cfg->n; i++) /* the keys past i: j > i */
+			if (i + 1 < cfg->m)
+				memset(&MAT_AT(hd->lin_scores, i, i + 1), 0, (size_t)(cfg->m - i - 1) * sizeof(double));
 		/* lin_out = lin_scores·V, then each row over its z; causal: the scores' 0s past the diagonal skipped */
 		mat_mul_chain(cfg->n, cfg->m, dv, hd->lin_scores.a, (size_t)cfg->m, &a->V.a[g * dv], (size_t)a->V.cols, 0,
 		              hd->lin_out.a, (size_t)dv, cfg->linear_causal);
 		for (int i = 0; i < cfg->n; i++) {
+			/* z: the row's sum; past i (causal) its terms are +0, which leave a sum of φ·φ > 0 as it is */
+			const int seen = cfg->linear_causal && i + 1 < cfg->m ? i + 1 : cfg->m;
 			double z = 0.0;
-			for (int j = 0; j < cfg->m; j++)
+			for (int j = 0; j < seen; j++)
 				z += MAT_AT(hd->lin_scores, i, j);
 			z += cfg->linear_eps;
 			MAT_AT(hd->lin_z, i, 0) = z;
@@ -91,7 +92,7 @@ static void pass_linear(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 }
 
 /* Add key j to the state: S += φ(k_j) v_jᵀ, s += φ(k_j). */
-static void state_add(Attn *a, AttnHead *hd, int g, int j, int dk, int dv)
+MAT_WIDE static void state_add(Attn *a, AttnHead *hd, int g, int j, int dk, int dv)
 {
 	for (int r = 0; r < dk; r++) {
 		const double f = MAT_AT(hd->phi_k, j, r);
@@ -102,7 +103,7 @@ static void state_add(Attn *a, AttnHead *hd, int g, int j, int dk, int dv)
 }
 
 /* Row i of lin_out_state from the state as it stands: φ(q_i)ᵀS / (φ(q_i)·s + eps). */
-static void state_read(AttnHead *hd, int i, int dk, int dv, double eps)
+MAT_WIDE static void state_read(AttnHead *hd, int i, int dk, int dv, double eps)
 {
 	double z = eps;
 
