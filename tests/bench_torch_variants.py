@@ -3,7 +3,8 @@ PyTorch side (tests/bench_variants.sh): the lessons of the 2025-26 variants that
 generates, computed by PyTorch in float64 on one thread with the stages attnviz keeps for them
 and no more (the minimal graph), timed as bench_torch.py times: the process's CPU time after one
 warm-up run that is not counted. Prints compute_ms=MEDIAN … as bench_torch.py does; for MLA also
-naive_ms= and absorbed_ms=, each form timed alone.
+naive_ms= and absorbed_ms=, each form timed alone. With the lesson's "backward" (a target), the loss
+0.5·Σ(out − target)² and autograd's gradients of every weight and of X, as attnviz makes them.
 
 The formulas are the lessons' (lessons/FORMAT.md) as the reference code has them:
   QK-norm      Qwen3Attention: q_norm/k_norm (RMSNorm over head_dim) before RoPE
@@ -298,6 +299,19 @@ def compute(doc, T, part=None):
     return x
 
 
+def with_loss(doc, T):
+    """The forward pass, the loss and every gradient (a lesson with "backward")."""
+    leaves = [t for k, t in T.items() if isinstance(t, torch.Tensor) and k not in ("target", "e_bias")]
+    leaves += [t for e in T.get("experts", []) for t in e.values()] + list(T.get("shared", {}).values())
+    for t in leaves:
+        t.requires_grad_(True)
+        t.grad = None
+    out = compute(doc, T)
+    loss = 0.5 * ((out - T["target"]) ** 2).sum()
+    loss.backward()
+    return loss
+
+
 def timed(fn, repeat):
     fn()                                                               # the warm-up, not counted
     times = []
@@ -315,12 +329,16 @@ def main(argv):
         doc = json.load(f)
     T = load(doc)
     extra = ""
-    with torch.no_grad():
-        med, lo, hi = timed(lambda: compute(doc, T), repeat)
-        if "mla" in doc:
-            T["kept"] = mla_naive(doc, T, T["X"])[1]
-            extra = " naive_ms=%.3f absorbed_ms=%.3f" % (timed(lambda: compute(doc, T, "naive"), repeat)[0],
-                                                         timed(lambda: compute(doc, T, "absorbed"), repeat)[0])
+    if "backward" in doc:
+        T["target"] = bt.tensor_of(doc["backward"]["target"])
+        med, lo, hi = timed(lambda: with_loss(doc, T), repeat)
+    else:
+        with torch.no_grad():
+            med, lo, hi = timed(lambda: compute(doc, T), repeat)
+            if "mla" in doc:
+                T["kept"] = mla_naive(doc, T, T["X"])[1]
+                extra = " naive_ms=%.3f absorbed_ms=%.3f" % (timed(lambda: compute(doc, T, "naive"), repeat)[0],
+                                                             timed(lambda: compute(doc, T, "absorbed"), repeat)[0])
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print("compute_ms=%.3f min_ms=%.3f max_ms=%.3f peak_rss_kb=%d%s torch=%s threads=%d blas=%s core=%s"
           % (med, lo, hi, rss, extra, torch.__version__, torch.get_num_threads(), bt.blas_in_use(), bt.openblas_core()))

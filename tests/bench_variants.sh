@@ -56,10 +56,13 @@ bench_variants() {
 	vlesson "$vd/gated.json" "\"W_gate\": $(vrnd 512 512 6 0.044)"
 	experts=$(vexpert 10)
 	for e in 1 2 3 4 5 6 7; do experts="$experts, $(vexpert $((10 + 3 * e)))"; done
-	vlesson "$vd/moe.json" "\"block\": {\"norm\": \"pre\", \"norm_kind\": \"rmsnorm\", \"ffn\": {\"kind\": \"moe\",
+	moe_block="\"block\": {\"norm\": \"pre\", \"norm_kind\": \"rmsnorm\", \"ffn\": {\"kind\": \"moe\",
   \"router\": $(vrnd 512 8 40 0.044), \"top_k\": 2, \"scoring_func\": \"sigmoid\", \"n_group\": 4, \"topk_group\": 2,
   \"routed_scaling_factor\": 2.5, \"experts\": [$experts],
   \"shared_expert\": {\"W_1\": $(vrnd 512 256 41 0.044), \"W_3\": $(vrnd 512 256 42 0.044), \"W_2\": $(vrnd 256 512 43 0.06)}}}"
+	vlesson "$vd/moe.json" "$moe_block"
+	# the same with a loss: its backward pass too (every weight's gradient and X's), as PyTorch's autograd
+	vlesson "$vd/moeback.json" "$moe_block" "\"backward\": {\"target\": $(vrnd 1024 512 9)}"
 	vlesson "$vd/mla.json" "\"mla\": {\"q_lora_rank\": 192, \"kv_lora_rank\": 128, \"qk_nope_head_dim\": 32,
   \"qk_rope_head_dim\": 32, \"v_head_dim\": 64, \"W_qa\": $(vrnd 512 192 50 0.044), \"W_qb\": $(vrnd 192 512 51 0.07),
   \"W_kva\": $(vrnd 512 160 52 0.044), \"W_kvb\": $(vrnd 128 768 53 0.09)}"
@@ -75,6 +78,7 @@ sinks|attention sinks (gpt-oss)
 softcap|soft-capped scores (50)
 gated|gated attention (Qwen3-Next)
 moe|pre-norm block, DeepSeek-V3 MoE (8 + 1)
+moeback|the same block with a loss (backward pass)
 mla|MLA, naive and absorbed
 linear|linear attention beside softmax
 deltanet|Gated DeltaNet + softmax (floor: softmax)
