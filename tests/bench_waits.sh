@@ -1,8 +1,9 @@
 # tests/bench_waits.sh: `make bench` (i), sourced by tests/bench.sh (it uses
 # bench.sh's BIN, tmp, field, have_torch, torch_run, pt_core and install_note).
-# Issue 28's workloads, where a learner waits: forward, forward + backward at
-# n = 128 … 1024, one and six blocks, 10 training steps, KV-cache decoding,
-# flash tiles and 16 LLaMA-shaped layers at n = 32 and 128, each beside
+# Issue 28's workloads, where a learner waits: forward, forward + backward, one
+# and six blocks, 10 training steps, KV-cache decoding and flash tiles, each at
+# n = 128, 256, 512 and 1024 (d_model = n up to 512), and 16 LLaMA-shaped
+# layers at n = 32 and 128, each beside
 # PyTorch doing the same (tests/bench_torch.py), in CPU time (attnviz's cpu_ms,
 # PyTorch's process time after one warm-up run), median of $BENCH_REPEAT_28
 # (default 3); goal: attnviz at most 0.5x PyTorch's time. Beside it, the row's
@@ -47,34 +48,52 @@ llama28() {
 }
 back28() { printf '"backward": {"target": %s}' "$(rnd "$1" "$2" 9)"; }
 bench_waits() {
-	lesson28 "$tmp/i_fwd1024.json" 1024 512 8
 	lesson28 "$tmp/i_fwd1024n.json" 1024 512 8 '"mask": "none"'
+	# every workload at n = 128, 256, 512 and 1024 (issue 28's goals), d_model = n up to 512
 	for n in 128 256 512 1024; do
 		d=$n
 		[ "$d" -gt 512 ] && d=512
+		lesson28 "$tmp/i_fwd$n.json" "$n" "$d" 8
 		lesson28 "$tmp/i_fb$n.json" "$n" "$d" 8 "$(back28 "$n" "$d")"
+		lesson28 "$tmp/i_blk$n.json" "$n" "$d" 8 "$(block28 post "$d")"
+		lesson28 "$tmp/i_six$n.json" "$n" "$d" 8 "$(block28 post "$d")" "$(layers28 6)"
+		lesson28 "$tmp/i_train$n.json" "$n" "$d" 8 "$(block28 pre "$d")" "$(back28 "$n" "$d")"
+		lesson28 "$tmp/i_dec$n.json" "$n" "$d" 8 '"decode": true'
+		lesson28 "$tmp/i_flash$n.json" "$n" "$d" 8 '"flash": {"block_q": 64, "block_k": 64}'
 	done
-	lesson28 "$tmp/i_blk256.json" 256 256 8 "$(block28 post 256)"
-	lesson28 "$tmp/i_six256.json" 256 256 8 "$(block28 post 256)" "$(layers28 6)"
-	lesson28 "$tmp/i_six1024.json" 1024 512 8 "$(block28 post 512)" "$(layers28 6)"
-	lesson28 "$tmp/i_train256.json" 256 256 8 "$(block28 pre 256)" "$(back28 256 256)"
-	lesson28 "$tmp/i_dec1024.json" 1024 512 8 '"decode": true'
-	lesson28 "$tmp/i_flash1024.json" 1024 512 8 '"flash": {"block_q": 64, "block_k": 64}'
 	llama28 "$tmp/i_llama32.json" 32
 	llama28 "$tmp/i_llama128.json" 128
-	# the rows: lesson|label|extra arguments (the same for attnviz and bench_torch.py)
+	# the rows: lesson|label|extra arguments (the same for attnviz and bench_torch.py); training's learning
+	# rate smaller where its loss, a sum over n·d numbers, is larger (at n = 512, 1e-4 and 1e-5 diverge)
 	cat >"$tmp/rows28" <<-'EOF'
 	i_fwd1024|forward n=1024 d=512 h=8 causal|
 	i_fwd1024n|forward n=1024 d=512 h=8 no mask|
+	i_fwd128|forward n=128 d=128 h=8 causal|
+	i_fwd256|forward n=256 d=256 h=8 causal|
+	i_fwd512|forward n=512 d=512 h=8 causal|
 	i_fb128|forward + backward n=128 d=128 h=8|
 	i_fb256|forward + backward n=256 d=256 h=8|
 	i_fb512|forward + backward n=512 d=512 h=8|
 	i_fb1024|forward + backward n=1024 d=512 h=8|
+	i_blk128|one post-norm block n=128 d=128|
 	i_blk256|one post-norm block n=256 d=256|
+	i_blk512|one post-norm block n=512 d=512|
+	i_blk1024|one post-norm block n=1024 d=512|
+	i_six128|six post-norm blocks n=128 d=128|
 	i_six256|six post-norm blocks n=256 d=256|
+	i_six512|six post-norm blocks n=512 d=512|
 	i_six1024|six post-norm blocks n=1024 d=512|
-	i_train256|10 training steps, pre-norm block n=256|--train 10 --lr 0.0001
+	i_train128|10 training steps, pre-norm block n=128 d=128|--train 10 --lr 0.0001
+	i_train256|10 training steps, pre-norm block n=256 d=256|--train 10 --lr 0.0001
+	i_train512|10 training steps, pre-norm block n=512 d=512|--train 10 --lr 0.000002
+	i_train1024|10 training steps, pre-norm block n=1024 d=512|--train 10 --lr 0.000001
+	i_dec128|KV-cache decode n=128 d=128 h=8|
+	i_dec256|KV-cache decode n=256 d=256 h=8|
+	i_dec512|KV-cache decode n=512 d=512 h=8|
 	i_dec1024|KV-cache decode n=1024 d=512 h=8|
+	i_flash128|flash tiles 64x64 n=128 d=128 h=8|
+	i_flash256|flash tiles 64x64 n=256 d=256 h=8|
+	i_flash512|flash tiles 64x64 n=512 d=512 h=8|
 	i_flash1024|flash tiles 64x64 n=1024 d=512 h=8|
 	i_llama32|16 LLaMA-shaped layers n=32|
 	i_llama128|16 LLaMA-shaped layers n=128|
