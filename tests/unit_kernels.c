@@ -200,6 +200,8 @@ static void large(int unused)
 		{ 130, 600, 65 }, { 9, 5, 2100 },  { 3, 260, 2049 }, { 64, 1024, 64 }, { 257, 257, 257 },
 		/* one row (the streaming row kernel): around its 32 columns and the blocks of 256 terms */
 		{ 1, 256, 32 },  { 1, 257, 33 },   { 1, 700, 100 },  { 1, 576, 1536 }, { 1, 40, 2100 },
+		/* few rows, the last strip as wide as a narrow kernel's: B read in place */
+		{ 16, 64, 64 },  { 40, 300, 88 },  { 5, 2100, 40 },
 	};
 	Prng p;
 	size_t s;
@@ -403,7 +405,9 @@ static void acc(int unused)
 {
 	static const int shapes[][3] = { { 1, 1, 1 },    { 3, 5, 7 },     { 9, 17, 13 },  { 17, 2, 25 },
 	                                 { 8, 256, 24 }, { 7, 257, 9 },   { 37, 300, 29 }, { 5, 600, 50 },
-	                                 { 200, 513, 33 }, { 13, 40, 2100 }, { 4, 0, 6 } };
+	                                 { 200, 513, 33 }, { 13, 40, 2100 }, { 4, 0, 6 },
+	                                 /* few rows, the last strip as wide as a narrow kernel's (64 = 24 + 24 + 16): B read in place */
+	                                 { 16, 64, 64 }, { 5, 70, 40 }, { 40, 300, 88 } };
 	Prng p;
 	int s, at, bt, how;
 

@@ -835,6 +835,16 @@ static int tile(const Kernel *K, int kc, const double *ap, const double *bp, siz
 	return tile_edge(mk, nr, kc, ap, bp, bstride, c, ldc, first, rows, cols);
 }
 
+/*
+ * Whether a strip of B cols wide is read where it lies by a product of few rows (direct): a whole strip of
+ * NR columns, or one exactly as wide as the narrow kernel's (a head's last 16 of 64), which reads no more.
+ * A narrower one is packed with its zeros, since the kernel reads past it.
+ */
+static int b_in_place(const Kernel *K, int cols)
+{
+	return cols == K->nr || (K->narrow != NULL && cols == K->nr_narrow);
+}
+
 int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double *B, size_t ldb, int b_trans,
                  double *C, size_t ldc, int lower)
 {
@@ -879,7 +889,7 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
 			if (!direct)
 				pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
-			else if (nc % nr) /* only the last strip, cut short by the edge: packed with its zeros */
+			else if (nc % nr && !b_in_place(K, nc % nr)) /* a last strip the edge cuts short: packed with its zeros */
 				pack_b(K, kc, nc % nr, B, ldb, 0, t0, j0 + nc / nr * nr, bp);
 			for (i0 = 0; i0 < r; i0 += K->mc) {
 				const int mc = r - i0 < K->mc ? r - i0 : K->mc;
@@ -899,9 +909,10 @@ int mat_mul_view(int r, int k, int c, const double *A, size_t lda, const double 
 				}
 				for (jr = 0; jr < nc; jr += nr) {
 					const int cols = nc - jr < nr ? nc - jr : nr;
-					const double *bs = !direct ? &bp[(size_t)jr * kc]
-					                   : cols == nr ? &B[(size_t)t0 * ldb + (size_t)(j0 + jr)] : bp;
-					const size_t bstride = direct && cols == nr ? ldb : (size_t)nr;
+					const double *bs = !direct              ? &bp[(size_t)jr * kc]
+					                   : b_in_place(K, cols) ? &B[(size_t)t0 * ldb + (size_t)(j0 + jr)]
+					                                         : bp;
+					const size_t bstride = direct && b_in_place(K, cols) ? ldb : (size_t)nr;
 					for (ir = 0; ir < mc; ir += mr) {
 						const int rows = mc - ir < mr ? mc - ir : mr;
 						const int need = lower ? i0 + ir + mr - t0 : kc;
@@ -966,7 +977,7 @@ static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_tra
 			const int nc = c - j0 < K->nc ? c - j0 : K->nc;
 			if (!direct)
 				pack_b(K, kc, nc, B, ldb, b_trans, t0, j0, bp);
-			else if (nc % nr) /* only the last strip, cut short by the edge: packed with its zeros */
+			else if (nc % nr && !b_in_place(K, nc % nr)) /* a last strip the edge cuts short: packed with its zeros */
 				pack_b(K, kc, nc % nr, B, ldb, 0, t0, j0 + nc / nr * nr, bp);
 			for (int i0 = 0; i0 < r; i0 += K->mc) {
 				const int mc = r - i0 < K->mc ? r - i0 : K->mc;
@@ -990,12 +1001,12 @@ static int mul_chain(int r, int k, int c, const double *A, size_t lda, int a_tra
 						as = &ap[(size_t)ir * kc + (size_t)from * mr];
 						if (!direct)
 							bs = &bp[(size_t)jr * kc + (size_t)from * nr];
-						else if (cols == nr)
+						else if (b_in_place(K, cols))
 							bs = &B[(size_t)(t0 + from) * ldb + (size_t)(j0 + jr)];
 						else
 							bs = &bp[(size_t)from * nr];
-						tile(K, to - from, as, bs, direct && cols == nr ? ldb : (size_t)nr, ct, ldc, first,
-						     rows, cols);
+						tile(K, to - from, as, bs, direct && b_in_place(K, cols) ? ldb : (size_t)nr, ct, ldc,
+						     first, rows, cols);
 					}
 				}
 			}
