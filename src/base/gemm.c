@@ -80,6 +80,7 @@ typedef struct Kernel {
 	MicroKernel *narrow; /* MR × nr_narrow (< NR), for a strip the edge of C leaves that narrow; or NULL */
 	int nr_narrow;
 	void (*pack_a)(int kc, const double *A, size_t lda, double *ap); /* MR whole rows of A as a strip, or NULL */
+	void (*turn8)(int kc, const double *A, size_t lda, double *out, size_t ldo); /* 8 rows turned, or NULL */
 } Kernel;
 
 /* KB is part of the result (where the sums are split), the same for every kernel, never a tuning. */
@@ -485,8 +486,12 @@ PACK_A_ROWS(pack_a4, 4)
 PACK_A_ROWS(pack_a6, 6)
 
 #if HAVE_X86_KERNELS
-/* The same for eight rows with AVX-512: an 8 × 8 block of A at a time, turned in registers. */
-__attribute__((target("avx512f"))) static void pack_a8_avx512(int kc, const double *A, size_t lda, double *ap)
+/*
+ * Eight rows of A turned with AVX-512, out[t·ldo + r] = A[r·lda + t] for r < 8, t < kc: an 8 × 8 block at a
+ * time, turned in registers. A's strip for the AVX-512 kernels (ldo = MR = 8), and eight columns at a time
+ * of a strip of B read transposed (ldo = NR: pack_b's Kᵀ, Wᵀ).
+ */
+__attribute__((target("avx512f"))) static void turn8_avx512(int kc, const double *A, size_t lda, double *out, size_t ldo)
 {
 	int t = 0;
 
@@ -505,27 +510,32 @@ __attribute__((target("avx512f"))) static void pack_a8_avx512(int kc, const doub
 		v[2] = _mm512_shuffle_f64x2(u[0], u[2], 0xdd), v[3] = _mm512_shuffle_f64x2(u[1], u[3], 0xdd);
 		v[4] = _mm512_shuffle_f64x2(u[4], u[6], 0x88), v[5] = _mm512_shuffle_f64x2(u[5], u[7], 0x88);
 		v[6] = _mm512_shuffle_f64x2(u[4], u[6], 0xdd), v[7] = _mm512_shuffle_f64x2(u[5], u[7], 0xdd);
-		double *d = &ap[(size_t)t * 8];
+		double *d = &out[(size_t)t * ldo];
 		for (int q = 0; q < 4; q++) {
-			_mm512_storeu_pd(d + 8 * q, _mm512_shuffle_f64x2(v[q], v[q + 4], 0x88));      /* term q */
-			_mm512_storeu_pd(d + 8 * (q + 4), _mm512_shuffle_f64x2(v[q], v[q + 4], 0xdd)); /* term q + 4 */
+			_mm512_storeu_pd(d + ldo * (size_t)q, _mm512_shuffle_f64x2(v[q], v[q + 4], 0x88));       /* term q */
+			_mm512_storeu_pd(d + ldo * (size_t)(q + 4), _mm512_shuffle_f64x2(v[q], v[q + 4], 0xdd)); /* term q + 4 */
 		}
 	}
 	for (; t < kc; t++)
 		for (int r = 0; r < 8; r++)
-			ap[(size_t)t * 8 + (size_t)r] = A[(size_t)r * lda + (size_t)t];
+			out[(size_t)t * ldo + (size_t)r] = A[(size_t)r * lda + (size_t)t];
+}
+
+static void pack_a8_avx512(int kc, const double *A, size_t lda, double *ap)
+{
+	turn8_avx512(kc, A, lda, ap, 8);
 }
 #endif
 
 /* Fastest first: the first one the processor supports is used. */
 static const Kernel kernels[] = {
 #if HAVE_X86_KERNELS
-	{ "avx512fma", 1, 8, 24, 192, 2040, has_avx512, micro_avx512fma, row_avx512fma, micro_avx512fma_16, 16, pack_a8_avx512 },
-	{ "avx512", 0, 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512, micro_avx512_16, 16, pack_a8_avx512 },
-	{ "avx2fma", 1, 6, 8, 192, 2048, has_avx2fma, micro_avx2fma, row_avx2fma, NULL, 0, pack_a6 },
-	{ "avx2", 0, 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2, NULL, 0, pack_a6 },
+	{ "avx512fma", 1, 8, 24, 192, 2040, has_avx512, micro_avx512fma, row_avx512fma, micro_avx512fma_16, 16, pack_a8_avx512, turn8_avx512 },
+	{ "avx512", 0, 8, 24, 192, 2040, has_avx512, micro_avx512, row_avx512, micro_avx512_16, 16, pack_a8_avx512, turn8_avx512 },
+	{ "avx2fma", 1, 6, 8, 192, 2048, has_avx2fma, micro_avx2fma, row_avx2fma, NULL, 0, pack_a6, NULL },
+	{ "avx2", 0, 6, 8, 192, 2048, has_avx2, micro_avx2, row_avx2, NULL, 0, pack_a6, NULL },
 #endif
-	{ "portable", 0, 4, 4, 128, 2048, always, micro_portable, row_portable, NULL, 0, pack_a4 },
+	{ "portable", 0, 4, 4, 128, 2048, always, micro_portable, row_portable, NULL, 0, pack_a4, NULL },
 };
 enum { KERNEL_COUNT = sizeof kernels / sizeof kernels[0] };
 
@@ -641,7 +651,11 @@ static void pack_b(const Kernel *K, int kc, int nc, const double *B, size_t ldb,
 	for (s = 0; s * nr < nc; s++) {
 		double *strip = &bp[(size_t)s * kc * nr];
 		const int cols = nc - s * nr < nr ? nc - s * nr : nr;
-		for (q = 0; q < cols; q++) {
+		q = 0;
+		if (K->turn8 != NULL) /* eight of Bt's rows at a time, turned in registers */
+			for (; q + 8 <= cols; q += 8)
+				K->turn8(kc, &B[(size_t)(j0 + s * nr + q) * ldb + t0], ldb, &strip[q], (size_t)nr);
+		for (; q < cols; q++) {
 			const double *src = &B[(size_t)(j0 + s * nr + q) * ldb + t0];
 			for (t = 0; t < kc; t++)
 				strip[(size_t)t * nr + q] = src[t];
