@@ -250,7 +250,7 @@ MAT_WIDE static int attention_backward(const Attn *a, AttnGrad *g)
  * dγ += dy ⊙ x/r, dx = dz/r − x·Σ(dz ⊙ x)/(d·r³) with dz = dy ⊙ γ (Gemma's (1 + γ): dz = dy ⊙ (1 + γ),
  * dγ the same). dx is added to.
  */
-static void norm_backward(const Mat *x, const Mat *dy, const Mat *gamma, NormKind kind, double eps, Mat *dx,
+MAT_WIDE static void norm_backward(const Mat *x, const Mat *dy, const Mat *gamma, NormKind kind, double eps, Mat *dx,
                           Mat *dgamma, Mat *dbeta)
 {
 	const int d = x->cols;
@@ -321,7 +321,7 @@ static double act_grad(Activation act, double h)
  *   hidden = in·W_1 + b_1       dW_1 = inᵀ·dhidden, din += dhidden·W_1ᵀ (gate: W_3 likewise)
  * A mixture of experts instead: backward_moe.c.
  */
-static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
+MAT_WIDE static int ffn_backward(const Attn *a, AttnGrad *g, const Mat *in, Mat *din)
 {
 	const Block *b = &attn_params(a)->block;
 	const int swiglu = b->activation == ACT_SWIGLU || b->activation == ACT_GEGLU; /* gated: W_3 */
