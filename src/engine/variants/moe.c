@@ -46,7 +46,8 @@ static const MoeParams *moe_of(const Attn *a)
 /* gpt-oss's mixture, at the end of this file (its own functions; the ones above call them when p->gptoss) */
 static void pass_router_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
 static void pass_topk_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
-static void pass_experts_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
+static void gptoss_rows(const MoeParams *p, int e, int r, int D, int F, const double *xs, double *h, double *g,
+                       double *act, double *out);
 static void explain_router_gptoss(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8);
 static void explain_topk_gptoss(StrBuf *b, const Attn *a, int i, int j, int utf8);
 static void explain_experts_gptoss(StrBuf *b, const Attn *a, AttnMatrix which, int i, int j, int utf8);
@@ -295,10 +296,6 @@ static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model, rows = moe_rows(a);
 	const int W = F > p->shared_ff ? F : p->shared_ff;
 
-	if (p->gptoss) {
-		pass_experts_gptoss(a, cfg, lp);
-		return;
-	}
 	int *pick = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *pick);
 	double *xs = malloc((size_t)rows * (size_t)D * sizeof *xs), *out = malloc((size_t)rows * (size_t)D * sizeof *out);
 	double *h = malloc((size_t)rows * (size_t)W * sizeof *h), *g = malloc((size_t)rows * (size_t)W * sizeof *g);
@@ -316,8 +313,11 @@ static void pass_experts(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 		const int r = expert_gather(a, x, rows, D, e, F, pick, xs);
 		if (r == 0)
 			continue;
-		expert_rows(r, D, F, xs, p->W_1.a + (size_t)e * F, p->W_3.a + (size_t)e * F, (size_t)p->W_1.cols,
-		            p->W_2.a + (size_t)e * F * (size_t)p->W_2.cols, (size_t)p->W_2.cols, h, g, act, out);
+		if (p->gptoss) /* its biases and clamped SwiGLU (the file's end) */
+			gptoss_rows(p, e, r, D, F, xs, h, g, act, out);
+		else
+			expert_rows(r, D, F, xs, p->W_1.a + (size_t)e * F, p->W_3.a + (size_t)e * F, (size_t)p->W_1.cols,
+			            p->W_2.a + (size_t)e * F * (size_t)p->W_2.cols, (size_t)p->W_2.cols, h, g, act, out);
 		for (int k = 0; k < r; k++) {
 			const int i = pick[k];
 			const double w = MAT_AT(a->moe_weights, i, e);
@@ -870,57 +870,27 @@ static void gptoss_hg(const MoeParams *p, const Mat *x, int F, int i, int e, int
 }
 
 /*
- * gpt-oss's experts (GptOssExperts.forward), each on the rows that chose it, as pass_experts: its rows
- * gathered, h = x·W_1 + b_1 and g = x·W_3 + b_3 (gate and up before the clamps) and out = act·W_2 + b_2
- * on the matrix kernels (each cell's terms in the order of gptoss_hg's loop over a row), act = gptoss_glu,
- * and each row's ffn_out its experts' w · out in the order of e. An expert a row did not choose is NaN there.
+ * gpt-oss's expert e (GptOssExperts.forward) on its r rows xs (r × D), for pass_experts: h = x·W_1 + b_1 and
+ * g = x·W_3 + b_3 (gate and up before the clamps) on the matrix kernels, each cell's terms in the order of
+ * gptoss_hg's loop over a row; act = gptoss_glu (r × F); out = act·W_2 + b_2 (r × D).
  */
-static void pass_experts_gptoss(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
+static void gptoss_rows(const MoeParams *p, int e, int r, int D, int F, const double *xs, double *h, double *g,
+                        double *act, double *out)
 {
-	const MoeParams *p = &lp->block.moe;
-	const Mat *x = attn_ffn_input(a);
-	const int E = p->experts, F = lp->block.d_ff, D = cfg->d_model, rows = x->rows;
-	int *pick = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *pick);
-	double *xs = malloc((size_t)rows * (size_t)D * sizeof *xs), *out = malloc((size_t)rows * (size_t)D * sizeof *out);
-	double *h = malloc((size_t)rows * (size_t)F * sizeof *h), *g = malloc((size_t)rows * (size_t)F * sizeof *g);
-	double *act = malloc((size_t)rows * (size_t)F * sizeof *act);
-
-	if (rows > 0 && (pick == NULL || xs == NULL || out == NULL || h == NULL || g == NULL || act == NULL)) {
-		a->failed = 1;
-		free(pick), free(xs), free(out), free(h), free(g), free(act);
-		return;
-	}
-	for (int i = 0; i < rows; i++)
-		for (int c = 0; c < D; c++)
-			MAT_AT(a->ffn_out, i, c) = 0.0;
-	for (int e = 0; e < E; e++) {
-		const int r = expert_gather(a, x, rows, D, e, F, pick, xs);
-		if (r == 0)
-			continue;
-		mat_mul_chain(r, D, F, xs, (size_t)D, p->W_1.a + (size_t)e * F, (size_t)p->W_1.cols, 0, h, (size_t)F, 0);
-		mat_mul_chain(r, D, F, xs, (size_t)D, p->W_3.a + (size_t)e * F, (size_t)p->W_3.cols, 0, g, (size_t)F, 0);
-		for (int k = 0; k < r; k++)
-			for (int f = 0; f < F; f++) {
-				double gate, up;
-				const double hk = h[(size_t)k * F + f] + MAT_AT(p->b_1, 0, e * F + f);
-				const double gk = g[(size_t)k * F + f] + MAT_AT(p->b_3, 0, e * F + f);
-				act[(size_t)k * F + f] = gptoss_glu(p, hk, gk, &gate, &up);
-			}
-		/* out = act·W_2, then + b_2 */
-		mat_mul_chain(r, F, D, act, (size_t)F, p->W_2.a + (size_t)e * F * p->W_2.cols, (size_t)p->W_2.cols, 0, out,
-		              (size_t)D, 0);
-		for (int k = 0; k < r; k++) {
-			const int i = pick[k];
-			const double w = MAT_AT(a->moe_weights, i, e);
-			memcpy(&MAT_AT(a->expert_act, i, e * F), &act[(size_t)k * F], (size_t)F * sizeof *act);
-			for (int c = 0; c < D; c++) {
-				const double s = out[(size_t)k * D + c] + MAT_AT(p->b_2, e, c);
-				MAT_AT(a->expert_out, i, e * D + c) = s;
-				MAT_AT(a->ffn_out, i, c) += w * s;
-			}
+	mat_mul_chain(r, D, F, xs, (size_t)D, p->W_1.a + (size_t)e * F, (size_t)p->W_1.cols, 0, h, (size_t)F, 0);
+	mat_mul_chain(r, D, F, xs, (size_t)D, p->W_3.a + (size_t)e * F, (size_t)p->W_3.cols, 0, g, (size_t)F, 0);
+	for (int k = 0; k < r; k++)
+		for (int f = 0; f < F; f++) {
+			double gate, up;
+			const double hk = h[(size_t)k * F + f] + MAT_AT(p->b_1, 0, e * F + f);
+			const double gk = g[(size_t)k * F + f] + MAT_AT(p->b_3, 0, e * F + f);
+			act[(size_t)k * F + f] = gptoss_glu(p, hk, gk, &gate, &up);
 		}
-	}
-	free(pick), free(xs), free(out), free(h), free(g), free(act);
+	mat_mul_chain(r, F, D, act, (size_t)F, p->W_2.a + (size_t)e * F * p->W_2.cols, (size_t)p->W_2.cols, 0, out,
+	              (size_t)D, 0);
+	for (int k = 0; k < r; k++)
+		for (int c = 0; c < D; c++)
+			out[(size_t)k * D + c] = out[(size_t)k * D + c] + MAT_AT(p->b_2, e, c);
 }
 
 static const char *gptoss_fault(const ModelConfig *cfg, const LayerParams *lp)
