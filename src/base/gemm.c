@@ -1139,6 +1139,12 @@ void mat_dots(const double *q, const double *keys, size_t ld, int d, int count, 
 	(kernel()->fused ? dots_fused : dots_exact)(q, keys, ld, d, count, s);
 }
 
+void mat_dots_exact(const double *q, const double *keys, size_t ld, int d, int count, double *s)
+{
+	count_madds(count, d, 1, 0, 0);
+	dots_exact(q, keys, ld, d, count, s);
+}
+
 void mat_axpy(int n, double w, const double *v, double *out)
 {
 	count_madds(1, 1, n, 0, 0);

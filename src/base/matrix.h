@@ -161,6 +161,8 @@ int mat_kernel_fused(void);
  * mat_axpy: out[c] = out[c] + w·v[c] for c < n.
  */
 void mat_dots(const double *q, const double *keys, size_t ld, int d, int count, double *s);
+/* mat_dots with each product rounded before it is added whatever the kernel: a pass's own loop's bits (DeltaNet's chunks). */
+void mat_dots_exact(const double *q, const double *keys, size_t ld, int d, int count, double *s);
 void mat_axpy(int n, double w, const double *v, double *out);
 
 /*

@@ -129,35 +129,9 @@ static void rows_into(int k, int cols, const double *x, const double *M, size_t 
 	}
 }
 
-/* The recurrence and the chunks: loops over a row of numbers at a time, each number's own arithmetic (MAT_WIDE). */
 /*
- * s[j] = x · rows[j] (row j at rows + j·ld, d numbers) for j < count, each sum from 0 in the order of the d terms,
- * every product rounded before it is added, as the loop over one pair did: eight rows side by side, so eight
- * chains of adds run at once instead of one waiting on itself (the same bits).
- */
-static void dots8(const double *x, const double *rows, size_t ld, int d, int count, double *s)
-{
-	int j = 0;
-
-	for (; j + 8 <= count; j += 8) {
-		const double *r0 = rows + (size_t)j * ld;
-		double a[8] = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
-		for (int c = 0; c < d; c++)
-			for (int u = 0; u < 8; u++)
-				a[u] += x[c] * r0[(size_t)u * ld + (size_t)c];
-		memcpy(&s[j], a, sizeof a);
-	}
-	for (; j < count; j++) {
-		const double *r = rows + (size_t)j * ld;
-		double sum = 0.0;
-		for (int c = 0; c < d; c++)
-			sum += x[c] * r[c];
-		s[j] = sum;
-	}
-}
-
-/*
- * The recurrence token by token: gdn_recall, gdn_delta, gdn_out, the last state (and, as the mixer, each token's).
+ * The recurrence token by token (MAT_WIDE: its loops go along rows of S, each number's own arithmetic):
+ * gdn_recall, gdn_delta, gdn_out, the last state (and, as the mixer, each token's).
  * With r value heads to the head (Qwen3-Next's linear_num_value_heads = r · linear_num_key_heads), the state's
  * columns [s·w, (s+1)·w), w = d_v / r, are value head s's: its own decay e^(g[t][s]) and β[t][s], the head's q and k
  * (the reference's query.repeat_interleave(r) and key's); every column of S evolves on its own given those.
@@ -231,13 +205,13 @@ MAT_WIDE static int gdn_chunked(AttnHead *hd, const GdnSrc *src, int n, int dk, 
 		for (int i = 0; i < L; i++) {
 			EG[i] = exp(G[i]);
 			D[i] = exp(G[L - 1] - G[i]);
-			dots8(&MAT_AT(hd->gdn_q, t0 + i, 0), k0, ldk, dk, i + 1, &P[i * C]); /* q_i·k_j */
+			mat_dots_exact(&MAT_AT(hd->gdn_q, t0 + i, 0), k0, ldk, dk, i + 1, &P[i * C]); /* q_i·k_j, eight at a time */
 			for (int j = 0; j <= i; j++)
 				P[i * C + j] = P[i * C + j] * exp(G[i] - G[j]);
 		}
 		/* A_ij = −β_i (k_i·k_j) e^(G_i − G_j) for j < i; then T = (I − A)⁻¹ row by row */
 		for (int i = 0; i < L; i++) {
-			dots8(&MAT_AT(hd->gdn_k, t0 + i, 0), k0, ldk, dk, i, &T[i * C]); /* k_i·k_j */
+			mat_dots_exact(&MAT_AT(hd->gdn_k, t0 + i, 0), k0, ldk, dk, i, &T[i * C]); /* k_i·k_j */
 			for (int j = 0; j < L; j++)
 				T[i * C + j] = j < i ? -MAT_AT(hd->gdn_beta, t0 + i, vh) * T[i * C + j] * exp(G[i] - G[j]) : 0.0;
 		}
