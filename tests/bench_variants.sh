@@ -81,7 +81,7 @@ moe|pre-norm block, DeepSeek-V3 MoE (8 + 1)
 moeback|the same block with a loss (backward pass)
 mla|MLA, naive and absorbed
 linear|linear attention beside softmax
-deltanet|Gated DeltaNet + softmax (floor: softmax)
+deltanet|Gated DeltaNet + softmax (floor: softmax, chunk dots)
 diff|differential attention (4 pairs)
 EOF
 	echo "(k) the 2025-26 variants (issues 23, 24) at n=1024 d=512 h=8 causal: CPU time, median of $REPEAT_K;"
