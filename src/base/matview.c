@@ -320,11 +320,22 @@ __attribute__((target("avx2"))) static inline __m256d load4(const unsigned char 
 		const int bf16 = v->dtype == MAT_BF16;                                                   \
 		const size_t size = bf16 ? 2 : 4, row = (size_t)v->cols * size;                          \
 		const unsigned char *p = v->data + (size_t)j0 * row + (size_t)t0 * size;                 \
+		/*                                                                                       \
+		 * The next sixteen rows' bytes of this block (per lines of 64 a row) fetched while these are \
+		 * added: the rows of a layer's weights in a model's file are far from any cache, and sixteen \
+		 * of them side by side, 8 bytes a row a step, were more streams than the processor follows. \
+		 * One-row products of SmolLM2's shape: 2.05 → 3.22 Gmadd/s; generate 16: 1.42 → 1.05 s.  \
+		 */                                                                                      \
+		const unsigned char *next = p + 16 * row;                                                \
+		const size_t per = ((size_t)kc * size + 63) / 64, lines = 16 * per;                     \
 		/* the four groups' sums named, so that they stay in registers (an array went through memory) */ \
 		__m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd(), acc2 = _mm256_setzero_pd(),  \
 			acc3 = _mm256_setzero_pd();                                                      \
 		int t = 0;                                                                               \
 		for (; t + 4 <= kc; t += 4, p += 4 * size) {                                             \
+			/* the next sixteen rows' lines of this block, spread over its steps (a prefetch never faults) */ \
+			for (size_t l = (size_t)t * lines / (size_t)kc; l < (size_t)(t + 4) * lines / (size_t)kc; l++) \
+				_mm_prefetch((const char *)(next + l / per * row + l % per * 64), _MM_HINT_T0);      \
 			const __m256d x0 = _mm256_set1_pd(a[t0 + t]), x1 = _mm256_set1_pd(a[t0 + t + 1]); \
 			const __m256d x2 = _mm256_set1_pd(a[t0 + t + 2]), x3 = _mm256_set1_pd(a[t0 + t + 3]); \
 			acc0 = GROUP4(acc0, p, row, bf16, x0, x1, x2, x3);                                \
