@@ -1267,8 +1267,9 @@ int attn_alloc_matrices(Attn *a)
 		if ((k->flags & (MF_GIVEN | MF_GRAD)) || attn_derived((AttnMatrix)w) ||
 		    !matrix_present(&a->shape, (AttnMatrix)w, NULL))
 			continue;
-		/* the n × m stages are written whole by their passes (when those run): no zeroing needed */
-		const int whole = (w == AM_SCORES || w == AM_WEIGHTS) &&
+		/* the n × m stages, and flash's running outputs (each row's after every key block: 64 MB at
+		 * n = 1024, about 3 ms of zeroing), are written whole by their passes (when those run): no zeroing needed */
+		const int whole = (w == AM_SCORES || w == AM_WEIGHTS || w == AM_FLASH_O) &&
 		                  attn_stage_kernel(k->made_by) != NULL &&
 		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
