@@ -643,6 +643,40 @@ static void test_sum(void **state)
 	each_kernel(sums, 0);
 }
 
+/*
+ * mat_max: the loop's x > max ? x : max from −∞, bit for bit whenever the
+ * maximum is not zero (a softmax's and a flash tile's), NaN skipped, −∞ with
+ * none; a zero maximum is +0 or −0. Every length 0 … 40 and 1024, the
+ * largest at every place, with NaN and −∞ among the others.
+ */
+static void test_max(void **state)
+{
+	enum { N = 1024 };
+	double x[N];
+	Prng p;
+
+	(void)state;
+	prng_seed(&p, 37);
+	for (int n = 0; n <= N; n = n < 40 ? n + 1 : n < N ? N : N + 1)
+		for (int at = 0; at < (n < 40 ? n : 40); at++) {
+			double loop = -INFINITY;
+			for (int i = 0; i < n; i++)
+				x[i] = i % 7 == 3 ? NAN : i % 5 == 1 ? -INFINITY : -prng_uniform(&p);
+			x[at] = at % 2 ? 2.5 : NAN; /* a NaN where the largest would be: the next largest wins */
+			for (int i = 0; i < n; i++)
+				if (x[i] > loop)
+					loop = x[i];
+			if (!same_bits(mat_max(n, x), loop))
+				fail_msg("the largest of %d numbers is %.17g, not %.17g", n, mat_max(n, x), loop);
+		}
+	for (int i = 0; i < 40; i++)
+		x[i] = NAN;
+	assert_true(mat_max(40, x) == -INFINITY);
+	for (int i = 0; i < 40; i++)
+		x[i] = i % 2 ? 0.0 : -0.0;
+	assert_true(mat_max(40, x) == 0.0);
+}
+
 /* mat_divide: each cell its own quotient x / d, bit for bit, every length 0 … 40 and 1024 (every tail of each width). */
 static void test_divide(void **state)
 {
@@ -816,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_exp_shifted),
 		cmocka_unit_test(test_tanh),
 		cmocka_unit_test(test_sum),
+		cmocka_unit_test(test_max),
 		cmocka_unit_test(test_divide),
 		cmocka_unit_test(test_chain_lower),
 		cmocka_unit_test(test_madds),

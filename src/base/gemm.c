@@ -1196,6 +1196,33 @@ double mat_sum(int n, const double *x)
 	return (kernel()->fused ? sum_fused : sum_exact)(n, x);
 }
 
+/*
+ * The largest of x[0 … n), NaN skipped (−∞ when there is none): four
+ * running maxima side by side, each x > m ? x : m (MAXPD's own rule), so
+ * the same whatever the kernel. The order may pick +0 where the loop one at
+ * a time would pick −0: the only two numbers that compare equal with other
+ * bits, so any other maximum is the loop's to the bit.
+ */
+double mat_max(int n, const double *x)
+{
+	double max = -INFINITY;
+	int j = 0;
+#if HAVE_X86_KERNELS
+	__m128d m0 = _mm_set1_pd(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+
+	for (; j + 8 <= n; j += 8) {
+		m0 = _mm_max_pd(_mm_loadu_pd(x + j), m0), m1 = _mm_max_pd(_mm_loadu_pd(x + j + 2), m1);
+		m2 = _mm_max_pd(_mm_loadu_pd(x + j + 4), m2), m3 = _mm_max_pd(_mm_loadu_pd(x + j + 6), m3);
+	}
+	m0 = _mm_max_pd(_mm_max_pd(m0, m1), _mm_max_pd(m2, m3));
+	max = _mm_cvtsd_f64(_mm_max_sd(m0, _mm_unpackhi_pd(m0, m0)));
+#endif
+	for (; j < n; j++)
+		if (x[j] > max)
+			max = x[j];
+	return max;
+}
+
 #if HAVE_X86_KERNELS
 /* x[j] / d, sixteen at a time (two registers); returns how many were done */
 __attribute__((target("avx512f"))) static int divide_avx512(int n, double *x, double d)

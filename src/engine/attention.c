@@ -159,32 +159,6 @@ void attn_positional(Mat *PE)
  * beside a fused one).
  */
 /*
- * The largest of x[0 … len), NaN skipped (−∞ when there is none): four
- * running maxima side by side, each x > m ? x : m (MAXPD's own rule). The
- * order may pick +0 where the loop one at a time would pick −0, which no
- * x − max and so no weight can tell apart.
- */
-static double row_max(const double *x, int len)
-{
-	double max = -INFINITY;
-	int j = 0;
-#if defined(__SSE2__)
-	__m128d m0 = _mm_set1_pd(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
-
-	for (; j + 8 <= len; j += 8) {
-		m0 = _mm_max_pd(_mm_loadu_pd(x + j), m0), m1 = _mm_max_pd(_mm_loadu_pd(x + j + 2), m1);
-		m2 = _mm_max_pd(_mm_loadu_pd(x + j + 4), m2), m3 = _mm_max_pd(_mm_loadu_pd(x + j + 6), m3);
-	}
-	m0 = _mm_max_pd(_mm_max_pd(m0, m1), _mm_max_pd(m2, m3));
-	max = _mm_cvtsd_f64(_mm_max_sd(m0, _mm_unpackhi_pd(m0, m0)));
-#endif
-	for (; j < len; j++)
-		if (x[j] > max)
-			max = x[j];
-	return max;
-}
-
-/*
  * out = softmax(x) over len entries and the sink, one more logit whose column
  * is dropped (−∞: none): out_j = e^(x_j − M) / (e^(sink − M) + Σ_k e^(x_k − M)),
  * M the maximum of x and the sink; −∞ entries get 0. Returns what no key
@@ -193,7 +167,7 @@ static double row_max(const double *x, int len)
  */
 static double softmax_row(const double *x, double *out, int len, double sink, int *nonfinite)
 {
-	const double max = sink == -INFINITY ? row_max(x, len) : fmax(row_max(x, len), sink);
+	const double max = sink == -INFINITY ? mat_max(len, x) : fmax(mat_max(len, x), sink);
 	double sum = 0.0, e = 0.0;
 	int j;
 
