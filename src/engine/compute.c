@@ -60,6 +60,15 @@ static int mat_is(const Mat *m, int rows, int cols)
 	return m->rows == rows && m->cols == cols && m->a != NULL;
 }
 
+/* Weight m of lp is rows × cols and holds its numbers, or keeps them in the model's file (made doubles when read). */
+static int weight_is(const LayerParams *lp, const Mat *m, int rows, int cols)
+{
+	for (int k = 0; m->a == NULL && k < LP_FILE_COUNT; k++)
+		if ((lp->files >> k & 1) && layer_params_file_mat((LayerParams *)lp, k) == m)
+			return m->rows == rows && m->cols == cols;
+	return mat_is(m, rows, cols);
+}
+
 /*
  * The engine's own guard: every pass indexes the matrices by the lesson's
  * sizes (n, m, d_model, d_src, heads, d_k, d_v, d_out), so a lesson whose
@@ -89,11 +98,11 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 	if (cfg->has_source ? !mat_is(&cfg->source_input, cfg->m, cfg->d_src) : (cfg->m != cfg->n || cfg->d_src != cfg->d_model))
 		return "source.X";
 	/* multi-head latent attention has no W_k, W_v (and W_q only without q_lora_rank): its variant's fault checks it */
-	if (!lp->mla.on && !mat_is(&lp->W_q, cfg->d_model, hdk))
+	if (!lp->mla.on && !weight_is(lp, &lp->W_q, cfg->d_model, hdk))
 		return "W_q";
-	if (!lp->mla.on && !mat_is(&lp->W_k, cfg->d_src, gdk))
+	if (!lp->mla.on && !weight_is(lp, &lp->W_k, cfg->d_src, gdk))
 		return "W_k";
-	if (!lp->mla.on && !mat_is(&lp->W_v, cfg->d_src, gdv))
+	if (!lp->mla.on && !weight_is(lp, &lp->W_v, cfg->d_src, gdv))
 		return "W_v";
 	if ((!mat_empty(&lp->b_q) && !mat_is(&lp->b_q, 1, hdk)) || (!mat_empty(&lp->b_k) && !mat_is(&lp->b_k, 1, gdk)) ||
 	    (!mat_empty(&lp->b_v) && !mat_is(&lp->b_v, 1, gdv)) || (!mat_empty(&lp->b_o) && !mat_is(&lp->b_o, 1, lp->d_out)))
@@ -103,7 +112,7 @@ static const char *shape_fault(const ModelConfig *cfg, const LayerParams *lp)
 		if (fault != NULL)
 			return fault;
 	}
-	if (mat_empty(&lp->W_o) ? lp->d_out != hdv : !mat_is(&lp->W_o, hdv, lp->d_out))
+	if (mat_empty(&lp->W_o) ? lp->d_out != hdv : !weight_is(lp, &lp->W_o, hdv, lp->d_out))
 		return "W_o";
 	if (cfg->score == SCORE_ADDITIVE && !mat_is(&lp->w_e, 1, hdk))
 		return "w_e";
@@ -268,15 +277,55 @@ static void progress_tell(const Attn *a, int st)
  * of k that gets a copy of each matrix before it is remade. Each pass's time
  * goes to a->stage_ms.
  */
+/* The file slot (model.h: LP_FILE_W_Q …) of given matrix w, or -1. */
+static int file_slot(AttnMatrix w)
+{
+	static const AttnMatrix slot[LP_FILE_COUNT] = { AM_W_Q, AM_W_K, AM_W_V, AM_W_O, AM_W_1, AM_W_3, AM_W_2,
+		                                        AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2 };
+
+	for (int k = 0; k < LP_FILE_COUNT; k++)
+		if (slot[k] == w)
+			return k;
+	return -1;
+}
+
+/* The file slots of the given matrices stage st's rules read (all of them for a pass without rules). */
+static unsigned stage_file_slots(Stage st)
+{
+	const StageRule *rules = attn_stage_rules(st);
+	unsigned bits = 0;
+
+	if (rules[0].from == NULL)
+		return ~0u;
+	for (int r = 0; r < ATTN_STAGE_RULES && rules[r].from != NULL; r++)
+		for (const AttnMatrix *f = rules[r].from; *f != AM_COUNT; f++)
+			if (file_slot(*f) >= 0)
+				bits |= 1u << file_slot(*f);
+	return bits;
+}
+
 static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsigned char *changed, Keep *k, Attn *ka,
                        double *plan)
 {
 	unsigned char redo[AM_COUNT], before_it[AM_COUNT];
+	/*
+	 * A whole computation of a real model's layer: each weight kept in the file made doubles just before
+	 * the first stage that reads it and dropped after the last (later[st]: the slots the stages from st on
+	 * read), so that a layer holds its largest one or two at a time, not all seven (SmolLM2's 28 MB, a
+	 * 1B model's 480 MB), and fewer new pages are touched.
+	 */
+	const int by_stage = changed == NULL && plan == NULL && a->lp.files != 0;
+	unsigned later[STAGE_COUNT + 1] = { 0 };
 
 	if (plan == NULL) {
 		attn_derived_forget(a);
 		attn_touch(a);
 	}
+	for (int st = STAGE_COUNT - 1; by_stage && st >= 0; st--)
+		later[st] = later[st + 1] | (attn_stage_kernel((Stage)st) != NULL &&
+		                                     (stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS))
+		                                 ? stage_file_slots((Stage)st)
+		                                 : 0);
 	for (int st = 0; st < STAGE_COUNT; st++) {
 		const StageKernel kernel = attn_stage_kernel((Stage)st);
 		const StageRule *rules = attn_stage_rules((Stage)st);
@@ -329,7 +378,16 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 		}
 		progress_tell(a, st);
 		t0 = clock_ms();
+		if (by_stage) {
+			unsigned made;
+			if (attn_weights_make_some(a, stage_file_slots((Stage)st) & a->lp.files, &made) != 0) {
+				a->failed = 1;
+				break;
+			}
+		}
 		kernel(a, c, p);
+		if (by_stage)
+			attn_weights_drop_some(a, a->file_made & ~later[st + 1]);
 		if (!checks_itself(st))
 			a->nonfinite |= stage_nonfinite(a, st);
 		a->stage_ms[st] = clock_ms() - t0;
@@ -338,17 +396,6 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 	}
 }
 
-/* The file slot (model.h: LP_FILE_W_Q …) of given matrix w, or -1. */
-static int file_slot(AttnMatrix w)
-{
-	static const AttnMatrix slot[LP_FILE_COUNT] = { AM_W_Q, AM_W_K, AM_W_V, AM_W_O, AM_W_1, AM_W_3, AM_W_2,
-		                                        AM_MOE_W_1, AM_MOE_W_3, AM_MOE_W_2 };
-
-	for (int k = 0; k < LP_FILE_COUNT; k++)
-		if (slot[k] == w)
-			return k;
-	return -1;
-}
 
 /*
  * The message for the first cell that is not a finite number among the
@@ -404,8 +451,7 @@ static Attn *compute_one(Attn *a, char **err)
 	const char *fault, *unmapped = attn_storage_fault();
 
 	*err = NULL;
-	if (attn_weights_make(a) != 0) /* a real model's layer weights as doubles, for the passes (dropped after) */
-		goto oom;
+	/* a real model's layer weights: made doubles by run_passes, each for the stages that read it */
 	fault = shape_fault(c, p);
 	if (unmapped != NULL || (unmapped = attn_grad_storage_fault()) != NULL) {
 		*err = str_printf("cannot compute: the catalogue's matrix %s has no storage in the engine (attention.c, "
