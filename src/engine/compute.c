@@ -270,13 +270,6 @@ static void progress_tell(const Attn *a, int st)
 	progress_fn(progress_ctx, a, (Stage)st, index, count, clock_ms() - progress_t0);
 }
 
-/*
- * Run the passes of a layer's model (its settings c, its parameters p) into a, in the table's order:
- * every one (changed NULL), or only those whose rules read a matrix marked
- * in changed, marking what they remake in turn. ka (may be NULL): the link
- * of k that gets a copy of each matrix before it is remade. Each pass's time
- * goes to a->stage_ms.
- */
 /* The file slot (model.h: LP_FILE_W_Q …) of given matrix w, or -1. */
 static int file_slot(AttnMatrix w)
 {
@@ -304,6 +297,13 @@ static unsigned stage_file_slots(Stage st)
 	return bits;
 }
 
+/*
+ * Run the passes of a layer's model (its settings c, its parameters p) into a, in the table's order:
+ * every one (changed NULL), or only those whose rules read a matrix marked
+ * in changed, marking what they remake in turn. ka (may be NULL): the link
+ * of k that gets a copy of each matrix before it is remade. Each pass's time
+ * goes to a->stage_ms.
+ */
 static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsigned char *changed, Keep *k, Attn *ka,
                        double *plan)
 {
@@ -377,7 +377,6 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 			continue;
 		}
 		progress_tell(a, st);
-		t0 = clock_ms();
 		if (by_stage) {
 			unsigned made;
 			if (attn_weights_make_some(a, stage_file_slots((Stage)st) & a->lp.files, &made) != 0) {
@@ -385,6 +384,7 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 				break;
 			}
 		}
+		t0 = clock_ms();
 		kernel(a, c, p);
 		if (by_stage)
 			attn_weights_drop_some(a, a->file_made & ~later[st + 1]);
@@ -395,7 +395,6 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 		a->changed = NULL;
 	}
 }
-
 
 /*
  * The message for the first cell that is not a finite number among the
