@@ -446,12 +446,12 @@ static int deepseek_layer(const HfConfig *c, const HfWeights *w, int i, LayerPar
 	               load_layer(c, w, i, "self_attn.kv_a_proj_with_mqa.weight", 1, D, kc + dr, &m->W_kva, err) ||
 	               load_layer(c, w, i, "self_attn.kv_a_layernorm.weight", 0, 1, kc, &m->kv_a_norm, err) ||
 	               load_layer(c, w, i, "self_attn.kv_b_proj.weight", 1, kc, H * (dq - dr + dv), &m->W_kvb, err) ||
-	               load_layer(c, w, i, "self_attn.o_proj.weight", 1, H * dv, D, &p->W_o, err) ||
+	               load_kept(c, w, i, "self_attn.o_proj.weight", H * dv, D, p, LP_FILE_W_O, err) ||
 	               (c->num_experts > 0 && c->sparse[i]
 	                        ? deepseek_moe(c, w, i, p, err)
-	                        : load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
-	                                  load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
-	                                  load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err))
+	                        : load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
+	                                  load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
+	                                  load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err))
 	           ? -1
 	           : 0;
 }
@@ -630,7 +630,7 @@ static int qwen3next_layer(const HfConfig *c, const HfWeights *w, int i, LayerPa
 	    load_layer(c, w, i, "linear_attn.dt_bias", 0, 1, Hv, &p->gdn_dt_bias, err) ||
 	    load_layer(c, w, i, "linear_attn.A_log", 0, 1, Hv, &p->gdn_A_log, err) ||
 	    load_layer(c, w, i, "linear_attn.norm.weight", 0, 1, dv, &p->gdn_norm, err) ||
-	    load_layer(c, w, i, "linear_attn.out_proj.weight", 1, Hv * dv, D, &p->W_o, err))
+	    load_kept(c, w, i, "linear_attn.out_proj.weight", Hv * dv, D, p, LP_FILE_W_O, err))
 		goto out;
 	for (int h = 0; h < H; h++) {
 		copy_cols(&qkvz, h * bw, dk, &p->W_q, h * dk);
@@ -704,17 +704,17 @@ static int qwen3next_decoder_layer(const HfConfig *c, const HfWeights *w, int i,
 		return -1;
 	if (c->linear[i] ? qwen3next_layer(c, w, i, p, err)
 	                 : qwen3next_q_gate(c, w, i, p, err) ||
-	                           load_layer(c, w, i, "self_attn.k_proj.weight", 1, D, KV, &p->W_k, err) ||
-	                           load_layer(c, w, i, "self_attn.v_proj.weight", 1, D, KV, &p->W_v, err) ||
-	                           load_layer(c, w, i, "self_attn.o_proj.weight", 1, c->num_heads * c->head_dim, D, &p->W_o, err) ||
+	                           load_kept(c, w, i, "self_attn.k_proj.weight", D, KV, p, LP_FILE_W_K, err) ||
+	                           load_kept(c, w, i, "self_attn.v_proj.weight", D, KV, p, LP_FILE_W_V, err) ||
+	                           load_kept(c, w, i, "self_attn.o_proj.weight", c->num_heads * c->head_dim, D, p, LP_FILE_W_O, err) ||
 	                           load_layer(c, w, i, "self_attn.q_norm.weight", 0, 1, c->head_dim, &p->q_norm, err) ||
 	                           load_layer(c, w, i, "self_attn.k_norm.weight", 0, 1, c->head_dim, &p->k_norm, err))
 		return -1;
 	if (c->num_experts > 0 && c->sparse[i])
 		return layer_moe(c, w, i, p, err) || qwen3next_shared(c, w, i, &b->moe, err) ? -1 : 0;
-	return load_layer(c, w, i, "mlp.gate_proj.weight", 1, D, F, &b->W_1, err) ||
-	               load_layer(c, w, i, "mlp.up_proj.weight", 1, D, F, &b->W_3, err) ||
-	               load_layer(c, w, i, "mlp.down_proj.weight", 1, F, D, &b->W_2, err)
+	return load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
+	               load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
+	               load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err)
 	           ? -1
 	           : 0;
 }
