@@ -1197,11 +1197,11 @@ double mat_sum(int n, const double *x)
 }
 
 /*
- * The largest of x[0 … n), NaN skipped (−∞ when there is none): four
- * running maxima side by side, each x > m ? x : m (MAXPD's own rule), so
- * the same whatever the kernel. The order may pick +0 where the loop one at
- * a time would pick −0: the only two numbers that compare equal with other
- * bits, so any other maximum is the loop's to the bit.
+ * The largest of x[0 … n), NaN skipped (−∞ when there is none), as the loop
+ * m = −∞; m = x > m ? x : m one at a time keeps it, to the bit: four running
+ * maxima side by side (MAXPD's own rule), the same whatever the kernel. Their
+ * order may pick +0 where the loop picks −0, the only two numbers that
+ * compare equal with other bits, so a zero maximum is the loop's own.
  */
 double mat_max(int n, const double *x)
 {
@@ -1220,6 +1220,10 @@ double mat_max(int n, const double *x)
 	for (; j < n; j++)
 		if (x[j] > max)
 			max = x[j];
+	if (max == 0.0) /* +0 or −0: which one the loop keeps (flash_m shows it) */
+		for (j = 0, max = -INFINITY; j < n; j++)
+			if (x[j] > max)
+				max = x[j];
 	return max;
 }
 

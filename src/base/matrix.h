@@ -172,7 +172,7 @@ void mat_axpy(int n, double w, const double *v, double *out);
  * n·ε·Σ|x| of the loop's (tests/unit_kernels.c).
  */
 double mat_sum(int n, const double *x);
-/* The largest of x[0 … n), NaN skipped, −∞ when none (of +0 and −0 either one: gemm.c). */
+/* The largest of x[0 … n), NaN skipped, −∞ when none: the loop one at a time's, to the bit (of +0 and −0 the first). */
 double mat_max(int n, const double *x);
 /* x[j] = x[j] / d for j < n (a softmax's weights over their sum): each quotient rounded once, the same bits every way. */
 void mat_divide(int n, double *x, double d);

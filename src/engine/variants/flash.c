@@ -102,16 +102,10 @@ static void pass_flash(Attn *a, const ModelConfig *cfg, const LayerParams *lp)
 						for (int r = 0; r < nr; r++) {
 							const double *row = &rows[(size_t)r * m];
 							double m2 = mx[r], *O = &MAT_AT(hd->flash_out, i0 + r, 0);
-							const double top = mat_max(k1 - k0, row + k0);
+							const double top = mat_max(k1 - k0, row + k0); /* the keys' one at a time */
 							live[r] = 0;
 							if (top > m2)
 								m2 = top;
-							if (m2 == 0.0) { /* +0 or −0: the one the keys one at a time keep (flash_m shows it) */
-								m2 = mx[r];
-								for (int j = k0; j < k1; j++)
-									if (row[j] > m2)
-										m2 = row[j];
-							}
 							if (m2 == -INFINITY)
 								continue;
 							{
