@@ -1226,6 +1226,11 @@ StageKernel attn_stage_kernel(Stage st)
 	return (unsigned)st < STAGE_COUNT ? stage_kernel[st] : NULL;
 }
 
+int attn_stage_runs(const Attn *a, Stage st)
+{
+	return attn_stage_kernel(st) != NULL && (stage_present(&a->shape, st) || (stage_kinds[st].flags & SF_ALWAYS));
+}
+
 const StageRule *attn_stage_rules(Stage st)
 {
 	const AttnVariant *v = attn_variant_of_stage(st);
@@ -1243,9 +1248,7 @@ int attn_alloc_matrices(Attn *a)
 			continue;
 		/* the n × m stages, and flash's running outputs (each row's after every key block: 64 MB at
 		 * n = 1024, about 3 ms of zeroing), are written whole by their passes (when those run): no zeroing needed */
-		const int whole = (w == AM_SCORES || w == AM_WEIGHTS || w == AM_FLASH_O) &&
-		                  attn_stage_kernel(k->made_by) != NULL &&
-		                  (stage_present(&a->shape, k->made_by) || (stage_kinds[k->made_by].flags & SF_ALWAYS));
+		const int whole = (w == AM_SCORES || w == AM_WEIGHTS || w == AM_FLASH_O) && attn_stage_runs(a, k->made_by);
 		matrix_shape(&a->shape, (AttnMatrix)w, &rows, &cols);
 		for (int h = 0; h < ((k->flags & MF_PER_HEAD) ? a->heads : 1); h++)
 			if ((whole ? mat_alloc_whole : mat_alloc)(attn_slot(a, (AttnMatrix)w, h), rows, cols) != 0)

@@ -262,7 +262,7 @@ static void progress_tell(const Attn *a, int st)
 	if (progress_fn == NULL)
 		return;
 	for (int s = 0; s < STAGE_COUNT; s++)
-		if (attn_stage_kernel((Stage)s) != NULL && (stage_present(&a->shape, (Stage)s) || (stage_kinds[s].flags & SF_ALWAYS))) {
+		if (attn_stage_runs(a, (Stage)s)) {
 			count++;
 			if (s <= st)
 				index++;
@@ -322,16 +322,13 @@ static void run_passes(Attn *a, const ModelConfig *c, const LayerParams *p, unsi
 		attn_touch(a);
 	}
 	for (int st = STAGE_COUNT - 1; by_stage && st >= 0; st--)
-		later[st] = later[st + 1] | (attn_stage_kernel((Stage)st) != NULL &&
-		                                     (stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS))
-		                                 ? stage_file_slots((Stage)st)
-		                                 : 0);
+		later[st] = later[st + 1] | (attn_stage_runs(a, (Stage)st) ? stage_file_slots((Stage)st) : 0);
 	for (int st = 0; st < STAGE_COUNT; st++) {
 		const StageKernel kernel = attn_stage_kernel((Stage)st);
 		const StageRule *rules = attn_stage_rules((Stage)st);
 		double t0;
 		a->stage_ms[st] = 0.0;
-		if (kernel == NULL || !(stage_present(&a->shape, (Stage)st) || (stage_kinds[st].flags & SF_ALWAYS)))
+		if (!attn_stage_runs(a, (Stage)st))
 			continue;
 		if (plan == NULL && ttyguard_stop_pending()) /* a computation or an update: stopped between passes */
 			break;

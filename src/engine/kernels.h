@@ -32,6 +32,8 @@ const char *attn_grad_storage_fault(void); /* the same for the gradients (matric
  */
 typedef void (*StageKernel)(Attn *a, const ModelConfig *cfg, const LayerParams *lp);
 StageKernel attn_stage_kernel(Stage st);
+/* Whether stage st's pass runs in a's computation: it has one, and a's shape has the stage (or it always runs). */
+int attn_stage_runs(const Attn *a, Stage st);
 
 /*
  * What each pass remakes from what, for attn_update: a rule is one matrix

@@ -238,6 +238,16 @@ static int load_kept(const HfConfig *c, const HfWeights *w, int i, const char *n
 	return load_layer(c, w, i, name, 1, rows, cols, layer_params_file_mat(p, k), err);
 }
 
+/* Layer i's SwiGLU MLP (mlp.gate_proj, up_proj, down_proj: W_1, W_3, W_2 of d_model D, d_ff F), each load_kept. */
+static int load_mlp_kept(const HfConfig *c, const HfWeights *w, int i, int D, int F, LayerParams *p, char **err)
+{
+	return load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
+	               load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
+	               load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err)
+	           ? -1
+	           : 0;
+}
+
 /*
  * Layer i's Conv1D weight NAME (GPT-2: [in, out] as stored, the matrix as it
  * lies; in = rows, out = width) kept as slot k: its columns [from, from +
@@ -449,9 +459,7 @@ static int deepseek_layer(const HfConfig *c, const HfWeights *w, int i, LayerPar
 	               load_kept(c, w, i, "self_attn.o_proj.weight", H * dv, D, p, LP_FILE_W_O, err) ||
 	               (c->num_experts > 0 && c->sparse[i]
 	                        ? deepseek_moe(c, w, i, p, err)
-	                        : load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
-	                                  load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
-	                                  load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err))
+	                        : load_mlp_kept(c, w, i, D, F, p, err))
 	           ? -1
 	           : 0;
 }
@@ -712,11 +720,7 @@ static int qwen3next_decoder_layer(const HfConfig *c, const HfWeights *w, int i,
 		return -1;
 	if (c->num_experts > 0 && c->sparse[i])
 		return layer_moe(c, w, i, p, err) || qwen3next_shared(c, w, i, &b->moe, err) ? -1 : 0;
-	return load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
-	               load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
-	               load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err)
-	           ? -1
-	           : 0;
+	return load_mlp_kept(c, w, i, D, F, p, err);
 }
 
 /* ---- end of Qwen3-Next's ---- */
@@ -802,9 +806,7 @@ static int layer_weights(const HfConfig *c, const HfWeights *w, int i, LayerPara
 	    load_kept(c, w, i, "self_attn.o_proj.weight", Q, D, p, LP_FILE_W_O, err) ||
 	    (c->gptoss ? layer_gptoss(c, w, i, p, err) || load_layer(c, w, i, "self_attn.sinks", 0, 1, c->num_heads, &p->sinks, err)
 	     : c->num_experts > 0 && c->sparse[i] ? layer_moe(c, w, i, p, err)
-	                                        : load_kept(c, w, i, "mlp.gate_proj.weight", D, F, p, LP_FILE_W_1, err) ||
-	                                              load_kept(c, w, i, "mlp.up_proj.weight", D, F, p, LP_FILE_W_3, err) ||
-	                                              load_kept(c, w, i, "mlp.down_proj.weight", F, D, p, LP_FILE_W_2, err)))
+	                                        : load_mlp_kept(c, w, i, D, F, p, err)))
 		return -1;
 	if (c->qkv_bias && (load_layer(c, w, i, "self_attn.q_proj.bias", 0, 1, Q, &p->b_q, err) ||
 	                    load_layer(c, w, i, "self_attn.k_proj.bias", 0, 1, KV, &p->b_k, err) ||
