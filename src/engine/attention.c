@@ -883,20 +883,21 @@ static void pass_norm2_pre(Attn *a, const ModelConfig *cfg, const LayerParams *l
 
 int attn_mul_param(int r, const double *A, size_t lda, const LayerParams *lp, const Mat *W, double *C, size_t ldc)
 {
-	for (int k = 0; W->a == NULL && k < LP_FILE_COUNT; k++)
-		if ((lp->files >> k & 1) && layer_params_file_mat((LayerParams *)lp, k) == W) {
-			const FilePiece *f = lp->file[k].piece;
-			Mat d = { 0 };
-			int bad;
-			if (lp->file[k].n == 1 && f->row0 == 0 && f->col0 == 0) /* one tensor: its numbers read as it lies */
-				return f->transpose ? matview_mul_t(&f->v, r, A, lda, C, ldc)
-				                    : matview_mul_cols(&f->v, f->first, f->step, W->cols, r, A, lda, C, ldc);
-			if (layer_params_file_doubles(lp, k, &d) != 0) /* pieces: made doubles for this product */
-				return 1;
-			bad = mat_mul_view(r, d.rows, d.cols, A, lda, d.a, (size_t)d.cols, 0, C, ldc, 0);
-			mat_free(&d);
-			return bad;
-		}
+	const int k = layer_params_dormant_slot(lp, W);
+
+	if (k >= 0) {
+		const FilePiece *f = lp->file[k].piece;
+		Mat d = { 0 };
+		int bad;
+		if (lp->file[k].n == 1 && f->row0 == 0 && f->col0 == 0) /* one tensor: its numbers read as it lies */
+			return f->transpose ? matview_mul_t(&f->v, r, A, lda, C, ldc)
+			                    : matview_mul_cols(&f->v, f->first, f->step, W->cols, r, A, lda, C, ldc);
+		if (layer_params_file_doubles(lp, k, &d) != 0) /* pieces: made doubles for this product */
+			return 1;
+		bad = mat_mul_view(r, d.rows, d.cols, A, lda, d.a, (size_t)d.cols, 0, C, ldc, 0);
+		mat_free(&d);
+		return bad;
+	}
 	return mat_mul_view(r, W->rows, W->cols, A, lda, W->a, (size_t)W->cols, 0, C, ldc, 0);
 }
 

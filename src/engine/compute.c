@@ -63,9 +63,8 @@ static int mat_is(const Mat *m, int rows, int cols)
 /* Weight m of lp is rows × cols and holds its numbers, or keeps them in the model's file (made doubles when read). */
 static int weight_is(const LayerParams *lp, const Mat *m, int rows, int cols)
 {
-	for (int k = 0; m->a == NULL && k < LP_FILE_COUNT; k++)
-		if ((lp->files >> k & 1) && layer_params_file_mat((LayerParams *)lp, k) == m)
-			return m->rows == rows && m->cols == cols;
+	if (layer_params_dormant_slot(lp, m) >= 0)
+		return m->rows == rows && m->cols == cols;
 	return mat_is(m, rows, cols);
 }
 

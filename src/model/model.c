@@ -411,6 +411,14 @@ Mat *layer_params_file_mat(LayerParams *p, int k)
 	return m[k];
 }
 
+int layer_params_dormant_slot(const LayerParams *p, const Mat *m)
+{
+	for (int k = 0; m->a == NULL && k < LP_FILE_COUNT; k++)
+		if ((p->files >> k & 1) && layer_params_file_mat((LayerParams *)p, k) == m)
+			return k;
+	return -1;
+}
+
 int layer_params_keep(LayerParams *p, int k, const MatView *v, int transpose, int first, int step, int cols, int row0,
                       int col0)
 {

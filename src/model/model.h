@@ -463,6 +463,8 @@ int layer_params_copy(LayerParams *dst, const LayerParams *src);
 int layer_gdn_r(const LayerParams *p);
 /* The matrix file slot k stands for (&p->W_q … &p->block.W_2, &p->block.moe.W_1 …). */
 Mat *layer_params_file_mat(LayerParams *p, int k);
+/* The slot k whose matrix m is (layer_params_file_mat(p, k) == m) when it is dormant, kept in the file; else -1. */
+int layer_params_dormant_slot(const LayerParams *p, const Mat *m);
 /*
  * Slot k of p kept as one more piece: v (a reference of the slot's own, v
  * itself left to the caller), put at (row0, col0) as described at
